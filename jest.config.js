@@ -1,0 +1,10 @@
+// Two projects: unit specs beside the code, e2e specs in test/ that boot the app on a random
+// loopback port. Type checking is done once by `tsc --noEmit` in `npm test`, so ts-jest only
+// transpiles (isolatedModules) to keep the suite fast on a 2-core machine.
+const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] };
+module.exports = {
+  projects: [
+    { displayName: 'unit', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/src', '<rootDir>/scripts'], testRegex: '\\.spec\\.ts$', transform, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },
+    { displayName: 'e2e', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/test'], testRegex: '\\.e2e-spec\\.ts$', transform, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'], testTimeout: 30000 },
+  ],
+};

@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** The token of `Authorization: Bearer <token>`; `undefined` when absent, malformed or empty. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer[ \t]+(.+)$/i.exec(header.trim());
+  const token = match?.[1].trim();
+  return token ? token : undefined;
+}
+
+export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
+
+/**
+ * The caller (design.md §5, gateway-behaviours.md §3.1): `header:<value>` of
+ * GATEWAY_CALLER_HEADER when set and non-blank, else `bearer:<sha256 of the bearer>`, else
+ * `anonymous`. The raw value is never logged; use `callerHash` in logs.
+ */
+export function resolveCaller(headers: IncomingHttpHeaders, callerHeader: string | undefined): string {
+  if (callerHeader) {
+    const raw = headers[callerHeader];
+    const value = Array.isArray(raw) ? raw[0] : raw;
+    if (typeof value === 'string' && value.trim() !== '') return `header:${value}`;
+  }
+  const token = bearerToken(headers.authorization);
+  if (token !== undefined) return `bearer:${sha256Hex(token)}`;
+  return 'anonymous';
+}
+
+/** What logs may show of a caller: the first 16 hex characters of SHA-256 of the caller string. */
+export function callerHash(caller: string): string {
+  return sha256Hex(caller).slice(0, 16);
+}

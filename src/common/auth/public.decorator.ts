@@ -1,0 +1,6 @@
+import { SetMetadata } from '@nestjs/common';
+
+export const IS_PUBLIC_ROUTE = 'gateway:isPublicRoute';
+
+/** Health probes: never behind the bearer (contract "Authentication" 3). */
+export const Public = () => SetMetadata(IS_PUBLIC_ROUTE, true);

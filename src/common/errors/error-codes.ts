@@ -1,0 +1,102 @@
+/**
+ * THE error table: every internal error code → HTTP status, the OpenAI-shaped `type`/`code`
+ * used on chat and models routes, the structured-inference contract code, the text of the
+ * in-stream error chunk, and the public message. Messages are ours; upstream text, prompts and
+ * arguments never reach a client. docs/error-codes.md is checked against this table by a test.
+ */
+export interface ErrorSpec {
+  /** HTTP status on chat/models routes (and the default on structured). */
+  readonly status: number;
+  /** OpenAI `error.type`. */
+  readonly type: string;
+  /** OpenAI `error.code`. */
+  readonly openaiCode: string;
+  /** Structured-inference contract code (contract.md "Errors"). */
+  readonly structuredCode: StructuredErrorCode;
+  /** Status on the structured route when it differs from `status`. */
+  readonly structuredStatus?: number;
+  /** Text inside `[error: …]` when the failure happens after SSE headers were sent. */
+  readonly streamText: string;
+  /** Public message. */
+  readonly message: string;
+  /** Retry-After seconds when nothing more precise is known (429 and 503 always carry one). */
+  readonly retryAfterSeconds?: number;
+}
+
+export type StructuredErrorCode =
+  | 'auth_error'
+  | 'unsupported_model'
+  | 'invalid_schema'
+  | 'invalid_request'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'timeout'
+  | 'upstream_error'
+  | 'output_validation_failed'
+  | 'idempotency_conflict';
+
+const STRUCTURED_STATUS: Record<StructuredErrorCode, number> = {
+  auth_error: 401,
+  unsupported_model: 404,
+  invalid_schema: 400,
+  invalid_request: 400,
+  rate_limited: 429,
+  unavailable: 503,
+  timeout: 504,
+  upstream_error: 502,
+  output_validation_failed: 422,
+  idempotency_conflict: 409,
+};
+
+export function structuredStatus(code: StructuredErrorCode): number {
+  return STRUCTURED_STATUS[code];
+}
+
+export const ERROR_CODES = {
+  // ── Gateway-side (inbound) ────────────────────────────────────────────────────────────────
+  invalid_request: { status: 400, type: 'invalid_request_error', openaiCode: 'invalid_request', structuredCode: 'invalid_request', streamText: 'invalid request', message: 'the request is invalid' },
+  request_too_large: { status: 413, type: 'invalid_request_error', openaiCode: 'request_too_large', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request too large', message: 'the request body exceeds the maximum size' },
+  invalid_api_key: { status: 401, type: 'authentication_error', openaiCode: 'invalid_api_key', structuredCode: 'auth_error', streamText: 'authentication failed', message: 'missing or invalid bearer token' },
+  model_not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'unsupported_model', streamText: 'model not found', message: 'the model does not exist or is not enabled' },
+  route_not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'not_found', structuredCode: 'invalid_request', streamText: 'not found', message: 'no such route' },
+  queue_full: { status: 429, type: 'rate_limit_error', openaiCode: 'queue_full', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'too many requests are waiting; retry later', retryAfterSeconds: 5 },
+  queue_timeout: { status: 429, type: 'rate_limit_error', openaiCode: 'queue_timeout', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'timed out waiting for a free slot; retry later', retryAfterSeconds: 5 },
+  draining: { status: 503, type: 'service_unavailable', openaiCode: 'service_unavailable', structuredCode: 'unavailable', streamText: 'service unavailable', message: 'the gateway is shutting down; retry on another instance', retryAfterSeconds: 5 },
+  internal: { status: 500, type: 'server_error', openaiCode: 'internal_error', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'internal error', message: 'internal error' },
+  // ── Upstream (classified by adapters, gateway-behaviours.md §2) ──────────────────────────────
+  auth: { status: 401, type: 'authentication_error', openaiCode: 'upstream_auth_failed', structuredCode: 'auth_error', streamText: 'authentication failed', message: 'upstream authentication failed; log in again with the provider CLI' },
+  rate_limited: { status: 429, type: 'rate_limit_error', openaiCode: 'rate_limit_exceeded', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'the upstream is rate limiting requests; retry later', retryAfterSeconds: 5 },
+  usage_limit: { status: 429, type: 'rate_limit_error', openaiCode: 'usage_limit_reached', structuredCode: 'rate_limited', streamText: 'usage limit reached', message: 'the upstream usage limit was reached; retry after the reset', retryAfterSeconds: 60 },
+  context_window: { status: 400, type: 'invalid_request_error', openaiCode: 'context_length_exceeded', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'context window exceeded', message: "the conversation exceeds the model's context window" },
+  bad_request: { status: 400, type: 'invalid_request_error', openaiCode: 'upstream_rejected_request', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'upstream rejected the request', message: 'the upstream rejected the request' },
+  not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'model not found', message: 'the upstream does not know this model' },
+  upstream: { status: 502, type: 'upstream_error', openaiCode: 'upstream_error', structuredCode: 'upstream_error', streamText: 'upstream error', message: 'upstream error' },
+  invalid_tool_call: { status: 502, type: 'upstream_error', openaiCode: 'invalid_tool_call', structuredCode: 'upstream_error', streamText: 'invalid upstream tool call', message: 'the upstream produced an invalid tool call' },
+  timeout: { status: 504, type: 'timeout', openaiCode: 'timeout', structuredCode: 'timeout', streamText: 'timeout', message: 'the upstream did not answer in time' },
+  canceled: { status: 499, type: 'canceled', openaiCode: 'canceled', structuredCode: 'upstream_error', streamText: 'canceled', message: 'the client closed the request' },
+  // ── Structured inference only (contract.md "Errors") ─────────────────────────────────────────
+  unsupported_model: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'unsupported_model', streamText: 'model not found', message: 'model is not enabled for structured inference' },
+  invalid_schema: { status: 400, type: 'invalid_request_error', openaiCode: 'invalid_schema', structuredCode: 'invalid_schema', streamText: 'invalid schema', message: 'schema uses unsupported constructs' },
+  output_validation_failed: { status: 422, type: 'upstream_error', openaiCode: 'output_validation_failed', structuredCode: 'output_validation_failed', streamText: 'output validation failed', message: 'the model output did not satisfy the schema; retry with a fresh idempotency_key' },
+  idempotency_conflict: { status: 409, type: 'invalid_request_error', openaiCode: 'idempotency_conflict', structuredCode: 'idempotency_conflict', streamText: 'idempotency conflict', message: 'idempotency_key was already used with different inference parameters' },
+  idempotency_store_full: { status: 503, type: 'service_unavailable', openaiCode: 'service_unavailable', structuredCode: 'unavailable', streamText: 'service unavailable', message: 'the idempotency store is full of live bindings; retry later', retryAfterSeconds: 5 },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Codes an adapter may classify an upstream failure into (gateway-behaviours.md §2). */
+export type UpstreamErrorCode =
+  | 'auth'
+  | 'rate_limited'
+  | 'usage_limit'
+  | 'context_window'
+  | 'bad_request'
+  | 'not_found'
+  | 'upstream'
+  | 'invalid_tool_call'
+  | 'timeout'
+  | 'canceled';
+
+export function errorSpec(code: ErrorCode): ErrorSpec {
+  return ERROR_CODES[code];
+}

@@ -1,0 +1,38 @@
+import type { Request, Response } from 'express';
+import { CONTRACT_VERSION } from '../build/build-info';
+import { structuredStatus } from './error-codes';
+import { GatewayError } from './gateway.error';
+
+export const STRUCTURED_ROUTE = '/v1/structured/inference';
+
+/** Structured inference answers in its contract's error shape; everything else in OpenAI's. */
+export function isStructuredRoute(request: Request): boolean {
+  return (request.path ?? request.url ?? '').replace(/\/+$/, '') === STRUCTURED_ROUTE;
+}
+
+/** The JSON body and status for an error, in the shape of the route that failed. */
+export function errorResponseBody(error: GatewayError, structured: boolean, requestId?: unknown): { status: number; body: unknown } {
+  const spec = error.spec;
+  const message = error.publicMessage ?? spec.message;
+  if (structured) {
+    const status = spec.structuredStatus ?? structuredStatus(spec.structuredCode);
+    const body: Record<string, unknown> = {
+      error: { code: spec.structuredCode, message, ...(error.details ? { details: error.details } : {}) },
+    };
+    if (typeof requestId === 'string' && requestId.trim() !== '') body.request_id = requestId;
+    body.contract_version = CONTRACT_VERSION;
+    return { status, body };
+  }
+  return { status: spec.status, body: { error: { message, type: spec.type, code: spec.openaiCode, param: null } } };
+}
+
+/** Writes `error` as JSON (with Retry-After on 429/503) unless headers were already sent. */
+export function sendErrorResponse(request: Request, response: Response, error: GatewayError): number {
+  const structured = isStructuredRoute(request);
+  const { status, body } = errorResponseBody(error, structured, (request.body as { request_id?: unknown } | undefined)?.request_id);
+  if (response.headersSent) return status;
+  const retryAfter = error.retryAfterHeader ?? (status === 429 || status === 503 ? 5 : undefined);
+  if (retryAfter !== undefined && (status === 429 || status === 503)) response.setHeader('Retry-After', String(retryAfter));
+  response.status(status).json(body);
+  return status;
+}

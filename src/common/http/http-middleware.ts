@@ -1,0 +1,59 @@
+import compression from 'compression';
+import express, { NextFunction, Request, RequestHandler, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { sendErrorResponse } from '../errors/error-response';
+import { toGatewayError } from '../errors/to-gateway-error';
+import { DrainService } from '../lifecycle/drain.service';
+
+/** Request id on every request (and every log line through pino-http's genReqId). */
+export function requestIdMiddleware(): RequestHandler {
+  return (request, response, next) => {
+    const id = randomUUID();
+    (request as Request & { id: string }).id = id;
+    response.setHeader('x-request-id', id);
+    next();
+  };
+}
+
+/** Counts requests in flight (ended on the response's close) so draining can wait for idle. */
+export function inFlightMiddleware(drain: DrainService): RequestHandler {
+  return (request, response, next) => {
+    if (request.path.startsWith('/health')) return next();
+    const done = drain.track();
+    response.once('close', done);
+    next();
+  };
+}
+
+/**
+ * JSON bodies with our cap; parse and size errors are answered here in the route's error shape
+ * (413 request_too_large, 400 invalid_request), because body-parser errors raised by express
+ * middleware never reach Nest's exception filters.
+ */
+export function jsonBodyMiddleware(limitBytes: number): RequestHandler {
+  const parse = express.json({ limit: limitBytes });
+  return (request: Request, response: Response, next: NextFunction) => {
+    parse(request, response, (error?: unknown) => {
+      if (error) {
+        sendErrorResponse(request, response, toGatewayError(error));
+        return;
+      }
+      next();
+    });
+  };
+}
+
+/**
+ * gzip/brotli/deflate for JSON when the client asks; never for SSE or `stream: true` requests
+ * (contract "Compression"; compression buffers SSE otherwise: nestjs/nest#5762).
+ */
+export function compressionMiddleware(): RequestHandler {
+  return compression({
+    filter: (request, response) => {
+      if ((request as Request).body?.stream === true) return false;
+      const type = String(response.getHeader('Content-Type') ?? '');
+      if (type.startsWith('text/event-stream')) return false;
+      return compression.filter(request, response);
+    },
+  });
+}

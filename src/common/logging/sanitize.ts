@@ -1,0 +1,18 @@
+/**
+ * Log sanitizer for caller-controlled identifiers (contract "Log records",
+ * gateway-behaviours.md §9): every control character (Unicode Cc: U+0000–U+001F and
+ * U+007F–U+009F, so CR, LF, TAB and NEL), plus U+2028 and U+2029, becomes one space, and the
+ * value is cut to its first 128 code points without splitting a surrogate pair. Hand-written
+ * because the rule is ours; no library implements exactly this.
+ */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+export const MAX_LOGGED_IDENTIFIER_LENGTH = 128;
+
+export function sanitizeIdentifier(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  const text = typeof value === 'string' ? value : String(value);
+  const replaced = text.replace(CONTROL_CHARACTERS, ' ');
+  // Array.from iterates by code point, so a surrogate pair is never split.
+  const codePoints = Array.from(replaced);
+  return codePoints.length <= MAX_LOGGED_IDENTIFIER_LENGTH ? replaced : codePoints.slice(0, MAX_LOGGED_IDENTIFIER_LENGTH).join('');
+}

@@ -1,0 +1,245 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { SETTINGS, SETTINGS_BY_FLAG, SettingDefinition } from './settings';
+import { SettingRuleError } from './setting-parsers';
+
+export type ProviderId = 'provider_a' | 'provider_b' | 'provider_c';
+export type CustomToolWire = 'function' | 'custom';
+
+/** The typed configuration every module reads (never `process.env`). */
+export interface AppConfig {
+  readonly server: {
+    readonly host: string;
+    readonly port: number;
+    readonly bearerSecret?: string;
+    /** Lower-cased header name, when multi-tenant callers are named by a header. */
+    readonly callerHeader?: string;
+    readonly maxBodyBytes: number;
+    readonly streamIdleTimeoutMs: number;
+    readonly drainTimeoutMs: number;
+  };
+  readonly enabledProviders: readonly ProviderId[];
+  readonly modelCatalogPath?: string;
+  readonly metricsEnabled: boolean;
+  readonly logLevel: string;
+  readonly providerA: {
+    readonly codexHome: string;
+    readonly authFile: string;
+    readonly url: string;
+    readonly tokenUrl: string;
+    readonly timeoutMs: number;
+    /** `undefined` = the built-in profile. */
+    readonly faithfulProfilePath?: string;
+  };
+  readonly customToolWire: CustomToolWire;
+  readonly agentQueue: {
+    readonly enabled: boolean;
+    /** `chat`, `global`, `caller`, `header:<name>` or `body:<field>`. */
+    readonly keyMode: string;
+    readonly maxActive: number;
+    readonly maxActivePerKey: number;
+    readonly queueLimit: number;
+    readonly queueTimeoutMs: number;
+  };
+  readonly contextManagement: {
+    readonly enabled: boolean;
+    readonly maxBytes: number;
+    readonly maxMessages: number;
+    readonly recentMessages: number;
+    readonly toolOutputMaxBytes: number;
+    readonly compactedToolOutputBytes: number;
+  };
+  readonly providerB: {
+    readonly geminiHome: string;
+    readonly authFile: string;
+    readonly url: string;
+    readonly tokenUrl: string;
+    readonly project?: string;
+    readonly timeoutMs: number;
+  };
+  readonly providerC: {
+    readonly command: string;
+    readonly maxProcesses: number;
+    readonly timeoutMs: number;
+    /** Environment for the child: the gateway's, minus secrets it must never see. */
+    readonly childEnv: Readonly<Record<string, string>>;
+  };
+  readonly structured: {
+    readonly enabled: boolean;
+    readonly maxActive: number;
+    readonly maxActivePerKey: number;
+    readonly queueLimit: number;
+    readonly queueTimeoutMs: number;
+    readonly maxDeadlineMs: number;
+    readonly idempotencyTtlMs: number;
+    readonly idempotencyCapacity: number;
+    readonly replicas: number;
+    /** `undefined` = the default allowlist. */
+    readonly models?: readonly string[];
+  };
+  readonly buildOverrides: { readonly version?: string; readonly commit?: string; readonly date?: string };
+}
+
+/** A bad setting: `message` is the one line printed before exiting with status 1. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** `--help` was asked for; the loader does not exit by itself. */
+export class HelpRequested extends Error {}
+
+/** Variables a provider_c child must never inherit (provider_c.md §3.2). */
+const CHILD_ENV_DENYLIST = ['GATEWAY_BEARER_SECRET', 'ANTHROPIC_API_KEY'];
+
+function parseArgv(argv: readonly string[]): Map<SettingDefinition, string> {
+  const values = new Map<SettingDefinition, string>();
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index];
+    if (argument === '--help' || argument === '-h') throw new HelpRequested();
+    const equals = argument.indexOf('=');
+    const name = equals === -1 ? argument : argument.slice(0, equals);
+    const definition = SETTINGS_BY_FLAG.get(name);
+    if (!definition) {
+      throw new ConfigError(`unknown flag ${JSON.stringify(argument.slice(0, 60))}; run with --help for the list of settings`);
+    }
+    if (equals !== -1) {
+      values.set(definition, argument.slice(equals + 1));
+    } else if (definition.isBoolean && (index + 1 >= argv.length || argv[index + 1].startsWith('--'))) {
+      values.set(definition, 'true');
+    } else if (index + 1 < argv.length) {
+      values.set(definition, argv[++index]);
+    } else {
+      throw new ConfigError(`${definition.flag} needs a value`);
+    }
+  }
+  return values;
+}
+
+function expandHome(value: string, home: string): string {
+  if (value === '~') return home;
+  if (value.startsWith('~/')) return path.join(home, value.slice(2));
+  return value;
+}
+
+/**
+ * Pure: (environment, argv) → AppConfig. Flags win over the environment; every value is
+ * validated here, once, and the first bad one throws a ConfigError naming the setting and
+ * the rule (secret values are never echoed).
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): AppConfig {
+  const fromFlags = parseArgv(argv);
+  const values = new Map<string, unknown>();
+  for (const definition of SETTINGS) {
+    const raw = fromFlags.get(definition) ?? env[definition.env];
+    if (raw === undefined || (raw === '' && !fromFlags.has(definition))) continue;
+    try {
+      values.set(definition.env, definition.parse(raw));
+    } catch (error) {
+      if (!(error instanceof SettingRuleError)) throw error;
+      const shown = definition.sensitive ? '' : ` (got ${JSON.stringify(raw.slice(0, 80))})`;
+      throw new ConfigError(`invalid setting ${definition.env} / ${definition.flag}: ${error.message}${shown}`);
+    }
+  }
+  const get = <T>(name: string, fallback: T): T => (values.has(name) ? (values.get(name) as T) : fallback);
+  const parseDefault = (name: string): unknown => {
+    const definition = SETTINGS.find((candidate) => candidate.env === name)!;
+    return definition.parse(definition.defaultText!);
+  };
+  const value = <T>(name: string): T => get<T>(name, parseDefault(name) as T);
+
+  const home = env.HOME ?? os.homedir();
+  const codexHome = expandHome(get('CODEX_HOME', '~/.codex'), home);
+  const geminiHome = expandHome(get('GEMINI_HOME', '~/.gemini'), home);
+  const optionalString = (name: string) => get<string | undefined>(name, undefined);
+
+  const childEnv: Record<string, string> = {};
+  for (const [key, entry] of Object.entries(env)) {
+    if (entry !== undefined && !CHILD_ENV_DENYLIST.includes(key)) childEnv[key] = entry;
+  }
+
+  return {
+    server: {
+      host: value('GATEWAY_HOST'),
+      port: value('GATEWAY_PORT'),
+      bearerSecret: optionalString('GATEWAY_BEARER_SECRET'),
+      callerHeader: optionalString('GATEWAY_CALLER_HEADER'),
+      maxBodyBytes: value('GATEWAY_MAX_BODY_BYTES'),
+      streamIdleTimeoutMs: value('GATEWAY_STREAM_IDLE_TIMEOUT'),
+      drainTimeoutMs: value('GATEWAY_DRAIN_TIMEOUT'),
+    },
+    enabledProviders: value('GATEWAY_PROVIDERS'),
+    modelCatalogPath: optionalString('GATEWAY_MODEL_CATALOG'),
+    metricsEnabled: value('METRICS_ENABLED'),
+    logLevel: value('LOG_LEVEL'),
+    providerA: {
+      codexHome,
+      authFile: expandHome(get('PROVIDER_A_AUTH_FILE', path.join(codexHome, 'auth.json')), home),
+      url: value('PROVIDER_A_URL'),
+      tokenUrl: value('PROVIDER_A_TOKEN_URL'),
+      timeoutMs: value('PROVIDER_A_TIMEOUT'),
+      faithfulProfilePath: optionalString('PRIMARY_FAITHFUL_PROFILE'),
+    },
+    customToolWire: value('PRIMARY_CUSTOM_TOOL_WIRE'),
+    agentQueue: {
+      enabled: value('PRIMARY_AGENT_QUEUE_ENABLED'),
+      keyMode: value('PRIMARY_AGENT_QUEUE_KEY_MODE'),
+      maxActive: value('PRIMARY_AGENT_MAX_ACTIVE'),
+      maxActivePerKey: value('PRIMARY_AGENT_MAX_ACTIVE_PER_KEY'),
+      queueLimit: value('PRIMARY_AGENT_QUEUE_LIMIT'),
+      queueTimeoutMs: value('PRIMARY_AGENT_QUEUE_TIMEOUT'),
+    },
+    contextManagement: {
+      enabled: value('PRIMARY_CONTEXT_MANAGEMENT_ENABLED'),
+      maxBytes: value('PRIMARY_CONTEXT_MANAGEMENT_MAX_BYTES'),
+      maxMessages: value('PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES'),
+      recentMessages: value('PRIMARY_CONTEXT_MANAGEMENT_RECENT_MESSAGES'),
+      toolOutputMaxBytes: value('PRIMARY_CONTEXT_MANAGEMENT_TOOL_OUTPUT_MAX_BYTES'),
+      compactedToolOutputBytes: value('PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES'),
+    },
+    providerB: {
+      geminiHome,
+      authFile: expandHome(get('PROVIDER_B_AUTH_FILE', path.join(geminiHome, 'oauth_creds.json')), home),
+      url: value('PROVIDER_B_URL'),
+      tokenUrl: value('PROVIDER_B_TOKEN_URL'),
+      project: optionalString('PROVIDER_B_PROJECT'),
+      timeoutMs: value('PROVIDER_B_TIMEOUT'),
+    },
+    providerC: {
+      command: value('PROVIDER_C_COMMAND'),
+      maxProcesses: value('PROVIDER_C_MAX_PROCESSES'),
+      timeoutMs: value('PROVIDER_C_TIMEOUT'),
+      childEnv,
+    },
+    structured: {
+      enabled: value('STRUCTURED_INFERENCE_ENABLED'),
+      maxActive: value('STRUCTURED_MAX_ACTIVE'),
+      maxActivePerKey: value('STRUCTURED_MAX_ACTIVE_PER_KEY'),
+      queueLimit: value('STRUCTURED_QUEUE_LIMIT'),
+      queueTimeoutMs: value('STRUCTURED_QUEUE_TIMEOUT'),
+      maxDeadlineMs: value('STRUCTURED_MAX_DEADLINE'),
+      idempotencyTtlMs: value('STRUCTURED_IDEMPOTENCY_TTL'),
+      idempotencyCapacity: value('STRUCTURED_IDEMPOTENCY_CAPACITY'),
+      replicas: value('STRUCTURED_REPLICAS'),
+      models: get<string[] | undefined>('STRUCTURED_MODELS', undefined),
+    },
+    buildOverrides: {
+      version: optionalString('BUILD_VERSION'),
+      commit: optionalString('BUILD_COMMIT'),
+      date: optionalString('BUILD_DATE'),
+    },
+  };
+}
+
+/** The text of `--help`: every setting with its flag and default. */
+export function renderHelp(): string {
+  const lines = ['Usage: node dist/main.js [--flag value | --flag=value]...', '', 'Settings (environment variable / flag; the flag wins):', ''];
+  for (const definition of SETTINGS) {
+    lines.push(`  ${definition.env} / ${definition.flag}`);
+    lines.push(`      ${definition.description}`);
+    lines.push(`      default: ${definition.defaultText ?? '(unset)'}`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,11 @@
+/**
+ * The only place that reads `process.env` and `process.argv` (design.md §2); everything else
+ * receives the typed AppConfig.
+ */
+export function processEnvironment(): Record<string, string | undefined> {
+  return { ...process.env };
+}
+
+export function processArguments(): string[] {
+  return process.argv.slice(2);
+}

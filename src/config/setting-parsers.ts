@@ -1,0 +1,78 @@
+/**
+ * Value parsers for settings. Each returns the typed value or throws a `SettingRuleError`
+ * whose message is the rule that was broken (the loader adds the setting name).
+ */
+export class SettingRuleError extends Error {}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `500ms`, `90s`, `5m`, `1h` or `0` → milliseconds. */
+export function parseDuration(raw: string): number {
+  const value = raw.trim();
+  if (value === '0') return 0;
+  const match = DURATION.exec(value);
+  if (!match) throw new SettingRuleError('must be a duration such as 500ms, 90s, 5m, 1h or 0');
+  return Math.round(Number(match[1]) * UNIT_MS[match[2]]);
+}
+
+export function parseBoolean(raw: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(value)) return true;
+  if (['false', '0', 'no', 'off'].includes(value)) return false;
+  throw new SettingRuleError('must be true or false');
+}
+
+export function parseNonNegativeInteger(raw: string): number {
+  const value = raw.trim();
+  if (!/^\d+$/.test(value)) throw new SettingRuleError('must be a non-negative integer');
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed)) throw new SettingRuleError('must be a non-negative integer');
+  return parsed;
+}
+
+export function parsePositiveInteger(raw: string): number {
+  const parsed = parseNonNegativeInteger(raw);
+  if (parsed < 1) throw new SettingRuleError('must be an integer of at least 1');
+  return parsed;
+}
+
+export function parsePort(raw: string): number {
+  const value = raw.trim();
+  const port = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw new SettingRuleError('must be a port number between 0 and 65535');
+  return port;
+}
+
+export function parseNonEmpty(raw: string): string {
+  if (raw.trim() === '') throw new SettingRuleError('must not be empty');
+  return raw;
+}
+
+export function parseUrl(schemes: readonly string[]) {
+  return (raw: string): string => {
+    let url: URL;
+    try {
+      url = new URL(raw.trim());
+    } catch {
+      throw new SettingRuleError(`must be a URL with scheme ${schemes.join(', ')}`);
+    }
+    if (!schemes.includes(url.protocol.replace(/:$/, ''))) {
+      throw new SettingRuleError(`must be a URL with scheme ${schemes.join(', ')}`);
+    }
+    return raw.trim().replace(/\/+$/, '');
+  };
+}
+
+export function parseEnum<T extends string>(allowed: readonly T[]) {
+  return (raw: string): T => {
+    const value = raw.trim() as T;
+    if (!allowed.includes(value)) throw new SettingRuleError(`must be one of ${allowed.join(', ')}`);
+    return value;
+  };
+}
+
+/** Comma-separated list, trimmed, blanks and duplicates removed, order kept. */
+export function parseList(raw: string): string[] {
+  return [...new Set(raw.split(',').map((item) => item.trim()).filter((item) => item !== ''))];
+}

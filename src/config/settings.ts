@@ -1,0 +1,170 @@
+import {
+  parseBoolean,
+  parseDuration,
+  parseEnum,
+  parseList,
+  parseNonEmpty,
+  parseNonNegativeInteger,
+  parsePort,
+  parsePositiveInteger,
+  parseUrl,
+  SettingRuleError,
+} from './setting-parsers';
+
+/**
+ * THE table of settings (design.md §2). Every setting is an environment variable and a
+ * `--kebab-case` flag; the flag wins. `--help` and docs/configuration.md are generated from
+ * this table, and a test checks the doc against it, so the three cannot drift.
+ */
+export interface SettingDefinition {
+  /** Environment variable name. */
+  readonly env: string;
+  /** Command-line flag, `--` + kebab case of the env name unless stated. */
+  readonly flag: string;
+  /** Default shown in `--help` and the docs; `undefined` means unset. */
+  readonly defaultText?: string;
+  readonly description: string;
+  /** Parses a raw value; throws SettingRuleError naming the rule. */
+  readonly parse: (raw: string) => unknown;
+  /** Secret values are never echoed in errors. */
+  readonly sensitive?: boolean;
+  /** Boolean flags may be given without a value (`--structured-enabled`). */
+  readonly isBoolean?: boolean;
+}
+
+export const PROVIDER_IDS = ['provider_a', 'provider_b', 'provider_c'] as const;
+const PROVIDER_SYNONYMS: Record<string, (typeof PROVIDER_IDS)[number]> = {
+  provider_a: 'provider_a',
+  codex: 'provider_a',
+  provider_b: 'provider_b',
+  gemini: 'provider_b',
+  provider_c: 'provider_c',
+  claude: 'provider_c',
+};
+
+function parseProviders(raw: string): (typeof PROVIDER_IDS)[number][] {
+  const names = parseList(raw);
+  if (names.length === 0) throw new SettingRuleError('must name at least one of provider_a, provider_b, provider_c');
+  const resolved = names.map((name) => {
+    const id = PROVIDER_SYNONYMS[name.toLowerCase()];
+    if (!id) {
+      throw new SettingRuleError(
+        `unknown provider "${name.slice(0, 40)}"; allowed: provider_a, provider_b, provider_c (or codex, gemini, claude)`,
+      );
+    }
+    return id;
+  });
+  return [...new Set(resolved)];
+}
+
+/** Queue key modes of gateway-behaviours.md §3.3. */
+function parseQueueKeyMode(raw: string): string {
+  const value = raw.trim();
+  if (['chat', 'global', 'caller'].includes(value)) return value;
+  const match = /^(header|body):(.*)$/.exec(value);
+  if (match && match[2].trim() !== '') return `${match[1]}:${match[2].trim()}`;
+  throw new SettingRuleError('must be chat, global, caller, header:<name> or body:<field> (with a non-empty name)');
+}
+
+function parseReplicas(raw: string): number {
+  const value = parseNonNegativeInteger(raw);
+  if (value !== 1) {
+    throw new SettingRuleError(
+      'must be exactly 1: one process must own the idempotency keys (run replicas: 1 with strategy: Recreate or maxSurge: 0)',
+    );
+  }
+  return value;
+}
+
+function parseHost(raw: string): string {
+  return parseNonEmpty(raw).trim();
+}
+
+function parseLogLevel(raw: string): string {
+  return parseEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)(raw.toLowerCase());
+}
+
+const kebab = (env: string) => `--${env.toLowerCase().replace(/_/g, '-')}`;
+
+function setting(
+  env: string,
+  defaultText: string | undefined,
+  description: string,
+  parse: (raw: string) => unknown,
+  extra: Partial<Pick<SettingDefinition, 'flag' | 'sensitive' | 'isBoolean'>> = {},
+): SettingDefinition {
+  return { env, flag: extra.flag ?? kebab(env), defaultText, description, parse, ...extra };
+}
+
+const bool = (env: string, defaultText: string, description: string, flag?: string) =>
+  setting(env, defaultText, description, parseBoolean, { isBoolean: true, ...(flag ? { flag } : {}) });
+const text = (raw: string) => raw;
+
+export const SETTINGS: readonly SettingDefinition[] = [
+  setting('GATEWAY_HOST', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
+  setting('GATEWAY_PORT', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
+  setting('GATEWAY_BEARER_SECRET', undefined, 'Inbound bearer secret for /v1/* and /metrics. Unset: any non-empty bearer, or none, is accepted.', parseNonEmpty, { sensitive: true }),
+  setting('GATEWAY_PROVIDERS', 'provider_a,provider_b,provider_c', 'Enabled upstream families (codex, gemini, claude are synonyms).', parseProviders),
+  setting('GATEWAY_MODEL_CATALOG', undefined, 'Path of a JSON model catalog that replaces the built-in one.', parseNonEmpty),
+  setting('GATEWAY_CALLER_HEADER', undefined, 'Header whose value names the caller (multi-tenant use).', (raw) => parseNonEmpty(raw).trim().toLowerCase()),
+  setting('GATEWAY_MAX_BODY_BYTES', '33554432', 'Request body cap for chat, in bytes.', parsePositiveInteger),
+  setting('GATEWAY_STREAM_IDLE_TIMEOUT', '240s', 'Longest silence between upstream events; 0 disables.', parseDuration),
+  setting('GATEWAY_DRAIN_TIMEOUT', '30s', 'How long in-flight work may finish after SIGTERM/SIGINT.', parseDuration),
+  bool('METRICS_ENABLED', 'true', 'Serve GET /metrics (Prometheus text).'),
+  setting('LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace or silent.', parseLogLevel),
+  setting('CODEX_HOME', '~/.codex', "The Codex CLI's home directory.", parseNonEmpty),
+  setting('PROVIDER_A_AUTH_FILE', '$CODEX_HOME/auth.json', 'provider_a login file (written by `codex login`).', parseNonEmpty),
+  setting('PROVIDER_A_URL', 'wss://chatgpt.com/backend-api/codex/responses', 'provider_a endpoint; ws(s):// uses WebSocket, http(s):// uses HTTP+SSE.', parseUrl(['ws', 'wss', 'http', 'https'])),
+  setting('PROVIDER_A_TOKEN_URL', 'https://auth.openai.com/oauth/token', 'provider_a OAuth refresh endpoint.', parseUrl(['http', 'https'])),
+  setting('PROVIDER_A_TIMEOUT', '10m', 'Bound on a whole provider_a turn, retries included.', parseDuration),
+  setting('PRIMARY_FAITHFUL_PROFILE', 'built-in', 'JSON profile injected in faithful mode (faithful: true).', parseNonEmpty),
+  setting('PRIMARY_CUSTOM_TOOL_WIRE', 'function', 'How custom (freeform) tool calls reach clients: function or custom.', parseEnum(['function', 'custom'] as const)),
+  bool('PRIMARY_AGENT_QUEUE_ENABLED', 'true', 'Agent queue for tool turns on/off.'),
+  setting('PRIMARY_AGENT_QUEUE_KEY_MODE', 'chat', 'Queue key: chat, global, caller, header:<name> or body:<field>.', parseQueueKeyMode),
+  setting('PRIMARY_AGENT_MAX_ACTIVE', '16', 'Active tool turns per upstream family.', parsePositiveInteger),
+  setting('PRIMARY_AGENT_MAX_ACTIVE_PER_KEY', '1', 'Active tool turns per queue key.', parsePositiveInteger),
+  setting('PRIMARY_AGENT_QUEUE_LIMIT', '128', 'Waiters per family; beyond it: 429 at once.', parseNonNegativeInteger),
+  setting('PRIMARY_AGENT_QUEUE_TIMEOUT', '5m', 'Longest wait for a slot, then 429; 0 waits until the client leaves.', parseDuration),
+  bool('PRIMARY_CONTEXT_MANAGEMENT_ENABLED', 'true', 'Compaction of long tool histories.'),
+  setting('PRIMARY_CONTEXT_MANAGEMENT_MAX_BYTES', '196608', 'Serialized history size that triggers compaction (0 off).', parseNonNegativeInteger),
+  setting('PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES', '120', 'Message count that triggers compaction (0 off).', parseNonNegativeInteger),
+  setting('PRIMARY_CONTEXT_MANAGEMENT_RECENT_MESSAGES', '24', 'Tail of the history that is never compacted.', parseNonNegativeInteger),
+  setting('PRIMARY_CONTEXT_MANAGEMENT_TOOL_OUTPUT_MAX_BYTES', '32768', 'Cap for any single tool result, always applied (0 off).', parseNonNegativeInteger),
+  setting('PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES', '512', 'Size older tool results shrink to when compacted.', parseNonNegativeInteger),
+  setting('GEMINI_HOME', '~/.gemini', "The Gemini CLI's home directory.", parseNonEmpty),
+  setting('PROVIDER_B_AUTH_FILE', '$GEMINI_HOME/oauth_creds.json', 'provider_b login file (written by the Gemini CLI).', parseNonEmpty),
+  setting('PROVIDER_B_URL', 'https://cloudcode-pa.googleapis.com/v1internal', 'Code Assist base URL.', parseUrl(['http', 'https'])),
+  setting('PROVIDER_B_TOKEN_URL', 'https://oauth2.googleapis.com/token', 'provider_b OAuth refresh endpoint.', parseUrl(['http', 'https'])),
+  setting('PROVIDER_B_PROJECT', undefined, 'Code Assist project id; unset = discover with :loadCodeAssist.', (raw) => parseNonEmpty(raw).trim()),
+  setting('PROVIDER_B_TIMEOUT', '10m', 'Bound on a whole provider_b turn, retries included.', parseDuration),
+  setting('PROVIDER_C_COMMAND', 'claude', 'The Claude Code executable (name on PATH or a path).', parseNonEmpty),
+  setting('PROVIDER_C_MAX_PROCESSES', '8', 'provider_c child processes at once; beyond it requests wait.', parsePositiveInteger),
+  setting('PROVIDER_C_TIMEOUT', '10m', 'Bound on a whole provider_c turn.', parseDuration),
+  bool('STRUCTURED_INFERENCE_ENABLED', 'false', 'Registers POST /v1/structured/inference.', '--structured-enabled'),
+  setting('STRUCTURED_MAX_ACTIVE', '4', 'Active structured requests.', parsePositiveInteger),
+  setting('STRUCTURED_MAX_ACTIVE_PER_KEY', '2', 'Active structured requests per caller.', parsePositiveInteger),
+  setting('STRUCTURED_QUEUE_LIMIT', '16', 'Structured waiters; beyond it: rate_limited at once.', parseNonNegativeInteger),
+  setting('STRUCTURED_QUEUE_TIMEOUT', '30s', 'Longest wait for a structured slot.', parseDuration),
+  setting('STRUCTURED_MAX_DEADLINE', '5m', 'Cap for deadline_ms, and the deadline when it is absent.', (raw) => {
+    const ms = parseDuration(raw);
+    if (ms === 0) throw new SettingRuleError('must be a positive duration');
+    return ms;
+  }),
+  setting('STRUCTURED_IDEMPOTENCY_TTL', '10m', 'How long a stored structured response replays, from the moment it is stored.', parseDuration),
+  setting('STRUCTURED_IDEMPOTENCY_CAPACITY', '1024', 'Live idempotency bindings the store holds.', parsePositiveInteger),
+  setting('STRUCTURED_REPLICAS', '1', 'Must be exactly 1 (one process owns the idempotency keys).', parseReplicas),
+  setting('STRUCTURED_MODELS', 'sol, terra, luna of provider_a with effort and -fast variants', 'Structured allowlist (comma-separated catalog ids).', parseList),
+  setting('STRUCTURED_MAX_OUTPUT_TOKENS', undefined, 'Ignored (removed in contract 2.0.0); accepted so old deployments still start.', text),
+  setting('BUILD_VERSION', undefined, 'Overrides the stamped build version.', parseNonEmpty),
+  setting('BUILD_COMMIT', undefined, 'Overrides the stamped source commit.', parseNonEmpty),
+  setting('BUILD_DATE', undefined, 'Overrides the stamped build date (YYYY-MM-DDTHH:MM:SSZ).', parseNonEmpty),
+];
+
+export const SETTINGS_BY_FLAG: ReadonlyMap<string, SettingDefinition> = new Map(
+  SETTINGS.flatMap((definition) => {
+    const entries: [string, SettingDefinition][] = [[definition.flag, definition]];
+    const longForm = kebab(definition.env);
+    if (longForm !== definition.flag) entries.push([longForm, definition]);
+    return entries;
+  }),
+);

@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter, Gauge, Histogram } from 'prom-client';
+import { IdempotencyResult, METRIC, QueueLabel, QueueResult, ValidationResult } from './metric-names';
+
+const PROVIDERS = new Set(['provider_a', 'provider_b', 'provider_c']);
+const QUEUE_LABELS = new Set<string>(['provider_a', 'provider_b', 'provider_c', 'provider_c_processes', 'structured']);
+const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout', 'canceled']);
+const VALIDATION_RESULTS = new Set<string>(['valid', 'invalid', 'unparsable']);
+const IDEMPOTENCY_RESULTS = new Set<string>(['local_hit', 'miss', 'conflict', 'capacity']);
+const TOKEN_KINDS = new Set(['prompt', 'completion', 'cached', 'reasoning']);
+
+const providerLabel = (provider: string | undefined) => (provider && PROVIDERS.has(provider) ? provider : 'none');
+const closed = (value: string, allowed: ReadonlySet<string>, fallback: string) => (allowed.has(value) ? value : fallback);
+
+/**
+ * Named instruments over the shared registry. Every label is mapped into a closed set here,
+ * so caller values can never become label values (gateway-behaviours.md §8).
+ * `model` labels must already be a catalog id or `other` (see `modelLabel`).
+ */
+@Injectable()
+export class GatewayMetrics {
+  constructor(
+    @InjectMetric(METRIC.requests) private readonly requests: Counter<string>,
+    @InjectMetric(METRIC.requestDuration) private readonly requestDuration: Histogram<string>,
+    @InjectMetric(METRIC.timeToFirstToken) private readonly timeToFirstToken: Histogram<string>,
+    @InjectMetric(METRIC.tokens) private readonly tokens: Counter<string>,
+    @InjectMetric(METRIC.queueWait) private readonly queueWait: Histogram<string>,
+    @InjectMetric(METRIC.queueDepth) private readonly queueDepth: Gauge<string>,
+    @InjectMetric(METRIC.upstreamErrors) private readonly upstreamErrors: Counter<string>,
+    @InjectMetric(METRIC.fastTierRequests) private readonly fastTierRequests: Counter<string>,
+    @InjectMetric(METRIC.structuredLatency) private readonly structuredLatency: Histogram<string>,
+    @InjectMetric(METRIC.structuredTokens) private readonly structuredTokens: Counter<string>,
+    @InjectMetric(METRIC.structuredFailures) private readonly structuredFailures: Counter<string>,
+    @InjectMetric(METRIC.structuredValidation) private readonly structuredValidation: Counter<string>,
+    @InjectMetric(METRIC.structuredIdempotency) private readonly structuredIdempotency: Counter<string>,
+    @InjectMetric(METRIC.structuredInflight) private readonly structuredInflight: Gauge<string>,
+  ) {
+    // Closed label sets start at zero so dashboards see every series from boot.
+    for (const result of ['valid', 'invalid', 'unparsable', 'unknown']) this.structuredValidation.inc({ result }, 0);
+    for (const result of IDEMPOTENCY_RESULTS) this.structuredIdempotency.inc({ result }, 0);
+    this.structuredInflight.set(0);
+  }
+
+  chatRequest(fields: { provider?: string; model: string; status: number; stream: boolean; durationSeconds: number }): void {
+    const provider = providerLabel(fields.provider);
+    this.requests.inc({ provider, model: fields.model, status: String(fields.status) });
+    this.requestDuration.observe({ provider, stream: String(fields.stream) }, fields.durationSeconds);
+  }
+
+  firstToken(provider: string, seconds: number): void {
+    this.timeToFirstToken.observe({ provider: providerLabel(provider) }, seconds);
+  }
+
+  tokensUsed(provider: string, kind: string, count: number): void {
+    if (count > 0 && TOKEN_KINDS.has(kind)) this.tokens.inc({ provider: providerLabel(provider), kind }, count);
+  }
+
+  queueWaited(queue: QueueLabel, result: QueueResult, seconds: number): void {
+    this.queueWait.observe({ provider: closed(queue, QUEUE_LABELS, 'structured'), result: closed(result, QUEUE_RESULTS, 'canceled') }, seconds);
+  }
+
+  queueDepthChanged(queue: QueueLabel, depth: number): void {
+    this.queueDepth.set({ provider: closed(queue, QUEUE_LABELS, 'structured') }, depth);
+  }
+
+  upstreamError(provider: string, code: string): void {
+    if (code !== 'canceled') this.upstreamErrors.inc({ provider: providerLabel(provider), code });
+  }
+
+  fastTierRequest(model: string): void {
+    this.fastTierRequests.inc({ model });
+  }
+
+  structuredCompleted(model: string, result: string, seconds: number): void {
+    this.structuredLatency.observe({ model, result }, seconds);
+  }
+
+  structuredTokensUsed(model: string, kind: 'prompt' | 'completion', count: number): void {
+    if (count > 0) this.structuredTokens.inc({ model, kind }, count);
+  }
+
+  structuredFailure(code: string): void {
+    this.structuredFailures.inc({ code });
+  }
+
+  structuredValidated(result: ValidationResult | string): void {
+    this.structuredValidation.inc({ result: closed(result, VALIDATION_RESULTS, 'unknown') });
+  }
+
+  structuredIdempotencyResult(result: IdempotencyResult): void {
+    this.structuredIdempotency.inc({ result: closed(result, IDEMPOTENCY_RESULTS, 'miss') });
+  }
+
+  structuredInflightChanged(delta: 1 | -1): void {
+    this.structuredInflight.inc(delta);
+  }
+}
+
+/** A model label from a closed set: the catalog id when the id is in the catalog, else `other`. */
+export function modelLabel(catalogId: string | null | undefined): string {
+  return catalogId ?? 'other';
+}

@@ -1,0 +1,23 @@
+/** Metric names (design.md §8, contract "Metrics"). Noun first, then unit. */
+export const METRIC = {
+  requests: 'gateway_chat_api_requests_total',
+  requestDuration: 'gateway_chat_api_request_duration_seconds',
+  timeToFirstToken: 'gateway_chat_api_time_to_first_token_seconds',
+  tokens: 'gateway_chat_api_tokens_total',
+  queueWait: 'gateway_chat_api_queue_wait_seconds',
+  queueDepth: 'gateway_chat_api_queue_depth',
+  upstreamErrors: 'gateway_chat_api_upstream_errors_total',
+  fastTierRequests: 'gateway_chat_api_fast_tier_requests_total',
+  structuredLatency: 'gateway_chat_api_structured_latency_seconds',
+  structuredTokens: 'gateway_chat_api_structured_tokens_total',
+  structuredFailures: 'gateway_chat_api_structured_failures_total',
+  structuredValidation: 'gateway_chat_api_structured_validation_total',
+  structuredIdempotency: 'gateway_chat_api_structured_idempotency_total',
+  structuredInflight: 'gateway_chat_api_structured_inflight',
+} as const;
+
+/** Queue label values (gateway-behaviours.md §8): the three families, provider_c's process slots, structured. */
+export type QueueLabel = 'provider_a' | 'provider_b' | 'provider_c' | 'provider_c_processes' | 'structured';
+export type QueueResult = 'acquired' | 'bypassed' | 'full' | 'timeout' | 'canceled';
+export type ValidationResult = 'valid' | 'invalid' | 'unparsable' | 'unknown';
+export type IdempotencyResult = 'local_hit' | 'miss' | 'conflict' | 'capacity';

@@ -1,0 +1,48 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import {
+  makeCounterProvider,
+  makeGaugeProvider,
+  makeHistogramProvider,
+  PrometheusModule,
+} from '@willsoto/nestjs-prometheus';
+import { collectDefaultMetrics, register } from 'prom-client';
+import { GatewayMetrics } from './gateway-metrics';
+import { METRIC } from './metric-names';
+
+const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+const instruments = [
+  makeCounterProvider({ name: METRIC.requests, help: 'Chat and models requests by provider, model and HTTP status (499 = client canceled).', labelNames: ['provider', 'model', 'status'] }),
+  makeHistogramProvider({ name: METRIC.requestDuration, help: 'Chat request duration until the response or stream ended.', labelNames: ['provider', 'stream'], buckets: LATENCY_BUCKETS }),
+  makeHistogramProvider({ name: METRIC.timeToFirstToken, help: 'Arrival to the first text, reasoning or tool-call event.', labelNames: ['provider'], buckets: LATENCY_BUCKETS }),
+  makeCounterProvider({ name: METRIC.tokens, help: 'Tokens reported by upstreams.', labelNames: ['provider', 'kind'] }),
+  makeHistogramProvider({ name: METRIC.queueWait, help: 'Time spent waiting for an agent, structured or process slot.', labelNames: ['provider', 'result'], buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300] }),
+  makeGaugeProvider({ name: METRIC.queueDepth, help: 'Requests currently waiting for a slot.', labelNames: ['provider'] }),
+  makeCounterProvider({ name: METRIC.upstreamErrors, help: 'Upstream failures by internal code.', labelNames: ['provider', 'code'] }),
+  makeCounterProvider({ name: METRIC.fastTierRequests, help: 'Requests for -fast (priority tier) models.', labelNames: ['model'] }),
+  makeHistogramProvider({ name: METRIC.structuredLatency, help: 'Structured inference latency by model and result.', labelNames: ['model', 'result'], buckets: LATENCY_BUCKETS }),
+  makeCounterProvider({ name: METRIC.structuredTokens, help: 'Structured inference tokens.', labelNames: ['model', 'kind'] }),
+  makeCounterProvider({ name: METRIC.structuredFailures, help: 'Structured inference error responses by contract code.', labelNames: ['code'] }),
+  makeCounterProvider({ name: METRIC.structuredValidation, help: 'Structured output validation results.', labelNames: ['result'] }),
+  makeCounterProvider({ name: METRIC.structuredIdempotency, help: 'Idempotency store outcomes.', labelNames: ['result'] }),
+  makeGaugeProvider({ name: METRIC.structuredInflight, help: 'Structured requests being answered.' }),
+];
+
+/**
+ * One registry shared by every module (prom-client's default). The `/metrics` route is only
+ * registered when METRICS_ENABLED; the instruments exist either way so services need no branches.
+ */
+@Global()
+@Module({})
+export class MetricsModule {
+  static forRoot(options: { serveEndpoint: boolean }): DynamicModule {
+    // Process metrics once per process: a second collectDefaultMetrics would throw on re-registration.
+    if (!register.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics();
+    return {
+      module: MetricsModule,
+      imports: options.serveEndpoint ? [PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: false } })] : [],
+      providers: [...instruments, GatewayMetrics],
+      exports: [GatewayMetrics],
+    };
+  }
+}

@@ -1,0 +1,136 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ConfigError, ProviderId } from '../config/app-config';
+import { PROVIDER_IDS } from '../config/settings';
+import type { ResolvedModel } from '../providers/provider-adapter';
+
+/** One row of the catalog data file (design.md §3). */
+export interface CatalogEntry {
+  readonly id: string;
+  readonly provider: ProviderId;
+  readonly upstream_model: string;
+  readonly reasoning_effort: string | null;
+  readonly verbosity: string | null;
+  readonly service_tier: 'priority' | null;
+  /** Whether structured output may use this id by default. */
+  readonly structured: boolean;
+}
+
+export const BUILT_IN_CATALOG_PATH = path.join(__dirname, 'catalog.json');
+
+/** Unix seconds reported as `created` for every model (the catalog's publication date). */
+export const CATALOG_CREATED = 1767225600;
+
+/** Defaults for an explicit `provider_x/<model>` passthrough id (provider references §8/§11/§9). */
+const PASSTHROUGH_DEFAULTS: Record<ProviderId, { effort: string | null; verbosity: string | null }> = {
+  provider_a: { effort: 'medium', verbosity: 'medium' },
+  provider_b: { effort: 'medium', verbosity: null },
+  provider_c: { effort: null, verbosity: null },
+};
+
+/** provider_c.md §9: drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`. */
+function passthroughUpstreamModel(provider: ProviderId, model: string): string {
+  if (provider !== 'provider_c') return model;
+  const bare = model.startsWith('anthropic/') ? model.slice('anthropic/'.length) : model;
+  return bare.startsWith('claude-') ? bare.replace(/\./g, '-') : bare;
+}
+
+export interface ResolveOverrides {
+  readonly reasoningEffort?: string;
+  readonly verbosity?: string;
+}
+
+/** The model catalog, filtered to the enabled families. */
+export class ModelCatalog {
+  private readonly byId: ReadonlyMap<string, CatalogEntry>;
+  readonly entries: readonly CatalogEntry[];
+
+  constructor(
+    allEntries: readonly CatalogEntry[],
+    private readonly enabledProviders: readonly ProviderId[],
+  ) {
+    this.entries = allEntries.filter((entry) => enabledProviders.includes(entry.provider));
+    this.byId = new Map(this.entries.map((entry) => [entry.id, entry]));
+  }
+
+  /** Reads and validates a catalog file; a bad file is a ConfigError (fails startup). */
+  static load(filePath: string | undefined, enabledProviders: readonly ProviderId[]): ModelCatalog {
+    const source = filePath ?? BUILT_IN_CATALOG_PATH;
+    const setting = 'GATEWAY_MODEL_CATALOG';
+    let document: unknown;
+    try {
+      document = JSON.parse(fs.readFileSync(source, 'utf8'));
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable JSON';
+      throw new ConfigError(`invalid setting ${setting}: ${reason} (${source})`);
+    }
+    const models = (document as { models?: unknown })?.models;
+    if (!Array.isArray(models)) throw new ConfigError(`invalid setting ${setting}: the catalog must be an object with a "models" array (${source})`);
+    const seen = new Set<string>();
+    const entries = models.map((row, index) => {
+      const problem = validateEntry(row);
+      if (problem) throw new ConfigError(`invalid setting ${setting}: models[${index}] ${problem} (${source})`);
+      const entry = row as CatalogEntry;
+      if (seen.has(entry.id)) throw new ConfigError(`invalid setting ${setting}: duplicate model id "${entry.id}" (${source})`);
+      seen.add(entry.id);
+      return entry;
+    });
+    return new ModelCatalog(entries, enabledProviders);
+  }
+
+  get(id: string): CatalogEntry | undefined {
+    return this.byId.get(id);
+  }
+
+  isEnabled(provider: ProviderId): boolean {
+    return this.enabledProviders.includes(provider);
+  }
+
+  /**
+   * Resolves a public id (catalog row or `provider_x/<model>` passthrough) to what the upstream
+   * receives. `undefined` for an unknown id or a disabled family. Request `reasoning_effort` and
+   * `verbosity` override the row; the tier comes only from the id.
+   */
+  resolve(id: string, overrides: ResolveOverrides = {}): ResolvedModel | undefined {
+    const entry = this.byId.get(id);
+    if (entry) {
+      return {
+        requestedId: id,
+        catalogId: entry.id,
+        provider: entry.provider,
+        upstreamModel: entry.upstream_model,
+        reasoningEffort: overrides.reasoningEffort ?? entry.reasoning_effort,
+        verbosity: overrides.verbosity ?? entry.verbosity,
+        serviceTier: entry.service_tier,
+      };
+    }
+    const slash = id.indexOf('/');
+    const provider = (slash > 0 ? id.slice(0, slash) : '') as ProviderId;
+    const model = id.slice(slash + 1).trim();
+    if (!PROVIDER_IDS.includes(provider) || model === '' || !this.isEnabled(provider)) return undefined;
+    const defaults = PASSTHROUGH_DEFAULTS[provider];
+    return {
+      requestedId: id,
+      catalogId: null,
+      provider,
+      upstreamModel: passthroughUpstreamModel(provider, model),
+      reasoningEffort: overrides.reasoningEffort ?? defaults.effort,
+      verbosity: overrides.verbosity ?? defaults.verbosity,
+      serviceTier: null,
+    };
+  }
+}
+
+function validateEntry(row: unknown): string | undefined {
+  if (typeof row !== 'object' || row === null) return 'must be an object';
+  const entry = row as Record<string, unknown>;
+  if (typeof entry.id !== 'string' || entry.id.trim() === '') return 'needs a non-empty "id"';
+  if (!PROVIDER_IDS.includes(entry.provider as ProviderId)) return `has an unknown "provider" (allowed: ${PROVIDER_IDS.join(', ')})`;
+  if (typeof entry.upstream_model !== 'string' || entry.upstream_model === '') return 'needs a non-empty "upstream_model"';
+  for (const key of ['reasoning_effort', 'verbosity']) {
+    if (entry[key] !== null && typeof entry[key] !== 'string') return `"${key}" must be a string or null`;
+  }
+  if (entry.service_tier !== null && entry.service_tier !== 'priority') return '"service_tier" must be "priority" or null';
+  if (typeof entry.structured !== 'boolean') return '"structured" must be true or false';
+  return undefined;
+}

@@ -1,0 +1,17 @@
+import { Injectable } from '@nestjs/common';
+import { GatewayError } from '../../common/errors/gateway.error';
+import type { CallContext, ChatEvent, ChatRequest, ProviderAdapter } from '../provider-adapter';
+
+/** Placeholder until the provider_c adapter lands: fails every turn with upstream_error. */
+@Injectable()
+export class ProviderCAdapter implements ProviderAdapter {
+  readonly id = 'provider_c' as const;
+
+  stream(_request: ChatRequest, _context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    return Promise.reject(new GatewayError('upstream', { detail: 'provider_c adapter not built yet' }));
+  }
+
+  complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    return this.stream(request, context);
+  }
+}

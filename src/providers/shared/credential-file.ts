@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+
+/** Reads a CLI login file as a generic JSON object (unknown fields survive a rewrite). */
+export async function readJsonObject(filePath: string): Promise<Record<string, unknown>> {
+  const parsed: unknown = JSON.parse(await fs.readFile(filePath, 'utf8'));
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('login file is not a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Atomic write-back of a CLI login file (provider_a.md §1.6, provider_b.md §2.4): 2-space JSON
+ * with a trailing newline into `<file>.<pid>.<random>.tmp` beside it with mode 0600, fsync,
+ * rename over the original, chmod 0600. When rename fails because the file is a single
+ * bind-mounted file (EBUSY, EXDEV, EPERM), fall back to truncate-and-write in place.
+ */
+export async function writeJsonFileAtomic(filePath: string, value: unknown): Promise<void> {
+  const text = JSON.stringify(value, null, 2) + '\n';
+  const temporary = path.join(path.dirname(filePath), `${path.basename(filePath)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await fs.open(temporary, 'w', 0o600);
+  try {
+    await handle.writeFile(text, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await fs.rename(temporary, filePath);
+    await fs.chmod(filePath, 0o600);
+  } catch (error) {
+    await fs.rm(temporary, { force: true });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EBUSY' && code !== 'EXDEV' && code !== 'EPERM') throw error;
+    await fs.writeFile(filePath, text, { encoding: 'utf8', mode: 0o600 });
+    await fs.chmod(filePath, 0o600).catch(() => undefined);
+  }
+}

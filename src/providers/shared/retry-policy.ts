@@ -1,0 +1,64 @@
+import { GatewayError } from '../../common/errors/gateway.error';
+
+/**
+ * The shared retry rule of all three families (gateway-behaviours.md §1.1): before any output,
+ * a retryable failure gets at most 2 more attempts, 250 ms then 1000 ms (±20 %), or the upstream
+ * hint when it is larger and at most 30 s; never past the deadline.
+ */
+export const RETRY_DELAYS_MS = [250, 1000] as const;
+const JITTER = 0.2;
+const MAX_HINT_MS = 30_000;
+
+export function retryDelayMs(retryNumber: number, hintSeconds: number | undefined, random: () => number = Math.random): number {
+  const base = RETRY_DELAYS_MS[Math.min(retryNumber, RETRY_DELAYS_MS.length - 1)];
+  const jittered = base * (1 - JITTER + 2 * JITTER * random());
+  const hintMs = hintSeconds !== undefined ? hintSeconds * 1000 : 0;
+  return hintMs > jittered && hintMs <= MAX_HINT_MS ? hintMs : jittered;
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export interface RetryOptions {
+  readonly signal: AbortSignal;
+  /** Epoch ms after which no new attempt may start. */
+  readonly deadlineAt: number;
+  /** Extra attempts after the first; 2 by the shared rule. */
+  readonly maxRetries?: number;
+  readonly onRetry?: (error: GatewayError, retryNumber: number, delayMs: number) => void;
+  readonly now?: () => number;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails with a non-retryable error, or the budget is spent.
+ * `attempt` must itself stop retrying once it has yielded output (it then resolves).
+ */
+export async function runWithRetries<T>(attempt: (attemptNumber: number) => Promise<T>, options: RetryOptions): Promise<T> {
+  const maxRetries = options.maxRetries ?? RETRY_DELAYS_MS.length;
+  const now = options.now ?? Date.now;
+  for (let attemptNumber = 0; ; attemptNumber++) {
+    try {
+      return await attempt(attemptNumber);
+    } catch (error) {
+      if (options.signal.aborted) throw options.signal.reason ?? error;
+      if (!(error instanceof GatewayError) || !error.retryable || attemptNumber >= maxRetries) throw error;
+      const delayMs = retryDelayMs(attemptNumber, error.retryAfterSeconds);
+      if (now() + delayMs >= options.deadlineAt) throw error;
+      options.onRetry?.(error, attemptNumber + 1, delayMs);
+      await sleep(delayMs, options.signal);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import { parseSseJson, SsePayload } from './sse-event-parser';
+
+async function collect(chunks: string[]): Promise<SsePayload[]> {
+  const encoder = new TextEncoder();
+  async function* source() {
+    for (const chunk of chunks) yield encoder.encode(chunk);
+  }
+  const result: SsePayload[] = [];
+  for await (const payload of parseSseJson(source())) result.push(payload);
+  return result;
+}
+
+describe(parseSseJson.name, () => {
+  it('parses events split across arbitrary chunk boundaries and ignores event:/comment lines', async () => {
+    const payloads = await collect(['event: a\nda', 'ta: {"x":', '1}\n\n: comment\n', 'data: {"y":2}\n\n']);
+    expect(payloads).toEqual([{ ok: true, value: { x: 1 } }, { ok: true, value: { y: 2 } }]);
+  });
+
+  it('joins multi-line data with a newline', async () => {
+    expect(await collect(['data: {"a":\ndata: 1}\n\n'])).toEqual([{ ok: true, value: { a: 1 } }]);
+  });
+
+  it('reports non-JSON data as a failure result instead of throwing', async () => {
+    expect(await collect(['data: not json\n\n'])).toEqual([{ ok: false, raw: 'not json' }]);
+  });
+
+  it('stops at the [DONE] sentinel', async () => {
+    expect(await collect(['data: {"a":1}\n\ndata: [DONE]\n\ndata: {"b":2}\n\n'])).toEqual([{ ok: true, value: { a: 1 } }]);
+  });
+
+  it('dispatches data left at EOF without a blank line', async () => {
+    expect(await collect(['data: {"tail":true}'])).toEqual([{ ok: true, value: { tail: true } }]);
+  });
+
+  it('decodes a multi-byte character split across chunks', async () => {
+    const bytes = new TextEncoder().encode('data: {"t":"é"}\n\n');
+    async function* source() {
+      yield bytes.slice(0, 12);
+      yield bytes.slice(12);
+    }
+    const result: SsePayload[] = [];
+    for await (const payload of parseSseJson(source())) result.push(payload);
+    expect(result).toEqual([{ ok: true, value: { t: 'é' } }]);
+  });
+});

@@ -1,0 +1,139 @@
+import { GatewayError } from '../common/errors/gateway.error';
+
+export interface FairQueueOptions {
+  /** Slots in use at once. */
+  readonly maxActive: number;
+  /** Slots per key at once; `Infinity` for no per-key cap. */
+  readonly maxActivePerKey: number;
+  /** Waiters held at once; beyond it `queue_full` at once. */
+  readonly queueLimit: number;
+  /** Longest wait; 0 = until the caller's signal aborts. */
+  readonly queueTimeoutMs: number;
+}
+
+/** What happened to one acquire, for metrics and logs (the queue itself logs nothing). */
+export interface FairQueueObserver {
+  waiting?(info: { position: number; depth: number }): void;
+  acquired?(info: { waitMs: number; active: number; activeForKey: number; depth: number; queued: boolean }): void;
+  rejected?(info: { reason: 'full' | 'timeout' | 'canceled' | 'deadline'; waitMs: number; depth: number }): void;
+  released?(info: { runMs: number; depth: number }): void;
+}
+
+export interface AcquireOptions {
+  readonly signal: AbortSignal;
+  /** Epoch ms; reaching it while waiting ends the wait with `timeout` (structured deadline_ms). */
+  readonly deadlineAt?: number;
+  readonly observer?: FairQueueObserver;
+}
+
+/** A held slot; `release()` is idempotent and must be called on every path. */
+export interface QueueSlot {
+  release(): void;
+}
+
+interface Waiter {
+  readonly key: string;
+  readonly enqueuedAt: number;
+  readonly grant: () => void;
+}
+
+/**
+ * Admission with a global cap, a per-key cap and a bounded FIFO (gateway-behaviours.md §4.2).
+ * A freed slot goes to the oldest waiter whose key is below its cap, so a key is FIFO within
+ * itself, a key at its cap never blocks other keys, and no key starves. Hand-written: the
+ * per-key fairness rule is ours and no queue library implements it.
+ */
+export class FairQueue {
+  private active = 0;
+  private readonly activeByKey = new Map<string, number>();
+  private waiters: Waiter[] = [];
+
+  constructor(private readonly options: FairQueueOptions) {}
+
+  get depth(): number {
+    return this.waiters.length;
+  }
+
+  get activeCount(): number {
+    return this.active;
+  }
+
+  async acquire(key: string, { signal, deadlineAt, observer }: AcquireOptions): Promise<QueueSlot> {
+    if (signal.aborted) throw signal.reason;
+    const arrivedAt = Date.now();
+    if (this.active < this.options.maxActive && this.keyHasRoom(key) && !this.waiters.some((waiter) => this.keyHasRoom(waiter.key))) {
+      return this.grantSlot(key, arrivedAt, false, observer);
+    }
+    if (this.waiters.length >= this.options.queueLimit) {
+      observer?.rejected?.({ reason: 'full', waitMs: 0, depth: this.waiters.length });
+      throw new GatewayError('queue_full');
+    }
+    return new Promise<QueueSlot>((resolve, reject) => {
+      const timers: NodeJS.Timeout[] = [];
+      const cleanup = () => {
+        timers.forEach(clearTimeout);
+        signal.removeEventListener('abort', onAbort);
+        this.waiters = this.waiters.filter((entry) => entry !== waiter);
+      };
+      const leave = (reason: 'timeout' | 'canceled' | 'deadline', error: unknown) => {
+        cleanup();
+        observer?.rejected?.({ reason, waitMs: Date.now() - arrivedAt, depth: this.waiters.length });
+        reject(error);
+        // A leaving waiter may have been the oldest eligible one; others may now run.
+        this.dispatch();
+      };
+      const onAbort = () => leave('canceled', signal.reason);
+      const waiter: Waiter = {
+        key,
+        enqueuedAt: arrivedAt,
+        grant: () => {
+          cleanup();
+          resolve(this.grantSlot(key, arrivedAt, true, observer));
+        },
+      };
+      this.waiters.push(waiter);
+      observer?.waiting?.({ position: this.waiters.length, depth: this.waiters.length });
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (this.options.queueTimeoutMs > 0) {
+        timers.push(setTimeout(() => leave('timeout', new GatewayError('queue_timeout')), this.options.queueTimeoutMs));
+      }
+      if (deadlineAt !== undefined) {
+        const error = new GatewayError('timeout', { publicMessage: 'deadline elapsed while waiting for admission' });
+        timers.push(setTimeout(() => leave('deadline', error), Math.max(0, deadlineAt - Date.now())));
+      }
+    });
+  }
+
+  private keyHasRoom(key: string): boolean {
+    return (this.activeByKey.get(key) ?? 0) < this.options.maxActivePerKey;
+  }
+
+  private grantSlot(key: string, arrivedAt: number, queued: boolean, observer?: FairQueueObserver): QueueSlot {
+    this.active++;
+    const activeForKey = (this.activeByKey.get(key) ?? 0) + 1;
+    this.activeByKey.set(key, activeForKey);
+    const startedAt = Date.now();
+    observer?.acquired?.({ waitMs: startedAt - arrivedAt, active: this.active, activeForKey, depth: this.waiters.length, queued });
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.active--;
+        const remaining = (this.activeByKey.get(key) ?? 1) - 1;
+        if (remaining === 0) this.activeByKey.delete(key);
+        else this.activeByKey.set(key, remaining);
+        observer?.released?.({ runMs: Date.now() - startedAt, depth: this.waiters.length });
+        this.dispatch();
+      },
+    };
+  }
+
+  /** Grants every eligible waiter, oldest first, while global slots are free. */
+  private dispatch(): void {
+    for (const waiter of [...this.waiters]) {
+      if (this.active >= this.options.maxActive) return;
+      if (this.keyHasRoom(waiter.key)) waiter.grant();
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import * as fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createGatewayApp } from '../../src/app.factory';
+import { loadConfig } from '../../src/config/app-config';
+import { LogCapture } from './log-capture';
+
+export interface TestGateway {
+  readonly app: NestExpressApplication;
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly logs: LogCapture;
+  /** A private HOME for this gateway (CLI login files go under it). */
+  readonly home: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the real gateway in-process on a random loopback port with the given settings (as
+ * environment variables), capturing its logs. Tests never read the developer's real logins:
+ * HOME points at a fresh temp directory.
+ */
+export async function startGateway(settings: Record<string, string> = {}, argv: string[] = []): Promise<TestGateway> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-test-home-'));
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: '0',
+    LOG_LEVEL: 'info',
+    ...settings,
+  };
+  const config = loadConfig(env, argv);
+  const logs = new LogCapture();
+  const app = await createGatewayApp(config, { logStream: logs });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return {
+    app,
+    url: `http://127.0.0.1:${port}`,
+    logs,
+    home,
+    close: async () => {
+      await app.close();
+      fs.rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
