@@ -36,7 +36,7 @@ export async function createGatewayApp(config: AppConfig, options: GatewayAppOpt
   app.disable('x-powered-by');
   app.use(requestIdMiddleware());
   app.use(inFlightMiddleware(app.get(DrainService)));
-  app.use(STRUCTURED_ROUTE, jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES));
+  app.use(STRUCTURED_ROUTE, jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, { deferErrors: true }));
   app.use(jsonBodyMiddleware(config.server.maxBodyBytes));
   app.use(compressionMiddleware());
   return app;

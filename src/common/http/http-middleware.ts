@@ -2,6 +2,7 @@ import compression from 'compression';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { sendErrorResponse } from '../errors/error-response';
+import { GatewayError } from '../errors/gateway.error';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { DrainService } from '../lifecycle/drain.service';
 
@@ -30,17 +31,30 @@ export function inFlightMiddleware(drain: DrainService): RequestHandler {
  * (413 request_too_large, 400 invalid_request), because body-parser errors raised by express
  * middleware never reach Nest's exception filters.
  */
-export function jsonBodyMiddleware(limitBytes: number): RequestHandler {
+export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: boolean } = {}): RequestHandler {
   const parse = express.json({ limit: limitBytes });
   return (request: Request, response: Response, next: NextFunction) => {
     parse(request, response, (error?: unknown) => {
-      if (error) {
-        sendErrorResponse(request, response, toGatewayError(error));
+      if (!error) return next();
+      const gatewayError = toGatewayError(error);
+      if (!options.deferErrors) {
+        sendErrorResponse(request, response, gatewayError);
         return;
       }
+      // Structured admission checks auth and draining before the body (gateway-behaviours.md §6.1),
+      // so its route reports the body error itself, later.
+      (request as RequestWithBodyError)[BODY_ERROR] = gatewayError;
       next();
     });
   };
+}
+
+const BODY_ERROR = Symbol('bodyError');
+type RequestWithBodyError = Request & { [BODY_ERROR]?: GatewayError };
+
+/** The body-parser error deferred by `jsonBodyMiddleware(…, { deferErrors: true })`, if any. */
+export function deferredBodyError(request: Request): GatewayError | undefined {
+  return (request as RequestWithBodyError)[BODY_ERROR];
 }
 
 /**
