@@ -23,6 +23,8 @@ export class ProvidersModule {
     const adapterClasses = enabled.map((id) => ADAPTER_CLASSES[id]);
     return {
       module: ProvidersModule,
+      // Global: chat and structured inference both resolve models through the registry.
+      global: true,
       providers: [
         ...adapterClasses,
         { provide: PROVIDER_ADAPTERS, useFactory: (...adapters: ProviderAdapter[]) => adapters, inject: adapterClasses },

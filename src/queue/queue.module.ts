@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
+import { AgentQueueService } from './agent-queue.service';
 
-/** Admission control (agent queues per family, provider_c process slots). No HTTP here. */
+/** Admission control (agent queues per family). No HTTP here. */
 @Global()
-@Module({ providers: [], exports: [] })
+@Module({ providers: [AgentQueueService], exports: [AgentQueueService] })
 export class QueueModule {}

@@ -1,0 +1,128 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GatewayError } from '../common/errors/gateway.error';
+import { SseWriter } from '../common/sse/sse-writer';
+import type { ChatEvent } from '../providers/provider-adapter';
+import { ChunkFactory } from './chat-chunks';
+import { StreamOutcome, writeChatStream } from './chat-stream.responder';
+import { ToolCallCollector } from './tool-call-collector';
+
+/** Serves one scripted turn through the real writer on a loopback socket and returns the SSE data lines. */
+async function serve(events: ChatEvent[], options: { includeUsage?: boolean; wire?: 'function' | 'custom' } = {}) {
+  let outcome: StreamOutcome | undefined;
+  const server = http.createServer((_request, response) => {
+    async function* source() {
+      for (const event of events) yield event;
+    }
+    const collector = new ToolCallCollector('req-1', options.wire ?? 'function');
+    void writeChatStream(new SseWriter(response), source(), new ChunkFactory('gpt-5.6-sol'), collector, {
+      includeUsage: options.includeUsage ?? false,
+      signal: new AbortController().signal,
+      hooks: { onFirstOutput: () => undefined },
+    }).then((result) => (outcome = result));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const response = await fetch(`http://127.0.0.1:${port}/`);
+    const text = await response.text();
+    const data = text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => line.slice(6));
+    return { response, data, chunks: data.filter((line) => line !== '[DONE]').map((line) => JSON.parse(line)), outcome: outcome! };
+  } finally {
+    server.close();
+  }
+}
+
+describe(writeChatStream.name, () => {
+  it('writes role, content, tool frames after the content, the finish chunk and [DONE], with one id/created/model', async () => {
+    const { response, data, chunks } = await serve([
+      { type: 'text-delta', text: 'Let me look.' },
+      { type: 'tool-call', call: { id: 'call_1', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}' } },
+      { type: 'tool-call', call: { id: 'call_2', name: 'ls', kind: 'function', arguments: '' } },
+      { type: 'usage', usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    expect(response.headers.get('cache-control')).toContain('no-transform');
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([
+      { role: 'assistant' },
+      { content: 'Let me look.' },
+      { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }] },
+      { tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+      {},
+    ]);
+    expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+    expect(chunks.slice(0, -1).every((chunk) => chunk.choices[0].finish_reason === null)).toBe(true);
+    expect(new Set(chunks.map((chunk) => `${chunk.id}|${chunk.created}|${chunk.model}|${chunk.object}`)).size).toBe(1);
+    expect(chunks[0].id).toMatch(/^chatcmpl-/);
+    expect(data.at(-1)).toBe('[DONE]');
+  });
+
+  it('adds a usage chunk with choices [] before [DONE] when include_usage is set', async () => {
+    const { chunks, data } = await serve(
+      [
+        { type: 'text-delta', text: 'hi' },
+        { type: 'usage', usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17, cachedPromptTokens: 2, reasoningTokens: 1 } },
+        { type: 'finish', reason: 'stop' },
+      ],
+      { includeUsage: true },
+    );
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 1 } },
+    });
+    expect(chunks.at(-2).choices[0].finish_reason).toBe('stop');
+    expect(data.at(-1)).toBe('[DONE]');
+  });
+
+  it('streams reasoning as reasoning_content and keeps the adapter finish reason without tool calls', async () => {
+    const { chunks } = await serve([
+      { type: 'reasoning-delta', text: 'thinking' },
+      { type: 'text-delta', text: 'answer' },
+      { type: 'finish', reason: 'length' },
+    ]);
+    expect(chunks[1].choices[0].delta).toEqual({ reasoning_content: 'thinking' });
+    expect(chunks[2].choices[0].delta).toEqual({ content: 'answer' });
+    expect(chunks.at(-1).choices[0].finish_reason).toBe('length');
+  });
+
+  it('turns a mid-stream error into the [error: …] chunk with finish stop, then [DONE], dropping kept calls', async () => {
+    const { chunks, data, response } = await serve([
+      { type: 'text-delta', text: 'partial' },
+      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{}' } },
+      { type: 'error', error: new GatewayError('upstream') },
+    ]);
+    expect(response.status).toBe(200);
+    expect(chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: upstream error]' }, finish_reason: 'stop' });
+    expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
+    expect(data.at(-1)).toBe('[DONE]');
+  });
+
+  it('ends with the invalid-tool-call error chunk when every call was invalid', async () => {
+    const { chunks, outcome } = await serve([
+      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{"broken"' } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: invalid upstream tool call]' }, finish_reason: 'stop' });
+    expect(outcome.errorCode).toBe('invalid_tool_call');
+  });
+
+  it('treats a stream that ends without finish or error as an upstream error', async () => {
+    const { chunks } = await serve([{ type: 'text-delta', text: 'cut' }]);
+    expect(chunks.at(-1).choices[0].delta.content).toBe('[error: upstream error]');
+  });
+
+  it('writes custom calls as custom frames on the custom wire', async () => {
+    const { chunks } = await serve(
+      [
+        { type: 'tool-call', call: { id: 'p1', name: 'apply_patch', kind: 'custom', input: '*** Begin Patch' } },
+        { type: 'finish', reason: 'stop' },
+      ],
+      { wire: 'custom' },
+    );
+    expect(chunks[1].choices[0].delta.tool_calls[0]).toEqual({ index: 0, id: 'p1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch' } });
+  });
+});

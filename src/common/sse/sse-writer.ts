@@ -1,0 +1,79 @@
+import type { ServerResponse } from 'node:http';
+
+/** Comment line written after this much silence so proxies and clients keep the stream open. */
+export const KEEP_ALIVE_INTERVAL_MS = 15_000;
+
+/**
+ * Server-sent events over a raw Node/Express response (style.md §5): headers are committed only by
+ * `open()` — called once the upstream accepted the turn, so earlier failures stay plain JSON
+ * errors — and every write honours backpressure: when the socket buffer is full, `send()`
+ * waits for 'drain' (or 'close'), so a slow client slows the upstream reader instead of
+ * growing memory. Hand-written: Nest's @Sse adds id lines, a leading newline and its own error
+ * frames that the OpenAI wire format does not have (style.md B.5 #5–#7).
+ */
+export class SseWriter {
+  private keepAlive?: NodeJS.Timeout;
+
+  constructor(private readonly response: ServerResponse) {}
+
+  get isOpen(): boolean {
+    return this.response.headersSent;
+  }
+
+  get isClosed(): boolean {
+    return this.response.destroyed || this.response.writableEnded;
+  }
+
+  open(): void {
+    this.response.statusCode = 200;
+    this.response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    // no-transform and X-Accel-Buffering stop proxies (and the compression middleware) from buffering.
+    this.response.setHeader('Cache-Control', 'no-cache, no-transform');
+    this.response.setHeader('Connection', 'keep-alive');
+    this.response.setHeader('X-Accel-Buffering', 'no');
+    this.response.flushHeaders();
+    this.armKeepAlive();
+  }
+
+  /** Writes one `data:` event; resolves `false` when the client is gone. */
+  sendJson(value: unknown): Promise<boolean> {
+    return this.write(`data: ${JSON.stringify(value)}\n\n`);
+  }
+
+  sendDone(): Promise<boolean> {
+    return this.write('data: [DONE]\n\n');
+  }
+
+  end(): void {
+    clearTimeout(this.keepAlive);
+    if (!this.isClosed) this.response.end();
+  }
+
+  private async write(text: string): Promise<boolean> {
+    if (this.isClosed) return false;
+    this.armKeepAlive();
+    if (this.response.write(text)) return true;
+    return new Promise<boolean>((resolve) => {
+      const done = (open: boolean) => {
+        this.response.off('drain', onDrain);
+        this.response.off('close', onClose);
+        resolve(open);
+      };
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      this.response.once('drain', onDrain);
+      this.response.once('close', onClose);
+    });
+  }
+
+  private armKeepAlive(): void {
+    clearTimeout(this.keepAlive);
+    this.keepAlive = setTimeout(() => {
+      if (this.isClosed) return;
+      // An SSE comment: ignored by clients, but it proves the connection is alive.
+      this.response.write(': keep-alive\n\n');
+      this.armKeepAlive();
+    }, KEEP_ALIVE_INTERVAL_MS);
+    this.keepAlive.unref();
+  }
+}
