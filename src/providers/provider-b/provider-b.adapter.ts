@@ -1,17 +1,112 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { GatewayError } from '../../common/errors/gateway.error';
+import { sanitizeIdentifier } from '../../common/logging/sanitize';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.tokens';
 import type { CallContext, ChatEvent, ChatRequest, ProviderAdapter } from '../provider-adapter';
+import { runWithRetries, sleep } from '../shared/retry-policy';
+import { ProviderBTokenSource } from './provider-b.auth';
+import { AcceptedTurn, openTurn, turnEvents } from './provider-b.turn-events';
+import { CodeAssistClient, postCodeAssist, readJsonResponse } from './provider-b.http';
+import { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
+import { buildProviderBRequest } from './provider-b.request';
+import { ThoughtSignatureStore } from './provider-b.thought-signatures';
+import { ProviderBTurn } from './provider-b.turn';
 
-/** Placeholder until the provider_b adapter lands: fails every turn with upstream_error. */
+/**
+ * provider_b: Gemini Code Assist `v1internal` with the Gemini CLI's login (provider_b.md).
+ * Wiring only: tokens, project discovery and the signature memory are process-wide; everything
+ * about one turn (deadline, retries, stream state) is created per call.
+ */
 @Injectable()
 export class ProviderBAdapter implements ProviderAdapter {
   readonly id = 'provider_b' as const;
+  private readonly tokens: ProviderBTokenSource;
+  private readonly projects: ProviderBProjectResolver;
+  private readonly signatures = new ThoughtSignatureStore();
 
-  stream(_request: ChatRequest, _context: CallContext): Promise<AsyncIterable<ChatEvent>> {
-    return Promise.reject(new GatewayError('upstream', { detail: 'provider_b adapter not built yet' }));
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.tokens = new ProviderBTokenSource(config.providerB.authFile, config.providerB.tokenUrl);
+    this.projects = new ProviderBProjectResolver(config.providerB.project);
+  }
+
+  stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    return this.run(request, context, 'streamGenerateContent');
   }
 
   complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
-    return this.stream(request, context);
+    return this.run(request, context, 'generateContent');
+  }
+
+  /** Resolves once the upstream accepted the turn; retries (§10.3) happen before that. */
+  private async run(request: ChatRequest, context: CallContext, method: 'streamGenerateContent' | 'generateContent'): Promise<AsyncIterable<ChatEvent>> {
+    const turn = new ProviderBTurn(context.signal, this.config.providerB.timeoutMs, context.deadlineAt);
+    const client: CodeAssistClient = {
+      baseUrl: this.config.providerB.url,
+      tokens: this.tokens,
+      turn,
+      headerTimeoutMs: this.config.server.streamIdleTimeoutMs,
+      logger: context.logger,
+    };
+    try {
+      const accepted = await runWithRetries((attempt) => this.attempt(request, context, client, method, attempt), {
+        signal: turn.signal,
+        deadlineAt: turn.deadlineAt,
+        onRetry: (error, retry, delayMs) =>
+          context.logger.info(
+            { event: 'provider_b_retry', code: error.code, upstreamStatus: error.upstreamStatus, retry, delayMs: Math.round(delayMs) },
+            'provider_b_retry',
+          ),
+      });
+      return turnEvents(accepted, turn, {
+        onToolCall: (id, signature) => this.signatures.remember(id, signature),
+      });
+    } catch (error) {
+      turn.dispose();
+      const normalized = turn.normalize(error);
+      if (normalized instanceof GatewayError) {
+        // `detail` names statuses, reasons and quota ids only (never tokens or upstream text).
+        const detail = sanitizeIdentifier(normalized.detail);
+        context.logger.info({ event: 'provider_b_turn_failed', code: normalized.code, upstreamStatus: normalized.upstreamStatus, detail }, 'provider_b_turn_failed');
+      }
+      throw normalized;
+    }
+  }
+
+  private async attempt(
+    request: ChatRequest,
+    context: CallContext,
+    client: CodeAssistClient,
+    method: 'streamGenerateContent' | 'generateContent',
+    attempt: number,
+  ): Promise<AcceptedTurn> {
+    const credential = await this.tokens.current(client.turn.signal, context.logger);
+    const project = await this.projects.resolve(credential.loginKey, this.discoveryTransport(client));
+    const built = buildProviderBRequest(request, {
+      project,
+      userPromptId: context.requestId,
+      signatureFor: (id) => this.signatures.lookup(id),
+    });
+    const { invalidArguments, unknownToolResults, unresolvedRefs } = built.report;
+    if (invalidArguments + unknownToolResults + unresolvedRefs > 0) {
+      context.logger.debug({ event: 'provider_b_request_adjusted', invalidArguments, unknownToolResults, unresolvedRefs }, 'provider_b_request_adjusted');
+    }
+    context.logger.debug({ event: 'provider_b_attempt', method, attempt, contents: built.envelope.request.contents.length }, 'provider_b_attempt');
+    const opened = await postCodeAssist(client, method, built.envelope);
+    return openTurn(opened, method === 'streamGenerateContent', client.turn, {
+      customToolNames: built.customToolNames,
+      requestId: context.requestId,
+      idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
+    });
+  }
+
+  private discoveryTransport(client: CodeAssistClient): DiscoveryTransport {
+    return {
+      call: async (method, body) => readJsonResponse(await postCodeAssist(client, method, body), client.turn),
+      wait: (ms) => sleep(ms, client.turn.signal),
+      deadlineAt: client.turn.deadlineAt,
+      signal: client.turn.signal,
+      logger: client.logger,
+    };
   }
 }

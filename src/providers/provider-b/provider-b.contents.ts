@@ -1,0 +1,113 @@
+import type { ChatMessage } from '../chat-types';
+import { messageText, messageTextParts } from '../shared/message-text';
+import { HistoryToolCall, historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
+import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
+import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types';
+
+/** Things worth a log line that the pure translation noticed (counts only, no content). */
+export interface ContentsReport {
+  /** Function-call arguments that were not a JSON object and were sent as `{}`. */
+  invalidArguments: number;
+  /** Tool results whose `tool_call_id` matched no call (sent as `unknown_tool`). */
+  unknownToolResults: number;
+}
+
+export interface ConvertedMessages {
+  readonly systemText?: string;
+  readonly contents: CodeAssistContent[];
+}
+
+export const UNKNOWN_TOOL_NAME = 'unknown_tool';
+
+/**
+ * Chat messages → Code Assist `contents` (provider_b.md §6): system/developer text becomes one
+ * system instruction; user → `user`, assistant → `model` with its tool calls as `functionCall`
+ * parts; each run of consecutive tool messages → one `user` content of `functionResponse` parts.
+ * `signatureFor` is the process-local signature memory (§8).
+ */
+export function convertMessages(
+  messages: readonly ChatMessage[],
+  customNames: ReadonlySet<string>,
+  signatureFor: (callId: string) => string | undefined,
+  report: ContentsReport,
+): ConvertedMessages {
+  const callsById = historyToolCallsById(messages, customNames);
+  const systemTexts: string[] = [];
+  const contents: CodeAssistContent[] = [];
+  let toolRun: CodeAssistPart[] | undefined;
+
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      if (!toolRun) {
+        toolRun = [];
+        contents.push({ role: 'user', parts: toolRun });
+      }
+      toolRun.push(functionResponsePart(message, callsById, report));
+      continue;
+    }
+    toolRun = undefined;
+    if (message.role === 'system' || message.role === 'developer') {
+      const text = messageText(message);
+      if (text !== '') systemTexts.push(text);
+    } else if (message.role === 'assistant') {
+      const parts = modelParts(message, customNames, signatureFor, report);
+      if (parts.length > 0) contents.push({ role: 'model', parts });
+    } else {
+      const parts = messageTextParts(message)
+        .filter((text) => text !== '')
+        .map((text) => ({ text }));
+      if (parts.length > 0) contents.push({ role: 'user', parts });
+    }
+  }
+  if (contents.length === 0) contents.push({ role: 'user', parts: [{ text: '' }] });
+  return { systemText: systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined, contents };
+}
+
+function modelParts(
+  message: ChatMessage,
+  customNames: ReadonlySet<string>,
+  signatureFor: (callId: string) => string | undefined,
+  report: ContentsReport,
+): CodeAssistPart[] {
+  const parts: CodeAssistPart[] = [];
+  const text = messageText(message);
+  if (text !== '') parts.push({ text });
+  let firstCall = true;
+  for (const raw of message.tool_calls ?? []) {
+    const call = readHistoryToolCall(raw, customNames);
+    if (!call) continue;
+    const known = call.thoughtSignature || (call.id !== '' ? signatureFor(call.id) : undefined);
+    // The backend checks the first functionCall of a model turn for a signature (§8).
+    const signature = known || (firstCall ? SKIP_THOUGHT_SIGNATURE : undefined);
+    firstCall = false;
+    const functionCall = { ...(call.id !== '' ? { id: call.id } : {}), name: call.name, args: callArguments(call, report) };
+    parts.push(signature ? { functionCall, thoughtSignature: signature } : { functionCall });
+  }
+  return parts;
+}
+
+function callArguments(call: HistoryToolCall, report: ContentsReport): Record<string, unknown> {
+  if (call.kind === 'custom') return { input: call.payload };
+  if (call.payload.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(call.payload);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // counted below
+  }
+  report.invalidArguments++;
+  return {};
+}
+
+function functionResponsePart(message: ChatMessage, callsById: ReadonlyMap<string, HistoryToolCall>, report: ContentsReport): CodeAssistPart {
+  const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
+  const call = id !== '' ? callsById.get(id) : undefined;
+  if (!call) report.unknownToolResults++;
+  return {
+    functionResponse: {
+      ...(id !== '' ? { id } : {}),
+      name: call?.name ?? UNKNOWN_TOOL_NAME,
+      response: { output: messageText(message) },
+    },
+  };
+}

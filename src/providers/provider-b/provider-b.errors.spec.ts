@@ -1,0 +1,90 @@
+import daily429 from './__fixtures__/provider-b-error-429-daily.json';
+import retry429 from './__fixtures__/provider-b-error-429-retry.json';
+import { classifyProviderBError, parseProviderBError, parseRetryDelay } from './provider-b.errors';
+
+const body = (code: number, status: string, message = 'x', details: unknown[] = []) => ({ error: { code, message, status, details } });
+const detail = (type: string, fields: Record<string, unknown>) => ({ '@type': `type.googleapis.com/google.rpc.${type}`, ...fields });
+
+describe(classifyProviderBError.name, () => {
+  it('429 with a PerDay quota is a terminal usage_limit, never echoing the message (§13.23)', () => {
+    const error = classifyProviderBError(429, daily429);
+    expect(error).toMatchObject({ code: 'usage_limit', retryable: false, upstreamStatus: 429 });
+    expect(error.retryAfterHeader).toBe(60);
+    expect(`${error.message} ${error.detail}`).not.toContain('SECRET-UPSTREAM-TEXT');
+  });
+
+  it('429 with RetryInfo is retryable rate_limited with that hint, from an array body (§13.22)', () => {
+    expect(classifyProviderBError(429, retry429)).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterSeconds: 34.5 });
+  });
+
+  it.each([
+    ['a Daily quota id', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('QuotaFailure', { violations: [{ quotaId: 'RequestsDailyPerProject' }] })])],
+    ['QUOTA_EXHAUSTED', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'QUOTA_EXHAUSTED' })])],
+    ['INSUFFICIENT_G1_CREDITS_BALANCE', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'INSUFFICIENT_G1_CREDITS_BALANCE' })])],
+    ['a retry delay over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('RetryInfo', { retryDelay: '3600s' })])],
+  ])('429 with %s is usage_limit', (_label, errorBody) => {
+    expect(classifyProviderBError(429, errorBody).code).toBe('usage_limit');
+  });
+
+  it.each([
+    ['a message "Please retry in 12s"', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 12s.'), 12],
+    ['a message "Please retry in 900ms"', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 900ms'), 0.9],
+    ['a PerMinute quota', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('QuotaFailure', { violations: [{ quotaId: 'RequestsPerMinutePerUser' }] })]), 60],
+    ['RATE_LIMIT_EXCEEDED', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED' })]), 10],
+    ['nothing', body(429, 'RESOURCE_EXHAUSTED'), 5],
+  ])('429 with %s hints the right delay', (_label, errorBody, seconds) => {
+    expect(classifyProviderBError(429, errorBody)).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterSeconds: seconds });
+  });
+
+  it.each([
+    [401, 'auth', false],
+    [403, 'auth', false],
+    [404, 'not_found', false],
+    [499, 'rate_limited', true],
+    [500, 'upstream', true],
+    [502, 'upstream', true],
+    [503, 'upstream', true],
+    [504, 'upstream', true],
+    [409, 'bad_request', false],
+  ])('HTTP %i → %s (retryable %s)', (status, code, retryable) => {
+    expect(classifyProviderBError(status, undefined)).toMatchObject({ code, retryable });
+  });
+
+  it('403 VALIDATION_REQUIRED is auth and not retryable', () => {
+    expect(classifyProviderBError(403, body(403, 'PERMISSION_DENIED', 'x', [detail('ErrorInfo', { reason: 'VALIDATION_REQUIRED' })]))).toMatchObject({
+      code: 'auth',
+      retryable: false,
+    });
+  });
+
+  it('400 about the token count is context_window; other 400s are bad_request', () => {
+    expect(classifyProviderBError(400, body(400, 'INVALID_ARGUMENT', 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).')).code).toBe(
+      'context_window',
+    );
+    expect(classifyProviderBError(400, body(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.')).code).toBe('bad_request');
+  });
+
+  it('classifies an in-stream error frame by its own code or gRPC status', () => {
+    expect(classifyProviderBError(undefined, body(429, 'RESOURCE_EXHAUSTED')).code).toBe('rate_limited');
+    expect(classifyProviderBError(undefined, { error: { status: 'UNAVAILABLE', message: 'x' } })).toMatchObject({ code: 'upstream', upstreamStatus: 503 });
+  });
+});
+
+describe(parseProviderBError.name, () => {
+  it('reads typed details', () => {
+    expect(parseProviderBError(daily429)).toMatchObject({
+      code: 429,
+      status: 'RESOURCE_EXHAUSTED',
+      quotaIds: ['Gemini25ProRequestsPerDayPerUser'],
+      reasons: ['RATE_LIMIT_EXCEEDED'],
+    });
+  });
+});
+
+describe(parseRetryDelay.name, () => {
+  it.each([
+    ['34.5s', 34.5],
+    ['900ms', 0.9],
+    ['soon', undefined],
+  ])('%s → %s', (value, expected) => expect(parseRetryDelay(value)).toBe(expected));
+});

@@ -1,0 +1,129 @@
+import { GatewayError } from '../../common/errors/gateway.error';
+
+/** What we read from a Code Assist error body (provider_b.md §10.1); message text stays internal. */
+export interface ProviderBErrorInfo {
+  readonly code?: number;
+  readonly status?: string;
+  readonly message?: string;
+  /** `RetryInfo.retryDelay` in seconds. */
+  readonly retryDelaySeconds?: number;
+  readonly quotaIds: readonly string[];
+  readonly reasons: readonly string[];
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `"34.5s"`, `"900ms"` → seconds; anything else → undefined. */
+export function parseRetryDelay(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*$/.exec(value);
+  if (!match) return undefined;
+  const amount = Number(match[1]);
+  return match[2] === 'ms' ? amount / 1000 : amount;
+}
+
+/** Reads `{"error":{…}}` or an array whose first element has that shape; typed `details[]` by `@type`. */
+export function parseProviderBError(body: unknown): ProviderBErrorInfo {
+  const root = Array.isArray(body) ? body[0] : body;
+  const error = isObject(root) && isObject(root.error) ? root.error : undefined;
+  const quotaIds: string[] = [];
+  const reasons: string[] = [];
+  let retryDelaySeconds: number | undefined;
+  const details = Array.isArray(error?.details) ? error.details : [];
+  for (const detail of details) {
+    if (!isObject(detail)) continue;
+    const type = typeof detail['@type'] === 'string' ? detail['@type'] : '';
+    if (type.endsWith('google.rpc.RetryInfo')) {
+      retryDelaySeconds = parseRetryDelay(detail.retryDelay) ?? retryDelaySeconds;
+    } else if (type.endsWith('google.rpc.QuotaFailure') && Array.isArray(detail.violations)) {
+      for (const violation of detail.violations) {
+        if (isObject(violation) && typeof violation.quotaId === 'string') quotaIds.push(violation.quotaId);
+      }
+    } else if (type.endsWith('google.rpc.ErrorInfo') && typeof detail.reason === 'string') {
+      reasons.push(detail.reason);
+    }
+  }
+  return {
+    code: typeof error?.code === 'number' ? error.code : undefined,
+    status: typeof error?.status === 'string' ? error.status : undefined,
+    message: typeof error?.message === 'string' ? error.message : undefined,
+    retryDelaySeconds,
+    quotaIds,
+    reasons,
+  };
+}
+
+/** gRPC status names → the HTTP status they travel with (for error frames inside a 200 stream). */
+const GRPC_STATUS_TO_HTTP: Record<string, number> = {
+  INVALID_ARGUMENT: 400,
+  FAILED_PRECONDITION: 400,
+  OUT_OF_RANGE: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  RESOURCE_EXHAUSTED: 429,
+  CANCELLED: 499,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
+};
+
+const TERMINAL_QUOTA_REASONS = new Set(['QUOTA_EXHAUSTED', 'INSUFFICIENT_G1_CREDITS_BALANCE']);
+const RETRY_STATUSES = new Set([408, 500, 502, 503, 504]);
+const MAX_TRANSIENT_DELAY_SECONDS = 300;
+const CONTEXT_WINDOW_MESSAGE = /input token count|maximum number of tokens/i;
+const RETRY_IN_MESSAGE = /Please retry in\s+(\d+(?:\.\d+)?)\s*(ms|s)\b/i;
+
+/**
+ * Classifies an upstream failure (provider_b.md §10.2). `httpStatus` is the response status, or
+ * undefined for an error frame inside a 2xx stream (then the body's own code/status decides).
+ * The result carries retryability and the Retry-After hint; `detail` names only statuses,
+ * reasons and quota ids, never the upstream message.
+ */
+export function classifyProviderBError(httpStatus: number | undefined, body: unknown): GatewayError {
+  const info = parseProviderBError(body);
+  const status = httpStatus ?? info.code ?? (info.status ? GRPC_STATUS_TO_HTTP[info.status] : undefined) ?? 500;
+  const detail = describe(status, info);
+  const base = { detail, upstreamStatus: status };
+  if (status === 401 || status === 403) return new GatewayError('auth', base);
+  if (status === 404) return new GatewayError('not_found', base);
+  if (status === 429 || info.status === 'RESOURCE_EXHAUSTED') {
+    const hint = info.retryDelaySeconds ?? retryHintFromMessage(info.message);
+    if (isTerminalQuota(info, hint)) return new GatewayError('usage_limit', { ...base, retryAfterSeconds: hint });
+    return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: hint ?? defaultRateLimitHint(info) });
+  }
+  if (status === 499) return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: 5 });
+  if (status === 400) {
+    return CONTEXT_WINDOW_MESSAGE.test(info.message ?? '') ? new GatewayError('context_window', base) : new GatewayError('bad_request', base);
+  }
+  if (status >= 400 && status < 500 && !RETRY_STATUSES.has(status)) return new GatewayError('bad_request', base);
+  return new GatewayError('upstream', { ...base, retryable: RETRY_STATUSES.has(status) || status >= 500 });
+}
+
+function isTerminalQuota(info: ProviderBErrorInfo, hintSeconds: number | undefined): boolean {
+  if (info.quotaIds.some((id) => id.includes('PerDay') || id.includes('Daily'))) return true;
+  if (info.reasons.some((reason) => TERMINAL_QUOTA_REASONS.has(reason))) return true;
+  return hintSeconds !== undefined && hintSeconds > MAX_TRANSIENT_DELAY_SECONDS;
+}
+
+function defaultRateLimitHint(info: ProviderBErrorInfo): number {
+  if (info.quotaIds.some((id) => id.includes('PerMinute'))) return 60;
+  if (info.reasons.includes('RATE_LIMIT_EXCEEDED')) return 10;
+  return 5;
+}
+
+/** Only the number is taken from the upstream message; the text itself is never kept. */
+function retryHintFromMessage(message: string | undefined): number | undefined {
+  const match = message ? RETRY_IN_MESSAGE.exec(message) : null;
+  if (!match) return undefined;
+  return match[2].toLowerCase() === 'ms' ? Number(match[1]) / 1000 : Number(match[1]);
+}
+
+function describe(status: number, info: ProviderBErrorInfo): string {
+  const parts = [`provider_b upstream status ${status}`];
+  if (info.status) parts.push(info.status);
+  if (info.reasons.length > 0) parts.push(`reasons=${info.reasons.join(',')}`);
+  if (info.quotaIds.length > 0) parts.push(`quotas=${info.quotaIds.join(',')}`);
+  return parts.join(' ');
+}

@@ -1,0 +1,216 @@
+import type { ChatMessage, ToolDefinition } from '../chat-types';
+import type { ChatRequest } from '../provider-adapter';
+import toolHistory from './__fixtures__/provider-b-tool-history.json';
+import { buildProviderBRequest, providerBSessionId } from './provider-b.request';
+
+function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
+  return {
+    model: {
+      requestedId: 'gemini-2.5-pro',
+      catalogId: 'gemini-2.5-pro',
+      provider: 'provider_b',
+      upstreamModel: 'gemini-2.5-pro',
+      reasoningEffort: 'medium',
+      verbosity: null,
+      serviceTier: null,
+    },
+    messages: [{ role: 'user', content: 'hi' }],
+    tools: [],
+    faithful: false,
+    sampling: {},
+    chatKey: 'chat:one',
+    customToolWire: 'function',
+    ...overrides,
+  };
+}
+
+const options = { project: 'proj-1', userPromptId: 'req-1' };
+const historyRequest = () =>
+  chatRequest({ messages: toolHistory.messages as ChatMessage[], tools: toolHistory.tools as ToolDefinition[] });
+
+describe(buildProviderBRequest.name, () => {
+  it('wraps the Gemini request in the Code Assist envelope with the bare model id', () => {
+    const { envelope } = buildProviderBRequest(chatRequest(), options);
+    expect(envelope).toEqual({
+      model: 'gemini-2.5-pro',
+      project: 'proj-1',
+      user_prompt_id: 'req-1',
+      request: {
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        generationConfig: { thinkingConfig: { includeThoughts: true } },
+        session_id: providerBSessionId('chat:one'),
+      },
+    });
+  });
+
+  it('maps system/developer to one systemInstruction, roles to user/model, and a tool run to one user content (§13.11)', () => {
+    const { envelope } = buildProviderBRequest(historyRequest(), options);
+    expect(envelope.request.systemInstruction).toEqual({ parts: [{ text: 'You are a coding agent.\n\nPrefer small diffs.' }] });
+    expect(envelope.request.contents).toEqual([
+      { role: 'user', parts: [{ text: 'Read three files.' }] },
+      {
+        role: 'model',
+        parts: [
+          { text: 'Reading them now.' },
+          { functionCall: { id: 'call_a', name: 'read_file', args: { path: 'a.ts' } }, thoughtSignature: 'sig-a' },
+          { functionCall: { id: 'call_b', name: 'list_dir', args: {} } },
+          { functionCall: { id: 'call_c', name: 'apply_patch', args: { input: '*** Begin Patch\n*** End Patch' } } },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { id: 'call_a', name: 'read_file', response: { output: 'export const a = 1;' } } },
+          { functionResponse: { id: 'call_b', name: 'list_dir', response: { output: 'a.ts b.ts' } } },
+          { functionResponse: { id: 'call_c', name: 'apply_patch', response: { output: 'Done' } } },
+        ],
+      },
+      { role: 'user', parts: [{ text: 'Thanks.' }] },
+    ]);
+  });
+
+  it('declares all tools in one entry; a custom tool without parameters gets the raw `input` fallback (§13.14)', () => {
+    const built = buildProviderBRequest(historyRequest(), options);
+    expect(built.envelope.request.tools).toEqual([
+      {
+        functionDeclarations: [
+          { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+          { name: 'list_dir', description: 'List a directory' },
+          {
+            name: 'apply_patch',
+            description: 'Apply a patch',
+            parameters: { type: 'object', properties: { input: { type: 'string', description: 'Raw text input for this tool.' } }, required: ['input'] },
+          },
+        ],
+      },
+    ]);
+    expect([...built.customToolNames]).toEqual(['apply_patch']);
+    expect(built.envelope.request.toolConfig).toBeUndefined();
+  });
+
+  it('replays a custom-wire call as {input} and reports an unknown tool result', () => {
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: 'PATCH' } }] },
+      { role: 'tool', tool_call_id: 'nope', content: 'x' },
+    ];
+    const built = buildProviderBRequest(chatRequest({ messages }), options);
+    expect(built.envelope.request.contents[1]).toEqual({
+      role: 'model',
+      parts: [{ functionCall: { id: 'c1', name: 'apply_patch', args: { input: 'PATCH' } }, thoughtSignature: 'skip_thought_signature_validator' }],
+    });
+    expect(built.envelope.request.contents[2]).toEqual({
+      role: 'user',
+      parts: [{ functionResponse: { id: 'nope', name: 'unknown_tool', response: { output: 'x' } } }],
+    });
+    expect(built.report.unknownToolResults).toBe(1);
+  });
+
+  it('sends {} for arguments that are invalid or not a JSON object, and skips nameless calls', () => {
+    const messages: ChatMessage[] = [
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          { id: 'x1', type: 'function', function: { name: 'f', arguments: '{not json' } },
+          { id: 'x2', type: 'function', function: { name: 'f', arguments: '[1,2]' } },
+          { id: 'x3', type: 'function', function: { name: '', arguments: '{}' } },
+        ],
+      },
+    ];
+    const built = buildProviderBRequest(chatRequest({ messages }), options);
+    const parts = built.envelope.request.contents[0].parts;
+    expect(parts.map((part) => part.functionCall)).toEqual([
+      { id: 'x1', name: 'f', args: {} },
+      { id: 'x2', name: 'f', args: {} },
+    ]);
+    expect(built.report.invalidArguments).toBe(2);
+  });
+
+  it('sends one empty user text when no message survives', () => {
+    const { envelope } = buildProviderBRequest(chatRequest({ messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: null }] }), options);
+    expect(envelope.request.contents).toEqual([{ role: 'user', parts: [{ text: '' }] }]);
+    expect(envelope.request.systemInstruction).toEqual({ parts: [{ text: 'sys' }] });
+  });
+
+  describe('tool_choice (§13.15)', () => {
+    const tools: ToolDefinition[] = [{ type: 'function', function: { name: 'x', parameters: { type: 'object' } } }];
+    const config = (toolChoice: unknown) => buildProviderBRequest(chatRequest({ tools, toolChoice }), options).envelope.request.toolConfig;
+
+    it.each([
+      ['absent', undefined, undefined],
+      ['auto', 'auto', { functionCallingConfig: { mode: 'AUTO' } }],
+      ['none', 'none', { functionCallingConfig: { mode: 'NONE' } }],
+      ['required', 'required', { functionCallingConfig: { mode: 'ANY' } }],
+      ['forced nested function', { type: 'function', function: { name: 'x' } }, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } }],
+      ['forced flat function', { type: 'function', name: 'x' }, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } }],
+      ['forced custom', { type: 'custom', custom: { name: 'x' } }, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } }],
+      ['unknown value', 'sometimes', undefined],
+    ])('%s', (_label, toolChoice, expected) => {
+      expect(config(toolChoice)).toEqual(expected);
+    });
+
+    it('sends no toolConfig when there are no declarations', () => {
+      expect(buildProviderBRequest(chatRequest({ toolChoice: 'required' }), options).envelope.request.toolConfig).toBeUndefined();
+    });
+  });
+
+  describe('thought signatures in (§13.19)', () => {
+    const replay = (calls: ChatMessage['tool_calls'], memory: Record<string, string> = {}) =>
+      buildProviderBRequest(chatRequest({ messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: calls }] }), {
+        ...options,
+        signatureFor: (id) => memory[id],
+      }).envelope.request.contents[1].parts;
+
+    it('takes the signature from extra_content first, then the process memory', () => {
+      const parts = replay(
+        [
+          { id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } },
+          { id: 'b', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 'sig-b' } } },
+        ],
+        { a: 'sig-1', b: 'stale' },
+      );
+      expect(parts.map((part) => part.thoughtSignature)).toEqual(['sig-1', 'sig-b']);
+    });
+
+    it('puts skip_thought_signature_validator on the first unknown call only', () => {
+      const parts = replay([
+        { id: 'u1', type: 'function', function: { name: 'f', arguments: '{}' } },
+        { id: 'u2', type: 'function', function: { name: 'f', arguments: '{}' } },
+      ]);
+      expect(parts.map((part) => part.thoughtSignature)).toEqual(['skip_thought_signature_validator', undefined]);
+    });
+  });
+
+  describe('generationConfig', () => {
+    it('omits thinkingConfig for reasoning_effort none, keeps it otherwise (§13.25)', () => {
+      const none = chatRequest({ model: { ...chatRequest().model, reasoningEffort: 'none' } });
+      expect(buildProviderBRequest(none, options).envelope.request.generationConfig).toBeUndefined();
+      const high = chatRequest({ model: { ...chatRequest().model, reasoningEffort: 'high' } });
+      expect(buildProviderBRequest(high, options).envelope.request.generationConfig).toEqual({ thinkingConfig: { includeThoughts: true } });
+    });
+
+    it('forwards temperature, top_p, max tokens and stop sequences only', () => {
+      const request = chatRequest({ sampling: { temperature: 0.2, topP: 0.9, maxTokens: 100, stop: ['END'] } });
+      expect(buildProviderBRequest(request, options).envelope.request.generationConfig).toEqual({
+        thinkingConfig: { includeThoughts: true },
+        temperature: 0.2,
+        topP: 0.9,
+        maxOutputTokens: 100,
+        stopSequences: ['END'],
+      });
+    });
+  });
+
+  describe('session ids (§13.26)', () => {
+    it('is a stable UUID per chat key and differs between chats', () => {
+      const first = buildProviderBRequest(chatRequest({ chatKey: 'chat:a' }), { ...options, userPromptId: 'r1' }).envelope;
+      const second = buildProviderBRequest(chatRequest({ chatKey: 'chat:a' }), { ...options, userPromptId: 'r2' }).envelope;
+      const other = buildProviderBRequest(chatRequest({ chatKey: 'chat:b' }), options).envelope;
+      expect(first.request.session_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(second.request.session_id).toBe(first.request.session_id);
+      expect(other.request.session_id).not.toBe(first.request.session_id);
+      expect(first.user_prompt_id).not.toBe(second.user_prompt_id);
+    });
+  });
+});

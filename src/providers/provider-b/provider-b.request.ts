@@ -1,0 +1,71 @@
+import { sha256Hex } from '../../common/auth/caller';
+import type { ChatRequest, SamplingOptions } from '../provider-adapter';
+import { ContentsReport, convertMessages } from './provider-b.contents';
+import { convertToolChoice, convertTools } from './provider-b.tools';
+import type { CodeAssistEnvelope, GenerateContentRequest, GenerationConfig } from './provider-b.wire-types';
+
+export interface ProviderBRequestOptions {
+  /** The Code Assist project (configured or discovered). */
+  readonly project: string;
+  /** Fresh per gateway request: the request id. */
+  readonly userPromptId: string;
+  /** Process-local thought-signature memory by call id (provider_b.md §8). */
+  readonly signatureFor?: (callId: string) => string | undefined;
+}
+
+/** Counts the adapter logs; the translation itself stays pure. */
+export interface ProviderBRequestReport extends ContentsReport {
+  unresolvedRefs: number;
+}
+
+export interface BuiltProviderBRequest {
+  readonly envelope: CodeAssistEnvelope;
+  /** Custom tool names of this request; the stream translation needs them for returned calls. */
+  readonly customToolNames: ReadonlySet<string>;
+  readonly report: ProviderBRequestReport;
+}
+
+/**
+ * Pure: ChatRequest → the Code Assist envelope (provider_b.md §5–§8). Empty members
+ * (`systemInstruction`, `tools`, `toolConfig`, `generationConfig`) are omitted.
+ */
+export function buildProviderBRequest(request: ChatRequest, options: ProviderBRequestOptions): BuiltProviderBRequest {
+  const report: ProviderBRequestReport = { invalidArguments: 0, unknownToolResults: 0, unresolvedRefs: 0 };
+  const tools = convertTools(request.tools, report);
+  const { systemText, contents } = convertMessages(request.messages, tools.customNames, options.signatureFor ?? (() => undefined), report);
+  const hasTools = tools.declarations.length > 0;
+  const functionCallingConfig = hasTools ? convertToolChoice(request.toolChoice) : undefined;
+  const generationConfig = buildGenerationConfig(request.model.reasoningEffort, request.sampling);
+
+  const body: GenerateContentRequest = {
+    contents,
+    ...(systemText !== undefined ? { systemInstruction: { parts: [{ text: systemText }] } } : {}),
+    ...(hasTools ? { tools: [{ functionDeclarations: tools.declarations }] } : {}),
+    ...(functionCallingConfig ? { toolConfig: { functionCallingConfig } } : {}),
+    ...(generationConfig ? { generationConfig } : {}),
+    session_id: providerBSessionId(request.chatKey),
+  };
+  return {
+    envelope: { model: request.model.upstreamModel, project: options.project, user_prompt_id: options.userPromptId, request: body },
+    customToolNames: tools.customNames,
+    report,
+  };
+}
+
+/** Thoughts stay on unless the effective effort is `none`; the effort value itself is not sent. */
+function buildGenerationConfig(reasoningEffort: string | null, sampling: SamplingOptions): GenerationConfig | undefined {
+  const config: GenerationConfig = {
+    ...(reasoningEffort !== 'none' ? { thinkingConfig: { includeThoughts: true } } : {}),
+    ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
+    ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
+    ...(sampling.maxTokens !== undefined ? { maxOutputTokens: sampling.maxTokens } : {}),
+    ...(sampling.stop !== undefined && sampling.stop.length > 0 ? { stopSequences: [...sampling.stop] } : {}),
+  };
+  return Object.keys(config).length > 0 ? config : undefined;
+}
+
+/** Stable per chat: UUID-formatted `sha256_hex("provider_b.session:" + chatKey)` (§5.3). */
+export function providerBSessionId(chatKey: string): string {
+  const hex = sha256Hex(`provider_b.session:${chatKey}`);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}

@@ -1,0 +1,55 @@
+import type { ToolDefinition } from '../chat-types';
+import { customToolNames, normalizeTools } from '../shared/tool-definitions';
+import { CUSTOM_TOOL_FALLBACK_PARAMETERS } from './provider-b.constants';
+import { cleanSchema, SchemaCleanReport } from './provider-b.schema-cleaner';
+import type { FunctionCallingConfig, FunctionDeclaration } from './provider-b.wire-types';
+
+export interface ConvertedTools {
+  readonly declarations: FunctionDeclaration[];
+  /** Names declared as custom tools (history replay and returned calls use it). */
+  readonly customNames: ReadonlySet<string>;
+}
+
+/**
+ * Client tools → one `functionDeclarations` list (provider_b.md §7.1). Function tools send their
+ * cleaned schema; custom tools their cleaned parameters or the raw-text `input` fallback. Other
+ * tool types (hosted tools such as web search) have no Code Assist equivalent and are skipped.
+ */
+export function convertTools(tools: readonly ToolDefinition[], report: SchemaCleanReport): ConvertedTools {
+  const normalized = normalizeTools(tools).filter((tool) => tool.type === 'function' || tool.type === 'custom');
+  const declarations = normalized.map((tool): FunctionDeclaration => {
+    const parameters = tool.parameters
+      ? cleanSchema(tool.parameters, report)
+      : tool.type === 'custom'
+        ? structuredClone(CUSTOM_TOOL_FALLBACK_PARAMETERS)
+        : undefined;
+    return {
+      name: tool.name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      ...(parameters ? { parameters } : {}),
+    };
+  });
+  return { declarations, customNames: customToolNames(normalized) };
+}
+
+/**
+ * `tool_choice` → `functionCallingConfig` (provider_b.md §7.3). Absent or unrecognised → none:
+ * the gateway never forces tool use on its own.
+ */
+export function convertToolChoice(toolChoice: unknown): FunctionCallingConfig | undefined {
+  if (toolChoice === 'auto') return { mode: 'AUTO' };
+  if (toolChoice === 'none') return { mode: 'NONE' };
+  if (toolChoice === 'required') return { mode: 'ANY' };
+  const forced = forcedToolName(toolChoice);
+  return forced ? { mode: 'ANY', allowedFunctionNames: [forced] } : undefined;
+}
+
+/** `{type:"function",function:{name}}`, `{type:"custom",custom:{name}}` or the flat `{type, name}`. */
+function forcedToolName(toolChoice: unknown): string | undefined {
+  if (typeof toolChoice !== 'object' || toolChoice === null) return undefined;
+  const choice = toolChoice as Record<string, unknown>;
+  if (choice.type !== 'function' && choice.type !== 'custom') return undefined;
+  const nested = choice[choice.type];
+  const source = typeof nested === 'object' && nested !== null ? (nested as Record<string, unknown>) : choice;
+  return typeof source.name === 'string' && source.name.trim() !== '' ? source.name.trim() : undefined;
+}

@@ -1,0 +1,50 @@
+/** Code Assist `v1internal` request shapes we send (provider_b.md §5–§7). */
+
+export interface CodeAssistPart {
+  readonly text?: string;
+  readonly thought?: boolean;
+  readonly functionCall?: { readonly id?: string; readonly name: string; readonly args: Record<string, unknown> };
+  readonly functionResponse?: { readonly id?: string; readonly name: string; readonly response: { readonly output: string } };
+  readonly thoughtSignature?: string;
+}
+
+export interface CodeAssistContent {
+  readonly role: 'user' | 'model';
+  readonly parts: readonly CodeAssistPart[];
+}
+
+export interface FunctionDeclaration {
+  readonly name: string;
+  readonly description?: string;
+  readonly parameters?: Record<string, unknown>;
+}
+
+export interface FunctionCallingConfig {
+  readonly mode: 'AUTO' | 'NONE' | 'ANY';
+  readonly allowedFunctionNames?: readonly string[];
+}
+
+export interface GenerationConfig {
+  readonly thinkingConfig?: { readonly includeThoughts: boolean };
+  readonly temperature?: number;
+  readonly topP?: number;
+  readonly maxOutputTokens?: number;
+  readonly stopSequences?: readonly string[];
+}
+
+export interface GenerateContentRequest {
+  readonly contents: readonly CodeAssistContent[];
+  readonly systemInstruction?: { readonly parts: readonly [{ readonly text: string }] };
+  readonly tools?: readonly [{ readonly functionDeclarations: readonly FunctionDeclaration[] }];
+  readonly toolConfig?: { readonly functionCallingConfig: FunctionCallingConfig };
+  readonly generationConfig?: GenerationConfig;
+  readonly session_id: string;
+}
+
+/** The envelope around a Gemini request (provider_b.md §5.3). */
+export interface CodeAssistEnvelope {
+  readonly model: string;
+  readonly project: string;
+  readonly user_prompt_id: string;
+  readonly request: GenerateContentRequest;
+}

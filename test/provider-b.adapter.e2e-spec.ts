@@ -1,0 +1,407 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { GatewayError } from '../src/common/errors/gateway.error';
+import { loadConfig } from '../src/config/app-config';
+import type { CallContext, ChatEvent, ChatRequest, EventLogger } from '../src/providers/provider-adapter';
+import { ProviderBAdapter } from '../src/providers/provider-b/provider-b.adapter';
+import { overrideOnboardingPollInterval } from '../src/providers/provider-b/provider-b.constants';
+import { FakeCodeAssist } from './support/fake-provider-b';
+import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
+
+const CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com';
+const CLIENT_SECRET = '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';
+
+/** Records event names only, like the real logger would see them. */
+class RecordingLogger implements EventLogger {
+  readonly records: Record<string, unknown>[] = [];
+  info = (fields: Record<string, unknown>) => void this.records.push(fields);
+  warn = (fields: Record<string, unknown>) => void this.records.push(fields);
+  debug = (fields: Record<string, unknown>) => void this.records.push(fields);
+  error = (fields: Record<string, unknown>) => void this.records.push(fields);
+  events(): unknown[] {
+    return this.records.map((record) => record.event);
+  }
+}
+
+function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
+  return {
+    model: {
+      requestedId: 'gemini-2.5-pro',
+      catalogId: 'gemini-2.5-pro',
+      provider: 'provider_b',
+      upstreamModel: 'gemini-2.5-pro',
+      reasoningEffort: 'medium',
+      verbosity: null,
+      serviceTier: null,
+    },
+    messages: [{ role: 'user', content: 'hi' }],
+    tools: [],
+    faithful: false,
+    sampling: {},
+    chatKey: 'chat:test',
+    customToolWire: 'function',
+    ...overrides,
+  };
+}
+
+async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
+  const result: ChatEvent[] = [];
+  for await (const event of events) result.push(event);
+  return result;
+}
+
+describe(ProviderBAdapter.name, () => {
+  let fake: FakeCodeAssist;
+  let home: string;
+  let logger: RecordingLogger;
+  let requestCounter = 0;
+
+  const context = (signal: AbortSignal = new AbortController().signal): CallContext => ({ signal, requestId: `req-${++requestCounter}`, logger });
+  const adapterWith = (options: { project?: string; env?: Record<string, string> } = {}) => {
+    const settings = providerBSettings(fake, home, { project: options.project });
+    return new ProviderBAdapter(loadConfig({ HOME: home, GATEWAY_STREAM_IDLE_TIMEOUT: '5s', ...settings, ...options.env }));
+  };
+  const authFile = () => path.join(home, '.gemini', 'oauth_creds.json');
+
+  beforeAll(async () => {
+    fake = await FakeCodeAssist.start();
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+  beforeEach(() => {
+    fake.reset();
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-adapter-'));
+    logger = new RecordingLogger();
+  });
+  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+
+  describe('project discovery', () => {
+    it('calls :loadCodeAssist once with GEMINI metadata, then reuses the project (§13.1)', async () => {
+      const adapter = adapterWith();
+      const first = await collect(await adapter.stream(chatRequest(), context()));
+      await collect(await adapter.stream(chatRequest(), context()));
+      expect(first).toEqual([
+        { type: 'text-delta', text: 'ok' },
+        { type: 'usage', usage: { promptTokens: 3, completionTokens: 1, totalTokens: 4 } },
+        { type: 'finish', reason: 'stop' },
+      ]);
+      const discovery = fake.requests('loadCodeAssist');
+      expect(discovery).toHaveLength(1);
+      expect(discovery[0].body).toEqual({ metadata: { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } });
+      const generate = fake.requests('streamGenerateContent');
+      expect(generate).toHaveLength(2);
+      expect(generate.map((request) => request.body.project)).toEqual(['fake-project', 'fake-project']);
+      expect(generate[0].query).toEqual({ alt: 'sse' });
+      expect(generate[0].headers).toMatchObject({
+        authorization: 'Bearer fake-access-initial',
+        accept: 'text/event-stream',
+        'content-type': 'application/json',
+      });
+      expect(generate[0].headers['user-agent']).toMatch(/^GeminiCLI\/\d+\.\d+\.\d+ \([a-z0-9]+; [a-z0-9_]+\)$/);
+    });
+
+    it('accepts the object form of cloudaicompanionProject (§13.2)', async () => {
+      fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier' }, cloudaicompanionProject: { id: 'p-9', name: 'nine' } } });
+      await collect(await adapterWith().stream(chatRequest(), context()));
+      expect(fake.requests('streamGenerateContent')[0].body.project).toBe('p-9');
+    });
+
+    it('onboards with the default tier and polls the operation until done (§13.3)', async () => {
+      const restore = overrideOnboardingPollInterval(20);
+      try {
+        fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'legacy-tier' }, { id: 'free-tier', isDefault: true }] } });
+        fake.enqueue(
+          'onboardUser',
+          { body: { name: 'operations/7', done: false } },
+          { body: { name: 'operations/7', done: false } },
+          { body: { name: 'operations/7', done: true, response: { cloudaicompanionProject: { id: 'onboarded-1' } } } },
+        );
+        await collect(await adapterWith().stream(chatRequest(), context()));
+      } finally {
+        restore();
+      }
+      const onboard = fake.requests('onboardUser');
+      expect(onboard).toHaveLength(3);
+      expect(onboard[0].body).toEqual({ tierId: 'free-tier', metadata: { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } });
+      expect(onboard[2].receivedAt - onboard[1].receivedAt).toBeGreaterThanOrEqual(15);
+      expect(fake.requests('streamGenerateContent')[0].body.project).toBe('onboarded-1');
+    });
+
+    it('fails the request on a failed discovery and tries again on the next one (§13.4)', async () => {
+      const adapter = adapterWith();
+      const failure = { status: 500, body: errorFrame(500, 'INTERNAL') };
+      fake.enqueue('loadCodeAssist', failure, failure, failure);
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'upstream' });
+      expect(fake.requests('loadCodeAssist')).toHaveLength(3);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(0);
+      await collect(await adapter.stream(chatRequest(), context()));
+      expect(fake.requests('loadCodeAssist')).toHaveLength(4);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+    });
+
+    it('fails with auth when an onboarded account has no project', async () => {
+      fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier' } } });
+      await expect(adapterWith().stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      expect(logger.records).toContainEqual(expect.objectContaining({ event: 'provider_b_project_unavailable', reason: 'provider_b_project_required' }));
+    });
+
+    it('uses PROVIDER_B_PROJECT verbatim without any discovery call (§13.5)', async () => {
+      await collect(await adapterWith({ project: 'proj-x' }).stream(chatRequest(), context()));
+      expect(fake.requests('loadCodeAssist')).toHaveLength(0);
+      expect(fake.requests('onboardUser')).toHaveLength(0);
+      expect(fake.requests('streamGenerateContent')[0].body.project).toBe('proj-x');
+    });
+
+    it('shares one discovery between concurrent requests', async () => {
+      fake.enqueue('loadCodeAssist', { delayMs: 150, body: { currentTier: { id: 'free-tier' }, cloudaicompanionProject: 'slow-project' } });
+      const adapter = adapterWith();
+      const results = await Promise.all([1, 2, 3].map(async () => collect(await adapter.stream(chatRequest(), context()))));
+      expect(results).toHaveLength(3);
+      expect(fake.requests('loadCodeAssist')).toHaveLength(1);
+      expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual(['slow-project', 'slow-project', 'slow-project']);
+    });
+  });
+
+  describe('tokens', () => {
+    it('refreshes an expired token once with the Gemini CLI client and uses the new one (§13.6)', async () => {
+      const adapter = adapterWith({ project: 'p' });
+      writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000 });
+      await collect(await adapter.stream(chatRequest(), context()));
+      const refresh = fake.requests('token');
+      expect(refresh).toHaveLength(1);
+      expect(refresh[0].headers['content-type']).toBe('application/x-www-form-urlencoded');
+      expect(refresh[0].body).toEqual({ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, refresh_token: 'fake-refresh-token', grant_type: 'refresh_token' });
+      expect(fake.requests('streamGenerateContent')[0].headers.authorization).toBe('Bearer fake-access-1');
+    });
+
+    it('writes the new token back keeping unknown keys, mode 0600 and no temp file (§13.7)', async () => {
+      const adapter = adapterWith({ project: 'p' });
+      writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000, extra: { id_token: 'old-id', custom_cli_field: { keep: true } } });
+      const before = Date.now();
+      await collect(await adapter.stream(chatRequest(), context()));
+      const saved = JSON.parse(fs.readFileSync(authFile(), 'utf8'));
+      expect(saved).toMatchObject({ access_token: 'fake-access-1', refresh_token: 'fake-refresh-token', id_token: 'old-id', custom_cli_field: { keep: true } });
+      expect(saved.expiry_date).toBeGreaterThanOrEqual(before + 3_600_000 - 1000);
+      expect(saved.expiry_date).toBeLessThanOrEqual(Date.now() + 3_600_000);
+      expect(fs.statSync(authFile()).mode & 0o777).toBe(0o600);
+      expect(fs.readdirSync(path.join(home, '.gemini'))).toEqual(['oauth_creds.json']);
+    });
+
+    it('refreshes a file that only has a refresh token, and keeps a rotated refresh token', async () => {
+      const adapter = adapterWith({ project: 'p' });
+      writeCredsFile(path.join(home, '.gemini'), { accessToken: null, expiryDateMs: null });
+      fake.enqueue('token', { body: { access_token: 'rotated-access', refresh_token: 'rotated-refresh', expires_in: 3600 } });
+      await collect(await adapter.stream(chatRequest(), context()));
+      expect(fake.requests('streamGenerateContent')[0].headers.authorization).toBe('Bearer rotated-access');
+      expect(JSON.parse(fs.readFileSync(authFile(), 'utf8')).refresh_token).toBe('rotated-refresh');
+    });
+
+    it('refreshes once for concurrent requests', async () => {
+      const adapter = adapterWith({ project: 'p' });
+      writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000 });
+      fake.enqueue('token', { delayMs: 100, body: { access_token: 'shared-access', expires_in: 3600 } });
+      await Promise.all([1, 2, 3].map(async () => collect(await adapter.stream(chatRequest(), context()))));
+      expect(fake.requests('token')).toHaveLength(1);
+      expect(fake.requests('streamGenerateContent').map((request) => request.headers.authorization)).toEqual(Array(3).fill('Bearer shared-access'));
+    });
+
+    it('retries a 401 once after a forced refresh (§13.8)', async () => {
+      fake.enqueue('streamGenerateContent', { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') });
+      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
+      const generate = fake.requests('streamGenerateContent');
+      expect(generate.map((request) => request.headers.authorization)).toEqual(['Bearer fake-access-initial', 'Bearer fake-access-1']);
+      expect(fake.requests('token')).toHaveLength(1);
+    });
+
+    it('uses a token the CLI wrote meanwhile instead of refreshing after a 401', async () => {
+      const adapter = adapterWith({ project: 'p' });
+      await collect(await adapter.stream(chatRequest(), context()));
+      writeCredsFile(path.join(home, '.gemini'), { accessToken: 'cli-relogin' });
+      fake.enqueue('streamGenerateContent', { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') });
+      await collect(await adapter.stream(chatRequest(), context()));
+      expect(fake.requests('streamGenerateContent').map((request) => request.headers.authorization)).toEqual([
+        'Bearer fake-access-initial',
+        'Bearer fake-access-initial',
+        'Bearer cli-relogin',
+      ]);
+      expect(fake.requests('token')).toHaveLength(0);
+    });
+
+    it('gives up with auth after two 401s and exactly one refresh (§13.9)', async () => {
+      const unauthorized = { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') };
+      fake.enqueue('streamGenerateContent', unauthorized, unauthorized);
+      await expect(adapterWith({ project: 'p' }).stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(2);
+      expect(fake.requests('token')).toHaveLength(1);
+    });
+
+    it('applies the 401 refresh-and-retry to discovery too', async () => {
+      fake.enqueue('loadCodeAssist', { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') });
+      await collect(await adapterWith().stream(chatRequest(), context()));
+      expect(fake.requests('loadCodeAssist').map((request) => request.headers.authorization)).toEqual(['Bearer fake-access-initial', 'Bearer fake-access-1']);
+    });
+
+    it('does not retry a 403 and makes no refresh call (§13.10)', async () => {
+      fake.enqueue('streamGenerateContent', { status: 403, body: errorFrame(403, 'PERMISSION_DENIED', 'VALIDATION_REQUIRED') });
+      await expect(adapterWith({ project: 'p' }).stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+      expect(fake.requests('token')).toHaveLength(0);
+    });
+
+    it('fails with auth when the refresh is refused, logging only the error code', async () => {
+      const adapter = adapterWith({ project: 'p' });
+      writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000 });
+      fake.enqueue('token', { status: 400, body: { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' } });
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      expect(logger.records).toContainEqual({ event: 'provider_b_auth_refresh_failed', status: 400, error: 'invalid_grant' });
+      expect(JSON.stringify(logger.records)).not.toMatch(/revoked|fake-refresh-token|fake-access/);
+    });
+
+    it('fails with auth and names the path when the login file is missing', async () => {
+      const adapter = adapterWith({ project: 'p' });
+      fs.rmSync(authFile());
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      expect(logger.records).toContainEqual({ event: 'provider_b_auth_unavailable', reason: 'missing', path: authFile() });
+      expect(fake.requests()).toHaveLength(0);
+    });
+  });
+
+  describe('turns', () => {
+    it('returns non-streaming thoughts, text and calls through :generateContent (§13.18)', async () => {
+      fake.enqueue('generateContent', {
+        body: {
+          response: {
+            candidates: [
+              {
+                content: { role: 'model', parts: [{ text: 'hmm', thought: true }, { text: 'answer' }, { functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'sig-n' }] },
+                finishReason: 'STOP',
+              },
+            ],
+            responseId: 'r-n',
+          },
+        },
+      });
+      const events = await collect(await adapterWith({ project: 'p' }).complete(chatRequest(), context()));
+      expect(events).toEqual([
+        { type: 'reasoning-delta', text: 'hmm' },
+        { type: 'text-delta', text: 'answer' },
+        { type: 'tool-call', call: { id: 'call_r-n_0', name: 'f', kind: 'function', arguments: '{"a":1}', thoughtSignature: 'sig-n' } },
+        { type: 'finish', reason: 'stop' },
+      ]);
+      expect(fake.requests('generateContent')[0].headers.accept).toBe('application/json');
+    });
+
+    it('remembers a thought signature and replays it when the client dropped extra_content (§13.19)', async () => {
+      const adapter = adapterWith({ project: 'p' });
+      fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { path: 'a' }, { id: 'fc-77', signature: 'sig-1' }) }, { json: finishFrame() }] });
+      await collect(await adapter.stream(chatRequest(), context()));
+      const continuation = chatRequest({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'fc-77', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] },
+          { role: 'tool', tool_call_id: 'fc-77', content: 'data' },
+        ],
+      });
+      await collect(await adapter.stream(continuation, context()));
+      const replayed = fake.requests('streamGenerateContent')[1].body.request.contents[1].parts[0];
+      expect(replayed).toEqual({ functionCall: { id: 'fc-77', name: 'read_file', args: { path: 'a' } }, thoughtSignature: 'sig-1' });
+    });
+
+    it('retries a 429 after its RetryInfo delay and succeeds on the second reply (§13.22)', async () => {
+      fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'slow down', [retryInfo('2s')]) });
+      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
+      const [first, second] = fake.requests('streamGenerateContent');
+      expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(1900);
+      expect(second.receivedAt - first.receivedAt).toBeLessThan(3500);
+    });
+
+    it('retries an error frame that arrives before any output', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: errorFrame(503, 'UNAVAILABLE') }] });
+      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(2);
+    });
+
+    it('fails a daily-quota 429 at once as usage_limit without retrying (§13.23)', async () => {
+      fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'daily', [quotaFailure('GenerateRequestsPerDayPerUser')]) });
+      const error = await adapterWith({ project: 'p' })
+        .stream(chatRequest(), context())
+        .catch((thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(GatewayError);
+      expect(error).toMatchObject({ code: 'usage_limit', retryable: false });
+      expect((error as GatewayError).retryAfterHeader).toBeGreaterThanOrEqual(1);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+    });
+
+    it('turns a 503 after output into a terminal error event without a second call (§13.24)', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE') }] });
+      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      expect(events).toEqual([{ type: 'text-delta', text: 'partial' }, { type: 'error', error: expect.objectContaining({ code: 'upstream' }) }]);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+    });
+
+    it('turns an upstream disconnect after output into a terminal error event', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }, { disconnect: true }] });
+      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      expect(events.map((event) => event.type)).toEqual(['text-delta', 'error']);
+    });
+
+    it('closes the upstream response within 1 s when the client aborts mid-stream (§13.27)', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
+      const abort = new AbortController();
+      const iterator = (await adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal)))[Symbol.asyncIterator]();
+      expect(await iterator.next()).toEqual({ done: false, value: { type: 'text-delta', text: 'first' } });
+      const pending = iterator.next();
+      abort.abort(new Error('client gone'));
+      await expect(pending).rejects.toThrow('client gone');
+      await fake.waitUntil(() => fake.requests('streamGenerateContent')[0].closedByClient, 1000, 'the upstream close');
+    });
+
+    it('rejects at once when aborted during a retry sleep', async () => {
+      fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'wait', [retryInfo('20s')]) });
+      const abort = new AbortController();
+      const started = Date.now();
+      const pending = adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal));
+      await fake.waitForRequests('streamGenerateContent', 1);
+      setTimeout(() => abort.abort(new Error('client gone')), 50);
+      await expect(pending).rejects.toThrow('client gone');
+      expect(Date.now() - started).toBeLessThan(1500);
+    });
+
+    it('rejects at once when aborted while waiting for response headers', async () => {
+      fake.enqueue('streamGenerateContent', { delayMs: 3000 });
+      const abort = new AbortController();
+      const pending = adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal));
+      await fake.waitForRequests('streamGenerateContent', 1);
+      abort.abort(new Error('client gone'));
+      await expect(pending).rejects.toThrow('client gone');
+      await fake.waitUntil(() => fake.requests('streamGenerateContent')[0].closedByClient, 1000, 'the upstream close');
+    });
+
+    it('times out a silent stream with the idle timeout', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
+      const adapter = adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' } });
+      const events = await collect(await adapter.stream(chatRequest(), context()));
+      expect(events).toEqual([{ type: 'text-delta', text: 'first' }, { type: 'error', error: expect.objectContaining({ code: 'timeout' }) }]);
+      await fake.waitUntil(() => fake.requests('streamGenerateContent')[0].closedByClient, 1000, 'the upstream close');
+    });
+
+    it('bounds the wait for response headers with the idle timeout', async () => {
+      fake.enqueue('streamGenerateContent', { delayMs: 2000 });
+      const adapter = adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '200ms' } });
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'timeout' });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+    });
+
+    it('fails with timeout when PROVIDER_B_TIMEOUT passes', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }, { json: textFrame('late'), delayMs: 2000 }] });
+      const adapter = adapterWith({ project: 'p', env: { PROVIDER_B_TIMEOUT: '400ms' } });
+      const events = await collect(await adapter.stream(chatRequest(), context()));
+      expect(events).toEqual([{ type: 'text-delta', text: 'first' }, { type: 'error', error: expect.objectContaining({ code: 'timeout' }) }]);
+    });
+  });
+});

@@ -1,0 +1,234 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { FakeCodeAssist } from './support/fake-provider-b';
+import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, textFrame } from './support/provider-b-fixtures';
+import { startGateway, TestGateway } from './support/create-test-app';
+
+interface SseResult {
+  readonly status: number;
+  readonly chunks: any[];
+  readonly done: boolean;
+}
+
+/** POSTs a streaming chat request and parses every `data:` line until the end. */
+async function streamChat(gateway: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<SseResult> {
+  const response = await postChat(gateway, { ...body, stream: true }, headers);
+  const text = await response.text();
+  const data = text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice(6));
+  return {
+    status: response.status,
+    chunks: data.filter((line) => line !== '[DONE]').map((line) => JSON.parse(line)),
+    done: data.at(-1) === '[DONE]',
+  };
+}
+
+function postChat(gateway: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }], ...body }),
+    signal,
+  });
+}
+
+const deltas = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices.map((choice: any) => choice.delta));
+
+describe('provider_b over POST /v1/chat/completions', () => {
+  let fake: FakeCodeAssist;
+  let home: string;
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    fake = await FakeCodeAssist.start();
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-e2e-'));
+    gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await fake.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+  beforeEach(() => fake.reset());
+
+  it('discovers the project once and streams reasoning_content, content, finish and usage (§13.1, §13.18, §13.21)', async () => {
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: textFrame('thinking…', { thought: true }) }, { json: textFrame('Hello') }, { json: finishFrame('STOP', { prompt: 10, candidates: 4, thoughts: 3 }) }],
+    });
+    const result = await streamChat(gateway, { stream_options: { include_usage: true } });
+    expect(result.status).toBe(200);
+    expect(result.done).toBe(true);
+    expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { reasoning_content: 'thinking…' }, { content: 'Hello' }, {}]);
+    expect(result.chunks.at(-2).choices[0].finish_reason).toBe('stop');
+    expect(result.chunks.at(-1).usage).toEqual({
+      prompt_tokens: 10,
+      completion_tokens: 7,
+      total_tokens: 17,
+      completion_tokens_details: { reasoning_tokens: 3 },
+    });
+    await streamChat(gateway, {});
+    // First test of the file: the gateway discovers here, once.
+    expect(fake.requests('loadCodeAssist')).toHaveLength(1);
+    expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual(['fake-project', 'fake-project']);
+  });
+
+  it('answers non-streaming with reasoning_content apart from content (§13.18)', async () => {
+    fake.enqueue('generateContent', {
+      body: { response: { candidates: [{ content: { role: 'model', parts: [{ text: 'hidden plan', thought: true }, { text: 'visible' }] }, finishReason: 'STOP' }] } },
+    });
+    const response = await postChat(gateway, {});
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as any;
+    expect(body.choices[0].message).toMatchObject({ role: 'assistant', content: 'visible', reasoning_content: 'hidden plan' });
+  });
+
+  it('writes two id-less calls from two frames as tool frames 0 and 1 with distinct ids (§13.16)', async () => {
+    fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { path: 'a' }) }, { json: callFrame('read_file', { path: 'b' }) }, { json: finishFrame() }] });
+    const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    const result = await streamChat(gateway, { tools });
+    const calls = deltas(result.chunks).flatMap((delta) => delta.tool_calls ?? []);
+    expect(calls.map((call: any) => call.index)).toEqual([0, 1]);
+    expect(new Set(calls.map((call: any) => call.id)).size).toBe(2);
+    expect(calls.map((call: any) => call.function.arguments)).toEqual(['{"path":"a"}', '{"path":"b"}']);
+    expect(result.chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+  });
+
+  it('returns a custom tool call as a function call whose arguments are the raw patch (§13.14)', async () => {
+    const patch = '*** Begin Patch\n*** Add File: x.txt\n+hi\n*** End Patch';
+    fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('apply_patch', { input: patch }) }, { json: finishFrame() }] });
+    const result = await streamChat(gateway, { tools: [{ type: 'custom', custom: { name: 'apply_patch', description: 'patch' } }] });
+    const declaration = fake.requests('streamGenerateContent')[0].body.request.tools[0].functionDeclarations[0];
+    expect(declaration.parameters).toEqual({ type: 'object', properties: { input: { type: 'string', description: 'Raw text input for this tool.' } }, required: ['input'] });
+    const calls = deltas(result.chunks).flatMap((delta) => delta.tool_calls ?? []);
+    expect(calls).toEqual([{ index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } }]);
+  });
+
+  it('round-trips a thought signature through a continuation even without extra_content (§13.19)', async () => {
+    fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { path: 'a' }, { signature: 'sig-1' }) }, { json: finishFrame() }] });
+    const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];
+    const first = await streamChat(gateway, { tools });
+    const [call] = deltas(first.chunks).flatMap((delta) => delta.tool_calls ?? []);
+    expect(call.extra_content).toEqual({ google: { thought_signature: 'sig-1' } });
+
+    const withoutSignature = { id: call.id, type: 'function', function: call.function };
+    await streamChat(gateway, {
+      tools,
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: null, tool_calls: [withoutSignature, { id: 'call_unknown', type: 'function', function: { name: 'read_file', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: call.id, content: 'file a' },
+        { role: 'tool', tool_call_id: 'call_unknown', content: 'file b' },
+      ],
+    });
+    const model = fake.requests('streamGenerateContent')[1].body.request.contents[1];
+    expect(model.parts.map((part: any) => part.thoughtSignature)).toEqual(['sig-1', undefined]);
+    const results = fake.requests('streamGenerateContent')[1].body.request.contents[2];
+    expect(results.parts.map((part: any) => part.functionResponse.name)).toEqual(['read_file', 'read_file']);
+  });
+
+  it('keeps session_id per chat and sends a fresh user_prompt_id per request (§13.26)', async () => {
+    await streamChat(gateway, {}, { 'X-Conversation-Id': 'chat-one' });
+    await streamChat(gateway, {}, { 'X-Conversation-Id': 'chat-one' });
+    await streamChat(gateway, {}, { 'X-Conversation-Id': 'chat-two' });
+    const bodies = fake.requests('streamGenerateContent').map((request) => request.body);
+    expect(bodies[0].request.session_id).toBe(bodies[1].request.session_id);
+    expect(bodies[2].request.session_id).not.toBe(bodies[0].request.session_id);
+    expect(new Set(bodies.map((body) => body.user_prompt_id)).size).toBe(3);
+  });
+
+  it.each([
+    ['MAX_TOKENS', 'length'],
+    ['SAFETY', 'content_filter'],
+  ])('maps finishReason %s to finish_reason %s (§13.20)', async (reason, expected) => {
+    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('x') }, { json: finishFrame(reason) }] });
+    const result = await streamChat(gateway, {});
+    expect(result.chunks.at(-1).choices[0].finish_reason).toBe(expected);
+  });
+
+  it('ends a MALFORMED_FUNCTION_CALL turn with the invalid-tool-call error chunk (§13.20)', async () => {
+    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('x') }, { json: finishFrame('MALFORMED_FUNCTION_CALL') }] });
+    const result = await streamChat(gateway, {});
+    expect(result.done).toBe(true);
+    expect(result.chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: invalid upstream tool call]' }, finish_reason: 'stop' });
+  });
+
+  it('answers an upstream 403 with 401 authentication_error and no refresh (§13.10)', async () => {
+    fake.enqueue('streamGenerateContent', { status: 403, body: errorFrame(403, 'PERMISSION_DENIED', 'UPSTREAM-SECRET-403') });
+    const response = await postChat(gateway, { stream: true });
+    expect(response.status).toBe(401);
+    const body = (await response.json()) as any;
+    expect(body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
+    expect(JSON.stringify(body)).not.toContain('UPSTREAM-SECRET-403');
+    expect(fake.requests('token')).toHaveLength(0);
+  });
+
+  it('answers two 401s with 401 after exactly one refresh (§13.9)', async () => {
+    const unauthorized = { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') };
+    fake.enqueue('streamGenerateContent', unauthorized, unauthorized);
+    const response = await postChat(gateway, { stream: true });
+    expect(response.status).toBe(401);
+    expect(fake.requests('token')).toHaveLength(1);
+    expect(fake.requests('streamGenerateContent')).toHaveLength(2);
+  });
+
+  it('answers a daily-quota 429 at once with 429 and Retry-After, without upstream text (§13.23)', async () => {
+    fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'UPSTREAM-SECRET-QUOTA', [quotaFailure('RequestsPerDayPerUser')]) });
+    const response = await postChat(gateway, { stream: true });
+    expect(response.status).toBe(429);
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const text = await response.text();
+    expect(JSON.parse(text).error.type).toBe('rate_limit_error');
+    expect(text).not.toContain('UPSTREAM-SECRET-QUOTA');
+    expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+  });
+
+  it('turns a 503 after a text frame into an error chunk and [DONE] without a second call (§13.24)', async () => {
+    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE', 'UPSTREAM-SECRET-503') }] });
+    const result = await streamChat(gateway, {});
+    expect(result.status).toBe(200);
+    expect(result.done).toBe(true);
+    expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { content: 'partial' }, { content: '[error: upstream error]' }]);
+    expect(JSON.stringify(result.chunks)).not.toContain('UPSTREAM-SECRET-503');
+    expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+  });
+
+  it('closes the upstream response within 1 s when the client disconnects (§13.27)', async () => {
+    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
+    const abort = new AbortController();
+    const response = await postChat(gateway, { stream: true }, {}, abort.signal);
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    await reader.read();
+    abort.abort();
+    await fake.waitUntil(() => fake.requests('streamGenerateContent')[0]?.closedByClient === true, 1000, 'the upstream close');
+  });
+
+  it('never logs tokens or upstream error text', () => {
+    const logs = gateway.logs.text;
+    expect(logs).toContain('provider_b_auth_retry');
+    expect(logs).not.toMatch(/fake-access|fake-refresh-token|UPSTREAM-SECRET/);
+  });
+});
+
+describe('provider_b disabled (§13.28)', () => {
+  it('lists no gemini model, answers 404 model_not_found and never calls the upstream', async () => {
+    const fake = await FakeCodeAssist.start();
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-off-'));
+    const gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_a' });
+    try {
+      const models = (await (await fetch(`${gateway.url}/v1/models`)).json()) as any;
+      expect(models.data.map((model: { id: string }) => model.id)).not.toContain('gemini-2.5-pro');
+      const response = await postChat(gateway, {});
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as any).error.code).toBe('model_not_found');
+      expect(fake.requests()).toHaveLength(0);
+    } finally {
+      await gateway.close();
+      await fake.close();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

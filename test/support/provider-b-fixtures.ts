@@ -1,0 +1,121 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { FakeCodeAssist } from './fake-provider-b';
+
+/** Options of `writeCredsFile`; every field is optional. */
+export interface CredsFileOptions {
+  /** Default `fake-access-initial`; `null` leaves the field out. */
+  readonly accessToken?: string | null;
+  /** Default `fake-refresh-token`; `null` leaves the field out. */
+  readonly refreshToken?: string | null;
+  /** Epoch **milliseconds**; default one hour ahead; `null` leaves `expiry_date` out. */
+  readonly expiryDateMs?: number | null;
+  /** Extra keys (unknown fields that a refresh must preserve). */
+  readonly extra?: Record<string, unknown>;
+}
+
+/**
+ * Writes a Gemini CLI login file `<dir>/oauth_creds.json` with mode 0600 (provider_b.md §1.1,
+ * §12.3) and returns its path. `dir` is created when missing.
+ */
+export function writeCredsFile(dir: string, options: CredsFileOptions = {}): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'oauth_creds.json');
+  const value: Record<string, unknown> = {
+    scope: 'https://www.googleapis.com/auth/cloud-platform openid',
+    token_type: 'Bearer',
+    ...options.extra,
+  };
+  const accessToken = options.accessToken === undefined ? 'fake-access-initial' : options.accessToken;
+  const refreshToken = options.refreshToken === undefined ? 'fake-refresh-token' : options.refreshToken;
+  const expiry = options.expiryDateMs === undefined ? Date.now() + 3_600_000 : options.expiryDateMs;
+  if (accessToken !== null) value.access_token = accessToken;
+  if (refreshToken !== null) value.refresh_token = refreshToken;
+  if (expiry !== null) value.expiry_date = expiry;
+  fs.writeFileSync(file, JSON.stringify(value, null, 2), { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
+  return file;
+}
+
+/** Usage of `finishFrame`, in Gemini's names shortened. */
+export interface FrameUsage {
+  readonly prompt?: number;
+  readonly candidates?: number;
+  readonly thoughts?: number;
+  readonly total?: number;
+  readonly cached?: number;
+}
+
+const wrap = (candidate: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  response: { candidates: [{ content: { role: 'model', parts: [] }, ...candidate }], modelVersion: 'gemini-2.5-pro', responseId: 'r-1', ...extra },
+  traceId: 't-1',
+});
+
+/** A stream payload with one text part; `thought: true` makes it reasoning text. */
+export function textFrame(text: string, options: { thought?: boolean } = {}): unknown {
+  return wrap({ content: { role: 'model', parts: [{ text, ...(options.thought ? { thought: true } : {}) }] } });
+}
+
+/** A stream payload with one `functionCall` part (no `id` unless given), optionally signed. */
+export function callFrame(name: string, args: Record<string, unknown> = {}, options: { id?: string; signature?: string } = {}): unknown {
+  const part = {
+    functionCall: { ...(options.id ? { id: options.id } : {}), name, args },
+    ...(options.signature ? { thoughtSignature: options.signature } : {}),
+  };
+  return wrap({ content: { role: 'model', parts: [part] } });
+}
+
+/** A final payload with `finishReason` and, when given, `usageMetadata`. */
+export function finishFrame(reason = 'STOP', usage?: FrameUsage): unknown {
+  const usageMetadata = usage
+    ? {
+        ...(usage.prompt !== undefined ? { promptTokenCount: usage.prompt } : {}),
+        ...(usage.candidates !== undefined ? { candidatesTokenCount: usage.candidates } : {}),
+        ...(usage.thoughts !== undefined ? { thoughtsTokenCount: usage.thoughts } : {}),
+        ...(usage.total !== undefined ? { totalTokenCount: usage.total } : {}),
+        ...(usage.cached !== undefined ? { cachedContentTokenCount: usage.cached } : {}),
+      }
+    : undefined;
+  return wrap({ finishReason: reason }, usageMetadata ? { usageMetadata } : {});
+}
+
+/** `{"error": {code, message, status, details}}`: an error frame, or the body of a non-2xx reply. */
+export function errorFrame(code: number, status: string, message = 'upstream says no', details: unknown[] = []): unknown {
+  return { error: { code, message, status, details } };
+}
+
+/** A `google.rpc.RetryInfo` detail, e.g. `retryInfo('2s')`. */
+export function retryInfo(retryDelay: string): Record<string, unknown> {
+  return { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay };
+}
+
+/** A `google.rpc.QuotaFailure` detail naming one quota id. */
+export function quotaFailure(quotaId: string): Record<string, unknown> {
+  return { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId }] };
+}
+
+/** A `google.rpc.ErrorInfo` detail with a reason. */
+export function errorInfo(reason: string): Record<string, unknown> {
+  return { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'cloudcode-pa.googleapis.com' };
+}
+
+/**
+ * Gateway settings (as environment variables) that point provider_b at `fake`, after writing a
+ * valid login file under `<home>/.gemini/oauth_creds.json`. Pass `project` to set
+ * PROVIDER_B_PROJECT (no discovery calls); leave it out to exercise `:loadCodeAssist`.
+ *
+ * ```ts
+ * const gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
+ * ```
+ */
+export function providerBSettings(fake: FakeCodeAssist, home: string, options: { project?: string; creds?: CredsFileOptions } = {}): Record<string, string> {
+  const geminiHome = path.join(home, '.gemini');
+  const authFile = writeCredsFile(geminiHome, options.creds);
+  return {
+    GEMINI_HOME: geminiHome,
+    PROVIDER_B_AUTH_FILE: authFile,
+    PROVIDER_B_URL: fake.baseUrl,
+    PROVIDER_B_TOKEN_URL: fake.tokenUrl,
+    ...(options.project !== undefined ? { PROVIDER_B_PROJECT: options.project } : {}),
+  };
+}
