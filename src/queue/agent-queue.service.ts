@@ -1,12 +1,104 @@
-// PLACEHOLDER written by the lead so the tree compiles; the queue engineer replaces this file entirely.
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { AsyncResource } from 'node:async_hooks';
+import { sanitizeIdentifier } from '../common/logging/sanitize';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger, ProviderId } from '../providers/provider-adapter';
-import type { QueueSlot } from './fair-queue';
+import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
 import type { QueueKey } from './queue-key';
 
+export interface AdmitParams {
+  readonly provider: ProviderId;
+  /** §3.2; only tool turns wait for a slot. */
+  readonly toolTurn: boolean;
+  readonly key: QueueKey;
+  /** Aborted when the client leaves; a waiter then leaves the list at once. */
+  readonly signal: AbortSignal;
+  readonly logger: EventLogger;
+  readonly requestId: string;
+}
+
+const FAMILIES: readonly ProviderId[] = ['provider_a', 'provider_b', 'provider_c'];
+
+/** Held by requests that never queue (plain chats, or the queue switched off). */
+const BYPASS_SLOT: QueueSlot = { release: () => undefined };
+
+/**
+ * The agent queues of gateway-behaviours.md §4.1: one FairQueue per upstream family, so
+ * saturating one family never delays another. Tool turns wait for a slot; every other chat
+ * request bypasses at once. Logs carry only `key_mode` and `key_hash`, never the key value.
+ */
 @Injectable()
 export class AgentQueueService {
-  async admit(_params: { provider: ProviderId; toolTurn: boolean; key: QueueKey; signal: AbortSignal; logger: EventLogger; requestId: string }): Promise<QueueSlot> {
-    return { release: () => undefined };
+  private readonly queues = new Map<ProviderId, FairQueue>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: GatewayMetrics,
+  ) {
+    const { maxActive, maxActivePerKey, queueLimit, queueTimeoutMs } = config.agentQueue;
+    for (const family of FAMILIES) {
+      this.queues.set(family, new FairQueue({ maxActive, maxActivePerKey, queueLimit, queueTimeoutMs }));
+      this.metrics.queueDepthChanged(family, 0);
+    }
+  }
+
+  /**
+   * Waits for a slot (tool turns) or returns a no-op slot at once (metric result `bypassed`).
+   * Rejects with GatewayError `queue_full` / `queue_timeout`, or with the signal's reason when
+   * the client leaves while waiting (metric result `canceled`). The slot's `release()` is
+   * idempotent and must be called when the turn ends.
+   */
+  async admit(params: AdmitParams): Promise<QueueSlot> {
+    const { provider, toolTurn, signal } = params;
+    if (!toolTurn || !this.config.agentQueue.enabled) {
+      this.metrics.queueWaited(provider, 'bypassed', 0);
+      return BYPASS_SLOT;
+    }
+    if (signal.aborted) {
+      this.metrics.queueWaited(provider, 'canceled', 0);
+      throw signal.reason;
+    }
+    const queue = this.queues.get(provider)!;
+    return queue.acquire(params.key.value, { signal, observer: this.observerFor(params) });
+  }
+
+  /** Metrics and the queue_* log records for one acquire (§4.2, §8). */
+  private observerFor({ provider, key, logger, requestId }: AdmitParams): FairQueueObserver {
+    const ids = { provider, request_id: sanitizeIdentifier(requestId), key_mode: key.mode, key_hash: key.hash };
+    // Bound to the request's async context: a waiter is also ended from the client's 'close'
+    // event or another request's release, where a context-aware logger (nestjs-pino) would
+    // otherwise lose the request and write through its process-wide fallback.
+    const log = AsyncResource.bind((event: string, fields: Record<string, unknown> = {}) => logger.info({ event, ...ids, ...fields }, event));
+    return {
+      waiting: ({ position, depth }) => {
+        this.metrics.queueDepthChanged(provider, depth);
+        log('queue_wait', { position });
+      },
+      acquired: ({ waitMs, active, activeForKey, depth }) => {
+        this.metrics.queueWaited(provider, 'acquired', waitMs / 1000);
+        this.metrics.queueDepthChanged(provider, depth);
+        log('queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey });
+      },
+      rejected: ({ reason, waitMs, depth }) => {
+        this.metrics.queueDepthChanged(provider, depth);
+        if (reason === 'full') {
+          this.metrics.queueWaited(provider, 'full', 0);
+          log('queue_full');
+        } else if (reason === 'canceled') {
+          // The chat layer records the request itself as 499; this line says it left the list.
+          this.metrics.queueWaited(provider, 'canceled', waitMs / 1000);
+          log('queue_cancel', { wait_ms: waitMs });
+        } else {
+          this.metrics.queueWaited(provider, 'timeout', waitMs / 1000);
+          log('queue_timeout', { wait_ms: waitMs });
+        }
+      },
+      released: ({ runMs, depth }) => {
+        this.metrics.queueDepthChanged(provider, depth);
+        log('queue_release', { run_ms: runMs });
+      },
+    };
   }
 }

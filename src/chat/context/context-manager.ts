@@ -1,7 +1,11 @@
-// PLACEHOLDER written by the lead so the tree compiles; the queue engineer replaces this file entirely.
 import type { AppConfig } from '../../config/app-config';
 import type { ChatMessage } from '../../providers/chat-types';
+import { messageText } from '../../providers/shared/message-text';
+import { utf8Length, utf8Prefix } from './utf8-prefix';
 
+export type ContextSettings = AppConfig['contextManagement'];
+
+/** Counts for the `context_manage` log record (gateway-behaviours.md §5.5); never any text. */
 export interface ContextStats {
   messages: number;
   bytes_before: number;
@@ -11,6 +15,105 @@ export interface ContextStats {
   compacted: number;
   recent_kept: number;
 }
-export function manageContext(messages: readonly ChatMessage[], _settings: AppConfig['contextManagement']): { messages: ChatMessage[]; stats?: ContextStats } {
-  return { messages: [...messages] };
+
+const truncationMarker = (originalBytes: number, keptBytes: number) =>
+  `[gateway: tool output truncated from ${originalBytes} bytes; kept ${keptBytes} bytes]`;
+const compactionMarker = (originalBytes: number, keptBytes: number) =>
+  `[gateway: older tool output compacted from ${originalBytes} bytes; kept ${keptBytes} bytes]`;
+const SEPARATOR = '\n\n';
+
+/**
+ * The largest prefix budget K with `K + "\n\n" + marker(K)` within `cap`. The marker's length
+ * depends on K's digit count, so start from the widest marker and grow K while it still fits.
+ */
+function truncationBudget(cap: number, originalBytes: number): number {
+  const total = (kept: number) => kept + SEPARATOR.length + truncationMarker(originalBytes, kept).length;
+  let kept = Math.max(0, cap - SEPARATOR.length - truncationMarker(originalBytes, cap).length);
+  while (total(kept + 1) <= cap) kept++;
+  return kept;
+}
+
+/** §5.1: prefix, blank line, marker; the whole string is at most `cap` bytes (for any sane cap). */
+function truncate(text: string, originalBytes: number, cap: number): string {
+  // The kept prefix may come out shorter than the budget (a multi-byte character is never
+  // split); the marker then names the bytes really kept, and is never longer than budgeted.
+  const prefix = utf8Prefix(text, truncationBudget(cap, originalBytes));
+  return prefix.text + SEPARATOR + truncationMarker(originalBytes, prefix.bytes);
+}
+
+/** §5.3: a prefix of `keepBytes`, blank line, marker. */
+function compact(text: string, originalBytes: number, keepBytes: number): string {
+  const prefix = utf8Prefix(text, keepBytes);
+  return prefix.text + SEPARATOR + compactionMarker(originalBytes, prefix.bytes);
+}
+
+const hasCallId = (message: ChatMessage) => typeof message.tool_call_id === 'string' && message.tool_call_id.trim() !== '';
+
+/**
+ * Context management for tool-capable chat requests (gateway-behaviours.md §5). Pure: the input
+ * array and its messages are never mutated; a changed message is a shallow copy with a new
+ * string `content`. Only `tool` message content is ever rewritten — no message is dropped,
+ * reordered or merged, and ids, `tool_calls` and `tool_call_id` are untouched, so every
+ * call/result pair survives. The result may still exceed the budget; it is sent as is.
+ *
+ * 1. Per-result cap (always): a tool result over `toolOutputMaxBytes` is truncated.
+ * 2. Trigger: serialized size over `maxBytes` or message count over `maxMessages` (0 = off).
+ * 3. Compaction: tool results with a `tool_call_id` before the last `recentMessages` messages
+ *    shrink to `compactedToolOutputBytes`, when that makes them shorter.
+ *
+ * `stats` is present only when something changed.
+ */
+export function manageContext(messages: readonly ChatMessage[], settings: ContextSettings): { messages: ChatMessage[]; stats?: ContextStats } {
+  const output = [...messages];
+  if (!settings.enabled) return { messages: output };
+
+  // Original text and size of each tool result; markers always name the client's original size.
+  const originals = new Map<number, { text: string; bytes: number }>();
+  messages.forEach((message, index) => {
+    if (message?.role !== 'tool') return;
+    const text = messageText(message);
+    originals.set(index, { text, bytes: utf8Length(text) });
+  });
+
+  let truncated = 0;
+  const cap = settings.toolOutputMaxBytes;
+  if (cap > 0) {
+    for (const [index, original] of originals) {
+      if (original.bytes <= cap) continue;
+      output[index] = { ...messages[index], content: truncate(original.text, original.bytes, cap) };
+      truncated++;
+    }
+  }
+
+  const serialized = JSON.stringify(output);
+  const triggered =
+    (settings.maxBytes > 0 && utf8Length(serialized) > settings.maxBytes) ||
+    (settings.maxMessages > 0 && output.length > settings.maxMessages);
+
+  let compacted = 0;
+  const tailStart = Math.max(0, output.length - settings.recentMessages);
+  if (triggered) {
+    for (const [index, original] of originals) {
+      if (index >= tailStart || !hasCallId(messages[index])) continue;
+      const candidate = compact(original.text, original.bytes, settings.compactedToolOutputBytes);
+      // Compared with what would be sent otherwise (possibly already truncated): never grow a result.
+      if (utf8Length(candidate) >= utf8Length(messageText(output[index]))) continue;
+      output[index] = { ...messages[index], content: candidate };
+      compacted++;
+    }
+  }
+
+  if (truncated === 0 && compacted === 0) return { messages: output };
+  return {
+    messages: output,
+    stats: {
+      messages: output.length,
+      bytes_before: truncated === 0 ? utf8Length(serialized) : utf8Length(JSON.stringify(messages)),
+      bytes_after: compacted === 0 ? utf8Length(serialized) : utf8Length(JSON.stringify(output)),
+      tool_messages: originals.size,
+      truncated,
+      compacted,
+      recent_kept: triggered ? output.length - tailStart : 0,
+    },
+  };
 }

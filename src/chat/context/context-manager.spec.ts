@@ -1,0 +1,256 @@
+import type { ChatMessage } from '../../providers/chat-types';
+import { ContextSettings, manageContext } from './context-manager';
+import { utf8Prefix } from './utf8-prefix';
+
+const DEFAULTS: ContextSettings = {
+  enabled: true,
+  maxBytes: 196_608,
+  maxMessages: 120,
+  recentMessages: 24,
+  toolOutputMaxBytes: 32_768,
+  compactedToolOutputBytes: 512,
+};
+const settings = (overrides: Partial<ContextSettings> = {}): ContextSettings => ({ ...DEFAULTS, ...overrides });
+const bytes = (text: unknown) => Buffer.byteLength(String(text), 'utf8');
+const deepFreeze = <T>(value: T): T => {
+  if (value && typeof value === 'object') {
+    Object.values(value).forEach(deepFreeze);
+    Object.freeze(value);
+  }
+  return value;
+};
+
+/**
+ * An agent history: system, user, then `pairs` × (assistant call, tool result), then a user
+ * message. Each tool result is `resultBytes` long.
+ */
+function history(pairs: number, resultBytes: number, fill = 'r'): ChatMessage[] {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: 'you are an agent' },
+    { role: 'user', content: 'fix the build' },
+  ];
+  for (let index = 0; index < pairs; index++) {
+    const id = `call_${index}`;
+    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"f${index}"}` } }] });
+    messages.push({ role: 'tool', tool_call_id: id, content: fill.repeat(resultBytes) });
+  }
+  messages.push({ role: 'user', content: 'continue' });
+  return messages;
+}
+
+describe('manageContext', () => {
+  describe('per-result cap (§5.1)', () => {
+    it('cuts a 40 000-byte result to exactly 32 768 bytes with K = 32 699', () => {
+      const messages: ChatMessage[] = [{ role: 'user', content: 'go' }, { role: 'tool', tool_call_id: 'c1', content: 'x'.repeat(40_000) }];
+      const result = manageContext(messages, settings());
+      const content = result.messages[1].content as string;
+      expect(bytes(content)).toBe(32_768);
+      expect(content.endsWith('\n\n[gateway: tool output truncated from 40000 bytes; kept 32699 bytes]')).toBe(true);
+      expect(content.startsWith('x'.repeat(32_699) + '\n\n')).toBe(true);
+      expect(result.messages[1]).toEqual({ role: 'tool', tool_call_id: 'c1', content });
+      expect(result.stats).toMatchObject({ truncated: 1, compacted: 0, tool_messages: 1, messages: 2 });
+    });
+
+    it('cuts multi-byte text on a character boundary and names the bytes really kept', () => {
+      // 'é' is 2 bytes, '😀' 4: a budget of 32 699 bytes falls inside a character either way.
+      for (const character of ['é', '😀', '中']) {
+        const text = character.repeat(Math.ceil(40_000 / bytes(character)));
+        const result = manageContext([{ role: 'tool', tool_call_id: 'c', content: text }], settings());
+        const content = result.messages[0].content as string;
+        const match = /\n\n\[gateway: tool output truncated from (\d+) bytes; kept (\d+) bytes\]$/.exec(content)!;
+        expect(Number(match[1])).toBe(bytes(text));
+        const prefix = content.slice(0, match.index);
+        expect(prefix).not.toContain('\uFFFD');
+        expect(prefix).toBe(character.repeat(prefix.length / character.length));
+        expect(bytes(prefix)).toBe(Number(match[2]));
+        expect(Number(match[2])).toBeGreaterThan(32_699 - bytes(character));
+        expect(bytes(content)).toBeLessThanOrEqual(32_768);
+      }
+    });
+
+    it('flattens a parts array joined with newlines before measuring', () => {
+      const content = [{ type: 'text', text: 'a'.repeat(60) }, { type: 'image_url', image_url: { url: 'u' } }, { type: 'text', text: 'b'.repeat(60) }];
+      const result = manageContext([{ role: 'tool', tool_call_id: 'c', content }], settings({ toolOutputMaxBytes: 100 }));
+      const text = result.messages[0].content as string;
+      expect(typeof text).toBe('string');
+      expect(text).toMatch(/^a+\n\n\[gateway: tool output truncated from 121 bytes; kept \d+ bytes\]$/);
+      expect(bytes(text)).toBeLessThanOrEqual(100);
+    });
+
+    it('leaves results at or under the cap alone and applies the cap without any trigger', () => {
+      const messages: ChatMessage[] = [
+        { role: 'tool', tool_call_id: 'a', content: 'y'.repeat(32_768) },
+        { role: 'tool', tool_call_id: 'b', content: 'y'.repeat(32_769) },
+      ];
+      const result = manageContext(messages, settings({ maxBytes: 0, maxMessages: 0 }));
+      expect(result.messages[0]).toBe(messages[0]);
+      expect(bytes(result.messages[1].content)).toBe(32_768);
+      expect(result.stats).toMatchObject({ truncated: 1, compacted: 0, recent_kept: 0 });
+    });
+
+    it('applies TOOL_OUTPUT_MAX_BYTES as set, and 0 switches the cap off', () => {
+      const messages: ChatMessage[] = [{ role: 'tool', tool_call_id: 'a', content: 'z'.repeat(5_000) }];
+      expect(bytes(manageContext(messages, settings({ toolOutputMaxBytes: 1_000 })).messages[0].content)).toBe(1_000);
+      const off = manageContext(messages, settings({ toolOutputMaxBytes: 0 }));
+      expect(off.messages[0]).toBe(messages[0]);
+      expect(off.stats).toBeUndefined();
+    });
+
+    it('caps a tool message even without tool_call_id (the cap is per result, always)', () => {
+      const result = manageContext([{ role: 'tool', content: 'q'.repeat(40_000) }], settings());
+      expect(bytes(result.messages[0].content)).toBe(32_768);
+    });
+  });
+
+  describe('compaction (§5.2–5.3)', () => {
+    it('with 130 messages shrinks tool results older than the last 24 and keeps the tail byte-identical', () => {
+      const messages = history(63, 2_000); // 2 + 126 + 1 = 129 messages; one more makes 130
+      messages.push({ role: 'user', content: 'really continue' });
+      expect(messages).toHaveLength(130);
+      const before = JSON.stringify(messages);
+      const result = manageContext(messages, settings());
+      const tailStart = 130 - 24;
+      expect(JSON.stringify(result.messages.slice(tailStart))).toBe(JSON.stringify(messages.slice(tailStart)));
+      result.messages.slice(tailStart).forEach((message, offset) => expect(message).toBe(messages[tailStart + offset]));
+      const old = result.messages.slice(0, tailStart).filter((message) => message.role === 'tool');
+      expect(old.length).toBeGreaterThan(0);
+      for (const message of old) {
+        expect(message.content).toBe('r'.repeat(512) + '\n\n[gateway: older tool output compacted from 2000 bytes; kept 512 bytes]');
+      }
+      expect(result.stats).toEqual({
+        messages: 130,
+        bytes_before: bytes(before),
+        bytes_after: bytes(JSON.stringify(result.messages)),
+        tool_messages: 63,
+        truncated: 0,
+        compacted: old.length,
+        recent_kept: 24,
+      });
+      expect(JSON.stringify(messages)).toBe(before);
+    });
+
+    it('never drops, reorders or merges messages and keeps every call/result pair', () => {
+      const messages = deepFreeze(history(70, 5_000));
+      const result = manageContext(messages, settings());
+      expect(result.messages).toHaveLength(messages.length);
+      result.messages.forEach((message, index) => {
+        const original = messages[index];
+        expect(message.role).toBe(original.role);
+        expect(message.tool_call_id).toBe(original.tool_call_id);
+        expect(message.tool_calls).toBe(original.tool_calls);
+        if (message.role !== 'tool') expect(message).toBe(original);
+      });
+      const callIds = result.messages.flatMap((message) => (message.tool_calls ?? []).map((call) => call.id));
+      const resultIds = result.messages.filter((message) => message.role === 'tool').map((message) => message.tool_call_id);
+      expect(callIds).toEqual(resultIds);
+      expect(result.stats!.compacted).toBeGreaterThan(0);
+    });
+
+    it('leaves a tool message without tool_call_id and a small old result alone', () => {
+      const messages = history(70, 3_000);
+      const orphan: ChatMessage = { role: 'tool', content: 'o'.repeat(3_000) };
+      const small: ChatMessage = { role: 'tool', tool_call_id: 'call_small', content: 'tiny result' };
+      messages.splice(3, 0, orphan, small);
+      const result = manageContext(messages, settings());
+      expect(result.messages[3]).toBe(orphan);
+      expect(result.messages[4]).toBe(small);
+      expect(result.stats!.compacted).toBeGreaterThan(0);
+    });
+
+    it('compacts only when that makes a result shorter', () => {
+      // 600 bytes: a 512-byte prefix plus marker (≈ 580 bytes) is still shorter → compacted.
+      // 560 bytes: prefix plus marker would be longer → left alone.
+      const messages: ChatMessage[] = [
+        { role: 'tool', tool_call_id: 'a', content: 'm'.repeat(600) },
+        { role: 'tool', tool_call_id: 'b', content: 'm'.repeat(560) },
+        { role: 'user', content: 'tail' },
+      ];
+      const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 1 }));
+      expect(result.messages[0].content).toMatch(/compacted from 600 bytes; kept 512 bytes\]$/);
+      expect(result.messages[1]).toBe(messages[1]);
+    });
+
+    it('compacts multi-byte text on a character boundary', () => {
+      const messages: ChatMessage[] = [{ role: 'tool', tool_call_id: 'a', content: '€'.repeat(1_000) }, { role: 'user', content: 'tail' }];
+      const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 1 }));
+      // 512 is not a multiple of 3: 170 whole euro signs = 510 bytes.
+      expect(result.messages[0].content).toBe('€'.repeat(170) + '\n\n[gateway: older tool output compacted from 3000 bytes; kept 510 bytes]');
+    });
+
+    it('names the original size when an old result was also truncated', () => {
+      const messages: ChatMessage[] = [{ role: 'tool', tool_call_id: 'a', content: 'w'.repeat(40_000) }, { role: 'user', content: 'tail' }];
+      const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 1 }));
+      expect(result.messages[0].content).toBe('w'.repeat(512) + '\n\n[gateway: older tool output compacted from 40000 bytes; kept 512 bytes]');
+      expect(result.stats).toMatchObject({ truncated: 1, compacted: 1, recent_kept: 1 });
+    });
+
+    it('does nothing below both triggers (beyond the per-result cap)', () => {
+      const messages = history(10, 2_000);
+      const result = manageContext(messages, settings());
+      expect(result.messages).toEqual(messages);
+      result.messages.forEach((message, index) => expect(message).toBe(messages[index]));
+      expect(result.stats).toBeUndefined();
+    });
+  });
+
+  describe('settings', () => {
+    const long = () => history(20, 4_000); // 43 messages, ~82 KB serialized
+
+    it('ENABLED=false changes nothing, not even the per-result cap', () => {
+      const messages: ChatMessage[] = [{ role: 'tool', tool_call_id: 'a', content: 'x'.repeat(40_000) }];
+      const result = manageContext(messages, settings({ enabled: false, maxMessages: 0, maxBytes: 1 }));
+      expect(result.messages).toEqual(messages);
+      expect(result.messages).not.toBe(messages);
+      expect(result.stats).toBeUndefined();
+    });
+
+    it('MAX_BYTES triggers on the serialized size; 0 switches that trigger off', () => {
+      const messages = long();
+      const size = bytes(JSON.stringify(messages));
+      expect(manageContext(messages, settings({ maxBytes: size })).stats).toBeUndefined();
+      expect(manageContext(messages, settings({ maxBytes: size - 1 })).stats?.compacted).toBeGreaterThan(0);
+      expect(manageContext(messages, settings({ maxBytes: 0, maxMessages: 0 })).stats).toBeUndefined();
+    });
+
+    it('MAX_MESSAGES triggers on the count; 0 switches that trigger off', () => {
+      const messages = long();
+      expect(manageContext(messages, settings({ maxMessages: 43 })).stats).toBeUndefined();
+      expect(manageContext(messages, settings({ maxMessages: 42 })).stats?.compacted).toBeGreaterThan(0);
+      expect(manageContext(messages, settings({ maxMessages: 0, maxBytes: 0 })).stats).toBeUndefined();
+    });
+
+    it('RECENT_MESSAGES sets the protected tail; 0 leaves no tail', () => {
+      const messages = long();
+      const toolsBefore = (recent: number) => messages.filter((message, index) => message.role === 'tool' && index < messages.length - recent).length;
+      for (const recent of [0, 5, 24, 100]) {
+        const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: recent }));
+        expect(result.stats?.compacted ?? 0).toBe(toolsBefore(recent));
+        if (recent < messages.length) expect(result.stats!.recent_kept).toBe(recent);
+      }
+    });
+
+    it('COMPACTED_TOOL_OUTPUT_BYTES sets the kept prefix', () => {
+      const messages = long();
+      const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 2, compactedToolOutputBytes: 100 }));
+      expect(result.messages[3].content).toBe('r'.repeat(100) + '\n\n[gateway: older tool output compacted from 4000 bytes; kept 100 bytes]');
+      const none = manageContext(messages, settings({ maxMessages: 1, recentMessages: 2, compactedToolOutputBytes: 0 }));
+      expect(none.messages[3].content).toBe('\n\n[gateway: older tool output compacted from 4000 bytes; kept 0 bytes]');
+    });
+  });
+
+  it('never mutates its input', () => {
+    const messages = deepFreeze([...history(70, 40_000)]);
+    expect(() => manageContext(messages, settings())).not.toThrow();
+  });
+});
+
+describe('utf8Prefix', () => {
+  it('keeps whole characters only', () => {
+    expect(utf8Prefix('aé😀b', 0)).toEqual({ text: '', bytes: 0 });
+    expect(utf8Prefix('aé😀b', 2)).toEqual({ text: 'a', bytes: 1 });
+    expect(utf8Prefix('aé😀b', 3)).toEqual({ text: 'aé', bytes: 3 });
+    expect(utf8Prefix('aé😀b', 6)).toEqual({ text: 'aé', bytes: 3 });
+    expect(utf8Prefix('aé😀b', 7)).toEqual({ text: 'aé😀', bytes: 7 });
+    expect(utf8Prefix('aé😀b', 99)).toEqual({ text: 'aé😀b', bytes: 8 });
+  });
+});

@@ -1,0 +1,151 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { loadConfig } from '../config/app-config';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { EventLogger } from '../providers/provider-adapter';
+import { AgentQueueService, AdmitParams } from './agent-queue.service';
+import { chatKey, QueueKey } from './queue-key';
+
+function fakeMetrics() {
+  const waited: Array<[string, string, number]> = [];
+  const depth: Array<[string, number]> = [];
+  const metrics = {
+    queueWaited: (provider: string, result: string, seconds: number) => waited.push([provider, result, seconds]),
+    queueDepthChanged: (provider: string, value: number) => depth.push([provider, value]),
+  } as unknown as GatewayMetrics;
+  return { metrics, waited, depth };
+}
+
+function fakeLogger() {
+  const records: Record<string, unknown>[] = [];
+  const push = (fields: Record<string, unknown>) => records.push(fields);
+  const logger: EventLogger = { info: push, warn: push, debug: push, error: push };
+  return { logger, records };
+}
+
+function setup(env: Record<string, string> = {}) {
+  const config = loadConfig({ HOME: '/nonexistent', PRIMARY_AGENT_MAX_ACTIVE: '1', ...env });
+  const metrics = fakeMetrics();
+  const log = fakeLogger();
+  const service = new AgentQueueService(config, metrics.metrics);
+  const keyOf = (id: string): QueueKey => chatKey({ body: {}, headers: { 'x-session-id': id }, caller: 'anonymous' });
+  const params = (overrides: Partial<AdmitParams> = {}): AdmitParams => ({
+    provider: 'provider_a',
+    toolTurn: true,
+    key: keyOf('s1'),
+    signal: new AbortController().signal,
+    logger: log.logger,
+    requestId: 'req-1',
+    ...overrides,
+  });
+  return { service, params, keyOf, ...metrics, records: log.records };
+}
+
+describe(AgentQueueService.name, () => {
+  it('lets a plain chat bypass at once while the only slot is held', async () => {
+    const { service, params, waited } = setup();
+    const held = await service.admit(params());
+    const plain = await service.admit(params({ toolTurn: false }));
+    expect(waited).toEqual([
+      ['provider_a', 'acquired', expect.any(Number)],
+      ['provider_a', 'bypassed', 0],
+    ]);
+    plain.release();
+    held.release();
+  });
+
+  it('bypasses every request when the queue is disabled', async () => {
+    const { service, params, waited, records } = setup({ PRIMARY_AGENT_QUEUE_ENABLED: 'false' });
+    const first = await service.admit(params());
+    const second = await service.admit(params());
+    expect(waited.map(([, result]) => result)).toEqual(['bypassed', 'bypassed']);
+    expect(records).toEqual([]);
+    first.release();
+    second.release();
+  });
+
+  it('keeps one queue per family: a saturated provider_a does not delay provider_b', async () => {
+    const { service, params, keyOf } = setup({ PRIMARY_AGENT_QUEUE_LIMIT: '0' });
+    const heldA = await service.admit(params({ key: keyOf('x') }));
+    await expect(service.admit(params())).rejects.toMatchObject({ code: 'queue_full' });
+    const b = await service.admit(params({ provider: 'provider_b' }));
+    const c = await service.admit(params({ provider: 'provider_c' }));
+    heldA.release();
+    b.release();
+    c.release();
+  });
+
+  it('logs queue_wait, queue_acquire and queue_release with ids and counts only', async () => {
+    const { service, params, keyOf, records, depth } = setup();
+    const key = keyOf('secret-session-id');
+    const held = await service.admit(params({ key, requestId: 'req\nforged' }));
+    const waiting = service.admit(params({ key, requestId: 'req-2' }));
+    held.release();
+    const slot = await waiting;
+    slot.release();
+    expect(records.map((record) => record.event)).toEqual(['queue_acquire', 'queue_wait', 'queue_release', 'queue_acquire', 'queue_release']);
+    const ids = { provider: 'provider_a', key_mode: 'chat:header:x-session-id', key_hash: key.hash };
+    expect(records[0]).toEqual({ event: 'queue_acquire', ...ids, request_id: 'req forged', wait_ms: expect.any(Number), active: 1, active_key: 1 });
+    expect(records[1]).toEqual({ event: 'queue_wait', ...ids, request_id: 'req-2', position: 1 });
+    expect(records[2]).toEqual({ event: 'queue_release', ...ids, request_id: 'req forged', run_ms: expect.any(Number) });
+    expect(JSON.stringify(records)).not.toContain('secret-session-id');
+    expect(depth).toContainEqual(['provider_a', 1]);
+    expect(depth[depth.length - 1]).toEqual(['provider_a', 0]);
+  });
+
+  it('answers queue_full at once and logs it', async () => {
+    const { service, params, waited, records } = setup({ PRIMARY_AGENT_QUEUE_LIMIT: '0' });
+    const held = await service.admit(params());
+    await expect(service.admit(params({ requestId: 'r2' }))).rejects.toMatchObject({ code: 'queue_full', retryAfterHeader: 5 });
+    expect(waited[waited.length - 1]).toEqual(['provider_a', 'full', 0]);
+    expect(records[records.length - 1]).toMatchObject({ event: 'queue_full', request_id: 'r2' });
+    held.release();
+  });
+
+  it('answers queue_timeout after the configured wait and logs wait_ms', async () => {
+    const { service, params, waited, records } = setup({ PRIMARY_AGENT_QUEUE_TIMEOUT: '50ms' });
+    const held = await service.admit(params());
+    await expect(service.admit(params())).rejects.toMatchObject({ code: 'queue_timeout', retryAfterHeader: 5 });
+    const [, result, seconds] = waited[waited.length - 1];
+    expect(result).toBe('timeout');
+    expect(seconds).toBeGreaterThanOrEqual(0.045);
+    expect(records[records.length - 1]).toMatchObject({ event: 'queue_timeout', wait_ms: expect.any(Number) });
+    held.release();
+  });
+
+  it('rejects with the signal reason when the client leaves and counts canceled', async () => {
+    const { service, params, waited, records } = setup();
+    const held = await service.admit(params());
+    const controller = new AbortController();
+    const reason = new Error('client disconnected');
+    const waiting = service.admit(params({ signal: controller.signal }));
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    expect(waited[waited.length - 1][1]).toBe('canceled');
+    expect(records[records.length - 1]).toMatchObject({ event: 'queue_cancel' });
+    const aborted = new AbortController();
+    aborted.abort(reason);
+    await expect(service.admit(params({ signal: aborted.signal }))).rejects.toBe(reason);
+    expect(waited[waited.length - 1]).toEqual(['provider_a', 'canceled', 0]);
+    held.release();
+  });
+
+  it('logs a waiter that leaves from the client close event in the request context', async () => {
+    // nestjs-pino picks the request's logger from async context; the abort fires from the
+    // socket's 'close' handler, outside it.
+    const { service, params, records } = setup();
+    const context = new AsyncLocalStorage<string>();
+    const logger: EventLogger = {
+      info: (fields) => records.push({ ...fields, context: context.getStore() }),
+      warn: () => undefined,
+      debug: () => undefined,
+      error: () => undefined,
+    };
+    const held = await service.admit(params());
+    const controller = new AbortController();
+    const waiting = context.run('request-2', () => service.admit(params({ signal: controller.signal, logger })));
+    controller.abort(new Error('gone'));
+    await expect(waiting).rejects.toThrow('gone');
+    expect(records.filter((record) => record.event === 'queue_cancel')).toEqual([expect.objectContaining({ context: 'request-2' })]);
+    held.release();
+  });
+});

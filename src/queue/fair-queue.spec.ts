@@ -1,0 +1,226 @@
+import { GatewayError } from '../common/errors/gateway.error';
+import { FairQueue, FairQueueOptions, QueueSlot } from './fair-queue';
+
+const options = (overrides: Partial<FairQueueOptions> = {}): FairQueueOptions => ({
+  maxActive: 2,
+  maxActivePerKey: 1,
+  queueLimit: 10,
+  queueTimeoutMs: 0,
+  ...overrides,
+});
+
+/** Lets pending promise callbacks run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Starts an acquire and records when it resolves, in a shared order log. */
+function track(queue: FairQueue, key: string, order: string[], label: string, signal = new AbortController().signal) {
+  const entry: { slot?: QueueSlot; error?: unknown } = {};
+  const promise = queue.acquire(key, { signal }).then(
+    (slot) => {
+      order.push(label);
+      entry.slot = slot;
+    },
+    (error) => {
+      entry.error = error;
+    },
+  );
+  return Object.assign(entry, { promise });
+}
+
+describe(FairQueue.name, () => {
+  const signal = () => new AbortController().signal;
+
+  it('runs at once while global and per-key slots are free', async () => {
+    const queue = new FairQueue(options());
+    const a = await queue.acquire('a', { signal: signal() });
+    const b = await queue.acquire('b', { signal: signal() });
+    expect(queue.activeCount).toBe(2);
+    a.release();
+    b.release();
+    expect(queue.activeCount).toBe(0);
+  });
+
+  it('keeps one key FIFO and grants the next only after a release', async () => {
+    const queue = new FairQueue(options({ maxActive: 8 }));
+    const order: string[] = [];
+    const first = track(queue, 'a', order, 'a1');
+    const second = track(queue, 'a', order, 'a2');
+    const third = track(queue, 'a', order, 'a3');
+    await settle();
+    expect(order).toEqual(['a1']);
+    expect(queue.depth).toBe(2);
+    first.slot!.release();
+    await settle();
+    expect(order).toEqual(['a1', 'a2']);
+    second.slot!.release();
+    await settle();
+    expect(order).toEqual(['a1', 'a2', 'a3']);
+    third.slot!.release();
+    expect(queue.activeCount).toBe(0);
+  });
+
+  it('never lets a key at its cap block another key (no head-of-line blocking)', async () => {
+    const queue = new FairQueue(options({ maxActive: 4 }));
+    const order: string[] = [];
+    const a1 = track(queue, 'a', order, 'a1');
+    track(queue, 'a', order, 'a2');
+    track(queue, 'a', order, 'a3');
+    const b1 = track(queue, 'b', order, 'b1');
+    await settle();
+    expect(order).toEqual(['a1', 'b1']);
+    expect(b1.slot).toBeDefined();
+    a1.slot!.release();
+    await settle();
+    expect(order).toEqual(['a1', 'b1', 'a2']);
+  });
+
+  it('gives a freed global slot to the oldest eligible waiter', async () => {
+    const queue = new FairQueue(options({ maxActive: 2 }));
+    const order: string[] = [];
+    const a = track(queue, 'a', order, 'a');
+    const b = track(queue, 'b', order, 'b');
+    track(queue, 'c', order, 'c');
+    track(queue, 'd', order, 'd');
+    await settle();
+    expect(order).toEqual(['a', 'b']);
+    b.slot!.release();
+    await settle();
+    expect(order).toEqual(['a', 'b', 'c']);
+    a.slot!.release();
+    await settle();
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('with limit 0 rejects queue_full at once while the slot is busy', async () => {
+    const queue = new FairQueue(options({ maxActive: 1, queueLimit: 0 }));
+    const rejected = jest.fn();
+    const held = await queue.acquire('a', { signal: signal() });
+    const startedAt = Date.now();
+    const error = await queue.acquire('b', { signal: signal(), observer: { rejected } }).catch((caught) => caught);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).code).toBe('queue_full');
+    expect(Date.now() - startedAt).toBeLessThan(20);
+    expect(rejected).toHaveBeenCalledWith({ reason: 'full', waitMs: 0, depth: 0 });
+    held.release();
+  });
+
+  it('rejects queue_full when the waiter list holds QUEUE_LIMIT entries', async () => {
+    const queue = new FairQueue(options({ maxActive: 1, queueLimit: 1 }));
+    const held = await queue.acquire('a', { signal: signal() });
+    const waiter = track(queue, 'b', [], 'b');
+    await expect(queue.acquire('c', { signal: signal() })).rejects.toMatchObject({ code: 'queue_full' });
+    held.release();
+    await waiter.promise;
+    expect(waiter.slot).toBeDefined();
+    waiter.slot!.release();
+  });
+
+  it('times a waiter out with queue_timeout and frees its place', async () => {
+    const queue = new FairQueue(options({ maxActive: 1, queueTimeoutMs: 50 }));
+    const held = await queue.acquire('a', { signal: signal() });
+    const rejected = jest.fn();
+    const startedAt = Date.now();
+    const error = await queue.acquire('b', { signal: signal(), observer: { rejected } }).catch((caught) => caught);
+    const waited = Date.now() - startedAt;
+    expect((error as GatewayError).code).toBe('queue_timeout');
+    expect(waited).toBeGreaterThanOrEqual(45);
+    expect(waited).toBeLessThan(1000);
+    expect(rejected).toHaveBeenCalledWith(expect.objectContaining({ reason: 'timeout', depth: 0 }));
+    expect(queue.depth).toBe(0);
+    held.release();
+  });
+
+  it('waits without a timer when the timeout is 0', async () => {
+    jest.useFakeTimers();
+    try {
+      const queue = new FairQueue(options({ maxActive: 1, queueTimeoutMs: 0 }));
+      const held = await queue.acquire('a', { signal: signal() });
+      const order: string[] = [];
+      const waiter = track(queue, 'b', order, 'b');
+      jest.advanceTimersByTime(24 * 60 * 60 * 1000);
+      expect(queue.depth).toBe(1);
+      held.release();
+      await waiter.promise;
+      expect(order).toEqual(['b']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('removes an aborted waiter at once and grants the next waiter first', async () => {
+    const queue = new FairQueue(options({ maxActive: 1 }));
+    const held = await queue.acquire('a', { signal: signal() });
+    const order: string[] = [];
+    const leaving = new AbortController();
+    const reason = new Error('client disconnected');
+    const gone = track(queue, 'b', order, 'b', leaving.signal);
+    const next = track(queue, 'c', order, 'c');
+    await settle();
+    expect(queue.depth).toBe(2);
+    leaving.abort(reason);
+    await gone.promise;
+    expect(gone.error).toBe(reason);
+    expect(queue.depth).toBe(1);
+    held.release();
+    await next.promise;
+    expect(order).toEqual(['c']);
+  });
+
+  it('throws the reason at once for an already aborted signal', async () => {
+    const queue = new FairQueue(options());
+    const controller = new AbortController();
+    const reason = new Error('gone');
+    controller.abort(reason);
+    await expect(queue.acquire('a', { signal: controller.signal })).rejects.toBe(reason);
+    expect(queue.activeCount).toBe(0);
+  });
+
+  it('ends a wait at the deadline with timeout', async () => {
+    const queue = new FairQueue(options({ maxActive: 1 }));
+    const held = await queue.acquire('a', { signal: signal() });
+    await expect(queue.acquire('b', { signal: signal(), deadlineAt: Date.now() + 20 })).rejects.toMatchObject({ code: 'timeout' });
+    expect(queue.depth).toBe(0);
+    held.release();
+  });
+
+  it('releases exactly once however often release() is called', async () => {
+    const queue = new FairQueue(options({ maxActive: 2, maxActivePerKey: 2 }));
+    const released = jest.fn();
+    const one = await queue.acquire('a', { signal: signal(), observer: { released } });
+    const two = await queue.acquire('a', { signal: signal() });
+    one.release();
+    one.release();
+    one.release();
+    expect(queue.activeCount).toBe(1);
+    expect(released).toHaveBeenCalledTimes(1);
+    const three = await queue.acquire('a', { signal: signal() });
+    expect(queue.activeCount).toBe(2);
+    two.release();
+    three.release();
+    expect(queue.activeCount).toBe(0);
+  });
+
+  it('reports waiting positions, waits and run times to the observer', async () => {
+    const queue = new FairQueue(options({ maxActive: 1 }));
+    const held = await queue.acquire('a', { signal: signal() });
+    const waiting = jest.fn();
+    const acquired = jest.fn();
+    const released = jest.fn();
+    const older = track(queue, 'x', [], 'x');
+    const promise = queue.acquire('b', { signal: signal(), observer: { waiting, acquired, released } });
+    expect(waiting).toHaveBeenCalledWith({ position: 2, depth: 2 });
+    held.release();
+    await settle();
+    // The older waiter 'x' got the only slot; 'b' still waits.
+    expect(older.slot).toBeDefined();
+    expect(acquired).not.toHaveBeenCalled();
+    expect(queue.depth).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    older.slot!.release();
+    const slot = await promise;
+    expect(acquired).toHaveBeenCalledWith(expect.objectContaining({ active: 1, activeForKey: 1, depth: 0, queued: true }));
+    expect(acquired.mock.calls[0][0].waitMs).toBeGreaterThanOrEqual(10);
+    slot.release();
+    expect(released).toHaveBeenCalledWith(expect.objectContaining({ depth: 0 }));
+  });
+});
