@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { createGatewayApp } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { LogCapture } from './log-capture';
@@ -34,6 +35,10 @@ export async function startGateway(settings: Record<string, string> = {}, argv: 
   };
   const config = loadConfig(env, argv);
   const logs = new LogCapture();
+  // nestjs-pino keeps one process-wide logger for lines written outside a request; without a
+  // reset, a second gateway in the same Jest worker would log its start-up lines into the first
+  // gateway's capture.
+  __resetOutOfContextForTests();
   const app = await createGatewayApp(config, { logStream: logs });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
@@ -43,6 +48,8 @@ export async function startGateway(settings: Record<string, string> = {}, argv: 
     logs,
     home,
     close: async () => {
+      // Keep-alive sockets left by aborted client requests would hold close() for seconds.
+      (app.getHttpServer() as import('node:http').Server).closeAllConnections();
       await app.close();
       fs.rmSync(home, { recursive: true, force: true });
     },

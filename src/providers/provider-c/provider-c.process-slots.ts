@@ -1,0 +1,60 @@
+import type { GatewayMetrics } from '../../metrics/gateway-metrics';
+import type { QueueResult } from '../../metrics/metric-names';
+import { FairQueue, FairQueueObserver, QueueSlot } from '../../queue/fair-queue';
+
+const QUEUE_LABEL = 'provider_c_processes' as const;
+/** All requests share one key: the cap is global, FIFO across requests (§2). */
+const SLOT_KEY = 'provider_c';
+
+export interface ProcessSlotOptions {
+  /** PROVIDER_C_MAX_PROCESSES. */
+  readonly maxProcesses: number;
+  /** PRIMARY_AGENT_QUEUE_LIMIT: waiters beyond it get 429 `queue_full` at once. */
+  readonly queueLimit: number;
+  /** PRIMARY_AGENT_QUEUE_TIMEOUT; 0 = wait until the client leaves. */
+  readonly queueTimeoutMs: number;
+}
+
+/**
+ * provider_c process slots (provider_c.md §2, gateway-behaviours.md §4.4): at most
+ * `maxProcesses` children at once across all requests, taken after the family queue and before
+ * spawning, held across retries, released after the last child was reaped. Full or timed out →
+ * 429 with `Retry-After: 5` (`queue_full` / `queue_timeout`). Waits are recorded under
+ * `provider="provider_c_processes"`.
+ */
+export class ProviderCProcessSlots {
+  private readonly queue: FairQueue;
+  private readonly observer: FairQueueObserver;
+
+  constructor(options: ProcessSlotOptions, metrics: Pick<GatewayMetrics, 'queueWaited' | 'queueDepthChanged'>) {
+    this.queue = new FairQueue({
+      maxActive: options.maxProcesses,
+      maxActivePerKey: Infinity,
+      queueLimit: options.queueLimit,
+      queueTimeoutMs: options.queueTimeoutMs,
+    });
+    const result: Record<'full' | 'timeout' | 'canceled' | 'deadline', QueueResult> = { full: 'full', timeout: 'timeout', canceled: 'canceled', deadline: 'timeout' };
+    this.observer = {
+      waiting: ({ depth }) => metrics.queueDepthChanged(QUEUE_LABEL, depth),
+      acquired: ({ waitMs, depth }) => {
+        metrics.queueWaited(QUEUE_LABEL, 'acquired', waitMs / 1000);
+        metrics.queueDepthChanged(QUEUE_LABEL, depth);
+      },
+      rejected: ({ reason, waitMs, depth }) => {
+        metrics.queueWaited(QUEUE_LABEL, result[reason], waitMs / 1000);
+        metrics.queueDepthChanged(QUEUE_LABEL, depth);
+      },
+      released: ({ depth }) => metrics.queueDepthChanged(QUEUE_LABEL, depth),
+    };
+  }
+
+  /** Waits for a slot; rejects with `queue_full`, `queue_timeout`, `timeout` (deadline) or the abort reason. */
+  acquire(signal: AbortSignal, deadlineAt?: number): Promise<QueueSlot> {
+    return this.queue.acquire(SLOT_KEY, { signal, deadlineAt, observer: this.observer });
+  }
+
+  /** Children running now. */
+  get active(): number {
+    return this.queue.activeCount;
+  }
+}

@@ -1,0 +1,186 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LineSplitter } from './provider-c.line-splitter';
+
+/** §3.4: stderr is kept only as a rolling tail for error classification. */
+const STDERR_TAIL_BYTES = 64 * 1024;
+/** §3.6: SIGTERM first, SIGKILL when the group is still there after this long. */
+export const KILL_GRACE_MS = 2000;
+
+export interface ChildExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** spawn() failed (`ENOENT`, `EACCES`, …). */
+  readonly spawnError?: string;
+}
+
+export interface ChildSpawnOptions {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The complete child environment (§3.2); nothing else is inherited. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Written to stdin as UTF-8, then stdin is closed (never in argv, §3.4). */
+  readonly stdin: string;
+}
+
+/**
+ * One `claude` child (§3): spawned directly (no shell) as the leader of its own process group
+ * in a fresh private working directory; terminate = close stdin, SIGTERM to the group, SIGKILL
+ * after 2 s; `reaped` resolves after the `close` event (all stdio closed, exit status known) and
+ * the working directory was removed. Never `unref`ed: the gateway always waits for its children.
+ */
+export class ClaudeChild {
+  /** Why we terminated it, when we did (first reason wins). */
+  terminatedBy?: string;
+  readonly startedAt = Date.now();
+  readonly closed: Promise<ChildExit>;
+  readonly reaped: Promise<ChildExit>;
+  private hasClosed = false;
+  private hasExited = false;
+  private discardRequested = false;
+  private stderrTail = Buffer.alloc(0);
+  private killTimer?: NodeJS.Timeout;
+  private spawnError?: string;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly workDir: string,
+  ) {
+    this.closed = new Promise((resolve) => {
+      child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+        this.hasClosed = true;
+        // A terminated group keeps its SIGKILL timer: a helper that ignored SIGTERM and let go
+        // of our pipes still gets killed. It must not keep the gateway alive, though.
+        this.killTimer?.unref();
+        resolve({ code, signal, ...(this.spawnError ? { spawnError: this.spawnError } : {}) });
+      });
+    });
+    child.once('exit', () => {
+      this.hasExited = true;
+      if (this.discardRequested) this.destroyStdout();
+    });
+    this.reaped = this.closed.then(async (exit) => {
+      await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+      return exit;
+    });
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      // Only spawn failures arrive here (we never send signals through child.kill()).
+      this.spawnError = error.code ?? 'spawn_error';
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const joined = Buffer.concat([this.stderrTail, chunk]);
+      this.stderrTail = joined.length > STDERR_TAIL_BYTES ? joined.subarray(joined.length - STDERR_TAIL_BYTES) : joined;
+    });
+  }
+
+  /** Creates the private working directory and spawns the child; spawn failures surface in `closed`. */
+  static async start(options: ChildSpawnOptions): Promise<ClaudeChild> {
+    const workDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-pc-'));
+    const child = spawn(options.command, options.args, {
+      cwd: workDir,
+      env: { ...options.env },
+      detached: true,
+      shell: false,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    const run = new ClaudeChild(child, workDir);
+    // EPIPE when the child exits without reading: its exit status explains the failure.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.stdin, 'utf8');
+    return run;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get isClosed(): boolean {
+    return this.hasClosed;
+  }
+
+  /** The stderr tail, for classification only: never logged, never sent. */
+  stderr(): string {
+    return this.stderrTail.toString('utf8');
+  }
+
+  /** stdout as lines (§3.4); throws LineTooLongError past 16 MiB. Read once. */
+  async *lines(): AsyncGenerator<string> {
+    const stdout = this.child.stdout;
+    if (!stdout) return;
+    const splitter = new LineSplitter();
+    for await (const chunk of stdout as AsyncIterable<Buffer>) {
+      yield* splitter.push(chunk);
+    }
+    const last = splitter.end();
+    if (last !== undefined) yield last;
+  }
+
+  /**
+   * We need no more output. Unread stdout keeps `close` from ever firing, so it is dropped, but
+   * only once the child has exited: dropping it earlier would kill the child with EPIPE before
+   * it could handle SIGTERM (or finish on its own after its result line).
+   */
+  discardOutput(): void {
+    this.discardRequested = true;
+    if (this.hasExited || this.spawnError !== undefined) this.destroyStdout();
+  }
+
+  private destroyStdout(): void {
+    if (this.child.stdout && !this.child.stdout.destroyed) this.child.stdout.destroy();
+  }
+
+  /** §3.6 steps 1–3; idempotent. Step 4 (wait for `close`) is `reaped`. */
+  terminate(reason: string): void {
+    if (this.hasClosed || this.terminatedBy !== undefined) return;
+    this.terminatedBy = reason;
+    this.child.stdin?.destroy();
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    signalGroup(pid, 'SIGTERM');
+    this.killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+  }
+
+  /** True when `close` happened within `ms`. */
+  async closesWithin(ms: number): Promise<boolean> {
+    if (this.hasClosed) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    const closed = this.closed.then(() => true as const);
+    try {
+      return await Promise.race([closed, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Signals the whole process group (negative pid), so helpers the CLI started stop with it. */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/**
+ * §1: resolves the command the way spawn will, on the child's PATH. A name with a slash is
+ * checked as a path. Returns the executable path, or undefined when there is none.
+ */
+export function resolveCommand(command: string, searchPath: string | undefined): string | undefined {
+  const candidates = command.includes('/') ? [command] : (searchPath ?? '').split(path.delimiter).filter((dir) => dir !== '').map((dir) => path.join(dir, command));
+  for (const candidate of candidates) {
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch {
+      // Not here; try the next directory.
+    }
+  }
+  return undefined;
+}

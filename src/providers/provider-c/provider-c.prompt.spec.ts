@@ -1,0 +1,129 @@
+import type { ChatMessage, ToolDefinition } from '../chat-types';
+import { normalizeTools } from '../shared/tool-definitions';
+import { renderProviderCPrompt } from './provider-c.prompt';
+import { CLOSING_REMINDER, planToolChoice, renderToolsJson } from './provider-c.protocol';
+
+const READ_FILE_SCHEMA = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
+const READ_FILE: ToolDefinition = { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: READ_FILE_SCHEMA } };
+const APPLY_PATCH: ToolDefinition = { type: 'custom', custom: { name: 'apply_patch', description: 'Apply a patch', format: { type: 'grammar' } } };
+const FLAT_LS: ToolDefinition = { name: 'ls', parameters: { type: 'object', properties: {} } };
+
+function render(messages: ChatMessage[], tools: ToolDefinition[] = [], toolChoice?: unknown): string {
+  const normalized = normalizeTools(tools);
+  return renderProviderCPrompt(messages, normalized, planToolChoice(toolChoice, normalized));
+}
+
+describe(renderProviderCPrompt.name, () => {
+  it('renders a plain chat without any protocol (§4)', () => {
+    const prompt = render([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'developer', content: [{ type: 'text', text: 'Dev A' }, { type: 'image_url', image_url: 'x' }, { type: 'text', text: 'Dev B' }] },
+      { role: 'user', content: 'Hi' },
+    ]);
+    expect(prompt).toBe('System:\nBe brief.\n\nSystem:\nDev A\nDev B\n\nUser:\nHi\n');
+    expect(prompt).not.toContain('agent_tool_call');
+  });
+
+  it('renders history calls as protocol blocks and results once under the tool name (§4 example)', () => {
+    const prompt = render(
+      [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'What is the package name?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"package.json"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: '{"name": "demo-app", "version": "1.0.0"}' },
+        { role: 'tool', tool_call_id: 'call_unknown', content: 'orphan' },
+      ],
+      [READ_FILE],
+    );
+    const transcript = prompt.slice(prompt.indexOf('System:\nBe brief.'));
+    expect(transcript).toBe(
+      [
+        'System:\nBe brief.',
+        'User:\nWhat is the package name?',
+        'Assistant:\n```agent_tool_call\n{"name":"read_file","arguments":{"path":"package.json"}}\n```',
+        'Tool result (read_file):\n{"name": "demo-app", "version": "1.0.0"}',
+        'Tool result:\norphan',
+        CLOSING_REMINDER,
+      ].join('\n\n') + '\n',
+    );
+    expect(prompt.split('demo-app')).toHaveLength(2);
+    expect(prompt).not.toContain('call_1');
+  });
+
+  it('renders assistant text before its calls, custom calls with a string input, and skips empty messages', () => {
+    const prompt = render(
+      [
+        { role: 'user', content: '' },
+        { role: 'assistant', content: 'Patching.', tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' } }] },
+        { role: 'assistant', content: '' },
+      ],
+      [APPLY_PATCH],
+    );
+    expect(prompt).toContain('Assistant:\nPatching.\n```agent_tool_call\n{"name":"apply_patch","arguments":"*** Begin Patch\\n*** End Patch"}\n```');
+    expect(prompt).not.toContain('User:');
+    expect(prompt.match(/Assistant:/g)).toHaveLength(1);
+  });
+
+  it('renders an empty transcript as "Continue."', () => {
+    expect(render([])).toBe('Continue.\n');
+  });
+
+  it('starts with the protocol block listing every tool and ends with the reminder (§5)', () => {
+    const prompt = render([{ role: 'user', content: 'Go' }], [READ_FILE, APPLY_PATCH, FLAT_LS]);
+    expect(prompt.startsWith('## Tools\n')).toBe(true);
+    expect(prompt).toContain('you\ncannot run commands, read files or use the network yourself');
+    expect(prompt).toContain('```agent_tool_call\n{"name": "TOOL_NAME", "arguments": {"example": "value"}}\n```');
+    const toolsLine = prompt.split('\n').find((line) => line.startsWith('[{'));
+    expect(JSON.parse(toolsLine!)).toEqual([
+      { name: 'read_file', type: 'function', description: 'Read a file', parameters: READ_FILE_SCHEMA },
+      { name: 'apply_patch', type: 'custom', description: 'Apply a patch', format: { type: 'grammar' } },
+      { name: 'ls', type: 'function', parameters: { type: 'object', properties: {} } },
+    ]);
+    expect(prompt.endsWith(`User:\nGo\n\n${CLOSING_REMINDER}\n`)).toBe(true);
+    expect(prompt).not.toContain('This reply must');
+  });
+
+  it('tool_choice "none": no protocol block and no reminder, history calls still rendered', () => {
+    const prompt = render(
+      [{ role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'ls', arguments: '' } }] }],
+      [FLAT_LS],
+      'none',
+    );
+    expect(prompt).toBe('Assistant:\n```agent_tool_call\n{"name":"ls","arguments":{}}\n```\n');
+  });
+
+  it('tool_choice "required" adds the must-call rule line', () => {
+    expect(render([{ role: 'user', content: 'x' }], [READ_FILE], 'required')).toContain('\n- This reply must contain at least one agent_tool_call block.\n');
+  });
+
+  it.each([
+    [{ type: 'function', function: { name: 'read_file' } }, 'read_file'],
+    [{ type: 'custom', custom: { name: 'apply_patch' } }, 'apply_patch'],
+    [{ type: 'function', name: 'ls' }, 'ls'],
+  ])('a forced tool %j adds the must-call-X rule', (choice, name) => {
+    expect(render([{ role: 'user', content: 'x' }], [READ_FILE, APPLY_PATCH, FLAT_LS], choice)).toContain(`\n- This reply must call the tool "${name}".\n`);
+  });
+
+  it('"auto" and parallel_tool_calls add no rule', () => {
+    const prompt = render([{ role: 'user', content: 'x' }], [READ_FILE], 'auto');
+    expect(prompt).not.toContain('This reply must');
+    expect(prompt).toContain('- If the request does not need a tool, just answer.\n\nAvailable tools (JSON):\n[');
+  });
+});
+
+describe(planToolChoice.name, () => {
+  it('turns fence detection off without tools or with "none"', () => {
+    expect(planToolChoice(undefined, []).enabled).toBe(false);
+    expect(planToolChoice('none', normalizeTools([READ_FILE])).enabled).toBe(false);
+    expect(planToolChoice('auto', normalizeTools([READ_FILE])).enabled).toBe(true);
+    expect(planToolChoice(undefined, normalizeTools([{ type: 'function', function: { description: 'nameless' } }])).enabled).toBe(false);
+  });
+});
+
+describe(renderToolsJson.name, () => {
+  it('keeps the client schema unmodified, key order name/type/description/parameters', () => {
+    const schema = { type: 'object', required: ['b', 'a'], properties: { b: { type: 'string' }, a: { type: 'number' } }, additionalProperties: false };
+    const json = renderToolsJson(normalizeTools([{ type: 'function', function: { name: 'f', description: 'd', parameters: schema } }]));
+    expect(json).toBe(`[{"name":"f","type":"function","description":"d","parameters":${JSON.stringify(schema)}}]`);
+  });
+});

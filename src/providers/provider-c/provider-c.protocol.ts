@@ -1,0 +1,84 @@
+import type { NormalizedTool } from '../shared/tool-definitions';
+
+/** The tool protocol block (§5.2), our wording of the rules in §5.1. */
+const PROTOCOL_TEMPLATE = `## Tools
+
+You are helping a user through a client program. The client can run the tools listed below; you
+cannot run commands, read files or use the network yourself.
+
+To use a tool, write a block exactly like this:
+
+\`\`\`agent_tool_call
+{"name": "TOOL_NAME", "arguments": {"example": "value"}}
+\`\`\`
+
+- The first line is three backticks followed directly by agent_tool_call; the last line is three
+  backticks. Put one JSON object inside and nothing else.
+- "name" must be one of the tools below. "arguments" must be a JSON object that fits the tool's
+  parameters. For a tool whose type is "custom", "arguments" is a JSON string with the raw input.
+- Write one block per tool call. After your blocks, stop and wait: the results come back in the
+  next message as "Tool result".
+- Do not make up tool results, and do not claim to know file contents or command output you have
+  not received.
+- If the request does not need a tool, just answer.{{EXTRA_RULE}}
+
+Available tools (JSON):
+{{TOOLS_JSON}}`;
+
+/** §5.3: the line after the transcript when tools exist. */
+export const CLOSING_REMINDER =
+  '(Continue the conversation above. To use a tool, reply with agent_tool_call blocks as described at the top.)';
+
+/** How the client's `tool_choice` shapes this turn (§5.4). */
+export interface ToolChoicePlan {
+  /** Protocol block, reminder and fence detection are on. */
+  readonly enabled: boolean;
+  /** The one extra rule line, for `required` or a forced tool. */
+  readonly extraRule?: string;
+}
+
+/**
+ * §5.4: absent/`auto` → protocol; `none` → no protocol, no reminder, no fence detection;
+ * `required` → must-call rule; a forced function or custom tool X → must-call-X rule. The
+ * gateway never adds a rule on its own; `parallel_tool_calls` has no effect.
+ */
+export function planToolChoice(toolChoice: unknown, tools: readonly NormalizedTool[]): ToolChoicePlan {
+  if (tools.length === 0 || toolChoice === 'none') return { enabled: false };
+  if (toolChoice === 'required') return { enabled: true, extraRule: 'This reply must contain at least one agent_tool_call block.' };
+  const forced = forcedToolName(toolChoice);
+  if (forced !== undefined) return { enabled: true, extraRule: `This reply must call the tool "${forced}".` };
+  return { enabled: true };
+}
+
+/** `{"type":"function","function":{"name":X}}`, `{"type":"custom","custom":{"name":X}}` or the flat `{"type",…,"name":X}`. */
+function forcedToolName(toolChoice: unknown): string | undefined {
+  if (typeof toolChoice !== 'object' || toolChoice === null) return undefined;
+  const choice = toolChoice as Record<string, unknown>;
+  if (choice.type !== 'function' && choice.type !== 'custom') return undefined;
+  const nested = choice[choice.type];
+  const name = typeof nested === 'object' && nested !== null ? (nested as Record<string, unknown>).name : choice.name;
+  return typeof name === 'string' && name.trim() !== '' ? name.trim() : undefined;
+}
+
+/**
+ * §5.2 `{{TOOLS_JSON}}`: a compact array, keys in the order name, type (`function` | `custom`),
+ * description (when given), then parameters (function tools: the client's schema unmodified) or
+ * format (custom tools, when given).
+ */
+export function renderToolsJson(tools: readonly NormalizedTool[]): string {
+  return JSON.stringify(
+    tools.map((tool) => {
+      const custom = tool.type === 'custom';
+      const entry: Record<string, unknown> = { name: tool.name, type: custom ? 'custom' : 'function' };
+      if (tool.description !== undefined) entry.description = tool.description;
+      if (!custom && tool.parameters !== undefined) entry.parameters = tool.parameters;
+      if (custom && tool.format !== undefined) entry.format = tool.format;
+      return entry;
+    }),
+  );
+}
+
+/** The protocol block placed before the transcript. */
+export function renderProtocol(tools: readonly NormalizedTool[], plan: ToolChoicePlan): string {
+  return PROTOCOL_TEMPLATE.replace('{{EXTRA_RULE}}', () => (plan.extraRule ? `\n- ${plan.extraRule}` : '')).replace('{{TOOLS_JSON}}', () => renderToolsJson(tools));
+}

@@ -1,0 +1,53 @@
+import { blockToToolCall, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
+
+const kinds = new Map<string, 'function' | 'custom'>([
+  ['read_file', 'function'],
+  ['apply_patch', 'custom'],
+]);
+const id = () => 'call_x';
+
+describe(blockToToolCall.name, () => {
+  it('compacts object arguments for function tools and defaults absent ones to {}', () => {
+    expect(blockToToolCall({ name: 'read_file', arguments: { path: 'a', n: [1, 2] } }, kinds, id)).toEqual({
+      ok: true,
+      call: { id: 'call_x', name: 'read_file', kind: 'function', arguments: '{"path":"a","n":[1,2]}' },
+    });
+    expect(blockToToolCall({ name: 'read_file' }, kinds, id)).toMatchObject({ call: { arguments: '{}' } });
+    expect(blockToToolCall({ name: 'read_file', arguments: '{"path":"b"}' }, kinds, id)).toMatchObject({ call: { arguments: '{"path":"b"}' } });
+  });
+
+  it('returns an undeclared name as a function call', () => {
+    expect(blockToToolCall({ name: 'mystery', arguments: {} }, kinds, id)).toMatchObject({ ok: true, call: { name: 'mystery', kind: 'function' } });
+  });
+
+  it('reads custom input from a string arguments, else input, else the JSON of arguments', () => {
+    expect(blockToToolCall({ name: 'apply_patch', arguments: '*** Begin Patch' }, kinds, id)).toMatchObject({ call: { kind: 'custom', input: '*** Begin Patch' } });
+    expect(blockToToolCall({ name: 'apply_patch', input: 'raw' }, kinds, id)).toMatchObject({ call: { input: 'raw' } });
+    expect(blockToToolCall({ name: 'apply_patch', arguments: { a: 1 } }, kinds, id)).toMatchObject({ call: { input: '{"a":1}' } });
+  });
+
+  it('rejects non-objects and missing names', () => {
+    expect(blockToToolCall([1], kinds, id)).toEqual({ ok: false, reason: 'not_object' });
+    expect(blockToToolCall({ name: '  ', arguments: {} }, kinds, id)).toEqual({ ok: false, reason: 'missing_name' });
+    expect(blockToToolCall({ arguments: {} }, kinds, id)).toEqual({ ok: false, reason: 'missing_name' });
+  });
+});
+
+describe(newToolCallId.name, () => {
+  it('is call_ + 24 lowercase hex, fresh every time', () => {
+    const ids = new Set(Array.from({ length: 50 }, () => newToolCallId()));
+    expect(ids.size).toBe(50);
+    for (const value of ids) expect(value).toMatch(/^call_[0-9a-f]{24}$/);
+  });
+});
+
+describe(CrossChannelDuplicates.name, () => {
+  it('skips a call already emitted from the other channel, comparing canonical arguments', () => {
+    const duplicates = new CrossChannelDuplicates();
+    expect(duplicates.admit('reasoning', { name: 'f', kind: 'function', arguments: '{"a":1,"b":2}' })).toBe(true);
+    expect(duplicates.admit('content', { name: 'f', kind: 'function', arguments: '{ "b": 2, "a": 1 }' })).toBe(false);
+    expect(duplicates.admit('content', { name: 'f', kind: 'function', arguments: '{"a":2}' })).toBe(true);
+    expect(duplicates.admit('content', { name: 'f', kind: 'function', arguments: '{"a":2}' })).toBe(true);
+    expect(duplicates.admit('reasoning', { name: 'f', kind: 'function', arguments: '{"a":2}' })).toBe(false);
+  });
+});

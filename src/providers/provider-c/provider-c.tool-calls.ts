@@ -1,0 +1,79 @@
+import canonicalize from 'canonicalize';
+import { randomBytes } from 'node:crypto';
+import type { ToolCallEvent } from '../provider-adapter';
+
+/** §7.5: `call_` + 24 lowercase hex from a cryptographic source; never derived from content. */
+export function newToolCallId(): string {
+  return `call_${randomBytes(12).toString('hex')}`;
+}
+
+export type InvalidBlockReason = 'not_object' | 'missing_name';
+
+export type BlockConversion =
+  | { readonly ok: true; readonly call: ToolCallEvent }
+  | { readonly ok: false; readonly reason: InvalidBlockReason };
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * §7.4: a parsed fence object → one complete tool call. The kind is the declared type of the
+ * tool with that name; an undeclared name is still returned as a function call (the client
+ * reports the unknown tool back to the model).
+ */
+export function blockToToolCall(
+  value: unknown,
+  kindsByName: ReadonlyMap<string, 'function' | 'custom'>,
+  newId: () => string = newToolCallId,
+): BlockConversion {
+  if (!isObject(value)) return { ok: false, reason: 'not_object' };
+  const name = typeof value.name === 'string' ? value.name.trim() : '';
+  if (name === '') return { ok: false, reason: 'missing_name' };
+  const argumentsValue = value.arguments;
+  if (kindsByName.get(name) === 'custom') {
+    let input: string;
+    if (typeof argumentsValue === 'string') input = argumentsValue;
+    else if (typeof value.input === 'string') input = value.input;
+    else input = JSON.stringify(argumentsValue ?? {});
+    return { ok: true, call: { id: newId(), name, kind: 'custom', input } };
+  }
+  let argumentsText: string;
+  if (typeof argumentsValue === 'string') argumentsText = argumentsValue; // the chat layer validates it as JSON
+  else if (argumentsValue === undefined || argumentsValue === null) argumentsText = '{}';
+  else argumentsText = JSON.stringify(argumentsValue);
+  return { ok: true, call: { id: newId(), name, kind: 'function', arguments: argumentsText } };
+}
+
+export type Channel = 'content' | 'reasoning';
+
+/**
+ * §7.5: the same call drafted in thinking and then written in text is emitted once. A call
+ * whose (name, canonical arguments) was already emitted from the OTHER channel in this turn is
+ * skipped; identical calls on one channel are all kept. One instance per turn.
+ */
+export class CrossChannelDuplicates {
+  private readonly seen: Record<Channel, Set<string>> = { content: new Set(), reasoning: new Set() };
+
+  /** True when the call should be emitted; records it for its channel. */
+  admit(channel: Channel, call: ToolCallEvent): boolean {
+    const key = callIdentity(call);
+    const other: Channel = channel === 'content' ? 'reasoning' : 'content';
+    if (this.seen[other].has(key)) return false;
+    this.seen[channel].add(key);
+    return true;
+  }
+}
+
+/** Name plus RFC 8785 form of the arguments, so key order and spacing do not matter. */
+function callIdentity(call: ToolCallEvent): string {
+  const payload = call.kind === 'custom' ? (call.input ?? '') : (call.arguments ?? '');
+  let canonical = payload;
+  if (call.kind === 'function') {
+    try {
+      canonical = canonicalize(JSON.parse(payload)) ?? payload;
+    } catch {
+      // Unparsable arguments compare as written.
+    }
+  }
+  return JSON.stringify([call.kind, call.name, canonical]);
+}

@@ -1,0 +1,278 @@
+import { AsyncResource } from 'node:async_hooks';
+import { GatewayError } from '../../common/errors/gateway.error';
+import type { QueueSlot } from '../../queue/fair-queue';
+import type { CallContext, ChatEvent, ChatRequest } from '../provider-adapter';
+import { withIdleTimeout } from '../shared/idle-timeout';
+import { retryDelayMs, sleep } from '../shared/retry-policy';
+import { normalizeTools } from '../shared/tool-definitions';
+import { buildProviderCArgs } from './provider-c.argv';
+import { classifyRunFailure } from './provider-c.errors';
+import { LineTooLongError } from './provider-c.line-splitter';
+import { ChildExit, ClaudeChild } from './provider-c.process';
+import { ProviderCProcessSlots } from './provider-c.process-slots';
+import { renderProviderCPrompt } from './provider-c.prompt';
+import { planToolChoice } from './provider-c.protocol';
+import { createStreamState, endWithoutResult, flushVisibleText, parseStreamLine, StreamStateOptions, translateLine } from './provider-c.stream';
+
+/** §8.3: up to 2 more runs after the first, only for plain upstream failures before output. */
+const MAX_RETRIES = 2;
+/** §3.5: after the `result` line, a child still running after this long is terminated. */
+const AFTER_RESULT_GRACE_MS = 2000;
+
+export interface TurnSettings {
+  readonly command: string;
+  readonly childEnv: Readonly<Record<string, string>>;
+  /** PROVIDER_C_TIMEOUT: first spawn → terminate; 0 = none. */
+  readonly timeoutMs: number;
+  /** GATEWAY_STREAM_IDLE_TIMEOUT: silence between stdout lines; 0 = off. */
+  readonly idleTimeoutMs: number;
+}
+
+/** What the adapter shares with its turns: settings, the slot pool, and the live turns (shutdown). */
+export interface TurnEnvironment {
+  readonly settings: TurnSettings;
+  readonly slots: ProviderCProcessSlots;
+  readonly liveTurns: Set<ProviderCTurn>;
+}
+
+type TurnItem = 'accepted' | ChatEvent;
+
+const isOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
+
+/**
+ * One chat turn on the Claude Code CLI: slot → spawn → stdout lines → events, with retries and
+ * every timer. All state lives here, one instance per call. `start()` resolves at the first JSON
+ * stdout line (§6) and rejects with the classified error before that. Whatever happens (finish,
+ * error, client abort, timeout, idle, shutdown, a consumer that never iterates), `close()` runs:
+ * the child is terminated if needed and reaped, its directory removed, then the slot released.
+ */
+export class ProviderCTurn {
+  private readonly args: string[];
+  private readonly prompt: string;
+  private readonly streamOptions: StreamStateOptions;
+  private slot?: QueueSlot;
+  private child?: ClaudeChild;
+  private pendingSpawn: Promise<unknown> = Promise.resolve();
+  private deadlineAt = Infinity;
+  private turnTimer?: NodeJS.Timeout;
+  private timedOut = false;
+  private sawResult = false;
+  private attempts = 0;
+  private nonJsonLines = 0;
+  private closing?: Promise<void>;
+
+  constructor(
+    private readonly environment: TurnEnvironment,
+    request: ChatRequest,
+    private readonly context: CallContext,
+  ) {
+    const tools = normalizeTools(request.tools);
+    const plan = planToolChoice(request.toolChoice, tools);
+    this.args = buildProviderCArgs(request.model);
+    this.prompt = renderProviderCPrompt(request.messages, tools, plan);
+    this.streamOptions = {
+      toolKinds: new Map(tools.map((tool) => [tool.name, tool.type === 'custom' ? 'custom' : 'function'] as const)),
+      fenceDetection: plan.enabled,
+      diagnostic: (event, fields) =>
+        event === 'tool_fence_duplicate' ? context.logger.debug({ event, ...fields }, event) : context.logger.warn({ event, ...fields }, event),
+    };
+  }
+
+  async start(): Promise<AsyncIterable<ChatEvent>> {
+    const { signal } = this.context;
+    this.slot = await this.environment.slots.acquire(signal, this.context.deadlineAt);
+    this.environment.liveTurns.add(this);
+    signal.addEventListener('abort', this.onAbort, { once: true });
+    if (signal.aborted) this.onAbort();
+    const items = this.run();
+    try {
+      const first = await items.next();
+      if (first.done) throw new GatewayError('upstream', { detail: 'provider_c turn ended before acceptance' });
+    } catch (error) {
+      await this.close();
+      throw signal.aborted ? signal.reason : error;
+    }
+    return this.events(items);
+  }
+
+  /** Gateway shutdown: stop the child now; resolves once it is reaped and the slot released. */
+  shutdown(): Promise<void> {
+    this.child?.terminate('shutdown');
+    return this.close();
+  }
+
+  // Bound to the request's async context: abort listeners run in the context of whoever called
+  // abort() (a socket 'close'), where the per-request logger (and its request id) is not found.
+  private readonly onAbort = AsyncResource.bind(() => {
+    this.context.logger.info({ event: 'provider_c_canceled', attempt: this.attempts }, 'provider_c_canceled');
+    this.child?.terminate('canceled');
+    void this.close();
+  });
+
+  private async *events(items: AsyncGenerator<TurnItem>): AsyncGenerator<ChatEvent> {
+    try {
+      for (;;) {
+        const next = await items.next();
+        if (next.done) return;
+        if (next.value !== 'accepted') yield next.value;
+      }
+    } finally {
+      await items.return(undefined);
+      // Reaping may take up to the post-result grace; the client must not wait for it.
+      void this.close();
+    }
+  }
+
+  /** Runs until a terminal event; yields 'accepted' once, at the first JSON line of any run. */
+  private async *run(): AsyncGenerator<TurnItem> {
+    const { signal, logger } = this.context;
+    let accepted = false;
+    let outputYielded = false;
+    for (let retry = 0; ; retry++) {
+      const child = await this.spawnChild();
+      const state = createStreamState(this.streamOptions);
+      let failure: GatewayError | undefined;
+      try {
+        for await (const line of withIdleTimeout(child.lines(), this.environment.settings.idleTimeoutMs, () => child.terminate('idle'))) {
+          const message = parseStreamLine(line);
+          if (!message) {
+            logger.debug({ event: 'provider_c_non_json_line', count: ++this.nonJsonLines }, 'provider_c_non_json_line');
+            continue;
+          }
+          if (!accepted) {
+            accepted = true;
+            yield 'accepted';
+          }
+          const result = translateLine(message, state);
+          if (result.outcome?.type === 'error') {
+            failure = classifyRunFailure({ kind: 'error_result', text: result.outcome.text, stderr: child.stderr() });
+            break;
+          }
+          // Set before yielding: a consumer that stops at `finish` must find the turn complete.
+          if (result.outcome?.type === 'success') this.sawResult = true;
+          for (const event of result.events) {
+            if (isOutput(event)) outputYielded = true;
+            yield event;
+          }
+          if (this.sawResult) return;
+        }
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        if (error instanceof LineTooLongError) {
+          child.terminate('line_too_long');
+          failure = classifyRunFailure({ kind: 'line_too_long' });
+        } else if (error instanceof GatewayError && error.code === 'timeout') {
+          failure = classifyRunFailure({ kind: 'timeout', idle: true });
+        } else if (child.terminatedBy === undefined) {
+          throw error;
+        }
+        // Otherwise a read cut short by our own termination: classified from the exit below.
+      }
+      if (!failure) {
+        const exit = await child.closed;
+        if (signal.aborted) throw signal.reason;
+        failure = this.exitFailure(child, exit);
+        if (!failure && accepted) {
+          logger.warn({ event: 'provider_c_missing_result' }, 'provider_c_missing_result');
+          yield* endWithoutResult(state);
+          return;
+        }
+        // Exit 0 without a single JSON line is no answer at all.
+        failure ??= classifyRunFailure({ kind: 'exit', code: exit.code, signal: exit.signal, stderr: child.stderr() });
+      }
+      await this.retire(child);
+      if (signal.aborted) throw signal.reason;
+      if (!outputYielded && failure.retryable && retry < MAX_RETRIES) {
+        const delayMs = retryDelayMs(retry, undefined);
+        if (Date.now() + delayMs < this.deadlineAt) {
+          logger.warn({ event: 'provider_c_retry', attempt: retry + 2, delay_ms: Math.round(delayMs), code: failure.code }, 'provider_c_retry');
+          await sleep(delayMs, signal);
+          continue;
+        }
+      }
+      if (!accepted) throw failure;
+      yield* flushVisibleText(state);
+      yield { type: 'error', error: failure };
+      return;
+    }
+  }
+
+  private exitFailure(child: ClaudeChild, exit: ChildExit): GatewayError | undefined {
+    if (exit.spawnError) return classifyRunFailure({ kind: 'spawn', errno: exit.spawnError });
+    if (child.terminatedBy === 'timeout' || this.timedOut) return classifyRunFailure({ kind: 'timeout', idle: false });
+    if (child.terminatedBy === 'idle') return classifyRunFailure({ kind: 'timeout', idle: true });
+    if (child.terminatedBy === 'shutdown') return new GatewayError('upstream', { detail: 'gateway shutting down' });
+    if (exit.code === 0 && child.terminatedBy === undefined) return undefined;
+    return classifyRunFailure({ kind: 'exit', code: exit.code, signal: exit.signal, stderr: child.stderr() });
+  }
+
+  private async spawnChild(): Promise<ClaudeChild> {
+    if (this.closing) throw this.context.signal.aborted ? this.context.signal.reason : new GatewayError('upstream', { detail: 'provider_c turn closed' });
+    if (this.timedOut) throw classifyRunFailure({ kind: 'timeout', idle: false });
+    this.startTurnTimer();
+    const { settings } = this.environment;
+    const attempt = ++this.attempts;
+    const spawning = ClaudeChild.start({ command: settings.command, args: this.args, env: settings.childEnv, stdin: this.prompt });
+    this.pendingSpawn = spawning.catch(() => undefined);
+    const child = await spawning;
+    this.child = child;
+    // Closed or timed out while the directory was being created: stop it at once.
+    if (this.closing) child.terminate(this.context.signal.aborted ? 'canceled' : 'shutdown');
+    else if (this.timedOut) child.terminate('timeout');
+    const { logger } = this.context;
+    logger.info({ event: 'provider_c_process_start', attempt, pid: child.pid ?? null }, 'provider_c_process_start');
+    void child.closed.then((exit) => {
+      const fields = { attempt, exit_code: exit.code, signal: exit.signal, terminated_by: child.terminatedBy ?? null, duration_ms: Date.now() - child.startedAt };
+      if (exit.spawnError) logger.warn({ event: 'provider_c_spawn_failed', attempt, errno: exit.spawnError }, 'provider_c_spawn_failed');
+      else logger.info({ event: 'provider_c_process_exit', ...fields }, 'provider_c_process_exit');
+    });
+    return child;
+  }
+
+  /** PROVIDER_C_TIMEOUT (and a caller deadline) bound the whole turn, retries included, from the first spawn. */
+  private startTurnTimer(): void {
+    if (this.deadlineAt !== Infinity || this.turnTimer) return;
+    const { timeoutMs } = this.environment.settings;
+    this.deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, this.context.deadlineAt ?? Infinity);
+    if (this.deadlineAt === Infinity) return;
+    this.turnTimer = setTimeout(() => {
+      this.timedOut = true;
+      this.child?.terminate('timeout');
+    }, this.deadlineAt - Date.now());
+  }
+
+  /** A run that will not be continued: let it exit on its own briefly, else terminate; then reap. */
+  private async retire(child: ClaudeChild): Promise<void> {
+    child.discardOutput();
+    if (!(await child.closesWithin(AFTER_RESULT_GRACE_MS))) child.terminate('after_result');
+    await child.reaped;
+  }
+
+  /** Idempotent; the slot is released only after the last child was reaped (§2, §3.6). */
+  close(): Promise<void> {
+    this.closing ??= this.finish();
+    return this.closing;
+  }
+
+  private async finish(): Promise<void> {
+    clearTimeout(this.turnTimer);
+    this.context.signal.removeEventListener('abort', this.onAbort);
+    try {
+      await this.pendingSpawn;
+      const child = this.child;
+      const aborted = this.context.signal.aborted;
+      if (child && !child.isClosed) {
+        if (this.sawResult && !aborted) {
+          await this.retire(child);
+        } else {
+          child.terminate(aborted ? 'canceled' : 'turn_end');
+        }
+      }
+      child?.discardOutput();
+      await child?.reaped;
+    } finally {
+      this.slot?.release();
+      this.environment.liveTurns.delete(this);
+    }
+  }
+}

@@ -1,0 +1,379 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { PinoLogger } from 'nestjs-pino';
+import { GatewayError } from '../src/common/errors/gateway.error';
+import { loadConfig } from '../src/config/app-config';
+import type { GatewayMetrics } from '../src/metrics/gateway-metrics';
+import { ModelCatalog } from '../src/models/model-catalog';
+import type { ChatMessage, ToolDefinition } from '../src/providers/chat-types';
+import type { CallContext, ChatEvent, ChatRequest } from '../src/providers/provider-adapter';
+import { ProviderCAdapter } from '../src/providers/provider-c/provider-c.adapter';
+import { answerRun, FakeClaudeRun, fenceText, initLine, providerCSettings, readRuns, resultLine, textDelta } from './support/provider-c-fixtures';
+
+const catalog = ModelCatalog.load(undefined, ['provider_c']);
+const EXPECTED_ARGV = ['-p', '--verbose', '--output-format=stream-json', '--include-partial-messages', '--no-session-persistence', '--tools', '', '--model', 'claude-fable-5'];
+
+interface Harness {
+  readonly adapter: ProviderCAdapter;
+  readonly dir: string;
+  readonly metrics: { queueWaited: jest.Mock; queueDepthChanged: jest.Mock };
+  readonly startupWarnings: unknown[];
+}
+
+interface Call {
+  readonly context: CallContext;
+  readonly abort: AbortController;
+  readonly logs: Record<string, unknown>[];
+}
+
+const directories: string[] = [];
+const adapters: ProviderCAdapter[] = [];
+
+afterEach(async () => {
+  // No child may outlive a test, whatever it asserted.
+  await Promise.all(adapters.splice(0).map((adapter) => adapter.onModuleDestroy()));
+  for (const dir of directories.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function harness(runs: FakeClaudeRun[], settings: Record<string, string> = {}): Harness {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-adapter-'));
+  directories.push(dir);
+  const config = loadConfig({ PATH: process.env.PATH, HOME: dir, GATEWAY_PROVIDERS: 'provider_c', ...providerCSettings(dir, runs), ...settings });
+  const metrics = { queueWaited: jest.fn(), queueDepthChanged: jest.fn() };
+  const startupWarnings: unknown[] = [];
+  const logger = { warn: (fields: unknown) => startupWarnings.push(fields) } as unknown as PinoLogger;
+  const adapter = new ProviderCAdapter(config, metrics as unknown as GatewayMetrics, logger);
+  adapters.push(adapter);
+  return { adapter, dir, metrics, startupWarnings };
+}
+
+function call(): Call {
+  const abort = new AbortController();
+  const logs: Record<string, unknown>[] = [];
+  const record = (level: string) => (fields: Record<string, unknown>) => logs.push({ level, ...fields });
+  const logger = { info: record('info'), warn: record('warn'), debug: record('debug'), error: record('error') };
+  return { abort, logs, context: { signal: abort.signal, requestId: 'req-1', logger } };
+}
+
+function request(options: { model?: string; effort?: string; messages?: ChatMessage[]; tools?: ToolDefinition[]; toolChoice?: unknown } = {}): ChatRequest {
+  const model = catalog.resolve(options.model ?? 'claude-fable-5', { reasoningEffort: options.effort });
+  if (!model) throw new Error(`unknown model ${options.model}`);
+  return {
+    model,
+    messages: options.messages ?? [{ role: 'user', content: 'Say hello' }],
+    tools: options.tools ?? [],
+    toolChoice: options.toolChoice,
+    faithful: false,
+    sampling: {},
+    chatKey: 'chat:global',
+    customToolWire: 'function',
+  };
+}
+
+async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
+  const result: ChatEvent[] = [];
+  for await (const event of events) result.push(event);
+  return result;
+}
+
+async function runTurn(h: Harness, chat: ChatRequest = request(), c: Call = call()): Promise<ChatEvent[]> {
+  return collect(await h.adapter.stream(chat, c.context));
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return Date.now() - started;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const text = (events: ChatEvent[]) => events.map((event) => (event.type === 'text-delta' ? event.text : '')).join('');
+const hangingRun: FakeClaudeRun = { stdout: [{ line: initLine() }, { line: textDelta('partial') }], hang: true };
+
+describe('ProviderCAdapter with the fake claude', () => {
+  describe('child process (provider_c.md §3)', () => {
+    it('§11.1 spawns with exactly the documented argv, --tools followed by an empty argument', async () => {
+      const h = harness([answerRun('Hello')]);
+      const events = await runTurn(h);
+      expect(text(events)).toBe('Hello');
+      expect(readRuns(h.dir)[0].argv).toEqual(EXPECTED_ARGV);
+    });
+
+    it('§11.2 a -high id adds --effort high; reasoning_effort xhigh removes it', async () => {
+      const h = harness([answerRun('a')]);
+      await runTurn(h, request({ model: 'claude-fable-5-high' }));
+      await runTurn(h, request({ model: 'claude-fable-5-high', effort: 'xhigh' }));
+      const [high, xhigh] = readRuns(h.dir);
+      expect(high.argv.slice(-4)).toEqual(['--model', 'claude-fable-5', '--effort', 'high']);
+      expect(xhigh.argv).toEqual(EXPECTED_ARGV);
+    });
+
+    it('§11.3 provider_c/claude-opus-4.8 runs with --model claude-opus-4-8', async () => {
+      const h = harness([answerRun('a')]);
+      await runTurn(h, request({ model: 'provider_c/claude-opus-4.8' }));
+      expect(readRuns(h.dir)[0].argv.slice(-2)).toEqual(['--model', 'claude-opus-4-8']);
+    });
+
+    it('§11.4 the prompt arrives on stdin and never in argv', async () => {
+      const h = harness([answerRun('a')]);
+      await runTurn(h, request({ messages: [{ role: 'user', content: 'unique-prompt-marker-42' }] }));
+      const [run] = readRuns(h.dir);
+      expect(run.stdin).toBe('User:\nunique-prompt-marker-42\n');
+      expect(run.argv.join(' ')).not.toContain('unique-prompt-marker-42');
+    });
+
+    it('§11.5 runs in a fresh private temp dir that is removed after the request', async () => {
+      const h = harness([answerRun('a')]);
+      await runTurn(h);
+      const [run] = readRuns(h.dir);
+      expect(path.dirname(run.cwd)).toBe(fs.realpathSync(os.tmpdir()));
+      expect(path.basename(run.cwd)).toMatch(/^gateway-pc-/);
+      expect(run.cwd).not.toBe(process.cwd());
+      await waitFor(() => !fs.existsSync(run.cwd), 3000);
+    });
+
+    it('§11.6 the child env has no GATEWAY_BEARER_SECRET or ANTHROPIC_API_KEY but keeps CLAUDE_CODE_OAUTH_TOKEN', async () => {
+      const h = harness([answerRun('a')], { GATEWAY_BEARER_SECRET: 'bearer-secret', ANTHROPIC_API_KEY: 'sk-ant-x', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-x' });
+      await runTurn(h);
+      expect(readRuns(h.dir)[0].env).toEqual({ GATEWAY_BEARER_SECRET: false, ANTHROPIC_API_KEY: false, CLAUDE_CODE_OAUTH_TOKEN: true });
+    });
+  });
+
+  describe('prompt (provider_c.md §4, §5)', () => {
+    const tools: ToolDefinition[] = [
+      { type: 'function', function: { name: 'read_file', description: 'Read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
+      { type: 'custom', custom: { name: 'apply_patch' } },
+    ];
+
+    it('§11.7 with tools stdin starts with the protocol listing every tool; none/no tools omit it; required adds the rule', async () => {
+      const h = harness([answerRun('a')]);
+      await runTurn(h, request({ tools }));
+      await runTurn(h, request());
+      await runTurn(h, request({ tools, toolChoice: 'none' }));
+      await runTurn(h, request({ tools, toolChoice: 'required' }));
+      const [withTools, plain, none, required] = readRuns(h.dir).map((run) => run.stdin ?? '');
+      expect(withTools.startsWith('## Tools\n')).toBe(true);
+      const listed = JSON.parse(withTools.split('Available tools (JSON):\n')[1].split('\n')[0]) as unknown;
+      expect(listed).toEqual([
+        { name: 'read_file', type: 'function', description: 'Read', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+        { name: 'apply_patch', type: 'custom' },
+      ]);
+      expect(withTools).not.toContain('This reply must');
+      for (const prompt of [plain, none]) {
+        expect(prompt).not.toContain('## Tools');
+        expect(prompt).not.toContain('agent_tool_call');
+      }
+      expect(required).toContain('This reply must contain at least one agent_tool_call block.');
+    });
+
+    it('§11.8 renders history roles, prior calls as blocks and each tool result once', async () => {
+      const h = harness([answerRun('a')]);
+      const messages: ChatMessage[] = [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Read it' },
+        { role: 'assistant', content: 'Sure.', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '{"path":"x"}' } }] },
+        { role: 'tool', tool_call_id: 'call_a', content: 'FILE-CONTENT-7' },
+      ];
+      await runTurn(h, request({ messages, tools }));
+      const stdin = readRuns(h.dir)[0].stdin ?? '';
+      expect(stdin).toContain(
+        'System:\nBe brief.\n\nUser:\nRead it\n\nAssistant:\nSure.\n```agent_tool_call\n{"name":"read_file","arguments":{"path":"x"}}\n```\n\nTool result (read_file):\nFILE-CONTENT-7\n\n(Continue the conversation above.',
+      );
+      expect(stdin.split('FILE-CONTENT-7')).toHaveLength(2);
+      expect(stdin).not.toContain('call_a');
+    });
+  });
+
+  describe('stream and errors (provider_c.md §6, §8)', () => {
+    it('§11.23 skips a non-JSON stdout line and still completes', async () => {
+      const h = harness([{ stdout: [{ line: initLine() }, { raw: 'garbage {' }, { line: textDelta('ok') }, { line: resultLine() }] }]);
+      const c = call();
+      const events = await runTurn(h, request(), c);
+      expect(text(events)).toBe('ok');
+      expect(events[events.length - 1]).toEqual({ type: 'finish', reason: 'stop' });
+      expect(c.logs.filter((log) => log.event === 'provider_c_non_json_line')).toHaveLength(1);
+    });
+
+    it('returns tool calls parsed from fences with call_ ids', async () => {
+      const h = harness([{ stdout: [{ line: initLine() }, { line: textDelta(`Let me look.\n${fenceText('read_file', { path: 'a' })}`) }, { line: resultLine() }] }]);
+      const events = await runTurn(h, request({ tools: [{ type: 'function', function: { name: 'read_file' } }] }));
+      expect(text(events)).toBe('Let me look.\n');
+      const calls = events.filter((event) => event.type === 'tool-call');
+      expect(calls).toEqual([{ type: 'tool-call', call: { id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } }]);
+    });
+
+    it('§11.24 exit 1 with a login message before output → auth (401) without the stderr text', async () => {
+      const h = harness([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
+      const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+      expect(error).toBeInstanceOf(GatewayError);
+      expect(error.code).toBe('auth');
+      expect(error.spec.status).toBe(401);
+      expect(`${error.message} ${error.publicMessage ?? ''} ${error.spec.message}`).not.toContain('Invalid API key');
+      expect(readRuns(h.dir)).toHaveLength(1);
+    });
+
+    it('§11.25 a usage-limit message → rate_limited with Retry-After 60 after one run', async () => {
+      const h = harness([{ stdout: [], stderr: 'Claude AI usage limit reached', exitCode: 1 }]);
+      const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+      expect(error.code).toBe('rate_limited');
+      expect(error.retryAfterHeader).toBe(60);
+      expect(readRuns(h.dir)).toHaveLength(1);
+    });
+
+    it('§11.25 a crash on every run → upstream after exactly three runs', async () => {
+      const h = harness([{ stdout: [], stderr: 'Claude crashed', exitCode: 1 }]);
+      const c = call();
+      const error = (await h.adapter.stream(request(), c.context).catch((thrown: unknown) => thrown)) as GatewayError;
+      expect(error.code).toBe('upstream');
+      expect(readRuns(h.dir)).toHaveLength(3);
+      expect(c.logs.filter((log) => log.event === 'provider_c_retry').map((log) => log.attempt)).toEqual([2, 3]);
+    });
+
+    it('§11.25 a crash followed by a good run → a normal answer', async () => {
+      const h = harness([{ stdout: [], stderr: 'Claude crashed', exitCode: 1 }, answerRun('recovered')]);
+      const events = await runTurn(h);
+      expect(text(events)).toBe('recovered');
+      expect(readRuns(h.dir)).toHaveLength(2);
+    });
+
+    it('retries an upstream error result after acceptance but before output', async () => {
+      const h = harness([{ stdout: [{ line: initLine() }, { line: resultLine({ isError: true, text: 'Overloaded' }) }], exitCode: 1 }, answerRun('second')]);
+      const events = await runTurn(h);
+      expect(text(events)).toBe('second');
+      expect(readRuns(h.dir)).toHaveLength(2);
+    });
+
+    it('after output, a failure is a terminal error event and is not retried', async () => {
+      const h = harness([{ stdout: [{ line: initLine() }, { line: textDelta('half') }], stderr: 'boom', exitCode: 1 }]);
+      const events = await runTurn(h);
+      expect(events[0]).toEqual({ type: 'text-delta', text: 'half' });
+      expect(events[events.length - 1]).toMatchObject({ type: 'error', error: { code: 'upstream' } });
+      expect(readRuns(h.dir)).toHaveLength(1);
+    });
+  });
+
+  describe('lifecycle (provider_c.md §2, §3.5, §3.6)', () => {
+    it('§11.26 a client abort during a hanging run: SIGTERM within 1 s, process gone within 3 s, slot free again', async () => {
+      const h = harness([hangingRun, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
+      const c = call();
+      const iterator = (await h.adapter.stream(request(), c.context))[Symbol.asyncIterator]();
+      expect(await iterator.next()).toEqual({ done: false, value: { type: 'text-delta', text: 'partial' } });
+      const [run] = readRuns(h.dir);
+      expect(fs.statSync(run.cwd).mode & 0o777).toBe(0o700);
+      const pending = iterator.next();
+      c.abort.abort(new Error('client left'));
+      await expect(pending).rejects.toThrow('client left');
+      await waitFor(() => readRuns(h.dir)[0].signal === 'SIGTERM', 1000);
+      await waitFor(() => !isAlive(run.pid), 3000);
+      await waitFor(() => !fs.existsSync(run.cwd), 3000);
+      expect(text(await runTurn(h))).toBe('next');
+      expect(c.logs.some((log) => log.event === 'provider_c_canceled')).toBe(true);
+    });
+
+    it('an abort before the events are iterated still terminates and reaps the child', async () => {
+      const h = harness([hangingRun, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '3s' });
+      const c = call();
+      await h.adapter.stream(request(), c.context);
+      c.abort.abort(new Error('gone'));
+      await waitFor(() => readRuns(h.dir)[0].signal === 'SIGTERM', 1000);
+      expect(text(await runTurn(h))).toBe('next');
+    });
+
+    it('§11.27 PROVIDER_C_TIMEOUT ends a hanging run with a timeout error and kills the child', async () => {
+      const h = harness([hangingRun], { PROVIDER_C_TIMEOUT: '1s' });
+      const started = Date.now();
+      const events = await runTurn(h);
+      expect(events[events.length - 1]).toMatchObject({ type: 'error', error: { code: 'timeout' } });
+      expect(Date.now() - started).toBeLessThan(3000);
+      const [run] = readRuns(h.dir);
+      expect(run.signal).toBe('SIGTERM');
+      await waitFor(() => !isAlive(run.pid), 3000);
+    });
+
+    it('PROVIDER_C_TIMEOUT before the first line rejects with timeout (504)', async () => {
+      const h = harness([{ stdout: [], hang: true }], { PROVIDER_C_TIMEOUT: '500ms' });
+      const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+      expect(error.code).toBe('timeout');
+      expect(readRuns(h.dir)).toHaveLength(1);
+    });
+
+    it('the idle timeout ends a silent run with a timeout error', async () => {
+      const h = harness([hangingRun], { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' });
+      const events = await runTurn(h);
+      expect(events[events.length - 1]).toMatchObject({ type: 'error', error: { code: 'timeout' } });
+      expect(readRuns(h.dir)[0].signal).toBe('SIGTERM');
+    });
+
+    it('a child still alive 2 s after its result line is terminated, then the slot is released', async () => {
+      const lingering: FakeClaudeRun = { stdout: [{ line: initLine() }, { line: textDelta('done') }, { line: resultLine() }], hang: true };
+      const h = harness([lingering, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1' });
+      const started = Date.now();
+      expect(text(await runTurn(h))).toBe('done');
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(text(await runTurn(h))).toBe('next');
+      const [first, second] = readRuns(h.dir);
+      expect(first.signal).toBe('SIGTERM');
+      expect(second.startedAt - first.exitedAt!).toBeGreaterThanOrEqual(0);
+      expect(second.startedAt - started).toBeGreaterThanOrEqual(1900);
+    });
+
+    it('§11.28 with PROVIDER_C_MAX_PROCESSES=1 two concurrent turns run one after the other', async () => {
+      const slow: FakeClaudeRun = { stdout: [{ line: initLine() }, { line: textDelta('one'), delayMs: 300 }, { line: resultLine() }] };
+      const h = harness([slow, answerRun('two')], { PROVIDER_C_MAX_PROCESSES: '1' });
+      const [first, second] = await Promise.all([runTurn(h), runTurn(h)]);
+      expect([text(first), text(second)].sort()).toEqual(['one', 'two']);
+      const [run0, run1] = readRuns(h.dir);
+      expect(run1.startedAt).toBeGreaterThanOrEqual(run0.exitedAt!);
+      expect(h.metrics.queueWaited).toHaveBeenCalledWith('provider_c_processes', 'acquired', expect.any(Number));
+    });
+
+    it('§11.28 with PRIMARY_AGENT_QUEUE_TIMEOUT=100ms the second concurrent turn gets 429 queue_timeout', async () => {
+      const h = harness([hangingRun], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '100ms' });
+      const c = call();
+      await h.adapter.stream(request(), c.context);
+      const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+      expect(error.code).toBe('queue_timeout');
+      expect(error.spec.status).toBe(429);
+      expect(error.retryAfterHeader).toBe(5);
+      expect(readRuns(h.dir)).toHaveLength(1);
+      expect(h.metrics.queueWaited).toHaveBeenCalledWith('provider_c_processes', 'timeout', expect.any(Number));
+      c.abort.abort(new Error('done'));
+    });
+
+    it('§11.29 a missing executable → warning at startup, 502 before any output, slot released', async () => {
+      const h = harness([answerRun('never')], { PROVIDER_C_COMMAND: 'definitely-not-claude-xyz', PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '200ms' });
+      expect(h.startupWarnings).toEqual([{ event: 'provider_c_command_missing', command: 'definitely-not-claude-xyz' }]);
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+        expect(error.code).toBe('upstream');
+      }
+      expect(h.metrics.queueWaited.mock.calls.filter(([, result]) => result === 'acquired')).toHaveLength(2);
+      expect(readRuns(h.dir)).toHaveLength(0);
+    });
+
+    it('shutdown terminates and reaps a running child', async () => {
+      const h = harness([hangingRun]);
+      const events = await h.adapter.stream(request(), call().context);
+      const consumed = collect(events);
+      await h.adapter.onModuleDestroy();
+      const [run] = readRuns(h.dir);
+      expect(run.signal).toBe('SIGTERM');
+      expect(isAlive(run.pid)).toBe(false);
+      expect(fs.existsSync(run.cwd)).toBe(false);
+      const result = await consumed;
+      expect(result[result.length - 1]).toMatchObject({ type: 'error' });
+    });
+  });
+});

@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// A fake `claude` CLI for provider_c tests (provider_c.md §10). It plays one scripted run from
+// FAKE_CLAUDE_SCRIPT and records what it saw under FAKE_CLAUDE_RECORD_DIR/run-<n>/:
+//   argv.json, cwd.txt, env.json (presence flags only, never values), pid.txt, stdin.txt
+//   (when readStdin), signal.txt (on SIGTERM), plus started-at.txt / exited-at.txt (epoch ms)
+//   so tests can check that runs did not overlap.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const scriptPath = process.env.FAKE_CLAUDE_SCRIPT;
+const recordRoot = process.env.FAKE_CLAUDE_RECORD_DIR;
+if (!scriptPath || !recordRoot) {
+  process.stderr.write('fake-claude: FAKE_CLAUDE_SCRIPT and FAKE_CLAUDE_RECORD_DIR are required\n');
+  process.exit(2);
+}
+
+// 1. The run index: the first run-<n> directory this process manages to create (exclusive
+//    mkdir, so concurrent fakes never share an index).
+fs.mkdirSync(recordRoot, { recursive: true });
+let index = 0;
+let recordDir;
+for (;;) {
+  recordDir = path.join(recordRoot, `run-${index}`);
+  try {
+    fs.mkdirSync(recordDir);
+    break;
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+    index++;
+  }
+}
+const record = (name, content) => fs.writeFileSync(path.join(recordDir, name), content);
+record('started-at.txt', String(Date.now()));
+
+const script = JSON.parse(fs.readFileSync(scriptPath, 'utf8'));
+const runs = Array.isArray(script.runs) && script.runs.length > 0 ? script.runs : [{}];
+const run = runs[Math.min(index, runs.length - 1)];
+
+// 6. SIGTERM → signal.txt, exit 143.
+process.on('SIGTERM', () => {
+  record('signal.txt', 'SIGTERM');
+  record('exited-at.txt', String(Date.now()));
+  process.exit(143);
+});
+
+// 2. What it was started with.
+record('argv.json', JSON.stringify(process.argv.slice(2)));
+record('cwd.txt', process.cwd());
+record(
+  'env.json',
+  JSON.stringify({
+    GATEWAY_BEARER_SECRET: process.env.GATEWAY_BEARER_SECRET !== undefined,
+    ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY !== undefined,
+    CLAUDE_CODE_OAUTH_TOKEN: process.env.CLAUDE_CODE_OAUTH_TOKEN !== undefined,
+  }),
+);
+record('pid.txt', String(process.pid));
+
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const write = (stream, text) => new Promise((resolve) => (text === '' ? resolve() : stream.write(text, () => resolve())));
+
+async function readStdin() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function main() {
+  // 3. The prompt, read to EOF first.
+  if (run.readStdin === true) record('stdin.txt', await readStdin());
+  // 4. stdout items in order, then stderr.
+  for (const item of run.stdout ?? []) {
+    if (item.delayMs) await delay(item.delayMs);
+    if ('line' in item) await write(process.stdout, JSON.stringify(item.line) + '\n');
+    else if ('raw' in item) await write(process.stdout, item.raw + '\n');
+  }
+  await write(process.stderr, run.stderr ?? '');
+  // 5. Hang until signalled.
+  if (run.hang) {
+    setInterval(() => undefined, 1 << 30);
+    return;
+  }
+  record('exited-at.txt', String(Date.now()));
+  process.exitCode = run.exitCode ?? 0;
+}
+
+main().catch((error) => {
+  process.stderr.write(`fake-claude: ${error.message}\n`);
+  process.exit(3);
+});

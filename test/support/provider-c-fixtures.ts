@@ -1,0 +1,150 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** Absolute path of the fake `claude` executable (provider_c.md §10). */
+export const FAKE_CLAUDE_PATH = path.join(__dirname, 'fake-claude.mjs');
+
+/** One stdout item of a scripted run: a JSON line, or raw text (a newline is appended to both). */
+export type FakeClaudeStdoutItem =
+  | { readonly line: Record<string, unknown>; readonly delayMs?: number }
+  | { readonly raw: string; readonly delayMs?: number };
+
+/** One scripted run of the fake; run n of the gateway plays `runs[n]` (the last one repeats). */
+export interface FakeClaudeRun {
+  /** Read the prompt from stdin to EOF first and save it as `stdin.txt`. `providerCSettings` defaults it to true. */
+  readonly readStdin?: boolean;
+  readonly stdout?: readonly FakeClaudeStdoutItem[];
+  /** Written to stderr after stdout. */
+  readonly stderr?: string;
+  /** Exit status when not hanging (default 0). */
+  readonly exitCode?: number;
+  /** Stay alive after printing, until signalled (cancel, timeout and idle tests). */
+  readonly hang?: boolean;
+}
+
+/** What one run of the fake recorded. */
+export interface FakeClaudeRecord {
+  readonly index: number;
+  readonly dir: string;
+  readonly argv: string[];
+  readonly cwd: string;
+  /** Presence flags only; the fake never records values. */
+  readonly env: { GATEWAY_BEARER_SECRET: boolean; ANTHROPIC_API_KEY: boolean; CLAUDE_CODE_OAUTH_TOKEN: boolean };
+  readonly pid: number;
+  /** The prompt it read, when the run had `readStdin`. */
+  readonly stdin?: string;
+  /** `SIGTERM` when it was terminated. */
+  readonly signal?: string;
+  /** Epoch ms when the fake started and when it exited (absent while it still runs). */
+  readonly startedAt: number;
+  readonly exitedAt?: number;
+}
+
+/** Env settings that point the gateway at the fake (pass them to `startGateway` or `loadConfig`). */
+export interface ProviderCFakeSettings {
+  readonly PROVIDER_C_COMMAND: string;
+  readonly FAKE_CLAUDE_SCRIPT: string;
+  readonly FAKE_CLAUDE_RECORD_DIR: string;
+  readonly [name: string]: string;
+}
+
+/**
+ * Writes the fake's script (`<dir>/fake-claude-script.json`) and record directory
+ * (`<dir>/records`) and returns the settings for the gateway. The gateway hands its whole
+ * environment to the child, so FAKE_* reach the fake. Example:
+ *
+ * ```ts
+ * const gateway = await startGateway({ ...providerCSettings(dir, [{ stdout: [{ line: initLine() }, { line: textDelta('Hi') }, { line: resultLine() }] }]), GATEWAY_PROVIDERS: 'provider_c' });
+ * ```
+ */
+export function providerCSettings(dir: string, runs: readonly FakeClaudeRun[]): ProviderCFakeSettings {
+  const scriptPath = path.join(dir, 'fake-claude-script.json');
+  const recordDir = path.join(dir, 'records');
+  fs.mkdirSync(recordDir, { recursive: true });
+  const script = { runs: runs.map((run) => ({ readStdin: true, ...run })) };
+  fs.writeFileSync(scriptPath, JSON.stringify(script, null, 2));
+  return { PROVIDER_C_COMMAND: FAKE_CLAUDE_PATH, FAKE_CLAUDE_SCRIPT: scriptPath, FAKE_CLAUDE_RECORD_DIR: recordDir };
+}
+
+/** Every run the fake recorded under `<dir>/records`, in run order. */
+export function readRuns(dir: string): FakeClaudeRecord[] {
+  const recordDir = path.join(dir, 'records');
+  if (!fs.existsSync(recordDir)) return [];
+  const read = (runDir: string, name: string) => {
+    const file = path.join(runDir, name);
+    return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+  };
+  return fs
+    .readdirSync(recordDir)
+    .filter((name) => /^run-\d+$/.test(name))
+    .map((name) => Number(name.slice(4)))
+    .sort((a, b) => a - b)
+    .map((index) => {
+      const runDir = path.join(recordDir, `run-${index}`);
+      const exitedAt = read(runDir, 'exited-at.txt');
+      return {
+        index,
+        dir: runDir,
+        argv: JSON.parse(read(runDir, 'argv.json') ?? '[]') as string[],
+        cwd: read(runDir, 'cwd.txt') ?? '',
+        env: JSON.parse(read(runDir, 'env.json') ?? '{}') as FakeClaudeRecord['env'],
+        pid: Number(read(runDir, 'pid.txt') ?? 0),
+        stdin: read(runDir, 'stdin.txt'),
+        signal: read(runDir, 'signal.txt'),
+        startedAt: Number(read(runDir, 'started-at.txt') ?? 0),
+        exitedAt: exitedAt === undefined ? undefined : Number(exitedAt),
+      };
+    });
+}
+
+// ── stream-json line builders (what `claude -p --output-format=stream-json` prints) ─────────────
+
+/** `{"type":"system","subtype":"init",…}`: the first line of every run. */
+export function initLine(model = 'claude-fable-5', sessionId = 's-1'): Record<string, unknown> {
+  return { type: 'system', subtype: 'init', session_id: sessionId, model, tools: [] };
+}
+
+/** A partial-message text delta (content channel). */
+export function textDelta(text: string, index = 0): Record<string, unknown> {
+  return { type: 'stream_event', event: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } } };
+}
+
+/** A partial-message thinking delta (reasoning channel). */
+export function thinkingDelta(thinking: string, index = 0): Record<string, unknown> {
+  return { type: 'stream_event', event: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } } };
+}
+
+/** `message_delta` with a stop reason (`end_turn`, `max_tokens`, `refusal`, …) and optional usage. */
+export function messageDelta(stopReason: string, usage?: Record<string, number>): Record<string, unknown> {
+  return { type: 'stream_event', event: { type: 'message_delta', delta: { stop_reason: stopReason }, ...(usage ? { usage } : {}) } };
+}
+
+export interface ResultLineOptions {
+  /** An error result (`is_error: true`, subtype `error_during_execution`). */
+  readonly isError?: boolean;
+  /** The `result` text (for errors: what the gateway classifies; never shown to clients). */
+  readonly text?: string;
+  readonly usage?: Record<string, number>;
+}
+
+/** The terminal `result` line. */
+export function resultLine({ isError = false, text = '', usage }: ResultLineOptions = {}): Record<string, unknown> {
+  return {
+    type: 'result',
+    subtype: isError ? 'error_during_execution' : 'success',
+    is_error: isError,
+    result: text,
+    session_id: 's-1',
+    ...(usage ? { usage } : {}),
+  };
+}
+
+/** A complete `agent_tool_call` block as the model writes it (opener line, JSON, closing line). */
+export function fenceText(name: string, args: unknown): string {
+  return '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
+}
+
+/** A scripted run that answers `text` as one delta and ends successfully. */
+export function answerRun(text: string, usage?: Record<string, number>): FakeClaudeRun {
+  return { stdout: [{ line: initLine() }, { line: textDelta(text) }, { line: messageDelta('end_turn') }, { line: resultLine({ text, usage }) }] };
+}
