@@ -1,0 +1,169 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { GatewayError } from '../../common/errors/gateway.error';
+import { FakeProviderA } from '../../../test/support/fake-provider-a';
+import { makeJwt, writeAuthFile } from '../../../test/support/provider-a-fixtures';
+import type { EventLogger } from '../provider-adapter';
+import { ProviderAAuth } from './provider-a.auth';
+import { CODEX_OAUTH_CLIENT_ID } from './provider-a.constants';
+
+function recordingLogger(): EventLogger & { records: Array<Record<string, unknown>> } {
+  const records: Array<Record<string, unknown>> = [];
+  const push = (fields: Record<string, unknown>, message: string) => records.push({ ...fields, msg: message });
+  return { records, info: push, warn: push, debug: push, error: push };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+describe(ProviderAAuth.name, () => {
+  let fake: FakeProviderA;
+  let dir: string;
+  let logger: ReturnType<typeof recordingLogger>;
+  const signal = new AbortController().signal;
+
+  beforeAll(async () => (fake = await FakeProviderA.start()));
+  afterAll(() => fake.close());
+  beforeEach(() => {
+    fake.reset();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-auth-'));
+    logger = recordingLogger();
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const authFor = (file: string) => new ProviderAAuth(file, fake.tokenUrl);
+
+  it('uses a valid token from the file without calling the token endpoint', async () => {
+    const written = writeAuthFile(dir);
+    const credentials = await authFor(written.path).credentials(logger, signal);
+    expect(credentials).toEqual({ accessToken: written.accessToken, accountId: 'acct-test-1' });
+    expect(fake.tokenRequests()).toHaveLength(0);
+  });
+
+  it('refreshes a token that expires in 30 s with one form POST carrying the refresh token and client id', async () => {
+    const written = writeAuthFile(dir, { exp: now() + 30, refreshToken: 'rt-stored' });
+    const credentials = await authFor(written.path).credentials(logger, signal);
+    expect(fake.tokenRequests()).toEqual([{ grant_type: 'refresh_token', refresh_token: 'rt-stored', client_id: CODEX_OAUTH_CLIENT_ID }]);
+    expect(credentials.accessToken).not.toBe(written.accessToken);
+    expect(credentials.accountId).toBe('acct-test-1');
+  });
+
+  it('runs one refresh for ten concurrent callers and gives all of them the new token', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10 });
+    fake.enqueueToken({ status: 200, delayMs: 100, body: { access_token: makeJwt({ exp: now() + 3600, jti: 'shared' }), refresh_token: 'rt-next' } });
+    const auth = authFor(written.path);
+    const results = await Promise.all(Array.from({ length: 10 }, () => auth.credentials(logger, signal)));
+    expect(fake.tokenRequests()).toHaveLength(1);
+    expect(new Set(results.map((result) => result.accessToken)).size).toBe(1);
+    expect(JSON.parse(Buffer.from(results[0].accessToken.split('.')[1], 'base64url').toString()).jti).toBe('shared');
+  });
+
+  it('writes back the new tokens, keeps unknown keys, mode 0600 and leaves no temp file', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, extra: { custom_key: { nested: [1, 2] }, another: 'kept' } });
+    const before = JSON.parse(fs.readFileSync(written.path, 'utf8'));
+    const credentials = await authFor(written.path).credentials(logger, signal);
+    const after = JSON.parse(fs.readFileSync(written.path, 'utf8'));
+    expect(after.tokens.access_token).toBe(credentials.accessToken);
+    expect(after.tokens.refresh_token).toBe('rt-1');
+    expect(after.tokens.id_token).not.toBe(before.tokens.id_token);
+    expect(after.tokens.account_id).toBe('acct-test-1');
+    expect(after.last_refresh).not.toBe(before.last_refresh);
+    expect(Date.parse(after.last_refresh)).toBeGreaterThan(Date.now() - 60_000);
+    expect(after.custom_key).toEqual({ nested: [1, 2] });
+    expect(after.another).toBe('kept');
+    expect(after.OPENAI_API_KEY).toBeNull();
+    expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+    expect(after.tokens).not.toHaveProperty('expires_at');
+    expect(fs.statSync(written.path).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(dir)).toEqual(['auth.json']);
+    expect(fs.readFileSync(written.path, 'utf8').endsWith('}\n')).toBe(true);
+  });
+
+  it('keeps the old refresh token when the endpoint returns none, and updates expires_at only when present', async () => {
+    const written = writeAuthFile(dir, { exp: now() + 3600, expiresAt: now() - 5, refreshToken: 'rt-keep' });
+    fake.enqueueToken({ status: 200, body: { access_token: makeJwt({ exp: now() + 3600 }), refresh_token: '', expires_in: 600 } });
+    await authFor(written.path).credentials(logger, signal);
+    const after = JSON.parse(fs.readFileSync(written.path, 'utf8'));
+    expect(after.tokens.refresh_token).toBe('rt-keep');
+    expect(after.tokens.expires_at).toBeGreaterThanOrEqual(now() + 590);
+  });
+
+  it('fails with auth and calls nothing when the token expired and there is no refresh token', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: null });
+    const failure = await authFor(written.path).credentials(logger, signal).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(GatewayError);
+    expect((failure as GatewayError).code).toBe('auth');
+    expect((failure as GatewayError).detail).toMatch(/run codex login/);
+    expect(fake.tokenRequests()).toHaveLength(0);
+  });
+
+  it('maps a token endpoint invalid_grant to auth and logs only the error code', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-value' });
+    fake.enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'token sk-DESCRIPTION-SECRET was reused' } });
+    const failure = (await authFor(written.path).credentials(logger, signal).catch((error: unknown) => error)) as GatewayError;
+    expect(failure.code).toBe('auth');
+    const logged = JSON.stringify(logger.records) + failure.message + (failure.detail ?? '');
+    expect(logged).toContain('invalid_grant');
+    expect(logged).not.toContain('DESCRIPTION-SECRET');
+    expect(logged).not.toContain('rt-secret-value');
+    expect(logged).not.toContain(written.accessToken);
+  });
+
+  it.each([
+    ['missing', (file: string) => file + '.nope', 'login file missing'],
+    ['bad JSON', (file: string) => (fs.writeFileSync(file, '{'), file), 'login file unreadable'],
+    ['no account id', (file: string) => (writeAuthFile(path.dirname(file), { accountId: null }), file), 'no account id'],
+  ])('fails a %s login file with auth', async (_name, prepare, reason) => {
+    const file = prepare(writeAuthFile(dir).path);
+    const failure = (await authFor(file).credentials(logger, signal).catch((error: unknown) => error)) as GatewayError;
+    expect(failure.code).toBe('auth');
+    expect(failure.detail).toContain(reason);
+  });
+
+  it('forces a refresh after an upstream rejection even though the token did not look expired', async () => {
+    const written = writeAuthFile(dir);
+    const auth = authFor(written.path);
+    const first = await auth.credentials(logger, signal);
+    const second = await auth.afterRejection(first, logger, signal);
+    expect(fake.tokenRequests()).toHaveLength(1);
+    expect(second.accessToken).not.toBe(first.accessToken);
+    expect(await auth.credentials(logger, signal)).toEqual(second);
+  });
+
+  it('uses a different valid token found in the file after a rejection without calling the endpoint', async () => {
+    const written = writeAuthFile(dir);
+    const auth = authFor(written.path);
+    const first = await auth.credentials(logger, signal);
+    const replaced = writeAuthFile(dir, { refreshToken: 'rt-other' });
+    const second = await auth.afterRejection(first, logger, signal);
+    expect(second.accessToken).toBe(replaced.accessToken);
+    expect(fake.tokenRequests()).toHaveLength(0);
+  });
+
+  it('keeps the refreshed token in memory when the write-back fails, and logs it without values', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10 });
+    fake.enqueueToken({ status: 200, delayMs: 150, body: { access_token: makeJwt({ exp: now() + 3600, jti: 'kept' }), refresh_token: 'rt-x' } });
+    const auth = authFor(written.path);
+    const pending = auth.credentials(logger, signal);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    fs.rmSync(written.path);
+    const credentials = await pending;
+    expect(credentials.accessToken).toContain('.');
+    expect(logger.records.map((record) => record.event)).toContain('provider_a_auth_persist_failed');
+    expect(JSON.stringify(logger.records)).not.toContain(credentials.accessToken);
+    expect(await auth.credentials(logger, signal)).toEqual(credentials);
+  });
+
+  it('stops waiting at once when the caller aborts', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10 });
+    fake.enqueueToken({ status: 200, delayMs: 1000, body: { access_token: makeJwt({ exp: now() + 3600 }) } });
+    const controller = new AbortController();
+    const started = Date.now();
+    const pending = authFor(written.path).credentials(logger, controller.signal);
+    setTimeout(() => controller.abort(new Error('gone')), 50);
+    await expect(pending).rejects.toThrow('gone');
+    expect(Date.now() - started).toBeLessThan(500);
+    // Let the detached refresh finish before the fake is reset.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+  });
+});

@@ -1,0 +1,81 @@
+import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection, retryHints } from './provider-a.errors';
+
+const NOW = Date.parse('2026-03-01T00:00:00Z');
+
+describe(classifyUpstreamFailure.name, () => {
+  it.each([
+    ['usage_limit_reached type', { status: 429, payload: { type: 'error', status: 429, error: { type: 'usage_limit_reached' } } }, 'usage_limit', false],
+    ['usage_not_included code', { payload: { error: { code: 'usage_not_included' } } }, 'usage_limit', false],
+    ['insufficient_quota on a 429', { status: 429, payload: { error: { code: 'insufficient_quota' } } }, 'usage_limit', false],
+    ['context_length_exceeded', { payload: { type: 'response.failed', response: { error: { code: 'context_length_exceeded' } } } }, 'context_window', false],
+    ['plain 429', { status: 429 }, 'rate_limited', true],
+    ['rate_limit_exceeded code', { payload: { error: { code: 'rate_limit_exceeded' } } }, 'rate_limited', true],
+    ['401', { status: 401 }, 'auth', false],
+    ['403 in an error event', { payload: { type: 'error', status: 403, error: { message: 'no' } } }, 'auth', false],
+    ['400', { status: 400 }, 'bad_request', false],
+    ['404', { status: 404 }, 'bad_request', false],
+    ['422', { status: 422 }, 'bad_request', false],
+    ['503', { status: 503 }, 'upstream', true],
+    ['server_error event', { payload: { type: 'response.failed', response: { status: 'failed', error: { code: 'server_error' } } } }, 'upstream', true],
+    ['unknown', { payload: { type: 'error', error: { code: 'weird' } } }, 'upstream', true],
+  ])('%s → %s', (_name, failure, code, retryable) => {
+    const error = classifyUpstreamFailure({ now: NOW, ...failure });
+    expect(error.code).toBe(code);
+    expect(error.retryable).toBe(retryable);
+  });
+
+  it('takes the usage-limit Retry-After from resets_in_seconds', () => {
+    const error = classifyUpstreamFailure({ payload: { type: 'error', status: 429, error: { type: 'usage_limit_reached', resets_in_seconds: 30 } }, now: NOW });
+    expect(error.retryAfterSeconds).toBe(30);
+    expect(error.retryAfterHeader).toBe(30);
+  });
+
+  it('lets the latest usage-limit reset win', () => {
+    const payload = { error: { type: 'usage_limit_reached', resets_in_seconds: 30, resets_at: NOW / 1000 + 120 } };
+    expect(classifyUpstreamFailure({ payload, now: NOW }).retryAfterSeconds).toBe(120);
+  });
+
+  it('falls back to the earliest exhausted telemetry window, else the table default of 60 s', () => {
+    const rateLimits = { primary: { usedPercent: 100, resetAt: NOW / 1000 + 900 }, secondary: { usedPercent: 40, resetAt: NOW / 1000 + 10 } };
+    const payload = { error: { type: 'usage_limit_reached' } };
+    expect(classifyUpstreamFailure({ payload, rateLimits, now: NOW }).retryAfterSeconds).toBe(900);
+    const unknown = classifyUpstreamFailure({ payload, now: NOW });
+    expect(unknown.retryAfterSeconds).toBeUndefined();
+    expect(unknown.retryAfterHeader).toBe(60);
+  });
+
+  it('reads Retry-After headers as seconds or HTTP dates', () => {
+    expect(classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '7' }, now: NOW }).retryAfterSeconds).toBe(7);
+    const date = new Date(NOW + 12_000).toUTCString();
+    expect(classifyUpstreamFailure({ status: 503, headers: { 'retry-after': date }, now: NOW }).retryAfterSeconds).toBe(12);
+  });
+
+  it('finds hints anywhere: dashed keys, unix ms, RFC 3339 and "try again in" messages', () => {
+    expect(retryHints({ a: { 'Retry-After-Seconds': '4' } }, undefined, NOW)).toEqual([4]);
+    expect(retryHints({ reset_at: NOW + 5000 }, undefined, NOW)).toEqual([5]);
+    expect(retryHints({ resets_at: new Date(NOW + 9000).toISOString() }, undefined, NOW)).toEqual([9]);
+    expect(retryHints({ error: { message: 'Rate limit reached. Please try again in 1.5s.' } }, undefined, NOW)).toEqual([1.5]);
+    expect(retryHints({ error: { message: 'try again in 250ms' } }, undefined, NOW)).toEqual([0.25]);
+  });
+
+  it('never copies the upstream message into the error (secrets stay out)', () => {
+    const secret = 'sk-SECRET-abc123 Bearer eyJhbGciOi';
+    const error = classifyUpstreamFailure({ status: 500, payload: { error: { code: 'server_error', message: secret } }, now: NOW });
+    expect(JSON.stringify({ message: error.message, detail: error.detail, public: error.publicMessage })).not.toContain('SECRET');
+    expect(error.detail).toBe('upstream status 500 code server_error');
+  });
+
+  it('leaves out codes that are not plain identifiers', () => {
+    const error = classifyUpstreamFailure({ payload: { error: { code: 'has spaces and a secret sk-1' } }, now: NOW });
+    expect(error.detail).toBe('upstream');
+  });
+
+  it('marks connection failures as retryable upstream errors and recognises upstream 401/403', () => {
+    const failure = connectionFailure('early close', Object.assign(new Error('secret text'), { code: 'ECONNRESET' }));
+    expect(failure.code).toBe('upstream');
+    expect(failure.retryable).toBe(true);
+    expect(failure.cause).toEqual({ name: 'Error', code: 'ECONNRESET' });
+    expect(isUpstreamAuthRejection(classifyUpstreamFailure({ status: 403 }))).toBe(true);
+    expect(isUpstreamAuthRejection(failure)).toBe(false);
+  });
+});

@@ -1,0 +1,135 @@
+import { GatewayError } from '../../common/errors/gateway.error';
+import { exhaustedWindowResetSeconds, RateLimitSnapshot } from './provider-a.rate-limits';
+
+/** Everything known about one upstream failure (provider_a.md §10). */
+export interface UpstreamFailure {
+  /** HTTP status of a failed upgrade/POST. */
+  readonly status?: number;
+  /** Response headers (lower-case names) of a failed upgrade/POST. */
+  readonly headers?: Readonly<Record<string, string | undefined>>;
+  /** The parsed error body, or the whole error event frame. */
+  readonly payload?: unknown;
+  /** Latest rate-limit telemetry: the fallback reset for usage limits (§4.3). */
+  readonly rateLimits?: RateLimitSnapshot;
+  readonly now?: number;
+}
+
+const USAGE_LIMIT_CODES = new Set(['usage_limit_reached', 'usage_not_included', 'insufficient_quota']);
+const SECONDS_KEYS = new Set(['retry_after', 'retry_after_seconds', 'resets_in_seconds']);
+const RESET_AT_KEYS = new Set(['resets_at', 'reset_at']);
+const TRY_AGAIN = /try again in\s+(\d+(?:\.\d+)?)\s*(ms|s)\b/i;
+const SAFE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const numeric = (value: unknown): number | undefined => {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
+};
+
+/** The error object of a frame or body: `error`, else `response.error`, else the frame itself. */
+function errorObject(payload: unknown): Json {
+  if (!isObject(payload)) return {};
+  if (isObject(payload.error)) return payload.error;
+  if (isObject(payload.response) && isObject(payload.response.error)) return payload.response.error;
+  return payload;
+}
+
+/** A numeric `status` / `status_code` of the event (or its error object). */
+function eventStatus(payload: unknown, error: Json): number | undefined {
+  const candidates = isObject(payload) ? [payload.status, payload.status_code, error.status, error.status_code] : [];
+  for (const candidate of candidates) if (typeof candidate === 'number' && Number.isInteger(candidate)) return candidate;
+  return undefined;
+}
+
+/** Seconds from now until an absolute reset: unix s, unix ms (≥ 1e12), RFC 3339 or HTTP date. */
+function secondsUntil(value: unknown, now: number): number | undefined {
+  const number = numeric(value);
+  const at = number !== undefined ? (number >= 1e12 ? number : number * 1000) : typeof value === 'string' ? Date.parse(value) : NaN;
+  return Number.isFinite(at) ? Math.max(0, (at - now) / 1000) : undefined;
+}
+
+/** `Retry-After`: delta seconds or an HTTP date. */
+function retryAfterHeader(value: string | undefined, now: number): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const seconds = numeric(value);
+  return seconds !== undefined ? Math.max(0, seconds) : secondsUntil(value, now);
+}
+
+/** Every retry hint found anywhere in the frame, in seconds from now (§10). */
+export function retryHints(payload: unknown, headers: UpstreamFailure['headers'], now: number): number[] {
+  const hints: number[] = [];
+  const header = retryAfterHeader(headers?.['retry-after'], now);
+  if (header !== undefined) hints.push(header);
+  const visit = (value: unknown, depth: number): void => {
+    if (depth > 8) return;
+    if (Array.isArray(value)) return value.forEach((item) => visit(item, depth + 1));
+    if (!isObject(value)) return;
+    for (const [rawKey, entry] of Object.entries(value)) {
+      const key = rawKey.toLowerCase().replace(/-/g, '_');
+      if (SECONDS_KEYS.has(key)) {
+        const seconds = numeric(entry);
+        if (seconds !== undefined && seconds >= 0) hints.push(seconds);
+      } else if (RESET_AT_KEYS.has(key)) {
+        const seconds = secondsUntil(entry, now);
+        if (seconds !== undefined) hints.push(seconds);
+      } else if (key === 'message' && typeof entry === 'string') {
+        const match = TRY_AGAIN.exec(entry);
+        if (match) hints.push(Number(match[1]) / (match[2].toLowerCase() === 'ms' ? 1000 : 1));
+      }
+      visit(entry, depth + 1);
+    }
+  };
+  visit(payload, 0);
+  return hints;
+}
+
+/** The upstream code, if it is a plain identifier (logged; never a message text). */
+function safeCode(code: unknown): string | undefined {
+  return typeof code === 'string' && SAFE_CODE.test(code) ? code : undefined;
+}
+
+/**
+ * Classifies an upstream failure into our error table (§10, first matching row wins). Only the
+ * status and the upstream's error *code* reach `detail`; messages are never copied anywhere.
+ */
+export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError {
+  const now = failure.now ?? Date.now();
+  const error = errorObject(failure.payload);
+  const status = failure.status ?? eventStatus(failure.payload, error);
+  const codes = [error.code, error.type].filter((value): value is string => typeof value === 'string');
+  const code = safeCode(codes[0]);
+  const detail = `upstream${status !== undefined ? ` status ${status}` : ''}${code ? ` code ${code}` : ''}`;
+  const base = { detail, upstreamStatus: status };
+  const hints = retryHints(failure.payload, failure.headers, now);
+  const latestHint = hints.length > 0 ? Math.max(...hints) : undefined;
+
+  if (codes.some((value) => USAGE_LIMIT_CODES.has(value))) {
+    const fallback = exhaustedWindowResetSeconds(failure.rateLimits, now);
+    return new GatewayError('usage_limit', { ...base, retryAfterSeconds: latestHint ?? fallback });
+  }
+  if (codes.includes('context_length_exceeded')) return new GatewayError('context_window', base);
+  if (status === 429 || codes.includes('rate_limit_exceeded')) {
+    return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: hints[0] });
+  }
+  if (status === 401 || status === 403) return new GatewayError('auth', base);
+  if (status === 400 || status === 404 || status === 422) return new GatewayError('bad_request', base);
+  return new GatewayError('upstream', { ...base, retryable: true, retryAfterSeconds: hints[0] });
+}
+
+/** Connect errors, early closes and protocol errors: `upstream`, retried before output (§10 row 6). */
+export function connectionFailure(detail: string, cause?: unknown): GatewayError {
+  return new GatewayError('upstream', { detail, retryable: true, cause: sanitizeCause(cause) });
+}
+
+/** Keeps only the error class and errno code of a network failure (messages may echo upstream text). */
+function sanitizeCause(cause: unknown): unknown {
+  if (!(cause instanceof Error)) return undefined;
+  const code = (cause as NodeJS.ErrnoException).code ?? (cause.cause as NodeJS.ErrnoException | undefined)?.code;
+  return { name: cause.name, code };
+}
+
+/** True for an upstream 401/403 (which gets one forced refresh and one retry, §1.7). */
+export function isUpstreamAuthRejection(error: unknown): error is GatewayError {
+  return error instanceof GatewayError && error.code === 'auth' && (error.upstreamStatus === 401 || error.upstreamStatus === 403);
+}

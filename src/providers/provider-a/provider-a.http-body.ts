@@ -1,0 +1,32 @@
+/**
+ * Reads at most `maxBytes` of a fetch response body as text and cancels the rest: error bodies
+ * and token answers are bounded (provider_a.md §1.5, §4.2), so a hostile or broken upstream
+ * cannot make us buffer without limit.
+ */
+export async function readBodyCapped(response: Response, maxBytes: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    while (total < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const room = maxBytes - total;
+      chunks.push(value.byteLength > room ? value.subarray(0, room) : value);
+      total += Math.min(value.byteLength, room);
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** JSON.parse that returns `undefined` instead of throwing. */
+export function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,60 @@
+import { createHash, randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { v7 as uuidv7 } from 'uuid';
+
+/** `h[0:8]-h[8:12]-h[12:16]-h[16:20]-h[20:32]` of a hex digest (provider_a.md §3). */
+export function uuidFormatHex(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/**
+ * The session id of one chat: stable for every turn of the chat, distinct across chats, so the
+ * backend can reuse its prompt cache (`prompt_cache_key`, `session-id`, faithful `thread-id`).
+ */
+export function sessionIdForChat(chatKey: string): string {
+  return uuidFormatHex(sha256Hex(`provider_a.prompt_cache_key:${chatKey}`));
+}
+
+/** The structured route's cache key (provider_a.md §6.4); the structured layer computes it with this. */
+export function structuredPromptCacheKey(caller: string, operation: string, schemaChecksum: string): string {
+  return uuidFormatHex(sha256Hex(`provider_a.structured:${caller}\n${operation}\n${schemaChecksum}`));
+}
+
+/** A fresh turn id per upstream attempt (UUIDv7: time-ordered, like the CLI's). */
+export function newTurnId(): string {
+  return uuidv7();
+}
+
+/** The faithful window id of a session. */
+export function windowIdFor(sessionId: string): string {
+  return `${sessionId}:0`;
+}
+
+/** Call-id normalization N(id) (provider_a.md §7.4): ids over 64 characters become their SHA-256 hex. */
+export function normalizeCallId(id: string): string {
+  return id.length <= 64 ? id : sha256Hex(id);
+}
+
+// One random id per process when the CLI never wrote one; never written to disk (§3).
+let processInstallationId: string | undefined;
+const installationIds = new Map<string, string>();
+
+/** `$CODEX_HOME/installation_id` trimmed, read once per home; else one random UUIDv4 per process. */
+export function installationIdFor(codexHome: string): string {
+  const known = installationIds.get(codexHome);
+  if (known !== undefined) return known;
+  let value: string | undefined;
+  try {
+    value = fs.readFileSync(path.join(codexHome, 'installation_id'), 'utf8').trim() || undefined;
+  } catch {
+    value = undefined;
+  }
+  value ??= processInstallationId ??= randomUUID();
+  installationIds.set(codexHome, value);
+  return value;
+}

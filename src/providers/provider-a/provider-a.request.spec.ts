@@ -1,0 +1,171 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ModelCatalog } from '../../models/model-catalog';
+import type { ChatMessage, ToolDefinition } from '../chat-types';
+import type { ChatRequest } from '../provider-adapter';
+import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
+import { loadFaithfulProfile } from './provider-a.faithful-profile';
+import { buildChatBody, turnMetadata, websocketFrame } from './provider-a.request';
+
+const catalog = ModelCatalog.load(undefined, ['provider_a']);
+const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '__fixtures__', 'provider-a-chat-request.json'), 'utf8')) as {
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+};
+
+function request(overrides: Partial<ChatRequest> & { modelId?: string; effort?: string; verbosity?: string } = {}): ChatRequest {
+  const { modelId, effort, verbosity, ...rest } = overrides;
+  return {
+    model: catalog.resolve(modelId ?? 'gpt-5.6-sol', { reasoningEffort: effort, verbosity })!,
+    messages: [{ role: 'user', content: 'hi' }],
+    tools: [],
+    faithful: false,
+    sampling: { temperature: 0.2, topP: 0.9, maxTokens: 100, stop: ['x'] },
+    chatKey: 'chat:test',
+    customToolWire: 'function',
+    ...rest,
+  };
+}
+
+const SESSION = '47b61fd1-c0eb-3d05-2adc-5c4396baffee';
+
+describe(buildChatBody.name, () => {
+  it('builds the minimal body: joined instructions, no include/client_metadata/sampling/output cap', () => {
+    const { body } = buildChatBody(
+      request({ messages: [{ role: 'system', content: 'A' }, { role: 'user', content: 'hi' }, { role: 'developer', content: 'B' }] }),
+      { sessionId: SESSION },
+    );
+    expect(body).toEqual({
+      model: 'gpt-5.6-sol',
+      instructions: 'A\n\nB',
+      input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+      stream: true,
+      store: false,
+      reasoning: { effort: 'low', summary: 'auto' },
+      text: { verbosity: 'low' },
+      prompt_cache_key: SESSION,
+    });
+  });
+
+  it('uses the default instructions without system text', () => {
+    expect(buildChatBody(request(), { sessionId: SESSION }).body.instructions).toBe(DEFAULT_INSTRUCTIONS);
+  });
+
+  it('maps history, tools and results in conversation order with normalized, matching call ids', () => {
+    const built = buildChatBody(request({ messages: fixture.messages, tools: fixture.tools }), { sessionId: SESSION });
+    expect(built.body.instructions).toBe('You are terse.\n\nUse tools when useful.');
+    expect(built.body.input).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Look at a.ts' }, { type: 'input_text', text: 'please' }] },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Sure.' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'read_file', arguments: '{"path":"a.ts"}' },
+      // A function-wire call to a tool declared custom goes up as custom_tool_call (§7.3).
+      { type: 'custom_tool_call', call_id: 'call_2', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' },
+      { type: 'custom_tool_call', call_id: 'call_3', name: 'apply_patch', input: '*** Begin Patch\n*** Add File: b.ts\n*** End Patch' },
+      { type: 'function_call', call_id: 'call_4', name: 'noop', arguments: '{}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'export const a = 1;' },
+      { type: 'custom_tool_call_output', call_id: 'call_2', output: 'Done\nok' },
+      { type: 'custom_tool_call_output', call_id: 'call_3', output: 'Added b.ts' },
+      { type: 'function_call_output', call_id: 'call_4', output: '' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Thanks' }] },
+    ]);
+    expect(built.droppedParts).toBe(1);
+    expect(built.orphanToolMessages).toBe(1);
+  });
+
+  it('flattens nested tools, passes flat and other types, gives parameterless functions an empty schema', () => {
+    const { body } = buildChatBody(request({ tools: fixture.tools }), { sessionId: SESSION });
+    expect(body.tools).toEqual([
+      { type: 'function', name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } }, strict: true },
+      { type: 'function', name: 'noop', parameters: { type: 'object', properties: {} } },
+      { type: 'custom', name: 'apply_patch', description: 'Patch files', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } },
+      { type: 'function', name: 'flat_fn', description: 'Flat', parameters: { type: 'object', properties: {} } },
+      { type: 'custom', name: 'flat_custom', description: 'Flat custom' },
+      { type: 'web_search' },
+    ]);
+    expect(body).not.toHaveProperty('tool_choice');
+    expect(body).not.toHaveProperty('parallel_tool_calls');
+  });
+
+  it('maps a forced tool_choice and forwards parallel_tool_calls: false', () => {
+    const tools = [{ type: 'function', function: { name: 'x' } }, { type: 'custom', custom: { name: 'y' } }];
+    const forced = buildChatBody(request({ tools, toolChoice: { type: 'function', function: { name: 'x' } }, parallelToolCalls: false }), { sessionId: SESSION }).body;
+    expect(forced.tool_choice).toEqual({ type: 'function', name: 'x' });
+    expect(forced.parallel_tool_calls).toBe(false);
+    expect(buildChatBody(request({ tools, toolChoice: { type: 'custom', custom: { name: 'y' } } }), { sessionId: SESSION }).body.tool_choice).toEqual({ type: 'custom', name: 'y' });
+    expect(buildChatBody(request({ tools, toolChoice: 'required' }), { sessionId: SESSION }).body.tool_choice).toBe('required');
+    expect(buildChatBody(request({ tools, toolChoice: { type: 'function', name: 'x' } }), { sessionId: SESSION }).body.tool_choice).toEqual({ type: 'function', name: 'x' });
+  });
+
+  it('sends no tool_choice or parallel_tool_calls without tools', () => {
+    const { body } = buildChatBody(request({ toolChoice: 'auto', parallelToolCalls: true }), { sessionId: SESSION });
+    expect(body).not.toHaveProperty('tools');
+    expect(body).not.toHaveProperty('tool_choice');
+    expect(body).not.toHaveProperty('parallel_tool_calls');
+  });
+
+  it('normalizes a 75-character call id identically on both halves of the pair', () => {
+    const longId = 'call_' + 'a'.repeat(70);
+    const hashed = '04ce2191371fcc8c505c461d9b417d038242cec75f94e2ba6a9b85851d8e949d';
+    const { body } = buildChatBody(
+      request({
+        messages: [
+          { role: 'assistant', content: null, tool_calls: [{ id: longId, type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: longId, content: 'r' },
+        ],
+      }),
+      { sessionId: SESSION },
+    );
+    expect((body.input as Array<{ call_id: string }>).map((item) => item.call_id)).toEqual([hashed, hashed]);
+  });
+
+  it('resolves model, effort, verbosity and tier from the catalog row and request overrides', () => {
+    const fast = buildChatBody(request({ modelId: 'gpt-5.6-terra-fast-high' }), { sessionId: SESSION }).body;
+    expect(fast).toMatchObject({ model: 'gpt-5.6-terra', reasoning: { effort: 'high', summary: 'auto' }, text: { verbosity: 'low' }, service_tier: 'priority' });
+    const plain = buildChatBody(request({ modelId: 'gpt-5.6-terra' }), { sessionId: SESSION }).body;
+    expect(plain).not.toHaveProperty('service_tier');
+    expect(plain.reasoning).toEqual({ effort: 'medium', summary: 'auto' });
+    const overridden = buildChatBody(request({ modelId: 'gpt-5.6-terra', verbosity: 'high', effort: 'xhigh' }), { sessionId: SESSION }).body;
+    expect(overridden).toMatchObject({ text: { verbosity: 'high' }, reasoning: { effort: 'xhigh' } });
+  });
+
+  it('builds the faithful body from the profile: scaffold with today, developer message, profile tools, client_metadata', () => {
+    const profile = loadFaithfulProfile(undefined);
+    const { body } = buildChatBody(
+      request({
+        faithful: true,
+        messages: [{ role: 'system', content: 'S1' }, { role: 'developer', content: 'S2' }, { role: 'user', content: 'hi' }],
+        tools: [{ type: 'function', function: { name: 'client_tool' } }],
+        toolChoice: 'required',
+      }),
+      { sessionId: SESSION, faithful: { profile, turnId: 'turn-1', installationId: 'install-test-1', now: new Date('2026-04-05T10:00:00Z'), timeZone: 'UTC' } },
+    );
+    expect(body.instructions).toBe(profile.instructions);
+    const input = body.input as Array<Record<string, unknown>>;
+    expect(JSON.stringify(input[0])).toContain('<current_date>2026-04-05</current_date>');
+    expect(input[1]).toEqual({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'S1' }, { type: 'input_text', text: 'S2' }] });
+    expect(input[2]).toEqual({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] });
+    expect(body.tools).toEqual(profile.tools);
+    expect(body.tool_choice).toBe('auto');
+    expect(body.parallel_tool_calls).toBe(true);
+    expect(body.include).toEqual(['reasoning.encrypted_content']);
+    expect(body.client_metadata).toEqual({
+      session_id: SESSION,
+      thread_id: SESSION,
+      turn_id: 'turn-1',
+      'x-codex-installation-id': 'install-test-1',
+      'x-codex-window-id': `${SESSION}:0`,
+      'x-codex-turn-metadata': turnMetadata(SESSION, 'turn-1', 'install-test-1'),
+    });
+  });
+
+  it('writes the turn metadata with the CLI spacing and key order', () => {
+    expect(turnMetadata('s', 't', 'i')).toBe(
+      '{"installation_id": "i", "session_id": "s", "thread_id": "s", "turn_id": "t", "window_id": "s:0", "request_kind": "turn", "thread_source": "user", "sandbox": "seatbelt"}',
+    );
+  });
+
+  it('adds type to the WebSocket frame, and the send time only in faithful mode', () => {
+    expect(websocketFrame({ model: 'm' }, 5)).toEqual({ type: 'response.create', model: 'm' });
+    expect(websocketFrame({ client_metadata: { a: '1' } }, 5)).toEqual({ type: 'response.create', client_metadata: { a: '1', 'x-codex-ws-stream-request-start-ms': '5' } });
+  });
+});

@@ -1,0 +1,124 @@
+import type { ChatRequest, ResolvedModel } from '../provider-adapter';
+import { customToolNames, normalizeTools } from '../shared/tool-definitions';
+import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
+import { FaithfulProfile, scaffoldForToday } from './provider-a.faithful-profile';
+import { windowIdFor } from './provider-a.identifiers';
+import { conversationInput } from './provider-a.input-items';
+import { responsesToolChoice, responsesTools } from './provider-a.tools';
+
+type Json = Record<string, unknown>;
+
+/** The ids of one upstream attempt in faithful mode (provider_a.md §3). */
+export interface FaithfulTurn {
+  readonly profile: FaithfulProfile;
+  readonly turnId: string;
+  readonly installationId: string;
+  readonly now: Date;
+  readonly timeZone: string;
+}
+
+export interface ChatBodyOptions {
+  /** UUID-formatted session id of the chat (`prompt_cache_key`). */
+  readonly sessionId: string;
+  /** Present only when the request asked for faithful mode. */
+  readonly faithful?: FaithfulTurn;
+}
+
+export interface ChatBody {
+  readonly body: Json;
+  /** Counts for the debug log (never the content). */
+  readonly droppedParts: number;
+  readonly orphanToolMessages: number;
+}
+
+/** `reasoning` from the resolved effort (§8); `extra` adds e.g. `summary: "auto"`. */
+export function reasoningField(model: ResolvedModel, extra: Json = {}): Json {
+  return model.reasoningEffort ? { effort: model.reasoningEffort, ...extra } : { ...extra };
+}
+
+/**
+ * The turn metadata string (§5.2): a JSON object written with `": "` after keys and `", "`
+ * between members, keys in the CLI's order. Hand-built because JSON.stringify cannot produce
+ * this spacing.
+ */
+export function turnMetadata(sessionId: string, turnId: string, installationId: string): string {
+  const members: Array<[string, string]> = [
+    ['installation_id', installationId],
+    ['session_id', sessionId],
+    ['thread_id', sessionId],
+    ['turn_id', turnId],
+    ['window_id', windowIdFor(sessionId)],
+    ['request_kind', 'turn'],
+    ['thread_source', 'user'],
+    ['sandbox', 'seatbelt'],
+  ];
+  return `{${members.map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`).join(', ')}}`;
+}
+
+/**
+ * Pure: ChatRequest → Responses body for chat (provider_a.md §5). Minimal mode forwards the
+ * client's tools; faithful mode replaces instructions and tools with the profile's. Never sent:
+ * `max_output_tokens`, `temperature`, `top_p` (sampling fields are accepted and ignored), and a
+ * `tool_choice` the client did not send.
+ */
+export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): ChatBody {
+  const conversation = conversationInput(request.messages, customToolNames(normalizeTools(request.tools)));
+  const clientTools = options.faithful !== undefined ? [] : responsesTools(request.tools);
+  const faithful = options.faithful;
+  let instructions: string;
+  let input: Json[];
+  if (faithful) {
+    const developer = conversation.systemTexts.length > 0
+      ? [{ type: 'message', role: 'developer', content: conversation.systemTexts.map((text) => ({ type: 'input_text', text })) }]
+      : [];
+    instructions = faithful.profile.instructions;
+    input = [...scaffoldForToday(faithful.profile.scaffold, faithful.now, faithful.timeZone), ...developer, ...conversation.items];
+  } else {
+    instructions = conversation.systemTexts.length > 0 ? conversation.systemTexts.join('\n\n') : DEFAULT_INSTRUCTIONS;
+    input = conversation.items;
+  }
+  const body: Json = {
+    model: request.model.upstreamModel,
+    instructions,
+    input,
+    stream: true,
+    store: false,
+    reasoning: reasoningField(request.model, { summary: 'auto' }),
+  };
+  if (request.model.verbosity) body.text = { verbosity: request.model.verbosity };
+  body.prompt_cache_key = options.sessionId;
+  if (request.model.serviceTier) body.service_tier = request.model.serviceTier;
+
+  if (faithful) {
+    body.tools = [...faithful.profile.tools];
+    body.tool_choice = faithful.profile.toolChoice;
+    body.parallel_tool_calls = faithful.profile.parallelToolCalls;
+    body.include = [...faithful.profile.include];
+    body.client_metadata = {
+      session_id: options.sessionId,
+      thread_id: options.sessionId,
+      turn_id: faithful.turnId,
+      'x-codex-installation-id': faithful.installationId,
+      'x-codex-window-id': windowIdFor(options.sessionId),
+      'x-codex-turn-metadata': turnMetadata(options.sessionId, faithful.turnId, faithful.installationId),
+    };
+  } else if (clientTools.length > 0) {
+    body.tools = clientTools;
+    if (request.toolChoice !== undefined) body.tool_choice = responsesToolChoice(request.toolChoice);
+    if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
+  }
+  return { body, droppedParts: conversation.droppedParts, orphanToolMessages: conversation.orphanToolMessages };
+}
+
+/**
+ * The one WebSocket text frame: the body plus `type: "response.create"`, and in faithful mode
+ * the moment the frame is sent (`x-codex-ws-stream-request-start-ms`).
+ */
+export function websocketFrame(body: Json, sentAtMs: number): Json {
+  const frame: Json = { type: 'response.create', ...body };
+  const metadata = body.client_metadata;
+  if (typeof metadata === 'object' && metadata !== null) {
+    frame.client_metadata = { ...metadata, 'x-codex-ws-stream-request-start-ms': String(sentAtMs) };
+  }
+  return frame;
+}

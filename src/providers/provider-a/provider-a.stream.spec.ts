@@ -1,0 +1,113 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ChatEvent } from '../provider-adapter';
+import { createStreamState, readUsage, StreamStep, translateEvent } from './provider-a.stream';
+
+type Json = Record<string, unknown>;
+
+function frames(name: string): Json[] {
+  return fs
+    .readFileSync(path.join(__dirname, '__fixtures__', `provider-a-${name}.chunks.txt`), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Json);
+}
+
+function run(events: Json[]): { events: ChatEvent[]; steps: StreamStep[]; state: ReturnType<typeof createStreamState> } {
+  const state = createStreamState();
+  const steps = events.map((event) => translateEvent(state, event));
+  return { events: steps.flatMap((step) => step.events), steps, state };
+}
+
+describe('provider_a stream translation', () => {
+  it('translates text, reasoning summaries (blank line between parts), telemetry and usage', () => {
+    const { events, steps, state } = run(frames('text'));
+    expect(events).toEqual([
+      { type: 'reasoning-delta', text: 'Thinking about' },
+      { type: 'reasoning-delta', text: ' the question.' },
+      { type: 'reasoning-delta', text: '\n\nSecond part.' },
+      { type: 'text-delta', text: 'Hel' },
+      { type: 'text-delta', text: 'lo!' },
+      // msg_2 never streamed deltas, so its finished item supplies the text once.
+      { type: 'text-delta', text: ' Done.' },
+      { type: 'usage', usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17, cachedPromptTokens: 4, reasoningTokens: 2 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(steps[0].accepted).toBe(true);
+    expect(steps.at(-1)!.terminal).toBe(true);
+    expect(steps.find((step) => step.rateLimits)?.rateLimits?.primary).toEqual({ usedPercent: 12.5, windowMinutes: 300, resetAt: 1900000000 });
+    expect(state.responseId).toBe('resp_t1');
+    expect(state.model).toBe('gpt-5.6-sol-2026');
+  });
+
+  it('emits each tool call once, complete, in first-seen order; open calls are flushed at completion', () => {
+    const { events } = run(frames('tool-calls'));
+    expect(events).toEqual([
+      { type: 'text-delta', text: 'Let me look.' },
+      { type: 'tool-call', call: { id: 'call_b', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}' } },
+      { type: 'tool-call', call: { id: 'call_a', name: 'list_dir', kind: 'function', arguments: '{"path":"."}' } },
+      { type: 'tool-call', call: { id: 'call_c', name: 'apply_patch', kind: 'custom', input: '*** Begin Patch\n*** End Patch' } },
+      { type: 'tool-call', call: { id: 'call_open', name: 'grep', kind: 'function', arguments: '{"q":"x"}' } },
+      { type: 'usage', usage: { promptTokens: 40, completionTokens: 20, totalTokens: 60 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
+  it('joins 2 000 argument fragments into one call', () => {
+    const args = JSON.stringify({ text: 'ab'.repeat(1994) + 'c' });
+    const fragments = Array.from({ length: 2000 }, (_, index) => args.slice(index * 2, index * 2 + 2));
+    expect(fragments.join('')).toBe(args);
+    const { events } = run([
+      { type: 'response.created', response: { id: 'r' } },
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'write' } },
+      ...fragments.map((delta) => ({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 0, delta })),
+      { type: 'response.output_item.done', output_index: 0, item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'write' } },
+      { type: 'response.completed', response: { id: 'r' } },
+    ]);
+    const calls = events.filter((event) => event.type === 'tool-call');
+    expect(calls).toEqual([{ type: 'tool-call', call: { id: 'call_1', name: 'write', kind: 'function', arguments: args } }]);
+  });
+
+  it('discards open calls at response.incomplete and finishes with length', () => {
+    const { events, steps } = run(frames('incomplete'));
+    expect(events).toEqual([
+      { type: 'text-delta', text: 'Partial' },
+      { type: 'usage', usage: { promptTokens: 3, completionTokens: 9, totalTokens: 12 } },
+      { type: 'finish', reason: 'length' },
+    ]);
+    expect(steps.at(-1)!.terminal).toBe(true);
+  });
+
+  it('maps content_filter incompleteness and refusals', () => {
+    const { events } = run([
+      { type: 'response.refusal.delta', item_id: 'm', delta: 'No.' },
+      { type: 'response.incomplete', response: { incomplete_details: { reason: 'content_filter' } } },
+    ]);
+    expect(events).toEqual([{ type: 'text-delta', text: 'No.' }, { type: 'finish', reason: 'content_filter' }]);
+  });
+
+  it('turns response.failed and error events into one terminal, non-accepting error', () => {
+    const state = createStreamState();
+    const failedStep = translateEvent(state, { type: 'response.failed', response: { id: 'x', status: 'failed', error: { code: 'server_error', message: 'boom' } } });
+    expect(failedStep).toMatchObject({ accepted: false, terminal: true, failure: { code: 'upstream' } });
+    expect(failedStep.events).toEqual([{ type: 'error', error: failedStep.failure }]);
+    const usage = translateEvent(createStreamState(), { type: 'error', status: 429, error: { type: 'usage_limit_reached', message: 'limit', resets_in_seconds: 30 } });
+    expect(usage.failure).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 30 });
+  });
+
+  it('never turns web_search, reasoning or message items into tool calls and ignores unknown events', () => {
+    const { events } = run([
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'ws', type: 'web_search_call' } },
+      { type: 'response.output_item.done', output_index: 0, item: { id: 'ws', type: 'web_search_call' } },
+      { type: 'response.output_item.done', output_index: 1, item: { id: 'rs', type: 'reasoning' } },
+      { type: 'something.new', delta: 'x' },
+      { type: 'response.reasoning_text.delta', delta: 'raw reasoning' },
+    ]);
+    expect(events).toEqual([{ type: 'reasoning-delta', text: 'raw reasoning' }]);
+  });
+
+  it('sums total tokens when absent', () => {
+    expect(readUsage({ input_tokens: 2, output_tokens: 3 })).toEqual({ promptTokens: 2, completionTokens: 3, totalTokens: 5 });
+    expect(readUsage(undefined)).toBeUndefined();
+  });
+});

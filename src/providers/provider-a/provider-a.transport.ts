@@ -1,0 +1,68 @@
+import type { ProviderATransportKind } from './provider-a.headers';
+
+type Json = Record<string, unknown>;
+
+/** One upstream event as it arrived: parsed JSON, or a protocol error (binary or non-JSON frame). */
+export type UpstreamFrame = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: 'binary' | 'not_json' };
+
+/** An accepted upgrade / 2xx POST: the event frames of one upstream attempt. */
+export interface UpstreamConnection {
+  /** Response headers (lower-case names) of the upgrade or POST, for rate-limit telemetry. */
+  readonly responseHeaders: Readonly<Record<string, string | undefined>>;
+  /**
+   * Frames in order. Ends when the upstream closes (with or without a terminal event); rejects
+   * with the signal's reason when the attempt's signal aborts.
+   */
+  readonly frames: AsyncIterable<UpstreamFrame>;
+  /** Ends the attempt (close frame 1000 / fetch abort). Idempotent. */
+  close(): void;
+}
+
+/** What a transport needs for one attempt. */
+export interface AttemptInput {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  readonly body: Json;
+  /** Aborts the attempt at once: handshake, POST, reading. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Opens one connection (one attempt = one connection = one scripted reply in tests). Rejects with
+ * an `UpstreamRejection` when the upgrade/POST got a non-success status, with a `GatewayError`
+ * (`upstream`, retryable) on connect errors, or with the signal's reason on abort.
+ */
+export type OpenConnection = (input: AttemptInput) => Promise<UpstreamConnection>;
+
+/** A failed upgrade/POST: classified by the caller with §10 (it knows the rate-limit telemetry). */
+export class UpstreamRejection extends Error {
+  constructor(
+    readonly status: number,
+    readonly headers: Readonly<Record<string, string | undefined>>,
+    /** Parsed JSON body, or `undefined`; never logged or echoed. */
+    readonly payload: unknown,
+  ) {
+    super(`upstream answered HTTP ${status}`);
+    this.name = 'UpstreamRejection';
+  }
+}
+
+
+/** Lower-cases header names and joins repeated values (node and fetch header shapes). */
+export function lowerCaseHeaders(headers: Headers | Record<string, string | string[] | undefined>): Record<string, string> {
+  const result: Record<string, string> = {};
+  if (headers instanceof Headers) {
+    headers.forEach((value, name) => (result[name.toLowerCase()] = value));
+    return result;
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return result;
+}
+
+/** `ws(s)://` → WebSocket, `http(s)://` → HTTP + SSE (provider_a.md §4). */
+export function transportForUrl(url: string): ProviderATransportKind {
+  const scheme = new URL(url).protocol;
+  return scheme === 'ws:' || scheme === 'wss:' ? 'ws' : 'sse';
+}

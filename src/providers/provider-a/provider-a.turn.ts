@@ -1,0 +1,240 @@
+import { GatewayError } from '../../common/errors/gateway.error';
+import type { CallContext, ChatEvent } from '../provider-adapter';
+import { withIdleTimeout } from '../shared/idle-timeout';
+import { runWithRetries } from '../shared/retry-policy';
+import type { ProviderAAuth, ProviderACredentials } from './provider-a.auth';
+import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
+import { RateLimitTelemetry, rateLimitsFromHeaders } from './provider-a.rate-limits';
+import { createStreamState, StreamState, translateEvent } from './provider-a.stream';
+import { turnClock, TurnClock } from './provider-a.turn-clock';
+import { OpenConnection, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
+
+type Json = Record<string, unknown>;
+
+/** Headers and body of one upstream attempt. */
+export interface AttemptPlan {
+  readonly headers: Record<string, string>;
+  readonly body: Json;
+}
+
+/** Everything one turn needs; the adapter builds it per request. */
+export interface TurnOptions {
+  readonly url: string;
+  readonly open: OpenConnection;
+  /** Called once per attempt (a fresh turn id each time) with the login to use. */
+  readonly plan: (credentials: ProviderACredentials, attemptNumber: number) => AttemptPlan;
+  readonly auth: ProviderAAuth;
+  readonly rateLimits: RateLimitTelemetry;
+  /** PROVIDER_A_TIMEOUT; 0 = no bound of its own (the context deadline still applies). */
+  readonly turnTimeoutMs: number;
+  /** GATEWAY_STREAM_IDLE_TIMEOUT; 0 = off. */
+  readonly idleTimeoutMs: number;
+}
+
+/** An accepted turn: its events, and the upstream response id/model seen so far. */
+export interface AcceptedTurn {
+  readonly events: AsyncIterable<ChatEvent>;
+  response(): { readonly id?: string; readonly model?: string };
+}
+
+/** One live connection after its first output (or terminal) event. */
+interface LiveAttempt {
+  readonly iterator: AsyncIterator<UpstreamFrame>;
+  readonly state: StreamState;
+  readonly accountId: string;
+  /** Events translated while looking for the first output, not yet yielded. */
+  readonly pending: ChatEvent[];
+  readonly finished: boolean;
+}
+
+const isOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
+
+/** Ends an attempt's frames at once (an async generator's return() would wait for a pending read). */
+function attemptFrames(connect: (signal: AbortSignal) => Promise<UpstreamConnection>, turnSignal: AbortSignal): AsyncIterable<UpstreamFrame> {
+  const controller = new AbortController();
+  const signal = AbortSignal.any([turnSignal, controller.signal]);
+  let connection: UpstreamConnection | undefined;
+  let frames: AsyncIterator<UpstreamFrame> | undefined;
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: async () => {
+        if (!frames) {
+          connection = await connect(signal);
+          frames = connection.frames[Symbol.asyncIterator]();
+        }
+        return frames.next();
+      },
+      return: async () => {
+        controller.abort(new Error('provider_a attempt closed'));
+        connection?.close();
+        return { value: undefined, done: true };
+      },
+    }),
+  };
+}
+
+/**
+ * One provider_a turn (provider_a.md §4.4–§4.6): attempts with the shared retry rule until the
+ * first output, one forced token refresh on an upstream 401/403, an idle timer on every wait for
+ * the upstream and a deadline for the whole turn. Resolves once the upstream accepted the turn
+ * (first non-error event); rejects with the classified error when no attempt was accepted. After
+ * acceptance every failure is a terminal `error` event; retries continue only while nothing was
+ * yielded yet. The iterable throws only when the caller's signal aborted.
+ */
+export async function startTurn(options: TurnOptions, context: CallContext): Promise<AcceptedTurn> {
+  const clock = turnClock(context, options.turnTimeoutMs);
+  let current: StreamState | undefined;
+  let markAccepted!: () => void;
+  const accepted = new Promise<void>((resolve) => (markAccepted = resolve));
+  const live = runAttempts(options, context, clock, markAccepted, (state) => (current = state));
+  live.catch(() => undefined);
+  try {
+    await Promise.race([accepted, live]);
+  } catch (error) {
+    clock.dispose();
+    const failure = asTurnError(error, context);
+    context.logger.warn({ event: 'provider_a_turn_failed', error_code: failure.code, upstream_status: failure.upstreamStatus }, 'provider_a_turn_failed');
+    throw failure;
+  }
+  return {
+    events: acceptedEvents(live, options, context, clock),
+    response: () => ({ id: current?.responseId, model: current?.model }),
+  };
+}
+
+function runAttempts(
+  options: TurnOptions,
+  context: CallContext,
+  clock: TurnClock,
+  markAccepted: () => void,
+  onState: (state: StreamState) => void,
+): Promise<LiveAttempt> {
+  let authRetried = false;
+  const once = async (credentials: ProviderACredentials, attemptNumber: number) => {
+    const state = createStreamState();
+    onState(state);
+    return firstOutput(options, context, clock, credentials, attemptNumber, state, markAccepted);
+  };
+  return runWithRetries(
+    async (attemptNumber) => {
+      const credentials = await options.auth.credentials(context.logger, clock.signal);
+      try {
+        return await once(credentials, attemptNumber);
+      } catch (error) {
+        if (!isUpstreamAuthRejection(error) || authRetried || clock.signal.aborted) throw error;
+        // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
+        authRetried = true;
+        context.logger.info({ event: 'provider_a_auth_retry', upstream_status: error.upstreamStatus }, 'provider_a_auth_retry');
+        return once(await options.auth.afterRejection(credentials, context.logger, clock.signal), attemptNumber);
+      }
+    },
+    {
+      signal: clock.signal,
+      deadlineAt: clock.deadlineAt,
+      onRetry: (error, retryNumber, delayMs) =>
+        context.logger.warn(
+          { event: 'provider_a_attempt_retry', retry: retryNumber, error_code: error.code, upstream_status: error.upstreamStatus, delay_ms: Math.round(delayMs) },
+          'provider_a_attempt_retry',
+        ),
+    },
+  );
+}
+
+/** Opens one connection and reads until the first output or terminal event. */
+async function firstOutput(
+  options: TurnOptions,
+  context: CallContext,
+  clock: TurnClock,
+  credentials: ProviderACredentials,
+  attemptNumber: number,
+  state: StreamState,
+  markAccepted: () => void,
+): Promise<LiveAttempt> {
+  const plan = options.plan(credentials, attemptNumber);
+  const connect = async (signal: AbortSignal) => {
+    try {
+      const connection = await options.open({ url: options.url, headers: plan.headers, body: plan.body, signal });
+      options.rateLimits.record(credentials.accountId, rateLimitsFromHeaders(connection.responseHeaders), context.logger);
+      return connection;
+    } catch (error) {
+      if (!(error instanceof UpstreamRejection)) throw error;
+      options.rateLimits.record(credentials.accountId, rateLimitsFromHeaders(error.headers), context.logger);
+      throw classifyUpstreamFailure({
+        status: error.status,
+        headers: error.headers,
+        payload: error.payload,
+        rateLimits: options.rateLimits.latest(credentials.accountId),
+      });
+    }
+  };
+  // The idle timer also covers the handshake and the wait for the first event.
+  const iterator = withIdleTimeout(attemptFrames(connect, clock.signal), options.idleTimeoutMs)[Symbol.asyncIterator]();
+  const live = { iterator, state, accountId: credentials.accountId };
+  const pending: ChatEvent[] = [];
+  try {
+    for (;;) {
+      const step = await nextStep(live, options, context);
+      if (step.failure) throw step.failure;
+      if (step.accepted) markAccepted();
+      pending.push(...step.events);
+      if (step.terminal || step.events.some(isOutput)) return { ...live, pending, finished: step.terminal };
+    }
+  } catch (error) {
+    await iterator.return?.(undefined);
+    throw error;
+  }
+}
+
+interface Step {
+  readonly events: ChatEvent[];
+  readonly accepted: boolean;
+  readonly terminal: boolean;
+  readonly failure?: GatewayError;
+}
+
+/** Reads and translates one frame; a close without a terminal event is an upstream failure. */
+async function nextStep(live: Omit<LiveAttempt, 'pending' | 'finished'>, options: TurnOptions, context: CallContext): Promise<Step> {
+  const next = await live.iterator.next();
+  if (next.done) return failed(connectionFailure('stream closed before completion'));
+  const frame = next.value;
+  if (!frame.ok) return failed(connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame'));
+  const step = translateEvent(live.state, frame.value as Json, { rateLimits: options.rateLimits.latest(live.accountId) });
+  if (step.rateLimits) options.rateLimits.record(live.accountId, step.rateLimits, context.logger);
+  return step;
+}
+
+const failed = (failure: GatewayError): Step => ({ events: [{ type: 'error', error: failure }], accepted: false, terminal: true, failure });
+
+/** The events after acceptance: buffered ones, then the rest of the live connection. */
+async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions, context: CallContext, clock: TurnClock): AsyncGenerator<ChatEvent> {
+  let attempt: LiveAttempt | undefined;
+  try {
+    attempt = await live;
+    yield* attempt.pending;
+    if (attempt.finished) return;
+    for (;;) {
+      const step = await nextStep(attempt, options, context);
+      if (step.failure) logFailure(context, step.failure);
+      yield* step.events;
+      if (step.terminal) return;
+    }
+  } catch (error) {
+    const failure = asTurnError(error, context);
+    logFailure(context, failure);
+    yield { type: 'error', error: failure };
+  } finally {
+    await attempt?.iterator.return?.(undefined);
+    clock.dispose();
+  }
+}
+
+function logFailure(context: CallContext, failure: GatewayError): void {
+  context.logger.warn({ event: 'provider_a_stream_failed', error_code: failure.code, upstream_status: failure.upstreamStatus }, 'provider_a_stream_failed');
+}
+
+/** The caller's abort passes through as is; everything else becomes a GatewayError. */
+function asTurnError(error: unknown, context: CallContext): GatewayError {
+  if (context.signal.aborted) throw context.signal.reason ?? error;
+  if (error instanceof GatewayError) return error;
+  return new GatewayError('upstream', { detail: 'provider_a turn failed', cause: error });
+}

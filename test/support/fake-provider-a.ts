@@ -1,0 +1,361 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import WebSocket, { WebSocketServer } from 'ws';
+import { makeJwt } from './provider-a-fixtures';
+
+/** One frame of a scripted upstream reply (provider_a.md §11.1). */
+export type FakeFrame =
+  /** One JSON event: a WebSocket text frame, or `event: <type>\ndata: <json>\n\n` over SSE. */
+  | { event: object; delayMs?: number }
+  /** Text sent as is (protocol-error tests): a WebSocket text frame, or raw bytes over SSE. */
+  | { raw: string; delayMs?: number }
+  /** Drop the connection without a close frame / without ending the response. */
+  | { disconnect: true; delayMs?: number };
+
+/** One scripted reply; each WebSocket connection or SSE POST consumes the next one (FIFO). */
+export interface FakeScript {
+  /** Fail the upgrade / POST with this status (and optional headers and JSON body). */
+  reject?: { status: number; headers?: Record<string, string>; body?: unknown };
+  /** Extra response headers on the upgrade / POST (e.g. `x-codex-primary-used-percent`). */
+  headers?: Record<string, string>;
+  frames: FakeFrame[];
+  /** After the frames, keep the connection open (else the fake closes it: close 1000 / end). */
+  holdOpen?: boolean;
+}
+
+/** What the fake saw on one WebSocket connection or SSE POST (provider_a.md §11.2). */
+export interface RecordedRequest {
+  readonly transport: 'ws' | 'sse';
+  readonly path: string;
+  /** Lower-cased copy of the request headers. */
+  readonly headers: Record<string, string>;
+  /** Parsed JSON of the one WebSocket frame or of the POST body; `undefined` for a rejected upgrade. */
+  readonly body: Record<string, unknown> | undefined;
+  readonly raw: string;
+  readonly receivedAt: number;
+  /**
+   * Resolves when the CLIENT closed the connection (close frame, reset, or aborted fetch) before
+   * the fake ended it; never resolves when the fake closed it first after a non-holdOpen script.
+   */
+  readonly closedByClient: Promise<void>;
+}
+
+/** A scripted answer of the token endpoint. */
+export interface FakeTokenAnswer {
+  status: number;
+  body: unknown;
+  delayMs?: number;
+}
+
+export const FAKE_RESPONSES_PATH = '/backend-api/codex/responses';
+export const FAKE_TOKEN_PATH = '/oauth/token';
+
+function lowerHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  return result;
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readBody(request: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+/** Resolves after `ms`, or early (false) once `gone()` says the client left. */
+async function pause(ms: number | undefined, gone: () => boolean): Promise<boolean> {
+  const end = Date.now() + (ms ?? 0);
+  while (Date.now() < end) {
+    if (gone()) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(10, end - Date.now())));
+  }
+  return !gone();
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { promise, resolve };
+}
+
+/**
+ * A loopback fake of the Codex backend for tests (provider_a.md §11): one HTTP server on
+ * 127.0.0.1, port 0, serving the WebSocket upgrade and the SSE POST at
+ * `/backend-api/codex/responses` and the OAuth token endpoint at `/oauth/token`. Replies come from
+ * a FIFO of scripts; every connection and token call is recorded.
+ *
+ * ```ts
+ * const fake = await FakeProviderA.start();
+ * fake.enqueue(textReply('Hello'));
+ * // PROVIDER_A_URL = fake.wsUrl (WebSocket) or fake.httpUrl (SSE); PROVIDER_A_TOKEN_URL = fake.tokenUrl
+ * const [request] = await fake.waitForRequests(1, 2000);
+ * await fake.close();
+ * ```
+ */
+export class FakeProviderA {
+  private readonly scripts: FakeScript[] = [];
+  private readonly recorded: RecordedRequest[] = [];
+  private readonly missed: Array<{ transport: 'ws' | 'sse'; path: string }> = [];
+  private readonly tokenAnswers: FakeTokenAnswer[] = [];
+  private readonly tokenCalls: Array<Record<string, string>> = [];
+  private readonly sockets = new Set<Duplex>();
+  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  private readonly waiters = new Set<() => void>();
+  private tokenCounter = 0;
+
+  private constructor(private readonly server: http.Server) {}
+
+  /** Starts the fake on 127.0.0.1 with a random port. */
+  static async start(): Promise<FakeProviderA> {
+    const server = http.createServer();
+    const fake = new FakeProviderA(server);
+    server.on('connection', (socket) => {
+      fake.sockets.add(socket);
+      socket.on('close', () => fake.sockets.delete(socket));
+    });
+    server.on('request', (request, response) => void fake.onRequest(request, response));
+    server.on('upgrade', (request, socket, head) => fake.onUpgrade(request, socket, head));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  private get origin(): string {
+    return `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** `ws://127.0.0.1:<port>/backend-api/codex/responses` (PROVIDER_A_URL for the WebSocket transport). */
+  get wsUrl(): string {
+    return `ws://${this.origin}${FAKE_RESPONSES_PATH}`;
+  }
+
+  /** `http://127.0.0.1:<port>/backend-api/codex/responses` (PROVIDER_A_URL for HTTP + SSE). */
+  get httpUrl(): string {
+    return `http://${this.origin}${FAKE_RESPONSES_PATH}`;
+  }
+
+  /** `http://127.0.0.1:<port>/oauth/token` (PROVIDER_A_TOKEN_URL). */
+  get tokenUrl(): string {
+    return `http://${this.origin}${FAKE_TOKEN_PATH}`;
+  }
+
+  /** Appends scripts to the FIFO; each connection / POST consumes one. */
+  enqueue(...scripts: FakeScript[]): void {
+    this.scripts.push(...scripts);
+  }
+
+  /** Appends token endpoint answers; with none queued it answers 200 with fresh tokens. */
+  enqueueToken(...answers: FakeTokenAnswer[]): void {
+    this.tokenAnswers.push(...answers);
+  }
+
+  /** Every WebSocket connection and SSE POST so far, in arrival order. */
+  requests(): RecordedRequest[] {
+    return [...this.recorded];
+  }
+
+  /** Connections / POSTs that found the script queue empty (answered 500). */
+  misses(): Array<{ transport: 'ws' | 'sse'; path: string }> {
+    return [...this.missed];
+  }
+
+  /** Scripts not consumed yet. */
+  pendingScripts(): number {
+    return this.scripts.length;
+  }
+
+  /** Form fields of every token endpoint call. */
+  tokenRequests(): Array<Record<string, string>> {
+    return [...this.tokenCalls];
+  }
+
+  /** The parsed body of the latest recorded request. */
+  lastBody(): Record<string, unknown> | undefined {
+    return this.recorded.at(-1)?.body;
+  }
+
+  /** Resolves with the requests once at least `count` were recorded; rejects after `timeoutMs`. */
+  waitForRequests(count: number, timeoutMs = 2000): Promise<RecordedRequest[]> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (this.recorded.length < count) return false;
+        clearTimeout(timer);
+        this.waiters.delete(check as () => void);
+        resolve(this.requests());
+        return true;
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(check as () => void);
+        reject(new Error(`fake provider_a saw ${this.recorded.length} of ${count} requests within ${timeoutMs} ms`));
+      }, timeoutMs);
+      if (!check()) this.waiters.add(check as () => void);
+    });
+  }
+
+  /** Forgets scripts, recordings, misses and token state (between tests). */
+  reset(): void {
+    this.scripts.length = 0;
+    this.recorded.length = 0;
+    this.missed.length = 0;
+    this.tokenAnswers.length = 0;
+    this.tokenCalls.length = 0;
+    this.tokenCounter = 0;
+  }
+
+  /** Drops every connection and stops the server. */
+  async close(): Promise<void> {
+    for (const client of this.wss.clients) client.terminate();
+    for (const socket of this.sockets) socket.destroy();
+    this.wss.close();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private record(entry: RecordedRequest): void {
+    this.recorded.push(entry);
+    for (const waiter of [...this.waiters]) waiter();
+  }
+
+  private nextScript(transport: 'ws' | 'sse', path: string): FakeScript | undefined {
+    const script = this.scripts.shift();
+    if (!script) this.missed.push({ transport, path });
+    return script;
+  }
+
+  // ── HTTP: token endpoint and SSE ───────────────────────────────────────────────────────────
+
+  private async onRequest(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const path = (request.url ?? '/').split('?')[0];
+    const raw = await readBody(request).catch(() => '');
+    if (request.method === 'POST' && path === FAKE_TOKEN_PATH) return this.answerToken(raw, response);
+    if (request.method !== 'POST' || path !== FAKE_RESPONSES_PATH) {
+      response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+      return;
+    }
+    const closed = deferred();
+    response.on('close', () => {
+      if (!response.writableFinished) closed.resolve();
+    });
+    const script = this.nextScript('sse', path);
+    this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), closedByClient: closed.promise });
+    if (!script) {
+      response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"code":"server_error","message":"no script"}}');
+      return;
+    }
+    if (script.reject) {
+      response.writeHead(script.reject.status, { 'content-type': 'application/json', ...script.reject.headers });
+      response.end(script.reject.body === undefined ? '' : JSON.stringify(script.reject.body));
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...script.headers });
+    response.flushHeaders();
+    const gone = () => response.destroyed || response.writableEnded;
+    for (const frame of script.frames) {
+      if (!(await pause(frame.delayMs, gone))) return;
+      if ('disconnect' in frame) {
+        response.socket?.destroy();
+        return;
+      }
+      const text = 'raw' in frame ? frame.raw : `event: ${String((frame.event as { type?: unknown }).type ?? 'message')}\ndata: ${JSON.stringify(frame.event)}\n\n`;
+      // Wait until the bytes are handed to the socket, so a following disconnect cannot drop them.
+      await new Promise<void>((resolve) => response.write(text, () => resolve()));
+    }
+    if (!script.holdOpen && !gone()) response.end();
+  }
+
+  private async answerToken(raw: string, response: http.ServerResponse): Promise<void> {
+    this.tokenCalls.push(Object.fromEntries(new URLSearchParams(raw)));
+    const answer = this.tokenAnswers.shift() ?? this.defaultTokenAnswer();
+    if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+  }
+
+  private defaultTokenAnswer(): FakeTokenAnswer {
+    const n = ++this.tokenCounter;
+    const exp = Math.floor(Date.now() / 1000) + 3600;
+    return {
+      status: 200,
+      body: {
+        access_token: makeJwt({ exp, jti: `at-${n}` }),
+        refresh_token: `rt-${n}`,
+        id_token: makeJwt({ exp, jti: `id-${n}` }),
+        expires_in: 3600,
+      },
+    };
+  }
+
+  // ── WebSocket ──────────────────────────────────────────────────────────────────────────────
+
+  private onUpgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = (request.url ?? '/').split('?')[0];
+    const headers = lowerHeaders(request.headers);
+    if (path !== FAKE_RESPONSES_PATH) return rejectUpgrade(socket, 404, {}, { error: 'not found' });
+    const script = this.nextScript('ws', path);
+    if (!script || script.reject) {
+      this.record({ transport: 'ws', path, headers, body: undefined, raw: '', receivedAt: Date.now(), closedByClient: new Promise(() => undefined) });
+      if (!script) return rejectUpgrade(socket, 500, {}, { error: { code: 'server_error', message: 'no script' } });
+      return rejectUpgrade(socket, script.reject!.status, script.reject!.headers ?? {}, script.reject!.body);
+    }
+    const addHeaders = (responseHeaders: string[], upgradeRequest: http.IncomingMessage) => {
+      if (upgradeRequest !== request) return;
+      this.wss.off('headers', addHeaders);
+      for (const [name, value] of Object.entries(script.headers ?? {})) responseHeaders.push(`${name}: ${value}`);
+    };
+    this.wss.on('headers', addHeaders);
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.serveWebSocket(ws, path, headers, script));
+  }
+
+  private serveWebSocket(ws: WebSocket, path: string, headers: Record<string, string>, script: FakeScript): void {
+    const closed = deferred();
+    let closingByFake = false;
+    ws.on('close', () => {
+      if (!closingByFake) closed.resolve();
+    });
+    ws.on('error', () => undefined);
+    // The fake reads exactly one frame (the request), then only watches for the close.
+    ws.once('message', (data) => {
+      const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
+      this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), closedByClient: closed.promise });
+      void play();
+    });
+    const gone = () => ws.readyState !== WebSocket.OPEN;
+    const play = async () => {
+      for (const frame of script.frames) {
+        if (!(await pause(frame.delayMs, gone))) return;
+        if ('disconnect' in frame) {
+          closingByFake = true;
+          ws.terminate();
+          return;
+        }
+        await new Promise<void>((resolve) => ws.send('raw' in frame ? frame.raw : JSON.stringify(frame.event), () => resolve()));
+      }
+      if (!script.holdOpen && !gone()) {
+        closingByFake = true;
+        ws.close(1000);
+      }
+    };
+  }
+}
+
+function rejectUpgrade(socket: Duplex, status: number, headers: Record<string, string>, body: unknown): void {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  const lines = [
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Error'}`,
+    'content-type: application/json',
+    `content-length: ${Buffer.byteLength(text)}`,
+    'connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
+}
