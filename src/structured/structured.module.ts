@@ -1,5 +1,57 @@
 import { Module } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import { PROVIDER_IDS } from '../config/settings';
+import { ModelCatalog } from '../models/model-catalog';
+import { IdempotencyStore } from './idempotency-store';
+import { OutputValidator } from './output-validator';
+import { StructuredAllowlist } from './structured-allowlist';
+import { StructuredExceptionFilter } from './structured-exception.filter';
+import { StructuredExtractor } from './structured-extractor';
+import { StructuredQueue } from './structured-queue';
+import type { SharedAnswer } from './structured-response';
+import { StructuredController } from './structured.controller';
+import { StructuredService } from './structured.service';
+
+/**
+ * The allowlist is built at boot: an id outside the catalog fails startup (ConfigError naming
+ * STRUCTURED_MODELS); ids that cannot serve strict schemas, or whose family is disabled, are
+ * dropped with one warning. The whole catalog is read again, disabled families included,
+ * because the injected catalog no longer knows their ids.
+ */
+function allowlistFactory(config: AppConfig, logger: PinoLogger): StructuredAllowlist {
+  const allowlist = StructuredAllowlist.build({
+    requested: config.structured.models,
+    catalog: ModelCatalog.load(config.modelCatalogPath, PROVIDER_IDS).entries,
+    enabledProviders: config.enabledProviders,
+  });
+  if (allowlist.dropped.length > 0) {
+    logger.warn(
+      { event: 'structured_models_dropped', models: allowlist.dropped.map(({ id, reason }) => `${id} (${reason})`), allowed: allowlist.ids.length },
+      'structured_models_dropped',
+    );
+  }
+  logger.info({ event: 'structured_enabled', models: allowlist.ids.length, model_policy_version: allowlist.policyVersion }, 'structured_enabled');
+  return allowlist;
+}
 
 /** POST /v1/structured/inference; imported only when STRUCTURED_INFERENCE_ENABLED. */
-@Module({})
+@Module({
+  controllers: [StructuredController],
+  providers: [
+    { provide: StructuredAllowlist, useFactory: allowlistFactory, inject: [APP_CONFIG, PinoLogger] },
+    {
+      provide: IdempotencyStore,
+      useFactory: (config: AppConfig) =>
+        new IdempotencyStore<SharedAnswer>({ capacity: config.structured.idempotencyCapacity, ttlMs: config.structured.idempotencyTtlMs }),
+      inject: [APP_CONFIG],
+    },
+    OutputValidator,
+    StructuredQueue,
+    StructuredExtractor,
+    StructuredService,
+    StructuredExceptionFilter,
+  ],
+})
 export class StructuredModule {}

@@ -1,13 +1,27 @@
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { CONTRACT_VERSION } from '../build/build-info';
 import { structuredStatus } from './error-codes';
 import { GatewayError } from './gateway.error';
 
 export const STRUCTURED_ROUTE = '/v1/structured/inference';
 
+const STRUCTURED_ROUTE_MARK = Symbol('structuredRoute');
+type MarkedRequest = Request & { [STRUCTURED_ROUTE_MARK]?: boolean };
+
+/**
+ * Marks requests of the structured route. Mounted only while the route is enabled: a disabled
+ * route must answer exactly like an unknown route (contract "Endpoints"), OpenAI shape included.
+ */
+export function markStructuredRoute(): RequestHandler {
+  return (request, _response, next) => {
+    (request as MarkedRequest)[STRUCTURED_ROUTE_MARK] = true;
+    next();
+  };
+}
+
 /** Structured inference answers in its contract's error shape; everything else in OpenAI's. */
 export function isStructuredRoute(request: Request): boolean {
-  return (request.path ?? request.url ?? '').replace(/\/+$/, '') === STRUCTURED_ROUTE;
+  return (request as MarkedRequest)[STRUCTURED_ROUTE_MARK] === true;
 }
 
 /** The JSON body and status for an error, in the shape of the route that failed. */
@@ -28,7 +42,8 @@ export function errorResponseBody(error: GatewayError, structured: boolean, requ
 
 /** Writes `error` as JSON (with Retry-After on 429/503) unless headers were already sent. */
 export function sendErrorResponse(request: Request, response: Response, error: GatewayError): number {
-  const structured = isStructuredRoute(request);
+  // An unmatched method or sub-path is an unknown route, answered like any other.
+  const structured = isStructuredRoute(request) && error.code !== 'route_not_found';
   const { status, body } = errorResponseBody(error, structured, (request.body as { request_id?: unknown } | undefined)?.request_id);
   if (response.headersSent) return status;
   const retryAfter = error.retryAfterHeader ?? (status === 429 || status === 503 ? 5 : undefined);

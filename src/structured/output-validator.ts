@@ -1,0 +1,128 @@
+import { Injectable } from '@nestjs/common';
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import { propertyPath } from './schema-subset.walker';
+
+/** At most this many validation details, then one summary entry (gateway-behaviours.md §6.8). */
+export const MAX_OUTPUT_DETAILS = 20;
+/**
+ * Compiled validators kept. Compiling is the costly part, so a schema is compiled once and reused
+ * by its canonical checksum; the bound keeps a stream of one-off schemas from growing memory.
+ */
+export const VALIDATOR_CACHE_SIZE = 256;
+
+export type OutputCheck = { readonly valid: true } | { readonly valid: false; readonly details: string[] };
+
+/**
+ * Validates parsed model output against the caller's schema with Ajv (design.md §7). Details name
+ * instance paths and keywords only, never values, so no model output reaches the client through
+ * an error.
+ */
+@Injectable()
+export class OutputValidator {
+  // allErrors: the client sees every failure at once. strict off: the subset walker already
+  // vetted the schema, and strict mode only adds console warnings.
+  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  private readonly compiled = new Map<string, ValidateFunction>();
+  private compilations = 0;
+
+  /** How many schemas were compiled so far (a cache hit does not compile). */
+  get compileCount(): number {
+    return this.compilations;
+  }
+
+  /**
+   * Compiles the schema before any upstream call, so a schema the subset walker let through but
+   * JSON Schema itself refuses (duplicate `required` or `enum` entries) is an `invalid_schema`
+   * answer instead of a failure after tokens were spent. Returns the problems, `[]` when usable.
+   */
+  prepare(schemaSha256: string, schema: Record<string, unknown>): string[] {
+    if (this.compiled.has(schemaSha256)) return [];
+    const body = withoutMetaSchema(schema);
+    if (!this.ajv.validateSchema(body)) return mostSpecific(this.ajv.errors ?? []).map(describeSchemaError);
+    this.validatorFor(schemaSha256, schema);
+    return [];
+  }
+
+  check(schemaSha256: string, schema: Record<string, unknown>, value: unknown): OutputCheck {
+    const validate = this.validatorFor(schemaSha256, schema);
+    if (validate(value)) return { valid: true };
+    const details = (validate.errors ?? []).map(describeError);
+    if (details.length > MAX_OUTPUT_DETAILS) {
+      const extra = details.length - MAX_OUTPUT_DETAILS;
+      return { valid: false, details: [...details.slice(0, MAX_OUTPUT_DETAILS), `… and ${extra} more violations`] };
+    }
+    return { valid: false, details };
+  }
+
+  private validatorFor(schemaSha256: string, schema: Record<string, unknown>): ValidateFunction {
+    const cached = this.compiled.get(schemaSha256);
+    if (cached) {
+      // Re-insert: Map order doubles as least-recently-used order.
+      this.compiled.delete(schemaSha256);
+      this.compiled.set(schemaSha256, cached);
+      return cached;
+    }
+    const validate = this.ajv.compile(withoutMetaSchema(schema));
+    this.compilations++;
+    this.compiled.set(schemaSha256, validate);
+    if (this.compiled.size > VALIDATOR_CACHE_SIZE) this.compiled.delete(this.compiled.keys().next().value!);
+    return validate;
+  }
+}
+
+/** `$schema` is tolerated at the root and ignored (§6.3); Ajv would try to resolve it. */
+function withoutMetaSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _ignored, ...body } = schema;
+  return body;
+}
+
+/**
+ * Meta-schema failures without the noise of alternatives: an `items` problem is also reported as
+ * "must be array" / "must match a schema in anyOf" on its parent (`items` may be a schema or an
+ * array of schemas), so only errors with no deeper error below them are kept.
+ */
+function mostSpecific(errors: readonly ErrorObject[]): ErrorObject[] {
+  return errors.filter(
+    (error) => error.keyword !== 'anyOf' && !errors.some((other) => other.instancePath.startsWith(`${error.instancePath}/`)),
+  );
+}
+
+/** A meta-schema failure in the walker's path style: `/properties/a/enum` → `$.a: "enum" …`. */
+function describeSchemaError(error: ErrorObject): string {
+  const segments = error.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let path = '$';
+  let index = 0;
+  while (index < segments.length) {
+    if (segments[index] === 'properties' && index + 1 < segments.length) {
+      path = propertyPath(path, segments[index + 1]);
+      index += 2;
+    } else if (segments[index] === 'items') {
+      path += '[]';
+      index += 1;
+    } else break;
+  }
+  const keyword = segments[index];
+  return keyword === undefined ? `${path}: ${error.message}` : `${path}: ${JSON.stringify(keyword)} ${error.message}`;
+}
+
+/** `<instance path or $>: <reason>`; reasons come from the schema (names, types, counts), never the output. */
+function describeError(error: ErrorObject): string {
+  const path = error.instancePath === '' ? '$' : error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${path}: missing required property ${JSON.stringify(params.missingProperty)}`;
+    case 'additionalProperties':
+      return `${path}: additional properties are not allowed`;
+    case 'type':
+      return `${path}: must be of type ${JSON.stringify(params.type)}`;
+    case 'enum':
+      return `${path}: must be one of the allowed values`;
+    case 'minItems':
+      return `${path}: must have at least ${Number(params.limit)} items`;
+    case 'maxItems':
+      return `${path}: must have at most ${Number(params.limit)} items`;
+    default:
+      return `${path}: fails keyword ${JSON.stringify(error.keyword)}`;
+  }
+}

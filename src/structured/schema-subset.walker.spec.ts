@@ -1,0 +1,237 @@
+import { findSchemaViolations, limitDetails, MAX_SCHEMA_DEPTH, propertyPath } from './schema-subset.walker';
+
+const strictObject = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: Object.keys(properties),
+  properties,
+  ...extra,
+});
+
+describe('findSchemaViolations', () => {
+  it('accepts every supported construct', () => {
+    const schema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      title: 'Everything',
+      description: 'all allowed keywords',
+      ...strictObject({
+        text: { type: 'string', description: 'd', title: 't' },
+        count: { type: 'integer' },
+        ratio: { type: 'number' },
+        flag: { type: 'boolean' },
+        nothing: { type: 'null' },
+        colour: { type: 'string', enum: ['red', 'green'] },
+        mixed: { enum: [1, 'a', null] , type: 'string'},
+        list: { type: 'array', items: { type: 'string' }, minItems: 0, maxItems: 3 },
+        same: { type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 },
+        nested: strictObject({ inner: strictObject({ deep: { type: 'string' } }) }),
+        rows: { type: 'array', items: strictObject({ id: { type: 'integer' } }) },
+        empty: strictObject({}),
+      }),
+    };
+    expect(findSchemaViolations(schema)).toEqual([]);
+  });
+
+  it.each([
+    '$ref',
+    '$defs',
+    'oneOf',
+    'anyOf',
+    'allOf',
+    'not',
+    'if',
+    'then',
+    'else',
+    'pattern',
+    'format',
+    'patternProperties',
+    'propertyNames',
+    'const',
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'multipleOf',
+    'minLength',
+    'maxLength',
+    'default',
+    'definitions',
+    'unevaluatedProperties',
+  ])('rejects the keyword %s wherever it appears', (keyword) => {
+    const schema = strictObject({ field: { type: 'string', [keyword]: 1 } });
+    expect(findSchemaViolations(schema)).toEqual([`$.field: keyword "${keyword}" is not supported`]);
+  });
+
+  it('tolerates $schema only at the root', () => {
+    const schema = strictObject({ field: { type: 'string', $schema: 'x' } }, { $schema: 'x' });
+    expect(findSchemaViolations(schema)).toEqual(['$.field: keyword "$schema" is not supported']);
+  });
+
+  it('collects all violations of one schema in walk order (behaviour 39)', () => {
+    const schema = {
+      type: 'object',
+      required: ['a', 'b', 'c'],
+      properties: {
+        c: { type: 'string', pattern: '^x' },
+        a: { $ref: '#/x' },
+        b: { anyOf: [{ type: 'string' }], type: 'string' },
+      },
+    };
+    expect(findSchemaViolations(schema)).toEqual([
+      '$: "additionalProperties" must be present and set to false',
+      '$.a: keyword "$ref" is not supported',
+      '$.a: "type" is required',
+      '$.b: keyword "anyOf" is not supported',
+      '$.c: keyword "pattern" is not supported',
+    ]);
+  });
+
+  it('reports the documented example exactly', () => {
+    const schema = { type: 'object', required: ['email'], properties: { email: { type: 'string', format: 'email' } } };
+    expect(findSchemaViolations(schema)).toEqual([
+      '$: "additionalProperties" must be present and set to false',
+      '$.email: keyword "format" is not supported',
+    ]);
+  });
+
+  it('rejects a declared property missing from required, and a required name not declared (behaviour 40)', () => {
+    const schema = { type: 'object', additionalProperties: false, required: ['a', 'ghost'], properties: { a: { type: 'string' }, b: { type: 'string' } } };
+    expect(findSchemaViolations(schema)).toEqual([
+      '$: required property "ghost" is not in "properties"',
+      '$: property "b" is missing from "required"',
+    ]);
+  });
+
+  it('rejects union types and non-string types (behaviour 40)', () => {
+    const schema = strictObject({ a: { type: ['string', 'null'] }, b: { type: 7 } });
+    expect(findSchemaViolations(schema)).toEqual([
+      '$.a: "type" must be a single string; union types are not supported',
+      '$.b: "type" must be a single string; union types are not supported',
+    ]);
+  });
+
+  it('rejects unknown types and a missing type', () => {
+    const schema = strictObject({ a: { type: 'date' }, b: { description: 'no type' } });
+    expect(findSchemaViolations(schema)).toEqual(['$.a: type "date" is not supported', '$.b: "type" is required']);
+  });
+
+  it('rejects a node that is not an object', () => {
+    const schema = strictObject({ a: true, b: ['string'], c: null });
+    expect(findSchemaViolations(schema)).toEqual([
+      '$.a: schema node must be a JSON object',
+      '$.b: schema node must be a JSON object',
+      '$.c: schema node must be a JSON object',
+    ]);
+    expect(findSchemaViolations([])).toEqual(['$: schema node must be a JSON object']);
+  });
+
+  it('checks enum, description and title values', () => {
+    const schema = strictObject({ a: { type: 'string', enum: [] }, b: { type: 'string', enum: 'x' }, c: { type: 'string', description: 1, title: {} } });
+    expect(findSchemaViolations(schema)).toEqual([
+      '$.a: "enum" must be a non-empty array',
+      '$.b: "enum" must be a non-empty array',
+      '$.c: "description" must be a string',
+      '$.c: "title" must be a string',
+    ]);
+  });
+
+  it('rejects object keywords on non-objects and array keywords on non-arrays', () => {
+    const schema = strictObject({
+      s: { type: 'string', properties: {}, items: { type: 'string' } },
+      o: strictObject({}, { minItems: 1 }),
+      n: { type: 'number', additionalProperties: false, required: [], maxItems: 2 },
+    });
+    expect(findSchemaViolations(schema)).toEqual([
+      '$.n: "additionalProperties" does not apply to type "number"',
+      '$.n: "maxItems" does not apply to type "number"',
+      '$.n: "required" does not apply to type "number"',
+      '$.o: "minItems" does not apply to type "object"',
+      '$.s: "items" does not apply to type "string"',
+      '$.s: "properties" does not apply to type "string"',
+    ]);
+  });
+
+  it('requires additionalProperties false, a properties object and a required array of strings', () => {
+    const schema = strictObject({
+      a: { type: 'object', additionalProperties: true, properties: {}, required: [] },
+      b: { type: 'object', additionalProperties: { type: 'string' }, properties: [], required: 'x' },
+      c: { type: 'object', additionalProperties: false, required: [1] , properties: {} },
+      d: { type: 'object', additionalProperties: false },
+    });
+    expect(findSchemaViolations(schema)).toEqual([
+      '$.a: "additionalProperties" must be present and set to false',
+      '$.b: "additionalProperties" must be present and set to false',
+      '$.b: "properties" must be an object',
+      '$.b: "required" must be an array of strings',
+      '$.c: "required" must be an array of strings',
+      '$.d: "properties" must be an object',
+      '$.d: "required" must be an array of strings',
+    ]);
+  });
+
+  it('checks array items, minItems and maxItems', () => {
+    const schema = strictObject({
+      a: { type: 'array' },
+      b: { type: 'array', items: [{ type: 'string' }] },
+      c: { type: 'array', items: { type: 'string' }, minItems: -1, maxItems: 1.5 },
+      d: { type: 'array', items: { type: 'string' }, minItems: 3, maxItems: 2 },
+      e: { type: 'array', items: { type: 'string', format: 'uri' } },
+    });
+    expect(findSchemaViolations(schema)).toEqual([
+      '$.a: array schemas must declare "items"',
+      '$.b: array schemas must declare "items"',
+      '$.c: "maxItems" must be a non-negative integer',
+      '$.c: "minItems" must be a non-negative integer',
+      '$.d: "minItems" is greater than "maxItems"',
+      '$.e[]: keyword "format" is not supported',
+    ]);
+  });
+
+  it('requires the root to be an object schema', () => {
+    expect(findSchemaViolations({ type: 'string' })).toEqual(['$: the root schema must have type "object"']);
+    expect(findSchemaViolations({ type: 'array', items: { type: 'string' } })).toEqual(['$: the root schema must have type "object"']);
+    expect(findSchemaViolations({})).toEqual(['$: "type" is required', '$: the root schema must have type "object"']);
+  });
+
+  it('formats paths with dots, brackets for odd names, and [] for items', () => {
+    const schema = strictObject({
+      'weird name': { type: 'string', format: 'x' },
+      list: { type: 'array', items: strictObject({ '9lives': strictObject({ ok_1: { type: 'string', pattern: 'y' } }) }) },
+      'quo"te': { type: 'string', const: 'x' },
+    });
+    expect(findSchemaViolations(schema)).toEqual([
+      '$.list[]["9lives"].ok_1: keyword "pattern" is not supported',
+      '$["quo\\"te"]: keyword "const" is not supported',
+      '$["weird name"]: keyword "format" is not supported',
+    ]);
+    expect(propertyPath('$', '_x9')).toBe('$._x9');
+    expect(propertyPath('$.a[]', 'b-c')).toBe('$.a[]["b-c"]');
+  });
+
+  it('refuses schemas nested deeper than the limit instead of recursing', () => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let level = 0; level < MAX_SCHEMA_DEPTH + 5; level++) schema = strictObject({ a: schema });
+    const violations = findSchemaViolations(schema);
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatch(new RegExp(`^\\$(\\.a){${MAX_SCHEMA_DEPTH + 1}}: schema nesting exceeds ${MAX_SCHEMA_DEPTH} levels$`));
+  });
+});
+
+describe('limitDetails', () => {
+  it('keeps up to 50 entries and summarizes the rest', () => {
+    const many = Array.from({ length: 53 }, (_, index) => `v${index}`);
+    const limited = limitDetails(many);
+    expect(limited).toHaveLength(51);
+    expect(limited[49]).toBe('v49');
+    expect(limited[50]).toBe('… and 3 more violations');
+    expect(limitDetails(many.slice(0, 50))).toHaveLength(50);
+  });
+
+  it('lists every violation of a large schema up to the cap', () => {
+    const properties = Object.fromEntries(Array.from({ length: 60 }, (_, index) => [`f${String(index).padStart(2, '0')}`, { type: 'string', format: 'x' }]));
+    const details = limitDetails(findSchemaViolations(strictObject(properties)));
+    expect(details).toHaveLength(51);
+    expect(details[0]).toBe('$.f00: keyword "format" is not supported');
+    expect(details[50]).toBe('… and 10 more violations');
+  });
+});

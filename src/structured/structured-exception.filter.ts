@@ -1,0 +1,35 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Inject } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { PinoLogger } from 'nestjs-pino';
+import { resolveCaller } from '../common/auth/caller';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { StructuredAllowlist } from './structured-allowlist';
+import { answerStructuredFailure, auditSubjectOf } from './structured-failure';
+import { StructuredTelemetry } from './structured-telemetry';
+
+/**
+ * Route-scoped (it runs before the global filter): failures raised before the handler, chiefly
+ * the bearer guard's `auth_error`, get the same structured body, `structured_failure` record and
+ * failure metric as every other structured error (gateway-behaviours.md §8: "every structured
+ * error response, incl. auth").
+ */
+@Catch()
+export class StructuredExceptionFilter implements ExceptionFilter {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly allowlist: StructuredAllowlist,
+    private readonly metrics: GatewayMetrics,
+    private readonly logger: PinoLogger,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const caller = resolveCaller(request.headers, this.config.server.callerHeader);
+    const telemetry = new StructuredTelemetry(this.metrics, this.logger, auditSubjectOf(request, caller, this.allowlist));
+    answerStructuredFailure(request, response, exception, false, telemetry, this.logger);
+  }
+}

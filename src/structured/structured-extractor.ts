@@ -1,0 +1,143 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BUILD_INFO, BuildInfo } from '../common/build/build-info';
+import { GatewayError } from '../common/errors/gateway.error';
+import { toGatewayError } from '../common/errors/to-gateway-error';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { EventLogger, ExtractionRequest, ExtractionResult, ResolvedModel } from '../providers/provider-adapter';
+import { ProviderRegistry } from '../providers/provider-registry';
+import { OutputValidator } from './output-validator';
+import { modelDeadlineError, msUntil } from './structured-deadline';
+import { promptCacheKey, StructuredIdentity, upstreamSchemaName } from './structured-identity';
+import { StructuredQueue } from './structured-queue';
+import type { StructuredEnvelope } from './structured-request.parser';
+import type { SharedAnswer } from './structured-response';
+import { parseStructuredOutput } from './structured-output.parser';
+
+/** Everything one inference needs; built by the leader (or a key-less request). */
+export interface ExtractionPlan {
+  readonly envelope: StructuredEnvelope;
+  readonly model: ResolvedModel;
+  readonly caller: string;
+  readonly identity: StructuredIdentity;
+  readonly policyVersion: string;
+  /** Epoch ms: the leader's deadline covers queueing and the upstream call. */
+  readonly deadlineAt: number;
+  readonly modelLabel: string;
+  readonly logger: EventLogger;
+}
+
+const UPSTREAM_CODES = new Set(['auth', 'rate_limited', 'usage_limit', 'context_window', 'bad_request', 'not_found', 'upstream', 'timeout']);
+
+/** The structured route's own wording for upstream failures (gateway-behaviours.md §6.9). */
+function withStructuredMessage(error: GatewayError): GatewayError {
+  const publicMessage = error.code === 'auth' ? 'upstream authentication failed' : error.spec.structuredCode === 'upstream_error' ? 'upstream error' : undefined;
+  if (publicMessage === undefined || error.publicMessage !== undefined) return error;
+  return new GatewayError(error.code, { publicMessage, retryAfterSeconds: error.retryAfterSeconds, detail: error.detail, upstreamStatus: error.upstreamStatus, cause: error });
+}
+
+/**
+ * Admission steps 13–15 for one inference: the structured queue, the provider_a extraction call
+ * (no tools, profile, scaffold or prewarm: provider_a.md §6), then parse and validate the output.
+ * Runs detached from any one client: `signal` aborts only when nobody waits any more.
+ */
+@Injectable()
+export class StructuredExtractor {
+  constructor(
+    private readonly validator: OutputValidator,
+    private readonly registry: ProviderRegistry,
+    private readonly queue: StructuredQueue,
+    private readonly metrics: GatewayMetrics,
+    @Inject(BUILD_INFO) private readonly build: BuildInfo,
+  ) {}
+
+  async run(plan: ExtractionPlan, signal: AbortSignal): Promise<SharedAnswer> {
+    const { envelope, model, identity, deadlineAt, logger } = plan;
+    const adapter = this.registry.adapter(model.provider);
+    if (!adapter?.extract) throw new GatewayError('upstream', { detail: `${model.provider} has no extraction mode` });
+    const slot = await this.queue.acquire({ caller: plan.caller, signal, deadlineAt, requestId: envelope.requestId, logger });
+    let result: ExtractionResult;
+    try {
+      const request: ExtractionRequest = {
+        model,
+        input: envelope.input,
+        schema: envelope.schema,
+        schemaName: upstreamSchemaName(envelope.schemaName, envelope.operation),
+        promptCacheKey: promptCacheKey(plan.caller, envelope.operation, identity.schemaSha256),
+      };
+      result = await this.callWithinDeadline(signal, deadlineAt, (callSignal) =>
+        adapter.extract!(request, { signal: callSignal, requestId: envelope.requestId, logger, deadlineAt }),
+      );
+    } catch (error) {
+      // Nobody waits any more: keep the abort reason so it is recorded as canceled, not as a failure.
+      if (signal.aborted) throw signal.reason ?? error;
+      const failure = toGatewayError(error);
+      if (UPSTREAM_CODES.has(failure.code)) this.metrics.upstreamError(model.provider, failure.code);
+      throw withStructuredMessage(failure);
+    } finally {
+      slot.release();
+    }
+    this.metrics.structuredTokensUsed(plan.modelLabel, 'prompt', result.usage.promptTokens);
+    this.metrics.structuredTokensUsed(plan.modelLabel, 'completion', result.usage.completionTokens);
+    return {
+      data: this.validatedData(result.text, identity.schemaSha256, envelope.schema),
+      model: result.upstreamModel || envelope.model,
+      upstream_response_id: result.upstreamResponseId ?? '',
+      usage: {
+        prompt_tokens: result.usage.promptTokens,
+        completion_tokens: result.usage.completionTokens,
+        total_tokens: result.usage.totalTokens,
+      },
+      idempotency_key: envelope.idempotencyKey ?? '',
+      operation: envelope.operation ?? '',
+      schema_version: envelope.schemaVersion ?? '',
+      model_policy_version: plan.policyVersion,
+      build: this.build,
+    };
+  }
+
+  /**
+   * The upstream call bounded by the deadline even if an adapter ignored its signal: on expiry
+   * the signal aborts the call (the fake sees its connection closed) and this rejects at once.
+   */
+  private async callWithinDeadline<T>(signal: AbortSignal, deadlineAt: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(modelDeadlineError()), msUntil(deadlineAt));
+    const callSignal = AbortSignal.any([signal, deadline.signal]);
+    let onAbort: (() => void) | undefined;
+    try {
+      const aborted = new Promise<never>((_resolve, reject) => {
+        onAbort = () => reject(callSignal.reason);
+        if (callSignal.aborted) onAbort();
+        else callSignal.addEventListener('abort', onAbort, { once: true });
+      });
+      return await Promise.race([call(callSignal), aborted]);
+    } catch (error) {
+      if (deadline.signal.aborted) throw deadline.signal.reason;
+      // An adapter that enforced `deadlineAt` itself reports a plain timeout; it is still ours.
+      if (GatewayError.isInstance(error) && error.code === 'timeout' && Date.now() >= deadlineAt) throw modelDeadlineError();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) callSignal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Step 15 (gateway-behaviours.md §6.8): unparsable or non-conforming output is a 422. */
+  private validatedData(text: string, schemaSha256: string, schema: Record<string, unknown>): Record<string, unknown> {
+    const parsed = parseStructuredOutput(text);
+    if (!parsed.ok) {
+      this.metrics.structuredValidated('unparsable');
+      throw new GatewayError('output_validation_failed', {
+        publicMessage: 'the model output is not a JSON object; retry with a fresh idempotency_key',
+        details: ['$: the output is not a JSON object'],
+      });
+    }
+    const check = this.validator.check(schemaSha256, schema, parsed.value);
+    if (!check.valid) {
+      this.metrics.structuredValidated('invalid');
+      throw new GatewayError('output_validation_failed', { details: check.details });
+    }
+    this.metrics.structuredValidated('valid');
+    return parsed.value;
+  }
+}

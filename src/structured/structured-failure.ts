@@ -1,0 +1,46 @@
+import type { Request, Response } from 'express';
+import { sendErrorResponse } from '../common/errors/error-response';
+import { toGatewayError } from '../common/errors/to-gateway-error';
+import type { EventLogger } from '../providers/provider-adapter';
+import type { StructuredAllowlist } from './structured-allowlist';
+import type { AuditSubject, StructuredTelemetry } from './structured-telemetry';
+
+/** The audit subject of a request from its raw body (which may be anything, or missing). */
+export function auditSubjectOf(request: Request, caller: string, allowlist: StructuredAllowlist): AuditSubject {
+  const raw: unknown = request.body;
+  const body = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const model = body.model;
+  return {
+    requestId: body.request_id,
+    model,
+    operation: body.operation,
+    caller,
+    modelLabel: typeof model === 'string' && allowlist.has(model) ? model : 'other',
+  };
+}
+
+/**
+ * Answers a failure in the structured error shape (`{"error":{code,message,details?}, "request_id"?,
+ * "contract_version"}` with Retry-After on 429/503, rendered by the shared error table) and records
+ * it once. The raw `request_id` is echoed whenever the body carried a non-blank string, even one
+ * rejected as too long, so a client can always correlate the answer. A client that already left
+ * gets nothing and is recorded as canceled.
+ */
+export function answerStructuredFailure(
+  request: Request,
+  response: Response,
+  thrown: unknown,
+  clientGone: boolean,
+  telemetry: StructuredTelemetry,
+  logger: EventLogger,
+): void {
+  if (clientGone || response.headersSent || response.destroyed) {
+    telemetry.canceled();
+    return;
+  }
+  const error = toGatewayError(thrown);
+  // A bug, not an upstream failure: the client sees upstream_error, the log keeps the cause.
+  if (error.code === 'internal') logger.error({ event: 'structured_internal_error', err: error.cause ?? error }, 'structured_internal_error');
+  const status = sendErrorResponse(request, response, error);
+  telemetry.failed(error, status);
+}

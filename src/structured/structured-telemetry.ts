@@ -1,0 +1,82 @@
+import { performance } from 'node:perf_hooks';
+import { callerHash } from '../common/auth/caller';
+import type { GatewayError } from '../common/errors/gateway.error';
+import { sanitizeIdentifier } from '../common/logging/sanitize';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { EventLogger } from '../providers/provider-adapter';
+
+/** What the audit record knows about a request before (or without) a parsed envelope. */
+export interface AuditSubject {
+  /** `request_id` and `model` as sent (any type; sanitized when logged). */
+  readonly requestId?: unknown;
+  readonly model?: unknown;
+  readonly operation?: unknown;
+  readonly caller: string;
+  /** Allowlisted id, or `other`. */
+  readonly modelLabel: string;
+}
+
+/**
+ * One structured request's audit record and metrics, written exactly once when it is answered
+ * (gateway-behaviours.md §6.10, §8): `structured_success`, `structured_replay`,
+ * `structured_conflict` or `structured_failure`, with sanitized identifiers, the caller hash,
+ * latency and code. Never input, schema, output or tokens.
+ */
+export class StructuredTelemetry {
+  private readonly startedAt = performance.now();
+  private recorded = false;
+
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly logger: EventLogger,
+    private readonly subject: AuditSubject,
+  ) {}
+
+  get latencyMs(): number {
+    return Math.max(0, Math.round(performance.now() - this.startedAt));
+  }
+
+  /** A success body was written; `replay` for stored replays and joiners. */
+  succeeded(replay: boolean): void {
+    if (!this.claim()) return;
+    const event = replay ? 'structured_replay' : 'structured_success';
+    this.metrics.structuredCompleted(this.subject.modelLabel, 'success', this.latencyMs / 1000);
+    this.logger.info({ ...this.fields(event), status: 200 }, event);
+  }
+
+  /** An error body was written with `status`. */
+  failed(error: GatewayError, status: number): void {
+    if (!this.claim()) return;
+    const code = error.spec.structuredCode;
+    const event = code === 'idempotency_conflict' ? 'structured_conflict' : 'structured_failure';
+    this.metrics.structuredFailure(code);
+    this.metrics.structuredCompleted(this.subject.modelLabel, code, this.latencyMs / 1000);
+    const record = { ...this.fields(event), code, status };
+    if (status >= 500) this.logger.error(record, event);
+    else this.logger.warn(record, event);
+  }
+
+  /** The client left before its answer: not an error, nothing written (design.md §4). */
+  canceled(): void {
+    if (!this.claim()) return;
+    this.logger.info({ ...this.fields('structured_canceled'), status: 499 }, 'structured_canceled');
+  }
+
+  private claim(): boolean {
+    if (this.recorded) return false;
+    this.recorded = true;
+    return true;
+  }
+
+  private fields(event: string): Record<string, unknown> {
+    const { requestId, model, operation, caller } = this.subject;
+    return {
+      event,
+      request_id: sanitizeIdentifier(typeof requestId === 'string' ? requestId : ''),
+      caller_hash: callerHash(caller),
+      model: sanitizeIdentifier(typeof model === 'string' ? model : ''),
+      operation: sanitizeIdentifier(typeof operation === 'string' ? operation : ''),
+      latency_ms: this.latencyMs,
+    };
+  }
+}

@@ -1,0 +1,217 @@
+import { created, errorEvent, textDelta, usageLimitEvent } from './support/provider-a-fixtures';
+import {
+  extractionReply,
+  metricValue,
+  postStructured,
+  settlesWithin,
+  startStructured,
+  StructuredHarness,
+  structuredBody,
+} from './support/structured-client';
+
+/**
+ * Deadlines, the structured queue, upstream failures and output validation over HTTP
+ * (gateway-behaviours.md §4.3, §6.7–§6.9, §10 items 52–54), against the provider_a fake.
+ */
+
+jest.setTimeout(20_000);
+
+/** Accepted at once, then silent until the client leaves. */
+const HANGING = { frames: [created('resp_hang')], holdOpen: true };
+
+describe('structured deadline, upstream failures and output', () => {
+  let harness: StructuredHarness;
+
+  beforeAll(async () => {
+    harness = await startStructured({ STRUCTURED_MAX_DEADLINE: '2s' });
+  });
+  afterAll(async () => harness?.close());
+  beforeEach(() => harness.fake.reset());
+
+  it('caps deadline_ms at STRUCTURED_MAX_DEADLINE and ends with 504 timeout (item 52)', async () => {
+    harness.fake.enqueue(HANGING);
+    const startedAt = Date.now();
+    const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-cap', deadline_ms: 600_000, idempotency_key: 'k-cap' }));
+    const elapsed = Date.now() - startedAt;
+    expect(answer.status).toBe(504);
+    expect(answer.body).toEqual({
+      error: { code: 'timeout', message: 'deadline elapsed before the model responded' },
+      request_id: 'r-cap',
+      contract_version: '2.0.0',
+    });
+    expect(elapsed).toBeGreaterThanOrEqual(1900);
+    expect(elapsed).toBeLessThan(3500);
+    expect(await settlesWithin(harness.fake.requests()[0].closedByClient, 1000)).toBe(true);
+    // Nothing was stored: the retry calls the upstream again.
+    harness.fake.enqueue(extractionReply());
+    const retry = await postStructured(harness.gateway, structuredBody({ idempotency_key: 'k-cap' }));
+    expect([retry.status, retry.body.idempotent_replay]).toEqual([200, false]);
+  });
+
+  it('ends a 40 ms deadline with 504 and closes the upstream connection (item 53)', async () => {
+    harness.fake.enqueue(HANGING);
+    const startedAt = Date.now();
+    const answer = await postStructured(harness.gateway, structuredBody({ deadline_ms: 40 }));
+    expect([answer.status, answer.error?.code]).toEqual([504, 'timeout']);
+    expect(Date.now() - startedAt).toBeLessThan(1000);
+    const [upstream] = await harness.fake.waitForRequests(1, 1000).catch(() => [undefined]);
+    // The deadline may end before the connection was even opened; if it was, it is closed.
+    if (upstream) expect(await settlesWithin(upstream.closedByClient, 1000)).toBe(true);
+    expect(await metricValue(harness.gateway, 'gateway_chat_api_structured_failures_total', { code: 'timeout' })).toBeGreaterThanOrEqual(1);
+  });
+
+  it('closes the upstream connection of a slower upstream when the deadline ends mid-call (item 53)', async () => {
+    harness.fake.enqueue({ frames: [created('resp_slow'), { ...textDelta('{"headline":'), delayMs: 10 }], holdOpen: true });
+    const answer = await postStructured(harness.gateway, structuredBody({ deadline_ms: 400 }));
+    expect([answer.status, answer.error?.code]).toEqual([504, 'timeout']);
+    expect(await settlesWithin(harness.fake.requests()[0].closedByClient, 1000)).toBe(true);
+  });
+
+  it.each([
+    ['prose', 'The quarter went well.', 'unparsable'],
+    ['a JSON array', '[{"headline":"h","growth_percent":1}]', 'unparsable'],
+    ['a wrong property type', '{"headline":"h","growth_percent":"12"}', 'invalid'],
+    ['an extra property', '{"headline":"h","growth_percent":12,"secret":"SECRET-OUT"}', 'invalid'],
+    ['a missing property', '{"headline":"h"}', 'invalid'],
+  ])('answers 422 output_validation_failed for %s (item 54)', async (_name, text, result) => {
+    const before = await metricValue(harness.gateway, 'gateway_chat_api_structured_validation_total', { result });
+    harness.fake.enqueue(extractionReply(text));
+    const answer = await postStructured(harness.gateway, structuredBody({ idempotency_key: `k-422-${result}-${text.length}` }));
+    expect([answer.status, answer.error?.code]).toEqual([422, 'output_validation_failed']);
+    expect(answer.error?.message).toMatch(/retry with a fresh idempotency_key$/);
+    expect(Array.isArray(answer.error?.details)).toBe(true);
+    expect(JSON.stringify(answer.body)).not.toMatch(/SECRET-OUT|"12"|The quarter/);
+    expect(await metricValue(harness.gateway, 'gateway_chat_api_structured_validation_total', { result })).toBe(before + 1);
+  });
+
+  it('reports non-conforming output by path and keyword', async () => {
+    harness.fake.enqueue(extractionReply('{"headline":7,"growth_percent":12,"extra":true}'));
+    const answer = await postStructured(harness.gateway, structuredBody());
+    expect(answer.error?.details).toEqual(['$: additional properties are not allowed', '/headline: must be of type "string"']);
+  });
+
+  it('accepts output wrapped in a json code fence (item 54)', async () => {
+    harness.fake.enqueue(extractionReply('```json\n{"headline":"fenced","growth_percent":3}\n```'));
+    const answer = await postStructured(harness.gateway, structuredBody());
+    expect(answer.status).toBe(200);
+    expect(answer.body.data).toEqual({ headline: 'fenced', growth_percent: 3 });
+  });
+
+  it('maps an upstream login failure to auth_error 401', async () => {
+    const reject = { reject: { status: 401, body: { error: { message: 'token expired SECRET-UP' } } }, frames: [] };
+    harness.fake.enqueue(reject, reject);
+    const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-up-auth' }));
+    expect(answer.status).toBe(401);
+    expect(answer.body).toEqual({ error: { code: 'auth_error', message: 'upstream authentication failed' }, request_id: 'r-up-auth', contract_version: '2.0.0' });
+  });
+
+  it('maps an upstream usage limit to rate_limited 429 with the reset hint', async () => {
+    harness.fake.enqueue({ frames: [usageLimitEvent(30)] });
+    const answer = await postStructured(harness.gateway, structuredBody());
+    expect([answer.status, answer.error?.code]).toEqual([429, 'rate_limited']);
+    expect(answer.headers.get('retry-after')).toBe('30');
+  });
+
+  it('maps other upstream failures to upstream_error 502 without upstream text', async () => {
+    harness.fake.enqueue({ frames: [created(), errorEvent({ status: 400, code: 'context_length_exceeded', message: 'SECRET-UP too long' })] });
+    const answer = await postStructured(harness.gateway, structuredBody());
+    expect([answer.status, answer.error]).toEqual([502, { code: 'upstream_error', message: 'upstream error' }]);
+  });
+
+  it('sends the request effort, verbosity, tier and schema name upstream', async () => {
+    harness.fake.enqueue(extractionReply());
+    const answer = await postStructured(
+      harness.gateway,
+      structuredBody({ model: 'gpt-5.6-luna-fast', reasoning_effort: 'minimal', operation: 'weird op/name', schema_name: undefined }),
+    );
+    expect(answer.status).toBe(200);
+    const body = harness.fake.lastBody()!;
+    expect(body).toMatchObject({ model: 'gpt-5.6-luna', service_tier: 'priority', reasoning: { effort: 'minimal' } });
+    expect((body.text as { format: { name: string } }).format.name).toBe('weird_op_name');
+    expect(body.prompt_cache_key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  });
+
+  it('passes a requested verbosity through to the upstream', async () => {
+    harness.fake.enqueue(extractionReply());
+    expect((await postStructured(harness.gateway, structuredBody({ verbosity: 'high' }))).status).toBe(200);
+    expect((harness.fake.lastBody()!.text as { verbosity: string }).verbosity).toBe('high');
+  });
+
+  it('cancels the upstream call when a key-less client disconnects', async () => {
+    harness.fake.enqueue(HANGING);
+    const controller = new AbortController();
+    const pending = postStructured(harness.gateway, structuredBody({ request_id: 'r-leave' }), { signal: controller.signal }).catch((error: unknown) => error);
+    const [upstream] = await harness.fake.waitForRequests(1, 2000);
+    controller.abort();
+    await pending;
+    expect(await settlesWithin(upstream.closedByClient, 1000)).toBe(true);
+  });
+});
+
+describe('structured queue (gateway-behaviours.md §4.3)', () => {
+  it('answers rate_limited 429 when the structured queue is full, and timeout 504 when the deadline ends in the queue', async () => {
+    const harness = await startStructured({ STRUCTURED_MAX_ACTIVE: '1', STRUCTURED_QUEUE_LIMIT: '1', STRUCTURED_QUEUE_TIMEOUT: '5s' });
+    try {
+      harness.fake.enqueue(extractionReply(undefined, { delayMs: 800 }));
+      const holder = postStructured(harness.gateway, structuredBody({ request_id: 'holder' }));
+      await harness.fake.waitForRequests(1, 2000);
+      const fullBefore = await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'structured', result: 'full' });
+      const waiter = postStructured(harness.gateway, structuredBody({ request_id: 'waiter', deadline_ms: 150 }));
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const rejected = await postStructured(harness.gateway, structuredBody({ request_id: 'rejected' }));
+      expect([rejected.status, rejected.error?.code, rejected.headers.get('retry-after')]).toEqual([429, 'rate_limited', '5']);
+      expect(await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'structured', result: 'full' })).toBe(fullBefore + 1);
+      const waited = await waiter;
+      expect([waited.status, waited.error?.message]).toEqual([504, 'deadline elapsed while waiting for admission']);
+      expect((await holder).status).toBe(200);
+      expect(harness.fake.requests()).toHaveLength(1);
+      const logged = harness.gateway.logs.records('queue_full').at(-1);
+      expect(logged).toMatchObject({ provider: 'structured', key_mode: 'caller', request_id: 'rejected' });
+      expect(logged?.key_hash).toMatch(/^[0-9a-f]{16}$/);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('is not delayed by a saturated chat queue (item 29)', async () => {
+    const harness = await startStructured({ PRIMARY_AGENT_MAX_ACTIVE: '1', PRIMARY_AGENT_QUEUE_LIMIT: '0' });
+    try {
+      harness.fake.enqueue(HANGING, extractionReply());
+      const chat = new AbortController();
+      const toolTurn = {
+        model: 'gpt-5.6-sol',
+        stream: true,
+        tools: [{ type: 'function', function: { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {} } } }],
+        messages: [{ role: 'user', content: 'list files' }],
+      };
+      const chatPost = (signal?: AbortSignal) =>
+        fetch(`${harness.gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(toolTurn), signal });
+      const held = await chatPost(chat.signal);
+      expect(held.status).toBe(200);
+      expect((await chatPost()).status).toBe(429);
+      const answer = await postStructured(harness.gateway, structuredBody());
+      expect(answer.status).toBe(200);
+      chat.abort();
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('answers rate_limited 429 after STRUCTURED_QUEUE_TIMEOUT, and keys the queue by caller', async () => {
+    const harness = await startStructured({ STRUCTURED_MAX_ACTIVE: '2', STRUCTURED_MAX_ACTIVE_PER_KEY: '1', STRUCTURED_QUEUE_TIMEOUT: '100ms' });
+    try {
+      harness.fake.enqueue(extractionReply(undefined, { delayMs: 700 }), extractionReply());
+      const holder = postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-a' } });
+      await harness.fake.waitForRequests(1, 2000);
+      const startedAt = Date.now();
+      const sameCaller = await postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-a' } });
+      expect([sameCaller.status, sameCaller.error?.code]).toEqual([429, 'rate_limited']);
+      expect(Date.now() - startedAt).toBeLessThan(600);
+      const otherCaller = await postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-b' } });
+      expect(otherCaller.status).toBe(200);
+      expect((await holder).status).toBe(200);
+    } finally {
+      await harness.close();
+    }
+  });
+});

@@ -1,0 +1,263 @@
+import { created, errorEvent } from './support/provider-a-fixtures';
+import {
+  eventually,
+  extractionReply,
+  metricValue,
+  postStructured,
+  SCHEMA,
+  settlesWithin,
+  startStructured,
+  StructuredAnswer,
+  StructuredHarness,
+  structuredBody,
+} from './support/structured-client';
+
+/**
+ * The idempotency binding over HTTP (contract "States": structured idempotency binding;
+ * gateway-behaviours.md §6.6, §10 items 13, 43–51 and 57), against the provider_a fake.
+ */
+
+jest.setTimeout(20_000);
+
+const IDEMPOTENCY = 'gateway_chat_api_structured_idempotency_total';
+const keyed = (key: string, overrides: Record<string, unknown> = {}) => structuredBody({ idempotency_key: key, ...overrides });
+
+async function idempotencyCounts(harness: StructuredHarness): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const result of ['miss', 'local_hit', 'conflict', 'capacity']) counts[result] = await metricValue(harness.gateway, IDEMPOTENCY, { result });
+  return counts;
+}
+
+async function deltas(harness: StructuredHarness, before: Record<string, number>): Promise<Record<string, number>> {
+  const after = await idempotencyCounts(harness);
+  return Object.fromEntries(Object.entries(after).map(([result, value]) => [result, value - before[result]]));
+}
+
+describe('structured idempotency', () => {
+  let harness: StructuredHarness;
+
+  beforeAll(async () => {
+    harness = await startStructured({ GATEWAY_CALLER_HEADER: 'x-tenant' });
+  });
+  afterAll(async () => harness?.close());
+  beforeEach(() => harness.fake.reset());
+
+  it('replays an identical retry within the TTL with one upstream call (items 43, 57)', async () => {
+    const before = await idempotencyCounts(harness);
+    harness.fake.enqueue(extractionReply(undefined, { id: 'resp_replay' }));
+    const first = await postStructured(harness.gateway, keyed('k-replay', { request_id: 'first' }));
+    const second = await postStructured(harness.gateway, keyed('k-replay', { request_id: 'second', deadline_ms: 9000, schema_name: 'other_name' }));
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(first.body.idempotent_replay).toBe(false);
+    expect(second.body.idempotent_replay).toBe(true);
+    expect(second.body.request_id).toBe('second');
+    expect(second.body.upstream_response_id).toBe('resp_replay');
+    const strip = ({ request_id: _r, latency_ms: _l, idempotent_replay: _i, ...rest }: Record<string, unknown>) => rest;
+    expect(strip(second.body)).toEqual(strip(first.body));
+    expect(harness.fake.requests()).toHaveLength(1);
+    expect(await deltas(harness, before)).toEqual({ miss: 1, local_hit: 1, conflict: 0, capacity: 0 });
+    expect(harness.gateway.logs.records('structured_replay').at(-1)).toMatchObject({ request_id: 'second', status: 200 });
+  });
+
+  it('answers 409 for the same key with another model, effort, verbosity or schema; the original still replays (items 44, 57)', async () => {
+    harness.fake.enqueue(extractionReply());
+    expect((await postStructured(harness.gateway, keyed('k-conflict'))).status).toBe(200);
+    const before = await idempotencyCounts(harness);
+    const variants = [
+      { model: 'gpt-5.6-terra' },
+      { model: 'gpt-5.6-sol-low' },
+      { reasoning_effort: 'high' },
+      { verbosity: 'high' },
+      { schema: { ...SCHEMA, properties: { ...SCHEMA.properties, headline: { type: 'string', description: 'changed' } } } },
+    ];
+    for (const variant of variants) {
+      const answer = await postStructured(harness.gateway, keyed('k-conflict', { request_id: 'r-conflict', ...variant }));
+      expect(answer.status).toBe(409);
+      expect(answer.body).toEqual({
+        error: { code: 'idempotency_conflict', message: 'idempotency_key was already used with different inference parameters' },
+        request_id: 'r-conflict',
+        contract_version: '2.0.0',
+      });
+    }
+    const original = await postStructured(harness.gateway, keyed('k-conflict'));
+    expect([original.status, original.body.idempotent_replay]).toEqual([200, true]);
+    expect(harness.fake.requests()).toHaveLength(1);
+    expect(await deltas(harness, before)).toEqual({ miss: 0, local_hit: 1, conflict: 5, capacity: 0 });
+    expect(harness.gateway.logs.records('structured_conflict').at(-1)).toMatchObject({ request_id: 'r-conflict', code: 'idempotency_conflict', status: 409 });
+  });
+
+  it('answers 409 at once for another fingerprint while the binding is in flight', async () => {
+    harness.fake.enqueue(extractionReply(undefined, { delayMs: 400 }));
+    const leader = postStructured(harness.gateway, keyed('k-inflight-conflict'));
+    await harness.fake.waitForRequests(1, 2000);
+    const startedAt = Date.now();
+    const conflict = await postStructured(harness.gateway, keyed('k-inflight-conflict', { reasoning_effort: 'xhigh' }));
+    expect([conflict.status, conflict.error?.code]).toEqual([409, 'idempotency_conflict']);
+    expect(Date.now() - startedAt).toBeLessThan(300);
+    expect([(await leader).status, harness.fake.requests().length]).toEqual([200, 1]);
+  });
+
+  it('treats a re-indented schema with reordered keys as a replay (item 45)', async () => {
+    harness.fake.enqueue(extractionReply());
+    expect((await postStructured(harness.gateway, keyed('k-canonical'))).status).toBe(200);
+    const reordered = `{"schema":{
+        "properties": { "growth_percent": { "type": "integer" }, "headline": { "type": "string" } },
+        "required": ["headline", "growth_percent"],
+        "additionalProperties": false,
+        "type": "object"
+      },
+      "input": "Revenue grew 12% in the third quarter.", "model": "gpt-5.6-sol", "idempotency_key": "k-canonical", "request_id": "again"}`;
+    const replay = await postStructured(harness.gateway, reordered);
+    expect([replay.status, replay.body.idempotent_replay]).toEqual([200, true]);
+    expect(harness.fake.requests()).toHaveLength(1);
+  });
+
+  it('re-runs for another caller, operation, input or schema_version (items 13, 46)', async () => {
+    harness.fake.enqueue(...Array.from({ length: 6 }, () => extractionReply()));
+    const base = { request_id: 'r-46' };
+    const answers = [
+      await postStructured(harness.gateway, keyed('k-46', base), { headers: { 'x-tenant': 'alpha', authorization: 'Bearer shared' } }),
+      await postStructured(harness.gateway, keyed('k-46', base), { headers: { 'x-tenant': 'beta', authorization: 'Bearer shared' } }),
+      await postStructured(harness.gateway, keyed('k-46', { ...base, operation: 'other' }), { headers: { 'x-tenant': 'alpha' } }),
+      await postStructured(harness.gateway, keyed('k-46', { ...base, input: 'Revenue grew 13% in the third quarter.' }), { headers: { 'x-tenant': 'alpha' } }),
+      await postStructured(harness.gateway, keyed('k-46', { ...base, schema_version: 'v2' }), { headers: { 'x-tenant': 'alpha' } }),
+    ];
+    expect(answers.map((answer) => [answer.status, answer.body.idempotent_replay])).toEqual(Array.from({ length: 5 }, () => [200, false]));
+    expect(harness.fake.requests()).toHaveLength(5);
+    const again = await postStructured(harness.gateway, keyed('k-46', base), { headers: { 'x-tenant': 'beta', authorization: 'Bearer other' } });
+    expect([again.status, again.body.idempotent_replay]).toEqual([200, true]);
+    expect(harness.gateway.logs.text).not.toContain('alpha');
+  });
+
+  it('joins concurrent duplicates to one upstream call: 8 and then 50 (item 47)', async () => {
+    for (const count of [8, 50]) {
+      harness.fake.reset();
+      harness.fake.enqueue(extractionReply(undefined, { delayMs: 300, id: `resp_${count}` }));
+      const before = await idempotencyCounts(harness);
+      const answers = await Promise.all(
+        Array.from({ length: count }, (_, index) => postStructured(harness.gateway, keyed(`k-concurrent-${count}`, { request_id: `c-${index}` }))),
+      );
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+      expect(answers.filter((answer) => answer.body.idempotent_replay === false)).toHaveLength(1);
+      expect(answers.filter((answer) => answer.body.idempotent_replay === true)).toHaveLength(count - 1);
+      expect(answers.map((answer) => answer.body.request_id)).toEqual(Array.from({ length: count }, (_, index) => `c-${index}`));
+      expect(new Set(answers.map((answer) => answer.body.upstream_response_id))).toEqual(new Set([`resp_${count}`]));
+      expect(harness.fake.requests()).toHaveLength(1);
+      expect(harness.fake.misses()).toHaveLength(0);
+      expect(await deltas(harness, before)).toEqual({ miss: 1, local_hit: count - 1, conflict: 0, capacity: 0 });
+    }
+  });
+
+  it('never stores a failure: joiners get it and a retry really retries (item 48)', async () => {
+    // Accepted, then refused after a while, so all three are surely in flight together.
+    harness.fake.enqueue({ frames: [created('resp_fail'), { ...errorEvent({ status: 400, message: 'upstream says no' }), delayMs: 300 }] });
+    const failures = await Promise.all([0, 1, 2].map((index) => postStructured(harness.gateway, keyed('k-fail', { request_id: `f-${index}` }))));
+    for (const failure of failures) {
+      expect(failure.status).toBe(502);
+      expect(failure.error).toEqual({ code: 'upstream_error', message: 'upstream error' });
+    }
+    expect(JSON.stringify(failures)).not.toContain('upstream says no');
+    expect(harness.fake.requests()).toHaveLength(1);
+    harness.fake.enqueue(extractionReply());
+    const retry = await postStructured(harness.gateway, keyed('k-fail'));
+    expect([retry.status, retry.body.idempotent_replay]).toEqual([200, false]);
+    expect(harness.fake.requests()).toHaveLength(2);
+  });
+
+  it('without idempotency_key always calls the upstream and leaves the metric alone (item 51)', async () => {
+    const before = await idempotencyCounts(harness);
+    harness.fake.enqueue(extractionReply(), extractionReply());
+    for (const key of [undefined, '']) {
+      const answer = await postStructured(harness.gateway, structuredBody({ idempotency_key: key }));
+      expect([answer.status, answer.body.idempotent_replay, answer.body.idempotency_key]).toEqual([200, false, key ?? '']);
+    }
+    expect(harness.fake.requests()).toHaveLength(2);
+    expect(await deltas(harness, before)).toEqual({ miss: 0, local_hit: 0, conflict: 0, capacity: 0 });
+  });
+
+  it('aborts the upstream call and drops the binding when the only participant disconnects', async () => {
+    harness.fake.enqueue({ frames: [extractionReply().frames[0]], holdOpen: true });
+    const controller = new AbortController();
+    const pending = postStructured(harness.gateway, keyed('k-gone'), { signal: controller.signal }).catch((error: unknown) => error);
+    const [upstream] = await harness.fake.waitForRequests(1, 3000);
+    controller.abort();
+    await pending;
+    expect(await settlesWithin(upstream.closedByClient, 2000)).toBe(true);
+    await eventually(() => harness.gateway.logs.records('structured_canceled').length > 0, 2000, 'structured_canceled');
+    // The binding is gone: the same key leads a fresh call instead of joining a dead one.
+    harness.fake.enqueue(extractionReply());
+    const retry = await postStructured(harness.gateway, keyed('k-gone'));
+    expect([retry.status, retry.body.idempotent_replay]).toEqual([200, false]);
+    expect(harness.fake.requests()).toHaveLength(2);
+  });
+
+  it('keeps the call for the joiners when the leader disconnects; a joiner deadline ends only that joiner', async () => {
+    harness.fake.enqueue(extractionReply(undefined, { delayMs: 600 }));
+    const controller = new AbortController();
+    const leader = postStructured(harness.gateway, keyed('k-leader-gone', { request_id: 'lead' }), { signal: controller.signal }).catch((error: unknown) => error);
+    const [upstream] = await harness.fake.waitForRequests(1, 3000);
+    const joiner = postStructured(harness.gateway, keyed('k-leader-gone', { request_id: 'join' }));
+    const impatient = postStructured(harness.gateway, keyed('k-leader-gone', { request_id: 'short', deadline_ms: 100 }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+    await leader;
+    const shortAnswer = await impatient;
+    expect([shortAnswer.status, shortAnswer.error?.code, shortAnswer.error?.message]).toEqual([504, 'timeout', 'deadline elapsed before the model responded']);
+    const joined: StructuredAnswer = await joiner;
+    expect([joined.status, joined.body.idempotent_replay, joined.body.request_id]).toEqual([200, true, 'join']);
+    expect(await settlesWithin(upstream.closedByClient, 100)).toBe(false);
+    expect(harness.fake.requests()).toHaveLength(1);
+  });
+
+  it('returns the in-flight gauge to zero', async () => {
+    await eventually(async () => (await metricValue(harness.gateway, 'gateway_chat_api_structured_inflight')) === 0, 2000, 'inflight 0');
+  });
+});
+
+describe('structured idempotency store limits', () => {
+  it('answers 503 with Retry-After for a new key when full, evicting nothing (item 49)', async () => {
+    const harness = await startStructured({ STRUCTURED_IDEMPOTENCY_CAPACITY: '1', STRUCTURED_IDEMPOTENCY_TTL: '90s' });
+    try {
+      harness.fake.enqueue(extractionReply());
+      expect((await postStructured(harness.gateway, keyed('k-stored'))).status).toBe(200);
+      const before = await idempotencyCounts(harness);
+      const full = await postStructured(harness.gateway, keyed('k-new', { request_id: 'r-full' }));
+      expect(full.status).toBe(503);
+      expect(full.body).toEqual({
+        error: { code: 'unavailable', message: 'the idempotency store is full of live bindings; retry later' },
+        request_id: 'r-full',
+        contract_version: '2.0.0',
+      });
+      const retryAfter = Number(full.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThanOrEqual(88);
+      expect(retryAfter).toBeLessThanOrEqual(90);
+      const stored = await postStructured(harness.gateway, keyed('k-stored'));
+      expect([stored.status, stored.body.idempotent_replay]).toEqual([200, true]);
+      // A key-less request does not need the store.
+      harness.fake.enqueue(extractionReply());
+      expect((await postStructured(harness.gateway, structuredBody())).status).toBe(200);
+      expect(await deltas(harness, before)).toEqual({ miss: 0, local_hit: 1, conflict: 0, capacity: 1 });
+      expect(harness.fake.requests()).toHaveLength(2);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('counts the TTL from storing: a slow call replays for the TTL afterwards, then re-runs (item 50)', async () => {
+    const harness = await startStructured({ STRUCTURED_IDEMPOTENCY_TTL: '1s' });
+    try {
+      harness.fake.enqueue(extractionReply(undefined, { delayMs: 1500, id: 'resp_slow' }));
+      const first = await postStructured(harness.gateway, keyed('k-ttl'));
+      expect(first.status).toBe(200);
+      const replay = await postStructured(harness.gateway, keyed('k-ttl'));
+      expect([replay.status, replay.body.idempotent_replay, replay.body.upstream_response_id]).toEqual([200, true, 'resp_slow']);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      harness.fake.enqueue(extractionReply(undefined, { id: 'resp_fresh' }));
+      const fresh = await postStructured(harness.gateway, keyed('k-ttl'));
+      expect([fresh.status, fresh.body.idempotent_replay, fresh.body.upstream_response_id]).toEqual([200, false, 'resp_fresh']);
+      expect(harness.fake.requests()).toHaveLength(2);
+    } finally {
+      await harness.close();
+    }
+  });
+});

@@ -1,0 +1,346 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DrainService } from '../src/common/lifecycle/drain.service';
+import { startGateway } from './support/create-test-app';
+import { completed, created, textDelta } from './support/provider-a-fixtures';
+import {
+  extractionReply,
+  metricValue,
+  postStructured,
+  SCHEMA,
+  startStructured,
+  STRUCTURED_PATH,
+  StructuredHarness,
+  structuredBody,
+} from './support/structured-client';
+
+/**
+ * Structured inference over HTTP against the provider_a fake: admission (gateway-behaviours.md
+ * §10 items 35–42), the golden pair (item 55, §7), metrics and audit logs (items 57–60).
+ * Idempotency is in structured-idempotency.e2e-spec.ts, deadlines and output in
+ * structured-deadline.e2e-spec.ts.
+ */
+
+jest.setTimeout(20_000);
+
+const FIXTURES = path.join(__dirname, 'fixtures', 'contract-2.0.0');
+const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
+
+describe('POST /v1/structured/inference', () => {
+  let harness: StructuredHarness;
+
+  beforeAll(async () => {
+    harness = await startStructured({ BUILD_VERSION: 'v0.1.0', BUILD_COMMIT: '0'.repeat(40), BUILD_DATE: '2026-01-01T00:00:00Z' });
+  });
+  afterAll(async () => harness?.close());
+  beforeEach(() => harness.fake.reset());
+
+  describe('golden contract examples (item 55)', () => {
+    it('keeps the fixtures identical to their SHA256SUMS', () => {
+      const lines = fs.readFileSync(path.join(FIXTURES, 'SHA256SUMS'), 'utf8').trim().split('\n');
+      expect(lines.map((line) => line.split(/\s+/)[1]).sort()).toEqual(['error.json', 'request.json', 'success.json']);
+      for (const line of lines) {
+        const [digest, name] = line.split(/\s+/);
+        expect(createHash('sha256').update(fs.readFileSync(path.join(FIXTURES, name))).digest('hex')).toBe(digest);
+      }
+    });
+
+    it('answers the golden request with the golden success, then the golden conflict', async () => {
+      const request = fixture('request.json');
+      harness.fake.enqueue({
+        frames: [
+          created('resp_golden_1', 'gpt-5.6-sol'),
+          textDelta('{"headline":"Q3 revenue up 12%","growth_percent":12}'),
+          completed({ input_tokens: 42, output_tokens: 9, total_tokens: 51 }, 'resp_golden_1', 'gpt-5.6-sol'),
+        ],
+      });
+      const success = await postStructured(harness.gateway, request);
+      expect(success.status).toBe(200);
+      const expected = fixture('success.json');
+      const { latency_ms: latency, build, ...rest } = success.body;
+      const { latency_ms: _latency, build: expectedBuild, ...expectedRest } = expected;
+      expect(rest).toEqual(expectedRest);
+      expect(Object.keys(success.body)).toEqual(Object.keys(expected));
+      expect(Number.isInteger(latency) && (latency as number) >= 0).toBe(true);
+      expect(Object.keys(build as object).sort()).toEqual(Object.keys(expectedBuild as object).sort());
+      expect(build).toMatchObject({ version: 'v0.1.0', commit: '0'.repeat(40), build_date: '2026-01-01T00:00:00Z', modified: false });
+      expect((build as { go_version: string }).go_version).toMatch(/^node\d+\.\d+\.\d+$/);
+
+      const [upstream] = harness.fake.requests();
+      expect(upstream.body).toMatchObject({
+        model: 'gpt-5.6-sol',
+        reasoning: { effort: 'high' },
+        text: { verbosity: 'low', format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema: request.schema } },
+        stream: true,
+        store: false,
+      });
+      for (const key of ['tools', 'tool_choice', 'parallel_tool_calls', 'include', 'client_metadata', 'max_output_tokens']) {
+        expect(upstream.body).not.toHaveProperty(key);
+      }
+
+      const conflict = await postStructured(harness.gateway, { ...request, request_id: 'golden-req-0002', model: 'gpt-5.6-terra' });
+      expect(conflict.status).toBe(409);
+      expect(conflict.body).toEqual(fixture('error.json'));
+      expect(harness.fake.requests()).toHaveLength(1);
+    });
+  });
+
+  describe('admission (items 36–40)', () => {
+    it('requires request_id and bounds it and schema_version in code points (item 36)', async () => {
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ request_id: undefined }, 'request_id is required'],
+        [{ request_id: '   ' }, 'request_id is required'],
+        [{ request_id: 'r'.repeat(129) }, 'request_id exceeds 128 characters'],
+        [{ schema_version: 'v'.repeat(65) }, 'schema_version exceeds 64 characters'],
+        [{ idempotency_key: 'k'.repeat(201) }, 'idempotency_key exceeds 200 characters'],
+        [{ operation: 'o'.repeat(129) }, 'operation exceeds 128 characters'],
+        [{ model: '' }, 'model is required'],
+        [{ input: ' ' }, 'input is required'],
+        [{ deadline_ms: -5 }, 'deadline_ms must be a non-negative integer'],
+        [{ deadline_ms: 2.5 }, 'deadline_ms must be a non-negative integer'],
+        [{ reasoning_effort: 'maximal' }, 'reasoning_effort is not supported'],
+        [{ request_id: 42 }, 'request_id must be a string'],
+        [{ schema: undefined }, 'schema is required'],
+      ];
+      for (const [overrides, message] of cases) {
+        const answer = await postStructured(harness.gateway, structuredBody(overrides));
+        expect([answer.status, answer.error?.code, answer.error?.message]).toEqual([400, 'invalid_request', message]);
+        expect(answer.body.contract_version).toBe('2.0.0');
+      }
+      // At the bounds (multi-byte characters count once) admission goes on to the model check.
+      const atBounds = await postStructured(harness.gateway, structuredBody({ request_id: '😀'.repeat(128), schema_version: 'é'.repeat(64), model: 'sonnet' }));
+      expect([atBounds.status, atBounds.error?.code]).toEqual([404, 'unsupported_model']);
+      expect(atBounds.body.request_id).toBe('😀'.repeat(128));
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
+    it('rejects an input over 1 MiB and a schema over 256 KiB without calling the upstream (item 37)', async () => {
+      const input = await postStructured(harness.gateway, structuredBody({ input: 'x'.repeat(1_048_577) }));
+      expect([input.status, input.error?.code, input.error?.message]).toEqual([400, 'invalid_request', 'input exceeds 1048576 bytes']);
+      const shell = { ...SCHEMA, description: '' };
+      const big = { ...shell, description: 'd'.repeat(262_145 - Buffer.byteLength(JSON.stringify(shell))) };
+      expect(Buffer.byteLength(JSON.stringify(big))).toBe(262_145);
+      const schema = await postStructured(harness.gateway, structuredBody({ schema: big }));
+      expect([schema.status, schema.error?.code, schema.error?.message]).toEqual([400, 'invalid_schema', 'schema exceeds the maximum size of 262144 bytes']);
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
+    it('rejects bad bodies as invalid_request in the structured shape', async () => {
+      const notJson = await postStructured(harness.gateway, '{"request_id": "r-bad",');
+      expect([notJson.status, notJson.error?.code, notJson.error?.message]).toEqual([400, 'invalid_request', 'the request body is not valid JSON']);
+      const array = await postStructured(harness.gateway, '[1]');
+      expect([array.status, array.error?.code]).toEqual([400, 'invalid_request']);
+      const plain = await postStructured(harness.gateway, JSON.stringify(structuredBody()), { headers: { 'content-type': 'text/plain' } });
+      expect([plain.status, plain.error?.code, plain.error?.message]).toEqual([400, 'invalid_request', 'Content-Type must be application/json']);
+      const huge = await postStructured(harness.gateway, JSON.stringify(structuredBody({ padding: 'p'.repeat(4 * 1024 * 1024) })));
+      expect([huge.status, huge.error?.code]).toEqual([400, 'invalid_request']);
+      expect(huge.body).toEqual({ error: huge.error, contract_version: '2.0.0' });
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
+    it('rejects verbosity "loud" and ignores max_output_tokens (item 38)', async () => {
+      const loud = await postStructured(harness.gateway, structuredBody({ verbosity: 'loud' }));
+      expect([loud.status, loud.error?.code, loud.error?.message]).toEqual([400, 'invalid_request', 'verbosity is not supported']);
+      harness.fake.enqueue(extractionReply());
+      const ignored = await postStructured(harness.gateway, structuredBody({ max_output_tokens: 5, some_future_field: true }));
+      expect(ignored.status).toBe(200);
+      expect(harness.fake.lastBody()).not.toHaveProperty('max_output_tokens');
+      expect(harness.fake.lastBody()).not.toHaveProperty('max_tokens');
+    });
+
+    it('lists every schema problem in one invalid_schema answer (items 39, 40)', async () => {
+      const schema = {
+        type: 'object',
+        required: ['a', 'b', 'c'],
+        properties: { a: { $ref: '#/x', type: 'string' }, b: { anyOf: [{ type: 'string' }], type: 'string' }, c: { type: 'string', pattern: '^x' } },
+      };
+      const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-schema', schema }));
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual({
+        error: {
+          code: 'invalid_schema',
+          message: 'schema uses unsupported constructs',
+          details: [
+            '$: "additionalProperties" must be present and set to false',
+            '$.a: keyword "$ref" is not supported',
+            '$.b: keyword "anyOf" is not supported',
+            '$.c: keyword "pattern" is not supported',
+          ],
+        },
+        request_id: 'r-schema',
+        contract_version: '2.0.0',
+      });
+      const missing = { ...SCHEMA, required: ['headline'] };
+      const union = { ...SCHEMA, properties: { ...SCHEMA.properties, headline: { type: ['string', 'null'] } } };
+      expect((await postStructured(harness.gateway, structuredBody({ schema: missing }))).error?.details).toEqual([
+        '$: property "growth_percent" is missing from "required"',
+      ]);
+      expect((await postStructured(harness.gateway, structuredBody({ schema: union }))).error?.details).toEqual([
+        '$.headline: "type" must be a single string; union types are not supported',
+      ]);
+      const duplicated = await postStructured(harness.gateway, structuredBody({ model: 'sonnet', schema: { ...SCHEMA, required: ['headline', 'growth_percent', 'headline'] } }));
+      expect([duplicated.status, duplicated.error?.code, duplicated.error?.details?.[0]]).toEqual([400, 'invalid_schema', expect.stringMatching(/^\$: "required" must NOT have duplicate items/)]);
+      const notObject = await postStructured(harness.gateway, structuredBody({ schema: ['type'] }));
+      expect([notObject.status, notObject.error?.code]).toEqual([400, 'invalid_schema']);
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
+    it('answers unsupported_model 404 for provider_b and provider_c ids and unknown ids (item 41)', async () => {
+      for (const model of ['gemini-2.5-pro', 'sonnet', 'gpt-5.6-SOL', 'provider_a/gpt-5.6-sol']) {
+        const answer = await postStructured(harness.gateway, structuredBody({ model }));
+        expect([answer.status, answer.error?.code, answer.error?.message]).toEqual([404, 'unsupported_model', 'model is not enabled for structured inference']);
+        expect(answer.error?.details?.[0]).toMatch(/^supported models: gpt-5\.6-luna, gpt-5\.6-luna-fast, /);
+      }
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+  });
+
+  describe('observability (items 57–60)', () => {
+    it('counts validation results and labels unknown models as other (items 57, 58)', async () => {
+      const gateway = harness.gateway;
+      const invalidBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'invalid' });
+      const unparsableBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'unparsable' });
+      const validBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'valid' });
+      harness.fake.enqueue(extractionReply('{"headline":"h","growth_percent":"twelve"}'), extractionReply('no JSON here'), extractionReply());
+      expect((await postStructured(gateway, structuredBody())).status).toBe(422);
+      expect((await postStructured(gateway, structuredBody())).status).toBe(422);
+      expect((await postStructured(gateway, structuredBody())).status).toBe(200);
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'invalid' })).toBe(invalidBefore + 1);
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'unparsable' })).toBe(unparsableBefore + 1);
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'valid' })).toBe(validBefore + 1);
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'unknown' })).toBe(0);
+
+      const otherBefore = await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', { model: 'other', result: 'unsupported_model' });
+      await postStructured(gateway, structuredBody({ model: 'my-secret-model-name' }));
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', { model: 'other', result: 'unsupported_model' })).toBe(otherBefore + 1);
+      const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+      expect(metrics).not.toContain('my-secret-model-name');
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', { model: 'gpt-5.6-sol', result: 'success' })).toBeGreaterThan(0);
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_tokens_total', { model: 'gpt-5.6-sol', kind: 'prompt' })).toBeGreaterThanOrEqual(42);
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_failures_total', { code: 'output_validation_failed' })).toBeGreaterThanOrEqual(2);
+    });
+
+    it('sanitizes a poisoned request_id in logs but echoes it raw (item 59)', async () => {
+      const gateway = harness.gateway;
+      harness.fake.enqueue(extractionReply(), extractionReply());
+      const countFor = async (requestId: string) => {
+        const before = gateway.logs.lines.length;
+        const answer = await postStructured(gateway, structuredBody({ request_id: requestId }));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return { answer, lines: gateway.logs.lines.slice(before) };
+      };
+      const clean = await countFor('req-clean');
+      const poisoned = 'req\n{"level":50}\r\t\u0085\u2028x';
+      const dirty = await countFor(poisoned);
+      expect(dirty.answer.status).toBe(200);
+      expect(dirty.answer.body.request_id).toBe(poisoned);
+      expect(dirty.lines.length).toBe(clean.lines.length);
+      const kinds = (lines: string[]) => lines.map((line) => (JSON.parse(line) as { event?: string; msg?: string }).event ?? (JSON.parse(line) as { msg?: string }).msg);
+      expect(kinds(dirty.lines)).toEqual(kinds(clean.lines));
+      const success = dirty.lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((record) => record.event === 'structured_success');
+      expect(success?.request_id).toBe('req {"level":50}    x');
+      for (const line of dirty.lines) expect(line).not.toMatch(/[\u0085\u2028]/);
+    });
+
+    it('logs a rejected 200-character request_id as its first 128 characters (item 60)', async () => {
+      const requestId = 'a'.repeat(100) + 'b'.repeat(100);
+      const answer = await postStructured(harness.gateway, structuredBody({ request_id: requestId }));
+      expect([answer.status, answer.error?.code]).toEqual([400, 'invalid_request']);
+      expect(answer.body.request_id).toBe(requestId);
+      const record = harness.gateway.logs.records('structured_failure').find((entry) => String(entry.request_id).startsWith('a'.repeat(100)));
+      expect(record).toMatchObject({ request_id: requestId.slice(0, 128), code: 'invalid_request', status: 400 });
+      expect(record?.caller_hash).toMatch(/^[0-9a-f]{16}$/);
+    });
+
+    it('never logs the input, schema, output or bearer', async () => {
+      harness.fake.enqueue(extractionReply('{"headline":"OUTPUT-MARKER-Q","growth_percent":1}'));
+      const schema = { ...SCHEMA, description: 'SCHEMA-MARKER-S' };
+      const answer = await postStructured(harness.gateway, structuredBody({ input: 'INPUT-MARKER-I', schema }), {
+        headers: { authorization: 'Bearer BEARER-MARKER-B' },
+      });
+      expect(answer.status).toBe(200);
+      const text = harness.gateway.logs.text;
+      for (const marker of ['OUTPUT-MARKER-Q', 'SCHEMA-MARKER-S', 'INPUT-MARKER-I', 'BEARER-MARKER-B']) expect(text).not.toContain(marker);
+      expect(harness.gateway.logs.records('structured_success').at(-1)).toMatchObject({ request_id: 'req-1', model: 'gpt-5.6-sol' });
+    });
+  });
+});
+
+describe('structured inference settings', () => {
+  it('answers exactly like an unknown route when disabled; other endpoints are unchanged (item 35)', async () => {
+    const gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_a' });
+    try {
+      const structured = await fetch(`${gateway.url}${STRUCTURED_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(structuredBody()) });
+      const unknown = await fetch(`${gateway.url}/v1/structured/unknown`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(structuredBody()) });
+      expect(structured.status).toBe(404);
+      expect(structured.status).toBe(unknown.status);
+      expect(await structured.json()).toEqual(await unknown.json());
+      const badJson = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"request_id":' };
+      const structuredBad = await fetch(`${gateway.url}${STRUCTURED_PATH}`, badJson);
+      const unknownBad = await fetch(`${gateway.url}/v1/structured/unknown`, badJson);
+      expect(structuredBad.status).toBe(unknownBad.status);
+      expect(await structuredBad.json()).toEqual(await unknownBad.json());
+      expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(200);
+      expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('answers unsupported_model when provider_a is disabled (item 41)', async () => {
+    const gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_b', STRUCTURED_INFERENCE_ENABLED: 'true' });
+    try {
+      const answer = await postStructured(gateway, structuredBody());
+      expect([answer.status, answer.error?.code]).toEqual([404, 'unsupported_model']);
+      expect(answer.error?.details).toEqual(['supported models: ']);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('answers unavailable 503 with Retry-After while draining, before looking at the body (item 42)', async () => {
+    const harness = await startStructured();
+    try {
+      harness.gateway.app.get(DrainService).startDraining();
+      const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-drain' }));
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).toBe('5');
+      expect(answer.body).toEqual({
+        error: { code: 'unavailable', message: 'the gateway is shutting down; retry on another instance' },
+        request_id: 'r-drain',
+        contract_version: '2.0.0',
+      });
+      const badBody = await postStructured(harness.gateway, '{not json');
+      expect([badBody.status, badBody.error?.code]).toEqual([503, 'unavailable']);
+      expect(harness.fake.requests()).toHaveLength(0);
+      expect((await fetch(`${harness.gateway.url}/health/ready`)).status).toBe(503);
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it('answers auth_error 401 for a rejected bearer, before draining, and records it (contract Authentication 1)', async () => {
+    const harness = await startStructured({ GATEWAY_BEARER_SECRET: 'right-secret' });
+    try {
+      const metricsHeaders = { authorization: 'Bearer right-secret' };
+      const failures = () => metricValue(harness.gateway, 'gateway_chat_api_structured_failures_total', { code: 'auth_error' }, metricsHeaders);
+      const before = await failures();
+      harness.gateway.app.get(DrainService).startDraining();
+      const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-auth' }), { headers: { authorization: 'Bearer wrong' } });
+      expect(answer.status).toBe(401);
+      expect(answer.body).toEqual({
+        error: { code: 'auth_error', message: 'missing or invalid bearer token' },
+        request_id: 'r-auth',
+        contract_version: '2.0.0',
+      });
+      expect(await failures()).toBe(before + 1);
+      expect(harness.gateway.logs.records('structured_failure').at(-1)).toMatchObject({ request_id: 'r-auth', code: 'auth_error', status: 401 });
+      expect(harness.gateway.logs.text).not.toContain('wrong');
+      const authorized = await postStructured(harness.gateway, structuredBody(), { headers: metricsHeaders });
+      expect([authorized.status, authorized.error?.code]).toEqual([503, 'unavailable']);
+    } finally {
+      await harness.close();
+    }
+  });
+});

@@ -1,0 +1,123 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startGateway, TestGateway } from './create-test-app';
+import { FakeProviderA, FakeScript } from './fake-provider-a';
+import { completed, created, providerASettings, textDelta } from './provider-a-fixtures';
+
+/** Helpers for the structured inference e2e suites (test/structured*.e2e-spec.ts). */
+
+export const STRUCTURED_PATH = '/v1/structured/inference';
+
+export const SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['headline', 'growth_percent'],
+  properties: { headline: { type: 'string' }, growth_percent: { type: 'integer' } },
+};
+
+export const GOOD_OUTPUT = '{"headline":"Q3 revenue up 12%","growth_percent":12}';
+
+/** A minimal valid body; override any field. */
+export function structuredBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { request_id: 'req-1', model: 'gpt-5.6-sol', input: 'Revenue grew 12% in the third quarter.', schema: SCHEMA, ...overrides };
+}
+
+/** An upstream reply whose text is `text` (split into `parts` deltas), with an optional delay before completion. */
+export function extractionReply(text = GOOD_OUTPUT, options: { id?: string; model?: string; delayMs?: number; firstDelayMs?: number } = {}): FakeScript {
+  const id = options.id ?? 'resp_s1';
+  const model = options.model ?? 'gpt-5.6-sol';
+  const first = created(id, model);
+  const frames = [options.firstDelayMs ? { ...first, delayMs: options.firstDelayMs } : first, textDelta(text)];
+  const done = completed({ input_tokens: 42, output_tokens: 9, total_tokens: 51 }, id, model);
+  frames.push(options.delayMs ? { ...done, delayMs: options.delayMs } : done);
+  return { frames };
+}
+
+export interface StructuredAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: Record<string, unknown>;
+  readonly error?: { code: string; message: string; details?: string[] };
+}
+
+/** POSTs `body` (JSON-encoded unless it is already a string) to the structured route. */
+export async function postStructured(
+  gateway: TestGateway,
+  body: unknown,
+  options: { headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<StructuredAnswer> {
+  const response = await fetch(`${gateway.url}${STRUCTURED_PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...options.headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal: options.signal,
+  });
+  const text = await response.text();
+  const parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+  return { status: response.status, headers: response.headers, body: parsed, error: parsed.error as StructuredAnswer['error'] };
+}
+
+/** One value of a Prometheus series (0 when absent). `labels` must match exactly those given. */
+export async function metricValue(gateway: TestGateway, name: string, labels: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<number> {
+  const response = await fetch(`${gateway.url}/metrics`, { headers });
+  if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
+  const text = await response.text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const present = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]));
+    if (Object.entries(labels).every(([key, value]) => present[key] === value)) total += Number(match[3]);
+  }
+  return total;
+}
+
+export interface StructuredHarness {
+  readonly gateway: TestGateway;
+  readonly fake: FakeProviderA;
+  close(): Promise<void>;
+}
+
+/** The fake provider_a plus a gateway with structured inference on, wired to it. */
+export async function startStructured(settings: Record<string, string> = {}): Promise<StructuredHarness> {
+  const fake = await FakeProviderA.start();
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'structured-e2e-'));
+  try {
+    const gateway = await startGateway({
+      ...providerASettings(fake, scratch),
+      GATEWAY_PROVIDERS: 'provider_a',
+      STRUCTURED_INFERENCE_ENABLED: 'true',
+      GATEWAY_STREAM_IDLE_TIMEOUT: '0',
+      ...settings,
+    });
+    return {
+      gateway,
+      fake,
+      close: async () => {
+        await gateway.close();
+        await fake.close();
+        fs.rmSync(scratch, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await fake.close();
+    fs.rmSync(scratch, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Polls until `check` holds (or fails after `timeoutMs`). */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 3000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Resolves true when `promise` settles within `ms`, else false (the promise keeps running). */
+export function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return Promise.race([promise.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+}
