@@ -3,17 +3,20 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
-import { STRUCTURED_ROUTE } from './common/errors/error-response';
+import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-response';
 import {
   compressionMiddleware,
   inFlightMiddleware,
   jsonBodyMiddleware,
+  onPostToMountPath,
   requestIdMiddleware,
 } from './common/http/http-middleware';
 import { DrainService } from './common/lifecycle/drain.service';
 import { FrameworkLogger } from './common/logging/framework-logger';
 import type { AppConfig } from './config/app-config';
 import { ModelCatalog } from './models/model-catalog';
+
+const CHAT_ROUTE = '/v1/chat/completions';
 
 /** Structured bodies are capped at 4 MiB (gateway-behaviours.md §6.1 step 3). */
 const STRUCTURED_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -30,14 +33,22 @@ export async function createGatewayApp(config: AppConfig, options: GatewayAppOpt
   const catalog = ModelCatalog.load(config.modelCatalogPath, config.enabledProviders);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot({ config, catalog, logStream: options.logStream }),
-    { bodyParser: false, bufferLogs: true, abortOnError: false },
+    // autoFlushLogs off: when boot fails (e.g. a ConfigError thrown by a provider's constructor),
+    // Nest would otherwise dump its buffered boot lines and a stack to the console, and a bad
+    // setting must print exactly one line (design.md §2). On success we flush into pino below.
+    { bodyParser: false, bufferLogs: true, autoFlushLogs: false, abortOnError: false },
   );
   app.useLogger(new FrameworkLogger(app.get(Logger)));
+  app.flushLogs();
   app.disable('x-powered-by');
   app.use(requestIdMiddleware());
   app.use(inFlightMiddleware(app.get(DrainService)));
-  app.use(STRUCTURED_ROUTE, jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, { deferErrors: true }));
-  app.use(jsonBodyMiddleware(config.server.maxBodyBytes));
+  if (config.structured.enabled) {
+    app.use(STRUCTURED_ROUTE, markStructuredRoute(), jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, { deferErrors: true }));
+  }
+  // Only the chat route takes a body: parsing it elsewhere would turn an unknown route's 404 into
+  // a 400 (bad JSON) or 413 (too big), and any other path must be a 404 (contract "Endpoints").
+  app.use(CHAT_ROUTE, onPostToMountPath(jsonBodyMiddleware(config.server.maxBodyBytes)));
   app.use(compressionMiddleware());
   return app;
 }

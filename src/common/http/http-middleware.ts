@@ -49,6 +49,15 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
   };
 }
 
+/**
+ * Runs `handler` only for a POST to exactly the path it is mounted on (`app.use(path, …)`; a
+ * trailing slash still matches, as in the router), so other methods and sub-paths go straight
+ * to their 404.
+ */
+export function onPostToMountPath(handler: RequestHandler): RequestHandler {
+  return (request, response, next) => (request.method === 'POST' && request.path === '/' ? handler(request, response, next) : next());
+}
+
 const BODY_ERROR = Symbol('bodyError');
 type RequestWithBodyError = Request & { [BODY_ERROR]?: GatewayError };
 
