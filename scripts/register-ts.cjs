@@ -21,3 +21,12 @@ require.extensions['.ts'] = function compileTypeScript(module, filename) {
   const { outputText } = ts.transpileModule(source, { compilerOptions, fileName: filename });
   module._compile(outputText, filename);
 };
+
+// Resolution tries extensions in insertion order (.js, .json, .node, then ours), so
+// `require('./provider-a.faithful-profile')` would load the JSON data file of the same name
+// instead of the .ts module. Re-insert .json and .node after .ts: .js, .ts, .json, .node.
+for (const extension of ['.json', '.node']) {
+  const loader = require.extensions[extension];
+  delete require.extensions[extension];
+  require.extensions[extension] = loader;
+}

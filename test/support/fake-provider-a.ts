@@ -22,6 +22,8 @@ export interface FakeScript {
   frames: FakeFrame[];
   /** After the frames, keep the connection open (else the fake closes it: close 1000 / end). */
   holdOpen?: boolean;
+  /** Computes the frames from the request body instead of `frames` (set by `respondWith`). */
+  respond?: (body: Record<string, unknown>) => FakeFrame[];
 }
 
 /** What the fake saw on one WebSocket connection or SSE POST (provider_a.md §11.2). */
@@ -109,6 +111,7 @@ export class FakeProviderA {
   private readonly scripts: FakeScript[] = [];
   private readonly recorded: RecordedRequest[] = [];
   private readonly missed: Array<{ transport: 'ws' | 'sse'; path: string }> = [];
+  private responder?: (body: Record<string, unknown>) => FakeFrame[];
   private readonly tokenAnswers: FakeTokenAnswer[] = [];
   private readonly tokenCalls: Array<Record<string, string>> = [];
   private readonly sockets = new Set<Duplex>();
@@ -227,8 +230,17 @@ export class FakeProviderA {
     for (const waiter of [...this.waiters]) waiter();
   }
 
+  /**
+   * Answers every request the script queue does not cover with frames computed from its body
+   * (`npm run demo` uses this for open-ended conversations); tests leave it unset so a missing
+   * script stays a visible 500 miss.
+   */
+  respondWith(responder: (body: Record<string, unknown>) => FakeFrame[]): void {
+    this.responder = responder;
+  }
+
   private nextScript(transport: 'ws' | 'sse', path: string): FakeScript | undefined {
-    const script = this.scripts.shift();
+    const script = this.scripts.shift() ?? (this.responder ? { frames: [], respond: this.responder } : undefined);
     if (!script) this.missed.push({ transport, path });
     return script;
   }
@@ -261,7 +273,8 @@ export class FakeProviderA {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...script.headers });
     response.flushHeaders();
     const gone = () => response.destroyed || response.writableEnded;
-    for (const frame of script.frames) {
+    const frames = script.respond ? script.respond((parseJson(raw) ?? {}) as Record<string, unknown>) : script.frames;
+    for (const frame of frames) {
       if (!(await pause(frame.delayMs, gone))) return;
       if ('disconnect' in frame) {
         response.socket?.destroy();
@@ -327,11 +340,11 @@ export class FakeProviderA {
     ws.once('message', (data) => {
       const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
       this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), closedByClient: closed.promise });
-      void play();
+      void play((parseJson(raw) ?? {}) as Record<string, unknown>);
     });
     const gone = () => ws.readyState !== WebSocket.OPEN;
-    const play = async () => {
-      for (const frame of script.frames) {
+    const play = async (body: Record<string, unknown>) => {
+      for (const frame of script.respond ? script.respond(body) : script.frames) {
         if (!(await pause(frame.delayMs, gone))) return;
         if ('disconnect' in frame) {
           closingByFake = true;

@@ -77,6 +77,22 @@ export class FakeCodeAssist {
   private readonly recorded: FakeRecordedRequest[] = [];
   private readonly waiters = new Set<() => void>();
   private tokenCount = 0;
+  private responder?: (body: any) => unknown[];
+
+  /**
+   * Answers generate calls the script queues do not cover with payloads computed from the request
+   * body (`npm run demo` uses this): each payload is one SSE frame, and `:generateContent` gets
+   * them merged into one body. Tests leave it unset and get the fixed default reply.
+   */
+  respondWith(responder: (body: any) => unknown[]): void {
+    this.responder = responder;
+  }
+
+  private respondedScript(route: FakeCodeAssistRoute, body: any): FakeStreamScript | undefined {
+    if (!this.responder || (route !== 'streamGenerateContent' && route !== 'generateContent')) return undefined;
+    const payloads = this.responder(body);
+    return route === 'streamGenerateContent' ? { frames: payloads.map((json) => ({ json })) } : { body: mergePayloads(payloads) };
+  }
 
   private constructor(private readonly server: http.Server) {}
 
@@ -181,7 +197,7 @@ export class FakeCodeAssist {
     this.recorded.push(record);
     this.notify();
     if (route === 'unknown' || request.method !== 'POST') return sendJson(response, 404, { error: { code: 404, message: 'no such route', status: 'NOT_FOUND' } });
-    const script = this.scripts.get(route)?.shift() ?? this.defaultScript(route);
+    const script = this.scripts.get(route)?.shift() ?? this.respondedScript(route, record.body) ?? this.defaultScript(route);
     if (script.delayMs) await delay(script.delayMs);
     if (response.destroyed) return;
     if (route === 'streamGenerateContent' && (script.status ?? 200) < 300) return this.stream(response, script);
@@ -254,3 +270,17 @@ function sendJson(response: http.ServerResponse, status: number, body: unknown, 
 
 /** Unref'd: a scripted delay still pending when a test ends must not keep Jest alive. */
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
+/** One `:generateContent` body from streamed payloads: all parts in order, the last finish and usage. */
+function mergePayloads(payloads: unknown[]): unknown {
+  const parts: unknown[] = [];
+  let finishReason: unknown;
+  let usageMetadata: unknown;
+  for (const payload of payloads as Array<{ response?: { candidates?: Array<{ content?: { parts?: unknown[] }; finishReason?: unknown }>; usageMetadata?: unknown } }>) {
+    const candidate = payload.response?.candidates?.[0];
+    parts.push(...(candidate?.content?.parts ?? []));
+    finishReason = candidate?.finishReason ?? finishReason;
+    usageMetadata = payload.response?.usageMetadata ?? usageMetadata;
+  }
+  return { response: { candidates: [{ content: { role: 'model', parts }, finishReason }], usageMetadata } };
+}

@@ -20,6 +20,8 @@ export interface FakeClaudeRun {
   readonly exitCode?: number;
   /** Stay alive after printing, until signalled (cancel, timeout and idle tests). */
   readonly hang?: boolean;
+  /** Answer any prompt (`npm run demo`): a tool call when tools are offered and unanswered, else text. */
+  readonly demo?: boolean;
 }
 
 /** What one run of the fake recorded. */
