@@ -1,7 +1,7 @@
 import { GatewayError } from '../common/errors/gateway.error';
-import type { ChatEvent, FinishReason, UsageEvent } from '../providers/provider-adapter';
+import type { ChatEvent, UsageEvent } from '../providers/provider-adapter';
 import { ChunkFactory, ClientFinishReason, usageBody } from './chat-chunks';
-import type { StreamHooks } from './chat-stream.responder';
+import { readTurn, TurnHooks } from './turn-reader';
 import { ToolCallCollector } from './tool-call-collector';
 
 export interface CompletionOutcome {
@@ -23,40 +23,20 @@ export async function aggregateCompletion(
   ids: ChunkFactory,
   model: string,
   collector: ToolCallCollector,
-  hooks: StreamHooks,
+  hooks: TurnHooks,
 ): Promise<CompletionOutcome> {
   let text = '';
   let reasoning = '';
-  let usage: UsageEvent | undefined;
-  let finish: FinishReason | undefined;
-  let sawOutput = false;
-  const firstOutput = () => {
-    if (!sawOutput) hooks.onFirstOutput();
-    sawOutput = true;
-  };
-  for await (const event of events) {
-    if (event.type === 'text-delta') {
-      firstOutput();
-      text += event.text;
-    } else if (event.type === 'reasoning-delta') {
-      firstOutput();
-      reasoning += event.text;
-    } else if (event.type === 'tool-call') {
-      firstOutput();
-      collector.add(event.call);
-    } else if (event.type === 'usage') {
-      usage = event.usage;
-    } else if (event.type === 'finish') {
-      finish = event.reason;
-      break;
-    } else {
-      throw event.error;
-    }
-  }
-  if (finish === undefined) throw new GatewayError('upstream', { detail: 'turn ended without a finish event' });
+  const turn = await readTurn(events, collector, hooks, (channel, delta) => {
+    if (channel === 'content') text += delta;
+    else reasoning += delta;
+    return true;
+  });
+  if (turn.failure) throw turn.failure;
   if (collector.allInvalid) throw new GatewayError('invalid_tool_call');
+  const usage = turn.usage;
   const toolCalls = collector.valid.map(({ index: _index, ...call }) => call);
-  const finishReason: ClientFinishReason = toolCalls.length > 0 ? 'tool_calls' : finish;
+  const finishReason: ClientFinishReason = toolCalls.length > 0 ? 'tool_calls' : turn.finish!;
   const message: Record<string, unknown> = {
     role: 'assistant',
     content: text === '' && toolCalls.length > 0 ? null : text,

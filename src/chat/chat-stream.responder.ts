@@ -1,8 +1,9 @@
 import { GatewayError } from '../common/errors/gateway.error';
 import { SseWriter } from '../common/sse/sse-writer';
-import type { ChatEvent, FinishReason, UsageEvent } from '../providers/provider-adapter';
+import type { ChatEvent, UsageEvent } from '../providers/provider-adapter';
 import { ChunkFactory, ClientFinishReason } from './chat-chunks';
 import { ToolCallCollector } from './tool-call-collector';
+import { readTurn, TurnHooks, TurnResult } from './turn-reader';
 
 export interface StreamOutcome {
   /** Finish reason written to the client; undefined when the stream ended in an error chunk. */
@@ -13,11 +14,6 @@ export interface StreamOutcome {
   readonly clientGone: boolean;
   readonly toolCalls: number;
   readonly usage?: UsageEvent;
-}
-
-export interface StreamHooks {
-  /** First text, reasoning or tool-call event (time to first token). */
-  onFirstOutput(): void;
 }
 
 /**
@@ -32,47 +28,23 @@ export async function writeChatStream(
   events: AsyncIterable<ChatEvent>,
   chunks: ChunkFactory,
   collector: ToolCallCollector,
-  options: { includeUsage: boolean; signal: AbortSignal; hooks: StreamHooks },
+  options: { includeUsage: boolean; signal: AbortSignal; hooks: TurnHooks },
 ): Promise<StreamOutcome> {
-  let finish: FinishReason | undefined;
-  let failure: GatewayError | undefined;
-  let usage: UsageEvent | undefined;
-  let sawOutput = false;
-  const gone = (): StreamOutcome => ({ clientGone: true, toolCalls: collector.valid.length, usage });
-  const firstOutput = () => {
-    if (!sawOutput) options.hooks.onFirstOutput();
-    sawOutput = true;
-  };
-
+  const gone = (usage?: UsageEvent): StreamOutcome => ({ clientGone: true, toolCalls: collector.valid.length, usage });
   writer.open();
   if (!(await writer.sendJson(chunks.role()))) return gone();
+  let turn: TurnResult;
   try {
-    for await (const event of events) {
-      if (event.type === 'text-delta' || event.type === 'reasoning-delta') {
-        if (event.text === '') continue;
-        firstOutput();
-        const chunk = event.type === 'text-delta' ? chunks.content(event.text) : chunks.reasoning(event.text);
-        if (!(await writer.sendJson(chunk))) return gone();
-      } else if (event.type === 'tool-call') {
-        firstOutput();
-        collector.add(event.call);
-      } else if (event.type === 'usage') {
-        usage = event.usage;
-      } else if (event.type === 'finish') {
-        finish = event.reason;
-        break;
-      } else {
-        failure = event.error;
-        break;
-      }
-    }
+    turn = await readTurn(events, collector, options.hooks, (channel, text) =>
+      writer.sendJson(channel === 'content' ? chunks.content(text) : chunks.reasoning(text)),
+    );
   } catch (error) {
     if (options.signal.aborted) return gone();
-    failure = error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error });
+    turn = { failure: error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error }), stopped: false };
   }
-  if (options.signal.aborted || writer.isClosed) return gone();
-  if (!failure && finish === undefined) failure = new GatewayError('upstream', { detail: 'stream ended without a finish event' });
-  if (!failure && collector.allInvalid) failure = new GatewayError('invalid_tool_call');
+  const usage = turn.usage;
+  if (turn.stopped || options.signal.aborted || writer.isClosed) return gone(usage);
+  const failure = turn.failure ?? (collector.allInvalid ? new GatewayError('invalid_tool_call') : undefined);
 
   if (failure) {
     await writer.sendJson(chunks.error(failure.spec.streamText));
@@ -81,11 +53,11 @@ export async function writeChatStream(
     return { errorCode: failure.code, clientGone: false, toolCalls: 0, usage };
   }
   for (const call of collector.valid) {
-    if (!(await writer.sendJson(chunks.toolCall(call)))) return gone();
+    if (!(await writer.sendJson(chunks.toolCall(call)))) return gone(usage);
   }
-  const finishReason: ClientFinishReason = collector.valid.length > 0 ? 'tool_calls' : finish!;
-  if (!(await writer.sendJson(chunks.finish(finishReason)))) return gone();
-  if (options.includeUsage && !(await writer.sendJson(chunks.usage(usage)))) return gone();
+  const finishReason: ClientFinishReason = collector.valid.length > 0 ? 'tool_calls' : turn.finish!;
+  if (!(await writer.sendJson(chunks.finish(finishReason)))) return gone(usage);
+  if (options.includeUsage && !(await writer.sendJson(chunks.usage(usage)))) return gone(usage);
   await writer.sendDone();
   writer.end();
   return { finishReason, clientGone: false, toolCalls: collector.valid.length, usage };

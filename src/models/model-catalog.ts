@@ -93,17 +93,7 @@ export class ModelCatalog {
    */
   resolve(id: string, overrides: ResolveOverrides = {}): ResolvedModel | undefined {
     const entry = this.byId.get(id);
-    if (entry) {
-      return {
-        requestedId: id,
-        catalogId: entry.id,
-        provider: entry.provider,
-        upstreamModel: entry.upstream_model,
-        reasoningEffort: overrides.reasoningEffort ?? entry.reasoning_effort,
-        verbosity: overrides.verbosity ?? entry.verbosity,
-        serviceTier: entry.service_tier,
-      };
-    }
+    if (entry) return resolveEntry(entry, overrides);
     const slash = id.indexOf('/');
     const provider = (slash > 0 ? id.slice(0, slash) : '') as ProviderId;
     const model = id.slice(slash + 1).trim();
@@ -119,6 +109,19 @@ export class ModelCatalog {
       serviceTier: null,
     };
   }
+}
+
+/** A catalog row as the upstream receives it; request effort/verbosity override the row's defaults. */
+export function resolveEntry(entry: CatalogEntry, overrides: ResolveOverrides = {}): ResolvedModel {
+  return {
+    requestedId: entry.id,
+    catalogId: entry.id,
+    provider: entry.provider,
+    upstreamModel: entry.upstream_model,
+    reasoningEffort: overrides.reasoningEffort ?? entry.reasoning_effort,
+    verbosity: overrides.verbosity ?? entry.verbosity,
+    serviceTier: entry.service_tier,
+  };
 }
 
 function validateEntry(row: unknown): string | undefined {

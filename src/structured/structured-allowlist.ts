@@ -2,7 +2,7 @@ import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/auth/caller';
 import { GatewayError } from '../common/errors/gateway.error';
 import { ConfigError, ProviderId } from '../config/app-config';
-import type { CatalogEntry } from '../models/model-catalog';
+import { CatalogEntry, resolveEntry } from '../models/model-catalog';
 import type { ResolvedModel } from '../providers/provider-adapter';
 
 /** Families whose upstream honours a strict JSON-schema output format (contract endpoint rule 5). */
@@ -87,15 +87,7 @@ export class StructuredAllowlist {
         details: [`supported models: ${this.ids.join(', ')}`],
       });
     }
-    return {
-      requestedId: id,
-      catalogId: entry.id,
-      provider: entry.provider,
-      upstreamModel: entry.upstream_model,
-      reasoningEffort: overrides.reasoningEffort ?? entry.reasoning_effort,
-      verbosity: overrides.verbosity ?? entry.verbosity,
-      serviceTier: entry.service_tier,
-    };
+    return resolveEntry(entry, overrides);
   }
 
   has(id: string): boolean {
