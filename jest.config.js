@@ -3,6 +3,9 @@
 // transpiles (isolatedModules) to keep the suite fast on a 2-core machine.
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] };
 module.exports = {
+  // testTimeout is a global option: Jest ignores it inside `projects` entries (jest-circus reads
+  // only globalConfig.testTimeout), so the e2e budget must be set here.
+  testTimeout: 30000,
   projects: [
     { displayName: 'unit', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/src', '<rootDir>/scripts'], testRegex: '\\.spec\\.ts$', transform, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },
     { displayName: 'e2e', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/test'], testRegex: '\\.e2e-spec\\.ts$', transform, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'], testTimeout: 30000 },

@@ -1,22 +1,29 @@
 import 'reflect-metadata';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Server } from 'node:http';
-import { Logger } from 'nestjs-pino';
-import { createGatewayApp } from './app.factory';
-import { DrainService } from './common/lifecycle/drain.service';
-import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
+import type { AddressInfo } from 'node:net';
+import { AppConfig, ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment } from './config/process-env';
+
+/**
+ * nestjs-pino's Logger takes its LAST string argument as the context; naming one keeps the event
+ * name in `msg`, like every other record.
+ */
+const LOG_CONTEXT = 'main';
 
 /** Grace for children and sockets to finish closing after the drain deadline aborted them. */
 const ABORT_GRACE_MS = 3000;
 
 async function bootstrap(): Promise<void> {
-  let app: NestExpressApplication;
   try {
     const config = loadConfig(processEnvironment(), processArguments());
-    app = await createGatewayApp(config);
+    // The framework is loaded only once the settings are valid: a bad value or --help answers
+    // at once instead of after a second of module loading.
+    const { createGatewayApp } = await import('./app.factory');
+    const app = await createGatewayApp(config);
     await app.listen(config.server.port, config.server.host);
-    installDrainHandlers(app, config.server.drainTimeoutMs);
+    await installDrainHandlers(app, config.server.drainTimeoutMs);
+    await logListening(app, config);
   } catch (error) {
     if (error instanceof HelpRequested) {
       process.stdout.write(renderHelp());
@@ -27,9 +34,31 @@ async function bootstrap(): Promise<void> {
       process.stderr.write(`gateway: ${configError.message}\n`);
       process.exit(1);
     }
-    process.stderr.write(`gateway: failed to start: ${(error as Error)?.message ?? String(error)}\n`);
+    // Not a setting: a bug, so the stack is worth the extra lines.
+    process.stderr.write(`gateway: failed to start: ${(error as Error)?.stack ?? String(error)}\n`);
     process.exit(1);
   }
+}
+
+/**
+ * One startup line, so an operator (and the child-process tests, which bind port 0) can see
+ * where the gateway listens and what it serves.
+ */
+async function logListening(app: NestExpressApplication, config: AppConfig): Promise<void> {
+  const { Logger } = await import('nestjs-pino');
+  const address = (app.getHttpServer() as Server).address() as AddressInfo;
+  app.get(Logger).log(
+    {
+      event: 'gateway_listening',
+      host: config.server.host,
+      port: address.port,
+      providers: config.enabledProviders,
+      structured: config.structured.enabled,
+      metrics: config.metricsEnabled,
+    },
+    'gateway_listening',
+    LOG_CONTEXT,
+  );
 }
 
 function findConfigError(error: unknown): ConfigError | undefined {
@@ -45,7 +74,9 @@ function findConfigError(error: unknown): ConfigError | undefined {
  * upstream sockets, fetches and children through the client-disconnect path). A second signal
  * exits at once.
  */
-function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs: number): void {
+async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs: number): Promise<void> {
+  const { DrainService } = await import('./common/lifecycle/drain.service');
+  const { Logger } = await import('nestjs-pino');
   const drain = app.get(DrainService);
   const server = app.getHttpServer() as Server;
   const logger = app.get(Logger);
@@ -54,14 +85,14 @@ function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs: numbe
     if (signalled) process.exit(130);
     signalled = true;
     drain.startDraining();
-    logger.log({ event: 'drain_start', signal, in_flight: drain.inFlightCount }, 'drain_start');
+    logger.log({ event: 'drain_start', signal, in_flight: drain.inFlightCount }, 'drain_start', LOG_CONTEXT);
     const idle = await drain.waitForIdle(drainTimeoutMs);
     server.closeIdleConnections();
     if (!idle) {
       server.closeAllConnections();
       await drain.waitForIdle(ABORT_GRACE_MS);
     }
-    logger.log({ event: 'drain_end', idle, in_flight: drain.inFlightCount }, 'drain_end');
+    logger.log({ event: 'drain_end', idle, in_flight: drain.inFlightCount }, 'drain_end', LOG_CONTEXT);
     await app.close().catch(() => undefined);
     process.exit(0);
   };

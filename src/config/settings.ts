@@ -76,6 +76,22 @@ function parseReplicas(raw: string): number {
   return value;
 }
 
+/** The health document promises a full 40-character commit id (contract "Health document"). */
+function parseCommit(raw: string): string {
+  const value = raw.trim().toLowerCase();
+  if (!/^[0-9a-f]{40}$/.test(value)) throw new SettingRuleError('must be a full 40-character hexadecimal commit id');
+  return value;
+}
+
+/** The health document's build_date format. */
+function parseBuildDate(raw: string): string {
+  const value = raw.trim();
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new SettingRuleError('must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ');
+  }
+  return value;
+}
+
 function parseHost(raw: string): string {
   return parseNonEmpty(raw).trim();
 }
@@ -156,8 +172,8 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('STRUCTURED_MODELS', 'sol, terra, luna of provider_a with effort and -fast variants', 'Structured allowlist (comma-separated catalog ids).', parseList),
   setting('STRUCTURED_MAX_OUTPUT_TOKENS', undefined, 'Ignored (removed in contract 2.0.0); accepted so old deployments still start.', text),
   setting('BUILD_VERSION', undefined, 'Overrides the stamped build version.', parseNonEmpty),
-  setting('BUILD_COMMIT', undefined, 'Overrides the stamped source commit.', parseNonEmpty),
-  setting('BUILD_DATE', undefined, 'Overrides the stamped build date (YYYY-MM-DDTHH:MM:SSZ).', parseNonEmpty),
+  setting('BUILD_COMMIT', undefined, 'Overrides the stamped source commit (the full 40-character id).', parseCommit),
+  setting('BUILD_DATE', undefined, 'Overrides the stamped build date (UTC, YYYY-MM-DDTHH:MM:SSZ).', parseBuildDate),
 ];
 
 export const SETTINGS_BY_FLAG: ReadonlyMap<string, SettingDefinition> = new Map(

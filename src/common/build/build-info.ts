@@ -29,13 +29,24 @@ function readStamp(stampPath: string): BuildStamp {
   }
 }
 
-/** BUILD_* settings win, then the build stamp, then `devel` / `unknown`. */
+/** `YYYY-MM-DDTHH:MM:SSZ` (the contract's build_date format). */
+export function utcTimestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * When this code was loaded: the build_date of an unbuilt run (sources transpiled at start-up),
+ * so the field always keeps the contract's timestamp format.
+ */
+const LOADED_AT = utcTimestamp(new Date());
+
+/** BUILD_* settings win, then the build stamp, then `devel` / `unknown` / the load time. */
 export function resolveBuildInfo(overrides: AppConfig['buildOverrides'], stampPath = BUILD_STAMP_PATH): BuildInfo {
   const stamp = readStamp(stampPath);
   return {
     version: overrides.version ?? stamp.version ?? 'devel',
     commit: overrides.commit ?? stamp.commit ?? 'unknown',
-    build_date: overrides.date ?? stamp.build_date ?? 'unknown',
+    build_date: overrides.date ?? stamp.build_date ?? LOADED_AT,
     go_version: `node${process.versions.node}`,
     modified: stamp.modified ?? false,
   };

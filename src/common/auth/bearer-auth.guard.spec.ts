@@ -1,0 +1,112 @@
+import type { ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { timingSafeEqual } from 'node:crypto';
+import { loadConfig } from '../../config/app-config';
+import { GatewayError } from '../errors/gateway.error';
+import { BearerAuthGuard } from './bearer-auth.guard';
+import { Public } from './public.decorator';
+
+// Wrap (not replace) timingSafeEqual so the test can see that every comparison goes through it.
+jest.mock('node:crypto', () => {
+  const actual = jest.requireActual<typeof import('node:crypto')>('node:crypto');
+  return { ...actual, timingSafeEqual: jest.fn(actual.timingSafeEqual) };
+});
+
+class ProtectedController {
+  handle(): void {}
+}
+
+@Public()
+class HealthLikeController {
+  handle(): void {}
+}
+
+/** A hand-made ExecutionContext for an HTTP request with the given Authorization header. */
+function httpContext(authorization: string | undefined, controller: new () => { handle(): void } = ProtectedController): ExecutionContext {
+  const request = { headers: authorization === undefined ? {} : { authorization } };
+  return {
+    getHandler: () => controller.prototype.handle,
+    getClass: () => controller,
+    switchToHttp: () => ({ getRequest: () => request, getResponse: () => ({}), getNext: () => undefined }),
+  } as unknown as ExecutionContext;
+}
+
+function guard(secret?: string): BearerAuthGuard {
+  const config = loadConfig({ HOME: '/tmp', ...(secret === undefined ? {} : { GATEWAY_BEARER_SECRET: secret }) });
+  return new BearerAuthGuard(config, new Reflector());
+}
+
+/** The internal error code the guard rejected with, or 'allowed'. */
+function outcome(subject: BearerAuthGuard, authorization: string | undefined, controller?: new () => { handle(): void }): string {
+  try {
+    return subject.canActivate(httpContext(authorization, controller)) ? 'allowed' : 'denied';
+  } catch (error) {
+    expect(error).toBeInstanceOf(GatewayError);
+    return (error as GatewayError).code;
+  }
+}
+
+describe(BearerAuthGuard.name, () => {
+  describe('with GATEWAY_BEARER_SECRET set', () => {
+    const subject = guard('s3cret-value');
+
+    it('lets exactly "Bearer <secret>" in (scheme case-insensitive)', () => {
+      expect(outcome(subject, 'Bearer s3cret-value')).toBe('allowed');
+      expect(outcome(subject, 'bearer s3cret-value')).toBe('allowed');
+    });
+
+    it.each([
+      ['no header', undefined],
+      ['an empty header', ''],
+      ['a wrong secret', 'Bearer s3cret-valuE'],
+      ['a prefix of the secret', 'Bearer s3cret'],
+      ['the secret with a suffix', 'Bearer s3cret-value-and-more'],
+      ['Bearer alone', 'Bearer'],
+      ['another scheme', 'Basic czNjcmV0LXZhbHVl'],
+      ['the bare secret', 's3cret-value'],
+    ])('rejects %s with invalid_api_key', (_name, header) => {
+      expect(outcome(subject, header)).toBe('invalid_api_key');
+    });
+
+    it('never asks a @Public() route (health) for a bearer', () => {
+      expect(outcome(subject, undefined, HealthLikeController)).toBe('allowed');
+      expect(outcome(subject, 'Bearer wrong', HealthLikeController)).toBe('allowed');
+    });
+
+    it('compares in constant time over equal-length digests, whatever the token length', () => {
+      const spy = timingSafeEqual as jest.MockedFunction<typeof timingSafeEqual>;
+      spy.mockClear();
+      expect(outcome(subject, 'Bearer x')).toBe('invalid_api_key');
+      expect(outcome(subject, `Bearer ${'y'.repeat(500)}`)).toBe('invalid_api_key');
+      expect(outcome(subject, 'Bearer s3cret-value')).toBe('allowed');
+      expect(spy).toHaveBeenCalledTimes(3);
+      for (const [left, right] of spy.mock.calls) {
+        expect((left as Buffer).length).toBe(32);
+        expect((right as Buffer).length).toBe(32);
+      }
+    });
+  });
+
+  describe('without a secret', () => {
+    const subject = guard();
+
+    it('lets a request without an Authorization header in', () => {
+      expect(outcome(subject, undefined)).toBe('allowed');
+    });
+
+    it('lets any non-empty bearer in', () => {
+      expect(outcome(subject, 'Bearer anything-at-all')).toBe('allowed');
+      expect(outcome(subject, 'Bearer sk-local')).toBe('allowed');
+    });
+
+    it.each([
+      ['Bearer with nothing after it', 'Bearer'],
+      ['Bearer followed by blanks', 'Bearer    '],
+      ['another scheme', 'Basic Zm9vOmJhcg=='],
+      ['a bare token', 'sk-local'],
+      ['an empty header', ''],
+    ])('rejects a malformed header: %s', (_name, header) => {
+      expect(outcome(subject, header)).toBe('invalid_api_key');
+    });
+  });
+});

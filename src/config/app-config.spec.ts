@@ -1,0 +1,225 @@
+import * as path from 'node:path';
+import { ConfigError, HelpRequested, loadConfig, renderHelp } from './app-config';
+import { SETTINGS } from './settings';
+
+const HOME = '/home/tester';
+const load = (env: Record<string, string> = {}, argv: string[] = []) => loadConfig({ HOME, ...env }, argv);
+
+/** The one-line message of the ConfigError `run` throws (fails when nothing is thrown). */
+function configError(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    expect(message).not.toContain('\n');
+    return message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe(loadConfig.name, () => {
+  describe('defaults (design.md §2)', () => {
+    it('applies every documented default when nothing is set', () => {
+      const config = load();
+      expect(config.server).toEqual({
+        host: '127.0.0.1',
+        port: 8088,
+        bearerSecret: undefined,
+        callerHeader: undefined,
+        maxBodyBytes: 33_554_432,
+        streamIdleTimeoutMs: 240_000,
+        drainTimeoutMs: 30_000,
+      });
+      expect(config.enabledProviders).toEqual(['provider_a', 'provider_b', 'provider_c']);
+      expect(config.modelCatalogPath).toBeUndefined();
+      expect(config.metricsEnabled).toBe(true);
+      expect(config.logLevel).toBe('info');
+      expect(config.providerA).toEqual({
+        codexHome: path.join(HOME, '.codex'),
+        authFile: path.join(HOME, '.codex', 'auth.json'),
+        url: 'wss://chatgpt.com/backend-api/codex/responses',
+        tokenUrl: 'https://auth.openai.com/oauth/token',
+        timeoutMs: 600_000,
+        faithfulProfilePath: undefined,
+      });
+      expect(config.customToolWire).toBe('function');
+      expect(config.agentQueue).toEqual({ enabled: true, keyMode: 'chat', maxActive: 16, maxActivePerKey: 1, queueLimit: 128, queueTimeoutMs: 300_000 });
+      expect(config.contextManagement).toEqual({
+        enabled: true,
+        maxBytes: 196_608,
+        maxMessages: 120,
+        recentMessages: 24,
+        toolOutputMaxBytes: 32_768,
+        compactedToolOutputBytes: 512,
+      });
+      expect(config.providerB).toEqual({
+        geminiHome: path.join(HOME, '.gemini'),
+        authFile: path.join(HOME, '.gemini', 'oauth_creds.json'),
+        url: 'https://cloudcode-pa.googleapis.com/v1internal',
+        tokenUrl: 'https://oauth2.googleapis.com/token',
+        project: undefined,
+        timeoutMs: 600_000,
+      });
+      expect(config.providerC).toMatchObject({ command: 'claude', maxProcesses: 8, timeoutMs: 600_000 });
+      expect(config.structured).toEqual({
+        enabled: false,
+        maxActive: 4,
+        maxActivePerKey: 2,
+        queueLimit: 16,
+        queueTimeoutMs: 30_000,
+        maxDeadlineMs: 300_000,
+        idempotencyTtlMs: 600_000,
+        idempotencyCapacity: 1024,
+        replicas: 1,
+        models: undefined,
+      });
+      expect(config.buildOverrides).toEqual({ version: undefined, commit: undefined, date: undefined });
+    });
+
+    it('derives the login files from CODEX_HOME and GEMINI_HOME, expanding ~', () => {
+      const config = load({ CODEX_HOME: '~/codex-alt', GEMINI_HOME: '/srv/gemini' });
+      expect(config.providerA.authFile).toBe(path.join(HOME, 'codex-alt', 'auth.json'));
+      expect(config.providerB.authFile).toBe('/srv/gemini/oauth_creds.json');
+      expect(load({ PROVIDER_A_AUTH_FILE: '~/a.json' }).providerA.authFile).toBe(path.join(HOME, 'a.json'));
+    });
+  });
+
+  describe('parsing', () => {
+    it('reads durations in ms, s, m, h and 0', () => {
+      expect(load({ GATEWAY_DRAIN_TIMEOUT: '500ms' }).server.drainTimeoutMs).toBe(500);
+      expect(load({ GATEWAY_DRAIN_TIMEOUT: '90s' }).server.drainTimeoutMs).toBe(90_000);
+      expect(load({ PRIMARY_AGENT_QUEUE_TIMEOUT: '5m' }).agentQueue.queueTimeoutMs).toBe(300_000);
+      expect(load({ PROVIDER_A_TIMEOUT: '1h' }).providerA.timeoutMs).toBe(3_600_000);
+      expect(load({ GATEWAY_STREAM_IDLE_TIMEOUT: '0' }).server.streamIdleTimeoutMs).toBe(0);
+    });
+
+    it('accepts codex, gemini and claude as synonyms and removes duplicates', () => {
+      expect(load({ GATEWAY_PROVIDERS: 'codex, claude,provider_a' }).enabledProviders).toEqual(['provider_a', 'provider_c']);
+      expect(load({ GATEWAY_PROVIDERS: 'gemini' }).enabledProviders).toEqual(['provider_b']);
+    });
+
+    it('accepts every queue key mode of gateway-behaviours.md §3.3', () => {
+      for (const mode of ['chat', 'global', 'caller', 'header:x-team', 'body:user']) {
+        expect(load({ PRIMARY_AGENT_QUEUE_KEY_MODE: mode }).agentQueue.keyMode).toBe(mode);
+      }
+    });
+
+    it('lower-cases the caller header name and keeps the bearer secret verbatim', () => {
+      const config = load({ GATEWAY_CALLER_HEADER: 'X-Tenant', GATEWAY_BEARER_SECRET: 'S3cret' });
+      expect(config.server.callerHeader).toBe('x-tenant');
+      expect(config.server.bearerSecret).toBe('S3cret');
+    });
+
+    it('takes build provenance overrides (design.md §6)', () => {
+      const config = load({ BUILD_VERSION: 'v0.1.0', BUILD_COMMIT: 'ABCDEF0123456789abcdef0123456789ABCDEF01', BUILD_DATE: '2026-05-06T07:08:09Z' });
+      expect(config.buildOverrides).toEqual({ version: 'v0.1.0', commit: 'abcdef0123456789abcdef0123456789abcdef01', date: '2026-05-06T07:08:09Z' });
+    });
+
+    it('ignores STRUCTURED_MAX_OUTPUT_TOKENS (removed in 2.0.0) instead of failing', () => {
+      expect(() => load({ STRUCTURED_MAX_OUTPUT_TOKENS: '5' })).not.toThrow();
+    });
+
+    it('treats an empty environment variable as unset', () => {
+      expect(load({ GATEWAY_PORT: '' }).server.port).toBe(8088);
+      expect(load({ GATEWAY_BEARER_SECRET: '' }).server.bearerSecret).toBeUndefined();
+    });
+
+    it('keeps the environment for provider_c children minus the bearer secret', () => {
+      const config = loadConfig({ HOME, PATH: '/bin', GATEWAY_BEARER_SECRET: 'top', ANTHROPIC_API_KEY: 'k' });
+      expect(config.providerC.childEnv).toEqual({ HOME, PATH: '/bin' });
+    });
+  });
+
+  describe('flags', () => {
+    it('lets a --kebab-case flag win over the environment variable', () => {
+      expect(load({ GATEWAY_PORT: '9000' }, ['--gateway-port', '9100']).server.port).toBe(9100);
+      expect(load({ GATEWAY_PORT: '9000' }, ['--gateway-port=9200']).server.port).toBe(9200);
+      expect(load({ LOG_LEVEL: 'debug' }, ['--log-level=warn']).logLevel).toBe('warn');
+    });
+
+    it('takes boolean flags without a value and --structured-enabled as the short form', () => {
+      expect(load({}, ['--structured-enabled']).structured.enabled).toBe(true);
+      expect(load({}, ['--structured-inference-enabled']).structured.enabled).toBe(true);
+      expect(load({ METRICS_ENABLED: 'true' }, ['--metrics-enabled', 'false']).metricsEnabled).toBe(false);
+      expect(load({}, ['--metrics-enabled=false', '--structured-enabled']).metricsEnabled).toBe(false);
+    });
+
+    it('reads structured settings as --structured-* flags (contract "Limits")', () => {
+      const config = load({}, ['--structured-max-active=7', '--structured-models', 'gpt-5.6-sol,gpt-5.6-luna', '--structured-idempotency-ttl', '2s']);
+      expect(config.structured.maxActive).toBe(7);
+      expect(config.structured.models).toEqual(['gpt-5.6-sol', 'gpt-5.6-luna']);
+      expect(config.structured.idempotencyTtlMs).toBe(2000);
+    });
+
+    it('throws HelpRequested for --help and -h', () => {
+      expect(() => load({}, ['--help'])).toThrow(HelpRequested);
+      expect(() => load({}, ['-h'])).toThrow(HelpRequested);
+    });
+  });
+
+  describe('bad values: one line naming the setting and the rule', () => {
+    it.each([
+      [{ GATEWAY_PROVIDERS: 'provider_a,openrouter' }, /GATEWAY_PROVIDERS.*unknown provider "openrouter".*provider_a, provider_b, provider_c/],
+      [{ GATEWAY_PROVIDERS: ' , ' }, /GATEWAY_PROVIDERS.*at least one/],
+      [{ GATEWAY_PORT: '70000' }, /GATEWAY_PORT.*port number between 0 and 65535/],
+      [{ GATEWAY_PORT: 'http' }, /GATEWAY_PORT.*port number/],
+      [{ STRUCTURED_REPLICAS: '2' }, /STRUCTURED_REPLICAS.*exactly 1.*one process must own the idempotency keys.*replicas: 1.*Recreate/],
+      [{ STRUCTURED_REPLICAS: '0' }, /STRUCTURED_REPLICAS.*exactly 1/],
+      [{ GATEWAY_DRAIN_TIMEOUT: '30' }, /GATEWAY_DRAIN_TIMEOUT.*duration such as 500ms, 90s, 5m, 1h or 0/],
+      [{ PROVIDER_A_TIMEOUT: '10 minutes' }, /PROVIDER_A_TIMEOUT.*duration/],
+      [{ STRUCTURED_MAX_DEADLINE: '0' }, /STRUCTURED_MAX_DEADLINE.*positive duration/],
+      [{ PRIMARY_CUSTOM_TOOL_WIRE: 'xml' }, /PRIMARY_CUSTOM_TOOL_WIRE.*one of function, custom/],
+      [{ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:' }, /PRIMARY_AGENT_QUEUE_KEY_MODE.*header:<name>.*non-empty/],
+      [{ PRIMARY_AGENT_QUEUE_KEY_MODE: 'session' }, /PRIMARY_AGENT_QUEUE_KEY_MODE/],
+      [{ PRIMARY_AGENT_MAX_ACTIVE: '0' }, /PRIMARY_AGENT_MAX_ACTIVE.*at least 1/],
+      [{ PRIMARY_AGENT_QUEUE_LIMIT: '-1' }, /PRIMARY_AGENT_QUEUE_LIMIT.*non-negative integer/],
+      [{ METRICS_ENABLED: 'maybe' }, /METRICS_ENABLED.*true or false/],
+      [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL.*one of fatal, error, warn, info, debug, trace, silent/],
+      [{ PROVIDER_A_URL: 'ftp://example.test' }, /PROVIDER_A_URL.*scheme ws, wss, http, https/],
+      [{ PROVIDER_B_TOKEN_URL: 'not a url' }, /PROVIDER_B_TOKEN_URL.*URL/],
+      [{ BUILD_COMMIT: 'abc1234' }, /BUILD_COMMIT.*full 40-character hexadecimal commit id/],
+      [{ BUILD_DATE: '2026-01-02 03:04:05' }, /BUILD_DATE.*YYYY-MM-DDTHH:MM:SSZ/],
+    ])('rejects %j', (env, expected) => {
+      const message = configError(() => load(env));
+      expect(message).toMatch(expected);
+      // The flag is named too, so a user who set it on the command line recognizes it.
+      expect(message).toMatch(/ \/ --[a-z-]+/);
+    });
+
+    it('names the flag for a bad flag value', () => {
+      expect(configError(() => load({}, ['--gateway-port=99999']))).toMatch(/GATEWAY_PORT \/ --gateway-port: must be a port number/);
+    });
+
+    it('rejects an unknown flag, a flag without a value and a positional argument', () => {
+      expect(configError(() => load({}, ['--gateway-prot', '8080']))).toMatch(/unknown flag "--gateway-prot".*--help/);
+      expect(configError(() => load({}, ['--gateway-port']))).toMatch(/--gateway-port needs a value/);
+      expect(configError(() => load({}, ['serve']))).toMatch(/unknown flag "serve"/);
+    });
+
+    it('never echoes the bearer secret in its error', () => {
+      // parseNonEmpty rejects a blank secret given as a flag; the value must not be shown.
+      const message = configError(() => load({}, ['--gateway-bearer-secret', '   ']));
+      expect(message).toMatch(/GATEWAY_BEARER_SECRET.*must not be empty/);
+      expect(message).not.toContain('got');
+    });
+
+    it('caps the echoed value so a huge value cannot flood the terminal', () => {
+      const message = configError(() => load({ GATEWAY_PORT: '9'.repeat(5000) }));
+      expect(message.length).toBeLessThan(300);
+    });
+  });
+});
+
+describe(renderHelp.name, () => {
+  it('lists every setting with its variable, its flag and its default', () => {
+    const help = renderHelp();
+    for (const definition of SETTINGS) {
+      expect(help).toContain(`${definition.env} / ${definition.flag}`);
+      const block = help.slice(help.indexOf(`${definition.env} / ${definition.flag}`)).split('\n').slice(0, 3).join('\n');
+      expect(block).toContain(`default: ${definition.defaultText ?? '(unset)'}`);
+    }
+    expect(help).toContain('default: 8088');
+    expect(help).toContain('default: provider_a,provider_b,provider_c');
+  });
+});

@@ -1,0 +1,71 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/** Every setting of design.md §2 (the table the docs and --help are generated from must hold them all). */
+const DESIGN_SETTINGS = [
+  'GATEWAY_HOST', 'GATEWAY_PORT', 'GATEWAY_BEARER_SECRET', 'GATEWAY_PROVIDERS', 'GATEWAY_MODEL_CATALOG',
+  'GATEWAY_CALLER_HEADER', 'GATEWAY_MAX_BODY_BYTES', 'GATEWAY_STREAM_IDLE_TIMEOUT', 'GATEWAY_DRAIN_TIMEOUT',
+  'METRICS_ENABLED', 'LOG_LEVEL', 'CODEX_HOME', 'PROVIDER_A_AUTH_FILE', 'PROVIDER_A_URL', 'PROVIDER_A_TOKEN_URL',
+  'PROVIDER_A_TIMEOUT', 'PRIMARY_FAITHFUL_PROFILE', 'PRIMARY_CUSTOM_TOOL_WIRE', 'PRIMARY_AGENT_QUEUE_ENABLED',
+  'PRIMARY_AGENT_QUEUE_KEY_MODE', 'PRIMARY_AGENT_MAX_ACTIVE', 'PRIMARY_AGENT_MAX_ACTIVE_PER_KEY',
+  'PRIMARY_AGENT_QUEUE_LIMIT', 'PRIMARY_AGENT_QUEUE_TIMEOUT', 'PRIMARY_CONTEXT_MANAGEMENT_ENABLED',
+  'PRIMARY_CONTEXT_MANAGEMENT_MAX_BYTES', 'PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES',
+  'PRIMARY_CONTEXT_MANAGEMENT_RECENT_MESSAGES', 'PRIMARY_CONTEXT_MANAGEMENT_TOOL_OUTPUT_MAX_BYTES',
+  'PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES', 'GEMINI_HOME', 'PROVIDER_B_AUTH_FILE', 'PROVIDER_B_URL',
+  'PROVIDER_B_TOKEN_URL', 'PROVIDER_B_PROJECT', 'PROVIDER_B_TIMEOUT', 'PROVIDER_C_COMMAND', 'PROVIDER_C_MAX_PROCESSES',
+  'PROVIDER_C_TIMEOUT', 'STRUCTURED_INFERENCE_ENABLED', 'STRUCTURED_MAX_ACTIVE', 'STRUCTURED_MAX_ACTIVE_PER_KEY',
+  'STRUCTURED_QUEUE_LIMIT', 'STRUCTURED_QUEUE_TIMEOUT', 'STRUCTURED_MAX_DEADLINE', 'STRUCTURED_IDEMPOTENCY_TTL',
+  'STRUCTURED_IDEMPOTENCY_CAPACITY', 'STRUCTURED_REPLICAS', 'STRUCTURED_MODELS', 'BUILD_VERSION', 'BUILD_COMMIT',
+  'BUILD_DATE',
+];
+
+describe('SETTINGS', () => {
+  it('holds every setting of design.md §2 exactly once', () => {
+    const names = SETTINGS.map((definition) => definition.env);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(expect.arrayContaining(DESIGN_SETTINGS));
+  });
+
+  it('gives each setting a --kebab-case flag that resolves back to it', () => {
+    for (const definition of SETTINGS) {
+      const kebab = `--${definition.env.toLowerCase().replace(/_/g, '-')}`;
+      expect(SETTINGS_BY_FLAG.get(kebab)).toBe(definition);
+      expect(SETTINGS_BY_FLAG.get(definition.flag)).toBe(definition);
+      expect(definition.description.trim()).not.toBe('');
+    }
+    expect(SETTINGS_BY_FLAG.get('--structured-enabled')?.env).toBe('STRUCTURED_INFERENCE_ENABLED');
+  });
+
+  it('parses every documented default with its own parser', () => {
+    // Defaults that are prose ("built-in", "$CODEX_HOME/auth.json", the allowlist sentence) are resolved by the loader.
+    const prose = new Set(['PRIMARY_FAITHFUL_PROFILE', 'PROVIDER_A_AUTH_FILE', 'PROVIDER_B_AUTH_FILE', 'STRUCTURED_MODELS']);
+    for (const definition of SETTINGS) {
+      if (definition.defaultText === undefined || prose.has(definition.env)) continue;
+      expect(() => definition.parse(definition.defaultText!)).not.toThrow();
+    }
+  });
+
+  it('marks the bearer secret sensitive so errors never echo it', () => {
+    expect(SETTINGS.find((definition) => definition.env === 'GATEWAY_BEARER_SECRET')?.sensitive).toBe(true);
+  });
+});
+
+describe('docs/configuration.md', () => {
+  it('is up to date with the settings table (regenerate with `npm run docs:config`)', () => {
+    const check = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'gen-config-docs.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' });
+    expect(check.stderr).toBe('');
+    expect(check.status).toBe(0);
+  });
+
+  it('lists every setting with its flag and default', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
+    for (const definition of SETTINGS) {
+      const fallback = definition.defaultText === undefined ? 'unset' : `\`${definition.defaultText}\``;
+      expect(doc).toContain(`| \`${definition.env}\` | \`${definition.flag}\` | ${fallback} |`);
+    }
+  });
+});

@@ -1,0 +1,133 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ConfigError } from '../config/app-config';
+import { PROVIDER_IDS } from '../config/settings';
+import { BUILT_IN_CATALOG_PATH, CatalogEntry, ModelCatalog } from './model-catalog';
+
+const ALL = PROVIDER_IDS;
+
+describe(ModelCatalog.name, () => {
+  describe('the built-in catalog (design.md §3)', () => {
+    const catalog = ModelCatalog.load(undefined, ALL);
+    const ids = catalog.entries.map((entry) => entry.id);
+
+    it('has the provider_a tiers with effort suffixes and -fast variants', () => {
+      for (const tier of ['sol', 'terra', 'luna']) {
+        const base = `gpt-5.6-${tier}`;
+        for (const suffix of ['', '-low', '-medium', '-high', '-xhigh', '-fast', '-fast-low', '-fast-medium', '-fast-high', '-fast-xhigh']) {
+          expect(ids).toContain(`${base}${suffix}`);
+        }
+      }
+    });
+
+    it('marks -fast ids, and only them, with the priority service tier', () => {
+      for (const entry of catalog.entries) {
+        expect({ id: entry.id, tier: entry.service_tier }).toEqual({ id: entry.id, tier: entry.id.includes('-fast') ? 'priority' : null });
+      }
+    });
+
+    it('gives -high ids a higher effort than the base id', () => {
+      expect(catalog.get('gpt-5.6-sol-high')?.reasoning_effort).toBe('high');
+      expect(catalog.get('gpt-5.6-terra-fast-xhigh')?.reasoning_effort).toBe('xhigh');
+    });
+
+    it('serves all three families, with structured output only on provider_a', () => {
+      expect(new Set(catalog.entries.map((entry) => entry.provider))).toEqual(new Set(ALL));
+      for (const entry of catalog.entries) if (entry.structured) expect(entry.provider).toBe('provider_a');
+    });
+
+    it('is shipped as a data file next to the code', () => {
+      expect(path.basename(BUILT_IN_CATALOG_PATH)).toBe('catalog.json');
+      expect(fs.existsSync(BUILT_IN_CATALOG_PATH)).toBe(true);
+    });
+  });
+
+  describe('filtering by GATEWAY_PROVIDERS', () => {
+    it('keeps only the enabled families and resolves nothing of a disabled one', () => {
+      const catalog = ModelCatalog.load(undefined, ['provider_b']);
+      expect(new Set(catalog.entries.map((entry) => entry.provider))).toEqual(new Set(['provider_b']));
+      expect(catalog.get('gpt-5.6-sol')).toBeUndefined();
+      expect(catalog.resolve('gpt-5.6-sol')).toBeUndefined();
+      expect(catalog.resolve('provider_a/gpt-5.7')).toBeUndefined();
+      expect(catalog.resolve('gemini-2.5-pro')?.provider).toBe('provider_b');
+    });
+  });
+
+  describe('resolve', () => {
+    const catalog = ModelCatalog.load(undefined, ALL);
+
+    it('resolves a catalog id with its defaults, and request overrides win', () => {
+      expect(catalog.resolve('gpt-5.6-sol-fast-high')).toMatchObject({
+        requestedId: 'gpt-5.6-sol-fast-high',
+        catalogId: 'gpt-5.6-sol-fast-high',
+        provider: 'provider_a',
+        upstreamModel: 'gpt-5.6-sol',
+        reasoningEffort: 'high',
+        serviceTier: 'priority',
+      });
+      expect(catalog.resolve('gpt-5.6-sol', { reasoningEffort: 'xhigh', verbosity: 'high' })).toMatchObject({ reasoningEffort: 'xhigh', verbosity: 'high' });
+    });
+
+    it('passes an explicit provider_x/<model> through without a catalog id', () => {
+      expect(catalog.resolve('provider_a/gpt-5.7-preview')).toMatchObject({ catalogId: null, provider: 'provider_a', upstreamModel: 'gpt-5.7-preview', serviceTier: null });
+      expect(catalog.resolve('provider_c/anthropic/claude-sonnet-4.5')).toMatchObject({ provider: 'provider_c', upstreamModel: 'claude-sonnet-4-5' });
+    });
+
+    it('returns undefined for unknown ids and malformed passthroughs', () => {
+      for (const id of ['gpt-4o', 'provider_a/', 'provider_z/model', '/gpt', 'GPT-5.6-SOL']) expect(catalog.resolve(id)).toBeUndefined();
+    });
+  });
+
+  describe('GATEWAY_MODEL_CATALOG replacing the built-in file', () => {
+    let directory: string;
+    const write = (name: string, content: unknown) => {
+      const file = path.join(directory, name);
+      fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+      return file;
+    };
+    const entry = (overrides: Partial<CatalogEntry> = {}): CatalogEntry => ({
+      id: 'team-model',
+      provider: 'provider_a',
+      upstream_model: 'gpt-5.6-terra',
+      reasoning_effort: 'medium',
+      verbosity: null,
+      service_tier: null,
+      structured: false,
+      ...overrides,
+    });
+
+    beforeEach(() => {
+      directory = fs.mkdtempSync(path.join(os.tmpdir(), 'catalog-'));
+    });
+
+    afterEach(() => fs.rmSync(directory, { recursive: true, force: true }));
+
+    it('uses only the entries of the given file', () => {
+      const catalog = ModelCatalog.load(write('ok.json', { models: [entry()] }), ALL);
+      expect(catalog.entries.map((row) => row.id)).toEqual(['team-model']);
+      expect(catalog.resolve('gpt-5.6-sol')).toBeUndefined();
+    });
+
+    it.each([
+      ['a missing file', () => path.join(directory, 'nope.json'), /GATEWAY_MODEL_CATALOG: file not found/],
+      ['invalid JSON', () => write('bad.json', '{"models": ['), /GATEWAY_MODEL_CATALOG: not readable JSON/],
+      ['no models array', () => write('shape.json', { data: [] }), /"models" array/],
+      ['an unknown provider', () => write('p.json', { models: [entry({ provider: 'openrouter' as never })] }), /models\[0\] has an unknown "provider"/],
+      ['an empty id', () => write('id.json', { models: [entry({ id: ' ' })] }), /models\[0\] needs a non-empty "id"/],
+      ['a bad service tier', () => write('t.json', { models: [entry({ service_tier: 'flex' as never })] }), /"service_tier" must be "priority" or null/],
+      ['a duplicate id', () => write('d.json', { models: [entry(), entry()] }), /duplicate model id "team-model"/],
+      ['a non-boolean structured flag', () => write('s.json', { models: [entry({ structured: 'yes' as never })] }), /"structured" must be true or false/],
+    ])('fails start-up with one ConfigError line for %s', (_name, file, expected) => {
+      let thrown: unknown;
+      try {
+        ModelCatalog.load(file(), ALL);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(ConfigError);
+      expect((thrown as Error).message).toMatch(expected);
+      expect((thrown as Error).message).not.toContain('\n');
+    });
+  });
+});

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { startGateway, TestGateway } from './support/create-test-app';
+
+/**
+ * Contract "Authentication", design.md §5, gateway-behaviours.md §3.1 and §10 items 11–14.
+ */
+const OPENAI_AUTH_ERROR = {
+  error: { message: expect.any(String), type: 'authentication_error', code: 'invalid_api_key', param: null },
+};
+
+async function call(url: string, init: { method?: string; authorization?: string; headers?: Record<string, string>; body?: unknown } = {}) {
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  if (init.authorization !== undefined) headers.authorization = init.authorization;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(url, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, text, json };
+}
+
+const chatBody = { model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hello' }] };
+
+describe('inbound bearer authentication', () => {
+  describe('with GATEWAY_BEARER_SECRET set', () => {
+    const SECRET = 'e2e-secret-Zq81';
+    const TENANT = 'tenant-acme-raw-value';
+    let gateway: TestGateway;
+
+    beforeAll(async () => {
+      gateway = await startGateway({
+        GATEWAY_BEARER_SECRET: SECRET,
+        GATEWAY_CALLER_HEADER: 'X-Tenant',
+        PRIMARY_AGENT_QUEUE_KEY_MODE: 'caller',
+        STRUCTURED_INFERENCE_ENABLED: 'true',
+        LOG_LEVEL: 'debug',
+      });
+    });
+
+    afterAll(() => gateway.close());
+
+    const rejected = [
+      ['no Authorization header', undefined],
+      ['a wrong bearer', 'Bearer not-the-secret'],
+      ['Bearer with nothing after it', 'Bearer'],
+      ['another scheme carrying the secret', `Basic ${SECRET}`],
+      ['the secret without a scheme', SECRET],
+    ] as const;
+
+    it.each(rejected)('GET /v1/models answers 401 in the OpenAI error shape for %s', async (_name, authorization) => {
+      const response = await call(`${gateway.url}/v1/models`, { authorization });
+      expect(response.status).toBe(401);
+      expect(response.json).toEqual(OPENAI_AUTH_ERROR);
+    });
+
+    it.each(rejected)('GET /metrics answers 401 for %s', async (_name, authorization) => {
+      const response = await call(`${gateway.url}/metrics`, { authorization });
+      expect(response.status).toBe(401);
+      expect(response.json).toEqual(OPENAI_AUTH_ERROR);
+      expect(response.text).not.toContain('gateway_chat_api');
+    });
+
+    it('POST /v1/chat/completions answers 401 in the OpenAI shape with a wrong bearer', async () => {
+      const response = await call(`${gateway.url}/v1/chat/completions`, { method: 'POST', authorization: 'Bearer nope', body: chatBody });
+      expect(response.status).toBe(401);
+      expect(response.json).toEqual(OPENAI_AUTH_ERROR);
+    });
+
+    it('POST /v1/structured/inference answers auth_error 401 in its contract shape', async () => {
+      const response = await call(`${gateway.url}/v1/structured/inference`, {
+        method: 'POST',
+        authorization: 'Bearer nope',
+        body: { request_id: 'auth-1', model: 'gpt-5.6-sol', input: 'x', schema: { type: 'object', properties: {}, required: [], additionalProperties: false } },
+      });
+      expect(response.status).toBe(401);
+      expect(response.json).toMatchObject({ error: { code: 'auth_error', message: expect.any(String) }, contract_version: '2.0.0' });
+    });
+
+    it('lets exactly "Bearer <secret>" through on models and metrics', async () => {
+      const models = await call(`${gateway.url}/v1/models`, { authorization: `Bearer ${SECRET}` });
+      expect(models.status).toBe(200);
+      expect((models.json as { data: unknown[] }).data.length).toBeGreaterThan(0);
+      const metrics = await call(`${gateway.url}/metrics`, { authorization: `Bearer ${SECRET}` });
+      expect(metrics.status).toBe(200);
+      expect(metrics.text).toContain('gateway_chat_api_requests_total');
+    });
+
+    it('keeps every health endpoint open without a bearer', async () => {
+      for (const route of ['/health', '/health/live', '/health/ready']) {
+        expect((await call(`${gateway.url}${route}`)).status).toBe(200);
+      }
+    });
+
+    it('never writes the bearer, its hash or the raw caller header to any log line (§10 item 14)', async () => {
+      const authorization = `Bearer ${SECRET}`;
+      const headers = { 'x-tenant': TENANT, 'x-conversation-id': 'conv-auth-1' };
+      await call(`${gateway.url}/v1/models`, { authorization, headers });
+      await call(`${gateway.url}/v1/models`, { authorization: 'Bearer wrong-bearer-Q7', headers });
+      await call(`${gateway.url}/v1/chat/completions`, { method: 'POST', authorization, headers, body: { ...chatBody, model: 'no-such-model' } });
+      // A tool turn in `caller` queue mode: the caller (from X-Tenant) keys the queue and is logged only as a hash.
+      await call(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        authorization,
+        headers,
+        body: { ...chatBody, tools: [{ type: 'function', function: { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {} } } }] },
+      });
+      await call(`${gateway.url}/v1/structured/inference`, {
+        method: 'POST',
+        authorization,
+        headers,
+        body: { request_id: 'auth-log-1', model: 'sonnet', input: 'x', schema: { type: 'object', properties: {}, required: [], additionalProperties: false } },
+      });
+      await call(`${gateway.url}/nowhere`, { authorization, headers });
+
+      const logs = gateway.logs.text;
+      expect(gateway.logs.lines.length).toBeGreaterThan(3);
+      for (const secretish of [SECRET, 'wrong-bearer-Q7', TENANT, createHash('sha256').update(SECRET).digest('hex')]) {
+        expect(logs).not.toContain(secretish);
+      }
+      expect(logs.toLowerCase()).not.toContain('authorization');
+      expect(logs.toLowerCase()).not.toContain('bearer ');
+    });
+  });
+
+  describe('without a secret', () => {
+    let gateway: TestGateway;
+
+    beforeAll(async () => {
+      gateway = await startGateway();
+    });
+
+    afterAll(() => gateway.close());
+
+    it.each(['/v1/models', '/metrics'])('accepts %s without an Authorization header', async (route) => {
+      expect((await call(`${gateway.url}${route}`)).status).toBe(200);
+    });
+
+    it.each(['/v1/models', '/metrics'])('accepts any non-empty bearer on %s', async (route) => {
+      expect((await call(`${gateway.url}${route}`, { authorization: 'Bearer whatever-the-client-has' })).status).toBe(200);
+    });
+
+    it.each([
+      ['Bearer with nothing after it', 'Bearer'],
+      ['another scheme', 'Basic Zm9vOmJhcg=='],
+      ['a bare token', 'sk-something'],
+    ])('rejects a malformed header (%s) with 401', async (_name, authorization) => {
+      for (const route of ['/v1/models', '/metrics']) {
+        const response = await call(`${gateway.url}${route}`, { authorization });
+        expect(response.status).toBe(401);
+        expect(response.json).toEqual(OPENAI_AUTH_ERROR);
+      }
+      const chat = await call(`${gateway.url}/v1/chat/completions`, { method: 'POST', authorization, body: chatBody });
+      expect(chat.status).toBe(401);
+      expect(chat.json).toEqual(OPENAI_AUTH_ERROR);
+    });
+  });
+});

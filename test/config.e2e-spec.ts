@@ -1,0 +1,108 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { SETTINGS } from '../src/config/settings';
+import { GatewayRun, runGateway, spawnGateway } from './support/child-gateway';
+
+/** Like Promise.all over `items`, with at most `limit` child processes at once (2-core machine). */
+async function mapLimited<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await run(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/**
+ * design.md §2 through the real entry point: a bad value exits with status 1 and exactly one
+ * stderr line naming the setting and the rule; `--help` lists every setting with its default.
+ * Every case is a real `node src/main.ts` child process, started in parallel to stay fast.
+ */
+describe('gateway configuration (child process)', () => {
+  let scratch: string;
+
+  let help: GatewayRun;
+
+  beforeAll(async () => {
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-config-e2e-'));
+    help = await runGateway({}, ['--help']);
+    // A bad catalog fails after the whole app graph was loaded: this first run transpiles every
+    // source file into the shared cache, so the parallel runs below reuse it.
+    await runGateway({ GATEWAY_MODEL_CATALOG: path.join(scratch, 'warm-up-missing.json') });
+  });
+
+  afterAll(() => {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  });
+
+  function expectOneLineFailure(run: { code: number | null; stdout: string; stderr: string }, pattern: RegExp): void {
+    expect(run.code).toBe(1);
+    const lines = run.stderr.split('\n').filter((line) => line !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+    // Nothing was served, and stdout holds only pino JSON lines (no framework boot banner).
+    for (const line of run.stdout.split('\n').filter((candidate) => candidate !== '')) {
+      expect(() => JSON.parse(line)).not.toThrow();
+      expect(line).not.toContain('gateway_listening');
+    }
+  }
+
+  it('exits with status 1 and one line naming the setting and the rule for each bad value', async () => {
+    const badCatalog = path.join(scratch, 'bad-catalog.json');
+    fs.writeFileSync(badCatalog, JSON.stringify({ models: [{ id: 'x', provider: 'openrouter', upstream_model: 'x' }] }));
+    const notJson = path.join(scratch, 'not-json.json');
+    fs.writeFileSync(notJson, '{ "models": [');
+    const cases: [Record<string, string>, string[], RegExp][] = [
+      [{ GATEWAY_PROVIDERS: 'provider_a,bedrock' }, [], /^gateway: invalid setting GATEWAY_PROVIDERS.*unknown provider "bedrock"/],
+      [{ GATEWAY_PORT: '70000' }, [], /^gateway: invalid setting GATEWAY_PORT.*must be a port number between 0 and 65535/],
+      [{ STRUCTURED_REPLICAS: '2' }, [], /^gateway: invalid setting STRUCTURED_REPLICAS.*must be exactly 1: one process must own the idempotency keys/],
+      [{ GATEWAY_DRAIN_TIMEOUT: 'soon' }, [], /^gateway: invalid setting GATEWAY_DRAIN_TIMEOUT.*must be a duration/],
+      [{}, ['--gateway-prot=1'], /^gateway: unknown flag "--gateway-prot=1"; run with --help/],
+      [{ PRIMARY_CUSTOM_TOOL_WIRE: 'xml' }, [], /^gateway: invalid setting PRIMARY_CUSTOM_TOOL_WIRE.*must be one of function, custom/],
+      [{ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:' }, [], /^gateway: invalid setting PRIMARY_AGENT_QUEUE_KEY_MODE.*header:<name>/],
+      [{ GATEWAY_MODEL_CATALOG: badCatalog }, [], /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] has an unknown "provider"/],
+      [{ GATEWAY_MODEL_CATALOG: notJson }, [], /^gateway: invalid setting GATEWAY_MODEL_CATALOG: not readable JSON/],
+      [{ GATEWAY_MODEL_CATALOG: path.join(scratch, 'missing.json') }, [], /^gateway: invalid setting GATEWAY_MODEL_CATALOG: file not found/],
+      // Thrown while Nest builds the providers: still one line, no framework output.
+      [{ PRIMARY_FAITHFUL_PROFILE: path.join(scratch, 'missing-profile.json') }, [], /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE.*file not found/],
+      [{ STRUCTURED_MODELS: 'gpt-5.6-sol,no-such-model' }, ['--structured-enabled'], /^gateway: invalid setting STRUCTURED_MODELS.*"no-such-model" is not a model id of the catalog/],
+    ];
+    const runs = await mapLimited(cases, 4, ([env, argv]) => runGateway(env, argv));
+    runs.forEach((run, index) => expectOneLineFailure(run, cases[index][2]));
+  });
+
+  it('fails on STRUCTURED_REPLICAS=2 even with structured inference disabled', async () => {
+    const run = await runGateway({ STRUCTURED_REPLICAS: '2', STRUCTURED_INFERENCE_ENABLED: 'false' });
+    expectOneLineFailure(run, /STRUCTURED_REPLICAS.*replicas: 1 with strategy: Recreate or maxSurge: 0/);
+  });
+
+  it('prints every setting with its flag and default for --help and exits 0', () => {
+    const run = help;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe('');
+    for (const definition of SETTINGS) {
+      const at = run.stdout.indexOf(`${definition.env} / ${definition.flag}\n`);
+      expect(at).toBeGreaterThanOrEqual(0);
+      const block = run.stdout.slice(at).split('\n').slice(0, 3).join('\n');
+      expect(block).toContain(`default: ${definition.defaultText ?? '(unset)'}`);
+    }
+  });
+
+  it('lets the flag win over the environment variable', async () => {
+    // The env port is invalid, the flag's is valid: the gateway must start on the flag's port 0.
+    const gateway = await spawnGateway({ GATEWAY_PORT: '70000', GATEWAY_PROVIDERS: 'provider_b' }, ['--gateway-port=0', '--gateway-providers', 'provider_a']);
+    try {
+      const listening = gateway.records.find((record) => record.event === 'gateway_listening');
+      expect(listening).toMatchObject({ host: '127.0.0.1', providers: ['provider_a'] });
+      const models = (await (await fetch(`${gateway.url}/v1/models`)).json()) as { data: { owned_by: string }[] };
+      expect(new Set(models.data.map((model) => model.owned_by))).toEqual(new Set(['provider_a']));
+    } finally {
+      await gateway.close();
+    }
+  });
+});

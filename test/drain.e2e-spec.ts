@@ -1,0 +1,147 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ChildGateway, spawnGateway } from './support/child-gateway';
+import { FakeProviderA } from './support/fake-provider-a';
+import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
+
+/**
+ * Draining (design.md §6) with a REAL child process and a REAL signal: readiness turns 503 at
+ * once, in-flight chat streams finish, and the process exits when idle or at
+ * GATEWAY_DRAIN_TIMEOUT. The slow in-flight request is a streamed chat against the provider_a fake.
+ */
+describe('draining on SIGTERM / SIGINT (child process)', () => {
+  let fake: FakeProviderA;
+  let loginHome: string;
+  const children: ChildGateway[] = [];
+
+  beforeAll(async () => {
+    fake = await FakeProviderA.start();
+    loginHome = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-drain-login-'));
+  });
+
+  afterEach(async () => {
+    await Promise.all(children.splice(0).map((child) => child.close()));
+    fake.reset();
+  });
+
+  afterAll(async () => {
+    await fake.close();
+    fs.rmSync(loginHome, { recursive: true, force: true });
+  });
+
+  async function start(settings: Record<string, string> = {}): Promise<ChildGateway> {
+    const child = await spawnGateway({ ...providerASettings(fake, loginHome), GATEWAY_PROVIDERS: 'provider_a', ...settings });
+    children.push(child);
+    return child;
+  }
+
+  /** Starts a streamed chat; resolves once the first SSE bytes arrived, with a reader for the rest. */
+  async function openStream(gateway: ChildGateway) {
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const first = await reader.read();
+    text += decoder.decode(first.value);
+    let ended = false;
+    const rest = (async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += decoder.decode(value, { stream: true });
+        }
+      } catch {
+        // The gateway cut the connection (drain timeout): `text` keeps what arrived.
+      }
+      ended = true;
+      return text;
+    })();
+    return { rest, isEnded: () => ended, textSoFar: () => text };
+  }
+
+  async function readiness(gateway: ChildGateway): Promise<{ status: number; body: unknown }> {
+    const response = await fetch(`${gateway.url}/health/ready`);
+    return { status: response.status, body: await response.json() };
+  }
+
+  /** Polls readiness until it answers 503 (the signal is delivered asynchronously); returns how long it took. */
+  async function waitForDraining(gateway: ChildGateway, withinMs = 1000): Promise<number> {
+    const started = Date.now();
+    while (Date.now() - started < withinMs) {
+      const ready = await readiness(gateway);
+      if (ready.status === 503) {
+        expect(ready.body).toEqual({ status: 'draining' });
+        return Date.now() - started;
+      }
+    }
+    throw new Error(`readiness did not turn 503 within ${withinMs} ms`);
+  }
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('exits at once with status 0 on %s when nothing is in flight', async (signal) => {
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '20s' });
+    expect((await readiness(gateway)).body).toEqual({ status: 'ready' });
+    const sentAt = Date.now();
+    gateway.process.kill(signal);
+    const status = await gateway.exited;
+    expect(status).toEqual({ code: 0, signal: null });
+    expect(Date.now() - sentAt).toBeLessThan(5000);
+    expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ signal, in_flight: 0 });
+    expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true });
+  });
+
+  it('turns readiness 503 at once, finishes the in-flight stream, then exits when idle', async () => {
+    fake.enqueue({ frames: [created(), textDelta('first '), textDelta('second', 'msg_1', 2500), completed()] });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '20s' });
+    const stream = await openStream(gateway);
+
+    gateway.process.kill('SIGTERM');
+    const signalledAt = Date.now();
+    // Signal delivery is asynchronous; under load allow a moment, but well inside the 2.5 s the stream still runs.
+    expect(await waitForDraining(gateway, 2000)).toBeLessThan(2000);
+    // Still draining, not gone: the stream is open, liveness and chat-side routes still answer.
+    expect(stream.isEnded()).toBe(false);
+    expect((await fetch(`${gateway.url}/health/live`)).status).toBe(200);
+    expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(200);
+    expect(gateway.process.exitCode).toBeNull();
+
+    const text = await stream.rest;
+    expect(text).toContain('"content":"second"');
+    expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    const status = await gateway.exited;
+    expect(status).toEqual({ code: 0, signal: null });
+    // It waited for the stream (about 2.5 s), not for the 20 s drain timeout.
+    expect(Date.now() - signalledAt).toBeLessThan(8000);
+    expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ in_flight: 1 });
+    expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true, in_flight: 0 });
+  });
+
+  it('exits at GATEWAY_DRAIN_TIMEOUT when a request hangs, closing the upstream turn', async () => {
+    fake.enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '1s' });
+    const stream = await openStream(gateway);
+    const [upstream] = await fake.waitForRequests(1);
+
+    const signalledAt = Date.now();
+    gateway.process.kill('SIGTERM');
+    const status = await gateway.exited;
+    const elapsed = Date.now() - signalledAt;
+    expect(status).toEqual({ code: 0, signal: null });
+    expect(elapsed).toBeGreaterThanOrEqual(900);
+    expect(elapsed).toBeLessThan(6000);
+    expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false });
+    // The hanging client was cut off without [DONE], and the upstream connection was closed by the gateway.
+    const text = await stream.rest;
+    expect(text).not.toContain('[DONE]');
+    let timer: NodeJS.Timeout | undefined;
+    const stillOpen = new Promise((resolve) => (timer = setTimeout(() => resolve('open'), 2000)));
+    await expect(Promise.race([upstream.closedByClient.then(() => 'closed'), stillOpen]).finally(() => clearTimeout(timer))).resolves.toBe('closed');
+  });
+});

@@ -1,0 +1,195 @@
+import * as zlib from 'node:zlib';
+import { rawRequest } from './support/raw-http';
+import { startGateway, TestGateway } from './support/create-test-app';
+
+/** The body of every 404 on chat and models routes (design.md §4 OpenAI shape). */
+const NOT_FOUND = { error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null } };
+
+describe('HTTP surface', () => {
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    // A small chat body cap so the 413 case stays cheap; structured inference is off (the default).
+    gateway = await startGateway({ GATEWAY_MAX_BODY_BYTES: '2048' });
+  });
+
+  afterAll(() => gateway.close());
+
+  describe('404 for every other path and every other method (never 405)', () => {
+    it.each([
+      ['GET', '/'],
+      ['GET', '/v1'],
+      ['GET', '/v1/responses'],
+      ['POST', '/v1/responses'],
+      ['GET', '/v2/models'],
+      ['GET', '/v1/models/extra'],
+      ['GET', '/health/deep'],
+      ['POST', '/v1/completions'],
+      ['GET', '/v1/chat/completions/extra'],
+    ])('%s %s is a JSON 404', async (method, route) => {
+      const response = await rawRequest(`${gateway.url}${route}`, { method });
+      expect(response.status).toBe(404);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(JSON.parse(response.body.toString())).toEqual(NOT_FOUND);
+    });
+
+    it.each([
+      ['DELETE', '/v1/models'],
+      ['POST', '/v1/models'],
+      ['PUT', '/v1/models'],
+      ['OPTIONS', '/v1/models'],
+      ['GET', '/v1/chat/completions'],
+      ['PUT', '/v1/chat/completions'],
+      ['PATCH', '/v1/chat/completions'],
+      ['DELETE', '/v1/chat/completions'],
+      ['POST', '/health'],
+      ['DELETE', '/health/ready'],
+      ['POST', '/metrics'],
+    ])('%s %s (a known path, another method) is a JSON 404', async (method, route) => {
+      const response = await rawRequest(`${gateway.url}${route}`, { method });
+      expect(response.status).toBe(404);
+      expect(JSON.parse(response.body.toString())).toEqual(NOT_FOUND);
+    });
+
+    it('answers 404 on an unknown path whatever its body: malformed or oversized JSON is not parsed there', async () => {
+      for (const body of ['{"model": ', JSON.stringify({ padding: 'x'.repeat(10_000) })]) {
+        const response = await rawRequest(`${gateway.url}/v1/unknown`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        expect(response.status).toBe(404);
+        expect(JSON.parse(response.body.toString())).toEqual(NOT_FOUND);
+      }
+    });
+  });
+
+  describe('structured inference disabled (contract "Endpoints"; §10 item 35)', () => {
+    const bodies: (string | undefined)[] = [
+      undefined,
+      JSON.stringify({ request_id: 'probe-1', model: 'gpt-5.6-sol', input: 'x', schema: {} }),
+      '{"request_id": "broken',
+      JSON.stringify({ request_id: 'big', input: 'x'.repeat(8000) }),
+    ];
+
+    it.each(bodies.map((body) => [body === undefined ? 'no body' : body.slice(0, 40), body]))(
+      'answers POST /v1/structured/inference (%s) byte-identically to an unknown route',
+      async (_name, body) => {
+        const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
+        const structured = await rawRequest(`${gateway.url}/v1/structured/inference`, { method: 'POST', headers, body });
+        const unknown = await rawRequest(`${gateway.url}/v1/structured/nothing-here`, { method: 'POST', headers, body });
+        expect(structured.status).toBe(404);
+        expect(structured.status).toBe(unknown.status);
+        expect(structured.body.equals(unknown.body)).toBe(true);
+        expect(structured.headers['content-type']).toBe(unknown.headers['content-type']);
+        expect(structured.headers['content-length']).toBe(unknown.headers['content-length']);
+        expect(structured.headers['retry-after']).toBeUndefined();
+      },
+    );
+
+    it('keeps the other endpoints unchanged', async () => {
+      expect((await rawRequest(`${gateway.url}/v1/models`)).status).toBe(200);
+      expect((await rawRequest(`${gateway.url}/health`)).status).toBe(200);
+    });
+  });
+
+  describe('compression of JSON responses (contract "Compression")', () => {
+    let plain: Buffer;
+
+    beforeAll(async () => {
+      const response = await rawRequest(`${gateway.url}/v1/models`);
+      plain = response.body;
+    });
+
+    it('sends no Content-Encoding when the client does not send Accept-Encoding', async () => {
+      const response = await rawRequest(`${gateway.url}/v1/models`);
+      expect(response.status).toBe(200);
+      expect(response.headers['content-encoding']).toBeUndefined();
+      expect(JSON.parse(response.body.toString()).object).toBe('list');
+    });
+
+    it.each([
+      ['gzip', zlib.gunzipSync],
+      ['br', zlib.brotliDecompressSync],
+      ['deflate', zlib.inflateSync],
+    ] as const)('compresses /v1/models with %s and sets Content-Encoding to match', async (encoding, decompress) => {
+      const response = await rawRequest(`${gateway.url}/v1/models`, { headers: { 'accept-encoding': encoding } });
+      expect(response.status).toBe(200);
+      expect(response.headers['content-encoding']).toBe(encoding);
+      expect(response.headers.vary).toMatch(/accept-encoding/i);
+      expect(response.body.length).toBeLessThan(plain.length);
+      expect(decompress(response.body).equals(plain)).toBe(true);
+    });
+
+    it('does not compress when the client accepts only identity', async () => {
+      const response = await rawRequest(`${gateway.url}/v1/models`, { headers: { 'accept-encoding': 'identity' } });
+      expect(response.headers['content-encoding']).toBeUndefined();
+    });
+  });
+
+  describe('request bodies on POST /v1/chat/completions', () => {
+    it('answers 413 request_too_large in the OpenAI shape for a body over GATEWAY_MAX_BODY_BYTES', async () => {
+      const body = JSON.stringify({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'x'.repeat(4096) }] });
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(response.status).toBe(413);
+      expect(JSON.parse(response.body.toString())).toEqual({
+        error: { message: expect.any(String), type: 'invalid_request_error', code: 'request_too_large', param: null },
+      });
+    });
+
+    it('answers 400 invalid_request_error for malformed JSON, without echoing the body', async () => {
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"model": "gpt-5.6-sol", "messages": [SECRET-PROMPT',
+      });
+      expect(response.status).toBe(400);
+      const body = JSON.parse(response.body.toString());
+      expect(body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'invalid_request', param: null } });
+      expect(response.body.toString()).not.toContain('SECRET-PROMPT');
+    });
+
+    it('answers 400 for a body that is JSON but not a chat request', async () => {
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([1, 2, 3]),
+      });
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.body.toString()).error.type).toBe('invalid_request_error');
+    });
+
+    it('answers 404 model_not_found in the OpenAI shape for a model outside the catalog', async () => {
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(response.status).toBe(404);
+      expect(JSON.parse(response.body.toString())).toMatchObject({ error: { type: 'invalid_request_error', code: 'model_not_found', param: null } });
+    });
+  });
+
+  describe('GET /v1/models (design.md §3)', () => {
+    it('lists the catalog in the OpenAI list shape', async () => {
+      const body = JSON.parse((await rawRequest(`${gateway.url}/v1/models`)).body.toString());
+      expect(body.object).toBe('list');
+      expect(body.data).toEqual(expect.arrayContaining([{ id: 'gpt-5.6-sol', object: 'model', created: expect.any(Number), owned_by: 'provider_a' }]));
+      const owners = new Set(body.data.map((entry: { owned_by: string }) => entry.owned_by));
+      expect(owners).toEqual(new Set(['provider_a', 'provider_b', 'provider_c']));
+    });
+  });
+});
+
+describe('GET /v1/models filtered by GATEWAY_PROVIDERS', () => {
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    gateway = await startGateway({ GATEWAY_PROVIDERS: 'gemini,claude' });
+  });
+
+  afterAll(() => gateway.close());
+
+  it('lists only the enabled families', async () => {
+    const body = JSON.parse((await rawRequest(`${gateway.url}/v1/models`)).body.toString());
+    const owners = new Set(body.data.map((entry: { owned_by: string }) => entry.owned_by));
+    expect(owners).toEqual(new Set(['provider_b', 'provider_c']));
+    expect(body.data.some((entry: { id: string }) => entry.id === 'gpt-5.6-sol')).toBe(false);
+  });
+});

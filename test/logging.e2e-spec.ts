@@ -1,0 +1,112 @@
+import { rawRequest, rawSocketExchange } from './support/raw-http';
+import { startGateway, TestGateway } from './support/create-test-app';
+
+/**
+ * Contract "Log records", design.md §8, gateway-behaviours.md §9 and §10 item 59: one JSON line
+ * per real event, the request id on each, caller-controlled identifiers sanitized so they
+ * cannot forge a record, and never Authorization, prompts or bodies.
+ */
+const HOSTILE = 'gpt\n{"level":60,"event":"forged"}\r\u2028x\u0085y\tz\u0000';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('log records', () => {
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'log-secret-4411', LOG_LEVEL: 'debug' });
+  });
+
+  afterAll(() => gateway.close());
+
+  /** Runs `action` and returns the records it produced (the capture is shared by the file). */
+  async function recordsOf(action: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+    const start = gateway.logs.lines.length;
+    await action();
+    // pino-http writes its line on the response's 'finish'; let the event loop deliver it.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return gateway.logs.lines.slice(start).map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+
+  const chat = (model: string, extraHeaders: Record<string, string> = {}) =>
+    rawRequest(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer log-secret-4411', 'content-type': 'application/json', ...extraHeaders },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT please' }] }),
+    });
+
+  it('writes every line as one JSON object', () => {
+    expect(gateway.logs.lines.length).toBeGreaterThan(0);
+    for (const line of gateway.logs.lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it('logs a hostile model id as one sanitized value: same records as a clean request, none forged (§10 item 59)', async () => {
+    const clean = await recordsOf(() => chat('plain-unknown-model'));
+    const poisoned = await recordsOf(() => chat(HOSTILE));
+    expect(poisoned.map((record) => record.event ?? record.msg)).toEqual(clean.map((record) => record.event ?? record.msg));
+    expect(poisoned.some((record) => record.event === 'forged')).toBe(false);
+    const completion = poisoned.find((record) => record.event === 'chat_completion');
+    expect(completion?.model).toBe('gpt {"level":60,"event":"forged"}  x y z ');
+    for (const record of poisoned) expect(JSON.stringify(record)).not.toMatch(/\\n|\\r|\\t|\\u0000|\\u2028|\\u0085/);
+  });
+
+  it('cuts a 10 000-character identifier to its first 128 characters', async () => {
+    const records = await recordsOf(() => chat('m'.repeat(10_000)));
+    expect(records.find((record) => record.event === 'chat_completion')?.model).toBe('m'.repeat(128));
+  });
+
+  it('cannot be forged through the request path', async () => {
+    const port = Number(new URL(gateway.url).port);
+    // Raw NEL, U+2028 bytes or controls in a path are refused by Node's HTTP parser (400) before
+    // any code of ours runs, so they never reach a record at all…
+    const raw = Buffer.concat([Buffer.from('GET /nope'), Buffer.from([0x85, 0xe2, 0x80, 0xa8]), Buffer.from('{"level":60,"event":"forged"} HTTP/1.1\r\nHost: x')]);
+    let answer = '';
+    const refused = await recordsOf(async () => {
+      answer = await rawSocketExchange(port, raw);
+    });
+    expect(answer.startsWith('HTTP/1.1 400')).toBe(true);
+    expect(refused).toEqual([]);
+
+    // …and a percent-encoded line break stays encoded text inside one access record.
+    const encoded = await recordsOf(() => rawRequest(`${gateway.url}/nope%0A%7B%22level%22%3A60%2C%22event%22%3A%22forged%22%7D%E2%80%A8`));
+    expect(encoded).toHaveLength(1);
+    expect(encoded.some((record) => record.event === 'forged')).toBe(false);
+    expect((encoded[0].req as { path: string }).path).toBe('/nope%0A%7B%22level%22%3A60%2C%22event%22%3A%22forged%22%7D%E2%80%A8');
+  });
+
+  it('caps a logged path at 128 characters', async () => {
+    const records = await recordsOf(() => rawRequest(`${gateway.url}/${'p'.repeat(5000)}`));
+    expect(records).toHaveLength(1);
+    expect((records[0].req as { path: string }).path).toBe(`/${'p'.repeat(127)}`);
+  });
+
+  it('ignores a caller-supplied x-request-id: the id on every line is our own UUID', async () => {
+    let response!: Awaited<ReturnType<typeof rawRequest>>;
+    const records = await recordsOf(async () => {
+      response = await chat('unknown-model-for-id', { 'x-request-id': 'evil-id\t{"level":60}' });
+    });
+    const id = response.headers['x-request-id'] as string;
+    expect(id).toMatch(UUID);
+    expect(records.length).toBeGreaterThan(0);
+    for (const record of records) {
+      expect(record.reqId).toBe(id);
+      expect(JSON.stringify(record)).not.toContain('evil-id');
+    }
+  });
+
+  it('never logs Authorization, the bearer, prompt text or request bodies', async () => {
+    await chat('gpt-5.6-sol');
+    await rawRequest(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer wrong-bearer-8812' } });
+    const text = gateway.logs.text;
+    for (const forbidden of ['log-secret-4411', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'authorization', 'Authorization']) {
+      expect(text).not.toContain(forbidden);
+    }
+  });
+
+  it('writes no line for health probes (load balancers poll them every few seconds)', async () => {
+    const records = await recordsOf(async () => {
+      await rawRequest(`${gateway.url}/health`);
+      await rawRequest(`${gateway.url}/health/ready`);
+    });
+    expect(records).toEqual([]);
+  });
+});

@@ -1,0 +1,122 @@
+import { rawRequest } from './support/raw-http';
+import { startGateway, TestGateway } from './support/create-test-app';
+
+/** design.md §8 and the contract's "Metrics" table, with the types of gateway-behaviours.md §8. */
+const SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
+  gateway_chat_api_requests_total: 'counter',
+  gateway_chat_api_request_duration_seconds: 'histogram',
+  gateway_chat_api_time_to_first_token_seconds: 'histogram',
+  gateway_chat_api_tokens_total: 'counter',
+  gateway_chat_api_queue_wait_seconds: 'histogram',
+  gateway_chat_api_queue_depth: 'gauge',
+  gateway_chat_api_upstream_errors_total: 'counter',
+  gateway_chat_api_fast_tier_requests_total: 'counter',
+  gateway_chat_api_structured_latency_seconds: 'histogram',
+  gateway_chat_api_structured_tokens_total: 'counter',
+  gateway_chat_api_structured_failures_total: 'counter',
+  gateway_chat_api_structured_validation_total: 'counter',
+  gateway_chat_api_structured_idempotency_total: 'counter',
+  gateway_chat_api_structured_inflight: 'gauge',
+};
+
+/** The type a `# TYPE` line declares for `name`. */
+function declaredType(text: string, name: string): string | undefined {
+  return new RegExp(`^# TYPE ${name} (\\w+)$`, 'm').exec(text)?.[1];
+}
+
+/** The value of one sample, labels matched exactly in any order; undefined when absent. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) found[pair[1]] = pair[2];
+    const wanted = Object.entries(labels);
+    if (wanted.length === Object.keys(found).length && wanted.every(([key, value]) => found[key] === value)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+describe('GET /metrics', () => {
+  describe('enabled (the default) with a bearer secret', () => {
+    const SECRET = 'metrics-secret';
+    let gateway: TestGateway;
+    const scrape = async () => {
+      const response = await rawRequest(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${SECRET}` } });
+      expect(response.status).toBe(200);
+      return { text: response.body.toString(), type: response.headers['content-type'] };
+    };
+
+    beforeAll(async () => {
+      gateway = await startGateway({ GATEWAY_BEARER_SECRET: SECRET });
+    });
+
+    afterAll(() => gateway.close());
+
+    it('serves Prometheus text with HELP and TYPE for every series of design.md §8 and the contract', async () => {
+      const { text, type } = await scrape();
+      expect(type).toMatch(/^text\/plain/);
+      for (const [name, kind] of Object.entries(SERIES)) {
+        expect(text).toMatch(new RegExp(`^# HELP ${name} \\S`, 'm'));
+        expect(declaredType(text, name)).toBe(kind);
+      }
+    });
+
+    it('exposes the closed structured label sets at zero from boot', async () => {
+      const { text } = await scrape();
+      for (const result of ['valid', 'invalid', 'unparsable', 'unknown']) {
+        expect(sample(text, 'gateway_chat_api_structured_validation_total', { result })).toBe(0);
+      }
+      for (const result of ['local_hit', 'miss', 'conflict', 'capacity']) {
+        expect(sample(text, 'gateway_chat_api_structured_idempotency_total', { result })).toBe(0);
+      }
+      expect(sample(text, 'gateway_chat_api_structured_inflight')).toBe(0);
+    });
+
+    it('counts a chat request for a model outside the catalog as model="other", never the raw id (§10 item 58)', async () => {
+      const before = sample((await scrape()).text, 'gateway_chat_api_requests_total', { provider: 'none', model: 'other', status: '404' }) ?? 0;
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'caller-typed-model-xyz', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(response.status).toBe(404);
+      const { text } = await scrape();
+      expect(sample(text, 'gateway_chat_api_requests_total', { provider: 'none', model: 'other', status: '404' })).toBe(before + 1);
+      expect(text).not.toContain('caller-typed-model-xyz');
+      expect(text).not.toContain(SECRET);
+    });
+
+    it('includes process metrics from the shared registry', async () => {
+      const { text } = await scrape();
+      expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+    });
+
+    it('is behind the bearer', async () => {
+      expect((await rawRequest(`${gateway.url}/metrics`)).status).toBe(401);
+      expect((await rawRequest(`${gateway.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    });
+  });
+
+  describe('METRICS_ENABLED=false', () => {
+    let gateway: TestGateway;
+
+    beforeAll(async () => {
+      gateway = await startGateway({ METRICS_ENABLED: 'false' });
+    });
+
+    afterAll(() => gateway.close());
+
+    it('answers 404 exactly like an unknown route', async () => {
+      const metrics = await rawRequest(`${gateway.url}/metrics`);
+      const unknown = await rawRequest(`${gateway.url}/no-such-route`);
+      expect(metrics.status).toBe(404);
+      expect(metrics.body.equals(unknown.body)).toBe(true);
+      expect(metrics.body.toString()).not.toContain('gateway_chat_api');
+    });
+
+    it('still serves everything else', async () => {
+      expect((await rawRequest(`${gateway.url}/v1/models`)).status).toBe(200);
+    });
+  });
+});
