@@ -3,11 +3,21 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { GatewayError } from '../src/common/errors/gateway.error';
 import { loadConfig } from '../src/config/app-config';
-import type { CallContext, ChatEvent, ChatRequest, EventLogger } from '../src/providers/provider-adapter';
+import type { CallContext, ChatEvent, EventLogger } from '../src/providers/provider-adapter';
 import { ProviderBAdapter } from '../src/providers/provider-b/provider-b.adapter';
 import { overrideOnboardingPollInterval } from '../src/providers/provider-b/provider-b.constants';
 import { FakeCodeAssist } from './support/fake-provider-b';
-import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
+import {
+  callFrame,
+  errorFrame,
+  finishFrame,
+  providerBChatRequest as chatRequest,
+  providerBSettings,
+  quotaFailure,
+  retryInfo,
+  textFrame,
+  writeCredsFile,
+} from './support/provider-b-fixtures';
 
 const CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com';
 const CLIENT_SECRET = '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';
@@ -22,27 +32,6 @@ class RecordingLogger implements EventLogger {
   events(): unknown[] {
     return this.records.map((record) => record.event);
   }
-}
-
-function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
-  return {
-    model: {
-      requestedId: 'gemini-2.5-pro',
-      catalogId: 'gemini-2.5-pro',
-      provider: 'provider_b',
-      upstreamModel: 'gemini-2.5-pro',
-      reasoningEffort: 'medium',
-      verbosity: null,
-      serviceTier: null,
-    },
-    messages: [{ role: 'user', content: 'hi' }],
-    tools: [],
-    faithful: false,
-    sampling: {},
-    chatKey: 'chat:test',
-    customToolWire: 'function',
-    ...overrides,
-  };
 }
 
 async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { ChatRequest } from '../../src/providers/provider-adapter';
 import type { FakeCodeAssist } from './fake-provider-b';
 
 /** Options of `writeCredsFile`; every field is optional. */
@@ -117,5 +118,27 @@ export function providerBSettings(fake: FakeCodeAssist, home: string, options: {
     PROVIDER_B_URL: fake.baseUrl,
     PROVIDER_B_TOKEN_URL: fake.tokenUrl,
     ...(options.project !== undefined ? { PROVIDER_B_PROJECT: options.project } : {}),
+  };
+}
+
+/** A provider_b ChatRequest for `gemini-2.5-pro` saying "hi", with any field overridden. */
+export function providerBChatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
+  return {
+    model: {
+      requestedId: 'gemini-2.5-pro',
+      catalogId: 'gemini-2.5-pro',
+      provider: 'provider_b',
+      upstreamModel: 'gemini-2.5-pro',
+      reasoningEffort: 'medium',
+      verbosity: null,
+      serviceTier: null,
+    },
+    messages: [{ role: 'user', content: 'hi' }],
+    tools: [],
+    faithful: false,
+    sampling: {},
+    chatKey: 'chat:test',
+    customToolWire: 'function',
+    ...overrides,
   };
 }

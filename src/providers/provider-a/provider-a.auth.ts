@@ -2,7 +2,8 @@ import { GatewayError } from '../../common/errors/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { EventLogger } from '../provider-adapter';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
-import { applyRefresh, isExpired, LoginFileError, LoginState, parseLoginFile, RefreshedTokens } from './provider-a.login-file';
+import { LoginToken, LoginTokenCache } from '../shared/login-token-cache';
+import { applyRefresh, LoginFileError, LoginState, parseLoginFile, RefreshedTokens } from './provider-a.login-file';
 import { requestTokenRefresh, TokenRefreshError } from './provider-a.token-refresh';
 
 /** What one upstream attempt needs from the login. */
@@ -11,34 +12,8 @@ export interface ProviderACredentials {
   readonly accountId: string;
 }
 
-interface CachedToken {
+interface CachedToken extends LoginToken {
   readonly credentials: ProviderACredentials;
-  readonly expiresAt?: number;
-}
-
-// One chain per credential file: at most one read-or-refresh runs at a time, and callers that
-// queue behind a refresh find its result in the cache instead of refreshing again (§1.4).
-const chainsByFile = new Map<string, Promise<unknown>>();
-
-function serializePerFile<T>(file: string, task: () => Promise<T>): Promise<T> {
-  const previous = chainsByFile.get(file) ?? Promise.resolve();
-  const next = previous.then(task, task);
-  const settled = next.catch(() => undefined);
-  chainsByFile.set(file, settled);
-  void settled.then(() => {
-    if (chainsByFile.get(file) === settled) chainsByFile.delete(file);
-  });
-  return next;
-}
-
-/** Waits for `promise` but gives up at once (with the signal's reason) when `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 const loginError = (reason: string) => new GatewayError('auth', { detail: `provider_a ${reason}; run codex login` });
@@ -49,43 +24,33 @@ const loginError = (reason: string) => new GatewayError('auth', { detail: `provi
  * Only process-level state lives here (the cached token); nothing per request.
  */
 export class ProviderAAuth {
-  private cached?: CachedToken;
+  private readonly tokens: LoginTokenCache<CachedToken>;
 
   constructor(
     private readonly authFile: string,
     private readonly tokenUrl: string,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.tokens = new LoginTokenCache(now);
+  }
 
   /** A usable token for the next upstream attempt (§1.4). */
-  credentials(logger: EventLogger, signal: AbortSignal): Promise<ProviderACredentials> {
-    const cached = this.cached;
-    if (cached && !isExpired(cached.expiresAt, this.now())) return Promise.resolve(cached.credentials);
-    return untilAborted(
-      serializePerFile(this.authFile, () => this.obtain(logger, undefined)),
-      signal,
-    );
+  async credentials(logger: EventLogger, signal: AbortSignal): Promise<ProviderACredentials> {
+    return (await this.tokens.current((rejected) => this.load(logger, rejected), signal)).credentials;
   }
 
   /**
    * After the upstream refused `rejected` with 401/403 (§1.7): drop it, use the file's token if
    * it changed meanwhile, else refresh even though it did not look expired.
    */
-  afterRejection(rejected: ProviderACredentials, logger: EventLogger, signal: AbortSignal): Promise<ProviderACredentials> {
-    if (this.cached?.credentials.accessToken === rejected.accessToken) this.cached = undefined;
-    return untilAborted(
-      serializePerFile(this.authFile, () => this.obtain(logger, rejected.accessToken)),
-      signal,
-    );
+  async afterRejection(rejected: ProviderACredentials, logger: EventLogger, signal: AbortSignal): Promise<ProviderACredentials> {
+    return (await this.tokens.afterRejection(rejected.accessToken, (token) => this.load(logger, token), signal)).credentials;
   }
 
-  private async obtain(logger: EventLogger, rejectedToken: string | undefined): Promise<ProviderACredentials> {
-    const cached = this.cached;
-    if (cached && cached.credentials.accessToken !== rejectedToken && !isExpired(cached.expiresAt, this.now())) return cached.credentials;
+  /** §1.4 steps 2–4: the file's token unless rejected or expired, else refresh and write back. */
+  private async load(logger: EventLogger, rejectedToken: string | undefined): Promise<CachedToken> {
     const state = await this.readLogin();
-    if (state.accessToken !== rejectedToken && !isExpired(state.expiresAt, this.now())) {
-      return this.remember({ credentials: { accessToken: state.accessToken, accountId: state.accountId }, expiresAt: state.expiresAt });
-    }
+    if (this.tokens.isUsable(state, rejectedToken)) return cachedToken(state.accessToken, state.accountId, state.expiresAt);
     if (!state.refreshToken) {
       logger.warn({ event: 'provider_a_login_expired' }, 'provider_a_login_expired');
       throw loginError('login expired');
@@ -94,12 +59,7 @@ export class ProviderAAuth {
     // Refresh tokens are single use: persist the rotated one before the new access token is used.
     await this.persist(refreshed, logger);
     logger.info({ event: 'provider_a_token_refreshed', forced: rejectedToken !== undefined }, 'provider_a_token_refreshed');
-    return this.remember({ credentials: { accessToken: refreshed.accessToken, accountId: state.accountId }, expiresAt: refreshed.expiresAt });
-  }
-
-  private remember(token: CachedToken): ProviderACredentials {
-    this.cached = token;
-    return token.credentials;
+    return cachedToken(refreshed.accessToken, state.accountId, refreshed.expiresAt);
   }
 
   private async readLogin(): Promise<LoginState> {
@@ -140,4 +100,8 @@ export class ProviderAAuth {
       logger.error({ event: 'provider_a_auth_persist_failed', errno: (error as NodeJS.ErrnoException).code }, 'provider_a_auth_persist_failed');
     }
   }
+}
+
+function cachedToken(accessToken: string, accountId: string, expiresAt: number | undefined): CachedToken {
+  return { accessToken, expiresAt, credentials: { accessToken, accountId } };
 }

@@ -13,10 +13,7 @@ export const CODEX_BETA_FEATURES = 'remote_compaction_v2';
 /** The public OAuth client id of the Codex CLI (provider_a.md §1.5). */
 export const CODEX_OAUTH_CLIENT_ID = 'app_EMoamEEZ73f0CkXaXp7hrann';
 
-/** A token counts as expired this long before its real expiry (provider_a.md §1.3). */
-export const TOKEN_EXPIRY_SKEW_MS = 60_000;
-/** Caps on bodies we read from the upstream (provider_a.md §1.5, §4.2). */
-export const TOKEN_RESPONSE_MAX_BYTES = 1024 * 1024;
+/** Cap on a failed upgrade/POST body we read from the upstream (provider_a.md §4.2). */
 export const ERROR_BODY_MAX_BYTES = 64 * 1024;
 /** The token endpoint is not bounded by any caller's turn (the rotated token must be saved). */
 export const TOKEN_REFRESH_TIMEOUT_MS = 30_000;

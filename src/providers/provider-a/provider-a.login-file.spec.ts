@@ -1,4 +1,5 @@
-import { accountIdFromJwt, applyRefresh, decodeJwtClaims, isExpired, LoginFileError, parseLoginFile, tokenExpiry } from './provider-a.login-file';
+import { isExpired } from '../shared/login-token-cache';
+import { accountIdFromJwt, applyRefresh, decodeJwtClaims, LoginFileError, parseLoginFile, tokenExpiry } from './provider-a.login-file';
 
 const jwt = (claims: Record<string, unknown>) =>
   `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;

@@ -1,5 +1,3 @@
-import { TOKEN_EXPIRY_SKEW_MS } from './provider-a.constants';
-
 /** What one read of the Codex login file gives us (provider_a.md §1.2). */
 export interface LoginState {
   readonly accessToken: string;
@@ -48,11 +46,6 @@ export function tokenExpiry(expiresAtSeconds: unknown, accessToken: string): num
   if (typeof expiresAtSeconds === 'number' && Number.isFinite(expiresAtSeconds) && expiresAtSeconds > 0) return expiresAtSeconds * 1000;
   const exp = decodeJwtClaims(accessToken)?.exp;
   return typeof exp === 'number' && Number.isFinite(exp) && exp > 0 ? exp * 1000 : undefined;
-}
-
-/** Expired means `now >= expiry − 60 s`; an unknown expiry is used as is (a 401 forces a refresh). */
-export function isExpired(expiresAt: number | undefined, now: number): boolean {
-  return expiresAt !== undefined && now >= expiresAt - TOKEN_EXPIRY_SKEW_MS;
 }
 
 /** Parses the generic JSON object of the login file; missing pieces are LoginFileErrors. */

@@ -1,7 +1,7 @@
 import { parseSseJson } from '../shared/sse-event-parser';
 import { ERROR_BODY_MAX_BYTES } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
-import { parseJsonOrUndefined, readBodyCapped } from './provider-a.http-body';
+import { parseJsonOrUndefined, readBodyCapped } from '../shared/http-body';
 import { AttemptInput, lowerCaseHeaders, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
 
 /** Bytes of a fetch body that stop (with the abort reason) as soon as `signal` aborts. */

@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
 import { FrameQueue } from './provider-a.frame-queue';
-import { parseJsonOrUndefined } from './provider-a.http-body';
+import { parseJsonOrUndefined } from '../shared/http-body';
 import { websocketFrame } from './provider-a.request';
 import { AttemptInput, lowerCaseHeaders, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
 

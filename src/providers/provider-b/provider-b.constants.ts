@@ -20,9 +20,6 @@ export function providerBUserAgent(): string {
 /** Client metadata sent with `:loadCodeAssist` and `:onboardUser` (provider_b.md §4.2). */
 export const CODE_ASSIST_METADATA = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } as const;
 
-/** A token counts as expired this long before its `expiry_date` (provider_b.md §1.2). */
-export const TOKEN_EXPIRY_MARGIN_MS = 60_000;
-
 /** Bound on one call to the OAuth token endpoint. */
 export const TOKEN_REQUEST_TIMEOUT_MS = 30_000;
 

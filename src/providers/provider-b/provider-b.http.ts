@@ -1,5 +1,6 @@
 import { GatewayError } from '../../common/errors/gateway.error';
 import type { EventLogger } from '../provider-adapter';
+import { readJsonCapped } from '../shared/http-body';
 import type { ProviderBTokenSource } from './provider-b.auth';
 import { providerBUserAgent } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
@@ -23,7 +24,8 @@ export interface OpenedResponse {
 
 export type CodeAssistMethod = 'streamGenerateContent' | 'generateContent' | 'loadCodeAssist' | 'onboardUser';
 
-const MAX_ERROR_BODY_CHARS = 256 * 1024;
+/** Bound on an error body we read before classifying it; a larger body is classified by status alone. */
+const MAX_ERROR_BODY_BYTES = 256 * 1024;
 
 /**
  * POST `{base}:<method>` with the login's bearer (provider_b.md §5). A 401 drops the token,
@@ -45,7 +47,7 @@ export async function postCodeAssist(client: CodeAssistClient, method: CodeAssis
     }
   }
   if (!opened.response.ok) {
-    const errorBody = await readErrorBody(opened);
+    const errorBody = await readJsonCapped(opened.response, MAX_ERROR_BODY_BYTES);
     throw classifyProviderBError(opened.response.status, errorBody);
   }
   return opened;
@@ -97,13 +99,4 @@ async function send(client: CodeAssistClient, method: CodeAssistMethod, body: un
 
 async function discard(opened: OpenedResponse): Promise<void> {
   await opened.response.body?.cancel().catch(() => undefined);
-}
-
-async function readErrorBody(opened: OpenedResponse): Promise<unknown> {
-  try {
-    const text = await opened.response.text();
-    return text.length > MAX_ERROR_BODY_CHARS ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

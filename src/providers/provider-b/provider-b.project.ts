@@ -1,9 +1,8 @@
 import { GatewayError } from '../../common/errors/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
-import { isAbortError } from '../shared/abort';
+import { awaitUnlessAborted, isAbortError } from '../shared/abort';
 import type { EventLogger } from '../provider-adapter';
 import { CODE_ASSIST_METADATA, onboardingMaxPolls, onboardingPollIntervalMs } from './provider-b.constants';
-import { awaitUnlessAborted } from './provider-b.turn';
 
 /** How discovery talks to the upstream; the adapter binds it to one turn. */
 export interface DiscoveryTransport {

@@ -1,28 +1,7 @@
 import type { ChatMessage, ToolDefinition } from '../chat-types';
-import type { ChatRequest } from '../provider-adapter';
+import { providerBChatRequest as chatRequest } from '../../../test/support/provider-b-fixtures';
 import toolHistory from './__fixtures__/provider-b-tool-history.json';
 import { buildProviderBRequest, providerBSessionId } from './provider-b.request';
-
-function chatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
-  return {
-    model: {
-      requestedId: 'gemini-2.5-pro',
-      catalogId: 'gemini-2.5-pro',
-      provider: 'provider_b',
-      upstreamModel: 'gemini-2.5-pro',
-      reasoningEffort: 'medium',
-      verbosity: null,
-      serviceTier: null,
-    },
-    messages: [{ role: 'user', content: 'hi' }],
-    tools: [],
-    faithful: false,
-    sampling: {},
-    chatKey: 'chat:one',
-    customToolWire: 'function',
-    ...overrides,
-  };
-}
 
 const options = { project: 'proj-1', userPromptId: 'req-1' };
 const historyRequest = () =>
@@ -38,7 +17,7 @@ describe(buildProviderBRequest.name, () => {
       request: {
         contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
         generationConfig: { thinkingConfig: { includeThoughts: true } },
-        session_id: providerBSessionId('chat:one'),
+        session_id: providerBSessionId('chat:test'),
       },
     });
   });

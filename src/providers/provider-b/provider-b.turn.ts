@@ -57,27 +57,3 @@ export class ProviderBTurn {
     return new GatewayError('upstream', { detail: 'provider_b transport error', retryable: true, cause: error });
   }
 }
-
-/**
- * Waits for a promise shared with other requests (a single-flight refresh or discovery) but
- * stops waiting the moment this request's signal aborts; the shared work carries on for others.
- */
-export function awaitUnlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  // A waiter that leaves early must not turn the shared promise's failure into an unhandled rejection.
-  promise.catch(() => undefined);
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}

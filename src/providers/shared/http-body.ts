@@ -30,3 +30,11 @@ export function parseJsonOrUndefined(text: string): unknown {
     return undefined;
   }
 }
+
+/**
+ * At most `maxBytes` of the body parsed as JSON; `undefined` when it cannot be read or parsed
+ * (a body cut at the cap does not parse either).
+ */
+export async function readJsonCapped(response: Response, maxBytes: number): Promise<unknown> {
+  return parseJsonOrUndefined(await readBodyCapped(response, maxBytes).catch(() => ''));
+}

@@ -1,0 +1,50 @@
+import { readJsonCapped } from './http-body';
+
+/** Bound on a token endpoint's answer (provider_a.md §1.5); a larger body is a failed refresh. */
+const TOKEN_RESPONSE_MAX_BYTES = 1024 * 1024;
+
+type Json = Record<string, unknown>;
+
+/** The token endpoint's answer to a refresh-token grant. */
+export type RefreshGrantAnswer =
+  | {
+      readonly ok: true;
+      readonly accessToken: string;
+      /** The whole JSON body; providers read their optional fields from it. */
+      readonly body: Json;
+      /** `expires_in` when it is a positive number of seconds. */
+      readonly expiresInSeconds?: number;
+    }
+  | {
+      readonly ok: false;
+      readonly status: number;
+      /** The endpoint's `error` code (loggable after sanitizing), never its description. */
+      readonly errorCode?: string;
+    };
+
+const nonEmptyString = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/**
+ * One OAuth refresh-token grant (provider_a.md §1.5, provider_b.md §2.2): a form POST bounded by
+ * `timeoutMs` and by the 1 MiB body cap. Success = HTTP 200 with a non-empty `access_token`. It is
+ * not tied to any caller's signal: refresh tokens may be single use, so once sent the answer must
+ * be read and persisted even when the request that triggered it went away. Rejects only when the
+ * endpoint could not be reached (the caller decides what that means).
+ */
+export async function postRefreshGrant(tokenUrl: string, form: Record<string, string>, timeoutMs: number): Promise<RefreshGrantAnswer> {
+  const response = await fetch(tokenUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: new URLSearchParams(form).toString(),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  const parsed = await readJsonCapped(response, TOKEN_RESPONSE_MAX_BYTES);
+  const body = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Json) : undefined;
+  const accessToken = nonEmptyString(body?.access_token);
+  if (response.status !== 200 || !body || !accessToken) {
+    return { ok: false, status: response.status, errorCode: nonEmptyString(body?.error) };
+  }
+  const expiresIn = body.expires_in;
+  const expiresInSeconds = typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined;
+  return { ok: true, accessToken, body, expiresInSeconds };
+}
