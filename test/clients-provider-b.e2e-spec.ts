@@ -1,9 +1,5 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { ClientFamily, describeClientScenarios, ReadFileArgs, TurnMode } from './support/client-scenarios';
-import { startGateway, TestGateway } from './support/create-test-app';
-import { FakeCodeAssist, FakeCodeAssistRoute } from './support/fake-provider-b';
+import { ClientFamily, describeClientScenarios, fakeUpstream, ReadFileArgs } from './support/client-scenarios';
+import { FakeCodeAssist } from './support/fake-provider-b';
 import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 
 // Usage every scripted turn reports, and what the gateway turns it into.
@@ -24,46 +20,38 @@ function generateBody(parts: unknown[]): unknown {
 
 /** provider_b (Gemini Code Assist) behind `FakeCodeAssist`; streaming turns use `:streamGenerateContent`, the others `:generateContent`. */
 function providerBFamily(): ClientFamily {
-  let fake: FakeCodeAssist;
-  let home: string;
-  let gateway: TestGateway;
+  const upstream = fakeUpstream({
+    homePrefix: 'clients-provider-b-',
+    startFake: () => FakeCodeAssist.start(),
+    settings: (fake, home) => ({ ...providerBSettings(fake, home, { project: 'fake-project' }), GATEWAY_PROVIDERS: 'provider_b', PROVIDER_B_TIMEOUT: '8s' }),
+  });
   let callCount = 0;
-  const route = (mode: TurnMode): FakeCodeAssistRoute => (mode === 'stream' ? 'streamGenerateContent' : 'generateContent');
 
   return {
     family: 'provider_b',
     model: 'gemini-2.5-pro',
     usage: { prompt_tokens: 11, completion_tokens: 6, total_tokens: 17 },
-    async start() {
-      fake = await FakeCodeAssist.start();
-      home = fs.mkdtempSync(path.join(os.tmpdir(), 'clients-provider-b-'));
-      gateway = await startGateway({ ...providerBSettings(fake, home, { project: 'fake-project' }), GATEWAY_PROVIDERS: 'provider_b', PROVIDER_B_TIMEOUT: '8s' });
-      return gateway;
-    },
-    async stop() {
-      await gateway?.close();
-      await fake?.close();
-      if (home) fs.rmSync(home, { recursive: true, force: true });
-    },
+    start: upstream.start,
+    stop: upstream.stop,
     reset() {
-      fake.reset();
+      upstream.fake.reset();
     },
     scriptText(pieces, mode) {
-      if (mode === 'non-stream') return fake.enqueue('generateContent', { body: generateBody([{ text: pieces.join('') }]) });
-      fake.enqueue('streamGenerateContent', { frames: [...pieces.map((piece) => ({ json: textFrame(piece) })), { json: finishFrame('STOP', FAKE_USAGE) }] });
+      if (mode === 'non-stream') return upstream.fake.enqueue('generateContent', { body: generateBody([{ text: pieces.join('') }]) });
+      upstream.fake.enqueue('streamGenerateContent', { frames: [...pieces.map((piece) => ({ json: textFrame(piece) })), { json: finishFrame('STOP', FAKE_USAGE) }] });
     },
     scriptReadFileCall(args, mode) {
       const id = `call_gemini_${++callCount}`;
       const signature = `sig-${callCount}`;
       if (mode === 'non-stream') {
-        fake.enqueue('generateContent', { body: generateBody([{ functionCall: { id, name: 'read_file', args }, thoughtSignature: signature }]) });
+        upstream.fake.enqueue('generateContent', { body: generateBody([{ functionCall: { id, name: 'read_file', args }, thoughtSignature: signature }]) });
       } else {
-        fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { ...args }, { id, signature }) }, { json: finishFrame('STOP', FAKE_USAGE) }] });
+        upstream.fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { ...args }, { id, signature }) }, { json: finishFrame('STOP', FAKE_USAGE) }] });
       }
       return id;
     },
     async expectContinuation(callId: string, args: ReadFileArgs, output: string) {
-      const requests = [...fake.requests('streamGenerateContent'), ...fake.requests('generateContent')].sort((a, b) => a.receivedAt - b.receivedAt);
+      const requests = [...upstream.fake.requests('streamGenerateContent'), ...upstream.fake.requests('generateContent')].sort((a, b) => a.receivedAt - b.receivedAt);
       const contents = requests.at(-1)?.body.request.contents as Array<{ role: string; parts: any[] }>;
       // provider_b.md §6: the assistant turn is a `model` content with the functionCall; the tool
       // message is the next `user` content with a functionResponse carrying the same id.

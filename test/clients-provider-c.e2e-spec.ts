@@ -3,22 +3,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ClientFamily, describeClientScenarios, ReadFileArgs } from './support/client-scenarios';
 import { startGateway, TestGateway } from './support/create-test-app';
-import { FakeClaudeRun, fenceText, initLine, messageDelta, providerCSettings, readRuns, resultLine, textDelta } from './support/provider-c-fixtures';
+import { answerRun, FakeClaudeRun, fenceText, providerCSettings, readRuns } from './support/provider-c-fixtures';
 
 // Usage on every scripted `result` line; the gateway reports input + cache tokens as prompt tokens.
 const FAKE_USAGE = { input_tokens: 9, output_tokens: 4 };
-
-/** A run that prints `pieces` as text deltas (the content channel) and ends successfully. */
-function textRun(pieces: readonly string[]): FakeClaudeRun {
-  return {
-    stdout: [
-      { line: initLine() },
-      ...pieces.map((piece) => ({ line: textDelta(piece) })),
-      { line: messageDelta('end_turn') },
-      { line: resultLine({ text: pieces.join(''), usage: FAKE_USAGE }) },
-    ],
-  };
-}
 
 /**
  * provider_c (Claude Code) behind the fake `claude` executable. Every chat turn is one child
@@ -53,22 +41,14 @@ function providerCFamily(): ClientFamily {
       writeScript();
     },
     scriptText(pieces) {
-      runs.push(textRun(pieces));
+      runs.push(answerRun(pieces, FAKE_USAGE));
       writeScript();
     },
     scriptReadFileCall(args) {
       // The fence split across two deltas: the gateway must hold it back and parse it whole.
       const fence = fenceText('read_file', args);
       const cut = Math.floor(fence.length / 2);
-      runs.push({
-        stdout: [
-          { line: initLine() },
-          { line: textDelta(fence.slice(0, cut)) },
-          { line: textDelta(fence.slice(cut)) },
-          { line: messageDelta('end_turn') },
-          { line: resultLine({ text: fence, usage: FAKE_USAGE }) },
-        ],
-      });
+      runs.push(answerRun([fence.slice(0, cut), fence.slice(cut)], FAKE_USAGE));
       writeScript();
       // The fence carries no id: the gateway mints it.
       return undefined;

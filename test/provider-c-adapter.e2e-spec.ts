@@ -9,7 +9,7 @@ import { ModelCatalog } from '../src/models/model-catalog';
 import type { ChatMessage, ToolDefinition } from '../src/providers/chat-types';
 import type { CallContext, ChatEvent, ChatRequest } from '../src/providers/provider-adapter';
 import { ProviderCAdapter } from '../src/providers/provider-c/provider-c.adapter';
-import { answerRun, FakeClaudeRun, fenceText, initLine, providerCSettings, readRuns, resultLine, textDelta } from './support/provider-c-fixtures';
+import { answerRun, FakeClaudeRun, fenceText, hangingRun, initLine, isAlive, providerCSettings, readRuns, resultLine, textDelta, waitFor } from './support/provider-c-fixtures';
 
 const catalog = ModelCatalog.load(undefined, ['provider_c']);
 const EXPECTED_ARGV = ['-p', '--verbose', '--output-format=stream-json', '--include-partial-messages', '--no-session-persistence', '--tools', '', '--model', 'claude-fable-5'];
@@ -81,26 +81,7 @@ async function runTurn(h: Harness, chat: ChatRequest = request(), c: Call = call
   return collect(await h.adapter.stream(chat, c.context));
 }
 
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return Date.now() - started;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const text = (events: ChatEvent[]) => events.map((event) => (event.type === 'text-delta' ? event.text : '')).join('');
-const hangingRun: FakeClaudeRun = { stdout: [{ line: initLine() }, { line: textDelta('partial') }], hang: true };
 
 describe('ProviderCAdapter with the fake claude', () => {
   describe('child process (provider_c.md §3)', () => {
@@ -266,7 +247,7 @@ describe('ProviderCAdapter with the fake claude', () => {
 
   describe('lifecycle (provider_c.md §2, §3.5, §3.6)', () => {
     it('§11.26 a client abort during a hanging run: SIGTERM within 1 s, process gone within 3 s, slot free again', async () => {
-      const h = harness([hangingRun, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
+      const h = harness([hangingRun(), answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
       const c = call();
       const iterator = (await h.adapter.stream(request(), c.context))[Symbol.asyncIterator]();
       expect(await iterator.next()).toEqual({ done: false, value: { type: 'text-delta', text: 'partial' } });
@@ -283,7 +264,7 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('an abort before the events are iterated still terminates and reaps the child', async () => {
-      const h = harness([hangingRun, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '3s' });
+      const h = harness([hangingRun(), answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '3s' });
       const c = call();
       await h.adapter.stream(request(), c.context);
       c.abort.abort(new Error('gone'));
@@ -292,7 +273,7 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('§11.27 PROVIDER_C_TIMEOUT ends a hanging run with a timeout error and kills the child', async () => {
-      const h = harness([hangingRun], { PROVIDER_C_TIMEOUT: '1s' });
+      const h = harness([hangingRun()], { PROVIDER_C_TIMEOUT: '1s' });
       const started = Date.now();
       const events = await runTurn(h);
       expect(events[events.length - 1]).toMatchObject({ type: 'error', error: { code: 'timeout' } });
@@ -310,7 +291,7 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('the idle timeout ends a silent run with a timeout error', async () => {
-      const h = harness([hangingRun], { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' });
+      const h = harness([hangingRun()], { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' });
       const events = await runTurn(h);
       expect(events[events.length - 1]).toMatchObject({ type: 'error', error: { code: 'timeout' } });
       expect(readRuns(h.dir)[0].signal).toBe('SIGTERM');
@@ -340,7 +321,7 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('§11.28 with PRIMARY_AGENT_QUEUE_TIMEOUT=100ms the second concurrent turn gets 429 queue_timeout', async () => {
-      const h = harness([hangingRun], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '100ms' });
+      const h = harness([hangingRun()], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '100ms' });
       const c = call();
       await h.adapter.stream(request(), c.context);
       const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
@@ -363,8 +344,29 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)).toHaveLength(0);
     });
 
+    it('an argument spawn() refuses outright (NUL in a passthrough model) → upstream (502), temp dir removed, slot released', async () => {
+      const h = harness([answerRun('never')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '200ms' });
+      const tmp = path.join(h.dir, 'tmp');
+      fs.mkdirSync(tmp);
+      const savedTmpDir = process.env.TMPDIR;
+      process.env.TMPDIR = tmp;
+      try {
+        for (let attempt = 0; attempt < 2; attempt++) {
+          const error = (await h.adapter.stream(request({ model: 'provider_c/claude-x\u0000y' }), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+          expect(error).toBeInstanceOf(GatewayError);
+          expect(error.code).toBe('upstream');
+          expect(error.spec.status).toBe(502);
+        }
+        expect(fs.readdirSync(tmp)).toEqual([]);
+      } finally {
+        if (savedTmpDir === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = savedTmpDir;
+      }
+      expect(readRuns(h.dir)).toHaveLength(0);
+    });
+
     it('shutdown terminates and reaps a running child', async () => {
-      const h = harness([hangingRun]);
+      const h = harness([hangingRun()]);
       const events = await h.adapter.stream(request(), call().context);
       const consumed = collect(events);
       await h.adapter.onModuleDestroy();

@@ -7,13 +7,16 @@ import {
   FakeClaudeRun,
   FakeClaudeStdoutItem,
   fenceText,
+  hangingRun,
   initLine,
+  isAlive,
   messageDelta,
   providerCSettings,
   readRuns,
   resultLine,
   textDelta,
   thinkingDelta,
+  waitFor,
 } from './support/provider-c-fixtures';
 
 const TICKS = '```';
@@ -96,23 +99,6 @@ const contents = (result: StreamResult) => result.chunks.map((chunk) => chunk.ch
 const reasonings = (result: StreamResult) => result.chunks.map((chunk) => chunk.choices?.[0]?.delta?.reasoning_content).filter((text) => typeof text === 'string') as string[];
 const toolFrames = (result: StreamResult) => result.chunks.flatMap((chunk) => (chunk.choices?.[0]?.delta?.tool_calls ?? []) as Record<string, any>[]);
 const finishReason = (result: StreamResult) => result.chunks.map((chunk) => chunk.choices?.[0]?.finish_reason).find((reason) => reason);
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** Every run's child is gone and its working directory removed. */
 async function expectAllChildrenReaped(dir: string): Promise<void> {
@@ -326,8 +312,7 @@ describe('provider_c over POST /v1/chat/completions', () => {
 
   describe('process lifecycle', () => {
     it('§11.26 a client disconnect terminates the child (SIGTERM within 1 s, gone within 3 s) and frees the slot', async () => {
-      const hanging: FakeClaudeRun = { stdout: [{ line: initLine() }, { line: textDelta('partial') }], hang: true };
-      const { gateway, dir } = await gatewayWith([hanging, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
+      const { gateway, dir } = await gatewayWith([hangingRun(), answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
       const client = new AbortController();
       const response = await postChat(gateway, { stream: true }, client.signal);
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -344,7 +329,7 @@ describe('provider_c over POST /v1/chat/completions', () => {
     });
 
     it('no child outlives its request: after answers, errors, timeouts and disconnects every child is gone', async () => {
-      const hanging: FakeClaudeRun = { stdout: [{ line: initLine() }, { line: textDelta('...') }], hang: true };
+      const hanging = hangingRun('...');
       const { gateway, dir } = await gatewayWith([answerRun('a'), { stdout: [], stderr: 'Invalid API key', exitCode: 1 }, hanging, hanging], { PROVIDER_C_TIMEOUT: '1s' });
       expect(contents(await streamChat(gateway, {}))).toEqual(['a']);
       await expectAllChildrenReaped(dir);

@@ -234,7 +234,7 @@ describe('agent queue (POST /v1/chat/completions)', () => {
 
       const leftAt = Date.now();
       leaving.leave();
-      const [cancel] = await waitForRecords(gateway, 'queue_cancel', withHash(hashC));
+      const [cancel] = await waitForRecords(gateway, 'queue_canceled', withHash(hashC));
       expect(Date.now() - leftAt).toBeLessThan(1000);
       expect(cancel.wait_ms).toEqual(expect.any(Number));
       expect(await metricValue(gateway, 'gateway_chat_api_queue_depth', { provider: 'provider_b' })).toBe(1);

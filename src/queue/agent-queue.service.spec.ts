@@ -121,7 +121,7 @@ describe(AgentQueueService.name, () => {
     controller.abort(reason);
     await expect(waiting).rejects.toBe(reason);
     expect(waited[waited.length - 1][1]).toBe('canceled');
-    expect(records[records.length - 1]).toMatchObject({ event: 'queue_cancel' });
+    expect(records[records.length - 1]).toMatchObject({ event: 'queue_canceled' });
     const aborted = new AbortController();
     aborted.abort(reason);
     await expect(service.admit(params({ signal: aborted.signal }))).rejects.toBe(reason);
@@ -145,7 +145,7 @@ describe(AgentQueueService.name, () => {
     const waiting = context.run('request-2', () => service.admit(params({ signal: controller.signal, logger })));
     controller.abort(new Error('gone'));
     await expect(waiting).rejects.toThrow('gone');
-    expect(records.filter((record) => record.event === 'queue_cancel')).toEqual([expect.objectContaining({ context: 'request-2' })]);
+    expect(records.filter((record) => record.event === 'queue_canceled')).toEqual([expect.objectContaining({ context: 'request-2' })]);
     held.release();
   });
 });

@@ -6,6 +6,7 @@ import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger, ProviderId } from '../providers/provider-adapter';
 import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
+import { queueMetricsObserver } from './queue-metrics-observer';
 import type { QueueKey } from './queue-key';
 
 export interface AdmitParams {
@@ -71,34 +72,16 @@ export class AgentQueueService {
     // event or another request's release, where a context-aware logger (nestjs-pino) would
     // otherwise lose the request and write through its process-wide fallback.
     const log = AsyncResource.bind((event: string, fields: Record<string, unknown> = {}) => logger.info({ event, ...ids, ...fields }, event));
-    return {
-      waiting: ({ position, depth }) => {
-        this.metrics.queueDepthChanged(provider, depth);
-        log('queue_wait', { position });
+    return queueMetricsObserver(this.metrics, provider, {
+      waiting: ({ position }) => log('queue_wait', { position }),
+      acquired: ({ waitMs, active, activeForKey }) => log('queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
+      rejected: ({ reason, waitMs }) => {
+        if (reason === 'full') log('queue_full');
+        // The chat layer records the request itself as 499; this line says it left the list.
+        else if (reason === 'canceled') log('queue_canceled', { wait_ms: waitMs });
+        else log('queue_timeout', { wait_ms: waitMs });
       },
-      acquired: ({ waitMs, active, activeForKey, depth }) => {
-        this.metrics.queueWaited(provider, 'acquired', waitMs / 1000);
-        this.metrics.queueDepthChanged(provider, depth);
-        log('queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey });
-      },
-      rejected: ({ reason, waitMs, depth }) => {
-        this.metrics.queueDepthChanged(provider, depth);
-        if (reason === 'full') {
-          this.metrics.queueWaited(provider, 'full', 0);
-          log('queue_full');
-        } else if (reason === 'canceled') {
-          // The chat layer records the request itself as 499; this line says it left the list.
-          this.metrics.queueWaited(provider, 'canceled', waitMs / 1000);
-          log('queue_cancel', { wait_ms: waitMs });
-        } else {
-          this.metrics.queueWaited(provider, 'timeout', waitMs / 1000);
-          log('queue_timeout', { wait_ms: waitMs });
-        }
-      },
-      released: ({ runMs, depth }) => {
-        this.metrics.queueDepthChanged(provider, depth);
-        log('queue_release', { run_ms: runMs });
-      },
-    };
+      released: ({ runMs }) => log('queue_release', { run_ms: runMs }),
+    });
   }
 }

@@ -2,7 +2,10 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { TestGateway } from './create-test-app';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startGateway, TestGateway } from './create-test-app';
 
 /**
  * Real-client e2e scenarios (design.md §10): the `openai` SDK and the Vercel AI SDK drive the
@@ -50,6 +53,45 @@ export interface ClientFamily {
    * format: the `read_file` call with `args` and the result `output`, paired by `callId`.
    */
   expectContinuation(callId: string, args: ReadFileArgs, output: string): Promise<void>;
+}
+
+/** The start/stop half of a `ClientFamily` whose fake is an upstream server. */
+export interface FakeUpstream<F> {
+  /** The running fake (after `start`). */
+  readonly fake: F;
+  start(): Promise<TestGateway>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the fake, a private home (`homePrefix` + random, under the OS temp dir) and a gateway
+ * with `settings(fake, home)`; `stop` tears down whatever of the three was started.
+ */
+export function fakeUpstream<F extends { close(): Promise<void> }>(options: {
+  readonly homePrefix: string;
+  readonly startFake: () => Promise<F>;
+  readonly settings: (fake: F, home: string) => Record<string, string>;
+}): FakeUpstream<F> {
+  let fake: F | undefined;
+  let home: string | undefined;
+  let gateway: TestGateway | undefined;
+  return {
+    get fake(): F {
+      if (!fake) throw new Error('the fake upstream is not started');
+      return fake;
+    },
+    async start() {
+      fake = await options.startFake();
+      home = fs.mkdtempSync(path.join(os.tmpdir(), options.homePrefix));
+      gateway = await startGateway(options.settings(fake, home));
+      return gateway;
+    },
+    async stop() {
+      await gateway?.close();
+      await fake?.close();
+      if (home) fs.rmSync(home, { recursive: true, force: true });
+    },
+  };
 }
 
 const READ_FILE_PARAMETERS = {

@@ -146,7 +146,41 @@ export function fenceText(name: string, args: unknown): string {
   return '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
 }
 
-/** A scripted run that answers `text` as one delta and ends successfully. */
-export function answerRun(text: string, usage?: Record<string, number>): FakeClaudeRun {
-  return { stdout: [{ line: initLine() }, { line: textDelta(text) }, { line: messageDelta('end_turn') }, { line: resultLine({ text, usage }) }] };
+/** A scripted run that answers `text` (one delta per piece when given pieces) and ends successfully. */
+export function answerRun(text: string | readonly string[], usage?: Record<string, number>): FakeClaudeRun {
+  const pieces = typeof text === 'string' ? [text] : text;
+  return {
+    stdout: [
+      { line: initLine() },
+      ...pieces.map((piece) => ({ line: textDelta(piece) })),
+      { line: messageDelta('end_turn') },
+      { line: resultLine({ text: pieces.join(''), usage }) },
+    ],
+  };
+}
+
+/** A run that prints `text` as one delta and then stays alive until it is signalled. */
+export function hangingRun(text = 'partial'): FakeClaudeRun {
+  return { stdout: [{ line: initLine() }, { line: textDelta(text) }], hang: true };
+}
+
+// ── process checks ──────────────────────────────────────────────────────────────────────────────
+
+/** True while a process with `pid` exists (signal 0 only checks). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `condition` every 20 ms; rejects when it is still false after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -1,8 +1,7 @@
 import type { GatewayMetrics } from '../../metrics/gateway-metrics';
-import type { QueueResult } from '../../metrics/metric-names';
 import { FairQueue, FairQueueObserver, QueueSlot } from '../../queue/fair-queue';
+import { queueMetricsObserver } from '../../queue/queue-metrics-observer';
 
-const QUEUE_LABEL = 'provider_c_processes' as const;
 /** All requests share one key: the cap is global, FIFO across requests (§2). */
 const SLOT_KEY = 'provider_c';
 
@@ -33,28 +32,11 @@ export class ProviderCProcessSlots {
       queueLimit: options.queueLimit,
       queueTimeoutMs: options.queueTimeoutMs,
     });
-    const result: Record<'full' | 'timeout' | 'canceled' | 'deadline', QueueResult> = { full: 'full', timeout: 'timeout', canceled: 'canceled', deadline: 'timeout' };
-    this.observer = {
-      waiting: ({ depth }) => metrics.queueDepthChanged(QUEUE_LABEL, depth),
-      acquired: ({ waitMs, depth }) => {
-        metrics.queueWaited(QUEUE_LABEL, 'acquired', waitMs / 1000);
-        metrics.queueDepthChanged(QUEUE_LABEL, depth);
-      },
-      rejected: ({ reason, waitMs, depth }) => {
-        metrics.queueWaited(QUEUE_LABEL, result[reason], waitMs / 1000);
-        metrics.queueDepthChanged(QUEUE_LABEL, depth);
-      },
-      released: ({ depth }) => metrics.queueDepthChanged(QUEUE_LABEL, depth),
-    };
+    this.observer = queueMetricsObserver(metrics, 'provider_c_processes');
   }
 
   /** Waits for a slot; rejects with `queue_full`, `queue_timeout`, `timeout` (deadline) or the abort reason. */
   acquire(signal: AbortSignal, deadlineAt?: number): Promise<QueueSlot> {
     return this.queue.acquire(SLOT_KEY, { signal, deadlineAt, observer: this.observer });
-  }
-
-  /** Children running now. */
-  get active(): number {
-    return this.queue.activeCount;
   }
 }

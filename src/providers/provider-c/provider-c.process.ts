@@ -3,6 +3,7 @@ import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { classifyRunFailure } from './provider-c.errors';
 import { LineSplitter } from './provider-c.line-splitter';
 
 /** §3.4: stderr is kept only as a rolling tail for error classification. */
@@ -76,17 +77,29 @@ export class ClaudeChild {
     });
   }
 
-  /** Creates the private working directory and spawns the child; spawn failures surface in `closed`. */
+  /**
+   * Creates the private working directory and spawns the child; spawn failures surface in
+   * `closed`, except arguments spawn() refuses outright, which reject as a classified `spawn` failure.
+   */
   static async start(options: ChildSpawnOptions): Promise<ClaudeChild> {
     const workDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-pc-'));
-    const child = spawn(options.command, options.args, {
-      cwd: workDir,
-      env: { ...options.env },
-      detached: true,
-      shell: false,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn(options.command, options.args, {
+        cwd: workDir,
+        env: { ...options.env },
+        detached: true,
+        shell: false,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (error) {
+      // spawn() rejects some arguments synchronously (a NUL byte in a passthrough model name):
+      // there is no child whose `close` would remove the directory, and Node's message quotes
+      // the argument, so only its code travels on, as the same failure as an async one.
+      await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+      throw classifyRunFailure({ kind: 'spawn', errno: (error as NodeJS.ErrnoException).code ?? 'spawn_error' });
+    }
     const run = new ClaudeChild(child, workDir);
     // EPIPE when the child exits without reading: its exit status explains the failure.
     child.stdin?.on('error', () => undefined);
