@@ -43,11 +43,12 @@ export async function createGatewayApp(config: AppConfig, options: GatewayAppOpt
   app.disable('x-powered-by');
   app.use(requestIdMiddleware());
   app.use(inFlightMiddleware(app.get(DrainService)));
+  // Only the routes that take a body parse one, and only on POST to exactly their path: parsing
+  // elsewhere would turn an unknown route's 404 into a 400 (bad JSON) or 413 (too big), and any
+  // other method or sub-path must be the plain 404 of an unknown route (contract "Endpoints").
   if (config.structured.enabled) {
-    app.use(STRUCTURED_ROUTE, markStructuredRoute(), jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, { deferErrors: true }));
+    app.use(STRUCTURED_ROUTE, onPostToMountPath(markStructuredRoute()), onPostToMountPath(jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, { deferErrors: true })));
   }
-  // Only the chat route takes a body: parsing it elsewhere would turn an unknown route's 404 into
-  // a 400 (bad JSON) or 413 (too big), and any other path must be a 404 (contract "Endpoints").
   app.use(CHAT_ROUTE, onPostToMountPath(jsonBodyMiddleware(config.server.maxBodyBytes)));
   app.use(compressionMiddleware());
   return app;

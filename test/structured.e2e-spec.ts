@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import { startGateway } from './support/create-test-app';
+import { rawRequest } from './support/raw-http';
 import { completed, created, textDelta } from './support/provider-a-fixtures';
 import {
   extractionReply,
@@ -83,6 +84,35 @@ describe('POST /v1/structured/inference', () => {
       expect(conflict.status).toBe(409);
       expect(conflict.body).toEqual(fixture('error.json'));
       expect(harness.fake.requests()).toHaveLength(1);
+    });
+  });
+
+  describe('other methods and sub-paths of the enabled route (contract "Endpoints")', () => {
+    const NOT_FOUND = { error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null } };
+
+    it('answers them with the plain 404 of an unknown route, whatever their body', async () => {
+      const badJson = { headers: { 'content-type': 'application/json' }, body: '{"request_id": "probe",' };
+      for (const [method, route] of [
+        ['GET', STRUCTURED_PATH],
+        ['PUT', STRUCTURED_PATH],
+        ['DELETE', STRUCTURED_PATH],
+        ['POST', `${STRUCTURED_PATH}/extra`],
+      ]) {
+        const response = await rawRequest(`${harness.gateway.url}${route}`, { method, ...badJson });
+        expect([method, route, response.status]).toEqual([method, route, 404]);
+        expect(JSON.parse(response.body.toString())).toEqual(NOT_FOUND);
+        expect(response.headers['retry-after']).toBeUndefined();
+      }
+    });
+
+    it('still treats a trailing slash as the route itself', async () => {
+      const response = await rawRequest(`${harness.gateway.url}${STRUCTURED_PATH}/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"request_id": "probe",',
+      });
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.body.toString())).toMatchObject({ error: { code: 'invalid_request' }, contract_version: '2.0.0' });
     });
   });
 

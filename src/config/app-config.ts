@@ -148,11 +148,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     const definition = SETTINGS.find((candidate) => candidate.env === name)!;
     return definition.parse(definition.defaultText!);
   };
-  const value = <T>(name: string): T => get<T>(name, parseDefault(name) as T);
+  /** A setting whose table default parses: the given value, else that default. */
+  const value = <T>(name: string): T => (values.has(name) ? values.get(name) : parseDefault(name)) as T;
 
   const home = env.HOME ?? os.homedir();
-  const codexHome = expandHome(get('CODEX_HOME', '~/.codex'), home);
-  const geminiHome = expandHome(get('GEMINI_HOME', '~/.gemini'), home);
+  const codexHome = expandHome(value<string>('CODEX_HOME'), home);
+  const geminiHome = expandHome(value<string>('GEMINI_HOME'), home);
   const optionalString = (name: string) => get<string | undefined>(name, undefined);
 
   const childEnv: Record<string, string> = {};

@@ -43,10 +43,12 @@ export interface ResolveOverrides {
 /** The model catalog, filtered to the enabled families. */
 export class ModelCatalog {
   private readonly byId: ReadonlyMap<string, CatalogEntry>;
+  /** Rows of the enabled families: what `/v1/models` lists and `resolve` knows. */
   readonly entries: readonly CatalogEntry[];
 
   constructor(
-    allEntries: readonly CatalogEntry[],
+    /** Every row of the file, disabled families included (the structured allowlist tells a disabled id from an unknown one). */
+    readonly allEntries: readonly CatalogEntry[],
     private readonly enabledProviders: readonly ProviderId[],
   ) {
     this.entries = allEntries.filter((entry) => enabledProviders.includes(entry.provider));

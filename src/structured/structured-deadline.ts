@@ -20,3 +20,28 @@ export function msUntil(deadlineAt: number): number {
 export function modelDeadlineError(): GatewayError {
   return new GatewayError('timeout', { publicMessage: 'deadline elapsed before the model responded' });
 }
+
+/** A signal that aborts with `modelDeadlineError()` at `deadlineAt`; `clear()` stops its timer. */
+export function deadlineSignal(deadlineAt: number): { readonly signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(modelDeadlineError()), msUntil(deadlineAt));
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
+/**
+ * `work`'s outcome, or a rejection with `signal.reason` the moment `signal` aborts, whichever
+ * comes first: the waiter is freed at once even when the work behind `work` ignores the signal.
+ */
+export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}

@@ -2,11 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BUILD_INFO, BuildInfo } from '../common/build/build-info';
 import { GatewayError } from '../common/errors/gateway.error';
 import { toGatewayError } from '../common/errors/to-gateway-error';
-import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { EventLogger, ExtractionRequest, ExtractionResult, ResolvedModel } from '../providers/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { OutputValidator } from './output-validator';
-import { modelDeadlineError, msUntil } from './structured-deadline';
+import { deadlineSignal, modelDeadlineError, untilAborted } from './structured-deadline';
 import { promptCacheKey, StructuredIdentity, upstreamSchemaName } from './structured-identity';
 import { StructuredQueue } from './structured-queue';
 import type { StructuredEnvelope } from './structured-request.parser';
@@ -22,7 +22,6 @@ export interface ExtractionPlan {
   readonly policyVersion: string;
   /** Epoch ms: the leader's deadline covers queueing and the upstream call. */
   readonly deadlineAt: number;
-  readonly modelLabel: string;
   readonly logger: EventLogger;
 }
 
@@ -76,8 +75,9 @@ export class StructuredExtractor {
     } finally {
       slot.release();
     }
-    this.metrics.structuredTokensUsed(plan.modelLabel, 'prompt', result.usage.promptTokens);
-    this.metrics.structuredTokensUsed(plan.modelLabel, 'completion', result.usage.completionTokens);
+    const label = modelLabel(model.catalogId);
+    this.metrics.structuredTokensUsed(label, 'prompt', result.usage.promptTokens);
+    this.metrics.structuredTokensUsed(label, 'completion', result.usage.completionTokens);
     return {
       data: this.validatedData(result.text, identity.schemaSha256, envelope.schema),
       model: result.upstreamModel || envelope.model,
@@ -100,25 +100,17 @@ export class StructuredExtractor {
    * the signal aborts the call (the fake sees its connection closed) and this rejects at once.
    */
   private async callWithinDeadline<T>(signal: AbortSignal, deadlineAt: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(modelDeadlineError()), msUntil(deadlineAt));
+    const deadline = deadlineSignal(deadlineAt);
     const callSignal = AbortSignal.any([signal, deadline.signal]);
-    let onAbort: (() => void) | undefined;
     try {
-      const aborted = new Promise<never>((_resolve, reject) => {
-        onAbort = () => reject(callSignal.reason);
-        if (callSignal.aborted) onAbort();
-        else callSignal.addEventListener('abort', onAbort, { once: true });
-      });
-      return await Promise.race([call(callSignal), aborted]);
+      return await untilAborted(call(callSignal), callSignal);
     } catch (error) {
       if (deadline.signal.aborted) throw deadline.signal.reason;
       // An adapter that enforced `deadlineAt` itself reports a plain timeout; it is still ours.
       if (GatewayError.isInstance(error) && error.code === 'timeout' && Date.now() >= deadlineAt) throw modelDeadlineError();
       throw error;
     } finally {
-      clearTimeout(timer);
-      if (onAbort) callSignal.removeEventListener('abort', onAbort);
+      deadline.clear();
     }
   }
 

@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AsyncResource } from 'node:async_hooks';
 import { sha256Hex } from '../common/auth/caller';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { QueueResult } from '../metrics/metric-names';
 import type { EventLogger } from '../providers/provider-adapter';
 import { FairQueue, FairQueueObserver, QueueSlot } from '../queue/fair-queue';
+import { queueMetricsObserver } from '../queue/queue-metrics-observer';
 
 export interface StructuredAdmission {
   readonly caller: string;
@@ -17,13 +18,6 @@ export interface StructuredAdmission {
   readonly requestId: string;
   readonly logger: EventLogger;
 }
-
-const REJECTION_RESULT: Record<'full' | 'timeout' | 'canceled' | 'deadline', QueueResult> = {
-  full: 'full',
-  timeout: 'timeout',
-  canceled: 'canceled',
-  deadline: 'timeout',
-};
 
 /**
  * The structured queue (gateway-behaviours.md §4.3): its own FairQueue with the STRUCTURED_*
@@ -54,27 +48,21 @@ export class StructuredQueue {
   /** Metrics with provider="structured"; log lines carry key_mode and key_hash, never the caller. */
   private observer({ requestId, logger }: StructuredAdmission, keyHash: string): FairQueueObserver {
     const base = { provider: 'structured', request_id: sanitizeIdentifier(requestId), key_mode: 'caller', key_hash: keyHash };
-    return {
-      waiting: ({ position, depth }) => {
-        this.metrics.queueDepthChanged('structured', depth);
-        logger.info({ event: 'queue_wait', ...base, position }, 'queue_wait');
+    // Bound to the acquiring request's async context, as in the agent queue: a grant comes from
+    // another request's release and a cancel from a client's 'close', where a context-aware
+    // logger (nestjs-pino) would otherwise stamp the line with that other request's id.
+    const log = AsyncResource.bind((level: 'info' | 'warn', event: string, fields: Record<string, unknown> = {}) =>
+      logger[level]({ event, ...base, ...fields }, event),
+    );
+    return queueMetricsObserver(this.metrics, 'structured', {
+      waiting: ({ position }) => log('info', 'queue_wait', { position }),
+      acquired: ({ waitMs, active, activeForKey }) => log('info', 'queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
+      rejected: ({ reason, waitMs }) => {
+        if (reason === 'full') log('warn', 'queue_full');
+        else if (reason === 'canceled') log('info', 'queue_canceled', { wait_ms: waitMs });
+        else log('warn', 'queue_timeout', { wait_ms: waitMs, deadline: reason === 'deadline' });
       },
-      acquired: ({ waitMs, active, activeForKey, depth }) => {
-        this.metrics.queueDepthChanged('structured', depth);
-        this.metrics.queueWaited('structured', 'acquired', waitMs / 1000);
-        logger.info({ event: 'queue_acquire', ...base, wait_ms: waitMs, active, active_key: activeForKey }, 'queue_acquire');
-      },
-      rejected: ({ reason, waitMs, depth }) => {
-        this.metrics.queueDepthChanged('structured', depth);
-        this.metrics.queueWaited('structured', REJECTION_RESULT[reason], waitMs / 1000);
-        if (reason === 'full') logger.warn({ event: 'queue_full', ...base }, 'queue_full');
-        else if (reason === 'canceled') logger.info({ event: 'queue_canceled', ...base, wait_ms: waitMs }, 'queue_canceled');
-        else logger.warn({ event: 'queue_timeout', ...base, wait_ms: waitMs, deadline: reason === 'deadline' }, 'queue_timeout');
-      },
-      released: ({ runMs, depth }) => {
-        this.metrics.queueDepthChanged('structured', depth);
-        logger.info({ event: 'queue_release', ...base, run_ms: runMs }, 'queue_release');
-      },
-    };
+      released: ({ runMs }) => log('info', 'queue_release', { run_ms: runMs }),
+    });
   }
 }

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
-import { PROVIDER_IDS } from '../config/settings';
 import { ModelCatalog } from '../models/model-catalog';
 import { IdempotencyStore } from './idempotency-store';
 import { OutputValidator } from './output-validator';
@@ -17,13 +16,13 @@ import { StructuredService } from './structured.service';
 /**
  * The allowlist is built at boot: an id outside the catalog fails startup (ConfigError naming
  * STRUCTURED_MODELS); ids that cannot serve strict schemas, or whose family is disabled, are
- * dropped with one warning. The whole catalog is read again, disabled families included,
- * because the injected catalog no longer knows their ids.
+ * dropped with one warning. It looks at every catalog row, disabled families included, so a
+ * disabled id is told from an unknown one.
  */
-function allowlistFactory(config: AppConfig, logger: PinoLogger): StructuredAllowlist {
+function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: PinoLogger): StructuredAllowlist {
   const allowlist = StructuredAllowlist.build({
     requested: config.structured.models,
-    catalog: ModelCatalog.load(config.modelCatalogPath, PROVIDER_IDS).entries,
+    catalog: catalog.allEntries,
     enabledProviders: config.enabledProviders,
   });
   if (allowlist.dropped.length > 0) {
@@ -40,7 +39,7 @@ function allowlistFactory(config: AppConfig, logger: PinoLogger): StructuredAllo
 @Module({
   controllers: [StructuredController],
   providers: [
-    { provide: StructuredAllowlist, useFactory: allowlistFactory, inject: [APP_CONFIG, PinoLogger] },
+    { provide: StructuredAllowlist, useFactory: allowlistFactory, inject: [APP_CONFIG, ModelCatalog, PinoLogger] },
     {
       provide: IdempotencyStore,
       useFactory: (config: AppConfig) =>

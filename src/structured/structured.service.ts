@@ -14,7 +14,7 @@ import { OutputValidator } from './output-validator';
 import { limitDetails } from './schema-subset.walker';
 import { StructuredAllowlist } from './structured-allowlist';
 import { answerStructuredFailure, auditSubjectOf } from './structured-failure';
-import { deadlineFor, modelDeadlineError, msUntil } from './structured-deadline';
+import { deadlineFor, deadlineSignal, untilAborted } from './structured-deadline';
 import { ExtractionPlan, StructuredExtractor } from './structured-extractor';
 import { canonicalSha256, deriveIdentity } from './structured-identity';
 import { parseStructuredRequest } from './structured-request.parser';
@@ -72,7 +72,6 @@ export class StructuredService {
         identity,
         policyVersion: this.allowlist.policyVersion,
         deadlineAt: deadlineFor(arrivedAt, envelope.deadlineMs, this.config.structured.maxDeadlineMs),
-        modelLabel: model.catalogId ?? 'other',
         logger: this.logger,
       };
       const { answer, replay } = envelope.idempotencyKey ? await this.keyed(plan, client.signal) : await this.keyless(plan, client.signal);
@@ -124,28 +123,18 @@ export class StructuredService {
    * Waits for the binding's outcome until this participant's client leaves or (for joiners) its
    * own deadline ends; either way it leaves the binding, and the last one out aborts the call.
    */
-  private participate(binding: InFlightBinding<SharedAnswer>, clientSignal: AbortSignal, deadlineAt?: number): Promise<SharedAnswer> {
-    return new Promise<SharedAnswer>((resolve, reject) => {
-      let settled = false;
-      let timer: NodeJS.Timeout | undefined;
-      const settle = (finish: () => void, leaving: boolean) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        clientSignal.removeEventListener('abort', onClientGone);
-        if (leaving) this.store.leave(binding);
-        finish();
-      };
-      const onClientGone = () => settle(() => reject(clientSignal.reason), true);
-      if (clientSignal.aborted) return onClientGone();
-      clientSignal.addEventListener('abort', onClientGone, { once: true });
-      if (deadlineAt !== undefined) {
-        timer = setTimeout(() => settle(() => reject(modelDeadlineError()), true), msUntil(deadlineAt));
-      }
-      binding.outcome.then(
-        (answer) => settle(() => resolve(answer), false),
-        (error) => settle(() => reject(error), false),
-      );
-    });
+  private async participate(binding: InFlightBinding<SharedAnswer>, clientSignal: AbortSignal, deadlineAt?: number): Promise<SharedAnswer> {
+    const deadline = deadlineAt === undefined ? undefined : deadlineSignal(deadlineAt);
+    const waitSignal = deadline ? AbortSignal.any([clientSignal, deadline.signal]) : clientSignal;
+    try {
+      return await untilAborted(binding.outcome, waitSignal);
+    } catch (error) {
+      // This participant left (client gone, or its deadline): the last one out aborts the call.
+      // After an outcome there is nothing to leave; the outcome ended the binding for everyone.
+      if (waitSignal.aborted) this.store.leave(binding);
+      throw error;
+    } finally {
+      deadline?.clear();
+    }
   }
 }

@@ -84,19 +84,6 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** Codes an adapter may classify an upstream failure into (gateway-behaviours.md §2). */
-export type UpstreamErrorCode =
-  | 'auth'
-  | 'rate_limited'
-  | 'usage_limit'
-  | 'context_window'
-  | 'bad_request'
-  | 'not_found'
-  | 'upstream'
-  | 'invalid_tool_call'
-  | 'timeout'
-  | 'canceled';
-
 export function errorSpec(code: ErrorCode): ErrorSpec {
   return ERROR_CODES[code];
 }

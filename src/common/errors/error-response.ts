@@ -9,8 +9,9 @@ const STRUCTURED_ROUTE_MARK = Symbol('structuredRoute');
 type MarkedRequest = Request & { [STRUCTURED_ROUTE_MARK]?: boolean };
 
 /**
- * Marks requests of the structured route. Mounted only while the route is enabled: a disabled
- * route must answer exactly like an unknown route (contract "Endpoints"), OpenAI shape included.
+ * Marks requests of the structured route. Mounted only while the route is enabled, and only for a
+ * POST to exactly its path: a disabled route, another method or a sub-path must answer exactly
+ * like an unknown route (contract "Endpoints"), OpenAI shape included.
  */
 export function markStructuredRoute(): RequestHandler {
   return (request, _response, next) => {
@@ -42,12 +43,10 @@ export function errorResponseBody(error: GatewayError, structured: boolean, requ
 
 /** Writes `error` as JSON (with Retry-After on 429/503) unless headers were already sent. */
 export function sendErrorResponse(request: Request, response: Response, error: GatewayError): number {
-  // An unmatched method or sub-path is an unknown route, answered like any other.
-  const structured = isStructuredRoute(request) && error.code !== 'route_not_found';
-  const { status, body } = errorResponseBody(error, structured, (request.body as { request_id?: unknown } | undefined)?.request_id);
+  const requestId = (request.body as { request_id?: unknown } | undefined)?.request_id;
+  const { status, body } = errorResponseBody(error, isStructuredRoute(request), requestId);
   if (response.headersSent) return status;
-  const retryAfter = error.retryAfterHeader ?? (status === 429 || status === 503 ? 5 : undefined);
-  if (retryAfter !== undefined && (status === 429 || status === 503)) response.setHeader('Retry-After', String(retryAfter));
+  if (status === 429 || status === 503) response.setHeader('Retry-After', String(error.retryAfterHeader ?? 5));
   response.status(status).json(body);
   return status;
 }

@@ -16,10 +16,6 @@ export class SseWriter {
 
   constructor(private readonly response: ServerResponse) {}
 
-  get isOpen(): boolean {
-    return this.response.headersSent;
-  }
-
   get isClosed(): boolean {
     return this.response.destroyed || this.response.writableEnded;
   }
@@ -32,6 +28,8 @@ export class SseWriter {
     this.response.setHeader('Connection', 'keep-alive');
     this.response.setHeader('X-Accel-Buffering', 'no');
     this.response.flushHeaders();
+    // A client that leaves ends the stream without end(); stop the keep-alive timer with it.
+    this.response.once('close', () => clearTimeout(this.keepAlive));
     this.armKeepAlive();
   }
 
