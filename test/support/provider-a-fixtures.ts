@@ -5,6 +5,7 @@ import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { ModelCatalog } from '../../src/models/model-catalog';
 import { ProviderAAdapter } from '../../src/providers/provider-a/provider-a.adapter';
 import type { CallContext, ChatEvent, ChatRequest, EventLogger, ResolvedModel } from '../../src/providers/provider-adapter';
+import { chatRequestFor } from './chat-request';
 import type { FakeFrame, FakeProviderA, FakeScript } from './fake-provider-a';
 
 /**
@@ -285,18 +286,7 @@ const fixtureCatalog = ModelCatalog.load(undefined, ['provider_a']);
 /** A ChatRequest for `modelId` (default `gpt-5.6-sol`) saying "hi", with any field overridden. */
 export function providerAChatRequest(overrides: Partial<ChatRequest> & { modelId?: string } = {}): ChatRequest {
   const { modelId, ...rest } = overrides;
-  const model = fixtureCatalog.resolve(modelId ?? 'gpt-5.6-sol');
-  if (!model) throw new Error(`unknown model ${modelId}`);
-  return {
-    model,
-    messages: [{ role: 'user', content: 'hi' }],
-    tools: [],
-    faithful: false,
-    sampling: {},
-    chatKey: 'chat:test',
-    customToolWire: 'function',
-    ...rest,
-  };
+  return chatRequestFor(modelId ?? 'gpt-5.6-sol', rest);
 }
 
 /** The resolved catalog row of a provider_a id (for ExtractionRequest.model). */

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatRequest } from '../../src/providers/provider-adapter';
+import { chatRequestFor } from './chat-request';
 import type { FakeCodeAssist } from './fake-provider-b';
 
 /** Options of `writeCredsFile`; every field is optional. */
@@ -123,22 +124,5 @@ export function providerBSettings(fake: FakeCodeAssist, home: string, options: {
 
 /** A provider_b ChatRequest for `gemini-2.5-pro` saying "hi", with any field overridden. */
 export function providerBChatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
-  return {
-    model: {
-      requestedId: 'gemini-2.5-pro',
-      catalogId: 'gemini-2.5-pro',
-      provider: 'provider_b',
-      upstreamModel: 'gemini-2.5-pro',
-      reasoningEffort: 'medium',
-      verbosity: null,
-      serviceTier: null,
-    },
-    messages: [{ role: 'user', content: 'hi' }],
-    tools: [],
-    faithful: false,
-    sampling: {},
-    chatKey: 'chat:test',
-    customToolWire: 'function',
-    ...overrides,
-  };
+  return chatRequestFor('gemini-2.5-pro', overrides);
 }

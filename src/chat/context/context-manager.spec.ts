@@ -1,15 +1,10 @@
+import { loadConfig } from '../../config/app-config';
 import type { ChatMessage } from '../../providers/chat-types';
 import { ContextSettings, manageContext } from './context-manager';
 import { utf8Prefix } from './utf8-prefix';
 
-const DEFAULTS: ContextSettings = {
-  enabled: true,
-  maxBytes: 196_608,
-  maxMessages: 120,
-  recentMessages: 24,
-  toolOutputMaxBytes: 32_768,
-  compactedToolOutputBytes: 512,
-};
+// The documented defaults (their values are asserted in app-config.spec.ts).
+const DEFAULTS: ContextSettings = loadConfig({}).contextManagement;
 const settings = (overrides: Partial<ContextSettings> = {}): ContextSettings => ({ ...DEFAULTS, ...overrides });
 const bytes = (text: unknown) => Buffer.byteLength(String(text), 'utf8');
 const deepFreeze = <T>(value: T): T => {

@@ -14,52 +14,25 @@ import {
 
 export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
-/** `content`: a string, an array of parts, or null (contract "Message fields"). */
-function IsMessageContent(options?: ValidationOptions) {
-  return ValidateBy(
-    {
-      name: 'isMessageContent',
-      validator: {
-        validate: (value: unknown) =>
-          value === undefined ||
-          value === null ||
-          typeof value === 'string' ||
-          (Array.isArray(value) && value.every((part) => typeof part === 'object' && part !== null)),
-        defaultMessage: () => '$property must be a string, an array of content parts, or null',
-      },
-    },
-    options,
-  );
+/** A class-validator decorator from a predicate; `undefined` (field absent) always passes. */
+function satisfies(name: string, predicate: (value: unknown) => boolean, message: string) {
+  return (options?: ValidationOptions) =>
+    ValidateBy({ name, validator: { validate: (value: unknown) => value === undefined || predicate(value), defaultMessage: () => message } }, options);
 }
+
+const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `content`: a string, an array of parts, or null (contract "Message fields"). */
+const IsMessageContent = satisfies(
+  'isMessageContent',
+  (value) => value === null || typeof value === 'string' || (Array.isArray(value) && value.every((part) => typeof part === 'object' && part !== null)),
+  '$property must be a string, an array of content parts, or null',
+);
 
 /** `tool_choice`: `auto`, `none`, `required`, or an object naming a tool. */
-function IsToolChoice(options?: ValidationOptions) {
-  return ValidateBy(
-    {
-      name: 'isToolChoice',
-      validator: {
-        validate: (value: unknown) =>
-          value === undefined || typeof value === 'string' || (typeof value === 'object' && value !== null && !Array.isArray(value)),
-        defaultMessage: () => '$property must be "auto", "none", "required" or an object naming a tool',
-      },
-    },
-    options,
-  );
-}
+const IsToolChoice = satisfies('isToolChoice', (value) => typeof value === 'string' || isObject(value), '$property must be "auto", "none", "required" or an object naming a tool');
 
-function IsArrayOfObjects(options?: ValidationOptions) {
-  return ValidateBy(
-    {
-      name: 'isArrayOfObjects',
-      validator: {
-        validate: (value: unknown) =>
-          Array.isArray(value) && value.every((entry) => typeof entry === 'object' && entry !== null && !Array.isArray(entry)),
-        defaultMessage: () => '$property must be an array of objects',
-      },
-    },
-    options,
-  );
-}
+const IsArrayOfObjects = satisfies('isArrayOfObjects', (value) => Array.isArray(value) && value.every(isObject), '$property must be an array of objects');
 
 export class ChatMessageDto {
   @IsIn(CHAT_ROLES as unknown as string[], { message: '$property must be one of system, developer, user, assistant, tool' })
