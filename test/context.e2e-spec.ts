@@ -1,9 +1,6 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { startGateway, TestGateway } from './support/create-test-app';
-import { FakeProviderA } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
 
 /**
  * Context management over HTTP (gateway-behaviours.md §5, §10 items 30–34): what reaches the
@@ -35,25 +32,15 @@ function agentHistory(pairs: number, resultBytes: number, marker = 'chunk'): Mes
 }
 
 describe('context management (POST /v1/chat/completions → provider_a)', () => {
-  let fake: FakeProviderA;
-  let scratch: string;
   const gateways: TestGateway[] = [];
-
-  beforeAll(async () => {
-    fake = await FakeProviderA.start();
-    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'context-e2e-'));
-  });
-
+  // Registered before the fake's hooks so the gateways stop before the fake does.
   afterAll(async () => {
     for (const gateway of gateways) await gateway.close();
-    await fake.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
   });
-
-  beforeEach(() => fake.reset());
+  const { fake, home } = useFakeProviderA({ homePrefix: 'context-e2e-' });
 
   async function gatewayWith(settings: Record<string, string> = {}): Promise<TestGateway> {
-    const gateway = await startGateway({ ...providerASettings(fake, scratch), GATEWAY_PROVIDERS: 'provider_a', ...settings });
+    const gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a', ...settings });
     gateways.push(gateway);
     return gateway;
   }
@@ -65,7 +52,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
 
   /** Sends one chat turn and returns the upstream body's `input` items. */
   async function send(gateway: TestGateway, body: Record<string, unknown>): Promise<{ input: InputItem[]; requestId: string }> {
-    fake.enqueue(textReply('ok'));
+    fake().enqueue(textReply('ok'));
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -73,7 +60,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     });
     expect(response.status).toBe(200);
     await response.text();
-    const upstream = fake.lastBody();
+    const upstream = fake().lastBody();
     expect(upstream).toBeDefined();
     return { input: upstream!.input as InputItem[], requestId: response.headers.get('x-request-id') ?? '' };
   }

@@ -1,9 +1,6 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { ChildGateway, spawnGateway } from './support/child-gateway';
-import { FakeProviderA } from './support/fake-provider-a';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
 
 /**
  * Draining (design.md §6) with a REAL child process and a REAL signal: readiness turns 503 at
@@ -11,27 +8,15 @@ import { completed, created, providerASettings, textDelta } from './support/prov
  * GATEWAY_DRAIN_TIMEOUT. The slow in-flight request is a streamed chat against the provider_a fake.
  */
 describe('draining on SIGTERM / SIGINT (child process)', () => {
-  let fake: FakeProviderA;
-  let loginHome: string;
+  const { fake, home } = useFakeProviderA({ homePrefix: 'gateway-drain-login-' });
   const children: ChildGateway[] = [];
-
-  beforeAll(async () => {
-    fake = await FakeProviderA.start();
-    loginHome = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-drain-login-'));
-  });
 
   afterEach(async () => {
     await Promise.all(children.splice(0).map((child) => child.close()));
-    fake.reset();
-  });
-
-  afterAll(async () => {
-    await fake.close();
-    fs.rmSync(loginHome, { recursive: true, force: true });
   });
 
   async function start(settings: Record<string, string> = {}): Promise<ChildGateway> {
-    const child = await spawnGateway({ ...providerASettings(fake, loginHome), GATEWAY_PROVIDERS: 'provider_a', ...settings });
+    const child = await spawnGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a', ...settings });
     children.push(child);
     return child;
   }
@@ -98,7 +83,7 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
   });
 
   it('turns readiness 503 at once, finishes the in-flight stream, then exits when idle', async () => {
-    fake.enqueue({ frames: [created(), textDelta('first '), textDelta('second', 'msg_1', 2500), completed()] });
+    fake().enqueue({ frames: [created(), textDelta('first '), textDelta('second', 'msg_1', 2500), completed()] });
     const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '20s' });
     const stream = await openStream(gateway);
 
@@ -124,10 +109,10 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
   });
 
   it('exits at GATEWAY_DRAIN_TIMEOUT when a request hangs, closing the upstream turn', async () => {
-    fake.enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
+    fake().enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
     const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '1s' });
     const stream = await openStream(gateway);
-    const [upstream] = await fake.waitForRequests(1);
+    const [upstream] = await fake().waitForRequests(1);
 
     const signalledAt = Date.now();
     gateway.process.kill('SIGTERM');

@@ -1,7 +1,4 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { FakeProviderA, FakeScript } from './support/fake-provider-a';
+import type { FakeScript } from './support/fake-provider-a';
 import {
   callContext,
   collectEvents,
@@ -21,36 +18,28 @@ import {
   textReply,
   usageLimitEvent,
 } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
 
 const settle = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([promise.then(() => 'settled' as const), new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
 
 /** provider_a adapter against the loopback fake: stream translation, errors, retries, timers, abort. */
 describe('ProviderAAdapter (stream, errors, retries)', () => {
-  let fake: FakeProviderA;
-  let home: string;
-
-  beforeAll(async () => (fake = await FakeProviderA.start()));
-  afterAll(() => fake.close());
-  beforeEach(() => {
-    fake.reset();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-stream-'));
-  });
-  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-stream-', homeScope: 'test' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
-    const adapterFor = (settings: Record<string, string> = {}) => makeProviderAAdapter(fake, home, { transport, settings }).adapter;
+    const adapterFor = (settings: Record<string, string> = {}) => makeProviderAAdapter(fake(), home(), { transport, settings }).adapter;
 
     it('joins 2 000 argument fragments into one complete tool call (§12.26)', async () => {
       const args = JSON.stringify({ text: 'ab'.repeat(1994) + 'c' });
-      fake.enqueue({ frames: [created(), ...functionCallItem('call_1', 'write', args, { fragments: 2000 }), completed()] });
+      fake().enqueue({ frames: [created(), ...functionCallItem('call_1', 'write', args, { fragments: 2000 }), completed()] });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events.filter((event) => event.type === 'tool-call')).toEqual([{ type: 'tool-call', call: { id: 'call_1', name: 'write', kind: 'function', arguments: args } }]);
     });
 
     it('emits a call seen as deltas and again in output_item.done once, in stream and complete (§12.27)', async () => {
       const frames = [created(), textDelta('Reading.'), ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}'), ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}', { fragments: 0 }), completed()];
-      fake.enqueue({ frames }, { frames });
+      fake().enqueue({ frames }, { frames });
       const adapter = adapterFor();
       for (const events of [await collectEvents(await adapter.stream(providerAChatRequest(), callContext())), await collectEvents(await adapter.complete(providerAChatRequest(), callContext()))]) {
         expect(events.filter((event) => event.type === 'tool-call')).toHaveLength(1);
@@ -61,19 +50,19 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('orders calls by first appearance even when output indices go 2 then 1 (§12.28)', async () => {
       const second = functionCallItem('call_b', 'b', '{}', { outputIndex: 2 });
       const first = functionCallItem('call_a', 'a', '{}', { outputIndex: 1 });
-      fake.enqueue({ frames: [created(), second[0], first[0], ...first.slice(1), ...second.slice(1), completed()] });
+      fake().enqueue({ frames: [created(), second[0], first[0], ...first.slice(1), ...second.slice(1), completed()] });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events.filter((event) => event.type === 'tool-call').map((event) => (event.type === 'tool-call' ? event.call.id : ''))).toEqual(['call_b', 'call_a']);
     });
 
     it('ends response.incomplete with finish length instead of hanging (§12.31)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('cut'), incomplete('max_output_tokens')], holdOpen: true });
+      fake().enqueue({ frames: [created(), textDelta('cut'), incomplete('max_output_tokens')], holdOpen: true });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([{ type: 'text-delta', text: 'cut' }, { type: 'finish', reason: 'length' }]);
     });
 
     it('streams reasoning summaries with a blank line between parts', async () => {
-      fake.enqueue({ frames: [created(), reasoningDelta('First.', 0), reasoningDelta('Second.', 1), textDelta('Answer'), completed()] });
+      fake().enqueue({ frames: [created(), reasoningDelta('First.', 0), reasoningDelta('Second.', 1), textDelta('Answer'), completed()] });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events.slice(0, 3)).toEqual([
         { type: 'reasoning-delta', text: 'First.' },
@@ -83,16 +72,16 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     });
 
     it('rejects a usage limit with Retry-After 30 and does not retry (§12.34)', async () => {
-      fake.enqueue({ frames: [usageLimitEvent(30)] }, textReply('never'));
+      fake().enqueue({ frames: [usageLimitEvent(30)] }, textReply('never'));
       const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('usage_limit');
       expect(failure.retryAfterHeader).toBe(30);
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('takes a usage limit reset from rate-limit headers when the error has none', async () => {
       const resetAt = Math.floor(Date.now() / 1000) + 120;
-      fake.enqueue({ reject: { status: 429, headers: { 'x-codex-primary-used-percent': '100', 'x-codex-primary-reset-at': String(resetAt) }, body: { error: { type: 'usage_limit_reached' } } }, frames: [] });
+      fake().enqueue({ reject: { status: 429, headers: { 'x-codex-primary-used-percent': '100', 'x-codex-primary-reset-at': String(resetAt) }, body: { error: { type: 'usage_limit_reached' } } }, frames: [] });
       const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('usage_limit');
       expect(failure.retryAfterHeader).toBeGreaterThanOrEqual(118);
@@ -100,67 +89,67 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     });
 
     it('classifies context_length_exceeded as context_window without retry (§12.35)', async () => {
-      fake.enqueue({ frames: [created(), failed('context_length_exceeded', 'too long')] }, textReply('never'));
+      fake().enqueue({ frames: [created(), failed('context_length_exceeded', 'too long')] }, textReply('never'));
       const adapter = adapterFor();
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ type: 'error', error: { code: 'context_window' } });
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('retries a 503 once and succeeds; three 503s fail upstream after exactly three connections (§12.36)', async () => {
       const adapter = adapterFor();
-      fake.enqueue({ reject: { status: 503 }, frames: [] }, textReply('recovered'));
+      fake().enqueue({ reject: { status: 503 }, frames: [] }, textReply('recovered'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'recovered' });
-      expect(fake.requests()).toHaveLength(2);
+      expect(fake().requests()).toHaveLength(2);
 
-      fake.reset();
-      fake.enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ reject: { status: 503 }, frames: [] })), textReply('never'));
+      fake().reset();
+      fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ reject: { status: 503 }, frames: [] })), textReply('never'));
       const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('upstream');
-      expect(fake.requests()).toHaveLength(3);
+      expect(fake().requests()).toHaveLength(3);
     });
 
     it('retries a rate limit (not a usage limit) honouring a larger Retry-After hint', async () => {
-      fake.enqueue({ reject: { status: 429, headers: { 'retry-after': '1' }, body: { error: { code: 'rate_limit_exceeded' } } }, frames: [] }, textReply('later'));
+      fake().enqueue({ reject: { status: 429, headers: { 'retry-after': '1' }, body: { error: { code: 'rate_limit_exceeded' } } }, frames: [] }, textReply('later'));
       const started = Date.now();
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'later' });
       expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-      expect(fake.requests()).toHaveLength(2);
+      expect(fake().requests()).toHaveLength(2);
     });
 
     it('retries an accepted turn that closed before any output, on a new connection', async () => {
-      fake.enqueue({ frames: [created(), { disconnect: true }] }, textReply('second try'));
+      fake().enqueue({ frames: [created(), { disconnect: true }] }, textReply('second try'));
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'second try' });
-      expect(fake.requests()).toHaveLength(2);
+      expect(fake().requests()).toHaveLength(2);
     });
 
     it('does not retry a socket dropped after a text delta: one connection, terminal error (§12.37)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
+      fake().enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([{ type: 'text-delta', text: 'partial' }, { type: 'error', error: expect.objectContaining({ code: 'upstream' }) }]);
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('treats a non-JSON frame as an upstream protocol error', async () => {
       const raw = transport === 'ws' ? 'not json' : 'data: not json\n\n';
-      fake.enqueue({ frames: [created(), textDelta('x'), { raw }] });
+      fake().enqueue({ frames: [created(), textDelta('x'), { raw }] });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events.at(-1)).toMatchObject({ type: 'error', error: { code: 'upstream' } });
     });
 
     it('rejects when the first event is response.failed on every attempt (no SSE header could be sent)', async () => {
-      fake.enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ frames: [failed('server_error')] })));
+      fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ frames: [failed('server_error')] })));
       const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('upstream');
-      expect(fake.requests()).toHaveLength(3);
+      expect(fake().requests()).toHaveLength(3);
     });
 
     it('closes the upstream connection within 1 s when the caller aborts mid-stream (§12.38)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
+      fake().enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
       const controller = new AbortController();
       const events = await adapterFor().stream(providerAChatRequest(), callContext(controller.signal));
       const iterator = events[Symbol.asyncIterator]();
@@ -168,15 +157,15 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       const pending = iterator.next();
       controller.abort(new Error('client gone'));
       await expect(pending).rejects.toThrow('client gone');
-      const [recorded] = fake.requests();
+      const [recorded] = fake().requests();
       expect(await settle(recorded.closedByClient, 1000)).toBe('settled');
     });
 
     it('aborts at once while waiting for the first event', async () => {
-      fake.enqueue({ frames: [], holdOpen: true });
+      fake().enqueue({ frames: [], holdOpen: true });
       const controller = new AbortController();
       const pending = adapterFor().stream(providerAChatRequest(), callContext(controller.signal));
-      const [recorded] = await fake.waitForRequests(1, 2000);
+      const [recorded] = await fake().waitForRequests(1, 2000);
       const started = Date.now();
       controller.abort(new Error('client gone'));
       await expect(pending).rejects.toThrow('client gone');
@@ -185,34 +174,34 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     });
 
     it('aborts at once between retries', async () => {
-      fake.enqueue({ reject: { status: 503, headers: { 'retry-after': '5' } }, frames: [] }, textReply('never'));
+      fake().enqueue({ reject: { status: 503, headers: { 'retry-after': '5' } }, frames: [] }, textReply('never'));
       const controller = new AbortController();
       const pending = adapterFor().stream(providerAChatRequest(), callContext(controller.signal));
-      await fake.waitForRequests(1, 2000);
+      await fake().waitForRequests(1, 2000);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const started = Date.now();
       controller.abort(new Error('client gone'));
       await expect(pending).rejects.toThrow('client gone');
       expect(Date.now() - started).toBeLessThan(200);
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('ends a silent stream with a timeout error after the idle timeout (§12.39)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
+      fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
       const events = await collectEvents(await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([{ type: 'text-delta', text: 'then silence' }, { type: 'error', error: expect.objectContaining({ code: 'timeout' }) }]);
-      expect(await settle(fake.requests()[0].closedByClient, 1000)).toBe('settled');
+      expect(await settle(fake().requests()[0].closedByClient, 1000)).toBe('settled');
     });
 
     it('rejects with timeout when nothing arrives before the idle timeout', async () => {
-      fake.enqueue({ frames: [], holdOpen: true });
+      fake().enqueue({ frames: [], holdOpen: true });
       const failure = await rejectionOf(adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('timeout');
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('bounds the whole turn with PROVIDER_A_TIMEOUT', async () => {
-      fake.enqueue({ frames: [created(), textDelta('a'), textDelta('b', 'msg_1', 250), textDelta('c', 'msg_1', 250), textDelta('d', 'msg_1', 250)], holdOpen: true });
+      fake().enqueue({ frames: [created(), textDelta('a'), textDelta('b', 'msg_1', 250), textDelta('c', 'msg_1', 250), textDelta('d', 'msg_1', 250)], holdOpen: true });
       const events = await collectEvents(await adapterFor({ PROVIDER_A_TIMEOUT: '600ms' }).stream(providerAChatRequest(), callContext()));
       expect(events.at(-1)).toMatchObject({ type: 'error', error: { code: 'timeout' } });
       expect(events.filter((event) => event.type === 'text-delta').length).toBeLessThan(4);
@@ -220,7 +209,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
     it('keeps secrets from an upstream error message out of the error and the logs (§12.40)', async () => {
       const secret = 'sk-LEAKED-0123456789 Bearer eyJsecret';
-      fake.enqueue({ reject: { status: 400, body: { error: { message: secret, code: 'invalid_value' } } }, frames: [] });
+      fake().enqueue({ reject: { status: 400, body: { error: { message: secret, code: 'invalid_value' } } }, frames: [] });
       const logger = recordingLogger();
       const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext(undefined, logger)));
       expect(failure.code).toBe('bad_request');
@@ -228,7 +217,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(everything).not.toContain('LEAKED');
       expect(everything).not.toContain('eyJsecret');
 
-      fake.enqueue({ frames: [created(), textDelta('x'), errorEvent({ code: 'server_error', message: secret })] });
+      fake().enqueue({ frames: [created(), textDelta('x'), errorEvent({ code: 'server_error', message: secret })] });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext(undefined, logger)));
       expect(JSON.stringify(events) + logger.text()).not.toContain('LEAKED');
     });
@@ -236,11 +225,11 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('extract() retries like chat and honours the context deadline', async () => {
       const adapter = adapterFor();
       const request = { model: providerAModel('gpt-5.6-sol'), input: 'x', schema: { type: 'object' }, schemaName: 's', promptCacheKey: 'k' };
-      fake.enqueue({ reject: { status: 502 }, frames: [] }, textReply('{"a":1}'));
+      fake().enqueue({ reject: { status: 502 }, frames: [] }, textReply('{"a":1}'));
       expect((await adapter.extract!(request, callContext())).text).toBe('{"a":1}');
-      expect(fake.requests()).toHaveLength(2);
+      expect(fake().requests()).toHaveLength(2);
 
-      fake.enqueue({ frames: [created()], holdOpen: true });
+      fake().enqueue({ frames: [created()], holdOpen: true });
       const context = { ...callContext(), deadlineAt: Date.now() + 300 };
       const failure = await rejectionOf(adapter.extract!(request, context));
       expect(failure.code).toBe('timeout');

@@ -1,11 +1,9 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config/app-config';
 import { ProviderAAdapter } from '../src/providers/provider-a/provider-a.adapter';
 import { CODEX_OAUTH_CLIENT_ID } from '../src/providers/provider-a/provider-a.constants';
 import { sessionIdForChat } from '../src/providers/provider-a/provider-a.identifiers';
-import { FakeProviderA } from './support/fake-provider-a';
 import {
   callContext,
   collectEvents,
@@ -24,140 +22,132 @@ import {
   writeFaithfulProfile,
   writeInstallationId,
 } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
 
 const now = () => Math.floor(Date.now() / 1000);
 
 /** provider_a adapter against the loopback fake: login, transports, request bodies (provider_a.md §12). */
 describe('ProviderAAdapter (login, transport, body)', () => {
-  let fake: FakeProviderA;
-  let home: string;
-
-  beforeAll(async () => (fake = await FakeProviderA.start()));
-  afterAll(() => fake.close());
-  beforeEach(() => {
-    fake.reset();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-adapter-'));
-  });
-  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-adapter-', homeScope: 'test' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
     it('sends the bearer and account id from auth.json and never calls the token endpoint (§12.1)', async () => {
-      const { adapter, authFile } = makeProviderAAdapter(fake, home, { transport });
+      const { adapter, authFile } = makeProviderAAdapter(fake(), home(), { transport });
       const { tokens } = JSON.parse(fs.readFileSync(authFile, 'utf8'));
-      fake.enqueue(textReply('Hello'));
+      fake().enqueue(textReply('Hello'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([
         { type: 'text-delta', text: 'Hello' },
         { type: 'usage', usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17 } },
         { type: 'finish', reason: 'stop' },
       ]);
-      const [request] = fake.requests();
+      const [request] = fake().requests();
       expect(request.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
       expect(request.headers['chatgpt-account-id']).toBe('acct-test-1');
-      expect(fake.tokenRequests()).toHaveLength(0);
+      expect(fake().tokenRequests()).toHaveLength(0);
     });
 
     it('falls back to the id token account claim; with none the turn fails auth before any connection (§12.2)', async () => {
-      const { adapter, codexHome } = makeProviderAAdapter(fake, home, { transport, auth: { accountId: null, idTokenAccountId: 'acct-from-claim' } });
-      fake.enqueue(textReply('ok'));
+      const { adapter, codexHome } = makeProviderAAdapter(fake(), home(), { transport, auth: { accountId: null, idTokenAccountId: 'acct-from-claim' } });
+      fake().enqueue(textReply('ok'));
       await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
-      expect(fake.requests()[0].headers['chatgpt-account-id']).toBe('acct-from-claim');
+      expect(fake().requests()[0].headers['chatgpt-account-id']).toBe('acct-from-claim');
 
       writeAuthFile(codexHome, { accountId: null });
-      const fresh = new ProviderAAdapter(loadConfig({ HOME: home, CODEX_HOME: codexHome, PROVIDER_A_URL: transport === 'ws' ? fake.wsUrl : fake.httpUrl, PROVIDER_A_TOKEN_URL: fake.tokenUrl }));
+      const fresh = new ProviderAAdapter(loadConfig({ HOME: home(), CODEX_HOME: codexHome, PROVIDER_A_URL: transport === 'ws' ? fake().wsUrl : fake().httpUrl, PROVIDER_A_TOKEN_URL: fake().tokenUrl }));
       const failure = await rejectionOf(fresh.stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('auth');
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('refreshes a token 30 s from expiry once, with the stored refresh token and client id (§12.3)', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport, auth: { exp: now() + 30, refreshToken: 'rt-stored' } });
-      fake.enqueue(textReply('ok'));
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport, auth: { exp: now() + 30, refreshToken: 'rt-stored' } });
+      fake().enqueue(textReply('ok'));
       await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
-      expect(fake.tokenRequests()).toEqual([{ grant_type: 'refresh_token', refresh_token: 'rt-stored', client_id: CODEX_OAUTH_CLIENT_ID }]);
-      expect(fake.requests()[0].headers.authorization).toMatch(/^Bearer /);
-      expect(JSON.parse(Buffer.from(fake.requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).jti).toBe('at-1');
+      expect(fake().tokenRequests()).toEqual([{ grant_type: 'refresh_token', refresh_token: 'rt-stored', client_id: CODEX_OAUTH_CLIENT_ID }]);
+      expect(fake().requests()[0].headers.authorization).toMatch(/^Bearer /);
+      expect(JSON.parse(Buffer.from(fake().requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).jti).toBe('at-1');
     });
 
     it('runs one refresh for ten concurrent turns and all ten use the new token (§12.4)', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport, auth: { exp: now() - 100 } });
-      fake.enqueueToken({ status: 200, delayMs: 100, body: { access_token: makeJwt({ exp: now() + 3600, jti: 'fresh' }), refresh_token: 'rt-2' } });
-      fake.enqueue(...Array.from({ length: 10 }, () => textReply('ok')));
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport, auth: { exp: now() - 100 } });
+      fake().enqueueToken({ status: 200, delayMs: 100, body: { access_token: makeJwt({ exp: now() + 3600, jti: 'fresh' }), refresh_token: 'rt-2' } });
+      fake().enqueue(...Array.from({ length: 10 }, () => textReply('ok')));
       await Promise.all(Array.from({ length: 10 }, async (_, index) => collectEvents(await adapter.stream(providerAChatRequest({ chatKey: `c${index}` }), callContext()))));
-      expect(fake.tokenRequests()).toHaveLength(1);
-      const bearer = `Bearer ${makeJwt({ exp: JSON.parse(Buffer.from(fake.requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).exp, jti: 'fresh' })}`;
-      expect(fake.requests().map((request) => request.headers.authorization)).toEqual(Array(10).fill(bearer));
+      expect(fake().tokenRequests()).toHaveLength(1);
+      const bearer = `Bearer ${makeJwt({ exp: JSON.parse(Buffer.from(fake().requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).exp, jti: 'fresh' })}`;
+      expect(fake().requests().map((request) => request.headers.authorization)).toEqual(Array(10).fill(bearer));
     });
 
     it('fails auth with no connection and no token call when expired without a refresh token (§12.7)', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport, auth: { exp: now() - 100, refreshToken: null } });
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport, auth: { exp: now() - 100, refreshToken: null } });
       const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('auth');
-      expect(fake.requests()).toHaveLength(0);
-      expect(fake.tokenRequests()).toHaveLength(0);
+      expect(fake().requests()).toHaveLength(0);
+      expect(fake().tokenRequests()).toHaveLength(0);
     });
 
     it('maps a token endpoint invalid_grant to auth without token text in the error or logs (§12.8)', async () => {
-      const { adapter, authFile } = makeProviderAAdapter(fake, home, { transport, auth: { exp: now() - 100, refreshToken: 'rt-SECRET-1' } });
+      const { adapter, authFile } = makeProviderAAdapter(fake(), home(), { transport, auth: { exp: now() - 100, refreshToken: 'rt-SECRET-1' } });
       const { tokens } = JSON.parse(fs.readFileSync(authFile, 'utf8'));
-      fake.enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'refresh token rt-SECRET-1 already used' } });
+      fake().enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'refresh token rt-SECRET-1 already used' } });
       const logger = recordingLogger();
       const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext(undefined, logger)));
       expect(failure.code).toBe('auth');
       const everything = logger.text() + JSON.stringify({ message: failure.message, detail: failure.detail });
       expect(everything).toContain('invalid_grant');
       for (const secret of ['SECRET', tokens.access_token, 'already used']) expect(everything).not.toContain(secret);
-      expect(fake.requests()).toHaveLength(0);
+      expect(fake().requests()).toHaveLength(0);
     });
 
     it('after an upstream 401 refreshes once (token not expired) and retries with the new token (§12.9)', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport });
-      fake.enqueue({ reject: { status: 401, body: { error: { message: 'expired' } } }, frames: [] }, textReply('after refresh'));
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      fake().enqueue({ reject: { status: 401, body: { error: { message: 'expired' } } }, frames: [] }, textReply('after refresh'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'after refresh' });
-      expect(fake.tokenRequests()).toHaveLength(1);
-      const [first, second] = fake.requests();
+      expect(fake().tokenRequests()).toHaveLength(1);
+      const [first, second] = fake().requests();
       expect(second.headers.authorization).not.toBe(first.headers.authorization);
       expect(JSON.parse(Buffer.from(second.headers.authorization.split('.')[1], 'base64url').toString()).jti).toBe('at-1');
     });
 
     it('gives up with auth after a 401 on both attempts: two connections, one refresh (§12.10)', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport });
-      fake.enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 403 }, frames: [] }, textReply('never'));
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      fake().enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 403 }, frames: [] }, textReply('never'));
       const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('auth');
-      expect(fake.requests()).toHaveLength(2);
-      expect(fake.tokenRequests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(2);
+      expect(fake().tokenRequests()).toHaveLength(1);
     });
 
     it('treats a 401 error event before output like a rejected upgrade', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport });
-      fake.enqueue({ frames: [errorEvent({ status: 401, message: 'bad token' })] }, textReply('ok'));
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      fake().enqueue({ frames: [errorEvent({ status: 401, message: 'bad token' })] }, textReply('ok'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
-      expect(fake.tokenRequests()).toHaveLength(1);
+      expect(fake().tokenRequests()).toHaveLength(1);
     });
 
     it('uses a different valid token already in the file after a 401, without calling the endpoint (§12.11)', async () => {
-      const { adapter, codexHome } = makeProviderAAdapter(fake, home, { transport });
-      fake.enqueue(textReply('first'));
+      const { adapter, codexHome } = makeProviderAAdapter(fake(), home(), { transport });
+      fake().enqueue(textReply('first'));
       await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       const replaced = writeAuthFile(codexHome, { refreshToken: 'rt-other' });
-      fake.enqueue({ reject: { status: 401 }, frames: [] }, textReply('second'));
+      fake().enqueue({ reject: { status: 401 }, frames: [] }, textReply('second'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'second' });
-      expect(fake.requests()[2].headers.authorization).toBe(`Bearer ${replaced.accessToken}`);
-      expect(fake.tokenRequests()).toHaveLength(0);
+      expect(fake().requests()[2].headers.authorization).toBe(`Bearer ${replaced.accessToken}`);
+      expect(fake().tokenRequests()).toHaveLength(0);
     });
 
     it('keeps prompt_cache_key and the session header per chat and separates chats (§12.15)', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport });
-      fake.enqueue(textReply('1'), textReply('2'), textReply('3'));
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      fake().enqueue(textReply('1'), textReply('2'), textReply('3'));
       for (const chatKey of ['chat:header:x-conversation-id:conv-42', 'chat:header:x-conversation-id:conv-42', 'chat:other']) {
         await collectEvents(await adapter.stream(providerAChatRequest({ chatKey }), callContext()));
       }
       const sessionHeader = transport === 'ws' ? 'session-id' : 'session_id';
-      const [a, b, c] = fake.requests();
+      const [a, b, c] = fake().requests();
       expect(a.body!.prompt_cache_key).toBe('47b61fd1-c0eb-3d05-2adc-5c4396baffee');
       expect(a.headers[sessionHeader]).toBe('47b61fd1-c0eb-3d05-2adc-5c4396baffee');
       expect(b.body!.prompt_cache_key).toBe(a.body!.prompt_cache_key);
@@ -167,8 +157,8 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('sends the minimal body and headers: no include, client_metadata, output cap or faithful headers (§12.14)', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport });
-      fake.enqueue(textReply('ok'));
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      fake().enqueue(textReply('ok'));
       const request = providerAChatRequest({
         modelId: 'gpt-5.6-terra-fast-high',
         messages: [{ role: 'system', content: 'One' }, { role: 'system', content: 'Two' }, { role: 'user', content: 'hi' }],
@@ -176,7 +166,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
         tools: [{ type: 'function', function: { name: 'read_file' } }],
       });
       await collectEvents(await adapter.stream(request, callContext()));
-      const [recorded] = fake.requests();
+      const [recorded] = fake().requests();
       const body = recorded.body!;
       expect(body.instructions).toBe('One\n\nTwo');
       for (const key of ['include', 'client_metadata', 'max_output_tokens', 'temperature', 'top_p', 'tool_choice']) expect(body).not.toHaveProperty(key);
@@ -186,10 +176,10 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('sends the faithful profile, scaffold with today, developer message, metadata and headers (§12.23)', async () => {
-      const profilePath = writeFaithfulProfile(home);
-      const { adapter, codexHome } = makeProviderAAdapter(fake, home, { transport, settings: { PRIMARY_FAITHFUL_PROFILE: profilePath } });
+      const profilePath = writeFaithfulProfile(home());
+      const { adapter, codexHome } = makeProviderAAdapter(fake(), home(), { transport, settings: { PRIMARY_FAITHFUL_PROFILE: profilePath } });
       writeInstallationId(codexHome);
-      fake.enqueue(textReply('ok'));
+      fake().enqueue(textReply('ok'));
       const request = providerAChatRequest({
         faithful: true,
         chatKey: 'chat:faithful',
@@ -197,7 +187,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
         tools: [{ type: 'function', function: { name: 'client_tool' } }],
       });
       await collectEvents(await adapter.stream(request, callContext()));
-      const [recorded] = fake.requests();
+      const [recorded] = fake().requests();
       const body = recorded.body!;
       const session = sessionIdForChat('chat:faithful');
       const today = new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
@@ -225,13 +215,13 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('extracts with exactly the §6.1 keys over one connection and returns text, id, model and usage (§12.24)', async () => {
-      const { adapter } = makeProviderAAdapter(fake, home, { transport });
-      fake.enqueue({ frames: [created('resp_x', 'gpt-5.6-sol'), textDelta('{"total":'), textDelta('12}'), completed({ input_tokens: 7, output_tokens: 3 }, 'resp_x', 'gpt-5.6-sol-2026')] });
+      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      fake().enqueue({ frames: [created('resp_x', 'gpt-5.6-sol'), textDelta('{"total":'), textDelta('12}'), completed({ input_tokens: 7, output_tokens: 3 }, 'resp_x', 'gpt-5.6-sol-2026')] });
       const schema = { type: 'object', properties: { total: { type: 'number' } }, required: ['total'], additionalProperties: false };
       const result = await adapter.extract!({ model: providerAModel('gpt-5.6-sol-fast'), input: 'Total: 12', schema, schemaName: 'quarter_summary', promptCacheKey: 'cache-1' }, callContext());
       expect(result).toEqual({ text: '{"total":12}', upstreamResponseId: 'resp_x', upstreamModel: 'gpt-5.6-sol-2026', usage: { promptTokens: 7, completionTokens: 3, totalTokens: 10 } });
-      expect(fake.requests()).toHaveLength(1);
-      const [recorded] = fake.requests();
+      expect(fake().requests()).toHaveLength(1);
+      const [recorded] = fake().requests();
       const expectedKeys = ['input', 'instructions', 'model', 'prompt_cache_key', 'reasoning', 'service_tier', 'store', 'stream', 'text', ...(transport === 'ws' ? ['type'] : [])];
       expect(Object.keys(recorded.body!).sort()).toEqual(expectedKeys.sort());
       expect(recorded.body!.text).toEqual({ verbosity: 'low', format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema } });
@@ -241,11 +231,11 @@ describe('ProviderAAdapter (login, transport, body)', () => {
   });
 
   it('opens one upgrade and sends exactly one text frame typed response.create over WebSocket (§12.12)', async () => {
-    const { adapter } = makeProviderAAdapter(fake, home, { transport: 'ws' });
-    fake.enqueue({ ...textReply('ok'), holdOpen: true });
+    const { adapter } = makeProviderAAdapter(fake(), home(), { transport: 'ws' });
+    fake().enqueue({ ...textReply('ok'), holdOpen: true });
     await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
-    const [recorded] = fake.requests();
-    expect(fake.requests()).toHaveLength(1);
+    const [recorded] = fake().requests();
+    expect(fake().requests()).toHaveLength(1);
     expect(recorded.transport).toBe('ws');
     expect(recorded.body!.type).toBe('response.create');
     expect(recorded.headers['openai-beta']).toBe('responses_websockets=2026-02-06');
@@ -255,10 +245,10 @@ describe('ProviderAAdapter (login, transport, body)', () => {
   });
 
   it('POSTs the same body without type, with SSE headers, over HTTP (§12.12)', async () => {
-    const { adapter } = makeProviderAAdapter(fake, home, { transport: 'sse' });
-    fake.enqueue(textReply('ok'));
+    const { adapter } = makeProviderAAdapter(fake(), home(), { transport: 'sse' });
+    fake().enqueue(textReply('ok'));
     await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
-    const [recorded] = fake.requests();
+    const [recorded] = fake().requests();
     expect(recorded.transport).toBe('sse');
     expect(recorded.body).not.toHaveProperty('type');
     expect(recorded.body!.model).toBe('gpt-5.6-sol');
@@ -266,13 +256,13 @@ describe('ProviderAAdapter (login, transport, body)', () => {
   });
 
   it('fails construction with a ConfigError naming PRIMARY_FAITHFUL_PROFILE for a missing profile', () => {
-    const config = loadConfig({ HOME: home, PRIMARY_FAITHFUL_PROFILE: path.join(home, 'missing.json') });
+    const config = loadConfig({ HOME: home(), PRIMARY_FAITHFUL_PROFILE: path.join(home(), 'missing.json') });
     expect(() => new ProviderAAdapter(config)).toThrow(ConfigError);
     expect(() => new ProviderAAdapter(config)).toThrow(/PRIMARY_FAITHFUL_PROFILE/);
   });
 
   it('does not read the login file at construction (a missing file only fails requests)', async () => {
-    const adapter = new ProviderAAdapter(loadConfig({ HOME: home, PROVIDER_A_URL: fake.wsUrl, PROVIDER_A_AUTH_FILE: path.join(home, 'none.json') }));
+    const adapter = new ProviderAAdapter(loadConfig({ HOME: home(), PROVIDER_A_URL: fake().wsUrl, PROVIDER_A_AUTH_FILE: path.join(home(), 'none.json') }));
     const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext()));
     expect(failure.code).toBe('auth');
     expect(failure.detail).toMatch(/run codex login/);

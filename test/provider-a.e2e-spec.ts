@@ -1,10 +1,8 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { createGatewayApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
 import { startGateway, TestGateway } from './support/create-test-app';
-import { FakeProviderA, FakeScript } from './support/fake-provider-a';
+import type { FakeScript } from './support/fake-provider-a';
 import { LogCapture } from './support/log-capture';
 import {
   AuthFileOptions,
@@ -21,6 +19,7 @@ import {
   textReply,
   usageLimitEvent,
 } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
 
 type Json = Record<string, any>;
 
@@ -49,33 +48,22 @@ const settle = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([promise.then(() => 'settled' as const), new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
 
 describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
-  let fake: FakeProviderA;
-  let home: string;
-
-  beforeAll(async () => {
-    fake = await FakeProviderA.start();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-e2e-'));
-  });
-  afterAll(async () => {
-    await fake.close();
-    fs.rmSync(home, { recursive: true, force: true });
-  });
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-e2e-' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
     let gateway: TestGateway;
 
     beforeAll(async () => {
       gateway = await startGateway({
-        ...providerASettings(fake, path.join(home, transport), { transport }),
+        ...providerASettings(fake(), path.join(home(), transport), { transport }),
         GATEWAY_PROVIDERS: 'provider_a',
         GATEWAY_STREAM_IDLE_TIMEOUT: '1s',
       });
     });
     afterAll(() => gateway.close());
-    beforeEach(() => fake.reset());
 
     it('streams content as it arrives: the first chunk is out before a delayed second frame is sent (§12.25)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('A'), textDelta('B', 'msg_1', 700), completed()] });
+      fake().enqueue({ frames: [created(), textDelta('A'), textDelta('B', 'msg_1', 700), completed()] });
       const response = await post(gateway, chatBody({ stream: true }));
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(/text\/event-stream/);
@@ -83,7 +71,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       const decoder = new TextDecoder();
       let text = '';
       while (!text.includes('"content":"A"')) text += decoder.decode((await reader.read()).value);
-      const [recorded] = fake.requests();
+      const [recorded] = fake().requests();
       // The second frame leaves the fake 700 ms after the request; the first chunk must be here before.
       expect(Date.now() - recorded.receivedAt).toBeLessThan(600);
       expect(text).not.toContain('"content":"B"');
@@ -94,7 +82,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
 
     it('writes text, reasoning, one tool-call frame, finish and usage (§12.29, §12.30, §12.32)', async () => {
       const frames = [created(), reasoningDelta('Thinking.'), textDelta('Let me read.'), ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}', { fragments: 3 }), completed()];
-      fake.enqueue({ frames }, { frames });
+      fake().enqueue({ frames }, { frames });
       const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
       const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true, tools, stream_options: { include_usage: true } })));
       expect(done).toBe(true);
@@ -116,93 +104,93 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
     });
 
     it('ends response.incomplete with finish_reason length and [DONE] (§12.31)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('cut'), incomplete()], holdOpen: true });
+      fake().enqueue({ frames: [created(), textDelta('cut'), incomplete()], holdOpen: true });
       const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
       expect(chunks.at(-1)!.choices[0].finish_reason).toBe('length');
       expect(done).toBe(true);
     });
 
     it('answers a failure before the first event as plain JSON 502, and after text as an error chunk (§12.33)', async () => {
-      fake.enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ frames: [failed('server_error')] })));
+      fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ frames: [failed('server_error')] })));
       const before = await post(gateway, chatBody({ stream: true }));
       expect(before.status).toBe(502);
       expect(before.headers.get('content-type')).toMatch(/application\/json/);
       expect(((await before.json()) as Json).error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
-      expect(fake.requests()).toHaveLength(3);
+      expect(fake().requests()).toHaveLength(3);
 
-      fake.reset();
-      fake.enqueue({ frames: [created(), textDelta('some text'), failed('server_error')] });
+      fake().reset();
+      fake().enqueue({ frames: [created(), textDelta('some text'), failed('server_error')] });
       const after = await post(gateway, chatBody({ stream: true }));
       expect(after.status).toBe(200);
       const { chunks, done } = await readSse(after);
       expect(chunks.at(-1)!.choices[0]).toMatchObject({ delta: { content: '[error: upstream error]' }, finish_reason: 'stop' });
       expect(done).toBe(true);
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('answers a usage limit with 429 and Retry-After 30 after one connection (§12.34)', async () => {
-      fake.enqueue({ frames: [usageLimitEvent(30)] }, textReply('never'));
+      fake().enqueue({ frames: [usageLimitEvent(30)] }, textReply('never'));
       const response = await post(gateway, chatBody({ stream: true }));
       expect(response.status).toBe(429);
       expect(response.headers.get('retry-after')).toBe('30');
       expect(((await response.json()) as Json).error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_reached' });
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('answers context_length_exceeded with 400 invalid_request_error (§12.35)', async () => {
-      fake.enqueue({ frames: [errorEvent({ code: 'context_length_exceeded', message: 'too long' })] });
+      fake().enqueue({ frames: [errorEvent({ code: 'context_length_exceeded', message: 'too long' })] });
       const response = await post(gateway, chatBody());
       expect(response.status).toBe(400);
       expect(((await response.json()) as Json).error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded' });
     });
 
     it('recovers from one 503 and gives 502 after three, counting connections (§12.36)', async () => {
-      fake.enqueue({ reject: { status: 503 }, frames: [] }, textReply('recovered'));
+      fake().enqueue({ reject: { status: 503 }, frames: [] }, textReply('recovered'));
       const ok = (await (await post(gateway, chatBody())).json()) as Json;
       expect(ok.choices[0].message.content).toBe('recovered');
-      expect(fake.requests()).toHaveLength(2);
+      expect(fake().requests()).toHaveLength(2);
 
-      fake.reset();
-      fake.enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ reject: { status: 503 }, frames: [] })), textReply('never'));
+      fake().reset();
+      fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ reject: { status: 503 }, frames: [] })), textReply('never'));
       const response = await post(gateway, chatBody());
       expect(response.status).toBe(502);
-      expect(fake.requests()).toHaveLength(3);
+      expect(fake().requests()).toHaveLength(3);
     });
 
     it('does not retry a socket dropped after text: error chunk, [DONE], one connection (§12.37)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
+      fake().enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
       const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
       expect(chunks.map((chunk) => chunk.choices[0]?.delta.content).filter(Boolean)).toEqual(['partial', '[error: upstream error]']);
       expect(done).toBe(true);
-      expect(fake.requests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(1);
     });
 
     it('closes the upstream connection within 1 s when the client disconnects (§12.38)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
+      fake().enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
       const controller = new AbortController();
       const response = await post(gateway, chatBody({ stream: true }), controller.signal);
       const reader = response.body!.getReader();
       let text = '';
       while (!text.includes('first')) text += new TextDecoder().decode((await reader.read()).value);
       controller.abort();
-      const [recorded] = fake.requests();
+      const [recorded] = fake().requests();
       expect(await settle(recorded.closedByClient, 1000)).toBe('settled');
     });
 
     it('ends a silent upstream with a timeout error chunk after the 1 s idle timeout (§12.39)', async () => {
-      fake.enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
+      fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
       const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
       expect(chunks.at(-1)!.choices[0].delta.content).toBe('[error: timeout]');
       expect(done).toBe(true);
     });
 
     it('sends one prompt_cache_key and session header per x-conversation-id, different across chats (§12.15)', async () => {
-      fake.enqueue(textReply('1'), textReply('2'), textReply('3'));
+      fake().enqueue(textReply('1'), textReply('2'), textReply('3'));
       for (const conversation of ['conv-42', 'conv-42', 'conv-43']) {
         expect((await post(gateway, chatBody(), undefined, { 'x-conversation-id': conversation })).status).toBe(200);
       }
       const sessionHeader = transport === 'ws' ? 'session-id' : 'session_id';
-      const [first, second, third] = fake.requests();
+      const [first, second, third] = fake().requests();
       expect(first.body!.prompt_cache_key).toBe('47b61fd1-c0eb-3d05-2adc-5c4396baffee');
       expect(first.headers[sessionHeader]).toBe('47b61fd1-c0eb-3d05-2adc-5c4396baffee');
       expect(second.body!.prompt_cache_key).toBe(first.body!.prompt_cache_key);
@@ -213,11 +201,11 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
 
     it('keeps secrets from upstream error text out of the client body and the logs (§12.40)', async () => {
       const secret = 'sk-LEAKED-0123456789';
-      fake.enqueue({ reject: { status: 400, body: { error: { message: `bad key ${secret}` } } }, frames: [] });
+      fake().enqueue({ reject: { status: 400, body: { error: { message: `bad key ${secret}` } } }, frames: [] });
       const response = await post(gateway, chatBody());
       expect(response.status).toBe(400);
       expect(await response.text()).not.toContain('LEAKED');
-      fake.enqueue({ frames: [created(), textDelta('x'), errorEvent({ code: 'server_error', message: secret })] });
+      fake().enqueue({ frames: [created(), textDelta('x'), errorEvent({ code: 'server_error', message: secret })] });
       expect(await (await post(gateway, chatBody({ stream: true }))).text()).not.toContain('LEAKED');
       expect(gateway.logs.text).not.toContain('LEAKED');
     });
@@ -226,10 +214,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   it('gives the same client output over WebSocket and SSE apart from id and created (§12.13)', async () => {
     const outputs: Json[][] = [];
     for (const transport of ['ws', 'sse'] as const) {
-      const gateway = await startGateway({ ...providerASettings(fake, path.join(home, `same-${transport}`), { transport }), GATEWAY_PROVIDERS: 'provider_a' });
+      const gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), `same-${transport}`), { transport }), GATEWAY_PROVIDERS: 'provider_a' });
       try {
-        fake.reset();
-        fake.enqueue({ frames: [created(), reasoningDelta('R'), textDelta('Hel'), textDelta('lo'), ...functionCallItem('call_9', 'f', '{"a":1}'), completed()] });
+        fake().reset();
+        fake().enqueue({ frames: [created(), reasoningDelta('R'), textDelta('Hel'), textDelta('lo'), ...functionCallItem('call_9', 'f', '{"a":1}'), completed()] });
         const { chunks } = await readSse(await post(gateway, chatBody({ stream: true, stream_options: { include_usage: true } })));
         outputs.push(comparable(chunks));
       } finally {
@@ -241,7 +229,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   });
 
   it('fails startup with a ConfigError naming PRIMARY_FAITHFUL_PROFILE when the profile is missing', async () => {
-    const settings = { ...providerASettings(fake, path.join(home, 'bad-profile')), HOME: home, GATEWAY_PROVIDERS: 'provider_a', PRIMARY_FAITHFUL_PROFILE: path.join(home, 'missing.json') };
+    const settings = { ...providerASettings(fake(), path.join(home(), 'bad-profile')), HOME: home(), GATEWAY_PROVIDERS: 'provider_a', PRIMARY_FAITHFUL_PROFILE: path.join(home(), 'missing.json') };
     // createGatewayApp directly (not startGateway) so a failed boot leaves no temp HOME behind.
     await expect(createGatewayApp(loadConfig(settings), { logStream: new LogCapture() })).rejects.toThrow(/PRIMARY_FAITHFUL_PROFILE/);
   });
@@ -249,10 +237,9 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   describe('login flows', () => {
     let gateway: TestGateway | undefined;
     const boot = async (auth: AuthFileOptions, name: string) => {
-      gateway = await startGateway({ ...providerASettings(fake, path.join(home, name), { auth }), GATEWAY_PROVIDERS: 'provider_a' });
+      gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), name), { auth }), GATEWAY_PROVIDERS: 'provider_a' });
       return gateway;
     };
-    beforeEach(() => fake.reset());
     afterEach(async () => {
       await gateway?.close();
       gateway = undefined;
@@ -260,36 +247,36 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
 
     it('refreshes after an upstream 401 and answers normally (§12.9)', async () => {
       const gw = await boot({}, 'login-401');
-      fake.enqueue({ reject: { status: 401 }, frames: [] }, textReply('fine'));
+      fake().enqueue({ reject: { status: 401 }, frames: [] }, textReply('fine'));
       const response = await post(gw, chatBody());
       expect(response.status).toBe(200);
       expect(((await response.json()) as Json).choices[0].message.content).toBe('fine');
-      expect(fake.tokenRequests()).toHaveLength(1);
-      expect(fake.requests()).toHaveLength(2);
+      expect(fake().tokenRequests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(2);
     });
 
     it('answers 401 after a 401 on both attempts: two connections, one refresh (§12.10)', async () => {
       const gw = await boot({}, 'login-401-twice');
-      fake.enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 401 }, frames: [] });
+      fake().enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 401 }, frames: [] });
       const response = await post(gw, chatBody({ stream: true }));
       expect(response.status).toBe(401);
       expect(((await response.json()) as Json).error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
-      expect(fake.requests()).toHaveLength(2);
-      expect(fake.tokenRequests()).toHaveLength(1);
+      expect(fake().requests()).toHaveLength(2);
+      expect(fake().tokenRequests()).toHaveLength(1);
     });
 
     it('answers 401 without any upstream or token call when expired with no refresh token (§12.7)', async () => {
       const gw = await boot({ exp: now() - 60, refreshToken: null }, 'login-expired');
       const response = await post(gw, chatBody());
       expect(response.status).toBe(401);
-      expect(fake.requests()).toHaveLength(0);
-      expect(fake.tokenRequests()).toHaveLength(0);
+      expect(fake().requests()).toHaveLength(0);
+      expect(fake().tokenRequests()).toHaveLength(0);
     });
 
     it('answers 401 on invalid_grant with no token text in the body or logs (§12.8)', async () => {
       const access = makeJwt({ exp: now() - 60, jti: 'e2e-secret-access' });
       const gw = await boot({ accessToken: access, refreshToken: 'rt-e2e-secret' }, 'login-invalid-grant');
-      fake.enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'rt-e2e-secret reused' } });
+      fake().enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'rt-e2e-secret reused' } });
       const response = await post(gw, chatBody());
       expect(response.status).toBe(401);
       const body = await response.text();
@@ -302,10 +289,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
 
     it('refreshes an expiring token once and sends the new bearer (§12.3)', async () => {
       const gw = await boot({ exp: now() + 30, refreshToken: 'rt-e2e' }, 'login-refresh');
-      fake.enqueue(textReply('ok'));
+      fake().enqueue(textReply('ok'));
       expect((await post(gw, chatBody())).status).toBe(200);
-      expect(fake.tokenRequests()).toEqual([expect.objectContaining({ grant_type: 'refresh_token', refresh_token: 'rt-e2e' })]);
-      expect(JSON.parse(Buffer.from(fake.requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).jti).toBe('at-1');
+      expect(fake().tokenRequests()).toEqual([expect.objectContaining({ grant_type: 'refresh_token', refresh_token: 'rt-e2e' })]);
+      expect(JSON.parse(Buffer.from(fake().requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).jti).toBe('at-1');
     });
   });
 });
