@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import canonicalize from 'canonicalize';
-import { sha256Hex } from '../common/auth/caller';
+import { sha256Hex } from '../common/hashing';
 import type { ChatMessage } from '../providers/chat-types';
 import { messageText } from '../providers/shared/message-text';
 

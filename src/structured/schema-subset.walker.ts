@@ -1,3 +1,5 @@
+import { isJsonObject } from '../common/json';
+
 /**
  * The strict JSON-schema subset of structured inference (contract endpoint rules 2–4,
  * gateway-behaviours.md §6.3). Hand-written because the subset and its detail strings are ours:
@@ -33,9 +35,6 @@ export const MAX_SCHEMA_DEPTH = 64;
 
 type SchemaNode = Record<string, unknown>;
 
-const isPlainObject = (value: unknown): value is SchemaNode =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 const quote = (text: string) => JSON.stringify(text);
 
 /** `$.name`, or `$["weird name"]` when the name is not an identifier. */
@@ -57,7 +56,7 @@ export function limitDetails(violations: readonly string[], max = MAX_SCHEMA_DET
 }
 
 function walkNode(node: unknown, path: string, depth: number, out: string[]): void {
-  if (!isPlainObject(node)) {
+  if (!isJsonObject(node)) {
     out.push(`${path}: schema node must be a JSON object`);
     return;
   }
@@ -109,7 +108,7 @@ function checkKeywordValue(node: SchemaNode, key: string, type: string | undefin
 
 function walkObject(node: SchemaNode, path: string, depth: number, out: string[]): void {
   if (node.additionalProperties !== false) out.push(`${path}: "additionalProperties" must be present and set to false`);
-  const properties = isPlainObject(node.properties) ? node.properties : undefined;
+  const properties = isJsonObject(node.properties) ? node.properties : undefined;
   if (!properties) out.push(`${path}: "properties" must be an object`);
   const required = node.required;
   const requiredNames = Array.isArray(required) && required.every((name) => typeof name === 'string') ? (required as string[]) : undefined;
@@ -132,7 +131,7 @@ function walkObject(node: SchemaNode, path: string, depth: number, out: string[]
 }
 
 function walkArray(node: SchemaNode, path: string, depth: number, out: string[]): void {
-  const hasItems = isPlainObject(node.items);
+  const hasItems = isJsonObject(node.items);
   if (!hasItems) out.push(`${path}: array schemas must declare "items"`);
   const { minItems, maxItems } = node;
   if (isNonNegativeInteger(minItems) && isNonNegativeInteger(maxItems) && minItems > maxItems) {

@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { sha256Hex } from '../common/auth/caller';
+import { sha256Hex } from '../common/hashing';
 import { GatewayError } from '../common/errors/gateway.error';
 import { ConfigError, ProviderId } from '../config/app-config';
 import { CatalogEntry, resolveEntry } from '../models/model-catalog';

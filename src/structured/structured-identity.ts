@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { sha256Hex } from '../common/auth/caller';
+import { sha256Hex } from '../common/hashing';
 import type { ResolvedModel } from '../providers/provider-adapter';
 import { structuredPromptCacheKey } from '../providers/provider-a/provider-a.identifiers';
 import type { StructuredEnvelope } from './structured-request.parser';

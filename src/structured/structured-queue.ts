@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AsyncResource } from 'node:async_hooks';
-import { sha256Hex } from '../common/auth/caller';
+import { sha256Hex } from '../common/hashing';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';

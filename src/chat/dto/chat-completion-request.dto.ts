@@ -11,6 +11,7 @@ import {
   ValidateNested,
   ValidationOptions,
 } from 'class-validator';
+import { isJsonObject } from '../../common/json';
 
 export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
@@ -20,8 +21,6 @@ function satisfies(name: string, predicate: (value: unknown) => boolean, message
     ValidateBy({ name, validator: { validate: (value: unknown) => value === undefined || predicate(value), defaultMessage: () => message } }, options);
 }
 
-const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** `content`: a string, an array of parts, or null (contract "Message fields"). */
 const IsMessageContent = satisfies(
   'isMessageContent',
@@ -30,9 +29,9 @@ const IsMessageContent = satisfies(
 );
 
 /** `tool_choice`: `auto`, `none`, `required`, or an object naming a tool. */
-const IsToolChoice = satisfies('isToolChoice', (value) => typeof value === 'string' || isObject(value), '$property must be "auto", "none", "required" or an object naming a tool');
+const IsToolChoice = satisfies('isToolChoice', (value) => typeof value === 'string' || isJsonObject(value), '$property must be "auto", "none", "required" or an object naming a tool');
 
-const IsArrayOfObjects = satisfies('isArrayOfObjects', (value) => Array.isArray(value) && value.every(isObject), '$property must be an array of objects');
+const IsArrayOfObjects = satisfies('isArrayOfObjects', (value) => Array.isArray(value) && value.every(isJsonObject), '$property must be an array of objects');
 
 export class ChatMessageDto {
   @IsIn(CHAT_ROLES as unknown as string[], { message: '$property must be one of system, developer, user, assistant, tool' })

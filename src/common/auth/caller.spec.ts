@@ -1,4 +1,5 @@
-import { bearerToken, callerHash, resolveCaller, sha256Hex } from './caller';
+import { sha256Hex } from '../hashing';
+import { bearerToken, callerHash, resolveCaller } from './caller';
 
 describe(bearerToken.name, () => {
   it('returns the token of "Bearer <token>", trimmed, for any scheme case', () => {

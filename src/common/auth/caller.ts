@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { sha256Hex } from '../hashing';
 
 /** The token of `Authorization: Bearer <token>`; `undefined` when absent, malformed or empty. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -8,8 +8,6 @@ export function bearerToken(header: string | undefined): string | undefined {
   const token = match?.[1].trim();
   return token ? token : undefined;
 }
-
-export const sha256Hex = (value: string): string => createHash('sha256').update(value, 'utf8').digest('hex');
 
 /**
  * The caller (design.md §5, gateway-behaviours.md §3.1): `header:<value>` of

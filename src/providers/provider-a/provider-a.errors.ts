@@ -1,5 +1,6 @@
 import { GatewayError } from '../../common/errors/gateway.error';
 import { exhaustedWindowResetSeconds, RateLimitSnapshot } from './provider-a.rate-limits';
+import { isJsonObject } from '../../common/json';
 
 /** Everything known about one upstream failure (provider_a.md §10). */
 export interface UpstreamFailure {
@@ -21,7 +22,6 @@ const TRY_AGAIN = /try again in\s+(\d+(?:\.\d+)?)\s*(ms|s)\b/i;
 const SAFE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const numeric = (value: unknown): number | undefined => {
   const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
@@ -29,15 +29,15 @@ const numeric = (value: unknown): number | undefined => {
 
 /** The error object of a frame or body: `error`, else `response.error`, else the frame itself. */
 function errorObject(payload: unknown): Json {
-  if (!isObject(payload)) return {};
-  if (isObject(payload.error)) return payload.error;
-  if (isObject(payload.response) && isObject(payload.response.error)) return payload.response.error;
+  if (!isJsonObject(payload)) return {};
+  if (isJsonObject(payload.error)) return payload.error;
+  if (isJsonObject(payload.response) && isJsonObject(payload.response.error)) return payload.response.error;
   return payload;
 }
 
 /** A numeric `status` / `status_code` of the event (or its error object). */
 function eventStatus(payload: unknown, error: Json): number | undefined {
-  const candidates = isObject(payload) ? [payload.status, payload.status_code, error.status, error.status_code] : [];
+  const candidates = isJsonObject(payload) ? [payload.status, payload.status_code, error.status, error.status_code] : [];
   for (const candidate of candidates) if (typeof candidate === 'number' && Number.isInteger(candidate)) return candidate;
   return undefined;
 }
@@ -64,7 +64,7 @@ export function retryHints(payload: unknown, headers: UpstreamFailure['headers']
   const visit = (value: unknown, depth: number): void => {
     if (depth > 8) return;
     if (Array.isArray(value)) return value.forEach((item) => visit(item, depth + 1));
-    if (!isObject(value)) return;
+    if (!isJsonObject(value)) return;
     for (const [rawKey, entry] of Object.entries(value)) {
       const key = rawKey.toLowerCase().replace(/-/g, '_');
       if (SECONDS_KEYS.has(key)) {

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../../config/app-config';
+import { isJsonObject } from '../../common/json';
 
 type Json = Record<string, unknown>;
 
@@ -20,18 +21,16 @@ export interface FaithfulProfile {
 export const BUILT_IN_FAITHFUL_PROFILE_PATH = path.join(__dirname, 'provider-a.faithful-profile.json');
 
 const SETTING = 'PRIMARY_FAITHFUL_PROFILE';
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Validates a profile document; returns the problem text on failure. */
 export function parseFaithfulProfile(document: unknown): FaithfulProfile | string {
-  if (!isObject(document)) return 'the profile must be a JSON object';
+  if (!isJsonObject(document)) return 'the profile must be a JSON object';
   const { instructions, tools, tool_choice: toolChoice, parallel_tool_calls: parallel, include, scaffold } = document;
   if (typeof instructions !== 'string') return '"instructions" must be a string';
-  if (tools !== undefined && !(Array.isArray(tools) && tools.every(isObject))) return '"tools" must be an array of objects';
-  if (toolChoice !== undefined && typeof toolChoice !== 'string' && !isObject(toolChoice)) return '"tool_choice" must be a string or an object';
+  if (tools !== undefined && !(Array.isArray(tools) && tools.every(isJsonObject))) return '"tools" must be an array of objects';
+  if (toolChoice !== undefined && typeof toolChoice !== 'string' && !isJsonObject(toolChoice)) return '"tool_choice" must be a string or an object';
   if (parallel !== undefined && typeof parallel !== 'boolean') return '"parallel_tool_calls" must be a boolean';
   if (include !== undefined && !Array.isArray(include)) return '"include" must be an array';
-  if (scaffold !== undefined && !(Array.isArray(scaffold) && scaffold.every(isObject))) return '"scaffold" must be an array of objects';
+  if (scaffold !== undefined && !(Array.isArray(scaffold) && scaffold.every(isJsonObject))) return '"scaffold" must be an array of objects';
   return {
     instructions,
     tools: (tools as Json[] | undefined) ?? [],
@@ -80,7 +79,7 @@ export function scaffoldForToday(scaffold: readonly Json[], now: Date, timeZone:
         .replace(/(<timezone>)[\s\S]*?(<\/timezone>)/g, `$1${timeZone}$2`);
     }
     if (Array.isArray(value)) return value.map(edit);
-    if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, edit(entry)]));
+    if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, edit(entry)]));
     return value;
   };
   return scaffold.map((item) => edit(item) as Json);

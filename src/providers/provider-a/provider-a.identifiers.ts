@@ -1,28 +1,20 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
-
-/** `h[0:8]-h[8:12]-h[12:16]-h[16:20]-h[20:32]` of a hex digest (provider_a.md §3). */
-export function uuidFormatHex(hex: string): string {
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
-
-function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
+import { sha256Hex, uuidFromHex } from '../../common/hashing';
 
 /**
  * The session id of one chat: stable for every turn of the chat, distinct across chats, so the
  * backend can reuse its prompt cache (`prompt_cache_key`, `session-id`, faithful `thread-id`).
  */
 export function sessionIdForChat(chatKey: string): string {
-  return uuidFormatHex(sha256Hex(`provider_a.prompt_cache_key:${chatKey}`));
+  return uuidFromHex(sha256Hex(`provider_a.prompt_cache_key:${chatKey}`));
 }
 
 /** The structured route's cache key (provider_a.md §6.4); the structured layer computes it with this. */
 export function structuredPromptCacheKey(caller: string, operation: string, schemaChecksum: string): string {
-  return uuidFormatHex(sha256Hex(`provider_a.structured:${caller}\n${operation}\n${schemaChecksum}`));
+  return uuidFromHex(sha256Hex(`provider_a.structured:${caller}\n${operation}\n${schemaChecksum}`));
 }
 
 /** A fresh turn id per upstream attempt (UUIDv7: time-ordered, like the CLI's). */

@@ -1,3 +1,5 @@
+import { isJsonObject, nonEmptyString } from '../../common/json';
+
 /** What one read of the Codex login file gives us (provider_a.md §1.2). */
 export interface LoginState {
   readonly accessToken: string;
@@ -18,18 +20,13 @@ export class LoginFileError extends Error {
 
 const AUTH_CLAIM = 'https://api.openai.com/auth';
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-const nonEmptyString = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
-
 /** The JWT payload (second segment, base64url JSON); signatures are never verified. */
 export function decodeJwtClaims(token: string | undefined): Record<string, unknown> | undefined {
   const segment = token?.split('.')[1];
   if (!segment) return undefined;
   try {
     const claims: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return isObject(claims) ? claims : undefined;
+    return isJsonObject(claims) ? claims : undefined;
   } catch {
     return undefined;
   }
@@ -38,7 +35,7 @@ export function decodeJwtClaims(token: string | undefined): Record<string, unkno
 /** `chatgpt_account_id` from the `https://api.openai.com/auth` claim object of a JWT. */
 export function accountIdFromJwt(token: string | undefined): string | undefined {
   const auth = decodeJwtClaims(token)?.[AUTH_CLAIM];
-  return isObject(auth) ? nonEmptyString(auth.chatgpt_account_id) : undefined;
+  return isJsonObject(auth) ? nonEmptyString(auth.chatgpt_account_id) : undefined;
 }
 
 /** Expiry in epoch ms: positive `expires_at` (unix s) first, else the access token's `exp` (§1.3). */
@@ -51,7 +48,7 @@ export function tokenExpiry(expiresAtSeconds: unknown, accessToken: string): num
 /** Parses the generic JSON object of the login file; missing pieces are LoginFileErrors. */
 export function parseLoginFile(document: Record<string, unknown>): LoginState {
   const tokens = document.tokens;
-  if (!isObject(tokens)) throw new LoginFileError('no tokens object');
+  if (!isJsonObject(tokens)) throw new LoginFileError('no tokens object');
   const accessToken = nonEmptyString(tokens.access_token);
   if (!accessToken) throw new LoginFileError('no access token');
   const idToken = nonEmptyString(tokens.id_token);
@@ -81,7 +78,7 @@ export interface RefreshedTokens {
  * `last_refresh`, `expires_at` only when the file already had it, and no other key added.
  */
 export function applyRefresh(document: Record<string, unknown>, refreshed: RefreshedTokens, now: Date): Record<string, unknown> {
-  const tokens: Record<string, unknown> = isObject(document.tokens) ? { ...document.tokens } : {};
+  const tokens: Record<string, unknown> = isJsonObject(document.tokens) ? { ...document.tokens } : {};
   tokens.access_token = refreshed.accessToken;
   if (refreshed.refreshToken) tokens.refresh_token = refreshed.refreshToken;
   if (refreshed.idToken) tokens.id_token = refreshed.idToken;

@@ -2,6 +2,7 @@ import type { GatewayError } from '../../common/errors/gateway.error';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../provider-adapter';
 import { classifyUpstreamFailure } from './provider-a.errors';
 import { RateLimitSnapshot, rateLimitsFromEvent } from './provider-a.rate-limits';
+import { isJsonObject } from '../../common/json';
 
 /** One client tool call being assembled from its fragments (provider_a.md §9.2). */
 interface CallRecord {
@@ -48,7 +49,6 @@ export interface StreamStep {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const int = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) ? value : undefined);
 
@@ -104,7 +104,7 @@ export function translateEvent(state: StreamState, event: Json, options: Transla
       return step([...releaseCalls(state, true), ...usageAndFinish(event.response, 'stop')], { terminal: true });
     case 'response.incomplete': {
       rememberResponse(state, event.response);
-      const details = isObject(event.response) && isObject(event.response.incomplete_details) ? event.response.incomplete_details : {};
+      const details = isJsonObject(event.response) && isJsonObject(event.response.incomplete_details) ? event.response.incomplete_details : {};
       const finish: FinishReason = details.reason === 'content_filter' ? 'content_filter' : 'length';
       return step([...releaseCalls(state, 'discard'), ...usageAndFinish(event.response, finish)], { terminal: true });
     }
@@ -121,7 +121,7 @@ export function translateEvent(state: StreamState, event: Json, options: Transla
 }
 
 function rememberResponse(state: StreamState, response: unknown): void {
-  if (!isObject(response)) return;
+  if (!isJsonObject(response)) return;
   state.responseId = str(response.id) ?? state.responseId;
   state.model = str(response.model) ?? state.model;
 }
@@ -151,7 +151,7 @@ function findRecord(state: StreamState, itemId: string | undefined, outputIndex:
 }
 
 function openCall(state: StreamState, rawItem: unknown, outputIndex: number | undefined): CallRecord | undefined {
-  if (!isObject(rawItem)) return undefined;
+  if (!isJsonObject(rawItem)) return undefined;
   const kind = callKind(rawItem);
   const itemId = str(rawItem.id);
   const key = recordKey(itemId, outputIndex);
@@ -181,7 +181,7 @@ function appendToCall(state: StreamState, event: Json, text: string | undefined,
 }
 
 function itemDone(state: StreamState, rawItem: unknown, outputIndex: number | undefined): ChatEvent[] {
-  if (!isObject(rawItem)) return [];
+  if (!isJsonObject(rawItem)) return [];
   if (rawItem.type === 'message') return messageText(state, rawItem);
   const kind = callKind(rawItem);
   if (!kind) return [];
@@ -200,7 +200,7 @@ function messageText(state: StreamState, item: Json): ChatEvent[] {
   const itemId = str(item.id);
   if (itemId !== undefined && state.textItems.has(itemId)) return [];
   const parts = Array.isArray(item.content) ? item.content : [];
-  const text = parts.map((part) => (isObject(part) ? (str(part.text) ?? str(part.refusal) ?? '') : '')).join('');
+  const text = parts.map((part) => (isJsonObject(part) ? (str(part.text) ?? str(part.refusal) ?? '') : '')).join('');
   if (itemId !== undefined) state.textItems.add(itemId);
   return text === '' ? [] : [{ type: 'text-delta', text }];
 }
@@ -232,18 +232,18 @@ function releaseCalls(state: StreamState, flushOpen: boolean | 'discard'): ChatE
 }
 
 function usageAndFinish(response: unknown, reason: FinishReason): ChatEvent[] {
-  const usage = isObject(response) ? readUsage(response.usage) : undefined;
+  const usage = isJsonObject(response) ? readUsage(response.usage) : undefined;
   return [...(usage ? [{ type: 'usage' as const, usage }] : []), { type: 'finish', reason }];
 }
 
 /** Responses usage → our usage (§9.3); total is the sum when absent. */
 export function readUsage(raw: unknown): UsageEvent | undefined {
-  if (!isObject(raw)) return undefined;
+  if (!isJsonObject(raw)) return undefined;
   const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
   const promptTokens = count(raw.input_tokens) ?? 0;
   const completionTokens = count(raw.output_tokens) ?? 0;
-  const cached = isObject(raw.input_tokens_details) ? count(raw.input_tokens_details.cached_tokens) : undefined;
-  const reasoning = isObject(raw.output_tokens_details) ? count(raw.output_tokens_details.reasoning_tokens) : undefined;
+  const cached = isJsonObject(raw.input_tokens_details) ? count(raw.input_tokens_details.cached_tokens) : undefined;
+  const reasoning = isJsonObject(raw.output_tokens_details) ? count(raw.output_tokens_details.reasoning_tokens) : undefined;
   return {
     promptTokens,
     completionTokens,

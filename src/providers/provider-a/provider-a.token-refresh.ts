@@ -1,6 +1,7 @@
 import { postRefreshGrant } from '../shared/refresh-grant';
 import { CODEX_OAUTH_CLIENT_ID, TOKEN_REFRESH_TIMEOUT_MS } from './provider-a.constants';
 import { decodeJwtClaims, RefreshedTokens } from './provider-a.login-file';
+import { nonEmptyString } from '../../common/json';
 
 /** A failed refresh; `errorCode` is the endpoint's `error` field (logged), never its description. */
 export class TokenRefreshError extends Error {
@@ -12,8 +13,6 @@ export class TokenRefreshError extends Error {
     this.name = 'TokenRefreshError';
   }
 }
-
-const nonEmptyString = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /**
  * One OAuth refresh-token grant against the Codex token endpoint (provider_a.md §1.5). The new

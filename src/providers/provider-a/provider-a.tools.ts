@@ -1,9 +1,8 @@
 import type { ToolDefinition } from '../chat-types';
 import { normalizeTools } from '../shared/tool-definitions';
+import { isJsonObject } from '../../common/json';
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 
 /** Function and custom tools are ours to reshape; any other type (web_search…) is the backend's. */
@@ -18,14 +17,14 @@ const isOwnType = (type: unknown) => type === undefined || type === '' || type =
 export function responsesTools(tools: readonly ToolDefinition[]): Json[] {
   const result: Json[] = [];
   for (const raw of tools) {
-    if (!isObject(raw)) continue;
+    if (!isJsonObject(raw)) continue;
     if (!isOwnType(raw.type)) {
       result.push({ ...raw });
       continue;
     }
     const [tool] = normalizeTools([raw]);
     if (!tool) continue;
-    if (!isObject(raw[tool.type])) {
+    if (!isJsonObject(raw[tool.type])) {
       result.push({ ...raw });
     } else if (tool.type === 'custom') {
       result.push(withoutUndefined({ type: 'custom', name: tool.name, description: tool.description, format: tool.format }));
@@ -43,10 +42,10 @@ export function responsesTools(tools: readonly ToolDefinition[]): Json[] {
  * `{type, function|custom: {name}}` flattened to `{type, name}`, flat objects unchanged.
  */
 export function responsesToolChoice(choice: unknown): unknown {
-  if (!isObject(choice)) return choice;
+  if (!isJsonObject(choice)) return choice;
   const type = typeof choice.type === 'string' ? choice.type : undefined;
   const nested = type !== undefined ? choice[type] : undefined;
-  if ((type === 'function' || type === 'custom') && isObject(nested) && typeof nested.name === 'string') {
+  if ((type === 'function' || type === 'custom') && isJsonObject(nested) && typeof nested.name === 'string') {
     return { type, name: nested.name };
   }
   return choice;

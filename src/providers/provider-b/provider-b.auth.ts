@@ -1,4 +1,4 @@
-import { sha256Hex } from '../../common/auth/caller';
+import { sha256Hex } from '../../common/hashing';
 import { GatewayError } from '../../common/errors/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { EventLogger } from '../provider-adapter';

@@ -1,4 +1,5 @@
 import { GatewayError } from '../../common/errors/gateway.error';
+import { isJsonObject } from '../../common/json';
 
 /** What we read from a Code Assist error body (provider_b.md §10.1); message text stays internal. */
 export interface ProviderBErrorInfo {
@@ -10,9 +11,6 @@ export interface ProviderBErrorInfo {
   readonly quotaIds: readonly string[];
   readonly reasons: readonly string[];
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `"34.5s"`, `"900ms"` → seconds; anything else → undefined. */
 export function parseRetryDelay(value: unknown): number | undefined {
@@ -26,19 +24,19 @@ export function parseRetryDelay(value: unknown): number | undefined {
 /** Reads `{"error":{…}}` or an array whose first element has that shape; typed `details[]` by `@type`. */
 export function parseProviderBError(body: unknown): ProviderBErrorInfo {
   const root = Array.isArray(body) ? body[0] : body;
-  const error = isObject(root) && isObject(root.error) ? root.error : undefined;
+  const error = isJsonObject(root) && isJsonObject(root.error) ? root.error : undefined;
   const quotaIds: string[] = [];
   const reasons: string[] = [];
   let retryDelaySeconds: number | undefined;
   const details = Array.isArray(error?.details) ? error.details : [];
   for (const detail of details) {
-    if (!isObject(detail)) continue;
+    if (!isJsonObject(detail)) continue;
     const type = typeof detail['@type'] === 'string' ? detail['@type'] : '';
     if (type.endsWith('google.rpc.RetryInfo')) {
       retryDelaySeconds = parseRetryDelay(detail.retryDelay) ?? retryDelaySeconds;
     } else if (type.endsWith('google.rpc.QuotaFailure') && Array.isArray(detail.violations)) {
       for (const violation of detail.violations) {
-        if (isObject(violation) && typeof violation.quotaId === 'string') quotaIds.push(violation.quotaId);
+        if (isJsonObject(violation) && typeof violation.quotaId === 'string') quotaIds.push(violation.quotaId);
       }
     } else if (type.endsWith('google.rpc.ErrorInfo') && typeof detail.reason === 'string') {
       reasons.push(detail.reason);

@@ -3,6 +3,7 @@ import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import { awaitUnlessAborted, isAbortError } from '../shared/abort';
 import type { EventLogger } from '../provider-adapter';
 import { CODE_ASSIST_METADATA, onboardingMaxPolls, onboardingPollIntervalMs } from './provider-b.constants';
+import { isJsonObject } from '../../common/json';
 
 /** How discovery talks to the upstream; the adapter binds it to one turn. */
 export interface DiscoveryTransport {
@@ -16,8 +17,6 @@ export interface DiscoveryTransport {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** What a `loadCodeAssist` answer tells us to do (provider_b.md §4.2). */
 export type LoadDecision =
   | { readonly kind: 'project'; readonly project: string }
@@ -27,21 +26,21 @@ export type LoadDecision =
 /** `cloudaicompanionProject` is a string id or an object `{id, name}`; both are accepted. */
 export function projectIdOf(value: unknown): string | undefined {
   if (typeof value === 'string' && value.trim() !== '') return value.trim();
-  if (isObject(value) && typeof value.id === 'string' && value.id.trim() !== '') return value.id.trim();
+  if (isJsonObject(value) && typeof value.id === 'string' && value.id.trim() !== '') return value.id.trim();
   return undefined;
 }
 
 export function decideFromLoadResponse(response: unknown): LoadDecision {
-  const body = isObject(response) ? response : {};
+  const body = isJsonObject(response) ? response : {};
   const project = projectIdOf(body.cloudaicompanionProject);
   const ineligible = (Array.isArray(body.ineligibleTiers) ? body.ineligibleTiers : [])
-    .map((tier) => (isObject(tier) && typeof tier.reasonCode === 'string' ? tier.reasonCode : undefined))
+    .map((tier) => (isJsonObject(tier) && typeof tier.reasonCode === 'string' ? tier.reasonCode : undefined))
     .filter((code): code is string => code !== undefined);
-  if (isObject(body.currentTier)) {
+  if (isJsonObject(body.currentTier)) {
     return project ? { kind: 'project', project } : { kind: 'fail', reason: 'provider_b_project_required', ineligible };
   }
   if (ineligible.includes('VALIDATION_REQUIRED')) return { kind: 'fail', reason: 'provider_b_validation_required', ineligible };
-  const tiers = Array.isArray(body.allowedTiers) ? body.allowedTiers.filter(isObject) : [];
+  const tiers = Array.isArray(body.allowedTiers) ? body.allowedTiers.filter(isJsonObject) : [];
   const defaultTier = tiers.find((tier) => tier.isDefault === true && typeof tier.id === 'string');
   return { kind: 'onboard', tierId: (defaultTier?.id as string | undefined) ?? 'legacy-tier' };
 }
@@ -64,14 +63,14 @@ export async function discoverProject(transport: DiscoveryTransport): Promise<st
 async function onboard(transport: DiscoveryTransport, tierId: string): Promise<string> {
   const body = { tierId, metadata: CODE_ASSIST_METADATA };
   let operation = await transport.call('onboardUser', body);
-  for (let polls = 0; !(isObject(operation) && operation.done === true); polls++) {
+  for (let polls = 0; !(isJsonObject(operation) && operation.done === true); polls++) {
     const interval = onboardingPollIntervalMs();
     if (polls >= onboardingMaxPolls()) return onboardingFailed(transport, 'not done after polling');
     if (Date.now() + interval >= transport.deadlineAt) throw new GatewayError('timeout', { detail: 'provider_b onboarding outlived the turn deadline' });
     await transport.wait(interval);
     operation = await transport.call('onboardUser', body);
   }
-  const response = isObject(operation) && isObject(operation.response) ? operation.response : {};
+  const response = isJsonObject(operation) && isJsonObject(operation.response) ? operation.response : {};
   return projectIdOf(response.cloudaicompanionProject) ?? onboardingFailed(transport, 'done without a project');
 }
 

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../../common/auth/caller';
+import { sha256Hex, uuidFromHex } from '../../common/hashing';
 import type { ChatRequest, SamplingOptions } from '../provider-adapter';
 import { ContentsReport, convertMessages } from './provider-b.contents';
 import { convertToolChoice, convertTools } from './provider-b.tools';
@@ -66,6 +66,5 @@ function buildGenerationConfig(reasoningEffort: string | null, sampling: Samplin
 
 /** Stable per chat: UUID-formatted `sha256_hex("provider_b.session:" + chatKey)` (§5.3). */
 export function providerBSessionId(chatKey: string): string {
-  const hex = sha256Hex(`provider_b.session:${chatKey}`);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  return uuidFromHex(sha256Hex(`provider_b.session:${chatKey}`));
 }

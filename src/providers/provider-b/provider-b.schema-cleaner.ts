@@ -1,3 +1,5 @@
+import { isJsonObject } from '../../common/json';
+
 /**
  * Code Assist function schemas are a subset of JSON Schema (provider_b.md §7.2). Cleaning walks
  * every schema node — the root, each value of `properties` (property names are never touched),
@@ -27,8 +29,6 @@ export interface SchemaCleanReport {
 }
 
 type Schema = Record<string, unknown>;
-const isObject = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Returns a cleaned deep copy of `schema`; the input is not modified. */
 export function cleanSchema(schema: Schema, report: SchemaCleanReport = { unresolvedRefs: 0 }): Schema {
   return cleanNode(schema, schema, [], report);
@@ -41,11 +41,11 @@ function cleanNode(node: Schema, root: Schema, refStack: readonly string[], repo
     return { ...OPAQUE_OBJECT };
   }
   const { schema, stack } = inlined;
-  const clean = (child: unknown): unknown => (isObject(child) ? cleanNode(child, root, stack, report) : child);
+  const clean = (child: unknown): unknown => (isJsonObject(child) ? cleanNode(child, root, stack, report) : child);
   const result: Schema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (DROPPED_KEYWORDS.has(key)) continue;
-    if (key === 'properties' && isObject(value)) {
+    if (key === 'properties' && isJsonObject(value)) {
       result.properties = Object.fromEntries(Object.entries(value).map(([name, child]) => [name, clean(child)]));
     } else if (key === 'items') {
       result.items = Array.isArray(value) ? value.map(clean) : clean(value);
@@ -87,10 +87,10 @@ function resolveLocalRef(root: Schema, ref: string): Schema | undefined {
   for (const raw of ref.slice(2).split('/')) {
     const segment = decodePointerSegment(raw);
     if (segment === undefined) return undefined;
-    if (!isObject(current) || !(segment in current)) return undefined;
+    if (!isJsonObject(current) || !(segment in current)) return undefined;
     current = current[segment];
   }
-  return isObject(current) ? current : undefined;
+  return isJsonObject(current) ? current : undefined;
 }
 
 function decodePointerSegment(raw: string): string | undefined {

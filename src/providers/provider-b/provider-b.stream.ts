@@ -1,6 +1,7 @@
 import { GatewayError } from '../../common/errors/gateway.error';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../provider-adapter';
 import { classifyProviderBError } from './provider-b.errors';
+import { isJsonObject } from '../../common/json';
 
 /**
  * Per-stream state of one provider_b turn (created per call, never kept on the adapter). The
@@ -24,11 +25,9 @@ export function createProviderBStreamState(customToolNames: ReadonlySet<string>,
 }
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** The classified error of an `{"error": …}` payload, else undefined. */
 export function providerBPayloadError(payload: unknown): GatewayError | undefined {
-  return isObject(payload) && payload.error !== undefined ? classifyProviderBError(undefined, payload) : undefined;
+  return isJsonObject(payload) && payload.error !== undefined ? classifyProviderBError(undefined, payload) : undefined;
 }
 
 /**
@@ -40,22 +39,22 @@ export function translateProviderBPayload(payload: unknown, state: ProviderBStre
   const error = providerBPayloadError(payload);
   if (error) return [{ type: 'error', error }];
   state.frames++;
-  if (!isObject(payload)) return [];
-  const response = isObject(payload.response) ? payload.response : payload;
-  if (isObject(response.usageMetadata)) state.usage = response.usageMetadata;
+  if (!isJsonObject(payload)) return [];
+  const response = isJsonObject(payload.response) ? payload.response : payload;
+  if (isJsonObject(response.usageMetadata)) state.usage = response.usageMetadata;
   const candidates = Array.isArray(response.candidates) ? response.candidates : [];
-  const feedback = isObject(response.promptFeedback) ? response.promptFeedback : undefined;
+  const feedback = isJsonObject(response.promptFeedback) ? response.promptFeedback : undefined;
   if (candidates.length === 0 && typeof feedback?.blockReason === 'string' && feedback.blockReason !== '') state.blocked = true;
-  const candidate = isObject(candidates[0]) ? candidates[0] : undefined;
+  const candidate = isJsonObject(candidates[0]) ? candidates[0] : undefined;
   if (!candidate) return [];
   if (typeof candidate.finishReason === 'string' && candidate.finishReason !== '') state.finishReason = candidate.finishReason;
-  const parts = isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+  const parts = isJsonObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
   const idBase = firstString(response.responseId, payload.traceId, response.traceId) ?? state.requestId;
 
   const events: ChatEvent[] = [];
   for (const part of parts) {
-    if (!isObject(part)) continue;
-    if (isObject(part.functionCall)) {
+    if (!isJsonObject(part)) continue;
+    if (isJsonObject(part.functionCall)) {
       const call = toolCall(part.functionCall, part.thoughtSignature, idBase, state);
       if (call) events.push({ type: 'tool-call', call });
     } else if (typeof part.text === 'string' && part.text !== '') {
@@ -75,7 +74,7 @@ function toolCall(functionCall: Json, signature: unknown, idBase: string, state:
   const id = upstreamId ?? `call_${idBase.replace(/[^A-Za-z0-9_-]/g, '')}_${state.callSeq}`;
   state.callSeq++;
   const name = typeof functionCall.name === 'string' ? functionCall.name : '';
-  const args = isObject(functionCall.args) ? functionCall.args : {};
+  const args = isJsonObject(functionCall.args) ? functionCall.args : {};
   const thoughtSignature = typeof signature === 'string' && signature !== '' ? signature : undefined;
   const common = { id, name, ...(thoughtSignature ? { thoughtSignature } : {}) };
   if (state.customToolNames.has(name)) {

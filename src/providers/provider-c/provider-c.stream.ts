@@ -2,6 +2,7 @@ import { GatewayError } from '../../common/errors/gateway.error';
 import type { ChatEvent, FinishReason, UsageEvent } from '../provider-adapter';
 import { ChannelParser, FenceOutput, FenceParser, PassthroughParser } from './provider-c.fence-parser';
 import { blockToToolCall, Channel, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
+import { isJsonObject } from '../../common/json';
 
 /** A diagnostic the translator wants logged (names and counts only; never text). */
 export type StreamDiagnostic = (event: string, fields: Record<string, unknown>) => void;
@@ -67,7 +68,7 @@ export function createStreamState(options: StreamStateOptions): ProviderCStreamS
 export function parseStreamLine(line: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(line);
-    return isObject(value) ? value : undefined;
+    return isJsonObject(value) ? value : undefined;
   } catch {
     return undefined;
   }
@@ -83,7 +84,7 @@ export function translateLine(message: Record<string, unknown>, state: ProviderC
       }
       return { events: [] };
     case 'stream_event':
-      return { events: isObject(message.event) ? translateStreamEvent(message.event, state) : [] };
+      return { events: isJsonObject(message.event) ? translateStreamEvent(message.event, state) : [] };
     case 'assistant':
       return { events: translateAssistant(message, state) };
     case 'result':
@@ -96,14 +97,14 @@ export function translateLine(message: Record<string, unknown>, state: ProviderC
 function translateStreamEvent(event: Record<string, unknown>, state: ProviderCStreamState): ChatEvent[] {
   switch (event.type) {
     case 'message_start': {
-      const message = isObject(event.message) ? event.message : {};
+      const message = isJsonObject(event.message) ? event.message : {};
       if (typeof message.id === 'string') state.streamedMessageIds.add(message.id);
       state.model = stringOr(message.model, state.model);
-      if (isObject(message.usage)) state.streamedUsage = { ...readUsage(message.usage) };
+      if (isJsonObject(message.usage)) state.streamedUsage = { ...readUsage(message.usage) };
       return [];
     }
     case 'content_block_start': {
-      const block = isObject(event.content_block) ? event.content_block : {};
+      const block = isJsonObject(event.content_block) ? event.content_block : {};
       if (typeof event.index === 'number' && typeof block.type === 'string') state.blockKinds.set(event.index, block.type);
       // Anthropic starts blocks empty; any initial text still belongs to the block.
       if (block.type === 'text' && typeof block.text === 'string') return feed('content', block.text, state);
@@ -111,7 +112,7 @@ function translateStreamEvent(event: Record<string, unknown>, state: ProviderCSt
       return [];
     }
     case 'content_block_delta': {
-      const delta = isObject(event.delta) ? event.delta : {};
+      const delta = isJsonObject(event.delta) ? event.delta : {};
       const kind = typeof delta.type === 'string' ? delta.type : `${state.blockKinds.get(Number(event.index)) ?? ''}_delta`;
       if (kind === 'text_delta' && typeof delta.text === 'string') {
         state.deltasSinceAssistant = true;
@@ -124,9 +125,9 @@ function translateStreamEvent(event: Record<string, unknown>, state: ProviderCSt
       return []; // signature_delta, input_json_delta
     }
     case 'message_delta': {
-      const delta = isObject(event.delta) ? event.delta : {};
+      const delta = isJsonObject(event.delta) ? event.delta : {};
       if (typeof delta.stop_reason === 'string') state.stopReason = delta.stop_reason;
-      if (isObject(event.usage)) state.streamedUsage = { ...state.streamedUsage, ...readUsage(event.usage) };
+      if (isJsonObject(event.usage)) state.streamedUsage = { ...state.streamedUsage, ...readUsage(event.usage) };
       return [];
     }
     default:
@@ -139,14 +140,14 @@ function translateStreamEvent(event: Record<string, unknown>, state: ProviderCSt
  * ignored; older CLIs without partial messages only send this line.
  */
 function translateAssistant(line: Record<string, unknown>, state: ProviderCStreamState): ChatEvent[] {
-  const message = isObject(line.message) ? line.message : {};
+  const message = isJsonObject(line.message) ? line.message : {};
   const id = typeof message.id === 'string' ? message.id : undefined;
   const streamed = id !== undefined ? state.streamedMessageIds.has(id) || (state.streamedMessageIds.size === 0 && state.deltasSinceAssistant) : state.deltasSinceAssistant;
   state.deltasSinceAssistant = false;
   if (streamed || !Array.isArray(message.content)) return [];
   const events: ChatEvent[] = [];
   for (const block of message.content as unknown[]) {
-    if (!isObject(block)) continue;
+    if (!isJsonObject(block)) continue;
     if (block.type === 'text' && typeof block.text === 'string') events.push(...feed('content', block.text, state));
     if (block.type === 'thinking' && typeof block.thinking === 'string') events.push(...feed('reasoning', block.thinking, state));
   }
@@ -159,7 +160,7 @@ function translateResult(line: Record<string, unknown>, state: ProviderCStreamSt
     return { events: [], outcome: { type: 'error', text: resultErrorText(line) } };
   }
   if (typeof line.stop_reason === 'string' && state.stopReason === undefined) state.stopReason = line.stop_reason;
-  const usage = isObject(line.usage) ? readUsage(line.usage) : state.streamedUsage;
+  const usage = isJsonObject(line.usage) ? readUsage(line.usage) : state.streamedUsage;
   return { events: finishEvents(state, usage), outcome: { type: 'success' } };
 }
 
@@ -272,6 +273,3 @@ function stringOr(value: unknown, fallback: string | undefined): string | undefi
   return typeof value === 'string' ? value : fallback;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

@@ -1,6 +1,7 @@
 import canonicalize from 'canonicalize';
 import { randomBytes } from 'node:crypto';
 import type { ToolCallEvent } from '../provider-adapter';
+import { isJsonObject } from '../../common/json';
 
 /** §7.5: `call_` + 24 lowercase hex from a cryptographic source; never derived from content. */
 export function newToolCallId(): string {
@@ -13,9 +14,6 @@ export type BlockConversion =
   | { readonly ok: true; readonly call: ToolCallEvent }
   | { readonly ok: false; readonly reason: InvalidBlockReason };
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * §7.4: a parsed fence object → one complete tool call. The kind is the declared type of the
  * tool with that name; an undeclared name is still returned as a function call (the client
@@ -26,7 +24,7 @@ export function blockToToolCall(
   kindsByName: ReadonlyMap<string, 'function' | 'custom'>,
   newId: () => string = newToolCallId,
 ): BlockConversion {
-  if (!isObject(value)) return { ok: false, reason: 'not_object' };
+  if (!isJsonObject(value)) return { ok: false, reason: 'not_object' };
   const name = typeof value.name === 'string' ? value.name.trim() : '';
   if (name === '') return { ok: false, reason: 'missing_name' };
   const argumentsValue = value.arguments;

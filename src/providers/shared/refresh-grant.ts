@@ -1,4 +1,5 @@
 import { readJsonCapped } from './http-body';
+import { nonEmptyString } from '../../common/json';
 
 /** Bound on a token endpoint's answer (provider_a.md §1.5); a larger body is a failed refresh. */
 const TOKEN_RESPONSE_MAX_BYTES = 1024 * 1024;
@@ -21,8 +22,6 @@ export type RefreshGrantAnswer =
       /** The endpoint's `error` code (loggable after sanitizing), never its description. */
       readonly errorCode?: string;
     };
-
-const nonEmptyString = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /**
  * One OAuth refresh-token grant (provider_a.md §1.5, provider_b.md §2.2): a form POST bounded by

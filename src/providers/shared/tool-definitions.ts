@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatToolCall, ToolDefinition } from '../chat-types';
+import { isJsonObject } from '../../common/json';
 
 /** A client tool definition read from either the nested or the flat form. */
 export interface NormalizedTool {
@@ -13,9 +14,6 @@ export interface NormalizedTool {
   readonly raw: ToolDefinition;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Reads nested (`{type:"function", function:{…}}`, `{type:"custom", custom:{…}}`) and flat
  * (`{type, name, parameters}`) definitions; a missing type means `function`. Nameless entries
@@ -24,9 +22,9 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function normalizeTools(tools: readonly ToolDefinition[]): NormalizedTool[] {
   const result: NormalizedTool[] = [];
   for (const raw of tools) {
-    if (!isObject(raw)) continue;
+    if (!isJsonObject(raw)) continue;
     const type = typeof raw.type === 'string' && raw.type !== '' ? raw.type : 'function';
-    const nested = isObject(raw[type]) ? (raw[type] as Record<string, unknown>) : undefined;
+    const nested = isJsonObject(raw[type]) ? (raw[type] as Record<string, unknown>) : undefined;
     const source = nested ?? raw;
     const name = typeof source.name === 'string' ? source.name.trim() : '';
     if (name === '') continue;
@@ -34,7 +32,7 @@ export function normalizeTools(tools: readonly ToolDefinition[]): NormalizedTool
       name,
       type,
       description: typeof source.description === 'string' ? source.description : undefined,
-      parameters: isObject(source.parameters) ? source.parameters : undefined,
+      parameters: isJsonObject(source.parameters) ? source.parameters : undefined,
       format: source.format,
       strict: typeof source.strict === 'boolean' ? source.strict : undefined,
       raw,
@@ -66,7 +64,7 @@ export interface HistoryToolCall {
 export function readHistoryToolCall(call: ChatToolCall, customNames: ReadonlySet<string>): HistoryToolCall | undefined {
   const id = typeof call.id === 'string' ? call.id : '';
   const signature = call.extra_content?.google?.thought_signature;
-  if (call.type === 'custom' && isObject(call.custom)) {
+  if (call.type === 'custom' && isJsonObject(call.custom)) {
     const name = typeof call.custom.name === 'string' ? call.custom.name : '';
     if (name === '') return undefined;
     return { id, name, kind: 'custom', payload: typeof call.custom.input === 'string' ? call.custom.input : '', thoughtSignature: signature };
