@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AsyncResource } from 'node:async_hooks';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger, ProviderId } from '../providers/provider-adapter';
 import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
+import { queueLogObserver } from './queue-log-observer';
 import { queueMetricsObserver } from './queue-metrics-observer';
 import type { QueueKey } from './queue-key';
 
@@ -68,20 +68,6 @@ export class AgentQueueService {
   /** Metrics and the queue_* log records for one acquire (§4.2, §8). */
   private observerFor({ provider, key, logger, requestId }: AdmitParams): FairQueueObserver {
     const ids = { provider, request_id: sanitizeIdentifier(requestId), key_mode: key.mode, key_hash: key.hash };
-    // Bound to the request's async context: a waiter is also ended from the client's 'close'
-    // event or another request's release, where a context-aware logger (nestjs-pino) would
-    // otherwise lose the request and write through its process-wide fallback.
-    const log = AsyncResource.bind((event: string, fields: Record<string, unknown> = {}) => logger.info({ event, ...ids, ...fields }, event));
-    return queueMetricsObserver(this.metrics, provider, {
-      waiting: ({ position }) => log('queue_wait', { position }),
-      acquired: ({ waitMs, active, activeForKey }) => log('queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
-      rejected: ({ reason, waitMs }) => {
-        if (reason === 'full') log('queue_full');
-        // The chat layer records the request itself as 499; this line says it left the list.
-        else if (reason === 'canceled') log('queue_canceled', { wait_ms: waitMs });
-        else log('queue_timeout', { wait_ms: waitMs });
-      },
-      released: ({ runMs }) => log('queue_release', { run_ms: runMs }),
-    });
+    return queueMetricsObserver(this.metrics, provider, queueLogObserver(logger, ids));
   }
 }

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AsyncResource } from 'node:async_hooks';
 import { sha256Hex } from '../common/hashing';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
 import type { AppConfig } from '../config/app-config';
@@ -7,6 +6,7 @@ import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../providers/provider-adapter';
 import { FairQueue, FairQueueObserver, QueueSlot } from '../queue/fair-queue';
+import { queueLogObserver } from '../queue/queue-log-observer';
 import { queueMetricsObserver } from '../queue/queue-metrics-observer';
 
 export interface StructuredAdmission {
@@ -47,22 +47,7 @@ export class StructuredQueue {
 
   /** Metrics with provider="structured"; log lines carry key_mode and key_hash, never the caller. */
   private observer({ requestId, logger }: StructuredAdmission, keyHash: string): FairQueueObserver {
-    const base = { provider: 'structured', request_id: sanitizeIdentifier(requestId), key_mode: 'caller', key_hash: keyHash };
-    // Bound to the acquiring request's async context, as in the agent queue: a grant comes from
-    // another request's release and a cancel from a client's 'close', where a context-aware
-    // logger (nestjs-pino) would otherwise stamp the line with that other request's id.
-    const log = AsyncResource.bind((level: 'info' | 'warn', event: string, fields: Record<string, unknown> = {}) =>
-      logger[level]({ event, ...base, ...fields }, event),
-    );
-    return queueMetricsObserver(this.metrics, 'structured', {
-      waiting: ({ position }) => log('info', 'queue_wait', { position }),
-      acquired: ({ waitMs, active, activeForKey }) => log('info', 'queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
-      rejected: ({ reason, waitMs }) => {
-        if (reason === 'full') log('warn', 'queue_full');
-        else if (reason === 'canceled') log('info', 'queue_canceled', { wait_ms: waitMs });
-        else log('warn', 'queue_timeout', { wait_ms: waitMs, deadline: reason === 'deadline' });
-      },
-      released: ({ runMs }) => log('info', 'queue_release', { run_ms: runMs }),
-    });
+    const ids = { provider: 'structured', request_id: sanitizeIdentifier(requestId), key_mode: 'caller', key_hash: keyHash };
+    return queueMetricsObserver(this.metrics, 'structured', queueLogObserver(logger, ids));
   }
 }

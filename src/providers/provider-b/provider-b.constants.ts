@@ -12,10 +12,8 @@ export const GEMINI_CLI_CLIENT_SECRET = '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';
 /** The Gemini CLI version we present in `User-Agent` (provider_b.md §5.2). */
 export const GEMINI_CLI_VERSION = '0.9.0';
 
-/** `GeminiCLI/<version> (<platform>; <arch>)`, platform and arch from the runtime. */
-export function providerBUserAgent(): string {
-  return `GeminiCLI/${GEMINI_CLI_VERSION} (${os.platform()}; ${os.arch()})`;
-}
+/** `GeminiCLI/<version> (<platform>; <arch>)`, platform and arch from the runtime (fixed per process). */
+export const PROVIDER_B_USER_AGENT = `GeminiCLI/${GEMINI_CLI_VERSION} (${os.platform()}; ${os.arch()})`;
 
 /** Client metadata sent with `:loadCodeAssist` and `:onboardUser` (provider_b.md §4.2). */
 export const CODE_ASSIST_METADATA = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } as const;

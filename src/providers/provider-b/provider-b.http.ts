@@ -2,7 +2,7 @@ import { GatewayError } from '../../common/errors/gateway.error';
 import type { EventLogger } from '../provider-adapter';
 import { readJsonCapped } from '../shared/http-body';
 import type { ProviderBTokenSource } from './provider-b.auth';
-import { providerBUserAgent } from './provider-b.constants';
+import { PROVIDER_B_USER_AGENT } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
 import type { ProviderBTurn } from './provider-b.turn';
 
@@ -82,7 +82,7 @@ async function send(client: CodeAssistClient, method: CodeAssistMethod, body: un
       headers: {
         Authorization: `Bearer ${accessToken}`,
         'Content-Type': 'application/json',
-        'User-Agent': providerBUserAgent(),
+        'User-Agent': PROVIDER_B_USER_AGENT,
         Accept: stream ? 'text/event-stream' : 'application/json',
       },
       body: JSON.stringify(body),

@@ -1,0 +1,36 @@
+import { AsyncResource } from 'node:async_hooks';
+import type { EventLogger } from '../providers/provider-adapter';
+import type { FairQueueObserver } from './fair-queue';
+
+/** What every queue log line carries (never the key value, caller, session id or IP). */
+export interface QueueLogIds {
+  readonly provider: string;
+  /** Already sanitized. */
+  readonly request_id: string;
+  readonly key_mode: string;
+  readonly key_hash: string;
+}
+
+/**
+ * The queue_* records of gateway-behaviours.md §4.2, one line each, for any FairQueue (agent
+ * queues and the structured queue). Refusals log at warn. The log function is bound to the
+ * acquiring request's async context: a waiter is also granted by another request's release or
+ * ended from its client's 'close' event, where a context-aware logger (nestjs-pino) would
+ * otherwise stamp the line with the wrong request id or its process-wide fallback.
+ */
+export function queueLogObserver(logger: EventLogger, ids: QueueLogIds): FairQueueObserver {
+  const log = AsyncResource.bind((level: 'info' | 'warn', event: string, fields: Record<string, unknown> = {}) =>
+    logger[level]({ event, ...ids, ...fields }, event),
+  );
+  return {
+    waiting: ({ position }) => log('info', 'queue_wait', { position }),
+    acquired: ({ waitMs, active, activeForKey }) => log('info', 'queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
+    rejected: ({ reason, waitMs }) => {
+      if (reason === 'full') log('warn', 'queue_full');
+      // The route records the request itself (499); this line says it left the list.
+      else if (reason === 'canceled') log('info', 'queue_canceled', { wait_ms: waitMs });
+      else log('warn', 'queue_timeout', { wait_ms: waitMs, ...(reason === 'deadline' ? { deadline: true } : {}) });
+    },
+    released: ({ runMs }) => log('info', 'queue_release', { run_ms: runMs }),
+  };
+}
