@@ -1,0 +1,246 @@
+// Captures what the real Codex CLI sends to the ChatGPT Codex backend, for the provider_a oracle
+// fixture (test/fixtures/codex-oracle/). It starts a recording fake of the backend on 127.0.0.1,
+// points a private CODEX_HOME (fake ChatGPT login, telemetry and update checks off) at it, runs
+// `codex exec` for a turn that makes one tool call, then `codex exec resume --last` for a second
+// user turn, and writes every handshake, POST and response.create body it saw with tokens
+// redacted.
+//
+// Run it only inside a loopback-only network namespace (the common brief's rule), e.g.
+//   unshare -n sh -c 'ip link set lo up; node scripts/capture-codex-oracle.mjs'
+//
+// Plain JavaScript on purpose: it must run with nothing but node and the pinned CLI.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WebSocketServer } from 'ws';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const codexPackage = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/@openai/codex/package.json'), 'utf8'));
+const codexBinary = path.join(root, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
+const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
+const outFile = path.join(root, 'test/fixtures/codex-oracle', `codex-${codexPackage.version}.${MODEL}.capture.json`);
+
+const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+// The CLI refuses a JWT with an empty signature segment; the signature is never verified.
+const jwt = (claims) => `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}.${Buffer.from('not-a-signature').toString('base64url')}`;
+const exp = Math.floor(Date.now() / 1000) + 3600;
+const ACCOUNT = '11111111-2222-4333-8444-555555555555';
+const authClaims = { chatgpt_account_id: ACCOUNT, chatgpt_plan_type: 'pro', chatgpt_user_id: 'user-oracle' };
+const ACCESS = jwt({ exp, 'https://api.openai.com/auth': authClaims, 'https://api.openai.com/profile': { email: 'oracle@example.test' } });
+const ID_TOKEN = jwt({ exp, email: 'oracle@example.test', 'https://api.openai.com/auth': authClaims });
+const REFRESH = 'rt-oracle-secret';
+
+/** Replaces every token value (and JWTs in general) so the fixture holds no credential. */
+function redact(text) {
+  return text
+    .split(ACCESS).join('<access_token>')
+    .split(ID_TOKEN).join('<id_token>')
+    .split(REFRESH).join('<refresh_token>')
+    .replace(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '<jwt>');
+}
+
+/**
+ * The CLI's own prompt and tool texts are OpenAI's prose, not ours to copy: keep only their
+ * length (the comparison test checks names, presence and types, never texts).
+ */
+const PROSE_KEYS = new Set(['text', 'description', 'definition', 'instructions', 'output']);
+function withoutProse(value, key) {
+  if (typeof value === 'string') return PROSE_KEYS.has(key) && value.length > 0 ? `<${value.length} chars>` : value;
+  if (Array.isArray(value)) return value.map((entry) => withoutProse(entry, key));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, entry]) => [name, withoutProse(entry, name)]));
+  return value;
+}
+
+const log = [];
+let connectionCounter = 0;
+let responseCounter = 0;
+
+/** Frames for one response.create: a tool call on the first sampling request, then text. */
+function reply(body) {
+  const id = `resp_oracle_${++responseCounter}`;
+  const created = { type: 'response.created', response: { id, model: MODEL, status: 'in_progress' } };
+  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 };
+  const completed = (output) => ({ type: 'response.completed', response: { id, model: MODEL, status: 'completed', output, usage } });
+  if (body.generate === false) return [created, completed([])];
+  const input = Array.isArray(body.input) ? body.input : [];
+  const answered = input.some((item) => item && (item.type === 'function_call_output' || item.type === 'custom_tool_call_output'));
+  const userTurns = input.filter((item) => item && item.type === 'message' && item.role === 'user').length;
+  if (!answered && userTurns <= 2 && responseCounter <= 2) {
+    const tools = Array.isArray(body.tools) ? body.tools : [];
+    const names = tools.map((tool) => tool.name).filter(Boolean);
+    const name = ['exec_command', 'shell_command', 'shell'].find((candidate) => names.includes(candidate)) ?? names[0] ?? 'shell';
+    const args = name === 'exec_command' ? { cmd: 'echo oracle' } : name === 'shell' ? { command: ['echo', 'oracle'] } : name === 'shell_command' ? { command: 'echo oracle' } : {};
+    const item = { id: 'fc_oracle_1', type: 'function_call', status: 'completed', call_id: 'call_oracle_1', name, arguments: JSON.stringify(args) };
+    return [
+      created,
+      { type: 'response.output_item.added', output_index: 0, item: { ...item, arguments: '' } },
+      { type: 'response.function_call_arguments.done', item_id: item.id, output_index: 0, arguments: item.arguments },
+      { type: 'response.output_item.done', output_index: 0, item },
+      completed([item]),
+    ];
+  }
+  const message = { id: `msg_${id}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] };
+  return [
+    created,
+    { type: 'response.output_item.added', output_index: 0, item: { ...message, content: [] } },
+    { type: 'response.output_text.delta', item_id: message.id, output_index: 0, content_index: 0, delta: 'Done.' },
+    { type: 'response.output_item.done', output_index: 0, item: message },
+    completed([message]),
+  ];
+}
+
+const server = http.createServer((request, response) => {
+  const chunks = [];
+  request.on('data', (chunk) => chunks.push(chunk));
+  request.on('end', () => {
+    const raw = Buffer.concat(chunks).toString('utf8');
+    let body;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const entry = { kind: 'http', method: request.method, url: request.url, headers: request.headers, body, at: Date.now() };
+    log.push(entry);
+    if (request.method === 'POST' && request.url.split('?')[0].endsWith('/responses')) {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const event of reply(body ?? {})) response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      response.end();
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"not found"}');
+  });
+});
+const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+server.on('upgrade', (request, socket, head) => {
+  const connection = ++connectionCounter;
+  log.push({ kind: 'ws-handshake', connection, url: request.url, headers: request.headers, at: Date.now() });
+  wss.handleUpgrade(request, socket, head, (ws) => {
+    ws.on('message', (data) => {
+      let body;
+      try {
+        body = JSON.parse(data.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      log.push({ kind: 'ws-message', connection, body, at: Date.now() });
+      if (body && body.type === 'response.create') for (const event of reply(body)) ws.send(JSON.stringify(event));
+    });
+    ws.on('close', (code) => log.push({ kind: 'ws-close', connection, code, at: Date.now() }));
+  });
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const port = server.address().port;
+
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-oracle-'));
+const codexHome = path.join(home, '.codex');
+const workDir = path.join(home, 'work');
+fs.mkdirSync(codexHome);
+fs.mkdirSync(workDir);
+fs.writeFileSync(
+  path.join(codexHome, 'config.toml'),
+  [
+    `model = "${MODEL}"`,
+    'model_provider = "oracle"',
+    'check_for_update_on_startup = false',
+    '[features]',
+    'plugins = false',
+    'remote_plugin = false',
+    'apps = false',
+    '[analytics]',
+    'enabled = false',
+    '[feedback]',
+    'enabled = false',
+    '[otel]',
+    'exporter = "none"',
+    'log_user_prompt = false',
+    '[model_providers.oracle]',
+    'name = "oracle"',
+    `base_url = "http://127.0.0.1:${port}/backend-api/codex"`,
+    'wire_api = "responses"',
+    'requires_openai_auth = true',
+    'supports_websockets = true',
+    '',
+  ].join('\n'),
+);
+fs.writeFileSync(
+  path.join(codexHome, 'auth.json'),
+  JSON.stringify({ auth_mode: 'chatgpt', OPENAI_API_KEY: null, tokens: { id_token: ID_TOKEN, access_token: ACCESS, refresh_token: REFRESH, account_id: ACCOUNT }, last_refresh: new Date().toISOString() }, null, 2),
+  { mode: 0o600 },
+);
+
+function runCodex(args) {
+  return new Promise((resolve) => {
+    const child = spawn(codexBinary, args, {
+      cwd: workDir,
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        CODEX_HOME: codexHome,
+        HTTPS_PROXY: 'http://127.0.0.1:9',
+        HTTP_PROXY: 'http://127.0.0.1:9',
+        ALL_PROXY: 'http://127.0.0.1:9',
+        NO_PROXY: '127.0.0.1,localhost',
+        RUST_LOG: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+const common = ['--skip-git-repo-check', '--sandbox', 'read-only', '-c', 'approval_policy="never"'];
+const first = await runCodex(['exec', ...common, 'Run the shell command `echo oracle` once, then say Done.']);
+log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
+const second = await runCodex(['exec', ...common, 'resume', '--last', 'Now just say Done again.']);
+log.push({ kind: 'process-exit', run: 2, code: second.code, at: Date.now() });
+if (process.env.ORACLE_VERBOSE) process.stderr.write(`${first.output}\n----\n${second.output}\n`);
+
+const t0 = log[0]?.at ?? 0;
+const capture = {
+  note: 'Captured from the real Codex CLI by scripts/capture-codex-oracle.mjs; tokens redacted. Do not edit by hand.',
+  codex_version: codexPackage.version,
+  model: MODEL,
+  transcript: log.map(({ at, ...entry }) => ({ ...entry, at_ms: at - t0 })),
+  exit_codes: [first.code, second.code],
+};
+fs.mkdirSync(path.dirname(outFile), { recursive: true });
+fs.writeFileSync(outFile, redact(JSON.stringify(withoutProse(capture), null, 2)) + '\n');
+process.stdout.write(`${outFile}: ${log.length} entries, exit codes ${first.code}/${second.code}\n`);
+
+// The model list the pinned CLI ships with (`codex debug models --bundled`), reduced to the data the
+// gateway's catalog follows: ids, visibility, default and allowed efforts, service tiers, inputs.
+const bundled = await new Promise((resolve) => {
+  const child = spawn(codexBinary, ['debug', 'models', '--bundled'], { env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome }, stdio: ['ignore', 'pipe', 'ignore'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.on('close', () => resolve(JSON.parse(output)));
+});
+const models = bundled.models.map((model) => ({
+  slug: model.slug,
+  visibility: model.visibility,
+  priority: model.priority,
+  default_reasoning_level: model.default_reasoning_level,
+  supported_reasoning_levels: model.supported_reasoning_levels.map((level) => level.effort),
+  service_tiers: model.service_tiers.map((tier) => tier.id),
+  input_modalities: model.input_modalities,
+  default_verbosity: model.default_verbosity,
+  use_responses_lite: model.use_responses_lite,
+}));
+fs.writeFileSync(
+  path.join(path.dirname(outFile), `codex-${codexPackage.version}.models.json`),
+  JSON.stringify({ note: 'codex debug models --bundled of the pinned CLI, reduced by scripts/capture-codex-oracle.mjs', codex_version: codexPackage.version, models }, null, 2) + '\n',
+);
+wss.close();
+server.close();
+fs.rmSync(home, { recursive: true, force: true });
