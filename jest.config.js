@@ -8,6 +8,6 @@ module.exports = {
   testTimeout: 30000,
   projects: [
     { displayName: 'unit', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/src', '<rootDir>/scripts'], testRegex: '\\.spec\\.ts$', transform, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },
-    { displayName: 'e2e', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/test'], testRegex: '\\.e2e-spec\\.ts$', transform, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'], testTimeout: 30000 },
+    { displayName: 'e2e', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/test'], testRegex: '\\.e2e-spec\\.ts$', transform, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },
   ],
 };

@@ -14,7 +14,6 @@ import {
 import { DrainService } from './common/lifecycle/drain.service';
 import { FrameworkLogger } from './common/logging/framework-logger';
 import type { AppConfig } from './config/app-config';
-import { ModelCatalog } from './models/model-catalog';
 
 const CHAT_ROUTE = '/v1/chat/completions';
 
@@ -30,9 +29,8 @@ export interface GatewayAppOptions {
  * they all run exactly the same middleware chain. Throws ConfigError for bad startup data.
  */
 export async function createGatewayApp(config: AppConfig, options: GatewayAppOptions = {}): Promise<NestExpressApplication> {
-  const catalog = ModelCatalog.load(config.modelCatalogPath, config.enabledProviders);
   const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot({ config, catalog, logStream: options.logStream }),
+    AppModule.forRoot({ config, logStream: options.logStream }),
     // autoFlushLogs off: when boot fails (e.g. a ConfigError thrown by a provider's constructor),
     // Nest would otherwise dump its buffered boot lines and a stack to the console, and a bad
     // setting must print exactly one line (design.md §2). On success we flush into pino below.

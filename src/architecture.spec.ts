@@ -1,12 +1,36 @@
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 
 /**
- * Layering rules of style.md §8, checked on the sources: only src/config reads process.env;
- * providers never import the HTTP-facing layers; adapters never import each other; common/
- * never imports feature modules.
+ * The layering of src/ (.dependency-cruiser.cjs, docs/architecture.md "Layers"), checked by
+ * dependency-cruiser on the resolved import graph: any file or folder cycle and any forbidden
+ * edge fails `npm test`. A second run over a small broken tree proves the rules can fail.
  */
-const SRC = __dirname;
+const ROOT = path.resolve(__dirname, '..');
+const CONFIG = path.join(ROOT, '.dependency-cruiser.cjs');
+const DEPCRUISE = path.join(ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
+
+interface Violation {
+  readonly rule: { readonly name: string };
+  readonly from: string;
+  readonly to: string;
+  readonly cycle?: readonly { readonly name: string }[];
+}
+
+/** Cruises `src` under `cwd` with the project's rules; depcruise exits non-zero on errors, so read its JSON either way. */
+async function violationsIn(cwd: string): Promise<string[]> {
+  const output = await promisify(execFile)(process.execPath, [DEPCRUISE, 'src', '--config', CONFIG, '--output-type', 'json'], {
+    cwd,
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+  const result = JSON.parse(output.stdout) as { summary: { violations: Violation[] } };
+  return result.summary.violations.map(({ rule, from, to, cycle }) =>
+    cycle ? `${rule.name}: ${from} → ${cycle.map((step) => step.name).join(' → ')}` : `${rule.name}: ${from} → ${to}`,
+  );
+}
 
 function sourceFiles(directory: string): string[] {
   return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
@@ -16,45 +40,44 @@ function sourceFiles(directory: string): string[] {
   });
 }
 
-const files = sourceFiles(SRC).map((file) => ({ file: path.relative(SRC, file), text: fs.readFileSync(file, 'utf8') }));
-
-function importsOf(file: string, text: string): string[] {
-  const directory = path.dirname(path.join(SRC, file));
-  return [...text.matchAll(/from '(\.[^']+)'/g)].map((match) => path.relative(SRC, path.resolve(directory, match[1])));
-}
-
 describe('source layering', () => {
+  jest.setTimeout(60_000);
+
+  it('has no file or folder cycle and no forbidden import (dependency-cruiser)', async () => {
+    expect(await violationsIn(ROOT)).toEqual([]);
+  });
+
+  it('fails on a folder cycle, on core importing anything, and on a provider importing the queue', async () => {
+    const tree = fs.mkdtempSync(path.join(os.tmpdir(), 'layering-'));
+    try {
+      const write = (file: string, text: string) => {
+        fs.mkdirSync(path.dirname(path.join(tree, file)), { recursive: true });
+        fs.writeFileSync(path.join(tree, file), text);
+      };
+      write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'commonjs', strict: true } }));
+      write('src/core/vocabulary.ts', "export type { Slot } from '../queue/slot';\n");
+      write('src/queue/slot.ts', "import type { Adapter } from '../providers/adapter';\nexport type Slot = Adapter;\n");
+      write('src/providers/adapter.ts', "import type { Slot } from \"../queue/slot\";\nexport type Adapter = { slot?: Slot };\n");
+      const found = await violationsIn(tree);
+      expect(found).toEqual(
+        expect.arrayContaining([
+          'core-imports-nothing: src/core/vocabulary.ts → src/queue/slot.ts',
+          'providers-never-import-callers-or-http: src/providers/adapter.ts → src/queue/slot.ts',
+          expect.stringMatching(/^no-module-cycle: /),
+          expect.stringMatching(/^no-folder-cycle: src\/(queue|providers) → /),
+        ]),
+      );
+    } finally {
+      fs.rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
+  // Not an import, so not dependency-cruiser's job: a plain text check is exact here.
   it('reads process.env only in src/config', () => {
-    const offenders = files.filter(({ file, text }) => !file.startsWith('config/') && /process\.env/.test(text)).map(({ file }) => file);
-    expect(offenders).toEqual([]);
-  });
-
-  it('keeps providers free of chat, structured, queue-HTTP and Express imports', () => {
-    const offenders = files
-      .filter(({ file }) => file.startsWith('providers/'))
-      .flatMap(({ file, text }) => [
-        ...importsOf(file, text).filter((target) => /^(chat|structured|health|models\/models\.controller)/.test(target)).map((target) => `${file} → ${target}`),
-        ...(/from 'express'/.test(text) ? [`${file} → express`] : []),
-      ]);
-    expect(offenders).toEqual([]);
-  });
-
-  it('never lets one adapter import another', () => {
-    const offenders = files
-      .filter(({ file }) => /^providers\/provider-[abc]\//.test(file))
-      .flatMap(({ file, text }) => {
-        const own = file.split('/')[1];
-        return importsOf(file, text)
-          .filter((target) => /^providers\/provider-[abc]\//.test(target) && target.split('/')[1] !== own)
-          .map((target) => `${file} → ${target}`);
-      });
-    expect(offenders).toEqual([]);
-  });
-
-  it('keeps common/ independent of feature modules', () => {
-    const offenders = files
-      .filter(({ file }) => file.startsWith('common/'))
-      .flatMap(({ file, text }) => importsOf(file, text).filter((target) => /^(chat|structured|providers|queue|health|models)\//.test(target)).map((target) => `${file} → ${target}`));
+    const offenders = sourceFiles(__dirname)
+      .filter((file) => !path.relative(__dirname, file).startsWith(`config${path.sep}`))
+      .filter((file) => /process\.env/.test(fs.readFileSync(file, 'utf8')))
+      .map((file) => path.relative(__dirname, file));
     expect(offenders).toEqual([]);
   });
 });

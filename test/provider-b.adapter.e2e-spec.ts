@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { GatewayError } from '../src/common/errors/gateway.error';
+import { GatewayError } from '../src/core/gateway.error';
 import { loadConfig } from '../src/config/app-config';
-import type { CallContext, ChatEvent, EventLogger } from '../src/providers/provider-adapter';
+import type { CallContext } from '../src/providers/provider-adapter';
+import type { ChatEvent } from '../src/core/chat-event';
+import type { EventLogger } from '../src/core/event-logger';
 import { ProviderBAdapter } from '../src/providers/provider-b/provider-b.adapter';
 import { overrideOnboardingPollInterval } from '../src/providers/provider-b/provider-b.constants';
 import { FakeCodeAssist } from './support/fake-provider-b';

@@ -2,12 +2,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { PinoLogger } from 'nestjs-pino';
-import { GatewayError } from '../src/common/errors/gateway.error';
+import { GatewayError } from '../src/core/gateway.error';
 import { loadConfig } from '../src/config/app-config';
 import type { GatewayMetrics } from '../src/metrics/gateway-metrics';
 import { ModelCatalog } from '../src/models/model-catalog';
-import type { ChatMessage, ToolDefinition } from '../src/providers/chat-types';
-import type { CallContext, ChatEvent, ChatRequest } from '../src/providers/provider-adapter';
+import type { ChatMessage, ToolDefinition } from '../src/core/chat-message';
+import type { CallContext, ChatRequest } from '../src/providers/provider-adapter';
+import type { ChatEvent } from '../src/core/chat-event';
 import { ProviderCAdapter } from '../src/providers/provider-c/provider-c.adapter';
 import { answerRun, FakeClaudeRun, fenceText, hangingRun, initLine, isAlive, providerCSettings, readRuns, resultLine, textDelta, waitFor } from './support/provider-c-fixtures';
 

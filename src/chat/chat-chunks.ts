@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { FinishReason, UsageEvent } from '../providers/provider-adapter';
+import type { FinishReason, UsageEvent } from '../core/chat-event';
 import type { RenderedToolCall } from './tool-call-collector';
 
 export type ClientFinishReason = FinishReason | 'tool_calls';

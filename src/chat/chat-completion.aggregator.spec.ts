@@ -1,5 +1,5 @@
-import { GatewayError } from '../common/errors/gateway.error';
-import type { ChatEvent } from '../providers/provider-adapter';
+import { GatewayError } from '../core/gateway.error';
+import type { ChatEvent } from '../core/chat-event';
 import { ChunkFactory } from './chat-chunks';
 import { aggregateCompletion } from './chat-completion.aggregator';
 import { ToolCallCollector } from './tool-call-collector';

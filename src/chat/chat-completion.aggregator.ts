@@ -1,5 +1,5 @@
-import { GatewayError } from '../common/errors/gateway.error';
-import type { ChatEvent, UsageEvent } from '../providers/provider-adapter';
+import { GatewayError } from '../core/gateway.error';
+import type { ChatEvent, UsageEvent } from '../core/chat-event';
 import { ChunkFactory, ClientFinishReason, usageBody } from './chat-chunks';
 import { readTurn, TurnHooks } from './turn-reader';
 import { ToolCallCollector } from './tool-call-collector';

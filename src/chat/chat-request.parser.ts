@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
-import { GatewayError } from '../common/errors/gateway.error';
-import type { ChatMessage, ToolDefinition } from '../providers/chat-types';
+import { GatewayError } from '../core/gateway.error';
+import type { ChatMessage, ToolDefinition } from '../core/chat-message';
 import type { SamplingOptions } from '../providers/provider-adapter';
 import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
 

@@ -1,8 +1,8 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { SseWriter } from '../common/sse/sse-writer';
-import type { ChatEvent } from '../providers/provider-adapter';
+import type { ChatEvent } from '../core/chat-event';
 import { ChunkFactory } from './chat-chunks';
 import { StreamOutcome, writeChatStream } from './chat-stream.responder';
 import { ToolCallCollector } from './tool-call-collector';

@@ -1,6 +1,6 @@
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { SseWriter } from '../common/sse/sse-writer';
-import type { ChatEvent, UsageEvent } from '../providers/provider-adapter';
+import type { ChatEvent, UsageEvent } from '../core/chat-event';
 import { ChunkFactory, ClientFinishReason } from './chat-chunks';
 import { ToolCallCollector } from './tool-call-collector';
 import { readTurn, TurnHooks, TurnResult } from './turn-reader';

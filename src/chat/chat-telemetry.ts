@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
-import type { EventLogger, ResolvedModel, UsageEvent } from '../providers/provider-adapter';
+import type { EventLogger } from '../core/event-logger';
+import type { ResolvedModel } from '../core/resolved-model';
+import type { UsageEvent } from '../core/chat-event';
 
 /**
  * Everything measured about one chat request, recorded once when it ends: the request counter,

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
 import { resolveCaller } from '../common/auth/caller';
 import { sendErrorResponse } from '../common/errors/error-response';
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { abortOnClientDisconnect } from '../common/http/client-abort';
 import { SseWriter } from '../common/sse/sse-writer';

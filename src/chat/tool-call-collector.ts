@@ -1,5 +1,5 @@
 import type { CustomToolWire } from '../config/app-config';
-import type { ToolCallEvent } from '../providers/provider-adapter';
+import type { ToolCallEvent } from '../core/chat-event';
 
 /** A tool call as written to the client, in a stream frame or a chat.completion message. */
 export interface RenderedToolCall {

@@ -1,5 +1,5 @@
-import { GatewayError } from '../common/errors/gateway.error';
-import type { ChatEvent, FinishReason, UsageEvent } from '../providers/provider-adapter';
+import { GatewayError } from '../core/gateway.error';
+import type { ChatEvent, FinishReason, UsageEvent } from '../core/chat-event';
 import type { ToolCallCollector } from './tool-call-collector';
 
 export interface TurnHooks {

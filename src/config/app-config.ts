@@ -1,9 +1,9 @@
+import type { ProviderId } from '../core/provider-id';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SETTINGS, SETTINGS_BY_FLAG, SettingDefinition } from './settings';
 import { SettingRuleError } from './setting-parsers';
 
-export type ProviderId = 'provider_a' | 'provider_b' | 'provider_c';
 export type CustomToolWire = 'function' | 'custom';
 
 /** The typed configuration every module reads (never `process.env`). */

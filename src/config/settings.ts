@@ -1,3 +1,4 @@
+import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
 import {
   parseBoolean,
   parseDuration,
@@ -32,8 +33,7 @@ export interface SettingDefinition {
   readonly isBoolean?: boolean;
 }
 
-export const PROVIDER_IDS = ['provider_a', 'provider_b', 'provider_c'] as const;
-const PROVIDER_SYNONYMS: Record<string, (typeof PROVIDER_IDS)[number]> = {
+const PROVIDER_SYNONYMS: Record<string, ProviderId> = {
   provider_a: 'provider_a',
   codex: 'provider_a',
   provider_b: 'provider_b',
@@ -42,14 +42,14 @@ const PROVIDER_SYNONYMS: Record<string, (typeof PROVIDER_IDS)[number]> = {
   claude: 'provider_c',
 };
 
-function parseProviders(raw: string): (typeof PROVIDER_IDS)[number][] {
+function parseProviders(raw: string): ProviderId[] {
   const names = parseList(raw);
-  if (names.length === 0) throw new SettingRuleError('must name at least one of provider_a, provider_b, provider_c');
+  if (names.length === 0) throw new SettingRuleError(`must name at least one of ${PROVIDER_IDS.join(', ')}`);
   const resolved = names.map((name) => {
     const id = PROVIDER_SYNONYMS[name.toLowerCase()];
     if (!id) {
       throw new SettingRuleError(
-        `unknown provider "${name.slice(0, 40)}"; allowed: provider_a, provider_b, provider_c (or codex, gemini, claude)`,
+        `unknown provider "${name.slice(0, 40)}"; allowed: ${PROVIDER_IDS.join(', ')} (or codex, gemini, claude)`,
       );
     }
     return id;
@@ -120,7 +120,7 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('GATEWAY_HOST', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
   setting('GATEWAY_PORT', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
   setting('GATEWAY_BEARER_SECRET', undefined, 'Inbound bearer secret for /v1/* and /metrics. Unset: any non-empty bearer, or none, is accepted.', parseNonEmpty, { sensitive: true }),
-  setting('GATEWAY_PROVIDERS', 'provider_a,provider_b,provider_c', 'Enabled upstream families (codex, gemini, claude are synonyms).', parseProviders),
+  setting('GATEWAY_PROVIDERS', PROVIDER_IDS.join(','), 'Enabled upstream families (codex, gemini, claude are synonyms).', parseProviders),
   setting('GATEWAY_MODEL_CATALOG', undefined, 'Path of a JSON model catalog that replaces the built-in one.', parseNonEmpty),
   setting('GATEWAY_CALLER_HEADER', undefined, 'Header whose value names the caller (multi-tenant use).', (raw) => parseNonEmpty(raw).trim().toLowerCase()),
   setting('GATEWAY_MAX_BODY_BYTES', '33554432', 'Request body cap for chat, in bytes.', parsePositiveInteger),

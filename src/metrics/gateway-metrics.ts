@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
+import { PROVIDER_IDS } from '../core/provider-id';
 import { IdempotencyResult, METRIC, QueueLabel, QueueResult, ValidationResult } from './metric-names';
 
-const PROVIDERS = new Set(['provider_a', 'provider_b', 'provider_c']);
-const QUEUE_LABELS = new Set<string>(['provider_a', 'provider_b', 'provider_c', 'provider_c_processes', 'structured']);
+const PROVIDERS = new Set<string>(PROVIDER_IDS);
+const QUEUE_LABELS = new Set<string>([...PROVIDER_IDS, 'provider_c_processes', 'structured']);
 const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout', 'canceled']);
 const VALIDATION_RESULTS = new Set<string>(['valid', 'invalid', 'unparsable']);
 const IDEMPOTENCY_RESULTS = new Set<string>(['local_hit', 'miss', 'conflict', 'capacity']);

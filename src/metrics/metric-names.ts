@@ -1,3 +1,5 @@
+import type { ProviderId } from '../core/provider-id';
+
 /** Metric names (design.md §8, contract "Metrics"). Noun first, then unit. */
 export const METRIC = {
   requests: 'gateway_chat_api_requests_total',
@@ -17,7 +19,7 @@ export const METRIC = {
 } as const;
 
 /** Queue label values (gateway-behaviours.md §8): the three families, provider_c's process slots, structured. */
-export type QueueLabel = 'provider_a' | 'provider_b' | 'provider_c' | 'provider_c_processes' | 'structured';
+export type QueueLabel = ProviderId | 'provider_c_processes' | 'structured';
 export type QueueResult = 'acquired' | 'bypassed' | 'full' | 'timeout' | 'canceled';
 export type ValidationResult = 'valid' | 'invalid' | 'unparsable' | 'unknown';
 export type IdempotencyResult = 'local_hit' | 'miss' | 'conflict' | 'capacity';

@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import {
   makeCounterProvider,
   makeGaugeProvider,
@@ -29,20 +29,25 @@ const instruments = [
 ];
 
 /**
- * One registry shared by every module (prom-client's default). The `/metrics` route is only
- * registered when METRICS_ENABLED; the instruments exist either way so services need no branches.
+ * The named instruments over one registry shared by every module (prom-client's default).
+ * Imported by each module that records metrics. The instruments exist whether or not the
+ * `/metrics` route is served, so services need no branches.
  */
-@Global()
-@Module({})
+@Module({ providers: [...instruments, GatewayMetrics], exports: [GatewayMetrics] })
 export class MetricsModule {
-  static forRoot(options: { serveEndpoint: boolean }): DynamicModule {
+  constructor() {
     // Process metrics once per process: a second collectDefaultMetrics would throw on re-registration.
     if (!register.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics();
+  }
+}
+
+/** `GET /metrics`, registered only when METRICS_ENABLED (imported by the app module). */
+@Module({})
+export class MetricsEndpointModule {
+  static forRoot(options: { serveEndpoint: boolean }): DynamicModule {
     return {
-      module: MetricsModule,
+      module: MetricsEndpointModule,
       imports: options.serveEndpoint ? [PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: false } })] : [],
-      providers: [...instruments, GatewayMetrics],
-      exports: [GatewayMetrics],
     };
   }
 }

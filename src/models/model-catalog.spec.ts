@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
-import { PROVIDER_IDS } from '../config/settings';
+import { PROVIDER_IDS } from '../core/provider-id';
 import { BUILT_IN_CATALOG_PATH, CatalogEntry, ModelCatalog } from './model-catalog';
 
 const ALL = PROVIDER_IDS;

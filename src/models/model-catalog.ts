@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError, ProviderId } from '../config/app-config';
-import { PROVIDER_IDS } from '../config/settings';
-import type { ResolvedModel } from '../providers/provider-adapter';
+import { ConfigError } from '../config/app-config';
+import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
+import type { ResolvedModel } from '../core/resolved-model';
 
 /** One row of the catalog data file (design.md §3). */
 export interface CatalogEntry {

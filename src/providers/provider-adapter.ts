@@ -1,24 +1,9 @@
-import type { CustomToolWire, ProviderId } from '../config/app-config';
-import type { GatewayError } from '../common/errors/gateway.error';
-import type { ChatMessage, ToolDefinition } from './chat-types';
-
-export type { ProviderId } from '../config/app-config';
-
-/** A model id resolved against the catalog (design.md §3). */
-export interface ResolvedModel {
-  /** The id exactly as the client sent it (echoed in responses). */
-  readonly requestedId: string;
-  /** Catalog id, or `null` for an explicit `provider_x/<model>` passthrough. */
-  readonly catalogId: string | null;
-  readonly provider: ProviderId;
-  readonly upstreamModel: string;
-  /** Effective effort: request override, else the catalog default; `null` = none. */
-  readonly reasoningEffort: string | null;
-  /** Effective verbosity: request override, else the catalog default. */
-  readonly verbosity: string | null;
-  /** `priority` for `-fast` ids; taken from the id only. */
-  readonly serviceTier: 'priority' | null;
-}
+import type { ChatEvent, UsageEvent } from '../core/chat-event';
+import type { ChatMessage, ToolDefinition } from '../core/chat-message';
+import type { EventLogger } from '../core/event-logger';
+import type { ProviderId } from '../core/provider-id';
+import type { ResolvedModel } from '../core/resolved-model';
+import type { CustomToolWire } from '../config/app-config';
 
 /** Sampling fields some upstreams honour (provider_b); others ignore them. */
 export interface SamplingOptions {
@@ -46,48 +31,6 @@ export interface ChatRequest {
    */
   readonly chatKey: string;
   readonly customToolWire: CustomToolWire;
-}
-
-/** One complete tool call from the upstream (gateway-behaviours.md §1.1). */
-export interface ToolCallEvent {
-  /** Upstream call id; the chat layer synthesizes one when missing. */
-  readonly id?: string;
-  readonly name: string;
-  readonly kind: 'function' | 'custom';
-  /** Function kind: the full argument string (validated as JSON by the chat layer). */
-  readonly arguments?: string;
-  /** Custom kind: the raw input text. */
-  readonly input?: string;
-  /** provider_b thought signature, echoed to the client as extra_content. */
-  readonly thoughtSignature?: string;
-}
-
-export interface UsageEvent {
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  readonly totalTokens: number;
-  readonly cachedPromptTokens?: number;
-  readonly reasoningTokens?: number;
-}
-
-export type FinishReason = 'stop' | 'length' | 'content_filter';
-
-/** The typed event union every adapter yields; SSE text exists only in the chat layer. */
-export type ChatEvent =
-  | { readonly type: 'text-delta'; readonly text: string }
-  | { readonly type: 'reasoning-delta'; readonly text: string }
-  | { readonly type: 'tool-call'; readonly call: ToolCallEvent }
-  | { readonly type: 'usage'; readonly usage: UsageEvent }
-  | { readonly type: 'finish'; readonly reason: FinishReason }
-  /** Terminal; `error.code` is an internal upstream code; never carries upstream text. */
-  | { readonly type: 'error'; readonly error: GatewayError };
-
-/** Minimal structured logger (pino-compatible); adapters never log prompts, arguments or tokens. */
-export interface EventLogger {
-  info(fields: Record<string, unknown>, message: string): void;
-  warn(fields: Record<string, unknown>, message: string): void;
-  debug(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
 }
 
 export interface CallContext {

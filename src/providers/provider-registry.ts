@@ -1,7 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { GatewayError } from '../common/errors/gateway.error';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { GatewayError } from '../core/gateway.error';
 import { ModelCatalog, ResolveOverrides } from '../models/model-catalog';
-import type { ProviderAdapter, ProviderId, ResolvedModel } from './provider-adapter';
+import type { ProviderAdapter } from './provider-adapter';
+import type { ProviderId } from '../core/provider-id';
+import type { ResolvedModel } from '../core/resolved-model';
 import { PROVIDER_ADAPTERS } from './provider.tokens';
 
 export interface ResolvedRoute {
@@ -11,7 +13,7 @@ export interface ResolvedRoute {
 
 /** Resolves a model id to the adapter of its (enabled) family; misses are `model_not_found`. */
 @Injectable()
-export class ProviderRegistry {
+export class ProviderRegistry implements OnModuleDestroy {
   private readonly adapters: ReadonlyMap<ProviderId, ProviderAdapter>;
 
   constructor(
@@ -31,5 +33,10 @@ export class ProviderRegistry {
 
   adapter(provider: ProviderId): ProviderAdapter | undefined {
     return this.adapters.get(provider);
+  }
+
+  /** Adapters are created by the providers module's factory, which Nest does not shut down: their own hooks run here. */
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.adapters.values()].map((adapter) => (adapter as Partial<OnModuleDestroy>).onModuleDestroy?.()));
   }
 }

@@ -1,5 +1,10 @@
-import { DynamicModule, Module, Type } from '@nestjs/common';
-import type { ProviderId } from '../config/app-config';
+import { Module, Type } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import type { ProviderId } from '../core/provider-id';
+import { MetricsModule } from '../metrics/metrics.module';
+import { ModelsModule } from '../models/models.module';
 import { ProviderAAdapter } from './provider-a/provider-a.adapter';
 import { ProviderBAdapter } from './provider-b/provider-b.adapter';
 import { ProviderCAdapter } from './provider-c/provider-c.adapter';
@@ -14,23 +19,21 @@ const ADAPTER_CLASSES: Record<ProviderId, Type<ProviderAdapter>> = {
 };
 
 /**
- * Only the enabled families are constructed: a disabled provider_c never spawns, injects its
- * tool protocol or parses fences (contract chat rule 9).
+ * The adapters of the enabled families and the registry that routes model ids to them. Only
+ * the enabled families are constructed (through the module's injector, so they get their
+ * dependencies like any provider): a disabled provider_c never spawns, injects its tool protocol
+ * or parses fences (contract chat rule 9). The registry closes them on shutdown.
  */
-@Module({})
-export class ProvidersModule {
-  static forRoot(enabled: readonly ProviderId[]): DynamicModule {
-    const adapterClasses = enabled.map((id) => ADAPTER_CLASSES[id]);
-    return {
-      module: ProvidersModule,
-      // Global: chat and structured inference both resolve models through the registry.
-      global: true,
-      providers: [
-        ...adapterClasses,
-        { provide: PROVIDER_ADAPTERS, useFactory: (...adapters: ProviderAdapter[]) => adapters, inject: adapterClasses },
-        ProviderRegistry,
-      ],
-      exports: [ProviderRegistry],
-    };
-  }
-}
+@Module({
+  imports: [ModelsModule, MetricsModule],
+  providers: [
+    {
+      provide: PROVIDER_ADAPTERS,
+      useFactory: (config: AppConfig, moduleRef: ModuleRef) => Promise.all(config.enabledProviders.map((id) => moduleRef.create(ADAPTER_CLASSES[id]))),
+      inject: [APP_CONFIG, ModuleRef],
+    },
+    ProviderRegistry,
+  ],
+  exports: [ProviderRegistry],
+})
+export class ProvidersModule {}

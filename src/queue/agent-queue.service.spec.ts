@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { loadConfig } from '../config/app-config';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { EventLogger } from '../providers/provider-adapter';
+import type { EventLogger } from '../core/event-logger';
 import { AgentQueueService, AdmitParams } from './agent-queue.service';
 import { chatKey, QueueKey } from './queue-key';
 

@@ -3,10 +3,11 @@ import { sanitizeIdentifier } from '../common/logging/sanitize';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { EventLogger, ProviderId } from '../providers/provider-adapter';
-import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
+import type { EventLogger } from '../core/event-logger';
+import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
+import { FairQueue, FairQueueObserver, QueueSlot } from '../common/admission/fair-queue';
 import { queueLogObserver } from './queue-log-observer';
-import { queueMetricsObserver } from './queue-metrics-observer';
+import { queueMetricsObserver } from '../metrics/queue-metrics-observer';
 import type { QueueKey } from './queue-key';
 
 export interface AdmitParams {
@@ -19,8 +20,6 @@ export interface AdmitParams {
   readonly logger: EventLogger;
   readonly requestId: string;
 }
-
-const FAMILIES: readonly ProviderId[] = ['provider_a', 'provider_b', 'provider_c'];
 
 /** Held by requests that never queue (plain chats, or the queue switched off). */
 const BYPASS_SLOT: QueueSlot = { release: () => undefined };
@@ -39,7 +38,7 @@ export class AgentQueueService {
     private readonly metrics: GatewayMetrics,
   ) {
     const { maxActive, maxActivePerKey, queueLimit, queueTimeoutMs } = config.agentQueue;
-    for (const family of FAMILIES) {
+    for (const family of PROVIDER_IDS) {
       this.queues.set(family, new FairQueue({ maxActive, maxActivePerKey, queueLimit, queueTimeoutMs }));
       this.metrics.queueDepthChanged(family, 0);
     }

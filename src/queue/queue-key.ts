@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
-import type { ChatMessage } from '../providers/chat-types';
-import { messageText } from '../providers/shared/message-text';
+import type { ChatMessage } from '../core/chat-message';
+import { messageText } from '../core/message-text';
 
 /** What a queue key may be derived from (gateway-behaviours.md §3). */
 export interface QueueKeyInput {

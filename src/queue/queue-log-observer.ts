@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
-import type { EventLogger } from '../providers/provider-adapter';
-import type { FairQueueObserver } from './fair-queue';
+import type { EventLogger } from '../core/event-logger';
+import type { FairQueueObserver } from '../common/admission/fair-queue';
 
 /** What every queue log line carries (never the key value, caller, session id or IP). */
 export interface QueueLogIds {

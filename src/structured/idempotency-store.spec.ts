@@ -1,4 +1,4 @@
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { Admission, IdempotencyStore, InFlightBinding } from './idempotency-store';
 
 class FakeClock {

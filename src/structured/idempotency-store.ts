@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { ClientDisconnectedError } from '../common/errors/gateway.error';
+import { ClientDisconnectedError } from '../core/gateway.error';
 
 /** Milliseconds from any fixed origin; must never go backwards. */
 export type Clock = () => number;

@@ -1,4 +1,4 @@
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { ConfigError } from '../config/app-config';
 import { ModelCatalog } from '../models/model-catalog';
 import { StructuredAllowlist } from './structured-allowlist';

@@ -1,9 +1,10 @@
 import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
-import { GatewayError } from '../common/errors/gateway.error';
-import { ConfigError, ProviderId } from '../config/app-config';
+import { GatewayError } from '../core/gateway.error';
+import { ConfigError } from '../config/app-config';
+import { ProviderId } from '../core/provider-id';
 import { CatalogEntry, resolveEntry } from '../models/model-catalog';
-import type { ResolvedModel } from '../providers/provider-adapter';
+import type { ResolvedModel } from '../core/resolved-model';
 
 /** Families whose upstream honours a strict JSON-schema output format (contract endpoint rule 5). */
 const STRICT_SCHEMA_FAMILIES: ReadonlySet<ProviderId> = new Set(['provider_a']);

@@ -1,4 +1,4 @@
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 
 /** Node runs a timer longer than 2^31−1 ms at once; no deadline needs more than ~24 days. */
 const MAX_TIMER_MS = 2_147_483_647;

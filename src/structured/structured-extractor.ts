@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BUILD_INFO, BuildInfo } from '../common/build/build-info';
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
-import type { EventLogger, ExtractionRequest, ExtractionResult, ResolvedModel } from '../providers/provider-adapter';
+import type { EventLogger } from '../core/event-logger';
+import type { ExtractionRequest, ExtractionResult } from '../providers/provider-adapter';
+import type { ResolvedModel } from '../core/resolved-model';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { OutputValidator } from './output-validator';
 import { deadlineSignal, modelDeadlineError, untilAborted } from './structured-deadline';

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { sendErrorResponse } from '../common/errors/error-response';
 import { toGatewayError } from '../common/errors/to-gateway-error';
-import type { EventLogger } from '../providers/provider-adapter';
+import type { EventLogger } from '../core/event-logger';
 import type { StructuredAllowlist } from './structured-allowlist';
 import type { AuditSubject, StructuredTelemetry } from './structured-telemetry';
 

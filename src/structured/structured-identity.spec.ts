@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ResolvedModel } from '../providers/provider-adapter';
+import type { ResolvedModel } from '../core/resolved-model';
 import { canonicalJson, canonicalSha256, deriveIdentity, promptCacheKey, upstreamSchemaName } from './structured-identity';
 import type { StructuredEnvelope } from './structured-request.parser';
 

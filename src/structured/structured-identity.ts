@@ -1,6 +1,6 @@
 import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
-import type { ResolvedModel } from '../providers/provider-adapter';
+import type { ResolvedModel } from '../core/resolved-model';
 import { structuredPromptCacheKey } from '../providers/provider-a/provider-a.identifiers';
 import type { StructuredEnvelope } from './structured-request.parser';
 

@@ -4,10 +4,10 @@ import { sanitizeIdentifier } from '../common/logging/sanitize';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { EventLogger } from '../providers/provider-adapter';
-import { FairQueue, FairQueueObserver, QueueSlot } from '../queue/fair-queue';
+import type { EventLogger } from '../core/event-logger';
+import { FairQueue, FairQueueObserver, QueueSlot } from '../common/admission/fair-queue';
 import { queueLogObserver } from '../queue/queue-log-observer';
-import { queueMetricsObserver } from '../queue/queue-metrics-observer';
+import { queueMetricsObserver } from '../metrics/queue-metrics-observer';
 
 export interface StructuredAdmission {
   readonly caller: string;

@@ -1,4 +1,4 @@
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { MAX_INPUT_BYTES, MAX_SCHEMA_BYTES, parseStructuredRequest } from './structured-request.parser';
 
 const schema = { type: 'object', additionalProperties: false, required: ['a'], properties: { a: { type: 'string' } } };

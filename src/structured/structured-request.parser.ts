@@ -1,4 +1,4 @@
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { findSchemaViolations, limitDetails } from './schema-subset.walker';
 
 /** The structured request envelope after admission steps 3–9 (gateway-behaviours.md §6.1). */

@@ -1,8 +1,12 @@
 import { Module } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
+import { LifecycleModule } from '../common/lifecycle/lifecycle.module';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
+import { MetricsModule } from '../metrics/metrics.module';
 import { ModelCatalog } from '../models/model-catalog';
+import { ModelsModule } from '../models/models.module';
+import { ProvidersModule } from '../providers/providers.module';
 import { IdempotencyStore } from './idempotency-store';
 import { OutputValidator } from './output-validator';
 import { StructuredAllowlist } from './structured-allowlist';
@@ -37,6 +41,7 @@ function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: Pino
 
 /** POST /v1/structured/inference; imported only when STRUCTURED_INFERENCE_ENABLED. */
 @Module({
+  imports: [ProvidersModule, ModelsModule, MetricsModule, LifecycleModule],
   controllers: [StructuredController],
   providers: [
     { provide: StructuredAllowlist, useFactory: allowlistFactory, inject: [APP_CONFIG, ModelCatalog, PinoLogger] },

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
 import { resolveCaller } from '../common/auth/caller';
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import { abortOnClientDisconnect } from '../common/http/client-abort';
 import { deferredBodyError } from '../common/http/http-middleware';
 import { DrainService } from '../common/lifecycle/drain.service';

@@ -1,10 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { GatewayError } from '../../src/common/errors/gateway.error';
+import type { GatewayError } from '../../src/core/gateway.error';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { ModelCatalog } from '../../src/models/model-catalog';
 import { ProviderAAdapter } from '../../src/providers/provider-a/provider-a.adapter';
-import type { CallContext, ChatEvent, ChatRequest, EventLogger, ResolvedModel } from '../../src/providers/provider-adapter';
+import type { CallContext, ChatRequest } from '../../src/providers/provider-adapter';
+import type { ChatEvent } from '../../src/core/chat-event';
+import type { EventLogger } from '../../src/core/event-logger';
+import type { ResolvedModel } from '../../src/core/resolved-model';
 import { chatRequestFor } from './chat-request';
 import type { FakeFrame, FakeProviderA, FakeScript } from './fake-provider-a';
 

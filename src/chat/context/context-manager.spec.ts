@@ -1,5 +1,5 @@
 import { loadConfig } from '../../config/app-config';
-import type { ChatMessage } from '../../providers/chat-types';
+import type { ChatMessage } from '../../core/chat-message';
 import { ContextSettings, manageContext } from './context-manager';
 import { utf8Prefix } from './utf8-prefix';
 

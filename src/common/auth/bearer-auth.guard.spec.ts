@@ -2,7 +2,7 @@ import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { timingSafeEqual } from 'node:crypto';
 import { loadConfig } from '../../config/app-config';
-import { GatewayError } from '../errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { BearerAuthGuard } from './bearer-auth.guard';
 import { Public } from './public.decorator';
 

@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
-import { GatewayError } from '../errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { IS_PUBLIC_ROUTE } from './public.decorator';
 import { bearerToken } from './caller';
 

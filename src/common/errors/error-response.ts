@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { CONTRACT_VERSION } from '../build/build-info';
-import { structuredStatus } from './error-codes';
-import { GatewayError } from './gateway.error';
+import { structuredStatus } from '../../core/error-codes';
+import { GatewayError } from '../../core/gateway.error';
 
 export const STRUCTURED_ROUTE = '/v1/structured/inference';
 

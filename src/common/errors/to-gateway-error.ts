@@ -1,5 +1,5 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
-import { GatewayError } from './gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 
 /** Maps anything thrown into the error table: GatewayError as is, HTTP and body-parser errors by status. */
 export function toGatewayError(error: unknown): GatewayError {

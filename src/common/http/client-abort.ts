@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { ClientDisconnectedError } from '../errors/gateway.error';
+import { ClientDisconnectedError } from '../../core/gateway.error';
 
 /**
  * An AbortController that fires when the client goes away. It listens on the RESPONSE's

@@ -2,7 +2,7 @@ import compression from 'compression';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { sendErrorResponse } from '../errors/error-response';
-import { GatewayError } from '../errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { DrainService } from '../lifecycle/drain.service';
 

@@ -1,16 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
-import type {
-  CallContext,
-  ChatEvent,
-  ChatRequest,
-  ExtractionRequest,
-  ExtractionResult,
-  ProviderAdapter,
-  UsageEvent,
-} from '../provider-adapter';
+import type { CallContext, ChatRequest, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../provider-adapter';
+import type { ChatEvent, UsageEvent } from '../../core/chat-event';
 import { ProviderAAuth, ProviderACredentials } from './provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { FakeProviderA } from '../../../test/support/fake-provider-a';
 import { makeJwt, writeAuthFile } from '../../../test/support/provider-a-fixtures';
-import type { EventLogger } from '../provider-adapter';
+import type { EventLogger } from '../../core/event-logger';
 import { ProviderAAuth } from './provider-a.auth';
 import { CODEX_OAUTH_CLIENT_ID } from './provider-a.constants';
 

@@ -1,6 +1,6 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
-import type { EventLogger } from '../provider-adapter';
+import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
 import { LoginToken, LoginTokenCache } from '../shared/login-token-cache';
 import { applyRefresh, LoginFileError, LoginState, parseLoginFile, RefreshedTokens } from './provider-a.login-file';

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { exhaustedWindowResetSeconds, RateLimitSnapshot } from './provider-a.rate-limits';
 import { isJsonObject } from '../../common/json';
 

@@ -1,5 +1,5 @@
-import type { ChatMessage } from '../chat-types';
-import { messageText, messageTextParts } from '../shared/message-text';
+import type { ChatMessage } from '../../core/chat-message';
+import { messageText, messageTextParts } from '../../core/message-text';
 import { historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
 import { normalizeCallId } from './provider-a.identifiers';
 

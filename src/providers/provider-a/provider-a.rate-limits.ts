@@ -1,4 +1,4 @@
-import type { EventLogger } from '../provider-adapter';
+import type { EventLogger } from '../../core/event-logger';
 
 /** One usage window of the ChatGPT plan (provider_a.md §4.3). */
 export interface RateLimitWindow {

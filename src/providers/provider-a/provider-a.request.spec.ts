@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ModelCatalog } from '../../models/model-catalog';
-import type { ChatMessage, ToolDefinition } from '../chat-types';
+import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import type { ChatRequest } from '../provider-adapter';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { loadFaithfulProfile } from './provider-a.faithful-profile';

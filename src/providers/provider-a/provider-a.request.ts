@@ -1,4 +1,5 @@
-import type { ChatRequest, ResolvedModel } from '../provider-adapter';
+import type { ChatRequest } from '../provider-adapter';
+import type { ResolvedModel } from '../../core/resolved-model';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { FaithfulProfile, scaffoldForToday } from './provider-a.faithful-profile';

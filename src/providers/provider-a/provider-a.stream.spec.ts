@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ChatEvent } from '../provider-adapter';
+import type { ChatEvent } from '../../core/chat-event';
 import { createStreamState, readUsage, StreamStep, translateEvent } from './provider-a.stream';
 
 type Json = Record<string, unknown>;

@@ -1,5 +1,5 @@
-import type { GatewayError } from '../../common/errors/gateway.error';
-import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../provider-adapter';
+import type { GatewayError } from '../../core/gateway.error';
+import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyUpstreamFailure } from './provider-a.errors';
 import { RateLimitSnapshot, rateLimitsFromEvent } from './provider-a.rate-limits';
 import { isJsonObject } from '../../common/json';

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../chat-types';
+import type { ToolDefinition } from '../../core/chat-message';
 import { normalizeTools } from '../shared/tool-definitions';
 import { isJsonObject } from '../../common/json';
 

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
 
 /** The whole-turn bound (provider_a.md §4.6): one signal for the caller's abort and the deadline. */

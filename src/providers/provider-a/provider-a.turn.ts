@@ -1,5 +1,6 @@
-import { GatewayError } from '../../common/errors/gateway.error';
-import type { CallContext, ChatEvent } from '../provider-adapter';
+import { GatewayError } from '../../core/gateway.error';
+import type { CallContext } from '../provider-adapter';
+import type { ChatEvent } from '../../core/chat-event';
 import { withIdleTimeout } from '../shared/idle-timeout';
 import { runWithRetries } from '../shared/retry-policy';
 import type { ProviderAAuth, ProviderACredentials } from './provider-a.auth';

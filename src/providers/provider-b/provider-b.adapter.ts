@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
-import type { CallContext, ChatEvent, ChatRequest, ProviderAdapter } from '../provider-adapter';
+import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
+import type { ChatEvent } from '../../core/chat-event';
 import { runWithRetries, sleep } from '../shared/retry-policy';
 import { ProviderBTokenSource } from './provider-b.auth';
 import { AcceptedTurn, openTurn, turnEvents } from './provider-b.turn-events';

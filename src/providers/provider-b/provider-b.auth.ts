@@ -1,7 +1,7 @@
 import { sha256Hex } from '../../common/hashing';
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
-import type { EventLogger } from '../provider-adapter';
+import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
 import { LoginTokenCache } from '../shared/login-token-cache';
 import { postRefreshGrant, RefreshGrantAnswer } from '../shared/refresh-grant';

@@ -1,5 +1,5 @@
-import type { ChatMessage } from '../chat-types';
-import { messageText, messageTextParts } from '../shared/message-text';
+import type { ChatMessage } from '../../core/chat-message';
+import { messageText, messageTextParts } from '../../core/message-text';
 import { HistoryToolCall, historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
 import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types';

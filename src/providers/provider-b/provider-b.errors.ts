@@ -1,4 +1,4 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 
 /** What we read from a Code Assist error body (provider_b.md §10.1); message text stays internal. */

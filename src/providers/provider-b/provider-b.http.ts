@@ -1,5 +1,5 @@
-import { GatewayError } from '../../common/errors/gateway.error';
-import type { EventLogger } from '../provider-adapter';
+import { GatewayError } from '../../core/gateway.error';
+import type { EventLogger } from '../../core/event-logger';
 import { readJsonCapped } from '../shared/http-body';
 import type { ProviderBTokenSource } from './provider-b.auth';
 import { PROVIDER_B_USER_AGENT } from './provider-b.constants';

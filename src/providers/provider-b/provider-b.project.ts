@@ -1,7 +1,7 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import { awaitUnlessAborted, isAbortError } from '../shared/abort';
-import type { EventLogger } from '../provider-adapter';
+import type { EventLogger } from '../../core/event-logger';
 import { CODE_ASSIST_METADATA, onboardingMaxPolls, onboardingPollIntervalMs } from './provider-b.constants';
 import { isJsonObject } from '../../common/json';
 

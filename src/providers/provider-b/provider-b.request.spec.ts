@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolDefinition } from '../chat-types';
+import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import { providerBChatRequest as chatRequest } from '../../../test/support/provider-b-fixtures';
 import toolHistory from './__fixtures__/provider-b-tool-history.json';
 import { buildProviderBRequest, providerBSessionId } from './provider-b.request';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ChatEvent } from '../provider-adapter';
+import type { ChatEvent } from '../../core/chat-event';
 import { createProviderBStreamState, finishProviderBStream, mapUsage, translateProviderBPayload } from './provider-b.stream';
 
 /** One upstream payload per line of a `.chunks.txt` fixture. */

@@ -1,5 +1,5 @@
-import { GatewayError } from '../../common/errors/gateway.error';
-import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../provider-adapter';
+import { GatewayError } from '../../core/gateway.error';
+import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyProviderBError } from './provider-b.errors';
 import { isJsonObject } from '../../common/json';
 

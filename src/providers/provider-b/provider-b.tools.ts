@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '../chat-types';
+import type { ToolDefinition } from '../../core/chat-message';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { CUSTOM_TOOL_FALLBACK_PARAMETERS } from './provider-b.constants';
 import { cleanSchema, SchemaCleanReport } from './provider-b.schema-cleaner';

@@ -1,5 +1,5 @@
-import { GatewayError } from '../../common/errors/gateway.error';
-import type { ChatEvent } from '../provider-adapter';
+import { GatewayError } from '../../core/gateway.error';
+import type { ChatEvent } from '../../core/chat-event';
 import { withIdleTimeout } from '../shared/idle-timeout';
 import { parseSseJson, SsePayload } from '../shared/sse-event-parser';
 import { OpenedResponse, readJsonResponse } from './provider-b.http';

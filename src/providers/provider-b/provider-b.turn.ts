@@ -1,4 +1,4 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 
 /**
  * The lifetime of one provider_b turn (provider_b.md §9.5): one signal that aborts when the

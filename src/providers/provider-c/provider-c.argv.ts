@@ -1,4 +1,4 @@
-import type { ResolvedModel } from '../provider-adapter';
+import type { ResolvedModel } from '../../core/resolved-model';
 
 const CLI_EFFORTS = new Set(['low', 'medium', 'high']);
 

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 
 /** §8.3: without a parseable reset hint a limit message means "retry in a minute". */
 export const DEFAULT_LIMIT_RETRY_AFTER_SECONDS = 60;

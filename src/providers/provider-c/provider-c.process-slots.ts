@@ -1,6 +1,6 @@
 import type { GatewayMetrics } from '../../metrics/gateway-metrics';
-import { FairQueue, FairQueueObserver, QueueSlot } from '../../queue/fair-queue';
-import { queueMetricsObserver } from '../../queue/queue-metrics-observer';
+import { FairQueue, FairQueueObserver, QueueSlot } from '../../common/admission/fair-queue';
+import { queueMetricsObserver } from '../../metrics/queue-metrics-observer';
 
 /** All requests share one key: the cap is global, FIFO across requests (§2). */
 const SLOT_KEY = 'provider_c';

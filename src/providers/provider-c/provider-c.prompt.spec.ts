@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolDefinition } from '../chat-types';
+import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import { normalizeTools } from '../shared/tool-definitions';
 import { renderProviderCPrompt } from './provider-c.prompt';
 import { CLOSING_REMINDER, planToolChoice, renderToolsJson } from './provider-c.protocol';

@@ -1,5 +1,5 @@
-import type { ChatMessage } from '../chat-types';
-import { messageText } from '../shared/message-text';
+import type { ChatMessage } from '../../core/chat-message';
+import { messageText } from '../../core/message-text';
 import { customToolNames, historyToolCallsById, HistoryToolCall, NormalizedTool, readHistoryToolCall } from '../shared/tool-definitions';
 import { FENCE_OPENER } from './provider-c.fence-parser';
 import { CLOSING_REMINDER, renderProtocol, ToolChoicePlan } from './provider-c.protocol';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ChatEvent } from '../provider-adapter';
+import type { ChatEvent } from '../../core/chat-event';
 import { createStreamState, endWithoutResult, LineOutcome, mapStopReason, parseStreamLine, StreamStateOptions, toUsageEvent, translateLine } from './provider-c.stream';
 
 const FENCE = (name: string, args: unknown) => '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';

@@ -1,5 +1,5 @@
-import { GatewayError } from '../../common/errors/gateway.error';
-import type { ChatEvent, FinishReason, UsageEvent } from '../provider-adapter';
+import { GatewayError } from '../../core/gateway.error';
+import type { ChatEvent, FinishReason, UsageEvent } from '../../core/chat-event';
 import { ChannelParser, FenceOutput, FenceParser, PassthroughParser } from './provider-c.fence-parser';
 import { blockToToolCall, Channel, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
 import { isJsonObject } from '../../common/json';

@@ -1,6 +1,6 @@
 import canonicalize from 'canonicalize';
 import { randomBytes } from 'node:crypto';
-import type { ToolCallEvent } from '../provider-adapter';
+import type { ToolCallEvent } from '../../core/chat-event';
 import { isJsonObject } from '../../common/json';
 
 /** §7.5: `call_` + 24 lowercase hex from a cryptographic source; never derived from content. */

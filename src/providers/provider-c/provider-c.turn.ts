@@ -1,7 +1,8 @@
 import { AsyncResource } from 'node:async_hooks';
-import { GatewayError } from '../../common/errors/gateway.error';
-import type { QueueSlot } from '../../queue/fair-queue';
-import type { CallContext, ChatEvent, ChatRequest } from '../provider-adapter';
+import { GatewayError } from '../../core/gateway.error';
+import type { QueueSlot } from '../../common/admission/fair-queue';
+import type { CallContext, ChatRequest } from '../provider-adapter';
+import type { ChatEvent } from '../../core/chat-event';
 import { withIdleTimeout } from '../shared/idle-timeout';
 import { retryDelayMs, sleep } from '../shared/retry-policy';
 import { normalizeTools } from '../shared/tool-definitions';

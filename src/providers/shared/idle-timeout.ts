@@ -1,4 +1,4 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 
 /**
  * Re-yields `source`, failing with a `timeout` GatewayError when the upstream stays silent for

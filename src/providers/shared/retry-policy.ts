@@ -1,4 +1,4 @@
-import { GatewayError } from '../../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 
 /**
  * The shared retry rule of all three families (gateway-behaviours.md §1.1): before any output,

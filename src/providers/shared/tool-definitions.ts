@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatToolCall, ToolDefinition } from '../chat-types';
+import type { ChatMessage, ChatToolCall, ToolDefinition } from '../../core/chat-message';
 import { isJsonObject } from '../../common/json';
 
 /** A client tool definition read from either the nested or the flat form. */

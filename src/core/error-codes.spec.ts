@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ERROR_CODES, ErrorCode, errorSpec, structuredStatus } from './error-codes';
-import { errorResponseBody } from './error-response';
+import { errorResponseBody } from '../common/errors/error-response';
 import { GatewayError } from './gateway.error';
 
-const DOC = path.resolve(__dirname, '..', '..', '..', 'docs', 'error-codes.md');
+const DOC = path.resolve(__dirname, '..', '..', 'docs', 'error-codes.md');
 
 /** The rows of the table in docs/error-codes.md, by internal code, as trimmed cells. */
 function documentedRows(): Map<string, string[]> {

@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentPart } from '../chat-types';
+import type { ChatMessage, ContentPart } from './chat-message';
 
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 

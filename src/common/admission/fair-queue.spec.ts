@@ -1,4 +1,4 @@
-import { GatewayError } from '../common/errors/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { FairQueue, FairQueueOptions, QueueSlot } from './fair-queue';
 
 const options = (overrides: Partial<FairQueueOptions> = {}): FairQueueOptions => ({

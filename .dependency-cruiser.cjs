@@ -1,0 +1,104 @@
+/**
+ * The layering of src/ (docs/architecture.md "Layers"), checked by dependency-cruiser on the
+ * resolved import graph (type-only imports, `export … from`, require and import() included).
+ * Run by src/architecture.spec.ts as part of `npm test`, and by `npm run lint:deps`.
+ *
+ * Layers, lowest first: core → config → common → metrics → models → providers → queue →
+ * chat / structured → app. A folder may import only from layers below it.
+ */
+const FEATURES = '^src/(chat|structured|queue|health|models|providers|metrics)/';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-module-cycle',
+      comment: 'No import cycle between files.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-folder-cycle',
+      comment: 'No cycle between folders either: shared vocabulary belongs in core/, not under one feature.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'core-imports-nothing',
+      comment: 'core/ is the contract vocabulary every layer shares; it depends on no other part of src/.',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { path: '^src/', pathNot: '^src/core/' },
+    },
+    {
+      name: 'config-reads-only-core',
+      comment: 'Settings are parsed before anything else loads.',
+      severity: 'error',
+      from: { path: '^src/config/' },
+      to: { path: '^src/', pathNot: '^src/(config|core)/' },
+    },
+    {
+      name: 'common-stays-below-features',
+      comment: 'common/ (guard, errors, SSE writer, logging, admission primitive) never imports a feature.',
+      severity: 'error',
+      from: { path: '^src/common/' },
+      to: { path: `${FEATURES}|^src/app\\.|^src/main\\.ts$` },
+    },
+    {
+      name: 'metrics-stays-below-features',
+      severity: 'error',
+      from: { path: '^src/metrics/' },
+      to: { path: '^src/(chat|structured|queue|health|models|providers)/' },
+    },
+    {
+      name: 'models-stay-below-providers',
+      comment: 'The catalog resolves ids; the registry (providers/) builds on it, never the reverse.',
+      severity: 'error',
+      from: { path: '^src/models/' },
+      to: { path: '^src/(chat|structured|queue|health|providers)/' },
+    },
+    {
+      name: 'providers-never-import-callers-or-http',
+      comment: 'Adapters know nothing of chat, structured, the queue or HTTP handling (style.md §8).',
+      severity: 'error',
+      from: { path: '^src/providers/' },
+      to: { path: '^src/(chat|structured|queue|health)/|^src/common/(http|sse|auth)/|^src/app\\.|^src/main\\.ts$|\\.controller\\.ts$' },
+    },
+    {
+      name: 'providers-never-import-express',
+      severity: 'error',
+      from: { path: '^src/providers/' },
+      to: { path: 'node_modules/(express|@types/express|@nestjs/platform-express)/' },
+    },
+    {
+      name: 'adapters-never-import-each-other',
+      severity: 'error',
+      from: { path: '^src/providers/(provider-[^/]+)/' },
+      to: { path: '^src/providers/provider-[^/]+/', pathNot: '^src/providers/$1/' },
+    },
+    {
+      name: 'queue-stays-below-chat',
+      comment: 'Admission knows the vocabulary, not the adapters or the routes.',
+      severity: 'error',
+      from: { path: '^src/queue/' },
+      to: { path: '^src/(chat|structured|providers|health)/' },
+    },
+    {
+      name: 'chat-and-structured-are-independent',
+      severity: 'error',
+      from: { path: '^src/(chat|structured)/' },
+      to: { path: '^src/(chat|structured)/', pathNot: '^src/$1/' },
+    },
+  ],
+  options: {
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Type-only imports count: a type pulled from a feature couples the folders as much as a value.
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    // Specs may reach across layers to build fixtures; the rules are about production code.
+    exclude: { path: '\\.spec\\.ts$|__fixtures__' },
+    moduleSystems: ['cjs', 'es6'],
+  },
+};

@@ -1,0 +1,35 @@
+import type { GatewayError } from './gateway.error';
+
+/** One complete tool call from the upstream (gateway-behaviours.md §1.1). */
+export interface ToolCallEvent {
+  /** Upstream call id; the chat layer synthesizes one when missing. */
+  readonly id?: string;
+  readonly name: string;
+  readonly kind: 'function' | 'custom';
+  /** Function kind: the full argument string (validated as JSON by the chat layer). */
+  readonly arguments?: string;
+  /** Custom kind: the raw input text. */
+  readonly input?: string;
+  /** provider_b thought signature, echoed to the client as extra_content. */
+  readonly thoughtSignature?: string;
+}
+
+export interface UsageEvent {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+  readonly cachedPromptTokens?: number;
+  readonly reasoningTokens?: number;
+}
+
+export type FinishReason = 'stop' | 'length' | 'content_filter';
+
+/** The typed event union every adapter yields; SSE text exists only in the chat layer. */
+export type ChatEvent =
+  | { readonly type: 'text-delta'; readonly text: string }
+  | { readonly type: 'reasoning-delta'; readonly text: string }
+  | { readonly type: 'tool-call'; readonly call: ToolCallEvent }
+  | { readonly type: 'usage'; readonly usage: UsageEvent }
+  | { readonly type: 'finish'; readonly reason: FinishReason }
+  /** Terminal; `error.code` is an internal upstream code; never carries upstream text. */
+  | { readonly type: 'error'; readonly error: GatewayError };

@@ -1,0 +1,17 @@
+import type { ProviderId } from './provider-id';
+
+/** A model id resolved against the catalog (design.md §3). */
+export interface ResolvedModel {
+  /** The id exactly as the client sent it (echoed in responses). */
+  readonly requestedId: string;
+  /** Catalog id, or `null` for an explicit `provider_x/<model>` passthrough. */
+  readonly catalogId: string | null;
+  readonly provider: ProviderId;
+  readonly upstreamModel: string;
+  /** Effective effort: request override, else the catalog default; `null` = none. */
+  readonly reasoningEffort: string | null;
+  /** Effective verbosity: request override, else the catalog default. */
+  readonly verbosity: string | null;
+  /** `priority` for `-fast` ids; taken from the id only. */
+  readonly serviceTier: 'priority' | null;
+}
