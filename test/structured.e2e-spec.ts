@@ -169,6 +169,27 @@ describe('POST /v1/structured/inference', () => {
       expect(harness.fake.requests()).toHaveLength(0);
     });
 
+    it('rejects a 10,000-level schema (50 KB, well inside 256 KiB) and a deep enum as a client error (issue 14 finding 2)', async () => {
+      let deepSchema = '{"type":"string"}';
+      for (let level = 0; level < 10_000; level++) deepSchema = `{"type":"array","items":${deepSchema}}`;
+      const deep = await postStructured(harness.gateway, `{"request_id":"r-deep","model":"gpt-5.6-sol","input":"x","schema":${deepSchema}}`);
+      expect(deep.body).toEqual({
+        error: { code: 'invalid_request', message: 'the request body nests arrays and objects deeper than 256 levels' },
+        request_id: 'r-deep',
+        contract_version: '2.0.0',
+      });
+      expect(deep.status).toBe(400);
+      // Below the body bound, the walker's own schema bound answers in schema terms.
+      let schema: Record<string, unknown> = { type: 'string' };
+      for (let level = 0; level < 100; level++) schema = { type: 'array', items: schema };
+      const walked = await postStructured(harness.gateway, structuredBody({ schema: { ...SCHEMA, properties: { ...SCHEMA.properties, list: schema }, required: [...SCHEMA.required, 'list'] } }));
+      expect([walked.status, walked.error?.code]).toEqual([400, 'invalid_schema']);
+      const nest = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+      const enumDeep = await postStructured(harness.gateway, `{"request_id":"r-enum","model":"gpt-5.6-sol","input":"x","schema":{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string","enum":${nest(5000)}}}}}`);
+      expect([enumDeep.status, enumDeep.error?.code]).toEqual([400, 'invalid_request']);
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
     it('rejects verbosity "loud" and ignores max_output_tokens (item 38)', async () => {
       const loud = await postStructured(harness.gateway, structuredBody({ verbosity: 'loud' }));
       expect([loud.status, loud.error?.code, loud.error?.message]).toEqual([400, 'invalid_request', 'verbosity is not supported']);
@@ -273,11 +294,13 @@ describe('POST /v1/structured/inference', () => {
       for (const line of dirty.lines) expect(line).not.toMatch(/[\u0085\u2028]/);
     });
 
-    it('logs a rejected 200-character request_id as its first 128 characters (item 60)', async () => {
+    it('logs a rejected 200-character request_id as its first 128 characters and never echoes it (item 60, issue 14 finding 4)', async () => {
       const requestId = 'a'.repeat(100) + 'b'.repeat(100);
       const answer = await postStructured(harness.gateway, structuredBody({ request_id: requestId }));
       expect([answer.status, answer.error?.code]).toEqual([400, 'invalid_request']);
-      expect(answer.body.request_id).toBe(requestId);
+      expect(answer.body).toEqual({ error: { code: 'invalid_request', message: 'request_id exceeds 128 characters' }, contract_version: '2.0.0' });
+      const huge = await postStructured(harness.gateway, structuredBody({ request_id: 'r'.repeat(1_200_000), model: 'sonnet' }));
+      expect(huge.body).toEqual({ error: { code: 'invalid_request', message: 'request_id exceeds 128 characters' }, contract_version: '2.0.0' });
       const record = harness.gateway.logs.records('structured_failure').find((entry) => String(entry.request_id).startsWith('a'.repeat(100)));
       expect(record).toMatchObject({ request_id: requestId.slice(0, 128), code: 'invalid_request', status: 400 });
       expect(record?.caller_hash).toMatch(/^[0-9a-f]{16}$/);

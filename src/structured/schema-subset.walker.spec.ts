@@ -1,4 +1,4 @@
-import { findSchemaViolations, limitDetails, MAX_SCHEMA_DEPTH, propertyPath } from './schema-subset.walker';
+import { findSchemaViolations, limitDetails, MAX_SCHEMA_DEPTH, MAX_SHOWN_NAME_CHARS, propertyPath } from './schema-subset.walker';
 
 const strictObject = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',
@@ -233,5 +233,15 @@ describe('limitDetails', () => {
     expect(details).toHaveLength(51);
     expect(details[0]).toBe('$.f00: keyword "format" is not supported');
     expect(details[50]).toBe('… and 10 more violations');
+  });
+
+  it('cuts long names and values in details, so a violation never sends the schema back', () => {
+    const long = 'n'.repeat(200_000);
+    const cut = `${'n'.repeat(MAX_SHOWN_NAME_CHARS)}…`;
+    const details = findSchemaViolations(strictObject({ [long]: { type: long, [long]: 1 } }));
+    expect(details).toEqual([`$["${cut}"]: keyword "${cut}" is not supported`, `$["${cut}"]: type "${cut}" is not supported`]);
+    expect(propertyPath('$', '😀'.repeat(MAX_SHOWN_NAME_CHARS))).toBe(`$["${'😀'.repeat(MAX_SHOWN_NAME_CHARS)}"]`);
+    expect(propertyPath('$', '😀'.repeat(MAX_SHOWN_NAME_CHARS + 1))).toBe(`$["${'😀'.repeat(MAX_SHOWN_NAME_CHARS)}…"]`);
+    expect(propertyPath('$', 'a'.repeat(MAX_SHOWN_NAME_CHARS))).toBe(`$.${'a'.repeat(MAX_SHOWN_NAME_CHARS)}`);
   });
 });

@@ -22,9 +22,9 @@ export function auditSubjectOf(request: Request, caller: string, allowlist: Stru
 /**
  * Answers a failure in the structured error shape (`{"error":{code,message,details?}, "request_id"?,
  * "contract_version"}` with Retry-After on 429/503, rendered by the shared error table) and records
- * it once. The raw `request_id` is echoed whenever the body carried a non-blank string, even one
- * rejected as too long, so a client can always correlate the answer. A client that already left
- * gets nothing and is recorded as canceled.
+ * it once. The raw `request_id` is echoed whenever the body carried a usable one (a non-blank
+ * string within its 128-character bound), so a client can correlate the answer; an over-long one is
+ * never sent back. A client that already left gets nothing and is recorded as canceled.
  */
 export function answerStructuredFailure(
   request: Request,

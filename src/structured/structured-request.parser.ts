@@ -1,3 +1,5 @@
+import { MAX_REQUEST_ID_CHARS } from '../common/errors/error-response';
+import { codePointLength } from '../common/text';
 import { GatewayError } from '../core/gateway.error';
 import { findSchemaViolations, limitDetails } from './schema-subset.walker';
 
@@ -36,12 +38,6 @@ const STRING_FIELDS = [
 
 const invalid = (message: string) => new GatewayError('invalid_request', { publicMessage: message });
 const hasText = (value: string | undefined) => value !== undefined && /\S/u.test(value);
-/** Identifiers are bounded in Unicode code points (design.md §7), not UTF-16 units. */
-const codePoints = (value: string) => {
-  let count = 0;
-  for (const _ of value) count++;
-  return count;
-};
 
 /**
  * Admission steps 3–9 in order; the first failure throws. `null` counts as absent (JSON clients
@@ -64,13 +60,13 @@ export function parseStructuredRequest(isJson: boolean, body: unknown): Structur
   // Step 5: envelope bounds, table §6.2, in its order.
   const requestId = text('request_id');
   if (!hasText(requestId)) throw invalid('request_id is required');
-  if (codePoints(requestId!) > 128) throw invalid('request_id exceeds 128 characters');
+  if (codePointLength(requestId!) > MAX_REQUEST_ID_CHARS) throw invalid(`request_id exceeds ${MAX_REQUEST_ID_CHARS} characters`);
   const idempotencyKey = text('idempotency_key');
-  if (idempotencyKey !== undefined && codePoints(idempotencyKey) > 200) throw invalid('idempotency_key exceeds 200 characters');
+  if (idempotencyKey !== undefined && codePointLength(idempotencyKey) > 200) throw invalid('idempotency_key exceeds 200 characters');
   const operation = text('operation');
-  if (operation !== undefined && codePoints(operation) > 128) throw invalid('operation exceeds 128 characters');
+  if (operation !== undefined && codePointLength(operation) > 128) throw invalid('operation exceeds 128 characters');
   const schemaVersion = text('schema_version');
-  if (schemaVersion !== undefined && codePoints(schemaVersion) > 64) throw invalid('schema_version exceeds 64 characters');
+  if (schemaVersion !== undefined && codePointLength(schemaVersion) > 64) throw invalid('schema_version exceeds 64 characters');
   const model = text('model');
   if (!model) throw invalid('model is required');
   const input = text('input');

@@ -2,8 +2,22 @@ import type { Request, RequestHandler, Response } from 'express';
 import { CONTRACT_VERSION } from '../build/build-info';
 import { structuredStatus } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
+import { codePointLength } from '../text';
 
 export const STRUCTURED_ROUTE = '/v1/structured/inference';
+
+/** The contract's bound on a structured `request_id`, in code points (contract "Limits"). */
+export const MAX_REQUEST_ID_CHARS = 128;
+
+/**
+ * The `request_id` a structured answer may echo: a string with a non-whitespace character within
+ * its bound. An id that breaks its own bound is not an id, and echoing it would send a megabyte of
+ * the client's input back in a 400 (docs/structured.md).
+ */
+export function echoableRequestId(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !/\S/u.test(value)) return undefined;
+  return codePointLength(value) <= MAX_REQUEST_ID_CHARS ? value : undefined;
+}
 
 const STRUCTURED_ROUTE_MARK = Symbol('structuredRoute');
 type MarkedRequest = Request & { [STRUCTURED_ROUTE_MARK]?: boolean };
@@ -34,7 +48,8 @@ export function errorResponseBody(error: GatewayError, structured: boolean, requ
     const body: Record<string, unknown> = {
       error: { code: spec.structuredCode, message, ...(error.details ? { details: error.details } : {}) },
     };
-    if (typeof requestId === 'string' && requestId.trim() !== '') body.request_id = requestId;
+    const echoed = echoableRequestId(requestId);
+    if (echoed !== undefined) body.request_id = echoed;
     body.contract_version = CONTRACT_VERSION;
     return { status, body };
   }

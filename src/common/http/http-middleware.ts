@@ -5,6 +5,7 @@ import { sendErrorResponse } from '../errors/error-response';
 import { GatewayError } from '../../core/gateway.error';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { DrainService } from '../lifecycle/drain.service';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
 
 /** Request id on every request (and every log line through pino-http's genReqId). */
 export function requestIdMiddleware(): RequestHandler {
@@ -27,14 +28,16 @@ export function inFlightMiddleware(drain: DrainService): RequestHandler {
 }
 
 /**
- * JSON bodies with our cap; parse and size errors are answered here in the route's error shape
- * (413 request_too_large, 400 invalid_request), because body-parser errors raised by express
- * middleware never reach Nest's exception filters.
+ * JSON bodies with our cap and nesting bound; parse, size and depth errors are answered here in the
+ * route's error shape (413 request_too_large, 400 invalid_request), because body-parser errors
+ * raised by express middleware never reach Nest's exception filters.
  */
 export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: boolean } = {}): RequestHandler {
   const parse = express.json({ limit: limitBytes });
   return (request: Request, response: Response, next: NextFunction) => {
-    parse(request, response, (error?: unknown) => {
+    parse(request, response, (parseError?: unknown) => {
+      // V8's JSON.parse is iterative, so any depth parses; everything after it may recurse.
+      const error = parseError ?? (exceedsJsonDepth(request.body) ? tooDeep() : undefined);
       if (!error) return next();
       const gatewayError = toGatewayError(error);
       if (!options.deferErrors) {
@@ -48,6 +51,8 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
     });
   };
 }
+
+const tooDeep = () => new GatewayError('invalid_request', { publicMessage: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` });
 
 /**
  * Runs `handler` only for a POST to exactly the path it is mounted on (`app.use(path, …)`; a
