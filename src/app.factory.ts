@@ -1,9 +1,11 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
+import type { Server } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-response';
+import { installClientErrorHandler } from './common/http/client-error.handler';
 import {
   compressionMiddleware,
   inFlightMiddleware,
@@ -38,6 +40,7 @@ export async function createGatewayApp(config: AppConfig, options: GatewayAppOpt
   );
   app.useLogger(new FrameworkLogger(app.get(Logger)));
   app.flushLogs();
+  installClientErrorHandler(app.getHttpServer() as Server, app.get(Logger));
   app.disable('x-powered-by');
   app.use(requestIdMiddleware());
   app.use(inFlightMiddleware(app.get(DrainService)));

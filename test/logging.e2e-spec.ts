@@ -59,14 +59,15 @@ describe('log records', () => {
   it('cannot be forged through the request path', async () => {
     const port = Number(new URL(gateway.url).port);
     // Raw NEL, U+2028 bytes or controls in a path are refused by Node's HTTP parser (400) before
-    // any code of ours runs, so they never reach a record at all…
+    // any route runs, so the only record is the refusal, naming Node's reason code, never the path…
     const raw = Buffer.concat([Buffer.from('GET /nope'), Buffer.from([0x85, 0xe2, 0x80, 0xa8]), Buffer.from('{"level":60,"event":"forged"} HTTP/1.1\r\nHost: x')]);
     let answer = '';
     const refused = await recordsOf(async () => {
       answer = await rawSocketExchange(port, raw);
     });
     expect(answer.startsWith('HTTP/1.1 400')).toBe(true);
-    expect(refused).toEqual([]);
+    expect(refused).toEqual([expect.objectContaining({ event: 'http_request_rejected', reason: 'HPE_INVALID_URL', status: 400 })]);
+    expect(JSON.stringify(refused)).not.toContain('nope');
 
     // …and a percent-encoded line break stays encoded text inside one access record.
     const encoded = await recordsOf(() => rawRequest(`${gateway.url}/nope%0A%7B%22level%22%3A60%2C%22event%22%3A%22forged%22%7D%E2%80%A8`));

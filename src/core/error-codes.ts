@@ -56,6 +56,8 @@ export const ERROR_CODES = {
   // ── Gateway-side (inbound) ────────────────────────────────────────────────────────────────
   invalid_request: { status: 400, type: 'invalid_request_error', openaiCode: 'invalid_request', structuredCode: 'invalid_request', streamText: 'invalid request', message: 'the request is invalid' },
   request_too_large: { status: 413, type: 'invalid_request_error', openaiCode: 'request_too_large', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request too large', message: 'the request body exceeds the maximum size' },
+  headers_too_large: { status: 431, type: 'invalid_request_error', openaiCode: 'request_header_fields_too_large', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request headers too large', message: 'the request headers exceed the maximum size' },
+  request_timeout: { status: 408, type: 'invalid_request_error', openaiCode: 'request_timeout', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request timeout', message: 'the request did not arrive in time' },
   invalid_api_key: { status: 401, type: 'authentication_error', openaiCode: 'invalid_api_key', structuredCode: 'auth_error', streamText: 'authentication failed', message: 'missing or invalid bearer token' },
   model_not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'unsupported_model', streamText: 'model not found', message: 'the model does not exist or is not enabled' },
   route_not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'not_found', structuredCode: 'invalid_request', streamText: 'not found', message: 'no such route' },

@@ -44,3 +44,53 @@ export function rawSocketExchange(port: number, head: Buffer, body: Buffer = Buf
     socket.on('error', reject);
   });
 }
+
+/** An HTTP/1.1 answer read off a raw socket. */
+export interface RawAnswer {
+  readonly status: number;
+  /** Header names lower-cased; a repeated header keeps its last value. */
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  /** Everything received, for assertions on bytes that are not part of one answer. */
+  readonly raw: string;
+}
+
+/**
+ * Writes `bytes` exactly as given on a plain socket (nothing added) and reads until the server
+ * closes, or until `timeoutMs`, then parses the first answer. For requests Node's own HTTP parser
+ * must reject: no client library would send them.
+ */
+export function sendRawBytes(port: number, bytes: Buffer, timeoutMs = 5000): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.end(bytes));
+    const chunks: Buffer[] = [];
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(parseRawAnswer(Buffer.concat(chunks).toString('utf8')));
+    };
+    const timer = setTimeout(() => (chunks.length > 0 ? finish() : (socket.destroy(), reject(new Error('no answer before the timeout')))), timeoutMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', finish);
+    socket.on('close', finish);
+    // The server may close while we still write (it answered early): what it sent still counts.
+    socket.on('error', () => undefined);
+  });
+}
+
+/** The first answer in `raw`: status line, headers, then Content-Length bytes (or the rest). */
+export function parseRawAnswer(raw: string): RawAnswer {
+  const end = raw.indexOf('\r\n\r\n');
+  const head = end < 0 ? raw : raw.slice(0, end);
+  const [statusLine, ...lines] = head.split('\r\n');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0);
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const rest = end < 0 ? '' : raw.slice(end + 4);
+  const length = Number(headers['content-length']);
+  const body = Number.isInteger(length) ? Buffer.from(rest, 'utf8').subarray(0, length).toString('utf8') : rest;
+  return { status, headers, body, raw };
+}

@@ -1,0 +1,62 @@
+import { STATUS_CODES } from 'node:http';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { errorResponseBody } from '../errors/error-response';
+import { ErrorCode } from '../../core/error-codes';
+import { GatewayError } from '../../core/gateway.error';
+import { sanitizeIdentifier } from '../logging/sanitize';
+
+/** What the handler logs through (the app's pino logger). */
+export interface ClientErrorLogger {
+  warn(fields: Record<string, unknown>, message: string, context?: string): void;
+}
+
+/**
+ * How long an answered connection may linger before it is destroyed. Closing at once, with request
+ * bytes still unread (the rest of a 70 KB header), makes the kernel send an RST that can discard
+ * the answer before the client reads it; meanwhile Node keeps reading and dropping what arrives.
+ */
+const LINGER_MS = 1000;
+
+const ANSWERED = Symbol('clientErrorAnswered');
+type AnsweredSocket = Socket & { [ANSWERED]?: boolean; _httpMessage?: { headersSent?: boolean } | null };
+
+/** Node's parser error codes → our error table; everything not listed is a malformed request (400). */
+const CODE_BY_PARSER_ERROR: Record<string, ErrorCode> = {
+  HPE_HEADER_OVERFLOW: 'headers_too_large',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'request_too_large',
+  ERR_HTTP_REQUEST_TIMEOUT: 'request_timeout',
+};
+
+/**
+ * Requests Node's HTTP parser rejects (oversized or malformed headers, bad bytes, folded headers,
+ * both Content-Length and Transfer-Encoding, a request too slow to arrive) never reach Express, and
+ * Node's default answer is a bare status line. This answers them as the chat route answers errors,
+ * in the OpenAI shape, with `Connection: close`, written as raw HTTP since no response object
+ * exists. Connections already gone (ECONNRESET) or mid-answer are just closed, quietly.
+ */
+export function installClientErrorHandler(server: Server, logger: ClientErrorLogger): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: AnsweredSocket) => {
+    // Node emits again for every later chunk on a connection whose parser has failed.
+    if (socket[ANSWERED]) return;
+    socket[ANSWERED] = true;
+    // Once an answer's headers went out, any bytes of ours would corrupt it (Node's own rule).
+    const midAnswer = socket._httpMessage?.headersSent === true;
+    if (error.code === 'ECONNRESET' || !socket.writable || midAnswer) {
+      socket.destroy();
+      return;
+    }
+    const code = CODE_BY_PARSER_ERROR[error.code ?? ''] ?? 'invalid_request';
+    const gatewayError = new GatewayError(code, code === 'invalid_request' ? { publicMessage: 'the request is not valid HTTP/1.1' } : {});
+    const { status, body } = errorResponseBody(gatewayError, false);
+    logger.warn({ event: 'http_request_rejected', reason: sanitizeIdentifier(error.code ?? 'unknown'), status }, 'http_request_rejected', 'http');
+    const payload = Buffer.from(JSON.stringify(body));
+    const head =
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${payload.length}\r\n` +
+      'Connection: close\r\n\r\n';
+    socket.end(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  });
+}
