@@ -231,7 +231,8 @@ describe('ProviderAAdapter (login, transport, body)', () => {
   });
 
   it('opens one upgrade and sends exactly one text frame typed response.create over WebSocket (§12.12)', async () => {
-    const { adapter } = makeProviderAAdapter(fake(), home(), { transport: 'ws' });
+    // Without kept sessions (PROVIDER_A_MAX_KEPT_SESSIONS=0) every turn is one connection, closed at its end.
+    const { adapter } = makeProviderAAdapter(fake(), home(), { transport: 'ws', settings: { PROVIDER_A_MAX_KEPT_SESSIONS: '0' } });
     fake().enqueue({ ...textReply('ok'), holdOpen: true });
     await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
     const [recorded] = fake().requests();

@@ -28,6 +28,9 @@ export interface AppConfig {
     readonly url: string;
     readonly tokenUrl: string;
     readonly timeoutMs: number;
+    /** Upstream WebSocket connections kept between the turns of a chat; 0 = none. */
+    readonly maxKeptSessions: number;
+    readonly sessionIdleTimeoutMs: number;
     /** `undefined` = the built-in profile. */
     readonly faithfulProfilePath?: string;
   };
@@ -181,6 +184,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       url: value('PROVIDER_A_URL'),
       tokenUrl: value('PROVIDER_A_TOKEN_URL'),
       timeoutMs: value('PROVIDER_A_TIMEOUT'),
+      maxKeptSessions: value('PROVIDER_A_MAX_KEPT_SESSIONS'),
+      sessionIdleTimeoutMs: value('PROVIDER_A_SESSION_IDLE_TIMEOUT'),
       faithfulProfilePath: optionalString('PRIMARY_FAITHFUL_PROFILE'),
     },
     customToolWire: value('PRIMARY_CUSTOM_TOOL_WIRE'),

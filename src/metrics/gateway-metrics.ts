@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { PROVIDER_IDS } from '../core/provider-id';
-import { IdempotencyResult, METRIC, QueueLabel, QueueResult, ValidationResult } from './metric-names';
+import { IdempotencyResult, METRIC, QueueLabel, QueueResult, UpstreamSessionTurn, ValidationResult } from './metric-names';
 
 const PROVIDERS = new Set<string>(PROVIDER_IDS);
 const QUEUE_LABELS = new Set<string>([...PROVIDER_IDS, 'provider_c_processes', 'structured']);
@@ -36,11 +36,15 @@ export class GatewayMetrics {
     @InjectMetric(METRIC.structuredValidation) private readonly structuredValidation: Counter<string>,
     @InjectMetric(METRIC.structuredIdempotency) private readonly structuredIdempotency: Counter<string>,
     @InjectMetric(METRIC.structuredInflight) private readonly structuredInflight: Gauge<string>,
+    @InjectMetric(METRIC.upstreamSessionsKept) private readonly upstreamSessionsKept: Gauge<string>,
+    @InjectMetric(METRIC.upstreamSessionTurns) private readonly upstreamSessionTurns: Counter<string>,
   ) {
     // Closed label sets start at zero so dashboards see every series from boot.
     for (const result of ['valid', 'invalid', 'unparsable', 'unknown']) this.structuredValidation.inc({ result }, 0);
     for (const result of IDEMPOTENCY_RESULTS) this.structuredIdempotency.inc({ result }, 0);
     this.structuredInflight.set(0);
+    this.upstreamSessionsKept.set(0);
+    for (const result of ['reused', 'incremental', 'fallback']) this.upstreamSessionTurns.inc({ result }, 0);
   }
 
   chatRequest(fields: { provider?: string; model: string; status: number; stream: boolean; durationSeconds: number }): void {
@@ -95,6 +99,14 @@ export class GatewayMetrics {
 
   structuredInflightChanged(delta: 1 | -1): void {
     this.structuredInflight.inc(delta);
+  }
+
+  upstreamSessionsKeptChanged(count: number): void {
+    this.upstreamSessionsKept.set(count);
+  }
+
+  upstreamSessionTurn(result: UpstreamSessionTurn): void {
+    this.upstreamSessionTurns.inc({ result });
   }
 }
 

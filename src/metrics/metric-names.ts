@@ -16,6 +16,8 @@ export const METRIC = {
   structuredValidation: 'gateway_chat_api_structured_validation_total',
   structuredIdempotency: 'gateway_chat_api_structured_idempotency_total',
   structuredInflight: 'gateway_chat_api_structured_inflight',
+  upstreamSessionsKept: 'gateway_chat_api_upstream_sessions_kept',
+  upstreamSessionTurns: 'gateway_chat_api_upstream_session_turns_total',
 } as const;
 
 /** Queue label values (gateway-behaviours.md §8): the three families, provider_c's process slots, structured. */
@@ -23,3 +25,4 @@ export type QueueLabel = ProviderId | 'provider_c_processes' | 'structured';
 export type QueueResult = 'acquired' | 'bypassed' | 'full' | 'timeout' | 'canceled';
 export type ValidationResult = 'valid' | 'invalid' | 'unparsable' | 'unknown';
 export type IdempotencyResult = 'local_hit' | 'miss' | 'conflict' | 'capacity';
+export type UpstreamSessionTurn = 'reused' | 'incremental' | 'fallback';

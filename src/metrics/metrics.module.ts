@@ -26,6 +26,8 @@ const instruments = [
   makeCounterProvider({ name: METRIC.structuredValidation, help: 'Structured output validation results.', labelNames: ['result'] }),
   makeCounterProvider({ name: METRIC.structuredIdempotency, help: 'Idempotency store outcomes.', labelNames: ['result'] }),
   makeGaugeProvider({ name: METRIC.structuredInflight, help: 'Structured requests being answered.' }),
+  makeGaugeProvider({ name: METRIC.upstreamSessionsKept, help: 'provider_a WebSocket connections kept open between the turns of a chat.' }),
+  makeCounterProvider({ name: METRIC.upstreamSessionTurns, help: 'provider_a chat turns on a kept connection (reused), sent as a continuation (incremental), or sent again in full after a broken chain or dead connection (fallback).', labelNames: ['result'] }),
 ];
 
 /**

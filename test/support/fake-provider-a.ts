@@ -36,6 +36,14 @@ export interface RecordedRequest {
   readonly body: Record<string, unknown> | undefined;
   readonly raw: string;
   readonly receivedAt: number;
+  /** Ordinal (from 1) of the WebSocket connection or POST this request came on. */
+  readonly connection: number;
+  /**
+   * The whole input the request stands for: the chain named by `previous_response_id` (its
+   * inputs and outputs, as this connection holds it) followed by `input`. `undefined` when the
+   * chain was unknown (the fake answered `previous_response_not_found`) or the body had no input.
+   */
+  readonly resolvedInput?: unknown[];
   /**
    * Resolves when the CLIENT closed the connection (close frame, reset, or aborted fetch) before
    * the fake ended it; never resolves when the fake closed it first after a non-holdOpen script.
@@ -118,6 +126,10 @@ export class FakeProviderA {
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   private readonly waiters = new Set<() => void>();
   private tokenCounter = 0;
+  private connections = 0;
+  private keepOpen = false;
+  /** The response chains of every open WebSocket (for `forgetChains`). */
+  private readonly chainStores = new Set<Map<string, unknown[]>>();
 
   private constructor(private readonly server: http.Server) {}
 
@@ -207,8 +219,36 @@ export class FakeProviderA {
     });
   }
 
+  /**
+   * Behave like the real backend's WebSocket mode from now until `reset()`: a connection stays
+   * open after a script that ends with a terminal event, each further `response.create` frame
+   * on it consumes the next script, and the connection keeps its response chains in memory
+   * (inputs + output items by response id): a frame whose `previous_response_id` this
+   * connection does not hold gets a `previous_response_not_found` error event and consumes no
+   * script. Without it the fake reads exactly one frame per connection (provider_a.md §11.2).
+   */
+  keepConnectionsOpen(): void {
+    this.keepOpen = true;
+  }
+
+  /** Drops every open WebSocket without a close frame (a kept connection the server lost). */
+  dropConnections(): void {
+    for (const client of this.wss.clients) client.terminate();
+  }
+
+  /** Forgets every connection's response chains (the server lost its in-memory state). */
+  forgetChains(): void {
+    for (const chains of this.chainStores) chains.clear();
+  }
+
+  /** Open WebSocket connections right now. */
+  openConnections(): number {
+    return this.wss.clients.size;
+  }
+
   /** Forgets scripts, recordings, misses and token state (between tests). */
   reset(): void {
+    this.keepOpen = false;
     this.scripts.length = 0;
     this.recorded.length = 0;
     this.missed.length = 0;
@@ -260,7 +300,8 @@ export class FakeProviderA {
       if (!response.writableFinished) closed.resolve();
     });
     const script = this.nextScript('sse', path);
-    this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), closedByClient: closed.promise });
+    const body = parseJson(raw);
+    this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body, raw, receivedAt: Date.now(), connection: ++this.connections, resolvedInput: Array.isArray(body?.input) ? body.input : undefined, closedByClient: closed.promise });
     if (!script) {
       response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"code":"server_error","message":"no script"}}');
       return;
@@ -316,7 +357,7 @@ export class FakeProviderA {
     if (path !== FAKE_RESPONSES_PATH) return rejectUpgrade(socket, 404, {}, { error: 'not found' });
     const script = this.nextScript('ws', path);
     if (!script || script.reject) {
-      this.record({ transport: 'ws', path, headers, body: undefined, raw: '', receivedAt: Date.now(), closedByClient: new Promise(() => undefined) });
+      this.record({ transport: 'ws', path, headers, body: undefined, raw: '', receivedAt: Date.now(), connection: ++this.connections, closedByClient: new Promise(() => undefined) });
       if (!script) return rejectUpgrade(socket, 500, {}, { error: { code: 'server_error', message: 'no script' } });
       return rejectUpgrade(socket, script.reject!.status, script.reject!.headers ?? {}, script.reject!.body);
     }
@@ -329,21 +370,30 @@ export class FakeProviderA {
     this.wss.handleUpgrade(request, socket, head, (ws) => this.serveWebSocket(ws, path, headers, script));
   }
 
-  private serveWebSocket(ws: WebSocket, path: string, headers: Record<string, string>, script: FakeScript): void {
+  private serveWebSocket(ws: WebSocket, path: string, headers: Record<string, string>, firstScript: FakeScript): void {
+    const connection = ++this.connections;
     const closed = deferred();
     let closingByFake = false;
     ws.on('close', () => {
       if (!closingByFake) closed.resolve();
     });
     ws.on('error', () => undefined);
-    // The fake reads exactly one frame (the request), then only watches for the close.
-    ws.once('message', (data) => {
-      const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
-      this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), closedByClient: closed.promise });
-      void play((parseJson(raw) ?? {}) as Record<string, unknown>);
-    });
+    /** This connection's response chains: response id → every input and output item it stands for. */
+    const chains = new Map<string, unknown[]>();
+    this.chainStores.add(chains);
+    ws.on('close', () => this.chainStores.delete(chains));
+    let frames = 0;
+    let busy = false;
     const gone = () => ws.readyState !== WebSocket.OPEN;
-    const play = async (body: Record<string, unknown>) => {
+    const send = (text: string) => new Promise<void>((resolve) => ws.send(text, () => resolve()));
+    const closeByFake = () => {
+      closingByFake = true;
+      ws.close(1000);
+    };
+    const play = async (script: FakeScript, body: Record<string, unknown>, resolvedInput: unknown[]) => {
+      busy = true;
+      const output: unknown[] = [];
+      let terminal = false;
       for (const frame of script.respond ? script.respond(body) : script.frames) {
         if (!(await pause(frame.delayMs, gone))) return;
         if ('disconnect' in frame) {
@@ -351,15 +401,43 @@ export class FakeProviderA {
           ws.terminate();
           return;
         }
-        await new Promise<void>((resolve) => ws.send('raw' in frame ? frame.raw : JSON.stringify(frame.event), () => resolve()));
+        await send('raw' in frame ? frame.raw : JSON.stringify(frame.event));
+        const event = 'event' in frame ? (frame.event as Record<string, unknown>) : {};
+        terminal = TERMINAL_EVENTS.has(String(event.type));
+        if (event.type === 'response.output_item.done') output.push(event.item);
+        const response = event.response as Record<string, unknown> | undefined;
+        if (event.type === 'response.completed' && typeof response?.id === 'string') chains.set(response.id, [...resolvedInput, ...output]);
       }
-      if (!script.holdOpen && !gone()) {
-        closingByFake = true;
-        ws.close(1000);
-      }
+      busy = false;
+      if (!script.holdOpen && !gone() && !(this.keepOpen && terminal)) closeByFake();
     };
+    ws.on('message', (data) => {
+      frames += 1;
+      // Without keepConnectionsOpen the fake reads exactly one frame (the request), then only watches for the close.
+      if ((frames > 1 && !this.keepOpen) || busy) return;
+      const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
+      const body = parseJson(raw) ?? {};
+      const previous = typeof body.previous_response_id === 'string' ? body.previous_response_id : undefined;
+      const known = previous === undefined ? [] : chains.get(previous);
+      const input = Array.isArray(body.input) ? body.input : undefined;
+      const resolvedInput = known && input ? [...known, ...input] : undefined;
+      this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), connection, resolvedInput, closedByClient: closed.promise });
+      if (!known) {
+        void send(JSON.stringify({ type: 'error', status: 400, error: { type: 'invalid_request_error', code: 'previous_response_not_found', message: `Previous response with id '${previous}' not found.`, param: 'previous_response_id' } }));
+        return;
+      }
+      const script = frames === 1 ? firstScript : this.nextScript('ws', path);
+      if (!script) {
+        void send(JSON.stringify({ type: 'error', status: 500, error: { code: 'server_error', message: 'no script' } }));
+        return;
+      }
+      void play(script, body, resolvedInput ?? []);
+    });
   }
 }
+
+/** Events after which the real backend's connection is free for the next `response.create`. */
+const TERMINAL_EVENTS = new Set(['response.completed', 'response.failed', 'response.incomplete', 'error']);
 
 function rejectUpgrade(socket: Duplex, status: number, headers: Record<string, string>, body: unknown): void {
   const text = body === undefined ? '' : JSON.stringify(body);

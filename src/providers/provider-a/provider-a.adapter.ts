@@ -1,7 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import { GatewayError } from '../../core/gateway.error';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
+import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { CallContext, ChatRequest, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../provider-adapter';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
 import { ProviderAAuth, ProviderACredentials } from './provider-a.auth';
@@ -11,6 +13,8 @@ import { ProviderATransportKind, upstreamHeaders } from './provider-a.headers';
 import { installationIdFor, newTurnId, sessionIdForChat } from './provider-a.identifiers';
 import { RateLimitTelemetry } from './provider-a.rate-limits';
 import { buildChatBody, turnMetadata } from './provider-a.request';
+import { customToolNames, normalizeTools } from '../shared/tool-definitions';
+import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
@@ -25,27 +29,51 @@ const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens
  * in `startTurn`, never on this instance.
  */
 @Injectable()
-export class ProviderAAdapter implements ProviderAdapter {
+export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_a' as const;
   private readonly auth: ProviderAAuth;
   private readonly rateLimits = new RateLimitTelemetry();
   private readonly profile: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
   private readonly open: OpenConnection;
+  /** Chat connections kept between turns (WebSocket only; never used by structured inference). */
+  private readonly sessions?: SessionPool;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() metrics?: GatewayMetrics,
+  ) {
     this.auth = new ProviderAAuth(config.providerA.authFile, config.providerA.tokenUrl);
     // Read at construction so a missing or invalid profile fails startup (ConfigError).
     this.profile = loadFaithfulProfile(config.providerA.faithfulProfilePath);
     this.transport = transportForUrl(config.providerA.url);
     this.open = this.transport === 'ws' ? openWebSocketConnection : openSseConnection;
+    if (this.transport === 'ws') {
+      this.sessions = new SessionPool(
+        { maxKept: config.providerA.maxKeptSessions, idleTimeoutMs: config.providerA.sessionIdleTimeoutMs },
+        metrics && {
+          keptChanged: (count) => metrics.upstreamSessionsKeptChanged(count),
+          turnReused: () => metrics.upstreamSessionTurn('reused'),
+          turnIncremental: () => metrics.upstreamSessionTurn('incremental'),
+          chainFallback: () => metrics.upstreamSessionTurn('fallback'),
+        },
+      );
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.sessions?.closeAll();
   }
 
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    const startedAt = performance.now();
     const sessionId = sessionIdForChat(request.chatKey);
+    const lease = this.sessions?.lease(request.chatKey, customToolNames(normalizeTools(request.tools)));
+    let inputItems = 0;
     let logged = false;
     const plan = (credentials: ProviderACredentials): AttemptPlan => {
       const built = this.chatAttempt(request, sessionId, credentials);
+      inputItems = (built.body.input as unknown[]).length;
       if (!logged) {
         logged = true;
         context.logger.debug(
@@ -65,7 +93,8 @@ export class ProviderAAdapter implements ProviderAdapter {
       }
       return built;
     };
-    const turn = await startTurn(this.turnOptions(plan), context);
+    const turn = await startTurn(this.turnOptions(plan, lease?.open), context);
+    logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
     return turn.events;
   }
 
@@ -98,10 +127,10 @@ export class ProviderAAdapter implements ProviderAdapter {
     return { text, upstreamResponseId: response.id ?? '', upstreamModel: response.model ?? null, usage: usage ?? NO_USAGE };
   }
 
-  private turnOptions(plan: TurnOptions['plan']): TurnOptions {
+  private turnOptions(plan: TurnOptions['plan'], open: OpenConnection = this.open): TurnOptions {
     return {
       url: this.config.providerA.url,
-      open: this.open,
+      open,
       plan,
       auth: this.auth,
       rateLimits: this.rateLimits,
@@ -125,4 +154,26 @@ export class ProviderAAdapter implements ProviderAdapter {
     const headers = upstreamHeaders(this.transport, credentials, sessionId, { turnId, turnMetadata: turnMetadata(sessionId, turnId, installationId) });
     return { ...built, headers };
   }
+}
+
+/**
+ * One `request_timing` line per accepted chat turn: how the upstream connection was used
+ * (counts and flags only) and how long the upstream took to accept the turn.
+ */
+function logTiming(context: CallContext, transport: ProviderATransportKind, lease: ChatTurnLease | undefined, inputItems: number, acceptMs: number): void {
+  const use = lease?.use;
+  context.logger.info(
+    {
+      event: 'request_timing',
+      provider: 'provider_a',
+      transport,
+      session_reused: use?.reused ?? false,
+      incremental: use?.incremental ?? false,
+      chain_fallback: use?.fallback ?? false,
+      input_items: inputItems,
+      input_items_sent: use ? use.itemsSent : inputItems,
+      accept_ms: Math.round(acceptMs),
+    },
+    'request_timing',
+  );
 }

@@ -1,0 +1,100 @@
+import { isDeepStrictEqual } from 'node:util';
+import { isJsonObject } from '../../common/json';
+import type { ChatMessage, ChatToolCall } from '../../core/chat-message';
+import { conversationInput } from './provider-a.input-items';
+
+type Json = Record<string, unknown>;
+
+/**
+ * What the server holds for a response chain on one open WebSocket (Responses WebSocket mode
+ * keeps it in memory, `store: false` included), as far as a chat client can continue it.
+ */
+export interface ChainState {
+  /** The request without `input` and `client_metadata`, serialized: a continuation must match it. */
+  readonly shape: string;
+  /** Every input item the chain holds: what was sent, then the client-side echo of the output. */
+  readonly items: readonly Json[];
+  readonly responseId: string;
+}
+
+/**
+ * Error codes meaning "this socket cannot continue that chain": sent before any output, so the
+ * turn is sent again in full on a fresh connection.
+ */
+const CHAIN_ERROR_CODES = new Set(['previous_response_not_found', 'websocket_connection_limit_reached']);
+
+/**
+ * The request fields that must not change for a continuation. Like the Codex CLI (0.169.0,
+ * `responses_request_properties_match`): everything except the input and the per-turn metadata.
+ */
+export function requestShape(body: Json): string {
+  const { input: _input, client_metadata: _metadata, ...rest } = body;
+  return JSON.stringify(rest);
+}
+
+/**
+ * The items to send after `previous_response_id`, or `undefined` when `body` does not extend the
+ * chain exactly (edited or compacted history, another model, instructions or tools): then the
+ * full input is sent. An empty continuation is allowed, as the Codex CLI allows it.
+ */
+export function continuationItems(chain: ChainState | undefined, body: Json): Json[] | undefined {
+  const input = body.input;
+  if (!chain || !Array.isArray(input) || input.length < chain.items.length) return undefined;
+  if (requestShape(body) !== chain.shape) return undefined;
+  for (let index = 0; index < chain.items.length; index++) {
+    if (!isDeepStrictEqual(chain.items[index], input[index])) return undefined;
+  }
+  return input.slice(chain.items.length) as Json[];
+}
+
+/** `body` continuing `previousResponseId` with only `items` (key order of the Codex CLI). */
+export function chainedBody(body: Json, previousResponseId: string, items: Json[]): Json {
+  const result: Json = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'input') {
+      result.previous_response_id = previousResponseId;
+      result.input = items;
+    } else result[key] = value;
+  }
+  return result;
+}
+
+/**
+ * The chain after a completed turn: the full input it stood for, plus its output items as the
+ * chat client will echo them (one assistant message: the text, then the tool calls), translated
+ * by the same code as every request. `undefined` when the echo cannot be predicted (an output
+ * item a chat client cannot send back, e.g. a custom tool call): the next turn sends in full.
+ */
+export function chainAfterTurn(fullBody: Json, responseId: string | undefined, outputItems: readonly Json[], customNames: ReadonlySet<string>): ChainState | undefined {
+  const input = fullBody.input;
+  if (!responseId || !Array.isArray(input)) return undefined;
+  const echo = echoMessage(outputItems);
+  if (!echo) return undefined;
+  const echoed = conversationInput([echo], customNames).items;
+  return { shape: requestShape(fullBody), items: [...(input as Json[]), ...echoed], responseId };
+}
+
+function echoMessage(outputItems: readonly Json[]): ChatMessage | undefined {
+  let text = '';
+  const toolCalls: ChatToolCall[] = [];
+  for (const item of outputItems) {
+    if (item.type === 'reasoning') continue; // the server keeps it; chat clients never echo it
+    if (item.type === 'message' && Array.isArray(item.content)) {
+      for (const part of item.content) {
+        if (!isJsonObject(part)) continue;
+        if (part.type === 'output_text' && typeof part.text === 'string') text += part.text;
+        else if (part.type === 'refusal' && typeof part.refusal === 'string') text += part.refusal;
+      }
+    } else if (item.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
+      toolCalls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '' } });
+    } else return undefined;
+  }
+  return { role: 'assistant', content: text === '' ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+}
+
+/** A `previous_response_not_found`-like error event: the chain is gone, not the request wrong. */
+export function isChainError(event: unknown): boolean {
+  if (!isJsonObject(event) || (event.type !== 'error' && event.type !== 'response.failed')) return false;
+  const error = isJsonObject(event.error) ? event.error : isJsonObject(event.response) && isJsonObject(event.response.error) ? event.response.error : {};
+  return CHAIN_ERROR_CODES.has(String(error.code ?? ''));
+}

@@ -1,0 +1,201 @@
+import { LRUCache } from 'lru-cache';
+import { chainAfterTurn, ChainState, chainedBody, continuationItems, isChainError } from './provider-a.chain';
+import { websocketFrame } from './provider-a.request';
+import { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
+import { TurnRecord, WsSession } from './provider-a.ws-session';
+
+type Json = Record<string, unknown>;
+
+export interface SessionLimits {
+  /** PROVIDER_A_MAX_KEPT_SESSIONS; 0 = never keep a connection. */
+  readonly maxKept: number;
+  /** PROVIDER_A_SESSION_IDLE_TIMEOUT: a kept connection unused this long is closed. */
+  readonly idleTimeoutMs: number;
+}
+
+/** Where the pool reports (the gateway's metrics; nothing in unit tests). */
+export interface SessionObserver {
+  keptChanged(count: number): void;
+  turnReused(): void;
+  turnIncremental(): void;
+  chainFallback(): void;
+}
+
+/** What one chat turn did with the upstream connection (the `request_timing` log line). */
+export interface SessionUse {
+  /** The turn ran on a connection kept from an earlier turn of the same chat. */
+  reused: boolean;
+  /** Sent with `previous_response_id` and only the new items. */
+  incremental: boolean;
+  /** A chain error or a dead kept connection made it send again in full on a fresh connection. */
+  fallback: boolean;
+  /** Input items in the frame that was sent last, and in the full translated input. */
+  itemsSent: number;
+  items: number;
+}
+
+interface KeptSession {
+  readonly session: WsSession;
+  /** The handshake headers that do not change per turn: a connection is reused only for the same login and mode. */
+  readonly handshake: string;
+  readonly chain?: ChainState;
+  stopWatching?: () => void;
+}
+
+/** Headers sent anew by every faithful turn; the rest identify what a connection was opened for. */
+const PER_TURN_HEADERS = new Set(['x-client-request-id', 'x-codex-turn-metadata']);
+
+function handshakeKey(headers: Record<string, string>): string {
+  return JSON.stringify(Object.entries(headers).filter(([name]) => !PER_TURN_HEADERS.has(name.toLowerCase())));
+}
+
+/**
+ * Upstream WebSocket connections kept per chat between turns (Responses WebSocket mode: one
+ * persistent connection per conversation). A connection is kept only after a turn completed,
+ * is taken out while a turn uses it (so two turns never share one), and is closed when idle for
+ * `idleTimeoutMs`, when more than `maxKept` chats hold one (least recently used first), or at
+ * shutdown. Built on lru-cache, which already does the bounded LRU and per-entry TTL.
+ */
+export class SessionPool {
+  private readonly kept?: LRUCache<string, KeptSession>;
+
+  constructor(
+    limits: SessionLimits,
+    private readonly observer?: SessionObserver,
+  ) {
+    if (limits.maxKept === 0) return;
+    this.kept = new LRUCache<string, KeptSession>({
+      max: limits.maxKept,
+      ttl: Math.max(1, limits.idleTimeoutMs),
+      ttlAutopurge: true,
+      updateAgeOnGet: false,
+      disposeAfter: (entry, _chat, reason) => {
+        entry.stopWatching?.();
+        // `delete` is a turn taking it (or shutdown, which closes first); anything else drops it.
+        if (reason !== 'delete') entry.session.close();
+        this.observer?.keptChanged(this.kept?.size ?? 0);
+      },
+    });
+  }
+
+  /** A turn-scoped opener for one chat: reuses, continues or opens the chat's connection. */
+  lease(chat: string, customNames: ReadonlySet<string>): ChatTurnLease {
+    return new ChatTurnLease(this, chat, customNames, this.observer);
+  }
+
+  /** Number of connections kept now. */
+  get size(): number {
+    return this.kept?.size ?? 0;
+  }
+
+  /** Takes the chat's kept connection out of the pool when it is open, idle and for the same handshake. */
+  take(chat: string, handshake: string): KeptSession | undefined {
+    const entry = this.kept?.get(chat);
+    if (!entry) return undefined;
+    this.kept!.delete(chat);
+    if (entry.session.idle && entry.handshake === handshake) return entry;
+    entry.session.close();
+    return undefined;
+  }
+
+  /** Keeps a connection whose turn completed; without room for it (max 0) it is closed. */
+  keep(chat: string, entry: KeptSession): void {
+    if (!this.kept || !entry.session.idle) {
+      entry.session.close();
+      return;
+    }
+    // A connection the server closes while kept leaves the pool at once.
+    entry.stopWatching = entry.session.onClose(() => {
+      if (this.kept?.peek(chat) === entry) this.kept.delete(chat);
+    });
+    this.kept.set(chat, entry);
+    this.observer?.keptChanged(this.kept.size);
+  }
+
+  /** Closes every kept connection (application shutdown). */
+  closeAll(): void {
+    if (!this.kept) return;
+    for (const entry of this.kept.values()) entry.session.close();
+    this.kept.clear();
+  }
+}
+
+type FirstFrame = { readonly kind: 'frame'; readonly connection: UpstreamConnection } | { readonly kind: 'dead' | 'chain_error' };
+
+/**
+ * The upstream side of one chat turn over WebSocket. Its `open` is the turn's `OpenConnection`
+ * (called once per attempt): it takes the chat's kept connection when there is one, sends only
+ * the new items with `previous_response_id` when the translated input extends the chain that
+ * connection holds, and falls back once, transparently, to a full send on a fresh connection
+ * when the kept one turns out dead or the server no longer knows the chain (both before any
+ * event reached the turn). A turn that completes hands its connection back to the pool.
+ */
+export class ChatTurnLease {
+  readonly use: SessionUse = { reused: false, incremental: false, fallback: false, itemsSent: 0, items: 0 };
+
+  constructor(
+    private readonly pool: SessionPool,
+    private readonly chat: string,
+    private readonly customNames: ReadonlySet<string>,
+    private readonly observer?: SessionObserver,
+  ) {}
+
+  readonly open = async (input: AttemptInput): Promise<UpstreamConnection> => {
+    const handshake = handshakeKey(input.headers);
+    const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
+    Object.assign(this.use, { reused: false, incremental: false, fallback: false, itemsSent: items, items });
+    const release = (session: WsSession, record: TurnRecord) =>
+      this.pool.keep(this.chat, { session, handshake, chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames) });
+
+    const kept = this.pool.take(this.chat, handshake);
+    if (kept) {
+      this.use.reused = true;
+      this.observer?.turnReused();
+      const continuation = kept.chain ? continuationItems(kept.chain, input.body) : undefined;
+      const body = continuation && kept.chain ? chainedBody(input.body, kept.chain.responseId, continuation) : input.body;
+      if (continuation) {
+        this.use.incremental = true;
+        this.use.itemsSent = continuation.length;
+        this.observer?.turnIncremental();
+      }
+      const first = await firstFrame(kept.session.send(websocketFrame(body, Date.now()), input.signal, release));
+      if (first.kind === 'frame') return first.connection;
+      Object.assign(this.use, { reused: false, incremental: false, fallback: true, itemsSent: items });
+      this.observer?.chainFallback();
+    }
+    const session = await WsSession.connect(input.url, input.headers, input.signal);
+    return session.send(websocketFrame(input.body, Date.now()), input.signal, release);
+  };
+}
+
+/**
+ * Waits for the turn's first event on a reused connection: none (the socket closed under us)
+ * or a chain error means the turn can still be sent again elsewhere, since nothing reached the
+ * client. Otherwise the connection is returned with that event still to be read.
+ */
+async function firstFrame(connection: UpstreamConnection): Promise<FirstFrame> {
+  const first = await connection.frames[Symbol.asyncIterator]().next();
+  if (first.done || (first.value.ok && isChainError(first.value.value))) {
+    connection.close();
+    return { kind: first.done ? 'dead' : 'chain_error' };
+  }
+  return { kind: 'frame', connection: { ...connection, frames: prepend(first.value, connection.frames) } };
+}
+
+function prepend(head: UpstreamFrame, rest: AsyncIterable<UpstreamFrame>): AsyncIterable<UpstreamFrame> {
+  return {
+    [Symbol.asyncIterator]: () => {
+      const tail = rest[Symbol.asyncIterator]();
+      let pending: UpstreamFrame | undefined = head;
+      return {
+        next: () => {
+          if (pending === undefined) return tail.next();
+          const value = pending;
+          pending = undefined;
+          return Promise.resolve({ value, done: false });
+        },
+        return: () => tail.return?.() ?? Promise.resolve({ value: undefined, done: true }),
+      };
+    },
+  };
+}

@@ -1,0 +1,199 @@
+import type { IncomingMessage } from 'node:http';
+import WebSocket from 'ws';
+import { isJsonObject } from '../../common/json';
+import { parseJsonOrUndefined } from '../shared/http-body';
+import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
+import { connectionFailure } from './provider-a.errors';
+import { FrameQueue } from './provider-a.frame-queue';
+import { lowerCaseHeaders, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
+
+type Json = Record<string, unknown>;
+
+/** Reads at most `maxBytes` of a failed upgrade's body. */
+function readIncomingCapped(response: IncomingMessage, maxBytes: number): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const finish = () => resolve(Buffer.concat(chunks).toString('utf8'));
+    response.on('data', (chunk: Buffer) => {
+      chunks.push(chunk.subarray(0, Math.max(0, maxBytes - total)));
+      total += chunk.length;
+      if (total >= maxBytes) {
+        response.destroy();
+        finish();
+      }
+    });
+    response.on('end', finish);
+    response.on('error', finish);
+    response.on('close', finish);
+  });
+}
+
+function parseFrame(data: WebSocket.RawData, isBinary: boolean): UpstreamFrame {
+  if (isBinary) return { ok: false, reason: 'binary' };
+  const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+  const value = parseJsonOrUndefined(text);
+  return isJsonObject(value) ? { ok: true, value } : { ok: false, reason: 'not_json' };
+}
+
+/** What one turn on the socket produced, as far as the session can tell from the raw events. */
+export interface TurnRecord {
+  /** A `response.completed` event arrived: the socket is between turns again. */
+  completed: boolean;
+  /** `response.completed`'s `response.id`. */
+  responseId?: string;
+  /** Every `response.output_item.done` item, in order (what the server added to its chain). */
+  readonly outputItems: Json[];
+}
+
+/** The turn currently using the socket. */
+interface ActiveTurn {
+  readonly queue: FrameQueue<UpstreamFrame>;
+  readonly record: TurnRecord;
+  readonly detach: () => void;
+}
+
+/**
+ * One upstream WebSocket (provider_a.md §4.1) that can carry several turns one after another:
+ * each turn sends one `response.create` text frame and reads one JSON event per text frame until
+ * its terminal event. A session never carries two turns at once. Closing sends a close frame
+ * (1000) and drops the socket after a 1 s grace.
+ */
+export class WsSession {
+  private turn?: ActiveTurn;
+  private graceTimer?: NodeJS.Timeout;
+  private readonly closeListeners = new Set<() => void>();
+
+  private constructor(
+    private readonly socket: WebSocket,
+    /** Response headers of the upgrade (lower-case names), for rate-limit telemetry. */
+    readonly responseHeaders: Readonly<Record<string, string>>,
+  ) {
+    socket.on('message', (data, isBinary) => this.onFrame(parseFrame(data, isBinary)));
+    socket.on('close', () => {
+      clearTimeout(this.graceTimer);
+      this.turn?.queue.end();
+      for (const listener of this.closeListeners) listener();
+    });
+  }
+
+  /**
+   * Opens a fresh connection without permessage-deflate. Rejects with an `UpstreamRejection`
+   * when the upgrade got a non-101 status, a retryable `upstream` GatewayError on connect errors,
+   * or the signal's reason when it aborts (the socket is dropped at once).
+   */
+  static connect(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<WsSession> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise<WsSession>((resolve, reject) => {
+      const socket = new WebSocket(url, { headers, perMessageDeflate: false, followRedirects: false });
+      let settled = false;
+      let responseHeaders: Record<string, string> = {};
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        outcome();
+      };
+      const onAbort = () => {
+        socket.terminate();
+        settle(() => reject(signal.reason));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      socket.on('upgrade', (response) => (responseHeaders = lowerCaseHeaders(response.headers)));
+      socket.on('unexpected-response', (_request, response) => {
+        const status = response.statusCode ?? 502;
+        const rejectedHeaders = lowerCaseHeaders(response.headers);
+        void readIncomingCapped(response, ERROR_BODY_MAX_BYTES).then((text) => {
+          settle(() => reject(new UpstreamRejection(status, rejectedHeaders, parseJsonOrUndefined(text))));
+          socket.terminate();
+        });
+      });
+      socket.on('error', (error) => settle(() => reject(connectionFailure('websocket connection failed', error))));
+      socket.once('close', () => settle(() => reject(connectionFailure('websocket closed during the handshake'))));
+      socket.once('open', () => settle(() => resolve(new WsSession(socket, responseHeaders))));
+    });
+  }
+
+  /** Open and not carrying a turn: may take the next one. */
+  get idle(): boolean {
+    return this.socket.readyState === WebSocket.OPEN && this.turn === undefined;
+  }
+
+  get open(): boolean {
+    return this.socket.readyState === WebSocket.OPEN;
+  }
+
+  /** Called once when the socket closes, whoever closed it. */
+  onClose(listener: () => void): () => void {
+    this.closeListeners.add(listener);
+    return () => this.closeListeners.delete(listener);
+  }
+
+  /**
+   * Sends one `response.create` frame and returns that turn's events. The signal aborting before
+   * the turn completed closes the socket at once (the upstream stops generating); after
+   * `response.completed` it only detaches. `close()` of the returned connection ends the turn:
+   * `release` decides whether the socket is kept (it gets the turn's record) — without one, or
+   * when the turn did not complete, the socket is closed.
+   */
+  send(frame: Json, signal: AbortSignal, release?: (session: WsSession, record: TurnRecord) => void): UpstreamConnection {
+    if (this.turn) throw new Error('a provider_a WebSocket session carries one turn at a time');
+    const record: TurnRecord = { completed: false, outputItems: [] };
+    const queue = new FrameQueue<UpstreamFrame>((paused) => (paused ? this.socket.pause() : this.socket.resume()), 64, () => undefined);
+    const onAbort = () => {
+      if (record.completed) return;
+      this.close();
+      queue.fail(signal.reason);
+    };
+    const detach = () => signal.removeEventListener('abort', onAbort);
+    this.turn = { queue, record, detach };
+    if (signal.aborted) onAbort();
+    else {
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.socket.send(JSON.stringify(frame));
+    }
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      detach();
+      if (this.turn?.queue === queue) this.turn = undefined;
+      if (release && record.completed && this.open) {
+        this.socket.resume();
+        release(this, record);
+      } else this.close();
+    };
+    return { responseHeaders: this.responseHeaders, frames: queue, close: end };
+  }
+
+  /** Close frame 1000, then the socket is dropped after the grace period. Idempotent. */
+  close(): void {
+    if (this.socket.readyState === WebSocket.CONNECTING) this.socket.terminate();
+    else if (this.socket.readyState === WebSocket.OPEN) {
+      this.socket.close(1000);
+      this.graceTimer = setTimeout(() => this.socket.terminate(), WEBSOCKET_CLOSE_GRACE_MS);
+      this.graceTimer.unref();
+    }
+  }
+
+  private onFrame(frame: UpstreamFrame): void {
+    const turn = this.turn;
+    if (!turn) {
+      // An event between turns means the server and we disagree about the chain: never reuse it.
+      this.close();
+      return;
+    }
+    if (frame.ok) noteEvent(turn.record, frame.value as Json);
+    turn.queue.push(frame);
+  }
+}
+
+/** Keeps what the session needs to know about a turn: its completion, id and output items. */
+function noteEvent(record: TurnRecord, event: Json): void {
+  if (event.type === 'response.output_item.done' && isJsonObject(event.item)) record.outputItems.push(event.item);
+  else if (event.type === 'response.completed') {
+    record.completed = true;
+    const response = event.response;
+    if (isJsonObject(response) && typeof response.id === 'string') record.responseId = response.id;
+  }
+}

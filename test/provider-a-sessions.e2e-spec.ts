@@ -1,0 +1,225 @@
+import { startGateway, TestGateway } from './support/create-test-app';
+import type { FakeFrame, FakeScript } from './support/fake-provider-a';
+import { completed, created, functionCallItem, messageDone, providerASettings, textDelta } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
+
+type Json = Record<string, unknown>;
+
+/** A reply as the real backend streams it: created, text, the message item, completed, all with one response id. */
+function reply(id: string, text: string, extra: FakeFrame[] = []): FakeScript {
+  return { frames: [created(id), textDelta(text), messageDone(text), ...extra, completed(undefined, id)] };
+}
+
+/** A reply that calls one function tool. */
+function toolCallReply(id: string, callId: string): FakeScript {
+  return { frames: [created(id), ...functionCallItem(callId, 'read_file', '{"path":"a.ts"}'), completed(undefined, id)] };
+}
+
+const TOOLS = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+/** Whether `promise` settles within `ms`. */
+function settles(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
+}
+
+async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Upstream sessions per chat (provider_a WebSocket mode) over real HTTP against the fake in its
+ * real-backend mode (connections stay open, chains kept per connection): reuse, continuation
+ * with only the new items, fallback on a broken chain or a dead connection, no cross-chat
+ * reuse, idle expiry, and a client disconnect closing the connection.
+ */
+describe('provider_a upstream sessions per chat', () => {
+  const gateways: TestGateway[] = [];
+  afterAll(async () => {
+    for (const gateway of gateways) await gateway.close();
+  });
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-sessions-' });
+  let gateway: TestGateway;
+  let small: TestGateway;
+
+  const start = async (settings: Record<string, string> = {}) => {
+    const started = await startGateway({ GATEWAY_PROVIDERS: 'provider_a', ...providerASettings(fake(), home()), ...settings });
+    gateways.push(started);
+    return started;
+  };
+  beforeAll(async () => {
+    gateway = await start();
+    small = await start({ PROVIDER_A_SESSION_IDLE_TIMEOUT: '300ms', PROVIDER_A_MAX_KEPT_SESSIONS: '1' });
+  });
+  beforeEach(() => fake().keepConnectionsOpen());
+  afterEach(() => fake().dropConnections());
+
+  const post = (target: TestGateway, body: Json, chat: string, signal?: AbortSignal) =>
+    fetch(`${target.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-conversation-id': chat },
+      body: JSON.stringify({ model: 'gpt-5.6-sol', ...body }),
+      signal,
+    });
+  const complete = async (target: TestGateway, messages: Json[], chat: string, extra: Json = {}) => {
+    const response = await post(target, { messages, ...extra }, chat);
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { choices: Array<{ message: Json }> }).choices[0].message;
+  };
+  const metrics = async (target: TestGateway) => (await fetch(`${target.url}/metrics`)).text();
+  const sample = (text: string, line: string) => Number(text.split('\n').find((entry) => entry.startsWith(`${line} `))?.split(' ')[1] ?? NaN);
+  const timings = (target: TestGateway) => target.logs.records('request_timing');
+
+  it('keeps the connection of a completed turn and continues the chain with only the new items', async () => {
+    const before = await metrics(gateway);
+    fake().enqueue(reply('resp_1', 'Hello there.'), reply('resp_2', 'Fine.'));
+    const first = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }];
+    const answer = await complete(gateway, first, 'chat-reuse');
+    const second = [...first, { role: 'assistant', content: answer.content }, { role: 'user', content: 'How are you?' }];
+    expect((await complete(gateway, second, 'chat-reuse')).content).toBe('Fine.');
+
+    const [one, two] = fake().requests();
+    expect(two.connection).toBe(one.connection);
+    expect(two.body!.previous_response_id).toBe('resp_1');
+    expect(two.body!.input).toEqual([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'How are you?' }] }]);
+    // The server resolves the chain to exactly the conversation the client sent.
+    expect(two.resolvedInput).toEqual([...(one.body!.input as unknown[]), expect.objectContaining({ type: 'message', role: 'assistant' }), ...(two.body!.input as unknown[])]);
+    expect(two.body!.instructions).toBe(one.body!.instructions);
+    expect(two.headers['session-id']).toBe(one.headers['session-id']);
+
+    expect(timings(gateway).slice(-2)).toEqual([
+      expect.objectContaining({ session_reused: false, incremental: false, input_items: 1, input_items_sent: 1 }),
+      expect.objectContaining({ session_reused: true, incremental: true, chain_fallback: false, input_items: 3, input_items_sent: 1 }),
+    ]);
+    const after = await metrics(gateway);
+    expect(sample(after, 'gateway_chat_api_upstream_sessions_kept')).toBe(1);
+    for (const result of ['reused', 'incremental']) {
+      const line = `gateway_chat_api_upstream_session_turns_total{result="${result}"}`;
+      expect(sample(after, line) - sample(before, line)).toBe(1);
+    }
+  });
+
+  it('sends only the tool result after a tool call, and the full input on the same connection when history was edited', async () => {
+    fake().enqueue(toolCallReply('resp_t1', 'call_1'), reply('resp_t2', 'Done.'), reply('resp_t3', 'Again.'));
+    const first = [{ role: 'user', content: 'Read a.ts' }];
+    const call = await complete(gateway, first, 'chat-tools', { tools: TOOLS });
+    const toolTurn = [...first, { role: 'assistant', content: null, tool_calls: call.tool_calls }, { role: 'tool', tool_call_id: 'call_1', content: 'export {}' }];
+    await complete(gateway, toolTurn, 'chat-tools', { tools: TOOLS });
+    // The client rewrote an earlier message: the chain no longer matches, so everything is sent.
+    const edited = [{ role: 'user', content: 'Read b.ts instead' }, ...toolTurn.slice(1), { role: 'assistant', content: 'Done.' }, { role: 'user', content: 'More' }];
+    await complete(gateway, edited, 'chat-tools', { tools: TOOLS });
+
+    const [one, two, three] = fake().requests();
+    expect(new Set([one.connection, two.connection, three.connection]).size).toBe(1);
+    expect(two.body!.previous_response_id).toBe('resp_t1');
+    expect(two.body!.input).toEqual([{ type: 'function_call_output', call_id: 'call_1', output: 'export {}' }]);
+    expect(three.body).not.toHaveProperty('previous_response_id');
+    expect(three.body!.input).toHaveLength(5);
+    expect(timings(gateway).at(-1)).toEqual(expect.objectContaining({ session_reused: true, incremental: false, input_items: 5, input_items_sent: 5 }));
+  });
+
+  it('falls back once to a full send on a fresh connection when the server lost the chain', async () => {
+    const before = sample(await metrics(gateway), 'gateway_chat_api_upstream_session_turns_total{result="fallback"}');
+    fake().enqueue(reply('resp_b1', 'One.'), reply('resp_b2', 'Two.'));
+    const first = [{ role: 'user', content: 'Count' }];
+    await complete(gateway, first, 'chat-broken');
+    fake().forgetChains();
+    const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Next' }];
+    const response = await post(gateway, { messages: second, stream: true }, 'chat-broken');
+    const text = await response.text();
+    expect(text).toContain('"content":"Two."');
+    expect(text).not.toContain('error');
+
+    const [one, chained, full] = fake().requests();
+    expect(chained.connection).toBe(one.connection);
+    expect(chained.body!.previous_response_id).toBe('resp_b1');
+    expect(chained.resolvedInput).toBeUndefined();
+    expect(full.connection).not.toBe(one.connection);
+    expect(full.body).not.toHaveProperty('previous_response_id');
+    expect(full.body!.input).toHaveLength(3);
+    expect(fake().misses()).toEqual([]);
+    expect(timings(gateway).at(-1)).toEqual(expect.objectContaining({ session_reused: false, incremental: false, chain_fallback: true, input_items_sent: 3 }));
+    expect(sample(await metrics(gateway), 'gateway_chat_api_upstream_session_turns_total{result="fallback"}') - before).toBe(1);
+  });
+
+  it('opens a fresh connection when the kept one was closed, or dies before the first event', async () => {
+    fake().enqueue(reply('resp_d1', 'One.'), reply('resp_d2', 'Two.'), { frames: [{ disconnect: true }] }, reply('resp_d3', 'Three.'));
+    const first = [{ role: 'user', content: 'Go' }];
+    await complete(gateway, first, 'chat-dead');
+    fake().dropConnections();
+    await eventually(() => fake().openConnections() === 0, 1000, 'the drop');
+    const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'On' }];
+    expect((await complete(gateway, second, 'chat-dead')).content).toBe('Two.');
+    // This kept connection dies after taking the request: the turn is sent again in full elsewhere.
+    const third = [...second, { role: 'assistant', content: 'Two.' }, { role: 'user', content: 'And on' }];
+    expect((await complete(gateway, third, 'chat-dead')).content).toBe('Three.');
+
+    const connections = fake().requests().map((request) => request.connection);
+    expect(connections[1]).not.toBe(connections[0]);
+    expect(connections[2]).toBe(connections[1]);
+    expect(connections[3]).not.toBe(connections[2]);
+    expect(fake().requests()[3].body!.input).toHaveLength(5);
+  });
+
+  it('never shares a connection between chats or between two turns of one chat at once', async () => {
+    fake().enqueue(reply('resp_a1', 'A.'), reply('resp_c1', 'C.'), reply('resp_a2', 'A2.'), reply('resp_c2', 'C2.'));
+    const a = [{ role: 'user', content: 'same words' }];
+    const c = [{ role: 'user', content: 'same words' }];
+    await complete(gateway, a, 'chat-a');
+    await complete(gateway, c, 'chat-c');
+    await complete(gateway, [...a, { role: 'assistant', content: 'A.' }, { role: 'user', content: 'more' }], 'chat-a');
+    await complete(gateway, [...c, { role: 'assistant', content: 'C.' }, { role: 'user', content: 'more' }], 'chat-c');
+    const [a1, c1, a2, c2] = fake().requests();
+    expect(c1.connection).not.toBe(a1.connection);
+    expect(a2.connection).toBe(a1.connection);
+    expect(c2.connection).toBe(c1.connection);
+    expect(a2.headers['session-id']).not.toBe(c2.headers['session-id']);
+
+    fake().reset();
+    fake().keepConnectionsOpen();
+    fake().enqueue(reply('resp_p1', 'P.'), { frames: [created('resp_q1'), { ...textDelta('slow'), delayMs: 200 }, messageDone('slow'), completed(undefined, 'resp_q1')] }, reply('resp_p2', 'P2.'));
+    await complete(gateway, [{ role: 'user', content: 'parallel' }], 'chat-p');
+    const next = [{ role: 'user', content: 'parallel' }, { role: 'assistant', content: 'P.' }, { role: 'user', content: 'x' }];
+    await Promise.all([complete(gateway, next, 'chat-p'), complete(gateway, next, 'chat-p')]);
+    const [p1, q, p2] = fake().requests();
+    expect(new Set([p1.connection, q.connection, p2.connection]).size).toBe(2);
+  });
+
+  it('closes a kept connection after the idle timeout, and the least recently used one beyond the maximum', async () => {
+    fake().enqueue(reply('resp_i1', 'One.'), reply('resp_i2', 'Two.'), reply('resp_i3', 'Three.'));
+    await complete(small, [{ role: 'user', content: 'idle' }], 'chat-idle');
+    const [kept] = fake().requests();
+    expect(await settles(kept.closedByClient, 100)).toBe(false);
+    expect(await settles(kept.closedByClient, 1500)).toBe(true);
+    expect(sample(await metrics(small), 'gateway_chat_api_upstream_sessions_kept')).toBe(0);
+    await complete(small, [{ role: 'user', content: 'idle' }, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'again' }], 'chat-idle');
+    expect(fake().requests()[1].connection).not.toBe(kept.connection);
+    expect(fake().requests()[1].body).not.toHaveProperty('previous_response_id');
+    // Max 1: another chat's connection pushes this one out.
+    await complete(small, [{ role: 'user', content: 'other' }], 'chat-other');
+    expect(await settles(fake().requests()[1].closedByClient, 1000)).toBe(true);
+  });
+
+  it('closes the connection at once when the client disconnects, and keeps nothing for the chat', async () => {
+    fake().enqueue(reply('resp_x1', 'One.'), { frames: [created('resp_x2'), textDelta('partial')], holdOpen: true }, reply('resp_x3', 'Three.'));
+    const first = [{ role: 'user', content: 'cancel me' }];
+    await complete(gateway, first, 'chat-cancel');
+    const abort = new AbortController();
+    const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'long one' }];
+    const response = await post(gateway, { messages: second, stream: true }, 'chat-cancel', abort.signal);
+    await response.body!.getReader().read();
+    await fake().waitForRequests(2);
+    abort.abort();
+    const [one, two] = fake().requests();
+    expect(two.connection).toBe(one.connection);
+    expect(await settles(two.closedByClient, 1000)).toBe(true);
+    await complete(gateway, second, 'chat-cancel');
+    const three = fake().requests()[2];
+    expect(three.connection).not.toBe(one.connection);
+    expect(three.body).not.toHaveProperty('previous_response_id');
+  });
+});
