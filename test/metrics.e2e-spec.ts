@@ -17,6 +17,8 @@ const SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
   gateway_chat_api_structured_validation_total: 'counter',
   gateway_chat_api_structured_idempotency_total: 'counter',
   gateway_chat_api_structured_inflight: 'gauge',
+  gateway_chat_api_upstream_sessions_kept: 'gauge',
+  gateway_chat_api_upstream_session_turns_total: 'counter',
 };
 
 /** The type a `# TYPE` line declares for `name`. */

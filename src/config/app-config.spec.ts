@@ -41,6 +41,8 @@ describe(loadConfig.name, () => {
         url: 'wss://chatgpt.com/backend-api/codex/responses',
         tokenUrl: 'https://auth.openai.com/oauth/token',
         timeoutMs: 600_000,
+        maxKeptSessions: 64,
+        sessionIdleTimeoutMs: 300_000,
         faithfulProfilePath: undefined,
       });
       expect(config.customToolWire).toBe('function');
