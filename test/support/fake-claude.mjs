@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A fake `claude` CLI for provider_c tests (provider_c.md §10). It plays one scripted run from
 // FAKE_CLAUDE_SCRIPT and records what it saw under FAKE_CLAUDE_RECORD_DIR/run-<n>/:
-//   argv.json, cwd.txt, env.json (presence flags only, never values), pid.txt, stdin.txt
+//   argv.json, cwd.txt, env.json (presence flags only, never values of secrets), pid.txt, stdin.txt
 //   (when readStdin), signal.txt (on SIGTERM), plus started-at.txt / exited-at.txt (epoch ms)
 //   so tests can check that runs did not overlap.
 import * as fs from 'node:fs';
@@ -52,6 +52,11 @@ record(
     GATEWAY_BEARER_SECRET: process.env.GATEWAY_BEARER_SECRET !== undefined,
     ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY !== undefined,
     CLAUDE_CODE_OAUTH_TOKEN: process.env.CLAUDE_CODE_OAUTH_TOKEN !== undefined,
+    CLAUDECODE: process.env.CLAUDECODE !== undefined,
+    CLAUDE_CODE_ENTRYPOINT: process.env.CLAUDE_CODE_ENTRYPOINT !== undefined,
+    CLAUDE_CODE_SESSION_ID: process.env.CLAUDE_CODE_SESSION_ID !== undefined,
+    // Not a secret: the gateway's default for the CLI's own API retries.
+    CLAUDE_CODE_MAX_RETRIES: process.env.CLAUDE_CODE_MAX_RETRIES ?? null,
   }),
 );
 record('pid.txt', String(process.pid));
@@ -102,6 +107,8 @@ async function main() {
     else if ('raw' in item) await write(process.stdout, item.raw + '\n');
   }
   await write(process.stderr, run.stderr ?? '');
+  // A crash: die by this signal (SIGKILL, SIGSEGV, …) instead of exiting.
+  if (run.killWith) process.kill(process.pid, run.killWith);
   // 5. Hang until signalled.
   if (run.hang) {
     setInterval(() => undefined, 1 << 30);

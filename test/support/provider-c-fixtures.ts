@@ -20,6 +20,8 @@ export interface FakeClaudeRun {
   readonly exitCode?: number;
   /** Stay alive after printing, until signalled (cancel, timeout and idle tests). */
   readonly hang?: boolean;
+  /** After printing, die by this signal (a crash the real CLI cannot be made to have). */
+  readonly killWith?: NodeJS.Signals;
   /** Answer any prompt (`npm run demo`): a tool call when tools are offered and unanswered, else text. */
   readonly demo?: boolean;
 }
@@ -30,8 +32,16 @@ export interface FakeClaudeRecord {
   readonly dir: string;
   readonly argv: string[];
   readonly cwd: string;
-  /** Presence flags only; the fake never records values. */
-  readonly env: { GATEWAY_BEARER_SECRET: boolean; ANTHROPIC_API_KEY: boolean; CLAUDE_CODE_OAUTH_TOKEN: boolean };
+  /** Presence flags only (the fake never records secret values), plus the CLI retry setting. */
+  readonly env: {
+    GATEWAY_BEARER_SECRET: boolean;
+    ANTHROPIC_API_KEY: boolean;
+    CLAUDE_CODE_OAUTH_TOKEN: boolean;
+    CLAUDECODE: boolean;
+    CLAUDE_CODE_ENTRYPOINT: boolean;
+    CLAUDE_CODE_SESSION_ID: boolean;
+    CLAUDE_CODE_MAX_RETRIES: string | null;
+  };
   readonly pid: number;
   /** The prompt it read, when the run had `readStdin`. */
   readonly stdin?: string;

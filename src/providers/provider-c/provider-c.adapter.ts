@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { ChatEvent } from '../../core/chat-event';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
+import { claudeChildEnvironment } from './provider-c.child-env';
 import { resolveCommand } from './provider-c.process';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
 import { ProviderCTurn, TurnEnvironment } from './provider-c.turn';
@@ -30,7 +31,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
     this.environment = {
       settings: {
         command: providerC.command,
-        childEnv: providerC.childEnv,
+        childEnv: claudeChildEnvironment(providerC.childEnv),
         timeoutMs: providerC.timeoutMs,
         idleTimeoutMs: config.server.streamIdleTimeoutMs,
       },

@@ -1,0 +1,35 @@
+/**
+ * Variables Claude Code sets for the programs it starts (its Bash tool, hooks, MCP servers) and
+ * reads back to decide that it runs inside another Claude Code session: it then changes prompt
+ * history, telemetry and session linking (seen in the 2.1.330 binary). A gateway started from
+ * such a shell must not hand them to its own children.
+ */
+export const CLAUDE_SESSION_VARIABLES = [
+  'CLAUDECODE',
+  'CLAUDE_CODE_ENTRYPOINT',
+  'CLAUDE_CODE_SESSION_ID',
+  'CLAUDE_CODE_CHILD_SESSION',
+  'CLAUDE_CODE_SESSION_ATTENDED',
+  'CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS',
+  'CLAUDE_CODE_SSE_PORT',
+  'CLAUDE_CODE_EXECPATH',
+  'CLAUDE_PROJECT_DIR',
+  'CLAUDE_ENV_FILE',
+  'CLAUDE_PID',
+  'CLAUDE_EFFORT',
+] as const;
+
+/**
+ * The CLI retries failed API calls itself (up to 10 times, with backoff that runs for minutes on
+ * a 529). The gateway has its own policy, two more runs before output (provider_c.md §8.3), so
+ * the CLI's retries are off unless the operator set `CLAUDE_CODE_MAX_RETRIES` on purpose.
+ */
+const DEFAULT_CLI_MAX_RETRIES = '0';
+
+/** The child's environment: the gateway's (already without secrets, §3.2) minus the session kin. */
+export function claudeChildEnvironment(base: Readonly<Record<string, string>>): Record<string, string> {
+  const env: Record<string, string> = { ...base };
+  for (const name of CLAUDE_SESSION_VARIABLES) delete env[name];
+  env.CLAUDE_CODE_MAX_RETRIES ??= DEFAULT_CLI_MAX_RETRIES;
+  return env;
+}
