@@ -13,7 +13,22 @@ import { ProviderCAdapter } from '../src/providers/provider-c/provider-c.adapter
 import { answerRun, FakeClaudeRun, fenceText, hangingRun, initLine, isAlive, providerCSettings, readRuns, resultLine, textDelta, waitFor } from './support/provider-c-fixtures';
 
 const catalog = ModelCatalog.load(undefined, ['provider_c']);
-const EXPECTED_ARGV = ['-p', '--verbose', '--output-format=stream-json', '--include-partial-messages', '--no-session-persistence', '--tools', '', '--model', 'claude-fable-5'];
+const EXPECTED_ARGV = [
+  '-p',
+  '--verbose',
+  '--output-format=stream-json',
+  '--include-partial-messages',
+  '--no-session-persistence',
+  '--setting-sources',
+  '',
+  '--strict-mcp-config',
+  '--safe-mode',
+  '--disable-slash-commands',
+  '--tools',
+  '',
+  '--model',
+  'claude-fable-5',
+];
 
 interface Harness {
   readonly adapter: ProviderCAdapter;
@@ -93,13 +108,17 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)[0].argv).toEqual(EXPECTED_ARGV);
     });
 
-    it('§11.2 a -high id adds --effort high; reasoning_effort xhigh removes it', async () => {
+    it('§11.2 a -high id adds --effort high; reasoning_effort xhigh and max reach the CLI; none removes the flag', async () => {
       const h = harness([answerRun('a')]);
       await runTurn(h, request({ model: 'claude-fable-5-high' }));
       await runTurn(h, request({ model: 'claude-fable-5-high', effort: 'xhigh' }));
-      const [high, xhigh] = readRuns(h.dir);
+      await runTurn(h, request({ model: 'claude-fable-5', effort: 'max' }));
+      await runTurn(h, request({ model: 'claude-fable-5-high', effort: 'none' }));
+      const [high, xhigh, max, none] = readRuns(h.dir);
       expect(high.argv.slice(-4)).toEqual(['--model', 'claude-fable-5', '--effort', 'high']);
-      expect(xhigh.argv).toEqual(EXPECTED_ARGV);
+      expect(xhigh.argv.slice(-2)).toEqual(['--effort', 'xhigh']);
+      expect(max.argv.slice(-2)).toEqual(['--effort', 'max']);
+      expect(none.argv).toEqual(EXPECTED_ARGV);
     });
 
     it('§11.3 provider_c/claude-opus-4.8 runs with --model claude-opus-4-8', async () => {
@@ -126,10 +145,25 @@ describe('ProviderCAdapter with the fake claude', () => {
       await waitFor(() => !fs.existsSync(run.cwd), 3000);
     });
 
-    it('§11.6 the child env has no GATEWAY_BEARER_SECRET or ANTHROPIC_API_KEY but keeps CLAUDE_CODE_OAUTH_TOKEN', async () => {
-      const h = harness([answerRun('a')], { GATEWAY_BEARER_SECRET: 'bearer-secret', ANTHROPIC_API_KEY: 'sk-ant-x', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-x' });
+    it('§11.6 the child env has no GATEWAY_BEARER_SECRET, ANTHROPIC_API_KEY or CLAUDECODE kin, keeps CLAUDE_CODE_OAUTH_TOKEN, and turns the CLI retries off', async () => {
+      const h = harness([answerRun('a')], {
+        GATEWAY_BEARER_SECRET: 'bearer-secret',
+        ANTHROPIC_API_KEY: 'sk-ant-x',
+        CLAUDE_CODE_OAUTH_TOKEN: 'oauth-x',
+        CLAUDECODE: '1',
+        CLAUDE_CODE_ENTRYPOINT: 'cli',
+        CLAUDE_CODE_SESSION_ID: 'parent',
+      });
       await runTurn(h);
-      expect(readRuns(h.dir)[0].env).toEqual({ GATEWAY_BEARER_SECRET: false, ANTHROPIC_API_KEY: false, CLAUDE_CODE_OAUTH_TOKEN: true });
+      expect(readRuns(h.dir)[0].env).toEqual({
+        GATEWAY_BEARER_SECRET: false,
+        ANTHROPIC_API_KEY: false,
+        CLAUDE_CODE_OAUTH_TOKEN: true,
+        CLAUDECODE: false,
+        CLAUDE_CODE_ENTRYPOINT: false,
+        CLAUDE_CODE_SESSION_ID: false,
+        CLAUDE_CODE_MAX_RETRIES: '0',
+      });
     });
   });
 
@@ -206,10 +240,11 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)).toHaveLength(1);
     });
 
-    it('§11.25 a usage-limit message → rate_limited with Retry-After 60 after one run', async () => {
+    it('§11.25 a usage-limit message → usage_limit (429) with Retry-After 60 after one run', async () => {
       const h = harness([{ stdout: [], stderr: 'Claude AI usage limit reached', exitCode: 1 }]);
       const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
-      expect(error.code).toBe('rate_limited');
+      expect(error.code).toBe('usage_limit');
+      expect(error.spec.status).toBe(429);
       expect(error.retryAfterHeader).toBe(60);
       expect(readRuns(h.dir)).toHaveLength(1);
     });

@@ -1,4 +1,6 @@
+import type { GatewayError } from '../../common/errors/gateway.error';
 import { classifyRunFailure, parseRetryAfterSeconds } from './provider-c.errors';
+import type { CliErrorReport } from './provider-c.stream';
 
 const exit = (stderr: string, code = 1) => classifyRunFailure({ kind: 'exit', code, signal: null, stderr });
 
@@ -17,11 +19,22 @@ describe(classifyRunFailure.name, () => {
     expect(error.retryable).toBe(false);
   });
 
-  it.each(['Claude AI usage limit reached', 'rate limit exceeded', 'API Error: 429', 'Too Many Requests', 'quota exhausted', '5-hour limit reached'])(
+  it.each(['rate limit exceeded', 'API Error: 429', 'Too Many Requests', 'quota exhausted', '5-hour limit reached', 'Server is temporarily limiting requests'])(
     'classifies %j as rate_limited with Retry-After 60 by default',
     (stderr) => {
       const error = exit(stderr);
       expect(error.code).toBe('rate_limited');
+      expect(error.retryAfterHeader).toBe(60);
+      expect(error.retryable).toBe(false);
+    },
+  );
+
+  it.each(['Claude AI usage limit reached', "You've hit your limit · resets 4am (Asia/Shanghai)", "You've hit your session limit · resets 11:30am (UTC)", 'You’ve hit your weekly limit · resets Oct 12, 4am', "You've hit your 5-hour limit · resets 9:13pm (UTC)"])(
+    'classifies the subscription cap %j as usage_limit (429) with Retry-After 60 when the reset is a clock time',
+    (stderr) => {
+      const error = exit(stderr);
+      expect(error.code).toBe('usage_limit');
+      expect(error.spec.status).toBe(429);
       expect(error.retryAfterHeader).toBe(60);
       expect(error.retryable).toBe(false);
     },
@@ -37,9 +50,39 @@ describe(classifyRunFailure.name, () => {
     expect(error.retryable).toBe(true);
   });
 
-  it('prefers the result text of an error result over stderr', () => {
-    expect(classifyRunFailure({ kind: 'error_result', text: 'usage limit reached', stderr: 'please login' }).code).toBe('rate_limited');
-    expect(classifyRunFailure({ kind: 'error_result', text: '', stderr: 'please login' }).code).toBe('auth');
+  it('prefers the result text of an error result over stderr when the CLI set no structured field', () => {
+    expect(classifyRunFailure({ kind: 'error_result', report: { text: 'usage limit reached' }, stderr: 'please login' }).code).toBe('usage_limit');
+    expect(classifyRunFailure({ kind: 'error_result', report: { text: '' }, stderr: 'please login' }).code).toBe('auth');
+  });
+
+  describe('structured fields of an error result (issue 9)', () => {
+    const report = (fields: Partial<CliErrorReport>): GatewayError => classifyRunFailure({ kind: 'error_result', report: { text: 'misleading: please login', ...fields }, stderr: '' }, () => 1_000_000_000_000);
+    it.each([
+      [{ error: 'authentication_failed' }, 'auth', false],
+      [{ apiStatus: 403, apiErrorType: 'permission_error' }, 'auth', false],
+      [{ error: 'rate_limit', apiStatus: 429 }, 'rate_limited', false],
+      [{ error: 'rate_limit', apiStatus: 429, apiError: 'usage_limit_reached' }, 'usage_limit', false],
+      [{ error: 'invalid_request', apiStatus: 400 }, 'bad_request', false],
+      [{ error: 'invalid_request', apiStatus: 400, text: 'Prompt is too long' }, 'context_window', false],
+      [{ apiStatus: 404, apiErrorType: 'not_found_error' }, 'not_found', false],
+      [{ error: 'billing_error' }, 'upstream', false],
+      [{ error: 'server_error', apiStatus: 529, apiErrorType: 'overloaded_error' }, 'upstream', true],
+      [{ error: 'server_error', apiStatus: 500 }, 'upstream', true],
+      [{ error: 'unknown', terminalReason: 'api_error' }, 'upstream', true],
+    ] as const)('%o → %s (retryable %s), whatever the text says', (fields, code, retryable) => {
+      expect(report(fields)).toMatchObject({ code, retryable });
+    });
+
+    it('takes Retry-After from the reported reset, else 60', () => {
+      expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 1_000_000_000 + 5400 }).retryAfterHeader).toBe(5400);
+      expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 999_999_000 }).retryAfterHeader).toBe(60);
+      expect(report({ apiStatus: 429 }).retryAfterHeader).toBe(60);
+    });
+
+    it('logs only the enumerated fields', () => {
+      const error = report({ error: 'server_error', apiStatus: 529, apiErrorType: 'overloaded_error', terminalReason: 'api_error', text: 'API Error: 529 secret words' });
+      expect(error.detail).toBe('error result (server_error, 529, overloaded_error, api_error)');
+    });
   });
 
   it('never retries spawn failures, oversized lines or timeouts', () => {

@@ -1,10 +1,14 @@
 import { GatewayError } from '../../core/gateway.error';
+import type { CliErrorReport } from './provider-c.stream';
 
 /** §8.3: without a parseable reset hint a limit message means "retry in a minute". */
 export const DEFAULT_LIMIT_RETRY_AFTER_SECONDS = 60;
 
 const AUTH_PATTERNS = [/not logged in/, /log in/, /login/, /unauthorized/, /authentication/, /oauth/, /invalid api key/, /\b401\b/];
-const LIMIT_PATTERNS = [/rate limit/, /usage limit/, /limit reached/, /too many requests/, /\b429\b/, /quota/];
+const LIMIT_PATTERNS = [/rate limit/, /usage limit/, /limit reached/, /too many requests/, /\b429\b/, /quota/, /hit your (?:[\w-]+ )?limit/, /limiting requests/];
+/** The subscription cap itself, as opposed to a short-term rate limit: `You've hit your 5-hour limit · resets …` and kin. */
+const USAGE_LIMIT_PATTERNS = [/usage limit/, /hit your (?:[\w-]+ )?limit/];
+const CONTEXT_PATTERNS = [/prompt is too long/, /context (?:window|length)/, /too many tokens/];
 
 /** Why a run ended without a usable answer, as the turn saw it. */
 export type RunFailure =
@@ -16,14 +20,15 @@ export type RunFailure =
   | { readonly kind: 'line_too_long' }
   /** The process exited non-zero, was killed by a signal we did not send, or printed nothing. */
   | { readonly kind: 'exit'; readonly code: number | null; readonly signal: string | null; readonly stderr: string }
-  /** A `result` line with `is_error` or an `error…` subtype. */
-  | { readonly kind: 'error_result'; readonly text: string; readonly stderr: string };
+  /** A `result` line with `is_error` or an `error…` subtype, with what the CLI reported. */
+  | { readonly kind: 'error_result'; readonly report: CliErrorReport; readonly stderr: string };
 
 /**
- * §8.3: a failed run → our error code. Case-insensitive, checked in the table's order. Only
- * the classification result leaves this function: the stderr and result text never reach a
- * client or a log. Only plain `upstream` failures from the CLI are `retryable` (never a spawn
- * failure, a login error, a limit message or a timeout).
+ * §8.3: a failed run → our error code. An error result is classified from the CLI's structured
+ * fields first (`classifyReport`); text (the result text, else the stderr tail) is the fallback,
+ * case-insensitive, checked in the table's order. Only the classification result leaves this
+ * function: the stderr and result text never reach a client or a log. Only plain `upstream`
+ * failures from the CLI are `retryable` (never a spawn failure, a login error, a limit or a timeout).
  */
 export function classifyRunFailure(failure: RunFailure, now: () => number = Date.now): GatewayError {
   switch (failure.kind) {
@@ -36,18 +41,62 @@ export function classifyRunFailure(failure: RunFailure, now: () => number = Date
     case 'exit':
       return classifyText(failure.stderr, `exit ${failure.code ?? failure.signal}`, now);
     case 'error_result':
-      return classifyText(failure.text !== '' ? failure.text : failure.stderr, 'error result', now);
+      return classifyReport(failure.report, now) ?? classifyText(failure.report.text !== '' ? failure.report.text : failure.stderr, `error result${reportDetail(failure.report)}`, now);
   }
+}
+
+/**
+ * The structured fields of a failed turn → our code, or undefined when the CLI set none of them.
+ * Auth before limits before everything else, like the text table. 5xx, 529 and the CLI's
+ * `server_error`/`unknown` are transient: retryable before output.
+ */
+function classifyReport(report: CliErrorReport, now: () => number): GatewayError | undefined {
+  const { error, apiStatus: status, apiErrorType: type } = report;
+  if (error === undefined && status === undefined && type === undefined && report.apiError === undefined) return undefined;
+  const detail = `error result${reportDetail(report)}`;
+  if (error === 'authentication_failed' || status === 401 || status === 403 || type === 'authentication_error' || type === 'permission_error') {
+    return new GatewayError('auth', { detail, upstreamStatus: status });
+  }
+  if (error === 'rate_limit' || status === 429 || type === 'rate_limit_error' || report.apiError === 'usage_limit_reached') {
+    // Only the CLI's own marker tells the spent subscription from a short-term limit: its text for
+    // the latter reads "Server is temporarily limiting requests (not your usage limit)".
+    return limitError(report.apiError === 'usage_limit_reached', detail, retryAfterFromReset(report.resetsAt, now) ?? parseRetryAfterSeconds(report.text.toLowerCase(), now), status);
+  }
+  if (error === 'invalid_request' || status === 400 || status === 413 || type === 'invalid_request_error' || type === 'request_too_large') {
+    const tooLong = status === 413 || CONTEXT_PATTERNS.some((pattern) => pattern.test(report.text.toLowerCase()));
+    return new GatewayError(tooLong ? 'context_window' : 'bad_request', { detail, upstreamStatus: status });
+  }
+  if (status === 404 || type === 'not_found_error') return new GatewayError('not_found', { detail, upstreamStatus: status });
+  if (error === 'billing_error') return new GatewayError('upstream', { detail, upstreamStatus: status });
+  return new GatewayError('upstream', { detail, upstreamStatus: status, retryable: true });
+}
+
+/** Only the CLI's enumerated fields, never its text: safe to log. */
+function reportDetail(report: CliErrorReport): string {
+  const fields = [report.error, report.apiStatus, report.apiErrorType, report.apiError, report.terminalReason].filter((field) => field !== undefined);
+  return fields.length > 0 ? ` (${fields.join(', ')})` : '';
+}
+
+function retryAfterFromReset(resetsAt: number | undefined, now: () => number): number | undefined {
+  if (resetsAt === undefined) return undefined;
+  const seconds = Math.ceil(resetsAt - now() / 1000);
+  return seconds > 0 ? seconds : undefined;
+}
+
+/** A spent subscription (`usage_limit`) or a short-term rate limit (`rate_limited`): both 429, never retried here. */
+function limitError(usageLimit: boolean, detail: string, retryAfterSeconds: number | undefined, upstreamStatus?: number): GatewayError {
+  return new GatewayError(usageLimit ? 'usage_limit' : 'rate_limited', {
+    detail,
+    upstreamStatus,
+    retryAfterSeconds: retryAfterSeconds ?? DEFAULT_LIMIT_RETRY_AFTER_SECONDS,
+  });
 }
 
 function classifyText(text: string, what: string, now: () => number): GatewayError {
   const lower = text.toLowerCase();
   if (AUTH_PATTERNS.some((pattern) => pattern.test(lower))) return new GatewayError('auth', { detail: `${what}: login required` });
   if (LIMIT_PATTERNS.some((pattern) => pattern.test(lower))) {
-    return new GatewayError('rate_limited', {
-      detail: `${what}: limit reached`,
-      retryAfterSeconds: parseRetryAfterSeconds(lower, now) ?? DEFAULT_LIMIT_RETRY_AFTER_SECONDS,
-    });
+    return limitError(USAGE_LIMIT_PATTERNS.some((pattern) => pattern.test(lower)), `${what}: limit reached`, parseRetryAfterSeconds(lower, now));
   }
   return new GatewayError('upstream', { detail: what, retryable: true });
 }

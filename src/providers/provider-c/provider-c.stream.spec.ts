@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
+import { classifyRunFailure } from './provider-c.errors';
 import { createStreamState, endWithoutResult, LineOutcome, mapStopReason, parseStreamLine, StreamStateOptions, toUsageEvent, translateLine } from './provider-c.stream';
 
 const FENCE = (name: string, args: unknown) => '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
@@ -10,7 +11,11 @@ interface Translation {
   readonly nonJson: number;
   readonly outcome?: LineOutcome;
   readonly diagnostics: string[];
+  /** The type (and subtype or event type) of the line at which the turn counted as accepted. */
+  readonly acceptedAt?: string;
 }
+
+const describeLine = (message: Record<string, any>) => [message.type, message.subtype ?? message.event?.type].filter(Boolean).join('/');
 
 function translateLines(lines: readonly string[], options: Partial<StreamStateOptions> = {}): Translation {
   const diagnostics: string[] = [];
@@ -24,6 +29,7 @@ function translateLines(lines: readonly string[], options: Partial<StreamStateOp
   });
   const events: ChatEvent[] = [];
   let nonJson = 0;
+  let acceptedAt: string | undefined;
   for (const line of lines) {
     const message = parseStreamLine(line);
     if (!message) {
@@ -31,17 +37,26 @@ function translateLines(lines: readonly string[], options: Partial<StreamStateOp
       continue;
     }
     const result = translateLine(message, state);
+    if (result.accepted) acceptedAt ??= describeLine(message);
     events.push(...result.events);
-    if (result.outcome) return { events, nonJson, outcome: result.outcome, diagnostics };
+    if (result.outcome) return { events, nonJson, outcome: result.outcome, diagnostics, acceptedAt };
   }
-  return { events: [...events, ...endWithoutResult(state)], nonJson, diagnostics };
+  return { events: [...events, ...endWithoutResult(state)], nonJson, diagnostics, acceptedAt };
 }
 
+/** Real stdout lines of Claude Code 2.1.330 (see __fixtures__/README.md). */
 const fixture = (name: string) =>
   fs
-    .readFileSync(path.join(__dirname, '__fixtures__', `provider-c-${name}.chunks.jsonl`), 'utf8')
+    .readFileSync(path.join(__dirname, '__fixtures__', 'claude-code-2.1.330', `${name}.jsonl`), 'utf8')
     .split('\n')
     .filter((line) => line !== '');
+
+/** Every text the client could see: content and reasoning deltas. */
+const visible = (events: ChatEvent[]) => events.flatMap((event) => (event.type === 'text-delta' || event.type === 'reasoning-delta' ? [event.text] : []));
+const READ_FILE_KINDS = new Map([['read_file', 'function' as const]]);
+const READ_FILE_CALL = { type: 'tool-call', call: { id: 'call_000000000000000000000001', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } };
+/** The usage every captured success reports: 12 in, 6 out, no cache. */
+const CAPTURED_USAGE = { type: 'usage', usage: { promptTokens: 12, completionTokens: 6, totalTokens: 18, cachedPromptTokens: 0 } };
 
 const line = (value: unknown) => JSON.stringify(value);
 const textLine = (text: string) => line({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } } });
@@ -49,28 +64,85 @@ const thinkingLine = (thinking: string) => line({ type: 'stream_event', event: {
 const RESULT = line({ type: 'result', subtype: 'success', is_error: false, result: '' });
 
 describe(translateLine.name, () => {
-  it('streams text deltas as they come, skips non-JSON lines, ignores the streamed assistant copy, and reports usage (§6, §8.1)', () => {
+  it('streams the real text deltas as they come, ignores the assistant copy, reports usage, and accepts at message_start, not at system/init (§6, §8.1)', () => {
     const result = translateLines(fixture('text'));
+    expect(result.outcome).toEqual({ type: 'success' });
+    expect(result.acceptedAt).toBe('stream_event/message_start');
+    expect(result.events).toEqual([{ type: 'text-delta', text: 'Hel' }, { type: 'text-delta', text: 'lo' }, CAPTURED_USAGE, { type: 'finish', reason: 'stop' }]);
+  });
+
+  it('skips a non-JSON line between real lines and still completes', () => {
+    const lines = fixture('text');
+    const result = translateLines([...lines.slice(0, 3), 'garbage {', ...lines.slice(3)]);
     expect(result.nonJson).toBe(1);
     expect(result.outcome).toEqual({ type: 'success' });
+    expect(visible(result.events)).toEqual(['Hel', 'lo']);
+  });
+
+  it('turns real thinking deltas into reasoning and text deltas into content', () => {
+    const result = translateLines(fixture('thinking'));
     expect(result.events).toEqual([
-      { type: 'text-delta', text: 'Hel' },
-      { type: 'text-delta', text: 'lo' },
-      { type: 'usage', usage: { promptTokens: 5, completionTokens: 2, totalTokens: 7, cachedPromptTokens: 2 } },
+      { type: 'reasoning-delta', text: 'Pon' },
+      { type: 'reasoning-delta', text: 'dering' },
+      { type: 'text-delta', text: 'Answer' },
+      CAPTURED_USAGE,
       { type: 'finish', reason: 'stop' },
     ]);
   });
 
+  it('parses a fence split across three real deltas into one call with no fence text (§7)', () => {
+    const result = translateLines(fixture('tool-fence'), { toolKinds: READ_FILE_KINDS });
+    expect(result.events).toEqual([{ type: 'text-delta', text: 'Checking.\n' }, READ_FILE_CALL, CAPTURED_USAGE, { type: 'finish', reason: 'stop' }]);
+  });
+
   it('turns fences in thinking and text into one tool call when both channels write the same call (§7.5)', () => {
-    const result = translateLines(fixture('thinking-fence'), { toolKinds: new Map([['read_file', 'function']]) });
+    const result = translateLines(fixture('thinking-fence'), { toolKinds: READ_FILE_KINDS });
     expect(result.events).toEqual([
       { type: 'reasoning-delta', text: 'I should read it.\n' },
-      { type: 'tool-call', call: { id: 'call_000000000000000000000001', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } },
+      READ_FILE_CALL,
       { type: 'text-delta', text: 'Reading.\n' },
-      { type: 'usage', usage: { promptTokens: 10, completionTokens: 30, totalTokens: 40 } },
+      CAPTURED_USAGE,
       { type: 'finish', reason: 'stop' },
     ]);
     expect(result.diagnostics).toEqual(['tool_fence_duplicate']);
+  });
+
+  it('reads a CLI without partial messages from its assistant lines (one per content block, same message id)', () => {
+    const result = translateLines(fixture('without-partial-messages'), { toolKinds: READ_FILE_KINDS });
+    expect(result.acceptedAt).toBe('assistant');
+    expect(result.events).toEqual([{ type: 'reasoning-delta', text: 'Hmm.' }, { type: 'text-delta', text: 'Hi ' }, READ_FILE_CALL, CAPTURED_USAGE, { type: 'finish', reason: 'stop' }]);
+  });
+
+  describe('real CLI failures (issue 9): classified from structured fields, never shown', () => {
+    const now = () => (1_900_000_000 - 4321) * 1000;
+    it.each<[string, { code: string; status: number; retryable: boolean; retryAfter?: number }]>([
+      ['not-logged-in', { code: 'auth', status: 401, retryable: false }],
+      ['unauthorized-401', { code: 'auth', status: 401, retryable: false }],
+      ['limit-429', { code: 'usage_limit', status: 429, retryable: false, retryAfter: 4321 }],
+      ['rate-limit-429-no-reset', { code: 'rate_limited', status: 429, retryable: false, retryAfter: 60 }],
+      ['overloaded-529', { code: 'upstream', status: 502, retryable: true }],
+      ['server-error-500', { code: 'upstream', status: 502, retryable: true }],
+    ])('%s → %o, before acceptance, with no visible text', (name, expected) => {
+      const result = translateLines(fixture(name));
+      expect(result.events).toEqual([]);
+      expect(result.acceptedAt).toBeUndefined();
+      expect(result.outcome?.type).toBe('error');
+      if (result.outcome?.type !== 'error') return;
+      const error = classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: '' }, now);
+      expect({ code: error.code, status: error.spec.status, retryable: error.retryable }).toEqual({ code: expected.code, status: expected.status, retryable: expected.retryable });
+      if (expected.retryAfter !== undefined) expect(error.retryAfterHeader).toBe(expected.retryAfter);
+      // The classification came from the structured fields, not from the CLI's words.
+      const withoutText = classifyRunFailure({ kind: 'error_result', report: { ...result.outcome.report, text: '' }, stderr: '' }, now);
+      expect(withoutText.code).toBe(error.code);
+      expect(`${error.message} ${error.detail ?? ''}`).not.toMatch(/logged in|API Error|hit your|Invalid bearer/);
+    });
+
+    it('a failure after output: the text so far, then an error outcome; the CLI message is not content', () => {
+      const result = translateLines(fixture('failed-after-output'));
+      expect(result.acceptedAt).toBe('stream_event/message_start');
+      expect(visible(result.events)).toEqual(['Half an ', 'answer']);
+      expect(result.outcome).toMatchObject({ type: 'error', report: { error: 'unknown', terminalReason: 'api_error' } });
+    });
   });
 
   it('keeps identical calls written twice on the same channel', () => {
@@ -79,25 +151,11 @@ describe(translateLine.name, () => {
     expect(calls).toHaveLength(2);
   });
 
-  it('reads an older CLI without partial messages from the assistant line', () => {
-    const result = translateLines(fixture('older-cli'));
-    expect(result.events).toEqual([
-      { type: 'reasoning-delta', text: 'Hmm.' },
-      { type: 'text-delta', text: 'Hi ' },
-      { type: 'tool-call', call: { id: 'call_000000000000000000000001', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } },
-      { type: 'usage', usage: { promptTokens: 4, completionTokens: 5, totalTokens: 9 } },
-      { type: 'finish', reason: 'stop' },
-    ]);
-  });
-
-  it('ends on an error result with its text for classification and no events', () => {
-    const result = translateLines(fixture('error-result'));
-    expect(result.outcome).toEqual({ type: 'error', text: 'Invalid API key · Please run /login' });
-    expect(result.events).toEqual([]);
-  });
-
   it('treats a subtype starting with "error" as an error result', () => {
-    expect(translateLines([line({ type: 'result', subtype: 'error_max_turns', is_error: false })]).outcome).toEqual({ type: 'error', text: '' });
+    expect(translateLines([line({ type: 'result', subtype: 'error_max_turns', is_error: false })]).outcome).toEqual({
+      type: 'error',
+      report: { text: '', subtype: 'error_max_turns' },
+    });
   });
 
   it('passes fences through unchanged when fence detection is off (no tools, tool_choice none)', () => {

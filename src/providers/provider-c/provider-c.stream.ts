@@ -23,6 +23,27 @@ interface UsageFields {
   cache_read_input_tokens?: number;
 }
 
+/**
+ * What the CLI reported about a failed turn, read from its structured fields (Claude Code
+ * 2.1.330, see __fixtures__/): the synthetic `assistant` line's `error` (`authentication_failed`,
+ * `rate_limit`, `server_error`, `invalid_request`, `billing_error`, `unknown`),
+ * `api_error_status`, `api_error_type`, `api_error` (`usage_limit_reached`), the limit's reset
+ * (`api_error_params.rate_limit_info.resetsAt`, or a rejected `rate_limit_event`), and the
+ * `result` line's `subtype` and `terminal_reason`. `text` is the CLI's own message: used only as
+ * a fallback for classification, never shown and never logged.
+ */
+export interface CliErrorReport {
+  readonly text: string;
+  readonly error?: string;
+  readonly apiStatus?: number;
+  readonly apiErrorType?: string;
+  readonly apiError?: string;
+  readonly subtype?: string;
+  readonly terminalReason?: string;
+  /** Unix seconds at which a rejected limit resets. */
+  readonly resetsAt?: number;
+}
+
 /** Per-run state of the stream-json translation; create one per child process, never share. */
 export interface ProviderCStreamState {
   readonly options: StreamStateOptions;
@@ -39,14 +60,26 @@ export interface ProviderCStreamState {
   deltasSinceAssistant: boolean;
   validCalls: number;
   droppedBlocks: number;
+  /**
+   * The API answered this run: its `message_start` stream event, or a real (non-synthetic)
+   * assistant message from a CLI without partial messages. Never `system/init`, which the CLI
+   * prints before it calls the API (design.md §4).
+   */
+  apiAnswered: boolean;
+  /** The structured fields of the CLI's synthetic error message, when it printed one. */
+  apiFailure?: Omit<CliErrorReport, 'text'> & { readonly text?: string };
+  /** Reset time of a limit the CLI reported as rejected in a `rate_limit_event`. */
+  limitResetsAt?: number;
 }
 
 /** How a line ended the run, if it did. */
-export type LineOutcome = { readonly type: 'success' } | { readonly type: 'error'; readonly text: string };
+export type LineOutcome = { readonly type: 'success' } | { readonly type: 'error'; readonly report: CliErrorReport };
 
 export interface LineResult {
   readonly events: ChatEvent[];
   readonly outcome?: LineOutcome;
+  /** True once the turn may count as accepted: the API answered, or model output or a successful end was seen. */
+  readonly accepted: boolean;
 }
 
 export function createStreamState(options: StreamStateOptions): ProviderCStreamState {
@@ -61,6 +94,7 @@ export function createStreamState(options: StreamStateOptions): ProviderCStreamS
     deltasSinceAssistant: false,
     validCalls: 0,
     droppedBlocks: 0,
+    apiAnswered: false,
   };
 }
 
@@ -76,17 +110,26 @@ export function parseStreamLine(line: string): Record<string, unknown> | undefin
 
 /** §6: one stream-json object → events. The `result` line is terminal. */
 export function translateLine(message: Record<string, unknown>, state: ProviderCStreamState): LineResult {
+  const result = translateMessage(message, state);
+  const accepted = state.apiAnswered || result.outcome?.type === 'success' || result.events.some(isModelOutput);
+  return { ...result, accepted };
+}
+
+function translateMessage(message: Record<string, unknown>, state: ProviderCStreamState): Omit<LineResult, 'accepted'> {
   switch (message.type) {
     case 'system':
       if (message.subtype === 'init') {
         state.sessionId = stringOr(message.session_id, state.sessionId);
         state.model = stringOr(message.model, state.model);
       }
-      return { events: [] };
+      return { events: [] }; // init, status, api_retry, thinking_tokens, ui_invalidate, hooks
     case 'stream_event':
       return { events: isJsonObject(message.event) ? translateStreamEvent(message.event, state) : [] };
     case 'assistant':
       return { events: translateAssistant(message, state) };
+    case 'rate_limit_event':
+      noteRateLimit(message.rate_limit_info, state);
+      return { events: [] };
     case 'result':
       return translateResult(message, state);
     default:
@@ -94,9 +137,12 @@ export function translateLine(message: Record<string, unknown>, state: ProviderC
   }
 }
 
+const isModelOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
+
 function translateStreamEvent(event: Record<string, unknown>, state: ProviderCStreamState): ChatEvent[] {
   switch (event.type) {
     case 'message_start': {
+      state.apiAnswered = true;
       const message = isJsonObject(event.message) ? event.message : {};
       if (typeof message.id === 'string') state.streamedMessageIds.add(message.id);
       state.model = stringOr(message.model, state.model);
@@ -137,10 +183,17 @@ function translateStreamEvent(event: Record<string, unknown>, state: ProviderCSt
 
 /**
  * A whole assistant message. With partial messages its text was already streamed, so it is
- * ignored; older CLIs without partial messages only send this line.
+ * ignored; older CLIs without partial messages only send this line. A message the CLI made up
+ * itself to report a failure (`error`, `is_api_error_message`, model `<synthetic>`) is never
+ * model output: its fields are kept for classification and its text goes nowhere else.
  */
 function translateAssistant(line: Record<string, unknown>, state: ProviderCStreamState): ChatEvent[] {
   const message = isJsonObject(line.message) ? line.message : {};
+  if (typeof line.error === 'string' || line.is_api_error_message === true || message.model === '<synthetic>') {
+    state.apiFailure = { ...readErrorFields(line), text: messageText(message) };
+    return [];
+  }
+  state.apiAnswered = true;
   const id = typeof message.id === 'string' ? message.id : undefined;
   const streamed = id !== undefined ? state.streamedMessageIds.has(id) || (state.streamedMessageIds.size === 0 && state.deltasSinceAssistant) : state.deltasSinceAssistant;
   state.deltasSinceAssistant = false;
@@ -154,10 +207,10 @@ function translateAssistant(line: Record<string, unknown>, state: ProviderCStrea
   return events;
 }
 
-function translateResult(line: Record<string, unknown>, state: ProviderCStreamState): LineResult {
+function translateResult(line: Record<string, unknown>, state: ProviderCStreamState): Omit<LineResult, 'accepted'> {
   const subtype = typeof line.subtype === 'string' ? line.subtype : '';
   if (line.is_error === true || subtype.startsWith('error')) {
-    return { events: [], outcome: { type: 'error', text: resultErrorText(line) } };
+    return { events: [], outcome: { type: 'error', report: errorReport(line, state) } };
   }
   if (typeof line.stop_reason === 'string' && state.stopReason === undefined) state.stopReason = line.stop_reason;
   const usage = isJsonObject(line.usage) ? readUsage(line.usage) : state.streamedUsage;
@@ -260,6 +313,46 @@ function readUsage(raw: Record<string, unknown>): UsageFields {
     if (typeof value === 'number' && Number.isFinite(value) && value >= 0) usage[key] = value;
   }
   return usage;
+}
+
+/** The error result's structured fields over the synthetic assistant message's; text as the fallback. */
+function errorReport(line: Record<string, unknown>, state: ProviderCStreamState): CliErrorReport {
+  const fromResult = readErrorFields(line);
+  const earlier = state.apiFailure ?? {};
+  const defined = <T>(...values: (T | undefined)[]) => values.find((value) => value !== undefined);
+  return {
+    text: resultErrorText(line) || earlier.text || '',
+    error: earlier.error,
+    apiStatus: defined(fromResult.apiStatus, earlier.apiStatus),
+    apiErrorType: defined(fromResult.apiErrorType, earlier.apiErrorType),
+    apiError: defined(fromResult.apiError, earlier.apiError),
+    resetsAt: defined(earlier.resetsAt, state.limitResetsAt),
+    subtype: typeof line.subtype === 'string' ? line.subtype : undefined,
+    terminalReason: typeof line.terminal_reason === 'string' ? line.terminal_reason : undefined,
+  };
+}
+
+function readErrorFields(line: Record<string, unknown>): Omit<CliErrorReport, 'text'> {
+  const params = isJsonObject(line.api_error_params) ? line.api_error_params : {};
+  const limit = isJsonObject(params.rate_limit_info) ? params.rate_limit_info : {};
+  return {
+    error: typeof line.error === 'string' ? line.error : undefined,
+    apiStatus: typeof line.api_error_status === 'number' ? line.api_error_status : undefined,
+    apiErrorType: typeof line.api_error_type === 'string' ? line.api_error_type : undefined,
+    apiError: typeof line.api_error === 'string' ? line.api_error : undefined,
+    resetsAt: typeof limit.resetsAt === 'number' && limit.resetsAt > 0 ? limit.resetsAt : undefined,
+  };
+}
+
+/** A rejected limit carries its reset time (Unix seconds): the best Retry-After there is. */
+function noteRateLimit(info: unknown, state: ProviderCStreamState): void {
+  if (!isJsonObject(info) || info.status !== 'rejected') return;
+  if (typeof info.resetsAt === 'number' && info.resetsAt > 0) state.limitResetsAt = info.resetsAt;
+}
+
+function messageText(message: Record<string, unknown>): string {
+  if (!Array.isArray(message.content)) return '';
+  return message.content.map((block) => (isJsonObject(block) && typeof block.text === 'string' ? block.text : '')).join('\n');
 }
 
 /** The text classified for an error result (§8.3); used only for classification, never shown. */

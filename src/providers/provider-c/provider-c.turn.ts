@@ -42,8 +42,9 @@ const isOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type
 
 /**
  * One chat turn on the Claude Code CLI: slot → spawn → stdout lines → events, with retries and
- * every timer. All state lives here, one instance per call. `start()` resolves at the first JSON
- * stdout line (§6) and rejects with the classified error before that. Whatever happens (finish,
+ * every timer. All state lives here, one instance per call. `start()` resolves once the API has
+ * answered (its `message_start`, or the first model output) and rejects with the classified
+ * error before that. Whatever happens (finish,
  * error, client abort, timeout, idle, shutdown, a consumer that never iterates), `close()` runs:
  * the child is terminated if needed and reaped, its directory removed, then the slot released.
  */
@@ -124,7 +125,7 @@ export class ProviderCTurn {
     }
   }
 
-  /** Runs until a terminal event; yields 'accepted' once, at the first JSON line of any run. */
+  /** Runs until a terminal event; yields 'accepted' once, when the API of any run has answered. */
   private async *run(): AsyncGenerator<TurnItem> {
     const { signal, logger } = this.context;
     let accepted = false;
@@ -140,14 +141,16 @@ export class ProviderCTurn {
             logger.debug({ event: 'provider_c_non_json_line', count: ++this.nonJsonLines }, 'provider_c_non_json_line');
             continue;
           }
-          if (!accepted) {
-            accepted = true;
-            yield 'accepted';
-          }
           const result = translateLine(message, state);
           if (result.outcome?.type === 'error') {
-            failure = classifyRunFailure({ kind: 'error_result', text: result.outcome.text, stderr: child.stderr() });
+            failure = classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: child.stderr() });
             break;
+          }
+          // Accepted when the API answered, never at `system/init` (design.md §4): until then a
+          // failure is still a plain JSON error with its real status.
+          if (!accepted && result.accepted) {
+            accepted = true;
+            yield 'accepted';
           }
           // Set before yielding: a consumer that stops at `finish` must find the turn complete.
           if (result.outcome?.type === 'success') this.sawResult = true;

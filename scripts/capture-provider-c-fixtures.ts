@@ -1,0 +1,75 @@
+/**
+ * Records what the real Claude Code CLI prints on stdout for each case provider_c must handle,
+ * into src/providers/provider-c/__fixtures__/claude-code-<version>/<case>.jsonl (real lines,
+ * unedited). The CLI runs with the gateway's own argument vector and child environment against
+ * the loopback fake Messages API (test/support/fake-anthropic-api.ts). Run it offline, e.g.:
+ *
+ *   unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs scripts/capture-provider-c-fixtures.ts'
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildProviderCArgs } from '../src/providers/provider-c/provider-c.argv';
+import { claudeChildEnvironment } from '../src/providers/provider-c/provider-c.child-env';
+import { API_ERRORS, FakeAnthropicApi, FakeReply, textReply } from '../test/support/fake-anthropic-api';
+import { REAL_CLAUDE_PATH, realClaudeEnvironment } from '../test/support/real-claude';
+
+/** A limit that resets at this Unix time (fixed, so the unit tests can compute the wait). */
+export const CAPTURED_LIMIT_RESET = 1_900_000_000;
+
+const FENCE = '```agent_tool_call\n{"name":"read_file","arguments":{"path":"a"}}\n```';
+
+interface CaptureCase {
+  readonly replies: FakeReply[];
+  readonly loggedIn?: boolean;
+  /** Run without `--include-partial-messages`: only whole `assistant` lines, as older CLIs print. */
+  readonly withoutPartialMessages?: boolean;
+}
+
+const CASES: Record<string, CaptureCase> = {
+  text: { replies: [textReply(['Hel', 'lo'])] },
+  thinking: { replies: [{ type: 'stream', blocks: [{ kind: 'thinking', deltas: ['Pon', 'dering'] }, { kind: 'text', deltas: ['Answer'] }] }] },
+  'thinking-fence': { replies: [{ type: 'stream', blocks: [{ kind: 'thinking', deltas: ['I should read it.\n', FENCE] }, { kind: 'text', deltas: ['Reading.\n', FENCE] }] }] },
+  'without-partial-messages': { replies: [{ type: 'stream', blocks: [{ kind: 'thinking', deltas: ['Hmm.'] }, { kind: 'text', deltas: ['Hi ', FENCE] }] }], withoutPartialMessages: true },
+  'tool-fence': { replies: [textReply(['Checking.\n' + FENCE.slice(0, 7), FENCE.slice(7, 30), FENCE.slice(30)])] },
+  'not-logged-in': { replies: [textReply('never sent')], loggedIn: false },
+  'unauthorized-401': { replies: [API_ERRORS.unauthorized()] },
+  'limit-429': { replies: [API_ERRORS.limit(CAPTURED_LIMIT_RESET)] },
+  'rate-limit-429-no-reset': { replies: [{ type: 'error', status: 429, errorType: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' }] },
+  'overloaded-529': { replies: [API_ERRORS.overloaded()] },
+  'server-error-500': { replies: [API_ERRORS.internal()] },
+  'failed-after-output': { replies: [{ type: 'stream', blocks: [{ kind: 'text', deltas: ['Half an ', 'answer'] }], failMidway: { errorType: 'overloaded_error', message: 'Overloaded' } }] },
+};
+
+async function capture(name: string, { replies, loggedIn = true, withoutPartialMessages = false }: CaptureCase): Promise<string> {
+  const api = await FakeAnthropicApi.start(replies);
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'capture-pc-home-'));
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'capture-pc-cwd-'));
+  try {
+    const env = claudeChildEnvironment({ PATH: process.env.PATH ?? '/usr/bin:/bin', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home, loggedIn }) });
+    const args = buildProviderCArgs({ upstreamModel: 'claude-fable-5', reasoningEffort: null }).filter((arg) => !(withoutPartialMessages && arg === '--include-partial-messages'));
+    const child = spawn(REAL_CLAUDE_PATH, args, { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdin.end('User:\nSay hello\n');
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    console.log(`${name}: exit ${code}, ${stdout.split('\n').filter(Boolean).length} lines, ${api.messages().length} API call(s)`);
+    return stdout;
+  } finally {
+    await api.close();
+    fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const version = execFileSync(REAL_CLAUDE_PATH, ['--version'], { encoding: 'utf8' }).split(' ')[0].trim();
+  const dir = path.join(__dirname, '..', 'src', 'providers', 'provider-c', '__fixtures__', `claude-code-${version}`);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const [name, captureCase] of Object.entries(CASES)) {
+    fs.writeFileSync(path.join(dir, `${name}.jsonl`), await capture(name, captureCase));
+  }
+}
+
+if (require.main === module) void main();

@@ -1,0 +1,237 @@
+import { randomBytes } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A loopback fake of the Anthropic Messages API, for running the real `claude` binary offline
+ * (issue 9). Point the CLI at it with `ANTHROPIC_BASE_URL`. It answers what Claude Code 2.1.330
+ * asks for: `HEAD /api/hello` (reachability) and `POST /v1/messages?beta=true` (the turn); any
+ * other route is recorded and answered 404 in Anthropic's error shape.
+ *
+ * Each `POST /v1/messages` plays the next scripted reply (the last one repeats) of the script
+ * whose marker its body contains (`scriptFor`, so concurrent tests can share one fake), else of
+ * the default script (`script`): a Messages SSE
+ * stream (`message_start`, `content_block_start`, `content_block_delta` with `text_delta` /
+ * `thinking_delta` / `signature_delta`, `content_block_stop`, `message_delta`, `message_stop`,
+ * with the `event:` names and a `ping` as the real API sends them) or an error with the real API's
+ * body `{"type":"error","error":{type,message},"request_id"}` and headers. Without a bearer token
+ * or API key the request is refused with 401 `authentication_error`, like the real API.
+ */
+
+/** One content block of a streamed answer; `deltas` are sent as separate SSE events. */
+export interface FakeBlock {
+  readonly kind: 'text' | 'thinking';
+  readonly deltas: readonly string[];
+}
+
+export interface FakeStreamReply {
+  readonly type: 'stream';
+  readonly blocks: readonly FakeBlock[];
+  /** `end_turn` unless given (`max_tokens`, `refusal`, …). */
+  readonly stopReason?: string;
+  readonly usage?: { readonly input_tokens: number; readonly output_tokens: number; readonly cache_read_input_tokens?: number; readonly cache_creation_input_tokens?: number };
+  /** Wait this long between two deltas. */
+  readonly deltaDelayMs?: number;
+  /** After the blocks' deltas, keep the response open (no stop events) until the client leaves. */
+  readonly hang?: boolean;
+  /** After the first block's deltas, an SSE `error` event (what the API sends when it fails mid-answer), then the end. */
+  readonly failMidway?: { readonly errorType: string; readonly message: string };
+}
+
+export interface FakeErrorReply {
+  readonly type: 'error';
+  /** 401, 429, 500, 529, … */
+  readonly status: number;
+  /** Anthropic's error type: `authentication_error`, `rate_limit_error`, `overloaded_error`, `api_error`, … */
+  readonly errorType: string;
+  readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type FakeReply = FakeStreamReply | FakeErrorReply;
+
+/** A request the fake received; `closedEarly` turns true when the client hung up before the reply ended. */
+export interface FakeApiRequest {
+  readonly method: string;
+  readonly path: string;
+  /** Whether an `Authorization: Bearer` / `x-api-key` credential was sent (never its value). */
+  readonly hadCredential: boolean;
+  readonly body: any;
+  closedEarly: boolean;
+}
+
+/** The errors the real API sends for each failure the gateway must tell apart (issue 9). */
+export const API_ERRORS = {
+  unauthorized: (): FakeErrorReply => ({ type: 'error', status: 401, errorType: 'authentication_error', message: 'Invalid bearer token' }),
+  /** A subscription limit: rejected with a reset time (epoch seconds) as the API reports it. */
+  limit: (resetEpochSeconds: number): FakeErrorReply => ({
+    type: 'error',
+    status: 429,
+    errorType: 'rate_limit_error',
+    message: 'This request would exceed your account\'s rate limit. Please try again later.',
+    headers: {
+      'retry-after': String(Math.max(1, resetEpochSeconds - Math.floor(Date.now() / 1000))),
+      'anthropic-ratelimit-unified-status': 'rejected',
+      'anthropic-ratelimit-unified-reset': String(resetEpochSeconds),
+      'anthropic-ratelimit-unified-representative-claim': 'five_hour',
+      'anthropic-ratelimit-unified-5h-status': 'rejected',
+      'anthropic-ratelimit-unified-5h-reset': String(resetEpochSeconds),
+      'anthropic-ratelimit-unified-5h-utilization': '1.0',
+    },
+  }),
+  overloaded: (): FakeErrorReply => ({ type: 'error', status: 529, errorType: 'overloaded_error', message: 'Overloaded' }),
+  internal: (): FakeErrorReply => ({ type: 'error', status: 500, errorType: 'api_error', message: 'Internal server error' }),
+} as const;
+
+/** A text answer in `pieces` (one `text_delta` each). */
+export function textReply(pieces: string | readonly string[], usage?: FakeStreamReply['usage']): FakeStreamReply {
+  return { type: 'stream', blocks: [{ kind: 'text', deltas: typeof pieces === 'string' ? [pieces] : pieces }], ...(usage ? { usage } : {}) };
+}
+
+const requestId = () => `req_${randomBytes(12).toString('hex')}`;
+
+interface Script {
+  readonly replies: readonly FakeReply[];
+  played: number;
+}
+
+export class FakeAnthropicApi {
+  readonly requests: FakeApiRequest[] = [];
+  private defaultScript: Script = { replies: [], played: 0 };
+  private readonly markedScripts = new Map<string, Script>();
+  private readonly open = new Set<http.ServerResponse>();
+
+  private constructor(
+    private readonly server: http.Server,
+    readonly baseUrl: string,
+  ) {}
+
+  static async start(replies: readonly FakeReply[] = []): Promise<FakeAnthropicApi> {
+    let fake: FakeAnthropicApi | undefined;
+    const server = http.createServer((request, response) => void fake!.handle(request, response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    fake = new FakeAnthropicApi(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    fake.script(replies);
+    return fake;
+  }
+
+  /** Replaces the default replies and forgets what was received; the next `POST /v1/messages` plays the first. */
+  script(replies: readonly FakeReply[]): void {
+    this.defaultScript = { replies: [...replies], played: 0 };
+    this.requests.length = 0;
+  }
+
+  /** Appends replies to the default script (played after those already scripted). */
+  enqueue(...replies: FakeReply[]): void {
+    this.defaultScript = { replies: [...this.defaultScript.replies, ...replies], played: this.defaultScript.played };
+  }
+
+  /** Replies for the requests whose body contains `marker` (e.g. a unique word in the prompt). */
+  scriptFor(marker: string, replies: readonly FakeReply[]): void {
+    this.markedScripts.set(marker, { replies: [...replies], played: 0 });
+  }
+
+  /** The `POST /v1/messages` requests received (since the last `script()`), or those containing `marker`. */
+  messages(marker?: string): FakeApiRequest[] {
+    return this.requests.filter((request) => request.method === 'POST' && request.path === '/v1/messages' && (marker === undefined || JSON.stringify(request.body).includes(marker)));
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.open) response.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', this.baseUrl);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: unknown = text;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      // Kept as text.
+    }
+    const hadCredential = /^Bearer \S/.test(request.headers.authorization ?? '') || typeof request.headers['x-api-key'] === 'string';
+    const recorded: FakeApiRequest = { method: request.method ?? '', path: url.pathname, hadCredential, body, closedEarly: false };
+    this.requests.push(recorded);
+    if (url.pathname === '/api/hello') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(request.method === 'HEAD' ? undefined : '{}');
+      return;
+    }
+    if (request.method !== 'POST' || url.pathname !== '/v1/messages') {
+      this.sendError(response, { type: 'error', status: 404, errorType: 'not_found_error', message: 'Not found' });
+      return;
+    }
+    if (!hadCredential) {
+      this.sendError(response, { type: 'error', status: 401, errorType: 'authentication_error', message: 'x-api-key header is required' });
+      return;
+    }
+    const serialized = JSON.stringify(body);
+    const script = [...this.markedScripts].find(([marker]) => serialized.includes(marker))?.[1] ?? this.defaultScript;
+    const reply = script.replies[Math.min(script.played++, script.replies.length - 1)] ?? textReply('ok');
+    if (reply.type === 'error') {
+      this.sendError(response, reply);
+      return;
+    }
+    this.open.add(response);
+    response.on('close', () => {
+      this.open.delete(response);
+      if (!response.writableFinished) recorded.closedEarly = true;
+    });
+    await this.stream(response, reply, typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : 'claude-fable-5');
+  }
+
+  private sendError(response: http.ServerResponse, reply: FakeErrorReply): void {
+    const id = requestId();
+    response.writeHead(reply.status, { 'content-type': 'application/json', 'request-id': id, ...(reply.headers ?? {}) });
+    response.end(JSON.stringify({ type: 'error', error: { type: reply.errorType, message: reply.message }, request_id: id }));
+  }
+
+  private async stream(response: http.ServerResponse, reply: FakeStreamReply, model: string): Promise<void> {
+    const usage = { input_tokens: 12, output_tokens: 6, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...(reply.usage ?? {}) };
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'request-id': requestId(),
+      'anthropic-ratelimit-unified-status': 'allowed',
+    });
+    const send = (event: Record<string, unknown>) => {
+      if (!response.destroyed) response.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+    };
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    send({
+      type: 'message_start',
+      message: {
+        id: `msg_${randomBytes(12).toString('hex')}`,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage.input_tokens, cache_creation_input_tokens: usage.cache_creation_input_tokens, cache_read_input_tokens: usage.cache_read_input_tokens, output_tokens: 1 },
+      },
+    });
+    send({ type: 'ping' });
+    for (const [index, block] of reply.blocks.entries()) {
+      send({ type: 'content_block_start', index, content_block: block.kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' } });
+      for (const piece of block.deltas) {
+        if (reply.deltaDelayMs) await pause(reply.deltaDelayMs);
+        send({ type: 'content_block_delta', index, delta: block.kind === 'text' ? { type: 'text_delta', text: piece } : { type: 'thinking_delta', thinking: piece } });
+      }
+      if (block.kind === 'thinking') send({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: randomBytes(24).toString('base64') } });
+      if (reply.hang) return; // Left open: the client's disconnect is what ends it.
+      if (reply.failMidway) {
+        send({ type: 'error', error: { type: reply.failMidway.errorType, message: reply.failMidway.message } });
+        response.end();
+        return;
+      }
+      send({ type: 'content_block_stop', index });
+    }
+    send({ type: 'message_delta', delta: { stop_reason: reply.stopReason ?? 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+    send({ type: 'message_stop' });
+    response.end();
+  }
+}

@@ -1,0 +1,36 @@
+import * as path from 'node:path';
+
+/**
+ * The pinned real Claude Code binary (devDependency `@anthropic-ai/claude-code` 2.1.330). npm
+ * runs no install scripts here, so the platform package's executable is called directly.
+ */
+export const REAL_CLAUDE_PATH = path.join(__dirname, '..', '..', 'node_modules', '@anthropic-ai', 'claude-code-linux-x64', 'claude');
+
+/** The version the fixtures under src/providers/provider-c/__fixtures__/ were recorded with. */
+export const REAL_CLAUDE_VERSION = '2.1.330';
+
+/** A stand-in subscription token: the CLI sends it as `Authorization: Bearer …` to the fake API. */
+export const FAKE_OAUTH_TOKEN = 'fake-oauth-token-for-tests';
+
+/**
+ * Environment for the real CLI (handed to it through the gateway, which passes its environment to
+ * the child): a private `HOME`, the fake Messages API as `ANTHROPIC_BASE_URL`, a login token unless
+ * `loggedIn` is false, everything non-essential switched off, and every proxy pointed at a
+ * refusing loopback port so a stray request dies on loopback instead of leaving the machine.
+ */
+export function realClaudeEnvironment(options: { readonly apiBaseUrl: string; readonly home: string; readonly loggedIn?: boolean }): Record<string, string> {
+  const deadEnd = 'http://127.0.0.1:9';
+  return {
+    HOME: options.home,
+    ANTHROPIC_BASE_URL: options.apiBaseUrl,
+    ...(options.loggedIn === false ? {} : { CLAUDE_CODE_OAUTH_TOKEN: FAKE_OAUTH_TOKEN }),
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    HTTPS_PROXY: deadEnd,
+    HTTP_PROXY: deadEnd,
+    ALL_PROXY: deadEnd,
+    NO_PROXY: '127.0.0.1,localhost',
+  };
+}
