@@ -3,63 +3,60 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ClientFamily, describeClientScenarios, ReadFileArgs } from './support/client-scenarios';
 import { startGateway, TestGateway } from './support/create-test-app';
-import { answerRun, FakeClaudeRun, fenceText, providerCSettings, readRuns } from './support/provider-c-fixtures';
+import { FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
+import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
 
-// Usage on every scripted `result` line; the gateway reports input + cache tokens as prompt tokens.
+// Usage on every scripted answer; the gateway reports input + cache tokens as prompt tokens.
 const FAKE_USAGE = { input_tokens: 9, output_tokens: 4 };
 
+const fenceText = (name: string, args: unknown) => '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
+
 /**
- * provider_c (Claude Code) behind the fake `claude` executable. Every chat turn is one child
- * process playing the next scripted run; tool calls are fenced `agent_tool_call` blocks in the
- * model's text that the gateway turns into real tool calls, and the continuation reaches the
- * child as rendered prompt text on stdin.
+ * provider_c (Claude Code) with the real CLI (2.1.330) behind the gateway, talking to the
+ * loopback fake Messages API. Every chat turn is one child process whose API call plays the next
+ * scripted reply; tool calls are fenced `agent_tool_call` blocks in the model's text that the
+ * gateway turns into real tool calls, and the continuation reaches the API as the rendered prompt
+ * text the CLI sends.
  */
 function providerCFamily(): ClientFamily {
-  let dir: string;
+  let home: string;
+  let api: FakeAnthropicApi;
   let gateway: TestGateway;
-  // The runs scripted since the last reset; run n of the fake plays runs[n].
-  let runs: FakeClaudeRun[] = [];
-  const writeScript = () => providerCSettings(dir, runs);
 
   return {
     family: 'provider_c',
     model: 'claude-fable-5',
     usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 },
     async start() {
-      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'clients-provider-c-'));
-      gateway = await startGateway({ ...writeScript(), GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_TIMEOUT: '8s' });
+      home = fs.mkdtempSync(path.join(os.tmpdir(), 'clients-provider-c-'));
+      api = await FakeAnthropicApi.start();
+      gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, PROVIDER_C_TIMEOUT: '20s', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }) });
       return gateway;
     },
     async stop() {
       await gateway?.close();
-      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+      await api?.close();
+      if (home) fs.rmSync(home, { recursive: true, force: true });
     },
     reset() {
-      runs = [];
-      // Run numbering restarts with a fresh record directory.
-      fs.rmSync(path.join(dir, 'records'), { recursive: true, force: true });
-      writeScript();
+      api.script([]);
     },
     scriptText(pieces) {
-      runs.push(answerRun(pieces, FAKE_USAGE));
-      writeScript();
+      api.enqueue(textReply(pieces, FAKE_USAGE));
     },
     scriptReadFileCall(args) {
       // The fence split across two deltas: the gateway must hold it back and parse it whole.
       const fence = fenceText('read_file', args);
       const cut = Math.floor(fence.length / 2);
-      runs.push(answerRun([fence.slice(0, cut), fence.slice(cut)], FAKE_USAGE));
-      writeScript();
+      api.enqueue(textReply([fence.slice(0, cut), fence.slice(cut)], FAKE_USAGE));
       // The fence carries no id: the gateway mints it.
       return undefined;
     },
     async expectContinuation(_callId: string, args: ReadFileArgs, output: string) {
-      const recorded = readRuns(dir);
-      expect(recorded).toHaveLength(runs.length);
-      const stdin = recorded.at(-1)?.stdin ?? '';
+      const sent = JSON.stringify(api.messages().at(-1)?.body ?? null);
       // provider_c.md §4: ids are never shown to the model; the result is labelled with the name
       // of the call whose id it answers, right after the assistant block that replays the call.
-      expect(stdin).toContain(`Assistant:\n${fenceText('read_file', args)}\n\nTool result (read_file):\n${output}`);
+      expect(sent).toContain(JSON.stringify(`Assistant:\n${fenceText('read_file', args)}\n\nTool result (read_file):\n${output}`).slice(1, -1));
     },
   };
 }

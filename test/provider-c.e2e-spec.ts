@@ -1,115 +1,73 @@
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ChatStreamResult, contents, finishReason, postChat, reasonings, streamChat, toolFrames } from './support/chat-sse';
 import { startGateway, TestGateway } from './support/create-test-app';
-import {
-  answerRun,
-  FakeClaudeRun,
-  FakeClaudeStdoutItem,
-  fenceText,
-  hangingRun,
-  initLine,
-  isAlive,
-  messageDelta,
-  providerCSettings,
-  readRuns,
-  resultLine,
-  textDelta,
-  thinkingDelta,
-  waitFor,
-} from './support/provider-c-fixtures';
+import { API_ERRORS, FakeAnthropicApi, FakeReply, FakeStreamReply, textReply } from './support/fake-anthropic-api';
+import { isAlive, waitFor } from './support/provider-c-fixtures';
+import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
+
+/**
+ * provider_c end to end with the REAL Claude Code binary (2.1.330, the pinned devDependency): the
+ * gateway spawns it for every turn, and it talks to a loopback fake of the Anthropic Messages API
+ * that streams the real SSE events and sends the real error bodies and headers. Each test puts a
+ * unique marker into its prompt and scripts the fake's replies for that marker, so one gateway
+ * and one fake serve the whole file, tests running concurrently (each spawn costs ~0.5 s of CPU and
+ * ~0.7 s of wall time). (What the real binary cannot be made to do — die by a
+ * signal, print garbage, never exit — is in provider-c-cli-failures.e2e-spec.ts with the fake CLI.)
+ */
 
 const TICKS = '```';
+const fenceText = (name: string, args: unknown) => `${TICKS}agent_tool_call\n${JSON.stringify({ name, arguments: args })}\n${TICKS}`;
 const READ_FILE = { type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } };
 const LS = { type: 'function', function: { name: 'ls', parameters: { type: 'object', properties: {} } } };
 const APPLY_PATCH = { type: 'custom', custom: { name: 'apply_patch', description: 'Apply a patch' } };
 
-interface SseEvent {
-  readonly data: string;
-  /** ms since the request was sent. */
-  readonly at: number;
-}
+/** What the CLI writes as its own error messages; none of it may ever reach a client. */
+const CLI_ERROR_TEXT = /Not logged in|\/login|API Error|Failed to authenticate|hit your|limit ·|Overloaded|Internal server error|malformed|inference gateway/;
 
-interface StreamResult {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly events: SseEvent[];
-  readonly chunks: Record<string, any>[];
-  readonly done: boolean;
-  /** JSON body when the answer was not SSE. */
-  readonly body?: any;
-}
+let api: FakeAnthropicApi;
+let gateway: TestGateway;
+let home: string;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+beforeAll(async () => {
+  api = await FakeAnthropicApi.start();
+  home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-real-home-'));
+  gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, PROVIDER_C_TIMEOUT: '20s', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }) });
 });
 
-/** A gateway with only provider_c enabled, running the fake with the given runs. */
-async function gatewayWith(runs: FakeClaudeRun[], settings: Record<string, string> = {}): Promise<{ gateway: TestGateway; dir: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-e2e-'));
-  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const gateway = await startGateway({ ...providerCSettings(dir, runs), GATEWAY_PROVIDERS: 'provider_c', ...settings });
-  cleanups.push(() => gateway.close());
-  return { gateway, dir };
+afterAll(async () => {
+  await gateway?.close();
+  await api?.close();
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+/** A fresh conversation whose prompt carries a unique marker the fake API answers with `replies`. */
+function scripted(replies: FakeReply[]): { marker: string; messages: { role: string; content: string }[] } {
+  const marker = `scenario-${randomUUID()}`;
+  api.scriptFor(marker, replies);
+  return { marker, messages: [{ role: 'user', content: `Test ${marker}` }] };
 }
 
-const run = (...stdout: FakeClaudeStdoutItem[]): FakeClaudeRun => ({ stdout: [{ line: initLine() }, ...stdout, { line: resultLine() }] });
-const deltas = (...texts: string[]): FakeClaudeStdoutItem[] => texts.map((text) => ({ line: textDelta(text) }));
+const stream = (blocks: FakeStreamReply['blocks'], extra: Partial<FakeStreamReply> = {}): FakeStreamReply => ({ type: 'stream', blocks, ...extra });
 
-async function postChat(gateway: TestGateway, body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
-  return fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'claude-fable-5', messages: [{ role: 'user', content: 'Hi' }], ...body }),
-    signal,
-  });
+/** The gateway's log records of one request (tests run concurrently on one gateway). */
+function recordsOf(headers: Headers, event: string): Record<string, unknown>[] {
+  const requestId = headers.get('x-request-id');
+  return gateway.logs.records(event).filter((record) => record.reqId === requestId);
 }
 
-/** Reads an SSE answer event by event, noting when each arrived. */
-async function streamChat(gateway: TestGateway, body: Record<string, unknown>): Promise<StreamResult> {
-  const sent = Date.now();
-  const response = await postChat(gateway, { stream: true, ...body });
-  if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    return { status: response.status, headers: response.headers, events: [], chunks: [], done: false, body: await response.json() };
-  }
-  const events: SseEvent[] = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(bytes, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = frame
-        .split('\n')
-        .filter((line) => line.startsWith('data: '))
-        .map((line) => line.slice(6))
-        .join('\n');
-      if (data !== '') events.push({ data, at: Date.now() - sent });
-    }
-  }
-  const done = events.length > 0 && events[events.length - 1].data === '[DONE]';
-  const chunks = events.filter((event) => event.data !== '[DONE]').map((event) => JSON.parse(event.data) as Record<string, any>);
-  return { status: response.status, headers: response.headers, events, chunks, done };
+/** Nothing the CLI wrote about an error is in what the client got, in any field. */
+function expectNoCliText(result: ChatStreamResult | string): void {
+  expect(typeof result === 'string' ? result : result.raw).not.toMatch(CLI_ERROR_TEXT);
 }
 
-const contents = (result: StreamResult) => result.chunks.map((chunk) => chunk.choices?.[0]?.delta?.content).filter((text) => typeof text === 'string') as string[];
-const reasonings = (result: StreamResult) => result.chunks.map((chunk) => chunk.choices?.[0]?.delta?.reasoning_content).filter((text) => typeof text === 'string') as string[];
-const toolFrames = (result: StreamResult) => result.chunks.flatMap((chunk) => (chunk.choices?.[0]?.delta?.tool_calls ?? []) as Record<string, any>[]);
-const finishReason = (result: StreamResult) => result.chunks.map((chunk) => chunk.choices?.[0]?.finish_reason).find((reason) => reason);
-
-/** Every run's child is gone and its working directory removed. */
-async function expectAllChildrenReaped(dir: string): Promise<void> {
-  await waitFor(() => readRuns(dir).every((record) => !isAlive(record.pid) && !fs.existsSync(record.cwd)), 3000);
-}
-
-describe('provider_c over POST /v1/chat/completions', () => {
-  describe('streaming text and reasoning', () => {
-    it('§11.9 streams Hel and lo as separate content chunks without waiting for the end', async () => {
-      const { gateway, dir } = await gatewayWith([run({ line: textDelta('Hel') }, { line: textDelta('lo'), delayMs: 600 })]);
-      const result = await streamChat(gateway, {});
+describe('provider_c with the real Claude Code CLI', () => {
+  describe('answers', () => {
+    it.concurrent('§11.9 streams Hel and lo as separate content chunks as the API sends them', async () => {
+      const { messages } = scripted([stream([{ kind: 'text', deltas: ['Hel', 'lo'] }], { deltaDelayMs: 600 })]);
+      const result = await streamChat(gateway, { messages });
       expect(result.status).toBe(200);
       expect(contents(result)).toEqual(['Hel', 'lo']);
       const at = (text: string) => result.events.find((event) => event.data.includes(`"content":"${text}"`))!.at;
@@ -117,23 +75,40 @@ describe('provider_c over POST /v1/chat/completions', () => {
       expect(result.chunks[0].choices[0].delta).toEqual({ role: 'assistant' });
       expect(finishReason(result)).toBe('stop');
       expect(result.done).toBe(true);
-      expect(new Set(result.chunks.map((chunk) => chunk.model))).toEqual(new Set(['claude-fable-5']));
-      await expectAllChildrenReaped(dir);
     });
 
-    it('§11.10 thinking deltas come out as delta.reasoning_content', async () => {
-      const { gateway } = await gatewayWith([run({ line: thinkingDelta('Pondering') }, { line: textDelta('Answer') })]);
-      const result = await streamChat(gateway, {});
-      expect(reasonings(result)).toEqual(['Pondering']);
+    it.concurrent('a non-streamed request gets the whole answer and the usage the CLI reports', async () => {
+      const { messages } = scripted([textReply(['Hel', 'lo'], { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 })]);
+      const response = await postChat(gateway, { messages });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as any;
+      expect(body.choices[0].message).toMatchObject({ role: 'assistant', content: 'Hello' });
+      expect(body.choices[0].finish_reason).toBe('stop');
+      expect(body.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+    });
+
+    it.concurrent('§11.22 usage 3 in / 2 cache read / 2 out → prompt 5, completion 2, total 7 on the usage chunk', async () => {
+      const { messages } = scripted([textReply('x', { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 })]);
+      const result = await streamChat(gateway, { messages, stream_options: { include_usage: true } });
+      const usageChunk = result.chunks.find((chunk) => chunk.usage);
+      expect(usageChunk!.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } });
+    });
+
+    it.concurrent('§11.10 thinking comes out as reasoning_content, streamed and non-streamed', async () => {
+      const { messages } = scripted([stream([{ kind: 'thinking', deltas: ['Pon', 'dering'] }, { kind: 'text', deltas: ['Answer'] }])]);
+      const result = await streamChat(gateway, { messages });
+      expect(reasonings(result)).toEqual(['Pon', 'dering']);
       expect(contents(result)).toEqual(['Answer']);
+      const body = (await (await postChat(gateway, { messages })).json()) as any;
+      expect(body.choices[0].message).toMatchObject({ content: 'Answer', reasoning_content: 'Pondering' });
     });
   });
 
   describe('the agent_tool_call bridge', () => {
-    it('§11.11 a fence split across three deltas yields one frame and no fence text anywhere', async () => {
+    it.concurrent('§11.11 a fence split across three deltas yields one complete tool_calls frame and no fence text anywhere', async () => {
       const fence = fenceText('read_file', { path: 'a' });
-      const { gateway } = await gatewayWith([run(...deltas('Checking.\n' + fence.slice(0, 7), fence.slice(7, 30), fence.slice(30)))]);
-      const result = await streamChat(gateway, { tools: [READ_FILE] });
+      const { messages } = scripted([textReply(['Checking.\n' + fence.slice(0, 7), fence.slice(7, 30), fence.slice(30)])]);
+      const result = await streamChat(gateway, { messages, tools: [READ_FILE] });
       const frames = toolFrames(result);
       expect(frames).toHaveLength(1);
       expect(frames[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } });
@@ -144,218 +119,224 @@ describe('provider_c over POST /v1/chat/completions', () => {
       }
       expect(contents(result).join('')).toBe('Checking.\n');
       expect(finishReason(result)).toBe('tool_calls');
+      expect(result.done).toBe(true);
     });
 
-    it('§11.12 "here " streams at once while only the partial opener is held', async () => {
-      const { gateway } = await gatewayWith([
-        run(
-          { line: textDelta(`here ${TICKS}agent_to`) },
-          { line: textDelta('ol_call\n{"name":"ls","arguments":{}}'), delayMs: 600 },
-          { line: textDelta(`\n${TICKS}\ndone`) },
-        ),
-      ]);
-      const started = Date.now();
-      const result = await streamChat(gateway, { tools: [LS] });
+    it.concurrent('the continuation carries the call and the tool result to the API as prompt text, each once', async () => {
+      const { marker, messages } = scripted([textReply('The package is demo-app.')]);
+      const history = [
+        ...messages,
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'read_file', arguments: '{"path":"package.json"}' } }] },
+        { role: 'tool', tool_call_id: 'call_abc', content: 'TOOL-OUTPUT-7f3' },
+      ];
+      const result = await streamChat(gateway, { messages: history, tools: [READ_FILE] });
+      expect(contents(result).join('')).toBe('The package is demo-app.');
+      const [request] = api.messages(marker);
+      const sent = JSON.stringify(request.body);
+      expect(sent).toContain(JSON.stringify(`Assistant:\n${fenceText('read_file', { path: 'package.json' })}\n\nTool result (read_file):\nTOOL-OUTPUT-7f3`).slice(1, -1));
+      expect(sent.split('TOOL-OUTPUT-7f3')).toHaveLength(2);
+      expect(sent).not.toContain('call_abc');
+    });
+
+    it.concurrent('§11.12 "here " streams at once while only the partial opener is held', async () => {
+      const { messages } = scripted([stream([{ kind: 'text', deltas: [`here ${TICKS}agent_to`, 'ol_call\n{"name":"ls","arguments":{}}', `\n${TICKS}\ndone`] }], { deltaDelayMs: 500 })]);
+      const result = await streamChat(gateway, { messages, tools: [LS] });
       const here = result.events.find((event) => event.data.includes('"content":"here "'))!;
-      expect(Date.now() - started - here.at).toBeGreaterThanOrEqual(400);
+      const done = result.events.find((event) => event.data.includes('"content":"\\ndone"'))!;
+      expect(done.at - here.at).toBeGreaterThanOrEqual(700);
       expect(contents(result)).toEqual(['here ', '\ndone']);
       expect(toolFrames(result).map((frame) => frame.function.name)).toEqual(['ls']);
     });
 
-    it('§11.13 an ordinary python code fence is shown unchanged', async () => {
-      const answer = `see ${TICKS}python\nprint(1)\n${TICKS}`;
-      const { gateway } = await gatewayWith([run(...deltas('see ', `${TICKS}python\nprint(1)\n`, TICKS))]);
-      const result = await streamChat(gateway, { tools: [LS] });
-      expect(contents(result).join('')).toBe(answer);
-      expect(toolFrames(result)).toEqual([]);
-      expect(finishReason(result)).toBe('stop');
+    it.concurrent('§11.13 an ordinary python code fence is shown unchanged; §11.21 unfenced JSON is text', async () => {
+      const python = scripted([textReply(['see ', `${TICKS}python\nprint(1)\n`, TICKS])]);
+      const shown = await streamChat(gateway, { messages: python.messages, tools: [LS] });
+      expect(contents(shown).join('')).toBe(`see ${TICKS}python\nprint(1)\n${TICKS}`);
+      expect(toolFrames(shown)).toEqual([]);
+      const json = scripted([textReply('{"name":"ls","arguments":{}}\n')]);
+      const plain = await streamChat(gateway, { messages: json.messages, tools: [LS] });
+      expect(contents(plain).join('')).toBe('{"name":"ls","arguments":{}}\n');
+      expect(toolFrames(plain)).toEqual([]);
     });
 
-    it('§11.14 arguments containing triple backticks are parsed whole and text after the fence continues', async () => {
+    it.concurrent('§11.14 arguments containing triple backticks are parsed whole and text after the fence continues', async () => {
       const code = `${TICKS}js\nx()\n${TICKS}`;
-      const { gateway } = await gatewayWith([run(...deltas(fenceText('write', { text: code }), '\nAfter the fence.'))]);
-      const result = await streamChat(gateway, { tools: [{ type: 'function', function: { name: 'write' } }] });
+      const { messages } = scripted([textReply([fenceText('write', { text: code }), '\nAfter the fence.'])]);
+      const result = await streamChat(gateway, { messages, tools: [{ type: 'function', function: { name: 'write' } }] });
       expect(JSON.parse(toolFrames(result)[0].function.arguments)).toEqual({ text: code });
       expect(contents(result).join('')).toBe('\nAfter the fence.');
     });
 
-    it('§11.15 a fence inside thinking becomes a tool call and is not shown as reasoning', async () => {
-      const { gateway } = await gatewayWith([run({ line: thinkingDelta(`Let me list.\n${fenceText('ls', {})}`) })]);
-      const result = await streamChat(gateway, { tools: [LS] });
-      expect(reasonings(result).join('')).toBe('Let me list.\n');
-      expect(toolFrames(result).map((frame) => frame.function.name)).toEqual(['ls']);
-    });
-
-    it('§11.16 the same call drafted in thinking and written in text yields one tool call', async () => {
-      const { gateway } = await gatewayWith([run({ line: thinkingDelta(fenceText('read_file', { path: 'x' })) }, { line: textDelta(fenceText('read_file', { path: 'x' })) })]);
-      const result = await streamChat(gateway, { tools: [READ_FILE] });
+    it.concurrent('§11.15/§11.16 a fence in thinking is a call, not reasoning; drafted in thinking and written in text it is one call', async () => {
+      const { messages } = scripted([stream([{ kind: 'thinking', deltas: [`Let me read.\n${fenceText('read_file', { path: 'x' })}`] }, { kind: 'text', deltas: [fenceText('read_file', { path: 'x' })] }])]);
+      const result = await streamChat(gateway, { messages, tools: [READ_FILE] });
+      expect(reasonings(result).join('')).toBe('Let me read.\n');
       expect(toolFrames(result)).toHaveLength(1);
     });
 
-    it('§11.17 two fences → frames 0 and 1 with different call_ ids and finish tool_calls', async () => {
-      const { gateway } = await gatewayWith([run(...deltas(fenceText('read_file', { path: 'a' }) + '\n' + fenceText('ls', {})))]);
-      const result = await streamChat(gateway, { tools: [READ_FILE, LS] });
+    it.concurrent('§11.17 two fences → frames 0 and 1 with different call_ ids and finish tool_calls', async () => {
+      const { messages } = scripted([textReply(fenceText('read_file', { path: 'a' }) + '\n' + fenceText('ls', {}))]);
+      const result = await streamChat(gateway, { messages, tools: [READ_FILE, LS] });
       const frames = toolFrames(result);
       expect(frames.map((frame) => frame.index)).toEqual([0, 1]);
       expect(frames.map((frame) => frame.function.name)).toEqual(['read_file', 'ls']);
       expect(frames[0].id).not.toBe(frames[1].id);
       expect(finishReason(result)).toBe('tool_calls');
-      expect(result.done).toBe(true);
     });
 
-    it('§11.18 a custom tool block is a function-typed call by default and a custom call with the custom wire', async () => {
+    it.concurrent('§11.18 a custom tool block is a function-typed call with the raw patch as arguments', async () => {
       const patch = '*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch';
-      const block = '```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```';
-      const defaultWire = await gatewayWith([run(...deltas(block))]);
-      const asFunction = toolFrames(await streamChat(defaultWire.gateway, { tools: [APPLY_PATCH] }));
-      expect(asFunction).toEqual([{ index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } }]);
-      const customWire = await gatewayWith([run(...deltas(block))], { PRIMARY_CUSTOM_TOOL_WIRE: 'custom' });
-      const asCustom = toolFrames(await streamChat(customWire.gateway, { tools: [APPLY_PATCH] }));
-      expect(asCustom).toEqual([{ index: 0, id: expect.any(String), type: 'custom', custom: { name: 'apply_patch', input: patch } }]);
+      const { messages } = scripted([textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```')]);
+      const frames = toolFrames(await streamChat(gateway, { messages, tools: [APPLY_PATCH] }));
+      expect(frames).toEqual([{ index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } }]);
     });
 
-    it('§11.19 an unclosed fence is not shown and is logged; a complete object missing only the closing backticks still counts', async () => {
-      const truncated = await gatewayWith([run(...deltas('Working. ', '```agent_tool_call\n{"name":"ls","argu'))]);
-      const result = await streamChat(truncated.gateway, { tools: [LS] });
-      expect(contents(result).join('')).not.toContain('agent_tool_call');
-      expect(contents(result)[0]).toBe('Working. ');
-      expect(truncated.gateway.logs.records('tool_fence_unclosed')).toEqual([expect.objectContaining({ accepted: false })]);
-
-      const missingClose = await gatewayWith([run(...deltas('```agent_tool_call\n{"name":"ls","arguments":{}}\n'))]);
-      const accepted = await streamChat(missingClose.gateway, { tools: [LS] });
-      expect(toolFrames(accepted).map((frame) => frame.function.name)).toEqual(['ls']);
-      expect(missingClose.gateway.logs.records('tool_fence_unclosed')).toEqual([expect.objectContaining({ accepted: true })]);
-    });
-
-    it('§11.20 a broken fence with no other call ends in the invalid-tool-call error chunk and [DONE]', async () => {
-      const { gateway } = await gatewayWith([run(...deltas('```agent_tool_call\n{"name":"ls","arguments":{,}}\n```'))]);
-      const result = await streamChat(gateway, { tools: [LS] });
+    it.concurrent('§11.19/§11.20 a truncated fence is never shown; a broken one alone ends in the invalid-tool-call chunk and [DONE]', async () => {
+      const truncated = scripted([textReply(['Working. ', '```agent_tool_call\n{"name":"ls","argu'])]);
+      const cut = await streamChat(gateway, { messages: truncated.messages, tools: [LS] });
+      expect(contents(cut)[0]).toBe('Working. ');
+      expect(contents(cut).join('')).not.toContain('agent_tool_call');
+      const broken = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{,}}\n```')]);
+      const result = await streamChat(gateway, { messages: broken.messages, tools: [LS] });
       expect(result.status).toBe(200);
       expect(contents(result)).toEqual(['[error: invalid upstream tool call]']);
-      expect(finishReason(result)).toBe('stop');
       expect(toolFrames(result)).toEqual([]);
       expect(result.done).toBe(true);
     });
 
-    it('§11.21 unfenced JSON on its own line is shown as text', async () => {
-      const { gateway } = await gatewayWith([run(...deltas('{"name":"ls","arguments":{}}\n'))]);
-      const result = await streamChat(gateway, { tools: [LS] });
-      expect(contents(result).join('')).toBe('{"name":"ls","arguments":{}}\n');
-      expect(toolFrames(result)).toEqual([]);
-    });
-
-    it('non-streaming requests run the same bridge and aggregate content and tool calls', async () => {
-      const { gateway } = await gatewayWith([run(...deltas('Looking.\n' + fenceText('ls', {})))]);
-      const response = await postChat(gateway, { tools: [LS] });
-      expect(response.status).toBe(200);
-      const body = (await response.json()) as any;
+    it.concurrent('a non-streamed request runs the same bridge and aggregates content and tool calls', async () => {
+      const { messages } = scripted([textReply(['Looking.\n', fenceText('ls', {})])]);
+      const body = (await (await postChat(gateway, { messages, tools: [LS] })).json()) as any;
       expect(body.choices[0].message.content).toBe('Looking.\n');
       expect(body.choices[0].message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'ls', arguments: '{}' } }]);
       expect(body.choices[0].finish_reason).toBe('tool_calls');
     });
   });
 
-  describe('usage and errors', () => {
-    it('§11.22 usage 3 in / 2 cache read / 2 out → prompt 5, completion 2, total 7', async () => {
-      const usage = { input_tokens: 3, cache_read_input_tokens: 2, cache_creation_input_tokens: 0, output_tokens: 2 };
-      const { gateway } = await gatewayWith([{ stdout: [{ line: initLine() }, { line: textDelta('x') }, { line: messageDelta('end_turn') }, { line: resultLine({ usage }) }] }]);
-      const result = await streamChat(gateway, { stream_options: { include_usage: true } });
-      const usageChunk = result.chunks.find((chunk) => chunk.usage);
-      expect(usageChunk!.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } });
-      const body = (await (await postChat(gateway, {})).json()) as any;
-      expect(body.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
-    });
-
-    it('§11.24 exit 1 with a login message → 401 JSON error without the stderr text', async () => {
-      const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
-      const result = await streamChat(gateway, {});
+  describe('failures: errors are errors, never the model answer (issue 9)', () => {
+    it.concurrent('an upstream 401 on a stream is HTTP 401 authentication_error before any SSE byte, and on a plain request too', async () => {
+      const { marker, messages } = scripted([API_ERRORS.unauthorized()]);
+      const result = await streamChat(gateway, { messages });
       expect(result.status).toBe(401);
       expect(result.headers.get('content-type')).toContain('application/json');
       expect(result.body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
-      expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|\/login/);
-      expect(gateway.logs.text).not.toContain('Invalid API key');
-      expect(readRuns(dir)).toHaveLength(1);
+      expectNoCliText(result);
+      const plain = await postChat(gateway, { messages });
+      expect(plain.status).toBe(401);
+      expectNoCliText(await plain.text());
+      // The CLI itself calls twice on a 401 even with its retries off; the gateway never retries auth.
+      expect(api.messages(marker)).toHaveLength(4);
     });
 
-    it('§11.25 a usage-limit message → 429 with Retry-After after one run', async () => {
-      const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'usage limit reached', exitCode: 1 }]);
-      const response = await postChat(gateway, { stream: true });
-      expect(response.status).toBe(429);
-      expect(response.headers.get('retry-after')).toBe('60');
-      expect(((await response.json()) as any).error.type).toBe('rate_limit_error');
-      expect(readRuns(dir)).toHaveLength(1);
+    it.concurrent('a subscription limit is HTTP 429 rate_limit_error with Retry-After from the reset the API reported, streamed or not', async () => {
+      const reset = Math.floor(Date.now() / 1000) + 3600;
+      const { marker, messages } = scripted([API_ERRORS.limit(reset)]);
+      const result = await streamChat(gateway, { messages });
+      expect(result.status).toBe(429);
+      expect(result.body.error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_reached' });
+      const retryAfter = Number(result.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(3500);
+      expect(retryAfter).toBeLessThanOrEqual(3600);
+      expectNoCliText(result);
+      const plain = await postChat(gateway, { messages });
+      expect(plain.status).toBe(429);
+      expect(Number(plain.headers.get('retry-after'))).toBeGreaterThan(3500);
+      expect(api.messages(marker)).toHaveLength(2);
     });
 
-    it('§11.25 "Claude crashed" on every run → 502 after exactly three runs; a crash then a good run → an answer', async () => {
-      const crash: FakeClaudeRun = { stdout: [], stderr: 'Claude crashed', exitCode: 1 };
-      const failing = await gatewayWith([crash]);
-      const response = await postChat(failing.gateway, { stream: true });
-      expect(response.status).toBe(502);
-      expect(JSON.stringify(await response.json())).not.toContain('crashed');
-      expect(readRuns(failing.dir)).toHaveLength(3);
-
-      const recovering = await gatewayWith([crash, answerRun('fine')]);
-      const result = await streamChat(recovering.gateway, {});
-      expect(contents(result)).toEqual(['fine']);
-      expect(readRuns(recovering.dir)).toHaveLength(2);
+    it.concurrent('a rate limit without a reset is HTTP 429 with Retry-After 60, after one run', async () => {
+      const { marker, messages } = scripted([{ type: 'error', status: 429, errorType: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' }]);
+      const result = await streamChat(gateway, { messages });
+      expect(result.status).toBe(429);
+      expect(result.headers.get('retry-after')).toBe('60');
+      expect(result.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+      expectNoCliText(result);
+      expect(api.messages(marker)).toHaveLength(1);
     });
 
-    it('a missing executable answers 502 before any SSE header', async () => {
-      // The startup warning is asserted in provider-c-adapter.e2e-spec.ts: nestjs-pino sends
-      // logs made outside a request to the first in-process gateway's capture.
-      const { gateway } = await gatewayWith([], { PROVIDER_C_COMMAND: 'no-such-claude-binary' });
-      const response = await postChat(gateway, { stream: true });
-      expect(response.status).toBe(502);
-      expect(response.headers.get('content-type')).toContain('application/json');
+    it.concurrent('529 overloaded on every run: three runs, then HTTP 502 before any SSE byte', async () => {
+      const { marker, messages } = scripted([API_ERRORS.overloaded()]);
+      const result = await streamChat(gateway, { messages });
+      expect(result.status).toBe(502);
+      expect(result.body.error).toMatchObject({ type: 'upstream_error' });
+      expectNoCliText(result);
+      expect(api.messages(marker)).toHaveLength(3);
+    });
+
+    it.concurrent('a 500 and then an answer: the retry is invisible and the client gets the answer', async () => {
+      const { marker, messages } = scripted([API_ERRORS.internal(), textReply('recovered')]);
+      const result = await streamChat(gateway, { messages });
+      expect(result.status).toBe(200);
+      expect(contents(result)).toEqual(['recovered']);
+      expectNoCliText(result);
+      expect(api.messages(marker)).toHaveLength(2);
+    });
+
+    it.concurrent('a failure after output: the text so far, the error chunk and [DONE]; never retried; the CLI message is not content', async () => {
+      const { marker, messages } = scripted([stream([{ kind: 'text', deltas: ['Half an ', 'answer'] }], { failMidway: { errorType: 'overloaded_error', message: 'Overloaded' } })]);
+      const result = await streamChat(gateway, { messages });
+      expect(result.status).toBe(200);
+      expect(contents(result)).toEqual(['Half an ', 'answer', '[error: upstream error]']);
+      expect(result.done).toBe(true);
+      expectNoCliText(result);
+      // The CLI re-sent the request once itself (a stream that broke mid-answer); the gateway repeated no run.
+      expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+      expect(api.messages(marker).length).toBeLessThanOrEqual(2);
+      const plain = await postChat(gateway, { messages });
+      expect(plain.status).toBe(502);
+      expectNoCliText(await plain.text());
     });
   });
 
-  describe('process lifecycle', () => {
-    it('§11.26 a client disconnect terminates the child (SIGTERM within 1 s, gone within 3 s) and frees the slot', async () => {
-      const { gateway, dir } = await gatewayWith([hangingRun(), answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
+  describe('client disconnect', () => {
+    it.concurrent('ends the child within 3 s and the fake API sees its connection close', async () => {
+      const { marker, messages } = scripted([stream([{ kind: 'text', deltas: ['partial'] }], { hang: true })]);
       const client = new AbortController();
-      const response = await postChat(gateway, { stream: true }, client.signal);
+      const response = await postChat(gateway, { messages, stream: true }, client.signal);
+      expect(response.status).toBe(200);
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
       let seen = '';
       while (!seen.includes('partial')) seen += new TextDecoder().decode((await reader.read()).value);
+      const [start] = recordsOf(response.headers, 'provider_c_process_start');
+      const pid = start.pid as number;
+      expect(isAlive(pid)).toBe(true);
       client.abort();
       const abortedAt = Date.now();
-      await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 1000);
-      expect(Date.now() - abortedAt).toBeLessThan(1000);
-      await waitFor(() => !isAlive(readRuns(dir)[0].pid), 3000);
-      const next = await streamChat(gateway, {});
-      expect(contents(next)).toEqual(['next']);
-      await waitFor(() => gateway.logs.records().some((record) => record.event === 'provider_c_canceled'), 1000);
+      await waitFor(() => !isAlive(pid), 3000);
+      await waitFor(() => api.messages(marker)[0]?.closedEarly === true, 3000);
+      expect(Date.now() - abortedAt).toBeLessThan(3000);
+      await waitFor(() => recordsOf(response.headers, 'provider_c_canceled').length > 0, 1000);
     });
+  });
+});
 
-    it('no child outlives its request: after answers, errors, timeouts and disconnects every child is gone', async () => {
-      const hanging = hangingRun('...');
-      const { gateway, dir } = await gatewayWith([answerRun('a'), { stdout: [], stderr: 'Invalid API key', exitCode: 1 }, hanging, hanging], { PROVIDER_C_TIMEOUT: '1s' });
-      expect(contents(await streamChat(gateway, {}))).toEqual(['a']);
-      await expectAllChildrenReaped(dir);
-      expect((await postChat(gateway, {})).status).toBe(401);
-      await expectAllChildrenReaped(dir);
-      const timedOut = await streamChat(gateway, {});
-      expect(contents(timedOut)).toContain('[error: timeout]');
-      await expectAllChildrenReaped(dir);
-      const client = new AbortController();
-      const response = await postChat(gateway, { stream: true }, client.signal);
-      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-      await reader.read();
-      client.abort();
-      await expectAllChildrenReaped(dir);
-      expect(readRuns(dir)).toHaveLength(4);
-      expect(fs.readdirSync(os.tmpdir()).filter((name) => readRuns(dir).some((record) => record.cwd.endsWith(name)))).toEqual([]);
-    });
+describe('provider_c with the real Claude Code CLI and no login', () => {
+  let noLoginApi: FakeAnthropicApi;
+  let noLoginGateway: TestGateway;
+  let noLoginHome: string;
 
-    it('§11.30 with provider_c disabled: sonnet is not listed, chat is 404 model_not_found, nothing is spawned', async () => {
-      const { gateway, dir } = await gatewayWith([answerRun('never')], { GATEWAY_PROVIDERS: 'provider_a' });
-      const models = (await (await fetch(`${gateway.url}/v1/models`)).json()) as { data: { id: string }[] };
-      expect(models.data.map((model) => model.id)).not.toContain('sonnet');
-      const response = await postChat(gateway, { model: 'sonnet', stream: true, tools: [LS] });
-      expect(response.status).toBe(404);
-      expect(((await response.json()) as any).error.code).toBe('model_not_found');
-      expect(readRuns(dir)).toEqual([]);
-    });
+  beforeAll(async () => {
+    noLoginApi = await FakeAnthropicApi.start([textReply('never')]);
+    noLoginHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-nologin-home-'));
+    noLoginGateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, ...realClaudeEnvironment({ apiBaseUrl: noLoginApi.baseUrl, home: noLoginHome, loggedIn: false }) });
+  });
+
+  afterAll(async () => {
+    await noLoginGateway?.close();
+    await noLoginApi?.close();
+    fs.rmSync(noLoginHome, { recursive: true, force: true });
+  });
+
+  it('a streamed chat is HTTP 401 authentication_error before any SSE byte, not "Not logged in" as content', async () => {
+    const result = await streamChat(noLoginGateway, {});
+    expect(result.status).toBe(401);
+    expect(result.headers.get('content-type')).toContain('application/json');
+    expect(result.body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
+    expectNoCliText(result);
+    const plain = await postChat(noLoginGateway, {});
+    expect(plain.status).toBe(401);
+    expectNoCliText(await plain.text());
+    expect(noLoginApi.messages()).toEqual([]);
+    expect(noLoginGateway.logs.text).not.toMatch(CLI_ERROR_TEXT);
   });
 });

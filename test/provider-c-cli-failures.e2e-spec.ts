@@ -1,0 +1,159 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { contents, postChat, streamChat } from './support/chat-sse';
+import { startGateway, TestGateway } from './support/create-test-app';
+import { answerRun, FakeClaudeRun, hangingRun, initLine, isAlive, providerCSettings, readRuns, textDelta, waitFor } from './support/provider-c-fixtures';
+
+/**
+ * provider_c against the project's own fake `claude` (test/support/fake-claude.mjs), only for what
+ * the real binary cannot be made to do: die by a signal, print garbage or only stderr, never
+ * exit, or not exist. Every other provider_c scenario runs the real CLI (provider-c.e2e-spec.ts).
+ */
+
+const LS = { type: 'function', function: { name: 'ls', parameters: { type: 'object', properties: {} } } };
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A gateway with only provider_c enabled, running the fake with the given runs. */
+async function gatewayWith(runs: FakeClaudeRun[], settings: Record<string, string> = {}): Promise<{ gateway: TestGateway; dir: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-fake-cli-'));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const gateway = await startGateway({ ...providerCSettings(dir, runs), GATEWAY_PROVIDERS: 'provider_c', ...settings });
+  cleanups.push(() => gateway.close());
+  return { gateway, dir };
+}
+
+/** Every run's child is gone and its working directory removed. */
+async function expectAllChildrenReaped(dir: string): Promise<void> {
+  await waitFor(() => readRuns(dir).every((record) => !isAlive(record.pid) && !fs.existsSync(record.cwd)), 3000);
+}
+
+describe('provider_c with the fake claude: what the real CLI cannot do', () => {
+  describe('failures', () => {
+    it('a child killed by a signal on every run → 502 after exactly three runs, before any SSE byte', async () => {
+      const { gateway, dir } = await gatewayWith([{ stdout: [{ line: initLine() }], killWith: 'SIGKILL' }]);
+      const result = await streamChat(gateway, {});
+      expect(result.status).toBe(502);
+      expect(result.body.error).toMatchObject({ type: 'upstream_error' });
+      expect(readRuns(dir)).toHaveLength(3);
+    });
+
+    it('a child killed by a signal after output → the text so far, the error chunk and [DONE]', async () => {
+      const { gateway, dir } = await gatewayWith([{ stdout: [{ line: initLine() }, { line: textDelta('partial') }], killWith: 'SIGSEGV' }]);
+      const result = await streamChat(gateway, {});
+      expect(result.status).toBe(200);
+      expect(contents(result)).toEqual(['partial', '[error: upstream error]']);
+      expect(result.done).toBe(true);
+      expect(readRuns(dir)).toHaveLength(1);
+    });
+
+    it('garbage on stdout is skipped and never shown; garbage alone is no answer (502 after three runs)', async () => {
+      const garbage = { raw: 'Segmentation fault (core dumped) <not json>' };
+      const mixed = await gatewayWith([{ stdout: [garbage, { line: initLine() }, garbage, { line: textDelta('fine') }, garbage, { line: { type: 'result', subtype: 'success', is_error: false, result: 'fine' } }] }]);
+      const answer = await streamChat(mixed.gateway, {});
+      expect(contents(answer)).toEqual(['fine']);
+      expect(answer.raw).not.toContain('Segmentation');
+      const only = await gatewayWith([{ stdout: [garbage, garbage] }]);
+      const none = await streamChat(only.gateway, {});
+      expect(none.status).toBe(502);
+      expect(none.raw).not.toContain('Segmentation');
+      expect(readRuns(only.dir)).toHaveLength(3);
+    });
+
+    it('§11.24 exit 1 with only a login message on stderr (no structured line) → 401 JSON error without the stderr text', async () => {
+      const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
+      const result = await streamChat(gateway, {});
+      expect(result.status).toBe(401);
+      expect(result.headers.get('content-type')).toContain('application/json');
+      expect(result.body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
+      expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|\/login/);
+      expect(gateway.logs.text).not.toContain('Invalid API key');
+      expect(readRuns(dir)).toHaveLength(1);
+    });
+
+    it('§11.25 exit 1 with only a usage-limit message on stderr → 429 with Retry-After after one run', async () => {
+      const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'usage limit reached', exitCode: 1 }]);
+      const response = await postChat(gateway, { stream: true });
+      expect(response.status).toBe(429);
+      expect(response.headers.get('retry-after')).toBe('60');
+      expect(((await response.json()) as any).error.type).toBe('rate_limit_error');
+      expect(readRuns(dir)).toHaveLength(1);
+    });
+
+    it('§11.25 "Claude crashed" on every run → 502 after exactly three runs; a crash then a good run → an answer', async () => {
+      const crash: FakeClaudeRun = { stdout: [], stderr: 'Claude crashed', exitCode: 1 };
+      const failing = await gatewayWith([crash]);
+      const response = await postChat(failing.gateway, { stream: true });
+      expect(response.status).toBe(502);
+      expect(JSON.stringify(await response.json())).not.toContain('crashed');
+      expect(readRuns(failing.dir)).toHaveLength(3);
+
+      const recovering = await gatewayWith([crash, answerRun('fine')]);
+      const result = await streamChat(recovering.gateway, {});
+      expect(contents(result)).toEqual(['fine']);
+      expect(readRuns(recovering.dir)).toHaveLength(2);
+    });
+
+    it('a missing executable answers 502 before any SSE header', async () => {
+      // The startup warning is asserted in provider-c-adapter.e2e-spec.ts: nestjs-pino sends
+      // logs made outside a request to the first in-process gateway's capture.
+      const { gateway } = await gatewayWith([], { PROVIDER_C_COMMAND: 'no-such-claude-binary' });
+      const response = await postChat(gateway, { stream: true });
+      expect(response.status).toBe(502);
+      expect(response.headers.get('content-type')).toContain('application/json');
+    });
+  });
+
+  describe('process lifecycle', () => {
+    it('§11.26 a client disconnect terminates the child (SIGTERM within 1 s, gone within 3 s) and frees the slot', async () => {
+      const { gateway, dir } = await gatewayWith([hangingRun(), answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
+      const client = new AbortController();
+      const response = await postChat(gateway, { stream: true }, client.signal);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let seen = '';
+      while (!seen.includes('partial')) seen += new TextDecoder().decode((await reader.read()).value);
+      client.abort();
+      const abortedAt = Date.now();
+      await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 1000);
+      expect(Date.now() - abortedAt).toBeLessThan(1000);
+      await waitFor(() => !isAlive(readRuns(dir)[0].pid), 3000);
+      const next = await streamChat(gateway, {});
+      expect(contents(next)).toEqual(['next']);
+      await waitFor(() => gateway.logs.records().some((record) => record.event === 'provider_c_canceled'), 1000);
+    });
+
+    it('no child outlives its request: after answers, errors, timeouts and disconnects every child is gone', async () => {
+      const hanging = hangingRun('...');
+      const { gateway, dir } = await gatewayWith([answerRun('a'), { stdout: [], stderr: 'Invalid API key', exitCode: 1 }, hanging, hanging], { PROVIDER_C_TIMEOUT: '1s' });
+      expect(contents(await streamChat(gateway, {}))).toEqual(['a']);
+      await expectAllChildrenReaped(dir);
+      expect((await postChat(gateway, {})).status).toBe(401);
+      await expectAllChildrenReaped(dir);
+      const timedOut = await streamChat(gateway, {});
+      expect(contents(timedOut)).toContain('[error: timeout]');
+      await expectAllChildrenReaped(dir);
+      const client = new AbortController();
+      const response = await postChat(gateway, { stream: true }, client.signal);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      await reader.read();
+      client.abort();
+      await expectAllChildrenReaped(dir);
+      expect(readRuns(dir)).toHaveLength(4);
+      expect(fs.readdirSync(os.tmpdir()).filter((name) => readRuns(dir).some((record) => record.cwd.endsWith(name)))).toEqual([]);
+    });
+
+    it('§11.30 with provider_c disabled: sonnet is not listed, chat is 404 model_not_found, nothing is spawned', async () => {
+      const { gateway, dir } = await gatewayWith([answerRun('never')], { GATEWAY_PROVIDERS: 'provider_a' });
+      const models = (await (await fetch(`${gateway.url}/v1/models`)).json()) as { data: { id: string }[] };
+      expect(models.data.map((model) => model.id)).not.toContain('sonnet');
+      const response = await postChat(gateway, { model: 'sonnet', stream: true, tools: [LS] });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as any).error.code).toBe('model_not_found');
+      expect(readRuns(dir)).toEqual([]);
+    });
+  });
+});

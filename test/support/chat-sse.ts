@@ -1,0 +1,69 @@
+import type { TestGateway } from './create-test-app';
+
+/** One SSE `data:` payload and when it arrived (ms since the request was sent). */
+export interface SseEvent {
+  readonly data: string;
+  readonly at: number;
+}
+
+/** A chat answer read to the end: SSE events and chunks, or the JSON body when it was not SSE. */
+export interface ChatStreamResult {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly events: SseEvent[];
+  readonly chunks: Record<string, any>[];
+  readonly done: boolean;
+  /** JSON body when the answer was not SSE. */
+  readonly body?: any;
+  /** Everything the client received, for "this text never appears" checks. */
+  readonly raw: string;
+}
+
+/** POST /v1/chat/completions with `model` and a one-message conversation unless the body overrides them. */
+export function postChat(gateway: TestGateway, body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'claude-fable-5', messages: [{ role: 'user', content: 'Hi' }], ...body }),
+    signal,
+  });
+}
+
+/** Sends a streaming chat request and reads the answer event by event, noting when each arrived. */
+export async function streamChat(gateway: TestGateway, body: Record<string, unknown>): Promise<ChatStreamResult> {
+  const sent = Date.now();
+  const response = await postChat(gateway, { stream: true, ...body });
+  if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    const raw = await response.text();
+    return { status: response.status, headers: response.headers, events: [], chunks: [], done: false, body: JSON.parse(raw), raw };
+  }
+  const events: SseEvent[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let raw = '';
+  for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
+    const text = decoder.decode(bytes, { stream: true });
+    raw += text;
+    buffer += text;
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = frame
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n');
+      if (data !== '') events.push({ data, at: Date.now() - sent });
+    }
+  }
+  const done = events.length > 0 && events[events.length - 1].data === '[DONE]';
+  const chunks = events.filter((event) => event.data !== '[DONE]').map((event) => JSON.parse(event.data) as Record<string, any>);
+  return { status: response.status, headers: response.headers, events, chunks, done, raw };
+}
+
+const deltaField = (result: ChatStreamResult, field: string) => result.chunks.map((chunk) => chunk.choices?.[0]?.delta?.[field]).filter((text) => typeof text === 'string') as string[];
+export const contents = (result: ChatStreamResult) => deltaField(result, 'content');
+export const reasonings = (result: ChatStreamResult) => deltaField(result, 'reasoning_content');
+export const toolFrames = (result: ChatStreamResult) => result.chunks.flatMap((chunk) => (chunk.choices?.[0]?.delta?.tool_calls ?? []) as Record<string, any>[]);
+export const finishReason = (result: ChatStreamResult) => result.chunks.map((chunk) => chunk.choices?.[0]?.finish_reason).find((reason) => reason);
