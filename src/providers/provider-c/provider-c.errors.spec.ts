@@ -1,4 +1,4 @@
-import type { GatewayError } from '../../common/errors/gateway.error';
+import type { GatewayError } from '../../core/gateway.error';
 import { classifyRunFailure, parseRetryAfterSeconds } from './provider-c.errors';
 import type { CliErrorReport } from './provider-c.stream';
 
