@@ -21,6 +21,17 @@ const SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
   gateway_chat_api_upstream_session_turns_total: 'counter',
 };
 
+/** prom-client's default metrics the dashboard and alerts use (docs/endpoints.md "Process metrics"). */
+const PROCESS_SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
+  gateway_chat_api_process_cpu_seconds_total: 'counter',
+  gateway_chat_api_process_resident_memory_bytes: 'gauge',
+  gateway_chat_api_process_start_time_seconds: 'gauge',
+  gateway_chat_api_nodejs_eventloop_lag_p99_seconds: 'gauge',
+  gateway_chat_api_nodejs_heap_size_used_bytes: 'gauge',
+  gateway_chat_api_nodejs_gc_duration_seconds: 'histogram',
+  gateway_chat_api_process_memory_limit_bytes: 'gauge',
+};
+
 /** The type a `# TYPE` line declares for `name`. */
 function declaredType(text: string, name: string): string | undefined {
   return new RegExp(`^# TYPE ${name} (\\w+)$`, 'm').exec(text)?.[1];
@@ -89,9 +100,15 @@ describe('GET /metrics', () => {
       expect(text).not.toContain(SECRET);
     });
 
-    it('includes process metrics from the shared registry', async () => {
+    it("includes prom-client's process metrics under the gateway prefix, and the memory limit", async () => {
       const { text } = await scrape();
-      expect(text).toMatch(/^process_cpu_user_seconds_total \d/m);
+      for (const [name, kind] of Object.entries(PROCESS_SERIES)) expect(declaredType(text, name)).toBe(kind);
+      expect(sample(text, 'gateway_chat_api_process_resident_memory_bytes')).toBeGreaterThan(0);
+      const limit = sample(text, 'gateway_chat_api_process_memory_limit_bytes') ?? 0;
+      expect(limit).toBeGreaterThanOrEqual(sample(text, 'gateway_chat_api_process_resident_memory_bytes')!);
+      // Every series the gateway exports carries the prefix: no bare process_* or nodejs_* names.
+      const names = [...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]);
+      expect(names.filter((name) => !name.startsWith('gateway_chat_api_'))).toEqual([]);
     });
 
     it('is behind the bearer', async () => {

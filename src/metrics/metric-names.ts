@@ -1,5 +1,8 @@
 import type { ProviderId } from '../core/provider-id';
 
+/** Every series the gateway exports starts with this, prom-client's process metrics included. */
+export const METRIC_PREFIX = 'gateway_chat_api_';
+
 /** Metric names (design.md §8, contract "Metrics"). Noun first, then unit. */
 export const METRIC = {
   requests: 'gateway_chat_api_requests_total',
@@ -18,6 +21,7 @@ export const METRIC = {
   structuredInflight: 'gateway_chat_api_structured_inflight',
   upstreamSessionsKept: 'gateway_chat_api_upstream_sessions_kept',
   upstreamSessionTurns: 'gateway_chat_api_upstream_session_turns_total',
+  memoryLimit: 'gateway_chat_api_process_memory_limit_bytes',
 } as const;
 
 /** Queue label values (gateway-behaviours.md §8): the three families, provider_c's process slots, structured. */

@@ -5,9 +5,9 @@ import {
   makeHistogramProvider,
   PrometheusModule,
 } from '@willsoto/nestjs-prometheus';
-import { collectDefaultMetrics, register } from 'prom-client';
 import { GatewayMetrics } from './gateway-metrics';
 import { METRIC } from './metric-names';
+import { registerProcessMetrics } from './process-metrics';
 
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
@@ -38,8 +38,7 @@ const instruments = [
 @Module({ providers: [...instruments, GatewayMetrics], exports: [GatewayMetrics] })
 export class MetricsModule {
   constructor() {
-    // Process metrics once per process: a second collectDefaultMetrics would throw on re-registration.
-    if (!register.getSingleMetric('process_cpu_user_seconds_total')) collectDefaultMetrics();
+    registerProcessMetrics();
   }
 }
 
