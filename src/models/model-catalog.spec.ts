@@ -37,6 +37,28 @@ describe(ModelCatalog.name, () => {
       for (const entry of catalog.entries) if (entry.structured) expect(entry.provider).toBe('provider_a');
     });
 
+    describe('prefix-free provider_a aliases for agent clients (docs/clients.md "Model ids")', () => {
+      const gptIds = ids.filter((id) => id.startsWith('gpt-5.6-'));
+      // Clients route these prefixes to /v1/responses (Continue `cn`) or treat them as reasoning models.
+      const RESPONSES_PREFIX = /^(gpt-5|o\d)/;
+
+      it('has one alias per gpt-5.6 id, the id without "gpt-5.6-", resolving exactly like it', () => {
+        expect(gptIds.length).toBeGreaterThanOrEqual(30);
+        for (const id of gptIds) {
+          const alias = id.slice('gpt-5.6-'.length);
+          expect(catalog.resolve(alias)).toEqual({ ...catalog.resolve(id), requestedId: alias, catalogId: alias });
+        }
+      });
+
+      it('are free of the prefixes that clients route elsewhere', () => {
+        for (const id of gptIds) expect(id.slice('gpt-5.6-'.length)).not.toMatch(RESPONSES_PREFIX);
+      });
+
+      it('keeps aliases off the structured allowlist: one id per policy row, the contract default unchanged', () => {
+        for (const id of gptIds) expect(catalog.get(id.slice('gpt-5.6-'.length))?.structured).toBe(false);
+      });
+    });
+
     it('is shipped as a data file next to the code', () => {
       expect(path.basename(BUILT_IN_CATALOG_PATH)).toBe('catalog.json');
       expect(fs.existsSync(BUILT_IN_CATALOG_PATH)).toBe(true);

@@ -1,0 +1,174 @@
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
+import { ChatOpenAI } from '@langchain/openai';
+import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
+import OpenAI from 'openai';
+import { rawRequest } from './support/raw-http';
+import { fakeUpstream } from './support/client-scenarios';
+import { FakeProviderA } from './support/fake-provider-a';
+import { completed, created, DEFAULT_USAGE, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
+
+/**
+ * docs/clients.md as written: the SDKs that can run offline (`openai`, the AI SDK, LangChain's
+ * `@langchain/openai` 0.6) configured exactly as the page shows, with the prefix-free alias
+ * `sol`, against the gateway and a fake provider_a. The alias must reach the upstream as
+ * `gpt-5.6-sol` with the catalog's effort, and be counted under its own name.
+ */
+const ALIAS = 'alias-check';
+const READ_FILE_PARAMETERS = {
+  type: 'object',
+  properties: { path: { type: 'string', description: 'Workspace-relative file path.' } },
+  required: ['path'],
+  additionalProperties: false,
+} as const;
+
+const upstream = fakeUpstream({
+  homePrefix: 'clients-docs-',
+  startFake: () => FakeProviderA.start(),
+  settings: (fake, home) => ({ ...providerASettings(fake, home, { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_TIMEOUT: '8s' }),
+});
+let baseURL = '';
+const offLoopback: string[] = [];
+const realFetch = globalThis.fetch;
+
+/** Refuses (and records) any fetch that leaves loopback: tests must never reach the internet. */
+function loopbackOnlyFetch(input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> {
+  const url = new URL(input instanceof Request ? input.url : String(input));
+  if (url.hostname !== '127.0.0.1') {
+    offLoopback.push(url.origin);
+    return Promise.reject(new Error(`blocked non-loopback fetch to ${url.origin}`));
+  }
+  return realFetch(input, init);
+}
+let callCount = 0;
+
+function scriptText(pieces: readonly string[]): void {
+  upstream.fake.enqueue({ frames: [created(), ...pieces.map((piece) => textDelta(piece)), completed()] });
+}
+
+function scriptReadFileCall(path: string): string {
+  const id = `call_docs_${++callCount}`;
+  upstream.fake.enqueue({ frames: [created(), ...functionCallItem(id, 'read_file', JSON.stringify({ path }), { fragments: 3 }), completed()] });
+  return id;
+}
+
+/** What the fake received last: the model and effort the alias resolved to. */
+function lastUpstreamModel(): { model: unknown; effort: unknown } {
+  const body = upstream.fake.lastBody() as { model?: unknown; reasoning?: { effort?: unknown } } | undefined;
+  return { model: body?.model, effort: body?.reasoning?.effort };
+}
+
+beforeAll(async () => {
+  globalThis.fetch = loopbackOnlyFetch as typeof fetch;
+  const gateway = await upstream.start();
+  baseURL = `${gateway.url}/v1`;
+});
+afterAll(async () => {
+  globalThis.fetch = realFetch;
+  await upstream.stop();
+});
+beforeEach(() => upstream.fake.reset());
+
+describe('docs/clients.md "Model ids"', () => {
+  it('lists the aliases beside the gpt-5.6 ids in /v1/models', async () => {
+    const client = new OpenAI({ baseURL, apiKey: ALIAS, maxRetries: 0 });
+    const ids = [];
+    for await (const model of client.models.list()) ids.push(model.id);
+    for (const tier of ['sol', 'terra', 'luna']) {
+      expect(ids).toEqual(expect.arrayContaining([tier, `${tier}-high`, `${tier}-fast-xhigh`, `gpt-5.6-${tier}`]));
+    }
+  });
+});
+
+describe('the openai SDK as configured in docs/clients.md', () => {
+  it('streams a tool call for `sol`, reports usage, and sends gpt-5.6-sol upstream with its catalog effort', async () => {
+    const client = new OpenAI({ baseURL, apiKey: ALIAS, maxRetries: 0, timeout: 8000 });
+    const callId = scriptReadFileCall('README.md');
+    const completion = await client.chat.completions
+      .stream({
+        model: 'sol',
+        messages: [{ role: 'user', content: 'What is in README.md?' }],
+        tools: [{ type: 'function', function: { name: 'read_file', parameters: READ_FILE_PARAMETERS } }],
+        stream_options: { include_usage: true },
+      })
+      .finalChatCompletion();
+    expect(completion.model).toBe('sol');
+    expect(completion.choices[0].finish_reason).toBe('tool_calls');
+    expect(completion.choices[0].message.tool_calls).toEqual([{ id: callId, type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }]);
+    expect(completion.usage).toMatchObject({ prompt_tokens: DEFAULT_USAGE.input_tokens, completion_tokens: DEFAULT_USAGE.output_tokens });
+    expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-sol', effort: 'low' });
+  });
+
+  it('counts the alias under its own name in gateway_chat_api_requests_total', async () => {
+    scriptText(['ok']);
+    const client = new OpenAI({ baseURL, apiKey: ALIAS, maxRetries: 0, timeout: 8000 });
+    await client.chat.completions.create({ model: 'terra-high', messages: [{ role: 'user', content: 'hi' }] });
+    expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-terra', effort: 'high' });
+    const metrics = await rawRequest(`${baseURL.replace(/\/v1$/, '')}/metrics`, { headers: { authorization: `Bearer ${ALIAS}` } });
+    expect(metrics.body.toString()).toMatch(/^gateway_chat_api_requests_total\{provider="provider_a",model="terra-high",status="200"\} [1-9]/m);
+  });
+});
+
+describe('the AI SDK as configured in docs/clients.md', () => {
+  it('runs the two-step tool loop on `sol` with includeUsage', async () => {
+    scriptReadFileCall('package.json');
+    scriptText(['It is ', 'a manifest.']);
+    const gateway = createOpenAICompatible({ name: 'gateway', baseURL, apiKey: ALIAS, includeUsage: true });
+    const result = streamText({
+      model: gateway.chatModel('sol'),
+      prompt: 'What is package.json?',
+      maxRetries: 0,
+      stopWhen: stepCountIs(2),
+      tools: {
+        read_file: tool({ description: 'Read a file.', inputSchema: jsonSchema<{ path: string }>(READ_FILE_PARAMETERS), execute: async () => '{"name":"demo"}' }),
+      },
+    });
+    expect(await result.text).toBe('It is a manifest.');
+    expect((await result.steps).map((step) => step.finishReason)).toEqual(['tool-calls', 'stop']);
+    expect((await result.totalUsage).inputTokens).toBe(2 * DEFAULT_USAGE.input_tokens);
+  });
+});
+
+describe('LangChain @langchain/openai 0.6 as configured in docs/clients.md', () => {
+  const model = () =>
+    new ChatOpenAI({ model: 'sol', apiKey: ALIAS, configuration: { baseURL }, streaming: true, maxRetries: 0, timeout: 8000 }).bindTools([
+      { type: 'function', function: { name: 'read_file', description: 'Read a file.', parameters: READ_FILE_PARAMETERS } },
+    ]);
+
+  /** `.stream()` and concatenated chunks, as docs/clients.md recommends (no tiktoken download). */
+  async function streamed(messages: BaseMessage[]): Promise<AIMessageChunk> {
+    let message: AIMessageChunk | undefined;
+    for await (const chunk of await model().stream(messages)) message = message ? message.concat(chunk) : chunk;
+    return message!;
+  }
+
+  it('gets a complete tool call, then answers the ToolMessage continuation, with usage_metadata on both turns', async () => {
+    const callId = scriptReadFileCall('src/main.ts');
+    const question = new HumanMessage('What is in src/main.ts?');
+    const first = await streamed([question]);
+    expect(first.tool_calls).toEqual([expect.objectContaining({ id: callId, name: 'read_file', args: { path: 'src/main.ts' } })]);
+    expect(first.usage_metadata).toMatchObject({ input_tokens: DEFAULT_USAGE.input_tokens, output_tokens: DEFAULT_USAGE.output_tokens });
+    expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-sol', effort: 'low' });
+
+    scriptText(['It boots ', 'the app.']);
+    const second = await streamed([question, new AIMessage({ content: '', tool_calls: first.tool_calls }), new ToolMessage({ tool_call_id: callId, content: 'bootstrap();' })]);
+    expect(second.content).toBe('It boots the app.');
+    expect(second.tool_calls).toEqual([]);
+    expect(second.usage_metadata?.input_tokens).toBe(DEFAULT_USAGE.input_tokens);
+    // The continuation reached the upstream as the call and its output, paired by call id.
+    const input = (upstream.fake.lastBody()?.input ?? []) as Array<Record<string, unknown>>;
+    expect(input).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'function_call', call_id: callId, name: 'read_file' }),
+        { type: 'function_call_output', call_id: callId, output: 'bootstrap();' },
+      ]),
+    );
+  });
+});
+
+afterAll(() => {
+  // Every request the clients made went to the loopback gateway (LangChain's invoke() would
+  // otherwise try to download a tokenizer; the guard below refuses it and records it here).
+  expect(offLoopback).toEqual([]);
+});
