@@ -1,3 +1,4 @@
+import { DrainService } from '../src/common/lifecycle/drain.service';
 import { rawRequest } from './support/raw-http';
 import { startGateway, TestGateway } from './support/create-test-app';
 
@@ -30,6 +31,7 @@ const PROCESS_SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
   gateway_chat_api_nodejs_heap_size_used_bytes: 'gauge',
   gateway_chat_api_nodejs_gc_duration_seconds: 'histogram',
   gateway_chat_api_process_memory_limit_bytes: 'gauge',
+  gateway_chat_api_ready: 'gauge',
 };
 
 /** The type a `# TYPE` line declares for `name`. */
@@ -109,6 +111,13 @@ describe('GET /metrics', () => {
       // Every series the gateway exports carries the prefix: no bare process_* or nodejs_* names.
       const names = [...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]);
       expect(names.filter((name) => !name.startsWith('gateway_chat_api_'))).toEqual([]);
+    });
+
+    it('reports readiness as gateway_chat_api_ready: 1 while serving, 0 once draining, like /health/ready', async () => {
+      expect(sample((await scrape()).text, 'gateway_chat_api_ready')).toBe(1);
+      gateway.app.get(DrainService).startDraining();
+      expect((await rawRequest(`${gateway.url}/health/ready`)).status).toBe(503);
+      expect(sample((await scrape()).text, 'gateway_chat_api_ready')).toBe(0);
     });
 
     it('is behind the bearer', async () => {

@@ -22,6 +22,7 @@ export const METRIC = {
   upstreamSessionsKept: 'gateway_chat_api_upstream_sessions_kept',
   upstreamSessionTurns: 'gateway_chat_api_upstream_session_turns_total',
   memoryLimit: 'gateway_chat_api_process_memory_limit_bytes',
+  ready: 'gateway_chat_api_ready',
 } as const;
 
 /** Queue label values (gateway-behaviours.md §8): the three families, provider_c's process slots, structured. */

@@ -5,9 +5,12 @@ import {
   makeHistogramProvider,
   PrometheusModule,
 } from '@willsoto/nestjs-prometheus';
+import { DrainService } from '../common/lifecycle/drain.service';
+import { LifecycleModule } from '../common/lifecycle/lifecycle.module';
 import { GatewayMetrics } from './gateway-metrics';
 import { METRIC } from './metric-names';
 import { registerProcessMetrics } from './process-metrics';
+import { registerReadinessGauge } from './readiness-metric';
 
 const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
@@ -42,13 +45,19 @@ export class MetricsModule {
   }
 }
 
-/** `GET /metrics`, registered only when METRICS_ENABLED (imported by the app module). */
+const READINESS_GAUGE = Symbol('READINESS_GAUGE');
+
+/**
+ * `GET /metrics`, registered only when METRICS_ENABLED, and the readiness gauge (it needs the
+ * app's drain switch). Imported once, by the app module.
+ */
 @Module({})
 export class MetricsEndpointModule {
   static forRoot(options: { serveEndpoint: boolean }): DynamicModule {
     return {
       module: MetricsEndpointModule,
-      imports: options.serveEndpoint ? [PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: false } })] : [],
+      imports: [LifecycleModule, ...(options.serveEndpoint ? [PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: false } })] : [])],
+      providers: [{ provide: READINESS_GAUGE, useFactory: registerReadinessGauge, inject: [DrainService] }],
     };
   }
 }

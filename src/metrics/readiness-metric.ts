@@ -1,0 +1,20 @@
+import { Gauge, register } from 'prom-client';
+import type { DrainService } from '../common/lifecycle/drain.service';
+import { METRIC } from './metric-names';
+
+/**
+ * `gateway_chat_api_ready`: 1 while serving, 0 from SIGTERM/SIGINT on, exactly what
+ * `GET /health/ready` answers, read from the drain switch at every scrape. The readiness alert and
+ * the dashboard use it. The newest app owns the series: tests boot several apps in one process,
+ * and a stale gauge would report a closed app's state.
+ */
+export function registerReadinessGauge(drain: DrainService): Gauge {
+  register.removeSingleMetric(METRIC.ready);
+  return new Gauge({
+    name: METRIC.ready,
+    help: 'Readiness: 1 while serving, 0 while draining (GET /health/ready answers 503).',
+    collect() {
+      this.set(drain.isDraining ? 0 : 1);
+    },
+  });
+}
