@@ -11,6 +11,7 @@ const SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
   gateway_chat_api_queue_wait_seconds: 'histogram',
   gateway_chat_api_queue_depth: 'gauge',
   gateway_chat_api_upstream_errors_total: 'counter',
+  gateway_chat_api_upstream_retries_total: 'counter',
   gateway_chat_api_fast_tier_requests_total: 'counter',
   gateway_chat_api_structured_latency_seconds: 'histogram',
   gateway_chat_api_structured_tokens_total: 'counter',

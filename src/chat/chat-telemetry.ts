@@ -38,6 +38,10 @@ export class ChatTelemetry {
     if (this.model) this.metrics.upstreamError(this.model.provider, code);
   }
 
+  upstreamRetry(code: string): void {
+    if (this.model) this.metrics.upstreamRetry(this.model.provider, code);
+  }
+
   usage(usage: UsageEvent | undefined): void {
     if (!usage || !this.model) return;
     const provider = this.model.provider;

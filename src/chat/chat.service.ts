@@ -77,7 +77,7 @@ export class ChatService {
           chatKey: conversation.value,
           customToolWire: this.config.customToolWire,
         };
-        const context: CallContext = { signal: abort.signal, requestId, logger: this.logger };
+        const context: CallContext = { signal: abort.signal, requestId, logger: this.logger, retried: (code) => telemetry.upstreamRetry(code) };
         const collector = new ToolCallCollector(requestId, this.config.customToolWire, (index, reason) =>
           this.logger.warn({ event: 'tool_call_invalid', index, reason }, 'tool_call_invalid'),
         );

@@ -29,6 +29,7 @@ export class GatewayMetrics {
     @InjectMetric(METRIC.queueWait) private readonly queueWait: Histogram<string>,
     @InjectMetric(METRIC.queueDepth) private readonly queueDepth: Gauge<string>,
     @InjectMetric(METRIC.upstreamErrors) private readonly upstreamErrors: Counter<string>,
+    @InjectMetric(METRIC.upstreamRetries) private readonly upstreamRetries: Counter<string>,
     @InjectMetric(METRIC.fastTierRequests) private readonly fastTierRequests: Counter<string>,
     @InjectMetric(METRIC.structuredLatency) private readonly structuredLatency: Histogram<string>,
     @InjectMetric(METRIC.structuredTokens) private readonly structuredTokens: Counter<string>,
@@ -71,6 +72,11 @@ export class GatewayMetrics {
 
   upstreamError(provider: string, code: string): void {
     if (code !== 'canceled') this.upstreamErrors.inc({ provider: providerLabel(provider), code });
+  }
+
+  /** A retry before any output; `code` is the internal code of the failure retried. */
+  upstreamRetry(provider: string, code: string): void {
+    this.upstreamRetries.inc({ provider: providerLabel(provider), code });
   }
 
   fastTierRequest(model: string): void {

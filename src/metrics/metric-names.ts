@@ -12,6 +12,7 @@ export const METRIC = {
   queueWait: 'gateway_chat_api_queue_wait_seconds',
   queueDepth: 'gateway_chat_api_queue_depth',
   upstreamErrors: 'gateway_chat_api_upstream_errors_total',
+  upstreamRetries: 'gateway_chat_api_upstream_retries_total',
   fastTierRequests: 'gateway_chat_api_fast_tier_requests_total',
   structuredLatency: 'gateway_chat_api_structured_latency_seconds',
   structuredTokens: 'gateway_chat_api_structured_tokens_total',

@@ -22,6 +22,7 @@ const instruments = [
   makeHistogramProvider({ name: METRIC.queueWait, help: 'Time spent waiting for an agent, structured or process slot.', labelNames: ['provider', 'result'], buckets: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300] }),
   makeGaugeProvider({ name: METRIC.queueDepth, help: 'Requests currently waiting for a slot.', labelNames: ['provider'] }),
   makeCounterProvider({ name: METRIC.upstreamErrors, help: 'Upstream failures by internal code.', labelNames: ['provider', 'code'] }),
+  makeCounterProvider({ name: METRIC.upstreamRetries, help: 'Retries before any output, by the internal code of the failure that caused them.', labelNames: ['provider', 'code'] }),
   makeCounterProvider({ name: METRIC.fastTierRequests, help: 'Requests for -fast (priority tier) models.', labelNames: ['model'] }),
   makeHistogramProvider({ name: METRIC.structuredLatency, help: 'Structured inference latency by model and result.', labelNames: ['model', 'result'], buckets: LATENCY_BUCKETS }),
   makeCounterProvider({ name: METRIC.structuredTokens, help: 'Structured inference tokens.', labelNames: ['model', 'kind'] }),

@@ -40,6 +40,8 @@ export interface CallContext {
   readonly logger: EventLogger;
   /** Absolute deadline (epoch ms) beyond the adapter's own turn timeout, e.g. structured deadline_ms. */
   readonly deadlineAt?: number;
+  /** Told of each retry before output (the internal code that caused it), so the caller can meter it. */
+  readonly retried?: (code: string) => void;
 }
 
 /** Structured extraction request (provider_a only; provider_a.md §6). */

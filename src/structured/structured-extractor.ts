@@ -66,7 +66,13 @@ export class StructuredExtractor {
         promptCacheKey: promptCacheKey(plan.caller, envelope.operation, identity.schemaSha256),
       };
       result = await this.callWithinDeadline(signal, deadlineAt, (callSignal) =>
-        adapter.extract!(request, { signal: callSignal, requestId: envelope.requestId, logger, deadlineAt }),
+        adapter.extract!(request, {
+          signal: callSignal,
+          requestId: envelope.requestId,
+          logger,
+          deadlineAt,
+          retried: (code) => this.metrics.upstreamRetry(model.provider, code),
+        }),
       );
     } catch (error) {
       // Nobody waits any more: keep the abort reason so it is recorded as canceled, not as a failure.

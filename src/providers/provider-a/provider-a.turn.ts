@@ -132,11 +132,13 @@ function runAttempts(
     {
       signal: clock.signal,
       deadlineAt: clock.deadlineAt,
-      onRetry: (error, retryNumber, delayMs) =>
+      onRetry: (error, retryNumber, delayMs) => {
+        context.retried?.(error.code);
         context.logger.warn(
           { event: 'provider_a_attempt_retry', retry: retryNumber, error_code: error.code, upstream_status: error.upstreamStatus, delay_ms: Math.round(delayMs) },
           'provider_a_attempt_retry',
-        ),
+        );
+      },
     },
   );
 }

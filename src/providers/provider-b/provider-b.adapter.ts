@@ -53,11 +53,13 @@ export class ProviderBAdapter implements ProviderAdapter {
       const accepted = await runWithRetries((attempt) => this.attempt(request, context, client, method, attempt), {
         signal: turn.signal,
         deadlineAt: turn.deadlineAt,
-        onRetry: (error, retry, delayMs) =>
+        onRetry: (error, retry, delayMs) => {
+          context.retried?.(error.code);
           context.logger.info(
             { event: 'provider_b_retry', code: error.code, upstreamStatus: error.upstreamStatus, retry, delayMs: Math.round(delayMs) },
             'provider_b_retry',
-          ),
+          );
+        },
       });
       return turnEvents(accepted, turn, {
         onToolCall: (id, signature) => this.signatures.remember(id, signature),

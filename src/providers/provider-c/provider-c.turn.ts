@@ -189,6 +189,7 @@ export class ProviderCTurn {
       if (!outputYielded && failure.retryable && retry < MAX_RETRIES) {
         const delayMs = retryDelayMs(retry, undefined);
         if (Date.now() + delayMs < this.deadlineAt) {
+          this.context.retried?.(failure.code);
           logger.warn({ event: 'provider_c_retry', attempt: retry + 2, delay_ms: Math.round(delayMs), code: failure.code }, 'provider_c_retry');
           await sleep(delayMs, signal);
           continue;
