@@ -1,0 +1,325 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { register } from 'prom-client';
+import { parse, parseAllDocuments } from 'yaml';
+import { ERROR_CODES } from '../src/core/error-codes';
+import { REPO_ROOT } from './support/child-gateway';
+import { startGateway, TestGateway } from './support/create-test-app';
+import { LabelMatcher, parsePromQL, Selector } from './support/promql-selectors';
+import { rawRequest } from './support/raw-http';
+import { fakeUpstream } from './support/client-scenarios';
+import { FakeProviderA } from './support/fake-provider-a';
+import { providerASettings, textReply } from './support/provider-a-fixtures';
+
+/**
+ * The monitoring kit in docker/k8s/monitoring/ (issue 16): the Grafana dashboard, the alerting
+ * rules (plain file and PrometheusRule), the ServiceMonitor and the kustomize overlay that ties
+ * them to the base manifests. Every series a query reads must be one a running gateway really
+ * exports, with labels it really has and label values from its closed sets.
+ */
+const MONITORING = path.join(REPO_ROOT, 'docker', 'k8s', 'monitoring');
+const SECRET = 'monitoring-secret';
+
+// Manifests and dashboards are free-form documents; the tests walk them like plain objects.
+type Doc = Record<string, any>;
+
+const readYaml = (file: string): Doc => parse(fs.readFileSync(file, 'utf8')) as Doc;
+const dashboard = JSON.parse(fs.readFileSync(path.join(MONITORING, 'grafana-dashboard.json'), 'utf8')) as Doc;
+const rulesFile = readYaml(path.join(MONITORING, 'llm-gateway.rules.yaml'));
+const prometheusRule = readYaml(path.join(MONITORING, 'prometheusrule.yaml'));
+const rules: Doc[] = rulesFile.groups.flatMap((group: Doc) => group.rules);
+
+/** Series Prometheus itself adds to every scrape target, with their labels. */
+const SYNTHESIZED: Record<string, readonly string[]> = { up: ['job', 'instance'] };
+/** Target labels Prometheus attaches to every scraped series. */
+const TARGET_LABELS = ['job', 'instance'];
+
+/** Closed label-value sets (docs/endpoints.md "Metrics"); a query may only match these values. */
+const CLOSED_VALUES: Record<string, ReadonlySet<string>> = {
+  provider: new Set(['provider_a', 'provider_b', 'provider_c', 'none', 'provider_c_processes', 'structured']),
+  stream: new Set(['true', 'false']),
+  kind: new Set(['prompt', 'completion', 'cached', 'reasoning', 'minor', 'major', 'incremental', 'weakcb']),
+};
+const CLOSED_VALUES_BY_METRIC: Record<string, Record<string, ReadonlySet<string>>> = {
+  gateway_chat_api_upstream_errors_total: { code: new Set(Object.keys(ERROR_CODES)) },
+  gateway_chat_api_upstream_retries_total: { code: new Set(Object.keys(ERROR_CODES)) },
+  gateway_chat_api_queue_wait_seconds: { result: new Set(['acquired', 'bypassed', 'full', 'timeout', 'canceled']) },
+};
+
+interface Exported {
+  /** Every series name a scrape can hold (histograms as _bucket, _sum, _count). */
+  readonly series: ReadonlySet<string>;
+  /** Series name → its family's label names (from the registry the scrape came from). */
+  labels(series: string): readonly string[];
+  /** Series name → its family name. */
+  family(series: string): string;
+}
+
+/** The families of one scrape, by their `# TYPE` lines. */
+function exportedFrom(scrape: string): Exported {
+  const families = new Map<string, string>();
+  for (const match of scrape.matchAll(/^# TYPE (\S+) (\S+)$/gm)) families.set(match[1], match[2]);
+  const seriesToFamily = new Map<string, string>();
+  for (const [name, type] of families) {
+    seriesToFamily.set(name, name);
+    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) seriesToFamily.set(name + suffix, name);
+    if (type === 'summary') for (const suffix of ['_sum', '_count']) seriesToFamily.set(name + suffix, name);
+  }
+  return {
+    series: new Set(seriesToFamily.keys()),
+    family: (series) => seriesToFamily.get(series) ?? series,
+    labels: (series) => {
+      const family = seriesToFamily.get(series)!;
+      const metric = register.getSingleMetric(family) as unknown as { labelNames?: string[] } | undefined;
+      const le = series.endsWith('_bucket') ? ['le'] : [];
+      return [...(metric?.labelNames ?? []), ...le, ...TARGET_LABELS];
+    },
+  };
+}
+
+/** Literal alternatives of a matcher value (`a|b|c`), or undefined when it is a real regex. */
+function literalAlternatives(matcher: LabelMatcher): string[] | undefined {
+  if (matcher.op === '=' || matcher.op === '!=') return [matcher.value];
+  return /^[\w|]+$/.test(matcher.value) ? matcher.value.split('|') : undefined;
+}
+
+/** Problems with one query against one scrape; empty when every reference is real. */
+function problemsOf(expr: string, exported: Exported): string[] {
+  const problems: string[] = [];
+  const { selectors, aggregations } = parsePromQL(expr);
+  const labelsOf = (selector: Selector) => SYNTHESIZED[selector.metric] ?? exported.labels(selector.metric);
+  for (const selector of selectors) {
+    if (!SYNTHESIZED[selector.metric] && !exported.series.has(selector.metric)) {
+      problems.push(`${selector.metric} is not exported`);
+      continue;
+    }
+    for (const matcher of selector.matchers) {
+      if (!labelsOf(selector).includes(matcher.label)) problems.push(`${selector.metric} has no label ${matcher.label}`);
+      const closed = CLOSED_VALUES_BY_METRIC[exported.family(selector.metric)]?.[matcher.label] ?? CLOSED_VALUES[matcher.label];
+      for (const value of (closed && literalAlternatives(matcher)) || []) {
+        if (!closed!.has(value)) problems.push(`${selector.metric}{${matcher.label}} never takes the value ${value}`);
+      }
+    }
+  }
+  for (const aggregation of aggregations) {
+    const available = new Set(aggregation.selectors.flatMap(labelsOf));
+    for (const label of aggregation.by) if (!available.has(label)) problems.push(`"by (${label})" groups on a label none of its series has`);
+  }
+  return problems;
+}
+
+/** Every PromQL query of the dashboard: panel targets and `label_values(...)` variables. */
+function dashboardQueries(): Array<{ where: string; expr: string }> {
+  const panels: Doc[] = dashboard.panels.flatMap((panel: Doc) => [panel, ...(panel.panels ?? [])]);
+  const targets = panels.flatMap((panel) => (panel.targets ?? []).map((target: Doc) => ({ where: `panel "${panel.title}" ${target.refId}`, expr: target.expr as string })));
+  const variables = dashboard.templating.list
+    .filter((variable: Doc) => variable.type === 'query')
+    .map((variable: Doc) => {
+      const query = typeof variable.query === 'string' ? variable.query : variable.query.query;
+      const metric = /^label_values\((\w+),\s*\w+\)$/.exec(query)?.[1];
+      return { where: `variable $${variable.name}`, expr: metric ?? query };
+    });
+  return [...targets, ...variables];
+}
+
+describe('docker/k8s/monitoring against a running gateway', () => {
+  let gateway: TestGateway;
+  let exported: Exported;
+
+  beforeAll(async () => {
+    gateway = await startGateway({ GATEWAY_BEARER_SECRET: SECRET, STRUCTURED_INFERENCE_ENABLED: 'true' });
+    const response = await rawRequest(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${SECRET}` } });
+    expect(response.status).toBe(200);
+    exported = exportedFrom(response.body.toString());
+  });
+
+  afterAll(() => gateway.close());
+
+  it('the checker itself flags a missing series, a missing label, a foreign label value and a syntax error', () => {
+    expect(problemsOf('rate(gateway_chat_api_no_such_total[5m])', exported)).toEqual(['gateway_chat_api_no_such_total is not exported']);
+    expect(problemsOf('gateway_chat_api_queue_depth{model="x"}', exported)).toEqual(['gateway_chat_api_queue_depth has no label model']);
+    expect(problemsOf('gateway_chat_api_upstream_errors_total{code=~"auth|login"}', exported)).toEqual(['gateway_chat_api_upstream_errors_total{code} never takes the value login']);
+    expect(problemsOf('sum by (model) (gateway_chat_api_queue_depth)', exported)).toEqual(['"by (model)" groups on a label none of its series has']);
+    expect(() => problemsOf('sum(rate(gateway_chat_api_requests_total[5m])', exported)).toThrow(/syntax error/);
+  });
+
+  it('every dashboard query parses and reads only exported series, labels and label values', () => {
+    const queries = dashboardQueries();
+    expect(queries.length).toBeGreaterThan(30);
+    const problems = queries.flatMap(({ where, expr }) => problemsOf(expr, exported).map((problem) => `${where}: ${problem}`));
+    expect(problems).toEqual([]);
+  });
+
+  it('every alert expression parses and reads only exported series (plus Prometheus\'s own `up`)', () => {
+    const problems = rules.flatMap((rule) => problemsOf(rule.expr, exported).map((problem) => `${rule.alert}: ${problem}`));
+    expect(problems).toEqual([]);
+  });
+
+  it('the dashboard covers what the issue asks for', () => {
+    const all = dashboardQueries().map((query) => query.expr).join('\n');
+    for (const metric of [
+      'gateway_chat_api_requests_total',
+      'gateway_chat_api_time_to_first_token_seconds_bucket',
+      'gateway_chat_api_request_duration_seconds_bucket',
+      'gateway_chat_api_queue_depth',
+      'gateway_chat_api_queue_wait_seconds_bucket',
+      'gateway_chat_api_upstream_errors_total',
+      'gateway_chat_api_upstream_retries_total',
+      'gateway_chat_api_structured_latency_seconds_count',
+      'gateway_chat_api_structured_idempotency_total',
+      'gateway_chat_api_process_resident_memory_bytes',
+      'gateway_chat_api_nodejs_eventloop_lag_p99_seconds',
+    ]) {
+      expect(all).toContain(metric);
+    }
+  });
+});
+
+describe('gateway_chat_api_upstream_retries_total (the dashboard\'s retries panel)', () => {
+  const upstream = fakeUpstream({
+    homePrefix: 'monitoring-retries-',
+    startFake: () => FakeProviderA.start(),
+    settings: (fake, home) => ({ ...providerASettings(fake, home, { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_TIMEOUT: '8s' }),
+  });
+  let url = '';
+  const counter = async (name: string) => {
+    const text = (await rawRequest(`${url}/metrics`)).body.toString();
+    return Number(new RegExp(`^${name}\\{provider="provider_a",code="upstream"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  };
+
+  beforeAll(async () => {
+    url = (await upstream.start()).url;
+  });
+  afterAll(() => upstream.stop());
+
+  it('counts a retry before output by family and code, while the request itself succeeds', async () => {
+    const retriesBefore = await counter('gateway_chat_api_upstream_retries_total');
+    const errorsBefore = await counter('gateway_chat_api_upstream_errors_total');
+    upstream.fake.enqueue({ reject: { status: 503 }, frames: [] });
+    upstream.fake.enqueue(textReply('after one retry'));
+    const response = await rawRequest(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer any', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sol', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body.toString()).choices[0].message.content).toBe('after one retry');
+    expect(await counter('gateway_chat_api_upstream_retries_total')).toBe(retriesBefore + 1);
+    expect(await counter('gateway_chat_api_upstream_errors_total')).toBe(errorsBefore);
+  });
+});
+
+describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () => {
+  const deploymentDoc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'deployment.md'), 'utf8');
+  /** GitHub's heading anchors: lower case, punctuation dropped, spaces to dashes. */
+  const anchors = new Set(
+    [...deploymentDoc.matchAll(/^#+ (.+)$/gm)].map((match) =>
+      match[1]
+        .trim()
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
+
+  it('are one group of uniquely named alerts with a duration, a severity, a summary and a runbook', () => {
+    expect(rulesFile.groups).toHaveLength(1);
+    const names = rules.map((rule) => rule.alert);
+    expect(new Set(names).size).toBe(names.length);
+    for (const rule of rules) {
+      expect(Object.keys(rule).sort()).toEqual(expect.arrayContaining(['alert', 'annotations', 'expr', 'labels']));
+      expect(rule.record).toBeUndefined();
+      if (rule.for !== undefined) expect(rule.for).toMatch(/^\d+[smh]$/);
+      expect(['critical', 'warning']).toContain(rule.labels.severity);
+      expect(rule.annotations.summary).toEqual(expect.any(String));
+      expect(rule.annotations.description).toEqual(expect.any(String));
+    }
+  });
+
+  it('cover login failures, upstream error ratio, queue saturation, readiness and memory', () => {
+    const byName = new Map(rules.map((rule) => [rule.alert as string, rule.expr as string]));
+    expect(byName.get('GatewayUpstreamLoginFailing')).toContain('code="auth"');
+    expect(byName.get('GatewayUpstreamErrorRatioHigh')).toContain('gateway_chat_api_upstream_errors_total');
+    expect(byName.get('GatewayQueueSaturated')).toMatch(/result=~"full\|timeout"/);
+    expect(byName.get('GatewayNotReady')).toContain('gateway_chat_api_ready');
+    expect(byName.get('GatewayMemoryNearLimit')).toContain('gateway_chat_api_process_memory_limit_bytes');
+  });
+
+  it('each runbook_url points at a heading of docs/deployment.md named after the alert', () => {
+    for (const rule of rules) {
+      const anchor = rule.alert.toLowerCase();
+      expect(rule.annotations.runbook_url).toBe(`docs/deployment.md#${anchor}`);
+      expect(anchors).toContain(anchor);
+    }
+  });
+
+  it('the PrometheusRule carries exactly the groups of the plain rules file', () => {
+    expect(prometheusRule).toMatchObject({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'llm-gateway' } });
+    expect(prometheusRule.spec).toEqual(rulesFile);
+  });
+});
+
+describe('the kustomize overlay docker/k8s/monitoring', () => {
+  /** Resolves a kustomization's resources recursively, as `kubectl kustomize` would read them. */
+  function resolveKustomization(directory: string): Doc[] {
+    const kustomization = readYaml(path.join(directory, 'kustomization.yaml'));
+    expect(kustomization.kind).toBe('Kustomization');
+    const documents: Doc[] = [];
+    for (const resource of kustomization.resources ?? []) {
+      const target = path.resolve(directory, resource);
+      expect(fs.existsSync(target)).toBe(true);
+      if (fs.statSync(target).isDirectory()) {
+        documents.push(...resolveKustomization(target));
+        continue;
+      }
+      for (const document of parseAllDocuments(fs.readFileSync(target, 'utf8'))) {
+        expect(document.errors).toEqual([]);
+        const manifest = document.toJS() as Doc;
+        expect(manifest).toMatchObject({ apiVersion: expect.any(String), kind: expect.any(String), metadata: { name: expect.any(String) } });
+        documents.push(manifest);
+      }
+    }
+    for (const generator of kustomization.configMapGenerator ?? []) {
+      const data: Record<string, string> = {};
+      for (const file of generator.files) {
+        // kustomize's default load restrictor: generator files must sit inside the kustomization.
+        const target = path.resolve(directory, file);
+        expect(target.startsWith(directory + path.sep)).toBe(true);
+        data[path.basename(file)] = fs.readFileSync(target, 'utf8');
+      }
+      documents.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: generator.name, labels: generator.options?.labels ?? {} }, data });
+    }
+    return documents;
+  }
+
+  const documents = resolveKustomization(MONITORING);
+  const one = (kind: string) => {
+    const found = documents.filter((document) => document.kind === kind);
+    expect(found).toHaveLength(1);
+    return found[0];
+  };
+
+  it('renders the base manifests plus a ServiceMonitor, a PrometheusRule and the dashboard ConfigMap', () => {
+    for (const kind of ['Deployment', 'Service', 'Secret', 'PersistentVolumeClaim', 'ServiceMonitor', 'PrometheusRule']) one(kind);
+    const keys = documents.map((document) => `${document.kind}/${document.metadata.name}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const dashboardMap = documents.find((document) => document.kind === 'ConfigMap' && document.metadata.name === 'llm-gateway-dashboard');
+    expect(dashboardMap?.metadata.labels.grafana_dashboard).toBe('1');
+    expect(JSON.parse(dashboardMap?.data['grafana-dashboard.json']).uid).toBe('llm-gateway');
+  });
+
+  it('the ServiceMonitor selects the Service, scrapes its http port on /metrics and sends the bearer from the Secret', () => {
+    const monitor = one('ServiceMonitor');
+    const service = one('Service');
+    const secret = one('Secret');
+    for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels)) expect(service.metadata.labels[key]).toBe(value);
+    const [endpoint] = monitor.spec.endpoints;
+    expect(service.spec.ports.map((port: Doc) => port.name)).toContain(endpoint.port);
+    expect(endpoint.path).toBe('/metrics');
+    expect(endpoint.authorization.type).toBe('Bearer');
+    expect(endpoint.authorization.credentials.name).toBe(secret.metadata.name);
+    expect(Object.keys(secret.stringData ?? secret.data)).toContain(endpoint.authorization.credentials.key);
+    // The GatewayDown alert matches the job Prometheus derives from the Service name.
+    expect(rules.find((rule) => rule.alert === 'GatewayDown')?.expr).toContain(`job="${service.metadata.name}"`);
+  });
+});
