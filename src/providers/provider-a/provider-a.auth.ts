@@ -81,6 +81,11 @@ export class ProviderAAuth {
     try {
       return await requestTokenRefresh(this.tokenUrl, refreshToken, this.now);
     } catch (error) {
+      if (error instanceof GatewayError) {
+        // The endpoint gave no answer: not a login problem (see tokenEndpointFailure).
+        logger.warn({ event: 'provider_a_token_refresh_failed', error_code: error.code === 'timeout' ? 'timeout' : 'unreachable' }, 'provider_a_token_refresh_failed');
+        throw error;
+      }
       const failure = error instanceof TokenRefreshError ? error : new TokenRefreshError(undefined, undefined);
       // Only the endpoint's error code is logged, never its description or any token.
       logger.warn(

@@ -1,4 +1,4 @@
-import { postRefreshGrant } from '../shared/refresh-grant';
+import { postRefreshGrant, tokenEndpointFailure } from '../shared/refresh-grant';
 import { CODEX_OAUTH_CLIENT_ID, TOKEN_REFRESH_TIMEOUT_MS } from './provider-a.constants';
 import { decodeJwtClaims, RefreshedTokens } from './provider-a.login-file';
 import { nonEmptyString } from '../../common/json';
@@ -16,7 +16,9 @@ export class TokenRefreshError extends Error {
 
 /**
  * One OAuth refresh-token grant against the Codex token endpoint (provider_a.md §1.5). The new
- * expiry is `now + expires_in`, else the new access token's JWT `exp`.
+ * expiry is `now + expires_in`, else the new access token's JWT `exp`. An endpoint that gives no
+ * answer at all rejects with the shared `tokenEndpointFailure` (a GatewayError, not a login
+ * problem); an answer that refuses the grant rejects with TokenRefreshError.
  */
 export async function requestTokenRefresh(tokenUrl: string, refreshToken: string, now: () => number = Date.now): Promise<RefreshedTokens> {
   let answer: Awaited<ReturnType<typeof postRefreshGrant>>;
@@ -26,8 +28,8 @@ export async function requestTokenRefresh(tokenUrl: string, refreshToken: string
       { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CODEX_OAUTH_CLIENT_ID },
       TOKEN_REFRESH_TIMEOUT_MS,
     );
-  } catch {
-    throw new TokenRefreshError('network_error', undefined);
+  } catch (error) {
+    throw tokenEndpointFailure('provider_a', error);
   }
   if (!answer.ok) throw new TokenRefreshError(answer.errorCode, answer.status);
   const { accessToken, body, expiresInSeconds } = answer;

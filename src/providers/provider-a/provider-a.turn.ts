@@ -1,7 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
-import { withIdleTimeout } from '../shared/idle-timeout';
+import { withIdleTimeout, withinIdleTimeout } from '../shared/idle-timeout';
 import { runWithRetries } from '../shared/retry-policy';
 import type { ProviderAAuth, ProviderACredentials } from './provider-a.auth';
 import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
@@ -111,6 +111,8 @@ function runAttempts(
   onState: (state: StreamState) => void,
 ): Promise<LiveAttempt> {
   let authRetried = false;
+  // A login token (maybe a refresh) is waited for like any upstream event: turn deadline and idle bound.
+  const token = (fetch: (signal: AbortSignal) => Promise<ProviderACredentials>) => withinIdleTimeout(options.idleTimeoutMs, clock.signal, 'login token', fetch);
   const once = async (credentials: ProviderACredentials, attemptNumber: number) => {
     const state = createStreamState();
     onState(state);
@@ -118,7 +120,7 @@ function runAttempts(
   };
   return runWithRetries(
     async (attemptNumber) => {
-      const credentials = await options.auth.credentials(context.logger, clock.signal);
+      const credentials = await token((signal) => options.auth.credentials(context.logger, signal));
       try {
         return await once(credentials, attemptNumber);
       } catch (error) {
@@ -126,7 +128,7 @@ function runAttempts(
         // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
         authRetried = true;
         context.logger.info({ event: 'provider_a_auth_retry', upstream_status: error.upstreamStatus }, 'provider_a_auth_retry');
-        return once(await options.auth.afterRejection(credentials, context.logger, clock.signal), attemptNumber);
+        return once(await token((signal) => options.auth.afterRejection(credentials, context.logger, signal)), attemptNumber);
       }
     },
     {

@@ -8,7 +8,7 @@ import type { ChatEvent } from '../../core/chat-event';
 import { runWithRetries, sleep } from '../shared/retry-policy';
 import { ProviderBTokenSource } from './provider-b.auth';
 import { AcceptedTurn, openTurn, turnEvents } from './provider-b.turn-events';
-import { CodeAssistClient, postCodeAssist, readJsonResponse } from './provider-b.http';
+import { CodeAssistClient, loginToken, postCodeAssist, readJsonResponse } from './provider-b.http';
 import { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
 import { buildProviderBRequest } from './provider-b.request';
 import { ThoughtSignatureStore } from './provider-b.thought-signatures';
@@ -83,7 +83,7 @@ export class ProviderBAdapter implements ProviderAdapter {
     method: 'streamGenerateContent' | 'generateContent',
     attempt: number,
   ): Promise<AcceptedTurn> {
-    const credential = await this.tokens.current(client.turn.signal, context.logger);
+    const credential = await loginToken(client);
     const project = await this.projects.resolve(credential.loginKey, this.discoveryTransport(client));
     const built = buildProviderBRequest(request, {
       project,

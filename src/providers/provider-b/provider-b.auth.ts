@@ -4,7 +4,7 @@ import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
 import { LoginTokenCache } from '../shared/login-token-cache';
-import { postRefreshGrant, RefreshGrantAnswer } from '../shared/refresh-grant';
+import { postRefreshGrant, RefreshGrantAnswer, tokenEndpointFailure } from '../shared/refresh-grant';
 import { GEMINI_CLI_CLIENT_ID, GEMINI_CLI_CLIENT_SECRET, TOKEN_REQUEST_TIMEOUT_MS } from './provider-b.constants';
 
 /** A usable access token plus a stable, non-secret key of the login it belongs to. */
@@ -98,9 +98,10 @@ export class ProviderBTokenSource {
         TOKEN_REQUEST_TIMEOUT_MS,
       );
     } catch (error) {
-      // Not an auth problem: the token endpoint was unreachable, so a retry may succeed.
-      logger.warn({ event: 'provider_b_auth_refresh_failed', reason: 'unreachable' }, 'provider_b_auth_refresh_failed');
-      throw new GatewayError('upstream', { detail: 'provider_b token endpoint unreachable', retryable: true, cause: error });
+      // Not an auth problem: the token endpoint did not answer (the classification is shared with provider_a).
+      const failure = tokenEndpointFailure('provider_b', error);
+      logger.warn({ event: 'provider_b_auth_refresh_failed', reason: failure.code === 'timeout' ? 'timeout' : 'unreachable' }, 'provider_b_auth_refresh_failed');
+      throw failure;
     }
     if (!answer.ok) {
       const code = answer.errorCode !== undefined ? sanitizeIdentifier(answer.errorCode) : undefined;

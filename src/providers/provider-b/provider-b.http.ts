@@ -1,7 +1,8 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonCapped } from '../shared/http-body';
-import type { ProviderBTokenSource } from './provider-b.auth';
+import { withinIdleTimeout } from '../shared/idle-timeout';
+import type { ProviderBCredential, ProviderBTokenSource } from './provider-b.auth';
 import { PROVIDER_B_USER_AGENT } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
 import type { ProviderBTurn } from './provider-b.turn';
@@ -11,7 +12,7 @@ export interface CodeAssistClient {
   readonly baseUrl: string;
   readonly tokens: ProviderBTokenSource;
   readonly turn: ProviderBTurn;
-  /** GATEWAY_STREAM_IDLE_TIMEOUT: bound on the wait for response headers (0 = off). */
+  /** GATEWAY_STREAM_IDLE_TIMEOUT: bound on each wait for the upstream before its body, the login token and the response headers (0 = off). */
   readonly headerTimeoutMs: number;
   readonly logger: EventLogger;
 }
@@ -33,13 +34,13 @@ const MAX_ERROR_BODY_BYTES = 256 * 1024;
  * against the generic retry budget. Any other non-2xx becomes a classified GatewayError (§10).
  */
 export async function postCodeAssist(client: CodeAssistClient, method: CodeAssistMethod, body: unknown): Promise<OpenedResponse> {
-  const { tokens, turn, logger } = client;
-  const credential = await tokens.current(turn.signal, logger);
+  const { tokens, logger } = client;
+  const credential = await loginToken(client);
   let opened = await send(client, method, body, credential.accessToken);
   if (opened.response.status === 401) {
     await discard(opened);
     logger.info({ event: 'provider_b_auth_retry', method }, 'provider_b_auth_retry');
-    const recovered = await tokens.recover(credential.accessToken, turn.signal, logger);
+    const recovered = await loginToken(client, (signal) => tokens.recover(credential.accessToken, signal, logger));
     opened = await send(client, method, body, recovered.accessToken);
     if (opened.response.status === 401) {
       await discard(opened);
@@ -51,6 +52,17 @@ export async function postCodeAssist(client: CodeAssistClient, method: CodeAssis
     throw classifyProviderBError(opened.response.status, errorBody);
   }
   return opened;
+}
+
+/**
+ * The login token for the next call, waited for like any upstream answer: under the turn's signal
+ * (deadline, client) and the idle bound, so a hung token endpoint cannot hold the request longer.
+ */
+export function loginToken(
+  client: CodeAssistClient,
+  fetch: (signal: AbortSignal) => Promise<ProviderBCredential> = (signal) => client.tokens.current(signal, client.logger),
+): Promise<ProviderBCredential> {
+  return withinIdleTimeout(client.headerTimeoutMs, client.turn.signal, 'login token', fetch);
 }
 
 /** Reads a small JSON answer (discovery, `:generateContent`); non-JSON is a retryable upstream error. */

@@ -31,3 +31,20 @@ function raceIdle<T>(next: Promise<IteratorResult<T>>, idleMs: number, onIdle?: 
   next.catch(() => undefined);
   return Promise.race([next, idle]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Runs one wait that is not a stream read (today: for a login token, which may mean a refresh
+ * against the token endpoint) under `signal` and the same idle bound as every upstream wait, so a
+ * hung token endpoint cannot hold a request past GATEWAY_STREAM_IDLE_TIMEOUT (0 = off) any more than
+ * past the turn's deadline, which `signal` carries. The bound passing is a `timeout` GatewayError.
+ */
+export async function withinIdleTimeout<T>(idleMs: number, signal: AbortSignal, what: string, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  if (idleMs <= 0) return wait(signal);
+  const idle = new AbortController();
+  const timer = setTimeout(() => idle.abort(new GatewayError('timeout', { detail: `no ${what} within ${idleMs} ms` })), idleMs);
+  try {
+    return await wait(AbortSignal.any([signal, idle.signal]));
+  } finally {
+    clearTimeout(timer);
+  }
+}

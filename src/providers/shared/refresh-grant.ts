@@ -1,5 +1,6 @@
 import { readJsonCapped } from './http-body';
 import { nonEmptyString } from '../../common/json';
+import { GatewayError } from '../../core/gateway.error';
 
 /** Bound on a token endpoint's answer (provider_a.md §1.5); a larger body is a failed refresh. */
 const TOKEN_RESPONSE_MAX_BYTES = 1024 * 1024;
@@ -46,4 +47,19 @@ export async function postRefreshGrant(tokenUrl: string, form: Record<string, st
   const expiresIn = body.expires_in;
   const expiresInSeconds = typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined;
   return { ok: true, accessToken, body, expiresInSeconds };
+}
+
+/**
+ * What a refresh grant that never got an answer means, the same for every family (docs/error-codes.md):
+ * not a login problem, so never `auth` ("log in again" would send the user to fix the wrong thing).
+ * The endpoint's own time bound passing is `timeout` (504), like the turn and idle clocks that may
+ * cut the same wait; any other failure to reach it (refused, reset, DNS, TLS) is a retryable
+ * `upstream` error (502), retried before output like any upstream connect error.
+ */
+export function tokenEndpointFailure(provider: string, error: unknown): GatewayError {
+  // By name: fetch rejects with a DOMException, which is not an `Error` of every realm.
+  if ((error as { name?: unknown } | null)?.name === 'TimeoutError') {
+    return new GatewayError('timeout', { detail: `${provider} token endpoint did not answer in time`, cause: error });
+  }
+  return new GatewayError('upstream', { detail: `${provider} token endpoint unreachable`, retryable: true, cause: error });
 }
