@@ -1,9 +1,7 @@
-import { plainToInstance } from 'class-transformer';
-import { validateSync, ValidationError } from 'class-validator';
 import { GatewayError } from '../core/gateway.error';
 import type { ChatMessage, ToolDefinition } from '../core/chat-message';
 import type { SamplingOptions } from '../providers/provider-adapter';
-import { ChatCompletionRequestDto } from './dto/chat-completion-request.dto';
+import { chatBodyErrors } from './chat-request.validator';
 
 /** The default model (contract "What the service does"). */
 export const DEFAULT_MODEL = 'gpt-5.6-sol';
@@ -29,11 +27,8 @@ export function parseChatBody(body: unknown): ParsedChatBody {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new GatewayError('invalid_request', { publicMessage: 'the request body must be a JSON object' });
   }
-  const dto = plainToInstance(ChatCompletionRequestDto, body);
-  const errors = validateSync(dto, { forbidUnknownValues: false, stopAtFirstError: true });
-  if (errors.length > 0) {
-    throw new GatewayError('invalid_request', { publicMessage: flattenErrors(errors).slice(0, 5).join('; ') });
-  }
+  const errors = chatBodyErrors(body as Record<string, unknown>);
+  if (errors.length > 0) throw new GatewayError('invalid_request', { publicMessage: errors.join('; ') });
   const raw = body as Record<string, unknown>;
   const model = typeof raw.model === 'string' && raw.model.trim() !== '' ? raw.model : DEFAULT_MODEL;
   const streamOptions = raw.stream_options as { include_usage?: unknown } | undefined;
@@ -64,12 +59,4 @@ function readSampling(raw: Record<string, unknown>): SamplingOptions {
     maxTokens,
     stop: stop && stop.length > 0 ? stop : undefined,
   };
-}
-
-function flattenErrors(errors: ValidationError[], prefix = ''): string[] {
-  return errors.flatMap((error) => {
-    const path = prefix ? `${prefix}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => message.replace(new RegExp(`^${error.property}\\b`), path));
-    return [...own, ...flattenErrors(error.children ?? [], path)];
-  });
 }

@@ -15,7 +15,7 @@ export function nonEmptyString(value: unknown): string | undefined {
  * The deepest nesting of arrays and objects a request body may have (the body itself is level 1).
  * Generous for real traffic: a 64-level structured schema (the walker's own bound) needs about 130
  * levels, and serde_json-based clients such as the Codex CLI cannot even produce more than 128. It
- * is checked once, right after JSON parsing, so no recursive code (class-transformer, JSON.stringify,
+ * is checked once, right after JSON parsing, so no recursive code (JSON.stringify,
  * canonicalization, Ajv, the adapters) ever sees a value deep enough to exhaust the stack.
  */
 export const MAX_JSON_DEPTH = 256;

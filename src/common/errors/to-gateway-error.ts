@@ -26,7 +26,7 @@ function httpStatusOf(error: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
-/** class-validator messages name fields and rules only, never values, so they are safe to return. */
+/** Nest validation messages name fields and rules only, never values, so they are safe to return. */
 function validationMessage(error: unknown): string | undefined {
   if (!(error instanceof HttpException)) return undefined;
   const response = error.getResponse() as { message?: unknown };

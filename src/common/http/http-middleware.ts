@@ -1,6 +1,7 @@
 import compression from 'compression';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { randomUUID } from 'node:crypto';
+import onHeaders from 'on-headers';
 import { sendErrorResponse } from '../errors/error-response';
 import { GatewayError } from '../../core/gateway.error';
 import { toGatewayError } from '../errors/to-gateway-error';
@@ -74,14 +75,28 @@ export function deferredBodyError(request: Request): GatewayError | undefined {
 /**
  * gzip/brotli/deflate for JSON when the client asks; never for SSE or `stream: true` requests
  * (contract "Compression"; compression buffers SSE otherwise: nestjs/nest#5762).
+ *
+ * A request without `Accept-Encoding` can never be compressed (compression's default encoding
+ * is identity), yet the library would still wrap every write and end of the response to find
+ * that out. Those requests skip it and only get the one visible trace it would leave, the
+ * `Vary: Accept-Encoding` header on a compressible response, set under the same conditions.
  */
 export function compressionMiddleware(): RequestHandler {
-  return compression({
-    filter: (request, response) => {
-      if ((request as Request).body?.stream === true) return false;
-      const type = String(response.getHeader('Content-Type') ?? '');
-      if (type.startsWith('text/event-stream')) return false;
-      return compression.filter(request, response);
-    },
-  });
+  const filter = (request: Request, response: Response) => {
+    if (request.body?.stream === true) return false;
+    const type = String(response.getHeader('Content-Type') ?? '');
+    if (type.startsWith('text/event-stream')) return false;
+    return compression.filter(request, response);
+  };
+  const compress = compression({ filter });
+  return (request, response, next) => {
+    if (request.headers['accept-encoding'] !== undefined) return compress(request, response, next);
+    onHeaders(response, () => {
+      if (filter(request, response) && !NO_TRANSFORM.test(String(response.getHeader('Cache-Control') ?? ''))) response.vary('Accept-Encoding');
+    });
+    next();
+  };
 }
+
+/** compression's own test for `Cache-Control: no-transform` (it then leaves the response alone). */
+const NO_TRANSFORM = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;

@@ -36,6 +36,16 @@ function parseFrame(data: WebSocket.RawData, isBinary: boolean): UpstreamFrame {
   return isJsonObject(value) ? { ok: true, value } : { ok: false, reason: 'not_json' };
 }
 
+/**
+ * Client frames are masked with a zero key, which `ws` recognises and then skips the XOR pass
+ * over every payload byte (a whole agent history per turn) and the random key. Masking protects
+ * browsers' shared proxies from script-chosen bytes (RFC 6455 §10.3); this client's bytes are
+ * the gateway's own, over TLS to the backend, so the key adds nothing but CPU.
+ */
+function keepZeroMask(): void {
+  // ws hands in a zero-filled 4-byte buffer; leaving it as is selects the no-op mask.
+}
+
 /** What one turn on the socket produced, as far as the session can tell from the raw events. */
 export interface TurnRecord {
   /** A `response.completed` event arrived: the socket is between turns again. */
@@ -85,7 +95,7 @@ export class WsSession {
   static connect(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<WsSession> {
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<WsSession>((resolve, reject) => {
-      const socket = new WebSocket(url, { headers, perMessageDeflate: false, followRedirects: false });
+      const socket = new WebSocket(url, { headers, perMessageDeflate: false, followRedirects: false, generateMask: keepZeroMask });
       let settled = false;
       let responseHeaders: Record<string, string> = {};
       const settle = (outcome: () => void) => {

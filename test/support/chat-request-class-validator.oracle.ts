@@ -1,3 +1,11 @@
+/**
+ * The chat body validation as it was written with class-validator/class-transformer, kept only
+ * as the oracle of src/chat/chat-request.parser.spec.ts: the hand-written validator that replaced
+ * it (issue 12: it walked every message through two reflection-driven libraries) must reject
+ * exactly the same bodies with exactly the same message.
+ */
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
 import { Type } from 'class-transformer';
 import {
   ArrayNotEmpty,
@@ -11,7 +19,7 @@ import {
   ValidateNested,
   ValidationOptions,
 } from 'class-validator';
-import { isJsonObject } from '../../common/json';
+import { isJsonObject } from '../../src/common/json';
 
 export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
 
@@ -94,4 +102,19 @@ export class ChatCompletionRequestDto {
   @IsOptional()
   @IsString()
   verbosity?: string;
+}
+
+/** The error message the class-validator version gave for `body`, or `undefined` when it accepted it. */
+export function classValidatorMessage(body: Record<string, unknown>): string | undefined {
+  const dto = plainToInstance(ChatCompletionRequestDto, body);
+  const errors = validateSync(dto, { forbidUnknownValues: false, stopAtFirstError: true });
+  return errors.length > 0 ? flattenErrors(errors).slice(0, 5).join('; ') : undefined;
+}
+
+function flattenErrors(errors: ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((error) => {
+    const path = prefix ? `${prefix}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => message.replace(new RegExp(`^${error.property}\\b`), path));
+    return [...own, ...flattenErrors(error.children ?? [], path)];
+  });
 }
