@@ -165,7 +165,7 @@ describe('provider_a upstream sessions per chat', () => {
     expect(fake().requests()[3].body!.input).toHaveLength(5);
   });
 
-  it('never shares a connection between chats or between two turns of one chat at once', async () => {
+  it('never shares a connection between chats or between two turns of one chat at once, and keeps each', async () => {
     fake().enqueue(reply('resp_a1', 'A.'), reply('resp_c1', 'C.'), reply('resp_a2', 'A2.'), reply('resp_c2', 'C2.'));
     const a = [{ role: 'user', content: 'same words' }];
     const c = [{ role: 'user', content: 'same words' }];
@@ -187,6 +187,12 @@ describe('provider_a upstream sessions per chat', () => {
     await Promise.all([complete(gateway, next, 'chat-p'), complete(gateway, next, 'chat-p')]);
     const [p1, q, p2] = fake().requests();
     expect(new Set([p1.connection, q.connection, p2.connection]).size).toBe(2);
+    // Both connections were kept; the next turn goes to the one whose chain it continues.
+    fake().enqueue(reply('resp_p3', 'P3.'));
+    await complete(gateway, [...next, { role: 'assistant', content: 'slow' }, { role: 'user', content: 'y' }], 'chat-p');
+    const continued = fake().requests()[3];
+    expect(continued.connection).toBe(q.connection);
+    expect(continued.body!.previous_response_id).toBe('resp_q1');
   });
 
   it('closes a kept connection after the idle timeout, and the least recently used one beyond the maximum', async () => {

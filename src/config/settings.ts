@@ -133,7 +133,7 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('PROVIDER_A_URL', 'wss://chatgpt.com/backend-api/codex/responses', 'provider_a endpoint; ws(s):// uses WebSocket, http(s):// uses HTTP+SSE.', parseUrl(['ws', 'wss', 'http', 'https'])),
   setting('PROVIDER_A_TOKEN_URL', 'https://auth.openai.com/oauth/token', 'provider_a OAuth refresh endpoint.', parseUrl(['http', 'https'])),
   setting('PROVIDER_A_TIMEOUT', '10m', 'Bound on a whole provider_a turn, retries included.', parseDuration),
-  setting('PROVIDER_A_MAX_KEPT_SESSIONS', '64', 'WebSocket connections kept open between the turns of a chat, one per chat, least recently used closed first (0: a new connection per turn).', parseNonNegativeInteger),
+  setting('PROVIDER_A_MAX_KEPT_SESSIONS', '64', 'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn).', parseNonNegativeInteger),
   setting('PROVIDER_A_SESSION_IDLE_TIMEOUT', '5m', 'A kept provider_a connection unused this long is closed (must be more than 0).', (raw) => {
     const ms = parseDuration(raw);
     if (ms === 0) throw new SettingRuleError('must be a positive duration');

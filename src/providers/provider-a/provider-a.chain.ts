@@ -35,12 +35,13 @@ export function requestShape(body: Json): string {
 /**
  * The items to send after `previous_response_id`, or `undefined` when `body` does not extend the
  * chain exactly (edited or compacted history, another model, instructions or tools): then the
- * full input is sent. An empty continuation is allowed, as the Codex CLI allows it.
+ * full input is sent. An empty continuation is allowed, as the Codex CLI allows it. `shape`:
+ * `requestShape(body)` when the caller already has it.
  */
-export function continuationItems(chain: ChainState | undefined, body: Json): Json[] | undefined {
+export function continuationItems(chain: ChainState | undefined, body: Json, shape?: string): Json[] | undefined {
   const input = body.input;
   if (!chain || !Array.isArray(input) || input.length < chain.items.length) return undefined;
-  if (requestShape(body) !== chain.shape) return undefined;
+  if ((shape ?? requestShape(body)) !== chain.shape) return undefined;
   for (let index = 0; index < chain.items.length; index++) {
     if (!isDeepStrictEqual(chain.items[index], input[index])) return undefined;
   }

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { chainAfterTurn, ChainState, chainedBody, continuationItems, isChainError } from './provider-a.chain';
+import { chainAfterTurn, ChainState, chainedBody, continuationItems, isChainError, requestShape } from './provider-a.chain';
 import { websocketFrame } from './provider-a.request';
 import { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import { TurnRecord, WsSession } from './provider-a.ws-session';
@@ -35,11 +35,18 @@ export interface SessionUse {
 }
 
 interface KeptSession {
+  readonly chat: string;
   readonly session: WsSession;
   /** The handshake headers that do not change per turn: a connection is reused only for the same login and mode. */
   readonly handshake: string;
   readonly chain?: ChainState;
   stopWatching?: () => void;
+}
+
+/** A kept connection taken for a turn, with the items to send when the turn continues its chain. */
+export interface TakenSession {
+  readonly entry: KeptSession;
+  readonly continuation?: Json[];
 }
 
 /** Headers sent anew by every faithful turn; the rest identify what a connection was opened for. */
@@ -53,23 +60,30 @@ function handshakeKey(headers: Record<string, string>): string {
  * Upstream WebSocket connections kept per chat between turns (Responses WebSocket mode: one
  * persistent connection per conversation). A connection is kept only after a turn completed,
  * is taken out while a turn uses it (so two turns never share one), and is closed when idle for
- * `idleTimeoutMs`, when more than `maxKept` chats hold one (least recently used first), or at
- * shutdown. Built on lru-cache, which already does the bounded LRU and per-entry TTL.
+ * `idleTimeoutMs`, when more than `maxKept` are kept (least recently used first), or at
+ * shutdown. A chat that runs several turns at once keeps the connection of each. Built on
+ * lru-cache, which already does the bounded LRU and per-entry TTL.
  */
 export class SessionPool {
-  private readonly kept?: LRUCache<string, KeptSession>;
+  private readonly kept?: LRUCache<number, KeptSession>;
+  /** Ids of the kept connections of each chat, oldest first. */
+  private readonly byChat = new Map<string, Set<number>>();
+  private serial = 0;
 
   constructor(
     limits: SessionLimits,
     private readonly observer?: SessionObserver,
   ) {
     if (limits.maxKept === 0) return;
-    this.kept = new LRUCache<string, KeptSession>({
+    this.kept = new LRUCache<number, KeptSession>({
       max: limits.maxKept,
       ttl: Math.max(1, limits.idleTimeoutMs),
       ttlAutopurge: true,
       updateAgeOnGet: false,
-      disposeAfter: (entry, _chat, reason) => {
+      disposeAfter: (entry, id, reason) => {
+        const ids = this.byChat.get(entry.chat);
+        ids?.delete(id);
+        if (ids?.size === 0) this.byChat.delete(entry.chat);
         entry.stopWatching?.();
         // `delete` is a turn taking it (or shutdown, which closes first); anything else drops it.
         if (reason !== 'delete') entry.session.close();
@@ -88,27 +102,41 @@ export class SessionPool {
     return this.kept?.size ?? 0;
   }
 
-  /** Takes the chat's kept connection out of the pool when it is open, idle and for the same handshake. */
-  take(chat: string, handshake: string): KeptSession | undefined {
-    const entry = this.kept?.get(chat);
-    if (!entry) return undefined;
-    this.kept!.delete(chat);
-    if (entry.session.idle && entry.handshake === handshake) return entry;
-    entry.session.close();
-    return undefined;
+  /**
+   * Takes one of the chat's kept connections out of the pool: one whose chain `body` continues,
+   * else the most recently kept one. Only open, idle connections opened with the same handshake.
+   */
+  take(chat: string, handshake: string, body: Json): TakenSession | undefined {
+    const ids = this.byChat.get(chat);
+    if (!this.kept || !ids) return undefined;
+    const shape = requestShape(body);
+    let chosen: TakenSession | undefined;
+    let chosenId: number | undefined;
+    for (const id of ids) {
+      const entry = this.kept.peek(id);
+      if (!entry || !entry.session.idle || entry.handshake !== handshake) continue;
+      const continuation = continuationItems(entry.chain, body, shape);
+      chosen = { entry, continuation };
+      chosenId = id;
+      if (continuation) break;
+    }
+    if (chosenId !== undefined) this.kept.delete(chosenId);
+    return chosen;
   }
 
   /** Keeps a connection whose turn completed; without room for it (max 0) it is closed. */
-  keep(chat: string, entry: KeptSession): void {
+  keep(entry: KeptSession): void {
     if (!this.kept || !entry.session.idle) {
       entry.session.close();
       return;
     }
+    const id = ++this.serial;
     // A connection the server closes while kept leaves the pool at once.
-    entry.stopWatching = entry.session.onClose(() => {
-      if (this.kept?.peek(chat) === entry) this.kept.delete(chat);
-    });
-    this.kept.set(chat, entry);
+    entry.stopWatching = entry.session.onClose(() => this.kept?.delete(id));
+    this.kept.set(id, entry);
+    const ids = this.byChat.get(entry.chat) ?? new Set<number>();
+    ids.add(id);
+    this.byChat.set(entry.chat, ids);
     this.observer?.keptChanged(this.kept.size);
   }
 
@@ -145,13 +173,13 @@ export class ChatTurnLease {
     const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
     Object.assign(this.use, { reused: false, incremental: false, fallback: false, itemsSent: items, items });
     const release = (session: WsSession, record: TurnRecord) =>
-      this.pool.keep(this.chat, { session, handshake, chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames) });
+      this.pool.keep({ chat: this.chat, session, handshake, chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames) });
 
-    const kept = this.pool.take(this.chat, handshake);
-    if (kept) {
+    const taken = this.pool.take(this.chat, handshake, input.body);
+    if (taken) {
+      const { entry: kept, continuation } = taken;
       this.use.reused = true;
       this.observer?.turnReused();
-      const continuation = kept.chain ? continuationItems(kept.chain, input.body) : undefined;
       const body = continuation && kept.chain ? chainedBody(input.body, kept.chain.responseId, continuation) : input.body;
       if (continuation) {
         this.use.incremental = true;
