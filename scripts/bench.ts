@@ -11,10 +11,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { FakeProviderA, FakeFrame, FakeScript } from '../test/support/fake-provider-a';
-import { completed, created, providerASettings, textDelta } from '../test/support/provider-a-fixtures';
+import { completed, created, functionCallItem, messageDone, providerASettings, textDelta } from '../test/support/provider-a-fixtures';
 
 const ROOT = path.resolve(__dirname, '..');
 const transport = (process.argv.find((arg) => arg.startsWith('--transport=')) ?? '--transport=ws').split('=')[1] as 'ws' | 'sse';
+/** `--agent-loop-only`: just the multi-turn agent loop (about 10 s). */
+const agentLoopOnly = process.argv.includes('--agent-loop-only');
 
 interface Gateway {
   child: ChildProcess;
@@ -30,7 +32,7 @@ function streamScript(deltas: number, bytesPerDelta: number): FakeScript {
   return { frames };
 }
 
-async function startGateway(fake: FakeProviderA, home: string): Promise<Gateway> {
+async function startGateway(fake: FakeProviderA, home: string, settings: Record<string, string> = {}): Promise<Gateway> {
   if (!fs.existsSync(path.join(ROOT, 'dist', 'main.js'))) {
     const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build failed');
@@ -43,6 +45,7 @@ async function startGateway(fake: FakeProviderA, home: string): Promise<Gateway>
     PRIMARY_AGENT_QUEUE_ENABLED: 'false',
     LOG_LEVEL: 'info',
     ...providerASettings(fake, home, { transport }),
+    ...settings,
   };
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'main.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
@@ -109,21 +112,87 @@ function chat(url: string, stream: boolean, readDelayMs = 0): Promise<{ ttfbMs: 
   });
 }
 
+/** POSTs a non-streaming chat body; resolves with the answer's message and the time it took (ms). */
+function chatJson(url: string, payload: unknown): Promise<{ message: Record<string, unknown>; totalMs: number }> {
+  const body = JSON.stringify(payload);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        if (response.statusCode !== 200) return reject(new Error(`status ${response.statusCode}`));
+        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { choices: Array<{ message: Record<string, unknown> }> };
+        resolve({ message: parsed.choices[0].message, totalMs: performance.now() - started });
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+const AGENT_TURNS = 20;
+const HANDSHAKE_MS = 50;
+
+interface AgentTurn {
+  readonly ms: number;
+  /** Bytes of the `response.create` frames the gateway sent upstream for this turn. */
+  readonly upstreamBytes: number;
+}
+
+/**
+ * A coding agent's loop: a system prompt, 20 tools' worth of definitions, then 19 tool calls
+ * whose ~6 KB results grow the history, and a final answer. Every new upstream connection
+ * waits HANDSHAKE_MS (a TLS + WebSocket handshake across the internet). Run once with the
+ * chat's connection kept between turns and once with PROVIDER_A_MAX_KEPT_SESSIONS=0.
+ */
+async function agentLoop(fake: FakeProviderA, home: string, reuse: boolean): Promise<AgentTurn[]> {
+  const gateway = await startGateway(fake, home, reuse ? {} : { PROVIDER_A_MAX_KEPT_SESSIONS: '0' });
+  fake.reset();
+  fake.keepConnectionsOpen();
+  fake.delayHandshakes(HANDSHAKE_MS);
+  const tools = Array.from({ length: 20 }, (_, index) => ({
+    type: 'function',
+    function: { name: `tool_${index}`, description: `Tool ${index}: does one workspace action and returns its output.`, parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+  }));
+  const system = Array.from({ length: 40 }, (_, index) => `Rule ${index}: read before you write, keep diffs small, run the tests.`).join('\n');
+  const messages: unknown[] = [{ role: 'system', content: system }, { role: 'user', content: `Fix the failing test (${reuse ? 'reuse' : 'fresh'} run).` }];
+  const turns: AgentTurn[] = [];
+  try {
+    for (let turn = 1; turn <= AGENT_TURNS; turn++) {
+      const id = `resp_${reuse ? 'r' : 'f'}_${turn}`;
+      const last = turn === AGENT_TURNS;
+      fake.enqueue({
+        frames: last
+          ? [created(id), textDelta('All tests pass.'), messageDone('All tests pass.'), completed(undefined, id)]
+          : [created(id), ...functionCallItem(`call_${turn}`, 'tool_0', JSON.stringify({ path: `src/module${turn}.ts` })), completed(undefined, id)],
+      });
+      const seen = fake.requests().length;
+      const { message, totalMs } = await chatJson(gateway.url, { model: 'gpt-5.6-sol', messages, tools });
+      const upstreamBytes = fake.requests().slice(seen).reduce((sum, request) => sum + Buffer.byteLength(request.raw), 0);
+      turns.push({ ms: totalMs, upstreamBytes });
+      if (last) break;
+      const toolCalls = message.tool_calls as Array<{ id: string }>;
+      const output = `// src/module${turn}.ts\n` + 'export const value = compute(input, { retries: 3 });\n'.repeat(110);
+      messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: toolCalls }, { role: 'tool', tool_call_id: toolCalls[0].id, content: output });
+    }
+  } finally {
+    await gateway.stop();
+    fake.reset();
+  }
+  return turns;
+}
+
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 };
 const fixed = (value: number, digits = 1) => value.toFixed(digits);
 
-async function main(): Promise<void> {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
-  const fake = await FakeProviderA.start();
+/** The latency, streaming, concurrency and slow-client scenarios, on one gateway. */
+async function gatewayScenarios(fake: FakeProviderA, home: string, report: (name: string, result: string) => void): Promise<void> {
   const gateway = await startGateway(fake, home);
-  const rows: string[] = [];
-  const report = (name: string, result: string) => {
-    rows.push(`| ${name} | ${result} |`);
-    process.stderr.write(`${name}: ${result}\n`);
-  };
   try {
     const idle = memoryOf(gateway.child.pid!);
     report('idle memory', `RSS ${fixed(idle.rssMiB)} MiB`);
@@ -176,12 +245,39 @@ async function main(): Promise<void> {
     );
   } finally {
     await gateway.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
+  const fake = await FakeProviderA.start();
+  const rows: string[] = [];
+  const report = (name: string, result: string) => {
+    rows.push(`| ${name} | ${result} |`);
+    process.stderr.write(`${name}: ${result}\n`);
+  };
+  const loopRows: string[] = [];
+  try {
+    if (!agentLoopOnly) await gatewayScenarios(fake, home, report);
+    if (transport === 'ws') {
+      const kept = await agentLoop(fake, home, true);
+      const fresh = await agentLoop(fake, home, false);
+      const total = (turns: AgentTurn[]) => turns.reduce((sum, turn) => sum + turn.ms, 0);
+      const bytes = (turns: AgentTurn[]) => turns.reduce((sum, turn) => sum + turn.upstreamBytes, 0);
+      report(
+        `agent loop, ${AGENT_TURNS} turns, ${HANDSHAKE_MS} ms handshake`,
+        `session reuse: ${fixed(total(kept))} ms end to end, ${fixed(bytes(kept) / 1024)} KiB upstream; a connection per turn: ${fixed(total(fresh))} ms, ${fixed(bytes(fresh) / 1024)} KiB`,
+      );
+      loopRows.push('', `Agent loop per turn (${HANDSHAKE_MS} ms upstream handshake):`, '', '| turn | reuse: ms | reuse: bytes upstream | connection per turn: ms | connection per turn: bytes upstream |', '|---|---|---|---|---|');
+      kept.forEach((turn, index) => loopRows.push(`| ${index + 1} | ${fixed(turn.ms)} | ${turn.upstreamBytes} | ${fixed(fresh[index].ms)} | ${fresh[index].upstreamBytes} |`));
+    }
+  } finally {
     await fake.close();
     agent.destroy();
     fs.rmSync(home, { recursive: true, force: true });
   }
   process.stdout.write(
-    [`Transport: provider_a over ${transport}; node ${process.versions.node}; ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'})`, '', '| scenario | result |', '|---|---|', ...rows, ''].join('\n'),
+    [`Transport: provider_a over ${transport}; node ${process.versions.node}; ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'})`, '', '| scenario | result |', '|---|---|', ...rows, ...loopRows, ''].join('\n'),
   );
 }
 

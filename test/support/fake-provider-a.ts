@@ -128,6 +128,7 @@ export class FakeProviderA {
   private tokenCounter = 0;
   private connections = 0;
   private keepOpen = false;
+  private handshakeDelayMs = 0;
   /** The response chains of every open WebSocket (for `forgetChains`). */
   private readonly chainStores = new Set<Map<string, unknown[]>>();
 
@@ -231,6 +232,14 @@ export class FakeProviderA {
     this.keepOpen = true;
   }
 
+  /**
+   * Delays every WebSocket upgrade by `ms` from now until `reset()`: a stand-in for the TLS and
+   * WebSocket handshake across the internet (`npm run bench`).
+   */
+  delayHandshakes(ms: number): void {
+    this.handshakeDelayMs = ms;
+  }
+
   /** Drops every open WebSocket without a close frame (a kept connection the server lost). */
   dropConnections(): void {
     for (const client of this.wss.clients) client.terminate();
@@ -249,6 +258,7 @@ export class FakeProviderA {
   /** Forgets scripts, recordings, misses and token state (between tests). */
   reset(): void {
     this.keepOpen = false;
+    this.handshakeDelayMs = 0;
     this.scripts.length = 0;
     this.recorded.length = 0;
     this.missed.length = 0;
@@ -367,7 +377,9 @@ export class FakeProviderA {
       for (const [name, value] of Object.entries(script.headers ?? {})) responseHeaders.push(`${name}: ${value}`);
     };
     this.wss.on('headers', addHeaders);
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.serveWebSocket(ws, path, headers, script));
+    const upgrade = () => this.wss.handleUpgrade(request, socket, head, (ws) => this.serveWebSocket(ws, path, headers, script));
+    if (this.handshakeDelayMs > 0) setTimeout(upgrade, this.handshakeDelayMs);
+    else upgrade();
   }
 
   private serveWebSocket(ws: WebSocket, path: string, headers: Record<string, string>, firstScript: FakeScript): void {
