@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
+import { responsesRequestViolation } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
 
 /** One frame of a scripted upstream reply (provider_a.md §11.1). */
@@ -49,6 +50,11 @@ export interface RecordedRequest {
    * the fake ended it; never resolves when the fake closed it first after a non-holdOpen script.
    */
   readonly closedByClient: Promise<void>;
+  /**
+   * Set when the fake refused the body as the real backend would (unpaired call/output items, a
+   * call id over 64 characters, an invalid tool name): answered 400 without consuming a script.
+   */
+  readonly violation?: string;
 }
 
 /** A scripted answer of the token endpoint. */
@@ -265,6 +271,7 @@ export class FakeProviderA {
     this.tokenAnswers.length = 0;
     this.tokenCalls.length = 0;
     this.tokenCounter = 0;
+    this.responder = undefined;
   }
 
   /** Drops every connection and stops the server. */
@@ -285,7 +292,7 @@ export class FakeProviderA {
    * (`npm run demo` uses this for open-ended conversations); tests leave it unset so a missing
    * script stays a visible 500 miss.
    */
-  respondWith(responder: (body: Record<string, unknown>) => FakeFrame[]): void {
+  respondWith(responder: ((body: Record<string, unknown>) => FakeFrame[]) | undefined): void {
     this.responder = responder;
   }
 
@@ -309,6 +316,12 @@ export class FakeProviderA {
     response.on('close', () => {
       if (!response.writableFinished) closed.resolve();
     });
+    const violation = responsesRequestViolation(parseJson(raw) ?? {});
+    if (violation) {
+      this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), closedByClient: closed.promise, violation });
+      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(invalidRequest(violation)));
+      return;
+    }
     const script = this.nextScript('sse', path);
     const body = parseJson(raw);
     this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body, raw, receivedAt: Date.now(), connection: ++this.connections, resolvedInput: Array.isArray(body?.input) ? body.input : undefined, closedByClient: closed.promise });
@@ -433,7 +446,16 @@ export class FakeProviderA {
       const known = previous === undefined ? [] : chains.get(previous);
       const input = Array.isArray(body.input) ? body.input : undefined;
       const resolvedInput = known && input ? [...known, ...input] : undefined;
-      this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), connection, resolvedInput, closedByClient: closed.promise });
+      const violation = known ? responsesRequestViolation({ ...body, input: resolvedInput ?? [] }) : undefined;
+      this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), connection, resolvedInput, closedByClient: closed.promise, violation });
+      if (violation) {
+        // The backend answers a bad response.create with an error event; the script stays queued.
+        if (frames === 1 && !firstScript.respond) this.scripts.unshift(firstScript);
+        void send(JSON.stringify({ type: 'error', status: 400, ...invalidRequest(violation) })).then(() => {
+          if (!this.keepOpen) closeByFake();
+        });
+        return;
+      }
       if (!known) {
         void send(JSON.stringify({ type: 'error', status: 400, error: { type: 'invalid_request_error', code: 'previous_response_not_found', message: `Previous response with id '${previous}' not found.`, param: 'previous_response_id' } }));
         return;
@@ -450,6 +472,11 @@ export class FakeProviderA {
 
 /** Events after which the real backend's connection is free for the next `response.create`. */
 const TERMINAL_EVENTS = new Set(['response.completed', 'response.failed', 'response.incomplete', 'error']);
+
+/** The backend's 400 body for a request it refuses. */
+function invalidRequest(message: string): { error: Record<string, unknown> } {
+  return { error: { message, type: 'invalid_request_error', param: 'input', code: null } };
+}
 
 function rejectUpgrade(socket: Duplex, status: number, headers: Record<string, string>, body: unknown): void {
   const text = body === undefined ? '' : JSON.stringify(body);

@@ -15,10 +15,19 @@ import { RateLimitTelemetry } from './provider-a.rate-limits';
 import { buildChatBody, turnMetadata } from './provider-a.request';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
+import { ToolNameMap } from './provider-a.tool-names';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
 import { AttemptPlan, startTurn, TurnOptions } from './provider-a.turn';
+
+/** Calls coming back carry the upstream (possibly shortened) name; the client gets its own. */
+async function* withClientToolNames(events: AsyncIterable<ChatEvent>, names: () => ToolNameMap | undefined): AsyncGenerator<ChatEvent> {
+  for await (const event of events) {
+    const map = names();
+    yield event.type === 'tool-call' && map ? { ...event, call: { ...event.call, name: map.toClient(event.call.name) } } : event;
+  }
+}
 
 const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
@@ -71,9 +80,11 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     const lease = this.sessions?.lease(request.chatKey, customToolNames(normalizeTools(request.tools)));
     let inputItems = 0;
     let logged = false;
+    let toolNames: ToolNameMap | undefined;
     const plan = (credentials: ProviderACredentials): AttemptPlan => {
       const built = this.chatAttempt(request, sessionId, credentials);
       inputItems = (built.body.input as unknown[]).length;
+      toolNames = built.toolNames;
       if (!logged) {
         logged = true;
         context.logger.debug(
@@ -84,6 +95,10 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
             input_items: (built.body.input as unknown[]).length,
             tools: Array.isArray(built.body.tools) ? built.body.tools.length : 0,
             dropped_parts: built.droppedParts,
+            // Counts only: the repaired items' content is never logged.
+            aborted_calls: built.abortedCalls,
+            orphan_outputs: built.orphanOutputs,
+            renamed_tools: built.toolNames.renamed,
           },
           'provider_a_request',
         );
@@ -95,7 +110,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     };
     const turn = await startTurn(this.turnOptions(plan, lease?.open), context);
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
-    return turn.events;
+    return withClientToolNames(turn.events, () => toolNames);
   }
 
   /** Same events as `stream()`; the chat layer aggregates them. */

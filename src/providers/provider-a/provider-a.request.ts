@@ -4,7 +4,9 @@ import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { FaithfulProfile, scaffoldForToday } from './provider-a.faithful-profile';
 import { windowIdFor } from './provider-a.identifiers';
+import { pairCallsWithOutputs } from './provider-a.call-pairing';
 import { conversationInput } from './provider-a.input-items';
+import { ToolNameMap, withUpstreamToolNames } from './provider-a.tool-names';
 import { responsesToolChoice, responsesTools } from './provider-a.tools';
 
 type Json = Record<string, unknown>;
@@ -30,6 +32,11 @@ export interface ChatBody {
   /** Counts for the debug log (never the content). */
   readonly droppedParts: number;
   readonly orphanToolMessages: number;
+  /** Calls without an output that got an `aborted` one, and outputs without a call, dropped. */
+  readonly abortedCalls: number;
+  readonly orphanOutputs: number;
+  /** Client tool name ↔ upstream name (names the backend would reject are shortened). */
+  readonly toolNames: ToolNameMap;
 }
 
 /** `reasoning` from the resolved effort (§8); `extra` adds e.g. `summary: "auto"`. */
@@ -78,6 +85,9 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     instructions = conversation.systemTexts.length > 0 ? conversation.systemTexts.join('\n\n') : DEFAULT_INSTRUCTIONS;
     input = conversation.items;
   }
+  // Before every request, as the Codex CLI does: the backend rejects unpaired calls and outputs.
+  const paired = pairCallsWithOutputs(input);
+  input = paired.items;
   const body: Json = {
     model: request.model.upstreamModel,
     instructions,
@@ -108,7 +118,15 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     if (request.toolChoice !== undefined) body.tool_choice = responsesToolChoice(request.toolChoice);
     if (request.parallelToolCalls !== undefined) body.parallel_tool_calls = request.parallelToolCalls;
   }
-  return { body, droppedParts: conversation.droppedParts, orphanToolMessages: conversation.orphanToolMessages };
+  const named = withUpstreamToolNames(body);
+  return {
+    body: named.body,
+    droppedParts: conversation.droppedParts,
+    orphanToolMessages: conversation.orphanToolMessages,
+    abortedCalls: paired.abortedCalls,
+    orphanOutputs: paired.orphanOutputs,
+    toolNames: named.names,
+  };
 }
 
 /**

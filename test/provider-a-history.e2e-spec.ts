@@ -1,0 +1,135 @@
+import * as path from 'node:path';
+import { startGateway, TestGateway } from './support/create-test-app';
+import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
+
+type Json = Record<string, any>;
+
+const VALID_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const LONG_MCP = 'mcp__filesystem_server_for_the_monorepo__read_multiple_files_with_line_numbers';
+
+const tool = (name: string) => ({ type: 'function', function: { name, description: 'd', parameters: { type: 'object', properties: {} } } });
+const call = (id: string, name: string, args = '{}') => ({ id, type: 'function', function: { name, arguments: args } });
+
+/**
+ * Histories real agent clients send (a cancelled parallel call, a history trimmed from the front,
+ * MCP tool names) through provider_a against a fake that refuses what the real backend refuses:
+ * without the repair each of these requests would come back 400.
+ */
+describe('provider_a repairs agent histories before every request (fake rejects unpaired items and bad names)', () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-history-' });
+
+  describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
+    let gateway: TestGateway;
+    beforeAll(async () => {
+      gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), transport), { transport }), GATEWAY_PROVIDERS: 'provider_a', LOG_LEVEL: 'debug' });
+    });
+    afterAll(() => gateway.close());
+
+    const post = (body: Json) =>
+      fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+    it('answers a cancelled parallel call with an aborted output placed after the calls', async () => {
+      fake().enqueue(textReply('ok'));
+      const response = await post({
+        model: 'gpt-5.6-sol',
+        tools: [tool('read_file'), tool('grep')],
+        messages: [
+          { role: 'user', content: 'look' },
+          { role: 'assistant', content: null, tool_calls: [call('call_a', 'read_file'), call('call_b', 'grep')] },
+          { role: 'tool', tool_call_id: 'call_a', content: 'FILE-CONTENT' },
+          { role: 'user', content: 'I cancelled grep, go on' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.violation).toBeUndefined();
+      const calls = (request.body!.input as Json[]).filter((item) => item.type !== 'message');
+      expect(calls).toEqual([
+        expect.objectContaining({ type: 'function_call', call_id: 'call_a' }),
+        expect.objectContaining({ type: 'function_call', call_id: 'call_b' }),
+        { type: 'function_call_output', call_id: 'call_b', output: 'aborted' },
+        { type: 'function_call_output', call_id: 'call_a', output: 'FILE-CONTENT' },
+      ]);
+    });
+
+    it('drops the orphan outputs of a history trimmed from the front and counts them in a debug line without content', async () => {
+      fake().enqueue(textReply('ok'));
+      const response = await post({
+        model: 'gpt-5.6-sol',
+        tools: [tool('read_file')],
+        messages: [
+          { role: 'tool', tool_call_id: 'call_trimmed', content: 'ORPHAN-OUTPUT-SECRET' },
+          { role: 'assistant', content: 'earlier answer' },
+          { role: 'user', content: 'continue' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      const input = fake().requests()[0].body!.input as Json[];
+      expect(input.some((item) => item.type === 'function_call_output')).toBe(false);
+      const line = gateway.logs.lines.map((text) => JSON.parse(text) as Json).find((record) => record.event === 'provider_a_request' && record.orphan_outputs === 1);
+      expect(line).toBeDefined();
+      expect(gateway.logs.text).not.toContain('ORPHAN-OUTPUT-SECRET');
+    });
+
+    it('adds an aborted output for a trailing call with no result at all (the client stopped the agent)', async () => {
+      fake().enqueue(textReply('ok'));
+      const response = await post({
+        model: 'gpt-5.6-sol',
+        tools: [tool('read_file')],
+        messages: [
+          { role: 'user', content: 'look' },
+          { role: 'assistant', content: 'reading', tool_calls: [call('call_last', 'read_file')] },
+        ],
+      });
+      expect(response.status).toBe(200);
+      expect((fake().requests()[0].body!.input as Json[]).at(-1)).toEqual({ type: 'function_call_output', call_id: 'call_last', output: 'aborted' });
+    });
+
+    it('shortens MCP and dotted tool names in tools, tool_choice and history, and maps calls back to the client name', async () => {
+      // The reply must use the upstream name the gateway chose: compute it from the request.
+      fake().respondWith((body) => {
+        const upstream = (body.tools as Json[]).find((entry) => String(entry.name).startsWith('mcp__'))!.name as string;
+        return [created(), ...functionCallItem('call_new', upstream, '{"path":"a"}'), completed()];
+      });
+      const response = await post({
+          model: 'gpt-5.6-sol',
+          tools: [tool(LONG_MCP), tool('files.search'), tool('read_file')],
+          tool_choice: { type: 'function', function: { name: LONG_MCP } },
+          messages: [
+            { role: 'user', content: 'look' },
+            { role: 'assistant', content: null, tool_calls: [call('call_old', 'files.search')] },
+            { role: 'tool', tool_call_id: 'call_old', content: 'r' },
+          ],
+        });
+        expect(response.status).toBe(200);
+        const message = ((await response.json()) as Json).choices[0].message;
+      expect(message.tool_calls).toEqual([expect.objectContaining({ function: { name: LONG_MCP, arguments: '{"path":"a"}' } })]);
+      const body = fake().requests()[0].body!;
+      const names = (body.tools as Json[]).map((entry) => entry.name as string);
+      for (const name of names) expect(name).toMatch(VALID_NAME);
+      expect(new Set(names).size).toBe(3);
+      expect(names[0]).toMatch(/^mcp__.*read_multiple_files_with_line_numbers_[0-9a-f]{8}$/);
+      expect(names[1]).toMatch(/^files_search_[0-9a-f]{8}$/);
+      expect(names[2]).toBe('read_file');
+      expect(body.tool_choice).toEqual({ type: 'function', name: names[0] });
+      expect((body.input as Json[]).find((item) => item.type === 'function_call')!.name).toBe(names[1]);
+    });
+
+    it('sends a 75-character call id hashed to 64 characters on both halves, which the backend accepts', async () => {
+      fake().enqueue(textReply('ok'));
+      const longId = `call_${'a'.repeat(70)}`;
+      const response = await post({
+        model: 'gpt-5.6-sol',
+        tools: [tool('read_file')],
+        messages: [
+          { role: 'user', content: 'look' },
+          { role: 'assistant', content: null, tool_calls: [call(longId, 'read_file')] },
+          { role: 'tool', tool_call_id: longId, content: 'r' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      expect(fake().requests()[0].violation).toBeUndefined();
+    });
+  });
+});

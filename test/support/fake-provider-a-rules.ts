@@ -1,0 +1,46 @@
+/**
+ * The request checks of the real Codex Responses backend that agent histories trip over, so the
+ * fake rejects what the backend rejects (each message is the backend's wording, as reported by
+ * users of the real service): unpaired call/output items, call ids longer than 64 characters and
+ * tool names outside `^[a-zA-Z0-9_-]{1,64}$`. Returns the error message, or undefined when the
+ * body passes.
+ */
+const VALID_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const CALL_TYPES = new Set(['function_call', 'custom_tool_call']);
+const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']);
+const NAMED_TOOL_TYPES = new Set(['function', 'custom']);
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function responsesRequestViolation(body: Json): string | undefined {
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  for (const [index, tool] of tools.entries()) {
+    if (isObject(tool) && NAMED_TOOL_TYPES.has(String(tool.type)) && !VALID_NAME.test(String(tool.name))) {
+      return `Invalid 'tools[${index}].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
+    }
+  }
+  const choice = body.tool_choice;
+  if (isObject(choice) && NAMED_TOOL_TYPES.has(String(choice.type)) && !VALID_NAME.test(String(choice.name))) {
+    return "Invalid 'tool_choice.name': string does not match pattern.";
+  }
+  const input = Array.isArray(body.input) ? body.input : [];
+  const calls = new Set<string>();
+  const outputs = new Set<string>();
+  for (const [index, item] of input.entries()) {
+    if (!isObject(item)) continue;
+    const callId = String(item.call_id);
+    if ((CALL_TYPES.has(String(item.type)) || OUTPUT_TYPES.has(String(item.type))) && callId.length > 64) {
+      return `Invalid 'input[${index}].call_id': string too long. Expected a string with maximum length 64, but got a string with length ${callId.length} instead.`;
+    }
+    if (CALL_TYPES.has(String(item.type))) {
+      if (!VALID_NAME.test(String(item.name))) return `Invalid 'input[${index}].name': string does not match pattern.`;
+      calls.add(callId);
+    } else if (OUTPUT_TYPES.has(String(item.type))) {
+      if (!calls.has(callId)) return `No tool call found for function call output with call_id ${callId}.`;
+      outputs.add(callId);
+    }
+  }
+  for (const callId of calls) if (!outputs.has(callId)) return `No tool output found for function call ${callId}.`;
+  return undefined;
+}
