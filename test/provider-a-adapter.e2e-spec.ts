@@ -113,7 +113,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
 
     it('gives up with auth after a 401 on both attempts: two connections, one refresh (§12.10)', async () => {
       const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
-      fake().enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 403 }, frames: [] }, textReply('never'));
+      fake().enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 401 }, frames: [] }, textReply('never'));
       const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('auth');
       expect(fake().requests()).toHaveLength(2);

@@ -18,6 +18,7 @@ import {
   textDelta,
   textReply,
   usageLimitEvent,
+  writeAuthFile,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
@@ -285,6 +286,53 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
         expect(gw.logs.text).not.toContain(secret);
       }
       expect(gw.logs.text).toContain('invalid_grant');
+    });
+
+    it('answers a 403 challenge page as a 502 upstream error: no refresh, no retry, no "log in" advice', async () => {
+      const gw = await boot({}, 'login-403');
+      fake().enqueue({ reject: { status: 403, headers: { 'content-type': 'text/html' } }, frames: [] }, textReply('never'));
+      const response = await post(gw, chatBody());
+      expect(response.status).toBe(502);
+      const error = ((await response.json()) as Json).error;
+      expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+      expect(error.message).not.toMatch(/log in|login/i);
+      expect(fake().requests()).toHaveLength(1);
+      expect(fake().tokenRequests()).toHaveLength(0);
+    });
+
+    it('answers a 403 whose body says the token is invalid with 401, without a refresh', async () => {
+      const gw = await boot({}, 'login-403-token');
+      fake().enqueue({ reject: { status: 403, body: { error: { code: 'token_invalidated', message: 'Your authentication token has been invalidated.' } } }, frames: [] });
+      const response = await post(gw, chatBody());
+      expect(response.status).toBe(401);
+      expect(fake().tokenRequests()).toHaveLength(0);
+      expect(fake().requests()).toHaveLength(1);
+    });
+
+    it.each(['refresh_token_expired', 'refresh_token_reused', 'refresh_token_invalidated'])(
+      'remembers a permanent refresh failure (%s) until the login file changes: later requests fail fast with no refresh',
+      async (code) => {
+        const gw = await boot({ exp: now() - 60, refreshToken: 'rt-dead' }, `login-dead-${code}`);
+        fake().enqueueToken({ status: 401, body: { error: { code, message: 'dead' } } });
+        expect((await post(gw, chatBody())).status).toBe(401);
+        expect((await post(gw, chatBody())).status).toBe(401);
+        expect((await post(gw, chatBody({ stream: true }))).status).toBe(401);
+        expect(fake().tokenRequests()).toHaveLength(1);
+        expect(fake().requests()).toHaveLength(0);
+        // `codex login` writes a new file: the gateway uses it at once.
+        writeAuthFile(path.join(home(), `login-dead-${code}`, '.codex'), { refreshToken: 'rt-fresh' });
+        fake().enqueue(textReply('back'));
+        expect((await post(gw, chatBody())).status).toBe(200);
+      },
+    );
+
+    it('keeps retrying the refresh after a failure that is not permanent (invalid_grant, network)', async () => {
+      const gw = await boot({ exp: now() - 60, refreshToken: 'rt-flaky' }, 'login-transient');
+      fake().enqueueToken({ status: 500, body: { error: 'server_error' } });
+      expect((await post(gw, chatBody())).status).toBe(401);
+      fake().enqueue(textReply('ok'));
+      expect((await post(gw, chatBody())).status).toBe(200);
+      expect(fake().tokenRequests()).toHaveLength(2);
     });
 
     it('refreshes an expiring token once and sends the new bearer (§12.3)', async () => {

@@ -1,4 +1,5 @@
 import { GatewayError } from '../../core/gateway.error';
+import { sha256Hex } from '../../common/hashing';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
@@ -19,12 +20,23 @@ interface CachedToken extends LoginToken {
 const loginError = (reason: string) => new GatewayError('auth', { detail: `provider_a ${reason}; run codex login` });
 
 /**
+ * Refresh failures no retry can fix: the refresh token is dead until the user logs in again
+ * (the Codex CLI's `classify_refresh_token_failure` treats these three the same way).
+ */
+const PERMANENT_REFRESH_FAILURES = new Set(['refresh_token_expired', 'refresh_token_reused', 'refresh_token_invalidated']);
+
+/**
  * The Codex CLI login (provider_a.md §1): read lazily on the first request, cached in memory,
- * refreshed when expired or after an upstream 401/403, rotated tokens written back atomically.
+ * refreshed when expired or after an upstream 401 (never a 403), rotated tokens written back atomically.
  * Only process-level state lives here (the cached token); nothing per request.
  */
 export class ProviderAAuth {
   private readonly tokens: LoginTokenCache<CachedToken>;
+  /**
+   * The login file's content when its refresh token failed permanently. Until the file changes on
+   * disk (`codex login`, or the CLI refreshing), requests fail at once without a refresh request.
+   */
+  private deadLogin?: string;
 
   constructor(
     private readonly authFile: string,
@@ -49,20 +61,26 @@ export class ProviderAAuth {
 
   /** §1.4 steps 2–4: the file's token unless rejected or expired, else refresh and write back. */
   private async load(logger: EventLogger, rejectedToken: string | undefined): Promise<CachedToken> {
-    const state = await this.readLogin();
+    const { state, fingerprint } = await this.readLogin();
     if (this.tokens.isUsable(state, rejectedToken)) return cachedToken(state.accessToken, state.accountId, state.expiresAt);
     if (!state.refreshToken) {
       logger.warn({ event: 'provider_a_login_expired' }, 'provider_a_login_expired');
       throw loginError('login expired');
     }
-    const refreshed = await this.refresh(state.refreshToken, logger);
+    if (this.deadLogin === fingerprint) {
+      logger.warn({ event: 'provider_a_login_revoked' }, 'provider_a_login_revoked');
+      throw loginError('refresh token no longer valid');
+    }
+    this.deadLogin = undefined;
+    const refreshed = await this.refresh(state.refreshToken, fingerprint, logger);
     // Refresh tokens are single use: persist the rotated one before the new access token is used.
     await this.persist(refreshed, logger);
     logger.info({ event: 'provider_a_token_refreshed', forced: rejectedToken !== undefined }, 'provider_a_token_refreshed');
     return cachedToken(refreshed.accessToken, state.accountId, refreshed.expiresAt);
   }
 
-  private async readLogin(): Promise<LoginState> {
+  /** The parsed login and a fingerprint of the file's content (to notice it changed on disk). */
+  private async readLogin(): Promise<{ state: LoginState; fingerprint: string }> {
     let document: Record<string, unknown>;
     try {
       document = await readJsonObject(this.authFile);
@@ -70,14 +88,14 @@ export class ProviderAAuth {
       throw loginError((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'login file missing' : 'login file unreadable');
     }
     try {
-      return parseLoginFile(document);
+      return { state: parseLoginFile(document), fingerprint: sha256Hex(JSON.stringify(document)) };
     } catch (error) {
       if (error instanceof LoginFileError) throw loginError(`login file unusable (${error.reason})`);
       throw error;
     }
   }
 
-  private async refresh(refreshToken: string, logger: EventLogger): Promise<RefreshedTokens> {
+  private async refresh(refreshToken: string, fingerprint: string, logger: EventLogger): Promise<RefreshedTokens> {
     try {
       return await requestTokenRefresh(this.tokenUrl, refreshToken, this.now);
     } catch (error) {
@@ -92,6 +110,7 @@ export class ProviderAAuth {
         { event: 'provider_a_token_refresh_failed', error_code: sanitizeIdentifier(failure.errorCode ?? 'unknown'), upstream_status: failure.status },
         'provider_a_token_refresh_failed',
       );
+      if (failure.errorCode !== undefined && PERMANENT_REFRESH_FAILURES.has(failure.errorCode)) this.deadLogin = fingerprint;
       throw loginError('token refresh failed');
     }
   }

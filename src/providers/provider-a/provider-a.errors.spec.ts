@@ -11,7 +11,10 @@ describe(classifyUpstreamFailure.name, () => {
     ['plain 429', { status: 429 }, 'rate_limited', true],
     ['rate_limit_exceeded code', { payload: { error: { code: 'rate_limit_exceeded' } } }, 'rate_limited', true],
     ['401', { status: 401 }, 'auth', false],
-    ['403 in an error event', { payload: { type: 'error', status: 403, error: { message: 'no' } } }, 'auth', false],
+    ['403 in an error event', { payload: { type: 'error', status: 403, error: { message: 'no' } } }, 'upstream', false],
+    ['403 Cloudflare challenge page', { status: 403, payload: undefined }, 'upstream', false],
+    ['403 saying the token is invalid', { status: 403, payload: { error: { message: 'Your authentication token has been invalidated.' } } }, 'auth', false],
+    ['403 with code token_expired', { status: 403, payload: { error: { code: 'token_expired' } } }, 'auth', false],
     ['400', { status: 400 }, 'bad_request', false],
     ['404', { status: 404 }, 'bad_request', false],
     ['422', { status: 422 }, 'bad_request', false],
@@ -70,12 +73,16 @@ describe(classifyUpstreamFailure.name, () => {
     expect(error.detail).toBe('upstream');
   });
 
-  it('marks connection failures as retryable upstream errors and recognises upstream 401/403', () => {
+  it('marks connection failures as retryable upstream errors and refreshes only on an upstream 401', () => {
     const failure = connectionFailure('early close', Object.assign(new Error('secret text'), { code: 'ECONNRESET' }));
     expect(failure.code).toBe('upstream');
     expect(failure.retryable).toBe(true);
     expect(failure.cause).toEqual({ name: 'Error', code: 'ECONNRESET' });
-    expect(isUpstreamAuthRejection(classifyUpstreamFailure({ status: 403 }))).toBe(true);
+    expect(isUpstreamAuthRejection(classifyUpstreamFailure({ status: 401 }))).toBe(true);
+    expect(isUpstreamAuthRejection(classifyUpstreamFailure({ status: 403 }))).toBe(false);
+    expect(isUpstreamAuthRejection(classifyUpstreamFailure({ status: 403, payload: { error: { code: 'invalid_token' } } }))).toBe(false);
+    const forbidden = classifyUpstreamFailure({ status: 403 });
+    expect(forbidden.publicMessage ?? forbidden.spec.message).not.toMatch(/log in/);
     expect(isUpstreamAuthRejection(failure)).toBe(false);
   });
 });

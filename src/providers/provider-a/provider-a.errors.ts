@@ -112,7 +112,15 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   if (status === 429 || codes.includes('rate_limit_exceeded')) {
     return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: hints[0] });
   }
-  if (status === 401 || status === 403) return new GatewayError('auth', base);
+  if (status === 401) return new GatewayError('auth', base);
+  // A 403 is a Cloudflare challenge, a region block or a deactivated workspace far more often than
+  // a bad token: an upstream error, not "log in again", unless the body says the token is invalid.
+  // Neither is fixed by a refresh (the Codex CLI refreshes only on 401).
+  if (status === 403) {
+    return saysTokenInvalid(codes, error.message)
+      ? new GatewayError('auth', base)
+      : new GatewayError('upstream', { ...base, publicMessage: 'the upstream refused access (HTTP 403)' });
+  }
   if (status === 400 || status === 404 || status === 422) return new GatewayError('bad_request', base);
   return new GatewayError('upstream', { ...base, retryable: true, retryAfterSeconds: hints[0] });
 }
@@ -129,7 +137,15 @@ function sanitizeCause(cause: unknown): unknown {
   return { name: cause.name, code };
 }
 
-/** True for an upstream 401/403 (which gets one forced refresh and one retry, §1.7). */
+/** True for an upstream 401, the only status that gets one forced refresh and one retry (§1.7). */
 export function isUpstreamAuthRejection(error: unknown): error is GatewayError {
-  return error instanceof GatewayError && error.code === 'auth' && (error.upstreamStatus === 401 || error.upstreamStatus === 403);
+  return error instanceof GatewayError && error.code === 'auth' && error.upstreamStatus === 401;
+}
+
+const TOKEN_INVALID_CODES = /^(invalid_token|token_invalid|token_invalidated|token_expired|token_revoked)$/i;
+const TOKEN_INVALID_MESSAGE = /\btoken\b[^.]*\b(invalid|invalidated|expired|revoked)\b|\b(invalid|expired|revoked)\b[^.]*\btoken\b/i;
+
+/** A 403 body that blames the access token (read to classify, never copied anywhere). */
+function saysTokenInvalid(codes: readonly string[], message: unknown): boolean {
+  return codes.some((code) => TOKEN_INVALID_CODES.test(code)) || (typeof message === 'string' && TOKEN_INVALID_MESSAGE.test(message));
 }

@@ -24,6 +24,13 @@ export type RefreshGrantAnswer =
       readonly errorCode?: string;
     };
 
+/** `error` as a string (RFC 6749), or the `code` of an `error` object (the Codex endpoint's shape). */
+function errorCodeOf(body: Json | undefined): string | undefined {
+  const error = body?.error;
+  if (typeof error === 'object' && error !== null && !Array.isArray(error)) return nonEmptyString((error as Json).code);
+  return nonEmptyString(error) ?? nonEmptyString(body?.code);
+}
+
 /**
  * One OAuth refresh-token grant (provider_a.md §1.5, provider_b.md §2.2): a form POST bounded by
  * `timeoutMs` and by the 1 MiB body cap. Success = HTTP 200 with a non-empty `access_token`. It is
@@ -42,7 +49,7 @@ export async function postRefreshGrant(tokenUrl: string, form: Record<string, st
   const body = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Json) : undefined;
   const accessToken = nonEmptyString(body?.access_token);
   if (response.status !== 200 || !body || !accessToken) {
-    return { ok: false, status: response.status, errorCode: nonEmptyString(body?.error) };
+    return { ok: false, status: response.status, errorCode: errorCodeOf(body) };
   }
   const expiresIn = body.expires_in;
   const expiresInSeconds = typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined;
