@@ -3,8 +3,8 @@ import type { ChatMessage, ToolDefinition } from '../core/chat-message';
 import type { SamplingOptions } from '../providers/provider-adapter';
 import { chatBodyErrors } from './chat-request.validator';
 
-/** The default model (contract "What the service does"). */
-export const DEFAULT_MODEL = 'gpt-5.6-sol';
+/** The default model: the latest `sol` tier model of provider_a (contract "What the service does"). */
+export const DEFAULT_MODEL = 'gpt-6.1-sol';
 
 /** A chat body after validation, in the terms the chat service works with. */
 export interface ParsedChatBody {

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
+import { GatewayError } from '../core/gateway.error';
 import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 
@@ -10,6 +11,11 @@ export interface CatalogEntry {
   readonly provider: ProviderId;
   readonly upstream_model: string;
   readonly reasoning_effort: string | null;
+  /**
+   * The efforts the upstream model accepts (as the pinned provider CLI lists them); a request
+   * `reasoning_effort` outside them is refused before any upstream call. Absent: not checked.
+   */
+  readonly reasoning_efforts?: readonly string[];
   readonly verbosity: string | null;
   readonly service_tier: 'priority' | null;
   /** Whether structured output may use this id by default. */
@@ -95,11 +101,17 @@ export class ModelCatalog {
    */
   resolve(id: string, overrides: ResolveOverrides = {}): ResolvedModel | undefined {
     const entry = this.byId.get(id);
-    if (entry) return resolveEntry(entry, overrides);
+    if (entry) {
+      checkEffort(entry.id, entry.reasoning_efforts, overrides.reasoningEffort);
+      return resolveEntry(entry, overrides);
+    }
     const slash = id.indexOf('/');
     const provider = (slash > 0 ? id.slice(0, slash) : '') as ProviderId;
     const model = id.slice(slash + 1).trim();
     if (!PROVIDER_IDS.includes(provider) || model === '' || !this.isEnabled(provider)) return undefined;
+    // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
+    const known = this.entries.find((row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts);
+    checkEffort(id, known?.reasoning_efforts, overrides.reasoningEffort);
     const defaults = PASSTHROUGH_DEFAULTS[provider];
     return {
       requestedId: id,
@@ -111,6 +123,18 @@ export class ModelCatalog {
       serviceTier: null,
     };
   }
+}
+
+/**
+ * 400 `invalid_request_error` naming the allowed values when a request effort is not one the
+ * model accepts (the backend would refuse it, or worse, quietly use another). The client's value
+ * is not echoed.
+ */
+function checkEffort(modelId: string, allowed: readonly string[] | undefined, requested: string | undefined): void {
+  if (requested === undefined || allowed === undefined || allowed.includes(requested)) return;
+  throw new GatewayError('invalid_request', {
+    publicMessage: `reasoning_effort must be one of ${allowed.join(', ')} for model ${modelId.slice(0, 128)}`,
+  });
 }
 
 /** A catalog row as the upstream receives it; request effort/verbosity override the row's defaults. */
@@ -134,6 +158,10 @@ function validateEntry(row: unknown): string | undefined {
   if (typeof entry.upstream_model !== 'string' || entry.upstream_model === '') return 'needs a non-empty "upstream_model"';
   for (const key of ['reasoning_effort', 'verbosity']) {
     if (entry[key] !== null && typeof entry[key] !== 'string') return `"${key}" must be a string or null`;
+  }
+  const efforts = entry.reasoning_efforts;
+  if (efforts !== undefined && (!Array.isArray(efforts) || efforts.length === 0 || !efforts.every((value) => typeof value === 'string' && value !== ''))) {
+    return '"reasoning_efforts" must be a non-empty array of strings';
   }
   if (entry.service_tier !== null && entry.service_tier !== 'priority') return '"service_tier" must be "priority" or null';
   if (typeof entry.structured !== 'boolean') return '"structured" must be true or false';

@@ -1,0 +1,67 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startGateway, TestGateway } from './support/create-test-app';
+import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
+
+type Json = Record<string, any>;
+
+/** The model list the pinned Codex CLI ships (`codex debug models --bundled`, 0.169.0). */
+const CLI_MODELS = (JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.models.json'), 'utf8')) as Json).models as Json[];
+
+describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is checked against them', () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-models-' });
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+  });
+  afterAll(() => gateway.close());
+
+  const post = (body: Json) =>
+    fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }) });
+
+  it('lists every model the CLI lists, with an id per allowed effort and -fast ids for the priority tier', async () => {
+    const ids = new Set((((await (await fetch(`${gateway.url}/v1/models`)).json()) as Json).data as Json[]).map((model) => model.id as string));
+    const listed = CLI_MODELS.filter((model) => model.visibility === 'list');
+    expect(listed.map((model) => model.slug)).toEqual(expect.arrayContaining(['gpt-6.1-sol', 'gpt-6-astra', 'gpt-6-sol', 'gpt-6-luna', 'gpt-5.6-sol']));
+    for (const model of listed) {
+      expect(ids).toContain(model.slug);
+      for (const effort of model.supported_reasoning_levels as string[]) {
+        expect(ids).toContain(`${model.slug}-${effort}`);
+        if ((model.service_tiers as string[]).includes('priority')) expect(ids).toContain(`${model.slug}-fast-${effort}`);
+      }
+    }
+  });
+
+  it('uses the latest sol model when the request names none, with the CLI default effort', async () => {
+    fake().enqueue(textReply('ok'));
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(response.status).toBe(200);
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.1-sol', reasoning: { effort: 'low' } });
+  });
+
+  it('sends a new effort variant and the priority tier as data says (gpt-6.1-sol-fast-ultra)', async () => {
+    fake().enqueue(textReply('ok'));
+    expect((await post({ model: 'gpt-6.1-sol-fast-ultra' })).status).toBe(200);
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.1-sol', reasoning: { effort: 'ultra' }, service_tier: 'priority' });
+  });
+
+  it.each([
+    ['gpt-6-luna', 'ultra', 'low, medium, high, xhigh, max'],
+    ['gpt-5.6-sol', 'minimal', 'low, medium, high, xhigh, max, ultra'],
+    ['provider_a/gpt-6.1-sol', 'none', 'low, medium, high, xhigh, max, ultra'],
+  ])('refuses %s with reasoning_effort %s: 400 naming the allowed values, no upstream call', async (model, effort, allowed) => {
+    const response = await post({ model, reasoning_effort: effort });
+    expect(response.status).toBe(400);
+    const error = ((await response.json()) as Json).error;
+    expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+    expect(error.message).toContain(allowed);
+    expect(fake().requests()).toHaveLength(0);
+  });
+
+  it('passes a model the catalog does not know through provider_a/<model> with any effort', async () => {
+    fake().enqueue(textReply('ok'));
+    expect((await post({ model: 'provider_a/gpt-7-sol', reasoning_effort: 'hyper' })).status).toBe(200);
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-sol', reasoning: { effort: 'hyper' } });
+  });
+});
