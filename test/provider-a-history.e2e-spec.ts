@@ -133,3 +133,69 @@ describe('provider_a repairs agent histories before every request (fake rejects 
     });
   });
 });
+
+describe('provider_a carries images and refuses what it cannot carry', () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-images-' });
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+  });
+  afterAll(() => gateway.close());
+
+  const post = (messages: Json[]) =>
+    fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-6.1-sol', messages }) });
+  const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+  it('sends image_url parts (data and https URLs) as input_image items in order', async () => {
+    fake().enqueue(textReply('a cat'));
+    const response = await post([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is in these?' },
+          { type: 'image_url', image_url: { url: PNG, detail: 'low' } },
+          { type: 'image_url', image_url: { url: 'https://example.test/cat.jpg' } },
+        ],
+      },
+    ]);
+    expect(response.status).toBe(200);
+    const [request] = fake().requests();
+    expect(request.violation).toBeUndefined();
+    expect(request.body!.input).toEqual([
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'What is in these?' },
+          { type: 'input_image', image_url: PNG, detail: 'low' },
+          { type: 'input_image', image_url: 'https://example.test/cat.jpg' },
+        ],
+      },
+    ]);
+  });
+
+  it('sends a tool result holding a screenshot as a function_call_output with parts', async () => {
+    fake().enqueue(textReply('seen'));
+    const response = await post([
+      { role: 'user', content: 'screenshot please' },
+      { role: 'assistant', content: null, tool_calls: [call('call_shot', 'screenshot')] },
+      { role: 'tool', tool_call_id: 'call_shot', content: [{ type: 'text', text: 'here' }, { type: 'image_url', image_url: { url: PNG } }] },
+    ]);
+    expect(response.status).toBe(200);
+    expect((fake().requests()[0].body!.input as Json[]).at(-1)).toEqual({
+      type: 'function_call_output',
+      call_id: 'call_shot',
+      output: [{ type: 'input_text', text: 'here' }, { type: 'input_image', image_url: PNG }],
+    });
+  });
+
+  it.each([
+    [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }, 'messages[0].content[1]: part type "input_audio" is not supported by provider_a'],
+    [{ type: 'image_url', image_url: { url: 'file:///home/me/cat.png' } }, 'messages[0].content[1]: an image that is not an https URL or a base64 data:image URL is not supported by provider_a'],
+  ])('answers 400 naming a part it cannot carry (%j), with no upstream call', async (part, message) => {
+    const response = await post([{ role: 'user', content: [{ type: 'text', text: 'hi' }, part] }]);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as Json).error).toMatchObject({ type: 'invalid_request_error', message });
+    expect(fake().requests()).toHaveLength(0);
+  });
+});

@@ -1,14 +1,17 @@
 /**
  * The request checks of the real Codex Responses backend that agent histories trip over, so the
  * fake rejects what the backend rejects (each message is the backend's wording, as reported by
- * users of the real service): unpaired call/output items, call ids longer than 64 characters and
- * tool names outside `^[a-zA-Z0-9_-]{1,64}$`. Returns the error message, or undefined when the
+ * users of the real service): unpaired call/output items, call ids longer than 64 characters,
+ * tool names outside `^[a-zA-Z0-9_-]{1,64}$`, content parts of an unknown type and images that
+ * are neither a URL nor a base64 data URL. Returns the error message, or undefined when the
  * body passes.
  */
 const VALID_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const CALL_TYPES = new Set(['function_call', 'custom_tool_call']);
 const OUTPUT_TYPES = new Set(['function_call_output', 'custom_tool_call_output']);
 const NAMED_TOOL_TYPES = new Set(['function', 'custom']);
+const PART_TYPES = new Set(['input_text', 'output_text', 'input_image', 'input_file', 'refusal']);
+const IMAGE_URL = /^(https?:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+)$/i;
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -32,6 +35,13 @@ export function responsesRequestViolation(body: Json): string | undefined {
     const callId = String(item.call_id);
     if ((CALL_TYPES.has(String(item.type)) || OUTPUT_TYPES.has(String(item.type))) && callId.length > 64) {
       return `Invalid 'input[${index}].call_id': string too long. Expected a string with maximum length 64, but got a string with length ${callId.length} instead.`;
+    }
+    const parts = Array.isArray(item.content) ? item.content : Array.isArray(item.output) ? item.output : [];
+    for (const [partIndex, part] of parts.entries()) {
+      if (!isObject(part) || !PART_TYPES.has(String(part.type))) return `Invalid value for 'input[${index}].content[${partIndex}].type'.`;
+      if (part.type === 'input_image' && !(typeof part.image_url === 'string' && IMAGE_URL.test(part.image_url))) {
+        return `Invalid 'input[${index}].content[${partIndex}].image_url'. Expected a valid URL or a base64-encoded data URL.`;
+      }
     }
     if (CALL_TYPES.has(String(item.type))) {
       if (!VALID_NAME.test(String(item.name))) return `Invalid 'input[${index}].name': string does not match pattern.`;

@@ -94,7 +94,6 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
             faithful: request.faithful,
             input_items: (built.body.input as unknown[]).length,
             tools: Array.isArray(built.body.tools) ? built.body.tools.length : 0,
-            dropped_parts: built.droppedParts,
             // Counts only: the repaired items' content is never logged.
             aborted_calls: built.abortedCalls,
             orphan_outputs: built.orphanOutputs,

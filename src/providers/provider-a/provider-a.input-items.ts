@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../core/chat-message';
-import { messageText, messageTextParts } from '../../core/message-text';
+import { responsesParts, textsOf } from './provider-a.content-parts';
 import { historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
 import { normalizeCallId } from './provider-a.identifiers';
 
@@ -11,14 +11,8 @@ export interface ConversationInput {
   readonly systemTexts: string[];
   /** The conversation as Responses input items, in order. */
   readonly items: Json[];
-  /** Non-text parts (images, audio, files) dropped; counted for the debug log. */
-  readonly droppedParts: number;
   /** `tool` messages without `tool_call_id`, dropped. */
   readonly orphanToolMessages: number;
-}
-
-function droppedPartCount(message: ChatMessage, keptParts: number): number {
-  return Array.isArray(message.content) ? Math.max(0, message.content.length - keptParts) : 0;
 }
 
 /**
@@ -29,26 +23,25 @@ export function conversationInput(messages: readonly ChatMessage[], customNames:
   const calls = historyToolCallsById(messages, customNames);
   const systemTexts: string[] = [];
   const items: Json[] = [];
-  let droppedParts = 0;
   let orphanToolMessages = 0;
 
-  for (const message of messages) {
-    const parts = messageTextParts(message);
-    droppedParts += droppedPartCount(message, parts.length);
+  for (const [index, message] of messages.entries()) {
+    // Images go up in user messages and tool results; anything the backend cannot take is a 400.
+    const parts = responsesParts(message, index, message.role === 'user' || message.role === 'tool');
     switch (message.role) {
       case 'system':
       case 'developer': {
-        const text = parts.join('\n');
+        const text = textsOf(parts).join('\n');
         if (text !== '') systemTexts.push(text);
         break;
       }
       case 'user': {
-        const content = parts.filter((text) => text !== '').map((text) => ({ type: 'input_text', text }));
+        const content = parts.filter((part) => part.type !== 'input_text' || part.text !== '');
         if (content.length > 0) items.push({ type: 'message', role: 'user', content });
         break;
       }
       case 'assistant': {
-        const text = parts.join('\n');
+        const text = textsOf(parts).join('\n');
         if (text !== '') items.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] });
         for (const rawCall of message.tool_calls ?? []) {
           const call = readHistoryToolCall(rawCall, customNames);
@@ -72,11 +65,12 @@ export function conversationInput(messages: readonly ChatMessage[], customNames:
         items.push({
           type: kind === 'custom' ? 'custom_tool_call_output' : 'function_call_output',
           call_id: normalizeCallId(id),
-          output: messageText(message),
+          // A result with images goes up as a list of parts, else as one string (texts joined).
+          output: parts.some((part) => part.type === 'input_image') ? parts : textsOf(parts).join('\n'),
         });
         break;
       }
     }
   }
-  return { systemTexts, items, droppedParts, orphanToolMessages };
+  return { systemTexts, items, orphanToolMessages };
 }

@@ -30,7 +30,6 @@ export interface ChatBodyOptions {
 export interface ChatBody {
   readonly body: Json;
   /** Counts for the debug log (never the content). */
-  readonly droppedParts: number;
   readonly orphanToolMessages: number;
   /** Calls without an output that got an `aborted` one, and outputs without a call, dropped. */
   readonly abortedCalls: number;
@@ -121,7 +120,6 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
   const named = withUpstreamToolNames(body);
   return {
     body: named.body,
-    droppedParts: conversation.droppedParts,
     orphanToolMessages: conversation.orphanToolMessages,
     abortedCalls: paired.abortedCalls,
     orphanOutputs: paired.orphanOutputs,

@@ -1,0 +1,45 @@
+import { GatewayError } from '../../core/gateway.error';
+import { responsesParts } from './provider-a.content-parts';
+
+describe(responsesParts.name, () => {
+  it('keeps text and image parts in order, with https and data URLs and a known detail', () => {
+    expect(
+      responsesParts(
+        {
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'image_url', image_url: { url: 'https://example.test/cat.png', detail: 'high' } },
+            { type: 'image_url', image_url: 'data:image/jpeg;base64,/9j/4AAQ' },
+            { type: 'input_image', image_url: 'https://example.test/dog.png', detail: 'bogus' },
+          ],
+        },
+        0,
+        true,
+      ),
+    ).toEqual([
+      { type: 'input_text', text: 'a' },
+      { type: 'input_image', image_url: 'https://example.test/cat.png', detail: 'high' },
+      { type: 'input_image', image_url: 'data:image/jpeg;base64,/9j/4AAQ' },
+      { type: 'input_image', image_url: 'https://example.test/dog.png' },
+    ]);
+  });
+
+  it.each([
+    [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }, true, /messages\[2\]\.content\[0\]: part type "input_audio"/],
+    [{ type: 'file', file: { file_data: 'x' } }, true, /part type "file"/],
+    [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }, true, /not an https URL/],
+    [{ type: 'image_url', image_url: { url: 'data:text/plain;base64,AAAA' } }, true, /not an https URL/],
+    [{ type: 'image_url', image_url: { url: 'https://example.test/a.png' } }, false, /an image in this message role/],
+    [{ type: 'x\n"forged"' }, true, /this part type/],
+  ])('refuses %j with a 400 naming where it is', (part, imagesAllowed, message) => {
+    let error: unknown;
+    try {
+      responsesParts({ content: [part] }, 2, imagesAllowed);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).code).toBe('invalid_request');
+    expect((error as GatewayError).publicMessage).toMatch(message);
+  });
+});
