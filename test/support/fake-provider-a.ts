@@ -318,7 +318,7 @@ export class FakeProviderA {
     });
     const violation = responsesRequestViolation(parseJson(raw) ?? {});
     if (violation) {
-      this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), closedByClient: closed.promise, violation });
+      this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), connection: ++this.connections, closedByClient: closed.promise, violation });
       response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(invalidRequest(violation)));
       return;
     }
