@@ -22,6 +22,12 @@ export interface AppConfig {
   readonly modelCatalogPath?: string;
   readonly metricsEnabled: boolean;
   readonly logLevel: string;
+  /** Egress proxy of the upstream connections (HTTPS_PROXY, HTTP_PROXY, NO_PROXY). */
+  readonly proxy: {
+    readonly httpsProxy?: string;
+    readonly httpProxy?: string;
+    readonly noProxy?: string;
+  };
   readonly providerA: {
     readonly codexHome: string;
     readonly authFile: string;
@@ -127,6 +133,8 @@ function expandHome(value: string, home: string): string {
   return value;
 }
 
+const LOWER_CASE_ALIASED = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
+
 /**
  * Pure: (environment, argv) → AppConfig. Flags win over the environment; every value is
  * validated here, once, and the first bad one throws a ConfigError naming the setting and
@@ -136,7 +144,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   const fromFlags = parseArgv(argv);
   const values = new Map<string, unknown>();
   for (const definition of SETTINGS) {
-    const raw = fromFlags.get(definition) ?? env[definition.env];
+    // The proxy variables are conventionally also spelled in lower case (curl, undici, reqwest).
+    const raw = fromFlags.get(definition) ?? env[definition.env] ?? (LOWER_CASE_ALIASED.has(definition.env) ? env[definition.env.toLowerCase()] : undefined);
     if (raw === undefined || (raw === '' && !fromFlags.has(definition))) continue;
     try {
       values.set(definition.env, definition.parse(raw));
@@ -178,6 +187,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     modelCatalogPath: optionalString('GATEWAY_MODEL_CATALOG'),
     metricsEnabled: value('METRICS_ENABLED'),
     logLevel: value('LOG_LEVEL'),
+    proxy: {
+      httpsProxy: optionalString('HTTPS_PROXY'),
+      httpProxy: optionalString('HTTP_PROXY'),
+      noProxy: optionalString('NO_PROXY'),
+    },
     providerA: {
       codexHome,
       authFile: expandHome(get('PROVIDER_A_AUTH_FILE', path.join(codexHome, 'auth.json')), home),

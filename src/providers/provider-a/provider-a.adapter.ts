@@ -14,6 +14,7 @@ import { installationIdFor, newTurnId, sessionIdForChat } from './provider-a.ide
 import { RateLimitTelemetry } from './provider-a.rate-limits';
 import { buildChatBody, turnMetadata } from './provider-a.request';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
+import { UpstreamProxy } from '../shared/upstream-proxy';
 import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
 import { ToolNameMap } from './provider-a.tool-names';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
@@ -41,6 +42,8 @@ const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens
 export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_a' as const;
   private readonly auth: ProviderAAuth;
+  /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY for the backend, the token endpoint and the WebSocket. */
+  private readonly proxy: UpstreamProxy;
   private readonly rateLimits = new RateLimitTelemetry();
   private readonly profile: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
@@ -52,7 +55,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() metrics?: GatewayMetrics,
   ) {
-    this.auth = new ProviderAAuth(config.providerA.authFile, config.providerA.tokenUrl);
+    this.proxy = new UpstreamProxy(config.proxy);
+    this.auth = new ProviderAAuth(config.providerA.authFile, config.providerA.tokenUrl, this.proxy);
     // Read at construction so a missing or invalid profile fails startup (ConfigError).
     this.profile = loadFaithfulProfile(config.providerA.faithfulProfilePath);
     this.transport = transportForUrl(config.providerA.url);
@@ -72,6 +76,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
 
   onModuleDestroy(): void {
     this.sessions?.closeAll();
+    void this.proxy.close();
   }
 
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
@@ -150,6 +155,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       rateLimits: this.rateLimits,
       turnTimeoutMs: this.config.providerA.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
+      proxy: this.proxy,
     };
   }
 

@@ -4,6 +4,7 @@ import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
 import { LoginToken, LoginTokenCache } from '../shared/login-token-cache';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { applyRefresh, LoginFileError, LoginState, parseLoginFile, RefreshedTokens } from './provider-a.login-file';
 import { requestTokenRefresh, TokenRefreshError } from './provider-a.token-refresh';
 
@@ -41,6 +42,7 @@ export class ProviderAAuth {
   constructor(
     private readonly authFile: string,
     private readonly tokenUrl: string,
+    private readonly proxy?: UpstreamProxy,
     private readonly now: () => number = Date.now,
   ) {
     this.tokens = new LoginTokenCache(now);
@@ -97,7 +99,7 @@ export class ProviderAAuth {
 
   private async refresh(refreshToken: string, fingerprint: string, logger: EventLogger): Promise<RefreshedTokens> {
     try {
-      return await requestTokenRefresh(this.tokenUrl, refreshToken, this.now);
+      return await requestTokenRefresh(this.tokenUrl, refreshToken, this.now, this.proxy);
     } catch (error) {
       if (error instanceof GatewayError) {
         // The endpoint gave no answer: not a login problem (see tokenEndpointFailure).

@@ -191,7 +191,7 @@ export class ChatTurnLease {
       Object.assign(this.use, { reused: false, incremental: false, fallback: true, itemsSent: items });
       this.observer?.chainFallback();
     }
-    const session = await WsSession.connect(input.url, input.headers, input.signal);
+    const session = await WsSession.connect(input.url, input.headers, input.signal, input.proxy);
     return session.send(websocketFrame(input.body, Date.now()), input.signal, release);
   };
 }

@@ -1,4 +1,5 @@
 import { postRefreshGrant, tokenEndpointFailure } from '../shared/refresh-grant';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { CODEX_OAUTH_CLIENT_ID, TOKEN_REFRESH_TIMEOUT_MS } from './provider-a.constants';
 import { decodeJwtClaims, RefreshedTokens } from './provider-a.login-file';
 import { nonEmptyString } from '../../common/json';
@@ -20,13 +21,14 @@ export class TokenRefreshError extends Error {
  * answer at all rejects with the shared `tokenEndpointFailure` (a GatewayError, not a login
  * problem); an answer that refuses the grant rejects with TokenRefreshError.
  */
-export async function requestTokenRefresh(tokenUrl: string, refreshToken: string, now: () => number = Date.now): Promise<RefreshedTokens> {
+export async function requestTokenRefresh(tokenUrl: string, refreshToken: string, now: () => number = Date.now, proxy?: UpstreamProxy): Promise<RefreshedTokens> {
   let answer: Awaited<ReturnType<typeof postRefreshGrant>>;
   try {
     answer = await postRefreshGrant(
       tokenUrl,
       { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CODEX_OAUTH_CLIENT_ID },
       TOKEN_REFRESH_TIMEOUT_MS,
+      proxy,
     );
   } catch (error) {
     throw tokenEndpointFailure('provider_a', error);

@@ -47,7 +47,9 @@ export async function openSseConnection(input: AttemptInput): Promise<UpstreamCo
   };
   let response: Response;
   try {
-    response = await fetch(input.url, { method: 'POST', headers: input.headers, body: JSON.stringify(input.body), signal: controller.signal, redirect: 'manual' });
+    const init: RequestInit = { method: 'POST', headers: input.headers, body: JSON.stringify(input.body), signal: controller.signal, redirect: 'manual' };
+    // Through the egress proxy unless NO_PROXY says otherwise.
+    response = await (input.proxy ? input.proxy.fetch(input.url, init) : fetch(input.url, init));
   } catch (error) {
     close();
     if (signal.aborted) throw signal.reason;

@@ -9,6 +9,6 @@ import { WsSession } from './provider-a.ws-session';
  * the per-chat session pool (`provider-a.session-pool.ts`).
  */
 export async function openWebSocketConnection(input: AttemptInput): Promise<UpstreamConnection> {
-  const session = await WsSession.connect(input.url, input.headers, input.signal);
+  const session = await WsSession.connect(input.url, input.headers, input.signal, input.proxy);
   return session.send(websocketFrame(input.body, Date.now()), input.signal);
 }

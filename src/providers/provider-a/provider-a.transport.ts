@@ -1,3 +1,4 @@
+import type { UpstreamProxy } from '../shared/upstream-proxy';
 import type { ProviderATransportKind } from './provider-a.headers';
 
 type Json = Record<string, unknown>;
@@ -25,6 +26,8 @@ export interface AttemptInput {
   readonly body: Json;
   /** Aborts the attempt at once: handshake, POST, reading. */
   readonly signal: AbortSignal;
+  /** The egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY); absent = direct. */
+  readonly proxy?: UpstreamProxy;
 }
 
 /**

@@ -2,6 +2,7 @@ import { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
 import { withIdleTimeout, withinIdleTimeout } from '../shared/idle-timeout';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { runWithRetries } from '../shared/retry-policy';
 import type { ProviderAAuth, ProviderACredentials } from './provider-a.auth';
 import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
@@ -30,6 +31,8 @@ export interface TurnOptions {
   readonly turnTimeoutMs: number;
   /** GATEWAY_STREAM_IDLE_TIMEOUT; 0 = off. */
   readonly idleTimeoutMs: number;
+  /** The egress proxy of every connection of the turn. */
+  readonly proxy?: UpstreamProxy;
 }
 
 /** An accepted turn: its events, and the upstream response id/model seen so far. */
@@ -158,7 +161,7 @@ async function firstOutput(
   const plan = options.plan(credentials, attemptNumber);
   const connect = async (signal: AbortSignal) => {
     try {
-      const connection = await options.open({ url: options.url, headers: plan.headers, body: plan.body, signal });
+      const connection = await options.open({ url: options.url, headers: plan.headers, body: plan.body, signal, proxy: options.proxy });
       options.rateLimits.record(credentials.accountId, rateLimitsFromHeaders(connection.responseHeaders), context.logger);
       return connection;
     } catch (error) {

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { isJsonObject } from '../../common/json';
 import { parseJsonOrUndefined } from '../shared/http-body';
 import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
@@ -92,10 +93,11 @@ export class WsSession {
    * when the upgrade got a non-101 status, a retryable `upstream` GatewayError on connect errors,
    * or the signal's reason when it aborts (the socket is dropped at once).
    */
-  static connect(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<WsSession> {
+  static connect(url: string, headers: Record<string, string>, signal: AbortSignal, proxy?: UpstreamProxy): Promise<WsSession> {
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<WsSession>((resolve, reject) => {
-      const socket = new WebSocket(url, { headers, perMessageDeflate: false, followRedirects: false, generateMask: keepZeroMask });
+      // Through the egress proxy (a CONNECT tunnel) unless NO_PROXY says otherwise.
+      const socket = new WebSocket(url, { headers, perMessageDeflate: false, followRedirects: false, generateMask: keepZeroMask, agent: proxy?.websocketAgent(url) });
       let settled = false;
       let responseHeaders: Record<string, string> = {};
       const settle = (outcome: () => void) => {

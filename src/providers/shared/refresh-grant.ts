@@ -1,4 +1,5 @@
 import { readJsonCapped } from './http-body';
+import type { UpstreamProxy } from './upstream-proxy';
 import { nonEmptyString } from '../../common/json';
 import { GatewayError } from '../../core/gateway.error';
 
@@ -36,10 +37,12 @@ function errorCodeOf(body: Json | undefined): string | undefined {
  * `timeoutMs` and by the 1 MiB body cap. Success = HTTP 200 with a non-empty `access_token`. It is
  * not tied to any caller's signal: refresh tokens may be single use, so once sent the answer must
  * be read and persisted even when the request that triggered it went away. Rejects only when the
- * endpoint could not be reached (the caller decides what that means).
+ * endpoint could not be reached (the caller decides what that means). `proxy`: the egress proxy
+ * (HTTPS_PROXY / HTTP_PROXY / NO_PROXY) when the caller has one.
  */
-export async function postRefreshGrant(tokenUrl: string, form: Record<string, string>, timeoutMs: number): Promise<RefreshGrantAnswer> {
-  const response = await fetch(tokenUrl, {
+export async function postRefreshGrant(tokenUrl: string, form: Record<string, string>, timeoutMs: number, proxy?: UpstreamProxy): Promise<RefreshGrantAnswer> {
+  const send = proxy ? proxy.fetch.bind(proxy) : fetch;
+  const response = await send(tokenUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
     body: new URLSearchParams(form).toString(),

@@ -1,0 +1,87 @@
+import type { Agent } from 'node:http';
+import { HttpsProxyAgent } from 'https-proxy-agent';
+import { Dispatcher, EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+
+/** HTTPS_PROXY / HTTP_PROXY / NO_PROXY as the config layer read them (design.md §2). */
+export interface ProxySettings {
+  readonly httpsProxy?: string;
+  readonly httpProxy?: string;
+  readonly noProxy?: string;
+}
+
+interface NoProxyEntry {
+  readonly host: string;
+  readonly port?: number;
+}
+
+const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'http:': 80, 'ws:': 80, 'https:': 443, 'wss:': 443 };
+
+function parseNoProxy(value: string): NoProxyEntry[] | '*' {
+  if (value.trim() === '*') return '*';
+  return value
+    .split(/[,\s]+/)
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const match = /^(.*?)(?::(\d+))?$/.exec(entry.replace(/^\*?\./, '').toLowerCase())!;
+      return { host: match[1], port: match[2] ? Number(match[2]) : undefined };
+    });
+}
+
+/**
+ * The egress proxy of the upstream transports. HTTP requests (SSE, token refresh) go through
+ * undici's EnvHttpProxyAgent built from our settings (never from process.env: unset values are
+ * passed as '' so undici does not read the environment itself). WebSockets get an
+ * https-proxy-agent CONNECT tunnel. NO_PROXY follows the same rules for both: `*`, or a list of
+ * hosts (with optional `:port`) that also cover their subdomains; the WebSocket side re-implements
+ * undici's matcher because undici keeps it private.
+ */
+export class UpstreamProxy {
+  readonly dispatcher: Dispatcher;
+  private readonly noProxy: NoProxyEntry[] | '*';
+  private readonly agents = new Map<string, Agent>();
+
+  constructor(private readonly settings: ProxySettings) {
+    this.dispatcher = new EnvHttpProxyAgent({ httpsProxy: settings.httpsProxy ?? '', httpProxy: settings.httpProxy ?? '', noProxy: settings.noProxy ?? '' });
+    this.noProxy = parseNoProxy(settings.noProxy ?? '');
+  }
+
+  /** True when at least one proxy is configured. */
+  get enabled(): boolean {
+    return Boolean(this.settings.httpsProxy || this.settings.httpProxy);
+  }
+
+  /** The proxy URL a connection to `target` must use, or undefined to go direct. */
+  proxyFor(target: string): string | undefined {
+    const url = new URL(target);
+    const secure = url.protocol === 'https:' || url.protocol === 'wss:';
+    const proxy = secure ? (this.settings.httpsProxy || this.settings.httpProxy) : this.settings.httpProxy;
+    if (!proxy || this.noProxy === '*') return undefined;
+    const host = url.hostname.toLowerCase();
+    const port = Number(url.port) || DEFAULT_PORTS[url.protocol] || 0;
+    const bypass = this.noProxy.some((entry) => (entry.port === undefined || entry.port === port) && (host === entry.host || host.endsWith(`.${entry.host}`)));
+    return bypass ? undefined : proxy;
+  }
+
+  /** The agent for a WebSocket to `target` (a CONNECT tunnel through the proxy), or undefined to go direct. */
+  websocketAgent(target: string): Agent | undefined {
+    const proxy = this.proxyFor(target);
+    if (proxy === undefined) return undefined;
+    const agent = this.agents.get(proxy) ?? new HttpsProxyAgent(proxy);
+    this.agents.set(proxy, agent);
+    return agent;
+  }
+
+  /**
+   * `fetch` through the proxy dispatcher (the built-in fetch when no proxy is set). undici's own fetch is used because Node 20's built-in
+   * fetch bundles an older undici whose dispatchers are not interchangeable with undici 7's.
+   */
+  fetch(url: string, init: RequestInit): Promise<Response> {
+    if (!this.enabled) return fetch(url, init);
+    return undiciFetch(url, { ...(init as Record<string, unknown>), dispatcher: this.dispatcher }) as unknown as Promise<Response>;
+  }
+
+  async close(): Promise<void> {
+    for (const agent of this.agents.values()) agent.destroy();
+    await this.dispatcher.close().catch(() => undefined);
+  }
+}
