@@ -171,7 +171,8 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(body.instructions).toBe('One\n\nTwo');
       for (const key of ['include', 'client_metadata', 'max_output_tokens', 'temperature', 'top_p', 'tool_choice']) expect(body).not.toHaveProperty(key);
       expect(body).toMatchObject({ model: 'gpt-5.6-terra', reasoning: { effort: 'high' }, text: { verbosity: 'low' }, service_tier: 'priority', stream: true, store: false });
-      expect(recorded.headers).toMatchObject({ originator: 'codex_cli_rs', version: '0.144.1', 'user-agent': 'codex_cli_rs/0.144.1 (api wrapper) dumb' });
+      expect(recorded.headers).toMatchObject({ originator: 'codex_exec', 'user-agent': 'codex_exec/0.169.0 (api wrapper) unknown (codex_exec; 0.169.0)' });
+      expect(recorded.headers).not.toHaveProperty('version');
       for (const header of ['x-codex-beta-features', 'x-client-request-id', 'thread-id', 'x-codex-turn-metadata']) expect(recorded.headers).not.toHaveProperty(header);
     });
 
@@ -205,11 +206,11 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       else expect(metadata).not.toHaveProperty('x-codex-ws-stream-request-start-ms');
       expect(recorded.headers).toMatchObject({
         'x-codex-beta-features': 'remote_compaction_v2',
-        'x-client-request-id': metadata.turn_id,
+        'x-client-request-id': session,
         'thread-id': session,
         'x-codex-window-id': `${session}:0`,
         'x-codex-turn-metadata': metadata['x-codex-turn-metadata'],
-        'user-agent': 'codex_cli_rs/0.144.1 (Mac OS 26.2.0; arm64) dumb',
+        'user-agent': 'codex_exec/0.169.0 (Mac OS 26.2.0; arm64) unknown (codex_exec; 0.169.0)',
       });
       expect(JSON.parse(recorded.headers['x-codex-turn-metadata'])).toMatchObject({ installation_id: 'install-test-1', turn_id: metadata.turn_id, sandbox: 'seatbelt' });
     });

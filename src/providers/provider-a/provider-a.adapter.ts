@@ -167,11 +167,13 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     }
     const turnId = newTurnId();
     const installationId = installationIdFor(this.config.providerA.codexHome);
+    const now = new Date();
+    const metadata = turnMetadata({ sessionId, turnId, installationId, model: request.model, startedAtMs: now.getTime() });
     const built = buildChatBody(request, {
       sessionId,
-      faithful: { profile: this.profile, turnId, installationId, now: new Date(), timeZone: localTimeZone() },
+      faithful: { profile: this.profile, turnId, installationId, turnMetadata: metadata, now, timeZone: localTimeZone() },
     });
-    const headers = upstreamHeaders(this.transport, credentials, sessionId, { turnId, turnMetadata: turnMetadata(sessionId, turnId, installationId) });
+    const headers = upstreamHeaders(this.transport, credentials, sessionId, { turnMetadata: metadata });
     return { ...built, headers };
   }
 }

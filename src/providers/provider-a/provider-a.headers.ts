@@ -1,7 +1,6 @@
 import type { ProviderACredentials } from './provider-a.auth';
 import {
   CODEX_BETA_FEATURES,
-  CODEX_CLI_VERSION,
   CODEX_ORIGINATOR,
   OPENAI_BETA_SSE,
   OPENAI_BETA_WEBSOCKET,
@@ -13,7 +12,6 @@ import { windowIdFor } from './provider-a.identifiers';
 export type ProviderATransportKind = 'ws' | 'sse';
 
 export interface FaithfulHeaderInput {
-  readonly turnId: string;
   /** The turn metadata string (§5.2). */
   readonly turnMetadata: string;
 }
@@ -34,14 +32,14 @@ export function upstreamHeaders(
     'chatgpt-account-id': credentials.accountId,
     originator: CODEX_ORIGINATOR,
     'user-agent': faithful ? USER_AGENT_FAITHFUL : USER_AGENT_MINIMAL,
-    version: CODEX_CLI_VERSION,
     'openai-beta': transport === 'ws' ? OPENAI_BETA_WEBSOCKET : OPENAI_BETA_SSE,
   };
   if (transport === 'ws') headers['session-id'] = sessionId;
   else headers.session_id = sessionId;
   if (faithful) {
     headers['x-codex-beta-features'] = CODEX_BETA_FEATURES;
-    headers['x-client-request-id'] = faithful.turnId;
+    // The CLI sends its thread (session) id here, not the turn id.
+    headers['x-client-request-id'] = sessionId;
     headers['thread-id'] = sessionId;
     headers['x-codex-window-id'] = windowIdFor(sessionId);
     headers['x-codex-turn-metadata'] = faithful.turnMetadata;

@@ -144,7 +144,7 @@ describe(buildChatBody.name, () => {
         tools: [{ type: 'function', function: { name: 'client_tool' } }],
         toolChoice: 'required',
       }),
-      { sessionId: SESSION, faithful: { profile, turnId: 'turn-1', installationId: 'install-test-1', now: new Date('2026-04-05T10:00:00Z'), timeZone: 'UTC' } },
+      { sessionId: SESSION, faithful: { profile, turnId: 'turn-1', installationId: 'install-test-1', turnMetadata: '{"turn_id":"turn-1"}', now: new Date('2026-04-05T10:00:00Z'), timeZone: 'UTC' } },
     );
     expect(body.instructions).toBe(profile.instructions);
     const input = body.input as Array<Record<string, unknown>>;
@@ -159,16 +159,24 @@ describe(buildChatBody.name, () => {
       session_id: SESSION,
       thread_id: SESSION,
       turn_id: 'turn-1',
+      root_turn_id: 'turn-1',
       'x-codex-installation-id': 'install-test-1',
       'x-codex-window-id': `${SESSION}:0`,
-      'x-codex-turn-metadata': turnMetadata(SESSION, 'turn-1', 'install-test-1'),
+      'x-codex-turn-metadata': '{"turn_id":"turn-1"}',
     });
   });
 
-  it('writes the turn metadata with the CLI spacing and key order', () => {
-    expect(turnMetadata('s', 't', 'i')).toBe(
-      '{"installation_id": "i", "session_id": "s", "thread_id": "s", "turn_id": "t", "window_id": "s:0", "request_kind": "turn", "thread_source": "user", "sandbox": "seatbelt"}',
-    );
+  it('writes the turn metadata as compact JSON with the members and order of Codex CLI 0.169.0', () => {
+    const model = { requestedId: 'gpt-6.1-sol-high', catalogId: 'gpt-6.1-sol-high', provider: 'provider_a' as const, upstreamModel: 'gpt-6.1-sol', reasoningEffort: 'high', verbosity: 'low', serviceTier: null };
+    const text = turnMetadata({ sessionId: 's', turnId: 't', installationId: 'i', model, startedAtMs: 5 });
+    expect(text).not.toContain(': ');
+    const parsed = JSON.parse(text) as Record<string, unknown>;
+    expect(Object.keys(parsed)).toEqual([
+      'installation_id', 'session_id', 'thread_id', 'agent_name', 'turn_id', 'window_id', 'window_number', 'context_window_id', 'request_kind',
+      'history_initialization', 'root_turn_id', 'thread_source', 'turn_trigger', 'sandbox', 'sandbox_mode', 'auto_review_enabled',
+      'node_repl_auto_review_required', 'node_repl_disabled', 'turn_started_at_unix_ms', 'analytics_enabled', 'model', 'reasoning_effort',
+    ]);
+    expect(parsed).toMatchObject({ installation_id: 'i', session_id: 's', thread_id: 's', turn_id: 't', root_turn_id: 't', window_id: 's:0', request_kind: 'turn', sandbox: 'seatbelt', turn_started_at_unix_ms: 5, model: 'gpt-6.1-sol', reasoning_effort: 'high' });
   });
 
   it('adds type to the WebSocket frame, and the send time only in faithful mode', () => {

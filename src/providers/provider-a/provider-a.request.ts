@@ -1,6 +1,7 @@
 import type { ChatRequest } from '../provider-adapter';
 import type { ResolvedModel } from '../../core/resolved-model';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
+import { sha256Hex, uuidFromHex } from '../../common/hashing';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { FaithfulProfile, scaffoldForToday } from './provider-a.faithful-profile';
 import { windowIdFor } from './provider-a.identifiers';
@@ -16,6 +17,8 @@ export interface FaithfulTurn {
   readonly profile: FaithfulProfile;
   readonly turnId: string;
   readonly installationId: string;
+  /** The turn metadata string of this attempt (`turnMetadata`), also sent as a header. */
+  readonly turnMetadata: string;
   readonly now: Date;
   readonly timeZone: string;
 }
@@ -43,23 +46,47 @@ export function reasoningField(model: ResolvedModel, extra: Json = {}): Json {
   return model.reasoningEffort ? { effort: model.reasoningEffort, ...extra } : { ...extra };
 }
 
+/** What the turn metadata of one faithful attempt is made of. */
+export interface TurnMetadataInput {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly installationId: string;
+  readonly model: ResolvedModel;
+  readonly startedAtMs: number;
+}
+
 /**
- * The turn metadata string (§5.2): a JSON object written with `": "` after keys and `", "`
- * between members, keys in the CLI's order. Hand-built because JSON.stringify cannot produce
- * this spacing.
+ * The turn metadata string (§5.2) with the members and order Codex CLI 0.169.0 sends
+ * (test/fixtures/codex-oracle/): compact JSON. The values describe a fresh `codex exec` turn on a
+ * Mac (the faithful User-Agent's platform, hence the `seatbelt` sandbox) with a read-only sandbox
+ * and analytics off; the context window id is derived from the session so it is stable per chat.
  */
-export function turnMetadata(sessionId: string, turnId: string, installationId: string): string {
-  const members: Array<[string, string]> = [
-    ['installation_id', installationId],
-    ['session_id', sessionId],
-    ['thread_id', sessionId],
-    ['turn_id', turnId],
-    ['window_id', windowIdFor(sessionId)],
-    ['request_kind', 'turn'],
-    ['thread_source', 'user'],
-    ['sandbox', 'seatbelt'],
-  ];
-  return `{${members.map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`).join(', ')}}`;
+export function turnMetadata(input: TurnMetadataInput): string {
+  const { sessionId, turnId } = input;
+  return JSON.stringify({
+    installation_id: input.installationId,
+    session_id: sessionId,
+    thread_id: sessionId,
+    agent_name: '/root',
+    turn_id: turnId,
+    window_id: windowIdFor(sessionId),
+    window_number: 0,
+    context_window_id: uuidFromHex(sha256Hex(`provider_a.context_window:${sessionId}`)),
+    request_kind: 'turn',
+    history_initialization: 'new',
+    root_turn_id: turnId,
+    thread_source: 'user',
+    turn_trigger: 'exec',
+    sandbox: 'seatbelt',
+    sandbox_mode: 'read-only',
+    auto_review_enabled: false,
+    node_repl_auto_review_required: false,
+    node_repl_disabled: false,
+    turn_started_at_unix_ms: input.startedAtMs,
+    analytics_enabled: false,
+    model: input.model.upstreamModel,
+    reasoning_effort: input.model.reasoningEffort ?? 'none',
+  });
 }
 
 /**
@@ -108,9 +135,10 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
       session_id: options.sessionId,
       thread_id: options.sessionId,
       turn_id: faithful.turnId,
+      root_turn_id: faithful.turnId,
       'x-codex-installation-id': faithful.installationId,
       'x-codex-window-id': windowIdFor(options.sessionId),
-      'x-codex-turn-metadata': turnMetadata(options.sessionId, faithful.turnId, faithful.installationId),
+      'x-codex-turn-metadata': faithful.turnMetadata,
     };
   } else if (clientTools.length > 0) {
     body.tools = clientTools;

@@ -1,0 +1,145 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startGateway, TestGateway } from './support/create-test-app';
+import type { RecordedRequest } from './support/fake-provider-a';
+import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
+
+type Json = Record<string, any>;
+
+/**
+ * The oracle: what the real Codex CLI 0.169.0 (`codex exec`, classic Responses model gpt-5.5)
+ * sent to a recording fake, captured by scripts/capture-codex-oracle.mjs. The gateway's upstream
+ * request for the equivalent chat turn must match it on every header and body field the backend
+ * sees — names, presence and JSON types (ids and texts differ by nature) — except the intended
+ * differences listed below, each justified in docs/providers.md ("What the real Codex CLI sends").
+ */
+const CAPTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.capture.json'), 'utf8')) as Json;
+const transcript = CAPTURE.transcript as Json[];
+const cliHandshake = transcript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!.headers as Record<string, string>;
+const cliFrames = transcript.filter((entry) => entry.kind === 'ws-message' && entry.connection === 1).map((entry) => entry.body as Json);
+/** The sampling request of the user turn (after the CLI's warm-up) and the one after the tool call. */
+const [cliTurn, cliAfterTool] = cliFrames.filter((frame) => frame.generate !== false);
+
+/** Handshake mechanics of the WebSocket library, not part of the request the backend reads. */
+const WEBSOCKET_MECHANICS = new Set(['host', 'connection', 'upgrade', 'sec-websocket-version', 'sec-websocket-key', 'sec-websocket-extensions']);
+
+/** Intended differences (docs/providers.md lists and justifies each one). */
+const INTENDED = {
+  /** Minimal mode does not claim a Codex thread, window or turn: no faithful headers. */
+  minimalMissingHeaders: ['x-codex-beta-features', 'x-client-request-id', 'thread-id', 'x-codex-window-id', 'x-codex-turn-metadata'],
+  /** Both modes send the system text as `instructions`; the CLI puts its prompt in a developer message. */
+  extraBodyKeys: ['instructions'],
+  /** Minimal mode: no reasoning replay (store is false) and no Codex turn metadata. */
+  minimalMissingBodyKeys: ['include', 'client_metadata'],
+  /** Reasoning summaries are asked for, so clients get `reasoning_content`. */
+  extraReasoningKeys: ['summary'],
+  /** The CLI's first sampling request chains to its warm-up (`generate: false`), which the gateway never sends. */
+  firstTurnMissingKeys: ['previous_response_id'],
+  /** The CLI numbers its input items; the backend does not need ids. */
+  missingItemKeys: ['id'],
+} as const;
+
+/** `{key: JSON type}` of an object, for presence-and-type comparison. */
+function shape(value: Json): Record<string, string> {
+  return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, Array.isArray(entry) ? 'array' : entry === null ? 'null' : typeof entry]));
+}
+
+const without = (record: Record<string, string>, keys: readonly string[]) => Object.fromEntries(Object.entries(record).filter(([key]) => !keys.includes(key)));
+const headerNames = (headers: Record<string, string>) => Object.keys(headers).filter((name) => !WEBSOCKET_MECHANICS.has(name)).sort();
+
+describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)', () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-' });
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+  });
+  afterAll(() => gateway.close());
+  beforeEach(() => fake().keepConnectionsOpen());
+
+  /** The chat equivalent of the CLI's turn: a system prompt, a user message, the CLI's tool choice settings, one function tool. */
+  const TOOL = { type: 'function', function: { name: 'exec_command', description: 'Runs a command.', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } } };
+  const turnBody = (faithful: boolean, messages: Json[]) => ({
+    model: 'gpt-5.5',
+    faithful,
+    tools: [TOOL],
+    tool_choice: 'auto',
+    parallel_tool_calls: true,
+    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Run echo oracle, then say Done.' }, ...messages],
+  });
+  const post = (body: Json, conversation: string) =>
+    fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-conversation-id': conversation }, body: JSON.stringify(body) });
+
+  /** Turn 1 ends in a tool call, turn 2 sends its result: the same two sampling requests as the capture. */
+  async function twoTurns(faithful: boolean): Promise<[RecordedRequest, RecordedRequest]> {
+    const conversation = `oracle-${faithful ? 'faithful' : 'minimal'}`;
+    fake().enqueue({ frames: [created('resp_1', 'gpt-5.5'), ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'), completed(undefined, 'resp_1', 'gpt-5.5')] });
+    expect((await post(turnBody(faithful, []), conversation)).status).toBe(200);
+    fake().enqueue(textReply('Done.'));
+    const second = await post(
+      turnBody(faithful, [
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_oracle_1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' } }] },
+        { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' },
+      ]),
+      conversation,
+    );
+    expect(second.status).toBe(200);
+    const [first, after] = fake().requests();
+    return [first, after];
+  }
+
+  it('captured a real CLI run (sanity of the fixture)', () => {
+    expect(CAPTURE.codex_version).toBe('0.169.0');
+    expect(CAPTURE.exit_codes).toEqual([0, 0]);
+    expect(cliAfterTool.previous_response_id).toEqual(expect.any(String));
+    expect(cliHandshake.authorization).toBe('Bearer <access_token>');
+  });
+
+  it('faithful mode: the same handshake headers, body fields and types as the CLI, chained the same way', async () => {
+    const [turn, afterTool] = await twoTurns(true);
+    expect(headerNames(turn.headers)).toEqual(headerNames(cliHandshake));
+    for (const name of ['originator', 'openai-beta', 'x-codex-beta-features']) expect(turn.headers[name]).toBe(cliHandshake[name]);
+    const uaShape = /^(\w+)\/(\d+\.\d+\.\d+) \(.+\) \S+ \((\w+); (\d+\.\d+\.\d+)\)$/;
+    expect(turn.headers['user-agent'].match(uaShape)!.slice(1)).toEqual(cliHandshake['user-agent'].match(uaShape)!.slice(1));
+    for (const headers of [turn.headers, cliHandshake]) {
+      expect(headers['thread-id']).toBe(headers['session-id']);
+      expect(headers['x-client-request-id']).toBe(headers['session-id']);
+      expect(headers['x-codex-window-id']).toBe(`${headers['session-id']}:0`);
+    }
+    const gatewayMetadata = JSON.parse(turn.headers['x-codex-turn-metadata']) as Json;
+    const cliMetadata = JSON.parse(cliTurn.client_metadata['x-codex-turn-metadata']) as Json;
+    expect(Object.keys(gatewayMetadata)).toEqual(Object.keys(cliMetadata));
+    expect(shape(gatewayMetadata)).toEqual(shape(cliMetadata));
+
+    expect(without(shape(turn.body!), INTENDED.extraBodyKeys)).toEqual(without(shape(cliTurn), INTENDED.firstTurnMissingKeys));
+    expect(without(shape(turn.body!.reasoning), INTENDED.extraReasoningKeys)).toEqual(shape(cliTurn.reasoning));
+    expect(shape(turn.body!.text)).toEqual(shape(cliTurn.text));
+    expect(shape(turn.body!.client_metadata)).toEqual(shape(cliTurn.client_metadata));
+    expect(turn.body!.include).toEqual(cliTurn.include);
+
+    // After the tool call both send only the new output, chained to the previous response.
+    expect(without(shape(afterTool.body!), INTENDED.extraBodyKeys)).toEqual(shape(cliAfterTool));
+    expect(afterTool.body!.previous_response_id).toBe('resp_1');
+    expect((afterTool.body!.input as Json[]).map((item) => item.type)).toEqual((cliAfterTool.input as Json[]).map((item) => item.type));
+    expect(shape((afterTool.body!.input as Json[])[0])).toEqual(without(shape((cliAfterTool.input as Json[])[0]), INTENDED.missingItemKeys));
+    expect(afterTool.connection).toBe(turn.connection);
+  });
+
+  it('minimal mode: the CLI headers and body fields minus the listed intended differences', async () => {
+    const [turn, afterTool] = await twoTurns(false);
+    expect(headerNames(turn.headers)).toEqual(headerNames(cliHandshake).filter((name) => !(INTENDED.minimalMissingHeaders as readonly string[]).includes(name)));
+    for (const name of ['originator', 'openai-beta']) expect(turn.headers[name]).toBe(cliHandshake[name]);
+
+    const cliKeys = without(shape(cliTurn), [...INTENDED.minimalMissingBodyKeys, ...INTENDED.firstTurnMissingKeys]);
+    expect(without(shape(turn.body!), INTENDED.extraBodyKeys)).toEqual(cliKeys);
+    expect(turn.body!.tool_choice).toBe(cliTurn.tool_choice);
+    expect(turn.body!.parallel_tool_calls).toBe(cliTurn.parallel_tool_calls);
+    const cliTool = (cliTurn.tools as Json[]).find((tool) => tool.name === 'exec_command')!;
+    expect(shape((turn.body!.tools as Json[])[0])).toEqual(shape(cliTool));
+    const userItem = (cliTurn.input as Json[]).find((item) => item.type === 'message' && item.role === 'user')!;
+    expect(shape((turn.body!.input as Json[]).find((item) => item.role === 'user')!)).toEqual(without(shape(userItem), INTENDED.missingItemKeys));
+
+    expect(without(shape(afterTool.body!), INTENDED.extraBodyKeys)).toEqual(without(shape(cliAfterTool), INTENDED.minimalMissingBodyKeys));
+    expect(afterTool.body!.previous_response_id).toBe('resp_1');
+  });
+});
