@@ -29,7 +29,7 @@ function parseNoProxy(value: string): NoProxyEntry[] | '*' {
 
 /**
  * The egress proxy of the upstream transports. HTTP requests (SSE, token refresh) go through
- * undici's EnvHttpProxyAgent built from our settings (never from process.env: unset values are
+ * undici's EnvHttpProxyAgent built from our settings (never from the environment: unset values are
  * passed as '' so undici does not read the environment itself). WebSockets get an
  * https-proxy-agent CONNECT tunnel. NO_PROXY follows the same rules for both: `*`, or a list of
  * hosts (with optional `:port`) that also cover their subdomains; the WebSocket side re-implements
