@@ -79,6 +79,13 @@ module.exports = {
       to: { path: '^src/providers/provider-[^/]+/', pathNot: '^src/providers/$1/' },
     },
     {
+      name: 'callers-use-the-adapter-interface-only',
+      comment: 'chat and structured reach adapters through providers/provider-adapter.ts and the registry, never an adapter folder.',
+      severity: 'error',
+      from: { path: '^src/(chat|structured)/' },
+      to: { path: '^src/providers/provider-[^/]+/' },
+    },
+    {
       name: 'queue-stays-below-chat',
       comment: 'Admission knows the vocabulary, not the adapters or the routes.',
       severity: 'error',

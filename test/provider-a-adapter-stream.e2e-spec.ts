@@ -224,7 +224,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
     it('extract() retries like chat and honours the context deadline', async () => {
       const adapter = adapterFor();
-      const request = { model: providerAModel('gpt-5.6-sol'), input: 'x', schema: { type: 'object' }, schemaName: 's', promptCacheKey: 'k' };
+      const request = { model: providerAModel('gpt-5.6-sol'), input: 'x', schema: { type: 'object' }, schemaName: 's', conversationId: 'k' };
       fake().enqueue({ reject: { status: 502 }, frames: [] }, textReply('{"a":1}'));
       expect((await adapter.extract!(request, callContext())).text).toBe('{"a":1}');
       expect(fake().requests()).toHaveLength(2);

@@ -73,7 +73,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       const { adapter } = makeProviderAAdapter(fake(), home(), { transport, auth: { exp: now() - 100 } });
       fake().enqueueToken({ status: 200, delayMs: 100, body: { access_token: makeJwt({ exp: now() + 3600, jti: 'fresh' }), refresh_token: 'rt-2' } });
       fake().enqueue(...Array.from({ length: 10 }, () => textReply('ok')));
-      await Promise.all(Array.from({ length: 10 }, async (_, index) => collectEvents(await adapter.stream(providerAChatRequest({ chatKey: `c${index}` }), callContext()))));
+      await Promise.all(Array.from({ length: 10 }, async (_, index) => collectEvents(await adapter.stream(providerAChatRequest({ conversationId: `c${index}` }), callContext()))));
       expect(fake().tokenRequests()).toHaveLength(1);
       const bearer = `Bearer ${makeJwt({ exp: JSON.parse(Buffer.from(fake().requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).exp, jti: 'fresh' })}`;
       expect(fake().requests().map((request) => request.headers.authorization)).toEqual(Array(10).fill(bearer));
@@ -143,8 +143,8 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     it('keeps prompt_cache_key and the session header per chat and separates chats (§12.15)', async () => {
       const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(textReply('1'), textReply('2'), textReply('3'));
-      for (const chatKey of ['chat:header:x-conversation-id:conv-42', 'chat:header:x-conversation-id:conv-42', 'chat:other']) {
-        await collectEvents(await adapter.stream(providerAChatRequest({ chatKey }), callContext()));
+      for (const conversationId of ['chat:header:x-conversation-id:conv-42', 'chat:header:x-conversation-id:conv-42', 'chat:other']) {
+        await collectEvents(await adapter.stream(providerAChatRequest({ conversationId }), callContext()));
       }
       const sessionHeader = transport === 'ws' ? 'session-id' : 'session_id';
       const [a, b, c] = fake().requests();
@@ -183,7 +183,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       fake().enqueue(textReply('ok'));
       const request = providerAChatRequest({
         faithful: true,
-        chatKey: 'chat:faithful',
+        conversationId: 'chat:faithful',
         messages: [{ role: 'system', content: 'client system' }, { role: 'user', content: 'hi' }],
         tools: [{ type: 'function', function: { name: 'client_tool' } }],
       });
@@ -219,14 +219,15 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue({ frames: [created('resp_x', 'gpt-5.6-sol'), textDelta('{"total":'), textDelta('12}'), completed({ input_tokens: 7, output_tokens: 3 }, 'resp_x', 'gpt-5.6-sol-2026')] });
       const schema = { type: 'object', properties: { total: { type: 'number' } }, required: ['total'], additionalProperties: false };
-      const result = await adapter.extract!({ model: providerAModel('gpt-5.6-sol-fast'), input: 'Total: 12', schema, schemaName: 'quarter_summary', promptCacheKey: 'cache-1' }, callContext());
+      const result = await adapter.extract!({ model: providerAModel('gpt-5.6-sol-fast'), input: 'Total: 12', schema, schemaName: 'quarter_summary', conversationId: 'anonymous\nop\nabc' }, callContext());
       expect(result).toEqual({ text: '{"total":12}', upstreamResponseId: 'resp_x', upstreamModel: 'gpt-5.6-sol-2026', usage: { promptTokens: 7, completionTokens: 3, totalTokens: 10 } });
       expect(fake().requests()).toHaveLength(1);
       const [recorded] = fake().requests();
       const expectedKeys = ['input', 'instructions', 'model', 'prompt_cache_key', 'reasoning', 'service_tier', 'store', 'stream', 'text', ...(transport === 'ws' ? ['type'] : [])];
       expect(Object.keys(recorded.body!).sort()).toEqual(expectedKeys.sort());
       expect(recorded.body!.text).toEqual({ verbosity: 'low', format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema } });
-      expect(recorded.body!.prompt_cache_key).toBe('cache-1');
+      // Derivation v1 of the structured cache key from the neutral conversation id (docs/providers.md).
+      expect(recorded.body!.prompt_cache_key).toBe('1745057b-868b-4cd5-6c06-648f79f732a0');
       expect(recorded.headers).not.toHaveProperty('x-codex-beta-features');
     });
   });
@@ -243,6 +244,16 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     expect(recorded.headers['openai-beta']).toBe('responses_websockets=2026-02-06');
     expect(recorded.headers).not.toHaveProperty('sec-websocket-extensions');
     // The fake held the socket open: the adapter itself closed it at the terminal event.
+    await expect(Promise.race([recorded.closedByClient.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('open'), 1000))])).resolves.toBe('closed');
+  });
+
+  it.each(['ws', 'sse'] as const)('closes the upstream when an accepted turn is closed before its first event is read (%s)', async (transport) => {
+    const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+    // Accepted (response.created), then silence: the attempt is still waiting for its first output.
+    fake().enqueue({ frames: [created()], holdOpen: true });
+    const events = await adapter.stream(providerAChatRequest(), callContext());
+    await events[Symbol.asyncIterator]().return!();
+    const [recorded] = fake().requests();
     await expect(Promise.race([recorded.closedByClient.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('open'), 1000))])).resolves.toBe('closed');
   });
 

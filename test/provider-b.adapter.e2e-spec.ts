@@ -352,6 +352,13 @@ describe(ProviderBAdapter.name, () => {
       await fake.waitUntil(() => fake.requests('streamGenerateContent')[0].closedByClient, 1000, 'the upstream close');
     });
 
+    it('closes the upstream response when an accepted turn is closed before its first event is read', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
+      const events = await adapterWith({ project: 'p' }).stream(chatRequest(), context());
+      await events[Symbol.asyncIterator]().return!();
+      await fake.waitUntil(() => fake.requests('streamGenerateContent')[0].closedByClient, 1000, 'the upstream close');
+    });
+
     it('rejects at once when aborted during a retry sleep', async () => {
       fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'wait', [retryInfo('20s')]) });
       const abort = new AbortController();

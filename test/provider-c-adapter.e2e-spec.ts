@@ -82,8 +82,7 @@ function request(options: { model?: string; effort?: string; messages?: ChatMess
     toolChoice: options.toolChoice,
     faithful: false,
     sampling: {},
-    chatKey: 'chat:global',
-    customToolWire: 'function',
+    conversationId: 'chat:global',
   };
 }
 

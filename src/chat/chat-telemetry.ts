@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
+import type { ChatEvent, UsageEvent } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
-import type { UsageEvent } from '../core/chat-event';
 
 /**
  * Everything measured about one chat request, recorded once when it ends: the request counter,
@@ -15,12 +15,12 @@ export class ChatTelemetry {
   private firstOutputAt?: number;
   private model?: ResolvedModel;
   private recorded = false;
-  stream = false;
-  requestedModel = '';
+  private lastUsage?: UsageEvent;
 
   constructor(
     private readonly metrics: GatewayMetrics,
     private readonly logger: EventLogger,
+    private readonly request: { readonly stream: boolean; readonly requestedModel: string },
   ) {}
 
   modelResolved(model: ResolvedModel): void {
@@ -28,7 +28,18 @@ export class ChatTelemetry {
     if (model.serviceTier === 'priority' && model.catalogId) this.metrics.fastTierRequest(model.catalogId);
   }
 
-  firstOutput(): void {
+  /** Every event the client is given passes here: the first output (time to first token) and usage. */
+  observe(event: ChatEvent): void {
+    if (event.type === 'usage') this.lastUsage = event.usage;
+    else if (event.type === 'tool-call' || ((event.type === 'text-delta' || event.type === 'reasoning-delta') && event.text !== '')) this.firstOutput();
+  }
+
+  /** The tokens of the last usage event, counted once when a turn's answer was written. */
+  countUsage(): void {
+    this.usage(this.lastUsage);
+  }
+
+  private firstOutput(): void {
     if (this.firstOutputAt !== undefined) return;
     this.firstOutputAt = performance.now();
     if (this.model) this.metrics.firstToken(this.model.provider, (this.firstOutputAt - this.startedAt) / 1000);
@@ -42,7 +53,7 @@ export class ChatTelemetry {
     if (this.model) this.metrics.upstreamRetry(this.model.provider, code);
   }
 
-  usage(usage: UsageEvent | undefined): void {
+  private usage(usage: UsageEvent | undefined): void {
     if (!usage || !this.model) return;
     const provider = this.model.provider;
     this.metrics.tokensUsed(provider, 'prompt', usage.promptTokens);
@@ -59,14 +70,14 @@ export class ChatTelemetry {
       provider: this.model?.provider,
       model: modelLabel(this.model?.catalogId),
       status: fields.status,
-      stream: this.stream,
+      stream: this.request.stream,
       durationSeconds: durationMs / 1000,
     });
     const record = {
       event: 'chat_completion',
       provider: this.model?.provider ?? 'none',
-      model: sanitizeIdentifier(this.requestedModel),
-      stream: this.stream,
+      model: sanitizeIdentifier(this.request.requestedModel),
+      stream: this.request.stream,
       status: fields.status,
       finish_reason: fields.finishReason,
       error_code: fields.errorCode,

@@ -1,19 +1,105 @@
-import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ChatService } from './chat.service';
+import { PinoLogger } from 'nestjs-pino';
+import { callerOf } from '../common/auth/caller';
+import { sendErrorResponse } from '../common/errors/error-response';
+import { toGatewayError } from '../common/errors/to-gateway-error';
+import { abortOnClientDisconnect } from '../common/http/client-abort';
+import { SseWriter } from '../common/sse/sse-writer';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import { queueKey } from '../queue/queue-key';
+import { aggregateCompletion, ChunkFactory, writeChatStream } from './chat-completion.renderer';
+import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
+import { parseChatBody } from './chat-request.parser';
+import { conversationIdOf } from './conversation-id';
+import { ToolCallCollector } from './tool-call-collector';
 
 /**
- * `POST /v1/chat/completions`. Raw `@Res()` so the service controls when SSE headers are
- * committed (only after the upstream accepted the turn) and honours backpressure; no global
- * interceptor maps this response (style.md §5).
+ * `POST /v1/chat/completions`: everything HTTP about a chat turn — the body, headers and socket
+ * become a ChatCommand; the accepted turn is written as SSE (headers committed only once the
+ * adapter reported acceptance, so an earlier failure is a plain JSON error) or as one
+ * `chat.completion`; failures are answered in the OpenAI error shape. The turn itself is the
+ * ChatOrchestrator's. Raw `@Res()`: no interceptor maps this response (style.md §5).
  */
 @Controller('v1/chat')
 export class ChatController {
-  constructor(private readonly chat: ChatService) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly chat: ChatOrchestrator,
+    private readonly logger: PinoLogger,
+  ) {}
 
   @Post('completions')
   @HttpCode(200)
   async create(@Req() request: Request, @Res() response: Response): Promise<void> {
-    await this.chat.handle(request, response);
+    const client = abortOnClientDisconnect(response);
+    let command: ChatCommand;
+    try {
+      command = this.commandOf(request, client.signal);
+    } catch (error) {
+      return this.answerFailure(request, response, this.chat.rejected(error), client.signal);
+    }
+    try {
+      const completion = await this.chat.run(command, command.request.stream ? this.sse(response, command) : this.json(command));
+      if (completion !== undefined && !client.signal.aborted) response.status(200).json(completion);
+    } catch (error) {
+      this.answerFailure(request, response, error, client.signal);
+    }
+  }
+
+  /** The request as the orchestrator takes it; throws `invalid_request` for an invalid body. */
+  private commandOf(request: Request, signal: AbortSignal): ChatCommand {
+    const parsed = parseChatBody(request.body);
+    const body = request.body as Record<string, unknown>;
+    const caller = callerOf(request, this.config.server.callerHeader);
+    const conversation = conversationIdOf({ body, headers: request.headers, remoteAddress: request.socket.remoteAddress });
+    return {
+      request: parsed,
+      caller,
+      conversation,
+      queueKey: queueKey(this.config.agentQueue.keyMode, { body, headers: request.headers, caller, conversation }),
+      requestId: String((request as Request & { id?: unknown }).id ?? ''),
+      signal,
+    };
+  }
+
+  /** SSE: role chunk, deltas as they arrive, tool-call frames, finish, usage?, `[DONE]`. */
+  private sse(response: Response, command: ChatCommand): TurnRenderer<undefined> {
+    return async (events) => {
+      const outcome = await writeChatStream(new SseWriter(response), events, new ChunkFactory(command.request.model), this.collector(command), {
+        includeUsage: command.request.includeUsage,
+        signal: command.signal,
+      });
+      return { outcome, result: undefined };
+    };
+  }
+
+  /** One `chat.completion`, written by `create` once the turn is closed. */
+  private json(command: ChatCommand): TurnRenderer<Record<string, unknown>> {
+    return async (events) => {
+      const completion = await aggregateCompletion(events, new ChunkFactory(command.request.model), command.request.model, this.collector(command));
+      return {
+        outcome: { clientGone: command.signal.aborted, finishReason: completion.finishReason, toolCalls: completion.toolCalls },
+        result: completion.body,
+      };
+    };
+  }
+
+  private collector(command: ChatCommand): ToolCallCollector {
+    return new ToolCallCollector(command.requestId, this.config.customToolWire, (index, reason) =>
+      this.logger.warn({ event: 'tool_call_invalid', index, reason }, 'tool_call_invalid'),
+    );
+  }
+
+  /** The JSON error with its real status; nothing for a client that left (already recorded as 499). */
+  private answerFailure(request: Request, response: Response, thrown: unknown, signal: AbortSignal): void {
+    if (signal.aborted) return;
+    if (response.headersSent) {
+      // The stream responder owns failures after the headers; this only happens on a bug.
+      if (!response.writableEnded) response.end();
+      return;
+    }
+    sendErrorResponse(request, response, toGatewayError(thrown));
   }
 }

@@ -3,7 +3,7 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { QueueModule } from '../queue/queue.module';
 import { ChatController } from './chat.controller';
-import { ChatService } from './chat.service';
+import { ChatOrchestrator } from './chat-orchestrator';
 
-@Module({ imports: [ProvidersModule, QueueModule, MetricsModule], controllers: [ChatController], providers: [ChatService] })
+@Module({ imports: [ProvidersModule, QueueModule, MetricsModule], controllers: [ChatController], providers: [ChatOrchestrator] })
 export class ChatModule {}

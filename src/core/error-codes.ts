@@ -21,6 +21,8 @@ export interface ErrorSpec {
   readonly message: string;
   /** Retry-After seconds when nothing more precise is known (429 and 503 always carry one). */
   readonly retryAfterSeconds?: number;
+  /** A failure of (or reported by) the upstream: counted in `gateway_chat_api_upstream_errors_total`. */
+  readonly upstream?: true;
 }
 
 export type StructuredErrorCode =
@@ -52,6 +54,11 @@ export function structuredStatus(code: StructuredErrorCode): number {
   return STRUCTURED_STATUS[code];
 }
 
+/** The HTTP status of an error on the structured route. */
+export function structuredHttpStatus(spec: ErrorSpec): number {
+  return spec.structuredStatus ?? structuredStatus(spec.structuredCode);
+}
+
 export const ERROR_CODES = {
   // ── Gateway-side (inbound) ────────────────────────────────────────────────────────────────
   invalid_request: { status: 400, type: 'invalid_request_error', openaiCode: 'invalid_request', structuredCode: 'invalid_request', streamText: 'invalid request', message: 'the request is invalid' },
@@ -66,15 +73,15 @@ export const ERROR_CODES = {
   draining: { status: 503, type: 'service_unavailable', openaiCode: 'service_unavailable', structuredCode: 'unavailable', streamText: 'service unavailable', message: 'the gateway is shutting down; retry on another instance', retryAfterSeconds: 5 },
   internal: { status: 500, type: 'server_error', openaiCode: 'internal_error', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'internal error', message: 'internal error' },
   // ── Upstream (classified by adapters, gateway-behaviours.md §2) ──────────────────────────────
-  auth: { status: 401, type: 'authentication_error', openaiCode: 'upstream_auth_failed', structuredCode: 'auth_error', streamText: 'authentication failed', message: 'upstream authentication failed; log in again with the provider CLI' },
-  rate_limited: { status: 429, type: 'rate_limit_error', openaiCode: 'rate_limit_exceeded', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'the upstream is rate limiting requests; retry later', retryAfterSeconds: 5 },
-  usage_limit: { status: 429, type: 'rate_limit_error', openaiCode: 'usage_limit_reached', structuredCode: 'rate_limited', streamText: 'usage limit reached', message: 'the upstream usage limit was reached; retry after the reset', retryAfterSeconds: 60 },
-  context_window: { status: 400, type: 'invalid_request_error', openaiCode: 'context_length_exceeded', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'context window exceeded', message: "the conversation exceeds the model's context window" },
-  bad_request: { status: 400, type: 'invalid_request_error', openaiCode: 'upstream_rejected_request', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'upstream rejected the request', message: 'the upstream rejected the request' },
-  not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'model not found', message: 'the upstream does not know this model' },
-  upstream: { status: 502, type: 'upstream_error', openaiCode: 'upstream_error', structuredCode: 'upstream_error', streamText: 'upstream error', message: 'upstream error' },
-  invalid_tool_call: { status: 502, type: 'upstream_error', openaiCode: 'invalid_tool_call', structuredCode: 'upstream_error', streamText: 'invalid upstream tool call', message: 'the upstream produced an invalid tool call' },
-  timeout: { status: 504, type: 'timeout', openaiCode: 'timeout', structuredCode: 'timeout', streamText: 'timeout', message: 'the upstream did not answer in time' },
+  auth: { status: 401, type: 'authentication_error', openaiCode: 'upstream_auth_failed', structuredCode: 'auth_error', streamText: 'authentication failed', message: 'upstream authentication failed; log in again with the provider CLI', upstream: true },
+  rate_limited: { status: 429, type: 'rate_limit_error', openaiCode: 'rate_limit_exceeded', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'the upstream is rate limiting requests; retry later', retryAfterSeconds: 5, upstream: true },
+  usage_limit: { status: 429, type: 'rate_limit_error', openaiCode: 'usage_limit_reached', structuredCode: 'rate_limited', streamText: 'usage limit reached', message: 'the upstream usage limit was reached; retry after the reset', retryAfterSeconds: 60, upstream: true },
+  context_window: { status: 400, type: 'invalid_request_error', openaiCode: 'context_length_exceeded', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'context window exceeded', message: "the conversation exceeds the model's context window", upstream: true },
+  bad_request: { status: 400, type: 'invalid_request_error', openaiCode: 'upstream_rejected_request', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'upstream rejected the request', message: 'the upstream rejected the request', upstream: true },
+  not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'model not found', message: 'the upstream does not know this model', upstream: true },
+  upstream: { status: 502, type: 'upstream_error', openaiCode: 'upstream_error', structuredCode: 'upstream_error', streamText: 'upstream error', message: 'upstream error', upstream: true },
+  invalid_tool_call: { status: 502, type: 'upstream_error', openaiCode: 'invalid_tool_call', structuredCode: 'upstream_error', streamText: 'invalid upstream tool call', message: 'the upstream produced an invalid tool call', upstream: true },
+  timeout: { status: 504, type: 'timeout', openaiCode: 'timeout', structuredCode: 'timeout', streamText: 'timeout', message: 'the upstream did not answer in time', upstream: true },
   canceled: { status: 499, type: 'canceled', openaiCode: 'canceled', structuredCode: 'upstream_error', streamText: 'canceled', message: 'the client closed the request' },
   // ── Structured inference only (contract.md "Errors") ─────────────────────────────────────────
   unsupported_model: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'unsupported_model', streamText: 'model not found', message: 'model is not enabled for structured inference' },

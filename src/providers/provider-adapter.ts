@@ -3,7 +3,6 @@ import type { ChatMessage, ToolDefinition } from '../core/chat-message';
 import type { EventLogger } from '../core/event-logger';
 import type { ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
-import type { CustomToolWire } from '../config/app-config';
 
 /** Sampling fields some upstreams honour (provider_b); others ignore them. */
 export interface SamplingOptions {
@@ -26,11 +25,13 @@ export interface ChatRequest {
   readonly faithful: boolean;
   readonly sampling: SamplingOptions;
   /**
-   * The `chat`-mode queue key value (gateway-behaviours.md §3.4), whatever the configured queue
-   * mode: provider_a derives `prompt_cache_key`, provider_b `session_id` from it.
+   * The conversation this turn belongs to: opaque, the same on every turn of one chat, different
+   * across chats (src/chat/conversation-id.ts, derivation v1). Adapters derive their own
+   * upstream identities from it with a versioned, documented prefix (provider_a
+   * `prompt_cache_key`, provider_b `session_id`; docs/providers.md "Conversation identity") and
+   * never parse it. It is not the queue key: queue modes may change without touching it.
    */
-  readonly chatKey: string;
-  readonly customToolWire: CustomToolWire;
+  readonly conversationId: string;
 }
 
 export interface CallContext {
@@ -51,8 +52,11 @@ export interface ExtractionRequest {
   readonly schema: Record<string, unknown>;
   /** Already sanitized to `[A-Za-z0-9_-]{1,64}`. */
   readonly schemaName: string;
-  /** UUID-formatted cache key (provider_a.md §6.4). */
-  readonly promptCacheKey: string;
+  /**
+   * Neutral id of the extraction's cache scope (caller, operation and schema; computed by the
+   * structured layer). Adapters derive their upstream cache identity from it, as for chat.
+   */
+  readonly conversationId: string;
 }
 
 export interface ExtractionResult {

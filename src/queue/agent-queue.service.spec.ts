@@ -3,7 +3,8 @@ import { loadConfig } from '../config/app-config';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
 import { AgentQueueService, AdmitParams } from './agent-queue.service';
-import { chatKey, QueueKey } from './queue-key';
+import { conversationIdOf } from '../chat/conversation-id';
+import { QueueKey, queueKey } from './queue-key';
 
 function fakeMetrics() {
   const waited: Array<[string, string, number]> = [];
@@ -27,7 +28,10 @@ function setup(env: Record<string, string> = {}) {
   const metrics = fakeMetrics();
   const log = fakeLogger();
   const service = new AgentQueueService(config, metrics.metrics);
-  const keyOf = (id: string): QueueKey => chatKey({ body: {}, headers: { 'x-session-id': id }, caller: 'anonymous' });
+  const keyOf = (id: string): QueueKey => {
+    const request = { body: {}, headers: { 'x-session-id': id } };
+    return queueKey('chat', { ...request, caller: 'anonymous', conversation: conversationIdOf(request) });
+  };
   const params = (overrides: Partial<AdmitParams> = {}): AdmitParams => ({
     provider: 'provider_a',
     toolTurn: true,

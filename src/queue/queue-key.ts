@@ -1,17 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
 import type { ChatMessage } from '../core/chat-message';
-import { messageText } from '../core/message-text';
 
 /** What a queue key may be derived from (gateway-behaviours.md §3). */
 export interface QueueKeyInput {
-  /** The parsed chat body, as the client sent it. */
+  /** The JSON body, as the client sent it (for `body:<field>`). */
   readonly body: Record<string, unknown>;
   readonly headers: IncomingHttpHeaders;
-  readonly remoteAddress?: string;
   /** From `resolveCaller` (src/common/auth/caller.ts). */
   readonly caller: string;
+  /** The request's conversation id (src/chat/conversation-id.ts): the `chat` mode's key. */
+  readonly conversation: { readonly source: string; readonly value: string };
 }
 
 /**
@@ -27,17 +26,13 @@ export interface QueueKey {
 }
 
 const GLOBAL_VALUE = 'global';
-/** §3.4 steps 1–2, in this order. */
-const CHAT_ID_FIELDS = ['conversation_id', 'chat_id', 'thread_id', 'session_id'] as const;
-/** §3.4 step 3, in this order (Node lower-cases incoming header names). */
-const CHAT_ID_HEADERS = ['x-conversation-id', 'x-conversation-thread-id', 'x-session-id', 'x-cursor-session-id'] as const;
 
-function makeKey(mode: string, value: string): QueueKey {
-  return { mode, value, hash: sha256Hex(value).slice(0, 16) };
-}
-
-/** A scalar as key text: a non-blank string (trimmed), a finite number (its JSON text) or a boolean. */
-function scalarText(value: unknown): string | undefined {
+/**
+ * How a request field or header becomes id text, the same for conversation ids and queue keys
+ * (gateway-behaviours.md §3): a non-blank string (trimmed), a finite number (its JSON text) or a
+ * boolean; anything else is absent.
+ */
+export function scalarText(value: unknown): string | undefined {
   if (typeof value === 'string') return value.trim() === '' ? undefined : value.trim();
   if (typeof value === 'number') return Number.isFinite(value) ? JSON.stringify(value) : undefined;
   if (typeof value === 'boolean') return String(value);
@@ -45,84 +40,23 @@ function scalarText(value: unknown): string | undefined {
 }
 
 /** A header's trimmed, non-blank value; a repeated header counts by its first occurrence. */
-function headerText(headers: IncomingHttpHeaders, name: string): string | undefined {
+export function headerText(headers: IncomingHttpHeaders, name: string): string | undefined {
   const raw = headers[name.toLowerCase()];
   const value = Array.isArray(raw) ? raw[0] : raw;
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
-function messagesOf(body: Record<string, unknown>): ChatMessage[] {
-  return Array.isArray(body.messages) ? (body.messages as unknown[]).filter((item): item is ChatMessage => typeof item === 'object' && item !== null) : [];
-}
-
-/** §3.4 step 4: the first non-blank assistant `tool_calls[].id` or `tool` `tool_call_id`, in message order. */
-function earliestToolCallId(messages: readonly ChatMessage[]): string | undefined {
-  for (const message of messages) {
-    if (message.role === 'assistant' && Array.isArray(message.tool_calls)) {
-      for (const call of message.tool_calls) {
-        const id = typeof call?.id === 'string' ? call.id.trim() : '';
-        if (id !== '') return id;
-      }
-    }
-    if (message.role === 'tool' && typeof message.tool_call_id === 'string' && message.tool_call_id.trim() !== '') {
-      return message.tool_call_id.trim();
-    }
-  }
-  return undefined;
-}
-
-/**
- * §3.4 step 5: the first `user` message that has text — its trimmed string, or the RFC 8785
- * canonical JSON of its parts array (so a re-serialized but identical array keys the same).
- */
-function firstUserText(messages: readonly ChatMessage[]): string | undefined {
-  for (const message of messages) {
-    if (message.role !== 'user' || messageText(message).trim() === '') continue;
-    return typeof message.content === 'string' ? message.content.trim() : canonicalize(message.content);
-  }
-  return undefined;
-}
-
-/**
- * The `chat` cascade of gateway-behaviours.md §3.4 (first hit wins). The key stays the same
- * across the turns of one chat: every source is either a client-supplied chat id or something
- * fixed at the chat's start (the earliest tool-call id, the first user message).
- */
-export function chatKey(input: QueueKeyInput): QueueKey {
-  const { body, headers } = input;
-  for (const field of CHAT_ID_FIELDS) {
-    const text = scalarText(body[field]);
-    if (text !== undefined) return makeKey('chat:body', `chat:body:${field}=${text}`);
-  }
-  const metadata = body.metadata;
-  if (typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata)) {
-    for (const field of CHAT_ID_FIELDS) {
-      const text = scalarText((metadata as Record<string, unknown>)[field]);
-      if (text !== undefined) return makeKey('chat:metadata', `chat:metadata:${field}=${text}`);
-    }
-  }
-  for (const name of CHAT_ID_HEADERS) {
-    const text = headerText(headers, name);
-    if (text !== undefined) return makeKey(`chat:header:${name}`, `chat:header:${name}:${text}`);
-  }
-  const messages = messagesOf(body);
-  const toolId = earliestToolCallId(messages);
-  if (toolId !== undefined) return makeKey('chat:earliest_tool', `chat:earliest_tool:${toolId}`);
-  const userText = firstUserText(messages);
-  if (userText !== undefined) return makeKey('chat:first_user', `chat:first_user:${sha256Hex(userText)}`);
-  const forwarded = headerText(headers, 'x-forwarded-for')?.split(',')[0].trim();
-  if (forwarded) return makeKey('chat:x-forwarded-for', `chat:x-forwarded-for:${forwarded}`);
-  const remote = input.remoteAddress?.trim();
-  if (remote) return makeKey('chat:remote_ip', `chat:remote_ip:${remote}`);
-  return makeKey('chat:global', GLOBAL_VALUE);
+function makeKey(mode: string, value: string): QueueKey {
+  return { mode, value, hash: sha256Hex(value).slice(0, 16) };
 }
 
 /**
  * The key for a configured `PRIMARY_AGENT_QUEUE_KEY_MODE` (§3.3). The mode string was validated
- * at startup; `header:` and `body:` fall back to the `global` key when their source is missing.
+ * at startup; `chat` is the conversation id; `header:` and `body:` fall back to the `global`
+ * key when their source is missing.
  */
 export function queueKey(mode: string, input: QueueKeyInput): QueueKey {
-  if (mode === 'chat') return chatKey(input);
+  if (mode === 'chat') return makeKey(input.conversation.source, input.conversation.value);
   if (mode === 'global') return makeKey('global', GLOBAL_VALUE);
   if (mode === 'caller') return makeKey('caller', `caller:${input.caller}`);
   if (mode.startsWith('header:')) {
@@ -144,9 +78,10 @@ export function queueKey(mode: string, input: QueueKeyInput): QueueKey {
  * A tool turn (§3.2): non-empty `tools`, an assistant message with non-empty `tool_calls`, or a
  * `tool` message. Only tool turns use the agent queue.
  */
-export function isToolTurn(body: Record<string, unknown>): boolean {
-  if (Array.isArray(body.tools) && body.tools.length > 0) return true;
-  return messagesOf(body).some(
-    (message) => message.role === 'tool' || (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0),
+export function isToolTurn(request: { readonly tools?: unknown; readonly messages?: unknown }): boolean {
+  if (Array.isArray(request.tools) && request.tools.length > 0) return true;
+  const messages: readonly (ChatMessage | null)[] = Array.isArray(request.messages) ? request.messages : [];
+  return messages.some(
+    (message) => message?.role === 'tool' || (message?.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0),
   );
 }

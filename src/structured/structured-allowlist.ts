@@ -6,9 +6,6 @@ import { ProviderId } from '../core/provider-id';
 import { CatalogEntry, resolveEntry } from '../models/model-catalog';
 import type { ResolvedModel } from '../core/resolved-model';
 
-/** Families whose upstream honours a strict JSON-schema output format (contract endpoint rule 5). */
-const STRICT_SCHEMA_FAMILIES: ReadonlySet<ProviderId> = new Set(['provider_a']);
-
 export interface AllowlistInput {
   /** STRUCTURED_MODELS (trimmed, de-duplicated), or `undefined` for the default. */
   readonly requested?: readonly string[];
@@ -54,7 +51,7 @@ export class StructuredAllowlist {
 
   /**
    * Builds the allowlist at startup. An id outside the catalog is a ConfigError naming
-   * STRUCTURED_MODELS; ids of families without strict schema output, or of disabled families,
+   * STRUCTURED_MODELS; ids whose catalog row is not `structured`, or of disabled families,
    * are dropped and reported in `dropped` (the module logs a warning for them).
    */
   static build({ requested, catalog, enabledProviders }: AllowlistInput): StructuredAllowlist {
@@ -69,7 +66,9 @@ export class StructuredAllowlist {
           `invalid setting STRUCTURED_MODELS / --structured-models: ${JSON.stringify(id.slice(0, 80))} is not a model id of the catalog`,
         );
       }
-      if (!STRICT_SCHEMA_FAMILIES.has(entry.provider)) dropped.push({ id, reason: 'no_strict_schema' });
+      // The catalog's `structured` flag is the one statement of whether an id can serve strict
+      // schemas (contract endpoint rule 5); the built-in catalog sets it on provider_a ids only.
+      if (!entry.structured) dropped.push({ id, reason: 'no_strict_schema' });
       else if (!enabledProviders.includes(entry.provider)) dropped.push({ id, reason: 'provider_disabled' });
       else kept.push(entry);
     }

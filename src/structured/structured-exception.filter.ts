@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
-import { resolveCaller } from '../common/auth/caller';
+import { callerOf } from '../common/auth/caller';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -28,8 +28,8 @@ export class StructuredExceptionFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
-    const caller = resolveCaller(request.headers, this.config.server.callerHeader);
-    const telemetry = new StructuredTelemetry(this.metrics, this.logger, auditSubjectOf(request, caller, this.allowlist));
+    const caller = callerOf(request, this.config.server.callerHeader);
+    const telemetry = new StructuredTelemetry(this.metrics, this.logger, auditSubjectOf(request.body, caller, this.allowlist));
     answerStructuredFailure(request, response, exception, false, telemetry, this.logger);
   }
 }

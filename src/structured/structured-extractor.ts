@@ -9,7 +9,7 @@ import type { ResolvedModel } from '../core/resolved-model';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { OutputValidator } from './output-validator';
 import { deadlineSignal, modelDeadlineError, untilAborted } from './structured-deadline';
-import { promptCacheKey, StructuredIdentity, upstreamSchemaName } from './structured-identity';
+import { extractionConversationId, StructuredIdentity, upstreamSchemaName } from './structured-identity';
 import { StructuredQueue } from './structured-queue';
 import type { StructuredEnvelope } from './structured-request.parser';
 import type { SharedAnswer } from './structured-response';
@@ -26,8 +26,6 @@ export interface ExtractionPlan {
   readonly deadlineAt: number;
   readonly logger: EventLogger;
 }
-
-const UPSTREAM_CODES = new Set(['auth', 'rate_limited', 'usage_limit', 'context_window', 'bad_request', 'not_found', 'upstream', 'timeout']);
 
 /** The structured route's own wording for upstream failures (gateway-behaviours.md §6.9). */
 function withStructuredMessage(error: GatewayError): GatewayError {
@@ -63,7 +61,7 @@ export class StructuredExtractor {
         input: envelope.input,
         schema: envelope.schema,
         schemaName: upstreamSchemaName(envelope.schemaName, envelope.operation),
-        promptCacheKey: promptCacheKey(plan.caller, envelope.operation, identity.schemaSha256),
+        conversationId: extractionConversationId(plan.caller, envelope.operation, identity.schemaSha256),
       };
       result = await this.callWithinDeadline(signal, deadlineAt, (callSignal) =>
         adapter.extract!(request, {
@@ -78,7 +76,7 @@ export class StructuredExtractor {
       // Nobody waits any more: keep the abort reason so it is recorded as canceled, not as a failure.
       if (signal.aborted) throw signal.reason ?? error;
       const failure = toGatewayError(error);
-      if (UPSTREAM_CODES.has(failure.code)) this.metrics.upstreamError(model.provider, failure.code);
+      if (failure.spec.upstream) this.metrics.upstreamError(model.provider, failure.code);
       throw withStructuredMessage(failure);
     } finally {
       slot.release();

@@ -2,12 +2,13 @@ import type { Request, Response } from 'express';
 import { sendErrorResponse } from '../common/errors/error-response';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import type { EventLogger } from '../core/event-logger';
+import { structuredHttpStatus } from '../core/error-codes';
+import type { GatewayError } from '../core/gateway.error';
 import type { StructuredAllowlist } from './structured-allowlist';
 import type { AuditSubject, StructuredTelemetry } from './structured-telemetry';
 
 /** The audit subject of a request from its raw body (which may be anything, or missing). */
-export function auditSubjectOf(request: Request, caller: string, allowlist: StructuredAllowlist): AuditSubject {
-  const raw: unknown = request.body;
+export function auditSubjectOf(raw: unknown, caller: string, allowlist: StructuredAllowlist): AuditSubject {
   const body = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
   const model = body.model;
   return {
@@ -38,9 +39,14 @@ export function answerStructuredFailure(
     telemetry.canceled();
     return;
   }
+  sendErrorResponse(request, response, recordStructuredFailure(thrown, telemetry, logger));
+}
+
+/** Records a structured failure once (audit line, metrics) and returns it as a GatewayError to answer. */
+export function recordStructuredFailure(thrown: unknown, telemetry: StructuredTelemetry, logger: EventLogger): GatewayError {
   const error = toGatewayError(thrown);
   // A bug, not an upstream failure: the client sees upstream_error, the log keeps the cause.
   if (error.code === 'internal') logger.error({ event: 'structured_internal_error', err: error.cause ?? error }, 'structured_internal_error');
-  const status = sendErrorResponse(request, response, error);
-  telemetry.failed(error, status);
+  telemetry.failed(error, structuredHttpStatus(error.spec));
+  return error;
 }

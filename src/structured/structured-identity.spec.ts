@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedModel } from '../core/resolved-model';
-import { canonicalJson, canonicalSha256, deriveIdentity, promptCacheKey, upstreamSchemaName } from './structured-identity';
+import { structuredPromptCacheKey } from '../providers/provider-a/provider-a.identifiers';
+import { canonicalJson, canonicalSha256, deriveIdentity, extractionConversationId, upstreamSchemaName } from './structured-identity';
 import type { StructuredEnvelope } from './structured-request.parser';
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -120,8 +121,11 @@ describe('upstreamSchemaName', () => {
   });
 });
 
-describe('promptCacheKey', () => {
-  it('is the UUID-formatted SHA-256 of the structured seed', () => {
+describe('extractionConversationId', () => {
+  // The upstream value is provider_a's derivation v1 over this neutral id (docs/providers.md).
+  const promptCacheKey = (caller: string, operation: string | undefined, schema: string) => structuredPromptCacheKey(extractionConversationId(caller, operation, schema));
+
+  it("keeps provider_a's cache key the UUID-formatted SHA-256 of the structured seed", () => {
     const hex = sha('provider_a.structured:anonymous\nop\nabc');
     expect(promptCacheKey('anonymous', 'op', 'abc')).toBe(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`);
     expect(promptCacheKey('anonymous', undefined, 'abc')).toBe(promptCacheKey('anonymous', '', 'abc'));

@@ -1,7 +1,6 @@
 import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
 import type { ResolvedModel } from '../core/resolved-model';
-import { structuredPromptCacheKey } from '../providers/provider-a/provider-a.identifiers';
 import type { StructuredEnvelope } from './structured-request.parser';
 
 /** What idempotency matching is computed from (gateway-behaviours.md §6.5). */
@@ -67,7 +66,10 @@ export function upstreamSchemaName(schemaName: string | undefined, operation: st
     .slice(0, 64);
 }
 
-/** provider_a.md §6.4: one cache prefix per caller, operation and schema. */
-export function promptCacheKey(caller: string, operation: string | undefined, schemaSha256: string): string {
-  return structuredPromptCacheKey(caller, operation ?? '', schemaSha256);
+/**
+ * The neutral conversation id of an extraction (provider_a.md §6.4: one cache prefix per caller,
+ * operation and schema), one per line. Adapters derive their upstream cache key from it.
+ */
+export function extractionConversationId(caller: string, operation: string | undefined, schemaSha256: string): string {
+  return `${caller}\n${operation ?? ''}\n${schemaSha256}`;
 }

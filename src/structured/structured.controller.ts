@@ -1,22 +1,48 @@
-import { Controller, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { callerOf } from '../common/auth/caller';
+import { sendErrorResponse } from '../common/errors/error-response';
+import { abortOnClientDisconnect } from '../common/http/client-abort';
+import { deferredBodyError } from '../common/http/http-middleware';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
 import { StructuredExceptionFilter } from './structured-exception.filter';
-import { StructuredService } from './structured.service';
+import { StructuredOrchestrator } from './structured-orchestrator';
+
+/** body-parser's default JSON type: `application/json`, parameters allowed. */
+const JSON_CONTENT_TYPE = /^application\/json[ \t]*(;|$)/i;
 
 /**
- * `POST /v1/structured/inference` (contract "Endpoints"). Raw `@Res()`: the service decides
- * when and whether to answer (a participant whose client left gets nothing). The filter
- * answers what fails before the handler runs, such as a rejected bearer, in the structured
- * shape and records it like every other structured failure.
+ * `POST /v1/structured/inference` (contract "Endpoints"): everything HTTP — the body as parsed
+ * (a parser failure is deferred to its place in the admission order), the caller, the client's
+ * connection — goes into a StructuredCommand; the answer is written in the contract's shape.
+ * A participant whose client left gets nothing. The filter answers what fails before the
+ * handler runs, such as a rejected bearer, in the structured shape and records it like every
+ * other structured failure.
  */
 @Controller('v1/structured')
 @UseFilters(StructuredExceptionFilter)
 export class StructuredController {
-  constructor(private readonly structured: StructuredService) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly structured: StructuredOrchestrator,
+  ) {}
 
   @Post('inference')
   @HttpCode(200)
   async infer(@Req() request: Request, @Res() response: Response): Promise<void> {
-    await this.structured.handle(request, response);
+    // The deadline clock starts when the request arrives (§6.1).
+    const arrivedAt = Date.now();
+    const client = abortOnClientDisconnect(response);
+    const outcome = await this.structured.run({
+      arrivedAt,
+      caller: callerOf(request, this.config.server.callerHeader),
+      body: request.body,
+      contentTypeIsJson: JSON_CONTENT_TYPE.test(request.headers['content-type'] ?? ''),
+      bodyError: deferredBodyError(request),
+      signal: client.signal,
+    });
+    if (outcome.kind === 'success') response.status(200).json(outcome.body);
+    else if (outcome.kind === 'failure' && !response.headersSent && !response.destroyed) sendErrorResponse(request, response, outcome.error);
   }
 }

@@ -15,7 +15,7 @@ import { StructuredExtractor } from './structured-extractor';
 import { StructuredQueue } from './structured-queue';
 import type { SharedAnswer } from './structured-response';
 import { StructuredController } from './structured.controller';
-import { StructuredService } from './structured.service';
+import { StructuredOrchestrator } from './structured-orchestrator';
 
 /**
  * The allowlist is built at boot: an id outside the catalog fails startup (ConfigError naming
@@ -54,7 +54,7 @@ function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: Pino
     OutputValidator,
     StructuredQueue,
     StructuredExtractor,
-    StructuredService,
+    StructuredOrchestrator,
     StructuredExceptionFilter,
   ],
 })

@@ -13,8 +13,7 @@ export function chatRequestFor(modelId: string, overrides: Partial<ChatRequest> 
     tools: [],
     faithful: false,
     sampling: {},
-    chatKey: 'chat:test',
-    customToolWire: 'function',
+    conversationId: 'chat:test',
     ...overrides,
   };
 }

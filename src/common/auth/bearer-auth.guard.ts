@@ -6,7 +6,7 @@ import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayError } from '../../core/gateway.error';
 import { IS_PUBLIC_ROUTE } from './public.decorator';
-import { bearerToken } from './caller';
+import { attachCaller, bearerToken, resolveCaller } from './caller';
 
 /**
  * Inbound bearer (contract "Authentication", design.md §5) on `/v1/*` and `/metrics`. With a
@@ -16,12 +16,14 @@ import { bearerToken } from './caller';
 @Injectable()
 export class BearerAuthGuard implements CanActivate {
   private readonly secretDigest?: Buffer;
+  private readonly callerHeader?: string;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly reflector: Reflector,
   ) {
     if (config.server.bearerSecret !== undefined) this.secretDigest = digest(config.server.bearerSecret);
+    this.callerHeader = config.server.callerHeader;
   }
 
   canActivate(context: ExecutionContext): boolean {
@@ -30,6 +32,8 @@ export class BearerAuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
     const token = bearerToken(header);
+    // The caller is resolved here once, refused or not (a refusal's audit record names it too).
+    attachCaller(request, resolveCaller(request.headers, this.callerHeader, token));
     if (this.secretDigest) {
       // Hashing both sides gives equal lengths, so timingSafeEqual never leaks the secret's length.
       if (token === undefined || !timingSafeEqual(digest(token), this.secretDigest)) throw new GatewayError('invalid_api_key');

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { CONTRACT_VERSION } from '../build/build-info';
-import { structuredStatus } from '../../core/error-codes';
+import { structuredHttpStatus } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
 import { codePointLength } from '../text';
 
@@ -44,7 +44,7 @@ export function errorResponseBody(error: GatewayError, structured: boolean, requ
   const spec = error.spec;
   const message = error.publicMessage ?? spec.message;
   if (structured) {
-    const status = spec.structuredStatus ?? structuredStatus(spec.structuredCode);
+    const status = structuredHttpStatus(spec);
     const body: Record<string, unknown> = {
       error: { code: spec.structuredCode, message, ...(error.details ? { details: error.details } : {}) },
     };

@@ -10,7 +10,7 @@ import { ProviderAAuth, ProviderACredentials } from './provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
 import { ProviderATransportKind, upstreamHeaders } from './provider-a.headers';
-import { installationIdFor, newTurnId, sessionIdForChat } from './provider-a.identifiers';
+import { installationIdFor, newTurnId, sessionIdForChat, structuredPromptCacheKey } from './provider-a.identifiers';
 import { RateLimitTelemetry } from './provider-a.rate-limits';
 import { buildChatBody, turnMetadata } from './provider-a.request';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
@@ -81,8 +81,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
 
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
     const startedAt = performance.now();
-    const sessionId = sessionIdForChat(request.chatKey);
-    const lease = this.sessions?.lease(request.chatKey, customToolNames(normalizeTools(request.tools)));
+    const sessionId = sessionIdForChat(request.conversationId);
+    const lease = this.sessions?.lease(request.conversationId, customToolNames(normalizeTools(request.tools)));
     let inputItems = 0;
     let logged = false;
     let toolNames: ToolNameMap | undefined;
@@ -124,9 +124,10 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** Strict JSON-schema extraction (provider_a.md §6): minimal headers, no profile, no tools. */
   async extract(request: ExtractionRequest, context: CallContext): Promise<ExtractionResult> {
-    const body = buildExtractionBody(request);
+    const promptCacheKey = structuredPromptCacheKey(request.conversationId);
+    const body = buildExtractionBody(request, promptCacheKey);
     const turn = await startTurn(
-      this.turnOptions((credentials) => ({ headers: upstreamHeaders(this.transport, credentials, request.promptCacheKey), body })),
+      this.turnOptions((credentials) => ({ headers: upstreamHeaders(this.transport, credentials, promptCacheKey), body })),
       context,
     );
     let text = '';

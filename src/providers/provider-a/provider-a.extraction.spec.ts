@@ -8,7 +8,7 @@ describe(buildExtractionBody.name, () => {
 
   it('sends exactly the extraction keys with a strict json_schema format and the input verbatim', () => {
     const input = '  Q3 revenue: 12.5M\n```not a fence to us```  ';
-    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-terra-high')!, input, schema, schemaName: 'quarter_summary', promptCacheKey: 'key-1' });
+    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-terra-high')!, input, schema, schemaName: 'quarter_summary', conversationId: 'caller\nop\nsum' }, 'key-1');
     expect(Object.keys(body).sort()).toEqual(['input', 'instructions', 'model', 'prompt_cache_key', 'reasoning', 'store', 'stream', 'text']);
     expect(body).toEqual({
       model: 'gpt-5.6-terra',
@@ -23,12 +23,12 @@ describe(buildExtractionBody.name, () => {
   });
 
   it('uses the resolved verbosity (a request override wins over the catalog value)', () => {
-    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-sol', { verbosity: 'high' })!, input: 'x', schema, schemaName: 's', promptCacheKey: 'k' });
+    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-sol', { verbosity: 'high' })!, input: 'x', schema, schemaName: 's', conversationId: 'c' }, 'k');
     expect(body.text).toMatchObject({ verbosity: 'high' });
   });
 
   it('adds service_tier for -fast ids only', () => {
-    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-sol-fast')!, input: 'x', schema, schemaName: 's', promptCacheKey: 'k' });
+    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-sol-fast')!, input: 'x', schema, schemaName: 's', conversationId: 'c' }, 'k');
     expect(body.service_tier).toBe('priority');
     expect(EXTRACTION_INSTRUCTIONS).toMatch(/JSON object/);
     expect(EXTRACTION_INSTRUCTIONS).toMatch(/no code fences/);

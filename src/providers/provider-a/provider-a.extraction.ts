@@ -17,7 +17,7 @@ export const EXTRACTION_INSTRUCTIONS = [
  * prompt_cache_key, and service_tier for `-fast` ids; never tools, include, client_metadata or
  * an output-token cap. The caller's input goes verbatim into one user message.
  */
-export function buildExtractionBody(request: ExtractionRequest): Json {
+export function buildExtractionBody(request: ExtractionRequest, promptCacheKey: string): Json {
   const body: Json = {
     model: request.model.upstreamModel,
     instructions: EXTRACTION_INSTRUCTIONS,
@@ -30,7 +30,7 @@ export function buildExtractionBody(request: ExtractionRequest): Json {
       verbosity: request.model.verbosity ?? 'low',
       format: { type: 'json_schema', name: request.schemaName, strict: true, schema: request.schema },
     },
-    prompt_cache_key: request.promptCacheKey,
+    prompt_cache_key: promptCacheKey,
   };
   if (request.model.serviceTier) body.service_tier = request.model.serviceTier;
   return body;

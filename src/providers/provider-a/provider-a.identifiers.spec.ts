@@ -16,9 +16,10 @@ describe('provider_a identifiers', () => {
   });
 
   it('uses a different seed for the structured cache key', () => {
-    const key = structuredPromptCacheKey('caller', 'op', 'abc');
+    const key = structuredPromptCacheKey('caller\nop\nabc');
     expect(key).toMatch(UUID);
-    expect(key).not.toBe(structuredPromptCacheKey('caller', 'op', 'abd'));
+    expect(key).not.toBe(structuredPromptCacheKey('caller\nop\nabd'));
+    expect(key).not.toBe(sessionIdForChat('caller\nop\nabc'));
   });
 
   it('makes a fresh UUIDv7 turn id each time', () => {

@@ -7,14 +7,20 @@ import { sha256Hex, uuidFromHex } from '../../common/hashing';
 /**
  * The session id of one chat: stable for every turn of the chat, distinct across chats, so the
  * backend can reuse its prompt cache (`prompt_cache_key`, `session-id`, faithful `thread-id`).
+ * Derivation v1 (docs/providers.md "Conversation identity"): UUID-formatted SHA-256 of
+ * `provider_a.prompt_cache_key:` + the conversation id. Changing it cools every upstream cache.
  */
-export function sessionIdForChat(chatKey: string): string {
-  return uuidFromHex(sha256Hex(`provider_a.prompt_cache_key:${chatKey}`));
+export function sessionIdForChat(conversationId: string): string {
+  return uuidFromHex(sha256Hex(`provider_a.prompt_cache_key:${conversationId}`));
 }
 
-/** The structured route's cache key (provider_a.md §6.4); the structured layer computes it with this. */
-export function structuredPromptCacheKey(caller: string, operation: string, schemaChecksum: string): string {
-  return uuidFromHex(sha256Hex(`provider_a.structured:${caller}\n${operation}\n${schemaChecksum}`));
+/**
+ * The structured route's cache key (provider_a.md §6.4), derivation v1: UUID-formatted SHA-256
+ * of `provider_a.structured:` + the extraction's conversation id (caller, operation and schema
+ * checksum, one per line).
+ */
+export function structuredPromptCacheKey(conversationId: string): string {
+  return uuidFromHex(sha256Hex(`provider_a.structured:${conversationId}`));
 }
 
 /** A fresh turn id per upstream attempt (UUIDv7: time-ordered, like the CLI's). */

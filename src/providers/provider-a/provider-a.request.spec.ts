@@ -21,8 +21,7 @@ function request(overrides: Partial<ChatRequest> & { modelId?: string; effort?: 
     tools: [],
     faithful: false,
     sampling: { temperature: 0.2, topP: 0.9, maxTokens: 100, stop: ['x'] },
-    chatKey: 'chat:test',
-    customToolWire: 'function',
+    conversationId: 'chat:test',
     ...rest,
   };
 }

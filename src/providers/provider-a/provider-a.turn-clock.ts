@@ -7,6 +7,8 @@ export interface TurnClock {
   readonly signal: AbortSignal;
   /** Epoch ms (Infinity when unbounded); no retry may start past it. */
   readonly deadlineAt: number;
+  /** Ends the turn before its deadline (its consumer closed it): aborts `signal` and stops the timer. */
+  close(): void;
   dispose(): void;
 }
 
@@ -25,6 +27,10 @@ export function turnClock(context: CallContext, turnTimeoutMs: number, now: numb
   return {
     signal: AbortSignal.any([context.signal, controller.signal]),
     deadlineAt,
+    close: () => {
+      clearTimeout(timer);
+      controller.abort(new Error('provider_a turn closed by its consumer'));
+    },
     dispose: () => clearTimeout(timer),
   };
 }

@@ -1,6 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
+import { closingEvents } from '../shared/closing-events';
 import { withIdleTimeout, withinIdleTimeout } from '../shared/idle-timeout';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { runWithRetries } from '../shared/retry-policy';
@@ -101,7 +102,13 @@ export async function startTurn(options: TurnOptions, context: CallContext): Pro
     throw failure;
   }
   return {
-    events: acceptedEvents(live, options, context, clock),
+    // Never iterated (the client left before the first chunk): close the attempt and the clock anyway.
+    events: closingEvents(acceptedEvents(live, options, context, clock), async () => {
+      // An attempt may still be reading towards its first output: the abort ends it and its socket.
+      clock.close();
+      const attempt = await live.catch(() => undefined);
+      await attempt?.iterator.return?.(undefined);
+    }),
     response: () => ({ id: current?.responseId, model: current?.model }),
   };
 }

@@ -183,9 +183,9 @@ describe(buildProviderBRequest.name, () => {
 
   describe('session ids (§13.26)', () => {
     it('is a stable UUID per chat key and differs between chats', () => {
-      const first = buildProviderBRequest(chatRequest({ chatKey: 'chat:a' }), { ...options, userPromptId: 'r1' }).envelope;
-      const second = buildProviderBRequest(chatRequest({ chatKey: 'chat:a' }), { ...options, userPromptId: 'r2' }).envelope;
-      const other = buildProviderBRequest(chatRequest({ chatKey: 'chat:b' }), options).envelope;
+      const first = buildProviderBRequest(chatRequest({ conversationId: 'chat:a' }), { ...options, userPromptId: 'r1' }).envelope;
+      const second = buildProviderBRequest(chatRequest({ conversationId: 'chat:a' }), { ...options, userPromptId: 'r2' }).envelope;
+      const other = buildProviderBRequest(chatRequest({ conversationId: 'chat:b' }), options).envelope;
       expect(first.request.session_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       expect(second.request.session_id).toBe(first.request.session_id);
       expect(other.request.session_id).not.toBe(first.request.session_id);

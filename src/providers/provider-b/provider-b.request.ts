@@ -43,7 +43,7 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
     ...(hasTools ? { tools: [{ functionDeclarations: tools.declarations }] } : {}),
     ...(functionCallingConfig ? { toolConfig: { functionCallingConfig } } : {}),
     ...(generationConfig ? { generationConfig } : {}),
-    session_id: providerBSessionId(request.chatKey),
+    session_id: providerBSessionId(request.conversationId),
   };
   return {
     envelope: { model: request.model.upstreamModel, project: options.project, user_prompt_id: options.userPromptId, request: body },
@@ -64,7 +64,10 @@ function buildGenerationConfig(reasoningEffort: string | null, sampling: Samplin
   return Object.keys(config).length > 0 ? config : undefined;
 }
 
-/** Stable per chat: UUID-formatted `sha256_hex("provider_b.session:" + chatKey)` (§5.3). */
-export function providerBSessionId(chatKey: string): string {
-  return uuidFromHex(sha256Hex(`provider_b.session:${chatKey}`));
+/**
+ * Stable per chat (§5.3), derivation v1 (docs/providers.md "Conversation identity"):
+ * UUID-formatted `sha256_hex("provider_b.session:" + conversationId)`.
+ */
+export function providerBSessionId(conversationId: string): string {
+  return uuidFromHex(sha256Hex(`provider_b.session:${conversationId}`));
 }

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent } from '../../core/chat-event';
+import { closingEvents } from '../shared/closing-events';
 import { withIdleTimeout } from '../shared/idle-timeout';
 import { parseSseJson, SsePayload } from '../shared/sse-event-parser';
 import { OpenedResponse, readJsonResponse } from './provider-b.http';
@@ -66,7 +67,15 @@ export interface TurnEventHooks {
  * terminal `error` event. The iterable only throws when the client aborted. Leaving early
  * (the consumer stops iterating) closes the upstream response at once.
  */
-export async function* turnEvents(accepted: AcceptedTurn, turn: ProviderBTurn, hooks: TurnEventHooks): AsyncGenerator<ChatEvent> {
+export function turnEvents(accepted: AcceptedTurn, turn: ProviderBTurn, hooks: TurnEventHooks): AsyncIterable<ChatEvent> {
+  // Never iterated (the client left before the first chunk): close the response and the turn anyway.
+  return closingEvents(acceptedTurnEvents(accepted, turn, hooks), async () => {
+    await closeQuietly(accepted.rest, accepted.opened);
+    turn.dispose();
+  });
+}
+
+async function* acceptedTurnEvents(accepted: AcceptedTurn, turn: ProviderBTurn, hooks: TurnEventHooks): AsyncGenerator<ChatEvent> {
   const { state, rest, opened } = accepted;
   try {
     let payload: unknown = accepted.first;

@@ -1,37 +1,53 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
-import { resolveCaller } from '../common/auth/caller';
-import { GatewayError } from '../core/gateway.error';
-import { abortOnClientDisconnect } from '../common/http/client-abort';
-import { deferredBodyError } from '../common/http/http-middleware';
 import { DrainService } from '../common/lifecycle/drain.service';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
+import { GatewayError } from '../core/gateway.error';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { IdempotencyStore, InFlightBinding } from './idempotency-store';
 import { OutputValidator } from './output-validator';
 import { limitDetails } from './schema-subset.walker';
 import { StructuredAllowlist } from './structured-allowlist';
-import { answerStructuredFailure, auditSubjectOf } from './structured-failure';
 import { deadlineFor, deadlineSignal, untilAborted } from './structured-deadline';
 import { ExtractionPlan, StructuredExtractor } from './structured-extractor';
+import { auditSubjectOf, recordStructuredFailure } from './structured-failure';
 import { canonicalSha256, deriveIdentity } from './structured-identity';
 import { parseStructuredRequest } from './structured-request.parser';
-import { renderSuccess, SharedAnswer } from './structured-response';
+import { renderSuccess, SharedAnswer, StructuredSuccessBody } from './structured-response';
 import { StructuredTelemetry } from './structured-telemetry';
 
-/** body-parser's default JSON type: `application/json`, parameters allowed. */
-const JSON_CONTENT_TYPE = /^application\/json[ \t]*(;|$)/i;
+/** One structured request as the orchestrator takes it: what HTTP parsing produced, no HTTP objects. */
+export interface StructuredCommand {
+  /** Epoch ms the request arrived: the deadline clock starts here (§6.1). */
+  readonly arrivedAt: number;
+  /** The caller (design.md §5), resolved once from the request. */
+  readonly caller: string;
+  /** The body as the JSON parser produced it (anything, or undefined). */
+  readonly body: unknown;
+  /** Whether the Content-Type was `application/json`. */
+  readonly contentTypeIsJson: boolean;
+  /** A body the parser refused (too big, bad JSON), answered at its place in the admission order. */
+  readonly bodyError?: GatewayError;
+  /** Aborted when the client leaves. */
+  readonly signal: AbortSignal;
+}
+
+/** What to answer: the success body, the error (in the structured shape), or nothing (the client left). */
+export type StructuredOutcome =
+  | { readonly kind: 'success'; readonly body: StructuredSuccessBody }
+  | { readonly kind: 'failure'; readonly error: GatewayError }
+  | { readonly kind: 'canceled' };
 
 /**
- * `POST /v1/structured/inference` end to end, in the admission order of gateway-behaviours.md
- * §6.1 (the bearer was checked by the global guard): draining, body, envelope, schema, model,
- * identity, idempotency store, then one detached extraction that every participant of the
- * binding awaits under its own deadline and connection.
+ * One structured inference end to end, without HTTP, in the admission order of
+ * gateway-behaviours.md §6.1 (the bearer was checked by the global guard): draining, body,
+ * envelope, schema, model, identity, idempotency store, then one detached extraction that every
+ * participant of the binding awaits under its own deadline and connection. Every outcome is
+ * recorded once (audit line and metrics) before it is returned.
  */
 @Injectable()
-export class StructuredService {
+export class StructuredOrchestrator {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly drain: DrainService,
@@ -43,18 +59,14 @@ export class StructuredService {
     private readonly logger: PinoLogger,
   ) {}
 
-  async handle(request: Request, response: Response): Promise<void> {
-    // The deadline clock starts when the request arrives (§6.1).
-    const arrivedAt = Date.now();
-    const client = abortOnClientDisconnect(response);
-    const caller = resolveCaller(request.headers, this.config.server.callerHeader);
-    const telemetry = new StructuredTelemetry(this.metrics, this.logger, auditSubjectOf(request, caller, this.allowlist));
+  async run(command: StructuredCommand): Promise<StructuredOutcome> {
+    const { arrivedAt, caller, signal } = command;
+    const telemetry = new StructuredTelemetry(this.metrics, this.logger, auditSubjectOf(command.body, caller, this.allowlist));
     let inflight = false;
     try {
       if (this.drain.isDraining) throw new GatewayError('draining');
-      const bodyError = deferredBodyError(request);
-      if (bodyError) throw bodyError;
-      const envelope = parseStructuredRequest(JSON_CONTENT_TYPE.test(request.headers['content-type'] ?? ''), request.body);
+      if (command.bodyError) throw command.bodyError;
+      const envelope = parseStructuredRequest(command.contentTypeIsJson, command.body);
       // Still step 9: a schema JSON Schema itself refuses must fail before the model check.
       const schemaSha256 = canonicalSha256(envelope.schema);
       const schemaProblems = this.validator.prepare(schemaSha256, envelope.schema);
@@ -74,15 +86,23 @@ export class StructuredService {
         deadlineAt: deadlineFor(arrivedAt, envelope.deadlineMs, this.config.structured.maxDeadlineMs),
         logger: this.logger,
       };
-      const { answer, replay } = envelope.idempotencyKey ? await this.keyed(plan, client.signal) : await this.keyless(plan, client.signal);
-      if (client.signal.aborted) return telemetry.canceled();
-      response.status(200).json(renderSuccess(answer, envelope.requestId, telemetry.latencyMs, replay));
+      const { answer, replay } = envelope.idempotencyKey ? await this.keyed(plan, signal) : await this.keyless(plan, signal);
+      if (signal.aborted) return this.canceled(telemetry);
+      const body = renderSuccess(answer, envelope.requestId, telemetry.latencyMs, replay);
       telemetry.succeeded(replay);
+      return { kind: 'success', body };
     } catch (error) {
-      answerStructuredFailure(request, response, error, client.signal.aborted, telemetry, this.logger);
+      if (signal.aborted) return this.canceled(telemetry);
+      return { kind: 'failure', error: recordStructuredFailure(error, telemetry, this.logger) };
     } finally {
       if (inflight) this.metrics.structuredInflightChanged(-1);
     }
+  }
+
+  /** The client left before its answer: nothing is written (design.md §4). */
+  private canceled(telemetry: StructuredTelemetry): StructuredOutcome {
+    telemetry.canceled();
+    return { kind: 'canceled' };
   }
 
   /** Step 12 (§6.6): replay, conflict, capacity, lead or join. */

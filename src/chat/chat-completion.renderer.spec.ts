@@ -3,8 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../core/gateway.error';
 import { SseWriter } from '../common/sse/sse-writer';
 import type { ChatEvent } from '../core/chat-event';
-import { ChunkFactory } from './chat-chunks';
-import { StreamOutcome, writeChatStream } from './chat-stream.responder';
+import { aggregateCompletion, ChunkFactory, StreamOutcome, writeChatStream } from './chat-completion.renderer';
 import { ToolCallCollector } from './tool-call-collector';
 
 /** Serves one scripted turn through the real writer on a loopback socket and returns the SSE data lines. */
@@ -18,7 +17,6 @@ async function serve(events: ChatEvent[], options: { includeUsage?: boolean; wir
     void writeChatStream(new SseWriter(response), source(), new ChunkFactory('gpt-5.6-sol'), collector, {
       includeUsage: options.includeUsage ?? false,
       signal: new AbortController().signal,
-      hooks: { onFirstOutput: () => undefined },
     }).then((result) => (outcome = result));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -124,5 +122,65 @@ describe(writeChatStream.name, () => {
       { wire: 'custom' },
     );
     expect(chunks[1].choices[0].delta.tool_calls[0]).toEqual({ index: 0, id: 'p1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch' } });
+  });
+});
+
+async function* from(events: ChatEvent[]) {
+  for (const event of events) yield event;
+}
+
+const run = (events: ChatEvent[]) =>
+  aggregateCompletion(from(events), new ChunkFactory('gpt-5.6-sol'), 'gpt-5.6-sol', new ToolCallCollector('r', 'function'));
+
+describe(aggregateCompletion.name, () => {
+  it('builds a chat.completion with text, reasoning, usage and the finish reason', async () => {
+    const { body } = await run([
+      { type: 'reasoning-delta', text: 'think' },
+      { type: 'text-delta', text: 'Hel' },
+      { type: 'text-delta', text: 'lo' },
+      { type: 'usage', usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(body).toMatchObject({
+      object: 'chat.completion',
+      model: 'gpt-5.6-sol',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello', reasoning_content: 'think' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+    });
+    expect((body.choices as { message: object }[])[0].message).not.toHaveProperty('tool_calls');
+  });
+
+  it('keeps text next to tool calls, each call once, finish tool_calls, and null content when only calls', async () => {
+    const withText = await run([
+      { type: 'text-delta', text: 'Checking.' },
+      { type: 'tool-call', call: { id: 'call_1', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } },
+      { type: 'tool-call', call: { id: 'call_1', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    const message = (withText.body.choices as { message: Record<string, unknown>; finish_reason: string }[])[0];
+    expect(message.message.content).toBe('Checking.');
+    expect(message.message.tool_calls).toEqual([{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }]);
+    expect(message.finish_reason).toBe('tool_calls');
+
+    const onlyCalls = await run([
+      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{}' } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect((onlyCalls.body.choices as { message: Record<string, unknown> }[])[0].message.content).toBeNull();
+  });
+
+  it('reports zero usage when the upstream gave none', async () => {
+    const { body } = await run([{ type: 'finish', reason: 'stop' }]);
+    expect(body.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  });
+
+  it('throws the error event, and invalid_tool_call when every call was invalid', async () => {
+    await expect(run([{ type: 'error', error: new GatewayError('rate_limited', { retryAfterSeconds: 3 }) }])).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(
+      run([
+        { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: 'nope' } },
+        { type: 'finish', reason: 'stop' },
+      ]),
+    ).rejects.toMatchObject({ code: 'invalid_tool_call' });
   });
 });

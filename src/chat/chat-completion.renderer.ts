@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { SseWriter } from '../common/sse/sse-writer';
+import type { ChatEvent, FinishReason, UsageEvent } from '../core/chat-event';
+import { GatewayError } from '../core/gateway.error';
+import type { RenderedToolCall, ToolCallCollector } from './tool-call-collector';
+
+/*
+ * One accepted turn in the OpenAI Chat Completions wire format: the chunk objects, the one
+ * reading of the event union, and its two renderings — SSE as events arrive (writeChatStream)
+ * or one `chat.completion` body (aggregateCompletion). A second front end (e.g. /v1/responses)
+ * would get its own renderer beside this one; the orchestrator does not change.
+ */
+
+// ── Chunks ──────────────────────────────────────────────────────────────────────────────
+
+export type ClientFinishReason = FinishReason | 'tool_calls';
+
+/** OpenAI usage object, with cached/reasoning details when the upstream reported them. */
+export function usageBody(usage: UsageEvent | undefined): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    prompt_tokens: usage?.promptTokens ?? 0,
+    completion_tokens: usage?.completionTokens ?? 0,
+    total_tokens: usage?.totalTokens ?? 0,
+  };
+  if (usage?.cachedPromptTokens !== undefined) body.prompt_tokens_details = { cached_tokens: usage.cachedPromptTokens };
+  if (usage?.reasoningTokens !== undefined) body.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
+  return body;
+}
+
+/**
+ * Builds `chat.completion.chunk` objects that all share one `id`, `created` and the `model` the
+ * client sent (gateway-behaviours.md §1.2).
+ */
+export class ChunkFactory {
+  readonly id = `chatcmpl-${randomUUID()}`;
+  readonly created = Math.floor(Date.now() / 1000);
+
+  constructor(private readonly model: string) {}
+
+  private chunk(delta: Record<string, unknown>, finishReason: ClientFinishReason | null = null): Record<string, unknown> {
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    };
+  }
+
+  role() {
+    return this.chunk({ role: 'assistant' });
+  }
+
+  content(text: string) {
+    return this.chunk({ content: text });
+  }
+
+  reasoning(text: string) {
+    return this.chunk({ reasoning_content: text });
+  }
+
+  toolCall(call: RenderedToolCall) {
+    return this.chunk({ tool_calls: [call] });
+  }
+
+  finish(reason: ClientFinishReason) {
+    return this.chunk({}, reason);
+  }
+
+  /** The contract's in-stream error: `[error: <public text>]`, finish `stop`. */
+  error(publicText: string) {
+    return this.chunk({ content: `[error: ${publicText}]` }, 'stop');
+  }
+
+  usage(usage: UsageEvent | undefined) {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: usageBody(usage) };
+  }
+}
+
+// ── Reading a turn ──────────────────────────────────────────────────────────────────────
+
+interface TurnResult {
+  readonly finish?: FinishReason;
+  /** Terminal failure: an `error` event, or a turn that ended without `finish`. */
+  readonly failure?: GatewayError;
+  readonly usage?: UsageEvent;
+  /** `onText` asked to stop (the client went away). */
+  readonly stopped: boolean;
+}
+
+/**
+ * Reads one adapter turn, the one place the event union is interpreted: text and reasoning go
+ * to `onText` as they arrive (it returns false to stop, e.g. when the client left), tool calls
+ * to the collector, usage and the finish reason are kept, and an `error` event or a stream that
+ * ends without `finish` becomes `failure`. Used by both the SSE responder and the aggregator.
+ */
+async function readTurn(
+  events: AsyncIterable<ChatEvent>,
+  collector: ToolCallCollector,
+  onText: (channel: 'content' | 'reasoning', text: string) => boolean | Promise<boolean>,
+): Promise<TurnResult> {
+  let usage: UsageEvent | undefined;
+  for await (const event of events) {
+    switch (event.type) {
+      case 'text-delta':
+      case 'reasoning-delta':
+        if (event.text === '') continue;
+        if (!(await onText(event.type === 'text-delta' ? 'content' : 'reasoning', event.text))) return { usage, stopped: true };
+        break;
+      case 'tool-call':
+        collector.add(event.call);
+        break;
+      case 'usage':
+        usage = event.usage;
+        break;
+      case 'finish':
+        return { finish: event.reason, usage, stopped: false };
+      case 'error':
+        return { failure: event.error, usage, stopped: false };
+    }
+  }
+  return { failure: new GatewayError('upstream', { detail: 'turn ended without a finish event' }), usage, stopped: false };
+}
+
+// ── Streaming: SSE ──────────────────────────────────────────────────────────────────────
+
+export interface StreamOutcome {
+  /** Finish reason written to the client; undefined when the stream ended in an error chunk. */
+  readonly finishReason?: ClientFinishReason;
+  /** Internal code of the error written as an error chunk. */
+  readonly errorCode?: GatewayError['code'];
+  /** The client left; nothing more was written. */
+  readonly clientGone: boolean;
+  readonly toolCalls: number;
+  readonly usage?: UsageEvent;
+}
+
+/**
+ * Writes one accepted turn as the contract's SSE sequence (gateway-behaviours.md §1.2): role
+ * chunk; content and reasoning chunks as they arrive; after the adapter finished, one complete
+ * frame per valid tool call; the finish chunk; the optional usage chunk; `[DONE]`. An error after
+ * the headers becomes the `[error: …]` chunk and `[DONE]`. Events are pulled one at a time and
+ * each write waits for the socket to drain, so backpressure reaches the upstream reader.
+ */
+export async function writeChatStream(
+  writer: SseWriter,
+  events: AsyncIterable<ChatEvent>,
+  chunks: ChunkFactory,
+  collector: ToolCallCollector,
+  options: { includeUsage: boolean; signal: AbortSignal },
+): Promise<StreamOutcome> {
+  const gone = (usage?: UsageEvent): StreamOutcome => ({ clientGone: true, toolCalls: collector.valid.length, usage });
+  writer.open();
+  if (!(await writer.sendJson(chunks.role()))) return gone();
+  let turn: TurnResult;
+  try {
+    turn = await readTurn(events, collector, (channel, text) =>
+      writer.sendJson(channel === 'content' ? chunks.content(text) : chunks.reasoning(text)),
+    );
+  } catch (error) {
+    if (options.signal.aborted) return gone();
+    turn = { failure: error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error }), stopped: false };
+  }
+  const usage = turn.usage;
+  if (turn.stopped || options.signal.aborted || writer.isClosed) return gone(usage);
+  const failure = turn.failure ?? (collector.allInvalid ? new GatewayError('invalid_tool_call') : undefined);
+
+  if (failure) {
+    await writer.sendJson(chunks.error(failure.spec.streamText));
+    await writer.sendDone();
+    writer.end();
+    return { errorCode: failure.code, clientGone: false, toolCalls: 0, usage };
+  }
+  for (const call of collector.valid) {
+    if (!(await writer.sendJson(chunks.toolCall(call)))) return gone(usage);
+  }
+  const finishReason: ClientFinishReason = collector.valid.length > 0 ? 'tool_calls' : turn.finish!;
+  if (!(await writer.sendJson(chunks.finish(finishReason)))) return gone(usage);
+  if (options.includeUsage && !(await writer.sendJson(chunks.usage(usage)))) return gone(usage);
+  await writer.sendDone();
+  writer.end();
+  return { finishReason, clientGone: false, toolCalls: collector.valid.length, usage };
+}
+
+// ── Non-streaming: one chat.completion ──────────────────────────────────────────────────
+
+export interface CompletionOutcome {
+  readonly body: Record<string, unknown>;
+  readonly finishReason: ClientFinishReason;
+  readonly toolCalls: number;
+  readonly usage?: UsageEvent;
+}
+
+/**
+ * Gathers a whole turn into one `chat.completion` (design.md §4, gateway-behaviours.md §1.4):
+ * all text as `content` (null when empty and there are tool calls), `reasoning_content` when
+ * any, each valid tool call once, the finish reason and usage (zeros when none was reported).
+ * A terminal error event, or a turn whose calls were all invalid, is thrown as a GatewayError:
+ * nothing was written yet, so the client gets a JSON error with the real status.
+ */
+export async function aggregateCompletion(
+  events: AsyncIterable<ChatEvent>,
+  ids: ChunkFactory,
+  model: string,
+  collector: ToolCallCollector,
+): Promise<CompletionOutcome> {
+  let text = '';
+  let reasoning = '';
+  const turn = await readTurn(events, collector, (channel, delta) => {
+    if (channel === 'content') text += delta;
+    else reasoning += delta;
+    return true;
+  });
+  if (turn.failure) throw turn.failure;
+  if (collector.allInvalid) throw new GatewayError('invalid_tool_call');
+  const usage = turn.usage;
+  const toolCalls = collector.valid.map(({ index: _index, ...call }) => call);
+  const finishReason: ClientFinishReason = toolCalls.length > 0 ? 'tool_calls' : turn.finish!;
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: text === '' && toolCalls.length > 0 ? null : text,
+  };
+  if (reasoning !== '') message.reasoning_content = reasoning;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return {
+    body: {
+      id: ids.id,
+      object: 'chat.completion',
+      created: ids.created,
+      model,
+      choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
+      usage: usageBody(usage),
+    },
+    finishReason,
+    toolCalls: toolCalls.length,
+    usage,
+  };
+}

@@ -1,0 +1,194 @@
+import type { PinoLogger } from 'nestjs-pino';
+import { loadConfig } from '../config/app-config';
+import type { ChatEvent } from '../core/chat-event';
+import { GatewayError } from '../core/gateway.error';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import { ModelCatalog } from '../models/model-catalog';
+import type { CallContext, ChatRequest, ProviderAdapter } from '../providers/provider-adapter';
+import { ProviderRegistry } from '../providers/provider-registry';
+import { AgentQueueService } from '../queue/agent-queue.service';
+import { queueKey } from '../queue/queue-key';
+import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
+import { parseChatBody } from './chat-request.parser';
+import { conversationIdOf } from './conversation-id';
+
+/** A scripted provider_a: records what it was asked and whether its events were closed. */
+class FakeAdapter implements ProviderAdapter {
+  readonly id = 'provider_a' as const;
+  readonly requests: ChatRequest[] = [];
+  readonly contexts: CallContext[] = [];
+  closed = 0;
+  pulled = 0;
+
+  constructor(private readonly script: { events?: ChatEvent[]; reject?: GatewayError; acceptAfter?: Promise<void> } = {}) {}
+
+  async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    this.requests.push(request);
+    this.contexts.push(context);
+    await this.script.acceptAfter;
+    if (this.script.reject) throw this.script.reject;
+    const events = [...(this.script.events ?? [])];
+    // A hand-made iterator: unlike an unstarted generator, it notices return() before any next().
+    const iterator: AsyncIterator<ChatEvent> = {
+      next: async () => {
+        this.pulled++;
+        const value = events.shift();
+        return value ? { value, done: false } : { value: undefined, done: true };
+      },
+      return: async () => {
+        this.closed++;
+        return { value: undefined, done: true };
+      },
+    };
+    return { [Symbol.asyncIterator]: () => iterator };
+  }
+
+  complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    return this.stream(request, context);
+  }
+}
+
+function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
+  const config = loadConfig({ HOME: '/nonexistent', GATEWAY_PROVIDERS: 'provider_a', ...env });
+  const records: Record<string, unknown>[] = [];
+  const push = (fields: Record<string, unknown>) => records.push(fields);
+  const logger = { info: push, warn: push, debug: push, error: push } as unknown as PinoLogger;
+  const counted: string[] = [];
+  const metrics = {
+    chatRequest: (fields: { status: number }) => counted.push(`request:${fields.status}`),
+    firstToken: () => counted.push('first_token'),
+    tokensUsed: (_provider: string, kind: string, count: number) => count > 0 && counted.push(`tokens:${kind}:${count}`),
+    upstreamError: (_provider: string, code: string) => counted.push(`upstream_error:${code}`),
+    fastTierRequest: () => counted.push('fast_tier'),
+    queueWaited: () => undefined,
+    queueDepthChanged: () => undefined,
+  } as unknown as GatewayMetrics;
+  const registry = new ProviderRegistry([adapter], ModelCatalog.load(undefined, config.enabledProviders));
+  const orchestrator = new ChatOrchestrator(config, registry, new AgentQueueService(config, metrics), metrics, logger);
+  const command = (body: Record<string, unknown>, signal = new AbortController().signal): ChatCommand => {
+    const conversation = conversationIdOf({ body, headers: {} });
+    return {
+      request: parseChatBody(body),
+      caller: 'anonymous',
+      conversation,
+      queueKey: queueKey(config.agentQueue.keyMode, { body, headers: {}, caller: 'anonymous', conversation }),
+      requestId: 'req-1',
+      signal,
+    };
+  };
+  const completions = () => records.filter((record) => record.event === 'chat_completion');
+  return { orchestrator, command, records, counted, completions };
+}
+
+/** Reads every event, as the SSE writer and the aggregator do. */
+const readAll: TurnRenderer<ChatEvent[]> = async (events) => {
+  const seen: ChatEvent[] = [];
+  for await (const event of events) seen.push(event);
+  return { outcome: { clientGone: false, finishReason: 'stop', toolCalls: 0 }, result: seen };
+};
+
+const reply: ChatEvent[] = [
+  { type: 'text-delta', text: 'hi' },
+  { type: 'usage', usage: { promptTokens: 3, completionTokens: 1, totalTokens: 4 } },
+  { type: 'finish', reason: 'stop' },
+];
+const toolTurn = { model: 'gpt-5.6-sol', stream: true, tools: [{ type: 'function', function: { name: 'ls' } }], messages: [{ role: 'user', content: 'list' }] };
+
+describe(ChatOrchestrator.name, () => {
+  it('runs an accepted turn through the renderer and records it once: status, first token, tokens', async () => {
+    const adapter = new FakeAdapter({ events: reply });
+    const { orchestrator, command, counted, completions } = setup(adapter);
+    const seen = await orchestrator.run(command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }), readAll);
+    expect(seen).toEqual(reply);
+    expect(counted).toEqual(['first_token', 'tokens:prompt:3', 'tokens:completion:1', 'request:200']);
+    expect(completions()).toEqual([expect.objectContaining({ status: 200, provider: 'provider_a', stream: true, finish_reason: 'stop' })]);
+  });
+
+  it('gives the adapter the neutral conversation id and nothing of the queue key or the client wire', async () => {
+    const adapter = new FakeAdapter({ events: reply });
+    const { orchestrator, command } = setup(adapter, { PRIMARY_AGENT_QUEUE_KEY_MODE: 'global', PRIMARY_CUSTOM_TOOL_WIRE: 'custom' });
+    await orchestrator.run(command({ ...toolTurn, conversation_id: 'conv-7' }), readAll);
+    const [request] = adapter.requests;
+    expect(request.conversationId).toBe('chat:body:conversation_id=conv-7');
+    expect(Object.keys(request).sort()).toEqual(['conversationId', 'faithful', 'messages', 'model', 'parallelToolCalls', 'sampling', 'toolChoice', 'tools']);
+  });
+
+  it('closes the adapter events when the renderer never read them (the client left before the first chunk)', async () => {
+    const adapter = new FakeAdapter({ events: reply });
+    const { orchestrator, command, completions } = setup(adapter);
+    const client = new AbortController();
+    const leaves: TurnRenderer<undefined> = async () => {
+      client.abort(new Error('client disconnected'));
+      return { outcome: { clientGone: true, toolCalls: 0 }, result: undefined };
+    };
+    await orchestrator.run(command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }, client.signal), leaves);
+    expect(adapter.pulled).toBe(0);
+    expect(adapter.closed).toBe(1);
+    expect(completions()).toEqual([expect.objectContaining({ status: 499, error_code: 'canceled' })]);
+  });
+
+  it('closes the adapter events and releases the slot when the renderer fails, and rethrows for the front end', async () => {
+    const adapter = new FakeAdapter({ events: reply });
+    const { orchestrator, command, records, completions } = setup(adapter);
+    const failing: TurnRenderer<never> = async () => {
+      throw new GatewayError('invalid_tool_call');
+    };
+    await expect(orchestrator.run(command(toolTurn), failing)).rejects.toMatchObject({ code: 'invalid_tool_call' });
+    expect(adapter.closed).toBe(1);
+    expect(records.map((record) => record.event).filter((event) => String(event).startsWith('queue_'))).toEqual(['queue_acquire', 'queue_release']);
+    expect(completions()).toEqual([expect.objectContaining({ status: 502, error_code: 'invalid_tool_call' })]);
+  });
+
+  it('throws a refusal before acceptance with its real status, counted as an upstream error, and frees the slot', async () => {
+    const adapter = new FakeAdapter({ reject: new GatewayError('rate_limited', { retryAfterSeconds: 7 }) });
+    const { orchestrator, command, counted, records } = setup(adapter);
+    await expect(orchestrator.run(command(toolTurn), readAll)).rejects.toMatchObject({ code: 'rate_limited', retryAfterSeconds: 7 });
+    expect(counted).toEqual(['upstream_error:rate_limited', 'request:429']);
+    expect(records.filter((record) => record.event === 'queue_release')).toHaveLength(1);
+  });
+
+  it('answers an unknown model before admission and never calls an adapter', async () => {
+    const adapter = new FakeAdapter({ events: reply });
+    const { orchestrator, command, completions, records } = setup(adapter);
+    await expect(orchestrator.run(command({ ...toolTurn, model: 'no-such-model' }), readAll)).rejects.toMatchObject({ code: 'model_not_found' });
+    expect(adapter.requests).toHaveLength(0);
+    expect(records.some((record) => record.event === 'queue_acquire')).toBe(false);
+    expect(completions()).toEqual([expect.objectContaining({ status: 404, provider: 'none' })]);
+  });
+
+  it('serializes tool turns of one conversation: the second waits in the queue until the first is closed', async () => {
+    let accept!: () => void;
+    const adapter = new FakeAdapter({ events: reply, acceptAfter: new Promise<void>((resolve) => (accept = resolve)) });
+    const { orchestrator, command, records } = setup(adapter);
+    const first = orchestrator.run(command(toolTurn), readAll);
+    const second = orchestrator.run(command(toolTurn), readAll);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(records.map((record) => record.event).filter((event) => String(event).startsWith('queue_'))).toEqual(['queue_acquire', 'queue_wait']);
+    accept();
+    await Promise.all([first, second]);
+    expect(adapter.requests).toHaveLength(2);
+  });
+
+  it('records a client that leaves while queued as 499 and passes its abort reason through', async () => {
+    let accept!: () => void;
+    const adapter = new FakeAdapter({ events: reply, acceptAfter: new Promise<void>((resolve) => (accept = resolve)) });
+    const { orchestrator, command, completions } = setup(adapter);
+    const first = orchestrator.run(command(toolTurn), readAll);
+    const client = new AbortController();
+    const reason = new Error('client disconnected');
+    const second = orchestrator.run(command(toolTurn, client.signal), readAll);
+    client.abort(reason);
+    await expect(second).rejects.toBe(reason);
+    accept();
+    await first;
+    expect(adapter.requests).toHaveLength(1);
+    expect(completions().map((record) => record.status)).toEqual([499, 200]);
+  });
+
+  it('records a request refused before it became a command', () => {
+    const { orchestrator, completions } = setup(new FakeAdapter());
+    const error = orchestrator.rejected(new GatewayError('invalid_request'));
+    expect(error).toMatchObject({ code: 'invalid_request' });
+    expect(completions()).toEqual([expect.objectContaining({ status: 400, provider: 'none', error_code: 'invalid_request' })]);
+  });
+});

@@ -1,0 +1,164 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import { toGatewayError } from '../common/errors/to-gateway-error';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import type { ChatEvent } from '../core/chat-event';
+import type { ChatMessage } from '../core/chat-message';
+import type { ErrorCode } from '../core/error-codes';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { CallContext, ChatRequest } from '../providers/provider-adapter';
+import { ProviderRegistry } from '../providers/provider-registry';
+import { AgentQueueService } from '../queue/agent-queue.service';
+import { isToolTurn, QueueKey } from '../queue/queue-key';
+import type { ParsedChatBody } from './chat-request.parser';
+import { ChatTelemetry } from './chat-telemetry';
+import type { ConversationId } from './conversation-id';
+import { manageContext } from './context/context-manager';
+
+/** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
+export interface ChatCommand {
+  readonly request: ParsedChatBody;
+  /** The caller (design.md §5), resolved once from the request. */
+  readonly caller: string;
+  readonly conversation: ConversationId;
+  /** The agent queue key for the configured PRIMARY_AGENT_QUEUE_KEY_MODE. */
+  readonly queueKey: QueueKey;
+  readonly requestId: string;
+  /** Aborted when the client leaves: the turn is canceled at once and recorded as 499. */
+  readonly signal: AbortSignal;
+}
+
+/** What the front end made of the accepted turn's events. */
+export interface TurnOutcome {
+  /** The client left; nothing more was written. */
+  readonly clientGone: boolean;
+  /** The finish reason given to the client (`tool_calls` when it got tool calls). */
+  readonly finishReason?: string;
+  /** An error written in-band after acceptance (the contract's error chunk). */
+  readonly errorCode?: ErrorCode;
+  readonly toolCalls: number;
+}
+
+/**
+ * Writes or gathers an accepted turn's events (SSE, one JSON body, another wire format). It
+ * returns the outcome, or throws a GatewayError while nothing was written yet (the front end
+ * then answers it with its status). It needs not close `events`: the orchestrator does.
+ */
+export type TurnRenderer<T> = (events: AsyncIterable<ChatEvent>) => Promise<{ readonly outcome: TurnOutcome; readonly result: T }>;
+
+/**
+ * One chat turn end to end, without HTTP: resolve the model → context management → agent queue
+ * → adapter → the front end's renderer, with telemetry recorded once. Failures before the
+ * upstream accepted the turn are thrown as GatewayError for the front end to answer; the queue
+ * slot is released on every path; the adapter's events are closed in one `finally`, whether or
+ * not the renderer iterated them, so no upstream turn or timer outlives its request.
+ */
+@Injectable()
+export class ChatOrchestrator {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly registry: ProviderRegistry,
+    private readonly queue: AgentQueueService,
+    private readonly metrics: GatewayMetrics,
+    private readonly logger: PinoLogger,
+  ) {}
+
+  async run<T>(command: ChatCommand, render: TurnRenderer<T>): Promise<T> {
+    const telemetry = new ChatTelemetry(this.metrics, this.logger, { stream: command.request.stream, requestedModel: command.request.model });
+    try {
+      return await this.turn(command, render, telemetry);
+    } catch (thrown) {
+      throw this.failed(thrown, command.signal, telemetry);
+    }
+  }
+
+  /** A request refused before it became a command (e.g. an invalid body): recorded like any other. */
+  rejected(thrown: unknown, seen: { readonly model?: string; readonly stream?: boolean } = {}): unknown {
+    const telemetry = new ChatTelemetry(this.metrics, this.logger, { stream: seen.stream ?? false, requestedModel: seen.model ?? '' });
+    return this.failed(thrown, undefined, telemetry);
+  }
+
+  private async turn<T>(command: ChatCommand, render: TurnRenderer<T>, telemetry: ChatTelemetry): Promise<T> {
+    const { request, signal, requestId } = command;
+    const route = this.registry.resolve(request.model, { reasoningEffort: request.reasoningEffort, verbosity: request.verbosity });
+    telemetry.modelResolved(route.model);
+    const messages = this.manageContext(request);
+    const slot = await this.queue.admit({
+      provider: route.model.provider,
+      toolTurn: isToolTurn(request),
+      key: command.queueKey,
+      signal,
+      logger: this.logger,
+      requestId,
+    });
+    let events: AsyncIterator<ChatEvent> | undefined;
+    try {
+      const chatRequest: ChatRequest = {
+        model: route.model,
+        messages,
+        tools: request.tools,
+        toolChoice: request.toolChoice,
+        parallelToolCalls: request.parallelToolCalls,
+        faithful: request.faithful,
+        sampling: request.sampling,
+        conversationId: command.conversation.value,
+      };
+      const context: CallContext = { signal, requestId, logger: this.logger, retried: (code) => telemetry.upstreamRetry(code) };
+      const accepted = request.stream ? await route.adapter.stream(chatRequest, context) : await route.adapter.complete(chatRequest, context);
+      events = accepted[Symbol.asyncIterator]();
+      const { outcome, result } = await render(observed(events, telemetry));
+      telemetry.countUsage();
+      if (outcome.clientGone || signal.aborted) {
+        telemetry.finished({ status: 499, errorCode: 'canceled' });
+      } else {
+        if (outcome.errorCode) telemetry.upstreamError(outcome.errorCode);
+        telemetry.finished({ status: 200, finishReason: outcome.finishReason, errorCode: outcome.errorCode, toolCalls: outcome.toolCalls });
+      }
+      return result;
+    } finally {
+      // The one place an accepted turn is closed: a renderer that stopped early, or never
+      // started because the client left, still ends the upstream turn and its timers here.
+      await events?.return?.().catch(() => undefined);
+      slot.release();
+    }
+  }
+
+  /** Context management runs only on requests that carry tools (gateway-behaviours.md §5). */
+  private manageContext(request: ParsedChatBody): readonly ChatMessage[] {
+    if (request.tools.length === 0 || !this.config.contextManagement.enabled) return request.messages;
+    const result = manageContext(request.messages, this.config.contextManagement);
+    if (result.stats) this.logger.info({ event: 'context_manage', ...result.stats }, 'context_manage');
+    return result.messages;
+  }
+
+  /** Records a failed turn once and returns what the front end should answer (the abort reason when the client left). */
+  private failed(thrown: unknown, signal: AbortSignal | undefined, telemetry: ChatTelemetry): unknown {
+    if (signal?.aborted) {
+      telemetry.finished({ status: 499, errorCode: 'canceled' });
+      return signal.reason ?? thrown;
+    }
+    const error = toGatewayError(thrown);
+    if (error.code === 'internal') this.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
+    if (error.spec.upstream) telemetry.upstreamError(error.code);
+    telemetry.finished({ status: error.spec.status, errorCode: error.code });
+    return error;
+  }
+}
+
+/**
+ * The adapter's events as the renderer sees them, measured on the way: time to the first
+ * output and the reported usage. A renderer that stops early closes the turn at once, as a
+ * `for await` does; the orchestrator's `finally` closes it again for renderers that did not.
+ */
+function observed(events: AsyncIterator<ChatEvent>, telemetry: ChatTelemetry): AsyncIterable<ChatEvent> {
+  const iterator: AsyncIterator<ChatEvent> = {
+    next: async () => {
+      const step = await events.next();
+      if (!step.done) telemetry.observe(step.value);
+      return step;
+    },
+    return: async () => (await events.return?.()) ?? { done: true, value: undefined },
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
+}
