@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import Ajv, { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
+import { LRUCache } from 'lru-cache';
 import { propertyPath } from './schema-subset.walker';
 
 /** At most this many validation details, then one summary entry (gateway-behaviours.md §6.8). */
 export const MAX_OUTPUT_DETAILS = 20;
 /**
  * Compiled validators kept. Compiling is the costly part, so a schema is compiled once and reused
- * by its canonical checksum; the bound keeps a stream of one-off schemas from growing memory.
+ * by its canonical checksum; the bound keeps a stream of one-off schemas from growing memory —
+ * Ajv's own cache included: an evicted validator's schema is removed from Ajv too.
  */
 export const VALIDATOR_CACHE_SIZE = 256;
 
@@ -22,7 +24,12 @@ export class OutputValidator {
   // allErrors: the client sees every failure at once. strict off: the subset walker already
   // vetted the schema, and strict mode only adds console warnings.
   private readonly ajv = new Ajv({ allErrors: true, strict: false });
-  private readonly compiled = new Map<string, ValidateFunction>();
+  // Ajv keeps every compiled schema in its own cache (keyed by the schema object) until
+  // removeSchema; without the dispose hook, evicting here would free nothing.
+  private readonly compiled = new LRUCache<string, ValidateFunction>({
+    max: VALIDATOR_CACHE_SIZE,
+    dispose: (validate) => this.ajv.removeSchema(validate.schema as AnySchema),
+  });
   private compilations = 0;
 
   /** How many schemas were compiled so far (a cache hit does not compile). */
@@ -56,16 +63,10 @@ export class OutputValidator {
 
   private validatorFor(schemaSha256: string, schema: Record<string, unknown>): ValidateFunction {
     const cached = this.compiled.get(schemaSha256);
-    if (cached) {
-      // Re-insert: Map order doubles as least-recently-used order.
-      this.compiled.delete(schemaSha256);
-      this.compiled.set(schemaSha256, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const validate = this.ajv.compile(withoutMetaSchema(schema));
     this.compilations++;
     this.compiled.set(schemaSha256, validate);
-    if (this.compiled.size > VALIDATOR_CACHE_SIZE) this.compiled.delete(this.compiled.keys().next().value!);
     return validate;
   }
 }

@@ -1,0 +1,32 @@
+import { OutputValidator, VALIDATOR_CACHE_SIZE } from './output-validator';
+
+/** A schema no other call uses, as a stream of one-off structured requests sends. */
+const oneOff = (index: number) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: [`field_${index}`],
+  properties: { [`field_${index}`]: { type: 'string' } },
+});
+
+/** Ajv's own cache of compiled schemas (keyed by schema object): where the memory actually is. */
+const ajvCacheSize = (validator: OutputValidator) => (validator as unknown as { ajv: { _cache: Map<unknown, unknown> } }).ajv._cache.size;
+
+describe(OutputValidator.name, () => {
+  it("keeps at most VALIDATOR_CACHE_SIZE compiled schemas after 3,000 one-off schemas, Ajv's own cache included", () => {
+    const validator = new OutputValidator();
+    const before = ajvCacheSize(validator);
+    for (let index = 0; index < 3000; index++) expect(validator.prepare(`sha-${index}`, oneOff(index))).toEqual([]);
+    expect(validator.compileCount).toBe(3000);
+    expect(ajvCacheSize(validator) - before).toBeLessThanOrEqual(VALIDATOR_CACHE_SIZE);
+  });
+
+  it('reuses a cached validator, recompiles an evicted one, and still validates with both', () => {
+    const validator = new OutputValidator();
+    validator.prepare('sha-0', oneOff(0));
+    expect(validator.check('sha-0', oneOff(0), { field_0: 'x' })).toEqual({ valid: true });
+    expect(validator.compileCount).toBe(1);
+    for (let index = 1; index <= VALIDATOR_CACHE_SIZE; index++) validator.prepare(`sha-${index}`, oneOff(index));
+    expect(validator.check('sha-0', oneOff(0), {})).toEqual({ valid: false, details: ['$: missing required property "field_0"'] });
+    expect(validator.compileCount).toBe(VALIDATOR_CACHE_SIZE + 2);
+  });
+});
