@@ -120,6 +120,15 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(fake().requests()).toHaveLength(2);
     });
 
+    it('does not retry when a hint is beyond the retry cap: one connection, 429 with that Retry-After', async () => {
+      fake().enqueue({ reject: { status: 429, headers: { 'retry-after': '60' }, body: { error: { code: 'rate_limit_exceeded' } } }, frames: [] }, textReply('never'));
+      const started = Date.now();
+      const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
+      expect(failure).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 60 });
+      expect(fake().requests()).toHaveLength(1);
+      expect(Date.now() - started).toBeLessThan(1000);
+    });
+
     it('retries an accepted turn that closed before any output, on a new connection', async () => {
       fake().enqueue({ frames: [created(), { disconnect: true }] }, textReply('second try'));
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));

@@ -47,6 +47,14 @@ describe(classifyUpstreamFailure.name, () => {
     expect(unknown.retryAfterHeader).toBe(60);
   });
 
+  it('reads several hints the same way in every branch: the latest one', () => {
+    const payload = { error: { code: 'rate_limit_exceeded', resets_in_seconds: 45 } };
+    expect(classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '2' }, payload, now: NOW }).retryAfterSeconds).toBe(45);
+    expect(classifyUpstreamFailure({ status: 503, headers: { 'retry-after': '2' }, payload: { error: { resets_in_seconds: 45 } }, now: NOW }).retryAfterSeconds).toBe(45);
+    const usage = { error: { code: 'usage_limit_reached', resets_in_seconds: 45 } };
+    expect(classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '2' }, payload: usage, now: NOW }).retryAfterSeconds).toBe(45);
+  });
+
   it('reads Retry-After headers as seconds or HTTP dates', () => {
     expect(classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '7' }, now: NOW }).retryAfterSeconds).toBe(7);
     const date = new Date(NOW + 12_000).toUTCString();

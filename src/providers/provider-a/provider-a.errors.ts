@@ -101,6 +101,7 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   const code = safeCode(codes[0]);
   const detail = `upstream${status !== undefined ? ` status ${status}` : ''}${code ? ` code ${code}` : ''}`;
   const base = { detail, upstreamStatus: status };
+  // Every branch reads the hints the same way: the latest moment any of them names.
   const hints = retryHints(failure.payload, failure.headers, now);
   const latestHint = hints.length > 0 ? Math.max(...hints) : undefined;
 
@@ -110,7 +111,7 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   }
   if (codes.includes('context_length_exceeded')) return new GatewayError('context_window', base);
   if (status === 429 || codes.includes('rate_limit_exceeded')) {
-    return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: hints[0] });
+    return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: latestHint });
   }
   if (status === 401) return new GatewayError('auth', base);
   // A 403 is a Cloudflare challenge, a region block or a deactivated workspace far more often than
@@ -122,7 +123,7 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
       : new GatewayError('upstream', { ...base, publicMessage: 'the upstream refused access (HTTP 403)' });
   }
   if (status === 400 || status === 404 || status === 422) return new GatewayError('bad_request', base);
-  return new GatewayError('upstream', { ...base, retryable: true, retryAfterSeconds: hints[0] });
+  return new GatewayError('upstream', { ...base, retryable: true, retryAfterSeconds: latestHint });
 }
 
 /** Connect errors, early closes and protocol errors: `upstream`, retried before output (§10 row 6). */

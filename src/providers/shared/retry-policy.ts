@@ -3,17 +3,23 @@ import { GatewayError } from '../../core/gateway.error';
 /**
  * The shared retry rule of all three families (gateway-behaviours.md §1.1): before any output,
  * a retryable failure gets at most 2 more attempts, 250 ms then 1000 ms (±20 %), or the upstream
- * hint when it is larger and at most 30 s; never past the deadline.
+ * hint when it is larger; never past the deadline. A hint above 30 s means the upstream will not
+ * take the turn soon: no retry, the client gets the failure with that Retry-After.
  */
 export const RETRY_DELAYS_MS = [250, 1000] as const;
 const JITTER = 0.2;
-const MAX_HINT_MS = 30_000;
+/** The longest upstream hint worth waiting for inside one turn. */
+export const MAX_HINT_MS = 30_000;
 
-export function retryDelayMs(retryNumber: number, hintSeconds: number | undefined, random: () => number = Math.random): number {
+/** The delay before retry `retryNumber`; `undefined` when the hint says not to retry at all. */
+export function retryDelayMs(retryNumber: number, hintSeconds?: undefined, random?: () => number): number;
+export function retryDelayMs(retryNumber: number, hintSeconds: number | undefined, random?: () => number): number | undefined;
+export function retryDelayMs(retryNumber: number, hintSeconds: number | undefined, random: () => number = Math.random): number | undefined {
   const base = RETRY_DELAYS_MS[Math.min(retryNumber, RETRY_DELAYS_MS.length - 1)];
   const jittered = base * (1 - JITTER + 2 * JITTER * random());
-  const hintMs = hintSeconds !== undefined ? hintSeconds * 1000 : 0;
-  return hintMs > jittered && hintMs <= MAX_HINT_MS ? hintMs : jittered;
+  if (hintSeconds === undefined) return jittered;
+  const hintMs = hintSeconds * 1000;
+  return hintMs > MAX_HINT_MS ? undefined : Math.max(hintMs, jittered);
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
@@ -56,7 +62,7 @@ export async function runWithRetries<T>(attempt: (attemptNumber: number) => Prom
       if (options.signal.aborted) throw options.signal.reason ?? error;
       if (!(error instanceof GatewayError) || !error.retryable || attemptNumber >= maxRetries) throw error;
       const delayMs = retryDelayMs(attemptNumber, error.retryAfterSeconds);
-      if (now() + delayMs >= options.deadlineAt) throw error;
+      if (delayMs === undefined || now() + delayMs >= options.deadlineAt) throw error;
       options.onRetry?.(error, attemptNumber + 1, delayMs);
       await sleep(delayMs, options.signal);
     }
