@@ -20,6 +20,7 @@ import { ToolNameMap } from './provider-a.tool-names';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
+import { closingEvents } from '../shared/closing-events';
 import { AttemptPlan, startTurn, TurnOptions } from './provider-a.turn';
 
 /** Calls coming back carry the upstream (possibly shortened) name; the client gets its own. */
@@ -114,7 +115,10 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     };
     const turn = await startTurn(this.turnOptions(plan, lease?.open), context);
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
-    return withClientToolNames(turn.events, () => toolNames);
+    // The renaming generator may never start (the client left first): closing it must still close the turn.
+    return closingEvents(withClientToolNames(turn.events, () => toolNames), async () => {
+      await turn.events[Symbol.asyncIterator]().return?.();
+    });
   }
 
   /** Same events as `stream()`; the chat layer aggregates them. */
