@@ -21,7 +21,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const codexPackage = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/@openai/codex/package.json'), 'utf8'));
 const codexBinary = path.join(root, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
 const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
-const outFile = path.join(root, 'test/fixtures/codex-oracle', `codex-${codexPackage.version}.${MODEL}.capture.json`);
+/** ORACLE_TRANSPORT=http captures the HTTP + SSE transport (the provider's supports_websockets off). */
+const WEBSOCKETS = process.env.ORACLE_TRANSPORT !== 'http';
+const outFile = path.join(root, 'test/fixtures/codex-oracle', `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}.capture.json`);
 
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
 // The CLI refuses a JWT with an empty signature segment; the signature is never verified.
@@ -162,7 +164,7 @@ fs.writeFileSync(
     `base_url = "http://127.0.0.1:${port}/backend-api/codex"`,
     'wire_api = "responses"',
     'requires_openai_auth = true',
-    'supports_websockets = true',
+    `supports_websockets = ${WEBSOCKETS}`,
     '',
   ].join('\n'),
 );

@@ -21,8 +21,12 @@ const cliFrames = transcript.filter((entry) => entry.kind === 'ws-message' && en
 /** The sampling request of the user turn (after the CLI's warm-up) and the one after the tool call. */
 const [cliTurn, cliAfterTool] = cliFrames.filter((frame) => frame.generate !== false);
 
-/** Handshake mechanics of the WebSocket library, not part of the request the backend reads. */
-const WEBSOCKET_MECHANICS = new Set(['host', 'connection', 'upgrade', 'sec-websocket-version', 'sec-websocket-key', 'sec-websocket-extensions']);
+/** The same CLI over HTTP + SSE (the provider's `supports_websockets = false`). */
+const HTTP_CAPTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.http.capture.json'), 'utf8')) as Json;
+const [cliPost, cliPostAfterTool] = (HTTP_CAPTURE.transcript as Json[]).filter((entry) => entry.kind === 'http' && entry.method === 'POST');
+
+/** Connection mechanics of the WebSocket and HTTP libraries, not part of the request the backend reads. */
+const WEBSOCKET_MECHANICS = new Set(['host', 'connection', 'upgrade', 'sec-websocket-version', 'sec-websocket-key', 'sec-websocket-extensions', 'content-length', 'accept-encoding', 'accept-language', 'sec-fetch-mode']);
 
 /** Intended differences (docs/providers.md lists and justifies each one). */
 const INTENDED = {
@@ -141,5 +145,31 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
 
     expect(without(shape(afterTool.body!), INTENDED.extraBodyKeys)).toEqual(without(shape(cliAfterTool), INTENDED.minimalMissingBodyKeys));
     expect(afterTool.body!.previous_response_id).toBe('resp_1');
+  });
+
+  it('faithful mode over HTTP + SSE: the same POST headers and body fields as the CLI over HTTP, full history each time', async () => {
+    const sse = await startGateway({ ...providerASettings(fake(), path.join(home(), 'sse'), { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a' });
+    try {
+      fake().enqueue({ frames: [created('resp_1', 'gpt-5.5'), ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'), completed(undefined, 'resp_1', 'gpt-5.5')] });
+      const post = (messages: Json[]) =>
+        fetch(`${sse.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-conversation-id': 'oracle-sse' }, body: JSON.stringify(turnBody(true, messages)) });
+      expect((await post([])).status).toBe(200);
+      fake().enqueue(textReply('Done.'));
+      const call = { id: 'call_oracle_1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' } };
+      expect((await post([{ role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' }])).status).toBe(200);
+      const [turn, afterTool] = fake().requests();
+      const cliHeaders = cliPost.headers as Record<string, string>;
+      expect(headerNames(turn.headers)).toEqual(headerNames(cliHeaders));
+      for (const name of ['originator', 'accept', 'content-type', 'x-codex-beta-features']) expect(turn.headers[name]).toBe(cliHeaders[name]);
+      expect(turn.headers).not.toHaveProperty('openai-beta');
+      expect(without(shape(turn.body!), INTENDED.extraBodyKeys)).toEqual(shape(cliPost.body));
+      expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(cliPost.body.client_metadata));
+      // Over HTTP neither chains: the tool follow-up carries the whole history again.
+      expect(without(shape(afterTool.body!), INTENDED.extraBodyKeys)).toEqual(shape(cliPostAfterTool.body));
+      expect((afterTool.body!.input as Json[]).slice(-2).map((item) => item.type)).toEqual(['function_call', 'function_call_output']);
+      expect((cliPostAfterTool.body.input as Json[]).slice(-2).map((item) => item.type)).toEqual(['function_call', 'function_call_output']);
+    } finally {
+      await sse.close();
+    }
   });
 });

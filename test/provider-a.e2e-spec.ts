@@ -190,7 +190,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       for (const conversation of ['conv-42', 'conv-42', 'conv-43']) {
         expect((await post(gateway, chatBody(), undefined, { 'x-conversation-id': conversation })).status).toBe(200);
       }
-      const sessionHeader = transport === 'ws' ? 'session-id' : 'session_id';
+      const sessionHeader = 'session-id';
       const [first, second, third] = fake().requests();
       expect(first.body!.prompt_cache_key).toBe('47b61fd1-c0eb-3d05-2adc-5c4396baffee');
       expect(first.headers[sessionHeader]).toBe('47b61fd1-c0eb-3d05-2adc-5c4396baffee');

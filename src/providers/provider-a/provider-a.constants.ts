@@ -13,7 +13,6 @@ const userAgent = (platform: string) => `${CODEX_ORIGINATOR}/${CODEX_CLI_VERSION
 export const USER_AGENT_MINIMAL = userAgent('api wrapper');
 export const USER_AGENT_FAITHFUL = userAgent('Mac OS 26.2.0; arm64');
 export const OPENAI_BETA_WEBSOCKET = 'responses_websockets=2026-02-06';
-export const OPENAI_BETA_SSE = 'responses=experimental';
 export const CODEX_BETA_FEATURES = 'remote_compaction_v2';
 
 /** The public OAuth client id of the Codex CLI (provider_a.md §1.5). */

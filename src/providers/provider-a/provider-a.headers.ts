@@ -2,7 +2,6 @@ import type { ProviderACredentials } from './provider-a.auth';
 import {
   CODEX_BETA_FEATURES,
   CODEX_ORIGINATOR,
-  OPENAI_BETA_SSE,
   OPENAI_BETA_WEBSOCKET,
   USER_AGENT_FAITHFUL,
   USER_AGENT_MINIMAL,
@@ -18,8 +17,9 @@ export interface FaithfulHeaderInput {
 
 /**
  * Handshake (WebSocket) or POST (SSE) headers of one attempt (provider_a.md §4.1, §4.2): the
- * minimal set always, the faithful extras only in faithful mode. The two transports differ in
- * `openai-beta` and in the spelling of the session header.
+ * minimal set always, the faithful extras only in faithful mode. As Codex CLI 0.169.0 sends them
+ * (test/fixtures/codex-oracle/): only the WebSocket carries `openai-beta`; both spell the session
+ * header `session-id`.
  */
 export function upstreamHeaders(
   transport: ProviderATransportKind,
@@ -32,10 +32,9 @@ export function upstreamHeaders(
     'chatgpt-account-id': credentials.accountId,
     originator: CODEX_ORIGINATOR,
     'user-agent': faithful ? USER_AGENT_FAITHFUL : USER_AGENT_MINIMAL,
-    'openai-beta': transport === 'ws' ? OPENAI_BETA_WEBSOCKET : OPENAI_BETA_SSE,
+    'session-id': sessionId,
   };
-  if (transport === 'ws') headers['session-id'] = sessionId;
-  else headers.session_id = sessionId;
+  if (transport === 'ws') headers['openai-beta'] = OPENAI_BETA_WEBSOCKET;
   if (faithful) {
     headers['x-codex-beta-features'] = CODEX_BETA_FEATURES;
     // The CLI sends its thread (session) id here, not the turn id.
