@@ -196,6 +196,11 @@ describe('provider_c with the real Claude Code CLI', () => {
       const cut = await streamChat(gateway, { messages: truncated.messages, tools: [LS] });
       expect(contents(cut)[0]).toBe('Working. ');
       expect(contents(cut).join('')).not.toContain('agent_tool_call');
+      expect(recordsOf(cut.headers, 'tool_fence_unclosed')).toEqual([expect.objectContaining({ accepted: false })]);
+      const unclosed = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{}}\n')]);
+      const accepted = await streamChat(gateway, { messages: unclosed.messages, tools: [LS] });
+      expect(toolFrames(accepted).map((frame) => frame.function.name)).toEqual(['ls']);
+      expect(recordsOf(accepted.headers, 'tool_fence_unclosed')).toEqual([expect.objectContaining({ accepted: true })]);
       const broken = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{,}}\n```')]);
       const result = await streamChat(gateway, { messages: broken.messages, tools: [LS] });
       expect(result.status).toBe(200);
@@ -307,6 +312,28 @@ describe('provider_c with the real Claude Code CLI', () => {
       expect(Date.now() - abortedAt).toBeLessThan(3000);
       await waitFor(() => recordsOf(response.headers, 'provider_c_canceled').length > 0, 1000);
     });
+  });
+});
+
+describe('provider_c with the real Claude Code CLI and PRIMARY_CUSTOM_TOOL_WIRE=custom', () => {
+  let customGateway: TestGateway;
+  let customHome: string;
+
+  beforeAll(async () => {
+    customHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-custom-home-'));
+    customGateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, PRIMARY_CUSTOM_TOOL_WIRE: 'custom', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home: customHome }) });
+  });
+
+  afterAll(async () => {
+    await customGateway?.close();
+    fs.rmSync(customHome, { recursive: true, force: true });
+  });
+
+  it('§11.18 a custom tool block becomes a custom call with the raw patch as custom.input', async () => {
+    const patch = '*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch';
+    const { messages } = scripted([textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```')]);
+    const frames = toolFrames(await streamChat(customGateway, { messages, tools: [APPLY_PATCH] }));
+    expect(frames).toEqual([{ index: 0, id: expect.any(String), type: 'custom', custom: { name: 'apply_patch', input: patch } }]);
   });
 });
 

@@ -109,46 +109,79 @@ export function readRuns(dir: string): FakeClaudeRecord[] {
     });
 }
 
-// ── stream-json line builders (what `claude -p --output-format=stream-json` prints) ─────────────
+// ── stream-json line builders ───────────────────────────────────────────────────────────────────
+// Each builder copies a line the real Claude Code 2.1.330 printed (src/providers/provider-c/
+// __fixtures__/claude-code-2.1.330/) and changes only the scripted fields, so the fake `claude`
+// prints what the real one prints.
 
-/** `{"type":"system","subtype":"init",…}`: the first line of every run. */
+const CAPTURED_DIR = path.join(__dirname, '..', '..', 'src', 'providers', 'provider-c', '__fixtures__', 'claude-code-2.1.330');
+const capturedFiles = new Map<string, Record<string, any>[]>();
+
+/** A deep copy of the first captured line of `file` that `matches`. */
+function capturedLine(file: string, matches: (line: Record<string, any>) => boolean): Record<string, any> {
+  let lines = capturedFiles.get(file);
+  if (!lines) {
+    lines = fs
+      .readFileSync(path.join(CAPTURED_DIR, `${file}.jsonl`), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, any>);
+    capturedFiles.set(file, lines);
+  }
+  const found = lines.find(matches);
+  if (!found) throw new Error(`no such line in the captured ${file}.jsonl`);
+  return structuredClone(found);
+}
+
+const isDelta = (kind: string) => (line: Record<string, any>) => line.type === 'stream_event' && line.event?.delta?.type === kind;
+
+/** `{"type":"system","subtype":"init",…}`: printed before the CLI calls the API (not an acceptance). */
 export function initLine(model = 'claude-fable-5', sessionId = 's-1'): Record<string, unknown> {
-  return { type: 'system', subtype: 'init', session_id: sessionId, model, tools: [] };
+  return { ...capturedLine('text', (line) => line.type === 'system' && line.subtype === 'init'), model, session_id: sessionId };
 }
 
 /** A partial-message text delta (content channel). */
 export function textDelta(text: string, index = 0): Record<string, unknown> {
-  return { type: 'stream_event', event: { type: 'content_block_delta', index, delta: { type: 'text_delta', text } } };
+  const line = capturedLine('text', isDelta('text_delta'));
+  line.event.index = index;
+  line.event.delta.text = text;
+  return line;
 }
 
 /** A partial-message thinking delta (reasoning channel). */
 export function thinkingDelta(thinking: string, index = 0): Record<string, unknown> {
-  return { type: 'stream_event', event: { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } } };
+  const line = capturedLine('thinking', isDelta('thinking_delta'));
+  line.event.index = index;
+  line.event.delta.thinking = thinking;
+  return line;
 }
 
-/** `message_delta` with a stop reason (`end_turn`, `max_tokens`, `refusal`, …) and optional usage. */
+/** `message_delta` with a stop reason (`end_turn`, `max_tokens`, `refusal`, …) and usage (none unless given). */
 export function messageDelta(stopReason: string, usage?: Record<string, number>): Record<string, unknown> {
-  return { type: 'stream_event', event: { type: 'message_delta', delta: { stop_reason: stopReason }, ...(usage ? { usage } : {}) } };
+  const line = capturedLine('text', (candidate) => candidate.type === 'stream_event' && candidate.event?.type === 'message_delta');
+  line.event.delta.stop_reason = stopReason;
+  if (usage) line.event.usage = usage;
+  else delete line.event.usage;
+  return line;
 }
 
 export interface ResultLineOptions {
-  /** An error result (`is_error: true`, subtype `error_during_execution`). */
+  /** An error result (`is_error: true`, `terminal_reason: "api_error"`, no structured API status). */
   readonly isError?: boolean;
   /** The `result` text (for errors: what the gateway classifies; never shown to clients). */
   readonly text?: string;
+  /** Usage on the line; without it the line carries none and the gateway uses the streamed usage. */
   readonly usage?: Record<string, number>;
 }
 
 /** The terminal `result` line. */
 export function resultLine({ isError = false, text = '', usage }: ResultLineOptions = {}): Record<string, unknown> {
-  return {
-    type: 'result',
-    subtype: isError ? 'error_during_execution' : 'success',
-    is_error: isError,
-    result: text,
-    session_id: 's-1',
-    ...(usage ? { usage } : {}),
-  };
+  const line = isError ? capturedLine('failed-after-output', (candidate) => candidate.type === 'result') : capturedLine('text', (candidate) => candidate.type === 'result');
+  line.result = text;
+  line.session_id = 's-1';
+  if (usage) line.usage = usage;
+  else delete line.usage;
+  return line;
 }
 
 /** A complete `agent_tool_call` block as the model writes it (opener line, JSON, closing line). */
