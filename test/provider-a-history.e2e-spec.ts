@@ -199,3 +199,65 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
     expect(fake().requests()).toHaveLength(0);
   });
 });
+
+describe('provider_a repairs a cancelled call on a kept WebSocket session (chained with previous_response_id)', () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-history-session-' });
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+  });
+  afterAll(() => gateway.close());
+  beforeEach(() => fake().keepConnectionsOpen());
+
+  const post = (messages: Json[]) =>
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-conversation-id': 'cancelled-call' },
+      body: JSON.stringify({ model: 'gpt-6.1-sol', tools: [tool('read_file')], messages }),
+    });
+
+  it('sends the aborted output as part of the new items, and the backend (fake) accepts the chain', async () => {
+    fake().enqueue({ frames: [created('resp_c1', 'gpt-6.1-sol'), ...functionCallItem('call_x', 'read_file', '{"path":"a"}'), completed(undefined, 'resp_c1', 'gpt-6.1-sol')] });
+    expect((await post([{ role: 'user', content: 'read a' }])).status).toBe(200);
+    fake().enqueue(textReply('ok, stopped'));
+    // The user pressed stop: the client sends the call but no tool result, then a new message.
+    const response = await post([
+      { role: 'user', content: 'read a' },
+      { role: 'assistant', content: null, tool_calls: [call('call_x', 'read_file', '{"path":"a"}')] },
+      { role: 'user', content: 'never mind' },
+    ]);
+    expect(response.status).toBe(200);
+    const [, second] = fake().requests();
+    expect(second.violation).toBeUndefined();
+    expect(second.body!.previous_response_id).toBe('resp_c1');
+    expect((second.body!.input as Json[]).map((item) => item.type)).toEqual(['function_call_output', 'message']);
+    expect((second.body!.input as Json[])[0]).toEqual({ type: 'function_call_output', call_id: 'call_x', output: 'aborted' });
+  });
+
+  it('keeps chaining when a tool name had to be shortened (the same client name always maps to the same upstream name)', async () => {
+    fake().respondWith((body) => {
+      const upstream = (body.tools as Json[])[0].name as string;
+      return body.previous_response_id === undefined
+        ? [created('resp_m1', 'gpt-6.1-sol'), ...functionCallItem('call_m', upstream, '{}'), completed(undefined, 'resp_m1', 'gpt-6.1-sol')]
+        : textReply('done').frames;
+    });
+    const send = (messages: Json[]) =>
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-conversation-id': 'renamed-tool' },
+        body: JSON.stringify({ model: 'gpt-6.1-sol', tools: [tool(LONG_MCP)], messages }),
+      });
+    const first = (await (await send([{ role: 'user', content: 'go' }])).json()) as Json;
+    expect(first.choices[0].message.tool_calls[0].function.name).toBe(LONG_MCP);
+    const response = await send([
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, tool_calls: [call('call_m', LONG_MCP)] },
+      { role: 'tool', tool_call_id: 'call_m', content: 'result' },
+    ]);
+    expect(response.status).toBe(200);
+    const [, second] = fake().requests();
+    expect(second.violation).toBeUndefined();
+    expect(second.body!.previous_response_id).toBe('resp_m1');
+    expect((second.body!.input as Json[]).map((item) => item.type)).toEqual(['function_call_output']);
+  });
+});
