@@ -1,8 +1,32 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** The routes of the fake Code Assist upstream (provider_b.md §12.1). */
-export type FakeCodeAssistRoute = 'loadCodeAssist' | 'onboardUser' | 'streamGenerateContent' | 'generateContent' | 'token';
+/**
+ * The routes of the fake Code Assist upstream (provider_b.md §12.1). `getOperation` is
+ * `GET /v1internal/operations/<id>` (onboarding polls it, as the Gemini CLI does); the
+ * auxiliary methods are the ones the real Gemini CLI calls besides setup and generation, so the
+ * CLI itself can run against this fake (the oracle capture, scripts/oracle/).
+ */
+export type FakeCodeAssistRoute =
+  | 'loadCodeAssist'
+  | 'onboardUser'
+  | 'getOperation'
+  | 'streamGenerateContent'
+  | 'generateContent'
+  | 'token'
+  | AuxiliaryRoute;
+
+const AUXILIARY_ROUTES = [
+  'countTokens',
+  'listExperiments',
+  'retrieveUserQuota',
+  'fetchAdminControls',
+  'getCodeAssistGlobalUserSetting',
+  'setCodeAssistGlobalUserSetting',
+  'recordCodeAssistMetrics',
+] as const;
+type AuxiliaryRoute = (typeof AUXILIARY_ROUTES)[number];
+const POST_ROUTES = new Set<string>(['loadCodeAssist', 'onboardUser', 'streamGenerateContent', 'generateContent', ...AUXILIARY_ROUTES]);
 
 /** One SSE frame: `json` is written as `data: <json>\n\n`, `raw` verbatim. */
 export interface FakeFrame {
@@ -196,7 +220,7 @@ export class FakeCodeAssist {
     });
     this.recorded.push(record);
     this.notify();
-    if (route === 'unknown' || request.method !== 'POST') return sendJson(response, 404, { error: { code: 404, message: 'no such route', status: 'NOT_FOUND' } });
+    if (route === 'unknown' || request.method !== expectedMethod(route)) return sendJson(response, 404, { error: { code: 404, message: 'no such route', status: 'NOT_FOUND' } });
     const script = this.scripts.get(route)?.shift() ?? this.respondedScript(route, record.body) ?? this.defaultScript(route);
     if (script.delayMs) await delay(script.delayMs);
     if (response.destroyed) return;
@@ -226,7 +250,10 @@ export class FakeCodeAssist {
       case 'loadCodeAssist':
         return { body: { currentTier: { id: 'free-tier' }, cloudaicompanionProject: 'fake-project' } };
       case 'onboardUser':
+      case 'getOperation':
         return { body: { name: 'operations/1', done: true, response: { cloudaicompanionProject: { id: 'fake-project', name: 'fake' } } } };
+      case 'countTokens':
+        return { body: { totalTokens: 1 } };
       case 'streamGenerateContent':
         return { frames: [{ json: defaultGeneratePayload() }] };
       case 'generateContent':
@@ -234,14 +261,22 @@ export class FakeCodeAssist {
       case 'token':
         this.tokenCount++;
         return { body: { access_token: `fake-access-${this.tokenCount}`, expires_in: 3600, token_type: 'Bearer', scope: 'https://www.googleapis.com/auth/cloud-platform' } };
+      default:
+        // The auxiliary methods: an empty message is a valid answer to each of them.
+        return { body: {} };
     }
   }
 }
 
 function routeOf(pathname: string): FakeCodeAssistRoute | 'unknown' {
   if (pathname === '/token') return 'token';
-  const match = /^\/v1internal:(loadCodeAssist|onboardUser|streamGenerateContent|generateContent)$/.exec(pathname);
-  return match ? (match[1] as FakeCodeAssistRoute) : 'unknown';
+  if (/^\/v1internal\/operations\/[^/]+$/.test(pathname)) return 'getOperation';
+  const match = /^\/v1internal:(\w+)$/.exec(pathname);
+  return match && POST_ROUTES.has(match[1]) ? (match[1] as FakeCodeAssistRoute) : 'unknown';
+}
+
+function expectedMethod(route: FakeCodeAssistRoute): string {
+  return route === 'getOperation' || route === 'getCodeAssistGlobalUserSetting' ? 'GET' : 'POST';
 }
 
 function parseBody(text: string, route: FakeCodeAssistRoute | 'unknown'): unknown {

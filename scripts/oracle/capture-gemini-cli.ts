@@ -1,0 +1,160 @@
+/**
+ * Oracle capture: runs the real Gemini CLI (the pinned `@google/gemini-cli`) against the
+ * project's Code Assist fake and writes every request the CLI sent (order, method, path,
+ * headers, body) to a JSON file, with bearer values and machine-specific text redacted.
+ *
+ * Run it inside a loopback-only network namespace so nothing can leave the machine:
+ *
+ *   unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs \
+ *     scripts/oracle/capture-gemini-cli.ts test/fixtures/gemini-cli-0.61.0.capture.json'
+ *
+ * Scenario: one headless turn (`-p … --output-format stream-json`) where the fake's first
+ * answer is a `list_directory` call and its second a short text, so the capture holds the
+ * setup calls and two `streamGenerateContent` envelopes (with tool declarations, then with the
+ * function response). The CLI is told to send no telemetry, usage statistics or update checks,
+ * and every proxy variable points at a refusing loopback port.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { FakeCodeAssist, FakeRecordedRequest } from '../../test/support/fake-provider-b';
+import { callFrame, finishFrame, textFrame } from '../../test/support/provider-b-fixtures';
+
+const CLI = path.join(__dirname, '..', '..', 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
+const CLI_PACKAGE = path.join(__dirname, '..', '..', 'node_modules', '@google', 'gemini-cli', 'package.json');
+const ACCESS_TOKEN = 'ya29.fake-oracle-access-token';
+const PROMPT = 'List the files in the current directory, then say done.';
+const MODEL = 'gemini-2.5-pro';
+
+interface Scenario {
+  readonly name: string;
+  readonly description: string;
+  readonly env: Record<string, string>;
+  script(fake: FakeCodeAssist): void;
+}
+
+const SCENARIOS: readonly Scenario[] = [
+  {
+    name: 'discovered-project-tool-turn',
+    description: 'no project configured; loadCodeAssist answers a current tier and project; the fake answers a list_directory call, then text',
+    env: {},
+    script: (fake) => {
+      fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' }, cloudaicompanionProject: 'fake-project' } });
+      fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('list_directory', { dir_path: '.' }, { signature: 'oracle-signature' }) }, { json: finishFrame('STOP', { prompt: 5, candidates: 2 }) }] });
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }] });
+    },
+  },
+  {
+    name: 'configured-project-onboarding',
+    description: 'GOOGLE_CLOUD_PROJECT=oracle-project-123; loadCodeAssist answers no current tier (standard-tier allowed, default); onboardUser answers a pending operation that one GET completes; then a text turn',
+    env: { GOOGLE_CLOUD_PROJECT: 'oracle-project-123' },
+    script: (fake) => {
+      fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'standard-tier', name: 'Gemini Code Assist', isDefault: true, userDefinedCloudaicompanionProject: true }] } });
+      fake.enqueue('onboardUser', { body: { name: 'operations/onboard-1', done: false } });
+      fake.enqueue('getOperation', { body: { name: 'operations/onboard-1', done: true, response: { cloudaicompanionProject: { id: 'oracle-project-123', name: 'oracle' } } } });
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }] });
+    },
+  },
+];
+
+async function main(): Promise<void> {
+  const output = process.argv[2];
+  if (!output) throw new Error('usage: capture-gemini-cli.ts <output.json>');
+  const version = JSON.parse(fs.readFileSync(CLI_PACKAGE, 'utf8')).version as string;
+  const scenarios = [];
+  for (const scenario of SCENARIOS) scenarios.push(await capture(scenario));
+  const fixture = { cli: '@google/gemini-cli', version, node: process.version, capturedAt: new Date().toISOString().slice(0, 10), command: `gemini -m ${MODEL} -p <prompt> --output-format stream-json`, scenarios };
+  fs.writeFileSync(output, `${JSON.stringify(fixture, null, 2)}\n`);
+  for (const scenario of scenarios) process.stdout.write(`${scenario.name}: ${scenario.requests.length} requests, exit ${scenario.exitCode}\n`);
+}
+
+async function capture(scenario: Scenario) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gemini-oracle-'));
+  const workdir = path.join(home, 'work');
+  fs.mkdirSync(workdir);
+  fs.writeFileSync(path.join(workdir, 'README.md'), 'oracle workspace\n');
+  writeCliHome(home);
+  const fake = await FakeCodeAssist.start();
+  scenario.script(fake);
+  try {
+    const result = await runCli(home, workdir, fake.baseUrl.replace(/\/v1internal$/, ''), scenario.env);
+    if (result.code !== 0) process.stderr.write(result.stderr.slice(-4000));
+    return { name: scenario.name, description: scenario.description, exitCode: result.code, requests: fake.requests().map((request) => redact(request, home)) };
+  } finally {
+    await fake.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** A private Gemini CLI home: a far-future login (never refreshed) and every phone-home switch off. */
+function writeCliHome(home: string): void {
+  const dir = path.join(home, '.gemini');
+  fs.mkdirSync(dir, { recursive: true });
+  const creds = { access_token: ACCESS_TOKEN, refresh_token: '1//fake-oracle-refresh', token_type: 'Bearer', scope: 'https://www.googleapis.com/auth/cloud-platform', expiry_date: Date.now() + 10 * 365 * 86_400_000 };
+  fs.writeFileSync(path.join(dir, 'oauth_creds.json'), JSON.stringify(creds, null, 2), { mode: 0o600 });
+  const settings = {
+    security: { auth: { selectedType: 'oauth-personal' }, folderTrust: { enabled: false } },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    ui: { hideTips: true },
+  };
+  fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(settings, null, 2));
+}
+
+function runCli(home: string, cwd: string, endpoint: string, extraEnv: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const refusing = 'http://127.0.0.1:9';
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    TERM: 'dumb',
+    CODE_ASSIST_ENDPOINT: endpoint,
+    // With only oauth_creds.json the CLI first validates the login at Google's tokeninfo endpoint,
+    // which cannot be reached here (it then exits 41, "Manual authorization is required"). The
+    // CLI's own access-token switch takes the same Code Assist path and headers without that call.
+    GOOGLE_GENAI_USE_GCA: 'true',
+    GOOGLE_CLOUD_ACCESS_TOKEN: ACCESS_TOKEN,
+    ...extraEnv,
+    GEMINI_CLI_NO_RELAUNCH: 'true',
+    HTTPS_PROXY: refusing,
+    HTTP_PROXY: refusing,
+    ALL_PROXY: refusing,
+    NO_PROXY: '127.0.0.1,localhost',
+  };
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, '-m', MODEL, '-p', PROMPT, '--output-format', 'stream-json'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Bearer values never reach the fixture, and neither does the CLI's own prose (its system prompt,
+ * tool descriptions, session context): every `text`, `description` and `output` string becomes
+ * `<text>`. What the backend sees as structure — keys, types, ids, schemas — stays.
+ */
+function redact(request: FakeRecordedRequest, home: string): unknown {
+  const headers = { ...request.headers };
+  if (typeof headers.authorization === 'string') headers.authorization = headers.authorization.replace(/^Bearer .+$/, 'Bearer <redacted>');
+  delete headers.host;
+  delete headers['content-length'];
+  const body = JSON.parse(JSON.stringify(request.body ?? null).split(home).join('<home>'), (key, value: unknown) =>
+    typeof value === 'string' && PROSE_KEYS.has(key) ? '<text>' : value,
+  );
+  return { route: request.route, method: request.method, path: request.path, query: request.query, headers, body };
+}
+
+const PROSE_KEYS = new Set(['text', 'description', 'output']);
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
