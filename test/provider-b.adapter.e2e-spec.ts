@@ -87,10 +87,13 @@ describe(ProviderBAdapter.name, () => {
       expect(generate[0].query).toEqual({ alt: 'sse' });
       expect(generate[0].headers).toMatchObject({
         authorization: 'Bearer fake-access-initial',
-        accept: 'text/event-stream',
+        accept: '*/*',
         'content-type': 'application/json',
+        'x-goog-api-client': `gl-node/${process.versions.node}`,
       });
-      expect(generate[0].headers['user-agent']).toMatch(/^GeminiCLI\/\d+\.\d+\.\d+ \([a-z0-9]+; [a-z0-9_]+\)$/);
+      expect(generate[0].headers['user-agent']).toMatch(/^GeminiCLI-tui\/0\.61\.0\/gemini-2\.5-pro \([a-z0-9]+; [a-z0-9_]+; terminal\) google-api-nodejs-client\/10\.9\.0$/);
+      expect(discovery[0].headers['user-agent']).toBe(generate[0].headers['user-agent']);
+      expect(discovery[0].headers.accept).toBe('application/json');
     });
 
     it('accepts the object form of cloudaicompanionProject (§13.2)', async () => {
@@ -99,13 +102,13 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('p-9');
     });
 
-    it('onboards with the default tier and polls the operation until done (§13.3)', async () => {
+    it('onboards with the default tier and polls the long-running operation with GET until done (§13.3)', async () => {
       const restore = overrideOnboardingPollInterval(20);
       try {
         fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'legacy-tier' }, { id: 'free-tier', isDefault: true }] } });
+        fake.enqueue('onboardUser', { body: { name: 'operations/7', done: false } });
         fake.enqueue(
-          'onboardUser',
-          { body: { name: 'operations/7', done: false } },
+          'getOperation',
           { body: { name: 'operations/7', done: false } },
           { body: { name: 'operations/7', done: true, response: { cloudaicompanionProject: { id: 'onboarded-1' } } } },
         );
@@ -114,10 +117,37 @@ describe(ProviderBAdapter.name, () => {
         restore();
       }
       const onboard = fake.requests('onboardUser');
-      expect(onboard).toHaveLength(3);
+      expect(onboard).toHaveLength(1);
       expect(onboard[0].body).toEqual({ tierId: 'free-tier', metadata: { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } });
-      expect(onboard[2].receivedAt - onboard[1].receivedAt).toBeGreaterThanOrEqual(15);
+      const polls = fake.requests('getOperation');
+      expect(polls.map((request) => [request.method, request.path])).toEqual([
+        ['GET', '/v1internal/operations/7'],
+        ['GET', '/v1internal/operations/7'],
+      ]);
+      expect(polls[1].receivedAt - polls[0].receivedAt).toBeGreaterThanOrEqual(15);
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('onboarded-1');
+    });
+
+    it('onboards a configured project the CLI never onboarded to standard-tier, naming the project (§4.3)', async () => {
+      fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'standard-tier', isDefault: true, userDefinedCloudaicompanionProject: true }] } });
+      fake.enqueue('onboardUser', { body: { name: 'operations/8', done: true, response: {} } });
+      await collect(await adapterWith({ project: 'licensed-1' }).stream(chatRequest(), context()));
+      const metadata = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI', duetProject: 'licensed-1' };
+      expect(fake.requests('loadCodeAssist')[0].body).toEqual({ cloudaicompanionProject: 'licensed-1', metadata });
+      expect(fake.requests('onboardUser')[0].body).toEqual({ tierId: 'standard-tier', cloudaicompanionProject: 'licensed-1', metadata });
+      expect(fake.requests('streamGenerateContent')[0].body.project).toBe('licensed-1');
+    });
+
+    it('answers an UNSUPPORTED_CLIENT account with provider_account_unsupported: no onboarding, no retry, cached (§4, issue 11)', async () => {
+      const ineligible = { ineligibleTiers: [{ reasonCode: 'UNSUPPORTED_CLIENT', tierId: 'free-tier', tierName: 'Gemini Code Assist for individuals', reasonMessage: 'UPSTREAM-SECRET text' }] };
+      fake.enqueue('loadCodeAssist', { body: ineligible }, { body: ineligible });
+      const adapter = adapterWith();
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'provider_account_unsupported', retryable: false });
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'provider_account_unsupported' });
+      expect(fake.requests('loadCodeAssist')).toHaveLength(1);
+      expect(fake.requests('onboardUser')).toHaveLength(0);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(0);
+      expect(JSON.stringify(logger.records)).not.toContain('UPSTREAM-SECRET');
     });
 
     it('fails the request on a failed discovery and tries again on the next one (§13.4)', async () => {
@@ -138,11 +168,13 @@ describe(ProviderBAdapter.name, () => {
       expect(logger.records).toContainEqual(expect.objectContaining({ event: 'provider_b_project_unavailable', reason: 'provider_b_project_required' }));
     });
 
-    it('uses PROVIDER_B_PROJECT verbatim without any discovery call (§13.5)', async () => {
-      await collect(await adapterWith({ project: 'proj-x' }).stream(chatRequest(), context()));
-      expect(fake.requests('loadCodeAssist')).toHaveLength(0);
+    it('asks :loadCodeAssist about PROVIDER_B_PROJECT too, as the CLI does, and sends it (§13.5)', async () => {
+      const adapter = adapterWith({ project: 'proj-x' });
+      await collect(await adapter.stream(chatRequest(), context()));
+      await collect(await adapter.stream(chatRequest(), context()));
+      expect(fake.requests('loadCodeAssist').map((request) => request.body.cloudaicompanionProject)).toEqual(['proj-x']);
       expect(fake.requests('onboardUser')).toHaveLength(0);
-      expect(fake.requests('streamGenerateContent')[0].body.project).toBe('proj-x');
+      expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual(['proj-x', 'proj-x']);
     });
 
     it('shares one discovery between concurrent requests', async () => {

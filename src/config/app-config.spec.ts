@@ -180,6 +180,7 @@ describe(loadConfig.name, () => {
       [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL.*one of fatal, error, warn, info, debug, trace, silent/],
       [{ PROVIDER_A_URL: 'ftp://example.test' }, /PROVIDER_A_URL.*scheme ws, wss, http, https/],
       [{ PROVIDER_B_TOKEN_URL: 'not a url' }, /PROVIDER_B_TOKEN_URL.*URL/],
+      [{ PROVIDER_B_PROJECT: '123456789012' }, /PROVIDER_B_PROJECT.*project id.*not the numeric project number/],
       [{ BUILD_COMMIT: 'abc1234' }, /BUILD_COMMIT.*full 40-character hexadecimal commit id/],
       [{ BUILD_DATE: '2026-01-02 03:04:05' }, /BUILD_DATE.*YYYY-MM-DDTHH:MM:SSZ/],
     ])('rejects %j', (env, expected) => {

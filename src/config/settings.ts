@@ -57,6 +57,17 @@ function parseProviders(raw: string): ProviderId[] {
   return [...new Set(resolved)];
 }
 
+/**
+ * A Google Cloud project id such as `my-project-123`. Code Assist takes the id, not the numeric
+ * project number, and answers a number with an unhelpful error, so it is refused at startup (as
+ * the Gemini CLI refuses it before any call).
+ */
+function parseProjectId(raw: string): string {
+  const value = parseNonEmpty(raw).trim();
+  if (/^\d+$/.test(value)) throw new SettingRuleError('must be the project id (e.g. my-project-123), not the numeric project number');
+  return value;
+}
+
 /** Queue key modes of gateway-behaviours.md §3.3. */
 function parseQueueKeyMode(raw: string): string {
   const value = raw.trim();
@@ -160,7 +171,7 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('PROVIDER_B_AUTH_FILE', '$GEMINI_HOME/oauth_creds.json', 'provider_b login file (written by the Gemini CLI).', parseNonEmpty),
   setting('PROVIDER_B_URL', 'https://cloudcode-pa.googleapis.com/v1internal', 'Code Assist base URL.', parseUrl(['http', 'https'])),
   setting('PROVIDER_B_TOKEN_URL', 'https://oauth2.googleapis.com/token', 'provider_b OAuth refresh endpoint.', parseUrl(['http', 'https'])),
-  setting('PROVIDER_B_PROJECT', undefined, 'Code Assist project id; unset = discover with :loadCodeAssist.', (raw) => parseNonEmpty(raw).trim()),
+  setting('PROVIDER_B_PROJECT', undefined, 'Code Assist project id (the string id, not the numeric project number); unset = the one :loadCodeAssist names.', parseProjectId),
   setting('PROVIDER_B_TIMEOUT', '10m', 'Bound on a whole provider_b turn, retries included.', parseDuration),
   setting('PROVIDER_C_COMMAND', 'claude', 'The Claude Code executable (name on PATH or a path).', parseNonEmpty),
   setting('PROVIDER_C_MAX_PROCESSES', '8', 'provider_c child processes at once; beyond it requests wait.', parsePositiveInteger),

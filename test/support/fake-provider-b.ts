@@ -221,7 +221,7 @@ export class FakeCodeAssist {
     this.recorded.push(record);
     this.notify();
     if (route === 'unknown' || request.method !== expectedMethod(route)) return sendJson(response, 404, { error: { code: 404, message: 'no such route', status: 'NOT_FOUND' } });
-    const script = this.scripts.get(route)?.shift() ?? this.respondedScript(route, record.body) ?? this.defaultScript(route);
+    const script = this.scripts.get(route)?.shift() ?? this.respondedScript(route, record.body) ?? this.defaultScript(route, record.body);
     if (script.delayMs) await delay(script.delayMs);
     if (response.destroyed) return;
     if (route === 'streamGenerateContent' && (script.status ?? 200) < 300) return this.stream(response, script);
@@ -245,10 +245,11 @@ export class FakeCodeAssist {
     if (!script.holdOpen) response.end();
   }
 
-  private defaultScript(route: FakeCodeAssistRoute): FakeStreamScript {
+  private defaultScript(route: FakeCodeAssistRoute, body: any): FakeStreamScript {
     switch (route) {
       case 'loadCodeAssist':
-        return { body: { currentTier: { id: 'free-tier' }, cloudaicompanionProject: 'fake-project' } };
+        // Like the real backend: a request that names a licensed project gets that project back.
+        return { body: { currentTier: { id: 'standard-tier' }, cloudaicompanionProject: typeof body?.cloudaicompanionProject === 'string' ? body.cloudaicompanionProject : 'fake-project' } };
       case 'onboardUser':
       case 'getOperation':
         return { body: { name: 'operations/1', done: true, response: { cloudaicompanionProject: { id: 'fake-project', name: 'fake' } } } };

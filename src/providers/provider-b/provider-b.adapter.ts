@@ -8,7 +8,7 @@ import type { ChatEvent } from '../../core/chat-event';
 import { runWithRetries, sleep } from '../shared/retry-policy';
 import { ProviderBTokenSource } from './provider-b.auth';
 import { AcceptedTurn, openTurn, turnEvents } from './provider-b.turn-events';
-import { CodeAssistClient, loginToken, postCodeAssist, readJsonResponse } from './provider-b.http';
+import { callCodeAssist, CodeAssistClient, loginToken, postCodeAssist, readJsonResponse } from './provider-b.http';
 import { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
 import { buildProviderBRequest } from './provider-b.request';
 import { ThoughtSignatureStore } from './provider-b.thought-signatures';
@@ -48,6 +48,7 @@ export class ProviderBAdapter implements ProviderAdapter {
       turn,
       headerTimeoutMs: this.config.server.streamIdleTimeoutMs,
       logger: context.logger,
+      model: request.model.upstreamModel,
     };
     try {
       const accepted = await runWithRetries((attempt) => this.attempt(request, context, client, method, attempt), {
@@ -106,6 +107,7 @@ export class ProviderBAdapter implements ProviderAdapter {
   private discoveryTransport(client: CodeAssistClient): DiscoveryTransport {
     return {
       call: async (method, body) => readJsonResponse(await postCodeAssist(client, method, body), client.turn),
+      getOperation: async (operation) => readJsonResponse(await callCodeAssist(client, { operation }), client.turn),
       wait: (ms) => sleep(ms, client.turn.signal),
       deadlineAt: client.turn.deadlineAt,
       signal: client.turn.signal,

@@ -9,13 +9,26 @@ import * as os from 'node:os';
 export const GEMINI_CLI_CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com';
 export const GEMINI_CLI_CLIENT_SECRET = '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';
 
-/** The Gemini CLI version we present in `User-Agent` (provider_b.md §5.2). */
-export const GEMINI_CLI_VERSION = '0.9.0';
+/**
+ * The pinned Gemini CLI whose requests we match (package.json devDependency, the oracle capture in
+ * __fixtures__/gemini-cli-0.61.0.capture.json). Bumping the CLI is this one line plus a new capture.
+ */
+export const GEMINI_CLI_VERSION = '0.61.0';
 
-/** `GeminiCLI/<version> (<platform>; <arch>)`, platform and arch from the runtime (fixed per process). */
-export const PROVIDER_B_USER_AGENT = `GeminiCLI/${GEMINI_CLI_VERSION} (${os.platform()}; ${os.arch()})`;
+/**
+ * The User-Agent the pinned CLI sends on every Code Assist call (captured):
+ * `GeminiCLI-tui/<version>/<model> (<platform>; <arch>; terminal) google-api-nodejs-client/10.9.0`.
+ * The model is the one of the turn; the last token is the HTTP library the CLI's auth client
+ * appends, kept so the backend sees the same client string.
+ */
+export function providerBUserAgent(model: string): string {
+  return `GeminiCLI-tui/${GEMINI_CLI_VERSION}/${model} (${os.platform()}; ${os.arch()}; terminal) google-api-nodejs-client/10.9.0`;
+}
 
-/** Client metadata sent with `:loadCodeAssist` and `:onboardUser` (provider_b.md §4.2). */
+/** `x-goog-api-client` as the CLI's auth library sends it: the Node.js runtime version. */
+export const GOOG_API_CLIENT = `gl-node/${process.versions.node}`;
+
+/** Client metadata of `:loadCodeAssist` and `:onboardUser` (captured from the pinned CLI). */
 export const CODE_ASSIST_METADATA = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } as const;
 
 /** Bound on one call to the OAuth token endpoint. */
@@ -31,15 +44,14 @@ export const CUSTOM_TOOL_FALLBACK_PARAMETERS = {
   required: ['input'],
 } as const;
 
-/** Onboarding long-running operation polling (provider_b.md §4.3): every 5 s, at most 12 times. */
-const onboardingPoll = { intervalMs: 5_000, maxPolls: 12 };
+/**
+ * Onboarding polls its long-running operation (`GET {base}/<operation name>`) every 5 s, as the
+ * CLI does; the turn deadline bounds the wait.
+ */
+const onboardingPoll = { intervalMs: 5_000 };
 
 export function onboardingPollIntervalMs(): number {
   return onboardingPoll.intervalMs;
-}
-
-export function onboardingMaxPolls(): number {
-  return onboardingPoll.maxPolls;
 }
 
 /**

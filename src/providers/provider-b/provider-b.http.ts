@@ -1,9 +1,9 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { EventLogger } from '../../core/event-logger';
-import { readJsonCapped } from '../shared/http-body';
+import { readBodyWithin, readJsonCapped } from '../shared/http-body';
 import { withinIdleTimeout } from '../shared/idle-timeout';
 import type { ProviderBCredential, ProviderBTokenSource } from './provider-b.auth';
-import { PROVIDER_B_USER_AGENT } from './provider-b.constants';
+import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
 import type { ProviderBTurn } from './provider-b.turn';
 
@@ -15,6 +15,8 @@ export interface CodeAssistClient {
   /** GATEWAY_STREAM_IDLE_TIMEOUT: bound on each wait for the upstream before its body, the login token and the response headers (0 = off). */
   readonly headerTimeoutMs: number;
   readonly logger: EventLogger;
+  /** The turn's upstream model: the CLI names its model in the User-Agent of every call. */
+  readonly model: string;
 }
 
 /** A 2xx response plus a handle that aborts this one fetch (idle timeout, cleanup). */
@@ -25,23 +27,38 @@ export interface OpenedResponse {
 
 export type CodeAssistMethod = 'streamGenerateContent' | 'generateContent' | 'loadCodeAssist' | 'onboardUser';
 
+/** One Code Assist call: `POST {base}:<method>` with a JSON body, or `GET {base}/<operation name>`. */
+export type CodeAssistCall = { readonly method: CodeAssistMethod; readonly body: unknown } | { readonly operation: string };
+
 /** Bound on an error body we read before classifying it; a larger body is classified by status alone. */
 const MAX_ERROR_BODY_BYTES = 256 * 1024;
+/**
+ * Bound on a JSON success body (discovery answers, a whole `:generateContent` turn). A turn's
+ * text is at most the model's output limit (64 Ki tokens, a few hundred KiB); 16 MiB leaves
+ * room for thoughts and tool arguments while a broken upstream cannot make us buffer forever.
+ */
+export const MAX_JSON_BODY_BYTES = 16 * 1024 * 1024;
+
+/** POST `{base}:<method>`; see `callCodeAssist`. */
+export function postCodeAssist(client: CodeAssistClient, method: CodeAssistMethod, body: unknown): Promise<OpenedResponse> {
+  return callCodeAssist(client, { method, body });
+}
 
 /**
- * POST `{base}:<method>` with the login's bearer (provider_b.md §5). A 401 drops the token,
- * recovers one (file or forced refresh) and retries the same call once (§3); this does not count
- * against the generic retry budget. Any other non-2xx becomes a classified GatewayError (§10).
+ * One call with the login's bearer (provider_b.md §5). A 401 drops the token, recovers one (file
+ * or forced refresh) and retries the same call once (§3); this does not count against the
+ * generic retry budget. Any other non-2xx becomes a classified GatewayError (§10).
  */
-export async function postCodeAssist(client: CodeAssistClient, method: CodeAssistMethod, body: unknown): Promise<OpenedResponse> {
+export async function callCodeAssist(client: CodeAssistClient, call: CodeAssistCall): Promise<OpenedResponse> {
   const { tokens, logger } = client;
+  const method = 'method' in call ? call.method : 'getOperation';
   const credential = await loginToken(client);
-  let opened = await send(client, method, body, credential.accessToken);
+  let opened = await send(client, call, credential.accessToken);
   if (opened.response.status === 401) {
     await discard(opened);
     logger.info({ event: 'provider_b_auth_retry', method }, 'provider_b_auth_retry');
     const recovered = await loginToken(client, (signal) => tokens.recover(credential.accessToken, signal, logger));
-    opened = await send(client, method, body, recovered.accessToken);
+    opened = await send(client, call, recovered.accessToken);
     if (opened.response.status === 401) {
       await discard(opened);
       throw new GatewayError('auth', { detail: `provider_b ${method} rejected the refreshed token`, upstreamStatus: 401 });
@@ -65,14 +82,18 @@ export function loginToken(
   return withinIdleTimeout(client.headerTimeoutMs, client.turn.signal, 'login token', fetch);
 }
 
-/** Reads a small JSON answer (discovery, `:generateContent`); non-JSON is a retryable upstream error. */
-export async function readJsonResponse(opened: OpenedResponse, turn: ProviderBTurn): Promise<unknown> {
-  let text: string;
+/**
+ * Reads a JSON answer (discovery, `:generateContent`) of at most MAX_JSON_BODY_BYTES; non-JSON
+ * is a retryable upstream error, a larger body a non-retryable one (it would be as large again).
+ */
+export async function readJsonResponse(opened: OpenedResponse, turn: ProviderBTurn, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
+  let text: string | undefined;
   try {
-    text = await opened.response.text();
+    text = await readBodyWithin(opened.response, maxBytes);
   } catch (error) {
     throw turn.normalize(error);
   }
+  if (text === undefined) throw new GatewayError('upstream', { detail: `provider_b answer larger than ${maxBytes} bytes` });
   try {
     return JSON.parse(text);
   } catch {
@@ -80,24 +101,28 @@ export async function readJsonResponse(opened: OpenedResponse, turn: ProviderBTu
   }
 }
 
-async function send(client: CodeAssistClient, method: CodeAssistMethod, body: unknown, accessToken: string): Promise<OpenedResponse> {
+async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken: string): Promise<OpenedResponse> {
   const controller = new AbortController();
-  const stream = method === 'streamGenerateContent';
-  const url = `${client.baseUrl.replace(/\/+$/, '')}:${method}${stream ? '?alt=sse' : ''}`;
+  const base = client.baseUrl.replace(/\/+$/, '');
+  const stream = 'method' in call && call.method === 'streamGenerateContent';
+  const method = 'method' in call ? call.method : 'getOperation';
+  const url = 'method' in call ? `${base}:${call.method}${stream ? '?alt=sse' : ''}` : `${base}/${call.operation.replace(/^\/+/, '')}`;
   const headerTimer =
     client.headerTimeoutMs > 0
       ? setTimeout(() => controller.abort(new GatewayError('timeout', { detail: `provider_b ${method}: no response headers` })), client.headerTimeoutMs)
       : undefined;
   try {
+    // The headers the pinned CLI sends (captured): its JSON calls accept JSON, its stream call `*/*`.
     const response = await fetch(url, {
-      method: 'POST',
+      method: 'method' in call ? 'POST' : 'GET',
       headers: {
+        Accept: stream ? '*/*' : 'application/json',
         Authorization: `Bearer ${accessToken}`,
         'Content-Type': 'application/json',
-        'User-Agent': PROVIDER_B_USER_AGENT,
-        Accept: stream ? 'text/event-stream' : 'application/json',
+        'User-Agent': providerBUserAgent(client.model),
+        'x-goog-api-client': GOOG_API_CLIENT,
       },
-      body: JSON.stringify(body),
+      ...('method' in call ? { body: JSON.stringify(call.body) } : {}),
       signal: AbortSignal.any([client.turn.signal, controller.signal]),
     });
     return { response, abort: (reason?: unknown) => controller.abort(reason) };

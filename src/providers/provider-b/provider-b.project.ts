@@ -2,13 +2,15 @@ import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import { awaitUnlessAborted, isAbortError } from '../shared/abort';
 import type { EventLogger } from '../../core/event-logger';
-import { CODE_ASSIST_METADATA, onboardingMaxPolls, onboardingPollIntervalMs } from './provider-b.constants';
+import { CODE_ASSIST_METADATA, onboardingPollIntervalMs } from './provider-b.constants';
 import { isJsonObject } from '../../common/json';
 
 /** How discovery talks to the upstream; the adapter binds it to one turn. */
 export interface DiscoveryTransport {
   /** POST `{base}:<method>` with auth (incl. the §3 401 retry); resolves with the JSON body. */
   call(method: 'loadCodeAssist' | 'onboardUser', body: unknown): Promise<unknown>;
+  /** GET `{base}/<operation name>`: the state of a long-running operation. */
+  getOperation(name: string): Promise<unknown>;
   /** Sleeps, rejecting as soon as the turn is aborted. */
   wait(ms: number): Promise<void>;
   readonly deadlineAt: number;
@@ -16,12 +18,23 @@ export interface DiscoveryTransport {
   readonly logger: EventLogger;
 }
 
-type Json = Record<string, unknown>;
-/** What a `loadCodeAssist` answer tells us to do (provider_b.md §4.2). */
+/** The tier `onboardUser` is asked for: the default allowed tier, else `legacy-tier` (as the CLI). */
+interface OnboardTier {
+  readonly id: string;
+}
+
+/** What a `loadCodeAssist` answer tells us to do (provider_b.md §4.2, the pinned CLI's setup). */
 export type LoadDecision =
   | { readonly kind: 'project'; readonly project: string }
-  | { readonly kind: 'onboard'; readonly tierId: string }
+  | { readonly kind: 'onboard'; readonly tier: OnboardTier; readonly ineligible: string[] }
+  | { readonly kind: 'unsupported'; readonly ineligible: string[] }
   | { readonly kind: 'fail'; readonly reason: 'provider_b_project_required' | 'provider_b_validation_required'; readonly ineligible: string[] };
+
+/** Google's answer to Gemini CLI logins of individual accounts since 2026-06-18. */
+const UNSUPPORTED_CLIENT = 'UNSUPPORTED_CLIENT';
+const FREE_TIER = 'free-tier';
+/** How long an "account unsupported" answer is reused for the same login: a burst costs one call. */
+export const UNSUPPORTED_CACHE_MS = 60_000;
 
 /** `cloudaicompanionProject` is a string id or an object `{id, name}`; both are accepted. */
 export function projectIdOf(value: unknown): string | undefined {
@@ -30,75 +43,121 @@ export function projectIdOf(value: unknown): string | undefined {
   return undefined;
 }
 
-export function decideFromLoadResponse(response: unknown): LoadDecision {
+/**
+ * The decision the pinned CLI's `setupUser` makes, plus the one it leaves to the backend's
+ * message: an account whose tiers are all ineligible (`UNSUPPORTED_CLIENT`, or ineligible tiers
+ * and nothing allowed) is unsupported, not unauthenticated. `configured` is PROVIDER_B_PROJECT.
+ */
+export function decideFromLoadResponse(response: unknown, configured?: string): LoadDecision {
   const body = isJsonObject(response) ? response : {};
-  const project = projectIdOf(body.cloudaicompanionProject);
+  const project = projectIdOf(body.cloudaicompanionProject) ?? configured;
   const ineligible = (Array.isArray(body.ineligibleTiers) ? body.ineligibleTiers : [])
     .map((tier) => (isJsonObject(tier) && typeof tier.reasonCode === 'string' ? tier.reasonCode : undefined))
     .filter((code): code is string => code !== undefined);
   if (isJsonObject(body.currentTier)) {
-    return project ? { kind: 'project', project } : { kind: 'fail', reason: 'provider_b_project_required', ineligible };
+    if (project) return { kind: 'project', project };
+    return ineligible.length > 0 ? { kind: 'unsupported', ineligible } : { kind: 'fail', reason: 'provider_b_project_required', ineligible };
   }
   if (ineligible.includes('VALIDATION_REQUIRED')) return { kind: 'fail', reason: 'provider_b_validation_required', ineligible };
-  const tiers = Array.isArray(body.allowedTiers) ? body.allowedTiers.filter(isJsonObject) : [];
-  const defaultTier = tiers.find((tier) => tier.isDefault === true && typeof tier.id === 'string');
-  return { kind: 'onboard', tierId: (defaultTier?.id as string | undefined) ?? 'legacy-tier' };
+  const allowed = Array.isArray(body.allowedTiers) ? body.allowedTiers.filter(isJsonObject) : [];
+  if (ineligible.includes(UNSUPPORTED_CLIENT) || (ineligible.length > 0 && allowed.length === 0)) return { kind: 'unsupported', ineligible };
+  const defaultTier = allowed.find((tier) => tier.isDefault === true && typeof tier.id === 'string');
+  return { kind: 'onboard', tier: { id: (defaultTier?.id as string | undefined) ?? 'legacy-tier' }, ineligible };
 }
 
-/** §4.2–§4.3: `loadCodeAssist`, then onboarding with polling when the account has no tier yet. */
-export async function discoverProject(transport: DiscoveryTransport): Promise<string> {
-  const decision = decideFromLoadResponse(await transport.call('loadCodeAssist', { metadata: CODE_ASSIST_METADATA }));
-  if (decision.kind === 'project') return decision.project;
-  if (decision.kind === 'fail') {
-    transport.logger.warn(
-      { event: 'provider_b_project_unavailable', reason: decision.reason, ineligibleReasons: decision.ineligible.map((code) => sanitizeIdentifier(code)) },
-      'provider_b_project_unavailable',
-    );
-    const hint = decision.reason === 'provider_b_project_required' ? 'set PROVIDER_B_PROJECT' : 'open the Gemini CLI once to validate the account';
-    throw new GatewayError('auth', { detail: `${decision.reason}: ${hint}` });
+/** The body of `:loadCodeAssist`: with a configured project, it names it twice, as the CLI does. */
+export function loadCodeAssistBody(configured: string | undefined): Record<string, unknown> {
+  return configured === undefined
+    ? { metadata: { ...CODE_ASSIST_METADATA } }
+    : { cloudaicompanionProject: configured, metadata: { ...CODE_ASSIST_METADATA, duetProject: configured } };
+}
+
+/** The body of `:onboardUser`: the free tier never names a project; any other tier names the configured one. */
+export function onboardUserBody(tier: OnboardTier, configured: string | undefined): Record<string, unknown> {
+  if (tier.id === FREE_TIER || configured === undefined) return { tierId: tier.id, metadata: { ...CODE_ASSIST_METADATA } };
+  return { tierId: tier.id, cloudaicompanionProject: configured, metadata: { ...CODE_ASSIST_METADATA, duetProject: configured } };
+}
+
+/** `loadCodeAssist` always (the configured project too must be known to Code Assist), then onboarding if needed. */
+export async function discoverProject(transport: DiscoveryTransport, configured: string | undefined): Promise<string> {
+  const decision = decideFromLoadResponse(await transport.call('loadCodeAssist', loadCodeAssistBody(configured)), configured);
+  switch (decision.kind) {
+    case 'project':
+      return decision.project;
+    case 'unsupported':
+      return unsupported(transport, decision.ineligible);
+    case 'fail': {
+      logUnavailable(transport, decision.reason, decision.ineligible);
+      const hint = decision.reason === 'provider_b_project_required' ? 'set PROVIDER_B_PROJECT' : 'open the Gemini CLI once to validate the account';
+      throw new GatewayError('auth', { detail: `${decision.reason}: ${hint}` });
+    }
+    case 'onboard':
+      return onboard(transport, decision.tier, decision.ineligible, configured);
   }
-  return onboard(transport, decision.tierId);
 }
 
-async function onboard(transport: DiscoveryTransport, tierId: string): Promise<string> {
-  const body = { tierId, metadata: CODE_ASSIST_METADATA };
-  let operation = await transport.call('onboardUser', body);
-  for (let polls = 0; !(isJsonObject(operation) && operation.done === true); polls++) {
+/** `onboardUser`, then `GET` its long-running operation every 5 s until done (within the deadline). */
+async function onboard(transport: DiscoveryTransport, tier: OnboardTier, ineligible: string[], configured: string | undefined): Promise<string> {
+  let operation = await transport.call('onboardUser', onboardUserBody(tier, configured));
+  const name = isJsonObject(operation) && typeof operation.name === 'string' && isOperationName(operation.name) ? operation.name : undefined;
+  while (!(isJsonObject(operation) && operation.done === true)) {
+    if (name === undefined) return onboardingFailed(transport, 'pending operation without a usable name');
     const interval = onboardingPollIntervalMs();
-    if (polls >= onboardingMaxPolls()) return onboardingFailed(transport, 'not done after polling');
     if (Date.now() + interval >= transport.deadlineAt) throw new GatewayError('timeout', { detail: 'provider_b onboarding outlived the turn deadline' });
     await transport.wait(interval);
-    operation = await transport.call('onboardUser', body);
+    operation = await transport.getOperation(name);
   }
-  const response = isJsonObject(operation) && isJsonObject(operation.response) ? operation.response : {};
-  return projectIdOf(response.cloudaicompanionProject) ?? onboardingFailed(transport, 'done without a project');
+  const response = isJsonObject(operation.response) ? operation.response : {};
+  const project = projectIdOf(response.cloudaicompanionProject) ?? configured;
+  if (project) return project;
+  if (ineligible.length > 0) return unsupported(transport, ineligible);
+  return onboardingFailed(transport, 'done without a project');
+}
+
+/** `operations/<id>`-style names only: the name becomes part of a URL path. */
+function isOperationName(name: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9/_.-]{0,255}$/.test(name) && !name.includes('..');
+}
+
+function unsupported(transport: DiscoveryTransport, ineligible: string[]): never {
+  logUnavailable(transport, 'provider_b_account_unsupported', ineligible);
+  throw new GatewayError('provider_account_unsupported', { detail: `provider_b loadCodeAssist: no usable tier (${ineligible.map((code) => sanitizeIdentifier(code)).join(',')})`, upstreamStatus: 403 });
 }
 
 function onboardingFailed(transport: DiscoveryTransport, why: string): never {
-  transport.logger.warn({ event: 'provider_b_project_unavailable', reason: 'provider_b_onboarding_failed' }, 'provider_b_project_unavailable');
+  logUnavailable(transport, 'provider_b_onboarding_failed', []);
   throw new GatewayError('auth', { detail: `provider_b_onboarding_failed: ${why}` });
 }
 
+function logUnavailable(transport: DiscoveryTransport, reason: string, ineligible: string[]): void {
+  transport.logger.warn(
+    { event: 'provider_b_project_unavailable', reason, ineligibleReasons: ineligible.map((code) => sanitizeIdentifier(code)) },
+    'provider_b_project_unavailable',
+  );
+}
+
 /**
- * The project of each login (§4.1, §4.4): the configured one verbatim, else discovered once.
- * One discovery per login is in flight at a time (concurrent requests await it); a success is
- * cached for the process lifetime under the login key; failures are never cached.
+ * The project of each login (§4.4): discovered once per login (the configured project goes
+ * through `loadCodeAssist` too). One discovery per login is in flight at a time (concurrent
+ * requests await it); a success is cached for the process lifetime, an "account unsupported"
+ * answer for a minute, and any other failure not at all.
  */
 export class ProviderBProjectResolver {
   private readonly cache = new Map<string, string>();
+  private readonly unsupported = new Map<string, { readonly error: GatewayError; readonly until: number }>();
   private readonly inFlight = new Map<string, Promise<string>>();
 
-  constructor(private readonly configured: string | undefined) {}
-
-  get isConfigured(): boolean {
-    return this.configured !== undefined;
-  }
+  constructor(
+    private readonly configured: string | undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async resolve(loginKey: string, transport: DiscoveryTransport): Promise<string> {
-    if (this.configured !== undefined) return this.configured;
     for (;;) {
       const cached = this.cache.get(loginKey);
       if (cached !== undefined) return cached;
+      const refused = this.unsupported.get(loginKey);
+      if (refused && refused.until > this.now()) throw refused.error;
       const shared = this.inFlight.get(loginKey);
       const pending = shared ?? this.start(loginKey, transport);
       try {
@@ -112,12 +171,21 @@ export class ProviderBProjectResolver {
   }
 
   private start(loginKey: string, transport: DiscoveryTransport): Promise<string> {
-    const pending = discoverProject(transport).then(
-      (project) => {
-        this.cache.set(loginKey, project);
-        return project;
-      },
-    ).finally(() => this.inFlight.delete(loginKey));
+    const pending = discoverProject(transport, this.configured)
+      .then(
+        (project) => {
+          this.cache.set(loginKey, project);
+          this.unsupported.delete(loginKey);
+          return project;
+        },
+        (error: unknown) => {
+          if (error instanceof GatewayError && error.code === 'provider_account_unsupported') {
+            this.unsupported.set(loginKey, { error, until: this.now() + UNSUPPORTED_CACHE_MS });
+          }
+          throw error;
+        },
+      )
+      .finally(() => this.inFlight.delete(loginKey));
     this.inFlight.set(loginKey, pending);
     return pending;
   }

@@ -22,6 +22,28 @@ export async function readBodyCapped(response: Response, maxBytes: number): Prom
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * The whole body as text when it is at most `maxBytes`, else `undefined` (the rest is cancelled):
+ * for success bodies that must be complete, where a silent cut would change their meaning.
+ */
+export async function readBodyWithin(response: Response, maxBytes: number): Promise<string | undefined> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return Buffer.concat(chunks).toString('utf8');
+      total += value.byteLength;
+      if (total > maxBytes) return undefined;
+      chunks.push(value);
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
 /** JSON.parse that returns `undefined` instead of throwing. */
 export function parseJsonOrUndefined(text: string): unknown {
   try {
