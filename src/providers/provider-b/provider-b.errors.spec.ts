@@ -7,9 +7,10 @@ const detail = (type: string, fields: Record<string, unknown>) => ({ '@type': `t
 
 describe(classifyProviderBError.name, () => {
   it('429 with a PerDay quota is a terminal usage_limit, never echoing the message (§13.23)', () => {
-    const error = classifyProviderBError(429, daily429);
+    // 2026-11-23T20:00:00Z is 12:00 in Los Angeles: the daily quota resets in 12 hours.
+    const error = classifyProviderBError(429, daily429, new Date('2026-11-23T20:00:00Z'));
     expect(error).toMatchObject({ code: 'usage_limit', retryable: false, upstreamStatus: 429 });
-    expect(error.retryAfterHeader).toBe(60);
+    expect(error.retryAfterHeader).toBe(12 * 3600);
     expect(`${error.message} ${error.detail}`).not.toContain('SECRET-UPSTREAM-TEXT');
   });
 
@@ -18,12 +19,33 @@ describe(classifyProviderBError.name, () => {
   });
 
   it.each([
-    ['a Daily quota id', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('QuotaFailure', { violations: [{ quotaId: 'RequestsDailyPerProject' }] })])],
-    ['QUOTA_EXHAUSTED', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'QUOTA_EXHAUSTED' })])],
+    ['QUOTA_EXHAUSTED on the Code Assist domain', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'QUOTA_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' })])],
     ['INSUFFICIENT_G1_CREDITS_BALANCE', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'INSUFFICIENT_G1_CREDITS_BALANCE' })])],
-    ['a retry delay over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('RetryInfo', { retryDelay: '3600s' })])],
-  ])('429 with %s is usage_limit', (_label, errorBody) => {
-    expect(classifyProviderBError(429, errorBody).code).toBe('usage_limit');
+    ['a retry delay over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('RetryInfo', { retryDelay: '3600s' })]), 3600],
+    ['MODEL_CAPACITY_EXHAUSTED', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' })])],
+    ['MODEL_CAPACITY_EXCEEDED', body(503, 'UNAVAILABLE', 'x', [detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXCEEDED' })])],
+    ['RATE_LIMIT_EXCEEDED on the Code Assist domain without RetryInfo', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED', domain: 'cloudcode-pa.googleapis.com' })])],
+    ['"limit: 0" in the message (no access to the model)', body(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded for metric: x, limit: 0, model: gemini-3-pro')],
+    ['"limit: 0" on a 503', body(503, 'UNAVAILABLE', 'limit: 0')],
+    ['an exhausted-capacity message', body(429, 'RESOURCE_EXHAUSTED', 'You have exhausted your capacity on this model.')],
+    ['"Please retry in" over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 4000s.'), 4000],
+  ])('429 with %s is usage_limit, never retried, with a long Retry-After (CLI googleQuotaErrors)', (_label, errorBody, retryAfter = 300) => {
+    const error = classifyProviderBError(errorBody.error.code, errorBody);
+    expect(error).toMatchObject({ code: 'usage_limit', retryable: false });
+    expect(error.retryAfterHeader).toBe(retryAfter);
+  });
+
+  it('keeps RATE_LIMIT_EXCEEDED with a short RetryInfo on the Code Assist domain a short rate limit', () => {
+    const errorBody = body(429, 'RESOURCE_EXHAUSTED', 'x', [
+      detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED', domain: 'cloudcode-pa.googleapis.com' }),
+      detail('RetryInfo', { retryDelay: '7s' }),
+    ]);
+    expect(classifyProviderBError(429, errorBody)).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterSeconds: 7 });
+  });
+
+  it('reads a PerMinute quota_limit from ErrorInfo metadata as a 60 s rate limit', () => {
+    const errorBody = body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'OTHER', metadata: { quota_limit: 'RequestsPerMinutePerProject' } })]);
+    expect(classifyProviderBError(429, errorBody)).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 60 });
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
+import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
 
 /** What we read from a Code Assist error body (provider_b.md §10.1); message text stays internal. */
 export interface ProviderBErrorInfo {
@@ -10,6 +11,10 @@ export interface ProviderBErrorInfo {
   readonly retryDelaySeconds?: number;
   readonly quotaIds: readonly string[];
   readonly reasons: readonly string[];
+  /** `ErrorInfo` entries: reason, domain and `metadata.quota_limit`. */
+  readonly errorInfos: readonly { readonly reason: string; readonly domain?: string; readonly quotaLimit?: string }[];
+  /** How many `details[]` entries the body had (the CLI reads details only when there are some). */
+  readonly detailCount: number;
 }
 
 /** `"34.5s"`, `"900ms"` → seconds; anything else → undefined. */
@@ -27,6 +32,7 @@ export function parseProviderBError(body: unknown): ProviderBErrorInfo {
   const error = isJsonObject(root) && isJsonObject(root.error) ? root.error : undefined;
   const quotaIds: string[] = [];
   const reasons: string[] = [];
+  const errorInfos: { reason: string; domain?: string; quotaLimit?: string }[] = [];
   let retryDelaySeconds: number | undefined;
   const details = Array.isArray(error?.details) ? error.details : [];
   for (const detail of details) {
@@ -40,6 +46,8 @@ export function parseProviderBError(body: unknown): ProviderBErrorInfo {
       }
     } else if (type.endsWith('google.rpc.ErrorInfo') && typeof detail.reason === 'string') {
       reasons.push(detail.reason);
+      const quotaLimit = isJsonObject(detail.metadata) && typeof detail.metadata.quota_limit === 'string' ? detail.metadata.quota_limit : undefined;
+      errorInfos.push({ reason: detail.reason, ...(typeof detail.domain === 'string' ? { domain: detail.domain } : {}), ...(quotaLimit ? { quotaLimit } : {}) });
     }
   }
   return {
@@ -49,6 +57,8 @@ export function parseProviderBError(body: unknown): ProviderBErrorInfo {
     retryDelaySeconds,
     quotaIds,
     reasons,
+    errorInfos,
+    detailCount: details.length,
   };
 }
 
@@ -67,11 +77,8 @@ const GRPC_STATUS_TO_HTTP: Record<string, number> = {
   DEADLINE_EXCEEDED: 504,
 };
 
-const TERMINAL_QUOTA_REASONS = new Set(['QUOTA_EXHAUSTED', 'INSUFFICIENT_G1_CREDITS_BALANCE']);
 const RETRY_STATUSES = new Set([408, 500, 502, 503, 504]);
-const MAX_TRANSIENT_DELAY_SECONDS = 300;
 const CONTEXT_WINDOW_MESSAGE = /input token count|maximum number of tokens/i;
-const RETRY_IN_MESSAGE = /Please retry in\s+(\d+(?:\.\d+)?)\s*(ms|s)\b/i;
 
 /**
  * Classifies an upstream failure (provider_b.md §10.2). `httpStatus` is the response status, or
@@ -79,45 +86,24 @@ const RETRY_IN_MESSAGE = /Please retry in\s+(\d+(?:\.\d+)?)\s*(ms|s)\b/i;
  * The result carries retryability and the Retry-After hint; `detail` names only statuses,
  * reasons and quota ids, never the upstream message.
  */
-export function classifyProviderBError(httpStatus: number | undefined, body: unknown): GatewayError {
+export function classifyProviderBError(httpStatus: number | undefined, body: unknown, now: Date = new Date()): GatewayError {
   const info = parseProviderBError(body);
   const status = httpStatus ?? info.code ?? (info.status ? GRPC_STATUS_TO_HTTP[info.status] : undefined) ?? 500;
   const detail = describe(status, info);
   const base = { detail, upstreamStatus: status };
   if (status === 401 || status === 403) return new GatewayError('auth', base);
   if (status === 404) return new GatewayError('not_found', base);
-  if (status === 429 || info.status === 'RESOURCE_EXHAUSTED') {
-    const hint = info.retryDelaySeconds ?? retryHintFromMessage(info.message);
-    if (isTerminalQuota(info, hint)) return new GatewayError('usage_limit', { ...base, retryAfterSeconds: hint });
-    return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: hint ?? defaultRateLimitHint(info) });
+  if (QUOTA_STATUSES.has(status) || info.status === 'RESOURCE_EXHAUSTED') {
+    const quota = classifyQuota(status, info, now);
+    if (quota?.terminal) return new GatewayError('usage_limit', { ...base, retryAfterSeconds: quota.retryAfterSeconds });
+    if (quota) return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: quota.retryAfterSeconds });
   }
-  if (status === 499) return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: 5 });
   if (status === 400) {
     return CONTEXT_WINDOW_MESSAGE.test(info.message ?? '') ? new GatewayError('context_window', base) : new GatewayError('bad_request', base);
   }
   if (status >= 400 && status < 500 && !RETRY_STATUSES.has(status)) return new GatewayError('bad_request', base);
   return new GatewayError('upstream', { ...base, retryable: RETRY_STATUSES.has(status) || status >= 500 });
 }
-
-function isTerminalQuota(info: ProviderBErrorInfo, hintSeconds: number | undefined): boolean {
-  if (info.quotaIds.some((id) => id.includes('PerDay') || id.includes('Daily'))) return true;
-  if (info.reasons.some((reason) => TERMINAL_QUOTA_REASONS.has(reason))) return true;
-  return hintSeconds !== undefined && hintSeconds > MAX_TRANSIENT_DELAY_SECONDS;
-}
-
-function defaultRateLimitHint(info: ProviderBErrorInfo): number {
-  if (info.quotaIds.some((id) => id.includes('PerMinute'))) return 60;
-  if (info.reasons.includes('RATE_LIMIT_EXCEEDED')) return 10;
-  return 5;
-}
-
-/** Only the number is taken from the upstream message; the text itself is never kept. */
-function retryHintFromMessage(message: string | undefined): number | undefined {
-  const match = message ? RETRY_IN_MESSAGE.exec(message) : null;
-  if (!match) return undefined;
-  return match[2].toLowerCase() === 'ms' ? Number(match[1]) / 1000 : Number(match[1]);
-}
-
 function describe(status: number, info: ProviderBErrorInfo): string {
   const parts = [`provider_b upstream status ${status}`];
   if (info.status) parts.push(info.status);

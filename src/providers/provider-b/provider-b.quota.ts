@@ -1,0 +1,84 @@
+import type { ProviderBErrorInfo } from './provider-b.errors';
+
+/**
+ * Quota errors (429, and 499/503 that carry quota information) split into terminal ones — the
+ * client must wait for a reset, retrying now only burns calls — and short rate limits. The rules
+ * are the pinned Gemini CLI's (`utils/googleQuotaErrors.ts`, 0.61.0), so the gateway gives up
+ * exactly where the CLI gives up:
+ *
+ * - any message with `limit: 0` (the account has no access to this model at all);
+ * - a `QuotaFailure` quota id with `PerDay`/`Daily`;
+ * - `ErrorInfo` `MODEL_CAPACITY_EXHAUSTED`/`_EXCEEDED`, `INSUFFICIENT_G1_CREDITS_BALANCE`, and on
+ *   a Code Assist domain `QUOTA_EXHAUSTED`, or `RATE_LIMIT_EXCEEDED` without a retry delay;
+ * - a retry delay (RetryInfo or "Please retry in …") over 300 s;
+ * - a message about exhausted or exceeded capacity.
+ *
+ * Everything else is a short rate limit with the upstream's delay, 60 s for a per-minute quota,
+ * else our defaults. Terminal ones carry the real reset when known: the upstream's delay, or for a
+ * daily quota the next midnight in Pacific time (when Google's daily quotas reset); otherwise a
+ * long Retry-After, so clients do not retry quickly into a wall.
+ */
+export interface QuotaVerdict {
+  readonly terminal: boolean;
+  readonly retryAfterSeconds: number;
+}
+
+export const QUOTA_STATUSES = new Set([429, 499, 503]);
+/** The CLI's boundary between a retryable and a terminal delay. */
+const MAX_RETRYABLE_DELAY_SECONDS = 300;
+/** Retry-After of a terminal quota error whose reset the upstream does not tell. */
+export const TERMINAL_UNKNOWN_RESET_SECONDS = 300;
+const CLOUDCODE_DOMAINS = new Set(['cloudcode-pa.googleapis.com', 'staging-cloudcode-pa.googleapis.com', 'autopush-cloudcode-pa.googleapis.com']);
+const NO_ACCESS_MESSAGE = /limit:\s*0(?!\d|\.\d)/;
+const CAPACITY_MESSAGE = /exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED/i;
+const RETRY_IN_MESSAGE = /Please retry in ([0-9.]+)(ms|s)\b/;
+
+/** undefined: not a quota error (a plain 503 stays an upstream failure). */
+export function classifyQuota(status: number, info: ProviderBErrorInfo, now: Date): QuotaVerdict | undefined {
+  const message = info.message ?? '';
+  const terminal = (seconds?: number): QuotaVerdict => ({ terminal: true, retryAfterSeconds: seconds ?? TERMINAL_UNKNOWN_RESET_SECONDS });
+  const retryable = (seconds: number): QuotaVerdict => ({ terminal: false, retryAfterSeconds: seconds });
+
+  if (NO_ACCESS_MESSAGE.test(message.toLowerCase())) return terminal();
+  if (info.detailCount === 0) {
+    const hinted = retryHintFromMessage(message);
+    if (hinted !== undefined) return hinted > MAX_RETRYABLE_DELAY_SECONDS ? terminal(hinted) : retryable(hinted);
+    if (CAPACITY_MESSAGE.test(message)) return terminal();
+    if (status === 429) return retryable(5);
+    if (status === 499) return retryable(5);
+    return undefined;
+  }
+  if (info.quotaIds.some((id) => id.includes('PerDay') || id.includes('Daily'))) return terminal(secondsUntilPacificMidnight(now));
+  const delay = info.retryDelaySeconds;
+  for (const entry of info.errorInfos) {
+    if (['MODEL_CAPACITY_EXHAUSTED', 'MODEL_CAPACITY_EXCEEDED', 'INSUFFICIENT_G1_CREDITS_BALANCE'].includes(entry.reason)) return terminal(delay);
+    if (entry.domain !== undefined && CLOUDCODE_DOMAINS.has(entry.domain.replace(/[^a-zA-Z0-9.-]/g, ''))) {
+      if (entry.reason === 'RATE_LIMIT_EXCEEDED') return delay === undefined || delay > MAX_RETRYABLE_DELAY_SECONDS ? terminal(delay) : retryable(delay);
+      if (entry.reason === 'QUOTA_EXHAUSTED') return terminal(delay);
+    }
+  }
+  if (delay !== undefined && delay > 0) return delay > MAX_RETRYABLE_DELAY_SECONDS ? terminal(delay) : retryable(delay);
+  if (info.quotaIds.some((id) => id.includes('PerMinute'))) return retryable(60);
+  if (info.errorInfos.some((entry) => entry.quotaLimit?.includes('PerMinute'))) return retryable(60);
+  if (CAPACITY_MESSAGE.test(message)) return terminal();
+  if (info.reasons.includes('RATE_LIMIT_EXCEEDED')) return retryable(10);
+  return status === 503 ? undefined : retryable(5);
+}
+
+/** Only the number is taken from the upstream message; the text itself is never kept. */
+function retryHintFromMessage(message: string): number | undefined {
+  const match = RETRY_IN_MESSAGE.exec(message);
+  if (!match) return undefined;
+  const amount = Number(match[1]);
+  if (!Number.isFinite(amount)) return undefined;
+  return match[2] === 'ms' ? amount / 1000 : amount;
+}
+
+/** Seconds from `now` to the next 00:00 in America/Los_Angeles (DST-aware through Intl). */
+export function secondsUntilPacificMidnight(now: Date): number {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Los_Angeles', hour12: false, hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(now);
+  const field = (type: string) => Number(parts.find((part) => part.type === type)?.value ?? 0);
+  // hour12: false still prints midnight as "24" on some ICU versions.
+  const elapsed = (field('hour') % 24) * 3600 + field('minute') * 60 + field('second');
+  return Math.max(1, 86_400 - elapsed);
+}
