@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { rejectionOf } from './fake-provider-b-validation';
 
 /**
  * The routes of the fake Code Assist upstream (provider_b.md §12.1). `getOperation` is
@@ -221,6 +222,8 @@ export class FakeCodeAssist {
     this.recorded.push(record);
     this.notify();
     if (route === 'unknown' || request.method !== expectedMethod(route)) return sendJson(response, 404, { error: { code: 404, message: 'no such route', status: 'NOT_FOUND' } });
+    const rejection = route === 'streamGenerateContent' || route === 'generateContent' ? rejectionOf(record.body) : undefined;
+    if (rejection !== undefined) return sendJson(response, 400, { error: { code: 400, message: rejection, status: 'INVALID_ARGUMENT' } });
     const script = this.scripts.get(route)?.shift() ?? this.respondedScript(route, record.body) ?? this.defaultScript(route, record.body);
     if (script.delayMs) await delay(script.delayMs);
     if (response.destroyed) return;

@@ -53,12 +53,12 @@ describe(buildProviderBRequest.name, () => {
     expect(built.envelope.request.tools).toEqual([
       {
         functionDeclarations: [
-          { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+          { name: 'read_file', description: 'Read a file', parametersJsonSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
           { name: 'list_dir', description: 'List a directory' },
           {
             name: 'apply_patch',
             description: 'Apply a patch',
-            parameters: { type: 'object', properties: { input: { type: 'string', description: 'Raw text input for this tool.' } }, required: ['input'] },
+            parametersJsonSchema: { type: 'object', properties: { input: { type: 'string', description: 'Raw text input for this tool.' } }, required: ['input'] },
           },
         ],
       },

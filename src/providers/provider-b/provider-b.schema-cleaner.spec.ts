@@ -2,7 +2,7 @@ import nestedSchema from './__fixtures__/provider-b-nested-schema.json';
 import refSchema from './__fixtures__/provider-b-ref-schema.json';
 import { cleanSchema, MAX_REF_DEPTH } from './provider-b.schema-cleaner';
 
-const DROPPED = ['$schema', '$id', '$comment', '$ref', '$defs', 'definitions', 'additionalProperties', 'strict', 'exclusiveMinimum', 'exclusiveMaximum'];
+const DROPPED = ['$schema', '$id', '$comment', '$ref', '$defs', 'definitions', 'strict'];
 
 /** Every schema node of a cleaned schema (the same places the cleaner walks). */
 function schemaNodes(node: unknown, out: Record<string, unknown>[] = []): Record<string, unknown>[] {
@@ -18,7 +18,7 @@ function schemaNodes(node: unknown, out: Record<string, unknown>[] = []): Record
 }
 
 describe(cleanSchema.name, () => {
-  it('drops unsupported keywords at every depth but keeps properties literally named like them (§13.12)', () => {
+  it('drops only document metadata and strict at every depth, keeps every JSON Schema keyword and properties named like them (§13.12)', () => {
     const cleaned = cleanSchema(nestedSchema);
     const nodes = schemaNodes(cleaned);
     expect(nodes.length).toBeGreaterThan(10);
@@ -26,23 +26,30 @@ describe(cleanSchema.name, () => {
     const properties = cleaned.properties as Record<string, Record<string, unknown>>;
     expect(Object.keys(properties)).toEqual(['strict', 'additionalProperties', 'count', 'edits']);
     expect(properties.strict).toEqual({ type: 'boolean', description: 'a parameter literally named strict' });
-    expect(properties.count).toEqual({ type: 'integer', minimum: 1 });
+    expect(properties.count).toEqual({ type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 10, minimum: 1 });
+    expect(cleaned.additionalProperties).toBe(false);
     expect(cleaned).toMatchInlineSnapshot(`
 {
+  "additionalProperties": false,
   "properties": {
     "additionalProperties": {
       "type": "string",
     },
     "count": {
+      "exclusiveMaximum": 10,
+      "exclusiveMinimum": 0,
       "minimum": 1,
       "type": "integer",
     },
     "edits": {
       "items": {
+        "additionalProperties": false,
         "properties": {
           "mode": {
             "allOf": [
-              {},
+              {
+                "additionalProperties": true,
+              },
             ],
             "not": {
               "type": "string",
@@ -58,8 +65,10 @@ describe(cleanSchema.name, () => {
           "range": {
             "anyOf": [
               {
+                "additionalProperties": false,
                 "properties": {
                   "start": {
+                    "exclusiveMinimum": 0,
                     "type": "integer",
                   },
                 },
@@ -76,6 +85,7 @@ describe(cleanSchema.name, () => {
                 "type": "string",
               },
               {
+                "exclusiveMaximum": 5,
                 "type": "number",
               },
             ],
@@ -108,7 +118,7 @@ describe(cleanSchema.name, () => {
     const properties = cleaned.properties as Record<string, unknown>;
     expect(properties.items).toEqual({
       type: 'array',
-      items: { type: 'object', properties: { name: { type: 'string' }, tag: { type: 'string', enum: ['a', 'b'] } }, required: ['name'] },
+      items: { type: 'object', additionalProperties: false, properties: { name: { type: 'string' }, tag: { type: 'string', enum: ['a', 'b'] } }, required: ['name'] },
     });
     expect(properties.owner).toEqual({ type: 'object', properties: { id: { type: 'string' } }, description: 'who owns it' });
     expect(properties.remote).toEqual({ type: 'object' });

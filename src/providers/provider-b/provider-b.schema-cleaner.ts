@@ -1,24 +1,16 @@
 import { isJsonObject } from '../../common/json';
 
 /**
- * Code Assist function schemas are a subset of JSON Schema (provider_b.md §7.2). Cleaning walks
- * every schema node — the root, each value of `properties` (property names are never touched),
- * `items` (one schema or an array), members of `anyOf`/`oneOf`/`allOf`, and `not` — inlines local
- * `$ref`s and drops the keywords the backend rejects. Hand-written: the keyword list and the
- * depth rule are this upstream's, and no schema library rewrites to exactly this subset.
+ * Tool schemas go to Code Assist as `parametersJsonSchema` (as the Gemini CLI declares every
+ * tool), which takes full JSON Schema: `const`, `oneOf`, `allOf`, `not`, type arrays,
+ * `additionalProperties`, `exclusiveMinimum`… all pass unchanged. Preparing a schema walks every
+ * schema node — the root, each value of `properties` (property names are never touched), `items`
+ * (one schema or an array), members of `anyOf`/`oneOf`/`allOf`, and `not` — inlines local
+ * `$ref`s (the declaration must stand alone) and drops only document metadata and OpenAI's
+ * `strict` flag, which are not part of a parameter schema. Hand-written: no schema library
+ * inlines references this way while leaving every other keyword alone.
  */
-const DROPPED_KEYWORDS = new Set([
-  '$schema',
-  '$id',
-  '$comment',
-  '$ref',
-  '$defs',
-  'definitions',
-  'additionalProperties',
-  'strict',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-]);
+const DROPPED_KEYWORDS = new Set(['$schema', '$id', '$comment', '$ref', '$defs', 'definitions', 'strict']);
 const COMBINATORS = ['anyOf', 'oneOf', 'allOf'] as const;
 export const MAX_REF_DEPTH = 8;
 const OPAQUE_OBJECT = { type: 'object' } as const;

@@ -11,8 +11,9 @@ export interface ConvertedTools {
 }
 
 /**
- * Client tools → one `functionDeclarations` list (provider_b.md §7.1). Function tools send their
- * cleaned schema; custom tools their cleaned parameters or the raw-text `input` fallback. Other
+ * Client tools → one `functionDeclarations` list (provider_b.md §7.1), each schema as
+ * `parametersJsonSchema` like the Gemini CLI's own tools. Function tools send their prepared
+ * schema; custom tools their prepared parameters or the raw-text `input` fallback. Other
  * tool types (hosted tools such as web search) have no Code Assist equivalent and are skipped.
  */
 export function convertTools(tools: readonly ToolDefinition[], report: SchemaCleanReport): ConvertedTools {
@@ -26,7 +27,7 @@ export function convertTools(tools: readonly ToolDefinition[], report: SchemaCle
     return {
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
-      ...(parameters ? { parameters } : {}),
+      ...(parameters ? { parametersJsonSchema: parameters } : {}),
     };
   });
   return { declarations, customNames: customToolNames(normalized) };

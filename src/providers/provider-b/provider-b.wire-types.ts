@@ -13,10 +13,11 @@ export interface CodeAssistContent {
   readonly parts: readonly CodeAssistPart[];
 }
 
+/** As the Gemini CLI declares tools: the JSON Schema goes in `parametersJsonSchema`, never `parameters`. */
 export interface FunctionDeclaration {
   readonly name: string;
   readonly description?: string;
-  readonly parameters?: Record<string, unknown>;
+  readonly parametersJsonSchema?: Record<string, unknown>;
 }
 
 export interface FunctionCallingConfig {
