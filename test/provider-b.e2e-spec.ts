@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, textFrame } from './support/provider-b-fixtures';
 import { startGateway, TestGateway } from './support/create-test-app';
+import { overrideInvalidTurnDelay } from '../src/providers/provider-b/provider-b.turn-events';
 
 interface SseResult {
   readonly status: number;
@@ -125,7 +126,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
       body: JSON.stringify({ model: 'gemini-2.5-pro', project: 'p', request: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ functionDeclarations: [{ name: 'edit_files', parameters: withoutMeta }] }] } }),
     });
     expect(refused.status).toBe(400);
-    expect((await refused.json()).error.message).toMatch(/^Invalid JSON payload received\. Unknown name "oneOf" at .*: Cannot find field\.$/);
+    expect(((await refused.json()) as any).error.message).toMatch(/^Invalid JSON payload received\. Unknown name "oneOf" at .*: Cannot find field\.$/);
   });
 
   it('round-trips a thought signature through a continuation even without extra_content (§13.19)', async () => {
@@ -175,6 +176,61 @@ describe('provider_b over POST /v1/chat/completions', () => {
     const result = await streamChat(gateway, {});
     expect(result.done).toBe(true);
     expect(result.chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: invalid upstream tool call]' }, finish_reason: 'stop' });
+  });
+
+  describe('turns that end with nothing to show are retried as the Gemini CLI retries them (issue 11 §3)', () => {
+    let restoreDelay: () => void;
+    beforeAll(() => (restoreDelay = overrideInvalidTurnDelay(10)));
+    afterAll(() => restoreDelay());
+
+    it('retries a thoughts-only turn and never sends its reasoning', async () => {
+      fake.enqueue(
+        'streamGenerateContent',
+        { frames: [{ json: textFrame('first plan', { thought: true }) }, { json: finishFrame('STOP') }] },
+        { frames: [{ json: textFrame('second plan', { thought: true }) }, { json: textFrame('answer') }, { json: finishFrame('STOP') }] },
+      );
+      const result = await streamChat(gateway, {});
+      expect(result.status).toBe(200);
+      expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { reasoning_content: 'second plan' }, { content: 'answer' }, {}]);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(2);
+    });
+
+    it.each([
+      ['an empty STOP', [{ json: finishFrame('STOP') }]],
+      ['no finishReason', [{ json: textFrame('', {}) }]],
+      ['MALFORMED_FUNCTION_CALL', [{ json: finishFrame('MALFORMED_FUNCTION_CALL') }]],
+      ['an empty MAX_TOKENS', [{ json: finishFrame('MAX_TOKENS') }]],
+    ])('retries %s and delivers the next turn', async (_label, frames) => {
+      fake.enqueue('streamGenerateContent', { frames }, { frames: [{ json: textFrame('fine') }, { json: finishFrame('STOP') }] });
+      const result = await streamChat(gateway, {});
+      expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { content: 'fine' }, {}]);
+      expect(result.chunks.at(-1).choices[0].finish_reason).toBe('stop');
+      expect(fake.requests('streamGenerateContent')).toHaveLength(2);
+    });
+
+    it('gives up after the CLI\'s 4 attempts and then reports the last turn as it ended', async () => {
+      const malformed = { frames: [{ json: finishFrame('MALFORMED_FUNCTION_CALL') }] };
+      fake.enqueue('streamGenerateContent', malformed, malformed, malformed, malformed, { frames: [{ json: textFrame('never') }] });
+      const result = await streamChat(gateway, {});
+      expect(result.done).toBe(true);
+      expect(result.chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: invalid upstream tool call]' } });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(4);
+    });
+
+    it('retries an empty non-streaming answer too', async () => {
+      fake.enqueue('generateContent', { body: { response: { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'STOP' }] } } }, { body: { response: { candidates: [{ content: { role: 'model', parts: [{ text: 'whole' }] }, finishReason: 'STOP' }] } } });
+      const response = await postChat(gateway, {});
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as any).choices[0].message.content).toBe('whole');
+      expect(fake.requests('generateContent')).toHaveLength(2);
+    });
+
+    it('never retries once text went out', async () => {
+      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }] });
+      const result = await streamChat(gateway, {});
+      expect(deltas(result.chunks)).toContainEqual({ content: 'partial' });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+    });
   });
 
   it('answers an upstream 403 with 401 authentication_error and no refresh (§13.10)', async () => {

@@ -50,8 +50,8 @@ export class ProviderBAdapter implements ProviderAdapter {
       logger: context.logger,
       model: request.model.upstreamModel,
     };
-    try {
-      const accepted = await runWithRetries((attempt) => this.attempt(request, context, client, method, attempt), {
+    const accept = () =>
+      runWithRetries((attempt) => this.attempt(request, context, client, method, attempt), {
         signal: turn.signal,
         deadlineAt: turn.deadlineAt,
         onRetry: (error, retry, delayMs) => {
@@ -62,8 +62,13 @@ export class ProviderBAdapter implements ProviderAdapter {
           );
         },
       });
+    try {
+      const accepted = await accept();
       return turnEvents(accepted, turn, {
         onToolCall: (id, signature) => this.signatures.remember(id, signature),
+        reopen: accept,
+        onInvalidTurnRetry: (reason, retry, delayMs) =>
+          context.logger.info({ event: 'provider_b_invalid_turn_retry', reason: sanitizeIdentifier(reason), retry, delayMs: Math.round(delayMs) }, 'provider_b_invalid_turn_retry'),
       });
     } catch (error) {
       turn.dispose();
