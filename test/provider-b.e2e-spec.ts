@@ -76,6 +76,17 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual(['fake-project', 'fake-project']);
   });
 
+  it('lists the Gemini models the pinned CLI offers on Code Assist and sends their wire ids (issue 11 §6)', async () => {
+    const models = ((await (await fetch(`${gateway.url}/v1/models`)).json()) as any).data.map((model: any) => model.id);
+    for (const id of ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-3-pro-preview', 'gemini-3.1-pro-preview', 'gemini-3-flash-preview', 'gemini-3.5-flash', 'gemini-3.1-flash-lite']) {
+      expect(models).toContain(id);
+    }
+    // On Code Assist the CLI sends gemini-3.5-flash as gemini-3-flash (its backend model mapping).
+    await streamChat(gateway, { model: 'gemini-3.5-flash' });
+    await streamChat(gateway, { model: 'gemini-3.1-pro-preview' });
+    expect(fake.requests('streamGenerateContent').map((request) => request.body.model)).toEqual(['gemini-3-flash', 'gemini-3.1-pro-preview']);
+  });
+
   it('answers non-streaming with reasoning_content apart from content (§13.18)', async () => {
     fake.enqueue('generateContent', {
       body: { response: { candidates: [{ content: { role: 'model', parts: [{ text: 'hidden plan', thought: true }, { text: 'visible' }] }, finishReason: 'STOP' }] } },
@@ -308,5 +319,45 @@ describe('provider_b disabled (§13.28)', () => {
       await fake.close();
       fs.rmSync(home, { recursive: true, force: true });
     }
+  });
+});
+
+describe('provider_b with an account Google no longer serves through Code Assist (issue 11 §1)', () => {
+  let fake: FakeCodeAssist;
+  let home: string;
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    fake = await FakeCodeAssist.start();
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-ineligible-'));
+    gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    await fake.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it('answers a burst with 403 permission_error provider_account_unsupported after one loadCodeAssist, no onboarding, no upstream text', async () => {
+    // The answer individual accounts get since 2026-06-18 (gemini-cli 0.58.0 IneligibleTierError, quoted in Digital-Process-Tools/claude-remember#532).
+    fake.enqueue('loadCodeAssist', {
+      body: {
+        ineligibleTiers: [
+          { reasonCode: 'UNSUPPORTED_CLIENT', reasonMessage: 'UPSTREAM-SECRET This client is no longer supported…', tierId: 'free-tier', tierName: 'Gemini Code Assist for individuals' },
+        ],
+      },
+    });
+    const responses = await Promise.all([1, 2, 3, 4, 5].map((n) => postChat(gateway, { stream: n % 2 === 0 })));
+    for (const response of responses) {
+      expect(response.status).toBe(403);
+      const body = (await response.json()) as any;
+      expect(body.error).toMatchObject({ type: 'permission_error', code: 'provider_account_unsupported', param: null });
+      expect(body.error.message).toContain('docs/providers.md');
+      expect(JSON.stringify(body)).not.toContain('UPSTREAM-SECRET');
+    }
+    expect(fake.requests('loadCodeAssist')).toHaveLength(1);
+    expect(fake.requests('onboardUser')).toHaveLength(0);
+    expect(fake.requests('streamGenerateContent')).toHaveLength(0);
+    expect(fake.requests('generateContent')).toHaveLength(0);
   });
 });
