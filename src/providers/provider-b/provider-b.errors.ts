@@ -1,20 +1,11 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
-import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
+import { classifyQuota, QUOTA_STATUSES, QuotaErrorFacts } from './provider-b.quota';
 
 /** What we read from a Code Assist error body (provider_b.md §10.1); message text stays internal. */
-export interface ProviderBErrorInfo {
+export interface ProviderBErrorInfo extends QuotaErrorFacts {
   readonly code?: number;
   readonly status?: string;
-  readonly message?: string;
-  /** `RetryInfo.retryDelay` in seconds. */
-  readonly retryDelaySeconds?: number;
-  readonly quotaIds: readonly string[];
-  readonly reasons: readonly string[];
-  /** `ErrorInfo` entries: reason, domain and `metadata.quota_limit`. */
-  readonly errorInfos: readonly { readonly reason: string; readonly domain?: string; readonly quotaLimit?: string }[];
-  /** How many `details[]` entries the body had (the CLI reads details only when there are some). */
-  readonly detailCount: number;
 }
 
 /** `"34.5s"`, `"900ms"` → seconds; anything else → undefined. */

@@ -1,5 +1,3 @@
-import type { ProviderBErrorInfo } from './provider-b.errors';
-
 /**
  * Quota errors (429, and 499/503 that carry quota information) split into terminal ones — the
  * client must wait for a reset, retrying now only burns calls — and short rate limits. The rules
@@ -18,6 +16,19 @@ import type { ProviderBErrorInfo } from './provider-b.errors';
  * daily quota the next midnight in Pacific time (when Google's daily quotas reset); otherwise a
  * long Retry-After, so clients do not retry quickly into a wall.
  */
+/** What the quota rules read from a parsed error body (provider-b.errors.ts fills it). */
+export interface QuotaErrorFacts {
+  readonly message?: string;
+  /** `RetryInfo.retryDelay` in seconds. */
+  readonly retryDelaySeconds?: number;
+  readonly quotaIds: readonly string[];
+  readonly reasons: readonly string[];
+  /** `ErrorInfo` entries: reason, domain and `metadata.quota_limit`. */
+  readonly errorInfos: readonly { readonly reason: string; readonly domain?: string; readonly quotaLimit?: string }[];
+  /** How many `details[]` entries the body had (the CLI reads details only when there are some). */
+  readonly detailCount: number;
+}
+
 export interface QuotaVerdict {
   readonly terminal: boolean;
   readonly retryAfterSeconds: number;
@@ -34,7 +45,7 @@ const CAPACITY_MESSAGE = /exhausted your capacity|capacity exceeded|MODEL_CAPACI
 const RETRY_IN_MESSAGE = /Please retry in ([0-9.]+)(ms|s)\b/;
 
 /** undefined: not a quota error (a plain 503 stays an upstream failure). */
-export function classifyQuota(status: number, info: ProviderBErrorInfo, now: Date): QuotaVerdict | undefined {
+export function classifyQuota(status: number, info: QuotaErrorFacts, now: Date): QuotaVerdict | undefined {
   const message = info.message ?? '';
   const terminal = (seconds?: number): QuotaVerdict => ({ terminal: true, retryAfterSeconds: seconds ?? TERMINAL_UNKNOWN_RESET_SECONDS });
   const retryable = (seconds: number): QuotaVerdict => ({ terminal: false, retryAfterSeconds: seconds });
