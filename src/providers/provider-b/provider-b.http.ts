@@ -117,6 +117,8 @@ async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken:
       method: 'method' in call ? 'POST' : 'GET',
       headers: {
         Accept: stream ? '*/*' : 'application/json',
+        // fetch decodes br as well; the CLI's HTTP library offers all three.
+        'Accept-Encoding': 'gzip, deflate, br',
         Authorization: `Bearer ${accessToken}`,
         'Content-Type': 'application/json',
         'User-Agent': providerBUserAgent(client.model),

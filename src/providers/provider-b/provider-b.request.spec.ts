@@ -24,7 +24,7 @@ describe(buildProviderBRequest.name, () => {
 
   it('maps system/developer to one systemInstruction, roles to user/model, and a tool run to one user content (§13.11)', () => {
     const { envelope } = buildProviderBRequest(historyRequest(), options);
-    expect(envelope.request.systemInstruction).toEqual({ parts: [{ text: 'You are a coding agent.\n\nPrefer small diffs.' }] });
+    expect(envelope.request.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'You are a coding agent.\n\nPrefer small diffs.' }] });
     expect(envelope.request.contents).toEqual([
       { role: 'user', parts: [{ text: 'Read three files.' }] },
       {
@@ -109,7 +109,7 @@ describe(buildProviderBRequest.name, () => {
   it('sends one empty user text when no message survives', () => {
     const { envelope } = buildProviderBRequest(chatRequest({ messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: null }] }), options);
     expect(envelope.request.contents).toEqual([{ role: 'user', parts: [{ text: '' }] }]);
-    expect(envelope.request.systemInstruction).toEqual({ parts: [{ text: 'sys' }] });
+    expect(envelope.request.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'sys' }] });
   });
 
   describe('tool_choice (§13.15)', () => {

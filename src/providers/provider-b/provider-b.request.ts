@@ -39,7 +39,8 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
 
   const body: GenerateContentRequest = {
     contents,
-    ...(systemText !== undefined ? { systemInstruction: { parts: [{ text: systemText }] } } : {}),
+    // The CLI sends its system instruction as a content with role `user` (captured).
+    ...(systemText !== undefined ? { systemInstruction: { role: 'user', parts: [{ text: systemText }] } } : {}),
     ...(hasTools ? { tools: [{ functionDeclarations: tools.declarations }] } : {}),
     ...(functionCallingConfig ? { toolConfig: { functionCallingConfig } } : {}),
     ...(generationConfig ? { generationConfig } : {}),

@@ -35,7 +35,7 @@ export interface GenerationConfig {
 
 export interface GenerateContentRequest {
   readonly contents: readonly CodeAssistContent[];
-  readonly systemInstruction?: { readonly parts: readonly [{ readonly text: string }] };
+  readonly systemInstruction?: { readonly role: 'user'; readonly parts: readonly [{ readonly text: string }] };
   readonly tools?: readonly [{ readonly functionDeclarations: readonly FunctionDeclaration[] }];
   readonly toolConfig?: { readonly functionCallingConfig: FunctionCallingConfig };
   readonly generationConfig?: GenerationConfig;
