@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { AppConfig } from '../../config/app-config';
@@ -6,6 +6,7 @@ import { APP_CONFIG } from '../../config/config.tokens';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
 import { runWithRetries, sleep } from '../shared/retry-policy';
+import { UpstreamProxy } from '../shared/upstream-proxy';
 import { ProviderBTokenSource } from './provider-b.auth';
 import { AcceptedTurn, openTurn, turnEvents } from './provider-b.turn-events';
 import { callCodeAssist, CodeAssistClient, loginToken, postCodeAssist, readJsonResponse } from './provider-b.http';
@@ -20,15 +21,22 @@ import { ProviderBTurn } from './provider-b.turn';
  * about one turn (deadline, retries, stream state) is created per call.
  */
 @Injectable()
-export class ProviderBAdapter implements ProviderAdapter {
+export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_b' as const;
+  /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY for Code Assist and the token endpoint. */
+  private readonly proxy: UpstreamProxy;
   private readonly tokens: ProviderBTokenSource;
   private readonly projects: ProviderBProjectResolver;
   private readonly signatures = new ThoughtSignatureStore();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.tokens = new ProviderBTokenSource(config.providerB.authFile, config.providerB.tokenUrl);
+    this.proxy = new UpstreamProxy(config.proxy);
+    this.tokens = new ProviderBTokenSource(config.providerB.authFile, config.providerB.tokenUrl, Date.now, this.proxy);
     this.projects = new ProviderBProjectResolver(config.providerB.project);
+  }
+
+  onModuleDestroy(): void {
+    void this.proxy.close();
   }
 
   stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
@@ -49,6 +57,7 @@ export class ProviderBAdapter implements ProviderAdapter {
       headerTimeoutMs: this.config.server.streamIdleTimeoutMs,
       logger: context.logger,
       model: request.model.upstreamModel,
+      proxy: this.proxy,
     };
     const accept = () =>
       runWithRetries((attempt) => this.attempt(request, context, client, method, attempt), {

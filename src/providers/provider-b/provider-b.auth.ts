@@ -5,6 +5,7 @@ import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
 import { LoginTokenCache } from '../shared/login-token-cache';
 import { postRefreshGrant, RefreshGrantAnswer, tokenEndpointFailure } from '../shared/refresh-grant';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { GEMINI_CLI_CLIENT_ID, GEMINI_CLI_CLIENT_SECRET, TOKEN_REQUEST_TIMEOUT_MS } from './provider-b.constants';
 
 /** A usable access token plus a stable, non-secret key of the login it belongs to. */
@@ -37,6 +38,8 @@ export class ProviderBTokenSource {
     private readonly authFile: string,
     private readonly tokenUrl: string,
     private readonly now: () => number = Date.now,
+    /** The egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY); absent = direct. */
+    private readonly proxy?: UpstreamProxy,
   ) {
     this.tokens = new LoginTokenCache(now);
   }
@@ -96,6 +99,7 @@ export class ProviderBTokenSource {
         this.tokenUrl,
         { client_id: GEMINI_CLI_CLIENT_ID, client_secret: GEMINI_CLI_CLIENT_SECRET, refresh_token: refreshToken, grant_type: 'refresh_token' },
         TOKEN_REQUEST_TIMEOUT_MS,
+        this.proxy,
       );
     } catch (error) {
       // Not an auth problem: the token endpoint did not answer (the classification is shared with provider_a).

@@ -2,6 +2,7 @@ import { GatewayError } from '../../core/gateway.error';
 import type { EventLogger } from '../../core/event-logger';
 import { readBodyWithin, readJsonCapped } from '../shared/http-body';
 import { withinIdleTimeout } from '../shared/idle-timeout';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
 import type { ProviderBCredential, ProviderBTokenSource } from './provider-b.auth';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
@@ -17,6 +18,8 @@ export interface CodeAssistClient {
   readonly logger: EventLogger;
   /** The turn's upstream model: the CLI names its model in the User-Agent of every call. */
   readonly model: string;
+  /** The egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY); absent = direct. */
+  readonly proxy?: UpstreamProxy;
 }
 
 /** A 2xx response plus a handle that aborts this one fetch (idle timeout, cleanup). */
@@ -113,7 +116,9 @@ async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken:
       : undefined;
   try {
     // The headers the pinned CLI sends (captured): its JSON calls accept JSON, its stream call `*/*`.
-    const response = await fetch(url, {
+    // Through the egress proxy unless NO_PROXY says otherwise.
+    const fetchVia = client.proxy ? client.proxy.fetch.bind(client.proxy) : fetch;
+    const response = await fetchVia(url, {
       method: 'method' in call ? 'POST' : 'GET',
       headers: {
         Accept: stream ? '*/*' : 'application/json',

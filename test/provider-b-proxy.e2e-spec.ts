@@ -1,0 +1,66 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ConnectProxy } from './support/connect-proxy';
+import { startGateway, TestGateway } from './support/create-test-app';
+import { FakeCodeAssist } from './support/fake-provider-b';
+import { providerBSettings } from './support/provider-b-fixtures';
+
+/**
+ * HTTPS_PROXY / HTTP_PROXY / NO_PROXY for provider_b (issue 10 §6): setup, generate calls and the
+ * token refresh go through a recording CONNECT proxy. The fake listens on plain http://, so
+ * HTTP_PROXY is the variable that applies (HTTPS_PROXY is covered by the shared unit spec).
+ */
+describe('provider_b through an egress proxy', () => {
+  let proxy: ConnectProxy;
+  let fake: FakeCodeAssist;
+  let home: string;
+  let gateway: TestGateway | undefined;
+
+  beforeAll(async () => {
+    proxy = await ConnectProxy.start();
+    fake = await FakeCodeAssist.start();
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await fake.close();
+  });
+  beforeEach(() => {
+    proxy.reset();
+    fake.reset();
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-proxy-'));
+  });
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  const fakeTarget = () => `127.0.0.1:${new URL(fake.baseUrl).port}`;
+  const chat = (gw: TestGateway, stream = true) =>
+    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gemini-2.5-pro', stream, messages: [{ role: 'user', content: 'hi' }] }) });
+
+  it('tunnels setup, the token refresh and the generate calls through HTTP_PROXY', async () => {
+    gateway = await startGateway({ ...providerBSettings(fake, home, { creds: { expiryDateMs: Date.now() - 1000 } }), GATEWAY_PROVIDERS: 'provider_b', HTTP_PROXY: proxy.url });
+    expect((await chat(gateway)).status).toBe(200);
+    expect((await chat(gateway, false)).status).toBe(200);
+    expect(fake.requests().map((request) => request.route)).toEqual(['token', 'loadCodeAssist', 'streamGenerateContent', 'generateContent']);
+    expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
+    expect(proxy.connections().every((entry) => entry.method === 'CONNECT' && entry.target === fakeTarget())).toBe(true);
+  });
+
+  it('fails with 502 when the proxy refuses: the traffic really depends on it', async () => {
+    gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b', HTTP_PROXY: proxy.url });
+    proxy.refuse();
+    const response = await chat(gateway);
+    expect(response.status).toBe(502);
+    expect(fake.requests()).toHaveLength(0);
+    expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('goes direct for a host in NO_PROXY (read in lower case too)', async () => {
+    gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b', HTTP_PROXY: proxy.url, no_proxy: 'localhost,127.0.0.1' });
+    expect((await chat(gateway)).status).toBe(200);
+    expect(proxy.connections()).toEqual([]);
+  });
+});
