@@ -140,6 +140,48 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(((await refused.json()) as any).error.message).toMatch(/^Invalid JSON payload received\. Unknown name "oneOf" at .*: Cannot find field\.$/);
   });
 
+  describe('tool call/result pairing repaired before every request (issue 10 §1)', () => {
+    const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    const call = (id: string, file: string) => ({ id, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: file }) } });
+
+    it('answers the cancelled one of two parallel calls, so the backend accepts the history', async () => {
+      // What an agent sends after the user stopped the second of two parallel reads.
+      const messages = [
+        { role: 'user', content: 'read a and b' },
+        { role: 'assistant', content: null, tool_calls: [call('call_a', 'a'), call('call_b', 'b')] },
+        { role: 'tool', tool_call_id: 'call_a', content: 'file a' },
+        { role: 'user', content: 'never mind b' },
+      ];
+      const result = await streamChat(gateway, { tools, messages });
+      expect(result.status).toBe(200);
+      const contents = fake.requests('streamGenerateContent')[0].body.request.contents;
+      expect(contents.map((content: any) => content.role)).toEqual(['user', 'model', 'user']);
+      expect(contents[2].parts).toEqual([
+        { functionResponse: { id: 'call_a', name: 'read_file', response: { output: 'file a' } } },
+        { functionResponse: { id: 'call_b', name: 'read_file', response: { output: 'The tool call was cancelled before it returned a result.' } } },
+        { text: 'never mind b' },
+      ]);
+    });
+
+    it('drops tool results whose call was trimmed from the front of the history, logging only counts', async () => {
+      const messages = [
+        { role: 'tool', tool_call_id: 'call_gone', content: 'SECRET-TOOL-OUTPUT' },
+        { role: 'user', content: 'continue' },
+        { role: 'assistant', content: 'Reading.' },
+        { role: 'assistant', content: null, tool_calls: [call('call_c', 'c')] },
+        { role: 'tool', tool_call_id: 'call_c', content: 'file c' },
+        { role: 'tool', tool_call_id: 'call_c', content: 'file c again' },
+      ];
+      const result = await streamChat(gateway, { tools, messages });
+      expect(result.status).toBe(200);
+      const contents = fake.requests('streamGenerateContent')[0].body.request.contents;
+      expect(contents.map((content: any) => content.role)).toEqual(['user', 'model', 'user']);
+      expect(contents[1].parts.map((part: any) => Object.keys(part)[0])).toEqual(['text', 'functionCall']);
+      expect(contents[2].parts).toEqual([{ functionResponse: { id: 'call_c', name: 'read_file', response: { output: 'file c' } } }]);
+      expect(JSON.stringify(contents)).not.toContain('SECRET-TOOL-OUTPUT');
+    });
+  });
+
   it('round-trips a thought signature through a continuation even without extra_content (§13.19)', async () => {
     fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { path: 'a' }, { signature: 'sig-1' }) }, { json: finishFrame() }] });
     const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];

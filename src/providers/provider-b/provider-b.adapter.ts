@@ -105,9 +105,9 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
       userPromptId: context.requestId,
       signatureFor: (id) => this.signatures.lookup(id),
     });
-    const { invalidArguments, unknownToolResults, unresolvedRefs } = built.report;
-    if (invalidArguments + unknownToolResults + unresolvedRefs > 0) {
-      context.logger.debug({ event: 'provider_b_request_adjusted', invalidArguments, unknownToolResults, unresolvedRefs }, 'provider_b_request_adjusted');
+    const { invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs } = built.report;
+    if (invalidArguments + cancelledToolCalls + orphanToolResults + unresolvedRefs > 0) {
+      context.logger.debug({ event: 'provider_b_request_adjusted', invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs }, 'provider_b_request_adjusted');
     }
     context.logger.debug({ event: 'provider_b_attempt', method, attempt, contents: built.envelope.request.contents.length }, 'provider_b_attempt');
     const opened = await postCodeAssist(client, method, built.envelope);

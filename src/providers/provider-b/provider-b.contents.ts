@@ -2,14 +2,17 @@ import type { ChatMessage } from '../../core/chat-message';
 import { messageText, messageTextParts } from '../../core/message-text';
 import { HistoryToolCall, historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
+import { pairToolResults } from './provider-b.tool-pairing';
 import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types';
 
 /** Things worth a log line that the pure translation noticed (counts only, no content). */
 export interface ContentsReport {
   /** Function-call arguments that were not a JSON object and were sent as `{}`. */
   invalidArguments: number;
-  /** Tool results whose `tool_call_id` matched no call (sent as `unknown_tool`). */
-  unknownToolResults: number;
+  /** Calls the client never answered, sent with the cancelled result (provider-b.tool-pairing.ts). */
+  cancelledToolCalls: number;
+  /** Tool results without a call right before them, dropped. */
+  orphanToolResults: number;
 }
 
 export interface ConvertedMessages {
@@ -26,11 +29,15 @@ export const UNKNOWN_TOOL_NAME = 'unknown_tool';
  * `signatureFor` is the process-local signature memory (§8).
  */
 export function convertMessages(
-  messages: readonly ChatMessage[],
+  clientMessages: readonly ChatMessage[],
   customNames: ReadonlySet<string>,
   signatureFor: (callId: string) => string | undefined,
   report: ContentsReport,
 ): ConvertedMessages {
+  const paired = pairToolResults(clientMessages, customNames);
+  report.cancelledToolCalls += paired.cancelledCalls;
+  report.orphanToolResults += paired.orphanResults;
+  const messages = paired.messages;
   const callsById = historyToolCallsById(messages, customNames);
   const systemTexts: string[] = [];
   const contents: CodeAssistContent[] = [];
@@ -60,7 +67,23 @@ export function convertMessages(
     }
   }
   if (contents.length === 0) contents.push({ role: 'user', parts: [{ text: '' }] });
-  return { systemText: systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined, contents };
+  return { systemText: systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined, contents: coalesceRoles(contents) };
+}
+
+/**
+ * Adjacent contents of one role become one, as the Gemini CLI does before every request
+ * (`coalesceConsecutiveRoles`): Gemini wants a function-call turn right after a user or
+ * function-response turn, and an assistant text message followed by an assistant message with
+ * calls (or a tool result followed by the user's next words) would otherwise break that.
+ */
+function coalesceRoles(contents: readonly CodeAssistContent[]): CodeAssistContent[] {
+  const merged: CodeAssistContent[] = [];
+  for (const content of contents) {
+    const last = merged.at(-1);
+    if (last && last.role === content.role) merged[merged.length - 1] = { role: last.role, parts: [...last.parts, ...content.parts] };
+    else merged.push(content);
+  }
+  return merged;
 }
 
 function modelParts(
@@ -102,7 +125,6 @@ function callArguments(call: HistoryToolCall, report: ContentsReport): Record<st
 function functionResponsePart(message: ChatMessage, callsById: ReadonlyMap<string, HistoryToolCall>, report: ContentsReport): CodeAssistPart {
   const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
   const call = id !== '' ? callsById.get(id) : undefined;
-  if (!call) report.unknownToolResults++;
   return {
     functionResponse: {
       ...(id !== '' ? { id } : {}),

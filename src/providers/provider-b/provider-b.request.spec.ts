@@ -1,6 +1,7 @@
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import { providerBChatRequest as chatRequest } from '../../../test/support/provider-b-fixtures';
 import toolHistory from './__fixtures__/provider-b-tool-history.json';
+import { CANCELLED_TOOL_OUTPUT } from './provider-b.tool-pairing';
 import { buildProviderBRequest, providerBSessionId } from './provider-b.request';
 
 const options = { project: 'proj-1', userPromptId: 'req-1' };
@@ -42,9 +43,10 @@ describe(buildProviderBRequest.name, () => {
           { functionResponse: { id: 'call_a', name: 'read_file', response: { output: 'export const a = 1;' } } },
           { functionResponse: { id: 'call_b', name: 'list_dir', response: { output: 'a.ts b.ts' } } },
           { functionResponse: { id: 'call_c', name: 'apply_patch', response: { output: 'Done' } } },
+          // The user's next words join the function-response turn (adjacent roles coalesce, as in the CLI).
+          { text: 'Thanks.' },
         ],
       },
-      { role: 'user', parts: [{ text: 'Thanks.' }] },
     ]);
   });
 
@@ -67,7 +69,7 @@ describe(buildProviderBRequest.name, () => {
     expect(built.envelope.request.toolConfig).toBeUndefined();
   });
 
-  it('replays a custom-wire call as {input} and reports an unknown tool result', () => {
+  it('replays a custom-wire call as {input}; a result for another id is dropped and the call answered as cancelled', () => {
     const messages: ChatMessage[] = [
       { role: 'user', content: 'go' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: 'PATCH' } }] },
@@ -80,9 +82,9 @@ describe(buildProviderBRequest.name, () => {
     });
     expect(built.envelope.request.contents[2]).toEqual({
       role: 'user',
-      parts: [{ functionResponse: { id: 'nope', name: 'unknown_tool', response: { output: 'x' } } }],
+      parts: [{ functionResponse: { id: 'c1', name: 'apply_patch', response: { output: CANCELLED_TOOL_OUTPUT } } }],
     });
-    expect(built.report.unknownToolResults).toBe(1);
+    expect(built.report).toMatchObject({ cancelledToolCalls: 1, orphanToolResults: 1 });
   });
 
   it('sends {} for arguments that are invalid or not a JSON object, and skips nameless calls', () => {

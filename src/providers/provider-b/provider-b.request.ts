@@ -30,7 +30,7 @@ export interface BuiltProviderBRequest {
  * (`systemInstruction`, `tools`, `toolConfig`, `generationConfig`) are omitted.
  */
 export function buildProviderBRequest(request: ChatRequest, options: ProviderBRequestOptions): BuiltProviderBRequest {
-  const report: ProviderBRequestReport = { invalidArguments: 0, unknownToolResults: 0, unresolvedRefs: 0 };
+  const report: ProviderBRequestReport = { invalidArguments: 0, cancelledToolCalls: 0, orphanToolResults: 0, unresolvedRefs: 0 };
   const tools = convertTools(request.tools, report);
   const { systemText, contents } = convertMessages(request.messages, tools.customNames, options.signatureFor ?? (() => undefined), report);
   const hasTools = tools.declarations.length > 0;
