@@ -182,6 +182,34 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
+  describe('image parts (issue 10 §5)', () => {
+    // A 1×1 PNG, as an agent pastes a screenshot.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';
+
+    it('sends a data:image URL as inlineData in place, between the texts', async () => {
+      const messages = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}`, detail: 'high' } }, { type: 'text', text: 'short answer' }] }];
+      const result = await streamChat(gateway, { messages });
+      expect(result.status).toBe(200);
+      expect(fake.requests('streamGenerateContent')[0].body.request.contents).toEqual([
+        { role: 'user', parts: [{ text: 'what is this?' }, { inlineData: { mimeType: 'image/png', data: png } }, { text: 'short answer' }] },
+      ]);
+    });
+
+    it.each([
+      ['an https image URL', { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.test/cat.png' } }] }, /messages\[0\]\.content\[0\]: an image that is not a base64 data:image URL is not supported by provider_b/],
+      ['audio', { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }, /messages\[0\]\.content\[0\]: part type "input_audio" is not supported by provider_b/],
+      ['an image in an assistant message', { role: 'assistant', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }, /messages\[0\]\.content\[0\]: part type "image_url" in this message role/],
+    ])('refuses %s with a 400 naming the part, without any upstream call', async (_label, message, expected) => {
+      const response = await postChat(gateway, { messages: [message, { role: 'user', content: 'go' }] });
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as any;
+      expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+      expect(body.error.message).toMatch(expected);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(0);
+      expect(fake.requests('generateContent')).toHaveLength(0);
+    });
+  });
+
   it('round-trips a thought signature through a continuation even without extra_content (§13.19)', async () => {
     fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { path: 'a' }, { signature: 'sig-1' }) }, { json: finishFrame() }] });
     const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];

@@ -1,8 +1,12 @@
 import type { ChatMessage } from '../../core/chat-message';
-import { messageText, messageTextParts } from '../../core/message-text';
+import { messageText } from '../../core/message-text';
 import { HistoryToolCall, historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
 import { pairToolResults } from './provider-b.tool-pairing';
+import { assertTextOnly, userParts } from './provider-b.content-parts';
+
+/** Roles whose content Code Assist takes as text only; every other role is a user turn. */
+const TEXT_ONLY_ROLES = new Set(['system', 'developer', 'assistant', 'tool']);
 import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types';
 
 /** Things worth a log line that the pure translation noticed (counts only, no content). */
@@ -34,6 +38,13 @@ export function convertMessages(
   signatureFor: (callId: string) => string | undefined,
   report: ContentsReport,
 ): ConvertedMessages {
+  // Parts are read (and anything Code Assist cannot carry refused, naming its place) on the
+  // client's own message list, before pairing changes the positions.
+  const userPartsOf = new Map<ChatMessage, CodeAssistPart[]>();
+  clientMessages.forEach((message, index) => {
+    if (TEXT_ONLY_ROLES.has(message.role)) assertTextOnly(message, index);
+    else userPartsOf.set(message, userParts(message, index));
+  });
   const paired = pairToolResults(clientMessages, customNames);
   report.cancelledToolCalls += paired.cancelledCalls;
   report.orphanToolResults += paired.orphanResults;
@@ -60,9 +71,7 @@ export function convertMessages(
       const parts = modelParts(message, customNames, signatureFor, report);
       if (parts.length > 0) contents.push({ role: 'model', parts });
     } else {
-      const parts = messageTextParts(message)
-        .filter((text) => text !== '')
-        .map((text) => ({ text }));
+      const parts = userPartsOf.get(message) ?? [];
       if (parts.length > 0) contents.push({ role: 'user', parts });
     }
   }

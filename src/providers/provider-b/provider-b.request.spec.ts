@@ -27,7 +27,7 @@ describe(buildProviderBRequest.name, () => {
     const { envelope } = buildProviderBRequest(historyRequest(), options);
     expect(envelope.request.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'You are a coding agent.\n\nPrefer small diffs.' }] });
     expect(envelope.request.contents).toEqual([
-      { role: 'user', parts: [{ text: 'Read three files.' }] },
+      { role: 'user', parts: [{ text: 'Read three files.' }, { inlineData: { mimeType: 'image/png', data: 'AAAA' } }] },
       {
         role: 'model',
         parts: [

@@ -6,6 +6,8 @@ export interface CodeAssistPart {
   readonly functionCall?: { readonly id?: string; readonly name: string; readonly args: Record<string, unknown> };
   readonly functionResponse?: { readonly id?: string; readonly name: string; readonly response: { readonly output: string } };
   readonly thoughtSignature?: string;
+  /** An inline image (base64), as the Gemini CLI sends pasted images. */
+  readonly inlineData?: { readonly mimeType: string; readonly data: string };
 }
 
 export interface CodeAssistContent {
