@@ -3,10 +3,10 @@
  * resolved import graph (type-only imports, `export … from`, require and import() included).
  * Run by src/architecture.spec.ts as part of `npm test`, and by `npm run lint:deps`.
  *
- * Layers, lowest first: core → config → common → metrics → models → providers → queue →
+ * Layers, lowest first: core → config → common → metrics → accounts → models → providers → queue →
  * chat / structured → app. A folder may import only from layers below it.
  */
-const FEATURES = '^src/(chat|structured|queue|health|models|providers|metrics)/';
+const FEATURES = '^src/(chat|structured|queue|health|models|providers|metrics|accounts)/';
 
 module.exports = {
   forbidden: [
@@ -50,6 +50,13 @@ module.exports = {
       name: 'metrics-stays-below-features',
       severity: 'error',
       from: { path: '^src/metrics/' },
+      to: { path: '^src/(chat|structured|queue|health|models|providers|accounts)/' },
+    },
+    {
+      name: 'accounts-stay-below-providers',
+      comment: 'The account pool is family-independent: adapters use it, it knows no adapter, model or route.',
+      severity: 'error',
+      from: { path: '^src/accounts/' },
       to: { path: '^src/(chat|structured|queue|health|models|providers)/' },
     },
     {

@@ -38,6 +38,7 @@ describe(loadConfig.name, () => {
       expect(config.providerA).toEqual({
         codexHome: path.join(HOME, '.codex'),
         authFile: path.join(HOME, '.codex', 'auth.json'),
+        accounts: [{ alias: 'default', loginFile: path.join(HOME, '.codex', 'auth.json') }],
         url: 'wss://chatgpt.com/backend-api/codex/responses',
         tokenUrl: 'https://auth.openai.com/oauth/token',
         timeoutMs: 600_000,
@@ -46,6 +47,7 @@ describe(loadConfig.name, () => {
         faithfulProfilePath: undefined,
       });
       expect(config.customToolWire).toBe('function');
+      expect(config.accounts).toEqual({ maxInFlight: 0, cooldownDefaultMs: 300_000, pinnedChatsMax: 10_000, refreshAheadMs: 300_000, refreshIntervalMs: 60_000 });
       expect(config.agentQueue).toEqual({ enabled: true, keyMode: 'chat', maxActive: 16, maxActivePerKey: 1, queueLimit: 128, queueTimeoutMs: 300_000 });
       expect(config.contextManagement).toEqual({
         enabled: true,
@@ -127,6 +129,16 @@ describe(loadConfig.name, () => {
       expect(load({ GATEWAY_BEARER_SECRET: '' }).server.bearerSecret).toBeUndefined();
     });
 
+    it('reads several provider_a logins with their aliases, and one login the old way as alias default', () => {
+      const config = loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'personal=~/.codex-personal/auth.json, team=/logins/team.json' });
+      expect(config.providerA.accounts).toEqual([
+        { alias: 'personal', loginFile: path.join(HOME, '.codex-personal', 'auth.json') },
+        { alias: 'team', loginFile: '/logins/team.json' },
+      ]);
+      expect(config.providerA.authFile).toBe(path.join(HOME, '.codex-personal', 'auth.json'));
+      expect(loadConfig({ HOME, PROVIDER_A_AUTH_FILE: '/x/auth.json' }).providerA.accounts).toEqual([{ alias: 'default', loginFile: '/x/auth.json' }]);
+    });
+
     it('keeps the environment for provider_c children minus the bearer secret', () => {
       const config = loadConfig({ HOME, PATH: '/bin', GATEWAY_BEARER_SECRET: 'top', ANTHROPIC_API_KEY: 'k' });
       expect(config.providerC.childEnv).toEqual({ HOME, PATH: '/bin' });
@@ -188,6 +200,14 @@ describe(loadConfig.name, () => {
       expect(message).toMatch(expected);
       // The flag is named too, so a user who set it on the command line recognizes it.
       expect(message).toMatch(/ \/ --[a-z-]+/);
+    });
+
+    it('rejects a bad accounts list, a repeated alias, and an accounts list beside the single login file', () => {
+      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'no-equals-sign' })).toThrow(/PROVIDER_A_ACCOUNTS.*alias=path/);
+      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'bad alias!=/x' })).toThrow(/alias of 1-32 letters/);
+      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x,a=/y' })).toThrow(/alias "a" is used twice/);
+      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x', PROVIDER_A_AUTH_FILE: '/y' })).toThrow(/either PROVIDER_A_ACCOUNTS or PROVIDER_A_AUTH_FILE/);
+      expect(() => loadConfig({ HOME, ACCOUNT_COOLDOWN_DEFAULT: '0' })).toThrow(/ACCOUNT_COOLDOWN_DEFAULT.*positive duration/);
     });
 
     it('names the flag for a bad flag value', () => {

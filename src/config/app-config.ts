@@ -1,10 +1,20 @@
 import type { ProviderId } from '../core/provider-id';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SETTINGS, SETTINGS_BY_FLAG, SettingDefinition } from './settings';
+import { AccountSetting, SETTINGS, SETTINGS_BY_FLAG, SettingDefinition } from './settings';
 import { SettingRuleError } from './setting-parsers';
 
 export type CustomToolWire = 'function' | 'custom';
+
+/** One login of a family (docs/accounts.md); a family configured the old way has one, `default`. */
+export interface AccountLogin {
+  readonly alias: string;
+  /** provider_a: the Codex auth.json. */
+  readonly loginFile: string;
+}
+
+/** The alias of the one login of a family configured without an accounts list. */
+export const DEFAULT_ACCOUNT_ALIAS = 'default';
 
 /** The typed configuration every module reads (never `process.env`). */
 export interface AppConfig {
@@ -30,7 +40,10 @@ export interface AppConfig {
   };
   readonly providerA: {
     readonly codexHome: string;
+    /** The first account's login file (the only one unless PROVIDER_A_ACCOUNTS is set). */
     readonly authFile: string;
+    /** Every provider_a login, at least one. */
+    readonly accounts: readonly AccountLogin[];
     readonly url: string;
     readonly tokenUrl: string;
     readonly timeoutMs: number;
@@ -41,6 +54,15 @@ export interface AppConfig {
     readonly faithfulProfilePath?: string;
   };
   readonly customToolWire: CustomToolWire;
+  /** The account pool rules shared by every family (docs/accounts.md). */
+  readonly accounts: {
+    readonly maxInFlight: number;
+    readonly cooldownDefaultMs: number;
+    readonly pinnedChatsMax: number;
+    readonly refreshAheadMs: number;
+    /** 0 = no background refresh. */
+    readonly refreshIntervalMs: number;
+  };
   readonly agentQueue: {
     readonly enabled: boolean;
     /** `chat`, `global`, `caller`, `header:<name>` or `body:<field>`. */
@@ -168,6 +190,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   const geminiHome = expandHome(value<string>('GEMINI_HOME'), home);
   const optionalString = (name: string) => get<string | undefined>(name, undefined);
 
+  const providerAAccounts = accountLogins(
+    get<AccountSetting[] | undefined>('PROVIDER_A_ACCOUNTS', undefined),
+    optionalString('PROVIDER_A_AUTH_FILE'),
+    path.join(codexHome, 'auth.json'),
+    home,
+    'PROVIDER_A',
+  );
+
   const childEnv: Record<string, string> = {};
   for (const [key, entry] of Object.entries(env)) {
     if (entry !== undefined && !CHILD_ENV_DENYLIST.includes(key)) childEnv[key] = entry;
@@ -194,7 +224,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     },
     providerA: {
       codexHome,
-      authFile: expandHome(get('PROVIDER_A_AUTH_FILE', path.join(codexHome, 'auth.json')), home),
+      authFile: providerAAccounts[0].loginFile,
+      accounts: providerAAccounts,
       url: value('PROVIDER_A_URL'),
       tokenUrl: value('PROVIDER_A_TOKEN_URL'),
       timeoutMs: value('PROVIDER_A_TIMEOUT'),
@@ -203,6 +234,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       faithfulProfilePath: optionalString('PRIMARY_FAITHFUL_PROFILE'),
     },
     customToolWire: value('PRIMARY_CUSTOM_TOOL_WIRE'),
+    accounts: {
+      maxInFlight: value('ACCOUNT_MAX_IN_FLIGHT'),
+      cooldownDefaultMs: value('ACCOUNT_COOLDOWN_DEFAULT'),
+      pinnedChatsMax: value('ACCOUNT_PINNED_CHATS_MAX'),
+      refreshAheadMs: value('ACCOUNT_REFRESH_AHEAD'),
+      refreshIntervalMs: value('ACCOUNT_REFRESH_INTERVAL'),
+    },
     agentQueue: {
       enabled: value('PRIMARY_AGENT_QUEUE_ENABLED'),
       keyMode: value('PRIMARY_AGENT_QUEUE_KEY_MODE'),
@@ -251,6 +289,24 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       date: optionalString('BUILD_DATE'),
     },
   };
+}
+
+/**
+ * A family's logins: the accounts list when given (then the single-file setting must be unset, so
+ * nobody wonders which one wins), else the one file configured the old way as alias `default`.
+ */
+function accountLogins(
+  listed: readonly AccountSetting[] | undefined,
+  singleFile: string | undefined,
+  defaultFile: string,
+  home: string,
+  prefix: string,
+): AccountLogin[] {
+  if (!listed) return [{ alias: DEFAULT_ACCOUNT_ALIAS, loginFile: expandHome(singleFile ?? defaultFile, home) }];
+  if (singleFile !== undefined) {
+    throw new ConfigError(`invalid setting ${prefix}_ACCOUNTS: set either ${prefix}_ACCOUNTS or ${prefix}_AUTH_FILE, not both`);
+  }
+  return listed.map(({ alias, location }) => ({ alias, loginFile: expandHome(location, home) }));
 }
 
 /** The text of `--help`: every setting with its flag and default. */

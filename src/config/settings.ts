@@ -103,12 +103,45 @@ function parseBuildDate(raw: string): string {
   return value;
 }
 
+/** Account aliases name logins in logs and metrics (docs/accounts.md): short, label-safe. */
+const ALIAS = /^[A-Za-z0-9_-]{1,32}$/;
+
+/** One login of a family: its operator-given alias and where the login lives. */
+export interface AccountSetting {
+  readonly alias: string;
+  readonly location: string;
+}
+
+/** `alias=path,alias=path`: aliases unique and label-safe, paths non-empty. */
+export function parseAccounts(raw: string): AccountSetting[] {
+  const entries = parseList(raw);
+  if (entries.length === 0) throw new SettingRuleError('must list at least one alias=path');
+  const seen = new Set<string>();
+  return entries.map((entry) => {
+    const equals = entry.indexOf('=');
+    const alias = equals === -1 ? '' : entry.slice(0, equals).trim();
+    const location = equals === -1 ? '' : entry.slice(equals + 1).trim();
+    if (!ALIAS.test(alias) || location === '') {
+      throw new SettingRuleError('each entry must be alias=path with an alias of 1-32 letters, digits, _ or -');
+    }
+    if (seen.has(alias)) throw new SettingRuleError(`alias "${alias}" is used twice`);
+    seen.add(alias);
+    return { alias, location };
+  });
+}
+
 function parseHost(raw: string): string {
   return parseNonEmpty(raw).trim();
 }
 
 function parseLogLevel(raw: string): string {
   return parseEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)(raw.toLowerCase());
+}
+
+function positiveDuration(raw: string): number {
+  const ms = parseDuration(raw);
+  if (ms === 0) throw new SettingRuleError('must be a positive duration');
+  return ms;
 }
 
 const kebab = (env: string) => `--${env.toLowerCase().replace(/_/g, '-')}`;
@@ -141,6 +174,7 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace or silent.', parseLogLevel),
   setting('CODEX_HOME', '~/.codex', "The Codex CLI's home directory.", parseNonEmpty),
   setting('PROVIDER_A_AUTH_FILE', '$CODEX_HOME/auth.json', 'provider_a login file (written by `codex login`).', parseNonEmpty),
+  setting('PROVIDER_A_ACCOUNTS', undefined, 'Several provider_a logins: alias=path of a Codex auth.json, comma-separated (replaces PROVIDER_A_AUTH_FILE). See docs/accounts.md.', parseAccounts),
   setting('PROVIDER_A_URL', 'wss://chatgpt.com/backend-api/codex/responses', 'provider_a endpoint; ws(s):// uses WebSocket, http(s):// uses HTTP+SSE.', parseUrl(['ws', 'wss', 'http', 'https'])),
   setting('HTTPS_PROXY', undefined, 'Egress proxy (http://host:port, a CONNECT proxy) for https:// and wss:// upstream connections of provider_a and provider_b; the lower-case https_proxy is read too.', parseUrl(['http', 'https']), { sensitive: true }),
   setting('HTTP_PROXY', undefined, 'Egress proxy for http:// and ws:// upstream connections of provider_a and provider_b (and for https:// when HTTPS_PROXY is unset); the lower-case http_proxy is read too.', parseUrl(['http', 'https']), { sensitive: true }),
@@ -176,16 +210,17 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('PROVIDER_C_COMMAND', 'claude', 'The Claude Code executable (name on PATH or a path).', parseNonEmpty),
   setting('PROVIDER_C_MAX_PROCESSES', '8', 'provider_c child processes at once; beyond it requests wait.', parsePositiveInteger),
   setting('PROVIDER_C_TIMEOUT', '10m', 'Bound on a whole provider_c turn.', parseDuration),
+  setting('ACCOUNT_MAX_IN_FLIGHT', '0', 'Turns running at once on one login; a full login takes no new turn. 0 = no cap.', parseNonNegativeInteger),
+  setting('ACCOUNT_COOLDOWN_DEFAULT', '5m', 'Cooldown after a usage limit or 429 when the upstream reported no reset time.', positiveDuration),
+  setting('ACCOUNT_PINNED_CHATS_MAX', '10000', 'Chats remembered per family with the login they stick to (oldest forgotten first).', parsePositiveInteger),
+  setting('ACCOUNT_REFRESH_AHEAD', '5m', 'Background refresh renews a login whose access token expires within this.', positiveDuration),
+  setting('ACCOUNT_REFRESH_INTERVAL', '60s', 'How often idle logins are checked for refresh (with ±20 % jitter); 0 disables.', parseDuration),
   bool('STRUCTURED_INFERENCE_ENABLED', 'false', 'Registers POST /v1/structured/inference.', '--structured-enabled'),
   setting('STRUCTURED_MAX_ACTIVE', '4', 'Active structured requests.', parsePositiveInteger),
   setting('STRUCTURED_MAX_ACTIVE_PER_KEY', '2', 'Active structured requests per caller.', parsePositiveInteger),
   setting('STRUCTURED_QUEUE_LIMIT', '16', 'Structured waiters; beyond it: rate_limited at once.', parseNonNegativeInteger),
   setting('STRUCTURED_QUEUE_TIMEOUT', '30s', 'Longest wait for a structured slot.', parseDuration),
-  setting('STRUCTURED_MAX_DEADLINE', '5m', 'Cap for deadline_ms, and the deadline when it is absent.', (raw) => {
-    const ms = parseDuration(raw);
-    if (ms === 0) throw new SettingRuleError('must be a positive duration');
-    return ms;
-  }),
+  setting('STRUCTURED_MAX_DEADLINE', '5m', 'Cap for deadline_ms, and the deadline when it is absent.', positiveDuration),
   setting('STRUCTURED_IDEMPOTENCY_TTL', '10m', 'How long a stored structured response replays, from the moment it is stored.', parseDuration),
   setting('STRUCTURED_IDEMPOTENCY_CAPACITY', '1024', 'Live idempotency bindings the store holds.', parsePositiveInteger),
   setting('STRUCTURED_REPLICAS', '1', 'Must be exactly 1 (one process owns the idempotency keys).', parseReplicas),

@@ -10,6 +10,9 @@ const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout'
 const VALIDATION_RESULTS = new Set<string>(['valid', 'invalid', 'unparsable']);
 const IDEMPOTENCY_RESULTS = new Set<string>(['local_hit', 'miss', 'conflict', 'capacity']);
 const TOKEN_KINDS = new Set(['prompt', 'completion', 'cached', 'reasoning']);
+const ACCOUNT_STATES = ['ready', 'cooling', 'login_dead'] as const;
+type AccountStateLabel = (typeof ACCOUNT_STATES)[number];
+const QUOTA_WINDOWS = new Set(['primary', 'secondary', 'daily', 'minute']);
 
 const providerLabel = (provider: string | undefined) => (provider && PROVIDERS.has(provider) ? provider : 'none');
 const closed = (value: string, allowed: ReadonlySet<string>, fallback: string) => (allowed.has(value) ? value : fallback);
@@ -39,6 +42,15 @@ export class GatewayMetrics {
     @InjectMetric(METRIC.structuredInflight) private readonly structuredInflight: Gauge<string>,
     @InjectMetric(METRIC.upstreamSessionsKept) private readonly upstreamSessionsKept: Gauge<string>,
     @InjectMetric(METRIC.upstreamSessionTurns) private readonly upstreamSessionTurns: Counter<string>,
+    @InjectMetric(METRIC.accountState) private readonly accountStates: Gauge<string>,
+    @InjectMetric(METRIC.accountCoolingUntil) private readonly accountCoolingUntil: Gauge<string>,
+    @InjectMetric(METRIC.accountInFlight) private readonly accountInFlights: Gauge<string>,
+    @InjectMetric(METRIC.accountPinnedChats) private readonly accountPins: Gauge<string>,
+    @InjectMetric(METRIC.accountSelections) private readonly accountSelections: Counter<string>,
+    @InjectMetric(METRIC.accountCooldowns) private readonly accountCooldowns: Counter<string>,
+    @InjectMetric(METRIC.accountMovedAway) private readonly accountMoves: Counter<string>,
+    @InjectMetric(METRIC.accountQuotaUsed) private readonly accountQuotaUsed: Gauge<string>,
+    @InjectMetric(METRIC.accountQuotaReset) private readonly accountQuotaReset: Gauge<string>,
   ) {
     // Closed label sets start at zero so dashboards see every series from boot.
     for (const result of ['valid', 'invalid', 'unparsable', 'unknown']) this.structuredValidation.inc({ result }, 0);
@@ -113,6 +125,46 @@ export class GatewayMetrics {
 
   upstreamSessionTurn(result: UpstreamSessionTurn): void {
     this.upstreamSessionTurns.inc({ result });
+  }
+
+  // ── Account pools: `account` is an operator-given alias (a closed set from the settings) ────
+
+  accountRegistered(provider: string, account: string): void {
+    const labels = { provider: providerLabel(provider), account };
+    for (const kind of ['pinned', 'new', 'moved']) this.accountSelections.inc({ ...labels, kind }, 0);
+    for (const reason of ['usage_limit', 'rate_limited']) this.accountCooldowns.inc({ ...labels, reason }, 0);
+    this.accountMoves.inc(labels, 0);
+  }
+
+  accountState(provider: string, account: string, state: AccountStateLabel, coolingUntilMs: number | undefined): void {
+    for (const candidate of ACCOUNT_STATES) this.accountStates.set({ provider: providerLabel(provider), account, state: candidate }, candidate === state ? 1 : 0);
+    this.accountCoolingUntil.set({ provider: providerLabel(provider), account }, coolingUntilMs === undefined ? 0 : Math.ceil(coolingUntilMs / 1000));
+  }
+
+  accountInFlight(provider: string, account: string, count: number): void {
+    this.accountInFlights.set({ provider: providerLabel(provider), account }, count);
+  }
+
+  accountPinnedChats(provider: string, account: string, count: number): void {
+    this.accountPins.set({ provider: providerLabel(provider), account }, count);
+  }
+
+  accountSelected(provider: string, account: string, kind: 'pinned' | 'new' | 'moved'): void {
+    this.accountSelections.inc({ provider: providerLabel(provider), account, kind });
+  }
+
+  accountCooldown(provider: string, account: string, reason: 'usage_limit' | 'rate_limited'): void {
+    this.accountCooldowns.inc({ provider: providerLabel(provider), account, reason });
+  }
+
+  accountMovedAway(provider: string, account: string): void {
+    this.accountMoves.inc({ provider: providerLabel(provider), account });
+  }
+
+  accountQuota(provider: string, account: string, window: { name: string; usedRatio: number; resetAt?: number }): void {
+    const labels = { provider: providerLabel(provider), account, window: closed(window.name, QUOTA_WINDOWS, 'other') };
+    this.accountQuotaUsed.set(labels, window.usedRatio);
+    if (window.resetAt !== undefined) this.accountQuotaReset.set(labels, Math.ceil(window.resetAt / 1000));
   }
 }
 

@@ -24,6 +24,15 @@ export const METRIC = {
   upstreamSessionTurns: 'gateway_chat_api_upstream_session_turns_total',
   memoryLimit: 'gateway_chat_api_process_memory_limit_bytes',
   ready: 'gateway_chat_api_ready',
+  accountState: 'gateway_chat_api_account_state',
+  accountCoolingUntil: 'gateway_chat_api_account_cooling_until_seconds',
+  accountInFlight: 'gateway_chat_api_account_in_flight',
+  accountPinnedChats: 'gateway_chat_api_account_pinned_chats',
+  accountSelections: 'gateway_chat_api_account_selections_total',
+  accountCooldowns: 'gateway_chat_api_account_cooldowns_total',
+  accountMovedAway: 'gateway_chat_api_account_turns_moved_away_total',
+  accountQuotaUsed: 'gateway_chat_api_account_quota_used_ratio',
+  accountQuotaReset: 'gateway_chat_api_account_quota_reset_seconds',
 } as const;
 
 /** Queue label values (gateway-behaviours.md §8): the three families, provider_c's process slots, structured. */

@@ -32,6 +32,16 @@ const instruments = [
   makeGaugeProvider({ name: METRIC.structuredInflight, help: 'Structured requests being answered.' }),
   makeGaugeProvider({ name: METRIC.upstreamSessionsKept, help: 'provider_a WebSocket connections kept open between the turns of a chat.' }),
   makeCounterProvider({ name: METRIC.upstreamSessionTurns, help: 'provider_a chat turns on a kept connection (reused), sent as a continuation (incremental), or sent again in full after a broken chain or dead connection (fallback).', labelNames: ['result'] }),
+  // Account pools (docs/accounts.md): labels are the family and the operator-given alias only.
+  makeGaugeProvider({ name: METRIC.accountState, help: '1 for the state each login is in (ready, cooling, login_dead), 0 for the others.', labelNames: ['provider', 'account', 'state'] }),
+  makeGaugeProvider({ name: METRIC.accountCoolingUntil, help: 'Unix time a cooling login becomes ready again; 0 when not cooling.', labelNames: ['provider', 'account'] }),
+  makeGaugeProvider({ name: METRIC.accountInFlight, help: 'Turns running on each login.', labelNames: ['provider', 'account'] }),
+  makeGaugeProvider({ name: METRIC.accountPinnedChats, help: 'Chats pinned to each login.', labelNames: ['provider', 'account'] }),
+  makeCounterProvider({ name: METRIC.accountSelections, help: 'Turns given to each login: pinned (the chat stays), new (a new or moved chat), moved (a retry from another login).', labelNames: ['provider', 'account', 'kind'] }),
+  makeCounterProvider({ name: METRIC.accountCooldowns, help: 'Cooldowns each login entered, by reason (usage_limit, rate_limited).', labelNames: ['provider', 'account', 'reason'] }),
+  makeCounterProvider({ name: METRIC.accountMovedAway, help: 'Turns that failed on this login before any output and were retried on another.', labelNames: ['provider', 'account'] }),
+  makeGaugeProvider({ name: METRIC.accountQuotaUsed, help: 'Last used share (0..1) of each usage window the upstream reported.', labelNames: ['provider', 'account', 'window'] }),
+  makeGaugeProvider({ name: METRIC.accountQuotaReset, help: 'Unix time the usage window resets, as last reported.', labelNames: ['provider', 'account', 'window'] }),
 ];
 
 /**

@@ -1,0 +1,394 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { GatewayError } from '../core/gateway.error';
+import { AccountMetrics, AccountPool, AccountPoolOptions, PIN_IDLE_TTL_MS } from './account-pool';
+import { AccountTurn } from './account-turn';
+import { startBackgroundRefresh } from './background-refresh';
+
+/** A clock the spec moves by hand. */
+function manualClock(start = Date.UTC(2026, 10, 23, 12)) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+function recordingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const push = (fields: Record<string, unknown>) => void lines.push(fields);
+  return { lines, info: push, warn: push, debug: push, error: push };
+}
+
+function recordingMetrics() {
+  const calls: Array<[string, ...unknown[]]> = [];
+  const record =
+    (name: string) =>
+    (...args: unknown[]) =>
+      void calls.push([name, ...args]);
+  const metrics: AccountMetrics = {
+    accountRegistered: record('registered'),
+    accountState: record('state'),
+    accountInFlight: record('inFlight'),
+    accountPinnedChats: record('pinned'),
+    accountSelected: record('selected'),
+    accountCooldown: record('cooldown'),
+    accountMovedAway: record('moved'),
+    accountQuota: record('quota'),
+  };
+  const last = (name: string, alias: string) => calls.filter((call) => call[0] === name && call[2] === alias).at(-1);
+  return { calls, metrics, last };
+}
+
+const OPTIONS: AccountPoolOptions = { maxInFlight: 2, cooldownDefaultMs: 300_000, pinnedChatsMax: 100 };
+
+function makePool(aliases = ['a', 'b', 'c'], options: Partial<AccountPoolOptions> = {}, loginFiles: Record<string, string> = {}) {
+  const clock = manualClock();
+  const logger = recordingLogger();
+  const recorded = recordingMetrics();
+  const pool = new AccountPool(
+    'provider_a',
+    aliases.map((alias) => ({ alias, handle: `handle-${alias}`, loginFile: loginFiles[alias] })),
+    { ...OPTIONS, ...options },
+    { clock, logger, metrics: recorded.metrics },
+  );
+  return { pool, clock, logger, ...recorded };
+}
+
+const usageLimit = (seconds?: number) => new GatewayError('usage_limit', { retryAfterSeconds: seconds });
+const rateLimited = (seconds?: number) => new GatewayError('rate_limited', { retryAfterSeconds: seconds, retryable: true });
+
+describe(AccountPool.name, () => {
+  it('keeps a chat on its account turn after turn', () => {
+    const { pool } = makePool();
+    const first = pool.acquire('chat-1');
+    first.release();
+    for (let turn = 0; turn < 5; turn++) {
+      const lease = pool.acquire('chat-1');
+      expect(lease.alias).toBe(first.alias);
+      lease.release();
+    }
+  });
+
+  it('spreads new chats over the accounts', () => {
+    const { pool } = makePool();
+    const aliases = ['chat-1', 'chat-2', 'chat-3'].map((chat) => {
+      const lease = pool.acquire(chat);
+      lease.release();
+      return lease.alias;
+    });
+    expect(new Set(aliases)).toEqual(new Set(['a', 'b', 'c']));
+  });
+
+  it('sends a new chat to the account with the most quota left, and counts turns in flight', () => {
+    const { pool, clock } = makePool();
+    const later = clock.now() + 3_600_000;
+    pool.reportQuota('a', [{ name: 'primary', usedRatio: 0.9, resetAt: later }]);
+    pool.reportQuota('b', [{ name: 'primary', usedRatio: 0.2, resetAt: later }]);
+    pool.reportQuota('c', [{ name: 'primary', usedRatio: 0.5, resetAt: later }, { name: 'secondary', usedRatio: 0.95, resetAt: later }]);
+    const held = pool.acquire('chat-1');
+    expect(held.alias).toBe('b');
+    // b now carries one turn: 0.8 / 2 = 0.4 still beats a's 0.1, c's tightest window leaves 0.05.
+    expect(pool.acquire('chat-2').alias).toBe('b');
+  });
+
+  it('ignores a quota window whose reset has passed', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    pool.reportQuota('a', [{ name: 'primary', usedRatio: 1, resetAt: clock.now() + 1000 }]);
+    pool.reportQuota('b', [{ name: 'primary', usedRatio: 0.5, resetAt: clock.now() + 3_600_000 }]);
+    clock.advance(2000);
+    expect(pool.acquire('chat-1').alias).toBe('a');
+  });
+
+  it('moves a pinned chat off an account that reached its in-flight cap, and keeps it there', () => {
+    const { pool } = makePool(['a', 'b'], { maxInFlight: 1 });
+    const first = pool.acquire('chat-1');
+    const second = pool.acquire('chat-1');
+    expect(second.alias).not.toBe(first.alias);
+    first.release();
+    second.release();
+    expect(pool.acquire('chat-1').alias).toBe(second.alias);
+  });
+
+  it('answers 429 with a short Retry-After when every account is at its cap', () => {
+    const { pool } = makePool(['a', 'b'], { maxInFlight: 1 });
+    pool.acquire('chat-1');
+    pool.acquire('chat-3');
+    const error = thrown(() => pool.acquire('chat-2'));
+    expect(error).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 1 });
+  });
+
+  it('lets a family with one login ask the upstream even while that login is cooling or dead, as before pooling', () => {
+    const { pool } = makePool(['only']);
+    pool.applyFailure('only', usageLimit(600));
+    pool.acquire('chat-1').release();
+    expect(pool.stateOf('only').kind).toBe('cooling');
+    expect(pool.unavailableError()).toBeUndefined();
+    pool.applyFailure('only', new GatewayError('auth'));
+    pool.acquire('chat-2').release();
+    const turn = new AccountTurn(pool, 'chat-3');
+    expect(turn.moveAfter(usageLimit(60))).toBe(false);
+  });
+
+  it('sets no cap with maxInFlight 0', () => {
+    const { pool } = makePool(['a'], { maxInFlight: 0 });
+    for (let i = 0; i < 50; i++) expect(pool.acquire(`chat-${i}`).alias).toBe('a');
+  });
+
+  it('cools an account until the reported reset, then makes it ready by itself', () => {
+    const { pool, clock, logger, last } = makePool(['a', 'b']);
+    expect(pool.applyFailure('a', usageLimit(120))).toBe(true);
+    expect(pool.stateOf('a')).toEqual({ kind: 'cooling', until: clock.now() + 120_000, reason: 'usage_limit' });
+    expect(last('cooldown', 'a')).toEqual(['cooldown', 'provider_a', 'a', 'usage_limit']);
+    expect(last('state', 'a')).toEqual(['state', 'provider_a', 'a', 'cooling', clock.now() + 120_000]);
+    for (let i = 0; i < 3; i++) {
+      const lease = pool.acquire(`chat-${i}`);
+      expect(lease.alias).toBe('b');
+      lease.release();
+    }
+    clock.advance(119_999);
+    expect(pool.stateOf('a').kind).toBe('cooling');
+    clock.advance(1);
+    pool.sweep();
+    expect(pool.stateOf('a')).toEqual({ kind: 'ready' });
+    expect(last('state', 'a')).toEqual(['state', 'provider_a', 'a', 'ready', undefined]);
+    expect(logger.lines.map((line) => [line.account, line.state])).toEqual([
+      ['a', 'cooling'],
+      ['a', 'ready'],
+    ]);
+  });
+
+  it('uses the default cooldown when the upstream reported no reset, and never shortens a cooldown', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    pool.applyFailure('a', rateLimited());
+    expect(pool.stateOf('a')).toMatchObject({ kind: 'cooling', until: clock.now() + OPTIONS.cooldownDefaultMs, reason: 'rate_limited' });
+    pool.applyFailure('a', usageLimit(10));
+    expect(pool.stateOf('a')).toMatchObject({ until: clock.now() + OPTIONS.cooldownDefaultMs });
+  });
+
+  it('answers 429 with the earliest reset when every account is cooling', () => {
+    const { pool } = makePool();
+    pool.applyFailure('a', usageLimit(600));
+    pool.applyFailure('b', usageLimit(90));
+    pool.applyFailure('c', rateLimited(3600));
+    const error = thrown(() => pool.acquire('chat-1'));
+    expect(error).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 90 });
+    expect(error.publicMessage).toContain('provider_a');
+  });
+
+  it('answers 401 naming the family when every login is dead', () => {
+    const { pool } = makePool(['a', 'b']);
+    pool.applyFailure('a', new GatewayError('auth'));
+    pool.applyFailure('b', new GatewayError('auth'));
+    const error = thrown(() => pool.acquire('chat-1'));
+    expect(error.code).toBe('auth');
+    expect(error.spec.status).toBe(401);
+    expect(error.publicMessage).toContain('every provider_a login');
+  });
+
+  it('brings a dead login back once its file changes on disk, and not before', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+    try {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, '{"tokens":{}}\n');
+      const { pool, logger } = makePool(['a', 'b'], {}, { a: file });
+      pool.applyFailure('a', new GatewayError('auth'));
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('login_dead');
+      expect(pool.acquire('chat-1').alias).toBe('b');
+      // `codex login` writes a new file and renames it over the old one.
+      fs.writeFileSync(`${file}.tmp`, '{"tokens":{"access_token":"new"}}\n');
+      fs.renameSync(`${file}.tmp`, file);
+      expect(pool.acquire('chat-2').alias).toBe('a');
+      expect(logger.lines.map((line) => line.state)).toEqual(['login_dead', 'ready']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('treats a login file that appears as a change', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+    try {
+      const file = path.join(dir, 'auth.json');
+      const { pool } = makePool(['a'], {}, { a: file });
+      pool.applyFailure('a', new GatewayError('auth'));
+      expect(pool.stateOf('a').kind).toBe('login_dead');
+      fs.writeFileSync(file, '{}');
+      expect(pool.stateOf('a').kind).toBe('ready');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('ignores failures that say nothing about the account', () => {
+    const { pool } = makePool(['a']);
+    expect(pool.applyFailure('a', new GatewayError('upstream'))).toBe(false);
+    expect(pool.applyFailure('a', new Error('boom'))).toBe(false);
+    expect(pool.stateOf('a').kind).toBe('ready');
+  });
+
+  it('forgets a pin after a day of silence and bounds the number of pins', () => {
+    const { pool, clock, last } = makePool(['a', 'b'], { pinnedChatsMax: 2 });
+    const first = pool.acquire('chat-1');
+    first.release();
+    expect(last('pinned', first.alias)).toEqual(['pinned', 'provider_a', first.alias, 1]);
+    clock.advance(PIN_IDLE_TTL_MS - 1000);
+    pool.acquire('chat-1').release(); // a turn refreshes the pin
+    clock.advance(PIN_IDLE_TTL_MS - 1000);
+    pool.sweep();
+    expect(last('pinned', first.alias)).toEqual(['pinned', 'provider_a', first.alias, 1]);
+    clock.advance(2000);
+    pool.sweep();
+    expect(last('pinned', first.alias)).toEqual(['pinned', 'provider_a', first.alias, 0]);
+    for (const chat of ['x', 'y', 'z']) pool.acquire(chat).release();
+    const pinned = ['a', 'b'].map((alias) => last('pinned', alias)?.[3] as number);
+    expect(pinned[0] + pinned[1]).toBe(2);
+  });
+
+  it('tracks turns in flight per account', () => {
+    const { pool, last } = makePool(['a']);
+    const one = pool.acquire('chat-1');
+    const two = pool.acquire('chat-2');
+    expect(last('inFlight', 'a')).toEqual(['inFlight', 'provider_a', 'a', 2]);
+    one.release();
+    one.release();
+    expect(last('inFlight', 'a')).toEqual(['inFlight', 'provider_a', 'a', 1]);
+    two.release();
+    expect(last('inFlight', 'a')).toEqual(['inFlight', 'provider_a', 'a', 0]);
+  });
+
+  it('never puts an e-mail, account id or token in a log line or label: only family and alias', () => {
+    const { pool, logger, calls } = makePool(['work', 'home']);
+    pool.applyFailure('work', usageLimit(5));
+    pool.applyFailure('home', new GatewayError('auth', { detail: 'token eyJhbGciOi' }));
+    for (const line of logger.lines) expect(Object.keys(line).sort()).toEqual(expect.arrayContaining(['account', 'event', 'provider', 'state']));
+    expect(JSON.stringify(logger.lines)).not.toContain('eyJ');
+    for (const call of calls) expect(['work', 'home']).toContain(call[2]);
+  });
+});
+
+describe(AccountTurn.name, () => {
+  it('moves once to another account on a usage limit before output, and pins the chat there', () => {
+    const { pool, last } = makePool(['a', 'b', 'c']);
+    pool.acquire('chat-1').release();
+    const turn = new AccountTurn(pool, 'chat-1');
+    const first = turn.alias;
+    expect(turn.moveAfter(usageLimit(60))).toBe(true);
+    expect(turn.alias).not.toBe(first);
+    expect(pool.stateOf(first).kind).toBe('cooling');
+    expect(last('moved', first)).toEqual(['moved', 'provider_a', first]);
+    expect(last('selected', turn.alias)).toEqual(['selected', 'provider_a', turn.alias, 'moved']);
+    // Only one move per turn: the second account's failure cools it but the turn stays.
+    const second = turn.alias;
+    expect(turn.moveAfter(usageLimit(60))).toBe(false);
+    expect(pool.stateOf(second).kind).toBe('cooling');
+    turn.end();
+    expect(pool.acquire('chat-1').alias).not.toBe(first);
+  });
+
+  it('does not move on a failure that is not about the account', () => {
+    const { pool } = makePool(['a', 'b']);
+    const turn = new AccountTurn(pool, 'chat-1');
+    expect(turn.moveAfter(new GatewayError('bad_request'))).toBe(false);
+    expect(pool.stateOf(turn.alias).kind).toBe('ready');
+  });
+
+  it('moves a turn whose login died to a live one', () => {
+    const { pool } = makePool(['a', 'b']);
+    const turn = new AccountTurn(pool, 'chat-1');
+    const first = turn.alias;
+    expect(turn.moveAfter(new GatewayError('auth'))).toBe(true);
+    expect(pool.stateOf(first).kind).toBe('login_dead');
+  });
+
+  it('reports the earliest reset when the only other account is cooling too', () => {
+    const { pool } = makePool(['a', 'b']);
+    pool.applyFailure('b', usageLimit(30));
+    const turn = new AccountTurn(pool, 'chat-1');
+    expect(turn.alias).toBe('a');
+    const failure = usageLimit(900);
+    expect(turn.moveAfter(failure)).toBe(false);
+    expect(turn.finalError(failure)).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 30 });
+  });
+
+  it('after output only changes the account state', () => {
+    const { pool } = makePool(['a', 'b']);
+    const turn = new AccountTurn(pool, 'chat-1');
+    const alias = turn.alias;
+    turn.noteFailure(usageLimit(60));
+    expect(turn.alias).toBe(alias);
+    expect(pool.stateOf(alias).kind).toBe('cooling');
+  });
+
+  it('gives the account back at the end', () => {
+    const { pool, last } = makePool(['a']);
+    const turn = new AccountTurn(pool, undefined);
+    expect(last('inFlight', 'a')?.[3]).toBe(1);
+    turn.end();
+    turn.end();
+    expect(last('inFlight', 'a')?.[3]).toBe(0);
+  });
+});
+
+describe(startBackgroundRefresh.name, () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it('refreshes every live account each jittered interval, one refresh per account at a time', async () => {
+    const { pool, logger } = makePool(['a', 'b', 'c']);
+    pool.applyFailure('c', new GatewayError('auth'));
+    const started: string[] = [];
+    const finish: Array<() => void> = [];
+    const refresh = jest.fn((handle: string) => {
+      started.push(handle);
+      return new Promise<void>((resolve) => finish.push(resolve));
+    });
+    const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 1000, aheadMs: 300_000, random: () => 0.5 }, logger);
+    await jest.advanceTimersByTimeAsync(999);
+    expect(started).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(started).toEqual(['handle-a', 'handle-b']);
+    expect(refresh).toHaveBeenCalledWith('handle-a', 300_000, logger);
+    // Still running: the next tick starts no second refresh of the same account.
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(started).toHaveLength(2);
+    finish.forEach((done) => done());
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(started).toHaveLength(4);
+    stop();
+    finish.forEach((done) => done());
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(started).toHaveLength(4);
+  });
+
+  it('marks a login dead when its refresh fails for good, and keeps going after other failures', async () => {
+    const { pool, logger } = makePool(['a', 'b']);
+    const refresh = jest.fn(async (handle: string) => {
+      if (handle === 'handle-a') throw new GatewayError('auth');
+      throw new Error('network');
+    });
+    const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 1000, aheadMs: 1, random: () => 0.5 }, logger);
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(pool.stateOf('a').kind).toBe('login_dead');
+    expect(pool.stateOf('b').kind).toBe('ready');
+    expect(logger.lines.some((line) => line.event === 'account_refresh_failed' && line.account === 'b')).toBe(true);
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(refresh.mock.calls.map(([handle]) => handle)).toEqual(['handle-a', 'handle-b', 'handle-b']);
+    stop();
+  });
+
+  it('does nothing when the interval is 0', async () => {
+    const { pool, logger } = makePool(['a']);
+    const refresh = jest.fn(async () => undefined);
+    startBackgroundRefresh(pool, refresh, { intervalMs: 0, aheadMs: 1 }, logger)();
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(refresh).not.toHaveBeenCalled();
+  });
+});
+
+function thrown(action: () => unknown): GatewayError {
+  try {
+    action();
+  } catch (error) {
+    return error as GatewayError;
+  }
+  throw new Error('expected a throw');
+}

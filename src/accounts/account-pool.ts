@@ -1,0 +1,328 @@
+import { LRUCache } from 'lru-cache';
+import type { EventLogger } from '../core/event-logger';
+import { GatewayError } from '../core/gateway.error';
+import type { ProviderId } from '../core/provider-id';
+import type { AccountClock, AccountState, AccountStateKind, CooldownReason, QuotaWindow, SelectionKind } from './account-state';
+import { loginFingerprint } from './login-fingerprint';
+
+/** A pin is forgotten after a day without a turn of its chat (issue 15). */
+export const PIN_IDLE_TTL_MS = 24 * 60 * 60 * 1000;
+/** Retry-After when every usable login is at its in-flight cap: a slot frees within seconds. */
+const ALL_BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** One login as the family gives it: the alias, its login file (watched while dead) and the family's handle. */
+export interface PoolAccountSpec<T> {
+  readonly alias: string;
+  readonly loginFile?: string;
+  readonly handle: T;
+}
+
+export interface AccountPoolOptions {
+  /** 0 = no cap. */
+  readonly maxInFlight: number;
+  readonly cooldownDefaultMs: number;
+  readonly pinnedChatsMax: number;
+}
+
+/** The account series of GatewayMetrics; labels are family and alias only. */
+export interface AccountMetrics {
+  /** Starts every series of the account (counters at 0), so dashboards see it from boot. */
+  accountRegistered(provider: ProviderId, account: string): void;
+  accountState(provider: ProviderId, account: string, state: AccountStateKind, coolingUntilMs: number | undefined): void;
+  accountInFlight(provider: ProviderId, account: string, count: number): void;
+  accountPinnedChats(provider: ProviderId, account: string, count: number): void;
+  accountSelected(provider: ProviderId, account: string, kind: SelectionKind): void;
+  accountCooldown(provider: ProviderId, account: string, reason: CooldownReason): void;
+  accountMovedAway(provider: ProviderId, account: string): void;
+  accountQuota(provider: ProviderId, account: string, window: QuotaWindow): void;
+}
+
+export interface AccountPoolDeps {
+  readonly clock: AccountClock;
+  /** Process-level logger for the state-change lines (aliases only, never login contents). */
+  readonly logger: EventLogger;
+  readonly metrics?: AccountMetrics;
+}
+
+/** A turn's hold on one account; `release()` is idempotent. */
+export interface AccountLease<T> {
+  readonly alias: string;
+  readonly handle: T;
+  release(): void;
+}
+
+interface Account<T> {
+  readonly alias: string;
+  readonly loginFile?: string;
+  readonly handle: T;
+  state: AccountState;
+  inFlight: number;
+  lastSelectedAt: number;
+  readonly quota: Map<string, QuotaWindow>;
+}
+
+/**
+ * The logins of one family (docs/accounts.md): which one serves a turn, and the state of each.
+ * Family-independent: the adapter supplies a handle per login (its auth object) and reports
+ * failures and quota windows; the pool decides.
+ *
+ * - States heal by themselves: a cooldown is over when the clock passes its end; a dead login is
+ *   usable again once its file changed on disk. Both are checked on every selection and by the
+ *   periodic `sweep()`, so neither a restart nor a request is needed for the state to change.
+ * - Chats stick to their account (soft pins in a bounded LRU that forgets a chat after a day of
+ *   silence); a pinned account that is not usable gives way to the best other one.
+ * - New chats go to the usable account with the most headroom: the unused share of its tightest
+ *   quota window divided by its turns in flight plus one; ties go to the least recently chosen.
+ */
+export class AccountPool<T> {
+  private readonly accounts: Account<T>[];
+  private readonly pins: LRUCache<string, string>;
+  private readonly pinCounts = new Map<string, number>();
+
+  constructor(
+    readonly family: ProviderId,
+    specs: readonly PoolAccountSpec<T>[],
+    private readonly options: AccountPoolOptions,
+    private readonly deps: AccountPoolDeps,
+  ) {
+    if (specs.length === 0) throw new Error(`${family}: an account pool needs at least one login`);
+    this.accounts = specs.map((spec) => ({ ...spec, state: { kind: 'ready' }, inFlight: 0, lastSelectedAt: 0, quota: new Map() }));
+    this.pins = new LRUCache<string, string>({
+      max: options.pinnedChatsMax,
+      ttl: PIN_IDLE_TTL_MS,
+      updateAgeOnGet: true,
+      // Read the injected clock on every check (the default caches "now" for a millisecond).
+      ttlResolution: 0,
+      perf: { now: () => deps.clock.now() },
+      dispose: (alias) => this.countPin(alias, -1),
+    });
+    for (const account of this.accounts) {
+      this.deps.metrics?.accountRegistered(family, account.alias);
+      this.publishState(account);
+      this.deps.metrics?.accountInFlight(family, account.alias, 0);
+      this.deps.metrics?.accountPinnedChats(family, account.alias, 0);
+    }
+  }
+
+  get aliases(): readonly string[] {
+    return this.accounts.map((account) => account.alias);
+  }
+
+  /** The current state of one account (after healing what is due). */
+  stateOf(alias: string): AccountState {
+    const account = this.account(alias);
+    this.heal(account);
+    return account.state;
+  }
+
+  /**
+   * The account for a turn of `chatKey` (a new chat, or none for one-off work such as structured
+   * inference): its pinned account while usable, else the one with the most headroom. Throws
+   * `rate_limited` (Retry-After = the earliest reset) when every login is cooling or busy, and
+   * `auth` naming the family when every login is dead.
+   */
+  acquire(chatKey: string | undefined, exclude?: string): AccountLease<T> {
+    this.accounts.forEach((account) => this.heal(account));
+    const pinned = chatKey !== undefined ? this.pins.get(chatKey) : undefined;
+    const pinnedAccount = pinned !== undefined && pinned !== exclude ? this.accounts.find((account) => account.alias === pinned) : undefined;
+    if (pinnedAccount && this.usable(pinnedAccount)) return this.lease(pinnedAccount, chatKey, 'pinned');
+    const best = this.best(exclude) ?? this.soleLogin(exclude);
+    if (!best) throw this.unavailable();
+    return this.lease(best, chatKey, exclude !== undefined ? 'moved' : 'new');
+  }
+
+  /**
+   * A turn on `lease` failed before any output. Applies what the failure says about the account
+   * (cooldown, dead login) and returns a lease on another usable account for one more try, or
+   * `undefined` when the failure is not about the account or no other account can take the turn.
+   */
+  moveAfter(lease: AccountLease<T>, error: unknown, chatKey: string | undefined): AccountLease<T> | undefined {
+    if (!this.applyFailure(lease.alias, error)) return undefined;
+    lease.release();
+    let next: AccountLease<T>;
+    try {
+      next = this.acquire(chatKey, lease.alias);
+    } catch {
+      return undefined;
+    }
+    this.deps.metrics?.accountMovedAway(this.family, lease.alias);
+    this.deps.logger.info({ event: 'account_turn_moved', provider: this.family, from_account: lease.alias, to_account: next.alias }, 'account_turn_moved');
+    return next;
+  }
+
+  /**
+   * Records what a failure says about an account (usage limit or 429: cooldown until the reset the
+   * upstream reported, else the default; authentication: dead until the login file changes).
+   * Returns whether the failure was about the account.
+   */
+  applyFailure(alias: string, error: unknown): boolean {
+    if (!(error instanceof GatewayError)) return false;
+    const account = this.account(alias);
+    if (error.code === 'usage_limit' || error.code === 'rate_limited') {
+      const resetMs = error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : this.options.cooldownDefaultMs;
+      const until = this.deps.clock.now() + Math.max(resetMs, 1000);
+      // A later reset reported meanwhile (another window) wins; never shorten a cooldown.
+      if (account.state.kind === 'cooling' && account.state.until >= until) return true;
+      this.deps.metrics?.accountCooldown(this.family, alias, error.code);
+      this.transition(account, { kind: 'cooling', until, reason: error.code });
+      return true;
+    }
+    if (error.code === 'auth') {
+      if (account.state.kind !== 'login_dead') {
+        this.transition(account, { kind: 'login_dead', fingerprint: account.loginFile ? loginFingerprint(account.loginFile) : undefined });
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** The upstream's latest usage windows for an account (merged by window name). */
+  reportQuota(alias: string, windows: readonly QuotaWindow[]): void {
+    const account = this.account(alias);
+    for (const window of windows) {
+      account.quota.set(window.name, window);
+      this.deps.metrics?.accountQuota(this.family, alias, window);
+    }
+  }
+
+  /** The error a new turn would get now, or `undefined` while some account is usable. */
+  unavailableError(): GatewayError | undefined {
+    this.accounts.forEach((account) => this.heal(account));
+    return this.best(undefined) ?? this.soleLogin(undefined) ? undefined : this.unavailable();
+  }
+
+  /** Heals what is due, forgets silent chats and refreshes the gauges; run on a timer. */
+  sweep(): void {
+    this.accounts.forEach((account) => this.heal(account));
+    this.pins.purgeStale();
+  }
+
+  /** Accounts whose login may be refreshed in the background (every one whose login is not dead). */
+  liveAccounts(): ReadonlyArray<{ readonly alias: string; readonly handle: T }> {
+    return this.accounts.filter((account) => (this.heal(account), account.state.kind !== 'login_dead'));
+  }
+
+  private account(alias: string): Account<T> {
+    const account = this.accounts.find((candidate) => candidate.alias === alias);
+    if (!account) throw new Error(`${this.family}: unknown account alias`);
+    return account;
+  }
+
+  private usable(account: Account<T>): boolean {
+    const { maxInFlight } = this.options;
+    return account.state.kind === 'ready' && (maxInFlight === 0 || account.inFlight < maxInFlight);
+  }
+
+  private best(exclude: string | undefined): Account<T> | undefined {
+    let best: Account<T> | undefined;
+    let bestScore = -Infinity;
+    for (const account of this.accounts) {
+      if (account.alias === exclude || !this.usable(account)) continue;
+      const score = this.headroom(account);
+      if (score > bestScore || (score === bestScore && best && account.lastSelectedAt < best.lastSelectedAt)) {
+        best = account;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * A family with one login keeps working as it did before pooling: with no other login to turn
+   * to, the upstream is asked even while the login is cooling or dead (it answers the same 429 or
+   * 401, and notices at once when the plan or the login changed). Its state is still tracked and
+   * shown. Only an explicit in-flight cap holds it back.
+   */
+  private soleLogin(exclude: string | undefined): Account<T> | undefined {
+    const [only, ...others] = this.accounts;
+    const { maxInFlight } = this.options;
+    if (others.length > 0 || only.alias === exclude || (maxInFlight !== 0 && only.inFlight >= maxInFlight)) return undefined;
+    return only;
+  }
+
+  /** Unused share of the tightest window still running, per turn the account would then carry. */
+  private headroom(account: Account<T>): number {
+    const now = this.deps.clock.now();
+    let used = 0;
+    for (const window of account.quota.values()) {
+      const running = window.resetAt === undefined || window.resetAt > now;
+      if (running) used = Math.max(used, window.usedRatio);
+    }
+    return Math.max(0, 1 - used) / (account.inFlight + 1);
+  }
+
+  private lease(account: Account<T>, chatKey: string | undefined, kind: SelectionKind): AccountLease<T> {
+    account.inFlight++;
+    account.lastSelectedAt = this.deps.clock.now();
+    if (chatKey !== undefined && this.pins.get(chatKey) !== account.alias) {
+      this.pins.set(chatKey, account.alias);
+      this.countPin(account.alias, +1);
+    }
+    this.deps.metrics?.accountSelected(this.family, account.alias, kind);
+    this.deps.metrics?.accountInFlight(this.family, account.alias, account.inFlight);
+    let released = false;
+    return {
+      alias: account.alias,
+      handle: account.handle,
+      release: () => {
+        if (released) return;
+        released = true;
+        account.inFlight--;
+        this.deps.metrics?.accountInFlight(this.family, account.alias, account.inFlight);
+      },
+    };
+  }
+
+  private countPin(alias: string, delta: number): void {
+    const count = Math.max(0, (this.pinCounts.get(alias) ?? 0) + delta);
+    this.pinCounts.set(alias, count);
+    this.deps.metrics?.accountPinnedChats(this.family, alias, count);
+  }
+
+  /** Ends a cooldown whose time has come, and a dead login whose file changed. */
+  private heal(account: Account<T>): void {
+    const state = account.state;
+    if (state.kind === 'cooling' && this.deps.clock.now() >= state.until) this.transition(account, { kind: 'ready' });
+    else if (state.kind === 'login_dead' && account.loginFile && loginFingerprint(account.loginFile) !== state.fingerprint) {
+      this.transition(account, { kind: 'ready' });
+    }
+  }
+
+  /** No usable account: 429 with the earliest reset while any account is cooling or busy, else 401. */
+  private unavailable(): GatewayError {
+    const cooling = this.accounts.flatMap((account) => (account.state.kind === 'cooling' ? [account.state.until] : []));
+    const busy = this.accounts.some((account) => account.state.kind === 'ready');
+    if (busy || cooling.length > 0) {
+      const seconds = busy ? ALL_BUSY_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((Math.min(...cooling) - this.deps.clock.now()) / 1000));
+      return new GatewayError('rate_limited', {
+        retryAfterSeconds: seconds,
+        publicMessage: busy
+          ? `every ${this.family} login is busy; retry later`
+          : `every ${this.family} login has reached its usage limit; retry after the reset`,
+        detail: busy ? `${this.family} accounts all at their in-flight cap` : `${this.family} accounts all cooling`,
+      });
+    }
+    return new GatewayError('auth', {
+      publicMessage: `every ${this.family} login failed to authenticate; log in again with the provider CLI`,
+      detail: `${this.family} accounts all logged out`,
+    });
+  }
+
+  private transition(account: Account<T>, next: AccountState): void {
+    const previous = account.state.kind;
+    account.state = next;
+    this.publishState(account);
+    const fields: Record<string, unknown> = { event: 'account_state', provider: this.family, account: account.alias, from: previous, state: next.kind };
+    if (next.kind === 'cooling') {
+      fields.reason = next.reason;
+      fields.until = new Date(next.until).toISOString();
+    }
+    if (next.kind === 'ready') this.deps.logger.info(fields, 'account_state');
+    else this.deps.logger.warn(fields, 'account_state');
+  }
+
+  private publishState(account: Account<T>): void {
+    const state = account.state;
+    this.deps.metrics?.accountState(this.family, account.alias, state.kind, state.kind === 'cooling' ? state.until : undefined);
+  }
+}

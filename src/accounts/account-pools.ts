@@ -1,0 +1,61 @@
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import type { EventLogger } from '../core/event-logger';
+import type { ProviderId } from '../core/provider-id';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { AccountPool, PoolAccountSpec } from './account-pool';
+import { AccountClock, SYSTEM_CLOCK } from './account-state';
+import { RefreshLogin, startBackgroundRefresh } from './background-refresh';
+
+/** Injection token of the pools' clock (a plain `{ now() }`; e2e specs move it forward). */
+export const ACCOUNT_CLOCK = Symbol('ACCOUNT_CLOCK');
+
+/** How often every pool heals due states and forgets silent chats without waiting for a request. */
+const SWEEP_INTERVAL_MS = 1000;
+
+const SILENT: EventLogger = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
+
+/**
+ * Builds the account pool of each family with the shared settings, clock, metrics and logger,
+ * and runs their timers (sweep, background refresh) until shutdown. Adapters constructed outside
+ * Nest (unit specs) make their own with `new AccountPools(config)`: no metrics, no log lines.
+ */
+@Injectable()
+export class AccountPools implements OnModuleDestroy {
+  private readonly stops: Array<() => void> = [];
+  private readonly logger: EventLogger;
+  private readonly clock: AccountClock;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() private readonly metrics?: GatewayMetrics,
+    @Optional() logger?: PinoLogger,
+    @Optional() @Inject(ACCOUNT_CLOCK) clock?: AccountClock,
+  ) {
+    this.logger = logger ?? SILENT;
+    this.clock = clock ?? SYSTEM_CLOCK;
+  }
+
+  create<T>(family: ProviderId, specs: readonly PoolAccountSpec<T>[], refresh?: RefreshLogin<T>): AccountPool<T> {
+    const { accounts } = this.config;
+    const pool = new AccountPool(
+      family,
+      specs,
+      { maxInFlight: accounts.maxInFlight, cooldownDefaultMs: accounts.cooldownDefaultMs, pinnedChatsMax: accounts.pinnedChatsMax },
+      { clock: this.clock, logger: this.logger, metrics: this.metrics },
+    );
+    const sweep = setInterval(() => pool.sweep(), SWEEP_INTERVAL_MS);
+    sweep.unref();
+    this.stops.push(() => clearInterval(sweep));
+    if (refresh) {
+      this.stops.push(startBackgroundRefresh(pool, refresh, { intervalMs: accounts.refreshIntervalMs, aheadMs: accounts.refreshAheadMs }, this.logger));
+    }
+    return pool;
+  }
+
+  onModuleDestroy(): void {
+    this.stops.splice(0).forEach((stop) => stop());
+  }
+}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { MetricsModule } from '../metrics/metrics.module';
+import { ACCOUNT_CLOCK, AccountPools } from './account-pools';
+import { SYSTEM_CLOCK } from './account-state';
+
+/** The account pools of the families (docs/accounts.md); imported by the providers module. */
+@Module({
+  imports: [MetricsModule],
+  // A fresh clock object per application, so a spec moving one gateway's clock moves no other.
+  providers: [AccountPools, { provide: ACCOUNT_CLOCK, useFactory: () => ({ now: () => SYSTEM_CLOCK.now() }) }],
+  exports: [AccountPools],
+})
+export class AccountsModule {}

@@ -1,0 +1,59 @@
+import type { EventLogger } from '../core/event-logger';
+import type { AccountPool } from './account-pool';
+
+/** Renews one login's access token when it expires within `aheadMs` (the family's auth code). */
+export type RefreshLogin<T> = (handle: T, aheadMs: number, logger: EventLogger) => Promise<void>;
+
+export interface BackgroundRefreshOptions {
+  /** 0 = off. */
+  readonly intervalMs: number;
+  readonly aheadMs: number;
+  /** 0..1; default Math.random. */
+  readonly random?: () => number;
+}
+
+/** ±20 %, so replicas and accounts sharing a start time do not all hit the token endpoint together. */
+const JITTER = 0.2;
+
+/**
+ * Keeps idle logins logged in (issue 15): every interval (jittered) each live account's token is
+ * renewed when it is about to expire, even when no request uses it. One refresh per account at a
+ * time; the family's auth code keeps its own single flight and atomic write-back, so a request
+ * refreshing at the same moment joins the same refresh. A refresh that fails for good marks the
+ * login dead (until its file changes); any other failure is logged and tried at the next tick.
+ * Returns the stop function.
+ */
+export function startBackgroundRefresh<T>(pool: AccountPool<T>, refresh: RefreshLogin<T>, options: BackgroundRefreshOptions, logger: EventLogger): () => void {
+  if (options.intervalMs <= 0) return () => undefined;
+  const random = options.random ?? Math.random;
+  const running = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  const refreshOne = async (alias: string, handle: T) => {
+    running.add(alias);
+    try {
+      await refresh(handle, options.aheadMs, logger);
+    } catch (error) {
+      if (!pool.applyFailure(alias, error)) {
+        logger.warn({ event: 'account_refresh_failed', provider: pool.family, account: alias }, 'account_refresh_failed');
+      }
+    } finally {
+      running.delete(alias);
+    }
+  };
+  const tick = () => {
+    for (const { alias, handle } of pool.liveAccounts()) if (!running.has(alias)) void refreshOne(alias, handle);
+    schedule();
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(tick, options.intervalMs * (1 - JITTER + 2 * JITTER * random()));
+    timer.unref();
+  };
+  schedule();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
