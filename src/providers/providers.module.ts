@@ -1,4 +1,5 @@
 import { Module, Type } from '@nestjs/common';
+import { AccountsModule } from '../accounts/accounts.module';
 import { ModuleRef } from '@nestjs/core';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
@@ -25,7 +26,7 @@ const ADAPTER_CLASSES: Record<ProviderId, Type<ProviderAdapter>> = {
  * or parses fences (contract chat rule 9). The registry closes them on shutdown.
  */
 @Module({
-  imports: [ModelsModule, MetricsModule],
+  imports: [ModelsModule, MetricsModule, AccountsModule],
   providers: [
     {
       provide: PROVIDER_ADAPTERS,

@@ -1,4 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import type { AccountPool } from '../../accounts/account-pool';
+import { AccountPools } from '../../accounts/account-pools';
+import { AccountTurn } from '../../accounts/account-turn';
 import { performance } from 'node:perf_hooks';
 import { GatewayError } from '../../core/gateway.error';
 import type { AppConfig } from '../../config/app-config';
@@ -6,12 +9,12 @@ import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { CallContext, ChatRequest, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../provider-adapter';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
-import { ProviderAAuth, ProviderACredentials } from './provider-a.auth';
+import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
+import type { ProviderACredentials } from './provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
 import { ProviderATransportKind, upstreamHeaders } from './provider-a.headers';
 import { installationIdFor, newTurnId, sessionIdForChat, structuredPromptCacheKey } from './provider-a.identifiers';
-import { RateLimitTelemetry } from './provider-a.rate-limits';
 import { buildChatBody, turnMetadata } from './provider-a.request';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { UpstreamProxy } from '../shared/upstream-proxy';
@@ -42,10 +45,12 @@ const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens
 @Injectable()
 export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_a' as const;
-  private readonly auth: ProviderAAuth;
+  /** The Codex logins (docs/accounts.md); one, `default`, unless PROVIDER_A_ACCOUNTS lists several. */
+  private readonly accounts: AccountPool<ProviderALogin>;
+  /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
+  private readonly ownPools?: AccountPools;
   /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY for the backend, the token endpoint and the WebSocket. */
   private readonly proxy: UpstreamProxy;
-  private readonly rateLimits = new RateLimitTelemetry();
   private readonly profile: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
   private readonly open: OpenConnection;
@@ -55,9 +60,11 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() metrics?: GatewayMetrics,
+    @Optional() pools?: AccountPools,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
-    this.auth = new ProviderAAuth(config.providerA.authFile, config.providerA.tokenUrl, this.proxy);
+    if (!pools) this.ownPools = pools = new AccountPools(config);
+    this.accounts = createProviderAPool(config, pools, this.proxy);
     // Read at construction so a missing or invalid profile fails startup (ConfigError).
     this.profile = loadFaithfulProfile(config.providerA.faithfulProfilePath);
     this.transport = transportForUrl(config.providerA.url);
@@ -77,6 +84,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
 
   onModuleDestroy(): void {
     this.sessions?.closeAll();
+    this.ownPools?.onModuleDestroy();
     void this.proxy.close();
   }
 
@@ -113,7 +121,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       }
       return built;
     };
-    const turn = await startTurn(this.turnOptions(plan, lease?.open), context);
+    const turn = await startTurn(this.turnOptions(plan, request.conversationId, lease?.open), context);
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
     // The renaming generator may never start (the client left first): closing it must still close the turn.
     return closingEvents(withClientToolNames(turn.events, () => toolNames), async () => {
@@ -131,7 +139,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     const promptCacheKey = structuredPromptCacheKey(request.conversationId);
     const body = buildExtractionBody(request, promptCacheKey);
     const turn = await startTurn(
-      this.turnOptions((credentials) => ({ headers: upstreamHeaders(this.transport, credentials, promptCacheKey), body })),
+      // One-off work: the login with the most headroom, no pin.
+      this.turnOptions((credentials) => ({ headers: upstreamHeaders(this.transport, credentials, promptCacheKey), body }), undefined),
       context,
     );
     let text = '';
@@ -151,13 +160,13 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     return { text, upstreamResponseId: response.id ?? '', upstreamModel: response.model ?? null, usage: usage ?? NO_USAGE };
   }
 
-  private turnOptions(plan: TurnOptions['plan'], open: OpenConnection = this.open): TurnOptions {
+  /** Throws `rate_limited` / `auth` at once when no login can take the turn (docs/accounts.md). */
+  private turnOptions(plan: TurnOptions['plan'], chat: string | undefined, open: OpenConnection = this.open): TurnOptions {
     return {
       url: this.config.providerA.url,
       open,
       plan,
-      auth: this.auth,
-      rateLimits: this.rateLimits,
+      account: new AccountTurn(this.accounts, chat),
       turnTimeoutMs: this.config.providerA.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
       proxy: this.proxy,

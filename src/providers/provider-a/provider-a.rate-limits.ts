@@ -52,16 +52,20 @@ export function exhaustedWindowResetSeconds(limits: RateLimitSnapshot | undefine
 }
 
 /**
- * The latest snapshot per account, kept in memory and logged at debug level. It never changes
- * behaviour except as the fallback Retry-After of a usage-limit error (§4.3).
+ * The latest snapshot per account, kept in memory and logged at debug level. Besides the fallback
+ * Retry-After of a usage-limit error (§4.3), each snapshot goes to `onSnapshot`: the account pool
+ * steers new chats by it and shows it in the account metrics.
  */
 export class RateLimitTelemetry {
   private readonly byAccount = new Map<string, RateLimitSnapshot>();
+
+  constructor(private readonly onSnapshot?: (limits: RateLimitSnapshot) => void) {}
 
   record(accountId: string, limits: RateLimitSnapshot | undefined, logger: EventLogger): void {
     if (!limits) return;
     const merged = { ...this.byAccount.get(accountId), ...stripUndefined(limits) };
     this.byAccount.set(accountId, merged);
+    this.onSnapshot?.(merged);
     logger.debug(
       {
         event: 'provider_a_rate_limits',

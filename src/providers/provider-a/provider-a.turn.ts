@@ -5,7 +5,9 @@ import { closingEvents } from '../shared/closing-events';
 import { withIdleTimeout, withinIdleTimeout } from '../shared/idle-timeout';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { runWithRetries } from '../shared/retry-policy';
-import type { ProviderAAuth, ProviderACredentials } from './provider-a.auth';
+import type { AccountTurn } from '../../accounts/account-turn';
+import type { ProviderACredentials } from './provider-a.auth';
+import type { ProviderALogin } from './provider-a.accounts';
 import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
 import { RateLimitTelemetry, rateLimitsFromHeaders } from './provider-a.rate-limits';
 import { createStreamState, StreamState, translateEvent } from './provider-a.stream';
@@ -26,8 +28,8 @@ export interface TurnOptions {
   readonly open: OpenConnection;
   /** Called once per attempt (a fresh turn id each time) with the login to use. */
   readonly plan: (credentials: ProviderACredentials, attemptNumber: number) => AttemptPlan;
-  readonly auth: ProviderAAuth;
-  readonly rateLimits: RateLimitTelemetry;
+  /** The login the turn runs on; it moves once to another login on a usage limit before output. */
+  readonly account: AccountTurn<ProviderALogin>;
   /** PROVIDER_A_TIMEOUT; 0 = no bound of its own (the context deadline still applies). */
   readonly turnTimeoutMs: number;
   /** GATEWAY_STREAM_IDLE_TIMEOUT; 0 = off. */
@@ -47,6 +49,8 @@ interface LiveAttempt {
   readonly iterator: AsyncIterator<UpstreamFrame>;
   readonly state: StreamState;
   readonly accountId: string;
+  /** The telemetry of the login this attempt runs on. */
+  readonly rateLimits: RateLimitTelemetry;
   /** Events translated while looking for the first output, not yet yielded. */
   readonly pending: ChatEvent[];
   readonly finished: boolean;
@@ -97,7 +101,8 @@ export async function startTurn(options: TurnOptions, context: CallContext): Pro
     await Promise.race([accepted, live]);
   } catch (error) {
     clock.dispose();
-    const failure = asTurnError(error, context);
+    options.account.end();
+    const failure = options.account.finalError(asTurnError(error, context));
     context.logger.warn({ event: 'provider_a_turn_failed', error_code: failure.code, upstream_status: failure.upstreamStatus }, 'provider_a_turn_failed');
     throw failure;
   }
@@ -108,51 +113,67 @@ export async function startTurn(options: TurnOptions, context: CallContext): Pro
       clock.close();
       const attempt = await live.catch(() => undefined);
       await attempt?.iterator.return?.(undefined);
+      options.account.end();
     }),
     response: () => ({ id: current?.responseId, model: current?.model }),
   };
 }
 
-function runAttempts(
+/**
+ * The attempts of a turn on its login (the shared retry rule, one forced refresh on a 401); a
+ * failure before any output that is about the login (usage limit, 429, login dead) moves the turn
+ * once to another login, where the attempts start over.
+ */
+async function runAttempts(
   options: TurnOptions,
   context: CallContext,
   clock: TurnClock,
   markAccepted: () => void,
   onState: (state: StreamState) => void,
 ): Promise<LiveAttempt> {
-  let authRetried = false;
-  // A login token (maybe a refresh) is waited for like any upstream event: turn deadline and idle bound.
-  const token = (fetch: (signal: AbortSignal) => Promise<ProviderACredentials>) => withinIdleTimeout(options.idleTimeoutMs, clock.signal, 'login token', fetch);
   const once = async (credentials: ProviderACredentials, attemptNumber: number) => {
     const state = createStreamState();
     onState(state);
     return firstOutput(options, context, clock, credentials, attemptNumber, state, markAccepted);
   };
-  return runWithRetries(
-    async (attemptNumber) => {
-      const credentials = await token((signal) => options.auth.credentials(context.logger, signal));
-      try {
-        return await once(credentials, attemptNumber);
-      } catch (error) {
-        if (!isUpstreamAuthRejection(error) || authRetried || clock.signal.aborted) throw error;
-        // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
-        authRetried = true;
-        context.logger.info({ event: 'provider_a_auth_retry', upstream_status: error.upstreamStatus }, 'provider_a_auth_retry');
-        return once(await token((signal) => options.auth.afterRejection(credentials, context.logger, signal)), attemptNumber);
-      }
-    },
-    {
-      signal: clock.signal,
-      deadlineAt: clock.deadlineAt,
-      onRetry: (error, retryNumber, delayMs) => {
-        context.retried?.(error.code);
-        context.logger.warn(
-          { event: 'provider_a_attempt_retry', retry: retryNumber, error_code: error.code, upstream_status: error.upstreamStatus, delay_ms: Math.round(delayMs) },
-          'provider_a_attempt_retry',
-        );
+  const onCurrentLogin = () => {
+    const { auth } = options.account.handle;
+    let authRetried = false;
+    // A login token (maybe a refresh) is waited for like any upstream event: turn deadline and idle bound.
+    const token = (fetch: (signal: AbortSignal) => Promise<ProviderACredentials>) => withinIdleTimeout(options.idleTimeoutMs, clock.signal, 'login token', fetch);
+    return runWithRetries(
+      async (attemptNumber) => {
+        const credentials = await token((signal) => auth.credentials(context.logger, signal));
+        try {
+          return await once(credentials, attemptNumber);
+        } catch (error) {
+          if (!isUpstreamAuthRejection(error) || authRetried || clock.signal.aborted) throw error;
+          // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
+          authRetried = true;
+          context.logger.info({ event: 'provider_a_auth_retry', upstream_status: error.upstreamStatus }, 'provider_a_auth_retry');
+          return once(await token((signal) => auth.afterRejection(credentials, context.logger, signal)), attemptNumber);
+        }
       },
-    },
-  );
+      {
+        signal: clock.signal,
+        deadlineAt: clock.deadlineAt,
+        onRetry: (error, retryNumber, delayMs) => {
+          context.retried?.(error.code);
+          context.logger.warn(
+            { event: 'provider_a_attempt_retry', retry: retryNumber, error_code: error.code, upstream_status: error.upstreamStatus, delay_ms: Math.round(delayMs) },
+            'provider_a_attempt_retry',
+          );
+        },
+      },
+    );
+  };
+  for (;;) {
+    try {
+      return await onCurrentLogin();
+    } catch (error) {
+      if (clock.signal.aborted || !options.account.moveAfter(error)) throw error;
+    }
+  }
 }
 
 /** Opens one connection and reads until the first output or terminal event. */
@@ -166,25 +187,26 @@ async function firstOutput(
   markAccepted: () => void,
 ): Promise<LiveAttempt> {
   const plan = options.plan(credentials, attemptNumber);
+  const { rateLimits } = options.account.handle;
   const connect = async (signal: AbortSignal) => {
     try {
       const connection = await options.open({ url: options.url, headers: plan.headers, body: plan.body, signal, proxy: options.proxy });
-      options.rateLimits.record(credentials.accountId, rateLimitsFromHeaders(connection.responseHeaders), context.logger);
+      rateLimits.record(credentials.accountId, rateLimitsFromHeaders(connection.responseHeaders), context.logger);
       return connection;
     } catch (error) {
       if (!(error instanceof UpstreamRejection)) throw error;
-      options.rateLimits.record(credentials.accountId, rateLimitsFromHeaders(error.headers), context.logger);
+      rateLimits.record(credentials.accountId, rateLimitsFromHeaders(error.headers), context.logger);
       throw classifyUpstreamFailure({
         status: error.status,
         headers: error.headers,
         payload: error.payload,
-        rateLimits: options.rateLimits.latest(credentials.accountId),
+        rateLimits: rateLimits.latest(credentials.accountId),
       });
     }
   };
   // The idle timer also covers the handshake and the wait for the first event.
   const iterator = withIdleTimeout(attemptFrames(connect, clock.signal), options.idleTimeoutMs)[Symbol.asyncIterator]();
-  const live = { iterator, state, accountId: credentials.accountId };
+  const live = { iterator, state, accountId: credentials.accountId, rateLimits };
   const pending: ChatEvent[] = [];
   try {
     for (;;) {
@@ -213,8 +235,8 @@ async function nextStep(live: Omit<LiveAttempt, 'pending' | 'finished'>, options
   if (next.done) return failed(connectionFailure('stream closed before completion'));
   const frame = next.value;
   if (!frame.ok) return failed(connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame'));
-  const step = translateEvent(live.state, frame.value as Json, { rateLimits: options.rateLimits.latest(live.accountId) });
-  if (step.rateLimits) options.rateLimits.record(live.accountId, step.rateLimits, context.logger);
+  const step = translateEvent(live.state, frame.value as Json, { rateLimits: live.rateLimits.latest(live.accountId) });
+  if (step.rateLimits) live.rateLimits.record(live.accountId, step.rateLimits, context.logger);
   return step;
 }
 
@@ -229,7 +251,11 @@ async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions,
     if (attempt.finished) return;
     for (;;) {
       const step = await nextStep(attempt, options, context);
-      if (step.failure) logFailure(context, step.failure);
+      if (step.failure) {
+        logFailure(context, step.failure);
+        // Output has begun: the turn stays on its login, but a usage limit still cools it.
+        options.account.noteFailure(step.failure);
+      }
       yield* step.events;
       if (step.terminal) return;
     }
@@ -240,6 +266,7 @@ async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions,
   } finally {
     await attempt?.iterator.return?.(undefined);
     clock.dispose();
+    options.account.end();
   }
 }
 

@@ -1,0 +1,269 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ACCOUNT_CLOCK } from '../src/accounts/account-pools';
+import type { AccountClock } from '../src/accounts/account-state';
+import { startGateway, TestGateway } from './support/create-test-app';
+import { completed, created, rateLimitsEvent, textDelta, textReply, usageLimitEvent, writeAuthFile } from './support/provider-a-fixtures';
+import { extractionReply, STRUCTURED_PATH, structuredBody } from './support/structured-client';
+import { useFakeProviderA } from './support/provider-a-harness';
+
+type Json = Record<string, any>;
+
+/** The three Codex logins of every test, in the order PROVIDER_A_ACCOUNTS lists them. */
+const ALIASES = ['personal', 'team', 'spare'] as const;
+type Alias = (typeof ALIASES)[number];
+const accountIdOf = (alias: Alias) => `acct-${alias}`;
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+describe('several provider_a logins (account pool, docs/accounts.md)', () => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-accounts-', homeScope: 'test' });
+
+  const loginFile = (alias: Alias) => path.join(home(), alias, 'auth.json');
+  const writeLogin = (alias: Alias, options: Parameters<typeof writeAuthFile>[1] = {}) =>
+    writeAuthFile(path.join(home(), alias), { accountId: accountIdOf(alias), refreshToken: `rt-${alias}`, ...options });
+
+  /** A gateway with the three logins (each written unless the test wrote it already). */
+  async function start(settings: Record<string, string> = {}): Promise<TestGateway> {
+    for (const alias of ALIASES) if (!fs.existsSync(loginFile(alias))) writeLogin(alias);
+    gateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_URL: fake().wsUrl,
+      PROVIDER_A_TOKEN_URL: fake().tokenUrl,
+      CODEX_HOME: path.join(home(), 'codex-home'),
+      PROVIDER_A_ACCOUNTS: ALIASES.map((alias) => `${alias}=${loginFile(alias)}`).join(','),
+      GATEWAY_STREAM_IDLE_TIMEOUT: '2s',
+      ...settings,
+    });
+    startMetrics = await metrics();
+    return gateway;
+  }
+
+  /**
+   * How much a counter grew since the gateway started: the metrics registry is process-wide, so
+   * earlier gateways of this suite left their counts in it.
+   */
+  async function counterDelta(name: string, labels: Record<string, string>): Promise<number> {
+    return (series(await metrics(), name, labels) ?? 0) - (series(startMetrics, name, labels) ?? 0);
+  }
+  let startMetrics = '';
+
+  /** Moves the pools' clock of the running gateway forward (cooldowns, pins). */
+  function advanceClock(ms: number): void {
+    const clock = gateway!.app.get<AccountClock>(ACCOUNT_CLOCK, { strict: false });
+    const previous = clock.now.bind(clock);
+    clock.now = () => previous() + ms;
+  }
+
+  const post = (body: Json, headers: Record<string, string> = {}) =>
+    fetch(`${gateway!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const chat = (name: string, turns = 1): Json => {
+    const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
+    for (let turn = 1; turn < turns; turn++) messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
+    return { model: 'gpt-5.6-sol', messages };
+  };
+  /** The account every upstream request of this test used, in order (by its chatgpt-account-id). */
+  const usedAccounts = () => fake().requests().map((request) => request.headers['chatgpt-account-id']);
+
+  async function metrics(): Promise<string> {
+    return (await fetch(`${gateway!.url}/metrics`)).text();
+  }
+  /** The value of one series, matched by name and the given labels (in any order). */
+  function series(text: string, name: string, labels: Record<string, string>): number | undefined {
+    for (const line of text.split('\n')) {
+      if (!line.startsWith(`${name}{`)) continue;
+      const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
+      if (Object.entries(labels).every(([key, value]) => labelText.split(',').includes(`${key}="${value}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return undefined;
+  }
+  const stateOf = async (alias: Alias) => {
+    const text = await metrics();
+    return ['ready', 'cooling', 'login_dead'].find((state) => series(text, 'gateway_chat_api_account_state', { provider: 'provider_a', account: alias, state }) === 1);
+  };
+  const stateLines = () => gateway!.logs.records('account_state');
+
+  it('keeps the turns of one chat on one login', async () => {
+    await start();
+    for (let turn = 1; turn <= 4; turn++) {
+      fake().enqueue(textReply(`turn ${turn}`));
+      expect((await post(chat('sticky', turn))).status).toBe(200);
+    }
+    expect(new Set(usedAccounts())).toEqual(new Set([accountIdOf('personal')]));
+    expect(await counterDelta('gateway_chat_api_account_selections_total', { provider: 'provider_a', account: 'personal', kind: 'pinned' })).toBe(3);
+    expect(series(await metrics(), 'gateway_chat_api_account_pinned_chats', { provider: 'provider_a', account: 'personal' })).toBe(1);
+  });
+
+  it('spreads new chats over the logins, preferring the one with the most quota left', async () => {
+    await start();
+    // The first chat reports that personal's 5-hour window is 90 % used.
+    fake().enqueue({ frames: [created(), rateLimitsEvent(90, nowSeconds() + 3600), textDelta('one'), completed()] });
+    expect((await post(chat('first'))).status).toBe(200);
+    for (const name of ['second', 'third', 'fourth']) {
+      fake().enqueue(textReply(name));
+      expect((await post(chat(name))).status).toBe(200);
+    }
+    const [first, ...later] = usedAccounts();
+    expect(first).toBe(accountIdOf('personal'));
+    expect(new Set(later)).toEqual(new Set([accountIdOf('team'), accountIdOf('spare')]));
+    expect(later).not.toContain(accountIdOf('personal'));
+    const text = await metrics();
+    expect(series(text, 'gateway_chat_api_account_quota_used_ratio', { provider: 'provider_a', account: 'personal', window: 'primary' })).toBeCloseTo(0.9);
+    expect(series(text, 'gateway_chat_api_account_quota_reset_seconds', { provider: 'provider_a', account: 'personal', window: 'primary' })).toBeGreaterThan(nowSeconds());
+  });
+
+  it('cools a login on a usage limit, retries the turn on another, and the cooldown ends by itself', async () => {
+    await start();
+    fake().enqueue({ frames: [usageLimitEvent(600)] }, textReply('served by another login'));
+    const response = await post(chat('limited'));
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as Json).choices[0].message.content).toBe('served by another login');
+    const [first, second] = usedAccounts();
+    expect(first).toBe(accountIdOf('personal'));
+    expect(second).not.toBe(first);
+    expect(await stateOf('personal')).toBe('cooling');
+    expect(await counterDelta('gateway_chat_api_account_cooldowns_total', { provider: 'provider_a', account: 'personal', reason: 'usage_limit' })).toBe(1);
+    expect(await counterDelta('gateway_chat_api_account_turns_moved_away_total', { provider: 'provider_a', account: 'personal' })).toBe(1);
+    let text = await metrics();
+    expect(series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_a', account: 'personal' })).toBeGreaterThanOrEqual(nowSeconds() + 590);
+
+    // The chat moved for good: its next turn stays on the login that answered.
+    fake().enqueue(textReply('again'));
+    expect((await post(chat('limited', 2))).status).toBe(200);
+    expect(usedAccounts()[2]).toBe(second);
+
+    // Ten minutes later (by the pools' clock) personal is ready again without any request.
+    advanceClock(601_000);
+    await waitFor(async () => (await stateOf('personal')) === 'ready');
+    expect(stateLines().filter((line) => line.account === 'personal').map((line) => line.state)).toEqual(['cooling', 'ready']);
+    text = await metrics();
+    expect(series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_a', account: 'personal' })).toBe(0);
+  });
+
+  it('answers 429 with the earliest reset when every login is cooling, without calling the upstream', async () => {
+    await start();
+    fake().enqueue({ frames: [usageLimitEvent(600)] }, { frames: [usageLimitEvent(300)] });
+    const first = await post(chat('one'));
+    expect(first.status).toBe(429);
+    fake().enqueue({ frames: [usageLimitEvent(900)] });
+    const second = await post(chat('two'));
+    expect(second.status).toBe(429);
+    expect(usedAccounts()).toEqual([accountIdOf('personal'), accountIdOf('team'), accountIdOf('spare')]);
+    for (const response of [second, await post(chat('three'))]) {
+      expect(response.status).toBe(429);
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(295);
+      expect(Number(response.headers.get('retry-after'))).toBeLessThanOrEqual(300);
+      expect(((await response.json()) as Json).error).toMatchObject({ type: 'rate_limit_error' });
+    }
+    expect(fake().requests()).toHaveLength(3);
+  });
+
+  it('takes a dead login out until its file is rewritten, then uses it again', async () => {
+    // personal's token has expired and its refresh token is refused for good.
+    writeLogin('personal', { exp: nowSeconds() - 60 });
+    await start();
+    fake().enqueueToken({ status: 401, body: { error: 'refresh_token_reused' } });
+    fake().enqueue(textReply('from another login'));
+    expect((await post(chat('dead'))).status).toBe(200);
+    expect(usedAccounts()).toEqual([accountIdOf('team')]);
+    expect(await stateOf('personal')).toBe('login_dead');
+
+    // New chats avoid the dead login.
+    fake().enqueue(textReply('a'), textReply('b'));
+    await post(chat('avoid-1'));
+    await post(chat('avoid-2'));
+    expect(usedAccounts().slice(1)).not.toContain(accountIdOf('personal'));
+
+    // `codex login` writes a fresh file: the login comes back by itself.
+    writeLogin('personal');
+    await waitFor(async () => (await stateOf('personal')) === 'ready');
+    fake().enqueue(textReply('x'), textReply('y'), textReply('z'));
+    for (const name of ['back-1', 'back-2', 'back-3']) expect((await post(chat(name))).status).toBe(200);
+    expect(usedAccounts().slice(3)).toContain(accountIdOf('personal'));
+    expect(stateLines().filter((line) => line.account === 'personal').map((line) => line.state)).toEqual(['login_dead', 'ready']);
+  });
+
+  it('answers 401 naming the family when every login is dead', async () => {
+    for (const alias of ALIASES) writeLogin(alias, { exp: nowSeconds() - 60, refreshToken: null });
+    await start();
+    const response = await post(chat('nobody'));
+    expect(response.status).toBe(401);
+    // The turn tried one login and moved once; the third request finds all of them out.
+    expect(fake().requests()).toHaveLength(0);
+    await post(chat('nobody-2'));
+    const last = await post(chat('nobody-3'));
+    expect(last.status).toBe(401);
+    expect(((await last.json()) as Json).error.message).toContain('every provider_a login');
+  });
+
+  it('refreshes an idle login before its token expires, and writes it back', async () => {
+    const idle = writeLogin('spare', { exp: nowSeconds() + 120 });
+    await start({ ACCOUNT_REFRESH_INTERVAL: '200ms', ACCOUNT_REFRESH_AHEAD: '5m' });
+    await waitFor(
+      async () => fake().tokenRequests().length > 0 && JSON.parse(fs.readFileSync(loginFile('spare'), 'utf8')).tokens.access_token !== idle.accessToken,
+    );
+    expect(fake().tokenRequests().map((form) => form.refresh_token)).toEqual(['rt-spare']);
+    const written = JSON.parse(fs.readFileSync(loginFile('spare'), 'utf8'));
+    expect(written.tokens.refresh_token).toBe('rt-1');
+    expect(written.tokens.account_id).toBe(accountIdOf('spare'));
+    expect(fs.statSync(loginFile('spare')).mode & 0o777).toBe(0o600);
+    // No chat request was made at all.
+    expect(fake().requests()).toHaveLength(0);
+    // The other two logins are far from expiry and were left alone.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(fake().tokenRequests()).toHaveLength(1);
+  });
+
+  it('never moves a turn once output has begun; the login still cools for later turns', async () => {
+    await start();
+    fake().enqueue({ frames: [created(), textDelta('partial answer'), usageLimitEvent(600)] });
+    const response = await post({ ...chat('streamed'), stream: true });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('partial answer');
+    expect(text).toContain('usage limit reached');
+    expect(text.trim().endsWith('data: [DONE]')).toBe(true);
+    expect(usedAccounts()).toEqual([accountIdOf('personal')]);
+    expect(await stateOf('personal')).toBe('cooling');
+    expect(await counterDelta('gateway_chat_api_account_turns_moved_away_total', { provider: 'provider_a', account: 'personal' })).toBe(0);
+    expect(await counterDelta('gateway_chat_api_account_cooldowns_total', { provider: 'provider_a', account: 'personal', reason: 'usage_limit' })).toBe(1);
+  });
+
+  it('uses the pool for structured inference too', async () => {
+    await start({ STRUCTURED_INFERENCE_ENABLED: 'true' });
+    fake().enqueue({ frames: [usageLimitEvent(600)] }, extractionReply());
+    const response = await fetch(`${gateway!.url}${STRUCTURED_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(structuredBody({ idempotency_key: 'k-accounts-1' })),
+    });
+    expect(response.status).toBe(200);
+    expect(usedAccounts()).toEqual([accountIdOf('personal'), expect.stringMatching(/^acct-(team|spare)$/)]);
+    expect(await stateOf('personal')).toBe('cooling');
+  });
+
+  it('logs and labels logins only by alias', async () => {
+    const secrets = ALIASES.map((alias) => writeLogin(alias)).flatMap((file) => [file.accessToken, file.refreshToken!]);
+    await start();
+    fake().enqueue({ frames: [usageLimitEvent(60)] }, textReply('ok'));
+    expect((await post(chat('labels'))).status).toBe(200);
+    const everything = JSON.stringify(gateway!.logs.records()) + (await metrics());
+    for (const alias of ALIASES) expect(everything).not.toContain(accountIdOf(alias));
+    for (const secret of secrets) expect(everything).not.toContain(secret);
+    expect(everything).toContain('account="personal"');
+  });
+});
+
+/** Polls `check` every 50 ms for up to 5 s. */
+async function waitFor(check: () => Promise<boolean> | boolean): Promise<void> {
+  const end = Date.now() + 5000;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
