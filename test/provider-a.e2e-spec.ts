@@ -1,6 +1,8 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createGatewayApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
+import { BUILT_IN_CATALOG_PATH } from '../src/models/model-catalog';
 import { startGateway, TestGateway } from './support/create-test-app';
 import type { FakeScript } from './support/fake-provider-a';
 import { LogCapture } from './support/log-capture';
@@ -233,6 +235,21 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
     const settings = { ...providerASettings(fake(), path.join(home(), 'bad-profile')), HOME: home(), GATEWAY_PROVIDERS: 'provider_a', PRIMARY_FAITHFUL_PROFILE: path.join(home(), 'missing.json') };
     // createGatewayApp directly (not startGateway) so a failed boot leaves no temp HOME behind.
     await expect(createGatewayApp(loadConfig(settings), { logStream: new LogCapture() })).rejects.toThrow(/PRIMARY_FAITHFUL_PROFILE/);
+  });
+
+  it("serves a body without model with the catalog's default_model (GATEWAY_MODEL_CATALOG)", async () => {
+    const catalog = JSON.parse(fs.readFileSync(BUILT_IN_CATALOG_PATH, 'utf8')) as Json;
+    const catalogFile = path.join(home(), 'team-catalog.json');
+    fs.writeFileSync(catalogFile, JSON.stringify({ ...catalog, default_model: 'gpt-5.6-terra' }));
+    const gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), 'default-model')), GATEWAY_PROVIDERS: 'provider_a', GATEWAY_MODEL_CATALOG: catalogFile });
+    try {
+      fake().enqueue(textReply('from terra'));
+      const completion = (await (await post(gateway, { messages: [{ role: 'user', content: 'hi' }] })).json()) as Json;
+      expect(completion.model).toBe('gpt-5.6-terra');
+      expect(fake().requests()[0].body!.model).toBe('gpt-5.6-terra');
+    } finally {
+      await gateway.close();
+    }
   });
 
   describe('login flows', () => {

@@ -68,7 +68,7 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
   const command = (body: Record<string, unknown>, signal = new AbortController().signal): ChatCommand => {
     const conversation = conversationIdOf({ body, headers: {} });
     return {
-      request: parseChatBody(body),
+      request: parseChatBody(body, 'gpt-5.6-sol'),
       caller: 'anonymous',
       conversation,
       queueKey: queueKey(config.agentQueue.keyMode, { body, headers: {}, caller: 'anonymous', conversation }),

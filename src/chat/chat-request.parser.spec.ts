@@ -7,7 +7,7 @@ import { chatBodyErrors } from './chat-request.validator';
 
 const messageOf = (body: unknown): string | undefined => {
   try {
-    parseChatBody(body);
+    parseChatBody(body, 'gpt-6.1-sol');
     return undefined;
   } catch (error) {
     return (error as GatewayError).publicMessage;

@@ -3,9 +3,6 @@ import type { ChatMessage, ToolDefinition } from '../core/chat-message';
 import type { SamplingOptions } from '../providers/provider-adapter';
 import { chatBodyErrors } from './chat-request.validator';
 
-/** The default model: the latest `sol` tier model of provider_a (contract "What the service does"). */
-export const DEFAULT_MODEL = 'gpt-6.1-sol';
-
 /** A chat body after validation, in the terms the chat service works with. */
 export interface ParsedChatBody {
   readonly model: string;
@@ -22,15 +19,18 @@ export interface ParsedChatBody {
   readonly sampling: SamplingOptions;
 }
 
-/** Validates a chat body; failures are 400 `invalid_request` naming fields and rules, never values. */
-export function parseChatBody(body: unknown): ParsedChatBody {
+/**
+ * Validates a chat body; failures are 400 `invalid_request` naming fields and rules, never values.
+ * A body without `model` asks for `defaultModel` (the catalog's `default_model`).
+ */
+export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBody {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new GatewayError('invalid_request', { publicMessage: 'the request body must be a JSON object' });
   }
   const errors = chatBodyErrors(body as Record<string, unknown>);
   if (errors.length > 0) throw new GatewayError('invalid_request', { publicMessage: errors.join('; ') });
   const raw = body as Record<string, unknown>;
-  const model = typeof raw.model === 'string' && raw.model.trim() !== '' ? raw.model : DEFAULT_MODEL;
+  const model = typeof raw.model === 'string' && raw.model.trim() !== '' ? raw.model : defaultModel;
   const streamOptions = raw.stream_options as { include_usage?: unknown } | undefined;
   return {
     model,

@@ -8,6 +8,7 @@ import { abortOnClientDisconnect } from '../common/http/client-abort';
 import { SseWriter } from '../common/sse/sse-writer';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
+import { ModelCatalog } from '../models/model-catalog';
 import { queueKey } from '../queue/queue-key';
 import { aggregateCompletion, ChunkFactory, writeChatStream } from './chat-completion.renderer';
 import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
@@ -27,6 +28,7 @@ export class ChatController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly chat: ChatOrchestrator,
+    private readonly catalog: ModelCatalog,
     private readonly logger: PinoLogger,
   ) {}
 
@@ -50,7 +52,7 @@ export class ChatController {
 
   /** The request as the orchestrator takes it; throws `invalid_request` for an invalid body. */
   private commandOf(request: Request, signal: AbortSignal): ChatCommand {
-    const parsed = parseChatBody(request.body);
+    const parsed = parseChatBody(request.body, this.catalog.defaultModel);
     const body = request.body as Record<string, unknown>;
     const caller = callerOf(request, this.config.server.callerHeader);
     const conversation = conversationIdOf({ body, headers: request.headers, remoteAddress: request.socket.remoteAddress });

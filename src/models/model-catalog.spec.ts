@@ -125,6 +125,12 @@ describe(ModelCatalog.name, () => {
 
     afterEach(() => fs.rmSync(directory, { recursive: true, force: true }));
 
+    it("takes the file's default_model as the default, and the contract's when it names none", () => {
+      expect(ModelCatalog.load(write('m.json', { default_model: 'team-model', models: [entry()] }), ALL).defaultModel).toBe('team-model');
+      expect(ModelCatalog.load(write('n.json', { models: [entry()] }), ALL).defaultModel).toBe('gpt-6.1-sol');
+      expect(ModelCatalog.load(undefined, ALL).defaultModel).toBe('gpt-6.1-sol');
+    });
+
     it('uses only the entries of the given file', () => {
       const catalog = ModelCatalog.load(write('ok.json', { models: [entry()] }), ALL);
       expect(catalog.entries.map((row) => row.id)).toEqual(['team-model']);
@@ -140,6 +146,7 @@ describe(ModelCatalog.name, () => {
       ['a bad service tier', () => write('t.json', { models: [entry({ service_tier: 'flex' as never })] }), /"service_tier" must be "priority" or null/],
       ['a duplicate id', () => write('d.json', { models: [entry(), entry()] }), /duplicate model id "team-model"/],
       ['a non-boolean structured flag', () => write('s.json', { models: [entry({ structured: 'yes' as never })] }), /"structured" must be true or false/],
+      ['a default_model outside the file', () => write('m.json', { default_model: 'gpt-6.1-sol', models: [entry()] }), /"default_model" must name a model id of the catalog/],
     ])('fails start-up with one ConfigError line for %s', (_name, file, expected) => {
       let thrown: unknown;
       try {

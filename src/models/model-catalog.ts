@@ -47,6 +47,12 @@ export interface ResolveOverrides {
 }
 
 /** The model catalog, filtered to the enabled families. */
+/**
+ * The default for a catalog file that names none: the latest `sol` tier model of provider_a
+ * (contract "What the service does"); the built-in catalog names the same id.
+ */
+export const FALLBACK_DEFAULT_MODEL = 'gpt-6.1-sol';
+
 export class ModelCatalog {
   private readonly byId: ReadonlyMap<string, CatalogEntry>;
   /** Rows of the enabled families: what `/v1/models` lists and `resolve` knows. */
@@ -56,6 +62,8 @@ export class ModelCatalog {
     /** Every row of the file, disabled families included (the structured allowlist tells a disabled id from an unknown one). */
     readonly allEntries: readonly CatalogEntry[],
     private readonly enabledProviders: readonly ProviderId[],
+    /** The catalog's `default_model`: what a chat body without `model` asks for. */
+    readonly defaultModel: string = FALLBACK_DEFAULT_MODEL,
   ) {
     this.entries = allEntries.filter((entry) => enabledProviders.includes(entry.provider));
     this.byId = new Map(this.entries.map((entry) => [entry.id, entry]));
@@ -83,7 +91,12 @@ export class ModelCatalog {
       seen.add(entry.id);
       return entry;
     });
-    return new ModelCatalog(entries, enabledProviders);
+    // Absent: the fallback, as before catalogs could name one. Present: one of its own ids.
+    const defaultModel = (document as { default_model?: unknown }).default_model;
+    if (defaultModel !== undefined && (typeof defaultModel !== 'string' || !seen.has(defaultModel))) {
+      throw new ConfigError(`invalid setting ${setting}: "default_model" must name a model id of the catalog (${source})`);
+    }
+    return new ModelCatalog(entries, enabledProviders, defaultModel);
   }
 
   get(id: string): CatalogEntry | undefined {
