@@ -14,7 +14,7 @@ import type { ProviderACredentials } from './provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
 import { ProviderATransportKind, upstreamHeaders } from './provider-a.headers';
-import { installationIdFor, newTurnId, sessionIdForChat, structuredPromptCacheKey } from './provider-a.identifiers';
+import { InstallationIds, newTurnId, sessionIdForChat, structuredPromptCacheKey } from './provider-a.identifiers';
 import { buildChatBody, turnMetadata } from './provider-a.request';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { UpstreamProxy } from '../shared/upstream-proxy';
@@ -51,6 +51,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly ownPools?: AccountPools;
   /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY for the backend, the token endpoint and the WebSocket. */
   private readonly proxy: UpstreamProxy;
+  private readonly installationIds = new InstallationIds();
   private readonly profile: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
   private readonly open: OpenConnection;
@@ -180,7 +181,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       return { ...built, headers: upstreamHeaders(this.transport, credentials, sessionId) };
     }
     const turnId = newTurnId();
-    const installationId = installationIdFor(this.config.providerA.codexHome);
+    const installationId = this.installationIds.for(this.config.providerA.codexHome);
     const now = new Date();
     const metadata = turnMetadata({ sessionId, turnId, installationId, model: request.model, startedAtMs: now.getTime() });
     const built = buildChatBody(request, {

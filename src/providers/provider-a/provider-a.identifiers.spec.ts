@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { installationIdFor, newTurnId, normalizeCallId, sessionIdForChat, structuredPromptCacheKey, windowIdFor } from './provider-a.identifiers';
+import { InstallationIds, newTurnId, normalizeCallId, sessionIdForChat, structuredPromptCacheKey, windowIdFor } from './provider-a.identifiers';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -38,7 +38,9 @@ describe('provider_a identifiers', () => {
     expect(normalizeCallId('x'.repeat(64))).toBe('x'.repeat(64));
   });
 
-  it('reads installation_id once per home and otherwise uses one random id per process', () => {
+  it('reads installation_id once per home and otherwise uses one random id per process (one InstallationIds per adapter)', () => {
+    const ids = new InstallationIds();
+    const installationIdFor = (codexHome: string) => ids.for(codexHome);
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
     const other = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
     const third = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));

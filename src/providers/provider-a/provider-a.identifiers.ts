@@ -38,21 +38,26 @@ export function normalizeCallId(id: string): string {
   return id.length <= 64 ? id : sha256Hex(id);
 }
 
-// One random id per process when the CLI never wrote one; never written to disk (§3).
-let processInstallationId: string | undefined;
-const installationIds = new Map<string, string>();
+/**
+ * Installation ids (§3): `$CODEX_HOME/installation_id` trimmed, read once per home; else one
+ * random UUIDv4, generated once and never written to disk. State of the instance, not of the
+ * module: the adapter holds one (so "per process" in production) and tests make their own.
+ */
+export class InstallationIds {
+  private readonly byHome = new Map<string, string>();
+  private generated?: string;
 
-/** `$CODEX_HOME/installation_id` trimmed, read once per home; else one random UUIDv4 per process. */
-export function installationIdFor(codexHome: string): string {
-  const known = installationIds.get(codexHome);
-  if (known !== undefined) return known;
-  let value: string | undefined;
-  try {
-    value = fs.readFileSync(path.join(codexHome, 'installation_id'), 'utf8').trim() || undefined;
-  } catch {
-    value = undefined;
+  for(codexHome: string): string {
+    const known = this.byHome.get(codexHome);
+    if (known !== undefined) return known;
+    let value: string | undefined;
+    try {
+      value = fs.readFileSync(path.join(codexHome, 'installation_id'), 'utf8').trim() || undefined;
+    } catch {
+      value = undefined;
+    }
+    value ??= this.generated ??= randomUUID();
+    this.byHome.set(codexHome, value);
+    return value;
   }
-  value ??= processInstallationId ??= randomUUID();
-  installationIds.set(codexHome, value);
-  return value;
 }
