@@ -60,7 +60,10 @@ function parseDockerfile(text: string): Instruction[] {
   });
 }
 
-describe('docker/Dockerfile', () => {
+// The Dockerfile, manifest and compose checks below read the files' text: they are lint (what the
+// files say), not proof that an image builds or starts — there is no Docker engine here. Only the
+// HEALTHCHECK command is also run, against a live gateway.
+describe('lint: docker/Dockerfile', () => {
   const instructions = parseDockerfile(fs.readFileSync(path.join(DOCKER, 'Dockerfile'), 'utf8'));
   const froms = instructions.filter((instruction) => instruction.keyword === 'FROM');
   const finalStage = froms.length - 1;
@@ -140,7 +143,7 @@ describe('docker/Dockerfile', () => {
   });
 });
 
-describe('docker/k8s manifests', () => {
+describe('lint: docker/k8s manifests', () => {
   const manifests = loadManifests();
   const byKind = (kind: string) => manifests.filter((manifest) => manifest.kind === kind);
   const deployment = byKind('Deployment')[0];
@@ -238,7 +241,7 @@ describe('docker/k8s manifests', () => {
   });
 });
 
-describe('docker/compose.yaml', () => {
+describe('lint: docker/compose.yaml', () => {
   const compose = parseAllDocuments(fs.readFileSync(path.join(DOCKER, 'compose.yaml'), 'utf8'))[0].toJS() as Manifest;
   const service = compose.services.gateway;
 

@@ -1,5 +1,8 @@
+import * as path from 'node:path';
 import { rawRequest, rawSocketExchange } from './support/raw-http';
 import { startGateway, TestGateway } from './support/create-test-app';
+import { created, errorEvent, functionCallItem, completed, providerASettings, textDelta, textReply } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
 
 /**
  * Contract "Log records", design.md §8, gateway-behaviours.md §9 and §10 item 59: one JSON line
@@ -10,21 +13,30 @@ const HOSTILE = 'gpt\n{"level":60,"event":"forged"}\r\u2028x\u0085y\tz\u0000';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('log records', () => {
+  // provider_a answers from the loopback fake, so prompt-handling code really runs (and could log).
+  const { fake, home } = useFakeProviderA({ homePrefix: 'logging-e2e-' });
   let gateway: TestGateway;
+  let sentinels = 0;
 
   beforeAll(async () => {
-    gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'log-secret-4411', LOG_LEVEL: 'debug' });
+    gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'log-secret-4411', LOG_LEVEL: 'debug', ...providerASettings(fake(), path.join(home(), 'pa')) });
   });
 
   afterAll(() => gateway.close());
 
-  /** Runs `action` and returns the records it produced (the capture is shared by the file). */
+  /**
+   * Runs `action` and returns the records it produced (the capture is shared by the file). Lines
+   * are written in order, so once a sentinel request sent after the action has its own access
+   * line, every line of the action is in: an empty result means "nothing was logged", never
+   * "not logged yet".
+   */
   async function recordsOf(action: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
     const start = gateway.logs.lines.length;
     await action();
-    // pino-http writes its line on the response's 'finish'; let the event loop deliver it.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    return gateway.logs.lines.slice(start).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const sentinel = `/log-sentinel-${++sentinels}`;
+    await rawRequest(`${gateway.url}${sentinel}`);
+    const end = await gateway.logs.waitForLine((line) => line.includes(`"path":"${sentinel}"`));
+    return gateway.logs.lines.slice(start, end).map((line) => JSON.parse(line) as Record<string, unknown>);
   }
 
   const chat = (model: string, extraHeaders: Record<string, string> = {}) =>
@@ -96,11 +108,30 @@ describe('log records', () => {
     }
   });
 
-  it('never logs Authorization, the bearer, prompt text or request bodies', async () => {
-    await chat('gpt-5.6-sol');
-    await rawRequest(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer wrong-bearer-8812' } });
+  it('never logs Authorization, the bearer, prompt text, tool arguments or output, through a successful and a failing turn', async () => {
+    const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    fake().enqueue(
+      { frames: [created(), textDelta('SECRET-OUTPUT-TEXT'), ...functionCallItem('call_1', 'read_file', '{"path":"SECRET-TOOL-ARGUMENT"}'), completed()] },
+      { frames: [created(), errorEvent({ code: 'server_error', message: 'SECRET-UPSTREAM-TEXT' })] },
+    );
+    const records = await recordsOf(async () => {
+      await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer log-secret-4411', 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, tools, messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT please' }] }),
+      });
+      await chat('gpt-5.6-sol');
+      await rawRequest(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer wrong-bearer-8812' } });
+    });
+    // Positive control: the prompt reached the upstream, and both turns were logged.
+    expect(JSON.stringify(fake().requests().map((request) => request.body))).toContain('SECRET-PROMPT-TEXT');
+    const completions = records.filter((record) => record.event === 'chat_completion');
+    expect(completions.map((record) => [record.status, record.tool_calls])).toEqual([
+      [200, 1],
+      [502, 0],
+    ]);
     const text = gateway.logs.text;
-    for (const forbidden of ['log-secret-4411', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'authorization', 'Authorization']) {
+    for (const forbidden of ['log-secret-4411', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'SECRET-TOOL-ARGUMENT', 'SECRET-OUTPUT-TEXT', 'SECRET-UPSTREAM-TEXT', 'authorization', 'Authorization']) {
       expect(text).not.toContain(forbidden);
     }
   });

@@ -206,7 +206,8 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       const third = post(gateway, toolTurn({ conversation_id: 'three-c' }, 'third chat'));
       const hashC = keyHash('chat:body:conversation_id=three-c');
       await waitForRecords(gateway, 'queue_wait', withHash(hashC));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Waiting, decided by the queue's own records (no timer): listed, not granted, not upstream.
+      expect(eventsFor(gateway, hashC)).toEqual(['queue_wait']);
       expect(upstreamTurns()).toHaveLength(2);
       chatA.leave();
       expect(await (await third).text()).toContain('[DONE]');
@@ -363,19 +364,37 @@ describe('agent queue (POST /v1/chat/completions)', () => {
 
     type Turn = { body?: Record<string, unknown>; headers?: Record<string, string> };
 
-    /** Holds one turn, sends a second one; reports whether it had to wait, and its queue_acquire record. */
+    /**
+     * Holds one turn, sends a second one; reports whether it had to wait, and its queue_acquire
+     * record. Decided by the queue's records, not by a timer: while the first turn is held, a
+     * serialized second turn can only log `queue_wait`; one that is not can only finish.
+     */
     async function secondTurnWaits(held: Turn, next: Turn): Promise<{ waited: boolean; record: LogRecord }> {
       const { gateway, fake } = harness!;
       fake.reset();
       fake.enqueue('streamGenerateContent', HELD);
       const holder = leavable(gateway, toolTurn(held.body), held.headers);
       await holder.response;
+      const waitsBefore = gateway.logs.records('queue_wait').length;
       const second = post(gateway, toolTurn(next.body), next.headers);
-      const waited = await Promise.race([second.then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 400))]);
+      let finished = false;
+      const waited = await Promise.race([
+        second.then(() => {
+          finished = true;
+          return false;
+        }),
+        (async () => {
+          while (!finished && gateway.logs.records('queue_wait').length === waitsBefore) await new Promise((resolve) => setTimeout(resolve, 5));
+          return !finished;
+        })(),
+      ]);
+      finished = true;
       holder.leave();
       const response = await second;
       expect(await response.text()).toContain('[DONE]');
       const [record] = await waitForRecords(gateway, 'queue_acquire', (candidate) => candidate.request_id === response.headers.get('x-request-id'));
+      // The other branch of the race, checked too: a turn that did not wait logged no queue_wait.
+      expect(gateway.logs.records('queue_wait').length).toBe(waitsBefore + (waited ? 1 : 0));
       return { waited, record };
     }
 

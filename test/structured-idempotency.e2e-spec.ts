@@ -209,7 +209,13 @@ describe('structured idempotency', () => {
     expect(harness.fake.requests()).toHaveLength(1);
   });
 
-  it('returns the in-flight gauge to zero', async () => {
+  it('counts a request in flight while it is answered and returns the gauge to zero', async () => {
+    // Its own request, so the test does not depend on what earlier ones left behind.
+    harness.fake.enqueue(extractionReply(undefined, { delayMs: 400 }));
+    const pending = postStructured(harness.gateway, keyed('k-gauge'));
+    await harness.fake.waitForRequests(harness.fake.requests().length + 1, 3000);
+    expect(await metricValue(harness.gateway, 'gateway_chat_api_structured_inflight')).toBe(1);
+    expect((await pending).status).toBe(200);
     await eventually(async () => (await metricValue(harness.gateway, 'gateway_chat_api_structured_inflight')) === 0, 2000, 'inflight 0');
   });
 });

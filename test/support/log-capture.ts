@@ -13,6 +13,17 @@ export class LogCapture extends Writable {
     callback();
   }
 
+  /** Resolves once a line satisfies `predicate` (its index); rejects after `timeoutMs`. */
+  async waitForLine(predicate: (line: string) => boolean, timeoutMs = 5000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.lines.findIndex(predicate);
+      if (index >= 0) return index;
+      if (Date.now() > deadline) throw new Error('log line not written in time');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
   get text(): string {
     return this.lines.join('\n');
   }
