@@ -8,7 +8,8 @@ import type { ExtractionRequest, ExtractionResult } from '../providers/provider-
 import type { ResolvedModel } from '../core/resolved-model';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { OutputValidator } from './output-validator';
-import { deadlineSignal, modelDeadlineError, untilAborted } from './structured-deadline';
+import { deadline, untilAborted } from '../common/async/abortable';
+import { modelDeadlineError } from './structured-deadline';
 import { extractionConversationId, StructuredIdentity, upstreamSchemaName } from './structured-identity';
 import { StructuredQueue } from './structured-queue';
 import type { StructuredEnvelope } from './structured-request.parser';
@@ -106,17 +107,17 @@ export class StructuredExtractor {
    * the signal aborts the call (the fake sees its connection closed) and this rejects at once.
    */
   private async callWithinDeadline<T>(signal: AbortSignal, deadlineAt: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const deadline = deadlineSignal(deadlineAt);
-    const callSignal = AbortSignal.any([signal, deadline.signal]);
+    const expiry = deadline(deadlineAt, modelDeadlineError);
+    const callSignal = AbortSignal.any([signal, expiry.signal]);
     try {
       return await untilAborted(call(callSignal), callSignal);
     } catch (error) {
-      if (deadline.signal.aborted) throw deadline.signal.reason;
+      if (expiry.signal.aborted) throw expiry.signal.reason;
       // An adapter that enforced `deadlineAt` itself reports a plain timeout; it is still ours.
       if (GatewayError.isInstance(error) && error.code === 'timeout' && Date.now() >= deadlineAt) throw modelDeadlineError();
       throw error;
     } finally {
-      deadline.clear();
+      expiry.clear();
     }
   }
 

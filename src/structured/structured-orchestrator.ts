@@ -9,7 +9,8 @@ import { IdempotencyStore, InFlightBinding } from './idempotency-store';
 import { OutputValidator } from './output-validator';
 import { limitDetails } from './schema-subset.walker';
 import { StructuredAllowlist } from './structured-allowlist';
-import { deadlineFor, deadlineSignal, untilAborted } from './structured-deadline';
+import { deadline, untilAborted } from '../common/async/abortable';
+import { deadlineFor, modelDeadlineError } from './structured-deadline';
 import { ExtractionPlan, StructuredExtractor } from './structured-extractor';
 import { auditSubjectOf, recordStructuredFailure } from './structured-failure';
 import { canonicalSha256, deriveIdentity } from './structured-identity';
@@ -144,8 +145,8 @@ export class StructuredOrchestrator {
    * own deadline ends; either way it leaves the binding, and the last one out aborts the call.
    */
   private async participate(binding: InFlightBinding<SharedAnswer>, clientSignal: AbortSignal, deadlineAt?: number): Promise<SharedAnswer> {
-    const deadline = deadlineAt === undefined ? undefined : deadlineSignal(deadlineAt);
-    const waitSignal = deadline ? AbortSignal.any([clientSignal, deadline.signal]) : clientSignal;
+    const expiry = deadlineAt === undefined ? undefined : deadline(deadlineAt, modelDeadlineError, [clientSignal]);
+    const waitSignal = expiry?.signal ?? clientSignal;
     try {
       return await untilAborted(binding.outcome, waitSignal);
     } catch (error) {
@@ -154,7 +155,7 @@ export class StructuredOrchestrator {
       if (waitSignal.aborted) this.store.leave(binding);
       throw error;
     } finally {
-      deadline?.clear();
+      expiry?.clear();
     }
   }
 }

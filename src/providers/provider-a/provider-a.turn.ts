@@ -1,6 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
+import { deadline, Deadline } from '../../common/async/abortable';
 import { closingEvents } from '../shared/closing-events';
 import { withIdleTimeout, withinIdleTimeout } from '../shared/idle-timeout';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
@@ -11,7 +12,6 @@ import type { ProviderALogin } from './provider-a.accounts';
 import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
 import { RateLimitTelemetry, rateLimitsFromHeaders } from './provider-a.rate-limits';
 import { createStreamState, StreamState, translateEvent } from './provider-a.stream';
-import { turnClock, TurnClock } from './provider-a.turn-clock';
 import { OpenConnection, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
 
 type Json = Record<string, unknown>;
@@ -91,7 +91,9 @@ function attemptFrames(connect: (signal: AbortSignal) => Promise<UpstreamConnect
  * yielded yet. The iterable throws only when the caller's signal aborted.
  */
 export async function startTurn(options: TurnOptions, context: CallContext): Promise<AcceptedTurn> {
-  const clock = turnClock(context, options.turnTimeoutMs);
+  // The whole-turn bound (provider_a.md §4.6): the caller's abort or the turn deadline, whichever first.
+  const deadlineAt = Math.min(options.turnTimeoutMs > 0 ? Date.now() + options.turnTimeoutMs : Infinity, context.deadlineAt ?? Infinity);
+  const clock = deadline(deadlineAt, () => new GatewayError('timeout', { detail: 'provider_a turn deadline reached' }), [context.signal]);
   let current: StreamState | undefined;
   let markAccepted!: () => void;
   const accepted = new Promise<void>((resolve) => (markAccepted = resolve));
@@ -100,7 +102,7 @@ export async function startTurn(options: TurnOptions, context: CallContext): Pro
   try {
     await Promise.race([accepted, live]);
   } catch (error) {
-    clock.dispose();
+    clock.clear();
     options.account.end();
     const failure = options.account.finalError(asTurnError(error, context));
     context.logger.warn({ event: 'provider_a_turn_failed', error_code: failure.code, upstream_status: failure.upstreamStatus }, 'provider_a_turn_failed');
@@ -110,7 +112,7 @@ export async function startTurn(options: TurnOptions, context: CallContext): Pro
     // Never iterated (the client left before the first chunk): close the attempt and the clock anyway.
     events: closingEvents(acceptedEvents(live, options, context, clock), async () => {
       // An attempt may still be reading towards its first output: the abort ends it and its socket.
-      clock.close();
+      clock.abort(new Error('provider_a turn closed by its consumer'));
       const attempt = await live.catch(() => undefined);
       await attempt?.iterator.return?.(undefined);
       options.account.end();
@@ -127,7 +129,7 @@ export async function startTurn(options: TurnOptions, context: CallContext): Pro
 async function runAttempts(
   options: TurnOptions,
   context: CallContext,
-  clock: TurnClock,
+  clock: Deadline,
   markAccepted: () => void,
   onState: (state: StreamState) => void,
 ): Promise<LiveAttempt> {
@@ -180,7 +182,7 @@ async function runAttempts(
 async function firstOutput(
   options: TurnOptions,
   context: CallContext,
-  clock: TurnClock,
+  clock: Deadline,
   credentials: ProviderACredentials,
   attemptNumber: number,
   state: StreamState,
@@ -243,7 +245,7 @@ async function nextStep(live: Omit<LiveAttempt, 'pending' | 'finished'>, options
 const failed = (failure: GatewayError): Step => ({ events: [{ type: 'error', error: failure }], accepted: false, terminal: true, failure });
 
 /** The events after acceptance: buffered ones, then the rest of the live connection. */
-async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions, context: CallContext, clock: TurnClock): AsyncGenerator<ChatEvent> {
+async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions, context: CallContext, clock: Deadline): AsyncGenerator<ChatEvent> {
   let attempt: LiveAttempt | undefined;
   try {
     attempt = await live;
@@ -265,7 +267,7 @@ async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions,
     yield { type: 'error', error: failure };
   } finally {
     await attempt?.iterator.return?.(undefined);
-    clock.dispose();
+    clock.clear();
     options.account.end();
   }
 }

@@ -1,6 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
-import { awaitUnlessAborted, isAbortError } from '../shared/abort';
+import { untilAborted } from '../../common/async/abortable';
+import { isAbortError } from '../shared/abort';
 import type { EventLogger } from '../../core/event-logger';
 import { CODE_ASSIST_METADATA, onboardingPollIntervalMs } from './provider-b.constants';
 import { isJsonObject } from '../../common/json';
@@ -161,7 +162,7 @@ export class ProviderBProjectResolver {
       const shared = this.inFlight.get(loginKey);
       const pending = shared ?? this.start(loginKey, transport);
       try {
-        return await awaitUnlessAborted(pending, transport.signal);
+        return await untilAborted(pending, transport.signal);
       } catch (error) {
         // The discovery we joined belonged to a request whose client left: try again ourselves.
         if (shared && !transport.signal.aborted && isAbortError(error)) continue;

@@ -2,7 +2,8 @@ import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent } from '../../core/chat-event';
 import { closingEvents } from '../shared/closing-events';
 import { withIdleTimeout } from '../shared/idle-timeout';
-import { RETRY_DELAYS_MS, retryDelayMs, sleep } from '../shared/retry-policy';
+import { RETRY_DELAYS_MS, retryDelayMs } from '../shared/retry-policy';
+import { sleep } from '../../common/async/abortable';
 import { parseSseJson, SsePayload } from '../shared/sse-event-parser';
 import { OpenedResponse, readJsonResponse } from './provider-b.http';
 import {

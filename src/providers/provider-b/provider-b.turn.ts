@@ -1,3 +1,4 @@
+import { deadline, Deadline } from '../../common/async/abortable';
 import { GatewayError } from '../../core/gateway.error';
 
 /**
@@ -7,32 +8,23 @@ import { GatewayError } from '../../core/gateway.error';
  * token refresh, discovery, fetches, retry sleeps — listens to `signal`.
  */
 export class ProviderBTurn {
-  readonly deadlineAt: number;
-  private readonly controller = new AbortController();
-  private readonly timer?: NodeJS.Timeout;
-  private readonly onClientAbort = () => this.controller.abort(this.clientSignal.reason);
+  private readonly deadline: Deadline;
 
   constructor(
     private readonly clientSignal: AbortSignal,
     timeoutMs: number,
     deadlineAt?: number,
   ) {
-    const start = Date.now();
-    this.deadlineAt = Math.min(timeoutMs > 0 ? start + timeoutMs : Number.POSITIVE_INFINITY, deadlineAt ?? Number.POSITIVE_INFINITY);
-    if (clientSignal.aborted) this.onClientAbort();
-    else clientSignal.addEventListener('abort', this.onClientAbort, { once: true });
-    if (Number.isFinite(this.deadlineAt)) {
-      this.timer = setTimeout(
-        () => this.controller.abort(new GatewayError('timeout', { detail: 'provider_b turn deadline passed' })),
-        Math.max(0, this.deadlineAt - start),
-      );
-      // The open upstream socket keeps the process alive while the turn runs; the timer alone must not.
-      this.timer.unref();
-    }
+    const turnDeadline = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Number.POSITIVE_INFINITY, deadlineAt ?? Number.POSITIVE_INFINITY);
+    this.deadline = deadline(turnDeadline, () => new GatewayError('timeout', { detail: 'provider_b turn deadline passed' }), [clientSignal]);
+  }
+
+  get deadlineAt(): number {
+    return this.deadline.deadlineAt;
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.deadline.signal;
   }
 
   /** True when the client (not the deadline) ended the turn. */
@@ -40,10 +32,9 @@ export class ProviderBTurn {
     return this.clientSignal.aborted;
   }
 
-  /** Stops the deadline timer and unhooks from the client signal; call once the turn is over. */
+  /** Stops the deadline timer; call once the turn is over. */
   dispose(): void {
-    clearTimeout(this.timer);
-    this.clientSignal.removeEventListener('abort', this.onClientAbort);
+    this.deadline.clear();
   }
 
   /**
@@ -52,7 +43,7 @@ export class ProviderBTurn {
    */
   normalize(error: unknown): unknown {
     if (this.clientSignal.aborted) return this.clientSignal.reason ?? error;
-    if (this.controller.signal.aborted) return this.controller.signal.reason;
+    if (this.deadline.signal.aborted) return this.deadline.signal.reason;
     if (error instanceof GatewayError) return error;
     return new GatewayError('upstream', { detail: 'provider_b transport error', retryable: true, cause: error });
   }

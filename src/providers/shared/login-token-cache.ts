@@ -1,4 +1,4 @@
-import { awaitUnlessAborted } from './abort';
+import { untilAborted } from '../../common/async/abortable';
 
 /** A token counts as expired this long before its real expiry (provider_a.md §1.3, provider_b.md §1.2). */
 export const LOGIN_EXPIRY_SKEW_MS = 60_000;
@@ -36,7 +36,7 @@ export class LoginTokenCache<T extends LoginToken> {
   current(load: LoadLoginToken<T>, signal: AbortSignal): Promise<T> {
     const cached = this.cached;
     if (cached && this.isUsable(cached, undefined)) return Promise.resolve(cached);
-    return awaitUnlessAborted(this.inFlight ?? this.start(load, undefined), signal);
+    return untilAborted(this.inFlight ?? this.start(load, undefined), signal);
   }
 
   /**
@@ -49,7 +49,7 @@ export class LoginTokenCache<T extends LoginToken> {
     // Loop, so that the decision below runs synchronously after the last in-flight load settled:
     // joining a load started meanwhile without the exclusion could hand back the rejected token.
     while (this.inFlight) {
-      const settled = await awaitUnlessAborted(this.inFlight, signal).catch((error: unknown) => {
+      const settled = await untilAborted(this.inFlight, signal).catch((error: unknown) => {
         if (signal.aborted) throw error;
         return undefined;
       });
@@ -57,7 +57,7 @@ export class LoginTokenCache<T extends LoginToken> {
     }
     const cached = this.cached;
     if (cached && this.isUsable(cached, rejectedToken)) return cached;
-    return awaitUnlessAborted(this.start(load, rejectedToken), signal);
+    return untilAborted(this.start(load, rejectedToken), signal);
   }
 
   /** Neither the rejected token nor expired (a file's token is checked with the same rule). */

@@ -1,3 +1,4 @@
+import { sleep } from '../../common/async/abortable';
 import { GatewayError } from '../../core/gateway.error';
 
 /**
@@ -20,22 +21,6 @@ export function retryDelayMs(retryNumber: number, hintSeconds: number | undefine
   if (hintSeconds === undefined) return jittered;
   const hintMs = hintSeconds * 1000;
   return hintMs > MAX_HINT_MS ? undefined : Math.max(hintMs, jittered);
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 export interface RetryOptions {

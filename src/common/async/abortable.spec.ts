@@ -1,0 +1,79 @@
+import { deadline, sleep, untilAborted } from './abortable';
+
+describe('deadline', () => {
+  it('aborts with its reason at the deadline, and never once cleared', async () => {
+    const reason = new Error('deadline elapsed');
+    const timed = deadline(Date.now() + 20, () => reason);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(timed.signal.aborted).toBe(true);
+    expect(timed.signal.reason).toBe(reason);
+
+    const cleared = deadline(Date.now() + 20, () => reason);
+    cleared.clear();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(cleared.signal.aborted).toBe(false);
+  });
+
+  it("passes a parent's abort reason through unchanged, and can be ended early by its owner", () => {
+    const parent = new AbortController();
+    const timed = deadline(Date.now() + 60_000, () => new Error('late'), [parent.signal]);
+    const gone = new Error('client gone');
+    parent.abort(gone);
+    expect(timed.signal.reason).toBe(gone);
+    timed.clear();
+
+    const ended = deadline(Date.now() + 60_000, () => new Error('late'));
+    ended.abort('closed');
+    expect(ended.signal.reason).toBe('closed');
+  });
+
+  it('treats a deadline beyond what a Node timer can hold as none (it would fire at once)', async () => {
+    const far = deadline(Date.now() + 10 * 2_147_483_647, () => new Error('late'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(far.signal.aborted).toBe(false);
+    expect(deadline(Infinity, () => new Error('late')).signal.aborted).toBe(false);
+  });
+});
+
+describe('sleep', () => {
+  it('resolves after the delay, or rejects with the abort reason at once', async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    await sleep(20, controller.signal);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+    const reason = new Error('gone');
+    const waiting = sleep(60_000, controller.signal);
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    await expect(sleep(10, controller.signal)).rejects.toBe(reason);
+  });
+});
+
+describe('untilAborted', () => {
+  it('settles with the work when it ends first, and stops listening', async () => {
+    const controller = new AbortController();
+    await expect(untilAborted(Promise.resolve('done'), controller.signal)).resolves.toBe('done');
+    await expect(untilAborted(Promise.reject(new Error('failed')), controller.signal)).rejects.toThrow('failed');
+    controller.abort(new Error('late'));
+  });
+
+  it('rejects with the abort reason at once, even when the work never ends', async () => {
+    const controller = new AbortController();
+    const waiting = untilAborted(new Promise<never>(() => undefined), controller.signal);
+    const reason = new Error('gone');
+    controller.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    await expect(untilAborted(new Promise<never>(() => undefined), controller.signal)).rejects.toBe(reason);
+  });
+
+  it('leaves no unhandled rejection when shared work fails after its waiter left', async () => {
+    const controller = new AbortController();
+    let fail!: (error: Error) => void;
+    const shared = new Promise<never>((_resolve, reject) => (fail = reject));
+    const waiting = untilAborted(shared, controller.signal);
+    controller.abort(new Error('gone'));
+    await expect(waiting).rejects.toThrow('gone');
+    fail(new Error('refresh failed'));
+    await new Promise((resolve) => setImmediate(resolve));
+  });
+});

@@ -1,0 +1,75 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
+/**
+ * The gateway's waits that a signal can cut short, once: a sleep, waiting on shared work, and a
+ * deadline turned into a signal. Every rejection carries the signal's own reason (the client's
+ * ClientDisconnectedError, a turn's `timeout` GatewayError), which callers pass through as is.
+ */
+
+// setTimeout (and AbortSignal.timeout) run a delay above 2^31−1 ms at once: such a deadline is none.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  // timers/promises rejects with its own AbortError; callers want the reason the signal carries.
+  await delay(ms, undefined, { signal }).catch((error: unknown) => {
+    throw signal.aborted ? signal.reason : error;
+  });
+}
+
+/**
+ * `work`'s outcome, or a rejection with `signal.reason` the moment `signal` aborts, whichever comes
+ * first: the waiter is freed at once even when the work ignores the signal, and work shared with
+ * other waiters (a single-flight refresh or discovery) carries on for them.
+ */
+export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  // A waiter that leaves early must not turn the work's later failure into an unhandled rejection.
+  work.catch(() => undefined);
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** A deadline as a signal: aborts with a parent's reason, or with `reason()` at `deadlineAt`. */
+export interface Deadline {
+  readonly signal: AbortSignal;
+  /** Epoch ms; Infinity when unbounded. */
+  readonly deadlineAt: number;
+  /** Ends it early with `reason` (its owner is done, or gave up). */
+  abort(reason: unknown): void;
+  /** Stops the timer; call when the work is over. */
+  clear(): void;
+}
+
+/**
+ * The one deadline builder (turns of all three families, structured deadlines): `AbortSignal.any`
+ * over the parents and one timer, so a caller's abort passes its reason through unchanged and the
+ * deadline's own reason is the caller's choice (AbortSignal.timeout would force a TimeoutError).
+ */
+export function deadline(deadlineAt: number, reason: () => unknown, parents: readonly AbortSignal[] = []): Deadline {
+  const own = new AbortController();
+  const delayMs = deadlineAt - Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  if (delayMs <= MAX_TIMER_MS) {
+    timer = setTimeout(() => own.abort(reason()), Math.max(0, delayMs));
+    // The work being timed keeps the process alive; the deadline alone must not.
+    timer.unref();
+  }
+  return {
+    signal: parents.length === 0 ? own.signal : AbortSignal.any([...parents, own.signal]),
+    deadlineAt,
+    abort: (abortReason) => {
+      clearTimeout(timer);
+      own.abort(abortReason);
+    },
+    clear: () => clearTimeout(timer),
+  };
+}
