@@ -10,11 +10,10 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { ModelCatalog } from '../models/model-catalog';
 import { queueKey } from '../queue/queue-key';
-import { aggregateCompletion, ChunkFactory, writeChatStream } from './chat-completion.renderer';
+import { aggregateCompletion, ChunkFactory, ToolCallCollector, writeChatStream } from './chat-completion.renderer';
 import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
 import { parseChatBody } from './chat-request.parser';
 import { conversationIdOf } from './conversation-id';
-import { ToolCallCollector } from './tool-call-collector';
 
 /**
  * `POST /v1/chat/completions`: everything HTTP about a chat turn — the body, headers and socket

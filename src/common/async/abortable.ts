@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 
 /**
- * The gateway's waits that a signal can cut short, once: a sleep, waiting on shared work, and a
- * deadline turned into a signal. Every rejection carries the signal's own reason (the client's
+ * The gateway's waits that a signal can cut short, once: a sleep, waiting on shared work, a
+ * deadline turned into a signal, and an event stream that its consumer can end before reading. Every rejection carries the signal's own reason (the client's
  * ClientDisconnectedError, a turn's `timeout` GatewayError), which callers pass through as is.
  */
 
@@ -71,5 +71,33 @@ export function deadline(deadlineAt: number, reason: () => unknown, parents: rea
       own.abort(abortReason);
     },
     clear: () => clearTimeout(timer),
+  };
+}
+
+/**
+ * An accepted turn's events whose cleanup also runs when the consumer calls `return()` without
+ * ever calling `next()`: an async generator that never started completes on `return()` without
+ * entering its body, so its own `finally` (closing the upstream, stopping the turn timer) would
+ * never run and the turn would live until its timeout. The chat layer always calls `return()`
+ * when a turn ends (src/chat/chat-orchestrator.ts); this makes that call sufficient.
+ */
+export function closingEvents<T>(events: AsyncGenerator<T>, cleanup: () => Promise<void> | void): AsyncIterable<T> {
+  let started = false;
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        started = true;
+        return events.next();
+      },
+      return: async (value?: unknown) => {
+        const result = await events.return(value as never);
+        // A started generator ran its own finally; an unstarted one needs the cleanup here.
+        if (!started) {
+          started = true;
+          await cleanup();
+        }
+        return result;
+      },
+    }),
   };
 }

@@ -23,7 +23,7 @@ import { ToolNameMap } from './provider-a.tool-names';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
-import { closingEvents } from '../shared/closing-events';
+import { closingEvents } from '../../common/async/abortable';
 import { AttemptPlan, startTurn, TurnOptions } from './provider-a.turn';
 
 /** Calls coming back carry the upstream (possibly shortened) name; the client gets its own. */

@@ -1,8 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
-import { deadline, Deadline } from '../../common/async/abortable';
-import { closingEvents } from '../shared/closing-events';
+import { closingEvents, deadline, Deadline } from '../../common/async/abortable';
 import { withIdleTimeout, withinIdleTimeout } from '../shared/idle-timeout';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { runWithRetries } from '../shared/retry-policy';

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent } from '../../core/chat-event';
-import { closingEvents } from '../shared/closing-events';
+import { closingEvents } from '../../common/async/abortable';
 import { withIdleTimeout } from '../shared/idle-timeout';
 import { RETRY_DELAYS_MS, retryDelayMs } from '../shared/retry-policy';
 import { sleep } from '../../common/async/abortable';
