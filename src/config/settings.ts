@@ -33,12 +33,11 @@ export interface SettingDefinition {
   readonly isBoolean?: boolean;
 }
 
+/** Each family by its contract name, and by the name of the CLI whose login it uses. */
 const PROVIDER_SYNONYMS: Record<string, ProviderId> = {
-  provider_a: 'provider_a',
+  ...Object.fromEntries(PROVIDER_IDS.map((id) => [id, id])),
   codex: 'provider_a',
-  provider_b: 'provider_b',
   gemini: 'provider_b',
-  provider_c: 'provider_c',
   claude: 'provider_c',
 };
 
