@@ -33,6 +33,15 @@ describe(ProviderAAuth.name, () => {
 
   const authFor = (file: string) => new ProviderAAuth(file, fake.tokenUrl);
 
+  /** Resolves once the fake token endpoint received a request: the login file was read before it. */
+  async function tokenRequestArrived(): Promise<void> {
+    const deadline = Date.now() + 5000;
+    while (fake.tokenRequests().length === 0) {
+      if (Date.now() > deadline) throw new Error('no token request');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
   it('uses a valid token from the file without calling the token endpoint', async () => {
     const written = writeAuthFile(dir);
     const credentials = await authFor(written.path).credentials(logger, signal);
@@ -145,7 +154,8 @@ describe(ProviderAAuth.name, () => {
     fake.enqueueToken({ status: 200, delayMs: 150, body: { access_token: makeJwt({ exp: now() + 3600, jti: 'kept' }), refresh_token: 'rt-x' } });
     const auth = authFor(written.path);
     const pending = auth.credentials(logger, signal);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Delete the file once it was read (the refresh is underway), not after a guessed sleep.
+    await tokenRequestArrived();
     fs.rmSync(written.path);
     const credentials = await pending;
     expect(credentials.accessToken).toContain('.');
@@ -158,12 +168,14 @@ describe(ProviderAAuth.name, () => {
     const written = writeAuthFile(dir, { exp: now() - 10 });
     fake.enqueueToken({ status: 200, delayMs: 1000, body: { access_token: makeJwt({ exp: now() + 3600 }) } });
     const controller = new AbortController();
-    const started = Date.now();
-    const pending = authFor(written.path).credentials(logger, controller.signal);
-    setTimeout(() => controller.abort(new Error('gone')), 50);
+    const auth = authFor(written.path);
+    const pending = auth.credentials(logger, controller.signal);
+    await tokenRequestArrived();
+    const abortedAt = Date.now();
+    controller.abort(new Error('gone'));
     await expect(pending).rejects.toThrow('gone');
-    expect(Date.now() - started).toBeLessThan(500);
-    // Let the detached refresh finish before the fake is reset.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(Date.now() - abortedAt).toBeLessThan(500);
+    // The refresh was not the caller's to cancel: a new caller joins it and gets its token.
+    expect((await auth.credentials(logger, signal)).accessToken).toContain('.');
   });
 });
