@@ -8,6 +8,7 @@ import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-res
 import { installClientErrorHandler } from './common/http/client-error.handler';
 import {
   compressionMiddleware,
+  hostHeaderMiddleware,
   inFlightMiddleware,
   jsonBodyMiddleware,
   onPostToMountPath,
@@ -43,6 +44,7 @@ export async function createGatewayApp(config: AppConfig, options: GatewayAppOpt
   installClientErrorHandler(app.getHttpServer() as Server, app.get(Logger));
   app.disable('x-powered-by');
   app.use(requestIdMiddleware());
+  app.use(hostHeaderMiddleware());
   app.use(inFlightMiddleware(app.get(DrainService)));
   // Only the routes that take a body parse one, and only on POST to exactly their path: parsing
   // elsewhere would turn an unknown route's 404 into a 400 (bad JSON) or 413 (too big), and any

@@ -75,3 +75,20 @@ describe('chat body validation', () => {
     expect(chatBodyErrors({ messages: bad })).toEqual(['nested property messages must be either object or array']);
   });
 });
+
+describe('hostile keys (issue 14 fuzz test)', () => {
+  const parse = (text: string) => parseChatBody(JSON.parse(text), 'gpt-6.1-sol');
+  const message = '{"role":"user","content":"hi"}';
+
+  it('treats __proto__, constructor, prototype and method-named keys as plain data', () => {
+    for (const key of ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString']) {
+      // Anywhere in the body, including inside tool calls, none of them crashes the parser…
+      expect(parse(`{"${key}":{"polluted":1},"messages":[${message}]}`).messages).toHaveLength(1);
+      expect(parse(`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"${key}":{"prototype":{}}}]}]}`).messages).toHaveLength(1);
+      // …or switches validation off: the rules still apply to the real fields.
+      expect(messageOf(JSON.parse(`{"${key}":{},"messages":5}`))).toMatch(/^messages /);
+      expect(messageOf(JSON.parse(`{"messages":[{"${key}":{"role":"user"},"role":"nobody"}]}`))).toBe('messages.0.role must be one of system, developer, user, assistant, tool');
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});

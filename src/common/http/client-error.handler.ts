@@ -36,6 +36,8 @@ const CODE_BY_PARSER_ERROR: Record<string, ErrorCode> = {
  * exists. Connections already gone (ECONNRESET) or mid-answer are just closed, quietly.
  */
 export function installClientErrorHandler(server: Server, logger: ClientErrorLogger): void {
+  // Node's missing-Host check answers a bare 400; hostHeaderMiddleware answers it in our shape.
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: AnsweredSocket) => {
     // Node emits again for every later chunk on a connection whose parser has failed.
     if (socket[ANSWERED]) return;

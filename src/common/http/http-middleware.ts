@@ -18,6 +18,19 @@ export function requestIdMiddleware(): RequestHandler {
   };
 }
 
+/**
+ * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node's own check answers a bare 400 without a
+ * body, so installClientErrorHandler switches it off and it is done here instead, answered like
+ * every other protocol-level rejection: the OpenAI shape and `Connection: close`.
+ */
+export function hostHeaderMiddleware(): RequestHandler {
+  return (request, response, next) => {
+    if (request.httpVersion !== '1.1' || request.headers.host !== undefined) return next();
+    response.setHeader('Connection', 'close');
+    sendErrorResponse(request, response, new GatewayError('invalid_request', { publicMessage: 'the Host header is required' }));
+  };
+}
+
 /** Counts requests in flight (ended on the response's close) so draining can wait for idle. */
 export function inFlightMiddleware(drain: DrainService): RequestHandler {
   return (request, response, next) => {
