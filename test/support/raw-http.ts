@@ -56,13 +56,17 @@ export interface RawAnswer {
 }
 
 /**
- * Writes `bytes` exactly as given on a plain socket (nothing added) and reads until the server
- * closes, or until `timeoutMs`, then parses the first answer. For requests Node's own HTTP parser
- * must reject: no client library would send them.
+ * Writes `bytes` exactly as given on a plain socket (nothing added) and reads until a complete
+ * answer arrived or the server closed, or until `timeoutMs`, then parses the first answer. For
+ * requests Node's own HTTP parser must reject: no client library would send them. `halfClose`
+ * sends FIN after the bytes, for a request whose body is shorter than it announced (the server
+ * then sees the end of the stream); Node treats a FIN as the client leaving, so a complete request
+ * must be sent without it.
  */
-export function sendRawBytes(port: number, bytes: Buffer, timeoutMs = 5000): Promise<RawAnswer> {
+export function sendRawBytes(port: number, bytes: Buffer, options: { halfClose?: boolean; timeoutMs?: number } = {}): Promise<RawAnswer> {
+  const { halfClose = true, timeoutMs = 5000 } = options;
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.end(bytes));
+    const socket = net.connect(port, '127.0.0.1', () => (halfClose ? socket.end(bytes) : socket.write(bytes)));
     const chunks: Buffer[] = [];
     const finish = () => {
       clearTimeout(timer);
@@ -70,7 +74,11 @@ export function sendRawBytes(port: number, bytes: Buffer, timeoutMs = 5000): Pro
       resolve(parseRawAnswer(Buffer.concat(chunks).toString('utf8')));
     };
     const timer = setTimeout(() => (chunks.length > 0 ? finish() : (socket.destroy(), reject(new Error('no answer before the timeout')))), timeoutMs);
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      const answer = parseRawAnswer(Buffer.concat(chunks).toString('utf8'));
+      if (answer.status >= 200 && Number.isInteger(Number(answer.headers['content-length'])) && Buffer.byteLength(answer.body) >= Number(answer.headers['content-length'])) finish();
+    });
     socket.on('end', finish);
     socket.on('close', finish);
     // The server may close while we still write (it answered early): what it sent still counts.
@@ -78,8 +86,13 @@ export function sendRawBytes(port: number, bytes: Buffer, timeoutMs = 5000): Pro
   });
 }
 
-/** The first answer in `raw`: status line, headers, then Content-Length bytes (or the rest). */
+/**
+ * The first final answer in `raw` (interim 1xx answers such as `100 Continue` skipped): status
+ * line, headers, then Content-Length bytes (or the rest).
+ */
 export function parseRawAnswer(raw: string): RawAnswer {
+  const interim = /^HTTP\/1\.[01] 1\d\d[^\r]*\r\n(?:[^\r]+\r\n)*\r\n/.exec(raw);
+  if (interim) return { ...parseRawAnswer(raw.slice(interim[0].length)), raw };
   const end = raw.indexOf('\r\n\r\n');
   const head = end < 0 ? raw : raw.slice(0, end);
   const [statusLine, ...lines] = head.split('\r\n');
