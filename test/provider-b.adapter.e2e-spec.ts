@@ -7,7 +7,6 @@ import type { CallContext } from '../src/providers/provider-adapter';
 import type { ChatEvent } from '../src/core/chat-event';
 import type { EventLogger } from '../src/core/event-logger';
 import { ProviderBAdapter } from '../src/providers/provider-b/provider-b.adapter';
-import { overrideOnboardingPollInterval } from '../src/providers/provider-b/provider-b.constants';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import {
   callFrame,
@@ -103,19 +102,14 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('onboards with the default tier and polls the long-running operation with GET until done (§13.3)', async () => {
-      const restore = overrideOnboardingPollInterval(20);
-      try {
-        fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'legacy-tier' }, { id: 'free-tier', isDefault: true }] } });
-        fake.enqueue('onboardUser', { body: { name: 'operations/7', done: false } });
-        fake.enqueue(
-          'getOperation',
-          { body: { name: 'operations/7', done: false } },
-          { body: { name: 'operations/7', done: true, response: { cloudaicompanionProject: { id: 'onboarded-1' } } } },
-        );
-        await collect(await adapterWith().stream(chatRequest(), context()));
-      } finally {
-        restore();
-      }
+      fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'legacy-tier' }, { id: 'free-tier', isDefault: true }] } });
+      fake.enqueue('onboardUser', { body: { name: 'operations/7', done: false } });
+      fake.enqueue(
+        'getOperation',
+        { body: { name: 'operations/7', done: false } },
+        { body: { name: 'operations/7', done: true, response: { cloudaicompanionProject: { id: 'onboarded-1' } } } },
+      );
+      await collect(await adapterWith({ env: { PROVIDER_B_ONBOARDING_POLL_INTERVAL: '20ms' } }).stream(chatRequest(), context()));
       const onboard = fake.requests('onboardUser');
       expect(onboard).toHaveLength(1);
       expect(onboard[0].body).toEqual({ tierId: 'free-tier', metadata: { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } });

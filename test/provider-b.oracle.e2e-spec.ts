@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { overrideOnboardingPollInterval } from '../src/providers/provider-b/provider-b.constants';
 import { startGateway } from './support/create-test-app';
 import { FakeCodeAssist, FakeRecordedRequest } from './support/fake-provider-b';
 import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
@@ -147,15 +146,13 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
   });
 
   it('setup with a configured project that the backend onboards through a long-running operation', async () => {
-    const restore = overrideOnboardingPollInterval(10);
-    const gateway = await startGateway({ ...providerBSettings(fake, home, { project: 'oracle-project-123' }), GATEWAY_PROVIDERS: 'provider_b' });
+    const gateway = await startGateway({ ...providerBSettings(fake, home, { project: 'oracle-project-123' }), GATEWAY_PROVIDERS: 'provider_b', PROVIDER_B_ONBOARDING_POLL_INTERVAL: '10ms' });
     try {
       fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'standard-tier', name: 'Gemini Code Assist', isDefault: true, userDefinedCloudaicompanionProject: true }] } });
       fake.enqueue('onboardUser', { body: { name: 'operations/onboard-1', done: false } });
       fake.enqueue('getOperation', { body: { name: 'operations/onboard-1', done: true, response: { cloudaicompanionProject: { id: 'oracle-project-123', name: 'oracle' } } } });
       await chat(gateway.url, { messages: [{ role: 'user', content: 'hi' }] });
     } finally {
-      restore();
       await gateway.close();
     }
     const cli = cliRequests('configured-project-onboarding');

@@ -64,6 +64,7 @@ describe(loadConfig.name, () => {
         tokenUrl: 'https://oauth2.googleapis.com/token',
         project: undefined,
         timeoutMs: 600_000,
+        onboardingPollIntervalMs: 5_000,
       });
       expect(config.providerC).toMatchObject({ command: 'claude', maxProcesses: 8, timeoutMs: 600_000 });
       expect(config.structured).toEqual({

@@ -87,6 +87,8 @@ export interface AppConfig {
     readonly tokenUrl: string;
     readonly project?: string;
     readonly timeoutMs: number;
+    /** PROVIDER_B_ONBOARDING_POLL_INTERVAL. */
+    readonly onboardingPollIntervalMs: number;
   };
   readonly providerC: {
     readonly command: string;
@@ -264,6 +266,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       tokenUrl: value('PROVIDER_B_TOKEN_URL'),
       project: optionalString('PROVIDER_B_PROJECT'),
       timeoutMs: value('PROVIDER_B_TIMEOUT'),
+      onboardingPollIntervalMs: value('PROVIDER_B_ONBOARDING_POLL_INTERVAL'),
     },
     providerC: {
       command: value('PROVIDER_C_COMMAND'),

@@ -206,6 +206,7 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('PROVIDER_B_TOKEN_URL', 'https://oauth2.googleapis.com/token', 'provider_b OAuth refresh endpoint.', parseUrl(['http', 'https'])),
   setting('PROVIDER_B_PROJECT', undefined, 'Code Assist project id (the string id, not the numeric project number); unset = the one :loadCodeAssist names.', parseProjectId),
   setting('PROVIDER_B_TIMEOUT', '10m', 'Bound on a whole provider_b turn, retries included.', parseDuration),
+  setting('PROVIDER_B_ONBOARDING_POLL_INTERVAL', '5s', 'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s).', parseDuration),
   setting('PROVIDER_C_COMMAND', 'claude', 'The Claude Code executable (name on PATH or a path).', parseNonEmpty),
   setting('PROVIDER_C_MAX_PROCESSES', '8', 'provider_c child processes at once; beyond it requests wait.', parsePositiveInteger),
   setting('PROVIDER_C_TIMEOUT', '10m', 'Bound on a whole provider_c turn.', parseDuration),

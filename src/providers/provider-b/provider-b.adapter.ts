@@ -33,7 +33,7 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.proxy = new UpstreamProxy(config.proxy);
     this.tokens = new ProviderBTokenSource(config.providerB.authFile, config.providerB.tokenUrl, Date.now, this.proxy);
-    this.projects = new ProviderBProjectResolver(config.providerB.project);
+    this.projects = new ProviderBProjectResolver(config.providerB.project, config.providerB.onboardingPollIntervalMs);
   }
 
   onModuleDestroy(): void {

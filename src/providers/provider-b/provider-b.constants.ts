@@ -43,26 +43,3 @@ export const CUSTOM_TOOL_FALLBACK_PARAMETERS = {
   properties: { input: { type: 'string', description: 'Raw text input for this tool.' } },
   required: ['input'],
 } as const;
-
-/**
- * Onboarding polls its long-running operation (`GET {base}/<operation name>`) every 5 s, as the
- * CLI does; the turn deadline bounds the wait.
- */
-const onboardingPoll = { intervalMs: 5_000 };
-
-export function onboardingPollIntervalMs(): number {
-  return onboardingPoll.intervalMs;
-}
-
-/**
- * Test seam: shortens the onboarding poll interval for this process (a 5 s wait would make
- * the onboarding tests slow). Returns a function that restores the previous value. Production
- * code never calls it; there is deliberately no NODE_ENV branch.
- */
-export function overrideOnboardingPollInterval(intervalMs: number): () => void {
-  const previous = onboardingPoll.intervalMs;
-  onboardingPoll.intervalMs = intervalMs;
-  return () => {
-    onboardingPoll.intervalMs = previous;
-  };
-}

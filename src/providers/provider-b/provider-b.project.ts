@@ -3,7 +3,7 @@ import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import { untilAborted } from '../../common/async/abortable';
 import { isAbortError } from '../shared/abort';
 import type { EventLogger } from '../../core/event-logger';
-import { CODE_ASSIST_METADATA, onboardingPollIntervalMs } from './provider-b.constants';
+import { CODE_ASSIST_METADATA } from './provider-b.constants';
 import { isJsonObject } from '../../common/json';
 
 /** How discovery talks to the upstream; the adapter binds it to one turn. */
@@ -80,7 +80,7 @@ export function onboardUserBody(tier: OnboardTier, configured: string | undefine
 }
 
 /** `loadCodeAssist` always (the configured project too must be known to Code Assist), then onboarding if needed. */
-export async function discoverProject(transport: DiscoveryTransport, configured: string | undefined): Promise<string> {
+export async function discoverProject(transport: DiscoveryTransport, configured: string | undefined, pollIntervalMs: number): Promise<string> {
   const decision = decideFromLoadResponse(await transport.call('loadCodeAssist', loadCodeAssistBody(configured)), configured);
   switch (decision.kind) {
     case 'project':
@@ -93,17 +93,19 @@ export async function discoverProject(transport: DiscoveryTransport, configured:
       throw new GatewayError('auth', { detail: `${decision.reason}: ${hint}` });
     }
     case 'onboard':
-      return onboard(transport, decision.tier, decision.ineligible, configured);
+      return onboard(transport, decision.tier, decision.ineligible, configured, pollIntervalMs);
   }
 }
 
-/** `onboardUser`, then `GET` its long-running operation every 5 s until done (within the deadline). */
-async function onboard(transport: DiscoveryTransport, tier: OnboardTier, ineligible: string[], configured: string | undefined): Promise<string> {
+/**
+ * `onboardUser`, then `GET` its long-running operation every PROVIDER_B_ONBOARDING_POLL_INTERVAL
+ * (5 s, as the CLI does) until done, within the turn deadline.
+ */
+async function onboard(transport: DiscoveryTransport, tier: OnboardTier, ineligible: string[], configured: string | undefined, interval: number): Promise<string> {
   let operation = await transport.call('onboardUser', onboardUserBody(tier, configured));
   const name = isJsonObject(operation) && typeof operation.name === 'string' && isOperationName(operation.name) ? operation.name : undefined;
   while (!(isJsonObject(operation) && operation.done === true)) {
     if (name === undefined) return onboardingFailed(transport, 'pending operation without a usable name');
-    const interval = onboardingPollIntervalMs();
     if (Date.now() + interval >= transport.deadlineAt) throw new GatewayError('timeout', { detail: 'provider_b onboarding outlived the turn deadline' });
     await transport.wait(interval);
     operation = await transport.getOperation(name);
@@ -150,6 +152,8 @@ export class ProviderBProjectResolver {
 
   constructor(
     private readonly configured: string | undefined,
+    /** PROVIDER_B_ONBOARDING_POLL_INTERVAL. */
+    private readonly onboardingPollIntervalMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -172,7 +176,7 @@ export class ProviderBProjectResolver {
   }
 
   private start(loginKey: string, transport: DiscoveryTransport): Promise<string> {
-    const pending = discoverProject(transport, this.configured)
+    const pending = discoverProject(transport, this.configured, this.onboardingPollIntervalMs)
       .then(
         (project) => {
           this.cache.set(loginKey, project);
