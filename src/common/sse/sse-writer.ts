@@ -64,13 +64,20 @@ export class SseWriter {
     });
   }
 
+  /**
+   * Restarts the silence timer. One timer per stream, re-armed with `refresh()`: a write per
+   * chunk must not allocate and cancel a timer per chunk.
+   */
   private armKeepAlive(): void {
-    clearTimeout(this.keepAlive);
+    if (this.keepAlive) {
+      this.keepAlive.refresh();
+      return;
+    }
     this.keepAlive = setTimeout(() => {
       if (this.isClosed) return;
       // An SSE comment: ignored by clients, but it proves the connection is alive.
       this.response.write(': keep-alive\n\n');
-      this.armKeepAlive();
+      this.keepAlive?.refresh();
     }, KEEP_ALIVE_INTERVAL_MS);
     this.keepAlive.unref();
   }

@@ -7,29 +7,43 @@ import { GatewayError } from '../../core/gateway.error';
  */
 export async function* withIdleTimeout<T>(source: AsyncIterable<T>, idleMs: number, onIdle?: () => void): AsyncGenerator<T> {
   const iterator = source[Symbol.asyncIterator]();
+  // One timer and one idle promise per stream, re-armed with refresh() on every wait: a stream
+  // of thousands of events must not allocate a timer and a promise per event.
+  let waiting: Promise<IteratorResult<T>> | undefined;
+  let failIdle!: (error: GatewayError) => void;
+  const idle = new Promise<never>((_, reject) => (failIdle = reject));
+  idle.catch(() => undefined);
+  const timer =
+    idleMs > 0
+      ? setTimeout(() => {
+          // Fired while the consumer held a value (a slow client): not upstream silence.
+          if (!waiting) return;
+          // The losing read must not surface as an unhandled rejection.
+          waiting.catch(() => undefined);
+          onIdle?.();
+          failIdle(new GatewayError('timeout', { detail: `no upstream event for ${idleMs} ms` }));
+        }, idleMs)
+      : undefined;
   try {
     for (;;) {
       const next = iterator.next();
-      const result = idleMs > 0 ? await raceIdle(next, idleMs, onIdle) : await next;
+      let result: IteratorResult<T>;
+      if (timer) {
+        waiting = next;
+        timer.refresh();
+        try {
+          result = await Promise.race([next, idle]);
+        } finally {
+          waiting = undefined;
+        }
+      } else result = await next;
       if (result.done) return;
       yield result.value;
     }
   } finally {
+    clearTimeout(timer);
     await iterator.return?.();
   }
-}
-
-function raceIdle<T>(next: Promise<IteratorResult<T>>, idleMs: number, onIdle?: () => void): Promise<IteratorResult<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      onIdle?.();
-      reject(new GatewayError('timeout', { detail: `no upstream event for ${idleMs} ms` }));
-    }, idleMs);
-  });
-  // The losing promise of the race must not surface as an unhandled rejection.
-  next.catch(() => undefined);
-  return Promise.race([next, idle]).finally(() => clearTimeout(timer));
 }
 
 /**
