@@ -55,16 +55,25 @@ export class FrameQueue<T> implements AsyncIterable<T> {
     else waiter.resolve({ value: undefined, done: true });
   }
 
+  /**
+   * The next buffered item without waiting, or `undefined` when none is buffered (also after a
+   * failure or the end): lets a reader take a burst of frames that already arrived without a
+   * promise per frame.
+   */
+  poll(): T | undefined {
+    if (this.failure || this.items.length === 0) return undefined;
+    const value = this.items.shift() as T;
+    if (this.paused && this.items.length < this.highWaterMark / 2) {
+      this.paused = false;
+      this.onPressure(false);
+    }
+    return value;
+  }
+
   private next(): Promise<IteratorResult<T>> {
     if (this.failure) return Promise.reject(this.failure.error);
-    if (this.items.length > 0) {
-      const value = this.items.shift() as T;
-      if (this.paused && this.items.length < this.highWaterMark / 2) {
-        this.paused = false;
-        this.onPressure(false);
-      }
-      return Promise.resolve({ value, done: false });
-    }
+    const value = this.poll();
+    if (value !== undefined) return Promise.resolve({ value, done: false });
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };

@@ -207,20 +207,31 @@ async function firstFrame(connection: UpstreamConnection): Promise<FirstFrame> {
     connection.close();
     return { kind: first.done ? 'dead' : 'chain_error' };
   }
-  return { kind: 'frame', connection: { ...connection, frames: prepend(first.value, connection.frames) } };
+  let head: UpstreamFrame | undefined = first.value;
+  const takeHead = () => {
+    const value = head;
+    head = undefined;
+    return value;
+  };
+  return {
+    kind: 'frame',
+    connection: {
+      ...connection,
+      frames: prepend(takeHead, connection.frames),
+      poll: () => takeHead() ?? connection.poll?.(),
+    },
+  };
 }
 
-function prepend(head: UpstreamFrame, rest: AsyncIterable<UpstreamFrame>): AsyncIterable<UpstreamFrame> {
+/** `rest`, after the value `head()` gives first (when it still has one). */
+function prepend(head: () => UpstreamFrame | undefined, rest: AsyncIterable<UpstreamFrame>): AsyncIterable<UpstreamFrame> {
   return {
     [Symbol.asyncIterator]: () => {
       const tail = rest[Symbol.asyncIterator]();
-      let pending: UpstreamFrame | undefined = head;
       return {
         next: () => {
-          if (pending === undefined) return tail.next();
-          const value = pending;
-          pending = undefined;
-          return Promise.resolve({ value, done: false });
+          const value = head();
+          return value === undefined ? tail.next() : Promise.resolve({ value, done: false });
         },
         return: () => tail.return?.() ?? Promise.resolve({ value: undefined, done: true }),
       };

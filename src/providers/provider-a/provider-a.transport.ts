@@ -17,6 +17,11 @@ export interface UpstreamConnection {
   readonly frames: AsyncIterable<UpstreamFrame>;
   /** Ends the attempt (close frame 1000 / fetch abort). Idempotent. */
   close(): void;
+  /**
+   * A frame that already arrived, taken without waiting (same order as `frames`), or
+   * `undefined`. Optional: transports without a buffer of their own do not offer it.
+   */
+  poll?(): UpstreamFrame | undefined;
 }
 
 /** What a transport needs for one attempt. */

@@ -46,6 +46,8 @@ export interface AcceptedTurn {
 /** One live connection after its first output (or terminal) event. */
 interface LiveAttempt {
   readonly iterator: AsyncIterator<UpstreamFrame>;
+  /** A frame that already arrived, without waiting (see `UpstreamConnection.poll`). */
+  readonly poll: () => UpstreamFrame | undefined;
   readonly state: StreamState;
   readonly accountId: string;
   /** The telemetry of the login this attempt runs on. */
@@ -57,13 +59,20 @@ interface LiveAttempt {
 
 const isOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
 
-/** Ends an attempt's frames at once (an async generator's return() would wait for a pending read). */
-function attemptFrames(connect: (signal: AbortSignal) => Promise<UpstreamConnection>, turnSignal: AbortSignal): AsyncIterable<UpstreamFrame> {
+/**
+ * Ends an attempt's frames at once (an async generator's return() would wait for a pending read),
+ * and offers the frames that already arrived without waiting (`poll`).
+ */
+function attemptFrames(
+  connect: (signal: AbortSignal) => Promise<UpstreamConnection>,
+  turnSignal: AbortSignal,
+): AsyncIterable<UpstreamFrame> & { poll(): UpstreamFrame | undefined } {
   const controller = new AbortController();
   const signal = AbortSignal.any([turnSignal, controller.signal]);
   let connection: UpstreamConnection | undefined;
   let frames: AsyncIterator<UpstreamFrame> | undefined;
   return {
+    poll: () => (frames ? connection?.poll?.() : undefined),
     [Symbol.asyncIterator]: () => ({
       next: async () => {
         if (!frames) {
@@ -206,12 +215,13 @@ async function firstOutput(
     }
   };
   // The idle timer also covers the handshake and the wait for the first event.
-  const iterator = withIdleTimeout(attemptFrames(connect, clock.signal), options.idleTimeoutMs)[Symbol.asyncIterator]();
-  const live = { iterator, state, accountId: credentials.accountId, rateLimits };
+  const frames = attemptFrames(connect, clock.signal);
+  const iterator = withIdleTimeout(frames, options.idleTimeoutMs)[Symbol.asyncIterator]();
+  const live = { iterator, poll: () => frames.poll(), state, accountId: credentials.accountId, rateLimits };
   const pending: ChatEvent[] = [];
   try {
     for (;;) {
-      const step = await nextStep(live, options, context);
+      const step = polledStep(live, options, context) ?? (await nextStep(live, options, context));
       if (step.failure) throw step.failure;
       if (step.accepted) markAccepted();
       pending.push(...step.events);
@@ -230,11 +240,25 @@ interface Step {
   readonly failure?: GatewayError;
 }
 
+type ReadingAttempt = Omit<LiveAttempt, 'pending' | 'finished'>;
+
 /** Reads and translates one frame; a close without a terminal event is an upstream failure. */
-async function nextStep(live: Omit<LiveAttempt, 'pending' | 'finished'>, options: TurnOptions, context: CallContext): Promise<Step> {
+async function nextStep(live: ReadingAttempt, options: TurnOptions, context: CallContext): Promise<Step> {
   const next = await live.iterator.next();
   if (next.done) return failed(connectionFailure('stream closed before completion'));
-  const frame = next.value;
+  return frameStep(live, next.value, options, context);
+}
+
+/**
+ * The step of a frame that already arrived, or `undefined` when none is buffered: a burst of
+ * frames is translated without a promise per frame (the idle bound only concerns waits).
+ */
+function polledStep(live: ReadingAttempt, options: TurnOptions, context: CallContext): Step | undefined {
+  const frame = live.poll();
+  return frame === undefined ? undefined : frameStep(live, frame, options, context);
+}
+
+function frameStep(live: ReadingAttempt, frame: UpstreamFrame, options: TurnOptions, context: CallContext): Step {
   if (!frame.ok) return failed(connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame'));
   const step = translateEvent(live.state, frame.value as Json, { rateLimits: live.rateLimits.latest(live.accountId) });
   if (step.rateLimits) live.rateLimits.record(live.accountId, step.rateLimits, context.logger);
@@ -251,7 +275,7 @@ async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions,
     yield* attempt.pending;
     if (attempt.finished) return;
     for (;;) {
-      const step = await nextStep(attempt, options, context);
+      const step = polledStep(attempt, options, context) ?? (await nextStep(attempt, options, context));
       if (step.failure) {
         logFailure(context, step.failure);
         // Output has begun: the turn stays on its login, but a usage limit still cools it.

@@ -175,7 +175,7 @@ export class WsSession {
         release(this, record);
       } else this.close();
     };
-    return { responseHeaders: this.responseHeaders, frames: queue, close: end };
+    return { responseHeaders: this.responseHeaders, frames: queue, close: end, poll: () => queue.poll() };
   }
 
   /** Close frame 1000, then the socket is dropped after the grace period. Idempotent. */
