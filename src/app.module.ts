@@ -11,7 +11,6 @@ import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { MetricsEndpointModule } from './metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
-import { StructuredModule } from './structured/structured.module';
 
 export interface AppModuleOptions {
   readonly config: AppConfig;
@@ -35,8 +34,9 @@ export class AppModule {
         HealthModule,
         ModelsModule,
         ChatModule,
-        // Registered only when enabled: otherwise its path is a 404 like any unknown route.
-        ...(config.structured.enabled ? [StructuredModule] : []),
+        // Registered only when enabled: otherwise its path is a 404 like any unknown route. Loaded
+        // only then too: its JSON-schema validator (Ajv) is about 8 MiB of resident memory.
+        ...(config.structured.enabled ? [loadStructuredModule()] : []),
       ],
       providers: [
         { provide: APP_GUARD, useClass: BearerAuthGuard },
@@ -44,4 +44,8 @@ export class AppModule {
       ],
     };
   }
+}
+
+function loadStructuredModule(): DynamicModule['module'] {
+  return (require('./structured/structured.module') as typeof import('./structured/structured.module')).StructuredModule;
 }
