@@ -1,11 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ACCOUNT_CLOCK } from '../src/accounts/account-pools';
-import type { AccountClock } from '../src/accounts/account-state';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { completed, created, rateLimitsEvent, textDelta, textReply, usageLimitEvent, writeAuthFile } from './support/provider-a-fixtures';
 import { extractionReply, STRUCTURED_PATH, structuredBody } from './support/structured-client';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { accountState, advanceAccountClock, scrapeMetrics, series, waitFor } from './support/accounts';
 
 type Json = Record<string, any>;
 
@@ -53,13 +52,6 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
   }
   let startMetrics = '';
 
-  /** Moves the pools' clock of the running gateway forward (cooldowns, pins). */
-  function advanceClock(ms: number): void {
-    const clock = gateway!.app.get<AccountClock>(ACCOUNT_CLOCK, { strict: false });
-    const previous = clock.now.bind(clock);
-    clock.now = () => previous() + ms;
-  }
-
   const post = (body: Json, headers: Record<string, string> = {}) =>
     fetch(`${gateway!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const chat = (name: string, turns = 1): Json => {
@@ -70,22 +62,8 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
   /** The account every upstream request of this test used, in order (by its chatgpt-account-id). */
   const usedAccounts = () => fake().requests().map((request) => request.headers['chatgpt-account-id']);
 
-  async function metrics(): Promise<string> {
-    return (await fetch(`${gateway!.url}/metrics`)).text();
-  }
-  /** The value of one series, matched by name and the given labels (in any order). */
-  function series(text: string, name: string, labels: Record<string, string>): number | undefined {
-    for (const line of text.split('\n')) {
-      if (!line.startsWith(`${name}{`)) continue;
-      const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
-      if (Object.entries(labels).every(([key, value]) => labelText.split(',').includes(`${key}="${value}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-    return undefined;
-  }
-  const stateOf = async (alias: Alias) => {
-    const text = await metrics();
-    return ['ready', 'cooling', 'login_dead'].find((state) => series(text, 'gateway_chat_api_account_state', { provider: 'provider_a', account: alias, state }) === 1);
-  };
+  const metrics = () => scrapeMetrics(gateway!);
+  const stateOf = (alias: Alias) => accountState(gateway!, 'provider_a', alias);
   const stateLines = () => gateway!.logs.records('account_state');
 
   it('keeps the turns of one chat on one login', async () => {
@@ -138,7 +116,7 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     expect(usedAccounts()[2]).toBe(second);
 
     // Ten minutes later (by the pools' clock) personal is ready again without any request.
-    advanceClock(601_000);
+    advanceAccountClock(gateway!, 601_000);
     await waitFor(async () => (await stateOf('personal')) === 'ready');
     expect(stateLines().filter((line) => line.account === 'personal').map((line) => line.state)).toEqual(['cooling', 'ready']);
     text = await metrics();
@@ -258,12 +236,3 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     expect(everything).toContain('account="personal"');
   });
 });
-
-/** Polls `check` every 50 ms for up to 5 s. */
-async function waitFor(check: () => Promise<boolean> | boolean): Promise<void> {
-  const end = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

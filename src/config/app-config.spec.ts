@@ -60,6 +60,7 @@ describe(loadConfig.name, () => {
       expect(config.providerB).toEqual({
         geminiHome: path.join(HOME, '.gemini'),
         authFile: path.join(HOME, '.gemini', 'oauth_creds.json'),
+        accounts: [{ alias: 'default', loginFile: path.join(HOME, '.gemini', 'oauth_creds.json') }],
         url: 'https://cloudcode-pa.googleapis.com/v1internal',
         tokenUrl: 'https://oauth2.googleapis.com/token',
         project: undefined,
@@ -138,6 +139,10 @@ describe(loadConfig.name, () => {
       ]);
       expect(config.providerA.authFile).toBe(path.join(HOME, '.codex-personal', 'auth.json'));
       expect(loadConfig({ HOME, PROVIDER_A_AUTH_FILE: '/x/auth.json' }).providerA.accounts).toEqual([{ alias: 'default', loginFile: '/x/auth.json' }]);
+      expect(loadConfig({ HOME, PROVIDER_B_ACCOUNTS: 'work=/g/work.json,home=/g/home.json' }).providerB.accounts).toEqual([
+        { alias: 'work', loginFile: '/g/work.json' },
+        { alias: 'home', loginFile: '/g/home.json' },
+      ]);
     });
 
     it('keeps the environment for provider_c children minus the bearer secret', () => {

@@ -9,7 +9,7 @@ export type CustomToolWire = 'function' | 'custom';
 /** One login of a family (docs/accounts.md); a family configured the old way has one, `default`. */
 export interface AccountLogin {
   readonly alias: string;
-  /** provider_a: the Codex auth.json. */
+  /** provider_a: the Codex auth.json; provider_b: the Gemini oauth_creds.json. */
   readonly loginFile: string;
 }
 
@@ -82,7 +82,10 @@ export interface AppConfig {
   };
   readonly providerB: {
     readonly geminiHome: string;
+    /** The first account's login file (the only one unless PROVIDER_B_ACCOUNTS is set). */
     readonly authFile: string;
+    /** Every provider_b login, at least one. */
+    readonly accounts: readonly AccountLogin[];
     readonly url: string;
     readonly tokenUrl: string;
     readonly project?: string;
@@ -192,13 +195,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   const geminiHome = expandHome(value<string>('GEMINI_HOME'), home);
   const optionalString = (name: string) => get<string | undefined>(name, undefined);
 
-  const providerAAccounts = accountLogins(
-    get<AccountSetting[] | undefined>('PROVIDER_A_ACCOUNTS', undefined),
-    optionalString('PROVIDER_A_AUTH_FILE'),
-    path.join(codexHome, 'auth.json'),
-    home,
-    'PROVIDER_A',
-  );
+  /** A family's logins: PREFIX_ACCOUNTS, else PREFIX_AUTH_FILE (or its default) as alias `default`. */
+  const logins = (prefix: 'PROVIDER_A' | 'PROVIDER_B', defaultFile: string) =>
+    accountLogins(get<AccountSetting[] | undefined>(`${prefix}_ACCOUNTS`, undefined), optionalString(`${prefix}_AUTH_FILE`), defaultFile, home, prefix);
+  const providerAAccounts = logins('PROVIDER_A', path.join(codexHome, 'auth.json'));
+  const providerBAccounts = logins('PROVIDER_B', path.join(geminiHome, 'oauth_creds.json'));
 
   const childEnv: Record<string, string> = {};
   for (const [key, entry] of Object.entries(env)) {
@@ -261,7 +262,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     },
     providerB: {
       geminiHome,
-      authFile: expandHome(get('PROVIDER_B_AUTH_FILE', path.join(geminiHome, 'oauth_creds.json')), home),
+      authFile: providerBAccounts[0].loginFile,
+      accounts: providerBAccounts,
       url: value('PROVIDER_B_URL'),
       tokenUrl: value('PROVIDER_B_TOKEN_URL'),
       project: optionalString('PROVIDER_B_PROJECT'),

@@ -202,6 +202,7 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES', '512', 'Size older tool results shrink to when compacted.', parseNonNegativeInteger),
   setting('GEMINI_HOME', '~/.gemini', "The Gemini CLI's home directory.", parseNonEmpty),
   setting('PROVIDER_B_AUTH_FILE', '$GEMINI_HOME/oauth_creds.json', 'provider_b login file (written by the Gemini CLI).', parseNonEmpty),
+  setting('PROVIDER_B_ACCOUNTS', undefined, 'Several provider_b logins: alias=path of a Gemini oauth_creds.json, comma-separated (replaces PROVIDER_B_AUTH_FILE). See docs/accounts.md.', parseAccounts),
   setting('PROVIDER_B_URL', 'https://cloudcode-pa.googleapis.com/v1internal', 'Code Assist base URL.', parseUrl(['http', 'https'])),
   setting('PROVIDER_B_TOKEN_URL', 'https://oauth2.googleapis.com/token', 'provider_b OAuth refresh endpoint.', parseUrl(['http', 'https'])),
   setting('PROVIDER_B_PROJECT', undefined, 'Code Assist project id (the string id, not the numeric project number); unset = the one :loadCodeAssist names.', parseProjectId),

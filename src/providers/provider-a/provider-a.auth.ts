@@ -61,16 +61,9 @@ export class ProviderAAuth {
     return (await this.tokens.afterRejection(rejected.accessToken, (token) => this.load(logger, token), signal)).credentials;
   }
 
-  /**
-   * Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`, so
-   * an idle login stays logged in. Same single flight and atomic write-back as a request's
-   * refresh; a newer token the CLI wrote to the file meanwhile is taken instead.
-   */
-  async refreshAhead(aheadMs: number, logger: EventLogger): Promise<void> {
-    const signal = new AbortController().signal;
-    const token = await this.tokens.current((rejected) => this.load(logger, rejected), signal);
-    if (token.expiresAt === undefined || token.expiresAt - this.now() > aheadMs) return;
-    await this.tokens.afterRejection(token.accessToken, (rejected) => this.load(logger, rejected), signal);
+  /** Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`. */
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void> {
+    return this.tokens.refreshAhead(aheadMs, (rejected) => this.load(logger, rejected));
   }
 
   /** §1.4 steps 2–4: the file's token unless rejected or expired, else refresh and write back. */

@@ -1,4 +1,7 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import type { AccountPool } from '../../accounts/account-pool';
+import { AccountPools } from '../../accounts/account-pools';
+import { AccountTurn } from '../../accounts/account-turn';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { AppConfig } from '../../config/app-config';
@@ -7,8 +10,8 @@ import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adap
 import type { ChatEvent } from '../../core/chat-event';
 import { runWithRetries } from '../shared/retry-policy';
 import { UpstreamProxy } from '../shared/upstream-proxy';
-import { sleep } from '../../common/async/abortable';
-import { ProviderBTokenSource } from './provider-b.auth';
+import { closingEvents, sleep } from '../../common/async/abortable';
+import { createProviderBPool, ProviderBLogin } from './provider-b.accounts';
 import { AcceptedTurn, openTurn, turnEvents } from './provider-b.turn-events';
 import { callCodeAssist, CodeAssistClient, loginToken, postCodeAssist, readJsonResponse } from './provider-b.http';
 import { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
@@ -21,22 +24,42 @@ import { ProviderBTurn } from './provider-b.turn';
  * Wiring only: tokens, project discovery and the signature memory are process-wide; everything
  * about one turn (deadline, retries, stream state) is created per call.
  */
+/**
+ * The accepted turn's events on its login: an error after output only changes the login's state
+ * (a spent quota still cools it for later turns), and the login is given back at the end.
+ */
+async function* eventsOnLogin<T>(events: AsyncIterable<ChatEvent>, account: AccountTurn<T>): AsyncGenerator<ChatEvent> {
+  try {
+    for await (const event of events) {
+      if (event.type === 'error') account.noteFailure(event.error);
+      yield event;
+    }
+  } finally {
+    account.end();
+  }
+}
+
 @Injectable()
 export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_b' as const;
   /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY for Code Assist and the token endpoint. */
   private readonly proxy: UpstreamProxy;
-  private readonly tokens: ProviderBTokenSource;
+  /** The Gemini logins (docs/accounts.md); one, `default`, unless PROVIDER_B_ACCOUNTS lists several. */
+  private readonly accounts: AccountPool<ProviderBLogin>;
+  /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
+  private readonly ownPools?: AccountPools;
   private readonly projects: ProviderBProjectResolver;
   private readonly signatures = new ThoughtSignatureStore();
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, @Optional() pools?: AccountPools) {
     this.proxy = new UpstreamProxy(config.proxy);
-    this.tokens = new ProviderBTokenSource(config.providerB.authFile, config.providerB.tokenUrl, Date.now, this.proxy);
+    if (!pools) this.ownPools = pools = new AccountPools(config);
+    this.accounts = createProviderBPool(config, pools, this.proxy);
     this.projects = new ProviderBProjectResolver(config.providerB.project, config.providerB.onboardingPollIntervalMs);
   }
 
   onModuleDestroy(): void {
+    this.ownPools?.onModuleDestroy();
     void this.proxy.close();
   }
 
@@ -50,17 +73,19 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** Resolves once the upstream accepted the turn; retries (§10.3) happen before that. */
   private async run(request: ChatRequest, context: CallContext, method: 'streamGenerateContent' | 'generateContent'): Promise<AsyncIterable<ChatEvent>> {
+    // Throws `rate_limited` / `auth` at once when no login can take the turn.
+    const account = new AccountTurn(this.accounts, request.conversationId);
     const turn = new ProviderBTurn(context.signal, this.config.providerB.timeoutMs, context.deadlineAt);
-    const client: CodeAssistClient = {
+    const clientFor = (login: ProviderBLogin): CodeAssistClient => ({
       baseUrl: this.config.providerB.url,
-      tokens: this.tokens,
+      tokens: login.tokens,
       turn,
       headerTimeoutMs: this.config.server.streamIdleTimeoutMs,
       logger: context.logger,
       model: request.model.upstreamModel,
       proxy: this.proxy,
-    };
-    const accept = () =>
+    });
+    const onLogin = (client: CodeAssistClient) =>
       runWithRetries((attempt) => this.attempt(request, context, client, method, attempt), {
         signal: turn.signal,
         deadlineAt: turn.deadlineAt,
@@ -72,17 +97,33 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
           );
         },
       });
+    // A quota error, spent 429 retries or a dead login before any output moves the turn once.
+    const accept = async () => {
+      for (;;) {
+        try {
+          return await onLogin(clientFor(account.handle));
+        } catch (error) {
+          if (turn.signal.aborted || !account.moveAfter(error)) throw error;
+        }
+      }
+    };
     try {
       const accepted = await accept();
-      return turnEvents(accepted, turn, {
+      const events = turnEvents(accepted, turn, {
         onToolCall: (id, signature) => this.signatures.remember(id, signature),
         reopen: accept,
         onInvalidTurnRetry: (reason, retry, delayMs) =>
           context.logger.info({ event: 'provider_b_invalid_turn_retry', reason: sanitizeIdentifier(reason), retry, delayMs: Math.round(delayMs) }, 'provider_b_invalid_turn_retry'),
       });
+      return closingEvents(eventsOnLogin(events, account), async () => {
+        await events[Symbol.asyncIterator]().return?.();
+        account.end();
+      });
     } catch (error) {
       turn.dispose();
-      const normalized = turn.normalize(error);
+      account.end();
+      const failure = turn.normalize(error);
+      const normalized = failure instanceof GatewayError ? account.finalError(failure) : failure;
       if (normalized instanceof GatewayError) {
         // `detail` names statuses, reasons and quota ids only (never tokens or upstream text).
         const detail = sanitizeIdentifier(normalized.detail);

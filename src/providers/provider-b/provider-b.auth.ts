@@ -57,6 +57,11 @@ export class ProviderBTokenSource {
     return this.tokens.afterRejection(rejected, (token) => this.loadOrRefresh(token, logger), signal);
   }
 
+  /** Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`. */
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void> {
+    return this.tokens.refreshAhead(aheadMs, (rejected) => this.loadOrRefresh(rejected, logger));
+  }
+
   private async loadOrRefresh(rejected: string | undefined, logger: EventLogger): Promise<ProviderBCredential> {
     const file = await this.readFile(logger);
     if (file.accessToken && this.tokens.isUsable(file, rejected)) {

@@ -24,6 +24,23 @@ describe(LoginTokenCache.name, () => {
     expect(calls).toEqual([undefined]);
   });
 
+  it('refreshes ahead only a token that expires within the window, excluding it, and joins a request meanwhile', async () => {
+    const cache = new LoginTokenCache<LoginToken>(() => 0);
+    const { load, calls, settle } = controlledLoad();
+    const first = cache.refreshAhead(300_000, load);
+    settle(0, { accessToken: 'a1', expiresAt: 600_000 });
+    await first;
+    expect(calls).toEqual([undefined]);
+    const second = cache.refreshAhead(900_000, load);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual([undefined, 'a1']);
+    const request = cache.afterRejection('a1', load, never);
+    settle(1, { accessToken: 'a2', expiresAt: 3_600_000 });
+    await second;
+    expect((await request).accessToken).toBe('a2');
+    expect(calls).toEqual([undefined, 'a1']);
+  });
+
   it('loads again once the cached token is within 60 s of its expiry', async () => {
     let now = 0;
     const cache = new LoginTokenCache<LoginToken>(() => now);

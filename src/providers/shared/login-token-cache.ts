@@ -60,6 +60,18 @@ export class LoginTokenCache<T extends LoginToken> {
     return untilAborted(this.start(load, rejectedToken), signal);
   }
 
+  /**
+   * Background refresh (docs/accounts.md): when the current token expires within `aheadMs`,
+   * renew it now through the same single flight as a request's refresh (a newer token the CLI
+   * wrote to the file meanwhile is taken instead), so an idle login stays logged in.
+   */
+  async refreshAhead(aheadMs: number, load: LoadLoginToken<T>): Promise<void> {
+    const signal = new AbortController().signal;
+    const token = await this.current(load, signal);
+    if (token.expiresAt === undefined || token.expiresAt - this.now() > aheadMs) return;
+    await this.afterRejection(token.accessToken, load, signal);
+  }
+
   /** Neither the rejected token nor expired (a file's token is checked with the same rule). */
   isUsable(token: { readonly accessToken?: string; readonly expiresAt?: number }, rejectedToken: string | undefined): boolean {
     return token.accessToken !== undefined && token.accessToken !== rejectedToken && !isExpired(token.expiresAt, this.now());

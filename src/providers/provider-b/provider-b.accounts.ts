@@ -1,0 +1,24 @@
+import type { AccountPool } from '../../accounts/account-pool';
+import type { AccountPools } from '../../accounts/account-pools';
+import type { AppConfig } from '../../config/app-config';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
+import { ProviderBTokenSource } from './provider-b.auth';
+
+/** What the pool holds per Gemini login: its token source (cache, refresh, write-back). */
+export interface ProviderBLogin {
+  readonly tokens: ProviderBTokenSource;
+}
+
+/**
+ * The provider_b pool: one account per configured Gemini login file (docs/accounts.md); idle
+ * logins are refreshed ahead of expiry in the background. Code Assist reports no usage windows,
+ * so new chats are spread by turns in flight; its quota errors cool the login.
+ */
+export function createProviderBPool(config: AppConfig, pools: AccountPools, proxy: UpstreamProxy): AccountPool<ProviderBLogin> {
+  const specs = config.providerB.accounts.map(({ alias, loginFile }) => ({
+    alias,
+    loginFile,
+    handle: { tokens: new ProviderBTokenSource(loginFile, config.providerB.tokenUrl, Date.now, proxy) },
+  }));
+  return pools.create('provider_b', specs, (login, aheadMs, logger) => login.tokens.refreshAhead(aheadMs, logger));
+}
