@@ -23,7 +23,7 @@ const codexBinary = path.join(root, 'node_modules/@openai/codex-linux-x64/vendor
 const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
 /** ORACLE_TRANSPORT=http captures the HTTP + SSE transport (the provider's supports_websockets off). */
 const WEBSOCKETS = process.env.ORACLE_TRANSPORT !== 'http';
-const outFile = path.join(root, 'test/fixtures/codex-oracle', `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}.capture.json`);
+const outFile = path.join(root, 'test/fixtures/codex-oracle', `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}.capture.json`);
 
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
 // The CLI refuses a JWT with an empty signature segment; the signature is never verified.
@@ -201,11 +201,88 @@ function runCodex(args) {
   });
 }
 
+/**
+ * Two user turns in ONE process, through the CLI's app server (JSON-RPC lines on stdio):
+ * initialize, thread/start, then turn/start twice, each awaited until turn/completed. This is what
+ * shows whether the CLI keeps its WebSocket across user turns (`codex exec` runs one turn per process).
+ */
+function runAppServerTwoTurns() {
+  return new Promise((resolve) => {
+    const child = spawn(codexBinary, ['app-server', '-c', 'approval_policy="never"', '-c', 'sandbox_mode="read-only"'], {
+      cwd: workDir,
+      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', ALL_PROXY: 'http://127.0.0.1:9', NO_PROXY: '127.0.0.1,localhost', RUST_LOG: 'warn' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let buffer = '';
+    let nextId = 1;
+    const waiting = new Map();
+    let turnDone;
+    const request = (method, params) =>
+      new Promise((done) => {
+        const id = nextId++;
+        waiting.set(id, done);
+        child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+      });
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.stdout.on('data', (chunk) => {
+      buffer += chunk;
+      for (let index = buffer.indexOf('\n'); index >= 0; index = buffer.indexOf('\n')) {
+        const line = buffer.slice(0, index);
+        buffer = buffer.slice(index + 1);
+        let message;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (message.id !== undefined && waiting.has(message.id)) {
+          waiting.get(message.id)(message);
+          waiting.delete(message.id);
+        } else if (message.method === 'turn/completed' && turnDone) turnDone();
+        else if (message.id !== undefined && message.method) child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { decision: 'denied' } }) + '\n');
+      }
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+    const turn = async (threadId, text) => {
+      const done = new Promise((settle) => (turnDone = settle));
+      await request('turn/start', { threadId, input: [{ type: 'text', text }] });
+      await done;
+    };
+    void (async () => {
+      await request('initialize', { clientInfo: { name: 'oracle_capture', version: '1.0.0' } });
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'initialized' }) + '\n');
+      const started = await request('thread/start', { model: MODEL, cwd: workDir });
+      const threadId = started.result?.thread?.id ?? started.result?.threadId;
+      log.push({ kind: 'app-server-thread', ok: typeof threadId === 'string', at: Date.now() });
+      if (typeof threadId === 'string') {
+        await turn(threadId, 'Run the shell command `echo oracle` once, then say Done.');
+        log.push({ kind: 'app-server-turn-completed', turn: 1, at: Date.now() });
+        await turn(threadId, 'Now just say Done again.');
+        log.push({ kind: 'app-server-turn-completed', turn: 2, at: Date.now() });
+      }
+      child.stdin.end();
+    })();
+  });
+}
+
 const common = ['--skip-git-repo-check', '--sandbox', 'read-only', '-c', 'approval_policy="never"'];
-const first = await runCodex(['exec', ...common, 'Run the shell command `echo oracle` once, then say Done.']);
-log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
-const second = await runCodex(['exec', ...common, 'resume', '--last', 'Now just say Done again.']);
-log.push({ kind: 'process-exit', run: 2, code: second.code, at: Date.now() });
+let first;
+let second;
+if (process.env.ORACLE_APP_SERVER) {
+  first = await runAppServerTwoTurns();
+  second = { code: 0, output: '' };
+  log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
+} else {
+  first = await runCodex(['exec', ...common, 'Run the shell command `echo oracle` once, then say Done.']);
+  log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
+  second = await runCodex(['exec', ...common, 'resume', '--last', 'Now just say Done again.']);
+  log.push({ kind: 'process-exit', run: 2, code: second.code, at: Date.now() });
+}
 if (process.env.ORACLE_VERBOSE) process.stderr.write(`${first.output}\n----\n${second.output}\n`);
 
 const t0 = log[0]?.at ?? 0;

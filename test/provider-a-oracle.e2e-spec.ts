@@ -172,4 +172,14 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
       await sse.close();
     }
   });
+
+  it('documents from the app-server capture: one WebSocket across user turns, each request chained to the previous response', () => {
+    const appServer = (JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.app-server.capture.json'), 'utf8')) as Json).transcript as Json[];
+    expect(appServer.filter((entry) => entry.kind === 'ws-handshake')).toHaveLength(1);
+    const frames = appServer.filter((entry) => entry.kind === 'ws-message').map((entry) => entry.body as Json);
+    expect(frames.map((frame) => frame.generate === false)).toEqual([true, false, false, false]);
+    const secondUserTurn = frames[3];
+    expect(secondUserTurn.previous_response_id).toBe('resp_oracle_3');
+    expect((secondUserTurn.input as Json[]).map((item) => `${item.type}:${item.role}`)).toEqual(['message:user']);
+  });
 });
