@@ -76,6 +76,16 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual(['fake-project', 'fake-project']);
   });
 
+  it('refuses a :generateContent answer larger than 16 MiB with 502 instead of buffering it (issue 13)', async () => {
+    const huge = 'x'.repeat(17 * 1024 * 1024);
+    fake.enqueue('generateContent', { body: { response: { candidates: [{ content: { role: 'model', parts: [{ text: huge }] }, finishReason: 'STOP' }] } } });
+    const response = await postChat(gateway, {});
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as any).error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+    // Not retried: the same answer would be as large again.
+    expect(fake.requests('generateContent')).toHaveLength(1);
+  });
+
   it('lists the Gemini models the pinned CLI offers on Code Assist and sends their wire ids (issue 11 §6)', async () => {
     const models = ((await (await fetch(`${gateway.url}/v1/models`)).json()) as any).data.map((model: any) => model.id);
     for (const id of ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-3-pro-preview', 'gemini-3.1-pro-preview', 'gemini-3-flash-preview', 'gemini-3.5-flash', 'gemini-3.1-flash-lite']) {
