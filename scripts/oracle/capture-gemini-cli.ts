@@ -3,10 +3,11 @@
  * project's Code Assist fake and writes every request the CLI sent (order, method, path,
  * headers, body) to a JSON file, with bearer values and machine-specific text redacted.
  *
- * Run it inside a loopback-only network namespace so nothing can leave the machine:
+ * Run it inside a loopback-only network namespace so nothing can leave the machine
+ * (`npm run oracle:gemini` does, and with `--check` compares a fresh capture with the committed one):
  *
  *   unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs \
- *     scripts/oracle/capture-gemini-cli.ts test/fixtures/gemini-cli-0.61.0.capture.json'
+ *     scripts/oracle/capture-gemini-cli.ts src/providers/provider-b/__fixtures__/gemini-cli-0.61.0.capture.json'
  *
  * Scenario: one headless turn (`-p … --output-format stream-json`) where the fake's first
  * answer is a `list_directory` call and its second a short text, so the capture holds the
@@ -59,14 +60,53 @@ const SCENARIOS: readonly Scenario[] = [
 ];
 
 async function main(): Promise<void> {
-  const output = process.argv[2];
-  if (!output) throw new Error('usage: capture-gemini-cli.ts <output.json>');
+  const [first, second] = process.argv.slice(2);
+  const checking = first === '--check';
+  const target = checking ? second : first;
+  if (!target) throw new Error('usage: capture-gemini-cli.ts <output.json> | --check <committed-fixture.json>');
   const version = JSON.parse(fs.readFileSync(CLI_PACKAGE, 'utf8')).version as string;
   const scenarios = [];
   for (const scenario of SCENARIOS) scenarios.push(await capture(scenario));
   const fixture = { cli: '@google/gemini-cli', version, node: process.version, capturedAt: new Date().toISOString().slice(0, 10), command: `gemini -m ${MODEL} -p <prompt> --output-format stream-json`, scenarios };
-  fs.writeFileSync(output, `${JSON.stringify(fixture, null, 2)}\n`);
   for (const scenario of scenarios) process.stdout.write(`${scenario.name}: ${scenario.requests.length} requests, exit ${scenario.exitCode}\n`);
+  if (!checking) {
+    fs.writeFileSync(target, `${JSON.stringify(fixture, null, 2)}\n`);
+    return;
+  }
+  // --check: does the committed fixture still describe what the installed CLI sends?
+  const committed = JSON.parse(fs.readFileSync(target, 'utf8'));
+  const live = JSON.stringify(comparable(fixture), null, 1);
+  const stored = JSON.stringify(comparable(committed), null, 1);
+  if (live === stored) {
+    process.stdout.write(`the committed capture matches Gemini CLI ${version}\n`);
+    return;
+  }
+  process.stdout.write(`the committed capture differs from what Gemini CLI ${version} sends now; re-capture it\n`);
+  process.exitCode = 1;
+}
+
+/** What must not drift: version, calls, headers (Node version and bearer aside), setup bodies by value, generate bodies by shape. */
+function comparable(fixture: any): unknown {
+  return {
+    version: fixture.version,
+    scenarios: fixture.scenarios.map((scenario: any) => ({
+      name: scenario.name,
+      requests: scenario.requests.map((request: any) => ({
+        route: request.route,
+        method: request.method,
+        path: request.path,
+        query: request.query,
+        headers: { ...request.headers, 'x-goog-api-client': String(request.headers['x-goog-api-client']).replace(/\/.*$/, '/<node>') },
+        body: request.route === 'streamGenerateContent' || request.route === 'generateContent' ? shapeOf(request.body) : request.body,
+      })),
+    })),
+  };
+}
+
+function shapeOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shapeOf);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((key) => [key, shapeOf((value as Record<string, unknown>)[key])]));
+  return value === null ? 'null' : typeof value;
 }
 
 async function capture(scenario: Scenario) {
