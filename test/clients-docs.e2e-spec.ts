@@ -5,7 +5,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { rawRequest } from './support/raw-http';
-import { fakeUpstream } from './support/client-scenarios';
+import { fakeUpstream, READ_FILE_PARAMETERS } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
 import { completed, created, DEFAULT_USAGE, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
 
@@ -16,12 +16,6 @@ import { completed, created, DEFAULT_USAGE, functionCallItem, providerASettings,
  * `gpt-5.6-sol` with the catalog's effort, and be counted under its own name.
  */
 const ALIAS = 'alias-check';
-const READ_FILE_PARAMETERS = {
-  type: 'object',
-  properties: { path: { type: 'string', description: 'Workspace-relative file path.' } },
-  required: ['path'],
-  additionalProperties: false,
-} as const;
 
 const upstream = fakeUpstream({
   homePrefix: 'clients-docs-',

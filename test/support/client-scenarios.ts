@@ -94,7 +94,7 @@ export function fakeUpstream<F extends { close(): Promise<void> }>(options: {
   };
 }
 
-const READ_FILE_PARAMETERS = {
+export const READ_FILE_PARAMETERS = {
   type: 'object',
   properties: { path: { type: 'string', description: 'Workspace-relative file path.' } },
   required: ['path'],
