@@ -94,12 +94,13 @@ export class FairQueue {
       this.waiters.push(waiter);
       observer?.waiting?.({ position: this.waiters.length, depth: this.waiters.length });
       signal.addEventListener('abort', onAbort, { once: true });
+      // The waiter's own request keeps the process alive; its timers alone must not (unref).
       if (this.options.queueTimeoutMs > 0) {
-        timers.push(setTimeout(() => leave('timeout', new GatewayError('queue_timeout')), this.options.queueTimeoutMs));
+        timers.push(setTimeout(() => leave('timeout', new GatewayError('queue_timeout')), this.options.queueTimeoutMs).unref());
       }
       if (deadlineAt !== undefined) {
         const error = new GatewayError('timeout', { publicMessage: 'deadline elapsed while waiting for admission' });
-        timers.push(setTimeout(() => leave('deadline', error), Math.max(0, deadlineAt - Date.now())));
+        timers.push(setTimeout(() => leave('deadline', error), Math.max(0, deadlineAt - Date.now())).unref());
       }
     });
   }

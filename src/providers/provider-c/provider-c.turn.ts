@@ -245,6 +245,9 @@ export class ProviderCTurn {
       this.timedOut = true;
       this.child?.terminate('timeout');
     }, this.deadlineAt - Date.now());
+    // The child and its pipes keep the process alive while the turn works; the timer alone must
+    // not (a turn nobody closed would otherwise hold a draining process or a test run for 10 min).
+    this.turnTimer.unref();
   }
 
   /** A run that will not be continued: let it exit on its own briefly, else terminate; then reap. */
