@@ -10,25 +10,10 @@ import type { ChatMessage, ToolDefinition } from '../src/core/chat-message';
 import type { CallContext, ChatRequest } from '../src/providers/provider-adapter';
 import type { ChatEvent } from '../src/core/chat-event';
 import { ProviderCAdapter } from '../src/providers/provider-c/provider-c.adapter';
-import { answerRun, FakeClaudeRun, fenceText, hangingRun, initLine, isAlive, providerCSettings, readRuns, resultLine, textDelta, waitFor } from './support/provider-c-fixtures';
+import { answerRun, CLAUDE_ARGV_BEFORE_MODEL, FakeClaudeRun, fenceText, hangingRun, initLine, isAlive, providerCSettings, readRuns, resultLine, textDelta, waitFor } from './support/provider-c-fixtures';
 
 const catalog = ModelCatalog.load(undefined, ['provider_c']);
-const EXPECTED_ARGV = [
-  '-p',
-  '--verbose',
-  '--output-format=stream-json',
-  '--include-partial-messages',
-  '--no-session-persistence',
-  '--setting-sources',
-  '',
-  '--strict-mcp-config',
-  '--safe-mode',
-  '--disable-slash-commands',
-  '--tools',
-  '',
-  '--model',
-  'claude-fable-5',
-];
+const EXPECTED_ARGV = [...CLAUDE_ARGV_BEFORE_MODEL, 'claude-fable-5'];
 
 interface Harness {
   readonly adapter: ProviderCAdapter;

@@ -1,6 +1,26 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+/**
+ * The argument vector the gateway gives `claude` up to the model (provider_c.md §3.1 plus the
+ * isolation flags), written out here rather than taken from the code so the tests pin it.
+ */
+export const CLAUDE_ARGV_BEFORE_MODEL: readonly string[] = [
+  '-p',
+  '--verbose',
+  '--output-format=stream-json',
+  '--include-partial-messages',
+  '--no-session-persistence',
+  '--setting-sources',
+  '',
+  '--strict-mcp-config',
+  '--safe-mode',
+  '--disable-slash-commands',
+  '--tools',
+  '',
+  '--model',
+];
+
 /** Absolute path of the fake `claude` executable (provider_c.md §10). */
 export const FAKE_CLAUDE_PATH = path.join(__dirname, 'fake-claude.mjs');
 

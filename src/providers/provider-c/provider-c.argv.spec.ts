@@ -1,20 +1,6 @@
+import { CLAUDE_ARGV_BEFORE_MODEL as BASE } from '../../../test/support/provider-c-fixtures';
 import { buildProviderCArgs } from './provider-c.argv';
 
-const BASE = [
-  '-p',
-  '--verbose',
-  '--output-format=stream-json',
-  '--include-partial-messages',
-  '--no-session-persistence',
-  '--setting-sources',
-  '',
-  '--strict-mcp-config',
-  '--safe-mode',
-  '--disable-slash-commands',
-  '--tools',
-  '',
-  '--model',
-];
 
 describe(buildProviderCArgs.name, () => {
   it('builds the §3.1 vector with empty-string arguments after --setting-sources and --tools', () => {
