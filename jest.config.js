@@ -13,11 +13,6 @@ module.exports = {
   // testTimeout is a global option: Jest ignores it inside `projects` entries (jest-circus reads
   // only globalConfig.testTimeout), so the e2e budget must be set here.
   testTimeout: 30000,
-  // A safety net, not a licence to leak: since the account pool landed, one handle outlives the
-  // in-band run (2 cores = one worker) on CI and Jest waited forever after printing the results.
-  // Every suite closes what it opens; `npx jest --detectOpenHandles` shows a new leak. Without
-  // this, one leak costs the whole 90-minute CI budget instead of one warning line.
-  forceExit: true,
   projects: [
     { displayName: 'unit', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/src', '<rootDir>/scripts'], testRegex: '\\.spec\\.ts$', transform, transformIgnorePatterns, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },
     { displayName: 'e2e', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/test'], testRegex: '\\.e2e-spec\\.ts$', transform, transformIgnorePatterns, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },

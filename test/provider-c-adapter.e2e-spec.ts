@@ -11,6 +11,7 @@ import type { CallContext, ChatRequest } from '../src/providers/provider-adapter
 import type { ChatEvent } from '../src/core/chat-event';
 import { ProviderCAdapter } from '../src/providers/provider-c/provider-c.adapter';
 import { answerRun, CLAUDE_ARGV_BEFORE_MODEL, FakeClaudeRun, fenceText, hangingRun, initLine, isAlive, providerCSettings, readRuns, resultLine, textDelta, waitFor } from './support/provider-c-fixtures';
+import { trackSourceTimers } from './support/pending-timers';
 
 const catalog = ModelCatalog.load(undefined, ['provider_c']);
 const EXPECTED_ARGV = [...CLAUDE_ARGV_BEFORE_MODEL, 'claude-fable-5'];
@@ -290,6 +291,22 @@ describe('ProviderCAdapter with the fake claude', () => {
       c.abort.abort(new Error('gone'));
       await waitFor(() => readRuns(h.dir)[0].signal === 'SIGTERM', 1000);
       expect(text(await runTurn(h))).toBe('next');
+    });
+
+    it('an abort before the events are iterated leaves no timer of the turn pending (Jest or a draining gateway could not exit)', async () => {
+      const h = harness([hangingRun()]);
+      const timers = trackSourceTimers();
+      try {
+        const c = call();
+        await h.adapter.stream(request(), c.context);
+        expect(timers.pending().length).toBeGreaterThan(0);
+        c.abort.abort(new Error('gone'));
+        await waitFor(() => readRuns(h.dir)[0].signal === 'SIGTERM', 1000);
+        await waitFor(() => timers.pending().length === 0, 3000).catch(() => undefined);
+        expect(timers.pending()).toEqual([]);
+      } finally {
+        timers.stop();
+      }
     });
 
     it('§11.27 PROVIDER_C_TIMEOUT ends a hanging run with a timeout error and kills the child', async () => {

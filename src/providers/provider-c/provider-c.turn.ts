@@ -5,7 +5,7 @@ import type { CallContext, ChatRequest } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
 import { withIdleTimeout } from '../shared/idle-timeout';
 import { retryDelayMs } from '../shared/retry-policy';
-import { sleep } from '../../common/async/abortable';
+import { closingEvents, sleep } from '../../common/async/abortable';
 import { normalizeTools } from '../shared/tool-definitions';
 import { buildProviderCArgs } from './provider-c.argv';
 import { classifyRunFailure } from './provider-c.errors';
@@ -56,6 +56,8 @@ export class ProviderCTurn {
   private slot?: QueueSlot;
   private child?: ClaudeChild;
   private pendingSpawn: Promise<unknown> = Promise.resolve();
+  /** The runs' item stream: ended by close(), so its idle timer and stdout reader never outlive the turn. */
+  private items?: AsyncGenerator<TurnItem>;
   private deadlineAt = Infinity;
   private turnTimer?: NodeJS.Timeout;
   private timedOut = false;
@@ -87,7 +89,7 @@ export class ProviderCTurn {
     this.environment.liveTurns.add(this);
     signal.addEventListener('abort', this.onAbort, { once: true });
     if (signal.aborted) this.onAbort();
-    const items = this.run();
+    const items = (this.items = this.run());
     try {
       const first = await items.next();
       if (first.done) throw new GatewayError('upstream', { detail: 'provider_c turn ended before acceptance' });
@@ -95,7 +97,8 @@ export class ProviderCTurn {
       await this.close();
       throw signal.aborted ? signal.reason : error;
     }
-    return this.events(items);
+    // A consumer that returns without reading still ends the turn; reaping runs in the background.
+    return closingEvents(this.events(items), () => void this.close());
   }
 
   /** Gateway shutdown: stop the child now; resolves once it is reaped and the slot released. */
@@ -280,6 +283,10 @@ export class ProviderCTurn {
       child?.discardOutput();
       await child?.reaped;
     } finally {
+      // A run suspended at a yield nobody will resume (the consumer never read, or left) still
+      // holds its idle timer and stdout reader until it is ended; ending it after the reap keeps
+      // a lingering child's stdout open until it exited (see ClaudeChild.discardOutput).
+      this.items?.return(undefined).catch(() => undefined);
       this.slot?.release();
       this.environment.liveTurns.delete(this);
     }
