@@ -5,7 +5,7 @@ import type { CallContext, ChatRequest } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
 import { withIdleTimeout } from '../shared/idle-timeout';
 import { retryDelayMs } from '../shared/retry-policy';
-import { closingEvents, sleep } from '../../common/async/abortable';
+import { closingEvents, Deadline, deadline, sleep } from '../../common/async/abortable';
 import { normalizeTools } from '../shared/tool-definitions';
 import { buildProviderCArgs } from './provider-c.argv';
 import { classifyRunFailure } from './provider-c.errors';
@@ -58,9 +58,8 @@ export class ProviderCTurn {
   private pendingSpawn: Promise<unknown> = Promise.resolve();
   /** The runs' item stream: ended by close(), so its idle timer and stdout reader never outlive the turn. */
   private items?: AsyncGenerator<TurnItem>;
-  private deadlineAt = Infinity;
-  private turnTimer?: NodeJS.Timeout;
-  private timedOut = false;
+  /** PROVIDER_C_TIMEOUT and the caller's deadline, from the first spawn; its abort terminates the child. */
+  private turnDeadline?: Deadline;
   private sawResult = false;
   private attempts = 0;
   private nonJsonLines = 0;
@@ -192,7 +191,7 @@ export class ProviderCTurn {
       if (signal.aborted) throw signal.reason;
       if (!outputYielded && failure.retryable && retry < MAX_RETRIES) {
         const delayMs = retryDelayMs(retry, undefined);
-        if (Date.now() + delayMs < this.deadlineAt) {
+        if (Date.now() + delayMs < (this.turnDeadline?.deadlineAt ?? Infinity)) {
           this.context.retried?.(failure.code);
           logger.warn({ event: 'provider_c_retry', attempt: retry + 2, delay_ms: Math.round(delayMs), code: failure.code }, 'provider_c_retry');
           await sleep(delayMs, signal);
@@ -218,7 +217,7 @@ export class ProviderCTurn {
   private async spawnChild(): Promise<ClaudeChild> {
     if (this.closing) throw this.context.signal.aborted ? this.context.signal.reason : new GatewayError('upstream', { detail: 'provider_c turn closed' });
     if (this.timedOut) throw classifyRunFailure({ kind: 'timeout', idle: false });
-    this.startTurnTimer();
+    this.startTurnDeadline();
     const { settings } = this.environment;
     const attempt = ++this.attempts;
     const spawning = ClaudeChild.start({ command: settings.command, args: this.args, env: settings.childEnv, stdin: this.prompt });
@@ -239,18 +238,17 @@ export class ProviderCTurn {
   }
 
   /** PROVIDER_C_TIMEOUT (and a caller deadline) bound the whole turn, retries included, from the first spawn. */
-  private startTurnTimer(): void {
-    if (this.deadlineAt !== Infinity || this.turnTimer) return;
+  private startTurnDeadline(): void {
+    if (this.turnDeadline) return;
     const { timeoutMs } = this.environment.settings;
-    this.deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, this.context.deadlineAt ?? Infinity);
-    if (this.deadlineAt === Infinity) return;
-    this.turnTimer = setTimeout(() => {
-      this.timedOut = true;
-      this.child?.terminate('timeout');
-    }, this.deadlineAt - Date.now());
-    // The child and its pipes keep the process alive while the turn works; the timer alone must
-    // not (a turn nobody closed would otherwise hold a draining process or a test run for 10 min).
-    this.turnTimer.unref();
+    const deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, this.context.deadlineAt ?? Infinity);
+    // No parent signal: a client abort has its own path (onAbort, terminated as 'canceled').
+    this.turnDeadline = deadline(deadlineAt, () => classifyRunFailure({ kind: 'timeout', idle: false }));
+    this.turnDeadline.signal.addEventListener('abort', () => this.child?.terminate('timeout'), { once: true });
+  }
+
+  private get timedOut(): boolean {
+    return this.turnDeadline?.signal.aborted ?? false;
   }
 
   /** A run that will not be continued: let it exit on its own briefly, else terminate; then reap. */
@@ -267,7 +265,7 @@ export class ProviderCTurn {
   }
 
   private async finish(): Promise<void> {
-    clearTimeout(this.turnTimer);
+    this.turnDeadline?.clear();
     this.context.signal.removeEventListener('abort', this.onAbort);
     try {
       await this.pendingSpawn;
