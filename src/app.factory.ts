@@ -12,10 +12,11 @@ import {
   inFlightMiddleware,
   jsonBodyMiddleware,
   onPostToMountPath,
-  requestIdMiddleware,
 } from './common/http/http-middleware';
 import { DrainService } from './common/lifecycle/drain.service';
 import { FrameworkLogger } from './common/logging/framework-logger';
+import { ROOT_LOGGER } from './common/logging/logging.module';
+import { requestLogMiddleware } from './common/logging/request-log';
 import type { AppConfig } from './config/app-config';
 
 const CHAT_ROUTE = '/v1/chat/completions';
@@ -43,7 +44,10 @@ export async function createGatewayApp(config: AppConfig, options: GatewayAppOpt
   app.flushLogs();
   installClientErrorHandler(app.getHttpServer() as Server, app.get(Logger));
   app.disable('x-powered-by');
-  app.use(requestIdMiddleware());
+  // An ETag would hash every JSON body for a header no client of a POST API revalidates with.
+  app.set('etag', false);
+  // First, so every request, including one refused by the middleware below, has its id and line.
+  app.use(requestLogMiddleware(app.get(ROOT_LOGGER)));
   app.use(hostHeaderMiddleware());
   app.use(inFlightMiddleware(app.get(DrainService)));
   // Only the routes that take a body parse one, and only on POST to exactly their path: parsing

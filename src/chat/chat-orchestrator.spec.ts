@@ -1,4 +1,4 @@
-import type { PinoLogger } from 'nestjs-pino';
+import type { EventLogger } from '../core/event-logger';
 import { loadConfig } from '../config/app-config';
 import type { ChatEvent } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
@@ -52,7 +52,7 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
   const config = loadConfig({ HOME: '/nonexistent', GATEWAY_PROVIDERS: 'provider_a', ...env });
   const records: Record<string, unknown>[] = [];
   const push = (fields: Record<string, unknown>) => records.push(fields);
-  const logger = { info: push, warn: push, debug: push, error: push } as unknown as PinoLogger;
+  const logger = { info: push, warn: push, debug: push, error: push } as EventLogger;
   const counted: string[] = [];
   const metrics = {
     chatRequest: (fields: { status: number }) => counted.push(`request:${fields.status}`),
@@ -64,7 +64,7 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
     queueDepthChanged: () => undefined,
   } as unknown as GatewayMetrics;
   const registry = new ProviderRegistry([adapter], ModelCatalog.load(undefined, config.enabledProviders));
-  const orchestrator = new ChatOrchestrator(config, registry, new AgentQueueService(config, metrics), metrics, logger);
+  const orchestrator = new ChatOrchestrator(config, registry, new AgentQueueService(config, metrics), metrics);
   const command = (body: Record<string, unknown>, signal = new AbortController().signal): ChatCommand => {
     const conversation = conversationIdOf({ body, headers: {} });
     return {
@@ -73,11 +73,12 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
       conversation,
       queueKey: queueKey(config.agentQueue.keyMode, { body, headers: {}, caller: 'anonymous', conversation }),
       requestId: 'req-1',
+      logger,
       signal,
     };
   };
   const completions = () => records.filter((record) => record.event === 'chat_completion');
-  return { orchestrator, command, records, counted, completions };
+  return { orchestrator, command, records, counted, completions, logger };
 }
 
 /** Reads every event, as the SSE writer and the aggregator do. */
@@ -186,8 +187,8 @@ describe(ChatOrchestrator.name, () => {
   });
 
   it('records a request refused before it became a command', () => {
-    const { orchestrator, completions } = setup(new FakeAdapter());
-    const error = orchestrator.rejected(new GatewayError('invalid_request'));
+    const { orchestrator, completions, logger } = setup(new FakeAdapter());
+    const error = orchestrator.rejected(new GatewayError('invalid_request'), logger);
     expect(error).toMatchObject({ code: 'invalid_request' });
     expect(completions()).toEqual([expect.objectContaining({ status: 400, provider: 'none', error_code: 'invalid_request' })]);
   });

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
@@ -28,6 +27,8 @@ export interface ChatCommand {
   /** The agent queue key for the configured PRIMARY_AGENT_QUEUE_KEY_MODE. */
   readonly queueKey: QueueKey;
   readonly requestId: string;
+  /** The request's logger: its lines carry the request id. */
+  readonly logger: EventLogger;
   /** Aborted when the client leaves: the turn is canceled at once and recorded as 499. */
   readonly signal: AbortSignal;
 }
@@ -64,11 +65,10 @@ export class ChatOrchestrator {
     private readonly registry: ProviderRegistry,
     private readonly queue: AgentQueueService,
     private readonly metrics: GatewayMetrics,
-    private readonly logger: PinoLogger,
   ) {}
 
   async run<T>(command: ChatCommand, render: TurnRenderer<T>): Promise<T> {
-    const telemetry = new ChatTelemetry(this.metrics, this.logger, { stream: command.request.stream, requestedModel: command.request.model });
+    const telemetry = new ChatTelemetry(this.metrics, command.logger, { stream: command.request.stream, requestedModel: command.request.model });
     try {
       return await this.turn(command, render, telemetry);
     } catch (thrown) {
@@ -77,22 +77,22 @@ export class ChatOrchestrator {
   }
 
   /** A request refused before it became a command (e.g. an invalid body): recorded like any other. */
-  rejected(thrown: unknown, seen: { readonly model?: string; readonly stream?: boolean } = {}): unknown {
-    const telemetry = new ChatTelemetry(this.metrics, this.logger, { stream: seen.stream ?? false, requestedModel: seen.model ?? '' });
+  rejected(thrown: unknown, logger: EventLogger, seen: { readonly model?: string; readonly stream?: boolean } = {}): unknown {
+    const telemetry = new ChatTelemetry(this.metrics, logger, { stream: seen.stream ?? false, requestedModel: seen.model ?? '' });
     return this.failed(thrown, undefined, telemetry);
   }
 
   private async turn<T>(command: ChatCommand, render: TurnRenderer<T>, telemetry: ChatTelemetry): Promise<T> {
-    const { request, signal, requestId } = command;
+    const { request, signal, requestId, logger } = command;
     const route = this.registry.resolve(request.model, { reasoningEffort: request.reasoningEffort, verbosity: request.verbosity });
     telemetry.modelResolved(route.model);
-    const messages = this.manageContext(request);
+    const messages = this.manageContext(request, logger);
     const slot = await this.queue.admit({
       provider: route.model.provider,
       toolTurn: isToolTurn(request),
       key: command.queueKey,
       signal,
-      logger: this.logger,
+      logger,
       requestId,
     });
     let events: AsyncIterator<ChatEvent> | undefined;
@@ -107,7 +107,7 @@ export class ChatOrchestrator {
         sampling: request.sampling,
         conversationId: command.conversation.value,
       };
-      const context: CallContext = { signal, requestId, logger: this.logger, retried: (code) => telemetry.upstreamRetry(code) };
+      const context: CallContext = { signal, requestId, logger, retried: (code) => telemetry.upstreamRetry(code) };
       const accepted = request.stream ? await route.adapter.stream(chatRequest, context) : await route.adapter.complete(chatRequest, context);
       events = accepted[Symbol.asyncIterator]();
       const { outcome, result } = await render(observed(events, telemetry));
@@ -128,10 +128,10 @@ export class ChatOrchestrator {
   }
 
   /** Context management runs only on requests that carry tools (gateway-behaviours.md §5). */
-  private manageContext(request: ParsedChatBody): readonly ChatMessage[] {
+  private manageContext(request: ParsedChatBody, logger: EventLogger): readonly ChatMessage[] {
     if (request.tools.length === 0 || !this.config.contextManagement.enabled) return request.messages;
     const result = manageContext(request.messages, this.config.contextManagement);
-    if (result.stats) this.logger.info({ event: 'context_manage', ...result.stats }, 'context_manage');
+    if (result.stats) logger.info({ event: 'context_manage', ...result.stats }, 'context_manage');
     return result.messages;
   }
 
@@ -142,7 +142,7 @@ export class ChatOrchestrator {
       return signal.reason ?? thrown;
     }
     const error = toGatewayError(thrown);
-    if (error.code === 'internal') this.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
+    if (error.code === 'internal') telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
     if (error.spec.upstream) telemetry.upstreamError(error.code);
     telemetry.finished({ status: error.spec.status, errorCode: error.code });
     return error;
@@ -180,7 +180,7 @@ class ChatTelemetry {
 
   constructor(
     private readonly metrics: GatewayMetrics,
-    private readonly logger: EventLogger,
+    readonly logger: EventLogger,
     private readonly request: { readonly stream: boolean; readonly requestedModel: string },
   ) {}
 

@@ -1,13 +1,15 @@
 import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { PinoLogger } from 'nestjs-pino';
 import { callerOf } from '../common/auth/caller';
 import { sendErrorResponse } from '../common/errors/error-response';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { abortOnClientDisconnect } from '../common/http/client-abort';
+import { ROOT_LOGGER } from '../common/logging/logging.module';
+import { requestLoggerOf } from '../common/logging/request-log';
 import { SseWriter } from '../common/sse/sse-writer';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
+import type { EventLogger } from '../core/event-logger';
 import { ModelCatalog } from '../models/model-catalog';
 import { queueKey } from '../queue/queue-key';
 import { aggregateCompletion, ChunkFactory, ToolCallCollector, writeChatStream } from './chat-completion.renderer';
@@ -28,7 +30,7 @@ export class ChatController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly chat: ChatOrchestrator,
     private readonly catalog: ModelCatalog,
-    private readonly logger: PinoLogger,
+    @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
   ) {}
 
   @Post('completions')
@@ -39,7 +41,7 @@ export class ChatController {
     try {
       command = this.commandOf(request, client.signal);
     } catch (error) {
-      return this.answerFailure(request, response, this.chat.rejected(error), client.signal);
+      return this.answerFailure(request, response, this.chat.rejected(error, requestLoggerOf(request, this.rootLogger)), client.signal);
     }
     try {
       const completion = await this.chat.run(command, command.request.stream ? this.sse(response, command) : this.json(command));
@@ -61,6 +63,7 @@ export class ChatController {
       conversation,
       queueKey: queueKey(this.config.agentQueue.keyMode, { body, headers: request.headers, caller, conversation }),
       requestId: String((request as Request & { id?: unknown }).id ?? ''),
+      logger: requestLoggerOf(request, this.rootLogger),
       signal,
     };
   }
@@ -89,7 +92,7 @@ export class ChatController {
 
   private collector(command: ChatCommand): ToolCallCollector {
     return new ToolCallCollector(command.requestId, this.config.customToolWire, (index, reason) =>
-      this.logger.warn({ event: 'tool_call_invalid', index, reason }, 'tool_call_invalid'),
+      command.logger.warn({ event: 'tool_call_invalid', index, reason }, 'tool_call_invalid'),
     );
   }
 

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { loadConfig } from '../config/app-config';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
@@ -133,23 +132,22 @@ describe(AgentQueueService.name, () => {
     held.release();
   });
 
-  it('logs a waiter that leaves from the client close event in the request context', async () => {
-    // nestjs-pino picks the request's logger from async context; the abort fires from the
-    // socket's 'close' handler, outside it.
+  it("logs a waiter that leaves from its client's close event under its own request's logger", async () => {
+    // The abort fires from the socket's 'close' handler, outside the request's own code path;
+    // the line must still go to the logger the waiter was admitted with.
     const { service, params, records } = setup();
-    const context = new AsyncLocalStorage<string>();
-    const logger: EventLogger = {
-      info: (fields) => records.push({ ...fields, context: context.getStore() }),
+    const loggerOf = (request: string): EventLogger => ({
+      info: (fields) => records.push({ ...fields, logged_by: request }),
       warn: () => undefined,
       debug: () => undefined,
       error: () => undefined,
-    };
-    const held = await service.admit(params());
+    });
+    const held = await service.admit(params({ logger: loggerOf('request-1') }));
     const controller = new AbortController();
-    const waiting = context.run('request-2', () => service.admit(params({ signal: controller.signal, logger })));
+    const waiting = service.admit(params({ signal: controller.signal, logger: loggerOf('request-2') }));
     controller.abort(new Error('gone'));
     await expect(waiting).rejects.toThrow('gone');
-    expect(records.filter((record) => record.event === 'queue_canceled')).toEqual([expect.objectContaining({ context: 'request-2' })]);
+    expect(records.filter((record) => record.event === 'queue_canceled')).toEqual([expect.objectContaining({ logged_by: 'request-2' })]);
     held.release();
   });
 });

@@ -1,4 +1,3 @@
-import { AsyncResource } from 'node:async_hooks';
 import type { EventLogger } from '../core/event-logger';
 import type { FairQueueObserver } from '../common/admission/fair-queue';
 
@@ -13,15 +12,12 @@ export interface QueueLogIds {
 
 /**
  * The queue_* records of gateway-behaviours.md §4.2, one line each, for any FairQueue (agent
- * queues and the structured queue). Refusals log at warn. The log function is bound to the
- * acquiring request's async context: a waiter is also granted by another request's release or
- * ended from its client's 'close' event, where a context-aware logger (nestjs-pino) would
- * otherwise stamp the line with the wrong request id or its process-wide fallback.
+ * queues and the structured queue). Refusals log at warn. `logger` is the acquiring request's
+ * own logger, so a waiter granted by another request's release or ended from its client's
+ * 'close' event is still logged under its own request id.
  */
 export function queueLogObserver(logger: EventLogger, ids: QueueLogIds): FairQueueObserver {
-  const log = AsyncResource.bind((level: 'info' | 'warn', event: string, fields: Record<string, unknown> = {}) =>
-    logger[level]({ event, ...ids, ...fields }, event),
-  );
+  const log = (level: 'info' | 'warn', event: string, fields: Record<string, unknown> = {}) => logger[level]({ event, ...ids, ...fields }, event);
   return {
     waiting: ({ position }) => log('info', 'queue_wait', { position }),
     acquired: ({ waitMs, active, activeForKey }) => log('info', 'queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),

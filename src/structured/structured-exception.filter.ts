@@ -1,9 +1,11 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { PinoLogger } from 'nestjs-pino';
 import { callerOf } from '../common/auth/caller';
+import { ROOT_LOGGER } from '../common/logging/logging.module';
+import { requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
+import type { EventLogger } from '../core/event-logger';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { StructuredAllowlist } from './structured-allowlist';
 import { answerStructuredFailure, auditSubjectOf } from './structured-failure';
@@ -21,7 +23,7 @@ export class StructuredExceptionFilter implements ExceptionFilter {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly allowlist: StructuredAllowlist,
     private readonly metrics: GatewayMetrics,
-    private readonly logger: PinoLogger,
+    @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -29,7 +31,8 @@ export class StructuredExceptionFilter implements ExceptionFilter {
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
     const caller = callerOf(request, this.config.server.callerHeader);
-    const telemetry = new StructuredTelemetry(this.metrics, this.logger, auditSubjectOf(request.body, caller, this.allowlist));
-    answerStructuredFailure(request, response, exception, false, telemetry, this.logger);
+    const logger = requestLoggerOf(request, this.rootLogger);
+    const telemetry = new StructuredTelemetry(this.metrics, logger, auditSubjectOf(request.body, caller, this.allowlist));
+    answerStructuredFailure(request, response, exception, false, telemetry, logger);
   }
 }

@@ -1,4 +1,4 @@
-import type { PinoLogger } from 'nestjs-pino';
+import type { EventLogger } from '../core/event-logger';
 import type { BuildInfo } from '../common/build/build-info';
 import { DrainService } from '../common/lifecycle/drain.service';
 import { loadConfig } from '../config/app-config';
@@ -46,7 +46,7 @@ function setup(adapter: FakeExtractor) {
   const catalog = ModelCatalog.load(undefined, config.enabledProviders);
   const records: Record<string, unknown>[] = [];
   const push = (fields: Record<string, unknown>) => records.push(fields);
-  const logger = { info: push, warn: push, debug: push, error: push } as unknown as PinoLogger;
+  const logger = { info: push, warn: push, debug: push, error: push } as EventLogger;
   // Every instrument call is accepted; the audit records are what these tests read.
   const metrics = new Proxy({}, { get: () => () => undefined }) as GatewayMetrics;
   const allowlist = StructuredAllowlist.build({ requested: config.structured.models, catalog: catalog.allEntries, enabledProviders: config.enabledProviders });
@@ -55,12 +55,13 @@ function setup(adapter: FakeExtractor) {
   const extractor = new StructuredExtractor(validator, new ProviderRegistry([adapter], catalog), new StructuredQueue(config, metrics), metrics, build);
   const drain = new DrainService();
   const store = new IdempotencyStore<SharedAnswer>({ capacity: 8, ttlMs: 60_000 });
-  const orchestrator = new StructuredOrchestrator(config, drain, allowlist, store, extractor, validator, metrics, logger);
+  const orchestrator = new StructuredOrchestrator(config, drain, allowlist, store, extractor, validator, metrics);
   const command = (body: unknown, overrides: Partial<StructuredCommand> = {}): StructuredCommand => ({
     arrivedAt: Date.now(),
     caller: 'anonymous',
     body,
     contentTypeIsJson: true,
+    logger,
     signal: new AbortController().signal,
     ...overrides,
   });

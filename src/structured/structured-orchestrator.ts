@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PinoLogger } from 'nestjs-pino';
 import { DrainService } from '../common/lifecycle/drain.service';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
+import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { IdempotencyStore, InFlightBinding } from './idempotency-store';
@@ -30,6 +30,8 @@ export interface StructuredCommand {
   readonly contentTypeIsJson: boolean;
   /** A body the parser refused (too big, bad JSON), answered at its place in the admission order. */
   readonly bodyError?: GatewayError;
+  /** The request's logger: its lines carry the request id. */
+  readonly logger: EventLogger;
   /** Aborted when the client leaves. */
   readonly signal: AbortSignal;
 }
@@ -57,12 +59,11 @@ export class StructuredOrchestrator {
     private readonly extractor: StructuredExtractor,
     private readonly validator: OutputValidator,
     private readonly metrics: GatewayMetrics,
-    private readonly logger: PinoLogger,
   ) {}
 
   async run(command: StructuredCommand): Promise<StructuredOutcome> {
-    const { arrivedAt, caller, signal } = command;
-    const telemetry = new StructuredTelemetry(this.metrics, this.logger, auditSubjectOf(command.body, caller, this.allowlist));
+    const { arrivedAt, caller, signal, logger } = command;
+    const telemetry = new StructuredTelemetry(this.metrics, logger, auditSubjectOf(command.body, caller, this.allowlist));
     let inflight = false;
     try {
       if (this.drain.isDraining) throw new GatewayError('draining');
@@ -85,7 +86,7 @@ export class StructuredOrchestrator {
         identity,
         policyVersion: this.allowlist.policyVersion,
         deadlineAt: deadlineFor(arrivedAt, envelope.deadlineMs, this.config.structured.maxDeadlineMs),
-        logger: this.logger,
+        logger,
       };
       const { answer, replay } = envelope.idempotencyKey ? await this.keyed(plan, signal) : await this.keyless(plan, signal);
       if (signal.aborted) return this.canceled(telemetry);
@@ -94,7 +95,7 @@ export class StructuredOrchestrator {
       return { kind: 'success', body };
     } catch (error) {
       if (signal.aborted) return this.canceled(telemetry);
-      return { kind: 'failure', error: recordStructuredFailure(error, telemetry, this.logger) };
+      return { kind: 'failure', error: recordStructuredFailure(error, telemetry, logger) };
     } finally {
       if (inflight) this.metrics.structuredInflightChanged(-1);
     }

@@ -4,8 +4,11 @@ import { callerOf } from '../common/auth/caller';
 import { sendErrorResponse } from '../common/errors/error-response';
 import { abortOnClientDisconnect } from '../common/http/client-abort';
 import { deferredBodyError } from '../common/http/http-middleware';
+import { ROOT_LOGGER } from '../common/logging/logging.module';
+import { requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
+import type { EventLogger } from '../core/event-logger';
 import { StructuredExceptionFilter } from './structured-exception.filter';
 import { StructuredOrchestrator } from './structured-orchestrator';
 
@@ -26,6 +29,7 @@ export class StructuredController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly structured: StructuredOrchestrator,
+    @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
   ) {}
 
   @Post('inference')
@@ -40,6 +44,7 @@ export class StructuredController {
       body: request.body,
       contentTypeIsJson: JSON_CONTENT_TYPE.test(request.headers['content-type'] ?? ''),
       bodyError: deferredBodyError(request),
+      logger: requestLoggerOf(request, this.rootLogger),
       signal: client.signal,
     });
     if (outcome.kind === 'success') response.status(200).json(outcome.body);

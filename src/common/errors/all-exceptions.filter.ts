@@ -1,6 +1,8 @@
-import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { PinoLogger } from 'nestjs-pino';
+import type { EventLogger } from '../../core/event-logger';
+import { ROOT_LOGGER } from '../logging/logging.module';
+import { requestLoggerOf } from '../logging/request-log';
 import { sendErrorResponse } from './error-response';
 import { toGatewayError } from './to-gateway-error';
 
@@ -10,7 +12,7 @@ import { toGatewayError } from './to-gateway-error';
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  constructor(private readonly logger: PinoLogger) {}
+  constructor(@Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -18,7 +20,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const error = toGatewayError(exception);
     if (error.code === 'internal') {
-      this.logger.error({ event: 'unhandled_error', err: exception }, 'unhandled_error');
+      requestLoggerOf(request, this.rootLogger).error({ event: 'unhandled_error', err: exception }, 'unhandled_error');
     }
     if (response.headersSent) {
       if (!response.writableEnded) response.end();

@@ -1,22 +1,11 @@
 import compression from 'compression';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
-import { randomUUID } from 'node:crypto';
 import onHeaders from 'on-headers';
 import { sendErrorResponse } from '../errors/error-response';
 import { GatewayError } from '../../core/gateway.error';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { DrainService } from '../lifecycle/drain.service';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
-
-/** Request id on every request (and every log line through pino-http's genReqId). */
-export function requestIdMiddleware(): RequestHandler {
-  return (request, response, next) => {
-    const id = randomUUID();
-    (request as Request & { id: string }).id = id;
-    response.setHeader('x-request-id', id);
-    next();
-  };
-}
 
 /**
  * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node's own check answers a bare 400 without a

@@ -1,43 +1,30 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import pino, { DestinationStream, LevelWithSilent } from 'pino';
-import type { Options } from 'pino-http';
-import { sanitizeIdentifier } from './sanitize';
+import pino, { DestinationStream, Logger } from 'pino';
 
-type RequestWithId = IncomingMessage & { id?: unknown };
+/** Injection token of the root pino logger (request-log.ts derives each request's logger from it). */
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
 /**
- * pino JSON lines via nestjs-pino: one line per real event, the request id on every line
- * (quietReqLogger binds only `reqId`), and never headers or bodies: the request serializer keeps
- * method and a sanitized path, so Authorization, caller headers and prompts cannot reach a log.
+ * pino JSON lines: one line per real event and never headers or bodies. nestjs-pino provides the
+ * injectable `PinoLogger` / `Logger` over our root logger; its per-request middleware (pino-http
+ * plus an AsyncLocalStorage binding) is switched off (`forRoutes: []`), because request-log.ts
+ * writes the request id and access line itself and hands each request its logger explicitly.
  */
+@Global()
 @Module({})
 export class LoggingModule {
   static forRoot(options: { level: string; stream?: DestinationStream }): DynamicModule {
-    const httpOptions: Options = {
-      level: options.level,
-      quietReqLogger: true,
-      genReqId: (request: IncomingMessage) => String((request as RequestWithId).id ?? 'unknown'),
-      autoLogging: { ignore: (request: IncomingMessage) => (request.url ?? '').startsWith('/health') },
-      serializers: {
-        req: (request: RequestWithId) => ({
-          id: request.id,
-          method: request.method,
-          path: sanitizeIdentifier((request.url ?? '').split('?')[0]),
-        }),
-        res: (response: ServerResponse) => ({ statusCode: response.statusCode }),
-      },
-      customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error): LevelWithSilent =>
-        error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info',
-    };
     // stdout without a synchronous write per line: lines written while a write is in flight go
     // out together, so under load the event loop is not blocked by one syscall per log line.
     // pino flushes what is left synchronously when the process exits.
     const stream = options.stream ?? pino.destination({ dest: 1, sync: false });
+    const root: Logger = pino({ level: options.level }, stream);
     return {
       module: LoggingModule,
-      imports: [LoggerModule.forRoot({ pinoHttp: [httpOptions, stream] })],
+      imports: [LoggerModule.forRoot({ pinoHttp: { logger: root }, useExisting: true, forRoutes: [] })],
+      providers: [{ provide: ROOT_LOGGER, useValue: root }],
+      exports: [ROOT_LOGGER],
     };
   }
 }

@@ -1,0 +1,104 @@
+import type { Request, Response } from 'express';
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { requestLoggerOf, requestLogMiddleware } from './request-log';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function capture() {
+  const records: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      records.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { records, root: pino({ level: 'debug' }, stream) };
+}
+
+/** Enough of a request/response pair for the middleware: headers, the events it listens to. */
+function exchange(url: string, headers: Record<string, string> = {}) {
+  const request = { url, method: 'POST', headers } as unknown as Request & { id?: string };
+  const response = Object.assign(new EventEmitter(), {
+    statusCode: 200,
+    writableEnded: false,
+    headers: {} as Record<string, string>,
+    setHeader(name: string, value: string) {
+      this.headers[name] = value;
+    },
+  });
+  return { request, response: response as unknown as Response & typeof response };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe(requestLogMiddleware.name, () => {
+  it('assigns its own UUID, ignores a caller-supplied x-request-id, and echoes the id', () => {
+    const { root } = capture();
+    const { request, response } = exchange('/v1/models', { 'x-request-id': 'evil\n{"level":60}' });
+    const next = jest.fn();
+    requestLogMiddleware(root)(request, response, next);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(request.id).toMatch(UUID);
+    expect(response.headers['x-request-id']).toBe(request.id);
+  });
+
+  it('writes one access line per request, at the level its status calls for, with a sanitized path', async () => {
+    const { root, records } = capture();
+    const cases: Array<[number, boolean, string]> = [
+      [200, true, 'info'],
+      [404, true, 'warn'],
+      [502, true, 'error'],
+      [200, false, 'info'],
+    ];
+    for (const [status, ended] of cases) {
+      const { request, response } = exchange('/v1/chat/completions\n{"level":60}?q=secret');
+      requestLogMiddleware(root)(request, response, () => undefined);
+      response.statusCode = status;
+      response.writableEnded = ended;
+      response.emit(ended ? 'finish' : 'close');
+      response.emit('close'); // a finished response closes too: still one line
+    }
+    await flush();
+    const levels = { 30: 'info', 40: 'warn', 50: 'error' } as Record<number, string>;
+    expect(records.map((record) => [levels[record.level as number], record.msg, (record.res as { statusCode: number }).statusCode])).toEqual([
+      ['info', 'request completed', 200],
+      ['warn', 'request completed', 404],
+      ['error', 'request errored', 502],
+      ['info', 'request aborted', 200],
+    ]);
+    for (const record of records) {
+      expect(record.reqId).toMatch(UUID);
+      expect(record.req).toEqual({ id: record.reqId, method: 'POST', path: '/v1/chat/completions {"level":60}' });
+      expect(typeof record.responseTime).toBe('number');
+      expect(JSON.stringify(record)).not.toContain('secret');
+    }
+    expect(records[2].err).toEqual({ type: 'Error', message: 'failed with status code 502', stack: 'Error: failed with status code 502' });
+  });
+
+  it('writes no access line for health checks', async () => {
+    const { root, records } = capture();
+    const { request, response } = exchange('/health/ready');
+    requestLogMiddleware(root)(request, response, () => undefined);
+    response.emit('finish');
+    await flush();
+    expect(records).toEqual([]);
+  });
+});
+
+describe(requestLoggerOf.name, () => {
+  it("gives the request's lines its id, and the fallback outside a request", async () => {
+    const { root, records } = capture();
+    const { request, response } = exchange('/v1/chat/completions');
+    requestLogMiddleware(root)(request, response, () => undefined);
+    const logger = requestLoggerOf(request, root);
+    expect(requestLoggerOf(request, root)).toBe(logger);
+    logger.info({ event: 'chat_completion' }, 'chat_completion');
+    await flush();
+    expect(records).toEqual([expect.objectContaining({ reqId: request.id, event: 'chat_completion' })]);
+
+    const fallback = { info: jest.fn(), warn: jest.fn(), debug: jest.fn(), error: jest.fn() };
+    expect(requestLoggerOf(exchange('/x').request, fallback)).toBe(fallback);
+  });
+});

@@ -1,0 +1,88 @@
+import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { EventLogger } from '../../core/event-logger';
+import { sanitizeIdentifier } from './sanitize';
+
+/**
+ * Request ids and the access line, written by hand instead of pino-http + nestjs-pino's
+ * request binding. Those build two child loggers per request and run every request inside an
+ * AsyncLocalStorage, whose promise hooks on Node 20 tax every promise of a streamed turn: the
+ * side-by-side rig measured them at about a quarter of the gateway's CPU per request and of its
+ * chunks/s (docs/performance.md). Here the request's logger is handed to the code that logs for
+ * the request (commands, filters, adapters' CallContext) instead of being found through ALS.
+ *
+ * The records are the ones pino-http wrote: every line of a request carries `reqId`, and one
+ * `request completed` (or `request aborted` when the client left first, `request errored` for a
+ * 5xx) line per non-health request with `req` (id, method, sanitized path), `res.statusCode` and
+ * `responseTime` in ms, at info / warn (4xx) / error (5xx).
+ */
+
+const REQUEST_LOG = Symbol('requestLog');
+
+interface RequestLog {
+  readonly id: string;
+  readonly root: Logger;
+  child?: Logger;
+}
+
+type LoggedRequest = IncomingMessage & { id?: string; [REQUEST_LOG]?: RequestLog };
+
+/**
+ * First in the chain: our own request id (a caller's `x-request-id` is ignored, so a client
+ * cannot choose what appears in our records), echoed as `x-request-id`, and the access line
+ * once the response finished or the client left.
+ */
+export function requestLogMiddleware(root: Logger): RequestHandler {
+  return (request, response, next) => {
+    const id = randomUUID();
+    const logged = request as LoggedRequest;
+    logged.id = id;
+    logged[REQUEST_LOG] = { id, root };
+    response.setHeader('x-request-id', id);
+    if (!request.url.startsWith('/health')) logAccessWhenDone(logged, response, root, id);
+    next();
+  };
+}
+
+/**
+ * The logger for everything a request logs: its lines carry `reqId`. Created on first use, so
+ * a request that logs nothing of its own pays for no child logger. Outside a request (a unit
+ * spec's bare object), the given fallback.
+ */
+export function requestLoggerOf(request: IncomingMessage, fallback: EventLogger): EventLogger {
+  const log = (request as LoggedRequest)[REQUEST_LOG];
+  if (!log) return fallback;
+  log.child ??= log.root.child({ reqId: log.id });
+  return log.child;
+}
+
+function logAccessWhenDone(request: LoggedRequest, response: ServerResponse, root: Logger, id: string): void {
+  const started = Date.now();
+  const done = (error?: Error) => {
+    response.off('finish', done);
+    response.off('close', done);
+    response.off('error', done);
+    const status = response.statusCode;
+    const fields: Record<string, unknown> = {
+      reqId: id,
+      req: { id, method: request.method, path: sanitizeIdentifier((request.url ?? '').split('?')[0]) },
+      res: { statusCode: status },
+      responseTime: Date.now() - started,
+    };
+    if (error || status >= 500) {
+      // The status says what happened: no frames, since a stack of this synthetic error (or of a
+      // socket error) would say nothing more and may name files of the deployment.
+      const failure = new Error(error ? error.message : `failed with status code ${status}`);
+      failure.stack = `Error: ${failure.message}`;
+      fields.err = failure;
+      root.error(fields, 'request errored');
+    } else {
+      root[status >= 400 ? 'warn' : 'info'](fields, response.writableEnded ? 'request completed' : 'request aborted');
+    }
+  };
+  response.on('finish', done);
+  response.on('close', done);
+  response.on('error', done);
+}
