@@ -107,10 +107,10 @@ export class StructuredExtractor {
    * the signal aborts the call (the fake sees its connection closed) and this rejects at once.
    */
   private async callWithinDeadline<T>(signal: AbortSignal, deadlineAt: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const expiry = deadline(deadlineAt, modelDeadlineError);
-    const callSignal = AbortSignal.any([signal, expiry.signal]);
+    // Aborts with the client's reason when it leaves, with modelDeadlineError at the deadline.
+    const expiry = deadline(deadlineAt, modelDeadlineError, [signal]);
     try {
-      return await untilAborted(call(callSignal), callSignal);
+      return await untilAborted(call(expiry.signal), expiry.signal);
     } catch (error) {
       if (expiry.signal.aborted) throw expiry.signal.reason;
       // An adapter that enforced `deadlineAt` itself reports a plain timeout; it is still ours.

@@ -1,4 +1,42 @@
-import { closingEvents, deadline, sleep, untilAborted } from './abortable';
+import { closingEvents, deadline, linkedAbort, sleep, untilAborted } from './abortable';
+
+describe(linkedAbort.name, () => {
+  const countAborts = (signal: AbortSignal) => {
+    let fired = 0;
+    signal.addEventListener('abort', () => fired++);
+    return () => fired;
+  };
+
+  it("aborts with the first parent's reason, or with its owner's, and then stops following", () => {
+    const first = new AbortController();
+    const second = new AbortController();
+    const link = linkedAbort([first.signal, second.signal]);
+    const fired = countAborts(link.signal);
+    const reason = new Error('client left');
+    second.abort(reason);
+    first.abort(new Error('later'));
+    expect(link.signal.reason).toBe(reason);
+    expect(fired()).toBe(1);
+
+    const owned = linkedAbort([new AbortController().signal]);
+    owned.abort('mine');
+    expect(owned.signal.reason).toBe('mine');
+  });
+
+  it('is aborted at once when a parent already is', () => {
+    const parent = new AbortController();
+    parent.abort('gone');
+    expect(linkedAbort([parent.signal]).signal.reason).toBe('gone');
+  });
+
+  it('no longer follows its parents once disposed', () => {
+    const parent = new AbortController();
+    const link = linkedAbort([parent.signal]);
+    link.dispose();
+    parent.abort('late');
+    expect(link.signal.aborted).toBe(false);
+  });
+});
 
 describe('deadline', () => {
   it('aborts with its reason at the deadline, and never once cleared', async () => {

@@ -38,6 +38,39 @@ export async function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Pr
   }
 }
 
+/** A signal of its own that also follows its parents. */
+export interface LinkedAbort {
+  readonly signal: AbortSignal;
+  /** Aborts it with `reason` and stops following the parents. */
+  abort(reason: unknown): void;
+  /** Stops following the parents (the work it guarded is over). */
+  dispose(): void;
+}
+
+/**
+ * A signal that aborts with the reason of the first parent to abort, or when its owner calls
+ * `abort`. Hand-written instead of `AbortSignal.any`: on Node 20 each `any` costs 12–20 µs (it
+ * tracks its parents through weak references, since it cannot know when it is done) and a
+ * turn composed several; here every link has an owner that ends it (`abort`/`dispose` in a
+ * `finally` or `return()`), and an owner that forgets only leaves a listener on a parent that
+ * lives no longer than its own request.
+ */
+export function linkedAbort(parents: readonly AbortSignal[]): LinkedAbort {
+  const own = new AbortController();
+  const onParentAbort = (event: Event) => abort((event.target as AbortSignal).reason);
+  const dispose = () => {
+    for (const parent of parents) parent.removeEventListener('abort', onParentAbort);
+  };
+  const abort = (reason: unknown) => {
+    dispose();
+    own.abort(reason);
+  };
+  const alreadyAborted = parents.find((parent) => parent.aborted);
+  if (alreadyAborted) own.abort(alreadyAborted.reason);
+  else for (const parent of parents) parent.addEventListener('abort', onParentAbort, { once: true });
+  return { signal: own.signal, abort, dispose };
+}
+
 /** A deadline as a signal: aborts with a parent's reason, or with `reason()` at `deadlineAt`. */
 export interface Deadline {
   readonly signal: AbortSignal;
@@ -50,26 +83,27 @@ export interface Deadline {
 }
 
 /**
- * The one deadline builder (turns of all three families, structured deadlines): `AbortSignal.any`
+ * The one deadline builder (turns of all three families, structured deadlines): a linked signal
  * over the parents and one timer, so a caller's abort passes its reason through unchanged and the
  * deadline's own reason is the caller's choice (AbortSignal.timeout would force a TimeoutError).
  */
 export function deadline(deadlineAt: number, reason: () => unknown, parents: readonly AbortSignal[] = []): Deadline {
-  const own = new AbortController();
+  const link = linkedAbort(parents);
   const delayMs = deadlineAt - Date.now();
   let timer: NodeJS.Timeout | undefined;
-  if (delayMs <= MAX_TIMER_MS) {
-    timer = setTimeout(() => own.abort(reason()), Math.max(0, delayMs));
+  if (delayMs <= MAX_TIMER_MS && !link.signal.aborted) {
+    timer = setTimeout(() => link.abort(reason()), Math.max(0, delayMs));
     // The work being timed keeps the process alive; the deadline alone must not.
     timer.unref();
   }
   return {
-    signal: parents.length === 0 ? own.signal : AbortSignal.any([...parents, own.signal]),
+    signal: link.signal,
     deadlineAt,
     abort: (abortReason) => {
       clearTimeout(timer);
-      own.abort(abortReason);
+      link.abort(abortReason);
     },
+    // Only the timer: holders may still rely on a parent's abort reaching the signal.
     clear: () => clearTimeout(timer),
   };
 }

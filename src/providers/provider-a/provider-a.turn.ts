@@ -1,7 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
-import { closingEvents, deadline, Deadline } from '../../common/async/abortable';
+import { closingEvents, deadline, Deadline, linkedAbort } from '../../common/async/abortable';
 import { withIdleTimeout, withinIdleTimeout } from '../shared/idle-timeout';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { runWithRetries } from '../shared/retry-policy';
@@ -67,8 +67,7 @@ function attemptFrames(
   connect: (signal: AbortSignal) => Promise<UpstreamConnection>,
   turnSignal: AbortSignal,
 ): AsyncIterable<UpstreamFrame> & { poll(): UpstreamFrame | undefined } {
-  const controller = new AbortController();
-  const signal = AbortSignal.any([turnSignal, controller.signal]);
+  const attempt = linkedAbort([turnSignal]);
   let connection: UpstreamConnection | undefined;
   let frames: AsyncIterator<UpstreamFrame> | undefined;
   return {
@@ -76,13 +75,13 @@ function attemptFrames(
     [Symbol.asyncIterator]: () => ({
       next: async () => {
         if (!frames) {
-          connection = await connect(signal);
+          connection = await connect(attempt.signal);
           frames = connection.frames[Symbol.asyncIterator]();
         }
         return frames.next();
       },
       return: async () => {
-        controller.abort(new Error('provider_a attempt closed'));
+        attempt.abort(new Error('provider_a attempt closed'));
         connection?.close();
         return { value: undefined, done: true };
       },

@@ -1,3 +1,4 @@
+import { linkedAbort } from '../../common/async/abortable';
 import { GatewayError } from '../../core/gateway.error';
 import type { EventLogger } from '../../core/event-logger';
 import { readBodyWithin, readJsonCapped } from '../shared/http-body';
@@ -105,14 +106,15 @@ export async function readJsonResponse(opened: OpenedResponse, turn: ProviderBTu
 }
 
 async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken: string): Promise<OpenedResponse> {
-  const controller = new AbortController();
+  // The call's own signal: the turn's, plus the header timer and the caller's abort of the body.
+  const ownAbort = linkedAbort([client.turn.signal]);
   const base = client.baseUrl.replace(/\/+$/, '');
   const stream = 'method' in call && call.method === 'streamGenerateContent';
   const method = 'method' in call ? call.method : 'getOperation';
   const url = 'method' in call ? `${base}:${call.method}${stream ? '?alt=sse' : ''}` : `${base}/${call.operation.replace(/^\/+/, '')}`;
   const headerTimer =
     client.headerTimeoutMs > 0
-      ? setTimeout(() => controller.abort(new GatewayError('timeout', { detail: `provider_b ${method}: no response headers` })), client.headerTimeoutMs)
+      ? setTimeout(() => ownAbort.abort(new GatewayError('timeout', { detail: `provider_b ${method}: no response headers` })), client.headerTimeoutMs)
       : undefined;
   try {
     // The headers the pinned CLI sends (captured): its JSON calls accept JSON, its stream call `*/*`.
@@ -130,11 +132,11 @@ async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken:
         'x-goog-api-client': GOOG_API_CLIENT,
       },
       ...('method' in call ? { body: JSON.stringify(call.body) } : {}),
-      signal: AbortSignal.any([client.turn.signal, controller.signal]),
+      signal: ownAbort.signal,
     });
-    return { response, abort: (reason?: unknown) => controller.abort(reason) };
+    return { response, abort: (reason?: unknown) => ownAbort.abort(reason) };
   } catch (error) {
-    if (controller.signal.aborted && !client.turn.signal.aborted) throw controller.signal.reason;
+    if (ownAbort.signal.aborted && !client.turn.signal.aborted) throw ownAbort.signal.reason;
     throw client.turn.normalize(error);
   } finally {
     clearTimeout(headerTimer);

@@ -1,3 +1,4 @@
+import { linkedAbort } from '../../common/async/abortable';
 import { GatewayError } from '../../core/gateway.error';
 
 /**
@@ -54,11 +55,12 @@ export async function* withIdleTimeout<T>(source: AsyncIterable<T>, idleMs: numb
  */
 export async function withinIdleTimeout<T>(idleMs: number, signal: AbortSignal, what: string, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
   if (idleMs <= 0) return wait(signal);
-  const idle = new AbortController();
-  const timer = setTimeout(() => idle.abort(new GatewayError('timeout', { detail: `no ${what} within ${idleMs} ms` })), idleMs);
+  const bounded = linkedAbort([signal]);
+  const timer = setTimeout(() => bounded.abort(new GatewayError('timeout', { detail: `no ${what} within ${idleMs} ms` })), idleMs);
   try {
-    return await wait(AbortSignal.any([signal, idle.signal]));
+    return await wait(bounded.signal);
   } finally {
     clearTimeout(timer);
+    bounded.dispose();
   }
 }
