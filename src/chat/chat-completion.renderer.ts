@@ -180,7 +180,9 @@ async function readTurn(
       case 'text-delta':
       case 'reasoning-delta':
         if (event.text === '') continue;
-        if (!(await onText(event.type === 'text-delta' ? 'content' : 'reasoning', event.text))) return { usage, stopped: true };
+        const open = onText(event.type === 'text-delta' ? 'content' : 'reasoning', event.text);
+        // Awaited only when the write had to wait for the socket (backpressure).
+        if (open !== true && !(await open)) return { usage, stopped: true };
         break;
       case 'tool-call':
         collector.add(event.call);

@@ -33,12 +33,16 @@ export class SseWriter {
     this.armKeepAlive();
   }
 
-  /** Writes one `data:` event; resolves `false` when the client is gone. */
-  sendJson(value: unknown): Promise<boolean> {
+  /**
+   * Writes one `data:` event: `true` at once when the socket took it, otherwise a promise that
+   * resolves once it drained (`true`) or the client left (`false`). Synchronous in the common
+   * case, so a stream of thousands of chunks does not make a promise per chunk.
+   */
+  sendJson(value: unknown): boolean | Promise<boolean> {
     return this.write(`data: ${JSON.stringify(value)}\n\n`);
   }
 
-  sendDone(): Promise<boolean> {
+  sendDone(): boolean | Promise<boolean> {
     return this.write('data: [DONE]\n\n');
   }
 
@@ -47,7 +51,7 @@ export class SseWriter {
     if (!this.isClosed) this.response.end();
   }
 
-  private async write(text: string): Promise<boolean> {
+  private write(text: string): boolean | Promise<boolean> {
     if (this.isClosed) return false;
     this.armKeepAlive();
     if (this.response.write(text)) return true;

@@ -23,16 +23,7 @@ import { ToolNameMap } from './provider-a.tool-names';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
-import { closingEvents } from '../../common/async/abortable';
 import { AttemptPlan, startTurn, TurnOptions } from './provider-a.turn';
-
-/** Calls coming back carry the upstream (possibly shortened) name; the client gets its own. */
-async function* withClientToolNames(events: AsyncIterable<ChatEvent>, names: () => ToolNameMap | undefined): AsyncGenerator<ChatEvent> {
-  for await (const event of events) {
-    const map = names();
-    yield event.type === 'tool-call' && map ? { ...event, call: { ...event.call, name: map.toClient(event.call.name) } } : event;
-  }
-}
 
 const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
@@ -122,12 +113,12 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       }
       return built;
     };
-    const turn = await startTurn(this.turnOptions(plan, request.conversationId, lease?.open), context);
+    // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
+    const toClient = (event: ChatEvent): ChatEvent =>
+      event.type === 'tool-call' && toolNames ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } } : event;
+    const turn = await startTurn({ ...this.turnOptions(plan, request.conversationId, lease?.open), toClient }, context);
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
-    // The renaming generator may never start (the client left first): closing it must still close the turn.
-    return closingEvents(withClientToolNames(turn.events, () => toolNames), async () => {
-      await turn.events[Symbol.asyncIterator]().return?.();
-    });
+    return turn.events;
   }
 
   /** Same events as `stream()`; the chat layer aggregates them. */

@@ -35,6 +35,8 @@ export interface TurnOptions {
   readonly idleTimeoutMs: number;
   /** The egress proxy of every connection of the turn. */
   readonly proxy?: UpstreamProxy;
+  /** What the client gets for each translated event (e.g. its own tool names); as is when absent. */
+  readonly toClient?: (event: ChatEvent) => ChatEvent;
 }
 
 /** An accepted turn: its events, and the upstream response id/model seen so far. */
@@ -269,9 +271,11 @@ const failed = (failure: GatewayError): Step => ({ events: [{ type: 'error', err
 /** The events after acceptance: buffered ones, then the rest of the live connection. */
 async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions, context: CallContext, clock: Deadline): AsyncGenerator<ChatEvent> {
   let attempt: LiveAttempt | undefined;
+  const toClient = options.toClient ?? ((event: ChatEvent) => event);
   try {
     attempt = await live;
-    yield* attempt.pending;
+    // Plain loops, not `yield*` over the arrays: that would add a promise per event.
+    for (const event of attempt.pending) yield toClient(event);
     if (attempt.finished) return;
     for (;;) {
       const step = polledStep(attempt, options, context) ?? (await nextStep(attempt, options, context));
@@ -280,7 +284,7 @@ async function* acceptedEvents(live: Promise<LiveAttempt>, options: TurnOptions,
         // Output has begun: the turn stays on its login, but a usage limit still cools it.
         options.account.noteFailure(step.failure);
       }
-      yield* step.events;
+      for (const event of step.events) yield toClient(event);
       if (step.terminal) return;
     }
   } catch (error) {
