@@ -8,36 +8,34 @@ import { GatewayError } from '../../core/gateway.error';
  */
 export async function* withIdleTimeout<T>(source: AsyncIterable<T>, idleMs: number, onIdle?: () => void): AsyncGenerator<T> {
   const iterator = source[Symbol.asyncIterator]();
-  // One timer and one idle promise per stream, re-armed with refresh() on every wait: a stream
-  // of thousands of events must not allocate a timer and a promise per event.
-  let waiting: Promise<IteratorResult<T>> | undefined;
-  let failIdle!: (error: GatewayError) => void;
-  const idle = new Promise<never>((_, reject) => (failIdle = reject));
-  idle.catch(() => undefined);
+  // One timer per stream, re-armed with refresh() on every wait, and one promise per wait whose
+  // reject the timer holds: a stream of thousands of events allocates no timer per event, and
+  // no never-settling promise collects a reaction per wait (as Promise.race against one would).
+  let failWaiting: ((error: GatewayError) => void) | undefined;
   const timer =
     idleMs > 0
       ? setTimeout(() => {
           // Fired while the consumer held a value (a slow client): not upstream silence.
-          if (!waiting) return;
-          // The losing read must not surface as an unhandled rejection.
-          waiting.catch(() => undefined);
+          if (!failWaiting) return;
           onIdle?.();
-          failIdle(new GatewayError('timeout', { detail: `no upstream event for ${idleMs} ms` }));
+          failWaiting(new GatewayError('timeout', { detail: `no upstream event for ${idleMs} ms` }));
         }, idleMs)
       : undefined;
   try {
     for (;;) {
-      const next = iterator.next();
       let result: IteratorResult<T>;
       if (timer) {
-        waiting = next;
         timer.refresh();
         try {
-          result = await Promise.race([next, idle]);
+          result = await new Promise<IteratorResult<T>>((resolve, reject) => {
+            failWaiting = reject;
+            // The losing read settles a promise already settled: no unhandled rejection.
+            iterator.next().then(resolve, reject);
+          });
         } finally {
-          waiting = undefined;
+          failWaiting = undefined;
         }
-      } else result = await next;
+      } else result = await iterator.next();
       if (result.done) return;
       yield result.value;
     }
