@@ -93,6 +93,8 @@ describe('lint: docker/Dockerfile', () => {
     const env = inStage(finalStage, 'ENV').map((instruction) => instruction.args).join(' ');
     expect(env).toContain('GATEWAY_HOST=0.0.0.0');
     expect(env).toContain('GATEWAY_PORT=8088');
+    // The young-generation cap that keeps resident memory of many open streams down (docs/performance.md).
+    expect(env).toContain('NODE_OPTIONS=--max-semi-space-size=4');
     const users = inStage(finalStage, 'USER');
     expect(users).toHaveLength(1);
     expect(users[0].args).not.toMatch(/^(root|0)(:|$)/);
