@@ -1,5 +1,6 @@
 import { created, errorEvent } from './support/provider-a-fixtures';
 import {
+  advanceIdempotencyClock,
   eventually,
   extractionReply,
   metricValue,
@@ -252,12 +253,19 @@ describe('structured idempotency store limits', () => {
   it('counts the TTL from storing: a slow call replays for the TTL afterwards, then re-runs (item 50)', async () => {
     const harness = await startStructured({ STRUCTURED_IDEMPOTENCY_TTL: '1s' });
     try {
-      harness.fake.enqueue(extractionReply(undefined, { delayMs: 1500, id: 'resp_slow' }));
-      const first = await postStructured(harness.gateway, keyed('k-ttl'));
+      // The store's clock, not a sleep: the call takes 1.5 s (more than the TTL) of store time.
+      harness.fake.enqueue(extractionReply(undefined, { delayMs: 200, id: 'resp_slow' }));
+      const firstCall = postStructured(harness.gateway, keyed('k-ttl'));
+      await harness.fake.waitForRequests(1, 2000);
+      advanceIdempotencyClock(harness.gateway, 1500);
+      const first = await firstCall;
       expect(first.status).toBe(200);
+      // 0.9 s after storing: still within the TTL counted from storing (not from arrival).
+      advanceIdempotencyClock(harness.gateway, 900);
       const replay = await postStructured(harness.gateway, keyed('k-ttl'));
       expect([replay.status, replay.body.idempotent_replay, replay.body.upstream_response_id]).toEqual([200, true, 'resp_slow']);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // 1.1 s after storing: expired, so the same key runs again.
+      advanceIdempotencyClock(harness.gateway, 200);
       harness.fake.enqueue(extractionReply(undefined, { id: 'resp_fresh' }));
       const fresh = await postStructured(harness.gateway, keyed('k-ttl'));
       expect([fresh.status, fresh.body.idempotent_replay, fresh.body.upstream_response_id]).toEqual([200, false, 'resp_fresh']);

@@ -5,6 +5,12 @@ import { ClientDisconnectedError } from '../core/gateway.error';
 export type Clock = () => number;
 export const monotonicClock: Clock = () => performance.now();
 
+/**
+ * Injection token of the store's clock in the app: a `{ now(): number }` object (monotonic ms),
+ * one per app, so an e2e spec can move a running gateway's TTLs forward instead of sleeping.
+ */
+export const IDEMPOTENCY_CLOCK = Symbol('IDEMPOTENCY_CLOCK');
+
 export interface IdempotencyStoreOptions {
   /** Live bindings (in flight, or stored and unexpired) held at once. */
   readonly capacity: number;

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { callerOf } from '../common/auth/caller';
+import { callerOf } from '../common/auth/bearer-auth.guard';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';

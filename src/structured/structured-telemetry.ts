@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { callerHash } from '../common/auth/caller';
-import type { GatewayError } from '../core/gateway.error';
+import { callerHash } from '../common/auth/bearer-auth.guard';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
-import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
+import type { GatewayError } from '../core/gateway.error';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
 
 /** What the audit record knows about a request before (or without) a parsed envelope. */
 export interface AuditSubject {

@@ -1,9 +1,8 @@
 import { Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { callerOf } from '../common/auth/caller';
+import { callerOf } from '../common/auth/bearer-auth.guard';
 import { sendErrorResponse } from '../common/errors/error-response';
-import { abortOnClientDisconnect } from '../common/http/client-abort';
-import { deferredBodyError } from '../common/http/http-middleware';
+import { abortOnClientDisconnect, deferredBodyError } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';

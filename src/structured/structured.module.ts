@@ -7,7 +7,7 @@ import { MetricsModule } from '../metrics/metrics.module';
 import { ModelCatalog } from '../models/model-catalog';
 import { ModelsModule } from '../models/models.module';
 import { ProvidersModule } from '../providers/providers.module';
-import { IdempotencyStore } from './idempotency-store';
+import { IDEMPOTENCY_CLOCK, IdempotencyStore, monotonicClock } from './idempotency-store';
 import { OutputValidator } from './output-validator';
 import { StructuredAllowlist } from './structured-allowlist';
 import { StructuredExceptionFilter } from './structured-exception.filter';
@@ -45,11 +45,12 @@ function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: Pino
   controllers: [StructuredController],
   providers: [
     { provide: StructuredAllowlist, useFactory: allowlistFactory, inject: [APP_CONFIG, ModelCatalog, PinoLogger] },
+    { provide: IDEMPOTENCY_CLOCK, useFactory: () => ({ now: monotonicClock }) },
     {
       provide: IdempotencyStore,
-      useFactory: (config: AppConfig) =>
-        new IdempotencyStore<SharedAnswer>({ capacity: config.structured.idempotencyCapacity, ttlMs: config.structured.idempotencyTtlMs }),
-      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig, clock: { now(): number }) =>
+        new IdempotencyStore<SharedAnswer>({ capacity: config.structured.idempotencyCapacity, ttlMs: config.structured.idempotencyTtlMs }, () => clock.now()),
+      inject: [APP_CONFIG, IDEMPOTENCY_CLOCK],
     },
     OutputValidator,
     StructuredQueue,

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { IDEMPOTENCY_CLOCK } from '../../src/structured/idempotency-store';
 import { startGateway, TestGateway } from './create-test-app';
 import { FakeProviderA, FakeScript } from './fake-provider-a';
 import { completed, created, providerASettings, textDelta } from './provider-a-fixtures';
@@ -109,6 +110,13 @@ export async function startStructured(settings: Record<string, string> = {}): Pr
 }
 
 /** Polls until `check` holds (or fails after `timeoutMs`). */
+/** Moves the idempotency store's clock of a running gateway forward (TTLs), instead of sleeping. */
+export function advanceIdempotencyClock(gateway: TestGateway, ms: number): void {
+  const clock = gateway.app.get<{ now(): number }>(IDEMPOTENCY_CLOCK, { strict: false });
+  const previous = clock.now.bind(clock);
+  clock.now = () => previous() + ms;
+}
+
 export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 3000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
