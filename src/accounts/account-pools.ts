@@ -5,8 +5,7 @@ import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
 import type { ProviderId } from '../core/provider-id';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import { AccountPool, PoolAccountSpec } from './account-pool';
-import { AccountClock, SYSTEM_CLOCK } from './account-state';
+import { AccountClock, AccountPool, PoolAccountSpec, SYSTEM_CLOCK } from './account-pool';
 import { RefreshLogin, startBackgroundRefresh } from './background-refresh';
 
 /** Injection token of the pools' clock (a plain `{ now() }`; e2e specs move it forward). */

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MetricsModule } from '../metrics/metrics.module';
+import { SYSTEM_CLOCK } from './account-pool';
 import { ACCOUNT_CLOCK, AccountPools } from './account-pools';
-import { SYSTEM_CLOCK } from './account-state';
 
 /** The account pools of the families (docs/accounts.md); imported by the providers module. */
 @Module({

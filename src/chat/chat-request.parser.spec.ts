@@ -2,8 +2,7 @@ import 'reflect-metadata';
 import fc from 'fast-check';
 import { classValidatorMessage } from '../../test/support/chat-request-class-validator.oracle';
 import { GatewayError } from '../core/gateway.error';
-import { parseChatBody } from './chat-request.parser';
-import { chatBodyErrors } from './chat-request.validator';
+import { chatBodyErrors, parseChatBody } from './chat-request.parser';
 
 const messageOf = (body: unknown): string | undefined => {
   try {

@@ -1,9 +1,9 @@
 import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { callerOf } from '../common/auth/caller';
+import { callerOf } from '../common/auth/bearer-auth.guard';
 import { sendErrorResponse } from '../common/errors/error-response';
 import { toGatewayError } from '../common/errors/to-gateway-error';
-import { abortOnClientDisconnect } from '../common/http/client-abort';
+import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
 import { SseWriter } from '../common/sse/sse-writer';

@@ -7,7 +7,7 @@ export interface QueueKeyInput {
   /** The JSON body, as the client sent it (for `body:<field>`). */
   readonly body: Record<string, unknown>;
   readonly headers: IncomingHttpHeaders;
-  /** From `resolveCaller` (src/common/auth/caller.ts). */
+  /** From `resolveCaller` (src/common/auth/bearer-auth.guard.ts). */
   readonly caller: string;
   /** The request's conversation id (src/chat/conversation-id.ts): the `chat` mode's key. */
   readonly conversation: { readonly source: string; readonly value: string };

@@ -1,5 +1,5 @@
+import type { AccountClock } from '../../src/accounts/account-pool';
 import { ACCOUNT_CLOCK } from '../../src/accounts/account-pools';
-import type { AccountClock } from '../../src/accounts/account-state';
 import type { TestGateway } from './create-test-app';
 
 /** Helpers for the account pool e2e specs (test/accounts-*.e2e-spec.ts). */

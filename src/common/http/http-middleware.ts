@@ -1,11 +1,11 @@
 import compression from 'compression';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import onHeaders from 'on-headers';
+import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import { sendErrorResponse } from '../errors/error-response';
-import { GatewayError } from '../../core/gateway.error';
 import { toGatewayError } from '../errors/to-gateway-error';
-import { DrainService } from '../lifecycle/drain.service';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
+import { DrainService } from '../lifecycle/drain.service';
 
 /**
  * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node's own check answers a bare 400 without a
@@ -102,3 +102,17 @@ export function compressionMiddleware(): RequestHandler {
 
 /** compression's own test for `Cache-Control: no-transform` (it then leaves the response alone). */
 const NO_TRANSFORM = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;
+
+/**
+ * An AbortController that fires when the client goes away. It listens on the RESPONSE's
+ * 'close' with `!writableFinished`: a request's 'close' fires as soon as its body was read on
+ * Node ≥16, long before the client actually leaves (style.md B.5 #4). The link lasts for the
+ * whole request, stream included.
+ */
+export function abortOnClientDisconnect(response: Response): AbortController {
+  const controller = new AbortController();
+  response.once('close', () => {
+    if (!response.writableFinished) controller.abort(new ClientDisconnectedError());
+  });
+  return controller;
+}

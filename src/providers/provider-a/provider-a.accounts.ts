@@ -1,6 +1,5 @@
-import type { AccountPool } from '../../accounts/account-pool';
+import type { AccountPool, QuotaWindow } from '../../accounts/account-pool';
 import type { AccountPools } from '../../accounts/account-pools';
-import type { QuotaWindow } from '../../accounts/account-state';
 import type { AppConfig } from '../../config/app-config';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { ProviderAAuth } from './provider-a.auth';

@@ -1,7 +1,11 @@
+import { isJsonObject } from '../../common/json';
 import type { ChatMessage } from '../../core/chat-message';
-import { responsesParts, textsOf } from './provider-a.content-parts';
+import { GatewayError } from '../../core/gateway.error';
 import { historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
 import { normalizeCallId } from './provider-a.identifiers';
+
+// Chat history in the backend's terms: content parts, input items, and tool calls paired with
+// their results.
 
 type Json = Record<string, unknown>;
 
@@ -73,4 +77,119 @@ export function conversationInput(messages: readonly ChatMessage[], customNames:
     }
   }
   return { systemTexts, items, orphanToolMessages };
+}
+
+/** One part of a Responses message or tool output, in the backend's spelling. */
+export type ResponsesPart = { readonly type: 'input_text'; readonly text: string } | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: string };
+
+const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
+const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
+/** What the backend fetches or decodes itself: an https URL or an inline base64 image. */
+const CARRIED_IMAGE_URL = /^(https:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+)$/i;
+const SAFE_TYPE = /^[a-z_]{1,32}$/;
+
+const refuse = (where: string, what: string) =>
+  new GatewayError('invalid_request', { publicMessage: `${where}: ${what} is not supported by provider_a` });
+
+/** A part's type for an error message: our own words for anything that is not a plain identifier. */
+const typeName = (type: unknown) => (typeof type === 'string' && SAFE_TYPE.test(type) ? `part type "${type}"` : 'this part type');
+
+function imagePart(part: Readonly<Record<string, unknown>>, where: string): ResponsesPart {
+  const nested = part.image_url;
+  const url = typeof nested === 'string' ? nested : isJsonObject(nested) && typeof nested.url === 'string' ? nested.url : undefined;
+  const detail = isJsonObject(nested) ? nested.detail : part.detail;
+  if (url === undefined || !CARRIED_IMAGE_URL.test(url)) throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
+  return typeof detail === 'string' && IMAGE_DETAILS.has(detail) ? { type: 'input_image', image_url: url, detail } : { type: 'input_image', image_url: url };
+}
+
+/**
+ * The parts of one chat message as the backend takes them, in order: texts (string content, or
+ * parts of type text/input_text/output_text or untyped with a string `text`) and, where
+ * `imagesAllowed`, `image_url` / `input_image` parts as `input_image` items (https and data URLs;
+ * detail kept). Nothing is dropped silently: any other part (audio, files, an image where the
+ * backend takes none) is a 400 naming where it is, before any upstream call.
+ */
+export function responsesParts(message: Pick<ChatMessage, 'content'>, messageIndex: number, imagesAllowed: boolean): ResponsesPart[] {
+  const content = message.content;
+  if (typeof content === 'string') return [{ type: 'input_text', text: content }];
+  if (!Array.isArray(content)) return [];
+  return content.map((part, partIndex): ResponsesPart => {
+    const where = `messages[${messageIndex}].content[${partIndex}]`;
+    if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
+    if (typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type)))) return { type: 'input_text', text: part.text };
+    if (part.type === 'image_url' || part.type === 'input_image') {
+      if (!imagesAllowed) throw refuse(where, 'an image in this message role');
+      return imagePart(part, where);
+    }
+    throw refuse(where, typeName(part.type));
+  });
+}
+
+/** The texts of the parts (for roles that take text only). */
+export const textsOf = (parts: readonly ResponsesPart[]) => parts.flatMap((part) => (part.type === 'input_text' ? [part.text] : []));
+
+/** The output the Codex CLI records for a call that never got one (the user interrupted it). */
+export const ABORTED_CALL_OUTPUT = 'aborted';
+
+const OUTPUT_TYPE_OF_CALL: Readonly<Record<string, string>> = {
+  function_call: 'function_call_output',
+  custom_tool_call: 'custom_tool_call_output',
+};
+const OUTPUT_TYPES = new Set(Object.values(OUTPUT_TYPE_OF_CALL));
+
+/** The repaired input and what was changed (counts only, for the debug log). */
+export interface PairedInput {
+  readonly items: Json[];
+  /** Calls that had no output and got an `aborted` one. */
+  readonly abortedCalls: number;
+  /** Outputs whose call is not in the request, dropped. */
+  readonly orphanOutputs: number;
+}
+
+const callIdOf = (item: Json) => (typeof item.call_id === 'string' ? item.call_id : undefined);
+
+/**
+ * Makes every call and output in a Responses input pair up, as the Codex CLI does before each
+ * request (`codex-rs/core/src/context_manager/normalize.rs`): the backend answers 400 "No tool output
+ * found for function call …" / "No tool call found for function call output …" otherwise, and agent
+ * clients produce both (a cancelled parallel call, a history trimmed from the front). A call without
+ * an output gets an `aborted` output of its own kind right after it (after earlier synthesized
+ * ones, so parallel calls keep their order); an output with no call before it is dropped.
+ */
+export function pairCallsWithOutputs(input: readonly Json[]): PairedInput {
+  const answered = new Set<string>();
+  for (const item of input) {
+    const id = callIdOf(item);
+    if (id !== undefined && OUTPUT_TYPES.has(String(item.type))) answered.add(id);
+  }
+  const called = new Set<string>();
+  const items: Json[] = [];
+  let abortedCalls = 0;
+  let orphanOutputs = 0;
+  let pendingAborted: Json[] = [];
+  const flushAborted = () => {
+    items.push(...pendingAborted);
+    pendingAborted = [];
+  };
+  for (const item of input) {
+    const id = callIdOf(item);
+    const outputType = OUTPUT_TYPE_OF_CALL[String(item.type)];
+    if (outputType !== undefined && id !== undefined) {
+      items.push(item);
+      called.add(id);
+      if (!answered.has(id)) {
+        pendingAborted.push({ type: outputType, call_id: id, output: ABORTED_CALL_OUTPUT });
+        abortedCalls++;
+      }
+      continue;
+    }
+    flushAborted();
+    if (OUTPUT_TYPES.has(String(item.type)) && (id === undefined || !called.has(id))) {
+      orphanOutputs++;
+      continue;
+    }
+    items.push(item);
+  }
+  flushAborted();
+  return { items, abortedCalls, orphanOutputs };
 }

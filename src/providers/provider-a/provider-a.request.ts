@@ -1,14 +1,12 @@
-import type { ChatRequest } from '../provider-adapter';
-import type { ResolvedModel } from '../../core/resolved-model';
-import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
+import type { ResolvedModel } from '../../core/resolved-model';
+import type { ChatRequest } from '../provider-adapter';
+import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { FaithfulProfile, scaffoldForToday } from './provider-a.faithful-profile';
 import { windowIdFor } from './provider-a.identifiers';
-import { pairCallsWithOutputs } from './provider-a.call-pairing';
-import { conversationInput } from './provider-a.input-items';
-import { ToolNameMap, withUpstreamToolNames } from './provider-a.tool-names';
-import { responsesToolChoice, responsesTools } from './provider-a.tools';
+import { conversationInput, pairCallsWithOutputs } from './provider-a.input-items';
+import { responsesToolChoice, responsesTools, ToolNameMap, withUpstreamToolNames } from './provider-a.tools';
 
 type Json = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import type { UpstreamProxy } from '../shared/upstream-proxy';
-import type { ProviderATransportKind } from './provider-a.headers';
+import type { ProviderATransportKind } from './provider-a.identifiers';
 
 type Json = Record<string, unknown>;
 

@@ -1,15 +1,14 @@
+import type { AccountTurn } from '../../accounts/account-turn';
+import { closingEvents, Deadline, deadline, linkedAbort, withIdleTimeout, withinIdleTimeout } from '../../common/async/abortable';
+import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
-import type { ChatEvent } from '../../core/chat-event';
-import { closingEvents, deadline, Deadline, linkedAbort } from '../../common/async/abortable';
-import { withIdleTimeout, withinIdleTimeout } from '../shared/idle-timeout';
-import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { runWithRetries } from '../shared/retry-policy';
-import type { AccountTurn } from '../../accounts/account-turn';
-import type { ProviderACredentials } from './provider-a.auth';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
+import type { ProviderACredentials } from './provider-a.auth';
 import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
-import { RateLimitTelemetry, rateLimitsFromHeaders } from './provider-a.rate-limits';
+import { rateLimitsFromHeaders, RateLimitTelemetry } from './provider-a.rate-limits';
 import { createStreamState, StreamState, translateEvent } from './provider-a.stream';
 import { OpenConnection, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
 

@@ -1,8 +1,7 @@
-import { linkedAbort } from '../../common/async/abortable';
-import { GatewayError } from '../../core/gateway.error';
+import { linkedAbort, withinIdleTimeout } from '../../common/async/abortable';
 import type { EventLogger } from '../../core/event-logger';
+import { GatewayError } from '../../core/gateway.error';
 import { readBodyWithin, readJsonCapped } from '../shared/http-body';
-import { withinIdleTimeout } from '../shared/idle-timeout';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import type { ProviderBCredential, ProviderBTokenSource } from './provider-b.auth';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';

@@ -1,18 +1,10 @@
-import { GatewayError } from '../../core/gateway.error';
+import { closingEvents, sleep, withIdleTimeout } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
-import { closingEvents } from '../../common/async/abortable';
-import { withIdleTimeout } from '../shared/idle-timeout';
+import { GatewayError } from '../../core/gateway.error';
 import { RETRY_DELAYS_MS, retryDelayMs } from '../shared/retry-policy';
-import { sleep } from '../../common/async/abortable';
 import { parseSseJson, SsePayload } from '../shared/sse-event-parser';
 import { OpenedResponse, readJsonResponse } from './provider-b.http';
-import {
-  createProviderBStreamState,
-  finishProviderBStream,
-  providerBPayloadError,
-  ProviderBStreamState,
-  translateProviderBPayload,
-} from './provider-b.stream';
+import { createProviderBStreamState, finishProviderBStream, providerBPayloadError, ProviderBStreamState, translateProviderBPayload } from './provider-b.stream';
 import type { ProviderBTurn } from './provider-b.turn';
 
 /** A turn the upstream accepted: its first non-error payload and the rest still to read. */

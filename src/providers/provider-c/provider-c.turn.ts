@@ -1,11 +1,10 @@
 import { AsyncResource } from 'node:async_hooks';
-import { GatewayError } from '../../core/gateway.error';
 import type { QueueSlot } from '../../common/admission/fair-queue';
-import type { CallContext, ChatRequest } from '../provider-adapter';
+import { closingEvents, Deadline, deadline, sleep, withIdleTimeout } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
-import { withIdleTimeout } from '../shared/idle-timeout';
+import { GatewayError } from '../../core/gateway.error';
+import type { CallContext, ChatRequest } from '../provider-adapter';
 import { retryDelayMs } from '../shared/retry-policy';
-import { closingEvents, Deadline, deadline, sleep } from '../../common/async/abortable';
 import { normalizeTools } from '../shared/tool-definitions';
 import { buildProviderCArgs } from './provider-c.argv';
 import { classifyRunFailure } from './provider-c.errors';

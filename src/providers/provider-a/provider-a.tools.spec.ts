@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { buildToolNameMap, VALID_TOOL_NAME, withUpstreamToolNames } from './provider-a.tool-names';
+import { buildToolNameMap, VALID_TOOL_NAME, withUpstreamToolNames } from './provider-a.tools';
 
 describe('provider_a tool names', () => {
   it('round-trips any set of client names through valid, unique upstream names (property)', () => {

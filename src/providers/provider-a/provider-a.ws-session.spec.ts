@@ -1,4 +1,4 @@
-import { FrameQueue } from './provider-a.frame-queue';
+import { FrameQueue } from './provider-a.ws-session';
 
 describe(FrameQueue.name, () => {
   it('hands pushed items to a waiting reader, then buffered ones, then the end', async () => {
