@@ -24,7 +24,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        // The only global modules: the validated settings and the request-scoped logger.
+        // The only global modules: the validated settings and the root logger.
         ConfigModule.forRoot(config),
         LoggingModule.forRoot({ level: config.logLevel, stream: logStream }),
         // Feature modules import what they use; these are here for their routes (and the drain

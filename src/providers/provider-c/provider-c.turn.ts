@@ -1,4 +1,3 @@
-import { AsyncResource } from 'node:async_hooks';
 import type { QueueSlot } from '../../common/admission/fair-queue';
 import { closingEvents, Deadline, deadline, sleep, withIdleTimeout } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
@@ -105,13 +104,13 @@ export class ProviderCTurn {
     return this.close();
   }
 
-  // Bound to the request's async context: abort listeners run in the context of whoever called
-  // abort() (a socket 'close'), where the per-request logger (and its request id) is not found.
-  private readonly onAbort = AsyncResource.bind(() => {
+  // context.logger is the request's own logger, so the line keeps its request id even though
+  // abort listeners run from whoever called abort() (a socket 'close').
+  private readonly onAbort = () => {
     this.context.logger.info({ event: 'provider_c_canceled', attempt: this.attempts }, 'provider_c_canceled');
     this.child?.terminate('canceled');
     void this.close();
-  });
+  };
 
   private async *events(items: AsyncGenerator<TurnItem>): AsyncGenerator<ChatEvent> {
     try {
