@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './app-config';
 import { SETTINGS } from './settings';
@@ -143,6 +145,27 @@ describe(loadConfig.name, () => {
         { alias: 'work', loginFile: '/g/work.json' },
         { alias: 'home', loginFile: '/g/home.json' },
       ]);
+    });
+
+    it('tells provider_c config directories from token files on disk, and stops on a path that is neither', () => {
+      const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-config-'));
+      try {
+        fs.mkdirSync(path.join(scratch, 'work'));
+        fs.writeFileSync(path.join(scratch, 'personal.token'), 'token\n');
+        const listed = `work=${path.join(scratch, 'work')},personal=${path.join(scratch, 'personal.token')}`;
+        expect(load({ PROVIDER_C_ACCOUNTS: listed }).providerC.accounts).toEqual([
+          { alias: 'work', kind: 'config_dir', location: path.join(scratch, 'work'), loginFile: path.join(scratch, 'work', '.credentials.json') },
+          { alias: 'personal', kind: 'token_file', location: path.join(scratch, 'personal.token'), loginFile: path.join(scratch, 'personal.token') },
+        ]);
+        expect(configError(() => load({ PROVIDER_C_ACCOUNTS: `gone=${path.join(scratch, 'missing')}` }))).toBe(
+          `invalid setting PROVIDER_C_ACCOUNTS: gone: ${path.join(scratch, 'missing')} is neither a Claude Code config directory nor a token file`,
+        );
+      } finally {
+        fs.rmSync(scratch, { recursive: true, force: true });
+      }
+      // Unlisted: the CLI's own login, watched through its config directory's credentials file.
+      expect(load().providerC.accounts).toEqual([{ alias: 'default', kind: 'cli', loginFile: path.join(HOME, '.claude', '.credentials.json') }]);
+      expect(load({ CLAUDE_CONFIG_DIR: '/c' }).providerC.accounts[0].loginFile).toBe('/c/.credentials.json');
     });
 
     it('keeps the environment for provider_c children minus the bearer secret', () => {

@@ -1,4 +1,5 @@
 import type { ProviderId } from '../core/provider-id';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AccountSetting, SETTINGS, SETTINGS_BY_FLAG, SettingDefinition } from './settings';
@@ -11,6 +12,17 @@ export interface AccountLogin {
   readonly alias: string;
   /** provider_a: the Codex auth.json; provider_b: the Gemini oauth_creds.json. */
   readonly loginFile: string;
+}
+
+/**
+ * One provider_c login: a Claude Code config directory (its `.credentials.json` is the watched
+ * login file), a file holding a long-lived OAuth token, or (`cli`, the one `default` account when
+ * PROVIDER_C_ACCOUNTS is unset) whatever login the CLI finds itself.
+ */
+export interface ProviderCLogin extends AccountLogin {
+  readonly kind: 'cli' | 'config_dir' | 'token_file';
+  /** The directory (config_dir) or the file (token_file) as configured; absent for `cli`. */
+  readonly location?: string;
 }
 
 /** The alias of the one login of a family configured without an accounts list. */
@@ -99,6 +111,8 @@ export interface AppConfig {
     readonly timeoutMs: number;
     /** Environment for the child: the gateway's, minus secrets it must never see. */
     readonly childEnv: Readonly<Record<string, string>>;
+    /** The logins (docs/accounts.md); one, `default` (the CLI's own), unless PROVIDER_C_ACCOUNTS is set. */
+    readonly accounts: readonly ProviderCLogin[];
   };
   readonly structured: {
     readonly enabled: boolean;
@@ -275,6 +289,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       maxProcesses: value('PROVIDER_C_MAX_PROCESSES'),
       timeoutMs: value('PROVIDER_C_TIMEOUT'),
       childEnv,
+      accounts: providerCLogins(get<AccountSetting[] | undefined>('PROVIDER_C_ACCOUNTS', undefined), childEnv, home),
     },
     structured: {
       enabled: value('STRUCTURED_INFERENCE_ENABLED'),
@@ -312,6 +327,30 @@ function accountLogins(
     throw new ConfigError(`invalid setting ${prefix}_ACCOUNTS: set either ${prefix}_ACCOUNTS or ${prefix}_AUTH_FILE, not both`);
   }
   return listed.map(({ alias, location }) => ({ alias, loginFile: expandHome(location, home) }));
+}
+
+/**
+ * provider_c's logins: each listed path is a config directory or a token file, told apart on disk
+ * at startup (a path that is neither stops startup); unlisted, the CLI's own login as `default`,
+ * watched through the credentials file of its config directory.
+ */
+function providerCLogins(listed: readonly AccountSetting[] | undefined, childEnv: Readonly<Record<string, string>>, home: string): ProviderCLogin[] {
+  if (!listed) {
+    const configDir = expandHome(childEnv.CLAUDE_CONFIG_DIR ?? path.join(home, '.claude'), home);
+    return [{ alias: DEFAULT_ACCOUNT_ALIAS, kind: 'cli', loginFile: path.join(configDir, '.credentials.json') }];
+  }
+  return listed.map(({ alias, location }) => {
+    const resolved = expandHome(location, home);
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(resolved);
+    } catch {
+      throw new ConfigError(`invalid setting PROVIDER_C_ACCOUNTS: ${alias}: ${resolved} is neither a Claude Code config directory nor a token file`);
+    }
+    return stat.isDirectory()
+      ? { alias, kind: 'config_dir', location: resolved, loginFile: path.join(resolved, '.credentials.json') }
+      : { alias, kind: 'token_file', location: resolved, loginFile: resolved };
+  });
 }
 
 /** The text of `--help`: every setting with its flag and default. */

@@ -56,6 +56,8 @@ export interface FakeApiRequest {
   readonly path: string;
   /** Whether an `Authorization: Bearer` / `x-api-key` credential was sent (never its value). */
   readonly hadCredential: boolean;
+  /** The account of a test token `fake-account-<name>` (docs/accounts.md e2e), else undefined. */
+  readonly account?: string;
   readonly body: any;
   closedEarly: boolean;
 }
@@ -154,7 +156,8 @@ export class FakeAnthropicApi {
       // Kept as text.
     }
     const hadCredential = /^Bearer \S/.test(request.headers.authorization ?? '') || typeof request.headers['x-api-key'] === 'string';
-    const recorded: FakeApiRequest = { method: request.method ?? '', path: url.pathname, hadCredential, body, closedEarly: false };
+    const account = /^Bearer fake-account-([\w-]+)$/.exec(request.headers.authorization ?? '')?.[1];
+    const recorded: FakeApiRequest = { method: request.method ?? '', path: url.pathname, hadCredential, account, body, closedEarly: false };
     this.requests.push(recorded);
     if (url.pathname === '/api/hello') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(request.method === 'HEAD' ? undefined : '{}');

@@ -1,10 +1,12 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
+import { AccountPools } from '../../accounts/account-pools';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { ChatEvent } from '../../core/chat-event';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
+import { accountBaseEnvironment, createProviderCPool } from './provider-c.accounts';
 import { claudeChildEnvironment } from './provider-c.child-env';
 import { resolveCommand } from './provider-c.process';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
@@ -15,14 +17,17 @@ import { ProviderCTurn, TurnEnvironment } from './provider-c.turn';
  * client tools bridged through fenced `agent_tool_call` blocks. Only constructed when provider_c
  * is enabled, so a disabled family never spawns, injects its protocol or parses fences. The
  * gateway holds no Claude credentials: the CLI uses its own login. Never serves structured
- * inference (no `extract`).
+ * inference (no `extract`). Several logins (PROVIDER_C_ACCOUNTS) form an account pool: each turn's
+ * child gets its login's CLAUDE_CONFIG_DIR or CLAUDE_CODE_OAUTH_TOKEN (docs/accounts.md).
  */
 @Injectable()
 export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_c' as const;
   private readonly environment: TurnEnvironment;
+  /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
+  private readonly ownPools?: AccountPools;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, metrics: GatewayMetrics, logger: PinoLogger) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, metrics: GatewayMetrics, logger: PinoLogger, @Optional() pools?: AccountPools) {
     const { providerC } = config;
     // §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
     if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
@@ -31,7 +36,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
     this.environment = {
       settings: {
         command: providerC.command,
-        childEnv: claudeChildEnvironment(providerC.childEnv),
+        childEnv: accountBaseEnvironment(config, claudeChildEnvironment(providerC.childEnv)),
         timeoutMs: providerC.timeoutMs,
         idleTimeoutMs: config.server.streamIdleTimeoutMs,
       },
@@ -40,6 +45,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
         metrics,
       ),
       liveTurns: new Set(),
+      accounts: createProviderCPool(config, pools ?? (this.ownPools = new AccountPools(config))),
     };
   }
 
@@ -55,5 +61,6 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
   /** No child outlives the gateway: terminate and reap every running turn on shutdown. */
   async onModuleDestroy(): Promise<void> {
     await Promise.all([...this.environment.liveTurns].map((turn) => turn.shutdown()));
+    this.ownPools?.onModuleDestroy();
   }
 }

@@ -1,3 +1,5 @@
+import type { AccountPool } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-turn';
 import type { QueueSlot } from '../../common/admission/fair-queue';
 import { closingEvents, Deadline, deadline, sleep, withIdleTimeout } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
@@ -5,6 +7,7 @@ import { GatewayError } from '../../core/gateway.error';
 import type { CallContext, ChatRequest } from '../provider-adapter';
 import { retryDelayMs } from '../shared/retry-policy';
 import { normalizeTools } from '../shared/tool-definitions';
+import type { ProviderCAccount } from './provider-c.accounts';
 import { buildProviderCArgs } from './provider-c.argv';
 import { classifyRunFailure } from './provider-c.errors';
 import { LineTooLongError } from './provider-c.line-splitter';
@@ -31,6 +34,8 @@ export interface TurnSettings {
 /** What the adapter shares with its turns: settings, the slot pool, and the live turns (shutdown). */
 export interface TurnEnvironment {
   readonly settings: TurnSettings;
+  /** The Claude Code logins (docs/accounts.md): each turn runs on one, moved once on a login failure before output. */
+  readonly accounts: AccountPool<ProviderCAccount>;
   readonly slots: ProviderCProcessSlots;
   readonly liveTurns: Set<ProviderCTurn>;
 }
@@ -51,6 +56,8 @@ export class ProviderCTurn {
   private readonly args: string[];
   private readonly prompt: string;
   private readonly streamOptions: StreamStateOptions;
+  private readonly chatKey: string;
+  private account?: AccountTurn<ProviderCAccount>;
   private slot?: QueueSlot;
   private child?: ClaudeChild;
   private pendingSpawn: Promise<unknown> = Promise.resolve();
@@ -68,6 +75,7 @@ export class ProviderCTurn {
     request: ChatRequest,
     private readonly context: CallContext,
   ) {
+    this.chatKey = request.conversationId;
     const tools = normalizeTools(request.tools);
     const plan = planToolChoice(request.toolChoice, tools);
     this.args = buildProviderCArgs(request.model);
@@ -82,7 +90,14 @@ export class ProviderCTurn {
 
   async start(): Promise<AsyncIterable<ChatEvent>> {
     const { signal } = this.context;
-    this.slot = await this.environment.slots.acquire(signal, this.context.deadlineAt);
+    // The chat's login, or a 429/401 at once when every login is cooling or dead.
+    this.account = new AccountTurn(this.environment.accounts, this.chatKey);
+    try {
+      this.slot = await this.environment.slots.acquire(signal, this.context.deadlineAt);
+    } catch (error) {
+      this.account.end();
+      throw error;
+    }
     this.environment.liveTurns.add(this);
     signal.addEventListener('abort', this.onAbort, { once: true });
     if (signal.aborted) this.onAbort();
@@ -131,62 +146,74 @@ export class ProviderCTurn {
     const { signal, logger } = this.context;
     let accepted = false;
     let outputYielded = false;
+    const account = this.account!;
     for (let retry = 0; ; retry++) {
-      const child = await this.spawnChild();
       const state = createStreamState(this.streamOptions);
-      let failure: GatewayError | undefined;
-      try {
-        for await (const line of withIdleTimeout(child.lines(), this.environment.settings.idleTimeoutMs, () => child.terminate('idle'))) {
-          const message = parseStreamLine(line);
-          if (!message) {
-            logger.debug({ event: 'provider_c_non_json_line', count: ++this.nonJsonLines }, 'provider_c_non_json_line');
-            continue;
-          }
-          const result = translateLine(message, state);
-          if (result.outcome?.type === 'error') {
-            failure = classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: child.stderr() });
-            break;
-          }
-          // Accepted when the API answered, never at `system/init` (design.md §4): until then a
-          // failure is still a plain JSON error with its real status.
-          if (!accepted && result.accepted) {
-            accepted = true;
-            yield 'accepted';
-          }
-          // Set before yielding: a consumer that stops at `finish` must find the turn complete.
-          if (result.outcome?.type === 'success') this.sawResult = true;
-          for (const event of result.events) {
-            if (isOutput(event)) outputYielded = true;
-            yield event;
-          }
-          if (this.sawResult) return;
-        }
-      } catch (error) {
-        if (signal.aborted) throw signal.reason;
-        if (error instanceof LineTooLongError) {
-          child.terminate('line_too_long');
-          failure = classifyRunFailure({ kind: 'line_too_long' });
-        } else if (error instanceof GatewayError && error.code === 'timeout') {
-          failure = classifyRunFailure({ kind: 'timeout', idle: true });
-        } else if (child.terminatedBy === undefined) {
-          throw error;
-        }
-        // Otherwise a read cut short by our own termination: classified from the exit below.
-      }
+      const login = this.loginEnvironment(account);
+      let failure: GatewayError | undefined = login instanceof GatewayError ? login : undefined;
       if (!failure) {
-        const exit = await child.closed;
-        if (signal.aborted) throw signal.reason;
-        failure = this.exitFailure(child, exit);
-        if (!failure && accepted) {
-          logger.warn({ event: 'provider_c_missing_result' }, 'provider_c_missing_result');
-          yield* endWithoutResult(state);
-          return;
+        const child = await this.spawnChild(login as Record<string, string>);
+        try {
+          for await (const line of withIdleTimeout(child.lines(), this.environment.settings.idleTimeoutMs, () => child.terminate('idle'))) {
+            const message = parseStreamLine(line);
+            if (!message) {
+              logger.debug({ event: 'provider_c_non_json_line', count: ++this.nonJsonLines }, 'provider_c_non_json_line');
+              continue;
+            }
+            const result = translateLine(message, state);
+            if (result.outcome?.type === 'error') {
+              failure = classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: child.stderr() });
+              break;
+            }
+            // Accepted when the API answered, never at `system/init` (design.md §4): until then a
+            // failure is still a plain JSON error with its real status.
+            if (!accepted && result.accepted) {
+              accepted = true;
+              yield 'accepted';
+            }
+            // Set before yielding: a consumer that stops at `finish` must find the turn complete.
+            if (result.outcome?.type === 'success') this.sawResult = true;
+            for (const event of result.events) {
+              if (isOutput(event)) outputYielded = true;
+              yield event;
+            }
+            if (this.sawResult) return;
+          }
+        } catch (error) {
+          if (signal.aborted) throw signal.reason;
+          if (error instanceof LineTooLongError) {
+            child.terminate('line_too_long');
+            failure = classifyRunFailure({ kind: 'line_too_long' });
+          } else if (error instanceof GatewayError && error.code === 'timeout') {
+            failure = classifyRunFailure({ kind: 'timeout', idle: true });
+          } else if (child.terminatedBy === undefined) {
+            throw error;
+          }
+          // Otherwise a read cut short by our own termination: classified from the exit below.
         }
-        // Exit 0 without a single JSON line is no answer at all.
-        failure ??= classifyRunFailure({ kind: 'exit', code: exit.code, signal: exit.signal, stderr: child.stderr() });
+        if (!failure) {
+          const exit = await child.closed;
+          if (signal.aborted) throw signal.reason;
+          failure = this.exitFailure(child, exit);
+          if (!failure && accepted) {
+            logger.warn({ event: 'provider_c_missing_result' }, 'provider_c_missing_result');
+            yield* endWithoutResult(state);
+            return;
+          }
+          // Exit 0 without a single JSON line is no answer at all.
+          failure ??= classifyRunFailure({ kind: 'exit', code: exit.code, signal: exit.signal, stderr: child.stderr() });
+        }
+        await this.retire(child);
       }
-      await this.retire(child);
       if (signal.aborted) throw signal.reason;
+      if (outputYielded) {
+        // Output has begun: the turn stays on its login, whose state still learns from the failure.
+        account.noteFailure(failure);
+      } else if (account.moveAfter(failure)) {
+        // A usage limit, 429 or dead login before any output: once more on another login (the
+        // pool logs the move).
+        continue;
+      }
       if (!outputYielded && failure.retryable && retry < MAX_RETRIES) {
         const delayMs = retryDelayMs(retry, undefined);
         if (Date.now() + delayMs < (this.turnDeadline?.deadlineAt ?? Infinity)) {
@@ -196,7 +223,7 @@ export class ProviderCTurn {
           continue;
         }
       }
-      if (!accepted) throw failure;
+      if (!accepted) throw account.finalError(failure);
       yield* flushVisibleText(state);
       yield { type: 'error', error: failure };
       return;
@@ -212,13 +239,22 @@ export class ProviderCTurn {
     return classifyRunFailure({ kind: 'exit', code: exit.code, signal: exit.signal, stderr: child.stderr() });
   }
 
-  private async spawnChild(): Promise<ClaudeChild> {
+  /** The child variables of the turn's login, or the auth error that makes the login unusable. */
+  private loginEnvironment(account: AccountTurn<ProviderCAccount>): Record<string, string> | GatewayError {
+    try {
+      return account.handle.childEnv();
+    } catch (error) {
+      return error instanceof GatewayError ? error : new GatewayError('auth', { detail: 'provider_c login unusable', cause: error });
+    }
+  }
+
+  private async spawnChild(login: Record<string, string>): Promise<ClaudeChild> {
     if (this.closing) throw this.context.signal.aborted ? this.context.signal.reason : new GatewayError('upstream', { detail: 'provider_c turn closed' });
     if (this.timedOut) throw classifyRunFailure({ kind: 'timeout', idle: false });
     this.startTurnDeadline();
     const { settings } = this.environment;
     const attempt = ++this.attempts;
-    const spawning = ClaudeChild.start({ command: settings.command, args: this.args, env: settings.childEnv, stdin: this.prompt });
+    const spawning = ClaudeChild.start({ command: settings.command, args: this.args, env: { ...settings.childEnv, ...login }, stdin: this.prompt });
     this.pendingSpawn = spawning.catch(() => undefined);
     const child = await spawning;
     this.child = child;
@@ -284,6 +320,7 @@ export class ProviderCTurn {
       // a lingering child's stdout open until it exited (see ClaudeChild.discardOutput).
       this.items?.return(undefined).catch(() => undefined);
       this.slot?.release();
+      this.account?.end();
       this.environment.liveTurns.delete(this);
     }
   }

@@ -1,0 +1,137 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { accountState, advanceAccountClock, waitFor } from './support/accounts';
+import { startGateway, TestGateway } from './support/create-test-app';
+import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
+import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
+
+type Json = Record<string, any>;
+
+/**
+ * Several Claude Code logins (docs/accounts.md) with the REAL `claude` binary (2.1.330) against the
+ * loopback fake of the Anthropic API. Two logins are token files (CLAUDE_CODE_OAUTH_TOKEN), one is
+ * a config directory with its `.credentials.json` (CLAUDE_CONFIG_DIR); each carries a token
+ * `fake-account-<alias>`, which is how the fake tells the accounts apart. The gateway's own
+ * environment also holds a CLAUDE_CODE_OAUTH_TOKEN (realClaudeEnvironment): listed logins must
+ * override it, or every request would arrive with the wrong token.
+ */
+const ALIASES = ['one', 'two', 'three'] as const;
+type Alias = (typeof ALIASES)[number];
+
+jest.setTimeout(60_000);
+
+describe('several provider_c logins (account pool, docs/accounts.md)', () => {
+  let api: FakeAnthropicApi;
+  let home: string;
+  let gateway: TestGateway | undefined;
+
+  beforeAll(async () => {
+    api = await FakeAnthropicApi.start();
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+  beforeEach(() => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-accounts-'));
+    for (const alias of ALIASES) writeLogin(alias);
+    api.script([]);
+  });
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  /** `three` is a config directory; the others are token files. */
+  const loginPath = (alias: Alias) => path.join(home, alias === 'three' ? 'three-config' : `${alias}.token`);
+  function writeLogin(alias: Alias, token = `fake-account-${alias}`): void {
+    if (alias !== 'three') {
+      fs.writeFileSync(loginPath(alias), `${token}\n`, { mode: 0o600 });
+      return;
+    }
+    fs.mkdirSync(loginPath(alias), { recursive: true });
+    const credentials = { claudeAiOauth: { accessToken: token, refreshToken: 'refresh-three', expiresAt: Date.now() + 24 * 3600_000, scopes: ['user:inference'] } };
+    fs.writeFileSync(path.join(loginPath(alias), '.credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
+  }
+
+  async function start(): Promise<TestGateway> {
+    gateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_c',
+      PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
+      PROVIDER_C_TIMEOUT: '20s',
+      PROVIDER_C_ACCOUNTS: ALIASES.map((alias) => `${alias}=${loginPath(alias)}`).join(','),
+      ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
+    });
+    return gateway;
+  }
+
+  const post = (body: Json) =>
+    fetch(`${gateway!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const chat = (name: string, turns = 1): Json => {
+    const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
+    for (let turn = 1; turn < turns; turn++) messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
+    return { model: 'claude-fable-5', messages };
+  };
+  /** The account of every Messages API call so far, in order. */
+  const usedAccounts = () => api.messages().map((request) => request.account ?? `other:${String(request.hadCredential)}`);
+  const stateOf = (alias: Alias) => accountState(gateway!, 'provider_c', alias);
+  const inSeconds = (seconds: number) => Math.floor(Date.now() / 1000) + seconds;
+
+  it("keeps a chat's turns on one login, spreads new chats, and gives each child its own login", async () => {
+    await start();
+    for (let turn = 1; turn <= 2; turn++) expect((await post(chat('sticky', turn))).status).toBe(200);
+    expect(usedAccounts()).toEqual(['one', 'one']);
+    for (const name of ['second', 'third']) expect((await post(chat(name))).status).toBe(200);
+    // The config directory (`three`) is used through CLAUDE_CONFIG_DIR as a token file is through CLAUDE_CODE_OAUTH_TOKEN.
+    expect(new Set(usedAccounts().slice(2))).toEqual(new Set(['two', 'three']));
+  });
+
+  it('cools a login on a usage limit, answers from another, and the cooldown ends by itself', async () => {
+    await start();
+    api.script([API_ERRORS.limit(inSeconds(600)), textReply('from another login')]);
+    const response = await post(chat('limited'));
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as Json).choices[0].message.content).toBe('from another login');
+    expect(usedAccounts()).toEqual(['one', 'two']);
+    expect(await stateOf('one')).toBe('cooling');
+    advanceAccountClock(gateway!, 601_000);
+    await waitFor(async () => (await stateOf('one')) === 'ready');
+  });
+
+  it('answers 429 with the earliest reset when every login is cooling, without starting a child', async () => {
+    await start();
+    api.script([API_ERRORS.limit(inSeconds(900)), API_ERRORS.limit(inSeconds(300)), API_ERRORS.limit(inSeconds(1200))]);
+    expect((await post(chat('first'))).status).toBe(429);
+    expect((await post(chat('second'))).status).toBe(429);
+    const last = await post(chat('third'));
+    expect(last.status).toBe(429);
+    expect(((await last.json()) as Json).error.code).toBeDefined();
+    expect(Number(last.headers.get('retry-after'))).toBeGreaterThanOrEqual(290);
+    expect(Number(last.headers.get('retry-after'))).toBeLessThanOrEqual(300);
+    expect(usedAccounts()).toEqual(['one', 'two', 'three']);
+  });
+
+  it('takes a login whose token is refused out until its file is rewritten', async () => {
+    await start();
+    // The CLI itself asks once more after a 401 (it may have refreshed its token meanwhile).
+    api.script([API_ERRORS.unauthorized(), API_ERRORS.unauthorized(), textReply('ok')]);
+    expect((await post(chat('dead'))).status).toBe(200);
+    expect(usedAccounts()).toEqual(['one', 'one', 'two']);
+    expect(await stateOf('one')).toBe('login_dead');
+    writeLogin('one', 'fake-account-one-renewed');
+    await waitFor(async () => (await stateOf('one')) === 'ready');
+  });
+
+  it('never moves a streamed turn once output has begun', async () => {
+    await start();
+    api.script([{ type: 'stream', blocks: [{ kind: 'text', deltas: ['partial'] }], failMidway: { errorType: 'rate_limit_error', message: 'limit' } }]);
+    const response = await post({ ...chat('streamed'), stream: true });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('partial');
+    expect(text.trim().endsWith('data: [DONE]')).toBe(true);
+    // The CLI may repeat its own request; the gateway never moved the turn to another login.
+    expect(new Set(usedAccounts())).toEqual(new Set(['one']));
+  });
+});
