@@ -45,23 +45,25 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
 
   /** `three` is a config directory; the others are token files. */
   const loginPath = (alias: Alias) => path.join(home, alias === 'three' ? 'three-config' : `${alias}.token`);
-  function writeLogin(alias: Alias, token = `fake-account-${alias}`): void {
+  function writeLogin(alias: Alias, token = `fake-account-${alias}`, expiresAt = Date.now() + 24 * 3600_000): void {
     if (alias !== 'three') {
       fs.writeFileSync(loginPath(alias), `${token}\n`, { mode: 0o600 });
       return;
     }
     fs.mkdirSync(loginPath(alias), { recursive: true });
-    const credentials = { claudeAiOauth: { accessToken: token, refreshToken: 'refresh-three', expiresAt: Date.now() + 24 * 3600_000, scopes: ['user:inference'] } };
+    const credentials = { claudeAiOauth: { accessToken: token, refreshToken: 'fake-account-three-refresh', expiresAt, scopes: ['user:inference'] } };
     fs.writeFileSync(path.join(loginPath(alias), '.credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
   }
 
-  async function start(): Promise<TestGateway> {
+  async function start(settings: Record<string, string> = {}): Promise<TestGateway> {
     gateway = await startGateway({
       GATEWAY_PROVIDERS: 'provider_c',
       PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
       PROVIDER_C_TIMEOUT: '20s',
       PROVIDER_C_ACCOUNTS: ALIASES.map((alias) => `${alias}=${loginPath(alias)}`).join(','),
+      PROVIDER_C_TOKEN_URL: `${api.baseUrl}/v1/oauth/token`,
       ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
+      ...settings,
     });
     return gateway;
   }
@@ -121,6 +123,23 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     expect(await stateOf('one')).toBe('login_dead');
     writeLogin('one', 'fake-account-one-renewed');
     await waitFor(async () => (await stateOf('one')) === 'ready');
+  });
+
+  it("refreshes an idle config directory's login before it expires, and its next child uses the new token", async () => {
+    writeLogin('three', 'fake-account-three', Date.now() + 120_000);
+    await start({ ACCOUNT_REFRESH_INTERVAL: '200ms' });
+    const file = path.join(loginPath('three'), '.credentials.json');
+    await waitFor(() => JSON.parse(fs.readFileSync(file, 'utf8')).claudeAiOauth.accessToken !== 'fake-account-three');
+    expect(api.tokenGrants()).toEqual([
+      { grant_type: 'refresh_token', refresh_token: 'fake-account-three-refresh', client_id: '9d1c250a-e61b-44d9-88ed-5944d1962f5e', scope: 'user:inference' },
+    ]);
+    const renewed = JSON.parse(fs.readFileSync(file, 'utf8')).claudeAiOauth;
+    expect(renewed).toMatchObject({ accessToken: 'fake-account-three-refresh-renewed', refreshToken: 'fake-account-three-refresh-next', scopes: ['user:inference', 'user:profile'] });
+    expect(renewed.expiresAt).toBeGreaterThan(Date.now() + 7 * 3600_000);
+    expect(usedAccounts()).toEqual([]);
+    // Three chats spread over the three logins; the config directory's child reads the renewed file.
+    for (const name of ['a', 'b', 'c']) expect((await post(chat(name))).status).toBe(200);
+    expect(usedAccounts()).toEqual(['one', 'two', 'three-refresh-renewed']);
   });
 
   it('never moves a streamed turn once output has begun', async () => {

@@ -113,6 +113,8 @@ export interface AppConfig {
     readonly childEnv: Readonly<Record<string, string>>;
     /** The logins (docs/accounts.md); one, `default` (the CLI's own), unless PROVIDER_C_ACCOUNTS is set. */
     readonly accounts: readonly ProviderCLogin[];
+    /** Where idle config-directory logins are refreshed (PROVIDER_C_TOKEN_URL). */
+    readonly tokenUrl: string;
   };
   readonly structured: {
     readonly enabled: boolean;
@@ -290,6 +292,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       timeoutMs: value('PROVIDER_C_TIMEOUT'),
       childEnv,
       accounts: providerCLogins(get<AccountSetting[] | undefined>('PROVIDER_C_ACCOUNTS', undefined), childEnv, home),
+      tokenUrl: value('PROVIDER_C_TOKEN_URL'),
     },
     structured: {
       enabled: value('STRUCTURED_INFERENCE_ENABLED'),

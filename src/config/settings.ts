@@ -209,6 +209,7 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('PROVIDER_B_TIMEOUT', '10m', 'Bound on a whole provider_b turn, retries included.', parseDuration),
   setting('PROVIDER_B_ONBOARDING_POLL_INTERVAL', '5s', 'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s).', parseDuration),
   setting('PROVIDER_C_ACCOUNTS', undefined, 'Several provider_c logins: alias=path, comma-separated; a directory is a Claude Code config dir (CLAUDE_CONFIG_DIR), a file holds an OAuth token (CLAUDE_CODE_OAUTH_TOKEN, from `claude setup-token`). Unset: the CLI\'s own login. See docs/accounts.md.', parseAccounts),
+  setting('PROVIDER_C_TOKEN_URL', 'https://platform.claude.com/v1/oauth/token', 'OAuth refresh endpoint for the Claude Code config directories of PROVIDER_C_ACCOUNTS (idle logins are refreshed in the background).', parseUrl(['http', 'https'])),
   setting('PROVIDER_C_COMMAND', 'claude', 'The Claude Code executable (name on PATH or a path).', parseNonEmpty),
   setting('PROVIDER_C_MAX_PROCESSES', '8', 'provider_c child processes at once; beyond it requests wait.', parsePositiveInteger),
   setting('PROVIDER_C_TIMEOUT', '10m', 'Bound on a whole provider_c turn.', parseDuration),

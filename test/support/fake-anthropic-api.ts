@@ -133,6 +133,11 @@ export class FakeAnthropicApi {
     this.markedScripts.set(marker, { replies: [...replies], played: 0 });
   }
 
+  /** The OAuth refresh grants received (their JSON bodies). */
+  tokenGrants(): any[] {
+    return this.requests.filter((request) => request.path === '/v1/oauth/token').map((request) => request.body);
+  }
+
   /** The `POST /v1/messages` requests received (since the last `script()`), or those containing `marker`. */
   messages(marker?: string): FakeApiRequest[] {
     return this.requests.filter((request) => request.method === 'POST' && request.path === '/v1/messages' && (marker === undefined || JSON.stringify(request.body).includes(marker)));
@@ -159,6 +164,13 @@ export class FakeAnthropicApi {
     const account = /^Bearer fake-account-([\w-]+)$/.exec(request.headers.authorization ?? '')?.[1];
     const recorded: FakeApiRequest = { method: request.method ?? '', path: url.pathname, hadCredential, account, body, closedEarly: false };
     this.requests.push(recorded);
+    if (url.pathname === '/v1/oauth/token' && request.method === 'POST') {
+      // The OAuth refresh grant of a config directory's login (the CLI's token endpoint, moved here by PROVIDER_C_TOKEN_URL).
+      const grant = body as { refresh_token?: string } | undefined;
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ access_token: `${String(grant?.refresh_token)}-renewed`, refresh_token: `${String(grant?.refresh_token)}-next`, expires_in: 28_800, scope: 'user:inference user:profile' }));
+      return;
+    }
     if (url.pathname === '/api/hello') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(request.method === 'HEAD' ? undefined : '{}');
       return;

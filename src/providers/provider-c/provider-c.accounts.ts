@@ -2,12 +2,23 @@ import * as fs from 'node:fs';
 import type { AccountPool } from '../../accounts/account-pool';
 import type { AccountPools } from '../../accounts/account-pools';
 import type { AppConfig, ProviderCLogin } from '../../config/app-config';
+import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
+import { refreshCredentialsAhead } from './provider-c.credentials';
 
-/** What the pool holds per Claude Code login: how a child of that login is started. */
+/** What the pool holds per Claude Code login: how a child of that login is started, and its idle refresh. */
 export interface ProviderCAccount {
   /** The variables that point a child at this login; read anew for every spawn (a rewritten token file counts at once). */
   childEnv(): Record<string, string>;
+  /**
+   * Marks a child of this login running until the returned function is called. A running CLI
+   * refreshes its login itself, so the background refresh leaves the login alone meanwhile; and a
+   * child waits for a background refresh in flight, so it never starts with a refresh token that
+   * is about to be spent.
+   */
+  childStarting(): Promise<() => void>;
+  /** Renews the login's token when it expires within `aheadMs` (config directories only). */
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
 }
 
 /**
@@ -16,14 +27,48 @@ export interface ProviderCAccount {
  */
 const INHERITED_LOGIN_VARIABLES = ['CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CONFIG_DIR'] as const;
 
-function accountOf(login: ProviderCLogin): ProviderCAccount {
+/** Children running and the refresh in flight of one login. */
+class LoginActivity {
+  private children = 0;
+  private refreshing?: Promise<void>;
+
+  async childStarting(): Promise<() => void> {
+    await this.refreshing?.catch(() => undefined);
+    this.children++;
+    let ended = false;
+    return () => {
+      if (!ended) this.children--;
+      ended = true;
+    };
+  }
+
+  /** Runs `refresh` unless a child is running (then the CLI keeps its own login fresh). */
+  async refreshUnlessBusy(refresh: () => Promise<void>): Promise<void> {
+    if (this.children > 0 || this.refreshing) return;
+    this.refreshing = refresh();
+    try {
+      await this.refreshing;
+    } finally {
+      this.refreshing = undefined;
+    }
+  }
+}
+
+function accountOf(login: ProviderCLogin, tokenUrl: string): ProviderCAccount {
+  const activity = new LoginActivity();
+  const common = { childStarting: () => activity.childStarting(), refreshAhead: async () => undefined };
   switch (login.kind) {
     case 'cli':
-      return { childEnv: () => ({}) };
+      return { ...common, childEnv: () => ({}) };
     case 'config_dir':
-      return { childEnv: () => ({ CLAUDE_CONFIG_DIR: login.location! }) };
+      return {
+        ...common,
+        childEnv: () => ({ CLAUDE_CONFIG_DIR: login.location! }),
+        refreshAhead: (aheadMs, logger) => activity.refreshUnlessBusy(() => refreshCredentialsAhead(login.location!, tokenUrl, aheadMs, logger)),
+      };
     case 'token_file':
       return {
+        ...common,
         childEnv: () => {
           let token = '';
           try {
@@ -50,12 +95,13 @@ export function accountBaseEnvironment(config: AppConfig, base: Readonly<Record<
 
 /**
  * The provider_c pool: one account per configured login (docs/accounts.md). The CLI refreshes a
- * config directory's token itself while it runs; the gateway does not refresh idle ones (not
- * built), and a token file is a long-lived token that needs none. The CLI reports no usage
+ * config directory's token itself while it runs; idle config directories are refreshed in the
+ * background ahead of expiry, and a token file is a long-lived token that needs none (neither does
+ * the CLI's own login, `cli`, which the gateway does not own). The CLI reports no usage
  * windows on its stdout, so new chats are spread by turns in flight; its usage-limit and 429
  * errors cool the login, its authentication errors mark it dead until the login file changes.
  */
 export function createProviderCPool(config: AppConfig, pools: AccountPools): AccountPool<ProviderCAccount> {
-  const specs = config.providerC.accounts.map((login) => ({ alias: login.alias, loginFile: login.loginFile, handle: accountOf(login) }));
-  return pools.create('provider_c', specs);
+  const specs = config.providerC.accounts.map((login) => ({ alias: login.alias, loginFile: login.loginFile, handle: accountOf(login, config.providerC.tokenUrl) }));
+  return pools.create('provider_c', specs, (account, aheadMs, logger) => account.refreshAhead(aheadMs, logger));
 }

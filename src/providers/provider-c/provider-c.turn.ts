@@ -254,8 +254,11 @@ export class ProviderCTurn {
     this.startTurnDeadline();
     const { settings } = this.environment;
     const attempt = ++this.attempts;
+    // Waits for a background refresh of this login in flight; marks the login busy until the child exits.
+    const childEnded = await this.account!.handle.childStarting();
     const spawning = ClaudeChild.start({ command: settings.command, args: this.args, env: { ...settings.childEnv, ...login }, stdin: this.prompt });
     this.pendingSpawn = spawning.catch(() => undefined);
+    spawning.then((started) => started.closed, () => undefined).finally(childEnded).catch(() => undefined);
     const child = await spawning;
     this.child = child;
     // Closed or timed out while the directory was being created: stop it at once.

@@ -40,12 +40,19 @@ function errorCodeOf(body: Json | undefined): string | undefined {
  * endpoint could not be reached (the caller decides what that means). `proxy`: the egress proxy
  * (HTTPS_PROXY / HTTP_PROXY / NO_PROXY) when the caller has one.
  */
-export async function postRefreshGrant(tokenUrl: string, form: Record<string, string>, timeoutMs: number, proxy?: UpstreamProxy): Promise<RefreshGrantAnswer> {
+export async function postRefreshGrant(
+  tokenUrl: string,
+  form: Record<string, string>,
+  timeoutMs: number,
+  proxy?: UpstreamProxy,
+  /** How the grant is sent: a form (RFC 6749, the Codex and Gemini CLIs) or JSON (the Claude Code CLI). */
+  encoding: 'form' | 'json' = 'form',
+): Promise<RefreshGrantAnswer> {
   const send = proxy ? proxy.fetch.bind(proxy) : fetch;
   const response = await send(tokenUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams(form).toString(),
+    headers: { 'content-type': encoding === 'json' ? 'application/json' : 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: encoding === 'json' ? JSON.stringify(form) : new URLSearchParams(form).toString(),
     signal: AbortSignal.timeout(timeoutMs),
   });
   const parsed = await readJsonCapped(response, TOKEN_RESPONSE_MAX_BYTES);

@@ -1,0 +1,60 @@
+import * as path from 'node:path';
+import { isJsonObject, nonEmptyString } from '../../common/json';
+import type { EventLogger } from '../../core/event-logger';
+import { GatewayError } from '../../core/gateway.error';
+import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
+import { postRefreshGrant, tokenEndpointFailure } from '../shared/refresh-grant';
+
+/**
+ * The Claude Code CLI's OAuth client and refresh grant, as the 2.1.330 binary has them (its OAuth
+ * config object: `TOKEN_URL:"https://platform.claude.com/v1/oauth/token"`,
+ * `CLIENT_ID:"9d1c250a-e61b-44d9-88ed-5944d1962f5e"`; the refresh posts JSON
+ * `{grant_type, refresh_token, client_id, scope}` and stores `expiresAt = now + expires_in`).
+ */
+export const PROVIDER_C_CLIENT_ID = '9d1c250a-e61b-44d9-88ed-5944d1962f5e';
+/** The scopes the CLI asks for when the stored login names none. */
+const DEFAULT_SCOPES = 'user:profile user:inference user:sessions:claude_code user:mcp_servers';
+/** The CLI bounds its own refresh at 30 s; an idle refresh has no reason to wait longer than ours elsewhere. */
+const REFRESH_TIMEOUT_MS = 10_000;
+
+/** The file a config directory keeps its login in (plain JSON on Linux). */
+export const credentialsFileOf = (configDir: string) => path.join(configDir, '.credentials.json');
+
+/**
+ * Renews the access token of a Claude Code config directory when it expires within `aheadMs`, and
+ * writes it back atomically in the CLI's own shape (other fields of the file survive). A refused
+ * refresh token (400/401) is `auth`: the login is dead until the file changes; an unreachable or
+ * failing endpoint is retried at the next tick. Never logs a token.
+ */
+export async function refreshCredentialsAhead(configDir: string, tokenUrl: string, aheadMs: number, logger: EventLogger, now: () => number = Date.now): Promise<void> {
+  const file = credentialsFileOf(configDir);
+  const stored = await readJsonObject(file);
+  const oauth = stored.claudeAiOauth;
+  if (!isJsonObject(oauth)) return;
+  const refreshToken = nonEmptyString(oauth.refreshToken);
+  const expiresAt = typeof oauth.expiresAt === 'number' ? oauth.expiresAt : undefined;
+  if (!refreshToken || expiresAt === undefined || expiresAt - now() > aheadMs) return;
+  const scopes = Array.isArray(oauth.scopes) && oauth.scopes.length > 0 && oauth.scopes.every((scope) => typeof scope === 'string') ? oauth.scopes.join(' ') : DEFAULT_SCOPES;
+  const grant = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: PROVIDER_C_CLIENT_ID, scope: scopes };
+  let answer: Awaited<ReturnType<typeof postRefreshGrant>>;
+  try {
+    answer = await postRefreshGrant(tokenUrl, grant, REFRESH_TIMEOUT_MS, undefined, 'json');
+  } catch (error) {
+    throw tokenEndpointFailure('provider_c', error);
+  }
+  if (!answer.ok) {
+    logger.warn({ event: 'provider_c_refresh_failed', status: answer.status }, 'provider_c_refresh_failed');
+    if (answer.status === 400 || answer.status === 401) throw new GatewayError('auth', { detail: `provider_c refresh refused (${answer.status})` });
+    throw new GatewayError('upstream', { detail: `provider_c refresh failed (${answer.status})`, retryable: true });
+  }
+  const granted = typeof answer.body.scope === 'string' ? answer.body.scope.split(' ').filter((scope) => scope !== '') : undefined;
+  const renewed = {
+    ...oauth,
+    accessToken: answer.accessToken,
+    refreshToken: nonEmptyString(answer.body.refresh_token) ?? refreshToken,
+    expiresAt: now() + (answer.expiresInSeconds ?? 3600) * 1000,
+    ...(granted && granted.length > 0 ? { scopes: granted } : {}),
+  };
+  await writeJsonFileAtomic(file, { ...stored, claudeAiOauth: renewed });
+  logger.info({ event: 'provider_c_token_refreshed' }, 'provider_c_token_refreshed');
+}
