@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { accountState, advanceAccountClock, scrapeMetrics, series, waitFor } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn, postChat, scrapeMetrics, series, waitFor } from './support/accounts';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { errorFrame, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
@@ -39,13 +39,8 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     return gateway;
   }
 
-  const post = (body: Json) =>
-    fetch(`${gateway!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const chat = (name: string, turns = 1): Json => {
-    const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
-    for (let turn = 1; turn < turns; turn++) messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
-    return { model: 'gemini-2.5-pro', messages };
-  };
+  const post = (body: Json) => postChat(gateway!, body);
+  const chat = (name: string, turns = 1): Json => chatTurn('gemini-2.5-pro', name, turns);
   /** The bearer of every generate call so far, in order. */
   const usedTokens = () => harness.fake().requests('generateContent').map((request) => String(request.headers.authorization));
   const stateOf = (alias: Alias) => accountState(gateway!, 'provider_b', alias);

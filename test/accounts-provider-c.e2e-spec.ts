@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { accountState, advanceAccountClock, waitFor } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn, postChat, waitFor } from './support/accounts';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
@@ -68,13 +68,8 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     return gateway;
   }
 
-  const post = (body: Json) =>
-    fetch(`${gateway!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const chat = (name: string, turns = 1): Json => {
-    const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
-    for (let turn = 1; turn < turns; turn++) messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
-    return { model: 'claude-fable-5', messages };
-  };
+  const post = (body: Json) => postChat(gateway!, body);
+  const chat = (name: string, turns = 1): Json => chatTurn('claude-fable-5', name, turns);
   /** The account of every Messages API call so far, in order. */
   const usedAccounts = () => api.messages().map((request) => request.account ?? `other:${String(request.hadCredential)}`);
   const stateOf = (alias: Alias) => accountState(gateway!, 'provider_c', alias);
