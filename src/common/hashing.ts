@@ -1,7 +1,12 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
+/**
+ * SHA-256 as lower-case hex. Node's one-shot `crypto.hash` (Node ≥ 20.12) skips the Hash object
+ * `createHash` builds: a chat turn hashes its caller, chat identity and upstream keys, and on
+ * short strings the object was most of the cost.
+ */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /**
