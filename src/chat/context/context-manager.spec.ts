@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { loadConfig } from '../../config/app-config';
 import type { ChatMessage } from '../../core/chat-message';
 import { ContextSettings, manageContext } from './context-manager';
@@ -231,6 +232,39 @@ describe('manageContext', () => {
       const none = manageContext(messages, settings({ maxMessages: 1, recentMessages: 2, compactedToolOutputBytes: 0 }));
       expect(none.messages[3].content).toBe('\n\n[gateway: older tool output compacted from 4000 bytes; kept 0 bytes]');
     });
+  });
+
+  it('measures the history exactly as JSON.stringify renders it, whatever it holds', () => {
+    // Sizes are kept per message (a rewritten message is re-measured alone); the trigger and the
+    // statistics must still equal the UTF-8 length of the whole serialized array.
+    const text = fc.string({ unit: 'grapheme', maxLength: 300 });
+    const message = fc.oneof(
+      fc.record({ role: fc.constantFrom('system', 'user', 'assistant'), content: text }),
+      fc.record({ role: fc.constant('tool'), tool_call_id: fc.constantFrom('c1', 'c2', ' '), content: text }),
+      fc.record({ role: fc.constant('tool'), content: fc.string({ unit: 'grapheme', minLength: 200, maxLength: 600 }) }),
+    );
+    const limits = fc.record({
+      maxBytes: fc.nat({ max: 4_000 }),
+      maxMessages: fc.nat({ max: 12 }),
+      recentMessages: fc.nat({ max: 6 }),
+      toolOutputMaxBytes: fc.constantFrom(0, 150, 400),
+      compactedToolOutputBytes: fc.nat({ max: 100 }),
+    });
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 16 }), limits, (messages, overrides) => {
+        const result = manageContext(messages as ChatMessage[], settings(overrides));
+        const serializedBefore = bytes(JSON.stringify(messages));
+        if (result.stats) {
+          expect(result.stats.bytes_before).toBe(serializedBefore);
+          expect(result.stats.bytes_after).toBe(bytes(JSON.stringify(result.messages)));
+        }
+        // No per-result cap: compaction happens exactly when the serialized size is over the bound.
+        if (overrides.toolOutputMaxBytes === 0 && overrides.maxMessages === 0 && overrides.maxBytes > 0 && (result.stats?.compacted ?? 0) > 0) {
+          expect(serializedBefore).toBeGreaterThan(overrides.maxBytes);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('never mutates its input', () => {

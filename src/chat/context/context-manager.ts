@@ -49,6 +49,16 @@ function compact(text: string, originalBytes: number, keepBytes: number): string
 
 const hasCallId = (message: ChatMessage) => typeof message.tool_call_id === 'string' && message.tool_call_id.trim() !== '';
 
+/** UTF-8 size of one message as `JSON.stringify` renders it inside an array. */
+const jsonSize = (message: ChatMessage) => utf8Length(JSON.stringify(message) ?? 'null');
+
+/**
+ * UTF-8 size of `JSON.stringify(array)` from its elements' sizes: the brackets and n − 1 commas.
+ * Keeping one size per message means a rewritten message is re-measured alone, instead of the
+ * whole history (up to megabytes) being serialized again for the trigger and for each statistic.
+ */
+const arraySize = (sizes: readonly number[]) => sizes.reduce((sum, size) => sum + size, 2 + Math.max(0, sizes.length - 1));
+
 /**
  * Context management for tool-capable chat requests (gateway-behaviours.md §5). Pure: the input
  * array and its messages are never mutated; a changed message is a shallow copy with a new
@@ -75,20 +85,25 @@ export function manageContext(messages: readonly ChatMessage[], settings: Contex
     originals.set(index, { text, bytes: utf8Length(text) });
   });
 
+  const originalSizes = messages.map(jsonSize);
+  const sizes = [...originalSizes];
+  const rewrite = (index: number, content: string) => {
+    output[index] = { ...messages[index], content };
+    sizes[index] = jsonSize(output[index]);
+  };
+
   let truncated = 0;
   const cap = settings.toolOutputMaxBytes;
   if (cap > 0) {
     for (const [index, original] of originals) {
       if (original.bytes <= cap) continue;
-      output[index] = { ...messages[index], content: truncate(original.text, original.bytes, cap) };
+      rewrite(index, truncate(original.text, original.bytes, cap));
       truncated++;
     }
   }
 
-  const serialized = JSON.stringify(output);
   const triggered =
-    (settings.maxBytes > 0 && utf8Length(serialized) > settings.maxBytes) ||
-    (settings.maxMessages > 0 && output.length > settings.maxMessages);
+    (settings.maxBytes > 0 && arraySize(sizes) > settings.maxBytes) || (settings.maxMessages > 0 && output.length > settings.maxMessages);
 
   let compacted = 0;
   const tailStart = Math.max(0, output.length - settings.recentMessages);
@@ -98,7 +113,7 @@ export function manageContext(messages: readonly ChatMessage[], settings: Contex
       const candidate = compact(original.text, original.bytes, settings.compactedToolOutputBytes);
       // Compared with what would be sent otherwise (possibly already truncated): never grow a result.
       if (utf8Length(candidate) >= utf8Length(messageText(output[index]))) continue;
-      output[index] = { ...messages[index], content: candidate };
+      rewrite(index, candidate);
       compacted++;
     }
   }
@@ -108,8 +123,8 @@ export function manageContext(messages: readonly ChatMessage[], settings: Contex
     messages: output,
     stats: {
       messages: output.length,
-      bytes_before: truncated === 0 ? utf8Length(serialized) : utf8Length(JSON.stringify(messages)),
-      bytes_after: compacted === 0 ? utf8Length(serialized) : utf8Length(JSON.stringify(output)),
+      bytes_before: arraySize(originalSizes),
+      bytes_after: arraySize(sizes),
       tool_messages: originals.size,
       truncated,
       compacted,
