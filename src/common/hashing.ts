@@ -9,6 +9,11 @@ export function sha256Hex(value: string): string {
   return hash('sha256', value, 'hex');
 }
 
+/** SHA-256 as raw bytes (for `timingSafeEqual`, which compares equal-length buffers). */
+export function sha256Digest(value: string): Buffer {
+  return hash('sha256', value, 'buffer');
+}
+
 /**
  * The first 32 hex characters of a digest formatted `8-4-4-4-12`: how provider_a's session and
  * cache keys and provider_b's session id are derived from a seed (provider_a.md §3, provider_b.md §5.3).

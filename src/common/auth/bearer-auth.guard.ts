@@ -1,12 +1,12 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayError } from '../../core/gateway.error';
-import { sha256Hex } from '../hashing';
+import { sha256Digest, sha256Hex } from '../hashing';
 import { IS_PUBLIC_ROUTE } from './public.decorator';
 
 /**
@@ -23,7 +23,7 @@ export class BearerAuthGuard implements CanActivate {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly reflector: Reflector,
   ) {
-    if (config.server.bearerSecret !== undefined) this.secretDigest = digest(config.server.bearerSecret);
+    if (config.server.bearerSecret !== undefined) this.secretDigest = sha256Digest(config.server.bearerSecret);
     this.callerHeader = config.server.callerHeader;
   }
 
@@ -37,17 +37,13 @@ export class BearerAuthGuard implements CanActivate {
     attachCaller(request, resolveCaller(request.headers, this.callerHeader, token));
     if (this.secretDigest) {
       // Hashing both sides gives equal lengths, so timingSafeEqual never leaks the secret's length.
-      if (token === undefined || !timingSafeEqual(digest(token), this.secretDigest)) throw new GatewayError('invalid_api_key');
+      if (token === undefined || !timingSafeEqual(sha256Digest(token), this.secretDigest)) throw new GatewayError('invalid_api_key');
       return true;
     }
     if (header === undefined) return true;
     if (token === undefined) throw new GatewayError('invalid_api_key');
     return true;
   }
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
 }
 
 /** The token of `Authorization: Bearer <token>`; `undefined` when absent, malformed or empty. */
