@@ -301,8 +301,9 @@ export class AccountPool<T> {
         detail: busy ? `${this.family} accounts all at their in-flight cap` : `${this.family} accounts all cooling`,
       });
     }
+    // The table's message for the family names its CLI and login command.
     return new GatewayError('auth', {
-      publicMessage: `every ${this.family} login failed to authenticate; log in again with the provider CLI`,
+      provider: this.family,
       detail: `${this.family} accounts all logged out`,
     });
   }

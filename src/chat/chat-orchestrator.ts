@@ -141,10 +141,10 @@ export class ChatOrchestrator {
       telemetry.finished({ status: 499, errorCode: 'canceled' });
       return signal.reason ?? thrown;
     }
-    const error = toGatewayError(thrown);
+    const error = toGatewayError(thrown).attributeTo(telemetry.provider);
     if (error.code === 'internal') telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
     if (error.spec.upstream) telemetry.upstreamError(error.code);
-    telemetry.finished({ status: error.spec.status, errorCode: error.code });
+    telemetry.finished({ status: error.spec.status, errorCode: error.code, upstreamStatus: error.upstreamStatus, upstreamMessage: error.upstreamMessage });
     return error;
   }
 }
@@ -183,6 +183,11 @@ class ChatTelemetry {
     readonly logger: EventLogger,
     private readonly request: { readonly stream: boolean; readonly requestedModel: string },
   ) {}
+
+  /** The family of the request, once its model resolved. */
+  get provider(): ResolvedModel['provider'] | undefined {
+    return this.model?.provider;
+  }
 
   modelResolved(model: ResolvedModel): void {
     this.model = model;
@@ -223,7 +228,7 @@ class ChatTelemetry {
     this.metrics.tokensUsed(provider, 'reasoning', usage.reasoningTokens ?? 0);
   }
 
-  finished(fields: { status: number; finishReason?: string; errorCode?: string; toolCalls?: number }): void {
+  finished(fields: { status: number; finishReason?: string; errorCode?: string; toolCalls?: number; upstreamStatus?: number; upstreamMessage?: string }): void {
     if (this.recorded) return;
     this.recorded = true;
     const durationMs = performance.now() - this.startedAt;
@@ -242,6 +247,9 @@ class ChatTelemetry {
       status: fields.status,
       finish_reason: fields.finishReason,
       error_code: fields.errorCode,
+      // The cause as the upstream put it (already bounded and sanitized where it was read).
+      upstream_status: fields.upstreamStatus,
+      upstream_message: fields.upstreamMessage,
       tool_calls: fields.toolCalls ?? 0,
       duration_ms: Math.round(durationMs),
       ttft_ms: this.firstOutputAt === undefined ? undefined : Math.round(this.firstOutputAt - this.startedAt),

@@ -89,3 +89,41 @@ describe(errorResponseBody.name, () => {
     });
   });
 });
+
+describe('failures of a known family name the fix', () => {
+  it.each([
+    ['provider_a', 'Codex CLI', '`codex login`'],
+    ['provider_b', 'Gemini CLI', '"Login with Google"'],
+    ['provider_c', 'Claude Code CLI', '`/login`'],
+  ] as const)('%s: a missing login is a 403 upstream_login_required naming %s and %s', (provider, cli, command) => {
+    const { status, body } = errorResponseBody(new GatewayError('auth', { provider }), false);
+    expect(status).toBe(403);
+    expect(body).toEqual({ error: { message: expect.stringContaining(command), type: 'permission_error', code: 'upstream_login_required', param: null } });
+    expect(JSON.stringify(body)).toContain(cli);
+    // Structured inference keeps the contract's auth_error 401, with the same message.
+    const structured = errorResponseBody(new GatewayError('auth', { provider }), true);
+    expect(structured).toMatchObject({ status: 401, body: { error: { code: 'auth_error', message: expect.stringContaining(command) } } });
+  });
+
+  it('names the install for a missing claude, and the reset of a spent credit', () => {
+    expect(errorResponseBody(new GatewayError('provider_cli_missing', { provider: 'provider_c' }), false).body).toMatchObject({
+      error: { code: 'provider_cli_missing', message: expect.stringContaining('npm install -g @anthropic-ai/claude-code') },
+    });
+    const credit = errorResponseBody(new GatewayError('usage_credit_exhausted', { provider: 'provider_c', resetsAt: Date.UTC(2030, 2, 17, 17, 46, 40) }), false);
+    expect(credit).toEqual({
+      status: 429,
+      body: { error: { message: expect.stringContaining('Agent SDK usage credit'), type: 'insufficient_quota', code: 'insufficient_quota', param: null } },
+    });
+    expect(JSON.stringify(credit.body)).toContain('resets 2030-03-17T17:46:40.000Z');
+  });
+
+  it('keeps an explicit public message, and the generic one when the family is unknown', () => {
+    expect(errorResponseBody(new GatewayError('auth', { provider: 'provider_a', publicMessage: 'ours' }), false).body).toMatchObject({ error: { message: 'ours' } });
+    expect(errorResponseBody(new GatewayError('auth'), false).body).toMatchObject({ error: { message: errorSpec('auth').message } });
+  });
+
+  it('attributes a failure to the request family only when it names none', () => {
+    expect(new GatewayError('auth').attributeTo('provider_b').provider).toBe('provider_b');
+    expect(new GatewayError('auth', { provider: 'provider_c' }).attributeTo('provider_b').provider).toBe('provider_c');
+  });
+});

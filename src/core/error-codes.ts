@@ -4,6 +4,8 @@
  * in-stream error chunk, and the public message. Messages are ours; upstream text, prompts and
  * arguments never reach a client. docs/error-codes.md is checked against this table by a test.
  */
+import type { ProviderId } from './provider-id';
+
 export interface ErrorSpec {
   /** HTTP status on chat/models routes (and the default on structured). */
   readonly status: number;
@@ -73,10 +75,15 @@ export const ERROR_CODES = {
   draining: { status: 503, type: 'service_unavailable', openaiCode: 'service_unavailable', structuredCode: 'unavailable', streamText: 'service unavailable', message: 'the gateway is shutting down; retry on another instance', retryAfterSeconds: 5 },
   internal: { status: 500, type: 'server_error', openaiCode: 'internal_error', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'internal error', message: 'internal error' },
   // ── Upstream (classified by adapters, gateway-behaviours.md §2) ──────────────────────────────
-  auth: { status: 401, type: 'authentication_error', openaiCode: 'upstream_auth_failed', structuredCode: 'auth_error', streamText: 'authentication failed', message: 'upstream authentication failed; log in again with the provider CLI', upstream: true },
+  // Chat answers 403 permission_error, not 401: a 401 makes SDKs raise AuthenticationError and
+  // agents tell the user to check their API key, while the fix is the gateway's upstream login.
+  auth: { status: 403, type: 'permission_error', openaiCode: 'upstream_login_required', structuredCode: 'auth_error', structuredStatus: 401, streamText: 'authentication failed', message: "the gateway's upstream login is missing or was refused (not your API key); log in again with the provider's CLI on the gateway's machine", upstream: true },
+  provider_cli_missing: { status: 502, type: 'upstream_error', openaiCode: 'provider_cli_missing', structuredCode: 'upstream_error', streamText: 'upstream error', message: "the provider's command-line tool is not installed on the gateway's machine", upstream: true },
   provider_account_unsupported: { status: 403, type: 'permission_error', openaiCode: 'provider_account_unsupported', structuredCode: 'auth_error', structuredStatus: 401, streamText: 'provider account unsupported', message: 'the upstream no longer serves this login (Google ended Gemini CLI logins of individual accounts on Code Assist on 2026-06-18; Code Assist Standard or Enterprise with PROVIDER_B_PROJECT still works); see docs/providers.md', upstream: true },
   rate_limited: { status: 429, type: 'rate_limit_error', openaiCode: 'rate_limit_exceeded', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'the upstream is rate limiting requests; retry later', retryAfterSeconds: 5, upstream: true },
   usage_limit: { status: 429, type: 'rate_limit_error', openaiCode: 'usage_limit_reached', structuredCode: 'rate_limited', streamText: 'usage limit reached', message: 'the upstream usage limit was reached; retry after the reset', retryAfterSeconds: 60, upstream: true },
+  // OpenAI's own answer for spent credit (429, type and code `insufficient_quota`): clients know it.
+  usage_credit_exhausted: { status: 429, type: 'insufficient_quota', openaiCode: 'insufficient_quota', structuredCode: 'rate_limited', streamText: 'usage credit exhausted', message: "the upstream login's usage credit is used up; retry after it resets", retryAfterSeconds: 3600, upstream: true },
   context_window: { status: 400, type: 'invalid_request_error', openaiCode: 'context_length_exceeded', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'context window exceeded', message: "the conversation exceeds the model's context window", upstream: true },
   bad_request: { status: 400, type: 'invalid_request_error', openaiCode: 'upstream_rejected_request', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'upstream rejected the request', message: 'the upstream rejected the request', upstream: true },
   not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'model not found', message: 'the upstream does not know this model', upstream: true },
@@ -93,6 +100,51 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** How each family's login is made and its CLI installed: the fix the messages below name. */
+export interface FamilyFix {
+  readonly cli: string;
+  /** The one command (or steps) that logs the CLI in. */
+  readonly login: string;
+  /** How to install the CLI, for the families that run it as a child process. */
+  readonly install?: string;
+}
+
+export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
+  provider_a: { cli: 'Codex CLI', login: 'run `codex login` on the gateway\'s machine' },
+  provider_b: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
+  provider_c: {
+    cli: 'Claude Code CLI',
+    login: 'run `claude` on the gateway\'s machine, then `/login` (or create a token with `claude setup-token`)',
+    install: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
+  },
+};
+
+/**
+ * The public message of a failure of a known family, naming its CLI and the command that fixes
+ * it; undefined when the table's generic message is all there is to say.
+ */
+export function familyMessage(code: ErrorCode, provider: ProviderId | undefined, resetsAt?: number): string | undefined {
+  if (provider === undefined) return undefined;
+  const fix = FAMILY_FIXES[provider];
+  const reset = resetsAt !== undefined && Number.isFinite(resetsAt) ? ` (resets ${new Date(resetsAt).toISOString()})` : '';
+  switch (code) {
+    case 'auth':
+      return `${provider} has no usable ${fix.cli} login on the gateway (this is not about your API key): ${fix.login}; the gateway picks the new login up without a restart`;
+    case 'provider_cli_missing':
+      return fix.install ? `${provider} needs the ${fix.cli} on the gateway's machine and cannot find it: ${fix.install}` : undefined;
+    case 'usage_credit_exhausted':
+      return provider === 'provider_c'
+        ? `${provider}: the monthly Agent SDK usage credit of this ${fix.cli} login (what \`claude -p\` spends) is used up${reset}; wait for the reset, add usage credits to that account, or add another login`
+        : `${provider}: the usage credit of this ${fix.cli} login is used up${reset}; wait for the reset or add another login`;
+    case 'usage_limit':
+      return `${provider}: this ${fix.cli} login reached its usage limit${reset}; retry after the reset, or add another login`;
+    case 'rate_limited':
+      return `${provider}: the upstream is rate limiting this ${fix.cli} login; retry later`;
+    default:
+      return undefined;
+  }
+}
 
 export function errorSpec(code: ErrorCode): ErrorSpec {
   return ERROR_CODES[code];

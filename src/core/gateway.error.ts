@@ -1,4 +1,5 @@
 import { ErrorCode, errorSpec, ErrorSpec } from './error-codes';
+import type { ProviderId } from './provider-id';
 
 export interface GatewayErrorOptions {
   /** Public message replacing the table's (our own words only; never upstream text). */
@@ -13,6 +14,15 @@ export interface GatewayErrorOptions {
   upstreamStatus?: number;
   /** Whether an adapter may retry this failure before output began. */
   retryable?: boolean;
+  /**
+   * The upstream's own words about the failure (a CLI's message, an error body's text), already
+   * bounded and sanitized by `boundedUpstreamMessage`: for the failure's log line only, never sent.
+   */
+  upstreamMessage?: string;
+  /** Epoch ms at which a spent limit or credit resets, when the upstream said; named in the message. */
+  resetsAt?: number;
+  /** The family that failed; the per-family messages of the error table need it. */
+  provider?: ProviderId;
   cause?: unknown;
 }
 
@@ -25,6 +35,10 @@ export class GatewayError extends Error {
   readonly detail?: string;
   readonly upstreamStatus?: number;
   readonly retryable: boolean;
+  readonly upstreamMessage?: string;
+  readonly resetsAt?: number;
+  /** Set where the failure happens, or by whoever knows the request's family (`attributeTo`). */
+  provider?: ProviderId;
 
   constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
     super(options.detail ? `${code}: ${options.detail}` : code, { cause: options.cause });
@@ -36,6 +50,18 @@ export class GatewayError extends Error {
     this.detail = options.detail;
     this.upstreamStatus = options.upstreamStatus;
     this.retryable = options.retryable ?? false;
+    this.upstreamMessage = options.upstreamMessage;
+    this.resetsAt = options.resetsAt;
+    this.provider = options.provider;
+  }
+
+  /**
+   * Names the family of the request that failed, unless the error already names one: the
+   * orchestrators know the family of every request, the code that throws often does not.
+   */
+  attributeTo(provider: ProviderId | undefined): this {
+    this.provider ??= provider;
+    return this;
   }
 
   static isInstance(value: unknown): value is GatewayError {

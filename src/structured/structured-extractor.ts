@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BUILD_INFO, BuildInfo } from '../common/build/build-info';
 import { GatewayError } from '../core/gateway.error';
+import { familyMessage } from '../core/error-codes';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
@@ -30,9 +31,18 @@ export interface ExtractionPlan {
 
 /** The structured route's own wording for upstream failures (gateway-behaviours.md §6.9). */
 function withStructuredMessage(error: GatewayError): GatewayError {
-  const publicMessage = error.code === 'auth' ? 'upstream authentication failed' : error.spec.structuredCode === 'upstream_error' ? 'upstream error' : undefined;
-  if (publicMessage === undefined || error.publicMessage !== undefined) return error;
-  return new GatewayError(error.code, { publicMessage, retryAfterSeconds: error.retryAfterSeconds, detail: error.detail, upstreamStatus: error.upstreamStatus, cause: error });
+  // A failure the table words per family (a login, a missing CLI) already names its fix.
+  if (error.publicMessage !== undefined || familyMessage(error.code, error.provider) !== undefined) return error;
+  if (error.spec.structuredCode !== 'upstream_error') return error;
+  return new GatewayError(error.code, {
+    publicMessage: 'upstream error',
+    retryAfterSeconds: error.retryAfterSeconds,
+    detail: error.detail,
+    upstreamStatus: error.upstreamStatus,
+    upstreamMessage: error.upstreamMessage,
+    provider: error.provider,
+    cause: error,
+  });
 }
 
 /**
@@ -76,7 +86,7 @@ export class StructuredExtractor {
     } catch (error) {
       // Nobody waits any more: keep the abort reason so it is recorded as canceled, not as a failure.
       if (signal.aborted) throw signal.reason ?? error;
-      const failure = toGatewayError(error);
+      const failure = toGatewayError(error).attributeTo(model.provider);
       if (failure.spec.upstream) this.metrics.upstreamError(model.provider, failure.code);
       throw withStructuredMessage(failure);
     } finally {

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { CONTRACT_VERSION } from '../build/build-info';
-import { structuredHttpStatus } from '../../core/error-codes';
+import { familyMessage, structuredHttpStatus } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
 import { codePointLength } from '../text';
 
@@ -42,7 +42,7 @@ export function isStructuredRoute(request: Request): boolean {
 /** The JSON body and status for an error, in the shape of the route that failed. */
 export function errorResponseBody(error: GatewayError, structured: boolean, requestId?: unknown): { status: number; body: unknown } {
   const spec = error.spec;
-  const message = error.publicMessage ?? spec.message;
+  const message = error.publicMessage ?? familyMessage(error.code, error.provider, error.resetsAt) ?? spec.message;
   if (structured) {
     const status = structuredHttpStatus(spec);
     const body: Record<string, unknown> = {

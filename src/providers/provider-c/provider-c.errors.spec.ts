@@ -65,7 +65,7 @@ describe(classifyRunFailure.name, () => {
       [{ error: 'invalid_request', apiStatus: 400 }, 'bad_request', false],
       [{ error: 'invalid_request', apiStatus: 400, text: 'Prompt is too long' }, 'context_window', false],
       [{ apiStatus: 404, apiErrorType: 'not_found_error' }, 'not_found', false],
-      [{ error: 'billing_error' }, 'upstream', false],
+      [{ error: 'billing_error' }, 'usage_credit_exhausted', false],
       [{ error: 'server_error', apiStatus: 529, apiErrorType: 'overloaded_error' }, 'upstream', true],
       [{ error: 'server_error', apiStatus: 500 }, 'upstream', true],
       [{ error: 'unknown', terminalReason: 'api_error' }, 'upstream', true],
@@ -86,9 +86,28 @@ describe(classifyRunFailure.name, () => {
   });
 
   it('never retries spawn failures, oversized lines or timeouts', () => {
-    expect(classifyRunFailure({ kind: 'spawn', errno: 'ENOENT' })).toMatchObject({ code: 'upstream', retryable: false });
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'ENOENT' })).toMatchObject({ code: 'provider_cli_missing', retryable: false, provider: 'provider_c' });
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'EACCES' })).toMatchObject({ code: 'provider_cli_missing', retryable: false });
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'EMFILE' })).toMatchObject({ code: 'upstream', retryable: false });
     expect(classifyRunFailure({ kind: 'line_too_long' })).toMatchObject({ code: 'upstream', retryable: false });
     expect(classifyRunFailure({ kind: 'timeout', idle: true })).toMatchObject({ code: 'timeout', retryable: false });
+  });
+
+  it("carries the CLI's own words, bounded and sanitized, for the log line only", () => {
+    const error = classifyRunFailure({ kind: 'error_result', report: { text: 'Not logged in · Please run /login', error: 'authentication_failed' }, stderr: '' });
+    expect(error).toMatchObject({ code: 'auth', upstreamMessage: 'Not logged in · Please run /login' });
+    const crashed = exit('warming up\nfatal: key=sk-ant-oat01-AAAAAAAAAAAAAAAAAAAAAAAA\n');
+    expect(crashed.upstreamMessage).toBe('fatal: key=[redacted]');
+    expect(classifyRunFailure({ kind: 'timeout', idle: false }).upstreamMessage).toBeUndefined();
+  });
+
+  it('names the reset of a spent credit or usage limit', () => {
+    const report = (fields: Partial<CliErrorReport>): GatewayError => classifyRunFailure({ kind: 'error_result', report: { text: '', ...fields }, stderr: '' }, () => 1_000_000_000_000);
+    const credit = report({ error: 'billing_error', resetsAt: 1_000_000_000 + 7200 });
+    expect(credit).toMatchObject({ code: 'usage_credit_exhausted', resetsAt: (1_000_000_000 + 7200) * 1000 });
+    expect(credit.retryAfterHeader).toBe(7200);
+    expect(report({ error: 'billing_error' }).retryAfterHeader).toBe(3600);
+    expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 1_000_000_000 + 60 }).resetsAt).toBe((1_000_000_000 + 60) * 1000);
   });
 
   it('keeps upstream text out of the error message and public message', () => {

@@ -1,4 +1,5 @@
 import { GatewayError } from '../../core/gateway.error';
+import { boundedUpstreamMessage } from '../../common/logging/upstream-message';
 import type { CliErrorReport } from './provider-c.stream';
 
 /** §8.3: without a parseable reset hint a limit message means "retry in a minute". */
@@ -9,6 +10,34 @@ const LIMIT_PATTERNS = [/rate limit/, /usage limit/, /limit reached/, /too many 
 /** The subscription cap itself, as opposed to a short-term rate limit: `You've hit your 5-hour limit · resets …` and kin. */
 const USAGE_LIMIT_PATTERNS = [/usage limit/, /hit your (?:[\w-]+ )?limit/];
 const CONTEXT_PATTERNS = [/prompt is too long/, /context (?:window|length)/, /too many tokens/];
+
+const MISSING_COMMAND_ERRNOS = new Set(['ENOENT', 'EACCES', 'ENOTDIR']);
+
+/** The CLI's message for the log: its error result's text, else the last line it wrote to stderr. */
+function cliWords(failure: RunFailure): string | undefined {
+  if (failure.kind === 'error_result') return boundedUpstreamMessage(failure.report.text !== '' ? failure.report.text : lastLine(failure.stderr));
+  if (failure.kind === 'exit') return boundedUpstreamMessage(lastLine(failure.stderr));
+  return undefined;
+}
+
+function lastLine(text: string): string | undefined {
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  return lines.length > 0 ? lines[lines.length - 1] : undefined;
+}
+
+/** The same failure with the CLI's words attached (GatewayError's fields are set once, at construction). */
+function withUpstreamMessage(error: GatewayError, upstreamMessage: string): GatewayError {
+  return new GatewayError(error.code, {
+    publicMessage: error.publicMessage,
+    retryAfterSeconds: error.retryAfterSeconds,
+    detail: error.detail,
+    upstreamStatus: error.upstreamStatus,
+    retryable: error.retryable,
+    resetsAt: error.resetsAt,
+    provider: error.provider,
+    upstreamMessage,
+  });
+}
 
 /** Why a run ended without a usable answer, as the turn saw it. */
 export type RunFailure =
@@ -29,13 +58,24 @@ export type RunFailure =
  * case-insensitive, checked in the table's order. Only the classification result leaves this
  * function: the stderr and result text never reach a client or a log. Only plain `upstream`
  * failures from the CLI are `retryable` (never a spawn failure, a login error, a limit or a timeout).
+ * The CLI's own words ride along as `upstreamMessage`, bounded and sanitized, for the failure's
+ * log line only: "Not logged in · Please run /login" says more to an operator than an exit code.
  */
 export function classifyRunFailure(failure: RunFailure, now: () => number = Date.now): GatewayError {
+  const error = classifyWithoutWords(failure, now);
+  const words = cliWords(failure);
+  return words === undefined ? error : withUpstreamMessage(error, words);
+}
+
+function classifyWithoutWords(failure: RunFailure, now: () => number): GatewayError {
   switch (failure.kind) {
     case 'timeout':
       return new GatewayError('timeout', { detail: failure.idle ? 'provider_c idle timeout' : 'provider_c turn timeout' });
     case 'spawn':
-      return new GatewayError('upstream', { detail: `spawn failed: ${failure.errno}` });
+      // No such executable, or not one we may run: the operator installs the CLI, no retry helps.
+      return MISSING_COMMAND_ERRNOS.has(failure.errno)
+        ? new GatewayError('provider_cli_missing', { detail: `spawn failed: ${failure.errno}`, provider: 'provider_c' })
+        : new GatewayError('upstream', { detail: `spawn failed: ${failure.errno}` });
     case 'line_too_long':
       return new GatewayError('upstream', { detail: 'stdout line over 16 MiB' });
     case 'exit':
@@ -60,14 +100,23 @@ function classifyReport(report: CliErrorReport, now: () => number): GatewayError
   if (error === 'rate_limit' || status === 429 || type === 'rate_limit_error' || report.apiError === 'usage_limit_reached') {
     // Only the CLI's own marker tells the spent subscription from a short-term limit: its text for
     // the latter reads "Server is temporarily limiting requests (not your usage limit)".
-    return limitError(report.apiError === 'usage_limit_reached', detail, retryAfterFromReset(report.resetsAt, now) ?? parseRetryAfterSeconds(report.text.toLowerCase(), now), status);
+    return limitError(report.apiError === 'usage_limit_reached', detail, retryAfterFromReset(report.resetsAt, now) ?? parseRetryAfterSeconds(report.text.toLowerCase(), now), status, report.resetsAt);
+  }
+  // The CLI's `billing_error` is what it prints when the API says the credit balance is too low:
+  // since 2026-06-15 that is the monthly Agent SDK credit `claude -p` spends (docs/troubleshooting.md).
+  if (error === 'billing_error' || type === 'billing_error') {
+    return new GatewayError('usage_credit_exhausted', {
+      detail,
+      upstreamStatus: status,
+      retryAfterSeconds: retryAfterFromReset(report.resetsAt, now),
+      resetsAt: report.resetsAt === undefined ? undefined : report.resetsAt * 1000,
+    });
   }
   if (error === 'invalid_request' || status === 400 || status === 413 || type === 'invalid_request_error' || type === 'request_too_large') {
     const tooLong = status === 413 || CONTEXT_PATTERNS.some((pattern) => pattern.test(report.text.toLowerCase()));
     return new GatewayError(tooLong ? 'context_window' : 'bad_request', { detail, upstreamStatus: status });
   }
   if (status === 404 || type === 'not_found_error') return new GatewayError('not_found', { detail, upstreamStatus: status });
-  if (error === 'billing_error') return new GatewayError('upstream', { detail, upstreamStatus: status });
   return new GatewayError('upstream', { detail, upstreamStatus: status, retryable: true });
 }
 
@@ -84,10 +133,11 @@ function retryAfterFromReset(resetsAt: number | undefined, now: () => number): n
 }
 
 /** A spent subscription (`usage_limit`) or a short-term rate limit (`rate_limited`): both 429, never retried here. */
-function limitError(usageLimit: boolean, detail: string, retryAfterSeconds: number | undefined, upstreamStatus?: number): GatewayError {
+function limitError(usageLimit: boolean, detail: string, retryAfterSeconds: number | undefined, upstreamStatus?: number, resetsAtSeconds?: number): GatewayError {
   return new GatewayError(usageLimit ? 'usage_limit' : 'rate_limited', {
     detail,
     upstreamStatus,
+    resetsAt: usageLimit && resetsAtSeconds !== undefined ? resetsAtSeconds * 1000 : undefined,
     retryAfterSeconds: retryAfterSeconds ?? DEFAULT_LIMIT_RETRY_AFTER_SECONDS,
   });
 }

@@ -116,8 +116,8 @@ describe(translateLine.name, () => {
   describe('real CLI failures (issue 9): classified from structured fields, never shown', () => {
     const now = () => (1_900_000_000 - 4321) * 1000;
     it.each<[string, { code: string; status: number; retryable: boolean; retryAfter?: number }]>([
-      ['not-logged-in', { code: 'auth', status: 401, retryable: false }],
-      ['unauthorized-401', { code: 'auth', status: 401, retryable: false }],
+      ['not-logged-in', { code: 'auth', status: 403, retryable: false }],
+      ['unauthorized-401', { code: 'auth', status: 403, retryable: false }],
       ['limit-429', { code: 'usage_limit', status: 429, retryable: false, retryAfter: 4321 }],
       ['rate-limit-429-no-reset', { code: 'rate_limited', status: 429, retryable: false, retryAfter: 60 }],
       ['overloaded-529', { code: 'upstream', status: 502, retryable: true }],
