@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: runs the compiled gateway (dist/main.js) with this script's arguments, building
-// it first when dist/main.js is missing (a fresh clone).
+// it first when dist/main.js is missing (a fresh clone) or older than any input of the build
+// (a file under src/, tsconfig*.json, package.json, package-lock.json): after `git pull` or an
+// edit, `npm start` must never run the old build. When nothing changed it only stats the inputs.
 //
 // The gateway runs IN THIS PROCESS (require), not as a child: it then receives SIGTERM/SIGINT
 // itself and its exit code is this process's exit code, with nothing in between. A forwarding
@@ -15,8 +17,42 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = path.join(ROOT, 'dist', 'main.js');
 
-function build() {
-  process.stderr.write('dist/main.js is missing; running `npm run build` first\n');
+/** The build's inputs: everything under src/ and the root files that change its output. */
+const ROOT_INPUTS = /^(tsconfig.*\.json|package\.json|package-lock\.json)$/;
+
+/** The first input modified after `since` (ms), as a path relative to ROOT, or undefined. */
+function newerInput(since) {
+  const newer = (file) => fs.statSync(file).mtimeMs > since;
+  for (const name of fs.readdirSync(ROOT)) {
+    if (ROOT_INPUTS.test(name) && newer(path.join(ROOT, name))) return name;
+  }
+  const pending = [path.join(ROOT, 'src')];
+  while (pending.length > 0) {
+    const dir = pending.pop();
+    let entries;
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) pending.push(full);
+      else if (entry.isFile() && newer(full)) return path.relative(ROOT, full);
+    }
+  }
+  return undefined;
+}
+
+/** Why dist/ must be rebuilt, or undefined when it is current. */
+function staleReason() {
+  if (!fs.existsSync(MAIN)) return 'dist/main.js is missing';
+  const changed = newerInput(fs.statSync(MAIN).mtimeMs);
+  return changed === undefined ? undefined : `${changed} is newer than dist/`;
+}
+
+function build(reason) {
+  process.stderr.write(`${reason}; running \`npm run build\` first\n`);
   // Under `npm start`, npm_execpath is npm's own CLI: run the build with the same npm.
   const npmCli = process.env.npm_execpath;
   const result = npmCli && npmCli.endsWith('.js')
@@ -29,6 +65,7 @@ function build() {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-if (!fs.existsSync(MAIN)) build();
+const reason = staleReason();
+if (reason !== undefined) build(reason);
 // dist/main.js reads process.argv.slice(2), which here is exactly the arguments given to this script.
 createRequire(import.meta.url)(MAIN);

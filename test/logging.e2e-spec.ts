@@ -94,7 +94,18 @@ describe('log records', () => {
     expect((records[0].req as { path: string }).path).toBe(`/${'p'.repeat(127)}`);
   });
 
-  it('ignores a caller-supplied x-request-id: the id on every line is our own UUID', async () => {
+  it("adopts a caller's X-Request-Id: echoed, and on every line of the request", async () => {
+    let response!: Awaited<ReturnType<typeof rawRequest>>;
+    const records = await recordsOf(async () => {
+      response = await chat('unknown-model-for-id', { 'x-request-id': 'abc-123' });
+    });
+    expect(response.headers['x-request-id']).toBe('abc-123');
+    expect(records.length).toBeGreaterThan(1);
+    for (const record of records) expect(record.reqId).toBe('abc-123');
+    expect(records).toContainEqual(expect.objectContaining({ event: 'chat_completion', reqId: 'abc-123', status: 404 }));
+  });
+
+  it('ignores a caller-supplied x-request-id that could forge log fields: the id on every line is our own UUID', async () => {
     let response!: Awaited<ReturnType<typeof rawRequest>>;
     const records = await recordsOf(async () => {
       response = await chat('unknown-model-for-id', { 'x-request-id': 'evil-id\t{"level":60}' });

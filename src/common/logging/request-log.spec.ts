@@ -31,10 +31,29 @@ function exchange(url: string, headers: Record<string, string> = {}) {
   return { request, response: response as unknown as Response & typeof response };
 }
 
+const exchangeResponse = () => exchange('/').response;
+
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 describe(requestLogMiddleware.name, () => {
-  it('assigns its own UUID, ignores a caller-supplied x-request-id, and echoes the id', () => {
+  it("adopts a caller's plain, bounded x-request-id and echoes it", () => {
+    const { root } = capture();
+    for (const id of ['abc-123', 'trace:01HX.9_z', 'a'.repeat(128)]) {
+      const { request, response } = exchange('/v1/models', { 'x-request-id': id });
+      requestLogMiddleware(root)(request, response, () => undefined);
+      expect(request.id).toBe(id);
+      expect(response.headers['x-request-id']).toBe(id);
+    }
+  });
+
+  it.each(['evil id', 'a'.repeat(129), '', 'ü', 'x/y'])('replaces the unusable x-request-id %j by its own UUID', (id) => {
+    const { root } = capture();
+    const { request } = exchange('/v1/models', { 'x-request-id': id });
+    requestLogMiddleware(root)(request, exchangeResponse(), () => undefined);
+    expect(request.id).toMatch(UUID);
+  });
+
+  it('assigns its own UUID, ignores a caller-supplied x-request-id that could forge a line, and echoes the id', () => {
     const { root } = capture();
     const { request, response } = exchange('/v1/models', { 'x-request-id': 'evil\n{"level":60}' });
     const next = jest.fn();
@@ -74,7 +93,8 @@ describe(requestLogMiddleware.name, () => {
       expect(typeof record.responseTime).toBe('number');
       expect(JSON.stringify(record)).not.toContain('secret');
     }
-    expect(records[2].err).toEqual({ type: 'Error', message: 'failed with status code 502', stack: 'Error: failed with status code 502' });
+    // No fake stack trace: the status is the whole story of the access line.
+    expect(records[2].err).toBeUndefined();
   });
 
   it('writes no access line for health checks', async () => {

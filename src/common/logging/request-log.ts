@@ -30,13 +30,25 @@ interface RequestLog {
 type LoggedRequest = IncomingMessage & { id?: string; [REQUEST_LOG]?: RequestLog };
 
 /**
- * First in the chain: our own request id (a caller's `x-request-id` is ignored, so a client
- * cannot choose what appears in our records), echoed as `x-request-id`, and the access line
- * once the response finished or the client left.
+ * A caller's `X-Request-Id` we adopt: 1–128 characters of `[A-Za-z0-9._:-]`, so it cannot forge
+ * log fields or lines, and a client's logs and ours join on one id. Anything else is ignored.
+ */
+const ADOPTABLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function adoptableRequestId(header: string | string[] | undefined): string | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  const trimmed = value?.trim();
+  return trimmed !== undefined && ADOPTABLE_REQUEST_ID.test(trimmed) ? trimmed : undefined;
+}
+
+/**
+ * First in the chain: the request id (the caller's `x-request-id` when it is a plain bounded
+ * token, else a new UUID), echoed as `x-request-id`, and the access line once the response
+ * finished or the client left.
  */
 export function requestLogMiddleware(root: Logger): RequestHandler {
   return (request, response, next) => {
-    const id = randomUUID();
+    const id = adoptableRequestId(request.headers['x-request-id']) ?? randomUUID();
     const logged = request as LoggedRequest;
     logged.id = id;
     logged[REQUEST_LOG] = { id, root };
@@ -72,11 +84,9 @@ function logAccessWhenDone(request: LoggedRequest, response: ServerResponse, roo
       responseTime: Date.now() - started,
     };
     if (error || status >= 500) {
-      // The status says what happened: no frames, since a stack of this synthetic error (or of a
-      // socket error) would say nothing more and may name files of the deployment.
-      const failure = new Error(error ? error.message : `failed with status code ${status}`);
-      failure.stack = `Error: ${failure.message}`;
-      fields.err = failure;
+      // The status says what happened; the cause is on the request's own failure line. A socket
+      // error keeps its class and message, never a stack (it would only name deployment files).
+      if (error) fields.err = { type: error.name, message: error.message };
       root.error(fields, 'request errored');
     } else {
       root[status >= 400 ? 'warn' : 'info'](fields, response.writableEnded ? 'request completed' : 'request aborted');

@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/**
+ * `npm start` (scripts/start.mjs) never runs a stale build (issue 23): it rebuilds when dist/main.js
+ * is missing or older than any build input, says why on stderr, and builds nothing otherwise.
+ * Runs a copy of the script in a scratch project whose `npm run build` counts its runs and writes
+ * a dist/main.js that prints a marker, so no real build (and no clock speed) is involved: file
+ * ages are set explicitly with utimes.
+ */
+const START = path.resolve(__dirname, '..', 'scripts', 'start.mjs');
+
+function scratchProject(): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'start-script-'));
+  fs.mkdirSync(path.join(root, 'scripts'));
+  fs.copyFileSync(START, path.join(root, 'scripts', 'start.mjs'));
+  fs.mkdirSync(path.join(root, 'src', 'deep', 'er'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'src', 'deep', 'er', 'a.ts'), 'export {};\n');
+  fs.writeFileSync(path.join(root, 'tsconfig.json'), '{}\n');
+  fs.writeFileSync(path.join(root, 'package-lock.json'), '{}\n');
+  fs.writeFileSync(
+    path.join(root, 'build.cjs'),
+    [
+      "const fs = require('node:fs');",
+      "const count = fs.existsSync('builds') ? Number(fs.readFileSync('builds', 'utf8')) : 0;",
+      "fs.writeFileSync('builds', String(count + 1));",
+      "fs.mkdirSync('dist', { recursive: true });",
+      "fs.writeFileSync('dist/main.js', \"process.stdout.write('gateway ran ' + process.argv.slice(2).join(' '));\\n\");",
+    ].join('\n'),
+  );
+  fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'scratch', private: true, scripts: { build: 'node build.cjs' } }));
+  return root;
+}
+
+async function start(root: string): Promise<{ code: number | null; stdout: string; stderr: string; builds: number }> {
+  // Without npm_execpath the script runs `npm` from PATH, as a plain `node scripts/start.mjs` does.
+  const env = { ...process.env };
+  delete env.npm_execpath;
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs'), '--port', '1'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const buildsFile = path.join(root, 'builds');
+  return { code, stdout, stderr, builds: fs.existsSync(buildsFile) ? Number(fs.readFileSync(buildsFile, 'utf8')) : 0 };
+}
+
+/** Makes dist/main.js an hour old and `input` (relative to root) a minute old. */
+function makeNewerThanDist(root: string, input: string): void {
+  const now = Date.now() / 1000;
+  fs.utimesSync(path.join(root, 'dist', 'main.js'), now - 3600, now - 3600);
+  for (const file of ['src/deep/er/a.ts', 'tsconfig.json', 'package.json', 'package-lock.json', 'build.cjs']) {
+    fs.utimesSync(path.join(root, file), now - 7200, now - 7200);
+  }
+  fs.utimesSync(path.join(root, input), now - 60, now - 60);
+}
+
+describe('npm start (scripts/start.mjs)', () => {
+  let root: string;
+  beforeEach(() => (root = scratchProject()));
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('builds a fresh clone, then runs the build it made with the given arguments', async () => {
+    const result = await start(root);
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/gateway ran --port 1$/), builds: 1 });
+    expect(result.stderr).toContain('dist/main.js is missing; running `npm run build` first');
+  });
+
+  it('builds nothing and says nothing when no input is newer than dist/', async () => {
+    await start(root);
+    makeNewerThanDist(root, 'build.cjs'); // not an input of the build
+    const result = await start(root);
+    expect(result).toEqual({ code: 0, stdout: 'gateway ran --port 1', stderr: '', builds: 1 });
+  });
+
+  it.each(['src/deep/er/a.ts', 'tsconfig.json', 'package.json', 'package-lock.json'])('rebuilds when %s is newer than dist/, and says so', async (input) => {
+    await start(root);
+    makeNewerThanDist(root, input);
+    const result = await start(root);
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/gateway ran --port 1$/), builds: 2 });
+    expect(result.stderr).toContain(`${input} is newer than dist/; running \`npm run build\` first`);
+  });
+
+  it('notices a new source file', async () => {
+    await start(root);
+    makeNewerThanDist(root, 'build.cjs');
+    fs.writeFileSync(path.join(root, 'src', 'added.ts'), 'export {};\n');
+    const result = await start(root);
+    expect(result.builds).toBe(2);
+    expect(result.stderr).toContain('src/added.ts is newer than dist/');
+  });
+});
