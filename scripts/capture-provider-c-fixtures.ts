@@ -38,6 +38,7 @@ const CASES: Record<string, CaptureCase> = {
   'limit-429': { replies: [API_ERRORS.limit(CAPTURED_LIMIT_RESET)] },
   'rate-limit-429-no-reset': { replies: [{ type: 'error', status: 429, errorType: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' }] },
   'overloaded-529': { replies: [API_ERRORS.overloaded()] },
+  'credit-balance-too-low': { replies: [API_ERRORS.creditTooLow()] },
   'server-error-500': { replies: [API_ERRORS.internal()] },
   'failed-after-output': { replies: [{ type: 'stream', blocks: [{ kind: 'text', deltas: ['Half an ', 'answer'] }], failMidway: { errorType: 'overloaded_error', message: 'Overloaded' } }] },
 };
@@ -67,7 +68,9 @@ async function main(): Promise<void> {
   const version = execFileSync(REAL_CLAUDE_PATH, ['--version'], { encoding: 'utf8' }).split(' ')[0].trim();
   const dir = path.join(__dirname, '..', 'src', 'providers', 'provider-c', '__fixtures__', `claude-code-${version}`);
   fs.mkdirSync(dir, { recursive: true });
-  for (const [name, captureCase] of Object.entries(CASES)) {
+  // Optional arguments: only these cases (e.g. after adding one), else every case.
+  const only = process.argv.slice(2);
+  for (const [name, captureCase] of Object.entries(CASES).filter(([name]) => only.length === 0 || only.includes(name))) {
     fs.writeFileSync(path.join(dir, `${name}.jsonl`), await capture(name, captureCase));
   }
 }

@@ -64,14 +64,14 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(readRuns(only.dir)).toHaveLength(3);
     });
 
-    it('§11.24 exit 1 with only a login message on stderr (no structured line) → 401 JSON error without the stderr text', async () => {
+    it('§11.24 exit 1 with only a login message on stderr (no structured line) → 403 JSON error without the stderr text, which only the log line carries', async () => {
       const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
       const result = await streamChat(gateway, {});
-      expect(result.status).toBe(401);
+      expect(result.status).toBe(403);
       expect(result.headers.get('content-type')).toContain('application/json');
-      expect(result.body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
+      expect(result.body.error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required' });
       expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|\/login/);
-      expect(gateway.logs.text).not.toContain('Invalid API key');
+      expect(gateway.logs.records('chat_completion')).toEqual([expect.objectContaining({ status: 403, error_code: 'auth', upstream_message: 'Invalid API key · Please run /login' })]);
       expect(readRuns(dir)).toHaveLength(1);
     });
 
@@ -98,13 +98,19 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(readRuns(recovering.dir)).toHaveLength(2);
     });
 
-    it('a missing executable answers 502 before any SSE header', async () => {
+    it('a missing executable answers 502 provider_cli_missing, naming the install, before any SSE header', async () => {
       // The startup warning is asserted in provider-c-adapter.e2e-spec.ts: nestjs-pino sends
       // logs made outside a request to the first in-process gateway's capture.
       const { gateway } = await gatewayWith([], { PROVIDER_C_COMMAND: 'no-such-claude-binary' });
       const response = await postChat(gateway, { stream: true });
       expect(response.status).toBe(502);
       expect(response.headers.get('content-type')).toContain('application/json');
+      expect((await response.json()).error).toEqual({
+        type: 'upstream_error',
+        code: 'provider_cli_missing',
+        param: null,
+        message: expect.stringContaining('npm install -g @anthropic-ai/claude-code'),
+      });
     });
   });
 
@@ -131,7 +137,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       const { gateway, dir } = await gatewayWith([answerRun('a'), { stdout: [], stderr: 'Invalid API key', exitCode: 1 }, hanging, hanging], { PROVIDER_C_TIMEOUT: '1s' });
       expect(contents(await streamChat(gateway, {}))).toEqual(['a']);
       await expectAllChildrenReaped(dir);
-      expect((await postChat(gateway, {})).status).toBe(401);
+      expect((await postChat(gateway, {})).status).toBe(403);
       await expectAllChildrenReaped(dir);
       const timedOut = await streamChat(gateway, {});
       expect(contents(timedOut)).toContain('[error: timeout]');

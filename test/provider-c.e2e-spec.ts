@@ -25,7 +25,7 @@ const LS = { type: 'function', function: { name: 'ls', parameters: { type: 'obje
 const APPLY_PATCH = { type: 'custom', custom: { name: 'apply_patch', description: 'Apply a patch' } };
 
 /** What the CLI writes as its own error messages; none of it may ever reach a client. */
-const CLI_ERROR_TEXT = /Not logged in|\/login|API Error|Failed to authenticate|hit your|limit ·|Overloaded|Internal server error|malformed|inference gateway/;
+const CLI_ERROR_TEXT = /Not logged in|Please run \/login|API Error|Failed to authenticate|hit your|limit ·|Overloaded|Internal server error|malformed|inference gateway/;
 
 let api: FakeAnthropicApi;
 let gateway: TestGateway;
@@ -219,18 +219,32 @@ describe('provider_c with the real Claude Code CLI', () => {
   });
 
   describe('failures: errors are errors, never the model answer (issue 9)', () => {
-    it.concurrent('an upstream 401 on a stream is HTTP 401 authentication_error before any SSE byte, and on a plain request too', async () => {
+    it.concurrent('an upstream 401 on a stream is HTTP 403 upstream_login_required naming the fix, before any SSE byte, and on a plain request too', async () => {
       const { marker, messages } = scripted([API_ERRORS.unauthorized()]);
       const result = await streamChat(gateway, { messages });
-      expect(result.status).toBe(401);
+      expect(result.status).toBe(403);
       expect(result.headers.get('content-type')).toContain('application/json');
-      expect(result.body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
+      expect(result.body.error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required', message: expect.stringContaining('`/login`') });
       expectNoCliText(result);
       const plain = await postChat(gateway, { messages });
-      expect(plain.status).toBe(401);
+      expect(plain.status).toBe(403);
       expectNoCliText(await plain.text());
       // The CLI itself calls twice on a 401 even with its retries off; the gateway never retries auth.
       expect(api.messages(marker)).toHaveLength(4);
+    });
+
+    it.concurrent('a spent Agent SDK credit ("Credit balance is too low") is HTTP 429 insufficient_quota naming the credit; the CLI\'s words are on the log line only', async () => {
+      const { marker, messages } = scripted([API_ERRORS.creditTooLow()]);
+      const requestId = `credit-${randomUUID()}`;
+      const result = await streamChat(gateway, { messages }, { 'x-request-id': requestId });
+      expect(result.status).toBe(429);
+      expect(result.headers.get('x-request-id')).toBe(requestId);
+      expect(result.headers.get('retry-after')).toBe('3600');
+      expect(result.body.error).toEqual({ type: 'insufficient_quota', code: 'insufficient_quota', param: null, message: expect.stringContaining('Agent SDK usage credit') });
+      expect(JSON.stringify(result.body)).not.toContain('Credit balance');
+      expect(api.messages(marker)).toHaveLength(1);
+      const [line] = recordsOf(result.headers, 'chat_completion');
+      expect(line).toMatchObject({ reqId: requestId, status: 429, error_code: 'usage_credit_exhausted', upstream_status: 400, upstream_message: 'Credit balance is too low' });
     });
 
     it.concurrent('a subscription limit is HTTP 429 rate_limit_error with Retry-After from the reset the API reported, streamed or not', async () => {
@@ -354,16 +368,28 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
     fs.rmSync(noLoginHome, { recursive: true, force: true });
   });
 
-  it('a streamed chat is HTTP 401 authentication_error before any SSE byte, not "Not logged in" as content', async () => {
-    const result = await streamChat(noLoginGateway, {});
-    expect(result.status).toBe(401);
+  it('says at startup, from `claude auth status`, that the login is missing and which command fixes it', async () => {
+    await noLoginGateway.logs.waitForLine((line) => line.includes('"event":"login_none_usable"'), 20_000);
+    const [login] = noLoginGateway.logs.records('login_state');
+    expect(login).toMatchObject({ level: 30, provider: 'provider_c', account: 'default', state: 'missing', fix: expect.stringContaining('`/login`') });
+    expect(login.msg).toContain('claude setup-token');
+    expect(noLoginGateway.logs.records('login_none_usable')).toEqual([expect.objectContaining({ level: 40, provider: 'provider_c', accounts: ['default'] })]);
+  });
+
+  it('a streamed chat is HTTP 403 upstream_login_required naming `claude` and `/login` before any SSE byte, not "Not logged in" as content; the log has the CLI\'s words', async () => {
+    const result = await streamChat(noLoginGateway, {}, { 'x-request-id': 'abc-123' });
+    expect(result.status).toBe(403);
     expect(result.headers.get('content-type')).toContain('application/json');
-    expect(result.body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
+    expect(result.headers.get('x-request-id')).toBe('abc-123');
+    expect(result.body.error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required' });
+    expect(result.body.error.message).toMatch(/provider_c .*Claude Code CLI.*`claude`.*`\/login`/);
     expectNoCliText(result);
     const plain = await postChat(noLoginGateway, {});
-    expect(plain.status).toBe(401);
+    expect(plain.status).toBe(403);
     expectNoCliText(await plain.text());
     expect(noLoginApi.messages()).toEqual([]);
-    expect(noLoginGateway.logs.text).not.toMatch(CLI_ERROR_TEXT);
+    // The cause, in the CLI's own (bounded, sanitized) words, on the request's one failure line.
+    const lines = noLoginGateway.logs.records('chat_completion').filter((record) => record.reqId === 'abc-123');
+    expect(lines).toEqual([expect.objectContaining({ status: 403, error_code: 'auth', upstream_message: 'Not logged in · Please run /login' })]);
   });
 });

@@ -58,6 +58,11 @@ interface Account<T> {
   inFlight: number;
   lastSelectedAt: number;
   readonly quota: Map<string, QuotaWindow>;
+  /**
+   * The login file's fingerprint when the upstream said it does not serve this account (provider_b's
+   * ineligible tiers). Not a pool state (the account stays selectable, as before); read by the login report.
+   */
+  unsupportedFingerprint?: string | null;
 }
 
 /**
@@ -157,13 +162,19 @@ export class AccountPool<T> {
   applyFailure(alias: string, error: unknown): boolean {
     if (!(error instanceof GatewayError)) return false;
     const account = this.account(alias);
-    if (error.code === 'usage_limit' || error.code === 'rate_limited') {
+    if (error.code === 'provider_account_unsupported') {
+      account.unsupportedFingerprint = account.loginFile ? (loginFingerprint(account.loginFile) ?? null) : null;
+      return false;
+    }
+    // A spent usage credit rests the login like a spent usage limit: until the reset it reported.
+    if (error.code === 'usage_limit' || error.code === 'rate_limited' || error.code === 'usage_credit_exhausted') {
+      const reason = error.code === 'rate_limited' ? 'rate_limited' : 'usage_limit';
       const resetMs = error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : this.options.cooldownDefaultMs;
       const until = this.deps.clock.now() + Math.max(resetMs, 1000);
       // A later reset reported meanwhile (another window) wins; never shorten a cooldown.
       if (account.state.kind === 'cooling' && account.state.until >= until) return true;
-      this.deps.metrics?.accountCooldown(this.family, alias, error.code);
-      this.transition(account, { kind: 'cooling', until, reason: error.code });
+      this.deps.metrics?.accountCooldown(this.family, alias, reason);
+      this.transition(account, { kind: 'cooling', until, reason });
       return true;
     }
     if (error.code === 'auth') {
@@ -173,6 +184,22 @@ export class AccountPool<T> {
       return true;
     }
     return false;
+  }
+
+  /**
+   * What requests learned about a login that its files cannot show (issue 23's login report): the
+   * upstream or its token endpoint refused it (`login_dead`), or the upstream does not serve the
+   * account — until the login file changes.
+   */
+  loginVerdict(alias: string): 'refresh_refused' | 'account_unsupported' | undefined {
+    const account = this.account(alias);
+    this.heal(account);
+    if (account.state.kind === 'login_dead') return 'refresh_refused';
+    if (account.unsupportedFingerprint === undefined) return undefined;
+    const current = account.loginFile ? (loginFingerprint(account.loginFile) ?? null) : null;
+    if (current === account.unsupportedFingerprint) return 'account_unsupported';
+    account.unsupportedFingerprint = undefined;
+    return undefined;
   }
 
   /** The upstream's latest usage windows for an account (merged by window name). */

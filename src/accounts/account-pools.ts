@@ -24,6 +24,8 @@ const SILENT: EventLogger = { info: () => undefined, warn: () => undefined, debu
 @Injectable()
 export class AccountPools implements OnModuleDestroy {
   private readonly stops: Array<() => void> = [];
+  /** The pool of each family, for the login report (issue 23). */
+  private readonly byFamily = new Map<ProviderId, AccountPool<unknown>>();
   private readonly logger: EventLogger;
   private readonly clock: AccountClock;
 
@@ -45,6 +47,7 @@ export class AccountPools implements OnModuleDestroy {
       { maxInFlight: accounts.maxInFlight, cooldownDefaultMs: accounts.cooldownDefaultMs, pinnedChatsMax: accounts.pinnedChatsMax },
       { clock: this.clock, logger: this.logger, metrics: this.metrics },
     );
+    this.byFamily.set(family, pool as AccountPool<unknown>);
     const sweep = setInterval(() => pool.sweep(), SWEEP_INTERVAL_MS);
     sweep.unref();
     this.stops.push(() => clearInterval(sweep));
@@ -52,6 +55,11 @@ export class AccountPools implements OnModuleDestroy {
       this.stops.push(startBackgroundRefresh(pool, refresh, { intervalMs: accounts.refreshIntervalMs, aheadMs: accounts.refreshAheadMs }, this.logger));
     }
     return pool;
+  }
+
+  /** The family's pool once its adapter built it. */
+  poolOf(family: ProviderId): AccountPool<unknown> | undefined {
+    return this.byFamily.get(family);
   }
 
   onModuleDestroy(): void {

@@ -59,6 +59,9 @@ export class AccountTurn<T> {
       detail: error.detail,
       upstreamStatus: error.upstreamStatus,
       publicMessage: error.publicMessage,
+      upstreamMessage: error.upstreamMessage,
+      resetsAt: error.resetsAt,
+      provider: error.provider,
       cause: error,
     });
   }

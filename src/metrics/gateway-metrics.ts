@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
+import { LOGIN_STATES, LoginStateKind } from '../core/login-state';
 import { PROVIDER_IDS } from '../core/provider-id';
 import { IdempotencyResult, METRIC, QueueLabel, QueueResult, UpstreamSessionTurn, ValidationResult } from './metric-names';
 
@@ -51,6 +52,7 @@ export class GatewayMetrics {
     @InjectMetric(METRIC.accountMovedAway) private readonly accountMoves: Counter<string>,
     @InjectMetric(METRIC.accountQuotaUsed) private readonly accountQuotaUsed: Gauge<string>,
     @InjectMetric(METRIC.accountQuotaReset) private readonly accountQuotaReset: Gauge<string>,
+    @InjectMetric(METRIC.loginState) private readonly loginStates: Gauge<string>,
   ) {
     // Closed label sets start at zero so dashboards see every series from boot.
     for (const result of ['valid', 'invalid', 'unparsable', 'unknown']) this.structuredValidation.inc({ result }, 0);
@@ -139,6 +141,11 @@ export class GatewayMetrics {
   accountState(provider: string, account: string, state: AccountStateLabel, coolingUntilMs: number | undefined): void {
     for (const candidate of ACCOUNT_STATES) this.accountStates.set({ provider: providerLabel(provider), account, state: candidate }, candidate === state ? 1 : 0);
     this.accountCoolingUntil.set({ provider: providerLabel(provider), account }, coolingUntilMs === undefined ? 0 : Math.ceil(coolingUntilMs / 1000));
+  }
+
+  /** The login report's state of one login (issue 23): 1 for `state`, 0 for every other. */
+  loginState(provider: string, account: string, state: LoginStateKind): void {
+    for (const candidate of LOGIN_STATES) this.loginStates.set({ provider: providerLabel(provider), account, state: candidate }, candidate === state ? 1 : 0);
   }
 
   accountInFlight(provider: string, account: string, count: number): void {

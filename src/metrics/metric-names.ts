@@ -33,6 +33,7 @@ export const METRIC = {
   accountMovedAway: 'gateway_chat_api_account_turns_moved_away_total',
   accountQuotaUsed: 'gateway_chat_api_account_quota_used_ratio',
   accountQuotaReset: 'gateway_chat_api_account_quota_reset_seconds',
+  loginState: 'gateway_chat_api_login_state',
 } as const;
 
 /** Queue label values (gateway-behaviours.md §8): the three families, provider_c's process slots, structured. */

@@ -41,6 +41,7 @@ const instruments = [
   makeCounterProvider({ name: METRIC.accountCooldowns, help: 'Cooldowns each login entered, by reason (usage_limit, rate_limited).', labelNames: ['provider', 'account', 'reason'] }),
   makeCounterProvider({ name: METRIC.accountMovedAway, help: 'Turns that failed on this login before any output and were retried on another.', labelNames: ['provider', 'account'] }),
   makeGaugeProvider({ name: METRIC.accountQuotaUsed, help: 'Last used share (0..1) of each usage window the upstream reported.', labelNames: ['provider', 'account', 'window'] }),
+  makeGaugeProvider({ name: METRIC.loginState, help: '1 for what the gateway can tell about each configured login without asking the upstream (usable, expired_refreshable, missing, unusable, refresh_refused, account_unsupported, cli_missing), 0 for the others.', labelNames: ['provider', 'account', 'state'] }),
   makeGaugeProvider({ name: METRIC.accountQuotaReset, help: 'Unix time the usage window resets, as last reported.', labelNames: ['provider', 'account', 'window'] }),
 ];
 

@@ -20,19 +20,19 @@ export interface ChatStreamResult {
 }
 
 /** POST /v1/chat/completions with `model` and a one-message conversation unless the body overrides them. */
-export function postChat(gateway: TestGateway, body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+export function postChat(gateway: TestGateway, body: Record<string, unknown>, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ model: 'claude-fable-5', messages: [{ role: 'user', content: 'Hi' }], ...body }),
     signal,
   });
 }
 
 /** Sends a streaming chat request and reads the answer event by event, noting when each arrived. */
-export async function streamChat(gateway: TestGateway, body: Record<string, unknown>): Promise<ChatStreamResult> {
+export async function streamChat(gateway: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<ChatStreamResult> {
   const sent = Date.now();
-  const response = await postChat(gateway, { stream: true, ...body });
+  const response = await postChat(gateway, { stream: true, ...body }, undefined, headers);
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
     const raw = await response.text();
     return { status: response.status, headers: response.headers, events: [], chunks: [], done: false, body: JSON.parse(raw), raw };

@@ -65,6 +65,19 @@ export interface FakeApiRequest {
 /** The errors the real API sends for each failure the gateway must tell apart (issue 9). */
 export const API_ERRORS = {
   unauthorized: (): FakeErrorReply => ({ type: 'error', status: 401, errorType: 'authentication_error', message: 'Invalid bearer token' }),
+  /**
+   * A spent credit: the API's 400 with the one message Claude Code 2.1.330 knows for it (its
+   * binary matches `^Your credit balance is too low to access the Anthropic API\. Please go to
+   * Plans & Billing to upgrade or purchase credits\.$` and any error whose text contains "credit
+   * balance is too low", and reports `error: "billing_error"`, "Credit balance is too low"). Since
+   * 2026-06-15 this is how a used-up monthly Agent SDK credit of `claude -p` reaches the CLI.
+   */
+  creditTooLow: (): FakeErrorReply => ({
+    type: 'error',
+    status: 400,
+    errorType: 'invalid_request_error',
+    message: 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+  }),
   /** A subscription limit: rejected with a reset time (epoch seconds) as the API reports it. */
   limit: (resetEpochSeconds: number): FakeErrorReply => ({
     type: 'error',

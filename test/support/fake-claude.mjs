@@ -7,6 +7,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+// `claude auth status --json` (the gateway's startup login report) answers like the real CLI
+// (src/providers/provider-c/__fixtures__/claude-code-2.1.330/auth-status.json) and is not a run:
+// it records nothing and takes no run index. FAKE_CLAUDE_LOGGED_IN=0 plays a CLI without a login.
+if (process.argv[2] === 'auth' && process.argv[3] === 'status') {
+  const loggedIn = process.env.FAKE_CLAUDE_LOGGED_IN !== '0';
+  process.stdout.write(`${JSON.stringify({ loggedIn, authMethod: loggedIn ? 'oauth_token' : 'none', apiProvider: 'firstParty' }, null, 2)}\n`);
+  process.exit(loggedIn ? 0 : 1);
+}
+
 const scriptPath = process.env.FAKE_CLAUDE_SCRIPT;
 const recordRoot = process.env.FAKE_CLAUDE_RECORD_DIR;
 if (!scriptPath || !recordRoot) {

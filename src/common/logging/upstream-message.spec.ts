@@ -35,5 +35,6 @@ describe('boundedUpstreamMessage', () => {
 describe('boundedUpstreamMessage prose', () => {
   it('leaves words such as "API key" in a sentence alone', () => {
     expect(boundedUpstreamMessage('Invalid API key · Please run /login')).toBe('Invalid API key · Please run /login');
+    expect(boundedUpstreamMessage('Failed to authenticate. API Error: 401 Invalid bearer token')).toBe('Failed to authenticate. API Error: 401 Invalid bearer token');
   });
 });

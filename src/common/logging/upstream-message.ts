@@ -9,7 +9,8 @@ export const MAX_UPSTREAM_MESSAGE_LENGTH = 240;
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 const EMAIL = /[^\s@<>()"',;:]+@[^\s@<>()"',;:]+\.[A-Za-z]{2,}/g;
-const BEARER = /\bbearer\s+[^\s"',;]+/gi;
+/** A bearer value (digits or punctuation in it: "Invalid bearer token" is prose and stays). */
+const BEARER = /\bbearer\s+(?=[^\s"',;]*[0-9._~+/=-])[^\s"',;]{6,}/gi;
 const NAMED_SECRET = /\b(token|key|secret|password|authorization)(\s*[:=]\s*)("?)[^\s"',;]+/gi;
 /** Long runs of token alphabet (JWTs, OAuth and API keys, base64) — never prose. */
 const TOKEN_LIKE = /[A-Za-z0-9_\-+/=.]*[0-9_\-+/=][A-Za-z0-9_\-+/=.]*/g;

@@ -122,6 +122,7 @@ describe(translateLine.name, () => {
       ['rate-limit-429-no-reset', { code: 'rate_limited', status: 429, retryable: false, retryAfter: 60 }],
       ['overloaded-529', { code: 'upstream', status: 502, retryable: true }],
       ['server-error-500', { code: 'upstream', status: 502, retryable: true }],
+      ['credit-balance-too-low', { code: 'usage_credit_exhausted', status: 429, retryable: false, retryAfter: 3600 }],
     ])('%s → %o, before acceptance, with no visible text', (name, expected) => {
       const result = translateLines(fixture(name));
       expect(result.events).toEqual([]);
@@ -134,7 +135,9 @@ describe(translateLine.name, () => {
       // The classification came from the structured fields, not from the CLI's words.
       const withoutText = classifyRunFailure({ kind: 'error_result', report: { ...result.outcome.report, text: '' }, stderr: '' }, now);
       expect(withoutText.code).toBe(error.code);
-      expect(`${error.message} ${error.detail ?? ''}`).not.toMatch(/logged in|API Error|hit your|Invalid bearer/);
+      expect(`${error.message} ${error.detail ?? ''}`).not.toMatch(/logged in|API Error|hit your|Invalid bearer|Credit balance/);
+      // …which ride along, bounded, only for the log line.
+      expect(error.upstreamMessage).toBe(result.outcome.report.text);
     });
 
     it('a failure after output: the text so far, then an error outcome; the CLI message is not content', () => {

@@ -1,0 +1,54 @@
+import { FAMILY_FIXES } from './error-codes';
+import type { ProviderId } from './provider-id';
+
+/**
+ * What the gateway can tell about one configured login without asking the upstream (issue 23):
+ * reported once per login at startup and whenever it changes, and as the
+ * `gateway_chat_api_login_state` gauge.
+ *
+ * - `usable`: found, and its token is valid (or the CLI says it is logged in)
+ * - `expired_refreshable`: the access token expired, a refresh token is there: renewed on first use
+ * - `missing`: no login at all (no file, an empty token file, the CLI says it is not logged in)
+ * - `unusable`: a file that cannot serve (unreadable, no tokens, expired without a refresh token)
+ * - `refresh_refused`: the token endpoint or the upstream refused this login (seen on a request or
+ *   a background refresh); only a new login fixes it
+ * - `account_unsupported`: provider_b's Code Assist does not serve this account (seen on a request)
+ * - `cli_missing`: provider_c's `claude` executable cannot be found
+ */
+export const LOGIN_STATES = ['usable', 'expired_refreshable', 'missing', 'unusable', 'refresh_refused', 'account_unsupported', 'cli_missing'] as const;
+
+export type LoginStateKind = (typeof LOGIN_STATES)[number];
+
+/** One login's state; `reason` is a closed, secret-free word or two (never a path's content, a token or an e-mail). */
+export interface LoginCheck {
+  readonly state: LoginStateKind;
+  readonly reason?: string;
+}
+
+/** Whether a turn on this login can be expected to reach the upstream. */
+export function isUsable(state: LoginStateKind): boolean {
+  return state === 'usable' || state === 'expired_refreshable';
+}
+
+/** The one thing to do about a login in this state, or undefined when there is nothing to do. */
+export function loginFix(provider: ProviderId, state: LoginStateKind): string | undefined {
+  const fix = FAMILY_FIXES[provider];
+  switch (state) {
+    case 'usable':
+    case 'expired_refreshable':
+      return undefined;
+    case 'cli_missing':
+      return fix.install;
+    case 'account_unsupported':
+      return 'use a Gemini Code Assist Standard or Enterprise licence with PROVIDER_B_PROJECT, or another family (docs/providers.md#who-can-use-provider_b)';
+    default:
+      return fix.login;
+  }
+}
+
+/** The readable message of a login's line: family, alias, state and the fix. */
+export function loginStateMessage(provider: ProviderId, account: string, check: LoginCheck): string {
+  const fix = loginFix(provider, check.state);
+  const what = `${provider} login "${account}" (${FAMILY_FIXES[provider].cli}): ${check.state.replace(/_/g, ' ')}${check.reason ? ` (${check.reason})` : ''}`;
+  return fix ? `${what}; to fix: ${fix}` : what;
+}

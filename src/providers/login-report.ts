@@ -1,0 +1,139 @@
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
+import { AccountPools } from '../accounts/account-pools';
+import type { AppConfig, ProviderCLogin } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import { FAMILY_FIXES } from '../core/error-codes';
+import { isUsable, LoginCheck, loginFix, loginStateMessage } from '../core/login-state';
+import type { ProviderId } from '../core/provider-id';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { checkProviderALogin } from './provider-a/provider-a.login-check';
+import { checkProviderBLogin } from './provider-b/provider-b.login-check';
+import { accountBaseEnvironment } from './provider-c/provider-c.accounts';
+import { claudeChildEnvironment } from './provider-c/provider-c.child-env';
+import { checkProviderCLogin } from './provider-c/provider-c.login-check';
+
+/** File checks are a stat and a small read: cheap enough to follow a new login within seconds. */
+const CHECK_INTERVAL_MS = 10_000;
+/** `claude auth status` starts the whole CLI: asked again only this often, and only while not usable. */
+const CLI_STATUS_INTERVAL_MS = 60_000;
+
+interface LoginEntry {
+  readonly provider: ProviderId;
+  readonly account: string;
+  readonly check: (now: number) => Promise<LoginCheck>;
+  /** Whether a check starts the CLI (then it is repeated less often). */
+  readonly spawnsCli: boolean;
+  last?: LoginCheck;
+  checkedAt?: number;
+}
+
+/**
+ * The login report (issue 23): what every configured login of every enabled family looks like,
+ * told at startup without any network call — one readable line per login (family, alias, state and
+ * the one command that fixes it; never a token, path content or e-mail), a warning per family left
+ * without a usable login — and kept current afterwards: a login written later, or refused by a
+ * request, changes the line and the `gateway_chat_api_login_state` gauge without a restart. It
+ * runs beside startup, never before readiness: nothing here is awaited by the boot.
+ */
+@Injectable()
+export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly entries: LoginEntry[];
+  private readonly familyUsable = new Map<ProviderId, boolean>();
+  private timer?: NodeJS.Timeout;
+  private round?: Promise<void>;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly logger: PinoLogger,
+    @Optional() private readonly metrics?: GatewayMetrics,
+    @Optional() private readonly pools?: AccountPools,
+  ) {
+    this.entries = config.enabledProviders.flatMap((provider) => loginEntries(config, provider));
+  }
+
+  onApplicationBootstrap(): void {
+    this.round = this.checkAll(true);
+    this.timer = setInterval(() => {
+      this.round ??= this.checkAll(false).finally(() => (this.round = undefined));
+    }, CHECK_INTERVAL_MS);
+    this.timer.unref();
+    void this.round.finally(() => (this.round = undefined));
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Resolves once the current round (the startup one at first) has told every login (specs wait on it). */
+  async settled(): Promise<void> {
+    await this.round;
+  }
+
+  private async checkAll(startup: boolean): Promise<void> {
+    const now = Date.now();
+    for (const provider of new Set(this.entries.map((entry) => entry.provider))) {
+      const entries = this.entries.filter((entry) => entry.provider === provider);
+      await Promise.all(entries.map((entry) => this.checkOne(entry, now, startup)));
+      this.tellFamily(provider, entries, startup);
+    }
+  }
+
+  private async checkOne(entry: LoginEntry, now: number, startup: boolean): Promise<void> {
+    let check = entry.last;
+    const due = entry.checkedAt === undefined || !entry.spawnsCli || (!isUsable(entry.last!.state) && now - entry.checkedAt >= CLI_STATUS_INTERVAL_MS);
+    if (due) {
+      try {
+        check = await entry.check(now);
+      } catch (error) {
+        check = { state: 'unusable', reason: 'check failed' };
+        this.logger.warn({ event: 'login_check_failed', provider: entry.provider, account: entry.account, errno: (error as NodeJS.ErrnoException).code }, 'login_check_failed');
+      }
+      entry.checkedAt = now;
+    }
+    // What requests learned (a refused login, an ineligible account) outranks a file that looks fine.
+    const verdict = this.pools?.poolOf(entry.provider)?.loginVerdict(entry.account);
+    if (verdict && check && check.state !== 'cli_missing') check = { state: verdict };
+    if (!check) return;
+    const changed = entry.last?.state !== check.state || entry.last?.reason !== check.reason;
+    entry.last = check;
+    if (!startup && !changed) return;
+    this.metrics?.loginState(entry.provider, entry.account, check.state);
+    const fields = { event: 'login_state', provider: entry.provider, account: entry.account, state: check.state, reason: check.reason, fix: loginFix(entry.provider, check.state) };
+    const message = loginStateMessage(entry.provider, entry.account, check);
+    if (startup || isUsable(check.state)) this.logger.info(fields, message);
+    else this.logger.warn(fields, message);
+  }
+
+  /** One warning when a family has no usable login (at startup, or when its last one went). */
+  private tellFamily(provider: ProviderId, entries: readonly LoginEntry[], startup: boolean): void {
+    const usable = entries.some((entry) => entry.last !== undefined && isUsable(entry.last.state));
+    const before = this.familyUsable.get(provider);
+    this.familyUsable.set(provider, usable);
+    if (usable || (!startup && before === false)) return;
+    const states = [...new Set(entries.map((entry) => entry.last?.state))];
+    const fix = states.length === 1 && states[0] ? loginFix(provider, states[0]) : FAMILY_FIXES[provider].login;
+    const fields = { event: 'login_none_usable', provider, accounts: entries.map((entry) => entry.account) };
+    this.logger.warn({ ...fields, fix }, `${provider} has no usable login: its models answer errors until you ${fix}`);
+  }
+}
+
+/** The family's configured logins, each with its offline check. */
+function loginEntries(config: AppConfig, provider: ProviderId): LoginEntry[] {
+  switch (provider) {
+    case 'provider_a':
+      return config.providerA.accounts.map(({ alias, loginFile }) => ({ provider, account: alias, spawnsCli: false, check: (now) => checkProviderALogin(loginFile, now) }));
+    case 'provider_b':
+      return config.providerB.accounts.map(({ alias, loginFile }) => ({ provider, account: alias, spawnsCli: false, check: (now) => checkProviderBLogin(loginFile, now) }));
+    case 'provider_c': {
+      const base = accountBaseEnvironment(config, claudeChildEnvironment(config.providerC.childEnv));
+      return config.providerC.accounts.map((login: ProviderCLogin) => ({
+        provider,
+        account: login.alias,
+        spawnsCli: login.kind === 'cli',
+        check: (now) => checkProviderCLogin(login, { command: config.providerC.command, childEnv: base }, now),
+      }));
+    }
+  }
+}
+

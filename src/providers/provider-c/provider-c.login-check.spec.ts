@@ -1,0 +1,63 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ProviderCLogin } from '../../config/app-config';
+import { checkProviderCLogin, parseAuthStatus } from './provider-c.login-check';
+
+const FIXTURE = path.join(__dirname, '__fixtures__', 'claude-code-2.1.330', 'auth-status.json');
+
+describe(parseAuthStatus.name, () => {
+  const { version, cases } = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as { version: string; cases: Record<string, { exit_code: number; stdout: unknown }> };
+
+  it('reads what the real CLI printed (Claude Code 2.1.330)', () => {
+    expect(version).toBe('2.1.330');
+    expect(parseAuthStatus(JSON.stringify(cases['not-logged-in'].stdout))).toEqual({ state: 'missing', reason: 'claude auth status: not logged in' });
+    expect(cases['not-logged-in'].exit_code).toBe(1);
+    expect(parseAuthStatus(JSON.stringify(cases['oauth-token'].stdout))).toEqual({ state: 'usable' });
+    expect(parseAuthStatus(JSON.stringify(cases['config-dir-expired-token'].stdout))).toEqual({ state: 'usable' });
+  });
+
+  it('never takes anything else from the answer (it carries the e-mail)', () => {
+    const check = parseAuthStatus(JSON.stringify({ loggedIn: true, email: 'jane@example.com', orgName: 'Acme' }));
+    expect(JSON.stringify(check)).not.toMatch(/jane|Acme/);
+  });
+
+  it('does not mistake garbage for a logout', () => {
+    expect(parseAuthStatus('Usage: claude …')).toMatchObject({ state: 'unusable' });
+    expect(parseAuthStatus('{"loggedIn":"yes"}')).toMatchObject({ state: 'unusable' });
+  });
+});
+
+describe(checkProviderCLogin.name, () => {
+  let dir: string;
+  const now = 1_800_000_000_000;
+  const settings = () => ({ command: process.execPath, childEnv: { PATH: '' } });
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-login-check-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const configDir = (oauth?: Record<string, unknown>): ProviderCLogin => {
+    if (oauth) fs.writeFileSync(path.join(dir, '.credentials.json'), JSON.stringify({ claudeAiOauth: oauth }));
+    return { alias: 'team', kind: 'config_dir', location: dir, loginFile: path.join(dir, '.credentials.json') };
+  };
+
+  it('reports a missing executable before anything else', async () => {
+    expect(await checkProviderCLogin(configDir({ accessToken: 'a' }), { command: 'no-such-claude-here', childEnv: { PATH: dir } }, now)).toEqual({ state: 'cli_missing', reason: 'command not found' });
+  });
+
+  it('reads a config directory as the CLI would', async () => {
+    expect(await checkProviderCLogin(configDir(), settings(), now)).toMatchObject({ state: 'missing' });
+    expect(await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now + 3_600_000 }), settings(), now)).toEqual({ state: 'usable' });
+    expect(await checkProviderCLogin(configDir({ accessToken: 'a', refreshToken: 'r', expiresAt: now - 1 }), settings(), now)).toEqual({ state: 'expired_refreshable' });
+    expect(await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now - 1 }), settings(), now)).toMatchObject({ state: 'unusable' });
+  });
+
+  it('reads a token file', async () => {
+    const file = path.join(dir, 'claude.token');
+    const login: ProviderCLogin = { alias: 'ci', kind: 'token_file', location: file, loginFile: file };
+    expect(await checkProviderCLogin(login, settings(), now)).toMatchObject({ state: 'missing' });
+    fs.writeFileSync(file, '  \n');
+    expect(await checkProviderCLogin(login, settings(), now)).toMatchObject({ state: 'missing' });
+    fs.writeFileSync(file, 'sk-ant-oat01-x\n');
+    expect(await checkProviderCLogin(login, settings(), now)).toEqual({ state: 'usable' });
+  });
+});

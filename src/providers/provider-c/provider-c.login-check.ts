@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import type { LoginCheck } from '../../core/login-state';
+import { isJsonObject, nonEmptyString } from '../../common/json';
+import type { ProviderCLogin } from '../../config/app-config';
+import { isExpired } from '../shared/login-token-cache';
+import { readJsonObject } from '../shared/credential-file';
+import { credentialsFileOf } from './provider-c.credentials';
+import { resolveCommand } from './provider-c.process';
+
+/** `claude auth status --json` answers from local state in about a second; beyond this it is stuck. */
+const AUTH_STATUS_TIMEOUT_MS = 20_000;
+
+export interface ProviderCCheckSettings {
+  readonly command: string;
+  /** The environment a child of this login gets (the gateway's, cleaned, plus the login's variables). */
+  readonly childEnv: Readonly<Record<string, string>>;
+}
+
+/**
+ * The state of one Claude Code login without any API call (issue 23). The executable comes first
+ * (no CLI, no login that matters). A config directory's `.credentials.json` and a token file are
+ * read as the CLI would; the CLI's own login (`cli`: the keychain, `CLAUDE_CODE_OAUTH_TOKEN`, a
+ * file under `~/.claude`) is only knowable by asking the CLI: `claude auth status --json` prints
+ * `{"loggedIn": …, "authMethod": …}` offline (fixture: __fixtures__/claude-code-2.1.330/auth-status.json).
+ */
+export async function checkProviderCLogin(login: ProviderCLogin, settings: ProviderCCheckSettings, now: number = Date.now()): Promise<LoginCheck> {
+  const executable = resolveCommand(settings.command, settings.childEnv.PATH);
+  if (executable === undefined) return { state: 'cli_missing', reason: 'command not found' };
+  switch (login.kind) {
+    case 'token_file':
+      return tokenFileState(login.location!);
+    case 'config_dir':
+      return configDirState(login.location!, now);
+    case 'cli':
+      return authStatus(executable, settings.childEnv);
+  }
+}
+
+function tokenFileState(file: string): LoginCheck {
+  try {
+    return fs.readFileSync(file, 'utf8').trim() !== '' ? { state: 'usable' } : { state: 'missing', reason: 'token file empty' };
+  } catch {
+    return { state: 'missing', reason: 'token file unreadable' };
+  }
+}
+
+async function configDirState(dir: string, now: number): Promise<LoginCheck> {
+  let stored: Record<string, unknown>;
+  try {
+    stored = await readJsonObject(credentialsFileOf(dir));
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'missing', reason: 'no .credentials.json' } : { state: 'unusable', reason: '.credentials.json unreadable' };
+  }
+  const oauth = isJsonObject(stored.claudeAiOauth) ? stored.claudeAiOauth : {};
+  if (!nonEmptyString(oauth.accessToken)) return { state: 'missing', reason: 'no login in .credentials.json' };
+  const expiresAt = typeof oauth.expiresAt === 'number' ? oauth.expiresAt : undefined;
+  if (!isExpired(expiresAt, now)) return { state: 'usable' };
+  return nonEmptyString(oauth.refreshToken) ? { state: 'expired_refreshable' } : { state: 'unusable', reason: 'expired, no refresh token' };
+}
+
+/** Runs `claude auth status --json`; only `loggedIn` and `authMethod` are read (it also prints the e-mail). */
+function authStatus(executable: string, env: Readonly<Record<string, string>>): Promise<LoginCheck> {
+  return new Promise((resolve) => {
+    execFile(executable, ['auth', 'status', '--json'], { env, cwd: os.tmpdir(), timeout: AUTH_STATUS_TIMEOUT_MS, maxBuffer: 1 << 20 }, (_error, stdout) => {
+      resolve(parseAuthStatus(stdout));
+    });
+  });
+}
+
+/** The answer of `claude auth status --json` (exit 1 when logged out, with the same JSON). */
+export function parseAuthStatus(stdout: string): LoginCheck {
+  let status: unknown;
+  try {
+    status = JSON.parse(stdout);
+  } catch {
+    return { state: 'unusable', reason: 'claude auth status gave no answer' };
+  }
+  if (!isJsonObject(status) || typeof status.loggedIn !== 'boolean') return { state: 'unusable', reason: 'claude auth status gave no answer' };
+  return status.loggedIn ? { state: 'usable' } : { state: 'missing', reason: 'claude auth status: not logged in' };
+}
