@@ -166,17 +166,17 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     expect(stateLines().filter((line) => line.account === 'personal').map((line) => line.state)).toEqual(['login_dead', 'ready']);
   });
 
-  it('answers 401 naming the family when every login is dead', async () => {
+  it('answers 403 naming the family when every login is dead', async () => {
     for (const alias of ALIASES) writeLogin(alias, { exp: nowSeconds() - 60, refreshToken: null });
     await start();
     const response = await post(chat('nobody'));
-    expect(response.status).toBe(401);
+    expect(response.status).toBe(403);
     // The turn tried one login and moved once; the third request finds all of them out.
     expect(fake().requests()).toHaveLength(0);
     await post(chat('nobody-2'));
     const last = await post(chat('nobody-3'));
-    expect(last.status).toBe(401);
-    expect(((await last.json()) as Json).error.message).toContain('every provider_a login');
+    expect(last.status).toBe(403);
+    expect(((await last.json()) as Json).error.message).toContain('`codex login`');
   });
 
   it('refreshes an idle login before its token expires, and writes it back', async () => {

@@ -273,30 +273,30 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().requests()).toHaveLength(2);
     });
 
-    it('answers 401 after a 401 on both attempts: two connections, one refresh (§12.10)', async () => {
+    it('answers 403 after a 401 on both attempts: two connections, one refresh (§12.10)', async () => {
       const gw = await boot({}, 'login-401-twice');
       fake().enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 401 }, frames: [] });
       const response = await post(gw, chatBody({ stream: true }));
-      expect(response.status).toBe(401);
-      expect(((await response.json()) as Json).error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
+      expect(response.status).toBe(403);
+      expect(((await response.json()) as Json).error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required' });
       expect(fake().requests()).toHaveLength(2);
       expect(fake().tokenRequests()).toHaveLength(1);
     });
 
-    it('answers 401 without any upstream or token call when expired with no refresh token (§12.7)', async () => {
+    it('answers 403 without any upstream or token call when expired with no refresh token (§12.7)', async () => {
       const gw = await boot({ exp: now() - 60, refreshToken: null }, 'login-expired');
       const response = await post(gw, chatBody());
-      expect(response.status).toBe(401);
+      expect(response.status).toBe(403);
       expect(fake().requests()).toHaveLength(0);
       expect(fake().tokenRequests()).toHaveLength(0);
     });
 
-    it('answers 401 on invalid_grant with no token text in the body or logs (§12.8)', async () => {
+    it('answers 403 on invalid_grant with no token text in the body or logs (§12.8)', async () => {
       const access = makeJwt({ exp: now() - 60, jti: 'e2e-secret-access' });
       const gw = await boot({ accessToken: access, refreshToken: 'rt-e2e-secret' }, 'login-invalid-grant');
       fake().enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'rt-e2e-secret reused' } });
       const response = await post(gw, chatBody());
-      expect(response.status).toBe(401);
+      expect(response.status).toBe(403);
       const body = await response.text();
       for (const secret of [access, 'rt-e2e-secret', 'reused']) {
         expect(body).not.toContain(secret);
@@ -317,11 +317,11 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().tokenRequests()).toHaveLength(0);
     });
 
-    it('answers a 403 whose body says the token is invalid with 401, without a refresh', async () => {
+    it('answers a 403 whose body says the token is invalid with 403, without a refresh', async () => {
       const gw = await boot({}, 'login-403-token');
       fake().enqueue({ reject: { status: 403, body: { error: { code: 'token_invalidated', message: 'Your authentication token has been invalidated.' } } }, frames: [] });
       const response = await post(gw, chatBody());
-      expect(response.status).toBe(401);
+      expect(response.status).toBe(403);
       expect(fake().tokenRequests()).toHaveLength(0);
       expect(fake().requests()).toHaveLength(1);
     });
@@ -331,9 +331,9 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       async (code) => {
         const gw = await boot({ exp: now() - 60, refreshToken: 'rt-dead' }, `login-dead-${code}`);
         fake().enqueueToken({ status: 401, body: { error: { code, message: 'dead' } } });
-        expect((await post(gw, chatBody())).status).toBe(401);
-        expect((await post(gw, chatBody())).status).toBe(401);
-        expect((await post(gw, chatBody({ stream: true }))).status).toBe(401);
+        expect((await post(gw, chatBody())).status).toBe(403);
+        expect((await post(gw, chatBody())).status).toBe(403);
+        expect((await post(gw, chatBody({ stream: true }))).status).toBe(403);
         expect(fake().tokenRequests()).toHaveLength(1);
         expect(fake().requests()).toHaveLength(0);
         // `codex login` writes a new file: the gateway uses it at once.
@@ -346,7 +346,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
     it('keeps retrying the refresh after a failure that is not permanent (invalid_grant, network)', async () => {
       const gw = await boot({ exp: now() - 60, refreshToken: 'rt-flaky' }, 'login-transient');
       fake().enqueueToken({ status: 500, body: { error: 'server_error' } });
-      expect((await post(gw, chatBody())).status).toBe(401);
+      expect((await post(gw, chatBody())).status).toBe(403);
       fake().enqueue(textReply('ok'));
       expect((await post(gw, chatBody())).status).toBe(200);
       expect(fake().tokenRequests()).toHaveLength(2);

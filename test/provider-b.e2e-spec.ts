@@ -324,21 +324,21 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
-  it('answers an upstream 403 with 401 authentication_error and no refresh (§13.10)', async () => {
+  it('answers an upstream 403 with 403 upstream_login_required and no refresh (§13.10)', async () => {
     fake.enqueue('streamGenerateContent', { status: 403, body: errorFrame(403, 'PERMISSION_DENIED', 'UPSTREAM-SECRET-403') });
     const response = await postChat(gateway, { stream: true });
-    expect(response.status).toBe(401);
+    expect(response.status).toBe(403);
     const body = (await response.json()) as any;
-    expect(body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
+    expect(body.error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required' });
     expect(JSON.stringify(body)).not.toContain('UPSTREAM-SECRET-403');
     expect(fake.requests('token')).toHaveLength(0);
   });
 
-  it('answers two 401s with 401 after exactly one refresh (§13.9)', async () => {
+  it('answers two 401s with 403 after exactly one refresh (§13.9)', async () => {
     const unauthorized = { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') };
     fake.enqueue('streamGenerateContent', unauthorized, unauthorized);
     const response = await postChat(gateway, { stream: true });
-    expect(response.status).toBe(401);
+    expect(response.status).toBe(403);
     expect(fake.requests('token')).toHaveLength(1);
     expect(fake.requests('streamGenerateContent')).toHaveLength(2);
   });

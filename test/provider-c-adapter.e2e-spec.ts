@@ -215,12 +215,12 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(calls).toEqual([{ type: 'tool-call', call: { id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } }]);
     });
 
-    it('§11.24 exit 1 with a login message before output → auth (401) without the stderr text', async () => {
+    it('§11.24 exit 1 with a login message before output → auth (403) without the stderr text', async () => {
       const h = harness([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
       const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error).toBeInstanceOf(GatewayError);
       expect(error.code).toBe('auth');
-      expect(error.spec.status).toBe(401);
+      expect(error.spec.status).toBe(403);
       expect(`${error.message} ${error.publicMessage ?? ''} ${error.spec.message}`).not.toContain('Invalid API key');
       expect(readRuns(h.dir)).toHaveLength(1);
     });

@@ -70,7 +70,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(result.status).toBe(403);
       expect(result.headers.get('content-type')).toContain('application/json');
       expect(result.body.error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required' });
-      expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|\/login/);
+      expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|Please run \/login/);
       expect(gateway.logs.records('chat_completion')).toEqual([expect.objectContaining({ status: 403, error_code: 'auth', upstream_message: 'Invalid API key · Please run /login' })]);
       expect(readRuns(dir)).toHaveLength(1);
     });

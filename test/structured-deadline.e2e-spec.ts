@@ -102,7 +102,8 @@ describe('structured deadline, upstream failures and output', () => {
     harness.fake.enqueue(reject, reject);
     const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-up-auth' }));
     expect(answer.status).toBe(401);
-    expect(answer.body).toEqual({ error: { code: 'auth_error', message: 'upstream authentication failed' }, request_id: 'r-up-auth', contract_version: '2.0.0' });
+    // The contract's auth_error 401, with the message naming the family's CLI and its login command.
+    expect(answer.body).toEqual({ error: { code: 'auth_error', message: expect.stringContaining('run `codex login`') }, request_id: 'r-up-auth', contract_version: '2.0.0' });
   });
 
   it('maps an upstream usage limit to rate_limited 429 with the reset hint', async () => {
