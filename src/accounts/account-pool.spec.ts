@@ -174,14 +174,40 @@ describe(AccountPool.name, () => {
     expect(error.publicMessage).toContain('provider_a');
   });
 
-  it('answers 401 naming the family when every login is dead', () => {
+  it('answers 403 upstream_login_required for the family (its message names the login command) when every login is dead', () => {
     const { pool } = makePool(['a', 'b']);
     pool.applyFailure('a', new GatewayError('auth'));
     pool.applyFailure('b', new GatewayError('auth'));
     const error = thrown(() => pool.acquire('chat-1'));
     expect(error.code).toBe('auth');
-    expect(error.spec.status).toBe(401);
-    expect(error.publicMessage).toContain('every provider_a login');
+    expect(error.spec.status).toBe(403);
+    expect(error.provider).toBe('provider_a');
+  });
+
+  it('rests a login whose usage credit is spent like one at its usage limit', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    expect(pool.applyFailure('a', new GatewayError('usage_credit_exhausted', { retryAfterSeconds: 120 }))).toBe(true);
+    expect(pool.stateOf('a')).toEqual({ kind: 'cooling', until: clock.now() + 120_000, reason: 'usage_limit' });
+  });
+
+  it("tells the login report what requests learned: a refused login, an account the upstream does not serve (until the file changes)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-verdict-'));
+    try {
+      const file = path.join(dir, 'oauth_creds.json');
+      fs.writeFileSync(file, '{}');
+      const { pool } = makePool(['a', 'b'], {}, { b: file });
+      expect(pool.loginVerdict('a')).toBeUndefined();
+      pool.applyFailure('a', new GatewayError('auth'));
+      expect(pool.loginVerdict('a')).toBe('refresh_refused');
+      expect(pool.applyFailure('b', new GatewayError('provider_account_unsupported'))).toBe(false);
+      expect(pool.loginVerdict('b')).toBe('account_unsupported');
+      expect(pool.stateOf('b').kind).toBe('ready');
+      fs.writeFileSync(`${file}.tmp`, '{"access_token":"other account"}');
+      fs.renameSync(`${file}.tmp`, file);
+      expect(pool.loginVerdict('b')).toBeUndefined();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('brings a dead login back once its file changes on disk, and not before', () => {

@@ -1,0 +1,32 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { checkProviderALogin } from './provider-a.login-check';
+
+const NOW = 1_800_000_000_000;
+const jwt = (claims: Record<string, unknown>) => `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
+
+describe(checkProviderALogin.name, () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-login-check-'));
+    file = path.join(dir, 'auth.json');
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const write = (tokens: Record<string, unknown>) => fs.writeFileSync(file, JSON.stringify({ tokens }));
+
+  it('reads the login as a request would, offline', async () => {
+    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'missing', reason: 'no login file' });
+    fs.writeFileSync(file, 'not json');
+    expect(await checkProviderALogin(file, NOW)).toMatchObject({ state: 'unusable' });
+    write({ access_token: jwt({ exp: NOW / 1000 + 3600 }) });
+    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'unusable', reason: 'no account id' });
+    write({ access_token: jwt({ exp: NOW / 1000 + 3600 }), account_id: 'acct' });
+    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'usable' });
+    write({ access_token: jwt({ exp: NOW / 1000 - 10 }), account_id: 'acct', refresh_token: 'rt' });
+    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'expired_refreshable' });
+    write({ access_token: jwt({ exp: NOW / 1000 - 10 }), account_id: 'acct' });
+    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'unusable', reason: 'expired, no refresh token' });
+  });
+});
