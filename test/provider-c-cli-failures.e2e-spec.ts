@@ -105,7 +105,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       const response = await postChat(gateway, { stream: true });
       expect(response.status).toBe(502);
       expect(response.headers.get('content-type')).toContain('application/json');
-      expect((await response.json()).error).toEqual({
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
         type: 'upstream_error',
         code: 'provider_cli_missing',
         param: null,

@@ -1,5 +1,5 @@
 import type { LoginCheck } from '../../core/login-state';
-import { readJsonObject } from '../shared/credential-file';
+import { readLoginDocument, tokenCheck } from '../shared/login-file-check';
 import { isExpired } from '../shared/login-token-cache';
 import { LoginFileError, parseLoginFile } from './provider-a.login-file';
 
@@ -9,16 +9,11 @@ import { LoginFileError, parseLoginFile } from './provider-a.login-file';
  * it is only known on use.
  */
 export async function checkProviderALogin(file: string, now: number = Date.now()): Promise<LoginCheck> {
-  let document: Record<string, unknown>;
+  const read = await readLoginDocument(file);
+  if ('check' in read) return read.check;
   try {
-    document = await readJsonObject(file);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'missing', reason: 'no login file' } : { state: 'unusable', reason: 'login file unreadable' };
-  }
-  try {
-    const login = parseLoginFile(document);
-    if (!isExpired(login.expiresAt, now)) return { state: 'usable' };
-    return login.refreshToken ? { state: 'expired_refreshable' } : { state: 'unusable', reason: 'expired, no refresh token' };
+    const login = parseLoginFile(read.document);
+    return tokenCheck(isExpired(login.expiresAt, now), login.refreshToken !== undefined);
   } catch (error) {
     if (error instanceof LoginFileError) return { state: 'unusable', reason: error.reason };
     throw error;

@@ -1,6 +1,6 @@
 import type { LoginCheck } from '../../core/login-state';
 import { nonEmptyString } from '../../common/json';
-import { readJsonObject } from '../shared/credential-file';
+import { readLoginDocument, tokenCheck } from '../shared/login-file-check';
 import { isExpired } from '../shared/login-token-cache';
 
 /**
@@ -9,16 +9,13 @@ import { isExpired } from '../shared/login-token-cache';
  * from `loadCodeAssist`, on the first request: that verdict reaches the report through the pool.
  */
 export async function checkProviderBLogin(file: string, now: number = Date.now()): Promise<LoginCheck> {
-  let raw: Record<string, unknown>;
-  try {
-    raw = await readJsonObject(file);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'missing', reason: 'no login file' } : { state: 'unusable', reason: 'login file unreadable' };
-  }
-  const accessToken = nonEmptyString(raw.access_token);
-  const refreshToken = nonEmptyString(raw.refresh_token);
+  const read = await readLoginDocument(file);
+  if ('check' in read) return read.check;
+  const accessToken = nonEmptyString(read.document.access_token);
+  const refreshToken = nonEmptyString(read.document.refresh_token);
   if (!accessToken && !refreshToken) return { state: 'unusable', reason: 'no tokens' };
-  const expiresAt = typeof raw.expiry_date === 'number' && Number.isFinite(raw.expiry_date) ? raw.expiry_date : undefined;
-  if (accessToken && !isExpired(expiresAt, now)) return { state: 'usable' };
-  return refreshToken ? { state: 'expired_refreshable' } : { state: 'unusable', reason: 'expired, no refresh token' };
+  const expiry = read.document.expiry_date;
+  const expiresAt = typeof expiry === 'number' && Number.isFinite(expiry) ? expiry : undefined;
+  // A file with only a refresh token is refreshed before its first use, as a request does.
+  return tokenCheck(!accessToken || isExpired(expiresAt, now), refreshToken !== undefined);
 }

@@ -5,7 +5,7 @@ import type { LoginCheck } from '../../core/login-state';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { ProviderCLogin } from '../../config/app-config';
 import { isExpired } from '../shared/login-token-cache';
-import { readJsonObject } from '../shared/credential-file';
+import { readLoginDocument, tokenCheck } from '../shared/login-file-check';
 import { credentialsFileOf } from './provider-c.credentials';
 import { resolveCommand } from './provider-c.process';
 
@@ -47,17 +47,12 @@ function tokenFileState(file: string): LoginCheck {
 }
 
 async function configDirState(dir: string, now: number): Promise<LoginCheck> {
-  let stored: Record<string, unknown>;
-  try {
-    stored = await readJsonObject(credentialsFileOf(dir));
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'missing', reason: 'no .credentials.json' } : { state: 'unusable', reason: '.credentials.json unreadable' };
-  }
-  const oauth = isJsonObject(stored.claudeAiOauth) ? stored.claudeAiOauth : {};
+  const read = await readLoginDocument(credentialsFileOf(dir), '.credentials.json');
+  if ('check' in read) return read.check;
+  const oauth = isJsonObject(read.document.claudeAiOauth) ? read.document.claudeAiOauth : {};
   if (!nonEmptyString(oauth.accessToken)) return { state: 'missing', reason: 'no login in .credentials.json' };
   const expiresAt = typeof oauth.expiresAt === 'number' ? oauth.expiresAt : undefined;
-  if (!isExpired(expiresAt, now)) return { state: 'usable' };
-  return nonEmptyString(oauth.refreshToken) ? { state: 'expired_refreshable' } : { state: 'unusable', reason: 'expired, no refresh token' };
+  return tokenCheck(isExpired(expiresAt, now), nonEmptyString(oauth.refreshToken) !== undefined);
 }
 
 /** Runs `claude auth status --json`; only `loggedIn` and `authMethod` are read (it also prints the e-mail). */

@@ -1,0 +1,20 @@
+import type { LoginCheck } from '../../core/login-state';
+import { readJsonObject } from './credential-file';
+
+/**
+ * The login file as JSON for an offline login check (issue 23), or the check's answer when there
+ * is nothing to read: no file is `missing` (a login was never made), anything else `unusable`.
+ */
+export async function readLoginDocument(file: string, name = 'login file'): Promise<{ readonly document: Record<string, unknown> } | { readonly check: LoginCheck }> {
+  try {
+    return { document: await readJsonObject(file) };
+  } catch (error) {
+    return { check: (error as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'missing', reason: `no ${name}` } : { state: 'unusable', reason: `${name} unreadable` } };
+  }
+}
+
+/** A token found: usable until it expires, then renewable only with a refresh token. */
+export function tokenCheck(expired: boolean, refreshable: boolean): LoginCheck {
+  if (!expired) return { state: 'usable' };
+  return refreshable ? { state: 'expired_refreshable' } : { state: 'unusable', reason: 'expired, no refresh token' };
+}
