@@ -96,8 +96,15 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
     await app.close().catch(() => undefined);
     process.exit(0);
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  // A listener's returned promise is ignored by the emitter: a failing drain must still exit, and say why.
+  const onSignalOrExit = (signal: NodeJS.Signals) => {
+    onSignal(signal).catch((error: unknown) => {
+      process.stderr.write(`gateway: drain failed: ${(error as Error)?.stack ?? String(error)}\n`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', onSignalOrExit);
+  process.on('SIGINT', onSignalOrExit);
 }
 
 void bootstrap();
