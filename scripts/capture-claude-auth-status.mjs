@@ -12,11 +12,27 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLAUDE = path.join(ROOT, 'node_modules', '@anthropic-ai', `claude-code-${process.platform}-${process.arch}`, 'claude');
-const QUIET = { DISABLE_TELEMETRY: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9' };
+const CLAUDE = path.join(
+  ROOT,
+  'node_modules',
+  '@anthropic-ai',
+  `claude-code-${process.platform}-${process.arch}`,
+  'claude',
+);
+const QUIET = {
+  DISABLE_TELEMETRY: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  DISABLE_AUTOUPDATER: '1',
+  HTTPS_PROXY: 'http://127.0.0.1:9',
+  HTTP_PROXY: 'http://127.0.0.1:9',
+};
 
 function run(name, env, scratch) {
-  const result = spawnSync(CLAUDE, ['auth', 'status', '--json'], { env: { PATH: process.env.PATH, ...QUIET, ...env }, encoding: 'utf8', timeout: 30_000 });
+  const result = spawnSync(CLAUDE, ['auth', 'status', '--json'], {
+    env: { PATH: process.env.PATH, ...QUIET, ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   let stdout = result.stdout;
   for (const [dir, label] of scratch) stdout = stdout.split(dir).join(label);
   return [name, { exit_code: result.status, stdout: JSON.parse(stdout) }];
@@ -27,17 +43,36 @@ const config = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-status-config-'));
 const day = 24 * 3600 * 1000;
 fs.writeFileSync(
   path.join(config, '.credentials.json'),
-  JSON.stringify({ claudeAiOauth: { accessToken: 'sk-ant-oat01-fake', refreshToken: 'sk-ant-ort01-fake', expiresAt: Date.now() - day, scopes: ['user:inference'], subscriptionType: 'max' } }),
+  JSON.stringify({
+    claudeAiOauth: {
+      accessToken: 'sk-ant-oat01-fake',
+      refreshToken: 'sk-ant-ort01-fake',
+      expiresAt: Date.now() - day,
+      scopes: ['user:inference'],
+      subscriptionType: 'max',
+    },
+  }),
 );
 try {
   const version = spawnSync(CLAUDE, ['--version'], { encoding: 'utf8' }).stdout.split(' ')[0].trim();
-  const scratch = [[config, '<config>'], [home, '<home>']];
+  const scratch = [
+    [config, '<config>'],
+    [home, '<home>'],
+  ];
   const cases = Object.fromEntries([
     run('not-logged-in', { HOME: home }, scratch),
     run('oauth-token', { HOME: home, CLAUDE_CODE_OAUTH_TOKEN: 'fake-oauth-token-for-tests' }, scratch),
     run('config-dir-expired-token', { HOME: home, CLAUDE_CONFIG_DIR: config }, scratch),
   ]);
-  const out = path.join(ROOT, 'src', 'providers', 'provider-c', '__fixtures__', `claude-code-${version}`, 'auth-status.json');
+  const out = path.join(
+    ROOT,
+    'src',
+    'providers',
+    'provider-c',
+    '__fixtures__',
+    `claude-code-${version}`,
+    'auth-status.json',
+  );
   fs.writeFileSync(out, `${JSON.stringify({ version, command: 'claude auth status --json', cases }, null, 2)}\n`);
   console.log(`wrote ${path.relative(ROOT, out)}`);
 } finally {

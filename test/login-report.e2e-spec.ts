@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { postChat } from './support/chat-sse';
-import { startGateway, TestGateway } from './support/create-test-app';
+import { startGateway, type TestGateway } from './support/create-test-app';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { FakeProviderA } from './support/fake-provider-a';
 import { textReply, writeAuthFile } from './support/provider-a-fixtures';
@@ -74,7 +74,12 @@ describe('a gateway started with no logins', () => {
     await eventually(() => expect(gateway.logs.records('login_none_usable')).toHaveLength(3));
     for (const { provider, command } of FAMILIES) {
       const [line] = gateway.logs.records('login_state').filter((record) => record.provider === provider);
-      expect(line).toMatchObject({ level: 30, account: 'default', state: 'missing', fix: expect.stringContaining(command) });
+      expect(line).toMatchObject({
+        level: 30,
+        account: 'default',
+        state: 'missing',
+        fix: expect.stringContaining(command),
+      });
       expect(line.msg).toContain(`${provider} login "default"`);
       expect(line.msg).toContain(command);
       const [warning] = gateway.logs.records('login_none_usable').filter((record) => record.provider === provider);
@@ -88,24 +93,40 @@ describe('a gateway started with no logins', () => {
   it('exports the same state as gateway_chat_api_login_state', async () => {
     await eventually(async () => {
       for (const { provider } of FAMILIES) {
-        expect(await metricValue(gateway, 'gateway_chat_api_login_state', { provider, account: 'default', state: 'missing' })).toBe(1);
-        expect(await metricValue(gateway, 'gateway_chat_api_login_state', { provider, account: 'default', state: 'usable' })).toBe(0);
+        expect(
+          await metricValue(gateway, 'gateway_chat_api_login_state', {
+            provider,
+            account: 'default',
+            state: 'missing',
+          }),
+        ).toBe(1);
+        expect(
+          await metricValue(gateway, 'gateway_chat_api_login_state', { provider, account: 'default', state: 'usable' }),
+        ).toBe(0);
       }
     });
   });
 
-  it.each(FAMILIES)('a $provider chat answers 403 upstream_login_required whose message names $command, with the cause on one line under the request id', async ({ provider, model, command }) => {
-    const requestId = `no-login-${provider}`;
-    const response = await postChat(gateway, { model }, undefined, { 'x-request-id': requestId });
-    expect(response.status).toBe(403);
-    expect(response.headers.get('x-request-id')).toBe(requestId);
-    const { error } = (await response.json()) as { error: Record<string, unknown> };
-    expect(error).toEqual({ type: 'permission_error', code: 'upstream_login_required', param: null, message: expect.stringContaining(command) });
-    expect(error.message).toContain(provider);
-    expect(error.message).toContain('not about your API key');
-    const lines = gateway.logs.records('chat_completion').filter((record) => record.reqId === requestId);
-    expect(lines).toEqual([expect.objectContaining({ provider, status: 403, error_code: 'auth' })]);
-  });
+  it.each(FAMILIES)(
+    'a $provider chat answers 403 upstream_login_required whose message names $command, with the cause on one line under the request id',
+    async ({ provider, model, command }) => {
+      const requestId = `no-login-${provider}`;
+      const response = await postChat(gateway, { model }, undefined, { 'x-request-id': requestId });
+      expect(response.status).toBe(403);
+      expect(response.headers.get('x-request-id')).toBe(requestId);
+      const { error } = (await response.json()) as { error: Record<string, unknown> };
+      expect(error).toEqual({
+        type: 'permission_error',
+        code: 'upstream_login_required',
+        param: null,
+        message: expect.stringContaining(command),
+      });
+      expect(error.message).toContain(provider);
+      expect(error.message).toContain('not about your API key');
+      const lines = gateway.logs.records('chat_completion').filter((record) => record.reqId === requestId);
+      expect(lines).toEqual([expect.objectContaining({ provider, status: 403, error_code: 'auth' })]);
+    },
+  );
 
   it('picks up a login written afterwards without a restart: the report says usable and chats work', async () => {
     writeAuthFile(codexHome);
@@ -113,10 +134,18 @@ describe('a gateway started with no logins', () => {
       const lines = gateway.logs.records('login_state').filter((record) => record.provider === 'provider_a');
       expect(lines[lines.length - 1]).toMatchObject({ level: 30, state: 'usable' });
     });
-    expect(await metricValue(gateway, 'gateway_chat_api_login_state', { provider: 'provider_a', account: 'default', state: 'usable' })).toBe(1);
+    expect(
+      await metricValue(gateway, 'gateway_chat_api_login_state', {
+        provider: 'provider_a',
+        account: 'default',
+        state: 'usable',
+      }),
+    ).toBe(1);
     fakeA.enqueue(textReply('logged in now'));
     const response = await postChat(gateway, { model: 'gpt-5.6-sol' });
     expect(response.status).toBe(200);
-    expect(((await response.json()) as { choices: { message: { content: string } }[] }).choices[0].message.content).toBe('logged in now');
+    expect(
+      ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0].message.content,
+    ).toBe('logged in now');
   });
 });

@@ -30,7 +30,10 @@ function scratchProject(): string {
       "fs.writeFileSync('dist/main.js', \"process.stdout.write('gateway ran ' + process.argv.slice(2).join(' '));\\n\");",
     ].join('\n'),
   );
-  fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'scratch', private: true, scripts: { build: 'node build.cjs' } }));
+  fs.writeFileSync(
+    path.join(root, 'package.json'),
+    JSON.stringify({ name: 'scratch', private: true, scripts: { build: 'node build.cjs' } }),
+  );
   return root;
 }
 
@@ -38,7 +41,11 @@ async function start(root: string): Promise<{ code: number | null; stdout: strin
   // Without npm_execpath the script runs `npm` from PATH, as a plain `node scripts/start.mjs` does.
   const env = { ...process.env };
   delete env.npm_execpath;
-  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs'), '--port', '1'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs'), '--port', '1'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -76,13 +83,16 @@ describe('npm start (scripts/start.mjs)', () => {
     expect(result).toEqual({ code: 0, stdout: 'gateway ran --port 1', stderr: '', builds: 1 });
   });
 
-  it.each(['src/deep/er/a.ts', 'tsconfig.json', 'package.json', 'package-lock.json'])('rebuilds when %s is newer than dist/, and says so', async (input) => {
-    await start(root);
-    makeNewerThanDist(root, input);
-    const result = await start(root);
-    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/gateway ran --port 1$/), builds: 2 });
-    expect(result.stderr).toContain(`${input} is newer than dist/; running \`npm run build\` first`);
-  });
+  it.each(['src/deep/er/a.ts', 'tsconfig.json', 'package.json', 'package-lock.json'])(
+    'rebuilds when %s is newer than dist/, and says so',
+    async (input) => {
+      await start(root);
+      makeNewerThanDist(root, input);
+      const result = await start(root);
+      expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/gateway ran --port 1$/), builds: 2 });
+      expect(result.stderr).toContain(`${input} is newer than dist/; running \`npm run build\` first`);
+    },
+  );
 
   it('notices a new source file', async () => {
     await start(root);

@@ -15,7 +15,15 @@ import type { ProviderId } from './provider-id';
  * - `account_unsupported`: provider_b's Code Assist does not serve this account (seen on a request)
  * - `cli_missing`: provider_c's `claude` executable cannot be found
  */
-export const LOGIN_STATES = ['usable', 'expired_refreshable', 'missing', 'unusable', 'refresh_refused', 'account_unsupported', 'cli_missing'] as const;
+export const LOGIN_STATES = [
+  'usable',
+  'expired_refreshable',
+  'missing',
+  'unusable',
+  'refresh_refused',
+  'account_unsupported',
+  'cli_missing',
+] as const;
 
 export type LoginStateKind = (typeof LOGIN_STATES)[number];
 

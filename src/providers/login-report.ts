@@ -81,13 +81,24 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async checkOne(entry: LoginEntry, now: number, startup: boolean): Promise<void> {
     let check = entry.last;
-    const due = entry.checkedAt === undefined || !entry.spawnsCli || (!isUsable(entry.last!.state) && now - entry.checkedAt >= CLI_STATUS_INTERVAL_MS);
+    const due =
+      entry.checkedAt === undefined ||
+      !entry.spawnsCli ||
+      (!isUsable(entry.last!.state) && now - entry.checkedAt >= CLI_STATUS_INTERVAL_MS);
     if (due) {
       try {
         check = await entry.check(now);
       } catch (error) {
         check = { state: 'unusable', reason: 'check failed' };
-        this.logger.warn({ event: 'login_check_failed', provider: entry.provider, account: entry.account, errno: (error as NodeJS.ErrnoException).code }, 'login_check_failed');
+        this.logger.warn(
+          {
+            event: 'login_check_failed',
+            provider: entry.provider,
+            account: entry.account,
+            errno: (error as NodeJS.ErrnoException).code,
+          },
+          'login_check_failed',
+        );
       }
       entry.checkedAt = now;
     }
@@ -99,7 +110,14 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
     entry.last = check;
     if (!startup && !changed) return;
     this.metrics?.loginState(entry.provider, entry.account, check.state);
-    const fields = { event: 'login_state', provider: entry.provider, account: entry.account, state: check.state, reason: check.reason, fix: loginFix(entry.provider, check.state) };
+    const fields = {
+      event: 'login_state',
+      provider: entry.provider,
+      account: entry.account,
+      state: check.state,
+      reason: check.reason,
+      fix: loginFix(entry.provider, check.state),
+    };
     const message = loginStateMessage(entry.provider, entry.account, check);
     if (startup || isUsable(check.state)) this.logger.info(fields, message);
     else this.logger.warn(fields, message);
@@ -122,9 +140,19 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
 function loginEntries(config: AppConfig, provider: ProviderId): LoginEntry[] {
   switch (provider) {
     case 'provider_a':
-      return config.providerA.accounts.map(({ alias, loginFile }) => ({ provider, account: alias, spawnsCli: false, check: (now) => checkProviderALogin(loginFile, now) }));
+      return config.providerA.accounts.map(({ alias, loginFile }) => ({
+        provider,
+        account: alias,
+        spawnsCli: false,
+        check: (now) => checkProviderALogin(loginFile, now),
+      }));
     case 'provider_b':
-      return config.providerB.accounts.map(({ alias, loginFile }) => ({ provider, account: alias, spawnsCli: false, check: (now) => checkProviderBLogin(loginFile, now) }));
+      return config.providerB.accounts.map(({ alias, loginFile }) => ({
+        provider,
+        account: alias,
+        spawnsCli: false,
+        check: (now) => checkProviderBLogin(loginFile, now),
+      }));
     case 'provider_c': {
       const base = accountBaseEnvironment(config, claudeChildEnvironment(config.providerC.childEnv));
       return config.providerC.accounts.map((login: ProviderCLogin) => ({
@@ -136,4 +164,3 @@ function loginEntries(config: AppConfig, provider: ProviderId): LoginEntry[] {
     }
   }
 }
-

@@ -13,7 +13,8 @@ describe('boundedUpstreamMessage', () => {
   });
 
   it('removes e-mails, bearer values and token-shaped runs', () => {
-    const text = 'login of jane.doe@example.com failed: Authorization: Bearer abc.def.ghi, key sk-ant-oat01-AAAAAAAAAAAAAAAAAAAAAAAAAAAA eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnbmF0dXJl';
+    const text =
+      'login of jane.doe@example.com failed: Authorization: Bearer abc.def.ghi, key sk-ant-oat01-AAAAAAAAAAAAAAAAAAAAAAAAAAAA eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjMifQ.c2lnbmF0dXJl';
     const cleaned = boundedUpstreamMessage(text)!;
     expect(cleaned).not.toMatch(/jane|example\.com|abc\.def|sk-ant|eyJ/);
     expect(cleaned).toContain('[email]');
@@ -35,6 +36,8 @@ describe('boundedUpstreamMessage', () => {
 describe('boundedUpstreamMessage prose', () => {
   it('leaves words such as "API key" in a sentence alone', () => {
     expect(boundedUpstreamMessage('Invalid API key · Please run /login')).toBe('Invalid API key · Please run /login');
-    expect(boundedUpstreamMessage('Failed to authenticate. API Error: 401 Invalid bearer token')).toBe('Failed to authenticate. API Error: 401 Invalid bearer token');
+    expect(boundedUpstreamMessage('Failed to authenticate. API Error: 401 Invalid bearer token')).toBe(
+      'Failed to authenticate. API Error: 401 Invalid bearer token',
+    );
   });
 });

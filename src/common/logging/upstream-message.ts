@@ -7,6 +7,7 @@
  */
 export const MAX_UPSTREAM_MESSAGE_LENGTH = 240;
 
+// eslint-disable-next-line no-control-regex -- these are the characters it exists to replace
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 const EMAIL = /[^\s@<>()"',;:]+@[^\s@<>()"',;:]+\.[A-Za-z]{2,}/g;
 /** A bearer value (digits or punctuation in it: "Invalid bearer token" is prose and stays). */
@@ -22,12 +23,16 @@ export function boundedUpstreamMessage(text: string | undefined): string | undef
     .replace(CONTROL_CHARACTERS, ' ')
     .replace(EMAIL, '[email]')
     .replace(BEARER, 'Bearer [redacted]')
-    .replace(NAMED_SECRET, (_match, word: string, separator: string, quote: string) => `${word}${separator}${quote}[redacted]`)
+    .replace(
+      NAMED_SECRET,
+      (_match, word: string, separator: string, quote: string) => `${word}${separator}${quote}[redacted]`,
+    )
     .replace(TOKEN_LIKE, (run) => (run.length >= MIN_TOKEN_LENGTH ? '[redacted]' : run))
     .replace(/\s+/g, ' ')
     .trim();
   if (cleaned === '') return undefined;
   const codePoints = Array.from(cleaned);
-  if (codePoints.length > MAX_UPSTREAM_MESSAGE_LENGTH) cleaned = `${codePoints.slice(0, MAX_UPSTREAM_MESSAGE_LENGTH - 1).join('')}…`;
+  if (codePoints.length > MAX_UPSTREAM_MESSAGE_LENGTH)
+    cleaned = `${codePoints.slice(0, MAX_UPSTREAM_MESSAGE_LENGTH - 1).join('')}…`;
   return cleaned;
 }

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { checkProviderALogin } from './provider-a.login-check';
 
 const NOW = 1_800_000_000_000;
-const jwt = (claims: Record<string, unknown>) => `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
+const jwt = (claims: Record<string, unknown>) =>
+  `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
 
 describe(checkProviderALogin.name, () => {
   let dir: string;

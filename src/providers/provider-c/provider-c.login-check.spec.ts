@@ -7,11 +7,17 @@ import { checkProviderCLogin, parseAuthStatus } from './provider-c.login-check';
 const FIXTURE = path.join(__dirname, '__fixtures__', 'claude-code-2.1.330', 'auth-status.json');
 
 describe(parseAuthStatus.name, () => {
-  const { version, cases } = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as { version: string; cases: Record<string, { exit_code: number; stdout: unknown }> };
+  const { version, cases } = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as {
+    version: string;
+    cases: Record<string, { exit_code: number; stdout: unknown }>;
+  };
 
   it('reads what the real CLI printed (Claude Code 2.1.330)', () => {
     expect(version).toBe('2.1.330');
-    expect(parseAuthStatus(JSON.stringify(cases['not-logged-in'].stdout))).toEqual({ state: 'missing', reason: 'claude auth status: not logged in' });
+    expect(parseAuthStatus(JSON.stringify(cases['not-logged-in'].stdout))).toEqual({
+      state: 'missing',
+      reason: 'claude auth status: not logged in',
+    });
     expect(cases['not-logged-in'].exit_code).toBe(1);
     expect(parseAuthStatus(JSON.stringify(cases['oauth-token'].stdout))).toEqual({ state: 'usable' });
     expect(parseAuthStatus(JSON.stringify(cases['config-dir-expired-token'].stdout))).toEqual({ state: 'usable' });
@@ -41,14 +47,30 @@ describe(checkProviderCLogin.name, () => {
   };
 
   it('reports a missing executable before anything else', async () => {
-    expect(await checkProviderCLogin(configDir({ accessToken: 'a' }), { command: 'no-such-claude-here', childEnv: { PATH: dir } }, now)).toEqual({ state: 'cli_missing', reason: 'command not found' });
+    expect(
+      await checkProviderCLogin(
+        configDir({ accessToken: 'a' }),
+        { command: 'no-such-claude-here', childEnv: { PATH: dir } },
+        now,
+      ),
+    ).toEqual({ state: 'cli_missing', reason: 'command not found' });
   });
 
   it('reads a config directory as the CLI would', async () => {
     expect(await checkProviderCLogin(configDir(), settings(), now)).toMatchObject({ state: 'missing' });
-    expect(await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now + 3_600_000 }), settings(), now)).toEqual({ state: 'usable' });
-    expect(await checkProviderCLogin(configDir({ accessToken: 'a', refreshToken: 'r', expiresAt: now - 1 }), settings(), now)).toEqual({ state: 'expired_refreshable' });
-    expect(await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now - 1 }), settings(), now)).toMatchObject({ state: 'unusable' });
+    expect(
+      await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now + 3_600_000 }), settings(), now),
+    ).toEqual({ state: 'usable' });
+    expect(
+      await checkProviderCLogin(
+        configDir({ accessToken: 'a', refreshToken: 'r', expiresAt: now - 1 }),
+        settings(),
+        now,
+      ),
+    ).toEqual({ state: 'expired_refreshable' });
+    expect(
+      await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now - 1 }), settings(), now),
+    ).toMatchObject({ state: 'unusable' });
   });
 
   it('reads a token file', async () => {

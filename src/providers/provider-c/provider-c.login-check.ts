@@ -25,7 +25,11 @@ export interface ProviderCCheckSettings {
  * file under `~/.claude`) is only knowable by asking the CLI: `claude auth status --json` prints
  * `{"loggedIn": …, "authMethod": …}` offline (fixture: __fixtures__/claude-code-2.1.330/auth-status.json).
  */
-export async function checkProviderCLogin(login: ProviderCLogin, settings: ProviderCCheckSettings, now: number = Date.now()): Promise<LoginCheck> {
+export async function checkProviderCLogin(
+  login: ProviderCLogin,
+  settings: ProviderCCheckSettings,
+  now: number = Date.now(),
+): Promise<LoginCheck> {
   const executable = resolveCommand(settings.command, settings.childEnv.PATH);
   if (executable === undefined) return { state: 'cli_missing', reason: 'command not found' };
   switch (login.kind) {
@@ -40,7 +44,9 @@ export async function checkProviderCLogin(login: ProviderCLogin, settings: Provi
 
 function tokenFileState(file: string): LoginCheck {
   try {
-    return fs.readFileSync(file, 'utf8').trim() !== '' ? { state: 'usable' } : { state: 'missing', reason: 'token file empty' };
+    return fs.readFileSync(file, 'utf8').trim() !== ''
+      ? { state: 'usable' }
+      : { state: 'missing', reason: 'token file empty' };
   } catch {
     return { state: 'missing', reason: 'token file unreadable' };
   }
@@ -58,9 +64,14 @@ async function configDirState(dir: string, now: number): Promise<LoginCheck> {
 /** Runs `claude auth status --json`; only `loggedIn` and `authMethod` are read (it also prints the e-mail). */
 function authStatus(executable: string, env: Readonly<Record<string, string>>): Promise<LoginCheck> {
   return new Promise((resolve) => {
-    execFile(executable, ['auth', 'status', '--json'], { env, cwd: os.tmpdir(), timeout: AUTH_STATUS_TIMEOUT_MS, maxBuffer: 1 << 20 }, (_error, stdout) => {
-      resolve(parseAuthStatus(stdout));
-    });
+    execFile(
+      executable,
+      ['auth', 'status', '--json'],
+      { env, cwd: os.tmpdir(), timeout: AUTH_STATUS_TIMEOUT_MS, maxBuffer: 1 << 20 },
+      (_error, stdout) => {
+        resolve(parseAuthStatus(stdout));
+      },
+    );
   });
 }
 
@@ -72,6 +83,7 @@ export function parseAuthStatus(stdout: string): LoginCheck {
   } catch {
     return { state: 'unusable', reason: 'claude auth status gave no answer' };
   }
-  if (!isJsonObject(status) || typeof status.loggedIn !== 'boolean') return { state: 'unusable', reason: 'claude auth status gave no answer' };
+  if (!isJsonObject(status) || typeof status.loggedIn !== 'boolean')
+    return { state: 'unusable', reason: 'claude auth status gave no answer' };
   return status.loggedIn ? { state: 'usable' } : { state: 'missing', reason: 'claude auth status: not logged in' };
 }

@@ -5,11 +5,19 @@ import { readJsonObject } from './credential-file';
  * The login file as JSON for an offline login check (issue 23), or the check's answer when there
  * is nothing to read: no file is `missing` (a login was never made), anything else `unusable`.
  */
-export async function readLoginDocument(file: string, name = 'login file'): Promise<{ readonly document: Record<string, unknown> } | { readonly check: LoginCheck }> {
+export async function readLoginDocument(
+  file: string,
+  name = 'login file',
+): Promise<{ readonly document: Record<string, unknown> } | { readonly check: LoginCheck }> {
   try {
     return { document: await readJsonObject(file) };
   } catch (error) {
-    return { check: (error as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'missing', reason: `no ${name}` } : { state: 'unusable', reason: `${name} unreadable` } };
+    return {
+      check:
+        (error as NodeJS.ErrnoException).code === 'ENOENT'
+          ? { state: 'missing', reason: `no ${name}` }
+          : { state: 'unusable', reason: `${name} unreadable` },
+    };
   }
 }
 
