@@ -47,7 +47,7 @@ export class AccountPools implements OnModuleDestroy {
       { maxInFlight: accounts.maxInFlight, cooldownDefaultMs: accounts.cooldownDefaultMs, pinnedChatsMax: accounts.pinnedChatsMax },
       { clock: this.clock, logger: this.logger, metrics: this.metrics },
     );
-    this.byFamily.set(family, pool as AccountPool<unknown>);
+    this.byFamily.set(family, pool);
     const sweep = setInterval(() => pool.sweep(), SWEEP_INTERVAL_MS);
     sweep.unref();
     this.stops.push(() => clearInterval(sweep));
