@@ -370,12 +370,13 @@ describe('ProviderCAdapter with the fake claude', () => {
       c.abort.abort(new Error('done'));
     });
 
-    it('§11.29 a missing executable → warning at startup, 502 before any output, slot released', async () => {
+    it('§11.29 a missing executable → warning at startup, 502 provider_cli_missing before any output, slot released', async () => {
       const h = harness([answerRun('never')], { PROVIDER_C_COMMAND: 'definitely-not-claude-xyz', PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '200ms' });
       expect(h.startupWarnings).toEqual([{ event: 'provider_c_command_missing', command: 'definitely-not-claude-xyz' }]);
       for (let attempt = 0; attempt < 2; attempt++) {
         const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
-        expect(error.code).toBe('upstream');
+        expect(error.code).toBe('provider_cli_missing');
+        expect(error.spec.status).toBe(502);
       }
       expect(h.metrics.queueWaited.mock.calls.filter(([, result]) => result === 'acquired')).toHaveLength(2);
       expect(readRuns(h.dir)).toHaveLength(0);
