@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { createGatewayApp } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
+import { LoginReport } from '../../src/providers/login-report';
 import { LogCapture } from './log-capture';
 
 export interface TestGateway {
@@ -41,6 +42,9 @@ export async function startGateway(settings: Record<string, string> = {}, argv: 
   __resetOutOfContextForTests();
   const app = await createGatewayApp(config, { logStream: logs });
   await app.listen(0, '127.0.0.1');
+  // The startup login report runs beside the boot (it never delays readiness); specs wait for its
+  // first round so its lines never land inside the window a spec is reading the log of.
+  await app.get(LoginReport, { strict: false }).settled();
   const { port } = app.getHttpServer().address() as AddressInfo;
   return {
     app,
