@@ -52,6 +52,19 @@ function shape(value: Json): Record<string, string> {
 const without = (record: Record<string, string>, keys: readonly string[]) => Object.fromEntries(Object.entries(record).filter(([key]) => !keys.includes(key)));
 const headerNames = (headers: Record<string, string>) => Object.keys(headers).filter((name) => !WEBSOCKET_MECHANICS.has(name)).sort();
 
+/** The chat equivalent of the CLI's turn: a system prompt, a user message, the CLI's tool choice settings, one function tool. */
+function oracleTurnBody(model: string, parallelToolCalls: boolean, faithful: boolean, messages: Json[]): Json {
+  const tool = { type: 'function', function: { name: 'exec_command', description: 'Runs a command.', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } } };
+  return {
+    model,
+    faithful,
+    tools: [tool],
+    tool_choice: 'auto',
+    parallel_tool_calls: parallelToolCalls,
+    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Run echo oracle, then say Done.' }, ...messages],
+  };
+}
+
 describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-' });
   let gateway: TestGateway;
@@ -61,16 +74,7 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
   afterAll(() => gateway.close());
   beforeEach(() => fake().keepConnectionsOpen());
 
-  /** The chat equivalent of the CLI's turn: a system prompt, a user message, the CLI's tool choice settings, one function tool. */
-  const TOOL = { type: 'function', function: { name: 'exec_command', description: 'Runs a command.', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } } };
-  const turnBody = (faithful: boolean, messages: Json[]) => ({
-    model: 'gpt-5.5',
-    faithful,
-    tools: [TOOL],
-    tool_choice: 'auto',
-    parallel_tool_calls: true,
-    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Run echo oracle, then say Done.' }, ...messages],
-  });
+  const turnBody = (faithful: boolean, messages: Json[]) => oracleTurnBody('gpt-5.5', true, faithful, messages);
   const post = (body: Json, conversation: string) =>
     fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-conversation-id': conversation }, body: JSON.stringify(body) });
 
@@ -216,15 +220,7 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
   afterAll(() => Promise.all(gateways.map((gateway) => gateway.close())));
   beforeEach(() => fake().keepConnectionsOpen());
 
-  const TOOL = { type: 'function', function: { name: 'exec_command', description: 'Runs a command.', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } } };
-  const turnBody = (faithful: boolean, messages: Json[]) => ({
-    model: 'gpt-6.1-sol',
-    faithful,
-    tools: [TOOL],
-    tool_choice: 'auto',
-    parallel_tool_calls: false,
-    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Run echo oracle, then say Done.' }, ...messages],
-  });
+  const turnBody = (faithful: boolean, messages: Json[]) => oracleTurnBody('gpt-6.1-sol', false, faithful, messages);
 
   async function twoTurns(transport: 'ws' | 'sse', faithful: boolean): Promise<[RecordedRequest, RecordedRequest]> {
     const gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), `${transport}-${faithful}`), { transport }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_MODELS_REFRESH: '0' });

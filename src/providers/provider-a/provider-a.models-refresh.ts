@@ -1,6 +1,7 @@
 import type { AccountPool } from '../../accounts/account-pool';
 import type { EventLogger } from '../../core/event-logger';
 import type { ModelCatalog } from '../../models/model-catalog';
+import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { readJsonCapped } from '../shared/http-body';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
@@ -100,7 +101,7 @@ export class ProviderAModelsRefresh {
   }
 
   /** The list as the first login that can get a token sees it, or why none could (a reason, never a token or body text). */
-  private async fetchWithSomeLogin(signal: AbortSignal): Promise<{ account: string; infos: ReturnType<typeof parseModelsList> & object } | string> {
+  private async fetchWithSomeLogin(signal: AbortSignal): Promise<{ account: string; infos: UpstreamModelInfo[] } | string> {
     const logins = this.options.accounts.liveAccounts();
     if (logins.length === 0) return 'no ready login';
     let reason = 'no ready login';
@@ -121,7 +122,9 @@ export class ProviderAModelsRefresh {
         const infos = parseModelsList(await readJsonCapped(response, MAX_LIST_BYTES));
         return infos ? { account: alias, infos } : 'the answer is not a model list';
       } catch (error) {
-        return signal.aborted ? 'timed out or stopped' : `connection failed (${(error as NodeJS.ErrnoException).cause ? String(((error as { cause?: NodeJS.ErrnoException }).cause)?.code ?? 'network') : 'network'})`;
+        // fetch() wraps the socket error; only its errno code is logged (never a message).
+        const code = ((error as { cause?: NodeJS.ErrnoException }).cause)?.code;
+        return signal.aborted ? 'timed out or stopped' : `connection failed (${code ?? 'network'})`;
       }
     }
     return reason;
