@@ -39,7 +39,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       { slug: 'gpt-7-sol', visibility: 'list', priority: 0, supported_reasoning_levels: [{ effort: 'low' }, { effort: 'high' }], default_reasoning_level: 'high', service_tiers: [], use_responses_lite: true, context_window: 400000, input_modalities: ['text', 'image'], default_verbosity: 'low' },
       { slug: 'gpt-7-secret', visibility: 'hide', supported_reasoning_levels: [{ effort: 'low' }], service_tiers: [{ id: 'priority' }], use_responses_lite: true },
     ]);
-    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_MODELS_REFRESH: '15m' });
     const ids = await eventually(modelIds, (list) => list.includes('gpt-7-sol'));
     expect(ids.filter((id) => id.startsWith('gpt-7'))).toEqual(['gpt-7-sol', 'gpt-7-sol-low', 'gpt-7-sol-high']);
 
@@ -54,7 +54,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
   });
 
   it('asks for the list as the pinned CLI does: path, client_version, header names', async () => {
-    gateway = await startGateway({ ...providerASettings(fake(), home(), { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a' });
+    gateway = await startGateway({ ...providerASettings(fake(), home(), { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_MODELS_REFRESH: '15m' });
     const [request] = await eventually(async () => fake().modelsRequests(), (list) => list.length > 0);
     expect(request.url).toBe(CLI_MODELS_GET.url);
     const mechanics = new Set(['host', 'connection', 'accept-encoding', 'accept-language', 'sec-fetch-mode', 'content-length']);
@@ -68,7 +68,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
 
   it('a failing list keeps the bundled catalog, and startup, readiness and chat do not wait for it', async () => {
     fake().failModelsList(503, 10);
-    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_MODELS_REFRESH: '15m' });
     expect((await fetch(`${gateway.url}/health/ready`)).status).toBe(200);
     await eventually(async () => fake().modelsRequests(), (list) => list.length > 0);
     expect(await modelIds()).toContain('gpt-6.1-sol-high');
@@ -88,7 +88,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     ["The 'gpt-6-luna' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.", 400, 'model_requires_newer_client', 'invalid_request_error'],
     ["The 'gpt-6-luna' model is not supported when using Codex with a ChatGPT account.", 403, 'model_not_available_for_account', 'permission_error'],
   ])('a model refusal (%s) is its own error naming the model, not retried, no token refresh, and the model leaves the list', async (message, status, code, type) => {
-    gateway = await startGateway({ ...providerASettings(fake(), home(), { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a' });
+    gateway = await startGateway({ ...providerASettings(fake(), home(), { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_MODELS_REFRESH: '15m' });
     await eventually(async () => fake().modelsRequests(), (list) => list.length > 0);
     expect(await modelIds()).toContain('gpt-6-luna-high');
     fake().enqueue({ reject: { status: 400, body: { error: { message, type: 'invalid_request_error', param: 'model', code: null } } }, frames: [] });

@@ -34,7 +34,10 @@ function harness(answers: Array<{ status: number; body?: unknown } | Error>, log
       return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), { status: answer.status });
     },
   };
+  const failures: string[] = [];
   const accounts = {
+    stateOf: (alias: string) => ({ kind: alias === 'cooling' ? 'cooling' : 'ready' }),
+    applyFailure: (alias: string) => failures.push(alias),
     liveAccounts: () =>
       logins.map(({ alias, token }) => ({
         alias,
@@ -51,7 +54,7 @@ function harness(answers: Array<{ status: number; body?: unknown } | Error>, log
     logger,
     timers: timers.timers,
   });
-  return { catalog, records, calls, refresh, timers };
+  return { catalog, records, calls, refresh, timers, failures };
 }
 
 const LIST = { models: [{ slug: 'gpt-7-sol', visibility: 'list', supported_reasoning_levels: [{ effort: 'low' }], service_tiers: [], use_responses_lite: true }] };
@@ -90,10 +93,12 @@ describe(ProviderAModelsRefresh.name, () => {
     expect(timers.pending).toEqual([]);
   });
 
-  it('uses the next login when one has no usable token, and says so when none has', async () => {
-    const some = harness([{ status: 200, body: LIST }], [{ alias: 'dead', token: '' }, { alias: 'team', token: 't2' }]);
+  it('skips logins that are not ready, reports a failed token to the pool, and says so when no login is ready', async () => {
+    const some = harness([{ status: 200, body: LIST }], [{ alias: 'cooling', token: 't0' }, { alias: 'dead', token: '' }, { alias: 'team', token: 't2' }]);
     expect(await some.refresh.refresh()).toBe(true);
+    expect(some.calls).toHaveLength(1);
     expect(some.calls[0].headers['chatgpt-account-id']).toBe('acc-team');
+    expect(some.failures).toEqual(['dead']);
     const none = harness([], []);
     expect(await none.refresh.refresh()).toBe(false);
     expect(none.records).toContainEqual(expect.objectContaining({ event: 'provider_a_models_refresh_failed', reason: 'no ready login' }));

@@ -102,14 +102,17 @@ export class ProviderAModelsRefresh {
 
   /** The list as the first login that can get a token sees it, or why none could (a reason, never a token or body text). */
   private async fetchWithSomeLogin(signal: AbortSignal): Promise<{ account: string; infos: UpstreamModelInfo[] } | string> {
-    const logins = this.options.accounts.liveAccounts();
+    // A login that is cooling (usage limit) or dead is left alone; an expired token is refreshed as for a turn.
+    const logins = this.options.accounts.liveAccounts().filter(({ alias }) => this.options.accounts.stateOf(alias).kind === 'ready');
     if (logins.length === 0) return 'no ready login';
     let reason = 'no ready login';
     for (const { alias, handle } of logins) {
       let credentials;
       try {
         credentials = await handle.auth.credentials(this.options.logger, signal);
-      } catch {
+      } catch (error) {
+        // What a failed refresh says about the login counts, as for a turn (a revoked login is dead).
+        this.options.accounts.applyFailure(alias, error);
         reason = `login ${alias} has no usable token`;
         continue;
       }
