@@ -13,7 +13,7 @@
 //   ORACLE_EFFORT=<x>        adds `model_reasoning_effort = "<x>"` to the CLI config (file suffix .effort-<x>)
 //   ORACLE_SERVE_MODELS=1    the fake answers GET …/models with the CLI's own bundled list (not 404)
 //   ORACLE_OUT=<file>        where to write the capture (default: the fixture name)
-// scripts/oracle/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift.
+// scripts/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift.
 //
 // Plain JavaScript on purpose: it must run with nothing but node and the pinned CLI.
 import { spawn } from 'node:child_process';

@@ -1,4 +1,5 @@
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
@@ -17,22 +18,43 @@ describe('PROVIDER_A_WIRE forces one request shape', () => {
     fetch(`${gateway!.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model, tools: TOOLS, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] }),
+      body: JSON.stringify({
+        model,
+        tools: TOOLS,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
     });
 
-  it.each(['ws', 'sse'] as const)('classic (over %s): a lite model gets top-level instructions and tools, no flag, no reasoning.context', async (transport) => {
-    gateway = await startGateway({ ...providerASettings(fake(), home(), { transport }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_WIRE: 'classic' });
-    fake().enqueue(textReply('ok'));
-    expect((await chat('gpt-6.1-sol')).status).toBe(200);
-    const [request] = fake().requests();
-    expect(request.body).toMatchObject({ instructions: 'Be brief.', tools: [expect.objectContaining({ name: 'read_file' })], reasoning: { effort: 'low' } });
-    expect(request.body!.reasoning).not.toHaveProperty('context');
-    expect(request.body).not.toHaveProperty('client_metadata');
-    expect(request.headers).not.toHaveProperty('x-openai-internal-codex-responses-lite');
-  });
+  it.each(['ws', 'sse'] as const)(
+    'classic (over %s): a lite model gets top-level instructions and tools, no flag, no reasoning.context',
+    async (transport) => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), home(), { transport }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_WIRE: 'classic',
+      });
+      fake().enqueue(textReply('ok'));
+      expect((await chat('gpt-6.1-sol')).status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.body).toMatchObject({
+        instructions: 'Be brief.',
+        tools: [expect.objectContaining({ name: 'read_file' })],
+        reasoning: { effort: 'low' },
+      });
+      expect(request.body!.reasoning).not.toHaveProperty('context');
+      expect(request.body).not.toHaveProperty('client_metadata');
+      expect(request.headers).not.toHaveProperty('x-openai-internal-codex-responses-lite');
+    },
+  );
 
   it('auto (the default): each model in its own shape, never a mix', async () => {
-    gateway = await startGateway({ ...providerASettings(fake(), home(), { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a' });
+    gateway = await startGateway({
+      ...providerASettings(fake(), home(), { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+    });
     fake().enqueue(textReply('ok'), textReply('ok'));
     expect((await chat('gpt-6.1-sol')).status).toBe(200);
     expect((await chat('gpt-5.5')).status).toBe(200);
@@ -45,7 +67,11 @@ describe('PROVIDER_A_WIRE forces one request shape', () => {
   });
 
   it('lite forced on a classic model is refused by the backend, as the real one refuses it (400, no retry)', async () => {
-    gateway = await startGateway({ ...providerASettings(fake(), home(), { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_WIRE: 'lite' });
+    gateway = await startGateway({
+      ...providerASettings(fake(), home(), { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_WIRE: 'lite',
+    });
     fake().enqueue(textReply('never'));
     const response = await chat('gpt-5.5');
     expect(response.status).toBe(400);

@@ -6,7 +6,8 @@ import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
 import { isListed, variantRows, wireEffort } from './catalog-variants';
-import { mergeInfo, parseUpstreamModels, UpstreamModelInfo } from './upstream-model-info';
+import type { UpstreamModelInfo } from './upstream-model-info';
+import { mergeInfo, parseUpstreamModels } from './upstream-model-info';
 
 export type { CatalogEntry } from './catalog-entry';
 

@@ -4,7 +4,8 @@ import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FakeModel, FakeRefusal, modelRefusal, responsesRequestViolation } from './fake-provider-a-rules';
+import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
+import { modelRefusal, responsesRequestViolation } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
 
 /** One frame of a scripted upstream reply (provider_a.md §11.1). */

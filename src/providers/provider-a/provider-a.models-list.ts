@@ -32,13 +32,16 @@ export function modelsListHeaders(credentials: ProviderACredentials): Record<str
 }
 
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const positiveInteger = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
+const positiveInteger = (value: unknown) =>
+  typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 const word = (value: unknown) => (typeof value === 'string' && /^[a-z0-9_-]{1,32}$/i.test(value) ? value : undefined);
 
 /** `["low", …]` or `[{effort: "low", …}, …]` (the CLI's form); ids (`{id: "priority"}`) for tiers. */
 function names(value: unknown, key: 'effort' | 'id'): string[] | undefined {
   if (!Array.isArray(value)) return undefined;
-  return value.map((entry) => word(isJsonObject(entry) ? entry[key] : entry)).filter((entry): entry is string => entry !== undefined);
+  return value
+    .map((entry) => word(isJsonObject(entry) ? entry[key] : entry))
+    .filter((entry): entry is string => entry !== undefined);
 }
 
 /**
@@ -51,7 +54,9 @@ export function parseModelsList(body: unknown): UpstreamModelInfo[] | undefined 
   const infos: UpstreamModelInfo[] = [];
   for (const model of body.models) {
     if (!isJsonObject(model) || typeof model.slug !== 'string' || !SLUG.test(model.slug)) continue;
-    const modalities = Array.isArray(model.input_modalities) ? model.input_modalities.map(word).filter((entry): entry is string => entry !== undefined) : undefined;
+    const modalities = Array.isArray(model.input_modalities)
+      ? model.input_modalities.map(word).filter((entry): entry is string => entry !== undefined)
+      : undefined;
     infos.push({
       provider: 'provider_a',
       slug: model.slug,

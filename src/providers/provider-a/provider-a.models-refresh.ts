@@ -71,19 +71,31 @@ export class ProviderAModelsRefresh {
   async refresh(): Promise<boolean> {
     const controller = new AbortController();
     this.inFlight = controller;
-    const timeout = setTimeout(() => controller.abort(new Error('provider_a model list fetch timed out')), FETCH_TIMEOUT_MS);
+    const timeout = setTimeout(
+      () => controller.abort(new Error('provider_a model list fetch timed out')),
+      FETCH_TIMEOUT_MS,
+    );
     timeout.unref();
     try {
       const outcome = await this.fetchWithSomeLogin(controller.signal);
       if (typeof outcome === 'string') {
-        this.options.logger.warn({ event: 'provider_a_models_refresh_failed', reason: outcome }, 'provider_a_models_refresh_failed');
+        this.options.logger.warn(
+          { event: 'provider_a_models_refresh_failed', reason: outcome },
+          'provider_a_models_refresh_failed',
+        );
         return false;
       }
       const before = new Set(this.options.catalog.entries.map((entry) => entry.id));
       this.options.catalog.applyLiveList('provider_a', outcome.infos);
       const added = this.options.catalog.entries.filter((entry) => !before.has(entry.id)).length;
       this.options.logger.info(
-        { event: 'provider_a_models_refreshed', account: outcome.account, models: outcome.infos.length, hidden: outcome.infos.filter((info) => info.listed === false).length, ids_added: added },
+        {
+          event: 'provider_a_models_refreshed',
+          account: outcome.account,
+          models: outcome.infos.length,
+          hidden: outcome.infos.filter((info) => info.listed === false).length,
+          ids_added: added,
+        },
         'provider_a_models_refreshed',
       );
       return true;
@@ -96,14 +108,20 @@ export class ProviderAModelsRefresh {
   private schedule(ms: number): void {
     if (this.stopped) return;
     this.timer = this.timers.set(() => {
-      void this.refresh().then((ok) => this.schedule(ok ? this.options.periodMs : Math.min(this.options.periodMs, RETRY_AFTER_FAILURE_MS)));
+      void this.refresh().then((ok) =>
+        this.schedule(ok ? this.options.periodMs : Math.min(this.options.periodMs, RETRY_AFTER_FAILURE_MS)),
+      );
     }, ms);
   }
 
   /** The list as the first login that can get a token sees it, or why none could (a reason, never a token or body text). */
-  private async fetchWithSomeLogin(signal: AbortSignal): Promise<{ account: string; infos: UpstreamModelInfo[] } | string> {
+  private async fetchWithSomeLogin(
+    signal: AbortSignal,
+  ): Promise<{ account: string; infos: UpstreamModelInfo[] } | string> {
     // A login that is cooling (usage limit) or dead is left alone; an expired token is refreshed as for a turn.
-    const logins = this.options.accounts.liveAccounts().filter(({ alias }) => this.options.accounts.stateOf(alias).kind === 'ready');
+    const logins = this.options.accounts
+      .liveAccounts()
+      .filter(({ alias }) => this.options.accounts.stateOf(alias).kind === 'ready');
     if (logins.length === 0) return 'no ready login';
     let reason = 'no ready login';
     for (const { alias, handle } of logins) {
@@ -117,7 +135,11 @@ export class ProviderAModelsRefresh {
         continue;
       }
       try {
-        const response = await this.options.proxy.fetch(this.url, { method: 'GET', headers: modelsListHeaders(credentials), signal });
+        const response = await this.options.proxy.fetch(this.url, {
+          method: 'GET',
+          headers: modelsListHeaders(credentials),
+          signal,
+        });
         if (!response.ok) {
           void response.body?.cancel().catch(() => undefined);
           return `upstream status ${response.status}`;
@@ -126,7 +148,7 @@ export class ProviderAModelsRefresh {
         return infos ? { account: alias, infos } : 'the answer is not a model list';
       } catch (error) {
         // fetch() wraps the socket error; only its errno code is logged (never a message).
-        const code = ((error as { cause?: NodeJS.ErrnoException }).cause)?.code;
+        const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
         return signal.aborted ? 'timed out or stopped' : `connection failed (${code ?? 'network'})`;
       }
     }

@@ -30,7 +30,11 @@ describe('the Responses lite request shape (docs/providers.md "Two request shape
     expect(body).not.toHaveProperty('tools');
     expect(body).not.toHaveProperty('instructions');
     expect(body.input).toEqual([
-      { type: 'additional_tools', role: 'developer', tools: [{ type: 'namespace', name: 'functions', description: '', tools: classic.tools }] },
+      {
+        type: 'additional_tools',
+        role: 'developer',
+        tools: [{ type: 'namespace', name: 'functions', description: '', tools: classic.tools }],
+      },
       { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Be brief.' }] },
       classic.input[0],
     ]);
@@ -41,7 +45,15 @@ describe('the Responses lite request shape (docs/providers.md "Two request shape
   });
 
   it('over HTTP carries the flag as a header, keeps faithful client_metadata as it is, and leaves hosted tools out', () => {
-    const faithful = { ...classic, client_metadata: { session_id: 's' }, tools: [...classic.tools, { type: 'web_search' }, { type: 'namespace', name: 'clock', description: 'c', tools: [] }] };
+    const faithful = {
+      ...classic,
+      client_metadata: { session_id: 's' },
+      tools: [
+        ...classic.tools,
+        { type: 'web_search' },
+        { type: 'namespace', name: 'clock', description: 'c', tools: [] },
+      ],
+    };
     const { body, headers } = toLiteShape({ headers: {}, body: faithful }, 'sse');
     expect(headers).toEqual({ [LITE_HEADER]: 'true' });
     expect(body.client_metadata).toEqual({ session_id: 's' });

@@ -36,14 +36,20 @@ const NAMESPACED_TYPES = new Set(['function', 'custom']);
  * out. Everything else, previous_response_id chaining included, is untouched: the prefix items are
  * the same on every turn of a chat, so a continuation still extends its chain.
  */
-export function toLiteShape(plan: { readonly headers: Record<string, string>; readonly body: Json }, transport: ProviderATransportKind): { headers: Record<string, string>; body: Json } {
+export function toLiteShape(
+  plan: { readonly headers: Record<string, string>; readonly body: Json },
+  transport: ProviderATransportKind,
+): { headers: Record<string, string>; body: Json } {
   const { instructions, tools, ...rest } = plan.body;
   const prefix: Json[] = [];
   const toolList = Array.isArray(tools) ? (tools as Json[]) : [];
   const functions = toolList.filter((tool) => NAMESPACED_TYPES.has(String(tool.type)));
   const namespaces = toolList.filter((tool) => tool.type === 'namespace');
   if (functions.length > 0 || namespaces.length > 0) {
-    const entries = functions.length > 0 ? [{ type: 'namespace', name: 'functions', description: '', tools: functions }, ...namespaces] : namespaces;
+    const entries =
+      functions.length > 0
+        ? [{ type: 'namespace', name: 'functions', description: '', tools: functions }, ...namespaces]
+        : namespaces;
     prefix.push({ type: 'additional_tools', role: 'developer', tools: entries });
   }
   if (typeof instructions === 'string' && instructions !== '') {
@@ -57,7 +63,7 @@ export function toLiteShape(plan: { readonly headers: Record<string, string>; re
   }
   if (body.reasoning === undefined) body.reasoning = { context: 'all_turns' };
   const headers = { ...plan.headers };
-  if (transport === 'ws') body.client_metadata = { ...((rest.client_metadata as Json | undefined) ?? {}), [LITE_METADATA_KEY]: 'true' };
+  if (transport === 'ws') body.client_metadata = { ...(rest.client_metadata ?? {}), [LITE_METADATA_KEY]: 'true' };
   else headers[LITE_HEADER] = 'true';
   return { headers, body };
 }

@@ -14,18 +14,29 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const version = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/@openai/codex/package.json'), 'utf8')).version;
 const fixtures = path.join(root, 'test/fixtures/codex-oracle');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-oracle-check-'));
 const write = process.argv.includes('--write');
 
 /** Connection mechanics of the HTTP and WebSocket libraries, not part of what the backend reads. */
-const MECHANICS = new Set(['host', 'connection', 'upgrade', 'sec-websocket-version', 'sec-websocket-key', 'sec-websocket-extensions', 'content-length']);
+const MECHANICS = new Set([
+  'host',
+  'connection',
+  'upgrade',
+  'sec-websocket-version',
+  'sec-websocket-key',
+  'sec-websocket-extensions',
+  'content-length',
+]);
 
 function capture(env, name) {
   const out = path.join(scratch, name);
-  const run = spawnSync(process.execPath, [path.join(root, 'scripts/capture-codex-oracle.mjs')], { env: { ...process.env, ...env, ORACLE_OUT: out }, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [path.join(root, 'scripts/capture-codex-oracle.mjs')], {
+    env: { ...process.env, ...env, ORACLE_OUT: out },
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`capture ${name} failed: ${run.stderr}`);
   return JSON.parse(fs.readFileSync(out, 'utf8'));
 }
@@ -33,14 +44,37 @@ function capture(env, name) {
 const typeOf = (value) => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value);
 /** One line per request: its kind, header names, and `key:type` of the body and its nested objects. */
 function signature(entry) {
-  const headers = entry.headers ? Object.keys(entry.headers).filter((name) => !MECHANICS.has(name)).sort() : [];
+  const headers = entry.headers
+    ? Object.keys(entry.headers)
+        .filter((name) => !MECHANICS.has(name))
+        .sort()
+    : [];
   const body = entry.body && typeof entry.body === 'object' ? entry.body : {};
-  const keys = Object.entries(body).map(([key, value]) => `${key}:${typeOf(value)}`).sort();
-  const nested = ['reasoning', 'text', 'client_metadata'].flatMap((key) => (body[key] && typeof body[key] === 'object' ? Object.entries(body[key]).map(([inner, value]) => `${key}.${inner}:${typeOf(value)}`) : [])).sort();
-  const items = Array.isArray(body.input) ? body.input.map((item) => `${item.type}${item.role ? `:${item.role}` : ''}`) : [];
-  return JSON.stringify({ kind: entry.kind, method: entry.method, path: (entry.url ?? '').split('?')[0], query: (entry.url ?? '').split('?')[1], headers, keys: [...keys, ...nested], items });
+  const keys = Object.entries(body)
+    .map(([key, value]) => `${key}:${typeOf(value)}`)
+    .sort();
+  const nested = ['reasoning', 'text', 'client_metadata']
+    .flatMap((key) =>
+      body[key] && typeof body[key] === 'object'
+        ? Object.entries(body[key]).map(([inner, value]) => `${key}.${inner}:${typeOf(value)}`)
+        : [],
+    )
+    .sort();
+  const items = Array.isArray(body.input)
+    ? body.input.map((item) => `${item.type}${item.role ? `:${item.role}` : ''}`)
+    : [];
+  return JSON.stringify({
+    kind: entry.kind,
+    method: entry.method,
+    path: (entry.url ?? '').split('?')[0],
+    query: (entry.url ?? '').split('?')[1],
+    headers,
+    keys: [...keys, ...nested],
+    items,
+  });
 }
-const signatures = (doc) => doc.transcript.filter((entry) => ['http', 'ws-handshake', 'ws-message'].includes(entry.kind)).map(signature);
+const signatures = (doc) =>
+  doc.transcript.filter((entry) => ['http', 'ws-handshake', 'ws-message'].includes(entry.kind)).map(signature);
 
 let drift = 0;
 function compare(label, committed, fresh) {
@@ -50,23 +84,34 @@ function compare(label, committed, fresh) {
   for (let index = 0; index < length; index += 1) {
     if (want[index] === got[index]) continue;
     drift += 1;
-    process.stdout.write(`DRIFT ${label} request #${index + 1}\n  committed: ${want[index] ?? '(none)'}\n  fresh:     ${got[index] ?? '(none)'}\n`);
+    process.stdout.write(
+      `DRIFT ${label} request #${index + 1}\n  committed: ${want[index] ?? '(none)'}\n  fresh:     ${got[index] ?? '(none)'}\n`,
+    );
   }
-  if (length === 0 || want.every((line, index) => line === got[index])) process.stdout.write(`ok    ${label} (${want.length} requests)\n`);
+  if (length === 0 || want.every((line, index) => line === got[index]))
+    process.stdout.write(`ok    ${label} (${want.length} requests)\n`);
 }
 
 const RUNS = [
   { file: `codex-${version}.gpt-5.5.capture.json`, env: { ORACLE_MODEL: 'gpt-5.5' } },
   { file: `codex-${version}.gpt-5.5.http.capture.json`, env: { ORACLE_MODEL: 'gpt-5.5', ORACLE_TRANSPORT: 'http' } },
   { file: `codex-${version}.gpt-6.1-sol.capture.json`, env: { ORACLE_MODEL: 'gpt-6.1-sol' } },
-  { file: `codex-${version}.gpt-6.1-sol.http.capture.json`, env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_TRANSPORT: 'http' } },
-  { file: `codex-${version}.gpt-6.1-sol.models-served.capture.json`, env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_SERVE_MODELS: '1' } },
+  {
+    file: `codex-${version}.gpt-6.1-sol.http.capture.json`,
+    env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_TRANSPORT: 'http' },
+  },
+  {
+    file: `codex-${version}.gpt-6.1-sol.models-served.capture.json`,
+    env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_SERVE_MODELS: '1' },
+  },
 ];
 for (const run of RUNS) {
   const committedPath = path.join(fixtures, run.file);
   if (!fs.existsSync(committedPath)) {
     drift += 1;
-    process.stdout.write(`DRIFT ${run.file}: no committed fixture for CLI ${version} (capture it with scripts/capture-codex-oracle.mjs)\n`);
+    process.stdout.write(
+      `DRIFT ${run.file}: no committed fixture for CLI ${version} (capture it with scripts/capture-codex-oracle.mjs)\n`,
+    );
     continue;
   }
   compare(run.file, JSON.parse(fs.readFileSync(committedPath, 'utf8')), capture(run.env, run.file));
@@ -79,22 +124,44 @@ for (const model of ['gpt-6.1-sol', 'gpt-5.5']) {
   efforts[model] = {};
   for (const effort of bundled.find((entry) => entry.slug === model).supported_reasoning_levels) {
     const doc = capture({ ORACLE_MODEL: model, ORACLE_EFFORT: effort }, `${model}.${effort}.json`);
-    const sampling = doc.transcript.filter((entry) => entry.kind === 'ws-message' && entry.body && entry.body.generate !== false);
-    const wire = [...new Set(sampling.map((entry) => JSON.stringify(entry.body.reasoning)))].map((text) => JSON.parse(text));
-    const lite = sampling.every((entry) => entry.body.client_metadata?.ws_request_header_x_openai_internal_codex_responses_lite === 'true');
+    const sampling = doc.transcript.filter(
+      (entry) => entry.kind === 'ws-message' && entry.body && entry.body.generate !== false,
+    );
+    const wire = [...new Set(sampling.map((entry) => JSON.stringify(entry.body.reasoning)))].map((text) =>
+      JSON.parse(text),
+    );
+    const lite = sampling.every(
+      (entry) => entry.body.client_metadata?.ws_request_header_x_openai_internal_codex_responses_lite === 'true',
+    );
     efforts[model][effort] = { reasoning: wire.length === 1 ? wire[0] : wire, shape: lite ? 'lite' : 'classic' };
   }
 }
 const effortsFile = path.join(fixtures, `codex-${version}.efforts.json`);
-const table = { note: 'reasoning sent by the pinned CLI per model_reasoning_effort setting; written by scripts/oracle/check-codex-oracle.mjs --write', codex_version: version, efforts };
+const table = {
+  note: 'reasoning sent by the pinned CLI per model_reasoning_effort setting; written by scripts/check-codex-oracle.mjs --write',
+  codex_version: version,
+  efforts,
+};
 if (write) {
   fs.writeFileSync(effortsFile, JSON.stringify(table, null, 2) + '\n');
   process.stdout.write(`wrote ${effortsFile}\n`);
-} else if (!fs.existsSync(effortsFile) || JSON.stringify(JSON.parse(fs.readFileSync(effortsFile, 'utf8')).efforts) !== JSON.stringify(efforts)) {
+} else if (
+  !fs.existsSync(effortsFile) ||
+  JSON.stringify(JSON.parse(fs.readFileSync(effortsFile, 'utf8')).efforts) !== JSON.stringify(efforts)
+) {
   drift += 1;
   process.stdout.write(`DRIFT efforts: the CLI now sends\n${JSON.stringify(efforts, null, 2)}\n`);
-} else process.stdout.write(`ok    efforts (${Object.keys(efforts).map((model) => `${model}: ${Object.keys(efforts[model]).join(', ')}`).join('; ')})\n`);
+} else
+  process.stdout.write(
+    `ok    efforts (${Object.keys(efforts)
+      .map((model) => `${model}: ${Object.keys(efforts[model]).join(', ')}`)
+      .join('; ')})\n`,
+  );
 
 fs.rmSync(scratch, { recursive: true, force: true });
-process.stdout.write(drift === 0 ? `no drift against Codex CLI ${version}\n` : `${drift} difference(s): re-capture the fixtures and update the gateway (docs/providers.md)\n`);
+process.stdout.write(
+  drift === 0
+    ? `no drift against Codex CLI ${version}\n`
+    : `${drift} difference(s): re-capture the fixtures and update the gateway (docs/providers.md)\n`,
+);
 process.exit(drift === 0 ? 0 : 1);
