@@ -59,8 +59,7 @@ export class ModelCatalog {
   /** Upstream models a family refused for its login (model errors); not listed until it lists them again. */
   private readonly dropped = new Map<ProviderId, Set<string>>();
   private readonly bundledInfos: ReadonlyMap<string, UpstreamModelInfo>;
-  /** Bumped on every change, so the model list route can cache its body per revision. */
-  revision = 0;
+  private changes = 0;
 
   constructor(
     /** Every row of the file, disabled families included (the structured allowlist tells a disabled id from an unknown one). */
@@ -73,6 +72,11 @@ export class ModelCatalog {
   ) {
     this.bundledInfos = new Map(upstreamModels.map((info) => [info.slug, info]));
     this.state = this.build();
+  }
+
+  /** Bumped on every change, so the model list route can cache its body per revision. */
+  get revision(): number {
+    return this.changes;
   }
 
   /** Rows of the enabled families: what `resolve` knows. */
@@ -169,7 +173,7 @@ export class ModelCatalog {
     }
     const isDropped = (entry: CatalogEntry) => this.dropped.get(entry.provider)?.has(entry.upstream_model) ?? false;
     const listed = entries.filter((entry) => isListed(entry, infos.get(entry.upstream_model), isDropped(entry)));
-    this.revision += 1;
+    this.changes += 1;
     return { entries, byId: new Map(entries.map((entry) => [entry.id, entry])), infos, listed };
   }
 
