@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
@@ -9,7 +10,6 @@ import type { ChatEvent, UsageEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import { ModelCatalog } from '../../models/model-catalog';
-import { PinoLogger } from 'nestjs-pino';
 import type { CallContext, ChatRequest, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../provider-adapter';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { UpstreamProxy } from '../shared/upstream-proxy';
