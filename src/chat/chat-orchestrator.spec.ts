@@ -111,7 +111,7 @@ describe(ChatOrchestrator.name, () => {
     await orchestrator.run(command({ ...toolTurn, conversation_id: 'conv-7' }), readAll);
     const [request] = adapter.requests;
     expect(request.conversationId).toBe('chat:body:conversation_id=conv-7');
-    expect(Object.keys(request).sort()).toEqual(['conversationId', 'faithful', 'messages', 'model', 'parallelToolCalls', 'sampling', 'toolChoice', 'tools']);
+    expect(Object.keys(request).sort()).toEqual(['conversationId', 'faithful', 'messages', 'model', 'parallelToolCalls', 'responseFormat', 'sampling', 'toolChoice', 'tools']);
   });
 
   it('closes the adapter events when the renderer never read them (the client left before the first chunk)', async () => {
@@ -191,5 +191,35 @@ describe(ChatOrchestrator.name, () => {
     const error = orchestrator.rejected(new GatewayError('invalid_request'), logger);
     expect(error).toMatchObject({ code: 'invalid_request' });
     expect(completions()).toEqual([expect.objectContaining({ status: 400, provider: 'none', error_code: 'invalid_request' })]);
+  });
+
+  describe('request parameters (chat-parameters.ts)', () => {
+    const plain = { model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] };
+
+    it('hands provider_a only what it honours: response_format yes; temperature, max_tokens and stop no', async () => {
+      const adapter = new FakeAdapter({ events: reply });
+      const { orchestrator, command } = setup(adapter);
+      const schema = { type: 'object', properties: {}, additionalProperties: false };
+      await orchestrator.run(command({ ...plain, temperature: 0.2, max_tokens: 5, seed: 3, stop: ['x'], response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } } }), readAll);
+      const [request] = adapter.requests;
+      expect(request.sampling).toEqual({ responseFormat: { type: 'json_schema', name: 'answer', schema, strict: true } });
+      expect(request.responseFormat).toEqual({ type: 'json_schema', name: 'answer', schema, strict: true });
+    });
+
+    it('cuts provider_a text at a stop sequence split across deltas, ends with stop and closes the upstream turn', async () => {
+      const adapter = new FakeAdapter({
+        events: [
+          { type: 'text-delta', text: 'one two EN' },
+          { type: 'text-delta', text: 'D three' },
+          { type: 'usage', usage: { promptTokens: 3, completionTokens: 1, totalTokens: 4 } },
+          { type: 'finish', reason: 'stop' },
+        ],
+      });
+      const { orchestrator, command } = setup(adapter);
+      const seen = await orchestrator.run(command({ ...plain, stop: 'END' }), readAll);
+      expect(seen).toEqual([{ type: 'text-delta', text: 'one two ' }, { type: 'finish', reason: 'stop' }]);
+      expect(adapter.pulled).toBe(2);
+      expect(adapter.closed).toBeGreaterThanOrEqual(1);
+    });
   });
 });

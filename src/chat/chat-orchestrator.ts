@@ -9,14 +9,17 @@ import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
+import { GatewayError } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { CallContext, ChatRequest } from '../providers/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/queue-key';
+import { ENFORCED_STOP, familyRefusal, upstreamParameters } from './chat-parameters';
 import type { ParsedChatBody } from './chat-request.parser';
 import type { ConversationId } from './conversation-id';
 import { manageContext } from './context/context-manager';
+import { stopAtSequences } from './stop-sequences';
 
 /** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
 export interface ChatCommand {
@@ -86,9 +89,14 @@ export class ChatOrchestrator {
     const { request, signal, requestId, logger } = command;
     const route = this.registry.resolve(request.model, { reasoningEffort: request.reasoningEffort, verbosity: request.verbosity });
     telemetry.modelResolved(route.model);
+    const provider = route.model.provider;
+    // What the family cannot serve is refused before the queue and any upstream call.
+    const refusal = familyRefusal(provider, request.parameters);
+    if (refusal) throw new GatewayError('unsupported_parameter', { param: refusal.param, publicMessage: refusal.message });
+    const parameters = upstreamParameters(provider, request.parameters);
     const messages = this.manageContext(request, logger);
     const slot = await this.queue.admit({
-      provider: route.model.provider,
+      provider,
       toolTurn: isToolTurn(request),
       key: command.queueKey,
       signal,
@@ -104,13 +112,17 @@ export class ChatOrchestrator {
         toolChoice: request.toolChoice,
         parallelToolCalls: request.parallelToolCalls,
         faithful: request.faithful,
-        sampling: request.sampling,
+        sampling: parameters,
+        responseFormat: parameters.responseFormat,
         conversationId: command.conversation.value,
       };
       const context: CallContext = { signal, requestId, logger, retried: (code) => telemetry.upstreamRetry(code) };
       const accepted = request.stream ? await route.adapter.stream(chatRequest, context) : await route.adapter.complete(chatRequest, context);
       events = accepted[Symbol.asyncIterator]();
-      const { outcome, result } = await render(observed(events, telemetry));
+      const stops = request.parameters.stop;
+      const seen = observed(events, telemetry);
+      // chat-parameters.ts: families whose upstream cannot stop get the gateway's cut.
+      const { outcome, result } = await render(stops && ENFORCED_STOP[provider] ? stopAtSequences(seen, stops) : seen);
       telemetry.countUsage();
       if (outcome.clientGone || signal.aborted) {
         telemetry.finished({ status: 499, errorCode: 'canceled' });
