@@ -56,6 +56,8 @@ export interface ChatParameter {
   /** Where a well-formed value goes among the values adapters receive, and its parsed form. */
   readonly key?: ParameterKey;
   readonly read?: (value: unknown) => unknown;
+  /** Another field filling the same key wins over this one (`max_tokens` yields to `max_completion_tokens`). */
+  readonly yields?: true;
   readonly families: Readonly<Record<ProviderId, Fate>>;
 }
 
@@ -142,8 +144,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
   { name: 'functions', type: 'array', unsupported: (value) => (Array.isArray(value) && value.length === 0 ? undefined : 'the deprecated functions are not supported; send tools'), families: everywhere(refused('a non-empty list (the deprecated form of `tools`)')) },
   { name: 'logit_bias', type: 'object', invalid: object, unsupported: (value) => (Object.keys(value as object).length === 0 ? undefined : 'logit_bias is not supported: no upstream family takes token biases'), families: everywhere(refused('a non-empty map: no upstream takes token biases')) },
   { name: 'logprobs', type: 'boolean', invalid: boolean, unsupported: (value) => (value === true ? 'logprobs are not supported: no upstream family returns token log probabilities' : undefined), families: everywhere(refused('`true`: no family returns token log probabilities (`false` is fine)')) },
-  { name: 'max_tokens', type: 'integer ≥ 1', invalid: positiveInteger, key: 'maxTokens', read: (value) => value, families: { provider_a: ignored(LIMIT_NOT_TAKEN), provider_b: honoured('`generationConfig.maxOutputTokens` (`max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`'), provider_c: ignored(LIMIT_NOT_TAKEN) } },
-  // After max_tokens on purpose: when both are sent, max_completion_tokens (the current name) wins.
+  { name: 'max_tokens', type: 'integer ≥ 1', invalid: positiveInteger, key: 'maxTokens', read: (value) => value, yields: true, families: { provider_a: ignored(LIMIT_NOT_TAKEN), provider_b: honoured('`generationConfig.maxOutputTokens` (`max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`'), provider_c: ignored(LIMIT_NOT_TAKEN) } },
   { name: 'max_completion_tokens', type: 'integer ≥ 1', invalid: positiveInteger, key: 'maxTokens', read: (value) => value, families: { provider_a: ignored(LIMIT_NOT_TAKEN), provider_b: honoured('`generationConfig.maxOutputTokens`; a cut answer ends with `finish_reason: "length"`'), provider_c: ignored(LIMIT_NOT_TAKEN) } },
   { name: 'metadata', type: 'object', families: everywhere(ignored(`tags for stored completions: ${NOTHING_STORED}`)) },
   { name: 'modalities', type: 'array of strings', unsupported: (value) => (Array.isArray(value) && value.every((item) => item === 'text') ? undefined : 'only the text modality is supported'), families: everywhere(refused('anything but `["text"]`: answers are text only')) },
@@ -188,8 +189,10 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
 
 // ── Derived views (computed once) ─────────────────────────────────────────────────────
 
-/** The entries the parser must look at: those with a rule, a refusal or a value to read. */
-export const CHECKED_PARAMETERS: readonly ChatParameter[] = CHAT_PARAMETERS.filter((entry) => entry.invalid ?? entry.unsupported ?? entry.key);
+/** The entries the parser must look at (a rule, a refusal or a value to read), by field name. */
+export const CHECKED_PARAMETERS: ReadonlyMap<string, ChatParameter> = new Map(
+  CHAT_PARAMETERS.filter((entry) => entry.invalid ?? entry.unsupported ?? entry.key).map((entry) => [entry.name, entry]),
+);
 
 const byFamily = <T>(make: (provider: ProviderId) => T): Record<ProviderId, T> =>
   Object.fromEntries(PROVIDER_IDS.map((provider) => [provider, make(provider)])) as Record<ProviderId, T>;

@@ -56,21 +56,24 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
 const NO_PARAMETERS: ChatParameterValues = Object.freeze({});
 
 /**
- * The parameter table's rules over the fields the client sent, in table order: a value breaking
- * its shape rule is 400 `invalid_request`, one no family can serve 400 `unsupported_parameter`,
- * both with `param` naming the field. Absent and `null` fields cost one property read each and
- * allocate nothing; the values object is created only when a field carries one.
+ * The parameter table's rules over the fields the client sent: a value breaking its shape rule is
+ * 400 `invalid_request`, one no family can serve 400 `unsupported_parameter`, both with `param`
+ * naming the field. The loop runs over the body's own keys (a handful) rather than the table (a
+ * few dozen rows), so absent fields cost nothing and allocate nothing; the values object is
+ * created only when a field carries one.
  */
 function readParameters(raw: Record<string, unknown>): ChatParameterValues {
   let values: Record<string, unknown> | undefined;
-  for (const entry of CHECKED_PARAMETERS) {
-    const value = raw[entry.name];
+  for (const name in raw) {
+    const entry = CHECKED_PARAMETERS.get(name);
+    if (entry === undefined) continue;
+    const value = raw[name];
     if (value === undefined || value === null) continue;
     const broken = entry.invalid?.(value);
     if (broken !== undefined) throw new GatewayError('invalid_request', { publicMessage: `${entry.name} ${broken}`, param: entry.name });
     const unsupported = entry.unsupported?.(value);
     if (unsupported !== undefined) throw new GatewayError('unsupported_parameter', { publicMessage: unsupported, param: entry.name });
-    if (entry.key === undefined) continue;
+    if (entry.key === undefined || (entry.yields && values?.[entry.key] !== undefined)) continue;
     const read = entry.read!(value);
     if (read === undefined) continue;
     values ??= {};
