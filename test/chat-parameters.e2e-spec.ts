@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { contents, finishReason, streamChat } from './support/chat-sse';
-import { fakeUpstream } from './support/client-scenarios';
+import { fakeUpstream, FakeUpstream } from './support/client-scenarios';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { FakeAnthropicApi, textReply as claudeTextReply } from './support/fake-anthropic-api';
 import { FakeProviderA } from './support/fake-provider-a';
@@ -42,16 +42,16 @@ async function refusal(call: Promise<unknown>): Promise<BadRequest> {
 const client = (gateway: TestGateway) => new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test', maxRetries: 0, timeout: 20_000 });
 
 /** Every SDK way to ask for the City object: parse(), a streamed create() and the stream helper. */
-function describeStructuredOutput(model: () => string, gateway: () => TestGateway, upstreamFormats: () => unknown[]): void {
+function describeStructuredOutput(model: string, gateway: () => TestGateway, upstreamFormats: () => unknown[]): void {
   it('chat.completions.parse() with a Zod schema returns the parsed object', async () => {
-    const completion = await client(gateway()).chat.completions.parse({ model: model(), messages: ASK, response_format: CITY_FORMAT, temperature: 0.2, max_tokens: 200 });
+    const completion = await client(gateway()).chat.completions.parse({ model, messages: ASK, response_format: CITY_FORMAT, temperature: 0.2, max_tokens: 200 });
     expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
     expect(completion.choices[0].finish_reason).toBe('stop');
     expect(upstreamFormats()).toHaveLength(1);
   });
 
   it('chat.completions.stream() with a Zod schema: finalChatCompletion() carries the parsed object', async () => {
-    const stream = client(gateway()).chat.completions.stream({ model: model(), messages: ASK, response_format: CITY_FORMAT, stream_options: { include_usage: true } });
+    const stream = client(gateway()).chat.completions.stream({ model, messages: ASK, response_format: CITY_FORMAT, stream_options: { include_usage: true } });
     const deltas: string[] = [];
     stream.on('content.delta', ({ delta }) => deltas.push(delta));
     const completion = await stream.finalChatCompletion();
@@ -60,7 +60,7 @@ function describeStructuredOutput(model: () => string, gateway: () => TestGatewa
   });
 
   it('json_object mode, streamed with create(), gives JSON content', async () => {
-    const stream = await client(gateway()).chat.completions.create({ model: model(), messages: ASK, response_format: { type: 'json_object' }, stream: true });
+    const stream = await client(gateway()).chat.completions.create({ model, messages: ASK, response_format: { type: 'json_object' }, stream: true });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(JSON.parse(text)).toEqual({ city: 'Paris', population: 2_100_000 });
@@ -68,14 +68,28 @@ function describeStructuredOutput(model: () => string, gateway: () => TestGatewa
 }
 
 /** The refusals no family can serve, answered before any upstream call. */
-function describeRefusals(model: () => string, gateway: () => TestGateway, upstreamCalls: () => number): void {
+function describeRefusals(model: string, gateway: () => TestGateway, upstreamCalls: () => number): void {
   it('n: 2 is a 400 in the OpenAI shape with param "n", before any upstream call', async () => {
-    const error = await refusal(client(gateway()).chat.completions.create({ model: model(), messages: ASK, n: 2 }));
+    const error = await refusal(client(gateway()).chat.completions.create({ model, messages: ASK, n: 2 }));
     expect(error.error).toEqual({ message: expect.stringContaining('n must be 1'), type: 'invalid_request_error', code: 'unsupported_parameter', param: 'n' });
-    const badType = await refusal(client(gateway()).chat.completions.create({ model: model(), messages: ASK, temperature: 'hot' as unknown as number }));
+    const badType = await refusal(client(gateway()).chat.completions.create({ model, messages: ASK, temperature: 'hot' as unknown as number }));
     expect(badType.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'temperature' });
     expect(upstreamCalls()).toBe(0);
   });
+}
+
+/** Starts the fake and its gateway for the enclosing describe; before each test resets the fake and arms its responder. */
+function useGateway<F extends { reset(): void; close(): Promise<void> }>(upstream: FakeUpstream<F>, arm: (fake: F) => void): () => TestGateway {
+  let gateway: TestGateway | undefined;
+  beforeAll(async () => {
+    gateway = await upstream.start();
+  });
+  afterAll(() => upstream.stop());
+  beforeEach(() => {
+    upstream.fake.reset();
+    arm(upstream.fake);
+  });
+  return () => gateway!;
 }
 
 describe('provider_a: response_format, refusals and stop sequences', () => {
@@ -84,26 +98,20 @@ describe('provider_a: response_format, refusals and stop sequences', () => {
     startFake: () => FakeProviderA.start(),
     settings: (fake, home) => ({ ...providerASettings(fake, home, { transport: 'ws' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_TIMEOUT: '8s' }),
   });
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    gateway = await upstream.start();
-  });
-  afterAll(() => upstream.stop());
-  beforeEach(() => {
-    upstream.fake.reset();
-    // JSON only when the Responses body carries text.format (the real backend then holds the model to it).
-    upstream.fake.respondWith((body) => {
+  // JSON only when the Responses body carries text.format (the real backend then holds the model to it).
+  const gateway = useGateway(upstream, (fake) =>
+    fake.respondWith((body) => {
       const asked = (body.text as { format?: unknown } | undefined)?.format !== undefined;
       return [created(), ...(asked ? CITY_JSON : PROSE).map((piece) => textDelta(piece)), completed()];
-    });
-  });
+    }),
+  );
   const formats = () => upstream.fake.requests().map((request) => (request.body?.text as { format?: unknown } | undefined)?.format).filter((format) => format !== undefined);
 
-  describeStructuredOutput(() => 'gpt-5.6-sol', () => gateway, formats);
-  describeRefusals(() => 'gpt-5.6-sol', () => gateway, () => upstream.fake.requests().length);
+  describeStructuredOutput('gpt-5.6-sol', gateway, formats);
+  describeRefusals('gpt-5.6-sol', gateway, () => upstream.fake.requests().length);
 
   it('sends the schema as text.format the way codex exec --output-schema does, and never a sampling field or output cap', async () => {
-    await client(gateway).chat.completions.parse({ model: 'gpt-5.6-sol', messages: ASK, response_format: CITY_FORMAT, temperature: 0, top_p: 0.5, max_completion_tokens: 99, seed: 1 });
+    await client(gateway()).chat.completions.parse({ model: 'gpt-5.6-sol', messages: ASK, response_format: CITY_FORMAT, temperature: 0, top_p: 0.5, max_completion_tokens: 99, seed: 1 });
     const [request] = upstream.fake.requests();
     // The fake refuses max_output_tokens, temperature and top_p as the backend does; it saw none.
     expect(request.violation).toBeUndefined();
@@ -113,12 +121,12 @@ describe('provider_a: response_format, refusals and stop sequences', () => {
 
   it('a stop sequence split across two upstream deltas never reaches the client (stream and not)', async () => {
     upstream.fake.respondWith(() => [created(), textDelta('Hello wor'), textDelta('ld<EN'), textDelta('D> and more'), completed()]);
-    const streamed = await streamChat(gateway, { model: 'gpt-5.6-sol', messages: ASK, stop: ['<END>', 'zzz'] });
+    const streamed = await streamChat(gateway(), { model: 'gpt-5.6-sol', messages: ASK, stop: ['<END>', 'zzz'] });
     expect(contents(streamed).join('')).toBe('Hello world');
     expect(streamed.raw).not.toContain('<EN');
     expect(finishReason(streamed)).toBe('stop');
     expect(streamed.done).toBe(true);
-    const completion = await client(gateway).chat.completions.create({ model: 'gpt-5.6-sol', messages: ASK, stop: '<END>' });
+    const completion = await client(gateway()).chat.completions.create({ model: 'gpt-5.6-sol', messages: ASK, stop: '<END>' });
     expect(completion.choices[0].message.content).toBe('Hello world');
     expect(completion.choices[0].finish_reason).toBe('stop');
   });
@@ -130,28 +138,21 @@ describe('provider_b: response_format and sampling upstream', () => {
     startFake: () => FakeCodeAssist.start(),
     settings: (fake, home) => ({ ...providerBSettings(fake, home, { project: 'fake-project' }), GATEWAY_PROVIDERS: 'provider_b', PROVIDER_B_TIMEOUT: '8s' }),
   });
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    gateway = await upstream.start();
-  });
-  afterAll(() => upstream.stop());
-  beforeEach(() => {
-    upstream.fake.reset();
-    // JSON only when generationConfig asks for it the way Gemini CLI's generateJson does.
-    upstream.fake.respondWith((body) => {
-      const config = body?.request?.generationConfig ?? {};
-      const asked = config.responseMimeType === 'application/json';
+  // JSON only when generationConfig asks for it the way Gemini CLI's generateJson does.
+  const gateway = useGateway(upstream, (fake) =>
+    fake.respondWith((body) => {
+      const asked = body?.request?.generationConfig?.responseMimeType === 'application/json';
       return [...(asked ? CITY_JSON : PROSE).map((piece) => textFrame(piece)), finishFrame('STOP', { prompt: 5, candidates: 3, total: 8 })];
-    });
-  });
+    }),
+  );
   const generateRequests = () => [...upstream.fake.requests('streamGenerateContent'), ...upstream.fake.requests('generateContent')];
   const formats = () => generateRequests().map((request) => request.body.request.generationConfig?.responseJsonSchema).filter((schema) => schema !== undefined);
 
-  describeStructuredOutput(() => 'gemini-2.5-pro', () => gateway, formats);
-  describeRefusals(() => 'gemini-2.5-pro', () => gateway, () => generateRequests().length);
+  describeStructuredOutput('gemini-2.5-pro', gateway, formats);
+  describeRefusals('gemini-2.5-pro', gateway, () => generateRequests().length);
 
   it('sends responseMimeType + responseJsonSchema and the sampling fields Code Assist takes', async () => {
-    await client(gateway).chat.completions.parse({ model: 'gemini-2.5-pro', messages: ASK, response_format: CITY_FORMAT, temperature: 0.2, top_p: 0.5, max_completion_tokens: 99, seed: 7, stop: ['END'] });
+    await client(gateway()).chat.completions.parse({ model: 'gemini-2.5-pro', messages: ASK, response_format: CITY_FORMAT, temperature: 0.2, top_p: 0.5, max_completion_tokens: 99, seed: 7, stop: ['END'] });
     const [request] = generateRequests();
     expect(request.body.request.generationConfig).toEqual({
       thinkingConfig: { includeThoughts: true },
