@@ -206,7 +206,7 @@ export function fateOf(provider: ProviderId, name: string): Fate | undefined {
   return CHAT_PARAMETERS.find((entry) => entry.name === name)?.families[provider];
 }
 
-/** Whether the chat layer itself must do what `name` asks on this family. */
+/** Per family: whether the chat layer cuts the answer at `stop` itself (the upstream cannot stop). */
 export const ENFORCED_STOP = byFamily((provider) => fateOf(provider, 'stop')?.fate === 'enforced');
 
 /**
