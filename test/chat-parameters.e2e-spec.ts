@@ -167,7 +167,7 @@ describe('provider_b: response_format and sampling upstream', () => {
   });
 });
 
-describe('provider_c: response_format refused, stop enforced by the gateway', () => {
+describe('provider_c: response_format and stop enforced by the gateway', () => {
   let home: string;
   let api: FakeAnthropicApi;
   let gateway: TestGateway;
@@ -182,12 +182,34 @@ describe('provider_c: response_format refused, stop enforced by the gateway', ()
     fs.rmSync(home, { recursive: true, force: true });
   });
 
-  it('parse() and stream() with a Zod schema fail with a 400 naming response_format, and no CLI runs', async () => {
-    const parse = await refusal(client(gateway).chat.completions.parse({ model: 'claude-fable-5', messages: ASK, response_format: CITY_FORMAT }));
-    expect(parse.error).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_parameter', param: 'response_format' });
-    const stream = await refusal(client(gateway).chat.completions.stream({ model: 'claude-fable-5', messages: ASK, response_format: { type: 'json_object' } }).finalChatCompletion());
-    expect(stream.error).toMatchObject({ param: 'response_format' });
-    expect(api.messages()).toHaveLength(0);
+  const usage = { input_tokens: 3, output_tokens: 4 };
+  const fencedCity = ['```json\n{"city":"Pa', 'ris","population":', '2100000}\n```'];
+
+  it('parse() with a Zod schema returns the parsed object: the schema went into the prompt, only the object comes back', async () => {
+    api.enqueue(claudeTextReply(fencedCity, usage));
+    const completion = await client(gateway).chat.completions.parse({ model: 'claude-fable-5', messages: ASK, response_format: CITY_FORMAT });
+    expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
+    expect(completion.choices[0].message.content).toBe('{"city":"Paris","population":2100000}');
+    expect(JSON.stringify(api.messages().at(-1)?.body)).toContain(JSON.stringify(JSON.stringify(CITY_FORMAT.json_schema.schema)).slice(1, -1));
+  });
+
+  it('stream() with a Zod schema asks again after prose and streams only the valid object', async () => {
+    api.enqueue(claudeTextReply(PROSE, usage), claudeTextReply(fencedCity, usage));
+    const before = api.messages().length;
+    const stream = client(gateway).chat.completions.stream({ model: 'claude-fable-5', messages: ASK, response_format: CITY_FORMAT });
+    const deltas: string[] = [];
+    stream.on('content.delta', ({ delta }) => deltas.push(delta));
+    const completion = await stream.finalChatCompletion();
+    expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
+    expect(deltas.join('')).not.toContain('Sure');
+    expect(api.messages().length - before).toBe(2);
+  });
+
+  it('three answers that are not the object end in 422 output_validation_failed, nothing streamed', async () => {
+    api.enqueue(claudeTextReply(PROSE, usage), claudeTextReply(PROSE, usage), claudeTextReply(['{"city":"Paris"}'], usage));
+    const streamed = await streamChat(gateway, { model: 'claude-fable-5', messages: ASK, response_format: CITY_FORMAT });
+    expect(streamed.status).toBe(422);
+    expect(streamed.body).toEqual({ error: { message: expect.stringContaining('response_format'), type: 'upstream_error', code: 'output_validation_failed', param: null } });
   });
 
   it('a stop sequence split across two deltas of the CLI never reaches the client', async () => {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
 import { GatewayError } from '../core/gateway.error';
 import { PROVIDER_IDS } from '../core/provider-id';
-import { CHAT_PARAMETERS, familyRefusal, upstreamParameters } from './chat-parameters';
+import { CHAT_PARAMETERS, ChatParameter, familyRefusal, familyRefusals, upstreamParameters } from './chat-parameters';
 import { parseChatBody } from './chat-request.parser';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -127,10 +127,13 @@ describe('per-family translation', () => {
     expect(upstreamParameters('provider_c', values)).toEqual({});
   });
 
-  it('refuses JSON output on provider_c only, naming response_format', () => {
-    expect(familyRefusal('provider_a', values)).toBeUndefined();
-    expect(familyRefusal('provider_b', values)).toBeUndefined();
-    expect(familyRefusal('provider_c', values)).toMatchObject({ param: 'response_format' });
-    expect(familyRefusal('provider_c', { temperature: 1 })).toBeUndefined();
+  it('refuses a value on the families whose fate for it is refused, naming the field', () => {
+    const table: ChatParameter[] = [{ name: 'seed', type: 'integer', key: 'seed', families: { provider_a: { fate: 'refused', note: 'no seed here' }, provider_b: { fate: 'honoured', note: 'seed' }, provider_c: { fate: 'ignored', note: 'no seed there' } } }];
+    const refusal = familyRefusals(table);
+    expect(refusal('provider_a', { seed: 1 })).toEqual({ param: 'seed', message: 'seed is not supported by provider_a models: no seed here' });
+    expect(refusal('provider_a', { temperature: 1 })).toBeUndefined();
+    expect(refusal('provider_b', { seed: 1 })).toBeUndefined();
+    // THE table refuses nothing family by family today: JSON output is enforced on provider_c.
+    for (const provider of PROVIDER_IDS) expect(familyRefusal(provider, values)).toBeUndefined();
   });
 });

@@ -166,7 +166,9 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     families: {
       provider_a: honoured('`text.format`: `{type: "json_schema", name, schema, strict}` as `codex exec --output-schema` sends it, or `{type: "json_object"}`'),
       provider_b: honoured('`generationConfig.responseMimeType: "application/json"` with `responseJsonSchema` (as Gemini CLI\'s `generateJson`), or the MIME type alone for `json_object`'),
-      provider_c: refused('`json_schema` and `json_object`: the `claude` CLI has no schema switch and the gateway will not pass prose off as JSON (`text` is fine)'),
+      provider_c: enforced(
+        'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before anything is sent, then 422 `output_validation_failed`; only the JSON object is written',
+      ),
     },
   },
   { name: 'safety_identifier', type: 'string', families: everywhere(ignored(`an abuse-monitoring id for OpenAI: ${NOTHING_STORED}`)) },
@@ -199,8 +201,6 @@ const byFamily = <T>(make: (provider: ProviderId) => T): Record<ProviderId, T> =
 
 /** Per family: the value keys an adapter receives (fate `honoured`). */
 const HONOURED_KEYS = byFamily((provider) => new Set(CHAT_PARAMETERS.filter((entry) => entry.key && entry.families[provider].fate === 'honoured').map((entry) => entry.key!)));
-/** Per family: entries refused when their value is present (the family-dependent refusals). */
-const REFUSED_ENTRIES = byFamily((provider) => CHAT_PARAMETERS.filter((entry) => entry.key && entry.families[provider].fate === 'refused'));
 
 export function fateOf(provider: ProviderId, name: string): Fate | undefined {
   return CHAT_PARAMETERS.find((entry) => entry.name === name)?.families[provider];
@@ -208,17 +208,26 @@ export function fateOf(provider: ProviderId, name: string): Fate | undefined {
 
 /** Per family: whether the chat layer cuts the answer at `stop` itself (the upstream cannot stop). */
 export const ENFORCED_STOP = byFamily((provider) => fateOf(provider, 'stop')?.fate === 'enforced');
+/** Per family: whether the chat layer holds the answer to `response_format` itself (json-answer.ts). */
+export const ENFORCED_JSON = byFamily((provider) => fateOf(provider, 'response_format')?.fate === 'enforced');
 
 /**
- * The first present value this family refuses (e.g. `response_format` JSON on provider_c), as
- * the field name and the reason; undefined when the family can serve the request.
+ * The check of a table's family-dependent refusals: the first present value a family refuses
+ * (a `refused` fate on a field with a value), as the field name and the reason; undefined when
+ * the family can serve the request.
  */
-export function familyRefusal(provider: ProviderId, values: ChatParameterValues): { readonly param: string; readonly message: string } | undefined {
-  for (const entry of REFUSED_ENTRIES[provider]) {
-    if (values[entry.key!] !== undefined) return { param: entry.name, message: `${entry.name} is not supported by ${provider} models: ${entry.families[provider].note.replace(/`/g, '')}` };
-  }
-  return undefined;
+export function familyRefusals(parameters: readonly ChatParameter[]) {
+  const refused = byFamily((provider) => parameters.filter((entry) => entry.key && entry.families[provider].fate === 'refused'));
+  return (provider: ProviderId, values: ChatParameterValues): { readonly param: string; readonly message: string } | undefined => {
+    for (const entry of refused[provider]) {
+      if (values[entry.key!] !== undefined) return { param: entry.name, message: `${entry.name} is not supported by ${provider} models: ${entry.families[provider].note.replace(/`/g, '')}` };
+    }
+    return undefined;
+  };
 }
+
+/** THE table's family-dependent refusals (none today: every field is refused everywhere or nowhere). */
+export const familyRefusal = familyRefusals(CHAT_PARAMETERS);
 
 /** Only the values this family honours upstream; the same object when nothing is dropped. */
 export function upstreamParameters(provider: ProviderId, values: ChatParameterValues): ChatParameterValues {
