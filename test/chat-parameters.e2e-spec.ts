@@ -5,8 +5,10 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { contents, finishReason, streamChat } from './support/chat-sse';
-import { fakeUpstream, FakeUpstream } from './support/client-scenarios';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { FakeUpstream } from './support/client-scenarios';
+import { fakeUpstream } from './support/client-scenarios';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { FakeAnthropicApi, textReply as claudeTextReply } from './support/fake-anthropic-api';
 import { FakeProviderA } from './support/fake-provider-a';
 import { FakeCodeAssist } from './support/fake-provider-b';
@@ -39,19 +41,31 @@ async function refusal(call: Promise<unknown>): Promise<BadRequest> {
   return outcome as BadRequest;
 }
 
-const client = (gateway: TestGateway) => new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test', maxRetries: 0, timeout: 20_000 });
+const client = (gateway: TestGateway) =>
+  new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test', maxRetries: 0, timeout: 20_000 });
 
 /** Every SDK way to ask for the City object: parse(), a streamed create() and the stream helper. */
 function describeStructuredOutput(model: string, gateway: () => TestGateway, upstreamFormats: () => unknown[]): void {
   it('chat.completions.parse() with a Zod schema returns the parsed object', async () => {
-    const completion = await client(gateway()).chat.completions.parse({ model, messages: ASK, response_format: CITY_FORMAT, temperature: 0.2, max_tokens: 200 });
+    const completion = await client(gateway()).chat.completions.parse({
+      model,
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      temperature: 0.2,
+      max_tokens: 200,
+    });
     expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
     expect(completion.choices[0].finish_reason).toBe('stop');
     expect(upstreamFormats()).toHaveLength(1);
   });
 
   it('chat.completions.stream() with a Zod schema: finalChatCompletion() carries the parsed object', async () => {
-    const stream = client(gateway()).chat.completions.stream({ model, messages: ASK, response_format: CITY_FORMAT, stream_options: { include_usage: true } });
+    const stream = client(gateway()).chat.completions.stream({
+      model,
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      stream_options: { include_usage: true },
+    });
     const deltas: string[] = [];
     stream.on('content.delta', ({ delta }) => deltas.push(delta));
     const completion = await stream.finalChatCompletion();
@@ -60,7 +74,12 @@ function describeStructuredOutput(model: string, gateway: () => TestGateway, ups
   });
 
   it('json_object mode, streamed with create(), gives JSON content', async () => {
-    const stream = await client(gateway()).chat.completions.create({ model, messages: ASK, response_format: { type: 'json_object' }, stream: true });
+    const stream = await client(gateway()).chat.completions.create({
+      model,
+      messages: ASK,
+      response_format: { type: 'json_object' },
+      stream: true,
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(JSON.parse(text)).toEqual({ city: 'Paris', population: 2_100_000 });
@@ -71,15 +90,29 @@ function describeStructuredOutput(model: string, gateway: () => TestGateway, ups
 function describeRefusals(model: string, gateway: () => TestGateway, upstreamCalls: () => number): void {
   it('n: 2 is a 400 in the OpenAI shape with param "n", before any upstream call', async () => {
     const error = await refusal(client(gateway()).chat.completions.create({ model, messages: ASK, n: 2 }));
-    expect(error.error).toEqual({ message: expect.stringContaining('n must be 1'), type: 'invalid_request_error', code: 'unsupported_parameter', param: 'n' });
-    const badType = await refusal(client(gateway()).chat.completions.create({ model, messages: ASK, temperature: 'hot' as unknown as number }));
-    expect(badType.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'temperature' });
+    expect(error.error).toEqual({
+      message: expect.stringContaining('n must be 1'),
+      type: 'invalid_request_error',
+      code: 'unsupported_parameter',
+      param: 'n',
+    });
+    const badType = await refusal(
+      client(gateway()).chat.completions.create({ model, messages: ASK, temperature: 'hot' as unknown as number }),
+    );
+    expect(badType.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'invalid_request',
+      param: 'temperature',
+    });
     expect(upstreamCalls()).toBe(0);
   });
 }
 
 /** Starts the fake and its gateway for the enclosing describe; before each test resets the fake and arms its responder. */
-function useGateway<F extends { reset(): void; close(): Promise<void> }>(upstream: FakeUpstream<F>, arm: (fake: F) => void): () => TestGateway {
+function useGateway<F extends { reset(): void; close(): Promise<void> }>(
+  upstream: FakeUpstream<F>,
+  arm: (fake: F) => void,
+): () => TestGateway {
   let gateway: TestGateway | undefined;
   beforeAll(async () => {
     gateway = await upstream.start();
@@ -96,7 +129,11 @@ describe('provider_a: response_format, refusals and stop sequences', () => {
   const upstream = fakeUpstream({
     homePrefix: 'chat-parameters-a-',
     startFake: () => FakeProviderA.start(),
-    settings: (fake, home) => ({ ...providerASettings(fake, home, { transport: 'ws' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_TIMEOUT: '8s' }),
+    settings: (fake, home) => ({
+      ...providerASettings(fake, home, { transport: 'ws' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_TIMEOUT: '8s',
+    }),
   });
   // JSON only when the Responses body carries text.format (the real backend then holds the model to it).
   const gateway = useGateway(upstream, (fake) =>
@@ -105,28 +142,54 @@ describe('provider_a: response_format, refusals and stop sequences', () => {
       return [created(), ...(asked ? CITY_JSON : PROSE).map((piece) => textDelta(piece)), completed()];
     }),
   );
-  const formats = () => upstream.fake.requests().map((request) => (request.body?.text as { format?: unknown } | undefined)?.format).filter((format) => format !== undefined);
+  const formats = () =>
+    upstream.fake
+      .requests()
+      .map((request) => (request.body?.text as { format?: unknown } | undefined)?.format)
+      .filter((format) => format !== undefined);
 
   describeStructuredOutput('gpt-5.6-sol', gateway, formats);
   describeRefusals('gpt-5.6-sol', gateway, () => upstream.fake.requests().length);
 
   it('sends the schema as text.format the way codex exec --output-schema does, and never a sampling field or output cap', async () => {
-    await client(gateway()).chat.completions.parse({ model: 'gpt-5.6-sol', messages: ASK, response_format: CITY_FORMAT, temperature: 0, top_p: 0.5, max_completion_tokens: 99, seed: 1 });
+    await client(gateway()).chat.completions.parse({
+      model: 'gpt-5.6-sol',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      temperature: 0,
+      top_p: 0.5,
+      max_completion_tokens: 99,
+      seed: 1,
+    });
     const [request] = upstream.fake.requests();
     // The fake refuses max_output_tokens, temperature and top_p as the backend does; it saw none.
     expect(request.violation).toBeUndefined();
-    expect(request.body?.text).toEqual({ verbosity: 'low', format: { type: 'json_schema', strict: true, schema: CITY_FORMAT.json_schema.schema, name: 'city' } });
-    for (const field of ['temperature', 'top_p', 'max_output_tokens', 'seed', 'stop']) expect(request.body).not.toHaveProperty(field);
+    expect(request.body?.text).toEqual({
+      verbosity: 'low',
+      format: { type: 'json_schema', strict: true, schema: CITY_FORMAT.json_schema.schema, name: 'city' },
+    });
+    for (const field of ['temperature', 'top_p', 'max_output_tokens', 'seed', 'stop'])
+      expect(request.body).not.toHaveProperty(field);
   });
 
   it('a stop sequence split across two upstream deltas never reaches the client (stream and not)', async () => {
-    upstream.fake.respondWith(() => [created(), textDelta('Hello wor'), textDelta('ld<EN'), textDelta('D> and more'), completed()]);
+    upstream.fake.respondWith(() => [
+      created(),
+      textDelta('Hello wor'),
+      textDelta('ld<EN'),
+      textDelta('D> and more'),
+      completed(),
+    ]);
     const streamed = await streamChat(gateway(), { model: 'gpt-5.6-sol', messages: ASK, stop: ['<END>', 'zzz'] });
     expect(contents(streamed).join('')).toBe('Hello world');
     expect(streamed.raw).not.toContain('<EN');
     expect(finishReason(streamed)).toBe('stop');
     expect(streamed.done).toBe(true);
-    const completion = await client(gateway()).chat.completions.create({ model: 'gpt-5.6-sol', messages: ASK, stop: '<END>' });
+    const completion = await client(gateway()).chat.completions.create({
+      model: 'gpt-5.6-sol',
+      messages: ASK,
+      stop: '<END>',
+    });
     expect(completion.choices[0].message.content).toBe('Hello world');
     expect(completion.choices[0].finish_reason).toBe('stop');
   });
@@ -136,23 +199,45 @@ describe('provider_b: response_format and sampling upstream', () => {
   const upstream = fakeUpstream({
     homePrefix: 'chat-parameters-b-',
     startFake: () => FakeCodeAssist.start(),
-    settings: (fake, home) => ({ ...providerBSettings(fake, home, { project: 'fake-project' }), GATEWAY_PROVIDERS: 'provider_b', PROVIDER_B_TIMEOUT: '8s' }),
+    settings: (fake, home) => ({
+      ...providerBSettings(fake, home, { project: 'fake-project' }),
+      GATEWAY_PROVIDERS: 'provider_b',
+      PROVIDER_B_TIMEOUT: '8s',
+    }),
   });
   // JSON only when generationConfig asks for it the way Gemini CLI's generateJson does.
   const gateway = useGateway(upstream, (fake) =>
     fake.respondWith((body) => {
       const asked = body?.request?.generationConfig?.responseMimeType === 'application/json';
-      return [...(asked ? CITY_JSON : PROSE).map((piece) => textFrame(piece)), finishFrame('STOP', { prompt: 5, candidates: 3, total: 8 })];
+      return [
+        ...(asked ? CITY_JSON : PROSE).map((piece) => textFrame(piece)),
+        finishFrame('STOP', { prompt: 5, candidates: 3, total: 8 }),
+      ];
     }),
   );
-  const generateRequests = () => [...upstream.fake.requests('streamGenerateContent'), ...upstream.fake.requests('generateContent')];
-  const formats = () => generateRequests().map((request) => request.body.request.generationConfig?.responseJsonSchema).filter((schema) => schema !== undefined);
+  const generateRequests = () => [
+    ...upstream.fake.requests('streamGenerateContent'),
+    ...upstream.fake.requests('generateContent'),
+  ];
+  const formats = () =>
+    generateRequests()
+      .map((request) => request.body.request.generationConfig?.responseJsonSchema)
+      .filter((schema) => schema !== undefined);
 
   describeStructuredOutput('gemini-2.5-pro', gateway, formats);
   describeRefusals('gemini-2.5-pro', gateway, () => generateRequests().length);
 
   it('sends responseMimeType + responseJsonSchema and the sampling fields Code Assist takes', async () => {
-    await client(gateway()).chat.completions.parse({ model: 'gemini-2.5-pro', messages: ASK, response_format: CITY_FORMAT, temperature: 0.2, top_p: 0.5, max_completion_tokens: 99, seed: 7, stop: ['END'] });
+    await client(gateway()).chat.completions.parse({
+      model: 'gemini-2.5-pro',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      temperature: 0.2,
+      top_p: 0.5,
+      max_completion_tokens: 99,
+      seed: 7,
+      stop: ['END'],
+    });
     const [request] = generateRequests();
     expect(request.body.request.generationConfig).toEqual({
       thinkingConfig: { includeThoughts: true },
@@ -174,7 +259,12 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
   beforeAll(async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-parameters-c-'));
     api = await FakeAnthropicApi.start();
-    gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, PROVIDER_C_TIMEOUT: '20s', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }) });
+    gateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_c',
+      PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
+      PROVIDER_C_TIMEOUT: '20s',
+      ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
+    });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -187,16 +277,26 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
 
   it('parse() with a Zod schema returns the parsed object: the schema went into the prompt, only the object comes back', async () => {
     api.enqueue(claudeTextReply(fencedCity, usage));
-    const completion = await client(gateway).chat.completions.parse({ model: 'claude-fable-5', messages: ASK, response_format: CITY_FORMAT });
+    const completion = await client(gateway).chat.completions.parse({
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+    });
     expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
     expect(completion.choices[0].message.content).toBe('{"city":"Paris","population":2100000}');
-    expect(JSON.stringify(api.messages().at(-1)?.body)).toContain(JSON.stringify(JSON.stringify(CITY_FORMAT.json_schema.schema)).slice(1, -1));
+    expect(JSON.stringify(api.messages().at(-1)?.body)).toContain(
+      JSON.stringify(JSON.stringify(CITY_FORMAT.json_schema.schema)).slice(1, -1),
+    );
   });
 
   it('stream() with a Zod schema asks again after prose and streams only the valid object', async () => {
     api.enqueue(claudeTextReply(PROSE, usage), claudeTextReply(fencedCity, usage));
     const before = api.messages().length;
-    const stream = client(gateway).chat.completions.stream({ model: 'claude-fable-5', messages: ASK, response_format: CITY_FORMAT });
+    const stream = client(gateway).chat.completions.stream({
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+    });
     const deltas: string[] = [];
     stream.on('content.delta', ({ delta }) => deltas.push(delta));
     const completion = await stream.finalChatCompletion();
@@ -206,10 +306,25 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
   });
 
   it('three answers that are not the object end in 422 output_validation_failed, nothing streamed', async () => {
-    api.enqueue(claudeTextReply(PROSE, usage), claudeTextReply(PROSE, usage), claudeTextReply(['{"city":"Paris"}'], usage));
-    const streamed = await streamChat(gateway, { model: 'claude-fable-5', messages: ASK, response_format: CITY_FORMAT });
+    api.enqueue(
+      claudeTextReply(PROSE, usage),
+      claudeTextReply(PROSE, usage),
+      claudeTextReply(['{"city":"Paris"}'], usage),
+    );
+    const streamed = await streamChat(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+    });
     expect(streamed.status).toBe(422);
-    expect(streamed.body).toEqual({ error: { message: expect.stringContaining('response_format'), type: 'upstream_error', code: 'output_validation_failed', param: null } });
+    expect(streamed.body).toEqual({
+      error: {
+        message: expect.stringContaining('response_format'),
+        type: 'upstream_error',
+        code: 'output_validation_failed',
+        param: null,
+      },
+    });
   });
 
   it('a stop sequence split across two deltas of the CLI never reaches the client', async () => {

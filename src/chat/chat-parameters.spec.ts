@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
-import { GatewayError } from '../core/gateway.error';
+import type { GatewayError } from '../core/gateway.error';
 import { PROVIDER_IDS } from '../core/provider-id';
-import { CHAT_PARAMETERS, ChatParameter, familyRefusal, familyRefusals, upstreamParameters } from './chat-parameters';
+import type { ChatParameter } from './chat-parameters';
+import { CHAT_PARAMETERS, familyRefusal, familyRefusals, upstreamParameters } from './chat-parameters';
 import { parseChatBody } from './chat-request.parser';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -13,12 +14,43 @@ const ROOT = path.resolve(__dirname, '..', '..');
  * compiler fail when an SDK upgrade adds a field: it then needs a row in the table.
  */
 const SDK_FIELDS = {
-  messages: true, model: true, audio: true, frequency_penalty: true, function_call: true, functions: true, logit_bias: true, logprobs: true,
-  max_completion_tokens: true, max_tokens: true, metadata: true, modalities: true, moderation: true, n: true, parallel_tool_calls: true,
-  prediction: true, presence_penalty: true, prompt_cache_key: true, prompt_cache_options: true, prompt_cache_retention: true,
-  reasoning_effort: true, response_format: true, safety_identifier: true, seed: true, service_tier: true, stop: true, store: true,
-  stream: true, stream_options: true, temperature: true, tool_choice: true, tools: true, top_logprobs: true, top_p: true, user: true,
-  verbosity: true, web_search_options: true,
+  messages: true,
+  model: true,
+  audio: true,
+  frequency_penalty: true,
+  function_call: true,
+  functions: true,
+  logit_bias: true,
+  logprobs: true,
+  max_completion_tokens: true,
+  max_tokens: true,
+  metadata: true,
+  modalities: true,
+  moderation: true,
+  n: true,
+  parallel_tool_calls: true,
+  prediction: true,
+  presence_penalty: true,
+  prompt_cache_key: true,
+  prompt_cache_options: true,
+  prompt_cache_retention: true,
+  reasoning_effort: true,
+  response_format: true,
+  safety_identifier: true,
+  seed: true,
+  service_tier: true,
+  stop: true,
+  store: true,
+  stream: true,
+  stream_options: true,
+  temperature: true,
+  tool_choice: true,
+  tools: true,
+  top_logprobs: true,
+  top_p: true,
+  user: true,
+  verbosity: true,
+  web_search_options: true,
 } satisfies Record<keyof ChatCompletionCreateParamsBase, true>;
 
 const refusalOf = (body: Record<string, unknown>): GatewayError | undefined => {
@@ -48,7 +80,10 @@ describe('CHAT_PARAMETERS', () => {
   });
 
   it('is what docs/chat.md shows (scripts/gen-chat-docs.mjs --check)', () => {
-    const check = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'gen-chat-docs.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' });
+    const check = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'gen-chat-docs.mjs'), '--check'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(check.stderr).toBe('');
     expect(check.status).toBe(0);
   });
@@ -71,14 +106,32 @@ describe('parameter rules in the parser', () => {
     [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'invalid_request', 'stop'],
     [{ stop: [''] }, 'invalid_request', 'stop'],
     [{ response_format: { type: 'xml' } }, 'invalid_request', 'response_format'],
-    [{ response_format: { type: 'json_schema', json_schema: { name: 'has space', schema: {} } } }, 'invalid_request', 'response_format'],
+    [
+      { response_format: { type: 'json_schema', json_schema: { name: 'has space', schema: {} } } },
+      'invalid_request',
+      'response_format',
+    ],
   ])('%j → %s naming %s', (body, code, param) => {
     expect(refusalOf(body)).toMatchObject({ code, param });
   });
 
   it('accepts the defaults clients send and keeps nothing for them', () => {
     const parsed = parseChatBody(
-      { messages: [{ role: 'user', content: 'hi' }], n: 1, logprobs: false, top_logprobs: 0, logit_bias: {}, modalities: ['text'], functions: [], user: 'u', store: false, metadata: {}, stop: [], temperature: null, response_format: { type: 'text' } },
+      {
+        messages: [{ role: 'user', content: 'hi' }],
+        n: 1,
+        logprobs: false,
+        top_logprobs: 0,
+        logit_bias: {},
+        modalities: ['text'],
+        functions: [],
+        user: 'u',
+        store: false,
+        metadata: {},
+        stop: [],
+        temperature: null,
+        response_format: { type: 'text' },
+      },
       'gpt-6.1-sol',
     );
     expect(parsed.parameters).toEqual({});
@@ -113,13 +166,25 @@ describe('parameter rules in the parser', () => {
   });
 
   it('treats json_schema without a schema as json_object', () => {
-    const parsed = parseChatBody({ messages: [{ role: 'user', content: 'hi' }], response_format: { type: 'json_schema', json_schema: { name: 'x' } } }, 'gpt-6.1-sol');
+    const parsed = parseChatBody(
+      {
+        messages: [{ role: 'user', content: 'hi' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'x' } },
+      },
+      'gpt-6.1-sol',
+    );
     expect(parsed.parameters.responseFormat).toEqual({ type: 'json_object' });
   });
 });
 
 describe('per-family translation', () => {
-  const values = { temperature: 0.5, maxTokens: 9, stop: ['x'], seed: 1, responseFormat: { type: 'json_object' as const } };
+  const values = {
+    temperature: 0.5,
+    maxTokens: 9,
+    stop: ['x'],
+    seed: 1,
+    responseFormat: { type: 'json_object' as const },
+  };
 
   it('passes each family only what it honours', () => {
     expect(upstreamParameters('provider_a', values)).toEqual({ responseFormat: { type: 'json_object' } });
@@ -128,9 +193,23 @@ describe('per-family translation', () => {
   });
 
   it('refuses a value on the families whose fate for it is refused, naming the field', () => {
-    const table: ChatParameter[] = [{ name: 'seed', type: 'integer', key: 'seed', families: { provider_a: { fate: 'refused', note: 'no seed here' }, provider_b: { fate: 'honoured', note: 'seed' }, provider_c: { fate: 'ignored', note: 'no seed there' } } }];
+    const table: ChatParameter[] = [
+      {
+        name: 'seed',
+        type: 'integer',
+        key: 'seed',
+        families: {
+          provider_a: { fate: 'refused', note: 'no seed here' },
+          provider_b: { fate: 'honoured', note: 'seed' },
+          provider_c: { fate: 'ignored', note: 'no seed there' },
+        },
+      },
+    ];
     const refusal = familyRefusals(table);
-    expect(refusal('provider_a', { seed: 1 })).toEqual({ param: 'seed', message: 'seed is not supported by provider_a models: no seed here' });
+    expect(refusal('provider_a', { seed: 1 })).toEqual({
+      param: 'seed',
+      message: 'seed is not supported by provider_a models: no seed here',
+    });
     expect(refusal('provider_a', { temperature: 1 })).toBeUndefined();
     expect(refusal('provider_b', { seed: 1 })).toBeUndefined();
     // THE table refuses nothing family by family today: JSON output is enforced on provider_c.

@@ -72,11 +72,16 @@ const everywhere = (fate: Fate): Record<ProviderId, Fate> => ({ provider_a: fate
 // ── Shape rules ─────────────────────────────────────────────────────────────────────────
 
 const numberIn = (low: number, high: number) => (value: unknown) =>
-  typeof value === 'number' && Number.isFinite(value) && value >= low && value <= high ? undefined : `must be a number between ${low} and ${high}`;
-const positiveInteger = (value: unknown) => (Number.isSafeInteger(value) && (value as number) >= 1 ? undefined : 'must be a positive integer');
+  typeof value === 'number' && Number.isFinite(value) && value >= low && value <= high
+    ? undefined
+    : `must be a number between ${low} and ${high}`;
+const positiveInteger = (value: unknown) =>
+  Number.isSafeInteger(value) && (value as number) >= 1 ? undefined : 'must be a positive integer';
 const boolean = (value: unknown) => (typeof value === 'boolean' ? undefined : 'must be a boolean');
-const object = (value: unknown) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? undefined : 'must be an object');
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const object = (value: unknown) =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? undefined : 'must be an object';
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** OpenAI allows up to 4 stop sequences; our bound on their length keeps the matcher linear. */
 export const MAX_STOP_SEQUENCES = 4;
@@ -84,9 +89,11 @@ export const MAX_STOP_LENGTH = 256;
 
 function stopRule(value: unknown): string | undefined {
   const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list) || list.length > MAX_STOP_SEQUENCES) return `must be a string or an array of at most ${MAX_STOP_SEQUENCES} strings`;
+  if (!Array.isArray(list) || list.length > MAX_STOP_SEQUENCES)
+    return `must be a string or an array of at most ${MAX_STOP_SEQUENCES} strings`;
   for (const item of list) {
-    if (typeof item !== 'string' || item === '' || item.length > MAX_STOP_LENGTH) return `entries must be non-empty strings of at most ${MAX_STOP_LENGTH} characters`;
+    if (typeof item !== 'string' || item === '' || item.length > MAX_STOP_LENGTH)
+      return `entries must be non-empty strings of at most ${MAX_STOP_LENGTH} characters`;
   }
   return undefined;
 }
@@ -105,10 +112,14 @@ function responseFormatRule(value: unknown): string | undefined {
   if (value.type !== 'json_schema') return 'type must be "text", "json_object" or "json_schema"';
   const spec = value.json_schema;
   if (!isObject(spec)) return 'json_schema must be an object';
-  if (typeof spec.name !== 'string' || !SCHEMA_NAME.test(spec.name)) return 'json_schema.name must match ^[A-Za-z0-9_-]{1,64}$';
-  if (spec.schema !== undefined && spec.schema !== null && !isObject(spec.schema)) return 'json_schema.schema must be an object';
-  if (spec.strict !== undefined && spec.strict !== null && typeof spec.strict !== 'boolean') return 'json_schema.strict must be a boolean';
-  if (spec.description !== undefined && spec.description !== null && typeof spec.description !== 'string') return 'json_schema.description must be a string';
+  if (typeof spec.name !== 'string' || !SCHEMA_NAME.test(spec.name))
+    return 'json_schema.name must match ^[A-Za-z0-9_-]{1,64}$';
+  if (spec.schema !== undefined && spec.schema !== null && !isObject(spec.schema))
+    return 'json_schema.schema must be an object';
+  if (spec.strict !== undefined && spec.strict !== null && typeof spec.strict !== 'boolean')
+    return 'json_schema.strict must be a boolean';
+  if (spec.description !== undefined && spec.description !== null && typeof spec.description !== 'string')
+    return 'json_schema.description must be a string';
   return undefined;
 }
 
@@ -129,34 +140,175 @@ function readResponseFormat(value: unknown): ResponseFormat | undefined {
 
 // ── The table ───────────────────────────────────────────────────────────────────────────
 
-const NOTHING_STORED = 'the gateway stores nothing and the upstream login is the user\'s own; it cannot change the answer';
-const CACHE_ONLY = 'prompt caching only changes cost and latency, never the answer; the gateway derives its own per-chat cache key (docs/providers.md "Conversation identity")';
-const SAMPLING_NOT_TAKEN_A = 'the Codex backend refuses sampling fields (its reasoning models sample their own way); IDE clients send them by default, so refusing would break them — the answer is the model\'s default sampling';
-const SAMPLING_NOT_TAKEN_C = 'the `claude` CLI has no switch for it; IDE clients send it by default, so refusing would break them — the answer is the model\'s default sampling';
-const LIMIT_NOT_TAKEN = 'no output cap upstream (the Codex backend refuses `max_output_tokens`; the `claude` CLI has no flag) and the gateway cannot count the model\'s tokens to cut honestly; the answer is not shortened, `finish_reason` is the model\'s';
+const NOTHING_STORED =
+  "the gateway stores nothing and the upstream login is the user's own; it cannot change the answer";
+const CACHE_ONLY =
+  'prompt caching only changes cost and latency, never the answer; the gateway derives its own per-chat cache key (docs/providers.md "Conversation identity")';
+const SAMPLING_NOT_TAKEN_A =
+  "the Codex backend refuses sampling fields (its reasoning models sample their own way); IDE clients send them by default, so refusing would break them — the answer is the model's default sampling";
+const SAMPLING_NOT_TAKEN_C =
+  "the `claude` CLI has no switch for it; IDE clients send it by default, so refusing would break them — the answer is the model's default sampling";
+const LIMIT_NOT_TAKEN =
+  "no output cap upstream (the Codex backend refuses `max_output_tokens`; the `claude` CLI has no flag) and the gateway cannot count the model's tokens to cut honestly; the answer is not shortened, `finish_reason` is the model's";
 
 export const CHAT_PARAMETERS: readonly ChatParameter[] = [
-  { name: 'messages', type: 'array', families: { provider_a: honoured('Responses `input` items and `instructions`'), provider_b: honoured('`contents` and `systemInstruction`'), provider_c: honoured('the prompt transcript on stdin') } },
-  { name: 'model', type: 'string', families: everywhere(honoured('the catalog id resolved to the upstream model (docs/chat.md "Model ids")')) },
-  { name: 'audio', type: 'object', unsupported: () => 'audio output is not supported: no upstream family produces audio', families: everywhere(refused('any value: no family produces audio')) },
-  { name: 'frequency_penalty', type: 'number (−2…2)', invalid: numberIn(-2, 2), key: 'frequencyPenalty', read: (value) => value, families: { provider_a: ignored(SAMPLING_NOT_TAKEN_A), provider_b: honoured('`generationConfig.frequencyPenalty`'), provider_c: ignored(SAMPLING_NOT_TAKEN_C) } },
-  { name: 'function_call', type: 'string or object', unsupported: (value) => (value === 'none' || value === 'auto' ? undefined : 'the deprecated function_call is not supported; send tool_choice'), families: everywhere(refused('a forced function (the deprecated form of `tool_choice`); `"none"`/`"auto"` are accepted and ignored')) },
-  { name: 'functions', type: 'array', unsupported: (value) => (Array.isArray(value) && value.length === 0 ? undefined : 'the deprecated functions are not supported; send tools'), families: everywhere(refused('a non-empty list (the deprecated form of `tools`)')) },
-  { name: 'logit_bias', type: 'object', invalid: object, unsupported: (value) => (Object.keys(value as object).length === 0 ? undefined : 'logit_bias is not supported: no upstream family takes token biases'), families: everywhere(refused('a non-empty map: no upstream takes token biases')) },
-  { name: 'logprobs', type: 'boolean', invalid: boolean, unsupported: (value) => (value === true ? 'logprobs are not supported: no upstream family returns token log probabilities' : undefined), families: everywhere(refused('`true`: no family returns token log probabilities (`false` is fine)')) },
-  { name: 'max_tokens', type: 'integer ≥ 1', invalid: positiveInteger, key: 'maxTokens', read: (value) => value, yields: true, families: { provider_a: ignored(LIMIT_NOT_TAKEN), provider_b: honoured('`generationConfig.maxOutputTokens` (`max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`'), provider_c: ignored(LIMIT_NOT_TAKEN) } },
-  { name: 'max_completion_tokens', type: 'integer ≥ 1', invalid: positiveInteger, key: 'maxTokens', read: (value) => value, families: { provider_a: ignored(LIMIT_NOT_TAKEN), provider_b: honoured('`generationConfig.maxOutputTokens`; a cut answer ends with `finish_reason: "length"`'), provider_c: ignored(LIMIT_NOT_TAKEN) } },
+  {
+    name: 'messages',
+    type: 'array',
+    families: {
+      provider_a: honoured('Responses `input` items and `instructions`'),
+      provider_b: honoured('`contents` and `systemInstruction`'),
+      provider_c: honoured('the prompt transcript on stdin'),
+    },
+  },
+  {
+    name: 'model',
+    type: 'string',
+    families: everywhere(honoured('the catalog id resolved to the upstream model (docs/chat.md "Model ids")')),
+  },
+  {
+    name: 'audio',
+    type: 'object',
+    unsupported: () => 'audio output is not supported: no upstream family produces audio',
+    families: everywhere(refused('any value: no family produces audio')),
+  },
+  {
+    name: 'frequency_penalty',
+    type: 'number (−2…2)',
+    invalid: numberIn(-2, 2),
+    key: 'frequencyPenalty',
+    read: (value) => value,
+    families: {
+      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
+      provider_b: honoured('`generationConfig.frequencyPenalty`'),
+      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
+    },
+  },
+  {
+    name: 'function_call',
+    type: 'string or object',
+    unsupported: (value) =>
+      value === 'none' || value === 'auto'
+        ? undefined
+        : 'the deprecated function_call is not supported; send tool_choice',
+    families: everywhere(
+      refused('a forced function (the deprecated form of `tool_choice`); `"none"`/`"auto"` are accepted and ignored'),
+    ),
+  },
+  {
+    name: 'functions',
+    type: 'array',
+    unsupported: (value) =>
+      Array.isArray(value) && value.length === 0 ? undefined : 'the deprecated functions are not supported; send tools',
+    families: everywhere(refused('a non-empty list (the deprecated form of `tools`)')),
+  },
+  {
+    name: 'logit_bias',
+    type: 'object',
+    invalid: object,
+    unsupported: (value) =>
+      Object.keys(value as object).length === 0
+        ? undefined
+        : 'logit_bias is not supported: no upstream family takes token biases',
+    families: everywhere(refused('a non-empty map: no upstream takes token biases')),
+  },
+  {
+    name: 'logprobs',
+    type: 'boolean',
+    invalid: boolean,
+    unsupported: (value) =>
+      value === true ? 'logprobs are not supported: no upstream family returns token log probabilities' : undefined,
+    families: everywhere(refused('`true`: no family returns token log probabilities (`false` is fine)')),
+  },
+  {
+    name: 'max_tokens',
+    type: 'integer ≥ 1',
+    invalid: positiveInteger,
+    key: 'maxTokens',
+    read: (value) => value,
+    yields: true,
+    families: {
+      provider_a: ignored(LIMIT_NOT_TAKEN),
+      provider_b: honoured(
+        '`generationConfig.maxOutputTokens` (`max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`',
+      ),
+      provider_c: ignored(LIMIT_NOT_TAKEN),
+    },
+  },
+  {
+    name: 'max_completion_tokens',
+    type: 'integer ≥ 1',
+    invalid: positiveInteger,
+    key: 'maxTokens',
+    read: (value) => value,
+    families: {
+      provider_a: ignored(LIMIT_NOT_TAKEN),
+      provider_b: honoured('`generationConfig.maxOutputTokens`; a cut answer ends with `finish_reason: "length"`'),
+      provider_c: ignored(LIMIT_NOT_TAKEN),
+    },
+  },
   { name: 'metadata', type: 'object', families: everywhere(ignored(`tags for stored completions: ${NOTHING_STORED}`)) },
-  { name: 'modalities', type: 'array of strings', unsupported: (value) => (Array.isArray(value) && value.every((item) => item === 'text') ? undefined : 'only the text modality is supported'), families: everywhere(refused('anything but `["text"]`: answers are text only')) },
-  { name: 'moderation', type: 'object', unsupported: () => 'moderation is not supported: no upstream family runs OpenAI moderation', families: everywhere(refused('any value: no family runs OpenAI moderation or returns its results')) },
-  { name: 'n', type: 'integer ≥ 1', invalid: positiveInteger, unsupported: (value) => (value === 1 ? undefined : 'only one choice is supported (n must be 1): no upstream family returns several'), families: everywhere(refused('anything but 1: every family returns one choice')) },
-  { name: 'parallel_tool_calls', type: 'boolean', families: { provider_a: honoured('`parallel_tool_calls` (only with tools)'), provider_b: enforced('`false`: the gateway passes on only the first tool call of the turn'), provider_c: enforced('`false`: the gateway passes on only the first tool call of the turn') } },
-  { name: 'prediction', type: 'object', families: everywhere(ignored('predicted output only speeds generation up on OpenAI; it never changes the answer')) },
-  { name: 'presence_penalty', type: 'number (−2…2)', invalid: numberIn(-2, 2), key: 'presencePenalty', read: (value) => value, families: { provider_a: ignored(SAMPLING_NOT_TAKEN_A), provider_b: honoured('`generationConfig.presencePenalty`'), provider_c: ignored(SAMPLING_NOT_TAKEN_C) } },
+  {
+    name: 'modalities',
+    type: 'array of strings',
+    unsupported: (value) =>
+      Array.isArray(value) && value.every((item) => item === 'text')
+        ? undefined
+        : 'only the text modality is supported',
+    families: everywhere(refused('anything but `["text"]`: answers are text only')),
+  },
+  {
+    name: 'moderation',
+    type: 'object',
+    unsupported: () => 'moderation is not supported: no upstream family runs OpenAI moderation',
+    families: everywhere(refused('any value: no family runs OpenAI moderation or returns its results')),
+  },
+  {
+    name: 'n',
+    type: 'integer ≥ 1',
+    invalid: positiveInteger,
+    unsupported: (value) =>
+      value === 1 ? undefined : 'only one choice is supported (n must be 1): no upstream family returns several',
+    families: everywhere(refused('anything but 1: every family returns one choice')),
+  },
+  {
+    name: 'parallel_tool_calls',
+    type: 'boolean',
+    families: {
+      provider_a: honoured('`parallel_tool_calls` (only with tools)'),
+      provider_b: enforced('`false`: the gateway passes on only the first tool call of the turn'),
+      provider_c: enforced('`false`: the gateway passes on only the first tool call of the turn'),
+    },
+  },
+  {
+    name: 'prediction',
+    type: 'object',
+    families: everywhere(ignored('predicted output only speeds generation up on OpenAI; it never changes the answer')),
+  },
+  {
+    name: 'presence_penalty',
+    type: 'number (−2…2)',
+    invalid: numberIn(-2, 2),
+    key: 'presencePenalty',
+    read: (value) => value,
+    families: {
+      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
+      provider_b: honoured('`generationConfig.presencePenalty`'),
+      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
+    },
+  },
   { name: 'prompt_cache_key', type: 'string', families: everywhere(ignored(CACHE_ONLY)) },
   { name: 'prompt_cache_options', type: 'object', families: everywhere(ignored(CACHE_ONLY)) },
   { name: 'prompt_cache_retention', type: 'string', families: everywhere(ignored(CACHE_ONLY)) },
-  { name: 'reasoning_effort', type: 'string', families: { provider_a: honoured('`reasoning.effort`, checked against the model\'s efforts'), provider_b: honoured('`none` turns thoughts off (`thinkingConfig` omitted); other values keep them on'), provider_c: honoured('`low`/`medium`/`high` → `--effort`; other values: no flag') } },
+  {
+    name: 'reasoning_effort',
+    type: 'string',
+    families: {
+      provider_a: honoured("`reasoning.effort`, checked against the model's efforts"),
+      provider_b: honoured('`none` turns thoughts off (`thinkingConfig` omitted); other values keep them on'),
+      provider_c: honoured('`low`/`medium`/`high` → `--effort`; other values: no flag'),
+    },
+  },
   {
     name: 'response_format',
     type: 'object',
@@ -164,43 +316,186 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     key: 'responseFormat',
     read: readResponseFormat,
     families: {
-      provider_a: honoured('`text.format`: `{type: "json_schema", name, schema, strict}` as `codex exec --output-schema` sends it, or `{type: "json_object"}`'),
-      provider_b: honoured('`generationConfig.responseMimeType: "application/json"` with `responseJsonSchema` (as Gemini CLI\'s `generateJson`), or the MIME type alone for `json_object`'),
+      provider_a: honoured(
+        '`text.format`: `{type: "json_schema", name, schema, strict}` as `codex exec --output-schema` sends it, or `{type: "json_object"}`',
+      ),
+      provider_b: honoured(
+        '`generationConfig.responseMimeType: "application/json"` with `responseJsonSchema` (as Gemini CLI\'s `generateJson`), or the MIME type alone for `json_object`',
+      ),
       provider_c: enforced(
         'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before anything is sent, then 422 `output_validation_failed`; only the JSON object is written',
       ),
     },
   },
-  { name: 'safety_identifier', type: 'string', families: everywhere(ignored(`an abuse-monitoring id for OpenAI: ${NOTHING_STORED}`)) },
-  { name: 'seed', type: 'integer', invalid: (value) => (Number.isSafeInteger(value) ? undefined : 'must be an integer'), key: 'seed', read: (value) => value, families: { provider_a: ignored('the Codex backend takes no seed; determinism is best effort even on OpenAI'), provider_b: honoured('`generationConfig.seed`'), provider_c: ignored('the `claude` CLI takes no seed; determinism is best effort even on OpenAI') } },
-  { name: 'service_tier', type: 'string', families: { provider_a: ignored('the tier comes from the model id: `-fast` ids use the priority tier (docs/chat.md "Model ids")'), provider_b: ignored('Code Assist has one tier'), provider_c: ignored('the `claude` CLI has one tier') } },
-  { name: 'stop', type: 'string or array of ≤ 4 strings (each 1…256 characters)', invalid: stopRule, key: 'stop', read: readStop, families: { provider_a: enforced('the Responses API has no stop sequences: the gateway ends the answer before the first match, never sends the stop text, `finish_reason: "stop"`'), provider_b: honoured('`generationConfig.stopSequences`'), provider_c: enforced('the `claude` CLI has no stop flag: the gateway ends the answer before the first match, never sends the stop text, `finish_reason: "stop"`') } },
-  { name: 'store', type: 'boolean', families: everywhere(ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`)) },
-  { name: 'stream', type: 'boolean', families: everywhere(enforced('SSE chunks or one `chat.completion`, rendered by the gateway from the same upstream events')) },
-  { name: 'stream_options', type: 'object', families: everywhere(enforced('`include_usage` adds the usage chunk; `include_obfuscation` is ignored (the gateway adds no padding)')) },
-  { name: 'temperature', type: 'number (0…2)', invalid: numberIn(0, 2), key: 'temperature', read: (value) => value, families: { provider_a: ignored(SAMPLING_NOT_TAKEN_A), provider_b: honoured('`generationConfig.temperature`'), provider_c: ignored(SAMPLING_NOT_TAKEN_C) } },
-  { name: 'tool_choice', type: 'string or object', families: { provider_a: honoured('`tool_choice`, forced tools flattened'), provider_b: honoured('`toolConfig.functionCallingConfig`'), provider_c: enforced('a rule line of the injected tool protocol; `none` disables the bridge') } },
-  { name: 'tools', type: 'array of objects', families: { provider_a: honoured('flat function and custom tools'), provider_b: honoured('`functionDeclarations` (schemas cleaned of keywords the backend rejects)'), provider_c: enforced('an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls') } },
-  { name: 'top_logprobs', type: 'integer (0…20)', invalid: (value) => (Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= 20 ? undefined : 'must be an integer between 0 and 20'), unsupported: (value) => (value === 0 ? undefined : 'logprobs are not supported: no upstream family returns token log probabilities'), families: everywhere(refused('anything but 0: no family returns log probabilities')) },
-  { name: 'top_p', type: 'number (0…1)', invalid: numberIn(0, 1), key: 'topP', read: (value) => value, families: { provider_a: ignored(SAMPLING_NOT_TAKEN_A), provider_b: honoured('`generationConfig.topP`'), provider_c: ignored(SAMPLING_NOT_TAKEN_C) } },
-  { name: 'user', type: 'string', families: everywhere(ignored(`an end-user id for OpenAI's abuse monitoring: ${NOTHING_STORED}`)) },
-  { name: 'verbosity', type: 'string', families: { provider_a: honoured('`text.verbosity` (overrides the catalog\'s)'), provider_b: ignored('Code Assist has no verbosity control; the model answers at its own length'), provider_c: ignored('the `claude` CLI has no verbosity control; the model answers at its own length') } },
-  { name: 'web_search_options', type: 'object', unsupported: () => 'web search is not supported: no upstream family searches the web for chat requests', families: everywhere(refused('any value: no family searches the web for the client')) },
-  { name: 'faithful', type: 'boolean (gateway extension)', families: { provider_a: honoured('`true`: the captured CLI profile replaces the client\'s tools (faithful mode)'), provider_b: ignored('faithful mode is provider_a\'s'), provider_c: ignored('faithful mode is provider_a\'s') } },
+  {
+    name: 'safety_identifier',
+    type: 'string',
+    families: everywhere(ignored(`an abuse-monitoring id for OpenAI: ${NOTHING_STORED}`)),
+  },
+  {
+    name: 'seed',
+    type: 'integer',
+    invalid: (value) => (Number.isSafeInteger(value) ? undefined : 'must be an integer'),
+    key: 'seed',
+    read: (value) => value,
+    families: {
+      provider_a: ignored('the Codex backend takes no seed; determinism is best effort even on OpenAI'),
+      provider_b: honoured('`generationConfig.seed`'),
+      provider_c: ignored('the `claude` CLI takes no seed; determinism is best effort even on OpenAI'),
+    },
+  },
+  {
+    name: 'service_tier',
+    type: 'string',
+    families: {
+      provider_a: ignored(
+        'the tier comes from the model id: `-fast` ids use the priority tier (docs/chat.md "Model ids")',
+      ),
+      provider_b: ignored('Code Assist has one tier'),
+      provider_c: ignored('the `claude` CLI has one tier'),
+    },
+  },
+  {
+    name: 'stop',
+    type: 'string or array of ≤ 4 strings (each 1…256 characters)',
+    invalid: stopRule,
+    key: 'stop',
+    read: readStop,
+    families: {
+      provider_a: enforced(
+        'the Responses API has no stop sequences: the gateway ends the answer before the first match, never sends the stop text, `finish_reason: "stop"`',
+      ),
+      provider_b: honoured('`generationConfig.stopSequences`'),
+      provider_c: enforced(
+        'the `claude` CLI has no stop flag: the gateway ends the answer before the first match, never sends the stop text, `finish_reason: "stop"`',
+      ),
+    },
+  },
+  {
+    name: 'store',
+    type: 'boolean',
+    families: everywhere(ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`)),
+  },
+  {
+    name: 'stream',
+    type: 'boolean',
+    families: everywhere(
+      enforced('SSE chunks or one `chat.completion`, rendered by the gateway from the same upstream events'),
+    ),
+  },
+  {
+    name: 'stream_options',
+    type: 'object',
+    families: everywhere(
+      enforced('`include_usage` adds the usage chunk; `include_obfuscation` is ignored (the gateway adds no padding)'),
+    ),
+  },
+  {
+    name: 'temperature',
+    type: 'number (0…2)',
+    invalid: numberIn(0, 2),
+    key: 'temperature',
+    read: (value) => value,
+    families: {
+      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
+      provider_b: honoured('`generationConfig.temperature`'),
+      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
+    },
+  },
+  {
+    name: 'tool_choice',
+    type: 'string or object',
+    families: {
+      provider_a: honoured('`tool_choice`, forced tools flattened'),
+      provider_b: honoured('`toolConfig.functionCallingConfig`'),
+      provider_c: enforced('a rule line of the injected tool protocol; `none` disables the bridge'),
+    },
+  },
+  {
+    name: 'tools',
+    type: 'array of objects',
+    families: {
+      provider_a: honoured('flat function and custom tools'),
+      provider_b: honoured('`functionDeclarations` (schemas cleaned of keywords the backend rejects)'),
+      provider_c: enforced('an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls'),
+    },
+  },
+  {
+    name: 'top_logprobs',
+    type: 'integer (0…20)',
+    invalid: (value) =>
+      Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= 20
+        ? undefined
+        : 'must be an integer between 0 and 20',
+    unsupported: (value) =>
+      value === 0 ? undefined : 'logprobs are not supported: no upstream family returns token log probabilities',
+    families: everywhere(refused('anything but 0: no family returns log probabilities')),
+  },
+  {
+    name: 'top_p',
+    type: 'number (0…1)',
+    invalid: numberIn(0, 1),
+    key: 'topP',
+    read: (value) => value,
+    families: {
+      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
+      provider_b: honoured('`generationConfig.topP`'),
+      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
+    },
+  },
+  {
+    name: 'user',
+    type: 'string',
+    families: everywhere(ignored(`an end-user id for OpenAI's abuse monitoring: ${NOTHING_STORED}`)),
+  },
+  {
+    name: 'verbosity',
+    type: 'string',
+    families: {
+      provider_a: honoured("`text.verbosity` (overrides the catalog's)"),
+      provider_b: ignored('Code Assist has no verbosity control; the model answers at its own length'),
+      provider_c: ignored('the `claude` CLI has no verbosity control; the model answers at its own length'),
+    },
+  },
+  {
+    name: 'web_search_options',
+    type: 'object',
+    unsupported: () => 'web search is not supported: no upstream family searches the web for chat requests',
+    families: everywhere(refused('any value: no family searches the web for the client')),
+  },
+  {
+    name: 'faithful',
+    type: 'boolean (gateway extension)',
+    families: {
+      provider_a: honoured("`true`: the captured CLI profile replaces the client's tools (faithful mode)"),
+      provider_b: ignored("faithful mode is provider_a's"),
+      provider_c: ignored("faithful mode is provider_a's"),
+    },
+  },
 ];
 
 // ── Derived views (computed once) ─────────────────────────────────────────────────────
 
 /** The entries the parser must look at (a rule, a refusal or a value to read), by field name. */
 export const CHECKED_PARAMETERS: ReadonlyMap<string, ChatParameter> = new Map(
-  CHAT_PARAMETERS.filter((entry) => entry.invalid ?? entry.unsupported ?? entry.key).map((entry) => [entry.name, entry]),
+  CHAT_PARAMETERS.filter((entry) => entry.invalid ?? entry.unsupported ?? entry.key).map((entry) => [
+    entry.name,
+    entry,
+  ]),
 );
 
 const byFamily = <T>(make: (provider: ProviderId) => T): Record<ProviderId, T> =>
   Object.fromEntries(PROVIDER_IDS.map((provider) => [provider, make(provider)])) as Record<ProviderId, T>;
 
 /** Per family: the value keys an adapter receives (fate `honoured`). */
-const HONOURED_KEYS = byFamily((provider) => new Set(CHAT_PARAMETERS.filter((entry) => entry.key && entry.families[provider].fate === 'honoured').map((entry) => entry.key!)));
+const HONOURED_KEYS = byFamily(
+  (provider) =>
+    new Set(
+      CHAT_PARAMETERS.filter((entry) => entry.key && entry.families[provider].fate === 'honoured').map(
+        (entry) => entry.key!,
+      ),
+    ),
+);
 
 export function fateOf(provider: ProviderId, name: string): Fate | undefined {
   return CHAT_PARAMETERS.find((entry) => entry.name === name)?.families[provider];
@@ -217,10 +512,19 @@ export const ENFORCED_JSON = byFamily((provider) => fateOf(provider, 'response_f
  * the family can serve the request.
  */
 export function familyRefusals(parameters: readonly ChatParameter[]) {
-  const refused = byFamily((provider) => parameters.filter((entry) => entry.key && entry.families[provider].fate === 'refused'));
-  return (provider: ProviderId, values: ChatParameterValues): { readonly param: string; readonly message: string } | undefined => {
+  const refused = byFamily((provider) =>
+    parameters.filter((entry) => entry.key && entry.families[provider].fate === 'refused'),
+  );
+  return (
+    provider: ProviderId,
+    values: ChatParameterValues,
+  ): { readonly param: string; readonly message: string } | undefined => {
     for (const entry of refused[provider]) {
-      if (values[entry.key!] !== undefined) return { param: entry.name, message: `${entry.name} is not supported by ${provider} models: ${entry.families[provider].note.replace(/`/g, '')}` };
+      if (values[entry.key!] !== undefined)
+        return {
+          param: entry.name,
+          message: `${entry.name} is not supported by ${provider} models: ${entry.families[provider].note.replace(/`/g, '')}`,
+        };
     }
     return undefined;
   };

@@ -1,7 +1,8 @@
 import { isJsonObject } from '../common/json';
 import type { ChatMessage, ToolDefinition } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
-import { ChatParameterValues, CHECKED_PARAMETERS } from './chat-parameters';
+import type { ChatParameterValues} from './chat-parameters';
+import { CHECKED_PARAMETERS } from './chat-parameters';
 
 /** A chat body after validation, in the terms the chat service works with. */
 export interface ParsedChatBody {

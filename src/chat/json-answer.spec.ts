@@ -11,14 +11,26 @@ const text = (value: string): ChatEvent => ({ type: 'text-delta', text: value })
 
 describe(JsonAnswer.name, () => {
   it('tells the model the format in a last system message, with the schema as sent', () => {
-    expect(strictJson.instruction()).toEqual({ role: 'system', content: expect.stringContaining(JSON.stringify(schema)) });
+    expect(strictJson.instruction()).toEqual({
+      role: 'system',
+      content: expect.stringContaining(JSON.stringify(schema)),
+    });
     expect(anyObject.instruction().content).toMatch(/exactly one JSON object/);
   });
 
   it('keeps reasoning, replaces the text with the object alone, keeps usage and finish', () => {
     const usage: ChatEvent = { type: 'usage', usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 } };
-    const verdict = strictJson.judge([{ type: 'reasoning-delta', text: 'hm' }, text('Here: {"n":'), text(' 4}'), usage, finish]);
-    expect(verdict).toEqual({ kind: 'answer', events: [{ type: 'reasoning-delta', text: 'hm' }, text('{"n":4}'), usage, finish] });
+    const verdict = strictJson.judge([
+      { type: 'reasoning-delta', text: 'hm' },
+      text('Here: {"n":'),
+      text(' 4}'),
+      usage,
+      finish,
+    ]);
+    expect(verdict).toEqual({
+      kind: 'answer',
+      events: [{ type: 'reasoning-delta', text: 'hm' }, text('{"n":4}'), usage, finish],
+    });
   });
 
   it('calls prose, arrays and schema misses invalid; json_object takes any object', () => {
@@ -37,7 +49,12 @@ describe(JsonAnswer.name, () => {
   });
 
   it('finds a schema Ajv refuses before any call', () => {
-    expect(new JsonAnswer({ type: 'json_schema', name: 'x', schema: { type: 'object', required: 'n' }, strict: false }, new OutputValidator()).schemaProblems()).not.toEqual([]);
+    expect(
+      new JsonAnswer(
+        { type: 'json_schema', name: 'x', schema: { type: 'object', required: 'n' }, strict: false },
+        new OutputValidator(),
+      ).schemaProblems(),
+    ).not.toEqual([]);
     expect(strictJson.schemaProblems()).toEqual([]);
   });
 });

@@ -63,14 +63,22 @@ export class JsonAnswer {
       if (event.type === 'text-delta') text += event.text;
       if (event.type === 'finish') ended = true;
     }
-    if (!ended) return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
+    if (!ended)
+      return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
     const parsed = parseJsonObjectOutput(text);
     if (!parsed.ok) return { kind: 'invalid' };
-    if (this.format.type === 'json_schema' && !this.validator.check(this.schemaKey!, this.format.schema, parsed.value).valid) return { kind: 'invalid' };
+    if (
+      this.format.type === 'json_schema' &&
+      !this.validator.check(this.schemaKey!, this.format.schema, parsed.value).valid
+    )
+      return { kind: 'invalid' };
     // Only the object goes out: reasoning first, then the JSON text, then usage and finish.
     const reasoning = events.filter((event) => event.type === 'reasoning-delta');
     const rest = events.filter((event) => event.type !== 'reasoning-delta' && event.type !== 'text-delta');
-    return { kind: 'answer', events: [...reasoning, { type: 'text-delta', text: JSON.stringify(parsed.value) }, ...rest] };
+    return {
+      kind: 'answer',
+      events: [...reasoning, { type: 'text-delta', text: JSON.stringify(parsed.value) }, ...rest],
+    };
   }
 }
 

@@ -46,14 +46,18 @@ describe(StopSequenceMatcher.name, () => {
   it('releases exactly the text before the first match, however the text is cut into deltas (property)', () => {
     const alphabet = fc.constantFrom('a', 'b', 'E', 'N', 'D', '\n');
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: alphabet, maxLength: 6 }), { maxLength: 8 }), fc.array(fc.string({ unit: alphabet, minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }), (deltas, stops) => {
-        const whole = deltas.join('');
-        const firsts = stops.map((stop) => whole.indexOf(stop)).filter((at) => at >= 0);
-        const expected = firsts.length > 0 ? whole.slice(0, Math.min(...firsts)) : whole;
-        const result = run(stops, deltas);
-        expect(result.written.join('')).toBe(expected);
-        expect(result.stopped).toBe(firsts.length > 0);
-      }),
+      fc.property(
+        fc.array(fc.string({ unit: alphabet, maxLength: 6 }), { maxLength: 8 }),
+        fc.array(fc.string({ unit: alphabet, minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }),
+        (deltas, stops) => {
+          const whole = deltas.join('');
+          const firsts = stops.map((stop) => whole.indexOf(stop)).filter((at) => at >= 0);
+          const expected = firsts.length > 0 ? whole.slice(0, Math.min(...firsts)) : whole;
+          const result = run(stops, deltas);
+          expect(result.written.join('')).toBe(expected);
+          expect(result.stopped).toBe(firsts.length > 0);
+        },
+      ),
       { numRuns: 2000, seed: 22 },
     );
   });
@@ -84,12 +88,26 @@ describe(stopAtSequences.name, () => {
       ],
       ['STOP'],
     );
-    expect(seen).toEqual([{ type: 'reasoning-delta', text: 'think END' }, { type: 'text-delta', text: 'a ' }, { type: 'finish', reason: 'stop' }]);
+    expect(seen).toEqual([
+      { type: 'reasoning-delta', text: 'think END' },
+      { type: 'text-delta', text: 'a ' },
+      { type: 'finish', reason: 'stop' },
+    ]);
     expect(closed).toBe(true);
   });
 
   it('writes held-back text before the finish of a turn without a match', async () => {
-    const { seen } = await collect([{ type: 'text-delta', text: 'a S' }, { type: 'finish', reason: 'stop' }], ['STOP']);
-    expect(seen).toEqual([{ type: 'text-delta', text: 'a ' }, { type: 'text-delta', text: 'S' }, { type: 'finish', reason: 'stop' }]);
+    const { seen } = await collect(
+      [
+        { type: 'text-delta', text: 'a S' },
+        { type: 'finish', reason: 'stop' },
+      ],
+      ['STOP'],
+    );
+    expect(seen).toEqual([
+      { type: 'text-delta', text: 'a ' },
+      { type: 'text-delta', text: 'S' },
+      { type: 'finish', reason: 'stop' },
+    ]);
   });
 });

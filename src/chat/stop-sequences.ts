@@ -61,7 +61,8 @@ export class StopSequenceMatcher {
 
 /** Whether `text` from `start` to its end equals the same number of leading characters of `stop` (no copies). */
 function startsAt(text: string, start: number, stop: string): boolean {
-  for (let index = start; index < text.length; index++) if (text.charCodeAt(index) !== stop.charCodeAt(index - start)) return false;
+  for (let index = start; index < text.length; index++)
+    if (text.charCodeAt(index) !== stop.charCodeAt(index - start)) return false;
   return true;
 }
 
@@ -71,7 +72,10 @@ function startsAt(text: string, start: number, stop: string): boolean {
  * iterator). Held-back text that turned out not to be a match is written before the finish or
  * error that ends the turn. Reasoning text is never cut: stop sequences apply to the answer.
  */
-export async function* stopAtSequences(events: AsyncIterable<ChatEvent>, stops: readonly string[]): AsyncGenerator<ChatEvent> {
+export async function* stopAtSequences(
+  events: AsyncIterable<ChatEvent>,
+  stops: readonly string[],
+): AsyncGenerator<ChatEvent> {
   const matcher = new StopSequenceMatcher(stops);
   for await (const event of events) {
     if (event.type === 'text-delta') {

@@ -14,13 +14,16 @@ function shown(text: string): string {
   if (text.length <= MAX_SHOWN_NAME_CHARS) return text;
   // 2 × the bound in UTF-16 units always holds the bound in code points; Array.from keeps pairs whole.
   const points = Array.from(text.slice(0, 2 * MAX_SHOWN_NAME_CHARS));
-  return points.length <= MAX_SHOWN_NAME_CHARS && text.length <= 2 * MAX_SHOWN_NAME_CHARS ? text : `${points.slice(0, MAX_SHOWN_NAME_CHARS).join('')}…`;
+  return points.length <= MAX_SHOWN_NAME_CHARS && text.length <= 2 * MAX_SHOWN_NAME_CHARS
+    ? text
+    : `${points.slice(0, MAX_SHOWN_NAME_CHARS).join('')}…`;
 }
 
 export const quote = (text: string) => JSON.stringify(shown(text));
 
 /** `$.name`, or `$["weird name"]` when the name is not an identifier; long names are cut. */
 export function propertyPath(parent: string, name: string): string {
-  return IDENTIFIER.test(name) && name.length <= MAX_SHOWN_NAME_CHARS ? `${parent}.${name}` : `${parent}[${quote(name)}]`;
+  return IDENTIFIER.test(name) && name.length <= MAX_SHOWN_NAME_CHARS
+    ? `${parent}.${name}`
+    : `${parent}[${quote(name)}]`;
 }
-
