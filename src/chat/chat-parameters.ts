@@ -151,6 +151,38 @@ const SAMPLING_NOT_TAKEN_C =
 const LIMIT_NOT_TAKEN =
   "no output cap upstream (the Codex backend refuses `max_output_tokens`; the `claude` CLI has no flag) and the gateway cannot count the model's tokens to cut honestly; the answer is not shortened, `finish_reason` is the model's";
 
+/** A sampling field Code Assist takes as `upstream` and the other two families cannot. */
+function codeAssistSampling(
+  name: string,
+  type: string,
+  invalid: (value: unknown) => string | undefined,
+  key: ParameterKey,
+  upstream: string,
+): ChatParameter {
+  return {
+    name,
+    type,
+    invalid,
+    key,
+    read: (value) => value,
+    families: {
+      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
+      provider_b: honoured(`\`${upstream}\``),
+      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
+    },
+  };
+}
+
+/** A field whose every value asks for something no family can give. */
+function refusedEverywhere(name: string, type: string, what: string, why: string): ChatParameter {
+  return {
+    name,
+    type,
+    unsupported: () => `${what} is not supported: ${why}`,
+    families: everywhere(refused(`any value: ${why}`)),
+  };
+}
+
 export const CHAT_PARAMETERS: readonly ChatParameter[] = [
   {
     name: 'messages',
@@ -166,24 +198,14 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     type: 'string',
     families: everywhere(honoured('the catalog id resolved to the upstream model (docs/chat.md "Model ids")')),
   },
-  {
-    name: 'audio',
-    type: 'object',
-    unsupported: () => 'audio output is not supported: no upstream family produces audio',
-    families: everywhere(refused('any value: no family produces audio')),
-  },
-  {
-    name: 'frequency_penalty',
-    type: 'number (−2…2)',
-    invalid: numberIn(-2, 2),
-    key: 'frequencyPenalty',
-    read: (value) => value,
-    families: {
-      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
-      provider_b: honoured('`generationConfig.frequencyPenalty`'),
-      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
-    },
-  },
+  refusedEverywhere('audio', 'object', 'audio output', 'no family produces audio'),
+  codeAssistSampling(
+    'frequency_penalty',
+    'number (−2…2)',
+    numberIn(-2, 2),
+    'frequencyPenalty',
+    'generationConfig.frequencyPenalty',
+  ),
   {
     name: 'function_call',
     type: 'string or object',
@@ -257,12 +279,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
         : 'only the text modality is supported',
     families: everywhere(refused('anything but `["text"]`: answers are text only')),
   },
-  {
-    name: 'moderation',
-    type: 'object',
-    unsupported: () => 'moderation is not supported: no upstream family runs OpenAI moderation',
-    families: everywhere(refused('any value: no family runs OpenAI moderation or returns its results')),
-  },
+  refusedEverywhere('moderation', 'object', 'moderation', 'no family runs OpenAI moderation or returns its results'),
   {
     name: 'n',
     type: 'integer ≥ 1',
@@ -285,18 +302,13 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     type: 'object',
     families: everywhere(ignored('predicted output only speeds generation up on OpenAI; it never changes the answer')),
   },
-  {
-    name: 'presence_penalty',
-    type: 'number (−2…2)',
-    invalid: numberIn(-2, 2),
-    key: 'presencePenalty',
-    read: (value) => value,
-    families: {
-      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
-      provider_b: honoured('`generationConfig.presencePenalty`'),
-      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
-    },
-  },
+  codeAssistSampling(
+    'presence_penalty',
+    'number (−2…2)',
+    numberIn(-2, 2),
+    'presencePenalty',
+    'generationConfig.presencePenalty',
+  ),
   { name: 'prompt_cache_key', type: 'string', families: everywhere(ignored(CACHE_ONLY)) },
   { name: 'prompt_cache_options', type: 'object', families: everywhere(ignored(CACHE_ONLY)) },
   { name: 'prompt_cache_retention', type: 'string', families: everywhere(ignored(CACHE_ONLY)) },
@@ -390,18 +402,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
       enforced('`include_usage` adds the usage chunk; `include_obfuscation` is ignored (the gateway adds no padding)'),
     ),
   },
-  {
-    name: 'temperature',
-    type: 'number (0…2)',
-    invalid: numberIn(0, 2),
-    key: 'temperature',
-    read: (value) => value,
-    families: {
-      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
-      provider_b: honoured('`generationConfig.temperature`'),
-      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
-    },
-  },
+  codeAssistSampling('temperature', 'number (0…2)', numberIn(0, 2), 'temperature', 'generationConfig.temperature'),
   {
     name: 'tool_choice',
     type: 'string or object',
@@ -431,18 +432,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
       value === 0 ? undefined : 'logprobs are not supported: no upstream family returns token log probabilities',
     families: everywhere(refused('anything but 0: no family returns log probabilities')),
   },
-  {
-    name: 'top_p',
-    type: 'number (0…1)',
-    invalid: numberIn(0, 1),
-    key: 'topP',
-    read: (value) => value,
-    families: {
-      provider_a: ignored(SAMPLING_NOT_TAKEN_A),
-      provider_b: honoured('`generationConfig.topP`'),
-      provider_c: ignored(SAMPLING_NOT_TAKEN_C),
-    },
-  },
+  codeAssistSampling('top_p', 'number (0…1)', numberIn(0, 1), 'topP', 'generationConfig.topP'),
   {
     name: 'user',
     type: 'string',
@@ -457,12 +447,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
       provider_c: ignored('the `claude` CLI has no verbosity control; the model answers at its own length'),
     },
   },
-  {
-    name: 'web_search_options',
-    type: 'object',
-    unsupported: () => 'web search is not supported: no upstream family searches the web for chat requests',
-    families: everywhere(refused('any value: no family searches the web for the client')),
-  },
+  refusedEverywhere('web_search_options', 'object', 'web search', 'no family searches the web for the client'),
   {
     name: 'faithful',
     type: 'boolean (gateway extension)',
