@@ -12,6 +12,7 @@
 //   ORACLE_MODEL, ORACLE_TRANSPORT=http, ORACLE_APP_SERVER=1   which run (see below)
 //   ORACLE_EFFORT=<x>        adds `model_reasoning_effort = "<x>"` to the CLI config (file suffix .effort-<x>)
 //   ORACLE_SERVE_MODELS=1    the fake answers GET …/models with the CLI's own bundled list (not 404)
+//   ORACLE_OUTPUT_SCHEMA=1   one `codex exec --output-schema` turn (file suffix .output-schema)
 //   ORACLE_OUT=<file>        where to write the capture (default: the fixture name)
 // scripts/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift.
 //
@@ -32,10 +33,15 @@ const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
 const WEBSOCKETS = process.env.ORACLE_TRANSPORT !== 'http';
 const EFFORT = process.env.ORACLE_EFFORT;
 const SERVE_MODELS = process.env.ORACLE_SERVE_MODELS === '1';
+/** ORACLE_OUTPUT_SCHEMA=1 captures one `codex exec --output-schema` turn (how the CLI asks for JSON output). */
+const OUTPUT_SCHEMA = process.env.ORACLE_OUTPUT_SCHEMA === '1';
 const fixtureDir = path.join(root, 'test/fixtures/codex-oracle');
 const outFile =
   process.env.ORACLE_OUT ??
-  path.join(fixtureDir, `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}${EFFORT ? `.effort-${EFFORT}` : ''}${SERVE_MODELS ? '.models-served' : ''}.capture.json`);
+  path.join(
+    fixtureDir,
+    `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}${OUTPUT_SCHEMA ? '.output-schema' : ''}${EFFORT ? `.effort-${EFFORT}` : ''}${SERVE_MODELS ? '.models-served' : ''}.capture.json`,
+  );
 
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
 // The CLI refuses a JWT with an empty signature segment; the signature is never verified.
@@ -303,7 +309,14 @@ function runAppServerTwoTurns() {
 const common = ['--skip-git-repo-check', '--sandbox', 'read-only', '-c', 'approval_policy="never"'];
 let first;
 let second;
-if (process.env.ORACLE_APP_SERVER) {
+if (OUTPUT_SCHEMA) {
+  // A small strict schema of the kind `zodResponseFormat` produces; the CLI reads it from a file.
+  const schema = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'integer' } }, required: ['city', 'population'], additionalProperties: false };
+  fs.writeFileSync(path.join(workDir, 'schema.json'), JSON.stringify(schema));
+  first = await runCodex(['exec', ...common, '--output-schema', 'schema.json', 'Name the largest city of France and its population.']);
+  second = { code: 0, output: '' };
+  log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
+} else if (process.env.ORACLE_APP_SERVER) {
   first = await runAppServerTwoTurns();
   second = { code: 0, output: '' };
   log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
