@@ -113,6 +113,10 @@ const RUNS = [
     file: `codex-${version}.gpt-6.1-sol.models-served.capture.json`,
     env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_SERVE_MODELS: '1' },
   },
+  {
+    file: `codex-${version}.gpt-6.1-sol.output-schema.capture.json`,
+    env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_OUTPUT_SCHEMA: '1' },
+  },
 ];
 for (const run of RUNS) {
   const committedPath = path.join(fixtures, run.file);
