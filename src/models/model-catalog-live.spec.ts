@@ -98,15 +98,21 @@ describe('ModelCatalog with a live provider_a list (design.md §3)', () => {
     });
   });
 
-  it('drops a refused model from the list until the next live list, and bumps the revision each time', () => {
+  it('drops a refused model from the list until the live list changes its entry, and bumps the revision each time', () => {
     const catalog = fresh();
+    const luna = live('gpt-6-luna');
+    catalog.applyLiveList('provider_a', [luna]);
     const start = catalog.revision;
     catalog.dropUpstreamModel('provider_a', 'gpt-6-luna');
     expect(listedIds(catalog).filter((id) => id.startsWith('gpt-6-luna'))).toEqual([]);
     expect(catalog.resolve('gpt-6-luna-high')).toBeDefined();
-    catalog.applyLiveList('provider_a', [live('gpt-6-luna')]);
+    // The same entry again: the refusal stands.
+    catalog.applyLiveList('provider_a', [{ ...luna }]);
+    expect(listedIds(catalog)).not.toContain('gpt-6-luna-high');
+    // The backend changed what it says about the model: listed again.
+    catalog.applyLiveList('provider_a', [live('gpt-6-luna', { efforts: ['low', 'high'] })]);
     expect(listedIds(catalog)).toContain('gpt-6-luna-high');
-    expect(catalog.revision).toBe(start + 2);
+    expect(catalog.revision).toBe(start + 3);
   });
 
   it('keeps aliases working and lists them while their upstream model is listed', () => {

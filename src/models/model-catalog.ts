@@ -56,8 +56,12 @@ export class ModelCatalog {
   private state: CatalogState;
   /** The live list of each family that publishes one (provider_a), as last fetched. */
   private readonly live = new Map<ProviderId, readonly UpstreamModelInfo[]>();
-  /** Upstream models a family refused for its login (model errors); not listed until it lists them again. */
-  private readonly dropped = new Map<ProviderId, Set<string>>();
+  /**
+   * Upstream models a family refused for its login (model errors), with the live entry they had
+   * then: not listed until the live list's entry for them changes (a refusal is the backend's word
+   * for this login; a list that still offers the same entry does not overrule it).
+   */
+  private readonly dropped = new Map<ProviderId, Map<string, string>>();
   private readonly bundledInfos: ReadonlyMap<string, UpstreamModelInfo>;
   private changes = 0;
 
@@ -141,17 +145,19 @@ export class ModelCatalog {
    */
   applyLiveList(provider: ProviderId, infos: readonly UpstreamModelInfo[]): void {
     this.live.set(provider, infos);
-    // A fresh list is the backend's word for this login again.
-    this.dropped.delete(provider);
+    const dropped = this.dropped.get(provider);
+    for (const [slug, entry] of dropped ?? []) {
+      if (liveEntryOf(infos, slug) !== entry) dropped!.delete(slug);
+    }
     this.state = this.build();
   }
 
   /** A model the upstream refused as unknown or not served to this login: no longer listed. */
   dropUpstreamModel(provider: ProviderId, upstreamModel: string): void {
-    const set = this.dropped.get(provider) ?? new Set<string>();
-    if (set.has(upstreamModel)) return;
-    set.add(upstreamModel);
-    this.dropped.set(provider, set);
+    const dropped = this.dropped.get(provider) ?? new Map<string, string>();
+    if (dropped.has(upstreamModel)) return;
+    dropped.set(upstreamModel, liveEntryOf(this.live.get(provider) ?? [], upstreamModel));
+    this.dropped.set(provider, dropped);
     this.state = this.build();
   }
 
@@ -212,6 +218,12 @@ export class ModelCatalog {
   private effortsOf(upstreamModel: string): readonly string[] | undefined {
     return this.state.infos.get(upstreamModel)?.efforts;
   }
+}
+
+/** A slug's entry in a live list, serialized (`''` when the list lacks it), to see whether it changed. */
+function liveEntryOf(infos: readonly UpstreamModelInfo[], slug: string): string {
+  const info = infos.find((candidate) => candidate.slug === slug);
+  return info ? JSON.stringify(info) : '';
 }
 
 /**
