@@ -61,6 +61,9 @@ async function gatewayWithExpiredLogins(tokenUrl: string, settings: Record<strin
     PROVIDER_B_URL: `${unreachable}/v1internal`,
     PROVIDER_B_PROJECT: 'fake-project',
     STRUCTURED_INFERENCE_ENABLED: 'true',
+    // No live model list: its startup fetch would start the (single-flight) refresh itself, and a
+    // request joining that refresh never asks the token endpoint, which these specs count.
+    PROVIDER_A_MODELS_REFRESH: '0',
     ...settings,
   });
   return { gateway, dir };
