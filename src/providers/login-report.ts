@@ -104,7 +104,9 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
     }
     // What requests learned (a refused login, an ineligible account) outranks a file that looks fine.
     const verdict = this.pools?.poolOf(entry.provider)?.loginVerdict(entry.account);
-    if (verdict && check && check.state !== 'cli_missing') check = { state: verdict };
+    // Only over a login that looks fine on disk: a missing or unusable file (or CLI) is the more
+    // precise cause of the same refusal, and names the same fix.
+    if (verdict && check && isUsable(check.state)) check = { state: verdict };
     if (!check) return;
     const changed = entry.last?.state !== check.state || entry.last?.reason !== check.reason;
     entry.last = check;
