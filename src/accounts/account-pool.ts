@@ -145,7 +145,7 @@ export class AccountPool<T> {
       return undefined;
     }
     this.deps.metrics?.accountMovedAway(this.family, lease.alias);
-    this.deps.logger.info({ event: 'account_turn_moved', provider: this.family, from_account: lease.alias, to_account: next.alias }, 'account_turn_moved');
+    // The turn runner logs the move (`upstream_account_moved`, with the failure that caused it).
     return next;
   }
 

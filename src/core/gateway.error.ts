@@ -13,7 +13,24 @@ export interface GatewayErrorOptions {
   upstreamStatus?: number;
   /** Whether an adapter may retry this failure before output began. */
   retryable?: boolean;
+  /** What the upstream said about the failure, for the log only (providers/shared/upstream-log.ts). */
+  upstream?: UpstreamCause;
   cause?: unknown;
+}
+
+/**
+ * An upstream's own account of a failure, for the `upstream_*` log lines only: never sent to a
+ * client. The message is bounded and sanitized where it is read (sanitizeUpstreamMessage).
+ */
+export interface UpstreamCause {
+  /** The upstream's error type (`rate_limit_error`, `RESOURCE_EXHAUSTED`, …). */
+  readonly type?: string;
+  /** The upstream's error code or reason (`usage_limit_reached`, `QUOTA_EXHAUSTED`, …). */
+  readonly code?: string;
+  readonly message?: string;
+  /** A child's exit code (provider_c); null when a signal ended it. */
+  readonly exitCode?: number | null;
+  readonly exitSignal?: string | null;
 }
 
 /** The one error type services throw; the global filter and the SSE writer render it. */
@@ -25,6 +42,7 @@ export class GatewayError extends Error {
   readonly detail?: string;
   readonly upstreamStatus?: number;
   readonly retryable: boolean;
+  readonly upstream?: UpstreamCause;
 
   constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
     super(options.detail ? `${code}: ${options.detail}` : code, { cause: options.cause });
@@ -36,6 +54,7 @@ export class GatewayError extends Error {
     this.detail = options.detail;
     this.upstreamStatus = options.upstreamStatus;
     this.retryable = options.retryable ?? false;
+    this.upstream = options.upstream;
   }
 
   static isInstance(value: unknown): value is GatewayError {

@@ -1,0 +1,324 @@
+import type { AccountTurn } from '../../accounts/account-turn';
+import { Deadline, deadline, sleep } from '../../common/async/abortable';
+import type { ChatEvent } from '../../core/chat-event';
+import { GatewayError } from '../../core/gateway.error';
+import type { ProviderId } from '../../core/provider-id';
+import type { CallContext } from '../provider-adapter';
+import { logUpstream, upstreamCauseFields, UpstreamLogFields } from './upstream-log';
+import { RETRY_DELAYS_MS, retryDelayMs } from './retry-policy';
+
+/**
+ * The one lifecycle of an upstream turn, for every family (docs/architecture.md "An upstream
+ * turn"): take the login, open attempts until one shows output (the shared retry rule before
+ * output, never after), resolve once the upstream accepted the turn, bound it by the deadline and
+ * the idle timer, move once to another login, close the attempt whatever happens, and log every
+ * failure once as `upstream_*`. A family only says how to open an attempt and what its frames mean.
+ */
+
+/** Why an attempt is closed; a family may close differently (a child after its result gets a grace). */
+export type CloseReason = 'done' | 'failed' | 'canceled' | 'timeout' | 'idle';
+
+/** One upstream attempt as its family opened it: a connection, a fetch, a child process. */
+export interface UpstreamAttempt<F> {
+  /** The attempt's frames in order; ends when the upstream closes. */
+  readonly frames: AsyncIterator<F>;
+  /** A frame that already arrived, taken without waiting (a burst costs no promise per frame). */
+  poll?(): F | undefined;
+  /** Ends the attempt (socket closed, fetch aborted, child killed); resolves once its resources are gone. Idempotent. */
+  close(reason: CloseReason): Promise<void> | void;
+}
+
+/** What one frame (or the end of the frames) means for the turn. */
+export interface FrameStep {
+  /** Events for the client, in order (ignored on a failure: the runner decides what the client sees). */
+  readonly events: readonly ChatEvent[];
+  /** The upstream took the turn (the first real answer; headers may be committed). */
+  readonly accepted?: boolean;
+  /** The turn is complete; `events` end it. */
+  readonly terminal?: boolean;
+  /** The attempt failed; retried before output by the shared rule. */
+  readonly failure?: GatewayError;
+  /**
+   * The attempt ended showing nothing and the family wants it sent again (`emptyTurnRetry`); the
+   * value names why (for the log), `events` are what the client gets if it is not.
+   */
+  readonly again?: string;
+}
+
+/** What a family's `open` is told about the attempt. */
+export interface AttemptInfo<L> {
+  /** 1 for the first attempt of the turn, counting across logins. */
+  readonly number: number;
+  readonly login: L;
+  readonly alias: string;
+  /** Epoch ms; Infinity when unbounded. */
+  readonly deadlineAt: number;
+}
+
+/** How one family talks to its upstream; everything else is the runner's. */
+export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>> {
+  readonly provider: ProviderId;
+  /** Opens one attempt; rejects with a classified GatewayError when the upstream refused it. */
+  open(attempt: AttemptInfo<L>, signal: AbortSignal): Promise<A>;
+  /** One frame's meaning (translation state lives on the attempt). */
+  translate(frame: F, attempt: A): FrameStep;
+  /** The frames ended: a terminal step, a failure, or `again`. */
+  end(attempt: A): FrameStep;
+  /** Events held back from the client (reasoning, possible fence text), released before a terminal error. */
+  held?(attempt: A): readonly ChatEvent[];
+  /** A failure that is not a GatewayError (a transport error); default: retryable `upstream`. */
+  classify?(error: unknown): GatewayError;
+  /**
+   * A failure before output that the family recovers from itself, at once and outside the retry
+   * budget (provider_a: one forced login refresh after an upstream 401): true opens again now.
+   */
+  reopenAfter?(failure: GatewayError): boolean;
+  /** Attempts that ended showing nothing (`again`) may be sent again this often, this far apart. */
+  readonly emptyTurnRetry?: { readonly maxRetries: number; delayMs(retry: number): number };
+}
+
+export interface TurnOptions<L> {
+  /** The login the turn runs on (already taken: a full or dead pool fails before any work). */
+  readonly account: AccountTurn<L>;
+  /** The family's whole-turn bound (PROVIDER_*_TIMEOUT); 0 = none of its own. */
+  readonly timeoutMs: number;
+  /** GATEWAY_STREAM_IDLE_TIMEOUT: longest wait for the next frame; 0 = off. */
+  readonly idleTimeoutMs: number;
+  readonly context: CallContext;
+  /** Called once when the last attempt is closed and the login given back (a process slot is freed). */
+  readonly onClosed?: () => void;
+}
+
+/** An accepted turn: its events and the attempt that is running (the extraction reads its ids). */
+export interface AcceptedTurn<A> {
+  readonly events: AsyncIterable<ChatEvent>;
+  current(): A | undefined;
+}
+
+const ACCEPTED = Symbol('accepted');
+/** The attempt's frames ended. */
+const DONE = Symbol('done');
+const isOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
+
+/**
+ * Runs one turn. Resolves once the upstream accepted it; rejects with the classified error (the
+ * caller's abort reason when the client left) when no attempt was accepted. After acceptance every
+ * failure is one terminal `error` event; the events throw only when the client left.
+ */
+export async function runTurn<L, F, A extends UpstreamAttempt<F>>(family: UpstreamFamily<L, F, A>, options: TurnOptions<L>): Promise<AcceptedTurn<A>> {
+  const turn = new UpstreamTurn(family, options);
+  const items = turn.run();
+  try {
+    await items.next();
+  } catch (error) {
+    throw turn.rejected(error);
+  }
+  // The generator already started (it stopped at ACCEPTED), so its return() runs its finally even
+  // when the consumer never reads: no wrapper generator is needed, and none is paid for per stream.
+  return { events: items as AsyncIterable<ChatEvent>, current: () => turn.attempt };
+}
+
+/** The state of one turn: one object, one generator, one timer for the idle bound, one for the deadline. */
+class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
+  attempt?: A;
+  private readonly clock: Deadline;
+  private readonly idle?: NodeJS.Timeout;
+  private failWaiting?: (error: GatewayError) => void;
+  private number = 0;
+  private accepted = false;
+  private output = false;
+  private closed = false;
+
+  constructor(
+    private readonly family: UpstreamFamily<L, F, A>,
+    private readonly options: TurnOptions<L>,
+  ) {
+    const { timeoutMs, context } = options;
+    const deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
+    this.clock = deadline(deadlineAt, () => new GatewayError('timeout', { detail: `${family.provider} turn deadline reached` }), [context.signal]);
+    // One timer per turn, re-armed with refresh() on every wait: no timer per frame.
+    if (options.idleTimeoutMs > 0) this.idle = setTimeout(this.onIdle, options.idleTimeoutMs).unref();
+    this.clock.signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Yields ACCEPTED once, then the client's events. */
+  async *run(): AsyncGenerator<ChatEvent | typeof ACCEPTED> {
+    const { family, clock } = this;
+    const { account } = this.options;
+    let retries = 0;
+    let emptyRetries = 0;
+    try {
+      for (;;) {
+        let failure: GatewayError | undefined;
+        let again: FrameStep | undefined;
+        this.attempt = undefined;
+        try {
+          const number = ++this.number;
+          const opened = (this.attempt = await family.open({ number, login: account.handle, alias: account.alias, deadlineAt: clock.deadlineAt }, clock.signal));
+          for (;;) {
+            const next = opened.poll?.() ?? (await this.read(opened));
+            if (clock.signal.aborted) throw clock.signal.reason;
+            const step = next === DONE ? family.end(opened) : family.translate(next, opened);
+            if (step.accepted && !this.accepted) {
+              this.accepted = true;
+              yield ACCEPTED;
+            }
+            if (step.failure) {
+              failure = step.failure;
+              break;
+            }
+            if (step.again !== undefined) {
+              again = step;
+              break;
+            }
+            for (const event of step.events) {
+              if (!this.output && isOutput(event)) this.output = true;
+              yield event;
+            }
+            if (step.terminal) return;
+          }
+        } catch (error) {
+          failure = this.failureOf(error);
+        }
+        await this.attempt?.close(failure?.code === 'timeout' ? (this.clock.signal.aborted ? 'timeout' : 'idle') : 'failed');
+        if (again) {
+          const delayMs = this.emptyRetryDelay(emptyRetries);
+          if (delayMs === undefined) {
+            yield* again.events;
+            return;
+          }
+          emptyRetries++;
+          this.log('info', 'upstream_retry', { reason: again.again, delay_ms: Math.round(delayMs) });
+          await sleep(delayMs, clock.signal);
+          continue;
+        }
+        failure ??= new GatewayError('upstream', { detail: `${family.provider} attempt ended without an outcome` });
+        this.log('warn', 'upstream_attempt_failed', this.causeOf(failure));
+        if (this.output) {
+          // Output has begun: never retried; the login's state still learns from the failure.
+          account.noteFailure(failure);
+          yield* this.endWith(failure);
+          return;
+        }
+        if (family.reopenAfter?.(failure)) continue;
+        const delayMs = failure.retryable && retries < RETRY_DELAYS_MS.length ? retryDelayMs(retries, failure.retryAfterSeconds) : undefined;
+        if (delayMs !== undefined && Date.now() + delayMs < clock.deadlineAt) {
+          retries++;
+          this.options.context.retried?.(failure.code);
+          this.log('warn', 'upstream_retry', { ...this.causeOf(failure), delay_ms: Math.round(delayMs) });
+          await sleep(delayMs, clock.signal);
+          continue;
+        }
+        const from = account.alias;
+        if (account.moveAfter(failure)) {
+          // A usage limit, 429 or dead login before any output: the attempts start over on another login.
+          retries = 0;
+          this.log('info', 'upstream_account_moved', { ...this.causeOf(failure), from_account: from, to_account: account.alias });
+          continue;
+        }
+        if (!this.accepted) throw account.finalError(failure);
+        yield* this.endWith(failure);
+        return;
+      }
+    } catch (error) {
+      const failure = this.failureOf(error);
+      if (!this.accepted) throw failure;
+      this.log('warn', 'upstream_attempt_failed', this.causeOf(failure));
+      yield* this.endWith(failure);
+    } finally {
+      this.close(this.options.context.signal.aborted ? 'canceled' : 'done');
+    }
+  }
+
+  /** The error `runTurn` rejects with: the client's reason as is, else the final classified failure (logged). */
+  rejected(error: unknown): unknown {
+    this.close(this.options.context.signal.aborted ? 'canceled' : 'failed');
+    if (this.options.context.signal.aborted) return this.options.context.signal.reason ?? error;
+    const failure = error instanceof GatewayError ? error : this.failureOf(error);
+    this.log('warn', 'upstream_turn_failed', this.causeOf(failure));
+    return failure;
+  }
+
+  /** Idempotent: the attempt closed, timers cleared, the login given back, then `onClosed`. */
+  close(reason: CloseReason): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.idle);
+    this.clock.clear();
+    this.clock.signal.removeEventListener('abort', this.onAbort);
+    if (reason === 'canceled' && this.options.context.signal.aborted) this.log('info', 'upstream_canceled', {});
+    // A consumer that leaves must not wait for a child's grace period; what it frees follows the close.
+    const closing = this.attempt?.close(reason);
+    const done = () => {
+      this.options.account.end();
+      this.options.onClosed?.();
+    };
+    if (closing instanceof Promise) closing.then(done, done);
+    else done();
+  }
+
+  /**
+   * Reads the next frame under the idle bound (its timer only counts while we wait on the
+   * upstream, not while a slow client drains) and the turn's signal: a family slow to notice an
+   * abort cannot hold the turn. The losing read settles a promise already settled.
+   */
+  private read(attempt: A): Promise<F | typeof DONE> {
+    this.idle?.refresh();
+    return new Promise<F | typeof DONE>((resolve, reject) => {
+      this.failWaiting = reject;
+      attempt.frames.next().then(
+        (next) => {
+          this.failWaiting = undefined;
+          resolve(next.done ? DONE : next.value);
+        },
+        (error: unknown) => {
+          this.failWaiting = undefined;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  private readonly onIdle = (): void => {
+    // Fired while the consumer held a value (a slow client): not upstream silence.
+    this.failWaiting?.(new GatewayError('timeout', { detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms` }));
+  };
+
+  private readonly onAbort = (): void => {
+    this.failWaiting?.(this.clock.signal.reason as GatewayError);
+  };
+
+  private emptyRetryDelay(emptyRetries: number): number | undefined {
+    const policy = this.family.emptyTurnRetry;
+    if (!policy || this.output || emptyRetries >= policy.maxRetries) return undefined;
+    const delayMs = policy.delayMs(emptyRetries);
+    return Date.now() + delayMs < this.clock.deadlineAt ? delayMs : undefined;
+  }
+
+  private *endWith(failure: GatewayError): Generator<ChatEvent> {
+    if (this.attempt && this.family.held) yield* this.family.held(this.attempt);
+    yield { type: 'error', error: failure };
+  }
+
+  /** The client's abort passes through as is; the deadline is `timeout`; anything else is classified. */
+  private failureOf(error: unknown): GatewayError {
+    const { signal } = this.options.context;
+    if (signal.aborted) throw signal.reason ?? error;
+    if (this.clock.signal.aborted) return this.clock.signal.reason as GatewayError;
+    if (error instanceof GatewayError) return error;
+    return this.family.classify?.(error) ?? new GatewayError('upstream', { detail: `${this.family.provider} transport error`, retryable: true, cause: error });
+  }
+
+  private causeOf(failure: GatewayError): UpstreamLogFields {
+    return upstreamCauseFields(failure);
+  }
+
+  private log(level: 'info' | 'warn', event: string, fields: UpstreamLogFields): void {
+    logUpstream(this.options.context.logger, level, event, {
+      provider: this.family.provider,
+      account: this.options.account.alias,
+      attempt: this.number,
+      ...fields,
+    });
+  }
+}
