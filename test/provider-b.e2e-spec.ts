@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, textFrame } from './support/provider-b-fixtures';
 import { startGateway, TestGateway } from './support/create-test-app';
-import { overrideInvalidTurnDelay } from '../src/providers/provider-b/provider-b.turn-events';
+import { overrideInvalidTurnDelay } from '../src/providers/provider-b/provider-b.upstream';
 
 interface SseResult {
   readonly status: number;
