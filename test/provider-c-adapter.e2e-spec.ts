@@ -240,7 +240,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       const error = (await h.adapter.stream(request(), c.context).catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error.code).toBe('upstream');
       expect(readRuns(h.dir)).toHaveLength(3);
-      expect(c.logs.filter((log) => log.event === 'provider_c_retry').map((log) => log.attempt)).toEqual([2, 3]);
+      expect(c.logs.filter((log) => log.event === 'upstream_retry').map((log) => log.attempt)).toEqual([1, 2]);
     });
 
     it('§11.25 a crash followed by a good run → a normal answer', async () => {
@@ -281,7 +281,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       await waitFor(() => !isAlive(run.pid), 3000);
       await waitFor(() => !fs.existsSync(run.cwd), 3000);
       expect(text(await runTurn(h))).toBe('next');
-      expect(c.logs.some((log) => log.event === 'provider_c_canceled')).toBe(true);
+      expect(c.logs.some((log) => log.event === 'upstream_canceled')).toBe(true);
     });
 
     it('an abort before the events are iterated still terminates and reaps the child', async () => {

@@ -123,7 +123,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       await waitFor(() => !isAlive(readRuns(dir)[0].pid), 3000);
       const next = await streamChat(gateway, {});
       expect(contents(next)).toEqual(['next']);
-      await waitFor(() => gateway.logs.records().some((record) => record.event === 'provider_c_canceled'), 1000);
+      await waitFor(() => gateway.logs.records().some((record) => record.event === 'upstream_canceled'), 1000);
     });
 
     it('no child outlives its request: after answers, errors, timeouts and disconnects every child is gone', async () => {

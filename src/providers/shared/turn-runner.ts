@@ -128,6 +128,8 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
   private accepted = false;
   private output = false;
   private closed = false;
+  /** True while the run waits at a yield for its consumer. */
+  private suspended = false;
 
   constructor(
     private readonly family: UpstreamFamily<L, F, A>,
@@ -137,7 +139,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
     const deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
     this.clock = deadline(deadlineAt, () => new GatewayError('timeout', { detail: `${family.provider} turn deadline reached` }), [context.signal]);
     // One timer per turn, re-armed with refresh() on every wait: no timer per frame.
-    if (options.idleTimeoutMs > 0) this.idle = setTimeout(this.onIdle, options.idleTimeoutMs).unref();
+    if (options.idleTimeoutMs > 0) this.idle = setTimeout(this.onIdle, options.idleTimeoutMs);
     this.clock.signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
@@ -161,7 +163,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
             const step = next === DONE ? family.end(opened) : family.translate(next, opened);
             if (step.accepted && !this.accepted) {
               this.accepted = true;
+              this.suspended = true;
               yield ACCEPTED;
+              this.suspended = false;
             }
             if (step.failure) {
               failure = step.failure;
@@ -173,7 +177,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
             }
             for (const event of step.events) {
               if (!this.output && isOutput(event)) this.output = true;
+              this.suspended = true;
               yield event;
+              this.suspended = false;
             }
             if (step.terminal) return;
           }
@@ -184,7 +190,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
         if (again) {
           const delayMs = this.emptyRetryDelay(emptyRetries);
           if (delayMs === undefined) {
-            yield* again.events;
+            yield* this.suspendedAt(again.events);
             return;
           }
           emptyRetries++;
@@ -284,8 +290,15 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
     this.failWaiting?.(new GatewayError('timeout', { detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms` }));
   };
 
+  /**
+   * The turn's signal aborted. A wait on the upstream fails at once; a turn waiting on its
+   * consumer (suspended at a yield, perhaps never to be read again) is closed here when the client
+   * left, so its child, socket, login and slot are freed now. Anywhere else the run is itself
+   * awaiting something the signal ends (open, a retry's sleep) and closes on its own.
+   */
   private readonly onAbort = (): void => {
-    this.failWaiting?.(this.clock.signal.reason as GatewayError);
+    if (this.failWaiting) this.failWaiting(this.clock.signal.reason as GatewayError);
+    else if (this.suspended && this.options.context.signal.aborted) this.close('canceled');
   };
 
   private emptyRetryDelay(emptyRetries: number): number | undefined {
@@ -295,9 +308,19 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
     return Date.now() + delayMs < this.clock.deadlineAt ? delayMs : undefined;
   }
 
-  private *endWith(failure: GatewayError): Generator<ChatEvent> {
-    if (this.attempt && this.family.held) yield* this.family.held(this.attempt);
-    yield { type: 'error', error: failure };
+  /** The turn's last events: what the family held back, then the failure. */
+  private endWith(failure: GatewayError): Generator<ChatEvent> {
+    const held = this.attempt && this.family.held ? this.family.held(this.attempt) : [];
+    return this.suspendedAt([...held, { type: 'error', error: failure }]);
+  }
+
+  /** Yields `events`, marking the turn as waiting on its consumer meanwhile (see `onAbort`). */
+  private *suspendedAt(events: readonly ChatEvent[]): Generator<ChatEvent> {
+    for (const event of events) {
+      this.suspended = true;
+      yield event;
+      this.suspended = false;
+    }
   }
 
   /** The client's abort passes through as is; the deadline is `timeout`; anything else is classified. */
