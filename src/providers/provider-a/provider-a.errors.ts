@@ -1,6 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import { exhaustedWindowResetSeconds, RateLimitSnapshot } from './provider-a.rate-limits';
 import { isJsonObject } from '../../common/json';
+import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 
 /** Everything known about one upstream failure (provider_a.md §10). */
 export interface UpstreamFailure {
@@ -91,7 +92,8 @@ function safeCode(code: unknown): string | undefined {
 
 /**
  * Classifies an upstream failure into our error table (§10, first matching row wins). Only the
- * status and the upstream's error *code* reach `detail`; messages are never copied anywhere.
+ * status and the upstream's error *code* reach `detail`; the message only reaches the log's
+ * `upstream_message`, sanitized and bounded (never a client).
  */
 export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError {
   const now = failure.now ?? Date.now();
@@ -100,7 +102,8 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   const codes = [error.code, error.type].filter((value): value is string => typeof value === 'string');
   const code = safeCode(codes[0]);
   const detail = `upstream${status !== undefined ? ` status ${status}` : ''}${code ? ` code ${code}` : ''}`;
-  const base = { detail, upstreamStatus: status };
+  const upstream = { type: safeCode(error.type), code: safeCode(error.code), message: sanitizeUpstreamMessage(error.message) };
+  const base = { detail, upstreamStatus: status, upstream };
   // Every branch reads the hints the same way: the latest moment any of them names.
   const hints = retryHints(failure.payload, failure.headers, now);
   const latestHint = hints.length > 0 ? Math.max(...hints) : undefined;

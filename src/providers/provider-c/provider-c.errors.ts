@@ -1,4 +1,5 @@
-import { GatewayError } from '../../core/gateway.error';
+import { GatewayError, UpstreamCause } from '../../core/gateway.error';
+import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 import type { CliErrorReport } from './provider-c.stream';
 
 /** §8.3: without a parseable reset hint a limit message means "retry in a minute". */
@@ -26,8 +27,9 @@ export type RunFailure =
 /**
  * §8.3: a failed run → our error code. An error result is classified from the CLI's structured
  * fields first (`classifyReport`); text (the result text, else the stderr tail) is the fallback,
- * case-insensitive, checked in the table's order. Only the classification result leaves this
- * function: the stderr and result text never reach a client or a log. Only plain `upstream`
+ * case-insensitive, checked in the table's order. The classification leaves this
+ * function, and for the log only (`upstream_message`) the result text or the last stderr line,
+ * sanitized and bounded: they never reach a client. Only plain `upstream`
  * failures from the CLI are `retryable` (never a spawn failure, a login error, a limit or a timeout).
  */
 export function classifyRunFailure(failure: RunFailure, now: () => number = Date.now): GatewayError {
@@ -35,14 +37,43 @@ export function classifyRunFailure(failure: RunFailure, now: () => number = Date
     case 'timeout':
       return new GatewayError('timeout', { detail: failure.idle ? 'provider_c idle timeout' : 'provider_c turn timeout' });
     case 'spawn':
-      return new GatewayError('upstream', { detail: `spawn failed: ${failure.errno}` });
+      return new GatewayError('upstream', { detail: `spawn failed: ${failure.errno}`, upstream: { code: failure.errno } });
     case 'line_too_long':
       return new GatewayError('upstream', { detail: 'stdout line over 16 MiB' });
     case 'exit':
-      return classifyText(failure.stderr, `exit ${failure.code ?? failure.signal}`, now);
-    case 'error_result':
-      return classifyReport(failure.report, now) ?? classifyText(failure.report.text !== '' ? failure.report.text : failure.stderr, `error result${reportDetail(failure.report)}`, now);
+      return withCause(classifyText(failure.stderr, `exit ${failure.code ?? failure.signal}`, now), {
+        exitCode: failure.code,
+        exitSignal: failure.signal,
+        message: sanitizeUpstreamMessage(lastLine(failure.stderr)),
+      });
+    case 'error_result': {
+      const { report } = failure;
+      const classified = classifyReport(report, now) ?? classifyText(report.text !== '' ? report.text : failure.stderr, `error result${reportDetail(report)}`, now);
+      return withCause(classified, {
+        type: report.apiErrorType,
+        code: report.apiError ?? report.error,
+        message: sanitizeUpstreamMessage(report.text !== '' ? report.text : lastLine(failure.stderr)),
+      });
+    }
   }
+}
+
+/** The same classification, with what the CLI said for the log (`upstream_*` lines only). */
+function withCause(error: GatewayError, upstream: UpstreamCause): GatewayError {
+  return new GatewayError(error.code, {
+    publicMessage: error.publicMessage,
+    retryAfterSeconds: error.retryAfterSeconds,
+    detail: error.detail,
+    upstreamStatus: error.upstreamStatus,
+    retryable: error.retryable,
+    upstream,
+  });
+}
+
+/** The CLI prints its reason last; earlier stderr lines are progress and warnings. */
+function lastLine(text: string): string | undefined {
+  const lines = text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  return lines.at(-1);
 }
 
 /**

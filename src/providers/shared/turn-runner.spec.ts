@@ -21,6 +21,8 @@ const failures: Record<string, () => GatewayError> = {
   upstream: () => new GatewayError('upstream', { retryable: true, upstreamStatus: 502, upstream: { type: 'server_error', message: 'overloaded' } }),
   usage_limit: () => new GatewayError('usage_limit', { upstreamStatus: 429, retryAfterSeconds: 60 }),
   bad_request: () => new GatewayError('bad_request', { upstreamStatus: 400 }),
+  // A limit that resets in a minute: the hint is above the 30 s cap, so no retry, but the hint stays.
+  rate_limited_long: () => new GatewayError('rate_limited', { retryable: true, upstreamStatus: 429, retryAfterSeconds: 60 }),
 };
 
 function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
@@ -150,6 +152,13 @@ describe('runTurn', () => {
     const { family, opened } = fakeFamily([['refuse:bad_request'], ['ok', 'done']]);
     const { options } = setup();
     await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'bad_request' });
+    expect(opened).toHaveLength(1);
+  });
+
+  it('does not retry a retryable failure whose hint is above the cap, and keeps the hint for the client', async () => {
+    const { family, opened } = fakeFamily([['refuse:rate_limited_long'], ['ok', 'done']]);
+    const { options } = setup();
+    await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'rate_limited', retryAfterSeconds: 60 });
     expect(opened).toHaveLength(1);
   });
 
