@@ -8,6 +8,7 @@ import type { ChatEvent } from '../src/core/chat-event';
 import type { EventLogger } from '../src/core/event-logger';
 import { ProviderBAdapter } from '../src/providers/provider-b/provider-b.adapter';
 import { FakeCodeAssist } from './support/fake-provider-b';
+import { useFakeProviderB } from './support/provider-b-harness';
 import {
   callFrame,
   errorFrame,
@@ -54,18 +55,12 @@ describe(ProviderBAdapter.name, () => {
   };
   const authFile = () => path.join(home, '.gemini', 'oauth_creds.json');
 
-  beforeAll(async () => {
-    fake = await FakeCodeAssist.start();
-  });
-  afterAll(async () => {
-    await fake.close();
-  });
+  const harness = useFakeProviderB({ homePrefix: 'provider-b-adapter-' });
   beforeEach(() => {
-    fake.reset();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-adapter-'));
+    fake = harness.fake();
+    home = harness.home();
     logger = new RecordingLogger();
   });
-  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
 
   describe('project discovery', () => {
     it('calls :loadCodeAssist once with GEMINI metadata, then reuses the project (§13.1)', async () => {

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, textFrame } from './support/provider-b-fixtures';
 import { startGateway, TestGateway } from './support/create-test-app';
+import { useFakeProviderB } from './support/provider-b-harness';
 import { overrideInvalidTurnDelay } from '../src/providers/provider-b/provider-b.upstream';
 
 interface SseResult {
@@ -39,21 +40,17 @@ function postChat(gateway: TestGateway, body: Record<string, unknown>, headers: 
 const deltas = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices.map((choice: any) => choice.delta));
 
 describe('provider_b over POST /v1/chat/completions', () => {
+  let gateway: TestGateway;
+  // Registered first so the gateway closes before the fake and the home go away.
+  afterAll(() => gateway.close());
+  const harness = useFakeProviderB({ homePrefix: 'provider-b-e2e-', home: 'suite' });
   let fake: FakeCodeAssist;
   let home: string;
-  let gateway: TestGateway;
-
   beforeAll(async () => {
-    fake = await FakeCodeAssist.start();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-e2e-'));
+    fake = harness.fake();
+    home = harness.home();
     gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
   });
-  afterAll(async () => {
-    await gateway.close();
-    await fake.close();
-    fs.rmSync(home, { recursive: true, force: true });
-  });
-  beforeEach(() => fake.reset());
 
   it('discovers the project once and streams reasoning_content, content, finish and usage (§13.1, §13.18, §13.21)', async () => {
     fake.enqueue('streamGenerateContent', {
