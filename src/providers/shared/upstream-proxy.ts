@@ -1,6 +1,10 @@
 import type { Agent } from 'node:http';
-import { HttpsProxyAgent } from 'https-proxy-agent';
-import { Dispatcher, EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+import type { Dispatcher } from 'undici';
+
+// undici 7 and https-proxy-agent are loaded on first use: a deployment without a proxy (the
+// default) never needs them, and they cost the idle process some megabytes of heap.
+type Undici = typeof import('undici');
+type HttpsProxyAgentModule = typeof import('https-proxy-agent');
 
 /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY as the config layer read them (design.md §2). */
 export interface ProxySettings {
@@ -36,13 +40,23 @@ function parseNoProxy(value: string): NoProxyEntry[] | '*' {
  * undici's matcher because undici keeps it private.
  */
 export class UpstreamProxy {
-  readonly dispatcher: Dispatcher;
   private readonly noProxy: NoProxyEntry[] | '*';
   private readonly agents = new Map<string, Agent>();
+  private proxyDispatcher?: Dispatcher;
 
   constructor(private readonly settings: ProxySettings) {
-    this.dispatcher = new EnvHttpProxyAgent({ httpsProxy: settings.httpsProxy ?? '', httpProxy: settings.httpProxy ?? '', noProxy: settings.noProxy ?? '' });
     this.noProxy = parseNoProxy(settings.noProxy ?? '');
+  }
+
+  /** undici's EnvHttpProxyAgent built from our settings, made on first use. */
+  get dispatcher(): Dispatcher {
+    const { settings } = this;
+    this.proxyDispatcher ??= new (require('undici') as Undici).EnvHttpProxyAgent({
+      httpsProxy: settings.httpsProxy ?? '',
+      httpProxy: settings.httpProxy ?? '',
+      noProxy: settings.noProxy ?? '',
+    });
+    return this.proxyDispatcher;
   }
 
   /** True when at least one proxy is configured. */
@@ -66,7 +80,7 @@ export class UpstreamProxy {
   websocketAgent(target: string): Agent | undefined {
     const proxy = this.proxyFor(target);
     if (proxy === undefined) return undefined;
-    const agent = this.agents.get(proxy) ?? new HttpsProxyAgent(proxy);
+    const agent = this.agents.get(proxy) ?? new (require('https-proxy-agent') as HttpsProxyAgentModule).HttpsProxyAgent(proxy);
     this.agents.set(proxy, agent);
     return agent;
   }
@@ -77,11 +91,12 @@ export class UpstreamProxy {
    */
   fetch(url: string, init: RequestInit): Promise<Response> {
     if (!this.enabled) return fetch(url, init);
+    const { fetch: undiciFetch } = require('undici') as Undici;
     return undiciFetch(url, { ...(init as Record<string, unknown>), dispatcher: this.dispatcher }) as unknown as Promise<Response>;
   }
 
   async close(): Promise<void> {
     for (const agent of this.agents.values()) agent.destroy();
-    await this.dispatcher.close().catch(() => undefined);
+    await this.proxyDispatcher?.close().catch(() => undefined);
   }
 }
