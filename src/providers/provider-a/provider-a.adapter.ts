@@ -22,7 +22,7 @@ import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
-import { AttemptRequest, providerAFamily } from './provider-a.upstream';
+import { AttemptRequest, ProviderAUpstream } from './provider-a.upstream';
 
 const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
@@ -127,9 +127,9 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   }
 
   /** One turn on the runner; throws `rate_limited` / `auth` at once when no login can take it (docs/accounts.md). */
-  private run(build: Parameters<typeof providerAFamily>[2], chat: string | undefined, context: CallContext, open: OpenConnection = this.open) {
+  private run(build: ConstructorParameters<typeof ProviderAUpstream>[2], chat: string | undefined, context: CallContext, open: OpenConnection = this.open) {
     const connect = { url: this.config.providerA.url, open, proxy: this.proxy, idleTimeoutMs: this.config.server.streamIdleTimeoutMs };
-    return runTurn(providerAFamily(connect, context, build), {
+    return runTurn(new ProviderAUpstream(connect, context, build), {
       account: new AccountTurn(this.accounts, chat),
       timeoutMs: this.config.providerA.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,

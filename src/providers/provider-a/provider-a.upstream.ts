@@ -1,6 +1,7 @@
 import { withinIdleTimeout } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
 import type { EventLogger } from '../../core/event-logger';
+import type { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
 import type { JsonObject } from '../../common/json';
 import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
@@ -41,41 +42,51 @@ export interface ProviderAConnect {
 
 /**
  * provider_a as an upstream family of the turn runner (provider_a.md §4): `build` gives the body
- * and headers of an attempt for its login (a fresh turn id each time in faithful mode).
+ * and headers of an attempt for its login (a fresh turn id each time in faithful mode). A class,
+ * so a turn pays for one object rather than a closure per method.
  */
-export function providerAFamily(
-  connect: ProviderAConnect,
-  context: CallContext,
-  build: (credentials: ProviderACredentials, attempt: number) => AttemptRequest,
-): UpstreamFamily<ProviderALogin, UpstreamFrame, ProviderAAttempt> {
-  let authRetried = false;
+export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, UpstreamFrame, ProviderAAttempt> {
+  readonly provider = 'provider_a' as const;
+  private authRetried = false;
   /** The credentials the upstream refused with a 401: the next attempt forces a refresh of them. */
-  let rejected: ProviderACredentials | undefined;
-  let last: ProviderACredentials | undefined;
-  return {
-    provider: 'provider_a',
-    async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
-      const { auth } = attempt.login;
-      const refused = rejected;
-      rejected = undefined;
-      // A login token (maybe a refresh) is waited for like any upstream event: turn deadline and idle bound.
-      const credentials = await withinIdleTimeout(connect.idleTimeoutMs, signal, 'login token', (tokenSignal) =>
-        refused ? auth.afterRejection(refused, context.logger, tokenSignal) : auth.credentials(context.logger, tokenSignal),
-      );
-      last = credentials;
-      return openAttempt(connect, context.logger, attempt, credentials, build(credentials, attempt.number), signal);
-    },
-    reopenAfter(failure) {
-      if (!isUpstreamAuthRejection(failure) || authRetried || !last) return false;
-      // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
-      authRetried = true;
-      rejected = last;
-      context.logger.info({ event: 'provider_a_auth_retry', upstream_status: failure.upstreamStatus }, 'provider_a_auth_retry');
-      return true;
-    },
-    translate: translateFrame,
-    end: () => ({ events: [], failure: connectionFailure('stream closed before completion') }),
-  };
+  private rejected?: ProviderACredentials;
+  private last?: ProviderACredentials;
+
+  constructor(
+    private readonly connect: ProviderAConnect,
+    private readonly context: CallContext,
+    private readonly build: (credentials: ProviderACredentials, attempt: number) => AttemptRequest,
+  ) {}
+
+  async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
+    const { auth } = attempt.login;
+    const { logger } = this.context;
+    const refused = this.rejected;
+    this.rejected = undefined;
+    // A login token (maybe a refresh) is waited for like any upstream event: turn deadline and idle bound.
+    const credentials = await withinIdleTimeout(this.connect.idleTimeoutMs, signal, 'login token', (tokenSignal) =>
+      refused ? auth.afterRejection(refused, logger, tokenSignal) : auth.credentials(logger, tokenSignal),
+    );
+    this.last = credentials;
+    return openAttempt(this.connect, logger, attempt, credentials, this.build(credentials, attempt.number), signal);
+  }
+
+  reopenAfter(failure: GatewayError): boolean {
+    if (!isUpstreamAuthRejection(failure) || this.authRetried || !this.last) return false;
+    // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
+    this.authRetried = true;
+    this.rejected = this.last;
+    this.context.logger.info({ event: 'provider_a_auth_retry', upstream_status: failure.upstreamStatus }, 'provider_a_auth_retry');
+    return true;
+  }
+
+  translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
+    return translateFrame(frame, attempt);
+  }
+
+  end(): FrameStep {
+    return { events: [], failure: connectionFailure('stream closed before completion') };
+  }
 }
 
 async function openAttempt(
@@ -96,17 +107,32 @@ async function openAttempt(
     throw classifyUpstreamFailure({ status: error.status, headers: error.headers, payload: error.payload, rateLimits: rateLimits.latest(credentials.accountId) });
   }
   rateLimits.record(credentials.accountId, rateLimitsFromHeaders(connection.responseHeaders), logger);
-  return {
-    frames: connection.frames[Symbol.asyncIterator](),
-    poll: connection.poll ? () => connection.poll!() : undefined,
-    // Ends the turn on the socket (kept for the chat when it completed) or aborts the POST.
-    close: () => connection.close(),
-    state: createStreamState(),
-    accountId: credentials.accountId,
-    rateLimits,
-    logger,
-    toClient: request.toClient,
-  };
+  return new ConnectionAttempt(connection, credentials.accountId, rateLimits, logger, request.toClient);
+}
+
+/** One connection as the runner reads it (methods on the prototype: nothing per attempt but the object). */
+class ConnectionAttempt implements ProviderAAttempt {
+  readonly frames: AsyncIterator<UpstreamFrame>;
+  readonly state = createStreamState();
+
+  constructor(
+    private readonly connection: UpstreamConnection,
+    readonly accountId: string,
+    readonly rateLimits: RateLimitTelemetry,
+    readonly logger: EventLogger,
+    readonly toClient?: (event: ChatEvent) => ChatEvent,
+  ) {
+    this.frames = connection.frames[Symbol.asyncIterator]();
+  }
+
+  poll(): UpstreamFrame | undefined {
+    return this.connection.poll?.();
+  }
+
+  /** Ends the turn on the socket (kept for the chat when it completed) or aborts the POST. */
+  close(): void {
+    this.connection.close();
+  }
 }
 
 /** One frame's meaning (provider_a.md §9.1); a binary or non-JSON frame is a protocol failure. */

@@ -1,5 +1,5 @@
 import type { AccountTurn } from '../../accounts/account-turn';
-import { Deadline, deadline, sleep } from '../../common/async/abortable';
+import { sleep } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import type { ProviderId } from '../../core/provider-id';
@@ -107,23 +107,39 @@ const isOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type
  */
 export async function runTurn<L, F, A extends UpstreamAttempt<F>>(family: UpstreamFamily<L, F, A>, options: TurnOptions<L>): Promise<AcceptedTurn<A>> {
   const turn = new UpstreamTurn(family, options);
-  const items = turn.run();
   try {
-    await items.next();
+    await turn.events.next();
   } catch (error) {
     throw turn.rejected(error);
   }
   // The generator already started (it stopped at ACCEPTED), so its return() runs its finally even
   // when the consumer never reads: no wrapper generator is needed, and none is paid for per stream.
-  return { events: items as AsyncIterable<ChatEvent>, current: () => turn.attempt };
+  return turn;
 }
 
-/** The state of one turn: one object, one generator, one timer for the idle bound, one for the deadline. */
-class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
+// setTimeout runs a delay above 2^31−1 ms at once: such a deadline is none.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The state of one turn, kept cheap because a gateway holds thousands of open streams: one
+ * object that is itself the listener on the client's signal (`handleEvent`), one generator, one
+ * AbortController (the turn's signal every wait of its attempts listens to), one timer for the
+ * idle bound and one for the deadline, whose callbacks are module functions given the turn.
+ */
+class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A> {
+  /** The run: ACCEPTED once (taken by `runTurn`), then the client's events. */
+  readonly events: AsyncGenerator<ChatEvent> & AsyncGenerator<ChatEvent | typeof ACCEPTED>;
   attempt?: A;
-  private readonly clock: Deadline;
+  private readonly controller = new AbortController();
+  private readonly deadlineAt: number;
+  private readonly deadlineTimer?: NodeJS.Timeout;
   private readonly idle?: NodeJS.Timeout;
-  private failWaiting?: (error: GatewayError) => void;
+  private resolveRead?: (frame: F | typeof DONE) => void;
+  private rejectRead?: (error: unknown) => void;
+  /** The attempt the read callbacks belong to: a read left pending on an attempt given up settles into nothing. */
+  private readingFrom?: A;
+  private frameArrived?: (next: IteratorResult<F>) => void;
+  private readFailed?: (error: unknown) => void;
   private number = 0;
   private accepted = false;
   private output = false;
@@ -136,16 +152,58 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
     private readonly options: TurnOptions<L>,
   ) {
     const { timeoutMs, context } = options;
-    const deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
-    this.clock = deadline(deadlineAt, () => new GatewayError('timeout', { detail: `${family.provider} turn deadline reached` }), [context.signal]);
+    this.deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
+    if (context.signal.aborted) this.controller.abort(context.signal.reason);
+    else context.signal.addEventListener('abort', this);
+    const delayMs = this.deadlineAt - Date.now();
+    // The work being timed keeps the process alive; the deadline alone must not.
+    if (delayMs <= MAX_TIMER_MS) this.deadlineTimer = setTimeout(deadlinePassed, Math.max(0, delayMs), this).unref();
     // One timer per turn, re-armed with refresh() on every wait: no timer per frame.
-    if (options.idleTimeoutMs > 0) this.idle = setTimeout(this.onIdle, options.idleTimeoutMs);
-    this.clock.signal.addEventListener('abort', this.onAbort, { once: true });
+    if (options.idleTimeoutMs > 0) this.idle = setTimeout(idleBoundPassed, options.idleTimeoutMs, this);
+    this.events = this.run() as UpstreamTurn<L, F, A>['events'];
   }
 
-  /** Yields ACCEPTED once, then the client's events. */
-  async *run(): AsyncGenerator<ChatEvent | typeof ACCEPTED> {
-    const { family, clock } = this;
+  current(): A | undefined {
+    return this.attempt;
+  }
+
+  /** Aborted when the client leaves (its reason, unchanged) or the deadline passes (`timeout`). */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The client's signal aborted (this object is its listener: no closure per turn). */
+  handleEvent(): void {
+    this.abort(this.options.context.signal.reason);
+  }
+
+  /** The deadline passed. */
+  deadlinePassed(): void {
+    this.abort(new GatewayError('timeout', { detail: `${this.family.provider} turn deadline reached` }));
+  }
+
+  /** The idle bound passed; only a wait on the upstream fails (not a slow client holding a value). */
+  idleBoundPassed(): void {
+    if (this.rejectRead) this.failRead(new GatewayError('timeout', { detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms` }));
+  }
+
+  /**
+   * Ends the turn's signal. A wait on the upstream fails at once; a turn waiting on its consumer
+   * (suspended at a yield, perhaps never to be read again) is closed here when the client left,
+   * so its child, socket, login and slot are freed now. Anywhere else the run is itself awaiting
+   * something the signal ends (open, a retry's sleep) and closes on its own.
+   */
+  private abort(reason: unknown): void {
+    if (this.controller.signal.aborted) return;
+    clearTimeout(this.deadlineTimer);
+    this.options.context.signal.removeEventListener('abort', this);
+    this.controller.abort(reason);
+    if (this.rejectRead) this.failRead(reason);
+    else if (this.suspended && this.options.context.signal.aborted) this.close('canceled');
+  }
+
+  private async *run(): AsyncGenerator<ChatEvent | typeof ACCEPTED> {
+    const { family, signal, deadlineAt } = this;
     const { account } = this.options;
     let retries = 0;
     let emptyRetries = 0;
@@ -156,10 +214,11 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
         this.attempt = undefined;
         try {
           const number = ++this.number;
-          const opened = (this.attempt = await family.open({ number, login: account.handle, alias: account.alias, deadlineAt: clock.deadlineAt }, clock.signal));
+          const opened = (this.attempt = await family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal));
+          if (signal.aborted) throw signal.reason;
           for (;;) {
             const next = opened.poll?.() ?? (await this.read(opened));
-            if (clock.signal.aborted) throw clock.signal.reason;
+            if (signal.aborted) throw signal.reason;
             const step = next === DONE ? family.end(opened) : family.translate(next, opened);
             if (step.accepted && !this.accepted) {
               this.accepted = true;
@@ -186,7 +245,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
         } catch (error) {
           failure = this.failureOf(error);
         }
-        await this.attempt?.close(failure?.code === 'timeout' ? (this.clock.signal.aborted ? 'timeout' : 'idle') : 'failed');
+        await this.attempt?.close(failure?.code === 'timeout' ? (signal.aborted ? 'timeout' : 'idle') : 'failed');
         if (again) {
           const delayMs = this.emptyRetryDelay(emptyRetries);
           if (delayMs === undefined) {
@@ -195,7 +254,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
           }
           emptyRetries++;
           this.log('info', 'upstream_retry', { reason: again.again, delay_ms: Math.round(delayMs) });
-          await sleep(delayMs, clock.signal);
+          await sleep(delayMs, signal);
           continue;
         }
         failure ??= new GatewayError('upstream', { detail: `${family.provider} attempt ended without an outcome` });
@@ -208,11 +267,11 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
         }
         if (family.reopenAfter?.(failure)) continue;
         const delayMs = failure.retryable && retries < RETRY_DELAYS_MS.length ? retryDelayMs(retries, failure.retryAfterSeconds) : undefined;
-        if (delayMs !== undefined && Date.now() + delayMs < clock.deadlineAt) {
+        if (delayMs !== undefined && Date.now() + delayMs < deadlineAt) {
           retries++;
           this.options.context.retried?.(failure.code);
           this.log('warn', 'upstream_retry', { ...this.causeOf(failure), delay_ms: Math.round(delayMs) });
-          await sleep(delayMs, clock.signal);
+          await sleep(delayMs, signal);
           continue;
         }
         const from = account.alias;
@@ -250,8 +309,8 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.idle);
-    this.clock.clear();
-    this.clock.signal.removeEventListener('abort', this.onAbort);
+    clearTimeout(this.deadlineTimer);
+    this.options.context.signal.removeEventListener('abort', this);
     if (reason === 'canceled' && this.options.context.signal.aborted) this.log('info', 'upstream_canceled', {});
     // A consumer that leaves must not wait for a child's grace period; what it frees follows the close.
     const closing = this.attempt?.close(reason);
@@ -270,42 +329,40 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
    */
   private read(attempt: A): Promise<F | typeof DONE> {
     this.idle?.refresh();
-    return new Promise<F | typeof DONE>((resolve, reject) => {
-      this.failWaiting = reject;
-      attempt.frames.next().then(
-        (next) => {
-          this.failWaiting = undefined;
-          resolve(next.done ? DONE : next.value);
-        },
-        (error: unknown) => {
-          this.failWaiting = undefined;
-          reject(error);
-        },
-      );
+    if (this.readingFrom !== attempt) {
+      // One pair of callbacks per attempt, handed to each of its reads (not two closures per wait).
+      this.readingFrom = attempt;
+      this.frameArrived = (next) => {
+        if (this.readingFrom !== attempt) return;
+        const resolve = this.resolveRead;
+        this.resolveRead = this.rejectRead = undefined;
+        resolve?.(next.done ? DONE : next.value);
+      };
+      this.readFailed = (error) => {
+        if (this.readingFrom === attempt) this.failRead(error);
+      };
+    }
+    const waiting = new Promise<F | typeof DONE>((resolve, reject) => {
+      this.resolveRead = resolve;
+      this.rejectRead = reject;
     });
+    attempt.frames.next().then(this.frameArrived, this.readFailed);
+    return waiting;
   }
 
-  private readonly onIdle = (): void => {
-    // Fired while the consumer held a value (a slow client): not upstream silence.
-    this.failWaiting?.(new GatewayError('timeout', { detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms` }));
-  };
-
-  /**
-   * The turn's signal aborted. A wait on the upstream fails at once; a turn waiting on its
-   * consumer (suspended at a yield, perhaps never to be read again) is closed here when the client
-   * left, so its child, socket, login and slot are freed now. Anywhere else the run is itself
-   * awaiting something the signal ends (open, a retry's sleep) and closes on its own.
-   */
-  private readonly onAbort = (): void => {
-    if (this.failWaiting) this.failWaiting(this.clock.signal.reason as GatewayError);
-    else if (this.suspended && this.options.context.signal.aborted) this.close('canceled');
-  };
+  /** Fails the pending read; the attempt it was reading from is given up (its late answer is ignored). */
+  private failRead(error: unknown): void {
+    const reject = this.rejectRead;
+    this.resolveRead = this.rejectRead = undefined;
+    this.readingFrom = undefined;
+    reject?.(error);
+  }
 
   private emptyRetryDelay(emptyRetries: number): number | undefined {
     const policy = this.family.emptyTurnRetry;
     if (!policy || this.output || emptyRetries >= policy.maxRetries) return undefined;
     const delayMs = policy.delayMs(emptyRetries);
-    return Date.now() + delayMs < this.clock.deadlineAt ? delayMs : undefined;
+    return Date.now() + delayMs < this.deadlineAt ? delayMs : undefined;
   }
 
   /** The turn's last events: what the family held back, then the failure. */
@@ -327,7 +384,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
   private failureOf(error: unknown): GatewayError {
     const { signal } = this.options.context;
     if (signal.aborted) throw signal.reason ?? error;
-    if (this.clock.signal.aborted) return this.clock.signal.reason as GatewayError;
+    if (this.signal.aborted) return this.signal.reason as GatewayError;
     if (error instanceof GatewayError) return error;
     return this.family.classify?.(error) ?? new GatewayError('upstream', { detail: `${this.family.provider} transport error`, retryable: true, cause: error });
   }
@@ -344,4 +401,13 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> {
       ...fields,
     });
   }
+}
+
+// Timer callbacks that take their turn as an argument: no closure per turn.
+function deadlinePassed(turn: { deadlinePassed(): void }): void {
+  turn.deadlinePassed();
+}
+
+function idleBoundPassed(turn: { idleBoundPassed(): void }): void {
+  turn.idleBoundPassed();
 }
