@@ -360,3 +360,8 @@ export interface AccountClock {
 }
 
 export const SYSTEM_CLOCK: AccountClock = { now: () => Date.now() };
+
+/** A clock object of its own that reads the system clock (one per application, so a spec can move it). */
+export function ownSystemClock(): AccountClock {
+  return { now: () => Date.now() };
+}

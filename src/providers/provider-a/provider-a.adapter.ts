@@ -128,7 +128,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** One turn on the runner; throws `rate_limited` / `auth` at once when no login can take it (docs/accounts.md). */
   private run(build: ConstructorParameters<typeof ProviderAUpstream>[2], chat: string | undefined, context: CallContext, open: OpenConnection = this.open) {
-    const connect = { url: this.config.providerA.url, open, proxy: this.proxy, idleTimeoutMs: this.config.server.streamIdleTimeoutMs };
+    const connect = { url: this.config.providerA.url, open, proxy: this.proxy };
     return runTurn(new ProviderAUpstream(connect, context, build), {
       account: new AccountTurn(this.accounts, chat),
       timeoutMs: this.config.providerA.timeoutMs,

@@ -54,19 +54,6 @@ export class UpstreamRejection extends Error {
   }
 }
 
-/** Lower-cases header names and joins repeated values (node and fetch header shapes). */
-export function lowerCaseHeaders(headers: Headers | Record<string, string | string[] | undefined>): Record<string, string> {
-  const result: Record<string, string> = {};
-  if (headers instanceof Headers) {
-    headers.forEach((value, name) => (result[name.toLowerCase()] = value));
-    return result;
-  }
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return result;
-}
-
 /** `ws(s)://` → WebSocket, `http(s)://` → HTTP + SSE (provider_a.md §4). */
 export function transportForUrl(url: string): ProviderATransportKind {
   const scheme = new URL(url).protocol;

@@ -1,4 +1,3 @@
-import { withinIdleTimeout } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
 import type { EventLogger } from '../../core/event-logger';
 import type { GatewayError } from '../../core/gateway.error';
@@ -36,8 +35,6 @@ export interface ProviderAConnect {
   readonly url: string;
   readonly open: OpenConnection;
   readonly proxy?: UpstreamProxy;
-  /** GATEWAY_STREAM_IDLE_TIMEOUT: the bound on waiting for a login token too. */
-  readonly idleTimeoutMs: number;
 }
 
 /**
@@ -63,10 +60,9 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
     const { logger } = this.context;
     const refused = this.rejected;
     this.rejected = undefined;
-    // A login token (maybe a refresh) is waited for like any upstream event: turn deadline and idle bound.
-    const credentials = await withinIdleTimeout(this.connect.idleTimeoutMs, signal, 'login token', (tokenSignal) =>
-      refused ? auth.afterRejection(refused, logger, tokenSignal) : auth.credentials(logger, tokenSignal),
-    );
+    // A login token (maybe a refresh) is waited for like any upstream event: the runner bounds
+    // `open` by the turn's deadline and the idle bound, both through `signal`.
+    const credentials = await (refused ? auth.afterRejection(refused, logger, signal) : auth.credentials(logger, signal));
     this.last = credentials;
     return openAttempt(this.connect, logger, attempt, credentials, this.build(credentials, attempt.number), signal);
   }

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { isJsonObject, type JsonObject } from '../../common/json';
-import { parseJsonOrUndefined } from '../shared/http-body';
+import { lowerCaseHeaders, parseJsonOrUndefined } from '../shared/http-body';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
-import { lowerCaseHeaders, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
+import { UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
 
 /** Reads at most `maxBytes` of a failed upgrade's body. */
 function readIncomingCapped(response: IncomingMessage, maxBytes: number): Promise<string> {

@@ -138,6 +138,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
   private rejectRead?: (error: unknown) => void;
   /** The attempt the read callbacks belong to: a read left pending on an attempt given up settles into nothing. */
   private readingFrom?: A;
+  private openingAttempt = false;
   private frameArrived?: (next: IteratorResult<F>) => void;
   private readFailed?: (error: unknown) => void;
   private number = 0;
@@ -184,7 +185,11 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
 
   /** The idle bound passed; only a wait on the upstream fails (not a slow client holding a value). */
   idleBoundPassed(): void {
-    if (this.rejectRead) this.failRead(new GatewayError('timeout', { detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms` }));
+    const silence = new GatewayError('timeout', { detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms` });
+    if (this.rejectRead) this.failRead(silence);
+    // Silence while opening (a hung token endpoint, handshake or first answer) ends the turn: the
+    // signal stops what the family awaits, and a timeout is not retried anyway.
+    else if (this.openingAttempt) this.abort(silence);
   }
 
   /**
@@ -214,7 +219,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
         this.attempt = undefined;
         try {
           const number = ++this.number;
-          const opened = (this.attempt = await family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal));
+          const opened = (this.attempt = await this.opening(family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal)));
           if (signal.aborted) throw signal.reason;
           for (;;) {
             const next = opened.poll?.() ?? (await this.read(opened));
@@ -348,6 +353,17 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
     });
     attempt.frames.next().then(this.frameArrived, this.readFailed);
     return waiting;
+  }
+
+  /** Awaits a family's `open` under the idle bound (a login token, a handshake, the response headers). */
+  private async opening(open: Promise<A>): Promise<A> {
+    this.idle?.refresh();
+    this.openingAttempt = true;
+    try {
+      return await open;
+    } finally {
+      this.openingAttempt = false;
+    }
   }
 
   /** Fails the pending read; the attempt it was reading from is given up (its late answer is ignored). */
