@@ -23,7 +23,9 @@ const codexBinary = path.join(root, 'node_modules/@openai/codex-linux-x64/vendor
 const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
 /** ORACLE_TRANSPORT=http captures the HTTP + SSE transport (the provider's supports_websockets off). */
 const WEBSOCKETS = process.env.ORACLE_TRANSPORT !== 'http';
-const outFile = path.join(root, 'test/fixtures/codex-oracle', `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}.capture.json`);
+/** ORACLE_OUTPUT_SCHEMA=1 captures one `codex exec --output-schema` turn (how the CLI asks for JSON output). */
+const OUTPUT_SCHEMA = process.env.ORACLE_OUTPUT_SCHEMA === '1';
+const outFile = path.join(root, 'test/fixtures/codex-oracle', `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}${OUTPUT_SCHEMA ? '.output-schema' : ''}.capture.json`);
 
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
 // The CLI refuses a JWT with an empty signature segment; the signature is never verified.
@@ -273,7 +275,14 @@ function runAppServerTwoTurns() {
 const common = ['--skip-git-repo-check', '--sandbox', 'read-only', '-c', 'approval_policy="never"'];
 let first;
 let second;
-if (process.env.ORACLE_APP_SERVER) {
+if (OUTPUT_SCHEMA) {
+  // A small strict schema of the kind `zodResponseFormat` produces; the CLI reads it from a file.
+  const schema = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'integer' } }, required: ['city', 'population'], additionalProperties: false };
+  fs.writeFileSync(path.join(workDir, 'schema.json'), JSON.stringify(schema));
+  first = await runCodex(['exec', ...common, '--output-schema', 'schema.json', 'Name the largest city of France and its population.']);
+  second = { code: 0, output: '' };
+  log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
+} else if (process.env.ORACLE_APP_SERVER) {
   first = await runAppServerTwoTurns();
   second = { code: 0, output: '' };
   log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });

@@ -43,9 +43,12 @@ export class ToolCallCollector {
     private readonly requestId: string,
     private readonly wire: CustomToolWire,
     private readonly onInvalid: (index: number, reason: InvalidReason) => void = () => undefined,
+    /** `parallel_tool_calls: false`: only the first valid call is passed on (chat-parameters.ts). */
+    private readonly firstCallOnly = false,
   ) {}
 
   add(call: ToolCallEvent): void {
+    if (this.firstCallOnly && this.calls.length > 0) return;
     const position = this.received++;
     const name = call.name?.trim() ?? '';
     if (name === '') return this.reject(position, 'empty_name');
@@ -178,12 +181,13 @@ async function readTurn(
   for await (const event of events) {
     switch (event.type) {
       case 'text-delta':
-      case 'reasoning-delta':
+      case 'reasoning-delta': {
         if (event.text === '') continue;
         const open = onText(event.type === 'text-delta' ? 'content' : 'reasoning', event.text);
         // Awaited only when the write had to wait for the socket (backpressure).
         if (open !== true && !(await open)) return { usage, stopped: true };
         break;
+      }
       case 'tool-call':
         collector.add(event.call);
         break;

@@ -62,6 +62,7 @@ export function structuredHttpStatus(spec: ErrorSpec): number {
 export const ERROR_CODES = {
   // ── Gateway-side (inbound) ────────────────────────────────────────────────────────────────
   invalid_request: { status: 400, type: 'invalid_request_error', openaiCode: 'invalid_request', structuredCode: 'invalid_request', streamText: 'invalid request', message: 'the request is invalid' },
+  unsupported_parameter: { status: 400, type: 'invalid_request_error', openaiCode: 'unsupported_parameter', structuredCode: 'invalid_request', streamText: 'unsupported parameter', message: 'a request parameter is not supported by this model' },
   request_too_large: { status: 413, type: 'invalid_request_error', openaiCode: 'request_too_large', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request too large', message: 'the request body exceeds the maximum size' },
   headers_too_large: { status: 431, type: 'invalid_request_error', openaiCode: 'request_header_fields_too_large', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request headers too large', message: 'the request headers exceed the maximum size' },
   request_timeout: { status: 408, type: 'invalid_request_error', openaiCode: 'request_timeout', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request timeout', message: 'the request did not arrive in time' },

@@ -9,7 +9,7 @@ import { ModelCatalog } from '../models/model-catalog';
 import type { CallContext, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../providers/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { IdempotencyStore } from './idempotency-store';
-import { OutputValidator } from './output-validator';
+import { OutputValidator } from '../common/json-schema/output-validator';
 import { StructuredAllowlist } from './structured-allowlist';
 import { StructuredExtractor } from './structured-extractor';
 import { canonicalSha256 } from './structured-identity';
@@ -65,7 +65,7 @@ function setup(adapter: FakeExtractor) {
     signal: new AbortController().signal,
     ...overrides,
   });
-  const audit = () => records.filter((record) => String(record.event).startsWith('structured_')).map((record) => `${record.event}:${record.status}`);
+  const audit = () => records.filter((record) => String(record.event).startsWith('structured_')).map((record) => `${String(record.event)}:${String(record.status)}`);
   return { orchestrator, command, drain, audit };
 }
 

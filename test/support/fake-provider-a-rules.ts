@@ -17,6 +17,8 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function responsesRequestViolation(body: Json): string | undefined {
+  const parameter = parameterViolation(body);
+  if (parameter) return parameter;
   const tools = Array.isArray(body.tools) ? body.tools : [];
   for (const [index, tool] of tools.entries()) {
     if (isObject(tool) && NAMED_TOOL_TYPES.has(String(tool.type)) && !VALID_NAME.test(String(tool.name))) {
@@ -52,5 +54,42 @@ export function responsesRequestViolation(body: Json): string | undefined {
     }
   }
   for (const callId of calls) if (!outputs.has(callId)) return `No tool output found for function call ${callId}.`;
+  return undefined;
+}
+
+/**
+ * Request fields the Codex backend refuses (provider_a.md §5.1 "Never sent"): an output cap and
+ * sampling fields (its reasoning models sample their own way), and a `text.format` the Responses
+ * API would not take — a json_schema without a valid name or schema, or a strict schema that
+ * breaks the strict rules (every object closed, every property required).
+ */
+function parameterViolation(body: Json): string | undefined {
+  for (const field of ['max_output_tokens', 'temperature', 'top_p']) {
+    if (field in body) return `Unsupported parameter: '${field}' is not supported with this model.`;
+  }
+  const text = body.text;
+  if (!isObject(text) || text.format === undefined) return undefined;
+  const format = text.format;
+  if (!isObject(format) || !['text', 'json_object', 'json_schema'].includes(String(format.type))) return "Invalid value: 'text.format.type'.";
+  if (format.type !== 'json_schema') return undefined;
+  if (!VALID_NAME.test(String(format.name))) return "Invalid 'text.format.name': string does not match pattern.";
+  if (!isObject(format.schema)) return "Missing required parameter: 'text.format.schema'.";
+  return format.strict === true ? strictSchemaViolation(format.schema, String(format.name)) : undefined;
+}
+
+function strictSchemaViolation(schema: Json, name: string): string | undefined {
+  const pending: unknown[] = [schema];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) pending.push(...node);
+    if (!isObject(node)) continue;
+    if (isObject(node.properties)) {
+      if (node.additionalProperties !== false) return `Invalid schema for response_format '${name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
+      const required = Array.isArray(node.required) ? node.required : [];
+      const missing = Object.keys(node.properties).find((key) => !required.includes(key));
+      if (missing !== undefined) return `Invalid schema for response_format '${name}': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+    }
+    pending.push(...Object.values(node));
+  }
   return undefined;
 }
