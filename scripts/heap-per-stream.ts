@@ -61,15 +61,26 @@ async function main(): Promise<void> {
   const transport = (process.argv[3] ?? 'ws') as 'ws' | 'sse';
   const fake = await FakeProviderA.start();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'heap-home-'));
-  const gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_a', LOG_LEVEL: 'warn', ...providerASettings(fake, home, { transport }) });
+  const gateway = await startGateway({
+    GATEWAY_PROVIDERS: 'provider_a',
+    LOG_LEVEL: 'warn',
+    ...providerASettings(fake, home, { transport }),
+  });
   const session = new Session();
   session.connect();
   const abort = new AbortController();
   try {
     fake.enqueue(textReply('warm-up'));
-    await (await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] }) })).text();
+    await (
+      await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      })
+    ).text();
     const before = await countObjects(session);
-    for (let index = 0; index < streams; index++) fake.enqueue({ frames: [created(), textDelta('held')], holdOpen: true });
+    for (let index = 0; index < streams; index++)
+      fake.enqueue({ frames: [created(), textDelta('held')], holdOpen: true });
     await Promise.all(Array.from({ length: streams }, () => openStream(gateway.url, abort.signal)));
     const open = await countObjects(session);
     const rows = [...open.entries()]
@@ -77,7 +88,9 @@ async function main(): Promise<void> {
       .filter((row) => row.perStream >= 0.5)
       .sort((a, b) => b.perStream - a.perStream);
     const total = rows.reduce((sum, row) => sum + row.perStream, 0);
-    process.stdout.write(`${streams} open ${transport} streams: ${total.toFixed(1)} objects and closures per stream (kinds with >= 0.5)\n`);
+    process.stdout.write(
+      `${streams} open ${transport} streams: ${total.toFixed(1)} objects and closures per stream (kinds with >= 0.5)\n`,
+    );
     for (const row of rows) process.stdout.write(`${row.perStream.toFixed(2).padStart(8)}  ${row.key}\n`);
   } finally {
     abort.abort();

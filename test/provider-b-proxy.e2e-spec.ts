@@ -1,6 +1,3 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { ConnectProxy } from './support/connect-proxy';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { FakeCodeAssist } from './support/fake-provider-b';

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { GatewayError } from '../src/core/gateway.error';
 import { loadConfig } from '../src/config/app-config';

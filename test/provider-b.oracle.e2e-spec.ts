@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { startGateway } from './support/create-test-app';
 import { FakeCodeAssist, FakeRecordedRequest } from './support/fake-provider-b';

@@ -8,9 +8,12 @@ import type { UpstreamProxy } from '../shared/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from './provider-a.auth';
 import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
-import { rateLimitsFromHeaders, RateLimitTelemetry } from './provider-a.rate-limits';
-import { createStreamState, StreamState, translateEvent } from './provider-a.stream';
-import { OpenConnection, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
+import type { RateLimitTelemetry } from './provider-a.rate-limits';
+import { rateLimitsFromHeaders } from './provider-a.rate-limits';
+import type { StreamState} from './provider-a.stream';
+import { createStreamState, translateEvent } from './provider-a.stream';
+import type { OpenConnection, UpstreamConnection, UpstreamFrame} from './provider-a.transport';
+import { UpstreamRejection } from './provider-a.transport';
 
 /** Headers and body of one upstream attempt, built for the login it runs on. */
 export interface AttemptRequest {
@@ -62,7 +65,9 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
     this.rejected = undefined;
     // A login token (maybe a refresh) is waited for like any upstream event: the runner bounds
     // `open` by the turn's deadline and the idle bound, both through `signal`.
-    const credentials = await (refused ? auth.afterRejection(refused, logger, signal) : auth.credentials(logger, signal));
+    const credentials = await (refused
+      ? auth.afterRejection(refused, logger, signal)
+      : auth.credentials(logger, signal));
     this.last = credentials;
     return openAttempt(this.connect, logger, attempt, credentials, this.build(credentials, attempt.number), signal);
   }
@@ -72,7 +77,10 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
     // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
     this.authRetried = true;
     this.rejected = this.last;
-    this.context.logger.info({ event: 'provider_a_auth_retry', upstream_status: failure.upstreamStatus }, 'provider_a_auth_retry');
+    this.context.logger.info(
+      { event: 'provider_a_auth_retry', upstream_status: failure.upstreamStatus },
+      'provider_a_auth_retry',
+    );
     return true;
   }
 
@@ -96,11 +104,22 @@ async function openAttempt(
   const { rateLimits } = attempt.login;
   let connection: UpstreamConnection;
   try {
-    connection = await connect.open({ url: connect.url, headers: request.headers, body: request.body, signal, proxy: connect.proxy });
+    connection = await connect.open({
+      url: connect.url,
+      headers: request.headers,
+      body: request.body,
+      signal,
+      proxy: connect.proxy,
+    });
   } catch (error) {
     if (!(error instanceof UpstreamRejection)) throw error;
     rateLimits.record(credentials.accountId, rateLimitsFromHeaders(error.headers), logger);
-    throw classifyUpstreamFailure({ status: error.status, headers: error.headers, payload: error.payload, rateLimits: rateLimits.latest(credentials.accountId) });
+    throw classifyUpstreamFailure({
+      status: error.status,
+      headers: error.headers,
+      payload: error.payload,
+      rateLimits: rateLimits.latest(credentials.accountId),
+    });
   }
   rateLimits.record(credentials.accountId, rateLimitsFromHeaders(connection.responseHeaders), logger);
   return new ConnectionAttempt(connection, credentials.accountId, rateLimits, logger, request.toClient);
@@ -133,8 +152,11 @@ class ConnectionAttempt implements ProviderAAttempt {
 
 /** One frame's meaning (provider_a.md §9.1); a binary or non-JSON frame is a protocol failure. */
 function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
-  if (!frame.ok) return { events: [], failure: connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame') };
-  const step = translateEvent(attempt.state, frame.value as JsonObject, { rateLimits: attempt.rateLimits.latest(attempt.accountId) });
+  if (!frame.ok)
+    return { events: [], failure: connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame') };
+  const step = translateEvent(attempt.state, frame.value as JsonObject, {
+    rateLimits: attempt.rateLimits.latest(attempt.accountId),
+  });
   if (step.rateLimits) attempt.rateLimits.record(attempt.accountId, step.rateLimits, attempt.logger);
   const { toClient } = attempt;
   if (!toClient || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;

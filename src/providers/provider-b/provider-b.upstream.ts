@@ -1,10 +1,19 @@
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
-import { parseSseJson, SsePayload } from '../shared/sse-event-parser';
+import type { SsePayload } from '../shared/sse-event-parser';
+import { parseSseJson } from '../shared/sse-event-parser';
 import type { FrameStep, UpstreamAttempt } from '../shared/turn-runner';
-import { OpenedResponse, readJsonResponse, TurnScope } from './provider-b.http';
-import { createProviderBStreamState, finishProviderBStream, providerBPayloadError, ProviderBStreamState, translateProviderBPayload } from './provider-b.stream';
+import type { OpenedResponse, TurnScope } from './provider-b.http';
+import { readJsonResponse } from './provider-b.http';
+import type {
+  ProviderBStreamState} from './provider-b.stream';
+import {
+  createProviderBStreamState,
+  finishProviderBStream,
+  providerBPayloadError,
+  translateProviderBPayload,
+} from './provider-b.stream';
 
 /**
  * provider_b's attempts as the turn runner reads them (provider_b.md §9): the SSE payloads of one
@@ -26,7 +35,11 @@ export interface ProviderBAttempt extends UpstreamAttempt<SsePayload> {
  * (`MID_STREAM_RETRY_OPTIONS` in geminiChat.ts). So do we (the runner's `emptyTurnRetry`), as long
  * as nothing visible (text or a tool call) reached the client.
  */
-export const INVALID_TURN_RETRY = { maxRetries: 3, initialDelayMs: 1000, delayMs: (retry: number) => INVALID_TURN_RETRY.initialDelayMs * 2 ** retry };
+export const INVALID_TURN_RETRY = {
+  maxRetries: 3,
+  initialDelayMs: 1000,
+  delayMs: (retry: number) => INVALID_TURN_RETRY.initialDelayMs * 2 ** retry,
+};
 
 /**
  * Test seam: shortens the invalid-turn backoff for this process. Returns a restore function.
@@ -48,7 +61,11 @@ export interface AttemptShape {
 }
 
 /** The attempt over an accepted (2xx) response; `generateContent`'s whole body is read here. */
-export async function providerBAttempt(opened: OpenedResponse, scope: TurnScope, shape: AttemptShape): Promise<ProviderBAttempt> {
+export async function providerBAttempt(
+  opened: OpenedResponse,
+  scope: TurnScope,
+  shape: AttemptShape,
+): Promise<ProviderBAttempt> {
   const stream = createProviderBStreamState(shape.customToolNames, shape.requestId);
   const base = { stream, held: [], visible: false, onToolCall: shape.onToolCall };
   if (!shape.streaming) {
@@ -58,7 +75,9 @@ export async function providerBAttempt(opened: OpenedResponse, scope: TurnScope,
       next: () => {
         const done = read;
         read = true;
-        return Promise.resolve(done ? { done: true, value: undefined } : { done: false, value: { ok: true, value: body } });
+        return Promise.resolve(
+          done ? { done: true, value: undefined } : { done: false, value: { ok: true, value: body } },
+        );
       },
     };
     return { ...base, frames, close: () => opened.abort() };
@@ -77,7 +96,11 @@ export async function providerBAttempt(opened: OpenedResponse, scope: TurnScope,
 
 /** One payload's meaning: an error payload fails the attempt; reasoning waits for something visible. */
 export function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
-  if (!payload.ok) return { events: [], failure: new GatewayError('upstream', { detail: 'provider_b non-JSON stream data', retryable: true }) };
+  if (!payload.ok)
+    return {
+      events: [],
+      failure: new GatewayError('upstream', { detail: 'provider_b non-JSON stream data', retryable: true }),
+    };
   const failure = providerBPayloadError(payload.value);
   if (failure) return { events: [], failure };
   const events: ChatEvent[] = [];
@@ -90,7 +113,8 @@ export function translatePayload(payload: SsePayload, attempt: ProviderBAttempt)
       attempt.visible = true;
       events.push(...attempt.held.splice(0));
     }
-    if (event.type === 'tool-call' && event.call.id && event.call.thoughtSignature) attempt.onToolCall(event.call.id, event.call.thoughtSignature);
+    if (event.type === 'tool-call' && event.call.id && event.call.thoughtSignature)
+      attempt.onToolCall(event.call.id, event.call.thoughtSignature);
     events.push(event);
   }
   return { events, accepted: true };
@@ -99,7 +123,11 @@ export function translatePayload(payload: SsePayload, attempt: ProviderBAttempt)
 /** End of the payloads (§9.3): usage and finish; a turn that showed nothing asks to be sent again. */
 export function endOfPayloads(attempt: ProviderBAttempt): FrameStep {
   const { stream, held } = attempt;
-  if (stream.frames === 0) return { events: [], failure: new GatewayError('upstream', { detail: 'provider_b empty response', retryable: true }) };
+  if (stream.frames === 0)
+    return {
+      events: [],
+      failure: new GatewayError('upstream', { detail: 'provider_b empty response', retryable: true }),
+    };
   const tail = finishProviderBStream(stream);
   if (attempt.visible) return { events: tail, terminal: true };
   return { events: [...held, ...tail], again: sanitizeIdentifier(invalidTurnReason(stream, held.length > 0)) };
@@ -108,7 +136,8 @@ export function endOfPayloads(attempt: ProviderBAttempt): FrameStep {
 /** The CLI's InvalidStreamError types, for the log line (every invisible end is one of them). */
 function invalidTurnReason(state: ProviderBStreamState, thoughts: boolean): string {
   if (state.finishReason === undefined) return 'NO_FINISH_REASON';
-  if (state.finishReason === 'MALFORMED_FUNCTION_CALL' || state.finishReason === 'UNEXPECTED_TOOL_CALL') return state.finishReason;
+  if (state.finishReason === 'MALFORMED_FUNCTION_CALL' || state.finishReason === 'UNEXPECTED_TOOL_CALL')
+    return state.finishReason;
   if (thoughts) return 'THINKING_ONLY_RESPONSE';
   return state.finishReason === 'STOP' ? 'NO_RESPONSE_TEXT' : `EMPTY_${state.finishReason}`;
 }

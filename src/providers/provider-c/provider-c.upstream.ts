@@ -5,8 +5,18 @@ import type { AttemptInfo, CloseReason, FrameStep, UpstreamAttempt, UpstreamFami
 import type { ProviderCAccount } from './provider-c.accounts';
 import { classifyRunFailure } from './provider-c.errors';
 import { LineTooLongError } from './provider-c.line-splitter';
-import { ChildExit, ClaudeChild } from './provider-c.process';
-import { createStreamState, endWithoutResult, flushVisibleText, parseStreamLine, ProviderCStreamState, StreamStateOptions, translateLine } from './provider-c.stream';
+import type { ChildExit} from './provider-c.process';
+import { ClaudeChild } from './provider-c.process';
+import type {
+  ProviderCStreamState,
+  StreamStateOptions} from './provider-c.stream';
+import {
+  createStreamState,
+  endWithoutResult,
+  flushVisibleText,
+  parseStreamLine,
+  translateLine,
+} from './provider-c.stream';
 
 /** §3.5: after the `result` line (or a failed run), a child still running after this long is terminated. */
 const AFTER_RESULT_GRACE_MS = 2000;
@@ -50,26 +60,40 @@ export function providerCFamily(run: ClaudeRun): UpstreamFamily<ProviderCAccount
     provider: 'provider_c',
     open: (attempt, signal) => spawnAttempt(run, attempt, signal),
     translate: translateFrame,
-    end: () => ({ events: [], failure: new GatewayError('upstream', { detail: 'provider_c run ended without an exit' }) }),
+    end: () => ({
+      events: [],
+      failure: new GatewayError('upstream', { detail: 'provider_c run ended without an exit' }),
+    }),
     // Text held while it might open a tool fence is the client's once the turn ends in an error (§7.3).
     held: (attempt) => flushVisibleText(attempt.state),
   };
 }
 
-async function spawnAttempt(run: ClaudeRun, attempt: AttemptInfo<ProviderCAccount>, signal: AbortSignal): Promise<ProviderCAttempt> {
+async function spawnAttempt(
+  run: ClaudeRun,
+  attempt: AttemptInfo<ProviderCAccount>,
+  signal: AbortSignal,
+): Promise<ProviderCAttempt> {
   // The child variables of the login, or the auth error that makes the login unusable.
   let loginEnv: Record<string, string>;
   try {
     loginEnv = attempt.login.childEnv();
   } catch (error) {
-    throw error instanceof GatewayError ? error : new GatewayError('auth', { detail: 'provider_c login unusable', cause: error });
+    throw error instanceof GatewayError
+      ? error
+      : new GatewayError('auth', { detail: 'provider_c login unusable', cause: error });
   }
   if (signal.aborted) throw signal.reason;
   // Waits for a background refresh of this login in flight; marks the login busy until the child exits.
   const childEnded = await attempt.login.childStarting();
   let child: ClaudeChild;
   try {
-    child = await ClaudeChild.start({ command: run.command, args: run.args, env: { ...run.baseEnv, ...loginEnv }, stdin: run.prompt });
+    child = await ClaudeChild.start({
+      command: run.command,
+      args: run.args,
+      env: { ...run.baseEnv, ...loginEnv },
+      stdin: run.prompt,
+    });
   } catch (error) {
     childEnded();
     throw error;
@@ -77,16 +101,30 @@ async function spawnAttempt(run: ClaudeRun, attempt: AttemptInfo<ProviderCAccoun
   run.live.add(child);
   const { logger } = run;
   const number = attempt.number;
-  logger.info({ event: 'provider_c_process_start', attempt: number, pid: child.pid ?? null }, 'provider_c_process_start');
+  logger.info(
+    { event: 'provider_c_process_start', attempt: number, pid: child.pid ?? null },
+    'provider_c_process_start',
+  );
   void child.closed.then((exit) => {
     childEnded();
-    const fields = { attempt: number, exit_code: exit.code, signal: exit.signal, terminated_by: child.terminatedBy ?? null, duration_ms: Date.now() - child.startedAt };
-    if (exit.spawnError) logger.warn({ event: 'provider_c_spawn_failed', attempt: number, errno: exit.spawnError }, 'provider_c_spawn_failed');
+    const fields = {
+      attempt: number,
+      exit_code: exit.code,
+      signal: exit.signal,
+      terminated_by: child.terminatedBy ?? null,
+      duration_ms: Date.now() - child.startedAt,
+    };
+    if (exit.spawnError)
+      logger.warn(
+        { event: 'provider_c_spawn_failed', attempt: number, errno: exit.spawnError },
+        'provider_c_spawn_failed',
+      );
     else logger.info({ event: 'provider_c_process_exit', ...fields }, 'provider_c_process_exit');
   });
   void child.reaped.then(() => run.live.delete(child));
   // The client leaving or the deadline passing stops the child at once, whatever the turn is doing.
-  const onAbort = () => child.terminate(signal.reason instanceof GatewayError && signal.reason.code === 'timeout' ? 'timeout' : 'canceled');
+  const onAbort = () =>
+    child.terminate(signal.reason instanceof GatewayError && signal.reason.code === 'timeout' ? 'timeout' : 'canceled');
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
   let closing: Promise<void> | undefined;
@@ -144,7 +182,14 @@ function translateFrame(frame: ClaudeFrame, attempt: ProviderCAttempt): FrameSte
   if (frame.kind === 'exit') return exitStep(frame, attempt);
   const result = translateLine(frame.message, attempt.state);
   if (result.outcome?.type === 'error') {
-    return { events: [], failure: classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: attempt.child.stderr() }) };
+    return {
+      events: [],
+      failure: classifyRunFailure({
+        kind: 'error_result',
+        report: result.outcome.report,
+        stderr: attempt.child.stderr(),
+      }),
+    };
   }
   // Accepted when the API answered, never at `system/init` (design.md §4).
   if (result.accepted) attempt.accepted = true;
@@ -162,7 +207,8 @@ function exitStep(frame: Extract<ClaudeFrame, { kind: 'exit' }>, attempt: Provid
   if (exit.spawnError) return classified(classifyRunFailure({ kind: 'spawn', errno: exit.spawnError }));
   if (child.terminatedBy === 'timeout') return classified(classifyRunFailure({ kind: 'timeout', idle: false }));
   if (child.terminatedBy === 'idle') return classified(classifyRunFailure({ kind: 'timeout', idle: true }));
-  if (child.terminatedBy === 'shutdown') return classified(new GatewayError('upstream', { detail: 'gateway shutting down' }));
+  if (child.terminatedBy === 'shutdown')
+    return classified(new GatewayError('upstream', { detail: 'gateway shutting down' }));
   if (exit.code === 0 && child.terminatedBy === undefined && attempt.accepted) {
     // The API answered and the CLI exited cleanly without its result line: the answer so far stands.
     attempt.sawResult = true;

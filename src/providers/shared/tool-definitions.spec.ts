@@ -2,7 +2,11 @@ import { normalizeTools } from './tool-definitions';
 
 describe(normalizeTools.name, () => {
   it('reads nested and flat definitions, dropping nameless ones', () => {
-    const tools = [{ type: 'function', function: { name: ' read ', parameters: { type: 'object' } } }, { type: 'custom', name: 'patch' }, { type: 'function', function: {} }];
+    const tools = [
+      { type: 'function', function: { name: ' read ', parameters: { type: 'object' } } },
+      { type: 'custom', name: 'patch' },
+      { type: 'function', function: {} },
+    ];
     expect(normalizeTools(tools).map((tool) => [tool.name, tool.type])).toEqual([
       ['read', 'function'],
       ['patch', 'custom'],

@@ -3,7 +3,16 @@ import { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent } from '../../core/chat-event';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
-import { AttemptInfo, CloseReason, FrameStep, runTurn, TurnOptions, UpstreamAttempt, UpstreamFamily } from './turn-runner';
+import type {
+  AttemptInfo,
+  CloseReason,
+  FrameStep,
+  TurnOptions,
+  UpstreamAttempt,
+  UpstreamFamily} from './turn-runner';
+import {
+  runTurn
+} from './turn-runner';
 
 /**
  * The lifecycle every family runs on, proved once with a fake family whose frames are scripted:
@@ -18,11 +27,17 @@ interface FakeAttempt extends UpstreamAttempt<Frame> {
 }
 
 const failures: Record<string, () => GatewayError> = {
-  upstream: () => new GatewayError('upstream', { retryable: true, upstreamStatus: 502, upstream: { type: 'server_error', message: 'overloaded' } }),
+  upstream: () =>
+    new GatewayError('upstream', {
+      retryable: true,
+      upstreamStatus: 502,
+      upstream: { type: 'server_error', message: 'overloaded' },
+    }),
   usage_limit: () => new GatewayError('usage_limit', { upstreamStatus: 429, retryAfterSeconds: 60 }),
   bad_request: () => new GatewayError('bad_request', { upstreamStatus: 400 }),
   // A limit that resets in a minute: the hint is above the 30 s cap, so no retry, but the hint stays.
-  rate_limited_long: () => new GatewayError('rate_limited', { retryable: true, upstreamStatus: 429, retryAfterSeconds: 60 }),
+  rate_limited_long: () =>
+    new GatewayError('rate_limited', { retryable: true, upstreamStatus: 429, retryAfterSeconds: 60 }),
 };
 
 function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
@@ -62,7 +77,10 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
       if (frame.startsWith('fail:')) return { events: [], failure: failures[frame.slice('fail:'.length)]() };
       return { events: [] };
     },
-    end: () => (options.again ? { events: [{ type: 'finish', reason: 'stop' }], again: 'EMPTY' } : { events: [], failure: new GatewayError('upstream', { retryable: true, detail: 'closed early' }) }),
+    end: () =>
+      options.again
+        ? { events: [{ type: 'finish', reason: 'stop' }], again: 'EMPTY' }
+        : { events: [], failure: new GatewayError('upstream', { retryable: true, detail: 'closed early' }) },
     ...(options.again ? { emptyTurnRetry: { maxRetries: 2, delayMs: () => 1 } } : {}),
   };
   return { family, opened };
@@ -93,7 +111,13 @@ function setup(aliases = ['first']) {
     onClosed: closed,
     ...overrides,
   });
-  return { logger, client, options, closed, events: (name: string) => logger.lines.filter((line) => line.event === name) };
+  return {
+    logger,
+    client,
+    options,
+    closed,
+    events: (name: string) => logger.lines.filter((line) => line.event === name),
+  };
 }
 
 async function drain(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
@@ -107,7 +131,10 @@ describe('runTurn', () => {
     const { family, opened } = fakeFamily([['ok', 'text', 'done']]);
     const { options, closed } = setup();
     const turn = await runTurn(family, options());
-    expect(await drain(turn.events)).toEqual([{ type: 'text-delta', text: 't' }, { type: 'finish', reason: 'stop' }]);
+    expect(await drain(turn.events)).toEqual([
+      { type: 'text-delta', text: 't' },
+      { type: 'finish', reason: 'stop' },
+    ]);
     expect(opened.map((attempt) => attempt.closedWith)).toEqual(['done']);
     expect(closed).toHaveBeenCalledTimes(1);
   });
@@ -116,7 +143,10 @@ describe('runTurn', () => {
     const { family, opened } = fakeFamily([['refuse:upstream'], ['ok', 'fail:upstream'], ['ok', 'text', 'done']]);
     const { options, events } = setup();
     const turn = await runTurn(family, options());
-    expect(await drain(turn.events)).toEqual([{ type: 'text-delta', text: 't' }, { type: 'finish', reason: 'stop' }]);
+    expect(await drain(turn.events)).toEqual([
+      { type: 'text-delta', text: 't' },
+      { type: 'finish', reason: 'stop' },
+    ]);
     expect(opened.map((attempt) => attempt.info.number)).toEqual([1, 2, 3]);
     expect(events('upstream_retry').map((line) => line.attempt)).toEqual([1, 2]);
     expect(events('upstream_attempt_failed')[0]).toMatchObject({
@@ -131,7 +161,12 @@ describe('runTurn', () => {
   });
 
   it('gives up after 2 retries and rejects with the failure when nothing was accepted', async () => {
-    const { family, opened } = fakeFamily([['refuse:upstream'], ['refuse:upstream'], ['refuse:upstream'], ['ok', 'done']]);
+    const { family, opened } = fakeFamily([
+      ['refuse:upstream'],
+      ['refuse:upstream'],
+      ['refuse:upstream'],
+      ['ok', 'done'],
+    ]);
     const { options, events, closed } = setup();
     await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'upstream' });
     expect(opened).toHaveLength(3);
@@ -140,7 +175,10 @@ describe('runTurn', () => {
   });
 
   it('never retries once output began: the failure is one terminal error event', async () => {
-    const { family, opened } = fakeFamily([['ok', 'text', 'fail:upstream'], ['ok', 'done']]);
+    const { family, opened } = fakeFamily([
+      ['ok', 'text', 'fail:upstream'],
+      ['ok', 'done'],
+    ]);
     const { options } = setup();
     const turn = await runTurn(family, options());
     const seen = await drain(turn.events);
@@ -167,7 +205,9 @@ describe('runTurn', () => {
     const { options, events } = setup(['first', 'second', 'third']);
     await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'usage_limit' });
     expect(opened.map((attempt) => attempt.info.alias)).toEqual(['first', 'second']);
-    expect(events('upstream_account_moved')).toEqual([expect.objectContaining({ from_account: 'first', to_account: 'second', error_code: 'usage_limit' })]);
+    expect(events('upstream_account_moved')).toEqual([
+      expect.objectContaining({ from_account: 'first', to_account: 'second', error_code: 'usage_limit' }),
+    ]);
   });
 
   it('sends an empty accepted turn again when the family asks, and ends with its tail when the budget is spent', async () => {

@@ -4,7 +4,8 @@ import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import type { ProviderId } from '../../core/provider-id';
 import type { CallContext } from '../provider-adapter';
-import { logUpstream, upstreamCauseFields, UpstreamLogFields } from './upstream-log';
+import type { UpstreamLogFields } from './upstream-log';
+import { logUpstream, upstreamCauseFields } from './upstream-log';
 import { RETRY_DELAYS_MS, retryDelayMs } from './retry-policy';
 
 /**
@@ -98,14 +99,18 @@ export interface AcceptedTurn<A> {
 const ACCEPTED = Symbol('accepted');
 /** The attempt's frames ended. */
 const DONE = Symbol('done');
-const isOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
+const isOutput = (event: ChatEvent) =>
+  event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
 
 /**
  * Runs one turn. Resolves once the upstream accepted it; rejects with the classified error (the
  * caller's abort reason when the client left) when no attempt was accepted. After acceptance every
  * failure is one terminal `error` event; the events throw only when the client left.
  */
-export async function runTurn<L, F, A extends UpstreamAttempt<F>>(family: UpstreamFamily<L, F, A>, options: TurnOptions<L>): Promise<AcceptedTurn<A>> {
+export async function runTurn<L, F, A extends UpstreamAttempt<F>>(
+  family: UpstreamFamily<L, F, A>,
+  options: TurnOptions<L>,
+): Promise<AcceptedTurn<A>> {
   const turn = new UpstreamTurn(family, options);
   try {
     await turn.events.next();
@@ -185,7 +190,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
 
   /** The idle bound passed; only a wait on the upstream fails (not a slow client holding a value). */
   idleBoundPassed(): void {
-    const silence = new GatewayError('timeout', { detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms` });
+    const silence = new GatewayError('timeout', {
+      detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms`,
+    });
     if (this.rejectRead) this.failRead(silence);
     // Silence while opening (a hung token endpoint, handshake or first answer) ends the turn: the
     // signal stops what the family awaits, and a timeout is not retried anyway.
@@ -219,7 +226,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
         this.attempt = undefined;
         try {
           const number = ++this.number;
-          const opened = (this.attempt = await this.opening(family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal)));
+          const opened = (this.attempt = await this.opening(
+            family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal),
+          ));
           if (signal.aborted) throw signal.reason;
           for (;;) {
             const next = opened.poll?.() ?? (await this.read(opened));
@@ -271,7 +280,10 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
           return;
         }
         if (family.reopenAfter?.(failure)) continue;
-        const delayMs = failure.retryable && retries < RETRY_DELAYS_MS.length ? retryDelayMs(retries, failure.retryAfterSeconds) : undefined;
+        const delayMs =
+          failure.retryable && retries < RETRY_DELAYS_MS.length
+            ? retryDelayMs(retries, failure.retryAfterSeconds)
+            : undefined;
         if (delayMs !== undefined && Date.now() + delayMs < deadlineAt) {
           retries++;
           this.options.context.retried?.(failure.code);
@@ -283,7 +295,11 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
         if (account.moveAfter(failure)) {
           // A usage limit, 429 or dead login before any output: the attempts start over on another login.
           retries = 0;
-          this.log('info', 'upstream_account_moved', { ...this.causeOf(failure), from_account: from, to_account: account.alias });
+          this.log('info', 'upstream_account_moved', {
+            ...this.causeOf(failure),
+            from_account: from,
+            to_account: account.alias,
+          });
           continue;
         }
         if (!this.accepted) throw account.finalError(failure);
@@ -351,7 +367,8 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
       this.resolveRead = resolve;
       this.rejectRead = reject;
     });
-    attempt.frames.next().then(this.frameArrived, this.readFailed);
+    // Both outcomes are handled: readFailed takes the rejection.
+    void attempt.frames.next().then(this.frameArrived, this.readFailed);
     return waiting;
   }
 
@@ -402,7 +419,10 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
     if (signal.aborted) throw signal.reason ?? error;
     if (this.signal.aborted) return this.signal.reason as GatewayError;
     if (error instanceof GatewayError) return error;
-    return this.family.classify?.(error) ?? new GatewayError('upstream', { detail: `${this.family.provider} transport error`, retryable: true, cause: error });
+    return (
+      this.family.classify?.(error) ??
+      new GatewayError('upstream', { detail: `${this.family.provider} transport error`, retryable: true, cause: error })
+    );
   }
 
   private causeOf(failure: GatewayError): UpstreamLogFields {

@@ -25,7 +25,12 @@ export function upstreamCauseFields(failure: GatewayError): UpstreamLogFields {
 }
 
 /** One `upstream_*` line; absent fields are left out rather than written as null. */
-export function logUpstream(logger: EventLogger, level: 'info' | 'warn', event: string, fields: UpstreamLogFields): void {
+export function logUpstream(
+  logger: EventLogger,
+  level: 'info' | 'warn',
+  event: string,
+  fields: UpstreamLogFields,
+): void {
   const record: Record<string, unknown> = { event };
   for (const key in fields) if (fields[key] !== undefined) record[key] = fields[key];
   logger[level](record, event);
