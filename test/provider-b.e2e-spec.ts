@@ -5,7 +5,7 @@ import { FakeCodeAssist } from './support/fake-provider-b';
 import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, textFrame } from './support/provider-b-fixtures';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
-import { overrideInvalidTurnDelay } from '../src/providers/provider-b/provider-b.upstream';
+import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.upstream';
 
 interface SseResult {
   readonly status: number;
@@ -267,9 +267,10 @@ describe('provider_b over POST /v1/chat/completions', () => {
   });
 
   describe('turns that end with nothing to show are retried as the Gemini CLI retries them (issue 11 §3)', () => {
-    let restoreDelay: () => void;
-    beforeAll(() => (restoreDelay = overrideInvalidTurnDelay(10)));
-    afterAll(() => restoreDelay());
+    // The CLI's 1 s, 2 s, 4 s, shortened here only: the gateway runs in this process.
+    let delay: jest.SpyInstance;
+    beforeAll(() => (delay = jest.spyOn(INVALID_TURN_RETRY, 'delayMs').mockImplementation((retry) => 10 * 2 ** retry)));
+    afterAll(() => delay.mockRestore());
 
     it('retries a thoughts-only turn and never sends its reasoning', async () => {
       fake.enqueue(

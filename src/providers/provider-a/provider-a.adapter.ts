@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-turn';
+import { AccountTurn } from '../../accounts/account-pool';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
@@ -41,6 +41,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly ownPools?: AccountPools;
   /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY for the backend, the token endpoint and the WebSocket. */
   private readonly proxy: UpstreamProxy;
+  /** The proxy of each attempt's connection; none without a proxy setting, so nothing is asked per connection. */
+  private readonly attemptProxy?: UpstreamProxy;
   private readonly installationIds = new InstallationIds();
   private readonly profile: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
@@ -54,6 +56,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     @Optional() pools?: AccountPools,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
+    if (this.proxy.enabled) this.attemptProxy = this.proxy;
     if (!pools) this.ownPools = pools = new AccountPools(config);
     this.accounts = createProviderAPool(config, pools, this.proxy);
     // Read at construction so a missing or invalid profile fails startup (ConfigError).
@@ -128,7 +131,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** One turn on the runner; throws `rate_limited` / `auth` at once when no login can take it (docs/accounts.md). */
   private run(build: ConstructorParameters<typeof ProviderAUpstream>[2], chat: string | undefined, context: CallContext, open: OpenConnection = this.open) {
-    const connect = { url: this.config.providerA.url, open, proxy: this.proxy };
+    const connect = { url: this.config.providerA.url, open, proxy: this.attemptProxy };
     return runTurn(new ProviderAUpstream(connect, context, build), {
       account: new AccountTurn(this.accounts, chat),
       timeoutMs: this.config.providerA.timeoutMs,

@@ -37,21 +37,8 @@ export interface ProviderBAttempt extends UpstreamAttempt<SsePayload> {
  */
 export const INVALID_TURN_RETRY = {
   maxRetries: 3,
-  initialDelayMs: 1000,
-  delayMs: (retry: number) => INVALID_TURN_RETRY.initialDelayMs * 2 ** retry,
+  delayMs: (retry: number): number => 1000 * 2 ** retry,
 };
-
-/**
- * Test seam: shortens the invalid-turn backoff for this process. Returns a restore function.
- * Production code never calls it.
- */
-export function overrideInvalidTurnDelay(initialDelayMs: number): () => void {
-  const previous = INVALID_TURN_RETRY.initialDelayMs;
-  INVALID_TURN_RETRY.initialDelayMs = initialDelayMs;
-  return () => {
-    INVALID_TURN_RETRY.initialDelayMs = previous;
-  };
-}
 
 export interface AttemptShape {
   readonly streaming: boolean;
