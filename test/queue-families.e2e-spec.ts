@@ -1,9 +1,7 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { FakeProviderA } from './support/fake-provider-a';
-import { FakeCodeAssist } from './support/fake-provider-b';
+import type { FakeCodeAssist } from './support/fake-provider-b';
+import { useFakeProviderB } from './support/provider-b-harness';
 import { created, providerASettings, textDelta, textReply } from './support/provider-a-fixtures';
 import { providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { extractionReply, postStructured, structuredBody } from './support/structured-client';
@@ -33,10 +31,18 @@ describe('agent queues per family', () => {
   let gateway: TestGateway;
   let scratch: string;
 
+  // Registered first so the gateway closes before the fakes and the home go away.
+  afterAll(async () => {
+    gateway.app.getHttpServer().closeAllConnections();
+    await gateway.close();
+    await fakeA.close();
+  });
+  const providerB = useFakeProviderB({ homePrefix: 'queue-families-', home: 'suite' });
+
   beforeAll(async () => {
     fakeA = await FakeProviderA.start();
-    fakeB = await FakeCodeAssist.start();
-    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'queue-families-'));
+    fakeB = providerB.fake();
+    scratch = providerB.home();
     gateway = await startGateway({
       ...providerASettings(fakeA, scratch),
       ...providerBSettings(fakeB, scratch, { project: 'fake-project' }),
@@ -47,13 +53,6 @@ describe('agent queues per family', () => {
     });
   });
 
-  afterAll(async () => {
-    gateway.app.getHttpServer().closeAllConnections();
-    await gateway.close();
-    await fakeA.close();
-    await fakeB.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
-  });
 
   it('a saturated provider_a queue delays neither provider_b tool turns nor structured requests (item 29)', async () => {
     const holder = new AbortController();

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { runGateway } from './support/child-gateway';
 import { startGateway, TestGateway } from './support/create-test-app';
-import { defaultGeneratePayload, FakeCodeAssist, FakeStreamScript } from './support/fake-provider-b';
+import type { FakeCodeAssist, FakeStreamScript } from './support/fake-provider-b';
+import { defaultGeneratePayload } from './support/fake-provider-b';
+import { FakeProviderBHandle, useFakeProviderB } from './support/provider-b-harness';
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 
 /**
@@ -29,14 +28,15 @@ const slow = (ms: number): FakeStreamScript => ({ frames: [{ json: textFrame('wo
 interface Harness {
   gateway: TestGateway;
   fake: FakeCodeAssist;
-  scratch: string;
 }
 
+/** The provider_b fake and its home, shared by every block of this file (test/support/provider-b-harness.ts). */
+let providerB: FakeProviderBHandle;
+
 async function startHarness(settings: Record<string, string>): Promise<Harness> {
-  const fake = await FakeCodeAssist.start();
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'queue-e2e-'));
-  const gateway = await startGateway({ ...providerBSettings(fake, scratch, { project: 'fake-project' }), GATEWAY_PROVIDERS: 'provider_b', ...settings });
-  return { gateway, fake, scratch };
+  const fake = providerB.fake();
+  const gateway = await startGateway({ ...providerBSettings(fake, providerB.home(), { project: 'fake-project' }), GATEWAY_PROVIDERS: 'provider_b', ...settings });
+  return { gateway, fake };
 }
 
 async function stopHarness(harness: Harness | undefined): Promise<void> {
@@ -44,8 +44,6 @@ async function stopHarness(harness: Harness | undefined): Promise<void> {
   // Sockets of clients that left mid-request otherwise hold app.close() for undici's 4 s keep-alive.
   harness.gateway.app.getHttpServer().closeAllConnections();
   await harness.gateway.close();
-  await harness.fake.close();
-  fs.rmSync(harness.scratch, { recursive: true, force: true });
 }
 
 function toolTurn(extra: Record<string, unknown> = {}, text = 'list the files'): Record<string, unknown> {
@@ -93,6 +91,7 @@ async function metricValue(gateway: TestGateway, name: string, labels: Record<st
 }
 
 describe('agent queue (POST /v1/chat/completions)', () => {
+  providerB = useFakeProviderB({ homePrefix: 'queue-e2e-', home: 'suite' });
   describe('queue keys in the logs (PRIMARY_AGENT_MAX_ACTIVE=2)', () => {
     let harness: Harness;
     beforeAll(async () => {
