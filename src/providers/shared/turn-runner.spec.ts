@@ -3,16 +3,8 @@ import { AccountTurn } from '../../accounts/account-pool';
 import type { ChatEvent } from '../../core/chat-event';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';
-import type {
-  AttemptInfo,
-  CloseReason,
-  FrameStep,
-  TurnOptions,
-  UpstreamAttempt,
-  UpstreamFamily} from './turn-runner';
-import {
-  runTurn
-} from './turn-runner';
+import type { AttemptInfo, CloseReason, FrameStep, TurnOptions, UpstreamAttempt, UpstreamFamily } from './turn-runner';
+import { runTurn } from './turn-runner';
 
 /**
  * The lifecycle every family runs on, proved once with a fake family whose frames are scripted:
@@ -191,6 +183,20 @@ describe('runTurn', () => {
     const { options } = setup();
     await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'bad_request' });
     expect(opened).toHaveLength(1);
+  });
+
+  it('opens again at once, outside the retry budget, when the family recovers from a failure itself', async () => {
+    const { family, opened } = fakeFamily([['refuse:bad_request'], ['ok', 'text', 'done']]);
+    let recovered = 0;
+    family.reopenAfter = (failure) => failure.code === 'bad_request' && recovered++ === 0;
+    const { options, events } = setup();
+    const turn = await runTurn(family, options());
+    expect((await drain(turn.events)).map((event) => event.type)).toEqual(['text-delta', 'finish']);
+    expect(opened).toHaveLength(2);
+    expect(events('upstream_retry')).toHaveLength(0);
+    expect(events('upstream_attempt_failed')).toEqual([
+      expect.objectContaining({ attempt: 1, error_code: 'bad_request' }),
+    ]);
   });
 
   it('does not retry a retryable failure whose hint is above the cap, and keeps the hint for the client', async () => {
