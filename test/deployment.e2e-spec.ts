@@ -111,7 +111,7 @@ describe('lint: docker/Dockerfile', () => {
     let gateway: TestGateway;
 
     beforeAll(async () => {
-      gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'image-secret' });
+      gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'image-secret-0123' });
     });
 
     afterAll(() => gateway.close());

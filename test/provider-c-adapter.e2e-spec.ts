@@ -132,7 +132,7 @@ describe('ProviderCAdapter with the fake claude', () => {
 
     it('§11.6 the child env has no GATEWAY_BEARER_SECRET, ANTHROPIC_API_KEY or CLAUDECODE kin, keeps CLAUDE_CODE_OAUTH_TOKEN, and turns the CLI retries off', async () => {
       const h = harness([answerRun('a')], {
-        GATEWAY_BEARER_SECRET: 'bearer-secret',
+        GATEWAY_BEARER_SECRET: 'bearer-secret-0123',
         ANTHROPIC_API_KEY: 'sk-ant-x',
         CLAUDE_CODE_OAUTH_TOKEN: 'oauth-x',
         CLAUDECODE: '1',
