@@ -130,7 +130,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     expect(response.status).toBe(200);
     await response.body!.getReader().read();
     abort.abort();
-    const [recorded] = await fake.waitForRequests(1, 2000);
+    const [recorded] = await fake.waitForRequests(1);
     await expect(Promise.race([recorded.closedByClient.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('timeout'), 1000))])).resolves.toBe('closed');
     await waitFor(async () => (await metric()) > before, 2000);
     // Same chat key, per-key cap 1: the next tool turn runs only if the slot was freed.

@@ -306,10 +306,8 @@ describe('provider_c with the real Claude Code CLI', () => {
       const pid = start.pid as number;
       expect(isAlive(pid)).toBe(true);
       client.abort();
-      const abortedAt = Date.now();
       await waitFor(() => !isAlive(pid), 3000);
       await waitFor(() => api.messages(marker)[0]?.closedEarly === true, 3000);
-      expect(Date.now() - abortedAt).toBeLessThan(3000);
       await waitFor(() => recordsOf(response.headers, 'provider_c_canceled').length > 0, 1000);
     });
   });

@@ -166,15 +166,14 @@ describe(ProviderAAuth.name, () => {
 
   it('stops waiting at once when the caller aborts', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10 });
-    fake.enqueueToken({ status: 200, delayMs: 1000, body: { access_token: makeJwt({ exp: now() + 3600 }) } });
+    fake.enqueueToken({ status: 200, delayMs: 3000, body: { access_token: makeJwt({ exp: now() + 3600 }) } });
     const controller = new AbortController();
     const auth = authFor(written.path);
     const pending = auth.credentials(logger, controller.signal);
     await tokenRequestArrived();
-    const abortedAt = Date.now();
+    // A caller that kept waiting would get the token (3 s later) instead of this rejection.
     controller.abort(new Error('gone'));
     await expect(pending).rejects.toThrow('gone');
-    expect(Date.now() - abortedAt).toBeLessThan(500);
     // The refresh was not the caller's to cancel: a new caller joins it and gets its token.
     expect((await auth.credentials(logger, signal)).accessToken).toContain('.');
   });
