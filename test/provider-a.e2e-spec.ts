@@ -47,9 +47,6 @@ async function readSse(response: Response): Promise<{ chunks: Json[]; done: bool
 /** The chunks without the per-response `id` and `created`. */
 const comparable = (chunks: Json[]) => chunks.map(({ id: _id, created: _created, ...rest }) => rest);
 
-const settle = <T>(promise: Promise<T>, ms: number) =>
-  Promise.race([promise.then(() => 'settled' as const), new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
-
 describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-e2e-' });
 
@@ -176,7 +173,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       while (!text.includes('first')) text += new TextDecoder().decode((await reader.read()).value);
       controller.abort();
       const [recorded] = fake().requests();
-      expect(await settle(recorded.closedByClient, 1000)).toBe('settled');
+      await recorded.closedByClient;
     });
 
     it('ends a silent upstream with a timeout error chunk after the 1 s idle timeout (§12.39)', async () => {

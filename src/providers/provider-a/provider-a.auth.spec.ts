@@ -35,7 +35,8 @@ describe(ProviderAAuth.name, () => {
 
   /** Resolves once the fake token endpoint received a request: the login file was read before it. */
   async function tokenRequestArrived(): Promise<void> {
-    const deadline = Date.now() + 5000;
+    // A hang guard only: the request comes in milliseconds on an idle machine.
+    const deadline = Date.now() + 30_000;
     while (fake.tokenRequests().length === 0) {
       if (Date.now() > deadline) throw new Error('no token request');
       await new Promise((resolve) => setTimeout(resolve, 5));
