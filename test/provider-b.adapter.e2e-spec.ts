@@ -333,7 +333,8 @@ describe(ProviderBAdapter.name, () => {
       expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
       const [first, second] = fake.requests('streamGenerateContent');
       expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(1900);
-      expect(second.receivedAt - first.receivedAt).toBeLessThan(3500);
+      // The hint, not some much longer sleep; generous, because a busy machine adds its own delay.
+      expect(second.receivedAt - first.receivedAt).toBeLessThan(15_000);
     });
 
     it('retries an error frame that arrives before any output', async () => {
