@@ -46,11 +46,16 @@ async function main(): Promise<void> {
   const base = `http://${config.server.host}:${boundPort}`;
   process.stdout.write(instructions(base, logFile));
 
-  const stop = async () => {
-    await app.close();
-    await Promise.all([fakeA.close(), fakeB.close()]);
-    fs.rmSync(home, { recursive: true, force: true });
-    process.exit(0);
+  const stop = () => {
+    (async () => {
+      await app.close();
+      await Promise.all([fakeA.close(), fakeB.close()]);
+      fs.rmSync(home, { recursive: true, force: true });
+      process.exit(0);
+    })().catch((error: Error) => {
+      process.stderr.write(`demo failed to stop: ${error?.message ?? error}\n`);
+      process.exit(1);
+    });
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -1,7 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
-import type { Server } from 'node:http';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-response';
@@ -42,7 +41,7 @@ export async function createGatewayApp(config: AppConfig, options: GatewayAppOpt
   );
   app.useLogger(new FrameworkLogger(app.get(Logger)));
   app.flushLogs();
-  installClientErrorHandler(app.getHttpServer() as Server, app.get(Logger));
+  installClientErrorHandler(app.getHttpServer(), app.get(Logger));
   app.disable('x-powered-by');
   // An ETag would hash every JSON body for a header no client of a POST API revalidates with.
   app.set('etag', false);

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppConfig, ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment } from './config/process-env';
@@ -46,7 +45,7 @@ async function bootstrap(): Promise<void> {
  */
 async function logListening(app: NestExpressApplication, config: AppConfig): Promise<void> {
   const { Logger } = await import('nestjs-pino');
-  const address = (app.getHttpServer() as Server).address() as AddressInfo;
+  const address = app.getHttpServer().address() as AddressInfo;
   app.get(Logger).log(
     {
       event: 'gateway_listening',
@@ -78,7 +77,7 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
   const { DrainService } = await import('./common/lifecycle/drain.service');
   const { Logger } = await import('nestjs-pino');
   const drain = app.get(DrainService);
-  const server = app.getHttpServer() as Server;
+  const server = app.getHttpServer();
   const logger = app.get(Logger);
   let signalled = false;
   const onSignal = async (signal: NodeJS.Signals) => {
@@ -96,8 +95,15 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
     await app.close().catch(() => undefined);
     process.exit(0);
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  // A listener's returned promise is ignored by the emitter: a failing drain must still exit, and say why.
+  const onSignalOrExit = (signal: NodeJS.Signals) => {
+    onSignal(signal).catch((error: unknown) => {
+      process.stderr.write(`gateway: drain failed: ${(error as Error)?.stack ?? String(error)}\n`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', onSignalOrExit);
+  process.on('SIGINT', onSignalOrExit);
 }
 
 void bootstrap();

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { rawRequest, rawSocketExchange } from './support/raw-http';
 import { startGateway, TestGateway } from './support/create-test-app';
-import { created, errorEvent, functionCallItem, completed, providerASettings, textDelta, textReply } from './support/provider-a-fixtures';
+import { created, errorEvent, functionCallItem, completed, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
 /**

@@ -178,12 +178,13 @@ async function readTurn(
   for await (const event of events) {
     switch (event.type) {
       case 'text-delta':
-      case 'reasoning-delta':
+      case 'reasoning-delta': {
         if (event.text === '') continue;
         const open = onText(event.type === 'text-delta' ? 'content' : 'reasoning', event.text);
         // Awaited only when the write had to wait for the socket (backpressure).
         if (open !== true && !(await open)) return { usage, stopped: true };
         break;
+      }
       case 'tool-call':
         collector.add(event.call);
         break;

@@ -107,7 +107,7 @@ export class GatewayMetrics {
     this.structuredFailures.inc({ code });
   }
 
-  structuredValidated(result: ValidationResult | string): void {
+  structuredValidated(result: ValidationResult): void {
     this.structuredValidation.inc({ result: closed(result, VALIDATION_RESULTS, 'unknown') });
   }
 

@@ -38,7 +38,7 @@ describe(IdempotencyStore.name, () => {
     expect(joins.map((join) => join.kind)).toEqual(['join', 'join']);
     for (const join of joins) expect(join.kind === 'join' && join.binding).toBe(binding);
     store.succeed(binding, 'shared');
-    await expect(Promise.all(joins.map((join) => (join.kind === 'join' ? join.binding.outcome : undefined)))).resolves.toEqual(['shared', 'shared']);
+    await expect(Promise.all(joins.map((join) => (join.kind === 'join' ? join.binding.outcome : Promise.reject(new Error(join.kind)))))).resolves.toEqual(['shared', 'shared']);
   });
 
   it('in-flight or stored + other fingerprint: conflict, binding unchanged', () => {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import Ajv, { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
+import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
 import { propertyPath } from './schema-subset.walker';
 
@@ -28,7 +28,7 @@ export class OutputValidator {
   // removeSchema; without the dispose hook, evicting here would free nothing.
   private readonly compiled = new LRUCache<string, ValidateFunction>({
     max: VALIDATOR_CACHE_SIZE,
-    dispose: (validate) => this.ajv.removeSchema(validate.schema as AnySchema),
+    dispose: (validate) => this.ajv.removeSchema(validate.schema),
   });
   private compilations = 0;
 

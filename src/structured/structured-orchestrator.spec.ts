@@ -65,7 +65,7 @@ function setup(adapter: FakeExtractor) {
     signal: new AbortController().signal,
     ...overrides,
   });
-  const audit = () => records.filter((record) => String(record.event).startsWith('structured_')).map((record) => `${record.event}:${record.status}`);
+  const audit = () => records.filter((record) => String(record.event).startsWith('structured_')).map((record) => `${String(record.event)}:${String(record.status)}`);
   return { orchestrator, command, drain, audit };
 }
 

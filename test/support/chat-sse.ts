@@ -62,7 +62,7 @@ export async function streamChat(gateway: TestGateway, body: Record<string, unkn
   return { status: response.status, headers: response.headers, events, chunks, done, raw };
 }
 
-const deltaField = (result: ChatStreamResult, field: string) => result.chunks.map((chunk) => chunk.choices?.[0]?.delta?.[field]).filter((text) => typeof text === 'string') as string[];
+const deltaField = (result: ChatStreamResult, field: string) => result.chunks.map((chunk) => chunk.choices?.[0]?.delta?.[field]).filter((text): text is string => typeof text === 'string');
 export const contents = (result: ChatStreamResult) => deltaField(result, 'content');
 export const reasonings = (result: ChatStreamResult) => deltaField(result, 'reasoning_content');
 export const toolFrames = (result: ChatStreamResult) => result.chunks.flatMap((chunk) => (chunk.choices?.[0]?.delta?.tool_calls ?? []) as Record<string, any>[]);

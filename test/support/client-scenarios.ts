@@ -97,7 +97,8 @@ export function fakeUpstream<F extends { close(): Promise<void> }>(options: {
 export const READ_FILE_PARAMETERS = {
   type: 'object',
   properties: { path: { type: 'string', description: 'Workspace-relative file path.' } },
-  required: ['path'],
+  // Mutable: the AI SDK's JSONSchema7 type (real once @types/json-schema is installed) wants string[].
+  required: ['path'] as string[],
   additionalProperties: false,
 } as const;
 

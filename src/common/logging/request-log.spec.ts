@@ -20,10 +20,11 @@ function capture() {
 /** Enough of a request/response pair for the middleware: headers, the events it listens to. */
 function exchange(url: string, headers: Record<string, string> = {}) {
   const request = { url, method: 'POST', headers } as unknown as Request & { id?: string };
+  const responseHeaders: Record<string, string> = {};
   const response = Object.assign(new EventEmitter(), {
     statusCode: 200,
     writableEnded: false,
-    headers: {} as Record<string, string>,
+    headers: responseHeaders,
     setHeader(name: string, value: string) {
       this.headers[name] = value;
     },

@@ -5,6 +5,7 @@
  * value is cut to its first 128 code points without splitting a surrogate pair. Hand-written
  * because the rule is ours; no library implements exactly this.
  */
+// eslint-disable-next-line no-control-regex -- these are the characters it exists to replace
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 export const MAX_LOGGED_IDENTIFIER_LENGTH = 128;
 

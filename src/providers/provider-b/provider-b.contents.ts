@@ -60,7 +60,7 @@ export function convertMessages(
         toolRun = [];
         contents.push({ role: 'user', parts: toolRun });
       }
-      toolRun.push(functionResponsePart(message, callsById, report));
+      toolRun.push(functionResponsePart(message, callsById));
       continue;
     }
     toolRun = undefined;
@@ -131,7 +131,7 @@ function callArguments(call: HistoryToolCall, report: ContentsReport): Record<st
   return {};
 }
 
-function functionResponsePart(message: ChatMessage, callsById: ReadonlyMap<string, HistoryToolCall>, report: ContentsReport): CodeAssistPart {
+function functionResponsePart(message: ChatMessage, callsById: ReadonlyMap<string, HistoryToolCall>): CodeAssistPart {
   const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
   const call = id !== '' ? callsById.get(id) : undefined;
   return {

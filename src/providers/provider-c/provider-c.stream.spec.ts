@@ -60,7 +60,6 @@ const CAPTURED_USAGE = { type: 'usage', usage: { promptTokens: 12, completionTok
 
 const line = (value: unknown) => JSON.stringify(value);
 const textLine = (text: string) => line({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } } });
-const thinkingLine = (thinking: string) => line({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking } } });
 const RESULT = line({ type: 'result', subtype: 'success', is_error: false, result: '' });
 
 describe(translateLine.name, () => {
