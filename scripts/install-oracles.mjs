@@ -27,16 +27,24 @@ const wanted = createHash('sha256').update(fs.readFileSync(LOCK)).digest('hex');
 const installed = fs.existsSync(STAMP) ? fs.readFileSync(STAMP, 'utf8').trim() : '';
 if (installed === wanted && !process.argv.includes('--force')) process.exit(0);
 
-process.stderr.write('installing the test oracles (the vendor CLIs of oracles/package-lock.json) into oracles/node_modules\n');
+process.stderr.write(
+  'installing the test oracles (the vendor CLIs of oracles/package-lock.json) into oracles/node_modules\n',
+);
 // Under `npm test`, npm_execpath is npm's own CLI: run the install with the same npm.
 const npmCli = process.env.npm_execpath;
 const args = ['ci', '--no-audit', '--no-fund', '--ignore-scripts', '--engine-strict=false', '--loglevel=error'];
 const result =
   npmCli && npmCli.endsWith('.js')
     ? spawnSync(process.execPath, [npmCli, ...args], { cwd: ORACLES, stdio: ['ignore', 'ignore', 'inherit'] })
-    : spawnSync('npm', args, { cwd: ORACLES, stdio: ['ignore', 'ignore', 'inherit'], shell: process.platform === 'win32' });
+    : spawnSync('npm', args, {
+        cwd: ORACLES,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        shell: process.platform === 'win32',
+      });
 if (result.error || result.status !== 0) {
-  process.stderr.write(`installing oracles/ failed${result.error ? `: ${result.error.message}` : ` (npm exited ${result.status})`}\n`);
+  process.stderr.write(
+    `installing oracles/ failed${result.error ? `: ${result.error.message}` : ` (npm exited ${result.status})`}\n`,
+  );
   process.exit(1);
 }
 fs.writeFileSync(STAMP, `${wanted}\n`);

@@ -2,13 +2,16 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DockerfileParser, Instruction, JSONInstruction } from 'dockerfile-ast';
+import type { Instruction, JSONInstruction } from 'dockerfile-ast';
+import { DockerfileParser } from 'dockerfile-ast';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config/app-config';
 import { parseDuration } from '../src/config/setting-parsers';
 import { REPO_ROOT } from './support/child-gateway';
-import { startGateway, TestGateway } from './support/create-test-app';
-import { kustomize, Manifest, render } from './support/real-tools';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import type { Manifest } from './support/real-tools';
+import { kustomize, render } from './support/real-tools';
 
 /**
  * The image and manifests of docker/ (issue 25, design.md §11). There is no Docker engine here, so
@@ -39,10 +42,16 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
   const runtimeStart = froms[froms.length - 1].getRange().start.line;
   const buildStage = instructions.filter((instruction) => instruction.getRange().start.line < runtimeStart);
   const runtimeStage = instructions.filter((instruction) => instruction.getRange().start.line >= runtimeStart);
-  const inStage = (stage: Instruction[], keyword: string) => stage.filter((instruction) => instruction.getKeyword() === keyword);
+  const inStage = (stage: Instruction[], keyword: string) =>
+    stage.filter((instruction) => instruction.getKeyword() === keyword);
   const text = (instruction: Instruction) => instruction.getArgumentsContent() ?? '';
-  const json = (instruction: Instruction) => (instruction as JSONInstruction).getJSONStrings().map((entry) => entry.getJSONValue());
-  const runtimeEnv = new Map(inStage(runtimeStage, 'ENV').flatMap((instruction) => (instruction as any).getProperties().map((property: any) => [property.getName(), property.getValue()])));
+  const json = (instruction: Instruction) =>
+    (instruction as JSONInstruction).getJSONStrings().map((entry) => entry.getJSONValue());
+  const runtimeEnv = new Map(
+    inStage(runtimeStage, 'ENV').flatMap((instruction) =>
+      (instruction as any).getProperties().map((property: any) => [property.getName(), property.getValue()]),
+    ),
+  );
 
   it('is two stages: build (npm ci + npm run build) and a slim runtime (npm ci --omit=dev + the compiled dist)', () => {
     expect(froms.map((from) => [from.getImageName(), from.getBuildStage()])).toEqual([
@@ -53,8 +62,15 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     const buildRuns = inStage(buildStage, 'RUN').map(text);
     expect(buildRuns.some((run) => /^npm ci\b/.test(run) && !run.includes('--omit=dev'))).toBe(true);
     expect(buildRuns).toContain('npm run build');
-    expect(inStage(runtimeStage, 'RUN').map(text).some((run) => /^npm ci --omit=dev\b/.test(run))).toBe(true);
-    const copies = inStage(runtimeStage, 'COPY').map((copy) => ({ flags: (copy as any).getFlags().map((flag: any) => `${flag.getName()}=${flag.getValue()}`), args: text(copy) }));
+    expect(
+      inStage(runtimeStage, 'RUN')
+        .map(text)
+        .some((run) => /^npm ci --omit=dev\b/.test(run)),
+    ).toBe(true);
+    const copies = inStage(runtimeStage, 'COPY').map((copy) => ({
+      flags: (copy as any).getFlags().map((flag: any) => `${flag.getName()}=${flag.getValue()}`),
+      args: text(copy),
+    }));
     expect(copies).toContainEqual({ flags: ['from=build'], args: '/app/dist ./dist' });
   });
 
@@ -70,7 +86,9 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     const entrypoints = inStage(runtimeStage, 'ENTRYPOINT');
     expect(entrypoints).toHaveLength(1);
     expect(json(entrypoints[0])).toEqual(['/usr/bin/tini', '--']);
-    const installsTini = inStage(runtimeStage, 'RUN').map(text).find((run) => /apt-get install\b.*\btini\b/.test(run));
+    const installsTini = inStage(runtimeStage, 'RUN')
+      .map(text)
+      .find((run) => /apt-get install\b.*\btini\b/.test(run));
     expect(installsTini).toBeDefined();
     expect(installsTini).toContain('rm -rf /var/lib/apt/lists/*');
     expect(inStage(runtimeStage, 'CMD').map(json)).toEqual([['node', 'dist/main.js']]);
@@ -92,18 +110,27 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     const rootPackage = JSON.parse(readText(path.join(REPO_ROOT, 'package.json')));
     const lock = JSON.parse(readText(path.join(REPO_ROOT, 'package-lock.json')));
     for (const cli of VENDOR_CLIS) {
-      expect({ cli, declared: { ...rootPackage.dependencies, ...rootPackage.devDependencies }[cli] }).toEqual({ cli, declared: undefined });
+      expect({ cli, declared: { ...rootPackage.dependencies, ...rootPackage.devDependencies }[cli] }).toEqual({
+        cli,
+        declared: undefined,
+      });
       expect({ cli, locked: lock.packages[`node_modules/${cli}`] }).toEqual({ cli, locked: undefined });
     }
     // The only other install in the runtime stage is the opt-in claude, empty by default.
-    const optIn = inStage(runtimeStage, 'ARG').map(text).find((arg) => arg.startsWith('CLAUDE_CODE_PACKAGE'));
+    const optIn = inStage(runtimeStage, 'ARG')
+      .map(text)
+      .find((arg) => arg.startsWith('CLAUDE_CODE_PACKAGE'));
     expect(optIn).toBe('CLAUDE_CODE_PACKAGE=""');
-    const installs = inStage(runtimeStage, 'RUN').map(text).filter((run) => /npm (install|i|ci)\b/.test(run));
+    const installs = inStage(runtimeStage, 'RUN')
+      .map(text)
+      .filter((run) => /npm (install|i|ci)\b/.test(run));
     expect(installs.map((run) => run.replace(/\s+/g, ' '))).toEqual([
       'npm ci --omit=dev --no-audit --no-fund && npm cache clean --force',
       expect.stringMatching(/^if \[ -n "\$CLAUDE_CODE_PACKAGE" \]; then npm install -g .*"\$CLAUDE_CODE_PACKAGE"/),
     ]);
-    const ignored = readText(path.join(DOCKER, 'Dockerfile.dockerignore')).split('\n').map((line) => line.trim());
+    const ignored = readText(path.join(DOCKER, 'Dockerfile.dockerignore'))
+      .split('\n')
+      .map((line) => line.trim());
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', 'oracles']));
     expect(ignored).not.toContain('src');
     expect(ignored).not.toContain('scripts');
@@ -122,7 +149,10 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
 
     function runProbe(port: string): Promise<number | null> {
       return new Promise((resolve) => {
-        const child = spawn(command[0] === 'node' ? process.execPath : command[0], command.slice(1), { env: { PATH: process.env.PATH, GATEWAY_PORT: port }, stdio: 'ignore' });
+        const child = spawn(command[0] === 'node' ? process.execPath : command[0], command.slice(1), {
+          env: { PATH: process.env.PATH, GATEWAY_PORT: port },
+          stdio: 'ignore',
+        });
         child.on('exit', (code) => resolve(code));
       });
     }
@@ -144,9 +174,16 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
 
 /** Every `kubectl apply -k <path>` the docs, the README and the manifests' own comments give. */
 function documentedKustomizations(): Map<string, string[]> {
-  const sources = [path.join(REPO_ROOT, 'README.md'), ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).map((name) => path.join(REPO_ROOT, 'docs', name))];
+  const sources = [
+    path.join(REPO_ROOT, 'README.md'),
+    ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).map((name) => path.join(REPO_ROOT, 'docs', name)),
+  ];
   const walk = (directory: string): string[] =>
-    fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(path.join(directory, entry.name)) : [path.join(directory, entry.name)]));
+    fs
+      .readdirSync(directory, { withFileTypes: true })
+      .flatMap((entry) =>
+        entry.isDirectory() ? walk(path.join(directory, entry.name)) : [path.join(directory, entry.name)],
+      );
   sources.push(...walk(DOCKER).filter((file) => /\.(ya?ml|md)$|Dockerfile$/.test(file)));
   const found = new Map<string, string[]>();
   for (const file of sources) {
@@ -164,7 +201,10 @@ function kustomizationDirectories(): string[] {
     fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
       if (!entry.isDirectory()) return [];
       const child = path.join(directory, entry.name);
-      return [...(fs.existsSync(path.join(child, 'kustomization.yaml')) ? [path.relative(REPO_ROOT, child)] : []), ...walk(child)];
+      return [
+        ...(fs.existsSync(path.join(child, 'kustomization.yaml')) ? [path.relative(REPO_ROOT, child)] : []),
+        ...walk(child),
+      ];
     });
   return walk(K8S).sort();
 }
@@ -187,12 +227,20 @@ describe('docker/k8s rendered by the real kustomize', () => {
     // render above would have caught it.
     const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kustomize-cycle-'));
     try {
-      fs.writeFileSync(path.join(scratch, 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n');
+      fs.writeFileSync(
+        path.join(scratch, 'kustomization.yaml'),
+        'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n',
+      );
       fs.mkdirSync(path.join(scratch, 'monitoring'));
-      fs.writeFileSync(path.join(scratch, 'monitoring', 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ..\n');
+      fs.writeFileSync(
+        path.join(scratch, 'monitoring', 'kustomization.yaml'),
+        'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ..\n',
+      );
       const result = kustomize(path.join(scratch, 'monitoring'));
       expect(result.status).not.toBe(0);
-      expect(result.stderr).toMatch(/cycle detected: candidate root '.*kustomize-cycle-\w+' contains visited root '.*kustomize-cycle-\w+\/monitoring'/);
+      expect(result.stderr).toMatch(
+        /cycle detected: candidate root '.*kustomize-cycle-\w+' contains visited root '.*kustomize-cycle-\w+\/monitoring'/,
+      );
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
     }
@@ -223,11 +271,14 @@ describe('docker/k8s rendered by the real kustomize', () => {
 
     it('holds only settings the gateway accepts, binds 0.0.0.0:8088 and needs the hand-made bearer Secret', () => {
       expect(config.server).toMatchObject({ host: '0.0.0.0', port: 8088, bearerSecret: HAND_MADE_SECRET });
-      const reference = container.env.find((entry: Manifest) => entry.name === 'GATEWAY_BEARER_SECRET').valueFrom.secretKeyRef;
+      const reference = container.env.find((entry: Manifest) => entry.name === 'GATEWAY_BEARER_SECRET').valueFrom
+        .secretKeyRef;
       expect(reference).toEqual({ name: 'llm-gateway-bearer', key: 'GATEWAY_BEARER_SECRET' });
       // Without the Secret the gateway would refuse to start on 0.0.0.0: it is required, not optional.
       expect(reference.optional).toBeUndefined();
-      expect(() => loadConfig({ ...containerEnvironment(), GATEWAY_BEARER_SECRET: '' })).toThrow(/GATEWAY_HOST.*not loopback/);
+      expect(() => loadConfig({ ...containerEnvironment(), GATEWAY_BEARER_SECRET: '' })).toThrow(
+        /GATEWAY_HOST.*not loopback/,
+      );
     });
 
     it('renders no Secret, so `kubectl apply -k` never overwrites the one created by hand', () => {
@@ -236,7 +287,10 @@ describe('docker/k8s rendered by the real kustomize', () => {
 
     it('enables provider_c only together with the image built with the claude CLI', () => {
       const claudeImage = /-claude$/.test(container.image);
-      expect({ image: container.image, providerC: config.enabledProviders.includes('provider_c') }).toEqual({ image: container.image, providerC: claudeImage });
+      expect({ image: container.image, providerC: config.enabledProviders.includes('provider_c') }).toEqual({
+        image: container.image,
+        providerC: claudeImage,
+      });
     });
 
     it('asks for memory for the enabled families: 512Mi + 256Mi per PROVIDER_C_MAX_PROCESSES when provider_c is on', () => {
@@ -246,8 +300,12 @@ describe('docker/k8s rendered by the real kustomize', () => {
         return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
       };
       const children = config.enabledProviders.includes('provider_c') ? config.providerC.maxProcesses : 0;
-      expect(mebibytes(container.resources.limits.memory)).toBeGreaterThanOrEqual(GATEWAY_MIB + children * CLAUDE_PROCESS_MIB);
-      expect(mebibytes(container.resources.requests.memory)).toBeLessThanOrEqual(mebibytes(container.resources.limits.memory));
+      expect(mebibytes(container.resources.limits.memory)).toBeGreaterThanOrEqual(
+        GATEWAY_MIB + children * CLAUDE_PROCESS_MIB,
+      );
+      expect(mebibytes(container.resources.requests.memory)).toBeLessThanOrEqual(
+        mebibytes(container.resources.limits.memory),
+      );
       if (children > 0) expect(configMap.data.PROVIDER_C_MAX_PROCESSES).toBeDefined();
     });
 
@@ -259,7 +317,10 @@ describe('docker/k8s rendered by the real kustomize', () => {
 
     it('probes readiness and liveness so that one slow answer does not take the only replica out', () => {
       const port = container.ports.find((entry: Manifest) => entry.containerPort === 8088);
-      for (const [probe, route] of [['readinessProbe', '/health/ready'], ['livenessProbe', '/health/live']] as const) {
+      for (const [probe, route] of [
+        ['readinessProbe', '/health/ready'],
+        ['livenessProbe', '/health/live'],
+      ] as const) {
         expect(container[probe].httpGet.path).toBe(route);
         expect([port.name, 8088]).toContain(container[probe].httpGet.port);
         expect(container[probe].failureThreshold).toBeGreaterThan(1);
@@ -269,7 +330,11 @@ describe('docker/k8s rendered by the real kustomize', () => {
     });
 
     it('drains for as long as the longest turn, and terminationGracePeriodSeconds covers the drain plus the 3 s abort grace', () => {
-      const longestTurnMs = Math.max(config.providerA.timeoutMs, config.providerB.timeoutMs, config.providerC.timeoutMs);
+      const longestTurnMs = Math.max(
+        config.providerA.timeoutMs,
+        config.providerB.timeoutMs,
+        config.providerC.timeoutMs,
+      );
       expect(config.server.drainTimeoutMs).toBeGreaterThanOrEqual(longestTurnMs);
       expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(config.server.drainTimeoutMs / 1000 + 3);
     });
@@ -277,7 +342,9 @@ describe('docker/k8s rendered by the real kustomize', () => {
     it('mounts the Codex, Gemini and Claude login directories under HOME, writable, from the claim', () => {
       expect(container.env.find((entry: Manifest) => entry.name === 'HOME').value).toBe('/home/node');
       for (const directory of LOGIN_DIRECTORIES) {
-        const mount = container.volumeMounts.find((candidate: Manifest) => candidate.mountPath === `/home/node/${directory}`);
+        const mount = container.volumeMounts.find(
+          (candidate: Manifest) => candidate.mountPath === `/home/node/${directory}`,
+        );
         expect(mount.readOnly).not.toBe(true);
         const volume = pod.volumes.find((candidate: Manifest) => candidate.name === mount.name);
         expect(volume.persistentVolumeClaim.claimName).toBe(byKind('PersistentVolumeClaim')[0].metadata.name);
@@ -289,7 +356,8 @@ describe('docker/k8s rendered by the real kustomize', () => {
       expect(pod.securityContext.runAsUser).not.toBe(0);
       expect(container.securityContext.allowPrivilegeEscalation).toBe(false);
       const service = byKind('Service')[0];
-      for (const [key, value] of Object.entries(service.spec.selector)) expect(deployment.spec.template.metadata.labels[key]).toBe(value);
+      for (const [key, value] of Object.entries(service.spec.selector))
+        expect(deployment.spec.template.metadata.labels[key]).toBe(value);
       expect(['http', 8088]).toContain(service.spec.ports[0].targetPort);
     });
   });
@@ -303,10 +371,12 @@ describe('docker/compose.yaml (and the provider_c switch docker/compose.provider
   it('builds docker/Dockerfile from the repository root with the BUILD_* args', () => {
     expect(path.resolve(DOCKER, service.build.context)).toBe(REPO_ROOT);
     expect(service.build.dockerfile).toBe('docker/Dockerfile');
-    expect(Object.keys(service.build.args)).toEqual(expect.arrayContaining(['BUILD_VERSION', 'BUILD_COMMIT', 'BUILD_DATE']));
+    expect(Object.keys(service.build.args)).toEqual(
+      expect.arrayContaining(['BUILD_VERSION', 'BUILD_COMMIT', 'BUILD_DATE']),
+    );
   });
 
-  it('requires a bearer secret, leaves provider_c off by default, and relies on the image\'s tini (no init: true)', () => {
+  it("requires a bearer secret, leaves provider_c off by default, and relies on the image's tini (no init: true)", () => {
     expect(service.environment.GATEWAY_BEARER_SECRET).toMatch(/^\$\{GATEWAY_BEARER_SECRET:\?/);
     expect(service.environment.GATEWAY_PROVIDERS).toBe('${GATEWAY_PROVIDERS:-provider_a,provider_b}');
     expect(service.init).toBeUndefined();
@@ -326,15 +396,23 @@ describe('docker/compose.yaml (and the provider_c switch docker/compose.provider
     for (const directory of LOGIN_DIRECTORIES) {
       expect(service.volumes.some((volume: string) => volume.endsWith(`:/home/node/${directory}`))).toBe(true);
     }
-    expect(parseDuration(service.stop_grace_period)).toBeGreaterThan(parseDuration(service.environment.GATEWAY_DRAIN_TIMEOUT) + 3000);
+    expect(parseDuration(service.stop_grace_period)).toBeGreaterThan(
+      parseDuration(service.environment.GATEWAY_DRAIN_TIMEOUT) + 3000,
+    );
     expect(service.ports).toEqual(['127.0.0.1:8088:8088']);
   });
 });
 
 describe('docs/deployment.md: loading the logins into the claim', () => {
   it('copies the credential files only, never a whole CLI directory (transcripts, caches)', () => {
-    const copies = [...readText(path.join(REPO_ROOT, 'docs', 'deployment.md')).matchAll(/kubectl cp (\S+) (\S+)/g)].map((match) => match[1]);
+    const copies = [...readText(path.join(REPO_ROOT, 'docs', 'deployment.md')).matchAll(/kubectl cp (\S+) (\S+)/g)].map(
+      (match) => match[1],
+    );
     expect(copies.length).toBeGreaterThanOrEqual(3);
-    expect(copies.map((source) => path.basename(source)).sort()).toEqual(['.credentials.json', 'auth.json', 'oauth_creds.json']);
+    expect(copies.map((source) => path.basename(source)).sort()).toEqual([
+      '.credentials.json',
+      'auth.json',
+      'oauth_creds.json',
+    ]);
   });
 });

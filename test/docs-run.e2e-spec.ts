@@ -1,4 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -19,7 +20,10 @@ import { REPO_ROOT } from './support/child-gateway';
  */
 const HANG_GUARD_MS = 240_000;
 const DOCUMENTED_ADDRESS = '127.0.0.1:8088';
-const CATALOG = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'src', 'models', 'catalog.json'), 'utf8')) as { default_model: string; models: Array<{ id: string }> };
+const CATALOG = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'src', 'models', 'catalog.json'), 'utf8')) as {
+  default_model: string;
+  models: Array<{ id: string }>;
+};
 
 interface Block {
   readonly file: string;
@@ -40,7 +44,13 @@ function blocksOf(relative: string): Block[] {
     const end = lines.indexOf('```', index + 1);
     if (end === -1) throw new Error(`${relative}:${index + 1}: unclosed code block`);
     const skip = /^<!-- docs-run: skip — (.+) -->$/.exec(lines[index - 1] ?? '')?.[1];
-    blocks.push({ file: relative, line: index + 1, lang: open[1], code: lines.slice(index + 1, end).join('\n') + '\n', skip });
+    blocks.push({
+      file: relative,
+      line: index + 1,
+      lang: open[1],
+      code: lines.slice(index + 1, end).join('\n') + '\n',
+      skip,
+    });
     index = end;
   }
   return blocks;
@@ -80,8 +90,8 @@ function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv): Prom
     const child = spawn(command, args, { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     // A block may leave a server running in the background (`npm start &`), which holds the
     // pipes open: the block is done when its shell exits, and then its group is stopped.
     child.once('exit', (code) => {
@@ -105,14 +115,16 @@ function runShell(code: string, env: NodeJS.ProcessEnv): Promise<Ran> {
 
 describe('README.md and docs/clients.md: every block is run, or says why not', () => {
   it('has no block that is neither runnable here (sh, ts) nor marked with the reason it is skipped', () => {
-    const unaccounted = [...readme, ...clients].filter((block) => !block.skip && !['sh', 'ts'].includes(block.lang)).map(where);
+    const unaccounted = [...readme, ...clients]
+      .filter((block) => !block.skip && !['sh', 'ts'].includes(block.lang))
+      .map(where);
     expect(unaccounted).toEqual([]);
     expect(readme.filter((block) => !block.skip).length).toBeGreaterThanOrEqual(3);
     expect(clients.filter((block) => !block.skip).map((block) => block.lang)).toEqual(['ts', 'ts', 'ts']);
   });
 });
 
-describe('the docs name the catalog\'s default model', () => {
+describe("the docs name the catalog's default model", () => {
   const docs = ['README.md', ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).map((name) => `docs/${name}`)];
   const modelIds = new Set(CATALOG.models.map((model) => model.id));
 
@@ -126,14 +138,17 @@ describe('the docs name the catalog\'s default model', () => {
         if (modelIds.has(id)) claims.push(`${file}: ${id}`);
       }
       // A code comment about "the default model" followed by the request that uses it.
-      for (const match of text.matchAll(/#[^\n]*\bdefault model\b[^\n]*\n(?:[^\n]*\n){0,3}?[^\n]*"model":\s*"([^"]+)"/g)) claims.push(`${file}: ${match[1]}`);
+      for (const match of text.matchAll(
+        /#[^\n]*\bdefault model\b[^\n]*\n(?:[^\n]*\n){0,3}?[^\n]*"model":\s*"([^"]+)"/g,
+      ))
+        claims.push(`${file}: ${match[1]}`);
     }
     expect(claims.length).toBeGreaterThanOrEqual(3);
     expect(claims.filter((claim) => !claim.endsWith(`: ${CATALOG.default_model}`))).toEqual([]);
   });
 });
 
-describe('the blocks, run against `npm run demo` started by the README\'s block', () => {
+describe("the blocks, run against `npm run demo` started by the README's block", () => {
   jest.setTimeout(HANG_GUARD_MS);
   let demo: ChildProcess | undefined;
   let port = 0;
@@ -148,7 +163,12 @@ describe('the blocks, run against `npm run demo` started by the README\'s block'
     const block = readme.find((candidate) => /^npm run demo\b/m.test(candidate.code));
     if (!block) throw new Error('README.md has no `npm run demo` block');
     // GATEWAY_PORT=0: the demo picks a free port and prints it.
-    demo = spawn('bash', ['-euo', 'pipefail', '-c', block.code], { cwd: REPO_ROOT, env: readerEnvironment(home, { GATEWAY_PORT: '0' }), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    demo = spawn('bash', ['-euo', 'pipefail', '-c', block.code], {
+      cwd: REPO_ROOT,
+      env: readerEnvironment(home, { GATEWAY_PORT: '0' }),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let printed = '';
     port = await new Promise<number>((resolve, reject) => {
       demo!.stdout!.on('data', (chunk: Buffer) => {
@@ -168,55 +188,75 @@ describe('the blocks, run against `npm run demo` started by the README\'s block'
   });
 
   it('README "A short tour with curl": every command succeeds against the demo', async () => {
-    const block = readme.find((candidate) => candidate.code.includes('/health/ready') && candidate.code.includes('/metrics'))!;
+    const block = readme.find(
+      (candidate) => candidate.code.includes('/health/ready') && candidate.code.includes('/metrics'),
+    )!;
     const ran = await runShell(withPort(block.code, port), readerEnvironment(home));
     expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
     expect(ran.stdout).toContain('"contract_version":"2.0.0"');
     expect(ran.stdout).toContain('{"status":"ready"}');
     expect(ran.stdout).toContain(`"id":"${CATALOG.default_model}"`);
     expect(ran.stdout).toMatch(/^data: \{.*"chat\.completion\.chunk"/m);
-    expect(ran.stdout).toMatch(new RegExp(`^gateway_chat_api_requests_total\\{provider="provider_a",model="${CATALOG.default_model.replace(/\./g, '\\.')}",status="200"\\} 1$`, 'm'));
+    expect(ran.stdout).toMatch(
+      new RegExp(
+        `^gateway_chat_api_requests_total\\{provider="provider_a",model="${CATALOG.default_model.replace(/\./g, '\\.')}",status="200"\\} 1$`,
+        'm',
+      ),
+    );
   });
 
   it('README bearer example: `npm start` with a generated secret serves /v1/models to that bearer', async () => {
     const block = readme.find((candidate) => /^npm start &$/m.test(candidate.code))!;
     const gatewayPort = await freePort();
     // GATEWAY_PORT stands in for the documented default port, as the URL substitution does.
-    const ran = await runShell(withPort(block.code, gatewayPort), readerEnvironment(home, { GATEWAY_PORT: String(gatewayPort) }));
+    const ran = await runShell(
+      withPort(block.code, gatewayPort),
+      readerEnvironment(home, { GATEWAY_PORT: String(gatewayPort) }),
+    );
     // stdout also carries the gateway's own log lines (it runs in the same terminal).
-    expect({ code: ran.code, models: /\{"object":"list","data":\[\{"id":"[^"]+"/.test(ran.stdout) }).toEqual({ code: 0, models: true });
+    expect({ code: ran.code, models: /\{"object":"list","data":\[\{"id":"[^"]+"/.test(ran.stdout) }).toEqual({
+      code: 0,
+      models: true,
+    });
     expect(ran.stdout).toContain('"event":"gateway_listening"');
   });
 
-  describe.each(clients.filter((block) => !block.skip).map((block) => [where(block), block] as const))('docs/clients.md TypeScript block at %s', (_where, block) => {
-    const name = `snippet-${block.line}`;
+  describe.each(clients.filter((block) => !block.skip).map((block) => [where(block), block] as const))(
+    'docs/clients.md TypeScript block at %s',
+    (_where, block) => {
+      const name = `snippet-${block.line}`;
 
-    it('type-checks as written (strict, ES modules)', () => {
-      const file = path.join(snippets, `${name}.mts`);
-      fs.writeFileSync(file, block.code);
-      const program = ts.createProgram([file], {
-        module: ts.ModuleKind.NodeNext,
-        moduleResolution: ts.ModuleResolutionKind.NodeNext,
-        target: ts.ScriptTarget.ES2022,
-        strict: true,
-        noEmit: true,
-        skipLibCheck: true,
-        types: ['node'],
-        typeRoots: [path.join(REPO_ROOT, 'node_modules', '@types')],
+      it('type-checks as written (strict, ES modules)', () => {
+        const file = path.join(snippets, `${name}.mts`);
+        fs.writeFileSync(file, block.code);
+        const program = ts.createProgram([file], {
+          module: ts.ModuleKind.NodeNext,
+          moduleResolution: ts.ModuleResolutionKind.NodeNext,
+          target: ts.ScriptTarget.ES2022,
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+          typeRoots: [path.join(REPO_ROOT, 'node_modules', '@types')],
+        });
+        const problems = ts
+          .getPreEmitDiagnostics(program)
+          .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+        expect(problems).toEqual([]);
       });
-      const problems = ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
-      expect(problems).toEqual([]);
-    });
 
-    it('runs to the end against the demo: a tool call, its result, and usage', async () => {
-      const output = ts.transpileModule(withPort(block.code, port), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
-      const file = path.join(snippets, `${name}.mjs`);
-      fs.writeFileSync(file, output);
-      const ran = await runToEnd(process.execPath, [file], readerEnvironment(home));
-      expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
-      expect(ran.stdout).toMatch(/usage: \{.*("prompt_tokens"|"inputTokens"|"input_tokens"):\s*[1-9]/);
-      // Each snippet either shows the call (openai) or the answer the fake gives once the result is back.
-      expect(ran.stdout).toMatch(/"name":"read_file"|The tool result arrived/);
-    });
-  });
+      it('runs to the end against the demo: a tool call, its result, and usage', async () => {
+        const output = ts.transpileModule(withPort(block.code, port), {
+          compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+        }).outputText;
+        const file = path.join(snippets, `${name}.mjs`);
+        fs.writeFileSync(file, output);
+        const ran = await runToEnd(process.execPath, [file], readerEnvironment(home));
+        expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
+        expect(ran.stdout).toMatch(/usage: \{.*("prompt_tokens"|"inputTokens"|"input_tokens"):\s*[1-9]/);
+        // Each snippet either shows the call (openai) or the answer the fake gives once the result is back.
+        expect(ran.stdout).toMatch(/"name":"read_file"|The tool result arrived/);
+      });
+    },
+  );
 });

@@ -22,16 +22,20 @@ export interface ToolResult {
 
 function run(command: string, args: readonly string[]): ToolResult & { readonly missing: boolean } {
   const result = spawnSync(command, args, { encoding: 'utf8', cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024 });
-  const missing = (result.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+  // spawnSync reports a program that is not installed as an error whose message ends in ENOENT.
+  const missing = result.error?.message.endsWith('ENOENT') ?? false;
   return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? '', missing };
 }
 
 /** kubectl's built-in kustomize (v5.5 on this machine image), else the pinned standalone binary. */
 function kustomizeCommand(): { command: string; args: string[] } {
   const kubectl = run('kubectl', ['version', '--client']);
-  if (!kubectl.missing && kubectl.status === 0 && /Kustomize Version/.test(kubectl.stdout)) return { command: 'kubectl', args: ['kustomize'] };
+  if (!kubectl.missing && kubectl.status === 0 && /Kustomize Version/.test(kubectl.stdout))
+    return { command: 'kubectl', args: ['kustomize'] };
   if (fs.existsSync(FALLBACK_KUSTOMIZE)) return { command: FALLBACK_KUSTOMIZE, args: ['build'] };
-  throw new Error(`no kustomize: neither \`kubectl kustomize\` nor ${FALLBACK_KUSTOMIZE} is available; ${INSTALL_HINT}`);
+  throw new Error(
+    `no kustomize: neither \`kubectl kustomize\` nor ${FALLBACK_KUSTOMIZE} is available; ${INSTALL_HINT}`,
+  );
 }
 
 /** `kubectl kustomize <directory>` as it is: its exit status and output, errors included. */
@@ -46,7 +50,8 @@ export type Manifest = Record<string, any>;
 /** The manifests a kustomization renders to; a render error fails with kustomize's own message. */
 export function render(directory: string): Manifest[] {
   const result = kustomize(directory);
-  if (result.status !== 0) throw new Error(`kustomize ${path.relative(REPO_ROOT, directory)} failed: ${result.stderr.trim()}`);
+  if (result.status !== 0)
+    throw new Error(`kustomize ${path.relative(REPO_ROOT, directory)} failed: ${result.stderr.trim()}`);
   return parseAllDocuments(result.stdout).map((document) => document.toJS() as Manifest);
 }
 
