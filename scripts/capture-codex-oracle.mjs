@@ -8,6 +8,14 @@
 // Run it only inside a loopback-only network namespace (the common brief's rule), e.g.
 //   unshare -n sh -c 'ip link set lo up; node scripts/capture-codex-oracle.mjs'
 //
+// Modes (environment):
+//   ORACLE_MODEL, ORACLE_TRANSPORT=http, ORACLE_APP_SERVER=1   which run (see below)
+//   ORACLE_EFFORT=<x>        adds `model_reasoning_effort = "<x>"` to the CLI config (file suffix .effort-<x>)
+//   ORACLE_SERVE_MODELS=1    the fake answers GET …/models with the CLI's own bundled list (not 404)
+//   ORACLE_OUTPUT_SCHEMA=1   one `codex exec --output-schema` turn (file suffix .output-schema)
+//   ORACLE_OUT=<file>        where to write the capture (default: the fixture name)
+// scripts/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift.
+//
 // Plain JavaScript on purpose: it must run with nothing but node and the pinned CLI.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -24,7 +32,17 @@ const codexBinary = path.join(root, 'oracles/node_modules/@openai/codex-linux-x6
 const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
 /** ORACLE_TRANSPORT=http captures the HTTP + SSE transport (the provider's supports_websockets off). */
 const WEBSOCKETS = process.env.ORACLE_TRANSPORT !== 'http';
-const outFile = path.join(root, 'test/fixtures/codex-oracle', `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}.capture.json`);
+const EFFORT = process.env.ORACLE_EFFORT;
+const SERVE_MODELS = process.env.ORACLE_SERVE_MODELS === '1';
+/** ORACLE_OUTPUT_SCHEMA=1 captures one `codex exec --output-schema` turn (how the CLI asks for JSON output). */
+const OUTPUT_SCHEMA = process.env.ORACLE_OUTPUT_SCHEMA === '1';
+const fixtureDir = path.join(root, 'test/fixtures/codex-oracle');
+const outFile =
+  process.env.ORACLE_OUT ??
+  path.join(
+    fixtureDir,
+    `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}${OUTPUT_SCHEMA ? '.output-schema' : ''}${EFFORT ? `.effort-${EFFORT}` : ''}${SERVE_MODELS ? '.models-served' : ''}.capture.json`,
+  );
 
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
 // The CLI refuses a JWT with an empty signature segment; the signature is never verified.
@@ -56,6 +74,19 @@ function withoutProse(value, key) {
   if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, entry]) => [name, withoutProse(entry, name)]));
   return value;
 }
+
+// The model list the pinned CLI ships with (`codex debug models --bundled`): served by the fake in
+// ORACLE_SERVE_MODELS mode, and reduced below to the data the gateway's catalog follows.
+const bundledList = await new Promise((resolve) => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-oracle-bundled-'));
+  const child = spawn(codexBinary, ['debug', 'models', '--bundled'], { env: { PATH: process.env.PATH, HOME: scratch, CODEX_HOME: scratch }, stdio: ['ignore', 'pipe', 'ignore'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.on('close', () => {
+    fs.rmSync(scratch, { recursive: true, force: true });
+    resolve(JSON.parse(output));
+  });
+});
 
 const log = [];
 let connectionCounter = 0;
@@ -108,6 +139,10 @@ const server = http.createServer((request, response) => {
     }
     const entry = { kind: 'http', method: request.method, url: request.url, headers: request.headers, body, at: Date.now() };
     log.push(entry);
+    if (SERVE_MODELS && request.method === 'GET' && request.url.split('?')[0].endsWith('/models')) {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(bundledList));
+      return;
+    }
     if (request.method === 'POST' && request.url.split('?')[0].endsWith('/responses')) {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const event of reply(body ?? {})) response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
@@ -147,6 +182,7 @@ fs.writeFileSync(
   path.join(codexHome, 'config.toml'),
   [
     `model = "${MODEL}"`,
+    ...(EFFORT ? [`model_reasoning_effort = "${EFFORT}"`] : []),
     'model_provider = "oracle"',
     'check_for_update_on_startup = false',
     '[features]',
@@ -274,15 +310,23 @@ function runAppServerTwoTurns() {
 const common = ['--skip-git-repo-check', '--sandbox', 'read-only', '-c', 'approval_policy="never"'];
 let first;
 let second;
-if (process.env.ORACLE_APP_SERVER) {
+if (OUTPUT_SCHEMA) {
+  // A small strict schema of the kind `zodResponseFormat` produces; the CLI reads it from a file.
+  const schema = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'integer' } }, required: ['city', 'population'], additionalProperties: false };
+  fs.writeFileSync(path.join(workDir, 'schema.json'), JSON.stringify(schema));
+  first = await runCodex(['exec', ...common, '--output-schema', 'schema.json', 'Name the largest city of France and its population.']);
+  second = { code: 0, output: '' };
+  log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
+} else if (process.env.ORACLE_APP_SERVER) {
   first = await runAppServerTwoTurns();
   second = { code: 0, output: '' };
   log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
 } else {
   first = await runCodex(['exec', ...common, 'Run the shell command `echo oracle` once, then say Done.']);
   log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
-  second = await runCodex(['exec', ...common, 'resume', '--last', 'Now just say Done again.']);
-  log.push({ kind: 'process-exit', run: 2, code: second.code, at: Date.now() });
+  // An effort capture needs one user turn only (the effort is the same on every request).
+  second = EFFORT ? { code: 0, output: '' } : await runCodex(['exec', ...common, 'resume', '--last', 'Now just say Done again.']);
+  if (!EFFORT) log.push({ kind: 'process-exit', run: 2, code: second.code, at: Date.now() });
 }
 if (process.env.ORACLE_VERBOSE) process.stderr.write(`${first.output}\n----\n${second.output}\n`);
 
@@ -298,14 +342,7 @@ fs.mkdirSync(path.dirname(outFile), { recursive: true });
 fs.writeFileSync(outFile, redact(JSON.stringify(withoutProse(capture), null, 2)) + '\n');
 process.stdout.write(`${outFile}: ${log.length} entries, exit codes ${first.code}/${second.code}\n`);
 
-// The model list the pinned CLI ships with (`codex debug models --bundled`), reduced to the data the
-// gateway's catalog follows: ids, visibility, default and allowed efforts, service tiers, inputs.
-const bundled = await new Promise((resolve) => {
-  const child = spawn(codexBinary, ['debug', 'models', '--bundled'], { env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome }, stdio: ['ignore', 'pipe', 'ignore'] });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.on('close', () => resolve(JSON.parse(output)));
-});
+const bundled = bundledList;
 const models = bundled.models.map((model) => ({
   slug: model.slug,
   visibility: model.visibility,
@@ -316,6 +353,8 @@ const models = bundled.models.map((model) => ({
   input_modalities: model.input_modalities,
   default_verbosity: model.default_verbosity,
   use_responses_lite: model.use_responses_lite,
+  context_window: model.context_window,
+  max_context_window: model.max_context_window,
 }));
 fs.writeFileSync(
   path.join(path.dirname(outFile), `codex-${codexPackage.version}.models.json`),

@@ -37,6 +37,8 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
       CODEX_HOME: path.join(home(), 'codex-home'),
       PROVIDER_A_ACCOUNTS: ALIASES.map((alias) => `${alias}=${loginFile(alias)}`).join(','),
       GATEWAY_STREAM_IDLE_TIMEOUT: '2s',
+      // No background model-list fetch: it would refresh an expired login before a test scripts the token endpoint.
+      PROVIDER_A_MODELS_REFRESH: '0',
       ...settings,
     });
     startMetrics = await metrics();

@@ -4,6 +4,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { CHAT_PARAMETERS } from '../src/chat/chat-parameters';
 import { describeCase, HttpCase, httpCase, rawCase, ROUTE_PATHS } from './support/fuzz-cases';
 import { rawRequest, RawAnswer, sendRawBytes } from './support/raw-http';
 import { startGateway, TestGateway } from './support/create-test-app';
@@ -206,7 +207,11 @@ describe('bad input (issue 14)', () => {
     function expectDocumentedShape(body: Record<string, unknown>, structured: boolean): void {
       const error = body.error as Record<string, unknown>;
       if (!structured || 'type' in error) {
-        expect(body).toEqual({ error: { message: expect.any(String), type: expect.any(String), code: expect.any(String), param: null } });
+        const { param, ...rest } = error;
+        expect(body).toEqual({ error: { ...rest, param } });
+        expect(rest).toEqual({ message: expect.any(String), type: expect.any(String), code: expect.any(String) });
+        // `param` names a field of the parameter table (docs/chat.md "Request parameters"), never input.
+        expect(param === null || CHAT_PARAMETERS.some((entry) => entry.name === param)).toBe(true);
       } else {
         expect(Object.keys(body).filter((key) => !['error', 'request_id', 'contract_version'].includes(key))).toEqual([]);
         expect(body.contract_version).toBe('2.0.0');

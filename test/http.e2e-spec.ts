@@ -170,7 +170,12 @@ describe('HTTP surface', () => {
     it('lists the catalog in the OpenAI list shape', async () => {
       const body = JSON.parse((await rawRequest(`${gateway.url}/v1/models`)).body.toString());
       expect(body.object).toBe('list');
-      expect(body.data).toEqual(expect.arrayContaining([{ id: 'gpt-5.6-sol', object: 'model', created: expect.any(Number), owned_by: 'provider_a' }]));
+      expect(body.data).toEqual(
+        expect.arrayContaining([
+          // The contract's fields, plus the metadata agents configure themselves with (docs/chat.md).
+          { id: 'gpt-5.6-sol', object: 'model', created: expect.any(Number), owned_by: 'provider_a', family: 'gpt-5.6-sol', context_window: 272000, input_modalities: ['text', 'image'], reasoning_effort: 'low', supported_reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'] },
+        ]),
+      );
       const owners = new Set(body.data.map((entry: { owned_by: string }) => entry.owned_by));
       expect(owners).toEqual(new Set(['provider_a', 'provider_b', 'provider_c']));
     });

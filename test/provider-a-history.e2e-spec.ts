@@ -16,6 +16,21 @@ const call = (id: string, name: string, args = '{}') => ({ id, type: 'function',
  * MCP tool names) through provider_a against a fake that refuses what the real backend refuses:
  * without the repair each of these requests would come back 400.
  */
+
+/**
+ * The client tools and the conversation items of an upstream body in either request shape:
+ * classic (`tools`, `instructions`) or Responses lite (an `additional_tools` item and developer
+ * messages ahead of the conversation; gpt-6.1-sol and gpt-5.6-sol take lite).
+ */
+function upstreamTools(body: Json): Json[] {
+  if (Array.isArray(body.tools)) return body.tools as Json[];
+  const item = (body.input as Json[]).find((entry) => entry.type === 'additional_tools');
+  return (item?.tools as Json[] | undefined)?.find((entry) => entry.name === 'functions')?.tools ?? [];
+}
+function conversation(body: Json): Json[] {
+  return (body.input as Json[]).filter((item) => item.type !== 'additional_tools' && !(item.type === 'message' && item.role === 'developer'));
+}
+
 describe('provider_a repairs agent histories before every request (fake rejects unpaired items and bad names)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-history-' });
 
@@ -44,7 +59,7 @@ describe('provider_a repairs agent histories before every request (fake rejects 
       expect(response.status).toBe(200);
       const [request] = fake().requests();
       expect(request.violation).toBeUndefined();
-      const calls = (request.body!.input as Json[]).filter((item) => item.type !== 'message');
+      const calls = (request.body!.input as Json[]).filter((item) => item.type !== 'message' && item.type !== 'additional_tools');
       expect(calls).toEqual([
         expect.objectContaining({ type: 'function_call', call_id: 'call_a' }),
         expect.objectContaining({ type: 'function_call', call_id: 'call_b' }),
@@ -65,7 +80,7 @@ describe('provider_a repairs agent histories before every request (fake rejects 
         ],
       });
       expect(response.status).toBe(200);
-      const input = fake().requests()[0].body!.input as Json[];
+      const input = conversation(fake().requests()[0].body!);
       expect(input.some((item) => item.type === 'function_call_output')).toBe(false);
       const line = gateway.logs.lines.map((text) => JSON.parse(text) as Json).find((record) => record.event === 'provider_a_request' && record.orphan_outputs === 1);
       expect(line).toBeDefined();
@@ -83,13 +98,13 @@ describe('provider_a repairs agent histories before every request (fake rejects 
         ],
       });
       expect(response.status).toBe(200);
-      expect((fake().requests()[0].body!.input as Json[]).at(-1)).toEqual({ type: 'function_call_output', call_id: 'call_last', output: 'aborted' });
+      expect(conversation(fake().requests()[0].body!).at(-1)).toEqual({ type: 'function_call_output', call_id: 'call_last', output: 'aborted' });
     });
 
     it('shortens MCP and dotted tool names in tools, tool_choice and history, and maps calls back to the client name', async () => {
       // The reply must use the upstream name the gateway chose: compute it from the request.
       fake().respondWith((body) => {
-        const upstream = (body.tools as Json[]).find((entry) => String(entry.name).startsWith('mcp__'))!.name as string;
+        const upstream = upstreamTools(body).find((entry) => String(entry.name).startsWith('mcp__'))!.name as string;
         return [created(), ...functionCallItem('call_new', upstream, '{"path":"a"}'), completed()];
       });
       const response = await post({
@@ -106,7 +121,7 @@ describe('provider_a repairs agent histories before every request (fake rejects 
         const message = ((await response.json()) as Json).choices[0].message;
       expect(message.tool_calls).toEqual([expect.objectContaining({ function: { name: LONG_MCP, arguments: '{"path":"a"}' } })]);
       const body = fake().requests()[0].body!;
-      const names = (body.tools as Json[]).map((entry) => entry.name as string);
+      const names = upstreamTools(body).map((entry) => entry.name as string);
       for (const name of names) expect(name).toMatch(VALID_NAME);
       expect(new Set(names).size).toBe(3);
       expect(names[0]).toMatch(/^mcp__.*read_multiple_files_with_line_numbers_[0-9a-f]{8}$/);
@@ -161,7 +176,7 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
     expect(response.status).toBe(200);
     const [request] = fake().requests();
     expect(request.violation).toBeUndefined();
-    expect(request.body!.input).toEqual([
+    expect(conversation(request.body!)).toEqual([
       {
         type: 'message',
         role: 'user',
@@ -182,7 +197,7 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
       { role: 'tool', tool_call_id: 'call_shot', content: [{ type: 'text', text: 'here' }, { type: 'image_url', image_url: { url: PNG } }] },
     ]);
     expect(response.status).toBe(200);
-    expect((fake().requests()[0].body!.input as Json[]).at(-1)).toEqual({
+    expect(conversation(fake().requests()[0].body!).at(-1)).toEqual({
       type: 'function_call_output',
       call_id: 'call_shot',
       output: [{ type: 'input_text', text: 'here' }, { type: 'input_image', image_url: PNG }],
@@ -236,9 +251,9 @@ describe('provider_a repairs a cancelled call on a kept WebSocket session (chain
 
   it('keeps chaining when a tool name had to be shortened (the same client name always maps to the same upstream name)', async () => {
     fake().respondWith((body) => {
-      const upstream = (body.tools as Json[])[0].name as string;
+      // In the lite shape a chained request carries no tools (they are in the chain's first input).
       return body.previous_response_id === undefined
-        ? [created('resp_m1', 'gpt-6.1-sol'), ...functionCallItem('call_m', upstream, '{}'), completed(undefined, 'resp_m1', 'gpt-6.1-sol')]
+        ? [created('resp_m1', 'gpt-6.1-sol'), ...functionCallItem('call_m', upstreamTools(body)[0].name as string, '{}'), completed(undefined, 'resp_m1', 'gpt-6.1-sol')]
         : textReply('done').frames;
     });
     const send = (messages: Json[]) =>

@@ -20,15 +20,16 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
   const post = (body: Json) =>
     fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }) });
 
-  it('lists every model the CLI lists, with an id per allowed effort and -fast ids for the priority tier', async () => {
+  it('lists every model the CLI lists, with an id per allowed effort and -fast ids for the priority tier; ultra (a CLI-only mode) is not offered', async () => {
     const ids = new Set((((await (await fetch(`${gateway.url}/v1/models`)).json()) as Json).data as Json[]).map((model) => model.id as string));
     const listed = CLI_MODELS.filter((model) => model.visibility === 'list');
     expect(listed.map((model) => model.slug)).toEqual(expect.arrayContaining(['gpt-6.1-sol', 'gpt-6-astra', 'gpt-6-sol', 'gpt-6-luna', 'gpt-5.6-sol']));
     for (const model of listed) {
       expect(ids).toContain(model.slug);
       for (const effort of model.supported_reasoning_levels as string[]) {
-        expect(ids).toContain(`${model.slug}-${effort}`);
-        if ((model.service_tiers as string[]).includes('priority')) expect(ids).toContain(`${model.slug}-fast-${effort}`);
+        const offered = effort !== 'ultra';
+        expect({ id: `${model.slug}-${effort}`, listed: ids.has(`${model.slug}-${effort}`) }).toEqual({ id: `${model.slug}-${effort}`, listed: offered });
+        if ((model.service_tiers as string[]).includes('priority')) expect(ids.has(`${model.slug}-fast-${effort}`)).toBe(offered);
       }
     }
   });
@@ -40,10 +41,13 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
     expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.1-sol', reasoning: { effort: 'low' } });
   });
 
-  it('sends a new effort variant and the priority tier as data says (gpt-6.1-sol-fast-ultra)', async () => {
+  it('still serves an -ultra id, sending what the Codex CLI sends for ultra: effort xhigh (gpt-6.1-sol-fast-ultra)', async () => {
     fake().enqueue(textReply('ok'));
     expect((await post({ model: 'gpt-6.1-sol-fast-ultra' })).status).toBe(200);
-    expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.1-sol', reasoning: { effort: 'ultra' }, service_tier: 'priority' });
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.1-sol', reasoning: { effort: 'xhigh', context: 'all_turns' }, service_tier: 'priority' });
+    fake().enqueue(textReply('ok'));
+    expect((await post({ model: 'gpt-6.1-sol', reasoning_effort: 'ultra' })).status).toBe(200);
+    expect(fake().lastBody()).toMatchObject({ reasoning: { effort: 'xhigh' } });
   });
 
   it.each([
@@ -60,8 +64,22 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
   });
 
   it('passes a model the catalog does not know through provider_a/<model> with any effort', async () => {
+    fake().serveModels([...fake().servedModels(), { slug: 'gpt-7-sol', supported_reasoning_levels: [{ effort: 'low' }, { effort: 'max' }] }]);
     fake().enqueue(textReply('ok'));
-    expect((await post({ model: 'provider_a/gpt-7-sol', reasoning_effort: 'hyper' })).status).toBe(200);
-    expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-sol', reasoning: { effort: 'hyper' } });
+    expect((await post({ model: 'provider_a/gpt-7-sol', reasoning_effort: 'max' })).status).toBe(200);
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-sol', reasoning: { effort: 'max' } });
+  });
+
+  it('answers a passthrough model the upstream does not know with 404 naming the model, without a retry', async () => {
+    // The upgrade takes a script; the refused frame leaves it queued.
+    fake().enqueue(textReply('never sent'));
+    const response = await post({ model: 'provider_a/gpt-0-nothing' });
+    expect(response.status).toBe(404);
+    const error = ((await response.json()) as Json).error;
+    expect(error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_found' });
+    expect(error.message).toContain('"gpt-0-nothing"');
+    expect(error.message).toContain('GET /v1/models');
+    expect(fake().requests()).toHaveLength(1);
+    expect(fake().tokenRequests()).toHaveLength(0);
   });
 });

@@ -52,6 +52,19 @@ function shape(value: Json): Record<string, string> {
 const without = (record: Record<string, string>, keys: readonly string[]) => Object.fromEntries(Object.entries(record).filter(([key]) => !keys.includes(key)));
 const headerNames = (headers: Record<string, string>) => Object.keys(headers).filter((name) => !WEBSOCKET_MECHANICS.has(name)).sort();
 
+/** The chat equivalent of the CLI's turn: a system prompt, a user message, the CLI's tool choice settings, one function tool. */
+function oracleTurnBody(model: string, parallelToolCalls: boolean, faithful: boolean, messages: Json[]): Json {
+  const tool = { type: 'function', function: { name: 'exec_command', description: 'Runs a command.', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } } };
+  return {
+    model,
+    faithful,
+    tools: [tool],
+    tool_choice: 'auto',
+    parallel_tool_calls: parallelToolCalls,
+    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Run echo oracle, then say Done.' }, ...messages],
+  };
+}
+
 describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-' });
   let gateway: TestGateway;
@@ -61,16 +74,7 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
   afterAll(() => gateway.close());
   beforeEach(() => fake().keepConnectionsOpen());
 
-  /** The chat equivalent of the CLI's turn: a system prompt, a user message, the CLI's tool choice settings, one function tool. */
-  const TOOL = { type: 'function', function: { name: 'exec_command', description: 'Runs a command.', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } } };
-  const turnBody = (faithful: boolean, messages: Json[]) => ({
-    model: 'gpt-5.5',
-    faithful,
-    tools: [TOOL],
-    tool_choice: 'auto',
-    parallel_tool_calls: true,
-    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Run echo oracle, then say Done.' }, ...messages],
-  });
+  const turnBody = (faithful: boolean, messages: Json[]) => oracleTurnBody('gpt-5.5', true, faithful, messages);
   const post = (body: Json, conversation: string) =>
     fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-conversation-id': conversation }, body: JSON.stringify(body) });
 
@@ -181,5 +185,118 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
     const secondUserTurn = frames[3];
     expect(secondUserTurn.previous_response_id).toBe('resp_oracle_3');
     expect((secondUserTurn.input as Json[]).map((item) => `${item.type}:${item.role}`)).toEqual(['message:user']);
+  });
+});
+
+/**
+ * The lite oracle: the same CLI with gpt-6.1-sol, which its model list marks `use_responses_lite`
+ * (codex-0.169.0.gpt-6.1-sol.capture.json over WebSocket, .http.capture.json over HTTP + SSE).
+ * The gateway's request for the equivalent turn has every header and body field the CLI's has,
+ * with the same JSON types, minus the intended differences below (docs/providers.md).
+ */
+const LITE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.capture.json'), 'utf8')) as Json;
+const liteTranscript = LITE.transcript as Json[];
+const liteHandshake = liteTranscript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!.headers as Record<string, string>;
+const [liteTurn, liteAfterTool] = liteTranscript.filter((entry) => entry.kind === 'ws-message' && entry.connection === 1 && entry.body.generate !== false).map((entry) => entry.body as Json);
+const LITE_HTTP = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.http.capture.json'), 'utf8')) as Json;
+const [litePost] = (LITE_HTTP.transcript as Json[]).filter((entry) => entry.kind === 'http' && entry.method === 'POST');
+const LITE_FLAG = 'ws_request_header_x_openai_internal_codex_responses_lite';
+
+/** Intended differences of the lite shape (docs/providers.md "What the real Codex CLI sends"). */
+const LITE_INTENDED = {
+  /** Reasoning summaries are asked for, so clients get `reasoning_content`. */
+  extraReasoningKeys: ['summary'],
+  /** The CLI's first sampling request chains to its warm-up (`generate: false`), which the gateway never sends. */
+  firstTurnMissingKeys: ['previous_response_id'],
+  /** Minimal mode: no reasoning replay (store is false); its client_metadata holds only the lite flag. */
+  minimalMissingBodyKeys: ['include'],
+  /** The CLI numbers its input items; the backend does not need ids. */
+  missingItemKeys: ['id'],
+} as const;
+
+describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol capture)', () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-lite-' });
+  const gateways: TestGateway[] = [];
+  afterAll(() => Promise.all(gateways.map((gateway) => gateway.close())));
+  beforeEach(() => fake().keepConnectionsOpen());
+
+  const turnBody = (faithful: boolean, messages: Json[]) => oracleTurnBody('gpt-6.1-sol', false, faithful, messages);
+
+  async function twoTurns(transport: 'ws' | 'sse', faithful: boolean): Promise<[RecordedRequest, RecordedRequest]> {
+    const gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), `${transport}-${faithful}`), { transport }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_MODELS_REFRESH: '0' });
+    gateways.push(gateway);
+    const post = (messages: Json[]) =>
+      fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-conversation-id': `lite-${transport}-${faithful}` }, body: JSON.stringify(turnBody(faithful, messages)) });
+    fake().enqueue({ frames: [created('resp_1', 'gpt-6.1-sol'), ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'), completed(undefined, 'resp_1', 'gpt-6.1-sol')] });
+    expect((await post([])).status).toBe(200);
+    fake().enqueue(textReply('Done.'));
+    const call = { id: 'call_oracle_1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' } };
+    expect((await post([{ role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' }])).status).toBe(200);
+    const [turn, afterTool] = fake().requests();
+    expect(fake().requests().filter((request) => request.violation)).toEqual([]);
+    return [turn, afterTool];
+  }
+
+  /** The lite items: additional_tools (namespace `functions`) and developer messages ahead of the conversation. */
+  function expectLiteItems(input: Json[], cliInput: Json[]): void {
+    const tools = input.find((item) => item.type === 'additional_tools')!;
+    const cliTools = cliInput.find((item) => item.type === 'additional_tools')!;
+    expect(shape(tools)).toEqual(without(shape(cliTools), LITE_INTENDED.missingItemKeys));
+    expect(tools.tools[0]).toMatchObject({ type: 'namespace', name: 'functions' });
+    expect(shape(tools.tools[0])).toEqual(shape(cliTools.tools[0]));
+    expect(shape(tools.tools[0].tools[0])).toEqual(shape((cliTools.tools[0].tools as Json[]).find((tool) => tool.type === 'function')!));
+    const developer = input.find((item) => item.role === 'developer' && item.type === 'message')!;
+    expect(shape(developer)).toEqual(without(shape(cliInput.find((item) => item.role === 'developer' && item.type === 'message')!), LITE_INTENDED.missingItemKeys));
+    expect(input[0].type).toBe('additional_tools');
+    expect(new Set(input.map((item) => `${item.type}:${item.role ?? ''}`))).toEqual(new Set(cliInput.map((item) => `${item.type}:${item.role ?? ''}`)));
+  }
+
+  it('captured a real CLI run (sanity of the fixtures): lite over both transports, the model list asked for', () => {
+    expect([LITE.codex_version, LITE_HTTP.codex_version]).toEqual(['0.169.0', '0.169.0']);
+    expect([LITE.exit_codes, LITE_HTTP.exit_codes]).toEqual([[0, 0], [0, 0]]);
+    expect(liteTurn.client_metadata[LITE_FLAG]).toBe('true');
+    expect(litePost.headers['x-openai-internal-codex-responses-lite']).toBe('true');
+    for (const body of [liteTurn, litePost.body]) {
+      expect(body.reasoning.context).toBe('all_turns');
+      expect(body).not.toHaveProperty('tools');
+      expect(body).not.toHaveProperty('instructions');
+    }
+    expect(liteTranscript.find((entry) => entry.kind === 'http' && entry.method === 'GET')!.url).toBe('/backend-api/codex/models?client_version=0.169.0');
+  });
+
+  it('faithful mode over WebSocket: the CLI handshake headers and every body field with its type, chained the same way', async () => {
+    const [turn, afterTool] = await twoTurns('ws', true);
+    expect(headerNames(turn.headers)).toEqual(headerNames(liteHandshake));
+    expect(shape(turn.body!)).toEqual(without(shape(liteTurn), LITE_INTENDED.firstTurnMissingKeys));
+    expect(without(shape(turn.body!.reasoning as Json), LITE_INTENDED.extraReasoningKeys)).toEqual(shape(liteTurn.reasoning));
+    expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(liteTurn.client_metadata));
+    expect(turn.body!.client_metadata).toMatchObject({ [LITE_FLAG]: 'true' });
+    expect(turn.body!.reasoning).toMatchObject({ context: 'all_turns' });
+    expectLiteItems(turn.body!.input as Json[], liteTurn.input as Json[]);
+
+    expect(shape(afterTool.body!)).toEqual(shape(liteAfterTool));
+    expect(afterTool.body!.previous_response_id).toBe('resp_1');
+    expect((afterTool.body!.input as Json[]).map((item) => item.type)).toEqual((liteAfterTool.input as Json[]).map((item) => item.type));
+  });
+
+  it('minimal mode over WebSocket: the CLI fields minus the listed differences; client_metadata carries the lite flag only', async () => {
+    const [turn, afterTool] = await twoTurns('ws', false);
+    expect(shape(turn.body!)).toEqual(without(shape(liteTurn), [...LITE_INTENDED.firstTurnMissingKeys, ...LITE_INTENDED.minimalMissingBodyKeys]));
+    expect(turn.body!.client_metadata).toEqual({ [LITE_FLAG]: 'true', 'x-codex-ws-stream-request-start-ms': expect.any(String) });
+    expect(turn.body!.parallel_tool_calls).toBe(liteTurn.parallel_tool_calls);
+    expect(turn.body!.tool_choice).toBe(liteTurn.tool_choice);
+    expectLiteItems(turn.body!.input as Json[], liteTurn.input as Json[]);
+    expect(shape(afterTool.body!)).toEqual(without(shape(liteAfterTool), LITE_INTENDED.minimalMissingBodyKeys));
+  });
+
+  it('faithful mode over HTTP + SSE: the CLI POST headers (the lite header, no metadata flag) and body fields', async () => {
+    const [turn] = await twoTurns('sse', true);
+    const cliHeaders = litePost.headers as Record<string, string>;
+    expect(headerNames(turn.headers)).toEqual(headerNames(cliHeaders));
+    expect(turn.headers['x-openai-internal-codex-responses-lite']).toBe('true');
+    expect(shape(turn.body!)).toEqual(shape(litePost.body));
+    expect(without(shape(turn.body!.reasoning as Json), LITE_INTENDED.extraReasoningKeys)).toEqual(shape(litePost.body.reasoning));
+    expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(litePost.body.client_metadata));
+    expectLiteItems(turn.body!.input as Json[], litePost.body.input as Json[]);
   });
 });

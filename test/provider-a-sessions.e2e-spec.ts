@@ -47,7 +47,8 @@ describe('provider_a upstream sessions per chat', () => {
   let small: TestGateway;
 
   const start = async (settings: Record<string, string> = {}) => {
-    const started = await startGateway({ GATEWAY_PROVIDERS: 'provider_a', ...providerASettings(fake(), home()), ...settings });
+    // Item counts below are the classic shape's; lite chaining (two prefix items more) is covered by provider-a-every-model and the oracle.
+    const started = await startGateway({ GATEWAY_PROVIDERS: 'provider_a', ...providerASettings(fake(), home()), PROVIDER_A_WIRE: 'classic', ...settings });
     gateways.push(started);
     return started;
   };

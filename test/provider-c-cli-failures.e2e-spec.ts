@@ -142,7 +142,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       client.abort();
       await expectAllChildrenReaped(dir);
       expect(readRuns(dir)).toHaveLength(4);
-      expect(fs.readdirSync(os.tmpdir()).filter((name) => readRuns(dir).some((record) => record.cwd.endsWith(name)))).toEqual([]);
+      expect(fs.readdirSync(os.tmpdir()).filter((name) => readRuns(dir).some((record) => path.basename(record.cwd) === name))).toEqual([]);
     });
 
     it('§11.30 with provider_c disabled: sonnet is not listed, chat is 404 model_not_found, nothing is spawned', async () => {

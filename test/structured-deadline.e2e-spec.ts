@@ -130,11 +130,11 @@ describe('structured deadline, upstream failures and output', () => {
     harness.fake.enqueue(extractionReply());
     const answer = await postStructured(
       harness.gateway,
-      structuredBody({ model: 'gpt-5.6-luna-fast', reasoning_effort: 'minimal', operation: 'weird op/name', schema_name: undefined }),
+      structuredBody({ model: 'gpt-5.6-luna-fast', reasoning_effort: 'xhigh', operation: 'weird op/name', schema_name: undefined }),
     );
     expect(answer.status).toBe(200);
     const body = harness.fake.lastBody()!;
-    expect(body).toMatchObject({ model: 'gpt-5.6-luna', service_tier: 'priority', reasoning: { effort: 'minimal' } });
+    expect(body).toMatchObject({ model: 'gpt-5.6-luna', service_tier: 'priority', reasoning: { effort: 'xhigh' } });
     expect((body.text as { format: { name: string } }).format.name).toBe('weird_op_name');
     expect(body.prompt_cache_key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });

@@ -71,14 +71,16 @@ describe('POST /v1/structured/inference', () => {
       const [upstream] = harness.fake.requests();
       expect(upstream.body).toMatchObject({
         model: 'gpt-5.6-sol',
-        reasoning: { effort: 'high' },
+        // gpt-5.6-sol takes the Responses lite shape (its instructions travel as developer input).
+        reasoning: { effort: 'high', context: 'all_turns' },
         text: { verbosity: 'low', format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema: request.schema } },
         stream: true,
         store: false,
       });
-      for (const key of ['tools', 'tool_choice', 'parallel_tool_calls', 'include', 'client_metadata', 'max_output_tokens']) {
+      for (const key of ['tools', 'instructions', 'tool_choice', 'parallel_tool_calls', 'include', 'max_output_tokens']) {
         expect(upstream.body).not.toHaveProperty(key);
       }
+      expect(Object.keys(upstream.body!.client_metadata as object).sort()).toEqual(['ws_request_header_x_openai_internal_codex_responses_lite', 'x-codex-ws-stream-request-start-ms']);
 
       const conflict = await postStructured(harness.gateway, { ...request, request_id: 'golden-req-0002', model: 'gpt-5.6-terra' });
       expect(conflict.status).toBe(409);

@@ -43,9 +43,12 @@ export class ToolCallCollector {
     private readonly requestId: string,
     private readonly wire: CustomToolWire,
     private readonly onInvalid: (index: number, reason: InvalidReason) => void = () => undefined,
+    /** `parallel_tool_calls: false`: only the first valid call is passed on (chat-parameters.ts). */
+    private readonly firstCallOnly = false,
   ) {}
 
   add(call: ToolCallEvent): void {
+    if (this.firstCallOnly && this.calls.length > 0) return;
     const position = this.received++;
     const name = call.name?.trim() ?? '';
     if (name === '') return this.reject(position, 'empty_name');

@@ -1,3 +1,4 @@
+import { OutputValidator } from '../common/json-schema/output-validator';
 import type { EventLogger } from '../core/event-logger';
 import { loadConfig } from '../config/app-config';
 import type { ChatEvent } from '../core/chat-event';
@@ -14,20 +15,22 @@ import { conversationIdOf } from './conversation-id';
 
 /** A scripted provider_a: records what it was asked and whether its events were closed. */
 class FakeAdapter implements ProviderAdapter {
-  readonly id = 'provider_a' as const;
+  id: ProviderAdapter['id'] = 'provider_a';
   readonly requests: ChatRequest[] = [];
   readonly contexts: CallContext[] = [];
   closed = 0;
   pulled = 0;
 
-  constructor(private readonly script: { events?: ChatEvent[]; reject?: GatewayError; acceptAfter?: Promise<void> } = {}) {}
+  /** `attempts`: the events of each call in turn (the last one repeats); else `events` every time. */
+  constructor(private readonly script: { events?: ChatEvent[]; attempts?: ChatEvent[][]; reject?: GatewayError; acceptAfter?: Promise<void> } = {}) {}
 
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
     this.requests.push(request);
     this.contexts.push(context);
     await this.script.acceptAfter;
     if (this.script.reject) throw this.script.reject;
-    const events = [...(this.script.events ?? [])];
+    const attempts = this.script.attempts;
+    const events = [...(attempts ? attempts[Math.min(this.requests.length, attempts.length) - 1] : (this.script.events ?? []))];
     // A hand-made iterator: unlike an unstarted generator, it notices return() before any next().
     const iterator: AsyncIterator<ChatEvent> = {
       next: async () => {
@@ -59,12 +62,13 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
     firstToken: () => counted.push('first_token'),
     tokensUsed: (_provider: string, kind: string, count: number) => count > 0 && counted.push(`tokens:${kind}:${count}`),
     upstreamError: (_provider: string, code: string) => counted.push(`upstream_error:${code}`),
+    upstreamRetry: (_provider: string, code: string) => counted.push(`upstream_retry:${code}`),
     fastTierRequest: () => counted.push('fast_tier'),
     queueWaited: () => undefined,
     queueDepthChanged: () => undefined,
   } as unknown as GatewayMetrics;
   const registry = new ProviderRegistry([adapter], ModelCatalog.load(undefined, config.enabledProviders));
-  const orchestrator = new ChatOrchestrator(config, registry, new AgentQueueService(config, metrics), metrics);
+  const orchestrator = new ChatOrchestrator(config, registry, new AgentQueueService(config, metrics), metrics, new OutputValidator());
   const command = (body: Record<string, unknown>, signal = new AbortController().signal): ChatCommand => {
     const conversation = conversationIdOf({ body, headers: {} });
     return {
@@ -111,7 +115,7 @@ describe(ChatOrchestrator.name, () => {
     await orchestrator.run(command({ ...toolTurn, conversation_id: 'conv-7' }), readAll);
     const [request] = adapter.requests;
     expect(request.conversationId).toBe('chat:body:conversation_id=conv-7');
-    expect(Object.keys(request).sort()).toEqual(['conversationId', 'faithful', 'messages', 'model', 'parallelToolCalls', 'sampling', 'toolChoice', 'tools']);
+    expect(Object.keys(request).sort()).toEqual(['conversationId', 'faithful', 'messages', 'model', 'parallelToolCalls', 'responseFormat', 'sampling', 'toolChoice', 'tools']);
   });
 
   it('closes the adapter events when the renderer never read them (the client left before the first chunk)', async () => {
@@ -191,5 +195,79 @@ describe(ChatOrchestrator.name, () => {
     const error = orchestrator.rejected(new GatewayError('invalid_request'), logger);
     expect(error).toMatchObject({ code: 'invalid_request' });
     expect(completions()).toEqual([expect.objectContaining({ status: 400, provider: 'none', error_code: 'invalid_request' })]);
+  });
+
+  describe('request parameters (chat-parameters.ts)', () => {
+    const plain = { model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] };
+
+    it('hands provider_a only what it honours: response_format yes; temperature, max_tokens and stop no', async () => {
+      const adapter = new FakeAdapter({ events: reply });
+      const { orchestrator, command } = setup(adapter);
+      const schema = { type: 'object', properties: {}, additionalProperties: false };
+      await orchestrator.run(command({ ...plain, temperature: 0.2, max_tokens: 5, seed: 3, stop: ['x'], response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } } }), readAll);
+      const [request] = adapter.requests;
+      expect(request.sampling).toEqual({ responseFormat: { type: 'json_schema', name: 'answer', schema, strict: true } });
+      expect(request.responseFormat).toEqual({ type: 'json_schema', name: 'answer', schema, strict: true });
+    });
+
+    describe('response_format held by the gateway (provider_c)', () => {
+      const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+      const body = { model: 'claude-fable-5', stream: true, messages: [{ role: 'user', content: 'city?' }], response_format: { type: 'json_schema', json_schema: { name: 'city', schema } } };
+      const answer = (...pieces: string[]): ChatEvent[] => [...pieces.map((text): ChatEvent => ({ type: 'text-delta', text })), { type: 'finish', reason: 'stop' }];
+      const providerC = (attempts: ChatEvent[][]) => Object.assign(new FakeAdapter({ attempts }), { id: 'provider_c' as const });
+
+      it('asks again after prose and a schema miss, writes nothing of them, and gives the renderer only the object', async () => {
+        const adapter = providerC([answer('Sure! Paris.'), answer('{"town":"Paris"}'), answer('```json\n{"city":', '"Paris"}\n```')]);
+        const { orchestrator, command, records, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(command(body), readAll);
+        expect(seen).toEqual([{ type: 'text-delta', text: '{"city":"Paris"}' }, { type: 'finish', reason: 'stop' }]);
+        expect(adapter.requests).toHaveLength(3);
+        expect(adapter.closed).toBeGreaterThanOrEqual(3);
+        // The format reached the model as a last system message; the adapter got no responseFormat.
+        const last = adapter.requests[0].messages.at(-1)!;
+        expect(last.role).toBe('system');
+        expect(String(last.content)).toContain(JSON.stringify(schema));
+        expect(adapter.requests[0].responseFormat).toBeUndefined();
+        expect(records.filter((record) => record.event === 'chat_json_invalid').map((record) => record.attempt)).toEqual([1, 2]);
+        expect(counted.filter((entry) => entry.startsWith('request:'))).toEqual(['request:200']);
+      });
+
+      it('answers 422 output_validation_failed after three unusable answers, before any output', async () => {
+        const adapter = providerC([answer('no JSON here')]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        let rendered = false;
+        const render: TurnRenderer<undefined> = async () => {
+          rendered = true;
+          return { outcome: { clientGone: false, toolCalls: 0 }, result: undefined };
+        };
+        await expect(orchestrator.run(command(body), render)).rejects.toMatchObject({ code: 'output_validation_failed' });
+        expect(rendered).toBe(false);
+        expect(adapter.requests).toHaveLength(3);
+      });
+
+      it('refuses a schema Ajv cannot compile with a 400 naming response_format, before any upstream call', async () => {
+        const adapter = providerC([answer('{}')]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const broken = { ...body, response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', required: 'city' } } } };
+        await expect(orchestrator.run(command(broken), readAll)).rejects.toMatchObject({ code: 'invalid_request', param: 'response_format' });
+        expect(adapter.requests).toHaveLength(0);
+      });
+    });
+
+    it('cuts provider_a text at a stop sequence split across deltas, ends with stop and closes the upstream turn', async () => {
+      const adapter = new FakeAdapter({
+        events: [
+          { type: 'text-delta', text: 'one two EN' },
+          { type: 'text-delta', text: 'D three' },
+          { type: 'usage', usage: { promptTokens: 3, completionTokens: 1, totalTokens: 4 } },
+          { type: 'finish', reason: 'stop' },
+        ],
+      });
+      const { orchestrator, command } = setup(adapter);
+      const seen = await orchestrator.run(command({ ...plain, stop: 'END' }), readAll);
+      expect(seen).toEqual([{ type: 'text-delta', text: 'one two ' }, { type: 'finish', reason: 'stop' }]);
+      expect(adapter.pulled).toBe(2);
+      expect(adapter.closed).toBeGreaterThanOrEqual(1);
+    });
   });
 });

@@ -1,22 +1,28 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { toGatewayError } from '../common/errors/to-gateway-error';
+import { OutputValidator } from '../common/json-schema/output-validator';
 import { sanitizeIdentifier } from '../common/logging/sanitize';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
+import type { ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
+import { GatewayError } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { CallContext, ChatRequest } from '../providers/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/queue-key';
+import { ENFORCED_JSON, ENFORCED_STOP, familyRefusal, upstreamParameters } from './chat-parameters';
 import type { ParsedChatBody } from './chat-request.parser';
 import type { ConversationId } from './conversation-id';
 import { manageContext } from './context/context-manager';
+import { bufferTurn, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
+import { stopAtSequences } from './stop-sequences';
 
 /** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
 export interface ChatCommand {
@@ -65,6 +71,7 @@ export class ChatOrchestrator {
     private readonly registry: ProviderRegistry,
     private readonly queue: AgentQueueService,
     private readonly metrics: GatewayMetrics,
+    private readonly validator: OutputValidator,
   ) {}
 
   async run<T>(command: ChatCommand, render: TurnRenderer<T>): Promise<T> {
@@ -86,9 +93,16 @@ export class ChatOrchestrator {
     const { request, signal, requestId, logger } = command;
     const route = this.registry.resolve(request.model, { reasoningEffort: request.reasoningEffort, verbosity: request.verbosity });
     telemetry.modelResolved(route.model);
-    const messages = this.manageContext(request, logger);
+    const provider = route.model.provider;
+    // What the family cannot serve is refused before the queue and any upstream call.
+    const refusal = familyRefusal(provider, request.parameters);
+    if (refusal) throw new GatewayError('unsupported_parameter', { param: refusal.param, publicMessage: refusal.message });
+    const parameters = upstreamParameters(provider, request.parameters);
+    const json = this.jsonAnswer(provider, request);
+    const managed = this.manageContext(request, logger);
+    const messages = json ? [...managed, json.instruction()] : managed;
     const slot = await this.queue.admit({
-      provider: route.model.provider,
+      provider,
       toolTurn: isToolTurn(request),
       key: command.queueKey,
       signal,
@@ -104,13 +118,22 @@ export class ChatOrchestrator {
         toolChoice: request.toolChoice,
         parallelToolCalls: request.parallelToolCalls,
         faithful: request.faithful,
-        sampling: request.sampling,
+        sampling: parameters,
+        responseFormat: parameters.responseFormat,
         conversationId: command.conversation.value,
       };
       const context: CallContext = { signal, requestId, logger, retried: (code) => telemetry.upstreamRetry(code) };
-      const accepted = request.stream ? await route.adapter.stream(chatRequest, context) : await route.adapter.complete(chatRequest, context);
-      events = accepted[Symbol.asyncIterator]();
-      const { outcome, result } = await render(observed(events, telemetry));
+      const call = () => (request.stream ? route.adapter.stream(chatRequest, context) : route.adapter.complete(chatRequest, context));
+      let seen: AsyncIterable<ChatEvent>;
+      if (json) {
+        seen = await this.heldToFormat(json, call, telemetry, logger);
+      } else {
+        events = (await call())[Symbol.asyncIterator]();
+        seen = observed(events, telemetry);
+      }
+      const stops = request.parameters.stop;
+      // chat-parameters.ts: families whose upstream cannot stop get the gateway's cut.
+      const { outcome, result } = await render(stops && ENFORCED_STOP[provider] ? stopAtSequences(seen, stops) : seen);
       telemetry.countUsage();
       if (outcome.clientGone || signal.aborted) {
         telemetry.finished({ status: 499, errorCode: 'canceled' });
@@ -124,6 +147,45 @@ export class ChatOrchestrator {
       // started because the client left, still ends the upstream turn and its timers here.
       await events?.return?.().catch(() => undefined);
       slot.release();
+    }
+  }
+
+  /**
+   * The checker of a `response_format` this family cannot take upstream (chat-parameters.ts);
+   * a schema Ajv itself refuses is a 400 before the queue and any upstream call.
+   */
+  private jsonAnswer(provider: ProviderId, request: ParsedChatBody): JsonAnswer | undefined {
+    const format = request.parameters.responseFormat;
+    if (!format || !ENFORCED_JSON[provider]) return undefined;
+    const json = new JsonAnswer(format, this.validator);
+    if (json.schemaProblems().length > 0) {
+      throw new GatewayError('invalid_request', { param: 'response_format', publicMessage: 'response_format.json_schema.schema is not a valid JSON Schema' });
+    }
+    return json;
+  }
+
+  /**
+   * Runs the turn until its whole answer is a JSON object the format accepts, at most
+   * MAX_JSON_ATTEMPTS times, writing nothing meanwhile; every attempt's events are closed here.
+   * Returns the accepted answer to render; throws an upstream failure or, after the last
+   * attempt, `output_validation_failed`.
+   */
+  private async heldToFormat(json: JsonAnswer, call: () => Promise<AsyncIterable<ChatEvent>>, telemetry: ChatTelemetry, logger: EventLogger): Promise<AsyncIterable<ChatEvent>> {
+    for (let attempt = 1; ; attempt++) {
+      const events = (await call())[Symbol.asyncIterator]();
+      let verdict: JsonVerdict;
+      try {
+        verdict = json.judge(await bufferTurn(observed(events, telemetry)));
+      } finally {
+        await events.return?.().catch(() => undefined);
+      }
+      if (verdict.kind === 'answer') return replay(verdict.events);
+      if (verdict.kind === 'failed') throw verdict.error;
+      logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
+      if (attempt >= MAX_JSON_ATTEMPTS) {
+        throw new GatewayError('output_validation_failed', { publicMessage: `the model's answer did not satisfy response_format in ${MAX_JSON_ATTEMPTS} attempts` });
+      }
+      telemetry.upstreamRetry('output_validation_failed');
     }
   }
 

@@ -1,7 +1,8 @@
 import { isJsonObject } from '../common/json';
 import type { ChatMessage, ToolDefinition } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
-import type { SamplingOptions } from '../providers/provider-adapter';
+import type { ChatParameterValues} from './chat-parameters';
+import { CHECKED_PARAMETERS } from './chat-parameters';
 
 /** A chat body after validation, in the terms the chat service works with. */
 export interface ParsedChatBody {
@@ -16,7 +17,12 @@ export interface ParsedChatBody {
   readonly faithful: boolean;
   readonly reasoningEffort?: string;
   readonly verbosity?: string;
-  readonly sampling: SamplingOptions;
+  /**
+   * Sampling fields and `response_format`, as chat-parameters.ts reads them; only the fields
+   * the client sent (one shared empty object when none). The orchestrator hands each family
+   * the ones it honours.
+   */
+  readonly parameters: ChatParameterValues;
 }
 
 /**
@@ -44,21 +50,37 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
     faithful: raw.faithful === true,
     reasoningEffort: typeof raw.reasoning_effort === 'string' ? raw.reasoning_effort : undefined,
     verbosity: typeof raw.verbosity === 'string' ? raw.verbosity : undefined,
-    sampling: readSampling(raw),
+    parameters: readParameters(raw),
   };
 }
 
-/** Sampling fields are optional hints: well-typed values are kept, anything else ignored. */
-function readSampling(raw: Record<string, unknown>): SamplingOptions {
-  const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-  const maxTokens = number(raw.max_completion_tokens) ?? number(raw.max_tokens);
-  const stop = typeof raw.stop === 'string' ? [raw.stop] : Array.isArray(raw.stop) ? raw.stop.filter((item): item is string => typeof item === 'string') : undefined;
-  return {
-    temperature: number(raw.temperature),
-    topP: number(raw.top_p),
-    maxTokens,
-    stop: stop && stop.length > 0 ? stop : undefined,
-  };
+const NO_PARAMETERS: ChatParameterValues = Object.freeze({});
+
+/**
+ * The parameter table's rules over the fields the client sent: a value breaking its shape rule is
+ * 400 `invalid_request`, one no family can serve 400 `unsupported_parameter`, both with `param`
+ * naming the field. The loop runs over the body's own keys (a handful) rather than the table (a
+ * few dozen rows), so absent fields cost nothing and allocate nothing; the values object is
+ * created only when a field carries one.
+ */
+function readParameters(raw: Record<string, unknown>): ChatParameterValues {
+  let values: Record<string, unknown> | undefined;
+  for (const name in raw) {
+    const entry = CHECKED_PARAMETERS.get(name);
+    if (entry === undefined) continue;
+    const value = raw[name];
+    if (value === undefined || value === null) continue;
+    const broken = entry.invalid?.(value);
+    if (broken !== undefined) throw new GatewayError('invalid_request', { publicMessage: `${entry.name} ${broken}`, param: entry.name });
+    const unsupported = entry.unsupported?.(value);
+    if (unsupported !== undefined) throw new GatewayError('unsupported_parameter', { publicMessage: unsupported, param: entry.name });
+    if (entry.key === undefined || (entry.yields && values?.[entry.key] !== undefined)) continue;
+    const read = entry.read!(value);
+    if (read === undefined) continue;
+    values ??= {};
+    values[entry.key] = read;
+  }
+  return values ?? NO_PARAMETERS;
 }
 
 // Hand-written on purpose, instead of the class-validator DTO the stack names: plainToInstance +

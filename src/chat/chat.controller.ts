@@ -91,8 +91,11 @@ export class ChatController {
   }
 
   private collector(command: ChatCommand): ToolCallCollector {
-    return new ToolCallCollector(command.requestId, this.config.customToolWire, (index, reason) =>
-      command.logger.warn({ event: 'tool_call_invalid', index, reason }, 'tool_call_invalid'),
+    return new ToolCallCollector(
+      command.requestId,
+      this.config.customToolWire,
+      (index, reason) => command.logger.warn({ event: 'tool_call_invalid', index, reason }, 'tool_call_invalid'),
+      command.request.parallelToolCalls === false,
     );
   }
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { OutputValidator } from '../common/json-schema/output-validator';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ModelsModule } from '../models/models.module';
 import { ProvidersModule } from '../providers/providers.module';
@@ -6,5 +7,5 @@ import { QueueModule } from '../queue/queue.module';
 import { ChatController } from './chat.controller';
 import { ChatOrchestrator } from './chat-orchestrator';
 
-@Module({ imports: [ProvidersModule, ModelsModule, QueueModule, MetricsModule], controllers: [ChatController], providers: [ChatOrchestrator] })
+@Module({ imports: [ProvidersModule, ModelsModule, QueueModule, MetricsModule], controllers: [ChatController], providers: [ChatOrchestrator, OutputValidator] })
 export class ChatModule {}

@@ -47,6 +47,8 @@ describe(loadConfig.name, () => {
         maxKeptSessions: 64,
         sessionIdleTimeoutMs: 300_000,
         faithfulProfilePath: undefined,
+        modelsRefreshMs: 15 * 60_000,
+        wire: 'auto',
       });
       expect(config.customToolWire).toBe('function');
       expect(config.accounts).toEqual({ maxInFlight: 0, cooldownDefaultMs: 300_000, pinnedChatsMax: 10_000, refreshAheadMs: 300_000, refreshIntervalMs: 60_000 });

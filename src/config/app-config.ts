@@ -30,6 +30,9 @@ export interface ProviderCLogin extends AccountLogin {
 export const DEFAULT_ACCOUNT_ALIAS = 'default';
 
 /** The typed configuration every module reads (never `process.env`). */
+/** PROVIDER_A_WIRE (docs/providers.md "Two request shapes"). */
+export type ProviderAWire = 'auto' | 'classic' | 'lite';
+
 export interface AppConfig {
   readonly server: {
     readonly host: string;
@@ -65,6 +68,10 @@ export interface AppConfig {
     readonly sessionIdleTimeoutMs: number;
     /** `undefined` = the built-in profile. */
     readonly faithfulProfilePath?: string;
+    /** PROVIDER_A_MODELS_REFRESH: period of the live model list fetch; 0 = never fetched. */
+    readonly modelsRefreshMs: number;
+    /** PROVIDER_A_WIRE: the request shape, per model (`auto`) or forced. */
+    readonly wire: ProviderAWire;
   };
   readonly customToolWire: CustomToolWire;
   /** The account pool rules shared by every family (docs/accounts.md). */
@@ -254,6 +261,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       maxKeptSessions: value('PROVIDER_A_MAX_KEPT_SESSIONS'),
       sessionIdleTimeoutMs: value('PROVIDER_A_SESSION_IDLE_TIMEOUT'),
       faithfulProfilePath: optionalString('PRIMARY_FAITHFUL_PROFILE'),
+      modelsRefreshMs: value('PROVIDER_A_MODELS_REFRESH'),
+      wire: value('PROVIDER_A_WIRE'),
     },
     customToolWire: value('PRIMARY_CUSTOM_TOOL_WIRE'),
     accounts: {

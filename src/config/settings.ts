@@ -206,6 +206,8 @@ export const SETTINGS: readonly SettingDefinition[] = [
     if (ms === 0) throw new SettingRuleError('must be a positive duration');
     return ms;
   }),
+  setting('PROVIDER_A_MODELS_REFRESH', '15m', 'How often the live provider_a model list (GET …/codex/models, as the Codex CLI reads it) is fetched with a ready login and merged into the bundled catalog; first fetch at startup, in the background (0: never, the bundled catalog only). See docs/chat.md "Models".', parseDuration),
+  setting('PROVIDER_A_WIRE', 'auto', 'provider_a request shape: auto (per model, as the model list marks use_responses_lite), classic, or lite (Responses lite: tools as an additional_tools item, instructions as developer input). See docs/providers.md.', parseEnum(['auto', 'classic', 'lite'] as const)),
   setting('PRIMARY_FAITHFUL_PROFILE', 'built-in', 'JSON profile injected in faithful mode (faithful: true).', parseNonEmpty),
   setting('PRIMARY_CUSTOM_TOOL_WIRE', 'function', 'How custom (freeform) tool calls reach clients: function or custom.', parseEnum(['function', 'custom'] as const)),
   bool('PRIMARY_AGENT_QUEUE_ENABLED', 'true', 'Agent queue for tool turns on/off.'),

@@ -3,6 +3,8 @@ import { ErrorCode, errorSpec, ErrorSpec } from './error-codes';
 export interface GatewayErrorOptions {
   /** Public message replacing the table's (our own words only; never upstream text). */
   publicMessage?: string;
+  /** The request field the error is about: OpenAI's `error.param` on chat routes (e.g. `n`, `response_format`). */
+  param?: string;
   /** Structured `error.details` (invalid_schema, unsupported_model, output_validation_failed). */
   details?: string[];
   /** Retry-After hint in seconds (rounded up, at least 1, when written). */
@@ -20,6 +22,7 @@ export interface GatewayErrorOptions {
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly publicMessage?: string;
+  readonly param?: string;
   readonly details?: string[];
   readonly retryAfterSeconds?: number;
   readonly detail?: string;
@@ -31,6 +34,7 @@ export class GatewayError extends Error {
     this.name = 'GatewayError';
     this.code = code;
     this.publicMessage = options.publicMessage;
+    this.param = options.param;
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.detail = options.detail;

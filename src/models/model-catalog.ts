@@ -4,23 +4,12 @@ import { ConfigError } from '../config/app-config';
 import { GatewayError } from '../core/gateway.error';
 import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
+import type { CatalogEntry } from './catalog-entry';
+import { isListed, variantRows, wireEffort } from './catalog-variants';
+import type { UpstreamModelInfo } from './upstream-model-info';
+import { mergeInfo, parseUpstreamModels } from './upstream-model-info';
 
-/** One row of the catalog data file (design.md §3). */
-export interface CatalogEntry {
-  readonly id: string;
-  readonly provider: ProviderId;
-  readonly upstream_model: string;
-  readonly reasoning_effort: string | null;
-  /**
-   * The efforts the upstream model accepts (as the pinned provider CLI lists them); a request
-   * `reasoning_effort` outside them is refused before any upstream call. Absent: not checked.
-   */
-  readonly reasoning_efforts?: readonly string[];
-  readonly verbosity: string | null;
-  readonly service_tier: 'priority' | null;
-  /** Whether structured output may use this id by default. */
-  readonly structured: boolean;
-}
+export type { CatalogEntry } from './catalog-entry';
 
 export const BUILT_IN_CATALOG_PATH = path.join(__dirname, 'catalog.json');
 
@@ -46,17 +35,35 @@ export interface ResolveOverrides {
   readonly verbosity?: string;
 }
 
-/** The model catalog, filtered to the enabled families. */
 /**
  * The default for a catalog file that names none: the latest `sol` tier model of provider_a
  * (contract "What the service does"); the built-in catalog names the same id.
  */
 export const FALLBACK_DEFAULT_MODEL = 'gpt-6.1-sol';
 
-export class ModelCatalog {
-  private readonly byId: ReadonlyMap<string, CatalogEntry>;
-  /** Rows of the enabled families: what `/v1/models` lists and `resolve` knows. */
+/** The catalog as routes see it at one moment: swapped whole when a live list arrives. */
+interface CatalogState {
+  /** Rows of the enabled families: what `resolve` knows (bundled rows, then live-only rows). */
   readonly entries: readonly CatalogEntry[];
+  readonly byId: ReadonlyMap<string, CatalogEntry>;
+  /** Upstream model → what is known about it (bundled file data, the live list over it). */
+  readonly infos: ReadonlyMap<string, UpstreamModelInfo>;
+  /** Rows `/v1/models` shows. */
+  readonly listed: readonly CatalogEntry[];
+}
+
+export class ModelCatalog {
+  private state: CatalogState;
+  /** The live list of each family that publishes one (provider_a), as last fetched. */
+  private readonly live = new Map<ProviderId, readonly UpstreamModelInfo[]>();
+  /**
+   * Upstream models a family refused for its login (model errors), with the live entry they had
+   * then: not listed until the live list's entry for them changes (a refusal is the backend's word
+   * for this login; a list that still offers the same entry does not overrule it).
+   */
+  private readonly dropped = new Map<ProviderId, Map<string, string>>();
+  private readonly bundledInfos: ReadonlyMap<string, UpstreamModelInfo>;
+  private changes = 0;
 
   constructor(
     /** Every row of the file, disabled families included (the structured allowlist tells a disabled id from an unknown one). */
@@ -64,9 +71,26 @@ export class ModelCatalog {
     private readonly enabledProviders: readonly ProviderId[],
     /** The catalog's `default_model`: what a chat body without `model` asks for. */
     readonly defaultModel: string = FALLBACK_DEFAULT_MODEL,
+    /** The file's `upstream_models` data. */
+    upstreamModels: readonly UpstreamModelInfo[] = [],
   ) {
-    this.entries = allEntries.filter((entry) => enabledProviders.includes(entry.provider));
-    this.byId = new Map(this.entries.map((entry) => [entry.id, entry]));
+    this.bundledInfos = new Map(upstreamModels.map((info) => [info.slug, info]));
+    this.state = this.build();
+  }
+
+  /** Bumped on every change, so the model list route can cache its body per revision. */
+  get revision(): number {
+    return this.changes;
+  }
+
+  /** Rows of the enabled families: what `resolve` knows. */
+  get entries(): readonly CatalogEntry[] {
+    return this.state.entries;
+  }
+
+  /** Rows `/v1/models` lists (hidden, dropped and CLI-only variants left out). */
+  get listed(): readonly CatalogEntry[] {
+    return this.state.listed;
   }
 
   /** Reads and validates a catalog file; a bad file is a ConfigError (fails startup). */
@@ -96,26 +120,79 @@ export class ModelCatalog {
     if (defaultModel !== undefined && (typeof defaultModel !== 'string' || !seen.has(defaultModel))) {
       throw new ConfigError(`invalid setting ${setting}: "default_model" must name a model id of the catalog (${source})`);
     }
-    return new ModelCatalog(entries, enabledProviders, defaultModel);
+    const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, PROVIDER_IDS);
+    if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
+    return new ModelCatalog(entries, enabledProviders, defaultModel, upstream.infos);
   }
 
   get(id: string): CatalogEntry | undefined {
-    return this.byId.get(id);
+    return this.state.byId.get(id);
   }
 
   isEnabled(provider: ProviderId): boolean {
     return this.enabledProviders.includes(provider);
   }
 
+  /** What is known about an upstream model (bundled data, the live list over it). */
+  upstreamInfo(upstreamModel: string): UpstreamModelInfo | undefined {
+    return this.state.infos.get(upstreamModel);
+  }
+
+  /**
+   * Replaces a family's live model list (design.md §3): its slugs get their variant ids, its
+   * efforts, tiers, visibility and wire flags win over the bundled data. Bundled rows stay
+   * resolvable whatever the list says (the offline fallback, and clients configured with them).
+   */
+  applyLiveList(provider: ProviderId, infos: readonly UpstreamModelInfo[]): void {
+    this.live.set(provider, infos);
+    const dropped = this.dropped.get(provider);
+    for (const [slug, entry] of dropped ?? []) {
+      if (liveEntryOf(infos, slug) !== entry) dropped!.delete(slug);
+    }
+    this.state = this.build();
+  }
+
+  /** A model the upstream refused as unknown or not served to this login: no longer listed. */
+  dropUpstreamModel(provider: ProviderId, upstreamModel: string): void {
+    const dropped = this.dropped.get(provider) ?? new Map<string, string>();
+    if (dropped.has(upstreamModel)) return;
+    dropped.set(upstreamModel, liveEntryOf(this.live.get(provider) ?? [], upstreamModel));
+    this.dropped.set(provider, dropped);
+    this.state = this.build();
+  }
+
+  private build(): CatalogState {
+    const bundled = this.allEntries.filter((entry) => this.enabledProviders.includes(entry.provider));
+    const infos = new Map(this.bundledInfos);
+    const entries = [...bundled];
+    const known = new Set(bundled.map((entry) => entry.id));
+    for (const [provider, list] of this.live) {
+      if (!this.enabledProviders.includes(provider)) continue;
+      for (const info of [...list].sort((left, right) => (left.priority ?? 0) - (right.priority ?? 0))) {
+        infos.set(info.slug, mergeInfo(infos.get(info.slug), info)!);
+        for (const row of variantRows(info)) {
+          if (known.has(row.id)) continue;
+          known.add(row.id);
+          entries.push(row);
+        }
+      }
+    }
+    const isDropped = (entry: CatalogEntry) => this.dropped.get(entry.provider)?.has(entry.upstream_model) ?? false;
+    const listed = entries.filter((entry) => isListed(entry, infos.get(entry.upstream_model), isDropped(entry)));
+    this.changes += 1;
+    return { entries, byId: new Map(entries.map((entry) => [entry.id, entry])), infos, listed };
+  }
+
   /**
    * Resolves a public id (catalog row or `provider_x/<model>` passthrough) to what the upstream
    * receives. `undefined` for an unknown id or a disabled family. Request `reasoning_effort` and
-   * `verbosity` override the row; the tier comes only from the id.
+   * `verbosity` override the row; the tier comes only from the id. A CLI-only effort resolves to
+   * what the CLI sends for it (`catalog-variants.ts`).
    */
   resolve(id: string, overrides: ResolveOverrides = {}): ResolvedModel | undefined {
-    const entry = this.byId.get(id);
+    const entry = this.state.byId.get(id);
     if (entry) {
-      checkEffort(entry.id, entry.reasoning_efforts, overrides.reasoningEffort);
+      checkEffort(entry.id, this.effortsOf(entry.upstream_model) ?? entry.reasoning_efforts, overrides.reasoningEffort);
       return resolveEntry(entry, overrides);
     }
     const slash = id.indexOf('/');
@@ -123,19 +200,30 @@ export class ModelCatalog {
     const model = id.slice(slash + 1).trim();
     if (!PROVIDER_IDS.includes(provider) || model === '' || !this.isEnabled(provider)) return undefined;
     // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
-    const known = this.entries.find((row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts);
-    checkEffort(id, known?.reasoning_efforts, overrides.reasoningEffort);
+    const known = this.state.entries.find((row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts);
+    checkEffort(id, this.effortsOf(model) ?? known?.reasoning_efforts, overrides.reasoningEffort);
     const defaults = PASSTHROUGH_DEFAULTS[provider];
     return {
       requestedId: id,
       catalogId: null,
       provider,
       upstreamModel: passthroughUpstreamModel(provider, model),
-      reasoningEffort: overrides.reasoningEffort ?? defaults.effort,
+      reasoningEffort: wireEffort(provider, overrides.reasoningEffort ?? defaults.effort),
       verbosity: overrides.verbosity ?? defaults.verbosity,
       serviceTier: null,
     };
   }
+
+  /** The efforts the live list (or bundled data) gives an upstream model, if any. */
+  private effortsOf(upstreamModel: string): readonly string[] | undefined {
+    return this.state.infos.get(upstreamModel)?.efforts;
+  }
+}
+
+/** A slug's entry in a live list, serialized (`''` when the list lacks it), to see whether it changed. */
+function liveEntryOf(infos: readonly UpstreamModelInfo[], slug: string): string {
+  const info = infos.find((candidate) => candidate.slug === slug);
+  return info ? JSON.stringify(info) : '';
 }
 
 /**
@@ -157,7 +245,7 @@ export function resolveEntry(entry: CatalogEntry, overrides: ResolveOverrides = 
     catalogId: entry.id,
     provider: entry.provider,
     upstreamModel: entry.upstream_model,
-    reasoningEffort: overrides.reasoningEffort ?? entry.reasoning_effort,
+    reasoningEffort: wireEffort(entry.provider, overrides.reasoningEffort ?? entry.reasoning_effort),
     verbosity: overrides.verbosity ?? entry.verbosity,
     serviceTier: entry.service_tier,
   };

@@ -1,21 +1,21 @@
 import { Controller, Get } from '@nestjs/common';
-import { CATALOG_CREATED, ModelCatalog } from './model-catalog';
+import { ModelCatalog } from './model-catalog';
+import { modelListEntry } from './model-list-entry';
 
-/** `GET /v1/models` (design.md §3): the catalog, filtered by GATEWAY_PROVIDERS. */
+/** `GET /v1/models` (design.md §3): the catalog (bundled + live), filtered by GATEWAY_PROVIDERS. */
 @Controller('v1/models')
 export class ModelsController {
-  private readonly body: unknown;
+  private cached?: { revision: number; body: unknown };
 
-  constructor(catalog: ModelCatalog) {
-    // The catalog is fixed at boot, so the list is built once.
-    this.body = {
-      object: 'list',
-      data: catalog.entries.map((entry) => ({ id: entry.id, object: 'model', created: CATALOG_CREATED, owned_by: entry.provider })),
-    };
-  }
+  constructor(private readonly catalog: ModelCatalog) {}
 
   @Get()
   list() {
-    return this.body;
+    // The catalog changes only when a live list arrives: the body is rebuilt once per revision.
+    if (this.cached?.revision !== this.catalog.revision) {
+      const data = this.catalog.listed.map((entry) => modelListEntry(entry, this.catalog.upstreamInfo(entry.upstream_model)));
+      this.cached = { revision: this.catalog.revision, body: { object: 'list', data } };
+    }
+    return this.cached.body;
   }
 }

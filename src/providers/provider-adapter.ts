@@ -4,13 +4,29 @@ import type { EventLogger } from '../core/event-logger';
 import type { ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 
-/** Sampling fields some upstreams honour (provider_b); others ignore them. */
+/**
+ * Sampling fields of the chat request. The chat layer passes an adapter only the ones its family
+ * honours upstream (src/chat/chat-parameters.ts is the one statement of which), so a builder
+ * forwards whatever it is given.
+ */
 export interface SamplingOptions {
   readonly temperature?: number;
   readonly topP?: number;
   readonly maxTokens?: number;
   readonly stop?: readonly string[];
+  readonly seed?: number;
+  readonly presencePenalty?: number;
+  readonly frequencyPenalty?: number;
 }
+
+/**
+ * The chat request's `response_format` when it asks for JSON (`text` is no format at all).
+ * `json_schema` carries the client's schema as sent and its name already checked against
+ * `^[A-Za-z0-9_-]{1,64}$`; without a schema it is `json_object`.
+ */
+export type ResponseFormat =
+  | { readonly type: 'json_object' }
+  | { readonly type: 'json_schema'; readonly name: string; readonly schema: Record<string, unknown>; readonly strict: boolean; readonly description?: string };
 
 /** A validated chat request, after context management, as adapters receive it. */
 export interface ChatRequest {
@@ -24,6 +40,8 @@ export interface ChatRequest {
   /** provider_a faithful mode (`faithful: true` in the body). */
   readonly faithful: boolean;
   readonly sampling: SamplingOptions;
+  /** Present only when the client asked for JSON and the family honours it upstream. */
+  readonly responseFormat?: ResponseFormat;
   /**
    * The conversation this turn belongs to: opaque, the same on every turn of one chat, different
    * across chats (src/chat/conversation-id.ts, derivation v1). Adapters derive their own

@@ -1,4 +1,5 @@
-import { findSchemaViolations, limitDetails, MAX_SCHEMA_DEPTH, MAX_SHOWN_NAME_CHARS, propertyPath } from './schema-subset.walker';
+import { MAX_SHOWN_NAME_CHARS, propertyPath } from '../common/json-schema/schema-paths';
+import { findSchemaViolations, limitDetails, MAX_SCHEMA_DEPTH } from './schema-subset.walker';
 
 const strictObject = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',

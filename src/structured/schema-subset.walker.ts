@@ -1,4 +1,5 @@
 import { isJsonObject } from '../common/json';
+import { propertyPath, quote } from '../common/json-schema/schema-paths';
 
 /**
  * The strict JSON-schema subset of structured inference (contract endpoint rules 2–4,
@@ -22,7 +23,6 @@ const ALLOWED_KEYWORDS = new Set([
 const SUPPORTED_TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
 const OBJECT_KEYWORDS = new Set(['properties', 'required', 'additionalProperties']);
 const ARRAY_KEYWORDS = new Set(['items', 'minItems', 'maxItems']);
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** At most this many violations are listed; one summary entry follows when there were more. */
 export const MAX_SCHEMA_DETAILS = 50;
@@ -34,26 +34,6 @@ export const MAX_SCHEMA_DETAILS = 50;
 export const MAX_SCHEMA_DEPTH = 64;
 
 type SchemaNode = Record<string, unknown>;
-
-/**
- * Names and values from the schema are shown in `details` cut to this many code points (then `…`):
- * a detail names what is wrong, it does not send the client's 256 KiB back, 50 times over.
- */
-export const MAX_SHOWN_NAME_CHARS = 64;
-
-function shown(text: string): string {
-  if (text.length <= MAX_SHOWN_NAME_CHARS) return text;
-  // 2 × the bound in UTF-16 units always holds the bound in code points; Array.from keeps pairs whole.
-  const points = Array.from(text.slice(0, 2 * MAX_SHOWN_NAME_CHARS));
-  return points.length <= MAX_SHOWN_NAME_CHARS && text.length <= 2 * MAX_SHOWN_NAME_CHARS ? text : `${points.slice(0, MAX_SHOWN_NAME_CHARS).join('')}…`;
-}
-
-const quote = (text: string) => JSON.stringify(shown(text));
-
-/** `$.name`, or `$["weird name"]` when the name is not an identifier; long names are cut. */
-export function propertyPath(parent: string, name: string): string {
-  return IDENTIFIER.test(name) && name.length <= MAX_SHOWN_NAME_CHARS ? `${parent}.${name}` : `${parent}[${quote(name)}]`;
-}
 
 /** Every violation of the subset, in walk order (root first, object keys sorted). */
 export function findSchemaViolations(schema: unknown): string[] {

@@ -7,14 +7,14 @@ import type { EventLogger } from '../core/event-logger';
 import type { ExtractionRequest, ExtractionResult } from '../providers/provider-adapter';
 import type { ResolvedModel } from '../core/resolved-model';
 import { ProviderRegistry } from '../providers/provider-registry';
-import { OutputValidator } from './output-validator';
+import { OutputValidator } from '../common/json-schema/output-validator';
 import { deadline, untilAborted } from '../common/async/abortable';
 import { modelDeadlineError } from './structured-deadline';
 import { extractionConversationId, StructuredIdentity, upstreamSchemaName } from './structured-identity';
 import { StructuredQueue } from './structured-queue';
 import type { StructuredEnvelope } from './structured-request.parser';
 import type { SharedAnswer } from './structured-response';
-import { parseStructuredOutput } from './structured-output.parser';
+import { parseJsonObjectOutput } from '../common/json-schema/json-object-output';
 
 /** Everything one inference needs; built by the leader (or a key-less request). */
 export interface ExtractionPlan {
@@ -123,7 +123,7 @@ export class StructuredExtractor {
 
   /** Step 15 (gateway-behaviours.md §6.8): unparsable or non-conforming output is a 422. */
   private validatedData(text: string, schemaSha256: string, schema: Record<string, unknown>): Record<string, unknown> {
-    const parsed = parseStructuredOutput(text);
+    const parsed = parseJsonObjectOutput(text);
     if (!parsed.ok) {
       this.metrics.structuredValidated('unparsable');
       throw new GatewayError('output_validation_failed', {

@@ -9,7 +9,7 @@ import { ModelCatalog } from '../models/model-catalog';
 import type { CallContext, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../providers/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { IdempotencyStore } from './idempotency-store';
-import { OutputValidator } from './output-validator';
+import { OutputValidator } from '../common/json-schema/output-validator';
 import { StructuredAllowlist } from './structured-allowlist';
 import { StructuredExtractor } from './structured-extractor';
 import { canonicalSha256 } from './structured-identity';

@@ -6,7 +6,7 @@ import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { IdempotencyStore, InFlightBinding } from './idempotency-store';
-import { OutputValidator } from './output-validator';
+import { OutputValidator } from '../common/json-schema/output-validator';
 import { limitDetails } from './schema-subset.walker';
 import { StructuredAllowlist } from './structured-allowlist';
 import { deadline, untilAborted } from '../common/async/abortable';

@@ -1,8 +1,8 @@
-import { OutputValidator } from './output-validator';
+import { OutputValidator } from '../common/json-schema/output-validator';
 import { canonicalSha256 } from './structured-identity';
-import { parseStructuredOutput } from './structured-output.parser';
+import { parseJsonObjectOutput } from '../common/json-schema/json-object-output';
 
-describe('parseStructuredOutput', () => {
+describe('parseJsonObjectOutput', () => {
   it.each([
     ['plain JSON', '{"a":1}', { a: 1 }],
     ['surrounding whitespace', '\n  {"a":1}  \n', { a: 1 }],
@@ -12,7 +12,7 @@ describe('parseStructuredOutput', () => {
     ['prose around an object', 'Here it is: {"a":{"b":2}} Hope that helps.', { a: { b: 2 } }],
     ['braces inside strings', '{"a":"}{"}', { a: '}{' }],
   ])('accepts %s', (_name, text, expected) => {
-    expect(parseStructuredOutput(text)).toEqual({ ok: true, value: expected });
+    expect(parseJsonObjectOutput(text)).toEqual({ ok: true, value: expected });
   });
 
   it.each([
@@ -28,7 +28,7 @@ describe('parseStructuredOutput', () => {
     ['an object followed by junk', '{"a":1} trailing'],
     ['two objects in prose', 'first {"a":1} then {"b":2}'],
   ])('rejects %s as unparsable', (_name, text) => {
-    expect(parseStructuredOutput(text)).toEqual({ ok: false });
+    expect(parseJsonObjectOutput(text)).toEqual({ ok: false });
   });
 });
 

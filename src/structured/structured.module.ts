@@ -8,7 +8,7 @@ import { ModelCatalog } from '../models/model-catalog';
 import { ModelsModule } from '../models/models.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { IDEMPOTENCY_CLOCK, IdempotencyStore, monotonicClock } from './idempotency-store';
-import { OutputValidator } from './output-validator';
+import { OutputValidator } from '../common/json-schema/output-validator';
 import { StructuredAllowlist } from './structured-allowlist';
 import { StructuredExceptionFilter } from './structured-exception.filter';
 import { StructuredExtractor } from './structured-extractor';

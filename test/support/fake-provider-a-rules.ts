@@ -17,6 +17,8 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function responsesRequestViolation(body: Json): string | undefined {
+  const parameter = parameterViolation(body);
+  if (parameter) return parameter;
   const tools = Array.isArray(body.tools) ? body.tools : [];
   for (const [index, tool] of tools.entries()) {
     if (isObject(tool) && NAMED_TOOL_TYPES.has(String(tool.type)) && !VALID_NAME.test(String(tool.name))) {
@@ -52,5 +54,102 @@ export function responsesRequestViolation(body: Json): string | undefined {
     }
   }
   for (const callId of calls) if (!outputs.has(callId)) return `No tool output found for function call ${callId}.`;
+  return undefined;
+}
+
+/** One model of the fake's list, in the backend's `/models` entry shape (the fields the gateway reads). */
+export interface FakeModel {
+  slug: string;
+  visibility?: 'list' | 'hide';
+  supported_reasoning_levels: Array<{ effort: string; description?: string }>;
+  default_reasoning_level?: string;
+  service_tiers?: Array<{ id: string; name?: string }>;
+  use_responses_lite?: boolean;
+  context_window?: number;
+  input_modalities?: string[];
+  default_verbosity?: string;
+  priority?: number;
+}
+
+/** The efforts the backend takes on the wire; `ultra` is a CLI-only mode it refuses. */
+const WIRE_EFFORTS = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
+const LITE_FLAG = 'ws_request_header_x_openai_internal_codex_responses_lite';
+
+/** A refusal with its HTTP status and the backend's body. */
+export interface FakeRefusal {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+const badRequest = (message: string, param: string): FakeRefusal => ({ status: 400, body: { error: { message, type: 'invalid_request_error', param, code: null } } });
+
+/**
+ * What the real backend refuses about the model and the request shape (issue #21): a model it
+ * does not serve (404 "Model not found"), an effort the model does not take on the wire, and a
+ * mixed shape — the lite flag on a model not marked `use_responses_lite`, the flag without
+ * `reasoning.context: "all_turns"`, top-level `tools`/`instructions` or hosted tools under the
+ * flag. `liteHeader`: the HTTP request carried `x-openai-internal-codex-responses-lite: true`.
+ */
+export function modelRefusal(body: Json, models: readonly FakeModel[], liteHeader: boolean): FakeRefusal | undefined {
+  const model = models.find((entry) => entry.slug === body.model);
+  if (!model) return { status: 404, body: { detail: 'Model not found' } };
+  const reasoning = isObject(body.reasoning) ? body.reasoning : {};
+  if (reasoning.effort !== undefined) {
+    const allowed = model.supported_reasoning_levels.map((level) => level.effort).filter((effort) => WIRE_EFFORTS.has(effort));
+    if (!allowed.includes(String(reasoning.effort))) {
+      return badRequest(`Unsupported value: '${String(reasoning.effort)}' is not supported with the '${model.slug}' model. Supported values are: ${allowed.map((effort) => `'${effort}'`).join(', ')}.`, 'reasoning.effort');
+    }
+  }
+  const metadata = isObject(body.client_metadata) ? body.client_metadata : {};
+  const lite = liteHeader || metadata[LITE_FLAG] === 'true';
+  if (!lite) return undefined;
+  if (model.use_responses_lite !== true) return badRequest(`The responses lite request shape is not supported for model '${model.slug}'.`, 'model');
+  if (reasoning.context !== 'all_turns') return badRequest("Responses lite requires 'reasoning.context' to be 'all_turns'.", 'reasoning.context');
+  if (body.tools !== undefined) return badRequest("'tools' is not supported with responses lite; send them as an additional_tools input item.", 'tools');
+  if (body.instructions !== undefined) return badRequest("'instructions' is not supported with responses lite; send them as a developer message.", 'instructions');
+  const input = Array.isArray(body.input) ? body.input : [];
+  for (const item of input) {
+    if (!isObject(item) || item.type !== 'additional_tools') continue;
+    for (const tool of Array.isArray(item.tools) ? item.tools : []) {
+      if (!isObject(tool) || tool.type !== 'namespace') return badRequest('Hosted tools are not supported with responses lite.', 'input');
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Request fields the Codex backend refuses (provider_a.md §5.1 "Never sent"): an output cap and
+ * sampling fields (its reasoning models sample their own way), and a `text.format` the Responses
+ * API would not take — a json_schema without a valid name or schema, or a strict schema that
+ * breaks the strict rules (every object closed, every property required).
+ */
+function parameterViolation(body: Json): string | undefined {
+  for (const field of ['max_output_tokens', 'temperature', 'top_p']) {
+    if (field in body) return `Unsupported parameter: '${field}' is not supported with this model.`;
+  }
+  const text = body.text;
+  if (!isObject(text) || text.format === undefined) return undefined;
+  const format = text.format;
+  if (!isObject(format) || !['text', 'json_object', 'json_schema'].includes(String(format.type))) return "Invalid value: 'text.format.type'.";
+  if (format.type !== 'json_schema') return undefined;
+  if (!VALID_NAME.test(String(format.name))) return "Invalid 'text.format.name': string does not match pattern.";
+  if (!isObject(format.schema)) return "Missing required parameter: 'text.format.schema'.";
+  return format.strict === true ? strictSchemaViolation(format.schema, String(format.name)) : undefined;
+}
+
+function strictSchemaViolation(schema: Json, name: string): string | undefined {
+  const pending: unknown[] = [schema];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) pending.push(...node);
+    if (!isObject(node)) continue;
+    if (isObject(node.properties)) {
+      if (node.additionalProperties !== false) return `Invalid schema for response_format '${name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
+      const required = Array.isArray(node.required) ? node.required : [];
+      const missing = Object.keys(node.properties).find((key) => !required.includes(key));
+      if (missing !== undefined) return `Invalid schema for response_format '${name}': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+    }
+    pending.push(...Object.values(node));
+  }
   return undefined;
 }

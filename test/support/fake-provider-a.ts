@@ -2,7 +2,10 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
-import { responsesRequestViolation } from './fake-provider-a-rules';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
+import { modelRefusal, responsesRequestViolation } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
 
 /**
@@ -71,6 +74,34 @@ export interface FakeTokenAnswer {
 }
 
 export const FAKE_RESPONSES_PATH = '/backend-api/codex/responses';
+export const FAKE_MODELS_PATH = '/backend-api/codex/models';
+
+/**
+ * The pinned Codex CLI's own model list (`codex debug models --bundled`, reduced in
+ * test/fixtures/codex-oracle/): what the fake serves and accepts until a test says otherwise.
+ */
+export function cliModelList(): FakeModel[] {
+  const file = path.join(__dirname, '..', 'fixtures', 'codex-oracle', 'codex-0.169.0.models.json');
+  const models = (JSON.parse(fs.readFileSync(file, 'utf8')) as { models: Array<Record<string, any>> }).models;
+  return models.map((model) => ({
+    slug: model.slug,
+    visibility: model.visibility,
+    priority: model.priority,
+    default_reasoning_level: model.default_reasoning_level,
+    supported_reasoning_levels: (model.supported_reasoning_levels as string[]).map((effort) => ({ effort, description: '' })),
+    service_tiers: (model.service_tiers as string[]).map((id) => ({ id, name: id })),
+    use_responses_lite: model.use_responses_lite,
+    context_window: model.context_window,
+    input_modalities: model.input_modalities,
+    default_verbosity: model.default_verbosity,
+  }));
+}
+
+/** One GET of the model list, as the fake saw it. */
+export interface RecordedModelsRequest {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+}
 export const FAKE_TOKEN_PATH = '/oauth/token';
 
 function lowerHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
@@ -143,6 +174,11 @@ export class FakeProviderA {
   private handshakeDelayMs = 0;
   /** The response chains of every open WebSocket (for `forgetChains`). */
   private readonly chainStores = new Set<Map<string, unknown[]>>();
+  /** The models the fake serves and accepts (`GET …/models`, and `model` of every request). */
+  private models: FakeModel[] = cliModelList();
+  /** Scripted failures of the next `GET …/models` calls (FIFO), then the list. */
+  private readonly modelsFailures: number[] = [];
+  private readonly modelsCalls: RecordedModelsRequest[] = [];
 
   private constructor(private readonly server: http.Server) {}
 
@@ -182,6 +218,26 @@ export class FakeProviderA {
   /** Appends scripts to the FIFO; each connection / POST consumes one. */
   enqueue(...scripts: FakeScript[]): void {
     this.scripts.push(...scripts);
+  }
+
+  /** Replaces the model list the fake serves and accepts (until `reset()`: the CLI's list). */
+  serveModels(models: FakeModel[]): void {
+    this.models = models;
+  }
+
+  /** The models served now. */
+  servedModels(): FakeModel[] {
+    return [...this.models];
+  }
+
+  /** The next `count` model list GETs answer `status` (then the list again). */
+  failModelsList(status: number, count = 1): void {
+    for (let index = 0; index < count; index++) this.modelsFailures.push(status);
+  }
+
+  /** Every GET of the model list so far. */
+  modelsRequests(): RecordedModelsRequest[] {
+    return [...this.modelsCalls];
   }
 
   /** Appends token endpoint answers; with none queued it answers 200 with fresh tokens. */
@@ -278,6 +334,9 @@ export class FakeProviderA {
     this.tokenCalls.length = 0;
     this.tokenCounter = 0;
     this.responder = undefined;
+    this.models = cliModelList();
+    this.modelsFailures.length = 0;
+    this.modelsCalls.length = 0;
   }
 
   /** Drops every connection and stops the server. */
@@ -314,6 +373,7 @@ export class FakeProviderA {
     const path = (request.url ?? '/').split('?')[0];
     const raw = await readBody(request).catch(() => '');
     if (request.method === 'POST' && path === FAKE_TOKEN_PATH) return this.answerToken(raw, response);
+    if (request.method === 'GET' && path === FAKE_MODELS_PATH) return this.answerModels(request, response);
     if (request.method !== 'POST' || path !== FAKE_RESPONSES_PATH) {
       response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
       return;
@@ -322,6 +382,12 @@ export class FakeProviderA {
     response.on('close', () => {
       if (!response.writableFinished) closed.resolve();
     });
+    const refusal = modelRefusal(parseJson(raw) ?? {}, this.models, request.headers['x-openai-internal-codex-responses-lite'] === 'true');
+    if (refusal) {
+      this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), connection: ++this.connections, closedByClient: closed.promise, violation: refusalText(refusal) });
+      response.writeHead(refusal.status, { 'content-type': 'application/json' }).end(JSON.stringify(refusal.body));
+      return;
+    }
     const violation = responsesRequestViolation(parseJson(raw) ?? {});
     if (violation) {
       this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), connection: ++this.connections, closedByClient: closed.promise, violation });
@@ -355,6 +421,16 @@ export class FakeProviderA {
       await new Promise<void>((resolve) => response.write(text, () => resolve()));
     }
     if (!script.holdOpen && !gone()) response.end();
+  }
+
+  private answerModels(request: http.IncomingMessage, response: http.ServerResponse): void {
+    this.modelsCalls.push({ url: request.url ?? '', headers: lowerHeaders(request.headers) });
+    const failure = this.modelsFailures.shift();
+    if (failure !== undefined) {
+      response.writeHead(failure, { 'content-type': 'application/json' }).end('{"detail":"scripted failure"}');
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models: this.models }));
   }
 
   private async answerToken(raw: string, response: http.ServerResponse): Promise<void> {
@@ -448,6 +524,16 @@ export class FakeProviderA {
       if ((frames > 1 && !this.keepOpen) || busy) return;
       const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
       const body = parseJson(raw) ?? {};
+      const refusal = modelRefusal(body, this.models, false);
+      if (refusal) {
+        this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), connection, closedByClient: closed.promise, violation: refusalText(refusal) });
+        // The backend answers a refused response.create with an error event; the script stays queued.
+        if (frames === 1 && !firstScript.respond) this.scripts.unshift(firstScript);
+        void send(JSON.stringify({ type: 'error', status: refusal.status, ...refusal.body })).then(() => {
+          if (!this.keepOpen) closeByFake();
+        });
+        return;
+      }
       const previous = typeof body.previous_response_id === 'string' ? body.previous_response_id : undefined;
       const known = previous === undefined ? [] : chains.get(previous);
       const input = Array.isArray(body.input) ? body.input : undefined;
@@ -478,6 +564,12 @@ export class FakeProviderA {
 
 /** Events after which the real backend's connection is free for the next `response.create`. */
 const TERMINAL_EVENTS = new Set(['response.completed', 'response.failed', 'response.incomplete', 'error']);
+
+/** The refusal's message, for `RecordedRequest.violation`. */
+function refusalText(refusal: FakeRefusal): string {
+  const error = refusal.body.error as { message?: string } | undefined;
+  return error?.message ?? String(refusal.body.detail);
+}
 
 /** The backend's 400 body for a request it refuses. */
 function invalidRequest(message: string): { error: Record<string, unknown> } {

@@ -37,9 +37,31 @@ const SCHEMA_FIELDS = new Set([
   'maximum',
 ]);
 
+/** The `GenerationConfig` fields of the Code Assist request (as Gemini CLI 0.61.0's converter lists them). */
+const GENERATION_CONFIG_FIELDS = new Set([
+  'temperature', 'topP', 'topK', 'candidateCount', 'maxOutputTokens', 'stopSequences', 'responseLogprobs', 'logprobs', 'presencePenalty',
+  'frequencyPenalty', 'seed', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'routingConfig', 'modelSelectionConfig',
+  'responseModalities', 'mediaResolution', 'speechConfig', 'audioTimestamp', 'thinkingConfig',
+]);
+
+/** An unknown generationConfig field, or a JSON schema without the JSON MIME type (or beside the OpenAPI one). */
+function generationConfigProblem(config: any): string | undefined {
+  if (config === undefined) return undefined;
+  for (const key of Object.keys(config)) {
+    if (!GENERATION_CONFIG_FIELDS.has(key)) return `Invalid JSON payload received. Unknown name "${key}" at 'request.generation_config': Cannot find field.`;
+  }
+  if (config.responseJsonSchema !== undefined && config.responseSchema !== undefined) return 'responseSchema and responseJsonSchema are mutually exclusive.';
+  if ((config.responseJsonSchema !== undefined || config.responseSchema !== undefined) && config.responseMimeType !== 'application/json') {
+    return 'When response_schema is set, response_mime_type must be application/json.';
+  }
+  return undefined;
+}
+
 /** The backend's error message for the first problem found, or undefined when the body is acceptable. */
 export function rejectionOf(body: any): string | undefined {
   const request = body?.request;
+  const configProblem = generationConfigProblem(request?.generationConfig);
+  if (configProblem) return configProblem;
   const declarations: any[] = (request?.tools ?? []).flatMap((tool: any) => tool?.functionDeclarations ?? []);
   for (const [index, declaration] of declarations.entries()) {
     const at = `request.tools[0].function_declarations[${index}]`;

@@ -266,6 +266,9 @@ export function providerASettings(fake: FakeProviderA, home: string, options: Pr
     PROVIDER_A_TOKEN_URL: fake.tokenUrl,
     PROVIDER_A_AUTH_FILE: auth.path,
     CODEX_HOME: codexHome,
+    // The live model list is off unless a spec is about it: a background fetch at startup would
+    // refresh an expired test login before the spec scripts its token endpoint answers.
+    PROVIDER_A_MODELS_REFRESH: '0',
   };
 }
 

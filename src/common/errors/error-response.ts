@@ -53,7 +53,7 @@ export function errorResponseBody(error: GatewayError, structured: boolean, requ
     body.contract_version = CONTRACT_VERSION;
     return { status, body };
   }
-  return { status: spec.status, body: { error: { message, type: spec.type, code: spec.openaiCode, param: null } } };
+  return { status: spec.status, body: { error: { message, type: spec.type, code: spec.openaiCode, param: error.param ?? null } } };
 }
 
 /** Writes `error` as JSON (with Retry-After on 429/503) unless headers were already sent. */

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
@@ -8,6 +9,7 @@ import { APP_CONFIG } from '../../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
+import { ModelCatalog } from '../../models/model-catalog';
 import type { CallContext, ChatRequest, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../provider-adapter';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { UpstreamProxy } from '../shared/upstream-proxy';
@@ -18,7 +20,10 @@ import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-
 import { InstallationIds, newTurnId, ProviderATransportKind, sessionIdForChat, structuredPromptCacheKey, upstreamHeaders } from './provider-a.identifiers';
 import { buildChatBody, turnMetadata } from './provider-a.request';
 import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
+import { MODEL_REFUSAL_CODES, namingModel } from './provider-a.errors';
+import { ProviderAModelsRefresh } from './provider-a.models-refresh';
 import { ToolNameMap } from './provider-a.tools';
+import { toLiteShape, wireShapeFor } from './provider-a.wire';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
@@ -47,11 +52,15 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly open: OpenConnection;
   /** Chat connections kept between turns (WebSocket only; never used by structured inference). */
   private readonly sessions?: SessionPool;
+  /** The live model list (only inside the app, where the catalog is injected). */
+  private readonly modelsRefresh?: ProviderAModelsRefresh;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() metrics?: GatewayMetrics,
     @Optional() pools?: AccountPools,
+    @Optional() private readonly catalog?: ModelCatalog,
+    @Optional() logger?: PinoLogger,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
     if (!pools) this.ownPools = pools = new AccountPools(config);
@@ -71,9 +80,15 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
         },
       );
     }
+    if (catalog && logger) {
+      this.modelsRefresh = new ProviderAModelsRefresh({ responsesUrl: config.providerA.url, periodMs: config.providerA.modelsRefreshMs, catalog, accounts: this.accounts, proxy: this.proxy, logger });
+      // In the background: readiness and startup never wait for the upstream's list.
+      this.modelsRefresh.start();
+    }
   }
 
   onModuleDestroy(): void {
+    this.modelsRefresh?.stop();
     this.sessions?.closeAll();
     this.ownPools?.onModuleDestroy();
     void this.proxy.close();
@@ -115,7 +130,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
     const toClient = (event: ChatEvent): ChatEvent =>
       event.type === 'tool-call' && toolNames ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } } : event;
-    const turn = await startTurn({ ...this.turnOptions(plan, request.conversationId, lease?.open), toClient }, context);
+    const turn = await startTurn({ ...this.turnOptions(plan, request.conversationId, lease?.open), toClient }, context).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
     return turn.events;
   }
@@ -131,9 +146,9 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     const body = buildExtractionBody(request, promptCacheKey);
     const turn = await startTurn(
       // One-off work: the login with the most headroom, no pin.
-      this.turnOptions((credentials) => ({ headers: upstreamHeaders(this.transport, credentials, promptCacheKey), body }), undefined),
+      this.turnOptions((credentials) => this.shaped(request.model.upstreamModel, { headers: upstreamHeaders(this.transport, credentials, promptCacheKey), body }), undefined),
       context,
-    );
+    ).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
     let text = '';
     let usage: UsageEvent | undefined;
     let finished = false;
@@ -168,7 +183,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   private chatAttempt(request: ChatRequest, sessionId: string, credentials: ProviderACredentials) {
     if (!request.faithful) {
       const built = buildChatBody(request, { sessionId });
-      return { ...built, headers: upstreamHeaders(this.transport, credentials, sessionId) };
+      return { ...built, ...this.shaped(request.model.upstreamModel, { headers: upstreamHeaders(this.transport, credentials, sessionId), body: built.body }) };
     }
     const turnId = newTurnId();
     const installationId = this.installationIds.for(this.config.providerA.codexHome);
@@ -179,7 +194,19 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       faithful: { profile: this.profile, turnId, installationId, turnMetadata: metadata, now, timeZone: localTimeZone() },
     });
     const headers = upstreamHeaders(this.transport, credentials, sessionId, { turnMetadata: metadata });
-    return { ...built, headers };
+    return { ...built, ...this.shaped(request.model.upstreamModel, { headers, body: built.body }) };
+  }
+
+  /** The request in the shape the model takes (PROVIDER_A_WIRE, else the model list's `use_responses_lite`). */
+  private shaped(upstreamModel: string, plan: AttemptPlan): AttemptPlan {
+    const shape = wireShapeFor(this.config.providerA.wire, this.catalog?.upstreamInfo(upstreamModel));
+    return shape === 'lite' ? toLiteShape(plan, this.transport) : plan;
+  }
+
+  /** A model refusal names the model, and the model leaves the live list; then it is thrown on. */
+  private modelRefused(error: unknown, upstreamModel: string): never {
+    if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code)) this.catalog?.dropUpstreamModel('provider_a', upstreamModel);
+    throw namingModel(error, upstreamModel);
   }
 }
 

@@ -1,4 +1,5 @@
-import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection, retryHints } from './provider-a.errors';
+import { GatewayError } from '../../core/gateway.error';
+import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection, namingModel, retryHints } from './provider-a.errors';
 
 const NOW = Date.parse('2026-03-01T00:00:00Z');
 
@@ -92,5 +93,36 @@ describe(classifyUpstreamFailure.name, () => {
     const forbidden = classifyUpstreamFailure({ status: 403 });
     expect(forbidden.publicMessage ?? forbidden.spec.message).not.toMatch(/log in/);
     expect(isUpstreamAuthRejection(failure)).toBe(false);
+  });
+});
+
+describe('model refusals (issue #21): model errors, not request or login errors', () => {
+  it.each([
+    [400, { error: { message: "The 'gpt-6-luna' model requires a newer version of Codex. Please upgrade." } }, 'model_requires_newer_client'],
+    [400, { error: { message: "The 'gpt-6-luna' model is not supported when using Codex with a ChatGPT account." } }, 'model_not_entitled'],
+    [404, { detail: 'Model not found' }, 'not_found'],
+    [404, { error: { code: 'model_not_found', message: 'x' } }, 'not_found'],
+    [undefined, { type: 'error', status: 400, error: { message: "The 'x' model requires a newer version of Codex." } }, 'model_requires_newer_client'],
+  ])('status %s %j → %s, never retried', (status, payload, code) => {
+    const error = classifyUpstreamFailure({ status, payload });
+    expect(error.code).toBe(code);
+    expect(error.retryable).toBe(false);
+    expect(isUpstreamAuthRejection(error)).toBe(false);
+  });
+
+  it('keeps other 400s and 404s as they were', () => {
+    expect(classifyUpstreamFailure({ status: 400, payload: { error: { message: 'Invalid input' } } }).code).toBe('bad_request');
+    expect(classifyUpstreamFailure({ status: 404, payload: { detail: 'Not Found' } }).code).toBe('bad_request');
+  });
+
+  it('names the model and the fix in the public message, never the upstream text', () => {
+    const named = namingModel(classifyUpstreamFailure({ status: 400, payload: { error: { message: "The 'gpt-6-luna' model requires a newer version of Codex. SECRET" } } }), 'gpt-6-luna') as GatewayError;
+    expect(named.code).toBe('model_requires_newer_client');
+    expect(named.publicMessage).toMatch(/^model "gpt-6-luna": .*GET \/v1\/models/);
+    expect(named.publicMessage).not.toContain('SECRET');
+    const notFound = namingModel(classifyUpstreamFailure({ status: 404, payload: { detail: 'Model not found' } }), 'gpt-0') as GatewayError;
+    expect(notFound.publicMessage).toContain('"gpt-0"');
+    const other = new GatewayError('upstream');
+    expect(namingModel(other, 'x')).toBe(other);
   });
 });

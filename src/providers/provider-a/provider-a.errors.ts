@@ -1,3 +1,4 @@
+import { errorSpec } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
 import { exhaustedWindowResetSeconds, RateLimitSnapshot } from './provider-a.rate-limits';
 import { isJsonObject } from '../../common/json';
@@ -122,6 +123,9 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
       ? new GatewayError('auth', base)
       : new GatewayError('upstream', { ...base, publicMessage: 'the upstream refused access (HTTP 403)' });
   }
+  // The backend's 404 body is `{"detail": "Model not found"}`.
+  const refusal = modelRefusal(status, codes, error.message ?? (isJsonObject(failure.payload) ? failure.payload.detail : undefined));
+  if (refusal) return new GatewayError(refusal, base);
   if (status === 400 || status === 404 || status === 422) return new GatewayError('bad_request', base);
   return new GatewayError('upstream', { ...base, retryable: true, retryAfterSeconds: latestHint });
 }
@@ -149,4 +153,38 @@ const TOKEN_INVALID_MESSAGE = /\btoken\b[^.]*\b(invalid|invalidated|expired|revo
 /** A 403 body that blames the access token (read to classify, never copied anywhere). */
 function saysTokenInvalid(codes: readonly string[], message: unknown): boolean {
   return codes.some((code) => TOKEN_INVALID_CODES.test(code)) || (typeof message === 'string' && TOKEN_INVALID_MESSAGE.test(message));
+}
+
+const NEWER_CLIENT = /requires a newer version of codex/i;
+const NOT_FOR_ACCOUNT = /not supported when using codex with a chatgpt account/i;
+const MODEL_NOT_FOUND = /\bmodel not found\b/i;
+
+/**
+ * The backend's refusals of the model itself (read to classify, never copied anywhere): "The
+ * '<model>' model requires a newer version of Codex…", "…is not supported when using Codex with
+ * a ChatGPT account" (both 400) and 404 "Model not found". Never retried, never a token refresh;
+ * the adapter names the model in the message and drops it from the live list.
+ */
+function modelRefusal(status: number | undefined, codes: readonly string[], message: unknown): 'model_requires_newer_client' | 'model_not_entitled' | 'not_found' | undefined {
+  const text = typeof message === 'string' ? message : '';
+  if (NEWER_CLIENT.test(text)) return 'model_requires_newer_client';
+  if (NOT_FOR_ACCOUNT.test(text)) return 'model_not_entitled';
+  if (status === 404 && (MODEL_NOT_FOUND.test(text) || codes.includes('model_not_found'))) return 'not_found';
+  return undefined;
+}
+
+/** The internal codes that mean "this model is not served to this login" (see `modelRefusal`). */
+export const MODEL_REFUSAL_CODES: ReadonlySet<string> = new Set(['model_requires_newer_client', 'model_not_entitled', 'not_found']);
+
+/** What to do, per model refusal, after the table's words. */
+const NOT_FOUND_FIX = 'the upstream does not know this model or no longer serves it to this login; choose another model from GET /v1/models';
+
+/**
+ * A model refusal with the model named in its message (the id the gateway sent upstream, cut at
+ * 128 characters); any other error as it is.
+ */
+export function namingModel(error: unknown, upstreamModel: string): unknown {
+  if (!(error instanceof GatewayError) || !MODEL_REFUSAL_CODES.has(error.code)) return error;
+  const what = error.code === 'not_found' ? NOT_FOUND_FIX : errorSpec(error.code).message;
+  return new GatewayError(error.code, { detail: error.detail, upstreamStatus: error.upstreamStatus, publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}` });
 }

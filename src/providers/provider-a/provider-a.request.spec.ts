@@ -46,6 +46,19 @@ describe(buildChatBody.name, () => {
     });
   });
 
+  it('sends response_format as text.format the way codex exec --output-schema does (oracle capture)', () => {
+    const capture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'codex-oracle', 'codex-0.169.0.gpt-6.1-sol.output-schema.capture.json'), 'utf8')) as {
+      transcript: Array<{ body?: { type?: string; generate?: boolean; text?: { format?: { schema: Record<string, unknown> } } } }>;
+    };
+    const sent = capture.transcript.find((entry) => entry.body?.type === 'response.create' && entry.body.generate !== false)!.body!.text!;
+    const schema = sent.format!.schema;
+    const { body } = buildChatBody(request({ responseFormat: { type: 'json_schema', name: 'codex_output_schema', schema, strict: true } }), { sessionId: SESSION });
+    expect(body.text).toEqual(sent);
+    // Same members in the same order as the CLI.
+    expect(Object.keys((body.text as { format: object }).format)).toEqual(Object.keys(sent.format!));
+    expect(buildChatBody(request({ responseFormat: { type: 'json_object' } }), { sessionId: SESSION }).body.text).toEqual({ verbosity: 'low', format: { type: 'json_object' } });
+  });
+
   it('uses the default instructions without system text', () => {
     expect(buildChatBody(request(), { sessionId: SESSION }).body.instructions).toBe(DEFAULT_INSTRUCTIONS);
   });

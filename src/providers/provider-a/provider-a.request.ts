@@ -1,6 +1,6 @@
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
 import type { ResolvedModel } from '../../core/resolved-model';
-import type { ChatRequest } from '../provider-adapter';
+import type { ChatRequest, ResponseFormat } from '../provider-adapter';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { FaithfulProfile, scaffoldForToday } from './provider-a.faithful-profile';
@@ -90,8 +90,8 @@ export function turnMetadata(input: TurnMetadataInput): string {
 /**
  * Pure: ChatRequest → Responses body for chat (provider_a.md §5). Minimal mode forwards the
  * client's tools; faithful mode replaces instructions and tools with the profile's. Never sent:
- * `max_output_tokens`, `temperature`, `top_p` (sampling fields are accepted and ignored), and a
- * `tool_choice` the client did not send.
+ * `max_output_tokens`, `temperature`, `top_p` (the backend refuses them; src/chat/chat-parameters.ts
+ * documents their fate), and a `tool_choice` the client did not send.
  */
 export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): ChatBody {
   const conversation = conversationInput(request.messages, customToolNames(normalizeTools(request.tools)));
@@ -120,7 +120,8 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     store: false,
     reasoning: reasoningField(request.model, { summary: 'auto' }),
   };
-  if (request.model.verbosity) body.text = { verbosity: request.model.verbosity };
+  const text = textField(request.model.verbosity, request.responseFormat);
+  if (text) body.text = text;
   body.prompt_cache_key = options.sessionId;
   if (request.model.serviceTier) body.service_tier = request.model.serviceTier;
 
@@ -151,6 +152,29 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     orphanOutputs: paired.orphanOutputs,
     toolNames: named.names,
   };
+}
+
+/**
+ * `text`: the verbosity and, when the client asked for JSON, `format` exactly as Codex CLI 0.169.0
+ * sends it for `codex exec --output-schema` (test/fixtures/codex-oracle/*.output-schema.capture.json):
+ * `{type: "json_schema", strict, schema, name}`, with the client's name, schema and strictness.
+ */
+export function textField(verbosity: string | null | undefined, format: ResponseFormat | undefined): Json | undefined {
+  if (!verbosity && !format) return undefined;
+  const text: Json = {};
+  if (verbosity) text.verbosity = verbosity;
+  if (format?.type === 'json_schema') {
+    text.format = {
+      type: 'json_schema',
+      strict: format.strict,
+      schema: format.schema,
+      name: format.name,
+      ...(format.description !== undefined ? { description: format.description } : {}),
+    };
+  } else if (format?.type === 'json_object') {
+    text.format = { type: 'json_object' };
+  }
+  return text;
 }
 
 /**

@@ -181,6 +181,21 @@ describe(buildProviderBRequest.name, () => {
         stopSequences: ['END'],
       });
     });
+
+    it('forwards seed and penalties, and asks for JSON with responseMimeType + responseJsonSchema as Gemini CLI does', () => {
+      const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+      const request = chatRequest({ sampling: { seed: 7, presencePenalty: 0.5, frequencyPenalty: -0.5 }, responseFormat: { type: 'json_schema', name: 'city', schema, strict: true } });
+      expect(buildProviderBRequest(request, options).envelope.request.generationConfig).toEqual({
+        thinkingConfig: { includeThoughts: true },
+        seed: 7,
+        presencePenalty: 0.5,
+        frequencyPenalty: -0.5,
+        responseMimeType: 'application/json',
+        responseJsonSchema: schema,
+      });
+      const jsonMode = chatRequest({ responseFormat: { type: 'json_object' } });
+      expect(buildProviderBRequest(jsonMode, options).envelope.request.generationConfig).toEqual({ thinkingConfig: { includeThoughts: true }, responseMimeType: 'application/json' });
+    });
   });
 
   describe('session ids (§13.26)', () => {

@@ -1,5 +1,5 @@
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
-import type { ChatRequest, SamplingOptions } from '../provider-adapter';
+import type { ChatRequest, ResponseFormat, SamplingOptions } from '../provider-adapter';
 import { ContentsReport, convertMessages } from './provider-b.contents';
 import { convertToolChoice, convertTools } from './provider-b.tools';
 import type { CodeAssistEnvelope, GenerateContentRequest, GenerationConfig } from './provider-b.wire-types';
@@ -35,7 +35,7 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
   const { systemText, contents } = convertMessages(request.messages, tools.customNames, options.signatureFor ?? (() => undefined), report);
   const hasTools = tools.declarations.length > 0;
   const functionCallingConfig = hasTools ? convertToolChoice(request.toolChoice) : undefined;
-  const generationConfig = buildGenerationConfig(request.model.reasoningEffort, request.sampling);
+  const generationConfig = buildGenerationConfig(request.model.reasoningEffort, request.sampling, request.responseFormat);
 
   const body: GenerateContentRequest = {
     contents,
@@ -53,14 +53,25 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
   };
 }
 
-/** Thoughts stay on unless the effective effort is `none`; the effort value itself is not sent. */
-function buildGenerationConfig(reasoningEffort: string | null, sampling: SamplingOptions): GenerationConfig | undefined {
+/**
+ * Thoughts stay on unless the effective effort is `none`; the effort value itself is not sent.
+ * Sampling fields arrive already filtered to what Code Assist honours (src/chat/chat-parameters.ts);
+ * a JSON `response_format` becomes `responseMimeType: "application/json"` with the client's schema
+ * as `responseJsonSchema`, as Gemini CLI 0.61.0's `BaseLlmClient.generateJson` asks for JSON
+ * (its Code Assist converter forwards both fields unchanged).
+ */
+function buildGenerationConfig(reasoningEffort: string | null, sampling: SamplingOptions, format: ResponseFormat | undefined): GenerationConfig | undefined {
   const config: GenerationConfig = {
     ...(reasoningEffort !== 'none' ? { thinkingConfig: { includeThoughts: true } } : {}),
     ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
     ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
     ...(sampling.maxTokens !== undefined ? { maxOutputTokens: sampling.maxTokens } : {}),
     ...(sampling.stop !== undefined && sampling.stop.length > 0 ? { stopSequences: [...sampling.stop] } : {}),
+    ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+    ...(sampling.presencePenalty !== undefined ? { presencePenalty: sampling.presencePenalty } : {}),
+    ...(sampling.frequencyPenalty !== undefined ? { frequencyPenalty: sampling.frequencyPenalty } : {}),
+    ...(format ? { responseMimeType: 'application/json' } : {}),
+    ...(format?.type === 'json_schema' ? { responseJsonSchema: format.schema } : {}),
   };
   return Object.keys(config).length > 0 ? config : undefined;
 }

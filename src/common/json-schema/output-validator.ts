@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
-import { propertyPath } from './schema-subset.walker';
+import { propertyPath } from './schema-paths';
 
 /** At most this many validation details, then one summary entry (gateway-behaviours.md §6.8). */
 export const MAX_OUTPUT_DETAILS = 20;

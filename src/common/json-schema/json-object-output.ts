@@ -1,4 +1,7 @@
-/** The result of reading the model's text as one JSON object (gateway-behaviours.md §6.8). */
+/**
+ * The result of reading a model's text as one JSON object (gateway-behaviours.md §6.8): the
+ * structured route's output, and chat answers held to a `response_format` by the gateway.
+ */
 export type ParsedOutput = { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false };
 
 /** One whole-text markdown fence: ```json … ``` (any info string, or none). */
@@ -9,7 +12,7 @@ const SURROUNDING_FENCE = /^```[^\n`]*\n([\s\S]*?)\n?[ \t]*```$/;
  * `{`, keep the span from the first `{` to the last `}` (prose around an object). Anything that
  * is not then a JSON object (prose, an array, a number, empty) is unparsable.
  */
-export function parseStructuredOutput(text: string): ParsedOutput {
+export function parseJsonObjectOutput(text: string): ParsedOutput {
   let candidate = text.trim();
   const fenced = SURROUNDING_FENCE.exec(candidate);
   if (fenced) candidate = fenced[1].trim();

@@ -1,0 +1,67 @@
+import { OutputValidator } from '../common/json-schema/output-validator';
+import type { ChatEvent } from '../core/chat-event';
+import { GatewayError } from '../core/gateway.error';
+import { bufferTurn, JsonAnswer, replay } from './json-answer';
+
+const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'], additionalProperties: false };
+const strictJson = new JsonAnswer({ type: 'json_schema', name: 'count', schema, strict: true }, new OutputValidator());
+const anyObject = new JsonAnswer({ type: 'json_object' }, new OutputValidator());
+const finish: ChatEvent = { type: 'finish', reason: 'stop' };
+const text = (value: string): ChatEvent => ({ type: 'text-delta', text: value });
+
+describe(JsonAnswer.name, () => {
+  it('tells the model the format in a last system message, with the schema as sent', () => {
+    expect(strictJson.instruction()).toEqual({
+      role: 'system',
+      content: expect.stringContaining(JSON.stringify(schema)),
+    });
+    expect(anyObject.instruction().content).toMatch(/exactly one JSON object/);
+  });
+
+  it('keeps reasoning, replaces the text with the object alone, keeps usage and finish', () => {
+    const usage: ChatEvent = { type: 'usage', usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 } };
+    const verdict = strictJson.judge([
+      { type: 'reasoning-delta', text: 'hm' },
+      text('Here: {"n":'),
+      text(' 4}'),
+      usage,
+      finish,
+    ]);
+    expect(verdict).toEqual({
+      kind: 'answer',
+      events: [{ type: 'reasoning-delta', text: 'hm' }, text('{"n":4}'), usage, finish],
+    });
+  });
+
+  it('calls prose, arrays and schema misses invalid; json_object takes any object', () => {
+    expect(strictJson.judge([text('four'), finish])).toEqual({ kind: 'invalid' });
+    expect(strictJson.judge([text('[{"n":4}]'), finish])).toEqual({ kind: 'invalid' });
+    expect(strictJson.judge([text('{"n":"4"}'), finish])).toEqual({ kind: 'invalid' });
+    expect(anyObject.judge([text('{"anything":true}'), finish])).toMatchObject({ kind: 'answer' });
+  });
+
+  it('passes tool calls through and reports upstream failures and unfinished turns as failed', () => {
+    const call: ChatEvent = { type: 'tool-call', call: { id: 'c1', name: 'ls', kind: 'function', arguments: '{}' } };
+    expect(strictJson.judge([call, finish])).toEqual({ kind: 'answer', events: [call, finish] });
+    const error = new GatewayError('rate_limited');
+    expect(strictJson.judge([text('{"n":'), { type: 'error', error }])).toEqual({ kind: 'failed', error });
+    expect(strictJson.judge([text('{"n":4}')])).toMatchObject({ kind: 'failed', error: { code: 'upstream' } });
+  });
+
+  it('finds a schema Ajv refuses before any call', () => {
+    expect(
+      new JsonAnswer(
+        { type: 'json_schema', name: 'x', schema: { type: 'object', required: 'n' }, strict: false },
+        new OutputValidator(),
+      ).schemaProblems(),
+    ).not.toEqual([]);
+    expect(strictJson.schemaProblems()).toEqual([]);
+  });
+});
+
+describe(bufferTurn.name, () => {
+  it('reads up to the terminal event and replays what it read', async () => {
+    const buffered = await bufferTurn(replay([text('a'), finish, text('after')]));
+    expect(buffered).toEqual([text('a'), finish]);
+  });
+});

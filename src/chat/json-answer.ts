@@ -1,0 +1,98 @@
+import { sha256Hex } from '../common/hashing';
+import { parseJsonObjectOutput } from '../common/json-schema/json-object-output';
+import type { OutputValidator } from '../common/json-schema/output-validator';
+import type { ChatEvent } from '../core/chat-event';
+import type { ChatMessage } from '../core/chat-message';
+import { GatewayError } from '../core/gateway.error';
+import type { ResponseFormat } from '../providers/provider-adapter';
+
+/*
+ * A `response_format` the gateway enforces itself, for families whose upstream has no JSON switch
+ * (chat-parameters.ts: provider_c). The format goes to the model as a last system message; the
+ * answer is buffered whole, read as one JSON object and checked with the structured route's Ajv
+ * validator before anything is written, and the turn is asked again when it fails. So a client
+ * gets a schema-valid object or an error, never prose passed off as JSON.
+ */
+
+/** Attempts per chat turn: one and up to 2 more, as the structured endpoint's upstream attempts. */
+export const MAX_JSON_ATTEMPTS = 3;
+
+/** What a buffered turn amounts to. */
+export type JsonVerdict =
+  /** Events to write: the answer reduced to the JSON object, or the model's tool calls untouched. */
+  | { readonly kind: 'answer'; readonly events: readonly ChatEvent[] }
+  /** The turn failed upstream: nothing was written, so it is answered with its own status. */
+  | { readonly kind: 'failed'; readonly error: GatewayError }
+  /** Not a JSON object, or not one the schema accepts: worth asking again. */
+  | { readonly kind: 'invalid' };
+
+export class JsonAnswer {
+  /** The validator's cache key: one compiled validator per schema text. */
+  private readonly schemaKey: string | undefined;
+
+  constructor(
+    private readonly format: ResponseFormat,
+    private readonly validator: OutputValidator,
+  ) {
+    this.schemaKey = format.type === 'json_schema' ? sha256Hex(JSON.stringify(format.schema)) : undefined;
+  }
+
+  /** What Ajv finds wrong with the schema itself, before any upstream call ([] when usable). */
+  schemaProblems(): string[] {
+    return this.format.type === 'json_schema' ? this.validator.prepare(this.schemaKey!, this.format.schema) : [];
+  }
+
+  /** The instruction the model gets, after the conversation (our own words; the schema as sent). */
+  instruction(): ChatMessage {
+    const rule = 'Answer with exactly one JSON object and nothing else: no text before or after it, no code fences.';
+    const content =
+      this.format.type === 'json_schema'
+        ? `${rule} The object must satisfy this JSON Schema (named ${this.format.name}):\n${JSON.stringify(this.format.schema)}`
+        : rule;
+    return { role: 'system', content };
+  }
+
+  /** Judges one whole turn (events up to its finish or error). */
+  judge(events: readonly ChatEvent[]): JsonVerdict {
+    let text = '';
+    let ended = false;
+    for (const event of events) {
+      if (event.type === 'error') return { kind: 'failed', error: event.error };
+      // A tool call is the model's answer too; its arguments are checked by the renderer as always.
+      if (event.type === 'tool-call') return { kind: 'answer', events };
+      if (event.type === 'text-delta') text += event.text;
+      if (event.type === 'finish') ended = true;
+    }
+    if (!ended)
+      return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
+    const parsed = parseJsonObjectOutput(text);
+    if (!parsed.ok) return { kind: 'invalid' };
+    if (
+      this.format.type === 'json_schema' &&
+      !this.validator.check(this.schemaKey!, this.format.schema, parsed.value).valid
+    )
+      return { kind: 'invalid' };
+    // Only the object goes out: reasoning first, then the JSON text, then usage and finish.
+    const reasoning = events.filter((event) => event.type === 'reasoning-delta');
+    const rest = events.filter((event) => event.type !== 'reasoning-delta' && event.type !== 'text-delta');
+    return {
+      kind: 'answer',
+      events: [...reasoning, { type: 'text-delta', text: JSON.stringify(parsed.value) }, ...rest],
+    };
+  }
+}
+
+/** Reads a turn up to its finish or error event (what follows a terminal event is not part of it). */
+export async function bufferTurn(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
+  const buffered: ChatEvent[] = [];
+  for await (const event of events) {
+    buffered.push(event);
+    if (event.type === 'finish' || event.type === 'error') break;
+  }
+  return buffered;
+}
+
+/** Buffered events as the renderer reads them. */
+export async function* replay(events: readonly ChatEvent[]): AsyncGenerator<ChatEvent> {
+  yield* events;
+}

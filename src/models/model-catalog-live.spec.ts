@@ -1,0 +1,190 @@
+import { PROVIDER_IDS } from '../core/provider-id';
+import { ModelCatalog } from './model-catalog';
+import { modelListEntry } from './model-list-entry';
+import type { UpstreamModelInfo } from './upstream-model-info';
+
+const live = (slug: string, extra: Partial<UpstreamModelInfo> = {}): UpstreamModelInfo => ({
+  provider: 'provider_a',
+  slug,
+  listed: true,
+  efforts: ['low', 'medium', 'high', 'xhigh', 'max', 'ultra'],
+  defaultEffort: 'low',
+  defaultVerbosity: 'low',
+  serviceTiers: ['priority'],
+  responsesLite: true,
+  contextWindow: 272000,
+  inputModalities: ['text', 'image'],
+  ...extra,
+});
+
+describe('ModelCatalog with a live provider_a list (design.md §3)', () => {
+  const fresh = () => ModelCatalog.load(undefined, PROVIDER_IDS);
+  const listedIds = (catalog: ModelCatalog) => catalog.listed.map((entry) => entry.id);
+
+  it('offers no ultra variant (a Codex CLI mode) yet resolves ultra to what the CLI sends: xhigh', () => {
+    const catalog = fresh();
+    expect(listedIds(catalog).filter((id) => id.endsWith('-ultra'))).toEqual([]);
+    expect(catalog.resolve('gpt-6.1-sol-ultra')).toMatchObject({
+      upstreamModel: 'gpt-6.1-sol',
+      reasoningEffort: 'xhigh',
+    });
+    expect(catalog.resolve('gpt-6.1-sol', { reasoningEffort: 'ultra' })?.reasoningEffort).toBe('xhigh');
+    expect(catalog.resolve('provider_a/gpt-6.1-sol', { reasoningEffort: 'ultra' })?.reasoningEffort).toBe('xhigh');
+    expect(catalog.resolve('gpt-6.1-sol-max')?.reasoningEffort).toBe('max');
+  });
+
+  it('adds the variants of a new slug: one per listed effort, -fast ones only with the priority tier', () => {
+    const catalog = fresh();
+    catalog.applyLiveList('provider_a', [
+      live('gpt-7-sol', { efforts: ['low', 'high'], defaultEffort: 'high', serviceTiers: [] }),
+      live('gpt-7-terra', { efforts: ['medium', 'ultra'], defaultEffort: 'medium' }),
+    ]);
+    expect(listedIds(catalog).filter((id) => id.startsWith('gpt-7'))).toEqual([
+      'gpt-7-sol',
+      'gpt-7-sol-low',
+      'gpt-7-sol-high',
+      'gpt-7-terra',
+      'gpt-7-terra-medium',
+      'gpt-7-terra-fast',
+      'gpt-7-terra-fast-medium',
+    ]);
+    expect(catalog.resolve('gpt-7-sol')).toMatchObject({
+      upstreamModel: 'gpt-7-sol',
+      reasoningEffort: 'high',
+      verbosity: 'low',
+      serviceTier: null,
+    });
+    expect(catalog.resolve('gpt-7-terra-fast-ultra')).toMatchObject({
+      reasoningEffort: 'xhigh',
+      serviceTier: 'priority',
+    });
+    expect(() => catalog.resolve('gpt-7-sol', { reasoningEffort: 'max' })).toThrow(
+      expect.objectContaining({ publicMessage: expect.stringContaining('low, high') }),
+    );
+  });
+
+  it('does not list hidden slugs, efforts the list no longer offers, or -fast ids without the tier; bundled ids still resolve', () => {
+    const catalog = fresh();
+    catalog.applyLiveList('provider_a', [
+      live('gpt-6.1-sol', { efforts: ['low', 'medium'], serviceTiers: [] }),
+      live('gpt-6-astra', { listed: false }),
+      live('gpt-7-hidden', { listed: false }),
+    ]);
+    const ids = listedIds(catalog);
+    expect(ids.filter((id) => id.startsWith('gpt-6.1-sol'))).toEqual([
+      'gpt-6.1-sol',
+      'gpt-6.1-sol-low',
+      'gpt-6.1-sol-medium',
+    ]);
+    expect(ids.filter((id) => id.startsWith('gpt-6-astra') || id.startsWith('gpt-7-hidden'))).toEqual([]);
+    expect(catalog.resolve('gpt-6.1-sol-fast-high')).toMatchObject({
+      serviceTier: 'priority',
+      reasoningEffort: 'high',
+    });
+    expect(catalog.resolve('gpt-7-hidden-low')).toMatchObject({ upstreamModel: 'gpt-7-hidden' });
+    // Families without a live list, and bundled slugs the list does not mention, are untouched.
+    expect(ids).toContain('gemini-2.5-pro');
+    expect(ids).toContain('gpt-5.5-xhigh');
+  });
+
+  it('takes wire flags and metadata from the live list over the bundled data', () => {
+    const catalog = fresh();
+    expect(catalog.upstreamInfo('gpt-5.5')).toMatchObject({ responsesLite: false, contextWindow: 272000 });
+    catalog.applyLiveList('provider_a', [live('gpt-5.5', { responsesLite: true, contextWindow: 300000 })]);
+    expect(catalog.upstreamInfo('gpt-5.5')).toMatchObject({
+      responsesLite: true,
+      contextWindow: 300000,
+      inputModalities: ['text', 'image'],
+    });
+  });
+
+  it('drops a refused model from the list until the live list changes its entry, and bumps the revision each time', () => {
+    const catalog = fresh();
+    const luna = live('gpt-6-luna');
+    catalog.applyLiveList('provider_a', [luna]);
+    const start = catalog.revision;
+    catalog.dropUpstreamModel('provider_a', 'gpt-6-luna');
+    expect(listedIds(catalog).filter((id) => id.startsWith('gpt-6-luna'))).toEqual([]);
+    expect(catalog.resolve('gpt-6-luna-high')).toBeDefined();
+    // The same entry again: the refusal stands.
+    catalog.applyLiveList('provider_a', [{ ...luna }]);
+    expect(listedIds(catalog)).not.toContain('gpt-6-luna-high');
+    // The backend changed what it says about the model: listed again.
+    catalog.applyLiveList('provider_a', [live('gpt-6-luna', { efforts: ['low', 'high'] })]);
+    expect(listedIds(catalog)).toContain('gpt-6-luna-high');
+    expect(catalog.revision).toBe(start + 3);
+  });
+
+  it('keeps aliases working and lists them while their upstream model is listed', () => {
+    const catalog = fresh();
+    catalog.applyLiveList('provider_a', [live('gpt-5.6-sol', { efforts: ['low', 'medium', 'high'] })]);
+    expect(listedIds(catalog)).toEqual(expect.arrayContaining(['sol', 'sol-high']));
+    expect(listedIds(catalog)).not.toContain('sol-xhigh');
+    expect(catalog.resolve('sol-xhigh')).toMatchObject({ upstreamModel: 'gpt-5.6-sol', reasoningEffort: 'xhigh' });
+  });
+
+  it('ignores the live list of a disabled family', () => {
+    const catalog = ModelCatalog.load(undefined, ['provider_b']);
+    catalog.applyLiveList('provider_a', [live('gpt-7-sol')]);
+    expect(catalog.resolve('gpt-7-sol')).toBeUndefined();
+  });
+});
+
+describe(modelListEntry.name, () => {
+  const catalog = ModelCatalog.load(undefined, PROVIDER_IDS);
+  const entry = (id: string) => modelListEntry(catalog.get(id)!, catalog.upstreamInfo(catalog.get(id)!.upstream_model));
+
+  it('carries what agents configure themselves with, for all three families', () => {
+    expect(entry('gpt-6.1-sol-fast-high')).toEqual({
+      id: 'gpt-6.1-sol-fast-high',
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'provider_a',
+      family: 'gpt-6.1-sol',
+      context_window: 272000,
+      input_modalities: ['text', 'image'],
+      reasoning_effort: 'high',
+      supported_reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'],
+    });
+    expect(entry('gemini-2.5-pro')).toMatchObject({
+      owned_by: 'provider_b',
+      family: 'gemini-2.5-pro',
+      context_window: 1048576,
+      max_output_tokens: 65536,
+      input_modalities: ['text', 'image'],
+    });
+    expect(entry('claude-haiku-4-5-20251001')).toMatchObject({
+      owned_by: 'provider_c',
+      context_window: 200000,
+      max_output_tokens: 64000,
+      input_modalities: ['text'],
+    });
+    expect(entry('sonnet')).not.toHaveProperty('reasoning_effort');
+  });
+
+  it('says what the wire carries for an -ultra id (xhigh), and leaves unknown fields out', () => {
+    expect(entry('gpt-6.1-sol-ultra').reasoning_effort).toBe('xhigh');
+    const bare = new ModelCatalog(
+      [
+        {
+          id: 'x',
+          provider: 'provider_a',
+          upstream_model: 'x',
+          reasoning_effort: null,
+          verbosity: null,
+          service_tier: null,
+          structured: false,
+        },
+      ],
+      PROVIDER_IDS,
+      'x',
+    );
+    expect(modelListEntry(bare.get('x')!, bare.upstreamInfo('x'))).toEqual({
+      id: 'x',
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'provider_a',
+      family: 'x',
+    });
+  });
+});

@@ -1,0 +1,75 @@
+import { isJsonObject } from '../../common/json';
+import type { UpstreamModelInfo } from '../../models/upstream-model-info';
+import type { ProviderACredentials } from './provider-a.auth';
+import { CODEX_CLI_VERSION, CODEX_ORIGINATOR, USER_AGENT_MINIMAL } from './provider-a.constants';
+
+// The live model list of the Codex backend, read as Codex CLI 0.169.0 reads it
+// (test/fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.models-served.capture.json):
+// `GET {base}/models?client_version=0.169.0` with the login's bearer and account id.
+
+/**
+ * `…/codex/responses` → `…/codex/models?client_version=<pinned CLI>`, on http(s) whatever the
+ * transport: a gateway pointed at another upstream (or a test fake) reads that one's list.
+ */
+export function modelsListUrl(responsesUrl: string): string {
+  const url = new URL(responsesUrl);
+  url.protocol = url.protocol === 'wss:' ? 'https:' : url.protocol === 'ws:' ? 'http:' : url.protocol;
+  url.pathname = url.pathname.replace(/\/responses\/?$/, '') + '/models';
+  url.search = `client_version=${CODEX_CLI_VERSION}`;
+  url.hash = '';
+  return url.toString();
+}
+
+/** The CLI's headers for the list; the user agent is minimal mode's (the gateway is a wrapper). */
+export function modelsListHeaders(credentials: ProviderACredentials): Record<string, string> {
+  return {
+    authorization: `Bearer ${credentials.accessToken}`,
+    'chatgpt-account-id': credentials.accountId,
+    originator: CODEX_ORIGINATOR,
+    'user-agent': USER_AGENT_MINIMAL,
+    accept: '*/*',
+  };
+}
+
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const positiveInteger = (value: unknown) =>
+  typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+const word = (value: unknown) => (typeof value === 'string' && /^[a-z0-9_-]{1,32}$/i.test(value) ? value : undefined);
+
+/** `["low", …]` or `[{effort: "low", …}, …]` (the CLI's form); ids (`{id: "priority"}`) for tiers. */
+function names(value: unknown, key: 'effort' | 'id'): string[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value
+    .map((entry) => word(isJsonObject(entry) ? entry[key] : entry))
+    .filter((entry): entry is string => entry !== undefined);
+}
+
+/**
+ * The backend's answer (`{models: [...]}`, entries as `codex debug models --bundled` prints
+ * them) → what the catalog merges. Entries without a usable slug are skipped; `undefined` when
+ * the body is not a model list at all (the previous list is then kept).
+ */
+export function parseModelsList(body: unknown): UpstreamModelInfo[] | undefined {
+  if (!isJsonObject(body) || !Array.isArray(body.models)) return undefined;
+  const infos: UpstreamModelInfo[] = [];
+  for (const model of body.models) {
+    if (!isJsonObject(model) || typeof model.slug !== 'string' || !SLUG.test(model.slug)) continue;
+    const modalities = Array.isArray(model.input_modalities)
+      ? model.input_modalities.map(word).filter((entry): entry is string => entry !== undefined)
+      : undefined;
+    infos.push({
+      provider: 'provider_a',
+      slug: model.slug,
+      listed: model.visibility !== 'hide',
+      efforts: names(model.supported_reasoning_levels, 'effort'),
+      defaultEffort: word(model.default_reasoning_level) ?? null,
+      defaultVerbosity: word(model.default_verbosity) ?? null,
+      serviceTiers: names(model.service_tiers, 'id'),
+      responsesLite: typeof model.use_responses_lite === 'boolean' ? model.use_responses_lite : undefined,
+      contextWindow: positiveInteger(model.context_window),
+      inputModalities: modalities,
+      priority: typeof model.priority === 'number' ? model.priority : undefined,
+    });
+  }
+  return infos;
+}

@@ -1,0 +1,154 @@
+import { PROVIDER_IDS } from '../../core/provider-id';
+import { ModelCatalog } from '../../models/model-catalog';
+import type { RefreshTimers } from './provider-a.models-refresh';
+import { ProviderAModelsRefresh } from './provider-a.models-refresh';
+
+type Json = Record<string, unknown>;
+
+/** Timers that run only when the spec says so: the schedule is checked without waiting. */
+function manualTimers() {
+  const pending: Array<{ callback: () => void; ms: number }> = [];
+  const timers: RefreshTimers = {
+    set: (callback, ms) => {
+      const entry = { callback, ms };
+      pending.push(entry);
+      return entry;
+    },
+    clear: (handle) => {
+      const index = pending.indexOf(handle as never);
+      if (index >= 0) pending.splice(index, 1);
+    },
+  };
+  return { timers, pending, runNext: () => pending.shift()!.callback() };
+}
+
+function harness(
+  answers: Array<{ status: number; body?: unknown } | Error>,
+  logins = [{ alias: 'default', token: 'at' }],
+  periodMs = 15 * 60_000,
+) {
+  const catalog = ModelCatalog.load(undefined, PROVIDER_IDS);
+  const records: Json[] = [];
+  const calls: Array<{ url: string; headers: Record<string, string> }> = [];
+  const logger = {
+    info: (fields: Json) => records.push(fields),
+    warn: (fields: Json) => records.push(fields),
+    debug: () => undefined,
+    error: () => undefined,
+  };
+  const proxy = {
+    fetch: async (url: string, init: RequestInit) => {
+      calls.push({ url, headers: init.headers as Record<string, string> });
+      const answer = answers.shift() ?? { status: 500 };
+      if (answer instanceof Error) throw answer;
+      return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), { status: answer.status });
+    },
+  };
+  const failures: string[] = [];
+  const accounts = {
+    stateOf: (alias: string) => ({ kind: alias === 'cooling' ? 'cooling' : 'ready' }),
+    applyFailure: (alias: string) => failures.push(alias),
+    liveAccounts: () =>
+      logins.map(({ alias, token }) => ({
+        alias,
+        handle: {
+          auth: {
+            credentials: async () =>
+              token ? { accessToken: token, accountId: `acc-${alias}` } : Promise.reject(new Error('no login')),
+          },
+        },
+      })),
+  };
+  const timers = manualTimers();
+  const refresh = new ProviderAModelsRefresh({
+    responsesUrl: 'wss://upstream.test/backend-api/codex/responses',
+    periodMs,
+    catalog,
+    accounts: accounts as never,
+    proxy: proxy as never,
+    logger,
+    timers: timers.timers,
+  });
+  return { catalog, records, calls, refresh, timers, failures };
+}
+
+const LIST = {
+  models: [
+    {
+      slug: 'gpt-7-sol',
+      visibility: 'list',
+      supported_reasoning_levels: [{ effort: 'low' }],
+      service_tiers: [],
+      use_responses_lite: true,
+    },
+  ],
+};
+
+describe(ProviderAModelsRefresh.name, () => {
+  it('fetches at once on start (in the background), then every period; the list lands in the catalog', async () => {
+    const { catalog, calls, refresh, timers, records } = harness([{ status: 200, body: LIST }]);
+    refresh.start();
+    expect(timers.pending.map((entry) => entry.ms)).toEqual([0]);
+    expect(calls).toEqual([]);
+    expect(await refresh.refresh()).toBe(true);
+    expect(calls[0]).toEqual({
+      url: 'https://upstream.test/backend-api/codex/models?client_version=0.169.0',
+      headers: expect.objectContaining({ authorization: 'Bearer at', 'chatgpt-account-id': 'acc-default' }),
+    });
+    expect(catalog.resolve('gpt-7-sol-low')).toBeDefined();
+    expect(records).toContainEqual(
+      expect.objectContaining({ event: 'provider_a_models_refreshed', models: 1, ids_added: 2 }),
+    );
+    expect(JSON.stringify(records)).not.toContain('Bearer');
+  });
+
+  it('keeps the last good list when a fetch fails, logs why, and tries again sooner than the period', async () => {
+    const { catalog, refresh, timers, records } = harness([
+      { status: 200, body: LIST },
+      { status: 503 },
+      { status: 200, body: { nope: true } },
+      new TypeError('fetch failed'),
+    ]);
+    refresh.start();
+    timers.runNext();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(timers.pending.map((entry) => entry.ms)).toEqual([15 * 60_000]);
+    for (const _ of [1, 2, 3]) {
+      timers.runNext();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(timers.pending.map((entry) => entry.ms)).toEqual([60_000]);
+    }
+    expect(catalog.resolve('gpt-7-sol')).toBeDefined();
+    expect(
+      records.filter((record) => record.event === 'provider_a_models_refresh_failed').map((record) => record.reason),
+    ).toEqual(['upstream status 503', 'the answer is not a model list', expect.stringMatching(/^connection failed/)]);
+    refresh.stop();
+    expect(timers.pending).toEqual([]);
+  });
+
+  it('skips logins that are not ready, reports a failed token to the pool, and says so when no login is ready', async () => {
+    const some = harness(
+      [{ status: 200, body: LIST }],
+      [
+        { alias: 'cooling', token: 't0' },
+        { alias: 'dead', token: '' },
+        { alias: 'team', token: 't2' },
+      ],
+    );
+    expect(await some.refresh.refresh()).toBe(true);
+    expect(some.calls).toHaveLength(1);
+    expect(some.calls[0].headers['chatgpt-account-id']).toBe('acc-team');
+    expect(some.failures).toEqual(['dead']);
+    const none = harness([], []);
+    expect(await none.refresh.refresh()).toBe(false);
+    expect(none.records).toContainEqual(
+      expect.objectContaining({ event: 'provider_a_models_refresh_failed', reason: 'no ready login' }),
+    );
+  });
+
+  it('never schedules anything with a period of 0', () => {
+    const { refresh, timers } = harness([], undefined, 0);
+    refresh.start();
+    expect(timers.pending).toEqual([]);
+  });
+});

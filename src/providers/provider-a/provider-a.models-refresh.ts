@@ -1,0 +1,157 @@
+import type { AccountPool } from '../../accounts/account-pool';
+import type { EventLogger } from '../../core/event-logger';
+import type { ModelCatalog } from '../../models/model-catalog';
+import type { UpstreamModelInfo } from '../../models/upstream-model-info';
+import { readJsonCapped } from '../shared/http-body';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
+import type { ProviderALogin } from './provider-a.accounts';
+import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
+
+/** A list is a few hundred KiB at most (the CLI's bundled one, prompts included, is ~200 KiB). */
+const MAX_LIST_BYTES = 4 * 1024 * 1024;
+/** Bound on one fetch, token refresh included; the list is never on a request's path. */
+const FETCH_TIMEOUT_MS = 30_000;
+/** After a failed fetch the next try comes sooner than the period (a login may appear any time). */
+const RETRY_AFTER_FAILURE_MS = 60_000;
+
+/** setTimeout/clearTimeout, injectable so specs drive the schedule without waiting. */
+export interface RefreshTimers {
+  set(callback: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const NODE_TIMERS: RefreshTimers = {
+  set: (callback, ms) => {
+    const timer = setTimeout(callback, ms);
+    timer.unref();
+    return timer;
+  },
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export interface ModelsRefreshOptions {
+  readonly responsesUrl: string;
+  /** PROVIDER_A_MODELS_REFRESH; 0 = never fetched (the bundled catalog only). */
+  readonly periodMs: number;
+  readonly catalog: ModelCatalog;
+  readonly accounts: AccountPool<ProviderALogin>;
+  readonly proxy: UpstreamProxy;
+  readonly logger: EventLogger;
+  readonly timers?: RefreshTimers;
+}
+
+/**
+ * Keeps the catalog's provider_a part following the backend's live model list (design.md §3):
+ * a first fetch right after startup, in the background (readiness never waits for it), then one
+ * per period. A failed fetch keeps the last good list and logs why; it never fails anything else.
+ */
+export class ProviderAModelsRefresh {
+  private timer?: unknown;
+  private inFlight?: AbortController;
+  private stopped = false;
+  private readonly timers: RefreshTimers;
+  private readonly url: string;
+
+  constructor(private readonly options: ModelsRefreshOptions) {
+    this.timers = options.timers ?? NODE_TIMERS;
+    this.url = modelsListUrl(options.responsesUrl);
+  }
+
+  start(): void {
+    if (this.options.periodMs > 0) this.schedule(0);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) this.timers.clear(this.timer);
+    this.inFlight?.abort(new Error('provider_a model list refresh stopped'));
+  }
+
+  /** One fetch now; resolves true when a list was applied. Never rejects. */
+  async refresh(): Promise<boolean> {
+    const controller = new AbortController();
+    this.inFlight = controller;
+    const timeout = setTimeout(
+      () => controller.abort(new Error('provider_a model list fetch timed out')),
+      FETCH_TIMEOUT_MS,
+    );
+    timeout.unref();
+    try {
+      const outcome = await this.fetchWithSomeLogin(controller.signal);
+      if (typeof outcome === 'string') {
+        this.options.logger.warn(
+          { event: 'provider_a_models_refresh_failed', reason: outcome },
+          'provider_a_models_refresh_failed',
+        );
+        return false;
+      }
+      const before = new Set(this.options.catalog.entries.map((entry) => entry.id));
+      this.options.catalog.applyLiveList('provider_a', outcome.infos);
+      const added = this.options.catalog.entries.filter((entry) => !before.has(entry.id)).length;
+      this.options.logger.info(
+        {
+          event: 'provider_a_models_refreshed',
+          account: outcome.account,
+          models: outcome.infos.length,
+          hidden: outcome.infos.filter((info) => info.listed === false).length,
+          ids_added: added,
+        },
+        'provider_a_models_refreshed',
+      );
+      return true;
+    } finally {
+      clearTimeout(timeout);
+      if (this.inFlight === controller) this.inFlight = undefined;
+    }
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = this.timers.set(() => {
+      void this.refresh().then((ok) =>
+        this.schedule(ok ? this.options.periodMs : Math.min(this.options.periodMs, RETRY_AFTER_FAILURE_MS)),
+      );
+    }, ms);
+  }
+
+  /** The list as the first login that can get a token sees it, or why none could (a reason, never a token or body text). */
+  private async fetchWithSomeLogin(
+    signal: AbortSignal,
+  ): Promise<{ account: string; infos: UpstreamModelInfo[] } | string> {
+    // A login that is cooling (usage limit) or dead is left alone; an expired token is refreshed as for a turn.
+    const logins = this.options.accounts
+      .liveAccounts()
+      .filter(({ alias }) => this.options.accounts.stateOf(alias).kind === 'ready');
+    if (logins.length === 0) return 'no ready login';
+    let reason = 'no ready login';
+    for (const { alias, handle } of logins) {
+      let credentials;
+      try {
+        credentials = await handle.auth.credentials(this.options.logger, signal);
+      } catch (error) {
+        // What a failed refresh says about the login counts, as for a turn (a revoked login is dead).
+        this.options.accounts.applyFailure(alias, error);
+        reason = `login ${alias} has no usable token`;
+        continue;
+      }
+      try {
+        const response = await this.options.proxy.fetch(this.url, {
+          method: 'GET',
+          headers: modelsListHeaders(credentials),
+          signal,
+        });
+        if (!response.ok) {
+          void response.body?.cancel().catch(() => undefined);
+          return `upstream status ${response.status}`;
+        }
+        const infos = parseModelsList(await readJsonCapped(response, MAX_LIST_BYTES));
+        return infos ? { account: alias, infos } : 'the answer is not a model list';
+      } catch (error) {
+        // fetch() wraps the socket error; only its errno code is logged (never a message).
+        const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
+        return signal.aborted ? 'timed out or stopped' : `connection failed (${code ?? 'network'})`;
+      }
+    }
+    return reason;
+  }
+}

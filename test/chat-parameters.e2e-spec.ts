@@ -1,0 +1,338 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import OpenAI from 'openai';
+import { zodResponseFormat } from 'openai/helpers/zod';
+import { z } from 'zod';
+import { contents, finishReason, streamChat } from './support/chat-sse';
+import type { FakeUpstream } from './support/client-scenarios';
+import { fakeUpstream } from './support/client-scenarios';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import { FakeAnthropicApi, textReply as claudeTextReply } from './support/fake-anthropic-api';
+import { FakeProviderA } from './support/fake-provider-a';
+import { FakeCodeAssist } from './support/fake-provider-b';
+import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
+import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
+import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
+
+/*
+ * Issue 22 end to end: the `openai` SDK's structured-output helpers against every family, the
+ * gateway's refusals in the OpenAI error shape, and stop sequences split across upstream deltas.
+ * The fakes answer JSON only when the upstream request asked for it in the family's own wire
+ * format, so a parsed object proves the format reached the upstream; prose otherwise.
+ */
+
+const City = z.object({ city: z.string(), population: z.number().int() });
+const CITY_FORMAT = zodResponseFormat(City, 'city');
+const CITY_JSON = ['{"city":"Pa', 'ris","population":', '2100000}'];
+const PROSE = ['Sure! The largest city ', 'is Paris.'];
+const ASK = [{ role: 'user' as const, content: 'Name the largest city of France and its population.' }];
+
+type BadRequest = InstanceType<typeof OpenAI.BadRequestError>;
+
+/** The SDK's error for a call that must be refused (fails the test when the call succeeds). */
+async function refusal(call: Promise<unknown>): Promise<BadRequest> {
+  const outcome = await call.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(outcome).toBeInstanceOf(OpenAI.BadRequestError);
+  return outcome as BadRequest;
+}
+
+const client = (gateway: TestGateway) =>
+  new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'test', maxRetries: 0, timeout: 20_000 });
+
+/** Every SDK way to ask for the City object: parse(), a streamed create() and the stream helper. */
+function describeStructuredOutput(model: string, gateway: () => TestGateway, upstreamFormats: () => unknown[]): void {
+  it('chat.completions.parse() with a Zod schema returns the parsed object', async () => {
+    const completion = await client(gateway()).chat.completions.parse({
+      model,
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      temperature: 0.2,
+      max_tokens: 200,
+    });
+    expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
+    expect(completion.choices[0].finish_reason).toBe('stop');
+    expect(upstreamFormats()).toHaveLength(1);
+  });
+
+  it('chat.completions.stream() with a Zod schema: finalChatCompletion() carries the parsed object', async () => {
+    const stream = client(gateway()).chat.completions.stream({
+      model,
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      stream_options: { include_usage: true },
+    });
+    const deltas: string[] = [];
+    stream.on('content.delta', ({ delta }) => deltas.push(delta));
+    const completion = await stream.finalChatCompletion();
+    expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
+    expect(deltas.join('')).toBe(CITY_JSON.join(''));
+  });
+
+  it('json_object mode, streamed with create(), gives JSON content', async () => {
+    const stream = await client(gateway()).chat.completions.create({
+      model,
+      messages: ASK,
+      response_format: { type: 'json_object' },
+      stream: true,
+    });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(JSON.parse(text)).toEqual({ city: 'Paris', population: 2_100_000 });
+  });
+}
+
+/** The refusals no family can serve, answered before any upstream call. */
+function describeRefusals(model: string, gateway: () => TestGateway, upstreamCalls: () => number): void {
+  it('n: 2 is a 400 in the OpenAI shape with param "n", before any upstream call', async () => {
+    const error = await refusal(client(gateway()).chat.completions.create({ model, messages: ASK, n: 2 }));
+    expect(error.error).toEqual({
+      message: expect.stringContaining('n must be 1'),
+      type: 'invalid_request_error',
+      code: 'unsupported_parameter',
+      param: 'n',
+    });
+    const badType = await refusal(
+      client(gateway()).chat.completions.create({ model, messages: ASK, temperature: 'hot' as unknown as number }),
+    );
+    expect(badType.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'invalid_request',
+      param: 'temperature',
+    });
+    expect(upstreamCalls()).toBe(0);
+  });
+}
+
+/** Starts the fake and its gateway for the enclosing describe; before each test resets the fake and arms its responder. */
+function useGateway<F extends { reset(): void; close(): Promise<void> }>(
+  upstream: FakeUpstream<F>,
+  arm: (fake: F) => void,
+): () => TestGateway {
+  let gateway: TestGateway | undefined;
+  beforeAll(async () => {
+    gateway = await upstream.start();
+  });
+  afterAll(() => upstream.stop());
+  beforeEach(() => {
+    upstream.fake.reset();
+    arm(upstream.fake);
+  });
+  return () => gateway!;
+}
+
+describe('provider_a: response_format, refusals and stop sequences', () => {
+  const upstream = fakeUpstream({
+    homePrefix: 'chat-parameters-a-',
+    startFake: () => FakeProviderA.start(),
+    settings: (fake, home) => ({
+      ...providerASettings(fake, home, { transport: 'ws' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_TIMEOUT: '8s',
+    }),
+  });
+  // JSON only when the Responses body carries text.format (the real backend then holds the model to it).
+  const gateway = useGateway(upstream, (fake) =>
+    fake.respondWith((body) => {
+      const asked = (body.text as { format?: unknown } | undefined)?.format !== undefined;
+      return [created(), ...(asked ? CITY_JSON : PROSE).map((piece) => textDelta(piece)), completed()];
+    }),
+  );
+  const formats = () =>
+    upstream.fake
+      .requests()
+      .map((request) => (request.body?.text as { format?: unknown } | undefined)?.format)
+      .filter((format) => format !== undefined);
+
+  describeStructuredOutput('gpt-5.6-sol', gateway, formats);
+  describeRefusals('gpt-5.6-sol', gateway, () => upstream.fake.requests().length);
+
+  it('sends the schema as text.format the way codex exec --output-schema does, and never a sampling field or output cap', async () => {
+    await client(gateway()).chat.completions.parse({
+      model: 'gpt-5.6-sol',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      temperature: 0,
+      top_p: 0.5,
+      max_completion_tokens: 99,
+      seed: 1,
+    });
+    const [request] = upstream.fake.requests();
+    // The fake refuses max_output_tokens, temperature and top_p as the backend does; it saw none.
+    expect(request.violation).toBeUndefined();
+    expect(request.body?.text).toEqual({
+      verbosity: 'low',
+      format: { type: 'json_schema', strict: true, schema: CITY_FORMAT.json_schema.schema, name: 'city' },
+    });
+    for (const field of ['temperature', 'top_p', 'max_output_tokens', 'seed', 'stop'])
+      expect(request.body).not.toHaveProperty(field);
+  });
+
+  it('a stop sequence split across two upstream deltas never reaches the client (stream and not)', async () => {
+    upstream.fake.respondWith(() => [
+      created(),
+      textDelta('Hello wor'),
+      textDelta('ld<EN'),
+      textDelta('D> and more'),
+      completed(),
+    ]);
+    const streamed = await streamChat(gateway(), { model: 'gpt-5.6-sol', messages: ASK, stop: ['<END>', 'zzz'] });
+    expect(contents(streamed).join('')).toBe('Hello world');
+    expect(streamed.raw).not.toContain('<EN');
+    expect(finishReason(streamed)).toBe('stop');
+    expect(streamed.done).toBe(true);
+    const completion = await client(gateway()).chat.completions.create({
+      model: 'gpt-5.6-sol',
+      messages: ASK,
+      stop: '<END>',
+    });
+    expect(completion.choices[0].message.content).toBe('Hello world');
+    expect(completion.choices[0].finish_reason).toBe('stop');
+  });
+});
+
+describe('provider_b: response_format and sampling upstream', () => {
+  const upstream = fakeUpstream({
+    homePrefix: 'chat-parameters-b-',
+    startFake: () => FakeCodeAssist.start(),
+    settings: (fake, home) => ({
+      ...providerBSettings(fake, home, { project: 'fake-project' }),
+      GATEWAY_PROVIDERS: 'provider_b',
+      PROVIDER_B_TIMEOUT: '8s',
+    }),
+  });
+  // JSON only when generationConfig asks for it the way Gemini CLI's generateJson does.
+  const gateway = useGateway(upstream, (fake) =>
+    fake.respondWith((body) => {
+      const asked = body?.request?.generationConfig?.responseMimeType === 'application/json';
+      return [
+        ...(asked ? CITY_JSON : PROSE).map((piece) => textFrame(piece)),
+        finishFrame('STOP', { prompt: 5, candidates: 3, total: 8 }),
+      ];
+    }),
+  );
+  const generateRequests = () => [
+    ...upstream.fake.requests('streamGenerateContent'),
+    ...upstream.fake.requests('generateContent'),
+  ];
+  const formats = () =>
+    generateRequests()
+      .map((request) => request.body.request.generationConfig?.responseJsonSchema)
+      .filter((schema) => schema !== undefined);
+
+  describeStructuredOutput('gemini-2.5-pro', gateway, formats);
+  describeRefusals('gemini-2.5-pro', gateway, () => generateRequests().length);
+
+  it('sends responseMimeType + responseJsonSchema and the sampling fields Code Assist takes', async () => {
+    await client(gateway()).chat.completions.parse({
+      model: 'gemini-2.5-pro',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      temperature: 0.2,
+      top_p: 0.5,
+      max_completion_tokens: 99,
+      seed: 7,
+      stop: ['END'],
+    });
+    const [request] = generateRequests();
+    expect(request.body.request.generationConfig).toEqual({
+      thinkingConfig: { includeThoughts: true },
+      temperature: 0.2,
+      topP: 0.5,
+      maxOutputTokens: 99,
+      stopSequences: ['END'],
+      seed: 7,
+      responseMimeType: 'application/json',
+      responseJsonSchema: CITY_FORMAT.json_schema.schema,
+    });
+  });
+});
+
+describe('provider_c: response_format and stop enforced by the gateway', () => {
+  let home: string;
+  let api: FakeAnthropicApi;
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-parameters-c-'));
+    api = await FakeAnthropicApi.start();
+    gateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_c',
+      PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
+      PROVIDER_C_TIMEOUT: '20s',
+      ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await api?.close();
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  const usage = { input_tokens: 3, output_tokens: 4 };
+  const fencedCity = ['```json\n{"city":"Pa', 'ris","population":', '2100000}\n```'];
+
+  it('parse() with a Zod schema returns the parsed object: the schema went into the prompt, only the object comes back', async () => {
+    api.enqueue(claudeTextReply(fencedCity, usage));
+    const completion = await client(gateway).chat.completions.parse({
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+    });
+    expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
+    expect(completion.choices[0].message.content).toBe('{"city":"Paris","population":2100000}');
+    expect(JSON.stringify(api.messages().at(-1)?.body)).toContain(
+      JSON.stringify(JSON.stringify(CITY_FORMAT.json_schema.schema)).slice(1, -1),
+    );
+  });
+
+  it('stream() with a Zod schema asks again after prose and streams only the valid object', async () => {
+    api.enqueue(claudeTextReply(PROSE, usage), claudeTextReply(fencedCity, usage));
+    const before = api.messages().length;
+    const stream = client(gateway).chat.completions.stream({
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+    });
+    const deltas: string[] = [];
+    stream.on('content.delta', ({ delta }) => deltas.push(delta));
+    const completion = await stream.finalChatCompletion();
+    expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
+    expect(deltas.join('')).not.toContain('Sure');
+    expect(api.messages().length - before).toBe(2);
+  });
+
+  it('three answers that are not the object end in 422 output_validation_failed, nothing streamed', async () => {
+    api.enqueue(
+      claudeTextReply(PROSE, usage),
+      claudeTextReply(PROSE, usage),
+      claudeTextReply(['{"city":"Paris"}'], usage),
+    );
+    const streamed = await streamChat(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+    });
+    expect(streamed.status).toBe(422);
+    expect(streamed.body).toEqual({
+      error: {
+        message: expect.stringContaining('response_format'),
+        type: 'upstream_error',
+        code: 'output_validation_failed',
+        param: null,
+      },
+    });
+  });
+
+  it('a stop sequence split across two deltas of the CLI never reaches the client', async () => {
+    api.enqueue(claudeTextReply(['Counting: one two', ' thr', 'ee four'], { input_tokens: 3, output_tokens: 4 }));
+    const streamed = await streamChat(gateway, { model: 'claude-fable-5', messages: ASK, stop: 'three' });
+    expect(contents(streamed).join('')).toBe('Counting: one two ');
+    expect(streamed.raw).not.toContain('thr');
+    expect(finishReason(streamed)).toBe('stop');
+    expect(streamed.done).toBe(true);
+  });
+});

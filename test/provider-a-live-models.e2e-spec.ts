@@ -1,0 +1,221 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import { cliModelList } from './support/fake-provider-a';
+import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
+
+type Json = Record<string, any>;
+
+/** The model-list GET of the real Codex CLI 0.169.0 (against a fake serving its bundled list). */
+const CLI_MODELS_GET = (
+  JSON.parse(
+    fs.readFileSync(
+      path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.models-served.capture.json'),
+      'utf8',
+    ),
+  ) as Json
+).transcript.find((entry: Json) => entry.kind === 'http' && entry.method === 'GET') as Json;
+
+/** Polls `check` until it holds; the bound is generous and never asserted as a speed. */
+async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, boundMs = 20_000): Promise<T> {
+  const end = Date.now() + boundMs;
+  for (;;) {
+    const value = await read();
+    if (check(value) || Date.now() > end) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-live-' });
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  const modelIds = async () =>
+    (((await (await fetch(`${gateway!.url}/v1/models`)).json()) as Json).data as Json[]).map(
+      (entry) => entry.id as string,
+    );
+  const models = async () => ((await (await fetch(`${gateway!.url}/v1/models`)).json()) as Json).data as Json[];
+
+  it('serves a model the upstream lists and the bundled catalog lacks, with exactly its variants; a hidden one is not listed', async () => {
+    fake().serveModels([
+      ...cliModelList(),
+      {
+        slug: 'gpt-7-sol',
+        visibility: 'list',
+        priority: 0,
+        supported_reasoning_levels: [{ effort: 'low' }, { effort: 'high' }],
+        default_reasoning_level: 'high',
+        service_tiers: [],
+        use_responses_lite: true,
+        context_window: 400000,
+        input_modalities: ['text', 'image'],
+        default_verbosity: 'low',
+      },
+      {
+        slug: 'gpt-7-secret',
+        visibility: 'hide',
+        supported_reasoning_levels: [{ effort: 'low' }],
+        service_tiers: [{ id: 'priority' }],
+        use_responses_lite: true,
+      },
+    ]);
+    gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '15m',
+    });
+    const ids = await eventually(modelIds, (list) => list.includes('gpt-7-sol'));
+    expect(ids.filter((id) => id.startsWith('gpt-7'))).toEqual(['gpt-7-sol', 'gpt-7-sol-low', 'gpt-7-sol-high']);
+
+    const entry = (await models()).find((model) => model.id === 'gpt-7-sol')!;
+    expect(entry).toMatchObject({
+      owned_by: 'provider_a',
+      family: 'gpt-7-sol',
+      context_window: 400000,
+      input_modalities: ['text', 'image'],
+      reasoning_effort: 'high',
+      supported_reasoning_efforts: ['low', 'high'],
+    });
+
+    // Served as the list says: its default effort, and the lite shape it is marked for.
+    fake().enqueue(textReply('ok'));
+    const chat = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-7-sol', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(chat.status).toBe(200);
+    expect(fake().lastBody()).toMatchObject({
+      model: 'gpt-7-sol',
+      reasoning: { effort: 'high', context: 'all_turns' },
+      client_metadata: { ws_request_header_x_openai_internal_codex_responses_lite: 'true' },
+    });
+  });
+
+  it('asks for the list as the pinned CLI does: path, client_version, header names', async () => {
+    gateway = await startGateway({
+      ...providerASettings(fake(), home(), { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '15m',
+    });
+    const [request] = await eventually(
+      async () => fake().modelsRequests(),
+      (list) => list.length > 0,
+    );
+    expect(request.url).toBe(CLI_MODELS_GET.url);
+    const mechanics = new Set([
+      'host',
+      'connection',
+      'accept-encoding',
+      'accept-language',
+      'sec-fetch-mode',
+      'content-length',
+    ]);
+    const names = (headers: Record<string, string>) =>
+      Object.keys(headers)
+        .filter((name) => !mechanics.has(name))
+        .sort();
+    expect(names(request.headers)).toEqual(names(CLI_MODELS_GET.headers));
+    expect(request.headers.authorization).toMatch(/^Bearer ./);
+    expect(request.headers['chatgpt-account-id']).toEqual(expect.any(String));
+    expect(request.headers.accept).toBe(CLI_MODELS_GET.headers.accept);
+    expect(request.headers.originator).toBe(CLI_MODELS_GET.headers.originator);
+  });
+
+  it('a failing list keeps the bundled catalog, and startup, readiness and chat do not wait for it', async () => {
+    fake().failModelsList(503, 10);
+    gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '15m',
+    });
+    expect((await fetch(`${gateway.url}/health/ready`)).status).toBe(200);
+    await eventually(
+      async () => fake().modelsRequests(),
+      (list) => list.length > 0,
+    );
+    expect(await modelIds()).toContain('gpt-6.1-sol-high');
+    fake().enqueue(textReply('ok'));
+    const chat = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(chat.status).toBe(200);
+  });
+
+  it('PROVIDER_A_MODELS_REFRESH=0 never asks for the list', async () => {
+    gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '0',
+    });
+    fake().enqueue(textReply('ok'));
+    expect(
+      (
+        await fetch(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+        })
+      ).status,
+    ).toBe(200);
+    expect(fake().modelsRequests()).toEqual([]);
+  });
+
+  it.each([
+    [
+      "The 'gpt-6-luna' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.",
+      400,
+      'model_requires_newer_client',
+      'invalid_request_error',
+    ],
+    [
+      "The 'gpt-6-luna' model is not supported when using Codex with a ChatGPT account.",
+      403,
+      'model_not_available_for_account',
+      'permission_error',
+    ],
+  ])(
+    'a model refusal (%s) is its own error naming the model, not retried, no token refresh, and the model leaves the list',
+    async (message, status, code, type) => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), home(), { transport: 'sse' }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
+      });
+      await eventually(
+        async () => fake().modelsRequests(),
+        (list) => list.length > 0,
+      );
+      expect(await modelIds()).toContain('gpt-6-luna-high');
+      fake().enqueue({
+        reject: {
+          status: 400,
+          body: { error: { message, type: 'invalid_request_error', param: 'model', code: null } },
+        },
+        frames: [],
+      });
+      const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-6-luna-high', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(response.status).toBe(status);
+      const error = ((await response.json()) as Json).error;
+      expect(error).toMatchObject({ type, code });
+      expect(error.message).toContain('"gpt-6-luna"');
+      expect(error.message).toContain('GET /v1/models');
+      expect(error.message).not.toContain('Please upgrade');
+      expect(fake().requests()).toHaveLength(1);
+      expect(fake().tokenRequests()).toHaveLength(0);
+      expect((await modelIds()).filter((id) => id.startsWith('gpt-6-luna'))).toEqual([]);
+    },
+  );
+});

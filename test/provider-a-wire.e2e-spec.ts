@@ -1,0 +1,82 @@
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
+
+type Json = Record<string, any>;
+
+/** PROVIDER_A_WIRE: the operator's escape hatch should the backend move again (docs/providers.md). */
+describe('PROVIDER_A_WIRE forces one request shape', () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-wire-' });
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+  const TOOLS = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: {} } } }];
+  const chat = (model: string) =>
+    fetch(`${gateway!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model,
+        tools: TOOLS,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'hi' },
+        ],
+      }),
+    });
+
+  it.each(['ws', 'sse'] as const)(
+    'classic (over %s): a lite model gets top-level instructions and tools, no flag, no reasoning.context',
+    async (transport) => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), home(), { transport }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_WIRE: 'classic',
+      });
+      fake().enqueue(textReply('ok'));
+      expect((await chat('gpt-6.1-sol')).status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.body).toMatchObject({
+        instructions: 'Be brief.',
+        tools: [expect.objectContaining({ name: 'read_file' })],
+        reasoning: { effort: 'low' },
+      });
+      expect(request.body!.reasoning).not.toHaveProperty('context');
+      expect(request.body).not.toHaveProperty('client_metadata');
+      expect(request.headers).not.toHaveProperty('x-openai-internal-codex-responses-lite');
+    },
+  );
+
+  it('auto (the default): each model in its own shape, never a mix', async () => {
+    gateway = await startGateway({
+      ...providerASettings(fake(), home(), { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+    });
+    fake().enqueue(textReply('ok'), textReply('ok'));
+    expect((await chat('gpt-6.1-sol')).status).toBe(200);
+    expect((await chat('gpt-5.5')).status).toBe(200);
+    const [lite, classic] = fake().requests();
+    expect(lite.headers['x-openai-internal-codex-responses-lite']).toBe('true');
+    expect(lite.body).not.toHaveProperty('tools');
+    expect((lite.body!.input as Json[])[0].type).toBe('additional_tools');
+    expect(classic.headers).not.toHaveProperty('x-openai-internal-codex-responses-lite');
+    expect(classic.body).toHaveProperty('tools');
+  });
+
+  it('lite forced on a classic model is refused by the backend, as the real one refuses it (400, no retry)', async () => {
+    gateway = await startGateway({
+      ...providerASettings(fake(), home(), { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_WIRE: 'lite',
+    });
+    fake().enqueue(textReply('never'));
+    const response = await chat('gpt-5.5');
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as Json).error.code).toBe('upstream_rejected_request');
+    expect(fake().requests()).toHaveLength(1);
+    expect(fake().requests()[0].violation).toMatch(/not supported for model 'gpt-5.5'/);
+  });
+});
