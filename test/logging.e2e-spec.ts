@@ -19,7 +19,7 @@ describe('log records', () => {
   let sentinels = 0;
 
   beforeAll(async () => {
-    gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'log-secret-4411', LOG_LEVEL: 'debug', ...providerASettings(fake(), path.join(home(), 'pa')) });
+    gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'log-secret-4411-long', LOG_LEVEL: 'debug', ...providerASettings(fake(), path.join(home(), 'pa')) });
   });
 
   afterAll(() => gateway.close());
@@ -42,7 +42,7 @@ describe('log records', () => {
   const chat = (model: string, extraHeaders: Record<string, string> = {}) =>
     rawRequest(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: 'Bearer log-secret-4411', 'content-type': 'application/json', ...extraHeaders },
+      headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json', ...extraHeaders },
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT please' }] }),
     });
 
@@ -117,7 +117,7 @@ describe('log records', () => {
     const records = await recordsOf(async () => {
       await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: 'Bearer log-secret-4411', 'content-type': 'application/json' },
+        headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, tools, messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT please' }] }),
       });
       await chat('gpt-5.6-sol');
@@ -131,7 +131,7 @@ describe('log records', () => {
       [502, 0],
     ]);
     const text = gateway.logs.text;
-    for (const forbidden of ['log-secret-4411', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'SECRET-TOOL-ARGUMENT', 'SECRET-OUTPUT-TEXT', 'authorization', 'Authorization']) {
+    for (const forbidden of ['log-secret-4411-long', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'SECRET-TOOL-ARGUMENT', 'SECRET-OUTPUT-TEXT', 'authorization', 'Authorization']) {
       expect(text).not.toContain(forbidden);
     }
     // The upstream's own words travel only as the upstream_* lines' sanitized `upstream_message` (issue 23 §3).

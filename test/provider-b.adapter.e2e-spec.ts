@@ -327,7 +327,8 @@ describe(ProviderBAdapter.name, () => {
       expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
       const [first, second] = fake.requests('streamGenerateContent');
       expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(1900);
-      expect(second.receivedAt - first.receivedAt).toBeLessThan(3500);
+      // The hint, not some much longer sleep; generous, because a busy machine adds its own delay.
+      expect(second.receivedAt - first.receivedAt).toBeLessThan(15_000);
     });
 
     it('retries an error frame that arrives before any output', async () => {
@@ -387,7 +388,8 @@ describe(ProviderBAdapter.name, () => {
       await fake.waitForRequests('streamGenerateContent', 1);
       setTimeout(() => abort.abort(new Error('client gone')), 50);
       await expect(pending).rejects.toThrow('client gone');
-      expect(Date.now() - started).toBeLessThan(1500);
+      // Not after sleeping out the 20 s retry hint (the bound is half of it).
+      expect(Date.now() - started).toBeLessThan(10_000);
     });
 
     it('rejects at once when aborted while waiting for response headers', async () => {

@@ -82,7 +82,7 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
   });
 
   it('is compared against the pinned CLI version', () => {
-    const pinned = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).devDependencies['@google/gemini-cli'];
+    const pinned = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'oracles', 'package.json'), 'utf8')).devDependencies['@google/gemini-cli'];
     expect(capture.version).toBe(pinned);
   });
 

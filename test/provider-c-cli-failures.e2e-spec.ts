@@ -127,9 +127,8 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       let seen = '';
       while (!seen.includes('partial')) seen += new TextDecoder().decode((await reader.read()).value);
       client.abort();
-      const abortedAt = Date.now();
+      // The child hangs for good: only the disconnect can have terminated it.
       await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 1000);
-      expect(Date.now() - abortedAt).toBeLessThan(1000);
       await waitFor(() => !isAlive(readRuns(dir)[0].pid), 3000);
       const next = await streamChat(gateway, {});
       expect(contents(next)).toEqual(['next']);

@@ -66,12 +66,14 @@ function expectNoCliText(result: ChatStreamResult | string): void {
 describe('provider_c with the real Claude Code CLI', () => {
   describe('answers', () => {
     it.concurrent('§11.9 streams Hel and lo as separate content chunks as the API sends them', async () => {
-      const { messages } = scripted([stream([{ kind: 'text', deltas: ['Hel', 'lo'] }], { deltaDelayMs: 600 })]);
+      // 'lo' leaves the fake API 3 s after 'Hel'. A gateway that held 'Hel' back would deliver both
+      // together; a busy machine delays 'Hel' by a few hundred ms, far below the half-gap bound.
+      const { messages } = scripted([stream([{ kind: 'text', deltas: ['Hel', 'lo'] }], { deltaDelayMs: 3000 })]);
       const result = await streamChat(gateway, { messages });
       expect(result.status).toBe(200);
       expect(contents(result)).toEqual(['Hel', 'lo']);
       const at = (text: string) => result.events.find((event) => event.data.includes(`"content":"${text}"`))!.at;
-      expect(at('lo') - at('Hel')).toBeGreaterThanOrEqual(400);
+      expect(at('lo') - at('Hel')).toBeGreaterThanOrEqual(1500);
       expect(result.chunks[0].choices[0].delta).toEqual({ role: 'assistant' });
       expect(finishReason(result)).toBe('stop');
       expect(result.done).toBe(true);
@@ -139,11 +141,12 @@ describe('provider_c with the real Claude Code CLI', () => {
     });
 
     it.concurrent('§11.12 "here " streams at once while only the partial opener is held', async () => {
-      const { messages } = scripted([stream([{ kind: 'text', deltas: [`here ${TICKS}agent_to`, 'ol_call\n{"name":"ls","arguments":{}}', `\n${TICKS}\ndone`] }], { deltaDelayMs: 500 })]);
+      const { messages } = scripted([stream([{ kind: 'text', deltas: [`here ${TICKS}agent_to`, 'ol_call\n{"name":"ls","arguments":{}}', `\n${TICKS}\ndone`] }], { deltaDelayMs: 1500 })]);
       const result = await streamChat(gateway, { messages, tools: [LS] });
       const here = result.events.find((event) => event.data.includes('"content":"here "'))!;
       const done = result.events.find((event) => event.data.includes('"content":"\\ndone"'))!;
-      expect(done.at - here.at).toBeGreaterThanOrEqual(700);
+      // Two 1.5 s gaps separate them at the API; "here " held back would arrive with "\ndone".
+      expect(done.at - here.at).toBeGreaterThanOrEqual(1500);
       expect(contents(result)).toEqual(['here ', '\ndone']);
       expect(toolFrames(result).map((frame) => frame.function.name)).toEqual(['ls']);
     });
@@ -306,10 +309,8 @@ describe('provider_c with the real Claude Code CLI', () => {
       const pid = start.pid as number;
       expect(isAlive(pid)).toBe(true);
       client.abort();
-      const abortedAt = Date.now();
       await waitFor(() => !isAlive(pid), 3000);
       await waitFor(() => api.messages(marker)[0]?.closedEarly === true, 3000);
-      expect(Date.now() - abortedAt).toBeLessThan(3000);
       await waitFor(() => recordsOf(response.headers, 'upstream_canceled').length > 0, 1000);
     });
   });

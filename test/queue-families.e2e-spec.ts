@@ -64,11 +64,11 @@ describe('agent queues per family', () => {
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
 
-    const startedAt = Date.now();
+    // With PRIMARY_AGENT_QUEUE_LIMIT=0, a turn that waited behind provider_a's slot would be
+    // refused with 429 at once: a 200 is the proof it did not share that queue (no timing needed).
     const otherFamily = await chat(gateway, 'gemini-2.5-pro', 'fam-b1');
     expect(otherFamily.status).toBe(200);
     expect(await otherFamily.text()).toContain('[DONE]');
-    expect(Date.now() - startedAt).toBeLessThan(2000);
 
     fakeA.enqueue(extractionReply());
     const structured = await postStructured(gateway, structuredBody({ request_id: 'families-1' }));
