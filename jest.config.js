@@ -11,8 +11,11 @@ const transform = {
 const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
 module.exports = {
   // testTimeout is a global option: Jest ignores it inside `projects` entries (jest-circus reads
-  // only globalConfig.testTimeout), so the e2e budget must be set here.
-  testTimeout: 30000,
+  // only globalConfig.testTimeout), so the e2e budget must be set here. It is a hang guard, not a
+  // speed requirement: a test that passes on an idle machine must pass on a 2-core machine busy
+  // with other work too (issue 25), so it is generous; durations that matter are benchmark
+  // figures (npm run bench), not test bounds.
+  testTimeout: 120000,
   projects: [
     { displayName: 'unit', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/src', '<rootDir>/scripts'], testRegex: '\\.spec\\.ts$', transform, transformIgnorePatterns, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },
     { displayName: 'e2e', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/test'], testRegex: '\\.e2e-spec\\.ts$', transform, transformIgnorePatterns, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },

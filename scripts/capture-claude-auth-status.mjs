@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLAUDE = path.join(
   ROOT,
+  'oracles',
   'node_modules',
   '@anthropic-ai',
   `claude-code-${process.platform}-${process.arch}`,

@@ -26,8 +26,9 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const codexPackage = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/@openai/codex/package.json'), 'utf8'));
-const codexBinary = path.join(root, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
+// The pinned CLI of oracles/package.json (node scripts/install-oracles.mjs installs it).
+const codexPackage = JSON.parse(fs.readFileSync(path.join(root, 'oracles/node_modules/@openai/codex/package.json'), 'utf8'));
+const codexBinary = path.join(root, 'oracles/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
 const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
 /** ORACLE_TRANSPORT=http captures the HTTP + SSE transport (the provider's supports_websockets off). */
 const WEBSOCKETS = process.env.ORACLE_TRANSPORT !== 'http';

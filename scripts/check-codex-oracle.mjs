@@ -15,7 +15,10 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const version = JSON.parse(fs.readFileSync(path.join(root, 'node_modules/@openai/codex/package.json'), 'utf8')).version;
+// The pinned CLI of oracles/package.json (node scripts/install-oracles.mjs installs it).
+const version = JSON.parse(
+  fs.readFileSync(path.join(root, 'oracles/node_modules/@openai/codex/package.json'), 'utf8'),
+).version;
 const fixtures = path.join(root, 'test/fixtures/codex-oracle');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-oracle-check-'));
 const write = process.argv.includes('--write');

@@ -5,6 +5,7 @@
  * `claude` printing stream-json); see test/support/. Stop with Ctrl-C.
  */
 import * as fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import pino from 'pino';
@@ -40,7 +41,9 @@ async function main(): Promise<void> {
   const logFile = path.join(home, 'gateway.log');
   const app = await createGatewayApp(config, { logStream: pino.destination({ dest: logFile, sync: false }) });
   await app.listen(config.server.port, config.server.host);
-  const base = `http://${config.server.host}:${config.server.port}`;
+  // The bound port, not the configured one: GATEWAY_PORT=0 (a free port, as the docs test uses) works too.
+  const { port: boundPort } = app.getHttpServer().address() as AddressInfo;
+  const base = `http://${config.server.host}:${boundPort}`;
   process.stdout.write(instructions(base, logFile));
 
   const stop = () => {

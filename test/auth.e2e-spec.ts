@@ -27,7 +27,7 @@ const chatBody = { model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'he
 
 describe('inbound bearer authentication', () => {
   describe('with GATEWAY_BEARER_SECRET set', () => {
-    const SECRET = 'e2e-secret-Zq81';
+    const SECRET = 'e2e-secret-Zq81-long';
     const TENANT = 'tenant-acme-raw-value';
     let gateway: TestGateway;
 

@@ -10,10 +10,12 @@ import { FakeProviderA } from './support/fake-provider-a';
 import { completed, created, DEFAULT_USAGE, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
 
 /**
- * docs/clients.md as written: the SDKs that can run offline (`openai`, the AI SDK, LangChain's
- * `@langchain/openai` 0.6) configured exactly as the page shows, with the prefix-free alias
- * `sol`, against the gateway and a fake provider_a. The alias must reach the upstream as
- * `gpt-5.6-sol` with the catalog's effort, and be counted under its own name.
+ * What docs/clients.md's SDK sections rely on, checked in detail: the SDKs that can run offline
+ * (`openai`, the AI SDK, LangChain's `@langchain/openai` 0.6) configured as the page shows, with
+ * the prefix-free alias `sol`, against the gateway and a scripted fake provider_a. The alias must
+ * reach the upstream as `gpt-5.6-sol` with the catalog's effort, and be counted under its own
+ * name. The page's code blocks themselves are taken out of the Markdown and run as written by
+ * test/docs-run.e2e-spec.ts.
  */
 const ALIAS = 'alias-check';
 

@@ -71,6 +71,10 @@ describe('gateway configuration (child process)', () => {
       // Thrown while Nest builds the providers: still one line, no framework output.
       [{ PRIMARY_FAITHFUL_PROFILE: path.join(scratch, 'missing-profile.json') }, [], /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE.*file not found/],
       [{ STRUCTURED_MODELS: 'gpt-5.6-sol,no-such-model' }, ['--structured-enabled'], /^gateway: invalid setting STRUCTURED_MODELS.*"no-such-model" is not a model id of the catalog/],
+      // The bearer rules (issue 25): short, placeholder, and an open bind without any secret.
+      [{ GATEWAY_BEARER_SECRET: 'x' }, [], /^gateway: invalid setting GATEWAY_BEARER_SECRET \/ --gateway-bearer-secret: must be at least 16 characters/],
+      [{ GATEWAY_BEARER_SECRET: 'change-me-to-a-long-random-value' }, [], /^gateway: invalid setting GATEWAY_BEARER_SECRET.*is a documented placeholder/],
+      [{ GATEWAY_HOST: '0.0.0.0' }, [], /^gateway: invalid setting GATEWAY_HOST.*"0\.0\.0\.0" is not loopback, so GATEWAY_BEARER_SECRET must be set \(or GATEWAY_ALLOW_UNAUTHENTICATED=true/],
     ];
     const runs = await mapLimited(cases, 4, ([env, argv]) => runGateway(env, argv));
     runs.forEach((run, index) => expectOneLineFailure(run, cases[index][2]));

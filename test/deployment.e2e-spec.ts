@@ -1,124 +1,158 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { parseDuration } from '../src/config/setting-parsers';
+import type { Instruction, JSONInstruction } from 'dockerfile-ast';
+import { DockerfileParser } from 'dockerfile-ast';
+import { parse } from 'yaml';
 import { loadConfig } from '../src/config/app-config';
+import { parseDuration } from '../src/config/setting-parsers';
 import { REPO_ROOT } from './support/child-gateway';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import type { Manifest } from './support/real-tools';
+import { kustomize, render } from './support/real-tools';
 
 /**
- * The image and manifests of docker/ (issue item 11, design.md §11). Docker and Kubernetes do not
- * run here, so the files are parsed and checked field by field; the HEALTHCHECK command is run
- * for real against a gateway.
+ * The image and manifests of docker/ (issue 25, design.md §11). There is no Docker engine here, so
+ * the Dockerfile is read with a real parser (dockerfile-ast) and its runtime stage's contents are
+ * checked instruction by instruction; the HEALTHCHECK command is run against a live gateway. The
+ * Kubernetes manifests are rendered by the real kustomize (`kubectl kustomize`, what
+ * `kubectl apply -k` runs), every path the docs tell you to apply, and the rendered objects are
+ * checked.
  */
 const DOCKER = path.join(REPO_ROOT, 'docker');
 const K8S = path.join(DOCKER, 'k8s');
 const LOGIN_DIRECTORIES = ['.codex', '.gemini', '.claude'];
+/** The vendor CLIs that are test oracles only (oracles/package.json): never in the image by default. */
+const VENDOR_CLIS = ['@anthropic-ai/claude-code', '@openai/codex', '@google/gemini-cli'];
+/** Memory per PROVIDER_C_MAX_PROCESSES: one `claude -p` peaked at 231 MB, rounded up. */
+const CLAUDE_PROCESS_MIB = 256;
+/** The gateway's own memory without provider_c children (docs/deployment.md "Memory"). */
+const GATEWAY_MIB = 512;
+/** A value the hand-made Secret would hold; the manifests never carry one. */
+const HAND_MADE_SECRET = 'a'.repeat(64);
 
-// Manifests are free-form YAML; the tests walk them like plain objects.
-type Manifest = Record<string, any>;
+const readText = (file: string) => fs.readFileSync(file, 'utf8');
 
-function loadManifests(): Manifest[] {
-  return fs
-    .readdirSync(K8S)
-    .filter((name) => name.endsWith('.yaml') && name !== 'kustomization.yaml')
-    .flatMap((name) =>
-      parseAllDocuments(fs.readFileSync(path.join(K8S, name), 'utf8')).map((document) => {
-        expect(document.errors).toEqual([]);
-        return { ...(document.toJS() as Manifest), __file: name };
-      }),
-    );
-}
+describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
+  const dockerfile = DockerfileParser.parse(readText(path.join(DOCKER, 'Dockerfile')));
+  const instructions = dockerfile.getInstructions();
+  const froms = dockerfile.getFROMs();
+  const runtimeStart = froms[froms.length - 1].getRange().start.line;
+  const buildStage = instructions.filter((instruction) => instruction.getRange().start.line < runtimeStart);
+  const runtimeStage = instructions.filter((instruction) => instruction.getRange().start.line >= runtimeStart);
+  const inStage = (stage: Instruction[], keyword: string) =>
+    stage.filter((instruction) => instruction.getKeyword() === keyword);
+  const text = (instruction: Instruction) => instruction.getArgumentsContent() ?? '';
+  const json = (instruction: Instruction) =>
+    (instruction as JSONInstruction).getJSONStrings().map((entry) => entry.getJSONValue());
+  const runtimeEnv = new Map(
+    inStage(runtimeStage, 'ENV').flatMap((instruction) =>
+      (instruction as any).getProperties().map((property: any) => [property.getName(), property.getValue()]),
+    ),
+  );
 
-interface Instruction {
-  readonly keyword: string;
-  readonly args: string;
-  readonly stage: number;
-}
-
-/** Dockerfile instructions with line continuations joined and comments dropped; stage = index of the FROM. */
-function parseDockerfile(text: string): Instruction[] {
-  const logical: string[] = [];
-  let current = '';
-  for (const line of text.split('\n')) {
-    if (/^\s*#/.test(line) && current === '') continue;
-    if (/^\s*#/.test(line)) continue;
-    if (line.trimEnd().endsWith('\\')) {
-      current += line.trimEnd().slice(0, -1) + ' ';
-      continue;
-    }
-    current += line;
-    if (current.trim() !== '') logical.push(current.trim());
-    current = '';
-  }
-  let stage = -1;
-  return logical.map((line) => {
-    const [keyword, ...rest] = line.split(/\s+/);
-    if (keyword.toUpperCase() === 'FROM') stage++;
-    return { keyword: keyword.toUpperCase(), args: rest.join(' '), stage };
-  });
-}
-
-// The Dockerfile, manifest and compose checks below read the files' text: they are lint (what the
-// files say), not proof that an image builds or starts — there is no Docker engine here. Only the
-// HEALTHCHECK command is also run, against a live gateway.
-describe('lint: docker/Dockerfile', () => {
-  const instructions = parseDockerfile(fs.readFileSync(path.join(DOCKER, 'Dockerfile'), 'utf8'));
-  const froms = instructions.filter((instruction) => instruction.keyword === 'FROM');
-  const finalStage = froms.length - 1;
-  const inStage = (stage: number, keyword: string) => instructions.filter((instruction) => instruction.stage === stage && instruction.keyword === keyword);
-
-  it('is multi-stage: a build stage with npm ci + npm run build, a runtime with npm ci --omit=dev', () => {
-    expect(froms.length).toBeGreaterThanOrEqual(2);
-    expect(froms[0].args).toMatch(/^node:\S+ AS build$/i);
-    expect(froms[finalStage].args).toMatch(/^node:\S+-slim AS runtime$/i);
-    const buildRuns = inStage(0, 'RUN').map((instruction) => instruction.args);
+  it('is two stages: build (npm ci + npm run build) and a slim runtime (npm ci --omit=dev + the compiled dist)', () => {
+    expect(froms.map((from) => [from.getImageName(), from.getBuildStage()])).toEqual([
+      ['node', 'build'],
+      ['node', 'runtime'],
+    ]);
+    expect(text(froms[1])).toMatch(/-slim AS runtime$/);
+    const buildRuns = inStage(buildStage, 'RUN').map(text);
     expect(buildRuns.some((run) => /^npm ci\b/.test(run) && !run.includes('--omit=dev'))).toBe(true);
     expect(buildRuns).toContain('npm run build');
-    const runtimeRuns = inStage(finalStage, 'RUN').map((instruction) => instruction.args);
-    expect(runtimeRuns.some((run) => /^npm ci --omit=dev\b/.test(run))).toBe(true);
-    expect(inStage(finalStage, 'COPY').some((instruction) => instruction.args === '--from=build /app/dist ./dist')).toBe(true);
+    expect(
+      inStage(runtimeStage, 'RUN')
+        .map(text)
+        .some((run) => /^npm ci --omit=dev\b/.test(run)),
+    ).toBe(true);
+    const copies = inStage(runtimeStage, 'COPY').map((copy) => ({
+      flags: (copy as any).getFlags().map((flag: any) => `${flag.getName()}=${flag.getValue()}`),
+      args: text(copy),
+    }));
+    expect(copies).toContainEqual({ flags: ['from=build'], args: '/app/dist ./dist' });
   });
 
   it('takes BUILD_VERSION, BUILD_COMMIT and BUILD_DATE as build args and passes them on as ENV', () => {
     for (const name of ['BUILD_VERSION', 'BUILD_COMMIT', 'BUILD_DATE']) {
-      expect(inStage(0, 'ARG').some((instruction) => instruction.args === name)).toBe(true);
-      expect(inStage(finalStage, 'ARG').some((instruction) => instruction.args === name)).toBe(true);
-      expect(inStage(finalStage, 'ENV').some((instruction) => instruction.args.includes(`${name}=\${${name}}`))).toBe(true);
+      expect(inStage(buildStage, 'ARG').map(text)).toContain(name);
+      expect(inStage(runtimeStage, 'ARG').map(text)).toContain(name);
+      expect(runtimeEnv.get(name)).toBe(`\${${name}}`);
     }
   });
 
-  it('listens on 0.0.0.0:8088 as a non-root user and starts node dist/main.js', () => {
-    const env = inStage(finalStage, 'ENV').map((instruction) => instruction.args).join(' ');
-    expect(env).toContain('GATEWAY_HOST=0.0.0.0');
-    expect(env).toContain('GATEWAY_PORT=8088');
+  it('runs tini as PID 1 (ENTRYPOINT), installed from Debian in the runtime stage, with node dist/main.js as its child', () => {
+    const entrypoints = inStage(runtimeStage, 'ENTRYPOINT');
+    expect(entrypoints).toHaveLength(1);
+    expect(json(entrypoints[0])).toEqual(['/usr/bin/tini', '--']);
+    const installsTini = inStage(runtimeStage, 'RUN')
+      .map(text)
+      .find((run) => /apt-get install\b.*\btini\b/.test(run));
+    expect(installsTini).toBeDefined();
+    expect(installsTini).toContain('rm -rf /var/lib/apt/lists/*');
+    expect(inStage(runtimeStage, 'CMD').map(json)).toEqual([['node', 'dist/main.js']]);
+  });
+
+  it('runs as the non-root user node, after every RUN that needs root, listening on 0.0.0.0:8088', () => {
+    const users = inStage(runtimeStage, 'USER');
+    expect(users.map(text)).toEqual(['node']);
+    const lastRun = Math.max(...inStage(runtimeStage, 'RUN').map((run) => run.getRange().start.line));
+    expect(users[0].getRange().start.line).toBeGreaterThan(lastRun);
+    expect(runtimeEnv.get('GATEWAY_HOST')).toBe('0.0.0.0');
+    expect(runtimeEnv.get('GATEWAY_PORT')).toBe('8088');
     // The young-generation cap that keeps resident memory of many open streams down (docs/performance.md).
-    expect(env).toContain('NODE_OPTIONS=--max-semi-space-size=4');
-    const users = inStage(finalStage, 'USER');
-    expect(users).toHaveLength(1);
-    expect(users[0].args).not.toMatch(/^(root|0)(:|$)/);
-    expect(inStage(finalStage, 'EXPOSE').map((instruction) => instruction.args)).toEqual(['8088']);
-    expect(inStage(finalStage, 'CMD').map((instruction) => JSON.parse(instruction.args))).toEqual([['node', 'dist/main.js']]);
-    // USER comes after every RUN that needs root.
-    const lastRun = instructions.map((instruction, index) => (instruction.keyword === 'RUN' ? index : -1)).reduce((a, b) => Math.max(a, b));
-    expect(instructions.indexOf(users[0])).toBeGreaterThan(lastRun);
+    expect(runtimeEnv.get('NODE_OPTIONS')).toBe('--max-semi-space-size=4');
+    expect(inStage(runtimeStage, 'EXPOSE').map(text)).toEqual(['8088']);
+  });
+
+  it('ships no vendor CLI unless CLAUDE_CODE_PACKAGE is given: neither stage installs one from the lock, and oracles/ stays out of the context', () => {
+    const rootPackage = JSON.parse(readText(path.join(REPO_ROOT, 'package.json')));
+    const lock = JSON.parse(readText(path.join(REPO_ROOT, 'package-lock.json')));
+    for (const cli of VENDOR_CLIS) {
+      expect({ cli, declared: { ...rootPackage.dependencies, ...rootPackage.devDependencies }[cli] }).toEqual({
+        cli,
+        declared: undefined,
+      });
+      expect({ cli, locked: lock.packages[`node_modules/${cli}`] }).toEqual({ cli, locked: undefined });
+    }
+    // The only other install in the runtime stage is the opt-in claude, empty by default.
+    const optIn = inStage(runtimeStage, 'ARG')
+      .map(text)
+      .find((arg) => arg.startsWith('CLAUDE_CODE_PACKAGE'));
+    expect(optIn).toBe('CLAUDE_CODE_PACKAGE=""');
+    const installs = inStage(runtimeStage, 'RUN')
+      .map(text)
+      .filter((run) => /npm (install|i|ci)\b/.test(run));
+    expect(installs.map((run) => run.replace(/\s+/g, ' '))).toEqual([
+      'npm ci --omit=dev --no-audit --no-fund && npm cache clean --force',
+      expect.stringMatching(/^if \[ -n "\$CLAUDE_CODE_PACKAGE" \]; then npm install -g .*"\$CLAUDE_CODE_PACKAGE"/),
+    ]);
+    const ignored = readText(path.join(DOCKER, 'Dockerfile.dockerignore'))
+      .split('\n')
+      .map((line) => line.trim());
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', 'oracles']));
+    expect(ignored).not.toContain('src');
+    expect(ignored).not.toContain('scripts');
   });
 
   describe('HEALTHCHECK', () => {
-    const healthcheck = inStage(finalStage, 'HEALTHCHECK');
-    const command = JSON.parse(healthcheck[0]?.args.replace(/^.*?CMD\s+/, '') ?? '[]') as string[];
+    const healthcheck = inStage(runtimeStage, 'HEALTHCHECK');
+    const command = JSON.parse(text(healthcheck[0]).replace(/^CMD\s+/, '')) as string[];
     let gateway: TestGateway;
 
     beforeAll(async () => {
-      gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'image-secret' });
+      gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'image-secret-0123' });
     });
 
     afterAll(() => gateway.close());
 
     function runProbe(port: string): Promise<number | null> {
       return new Promise((resolve) => {
-        const child = spawn(command[0] === 'node' ? process.execPath : command[0], command.slice(1), { env: { PATH: process.env.PATH, GATEWAY_PORT: port }, stdio: 'ignore' });
+        const child = spawn(command[0] === 'node' ? process.execPath : command[0], command.slice(1), {
+          env: { PATH: process.env.PATH, GATEWAY_PORT: port },
+          stdio: 'ignore',
+        });
         child.on('exit', (code) => resolve(code));
       });
     }
@@ -136,128 +170,249 @@ describe('lint: docker/Dockerfile', () => {
       expect(await runProbe('1')).toBe(1);
     });
   });
-
-  it('has a .dockerignore beside it that keeps node_modules, dist and .git out of the context', () => {
-    const ignored = fs.readFileSync(path.join(DOCKER, 'Dockerfile.dockerignore'), 'utf8').split('\n').map((line) => line.trim());
-    expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git']));
-    expect(ignored).not.toContain('src');
-    expect(ignored).not.toContain('scripts');
-  });
 });
 
-describe('lint: docker/k8s manifests', () => {
-  const manifests = loadManifests();
-  const byKind = (kind: string) => manifests.filter((manifest) => manifest.kind === kind);
-  const deployment = byKind('Deployment')[0];
-  const pod = deployment?.spec?.template?.spec;
-  const container = pod?.containers?.[0];
-  const configMaps = byKind('ConfigMap');
-
-  /** The value the container sees for `name`: env wins over envFrom ConfigMaps. */
-  function containerSetting(name: string): string | undefined {
-    const direct = (container.env ?? []).find((entry: Manifest) => entry.name === name);
-    if (direct && 'value' in direct) return String(direct.value);
-    for (const source of container.envFrom ?? []) {
-      const map = configMaps.find((candidate) => candidate.metadata.name === source.configMapRef?.name);
-      if (map?.data?.[name] !== undefined) return String(map.data[name]);
+/** Every `kubectl apply -k <path>` the docs, the README and the manifests' own comments give. */
+function documentedKustomizations(): Map<string, string[]> {
+  const sources = [
+    path.join(REPO_ROOT, 'README.md'),
+    ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).map((name) => path.join(REPO_ROOT, 'docs', name)),
+  ];
+  const walk = (directory: string): string[] =>
+    fs
+      .readdirSync(directory, { withFileTypes: true })
+      .flatMap((entry) =>
+        entry.isDirectory() ? walk(path.join(directory, entry.name)) : [path.join(directory, entry.name)],
+      );
+  sources.push(...walk(DOCKER).filter((file) => /\.(ya?ml|md)$|Dockerfile$/.test(file)));
+  const found = new Map<string, string[]>();
+  for (const file of sources) {
+    for (const match of readText(file).matchAll(/kubectl apply -k (\S+)/g)) {
+      const target = match[1].replace(/[`'".,;)]+$/, '');
+      found.set(target, [...(found.get(target) ?? []), path.relative(REPO_ROOT, file)]);
     }
-    return undefined;
   }
+  return found;
+}
 
-  it('parses and has a Deployment, Service, Secret, ConfigMap and PersistentVolumeClaim', () => {
-    for (const kind of ['Deployment', 'Service', 'Secret', 'ConfigMap', 'PersistentVolumeClaim']) {
-      expect(byKind(kind)).toHaveLength(1);
+/** Every directory under docker/k8s holding a kustomization.yaml. */
+function kustomizationDirectories(): string[] {
+  const walk = (directory: string): string[] =>
+    fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+      if (!entry.isDirectory()) return [];
+      const child = path.join(directory, entry.name);
+      return [
+        ...(fs.existsSync(path.join(child, 'kustomization.yaml')) ? [path.relative(REPO_ROOT, child)] : []),
+        ...walk(child),
+      ];
+    });
+  return walk(K8S).sort();
+}
+
+describe('docker/k8s rendered by the real kustomize', () => {
+  const documented = documentedKustomizations();
+
+  it('every documented `kubectl apply -k` path renders, and every kustomization is documented', () => {
+    expect([...documented.keys()].sort()).toEqual(kustomizationDirectories());
+    const failures = [...documented].flatMap(([target, where]) => {
+      const result = kustomize(path.join(REPO_ROOT, target));
+      return result.status === 0 ? [] : [`${target} (named in ${where.join(', ')}): ${result.stderr.trim()}`];
+    });
+    expect(failures).toEqual([]);
+  });
+
+  it('kustomize itself refuses a parent directory as a resource (the cycle the old monitoring overlay had)', () => {
+    // The old layout in miniature: a kustomization, and an overlay inside it that lists `..`.
+    // kustomize must fail the way `kubectl apply -k docker/k8s/monitoring` did, which shows the
+    // render above would have caught it.
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kustomize-cycle-'));
+    try {
+      fs.writeFileSync(
+        path.join(scratch, 'kustomization.yaml'),
+        'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n',
+      );
+      fs.mkdirSync(path.join(scratch, 'monitoring'));
+      fs.writeFileSync(
+        path.join(scratch, 'monitoring', 'kustomization.yaml'),
+        'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ..\n',
+      );
+      const result = kustomize(path.join(scratch, 'monitoring'));
+      expect(result.status).not.toBe(0);
+      expect(result.stderr).toMatch(
+        /cycle detected: candidate root '.*kustomize-cycle-\w+' contains visited root '.*kustomize-cycle-\w+\/monitoring'/,
+      );
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
     }
   });
 
-  it('runs exactly one replica, replaced with strategy Recreate (never two processes owning the keys)', () => {
-    expect(deployment.spec.replicas).toBe(1);
-    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
-    expect(containerSetting('STRUCTURED_REPLICAS') ?? '1').toBe('1');
-  });
+  describe.each(kustomizationDirectories())('%s', (directory) => {
+    const manifests = render(path.join(REPO_ROOT, directory));
+    const byKind = (kind: string) => manifests.filter((manifest) => manifest.kind === kind);
+    const deployment = byKind('Deployment')[0];
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0];
+    const configMap = byKind('ConfigMap').find((map) => map.metadata.name === 'llm-gateway-config')!;
 
-  it('probes readiness on /health/ready and liveness on /health/live on the container port', () => {
-    const port = container.ports.find((entry: Manifest) => entry.containerPort === 8088);
-    expect(port).toBeDefined();
-    for (const [probe, route] of [['readinessProbe', '/health/ready'], ['livenessProbe', '/health/live']] as const) {
-      expect(container[probe].httpGet.path).toBe(route);
-      expect([port.name, 8088]).toContain(container[probe].httpGet.port);
+    /** The container's settings as the process sees them, with the hand-made Secret in place. */
+    function containerEnvironment(): Record<string, string> {
+      const env: Record<string, string> = {};
+      for (const source of container.envFrom ?? []) {
+        const map = byKind('ConfigMap').find((candidate) => candidate.metadata.name === source.configMapRef?.name);
+        Object.assign(env, map?.data);
+      }
+      for (const entry of container.env ?? []) {
+        if ('value' in entry) env[entry.name] = String(entry.value);
+        else if (entry.valueFrom?.secretKeyRef) env[entry.name] = HAND_MADE_SECRET;
+      }
+      return env;
     }
-    expect(containerSetting('GATEWAY_PORT')).toBe('8088');
-    expect(containerSetting('GATEWAY_HOST')).toBe('0.0.0.0');
-  });
+    const config = loadConfig(containerEnvironment());
 
-  it('gives terminationGracePeriodSeconds above GATEWAY_DRAIN_TIMEOUT (plus the 3 s abort grace)', () => {
-    const drain = containerSetting('GATEWAY_DRAIN_TIMEOUT');
-    expect(drain).toBeDefined();
-    const drainSeconds = parseDuration(drain!) / 1000;
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(drainSeconds + 3);
-  });
+    it('holds only settings the gateway accepts, binds 0.0.0.0:8088 and needs the hand-made bearer Secret', () => {
+      expect(config.server).toMatchObject({ host: '0.0.0.0', port: 8088, bearerSecret: HAND_MADE_SECRET });
+      const reference = container.env.find((entry: Manifest) => entry.name === 'GATEWAY_BEARER_SECRET').valueFrom
+        .secretKeyRef;
+      expect(reference).toEqual({ name: 'llm-gateway-bearer', key: 'GATEWAY_BEARER_SECRET' });
+      // Without the Secret the gateway would refuse to start on 0.0.0.0: it is required, not optional.
+      expect(reference.optional).toBeUndefined();
+      expect(() => loadConfig({ ...containerEnvironment(), GATEWAY_BEARER_SECRET: '' })).toThrow(
+        /GATEWAY_HOST.*not loopback/,
+      );
+    });
 
-  it('reads the bearer from a Secret that holds it', () => {
-    const entry = container.env.find((candidate: Manifest) => candidate.name === 'GATEWAY_BEARER_SECRET');
-    const reference = entry.valueFrom.secretKeyRef;
-    const secret = byKind('Secret')[0];
-    expect(secret.metadata.name).toBe(reference.name);
-    expect(Object.keys(secret.stringData ?? secret.data ?? {})).toContain(reference.key);
-    expect(entry.value).toBeUndefined();
-  });
+    it('renders no Secret, so `kubectl apply -k` never overwrites the one created by hand', () => {
+      expect(byKind('Secret')).toEqual([]);
+    });
 
-  it('mounts the Codex, Gemini and Claude login directories under HOME, writable, from the claim', () => {
-    const home = containerSetting('HOME');
-    expect(home).toBe('/home/node');
-    for (const directory of LOGIN_DIRECTORIES) {
-      const mount = container.volumeMounts.find((candidate: Manifest) => candidate.mountPath === `${home}/${directory}`);
-      expect(mount).toBeDefined();
-      expect(mount.readOnly).not.toBe(true);
-      const volume = pod.volumes.find((candidate: Manifest) => candidate.name === mount.name);
-      expect(volume.persistentVolumeClaim.claimName).toBe(byKind('PersistentVolumeClaim')[0].metadata.name);
-    }
-  });
+    it('enables provider_c only together with the image built with the claude CLI', () => {
+      const claudeImage = /-claude$/.test(container.image);
+      expect({ image: container.image, providerC: config.enabledProviders.includes('provider_c') }).toEqual({
+        image: container.image,
+        providerC: claudeImage,
+      });
+    });
 
-  it('runs as a non-root user without privilege escalation', () => {
-    expect(pod.securityContext.runAsNonRoot).toBe(true);
-    expect(pod.securityContext.runAsUser).not.toBe(0);
-    expect(container.securityContext.allowPrivilegeEscalation).toBe(false);
-  });
+    it('asks for memory for the enabled families: 512Mi + 256Mi per PROVIDER_C_MAX_PROCESSES when provider_c is on', () => {
+      const mebibytes = (quantity: string) => {
+        const match = /^(\d+)(Mi|Gi)$/.exec(quantity);
+        if (!match) throw new Error(`unexpected memory quantity ${quantity}`);
+        return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+      };
+      const children = config.enabledProviders.includes('provider_c') ? config.providerC.maxProcesses : 0;
+      expect(mebibytes(container.resources.limits.memory)).toBeGreaterThanOrEqual(
+        GATEWAY_MIB + children * CLAUDE_PROCESS_MIB,
+      );
+      expect(mebibytes(container.resources.requests.memory)).toBeLessThanOrEqual(
+        mebibytes(container.resources.limits.memory),
+      );
+      if (children > 0) expect(configMap.data.PROVIDER_C_MAX_PROCESSES).toBeDefined();
+    });
 
-  it('exposes the pods through a Service that selects them on the http port', () => {
-    const service = byKind('Service')[0];
-    const labels = deployment.spec.template.metadata.labels;
-    for (const [key, value] of Object.entries(service.spec.selector)) expect(labels[key]).toBe(value);
-    expect(deployment.spec.selector.matchLabels).toEqual(service.spec.selector);
-    expect(['http', 8088]).toContain(service.spec.ports[0].targetPort);
-  });
+    it('runs exactly one replica, replaced with strategy Recreate (never two processes owning the keys)', () => {
+      expect(deployment.spec.replicas).toBe(1);
+      expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
+      expect(config.structured.replicas).toBe(1);
+    });
 
-  it('holds only settings the gateway accepts', () => {
-    const env: Record<string, string> = { HOME: '/home/node' };
-    for (const map of configMaps) Object.assign(env, map.data);
-    for (const entry of container.env) if ('value' in entry) env[entry.name] = String(entry.value);
-    expect(() => loadConfig(env)).not.toThrow();
-  });
+    it('probes readiness and liveness so that one slow answer does not take the only replica out', () => {
+      const port = container.ports.find((entry: Manifest) => entry.containerPort === 8088);
+      for (const [probe, route] of [
+        ['readinessProbe', '/health/ready'],
+        ['livenessProbe', '/health/live'],
+      ] as const) {
+        expect(container[probe].httpGet.path).toBe(route);
+        expect([port.name, 8088]).toContain(container[probe].httpGet.port);
+        expect(container[probe].failureThreshold).toBeGreaterThan(1);
+        expect(container[probe].timeoutSeconds).toBeGreaterThanOrEqual(3);
+        expect(container[probe].timeoutSeconds).toBeLessThan(container[probe].periodSeconds);
+      }
+    });
 
-  it('lists every manifest in kustomization.yaml', () => {
-    const kustomization = parseAllDocuments(fs.readFileSync(path.join(K8S, 'kustomization.yaml'), 'utf8'))[0].toJS() as Manifest;
-    const files = [...new Set(manifests.map((manifest) => manifest.__file as string))].sort();
-    expect([...kustomization.resources].sort()).toEqual(files);
+    it('drains for as long as the longest turn, and terminationGracePeriodSeconds covers the drain plus the 3 s abort grace', () => {
+      const longestTurnMs = Math.max(
+        config.providerA.timeoutMs,
+        config.providerB.timeoutMs,
+        config.providerC.timeoutMs,
+      );
+      expect(config.server.drainTimeoutMs).toBeGreaterThanOrEqual(longestTurnMs);
+      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(config.server.drainTimeoutMs / 1000 + 3);
+    });
+
+    it('mounts the Codex, Gemini and Claude login directories under HOME, writable, from the claim', () => {
+      expect(container.env.find((entry: Manifest) => entry.name === 'HOME').value).toBe('/home/node');
+      for (const directory of LOGIN_DIRECTORIES) {
+        const mount = container.volumeMounts.find(
+          (candidate: Manifest) => candidate.mountPath === `/home/node/${directory}`,
+        );
+        expect(mount.readOnly).not.toBe(true);
+        const volume = pod.volumes.find((candidate: Manifest) => candidate.name === mount.name);
+        expect(volume.persistentVolumeClaim.claimName).toBe(byKind('PersistentVolumeClaim')[0].metadata.name);
+      }
+    });
+
+    it('runs as a non-root user without privilege escalation, behind a Service that selects it on the http port', () => {
+      expect(pod.securityContext.runAsNonRoot).toBe(true);
+      expect(pod.securityContext.runAsUser).not.toBe(0);
+      expect(container.securityContext.allowPrivilegeEscalation).toBe(false);
+      const service = byKind('Service')[0];
+      for (const [key, value] of Object.entries(service.spec.selector))
+        expect(deployment.spec.template.metadata.labels[key]).toBe(value);
+      expect(['http', 8088]).toContain(service.spec.ports[0].targetPort);
+    });
   });
 });
 
-describe('lint: docker/compose.yaml', () => {
-  const compose = parseAllDocuments(fs.readFileSync(path.join(DOCKER, 'compose.yaml'), 'utf8'))[0].toJS() as Manifest;
+describe('docker/compose.yaml (and the provider_c switch docker/compose.provider-c.yaml)', () => {
+  const compose = parse(readText(path.join(DOCKER, 'compose.yaml'))) as Manifest;
+  const withClaude = parse(readText(path.join(DOCKER, 'compose.provider-c.yaml'))) as Manifest;
   const service = compose.services.gateway;
 
   it('builds docker/Dockerfile from the repository root with the BUILD_* args', () => {
     expect(path.resolve(DOCKER, service.build.context)).toBe(REPO_ROOT);
     expect(service.build.dockerfile).toBe('docker/Dockerfile');
-    expect(Object.keys(service.build.args)).toEqual(expect.arrayContaining(['BUILD_VERSION', 'BUILD_COMMIT', 'BUILD_DATE']));
+    expect(Object.keys(service.build.args)).toEqual(
+      expect.arrayContaining(['BUILD_VERSION', 'BUILD_COMMIT', 'BUILD_DATE']),
+    );
   });
 
-  it('mounts the three CLI login directories and stops with a grace above the drain timeout', () => {
+  it("requires a bearer secret, leaves provider_c off by default, and relies on the image's tini (no init: true)", () => {
+    expect(service.environment.GATEWAY_BEARER_SECRET).toMatch(/^\$\{GATEWAY_BEARER_SECRET:\?/);
+    expect(service.environment.GATEWAY_PROVIDERS).toBe('${GATEWAY_PROVIDERS:-provider_a,provider_b}');
+    expect(service.init).toBeUndefined();
+  });
+
+  it('switches provider_c on with its image, its process cap and their memory in one override file', () => {
+    const override = withClaude.services.gateway;
+    expect(override.build.args.CLAUDE_CODE_PACKAGE).toBe('@anthropic-ai/claude-code@2.1.330');
+    expect(override.environment.GATEWAY_PROVIDERS).toContain('provider_c');
+    const processes = Number(override.environment.PROVIDER_C_MAX_PROCESSES);
+    expect(processes).toBeGreaterThan(0);
+    expect(parseInt(override.mem_limit, 10)).toBeGreaterThanOrEqual(GATEWAY_MIB + processes * CLAUDE_PROCESS_MIB);
+    expect(parseInt(service.mem_limit, 10)).toBeGreaterThanOrEqual(GATEWAY_MIB);
+  });
+
+  it('mounts the three CLI login directories and stops with a grace above the drain timeout plus the abort grace', () => {
     for (const directory of LOGIN_DIRECTORIES) {
       expect(service.volumes.some((volume: string) => volume.endsWith(`:/home/node/${directory}`))).toBe(true);
     }
-    expect(parseDuration(service.stop_grace_period)).toBeGreaterThan(parseDuration(service.environment.GATEWAY_DRAIN_TIMEOUT));
-    expect(service.ports.some((port: string) => port.endsWith(':8088'))).toBe(true);
+    expect(parseDuration(service.stop_grace_period)).toBeGreaterThan(
+      parseDuration(service.environment.GATEWAY_DRAIN_TIMEOUT) + 3000,
+    );
+    expect(service.ports).toEqual(['127.0.0.1:8088:8088']);
+  });
+});
+
+describe('docs/deployment.md: loading the logins into the claim', () => {
+  it('copies the credential files only, never a whole CLI directory (transcripts, caches)', () => {
+    const copies = [...readText(path.join(REPO_ROOT, 'docs', 'deployment.md')).matchAll(/kubectl cp (\S+) (\S+)/g)].map(
+      (match) => match[1],
+    );
+    expect(copies.length).toBeGreaterThanOrEqual(3);
+    expect(copies.map((source) => path.basename(source)).sort()).toEqual([
+      '.credentials.json',
+      'auth.json',
+      'oauth_creds.json',
+    ]);
   });
 });

@@ -57,40 +57,46 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     return { status: response.status, body: await response.json() };
   }
 
-  /** Polls readiness until it answers 503 (the signal is delivered asynchronously); returns how long it took. */
-  async function waitForDraining(gateway: ChildGateway, withinMs = 1000): Promise<number> {
-    const started = Date.now();
-    while (Date.now() - started < withinMs) {
+  /**
+   * Polls readiness until it answers 503 (the signal is delivered asynchronously). No time limit of
+   * its own: on a busy machine delivery can take a while, and Jest's timeout catches a hang.
+   */
+  async function waitForDraining(gateway: ChildGateway): Promise<void> {
+    for (;;) {
       const ready = await readiness(gateway);
       if (ready.status === 503) {
         expect(ready.body).toEqual({ status: 'draining' });
-        return Date.now() - started;
+        return;
       }
     }
-    throw new Error(`readiness did not turn 503 within ${withinMs} ms`);
   }
 
+  // The drain timeouts below are a minute: "exited when idle" then means "long before the drain
+  // timeout", a difference no busy machine blurs (the bounds are half of it).
+  const LONG_DRAIN = '60s';
+  const WELL_BEFORE_LONG_DRAIN_MS = 30_000;
+
   it.each(['SIGTERM', 'SIGINT'] as const)('exits at once with status 0 on %s when nothing is in flight', async (signal) => {
-    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '20s' });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
     expect((await readiness(gateway)).body).toEqual({ status: 'ready' });
     const sentAt = Date.now();
     gateway.process.kill(signal);
     const status = await gateway.exited;
     expect(status).toEqual({ code: 0, signal: null });
-    expect(Date.now() - sentAt).toBeLessThan(5000);
+    expect(Date.now() - sentAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
     expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ signal, in_flight: 0 });
     expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true });
   });
 
   it('turns readiness 503 at once, finishes the in-flight stream, then exits when idle', async () => {
-    fake().enqueue({ frames: [created(), textDelta('first '), textDelta('second', 'msg_1', 2500), completed()] });
-    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '20s' });
+    // The second delta comes 8 s later: readiness turns 503 long before the stream ends.
+    fake().enqueue({ frames: [created(), textDelta('first '), textDelta('second', 'msg_1', 8000), completed()] });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
     const stream = await openStream(gateway);
 
     gateway.process.kill('SIGTERM');
     const signalledAt = Date.now();
-    // Signal delivery is asynchronous; under load allow a moment, but well inside the 2.5 s the stream still runs.
-    expect(await waitForDraining(gateway, 2000)).toBeLessThan(2000);
+    await waitForDraining(gateway);
     // Still draining, not gone: the stream is open, liveness and chat-side routes still answer.
     expect(stream.isEnded()).toBe(false);
     expect((await fetch(`${gateway.url}/health/live`)).status).toBe(200);
@@ -102,8 +108,8 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
     const status = await gateway.exited;
     expect(status).toEqual({ code: 0, signal: null });
-    // It waited for the stream (about 2.5 s), not for the 20 s drain timeout.
-    expect(Date.now() - signalledAt).toBeLessThan(8000);
+    // It waited for the stream (about 8 s), not for the minute of the drain timeout.
+    expect(Date.now() - signalledAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
     expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ in_flight: 1 });
     expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true, in_flight: 0 });
   });
@@ -119,14 +125,13 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     const status = await gateway.exited;
     const elapsed = Date.now() - signalledAt;
     expect(status).toEqual({ code: 0, signal: null });
+    // Not before the drain timeout; that it ends at all is what Jest's timeout guards.
     expect(elapsed).toBeGreaterThanOrEqual(900);
-    expect(elapsed).toBeLessThan(6000);
     expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false });
     // The hanging client was cut off without [DONE], and the upstream connection was closed by the gateway.
     const text = await stream.rest;
     expect(text).not.toContain('[DONE]');
-    let timer: NodeJS.Timeout | undefined;
-    const stillOpen = new Promise((resolve) => (timer = setTimeout(() => resolve('open'), 2000)));
-    await expect(Promise.race([upstream.closedByClient.then(() => 'closed'), stillOpen]).finally(() => clearTimeout(timer))).resolves.toBe('closed');
+    // The gateway has exited, so the upstream connection is closed; the fake only has to notice.
+    await upstream.closedByClient;
   });
 });

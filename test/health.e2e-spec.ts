@@ -24,7 +24,7 @@ describe('health endpoints', () => {
         BUILD_VERSION: 'v0.1.0',
         BUILD_COMMIT: COMMIT,
         BUILD_DATE: '2026-03-04T05:06:07Z',
-        GATEWAY_BEARER_SECRET: 'health-secret',
+        GATEWAY_BEARER_SECRET: 'health-secret-0123',
       });
     });
 
@@ -71,7 +71,7 @@ describe('health endpoints', () => {
       expect(ready.body).toEqual({ status: 'draining' });
       expect((await getJson(`${gateway.url}/health/live`)).body.status).toBe('ok');
       // Chat and models are still served while draining (design.md §6).
-      expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer health-secret' } })).status).toBe(200);
+      expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer health-secret-0123' } })).status).toBe(200);
     });
   });
 

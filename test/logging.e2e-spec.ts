@@ -19,7 +19,7 @@ describe('log records', () => {
   let sentinels = 0;
 
   beforeAll(async () => {
-    gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'log-secret-4411', LOG_LEVEL: 'debug', ...providerASettings(fake(), path.join(home(), 'pa')) });
+    gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'log-secret-4411-long', LOG_LEVEL: 'debug', ...providerASettings(fake(), path.join(home(), 'pa')) });
   });
 
   afterAll(() => gateway.close());
@@ -42,7 +42,7 @@ describe('log records', () => {
   const chat = (model: string, extraHeaders: Record<string, string> = {}) =>
     rawRequest(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: 'Bearer log-secret-4411', 'content-type': 'application/json', ...extraHeaders },
+      headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json', ...extraHeaders },
       body: JSON.stringify({ model, messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT please' }] }),
     });
 
@@ -128,7 +128,7 @@ describe('log records', () => {
     const records = await recordsOf(async () => {
       await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: 'Bearer log-secret-4411', 'content-type': 'application/json' },
+        headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, tools, messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT please' }] }),
       });
       await chat('gpt-5.6-sol');
@@ -142,9 +142,16 @@ describe('log records', () => {
       [502, 0],
     ]);
     const text = gateway.logs.text;
-    for (const forbidden of ['log-secret-4411', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'SECRET-TOOL-ARGUMENT', 'SECRET-OUTPUT-TEXT', 'SECRET-UPSTREAM-TEXT', 'authorization', 'Authorization']) {
+    for (const forbidden of ['log-secret-4411-long', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'SECRET-TOOL-ARGUMENT', 'SECRET-OUTPUT-TEXT', 'authorization', 'Authorization']) {
       expect(text).not.toContain(forbidden);
     }
+    // The upstream's own words travel only as the upstream_* lines' sanitized `upstream_message` (issue 23 §3).
+    const withoutCause = gateway.logs.records().map(({ upstream_message: _message, ...rest }) => rest);
+    expect(JSON.stringify(withoutCause)).not.toContain('SECRET-UPSTREAM-TEXT');
+    expect(gateway.logs.records('upstream_attempt_failed')).toContainEqual(
+      expect.objectContaining({ provider: 'provider_a', error_code: 'upstream', upstream_code: 'server_error', upstream_message: 'SECRET-UPSTREAM-TEXT' }),
+    );
+    expect(text).not.toContain('"stack"');
   });
 
   it('writes no line for health probes (load balancers poll them every few seconds)', async () => {

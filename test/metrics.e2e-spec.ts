@@ -55,7 +55,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 
 describe('GET /metrics', () => {
   describe('enabled (the default) with a bearer secret', () => {
-    const SECRET = 'metrics-secret';
+    const SECRET = 'metrics-secret-0123';
     let gateway: TestGateway;
     const scrape = async () => {
       const response = await rawRequest(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${SECRET}` } });

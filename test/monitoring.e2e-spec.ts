@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { register } from 'prom-client';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { ERROR_CODES } from '../src/core/error-codes';
 import { REPO_ROOT } from './support/child-gateway';
 import { startGateway, TestGateway } from './support/create-test-app';
@@ -10,12 +11,15 @@ import { rawRequest } from './support/raw-http';
 import { fakeUpstream } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { promtool, render } from './support/real-tools';
 
 /**
  * The monitoring kit in docker/k8s/monitoring/ (issue 16): the Grafana dashboard, the alerting
  * rules (plain file and PrometheusRule), the ServiceMonitor and the kustomize overlay that ties
- * them to the base manifests. Every series a query reads must be one a running gateway really
- * exports, with labels it really has and label values from its closed sets.
+ * them to the base manifests. The overlay is rendered by the real kustomize and the rules are
+ * checked by the real promtool (test/support/real-tools.ts). Every series a query reads must be
+ * one a running gateway really exports, with labels it really has and label values from its
+ * closed sets.
  */
 const MONITORING = path.join(REPO_ROOT, 'docker', 'k8s', 'monitoring');
 const SECRET = 'monitoring-secret';
@@ -260,40 +264,8 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
   });
 });
 
-describe('the kustomize overlay docker/k8s/monitoring', () => {
-  /** Resolves a kustomization's resources recursively, as `kubectl kustomize` would read them. */
-  function resolveKustomization(directory: string): Doc[] {
-    const kustomization = readYaml(path.join(directory, 'kustomization.yaml'));
-    expect(kustomization.kind).toBe('Kustomization');
-    const documents: Doc[] = [];
-    for (const resource of kustomization.resources ?? []) {
-      const target = path.resolve(directory, resource);
-      expect(fs.existsSync(target)).toBe(true);
-      if (fs.statSync(target).isDirectory()) {
-        documents.push(...resolveKustomization(target));
-        continue;
-      }
-      for (const document of parseAllDocuments(fs.readFileSync(target, 'utf8'))) {
-        expect(document.errors).toEqual([]);
-        const manifest = document.toJS() as Doc;
-        expect(manifest).toMatchObject({ apiVersion: expect.any(String), kind: expect.any(String), metadata: { name: expect.any(String) } });
-        documents.push(manifest);
-      }
-    }
-    for (const generator of kustomization.configMapGenerator ?? []) {
-      const data: Record<string, string> = {};
-      for (const file of generator.files) {
-        // kustomize's default load restrictor: generator files must sit inside the kustomization.
-        const target = path.resolve(directory, file);
-        expect(target.startsWith(directory + path.sep)).toBe(true);
-        data[path.basename(file)] = fs.readFileSync(target, 'utf8');
-      }
-      documents.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: generator.name, labels: generator.options?.labels ?? {} }, data });
-    }
-    return documents;
-  }
-
-  const documents = resolveKustomization(MONITORING);
+describe('the kustomize overlay docker/k8s/monitoring, rendered by the real kustomize', () => {
+  const documents = render(MONITORING);
   const one = (kind: string) => {
     const found = documents.filter((document) => document.kind === kind);
     expect(found).toHaveLength(1);
@@ -301,7 +273,7 @@ describe('the kustomize overlay docker/k8s/monitoring', () => {
   };
 
   it('renders the base manifests plus a ServiceMonitor, a PrometheusRule and the dashboard ConfigMap', () => {
-    for (const kind of ['Deployment', 'Service', 'Secret', 'PersistentVolumeClaim', 'ServiceMonitor', 'PrometheusRule']) one(kind);
+    for (const kind of ['Deployment', 'Service', 'PersistentVolumeClaim', 'ServiceMonitor', 'PrometheusRule']) one(kind);
     const keys = documents.map((document) => `${document.kind}/${document.metadata.name}`);
     expect(new Set(keys).size).toBe(keys.length);
     const dashboardMap = documents.find((document) => document.kind === 'ConfigMap' && document.metadata.name === 'llm-gateway-dashboard');
@@ -309,18 +281,42 @@ describe('the kustomize overlay docker/k8s/monitoring', () => {
     expect(JSON.parse(dashboardMap?.data['grafana-dashboard.json']).uid).toBe('llm-gateway');
   });
 
-  it('the ServiceMonitor selects the Service, scrapes its http port on /metrics and sends the bearer from the Secret', () => {
+  it('the ServiceMonitor selects the Service, scrapes its http port on /metrics and sends the bearer the Deployment reads', () => {
     const monitor = one('ServiceMonitor');
     const service = one('Service');
-    const secret = one('Secret');
     for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels)) expect(service.metadata.labels[key]).toBe(value);
     const [endpoint] = monitor.spec.endpoints;
     expect(service.spec.ports.map((port: Doc) => port.name)).toContain(endpoint.port);
     expect(endpoint.path).toBe('/metrics');
     expect(endpoint.authorization.type).toBe('Bearer');
-    expect(endpoint.authorization.credentials.name).toBe(secret.metadata.name);
-    expect(Object.keys(secret.stringData ?? secret.data)).toContain(endpoint.authorization.credentials.key);
+    // The Secret is created by hand (docs/deployment.md), so it is not rendered: the scrape must
+    // read the very Secret key the gateway's container reads its bearer from.
+    const bearer = one('Deployment').spec.template.spec.containers[0].env.find((entry: Doc) => entry.name === 'GATEWAY_BEARER_SECRET');
+    expect(endpoint.authorization.credentials).toEqual(bearer.valueFrom.secretKeyRef);
     // The GatewayDown alert matches the job Prometheus derives from the Service name.
     expect(rules.find((rule) => rule.alert === 'GatewayDown')?.expr).toContain(`job="${service.metadata.name}"`);
+  });
+});
+
+describe('promtool check rules', () => {
+  it('accepts the plain rules file', () => {
+    const result = promtool(['check', 'rules', path.join(MONITORING, 'llm-gateway.rules.yaml')]);
+    expect({ status: result.status, output: result.stdout + result.stderr }).toEqual({ status: 0, output: expect.stringContaining(`SUCCESS: ${rules.length} rules found`) });
+  });
+
+  it("accepts the PrometheusRule's spec, and rejects a broken rule (the check is real)", () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'promtool-'));
+    try {
+      const fromOperator = path.join(scratch, 'prometheusrule-spec.yaml');
+      fs.writeFileSync(fromOperator, stringify(prometheusRule.spec));
+      expect(promtool(['check', 'rules', fromOperator]).status).toBe(0);
+      const broken = path.join(scratch, 'broken.yaml');
+      fs.writeFileSync(broken, stringify({ groups: [{ name: 'x', rules: [{ alert: 'Broken', expr: 'sum(rate(x[5m])' }] }] }));
+      const result = promtool(['check', 'rules', broken]);
+      expect(result.status).not.toBe(0);
+      expect(result.stdout + result.stderr).toMatch(/FAILED/);
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });

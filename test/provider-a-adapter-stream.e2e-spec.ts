@@ -20,9 +20,6 @@ import {
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
-const settle = <T>(promise: Promise<T>, ms: number) =>
-  Promise.race([promise.then(() => 'settled' as const), new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
-
 /** provider_a adapter against the loopback fake: stream translation, errors, retries, timers, abort. */
 describe('ProviderAAdapter (stream, errors, retries)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-stream-', homeScope: 'test' });
@@ -126,7 +123,8 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
       expect(failure).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 60 });
       expect(fake().requests()).toHaveLength(1);
-      expect(Date.now() - started).toBeLessThan(1000);
+      // Not after sleeping for the 60 s hint (the bound is half of it).
+      expect(Date.now() - started).toBeLessThan(30_000);
     });
 
     it('retries an accepted turn that closed before any output, on a new connection', async () => {
@@ -167,31 +165,31 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       controller.abort(new Error('client gone'));
       await expect(pending).rejects.toThrow('client gone');
       const [recorded] = fake().requests();
-      expect(await settle(recorded.closedByClient, 1000)).toBe('settled');
+      await recorded.closedByClient;
     });
 
     it('aborts at once while waiting for the first event', async () => {
       fake().enqueue({ frames: [], holdOpen: true });
       const controller = new AbortController();
       const pending = adapterFor().stream(providerAChatRequest(), callContext(controller.signal));
-      const [recorded] = await fake().waitForRequests(1, 2000);
-      const started = Date.now();
+      const [recorded] = await fake().waitForRequests(1);
+      // The upstream never answers (holdOpen): only the abort can end the wait.
       controller.abort(new Error('client gone'));
       await expect(pending).rejects.toThrow('client gone');
-      expect(Date.now() - started).toBeLessThan(200);
-      expect(await settle(recorded.closedByClient, 1000)).toBe('settled');
+      await recorded.closedByClient;
     });
 
     it('aborts at once between retries', async () => {
-      fake().enqueue({ reject: { status: 503, headers: { 'retry-after': '5' } }, frames: [] }, textReply('never'));
+      fake().enqueue({ reject: { status: 503, headers: { 'retry-after': '8' } }, frames: [] }, textReply('never'));
       const controller = new AbortController();
       const pending = adapterFor().stream(providerAChatRequest(), callContext(controller.signal));
-      await fake().waitForRequests(1, 2000);
+      await fake().waitForRequests(1);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const started = Date.now();
       controller.abort(new Error('client gone'));
       await expect(pending).rejects.toThrow('client gone');
-      expect(Date.now() - started).toBeLessThan(200);
+      // Not after sleeping out the 8 s retry hint (the bound is half of it).
+      expect(Date.now() - started).toBeLessThan(4000);
       expect(fake().requests()).toHaveLength(1);
     });
 
@@ -199,7 +197,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
       const events = await collectEvents(await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([{ type: 'text-delta', text: 'then silence' }, { type: 'error', error: expect.objectContaining({ code: 'timeout' }) }]);
-      expect(await settle(fake().requests()[0].closedByClient, 1000)).toBe('settled');
+      await fake().requests()[0].closedByClient;
     });
 
     it('rejects with timeout when nothing arrives before the idle timeout', async () => {

@@ -47,9 +47,6 @@ async function readSse(response: Response): Promise<{ chunks: Json[]; done: bool
 /** The chunks without the per-response `id` and `created`. */
 const comparable = (chunks: Json[]) => chunks.map(({ id: _id, created: _created, ...rest }) => rest);
 
-const settle = <T>(promise: Promise<T>, ms: number) =>
-  Promise.race([promise.then(() => 'settled' as const), new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
-
 describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-e2e-' });
 
@@ -74,9 +71,8 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       const decoder = new TextDecoder();
       let text = '';
       while (!text.includes('"content":"A"')) text += decoder.decode((await reader.read()).value);
-      const [recorded] = fake().requests();
-      // The second frame leaves the fake 700 ms after the request; the first chunk must be here before.
-      expect(Date.now() - recorded.receivedAt).toBeLessThan(600);
+      // The second frame leaves the fake 700 ms later (under this suite's 1 s idle timeout): the
+      // first chunk is here while B is not, an order of events rather than a duration.
       expect(text).not.toContain('"content":"B"');
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value);
       expect(text).toContain('"content":"B"');
@@ -177,7 +173,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       while (!text.includes('first')) text += new TextDecoder().decode((await reader.read()).value);
       controller.abort();
       const [recorded] = fake().requests();
-      expect(await settle(recorded.closedByClient, 1000)).toBe('settled');
+      await recorded.closedByClient;
     });
 
     it('ends a silent upstream with a timeout error chunk after the 1 s idle timeout (§12.39)', async () => {

@@ -1,9 +1,7 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { ConnectProxy } from './support/connect-proxy';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { FakeCodeAssist } from './support/fake-provider-b';
+import { useFakeProviderB } from './support/provider-b-harness';
 import { providerBSettings } from './support/provider-b-fixtures';
 
 /**
@@ -17,23 +15,20 @@ describe('provider_b through an egress proxy', () => {
   let home: string;
   let gateway: TestGateway | undefined;
 
-  beforeAll(async () => {
-    proxy = await ConnectProxy.start();
-    fake = await FakeCodeAssist.start();
-  });
-  afterAll(async () => {
-    await proxy.close();
-    await fake.close();
-  });
-  beforeEach(() => {
-    proxy.reset();
-    fake.reset();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'pb-proxy-'));
-  });
+  // Registered first so the gateway closes before the fake and the home go away.
   afterEach(async () => {
     await gateway?.close();
     gateway = undefined;
-    fs.rmSync(home, { recursive: true, force: true });
+  });
+  const harness = useFakeProviderB({ homePrefix: 'pb-proxy-' });
+  beforeAll(async () => {
+    proxy = await ConnectProxy.start();
+  });
+  afterAll(() => proxy.close());
+  beforeEach(() => {
+    proxy.reset();
+    fake = harness.fake();
+    home = harness.home();
   });
 
   const fakeTarget = () => `127.0.0.1:${new URL(fake.baseUrl).port}`;

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, textFrame } from './support/provider-b-fixtures';
 import { startGateway, TestGateway } from './support/create-test-app';
-import { overrideInvalidTurnDelay } from '../src/providers/provider-b/provider-b.turn-events';
+import { useFakeProviderB } from './support/provider-b-harness';
+import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.upstream';
 
 interface SseResult {
   readonly status: number;
@@ -39,21 +40,17 @@ function postChat(gateway: TestGateway, body: Record<string, unknown>, headers: 
 const deltas = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices.map((choice: any) => choice.delta));
 
 describe('provider_b over POST /v1/chat/completions', () => {
+  let gateway: TestGateway;
+  // Registered first so the gateway closes before the fake and the home go away.
+  afterAll(() => gateway.close());
+  const harness = useFakeProviderB({ homePrefix: 'provider-b-e2e-', home: 'suite' });
   let fake: FakeCodeAssist;
   let home: string;
-  let gateway: TestGateway;
-
   beforeAll(async () => {
-    fake = await FakeCodeAssist.start();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-e2e-'));
+    fake = harness.fake();
+    home = harness.home();
     gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
   });
-  afterAll(async () => {
-    await gateway.close();
-    await fake.close();
-    fs.rmSync(home, { recursive: true, force: true });
-  });
-  beforeEach(() => fake.reset());
 
   it('discovers the project once and streams reasoning_content, content, finish and usage (§13.1, §13.18, §13.21)', async () => {
     fake.enqueue('streamGenerateContent', {
@@ -270,9 +267,10 @@ describe('provider_b over POST /v1/chat/completions', () => {
   });
 
   describe('turns that end with nothing to show are retried as the Gemini CLI retries them (issue 11 §3)', () => {
-    let restoreDelay: () => void;
-    beforeAll(() => (restoreDelay = overrideInvalidTurnDelay(10)));
-    afterAll(() => restoreDelay());
+    // The CLI's 1 s, 2 s, 4 s, shortened here only: the gateway runs in this process.
+    let delay: jest.SpyInstance;
+    beforeAll(() => (delay = jest.spyOn(INVALID_TURN_RETRY, 'delayMs').mockImplementation((retry) => 10 * 2 ** retry)));
+    afterAll(() => delay.mockRestore());
 
     it('retries a thoughts-only turn and never sends its reasoning', async () => {
       fake.enqueue(
@@ -375,10 +373,12 @@ describe('provider_b over POST /v1/chat/completions', () => {
     await fake.waitUntil(() => fake.requests('streamGenerateContent')[0]?.closedByClient === true, 1000, 'the upstream close');
   });
 
-  it('never logs tokens or upstream error text', () => {
+  it('never logs tokens, and upstream error text only as the sanitized upstream_message', () => {
     const logs = gateway.logs.text;
     expect(logs).toContain('provider_b_auth_retry');
-    expect(logs).not.toMatch(/fake-access|fake-refresh-token|UPSTREAM-SECRET/);
+    expect(logs).not.toMatch(/fake-access|fake-refresh-token/);
+    const withoutCause = gateway.logs.records().map(({ upstream_message: _message, ...rest }) => rest);
+    expect(JSON.stringify(withoutCause)).not.toMatch(/UPSTREAM-SECRET/);
   });
 });
 

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { startGateway } from './support/create-test-app';
 import { FakeCodeAssist, FakeRecordedRequest } from './support/fake-provider-b';
+import { useFakeProviderB } from './support/provider-b-harness';
 import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 
 /**
@@ -75,17 +75,14 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
   let fake: FakeCodeAssist;
   let home: string;
 
-  beforeEach(async () => {
-    fake = await FakeCodeAssist.start();
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-oracle-'));
-  });
-  afterEach(async () => {
-    await fake.close();
-    fs.rmSync(home, { recursive: true, force: true });
+  const harness = useFakeProviderB({ homePrefix: 'provider-b-oracle-' });
+  beforeEach(() => {
+    fake = harness.fake();
+    home = harness.home();
   });
 
   it('is compared against the pinned CLI version', () => {
-    const pinned = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')).devDependencies['@google/gemini-cli'];
+    const pinned = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'oracles', 'package.json'), 'utf8')).devDependencies['@google/gemini-cli'];
     expect(capture.version).toBe(pinned);
   });
 

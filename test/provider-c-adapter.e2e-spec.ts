@@ -132,7 +132,7 @@ describe('ProviderCAdapter with the fake claude', () => {
 
     it('§11.6 the child env has no GATEWAY_BEARER_SECRET, ANTHROPIC_API_KEY or CLAUDECODE kin, keeps CLAUDE_CODE_OAUTH_TOKEN, and turns the CLI retries off', async () => {
       const h = harness([answerRun('a')], {
-        GATEWAY_BEARER_SECRET: 'bearer-secret',
+        GATEWAY_BEARER_SECRET: 'bearer-secret-0123',
         ANTHROPIC_API_KEY: 'sk-ant-x',
         CLAUDE_CODE_OAUTH_TOKEN: 'oauth-x',
         CLAUDECODE: '1',
@@ -240,7 +240,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       const error = (await h.adapter.stream(request(), c.context).catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error.code).toBe('upstream');
       expect(readRuns(h.dir)).toHaveLength(3);
-      expect(c.logs.filter((log) => log.event === 'provider_c_retry').map((log) => log.attempt)).toEqual([2, 3]);
+      expect(c.logs.filter((log) => log.event === 'upstream_retry').map((log) => log.attempt)).toEqual([1, 2]);
     });
 
     it('§11.25 a crash followed by a good run → a normal answer', async () => {
@@ -281,7 +281,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       await waitFor(() => !isAlive(run.pid), 3000);
       await waitFor(() => !fs.existsSync(run.cwd), 3000);
       expect(text(await runTurn(h))).toBe('next');
-      expect(c.logs.some((log) => log.event === 'provider_c_canceled')).toBe(true);
+      expect(c.logs.some((log) => log.event === 'upstream_canceled')).toBe(true);
     });
 
     it('an abort before the events are iterated still terminates and reaps the child', async () => {
@@ -314,7 +314,8 @@ describe('ProviderCAdapter with the fake claude', () => {
       const started = Date.now();
       const events = await runTurn(h);
       expect(events[events.length - 1]).toMatchObject({ type: 'error', error: { code: 'timeout' } });
-      expect(Date.now() - started).toBeLessThan(3000);
+      // The 1 s turn timeout, not the 10-minute idle and turn defaults.
+      expect(Date.now() - started).toBeLessThan(60_000);
       const [run] = readRuns(h.dir);
       expect(run.signal).toBe('SIGTERM');
       await waitFor(() => !isAlive(run.pid), 3000);
@@ -339,7 +340,8 @@ describe('ProviderCAdapter with the fake claude', () => {
       const h = harness([lingering, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1' });
       const started = Date.now();
       expect(text(await runTurn(h))).toBe('done');
-      expect(Date.now() - started).toBeLessThan(1500);
+      // The turn ended at the result line, before the lingering child was terminated (2 s later).
+      expect(readRuns(h.dir)[0].signal).toBeUndefined();
       expect(text(await runTurn(h))).toBe('next');
       const [first, second] = readRuns(h.dir);
       expect(first.signal).toBe('SIGTERM');

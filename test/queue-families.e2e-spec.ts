@@ -1,9 +1,7 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { startGateway, TestGateway } from './support/create-test-app';
 import { FakeProviderA } from './support/fake-provider-a';
-import { FakeCodeAssist } from './support/fake-provider-b';
+import type { FakeCodeAssist } from './support/fake-provider-b';
+import { useFakeProviderB } from './support/provider-b-harness';
 import { created, providerASettings, textDelta, textReply } from './support/provider-a-fixtures';
 import { providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { extractionReply, postStructured, structuredBody } from './support/structured-client';
@@ -33,10 +31,18 @@ describe('agent queues per family', () => {
   let gateway: TestGateway;
   let scratch: string;
 
+  // Registered first so the gateway closes before the fakes and the home go away.
+  afterAll(async () => {
+    gateway.app.getHttpServer().closeAllConnections();
+    await gateway.close();
+    await fakeA.close();
+  });
+  const providerB = useFakeProviderB({ homePrefix: 'queue-families-', home: 'suite' });
+
   beforeAll(async () => {
     fakeA = await FakeProviderA.start();
-    fakeB = await FakeCodeAssist.start();
-    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'queue-families-'));
+    fakeB = providerB.fake();
+    scratch = providerB.home();
     gateway = await startGateway({
       ...providerASettings(fakeA, scratch),
       ...providerBSettings(fakeB, scratch, { project: 'fake-project' }),
@@ -47,13 +53,6 @@ describe('agent queues per family', () => {
     });
   });
 
-  afterAll(async () => {
-    gateway.app.getHttpServer().closeAllConnections();
-    await gateway.close();
-    await fakeA.close();
-    await fakeB.close();
-    fs.rmSync(scratch, { recursive: true, force: true });
-  });
 
   it('a saturated provider_a queue delays neither provider_b tool turns nor structured requests (item 29)', async () => {
     const holder = new AbortController();
@@ -65,11 +64,11 @@ describe('agent queues per family', () => {
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('queue_full');
 
-    const startedAt = Date.now();
+    // With PRIMARY_AGENT_QUEUE_LIMIT=0, a turn that waited behind provider_a's slot would be
+    // refused with 429 at once: a 200 is the proof it did not share that queue (no timing needed).
     const otherFamily = await chat(gateway, 'gemini-2.5-pro', 'fam-b1');
     expect(otherFamily.status).toBe(200);
     expect(await otherFamily.text()).toContain('[DONE]');
-    expect(Date.now() - startedAt).toBeLessThan(2000);
 
     fakeA.enqueue(extractionReply());
     const structured = await postStructured(gateway, structuredBody({ request_id: 'families-1' }));

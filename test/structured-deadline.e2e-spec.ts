@@ -39,9 +39,10 @@ describe('structured deadline, upstream failures and output', () => {
       request_id: 'r-cap',
       contract_version: '2.0.0',
     });
+    // The 2 s cap, not the 600 s asked for (the bound is a tenth of those 600 s).
     expect(elapsed).toBeGreaterThanOrEqual(1900);
-    expect(elapsed).toBeLessThan(3500);
-    expect(await settlesWithin(harness.fake.requests()[0].closedByClient, 1000)).toBe(true);
+    expect(elapsed).toBeLessThan(60_000);
+    await harness.fake.requests()[0].closedByClient;
     // Nothing was stored: the retry calls the upstream again.
     harness.fake.enqueue(extractionReply());
     const retry = await postStructured(harness.gateway, structuredBody({ idempotency_key: 'k-cap' }));
@@ -49,22 +50,29 @@ describe('structured deadline, upstream failures and output', () => {
   });
 
   it('ends a 40 ms deadline with 504 and closes the upstream connection (item 53)', async () => {
-    harness.fake.enqueue(HANGING);
-    const startedAt = Date.now();
-    const answer = await postStructured(harness.gateway, structuredBody({ deadline_ms: 40 }));
-    expect([answer.status, answer.error?.code]).toEqual([504, 'timeout']);
-    expect(Date.now() - startedAt).toBeLessThan(1000);
-    const [upstream] = await harness.fake.waitForRequests(1, 1000).catch(() => [undefined]);
-    // The deadline may end before the connection was even opened; if it was, it is closed.
-    if (upstream) expect(await settlesWithin(upstream.closedByClient, 1000)).toBe(true);
-    expect(await metricValue(harness.gateway, 'gateway_chat_api_structured_failures_total', { code: 'timeout' })).toBeGreaterThanOrEqual(1);
+    // Its own gateway with a one-minute cap: "ended by the 40 ms deadline, not by the cap" is then
+    // a difference of a minute, which no busy machine blurs (the bound is half of it).
+    const own = await startStructured({ STRUCTURED_MAX_DEADLINE: '60s' });
+    try {
+      own.fake.enqueue(HANGING);
+      const startedAt = Date.now();
+      const answer = await postStructured(own.gateway, structuredBody({ deadline_ms: 40 }));
+      expect([answer.status, answer.error?.code]).toEqual([504, 'timeout']);
+      expect(Date.now() - startedAt).toBeLessThan(30_000);
+      const [upstream] = await own.fake.waitForRequests(1, 1000).catch(() => [undefined]);
+      // The deadline may end before the connection was even opened; if it was, it is closed.
+      if (upstream) await upstream.closedByClient;
+      expect(await metricValue(own.gateway, 'gateway_chat_api_structured_failures_total', { code: 'timeout' })).toBeGreaterThanOrEqual(1);
+    } finally {
+      await own.close();
+    }
   });
 
   it('closes the upstream connection of a slower upstream when the deadline ends mid-call (item 53)', async () => {
     harness.fake.enqueue({ frames: [created('resp_slow'), { ...textDelta('{"headline":'), delayMs: 10 }], holdOpen: true });
     const answer = await postStructured(harness.gateway, structuredBody({ deadline_ms: 400 }));
     expect([answer.status, answer.error?.code]).toEqual([504, 'timeout']);
-    expect(await settlesWithin(harness.fake.requests()[0].closedByClient, 1000)).toBe(true);
+    await harness.fake.requests()[0].closedByClient;
   });
 
   it.each([
@@ -142,10 +150,10 @@ describe('structured deadline, upstream failures and output', () => {
     harness.fake.enqueue(HANGING);
     const controller = new AbortController();
     const pending = postStructured(harness.gateway, structuredBody({ request_id: 'r-leave' }), { signal: controller.signal }).catch((error: unknown) => error);
-    const [upstream] = await harness.fake.waitForRequests(1, 2000);
+    const [upstream] = await harness.fake.waitForRequests(1);
     controller.abort();
     await pending;
-    expect(await settlesWithin(upstream.closedByClient, 1000)).toBe(true);
+    await upstream.closedByClient;
   });
 });
 
@@ -155,7 +163,7 @@ describe('structured queue (gateway-behaviours.md §4.3)', () => {
     try {
       harness.fake.enqueue(extractionReply(undefined, { delayMs: 800 }));
       const holder = postStructured(harness.gateway, structuredBody({ request_id: 'holder' }));
-      await harness.fake.waitForRequests(1, 2000);
+      await harness.fake.waitForRequests(1);
       const fullBefore = await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'structured', result: 'full' });
       const waiter = postStructured(harness.gateway, structuredBody({ request_id: 'waiter', deadline_ms: 150 }));
       await new Promise((resolve) => setTimeout(resolve, 30));
@@ -203,11 +211,10 @@ describe('structured queue (gateway-behaviours.md §4.3)', () => {
     try {
       harness.fake.enqueue(extractionReply(undefined, { delayMs: 700 }), extractionReply());
       const holder = postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-a' } });
-      await harness.fake.waitForRequests(1, 2000);
-      const startedAt = Date.now();
+      await harness.fake.waitForRequests(1);
+      // Had it waited for caller-a's slot instead of timing out in the queue, it would be a 200.
       const sameCaller = await postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-a' } });
       expect([sameCaller.status, sameCaller.error?.code]).toEqual([429, 'rate_limited']);
-      expect(Date.now() - startedAt).toBeLessThan(600);
       const otherCaller = await postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-b' } });
       expect(otherCaller.status).toBe(200);
       expect((await holder).status).toBe(200);

@@ -376,9 +376,9 @@ describe('structured inference settings', () => {
   });
 
   it('answers auth_error 401 for a rejected bearer, before draining, and records it (contract Authentication 1)', async () => {
-    const harness = await startStructured({ GATEWAY_BEARER_SECRET: 'right-secret' });
+    const harness = await startStructured({ GATEWAY_BEARER_SECRET: 'right-secret-0123' });
     try {
-      const metricsHeaders = { authorization: 'Bearer right-secret' };
+      const metricsHeaders = { authorization: 'Bearer right-secret-0123' };
       const failures = () => metricValue(harness.gateway, 'gateway_chat_api_structured_failures_total', { code: 'auth_error' }, metricsHeaders);
       const before = await failures();
       harness.gateway.app.get(DrainService).startDraining();

@@ -22,8 +22,9 @@ import * as path from 'node:path';
 import { FakeCodeAssist, FakeRecordedRequest } from '../../test/support/fake-provider-b';
 import { callFrame, finishFrame, textFrame } from '../../test/support/provider-b-fixtures';
 
-const CLI = path.join(__dirname, '..', '..', 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
-const CLI_PACKAGE = path.join(__dirname, '..', '..', 'node_modules', '@google', 'gemini-cli', 'package.json');
+// The pinned CLI of oracles/package.json (node scripts/install-oracles.mjs installs it).
+const CLI = path.join(__dirname, '..', '..', 'oracles', 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
+const CLI_PACKAGE = path.join(__dirname, '..', '..', 'oracles', 'node_modules', '@google', 'gemini-cli', 'package.json');
 const ACCESS_TOKEN = 'ya29.fake-oracle-access-token';
 const PROMPT = 'List the files in the current directory, then say done.';
 const MODEL = 'gemini-2.5-pro';

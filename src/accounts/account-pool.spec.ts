@@ -2,8 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GatewayError } from '../core/gateway.error';
-import { AccountMetrics, AccountPool, AccountPoolOptions, PIN_IDLE_TTL_MS } from './account-pool';
-import { AccountTurn } from './account-turn';
+import { AccountMetrics, AccountPool, AccountPoolOptions, AccountTurn, PIN_IDLE_TTL_MS } from './account-pool';
 import { startBackgroundRefresh } from './background-refresh';
 
 /** A clock the spec moves by hand. */

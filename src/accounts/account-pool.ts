@@ -150,7 +150,7 @@ export class AccountPool<T> {
       return undefined;
     }
     this.deps.metrics?.accountMovedAway(this.family, lease.alias);
-    this.deps.logger.info({ event: 'account_turn_moved', provider: this.family, from_account: lease.alias, to_account: next.alias }, 'account_turn_moved');
+    // The turn runner logs the move (`upstream_account_moved`, with the failure that caused it).
     return next;
   }
 
@@ -388,3 +388,75 @@ export interface AccountClock {
 }
 
 export const SYSTEM_CLOCK: AccountClock = { now: () => Date.now() };
+
+/** A clock object of its own that reads the system clock (one per application, so a spec can move it). */
+export function ownSystemClock(): AccountClock {
+  return { now: () => Date.now() };
+}
+
+/**
+ * The account one turn runs on (docs/accounts.md "A turn"). It starts on the pool's choice for the
+ * chat; a failure before any output that is about the account (usage limit, 429, dead login)
+ * moves it, once, to another usable account. After output has begun the turn never moves: a
+ * failure then only updates the account's state. `end()` gives the account back (idempotent).
+ */
+export class AccountTurn<T> {
+  private lease: AccountLease<T>;
+  private moved = false;
+
+  constructor(
+    private readonly pool: AccountPool<T>,
+    private readonly chatKey: string | undefined,
+  ) {
+    this.lease = pool.acquire(chatKey);
+  }
+
+  get alias(): string {
+    return this.lease.alias;
+  }
+
+  get handle(): T {
+    return this.lease.handle;
+  }
+
+  /**
+   * After a failure before any output: true when the turn now runs on another account and should
+   * try again there. When it stays, the error to report is `finalError(error)`.
+   */
+  moveAfter(error: unknown): boolean {
+    if (this.moved) {
+      this.pool.applyFailure(this.lease.alias, error);
+      return false;
+    }
+    const next = this.pool.moveAfter(this.lease, error, this.chatKey);
+    if (!next) return false;
+    this.moved = true;
+    this.lease = next;
+    return true;
+  }
+
+  /** A failure after output began: the account's state changes, the turn stays where it is. */
+  noteFailure(error: unknown): void {
+    this.pool.applyFailure(this.lease.alias, error);
+  }
+
+  /**
+   * The error a turn that could not move reports. A 429 when no account is usable any more carries
+   * the pool's Retry-After (the earliest reset), so a client waits no longer than it must.
+   */
+  finalError(error: GatewayError): GatewayError {
+    const pooled = error.spec.status === 429 ? this.pool.unavailableError() : undefined;
+    if (pooled?.code !== 'rate_limited') return error;
+    return new GatewayError(error.code, {
+      retryAfterSeconds: pooled.retryAfterSeconds,
+      detail: error.detail,
+      upstreamStatus: error.upstreamStatus,
+      publicMessage: error.publicMessage,
+      cause: error,
+    });
+  }
+
+  end(): void {
+    this.lease.release();
+  }
+}

@@ -206,7 +206,7 @@ export class ChatOrchestrator {
     const error = toGatewayError(thrown).attributeTo(telemetry.provider);
     if (error.code === 'internal') telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
     if (error.spec.upstream) telemetry.upstreamError(error.code);
-    telemetry.finished({ status: error.spec.status, errorCode: error.code, upstreamStatus: error.upstreamStatus, upstreamMessage: error.upstreamMessage });
+    telemetry.finished({ status: error.spec.status, errorCode: error.code });
     return error;
   }
 }
@@ -290,7 +290,7 @@ class ChatTelemetry {
     this.metrics.tokensUsed(provider, 'reasoning', usage.reasoningTokens ?? 0);
   }
 
-  finished(fields: { status: number; finishReason?: string; errorCode?: string; toolCalls?: number; upstreamStatus?: number; upstreamMessage?: string }): void {
+  finished(fields: { status: number; finishReason?: string; errorCode?: string; toolCalls?: number }): void {
     if (this.recorded) return;
     this.recorded = true;
     const durationMs = performance.now() - this.startedAt;
@@ -309,9 +309,6 @@ class ChatTelemetry {
       status: fields.status,
       finish_reason: fields.finishReason,
       error_code: fields.errorCode,
-      // The cause as the upstream put it (already bounded and sanitized where it was read).
-      upstream_status: fields.upstreamStatus,
-      upstream_message: fields.upstreamMessage,
       tool_calls: fields.toolCalls ?? 0,
       duration_ms: Math.round(durationMs),
       ttft_ms: this.firstOutputAt === undefined ? undefined : Math.round(this.firstOutputAt - this.startedAt),

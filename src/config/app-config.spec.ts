@@ -116,9 +116,9 @@ describe(loadConfig.name, () => {
     });
 
     it('lower-cases the caller header name and keeps the bearer secret verbatim', () => {
-      const config = load({ GATEWAY_CALLER_HEADER: 'X-Tenant', GATEWAY_BEARER_SECRET: 'S3cret' });
+      const config = load({ GATEWAY_CALLER_HEADER: 'X-Tenant', GATEWAY_BEARER_SECRET: 'S3cret-S3cret-S3cret' });
       expect(config.server.callerHeader).toBe('x-tenant');
-      expect(config.server.bearerSecret).toBe('S3cret');
+      expect(config.server.bearerSecret).toBe('S3cret-S3cret-S3cret');
     });
 
     it('takes build provenance overrides (design.md §6)', () => {
@@ -171,7 +171,7 @@ describe(loadConfig.name, () => {
     });
 
     it('keeps the environment for provider_c children minus the bearer secret', () => {
-      const config = loadConfig({ HOME, PATH: '/bin', GATEWAY_BEARER_SECRET: 'top', ANTHROPIC_API_KEY: 'k' });
+      const config = loadConfig({ HOME, PATH: '/bin', GATEWAY_BEARER_SECRET: 'top-secret-top-secret', ANTHROPIC_API_KEY: 'k' });
       expect(config.providerC.childEnv).toEqual({ HOME, PATH: '/bin' });
     });
   });
@@ -256,6 +256,29 @@ describe(loadConfig.name, () => {
       const message = configError(() => load({}, ['--gateway-bearer-secret', '   ']));
       expect(message).toMatch(/GATEWAY_BEARER_SECRET.*must not be empty/);
       expect(message).not.toContain('got');
+    });
+
+    it('refuses a bearer secret shorter than 16 characters or equal to a documented placeholder, without echoing it', () => {
+      const short = configError(() => load({ GATEWAY_BEARER_SECRET: 'x' }));
+      expect(short).toBe('invalid setting GATEWAY_BEARER_SECRET / --gateway-bearer-secret: must be at least 16 characters; generate one with `openssl rand -hex 32`');
+      for (const placeholder of ['change-me', 'change-me-to-a-long-random-value', 'CHANGE-ME-TO-A-LONG-RANDOM-VALUE']) {
+        const message = configError(() => load({ GATEWAY_BEARER_SECRET: placeholder }));
+        expect(message).toMatch(/^invalid setting GATEWAY_BEARER_SECRET \/ --gateway-bearer-secret: is a documented placeholder/);
+        expect(message).not.toContain(placeholder);
+      }
+      expect(load({ GATEWAY_BEARER_SECRET: '0123456789abcdef' }).server.bearerSecret).toBe('0123456789abcdef');
+    });
+
+    it('refuses a non-loopback bind without a bearer secret unless GATEWAY_ALLOW_UNAUTHENTICATED is true', () => {
+      for (const host of ['0.0.0.0', '10.1.2.3', '::', 'gateway.internal']) {
+        expect(configError(() => load({ GATEWAY_HOST: host }))).toBe(
+          `invalid setting GATEWAY_HOST / --gateway-host: "${host}" is not loopback, so GATEWAY_BEARER_SECRET must be set (or GATEWAY_ALLOW_UNAUTHENTICATED=true to serve anyone who reaches the port)`,
+        );
+        expect(load({ GATEWAY_HOST: host, GATEWAY_ALLOW_UNAUTHENTICATED: 'true' }).server.host).toBe(host);
+        expect(load({ GATEWAY_HOST: host, GATEWAY_BEARER_SECRET: 'a-secret-of-16+chars' }).server.host).toBe(host);
+      }
+      for (const host of ['127.0.0.1', '127.0.0.53', 'localhost', '::1', '[::1]']) expect(load({ GATEWAY_HOST: host }).server.host).toBe(host);
+      expect(configError(() => load({}, ['--gateway-host', '0.0.0.0']))).toMatch(/GATEWAY_HOST.*not loopback/);
     });
 
     it('caps the echoed value so a huge value cannot flood the terminal', () => {

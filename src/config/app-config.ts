@@ -1,5 +1,6 @@
 import type { ProviderId } from '../core/provider-id';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AccountSetting, SETTINGS, SETTINGS_BY_FLAG, SettingDefinition } from './settings';
@@ -213,6 +214,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   /** A setting whose table default parses: the given value, else that default. */
   const value = <T>(name: string): T => (values.has(name) ? values.get(name) : parseDefault(name)) as T;
 
+  refuseOpenBindWithoutSecret(value<string>('GATEWAY_HOST'), values.get('GATEWAY_BEARER_SECRET') as string | undefined, value<boolean>('GATEWAY_ALLOW_UNAUTHENTICATED'));
+
   const home = env.HOME ?? os.homedir();
   const codexHome = expandHome(value<string>('CODEX_HOME'), home);
   const geminiHome = expandHome(value<string>('GEMINI_HOME'), home);
@@ -321,6 +324,25 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       date: optionalString('BUILD_DATE'),
     },
   };
+}
+
+/** Addresses only this machine can reach: the IPv4 loopback range, ::1 and the name localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare === '::1') return true;
+  return net.isIPv4(bare) && bare.startsWith('127.');
+}
+
+/**
+ * Without a bearer secret every request is let in (design.md §5). That is fine on loopback; on
+ * any other address it hands the operator's subscriptions to whoever reaches the port, so it
+ * needs the explicit GATEWAY_ALLOW_UNAUTHENTICATED opt-in (e.g. behind a proxy that authenticates).
+ */
+function refuseOpenBindWithoutSecret(host: string, bearerSecret: string | undefined, allowUnauthenticated: boolean): void {
+  if (bearerSecret !== undefined || allowUnauthenticated || isLoopbackHost(host)) return;
+  throw new ConfigError(
+    `invalid setting GATEWAY_HOST / --gateway-host: ${JSON.stringify(host.slice(0, 80))} is not loopback, so GATEWAY_BEARER_SECRET must be set (or GATEWAY_ALLOW_UNAUTHENTICATED=true to serve anyone who reaches the port)`,
+  );
 }
 
 /**

@@ -133,6 +133,25 @@ function parseHost(raw: string): string {
   return parseNonEmpty(raw).trim();
 }
 
+/**
+ * Values the docs and manifests have shown as examples of a bearer secret. Someone who copied one
+ * has no secret at all, so they are refused like a short one.
+ */
+export const PLACEHOLDER_BEARER_SECRETS: readonly string[] = ['change-me', 'change-me-to-a-long-random-value', 'changeme', 'secret', 'your-secret-here'];
+export const MIN_BEARER_SECRET_LENGTH = 16;
+
+/** The inbound bearer: long enough not to be guessed, and not a value copied from an example. */
+function parseBearerSecret(raw: string): string {
+  parseNonEmpty(raw);
+  if (PLACEHOLDER_BEARER_SECRETS.includes(raw.trim().toLowerCase())) {
+    throw new SettingRuleError('is a documented placeholder, not a secret; generate one with `openssl rand -hex 32`');
+  }
+  if (raw.length < MIN_BEARER_SECRET_LENGTH) {
+    throw new SettingRuleError(`must be at least ${MIN_BEARER_SECRET_LENGTH} characters; generate one with \`openssl rand -hex 32\``);
+  }
+  return raw;
+}
+
 function parseLogLevel(raw: string): string {
   return parseEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)(raw.toLowerCase());
 }
@@ -162,7 +181,8 @@ const text = (raw: string) => raw;
 export const SETTINGS: readonly SettingDefinition[] = [
   setting('GATEWAY_HOST', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
   setting('GATEWAY_PORT', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
-  setting('GATEWAY_BEARER_SECRET', undefined, 'Inbound bearer secret for /v1/* and /metrics. Unset: any non-empty bearer, or none, is accepted.', parseNonEmpty, { sensitive: true }),
+  setting('GATEWAY_BEARER_SECRET', undefined, `Inbound bearer secret for /v1/* and /metrics: at least ${MIN_BEARER_SECRET_LENGTH} characters, not a documented placeholder (e.g. \`openssl rand -hex 32\`). Unset: any non-empty bearer, or none, is accepted, which only a loopback GATEWAY_HOST allows unless GATEWAY_ALLOW_UNAUTHENTICATED is true.`, parseBearerSecret, { sensitive: true }),
+  bool('GATEWAY_ALLOW_UNAUTHENTICATED', 'false', 'Serve /v1/* and /metrics without a bearer secret on a GATEWAY_HOST that is not loopback (anyone who reaches the port spends your subscriptions). Without it such a start is refused.'),
   setting('GATEWAY_PROVIDERS', PROVIDER_IDS.join(','), 'Enabled upstream families (codex, gemini, claude are synonyms).', parseProviders),
   setting('GATEWAY_MODEL_CATALOG', undefined, 'Path of a JSON model catalog that replaces the built-in one.', parseNonEmpty),
   setting('GATEWAY_CALLER_HEADER', undefined, 'Header whose value names the caller (multi-tenant use).', (raw) => parseNonEmpty(raw).trim().toLowerCase()),

@@ -16,16 +16,28 @@ export interface GatewayErrorOptions {
   upstreamStatus?: number;
   /** Whether an adapter may retry this failure before output began. */
   retryable?: boolean;
-  /**
-   * The upstream's own words about the failure (a CLI's message, an error body's text), already
-   * bounded and sanitized by `boundedUpstreamMessage`: for the failure's log line only, never sent.
-   */
-  upstreamMessage?: string;
   /** Epoch ms at which a spent limit or credit resets, when the upstream said; named in the message. */
   resetsAt?: number;
   /** The family that failed; the per-family messages of the error table need it. */
   provider?: ProviderId;
+  /** What the upstream said about the failure, for the log only (providers/shared/upstream-log.ts). */
+  upstream?: UpstreamCause;
   cause?: unknown;
+}
+
+/**
+ * An upstream's own account of a failure, for the `upstream_*` log lines only: never sent to a
+ * client. The message is bounded and sanitized where it is read (sanitizeUpstreamMessage).
+ */
+export interface UpstreamCause {
+  /** The upstream's error type (`rate_limit_error`, `RESOURCE_EXHAUSTED`, …). */
+  readonly type?: string;
+  /** The upstream's error code or reason (`usage_limit_reached`, `QUOTA_EXHAUSTED`, …). */
+  readonly code?: string;
+  readonly message?: string;
+  /** A child's exit code (provider_c); null when a signal ended it. */
+  readonly exitCode?: number | null;
+  readonly exitSignal?: string | null;
 }
 
 /** The one error type services throw; the global filter and the SSE writer render it. */
@@ -38,10 +50,10 @@ export class GatewayError extends Error {
   readonly detail?: string;
   readonly upstreamStatus?: number;
   readonly retryable: boolean;
-  readonly upstreamMessage?: string;
   readonly resetsAt?: number;
   /** Set where the failure happens, or by whoever knows the request's family (`attributeTo`). */
   provider?: ProviderId;
+  readonly upstream?: UpstreamCause;
 
   constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
     super(options.detail ? `${code}: ${options.detail}` : code, { cause: options.cause });
@@ -54,9 +66,14 @@ export class GatewayError extends Error {
     this.detail = options.detail;
     this.upstreamStatus = options.upstreamStatus;
     this.retryable = options.retryable ?? false;
-    this.upstreamMessage = options.upstreamMessage;
+    this.upstream = options.upstream;
     this.resetsAt = options.resetsAt;
     this.provider = options.provider;
+  }
+
+  /** The upstream's own (bounded, sanitized) words, for the request's failure line. */
+  get upstreamMessage(): string | undefined {
+    return this.upstream?.message;
   }
 
   /**

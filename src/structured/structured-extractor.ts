@@ -39,7 +39,7 @@ function withStructuredMessage(error: GatewayError): GatewayError {
     retryAfterSeconds: error.retryAfterSeconds,
     detail: error.detail,
     upstreamStatus: error.upstreamStatus,
-    upstreamMessage: error.upstreamMessage,
+    upstream: error.upstream,
     provider: error.provider,
     cause: error,
   });

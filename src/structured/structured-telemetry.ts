@@ -51,8 +51,7 @@ export class StructuredTelemetry {
     const event = code === 'idempotency_conflict' ? 'structured_conflict' : 'structured_failure';
     this.metrics.structuredFailure(code);
     this.metrics.structuredCompleted(this.subject.modelLabel, code, this.latencyMs / 1000);
-    // The cause as the upstream put it, when known (bounded and sanitized where it was read).
-    const record = { ...this.fields(event), code, status, upstream_status: error.upstreamStatus, upstream_message: error.upstreamMessage };
+    const record = { ...this.fields(event), code, status };
     if (status >= 500) this.logger.error(record, event);
     else this.logger.warn(record, event);
   }

@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { WAIT_GUARD_MS } from './fake-provider-a';
 
 /** The repository root (this file is test/support/child-gateway.ts). */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -58,7 +59,7 @@ function whenExited(child: ChildProcess): Promise<ExitStatus> {
  * Runs `src/main.ts` in a child process until it exits (config errors, `--help`), with a private
  * HOME. Fails the test if it is still running after `timeoutMs`.
  */
-export async function runGateway(settings: Record<string, string>, argv: readonly string[] = [], timeoutMs = 20_000): Promise<GatewayRun> {
+export async function runGateway(settings: Record<string, string>, argv: readonly string[] = [], timeoutMs = WAIT_GUARD_MS * 2): Promise<GatewayRun> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-child-home-'));
   const child = spawnMain(settings, argv, home);
   let stdout = '';
@@ -100,7 +101,7 @@ function once(stream: NodeJS.ReadableStream, event: string): Promise<void> {
  * Starts `src/main.ts` in a child process on a random loopback port and resolves once its
  * `gateway_listening` line names the port.
  */
-export async function spawnGateway(settings: Record<string, string> = {}, argv: readonly string[] = [], timeoutMs = 20_000): Promise<ChildGateway> {
+export async function spawnGateway(settings: Record<string, string> = {}, argv: readonly string[] = [], timeoutMs = WAIT_GUARD_MS * 2): Promise<ChildGateway> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-child-home-'));
   const child = spawnMain(settings, argv, home);
   const records: Record<string, unknown>[] = [];

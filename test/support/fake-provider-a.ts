@@ -8,6 +8,12 @@ import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
 import { modelRefusal, responsesRequestViolation } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
 
+/**
+ * How long the waits below wait by default: a hang guard, not a speed requirement. What they wait
+ * for takes milliseconds on an idle machine, but much longer on a busy 2-core one.
+ */
+export const WAIT_GUARD_MS = 30_000;
+
 /** One frame of a scripted upstream reply (provider_a.md §11.1). */
 export type FakeFrame =
   /** One JSON event: a WebSocket text frame, or `event: <type>\ndata: <json>\n\n` over SSE. */
@@ -148,7 +154,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
  * const fake = await FakeProviderA.start();
  * fake.enqueue(textReply('Hello'));
  * // PROVIDER_A_URL = fake.wsUrl (WebSocket) or fake.httpUrl (SSE); PROVIDER_A_TOKEN_URL = fake.tokenUrl
- * const [request] = await fake.waitForRequests(1, 2000);
+ * const [request] = await fake.waitForRequests(1);
  * await fake.close();
  * ```
  */
@@ -265,7 +271,7 @@ export class FakeProviderA {
   }
 
   /** Resolves with the requests once at least `count` were recorded; rejects after `timeoutMs`. */
-  waitForRequests(count: number, timeoutMs = 2000): Promise<RecordedRequest[]> {
+  waitForRequests(count: number, timeoutMs = WAIT_GUARD_MS): Promise<RecordedRequest[]> {
     return new Promise((resolve, reject) => {
       const check = () => {
         if (this.recorded.length < count) return false;

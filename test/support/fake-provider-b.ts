@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WAIT_GUARD_MS } from './fake-provider-a';
 import { rejectionOf } from './fake-provider-b-validation';
 
 /**
@@ -157,13 +158,15 @@ export class FakeCodeAssist {
   }
 
   /** Resolves with the route's requests once there are at least `count`; rejects after `timeoutMs`. */
-  waitForRequests(route: FakeCodeAssistRoute, count: number, timeoutMs = 2000): Promise<FakeRecordedRequest[]> {
+  waitForRequests(route: FakeCodeAssistRoute, count: number, timeoutMs = WAIT_GUARD_MS): Promise<FakeRecordedRequest[]> {
     return this.waitUntil(() => this.requests(route).length >= count, timeoutMs, `${count} ${route} request(s)`).then(() => this.requests(route));
   }
 
   /** Resolves once `predicate()` holds (re-checked on every request and client close). */
-  waitUntil(predicate: () => boolean, timeoutMs = 2000, what = 'condition'): Promise<void> {
+  waitUntil(predicate: () => boolean, expectedMs = WAIT_GUARD_MS, what = 'condition'): Promise<void> {
     if (predicate()) return Promise.resolve();
+    // The given time is what it takes on an idle machine; a busy one gets at least the guard.
+    const timeoutMs = Math.max(expectedMs, WAIT_GUARD_MS);
     return new Promise((resolve, reject) => {
       const check = () => {
         if (!predicate()) return;

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { WAIT_GUARD_MS } from './fake-provider-a';
 
 /** Collects the gateway's pino lines in memory so tests can assert on (and grep) them. */
 export class LogCapture extends Writable {
@@ -14,7 +15,7 @@ export class LogCapture extends Writable {
   }
 
   /** Resolves once a line satisfies `predicate` (its index); rejects after `timeoutMs`. */
-  async waitForLine(predicate: (line: string) => boolean, timeoutMs = 5000): Promise<number> {
+  async waitForLine(predicate: (line: string) => boolean, timeoutMs = WAIT_GUARD_MS): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const index = this.lines.findIndex(predicate);

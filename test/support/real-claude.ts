@@ -2,21 +2,22 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /**
- * The pinned real Claude Code binary (devDependency `@anthropic-ai/claude-code` 2.1.330). npm
- * runs no install scripts here, so the executable of the platform package that `npm ci` installed
- * as an optional dependency (`@anthropic-ai/claude-code-linux-x64` on this machine and in CI) is
- * called directly. A missing binary fails the real-CLI specs with this message rather than
- * skipping them: they are what proves provider_c against the real program.
+ * The pinned real Claude Code binary (`@anthropic-ai/claude-code` 2.1.330 in oracles/package.json,
+ * installed by scripts/install-oracles.mjs, which `npm test` and .ci/run run first). Install
+ * scripts are not run, so the executable of the platform package installed as an optional
+ * dependency (`@anthropic-ai/claude-code-linux-x64` on this machine and in CI) is called directly.
+ * A missing binary fails the real-CLI specs with this message rather than skipping them: they are
+ * what proves provider_c against the real program.
  */
 export const REAL_CLAUDE_PATH = locateRealClaude();
 
 function locateRealClaude(): string {
   const executable = process.platform === 'win32' ? 'claude.exe' : 'claude';
   const candidates = [`claude-code-${process.platform}-${process.arch}`, `claude-code-${process.platform}-${process.arch}-musl`].map((name) =>
-    path.join(__dirname, '..', '..', 'node_modules', '@anthropic-ai', name, executable),
+    path.join(__dirname, '..', '..', 'oracles', 'node_modules', '@anthropic-ai', name, executable),
   );
   const found = candidates.find((candidate) => fs.existsSync(candidate));
-  if (!found) throw new Error(`the real Claude Code binary is not installed (looked for ${candidates.join(', ')}); run npm ci`);
+  if (!found) throw new Error(`the real Claude Code binary is not installed (looked for ${candidates.join(', ')}); run \`node scripts/install-oracles.mjs\` (\`npm test\` and .ci/run do it first)`);
   return found;
 }
 

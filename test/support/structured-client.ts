@@ -5,6 +5,7 @@ import { IDEMPOTENCY_CLOCK } from '../../src/structured/idempotency-store';
 import { startGateway, TestGateway } from './create-test-app';
 import { FakeProviderA, FakeScript } from './fake-provider-a';
 import { completed, created, providerASettings, textDelta } from './provider-a-fixtures';
+import { WAIT_GUARD_MS } from './fake-provider-a';
 
 /** Helpers for the structured inference e2e suites (test/structured*.e2e-spec.ts). */
 
@@ -117,7 +118,7 @@ export function advanceIdempotencyClock(gateway: TestGateway, ms: number): void 
   clock.now = () => previous() + ms;
 }
 
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 3000, what = 'condition'): Promise<void> {
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = WAIT_GUARD_MS, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -95,11 +95,10 @@ describe(FairQueue.name, () => {
     const queue = new FairQueue(options({ maxActive: 1, queueLimit: 0 }));
     const rejected = jest.fn();
     const held = await queue.acquire('a', { signal: signal() });
-    const startedAt = Date.now();
+    // "At once" is what waitMs 0 in the observer's record says; no clock reading of the test's own.
     const error = await queue.acquire('b', { signal: signal(), observer: { rejected } }).catch((caught) => caught);
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).code).toBe('queue_full');
-    expect(Date.now() - startedAt).toBeLessThan(20);
     expect(rejected).toHaveBeenCalledWith({ reason: 'full', waitMs: 0, depth: 0 });
     held.release();
   });
@@ -123,8 +122,8 @@ describe(FairQueue.name, () => {
     const error = await queue.acquire('b', { signal: signal(), observer: { rejected } }).catch((caught) => caught);
     const waited = Date.now() - startedAt;
     expect((error as GatewayError).code).toBe('queue_timeout');
+    // Not before the timeout; that it ends at all is what Jest's timeout guards.
     expect(waited).toBeGreaterThanOrEqual(45);
-    expect(waited).toBeLessThan(1000);
     expect(rejected).toHaveBeenCalledWith(expect.objectContaining({ reason: 'timeout', depth: 0 }));
     expect(queue.depth).toBe(0);
     held.release();

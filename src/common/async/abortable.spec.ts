@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/gateway.error';
-import { closingEvents, deadline, linkedAbort, sleep, untilAborted, withinIdleTimeout } from './abortable';
+import { deadline, linkedAbort, sleep, untilAborted, withinIdleTimeout } from './abortable';
 
 describe(linkedAbort.name, () => {
   const countAborts = (signal: AbortSignal) => {
@@ -117,56 +117,16 @@ describe('untilAborted', () => {
   });
 });
 
-function turn() {
-  const log: string[] = [];
-  async function* events() {
-    try {
-      yield 1;
-      yield 2;
-    } finally {
-      log.push('generator finally');
-    }
-  }
-  const iterable = closingEvents(events(), () => {
-    log.push('cleanup');
-  });
-  return { log, iterator: iterable[Symbol.asyncIterator]() };
-}
-
-describe(closingEvents.name, () => {
-  it('cleans up when return() comes before any next() (a plain generator would skip its finally)', async () => {
-    const { log, iterator } = turn();
-    await iterator.return!();
-    expect(log).toEqual(['cleanup']);
-  });
-
-  it("leaves cleanup to the generator's own finally once it started, and runs it once", async () => {
-    const { log, iterator } = turn();
-    expect(await iterator.next()).toEqual({ value: 1, done: false });
-    await iterator.return!();
-    await iterator.return!();
-    expect(log).toEqual(['generator finally']);
-  });
-
-  it('passes every event through and ends like the generator', async () => {
-    const { log, iterator } = turn();
-    const values: number[] = [];
-    for (let step = await iterator.next(); !step.done; step = await iterator.next()) values.push(step.value);
-    expect(values).toEqual([1, 2]);
-    expect(log).toEqual(['generator finally']);
-  });
-});
 
 const never = (signal: AbortSignal) =>
   new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
 
 describe(withinIdleTimeout.name, () => {
   it('ends a wait that outlives the idle bound with a timeout GatewayError', async () => {
-    const started = Date.now();
+    // `never` settles only through the idle bound, so a timeout error is the whole proof.
     const error = await withinIdleTimeout(50, new AbortController().signal, 'login token', never).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).code).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1000);
   });
 
   it("passes the caller's abort reason through unchanged", async () => {

@@ -3,10 +3,10 @@ import { GatewayError } from '../../core/gateway.error';
 
 /**
  * The gateway's waits that a signal or a silence can cut short, once: a sleep, waiting on shared
- * work, linked signals and deadlines, an event stream that its consumer can end before reading,
- * and the idle bound on upstream waits. Every rejection carries the signal's own reason (the
- * client's ClientDisconnectedError, a turn's `timeout` GatewayError), which callers pass through
- * as is.
+ * work, linked signals and deadlines, and the idle bound on a wait for a login token (the idle
+ * bound on upstream frames is the turn runner's, providers/shared/turn-runner.ts). Every
+ * rejection carries the signal's own reason (the client's ClientDisconnectedError, a turn's
+ * `timeout` GatewayError), which callers pass through as is.
  */
 
 // setTimeout (and AbortSignal.timeout) run a delay above 2^31−1 ms at once: such a deadline is none.
@@ -109,78 +109,6 @@ export function deadline(deadlineAt: number, reason: () => unknown, parents: rea
     // Only the timer: holders may still rely on a parent's abort reaching the signal.
     clear: () => clearTimeout(timer),
   };
-}
-
-/**
- * An accepted turn's events whose cleanup also runs when the consumer calls `return()` without
- * ever calling `next()`: an async generator that never started completes on `return()` without
- * entering its body, so its own `finally` (closing the upstream, stopping the turn timer) would
- * never run and the turn would live until its timeout. The chat layer always calls `return()`
- * when a turn ends (src/chat/chat-orchestrator.ts); this makes that call sufficient.
- */
-export function closingEvents<T>(events: AsyncGenerator<T>, cleanup: () => Promise<void> | void): AsyncIterable<T> {
-  let started = false;
-  return {
-    [Symbol.asyncIterator]: () => ({
-      next: () => {
-        started = true;
-        return events.next();
-      },
-      return: async (value?: unknown) => {
-        const result = await events.return(value as never);
-        // A started generator ran its own finally; an unstarted one needs the cleanup here.
-        if (!started) {
-          started = true;
-          await cleanup();
-        }
-        return result;
-      },
-    }),
-  };
-}
-
-/**
- * Re-yields `source`, failing with a `timeout` GatewayError when the upstream stays silent for
- * `idleMs` (GATEWAY_STREAM_IDLE_TIMEOUT; 0 = off). The timer only runs while we wait on the
- * upstream, so time spent waiting for a slow client to drain is not counted as silence.
- */
-export async function* withIdleTimeout<T>(source: AsyncIterable<T>, idleMs: number, onIdle?: () => void): AsyncGenerator<T> {
-  const iterator = source[Symbol.asyncIterator]();
-  // One timer per stream, re-armed with refresh() on every wait, and one promise per wait whose
-  // reject the timer holds: a stream of thousands of events allocates no timer per event, and
-  // no never-settling promise collects a reaction per wait (as Promise.race against one would).
-  let failWaiting: ((error: GatewayError) => void) | undefined;
-  const timer =
-    idleMs > 0
-      ? setTimeout(() => {
-          // Fired while the consumer held a value (a slow client): not upstream silence.
-          if (!failWaiting) return;
-          onIdle?.();
-          failWaiting(new GatewayError('timeout', { detail: `no upstream event for ${idleMs} ms` }));
-        }, idleMs)
-      : undefined;
-  try {
-    for (;;) {
-      let result: IteratorResult<T>;
-      if (timer) {
-        timer.refresh();
-        try {
-          result = await new Promise<IteratorResult<T>>((resolve, reject) => {
-            failWaiting = reject;
-            // The losing read settles a promise already settled: no unhandled rejection.
-            iterator.next().then(resolve, reject);
-          });
-        } finally {
-          failWaiting = undefined;
-        }
-      } else result = await iterator.next();
-      if (result.done) return;
-      yield result.value;
-    }
-  } finally {
-    clearTimeout(timer);
-    await iterator.return?.();
-  }
 }
 
 /**

@@ -84,9 +84,10 @@ function logAccessWhenDone(request: LoggedRequest, response: ServerResponse, roo
       responseTime: Date.now() - started,
     };
     if (error || status >= 500) {
-      // The status says what happened; the cause is on the request's own failure line. A socket
-      // error keeps its class and message, never a stack (it would only name deployment files).
-      if (error) fields.err = { type: error.name, message: error.message };
+      // The status says what happened and the turn's `upstream_*` line why. A plain field, not
+      // pino's `err`: its serializer writes a stack, which would say nothing here and may name
+      // files of the deployment.
+      fields.error_message = error ? error.message : `failed with status code ${status}`;
       root.error(fields, 'request errored');
     } else {
       root[status >= 400 ? 'warn' : 'info'](fields, response.writableEnded ? 'request completed' : 'request aborted');

@@ -17,3 +17,28 @@ export function sanitizeIdentifier(value: unknown): string {
   const codePoints = Array.from(replaced);
   return codePoints.length <= MAX_LOGGED_IDENTIFIER_LENGTH ? replaced : codePoints.slice(0, MAX_LOGGED_IDENTIFIER_LENGTH).join('');
 }
+
+/** The longest upstream error message a log line carries. */
+export const MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH = 200;
+// Secrets and personal data an upstream may quote back: bearer tokens, JWTs, API keys, e-mails.
+const SECRET_PATTERNS = [
+  /\bBearer\s+\S+/gi,
+  /\beyJ[\w-]+\.[\w-]+\.[\w-]*/g,
+  /\b(?:sk|rk|pk|ya29|gho|ghp|xox[abp])[-_.][\w.-]{8,}/g,
+  /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g,
+  /\b[A-Za-z0-9_-]{40,}\b/g,
+];
+
+/**
+ * An upstream's error message fit for a log line: secrets and e-mail addresses replaced by
+ * `[redacted]`, control characters by spaces, cut to 200 code points. `undefined` for no text.
+ */
+export function sanitizeUpstreamMessage(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  let text = value;
+  for (const pattern of SECRET_PATTERNS) text = text.replace(pattern, '[redacted]');
+  text = text.replace(CONTROL_CHARACTERS, ' ').trim();
+  if (text === '') return undefined;
+  const codePoints = Array.from(text);
+  return codePoints.length <= MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH ? text : codePoints.slice(0, MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH).join('');
+}

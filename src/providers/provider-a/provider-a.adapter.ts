@@ -3,7 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-turn';
+import { AccountTurn } from '../../accounts/account-pool';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
@@ -12,6 +12,7 @@ import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import { ModelCatalog } from '../../models/model-catalog';
 import type { CallContext, ChatRequest, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../provider-adapter';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
+import { runTurn } from '../shared/turn-runner';
 import { UpstreamProxy } from '../shared/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from './provider-a.auth';
@@ -22,12 +23,14 @@ import { buildChatBody, turnMetadata } from './provider-a.request';
 import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
 import { MODEL_REFUSAL_CODES, namingModel } from './provider-a.errors';
 import { ProviderAModelsRefresh } from './provider-a.models-refresh';
-import { ToolNameMap } from './provider-a.tools';
 import { toLiteShape, wireShapeFor } from './provider-a.wire';
 import { OpenConnection, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
-import { AttemptPlan, startTurn, TurnOptions } from './provider-a.turn';
+import { AttemptRequest, ProviderAUpstream } from './provider-a.upstream';
+
+/** Headers and body of one attempt, before the tool-name mapping joins them. */
+type AttemptPlan = Pick<AttemptRequest, 'headers' | 'body'>;
 
 const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
@@ -35,7 +38,7 @@ const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens
  * provider_a: the ChatGPT Codex Responses backend through the Codex CLI login. Wiring only: the
  * login (`provider-a.auth`), bodies (`provider-a.request`, `provider-a.extraction`), transports
  * and the event translation (`provider-a.stream`) live in their own files; per-call state lives
- * in `startTurn`, never on this instance.
+ * in the turn runner, never on this instance.
  */
 @Injectable()
 export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
@@ -46,6 +49,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly ownPools?: AccountPools;
   /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY for the backend, the token endpoint and the WebSocket. */
   private readonly proxy: UpstreamProxy;
+  /** The proxy of each attempt's connection; none without a proxy setting, so nothing is asked per connection. */
+  private readonly attemptProxy?: UpstreamProxy;
   private readonly installationIds = new InstallationIds();
   private readonly profile: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
@@ -63,6 +68,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     @Optional() logger?: PinoLogger,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
+    if (this.proxy.enabled) this.attemptProxy = this.proxy;
     if (!pools) this.ownPools = pools = new AccountPools(config);
     this.accounts = createProviderAPool(config, pools, this.proxy);
     // Read at construction so a missing or invalid profile fails startup (ConfigError).
@@ -99,38 +105,16 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     const sessionId = sessionIdForChat(request.conversationId);
     const lease = this.sessions?.lease(request.conversationId, customToolNames(normalizeTools(request.tools)));
     let inputItems = 0;
-    let logged = false;
-    let toolNames: ToolNameMap | undefined;
-    const plan = (credentials: ProviderACredentials): AttemptPlan => {
+    const build = (credentials: ProviderACredentials, attempt: number): AttemptRequest => {
       const built = this.chatAttempt(request, sessionId, credentials);
       inputItems = (built.body.input as unknown[]).length;
-      toolNames = built.toolNames;
-      if (!logged) {
-        logged = true;
-        context.logger.debug(
-          {
-            event: 'provider_a_request',
-            transport: this.transport,
-            faithful: request.faithful,
-            input_items: (built.body.input as unknown[]).length,
-            tools: Array.isArray(built.body.tools) ? built.body.tools.length : 0,
-            // Counts only: the repaired items' content is never logged.
-            aborted_calls: built.abortedCalls,
-            orphan_outputs: built.orphanOutputs,
-            renamed_tools: built.toolNames.renamed,
-          },
-          'provider_a_request',
-        );
-        if (built.orphanToolMessages > 0) {
-          context.logger.info({ event: 'orphan_tool_message', count: built.orphanToolMessages }, 'orphan_tool_message');
-        }
-      }
-      return built;
+      if (attempt === 1) logRequest(context, this.transport, request.faithful, built);
+      // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
+      const { toolNames } = built;
+      const toClient = (event: ChatEvent): ChatEvent => (event.type === 'tool-call' ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } } : event);
+      return { headers: built.headers, body: built.body, toClient };
     };
-    // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
-    const toClient = (event: ChatEvent): ChatEvent =>
-      event.type === 'tool-call' && toolNames ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } } : event;
-    const turn = await startTurn({ ...this.turnOptions(plan, request.conversationId, lease?.open), toClient }, context).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
+    const turn = await this.run(build, request.conversationId, context, lease?.open).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
     return turn.events;
   }
@@ -144,9 +128,10 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   async extract(request: ExtractionRequest, context: CallContext): Promise<ExtractionResult> {
     const promptCacheKey = structuredPromptCacheKey(request.conversationId);
     const body = buildExtractionBody(request, promptCacheKey);
-    const turn = await startTurn(
-      // One-off work: the login with the most headroom, no pin.
-      this.turnOptions((credentials) => this.shaped(request.model.upstreamModel, { headers: upstreamHeaders(this.transport, credentials, promptCacheKey), body }), undefined),
+    // One-off work: the login with the most headroom, no pin.
+    const turn = await this.run(
+      (credentials) => this.shaped(request.model.upstreamModel, { headers: upstreamHeaders(this.transport, credentials, promptCacheKey), body }),
+      undefined,
       context,
     ).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
     let text = '';
@@ -162,21 +147,19 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       }
     }
     if (!finished) throw new GatewayError('upstream', { detail: 'extraction ended without a finish event' });
-    const response = turn.response();
-    return { text, upstreamResponseId: response.id ?? '', upstreamModel: response.model ?? null, usage: usage ?? NO_USAGE };
+    const state = turn.current()?.state;
+    return { text, upstreamResponseId: state?.responseId ?? '', upstreamModel: state?.model ?? null, usage: usage ?? NO_USAGE };
   }
 
-  /** Throws `rate_limited` / `auth` at once when no login can take the turn (docs/accounts.md). */
-  private turnOptions(plan: TurnOptions['plan'], chat: string | undefined, open: OpenConnection = this.open): TurnOptions {
-    return {
-      url: this.config.providerA.url,
-      open,
-      plan,
+  /** One turn on the runner; throws `rate_limited` / `auth` at once when no login can take it (docs/accounts.md). */
+  private run(build: ConstructorParameters<typeof ProviderAUpstream>[2], chat: string | undefined, context: CallContext, open: OpenConnection = this.open) {
+    const connect = { url: this.config.providerA.url, open, proxy: this.attemptProxy };
+    return runTurn(new ProviderAUpstream(connect, context, build), {
       account: new AccountTurn(this.accounts, chat),
-      turnTimeoutMs: this.config.providerA.timeoutMs,
+      timeoutMs: this.config.providerA.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
-      proxy: this.proxy,
-    };
+      context,
+    });
   }
 
   /** Body and headers of one chat attempt; faithful mode gets a fresh turn id per attempt. */
@@ -208,6 +191,22 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code)) this.catalog?.dropUpstreamModel('provider_a', upstreamModel);
     throw namingModel(error, upstreamModel);
   }
+}
+
+/** The shape of the first attempt's body, at debug (counts only: the repaired items' content is never logged). */
+function logRequest(context: CallContext, transport: ProviderATransportKind, faithful: boolean, built: ReturnType<typeof buildChatBody>): void {
+  const fields = {
+    event: 'provider_a_request',
+    transport,
+    faithful,
+    input_items: (built.body.input as unknown[]).length,
+    tools: Array.isArray(built.body.tools) ? built.body.tools.length : 0,
+    aborted_calls: built.abortedCalls,
+    orphan_outputs: built.orphanOutputs,
+    renamed_tools: built.toolNames.renamed,
+  };
+  context.logger.debug(fields, 'provider_a_request');
+  if (built.orphanToolMessages > 0) context.logger.info({ event: 'orphan_tool_message', count: built.orphanToolMessages }, 'orphan_tool_message');
 }
 
 /**

@@ -35,7 +35,8 @@ describe(ProviderAAuth.name, () => {
 
   /** Resolves once the fake token endpoint received a request: the login file was read before it. */
   async function tokenRequestArrived(): Promise<void> {
-    const deadline = Date.now() + 5000;
+    // A hang guard only: the request comes in milliseconds on an idle machine.
+    const deadline = Date.now() + 30_000;
     while (fake.tokenRequests().length === 0) {
       if (Date.now() > deadline) throw new Error('no token request');
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -166,15 +167,14 @@ describe(ProviderAAuth.name, () => {
 
   it('stops waiting at once when the caller aborts', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10 });
-    fake.enqueueToken({ status: 200, delayMs: 1000, body: { access_token: makeJwt({ exp: now() + 3600 }) } });
+    fake.enqueueToken({ status: 200, delayMs: 3000, body: { access_token: makeJwt({ exp: now() + 3600 }) } });
     const controller = new AbortController();
     const auth = authFor(written.path);
     const pending = auth.credentials(logger, controller.signal);
     await tokenRequestArrived();
-    const abortedAt = Date.now();
+    // A caller that kept waiting would get the token (3 s later) instead of this rejection.
     controller.abort(new Error('gone'));
     await expect(pending).rejects.toThrow('gone');
-    expect(Date.now() - abortedAt).toBeLessThan(500);
     // The refresh was not the caller's to cancel: a new caller joins it and gets its token.
     expect((await auth.credentials(logger, signal)).accessToken).toContain('.');
   });

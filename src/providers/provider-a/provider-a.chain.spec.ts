@@ -1,11 +1,10 @@
 import { chainAfterTurn, chainedBody, continuationItems, isChainError } from './provider-a.chain';
+import type { JsonObject } from '../../common/json';
 
-type Json = Record<string, unknown>;
-
-const user = (text: string): Json => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
-const body = (input: Json[], extra: Json = {}): Json => ({ model: 'm', instructions: 'Be brief.', input, stream: true, store: false, ...extra });
-const messageItem = (text: string): Json => ({ id: 'msg_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
-const callItem: Json = { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'read_file', arguments: '{"path":"a.ts"}' };
+const user = (text: string): JsonObject => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
+const body = (input: JsonObject[], extra: JsonObject = {}): JsonObject => ({ model: 'm', instructions: 'Be brief.', input, stream: true, store: false, ...extra });
+const messageItem = (text: string): JsonObject => ({ id: 'msg_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
+const callItem: JsonObject = { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'read_file', arguments: '{"path":"a.ts"}' };
 const noCustom = new Set<string>();
 
 describe('provider_a response chains', () => {

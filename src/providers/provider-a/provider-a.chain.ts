@@ -1,9 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { isJsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject } from '../../common/json';
 import type { ChatMessage, ChatToolCall } from '../../core/chat-message';
 import { conversationInput } from './provider-a.input-items';
-
-type Json = Record<string, unknown>;
 
 /**
  * What the server holds for a response chain on one open WebSocket (Responses WebSocket mode
@@ -13,7 +11,7 @@ export interface ChainState {
   /** The request without `input` and `client_metadata`, serialized: a continuation must match it. */
   readonly shape: string;
   /** Every input item the chain holds: what was sent, then the client-side echo of the output. */
-  readonly items: readonly Json[];
+  readonly items: readonly JsonObject[];
   readonly responseId: string;
 }
 
@@ -27,7 +25,7 @@ const CHAIN_ERROR_CODES = new Set(['previous_response_not_found', 'websocket_con
  * The request fields that must not change for a continuation. Like the Codex CLI (0.169.0,
  * `responses_request_properties_match`): everything except the input and the per-turn metadata.
  */
-export function requestShape(body: Json): string {
+export function requestShape(body: JsonObject): string {
   const { input: _input, client_metadata: _metadata, ...rest } = body;
   return JSON.stringify(rest);
 }
@@ -38,19 +36,19 @@ export function requestShape(body: Json): string {
  * full input is sent. An empty continuation is allowed, as the Codex CLI allows it. `shape`:
  * `requestShape(body)` when the caller already has it.
  */
-export function continuationItems(chain: ChainState | undefined, body: Json, shape?: string): Json[] | undefined {
+export function continuationItems(chain: ChainState | undefined, body: JsonObject, shape?: string): JsonObject[] | undefined {
   const input = body.input;
   if (!chain || !Array.isArray(input) || input.length < chain.items.length) return undefined;
   if ((shape ?? requestShape(body)) !== chain.shape) return undefined;
   for (let index = 0; index < chain.items.length; index++) {
     if (!isDeepStrictEqual(chain.items[index], input[index])) return undefined;
   }
-  return input.slice(chain.items.length) as Json[];
+  return input.slice(chain.items.length) as JsonObject[];
 }
 
 /** `body` continuing `previousResponseId` with only `items` (key order of the Codex CLI). */
-export function chainedBody(body: Json, previousResponseId: string, items: Json[]): Json {
-  const result: Json = {};
+export function chainedBody(body: JsonObject, previousResponseId: string, items: JsonObject[]): JsonObject {
+  const result: JsonObject = {};
   for (const [key, value] of Object.entries(body)) {
     if (key === 'input') {
       result.previous_response_id = previousResponseId;
@@ -66,16 +64,16 @@ export function chainedBody(body: Json, previousResponseId: string, items: Json[
  * by the same code as every request. `undefined` when the echo cannot be predicted (an output
  * item a chat client cannot send back, e.g. a custom tool call): the next turn sends in full.
  */
-export function chainAfterTurn(fullBody: Json, responseId: string | undefined, outputItems: readonly Json[], customNames: ReadonlySet<string>): ChainState | undefined {
+export function chainAfterTurn(fullBody: JsonObject, responseId: string | undefined, outputItems: readonly JsonObject[], customNames: ReadonlySet<string>): ChainState | undefined {
   const input = fullBody.input;
   if (!responseId || !Array.isArray(input)) return undefined;
   const echo = echoMessage(outputItems);
   if (!echo) return undefined;
   const echoed = conversationInput([echo], customNames).items;
-  return { shape: requestShape(fullBody), items: [...(input as Json[]), ...echoed], responseId };
+  return { shape: requestShape(fullBody), items: [...(input as JsonObject[]), ...echoed], responseId };
 }
 
-function echoMessage(outputItems: readonly Json[]): ChatMessage | undefined {
+function echoMessage(outputItems: readonly JsonObject[]): ChatMessage | undefined {
   let text = '';
   const toolCalls: ChatToolCall[] = [];
   for (const item of outputItems) {

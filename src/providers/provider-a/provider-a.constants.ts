@@ -1,6 +1,6 @@
 /**
  * Client identity of the Codex CLI (provider_a.md §2). The backend expects a Codex CLI client,
- * so these follow the pinned CLI (package.json `@openai/codex`), as its `codex exec` sends them
+ * so these follow the pinned CLI (oracles/package.json `@openai/codex`), as its `codex exec` sends them
  * (test/fixtures/codex-oracle/): moving to a new CLI release is the one-line version change below
  * plus a new capture (scripts/capture-codex-oracle.mjs).
  */

@@ -124,5 +124,14 @@ describe('model refusals (issue #21): model errors, not request or login errors'
     expect(notFound.publicMessage).toContain('"gpt-0"');
     const other = new GatewayError('upstream');
     expect(namingModel(other, 'x')).toBe(other);
+    });
+  });
+
+describe('the upstream cause (log only)', () => {
+  it("keeps the error's type, code and a sanitized message on GatewayError.upstream, never in what a client sees", () => {
+    const failure = classifyUpstreamFailure({ status: 429, payload: { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Slow down, key sk-proj-0123456789abcdef' } }, now: NOW });
+    expect(failure.upstream).toEqual({ type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Slow down, key [redacted]' });
+    expect(failure.publicMessage ?? failure.spec.message).not.toContain('Slow down');
+    expect(failure.detail).not.toContain('Slow down');
   });
 });

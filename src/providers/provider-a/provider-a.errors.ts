@@ -1,7 +1,8 @@
 import { errorSpec } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
 import { exhaustedWindowResetSeconds, RateLimitSnapshot } from './provider-a.rate-limits';
-import { isJsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject } from '../../common/json';
+import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 
 /** Everything known about one upstream failure (provider_a.md §10). */
 export interface UpstreamFailure {
@@ -22,14 +23,13 @@ const RESET_AT_KEYS = new Set(['resets_at', 'reset_at']);
 const TRY_AGAIN = /try again in\s+(\d+(?:\.\d+)?)\s*(ms|s)\b/i;
 const SAFE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 
-type Json = Record<string, unknown>;
 const numeric = (value: unknown): number | undefined => {
   const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
 };
 
 /** The error object of a frame or body: `error`, else `response.error`, else the frame itself. */
-function errorObject(payload: unknown): Json {
+function errorObject(payload: unknown): JsonObject {
   if (!isJsonObject(payload)) return {};
   if (isJsonObject(payload.error)) return payload.error;
   if (isJsonObject(payload.response) && isJsonObject(payload.response.error)) return payload.response.error;
@@ -37,7 +37,7 @@ function errorObject(payload: unknown): Json {
 }
 
 /** A numeric `status` / `status_code` of the event (or its error object). */
-function eventStatus(payload: unknown, error: Json): number | undefined {
+function eventStatus(payload: unknown, error: JsonObject): number | undefined {
   const candidates = isJsonObject(payload) ? [payload.status, payload.status_code, error.status, error.status_code] : [];
   for (const candidate of candidates) if (typeof candidate === 'number' && Number.isInteger(candidate)) return candidate;
   return undefined;
@@ -92,7 +92,8 @@ function safeCode(code: unknown): string | undefined {
 
 /**
  * Classifies an upstream failure into our error table (§10, first matching row wins). Only the
- * status and the upstream's error *code* reach `detail`; messages are never copied anywhere.
+ * status and the upstream's error *code* reach `detail`; the message only reaches the log's
+ * `upstream_message`, sanitized and bounded (never a client).
  */
 export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError {
   const now = failure.now ?? Date.now();
@@ -101,7 +102,8 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   const codes = [error.code, error.type].filter((value): value is string => typeof value === 'string');
   const code = safeCode(codes[0]);
   const detail = `upstream${status !== undefined ? ` status ${status}` : ''}${code ? ` code ${code}` : ''}`;
-  const base = { detail, upstreamStatus: status };
+  const upstream = { type: safeCode(error.type), code: safeCode(error.code), message: sanitizeUpstreamMessage(error.message) };
+  const base = { detail, upstreamStatus: status, upstream };
   // Every branch reads the hints the same way: the latest moment any of them names.
   const hints = retryHints(failure.payload, failure.headers, now);
   const latestHint = hints.length > 0 ? Math.max(...hints) : undefined;

@@ -1,7 +1,6 @@
 import type { ExtractionRequest } from '../provider-adapter';
 import { reasoningField } from './provider-a.request';
-
-type Json = Record<string, unknown>;
+import type { JsonObject } from '../../common/json';
 
 /** Our fixed instructions for structured extraction (provider_a.md §6.3). */
 export const EXTRACTION_INSTRUCTIONS = [
@@ -17,8 +16,8 @@ export const EXTRACTION_INSTRUCTIONS = [
  * prompt_cache_key, and service_tier for `-fast` ids; never tools, include, client_metadata or
  * an output-token cap. The caller's input goes verbatim into one user message.
  */
-export function buildExtractionBody(request: ExtractionRequest, promptCacheKey: string): Json {
-  const body: Json = {
+export function buildExtractionBody(request: ExtractionRequest, promptCacheKey: string): JsonObject {
+  const body: JsonObject = {
     model: request.model.upstreamModel,
     instructions: EXTRACTION_INSTRUCTIONS,
     input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: request.input }] }],

@@ -1,20 +1,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../../config/app-config';
-import { isJsonObject } from '../../common/json';
-
-type Json = Record<string, unknown>;
+import { isJsonObject, type JsonObject } from '../../common/json';
 
 /** The faithful-mode profile (provider_a.md §5.2); `model`, `reasoning`, `text` keys are ignored. */
 export interface FaithfulProfile {
   readonly instructions: string;
   /** Responses-shape tools, sent as is. */
-  readonly tools: readonly Json[];
+  readonly tools: readonly JsonObject[];
   readonly toolChoice: unknown;
   readonly parallelToolCalls: boolean;
   readonly include: readonly unknown[];
   /** Input items placed before the conversation. */
-  readonly scaffold: readonly Json[];
+  readonly scaffold: readonly JsonObject[];
 }
 
 /** Our own short built-in profile; users point PRIMARY_FAITHFUL_PROFILE at one they captured. */
@@ -33,11 +31,11 @@ export function parseFaithfulProfile(document: unknown): FaithfulProfile | strin
   if (scaffold !== undefined && !(Array.isArray(scaffold) && scaffold.every(isJsonObject))) return '"scaffold" must be an array of objects';
   return {
     instructions,
-    tools: (tools as Json[] | undefined) ?? [],
+    tools: (tools as JsonObject[] | undefined) ?? [],
     toolChoice: toolChoice ?? 'auto',
     parallelToolCalls: (parallel as boolean | undefined) ?? true,
     include: (include as unknown[] | undefined) ?? ['reasoning.encrypted_content'],
-    scaffold: (scaffold as Json[] | undefined) ?? [],
+    scaffold: (scaffold as JsonObject[] | undefined) ?? [],
   };
 }
 
@@ -70,7 +68,7 @@ function isoDate(now: Date, timeZone: string): string {
  * The scaffold with today's date inside `<current_date>…</current_date>` and the local zone
  * inside `<timezone>…</timezone>`; nothing else is edited.
  */
-export function scaffoldForToday(scaffold: readonly Json[], now: Date, timeZone: string): Json[] {
+export function scaffoldForToday(scaffold: readonly JsonObject[], now: Date, timeZone: string): JsonObject[] {
   const date = isoDate(now, timeZone);
   const edit = (value: unknown): unknown => {
     if (typeof value === 'string') {
@@ -82,7 +80,7 @@ export function scaffoldForToday(scaffold: readonly Json[], now: Date, timeZone:
     if (isJsonObject(value)) return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, edit(entry)]));
     return value;
   };
-  return scaffold.map((item) => edit(item) as Json);
+  return scaffold.map((item) => edit(item) as JsonObject);
 }
 
 /** The local IANA zone name (e.g. `Europe/Berlin`). */

@@ -1,4 +1,4 @@
-import { isJsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject } from '../../common/json';
 import type { ChatMessage } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
@@ -7,14 +7,12 @@ import { normalizeCallId } from './provider-a.identifiers';
 // Chat history in the backend's terms: content parts, input items, and tool calls paired with
 // their results.
 
-type Json = Record<string, unknown>;
-
 /** Chat messages split into the parts of a Responses request (provider_a.md §7.2). */
 export interface ConversationInput {
   /** Texts of `system` and `developer` messages, in order (one entry per non-empty message). */
   readonly systemTexts: string[];
   /** The conversation as Responses input items, in order. */
-  readonly items: Json[];
+  readonly items: JsonObject[];
   /** `tool` messages without `tool_call_id`, dropped. */
   readonly orphanToolMessages: number;
 }
@@ -26,7 +24,7 @@ export interface ConversationInput {
 export function conversationInput(messages: readonly ChatMessage[], customNames: ReadonlySet<string>): ConversationInput {
   const calls = historyToolCallsById(messages, customNames);
   const systemTexts: string[] = [];
-  const items: Json[] = [];
+  const items: JsonObject[] = [];
   let orphanToolMessages = 0;
 
   for (const [index, message] of messages.entries()) {
@@ -139,14 +137,14 @@ const OUTPUT_TYPES = new Set(Object.values(OUTPUT_TYPE_OF_CALL));
 
 /** The repaired input and what was changed (counts only, for the debug log). */
 export interface PairedInput {
-  readonly items: Json[];
+  readonly items: JsonObject[];
   /** Calls that had no output and got an `aborted` one. */
   readonly abortedCalls: number;
   /** Outputs whose call is not in the request, dropped. */
   readonly orphanOutputs: number;
 }
 
-const callIdOf = (item: Json) => (typeof item.call_id === 'string' ? item.call_id : undefined);
+const callIdOf = (item: JsonObject) => (typeof item.call_id === 'string' ? item.call_id : undefined);
 
 /**
  * Makes every call and output in a Responses input pair up, as the Codex CLI does before each
@@ -156,17 +154,17 @@ const callIdOf = (item: Json) => (typeof item.call_id === 'string' ? item.call_i
  * an output gets an `aborted` output of its own kind right after it (after earlier synthesized
  * ones, so parallel calls keep their order); an output with no call before it is dropped.
  */
-export function pairCallsWithOutputs(input: readonly Json[]): PairedInput {
+export function pairCallsWithOutputs(input: readonly JsonObject[]): PairedInput {
   const answered = new Set<string>();
   for (const item of input) {
     const id = callIdOf(item);
     if (id !== undefined && OUTPUT_TYPES.has(String(item.type))) answered.add(id);
   }
   const called = new Set<string>();
-  const items: Json[] = [];
+  const items: JsonObject[] = [];
   let abortedCalls = 0;
   let orphanOutputs = 0;
-  let pendingAborted: Json[] = [];
+  let pendingAborted: JsonObject[] = [];
   const flushAborted = () => {
     items.push(...pendingAborted);
     pendingAborted = [];

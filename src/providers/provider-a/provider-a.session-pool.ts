@@ -3,8 +3,7 @@ import { chainAfterTurn, ChainState, chainedBody, continuationItems, isChainErro
 import { websocketFrame } from './provider-a.request';
 import { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import { TurnRecord, WsSession } from './provider-a.ws-session';
-
-type Json = Record<string, unknown>;
+import type { JsonObject } from '../../common/json';
 
 export interface SessionLimits {
   /** PROVIDER_A_MAX_KEPT_SESSIONS; 0 = never keep a connection. */
@@ -46,7 +45,7 @@ interface KeptSession {
 /** A kept connection taken for a turn, with the items to send when the turn continues its chain. */
 export interface TakenSession {
   readonly entry: KeptSession;
-  readonly continuation?: Json[];
+  readonly continuation?: JsonObject[];
 }
 
 /** Headers sent anew by every faithful turn; the rest identify what a connection was opened for. */
@@ -106,7 +105,7 @@ export class SessionPool {
    * Takes one of the chat's kept connections out of the pool: one whose chain `body` continues,
    * else the most recently kept one. Only open, idle connections opened with the same handshake.
    */
-  take(chat: string, handshake: string, body: Json): TakenSession | undefined {
+  take(chat: string, handshake: string, body: JsonObject): TakenSession | undefined {
     const ids = this.byChat.get(chat);
     if (!this.kept || !ids) return undefined;
     const shape = requestShape(body);

@@ -2,18 +2,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
 import { createStreamState, readUsage, StreamStep, translateEvent } from './provider-a.stream';
+import type { JsonObject } from '../../common/json';
 
-type Json = Record<string, unknown>;
-
-function frames(name: string): Json[] {
+function frames(name: string): JsonObject[] {
   return fs
     .readFileSync(path.join(__dirname, '__fixtures__', `provider-a-${name}.chunks.txt`), 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Json);
+    .map((line) => JSON.parse(line) as JsonObject);
 }
 
-function run(events: Json[]): { events: ChatEvent[]; steps: StreamStep[]; state: ReturnType<typeof createStreamState> } {
+function run(events: JsonObject[]): { events: ChatEvent[]; steps: StreamStep[]; state: ReturnType<typeof createStreamState> } {
   const state = createStreamState();
   const steps = events.map((event) => translateEvent(state, event));
   return { events: steps.flatMap((step) => step.events), steps, state };

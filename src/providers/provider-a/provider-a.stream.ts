@@ -2,7 +2,7 @@ import type { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyUpstreamFailure } from './provider-a.errors';
 import { RateLimitSnapshot, rateLimitsFromEvent } from './provider-a.rate-limits';
-import { isJsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject } from '../../common/json';
 
 /** One client tool call being assembled from its fragments (provider_a.md §9.2). */
 interface CallRecord {
@@ -48,7 +48,6 @@ export interface StreamStep {
   readonly rateLimits?: RateLimitSnapshot;
 }
 
-type Json = Record<string, unknown>;
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const int = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) ? value : undefined);
 
@@ -64,7 +63,7 @@ export interface TranslateOptions {
  * Pure translation of one upstream JSON event into typed events (provider_a.md §9.1). Unknown
  * event types are ignored. The only effect is on `state`.
  */
-export function translateEvent(state: StreamState, event: Json, options: TranslateOptions = {}): StreamStep {
+export function translateEvent(state: StreamState, event: JsonObject, options: TranslateOptions = {}): StreamStep {
   const type = str(event.type) ?? '';
   switch (type) {
     case 'response.created':
@@ -136,7 +135,7 @@ function reasoningSummary(state: StreamState, delta: string, summaryIndex: numbe
   return text === '' ? [] : [{ type: 'reasoning-delta', text }];
 }
 
-function callKind(item: Json): 'function' | 'custom' | undefined {
+function callKind(item: JsonObject): 'function' | 'custom' | undefined {
   if (item.type === 'function_call') return 'function';
   if (item.type === 'custom_tool_call') return 'custom';
   return undefined;
@@ -174,7 +173,7 @@ function openCall(state: StreamState, rawItem: unknown, outputIndex: number | un
   return record;
 }
 
-function appendToCall(state: StreamState, event: Json, text: string | undefined, replace: boolean): void {
+function appendToCall(state: StreamState, event: JsonObject, text: string | undefined, replace: boolean): void {
   const record = findRecord(state, str(event.item_id), int(event.output_index));
   if (!record || record.done || text === undefined) return;
   record.payload = replace ? text : record.payload + text;
@@ -196,7 +195,7 @@ function itemDone(state: StreamState, rawItem: unknown, outputIndex: number | un
 }
 
 /** Text of a finished message item whose text never arrived as deltas. */
-function messageText(state: StreamState, item: Json): ChatEvent[] {
+function messageText(state: StreamState, item: JsonObject): ChatEvent[] {
   const itemId = str(item.id);
   if (itemId !== undefined && state.textItems.has(itemId)) return [];
   const parts = Array.isArray(item.content) ? item.content : [];

@@ -1,12 +1,11 @@
 import { sha256Hex } from '../../common/hashing';
-import { isJsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject } from '../../common/json';
 import type { ToolDefinition } from '../../core/chat-message';
 import { normalizeTools } from '../shared/tool-definitions';
 
 // Client tools in the backend's terms: definitions flattened for the Responses request, and the
 // names the backend accepts mapped to and from the client's own.
 
-type Json = Record<string, unknown>;
 const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 
 /** Function and custom tools are ours to reshape; any other type (web_search…) is the backend's. */
@@ -18,8 +17,8 @@ const isOwnType = (type: unknown) => type === undefined || type === '' || type =
  * unchanged, nameless function/custom entries are dropped, and other types (web_search…) pass
  * unchanged whether or not they carry a name. Order is kept.
  */
-export function responsesTools(tools: readonly ToolDefinition[]): Json[] {
-  const result: Json[] = [];
+export function responsesTools(tools: readonly ToolDefinition[]): JsonObject[] {
+  const result: JsonObject[] = [];
   for (const raw of tools) {
     if (!isJsonObject(raw)) continue;
     if (!isOwnType(raw.type)) {
@@ -55,7 +54,7 @@ export function responsesToolChoice(choice: unknown): unknown {
   return choice;
 }
 
-function withoutUndefined(value: Json): Json {
+function withoutUndefined(value: JsonObject): JsonObject {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined));
 }
 
@@ -126,7 +125,7 @@ const NAMED_ITEM_TYPES = new Set(['function_call', 'custom_tool_call']);
 const NAMED_TOOL_TYPES = new Set(['function', 'custom']);
 
 /** Every function/custom tool name of a Responses body: tools, tool_choice and history calls. */
-function toolNamesOf(body: Json): string[] {
+function toolNamesOf(body: JsonObject): string[] {
   const names: string[] = [];
   const visit = (entry: unknown, types: ReadonlySet<string>) => {
     if (isJsonObject(entry) && types.has(String(entry.type)) && typeof entry.name === 'string') names.push(entry.name);
@@ -142,12 +141,12 @@ function toolNamesOf(body: Json): string[] {
  * calls) to one the backend accepts; returns the new body and the map that turns the names of
  * calls coming back into the client's names.
  */
-export function withUpstreamToolNames(body: Json): { body: Json; names: ToolNameMap } {
+export function withUpstreamToolNames(body: JsonObject): { body: JsonObject; names: ToolNameMap } {
   const names = buildToolNameMap(toolNamesOf(body));
   if (names.renamed === 0) return { body, names };
   const rename = (entry: unknown, types: ReadonlySet<string>) =>
     isJsonObject(entry) && types.has(String(entry.type)) && typeof entry.name === 'string' ? { ...entry, name: names.toUpstream(entry.name) } : entry;
-  const renamedBody: Json = { ...body };
+  const renamedBody: JsonObject = { ...body };
   if (Array.isArray(body.tools)) renamedBody.tools = body.tools.map((tool) => rename(tool, NAMED_TOOL_TYPES));
   if (body.tool_choice !== undefined) renamedBody.tool_choice = rename(body.tool_choice, NAMED_TOOL_TYPES);
   if (Array.isArray(body.input)) renamedBody.input = body.input.map((item) => rename(item, NAMED_ITEM_TYPES));

@@ -1,8 +1,8 @@
 import { parseSseJson } from '../shared/sse-event-parser';
 import { ERROR_BODY_MAX_BYTES } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
-import { parseJsonOrUndefined, readBodyCapped } from '../shared/http-body';
-import { AttemptInput, lowerCaseHeaders, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
+import { lowerCaseHeaders, parseJsonOrUndefined, readBodyCapped } from '../shared/http-body';
+import { AttemptInput, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
 
 /** Bytes of a fetch body that stop (with the abort reason) as soon as `signal` aborts. */
 async function* bodyChunks(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {

@@ -1,7 +1,6 @@
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import type { ProviderATransportKind } from './provider-a.identifiers';
-
-type Json = Record<string, unknown>;
+import type { JsonObject } from '../../common/json';
 
 /** One upstream event as it arrived: parsed JSON, or a protocol error (binary or non-JSON frame). */
 export type UpstreamFrame = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: 'binary' | 'not_json' };
@@ -28,7 +27,7 @@ export interface UpstreamConnection {
 export interface AttemptInput {
   readonly url: string;
   readonly headers: Record<string, string>;
-  readonly body: Json;
+  readonly body: JsonObject;
   /** Aborts the attempt at once: handshake, POST, reading. */
   readonly signal: AbortSignal;
   /** The egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY); absent = direct. */
@@ -53,20 +52,6 @@ export class UpstreamRejection extends Error {
     super(`upstream answered HTTP ${status}`);
     this.name = 'UpstreamRejection';
   }
-}
-
-
-/** Lower-cases header names and joins repeated values (node and fetch header shapes). */
-export function lowerCaseHeaders(headers: Headers | Record<string, string | string[] | undefined>): Record<string, string> {
-  const result: Record<string, string> = {};
-  if (headers instanceof Headers) {
-    headers.forEach((value, name) => (result[name.toLowerCase()] = value));
-    return result;
-  }
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return result;
 }
 
 /** `ws(s)://` → WebSocket, `http(s)://` → HTTP + SSE (provider_a.md §4). */

@@ -1,13 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
-import { isJsonObject } from '../../common/json';
-import { parseJsonOrUndefined } from '../shared/http-body';
+import { isJsonObject, type JsonObject } from '../../common/json';
+import { lowerCaseHeaders, parseJsonOrUndefined } from '../shared/http-body';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
-import { lowerCaseHeaders, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
-
-type Json = Record<string, unknown>;
+import { UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
 
 /** Reads at most `maxBytes` of a failed upgrade's body. */
 function readIncomingCapped(response: IncomingMessage, maxBytes: number): Promise<string> {
@@ -53,7 +51,7 @@ export interface TurnRecord {
   /** `response.completed`'s `response.id`. */
   responseId?: string;
   /** Every `response.output_item.done` item, in order (what the server added to its chain). */
-  readonly outputItems: Json[];
+  readonly outputItems: JsonObject[];
 }
 
 /** The turn currently using the socket. */
@@ -147,7 +145,7 @@ export class WsSession {
    * `release` decides whether the socket is kept (it gets the turn's record) — without one, or
    * when the turn did not complete, the socket is closed.
    */
-  send(frame: Json, signal: AbortSignal, release?: (session: WsSession, record: TurnRecord) => void): UpstreamConnection {
+  send(frame: JsonObject, signal: AbortSignal, release?: (session: WsSession, record: TurnRecord) => void): UpstreamConnection {
     if (this.turn) throw new Error('a provider_a WebSocket session carries one turn at a time');
     const record: TurnRecord = { completed: false, outputItems: [] };
     const queue = new FrameQueue<UpstreamFrame>((paused) => (paused ? this.socket.pause() : this.socket.resume()), 64, () => undefined);
@@ -194,13 +192,13 @@ export class WsSession {
       this.close();
       return;
     }
-    if (frame.ok) noteEvent(turn.record, frame.value as Json);
+    if (frame.ok) noteEvent(turn.record, frame.value as JsonObject);
     turn.queue.push(frame);
   }
 }
 
 /** Keeps what the session needs to know about a turn: its completion, id and output items. */
-function noteEvent(record: TurnRecord, event: Json): void {
+function noteEvent(record: TurnRecord, event: JsonObject): void {
   if (event.type === 'response.output_item.done' && isJsonObject(event.item)) record.outputItems.push(event.item);
   else if (event.type === 'response.completed') {
     record.completed = true;

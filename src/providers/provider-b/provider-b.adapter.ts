@@ -1,44 +1,28 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-turn';
-import { GatewayError } from '../../core/gateway.error';
-import { sanitizeIdentifier } from '../../common/logging/sanitize';
+import { AccountTurn } from '../../accounts/account-pool';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
-import { runWithRetries } from '../shared/retry-policy';
+import type { SsePayload } from '../shared/sse-event-parser';
+import { AttemptInfo, runTurn, UpstreamFamily } from '../shared/turn-runner';
 import { UpstreamProxy } from '../shared/upstream-proxy';
-import { closingEvents, sleep } from '../../common/async/abortable';
+import { sleep } from '../../common/async/abortable';
 import { createProviderBPool, ProviderBLogin } from './provider-b.accounts';
-import { AcceptedTurn, openTurn, turnEvents } from './provider-b.turn-events';
-import { callCodeAssist, CodeAssistClient, loginToken, postCodeAssist, readJsonResponse } from './provider-b.http';
+import { callCodeAssist, CodeAssistClient, loginToken, postCodeAssist, readJsonResponse, TurnScope } from './provider-b.http';
 import { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
 import { buildProviderBRequest } from './provider-b.request';
 import { ThoughtSignatureStore } from './provider-b.thought-signatures';
-import { ProviderBTurn } from './provider-b.turn';
+import { endOfPayloads, INVALID_TURN_RETRY, ProviderBAttempt, providerBAttempt, translatePayload } from './provider-b.upstream';
 
 /**
  * provider_b: Gemini Code Assist `v1internal` with the Gemini CLI's login (provider_b.md).
- * Wiring only: tokens, project discovery and the signature memory are process-wide; everything
- * about one turn (deadline, retries, stream state) is created per call.
+ * Wiring only: tokens, project discovery and the signature memory are process-wide; a turn runs
+ * on the turn runner, and this class only says how to open an attempt (`provider-b.upstream.ts`
+ * says what its payloads mean).
  */
-/**
- * The accepted turn's events on its login: an error after output only changes the login's state
- * (a spent quota still cools it for later turns), and the login is given back at the end.
- */
-async function* eventsOnLogin<T>(events: AsyncIterable<ChatEvent>, account: AccountTurn<T>): AsyncGenerator<ChatEvent> {
-  try {
-    for await (const event of events) {
-      if (event.type === 'error') account.noteFailure(event.error);
-      yield event;
-    }
-  } finally {
-    account.end();
-  }
-}
-
 @Injectable()
 export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_b' as const;
@@ -50,6 +34,7 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly ownPools?: AccountPools;
   private readonly projects: ProviderBProjectResolver;
   private readonly signatures = new ThoughtSignatureStore();
+  private readonly rememberSignature = (id: string, signature: string) => this.signatures.remember(id, signature);
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, @Optional() pools?: AccountPools) {
     this.proxy = new UpstreamProxy(config.proxy);
@@ -71,75 +56,44 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     return this.run(request, context, 'generateContent');
   }
 
-  /** Resolves once the upstream accepted the turn; retries (§10.3) happen before that. */
+  /** Resolves once the upstream accepted the turn; retries (§10.3) happen before that, on the runner. */
   private async run(request: ChatRequest, context: CallContext, method: 'streamGenerateContent' | 'generateContent'): Promise<AsyncIterable<ChatEvent>> {
-    // Throws `rate_limited` / `auth` at once when no login can take the turn.
-    const account = new AccountTurn(this.accounts, request.conversationId);
-    const turn = new ProviderBTurn(context.signal, this.config.providerB.timeoutMs, context.deadlineAt);
-    const clientFor = (login: ProviderBLogin): CodeAssistClient => ({
+    const family: UpstreamFamily<ProviderBLogin, SsePayload, ProviderBAttempt> = {
+      provider: 'provider_b',
+      open: (attempt, signal) => this.open(request, context, method, attempt, signal),
+      translate: translatePayload,
+      end: endOfPayloads,
+      held: (attempt) => attempt.held,
+      emptyTurnRetry: INVALID_TURN_RETRY,
+    };
+    const turn = await runTurn(family, {
+      // Throws `rate_limited` / `auth` at once when no login can take the turn.
+      account: new AccountTurn(this.accounts, request.conversationId),
+      timeoutMs: this.config.providerB.timeoutMs,
+      idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
+      context,
+    });
+    return turn.events;
+  }
+
+  /** One attempt: the login token, the project (discovered once per login), the body, the POST. */
+  private async open(
+    request: ChatRequest,
+    context: CallContext,
+    method: 'streamGenerateContent' | 'generateContent',
+    attempt: AttemptInfo<ProviderBLogin>,
+    signal: AbortSignal,
+  ): Promise<ProviderBAttempt> {
+    const scope: TurnScope = { signal, deadlineAt: attempt.deadlineAt };
+    const client: CodeAssistClient = {
       baseUrl: this.config.providerB.url,
-      tokens: login.tokens,
-      turn,
+      tokens: attempt.login.tokens,
+      turn: scope,
       headerTimeoutMs: this.config.server.streamIdleTimeoutMs,
       logger: context.logger,
       model: request.model.upstreamModel,
       proxy: this.proxy,
-    });
-    const onLogin = (client: CodeAssistClient) =>
-      runWithRetries((attempt) => this.attempt(request, context, client, method, attempt), {
-        signal: turn.signal,
-        deadlineAt: turn.deadlineAt,
-        onRetry: (error, retry, delayMs) => {
-          context.retried?.(error.code);
-          context.logger.info(
-            { event: 'provider_b_retry', code: error.code, upstreamStatus: error.upstreamStatus, retry, delayMs: Math.round(delayMs) },
-            'provider_b_retry',
-          );
-        },
-      });
-    // A quota error, spent 429 retries or a dead login before any output moves the turn once.
-    const accept = async () => {
-      for (;;) {
-        try {
-          return await onLogin(clientFor(account.handle));
-        } catch (error) {
-          if (turn.signal.aborted || !account.moveAfter(error)) throw error;
-        }
-      }
     };
-    try {
-      const accepted = await accept();
-      const events = turnEvents(accepted, turn, {
-        onToolCall: (id, signature) => this.signatures.remember(id, signature),
-        reopen: accept,
-        onInvalidTurnRetry: (reason, retry, delayMs) =>
-          context.logger.info({ event: 'provider_b_invalid_turn_retry', reason: sanitizeIdentifier(reason), retry, delayMs: Math.round(delayMs) }, 'provider_b_invalid_turn_retry'),
-      });
-      return closingEvents(eventsOnLogin(events, account), async () => {
-        await events[Symbol.asyncIterator]().return?.();
-        account.end();
-      });
-    } catch (error) {
-      turn.dispose();
-      account.end();
-      const failure = turn.normalize(error);
-      const normalized = failure instanceof GatewayError ? account.finalError(failure) : failure;
-      if (normalized instanceof GatewayError) {
-        // `detail` names statuses, reasons and quota ids only (never tokens or upstream text).
-        const detail = sanitizeIdentifier(normalized.detail);
-        context.logger.info({ event: 'provider_b_turn_failed', code: normalized.code, upstreamStatus: normalized.upstreamStatus, detail }, 'provider_b_turn_failed');
-      }
-      throw normalized;
-    }
-  }
-
-  private async attempt(
-    request: ChatRequest,
-    context: CallContext,
-    client: CodeAssistClient,
-    method: 'streamGenerateContent' | 'generateContent',
-    attempt: number,
-  ): Promise<AcceptedTurn> {
     const credential = await loginToken(client);
     const project = await this.projects.resolve(credential.loginKey, this.discoveryTransport(client));
     const built = buildProviderBRequest(request, {
@@ -151,12 +105,13 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     if (invalidArguments + cancelledToolCalls + orphanToolResults + unresolvedRefs > 0) {
       context.logger.debug({ event: 'provider_b_request_adjusted', invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs }, 'provider_b_request_adjusted');
     }
-    context.logger.debug({ event: 'provider_b_attempt', method, attempt, contents: built.envelope.request.contents.length }, 'provider_b_attempt');
+    context.logger.debug({ event: 'provider_b_attempt', method, attempt: attempt.number, contents: built.envelope.request.contents.length }, 'provider_b_attempt');
     const opened = await postCodeAssist(client, method, built.envelope);
-    return openTurn(opened, method === 'streamGenerateContent', client.turn, {
+    return providerBAttempt(opened, scope, {
+      streaming: method === 'streamGenerateContent',
       customToolNames: built.customToolNames,
       requestId: context.requestId,
-      idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
+      onToolCall: this.rememberSignature,
     });
   }
 

@@ -10,7 +10,7 @@ export const GEMINI_CLI_CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib13
 export const GEMINI_CLI_CLIENT_SECRET = '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';
 
 /**
- * The pinned Gemini CLI whose requests we match (package.json devDependency, the oracle capture in
+ * The pinned Gemini CLI whose requests we match (oracles/package.json, the oracle capture in
  * __fixtures__/gemini-cli-0.61.0.capture.json). Bumping the CLI is this one line plus a new capture.
  */
 export const GEMINI_CLI_VERSION = '0.61.0';

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
+import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 import { classifyQuota, QUOTA_STATUSES, QuotaErrorFacts } from './provider-b.quota';
 
 /** What we read from a Code Assist error body (provider_b.md §10.1); message text stays internal. */
@@ -75,13 +76,14 @@ const CONTEXT_WINDOW_MESSAGE = /input token count|maximum number of tokens/i;
  * Classifies an upstream failure (provider_b.md §10.2). `httpStatus` is the response status, or
  * undefined for an error frame inside a 2xx stream (then the body's own code/status decides).
  * The result carries retryability and the Retry-After hint; `detail` names only statuses,
- * reasons and quota ids, never the upstream message.
+ * reasons and quota ids, never the upstream message (which only the log's `upstream_message` carries, sanitized).
  */
 export function classifyProviderBError(httpStatus: number | undefined, body: unknown, now: Date = new Date()): GatewayError {
   const info = parseProviderBError(body);
   const status = httpStatus ?? info.code ?? (info.status ? GRPC_STATUS_TO_HTTP[info.status] : undefined) ?? 500;
   const detail = describe(status, info);
-  const base = { detail, upstreamStatus: status };
+  const upstream = { type: info.status, code: info.reasons[0], message: sanitizeUpstreamMessage(info.message) };
+  const base = { detail, upstreamStatus: status, upstream };
   if (status === 401 || status === 403) return new GatewayError('auth', base);
   if (status === 404) return new GatewayError('not_found', base);
   if (QUOTA_STATUSES.has(status) || info.status === 'RESOURCE_EXHAUSTED') {

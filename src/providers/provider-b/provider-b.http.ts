@@ -6,13 +6,30 @@ import type { UpstreamProxy } from '../shared/upstream-proxy';
 import type { ProviderBCredential, ProviderBTokenSource } from './provider-b.auth';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
-import type { ProviderBTurn } from './provider-b.turn';
+
+/**
+ * The turn a call belongs to (provider_b.md §9.5): its signal aborts when the client leaves (with
+ * the client's own reason) or the turn deadline passes (a `timeout` GatewayError). Everything a
+ * turn waits on — token refresh, discovery, fetches, retry sleeps — listens to it.
+ */
+export interface TurnScope {
+  readonly signal: AbortSignal;
+  /** Epoch ms; Infinity when unbounded. */
+  readonly deadlineAt: number;
+}
+
+/** What a failure means to the caller: the signal's reason once it aborted, a GatewayError as is, anything else (a transport error) `upstream`. */
+export function turnFailure(scope: TurnScope, error: unknown): unknown {
+  if (scope.signal.aborted) return scope.signal.reason ?? error;
+  if (error instanceof GatewayError) return error;
+  return new GatewayError('upstream', { detail: 'provider_b transport error', retryable: true, cause: error });
+}
 
 /** Everything one turn needs to call `v1internal`. */
 export interface CodeAssistClient {
   readonly baseUrl: string;
   readonly tokens: ProviderBTokenSource;
-  readonly turn: ProviderBTurn;
+  readonly turn: TurnScope;
   /** GATEWAY_STREAM_IDLE_TIMEOUT: bound on each wait for the upstream before its body, the login token and the response headers (0 = off). */
   readonly headerTimeoutMs: number;
   readonly logger: EventLogger;
@@ -89,12 +106,12 @@ export function loginToken(
  * Reads a JSON answer (discovery, `:generateContent`) of at most MAX_JSON_BODY_BYTES; non-JSON
  * is a retryable upstream error, a larger body a non-retryable one (it would be as large again).
  */
-export async function readJsonResponse(opened: OpenedResponse, turn: ProviderBTurn, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
+export async function readJsonResponse(opened: OpenedResponse, turn: TurnScope, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
   let text: string | undefined;
   try {
     text = await readBodyWithin(opened.response, maxBytes);
   } catch (error) {
-    throw turn.normalize(error);
+    throw turnFailure(turn, error);
   }
   if (text === undefined) throw new GatewayError('upstream', { detail: `provider_b answer larger than ${maxBytes} bytes` });
   try {
@@ -136,7 +153,7 @@ async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken:
     return { response, abort: (reason?: unknown) => ownAbort.abort(reason) };
   } catch (error) {
     if (ownAbort.signal.aborted && !client.turn.signal.aborted) throw ownAbort.signal.reason;
-    throw client.turn.normalize(error);
+    throw turnFailure(client.turn, error);
   } finally {
     clearTimeout(headerTimer);
   }

@@ -1,3 +1,4 @@
+import type { GatewayError } from '../../core/gateway.error';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
@@ -82,7 +83,10 @@ describe(translateProviderBPayload.name, () => {
     const events = run([candidate({}), { error: { code: 503, message: 'SECRET backend text', status: 'UNAVAILABLE' } }]);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: 'error', error: { code: 'upstream' } });
-    expect(JSON.stringify(events)).not.toContain('SECRET');
+    // Only the log's upstream_message may carry the upstream's words; nothing a client is shown does.
+    const error = (events[0] as { error: GatewayError }).error;
+    expect(JSON.stringify({ ...error, upstream: undefined, message: error.message })).not.toContain('SECRET');
+    expect(error.upstream?.message).toContain('SECRET');
   });
 
   it('reports an empty stream as an upstream error', () => {

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyProviderBError } from './provider-b.errors';
-import { isJsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject } from '../../common/json';
 
 /**
  * Per-stream state of one provider_b turn (created per call, never kept on the adapter). The
@@ -24,7 +24,6 @@ export function createProviderBStreamState(customToolNames: ReadonlySet<string>,
   return { customToolNames, requestId, callSeq: 0, emittedCallIds: new Set(), frames: 0, blocked: false };
 }
 
-type Json = Record<string, unknown>;
 /** The classified error of an `{"error": …}` payload, else undefined. */
 export function providerBPayloadError(payload: unknown): GatewayError | undefined {
   return isJsonObject(payload) && payload.error !== undefined ? classifyProviderBError(undefined, payload) : undefined;
@@ -65,7 +64,7 @@ export function translateProviderBPayload(payload: unknown, state: ProviderBStre
   return events;
 }
 
-function toolCall(functionCall: Json, signature: unknown, idBase: string, state: ProviderBStreamState): ToolCallEvent | undefined {
+function toolCall(functionCall: JsonObject, signature: unknown, idBase: string, state: ProviderBStreamState): ToolCallEvent | undefined {
   const upstreamId = typeof functionCall.id === 'string' && functionCall.id !== '' ? functionCall.id : undefined;
   if (upstreamId !== undefined) {
     if (state.emittedCallIds.has(upstreamId)) return undefined;

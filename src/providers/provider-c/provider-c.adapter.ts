@@ -1,56 +1,83 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
+import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
+import { AccountTurn } from '../../accounts/account-pool';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { ChatEvent } from '../../core/chat-event';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
-import { accountBaseEnvironment, createProviderCPool } from './provider-c.accounts';
+import { normalizeTools } from '../shared/tool-definitions';
+import { runTurn } from '../shared/turn-runner';
+import { accountBaseEnvironment, createProviderCPool, ProviderCAccount } from './provider-c.accounts';
+import { buildProviderCArgs } from './provider-c.argv';
 import { claudeChildEnvironment } from './provider-c.child-env';
-import { resolveCommand } from './provider-c.process';
+import { ClaudeChild, resolveCommand } from './provider-c.process';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
-import { ProviderCTurn, TurnEnvironment } from './provider-c.turn';
+import { renderProviderCPrompt } from './provider-c.prompt';
+import { planToolChoice } from './provider-c.protocol';
+import { ClaudeRun, providerCFamily } from './provider-c.upstream';
 
 /**
- * provider_c: the Claude Code CLI as one child process per chat turn (provider_c.md), with
- * client tools bridged through fenced `agent_tool_call` blocks. Only constructed when provider_c
- * is enabled, so a disabled family never spawns, injects its protocol or parses fences. The
- * gateway holds no Claude credentials: the CLI uses its own login. Never serves structured
- * inference (no `extract`). Several logins (PROVIDER_C_ACCOUNTS) form an account pool: each turn's
- * child gets its login's CLAUDE_CONFIG_DIR or CLAUDE_CODE_OAUTH_TOKEN (docs/accounts.md).
+ * provider_c: the Claude Code CLI as one child process per attempt (provider_c.md), with client
+ * tools bridged through fenced `agent_tool_call` blocks. Only constructed when provider_c is
+ * enabled, so a disabled family never spawns, injects its protocol or parses fences. The gateway
+ * holds no Claude credentials: the CLI uses its own login. Never serves structured inference (no
+ * `extract`). Several logins (PROVIDER_C_ACCOUNTS) form an account pool: each child gets its
+ * login's CLAUDE_CONFIG_DIR or CLAUDE_CODE_OAUTH_TOKEN (docs/accounts.md). A turn runs on the turn
+ * runner; `provider-c.upstream.ts` says how to start a run and what its lines mean.
  */
 @Injectable()
 export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_c' as const;
-  private readonly environment: TurnEnvironment;
+  private readonly command: string;
+  private readonly baseEnv: Readonly<Record<string, string>>;
+  private readonly slots: ProviderCProcessSlots;
+  private readonly accounts: AccountPool<ProviderCAccount>;
+  /** Every child alive now: none outlives the gateway. */
+  private readonly live = new Set<ClaudeChild>();
   /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
   private readonly ownPools?: AccountPools;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, metrics: GatewayMetrics, logger: PinoLogger, @Optional() pools?: AccountPools) {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, metrics: GatewayMetrics, logger: PinoLogger, @Optional() pools?: AccountPools) {
     const { providerC } = config;
     // §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
     if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
       logger.warn({ event: 'provider_c_command_missing', command: providerC.command }, 'provider_c_command_missing');
     }
-    this.environment = {
-      settings: {
-        command: providerC.command,
-        childEnv: accountBaseEnvironment(config, claudeChildEnvironment(providerC.childEnv)),
-        timeoutMs: providerC.timeoutMs,
-        idleTimeoutMs: config.server.streamIdleTimeoutMs,
-      },
-      slots: new ProviderCProcessSlots(
-        { maxProcesses: providerC.maxProcesses, queueLimit: config.agentQueue.queueLimit, queueTimeoutMs: config.agentQueue.queueTimeoutMs },
-        metrics,
-      ),
-      liveTurns: new Set(),
-      accounts: createProviderCPool(config, pools ?? (this.ownPools = new AccountPools(config))),
-    };
+    this.command = providerC.command;
+    this.baseEnv = accountBaseEnvironment(config, claudeChildEnvironment(providerC.childEnv));
+    this.slots = new ProviderCProcessSlots(
+      { maxProcesses: providerC.maxProcesses, queueLimit: config.agentQueue.queueLimit, queueTimeoutMs: config.agentQueue.queueTimeoutMs },
+      metrics,
+    );
+    this.accounts = createProviderCPool(config, pools ?? (this.ownPools = new AccountPools(config)));
   }
 
-  stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
-    return new ProviderCTurn(this.environment, request, context).start();
+  /**
+   * Slot → runs → events. Resolves once the API answered (its `message_start`, or the first model
+   * output); the slot is released after the last child was reaped (§2, §3.6).
+   */
+  async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    // The chat's login, or a 429/401 at once when every login is cooling or dead.
+    const account = new AccountTurn(this.accounts, request.conversationId);
+    let slot;
+    try {
+      slot = await this.slots.acquire(context.signal, context.deadlineAt);
+    } catch (error) {
+      account.end();
+      throw error;
+    }
+    const turn = await runTurn(providerCFamily(this.run(request, context)), {
+      account,
+      // PROVIDER_C_TIMEOUT bounds the whole turn, retries included, from the first spawn.
+      timeoutMs: this.config.providerC.timeoutMs,
+      idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
+      context,
+      onClosed: () => slot.release(),
+    });
+    return turn.events;
   }
 
   /** Same child, same events; the chat layer aggregates them (§6). */
@@ -58,9 +85,35 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
     return this.stream(request, context);
   }
 
-  /** No child outlives the gateway: terminate and reap every running turn on shutdown. */
+  /** No child outlives the gateway: terminate and reap every running child on shutdown. */
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([...this.environment.liveTurns].map((turn) => turn.shutdown()));
+    await Promise.all(
+      [...this.live].map((child) => {
+        child.terminate('shutdown');
+        child.discardOutput();
+        return child.reaped;
+      }),
+    );
     this.ownPools?.onModuleDestroy();
+  }
+
+  /** What every run of this turn shares: argv, the prompt, the fence settings. */
+  private run(request: ChatRequest, context: CallContext): ClaudeRun {
+    const tools = normalizeTools(request.tools);
+    const plan = planToolChoice(request.toolChoice, tools);
+    return {
+      command: this.command,
+      baseEnv: this.baseEnv,
+      args: buildProviderCArgs(request.model),
+      prompt: renderProviderCPrompt(request.messages, tools, plan),
+      streamOptions: {
+        toolKinds: new Map(tools.map((tool) => [tool.name, tool.type === 'custom' ? 'custom' : 'function'] as const)),
+        fenceDetection: plan.enabled,
+        diagnostic: (event, fields) =>
+          event === 'tool_fence_duplicate' ? context.logger.debug({ event, ...fields }, event) : context.logger.warn({ event, ...fields }, event),
+      },
+      logger: context.logger,
+      live: this.live,
+    };
   }
 }

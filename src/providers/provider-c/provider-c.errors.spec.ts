@@ -133,3 +133,12 @@ describe(parseRetryAfterSeconds.name, () => {
     expect(parseRetryAfterSeconds(text, now)).toBeUndefined();
   });
 });
+
+describe('the upstream cause (log only)', () => {
+  it("keeps the exit status and the CLI's last stderr line on GatewayError.upstream", () => {
+    const failure = classifyRunFailure({ kind: 'exit', code: 1, signal: null, stderr: 'warming up\nInvalid API key · Please run /login\n' });
+    expect(failure.code).toBe('auth');
+    expect(failure.upstream).toEqual({ exitCode: 1, exitSignal: null, message: 'Invalid API key · Please run /login' });
+    expect(failure.detail).not.toContain('Invalid');
+  });
+});

@@ -1,5 +1,5 @@
-import { GatewayError } from '../../core/gateway.error';
-import { boundedUpstreamMessage } from '../../common/logging/upstream-message';
+import { GatewayError, UpstreamCause } from '../../core/gateway.error';
+import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 import type { CliErrorReport } from './provider-c.stream';
 
 /** §8.3: without a parseable reset hint a limit message means "retry in a minute". */
@@ -10,34 +10,6 @@ const LIMIT_PATTERNS = [/rate limit/, /usage limit/, /limit reached/, /too many 
 /** The subscription cap itself, as opposed to a short-term rate limit: `You've hit your 5-hour limit · resets …` and kin. */
 const USAGE_LIMIT_PATTERNS = [/usage limit/, /hit your (?:[\w-]+ )?limit/];
 const CONTEXT_PATTERNS = [/prompt is too long/, /context (?:window|length)/, /too many tokens/];
-
-const MISSING_COMMAND_ERRNOS = new Set(['ENOENT', 'EACCES', 'ENOTDIR']);
-
-/** The CLI's message for the log: its error result's text, else the last line it wrote to stderr. */
-function cliWords(failure: RunFailure): string | undefined {
-  if (failure.kind === 'error_result') return boundedUpstreamMessage(failure.report.text !== '' ? failure.report.text : lastLine(failure.stderr));
-  if (failure.kind === 'exit') return boundedUpstreamMessage(lastLine(failure.stderr));
-  return undefined;
-}
-
-function lastLine(text: string): string | undefined {
-  const lines = text.split('\n').filter((line) => line.trim() !== '');
-  return lines.length > 0 ? lines[lines.length - 1] : undefined;
-}
-
-/** The same failure with the CLI's words attached (GatewayError's fields are set once, at construction). */
-function withUpstreamMessage(error: GatewayError, upstreamMessage: string): GatewayError {
-  return new GatewayError(error.code, {
-    publicMessage: error.publicMessage,
-    retryAfterSeconds: error.retryAfterSeconds,
-    detail: error.detail,
-    upstreamStatus: error.upstreamStatus,
-    retryable: error.retryable,
-    resetsAt: error.resetsAt,
-    provider: error.provider,
-    upstreamMessage,
-  });
-}
 
 /** Why a run ended without a usable answer, as the turn saw it. */
 export type RunFailure =
@@ -55,34 +27,60 @@ export type RunFailure =
 /**
  * §8.3: a failed run → our error code. An error result is classified from the CLI's structured
  * fields first (`classifyReport`); text (the result text, else the stderr tail) is the fallback,
- * case-insensitive, checked in the table's order. Only the classification result leaves this
- * function: the stderr and result text never reach a client or a log. Only plain `upstream`
+ * case-insensitive, checked in the table's order. The classification leaves this
+ * function, and for the log only (`upstream_message`) the result text or the last stderr line,
+ * sanitized and bounded: they never reach a client. Only plain `upstream`
  * failures from the CLI are `retryable` (never a spawn failure, a login error, a limit or a timeout).
- * The CLI's own words ride along as `upstreamMessage`, bounded and sanitized, for the failure's
- * log line only: "Not logged in · Please run /login" says more to an operator than an exit code.
  */
 export function classifyRunFailure(failure: RunFailure, now: () => number = Date.now): GatewayError {
-  const error = classifyWithoutWords(failure, now);
-  const words = cliWords(failure);
-  return words === undefined ? error : withUpstreamMessage(error, words);
-}
-
-function classifyWithoutWords(failure: RunFailure, now: () => number): GatewayError {
   switch (failure.kind) {
     case 'timeout':
       return new GatewayError('timeout', { detail: failure.idle ? 'provider_c idle timeout' : 'provider_c turn timeout' });
     case 'spawn':
       // No such executable, or not one we may run: the operator installs the CLI, no retry helps.
       return MISSING_COMMAND_ERRNOS.has(failure.errno)
-        ? new GatewayError('provider_cli_missing', { detail: `spawn failed: ${failure.errno}`, provider: 'provider_c' })
-        : new GatewayError('upstream', { detail: `spawn failed: ${failure.errno}` });
+        ? new GatewayError('provider_cli_missing', { detail: `spawn failed: ${failure.errno}`, provider: 'provider_c', upstream: { code: failure.errno } })
+        : new GatewayError('upstream', { detail: `spawn failed: ${failure.errno}`, upstream: { code: failure.errno } });
     case 'line_too_long':
       return new GatewayError('upstream', { detail: 'stdout line over 16 MiB' });
     case 'exit':
-      return classifyText(failure.stderr, `exit ${failure.code ?? failure.signal}`, now);
-    case 'error_result':
-      return classifyReport(failure.report, now) ?? classifyText(failure.report.text !== '' ? failure.report.text : failure.stderr, `error result${reportDetail(failure.report)}`, now);
+      return withCause(classifyText(failure.stderr, `exit ${failure.code ?? failure.signal}`, now), {
+        exitCode: failure.code,
+        exitSignal: failure.signal,
+        message: sanitizeUpstreamMessage(lastLine(failure.stderr)),
+      });
+    case 'error_result': {
+      const { report } = failure;
+      const classified = classifyReport(report, now) ?? classifyText(report.text !== '' ? report.text : failure.stderr, `error result${reportDetail(report)}`, now);
+      return withCause(classified, {
+        type: report.apiErrorType,
+        code: report.apiError ?? report.error,
+        message: sanitizeUpstreamMessage(report.text !== '' ? report.text : lastLine(failure.stderr)),
+      });
+    }
   }
+}
+
+const MISSING_COMMAND_ERRNOS = new Set(['ENOENT', 'EACCES', 'ENOTDIR']);
+
+/** The same classification, with what the CLI said for the log (`upstream_*` lines only). */
+function withCause(error: GatewayError, upstream: UpstreamCause): GatewayError {
+  return new GatewayError(error.code, {
+    publicMessage: error.publicMessage,
+    retryAfterSeconds: error.retryAfterSeconds,
+    detail: error.detail,
+    upstreamStatus: error.upstreamStatus,
+    retryable: error.retryable,
+    resetsAt: error.resetsAt,
+    provider: error.provider,
+    upstream,
+  });
+}
+
+/** The CLI prints its reason last; earlier stderr lines are progress and warnings. */
+function lastLine(text: string): string | undefined {
+  const lines = text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  return lines.at(-1);
 }
 
 /**

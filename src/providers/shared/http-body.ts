@@ -60,3 +60,16 @@ export function parseJsonOrUndefined(text: string): unknown {
 export async function readJsonCapped(response: Response, maxBytes: number): Promise<unknown> {
   return parseJsonOrUndefined(await readBodyCapped(response, maxBytes).catch(() => ''));
 }
+
+/** Lower-cases header names and joins repeated values (node and fetch header shapes). */
+export function lowerCaseHeaders(headers: Headers | Record<string, string | string[] | undefined>): Record<string, string> {
+  const result: Record<string, string> = {};
+  if (headers instanceof Headers) {
+    headers.forEach((value, name) => (result[name.toLowerCase()] = value));
+    return result;
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return result;
+}

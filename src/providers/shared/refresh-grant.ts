@@ -1,12 +1,10 @@
 import { readJsonCapped } from './http-body';
 import type { UpstreamProxy } from './upstream-proxy';
-import { nonEmptyString } from '../../common/json';
+import { nonEmptyString, type JsonObject } from '../../common/json';
 import { GatewayError } from '../../core/gateway.error';
 
 /** Bound on a token endpoint's answer (provider_a.md §1.5); a larger body is a failed refresh. */
 const TOKEN_RESPONSE_MAX_BYTES = 1024 * 1024;
-
-type Json = Record<string, unknown>;
 
 /** The token endpoint's answer to a refresh-token grant. */
 export type RefreshGrantAnswer =
@@ -14,7 +12,7 @@ export type RefreshGrantAnswer =
       readonly ok: true;
       readonly accessToken: string;
       /** The whole JSON body; providers read their optional fields from it. */
-      readonly body: Json;
+      readonly body: JsonObject;
       /** `expires_in` when it is a positive number of seconds. */
       readonly expiresInSeconds?: number;
     }
@@ -26,9 +24,9 @@ export type RefreshGrantAnswer =
     };
 
 /** `error` as a string (RFC 6749), or the `code` of an `error` object (the Codex endpoint's shape). */
-function errorCodeOf(body: Json | undefined): string | undefined {
+function errorCodeOf(body: JsonObject | undefined): string | undefined {
   const error = body?.error;
-  if (typeof error === 'object' && error !== null && !Array.isArray(error)) return nonEmptyString((error as Json).code);
+  if (typeof error === 'object' && error !== null && !Array.isArray(error)) return nonEmptyString((error as JsonObject).code);
   return nonEmptyString(error) ?? nonEmptyString(body?.code);
 }
 
@@ -56,7 +54,7 @@ export async function postRefreshGrant(
     signal: AbortSignal.timeout(timeoutMs),
   });
   const parsed = await readJsonCapped(response, TOKEN_RESPONSE_MAX_BYTES);
-  const body = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Json) : undefined;
+  const body = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as JsonObject) : undefined;
   const accessToken = nonEmptyString(body?.access_token);
   if (response.status !== 200 || !body || !accessToken) {
     return { ok: false, status: response.status, errorCode: errorCodeOf(body) };

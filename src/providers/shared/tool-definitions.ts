@@ -14,12 +14,24 @@ export interface NormalizedTool {
   readonly raw: ToolDefinition;
 }
 
+/** Each request's tool list is read once, however many builders of a turn (and its retries) ask. */
+const normalizedByList = new WeakMap<readonly ToolDefinition[], readonly NormalizedTool[]>();
+
 /**
  * Reads nested (`{type:"function", function:{…}}`, `{type:"custom", custom:{…}}`) and flat
  * (`{type, name, parameters}`) definitions; a missing type means `function`. Nameless entries
- * are dropped. One request may mix the forms.
+ * are dropped. One request may mix the forms. The result is shared: never mutate it.
  */
-export function normalizeTools(tools: readonly ToolDefinition[]): NormalizedTool[] {
+export function normalizeTools(tools: readonly ToolDefinition[]): readonly NormalizedTool[] {
+  if (tools.length === 0) return NO_TOOLS;
+  let normalized = normalizedByList.get(tools);
+  if (!normalized) normalizedByList.set(tools, (normalized = readTools(tools)));
+  return normalized;
+}
+
+const NO_TOOLS: readonly NormalizedTool[] = Object.freeze([]);
+
+function readTools(tools: readonly ToolDefinition[]): NormalizedTool[] {
   const result: NormalizedTool[] = [];
   for (const raw of tools) {
     if (!isJsonObject(raw)) continue;

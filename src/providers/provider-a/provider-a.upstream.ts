@@ -1,0 +1,164 @@
+import type { ChatEvent } from '../../core/chat-event';
+import type { EventLogger } from '../../core/event-logger';
+import type { GatewayError } from '../../core/gateway.error';
+import type { CallContext } from '../provider-adapter';
+import type { JsonObject } from '../../common/json';
+import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
+import type { UpstreamProxy } from '../shared/upstream-proxy';
+import type { ProviderALogin } from './provider-a.accounts';
+import type { ProviderACredentials } from './provider-a.auth';
+import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
+import type { RateLimitTelemetry } from './provider-a.rate-limits';
+import { rateLimitsFromHeaders } from './provider-a.rate-limits';
+import type { StreamState} from './provider-a.stream';
+import { createStreamState, translateEvent } from './provider-a.stream';
+import type { OpenConnection, UpstreamConnection, UpstreamFrame} from './provider-a.transport';
+import { UpstreamRejection } from './provider-a.transport';
+
+/** Headers and body of one upstream attempt, built for the login it runs on. */
+export interface AttemptRequest {
+  readonly headers: Record<string, string>;
+  readonly body: JsonObject;
+  /** What the client gets for each translated event (its own tool names); as is when absent. */
+  readonly toClient?: (event: ChatEvent) => ChatEvent;
+}
+
+/** One provider_a attempt: a WebSocket turn or an SSE POST, and the translation state of its events. */
+export interface ProviderAAttempt extends UpstreamAttempt<UpstreamFrame> {
+  readonly state: StreamState;
+  readonly accountId: string;
+  /** The telemetry of the login this attempt runs on. */
+  readonly rateLimits: RateLimitTelemetry;
+  readonly logger: EventLogger;
+  readonly toClient?: (event: ChatEvent) => ChatEvent;
+}
+
+/** What opening a provider_a attempt needs besides the request. */
+export interface ProviderAConnect {
+  readonly url: string;
+  readonly open: OpenConnection;
+  readonly proxy?: UpstreamProxy;
+}
+
+/**
+ * provider_a as an upstream family of the turn runner (provider_a.md §4): `build` gives the body
+ * and headers of an attempt for its login (a fresh turn id each time in faithful mode). A class,
+ * so a turn pays for one object rather than a closure per method.
+ */
+export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, UpstreamFrame, ProviderAAttempt> {
+  readonly provider = 'provider_a' as const;
+  private authRetried = false;
+  /** The credentials the upstream refused with a 401: the next attempt forces a refresh of them. */
+  private rejected?: ProviderACredentials;
+  private last?: ProviderACredentials;
+
+  constructor(
+    private readonly connect: ProviderAConnect,
+    private readonly context: CallContext,
+    private readonly build: (credentials: ProviderACredentials, attempt: number) => AttemptRequest,
+  ) {}
+
+  async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
+    const { auth } = attempt.login;
+    const { logger } = this.context;
+    const refused = this.rejected;
+    this.rejected = undefined;
+    // A login token (maybe a refresh) is waited for like any upstream event: the runner bounds
+    // `open` by the turn's deadline and the idle bound, both through `signal`.
+    const credentials = await (refused
+      ? auth.afterRejection(refused, logger, signal)
+      : auth.credentials(logger, signal));
+    this.last = credentials;
+    return openAttempt(this.connect, logger, attempt, credentials, this.build(credentials, attempt.number), signal);
+  }
+
+  reopenAfter(failure: GatewayError): boolean {
+    if (!isUpstreamAuthRejection(failure) || this.authRetried || !this.last) return false;
+    // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
+    this.authRetried = true;
+    this.rejected = this.last;
+    this.context.logger.info(
+      { event: 'provider_a_auth_retry', upstream_status: failure.upstreamStatus },
+      'provider_a_auth_retry',
+    );
+    return true;
+  }
+
+  translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
+    return translateFrame(frame, attempt);
+  }
+
+  end(): FrameStep {
+    return { events: [], failure: connectionFailure('stream closed before completion') };
+  }
+}
+
+async function openAttempt(
+  connect: ProviderAConnect,
+  logger: EventLogger,
+  attempt: AttemptInfo<ProviderALogin>,
+  credentials: ProviderACredentials,
+  request: AttemptRequest,
+  signal: AbortSignal,
+): Promise<ProviderAAttempt> {
+  const { rateLimits } = attempt.login;
+  let connection: UpstreamConnection;
+  try {
+    connection = await connect.open({
+      url: connect.url,
+      headers: request.headers,
+      body: request.body,
+      signal,
+      proxy: connect.proxy,
+    });
+  } catch (error) {
+    if (!(error instanceof UpstreamRejection)) throw error;
+    rateLimits.record(credentials.accountId, rateLimitsFromHeaders(error.headers), logger);
+    throw classifyUpstreamFailure({
+      status: error.status,
+      headers: error.headers,
+      payload: error.payload,
+      rateLimits: rateLimits.latest(credentials.accountId),
+    });
+  }
+  rateLimits.record(credentials.accountId, rateLimitsFromHeaders(connection.responseHeaders), logger);
+  return new ConnectionAttempt(connection, credentials.accountId, rateLimits, logger, request.toClient);
+}
+
+/** One connection as the runner reads it (methods on the prototype: nothing per attempt but the object). */
+class ConnectionAttempt implements ProviderAAttempt {
+  readonly frames: AsyncIterator<UpstreamFrame>;
+  readonly state = createStreamState();
+
+  constructor(
+    private readonly connection: UpstreamConnection,
+    readonly accountId: string,
+    readonly rateLimits: RateLimitTelemetry,
+    readonly logger: EventLogger,
+    readonly toClient?: (event: ChatEvent) => ChatEvent,
+  ) {
+    this.frames = connection.frames[Symbol.asyncIterator]();
+  }
+
+  poll(): UpstreamFrame | undefined {
+    return this.connection.poll?.();
+  }
+
+  /** Ends the turn on the socket (kept for the chat when it completed) or aborts the POST. */
+  close(): void {
+    this.connection.close();
+  }
+}
+
+/** One frame's meaning (provider_a.md §9.1); a binary or non-JSON frame is a protocol failure. */
+function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
+  if (!frame.ok)
+    return { events: [], failure: connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame') };
+  const step = translateEvent(attempt.state, frame.value as JsonObject, {
+    rateLimits: attempt.rateLimits.latest(attempt.accountId),
+  });
+  if (step.rateLimits) attempt.rateLimits.record(attempt.accountId, step.rateLimits, attempt.logger);
+  const { toClient } = attempt;
+  if (!toClient || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;
+  return { ...step, events: step.events.map(toClient) };
+}

@@ -1,0 +1,268 @@
+import { AccountPool } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-pool';
+import type { ChatEvent } from '../../core/chat-event';
+import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
+import type { CallContext } from '../provider-adapter';
+import type { AttemptInfo, CloseReason, FrameStep, TurnOptions, UpstreamAttempt, UpstreamFamily } from './turn-runner';
+import { runTurn } from './turn-runner';
+
+/**
+ * The lifecycle every family runs on, proved once with a fake family whose frames are scripted:
+ * `ok` accepts, `text` is output, `done` finishes, `fail:<code>` fails the attempt, `hang` never
+ * answers. Each script is one attempt; `open` takes the next.
+ */
+type Frame = string;
+
+interface FakeAttempt extends UpstreamAttempt<Frame> {
+  readonly info: AttemptInfo<string>;
+  closedWith?: CloseReason;
+}
+
+const failures: Record<string, () => GatewayError> = {
+  upstream: () =>
+    new GatewayError('upstream', {
+      retryable: true,
+      upstreamStatus: 502,
+      upstream: { type: 'server_error', message: 'overloaded' },
+    }),
+  usage_limit: () => new GatewayError('usage_limit', { upstreamStatus: 429, retryAfterSeconds: 60 }),
+  bad_request: () => new GatewayError('bad_request', { upstreamStatus: 400 }),
+  // A limit that resets in a minute: the hint is above the 30 s cap, so no retry, but the hint stays.
+  rate_limited_long: () =>
+    new GatewayError('rate_limited', { retryable: true, upstreamStatus: 429, retryAfterSeconds: 60 }),
+};
+
+function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
+  const opened: FakeAttempt[] = [];
+  const family: UpstreamFamily<string, Frame, FakeAttempt> = {
+    provider: 'provider_a',
+    open: async (info, signal) => {
+      const script = scripts[opened.length] ?? [];
+      let index = 0;
+      let stop: (() => void) | undefined;
+      const attempt: FakeAttempt = {
+        info,
+        frames: {
+          next: () => {
+            const frame = script[index++];
+            if (frame === undefined) return Promise.resolve({ done: true, value: undefined });
+            if (frame !== 'hang') return Promise.resolve({ done: false, value: frame });
+            return new Promise((_resolve, reject) => {
+              stop = () => reject(signal.reason);
+              signal.addEventListener('abort', stop, { once: true });
+            });
+          },
+        },
+        close: (reason) => {
+          attempt.closedWith ??= reason;
+          stop?.();
+        },
+      };
+      opened.push(attempt);
+      if (script[0]?.startsWith('refuse:')) throw failures[script[0].slice('refuse:'.length)]();
+      return attempt;
+    },
+    translate: (frame): FrameStep => {
+      if (frame === 'ok') return { events: [], accepted: true };
+      if (frame === 'text') return { events: [{ type: 'text-delta', text: 't' }], accepted: true };
+      if (frame === 'done') return { events: [{ type: 'finish', reason: 'stop' }], accepted: true, terminal: true };
+      if (frame.startsWith('fail:')) return { events: [], failure: failures[frame.slice('fail:'.length)]() };
+      return { events: [] };
+    },
+    end: () =>
+      options.again
+        ? { events: [{ type: 'finish', reason: 'stop' }], again: 'EMPTY' }
+        : { events: [], failure: new GatewayError('upstream', { retryable: true, detail: 'closed early' }) },
+    ...(options.again ? { emptyTurnRetry: { maxRetries: 2, delayMs: () => 1 } } : {}),
+  };
+  return { family, opened };
+}
+
+function recordingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const push = (fields: Record<string, unknown>) => void lines.push(fields);
+  return { lines, info: push, warn: push, debug: push, error: push };
+}
+
+function setup(aliases = ['first']) {
+  const logger = recordingLogger();
+  const pool = new AccountPool(
+    'provider_a',
+    aliases.map((alias) => ({ alias, handle: `login-${alias}` })),
+    { maxInFlight: 0, cooldownDefaultMs: 60_000, pinnedChatsMax: 10 },
+    { clock: { now: () => Date.now() }, logger },
+  );
+  const client = new AbortController();
+  const context: CallContext = { signal: client.signal, requestId: 'req-1', logger };
+  const closed = jest.fn();
+  const options = (overrides: Partial<TurnOptions<string>> = {}): TurnOptions<string> => ({
+    account: new AccountTurn(pool, 'chat'),
+    timeoutMs: 0,
+    idleTimeoutMs: 0,
+    context,
+    onClosed: closed,
+    ...overrides,
+  });
+  return {
+    logger,
+    client,
+    options,
+    closed,
+    events: (name: string) => logger.lines.filter((line) => line.event === name),
+  };
+}
+
+async function drain(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
+  const seen: ChatEvent[] = [];
+  for await (const event of events) seen.push(event);
+  return seen;
+}
+
+describe('runTurn', () => {
+  it('resolves on acceptance, yields the events and closes the attempt and the login at the end', async () => {
+    const { family, opened } = fakeFamily([['ok', 'text', 'done']]);
+    const { options, closed } = setup();
+    const turn = await runTurn(family, options());
+    expect(await drain(turn.events)).toEqual([
+      { type: 'text-delta', text: 't' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(opened.map((attempt) => attempt.closedWith)).toEqual(['done']);
+    expect(closed).toHaveBeenCalledTimes(1);
+  });
+
+  it('retries a retryable failure before output (even after acceptance), invisibly, and logs the cause', async () => {
+    const { family, opened } = fakeFamily([['refuse:upstream'], ['ok', 'fail:upstream'], ['ok', 'text', 'done']]);
+    const { options, events } = setup();
+    const turn = await runTurn(family, options());
+    expect(await drain(turn.events)).toEqual([
+      { type: 'text-delta', text: 't' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(opened.map((attempt) => attempt.info.number)).toEqual([1, 2, 3]);
+    expect(events('upstream_retry').map((line) => line.attempt)).toEqual([1, 2]);
+    expect(events('upstream_attempt_failed')[0]).toMatchObject({
+      provider: 'provider_a',
+      account: 'first',
+      attempt: 1,
+      error_code: 'upstream',
+      upstream_status: 502,
+      upstream_type: 'server_error',
+      upstream_message: 'overloaded',
+    });
+  });
+
+  it('gives up after 2 retries and rejects with the failure when nothing was accepted', async () => {
+    const { family, opened } = fakeFamily([
+      ['refuse:upstream'],
+      ['refuse:upstream'],
+      ['refuse:upstream'],
+      ['ok', 'done'],
+    ]);
+    const { options, events, closed } = setup();
+    await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'upstream' });
+    expect(opened).toHaveLength(3);
+    expect(events('upstream_turn_failed')).toHaveLength(1);
+    expect(closed).toHaveBeenCalledTimes(1);
+  });
+
+  it('never retries once output began: the failure is one terminal error event', async () => {
+    const { family, opened } = fakeFamily([
+      ['ok', 'text', 'fail:upstream'],
+      ['ok', 'done'],
+    ]);
+    const { options } = setup();
+    const turn = await runTurn(family, options());
+    const seen = await drain(turn.events);
+    expect(seen.map((event) => event.type)).toEqual(['text-delta', 'error']);
+    expect(opened).toHaveLength(1);
+  });
+
+  it('does not retry a non-retryable failure', async () => {
+    const { family, opened } = fakeFamily([['refuse:bad_request'], ['ok', 'done']]);
+    const { options } = setup();
+    await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'bad_request' });
+    expect(opened).toHaveLength(1);
+  });
+
+  it('opens again at once, outside the retry budget, when the family recovers from a failure itself', async () => {
+    const { family, opened } = fakeFamily([['refuse:bad_request'], ['ok', 'text', 'done']]);
+    let recovered = 0;
+    family.reopenAfter = (failure) => failure.code === 'bad_request' && recovered++ === 0;
+    const { options, events } = setup();
+    const turn = await runTurn(family, options());
+    expect((await drain(turn.events)).map((event) => event.type)).toEqual(['text-delta', 'finish']);
+    expect(opened).toHaveLength(2);
+    expect(events('upstream_retry')).toHaveLength(0);
+    expect(events('upstream_attempt_failed')).toEqual([
+      expect.objectContaining({ attempt: 1, error_code: 'bad_request' }),
+    ]);
+  });
+
+  it('does not retry a retryable failure whose hint is above the cap, and keeps the hint for the client', async () => {
+    const { family, opened } = fakeFamily([['refuse:rate_limited_long'], ['ok', 'done']]);
+    const { options } = setup();
+    await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'rate_limited', retryAfterSeconds: 60 });
+    expect(opened).toHaveLength(1);
+  });
+
+  it('moves once to another login on a failure about the login, then no more', async () => {
+    const { family, opened } = fakeFamily([['refuse:usage_limit'], ['refuse:usage_limit'], ['ok', 'done']]);
+    const { options, events } = setup(['first', 'second', 'third']);
+    await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'usage_limit' });
+    expect(opened.map((attempt) => attempt.info.alias)).toEqual(['first', 'second']);
+    expect(events('upstream_account_moved')).toEqual([
+      expect.objectContaining({ from_account: 'first', to_account: 'second', error_code: 'usage_limit' }),
+    ]);
+  });
+
+  it('sends an empty accepted turn again when the family asks, and ends with its tail when the budget is spent', async () => {
+    const { family, opened } = fakeFamily([['ok'], ['ok'], ['ok']], { again: true });
+    const { options, events } = setup();
+    const turn = await runTurn(family, options());
+    expect(await drain(turn.events)).toEqual([{ type: 'finish', reason: 'stop' }]);
+    expect(opened).toHaveLength(3);
+    expect(events('upstream_retry').map((line) => line.reason)).toEqual(['EMPTY', 'EMPTY']);
+  });
+
+  it('bounds the turn by its deadline: a timeout rejection, the attempt closed as timed out', async () => {
+    const { family, opened } = fakeFamily([['hang']]);
+    const { options } = setup();
+    await expect(runTurn(family, options({ timeoutMs: 20 }))).rejects.toMatchObject({ code: 'timeout' });
+    expect(opened[0].closedWith).toBe('timeout');
+  });
+
+  it('bounds each wait by the idle timer; after acceptance that is a terminal timeout event', async () => {
+    const { family, opened } = fakeFamily([['ok', 'text', 'hang']]);
+    const { options } = setup();
+    const turn = await runTurn(family, options({ idleTimeoutMs: 20 }));
+    const seen = await drain(turn.events);
+    expect(seen.map((event) => event.type)).toEqual(['text-delta', 'error']);
+    expect(seen[1]).toMatchObject({ error: { code: 'timeout' } });
+    expect(opened[0].closedWith).toBe('idle');
+  });
+
+  it('passes the client abort through as is, closes the attempt as canceled and logs upstream_canceled', async () => {
+    const { family, opened } = fakeFamily([['ok', 'text', 'hang']]);
+    const { options, client, events, closed } = setup();
+    const turn = await runTurn(family, options());
+    const iterator = turn.events[Symbol.asyncIterator]();
+    await iterator.next();
+    const pending = iterator.next();
+    const reason = new ClientDisconnectedError();
+    client.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    expect(opened[0].closedWith).toBe('canceled');
+    expect(events('upstream_canceled')).toHaveLength(1);
+    expect(closed).toHaveBeenCalledTimes(1);
+  });
+
+  it('closes an accepted turn whose consumer returns without reading', async () => {
+    const { family, opened } = fakeFamily([['ok', 'text', 'done']]);
+    const { options, closed } = setup();
+    const turn = await runTurn(family, options());
+    await turn.events[Symbol.asyncIterator]().return?.(undefined);
+    expect(opened[0].closedWith).toBe('done');
+    expect(closed).toHaveBeenCalledTimes(1);
+  });
+});

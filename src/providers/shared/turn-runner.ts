@@ -1,0 +1,449 @@
+import type { AccountTurn } from '../../accounts/account-pool';
+import { sleep } from '../../common/async/abortable';
+import type { ChatEvent } from '../../core/chat-event';
+import { GatewayError } from '../../core/gateway.error';
+import type { ProviderId } from '../../core/provider-id';
+import type { CallContext } from '../provider-adapter';
+import type { UpstreamLogFields } from './upstream-log';
+import { logUpstream, upstreamCauseFields } from './upstream-log';
+import { RETRY_DELAYS_MS, retryDelayMs } from './retry-policy';
+
+/**
+ * The one lifecycle of an upstream turn, for every family (docs/architecture.md "An upstream
+ * turn"): take the login, open attempts until one shows output (the shared retry rule before
+ * output, never after), resolve once the upstream accepted the turn, bound it by the deadline and
+ * the idle timer, move once to another login, close the attempt whatever happens, and log every
+ * failure once as `upstream_*`. A family only says how to open an attempt and what its frames mean.
+ */
+
+/** Why an attempt is closed; a family may close differently (a child after its result gets a grace). */
+export type CloseReason = 'done' | 'failed' | 'canceled' | 'timeout' | 'idle';
+
+/** One upstream attempt as its family opened it: a connection, a fetch, a child process. */
+export interface UpstreamAttempt<F> {
+  /** The attempt's frames in order; ends when the upstream closes. */
+  readonly frames: AsyncIterator<F>;
+  /** A frame that already arrived, taken without waiting (a burst costs no promise per frame). */
+  poll?(): F | undefined;
+  /** Ends the attempt (socket closed, fetch aborted, child killed); resolves once its resources are gone. Idempotent. */
+  close(reason: CloseReason): Promise<void> | void;
+}
+
+/** What one frame (or the end of the frames) means for the turn. */
+export interface FrameStep {
+  /** Events for the client, in order (ignored on a failure: the runner decides what the client sees). */
+  readonly events: readonly ChatEvent[];
+  /** The upstream took the turn (the first real answer; headers may be committed). */
+  readonly accepted?: boolean;
+  /** The turn is complete; `events` end it. */
+  readonly terminal?: boolean;
+  /** The attempt failed; retried before output by the shared rule. */
+  readonly failure?: GatewayError;
+  /**
+   * The attempt ended showing nothing and the family wants it sent again (`emptyTurnRetry`); the
+   * value names why (for the log), `events` are what the client gets if it is not.
+   */
+  readonly again?: string;
+}
+
+/** What a family's `open` is told about the attempt. */
+export interface AttemptInfo<L> {
+  /** 1 for the first attempt of the turn, counting across logins. */
+  readonly number: number;
+  readonly login: L;
+  readonly alias: string;
+  /** Epoch ms; Infinity when unbounded. */
+  readonly deadlineAt: number;
+}
+
+/** How one family talks to its upstream; everything else is the runner's. */
+export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>> {
+  readonly provider: ProviderId;
+  /** Opens one attempt; rejects with a classified GatewayError when the upstream refused it. */
+  open(attempt: AttemptInfo<L>, signal: AbortSignal): Promise<A>;
+  /** One frame's meaning (translation state lives on the attempt). */
+  translate(frame: F, attempt: A): FrameStep;
+  /** The frames ended: a terminal step, a failure, or `again`. */
+  end(attempt: A): FrameStep;
+  /** Events held back from the client (reasoning, possible fence text), released before a terminal error. */
+  held?(attempt: A): readonly ChatEvent[];
+  /** A failure that is not a GatewayError (a transport error); default: retryable `upstream`. */
+  classify?(error: unknown): GatewayError;
+  /**
+   * A failure before output that the family recovers from itself, at once and outside the retry
+   * budget (provider_a: one forced login refresh after an upstream 401): true opens again now.
+   */
+  reopenAfter?(failure: GatewayError): boolean;
+  /** Attempts that ended showing nothing (`again`) may be sent again this often, this far apart. */
+  readonly emptyTurnRetry?: { readonly maxRetries: number; delayMs(retry: number): number };
+}
+
+export interface TurnOptions<L> {
+  /** The login the turn runs on (already taken: a full or dead pool fails before any work). */
+  readonly account: AccountTurn<L>;
+  /** The family's whole-turn bound (PROVIDER_*_TIMEOUT); 0 = none of its own. */
+  readonly timeoutMs: number;
+  /** GATEWAY_STREAM_IDLE_TIMEOUT: longest wait for the next frame; 0 = off. */
+  readonly idleTimeoutMs: number;
+  readonly context: CallContext;
+  /** Called once when the last attempt is closed and the login given back (a process slot is freed). */
+  readonly onClosed?: () => void;
+}
+
+/** An accepted turn: its events and the attempt that is running (the extraction reads its ids). */
+export interface AcceptedTurn<A> {
+  readonly events: AsyncIterable<ChatEvent>;
+  current(): A | undefined;
+}
+
+const ACCEPTED = Symbol('accepted');
+/** The attempt's frames ended. */
+const DONE = Symbol('done');
+const isOutput = (event: ChatEvent) =>
+  event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
+
+/**
+ * Runs one turn. Resolves once the upstream accepted it; rejects with the classified error (the
+ * caller's abort reason when the client left) when no attempt was accepted. After acceptance every
+ * failure is one terminal `error` event; the events throw only when the client left.
+ */
+export async function runTurn<L, F, A extends UpstreamAttempt<F>>(
+  family: UpstreamFamily<L, F, A>,
+  options: TurnOptions<L>,
+): Promise<AcceptedTurn<A>> {
+  const turn = new UpstreamTurn(family, options);
+  try {
+    await turn.events.next();
+  } catch (error) {
+    throw turn.rejected(error);
+  }
+  // The generator already started (it stopped at ACCEPTED), so its return() runs its finally even
+  // when the consumer never reads: no wrapper generator is needed, and none is paid for per stream.
+  return turn;
+}
+
+// setTimeout runs a delay above 2^31−1 ms at once: such a deadline is none.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The state of one turn, kept cheap because a gateway holds thousands of open streams: one
+ * object that is itself the listener on the client's signal (`handleEvent`), one generator, one
+ * AbortController (the turn's signal every wait of its attempts listens to), one timer for the
+ * idle bound and one for the deadline, whose callbacks are module functions given the turn.
+ */
+class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A> {
+  /** The run: ACCEPTED once (taken by `runTurn`), then the client's events. */
+  readonly events: AsyncGenerator<ChatEvent> & AsyncGenerator<ChatEvent | typeof ACCEPTED>;
+  attempt?: A;
+  private readonly controller = new AbortController();
+  private readonly deadlineAt: number;
+  private readonly deadlineTimer?: NodeJS.Timeout;
+  private readonly idle?: NodeJS.Timeout;
+  private resolveRead?: (frame: F | typeof DONE) => void;
+  private rejectRead?: (error: unknown) => void;
+  /** The attempt the read callbacks belong to: a read left pending on an attempt given up settles into nothing. */
+  private readingFrom?: A;
+  private openingAttempt = false;
+  private frameArrived?: (next: IteratorResult<F>) => void;
+  private readFailed?: (error: unknown) => void;
+  private number = 0;
+  private accepted = false;
+  private output = false;
+  private closed = false;
+  /** True while the run waits at a yield for its consumer. */
+  private suspended = false;
+
+  constructor(
+    private readonly family: UpstreamFamily<L, F, A>,
+    private readonly options: TurnOptions<L>,
+  ) {
+    const { timeoutMs, context } = options;
+    this.deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
+    if (context.signal.aborted) this.controller.abort(context.signal.reason);
+    else context.signal.addEventListener('abort', this);
+    const delayMs = this.deadlineAt - Date.now();
+    // The work being timed keeps the process alive; the deadline alone must not.
+    if (delayMs <= MAX_TIMER_MS) this.deadlineTimer = setTimeout(deadlinePassed, Math.max(0, delayMs), this).unref();
+    // One timer per turn, re-armed with refresh() on every wait: no timer per frame.
+    if (options.idleTimeoutMs > 0) this.idle = setTimeout(idleBoundPassed, options.idleTimeoutMs, this);
+    this.events = this.run() as UpstreamTurn<L, F, A>['events'];
+  }
+
+  current(): A | undefined {
+    return this.attempt;
+  }
+
+  /** Aborted when the client leaves (its reason, unchanged) or the deadline passes (`timeout`). */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The client's signal aborted (this object is its listener: no closure per turn). */
+  handleEvent(): void {
+    this.abort(this.options.context.signal.reason);
+  }
+
+  /** The deadline passed. */
+  deadlinePassed(): void {
+    this.abort(new GatewayError('timeout', { detail: `${this.family.provider} turn deadline reached` }));
+  }
+
+  /** The idle bound passed; only a wait on the upstream fails (not a slow client holding a value). */
+  idleBoundPassed(): void {
+    const silence = new GatewayError('timeout', {
+      detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms`,
+    });
+    if (this.rejectRead) this.failRead(silence);
+    // Silence while opening (a hung token endpoint, handshake or first answer) ends the turn: the
+    // signal stops what the family awaits, and a timeout is not retried anyway.
+    else if (this.openingAttempt) this.abort(silence);
+  }
+
+  /**
+   * Ends the turn's signal. A wait on the upstream fails at once; a turn waiting on its consumer
+   * (suspended at a yield, perhaps never to be read again) is closed here when the client left,
+   * so its child, socket, login and slot are freed now. Anywhere else the run is itself awaiting
+   * something the signal ends (open, a retry's sleep) and closes on its own.
+   */
+  private abort(reason: unknown): void {
+    if (this.controller.signal.aborted) return;
+    clearTimeout(this.deadlineTimer);
+    this.options.context.signal.removeEventListener('abort', this);
+    this.controller.abort(reason);
+    if (this.rejectRead) this.failRead(reason);
+    else if (this.suspended && this.options.context.signal.aborted) this.close('canceled');
+  }
+
+  private async *run(): AsyncGenerator<ChatEvent | typeof ACCEPTED> {
+    const { family, signal, deadlineAt } = this;
+    const { account } = this.options;
+    let retries = 0;
+    let emptyRetries = 0;
+    try {
+      for (;;) {
+        let failure: GatewayError | undefined;
+        let again: FrameStep | undefined;
+        this.attempt = undefined;
+        try {
+          const number = ++this.number;
+          const opened = (this.attempt = await this.opening(
+            family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal),
+          ));
+          if (signal.aborted) throw signal.reason;
+          for (;;) {
+            const next = opened.poll?.() ?? (await this.read(opened));
+            if (signal.aborted) throw signal.reason;
+            const step = next === DONE ? family.end(opened) : family.translate(next, opened);
+            if (step.accepted && !this.accepted) {
+              this.accepted = true;
+              this.suspended = true;
+              yield ACCEPTED;
+              this.suspended = false;
+            }
+            if (step.failure) {
+              failure = step.failure;
+              break;
+            }
+            if (step.again !== undefined) {
+              again = step;
+              break;
+            }
+            for (const event of step.events) {
+              if (!this.output && isOutput(event)) this.output = true;
+              this.suspended = true;
+              yield event;
+              this.suspended = false;
+            }
+            if (step.terminal) return;
+          }
+        } catch (error) {
+          failure = this.failureOf(error);
+        }
+        await this.attempt?.close(failure?.code === 'timeout' ? (signal.aborted ? 'timeout' : 'idle') : 'failed');
+        if (again) {
+          const delayMs = this.emptyRetryDelay(emptyRetries);
+          if (delayMs === undefined) {
+            yield* this.suspendedAt(again.events);
+            return;
+          }
+          emptyRetries++;
+          this.log('info', 'upstream_retry', { reason: again.again, delay_ms: Math.round(delayMs) });
+          await sleep(delayMs, signal);
+          continue;
+        }
+        failure ??= new GatewayError('upstream', { detail: `${family.provider} attempt ended without an outcome` });
+        this.log('warn', 'upstream_attempt_failed', this.causeOf(failure));
+        if (this.output) {
+          // Output has begun: never retried; the login's state still learns from the failure.
+          account.noteFailure(failure);
+          yield* this.endWith(failure);
+          return;
+        }
+        if (family.reopenAfter?.(failure)) continue;
+        const delayMs =
+          failure.retryable && retries < RETRY_DELAYS_MS.length
+            ? retryDelayMs(retries, failure.retryAfterSeconds)
+            : undefined;
+        if (delayMs !== undefined && Date.now() + delayMs < deadlineAt) {
+          retries++;
+          this.options.context.retried?.(failure.code);
+          this.log('warn', 'upstream_retry', { ...this.causeOf(failure), delay_ms: Math.round(delayMs) });
+          await sleep(delayMs, signal);
+          continue;
+        }
+        const from = account.alias;
+        if (account.moveAfter(failure)) {
+          // A usage limit, 429 or dead login before any output: the attempts start over on another login.
+          retries = 0;
+          this.log('info', 'upstream_account_moved', {
+            ...this.causeOf(failure),
+            from_account: from,
+            to_account: account.alias,
+          });
+          continue;
+        }
+        if (!this.accepted) throw account.finalError(failure);
+        yield* this.endWith(failure);
+        return;
+      }
+    } catch (error) {
+      const failure = this.failureOf(error);
+      if (!this.accepted) throw failure;
+      this.log('warn', 'upstream_attempt_failed', this.causeOf(failure));
+      yield* this.endWith(failure);
+    } finally {
+      this.close(this.options.context.signal.aborted ? 'canceled' : 'done');
+    }
+  }
+
+  /** The error `runTurn` rejects with: the client's reason as is, else the final classified failure (logged). */
+  rejected(error: unknown): unknown {
+    this.close(this.options.context.signal.aborted ? 'canceled' : 'failed');
+    if (this.options.context.signal.aborted) return this.options.context.signal.reason ?? error;
+    const failure = error instanceof GatewayError ? error : this.failureOf(error);
+    this.log('warn', 'upstream_turn_failed', this.causeOf(failure));
+    return failure;
+  }
+
+  /** Idempotent: the attempt closed, timers cleared, the login given back, then `onClosed`. */
+  close(reason: CloseReason): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.idle);
+    clearTimeout(this.deadlineTimer);
+    this.options.context.signal.removeEventListener('abort', this);
+    if (reason === 'canceled' && this.options.context.signal.aborted) this.log('info', 'upstream_canceled', {});
+    // A consumer that leaves must not wait for a child's grace period; what it frees follows the close.
+    const closing = this.attempt?.close(reason);
+    const done = () => {
+      this.options.account.end();
+      this.options.onClosed?.();
+    };
+    if (closing instanceof Promise) closing.then(done, done);
+    else done();
+  }
+
+  /**
+   * Reads the next frame under the idle bound (its timer only counts while we wait on the
+   * upstream, not while a slow client drains) and the turn's signal: a family slow to notice an
+   * abort cannot hold the turn. The losing read settles a promise already settled.
+   */
+  private read(attempt: A): Promise<F | typeof DONE> {
+    this.idle?.refresh();
+    if (this.readingFrom !== attempt) {
+      // One pair of callbacks per attempt, handed to each of its reads (not two closures per wait).
+      this.readingFrom = attempt;
+      this.frameArrived = (next) => {
+        if (this.readingFrom !== attempt) return;
+        const resolve = this.resolveRead;
+        this.resolveRead = this.rejectRead = undefined;
+        resolve?.(next.done ? DONE : next.value);
+      };
+      this.readFailed = (error) => {
+        if (this.readingFrom === attempt) this.failRead(error);
+      };
+    }
+    const waiting = new Promise<F | typeof DONE>((resolve, reject) => {
+      this.resolveRead = resolve;
+      this.rejectRead = reject;
+    });
+    // Both outcomes are handled: readFailed takes the rejection.
+    void attempt.frames.next().then(this.frameArrived, this.readFailed);
+    return waiting;
+  }
+
+  /** Awaits a family's `open` under the idle bound (a login token, a handshake, the response headers). */
+  private async opening(open: Promise<A>): Promise<A> {
+    this.idle?.refresh();
+    this.openingAttempt = true;
+    try {
+      return await open;
+    } finally {
+      this.openingAttempt = false;
+    }
+  }
+
+  /** Fails the pending read; the attempt it was reading from is given up (its late answer is ignored). */
+  private failRead(error: unknown): void {
+    const reject = this.rejectRead;
+    this.resolveRead = this.rejectRead = undefined;
+    this.readingFrom = undefined;
+    reject?.(error);
+  }
+
+  private emptyRetryDelay(emptyRetries: number): number | undefined {
+    const policy = this.family.emptyTurnRetry;
+    if (!policy || this.output || emptyRetries >= policy.maxRetries) return undefined;
+    const delayMs = policy.delayMs(emptyRetries);
+    return Date.now() + delayMs < this.deadlineAt ? delayMs : undefined;
+  }
+
+  /** The turn's last events: what the family held back, then the failure. */
+  private endWith(failure: GatewayError): Generator<ChatEvent> {
+    const held = this.attempt && this.family.held ? this.family.held(this.attempt) : [];
+    return this.suspendedAt([...held, { type: 'error', error: failure }]);
+  }
+
+  /** Yields `events`, marking the turn as waiting on its consumer meanwhile (see `onAbort`). */
+  private *suspendedAt(events: readonly ChatEvent[]): Generator<ChatEvent> {
+    for (const event of events) {
+      this.suspended = true;
+      yield event;
+      this.suspended = false;
+    }
+  }
+
+  /** The client's abort passes through as is; the deadline is `timeout`; anything else is classified. */
+  private failureOf(error: unknown): GatewayError {
+    const { signal } = this.options.context;
+    if (signal.aborted) throw signal.reason ?? error;
+    if (this.signal.aborted) return this.signal.reason as GatewayError;
+    if (error instanceof GatewayError) return error;
+    return (
+      this.family.classify?.(error) ??
+      new GatewayError('upstream', { detail: `${this.family.provider} transport error`, retryable: true, cause: error })
+    );
+  }
+
+  private causeOf(failure: GatewayError): UpstreamLogFields {
+    return upstreamCauseFields(failure);
+  }
+
+  private log(level: 'info' | 'warn', event: string, fields: UpstreamLogFields): void {
+    logUpstream(this.options.context.logger, level, event, {
+      provider: this.family.provider,
+      account: this.options.account.alias,
+      attempt: this.number,
+      ...fields,
+    });
+  }
+}
+
+// Timer callbacks that take their turn as an argument: no closure per turn.
+function deadlinePassed(turn: { deadlinePassed(): void }): void {
+  turn.deadlinePassed();
+}
+
+function idleBoundPassed(turn: { idleBoundPassed(): void }): void {
+  turn.idleBoundPassed();
+}
