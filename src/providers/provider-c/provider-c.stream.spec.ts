@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
+import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 import { classifyRunFailure } from './provider-c.errors';
 import { createStreamState, endWithoutResult, LineOutcome, mapStopReason, parseStreamLine, StreamStateOptions, toUsageEvent, translateLine } from './provider-c.stream';
 
@@ -136,7 +137,7 @@ describe(translateLine.name, () => {
       expect(withoutText.code).toBe(error.code);
       expect(`${error.message} ${error.detail ?? ''}`).not.toMatch(/logged in|API Error|hit your|Invalid bearer|Credit balance/);
       // …which ride along, bounded, only for the log line.
-      expect(error.upstreamMessage).toBe(result.outcome.report.text);
+      expect(error.upstreamMessage).toBe(sanitizeUpstreamMessage(result.outcome.report.text));
     });
 
     it('a failure after output: the text so far, then an error outcome; the CLI message is not content', () => {
