@@ -71,7 +71,9 @@ module.exports = {
       comment: 'Adapters know nothing of chat, structured, the queue or HTTP handling (style.md §8).',
       severity: 'error',
       from: { path: '^src/providers/' },
-      to: { path: '^src/(chat|structured|queue|health)/|^src/common/(http|sse|auth)/|^src/app\\.|^src/main\\.ts$|\\.controller\\.ts$' },
+      to: {
+        path: '^src/(chat|structured|queue|health)/|^src/common/(http|sse|auth)/|^src/app\\.|^src/main\\.ts$|\\.controller\\.ts$',
+      },
     },
     {
       name: 'providers-never-import-express',
@@ -87,7 +89,8 @@ module.exports = {
     },
     {
       name: 'callers-use-the-adapter-interface-only',
-      comment: 'chat and structured reach adapters through providers/provider-adapter.ts and the registry, never an adapter folder.',
+      comment:
+        'chat and structured reach adapters through providers/provider-adapter.ts and the registry, never an adapter folder.',
       severity: 'error',
       from: { path: '^src/(chat|structured)/' },
       to: { path: '^src/providers/provider-[^/]+/' },

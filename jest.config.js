@@ -6,7 +6,10 @@ const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
   // https-proxy-agent 9 and its helpers ship only ES modules. Node (>= 20.19) require()s them at
   // run time, but Jest's module system cannot, so Jest transpiles just these to CommonJS.
-  [`node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs' }, diagnostics: false }],
+  [`node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: [
+    'ts-jest',
+    { tsconfig: { allowJs: true, module: 'commonjs' }, diagnostics: false },
+  ],
 };
 const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
 module.exports = {
@@ -17,7 +20,25 @@ module.exports = {
   // figures (npm run bench), not test bounds.
   testTimeout: 120000,
   projects: [
-    { displayName: 'unit', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/src', '<rootDir>/scripts'], testRegex: '\\.spec\\.ts$', transform, transformIgnorePatterns, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },
-    { displayName: 'e2e', testEnvironment: 'node', rootDir: __dirname, roots: ['<rootDir>/test'], testRegex: '\\.e2e-spec\\.ts$', transform, transformIgnorePatterns, moduleFileExtensions: ['ts', 'js', 'json', 'mjs'] },
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/src', '<rootDir>/scripts'],
+      testRegex: '\\.spec\\.ts$',
+      transform,
+      transformIgnorePatterns,
+      moduleFileExtensions: ['ts', 'js', 'json', 'mjs'],
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      rootDir: __dirname,
+      roots: ['<rootDir>/test'],
+      testRegex: '\\.e2e-spec\\.ts$',
+      transform,
+      transformIgnorePatterns,
+      moduleFileExtensions: ['ts', 'js', 'json', 'mjs'],
+    },
   ],
 };

@@ -4,17 +4,27 @@
  * Run with `npm run bench` (builds first when dist/ is missing). Prints a markdown report; the
  * figures in docs/performance.md come from it. Bounded: every scenario has a fixed request count.
  */
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { FakeProviderA, FakeFrame, FakeScript } from '../test/support/fake-provider-a';
-import { completed, created, functionCallItem, messageDone, providerASettings, textDelta } from '../test/support/provider-a-fixtures';
+import type { FakeFrame, FakeScript } from '../test/support/fake-provider-a';
+import { FakeProviderA } from '../test/support/fake-provider-a';
+import {
+  completed,
+  created,
+  functionCallItem,
+  messageDone,
+  providerASettings,
+  textDelta,
+} from '../test/support/provider-a-fixtures';
 
 const ROOT = path.resolve(__dirname, '..');
-const transport = (process.argv.find((arg) => arg.startsWith('--transport=')) ?? '--transport=ws').split('=')[1] as 'ws' | 'sse';
+const transport = (process.argv.find((arg) => arg.startsWith('--transport=')) ?? '--transport=ws').split('=')[1] as
+  'ws' | 'sse';
 /** `--agent-loop-only`: just the multi-turn agent loop (about 10 s). */
 const agentLoopOnly = process.argv.includes('--agent-loop-only');
 
@@ -32,7 +42,11 @@ function streamScript(deltas: number, bytesPerDelta: number): FakeScript {
   return { frames };
 }
 
-async function startGateway(fake: FakeProviderA, home: string, settings: Record<string, string> = {}): Promise<Gateway> {
+async function startGateway(
+  fake: FakeProviderA,
+  home: string,
+  settings: Record<string, string> = {},
+): Promise<Gateway> {
   if (!fs.existsSync(path.join(ROOT, 'dist', 'main.js'))) {
     const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
     if (build.status !== 0) throw new Error('npm run build failed');
@@ -47,21 +61,24 @@ async function startGateway(fake: FakeProviderA, home: string, settings: Record<
     ...providerASettings(fake, home, { transport }),
     ...settings,
   };
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'main.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'main.js')], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let buffered = '';
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString();
       for (const line of buffered.split('\n')) {
         if (line.includes('"gateway_listening"')) {
-          child.stdout!.off('data', onData);
+          child.stdout.off('data', onData);
           // Keep draining the log pipe so the gateway never blocks on stdout.
-          child.stdout!.resume();
+          child.stdout.resume();
           return resolve(JSON.parse(line).port as number);
         }
       }
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     child.once('exit', (code) => reject(new Error(`gateway exited with ${code}`)));
   });
   return {
@@ -85,28 +102,40 @@ function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 /** POSTs a chat request; resolves with time to first body byte and total time (ms). */
-function chat(url: string, stream: boolean, readDelayMs = 0): Promise<{ ttfbMs: number; totalMs: number; bytes: number }> {
+function chat(
+  url: string,
+  stream: boolean,
+  readDelayMs = 0,
+): Promise<{ ttfbMs: number; totalMs: number; bytes: number }> {
   const body = JSON.stringify({ model: 'gpt-5.6-sol', stream, messages: [{ role: 'user', content: 'benchmark' }] });
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const request = http.request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
-      let first = 0;
-      let bytes = 0;
-      response.on('data', (chunk: Buffer) => {
-        if (first === 0) first = performance.now();
-        bytes += chunk.length;
-        if (readDelayMs > 0) {
-          // A slow reader: stop reading for a while after every chunk.
-          response.pause();
-          setTimeout(() => response.resume(), readDelayMs);
-        }
-      });
-      response.on('end', () => {
-        if (response.statusCode !== 200) return reject(new Error(`status ${response.statusCode}`));
-        resolve({ ttfbMs: first - started, totalMs: performance.now() - started, bytes });
-      });
-      response.on('error', reject);
-    });
+    const request = http.request(
+      `${url}/v1/chat/completions`,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        let first = 0;
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          if (first === 0) first = performance.now();
+          bytes += chunk.length;
+          if (readDelayMs > 0) {
+            // A slow reader: stop reading for a while after every chunk.
+            response.pause();
+            setTimeout(() => response.resume(), readDelayMs);
+          }
+        });
+        response.on('end', () => {
+          if (response.statusCode !== 200) return reject(new Error(`status ${response.statusCode}`));
+          resolve({ ttfbMs: first - started, totalMs: performance.now() - started, bytes });
+        });
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -117,16 +146,26 @@ function chatJson(url: string, payload: unknown): Promise<{ message: Record<stri
   const body = JSON.stringify(payload);
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const request = http.request(`${url}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        if (response.statusCode !== 200) return reject(new Error(`status ${response.statusCode}`));
-        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { choices: Array<{ message: Record<string, unknown> }> };
-        resolve({ message: parsed.choices[0].message, totalMs: performance.now() - started });
-      });
-      response.on('error', reject);
-    });
+    const request = http.request(
+      `${url}/v1/chat/completions`,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          if (response.statusCode !== 200) return reject(new Error(`status ${response.statusCode}`));
+          const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+            choices: Array<{ message: Record<string, unknown> }>;
+          };
+          resolve({ message: parsed.choices[0].message, totalMs: performance.now() - started });
+        });
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -154,10 +193,20 @@ async function agentLoop(fake: FakeProviderA, home: string, reuse: boolean): Pro
   fake.delayHandshakes(HANDSHAKE_MS);
   const tools = Array.from({ length: 20 }, (_, index) => ({
     type: 'function',
-    function: { name: `tool_${index}`, description: `Tool ${index}: does one workspace action and returns its output.`, parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+    function: {
+      name: `tool_${index}`,
+      description: `Tool ${index}: does one workspace action and returns its output.`,
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
   }));
-  const system = Array.from({ length: 40 }, (_, index) => `Rule ${index}: read before you write, keep diffs small, run the tests.`).join('\n');
-  const messages: unknown[] = [{ role: 'system', content: system }, { role: 'user', content: `Fix the failing test (${reuse ? 'reuse' : 'fresh'} run).` }];
+  const system = Array.from(
+    { length: 40 },
+    (_, index) => `Rule ${index}: read before you write, keep diffs small, run the tests.`,
+  ).join('\n');
+  const messages: unknown[] = [
+    { role: 'system', content: system },
+    { role: 'user', content: `Fix the failing test (${reuse ? 'reuse' : 'fresh'} run).` },
+  ];
   const turns: AgentTurn[] = [];
   try {
     for (let turn = 1; turn <= AGENT_TURNS; turn++) {
@@ -166,16 +215,26 @@ async function agentLoop(fake: FakeProviderA, home: string, reuse: boolean): Pro
       fake.enqueue({
         frames: last
           ? [created(id), textDelta('All tests pass.'), messageDone('All tests pass.'), completed(undefined, id)]
-          : [created(id), ...functionCallItem(`call_${turn}`, 'tool_0', JSON.stringify({ path: `src/module${turn}.ts` })), completed(undefined, id)],
+          : [
+              created(id),
+              ...functionCallItem(`call_${turn}`, 'tool_0', JSON.stringify({ path: `src/module${turn}.ts` })),
+              completed(undefined, id),
+            ],
       });
       const seen = fake.requests().length;
       const { message, totalMs } = await chatJson(gateway.url, { model: 'gpt-5.6-sol', messages, tools });
-      const upstreamBytes = fake.requests().slice(seen).reduce((sum, request) => sum + Buffer.byteLength(request.raw), 0);
+      const upstreamBytes = fake
+        .requests()
+        .slice(seen)
+        .reduce((sum, request) => sum + Buffer.byteLength(request.raw), 0);
       turns.push({ ms: totalMs, upstreamBytes });
       if (last) break;
       const toolCalls = message.tool_calls as Array<{ id: string }>;
       const output = `// src/module${turn}.ts\n` + 'export const value = compute(input, { retries: 3 });\n'.repeat(110);
-      messages.push({ role: 'assistant', content: message.content ?? null, tool_calls: toolCalls }, { role: 'tool', tool_call_id: toolCalls[0].id, content: output });
+      messages.push(
+        { role: 'assistant', content: message.content ?? null, tool_calls: toolCalls },
+        { role: 'tool', tool_call_id: toolCalls[0].id, content: output },
+      );
     }
   } finally {
     await gateway.stop();
@@ -191,7 +250,11 @@ const percentile = (values: number[], p: number) => {
 const fixed = (value: number, digits = 1) => value.toFixed(digits);
 
 /** The latency, streaming, concurrency and slow-client scenarios, on one gateway. */
-async function gatewayScenarios(fake: FakeProviderA, home: string, report: (name: string, result: string) => void): Promise<void> {
+async function gatewayScenarios(
+  fake: FakeProviderA,
+  home: string,
+  report: (name: string, result: string) => void,
+): Promise<void> {
   const gateway = await startGateway(fake, home);
   try {
     const idle = memoryOf(gateway.child.pid!);
@@ -205,7 +268,10 @@ async function gatewayScenarios(fake: FakeProviderA, home: string, report: (name
     for (let index = 0; index < sequential; index++) fake.enqueue(streamScript(1, 2));
     const latencies: number[] = [];
     for (let index = 0; index < sequential; index++) latencies.push((await chat(gateway.url, false)).totalMs);
-    report(`non-streaming, ${sequential} sequential requests`, `p50 ${fixed(percentile(latencies, 50))} ms, p95 ${fixed(percentile(latencies, 95))} ms, p99 ${fixed(percentile(latencies, 99))} ms`);
+    report(
+      `non-streaming, ${sequential} sequential requests`,
+      `p50 ${fixed(percentile(latencies, 50))} ms, p95 ${fixed(percentile(latencies, 95))} ms, p99 ${fixed(percentile(latencies, 99))} ms`,
+    );
 
     const streams = 20;
     const deltas = 2000;
@@ -217,7 +283,10 @@ async function gatewayScenarios(fake: FakeProviderA, home: string, report: (name
       ttfb.push(result.ttfbMs);
       chunkSeconds += result.totalMs / 1000;
     }
-    report(`streaming, ${streams} × ${deltas} deltas`, `first byte p50 ${fixed(percentile(ttfb, 50))} ms; ${Math.round((streams * deltas) / chunkSeconds)} chunks/s per stream`);
+    report(
+      `streaming, ${streams} × ${deltas} deltas`,
+      `first byte p50 ${fixed(percentile(ttfb, 50))} ms; ${Math.round((streams * deltas) / chunkSeconds)} chunks/s per stream`,
+    );
 
     const concurrent = 64;
     const rounds = 5;
@@ -229,7 +298,10 @@ async function gatewayScenarios(fake: FakeProviderA, home: string, report: (name
       wall += performance.now() - started;
     }
     const afterConcurrency = memoryOf(gateway.child.pid!);
-    report(`concurrency, ${rounds} rounds × ${concurrent} streams × 200 deltas`, `${Math.round((concurrent * rounds) / (wall / 1000))} streams/s; peak RSS ${fixed(afterConcurrency.peakMiB)} MiB`);
+    report(
+      `concurrency, ${rounds} rounds × ${concurrent} streams × 200 deltas`,
+      `${Math.round((concurrent * rounds) / (wall / 1000))} streams/s; peak RSS ${fixed(afterConcurrency.peakMiB)} MiB`,
+    );
 
     // Backpressure: 40 MiB through a client that reads slowly; the gateway must not buffer it.
     const bigDeltas = 40_000;
@@ -268,8 +340,18 @@ async function main(): Promise<void> {
         `agent loop, ${AGENT_TURNS} turns, ${HANDSHAKE_MS} ms handshake`,
         `session reuse: ${fixed(total(kept))} ms end to end, ${fixed(bytes(kept) / 1024)} KiB upstream; a connection per turn: ${fixed(total(fresh))} ms, ${fixed(bytes(fresh) / 1024)} KiB`,
       );
-      loopRows.push('', `Agent loop per turn (${HANDSHAKE_MS} ms upstream handshake):`, '', '| turn | reuse: ms | reuse: bytes upstream | connection per turn: ms | connection per turn: bytes upstream |', '|---|---|---|---|---|');
-      kept.forEach((turn, index) => loopRows.push(`| ${index + 1} | ${fixed(turn.ms)} | ${turn.upstreamBytes} | ${fixed(fresh[index].ms)} | ${fresh[index].upstreamBytes} |`));
+      loopRows.push(
+        '',
+        `Agent loop per turn (${HANDSHAKE_MS} ms upstream handshake):`,
+        '',
+        '| turn | reuse: ms | reuse: bytes upstream | connection per turn: ms | connection per turn: bytes upstream |',
+        '|---|---|---|---|---|',
+      );
+      kept.forEach((turn, index) =>
+        loopRows.push(
+          `| ${index + 1} | ${fixed(turn.ms)} | ${turn.upstreamBytes} | ${fixed(fresh[index].ms)} | ${fresh[index].upstreamBytes} |`,
+        ),
+      );
     }
   } finally {
     await fake.close();
@@ -277,7 +359,15 @@ async function main(): Promise<void> {
     fs.rmSync(home, { recursive: true, force: true });
   }
   process.stdout.write(
-    [`Transport: provider_a over ${transport}; node ${process.versions.node}; ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'})`, '', '| scenario | result |', '|---|---|', ...rows, ...loopRows, ''].join('\n'),
+    [
+      `Transport: provider_a over ${transport}; node ${process.versions.node}; ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'})`,
+      '',
+      '| scenario | result |',
+      '|---|---|',
+      ...rows,
+      ...loopRows,
+      '',
+    ].join('\n'),
   );
 }
 

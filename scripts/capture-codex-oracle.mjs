@@ -27,8 +27,13 @@ import { WebSocketServer } from 'ws';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The pinned CLI of oracles/package.json (node scripts/install-oracles.mjs installs it).
-const codexPackage = JSON.parse(fs.readFileSync(path.join(root, 'oracles/node_modules/@openai/codex/package.json'), 'utf8'));
-const codexBinary = path.join(root, 'oracles/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
+const codexPackage = JSON.parse(
+  fs.readFileSync(path.join(root, 'oracles/node_modules/@openai/codex/package.json'), 'utf8'),
+);
+const codexBinary = path.join(
+  root,
+  'oracles/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
+);
 const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
 /** ORACLE_TRANSPORT=http captures the HTTP + SSE transport (the provider's supports_websockets off). */
 const WEBSOCKETS = process.env.ORACLE_TRANSPORT !== 'http';
@@ -46,20 +51,28 @@ const outFile =
 
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
 // The CLI refuses a JWT with an empty signature segment; the signature is never verified.
-const jwt = (claims) => `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}.${Buffer.from('not-a-signature').toString('base64url')}`;
+const jwt = (claims) =>
+  `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}.${Buffer.from('not-a-signature').toString('base64url')}`;
 const exp = Math.floor(Date.now() / 1000) + 3600;
 const ACCOUNT = '11111111-2222-4333-8444-555555555555';
 const authClaims = { chatgpt_account_id: ACCOUNT, chatgpt_plan_type: 'pro', chatgpt_user_id: 'user-oracle' };
-const ACCESS = jwt({ exp, 'https://api.openai.com/auth': authClaims, 'https://api.openai.com/profile': { email: 'oracle@example.test' } });
+const ACCESS = jwt({
+  exp,
+  'https://api.openai.com/auth': authClaims,
+  'https://api.openai.com/profile': { email: 'oracle@example.test' },
+});
 const ID_TOKEN = jwt({ exp, email: 'oracle@example.test', 'https://api.openai.com/auth': authClaims });
 const REFRESH = 'rt-oracle-secret';
 
 /** Replaces every token value (and JWTs in general) so the fixture holds no credential. */
 function redact(text) {
   return text
-    .split(ACCESS).join('<access_token>')
-    .split(ID_TOKEN).join('<id_token>')
-    .split(REFRESH).join('<refresh_token>')
+    .split(ACCESS)
+    .join('<access_token>')
+    .split(ID_TOKEN)
+    .join('<id_token>')
+    .split(REFRESH)
+    .join('<refresh_token>')
     .replace(/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '<jwt>');
 }
 
@@ -71,7 +84,8 @@ const PROSE_KEYS = new Set(['text', 'description', 'definition', 'instructions',
 function withoutProse(value, key) {
   if (typeof value === 'string') return PROSE_KEYS.has(key) && value.length > 0 ? `<${value.length} chars>` : value;
   if (Array.isArray(value)) return value.map((entry) => withoutProse(entry, key));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, entry]) => [name, withoutProse(entry, name)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([name, entry]) => [name, withoutProse(entry, name)]));
   return value;
 }
 
@@ -79,7 +93,10 @@ function withoutProse(value, key) {
 // ORACLE_SERVE_MODELS mode, and reduced below to the data the gateway's catalog follows.
 const bundledList = await new Promise((resolve) => {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-oracle-bundled-'));
-  const child = spawn(codexBinary, ['debug', 'models', '--bundled'], { env: { PATH: process.env.PATH, HOME: scratch, CODEX_HOME: scratch }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(codexBinary, ['debug', 'models', '--bundled'], {
+    env: { PATH: process.env.PATH, HOME: scratch, CODEX_HOME: scratch },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.on('close', () => {
@@ -96,18 +113,44 @@ let responseCounter = 0;
 function reply(body) {
   const id = `resp_oracle_${++responseCounter}`;
   const created = { type: 'response.created', response: { id, model: MODEL, status: 'in_progress' } };
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 12 };
-  const completed = (output) => ({ type: 'response.completed', response: { id, model: MODEL, status: 'completed', output, usage } });
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 2,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 12,
+  };
+  const completed = (output) => ({
+    type: 'response.completed',
+    response: { id, model: MODEL, status: 'completed', output, usage },
+  });
   if (body.generate === false) return [created, completed([])];
   const input = Array.isArray(body.input) ? body.input : [];
-  const answered = input.some((item) => item && (item.type === 'function_call_output' || item.type === 'custom_tool_call_output'));
+  const answered = input.some(
+    (item) => item && (item.type === 'function_call_output' || item.type === 'custom_tool_call_output'),
+  );
   const userTurns = input.filter((item) => item && item.type === 'message' && item.role === 'user').length;
   if (!answered && userTurns <= 2 && responseCounter <= 2) {
     const tools = Array.isArray(body.tools) ? body.tools : [];
     const names = tools.map((tool) => tool.name).filter(Boolean);
-    const name = ['exec_command', 'shell_command', 'shell'].find((candidate) => names.includes(candidate)) ?? names[0] ?? 'shell';
-    const args = name === 'exec_command' ? { cmd: 'echo oracle' } : name === 'shell' ? { command: ['echo', 'oracle'] } : name === 'shell_command' ? { command: 'echo oracle' } : {};
-    const item = { id: 'fc_oracle_1', type: 'function_call', status: 'completed', call_id: 'call_oracle_1', name, arguments: JSON.stringify(args) };
+    const name =
+      ['exec_command', 'shell_command', 'shell'].find((candidate) => names.includes(candidate)) ?? names[0] ?? 'shell';
+    const args =
+      name === 'exec_command'
+        ? { cmd: 'echo oracle' }
+        : name === 'shell'
+          ? { command: ['echo', 'oracle'] }
+          : name === 'shell_command'
+            ? { command: 'echo oracle' }
+            : {};
+    const item = {
+      id: 'fc_oracle_1',
+      type: 'function_call',
+      status: 'completed',
+      call_id: 'call_oracle_1',
+      name,
+      arguments: JSON.stringify(args),
+    };
     return [
       created,
       { type: 'response.output_item.added', output_index: 0, item: { ...item, arguments: '' } },
@@ -116,7 +159,13 @@ function reply(body) {
       completed([item]),
     ];
   }
-  const message = { id: `msg_${id}`, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Done.', annotations: [] }] };
+  const message = {
+    id: `msg_${id}`,
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text: 'Done.', annotations: [] }],
+  };
   return [
     created,
     { type: 'response.output_item.added', output_index: 0, item: { ...message, content: [] } },
@@ -137,7 +186,14 @@ const server = http.createServer((request, response) => {
     } catch {
       body = undefined;
     }
-    const entry = { kind: 'http', method: request.method, url: request.url, headers: request.headers, body, at: Date.now() };
+    const entry = {
+      kind: 'http',
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body,
+      at: Date.now(),
+    };
     log.push(entry);
     if (SERVE_MODELS && request.method === 'GET' && request.url.split('?')[0].endsWith('/models')) {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(bundledList));
@@ -207,7 +263,16 @@ fs.writeFileSync(
 );
 fs.writeFileSync(
   path.join(codexHome, 'auth.json'),
-  JSON.stringify({ auth_mode: 'chatgpt', OPENAI_API_KEY: null, tokens: { id_token: ID_TOKEN, access_token: ACCESS, refresh_token: REFRESH, account_id: ACCOUNT }, last_refresh: new Date().toISOString() }, null, 2),
+  JSON.stringify(
+    {
+      auth_mode: 'chatgpt',
+      OPENAI_API_KEY: null,
+      tokens: { id_token: ID_TOKEN, access_token: ACCESS, refresh_token: REFRESH, account_id: ACCOUNT },
+      last_refresh: new Date().toISOString(),
+    },
+    null,
+    2,
+  ),
   { mode: 0o600 },
 );
 
@@ -245,11 +310,24 @@ function runCodex(args) {
  */
 function runAppServerTwoTurns() {
   return new Promise((resolve) => {
-    const child = spawn(codexBinary, ['app-server', '-c', 'approval_policy="never"', '-c', 'sandbox_mode="read-only"'], {
-      cwd: workDir,
-      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: codexHome, HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', ALL_PROXY: 'http://127.0.0.1:9', NO_PROXY: '127.0.0.1,localhost', RUST_LOG: 'warn' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      codexBinary,
+      ['app-server', '-c', 'approval_policy="never"', '-c', 'sandbox_mode="read-only"'],
+      {
+        cwd: workDir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          CODEX_HOME: codexHome,
+          HTTPS_PROXY: 'http://127.0.0.1:9',
+          HTTP_PROXY: 'http://127.0.0.1:9',
+          ALL_PROXY: 'http://127.0.0.1:9',
+          NO_PROXY: '127.0.0.1,localhost',
+          RUST_LOG: 'warn',
+        },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     let buffer = '';
     let nextId = 1;
@@ -277,7 +355,8 @@ function runAppServerTwoTurns() {
           waiting.get(message.id)(message);
           waiting.delete(message.id);
         } else if (message.method === 'turn/completed' && turnDone) turnDone();
-        else if (message.id !== undefined && message.method) child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { decision: 'denied' } }) + '\n');
+        else if (message.id !== undefined && message.method)
+          child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { decision: 'denied' } }) + '\n');
       }
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
@@ -312,9 +391,20 @@ let first;
 let second;
 if (OUTPUT_SCHEMA) {
   // A small strict schema of the kind `zodResponseFormat` produces; the CLI reads it from a file.
-  const schema = { type: 'object', properties: { city: { type: 'string' }, population: { type: 'integer' } }, required: ['city', 'population'], additionalProperties: false };
+  const schema = {
+    type: 'object',
+    properties: { city: { type: 'string' }, population: { type: 'integer' } },
+    required: ['city', 'population'],
+    additionalProperties: false,
+  };
   fs.writeFileSync(path.join(workDir, 'schema.json'), JSON.stringify(schema));
-  first = await runCodex(['exec', ...common, '--output-schema', 'schema.json', 'Name the largest city of France and its population.']);
+  first = await runCodex([
+    'exec',
+    ...common,
+    '--output-schema',
+    'schema.json',
+    'Name the largest city of France and its population.',
+  ]);
   second = { code: 0, output: '' };
   log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
 } else if (process.env.ORACLE_APP_SERVER) {
@@ -325,7 +415,9 @@ if (OUTPUT_SCHEMA) {
   first = await runCodex(['exec', ...common, 'Run the shell command `echo oracle` once, then say Done.']);
   log.push({ kind: 'process-exit', run: 1, code: first.code, at: Date.now() });
   // An effort capture needs one user turn only (the effort is the same on every request).
-  second = EFFORT ? { code: 0, output: '' } : await runCodex(['exec', ...common, 'resume', '--last', 'Now just say Done again.']);
+  second = EFFORT
+    ? { code: 0, output: '' }
+    : await runCodex(['exec', ...common, 'resume', '--last', 'Now just say Done again.']);
   if (!EFFORT) log.push({ kind: 'process-exit', run: 2, code: second.code, at: Date.now() });
 }
 if (process.env.ORACLE_VERBOSE) process.stderr.write(`${first.output}\n----\n${second.output}\n`);
@@ -358,7 +450,15 @@ const models = bundled.models.map((model) => ({
 }));
 fs.writeFileSync(
   path.join(path.dirname(outFile), `codex-${codexPackage.version}.models.json`),
-  JSON.stringify({ note: 'codex debug models --bundled of the pinned CLI, reduced by scripts/capture-codex-oracle.mjs', codex_version: codexPackage.version, models }, null, 2) + '\n',
+  JSON.stringify(
+    {
+      note: 'codex debug models --bundled of the pinned CLI, reduced by scripts/capture-codex-oracle.mjs',
+      codex_version: codexPackage.version,
+      models,
+    },
+    null,
+    2,
+  ) + '\n',
 );
 wss.close();
 server.close();

@@ -12,7 +12,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildProviderCArgs } from '../src/providers/provider-c/provider-c.argv';
 import { claudeChildEnvironment } from '../src/providers/provider-c/provider-c.child-env';
-import { API_ERRORS, FakeAnthropicApi, FakeReply, textReply } from '../test/support/fake-anthropic-api';
+import type { FakeReply } from '../test/support/fake-anthropic-api';
+import { API_ERRORS, FakeAnthropicApi, textReply } from '../test/support/fake-anthropic-api';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from '../test/support/real-claude';
 
 /** A limit that resets at this Unix time (fixed, so the unit tests can compute the wait). */
@@ -29,33 +30,91 @@ interface CaptureCase {
 
 const CASES: Record<string, CaptureCase> = {
   text: { replies: [textReply(['Hel', 'lo'])] },
-  thinking: { replies: [{ type: 'stream', blocks: [{ kind: 'thinking', deltas: ['Pon', 'dering'] }, { kind: 'text', deltas: ['Answer'] }] }] },
-  'thinking-fence': { replies: [{ type: 'stream', blocks: [{ kind: 'thinking', deltas: ['I should read it.\n', FENCE] }, { kind: 'text', deltas: ['Reading.\n', FENCE] }] }] },
-  'without-partial-messages': { replies: [{ type: 'stream', blocks: [{ kind: 'thinking', deltas: ['Hmm.'] }, { kind: 'text', deltas: ['Hi ', FENCE] }] }], withoutPartialMessages: true },
+  thinking: {
+    replies: [
+      {
+        type: 'stream',
+        blocks: [
+          { kind: 'thinking', deltas: ['Pon', 'dering'] },
+          { kind: 'text', deltas: ['Answer'] },
+        ],
+      },
+    ],
+  },
+  'thinking-fence': {
+    replies: [
+      {
+        type: 'stream',
+        blocks: [
+          { kind: 'thinking', deltas: ['I should read it.\n', FENCE] },
+          { kind: 'text', deltas: ['Reading.\n', FENCE] },
+        ],
+      },
+    ],
+  },
+  'without-partial-messages': {
+    replies: [
+      {
+        type: 'stream',
+        blocks: [
+          { kind: 'thinking', deltas: ['Hmm.'] },
+          { kind: 'text', deltas: ['Hi ', FENCE] },
+        ],
+      },
+    ],
+    withoutPartialMessages: true,
+  },
   'tool-fence': { replies: [textReply(['Checking.\n' + FENCE.slice(0, 7), FENCE.slice(7, 30), FENCE.slice(30)])] },
   'not-logged-in': { replies: [textReply('never sent')], loggedIn: false },
   'unauthorized-401': { replies: [API_ERRORS.unauthorized()] },
   'limit-429': { replies: [API_ERRORS.limit(CAPTURED_LIMIT_RESET)] },
-  'rate-limit-429-no-reset': { replies: [{ type: 'error', status: 429, errorType: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' }] },
+  'rate-limit-429-no-reset': {
+    replies: [
+      {
+        type: 'error',
+        status: 429,
+        errorType: 'rate_limit_error',
+        message: 'Number of request tokens has exceeded your per-minute rate limit',
+      },
+    ],
+  },
   'overloaded-529': { replies: [API_ERRORS.overloaded()] },
   'credit-balance-too-low': { replies: [API_ERRORS.creditTooLow()] },
   'server-error-500': { replies: [API_ERRORS.internal()] },
-  'failed-after-output': { replies: [{ type: 'stream', blocks: [{ kind: 'text', deltas: ['Half an ', 'answer'] }], failMidway: { errorType: 'overloaded_error', message: 'Overloaded' } }] },
+  'failed-after-output': {
+    replies: [
+      {
+        type: 'stream',
+        blocks: [{ kind: 'text', deltas: ['Half an ', 'answer'] }],
+        failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+      },
+    ],
+  },
 };
 
-async function capture(name: string, { replies, loggedIn = true, withoutPartialMessages = false }: CaptureCase): Promise<string> {
+async function capture(
+  name: string,
+  { replies, loggedIn = true, withoutPartialMessages = false }: CaptureCase,
+): Promise<string> {
   const api = await FakeAnthropicApi.start(replies);
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'capture-pc-home-'));
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'capture-pc-cwd-'));
   try {
-    const env = claudeChildEnvironment({ PATH: process.env.PATH ?? '/usr/bin:/bin', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home, loggedIn }) });
-    const args = buildProviderCArgs({ upstreamModel: 'claude-fable-5', reasoningEffort: null }).filter((arg) => !(withoutPartialMessages && arg === '--include-partial-messages'));
+    const env = claudeChildEnvironment({
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home, loggedIn }),
+    });
+    const args = buildProviderCArgs({ upstreamModel: 'claude-fable-5', reasoningEffort: null }).filter(
+      (arg) => !(withoutPartialMessages && arg === '--include-partial-messages'),
+    );
     const child = spawn(REAL_CLAUDE_PATH, args, { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
     child.stdin.end('User:\nSay hello\n');
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    console.log(`${name}: exit ${code}, ${stdout.split('\n').filter(Boolean).length} lines, ${api.messages().length} API call(s)`);
+    console.log(
+      `${name}: exit ${code}, ${stdout.split('\n').filter(Boolean).length} lines, ${api.messages().length} API call(s)`,
+    );
     return stdout;
   } finally {
     await api.close();
@@ -70,7 +129,9 @@ async function main(): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
   // Optional arguments: only these cases (e.g. after adding one), else every case.
   const only = process.argv.slice(2);
-  for (const [name, captureCase] of Object.entries(CASES).filter(([name]) => only.length === 0 || only.includes(name))) {
+  for (const [name, captureCase] of Object.entries(CASES).filter(
+    ([name]) => only.length === 0 || only.includes(name),
+  )) {
     fs.writeFileSync(path.join(dir, `${name}.jsonl`), await capture(name, captureCase));
   }
 }

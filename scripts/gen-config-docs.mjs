@@ -53,7 +53,7 @@ export function renderConfigurationDoc(settings = SETTINGS) {
     '',
     'Formats: durations are `500ms`, `90s`, `5m`, `1h` or `0`; booleans are `true`/`false` (also',
     '`1`/`0`, `yes`/`no`, `on`/`off`); lists are comma-separated. An empty environment variable counts',
-    'as unset. `~` at the start of a path is the user\'s home directory. `node dist/main.js --help`',
+    "as unset. `~` at the start of a path is the user's home directory. `node dist/main.js --help`",
     'prints the same list.',
     '',
   ];
@@ -65,7 +65,9 @@ export function renderConfigurationDoc(settings = SETTINGS) {
     for (const definition of rows) {
       placed.add(definition);
       const fallback = definition.defaultText === undefined ? 'unset' : code(definition.defaultText);
-      lines.push(`| ${code(definition.env)} | ${code(definition.flag)} | ${cell(fallback)} | ${cell(definition.description)} |`);
+      lines.push(
+        `| ${code(definition.env)} | ${code(definition.flag)} | ${cell(fallback)} | ${cell(definition.description)} |`,
+      );
     }
     lines.push('');
   }
@@ -78,7 +80,9 @@ if (isMain) {
   if (process.argv.includes('--check')) {
     const actual = fs.existsSync(CONFIGURATION_DOC) ? fs.readFileSync(CONFIGURATION_DOC, 'utf8') : '';
     if (actual !== expected) {
-      process.stderr.write('docs/configuration.md is out of date with src/config/settings.ts; run `npm run docs:config`\n');
+      process.stderr.write(
+        'docs/configuration.md is out of date with src/config/settings.ts; run `npm run docs:config`\n',
+      );
       process.exit(1);
     }
     process.stdout.write('docs/configuration.md is up to date\n');

@@ -30,7 +30,14 @@ function compilerOptions() {
 function cacheFile(filename, source) {
   // The TypeScript version is part of the key without loading the compiler on a cache hit.
   optionsKey ??= require('typescript/package.json').version + '/commonjs-es2022-decorators-v1';
-  const digest = crypto.createHash('sha256').update(optionsKey).update('\0').update(filename).update('\0').update(source).digest('hex');
+  const digest = crypto
+    .createHash('sha256')
+    .update(optionsKey)
+    .update('\0')
+    .update(filename)
+    .update('\0')
+    .update(source)
+    .digest('hex');
   return path.join(CACHE_DIR, `${digest}.js`);
 }
 

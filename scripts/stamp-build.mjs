@@ -24,7 +24,12 @@ const OUT = path.resolve(ROOT, process.env.BUILD_OUT_DIR ?? 'dist');
 /** Trimmed stdout of a git command, or undefined when git or the repository is missing. */
 function git(...args) {
   try {
-    const output = execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 });
+    const output = execFileSync('git', args, {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 10_000,
+    });
     return output.trim();
   } catch {
     return undefined;
@@ -48,7 +53,11 @@ function utcSeconds(date) {
 }
 
 function buildDate() {
-  const explicit = buildVariable('BUILD_DATE', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, 'must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ');
+  const explicit = buildVariable(
+    'BUILD_DATE',
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/,
+    'must be a UTC timestamp YYYY-MM-DDTHH:MM:SSZ',
+  );
   if (explicit) return explicit;
   const epoch = nonEmpty(process.env.SOURCE_DATE_EPOCH);
   if (epoch && /^\d+$/.test(epoch)) return utcSeconds(new Date(Number(epoch) * 1000));
@@ -58,7 +67,11 @@ function buildDate() {
 function stamp() {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   const head = git('rev-parse', 'HEAD');
-  const explicitCommit = buildVariable('BUILD_COMMIT', /^[0-9a-fA-F]{40}$/, 'must be a full 40-character hexadecimal commit id');
+  const explicitCommit = buildVariable(
+    'BUILD_COMMIT',
+    /^[0-9a-fA-F]{40}$/,
+    'must be a full 40-character hexadecimal commit id',
+  );
   const commit = explicitCommit?.toLowerCase() ?? (head && /^[0-9a-f]{40}$/.test(head) ? head : undefined);
   const status = git('status', '--porcelain');
   const info = {

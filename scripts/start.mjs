@@ -55,9 +55,10 @@ function build(reason) {
   process.stderr.write(`${reason}; running \`npm run build\` first\n`);
   // Under `npm start`, npm_execpath is npm's own CLI: run the build with the same npm.
   const npmCli = process.env.npm_execpath;
-  const result = npmCli && npmCli.endsWith('.js')
-    ? spawnSync(process.execPath, [npmCli, 'run', 'build'], { cwd: ROOT, stdio: 'inherit' })
-    : spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' });
+  const result =
+    npmCli && npmCli.endsWith('.js')
+      ? spawnSync(process.execPath, [npmCli, 'run', 'build'], { cwd: ROOT, stdio: 'inherit' })
+      : spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' });
   if (result.error) {
     process.stderr.write(`build failed to start: ${result.error.message}\n`);
     process.exit(1);

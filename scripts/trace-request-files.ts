@@ -37,7 +37,10 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const { result } = await session.post('Profiler.takePreciseCoverage');
     const files = result
-      .map((script) => ({ file: script.url.replace(/^file:\/\//, ''), ran: script.functions.some((fn) => fn.ranges[0].count > 0) }))
+      .map((script) => ({
+        file: script.url.replace(/^file:\/\//, ''),
+        ran: script.functions.some((fn) => fn.ranges[0].count > 0),
+      }))
       .filter(({ file, ran }) => ran && file.startsWith(SRC))
       .map(({ file }) => path.relative(SRC, file))
       .sort();

@@ -18,9 +18,13 @@ const PROMPT = 'What is in README.md? Read it.';
 // The demo's fake models call the first offered tool, then answer with this once a result is back.
 const FINAL_ANSWER = /The tool result arrived/;
 
-const outside = Object.values(os.networkInterfaces()).flat().filter((address) => !address.internal);
+const outside = Object.values(os.networkInterfaces())
+  .flat()
+  .filter((address) => !address.internal);
 if (outside.length > 0 || !fs.existsSync(BIN)) {
-  console.error('usage: inside a loopback-only network namespace, node scripts/try-clients.mjs <dir with the clients installed>');
+  console.error(
+    'usage: inside a loopback-only network namespace, node scripts/try-clients.mjs <dir with the clients installed>',
+  );
   process.exit(2);
 }
 
@@ -48,22 +52,52 @@ write('.continue/.env', 'GATEWAY_KEY=local\n');
 write('.pi/agent/models.json', docBlock('pi', 'json'));
 write('.continue/gpt.yaml', cnConfig.replace(/model: sol$/m, 'model: gpt-5.6-sol'));
 
-const env = { ...process.env, HOME: home, GATEWAY_KEY: 'local', NO_PROXY: '127.0.0.1,localhost', HTTPS_PROXY: 'http://127.0.0.1:9', HTTP_PROXY: 'http://127.0.0.1:9', ALL_PROXY: 'http://127.0.0.1:9' };
-const run = (command, args) => spawnSync(path.join(BIN, command), args, { cwd: work, env, encoding: 'utf8', timeout: 120_000 });
+const env = {
+  ...process.env,
+  HOME: home,
+  GATEWAY_KEY: 'local',
+  NO_PROXY: '127.0.0.1,localhost',
+  HTTPS_PROXY: 'http://127.0.0.1:9',
+  HTTP_PROXY: 'http://127.0.0.1:9',
+  ALL_PROXY: 'http://127.0.0.1:9',
+};
+const run = (command, args) =>
+  spawnSync(path.join(BIN, command), args, { cwd: work, env, encoding: 'utf8', timeout: 120_000 });
 const clineAuth = docBlock('Cline CLI', 'sh').split('\n')[0].replace('"$GATEWAY_KEY"', 'local').split(' ').slice(1);
 
 const checks = [
   ['opencode run (sol)', () => run('opencode', ['run', '-m', 'gateway/sol', PROMPT]), FINAL_ANSWER],
   ['cn -p (sol)', () => run('cn', ['--config', path.join(home, '.continue/config.yaml'), '-p', PROMPT]), FINAL_ANSWER],
-  ['cn -p (gpt-5.6-sol: the documented quirk)', () => run('cn', ['--config', path.join(home, '.continue/gpt.yaml'), '-p', PROMPT]), /404 no such route/],
+  [
+    'cn -p (gpt-5.6-sol: the documented quirk)',
+    () => run('cn', ['--config', path.join(home, '.continue/gpt.yaml'), '-p', PROMPT]),
+    /404 no such route/,
+  ],
   ['cline auth + cline (sol)', () => (run('cline', clineAuth), run('cline', ['--json', PROMPT])), FINAL_ANSWER],
-  ...['sol', 'gemini-2.5-pro', 'sonnet'].map((model) => [`pi -p (${model})`, () => run('pi', ['--offline', '--no-session', '--provider', 'gateway', '--model', model, '-p', PROMPT]), FINAL_ANSWER]),
+  ...['sol', 'gemini-2.5-pro', 'sonnet'].map((model) => [
+    `pi -p (${model})`,
+    () => run('pi', ['--offline', '--no-session', '--provider', 'gateway', '--model', model, '-p', PROMPT]),
+    FINAL_ANSWER,
+  ]),
 ];
 
-const demo = spawn(process.execPath, ['-r', './scripts/register-ts.cjs', 'scripts/demo.ts'], { cwd: ROOT, env: { ...process.env, GATEWAY_PORT: '8088' }, stdio: 'ignore' });
+const demo = spawn(process.execPath, ['-r', './scripts/register-ts.cjs', 'scripts/demo.ts'], {
+  cwd: ROOT,
+  env: { ...process.env, GATEWAY_PORT: '8088' },
+  stdio: 'ignore',
+});
 let failed = 0;
 try {
-  for (let i = 0; i < 60 && !(await fetch(`${BASE}/health/live`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 500));
+  for (
+    let i = 0;
+    i < 60 &&
+    !(await fetch(`${BASE}/health/live`).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  )
+    await new Promise((r) => setTimeout(r, 500));
   for (const [name, check, expected] of checks) {
     const result = check();
     const ok = expected.test(`${result.stdout}${result.stderr}`);
@@ -81,7 +115,8 @@ try {
   }
   for (const pid of daemons) process.kill(pid, 'SIGTERM');
   // It writes into HOME while it shuts down: wait for it before removing HOME.
-  for (let i = 0; i < 50 && daemons.some((pid) => fs.existsSync(`/proc/${pid}`)); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 50 && daemons.some((pid) => fs.existsSync(`/proc/${pid}`)); i++)
+    await new Promise((r) => setTimeout(r, 100));
   fs.rmSync(home, { recursive: true, force: true });
 }
 process.exit(failed === 0 ? 0 : 1);

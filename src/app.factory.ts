@@ -31,7 +31,10 @@ export interface GatewayAppOptions {
  * Builds the gateway (not listening yet). Shared by main.ts, the e2e suite and the demo, so
  * they all run exactly the same middleware chain. Throws ConfigError for bad startup data.
  */
-export async function createGatewayApp(config: AppConfig, options: GatewayAppOptions = {}): Promise<NestExpressApplication> {
+export async function createGatewayApp(
+  config: AppConfig,
+  options: GatewayAppOptions = {},
+): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot({ config, logStream: options.logStream }),
     // autoFlushLogs off: when boot fails (e.g. a ConfigError thrown by a provider's constructor),
@@ -53,7 +56,11 @@ export async function createGatewayApp(config: AppConfig, options: GatewayAppOpt
   // elsewhere would turn an unknown route's 404 into a 400 (bad JSON) or 413 (too big), and any
   // other method or sub-path must be the plain 404 of an unknown route (contract "Endpoints").
   if (config.structured.enabled) {
-    app.use(STRUCTURED_ROUTE, onPostToMountPath(markStructuredRoute()), onPostToMountPath(jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, { deferErrors: true })));
+    app.use(
+      STRUCTURED_ROUTE,
+      onPostToMountPath(markStructuredRoute()),
+      onPostToMountPath(jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, { deferErrors: true })),
+    );
   }
   app.use(CHAT_ROUTE, onPostToMountPath(jsonBodyMiddleware(config.server.maxBodyBytes)));
   app.use(compressionMiddleware());

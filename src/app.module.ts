@@ -48,5 +48,6 @@ export class AppModule {
 
 function loadStructuredModule(): DynamicModule['module'] {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- synchronous load on use, only when structured output is enabled
-  return (require('./structured/structured.module') as typeof import('./structured/structured.module')).StructuredModule;
+  return (require('./structured/structured.module') as typeof import('./structured/structured.module'))
+    .StructuredModule;
 }

@@ -22,10 +22,14 @@ interface Violation {
 
 /** Cruises `src` under `cwd` with the project's rules; depcruise exits non-zero on errors, so read its JSON either way. */
 async function violationsIn(cwd: string): Promise<string[]> {
-  const output = await promisify(execFile)(process.execPath, [DEPCRUISE, 'src', '--config', CONFIG, '--output-type', 'json'], {
-    cwd,
-    maxBuffer: 64 * 1024 * 1024,
-  }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+  const output = await promisify(execFile)(
+    process.execPath,
+    [DEPCRUISE, 'src', '--config', CONFIG, '--output-type', 'json'],
+    {
+      cwd,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
   const result = JSON.parse(output.stdout) as { summary: { violations: Violation[] } };
   return result.summary.violations.map(({ rule, from, to, cycle }) =>
     cycle ? `${rule.name}: ${from} → ${cycle.map((step) => step.name).join(' → ')}` : `${rule.name}: ${from} → ${to}`,
@@ -57,7 +61,10 @@ describe('source layering', () => {
       write('tsconfig.json', JSON.stringify({ compilerOptions: { module: 'commonjs', strict: true } }));
       write('src/core/vocabulary.ts', "export type { Slot } from '../queue/slot';\n");
       write('src/queue/slot.ts', "import type { Adapter } from '../providers/adapter';\nexport type Slot = Adapter;\n");
-      write('src/providers/adapter.ts', "import type { Slot } from \"../queue/slot\";\nexport type Adapter = { slot?: Slot };\n");
+      write(
+        'src/providers/adapter.ts',
+        'import type { Slot } from "../queue/slot";\nexport type Adapter = { slot?: Slot };\n',
+      );
       const found = await violationsIn(tree);
       expect(found).toEqual(
         expect.arrayContaining([

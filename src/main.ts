@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
-import { AppConfig, ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
+import type { AppConfig } from './config/app-config';
+import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment } from './config/process-env';
 
 /**

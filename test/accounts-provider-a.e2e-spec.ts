@@ -1,7 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startGateway, TestGateway } from './support/create-test-app';
-import { completed, created, rateLimitsEvent, textDelta, textReply, usageLimitEvent, writeAuthFile } from './support/provider-a-fixtures';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import {
+  completed,
+  created,
+  rateLimitsEvent,
+  textDelta,
+  textReply,
+  usageLimitEvent,
+  writeAuthFile,
+} from './support/provider-a-fixtures';
 import { extractionReply, STRUCTURED_PATH, structuredBody } from './support/structured-client';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { accountState, advanceAccountClock, scrapeMetrics, series, waitFor } from './support/accounts';
@@ -55,14 +64,22 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
   let startMetrics = '';
 
   const post = (body: Json, headers: Record<string, string> = {}) =>
-    fetch(`${gateway!.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${gateway!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
   const chat = (name: string, turns = 1): Json => {
     const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
-    for (let turn = 1; turn < turns; turn++) messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
+    for (let turn = 1; turn < turns; turn++)
+      messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
     return { model: 'gpt-5.6-sol', messages };
   };
   /** The account every upstream request of this test used, in order (by its chatgpt-account-id). */
-  const usedAccounts = () => fake().requests().map((request) => request.headers['chatgpt-account-id']);
+  const usedAccounts = () =>
+    fake()
+      .requests()
+      .map((request) => request.headers['chatgpt-account-id']);
 
   const metrics = () => scrapeMetrics(gateway!);
   const stateOf = (alias: Alias) => accountState(gateway!, 'provider_a', alias);
@@ -75,8 +92,16 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
       expect((await post(chat('sticky', turn))).status).toBe(200);
     }
     expect(new Set(usedAccounts())).toEqual(new Set([accountIdOf('personal')]));
-    expect(await counterDelta('gateway_chat_api_account_selections_total', { provider: 'provider_a', account: 'personal', kind: 'pinned' })).toBe(3);
-    expect(series(await metrics(), 'gateway_chat_api_account_pinned_chats', { provider: 'provider_a', account: 'personal' })).toBe(1);
+    expect(
+      await counterDelta('gateway_chat_api_account_selections_total', {
+        provider: 'provider_a',
+        account: 'personal',
+        kind: 'pinned',
+      }),
+    ).toBe(3);
+    expect(
+      series(await metrics(), 'gateway_chat_api_account_pinned_chats', { provider: 'provider_a', account: 'personal' }),
+    ).toBe(1);
   });
 
   it('spreads new chats over the logins, preferring the one with the most quota left', async () => {
@@ -93,8 +118,20 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     expect(new Set(later)).toEqual(new Set([accountIdOf('team'), accountIdOf('spare')]));
     expect(later).not.toContain(accountIdOf('personal'));
     const text = await metrics();
-    expect(series(text, 'gateway_chat_api_account_quota_used_ratio', { provider: 'provider_a', account: 'personal', window: 'primary' })).toBeCloseTo(0.9);
-    expect(series(text, 'gateway_chat_api_account_quota_reset_seconds', { provider: 'provider_a', account: 'personal', window: 'primary' })).toBeGreaterThan(nowSeconds());
+    expect(
+      series(text, 'gateway_chat_api_account_quota_used_ratio', {
+        provider: 'provider_a',
+        account: 'personal',
+        window: 'primary',
+      }),
+    ).toBeCloseTo(0.9);
+    expect(
+      series(text, 'gateway_chat_api_account_quota_reset_seconds', {
+        provider: 'provider_a',
+        account: 'personal',
+        window: 'primary',
+      }),
+    ).toBeGreaterThan(nowSeconds());
   });
 
   it('cools a login on a usage limit, retries the turn on another, and the cooldown ends by itself', async () => {
@@ -107,10 +144,23 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     expect(first).toBe(accountIdOf('personal'));
     expect(second).not.toBe(first);
     expect(await stateOf('personal')).toBe('cooling');
-    expect(await counterDelta('gateway_chat_api_account_cooldowns_total', { provider: 'provider_a', account: 'personal', reason: 'usage_limit' })).toBe(1);
-    expect(await counterDelta('gateway_chat_api_account_turns_moved_away_total', { provider: 'provider_a', account: 'personal' })).toBe(1);
+    expect(
+      await counterDelta('gateway_chat_api_account_cooldowns_total', {
+        provider: 'provider_a',
+        account: 'personal',
+        reason: 'usage_limit',
+      }),
+    ).toBe(1);
+    expect(
+      await counterDelta('gateway_chat_api_account_turns_moved_away_total', {
+        provider: 'provider_a',
+        account: 'personal',
+      }),
+    ).toBe(1);
     let text = await metrics();
-    expect(series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_a', account: 'personal' })).toBeGreaterThanOrEqual(nowSeconds() + 590);
+    expect(
+      series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_a', account: 'personal' }),
+    ).toBeGreaterThanOrEqual(nowSeconds() + 590);
 
     // The chat moved for good: its next turn stays on the login that answered.
     fake().enqueue(textReply('again'));
@@ -120,9 +170,15 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     // Ten minutes later (by the pools' clock) personal is ready again without any request.
     advanceAccountClock(gateway!, 601_000);
     await waitFor(async () => (await stateOf('personal')) === 'ready');
-    expect(stateLines().filter((line) => line.account === 'personal').map((line) => line.state)).toEqual(['cooling', 'ready']);
+    expect(
+      stateLines()
+        .filter((line) => line.account === 'personal')
+        .map((line) => line.state),
+    ).toEqual(['cooling', 'ready']);
     text = await metrics();
-    expect(series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_a', account: 'personal' })).toBe(0);
+    expect(
+      series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_a', account: 'personal' }),
+    ).toBe(0);
   });
 
   it('answers 429 with the earliest reset when every login is cooling, without calling the upstream', async () => {
@@ -165,7 +221,11 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     fake().enqueue(textReply('x'), textReply('y'), textReply('z'));
     for (const name of ['back-1', 'back-2', 'back-3']) expect((await post(chat(name))).status).toBe(200);
     expect(usedAccounts().slice(3)).toContain(accountIdOf('personal'));
-    expect(stateLines().filter((line) => line.account === 'personal').map((line) => line.state)).toEqual(['login_dead', 'ready']);
+    expect(
+      stateLines()
+        .filter((line) => line.account === 'personal')
+        .map((line) => line.state),
+    ).toEqual(['login_dead', 'ready']);
   });
 
   it('answers 403 naming the family when every login is dead', async () => {
@@ -185,9 +245,15 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     const idle = writeLogin('spare', { exp: nowSeconds() + 120 });
     await start({ ACCOUNT_REFRESH_INTERVAL: '200ms', ACCOUNT_REFRESH_AHEAD: '5m' });
     await waitFor(
-      async () => fake().tokenRequests().length > 0 && JSON.parse(fs.readFileSync(loginFile('spare'), 'utf8')).tokens.access_token !== idle.accessToken,
+      async () =>
+        fake().tokenRequests().length > 0 &&
+        JSON.parse(fs.readFileSync(loginFile('spare'), 'utf8')).tokens.access_token !== idle.accessToken,
     );
-    expect(fake().tokenRequests().map((form) => form.refresh_token)).toEqual(['rt-spare']);
+    expect(
+      fake()
+        .tokenRequests()
+        .map((form) => form.refresh_token),
+    ).toEqual(['rt-spare']);
     const written = JSON.parse(fs.readFileSync(loginFile('spare'), 'utf8'));
     expect(written.tokens.refresh_token).toBe('rt-1');
     expect(written.tokens.account_id).toBe(accountIdOf('spare'));
@@ -210,8 +276,19 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     expect(text.trim().endsWith('data: [DONE]')).toBe(true);
     expect(usedAccounts()).toEqual([accountIdOf('personal')]);
     expect(await stateOf('personal')).toBe('cooling');
-    expect(await counterDelta('gateway_chat_api_account_turns_moved_away_total', { provider: 'provider_a', account: 'personal' })).toBe(0);
-    expect(await counterDelta('gateway_chat_api_account_cooldowns_total', { provider: 'provider_a', account: 'personal', reason: 'usage_limit' })).toBe(1);
+    expect(
+      await counterDelta('gateway_chat_api_account_turns_moved_away_total', {
+        provider: 'provider_a',
+        account: 'personal',
+      }),
+    ).toBe(0);
+    expect(
+      await counterDelta('gateway_chat_api_account_cooldowns_total', {
+        provider: 'provider_a',
+        account: 'personal',
+        reason: 'usage_limit',
+      }),
+    ).toBe(1);
   });
 
   it('uses the pool for structured inference too', async () => {

@@ -1,7 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { accountState, advanceAccountClock, chatTurn, postChat, scrapeMetrics, series, waitFor } from './support/accounts';
-import { startGateway, TestGateway } from './support/create-test-app';
+import {
+  accountState,
+  advanceAccountClock,
+  chatTurn,
+  postChat,
+  scrapeMetrics,
+  series,
+  waitFor,
+} from './support/accounts';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { errorFrame, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
 
@@ -12,7 +21,10 @@ const ALIASES = ['work', 'home', 'spare'] as const;
 type Alias = (typeof ALIASES)[number];
 
 /** A usage limit of Code Assist: 429 RESOURCE_EXHAUSTED whose retry delay is beyond the retryable range. */
-const quotaSpent = (seconds: number) => ({ status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'quota', [retryInfo(`${seconds}s`)]) });
+const quotaSpent = (seconds: number) => ({
+  status: 429,
+  body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'quota', [retryInfo(`${seconds}s`)]),
+});
 
 describe('several provider_b logins (account pool, docs/accounts.md)', () => {
   let gateway: TestGateway | undefined;
@@ -33,7 +45,9 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
       PROVIDER_B_URL: harness.fake().baseUrl,
       PROVIDER_B_TOKEN_URL: harness.fake().tokenUrl,
       PROVIDER_B_PROJECT: 'test-project',
-      PROVIDER_B_ACCOUNTS: ALIASES.map((alias) => `${alias}=${path.join(loginDir(alias), 'oauth_creds.json')}`).join(','),
+      PROVIDER_B_ACCOUNTS: ALIASES.map((alias) => `${alias}=${path.join(loginDir(alias), 'oauth_creds.json')}`).join(
+        ',',
+      ),
       ...settings,
     });
     return gateway;
@@ -42,7 +56,11 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
   const post = (body: Json) => postChat(gateway!, body);
   const chat = (name: string, turns = 1): Json => chatTurn('gemini-2.5-pro', name, turns);
   /** The bearer of every generate call so far, in order. */
-  const usedTokens = () => harness.fake().requests('generateContent').map((request) => String(request.headers.authorization));
+  const usedTokens = () =>
+    harness
+      .fake()
+      .requests('generateContent')
+      .map((request) => String(request.headers.authorization));
   const stateOf = (alias: Alias) => accountState(gateway!, 'provider_b', alias);
 
   it('keeps the turns of one chat on one login and spreads new chats over the others', async () => {
@@ -61,7 +79,9 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-home']);
     expect(await stateOf('work')).toBe('cooling');
     const text = await scrapeMetrics(gateway!);
-    expect(series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_b', account: 'work' })).toBeGreaterThan(Date.now() / 1000 + 590);
+    expect(
+      series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_b', account: 'work' }),
+    ).toBeGreaterThan(Date.now() / 1000 + 590);
     advanceAccountClock(gateway!, 601_000);
     await waitFor(async () => (await stateOf('work')) === 'ready');
   });
@@ -94,14 +114,24 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     await start({ ACCOUNT_REFRESH_INTERVAL: '200ms' });
     const file = path.join(loginDir('spare'), 'oauth_creds.json');
     await waitFor(() => JSON.parse(fs.readFileSync(file, 'utf8')).access_token !== 'access-spare');
-    expect(harness.fake().requests('token').map((request) => request.body.refresh_token)).toEqual(['refresh-spare']);
+    expect(
+      harness
+        .fake()
+        .requests('token')
+        .map((request) => request.body.refresh_token),
+    ).toEqual(['refresh-spare']);
     expect(JSON.parse(fs.readFileSync(file, 'utf8')).refresh_token).toBe('refresh-spare');
     expect(usedTokens()).toEqual([]);
   });
 
   it('never moves a streamed turn once output has begun; the login still cools for later turns', async () => {
     await start();
-    harness.fake().enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }, { json: errorFrame(429, 'RESOURCE_EXHAUSTED', 'quota', [retryInfo('600s')]) }] });
+    harness.fake().enqueue('streamGenerateContent', {
+      frames: [
+        { json: textFrame('partial') },
+        { json: errorFrame(429, 'RESOURCE_EXHAUSTED', 'quota', [retryInfo('600s')]) },
+      ],
+    });
     const response = await post({ ...chat('streamed'), stream: true });
     expect(response.status).toBe(200);
     const text = await response.text();

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { accountState, advanceAccountClock, chatTurn, postChat, waitFor } from './support/accounts';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
 
@@ -51,7 +52,14 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
       return;
     }
     fs.mkdirSync(loginPath(alias), { recursive: true });
-    const credentials = { claudeAiOauth: { accessToken: token, refreshToken: 'fake-account-three-refresh', expiresAt, scopes: ['user:inference'] } };
+    const credentials = {
+      claudeAiOauth: {
+        accessToken: token,
+        refreshToken: 'fake-account-three-refresh',
+        expiresAt,
+        scopes: ['user:inference'],
+      },
+    };
     fs.writeFileSync(path.join(loginPath(alias), '.credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
   }
 
@@ -71,7 +79,8 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
   const post = (body: Json) => postChat(gateway!, body);
   const chat = (name: string, turns = 1): Json => chatTurn('claude-fable-5', name, turns);
   /** The account of every Messages API call so far, in order. */
-  const usedAccounts = () => api.messages().map((request) => request.account ?? `other:${String(request.hadCredential)}`);
+  const usedAccounts = () =>
+    api.messages().map((request) => request.account ?? `other:${String(request.hadCredential)}`);
   const stateOf = (alias: Alias) => accountState(gateway!, 'provider_c', alias);
   const inSeconds = (seconds: number) => Math.floor(Date.now() / 1000) + seconds;
 
@@ -126,10 +135,19 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     const file = path.join(loginPath('three'), '.credentials.json');
     await waitFor(() => JSON.parse(fs.readFileSync(file, 'utf8')).claudeAiOauth.accessToken !== 'fake-account-three');
     expect(api.tokenGrants()).toEqual([
-      { grant_type: 'refresh_token', refresh_token: 'fake-account-three-refresh', client_id: '9d1c250a-e61b-44d9-88ed-5944d1962f5e', scope: 'user:inference' },
+      {
+        grant_type: 'refresh_token',
+        refresh_token: 'fake-account-three-refresh',
+        client_id: '9d1c250a-e61b-44d9-88ed-5944d1962f5e',
+        scope: 'user:inference',
+      },
     ]);
     const renewed = JSON.parse(fs.readFileSync(file, 'utf8')).claudeAiOauth;
-    expect(renewed).toMatchObject({ accessToken: 'fake-account-three-refresh-renewed', refreshToken: 'fake-account-three-refresh-next', scopes: ['user:inference', 'user:profile'] });
+    expect(renewed).toMatchObject({
+      accessToken: 'fake-account-three-refresh-renewed',
+      refreshToken: 'fake-account-three-refresh-next',
+      scopes: ['user:inference', 'user:profile'],
+    });
     expect(renewed.expiresAt).toBeGreaterThan(Date.now() + 7 * 3600_000);
     expect(usedAccounts()).toEqual([]);
     // Three chats spread over the three logins; the config directory's child reads the renewed file.
@@ -139,7 +157,13 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
 
   it('never moves a streamed turn once output has begun', async () => {
     await start();
-    api.script([{ type: 'stream', blocks: [{ kind: 'text', deltas: ['partial'] }], failMidway: { errorType: 'rate_limit_error', message: 'limit' } }]);
+    api.script([
+      {
+        type: 'stream',
+        blocks: [{ kind: 'text', deltas: ['partial'] }],
+        failMidway: { errorType: 'rate_limit_error', message: 'limit' },
+      },
+    ]);
     const response = await post({ ...chat('streamed'), stream: true });
     expect(response.status).toBe(200);
     const text = await response.text();

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 
 /**
  * Contract "Authentication", design.md §5, gateway-behaviours.md §3.1 and §10 items 11–14.
@@ -8,11 +9,18 @@ const OPENAI_AUTH_ERROR = {
   error: { message: expect.any(String), type: 'authentication_error', code: 'invalid_api_key', param: null },
 };
 
-async function call(url: string, init: { method?: string; authorization?: string; headers?: Record<string, string>; body?: unknown } = {}) {
+async function call(
+  url: string,
+  init: { method?: string; authorization?: string; headers?: Record<string, string>; body?: unknown } = {},
+) {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.authorization !== undefined) headers.authorization = init.authorization;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
   const text = await response.text();
   let json: unknown;
   try {
@@ -65,7 +73,11 @@ describe('inbound bearer authentication', () => {
     });
 
     it('POST /v1/chat/completions answers 401 in the OpenAI shape with a wrong bearer', async () => {
-      const response = await call(`${gateway.url}/v1/chat/completions`, { method: 'POST', authorization: 'Bearer nope', body: chatBody });
+      const response = await call(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        authorization: 'Bearer nope',
+        body: chatBody,
+      });
       expect(response.status).toBe(401);
       expect(response.json).toEqual(OPENAI_AUTH_ERROR);
     });
@@ -74,10 +86,18 @@ describe('inbound bearer authentication', () => {
       const response = await call(`${gateway.url}/v1/structured/inference`, {
         method: 'POST',
         authorization: 'Bearer nope',
-        body: { request_id: 'auth-1', model: 'gpt-5.6-sol', input: 'x', schema: { type: 'object', properties: {}, required: [], additionalProperties: false } },
+        body: {
+          request_id: 'auth-1',
+          model: 'gpt-5.6-sol',
+          input: 'x',
+          schema: { type: 'object', properties: {}, required: [], additionalProperties: false },
+        },
       });
       expect(response.status).toBe(401);
-      expect(response.json).toMatchObject({ error: { code: 'auth_error', message: expect.any(String) }, contract_version: '2.0.0' });
+      expect(response.json).toMatchObject({
+        error: { code: 'auth_error', message: expect.any(String) },
+        contract_version: '2.0.0',
+      });
     });
 
     it('lets exactly "Bearer <secret>" through on models and metrics', async () => {
@@ -100,19 +120,37 @@ describe('inbound bearer authentication', () => {
       const headers = { 'x-tenant': TENANT, 'x-conversation-id': 'conv-auth-1' };
       await call(`${gateway.url}/v1/models`, { authorization, headers });
       await call(`${gateway.url}/v1/models`, { authorization: 'Bearer wrong-bearer-Q7', headers });
-      await call(`${gateway.url}/v1/chat/completions`, { method: 'POST', authorization, headers, body: { ...chatBody, model: 'no-such-model' } });
+      await call(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        authorization,
+        headers,
+        body: { ...chatBody, model: 'no-such-model' },
+      });
       // A tool turn in `caller` queue mode: the caller (from X-Tenant) keys the queue and is logged only as a hash.
       await call(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
         authorization,
         headers,
-        body: { ...chatBody, tools: [{ type: 'function', function: { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {} } } }] },
+        body: {
+          ...chatBody,
+          tools: [
+            {
+              type: 'function',
+              function: { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {} } },
+            },
+          ],
+        },
       });
       await call(`${gateway.url}/v1/structured/inference`, {
         method: 'POST',
         authorization,
         headers,
-        body: { request_id: 'auth-log-1', model: 'sonnet', input: 'x', schema: { type: 'object', properties: {}, required: [], additionalProperties: false } },
+        body: {
+          request_id: 'auth-log-1',
+          model: 'sonnet',
+          input: 'x',
+          schema: { type: 'object', properties: {}, required: [], additionalProperties: false },
+        },
       });
       await call(`${gateway.url}/nowhere`, { authorization, headers });
 
@@ -140,7 +178,9 @@ describe('inbound bearer authentication', () => {
     });
 
     it.each(['/v1/models', '/metrics'])('accepts any non-empty bearer on %s', async (route) => {
-      expect((await call(`${gateway.url}${route}`, { authorization: 'Bearer whatever-the-client-has' })).status).toBe(200);
+      expect((await call(`${gateway.url}${route}`, { authorization: 'Bearer whatever-the-client-has' })).status).toBe(
+        200,
+      );
     });
 
     it.each([

@@ -5,9 +5,12 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CHAT_PARAMETERS } from '../src/chat/chat-parameters';
-import { describeCase, HttpCase, httpCase, rawCase, ROUTE_PATHS } from './support/fuzz-cases';
-import { rawRequest, RawAnswer, sendRawBytes } from './support/raw-http';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { HttpCase } from './support/fuzz-cases';
+import { describeCase, httpCase, rawCase, ROUTE_PATHS } from './support/fuzz-cases';
+import type { RawAnswer } from './support/raw-http';
+import { rawRequest, sendRawBytes } from './support/raw-http';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { writeAuthFile } from './support/provider-a-fixtures';
 
 /**
@@ -37,7 +40,9 @@ const ANSWER_BOUND_MS = 15_000;
  */
 const FUZZ_HANG_GUARD_MS = 600_000;
 
-const TIMEOUT_ANSWER = { error: { message: 'the upstream did not answer in time', type: 'timeout', code: 'timeout', param: null } };
+const TIMEOUT_ANSWER = {
+  error: { message: 'the upstream did not answer in time', type: 'timeout', code: 'timeout', param: null },
+};
 
 /** A token endpoint that takes the request and never answers (until closed). */
 async function hungTokenEndpoint(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -83,20 +88,34 @@ describe('bad input (issue 14)', () => {
   });
 
   const port = () => (gateway.app.getHttpServer().address() as AddressInfo).port;
-  const chatHead = (extra: string) => `POST ${CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra}`;
+  const chatHead = (extra: string) =>
+    `POST ${CHAT_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra}`;
   const CHAT_BODY = '{"model":"gpt-5.6-sol","messages":[{"role":"user","content":"hi"}]}';
 
   describe('the findings', () => {
     it('1: 3,000 levels of nesting in a field the gateway ignores is a 400, not a 500', async () => {
       const body = `{"model":"gpt-5.6-sol","messages":[{"role":"user","content":"SECRET-PROMPT"}],"x":${nest(3000)}}`;
-      const response = await rawRequest(`${gateway.url}${CHAT_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const response = await rawRequest(`${gateway.url}${CHAT_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       expect(JSON.parse(response.body.toString())).toEqual({
-        error: { message: 'the request body nests arrays and objects deeper than 256 levels', type: 'invalid_request_error', code: 'invalid_request', param: null },
+        error: {
+          message: 'the request body nests arrays and objects deeper than 256 levels',
+          type: 'invalid_request_error',
+          code: 'invalid_request',
+          param: null,
+        },
       });
       expect(response.status).toBe(400);
       // At the bound the request goes on (here to the model check).
       const atBound = `{"model":"no-such-model","messages":[{"role":"user","content":"hi"}],"x":${nest(255)}}`;
-      const accepted = await rawRequest(`${gateway.url}${CHAT_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: atBound });
+      const accepted = await rawRequest(`${gateway.url}${CHAT_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: atBound,
+      });
       expect(JSON.parse(accepted.body.toString()).error.code).toBe('model_not_found');
     });
 
@@ -124,45 +143,101 @@ describe('bad input (issue 14)', () => {
         body: JSON.stringify({ request_id: requestId, model: 'gpt-5.6-sol', input: 'x', schema: {} }),
       });
       expect(response.status).toBe(400);
-      expect(JSON.parse(response.body.toString())).toEqual({ error: { code: 'invalid_request', message: 'request_id exceeds 128 characters' }, contract_version: '2.0.0' });
+      expect(JSON.parse(response.body.toString())).toEqual({
+        error: { code: 'invalid_request', message: 'request_id exceeds 128 characters' },
+        contract_version: '2.0.0',
+      });
     });
 
     it('5: a hung token endpoint holds a request no longer than the idle timeout (504 timeout)', async () => {
       const started = Date.now();
-      const response = await rawRequest(`${gateway.url}${CHAT_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: CHAT_BODY });
+      const response = await rawRequest(`${gateway.url}${CHAT_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: CHAT_BODY,
+      });
       expect(JSON.parse(response.body.toString())).toEqual(TIMEOUT_ANSWER);
       expect(response.status).toBe(504);
       expect(Date.now() - started).toBeLessThan(ANSWER_BOUND_MS);
     });
 
     it.each([
-      ['a 70 KB header', `${chatHead(`X-Big: ${'b'.repeat(70_000)}\r\n`)}Content-Length: 2\r\n\r\n{}`, 431, 'request_header_fields_too_large'],
-      ['a bare CR in a header value', `${chatHead('X-A: one\rtwo\r\n')}Content-Length: 2\r\n\r\n{}`, 400, 'invalid_request'],
-      ['a bare LF in a header value', `${chatHead('X-A: one\ntwo: x\r\n')}Content-Length: 2\r\n\r\n{}`, 400, 'invalid_request'],
-      ['a NUL in a header value', `${chatHead('X-A: one\u0000two\r\n')}Content-Length: 2\r\n\r\n{}`, 400, 'invalid_request'],
+      [
+        'a 70 KB header',
+        `${chatHead(`X-Big: ${'b'.repeat(70_000)}\r\n`)}Content-Length: 2\r\n\r\n{}`,
+        431,
+        'request_header_fields_too_large',
+      ],
+      [
+        'a bare CR in a header value',
+        `${chatHead('X-A: one\rtwo\r\n')}Content-Length: 2\r\n\r\n{}`,
+        400,
+        'invalid_request',
+      ],
+      [
+        'a bare LF in a header value',
+        `${chatHead('X-A: one\ntwo: x\r\n')}Content-Length: 2\r\n\r\n{}`,
+        400,
+        'invalid_request',
+      ],
+      [
+        'a NUL in a header value',
+        `${chatHead('X-A: one\u0000two\r\n')}Content-Length: 2\r\n\r\n{}`,
+        400,
+        'invalid_request',
+      ],
       ['a folded header', `${chatHead('X-A: one\r\n  two\r\n')}Content-Length: 2\r\n\r\n{}`, 400, 'invalid_request'],
       ['a space in a header name', `${chatHead('X A: one\r\n')}Content-Length: 2\r\n\r\n{}`, 400, 'invalid_request'],
-      ['both Content-Length and Transfer-Encoding', `${chatHead('Transfer-Encoding: chunked\r\n')}Content-Length: 5\r\n\r\n0\r\n\r\n`, 400, 'invalid_request'],
-      ['a bad chunk size', `${chatHead('Transfer-Encoding: chunked\r\n')}\r\nzz\r\n${CHAT_BODY}\r\n0\r\n\r\n`, 400, 'invalid_request'],
+      [
+        'both Content-Length and Transfer-Encoding',
+        `${chatHead('Transfer-Encoding: chunked\r\n')}Content-Length: 5\r\n\r\n0\r\n\r\n`,
+        400,
+        'invalid_request',
+      ],
+      [
+        'a bad chunk size',
+        `${chatHead('Transfer-Encoding: chunked\r\n')}\r\nzz\r\n${CHAT_BODY}\r\n0\r\n\r\n`,
+        400,
+        'invalid_request',
+      ],
     ])('3: %s gets a JSON body in the chat shape and Connection: close', async (_name, request, status, code) => {
       const answer = await sendRawBytes(port(), Buffer.from(request, 'latin1'));
       expect(answer.status).toBe(status);
       expect(answer.headers).toMatchObject({ connection: 'close', 'content-type': 'application/json; charset=utf-8' });
-      expect(JSON.parse(answer.body)).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code, param: null } });
+      expect(JSON.parse(answer.body)).toEqual({
+        error: { message: expect.any(String), type: 'invalid_request_error', code, param: null },
+      });
       expect(answer.body).not.toContain('bbbbbbbb');
       expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
     });
 
-    it('an HTTP/1.1 request without Host gets a JSON 400 and Connection: close, not Node\'s bare 400 (found by fuzzing)', async () => {
-      const answer = await sendRawBytes(port(), Buffer.from(`POST ${STRUCTURED_PATH} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`, 'latin1'), { halfClose: false });
+    it("an HTTP/1.1 request without Host gets a JSON 400 and Connection: close, not Node's bare 400 (found by fuzzing)", async () => {
+      const answer = await sendRawBytes(
+        port(),
+        Buffer.from(
+          `POST ${STRUCTURED_PATH} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+          'latin1',
+        ),
+        { halfClose: false },
+      );
       expect(answer.status).toBe(400);
       expect(answer.headers.connection).toBe('close');
-      expect(JSON.parse(answer.body)).toEqual({ error: { message: 'the Host header is required', type: 'invalid_request_error', code: 'invalid_request', param: null } });
+      expect(JSON.parse(answer.body)).toEqual({
+        error: {
+          message: 'the Host header is required',
+          type: 'invalid_request_error',
+          code: 'invalid_request',
+          param: null,
+        },
+      });
     });
 
-    it('3: logs one line per rejected connection, naming only Node\'s reason', async () => {
+    it("3: logs one line per rejected connection, naming only Node's reason", async () => {
       const before = gateway.logs.records('http_request_rejected').length;
-      await sendRawBytes(port(), Buffer.from(`${chatHead(`X-Big: ${'SECRET'.repeat(12_000)}\r\n`)}Content-Length: 2\r\n\r\n{}`, 'latin1'));
+      await sendRawBytes(
+        port(),
+        Buffer.from(`${chatHead(`X-Big: ${'SECRET'.repeat(12_000)}\r\n`)}Content-Length: 2\r\n\r\n{}`, 'latin1'),
+      );
       const records = gateway.logs.records('http_request_rejected').slice(before);
       expect(records).toEqual([expect.objectContaining({ reason: 'HPE_HEADER_OVERFLOW', status: 431 })]);
       expect(JSON.stringify(records)).not.toContain('SECRET');
@@ -186,12 +261,19 @@ describe('bad input (issue 14)', () => {
       return new Promise((resolve, reject) => {
         const request = http.request(
           `${gateway.url}${ROUTE_PATHS[testCase.route]}`,
-          { method: 'POST', agent, headers: { ...testCase.headers, 'content-length': String(testCase.body.length) }, signal: AbortSignal.timeout(ANSWER_BOUND_MS + 2000) },
+          {
+            method: 'POST',
+            agent,
+            headers: { ...testCase.headers, 'content-length': String(testCase.body.length) },
+            signal: AbortSignal.timeout(ANSWER_BOUND_MS + 2000),
+          },
           (response) => {
             const chunks: Buffer[] = [];
             response.on('data', (chunk: Buffer) => chunks.push(chunk));
             response.on('end', () => {
-              const headers = Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, String(value)]));
+              const headers = Object.fromEntries(
+                Object.entries(response.headers).map(([name, value]) => [name, String(value)]),
+              );
               const body = Buffer.concat(chunks).toString('utf8');
               resolve({ status: response.statusCode ?? 0, headers, body, raw: body, ms: Date.now() - started });
             });
@@ -213,12 +295,16 @@ describe('bad input (issue 14)', () => {
         // `param` names a field of the parameter table (docs/chat.md "Request parameters"), never input.
         expect(param === null || CHAT_PARAMETERS.some((entry) => entry.name === param)).toBe(true);
       } else {
-        expect(Object.keys(body).filter((key) => !['error', 'request_id', 'contract_version'].includes(key))).toEqual([]);
+        expect(Object.keys(body).filter((key) => !['error', 'request_id', 'contract_version'].includes(key))).toEqual(
+          [],
+        );
         expect(body.contract_version).toBe('2.0.0');
         expect(Object.keys(error).filter((key) => !['code', 'message', 'details'].includes(key))).toEqual([]);
         expect([typeof error.code, typeof error.message]).toEqual(['string', 'string']);
-        if ('details' in error) expect((error.details as unknown[]).every((detail) => typeof detail === 'string')).toBe(true);
-        if ('request_id' in body) expect(typeof body.request_id === 'string' && Array.from(body.request_id).length <= 128).toBe(true);
+        if ('details' in error)
+          expect((error.details as unknown[]).every((detail) => typeof detail === 'string')).toBe(true);
+        if ('request_id' in body)
+          expect(typeof body.request_id === 'string' && Array.from(body.request_id).length <= 128).toBe(true);
       }
       expect((error.message as string).length).toBeGreaterThan(0);
     }
@@ -227,7 +313,12 @@ describe('bad input (issue 14)', () => {
      * Every answer: JSON in the route's shape, a 4xx, or (only for a request that may be
      * well-formed) the 504 of the hung login within the bound; no part of the input echoed.
      */
-    function expectClientError(answer: RawAnswer & { ms?: number }, structured: boolean, mayBeValid: boolean, secrets: readonly string[]): void {
+    function expectClientError(
+      answer: RawAnswer & { ms?: number },
+      structured: boolean,
+      mayBeValid: boolean,
+      secrets: readonly string[],
+    ): void {
       if (answer.ms !== undefined) expect(answer.ms).toBeLessThan(ANSWER_BOUND_MS);
       expect(answer.headers['content-type']).toMatch(/^application\/json/);
       const body = JSON.parse(answer.body) as Record<string, unknown>;
@@ -252,52 +343,80 @@ describe('bad input (issue 14)', () => {
     /** The gateway is still up, logged no bug, and nothing polluted Object.prototype. */
     async function expectStillHealthy(): Promise<void> {
       expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
-      const bugs = gateway.logs.records().filter((record) => /internal_error|unhandled_error/.test(String(record.event ?? record.msg)));
+      const bugs = gateway.logs
+        .records()
+        .filter((record) => /internal_error|unhandled_error/.test(String(record.event ?? record.msg)));
       expect(bugs).toEqual([]);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
       expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
     }
 
-    it('answers every hostile body on chat and structured with a documented 4xx, and never holds one', async () => {
-      const started = Date.now();
-      const kinds = new Map<string, number>();
-      await fc.assert(
-        fc.asyncProperty(httpCase, async (testCase) => {
-          kinds.set(testCase.kind, (kinds.get(testCase.kind) ?? 0) + 1);
-          const answer = await send(testCase);
-          try {
-            expectClientError(answer, testCase.route === 'structured', testCase.mayBeValid, testCase.secrets);
-          } catch (error) {
-            throw new Error(`${describeCase(testCase)}\nanswered ${answer.status} after ${answer.ms} ms: ${answer.body.slice(0, 400)}\n${(error as Error).message}`);
-          }
-        }),
-        { seed: SEED, numRuns: 2000, endOnFailure: true },
-      );
-      // Every family of bad input was really tried.
-      expect([...kinds.keys()].sort()).toEqual(
-        ['arbitrary JSON', 'content type', 'deep nesting', 'extra fields', 'hostile keys', 'huge string', 'invalid UTF-8', 'nesting', 'over bound', 'oversized', 'truncated JSON', 'unicode', 'wrong types'].sort(),
-      );
-      process.stdout.write(`bad-input fuzz: 2000 bodies in ${Date.now() - started} ms\n`);
-      await expectStillHealthy();
-    }, FUZZ_HANG_GUARD_MS);
+    it(
+      'answers every hostile body on chat and structured with a documented 4xx, and never holds one',
+      async () => {
+        const started = Date.now();
+        const kinds = new Map<string, number>();
+        await fc.assert(
+          fc.asyncProperty(httpCase, async (testCase) => {
+            kinds.set(testCase.kind, (kinds.get(testCase.kind) ?? 0) + 1);
+            const answer = await send(testCase);
+            try {
+              expectClientError(answer, testCase.route === 'structured', testCase.mayBeValid, testCase.secrets);
+            } catch (error) {
+              throw new Error(
+                `${describeCase(testCase)}\nanswered ${answer.status} after ${answer.ms} ms: ${answer.body.slice(0, 400)}\n${(error as Error).message}`,
+              );
+            }
+          }),
+          { seed: SEED, numRuns: 2000, endOnFailure: true },
+        );
+        // Every family of bad input was really tried.
+        expect([...kinds.keys()].sort()).toEqual(
+          [
+            'arbitrary JSON',
+            'content type',
+            'deep nesting',
+            'extra fields',
+            'hostile keys',
+            'huge string',
+            'invalid UTF-8',
+            'nesting',
+            'over bound',
+            'oversized',
+            'truncated JSON',
+            'unicode',
+            'wrong types',
+          ].sort(),
+        );
+        process.stdout.write(`bad-input fuzz: 2000 bodies in ${Date.now() - started} ms\n`);
+        await expectStillHealthy();
+      },
+      FUZZ_HANG_GUARD_MS,
+    );
 
-    it('answers every hostile request head and framing with a JSON 4xx over a raw socket', async () => {
-      const started = Date.now();
-      await fc.assert(
-        fc.asyncProperty(rawCase, async (testCase) => {
-          const answer = await sendRawBytes(port(), testCase.bytes, { halfClose: testCase.halfClose });
-          try {
-            expect(answer.status).not.toBe(0);
-            expectClientError(answer, testCase.route === 'structured', testCase.mayBeValid, []);
-            expect(answer.body).not.toContain('bbbbbbbb');
-          } catch (error) {
-            throw new Error(`${describeCase(testCase)}\nanswered: ${JSON.stringify(answer.raw.slice(0, 400))}\n${(error as Error).message}`);
-          }
-        }),
-        { seed: SEED, numRuns: 700, endOnFailure: true },
-      );
-      process.stdout.write(`bad-input fuzz: 700 raw requests in ${Date.now() - started} ms\n`);
-      await expectStillHealthy();
-    }, FUZZ_HANG_GUARD_MS);
+    it(
+      'answers every hostile request head and framing with a JSON 4xx over a raw socket',
+      async () => {
+        const started = Date.now();
+        await fc.assert(
+          fc.asyncProperty(rawCase, async (testCase) => {
+            const answer = await sendRawBytes(port(), testCase.bytes, { halfClose: testCase.halfClose });
+            try {
+              expect(answer.status).not.toBe(0);
+              expectClientError(answer, testCase.route === 'structured', testCase.mayBeValid, []);
+              expect(answer.body).not.toContain('bbbbbbbb');
+            } catch (error) {
+              throw new Error(
+                `${describeCase(testCase)}\nanswered: ${JSON.stringify(answer.raw.slice(0, 400))}\n${(error as Error).message}`,
+              );
+            }
+          }),
+          { seed: SEED, numRuns: 700, endOnFailure: true },
+        );
+        process.stdout.write(`bad-input fuzz: 700 raw requests in ${Date.now() - started} ms\n`);
+        await expectStillHealthy();
+      },
+      FUZZ_HANG_GUARD_MS,
+    );
   });
 });

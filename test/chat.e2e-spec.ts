@@ -3,9 +3,17 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { FakeProviderA } from './support/fake-provider-a';
-import { completed, created, functionCallItem, providerASettings, textDelta, textReply } from './support/provider-a-fixtures';
+import {
+  completed,
+  created,
+  functionCallItem,
+  providerASettings,
+  textDelta,
+  textReply,
+} from './support/provider-a-fixtures';
 
 /** Chat-layer behaviours over real HTTP against the provider_a fake (gateway-behaviours.md §10 items 1–10). */
 describe('POST /v1/chat/completions (chat layer)', () => {
@@ -17,7 +25,11 @@ describe('POST /v1/chat/completions (chat layer)', () => {
   beforeAll(async () => {
     fake = await FakeProviderA.start();
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-e2e-'));
-    gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_a', GATEWAY_BEARER_SECRET: secret, ...providerASettings(fake, home) });
+    gateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_a',
+      GATEWAY_BEARER_SECRET: secret,
+      ...providerASettings(fake, home),
+    });
   });
   afterAll(async () => {
     await gateway.close();
@@ -28,7 +40,11 @@ describe('POST /v1/chat/completions (chat layer)', () => {
 
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
   const post = (body: unknown, extra: Record<string, string> = {}) =>
-    fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) });
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { ...headers, ...extra },
+      body: JSON.stringify(body),
+    });
   const dataLines = (text: string) =>
     text
       .split('\n')
@@ -37,7 +53,10 @@ describe('POST /v1/chat/completions (chat layer)', () => {
 
   it('never compresses a stream, and its first chunk reaches the client before the last frame is written', async () => {
     fake.enqueue({ frames: [created(), textDelta('first'), { ...textDelta('second'), delayMs: 800 }, completed()] });
-    const response = await post({ stream: true, messages: [{ role: 'user', content: 'hi' }] }, { 'accept-encoding': 'gzip, br, deflate' });
+    const response = await post(
+      { stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      { 'accept-encoding': 'gzip, br, deflate' },
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get('content-encoding')).toBeNull();
     const reader = response.body!.getReader();
@@ -62,11 +81,17 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     const long = 'word '.repeat(600);
     fake.enqueue(textReply(long));
     const response = await new Promise<{ encoding?: string; body: Buffer }>((resolve, reject) => {
-      const request = http.request(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { ...headers, 'accept-encoding': 'gzip' } }, (incoming) => {
-        const chunks: Buffer[] = [];
-        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-        incoming.on('end', () => resolve({ encoding: incoming.headers['content-encoding'], body: Buffer.concat(chunks) }));
-      });
+      const request = http.request(
+        `${gateway.url}/v1/chat/completions`,
+        { method: 'POST', headers: { ...headers, 'accept-encoding': 'gzip' } },
+        (incoming) => {
+          const chunks: Buffer[] = [];
+          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+          incoming.on('end', () =>
+            resolve({ encoding: incoming.headers['content-encoding'], body: Buffer.concat(chunks) }),
+          );
+        },
+      );
       request.on('error', reject);
       request.end(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
     });
@@ -77,20 +102,36 @@ describe('POST /v1/chat/completions (chat layer)', () => {
 
   it('uses the default model when none is sent and reports usage with include_usage', async () => {
     fake.enqueue(textReply('ok'));
-    const response = await post({ stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
+    const response = await post({
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     const chunks = dataLines(await response.text())
       .filter((line) => line !== '[DONE]')
       .map((line) => JSON.parse(line));
     expect(fake.lastBody()?.model).toBe('gpt-6.1-sol');
     expect(chunks.every((chunk) => chunk.model === 'gpt-6.1-sol')).toBe(true);
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+    });
   });
 
   it('ends a turn whose only call has broken arguments with the invalid-tool-call chunk and logs index and reason only', async () => {
-    fake.enqueue({ frames: [created(), ...functionCallItem('call_bad', 'read_file', '{"path": MARKER-BROKEN'), completed()] });
-    const response = await post({ stream: true, messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }] });
+    fake.enqueue({
+      frames: [created(), ...functionCallItem('call_bad', 'read_file', '{"path": MARKER-BROKEN'), completed()],
+    });
+    const response = await post({
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }],
+    });
     const lines = dataLines(await response.text());
-    expect(JSON.parse(lines.at(-2)!).choices[0]).toMatchObject({ delta: { content: '[error: invalid upstream tool call]' }, finish_reason: 'stop' });
+    expect(JSON.parse(lines.at(-2)!).choices[0]).toMatchObject({
+      delta: { content: '[error: invalid upstream tool call]' },
+      finish_reason: 'stop',
+    });
     expect(lines.at(-1)).toBe('[DONE]');
     const [record] = gateway.logs.records('tool_call_invalid');
     expect(record).toMatchObject({ index: 0, reason: 'invalid_json_arguments' });
@@ -98,21 +139,47 @@ describe('POST /v1/chat/completions (chat layer)', () => {
   });
 
   it('never logs prompt text, tool arguments, tool output, model output or the bearer', async () => {
-    fake.enqueue({ frames: [created(), textDelta('MARKER-REPLY-TEXT'), ...functionCallItem('call_2', 'read_file', '{"path":"MARKER-REPLY-ARGS"}'), completed()] });
+    fake.enqueue({
+      frames: [
+        created(),
+        textDelta('MARKER-REPLY-TEXT'),
+        ...functionCallItem('call_2', 'read_file', '{"path":"MARKER-REPLY-ARGS"}'),
+        completed(),
+      ],
+    });
     const response = await post({
       stream: true,
       messages: [
         { role: 'system', content: 'MARKER-SYSTEM' },
         { role: 'user', content: 'MARKER-PROMPT' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"MARKER-ARGS"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"MARKER-ARGS"}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'MARKER-TOOL-OUTPUT' },
       ],
-      tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+        },
+      ],
     });
     const text = await response.text();
     expect(text).toContain('MARKER-REPLY-ARGS');
     expect(gateway.logs.lines.length).toBeGreaterThan(0);
-    for (const marker of ['MARKER-SYSTEM', 'MARKER-PROMPT', 'MARKER-ARGS', 'MARKER-TOOL-OUTPUT', 'MARKER-REPLY-TEXT', 'MARKER-REPLY-ARGS', secret]) {
+    for (const marker of [
+      'MARKER-SYSTEM',
+      'MARKER-PROMPT',
+      'MARKER-ARGS',
+      'MARKER-TOOL-OUTPUT',
+      'MARKER-REPLY-TEXT',
+      'MARKER-REPLY-ARGS',
+      secret,
+    ]) {
       expect(gateway.logs.text).not.toContain(marker);
     }
   });
@@ -120,19 +187,35 @@ describe('POST /v1/chat/completions (chat layer)', () => {
   it('records a client disconnect as status 499, closes the upstream and frees the slot for the next tool turn', async () => {
     const metric = async () => {
       const text = await (await fetch(`${gateway.url}/metrics`, { headers })).text();
-      const line = text.split('\n').find((entry) => entry.startsWith('gateway_chat_api_requests_total{') && entry.includes('status="499"'));
+      const line = text
+        .split('\n')
+        .find((entry) => entry.startsWith('gateway_chat_api_requests_total{') && entry.includes('status="499"'));
       return line ? Number(line.split(' ').at(-1)) : 0;
     };
     const before = await metric();
     fake.enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
-    const turn = { stream: true, messages: [{ role: 'user', content: 'same chat' }], tools: [{ type: 'function', function: { name: 'ls', parameters: { type: 'object' } } }] };
+    const turn = {
+      stream: true,
+      messages: [{ role: 'user', content: 'same chat' }],
+      tools: [{ type: 'function', function: { name: 'ls', parameters: { type: 'object' } } }],
+    };
     const abort = new AbortController();
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify(turn), signal: abort.signal });
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(turn),
+      signal: abort.signal,
+    });
     expect(response.status).toBe(200);
     await response.body!.getReader().read();
     abort.abort();
     const [recorded] = await fake.waitForRequests(1);
-    await expect(Promise.race([recorded.closedByClient.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('timeout'), 1000))])).resolves.toBe('closed');
+    await expect(
+      Promise.race([
+        recorded.closedByClient.then(() => 'closed'),
+        new Promise((resolve) => setTimeout(() => resolve('timeout'), 1000)),
+      ]),
+    ).resolves.toBe('closed');
     await waitFor(async () => (await metric()) > before, 2000);
     // Same chat key, per-key cap 1: the next tool turn runs only if the slot was freed.
     fake.enqueue(textReply('next'));

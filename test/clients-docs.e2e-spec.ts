@@ -7,7 +7,14 @@ import OpenAI from 'openai';
 import { rawRequest } from './support/raw-http';
 import { fakeUpstream, READ_FILE_PARAMETERS } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
-import { completed, created, DEFAULT_USAGE, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
+import {
+  completed,
+  created,
+  DEFAULT_USAGE,
+  functionCallItem,
+  providerASettings,
+  textDelta,
+} from './support/provider-a-fixtures';
 
 /**
  * What docs/clients.md's SDK sections rely on, checked in detail: the SDKs that can run offline
@@ -22,7 +29,11 @@ const ALIAS = 'alias-check';
 const upstream = fakeUpstream({
   homePrefix: 'clients-docs-',
   startFake: () => FakeProviderA.start(),
-  settings: (fake, home) => ({ ...providerASettings(fake, home, { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_TIMEOUT: '8s' }),
+  settings: (fake, home) => ({
+    ...providerASettings(fake, home, { transport: 'sse' }),
+    GATEWAY_PROVIDERS: 'provider_a',
+    PROVIDER_A_TIMEOUT: '8s',
+  }),
 });
 let baseURL = '';
 const offLoopback: string[] = [];
@@ -45,7 +56,9 @@ function scriptText(pieces: readonly string[]): void {
 
 function scriptReadFileCall(path: string): string {
   const id = `call_docs_${++callCount}`;
-  upstream.fake.enqueue({ frames: [created(), ...functionCallItem(id, 'read_file', JSON.stringify({ path }), { fragments: 3 }), completed()] });
+  upstream.fake.enqueue({
+    frames: [created(), ...functionCallItem(id, 'read_file', JSON.stringify({ path }), { fragments: 3 }), completed()],
+  });
   return id;
 }
 
@@ -56,7 +69,7 @@ function lastUpstreamModel(): { model: unknown; effort: unknown } {
 }
 
 beforeAll(async () => {
-  globalThis.fetch = loopbackOnlyFetch as typeof fetch;
+  globalThis.fetch = loopbackOnlyFetch;
   const gateway = await upstream.start();
   baseURL = `${gateway.url}/v1`;
 });
@@ -91,8 +104,13 @@ describe('the openai SDK as configured in docs/clients.md', () => {
       .finalChatCompletion();
     expect(completion.model).toBe('sol');
     expect(completion.choices[0].finish_reason).toBe('tool_calls');
-    expect(completion.choices[0].message.tool_calls).toEqual([{ id: callId, type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }]);
-    expect(completion.usage).toMatchObject({ prompt_tokens: DEFAULT_USAGE.input_tokens, completion_tokens: DEFAULT_USAGE.output_tokens });
+    expect(completion.choices[0].message.tool_calls).toEqual([
+      { id: callId, type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } },
+    ]);
+    expect(completion.usage).toMatchObject({
+      prompt_tokens: DEFAULT_USAGE.input_tokens,
+      completion_tokens: DEFAULT_USAGE.output_tokens,
+    });
     expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-sol', effort: 'low' });
   });
 
@@ -101,8 +119,12 @@ describe('the openai SDK as configured in docs/clients.md', () => {
     const client = new OpenAI({ baseURL, apiKey: ALIAS, maxRetries: 0, timeout: 8000 });
     await client.chat.completions.create({ model: 'terra-high', messages: [{ role: 'user', content: 'hi' }] });
     expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-terra', effort: 'high' });
-    const metrics = await rawRequest(`${baseURL.replace(/\/v1$/, '')}/metrics`, { headers: { authorization: `Bearer ${ALIAS}` } });
-    expect(metrics.body.toString()).toMatch(/^gateway_chat_api_requests_total\{provider="provider_a",model="terra-high",status="200"\} [1-9]/m);
+    const metrics = await rawRequest(`${baseURL.replace(/\/v1$/, '')}/metrics`, {
+      headers: { authorization: `Bearer ${ALIAS}` },
+    });
+    expect(metrics.body.toString()).toMatch(
+      /^gateway_chat_api_requests_total\{provider="provider_a",model="terra-high",status="200"\} [1-9]/m,
+    );
   });
 });
 
@@ -117,7 +139,11 @@ describe('the AI SDK as configured in docs/clients.md', () => {
       maxRetries: 0,
       stopWhen: stepCountIs(2),
       tools: {
-        read_file: tool({ description: 'Read a file.', inputSchema: jsonSchema<{ path: string }>(READ_FILE_PARAMETERS), execute: async () => '{"name":"demo"}' }),
+        read_file: tool({
+          description: 'Read a file.',
+          inputSchema: jsonSchema<{ path: string }>(READ_FILE_PARAMETERS),
+          execute: async () => '{"name":"demo"}',
+        }),
       },
     });
     expect(await result.text).toBe('It is a manifest.');
@@ -128,8 +154,18 @@ describe('the AI SDK as configured in docs/clients.md', () => {
 
 describe('LangChain @langchain/openai 0.6 as configured in docs/clients.md', () => {
   const model = () =>
-    new ChatOpenAI({ model: 'sol', apiKey: ALIAS, configuration: { baseURL }, streaming: true, maxRetries: 0, timeout: 8000 }).bindTools([
-      { type: 'function', function: { name: 'read_file', description: 'Read a file.', parameters: READ_FILE_PARAMETERS } },
+    new ChatOpenAI({
+      model: 'sol',
+      apiKey: ALIAS,
+      configuration: { baseURL },
+      streaming: true,
+      maxRetries: 0,
+      timeout: 8000,
+    }).bindTools([
+      {
+        type: 'function',
+        function: { name: 'read_file', description: 'Read a file.', parameters: READ_FILE_PARAMETERS },
+      },
     ]);
 
   /** `.stream()` and concatenated chunks, as docs/clients.md recommends (no tiktoken download). */
@@ -143,12 +179,21 @@ describe('LangChain @langchain/openai 0.6 as configured in docs/clients.md', () 
     const callId = scriptReadFileCall('src/main.ts');
     const question = new HumanMessage('What is in src/main.ts?');
     const first = await streamed([question]);
-    expect(first.tool_calls).toEqual([expect.objectContaining({ id: callId, name: 'read_file', args: { path: 'src/main.ts' } })]);
-    expect(first.usage_metadata).toMatchObject({ input_tokens: DEFAULT_USAGE.input_tokens, output_tokens: DEFAULT_USAGE.output_tokens });
+    expect(first.tool_calls).toEqual([
+      expect.objectContaining({ id: callId, name: 'read_file', args: { path: 'src/main.ts' } }),
+    ]);
+    expect(first.usage_metadata).toMatchObject({
+      input_tokens: DEFAULT_USAGE.input_tokens,
+      output_tokens: DEFAULT_USAGE.output_tokens,
+    });
     expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-sol', effort: 'low' });
 
     scriptText(['It boots ', 'the app.']);
-    const second = await streamed([question, new AIMessage({ content: '', tool_calls: first.tool_calls }), new ToolMessage({ tool_call_id: callId, content: 'bootstrap();' })]);
+    const second = await streamed([
+      question,
+      new AIMessage({ content: '', tool_calls: first.tool_calls }),
+      new ToolMessage({ tool_call_id: callId, content: 'bootstrap();' }),
+    ]);
     expect(second.content).toBe('It boots the app.');
     expect(second.tool_calls).toEqual([]);
     expect(second.usage_metadata?.input_tokens).toBe(DEFAULT_USAGE.input_tokens);

@@ -1,6 +1,14 @@
-import { ClientFamily, describeClientScenarios, fakeUpstream, ReadFileArgs } from './support/client-scenarios';
+import type { ClientFamily, ReadFileArgs } from './support/client-scenarios';
+import { describeClientScenarios, fakeUpstream } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
-import { completed, created, DEFAULT_USAGE, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
+import {
+  completed,
+  created,
+  DEFAULT_USAGE,
+  functionCallItem,
+  providerASettings,
+  textDelta,
+} from './support/provider-a-fixtures';
 
 /**
  * provider_a (Codex Responses backend) behind `FakeProviderA`, over one transport. The gateway
@@ -10,14 +18,22 @@ function providerAFamily(transport: 'ws' | 'sse'): ClientFamily {
   const upstream = fakeUpstream({
     homePrefix: 'clients-provider-a-',
     startFake: () => FakeProviderA.start(),
-    settings: (fake, home) => ({ ...providerASettings(fake, home, { transport }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_TIMEOUT: '8s' }),
+    settings: (fake, home) => ({
+      ...providerASettings(fake, home, { transport }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_TIMEOUT: '8s',
+    }),
   });
   let callCount = 0;
 
   return {
     family: `provider_a over ${transport}`,
     model: 'gpt-5.6-sol',
-    usage: { prompt_tokens: DEFAULT_USAGE.input_tokens, completion_tokens: DEFAULT_USAGE.output_tokens, total_tokens: DEFAULT_USAGE.total_tokens! },
+    usage: {
+      prompt_tokens: DEFAULT_USAGE.input_tokens,
+      completion_tokens: DEFAULT_USAGE.output_tokens,
+      total_tokens: DEFAULT_USAGE.total_tokens!,
+    },
     start: upstream.start,
     stop: upstream.stop,
     reset() {
@@ -29,7 +45,9 @@ function providerAFamily(transport: 'ws' | 'sse'): ClientFamily {
     scriptReadFileCall(args) {
       const id = `call_codex_${++callCount}`;
       // Arguments in three fragments: the gateway must accumulate them into one complete frame.
-      upstream.fake.enqueue({ frames: [created(), ...functionCallItem(id, 'read_file', JSON.stringify(args), { fragments: 3 }), completed()] });
+      upstream.fake.enqueue({
+        frames: [created(), ...functionCallItem(id, 'read_file', JSON.stringify(args), { fragments: 3 }), completed()],
+      });
       return id;
     },
     async expectContinuation(callId: string, args: ReadFileArgs, output: string) {
@@ -42,7 +60,9 @@ function providerAFamily(transport: 'ws' | 'sse'): ClientFamily {
       expect(input[callIndex]).toMatchObject({ type: 'function_call', call_id: callId, name: 'read_file' });
       expect(JSON.parse(input[callIndex].arguments as string)).toEqual(args);
       expect(input[callIndex + 1]).toEqual({ type: 'function_call_output', call_id: callId, output });
-      expect(input.filter((item) => item.type === 'function_call' || item.type === 'function_call_output')).toHaveLength(2);
+      expect(
+        input.filter((item) => item.type === 'function_call' || item.type === 'function_call_output'),
+      ).toHaveLength(2);
     },
   };
 }

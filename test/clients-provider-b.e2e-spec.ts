@@ -1,4 +1,5 @@
-import { ClientFamily, describeClientScenarios, fakeUpstream, ReadFileArgs } from './support/client-scenarios';
+import type { ClientFamily, ReadFileArgs } from './support/client-scenarios';
+import { describeClientScenarios, fakeUpstream } from './support/client-scenarios';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 
@@ -10,7 +11,11 @@ function generateBody(parts: unknown[]): unknown {
   return {
     response: {
       candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP' }],
-      usageMetadata: { promptTokenCount: FAKE_USAGE.prompt, candidatesTokenCount: FAKE_USAGE.candidates, totalTokenCount: FAKE_USAGE.total },
+      usageMetadata: {
+        promptTokenCount: FAKE_USAGE.prompt,
+        candidatesTokenCount: FAKE_USAGE.candidates,
+        totalTokenCount: FAKE_USAGE.total,
+      },
       modelVersion: 'gemini-2.5-pro',
       responseId: 'r-nonstream',
     },
@@ -23,7 +28,11 @@ function providerBFamily(): ClientFamily {
   const upstream = fakeUpstream({
     homePrefix: 'clients-provider-b-',
     startFake: () => FakeCodeAssist.start(),
-    settings: (fake, home) => ({ ...providerBSettings(fake, home, { project: 'fake-project' }), GATEWAY_PROVIDERS: 'provider_b', PROVIDER_B_TIMEOUT: '8s' }),
+    settings: (fake, home) => ({
+      ...providerBSettings(fake, home, { project: 'fake-project' }),
+      GATEWAY_PROVIDERS: 'provider_b',
+      PROVIDER_B_TIMEOUT: '8s',
+    }),
   });
   let callCount = 0;
 
@@ -37,31 +46,49 @@ function providerBFamily(): ClientFamily {
       upstream.fake.reset();
     },
     scriptText(pieces, mode) {
-      if (mode === 'non-stream') return upstream.fake.enqueue('generateContent', { body: generateBody([{ text: pieces.join('') }]) });
-      upstream.fake.enqueue('streamGenerateContent', { frames: [...pieces.map((piece) => ({ json: textFrame(piece) })), { json: finishFrame('STOP', FAKE_USAGE) }] });
+      if (mode === 'non-stream')
+        return upstream.fake.enqueue('generateContent', { body: generateBody([{ text: pieces.join('') }]) });
+      upstream.fake.enqueue('streamGenerateContent', {
+        frames: [...pieces.map((piece) => ({ json: textFrame(piece) })), { json: finishFrame('STOP', FAKE_USAGE) }],
+      });
     },
     scriptReadFileCall(args, mode) {
       const id = `call_gemini_${++callCount}`;
       const signature = `sig-${callCount}`;
       if (mode === 'non-stream') {
-        upstream.fake.enqueue('generateContent', { body: generateBody([{ functionCall: { id, name: 'read_file', args }, thoughtSignature: signature }]) });
+        upstream.fake.enqueue('generateContent', {
+          body: generateBody([{ functionCall: { id, name: 'read_file', args }, thoughtSignature: signature }]),
+        });
       } else {
-        upstream.fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { ...args }, { id, signature }) }, { json: finishFrame('STOP', FAKE_USAGE) }] });
+        upstream.fake.enqueue('streamGenerateContent', {
+          frames: [
+            { json: callFrame('read_file', { ...args }, { id, signature }) },
+            { json: finishFrame('STOP', FAKE_USAGE) },
+          ],
+        });
       }
       return id;
     },
     async expectContinuation(callId: string, args: ReadFileArgs, output: string) {
-      const requests = [...upstream.fake.requests('streamGenerateContent'), ...upstream.fake.requests('generateContent')].sort((a, b) => a.receivedAt - b.receivedAt);
+      const requests = [
+        ...upstream.fake.requests('streamGenerateContent'),
+        ...upstream.fake.requests('generateContent'),
+      ].sort((a, b) => a.receivedAt - b.receivedAt);
       const contents = requests.at(-1)?.body.request.contents as Array<{ role: string; parts: any[] }>;
       // provider_b.md §6: the assistant turn is a `model` content with the functionCall; the tool
       // message is the next `user` content with a functionResponse carrying the same id.
-      const callIndex = contents.findIndex((content) => content.role === 'model' && content.parts.some((part) => part.functionCall));
+      const callIndex = contents.findIndex(
+        (content) => content.role === 'model' && content.parts.some((part) => part.functionCall),
+      );
       expect(callIndex).toBeGreaterThanOrEqual(0);
       const call = contents[callIndex].parts.find((part) => part.functionCall);
       expect(call.functionCall).toEqual({ id: callId, name: 'read_file', args });
       // The signature the fake attached came back (the SDKs drop extra_content; the gateway remembers it).
       expect(call.thoughtSignature).toMatch(/^sig-\d+$/);
-      expect(contents[callIndex + 1]).toEqual({ role: 'user', parts: [{ functionResponse: { id: callId, name: 'read_file', response: { output } } }] });
+      expect(contents[callIndex + 1]).toEqual({
+        role: 'user',
+        parts: [{ functionResponse: { id: callId, name: 'read_file', response: { output } } }],
+      });
     },
   };
 }

@@ -1,15 +1,18 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ClientFamily, describeClientScenarios, ReadFileArgs } from './support/client-scenarios';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { ClientFamily, ReadFileArgs } from './support/client-scenarios';
+import { describeClientScenarios } from './support/client-scenarios';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
 
 // Usage on every scripted answer; the gateway reports input + cache tokens as prompt tokens.
 const FAKE_USAGE = { input_tokens: 9, output_tokens: 4 };
 
-const fenceText = (name: string, args: unknown) => '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
+const fenceText = (name: string, args: unknown) =>
+  '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
 
 /**
  * provider_c (Claude Code) with the real CLI (2.1.330) behind the gateway, talking to the
@@ -30,7 +33,12 @@ function providerCFamily(): ClientFamily {
     async start() {
       home = fs.mkdtempSync(path.join(os.tmpdir(), 'clients-provider-c-'));
       api = await FakeAnthropicApi.start();
-      gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, PROVIDER_C_TIMEOUT: '20s', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }) });
+      gateway = await startGateway({
+        GATEWAY_PROVIDERS: 'provider_c',
+        PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
+        PROVIDER_C_TIMEOUT: '20s',
+        ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
+      });
       return gateway;
     },
     async stop() {
@@ -56,7 +64,12 @@ function providerCFamily(): ClientFamily {
       const sent = JSON.stringify(api.messages().at(-1)?.body ?? null);
       // provider_c.md §4: ids are never shown to the model; the result is labelled with the name
       // of the call whose id it answers, right after the assistant block that replays the call.
-      expect(sent).toContain(JSON.stringify(`Assistant:\n${fenceText('read_file', args)}\n\nTool result (read_file):\n${output}`).slice(1, -1));
+      expect(sent).toContain(
+        JSON.stringify(`Assistant:\n${fenceText('read_file', args)}\n\nTool result (read_file):\n${output}`).slice(
+          1,
+          -1,
+        ),
+      );
     },
   };
 }

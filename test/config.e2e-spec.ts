@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SETTINGS } from '../src/config/settings';
-import { GatewayRun, runGateway, spawnGateway } from './support/child-gateway';
+import type { GatewayRun } from './support/child-gateway';
+import { runGateway, spawnGateway } from './support/child-gateway';
 
 /** Like Promise.all over `items`, with at most `limit` child processes at once (2-core machine). */
 async function mapLimited<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
@@ -54,27 +55,78 @@ describe('gateway configuration (child process)', () => {
 
   it('exits with status 1 and one line naming the setting and the rule for each bad value', async () => {
     const badCatalog = path.join(scratch, 'bad-catalog.json');
-    fs.writeFileSync(badCatalog, JSON.stringify({ models: [{ id: 'x', provider: 'openrouter', upstream_model: 'x' }] }));
+    fs.writeFileSync(
+      badCatalog,
+      JSON.stringify({ models: [{ id: 'x', provider: 'openrouter', upstream_model: 'x' }] }),
+    );
     const notJson = path.join(scratch, 'not-json.json');
     fs.writeFileSync(notJson, '{ "models": [');
     const cases: [Record<string, string>, string[], RegExp][] = [
-      [{ GATEWAY_PROVIDERS: 'provider_a,bedrock' }, [], /^gateway: invalid setting GATEWAY_PROVIDERS.*unknown provider "bedrock"/],
-      [{ GATEWAY_PORT: '70000' }, [], /^gateway: invalid setting GATEWAY_PORT.*must be a port number between 0 and 65535/],
-      [{ STRUCTURED_REPLICAS: '2' }, [], /^gateway: invalid setting STRUCTURED_REPLICAS.*must be exactly 1: one process must own the idempotency keys/],
+      [
+        { GATEWAY_PROVIDERS: 'provider_a,bedrock' },
+        [],
+        /^gateway: invalid setting GATEWAY_PROVIDERS.*unknown provider "bedrock"/,
+      ],
+      [
+        { GATEWAY_PORT: '70000' },
+        [],
+        /^gateway: invalid setting GATEWAY_PORT.*must be a port number between 0 and 65535/,
+      ],
+      [
+        { STRUCTURED_REPLICAS: '2' },
+        [],
+        /^gateway: invalid setting STRUCTURED_REPLICAS.*must be exactly 1: one process must own the idempotency keys/,
+      ],
       [{ GATEWAY_DRAIN_TIMEOUT: 'soon' }, [], /^gateway: invalid setting GATEWAY_DRAIN_TIMEOUT.*must be a duration/],
       [{}, ['--gateway-prot=1'], /^gateway: unknown flag "--gateway-prot=1"; run with --help/],
-      [{ PRIMARY_CUSTOM_TOOL_WIRE: 'xml' }, [], /^gateway: invalid setting PRIMARY_CUSTOM_TOOL_WIRE.*must be one of function, custom/],
-      [{ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:' }, [], /^gateway: invalid setting PRIMARY_AGENT_QUEUE_KEY_MODE.*header:<name>/],
-      [{ GATEWAY_MODEL_CATALOG: badCatalog }, [], /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] has an unknown "provider"/],
+      [
+        { PRIMARY_CUSTOM_TOOL_WIRE: 'xml' },
+        [],
+        /^gateway: invalid setting PRIMARY_CUSTOM_TOOL_WIRE.*must be one of function, custom/,
+      ],
+      [
+        { PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:' },
+        [],
+        /^gateway: invalid setting PRIMARY_AGENT_QUEUE_KEY_MODE.*header:<name>/,
+      ],
+      [
+        { GATEWAY_MODEL_CATALOG: badCatalog },
+        [],
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] has an unknown "provider"/,
+      ],
       [{ GATEWAY_MODEL_CATALOG: notJson }, [], /^gateway: invalid setting GATEWAY_MODEL_CATALOG: not readable JSON/],
-      [{ GATEWAY_MODEL_CATALOG: path.join(scratch, 'missing.json') }, [], /^gateway: invalid setting GATEWAY_MODEL_CATALOG: file not found/],
+      [
+        { GATEWAY_MODEL_CATALOG: path.join(scratch, 'missing.json') },
+        [],
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: file not found/,
+      ],
       // Thrown while Nest builds the providers: still one line, no framework output.
-      [{ PRIMARY_FAITHFUL_PROFILE: path.join(scratch, 'missing-profile.json') }, [], /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE.*file not found/],
-      [{ STRUCTURED_MODELS: 'gpt-5.6-sol,no-such-model' }, ['--structured-enabled'], /^gateway: invalid setting STRUCTURED_MODELS.*"no-such-model" is not a model id of the catalog/],
+      [
+        { PRIMARY_FAITHFUL_PROFILE: path.join(scratch, 'missing-profile.json') },
+        [],
+        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE.*file not found/,
+      ],
+      [
+        { STRUCTURED_MODELS: 'gpt-5.6-sol,no-such-model' },
+        ['--structured-enabled'],
+        /^gateway: invalid setting STRUCTURED_MODELS.*"no-such-model" is not a model id of the catalog/,
+      ],
       // The bearer rules (issue 25): short, placeholder, and an open bind without any secret.
-      [{ GATEWAY_BEARER_SECRET: 'x' }, [], /^gateway: invalid setting GATEWAY_BEARER_SECRET \/ --gateway-bearer-secret: must be at least 16 characters/],
-      [{ GATEWAY_BEARER_SECRET: 'change-me-to-a-long-random-value' }, [], /^gateway: invalid setting GATEWAY_BEARER_SECRET.*is a documented placeholder/],
-      [{ GATEWAY_HOST: '0.0.0.0' }, [], /^gateway: invalid setting GATEWAY_HOST.*"0\.0\.0\.0" is not loopback, so GATEWAY_BEARER_SECRET must be set \(or GATEWAY_ALLOW_UNAUTHENTICATED=true/],
+      [
+        { GATEWAY_BEARER_SECRET: 'x' },
+        [],
+        /^gateway: invalid setting GATEWAY_BEARER_SECRET \/ --gateway-bearer-secret: must be at least 16 characters/,
+      ],
+      [
+        { GATEWAY_BEARER_SECRET: 'change-me-to-a-long-random-value' },
+        [],
+        /^gateway: invalid setting GATEWAY_BEARER_SECRET.*is a documented placeholder/,
+      ],
+      [
+        { GATEWAY_HOST: '0.0.0.0' },
+        [],
+        /^gateway: invalid setting GATEWAY_HOST.*"0\.0\.0\.0" is not loopback, so GATEWAY_BEARER_SECRET must be set \(or GATEWAY_ALLOW_UNAUTHENTICATED=true/,
+      ],
     ];
     const runs = await mapLimited(cases, 4, ([env, argv]) => runGateway(env, argv));
     runs.forEach((run, index) => expectOneLineFailure(run, cases[index][2]));
@@ -99,7 +151,11 @@ describe('gateway configuration (child process)', () => {
 
   it('lets the flag win over the environment variable', async () => {
     // The env port is invalid, the flag's is valid: the gateway must start on the flag's port 0.
-    const gateway = await spawnGateway({ GATEWAY_PORT: '70000', GATEWAY_PROVIDERS: 'provider_b' }, ['--gateway-port=0', '--gateway-providers', 'provider_a']);
+    const gateway = await spawnGateway({ GATEWAY_PORT: '70000', GATEWAY_PROVIDERS: 'provider_b' }, [
+      '--gateway-port=0',
+      '--gateway-providers',
+      'provider_a',
+    ]);
     try {
       const listening = gateway.records.find((record) => record.event === 'gateway_listening');
       expect(listening).toMatchObject({ host: '127.0.0.1', providers: ['provider_a'] });

@@ -1,4 +1,5 @@
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
@@ -9,7 +10,12 @@ import { useFakeProviderA } from './support/provider-a-harness';
  */
 jest.setTimeout(20_000);
 
-const TOOLS = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+const TOOLS = [
+  {
+    type: 'function',
+    function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  },
+];
 const TRUNCATED_40000 = '[gateway: tool output truncated from 40000 bytes; kept 32699 bytes]';
 
 type Message = Record<string, unknown>;
@@ -23,9 +29,19 @@ function agentHistory(pairs: number, resultBytes: number, marker = 'chunk'): Mes
   ];
   for (let index = 0; index < pairs; index++) {
     const id = `call_${index}`;
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `f${index}.ts` }) } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `f${index}.ts` }) } },
+      ],
+    });
     const head = `${marker}-${index}:`;
-    messages.push({ role: 'tool', tool_call_id: id, content: head + 'r'.repeat(Math.max(0, resultBytes - head.length)) });
+    messages.push({
+      role: 'tool',
+      tool_call_id: id,
+      content: head + 'r'.repeat(Math.max(0, resultBytes - head.length)),
+    });
   }
   messages.push({ role: 'user', content: 'Continue.' });
   return messages;
@@ -40,7 +56,11 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
   const { fake, home } = useFakeProviderA({ homePrefix: 'context-e2e-' });
 
   async function gatewayWith(settings: Record<string, string> = {}): Promise<TestGateway> {
-    const gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a', ...settings });
+    const gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      ...settings,
+    });
     gateways.push(gateway);
     return gateway;
   }
@@ -51,7 +71,10 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
   });
 
   /** Sends one chat turn and returns the upstream body's `input` items. */
-  async function send(gateway: TestGateway, body: Record<string, unknown>): Promise<{ input: InputItem[]; requestId: string }> {
+  async function send(
+    gateway: TestGateway,
+    body: Record<string, unknown>,
+  ): Promise<{ input: InputItem[]; requestId: string }> {
     fake().enqueue(textReply('ok'));
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
@@ -77,7 +100,14 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     expect(output.output!.endsWith(`\n\n${TRUNCATED_40000}`)).toBe(true);
     expect(output.output!.startsWith('chunk-0:rrr')).toBe(true);
     expect(contextRecords(defaults, requestId)).toEqual([
-      expect.objectContaining({ event: 'context_manage', messages: 5, tool_messages: 1, truncated: 1, compacted: 0, recent_kept: 0 }),
+      expect.objectContaining({
+        event: 'context_manage',
+        messages: 5,
+        tool_messages: 1,
+        truncated: 1,
+        compacted: 0,
+        recent_kept: 0,
+      }),
     ]);
   });
 
@@ -89,10 +119,16 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
 
     // Every call still has its output, in the same order, with the same ids.
     const calls = input.filter((item) => item.type === 'function_call').map((item) => item.call_id);
-    expect(calls).toEqual(messages.filter((message) => message.role === 'assistant').map((_, index) => `call_${index}`));
+    expect(calls).toEqual(
+      messages.filter((message) => message.role === 'assistant').map((_, index) => `call_${index}`),
+    );
     expect(outputs(input).map((item) => item.call_id)).toEqual(calls);
     const types = input.map((item) => item.type);
-    calls.forEach((id) => expect(types[input.findIndex((item) => item.type === 'function_call_output' && item.call_id === id) - 1]).toBe('function_call'));
+    calls.forEach((id) =>
+      expect(types[input.findIndex((item) => item.type === 'function_call_output' && item.call_id === id) - 1]).toBe(
+        'function_call',
+      ),
+    );
 
     // Tool messages at index ≥ 106 (the last 24 messages) are untouched; older ones are compacted.
     const tailStart = 130 - 24;
@@ -102,7 +138,9 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
       if (messageIndex >= tailStart) {
         expect(item.output).toBe(original);
       } else {
-        expect(item.output).toBe(original.slice(0, 512) + '\n\n[gateway: older tool output compacted from 2000 bytes; kept 512 bytes]');
+        expect(item.output).toBe(
+          original.slice(0, 512) + '\n\n[gateway: older tool output compacted from 2000 bytes; kept 512 bytes]',
+        );
       }
     });
     const [record] = contextRecords(defaults, requestId);
@@ -122,7 +160,15 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     const secret = 'SECRET-TOOL-OUTPUT-5c1e';
     const changed = await send(defaults, { tools: TOOLS, messages: agentHistory(1, 40_000, secret) });
     const [record] = contextRecords(defaults, changed.requestId);
-    const counts = ['messages', 'bytes_before', 'bytes_after', 'tool_messages', 'truncated', 'compacted', 'recent_kept'];
+    const counts = [
+      'messages',
+      'bytes_before',
+      'bytes_after',
+      'tool_messages',
+      'truncated',
+      'compacted',
+      'recent_kept',
+    ];
     const pinoFields = ['level', 'time', 'pid', 'hostname', 'reqId', 'event', 'msg'];
     expect(Object.keys(record).sort()).toEqual([...counts, ...pinoFields].sort());
     counts.forEach((key) => expect(typeof record[key]).toBe('number'));
@@ -163,11 +209,20 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     const { input, requestId } = await send(tuned, { tools: TOOLS, messages });
     const sent = outputs(input).map((item) => item.output!);
     // Tool results at index 3, 5, 7, 9 lie before the last 4 messages (11–14): compacted to 100 bytes.
-    sent.slice(0, 4).forEach((text, index) => expect(text).toBe(`chunk-${index}:`.padEnd(100, 'r') + '\n\n[gateway: older tool output compacted from 800 bytes; kept 100 bytes]'));
+    sent
+      .slice(0, 4)
+      .forEach((text, index) =>
+        expect(text).toBe(
+          `chunk-${index}:`.padEnd(100, 'r') +
+            '\n\n[gateway: older tool output compacted from 800 bytes; kept 100 bytes]',
+        ),
+      );
     // In the tail: index 11 is untouched, index 13 is only capped at 1000 bytes.
     expect(sent[4]).toBe(messages[11].content);
     expect(Buffer.byteLength(sent[5], 'utf8')).toBe(1000);
     expect(sent[5]).toMatch(/^q+\n\n\[gateway: tool output truncated from 5000 bytes; kept 934 bytes\]$/);
-    expect(contextRecords(tuned, requestId)).toEqual([expect.objectContaining({ truncated: 1, compacted: 4, recent_kept: 4, messages: 15 })]);
+    expect(contextRecords(tuned, requestId)).toEqual([
+      expect.objectContaining({ truncated: 1, compacted: 4, recent_kept: 4, messages: 15 }),
+    ]);
   });
 });

@@ -1,4 +1,5 @@
-import { ChildGateway, spawnGateway } from './support/child-gateway';
+import type { ChildGateway } from './support/child-gateway';
+import { spawnGateway } from './support/child-gateway';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
@@ -16,7 +17,11 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
   });
 
   async function start(settings: Record<string, string> = {}): Promise<ChildGateway> {
-    const child = await spawnGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a', ...settings });
+    const child = await spawnGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      ...settings,
+    });
     children.push(child);
     return child;
   }
@@ -76,17 +81,20 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
   const LONG_DRAIN = '60s';
   const WELL_BEFORE_LONG_DRAIN_MS = 30_000;
 
-  it.each(['SIGTERM', 'SIGINT'] as const)('exits at once with status 0 on %s when nothing is in flight', async (signal) => {
-    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
-    expect((await readiness(gateway)).body).toEqual({ status: 'ready' });
-    const sentAt = Date.now();
-    gateway.process.kill(signal);
-    const status = await gateway.exited;
-    expect(status).toEqual({ code: 0, signal: null });
-    expect(Date.now() - sentAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
-    expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ signal, in_flight: 0 });
-    expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true });
-  });
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'exits at once with status 0 on %s when nothing is in flight',
+    async (signal) => {
+      const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
+      expect((await readiness(gateway)).body).toEqual({ status: 'ready' });
+      const sentAt = Date.now();
+      gateway.process.kill(signal);
+      const status = await gateway.exited;
+      expect(status).toEqual({ code: 0, signal: null });
+      expect(Date.now() - sentAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
+      expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ signal, in_flight: 0 });
+      expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true });
+    },
+  );
 
   it('turns readiness 503 at once, finishes the in-flight stream, then exits when idle', async () => {
     // The second delta comes 8 s later: readiness turns 503 long before the stream ends.

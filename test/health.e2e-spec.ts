@@ -5,14 +5,19 @@ import * as path from 'node:path';
 import { resolveBuildInfo } from '../src/common/build/build-info';
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import { REPO_ROOT } from './support/child-gateway';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 
 async function getJson(url: string, headers: Record<string, string> = {}) {
   const response = await fetch(url, { headers });
-  return { status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as Record<string, unknown> };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    body: (await response.json()) as Record<string, unknown>,
+  };
 }
 
 describe('health endpoints', () => {
@@ -30,23 +35,26 @@ describe('health endpoints', () => {
 
     afterAll(() => gateway.close());
 
-    it.each(['/health', '/health/live'])('GET %s returns the contract health document without a bearer', async (route) => {
-      const { status, type, body } = await getJson(`${gateway.url}${route}`);
-      expect(status).toBe(200);
-      expect(type).toMatch(/^application\/json/);
-      expect(body).toEqual({
-        status: 'ok',
-        contract_version: '2.0.0',
-        build: {
-          version: 'v0.1.0',
-          commit: COMMIT,
-          build_date: '2026-03-04T05:06:07Z',
-          go_version: `node${process.versions.node}`,
-          modified: expect.any(Boolean),
-        },
-      });
-      expect((body.build as Record<string, string>).go_version).toMatch(/^node20\.\d+\.\d+$/);
-    });
+    it.each(['/health', '/health/live'])(
+      'GET %s returns the contract health document without a bearer',
+      async (route) => {
+        const { status, type, body } = await getJson(`${gateway.url}${route}`);
+        expect(status).toBe(200);
+        expect(type).toMatch(/^application\/json/);
+        expect(body).toEqual({
+          status: 'ok',
+          contract_version: '2.0.0',
+          build: {
+            version: 'v0.1.0',
+            commit: COMMIT,
+            build_date: '2026-03-04T05:06:07Z',
+            go_version: `node${process.versions.node}`,
+            modified: expect.any(Boolean),
+          },
+        });
+        expect((body.build as Record<string, string>).go_version).toMatch(/^node20\.\d+\.\d+$/);
+      },
+    );
 
     it('GET /health/ready answers 200 {"status":"ready"} while serving', async () => {
       const { status, body } = await getJson(`${gateway.url}/health/ready`);
@@ -71,7 +79,9 @@ describe('health endpoints', () => {
       expect(ready.body).toEqual({ status: 'draining' });
       expect((await getJson(`${gateway.url}/health/live`)).body.status).toBe('ok');
       // Chat and models are still served while draining (design.md §6).
-      expect((await fetch(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer health-secret-0123' } })).status).toBe(200);
+      expect(
+        (await fetch(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer health-secret-0123' } })).status,
+      ).toBe(200);
     });
   });
 
@@ -110,7 +120,13 @@ describe('build stamp (scripts/stamp-build.mjs, the second half of `npm run buil
       env: { PATH: process.env.PATH, HOME: process.env.HOME, BUILD_OUT_DIR: outDir, ...env },
       encoding: 'utf8',
     });
-    return { ...run, info: run.status === 0 ? (JSON.parse(fs.readFileSync(path.join(outDir, 'build-info.json'), 'utf8')) as Record<string, unknown>) : undefined };
+    return {
+      ...run,
+      info:
+        run.status === 0
+          ? (JSON.parse(fs.readFileSync(path.join(outDir, 'build-info.json'), 'utf8')) as Record<string, unknown>)
+          : undefined,
+    };
   }
 
   const packageVersion = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
@@ -138,12 +154,21 @@ describe('build stamp (scripts/stamp-build.mjs, the second half of `npm run buil
   it('works without git: v + package version, no commit (health says unknown), not modified', () => {
     const { status, info } = stamp({ GIT_DIR: path.join(outDir, 'no-such-repository') });
     expect(status).toBe(0);
-    expect(info).toEqual({ version: `v${packageVersion}`, modified: false, build_date: expect.stringMatching(TIMESTAMP) });
+    expect(info).toEqual({
+      version: `v${packageVersion}`,
+      modified: false,
+      build_date: expect.stringMatching(TIMESTAMP),
+    });
     expect(resolveBuildInfo({}, path.join(outDir, 'build-info.json')).commit).toBe('unknown');
   });
 
   it('uses BUILD_* when the image build passes them, and rejects a short commit', () => {
-    const { info } = stamp({ BUILD_VERSION: 'v0.1.0', BUILD_COMMIT: COMMIT, BUILD_DATE: '2026-03-04T05:06:07Z', GIT_DIR: '/nonexistent' });
+    const { info } = stamp({
+      BUILD_VERSION: 'v0.1.0',
+      BUILD_COMMIT: COMMIT,
+      BUILD_DATE: '2026-03-04T05:06:07Z',
+      GIT_DIR: '/nonexistent',
+    });
     expect(info).toEqual({ version: 'v0.1.0', commit: COMMIT, modified: false, build_date: '2026-03-04T05:06:07Z' });
     const bad = stamp({ BUILD_COMMIT: 'abc1234' });
     expect(bad.status).toBe(1);
@@ -155,7 +180,9 @@ describe('build stamp (scripts/stamp-build.mjs, the second half of `npm run buil
     expect(fs.existsSync(path.join(outDir, 'models', 'catalog.json'))).toBe(true);
     const sourceJson = spawnSync('git', ['ls-files', 'src'], { cwd: REPO_ROOT, encoding: 'utf8' });
     if (sourceJson.status === 0) {
-      for (const file of sourceJson.stdout.split('\n').filter((name) => name.endsWith('.json') && !name.includes('__fixtures__'))) {
+      for (const file of sourceJson.stdout
+        .split('\n')
+        .filter((name) => name.endsWith('.json') && !name.includes('__fixtures__'))) {
         expect(fs.existsSync(path.join(outDir, path.relative('src', file)))).toBe(true);
       }
     }

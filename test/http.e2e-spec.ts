@@ -1,9 +1,12 @@
 import * as zlib from 'node:zlib';
 import { rawRequest } from './support/raw-http';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 
 /** The body of every 404 on chat and models routes (design.md §4 OpenAI shape). */
-const NOT_FOUND = { error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null } };
+const NOT_FOUND = {
+  error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null },
+};
 
 describe('HTTP surface', () => {
   let gateway: TestGateway;
@@ -53,7 +56,11 @@ describe('HTTP surface', () => {
 
     it('answers 404 on an unknown path whatever its body: malformed or oversized JSON is not parsed there', async () => {
       for (const body of ['{"model": ', JSON.stringify({ padding: 'x'.repeat(10_000) })]) {
-        const response = await rawRequest(`${gateway.url}/v1/unknown`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const response = await rawRequest(`${gateway.url}/v1/unknown`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         expect(response.status).toBe(404);
         expect(JSON.parse(response.body.toString())).toEqual(NOT_FOUND);
       }
@@ -72,8 +79,16 @@ describe('HTTP surface', () => {
       'answers POST /v1/structured/inference (%s) byte-identically to an unknown route',
       async (_name, body) => {
         const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' };
-        const structured = await rawRequest(`${gateway.url}/v1/structured/inference`, { method: 'POST', headers, body });
-        const unknown = await rawRequest(`${gateway.url}/v1/structured/nothing-here`, { method: 'POST', headers, body });
+        const structured = await rawRequest(`${gateway.url}/v1/structured/inference`, {
+          method: 'POST',
+          headers,
+          body,
+        });
+        const unknown = await rawRequest(`${gateway.url}/v1/structured/nothing-here`, {
+          method: 'POST',
+          headers,
+          body,
+        });
         expect(structured.status).toBe(404);
         expect(structured.status).toBe(unknown.status);
         expect(structured.body.equals(unknown.body)).toBe(true);
@@ -126,7 +141,11 @@ describe('HTTP surface', () => {
   describe('request bodies on POST /v1/chat/completions', () => {
     it('answers 413 request_too_large in the OpenAI shape for a body over GATEWAY_MAX_BODY_BYTES', async () => {
       const body = JSON.stringify({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'x'.repeat(4096) }] });
-      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       expect(response.status).toBe(413);
       expect(JSON.parse(response.body.toString())).toEqual({
         error: { message: expect.any(String), type: 'invalid_request_error', code: 'request_too_large', param: null },
@@ -141,7 +160,9 @@ describe('HTTP surface', () => {
       });
       expect(response.status).toBe(400);
       const body = JSON.parse(response.body.toString());
-      expect(body).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'invalid_request', param: null } });
+      expect(body).toEqual({
+        error: { message: expect.any(String), type: 'invalid_request_error', code: 'invalid_request', param: null },
+      });
       expect(response.body.toString()).not.toContain('SECRET-PROMPT');
     });
 
@@ -162,7 +183,9 @@ describe('HTTP surface', () => {
         body: JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }),
       });
       expect(response.status).toBe(404);
-      expect(JSON.parse(response.body.toString())).toMatchObject({ error: { type: 'invalid_request_error', code: 'model_not_found', param: null } });
+      expect(JSON.parse(response.body.toString())).toMatchObject({
+        error: { type: 'invalid_request_error', code: 'model_not_found', param: null },
+      });
     });
   });
 
@@ -173,7 +196,17 @@ describe('HTTP surface', () => {
       expect(body.data).toEqual(
         expect.arrayContaining([
           // The contract's fields, plus the metadata agents configure themselves with (docs/chat.md).
-          { id: 'gpt-5.6-sol', object: 'model', created: expect.any(Number), owned_by: 'provider_a', family: 'gpt-5.6-sol', context_window: 272000, input_modalities: ['text', 'image'], reasoning_effort: 'low', supported_reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'] },
+          {
+            id: 'gpt-5.6-sol',
+            object: 'model',
+            created: expect.any(Number),
+            owned_by: 'provider_a',
+            family: 'gpt-5.6-sol',
+            context_window: 272000,
+            input_modalities: ['text', 'image'],
+            reasoning_effort: 'low',
+            supported_reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'],
+          },
         ]),
       );
       const owners = new Set(body.data.map((entry: { owned_by: string }) => entry.owned_by));

@@ -1,7 +1,15 @@
 import * as path from 'node:path';
 import { rawRequest, rawSocketExchange } from './support/raw-http';
-import { startGateway, TestGateway } from './support/create-test-app';
-import { created, errorEvent, functionCallItem, completed, providerASettings, textDelta } from './support/provider-a-fixtures';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import {
+  created,
+  errorEvent,
+  functionCallItem,
+  completed,
+  providerASettings,
+  textDelta,
+} from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
 /**
@@ -19,7 +27,11 @@ describe('log records', () => {
   let sentinels = 0;
 
   beforeAll(async () => {
-    gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'log-secret-4411-long', LOG_LEVEL: 'debug', ...providerASettings(fake(), path.join(home(), 'pa')) });
+    gateway = await startGateway({
+      GATEWAY_BEARER_SECRET: 'log-secret-4411-long',
+      LOG_LEVEL: 'debug',
+      ...providerASettings(fake(), path.join(home(), 'pa')),
+    });
   });
 
   afterAll(() => gateway.close());
@@ -56,7 +68,9 @@ describe('log records', () => {
   it('logs a hostile model id as one sanitized value: same records as a clean request, none forged (§10 item 59)', async () => {
     const clean = await recordsOf(() => chat('plain-unknown-model'));
     const poisoned = await recordsOf(() => chat(HOSTILE));
-    expect(poisoned.map((record) => record.event ?? record.msg)).toEqual(clean.map((record) => record.event ?? record.msg));
+    expect(poisoned.map((record) => record.event ?? record.msg)).toEqual(
+      clean.map((record) => record.event ?? record.msg),
+    );
     expect(poisoned.some((record) => record.event === 'forged')).toBe(false);
     const completion = poisoned.find((record) => record.event === 'chat_completion');
     expect(completion?.model).toBe('gpt {"level":60,"event":"forged"}  x y z ');
@@ -72,20 +86,30 @@ describe('log records', () => {
     const port = Number(new URL(gateway.url).port);
     // Raw NEL, U+2028 bytes or controls in a path are refused by Node's HTTP parser (400) before
     // any route runs, so the only record is the refusal, naming Node's reason code, never the path…
-    const raw = Buffer.concat([Buffer.from('GET /nope'), Buffer.from([0x85, 0xe2, 0x80, 0xa8]), Buffer.from('{"level":60,"event":"forged"} HTTP/1.1\r\nHost: x')]);
+    const raw = Buffer.concat([
+      Buffer.from('GET /nope'),
+      Buffer.from([0x85, 0xe2, 0x80, 0xa8]),
+      Buffer.from('{"level":60,"event":"forged"} HTTP/1.1\r\nHost: x'),
+    ]);
     let answer = '';
     const refused = await recordsOf(async () => {
       answer = await rawSocketExchange(port, raw);
     });
     expect(answer.startsWith('HTTP/1.1 400')).toBe(true);
-    expect(refused).toEqual([expect.objectContaining({ event: 'http_request_rejected', reason: 'HPE_INVALID_URL', status: 400 })]);
+    expect(refused).toEqual([
+      expect.objectContaining({ event: 'http_request_rejected', reason: 'HPE_INVALID_URL', status: 400 }),
+    ]);
     expect(JSON.stringify(refused)).not.toContain('nope');
 
     // …and a percent-encoded line break stays encoded text inside one access record.
-    const encoded = await recordsOf(() => rawRequest(`${gateway.url}/nope%0A%7B%22level%22%3A60%2C%22event%22%3A%22forged%22%7D%E2%80%A8`));
+    const encoded = await recordsOf(() =>
+      rawRequest(`${gateway.url}/nope%0A%7B%22level%22%3A60%2C%22event%22%3A%22forged%22%7D%E2%80%A8`),
+    );
     expect(encoded).toHaveLength(1);
     expect(encoded.some((record) => record.event === 'forged')).toBe(false);
-    expect((encoded[0].req as { path: string }).path).toBe('/nope%0A%7B%22level%22%3A60%2C%22event%22%3A%22forged%22%7D%E2%80%A8');
+    expect((encoded[0].req as { path: string }).path).toBe(
+      '/nope%0A%7B%22level%22%3A60%2C%22event%22%3A%22forged%22%7D%E2%80%A8',
+    );
   });
 
   it('caps a logged path at 128 characters', async () => {
@@ -102,7 +126,9 @@ describe('log records', () => {
     expect(response.headers['x-request-id']).toBe('abc-123');
     expect(records.length).toBeGreaterThan(1);
     for (const record of records) expect(record.reqId).toBe('abc-123');
-    expect(records).toContainEqual(expect.objectContaining({ event: 'chat_completion', reqId: 'abc-123', status: 404 }));
+    expect(records).toContainEqual(
+      expect.objectContaining({ event: 'chat_completion', reqId: 'abc-123', status: 404 }),
+    );
   });
 
   it('ignores a caller-supplied x-request-id that could forge log fields: the id on every line is our own UUID', async () => {
@@ -120,36 +146,72 @@ describe('log records', () => {
   });
 
   it('never logs Authorization, the bearer, prompt text, tool arguments or output, through a successful and a failing turn', async () => {
-    const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      },
+    ];
     fake().enqueue(
-      { frames: [created(), textDelta('SECRET-OUTPUT-TEXT'), ...functionCallItem('call_1', 'read_file', '{"path":"SECRET-TOOL-ARGUMENT"}'), completed()] },
+      {
+        frames: [
+          created(),
+          textDelta('SECRET-OUTPUT-TEXT'),
+          ...functionCallItem('call_1', 'read_file', '{"path":"SECRET-TOOL-ARGUMENT"}'),
+          completed(),
+        ],
+      },
       { frames: [created(), errorEvent({ code: 'server_error', message: 'SECRET-UPSTREAM-TEXT' })] },
     );
     const records = await recordsOf(async () => {
       await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, tools, messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT please' }] }),
+        body: JSON.stringify({
+          model: 'gpt-5.6-sol',
+          stream: true,
+          tools,
+          messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT please' }],
+        }),
       });
       await chat('gpt-5.6-sol');
       await rawRequest(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer wrong-bearer-8812' } });
     });
     // Positive control: the prompt reached the upstream, and both turns were logged.
-    expect(JSON.stringify(fake().requests().map((request) => request.body))).toContain('SECRET-PROMPT-TEXT');
+    expect(
+      JSON.stringify(
+        fake()
+          .requests()
+          .map((request) => request.body),
+      ),
+    ).toContain('SECRET-PROMPT-TEXT');
     const completions = records.filter((record) => record.event === 'chat_completion');
     expect(completions.map((record) => [record.status, record.tool_calls])).toEqual([
       [200, 1],
       [502, 0],
     ]);
     const text = gateway.logs.text;
-    for (const forbidden of ['log-secret-4411-long', 'wrong-bearer-8812', 'SECRET-PROMPT-TEXT', 'SECRET-TOOL-ARGUMENT', 'SECRET-OUTPUT-TEXT', 'authorization', 'Authorization']) {
+    for (const forbidden of [
+      'log-secret-4411-long',
+      'wrong-bearer-8812',
+      'SECRET-PROMPT-TEXT',
+      'SECRET-TOOL-ARGUMENT',
+      'SECRET-OUTPUT-TEXT',
+      'authorization',
+      'Authorization',
+    ]) {
       expect(text).not.toContain(forbidden);
     }
     // The upstream's own words travel only as the upstream_* lines' sanitized `upstream_message` (issue 23 §3).
     const withoutCause = gateway.logs.records().map(({ upstream_message: _message, ...rest }) => rest);
     expect(JSON.stringify(withoutCause)).not.toContain('SECRET-UPSTREAM-TEXT');
     expect(gateway.logs.records('upstream_attempt_failed')).toContainEqual(
-      expect.objectContaining({ provider: 'provider_a', error_code: 'upstream', upstream_code: 'server_error', upstream_message: 'SECRET-UPSTREAM-TEXT' }),
+      expect.objectContaining({
+        provider: 'provider_a',
+        error_code: 'upstream',
+        upstream_code: 'server_error',
+        upstream_message: 'SECRET-UPSTREAM-TEXT',
+      }),
     );
     expect(text).not.toContain('"stack"');
   });

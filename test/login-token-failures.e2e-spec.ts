@@ -3,7 +3,8 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { writeAuthFile } from './support/provider-a-fixtures';
 import { writeCredsFile } from './support/provider-b-fixtures';
 
@@ -17,8 +18,12 @@ const MODELS = [
   ['provider_b', 'gemini-2.5-flash'],
 ] as const;
 
-const UPSTREAM_ERROR = { error: { message: 'upstream error', type: 'upstream_error', code: 'upstream_error', param: null } };
-const TIMEOUT = { error: { message: 'the upstream did not answer in time', type: 'timeout', code: 'timeout', param: null } };
+const UPSTREAM_ERROR = {
+  error: { message: 'upstream error', type: 'upstream_error', code: 'upstream_error', param: null },
+};
+const TIMEOUT = {
+  error: { message: 'the upstream did not answer in time', type: 'timeout', code: 'timeout', param: null },
+};
 
 /** A loopback port nothing listens on: a server bound to it, then closed. */
 async function refusingPort(): Promise<number> {
@@ -46,7 +51,10 @@ async function hungEndpoint(): Promise<{ url: string; hits: () => number; close:
 }
 
 /** Both families enabled, each with an expired login (so the first request must refresh) and `tokenUrl`. */
-async function gatewayWithExpiredLogins(tokenUrl: string, settings: Record<string, string>): Promise<{ gateway: TestGateway; dir: string }> {
+async function gatewayWithExpiredLogins(
+  tokenUrl: string,
+  settings: Record<string, string>,
+): Promise<{ gateway: TestGateway; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'login-token-failures-'));
   const unreachable = `http://127.0.0.1:${await refusingPort()}`;
   const codex = writeAuthFile(path.join(dir, '.codex'), { exp: Math.floor(Date.now() / 1000) - 3600 });
@@ -69,7 +77,11 @@ async function gatewayWithExpiredLogins(tokenUrl: string, settings: Record<strin
   return { gateway, dir };
 }
 
-async function chat(gateway: TestGateway, model: string, stream: boolean): Promise<{ status: number; body: unknown; ms: number }> {
+async function chat(
+  gateway: TestGateway,
+  model: string,
+  stream: boolean,
+): Promise<{ status: number; body: unknown; ms: number }> {
   const started = Date.now();
   const response = await fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
@@ -100,10 +112,15 @@ describe('an unreachable token endpoint', () => {
       expect(answer.body).toEqual(UPSTREAM_ERROR);
       expect(answer.status).toBe(502);
       const records = gateway.logs.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
-      const refreshFailures = records.filter((record) => record.event === `${provider}_token_refresh_failed` || record.event === `${provider}_auth_refresh_failed`);
+      const refreshFailures = records.filter(
+        (record) =>
+          record.event === `${provider}_token_refresh_failed` || record.event === `${provider}_auth_refresh_failed`,
+      );
       // Retried like any connect error before output: three attempts, three refreshes.
       expect(refreshFailures).toHaveLength(3);
-      expect(refreshFailures.every((record) => record.error_code === 'unreachable' || record.reason === 'unreachable')).toBe(true);
+      expect(
+        refreshFailures.every((record) => record.error_code === 'unreachable' || record.reason === 'unreachable'),
+      ).toBe(true);
     },
   );
 
@@ -119,7 +136,11 @@ describe('an unreachable token endpoint', () => {
       }),
     });
     expect(response.status).toBe(502);
-    expect(await response.json()).toEqual({ error: { code: 'upstream_error', message: 'upstream error' }, request_id: 'r-token', contract_version: '2.0.0' });
+    expect(await response.json()).toEqual({
+      error: { code: 'upstream_error', message: 'upstream error' },
+      request_id: 'r-token',
+      contract_version: '2.0.0',
+    });
   });
 });
 
@@ -134,7 +155,10 @@ describe('a token endpoint that never answers', () => {
 
   it.each([
     ['the idle timeout (turn timeout at its 10-minute default)', { GATEWAY_STREAM_IDLE_TIMEOUT: '1s' }],
-    ['the turn timeout (idle timeout off)', { GATEWAY_STREAM_IDLE_TIMEOUT: '0', PROVIDER_A_TIMEOUT: '1s', PROVIDER_B_TIMEOUT: '1s' }],
+    [
+      'the turn timeout (idle timeout off)',
+      { GATEWAY_STREAM_IDLE_TIMEOUT: '0', PROVIDER_A_TIMEOUT: '1s', PROVIDER_B_TIMEOUT: '1s' },
+    ],
   ])('holds a request no longer than %s, on both families: 504 timeout', async (_name, settings) => {
     const { gateway, dir } = await gatewayWithExpiredLogins(hung.url, settings);
     try {

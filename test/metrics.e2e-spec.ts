@@ -1,6 +1,7 @@
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import { rawRequest } from './support/raw-http';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 
 /** design.md §8 and the contract's "Metrics" table, with the types of gateway-behaviours.md §8. */
 const SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
@@ -48,7 +49,8 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     const found: Record<string, string> = {};
     for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) found[pair[1]] = pair[2];
     const wanted = Object.entries(labels);
-    if (wanted.length === Object.keys(found).length && wanted.every(([key, value]) => found[key] === value)) return Number(match[3]);
+    if (wanted.length === Object.keys(found).length && wanted.every(([key, value]) => found[key] === value))
+      return Number(match[3]);
   }
   return undefined;
 }
@@ -90,7 +92,12 @@ describe('GET /metrics', () => {
     });
 
     it('counts a chat request for a model outside the catalog as model="other", never the raw id (§10 item 58)', async () => {
-      const before = sample((await scrape()).text, 'gateway_chat_api_requests_total', { provider: 'none', model: 'other', status: '404' }) ?? 0;
+      const before =
+        sample((await scrape()).text, 'gateway_chat_api_requests_total', {
+          provider: 'none',
+          model: 'other',
+          status: '404',
+        }) ?? 0;
       const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
@@ -98,7 +105,9 @@ describe('GET /metrics', () => {
       });
       expect(response.status).toBe(404);
       const { text } = await scrape();
-      expect(sample(text, 'gateway_chat_api_requests_total', { provider: 'none', model: 'other', status: '404' })).toBe(before + 1);
+      expect(sample(text, 'gateway_chat_api_requests_total', { provider: 'none', model: 'other', status: '404' })).toBe(
+        before + 1,
+      );
       expect(text).not.toContain('caller-typed-model-xyz');
       expect(text).not.toContain(SECRET);
     });
@@ -123,7 +132,9 @@ describe('GET /metrics', () => {
 
     it('is behind the bearer', async () => {
       expect((await rawRequest(`${gateway.url}/metrics`)).status).toBe(401);
-      expect((await rawRequest(`${gateway.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+      expect((await rawRequest(`${gateway.url}/metrics`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(
+        401,
+      );
     });
   });
 

@@ -5,8 +5,10 @@ import { register } from 'prom-client';
 import { parse, stringify } from 'yaml';
 import { ERROR_CODES } from '../src/core/error-codes';
 import { REPO_ROOT } from './support/child-gateway';
-import { startGateway, TestGateway } from './support/create-test-app';
-import { LabelMatcher, parsePromQL, Selector } from './support/promql-selectors';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import type { LabelMatcher, Selector } from './support/promql-selectors';
+import { parsePromQL } from './support/promql-selectors';
 import { rawRequest } from './support/raw-http';
 import { fakeUpstream } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
@@ -66,7 +68,8 @@ function exportedFrom(scrape: string): Exported {
   const seriesToFamily = new Map<string, string>();
   for (const [name, type] of families) {
     seriesToFamily.set(name, name);
-    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) seriesToFamily.set(name + suffix, name);
+    if (type === 'histogram')
+      for (const suffix of ['_bucket', '_sum', '_count']) seriesToFamily.set(name + suffix, name);
     if (type === 'summary') for (const suffix of ['_sum', '_count']) seriesToFamily.set(name + suffix, name);
   }
   return {
@@ -98,16 +101,19 @@ function problemsOf(expr: string, exported: Exported): string[] {
       continue;
     }
     for (const matcher of selector.matchers) {
-      if (!labelsOf(selector).includes(matcher.label)) problems.push(`${selector.metric} has no label ${matcher.label}`);
-      const closed = CLOSED_VALUES_BY_METRIC[exported.family(selector.metric)]?.[matcher.label] ?? CLOSED_VALUES[matcher.label];
+      if (!labelsOf(selector).includes(matcher.label))
+        problems.push(`${selector.metric} has no label ${matcher.label}`);
+      const closed =
+        CLOSED_VALUES_BY_METRIC[exported.family(selector.metric)]?.[matcher.label] ?? CLOSED_VALUES[matcher.label];
       for (const value of (closed && literalAlternatives(matcher)) || []) {
-        if (!closed!.has(value)) problems.push(`${selector.metric}{${matcher.label}} never takes the value ${value}`);
+        if (!closed.has(value)) problems.push(`${selector.metric}{${matcher.label}} never takes the value ${value}`);
       }
     }
   }
   for (const aggregation of aggregations) {
     const available = new Set(aggregation.selectors.flatMap(labelsOf));
-    for (const label of aggregation.by) if (!available.has(label)) problems.push(`"by (${label})" groups on a label none of its series has`);
+    for (const label of aggregation.by)
+      if (!available.has(label)) problems.push(`"by (${label})" groups on a label none of its series has`);
   }
   return problems;
 }
@@ -115,7 +121,12 @@ function problemsOf(expr: string, exported: Exported): string[] {
 /** Every PromQL query of the dashboard: panel targets and `label_values(...)` variables. */
 function dashboardQueries(): Array<{ where: string; expr: string }> {
   const panels: Doc[] = dashboard.panels.flatMap((panel: Doc) => [panel, ...(panel.panels ?? [])]);
-  const targets = panels.flatMap((panel) => (panel.targets ?? []).map((target: Doc) => ({ where: `panel "${panel.title}" ${target.refId}`, expr: target.expr as string })));
+  const targets = panels.flatMap((panel) =>
+    (panel.targets ?? []).map((target: Doc) => ({
+      where: `panel "${panel.title}" ${target.refId}`,
+      expr: target.expr as string,
+    })),
+  );
   const variables = dashboard.templating.list
     .filter((variable: Doc) => variable.type === 'query')
     .map((variable: Doc) => {
@@ -140,27 +151,41 @@ describe('docker/k8s/monitoring against a running gateway', () => {
   afterAll(() => gateway.close());
 
   it('the checker itself flags a missing series, a missing label, a foreign label value and a syntax error', () => {
-    expect(problemsOf('rate(gateway_chat_api_no_such_total[5m])', exported)).toEqual(['gateway_chat_api_no_such_total is not exported']);
-    expect(problemsOf('gateway_chat_api_queue_depth{model="x"}', exported)).toEqual(['gateway_chat_api_queue_depth has no label model']);
-    expect(problemsOf('gateway_chat_api_upstream_errors_total{code=~"auth|login"}', exported)).toEqual(['gateway_chat_api_upstream_errors_total{code} never takes the value login']);
-    expect(problemsOf('sum by (model) (gateway_chat_api_queue_depth)', exported)).toEqual(['"by (model)" groups on a label none of its series has']);
+    expect(problemsOf('rate(gateway_chat_api_no_such_total[5m])', exported)).toEqual([
+      'gateway_chat_api_no_such_total is not exported',
+    ]);
+    expect(problemsOf('gateway_chat_api_queue_depth{model="x"}', exported)).toEqual([
+      'gateway_chat_api_queue_depth has no label model',
+    ]);
+    expect(problemsOf('gateway_chat_api_upstream_errors_total{code=~"auth|login"}', exported)).toEqual([
+      'gateway_chat_api_upstream_errors_total{code} never takes the value login',
+    ]);
+    expect(problemsOf('sum by (model) (gateway_chat_api_queue_depth)', exported)).toEqual([
+      '"by (model)" groups on a label none of its series has',
+    ]);
     expect(() => problemsOf('sum(rate(gateway_chat_api_requests_total[5m])', exported)).toThrow(/syntax error/);
   });
 
   it('every dashboard query parses and reads only exported series, labels and label values', () => {
     const queries = dashboardQueries();
     expect(queries.length).toBeGreaterThan(30);
-    const problems = queries.flatMap(({ where, expr }) => problemsOf(expr, exported).map((problem) => `${where}: ${problem}`));
+    const problems = queries.flatMap(({ where, expr }) =>
+      problemsOf(expr, exported).map((problem) => `${where}: ${problem}`),
+    );
     expect(problems).toEqual([]);
   });
 
-  it('every alert expression parses and reads only exported series (plus Prometheus\'s own `up`)', () => {
-    const problems = rules.flatMap((rule) => problemsOf(rule.expr, exported).map((problem) => `${rule.alert}: ${problem}`));
+  it("every alert expression parses and reads only exported series (plus Prometheus's own `up`)", () => {
+    const problems = rules.flatMap((rule) =>
+      problemsOf(rule.expr, exported).map((problem) => `${rule.alert}: ${problem}`),
+    );
     expect(problems).toEqual([]);
   });
 
   it('the dashboard covers what the issue asks for', () => {
-    const all = dashboardQueries().map((query) => query.expr).join('\n');
+    const all = dashboardQueries()
+      .map((query) => query.expr)
+      .join('\n');
     for (const metric of [
       'gateway_chat_api_requests_total',
       'gateway_chat_api_time_to_first_token_seconds_bucket',
@@ -179,11 +204,15 @@ describe('docker/k8s/monitoring against a running gateway', () => {
   });
 });
 
-describe('gateway_chat_api_upstream_retries_total (the dashboard\'s retries panel)', () => {
+describe("gateway_chat_api_upstream_retries_total (the dashboard's retries panel)", () => {
   const upstream = fakeUpstream({
     homePrefix: 'monitoring-retries-',
     startFake: () => FakeProviderA.start(),
-    settings: (fake, home) => ({ ...providerASettings(fake, home, { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_TIMEOUT: '8s' }),
+    settings: (fake, home) => ({
+      ...providerASettings(fake, home, { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_TIMEOUT: '8s',
+    }),
   });
   let url = '';
   const counter = async (name: string) => {
@@ -259,7 +288,11 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
   });
 
   it('the PrometheusRule carries exactly the groups of the plain rules file', () => {
-    expect(prometheusRule).toMatchObject({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'llm-gateway' } });
+    expect(prometheusRule).toMatchObject({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name: 'llm-gateway' },
+    });
     expect(prometheusRule.spec).toEqual(rulesFile);
   });
 });
@@ -273,10 +306,13 @@ describe('the kustomize overlay docker/k8s/monitoring, rendered by the real kust
   };
 
   it('renders the base manifests plus a ServiceMonitor, a PrometheusRule and the dashboard ConfigMap', () => {
-    for (const kind of ['Deployment', 'Service', 'PersistentVolumeClaim', 'ServiceMonitor', 'PrometheusRule']) one(kind);
+    for (const kind of ['Deployment', 'Service', 'PersistentVolumeClaim', 'ServiceMonitor', 'PrometheusRule'])
+      one(kind);
     const keys = documents.map((document) => `${document.kind}/${document.metadata.name}`);
     expect(new Set(keys).size).toBe(keys.length);
-    const dashboardMap = documents.find((document) => document.kind === 'ConfigMap' && document.metadata.name === 'llm-gateway-dashboard');
+    const dashboardMap = documents.find(
+      (document) => document.kind === 'ConfigMap' && document.metadata.name === 'llm-gateway-dashboard',
+    );
     expect(dashboardMap?.metadata.labels.grafana_dashboard).toBe('1');
     expect(JSON.parse(dashboardMap?.data['grafana-dashboard.json']).uid).toBe('llm-gateway');
   });
@@ -284,14 +320,17 @@ describe('the kustomize overlay docker/k8s/monitoring, rendered by the real kust
   it('the ServiceMonitor selects the Service, scrapes its http port on /metrics and sends the bearer the Deployment reads', () => {
     const monitor = one('ServiceMonitor');
     const service = one('Service');
-    for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels)) expect(service.metadata.labels[key]).toBe(value);
+    for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels))
+      expect(service.metadata.labels[key]).toBe(value);
     const [endpoint] = monitor.spec.endpoints;
     expect(service.spec.ports.map((port: Doc) => port.name)).toContain(endpoint.port);
     expect(endpoint.path).toBe('/metrics');
     expect(endpoint.authorization.type).toBe('Bearer');
     // The Secret is created by hand (docs/deployment.md), so it is not rendered: the scrape must
     // read the very Secret key the gateway's container reads its bearer from.
-    const bearer = one('Deployment').spec.template.spec.containers[0].env.find((entry: Doc) => entry.name === 'GATEWAY_BEARER_SECRET');
+    const bearer = one('Deployment').spec.template.spec.containers[0].env.find(
+      (entry: Doc) => entry.name === 'GATEWAY_BEARER_SECRET',
+    );
     expect(endpoint.authorization.credentials).toEqual(bearer.valueFrom.secretKeyRef);
     // The GatewayDown alert matches the job Prometheus derives from the Service name.
     expect(rules.find((rule) => rule.alert === 'GatewayDown')?.expr).toContain(`job="${service.metadata.name}"`);
@@ -301,7 +340,10 @@ describe('the kustomize overlay docker/k8s/monitoring, rendered by the real kust
 describe('promtool check rules', () => {
   it('accepts the plain rules file', () => {
     const result = promtool(['check', 'rules', path.join(MONITORING, 'llm-gateway.rules.yaml')]);
-    expect({ status: result.status, output: result.stdout + result.stderr }).toEqual({ status: 0, output: expect.stringContaining(`SUCCESS: ${rules.length} rules found`) });
+    expect({ status: result.status, output: result.stdout + result.stderr }).toEqual({
+      status: 0,
+      output: expect.stringContaining(`SUCCESS: ${rules.length} rules found`),
+    });
   });
 
   it("accepts the PrometheusRule's spec, and rejects a broken rule (the check is real)", () => {
@@ -311,7 +353,10 @@ describe('promtool check rules', () => {
       fs.writeFileSync(fromOperator, stringify(prometheusRule.spec));
       expect(promtool(['check', 'rules', fromOperator]).status).toBe(0);
       const broken = path.join(scratch, 'broken.yaml');
-      fs.writeFileSync(broken, stringify({ groups: [{ name: 'x', rules: [{ alert: 'Broken', expr: 'sum(rate(x[5m])' }] }] }));
+      fs.writeFileSync(
+        broken,
+        stringify({ groups: [{ name: 'x', rules: [{ alert: 'Broken', expr: 'sum(rate(x[5m])' }] }] }),
+      );
       const result = promtool(['check', 'rules', broken]);
       expect(result.status).not.toBe(0);
       expect(result.stdout + result.stderr).toMatch(/FAILED/);

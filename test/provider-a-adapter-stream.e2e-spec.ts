@@ -25,20 +25,34 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-stream-', homeScope: 'test' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
-    const adapterFor = (settings: Record<string, string> = {}) => makeProviderAAdapter(fake(), home(), { transport, settings }).adapter;
+    const adapterFor = (settings: Record<string, string> = {}) =>
+      makeProviderAAdapter(fake(), home(), { transport, settings }).adapter;
 
     it('joins 2 000 argument fragments into one complete tool call (§12.26)', async () => {
       const args = JSON.stringify({ text: 'ab'.repeat(1994) + 'c' });
-      fake().enqueue({ frames: [created(), ...functionCallItem('call_1', 'write', args, { fragments: 2000 }), completed()] });
+      fake().enqueue({
+        frames: [created(), ...functionCallItem('call_1', 'write', args, { fragments: 2000 }), completed()],
+      });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
-      expect(events.filter((event) => event.type === 'tool-call')).toEqual([{ type: 'tool-call', call: { id: 'call_1', name: 'write', kind: 'function', arguments: args } }]);
+      expect(events.filter((event) => event.type === 'tool-call')).toEqual([
+        { type: 'tool-call', call: { id: 'call_1', name: 'write', kind: 'function', arguments: args } },
+      ]);
     });
 
     it('emits a call seen as deltas and again in output_item.done once, in stream and complete (§12.27)', async () => {
-      const frames = [created(), textDelta('Reading.'), ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}'), ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}', { fragments: 0 }), completed()];
+      const frames = [
+        created(),
+        textDelta('Reading.'),
+        ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}'),
+        ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}', { fragments: 0 }),
+        completed(),
+      ];
       fake().enqueue({ frames }, { frames });
       const adapter = adapterFor();
-      for (const events of [await collectEvents(await adapter.stream(providerAChatRequest(), callContext())), await collectEvents(await adapter.complete(providerAChatRequest(), callContext()))]) {
+      for (const events of [
+        await collectEvents(await adapter.stream(providerAChatRequest(), callContext())),
+        await collectEvents(await adapter.complete(providerAChatRequest(), callContext())),
+      ]) {
         expect(events.filter((event) => event.type === 'tool-call')).toHaveLength(1);
         expect(events[0]).toEqual({ type: 'text-delta', text: 'Reading.' });
       }
@@ -49,17 +63,32 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       const first = functionCallItem('call_a', 'a', '{}', { outputIndex: 1 });
       fake().enqueue({ frames: [created(), second[0], first[0], ...first.slice(1), ...second.slice(1), completed()] });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
-      expect(events.filter((event) => event.type === 'tool-call').map((event) => (event.type === 'tool-call' ? event.call.id : ''))).toEqual(['call_b', 'call_a']);
+      expect(
+        events
+          .filter((event) => event.type === 'tool-call')
+          .map((event) => (event.type === 'tool-call' ? event.call.id : '')),
+      ).toEqual(['call_b', 'call_a']);
     });
 
     it('ends response.incomplete with finish length instead of hanging (§12.31)', async () => {
       fake().enqueue({ frames: [created(), textDelta('cut'), incomplete('max_output_tokens')], holdOpen: true });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
-      expect(events).toEqual([{ type: 'text-delta', text: 'cut' }, { type: 'finish', reason: 'length' }]);
+      expect(events).toEqual([
+        { type: 'text-delta', text: 'cut' },
+        { type: 'finish', reason: 'length' },
+      ]);
     });
 
     it('streams reasoning summaries with a blank line between parts', async () => {
-      fake().enqueue({ frames: [created(), reasoningDelta('First.', 0), reasoningDelta('Second.', 1), textDelta('Answer'), completed()] });
+      fake().enqueue({
+        frames: [
+          created(),
+          reasoningDelta('First.', 0),
+          reasoningDelta('Second.', 1),
+          textDelta('Answer'),
+          completed(),
+        ],
+      });
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events.slice(0, 3)).toEqual([
         { type: 'reasoning-delta', text: 'First.' },
@@ -78,7 +107,14 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
     it('takes a usage limit reset from rate-limit headers when the error has none', async () => {
       const resetAt = Math.floor(Date.now() / 1000) + 120;
-      fake().enqueue({ reject: { status: 429, headers: { 'x-codex-primary-used-percent': '100', 'x-codex-primary-reset-at': String(resetAt) }, body: { error: { type: 'usage_limit_reached' } } }, frames: [] });
+      fake().enqueue({
+        reject: {
+          status: 429,
+          headers: { 'x-codex-primary-used-percent': '100', 'x-codex-primary-reset-at': String(resetAt) },
+          body: { error: { type: 'usage_limit_reached' } },
+        },
+        frames: [],
+      });
       const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('usage_limit');
       expect(failure.retryAfterHeader).toBeGreaterThanOrEqual(118);
@@ -102,14 +138,23 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(fake().requests()).toHaveLength(2);
 
       fake().reset();
-      fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ reject: { status: 503 }, frames: [] })), textReply('never'));
+      fake().enqueue(
+        ...Array.from({ length: 3 }, (): FakeScript => ({ reject: { status: 503 }, frames: [] })),
+        textReply('never'),
+      );
       const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('upstream');
       expect(fake().requests()).toHaveLength(3);
     });
 
     it('retries a rate limit (not a usage limit) honouring a larger Retry-After hint', async () => {
-      fake().enqueue({ reject: { status: 429, headers: { 'retry-after': '1' }, body: { error: { code: 'rate_limit_exceeded' } } }, frames: [] }, textReply('later'));
+      fake().enqueue(
+        {
+          reject: { status: 429, headers: { 'retry-after': '1' }, body: { error: { code: 'rate_limit_exceeded' } } },
+          frames: [],
+        },
+        textReply('later'),
+      );
       const started = Date.now();
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'later' });
@@ -118,7 +163,13 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     });
 
     it('does not retry when a hint is beyond the retry cap: one connection, 429 with that Retry-After', async () => {
-      fake().enqueue({ reject: { status: 429, headers: { 'retry-after': '60' }, body: { error: { code: 'rate_limit_exceeded' } } }, frames: [] }, textReply('never'));
+      fake().enqueue(
+        {
+          reject: { status: 429, headers: { 'retry-after': '60' }, body: { error: { code: 'rate_limit_exceeded' } } },
+          frames: [],
+        },
+        textReply('never'),
+      );
       const started = Date.now();
       const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
       expect(failure).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 60 });
@@ -137,7 +188,10 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('does not retry a socket dropped after a text delta: one connection, terminal error (§12.37)', async () => {
       fake().enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
       const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
-      expect(events).toEqual([{ type: 'text-delta', text: 'partial' }, { type: 'error', error: expect.objectContaining({ code: 'upstream' }) }]);
+      expect(events).toEqual([
+        { type: 'text-delta', text: 'partial' },
+        { type: 'error', error: expect.objectContaining({ code: 'upstream' }) },
+      ]);
       expect(fake().requests()).toHaveLength(1);
     });
 
@@ -195,50 +249,86 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
     it('ends a silent stream with a timeout error after the idle timeout (§12.39)', async () => {
       fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
-      const events = await collectEvents(await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()));
-      expect(events).toEqual([{ type: 'text-delta', text: 'then silence' }, { type: 'error', error: expect.objectContaining({ code: 'timeout' }) }]);
+      const events = await collectEvents(
+        await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()),
+      );
+      expect(events).toEqual([
+        { type: 'text-delta', text: 'then silence' },
+        { type: 'error', error: expect.objectContaining({ code: 'timeout' }) },
+      ]);
       await fake().requests()[0].closedByClient;
     });
 
     it('rejects with timeout when nothing arrives before the idle timeout', async () => {
       fake().enqueue({ frames: [], holdOpen: true });
-      const failure = await rejectionOf(adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()));
+      const failure = await rejectionOf(
+        adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()),
+      );
       expect(failure.code).toBe('timeout');
       expect(fake().requests()).toHaveLength(1);
     });
 
     it('bounds the whole turn with PROVIDER_A_TIMEOUT', async () => {
-      fake().enqueue({ frames: [created(), textDelta('a'), textDelta('b', 'msg_1', 250), textDelta('c', 'msg_1', 250), textDelta('d', 'msg_1', 250)], holdOpen: true });
-      const events = await collectEvents(await adapterFor({ PROVIDER_A_TIMEOUT: '600ms' }).stream(providerAChatRequest(), callContext()));
+      fake().enqueue({
+        frames: [
+          created(),
+          textDelta('a'),
+          textDelta('b', 'msg_1', 250),
+          textDelta('c', 'msg_1', 250),
+          textDelta('d', 'msg_1', 250),
+        ],
+        holdOpen: true,
+      });
+      const events = await collectEvents(
+        await adapterFor({ PROVIDER_A_TIMEOUT: '600ms' }).stream(providerAChatRequest(), callContext()),
+      );
       expect(events.at(-1)).toMatchObject({ type: 'error', error: { code: 'timeout' } });
       expect(events.filter((event) => event.type === 'text-delta').length).toBeLessThan(4);
     });
 
     it('keeps secrets from an upstream error message out of the error and the logs (§12.40)', async () => {
       const secret = 'sk-LEAKED-0123456789 Bearer eyJsecret';
-      fake().enqueue({ reject: { status: 400, body: { error: { message: secret, code: 'invalid_value' } } }, frames: [] });
+      fake().enqueue({
+        reject: { status: 400, body: { error: { message: secret, code: 'invalid_value' } } },
+        frames: [],
+      });
       const logger = recordingLogger();
       const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext(undefined, logger)));
       expect(failure.code).toBe('bad_request');
-      const everything = logger.text() + JSON.stringify({ message: failure.message, detail: failure.detail, public: failure.publicMessage, cause: String(failure.cause) });
+      const everything =
+        logger.text() +
+        JSON.stringify({
+          message: failure.message,
+          detail: failure.detail,
+          public: failure.publicMessage,
+          cause: String(failure.cause),
+        });
       expect(everything).not.toContain('LEAKED');
       expect(everything).not.toContain('eyJsecret');
 
       fake().enqueue({ frames: [created(), textDelta('x'), errorEvent({ code: 'server_error', message: secret })] });
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext(undefined, logger)));
+      const events = await collectEvents(
+        await adapterFor().stream(providerAChatRequest(), callContext(undefined, logger)),
+      );
       expect(JSON.stringify(events) + logger.text()).not.toContain('LEAKED');
     });
 
     it('extract() retries like chat and honours the context deadline', async () => {
       const adapter = adapterFor();
-      const request = { model: providerAModel('gpt-5.6-sol'), input: 'x', schema: { type: 'object' }, schemaName: 's', conversationId: 'k' };
+      const request = {
+        model: providerAModel('gpt-5.6-sol'),
+        input: 'x',
+        schema: { type: 'object' },
+        schemaName: 's',
+        conversationId: 'k',
+      };
       fake().enqueue({ reject: { status: 502 }, frames: [] }, textReply('{"a":1}'));
-      expect((await adapter.extract!(request, callContext())).text).toBe('{"a":1}');
+      expect((await adapter.extract(request, callContext())).text).toBe('{"a":1}');
       expect(fake().requests()).toHaveLength(2);
 
       fake().enqueue({ frames: [created()], holdOpen: true });
       const context = { ...callContext(), deadlineAt: Date.now() + 300 };
-      const failure = await rejectionOf(adapter.extract!(request, context));
+      const failure = await rejectionOf(adapter.extract(request, context));
       expect(failure.code).toBe('timeout');
     });
   });

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
@@ -8,7 +9,10 @@ type Json = Record<string, any>;
 const VALID_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const LONG_MCP = 'mcp__filesystem_server_for_the_monorepo__read_multiple_files_with_line_numbers';
 
-const tool = (name: string) => ({ type: 'function', function: { name, description: 'd', parameters: { type: 'object', properties: {} } } });
+const tool = (name: string) => ({
+  type: 'function',
+  function: { name, description: 'd', parameters: { type: 'object', properties: {} } },
+});
 const call = (id: string, name: string, args = '{}') => ({ id, type: 'function', function: { name, arguments: args } });
 
 /**
@@ -28,7 +32,9 @@ function upstreamTools(body: Json): Json[] {
   return (item?.tools as Json[] | undefined)?.find((entry) => entry.name === 'functions')?.tools ?? [];
 }
 function conversation(body: Json): Json[] {
-  return (body.input as Json[]).filter((item) => item.type !== 'additional_tools' && !(item.type === 'message' && item.role === 'developer'));
+  return (body.input as Json[]).filter(
+    (item) => item.type !== 'additional_tools' && !(item.type === 'message' && item.role === 'developer'),
+  );
 }
 
 describe('provider_a repairs agent histories before every request (fake rejects unpaired items and bad names)', () => {
@@ -37,12 +43,20 @@ describe('provider_a repairs agent histories before every request (fake rejects 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
     let gateway: TestGateway;
     beforeAll(async () => {
-      gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), transport), { transport }), GATEWAY_PROVIDERS: 'provider_a', LOG_LEVEL: 'debug' });
+      gateway = await startGateway({
+        ...providerASettings(fake(), path.join(home(), transport), { transport }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        LOG_LEVEL: 'debug',
+      });
     });
     afterAll(() => gateway.close());
 
     const post = (body: Json) =>
-      fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
 
     it('answers a cancelled parallel call with an aborted output placed after the calls', async () => {
       fake().enqueue(textReply('ok'));
@@ -59,7 +73,9 @@ describe('provider_a repairs agent histories before every request (fake rejects 
       expect(response.status).toBe(200);
       const [request] = fake().requests();
       expect(request.violation).toBeUndefined();
-      const calls = (request.body!.input as Json[]).filter((item) => item.type !== 'message' && item.type !== 'additional_tools');
+      const calls = (request.body!.input as Json[]).filter(
+        (item) => item.type !== 'message' && item.type !== 'additional_tools',
+      );
       expect(calls).toEqual([
         expect.objectContaining({ type: 'function_call', call_id: 'call_a' }),
         expect.objectContaining({ type: 'function_call', call_id: 'call_b' }),
@@ -82,7 +98,9 @@ describe('provider_a repairs agent histories before every request (fake rejects 
       expect(response.status).toBe(200);
       const input = conversation(fake().requests()[0].body!);
       expect(input.some((item) => item.type === 'function_call_output')).toBe(false);
-      const line = gateway.logs.lines.map((text) => JSON.parse(text) as Json).find((record) => record.event === 'provider_a_request' && record.orphan_outputs === 1);
+      const line = gateway.logs.lines
+        .map((text) => JSON.parse(text) as Json)
+        .find((record) => record.event === 'provider_a_request' && record.orphan_outputs === 1);
       expect(line).toBeDefined();
       expect(gateway.logs.text).not.toContain('ORPHAN-OUTPUT-SECRET');
     });
@@ -98,7 +116,11 @@ describe('provider_a repairs agent histories before every request (fake rejects 
         ],
       });
       expect(response.status).toBe(200);
-      expect(conversation(fake().requests()[0].body!).at(-1)).toEqual({ type: 'function_call_output', call_id: 'call_last', output: 'aborted' });
+      expect(conversation(fake().requests()[0].body!).at(-1)).toEqual({
+        type: 'function_call_output',
+        call_id: 'call_last',
+        output: 'aborted',
+      });
     });
 
     it('shortens MCP and dotted tool names in tools, tool_choice and history, and maps calls back to the client name', async () => {
@@ -108,18 +130,20 @@ describe('provider_a repairs agent histories before every request (fake rejects 
         return [created(), ...functionCallItem('call_new', upstream, '{"path":"a"}'), completed()];
       });
       const response = await post({
-          model: 'gpt-5.6-sol',
-          tools: [tool(LONG_MCP), tool('files.search'), tool('read_file')],
-          tool_choice: { type: 'function', function: { name: LONG_MCP } },
-          messages: [
-            { role: 'user', content: 'look' },
-            { role: 'assistant', content: null, tool_calls: [call('call_old', 'files.search')] },
-            { role: 'tool', tool_call_id: 'call_old', content: 'r' },
-          ],
-        });
-        expect(response.status).toBe(200);
-        const message = ((await response.json()) as Json).choices[0].message;
-      expect(message.tool_calls).toEqual([expect.objectContaining({ function: { name: LONG_MCP, arguments: '{"path":"a"}' } })]);
+        model: 'gpt-5.6-sol',
+        tools: [tool(LONG_MCP), tool('files.search'), tool('read_file')],
+        tool_choice: { type: 'function', function: { name: LONG_MCP } },
+        messages: [
+          { role: 'user', content: 'look' },
+          { role: 'assistant', content: null, tool_calls: [call('call_old', 'files.search')] },
+          { role: 'tool', tool_call_id: 'call_old', content: 'r' },
+        ],
+      });
+      expect(response.status).toBe(200);
+      const message = ((await response.json()) as Json).choices[0].message;
+      expect(message.tool_calls).toEqual([
+        expect.objectContaining({ function: { name: LONG_MCP, arguments: '{"path":"a"}' } }),
+      ]);
       const body = fake().requests()[0].body!;
       const names = upstreamTools(body).map((entry) => entry.name as string);
       for (const name of names) expect(name).toMatch(VALID_NAME);
@@ -158,8 +182,13 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
   afterAll(() => gateway.close());
 
   const post = (messages: Json[]) =>
-    fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-6.1-sol', messages }) });
-  const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-6.1-sol', messages }),
+    });
+  const PNG =
+    'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
   it('sends image_url parts (data and https URLs) as input_image items in order', async () => {
     fake().enqueue(textReply('a cat'));
@@ -194,19 +223,35 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
     const response = await post([
       { role: 'user', content: 'screenshot please' },
       { role: 'assistant', content: null, tool_calls: [call('call_shot', 'screenshot')] },
-      { role: 'tool', tool_call_id: 'call_shot', content: [{ type: 'text', text: 'here' }, { type: 'image_url', image_url: { url: PNG } }] },
+      {
+        role: 'tool',
+        tool_call_id: 'call_shot',
+        content: [
+          { type: 'text', text: 'here' },
+          { type: 'image_url', image_url: { url: PNG } },
+        ],
+      },
     ]);
     expect(response.status).toBe(200);
     expect(conversation(fake().requests()[0].body!).at(-1)).toEqual({
       type: 'function_call_output',
       call_id: 'call_shot',
-      output: [{ type: 'input_text', text: 'here' }, { type: 'input_image', image_url: PNG }],
+      output: [
+        { type: 'input_text', text: 'here' },
+        { type: 'input_image', image_url: PNG },
+      ],
     });
   });
 
   it.each([
-    [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }, 'messages[0].content[1]: part type "input_audio" is not supported by provider_a'],
-    [{ type: 'image_url', image_url: { url: 'file:///home/me/cat.png' } }, 'messages[0].content[1]: an image that is not an https URL or a base64 data:image URL is not supported by provider_a'],
+    [
+      { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
+      'messages[0].content[1]: part type "input_audio" is not supported by provider_a',
+    ],
+    [
+      { type: 'image_url', image_url: { url: 'file:///home/me/cat.png' } },
+      'messages[0].content[1]: an image that is not an https URL or a base64 data:image URL is not supported by provider_a',
+    ],
   ])('answers 400 naming a part it cannot carry (%j), with no upstream call', async (part, message) => {
     const response = await post([{ role: 'user', content: [{ type: 'text', text: 'hi' }, part] }]);
     expect(response.status).toBe(400);
@@ -232,7 +277,13 @@ describe('provider_a repairs a cancelled call on a kept WebSocket session (chain
     });
 
   it('sends the aborted output as part of the new items, and the backend (fake) accepts the chain', async () => {
-    fake().enqueue({ frames: [created('resp_c1', 'gpt-6.1-sol'), ...functionCallItem('call_x', 'read_file', '{"path":"a"}'), completed(undefined, 'resp_c1', 'gpt-6.1-sol')] });
+    fake().enqueue({
+      frames: [
+        created('resp_c1', 'gpt-6.1-sol'),
+        ...functionCallItem('call_x', 'read_file', '{"path":"a"}'),
+        completed(undefined, 'resp_c1', 'gpt-6.1-sol'),
+      ],
+    });
     expect((await post([{ role: 'user', content: 'read a' }])).status).toBe(200);
     fake().enqueue(textReply('ok, stopped'));
     // The user pressed stop: the client sends the call but no tool result, then a new message.
@@ -246,14 +297,22 @@ describe('provider_a repairs a cancelled call on a kept WebSocket session (chain
     expect(second.violation).toBeUndefined();
     expect(second.body!.previous_response_id).toBe('resp_c1');
     expect((second.body!.input as Json[]).map((item) => item.type)).toEqual(['function_call_output', 'message']);
-    expect((second.body!.input as Json[])[0]).toEqual({ type: 'function_call_output', call_id: 'call_x', output: 'aborted' });
+    expect((second.body!.input as Json[])[0]).toEqual({
+      type: 'function_call_output',
+      call_id: 'call_x',
+      output: 'aborted',
+    });
   });
 
   it('keeps chaining when a tool name had to be shortened (the same client name always maps to the same upstream name)', async () => {
     fake().respondWith((body) => {
       // In the lite shape a chained request carries no tools (they are in the chain's first input).
       return body.previous_response_id === undefined
-        ? [created('resp_m1', 'gpt-6.1-sol'), ...functionCallItem('call_m', upstreamTools(body)[0].name as string, '{}'), completed(undefined, 'resp_m1', 'gpt-6.1-sol')]
+        ? [
+            created('resp_m1', 'gpt-6.1-sol'),
+            ...functionCallItem('call_m', upstreamTools(body)[0].name as string, '{}'),
+            completed(undefined, 'resp_m1', 'gpt-6.1-sol'),
+          ]
         : textReply('done').frames;
     });
     const send = (messages: Json[]) =>

@@ -1,13 +1,16 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
 type Json = Record<string, any>;
 
 /** The model list the pinned Codex CLI ships (`codex debug models --bundled`, 0.169.0). */
-const CLI_MODELS = (JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.models.json'), 'utf8')) as Json).models as Json[];
+const CLI_MODELS = (
+  JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.models.json'), 'utf8')) as Json
+).models as Json[];
 
 describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is checked against them', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-models-' });
@@ -18,25 +21,43 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
   afterAll(() => gateway.close());
 
   const post = (body: Json) =>
-    fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }) });
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
+    });
 
   it('lists every model the CLI lists, with an id per allowed effort and -fast ids for the priority tier; ultra (a CLI-only mode) is not offered', async () => {
-    const ids = new Set((((await (await fetch(`${gateway.url}/v1/models`)).json()) as Json).data as Json[]).map((model) => model.id as string));
+    const ids = new Set(
+      (((await (await fetch(`${gateway.url}/v1/models`)).json()) as Json).data as Json[]).map(
+        (model) => model.id as string,
+      ),
+    );
     const listed = CLI_MODELS.filter((model) => model.visibility === 'list');
-    expect(listed.map((model) => model.slug)).toEqual(expect.arrayContaining(['gpt-6.1-sol', 'gpt-6-astra', 'gpt-6-sol', 'gpt-6-luna', 'gpt-5.6-sol']));
+    expect(listed.map((model) => model.slug)).toEqual(
+      expect.arrayContaining(['gpt-6.1-sol', 'gpt-6-astra', 'gpt-6-sol', 'gpt-6-luna', 'gpt-5.6-sol']),
+    );
     for (const model of listed) {
       expect(ids).toContain(model.slug);
       for (const effort of model.supported_reasoning_levels as string[]) {
         const offered = effort !== 'ultra';
-        expect({ id: `${model.slug}-${effort}`, listed: ids.has(`${model.slug}-${effort}`) }).toEqual({ id: `${model.slug}-${effort}`, listed: offered });
-        if ((model.service_tiers as string[]).includes('priority')) expect(ids.has(`${model.slug}-fast-${effort}`)).toBe(offered);
+        expect({ id: `${model.slug}-${effort}`, listed: ids.has(`${model.slug}-${effort}`) }).toEqual({
+          id: `${model.slug}-${effort}`,
+          listed: offered,
+        });
+        if ((model.service_tiers as string[]).includes('priority'))
+          expect(ids.has(`${model.slug}-fast-${effort}`)).toBe(offered);
       }
     }
   });
 
   it('uses the latest sol model when the request names none, with the CLI default effort', async () => {
     fake().enqueue(textReply('ok'));
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) });
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+    });
     expect(response.status).toBe(200);
     expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.1-sol', reasoning: { effort: 'low' } });
   });
@@ -44,7 +65,11 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
   it('still serves an -ultra id, sending what the Codex CLI sends for ultra: effort xhigh (gpt-6.1-sol-fast-ultra)', async () => {
     fake().enqueue(textReply('ok'));
     expect((await post({ model: 'gpt-6.1-sol-fast-ultra' })).status).toBe(200);
-    expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.1-sol', reasoning: { effort: 'xhigh', context: 'all_turns' }, service_tier: 'priority' });
+    expect(fake().lastBody()).toMatchObject({
+      model: 'gpt-6.1-sol',
+      reasoning: { effort: 'xhigh', context: 'all_turns' },
+      service_tier: 'priority',
+    });
     fake().enqueue(textReply('ok'));
     expect((await post({ model: 'gpt-6.1-sol', reasoning_effort: 'ultra' })).status).toBe(200);
     expect(fake().lastBody()).toMatchObject({ reasoning: { effort: 'xhigh' } });
@@ -54,17 +79,23 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
     ['gpt-6-luna', 'ultra', 'low, medium, high, xhigh, max'],
     ['gpt-5.6-sol', 'minimal', 'low, medium, high, xhigh, max, ultra'],
     ['provider_a/gpt-6.1-sol', 'none', 'low, medium, high, xhigh, max, ultra'],
-  ])('refuses %s with reasoning_effort %s: 400 naming the allowed values, no upstream call', async (model, effort, allowed) => {
-    const response = await post({ model, reasoning_effort: effort });
-    expect(response.status).toBe(400);
-    const error = ((await response.json()) as Json).error;
-    expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
-    expect(error.message).toContain(allowed);
-    expect(fake().requests()).toHaveLength(0);
-  });
+  ])(
+    'refuses %s with reasoning_effort %s: 400 naming the allowed values, no upstream call',
+    async (model, effort, allowed) => {
+      const response = await post({ model, reasoning_effort: effort });
+      expect(response.status).toBe(400);
+      const error = ((await response.json()) as Json).error;
+      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+      expect(error.message).toContain(allowed);
+      expect(fake().requests()).toHaveLength(0);
+    },
+  );
 
   it('passes a model the catalog does not know through provider_a/<model> with any effort', async () => {
-    fake().serveModels([...fake().servedModels(), { slug: 'gpt-7-sol', supported_reasoning_levels: [{ effort: 'low' }, { effort: 'max' }] }]);
+    fake().serveModels([
+      ...fake().servedModels(),
+      { slug: 'gpt-7-sol', supported_reasoning_levels: [{ effort: 'low' }, { effort: 'max' }] },
+    ]);
     fake().enqueue(textReply('ok'));
     expect((await post({ model: 'provider_a/gpt-7-sol', reasoning_effort: 'max' })).status).toBe(200);
     expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-sol', reasoning: { effort: 'max' } });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import type { RecordedRequest } from './support/fake-provider-a';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
@@ -14,24 +15,50 @@ type Json = Record<string, any>;
  * sees — names, presence and JSON types (ids and texts differ by nature) — except the intended
  * differences listed below, each justified in docs/providers.md ("What the real Codex CLI sends").
  */
-const CAPTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.capture.json'), 'utf8')) as Json;
+const CAPTURE = JSON.parse(
+  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.capture.json'), 'utf8'),
+) as Json;
 const transcript = CAPTURE.transcript as Json[];
-const cliHandshake = transcript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!.headers as Record<string, string>;
-const cliFrames = transcript.filter((entry) => entry.kind === 'ws-message' && entry.connection === 1).map((entry) => entry.body as Json);
+const cliHandshake = transcript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!
+  .headers as Record<string, string>;
+const cliFrames = transcript
+  .filter((entry) => entry.kind === 'ws-message' && entry.connection === 1)
+  .map((entry) => entry.body as Json);
 /** The sampling request of the user turn (after the CLI's warm-up) and the one after the tool call. */
 const [cliTurn, cliAfterTool] = cliFrames.filter((frame) => frame.generate !== false);
 
 /** The same CLI over HTTP + SSE (the provider's `supports_websockets = false`). */
-const HTTP_CAPTURE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.http.capture.json'), 'utf8')) as Json;
-const [cliPost, cliPostAfterTool] = (HTTP_CAPTURE.transcript as Json[]).filter((entry) => entry.kind === 'http' && entry.method === 'POST');
+const HTTP_CAPTURE = JSON.parse(
+  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.http.capture.json'), 'utf8'),
+) as Json;
+const [cliPost, cliPostAfterTool] = (HTTP_CAPTURE.transcript as Json[]).filter(
+  (entry) => entry.kind === 'http' && entry.method === 'POST',
+);
 
 /** Connection mechanics of the WebSocket and HTTP libraries, not part of the request the backend reads. */
-const WEBSOCKET_MECHANICS = new Set(['host', 'connection', 'upgrade', 'sec-websocket-version', 'sec-websocket-key', 'sec-websocket-extensions', 'content-length', 'accept-encoding', 'accept-language', 'sec-fetch-mode']);
+const WEBSOCKET_MECHANICS = new Set([
+  'host',
+  'connection',
+  'upgrade',
+  'sec-websocket-version',
+  'sec-websocket-key',
+  'sec-websocket-extensions',
+  'content-length',
+  'accept-encoding',
+  'accept-language',
+  'sec-fetch-mode',
+]);
 
 /** Intended differences (docs/providers.md lists and justifies each one). */
 const INTENDED = {
   /** Minimal mode does not claim a Codex thread, window or turn: no faithful headers. */
-  minimalMissingHeaders: ['x-codex-beta-features', 'x-client-request-id', 'thread-id', 'x-codex-window-id', 'x-codex-turn-metadata'],
+  minimalMissingHeaders: [
+    'x-codex-beta-features',
+    'x-client-request-id',
+    'thread-id',
+    'x-codex-window-id',
+    'x-codex-turn-metadata',
+  ],
   /** Both modes send the system text as `instructions`; the CLI puts its prompt in a developer message. */
   extraBodyKeys: ['instructions'],
   /** Minimal mode: no reasoning replay (store is false) and no Codex turn metadata. */
@@ -46,22 +73,48 @@ const INTENDED = {
 
 /** `{key: JSON type}` of an object, for presence-and-type comparison. */
 function shape(value: Json): Record<string, string> {
-  return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, Array.isArray(entry) ? 'array' : entry === null ? 'null' : typeof entry]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, entry]) => [
+      key,
+      Array.isArray(entry) ? 'array' : entry === null ? 'null' : typeof entry,
+    ]),
+  );
 }
 
-const without = (record: Record<string, string>, keys: readonly string[]) => Object.fromEntries(Object.entries(record).filter(([key]) => !keys.includes(key)));
-const headerNames = (headers: Record<string, string>) => Object.keys(headers).filter((name) => !WEBSOCKET_MECHANICS.has(name)).sort();
+const without = (record: Record<string, string>, keys: readonly string[]) =>
+  Object.fromEntries(Object.entries(record).filter(([key]) => !keys.includes(key)));
+const headerNames = (headers: Record<string, string>) =>
+  Object.keys(headers)
+    .filter((name) => !WEBSOCKET_MECHANICS.has(name))
+    .sort();
 
 /** The chat equivalent of the CLI's turn: a system prompt, a user message, the CLI's tool choice settings, one function tool. */
 function oracleTurnBody(model: string, parallelToolCalls: boolean, faithful: boolean, messages: Json[]): Json {
-  const tool = { type: 'function', function: { name: 'exec_command', description: 'Runs a command.', strict: false, parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'], additionalProperties: false } } };
+  const tool = {
+    type: 'function',
+    function: {
+      name: 'exec_command',
+      description: 'Runs a command.',
+      strict: false,
+      parameters: {
+        type: 'object',
+        properties: { cmd: { type: 'string' } },
+        required: ['cmd'],
+        additionalProperties: false,
+      },
+    },
+  };
   return {
     model,
     faithful,
     tools: [tool],
     tool_choice: 'auto',
     parallel_tool_calls: parallelToolCalls,
-    messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Run echo oracle, then say Done.' }, ...messages],
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Run echo oracle, then say Done.' },
+      ...messages,
+    ],
   };
 }
 
@@ -76,17 +129,37 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
 
   const turnBody = (faithful: boolean, messages: Json[]) => oracleTurnBody('gpt-5.5', true, faithful, messages);
   const post = (body: Json, conversation: string) =>
-    fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-conversation-id': conversation }, body: JSON.stringify(body) });
+    fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-conversation-id': conversation },
+      body: JSON.stringify(body),
+    });
 
   /** Turn 1 ends in a tool call, turn 2 sends its result: the same two sampling requests as the capture. */
   async function twoTurns(faithful: boolean): Promise<[RecordedRequest, RecordedRequest]> {
     const conversation = `oracle-${faithful ? 'faithful' : 'minimal'}`;
-    fake().enqueue({ frames: [created('resp_1', 'gpt-5.5'), ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'), completed(undefined, 'resp_1', 'gpt-5.5')] });
+    fake().enqueue({
+      frames: [
+        created('resp_1', 'gpt-5.5'),
+        ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'),
+        completed(undefined, 'resp_1', 'gpt-5.5'),
+      ],
+    });
     expect((await post(turnBody(faithful, []), conversation)).status).toBe(200);
     fake().enqueue(textReply('Done.'));
     const second = await post(
       turnBody(faithful, [
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_oracle_1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_oracle_1',
+              type: 'function',
+              function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' },
       ]),
       conversation,
@@ -106,9 +179,12 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
   it('faithful mode: the same handshake headers, body fields and types as the CLI, chained the same way', async () => {
     const [turn, afterTool] = await twoTurns(true);
     expect(headerNames(turn.headers)).toEqual(headerNames(cliHandshake));
-    for (const name of ['originator', 'openai-beta', 'x-codex-beta-features']) expect(turn.headers[name]).toBe(cliHandshake[name]);
+    for (const name of ['originator', 'openai-beta', 'x-codex-beta-features'])
+      expect(turn.headers[name]).toBe(cliHandshake[name]);
     const uaShape = /^(\w+)\/(\d+\.\d+\.\d+) \(.+\) \S+ \((\w+); (\d+\.\d+\.\d+)\)$/;
-    expect(turn.headers['user-agent'].match(uaShape)!.slice(1)).toEqual(cliHandshake['user-agent'].match(uaShape)!.slice(1));
+    expect(turn.headers['user-agent'].match(uaShape)!.slice(1)).toEqual(
+      cliHandshake['user-agent'].match(uaShape)!.slice(1),
+    );
     for (const headers of [turn.headers, cliHandshake]) {
       expect(headers['thread-id']).toBe(headers['session-id']);
       expect(headers['x-client-request-id']).toBe(headers['session-id']);
@@ -119,7 +195,9 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
     expect(Object.keys(gatewayMetadata)).toEqual(Object.keys(cliMetadata));
     expect(shape(gatewayMetadata)).toEqual(shape(cliMetadata));
 
-    expect(without(shape(turn.body!), INTENDED.extraBodyKeys)).toEqual(without(shape(cliTurn), INTENDED.firstTurnMissingKeys));
+    expect(without(shape(turn.body!), INTENDED.extraBodyKeys)).toEqual(
+      without(shape(cliTurn), INTENDED.firstTurnMissingKeys),
+    );
     expect(without(shape(turn.body!.reasoning as Json), INTENDED.extraReasoningKeys)).toEqual(shape(cliTurn.reasoning));
     expect(shape(turn.body!.text as Json)).toEqual(shape(cliTurn.text));
     expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(cliTurn.client_metadata));
@@ -128,14 +206,20 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
     // After the tool call both send only the new output, chained to the previous response.
     expect(without(shape(afterTool.body!), INTENDED.extraBodyKeys)).toEqual(shape(cliAfterTool));
     expect(afterTool.body!.previous_response_id).toBe('resp_1');
-    expect((afterTool.body!.input as Json[]).map((item) => item.type)).toEqual((cliAfterTool.input as Json[]).map((item) => item.type));
-    expect(shape((afterTool.body!.input as Json[])[0])).toEqual(without(shape((cliAfterTool.input as Json[])[0]), INTENDED.missingItemKeys));
+    expect((afterTool.body!.input as Json[]).map((item) => item.type)).toEqual(
+      (cliAfterTool.input as Json[]).map((item) => item.type),
+    );
+    expect(shape((afterTool.body!.input as Json[])[0])).toEqual(
+      without(shape((cliAfterTool.input as Json[])[0]), INTENDED.missingItemKeys),
+    );
     expect(afterTool.connection).toBe(turn.connection);
   });
 
   it('minimal mode: the CLI headers and body fields minus the listed intended differences', async () => {
     const [turn, afterTool] = await twoTurns(false);
-    expect(headerNames(turn.headers)).toEqual(headerNames(cliHandshake).filter((name) => !(INTENDED.minimalMissingHeaders as readonly string[]).includes(name)));
+    expect(headerNames(turn.headers)).toEqual(
+      headerNames(cliHandshake).filter((name) => !(INTENDED.minimalMissingHeaders as readonly string[]).includes(name)),
+    );
     for (const name of ['originator', 'openai-beta']) expect(turn.headers[name]).toBe(cliHandshake[name]);
 
     const cliKeys = without(shape(cliTurn), [...INTENDED.minimalMissingBodyKeys, ...INTENDED.firstTurnMissingKeys]);
@@ -145,40 +229,82 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
     const cliTool = (cliTurn.tools as Json[]).find((tool) => tool.name === 'exec_command')!;
     expect(shape((turn.body!.tools as Json[])[0])).toEqual(shape(cliTool));
     const userItem = (cliTurn.input as Json[]).find((item) => item.type === 'message' && item.role === 'user')!;
-    expect(shape((turn.body!.input as Json[]).find((item) => item.role === 'user')!)).toEqual(without(shape(userItem), INTENDED.missingItemKeys));
+    expect(shape((turn.body!.input as Json[]).find((item) => item.role === 'user')!)).toEqual(
+      without(shape(userItem), INTENDED.missingItemKeys),
+    );
 
-    expect(without(shape(afterTool.body!), INTENDED.extraBodyKeys)).toEqual(without(shape(cliAfterTool), INTENDED.minimalMissingBodyKeys));
+    expect(without(shape(afterTool.body!), INTENDED.extraBodyKeys)).toEqual(
+      without(shape(cliAfterTool), INTENDED.minimalMissingBodyKeys),
+    );
     expect(afterTool.body!.previous_response_id).toBe('resp_1');
   });
 
   it('faithful mode over HTTP + SSE: the same POST headers and body fields as the CLI over HTTP, full history each time', async () => {
-    const sse = await startGateway({ ...providerASettings(fake(), path.join(home(), 'sse'), { transport: 'sse' }), GATEWAY_PROVIDERS: 'provider_a' });
+    const sse = await startGateway({
+      ...providerASettings(fake(), path.join(home(), 'sse'), { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+    });
     try {
-      fake().enqueue({ frames: [created('resp_1', 'gpt-5.5'), ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'), completed(undefined, 'resp_1', 'gpt-5.5')] });
+      fake().enqueue({
+        frames: [
+          created('resp_1', 'gpt-5.5'),
+          ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'),
+          completed(undefined, 'resp_1', 'gpt-5.5'),
+        ],
+      });
       const post = (messages: Json[]) =>
-        fetch(`${sse.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-conversation-id': 'oracle-sse' }, body: JSON.stringify(turnBody(true, messages)) });
+        fetch(`${sse.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-conversation-id': 'oracle-sse' },
+          body: JSON.stringify(turnBody(true, messages)),
+        });
       expect((await post([])).status).toBe(200);
       fake().enqueue(textReply('Done.'));
-      const call = { id: 'call_oracle_1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' } };
-      expect((await post([{ role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' }])).status).toBe(200);
+      const call = {
+        id: 'call_oracle_1',
+        type: 'function',
+        function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' },
+      };
+      expect(
+        (
+          await post([
+            { role: 'assistant', content: null, tool_calls: [call] },
+            { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' },
+          ])
+        ).status,
+      ).toBe(200);
       const [turn, afterTool] = fake().requests();
       const cliHeaders = cliPost.headers as Record<string, string>;
       expect(headerNames(turn.headers)).toEqual(headerNames(cliHeaders));
-      for (const name of ['originator', 'accept', 'content-type', 'x-codex-beta-features']) expect(turn.headers[name]).toBe(cliHeaders[name]);
+      for (const name of ['originator', 'accept', 'content-type', 'x-codex-beta-features'])
+        expect(turn.headers[name]).toBe(cliHeaders[name]);
       expect(turn.headers).not.toHaveProperty('openai-beta');
       expect(without(shape(turn.body!), INTENDED.extraBodyKeys)).toEqual(shape(cliPost.body));
       expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(cliPost.body.client_metadata));
       // Over HTTP neither chains: the tool follow-up carries the whole history again.
       expect(without(shape(afterTool.body!), INTENDED.extraBodyKeys)).toEqual(shape(cliPostAfterTool.body));
-      expect((afterTool.body!.input as Json[]).slice(-2).map((item) => item.type)).toEqual(['function_call', 'function_call_output']);
-      expect((cliPostAfterTool.body.input as Json[]).slice(-2).map((item) => item.type)).toEqual(['function_call', 'function_call_output']);
+      expect((afterTool.body!.input as Json[]).slice(-2).map((item) => item.type)).toEqual([
+        'function_call',
+        'function_call_output',
+      ]);
+      expect((cliPostAfterTool.body.input as Json[]).slice(-2).map((item) => item.type)).toEqual([
+        'function_call',
+        'function_call_output',
+      ]);
     } finally {
       await sse.close();
     }
   });
 
   it('documents from the app-server capture: one WebSocket across user turns, each request chained to the previous response', () => {
-    const appServer = (JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.app-server.capture.json'), 'utf8')) as Json).transcript as Json[];
+    const appServer = (
+      JSON.parse(
+        fs.readFileSync(
+          path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.app-server.capture.json'),
+          'utf8',
+        ),
+      ) as Json
+    ).transcript as Json[];
     expect(appServer.filter((entry) => entry.kind === 'ws-handshake')).toHaveLength(1);
     const frames = appServer.filter((entry) => entry.kind === 'ws-message').map((entry) => entry.body as Json);
     expect(frames.map((frame) => frame.generate === false)).toEqual([true, false, false, false]);
@@ -194,11 +320,18 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
  * The gateway's request for the equivalent turn has every header and body field the CLI's has,
  * with the same JSON types, minus the intended differences below (docs/providers.md).
  */
-const LITE = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.capture.json'), 'utf8')) as Json;
+const LITE = JSON.parse(
+  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.capture.json'), 'utf8'),
+) as Json;
 const liteTranscript = LITE.transcript as Json[];
-const liteHandshake = liteTranscript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!.headers as Record<string, string>;
-const [liteTurn, liteAfterTool] = liteTranscript.filter((entry) => entry.kind === 'ws-message' && entry.connection === 1 && entry.body.generate !== false).map((entry) => entry.body as Json);
-const LITE_HTTP = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.http.capture.json'), 'utf8')) as Json;
+const liteHandshake = liteTranscript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!
+  .headers as Record<string, string>;
+const [liteTurn, liteAfterTool] = liteTranscript
+  .filter((entry) => entry.kind === 'ws-message' && entry.connection === 1 && entry.body.generate !== false)
+  .map((entry) => entry.body as Json);
+const LITE_HTTP = JSON.parse(
+  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.http.capture.json'), 'utf8'),
+) as Json;
 const [litePost] = (LITE_HTTP.transcript as Json[]).filter((entry) => entry.kind === 'http' && entry.method === 'POST');
 const LITE_FLAG = 'ws_request_header_x_openai_internal_codex_responses_lite';
 
@@ -223,17 +356,46 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
   const turnBody = (faithful: boolean, messages: Json[]) => oracleTurnBody('gpt-6.1-sol', false, faithful, messages);
 
   async function twoTurns(transport: 'ws' | 'sse', faithful: boolean): Promise<[RecordedRequest, RecordedRequest]> {
-    const gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), `${transport}-${faithful}`), { transport }), GATEWAY_PROVIDERS: 'provider_a', PROVIDER_A_MODELS_REFRESH: '0' });
+    const gateway = await startGateway({
+      ...providerASettings(fake(), path.join(home(), `${transport}-${faithful}`), { transport }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '0',
+    });
     gateways.push(gateway);
     const post = (messages: Json[]) =>
-      fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-conversation-id': `lite-${transport}-${faithful}` }, body: JSON.stringify(turnBody(faithful, messages)) });
-    fake().enqueue({ frames: [created('resp_1', 'gpt-6.1-sol'), ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'), completed(undefined, 'resp_1', 'gpt-6.1-sol')] });
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-conversation-id': `lite-${transport}-${faithful}` },
+        body: JSON.stringify(turnBody(faithful, messages)),
+      });
+    fake().enqueue({
+      frames: [
+        created('resp_1', 'gpt-6.1-sol'),
+        ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'),
+        completed(undefined, 'resp_1', 'gpt-6.1-sol'),
+      ],
+    });
     expect((await post([])).status).toBe(200);
     fake().enqueue(textReply('Done.'));
-    const call = { id: 'call_oracle_1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' } };
-    expect((await post([{ role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' }])).status).toBe(200);
+    const call = {
+      id: 'call_oracle_1',
+      type: 'function',
+      function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' },
+    };
+    expect(
+      (
+        await post([
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' },
+        ])
+      ).status,
+    ).toBe(200);
     const [turn, afterTool] = fake().requests();
-    expect(fake().requests().filter((request) => request.violation)).toEqual([]);
+    expect(
+      fake()
+        .requests()
+        .filter((request) => request.violation),
+    ).toEqual([]);
     return [turn, afterTool];
   }
 
@@ -244,16 +406,28 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
     expect(shape(tools)).toEqual(without(shape(cliTools), LITE_INTENDED.missingItemKeys));
     expect(tools.tools[0]).toMatchObject({ type: 'namespace', name: 'functions' });
     expect(shape(tools.tools[0])).toEqual(shape(cliTools.tools[0]));
-    expect(shape(tools.tools[0].tools[0])).toEqual(shape((cliTools.tools[0].tools as Json[]).find((tool) => tool.type === 'function')!));
+    expect(shape(tools.tools[0].tools[0])).toEqual(
+      shape((cliTools.tools[0].tools as Json[]).find((tool) => tool.type === 'function')!),
+    );
     const developer = input.find((item) => item.role === 'developer' && item.type === 'message')!;
-    expect(shape(developer)).toEqual(without(shape(cliInput.find((item) => item.role === 'developer' && item.type === 'message')!), LITE_INTENDED.missingItemKeys));
+    expect(shape(developer)).toEqual(
+      without(
+        shape(cliInput.find((item) => item.role === 'developer' && item.type === 'message')!),
+        LITE_INTENDED.missingItemKeys,
+      ),
+    );
     expect(input[0].type).toBe('additional_tools');
-    expect(new Set(input.map((item) => `${item.type}:${item.role ?? ''}`))).toEqual(new Set(cliInput.map((item) => `${item.type}:${item.role ?? ''}`)));
+    expect(new Set(input.map((item) => `${item.type}:${item.role ?? ''}`))).toEqual(
+      new Set(cliInput.map((item) => `${item.type}:${item.role ?? ''}`)),
+    );
   }
 
   it('captured a real CLI run (sanity of the fixtures): lite over both transports, the model list asked for', () => {
     expect([LITE.codex_version, LITE_HTTP.codex_version]).toEqual(['0.169.0', '0.169.0']);
-    expect([LITE.exit_codes, LITE_HTTP.exit_codes]).toEqual([[0, 0], [0, 0]]);
+    expect([LITE.exit_codes, LITE_HTTP.exit_codes]).toEqual([
+      [0, 0],
+      [0, 0],
+    ]);
     expect(liteTurn.client_metadata[LITE_FLAG]).toBe('true');
     expect(litePost.headers['x-openai-internal-codex-responses-lite']).toBe('true');
     for (const body of [liteTurn, litePost.body]) {
@@ -261,14 +435,18 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
       expect(body).not.toHaveProperty('tools');
       expect(body).not.toHaveProperty('instructions');
     }
-    expect(liteTranscript.find((entry) => entry.kind === 'http' && entry.method === 'GET')!.url).toBe('/backend-api/codex/models?client_version=0.169.0');
+    expect(liteTranscript.find((entry) => entry.kind === 'http' && entry.method === 'GET')!.url).toBe(
+      '/backend-api/codex/models?client_version=0.169.0',
+    );
   });
 
   it('faithful mode over WebSocket: the CLI handshake headers and every body field with its type, chained the same way', async () => {
     const [turn, afterTool] = await twoTurns('ws', true);
     expect(headerNames(turn.headers)).toEqual(headerNames(liteHandshake));
     expect(shape(turn.body!)).toEqual(without(shape(liteTurn), LITE_INTENDED.firstTurnMissingKeys));
-    expect(without(shape(turn.body!.reasoning as Json), LITE_INTENDED.extraReasoningKeys)).toEqual(shape(liteTurn.reasoning));
+    expect(without(shape(turn.body!.reasoning as Json), LITE_INTENDED.extraReasoningKeys)).toEqual(
+      shape(liteTurn.reasoning),
+    );
     expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(liteTurn.client_metadata));
     expect(turn.body!.client_metadata).toMatchObject({ [LITE_FLAG]: 'true' });
     expect(turn.body!.reasoning).toMatchObject({ context: 'all_turns' });
@@ -276,13 +454,20 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
 
     expect(shape(afterTool.body!)).toEqual(shape(liteAfterTool));
     expect(afterTool.body!.previous_response_id).toBe('resp_1');
-    expect((afterTool.body!.input as Json[]).map((item) => item.type)).toEqual((liteAfterTool.input as Json[]).map((item) => item.type));
+    expect((afterTool.body!.input as Json[]).map((item) => item.type)).toEqual(
+      (liteAfterTool.input as Json[]).map((item) => item.type),
+    );
   });
 
   it('minimal mode over WebSocket: the CLI fields minus the listed differences; client_metadata carries the lite flag only', async () => {
     const [turn, afterTool] = await twoTurns('ws', false);
-    expect(shape(turn.body!)).toEqual(without(shape(liteTurn), [...LITE_INTENDED.firstTurnMissingKeys, ...LITE_INTENDED.minimalMissingBodyKeys]));
-    expect(turn.body!.client_metadata).toEqual({ [LITE_FLAG]: 'true', 'x-codex-ws-stream-request-start-ms': expect.any(String) });
+    expect(shape(turn.body!)).toEqual(
+      without(shape(liteTurn), [...LITE_INTENDED.firstTurnMissingKeys, ...LITE_INTENDED.minimalMissingBodyKeys]),
+    );
+    expect(turn.body!.client_metadata).toEqual({
+      [LITE_FLAG]: 'true',
+      'x-codex-ws-stream-request-start-ms': expect.any(String),
+    });
     expect(turn.body!.parallel_tool_calls).toBe(liteTurn.parallel_tool_calls);
     expect(turn.body!.tool_choice).toBe(liteTurn.tool_choice);
     expectLiteItems(turn.body!.input as Json[], liteTurn.input as Json[]);
@@ -295,7 +480,9 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
     expect(headerNames(turn.headers)).toEqual(headerNames(cliHeaders));
     expect(turn.headers['x-openai-internal-codex-responses-lite']).toBe('true');
     expect(shape(turn.body!)).toEqual(shape(litePost.body));
-    expect(without(shape(turn.body!.reasoning as Json), LITE_INTENDED.extraReasoningKeys)).toEqual(shape(litePost.body.reasoning));
+    expect(without(shape(turn.body!.reasoning as Json), LITE_INTENDED.extraReasoningKeys)).toEqual(
+      shape(litePost.body.reasoning),
+    );
     expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(litePost.body.client_metadata));
     expectLiteItems(turn.body!.input as Json[], litePost.body.input as Json[]);
   });

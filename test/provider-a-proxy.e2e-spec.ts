@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { ConnectProxy } from './support/connect-proxy';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
@@ -27,16 +28,29 @@ describe('provider_a through an egress proxy', () => {
 
   const fakePort = () => new URL(fake().httpUrl).port;
   const chat = (gw: TestGateway, body: Json = {}) =>
-    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }], ...body }) });
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }], ...body }),
+    });
 
-  it.each(['ws', 'sse'] as const)('tunnels the %s transport through HTTP_PROXY (read in lower case too)', async (transport) => {
-    gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), transport), { transport }), GATEWAY_PROVIDERS: 'provider_a', http_proxy: proxy.url });
-    fake().enqueue(textReply('via proxy'));
-    const response = await chat(gateway);
-    expect(response.status).toBe(200);
-    expect(((await response.json()) as Json).choices[0].message.content).toBe('via proxy');
-    expect(proxy.connections()).toEqual([{ method: 'CONNECT', target: `127.0.0.1:${fakePort()}`, proxyAuthorization: undefined }]);
-  });
+  it.each(['ws', 'sse'] as const)(
+    'tunnels the %s transport through HTTP_PROXY (read in lower case too)',
+    async (transport) => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), path.join(home(), transport), { transport }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        http_proxy: proxy.url,
+      });
+      fake().enqueue(textReply('via proxy'));
+      const response = await chat(gateway);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as Json).choices[0].message.content).toBe('via proxy');
+      expect(proxy.connections()).toEqual([
+        { method: 'CONNECT', target: `127.0.0.1:${fakePort()}`, proxyAuthorization: undefined },
+      ]);
+    },
+  );
 
   it('sends the token refresh through the proxy as well', async () => {
     gateway = await startGateway({
@@ -48,18 +62,27 @@ describe('provider_a through an egress proxy', () => {
     expect((await chat(gateway)).status).toBe(200);
     expect(fake().tokenRequests()).toHaveLength(1);
     expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
-    expect(proxy.connections().every((entry) => entry.method === 'CONNECT' && entry.target === `127.0.0.1:${fakePort()}`)).toBe(true);
+    expect(
+      proxy.connections().every((entry) => entry.method === 'CONNECT' && entry.target === `127.0.0.1:${fakePort()}`),
+    ).toBe(true);
   });
 
-  it.each(['ws', 'sse'] as const)('fails with 502 over %s when the proxy refuses: the traffic really depends on it', async (transport) => {
-    gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), transport), { transport }), GATEWAY_PROVIDERS: 'provider_a', HTTP_PROXY: proxy.url });
-    proxy.refuse();
-    fake().enqueue(textReply('never'), textReply('never'), textReply('never'));
-    const response = await chat(gateway);
-    expect(response.status).toBe(502);
-    expect(fake().requests()).toHaveLength(0);
-    expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
-  });
+  it.each(['ws', 'sse'] as const)(
+    'fails with 502 over %s when the proxy refuses: the traffic really depends on it',
+    async (transport) => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), path.join(home(), transport), { transport }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        HTTP_PROXY: proxy.url,
+      });
+      proxy.refuse();
+      fake().enqueue(textReply('never'), textReply('never'), textReply('never'));
+      const response = await chat(gateway);
+      expect(response.status).toBe(502);
+      expect(fake().requests()).toHaveLength(0);
+      expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
+    },
+  );
 
   it.each(['ws', 'sse'] as const)('goes direct over %s for a host in NO_PROXY', async (transport) => {
     gateway = await startGateway({

@@ -1,6 +1,14 @@
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import type { FakeFrame, FakeScript } from './support/fake-provider-a';
-import { completed, created, functionCallItem, messageDone, providerASettings, textDelta } from './support/provider-a-fixtures';
+import {
+  completed,
+  created,
+  functionCallItem,
+  messageDone,
+  providerASettings,
+  textDelta,
+} from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
 type Json = Record<string, unknown>;
@@ -12,10 +20,17 @@ function reply(id: string, text: string, extra: FakeFrame[] = []): FakeScript {
 
 /** A reply that calls one function tool. */
 function toolCallReply(id: string, callId: string): FakeScript {
-  return { frames: [created(id), ...functionCallItem(callId, 'read_file', '{"path":"a.ts"}'), completed(undefined, id)] };
+  return {
+    frames: [created(id), ...functionCallItem(callId, 'read_file', '{"path":"a.ts"}'), completed(undefined, id)],
+  };
 }
 
-const TOOLS = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+const TOOLS = [
+  {
+    type: 'function',
+    function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  },
+];
 /** Whether `promise` settles within `ms`. */
 function settles(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -48,7 +63,12 @@ describe('provider_a upstream sessions per chat', () => {
 
   const start = async (settings: Record<string, string> = {}) => {
     // Item counts below are the classic shape's; lite chaining (two prefix items more) is covered by provider-a-every-model and the oracle.
-    const started = await startGateway({ GATEWAY_PROVIDERS: 'provider_a', ...providerASettings(fake(), home()), PROVIDER_A_WIRE: 'classic', ...settings });
+    const started = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_a',
+      ...providerASettings(fake(), home()),
+      PROVIDER_A_WIRE: 'classic',
+      ...settings,
+    });
     gateways.push(started);
     return started;
   };
@@ -72,29 +92,54 @@ describe('provider_a upstream sessions per chat', () => {
     return ((await response.json()) as { choices: Array<{ message: Json }> }).choices[0].message;
   };
   const metrics = async (target: TestGateway) => (await fetch(`${target.url}/metrics`)).text();
-  const sample = (text: string, line: string) => Number(text.split('\n').find((entry) => entry.startsWith(`${line} `))?.split(' ')[1] ?? NaN);
+  const sample = (text: string, line: string) =>
+    Number(
+      text
+        .split('\n')
+        .find((entry) => entry.startsWith(`${line} `))
+        ?.split(' ')[1] ?? NaN,
+    );
   const timings = (target: TestGateway) => target.logs.records('request_timing');
 
   it('keeps the connection of a completed turn and continues the chain with only the new items', async () => {
     const before = await metrics(gateway);
     fake().enqueue(reply('resp_1', 'Hello there.'), reply('resp_2', 'Fine.'));
-    const first = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }];
+    const first = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Hi' },
+    ];
     const answer = await complete(gateway, first, 'chat-reuse');
-    const second = [...first, { role: 'assistant', content: answer.content }, { role: 'user', content: 'How are you?' }];
+    const second = [
+      ...first,
+      { role: 'assistant', content: answer.content },
+      { role: 'user', content: 'How are you?' },
+    ];
     expect((await complete(gateway, second, 'chat-reuse')).content).toBe('Fine.');
 
     const [one, two] = fake().requests();
     expect(two.connection).toBe(one.connection);
     expect(two.body!.previous_response_id).toBe('resp_1');
-    expect(two.body!.input).toEqual([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'How are you?' }] }]);
+    expect(two.body!.input).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'How are you?' }] },
+    ]);
     // The server resolves the chain to exactly the conversation the client sent.
-    expect(two.resolvedInput).toEqual([...(one.body!.input as unknown[]), expect.objectContaining({ type: 'message', role: 'assistant' }), ...(two.body!.input as unknown[])]);
+    expect(two.resolvedInput).toEqual([
+      ...(one.body!.input as unknown[]),
+      expect.objectContaining({ type: 'message', role: 'assistant' }),
+      ...(two.body!.input as unknown[]),
+    ]);
     expect(two.body!.instructions).toBe(one.body!.instructions);
     expect(two.headers['session-id']).toBe(one.headers['session-id']);
 
     expect(timings(gateway).slice(-2)).toEqual([
       expect.objectContaining({ session_reused: false, incremental: false, input_items: 1, input_items_sent: 1 }),
-      expect.objectContaining({ session_reused: true, incremental: true, chain_fallback: false, input_items: 3, input_items_sent: 1 }),
+      expect.objectContaining({
+        session_reused: true,
+        incremental: true,
+        chain_fallback: false,
+        input_items: 3,
+        input_items_sent: 1,
+      }),
     ]);
     const after = await metrics(gateway);
     expect(sample(after, 'gateway_chat_api_upstream_sessions_kept')).toBe(1);
@@ -108,10 +153,19 @@ describe('provider_a upstream sessions per chat', () => {
     fake().enqueue(toolCallReply('resp_t1', 'call_1'), reply('resp_t2', 'Done.'), reply('resp_t3', 'Again.'));
     const first = [{ role: 'user', content: 'Read a.ts' }];
     const call = await complete(gateway, first, 'chat-tools', { tools: TOOLS });
-    const toolTurn = [...first, { role: 'assistant', content: null, tool_calls: call.tool_calls }, { role: 'tool', tool_call_id: 'call_1', content: 'export {}' }];
+    const toolTurn = [
+      ...first,
+      { role: 'assistant', content: null, tool_calls: call.tool_calls },
+      { role: 'tool', tool_call_id: 'call_1', content: 'export {}' },
+    ];
     await complete(gateway, toolTurn, 'chat-tools', { tools: TOOLS });
     // The client rewrote an earlier message: the chain no longer matches, so everything is sent.
-    const edited = [{ role: 'user', content: 'Read b.ts instead' }, ...toolTurn.slice(1), { role: 'assistant', content: 'Done.' }, { role: 'user', content: 'More' }];
+    const edited = [
+      { role: 'user', content: 'Read b.ts instead' },
+      ...toolTurn.slice(1),
+      { role: 'assistant', content: 'Done.' },
+      { role: 'user', content: 'More' },
+    ];
     await complete(gateway, edited, 'chat-tools', { tools: TOOLS });
 
     const [one, two, three] = fake().requests();
@@ -120,7 +174,9 @@ describe('provider_a upstream sessions per chat', () => {
     expect(two.body!.input).toEqual([{ type: 'function_call_output', call_id: 'call_1', output: 'export {}' }]);
     expect(three.body).not.toHaveProperty('previous_response_id');
     expect(three.body!.input).toHaveLength(5);
-    expect(timings(gateway).at(-1)).toEqual(expect.objectContaining({ session_reused: true, incremental: false, input_items: 5, input_items_sent: 5 }));
+    expect(timings(gateway).at(-1)).toEqual(
+      expect.objectContaining({ session_reused: true, incremental: false, input_items: 5, input_items_sent: 5 }),
+    );
   });
 
   it('falls back once to a full send on a fresh connection when the server lost the chain', async () => {
@@ -143,12 +199,21 @@ describe('provider_a upstream sessions per chat', () => {
     expect(full.body).not.toHaveProperty('previous_response_id');
     expect(full.body!.input).toHaveLength(3);
     expect(fake().misses()).toEqual([]);
-    expect(timings(gateway).at(-1)).toEqual(expect.objectContaining({ session_reused: false, incremental: false, chain_fallback: true, input_items_sent: 3 }));
-    expect(sample(await metrics(gateway), 'gateway_chat_api_upstream_session_turns_total{result="fallback"}') - before).toBe(1);
+    expect(timings(gateway).at(-1)).toEqual(
+      expect.objectContaining({ session_reused: false, incremental: false, chain_fallback: true, input_items_sent: 3 }),
+    );
+    expect(
+      sample(await metrics(gateway), 'gateway_chat_api_upstream_session_turns_total{result="fallback"}') - before,
+    ).toBe(1);
   });
 
   it('opens a fresh connection when the kept one was closed, or dies before the first event', async () => {
-    fake().enqueue(reply('resp_d1', 'One.'), reply('resp_d2', 'Two.'), { frames: [{ disconnect: true }] }, reply('resp_d3', 'Three.'));
+    fake().enqueue(
+      reply('resp_d1', 'One.'),
+      reply('resp_d2', 'Two.'),
+      { frames: [{ disconnect: true }] },
+      reply('resp_d3', 'Three.'),
+    );
     const first = [{ role: 'user', content: 'Go' }];
     await complete(gateway, first, 'chat-dead');
     fake().dropConnections();
@@ -159,7 +224,9 @@ describe('provider_a upstream sessions per chat', () => {
     const third = [...second, { role: 'assistant', content: 'Two.' }, { role: 'user', content: 'And on' }];
     expect((await complete(gateway, third, 'chat-dead')).content).toBe('Three.');
 
-    const connections = fake().requests().map((request) => request.connection);
+    const connections = fake()
+      .requests()
+      .map((request) => request.connection);
     expect(connections[1]).not.toBe(connections[0]);
     expect(connections[2]).toBe(connections[1]);
     expect(connections[3]).not.toBe(connections[2]);
@@ -182,15 +249,34 @@ describe('provider_a upstream sessions per chat', () => {
 
     fake().reset();
     fake().keepConnectionsOpen();
-    fake().enqueue(reply('resp_p1', 'P.'), { frames: [created('resp_q1'), { ...textDelta('slow'), delayMs: 200 }, messageDone('slow'), completed(undefined, 'resp_q1')] }, reply('resp_p2', 'P2.'));
+    fake().enqueue(
+      reply('resp_p1', 'P.'),
+      {
+        frames: [
+          created('resp_q1'),
+          { ...textDelta('slow'), delayMs: 200 },
+          messageDone('slow'),
+          completed(undefined, 'resp_q1'),
+        ],
+      },
+      reply('resp_p2', 'P2.'),
+    );
     await complete(gateway, [{ role: 'user', content: 'parallel' }], 'chat-p');
-    const next = [{ role: 'user', content: 'parallel' }, { role: 'assistant', content: 'P.' }, { role: 'user', content: 'x' }];
+    const next = [
+      { role: 'user', content: 'parallel' },
+      { role: 'assistant', content: 'P.' },
+      { role: 'user', content: 'x' },
+    ];
     await Promise.all([complete(gateway, next, 'chat-p'), complete(gateway, next, 'chat-p')]);
     const [p1, q, p2] = fake().requests();
     expect(new Set([p1.connection, q.connection, p2.connection]).size).toBe(2);
     // Both connections were kept; the next turn goes to the one whose chain it continues.
     fake().enqueue(reply('resp_p3', 'P3.'));
-    await complete(gateway, [...next, { role: 'assistant', content: 'slow' }, { role: 'user', content: 'y' }], 'chat-p');
+    await complete(
+      gateway,
+      [...next, { role: 'assistant', content: 'slow' }, { role: 'user', content: 'y' }],
+      'chat-p',
+    );
     const continued = fake().requests()[3];
     expect(continued.connection).toBe(q.connection);
     expect(continued.body!.previous_response_id).toBe('resp_q1');
@@ -203,7 +289,15 @@ describe('provider_a upstream sessions per chat', () => {
     expect(await settles(kept.closedByClient, 100)).toBe(false);
     expect(await settles(kept.closedByClient, 1500)).toBe(true);
     expect(sample(await metrics(small), 'gateway_chat_api_upstream_sessions_kept')).toBe(0);
-    await complete(small, [{ role: 'user', content: 'idle' }, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'again' }], 'chat-idle');
+    await complete(
+      small,
+      [
+        { role: 'user', content: 'idle' },
+        { role: 'assistant', content: 'One.' },
+        { role: 'user', content: 'again' },
+      ],
+      'chat-idle',
+    );
     expect(fake().requests()[1].connection).not.toBe(kept.connection);
     expect(fake().requests()[1].body).not.toHaveProperty('previous_response_id');
     // Max 1: another chat's connection pushes this one out.
@@ -212,7 +306,11 @@ describe('provider_a upstream sessions per chat', () => {
   });
 
   it('closes the connection at once when the client disconnects, and keeps nothing for the chat', async () => {
-    fake().enqueue(reply('resp_x1', 'One.'), { frames: [created('resp_x2'), textDelta('partial')], holdOpen: true }, reply('resp_x3', 'Three.'));
+    fake().enqueue(
+      reply('resp_x1', 'One.'),
+      { frames: [created('resp_x2'), textDelta('partial')], holdOpen: true },
+      reply('resp_x3', 'Three.'),
+    );
     const first = [{ role: 'user', content: 'cancel me' }];
     await complete(gateway, first, 'chat-cancel');
     const abort = new AbortController();

@@ -3,11 +3,12 @@ import * as path from 'node:path';
 import { createGatewayApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
 import { BUILT_IN_CATALOG_PATH } from '../src/models/model-catalog';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import type { FakeScript } from './support/fake-provider-a';
 import { LogCapture } from './support/log-capture';
+import type { AuthFileOptions } from './support/provider-a-fixtures';
 import {
-  AuthFileOptions,
   completed,
   created,
   errorEvent,
@@ -28,11 +29,25 @@ type Json = Record<string, any>;
 
 const now = () => Math.floor(Date.now() / 1000);
 
-function post(gateway: TestGateway, body: Json, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal });
+function post(
+  gateway: TestGateway,
+  body: Json,
+  signal?: AbortSignal,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    signal,
+  });
 }
 
-const chatBody = (extra: Json = {}): Json => ({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hi' }], ...extra });
+const chatBody = (extra: Json = {}): Json => ({
+  model: 'gpt-5.6-sol',
+  messages: [{ role: 'user', content: 'hi' }],
+  ...extra,
+});
 
 /** Reads a whole SSE response: the JSON chunks and whether `[DONE]` ended it. */
 async function readSse(response: Response): Promise<{ chunks: Json[]; done: boolean }> {
@@ -41,7 +56,10 @@ async function readSse(response: Response): Promise<{ chunks: Json[]; done: bool
     .split('\n')
     .filter((line) => line.startsWith('data: '))
     .map((line) => line.slice(6));
-  return { chunks: data.filter((item) => item !== '[DONE]').map((item) => JSON.parse(item) as Json), done: data.at(-1) === '[DONE]' };
+  return {
+    chunks: data.filter((item) => item !== '[DONE]').map((item) => JSON.parse(item) as Json),
+    done: data.at(-1) === '[DONE]',
+  };
 }
 
 /** The chunks without the per-response `id` and `created`. */
@@ -74,30 +92,55 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       // The second frame leaves the fake 700 ms later (under this suite's 1 s idle timeout): the
       // first chunk is here while B is not, an order of events rather than a duration.
       expect(text).not.toContain('"content":"B"');
-      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value);
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+        text += decoder.decode(chunk.value);
       expect(text).toContain('"content":"B"');
       expect(text.trim().endsWith('data: [DONE]')).toBe(true);
     });
 
     it('writes text, reasoning, one tool-call frame, finish and usage (§12.29, §12.30, §12.32)', async () => {
-      const frames = [created(), reasoningDelta('Thinking.'), textDelta('Let me read.'), ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}', { fragments: 3 }), completed()];
+      const frames = [
+        created(),
+        reasoningDelta('Thinking.'),
+        textDelta('Let me read.'),
+        ...functionCallItem('call_1', 'read_file', '{"path":"a.ts"}', { fragments: 3 }),
+        completed(),
+      ];
       fake().enqueue({ frames }, { frames });
-      const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
-      const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true, tools, stream_options: { include_usage: true } })));
+      const tools = [
+        {
+          type: 'function',
+          function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+        },
+      ];
+      const { chunks, done } = await readSse(
+        await post(gateway, chatBody({ stream: true, tools, stream_options: { include_usage: true } })),
+      );
       expect(done).toBe(true);
       const deltas = chunks.filter((chunk) => chunk.choices.length > 0).map((chunk) => chunk.choices[0].delta);
       expect(deltas).toEqual([
         { role: 'assistant' },
         { reasoning_content: 'Thinking.' },
         { content: 'Let me read.' },
-        { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }] },
+        {
+          tool_calls: [
+            { index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } },
+          ],
+        },
         {},
       ]);
       expect(chunks.at(-2)!.choices[0].finish_reason).toBe('tool_calls');
-      expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } });
+      expect(chunks.at(-1)).toMatchObject({
+        choices: [],
+        usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
+      });
 
       const completion = (await (await post(gateway, chatBody({ tools }))).json()) as Json;
-      expect(completion.choices[0].message).toMatchObject({ content: 'Let me read.', reasoning_content: 'Thinking.', tool_calls: [{ id: 'call_1' }] });
+      expect(completion.choices[0].message).toMatchObject({
+        content: 'Let me read.',
+        reasoning_content: 'Thinking.',
+        tool_calls: [{ id: 'call_1' }],
+      });
       expect(completion.choices[0].message.tool_calls).toHaveLength(1);
       expect(completion.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 });
     });
@@ -122,7 +165,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       const after = await post(gateway, chatBody({ stream: true }));
       expect(after.status).toBe(200);
       const { chunks, done } = await readSse(after);
-      expect(chunks.at(-1)!.choices[0]).toMatchObject({ delta: { content: '[error: upstream error]' }, finish_reason: 'stop' });
+      expect(chunks.at(-1)!.choices[0]).toMatchObject({
+        delta: { content: '[error: upstream error]' },
+        finish_reason: 'stop',
+      });
       expect(done).toBe(true);
       expect(fake().requests()).toHaveLength(1);
     });
@@ -132,7 +178,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       const response = await post(gateway, chatBody({ stream: true }));
       expect(response.status).toBe(429);
       expect(response.headers.get('retry-after')).toBe('30');
-      expect(((await response.json()) as Json).error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_reached' });
+      expect(((await response.json()) as Json).error).toMatchObject({
+        type: 'rate_limit_error',
+        code: 'usage_limit_reached',
+      });
       expect(fake().requests()).toHaveLength(1);
     });
 
@@ -140,7 +189,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       fake().enqueue({ frames: [errorEvent({ code: 'context_length_exceeded', message: 'too long' })] });
       const response = await post(gateway, chatBody());
       expect(response.status).toBe(400);
-      expect(((await response.json()) as Json).error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded' });
+      expect(((await response.json()) as Json).error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'context_length_exceeded',
+      });
     });
 
     it('recovers from one 503 and gives 502 after three, counting connections (§12.36)', async () => {
@@ -150,7 +202,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().requests()).toHaveLength(2);
 
       fake().reset();
-      fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ reject: { status: 503 }, frames: [] })), textReply('never'));
+      fake().enqueue(
+        ...Array.from({ length: 3 }, (): FakeScript => ({ reject: { status: 503 }, frames: [] })),
+        textReply('never'),
+      );
       const response = await post(gateway, chatBody());
       expect(response.status).toBe(502);
       expect(fake().requests()).toHaveLength(3);
@@ -159,7 +214,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
     it('does not retry a socket dropped after text: error chunk, [DONE], one connection (§12.37)', async () => {
       fake().enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
       const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
-      expect(chunks.map((chunk) => chunk.choices[0]?.delta.content).filter(Boolean)).toEqual(['partial', '[error: upstream error]']);
+      expect(chunks.map((chunk) => chunk.choices[0]?.delta.content).filter(Boolean)).toEqual([
+        'partial',
+        '[error: upstream error]',
+      ]);
       expect(done).toBe(true);
       expect(fake().requests()).toHaveLength(1);
     });
@@ -213,11 +271,25 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   it('gives the same client output over WebSocket and SSE apart from id and created (§12.13)', async () => {
     const outputs: Json[][] = [];
     for (const transport of ['ws', 'sse'] as const) {
-      const gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), `same-${transport}`), { transport }), GATEWAY_PROVIDERS: 'provider_a' });
+      const gateway = await startGateway({
+        ...providerASettings(fake(), path.join(home(), `same-${transport}`), { transport }),
+        GATEWAY_PROVIDERS: 'provider_a',
+      });
       try {
         fake().reset();
-        fake().enqueue({ frames: [created(), reasoningDelta('R'), textDelta('Hel'), textDelta('lo'), ...functionCallItem('call_9', 'f', '{"a":1}'), completed()] });
-        const { chunks } = await readSse(await post(gateway, chatBody({ stream: true, stream_options: { include_usage: true } })));
+        fake().enqueue({
+          frames: [
+            created(),
+            reasoningDelta('R'),
+            textDelta('Hel'),
+            textDelta('lo'),
+            ...functionCallItem('call_9', 'f', '{"a":1}'),
+            completed(),
+          ],
+        });
+        const { chunks } = await readSse(
+          await post(gateway, chatBody({ stream: true, stream_options: { include_usage: true } })),
+        );
         outputs.push(comparable(chunks));
       } finally {
         await gateway.close();
@@ -228,16 +300,27 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   });
 
   it('fails startup with a ConfigError naming PRIMARY_FAITHFUL_PROFILE when the profile is missing', async () => {
-    const settings = { ...providerASettings(fake(), path.join(home(), 'bad-profile')), HOME: home(), GATEWAY_PROVIDERS: 'provider_a', PRIMARY_FAITHFUL_PROFILE: path.join(home(), 'missing.json') };
+    const settings = {
+      ...providerASettings(fake(), path.join(home(), 'bad-profile')),
+      HOME: home(),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PRIMARY_FAITHFUL_PROFILE: path.join(home(), 'missing.json'),
+    };
     // createGatewayApp directly (not startGateway) so a failed boot leaves no temp HOME behind.
-    await expect(createGatewayApp(loadConfig(settings), { logStream: new LogCapture() })).rejects.toThrow(/PRIMARY_FAITHFUL_PROFILE/);
+    await expect(createGatewayApp(loadConfig(settings), { logStream: new LogCapture() })).rejects.toThrow(
+      /PRIMARY_FAITHFUL_PROFILE/,
+    );
   });
 
   it("serves a body without model with the catalog's default_model (GATEWAY_MODEL_CATALOG)", async () => {
     const catalog = JSON.parse(fs.readFileSync(BUILT_IN_CATALOG_PATH, 'utf8')) as Json;
     const catalogFile = path.join(home(), 'team-catalog.json');
     fs.writeFileSync(catalogFile, JSON.stringify({ ...catalog, default_model: 'gpt-5.6-terra' }));
-    const gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), 'default-model')), GATEWAY_PROVIDERS: 'provider_a', GATEWAY_MODEL_CATALOG: catalogFile });
+    const gateway = await startGateway({
+      ...providerASettings(fake(), path.join(home(), 'default-model')),
+      GATEWAY_PROVIDERS: 'provider_a',
+      GATEWAY_MODEL_CATALOG: catalogFile,
+    });
     try {
       fake().enqueue(textReply('from terra'));
       const completion = (await (await post(gateway, { messages: [{ role: 'user', content: 'hi' }] })).json()) as Json;
@@ -251,7 +334,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   describe('login flows', () => {
     let gateway: TestGateway | undefined;
     const boot = async (auth: AuthFileOptions, name: string) => {
-      gateway = await startGateway({ ...providerASettings(fake(), path.join(home(), name), { auth }), GATEWAY_PROVIDERS: 'provider_a' });
+      gateway = await startGateway({
+        ...providerASettings(fake(), path.join(home(), name), { auth }),
+        GATEWAY_PROVIDERS: 'provider_a',
+      });
       return gateway;
     };
     afterEach(async () => {
@@ -274,7 +360,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       fake().enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 401 }, frames: [] });
       const response = await post(gw, chatBody({ stream: true }));
       expect(response.status).toBe(403);
-      expect(((await response.json()) as Json).error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required' });
+      expect(((await response.json()) as Json).error).toMatchObject({
+        type: 'permission_error',
+        code: 'upstream_login_required',
+      });
       expect(fake().requests()).toHaveLength(2);
       expect(fake().tokenRequests()).toHaveLength(1);
     });
@@ -303,7 +392,10 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
 
     it('answers a 403 challenge page as a 502 upstream error: no refresh, no retry, no "log in" advice', async () => {
       const gw = await boot({}, 'login-403');
-      fake().enqueue({ reject: { status: 403, headers: { 'content-type': 'text/html' } }, frames: [] }, textReply('never'));
+      fake().enqueue(
+        { reject: { status: 403, headers: { 'content-type': 'text/html' } }, frames: [] },
+        textReply('never'),
+      );
       const response = await post(gw, chatBody());
       expect(response.status).toBe(502);
       const error = ((await response.json()) as Json).error;
@@ -315,7 +407,13 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
 
     it('answers a 403 whose body says the token is invalid with 403, without a refresh', async () => {
       const gw = await boot({}, 'login-403-token');
-      fake().enqueue({ reject: { status: 403, body: { error: { code: 'token_invalidated', message: 'Your authentication token has been invalidated.' } } }, frames: [] });
+      fake().enqueue({
+        reject: {
+          status: 403,
+          body: { error: { code: 'token_invalidated', message: 'Your authentication token has been invalidated.' } },
+        },
+        frames: [],
+      });
       const response = await post(gw, chatBody());
       expect(response.status).toBe(403);
       expect(fake().tokenRequests()).toHaveLength(0);
@@ -352,8 +450,12 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       const gw = await boot({ exp: now() + 30, refreshToken: 'rt-e2e' }, 'login-refresh');
       fake().enqueue(textReply('ok'));
       expect((await post(gw, chatBody())).status).toBe(200);
-      expect(fake().tokenRequests()).toEqual([expect.objectContaining({ grant_type: 'refresh_token', refresh_token: 'rt-e2e' })]);
-      expect(JSON.parse(Buffer.from(fake().requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).jti).toBe('at-1');
+      expect(fake().tokenRequests()).toEqual([
+        expect.objectContaining({ grant_type: 'refresh_token', refresh_token: 'rt-e2e' }),
+      ]);
+      expect(
+        JSON.parse(Buffer.from(fake().requests()[0].headers.authorization.split('.')[1], 'base64url').toString()).jti,
+      ).toBe('at-1');
     });
   });
 });

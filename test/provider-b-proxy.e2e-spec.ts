@@ -1,6 +1,7 @@
 import { ConnectProxy } from './support/connect-proxy';
-import { startGateway, TestGateway } from './support/create-test-app';
-import { FakeCodeAssist } from './support/fake-provider-b';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import type { FakeCodeAssist } from './support/fake-provider-b';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { providerBSettings } from './support/provider-b-fixtures';
 
@@ -33,19 +34,38 @@ describe('provider_b through an egress proxy', () => {
 
   const fakeTarget = () => `127.0.0.1:${new URL(fake.baseUrl).port}`;
   const chat = (gw: TestGateway, stream = true) =>
-    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gemini-2.5-pro', stream, messages: [{ role: 'user', content: 'hi' }] }) });
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gemini-2.5-pro', stream, messages: [{ role: 'user', content: 'hi' }] }),
+    });
 
   it('tunnels setup, the token refresh and the generate calls through HTTP_PROXY', async () => {
-    gateway = await startGateway({ ...providerBSettings(fake, home, { creds: { expiryDateMs: Date.now() - 1000 } }), GATEWAY_PROVIDERS: 'provider_b', HTTP_PROXY: proxy.url });
+    gateway = await startGateway({
+      ...providerBSettings(fake, home, { creds: { expiryDateMs: Date.now() - 1000 } }),
+      GATEWAY_PROVIDERS: 'provider_b',
+      HTTP_PROXY: proxy.url,
+    });
     expect((await chat(gateway)).status).toBe(200);
     expect((await chat(gateway, false)).status).toBe(200);
-    expect(fake.requests().map((request) => request.route)).toEqual(['token', 'loadCodeAssist', 'streamGenerateContent', 'generateContent']);
+    expect(fake.requests().map((request) => request.route)).toEqual([
+      'token',
+      'loadCodeAssist',
+      'streamGenerateContent',
+      'generateContent',
+    ]);
     expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
-    expect(proxy.connections().every((entry) => entry.method === 'CONNECT' && entry.target === fakeTarget())).toBe(true);
+    expect(proxy.connections().every((entry) => entry.method === 'CONNECT' && entry.target === fakeTarget())).toBe(
+      true,
+    );
   });
 
   it('fails with 502 when the proxy refuses: the traffic really depends on it', async () => {
-    gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b', HTTP_PROXY: proxy.url });
+    gateway = await startGateway({
+      ...providerBSettings(fake, home),
+      GATEWAY_PROVIDERS: 'provider_b',
+      HTTP_PROXY: proxy.url,
+    });
     proxy.refuse();
     const response = await chat(gateway);
     expect(response.status).toBe(502);
@@ -54,7 +74,12 @@ describe('provider_b through an egress proxy', () => {
   });
 
   it('goes direct for a host in NO_PROXY (read in lower case too)', async () => {
-    gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b', HTTP_PROXY: proxy.url, no_proxy: 'localhost,127.0.0.1' });
+    gateway = await startGateway({
+      ...providerBSettings(fake, home),
+      GATEWAY_PROVIDERS: 'provider_b',
+      HTTP_PROXY: proxy.url,
+      no_proxy: 'localhost,127.0.0.1',
+    });
     expect((await chat(gateway)).status).toBe(200);
     expect(proxy.connections()).toEqual([]);
   });

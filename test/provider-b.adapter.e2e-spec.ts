@@ -6,7 +6,7 @@ import type { CallContext } from '../src/providers/provider-adapter';
 import type { ChatEvent } from '../src/core/chat-event';
 import type { EventLogger } from '../src/core/event-logger';
 import { ProviderBAdapter } from '../src/providers/provider-b/provider-b.adapter';
-import { FakeCodeAssist } from './support/fake-provider-b';
+import type { FakeCodeAssist } from './support/fake-provider-b';
 import { useFakeProviderB } from './support/provider-b-harness';
 import {
   callFrame,
@@ -47,10 +47,16 @@ describe(ProviderBAdapter.name, () => {
   let logger: RecordingLogger;
   let requestCounter = 0;
 
-  const context = (signal: AbortSignal = new AbortController().signal): CallContext => ({ signal, requestId: `req-${++requestCounter}`, logger });
+  const context = (signal: AbortSignal = new AbortController().signal): CallContext => ({
+    signal,
+    requestId: `req-${++requestCounter}`,
+    logger,
+  });
   const adapterWith = (options: { project?: string; env?: Record<string, string> } = {}) => {
     const settings = providerBSettings(fake, home, { project: options.project });
-    return new ProviderBAdapter(loadConfig({ HOME: home, GATEWAY_STREAM_IDLE_TIMEOUT: '5s', ...settings, ...options.env }));
+    return new ProviderBAdapter(
+      loadConfig({ HOME: home, GATEWAY_STREAM_IDLE_TIMEOUT: '5s', ...settings, ...options.env }),
+    );
   };
   const authFile = () => path.join(home, '.gemini', 'oauth_creds.json');
 
@@ -73,7 +79,9 @@ describe(ProviderBAdapter.name, () => {
       ]);
       const discovery = fake.requests('loadCodeAssist');
       expect(discovery).toHaveLength(1);
-      expect(discovery[0].body).toEqual({ metadata: { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } });
+      expect(discovery[0].body).toEqual({
+        metadata: { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' },
+      });
       const generate = fake.requests('streamGenerateContent');
       expect(generate).toHaveLength(2);
       expect(generate.map((request) => request.body.project)).toEqual(['fake-project', 'fake-project']);
@@ -84,29 +92,40 @@ describe(ProviderBAdapter.name, () => {
         'content-type': 'application/json',
         'x-goog-api-client': `gl-node/${process.versions.node}`,
       });
-      expect(generate[0].headers['user-agent']).toMatch(/^GeminiCLI-tui\/0\.61\.0\/gemini-2\.5-pro \([a-z0-9]+; [a-z0-9_]+; terminal\) google-api-nodejs-client\/10\.9\.0$/);
+      expect(generate[0].headers['user-agent']).toMatch(
+        /^GeminiCLI-tui\/0\.61\.0\/gemini-2\.5-pro \([a-z0-9]+; [a-z0-9_]+; terminal\) google-api-nodejs-client\/10\.9\.0$/,
+      );
       expect(discovery[0].headers['user-agent']).toBe(generate[0].headers['user-agent']);
       expect(discovery[0].headers.accept).toBe('application/json');
     });
 
     it('accepts the object form of cloudaicompanionProject (§13.2)', async () => {
-      fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier' }, cloudaicompanionProject: { id: 'p-9', name: 'nine' } } });
+      fake.enqueue('loadCodeAssist', {
+        body: { currentTier: { id: 'standard-tier' }, cloudaicompanionProject: { id: 'p-9', name: 'nine' } },
+      });
       await collect(await adapterWith().stream(chatRequest(), context()));
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('p-9');
     });
 
     it('onboards with the default tier and polls the long-running operation with GET until done (§13.3)', async () => {
-      fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'legacy-tier' }, { id: 'free-tier', isDefault: true }] } });
+      fake.enqueue('loadCodeAssist', {
+        body: { allowedTiers: [{ id: 'legacy-tier' }, { id: 'free-tier', isDefault: true }] },
+      });
       fake.enqueue('onboardUser', { body: { name: 'operations/7', done: false } });
       fake.enqueue(
         'getOperation',
         { body: { name: 'operations/7', done: false } },
         { body: { name: 'operations/7', done: true, response: { cloudaicompanionProject: { id: 'onboarded-1' } } } },
       );
-      await collect(await adapterWith({ env: { PROVIDER_B_ONBOARDING_POLL_INTERVAL: '20ms' } }).stream(chatRequest(), context()));
+      await collect(
+        await adapterWith({ env: { PROVIDER_B_ONBOARDING_POLL_INTERVAL: '20ms' } }).stream(chatRequest(), context()),
+      );
       const onboard = fake.requests('onboardUser');
       expect(onboard).toHaveLength(1);
-      expect(onboard[0].body).toEqual({ tierId: 'free-tier', metadata: { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } });
+      expect(onboard[0].body).toEqual({
+        tierId: 'free-tier',
+        metadata: { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' },
+      });
       const polls = fake.requests('getOperation');
       expect(polls.map((request) => [request.method, request.path])).toEqual([
         ['GET', '/v1internal/operations/7'],
@@ -117,21 +136,46 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('onboards a configured project the CLI never onboarded to standard-tier, naming the project (§4.3)', async () => {
-      fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'standard-tier', isDefault: true, userDefinedCloudaicompanionProject: true }] } });
+      fake.enqueue('loadCodeAssist', {
+        body: { allowedTiers: [{ id: 'standard-tier', isDefault: true, userDefinedCloudaicompanionProject: true }] },
+      });
       fake.enqueue('onboardUser', { body: { name: 'operations/8', done: true, response: {} } });
       await collect(await adapterWith({ project: 'licensed-1' }).stream(chatRequest(), context()));
-      const metadata = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI', duetProject: 'licensed-1' };
+      const metadata = {
+        ideType: 'IDE_UNSPECIFIED',
+        platform: 'PLATFORM_UNSPECIFIED',
+        pluginType: 'GEMINI',
+        duetProject: 'licensed-1',
+      };
       expect(fake.requests('loadCodeAssist')[0].body).toEqual({ cloudaicompanionProject: 'licensed-1', metadata });
-      expect(fake.requests('onboardUser')[0].body).toEqual({ tierId: 'standard-tier', cloudaicompanionProject: 'licensed-1', metadata });
+      expect(fake.requests('onboardUser')[0].body).toEqual({
+        tierId: 'standard-tier',
+        cloudaicompanionProject: 'licensed-1',
+        metadata,
+      });
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('licensed-1');
     });
 
     it('answers an UNSUPPORTED_CLIENT account with provider_account_unsupported: no onboarding, no retry, cached (§4, issue 11)', async () => {
-      const ineligible = { ineligibleTiers: [{ reasonCode: 'UNSUPPORTED_CLIENT', tierId: 'free-tier', tierName: 'Gemini Code Assist for individuals', reasonMessage: 'UPSTREAM-SECRET text' }] };
+      const ineligible = {
+        ineligibleTiers: [
+          {
+            reasonCode: 'UNSUPPORTED_CLIENT',
+            tierId: 'free-tier',
+            tierName: 'Gemini Code Assist for individuals',
+            reasonMessage: 'UPSTREAM-SECRET text',
+          },
+        ],
+      };
       fake.enqueue('loadCodeAssist', { body: ineligible }, { body: ineligible });
       const adapter = adapterWith();
-      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'provider_account_unsupported', retryable: false });
-      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'provider_account_unsupported' });
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({
+        code: 'provider_account_unsupported',
+        retryable: false,
+      });
+      await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({
+        code: 'provider_account_unsupported',
+      });
       expect(fake.requests('loadCodeAssist')).toHaveLength(1);
       expect(fake.requests('onboardUser')).toHaveLength(0);
       expect(fake.requests('streamGenerateContent')).toHaveLength(0);
@@ -153,25 +197,41 @@ describe(ProviderBAdapter.name, () => {
     it('fails with auth when an onboarded account has no project', async () => {
       fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier' } } });
       await expect(adapterWith().stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
-      expect(logger.records).toContainEqual(expect.objectContaining({ event: 'provider_b_project_unavailable', reason: 'provider_b_project_required' }));
+      expect(logger.records).toContainEqual(
+        expect.objectContaining({ event: 'provider_b_project_unavailable', reason: 'provider_b_project_required' }),
+      );
     });
 
     it('asks :loadCodeAssist about PROVIDER_B_PROJECT too, as the CLI does, and sends it (§13.5)', async () => {
       const adapter = adapterWith({ project: 'proj-x' });
       await collect(await adapter.stream(chatRequest(), context()));
       await collect(await adapter.stream(chatRequest(), context()));
-      expect(fake.requests('loadCodeAssist').map((request) => request.body.cloudaicompanionProject)).toEqual(['proj-x']);
+      expect(fake.requests('loadCodeAssist').map((request) => request.body.cloudaicompanionProject)).toEqual([
+        'proj-x',
+      ]);
       expect(fake.requests('onboardUser')).toHaveLength(0);
-      expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual(['proj-x', 'proj-x']);
+      expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual([
+        'proj-x',
+        'proj-x',
+      ]);
     });
 
     it('shares one discovery between concurrent requests', async () => {
-      fake.enqueue('loadCodeAssist', { delayMs: 150, body: { currentTier: { id: 'free-tier' }, cloudaicompanionProject: 'slow-project' } });
+      fake.enqueue('loadCodeAssist', {
+        delayMs: 150,
+        body: { currentTier: { id: 'free-tier' }, cloudaicompanionProject: 'slow-project' },
+      });
       const adapter = adapterWith();
-      const results = await Promise.all([1, 2, 3].map(async () => collect(await adapter.stream(chatRequest(), context()))));
+      const results = await Promise.all(
+        [1, 2, 3].map(async () => collect(await adapter.stream(chatRequest(), context()))),
+      );
       expect(results).toHaveLength(3);
       expect(fake.requests('loadCodeAssist')).toHaveLength(1);
-      expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual(['slow-project', 'slow-project', 'slow-project']);
+      expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual([
+        'slow-project',
+        'slow-project',
+        'slow-project',
+      ]);
     });
   });
 
@@ -183,17 +243,30 @@ describe(ProviderBAdapter.name, () => {
       const refresh = fake.requests('token');
       expect(refresh).toHaveLength(1);
       expect(refresh[0].headers['content-type']).toBe('application/x-www-form-urlencoded');
-      expect(refresh[0].body).toEqual({ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, refresh_token: 'fake-refresh-token', grant_type: 'refresh_token' });
+      expect(refresh[0].body).toEqual({
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        refresh_token: 'fake-refresh-token',
+        grant_type: 'refresh_token',
+      });
       expect(fake.requests('streamGenerateContent')[0].headers.authorization).toBe('Bearer fake-access-1');
     });
 
     it('writes the new token back keeping unknown keys, mode 0600 and no temp file (§13.7)', async () => {
       const adapter = adapterWith({ project: 'p' });
-      writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000, extra: { id_token: 'old-id', custom_cli_field: { keep: true } } });
+      writeCredsFile(path.join(home, '.gemini'), {
+        expiryDateMs: Date.now() - 1000,
+        extra: { id_token: 'old-id', custom_cli_field: { keep: true } },
+      });
       const before = Date.now();
       await collect(await adapter.stream(chatRequest(), context()));
       const saved = JSON.parse(fs.readFileSync(authFile(), 'utf8'));
-      expect(saved).toMatchObject({ access_token: 'fake-access-1', refresh_token: 'fake-refresh-token', id_token: 'old-id', custom_cli_field: { keep: true } });
+      expect(saved).toMatchObject({
+        access_token: 'fake-access-1',
+        refresh_token: 'fake-refresh-token',
+        id_token: 'old-id',
+        custom_cli_field: { keep: true },
+      });
       expect(saved.expiry_date).toBeGreaterThanOrEqual(before + 3_600_000 - 1000);
       expect(saved.expiry_date).toBeLessThanOrEqual(Date.now() + 3_600_000);
       expect(fs.statSync(authFile()).mode & 0o777).toBe(0o600);
@@ -203,7 +276,9 @@ describe(ProviderBAdapter.name, () => {
     it('refreshes a file that only has a refresh token, and keeps a rotated refresh token', async () => {
       const adapter = adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), { accessToken: null, expiryDateMs: null });
-      fake.enqueue('token', { body: { access_token: 'rotated-access', refresh_token: 'rotated-refresh', expires_in: 3600 } });
+      fake.enqueue('token', {
+        body: { access_token: 'rotated-access', refresh_token: 'rotated-refresh', expires_in: 3600 },
+      });
       await collect(await adapter.stream(chatRequest(), context()));
       expect(fake.requests('streamGenerateContent')[0].headers.authorization).toBe('Bearer rotated-access');
       expect(JSON.parse(fs.readFileSync(authFile(), 'utf8')).refresh_token).toBe('rotated-refresh');
@@ -215,7 +290,9 @@ describe(ProviderBAdapter.name, () => {
       fake.enqueue('token', { delayMs: 100, body: { access_token: 'shared-access', expires_in: 3600 } });
       await Promise.all([1, 2, 3].map(async () => collect(await adapter.stream(chatRequest(), context()))));
       expect(fake.requests('token')).toHaveLength(1);
-      expect(fake.requests('streamGenerateContent').map((request) => request.headers.authorization)).toEqual(Array(3).fill('Bearer shared-access'));
+      expect(fake.requests('streamGenerateContent').map((request) => request.headers.authorization)).toEqual(
+        Array(3).fill('Bearer shared-access'),
+      );
     });
 
     it('retries a 401 once after a forced refresh (§13.8)', async () => {
@@ -223,7 +300,10 @@ describe(ProviderBAdapter.name, () => {
       const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
       expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
       const generate = fake.requests('streamGenerateContent');
-      expect(generate.map((request) => request.headers.authorization)).toEqual(['Bearer fake-access-initial', 'Bearer fake-access-1']);
+      expect(generate.map((request) => request.headers.authorization)).toEqual([
+        'Bearer fake-access-initial',
+        'Bearer fake-access-1',
+      ]);
       expect(fake.requests('token')).toHaveLength(1);
     });
 
@@ -244,7 +324,9 @@ describe(ProviderBAdapter.name, () => {
     it('gives up with auth after two 401s and exactly one refresh (§13.9)', async () => {
       const unauthorized = { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') };
       fake.enqueue('streamGenerateContent', unauthorized, unauthorized);
-      await expect(adapterWith({ project: 'p' }).stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      await expect(adapterWith({ project: 'p' }).stream(chatRequest(), context())).rejects.toMatchObject({
+        code: 'auth',
+      });
       expect(fake.requests('streamGenerateContent')).toHaveLength(2);
       expect(fake.requests('token')).toHaveLength(1);
     });
@@ -252,12 +334,20 @@ describe(ProviderBAdapter.name, () => {
     it('applies the 401 refresh-and-retry to discovery too', async () => {
       fake.enqueue('loadCodeAssist', { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') });
       await collect(await adapterWith().stream(chatRequest(), context()));
-      expect(fake.requests('loadCodeAssist').map((request) => request.headers.authorization)).toEqual(['Bearer fake-access-initial', 'Bearer fake-access-1']);
+      expect(fake.requests('loadCodeAssist').map((request) => request.headers.authorization)).toEqual([
+        'Bearer fake-access-initial',
+        'Bearer fake-access-1',
+      ]);
     });
 
     it('does not retry a 403 and makes no refresh call (§13.10)', async () => {
-      fake.enqueue('streamGenerateContent', { status: 403, body: errorFrame(403, 'PERMISSION_DENIED', 'VALIDATION_REQUIRED') });
-      await expect(adapterWith({ project: 'p' }).stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      fake.enqueue('streamGenerateContent', {
+        status: 403,
+        body: errorFrame(403, 'PERMISSION_DENIED', 'VALIDATION_REQUIRED'),
+      });
+      await expect(adapterWith({ project: 'p' }).stream(chatRequest(), context())).rejects.toMatchObject({
+        code: 'auth',
+      });
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
       expect(fake.requests('token')).toHaveLength(0);
     });
@@ -265,9 +355,16 @@ describe(ProviderBAdapter.name, () => {
     it('fails with auth when the refresh is refused, logging only the error code', async () => {
       const adapter = adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000 });
-      fake.enqueue('token', { status: 400, body: { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' } });
+      fake.enqueue('token', {
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' },
+      });
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
-      expect(logger.records).toContainEqual({ event: 'provider_b_auth_refresh_failed', status: 400, error: 'invalid_grant' });
+      expect(logger.records).toContainEqual({
+        event: 'provider_b_auth_refresh_failed',
+        status: 400,
+        error: 'invalid_grant',
+      });
       expect(JSON.stringify(logger.records)).not.toMatch(/revoked|fake-refresh-token|fake-access/);
     });
 
@@ -275,7 +372,11 @@ describe(ProviderBAdapter.name, () => {
       const adapter = adapterWith({ project: 'p' });
       fs.rmSync(authFile());
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
-      expect(logger.records).toContainEqual({ event: 'provider_b_auth_unavailable', reason: 'missing', path: authFile() });
+      expect(logger.records).toContainEqual({
+        event: 'provider_b_auth_unavailable',
+        reason: 'missing',
+        path: authFile(),
+      });
       expect(fake.requests()).toHaveLength(0);
     });
   });
@@ -287,7 +388,14 @@ describe(ProviderBAdapter.name, () => {
           response: {
             candidates: [
               {
-                content: { role: 'model', parts: [{ text: 'hmm', thought: true }, { text: 'answer' }, { functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'sig-n' }] },
+                content: {
+                  role: 'model',
+                  parts: [
+                    { text: 'hmm', thought: true },
+                    { text: 'answer' },
+                    { functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: 'sig-n' },
+                  ],
+                },
                 finishReason: 'STOP',
               },
             ],
@@ -299,7 +407,10 @@ describe(ProviderBAdapter.name, () => {
       expect(events).toEqual([
         { type: 'reasoning-delta', text: 'hmm' },
         { type: 'text-delta', text: 'answer' },
-        { type: 'tool-call', call: { id: 'call_r-n_0', name: 'f', kind: 'function', arguments: '{"a":1}', thoughtSignature: 'sig-n' } },
+        {
+          type: 'tool-call',
+          call: { id: 'call_r-n_0', name: 'f', kind: 'function', arguments: '{"a":1}', thoughtSignature: 'sig-n' },
+        },
         { type: 'finish', reason: 'stop' },
       ]);
       expect(fake.requests('generateContent')[0].headers.accept).toBe('application/json');
@@ -307,22 +418,37 @@ describe(ProviderBAdapter.name, () => {
 
     it('remembers a thought signature and replays it when the client dropped extra_content (§13.19)', async () => {
       const adapter = adapterWith({ project: 'p' });
-      fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { path: 'a' }, { id: 'fc-77', signature: 'sig-1' }) }, { json: finishFrame() }] });
+      fake.enqueue('streamGenerateContent', {
+        frames: [
+          { json: callFrame('read_file', { path: 'a' }, { id: 'fc-77', signature: 'sig-1' }) },
+          { json: finishFrame() },
+        ],
+      });
       await collect(await adapter.stream(chatRequest(), context()));
       const continuation = chatRequest({
         messages: [
           { role: 'user', content: 'hi' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'fc-77', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'fc-77', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }],
+          },
           { role: 'tool', tool_call_id: 'fc-77', content: 'data' },
         ],
       });
       await collect(await adapter.stream(continuation, context()));
       const replayed = fake.requests('streamGenerateContent')[1].body.request.contents[1].parts[0];
-      expect(replayed).toEqual({ functionCall: { id: 'fc-77', name: 'read_file', args: { path: 'a' } }, thoughtSignature: 'sig-1' });
+      expect(replayed).toEqual({
+        functionCall: { id: 'fc-77', name: 'read_file', args: { path: 'a' } },
+        thoughtSignature: 'sig-1',
+      });
     });
 
     it('retries a 429 after its RetryInfo delay and succeeds on the second reply (§13.22)', async () => {
-      fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'slow down', [retryInfo('2s')]) });
+      fake.enqueue('streamGenerateContent', {
+        status: 429,
+        body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'slow down', [retryInfo('2s')]),
+      });
       const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
       const [first, second] = fake.requests('streamGenerateContent');
@@ -339,7 +465,10 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('fails a daily-quota 429 at once as usage_limit without retrying (§13.23)', async () => {
-      fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'daily', [quotaFailure('GenerateRequestsPerDayPerUser')]) });
+      fake.enqueue('streamGenerateContent', {
+        status: 429,
+        body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'daily', [quotaFailure('GenerateRequestsPerDayPerUser')]),
+      });
       const error = await adapterWith({ project: 'p' })
         .stream(chatRequest(), context())
         .catch((thrown: unknown) => thrown);
@@ -350,9 +479,14 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('turns a 503 after output into a terminal error event without a second call (§13.24)', async () => {
-      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE') }] });
+      fake.enqueue('streamGenerateContent', {
+        frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE') }],
+      });
       const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
-      expect(events).toEqual([{ type: 'text-delta', text: 'partial' }, { type: 'error', error: expect.objectContaining({ code: 'upstream' }) }]);
+      expect(events).toEqual([
+        { type: 'text-delta', text: 'partial' },
+        { type: 'error', error: expect.objectContaining({ code: 'upstream' }) },
+      ]);
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
     });
 
@@ -365,7 +499,9 @@ describe(ProviderBAdapter.name, () => {
     it('closes the upstream response within 1 s when the client aborts mid-stream (§13.27)', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
       const abort = new AbortController();
-      const iterator = (await adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal)))[Symbol.asyncIterator]();
+      const iterator = (await adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal)))[
+        Symbol.asyncIterator
+      ]();
       expect(await iterator.next()).toEqual({ done: false, value: { type: 'text-delta', text: 'first' } });
       const pending = iterator.next();
       abort.abort(new Error('client gone'));
@@ -381,7 +517,10 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('rejects at once when aborted during a retry sleep', async () => {
-      fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'wait', [retryInfo('20s')]) });
+      fake.enqueue('streamGenerateContent', {
+        status: 429,
+        body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'wait', [retryInfo('20s')]),
+      });
       const abort = new AbortController();
       const started = Date.now();
       const pending = adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal));
@@ -406,7 +545,10 @@ describe(ProviderBAdapter.name, () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
       const adapter = adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' } });
       const events = await collect(await adapter.stream(chatRequest(), context()));
-      expect(events).toEqual([{ type: 'text-delta', text: 'first' }, { type: 'error', error: expect.objectContaining({ code: 'timeout' }) }]);
+      expect(events).toEqual([
+        { type: 'text-delta', text: 'first' },
+        { type: 'error', error: expect.objectContaining({ code: 'timeout' }) },
+      ]);
       await fake.waitUntil(() => fake.requests('streamGenerateContent')[0].closedByClient, 1000, 'the upstream close');
     });
 
@@ -418,10 +560,15 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('fails with timeout when PROVIDER_B_TIMEOUT passes', async () => {
-      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }, { json: textFrame('late'), delayMs: 2000 }] });
+      fake.enqueue('streamGenerateContent', {
+        frames: [{ json: textFrame('first') }, { json: textFrame('late'), delayMs: 2000 }],
+      });
       const adapter = adapterWith({ project: 'p', env: { PROVIDER_B_TIMEOUT: '400ms' } });
       const events = await collect(await adapter.stream(chatRequest(), context()));
-      expect(events).toEqual([{ type: 'text-delta', text: 'first' }, { type: 'error', error: expect.objectContaining({ code: 'timeout' }) }]);
+      expect(events).toEqual([
+        { type: 'text-delta', text: 'first' },
+        { type: 'error', error: expect.objectContaining({ code: 'timeout' }) },
+      ]);
     });
   });
 });

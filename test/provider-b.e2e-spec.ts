@@ -2,8 +2,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FakeCodeAssist } from './support/fake-provider-b';
-import { callFrame, errorFrame, finishFrame, providerBSettings, quotaFailure, textFrame } from './support/provider-b-fixtures';
-import { startGateway, TestGateway } from './support/create-test-app';
+import {
+  callFrame,
+  errorFrame,
+  finishFrame,
+  providerBSettings,
+  quotaFailure,
+  textFrame,
+} from './support/provider-b-fixtures';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.upstream';
 
@@ -14,7 +22,11 @@ interface SseResult {
 }
 
 /** POSTs a streaming chat request and parses every `data:` line until the end. */
-async function streamChat(gateway: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<SseResult> {
+async function streamChat(
+  gateway: TestGateway,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<SseResult> {
   const response = await postChat(gateway, { ...body, stream: true }, headers);
   const text = await response.text();
   const data = text
@@ -28,7 +40,12 @@ async function streamChat(gateway: TestGateway, body: Record<string, unknown>, h
   };
 }
 
-function postChat(gateway: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+function postChat(
+  gateway: TestGateway,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...headers },
@@ -54,12 +71,21 @@ describe('provider_b over POST /v1/chat/completions', () => {
 
   it('discovers the project once and streams reasoning_content, content, finish and usage (§13.1, §13.18, §13.21)', async () => {
     fake.enqueue('streamGenerateContent', {
-      frames: [{ json: textFrame('thinking…', { thought: true }) }, { json: textFrame('Hello') }, { json: finishFrame('STOP', { prompt: 10, candidates: 4, thoughts: 3 }) }],
+      frames: [
+        { json: textFrame('thinking…', { thought: true }) },
+        { json: textFrame('Hello') },
+        { json: finishFrame('STOP', { prompt: 10, candidates: 4, thoughts: 3 }) },
+      ],
     });
     const result = await streamChat(gateway, { stream_options: { include_usage: true } });
     expect(result.status).toBe(200);
     expect(result.done).toBe(true);
-    expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { reasoning_content: 'thinking…' }, { content: 'Hello' }, {}]);
+    expect(deltas(result.chunks)).toEqual([
+      { role: 'assistant' },
+      { reasoning_content: 'thinking…' },
+      { content: 'Hello' },
+      {},
+    ]);
     expect(result.chunks.at(-2).choices[0].finish_reason).toBe('stop');
     expect(result.chunks.at(-1).usage).toEqual({
       prompt_tokens: 10,
@@ -70,12 +96,19 @@ describe('provider_b over POST /v1/chat/completions', () => {
     await streamChat(gateway, {});
     // First test of the file: the gateway discovers here, once.
     expect(fake.requests('loadCodeAssist')).toHaveLength(1);
-    expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual(['fake-project', 'fake-project']);
+    expect(fake.requests('streamGenerateContent').map((request) => request.body.project)).toEqual([
+      'fake-project',
+      'fake-project',
+    ]);
   });
 
   it('refuses a :generateContent answer larger than 16 MiB with 502 instead of buffering it (issue 13)', async () => {
     const huge = 'x'.repeat(17 * 1024 * 1024);
-    fake.enqueue('generateContent', { body: { response: { candidates: [{ content: { role: 'model', parts: [{ text: huge }] }, finishReason: 'STOP' }] } } });
+    fake.enqueue('generateContent', {
+      body: {
+        response: { candidates: [{ content: { role: 'model', parts: [{ text: huge }] }, finishReason: 'STOP' }] },
+      },
+    });
     const response = await postChat(gateway, {});
     expect(response.status).toBe(502);
     expect(((await response.json()) as any).error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
@@ -85,28 +118,63 @@ describe('provider_b over POST /v1/chat/completions', () => {
 
   it('lists the Gemini models the pinned CLI offers on Code Assist and sends their wire ids (issue 11 §6)', async () => {
     const models = ((await (await fetch(`${gateway.url}/v1/models`)).json()) as any).data.map((model: any) => model.id);
-    for (const id of ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-3-pro-preview', 'gemini-3.1-pro-preview', 'gemini-3-flash-preview', 'gemini-3.5-flash', 'gemini-3.1-flash-lite']) {
+    for (const id of [
+      'gemini-2.5-pro',
+      'gemini-2.5-flash',
+      'gemini-3-pro-preview',
+      'gemini-3.1-pro-preview',
+      'gemini-3-flash-preview',
+      'gemini-3.5-flash',
+      'gemini-3.1-flash-lite',
+    ]) {
       expect(models).toContain(id);
     }
     // On Code Assist the CLI sends gemini-3.5-flash as gemini-3-flash (its backend model mapping).
     await streamChat(gateway, { model: 'gemini-3.5-flash' });
     await streamChat(gateway, { model: 'gemini-3.1-pro-preview' });
-    expect(fake.requests('streamGenerateContent').map((request) => request.body.model)).toEqual(['gemini-3-flash', 'gemini-3.1-pro-preview']);
+    expect(fake.requests('streamGenerateContent').map((request) => request.body.model)).toEqual([
+      'gemini-3-flash',
+      'gemini-3.1-pro-preview',
+    ]);
   });
 
   it('answers non-streaming with reasoning_content apart from content (§13.18)', async () => {
     fake.enqueue('generateContent', {
-      body: { response: { candidates: [{ content: { role: 'model', parts: [{ text: 'hidden plan', thought: true }, { text: 'visible' }] }, finishReason: 'STOP' }] } },
+      body: {
+        response: {
+          candidates: [
+            {
+              content: { role: 'model', parts: [{ text: 'hidden plan', thought: true }, { text: 'visible' }] },
+              finishReason: 'STOP',
+            },
+          ],
+        },
+      },
     });
     const response = await postChat(gateway, {});
     expect(response.status).toBe(200);
     const body = (await response.json()) as any;
-    expect(body.choices[0].message).toMatchObject({ role: 'assistant', content: 'visible', reasoning_content: 'hidden plan' });
+    expect(body.choices[0].message).toMatchObject({
+      role: 'assistant',
+      content: 'visible',
+      reasoning_content: 'hidden plan',
+    });
   });
 
   it('writes two id-less calls from two frames as tool frames 0 and 1 with distinct ids (§13.16)', async () => {
-    fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { path: 'a' }) }, { json: callFrame('read_file', { path: 'b' }) }, { json: finishFrame() }] });
-    const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    fake.enqueue('streamGenerateContent', {
+      frames: [
+        { json: callFrame('read_file', { path: 'a' }) },
+        { json: callFrame('read_file', { path: 'b' }) },
+        { json: finishFrame() },
+      ],
+    });
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      },
+    ];
     const result = await streamChat(gateway, { tools });
     const calls = deltas(result.chunks).flatMap((delta) => delta.tool_calls ?? []);
     expect(calls.map((call: any) => call.index)).toEqual([0, 1]);
@@ -117,18 +185,35 @@ describe('provider_b over POST /v1/chat/completions', () => {
 
   it('returns a custom tool call as a function call whose arguments are the raw patch (§13.14)', async () => {
     const patch = '*** Begin Patch\n*** Add File: x.txt\n+hi\n*** End Patch';
-    fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('apply_patch', { input: patch }) }, { json: finishFrame() }] });
-    const result = await streamChat(gateway, { tools: [{ type: 'custom', custom: { name: 'apply_patch', description: 'patch' } }] });
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: callFrame('apply_patch', { input: patch }) }, { json: finishFrame() }],
+    });
+    const result = await streamChat(gateway, {
+      tools: [{ type: 'custom', custom: { name: 'apply_patch', description: 'patch' } }],
+    });
     const declaration = fake.requests('streamGenerateContent')[0].body.request.tools[0].functionDeclarations[0];
-    expect(declaration.parametersJsonSchema).toEqual({ type: 'object', properties: { input: { type: 'string', description: 'Raw text input for this tool.' } }, required: ['input'] });
+    expect(declaration.parametersJsonSchema).toEqual({
+      type: 'object',
+      properties: { input: { type: 'string', description: 'Raw text input for this tool.' } },
+      required: ['input'],
+    });
     const calls = deltas(result.chunks).flatMap((delta) => delta.tool_calls ?? []);
-    expect(calls).toEqual([{ index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } }]);
+    expect(calls).toEqual([
+      { index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } },
+    ]);
   });
 
   it('declares real agent schemas (zod discriminated union, const, nullable type arrays) as parametersJsonSchema, which the backend accepts (issue 11 §2)', async () => {
     // Generated by zod 4.6.7 `z.toJSONSchema` from a typical agent edit tool (see the fixture name).
-    const schema = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'src', 'providers', 'provider-b', '__fixtures__', 'zod-4.6.7-edit-tool.schema.json'), 'utf8'));
-    const tools = [{ type: 'function', function: { name: 'edit_files', description: 'Edit files', parameters: schema } }];
+    const schema = JSON.parse(
+      fs.readFileSync(
+        path.join(__dirname, '..', 'src', 'providers', 'provider-b', '__fixtures__', 'zod-4.6.7-edit-tool.schema.json'),
+        'utf8',
+      ),
+    );
+    const tools = [
+      { type: 'function', function: { name: 'edit_files', description: 'Edit files', parameters: schema } },
+    ];
     const result = await streamChat(gateway, { tools });
     expect(result.status).toBe(200);
     expect(deltas(result.chunks)).toContainEqual({ content: 'ok' });
@@ -141,15 +226,33 @@ describe('provider_b over POST /v1/chat/completions', () => {
     const refused = await fetch(`${fake.baseUrl}:streamGenerateContent?alt=sse`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model: 'gemini-2.5-pro', project: 'p', request: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ functionDeclarations: [{ name: 'edit_files', parameters: withoutMeta }] }] } }),
+      body: JSON.stringify({
+        model: 'gemini-2.5-pro',
+        project: 'p',
+        request: {
+          contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+          tools: [{ functionDeclarations: [{ name: 'edit_files', parameters: withoutMeta }] }],
+        },
+      }),
     });
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as any).error.message).toMatch(/^Invalid JSON payload received\. Unknown name "oneOf" at .*: Cannot find field\.$/);
+    expect(((await refused.json()) as any).error.message).toMatch(
+      /^Invalid JSON payload received\. Unknown name "oneOf" at .*: Cannot find field\.$/,
+    );
   });
 
   describe('tool call/result pairing repaired before every request (issue 10 §1)', () => {
-    const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
-    const call = (id: string, file: string) => ({ id, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: file }) } });
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      },
+    ];
+    const call = (id: string, file: string) => ({
+      id,
+      type: 'function',
+      function: { name: 'read_file', arguments: JSON.stringify({ path: file }) },
+    });
 
     it('answers the cancelled one of two parallel calls, so the backend accepts the history', async () => {
       // What an agent sends after the user stopped the second of two parallel reads.
@@ -165,7 +268,13 @@ describe('provider_b over POST /v1/chat/completions', () => {
       expect(contents.map((content: any) => content.role)).toEqual(['user', 'model', 'user']);
       expect(contents[2].parts).toEqual([
         { functionResponse: { id: 'call_a', name: 'read_file', response: { output: 'file a' } } },
-        { functionResponse: { id: 'call_b', name: 'read_file', response: { output: 'The tool call was cancelled before it returned a result.' } } },
+        {
+          functionResponse: {
+            id: 'call_b',
+            name: 'read_file',
+            response: { output: 'The tool call was cancelled before it returned a result.' },
+          },
+        },
         { text: 'never mind b' },
       ]);
     });
@@ -184,7 +293,9 @@ describe('provider_b over POST /v1/chat/completions', () => {
       const contents = fake.requests('streamGenerateContent')[0].body.request.contents;
       expect(contents.map((content: any) => content.role)).toEqual(['user', 'model', 'user']);
       expect(contents[1].parts.map((part: any) => Object.keys(part)[0])).toEqual(['text', 'functionCall']);
-      expect(contents[2].parts).toEqual([{ functionResponse: { id: 'call_c', name: 'read_file', response: { output: 'file c' } } }]);
+      expect(contents[2].parts).toEqual([
+        { functionResponse: { id: 'call_c', name: 'read_file', response: { output: 'file c' } } },
+      ]);
       expect(JSON.stringify(contents)).not.toContain('SECRET-TOOL-OUTPUT');
     });
   });
@@ -194,18 +305,46 @@ describe('provider_b over POST /v1/chat/completions', () => {
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';
 
     it('sends a data:image URL as inlineData in place, between the texts', async () => {
-      const messages = [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}`, detail: 'high' } }, { type: 'text', text: 'short answer' }] }];
+      const messages = [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${png}`, detail: 'high' } },
+            { type: 'text', text: 'short answer' },
+          ],
+        },
+      ];
       const result = await streamChat(gateway, { messages });
       expect(result.status).toBe(200);
       expect(fake.requests('streamGenerateContent')[0].body.request.contents).toEqual([
-        { role: 'user', parts: [{ text: 'what is this?' }, { inlineData: { mimeType: 'image/png', data: png } }, { text: 'short answer' }] },
+        {
+          role: 'user',
+          parts: [
+            { text: 'what is this?' },
+            { inlineData: { mimeType: 'image/png', data: png } },
+            { text: 'short answer' },
+          ],
+        },
       ]);
     });
 
     it.each([
-      ['an https image URL', { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.test/cat.png' } }] }, /messages\[0\]\.content\[0\]: an image that is not a base64 data:image URL is not supported by provider_b/],
-      ['audio', { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }, /messages\[0\]\.content\[0\]: part type "input_audio" is not supported by provider_b/],
-      ['an image in an assistant message', { role: 'assistant', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] }, /messages\[0\]\.content\[0\]: part type "image_url" in this message role/],
+      [
+        'an https image URL',
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.test/cat.png' } }] },
+        /messages\[0\]\.content\[0\]: an image that is not a base64 data:image URL is not supported by provider_b/,
+      ],
+      [
+        'audio',
+        { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] },
+        /messages\[0\]\.content\[0\]: part type "input_audio" is not supported by provider_b/,
+      ],
+      [
+        'an image in an assistant message',
+        { role: 'assistant', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
+        /messages\[0\]\.content\[0\]: part type "image_url" in this message role/,
+      ],
     ])('refuses %s with a 400 naming the part, without any upstream call', async (_label, message, expected) => {
       const response = await postChat(gateway, { messages: [message, { role: 'user', content: 'go' }] });
       expect(response.status).toBe(400);
@@ -218,7 +357,9 @@ describe('provider_b over POST /v1/chat/completions', () => {
   });
 
   it('round-trips a thought signature through a continuation even without extra_content (§13.19)', async () => {
-    fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('read_file', { path: 'a' }, { signature: 'sig-1' }) }, { json: finishFrame() }] });
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: callFrame('read_file', { path: 'a' }, { signature: 'sig-1' }) }, { json: finishFrame() }],
+    });
     const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];
     const first = await streamChat(gateway, { tools });
     const [call] = deltas(first.chunks).flatMap((delta) => delta.tool_calls ?? []);
@@ -229,7 +370,14 @@ describe('provider_b over POST /v1/chat/completions', () => {
       tools,
       messages: [
         { role: 'user', content: 'hi' },
-        { role: 'assistant', content: null, tool_calls: [withoutSignature, { id: 'call_unknown', type: 'function', function: { name: 'read_file', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            withoutSignature,
+            { id: 'call_unknown', type: 'function', function: { name: 'read_file', arguments: '{}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: call.id, content: 'file a' },
         { role: 'tool', tool_call_id: 'call_unknown', content: 'file b' },
       ],
@@ -260,10 +408,15 @@ describe('provider_b over POST /v1/chat/completions', () => {
   });
 
   it('ends a MALFORMED_FUNCTION_CALL turn with the invalid-tool-call error chunk (§13.20)', async () => {
-    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('x') }, { json: finishFrame('MALFORMED_FUNCTION_CALL') }] });
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: textFrame('x') }, { json: finishFrame('MALFORMED_FUNCTION_CALL') }],
+    });
     const result = await streamChat(gateway, {});
     expect(result.done).toBe(true);
-    expect(result.chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: invalid upstream tool call]' }, finish_reason: 'stop' });
+    expect(result.chunks.at(-1).choices[0]).toMatchObject({
+      delta: { content: '[error: invalid upstream tool call]' },
+      finish_reason: 'stop',
+    });
   });
 
   describe('turns that end with nothing to show are retried as the Gemini CLI retries them (issue 11 §3)', () => {
@@ -276,11 +429,22 @@ describe('provider_b over POST /v1/chat/completions', () => {
       fake.enqueue(
         'streamGenerateContent',
         { frames: [{ json: textFrame('first plan', { thought: true }) }, { json: finishFrame('STOP') }] },
-        { frames: [{ json: textFrame('second plan', { thought: true }) }, { json: textFrame('answer') }, { json: finishFrame('STOP') }] },
+        {
+          frames: [
+            { json: textFrame('second plan', { thought: true }) },
+            { json: textFrame('answer') },
+            { json: finishFrame('STOP') },
+          ],
+        },
       );
       const result = await streamChat(gateway, {});
       expect(result.status).toBe(200);
-      expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { reasoning_content: 'second plan' }, { content: 'answer' }, {}]);
+      expect(deltas(result.chunks)).toEqual([
+        { role: 'assistant' },
+        { reasoning_content: 'second plan' },
+        { content: 'answer' },
+        {},
+      ]);
       expect(fake.requests('streamGenerateContent')).toHaveLength(2);
     });
 
@@ -290,24 +454,42 @@ describe('provider_b over POST /v1/chat/completions', () => {
       ['MALFORMED_FUNCTION_CALL', [{ json: finishFrame('MALFORMED_FUNCTION_CALL') }]],
       ['an empty MAX_TOKENS', [{ json: finishFrame('MAX_TOKENS') }]],
     ])('retries %s and delivers the next turn', async (_label, frames) => {
-      fake.enqueue('streamGenerateContent', { frames }, { frames: [{ json: textFrame('fine') }, { json: finishFrame('STOP') }] });
+      fake.enqueue(
+        'streamGenerateContent',
+        { frames },
+        { frames: [{ json: textFrame('fine') }, { json: finishFrame('STOP') }] },
+      );
       const result = await streamChat(gateway, {});
       expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { content: 'fine' }, {}]);
       expect(result.chunks.at(-1).choices[0].finish_reason).toBe('stop');
       expect(fake.requests('streamGenerateContent')).toHaveLength(2);
     });
 
-    it('gives up after the CLI\'s 4 attempts and then reports the last turn as it ended', async () => {
+    it("gives up after the CLI's 4 attempts and then reports the last turn as it ended", async () => {
       const malformed = { frames: [{ json: finishFrame('MALFORMED_FUNCTION_CALL') }] };
-      fake.enqueue('streamGenerateContent', malformed, malformed, malformed, malformed, { frames: [{ json: textFrame('never') }] });
+      fake.enqueue('streamGenerateContent', malformed, malformed, malformed, malformed, {
+        frames: [{ json: textFrame('never') }],
+      });
       const result = await streamChat(gateway, {});
       expect(result.done).toBe(true);
-      expect(result.chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: invalid upstream tool call]' } });
+      expect(result.chunks.at(-1).choices[0]).toMatchObject({
+        delta: { content: '[error: invalid upstream tool call]' },
+      });
       expect(fake.requests('streamGenerateContent')).toHaveLength(4);
     });
 
     it('retries an empty non-streaming answer too', async () => {
-      fake.enqueue('generateContent', { body: { response: { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'STOP' }] } } }, { body: { response: { candidates: [{ content: { role: 'model', parts: [{ text: 'whole' }] }, finishReason: 'STOP' }] } } });
+      fake.enqueue(
+        'generateContent',
+        { body: { response: { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'STOP' }] } } },
+        {
+          body: {
+            response: {
+              candidates: [{ content: { role: 'model', parts: [{ text: 'whole' }] }, finishReason: 'STOP' }],
+            },
+          },
+        },
+      );
       const response = await postChat(gateway, {});
       expect(response.status).toBe(200);
       expect(((await response.json()) as any).choices[0].message.content).toBe('whole');
@@ -323,7 +505,10 @@ describe('provider_b over POST /v1/chat/completions', () => {
   });
 
   it('answers an upstream 403 with 403 upstream_login_required and no refresh (§13.10)', async () => {
-    fake.enqueue('streamGenerateContent', { status: 403, body: errorFrame(403, 'PERMISSION_DENIED', 'UPSTREAM-SECRET-403') });
+    fake.enqueue('streamGenerateContent', {
+      status: 403,
+      body: errorFrame(403, 'PERMISSION_DENIED', 'UPSTREAM-SECRET-403'),
+    });
     const response = await postChat(gateway, { stream: true });
     expect(response.status).toBe(403);
     const body = (await response.json()) as any;
@@ -342,7 +527,10 @@ describe('provider_b over POST /v1/chat/completions', () => {
   });
 
   it('answers a daily-quota 429 at once with 429 and Retry-After, without upstream text (§13.23)', async () => {
-    fake.enqueue('streamGenerateContent', { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'UPSTREAM-SECRET-QUOTA', [quotaFailure('RequestsPerDayPerUser')]) });
+    fake.enqueue('streamGenerateContent', {
+      status: 429,
+      body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'UPSTREAM-SECRET-QUOTA', [quotaFailure('RequestsPerDayPerUser')]),
+    });
     const response = await postChat(gateway, { stream: true });
     expect(response.status).toBe(429);
     expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -353,11 +541,17 @@ describe('provider_b over POST /v1/chat/completions', () => {
   });
 
   it('turns a 503 after a text frame into an error chunk and [DONE] without a second call (§13.24)', async () => {
-    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE', 'UPSTREAM-SECRET-503') }] });
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE', 'UPSTREAM-SECRET-503') }],
+    });
     const result = await streamChat(gateway, {});
     expect(result.status).toBe(200);
     expect(result.done).toBe(true);
-    expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { content: 'partial' }, { content: '[error: upstream error]' }]);
+    expect(deltas(result.chunks)).toEqual([
+      { role: 'assistant' },
+      { content: 'partial' },
+      { content: '[error: upstream error]' },
+    ]);
     expect(JSON.stringify(result.chunks)).not.toContain('UPSTREAM-SECRET-503');
     expect(fake.requests('streamGenerateContent')).toHaveLength(1);
   });
@@ -370,7 +564,11 @@ describe('provider_b over POST /v1/chat/completions', () => {
     const reader = response.body!.getReader();
     await reader.read();
     abort.abort();
-    await fake.waitUntil(() => fake.requests('streamGenerateContent')[0]?.closedByClient === true, 1000, 'the upstream close');
+    await fake.waitUntil(
+      () => fake.requests('streamGenerateContent')[0]?.closedByClient === true,
+      1000,
+      'the upstream close',
+    );
   });
 
   it('never logs tokens, and upstream error text only as the sanitized upstream_message', () => {
@@ -423,7 +621,12 @@ describe('provider_b with an account Google no longer serves through Code Assist
     fake.enqueue('loadCodeAssist', {
       body: {
         ineligibleTiers: [
-          { reasonCode: 'UNSUPPORTED_CLIENT', reasonMessage: 'UPSTREAM-SECRET This client is no longer supported…', tierId: 'free-tier', tierName: 'Gemini Code Assist for individuals' },
+          {
+            reasonCode: 'UNSUPPORTED_CLIENT',
+            reasonMessage: 'UPSTREAM-SECRET This client is no longer supported…',
+            tierId: 'free-tier',
+            tierName: 'Gemini Code Assist for individuals',
+          },
         ],
       },
     });

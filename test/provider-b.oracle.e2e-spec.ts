@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startGateway } from './support/create-test-app';
-import { FakeCodeAssist, FakeRecordedRequest } from './support/fake-provider-b';
+import type { FakeCodeAssist, FakeRecordedRequest } from './support/fake-provider-b';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 
@@ -26,24 +26,43 @@ interface Capture {
   readonly scenarios: { readonly name: string; readonly requests: CapturedRequest[] }[];
 }
 
-const FIXTURE = path.join(__dirname, '..', 'src', 'providers', 'provider-b', '__fixtures__', 'gemini-cli-0.61.0.capture.json');
+const FIXTURE = path.join(
+  __dirname,
+  '..',
+  'src',
+  'providers',
+  'provider-b',
+  '__fixtures__',
+  'gemini-cli-0.61.0.capture.json',
+);
 const capture: Capture = JSON.parse(fs.readFileSync(FIXTURE, 'utf8'));
 const cliRequests = (name: string) => capture.scenarios.find((scenario) => scenario.name === name)!.requests;
 
 /** Intended difference 1: the CLI's own bookkeeping calls (quota display, experiments, metrics); the gateway makes none. */
-const CLI_ONLY_ROUTES = new Set(['retrieveUserQuota', 'listExperiments', 'recordCodeAssistMetrics', 'fetchAdminControls', 'getCodeAssistGlobalUserSetting', 'countTokens']);
+const CLI_ONLY_ROUTES = new Set([
+  'retrieveUserQuota',
+  'listExperiments',
+  'recordCodeAssistMetrics',
+  'fetchAdminControls',
+  'getCodeAssistGlobalUserSetting',
+  'countTokens',
+]);
 /** Intended difference 2: headers Node's fetch adds by the Fetch standard and cannot leave out. */
 const FETCH_ONLY_HEADERS = ['accept-language', 'sec-fetch-mode'];
 /** Intended difference 3: sampling defaults the CLI sets for its own agent; the gateway forwards only the client's. */
 const CLI_ONLY_GENERATION_CONFIG = ['temperature', 'topP', 'topK', 'thinkingConfig.thinkingBudget'];
 
 /** Headers as the backend sees them, minus transport framing, with the bearer and the Node version abstracted. */
-function comparableHeaders(headers: Record<string, unknown>, extraToDrop: readonly string[] = []): Record<string, unknown> {
+function comparableHeaders(
+  headers: Record<string, unknown>,
+  extraToDrop: readonly string[] = [],
+): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (['host', 'content-length', ...extraToDrop].includes(name)) continue;
     if (name === 'authorization') result[name] = String(value).replace(/^Bearer .+$/, 'Bearer <token>');
-    else if (name === 'x-goog-api-client') result[name] = String(value).replace(/^gl-node\/.+$/, 'gl-node/<node version>');
+    else if (name === 'x-goog-api-client')
+      result[name] = String(value).replace(/^gl-node\/.+$/, 'gl-node/<node version>');
     else result[name] = value;
   }
   return result;
@@ -51,9 +70,14 @@ function comparableHeaders(headers: Record<string, unknown>, extraToDrop: readon
 
 /** The names and JSON types of a value, all the way down (array members merged). */
 function shape(value: unknown): unknown {
-  if (Array.isArray(value)) return [...new Set(value.map((item) => JSON.stringify(shape(item))))].sort().map((item) => JSON.parse(item));
+  if (Array.isArray(value))
+    return [...new Set(value.map((item) => JSON.stringify(shape(item))))].sort().map((item) => JSON.parse(item));
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, shape((value as Record<string, unknown>)[key])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, shape((value as Record<string, unknown>)[key])]),
+    );
   }
   return value === null ? 'null' : typeof value;
 }
@@ -68,8 +92,12 @@ function withoutPaths(value: any, paths: readonly string[]): any {
   return copy;
 }
 
-const gatewayCalls = (requests: FakeRecordedRequest[]) => requests.map((request) => [request.method, request.path, request.query]);
-const cliCalls = (requests: CapturedRequest[]) => requests.filter((request) => !CLI_ONLY_ROUTES.has(request.route)).map((request) => [request.method, request.path, request.query]);
+const gatewayCalls = (requests: FakeRecordedRequest[]) =>
+  requests.map((request) => [request.method, request.path, request.query]);
+const cliCalls = (requests: CapturedRequest[]) =>
+  requests
+    .filter((request) => !CLI_ONLY_ROUTES.has(request.route))
+    .map((request) => [request.method, request.path, request.query]);
 
 describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () => {
   let fake: FakeCodeAssist;
@@ -82,24 +110,51 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
   });
 
   it('is compared against the pinned CLI version', () => {
-    const pinned = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'oracles', 'package.json'), 'utf8')).devDependencies['@google/gemini-cli'];
+    const pinned = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'oracles', 'package.json'), 'utf8'))
+      .devDependencies['@google/gemini-cli'];
     expect(capture.version).toBe(pinned);
   });
 
   it('setup, headers and the tool-turn envelope (discovered project, a tool call and its result)', async () => {
     const gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
     try {
-      fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' }, cloudaicompanionProject: 'fake-project' } });
-      fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('list_directory', { dir_path: '.' }, { signature: 'oracle-signature' }) }, { json: finishFrame('STOP') }] });
+      fake.enqueue('loadCodeAssist', {
+        body: {
+          currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' },
+          cloudaicompanionProject: 'fake-project',
+        },
+      });
+      fake.enqueue('streamGenerateContent', {
+        frames: [
+          { json: callFrame('list_directory', { dir_path: '.' }, { signature: 'oracle-signature' }) },
+          { json: finishFrame('STOP') },
+        ],
+      });
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP') }] });
-      const tools = [{ type: 'function', function: { name: 'list_directory', description: 'List a directory', parameters: { type: 'object', properties: { dir_path: { type: 'string' } }, required: ['dir_path'] } } }];
+      const tools = [
+        {
+          type: 'function',
+          function: {
+            name: 'list_directory',
+            description: 'List a directory',
+            parameters: { type: 'object', properties: { dir_path: { type: 'string' } }, required: ['dir_path'] },
+          },
+        },
+      ];
       const messages = [
         { role: 'system', content: 'You are an agent.' },
         { role: 'user', content: 'List the files, then say done.' },
       ];
       const first = await chat(gateway.url, { tools, messages });
       const call = first.flatMap((chunk: any) => chunk.choices[0]?.delta?.tool_calls ?? [])[0];
-      await chat(gateway.url, { tools, messages: [...messages, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: 'README.md' }] });
+      await chat(gateway.url, {
+        tools,
+        messages: [
+          ...messages,
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: call.id, content: 'README.md' },
+        ],
+      });
     } finally {
       await gateway.close();
     }
@@ -108,10 +163,15 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
     const ours = fake.requests();
     // Order of calls: setup, then one generate call per turn.
     expect(gatewayCalls(ours)).toEqual(cliCalls(cli));
-    const pairs = cli.filter((request) => !CLI_ONLY_ROUTES.has(request.route)).map((request, index) => [request, ours[index]] as const);
+    const pairs = cli
+      .filter((request) => !CLI_ONLY_ROUTES.has(request.route))
+      .map((request, index) => [request, ours[index]] as const);
 
     for (const [theirs, mine] of pairs) {
-      expect({ route: mine.route, headers: comparableHeaders(mine.headers as Record<string, unknown>, FETCH_ONLY_HEADERS) }).toEqual({
+      expect({
+        route: mine.route,
+        headers: comparableHeaders(mine.headers as Record<string, unknown>, FETCH_ONLY_HEADERS),
+      }).toEqual({
         route: theirs.route,
         headers: comparableHeaders(theirs.headers),
       });
@@ -119,35 +179,75 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
     // loadCodeAssist without a configured project: the very same body.
     expect(ours[0].body).toEqual(cli[0].body);
 
-    const [cliFirst, cliSecond] = cli.filter((request) => request.route === 'streamGenerateContent').map((request) => request.body);
-    const [ourFirst, ourSecond] = ours.filter((request) => request.route === 'streamGenerateContent').map((request) => request.body);
+    const [cliFirst, cliSecond] = cli
+      .filter((request) => request.route === 'streamGenerateContent')
+      .map((request) => request.body);
+    const [ourFirst, ourSecond] = ours
+      .filter((request) => request.route === 'streamGenerateContent')
+      .map((request) => request.body);
     for (const [theirs, mine] of [
       [cliFirst, ourFirst],
       [cliSecond, ourSecond],
     ]) {
       // Envelope and request members: the same names and types everywhere (contents and the tools' own schemas aside).
-      const strip = (body: any, extra: readonly string[]) => shape(withoutPaths(body, ['request.contents', 'request.tools', ...extra.map((key) => `request.generationConfig.${key}`)]));
+      const strip = (body: any, extra: readonly string[]) =>
+        shape(
+          withoutPaths(body, [
+            'request.contents',
+            'request.tools',
+            ...extra.map((key) => `request.generationConfig.${key}`),
+          ]),
+        );
       expect(strip(mine, [])).toEqual(strip(theirs, CLI_ONLY_GENERATION_CONFIG));
       expect(mine.model).toBe(theirs.model);
       expect(mine.project).toBe(theirs.project);
-      expect(mine.request.generationConfig.thinkingConfig.includeThoughts).toBe(theirs.request.generationConfig.thinkingConfig.includeThoughts);
+      expect(mine.request.generationConfig.thinkingConfig.includeThoughts).toBe(
+        theirs.request.generationConfig.thinkingConfig.includeThoughts,
+      );
       // Every declaration as {name, description, parametersJsonSchema}.
-      expect(shape(mine.request.tools.map((tool: any) => Object.keys(tool)))).toEqual(shape(theirs.request.tools.map((tool: any) => Object.keys(tool))));
-      for (const declaration of [...mine.request.tools[0].functionDeclarations, ...theirs.request.tools[0].functionDeclarations]) {
+      expect(shape(mine.request.tools.map((tool: any) => Object.keys(tool)))).toEqual(
+        shape(theirs.request.tools.map((tool: any) => Object.keys(tool))),
+      );
+      for (const declaration of [
+        ...mine.request.tools[0].functionDeclarations,
+        ...theirs.request.tools[0].functionDeclarations,
+      ]) {
         expect(Object.keys(declaration).sort()).toEqual(['description', 'name', 'parametersJsonSchema']);
       }
     }
     // The continuation: the model's call turn and the function-response turn, part for part.
-    const tail = (body: any) => body.request.contents.slice(-2).map((content: any) => ({ role: content.role, parts: shape(content.parts) }));
+    const tail = (body: any) =>
+      body.request.contents.slice(-2).map((content: any) => ({ role: content.role, parts: shape(content.parts) }));
     expect(tail(ourSecond)).toEqual(tail(cliSecond));
   });
 
   it('setup with a configured project that the backend onboards through a long-running operation', async () => {
-    const gateway = await startGateway({ ...providerBSettings(fake, home, { project: 'oracle-project-123' }), GATEWAY_PROVIDERS: 'provider_b', PROVIDER_B_ONBOARDING_POLL_INTERVAL: '10ms' });
+    const gateway = await startGateway({
+      ...providerBSettings(fake, home, { project: 'oracle-project-123' }),
+      GATEWAY_PROVIDERS: 'provider_b',
+      PROVIDER_B_ONBOARDING_POLL_INTERVAL: '10ms',
+    });
     try {
-      fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'standard-tier', name: 'Gemini Code Assist', isDefault: true, userDefinedCloudaicompanionProject: true }] } });
+      fake.enqueue('loadCodeAssist', {
+        body: {
+          allowedTiers: [
+            {
+              id: 'standard-tier',
+              name: 'Gemini Code Assist',
+              isDefault: true,
+              userDefinedCloudaicompanionProject: true,
+            },
+          ],
+        },
+      });
       fake.enqueue('onboardUser', { body: { name: 'operations/onboard-1', done: false } });
-      fake.enqueue('getOperation', { body: { name: 'operations/onboard-1', done: true, response: { cloudaicompanionProject: { id: 'oracle-project-123', name: 'oracle' } } } });
+      fake.enqueue('getOperation', {
+        body: {
+          name: 'operations/onboard-1',
+          done: true,
+          response: { cloudaicompanionProject: { id: 'oracle-project-123', name: 'oracle' } },
+        },
+      });
       await chat(gateway.url, { messages: [{ role: 'user', content: 'hi' }] });
     } finally {
       await gateway.close();
@@ -158,7 +258,13 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
     const setup = cli.filter((request) => ['loadCodeAssist', 'onboardUser', 'getOperation'].includes(request.route));
     for (const [index, theirs] of setup.entries()) {
       const mine = ours[index];
-      expect({ route: mine.route, method: mine.method, path: mine.path, body: mine.body ?? null, headers: comparableHeaders(mine.headers as Record<string, unknown>, FETCH_ONLY_HEADERS) }).toEqual({
+      expect({
+        route: mine.route,
+        method: mine.method,
+        path: mine.path,
+        body: mine.body ?? null,
+        headers: comparableHeaders(mine.headers as Record<string, unknown>, FETCH_ONLY_HEADERS),
+      }).toEqual({
         route: theirs.route,
         method: theirs.method,
         path: theirs.path,
@@ -166,7 +272,9 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
         headers: comparableHeaders(theirs.headers),
       });
     }
-    expect(ours.at(-1)!.body.project).toBe(cli.find((request) => request.route === 'streamGenerateContent')!.body.project);
+    expect(ours.at(-1)!.body.project).toBe(
+      cli.find((request) => request.route === 'streamGenerateContent')!.body.project,
+    );
   });
 });
 

@@ -10,7 +10,20 @@ import type { ChatMessage, ToolDefinition } from '../src/core/chat-message';
 import type { CallContext, ChatRequest } from '../src/providers/provider-adapter';
 import type { ChatEvent } from '../src/core/chat-event';
 import { ProviderCAdapter } from '../src/providers/provider-c/provider-c.adapter';
-import { answerRun, CLAUDE_ARGV_BEFORE_MODEL, FakeClaudeRun, fenceText, hangingRun, initLine, isAlive, providerCSettings, readRuns, resultLine, textDelta, waitFor } from './support/provider-c-fixtures';
+import type { FakeClaudeRun } from './support/provider-c-fixtures';
+import {
+  answerRun,
+  CLAUDE_ARGV_BEFORE_MODEL,
+  fenceText,
+  hangingRun,
+  initLine,
+  isAlive,
+  providerCSettings,
+  readRuns,
+  resultLine,
+  textDelta,
+  waitFor,
+} from './support/provider-c-fixtures';
 import { trackSourceTimers } from './support/pending-timers';
 
 const catalog = ModelCatalog.load(undefined, ['provider_c']);
@@ -41,7 +54,13 @@ afterEach(async () => {
 function harness(runs: FakeClaudeRun[], settings: Record<string, string> = {}): Harness {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-adapter-'));
   directories.push(dir);
-  const config = loadConfig({ PATH: process.env.PATH, HOME: dir, GATEWAY_PROVIDERS: 'provider_c', ...providerCSettings(dir, runs), ...settings });
+  const config = loadConfig({
+    PATH: process.env.PATH,
+    HOME: dir,
+    GATEWAY_PROVIDERS: 'provider_c',
+    ...providerCSettings(dir, runs),
+    ...settings,
+  });
   const metrics = { queueWaited: jest.fn(), queueDepthChanged: jest.fn() };
   const startupWarnings: unknown[] = [];
   const logger = { warn: (fields: unknown) => startupWarnings.push(fields) } as unknown as PinoLogger;
@@ -58,7 +77,15 @@ function call(): Call {
   return { abort, logs, context: { signal: abort.signal, requestId: 'req-1', logger } };
 }
 
-function request(options: { model?: string; effort?: string; messages?: ChatMessage[]; tools?: ToolDefinition[]; toolChoice?: unknown } = {}): ChatRequest {
+function request(
+  options: {
+    model?: string;
+    effort?: string;
+    messages?: ChatMessage[];
+    tools?: ToolDefinition[];
+    toolChoice?: unknown;
+  } = {},
+): ChatRequest {
   const model = catalog.resolve(options.model ?? 'claude-fable-5', { reasoningEffort: options.effort });
   if (!model) throw new Error(`unknown model ${options.model}`);
   return {
@@ -154,7 +181,14 @@ describe('ProviderCAdapter with the fake claude', () => {
 
   describe('prompt (provider_c.md §4, §5)', () => {
     const tools: ToolDefinition[] = [
-      { type: 'function', function: { name: 'read_file', description: 'Read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: {
+          name: 'read_file',
+          description: 'Read',
+          parameters: { type: 'object', properties: { path: { type: 'string' } } },
+        },
+      },
       { type: 'custom', custom: { name: 'apply_patch' } },
     ];
 
@@ -168,7 +202,12 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(withTools.startsWith('## Tools\n')).toBe(true);
       const listed = JSON.parse(withTools.split('Available tools (JSON):\n')[1].split('\n')[0]) as unknown;
       expect(listed).toEqual([
-        { name: 'read_file', type: 'function', description: 'Read', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+        {
+          name: 'read_file',
+          type: 'function',
+          description: 'Read',
+          parameters: { type: 'object', properties: { path: { type: 'string' } } },
+        },
         { name: 'apply_patch', type: 'custom' },
       ]);
       expect(withTools).not.toContain('This reply must');
@@ -184,7 +223,11 @@ describe('ProviderCAdapter with the fake claude', () => {
       const messages: ChatMessage[] = [
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: 'Read it' },
-        { role: 'assistant', content: 'Sure.', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '{"path":"x"}' } }] },
+        {
+          role: 'assistant',
+          content: 'Sure.',
+          tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '{"path":"x"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_a', content: 'FILE-CONTENT-7' },
       ];
       await runTurn(h, request({ messages, tools }));
@@ -199,7 +242,9 @@ describe('ProviderCAdapter with the fake claude', () => {
 
   describe('stream and errors (provider_c.md §6, §8)', () => {
     it('§11.23 skips a non-JSON stdout line and still completes', async () => {
-      const h = harness([{ stdout: [{ line: initLine() }, { raw: 'garbage {' }, { line: textDelta('ok') }, { line: resultLine() }] }]);
+      const h = harness([
+        { stdout: [{ line: initLine() }, { raw: 'garbage {' }, { line: textDelta('ok') }, { line: resultLine() }] },
+      ]);
       const c = call();
       const events = await runTurn(h, request(), c);
       expect(text(events)).toBe('ok');
@@ -208,16 +253,36 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('returns tool calls parsed from fences with call_ ids', async () => {
-      const h = harness([{ stdout: [{ line: initLine() }, { line: textDelta(`Let me look.\n${fenceText('read_file', { path: 'a' })}`) }, { line: resultLine() }] }]);
+      const h = harness([
+        {
+          stdout: [
+            { line: initLine() },
+            { line: textDelta(`Let me look.\n${fenceText('read_file', { path: 'a' })}`) },
+            { line: resultLine() },
+          ],
+        },
+      ]);
       const events = await runTurn(h, request({ tools: [{ type: 'function', function: { name: 'read_file' } }] }));
       expect(text(events)).toBe('Let me look.\n');
       const calls = events.filter((event) => event.type === 'tool-call');
-      expect(calls).toEqual([{ type: 'tool-call', call: { id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } }]);
+      expect(calls).toEqual([
+        {
+          type: 'tool-call',
+          call: {
+            id: expect.stringMatching(/^call_[0-9a-f]{24}$/),
+            name: 'read_file',
+            kind: 'function',
+            arguments: '{"path":"a"}',
+          },
+        },
+      ]);
     });
 
     it('§11.24 exit 1 with a login message before output → auth (403) without the stderr text', async () => {
       const h = harness([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
-      const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+      const error = (await h.adapter
+        .stream(request(), call().context)
+        .catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error).toBeInstanceOf(GatewayError);
       expect(error.code).toBe('auth');
       expect(error.spec.status).toBe(403);
@@ -227,7 +292,9 @@ describe('ProviderCAdapter with the fake claude', () => {
 
     it('§11.25 a usage-limit message → usage_limit (429) with Retry-After 60 after one run', async () => {
       const h = harness([{ stdout: [], stderr: 'Claude AI usage limit reached', exitCode: 1 }]);
-      const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+      const error = (await h.adapter
+        .stream(request(), call().context)
+        .catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error.code).toBe('usage_limit');
       expect(error.spec.status).toBe(429);
       expect(error.retryAfterHeader).toBe(60);
@@ -251,7 +318,10 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('retries an upstream error result after acceptance but before output', async () => {
-      const h = harness([{ stdout: [{ line: initLine() }, { line: resultLine({ isError: true, text: 'Overloaded' }) }], exitCode: 1 }, answerRun('second')]);
+      const h = harness([
+        { stdout: [{ line: initLine() }, { line: resultLine({ isError: true, text: 'Overloaded' }) }], exitCode: 1 },
+        answerRun('second'),
+      ]);
       const events = await runTurn(h);
       expect(text(events)).toBe('second');
       expect(readRuns(h.dir)).toHaveLength(2);
@@ -268,7 +338,10 @@ describe('ProviderCAdapter with the fake claude', () => {
 
   describe('lifecycle (provider_c.md §2, §3.5, §3.6)', () => {
     it('§11.26 a client abort during a hanging run: SIGTERM within 1 s, process gone within 3 s, slot free again', async () => {
-      const h = harness([hangingRun(), answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
+      const h = harness([hangingRun(), answerRun('next')], {
+        PROVIDER_C_MAX_PROCESSES: '1',
+        PRIMARY_AGENT_QUEUE_TIMEOUT: '2s',
+      });
       const c = call();
       const iterator = (await h.adapter.stream(request(), c.context))[Symbol.asyncIterator]();
       expect(await iterator.next()).toEqual({ done: false, value: { type: 'text-delta', text: 'partial' } });
@@ -285,7 +358,10 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('an abort before the events are iterated still terminates and reaps the child', async () => {
-      const h = harness([hangingRun(), answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '3s' });
+      const h = harness([hangingRun(), answerRun('next')], {
+        PROVIDER_C_MAX_PROCESSES: '1',
+        PRIMARY_AGENT_QUEUE_TIMEOUT: '3s',
+      });
       const c = call();
       await h.adapter.stream(request(), c.context);
       c.abort.abort(new Error('gone'));
@@ -323,7 +399,9 @@ describe('ProviderCAdapter with the fake claude', () => {
 
     it('PROVIDER_C_TIMEOUT before the first line rejects with timeout (504)', async () => {
       const h = harness([{ stdout: [], hang: true }], { PROVIDER_C_TIMEOUT: '500ms' });
-      const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+      const error = (await h.adapter
+        .stream(request(), call().context)
+        .catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error.code).toBe('timeout');
       expect(readRuns(h.dir)).toHaveLength(1);
     });
@@ -336,7 +414,10 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('a child still alive 2 s after its result line is terminated, then the slot is released', async () => {
-      const lingering: FakeClaudeRun = { stdout: [{ line: initLine() }, { line: textDelta('done') }, { line: resultLine() }], hang: true };
+      const lingering: FakeClaudeRun = {
+        stdout: [{ line: initLine() }, { line: textDelta('done') }, { line: resultLine() }],
+        hang: true,
+      };
       const h = harness([lingering, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1' });
       const started = Date.now();
       expect(text(await runTurn(h))).toBe('done');
@@ -350,7 +431,9 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('§11.28 with PROVIDER_C_MAX_PROCESSES=1 two concurrent turns run one after the other', async () => {
-      const slow: FakeClaudeRun = { stdout: [{ line: initLine() }, { line: textDelta('one'), delayMs: 300 }, { line: resultLine() }] };
+      const slow: FakeClaudeRun = {
+        stdout: [{ line: initLine() }, { line: textDelta('one'), delayMs: 300 }, { line: resultLine() }],
+      };
       const h = harness([slow, answerRun('two')], { PROVIDER_C_MAX_PROCESSES: '1' });
       const [first, second] = await Promise.all([runTurn(h), runTurn(h)]);
       expect([text(first), text(second)].sort()).toEqual(['one', 'two']);
@@ -363,7 +446,9 @@ describe('ProviderCAdapter with the fake claude', () => {
       const h = harness([hangingRun()], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '100ms' });
       const c = call();
       await h.adapter.stream(request(), c.context);
-      const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+      const error = (await h.adapter
+        .stream(request(), call().context)
+        .catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error.code).toBe('queue_timeout');
       expect(error.spec.status).toBe(429);
       expect(error.retryAfterHeader).toBe(5);
@@ -373,10 +458,18 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
 
     it('§11.29 a missing executable → warning at startup, 502 provider_cli_missing before any output, slot released', async () => {
-      const h = harness([answerRun('never')], { PROVIDER_C_COMMAND: 'definitely-not-claude-xyz', PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '200ms' });
-      expect(h.startupWarnings).toEqual([{ event: 'provider_c_command_missing', command: 'definitely-not-claude-xyz' }]);
+      const h = harness([answerRun('never')], {
+        PROVIDER_C_COMMAND: 'definitely-not-claude-xyz',
+        PROVIDER_C_MAX_PROCESSES: '1',
+        PRIMARY_AGENT_QUEUE_TIMEOUT: '200ms',
+      });
+      expect(h.startupWarnings).toEqual([
+        { event: 'provider_c_command_missing', command: 'definitely-not-claude-xyz' },
+      ]);
       for (let attempt = 0; attempt < 2; attempt++) {
-        const error = (await h.adapter.stream(request(), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+        const error = (await h.adapter
+          .stream(request(), call().context)
+          .catch((thrown: unknown) => thrown)) as GatewayError;
         expect(error.code).toBe('provider_cli_missing');
         expect(error.spec.status).toBe(502);
       }
@@ -392,7 +485,9 @@ describe('ProviderCAdapter with the fake claude', () => {
       process.env.TMPDIR = tmp;
       try {
         for (let attempt = 0; attempt < 2; attempt++) {
-          const error = (await h.adapter.stream(request({ model: 'provider_c/claude-x\u0000y' }), call().context).catch((thrown: unknown) => thrown)) as GatewayError;
+          const error = (await h.adapter
+            .stream(request({ model: 'provider_c/claude-x\u0000y' }), call().context)
+            .catch((thrown: unknown) => thrown)) as GatewayError;
           expect(error).toBeInstanceOf(GatewayError);
           expect(error.code).toBe('upstream');
           expect(error.spec.status).toBe(502);

@@ -2,8 +2,19 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { contents, postChat, streamChat } from './support/chat-sse';
-import { startGateway, TestGateway } from './support/create-test-app';
-import { answerRun, FakeClaudeRun, hangingRun, initLine, isAlive, providerCSettings, readRuns, textDelta, waitFor } from './support/provider-c-fixtures';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import type { FakeClaudeRun } from './support/provider-c-fixtures';
+import {
+  answerRun,
+  hangingRun,
+  initLine,
+  isAlive,
+  providerCSettings,
+  readRuns,
+  textDelta,
+  waitFor,
+} from './support/provider-c-fixtures';
 
 /**
  * provider_c against the project's own fake `claude` (test/support/fake-claude.mjs), only for what
@@ -19,7 +30,10 @@ afterEach(async () => {
 });
 
 /** A gateway with only provider_c enabled, running the fake with the given runs. */
-async function gatewayWith(runs: FakeClaudeRun[], settings: Record<string, string> = {}): Promise<{ gateway: TestGateway; dir: string }> {
+async function gatewayWith(
+  runs: FakeClaudeRun[],
+  settings: Record<string, string> = {},
+): Promise<{ gateway: TestGateway; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-fake-cli-'));
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   const gateway = await startGateway({ ...providerCSettings(dir, runs), GATEWAY_PROVIDERS: 'provider_c', ...settings });
@@ -43,7 +57,9 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
     });
 
     it('a child killed by a signal after output → the text so far, the error chunk and [DONE]', async () => {
-      const { gateway, dir } = await gatewayWith([{ stdout: [{ line: initLine() }, { line: textDelta('partial') }], killWith: 'SIGSEGV' }]);
+      const { gateway, dir } = await gatewayWith([
+        { stdout: [{ line: initLine() }, { line: textDelta('partial') }], killWith: 'SIGSEGV' },
+      ]);
       const result = await streamChat(gateway, {});
       expect(result.status).toBe(200);
       expect(contents(result)).toEqual(['partial', '[error: upstream error]']);
@@ -53,7 +69,18 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
 
     it('garbage on stdout is skipped and never shown; garbage alone is no answer (502 after three runs)', async () => {
       const garbage = { raw: 'Segmentation fault (core dumped) <not json>' };
-      const mixed = await gatewayWith([{ stdout: [garbage, { line: initLine() }, garbage, { line: textDelta('fine') }, garbage, { line: { type: 'result', subtype: 'success', is_error: false, result: 'fine' } }] }]);
+      const mixed = await gatewayWith([
+        {
+          stdout: [
+            garbage,
+            { line: initLine() },
+            garbage,
+            { line: textDelta('fine') },
+            garbage,
+            { line: { type: 'result', subtype: 'success', is_error: false, result: 'fine' } },
+          ],
+        },
+      ]);
       const answer = await streamChat(mixed.gateway, {});
       expect(contents(answer)).toEqual(['fine']);
       expect(answer.raw).not.toContain('Segmentation');
@@ -65,7 +92,9 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
     });
 
     it('§11.24 exit 1 with only a login message on stderr (no structured line) → 403 JSON error without the stderr text, which only the log line carries', async () => {
-      const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
+      const { gateway, dir } = await gatewayWith([
+        { stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 },
+      ]);
       const result = await streamChat(gateway, {});
       expect(result.status).toBe(403);
       expect(result.headers.get('content-type')).toContain('application/json');
@@ -73,7 +102,9 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|Please run \/login/);
       // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message` (issue 23 §3).
       const records = gateway.logs.records();
-      expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toContain('Invalid API key');
+      expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toContain(
+        'Invalid API key',
+      );
       expect(records.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({
         provider: 'provider_c',
         account: 'default',
@@ -126,7 +157,10 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
 
   describe('process lifecycle', () => {
     it('§11.26 a client disconnect terminates the child (SIGTERM within 1 s, gone within 3 s) and frees the slot', async () => {
-      const { gateway, dir } = await gatewayWith([hangingRun(), answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '2s' });
+      const { gateway, dir } = await gatewayWith([hangingRun(), answerRun('next')], {
+        PROVIDER_C_MAX_PROCESSES: '1',
+        PRIMARY_AGENT_QUEUE_TIMEOUT: '2s',
+      });
       const client = new AbortController();
       const response = await postChat(gateway, { stream: true }, client.signal);
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -143,7 +177,10 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
 
     it('no child outlives its request: after answers, errors, timeouts and disconnects every child is gone', async () => {
       const hanging = hangingRun('...');
-      const { gateway, dir } = await gatewayWith([answerRun('a'), { stdout: [], stderr: 'Invalid API key', exitCode: 1 }, hanging, hanging], { PROVIDER_C_TIMEOUT: '1s' });
+      const { gateway, dir } = await gatewayWith(
+        [answerRun('a'), { stdout: [], stderr: 'Invalid API key', exitCode: 1 }, hanging, hanging],
+        { PROVIDER_C_TIMEOUT: '1s' },
+      );
       expect(contents(await streamChat(gateway, {}))).toEqual(['a']);
       await expectAllChildrenReaped(dir);
       expect((await postChat(gateway, {})).status).toBe(403);
@@ -158,7 +195,11 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       client.abort();
       await expectAllChildrenReaped(dir);
       expect(readRuns(dir)).toHaveLength(4);
-      expect(fs.readdirSync(os.tmpdir()).filter((name) => readRuns(dir).some((record) => path.basename(record.cwd) === name))).toEqual([]);
+      expect(
+        fs
+          .readdirSync(os.tmpdir())
+          .filter((name) => readRuns(dir).some((record) => path.basename(record.cwd) === name)),
+      ).toEqual([]);
     });
 
     it('§11.30 with provider_c disabled: sonnet is not listed, chat is 404 model_not_found, nothing is spawned', async () => {

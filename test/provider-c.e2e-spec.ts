@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ChatStreamResult, contents, finishReason, postChat, reasonings, streamChat, toolFrames } from './support/chat-sse';
-import { startGateway, TestGateway } from './support/create-test-app';
-import { API_ERRORS, FakeAnthropicApi, FakeReply, FakeStreamReply, textReply } from './support/fake-anthropic-api';
+import type { ChatStreamResult } from './support/chat-sse';
+import { contents, finishReason, postChat, reasonings, streamChat, toolFrames } from './support/chat-sse';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import type { FakeReply, FakeStreamReply } from './support/fake-anthropic-api';
+import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
 import { isAlive, waitFor } from './support/provider-c-fixtures';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
 
@@ -19,13 +22,18 @@ import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
  */
 
 const TICKS = '```';
-const fenceText = (name: string, args: unknown) => `${TICKS}agent_tool_call\n${JSON.stringify({ name, arguments: args })}\n${TICKS}`;
-const READ_FILE = { type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } };
+const fenceText = (name: string, args: unknown) =>
+  `${TICKS}agent_tool_call\n${JSON.stringify({ name, arguments: args })}\n${TICKS}`;
+const READ_FILE = {
+  type: 'function',
+  function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+};
 const LS = { type: 'function', function: { name: 'ls', parameters: { type: 'object', properties: {} } } };
 const APPLY_PATCH = { type: 'custom', custom: { name: 'apply_patch', description: 'Apply a patch' } };
 
 /** What the CLI writes as its own error messages; none of it may ever reach a client. */
-const CLI_ERROR_TEXT = /Not logged in|Please run \/login|API Error|Failed to authenticate|hit your|limit ·|Overloaded|Internal server error|malformed|inference gateway/;
+const CLI_ERROR_TEXT =
+  /Not logged in|Please run \/login|API Error|Failed to authenticate|hit your|limit ·|Overloaded|Internal server error|malformed|inference gateway/;
 
 let api: FakeAnthropicApi;
 let gateway: TestGateway;
@@ -34,7 +42,12 @@ let home: string;
 beforeAll(async () => {
   api = await FakeAnthropicApi.start();
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-real-home-'));
-  gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, PROVIDER_C_TIMEOUT: '20s', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }) });
+  gateway = await startGateway({
+    GATEWAY_PROVIDERS: 'provider_c',
+    PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
+    PROVIDER_C_TIMEOUT: '20s',
+    ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
+  });
 });
 
 afterAll(async () => {
@@ -50,7 +63,11 @@ function scripted(replies: FakeReply[]): { marker: string; messages: { role: str
   return { marker, messages: [{ role: 'user', content: `Test ${marker}` }] };
 }
 
-const stream = (blocks: FakeStreamReply['blocks'], extra: Partial<FakeStreamReply> = {}): FakeStreamReply => ({ type: 'stream', blocks, ...extra });
+const stream = (blocks: FakeStreamReply['blocks'], extra: Partial<FakeStreamReply> = {}): FakeStreamReply => ({
+  type: 'stream',
+  blocks,
+  ...extra,
+});
 
 /** The gateway's log records of one request (tests run concurrently on one gateway). */
 function recordsOf(headers: Headers, event: string): Record<string, unknown>[] {
@@ -80,7 +97,9 @@ describe('provider_c with the real Claude Code CLI', () => {
     });
 
     it.concurrent('a non-streamed request gets the whole answer and the usage the CLI reports', async () => {
-      const { messages } = scripted([textReply(['Hel', 'lo'], { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 })]);
+      const { messages } = scripted([
+        textReply(['Hel', 'lo'], { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 }),
+      ]);
       const response = await postChat(gateway, { messages });
       expect(response.status).toBe(200);
       const body = (await response.json()) as any;
@@ -89,15 +108,30 @@ describe('provider_c with the real Claude Code CLI', () => {
       expect(body.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
     });
 
-    it.concurrent('§11.22 usage 3 in / 2 cache read / 2 out → prompt 5, completion 2, total 7 on the usage chunk', async () => {
-      const { messages } = scripted([textReply('x', { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 })]);
-      const result = await streamChat(gateway, { messages, stream_options: { include_usage: true } });
-      const usageChunk = result.chunks.find((chunk) => chunk.usage);
-      expect(usageChunk!.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } });
-    });
+    it.concurrent(
+      '§11.22 usage 3 in / 2 cache read / 2 out → prompt 5, completion 2, total 7 on the usage chunk',
+      async () => {
+        const { messages } = scripted([
+          textReply('x', { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 }),
+        ]);
+        const result = await streamChat(gateway, { messages, stream_options: { include_usage: true } });
+        const usageChunk = result.chunks.find((chunk) => chunk.usage);
+        expect(usageChunk!.usage).toMatchObject({
+          prompt_tokens: 5,
+          completion_tokens: 2,
+          total_tokens: 7,
+          prompt_tokens_details: { cached_tokens: 2 },
+        });
+      },
+    );
 
     it.concurrent('§11.10 thinking comes out as reasoning_content, streamed and non-streamed', async () => {
-      const { messages } = scripted([stream([{ kind: 'thinking', deltas: ['Pon', 'dering'] }, { kind: 'text', deltas: ['Answer'] }])]);
+      const { messages } = scripted([
+        stream([
+          { kind: 'thinking', deltas: ['Pon', 'dering'] },
+          { kind: 'text', deltas: ['Answer'] },
+        ]),
+      ]);
       const result = await streamChat(gateway, { messages });
       expect(reasonings(result)).toEqual(['Pon', 'dering']);
       expect(contents(result)).toEqual(['Answer']);
@@ -107,41 +141,77 @@ describe('provider_c with the real Claude Code CLI', () => {
   });
 
   describe('the agent_tool_call bridge', () => {
-    it.concurrent('§11.11 a fence split across three deltas yields one complete tool_calls frame and no fence text anywhere', async () => {
-      const fence = fenceText('read_file', { path: 'a' });
-      const { messages } = scripted([textReply(['Checking.\n' + fence.slice(0, 7), fence.slice(7, 30), fence.slice(30)])]);
-      const result = await streamChat(gateway, { messages, tools: [READ_FILE] });
-      const frames = toolFrames(result);
-      expect(frames).toHaveLength(1);
-      expect(frames[0]).toMatchObject({ index: 0, type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } });
-      expect(frames[0].id).toMatch(/^call_[0-9a-f]{24}$/);
-      for (const text of [...contents(result), ...reasonings(result)]) {
-        expect(text).not.toContain('`');
-        expect(text).not.toContain('agent_tool_call');
-      }
-      expect(contents(result).join('')).toBe('Checking.\n');
-      expect(finishReason(result)).toBe('tool_calls');
-      expect(result.done).toBe(true);
-    });
+    it.concurrent(
+      '§11.11 a fence split across three deltas yields one complete tool_calls frame and no fence text anywhere',
+      async () => {
+        const fence = fenceText('read_file', { path: 'a' });
+        const { messages } = scripted([
+          textReply(['Checking.\n' + fence.slice(0, 7), fence.slice(7, 30), fence.slice(30)]),
+        ]);
+        const result = await streamChat(gateway, { messages, tools: [READ_FILE] });
+        const frames = toolFrames(result);
+        expect(frames).toHaveLength(1);
+        expect(frames[0]).toMatchObject({
+          index: 0,
+          type: 'function',
+          function: { name: 'read_file', arguments: '{"path":"a"}' },
+        });
+        expect(frames[0].id).toMatch(/^call_[0-9a-f]{24}$/);
+        for (const text of [...contents(result), ...reasonings(result)]) {
+          expect(text).not.toContain('`');
+          expect(text).not.toContain('agent_tool_call');
+        }
+        expect(contents(result).join('')).toBe('Checking.\n');
+        expect(finishReason(result)).toBe('tool_calls');
+        expect(result.done).toBe(true);
+      },
+    );
 
-    it.concurrent('the continuation carries the call and the tool result to the API as prompt text, each once', async () => {
-      const { marker, messages } = scripted([textReply('The package is demo-app.')]);
-      const history = [
-        ...messages,
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'read_file', arguments: '{"path":"package.json"}' } }] },
-        { role: 'tool', tool_call_id: 'call_abc', content: 'TOOL-OUTPUT-7f3' },
-      ];
-      const result = await streamChat(gateway, { messages: history, tools: [READ_FILE] });
-      expect(contents(result).join('')).toBe('The package is demo-app.');
-      const [request] = api.messages(marker);
-      const sent = JSON.stringify(request.body);
-      expect(sent).toContain(JSON.stringify(`Assistant:\n${fenceText('read_file', { path: 'package.json' })}\n\nTool result (read_file):\nTOOL-OUTPUT-7f3`).slice(1, -1));
-      expect(sent.split('TOOL-OUTPUT-7f3')).toHaveLength(2);
-      expect(sent).not.toContain('call_abc');
-    });
+    it.concurrent(
+      'the continuation carries the call and the tool result to the API as prompt text, each once',
+      async () => {
+        const { marker, messages } = scripted([textReply('The package is demo-app.')]);
+        const history = [
+          ...messages,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                id: 'call_abc',
+                type: 'function',
+                function: { name: 'read_file', arguments: '{"path":"package.json"}' },
+              },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_abc', content: 'TOOL-OUTPUT-7f3' },
+        ];
+        const result = await streamChat(gateway, { messages: history, tools: [READ_FILE] });
+        expect(contents(result).join('')).toBe('The package is demo-app.');
+        const [request] = api.messages(marker);
+        const sent = JSON.stringify(request.body);
+        expect(sent).toContain(
+          JSON.stringify(
+            `Assistant:\n${fenceText('read_file', { path: 'package.json' })}\n\nTool result (read_file):\nTOOL-OUTPUT-7f3`,
+          ).slice(1, -1),
+        );
+        expect(sent.split('TOOL-OUTPUT-7f3')).toHaveLength(2);
+        expect(sent).not.toContain('call_abc');
+      },
+    );
 
     it.concurrent('§11.12 "here " streams at once while only the partial opener is held', async () => {
-      const { messages } = scripted([stream([{ kind: 'text', deltas: [`here ${TICKS}agent_to`, 'ol_call\n{"name":"ls","arguments":{}}', `\n${TICKS}\ndone`] }], { deltaDelayMs: 1500 })]);
+      const { messages } = scripted([
+        stream(
+          [
+            {
+              kind: 'text',
+              deltas: [`here ${TICKS}agent_to`, 'ol_call\n{"name":"ls","arguments":{}}', `\n${TICKS}\ndone`],
+            },
+          ],
+          { deltaDelayMs: 1500 },
+        ),
+      ]);
       const result = await streamChat(gateway, { messages, tools: [LS] });
       const here = result.events.find((event) => event.data.includes('"content":"here "'))!;
       const done = result.events.find((event) => event.data.includes('"content":"\\ndone"'))!;
@@ -162,20 +232,34 @@ describe('provider_c with the real Claude Code CLI', () => {
       expect(toolFrames(plain)).toEqual([]);
     });
 
-    it.concurrent('§11.14 arguments containing triple backticks are parsed whole and text after the fence continues', async () => {
-      const code = `${TICKS}js\nx()\n${TICKS}`;
-      const { messages } = scripted([textReply([fenceText('write', { text: code }), '\nAfter the fence.'])]);
-      const result = await streamChat(gateway, { messages, tools: [{ type: 'function', function: { name: 'write' } }] });
-      expect(JSON.parse(toolFrames(result)[0].function.arguments)).toEqual({ text: code });
-      expect(contents(result).join('')).toBe('\nAfter the fence.');
-    });
+    it.concurrent(
+      '§11.14 arguments containing triple backticks are parsed whole and text after the fence continues',
+      async () => {
+        const code = `${TICKS}js\nx()\n${TICKS}`;
+        const { messages } = scripted([textReply([fenceText('write', { text: code }), '\nAfter the fence.'])]);
+        const result = await streamChat(gateway, {
+          messages,
+          tools: [{ type: 'function', function: { name: 'write' } }],
+        });
+        expect(JSON.parse(toolFrames(result)[0].function.arguments)).toEqual({ text: code });
+        expect(contents(result).join('')).toBe('\nAfter the fence.');
+      },
+    );
 
-    it.concurrent('§11.15/§11.16 a fence in thinking is a call, not reasoning; drafted in thinking and written in text it is one call', async () => {
-      const { messages } = scripted([stream([{ kind: 'thinking', deltas: [`Let me read.\n${fenceText('read_file', { path: 'x' })}`] }, { kind: 'text', deltas: [fenceText('read_file', { path: 'x' })] }])]);
-      const result = await streamChat(gateway, { messages, tools: [READ_FILE] });
-      expect(reasonings(result).join('')).toBe('Let me read.\n');
-      expect(toolFrames(result)).toHaveLength(1);
-    });
+    it.concurrent(
+      '§11.15/§11.16 a fence in thinking is a call, not reasoning; drafted in thinking and written in text it is one call',
+      async () => {
+        const { messages } = scripted([
+          stream([
+            { kind: 'thinking', deltas: [`Let me read.\n${fenceText('read_file', { path: 'x' })}`] },
+            { kind: 'text', deltas: [fenceText('read_file', { path: 'x' })] },
+          ]),
+        ]);
+        const result = await streamChat(gateway, { messages, tools: [READ_FILE] });
+        expect(reasonings(result).join('')).toBe('Let me read.\n');
+        expect(toolFrames(result)).toHaveLength(1);
+      },
+    );
 
     it.concurrent('§11.17 two fences → frames 0 and 1 with different call_ ids and finish tool_calls', async () => {
       const { messages } = scripted([textReply(fenceText('read_file', { path: 'a' }) + '\n' + fenceText('ls', {}))]);
@@ -189,88 +273,132 @@ describe('provider_c with the real Claude Code CLI', () => {
 
     it.concurrent('§11.18 a custom tool block is a function-typed call with the raw patch as arguments', async () => {
       const patch = '*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch';
-      const { messages } = scripted([textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```')]);
+      const { messages } = scripted([
+        textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```'),
+      ]);
       const frames = toolFrames(await streamChat(gateway, { messages, tools: [APPLY_PATCH] }));
-      expect(frames).toEqual([{ index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } }]);
+      expect(frames).toEqual([
+        { index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } },
+      ]);
     });
 
-    it.concurrent('§11.19/§11.20 a truncated fence is never shown; a broken one alone ends in the invalid-tool-call chunk and [DONE]', async () => {
-      const truncated = scripted([textReply(['Working. ', '```agent_tool_call\n{"name":"ls","argu'])]);
-      const cut = await streamChat(gateway, { messages: truncated.messages, tools: [LS] });
-      expect(contents(cut)[0]).toBe('Working. ');
-      expect(contents(cut).join('')).not.toContain('agent_tool_call');
-      expect(recordsOf(cut.headers, 'tool_fence_unclosed')).toEqual([expect.objectContaining({ accepted: false })]);
-      const unclosed = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{}}\n')]);
-      const accepted = await streamChat(gateway, { messages: unclosed.messages, tools: [LS] });
-      expect(toolFrames(accepted).map((frame) => frame.function.name)).toEqual(['ls']);
-      expect(recordsOf(accepted.headers, 'tool_fence_unclosed')).toEqual([expect.objectContaining({ accepted: true })]);
-      const broken = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{,}}\n```')]);
-      const result = await streamChat(gateway, { messages: broken.messages, tools: [LS] });
-      expect(result.status).toBe(200);
-      expect(contents(result)).toEqual(['[error: invalid upstream tool call]']);
-      expect(toolFrames(result)).toEqual([]);
-      expect(result.done).toBe(true);
-    });
+    it.concurrent(
+      '§11.19/§11.20 a truncated fence is never shown; a broken one alone ends in the invalid-tool-call chunk and [DONE]',
+      async () => {
+        const truncated = scripted([textReply(['Working. ', '```agent_tool_call\n{"name":"ls","argu'])]);
+        const cut = await streamChat(gateway, { messages: truncated.messages, tools: [LS] });
+        expect(contents(cut)[0]).toBe('Working. ');
+        expect(contents(cut).join('')).not.toContain('agent_tool_call');
+        expect(recordsOf(cut.headers, 'tool_fence_unclosed')).toEqual([expect.objectContaining({ accepted: false })]);
+        const unclosed = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{}}\n')]);
+        const accepted = await streamChat(gateway, { messages: unclosed.messages, tools: [LS] });
+        expect(toolFrames(accepted).map((frame) => frame.function.name)).toEqual(['ls']);
+        expect(recordsOf(accepted.headers, 'tool_fence_unclosed')).toEqual([
+          expect.objectContaining({ accepted: true }),
+        ]);
+        const broken = scripted([textReply('```agent_tool_call\n{"name":"ls","arguments":{,}}\n```')]);
+        const result = await streamChat(gateway, { messages: broken.messages, tools: [LS] });
+        expect(result.status).toBe(200);
+        expect(contents(result)).toEqual(['[error: invalid upstream tool call]']);
+        expect(toolFrames(result)).toEqual([]);
+        expect(result.done).toBe(true);
+      },
+    );
 
     it.concurrent('a non-streamed request runs the same bridge and aggregates content and tool calls', async () => {
       const { messages } = scripted([textReply(['Looking.\n', fenceText('ls', {})])]);
       const body = (await (await postChat(gateway, { messages, tools: [LS] })).json()) as any;
       expect(body.choices[0].message.content).toBe('Looking.\n');
-      expect(body.choices[0].message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'ls', arguments: '{}' } }]);
+      expect(body.choices[0].message.tool_calls).toEqual([
+        { id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'ls', arguments: '{}' } },
+      ]);
       expect(body.choices[0].finish_reason).toBe('tool_calls');
     });
   });
 
   describe('failures: errors are errors, never the model answer (issue 9)', () => {
-    it.concurrent('an upstream 401 on a stream is HTTP 403 upstream_login_required naming the fix, before any SSE byte, and on a plain request too', async () => {
-      const { marker, messages } = scripted([API_ERRORS.unauthorized()]);
-      const result = await streamChat(gateway, { messages });
-      expect(result.status).toBe(403);
-      expect(result.headers.get('content-type')).toContain('application/json');
-      expect(result.body.error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required', message: expect.stringContaining('`/login`') });
-      expectNoCliText(result);
-      const plain = await postChat(gateway, { messages });
-      expect(plain.status).toBe(403);
-      expectNoCliText(await plain.text());
-      // The CLI itself calls twice on a 401 even with its retries off; the gateway never retries auth.
-      expect(api.messages(marker)).toHaveLength(4);
-    });
+    it.concurrent(
+      'an upstream 401 on a stream is HTTP 403 upstream_login_required naming the fix, before any SSE byte, and on a plain request too',
+      async () => {
+        const { marker, messages } = scripted([API_ERRORS.unauthorized()]);
+        const result = await streamChat(gateway, { messages });
+        expect(result.status).toBe(403);
+        expect(result.headers.get('content-type')).toContain('application/json');
+        expect(result.body.error).toMatchObject({
+          type: 'permission_error',
+          code: 'upstream_login_required',
+          message: expect.stringContaining('`/login`'),
+        });
+        expectNoCliText(result);
+        const plain = await postChat(gateway, { messages });
+        expect(plain.status).toBe(403);
+        expectNoCliText(await plain.text());
+        // The CLI itself calls twice on a 401 even with its retries off; the gateway never retries auth.
+        expect(api.messages(marker)).toHaveLength(4);
+      },
+    );
 
-    it.concurrent('a spent Agent SDK credit ("Credit balance is too low") is HTTP 429 insufficient_quota naming the credit; the CLI\'s words are on the log line only', async () => {
-      const { marker, messages } = scripted([API_ERRORS.creditTooLow()]);
-      const requestId = `credit-${randomUUID()}`;
-      const result = await streamChat(gateway, { messages }, { 'x-request-id': requestId });
-      expect(result.status).toBe(429);
-      expect(result.headers.get('x-request-id')).toBe(requestId);
-      expect(result.headers.get('retry-after')).toBe('3600');
-      expect(result.body.error).toEqual({ type: 'insufficient_quota', code: 'insufficient_quota', param: null, message: expect.stringContaining('Agent SDK usage credit') });
-      expect(JSON.stringify(result.body)).not.toContain('Credit balance');
-      expect(api.messages(marker)).toHaveLength(1);
-      expect(recordsOf(result.headers, 'chat_completion')).toEqual([expect.objectContaining({ reqId: requestId, status: 429, error_code: 'usage_credit_exhausted' })]);
-      // The cause, in the CLI's words, on the turn's upstream_* line under the same request id.
-      expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
-        expect.objectContaining({ reqId: requestId, provider: 'provider_c', error_code: 'usage_credit_exhausted', upstream_status: 400, upstream_message: 'Credit balance is too low' }),
-      ]);
-    });
+    it.concurrent(
+      'a spent Agent SDK credit ("Credit balance is too low") is HTTP 429 insufficient_quota naming the credit; the CLI\'s words are on the log line only',
+      async () => {
+        const { marker, messages } = scripted([API_ERRORS.creditTooLow()]);
+        const requestId = `credit-${randomUUID()}`;
+        const result = await streamChat(gateway, { messages }, { 'x-request-id': requestId });
+        expect(result.status).toBe(429);
+        expect(result.headers.get('x-request-id')).toBe(requestId);
+        expect(result.headers.get('retry-after')).toBe('3600');
+        expect(result.body.error).toEqual({
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+          param: null,
+          message: expect.stringContaining('Agent SDK usage credit'),
+        });
+        expect(JSON.stringify(result.body)).not.toContain('Credit balance');
+        expect(api.messages(marker)).toHaveLength(1);
+        expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+          expect.objectContaining({ reqId: requestId, status: 429, error_code: 'usage_credit_exhausted' }),
+        ]);
+        // The cause, in the CLI's words, on the turn's upstream_* line under the same request id.
+        expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+          expect.objectContaining({
+            reqId: requestId,
+            provider: 'provider_c',
+            error_code: 'usage_credit_exhausted',
+            upstream_status: 400,
+            upstream_message: 'Credit balance is too low',
+          }),
+        ]);
+      },
+    );
 
-    it.concurrent('a subscription limit is HTTP 429 rate_limit_error with Retry-After from the reset the API reported, streamed or not', async () => {
-      const reset = Math.floor(Date.now() / 1000) + 3600;
-      const { marker, messages } = scripted([API_ERRORS.limit(reset)]);
-      const result = await streamChat(gateway, { messages });
-      expect(result.status).toBe(429);
-      expect(result.body.error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_reached' });
-      const retryAfter = Number(result.headers.get('retry-after'));
-      expect(retryAfter).toBeGreaterThan(3500);
-      expect(retryAfter).toBeLessThanOrEqual(3600);
-      expectNoCliText(result);
-      const plain = await postChat(gateway, { messages });
-      expect(plain.status).toBe(429);
-      expect(Number(plain.headers.get('retry-after'))).toBeGreaterThan(3500);
-      expect(api.messages(marker)).toHaveLength(2);
-    });
+    it.concurrent(
+      'a subscription limit is HTTP 429 rate_limit_error with Retry-After from the reset the API reported, streamed or not',
+      async () => {
+        const reset = Math.floor(Date.now() / 1000) + 3600;
+        const { marker, messages } = scripted([API_ERRORS.limit(reset)]);
+        const result = await streamChat(gateway, { messages });
+        expect(result.status).toBe(429);
+        expect(result.body.error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_reached' });
+        const retryAfter = Number(result.headers.get('retry-after'));
+        expect(retryAfter).toBeGreaterThan(3500);
+        expect(retryAfter).toBeLessThanOrEqual(3600);
+        expectNoCliText(result);
+        const plain = await postChat(gateway, { messages });
+        expect(plain.status).toBe(429);
+        expect(Number(plain.headers.get('retry-after'))).toBeGreaterThan(3500);
+        expect(api.messages(marker)).toHaveLength(2);
+      },
+    );
 
     it.concurrent('a rate limit without a reset is HTTP 429 with Retry-After 60, after one run', async () => {
-      const { marker, messages } = scripted([{ type: 'error', status: 429, errorType: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' }]);
+      const { marker, messages } = scripted([
+        {
+          type: 'error',
+          status: 429,
+          errorType: 'rate_limit_error',
+          message: 'Number of request tokens has exceeded your per-minute rate limit',
+        },
+      ]);
       const result = await streamChat(gateway, { messages });
       expect(result.status).toBe(429);
       expect(result.headers.get('retry-after')).toBe('60');
@@ -297,20 +425,27 @@ describe('provider_c with the real Claude Code CLI', () => {
       expect(api.messages(marker)).toHaveLength(2);
     });
 
-    it.concurrent('a failure after output: the text so far, the error chunk and [DONE]; never retried; the CLI message is not content', async () => {
-      const { marker, messages } = scripted([stream([{ kind: 'text', deltas: ['Half an ', 'answer'] }], { failMidway: { errorType: 'overloaded_error', message: 'Overloaded' } })]);
-      const result = await streamChat(gateway, { messages });
-      expect(result.status).toBe(200);
-      expect(contents(result)).toEqual(['Half an ', 'answer', '[error: upstream error]']);
-      expect(result.done).toBe(true);
-      expectNoCliText(result);
-      // The CLI re-sent the request once itself (a stream that broke mid-answer); the gateway repeated no run.
-      expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
-      expect(api.messages(marker).length).toBeLessThanOrEqual(2);
-      const plain = await postChat(gateway, { messages });
-      expect(plain.status).toBe(502);
-      expectNoCliText(await plain.text());
-    });
+    it.concurrent(
+      'a failure after output: the text so far, the error chunk and [DONE]; never retried; the CLI message is not content',
+      async () => {
+        const { marker, messages } = scripted([
+          stream([{ kind: 'text', deltas: ['Half an ', 'answer'] }], {
+            failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+          }),
+        ]);
+        const result = await streamChat(gateway, { messages });
+        expect(result.status).toBe(200);
+        expect(contents(result)).toEqual(['Half an ', 'answer', '[error: upstream error]']);
+        expect(result.done).toBe(true);
+        expectNoCliText(result);
+        // The CLI re-sent the request once itself (a stream that broke mid-answer); the gateway repeated no run.
+        expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(api.messages(marker).length).toBeLessThanOrEqual(2);
+        const plain = await postChat(gateway, { messages });
+        expect(plain.status).toBe(502);
+        expectNoCliText(await plain.text());
+      },
+    );
   });
 
   describe('client disconnect', () => {
@@ -339,7 +474,12 @@ describe('provider_c with the real Claude Code CLI and PRIMARY_CUSTOM_TOOL_WIRE=
 
   beforeAll(async () => {
     customHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-custom-home-'));
-    customGateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, PRIMARY_CUSTOM_TOOL_WIRE: 'custom', ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home: customHome }) });
+    customGateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_c',
+      PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
+      PRIMARY_CUSTOM_TOOL_WIRE: 'custom',
+      ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home: customHome }),
+    });
   });
 
   afterAll(async () => {
@@ -349,9 +489,13 @@ describe('provider_c with the real Claude Code CLI and PRIMARY_CUSTOM_TOOL_WIRE=
 
   it('§11.18 a custom tool block becomes a custom call with the raw patch as custom.input', async () => {
     const patch = '*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch';
-    const { messages } = scripted([textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```')]);
+    const { messages } = scripted([
+      textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```'),
+    ]);
     const frames = toolFrames(await streamChat(customGateway, { messages, tools: [APPLY_PATCH] }));
-    expect(frames).toEqual([{ index: 0, id: expect.any(String), type: 'custom', custom: { name: 'apply_patch', input: patch } }]);
+    expect(frames).toEqual([
+      { index: 0, id: expect.any(String), type: 'custom', custom: { name: 'apply_patch', input: patch } },
+    ]);
   });
 });
 
@@ -363,7 +507,11 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
   beforeAll(async () => {
     noLoginApi = await FakeAnthropicApi.start([textReply('never')]);
     noLoginHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-nologin-home-'));
-    noLoginGateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: REAL_CLAUDE_PATH, ...realClaudeEnvironment({ apiBaseUrl: noLoginApi.baseUrl, home: noLoginHome, loggedIn: false }) });
+    noLoginGateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_c',
+      PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
+      ...realClaudeEnvironment({ apiBaseUrl: noLoginApi.baseUrl, home: noLoginHome, loggedIn: false }),
+    });
   });
 
   afterAll(async () => {
@@ -375,9 +523,17 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
   it('says at startup, from `claude auth status`, that the login is missing and which command fixes it', async () => {
     await noLoginGateway.logs.waitForLine((line) => line.includes('"event":"login_none_usable"'), 20_000);
     const [login] = noLoginGateway.logs.records('login_state');
-    expect(login).toMatchObject({ level: 30, provider: 'provider_c', account: 'default', state: 'missing', fix: expect.stringContaining('`/login`') });
+    expect(login).toMatchObject({
+      level: 30,
+      provider: 'provider_c',
+      account: 'default',
+      state: 'missing',
+      fix: expect.stringContaining('`/login`'),
+    });
     expect(login.msg).toContain('claude setup-token');
-    expect(noLoginGateway.logs.records('login_none_usable')).toEqual([expect.objectContaining({ level: 40, provider: 'provider_c', accounts: ['default'] })]);
+    expect(noLoginGateway.logs.records('login_none_usable')).toEqual([
+      expect.objectContaining({ level: 40, provider: 'provider_c', accounts: ['default'] }),
+    ]);
   });
 
   it('a streamed chat is HTTP 403 upstream_login_required naming `claude` and `/login` before any SSE byte, not "Not logged in" as content; the log has the CLI\'s words', async () => {
@@ -394,7 +550,15 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
     expect(noLoginApi.messages()).toEqual([]);
     // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message` (issue 23 §3).
     const records = noLoginGateway.logs.records();
-    expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toMatch(CLI_ERROR_TEXT);
-    expect(records.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({ reqId: 'abc-123', provider: 'provider_c', error_code: 'auth', upstream_code: 'authentication_failed', upstream_message: 'Not logged in · Please run /login' });
+    expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toMatch(
+      CLI_ERROR_TEXT,
+    );
+    expect(records.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({
+      reqId: 'abc-123',
+      provider: 'provider_c',
+      error_code: 'auth',
+      upstream_code: 'authentication_failed',
+      upstream_message: 'Not logged in · Please run /login',
+    });
   });
 });

@@ -1,4 +1,5 @@
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import { FakeProviderA } from './support/fake-provider-a';
 import type { FakeCodeAssist } from './support/fake-provider-b';
 import { useFakeProviderB } from './support/provider-b-harness';
@@ -52,7 +53,6 @@ describe('agent queues per family', () => {
       PRIMARY_AGENT_QUEUE_LIMIT: '0',
     });
   });
-
 
   it('a saturated provider_a queue delays neither provider_b tool turns nor structured requests (item 29)', async () => {
     const holder = new AbortController();

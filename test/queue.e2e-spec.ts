@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { runGateway } from './support/child-gateway';
-import { startGateway, TestGateway } from './support/create-test-app';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
 import type { FakeCodeAssist, FakeStreamScript } from './support/fake-provider-b';
 import { defaultGeneratePayload } from './support/fake-provider-b';
-import { FakeProviderBHandle, useFakeProviderB } from './support/provider-b-harness';
+import type { FakeProviderBHandle } from './support/provider-b-harness';
+import { useFakeProviderB } from './support/provider-b-harness';
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { WAIT_GUARD_MS } from './support/fake-provider-a';
 
@@ -16,7 +18,12 @@ import { WAIT_GUARD_MS } from './support/fake-provider-a';
 jest.setTimeout(20_000);
 
 const MODEL = 'gemini-2.5-pro';
-const TOOLS = [{ type: 'function', function: { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {} } } }];
+const TOOLS = [
+  {
+    type: 'function',
+    function: { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {} } },
+  },
+];
 const keyHash = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex').slice(0, 16);
 
 /** A turn that is accepted at once and stays open until its client leaves. */
@@ -24,7 +31,9 @@ const HELD: FakeStreamScript = { frames: [{ json: textFrame('working') }], holdO
 /** A turn that finishes at once. */
 const QUICK: FakeStreamScript = { frames: [{ json: defaultGeneratePayload() }] };
 /** A turn that is accepted at once and finishes after `ms`. */
-const slow = (ms: number): FakeStreamScript => ({ frames: [{ json: textFrame('working') }, { json: finishFrame('STOP'), delayMs: ms }] });
+const slow = (ms: number): FakeStreamScript => ({
+  frames: [{ json: textFrame('working') }, { json: finishFrame('STOP'), delayMs: ms }],
+});
 
 interface Harness {
   gateway: TestGateway;
@@ -36,7 +45,11 @@ let providerB: FakeProviderBHandle;
 
 async function startHarness(settings: Record<string, string>): Promise<Harness> {
   const fake = providerB.fake();
-  const gateway = await startGateway({ ...providerBSettings(fake, providerB.home(), { project: 'fake-project' }), GATEWAY_PROVIDERS: 'provider_b', ...settings });
+  const gateway = await startGateway({
+    ...providerBSettings(fake, providerB.home(), { project: 'fake-project' }),
+    GATEWAY_PROVIDERS: 'provider_b',
+    ...settings,
+  });
   return { gateway, fake };
 }
 
@@ -52,7 +65,12 @@ function toolTurn(extra: Record<string, unknown> = {}, text = 'list the files'):
 }
 
 /** Resolves once the gateway answered with headers (for a stream: after the upstream accepted and admission). */
-function post(gateway: TestGateway, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+function post(
+  gateway: TestGateway,
+  body: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -70,24 +88,36 @@ function leavable(gateway: TestGateway, body: unknown, headers: Record<string, s
 
 type LogRecord = Record<string, unknown>;
 
-async function waitForRecords(gateway: TestGateway, event: string, predicate: (record: LogRecord) => boolean, count = 1, timeoutMs = WAIT_GUARD_MS): Promise<LogRecord[]> {
+async function waitForRecords(
+  gateway: TestGateway,
+  event: string,
+  predicate: (record: LogRecord) => boolean,
+  count = 1,
+  timeoutMs = WAIT_GUARD_MS,
+): Promise<LogRecord[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = gateway.logs.records(event).filter(predicate);
     if (found.length >= count) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} ${event} record(s); have ${found.length}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${count} ${event} record(s); have ${found.length}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
 const withHash = (hash: string) => (record: LogRecord) => record.key_hash === hash;
 const eventsFor = (gateway: TestGateway, hash: string) =>
-  gateway.logs.records().filter((record) => record.key_hash === hash && String(record.event).startsWith('queue_')).map((record) => record.event);
+  gateway.logs
+    .records()
+    .filter((record) => record.key_hash === hash && String(record.event).startsWith('queue_'))
+    .map((record) => record.event);
 
 async function metricValue(gateway: TestGateway, name: string, labels: Record<string, string>): Promise<number> {
   const text = await (await fetch(`${gateway.url}/metrics`)).text();
   const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text.split('\n').find((candidate) => candidate.startsWith(`${name}{`) && wanted.every((label) => candidate.includes(label)));
+  const line = text
+    .split('\n')
+    .find((candidate) => candidate.startsWith(`${name}{`) && wanted.every((label) => candidate.includes(label)));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
@@ -104,14 +134,28 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       const response = await post(harness.gateway, body, headers);
       await response.text();
       const requestId = response.headers.get('x-request-id');
-      const [record] = await waitForRecords(harness.gateway, 'queue_acquire', (candidate) => candidate.request_id === requestId);
+      const [record] = await waitForRecords(
+        harness.gateway,
+        'queue_acquire',
+        (candidate) => candidate.request_id === requestId,
+      );
       return record;
     }
 
     it('keys every turn carrying x-conversation-id: conv-42 to hash 02d98b38b300cc5e (item 15)', async () => {
       const first = await keyOf(toolTurn(), { 'x-conversation-id': 'conv-42' });
-      const second = await keyOf(toolTurn({ messages: [{ role: 'user', content: 'other text' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' }] }), { 'x-conversation-id': 'conv-42' });
-      for (const record of [first, second]) expect(record).toMatchObject({ key_mode: 'chat:header:x-conversation-id', key_hash: '02d98b38b300cc5e' });
+      const second = await keyOf(
+        toolTurn({
+          messages: [
+            { role: 'user', content: 'other text' },
+            { role: 'assistant', content: 'ok' },
+            { role: 'user', content: 'more' },
+          ],
+        }),
+        { 'x-conversation-id': 'conv-42' },
+      );
+      for (const record of [first, second])
+        expect(record).toMatchObject({ key_mode: 'chat:header:x-conversation-id', key_hash: '02d98b38b300cc5e' });
     });
 
     it('prefers a body conversation_id and a metadata.chat_id over the header (item 16)', async () => {
@@ -119,7 +163,9 @@ describe('agent queue (POST /v1/chat/completions)', () => {
         key_mode: 'chat:body',
         key_hash: keyHash('chat:body:conversation_id=body-1'),
       });
-      expect(await keyOf(toolTurn({ metadata: { chat_id: 'meta-1' } }), { 'x-conversation-id': 'conv-42' })).toMatchObject({
+      expect(
+        await keyOf(toolTurn({ metadata: { chat_id: 'meta-1' } }), { 'x-conversation-id': 'conv-42' }),
+      ).toMatchObject({
         key_mode: 'chat:metadata',
         key_hash: keyHash('chat:metadata:chat_id=meta-1'),
       });
@@ -127,7 +173,11 @@ describe('agent queue (POST /v1/chat/completions)', () => {
 
     it('keeps turns 2 and 3 of one chat on one key and separates chats (item 17)', async () => {
       const start = [{ role: 'user', content: 'fix the tests in pkg/a' }];
-      const call = (id: string) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: '{}' } }] });
+      const call = (id: string) => ({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+      });
       const turn2 = [...start, call('call_first'), { role: 'tool', tool_call_id: 'call_first', content: 'a.ts' }];
       const turn3 = [...turn2, call('call_second'), { role: 'tool', tool_call_id: 'call_second', content: 'b.ts' }];
       const two = await keyOf(toolTurn({ messages: turn2 }));
@@ -144,24 +194,58 @@ describe('agent queue (POST /v1/chat/completions)', () => {
 
     it('falls back to X-Forwarded-For, then to the remote address (item 18)', async () => {
       // No chat id, no tool call, no user text: only the client address is left.
-      const noText = toolTurn({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] });
+      const noText = toolTurn({
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        ],
+      });
       expect(await keyOf(noText, { 'x-forwarded-for': '203.0.113.9, 10.0.0.1' })).toMatchObject({
         key_mode: 'chat:x-forwarded-for',
         key_hash: keyHash('chat:x-forwarded-for:203.0.113.9'),
       });
-      expect(await keyOf(noText)).toMatchObject({ key_mode: 'chat:remote_ip', key_hash: keyHash('chat:remote_ip:127.0.0.1') });
+      expect(await keyOf(noText)).toMatchObject({
+        key_mode: 'chat:remote_ip',
+        key_hash: keyHash('chat:remote_ip:127.0.0.1'),
+      });
     });
 
     it('logs key_mode and key_hash only, never the session id, address or prompt (item 21)', async () => {
       await keyOf(toolTurn({}, 'PROMPT-TEXT-7f3a'), { 'x-session-id': 'session-secret-91b2' });
-      await keyOf(toolTurn({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }), { 'x-forwarded-for': '198.51.100.77' });
+      await keyOf(
+        toolTurn({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }),
+        { 'x-forwarded-for': '198.51.100.77' },
+      );
       const text = harness.gateway.logs.text;
       expect(text).toContain(keyHash('chat:header:x-session-id:session-secret-91b2'));
-      for (const secret of ['session-secret-91b2', '198.51.100.77', 'PROMPT-TEXT-7f3a', sha256Full('PROMPT-TEXT-7f3a')]) {
+      for (const secret of [
+        'session-secret-91b2',
+        '198.51.100.77',
+        'PROMPT-TEXT-7f3a',
+        sha256Full('PROMPT-TEXT-7f3a'),
+      ]) {
         expect(text).not.toContain(secret);
       }
-      const allowed = new Set(['level', 'time', 'pid', 'hostname', 'reqId', 'event', 'msg', 'provider', 'request_id', 'key_mode', 'key_hash', 'wait_ms', 'active', 'active_key', 'position', 'run_ms']);
-      const queueRecords = harness.gateway.logs.records().filter((candidate) => String(candidate.event).startsWith('queue_'));
+      const allowed = new Set([
+        'level',
+        'time',
+        'pid',
+        'hostname',
+        'reqId',
+        'event',
+        'msg',
+        'provider',
+        'request_id',
+        'key_mode',
+        'key_hash',
+        'wait_ms',
+        'active',
+        'active_key',
+        'position',
+        'run_ms',
+      ]);
+      const queueRecords = harness.gateway.logs
+        .records()
+        .filter((candidate) => String(candidate.event).startsWith('queue_'));
       expect(queueRecords.length).toBeGreaterThan(0);
       for (const record of queueRecords) expect(Object.keys(record).filter((key) => !allowed.has(key))).toEqual([]);
     });
@@ -193,7 +277,13 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       expect(upstreamTurns()).toHaveLength(2);
       expect(upstreamTurns()[1].receivedAt).toBeGreaterThanOrEqual(firstEndedAt - 50);
       expect(userTextOf(1)).toContain('turn two');
-      expect(eventsFor(gateway, hash)).toEqual(['queue_acquire', 'queue_wait', 'queue_release', 'queue_acquire', 'queue_release']);
+      expect(eventsFor(gateway, hash)).toEqual([
+        'queue_acquire',
+        'queue_wait',
+        'queue_release',
+        'queue_acquire',
+        'queue_release',
+      ]);
     });
 
     it('starts a third chat when one of the first two ends (item 23)', async () => {
@@ -223,7 +313,10 @@ describe('agent queue (POST /v1/chat/completions)', () => {
     it('removes a waiter whose client left at once and grants the next waiter (item 27)', async () => {
       const { gateway, fake } = harness;
       fake.enqueue('streamGenerateContent', HELD, HELD);
-      const holders = [leavable(gateway, toolTurn({ conversation_id: 'leave-a' })), leavable(gateway, toolTurn({ conversation_id: 'leave-b' }))];
+      const holders = [
+        leavable(gateway, toolTurn({ conversation_id: 'leave-a' })),
+        leavable(gateway, toolTurn({ conversation_id: 'leave-b' })),
+      ];
       await Promise.all(holders.map((holder) => holder.response));
       const leaving = leavable(gateway, toolTurn({ conversation_id: 'leave-c' }, 'leaving waiter'));
       const hashC = keyHash('chat:body:conversation_id=leave-c');
@@ -264,7 +357,10 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       // a-one is HELD for good: had b waited behind chat a's line, it would never finish.
       const b1 = await post(gateway, toolTurn({}, 'b-one'), { 'x-conversation-id': 'hol-b' });
       expect(await b1.text()).toContain('[DONE]');
-      expect(eventsFor(gateway, keyHash('chat:header:x-conversation-id:hol-b'))).toEqual(['queue_acquire', 'queue_release']);
+      expect(eventsFor(gateway, keyHash('chat:header:x-conversation-id:hol-b'))).toEqual([
+        'queue_acquire',
+        'queue_release',
+      ]);
 
       a1.leave();
       expect(await a2.response).toBeInstanceOf(Response);
@@ -273,7 +369,9 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       expect(upstreamTurns()).toHaveLength(3);
       a2.leave();
       expect(await (await a3).text()).toContain('[DONE]');
-      const order = upstreamTurns().map((turn) => ['a-one', 'a-two', 'a-three', 'b-one'].find((text) => JSON.stringify(turn.body).includes(text)));
+      const order = upstreamTurns().map((turn) =>
+        ['a-one', 'a-two', 'a-three', 'b-one'].find((text) => JSON.stringify(turn.body).includes(text)),
+      );
       expect(order).toEqual(['a-one', 'b-one', 'a-two', 'a-three']);
     });
   });
@@ -287,8 +385,14 @@ describe('agent queue (POST /v1/chat/completions)', () => {
 
     it('records a tool turn as acquired and a plain chat as bypassed (item 56)', async () => {
       const { gateway } = harness;
-      const waits = (result: string) => metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'provider_b', result });
-      const ok = () => metricValue(gateway, 'gateway_chat_api_requests_total', { provider: 'provider_b', model: MODEL, status: '200' });
+      const waits = (result: string) =>
+        metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'provider_b', result });
+      const ok = () =>
+        metricValue(gateway, 'gateway_chat_api_requests_total', {
+          provider: 'provider_b',
+          model: MODEL,
+          status: '200',
+        });
       const [acquired, bypassed, completed] = [await waits('acquired'), await waits('bypassed'), await ok()];
       await (await post(gateway, toolTurn({ conversation_id: 'metrics-1' }))).text();
       expect(await waits('acquired')).toBe(acquired + 1);
@@ -311,16 +415,35 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('5');
       expect(refused.headers.get('content-type')).toMatch(/application\/json/);
-      expect(await refused.json()).toEqual({ error: expect.objectContaining({ type: 'rate_limit_error', code: 'queue_full', param: null }) });
+      expect(await refused.json()).toEqual({
+        error: expect.objectContaining({ type: 'rate_limit_error', code: 'queue_full', param: null }),
+      });
       expect(fake.requests('streamGenerateContent')).toHaveLength(before);
       await waitForRecords(gateway, 'queue_full', withHash(keyHash('chat:body:conversation_id=full-b')));
 
-      const bypassed = await metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'provider_b', result: 'bypassed' });
-      const plain = await post(gateway, { model: MODEL, stream: true, messages: [{ role: 'user', content: 'no tools here' }] });
+      const bypassed = await metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', {
+        provider: 'provider_b',
+        result: 'bypassed',
+      });
+      const plain = await post(gateway, {
+        model: MODEL,
+        stream: true,
+        messages: [{ role: 'user', content: 'no tools here' }],
+      });
       expect(plain.status).toBe(200);
       expect(await plain.text()).toContain('[DONE]');
-      expect(await metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'provider_b', result: 'bypassed' })).toBe(bypassed + 1);
-      expect(await metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'provider_b', result: 'full' })).toBeGreaterThanOrEqual(1);
+      expect(
+        await metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', {
+          provider: 'provider_b',
+          result: 'bypassed',
+        }),
+      ).toBe(bypassed + 1);
+      expect(
+        await metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', {
+          provider: 'provider_b',
+          result: 'full',
+        }),
+      ).toBeGreaterThanOrEqual(1);
       holder.leave();
     });
   });
@@ -342,10 +465,16 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       const elapsed = Date.now() - startedAt;
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('5');
-      expect(await refused.json()).toEqual({ error: expect.objectContaining({ type: 'rate_limit_error', code: 'queue_timeout' }) });
+      expect(await refused.json()).toEqual({
+        error: expect.objectContaining({ type: 'rate_limit_error', code: 'queue_timeout' }),
+      });
       // Not before the timeout; the holder is HELD for good, so only the timeout can end the wait.
       expect(elapsed).toBeGreaterThanOrEqual(45);
-      const [record] = await waitForRecords(gateway, 'queue_timeout', withHash(keyHash('chat:body:conversation_id=timeout-b')));
+      const [record] = await waitForRecords(
+        gateway,
+        'queue_timeout',
+        withHash(keyHash('chat:body:conversation_id=timeout-b')),
+      );
       expect(record.wait_ms).toBeGreaterThanOrEqual(45);
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
       holder.leave();
@@ -381,7 +510,8 @@ describe('agent queue (POST /v1/chat/completions)', () => {
           return false;
         }),
         (async () => {
-          while (!finished && gateway.logs.records('queue_wait').length === waitsBefore) await new Promise((resolve) => setTimeout(resolve, 5));
+          while (!finished && gateway.logs.records('queue_wait').length === waitsBefore)
+            await new Promise((resolve) => setTimeout(resolve, 5));
           return !finished;
         })(),
       ]);
@@ -389,7 +519,11 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       holder.leave();
       const response = await second;
       expect(await response.text()).toContain('[DONE]');
-      const [record] = await waitForRecords(gateway, 'queue_acquire', (candidate) => candidate.request_id === response.headers.get('x-request-id'));
+      const [record] = await waitForRecords(
+        gateway,
+        'queue_acquire',
+        (candidate) => candidate.request_id === response.headers.get('x-request-id'),
+      );
       // The other branch of the race, checked too: a turn that did not wait logged no queue_wait.
       expect(gateway.logs.records('queue_wait').length).toBe(waitsBefore + (waited ? 1 : 0));
       return { waited, record };
@@ -407,22 +541,43 @@ describe('agent queue (POST /v1/chat/completions)', () => {
     it('header:x-team groups by that header', async () => {
       harness = await startHarness({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:x-team' });
       const other = await secondTurnWaits({ headers: { 'x-team': 'red' } }, { headers: { 'x-team': 'blue' } });
-      expect(other).toMatchObject({ waited: false, record: { key_mode: 'header:x-team', key_hash: keyHash('header:x-team:blue') } });
-      const same = await secondTurnWaits({ headers: { 'x-team': 'red', 'x-conversation-id': 'c1' } }, { headers: { 'x-team': ' red ', 'x-conversation-id': 'c2' } });
-      expect(same).toMatchObject({ waited: true, record: { key_mode: 'header:x-team', key_hash: keyHash('header:x-team:red') } });
+      expect(other).toMatchObject({
+        waited: false,
+        record: { key_mode: 'header:x-team', key_hash: keyHash('header:x-team:blue') },
+      });
+      const same = await secondTurnWaits(
+        { headers: { 'x-team': 'red', 'x-conversation-id': 'c1' } },
+        { headers: { 'x-team': ' red ', 'x-conversation-id': 'c2' } },
+      );
+      expect(same).toMatchObject({
+        waited: true,
+        record: { key_mode: 'header:x-team', key_hash: keyHash('header:x-team:red') },
+      });
     });
 
     it('body:user groups by the body field', async () => {
       harness = await startHarness({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'body:user' });
       const other = await secondTurnWaits({ body: { user: 'alice' } }, { body: { user: 'bob' } });
-      expect(other).toMatchObject({ waited: false, record: { key_mode: 'body:user', key_hash: keyHash('body:user:bob') } });
-      const same = await secondTurnWaits({ body: { user: 'alice', conversation_id: 'x' } }, { body: { user: 'alice', conversation_id: 'y' } });
-      expect(same).toMatchObject({ waited: true, record: { key_mode: 'body:user', key_hash: keyHash('body:user:alice') } });
+      expect(other).toMatchObject({
+        waited: false,
+        record: { key_mode: 'body:user', key_hash: keyHash('body:user:bob') },
+      });
+      const same = await secondTurnWaits(
+        { body: { user: 'alice', conversation_id: 'x' } },
+        { body: { user: 'alice', conversation_id: 'y' } },
+      );
+      expect(same).toMatchObject({
+        waited: true,
+        record: { key_mode: 'body:user', key_hash: keyHash('body:user:alice') },
+      });
     });
   });
 
   it('fails startup with one line naming the setting for an invalid mode (item 20)', async () => {
-    const runs = await Promise.all([runGateway({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'session' }), runGateway({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:' })]);
+    const runs = await Promise.all([
+      runGateway({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'session' }),
+      runGateway({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:' }),
+    ]);
     for (const run of runs) {
       expect(run.code).toBe(1);
       const lines = run.stderr.trim().split('\n');

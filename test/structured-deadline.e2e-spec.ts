@@ -1,11 +1,10 @@
 import { created, errorEvent, textDelta, usageLimitEvent } from './support/provider-a-fixtures';
+import type { StructuredHarness } from './support/structured-client';
 import {
   extractionReply,
   metricValue,
   postStructured,
-  settlesWithin,
   startStructured,
-  StructuredHarness,
   structuredBody,
 } from './support/structured-client';
 
@@ -31,7 +30,10 @@ describe('structured deadline, upstream failures and output', () => {
   it('caps deadline_ms at STRUCTURED_MAX_DEADLINE and ends with 504 timeout (item 52)', async () => {
     harness.fake.enqueue(HANGING);
     const startedAt = Date.now();
-    const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-cap', deadline_ms: 600_000, idempotency_key: 'k-cap' }));
+    const answer = await postStructured(
+      harness.gateway,
+      structuredBody({ request_id: 'r-cap', deadline_ms: 600_000, idempotency_key: 'k-cap' }),
+    );
     const elapsed = Date.now() - startedAt;
     expect(answer.status).toBe(504);
     expect(answer.body).toEqual({
@@ -62,14 +64,19 @@ describe('structured deadline, upstream failures and output', () => {
       const [upstream] = await own.fake.waitForRequests(1, 1000).catch(() => [undefined]);
       // The deadline may end before the connection was even opened; if it was, it is closed.
       if (upstream) await upstream.closedByClient;
-      expect(await metricValue(own.gateway, 'gateway_chat_api_structured_failures_total', { code: 'timeout' })).toBeGreaterThanOrEqual(1);
+      expect(
+        await metricValue(own.gateway, 'gateway_chat_api_structured_failures_total', { code: 'timeout' }),
+      ).toBeGreaterThanOrEqual(1);
     } finally {
       await own.close();
     }
   });
 
   it('closes the upstream connection of a slower upstream when the deadline ends mid-call (item 53)', async () => {
-    harness.fake.enqueue({ frames: [created('resp_slow'), { ...textDelta('{"headline":'), delayMs: 10 }], holdOpen: true });
+    harness.fake.enqueue({
+      frames: [created('resp_slow'), { ...textDelta('{"headline":'), delayMs: 10 }],
+      holdOpen: true,
+    });
     const answer = await postStructured(harness.gateway, structuredBody({ deadline_ms: 400 }));
     expect([answer.status, answer.error?.code]).toEqual([504, 'timeout']);
     await harness.fake.requests()[0].closedByClient;
@@ -84,18 +91,26 @@ describe('structured deadline, upstream failures and output', () => {
   ])('answers 422 output_validation_failed for %s (item 54)', async (_name, text, result) => {
     const before = await metricValue(harness.gateway, 'gateway_chat_api_structured_validation_total', { result });
     harness.fake.enqueue(extractionReply(text));
-    const answer = await postStructured(harness.gateway, structuredBody({ idempotency_key: `k-422-${result}-${text.length}` }));
+    const answer = await postStructured(
+      harness.gateway,
+      structuredBody({ idempotency_key: `k-422-${result}-${text.length}` }),
+    );
     expect([answer.status, answer.error?.code]).toEqual([422, 'output_validation_failed']);
     expect(answer.error?.message).toMatch(/retry with a fresh idempotency_key$/);
     expect(Array.isArray(answer.error?.details)).toBe(true);
     expect(JSON.stringify(answer.body)).not.toMatch(/SECRET-OUT|"12"|The quarter/);
-    expect(await metricValue(harness.gateway, 'gateway_chat_api_structured_validation_total', { result })).toBe(before + 1);
+    expect(await metricValue(harness.gateway, 'gateway_chat_api_structured_validation_total', { result })).toBe(
+      before + 1,
+    );
   });
 
   it('reports non-conforming output by path and keyword', async () => {
     harness.fake.enqueue(extractionReply('{"headline":7,"growth_percent":12,"extra":true}'));
     const answer = await postStructured(harness.gateway, structuredBody());
-    expect(answer.error?.details).toEqual(['$: additional properties are not allowed', '/headline: must be of type "string"']);
+    expect(answer.error?.details).toEqual([
+      '$: additional properties are not allowed',
+      '/headline: must be of type "string"',
+    ]);
   });
 
   it('accepts output wrapped in a json code fence (item 54)', async () => {
@@ -111,7 +126,11 @@ describe('structured deadline, upstream failures and output', () => {
     const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-up-auth' }));
     expect(answer.status).toBe(401);
     // The contract's auth_error 401, with the message naming the family's CLI and its login command.
-    expect(answer.body).toEqual({ error: { code: 'auth_error', message: expect.stringContaining('run `codex login`') }, request_id: 'r-up-auth', contract_version: '2.0.0' });
+    expect(answer.body).toEqual({
+      error: { code: 'auth_error', message: expect.stringContaining('run `codex login`') },
+      request_id: 'r-up-auth',
+      contract_version: '2.0.0',
+    });
   });
 
   it('maps an upstream usage limit to rate_limited 429 with the reset hint', async () => {
@@ -122,7 +141,9 @@ describe('structured deadline, upstream failures and output', () => {
   });
 
   it('maps other upstream failures to upstream_error 502 without upstream text', async () => {
-    harness.fake.enqueue({ frames: [created(), errorEvent({ status: 400, code: 'context_length_exceeded', message: 'SECRET-UP too long' })] });
+    harness.fake.enqueue({
+      frames: [created(), errorEvent({ status: 400, code: 'context_length_exceeded', message: 'SECRET-UP too long' })],
+    });
     const answer = await postStructured(harness.gateway, structuredBody());
     expect([answer.status, answer.error]).toEqual([502, { code: 'upstream_error', message: 'upstream error' }]);
   });
@@ -131,7 +152,12 @@ describe('structured deadline, upstream failures and output', () => {
     harness.fake.enqueue(extractionReply());
     const answer = await postStructured(
       harness.gateway,
-      structuredBody({ model: 'gpt-5.6-luna-fast', reasoning_effort: 'xhigh', operation: 'weird op/name', schema_name: undefined }),
+      structuredBody({
+        model: 'gpt-5.6-luna-fast',
+        reasoning_effort: 'xhigh',
+        operation: 'weird op/name',
+        schema_name: undefined,
+      }),
     );
     expect(answer.status).toBe(200);
     const body = harness.fake.lastBody()!;
@@ -149,7 +175,9 @@ describe('structured deadline, upstream failures and output', () => {
   it('cancels the upstream call when a key-less client disconnects', async () => {
     harness.fake.enqueue(HANGING);
     const controller = new AbortController();
-    const pending = postStructured(harness.gateway, structuredBody({ request_id: 'r-leave' }), { signal: controller.signal }).catch((error: unknown) => error);
+    const pending = postStructured(harness.gateway, structuredBody({ request_id: 'r-leave' }), {
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
     const [upstream] = await harness.fake.waitForRequests(1);
     controller.abort();
     await pending;
@@ -159,17 +187,33 @@ describe('structured deadline, upstream failures and output', () => {
 
 describe('structured queue (gateway-behaviours.md §4.3)', () => {
   it('answers rate_limited 429 when the structured queue is full, and timeout 504 when the deadline ends in the queue', async () => {
-    const harness = await startStructured({ STRUCTURED_MAX_ACTIVE: '1', STRUCTURED_QUEUE_LIMIT: '1', STRUCTURED_QUEUE_TIMEOUT: '5s' });
+    const harness = await startStructured({
+      STRUCTURED_MAX_ACTIVE: '1',
+      STRUCTURED_QUEUE_LIMIT: '1',
+      STRUCTURED_QUEUE_TIMEOUT: '5s',
+    });
     try {
       harness.fake.enqueue(extractionReply(undefined, { delayMs: 800 }));
       const holder = postStructured(harness.gateway, structuredBody({ request_id: 'holder' }));
       await harness.fake.waitForRequests(1);
-      const fullBefore = await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'structured', result: 'full' });
+      const fullBefore = await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', {
+        provider: 'structured',
+        result: 'full',
+      });
       const waiter = postStructured(harness.gateway, structuredBody({ request_id: 'waiter', deadline_ms: 150 }));
       await new Promise((resolve) => setTimeout(resolve, 30));
       const rejected = await postStructured(harness.gateway, structuredBody({ request_id: 'rejected' }));
-      expect([rejected.status, rejected.error?.code, rejected.headers.get('retry-after')]).toEqual([429, 'rate_limited', '5']);
-      expect(await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'structured', result: 'full' })).toBe(fullBefore + 1);
+      expect([rejected.status, rejected.error?.code, rejected.headers.get('retry-after')]).toEqual([
+        429,
+        'rate_limited',
+        '5',
+      ]);
+      expect(
+        await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', {
+          provider: 'structured',
+          result: 'full',
+        }),
+      ).toBe(fullBefore + 1);
       const waited = await waiter;
       expect([waited.status, waited.error?.message]).toEqual([504, 'deadline elapsed while waiting for admission']);
       expect((await holder).status).toBe(200);
@@ -190,11 +234,21 @@ describe('structured queue (gateway-behaviours.md §4.3)', () => {
       const toolTurn = {
         model: 'gpt-5.6-sol',
         stream: true,
-        tools: [{ type: 'function', function: { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {} } } }],
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'read_file', description: 'read', parameters: { type: 'object', properties: {} } },
+          },
+        ],
         messages: [{ role: 'user', content: 'list files' }],
       };
       const chatPost = (signal?: AbortSignal) =>
-        fetch(`${harness.gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(toolTurn), signal });
+        fetch(`${harness.gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(toolTurn),
+          signal,
+        });
       const held = await chatPost(chat.signal);
       expect(held.status).toBe(200);
       expect((await chatPost()).status).toBe(429);
@@ -207,15 +261,25 @@ describe('structured queue (gateway-behaviours.md §4.3)', () => {
   });
 
   it('answers rate_limited 429 after STRUCTURED_QUEUE_TIMEOUT, and keys the queue by caller', async () => {
-    const harness = await startStructured({ STRUCTURED_MAX_ACTIVE: '2', STRUCTURED_MAX_ACTIVE_PER_KEY: '1', STRUCTURED_QUEUE_TIMEOUT: '100ms' });
+    const harness = await startStructured({
+      STRUCTURED_MAX_ACTIVE: '2',
+      STRUCTURED_MAX_ACTIVE_PER_KEY: '1',
+      STRUCTURED_QUEUE_TIMEOUT: '100ms',
+    });
     try {
       harness.fake.enqueue(extractionReply(undefined, { delayMs: 700 }), extractionReply());
-      const holder = postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-a' } });
+      const holder = postStructured(harness.gateway, structuredBody(), {
+        headers: { authorization: 'Bearer caller-a' },
+      });
       await harness.fake.waitForRequests(1);
       // Had it waited for caller-a's slot instead of timing out in the queue, it would be a 200.
-      const sameCaller = await postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-a' } });
+      const sameCaller = await postStructured(harness.gateway, structuredBody(), {
+        headers: { authorization: 'Bearer caller-a' },
+      });
       expect([sameCaller.status, sameCaller.error?.code]).toEqual([429, 'rate_limited']);
-      const otherCaller = await postStructured(harness.gateway, structuredBody(), { headers: { authorization: 'Bearer caller-b' } });
+      const otherCaller = await postStructured(harness.gateway, structuredBody(), {
+        headers: { authorization: 'Bearer caller-b' },
+      });
       expect(otherCaller.status).toBe(200);
       expect((await holder).status).toBe(200);
     } finally {

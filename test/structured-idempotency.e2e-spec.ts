@@ -1,4 +1,5 @@
 import { created, errorEvent } from './support/provider-a-fixtures';
+import type { StructuredAnswer, StructuredHarness } from './support/structured-client';
 import {
   advanceIdempotencyClock,
   eventually,
@@ -8,8 +9,6 @@ import {
   SCHEMA,
   settlesWithin,
   startStructured,
-  StructuredAnswer,
-  StructuredHarness,
   structuredBody,
 } from './support/structured-client';
 
@@ -21,11 +20,13 @@ import {
 jest.setTimeout(20_000);
 
 const IDEMPOTENCY = 'gateway_chat_api_structured_idempotency_total';
-const keyed = (key: string, overrides: Record<string, unknown> = {}) => structuredBody({ idempotency_key: key, ...overrides });
+const keyed = (key: string, overrides: Record<string, unknown> = {}) =>
+  structuredBody({ idempotency_key: key, ...overrides });
 
 async function idempotencyCounts(harness: StructuredHarness): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const result of ['miss', 'local_hit', 'conflict', 'capacity']) counts[result] = await metricValue(harness.gateway, IDEMPOTENCY, { result });
+  for (const result of ['miss', 'local_hit', 'conflict', 'capacity'])
+    counts[result] = await metricValue(harness.gateway, IDEMPOTENCY, { result });
   return counts;
 }
 
@@ -47,7 +48,10 @@ describe('structured idempotency', () => {
     const before = await idempotencyCounts(harness);
     harness.fake.enqueue(extractionReply(undefined, { id: 'resp_replay' }));
     const first = await postStructured(harness.gateway, keyed('k-replay', { request_id: 'first' }));
-    const second = await postStructured(harness.gateway, keyed('k-replay', { request_id: 'second', deadline_ms: 9000, schema_name: 'other_name' }));
+    const second = await postStructured(
+      harness.gateway,
+      keyed('k-replay', { request_id: 'second', deadline_ms: 9000, schema_name: 'other_name' }),
+    );
     expect([first.status, second.status]).toEqual([200, 200]);
     expect(first.body.idempotent_replay).toBe(false);
     expect(second.body.idempotent_replay).toBe(true);
@@ -57,7 +61,10 @@ describe('structured idempotency', () => {
     expect(strip(second.body)).toEqual(strip(first.body));
     expect(harness.fake.requests()).toHaveLength(1);
     expect(await deltas(harness, before)).toEqual({ miss: 1, local_hit: 1, conflict: 0, capacity: 0 });
-    expect(harness.gateway.logs.records('structured_replay').at(-1)).toMatchObject({ request_id: 'second', status: 200 });
+    expect(harness.gateway.logs.records('structured_replay').at(-1)).toMatchObject({
+      request_id: 'second',
+      status: 200,
+    });
   });
 
   it('answers 409 for the same key with another model, effort, verbosity or schema; the original still replays (items 44, 57)', async () => {
@@ -69,13 +76,24 @@ describe('structured idempotency', () => {
       { model: 'gpt-5.6-sol-low' },
       { reasoning_effort: 'high' },
       { verbosity: 'high' },
-      { schema: { ...SCHEMA, properties: { ...SCHEMA.properties, headline: { type: 'string', description: 'changed' } } } },
+      {
+        schema: {
+          ...SCHEMA,
+          properties: { ...SCHEMA.properties, headline: { type: 'string', description: 'changed' } },
+        },
+      },
     ];
     for (const variant of variants) {
-      const answer = await postStructured(harness.gateway, keyed('k-conflict', { request_id: 'r-conflict', ...variant }));
+      const answer = await postStructured(
+        harness.gateway,
+        keyed('k-conflict', { request_id: 'r-conflict', ...variant }),
+      );
       expect(answer.status).toBe(409);
       expect(answer.body).toEqual({
-        error: { code: 'idempotency_conflict', message: 'idempotency_key was already used with different inference parameters' },
+        error: {
+          code: 'idempotency_conflict',
+          message: 'idempotency_key was already used with different inference parameters',
+        },
         request_id: 'r-conflict',
         contract_version: '2.0.0',
       });
@@ -84,7 +102,11 @@ describe('structured idempotency', () => {
     expect([original.status, original.body.idempotent_replay]).toEqual([200, true]);
     expect(harness.fake.requests()).toHaveLength(1);
     expect(await deltas(harness, before)).toEqual({ miss: 0, local_hit: 1, conflict: 5, capacity: 0 });
-    expect(harness.gateway.logs.records('structured_conflict').at(-1)).toMatchObject({ request_id: 'r-conflict', code: 'idempotency_conflict', status: 409 });
+    expect(harness.gateway.logs.records('structured_conflict').at(-1)).toMatchObject({
+      request_id: 'r-conflict',
+      code: 'idempotency_conflict',
+      status: 409,
+    });
   });
 
   it('answers 409 at once for another fingerprint while the binding is in flight', async () => {
@@ -120,15 +142,31 @@ describe('structured idempotency', () => {
     harness.fake.enqueue(...Array.from({ length: 6 }, () => extractionReply()));
     const base = { request_id: 'r-46' };
     const answers = [
-      await postStructured(harness.gateway, keyed('k-46', base), { headers: { 'x-tenant': 'alpha', authorization: 'Bearer shared' } }),
-      await postStructured(harness.gateway, keyed('k-46', base), { headers: { 'x-tenant': 'beta', authorization: 'Bearer shared' } }),
-      await postStructured(harness.gateway, keyed('k-46', { ...base, operation: 'other' }), { headers: { 'x-tenant': 'alpha' } }),
-      await postStructured(harness.gateway, keyed('k-46', { ...base, input: 'Revenue grew 13% in the third quarter.' }), { headers: { 'x-tenant': 'alpha' } }),
-      await postStructured(harness.gateway, keyed('k-46', { ...base, schema_version: 'v2' }), { headers: { 'x-tenant': 'alpha' } }),
+      await postStructured(harness.gateway, keyed('k-46', base), {
+        headers: { 'x-tenant': 'alpha', authorization: 'Bearer shared' },
+      }),
+      await postStructured(harness.gateway, keyed('k-46', base), {
+        headers: { 'x-tenant': 'beta', authorization: 'Bearer shared' },
+      }),
+      await postStructured(harness.gateway, keyed('k-46', { ...base, operation: 'other' }), {
+        headers: { 'x-tenant': 'alpha' },
+      }),
+      await postStructured(
+        harness.gateway,
+        keyed('k-46', { ...base, input: 'Revenue grew 13% in the third quarter.' }),
+        { headers: { 'x-tenant': 'alpha' } },
+      ),
+      await postStructured(harness.gateway, keyed('k-46', { ...base, schema_version: 'v2' }), {
+        headers: { 'x-tenant': 'alpha' },
+      }),
     ];
-    expect(answers.map((answer) => [answer.status, answer.body.idempotent_replay])).toEqual(Array.from({ length: 5 }, () => [200, false]));
+    expect(answers.map((answer) => [answer.status, answer.body.idempotent_replay])).toEqual(
+      Array.from({ length: 5 }, () => [200, false]),
+    );
     expect(harness.fake.requests()).toHaveLength(5);
-    const again = await postStructured(harness.gateway, keyed('k-46', base), { headers: { 'x-tenant': 'beta', authorization: 'Bearer other' } });
+    const again = await postStructured(harness.gateway, keyed('k-46', base), {
+      headers: { 'x-tenant': 'beta', authorization: 'Bearer other' },
+    });
     expect([again.status, again.body.idempotent_replay]).toEqual([200, true]);
     expect(harness.gateway.logs.text).not.toContain('alpha');
   });
@@ -139,12 +177,16 @@ describe('structured idempotency', () => {
       harness.fake.enqueue(extractionReply(undefined, { delayMs: 300, id: `resp_${count}` }));
       const before = await idempotencyCounts(harness);
       const answers = await Promise.all(
-        Array.from({ length: count }, (_, index) => postStructured(harness.gateway, keyed(`k-concurrent-${count}`, { request_id: `c-${index}` }))),
+        Array.from({ length: count }, (_, index) =>
+          postStructured(harness.gateway, keyed(`k-concurrent-${count}`, { request_id: `c-${index}` })),
+        ),
       );
       expect(answers.every((answer) => answer.status === 200)).toBe(true);
       expect(answers.filter((answer) => answer.body.idempotent_replay === false)).toHaveLength(1);
       expect(answers.filter((answer) => answer.body.idempotent_replay === true)).toHaveLength(count - 1);
-      expect(answers.map((answer) => answer.body.request_id)).toEqual(Array.from({ length: count }, (_, index) => `c-${index}`));
+      expect(answers.map((answer) => answer.body.request_id)).toEqual(
+        Array.from({ length: count }, (_, index) => `c-${index}`),
+      );
       expect(new Set(answers.map((answer) => answer.body.upstream_response_id))).toEqual(new Set([`resp_${count}`]));
       expect(harness.fake.requests()).toHaveLength(1);
       expect(harness.fake.misses()).toHaveLength(0);
@@ -154,8 +196,12 @@ describe('structured idempotency', () => {
 
   it('never stores a failure: joiners get it and a retry really retries (item 48)', async () => {
     // Accepted, then refused after a while, so all three are surely in flight together.
-    harness.fake.enqueue({ frames: [created('resp_fail'), { ...errorEvent({ status: 400, message: 'upstream says no' }), delayMs: 300 }] });
-    const failures = await Promise.all([0, 1, 2].map((index) => postStructured(harness.gateway, keyed('k-fail', { request_id: `f-${index}` }))));
+    harness.fake.enqueue({
+      frames: [created('resp_fail'), { ...errorEvent({ status: 400, message: 'upstream says no' }), delayMs: 300 }],
+    });
+    const failures = await Promise.all(
+      [0, 1, 2].map((index) => postStructured(harness.gateway, keyed('k-fail', { request_id: `f-${index}` }))),
+    );
     for (const failure of failures) {
       expect(failure.status).toBe(502);
       expect(failure.error).toEqual({ code: 'upstream_error', message: 'upstream error' });
@@ -173,7 +219,11 @@ describe('structured idempotency', () => {
     harness.fake.enqueue(extractionReply(), extractionReply());
     for (const key of [undefined, '']) {
       const answer = await postStructured(harness.gateway, structuredBody({ idempotency_key: key }));
-      expect([answer.status, answer.body.idempotent_replay, answer.body.idempotency_key]).toEqual([200, false, key ?? '']);
+      expect([answer.status, answer.body.idempotent_replay, answer.body.idempotency_key]).toEqual([
+        200,
+        false,
+        key ?? '',
+      ]);
     }
     expect(harness.fake.requests()).toHaveLength(2);
     expect(await deltas(harness, before)).toEqual({ miss: 0, local_hit: 0, conflict: 0, capacity: 0 });
@@ -182,7 +232,9 @@ describe('structured idempotency', () => {
   it('aborts the upstream call and drops the binding when the only participant disconnects', async () => {
     harness.fake.enqueue({ frames: [extractionReply().frames[0]], holdOpen: true });
     const controller = new AbortController();
-    const pending = postStructured(harness.gateway, keyed('k-gone'), { signal: controller.signal }).catch((error: unknown) => error);
+    const pending = postStructured(harness.gateway, keyed('k-gone'), { signal: controller.signal }).catch(
+      (error: unknown) => error,
+    );
     const [upstream] = await harness.fake.waitForRequests(1);
     controller.abort();
     await pending;
@@ -198,15 +250,24 @@ describe('structured idempotency', () => {
   it('keeps the call for the joiners when the leader disconnects; a joiner deadline ends only that joiner', async () => {
     harness.fake.enqueue(extractionReply(undefined, { delayMs: 600 }));
     const controller = new AbortController();
-    const leader = postStructured(harness.gateway, keyed('k-leader-gone', { request_id: 'lead' }), { signal: controller.signal }).catch((error: unknown) => error);
+    const leader = postStructured(harness.gateway, keyed('k-leader-gone', { request_id: 'lead' }), {
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
     const [upstream] = await harness.fake.waitForRequests(1);
     const joiner = postStructured(harness.gateway, keyed('k-leader-gone', { request_id: 'join' }));
-    const impatient = postStructured(harness.gateway, keyed('k-leader-gone', { request_id: 'short', deadline_ms: 100 }));
+    const impatient = postStructured(
+      harness.gateway,
+      keyed('k-leader-gone', { request_id: 'short', deadline_ms: 100 }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     controller.abort();
     await leader;
     const shortAnswer = await impatient;
-    expect([shortAnswer.status, shortAnswer.error?.code, shortAnswer.error?.message]).toEqual([504, 'timeout', 'deadline elapsed before the model responded']);
+    expect([shortAnswer.status, shortAnswer.error?.code, shortAnswer.error?.message]).toEqual([
+      504,
+      'timeout',
+      'deadline elapsed before the model responded',
+    ]);
     const joined: StructuredAnswer = await joiner;
     expect([joined.status, joined.body.idempotent_replay, joined.body.request_id]).toEqual([200, true, 'join']);
     expect(await settlesWithin(upstream.closedByClient, 100)).toBe(false);
@@ -220,7 +281,11 @@ describe('structured idempotency', () => {
     await harness.fake.waitForRequests(harness.fake.requests().length + 1, 3000);
     expect(await metricValue(harness.gateway, 'gateway_chat_api_structured_inflight')).toBe(1);
     expect((await pending).status).toBe(200);
-    await eventually(async () => (await metricValue(harness.gateway, 'gateway_chat_api_structured_inflight')) === 0, 2000, 'inflight 0');
+    await eventually(
+      async () => (await metricValue(harness.gateway, 'gateway_chat_api_structured_inflight')) === 0,
+      2000,
+      'inflight 0',
+    );
   });
 });
 
@@ -266,12 +331,20 @@ describe('structured idempotency store limits', () => {
       // 0.9 s after storing: still within the TTL counted from storing (not from arrival).
       advanceIdempotencyClock(harness.gateway, 900);
       const replay = await postStructured(harness.gateway, keyed('k-ttl'));
-      expect([replay.status, replay.body.idempotent_replay, replay.body.upstream_response_id]).toEqual([200, true, 'resp_slow']);
+      expect([replay.status, replay.body.idempotent_replay, replay.body.upstream_response_id]).toEqual([
+        200,
+        true,
+        'resp_slow',
+      ]);
       // 1.1 s after storing: expired, so the same key runs again.
       advanceIdempotencyClock(harness.gateway, 200);
       harness.fake.enqueue(extractionReply(undefined, { id: 'resp_fresh' }));
       const fresh = await postStructured(harness.gateway, keyed('k-ttl'));
-      expect([fresh.status, fresh.body.idempotent_replay, fresh.body.upstream_response_id]).toEqual([200, false, 'resp_fresh']);
+      expect([fresh.status, fresh.body.idempotent_replay, fresh.body.upstream_response_id]).toEqual([
+        200,
+        false,
+        'resp_fresh',
+      ]);
       expect(harness.fake.requests()).toHaveLength(2);
     } finally {
       await harness.close();

@@ -5,6 +5,7 @@ import { DrainService } from '../src/common/lifecycle/drain.service';
 import { startGateway } from './support/create-test-app';
 import { rawRequest } from './support/raw-http';
 import { completed, created, textDelta } from './support/provider-a-fixtures';
+import type { StructuredHarness } from './support/structured-client';
 import {
   extractionReply,
   metricValue,
@@ -12,7 +13,6 @@ import {
   SCHEMA,
   startStructured,
   STRUCTURED_PATH,
-  StructuredHarness,
   structuredBody,
 } from './support/structured-client';
 
@@ -26,13 +26,18 @@ import {
 jest.setTimeout(20_000);
 
 const FIXTURES = path.join(__dirname, 'fixtures', 'contract-2.0.0');
-const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
+const fixture = (name: string) =>
+  JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
 
 describe('POST /v1/structured/inference', () => {
   let harness: StructuredHarness;
 
   beforeAll(async () => {
-    harness = await startStructured({ BUILD_VERSION: 'v0.1.0', BUILD_COMMIT: '0'.repeat(40), BUILD_DATE: '2026-01-01T00:00:00Z' });
+    harness = await startStructured({
+      BUILD_VERSION: 'v0.1.0',
+      BUILD_COMMIT: '0'.repeat(40),
+      BUILD_DATE: '2026-01-01T00:00:00Z',
+    });
   });
   afterAll(async () => harness?.close());
   beforeEach(() => harness.fake.reset());
@@ -43,7 +48,11 @@ describe('POST /v1/structured/inference', () => {
       expect(lines.map((line) => line.split(/\s+/)[1]).sort()).toEqual(['error.json', 'request.json', 'success.json']);
       for (const line of lines) {
         const [digest, name] = line.split(/\s+/);
-        expect(createHash('sha256').update(fs.readFileSync(path.join(FIXTURES, name))).digest('hex')).toBe(digest);
+        expect(
+          createHash('sha256')
+            .update(fs.readFileSync(path.join(FIXTURES, name)))
+            .digest('hex'),
+        ).toBe(digest);
       }
     });
 
@@ -65,7 +74,12 @@ describe('POST /v1/structured/inference', () => {
       expect(Object.keys(success.body)).toEqual(Object.keys(expected));
       expect(Number.isInteger(latency) && (latency as number) >= 0).toBe(true);
       expect(Object.keys(build as object).sort()).toEqual(Object.keys(expectedBuild as object).sort());
-      expect(build).toMatchObject({ version: 'v0.1.0', commit: '0'.repeat(40), build_date: '2026-01-01T00:00:00Z', modified: false });
+      expect(build).toMatchObject({
+        version: 'v0.1.0',
+        commit: '0'.repeat(40),
+        build_date: '2026-01-01T00:00:00Z',
+        modified: false,
+      });
       expect((build as { go_version: string }).go_version).toMatch(/^node\d+\.\d+\.\d+$/);
 
       const [upstream] = harness.fake.requests();
@@ -73,16 +87,33 @@ describe('POST /v1/structured/inference', () => {
         model: 'gpt-5.6-sol',
         // gpt-5.6-sol takes the Responses lite shape (its instructions travel as developer input).
         reasoning: { effort: 'high', context: 'all_turns' },
-        text: { verbosity: 'low', format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema: request.schema } },
+        text: {
+          verbosity: 'low',
+          format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema: request.schema },
+        },
         stream: true,
         store: false,
       });
-      for (const key of ['tools', 'instructions', 'tool_choice', 'parallel_tool_calls', 'include', 'max_output_tokens']) {
+      for (const key of [
+        'tools',
+        'instructions',
+        'tool_choice',
+        'parallel_tool_calls',
+        'include',
+        'max_output_tokens',
+      ]) {
         expect(upstream.body).not.toHaveProperty(key);
       }
-      expect(Object.keys(upstream.body!.client_metadata as object).sort()).toEqual(['ws_request_header_x_openai_internal_codex_responses_lite', 'x-codex-ws-stream-request-start-ms']);
+      expect(Object.keys(upstream.body!.client_metadata as object).sort()).toEqual([
+        'ws_request_header_x_openai_internal_codex_responses_lite',
+        'x-codex-ws-stream-request-start-ms',
+      ]);
 
-      const conflict = await postStructured(harness.gateway, { ...request, request_id: 'golden-req-0002', model: 'gpt-5.6-terra' });
+      const conflict = await postStructured(harness.gateway, {
+        ...request,
+        request_id: 'golden-req-0002',
+        model: 'gpt-5.6-terra',
+      });
       expect(conflict.status).toBe(409);
       expect(conflict.body).toEqual(fixture('error.json'));
       expect(harness.fake.requests()).toHaveLength(1);
@@ -90,7 +121,9 @@ describe('POST /v1/structured/inference', () => {
   });
 
   describe('other methods and sub-paths of the enabled route (contract "Endpoints")', () => {
-    const NOT_FOUND = { error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null } };
+    const NOT_FOUND = {
+      error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null },
+    };
 
     it('answers them with the plain 404 of an unknown route, whatever their body', async () => {
       const badJson = { headers: { 'content-type': 'application/json' }, body: '{"request_id": "probe",' };
@@ -114,7 +147,10 @@ describe('POST /v1/structured/inference', () => {
         body: '{"request_id": "probe",',
       });
       expect(response.status).toBe(400);
-      expect(JSON.parse(response.body.toString())).toMatchObject({ error: { code: 'invalid_request' }, contract_version: '2.0.0' });
+      expect(JSON.parse(response.body.toString())).toMatchObject({
+        error: { code: 'invalid_request' },
+        contract_version: '2.0.0',
+      });
     });
   });
 
@@ -141,7 +177,10 @@ describe('POST /v1/structured/inference', () => {
         expect(answer.body.contract_version).toBe('2.0.0');
       }
       // At the bounds (multi-byte characters count once) admission goes on to the model check.
-      const atBounds = await postStructured(harness.gateway, structuredBody({ request_id: '😀'.repeat(128), schema_version: 'é'.repeat(64), model: 'sonnet' }));
+      const atBounds = await postStructured(
+        harness.gateway,
+        structuredBody({ request_id: '😀'.repeat(128), schema_version: 'é'.repeat(64), model: 'sonnet' }),
+      );
       expect([atBounds.status, atBounds.error?.code]).toEqual([404, 'unsupported_model']);
       expect(atBounds.body.request_id).toBe('😀'.repeat(128));
       expect(harness.fake.requests()).toHaveLength(0);
@@ -149,23 +188,44 @@ describe('POST /v1/structured/inference', () => {
 
     it('rejects an input over 1 MiB and a schema over 256 KiB without calling the upstream (item 37)', async () => {
       const input = await postStructured(harness.gateway, structuredBody({ input: 'x'.repeat(1_048_577) }));
-      expect([input.status, input.error?.code, input.error?.message]).toEqual([400, 'invalid_request', 'input exceeds 1048576 bytes']);
+      expect([input.status, input.error?.code, input.error?.message]).toEqual([
+        400,
+        'invalid_request',
+        'input exceeds 1048576 bytes',
+      ]);
       const shell = { ...SCHEMA, description: '' };
       const big = { ...shell, description: 'd'.repeat(262_145 - Buffer.byteLength(JSON.stringify(shell))) };
       expect(Buffer.byteLength(JSON.stringify(big))).toBe(262_145);
       const schema = await postStructured(harness.gateway, structuredBody({ schema: big }));
-      expect([schema.status, schema.error?.code, schema.error?.message]).toEqual([400, 'invalid_schema', 'schema exceeds the maximum size of 262144 bytes']);
+      expect([schema.status, schema.error?.code, schema.error?.message]).toEqual([
+        400,
+        'invalid_schema',
+        'schema exceeds the maximum size of 262144 bytes',
+      ]);
       expect(harness.fake.requests()).toHaveLength(0);
     });
 
     it('rejects bad bodies as invalid_request in the structured shape', async () => {
       const notJson = await postStructured(harness.gateway, '{"request_id": "r-bad",');
-      expect([notJson.status, notJson.error?.code, notJson.error?.message]).toEqual([400, 'invalid_request', 'the request body is not valid JSON']);
+      expect([notJson.status, notJson.error?.code, notJson.error?.message]).toEqual([
+        400,
+        'invalid_request',
+        'the request body is not valid JSON',
+      ]);
       const array = await postStructured(harness.gateway, '[1]');
       expect([array.status, array.error?.code]).toEqual([400, 'invalid_request']);
-      const plain = await postStructured(harness.gateway, JSON.stringify(structuredBody()), { headers: { 'content-type': 'text/plain' } });
-      expect([plain.status, plain.error?.code, plain.error?.message]).toEqual([400, 'invalid_request', 'Content-Type must be application/json']);
-      const huge = await postStructured(harness.gateway, JSON.stringify(structuredBody({ padding: 'p'.repeat(4 * 1024 * 1024) })));
+      const plain = await postStructured(harness.gateway, JSON.stringify(structuredBody()), {
+        headers: { 'content-type': 'text/plain' },
+      });
+      expect([plain.status, plain.error?.code, plain.error?.message]).toEqual([
+        400,
+        'invalid_request',
+        'Content-Type must be application/json',
+      ]);
+      const huge = await postStructured(
+        harness.gateway,
+        JSON.stringify(structuredBody({ padding: 'p'.repeat(4 * 1024 * 1024) })),
+      );
       expect([huge.status, huge.error?.code]).toEqual([400, 'invalid_request']);
       expect(huge.body).toEqual({ error: huge.error, contract_version: '2.0.0' });
       expect(harness.fake.requests()).toHaveLength(0);
@@ -174,7 +234,10 @@ describe('POST /v1/structured/inference', () => {
     it('rejects a 10,000-level schema (50 KB, well inside 256 KiB) and a deep enum as a client error (issue 14 finding 2)', async () => {
       let deepSchema = '{"type":"string"}';
       for (let level = 0; level < 10_000; level++) deepSchema = `{"type":"array","items":${deepSchema}}`;
-      const deep = await postStructured(harness.gateway, `{"request_id":"r-deep","model":"gpt-5.6-sol","input":"x","schema":${deepSchema}}`);
+      const deep = await postStructured(
+        harness.gateway,
+        `{"request_id":"r-deep","model":"gpt-5.6-sol","input":"x","schema":${deepSchema}}`,
+      );
       expect(deep.body).toEqual({
         error: { code: 'invalid_request', message: 'the request body nests arrays and objects deeper than 256 levels' },
         request_id: 'r-deep',
@@ -184,19 +247,38 @@ describe('POST /v1/structured/inference', () => {
       // Below the body bound, the walker's own schema bound answers in schema terms.
       let schema: Record<string, unknown> = { type: 'string' };
       for (let level = 0; level < 100; level++) schema = { type: 'array', items: schema };
-      const walked = await postStructured(harness.gateway, structuredBody({ schema: { ...SCHEMA, properties: { ...SCHEMA.properties, list: schema }, required: [...SCHEMA.required, 'list'] } }));
+      const walked = await postStructured(
+        harness.gateway,
+        structuredBody({
+          schema: {
+            ...SCHEMA,
+            properties: { ...SCHEMA.properties, list: schema },
+            required: [...SCHEMA.required, 'list'],
+          },
+        }),
+      );
       expect([walked.status, walked.error?.code]).toEqual([400, 'invalid_schema']);
       const nest = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
-      const enumDeep = await postStructured(harness.gateway, `{"request_id":"r-enum","model":"gpt-5.6-sol","input":"x","schema":{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string","enum":${nest(5000)}}}}}`);
+      const enumDeep = await postStructured(
+        harness.gateway,
+        `{"request_id":"r-enum","model":"gpt-5.6-sol","input":"x","schema":{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string","enum":${nest(5000)}}}}}`,
+      );
       expect([enumDeep.status, enumDeep.error?.code]).toEqual([400, 'invalid_request']);
       expect(harness.fake.requests()).toHaveLength(0);
     });
 
     it('rejects verbosity "loud" and ignores max_output_tokens (item 38)', async () => {
       const loud = await postStructured(harness.gateway, structuredBody({ verbosity: 'loud' }));
-      expect([loud.status, loud.error?.code, loud.error?.message]).toEqual([400, 'invalid_request', 'verbosity is not supported']);
+      expect([loud.status, loud.error?.code, loud.error?.message]).toEqual([
+        400,
+        'invalid_request',
+        'verbosity is not supported',
+      ]);
       harness.fake.enqueue(extractionReply());
-      const ignored = await postStructured(harness.gateway, structuredBody({ max_output_tokens: 5, some_future_field: true }));
+      const ignored = await postStructured(
+        harness.gateway,
+        structuredBody({ max_output_tokens: 5, some_future_field: true }),
+      );
       expect(ignored.status).toBe(200);
       expect(harness.fake.lastBody()).not.toHaveProperty('max_output_tokens');
       expect(harness.fake.lastBody()).not.toHaveProperty('max_tokens');
@@ -206,7 +288,11 @@ describe('POST /v1/structured/inference', () => {
       const schema = {
         type: 'object',
         required: ['a', 'b', 'c'],
-        properties: { a: { $ref: '#/x', type: 'string' }, b: { anyOf: [{ type: 'string' }], type: 'string' }, c: { type: 'string', pattern: '^x' } },
+        properties: {
+          a: { $ref: '#/x', type: 'string' },
+          b: { anyOf: [{ type: 'string' }], type: 'string' },
+          c: { type: 'string', pattern: '^x' },
+        },
       };
       const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-schema', schema }));
       expect(answer.status).toBe(400);
@@ -232,8 +318,18 @@ describe('POST /v1/structured/inference', () => {
       expect((await postStructured(harness.gateway, structuredBody({ schema: union }))).error?.details).toEqual([
         '$.headline: "type" must be a single string; union types are not supported',
       ]);
-      const duplicated = await postStructured(harness.gateway, structuredBody({ model: 'sonnet', schema: { ...SCHEMA, required: ['headline', 'growth_percent', 'headline'] } }));
-      expect([duplicated.status, duplicated.error?.code, duplicated.error?.details?.[0]]).toEqual([400, 'invalid_schema', expect.stringMatching(/^\$: "required" must NOT have duplicate items/)]);
+      const duplicated = await postStructured(
+        harness.gateway,
+        structuredBody({
+          model: 'sonnet',
+          schema: { ...SCHEMA, required: ['headline', 'growth_percent', 'headline'] },
+        }),
+      );
+      expect([duplicated.status, duplicated.error?.code, duplicated.error?.details?.[0]]).toEqual([
+        400,
+        'invalid_schema',
+        expect.stringMatching(/^\$: "required" must NOT have duplicate items/),
+      ]);
       const notObject = await postStructured(harness.gateway, structuredBody({ schema: ['type'] }));
       expect([notObject.status, notObject.error?.code]).toEqual([400, 'invalid_schema']);
       expect(harness.fake.requests()).toHaveLength(0);
@@ -242,7 +338,11 @@ describe('POST /v1/structured/inference', () => {
     it('answers unsupported_model 404 for provider_b and provider_c ids and unknown ids (item 41)', async () => {
       for (const model of ['gemini-2.5-pro', 'sonnet', 'gpt-5.6-SOL', 'provider_a/gpt-5.6-sol']) {
         const answer = await postStructured(harness.gateway, structuredBody({ model }));
-        expect([answer.status, answer.error?.code, answer.error?.message]).toEqual([404, 'unsupported_model', 'model is not enabled for structured inference']);
+        expect([answer.status, answer.error?.code, answer.error?.message]).toEqual([
+          404,
+          'unsupported_model',
+          'model is not enabled for structured inference',
+        ]);
         expect(answer.error?.details?.[0]).toMatch(/^supported models: gpt-5\.6-luna, gpt-5\.6-luna-fast, /);
       }
       expect(harness.fake.requests()).toHaveLength(0);
@@ -252,26 +352,62 @@ describe('POST /v1/structured/inference', () => {
   describe('observability (items 57–60)', () => {
     it('counts validation results and labels unknown models as other (items 57, 58)', async () => {
       const gateway = harness.gateway;
-      const invalidBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'invalid' });
-      const unparsableBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'unparsable' });
-      const validBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'valid' });
-      harness.fake.enqueue(extractionReply('{"headline":"h","growth_percent":"twelve"}'), extractionReply('no JSON here'), extractionReply());
+      const invalidBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', {
+        result: 'invalid',
+      });
+      const unparsableBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', {
+        result: 'unparsable',
+      });
+      const validBefore = await metricValue(gateway, 'gateway_chat_api_structured_validation_total', {
+        result: 'valid',
+      });
+      harness.fake.enqueue(
+        extractionReply('{"headline":"h","growth_percent":"twelve"}'),
+        extractionReply('no JSON here'),
+        extractionReply(),
+      );
       expect((await postStructured(gateway, structuredBody())).status).toBe(422);
       expect((await postStructured(gateway, structuredBody())).status).toBe(422);
       expect((await postStructured(gateway, structuredBody())).status).toBe(200);
-      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'invalid' })).toBe(invalidBefore + 1);
-      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'unparsable' })).toBe(unparsableBefore + 1);
-      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'valid' })).toBe(validBefore + 1);
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'invalid' })).toBe(
+        invalidBefore + 1,
+      );
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'unparsable' })).toBe(
+        unparsableBefore + 1,
+      );
+      expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'valid' })).toBe(
+        validBefore + 1,
+      );
       expect(await metricValue(gateway, 'gateway_chat_api_structured_validation_total', { result: 'unknown' })).toBe(0);
 
-      const otherBefore = await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', { model: 'other', result: 'unsupported_model' });
+      const otherBefore = await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', {
+        model: 'other',
+        result: 'unsupported_model',
+      });
       await postStructured(gateway, structuredBody({ model: 'my-secret-model-name' }));
-      expect(await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', { model: 'other', result: 'unsupported_model' })).toBe(otherBefore + 1);
+      expect(
+        await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', {
+          model: 'other',
+          result: 'unsupported_model',
+        }),
+      ).toBe(otherBefore + 1);
       const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
       expect(metrics).not.toContain('my-secret-model-name');
-      expect(await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', { model: 'gpt-5.6-sol', result: 'success' })).toBeGreaterThan(0);
-      expect(await metricValue(gateway, 'gateway_chat_api_structured_tokens_total', { model: 'gpt-5.6-sol', kind: 'prompt' })).toBeGreaterThanOrEqual(42);
-      expect(await metricValue(gateway, 'gateway_chat_api_structured_failures_total', { code: 'output_validation_failed' })).toBeGreaterThanOrEqual(2);
+      expect(
+        await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', {
+          model: 'gpt-5.6-sol',
+          result: 'success',
+        }),
+      ).toBeGreaterThan(0);
+      expect(
+        await metricValue(gateway, 'gateway_chat_api_structured_tokens_total', {
+          model: 'gpt-5.6-sol',
+          kind: 'prompt',
+        }),
+      ).toBeGreaterThanOrEqual(42);
+      expect(
+        await metricValue(gateway, 'gateway_chat_api_structured_failures_total', { code: 'output_validation_failed' }),
+      ).toBeGreaterThanOrEqual(2);
     });
 
     it('sanitizes a poisoned request_id in logs but echoes it raw (item 59)', async () => {
@@ -289,9 +425,15 @@ describe('POST /v1/structured/inference', () => {
       expect(dirty.answer.status).toBe(200);
       expect(dirty.answer.body.request_id).toBe(poisoned);
       expect(dirty.lines.length).toBe(clean.lines.length);
-      const kinds = (lines: string[]) => lines.map((line) => (JSON.parse(line) as { event?: string; msg?: string }).event ?? (JSON.parse(line) as { msg?: string }).msg);
+      const kinds = (lines: string[]) =>
+        lines.map(
+          (line) =>
+            (JSON.parse(line) as { event?: string; msg?: string }).event ?? (JSON.parse(line) as { msg?: string }).msg,
+        );
       expect(kinds(dirty.lines)).toEqual(kinds(clean.lines));
-      const success = dirty.lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((record) => record.event === 'structured_success');
+      const success = dirty.lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((record) => record.event === 'structured_success');
       expect(success?.request_id).toBe('req {"level":50}    x');
       for (const line of dirty.lines) expect(line).not.toMatch(/[\u0085\u2028]/);
     });
@@ -300,10 +442,21 @@ describe('POST /v1/structured/inference', () => {
       const requestId = 'a'.repeat(100) + 'b'.repeat(100);
       const answer = await postStructured(harness.gateway, structuredBody({ request_id: requestId }));
       expect([answer.status, answer.error?.code]).toEqual([400, 'invalid_request']);
-      expect(answer.body).toEqual({ error: { code: 'invalid_request', message: 'request_id exceeds 128 characters' }, contract_version: '2.0.0' });
-      const huge = await postStructured(harness.gateway, structuredBody({ request_id: 'r'.repeat(1_200_000), model: 'sonnet' }));
-      expect(huge.body).toEqual({ error: { code: 'invalid_request', message: 'request_id exceeds 128 characters' }, contract_version: '2.0.0' });
-      const record = harness.gateway.logs.records('structured_failure').find((entry) => String(entry.request_id).startsWith('a'.repeat(100)));
+      expect(answer.body).toEqual({
+        error: { code: 'invalid_request', message: 'request_id exceeds 128 characters' },
+        contract_version: '2.0.0',
+      });
+      const huge = await postStructured(
+        harness.gateway,
+        structuredBody({ request_id: 'r'.repeat(1_200_000), model: 'sonnet' }),
+      );
+      expect(huge.body).toEqual({
+        error: { code: 'invalid_request', message: 'request_id exceeds 128 characters' },
+        contract_version: '2.0.0',
+      });
+      const record = harness.gateway.logs
+        .records('structured_failure')
+        .find((entry) => String(entry.request_id).startsWith('a'.repeat(100)));
       expect(record).toMatchObject({ request_id: requestId.slice(0, 128), code: 'invalid_request', status: 400 });
       expect(record?.caller_hash).toMatch(/^[0-9a-f]{16}$/);
     });
@@ -316,8 +469,12 @@ describe('POST /v1/structured/inference', () => {
       });
       expect(answer.status).toBe(200);
       const text = harness.gateway.logs.text;
-      for (const marker of ['OUTPUT-MARKER-Q', 'SCHEMA-MARKER-S', 'INPUT-MARKER-I', 'BEARER-MARKER-B']) expect(text).not.toContain(marker);
-      expect(harness.gateway.logs.records('structured_success').at(-1)).toMatchObject({ request_id: 'req-1', model: 'gpt-5.6-sol' });
+      for (const marker of ['OUTPUT-MARKER-Q', 'SCHEMA-MARKER-S', 'INPUT-MARKER-I', 'BEARER-MARKER-B'])
+        expect(text).not.toContain(marker);
+      expect(harness.gateway.logs.records('structured_success').at(-1)).toMatchObject({
+        request_id: 'req-1',
+        model: 'gpt-5.6-sol',
+      });
     });
   });
 });
@@ -326,8 +483,16 @@ describe('structured inference settings', () => {
   it('answers exactly like an unknown route when disabled; other endpoints are unchanged (item 35)', async () => {
     const gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_a' });
     try {
-      const structured = await fetch(`${gateway.url}${STRUCTURED_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(structuredBody()) });
-      const unknown = await fetch(`${gateway.url}/v1/structured/unknown`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(structuredBody()) });
+      const structured = await fetch(`${gateway.url}${STRUCTURED_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(structuredBody()),
+      });
+      const unknown = await fetch(`${gateway.url}/v1/structured/unknown`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(structuredBody()),
+      });
       expect(structured.status).toBe(404);
       expect(structured.status).toBe(unknown.status);
       expect(await structured.json()).toEqual(await unknown.json());
@@ -379,10 +544,18 @@ describe('structured inference settings', () => {
     const harness = await startStructured({ GATEWAY_BEARER_SECRET: 'right-secret-0123' });
     try {
       const metricsHeaders = { authorization: 'Bearer right-secret-0123' };
-      const failures = () => metricValue(harness.gateway, 'gateway_chat_api_structured_failures_total', { code: 'auth_error' }, metricsHeaders);
+      const failures = () =>
+        metricValue(
+          harness.gateway,
+          'gateway_chat_api_structured_failures_total',
+          { code: 'auth_error' },
+          metricsHeaders,
+        );
       const before = await failures();
       harness.gateway.app.get(DrainService).startDraining();
-      const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-auth' }), { headers: { authorization: 'Bearer wrong' } });
+      const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-auth' }), {
+        headers: { authorization: 'Bearer wrong' },
+      });
       expect(answer.status).toBe(401);
       expect(answer.body).toEqual({
         error: { code: 'auth_error', message: 'missing or invalid bearer token' },
@@ -390,7 +563,11 @@ describe('structured inference settings', () => {
         contract_version: '2.0.0',
       });
       expect(await failures()).toBe(before + 1);
-      expect(harness.gateway.logs.records('structured_failure').at(-1)).toMatchObject({ request_id: 'r-auth', code: 'auth_error', status: 401 });
+      expect(harness.gateway.logs.records('structured_failure').at(-1)).toMatchObject({
+        request_id: 'r-auth',
+        code: 'auth_error',
+        status: 401,
+      });
       expect(harness.gateway.logs.text).not.toContain('wrong');
       const authorized = await postStructured(harness.gateway, structuredBody(), { headers: metricsHeaders });
       expect([authorized.status, authorized.error?.code]).toEqual([503, 'unavailable']);

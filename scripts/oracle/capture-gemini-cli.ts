@@ -19,12 +19,22 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FakeCodeAssist, FakeRecordedRequest } from '../../test/support/fake-provider-b';
+import type { FakeRecordedRequest } from '../../test/support/fake-provider-b';
+import { FakeCodeAssist } from '../../test/support/fake-provider-b';
 import { callFrame, finishFrame, textFrame } from '../../test/support/provider-b-fixtures';
 
 // The pinned CLI of oracles/package.json (node scripts/install-oracles.mjs installs it).
 const CLI = path.join(__dirname, '..', '..', 'oracles', 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
-const CLI_PACKAGE = path.join(__dirname, '..', '..', 'oracles', 'node_modules', '@google', 'gemini-cli', 'package.json');
+const CLI_PACKAGE = path.join(
+  __dirname,
+  '..',
+  '..',
+  'oracles',
+  'node_modules',
+  '@google',
+  'gemini-cli',
+  'package.json',
+);
 const ACCESS_TOKEN = 'ya29.fake-oracle-access-token';
 const PROMPT = 'List the files in the current directory, then say done.';
 const MODEL = 'gemini-2.5-pro';
@@ -39,23 +49,56 @@ interface Scenario {
 const SCENARIOS: readonly Scenario[] = [
   {
     name: 'discovered-project-tool-turn',
-    description: 'no project configured; loadCodeAssist answers a current tier and project; the fake answers a list_directory call, then text',
+    description:
+      'no project configured; loadCodeAssist answers a current tier and project; the fake answers a list_directory call, then text',
     env: {},
     script: (fake) => {
-      fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' }, cloudaicompanionProject: 'fake-project' } });
-      fake.enqueue('streamGenerateContent', { frames: [{ json: callFrame('list_directory', { dir_path: '.' }, { signature: 'oracle-signature' }) }, { json: finishFrame('STOP', { prompt: 5, candidates: 2 }) }] });
-      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }] });
+      fake.enqueue('loadCodeAssist', {
+        body: {
+          currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' },
+          cloudaicompanionProject: 'fake-project',
+        },
+      });
+      fake.enqueue('streamGenerateContent', {
+        frames: [
+          { json: callFrame('list_directory', { dir_path: '.' }, { signature: 'oracle-signature' }) },
+          { json: finishFrame('STOP', { prompt: 5, candidates: 2 }) },
+        ],
+      });
+      fake.enqueue('streamGenerateContent', {
+        frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }],
+      });
     },
   },
   {
     name: 'configured-project-onboarding',
-    description: 'GOOGLE_CLOUD_PROJECT=oracle-project-123; loadCodeAssist answers no current tier (standard-tier allowed, default); onboardUser answers a pending operation that one GET completes; then a text turn',
+    description:
+      'GOOGLE_CLOUD_PROJECT=oracle-project-123; loadCodeAssist answers no current tier (standard-tier allowed, default); onboardUser answers a pending operation that one GET completes; then a text turn',
     env: { GOOGLE_CLOUD_PROJECT: 'oracle-project-123' },
     script: (fake) => {
-      fake.enqueue('loadCodeAssist', { body: { allowedTiers: [{ id: 'standard-tier', name: 'Gemini Code Assist', isDefault: true, userDefinedCloudaicompanionProject: true }] } });
+      fake.enqueue('loadCodeAssist', {
+        body: {
+          allowedTiers: [
+            {
+              id: 'standard-tier',
+              name: 'Gemini Code Assist',
+              isDefault: true,
+              userDefinedCloudaicompanionProject: true,
+            },
+          ],
+        },
+      });
       fake.enqueue('onboardUser', { body: { name: 'operations/onboard-1', done: false } });
-      fake.enqueue('getOperation', { body: { name: 'operations/onboard-1', done: true, response: { cloudaicompanionProject: { id: 'oracle-project-123', name: 'oracle' } } } });
-      fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }] });
+      fake.enqueue('getOperation', {
+        body: {
+          name: 'operations/onboard-1',
+          done: true,
+          response: { cloudaicompanionProject: { id: 'oracle-project-123', name: 'oracle' } },
+        },
+      });
+      fake.enqueue('streamGenerateContent', {
+        frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }],
+      });
     },
   },
 ];
@@ -68,8 +111,16 @@ async function main(): Promise<void> {
   const version = JSON.parse(fs.readFileSync(CLI_PACKAGE, 'utf8')).version as string;
   const scenarios = [];
   for (const scenario of SCENARIOS) scenarios.push(await capture(scenario));
-  const fixture = { cli: '@google/gemini-cli', version, node: process.version, capturedAt: new Date().toISOString().slice(0, 10), command: `gemini -m ${MODEL} -p <prompt> --output-format stream-json`, scenarios };
-  for (const scenario of scenarios) process.stdout.write(`${scenario.name}: ${scenario.requests.length} requests, exit ${scenario.exitCode}\n`);
+  const fixture = {
+    cli: '@google/gemini-cli',
+    version,
+    node: process.version,
+    capturedAt: new Date().toISOString().slice(0, 10),
+    command: `gemini -m ${MODEL} -p <prompt> --output-format stream-json`,
+    scenarios,
+  };
+  for (const scenario of scenarios)
+    process.stdout.write(`${scenario.name}: ${scenario.requests.length} requests, exit ${scenario.exitCode}\n`);
   if (!checking) {
     fs.writeFileSync(target, `${JSON.stringify(fixture, null, 2)}\n`);
     return;
@@ -97,8 +148,14 @@ function comparable(fixture: any): unknown {
         method: request.method,
         path: request.path,
         query: request.query,
-        headers: { ...request.headers, 'x-goog-api-client': String(request.headers['x-goog-api-client']).replace(/\/.*$/, '/<node>') },
-        body: request.route === 'streamGenerateContent' || request.route === 'generateContent' ? shapeOf(request.body) : request.body,
+        headers: {
+          ...request.headers,
+          'x-goog-api-client': String(request.headers['x-goog-api-client']).replace(/\/.*$/, '/<node>'),
+        },
+        body:
+          request.route === 'streamGenerateContent' || request.route === 'generateContent'
+            ? shapeOf(request.body)
+            : request.body,
       })),
     })),
   };
@@ -106,7 +163,12 @@ function comparable(fixture: any): unknown {
 
 function shapeOf(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(shapeOf);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((key) => [key, shapeOf((value as Record<string, unknown>)[key])]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, shapeOf((value as Record<string, unknown>)[key])]),
+    );
   return value === null ? 'null' : typeof value;
 }
 
@@ -121,7 +183,12 @@ async function capture(scenario: Scenario) {
   try {
     const result = await runCli(home, workdir, fake.baseUrl.replace(/\/v1internal$/, ''), scenario.env);
     if (result.code !== 0) process.stderr.write(result.stderr.slice(-4000));
-    return { name: scenario.name, description: scenario.description, exitCode: result.code, requests: fake.requests().map((request) => redact(request, home)) };
+    return {
+      name: scenario.name,
+      description: scenario.description,
+      exitCode: result.code,
+      requests: fake.requests().map((request) => redact(request, home)),
+    };
   } finally {
     await fake.close();
     fs.rmSync(home, { recursive: true, force: true });
@@ -132,7 +199,13 @@ async function capture(scenario: Scenario) {
 function writeCliHome(home: string): void {
   const dir = path.join(home, '.gemini');
   fs.mkdirSync(dir, { recursive: true });
-  const creds = { access_token: ACCESS_TOKEN, refresh_token: '1//fake-oracle-refresh', token_type: 'Bearer', scope: 'https://www.googleapis.com/auth/cloud-platform', expiry_date: Date.now() + 10 * 365 * 86_400_000 };
+  const creds = {
+    access_token: ACCESS_TOKEN,
+    refresh_token: '1//fake-oracle-refresh',
+    token_type: 'Bearer',
+    scope: 'https://www.googleapis.com/auth/cloud-platform',
+    expiry_date: Date.now() + 10 * 365 * 86_400_000,
+  };
   fs.writeFileSync(path.join(dir, 'oauth_creds.json'), JSON.stringify(creds, null, 2), { mode: 0o600 });
   const settings = {
     security: { auth: { selectedType: 'oauth-personal' }, folderTrust: { enabled: false } },
@@ -144,7 +217,12 @@ function writeCliHome(home: string): void {
   fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(settings, null, 2));
 }
 
-function runCli(home: string, cwd: string, endpoint: string, extraEnv: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(
+  home: string,
+  cwd: string,
+  endpoint: string,
+  extraEnv: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const refusing = 'http://127.0.0.1:9';
   const env = {
     PATH: process.env.PATH,
@@ -164,7 +242,11 @@ function runCli(home: string, cwd: string, endpoint: string, extraEnv: Record<st
     NO_PROXY: '127.0.0.1,localhost',
   };
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, '-m', MODEL, '-p', PROMPT, '--output-format', 'stream-json'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, '-m', MODEL, '-p', PROMPT, '--output-format', 'stream-json'], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -184,11 +266,15 @@ function runCli(home: string, cwd: string, endpoint: string, extraEnv: Record<st
  */
 function redact(request: FakeRecordedRequest, home: string): unknown {
   const headers = { ...request.headers };
-  if (typeof headers.authorization === 'string') headers.authorization = headers.authorization.replace(/^Bearer .+$/, 'Bearer <redacted>');
+  if (typeof headers.authorization === 'string')
+    headers.authorization = headers.authorization.replace(/^Bearer .+$/, 'Bearer <redacted>');
   delete headers.host;
   delete headers['content-length'];
-  const body = JSON.parse(JSON.stringify(request.body ?? null).split(home).join('<home>'), (key, value: unknown) =>
-    typeof value === 'string' && PROSE_KEYS.has(key) ? '<text>' : value,
+  const body = JSON.parse(
+    JSON.stringify(request.body ?? null)
+      .split(home)
+      .join('<home>'),
+    (key, value: unknown) => (typeof value === 'string' && PROSE_KEYS.has(key) ? '<text>' : value),
   );
   return { route: request.route, method: request.method, path: request.path, query: request.query, headers, body };
 }

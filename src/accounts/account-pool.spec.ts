@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GatewayError } from '../core/gateway.error';
-import { AccountMetrics, AccountPool, AccountPoolOptions, AccountTurn, PIN_IDLE_TTL_MS } from './account-pool';
+import type { AccountMetrics, AccountPoolOptions } from './account-pool';
+import { AccountPool, AccountTurn, PIN_IDLE_TTL_MS } from './account-pool';
 import { startBackgroundRefresh } from './background-refresh';
 
 /** A clock the spec moves by hand. */
@@ -39,7 +40,11 @@ function recordingMetrics() {
 
 const OPTIONS: AccountPoolOptions = { maxInFlight: 2, cooldownDefaultMs: 300_000, pinnedChatsMax: 100 };
 
-function makePool(aliases = ['a', 'b', 'c'], options: Partial<AccountPoolOptions> = {}, loginFiles: Record<string, string> = {}) {
+function makePool(
+  aliases = ['a', 'b', 'c'],
+  options: Partial<AccountPoolOptions> = {},
+  loginFiles: Record<string, string> = {},
+) {
   const clock = manualClock();
   const logger = recordingLogger();
   const recorded = recordingMetrics();
@@ -53,7 +58,8 @@ function makePool(aliases = ['a', 'b', 'c'], options: Partial<AccountPoolOptions
 }
 
 const usageLimit = (seconds?: number) => new GatewayError('usage_limit', { retryAfterSeconds: seconds });
-const rateLimited = (seconds?: number) => new GatewayError('rate_limited', { retryAfterSeconds: seconds, retryable: true });
+const rateLimited = (seconds?: number) =>
+  new GatewayError('rate_limited', { retryAfterSeconds: seconds, retryable: true });
 
 describe(AccountPool.name, () => {
   it('keeps a chat on its account turn after turn', () => {
@@ -82,7 +88,10 @@ describe(AccountPool.name, () => {
     const later = clock.now() + 3_600_000;
     pool.reportQuota('a', [{ name: 'primary', usedRatio: 0.9, resetAt: later }]);
     pool.reportQuota('b', [{ name: 'primary', usedRatio: 0.2, resetAt: later }]);
-    pool.reportQuota('c', [{ name: 'primary', usedRatio: 0.5, resetAt: later }, { name: 'secondary', usedRatio: 0.95, resetAt: later }]);
+    pool.reportQuota('c', [
+      { name: 'primary', usedRatio: 0.5, resetAt: later },
+      { name: 'secondary', usedRatio: 0.95, resetAt: later },
+    ]);
     const held = pool.acquire('chat-1');
     expect(held.alias).toBe('b');
     // b now carries one turn: 0.8 / 2 = 0.4 still beats a's 0.1, c's tightest window leaves 0.05.
@@ -158,7 +167,11 @@ describe(AccountPool.name, () => {
   it('uses the default cooldown when the upstream reported no reset, and never shortens a cooldown', () => {
     const { pool, clock } = makePool(['a', 'b']);
     pool.applyFailure('a', rateLimited());
-    expect(pool.stateOf('a')).toMatchObject({ kind: 'cooling', until: clock.now() + OPTIONS.cooldownDefaultMs, reason: 'rate_limited' });
+    expect(pool.stateOf('a')).toMatchObject({
+      kind: 'cooling',
+      until: clock.now() + OPTIONS.cooldownDefaultMs,
+      reason: 'rate_limited',
+    });
     pool.applyFailure('a', usageLimit(10));
     expect(pool.stateOf('a')).toMatchObject({ until: clock.now() + OPTIONS.cooldownDefaultMs });
   });
@@ -189,7 +202,7 @@ describe(AccountPool.name, () => {
     expect(pool.stateOf('a')).toEqual({ kind: 'cooling', until: clock.now() + 120_000, reason: 'usage_limit' });
   });
 
-  it("tells the login report what requests learned: a refused login, an account the upstream does not serve (until the file changes)", () => {
+  it('tells the login report what requests learned: a refused login, an account the upstream does not serve (until the file changes)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-verdict-'));
     try {
       const file = path.join(dir, 'oauth_creds.json');
@@ -284,7 +297,8 @@ describe(AccountPool.name, () => {
     const { pool, logger, calls } = makePool(['work', 'home']);
     pool.applyFailure('work', usageLimit(5));
     pool.applyFailure('home', new GatewayError('auth', { detail: 'token eyJhbGciOi' }));
-    for (const line of logger.lines) expect(Object.keys(line).sort()).toEqual(expect.arrayContaining(['account', 'event', 'provider', 'state']));
+    for (const line of logger.lines)
+      expect(Object.keys(line).sort()).toEqual(expect.arrayContaining(['account', 'event', 'provider', 'state']));
     expect(JSON.stringify(logger.lines)).not.toContain('eyJ');
     for (const call of calls) expect(['work', 'home']).toContain(call[2]);
   });
@@ -366,7 +380,12 @@ describe(startBackgroundRefresh.name, () => {
       started.push(handle);
       return new Promise<void>((resolve) => finish.push(resolve));
     });
-    const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 1000, aheadMs: 300_000, random: () => 0.5 }, logger);
+    const stop = startBackgroundRefresh(
+      pool,
+      refresh,
+      { intervalMs: 1000, aheadMs: 300_000, random: () => 0.5 },
+      logger,
+    );
     await jest.advanceTimersByTimeAsync(999);
     expect(started).toEqual([]);
     await jest.advanceTimersByTimeAsync(1);

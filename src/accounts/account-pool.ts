@@ -27,7 +27,12 @@ export interface AccountPoolOptions {
 export interface AccountMetrics {
   /** Starts every series of the account (counters at 0), so dashboards see it from boot. */
   accountRegistered(provider: ProviderId, account: string): void;
-  accountState(provider: ProviderId, account: string, state: AccountStateKind, coolingUntilMs: number | undefined): void;
+  accountState(
+    provider: ProviderId,
+    account: string,
+    state: AccountStateKind,
+    coolingUntilMs: number | undefined,
+  ): void;
   accountInFlight(provider: ProviderId, account: string, count: number): void;
   accountPinnedChats(provider: ProviderId, account: string, count: number): void;
   accountSelected(provider: ProviderId, account: string, kind: SelectionKind): void;
@@ -90,7 +95,13 @@ export class AccountPool<T> {
     private readonly deps: AccountPoolDeps,
   ) {
     if (specs.length === 0) throw new Error(`${family}: an account pool needs at least one login`);
-    this.accounts = specs.map((spec) => ({ ...spec, state: { kind: 'ready' }, inFlight: 0, lastSelectedAt: 0, quota: new Map() }));
+    this.accounts = specs.map((spec) => ({
+      ...spec,
+      state: { kind: 'ready' },
+      inFlight: 0,
+      lastSelectedAt: 0,
+      quota: new Map(),
+    }));
     this.pins = new LRUCache<string, string>({
       max: options.pinnedChatsMax,
       ttl: PIN_IDLE_TTL_MS,
@@ -128,7 +139,10 @@ export class AccountPool<T> {
   acquire(chatKey: string | undefined, exclude?: string): AccountLease<T> {
     this.accounts.forEach((account) => this.heal(account));
     const pinned = chatKey !== undefined ? this.pins.get(chatKey) : undefined;
-    const pinnedAccount = pinned !== undefined && pinned !== exclude ? this.accounts.find((account) => account.alias === pinned) : undefined;
+    const pinnedAccount =
+      pinned !== undefined && pinned !== exclude
+        ? this.accounts.find((account) => account.alias === pinned)
+        : undefined;
     if (pinnedAccount && this.usable(pinnedAccount)) return this.lease(pinnedAccount, chatKey, 'pinned');
     const best = this.best(exclude) ?? this.soleLogin(exclude);
     if (!best) throw this.unavailable();
@@ -169,7 +183,8 @@ export class AccountPool<T> {
     // A spent usage credit rests the login like a spent usage limit: until the reset it reported.
     if (error.code === 'usage_limit' || error.code === 'rate_limited' || error.code === 'usage_credit_exhausted') {
       const reason = error.code === 'rate_limited' ? 'rate_limited' : 'usage_limit';
-      const resetMs = error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : this.options.cooldownDefaultMs;
+      const resetMs =
+        error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : this.options.cooldownDefaultMs;
       const until = this.deps.clock.now() + Math.max(resetMs, 1000);
       // A later reset reported meanwhile (another window) wins; never shorten a cooldown.
       if (account.state.kind === 'cooling' && account.state.until >= until) return true;
@@ -179,7 +194,10 @@ export class AccountPool<T> {
     }
     if (error.code === 'auth') {
       if (account.state.kind !== 'login_dead') {
-        this.transition(account, { kind: 'login_dead', fingerprint: account.loginFile ? loginFingerprint(account.loginFile) : undefined });
+        this.transition(account, {
+          kind: 'login_dead',
+          fingerprint: account.loginFile ? loginFingerprint(account.loginFile) : undefined,
+        });
       }
       return true;
     }
@@ -214,7 +232,7 @@ export class AccountPool<T> {
   /** The error a new turn would get now, or `undefined` while some account is usable. */
   unavailableError(): GatewayError | undefined {
     this.accounts.forEach((account) => this.heal(account));
-    return this.best(undefined) ?? this.soleLogin(undefined) ? undefined : this.unavailable();
+    return (this.best(undefined) ?? this.soleLogin(undefined)) ? undefined : this.unavailable();
   }
 
   /** Heals what is due, forgets silent chats and refreshes the gauges; run on a timer. */
@@ -262,7 +280,8 @@ export class AccountPool<T> {
   private soleLogin(exclude: string | undefined): Account<T> | undefined {
     const [only, ...others] = this.accounts;
     const { maxInFlight } = this.options;
-    if (others.length > 0 || only.alias === exclude || (maxInFlight !== 0 && only.inFlight >= maxInFlight)) return undefined;
+    if (others.length > 0 || only.alias === exclude || (maxInFlight !== 0 && only.inFlight >= maxInFlight))
+      return undefined;
     return only;
   }
 
@@ -309,7 +328,11 @@ export class AccountPool<T> {
   private heal(account: Account<T>): void {
     const state = account.state;
     if (state.kind === 'cooling' && this.deps.clock.now() >= state.until) this.transition(account, { kind: 'ready' });
-    else if (state.kind === 'login_dead' && account.loginFile && loginFingerprint(account.loginFile) !== state.fingerprint) {
+    else if (
+      state.kind === 'login_dead' &&
+      account.loginFile &&
+      loginFingerprint(account.loginFile) !== state.fingerprint
+    ) {
       this.transition(account, { kind: 'ready' });
     }
   }
@@ -319,7 +342,9 @@ export class AccountPool<T> {
     const cooling = this.accounts.flatMap((account) => (account.state.kind === 'cooling' ? [account.state.until] : []));
     const busy = this.accounts.some((account) => account.state.kind === 'ready');
     if (busy || cooling.length > 0) {
-      const seconds = busy ? ALL_BUSY_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((Math.min(...cooling) - this.deps.clock.now()) / 1000));
+      const seconds = busy
+        ? ALL_BUSY_RETRY_AFTER_SECONDS
+        : Math.max(1, Math.ceil((Math.min(...cooling) - this.deps.clock.now()) / 1000));
       return new GatewayError('rate_limited', {
         retryAfterSeconds: seconds,
         publicMessage: busy
@@ -339,7 +364,13 @@ export class AccountPool<T> {
     const previous = account.state.kind;
     account.state = next;
     this.publishState(account);
-    const fields: Record<string, unknown> = { event: 'account_state', provider: this.family, account: account.alias, from: previous, state: next.kind };
+    const fields: Record<string, unknown> = {
+      event: 'account_state',
+      provider: this.family,
+      account: account.alias,
+      from: previous,
+      state: next.kind,
+    };
     if (next.kind === 'cooling') {
       fields.reason = next.reason;
       fields.until = new Date(next.until).toISOString();
@@ -350,7 +381,12 @@ export class AccountPool<T> {
 
   private publishState(account: Account<T>): void {
     const state = account.state;
-    this.deps.metrics?.accountState(this.family, account.alias, state.kind, state.kind === 'cooling' ? state.until : undefined);
+    this.deps.metrics?.accountState(
+      this.family,
+      account.alias,
+      state.kind,
+      state.kind === 'cooling' ? state.until : undefined,
+    );
   }
 }
 

@@ -14,7 +14,12 @@ export const ACCOUNT_CLOCK = Symbol('ACCOUNT_CLOCK');
 /** How often every pool heals due states and forgets silent chats without waiting for a request. */
 const SWEEP_INTERVAL_MS = 1000;
 
-const SILENT: EventLogger = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
+const SILENT: EventLogger = {
+  info: () => undefined,
+  warn: () => undefined,
+  debug: () => undefined,
+  error: () => undefined,
+};
 
 /**
  * Builds the account pool of each family with the shared settings, clock, metrics and logger,
@@ -44,7 +49,11 @@ export class AccountPools implements OnModuleDestroy {
     const pool = new AccountPool(
       family,
       specs,
-      { maxInFlight: accounts.maxInFlight, cooldownDefaultMs: accounts.cooldownDefaultMs, pinnedChatsMax: accounts.pinnedChatsMax },
+      {
+        maxInFlight: accounts.maxInFlight,
+        cooldownDefaultMs: accounts.cooldownDefaultMs,
+        pinnedChatsMax: accounts.pinnedChatsMax,
+      },
       { clock: this.clock, logger: this.logger, metrics: this.metrics },
     );
     this.byFamily.set(family, pool);
@@ -52,7 +61,14 @@ export class AccountPools implements OnModuleDestroy {
     sweep.unref();
     this.stops.push(() => clearInterval(sweep));
     if (refresh) {
-      this.stops.push(startBackgroundRefresh(pool, refresh, { intervalMs: accounts.refreshIntervalMs, aheadMs: accounts.refreshAheadMs }, this.logger));
+      this.stops.push(
+        startBackgroundRefresh(
+          pool,
+          refresh,
+          { intervalMs: accounts.refreshIntervalMs, aheadMs: accounts.refreshAheadMs },
+          this.logger,
+        ),
+      );
     }
     return pool;
   }

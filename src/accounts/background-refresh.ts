@@ -23,7 +23,12 @@ const JITTER = 0.2;
  * login dead (until its file changes); any other failure is logged and tried at the next tick.
  * Returns the stop function.
  */
-export function startBackgroundRefresh<T>(pool: AccountPool<T>, refresh: RefreshLogin<T>, options: BackgroundRefreshOptions, logger: EventLogger): () => void {
+export function startBackgroundRefresh<T>(
+  pool: AccountPool<T>,
+  refresh: RefreshLogin<T>,
+  options: BackgroundRefreshOptions,
+  logger: EventLogger,
+): () => void {
   if (options.intervalMs <= 0) return () => undefined;
   const random = options.random ?? Math.random;
   const running = new Set<string>();
@@ -36,7 +41,10 @@ export function startBackgroundRefresh<T>(pool: AccountPool<T>, refresh: Refresh
       await refresh(handle, options.aheadMs, logger);
     } catch (error) {
       if (!pool.applyFailure(alias, error)) {
-        logger.warn({ event: 'account_refresh_failed', provider: pool.family, account: alias }, 'account_refresh_failed');
+        logger.warn(
+          { event: 'account_refresh_failed', provider: pool.family, account: alias },
+          'account_refresh_failed',
+        );
       }
     } finally {
       running.delete(alias);

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../core/gateway.error';
 import { SseWriter } from '../common/sse/sse-writer';
 import type { ChatEvent } from '../core/chat-event';
-import { aggregateCompletion, ChunkFactory, StreamOutcome, writeChatStream } from './chat-completion.renderer';
+import type { StreamOutcome } from './chat-completion.renderer';
+import { aggregateCompletion, ChunkFactory, writeChatStream } from './chat-completion.renderer';
 import { ToolCallCollector } from './chat-completion.renderer';
 
 /** Serves one scripted turn through the real writer on a loopback socket and returns the SSE data lines. */
@@ -28,7 +29,12 @@ async function serve(events: ChatEvent[], options: { includeUsage?: boolean; wir
       .split('\n')
       .filter((line) => line.startsWith('data: '))
       .map((line) => line.slice(6));
-    return { response, data, chunks: data.filter((line) => line !== '[DONE]').map((line) => JSON.parse(line)), outcome: outcome! };
+    return {
+      response,
+      data,
+      chunks: data.filter((line) => line !== '[DONE]').map((line) => JSON.parse(line)),
+      outcome: outcome!,
+    };
   } finally {
     server.close();
   }
@@ -48,7 +54,11 @@ describe(writeChatStream.name, () => {
     expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([
       { role: 'assistant' },
       { content: 'Let me look.' },
-      { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } }] },
+      {
+        tool_calls: [
+          { index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.ts"}' } },
+        ],
+      },
       { tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
       {},
     ]);
@@ -63,14 +73,23 @@ describe(writeChatStream.name, () => {
     const { chunks, data } = await serve(
       [
         { type: 'text-delta', text: 'hi' },
-        { type: 'usage', usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17, cachedPromptTokens: 2, reasoningTokens: 1 } },
+        {
+          type: 'usage',
+          usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17, cachedPromptTokens: 2, reasoningTokens: 1 },
+        },
         { type: 'finish', reason: 'stop' },
       ],
       { includeUsage: true },
     );
     expect(chunks.at(-1)).toMatchObject({
       choices: [],
-      usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 1 } },
+      usage: {
+        prompt_tokens: 12,
+        completion_tokens: 5,
+        total_tokens: 17,
+        prompt_tokens_details: { cached_tokens: 2 },
+        completion_tokens_details: { reasoning_tokens: 1 },
+      },
     });
     expect(chunks.at(-2).choices[0].finish_reason).toBe('stop');
     expect(data.at(-1)).toBe('[DONE]');
@@ -94,7 +113,10 @@ describe(writeChatStream.name, () => {
       { type: 'error', error: new GatewayError('upstream') },
     ]);
     expect(response.status).toBe(200);
-    expect(chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: upstream error]' }, finish_reason: 'stop' });
+    expect(chunks.at(-1).choices[0]).toMatchObject({
+      delta: { content: '[error: upstream error]' },
+      finish_reason: 'stop',
+    });
     expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
     expect(data.at(-1)).toBe('[DONE]');
   });
@@ -104,7 +126,10 @@ describe(writeChatStream.name, () => {
       { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{"broken"' } },
       { type: 'finish', reason: 'stop' },
     ]);
-    expect(chunks.at(-1).choices[0]).toMatchObject({ delta: { content: '[error: invalid upstream tool call]' }, finish_reason: 'stop' });
+    expect(chunks.at(-1).choices[0]).toMatchObject({
+      delta: { content: '[error: invalid upstream tool call]' },
+      finish_reason: 'stop',
+    });
     expect(outcome.errorCode).toBe('invalid_tool_call');
   });
 
@@ -121,7 +146,12 @@ describe(writeChatStream.name, () => {
       ],
       { wire: 'custom' },
     );
-    expect(chunks[1].choices[0].delta.tool_calls[0]).toEqual({ index: 0, id: 'p1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch' } });
+    expect(chunks[1].choices[0].delta.tool_calls[0]).toEqual({
+      index: 0,
+      id: 'p1',
+      type: 'custom',
+      custom: { name: 'apply_patch', input: '*** Begin Patch' },
+    });
   });
 });
 
@@ -130,7 +160,12 @@ async function* from(events: ChatEvent[]) {
 }
 
 const run = (events: ChatEvent[]) =>
-  aggregateCompletion(from(events), new ChunkFactory('gpt-5.6-sol'), 'gpt-5.6-sol', new ToolCallCollector('r', 'function'));
+  aggregateCompletion(
+    from(events),
+    new ChunkFactory('gpt-5.6-sol'),
+    'gpt-5.6-sol',
+    new ToolCallCollector('r', 'function'),
+  );
 
 describe(aggregateCompletion.name, () => {
   it('builds a chat.completion with text, reasoning, usage and the finish reason', async () => {
@@ -144,7 +179,13 @@ describe(aggregateCompletion.name, () => {
     expect(body).toMatchObject({
       object: 'chat.completion',
       model: 'gpt-5.6-sol',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello', reasoning_content: 'think' }, finish_reason: 'stop' }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: 'Hello', reasoning_content: 'think' },
+          finish_reason: 'stop',
+        },
+      ],
       usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },
     });
     expect((body.choices as { message: object }[])[0].message).not.toHaveProperty('tool_calls');
@@ -159,7 +200,9 @@ describe(aggregateCompletion.name, () => {
     ]);
     const message = (withText.body.choices as { message: Record<string, unknown>; finish_reason: string }[])[0];
     expect(message.message.content).toBe('Checking.');
-    expect(message.message.tool_calls).toEqual([{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }]);
+    expect(message.message.tool_calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } },
+    ]);
     expect(message.finish_reason).toBe('tool_calls');
 
     const onlyCalls = await run([
@@ -175,7 +218,9 @@ describe(aggregateCompletion.name, () => {
   });
 
   it('throws the error event, and invalid_tool_call when every call was invalid', async () => {
-    await expect(run([{ type: 'error', error: new GatewayError('rate_limited', { retryAfterSeconds: 3 }) }])).rejects.toMatchObject({ code: 'rate_limited' });
+    await expect(
+      run([{ type: 'error', error: new GatewayError('rate_limited', { retryAfterSeconds: 3 }) }]),
+    ).rejects.toMatchObject({ code: 'rate_limited' });
     await expect(
       run([
         { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: 'nope' } },
@@ -229,11 +274,21 @@ describe(ToolCallCollector.name, () => {
     const patch = '*** Begin Patch\n*** End Patch';
     const functionWire = new ToolCallCollector('r', 'function');
     functionWire.add({ id: 'c1', name: 'apply_patch', kind: 'custom', input: patch });
-    expect(functionWire.valid[0]).toEqual({ index: 0, id: 'c1', type: 'function', function: { name: 'apply_patch', arguments: patch } });
+    expect(functionWire.valid[0]).toEqual({
+      index: 0,
+      id: 'c1',
+      type: 'function',
+      function: { name: 'apply_patch', arguments: patch },
+    });
 
     const customWire = new ToolCallCollector('r', 'custom');
     customWire.add({ id: 'c1', name: 'apply_patch', kind: 'custom', input: patch });
-    expect(customWire.valid[0]).toEqual({ index: 0, id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: patch } });
+    expect(customWire.valid[0]).toEqual({
+      index: 0,
+      id: 'c1',
+      type: 'custom',
+      custom: { name: 'apply_patch', input: patch },
+    });
   });
 
   it('carries a thought signature as extra_content.google.thought_signature', () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SseWriter } from '../common/sse/sse-writer';
+import type { SseWriter } from '../common/sse/sse-writer';
 import type { ChatEvent, FinishReason, UsageEvent } from '../core/chat-event';
 import type { CustomToolWire } from '../config/app-config';
 import type { ToolCallEvent } from '../core/chat-event';
@@ -65,7 +65,9 @@ export class ToolCallCollector {
     const id = call.id && call.id !== '' ? call.id : `call_${this.requestId.replace(/[^A-Za-z0-9_-]/g, '')}_${index}`;
     if (this.seenIds.has(id)) return;
     this.seenIds.add(id);
-    const signature = call.thoughtSignature ? { extra_content: { google: { thought_signature: call.thoughtSignature } } } : {};
+    const signature = call.thoughtSignature
+      ? { extra_content: { google: { thought_signature: call.thoughtSignature } } }
+      : {};
     if (call.kind === 'custom' && this.wire === 'custom') {
       this.calls.push({ index, id, type: 'custom', custom: { name, input: call.input ?? '' }, ...signature });
     } else {
@@ -101,7 +103,8 @@ export function usageBody(usage: UsageEvent | undefined): Record<string, unknown
     total_tokens: usage?.totalTokens ?? 0,
   };
   if (usage?.cachedPromptTokens !== undefined) body.prompt_tokens_details = { cached_tokens: usage.cachedPromptTokens };
-  if (usage?.reasoningTokens !== undefined) body.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
+  if (usage?.reasoningTokens !== undefined)
+    body.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
   return body;
 }
 
@@ -115,7 +118,10 @@ export class ChunkFactory {
 
   constructor(private readonly model: string) {}
 
-  private chunk(delta: Record<string, unknown>, finishReason: ClientFinishReason | null = null): Record<string, unknown> {
+  private chunk(
+    delta: Record<string, unknown>,
+    finishReason: ClientFinishReason | null = null,
+  ): Record<string, unknown> {
     return {
       id: this.id,
       object: 'chat.completion.chunk',
@@ -151,7 +157,14 @@ export class ChunkFactory {
   }
 
   usage(usage: UsageEvent | undefined) {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: usageBody(usage) };
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [],
+      usage: usageBody(usage),
+    };
   }
 }
 
@@ -200,7 +213,11 @@ async function readTurn(
         return { failure: event.error, usage, stopped: false };
     }
   }
-  return { failure: new GatewayError('upstream', { detail: 'turn ended without a finish event' }), usage, stopped: false };
+  return {
+    failure: new GatewayError('upstream', { detail: 'turn ended without a finish event' }),
+    usage,
+    stopped: false,
+  };
 }
 
 // ── Streaming: SSE ──────────────────────────────────────────────────────────────────────
@@ -240,7 +257,10 @@ export async function writeChatStream(
     );
   } catch (error) {
     if (options.signal.aborted) return gone();
-    turn = { failure: error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error }), stopped: false };
+    turn = {
+      failure: error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error }),
+      stopped: false,
+    };
   }
   const usage = turn.usage;
   if (turn.stopped || options.signal.aborted || writer.isClosed) return gone(usage);

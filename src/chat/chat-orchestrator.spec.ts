@@ -9,7 +9,8 @@ import type { CallContext, ChatRequest, ProviderAdapter } from '../providers/pro
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { queueKey } from '../queue/queue-key';
-import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
+import type { ChatCommand, TurnRenderer } from './chat-orchestrator';
+import { ChatOrchestrator } from './chat-orchestrator';
 import { parseChatBody } from './chat-request.parser';
 import { conversationIdOf } from './conversation-id';
 
@@ -22,7 +23,14 @@ class FakeAdapter implements ProviderAdapter {
   pulled = 0;
 
   /** `attempts`: the events of each call in turn (the last one repeats); else `events` every time. */
-  constructor(private readonly script: { events?: ChatEvent[]; attempts?: ChatEvent[][]; reject?: GatewayError; acceptAfter?: Promise<void> } = {}) {}
+  constructor(
+    private readonly script: {
+      events?: ChatEvent[];
+      attempts?: ChatEvent[][];
+      reject?: GatewayError;
+      acceptAfter?: Promise<void>;
+    } = {},
+  ) {}
 
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
     this.requests.push(request);
@@ -30,7 +38,9 @@ class FakeAdapter implements ProviderAdapter {
     await this.script.acceptAfter;
     if (this.script.reject) throw this.script.reject;
     const attempts = this.script.attempts;
-    const events = [...(attempts ? attempts[Math.min(this.requests.length, attempts.length) - 1] : (this.script.events ?? []))];
+    const events = [
+      ...(attempts ? attempts[Math.min(this.requests.length, attempts.length) - 1] : (this.script.events ?? [])),
+    ];
     // A hand-made iterator: unlike an unstarted generator, it notices return() before any next().
     const iterator: AsyncIterator<ChatEvent> = {
       next: async () => {
@@ -60,7 +70,8 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
   const metrics = {
     chatRequest: (fields: { status: number }) => counted.push(`request:${fields.status}`),
     firstToken: () => counted.push('first_token'),
-    tokensUsed: (_provider: string, kind: string, count: number) => count > 0 && counted.push(`tokens:${kind}:${count}`),
+    tokensUsed: (_provider: string, kind: string, count: number) =>
+      count > 0 && counted.push(`tokens:${kind}:${count}`),
     upstreamError: (_provider: string, code: string) => counted.push(`upstream_error:${code}`),
     upstreamRetry: (_provider: string, code: string) => counted.push(`upstream_retry:${code}`),
     fastTierRequest: () => counted.push('fast_tier'),
@@ -68,7 +79,13 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
     queueDepthChanged: () => undefined,
   } as unknown as GatewayMetrics;
   const registry = new ProviderRegistry([adapter], ModelCatalog.load(undefined, config.enabledProviders));
-  const orchestrator = new ChatOrchestrator(config, registry, new AgentQueueService(config, metrics), metrics, new OutputValidator());
+  const orchestrator = new ChatOrchestrator(
+    config,
+    registry,
+    new AgentQueueService(config, metrics),
+    metrics,
+    new OutputValidator(),
+  );
   const command = (body: Record<string, unknown>, signal = new AbortController().signal): ChatCommand => {
     const conversation = conversationIdOf({ body, headers: {} });
     return {
@@ -97,25 +114,48 @@ const reply: ChatEvent[] = [
   { type: 'usage', usage: { promptTokens: 3, completionTokens: 1, totalTokens: 4 } },
   { type: 'finish', reason: 'stop' },
 ];
-const toolTurn = { model: 'gpt-5.6-sol', stream: true, tools: [{ type: 'function', function: { name: 'ls' } }], messages: [{ role: 'user', content: 'list' }] };
+const toolTurn = {
+  model: 'gpt-5.6-sol',
+  stream: true,
+  tools: [{ type: 'function', function: { name: 'ls' } }],
+  messages: [{ role: 'user', content: 'list' }],
+};
 
 describe(ChatOrchestrator.name, () => {
   it('runs an accepted turn through the renderer and records it once: status, first token, tokens', async () => {
     const adapter = new FakeAdapter({ events: reply });
     const { orchestrator, command, counted, completions } = setup(adapter);
-    const seen = await orchestrator.run(command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }), readAll);
+    const seen = await orchestrator.run(
+      command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }),
+      readAll,
+    );
     expect(seen).toEqual(reply);
     expect(counted).toEqual(['first_token', 'tokens:prompt:3', 'tokens:completion:1', 'request:200']);
-    expect(completions()).toEqual([expect.objectContaining({ status: 200, provider: 'provider_a', stream: true, finish_reason: 'stop' })]);
+    expect(completions()).toEqual([
+      expect.objectContaining({ status: 200, provider: 'provider_a', stream: true, finish_reason: 'stop' }),
+    ]);
   });
 
   it('gives the adapter the neutral conversation id and nothing of the queue key or the client wire', async () => {
     const adapter = new FakeAdapter({ events: reply });
-    const { orchestrator, command } = setup(adapter, { PRIMARY_AGENT_QUEUE_KEY_MODE: 'global', PRIMARY_CUSTOM_TOOL_WIRE: 'custom' });
+    const { orchestrator, command } = setup(adapter, {
+      PRIMARY_AGENT_QUEUE_KEY_MODE: 'global',
+      PRIMARY_CUSTOM_TOOL_WIRE: 'custom',
+    });
     await orchestrator.run(command({ ...toolTurn, conversation_id: 'conv-7' }), readAll);
     const [request] = adapter.requests;
     expect(request.conversationId).toBe('chat:body:conversation_id=conv-7');
-    expect(Object.keys(request).sort()).toEqual(['conversationId', 'faithful', 'messages', 'model', 'parallelToolCalls', 'responseFormat', 'sampling', 'toolChoice', 'tools']);
+    expect(Object.keys(request).sort()).toEqual([
+      'conversationId',
+      'faithful',
+      'messages',
+      'model',
+      'parallelToolCalls',
+      'responseFormat',
+      'sampling',
+      'toolChoice',
+      'tools',
+    ]);
   });
 
   it('closes the adapter events when the renderer never read them (the client left before the first chunk)', async () => {
@@ -126,7 +166,10 @@ describe(ChatOrchestrator.name, () => {
       client.abort(new Error('client disconnected'));
       return { outcome: { clientGone: true, toolCalls: 0 }, result: undefined };
     };
-    await orchestrator.run(command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }, client.signal), leaves);
+    await orchestrator.run(
+      command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] }, client.signal),
+      leaves,
+    );
     expect(adapter.pulled).toBe(0);
     expect(adapter.closed).toBe(1);
     expect(completions()).toEqual([expect.objectContaining({ status: 499, error_code: 'canceled' })]);
@@ -140,14 +183,20 @@ describe(ChatOrchestrator.name, () => {
     };
     await expect(orchestrator.run(command(toolTurn), failing)).rejects.toMatchObject({ code: 'invalid_tool_call' });
     expect(adapter.closed).toBe(1);
-    expect(records.map((record) => record.event).filter((event) => String(event).startsWith('queue_'))).toEqual(['queue_acquire', 'queue_release']);
+    expect(records.map((record) => record.event).filter((event) => String(event).startsWith('queue_'))).toEqual([
+      'queue_acquire',
+      'queue_release',
+    ]);
     expect(completions()).toEqual([expect.objectContaining({ status: 502, error_code: 'invalid_tool_call' })]);
   });
 
   it('throws a refusal before acceptance with its real status, counted as an upstream error, and frees the slot', async () => {
     const adapter = new FakeAdapter({ reject: new GatewayError('rate_limited', { retryAfterSeconds: 7 }) });
     const { orchestrator, command, counted, records } = setup(adapter);
-    await expect(orchestrator.run(command(toolTurn), readAll)).rejects.toMatchObject({ code: 'rate_limited', retryAfterSeconds: 7 });
+    await expect(orchestrator.run(command(toolTurn), readAll)).rejects.toMatchObject({
+      code: 'rate_limited',
+      retryAfterSeconds: 7,
+    });
     expect(counted).toEqual(['upstream_error:rate_limited', 'request:429']);
     expect(records.filter((record) => record.event === 'queue_release')).toHaveLength(1);
   });
@@ -155,7 +204,9 @@ describe(ChatOrchestrator.name, () => {
   it('answers an unknown model before admission and never calls an adapter', async () => {
     const adapter = new FakeAdapter({ events: reply });
     const { orchestrator, command, completions, records } = setup(adapter);
-    await expect(orchestrator.run(command({ ...toolTurn, model: 'no-such-model' }), readAll)).rejects.toMatchObject({ code: 'model_not_found' });
+    await expect(orchestrator.run(command({ ...toolTurn, model: 'no-such-model' }), readAll)).rejects.toMatchObject({
+      code: 'model_not_found',
+    });
     expect(adapter.requests).toHaveLength(0);
     expect(records.some((record) => record.event === 'queue_acquire')).toBe(false);
     expect(completions()).toEqual([expect.objectContaining({ status: 404, provider: 'none' })]);
@@ -168,7 +219,10 @@ describe(ChatOrchestrator.name, () => {
     const first = orchestrator.run(command(toolTurn), readAll);
     const second = orchestrator.run(command(toolTurn), readAll);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(records.map((record) => record.event).filter((event) => String(event).startsWith('queue_'))).toEqual(['queue_acquire', 'queue_wait']);
+    expect(records.map((record) => record.event).filter((event) => String(event).startsWith('queue_'))).toEqual([
+      'queue_acquire',
+      'queue_wait',
+    ]);
     accept();
     await Promise.all([first, second]);
     expect(adapter.requests).toHaveLength(2);
@@ -194,7 +248,9 @@ describe(ChatOrchestrator.name, () => {
     const { orchestrator, completions, logger } = setup(new FakeAdapter());
     const error = orchestrator.rejected(new GatewayError('invalid_request'), logger);
     expect(error).toMatchObject({ code: 'invalid_request' });
-    expect(completions()).toEqual([expect.objectContaining({ status: 400, provider: 'none', error_code: 'invalid_request' })]);
+    expect(completions()).toEqual([
+      expect.objectContaining({ status: 400, provider: 'none', error_code: 'invalid_request' }),
+    ]);
   });
 
   describe('request parameters (chat-parameters.ts)', () => {
@@ -204,23 +260,56 @@ describe(ChatOrchestrator.name, () => {
       const adapter = new FakeAdapter({ events: reply });
       const { orchestrator, command } = setup(adapter);
       const schema = { type: 'object', properties: {}, additionalProperties: false };
-      await orchestrator.run(command({ ...plain, temperature: 0.2, max_tokens: 5, seed: 3, stop: ['x'], response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } } }), readAll);
+      await orchestrator.run(
+        command({
+          ...plain,
+          temperature: 0.2,
+          max_tokens: 5,
+          seed: 3,
+          stop: ['x'],
+          response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } },
+        }),
+        readAll,
+      );
       const [request] = adapter.requests;
-      expect(request.sampling).toEqual({ responseFormat: { type: 'json_schema', name: 'answer', schema, strict: true } });
+      expect(request.sampling).toEqual({
+        responseFormat: { type: 'json_schema', name: 'answer', schema, strict: true },
+      });
       expect(request.responseFormat).toEqual({ type: 'json_schema', name: 'answer', schema, strict: true });
     });
 
     describe('response_format held by the gateway (provider_c)', () => {
-      const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
-      const body = { model: 'claude-fable-5', stream: true, messages: [{ role: 'user', content: 'city?' }], response_format: { type: 'json_schema', json_schema: { name: 'city', schema } } };
-      const answer = (...pieces: string[]): ChatEvent[] => [...pieces.map((text): ChatEvent => ({ type: 'text-delta', text })), { type: 'finish', reason: 'stop' }];
-      const providerC = (attempts: ChatEvent[][]) => Object.assign(new FakeAdapter({ attempts }), { id: 'provider_c' as const });
+      const schema = {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      };
+      const body = {
+        model: 'claude-fable-5',
+        stream: true,
+        messages: [{ role: 'user', content: 'city?' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'city', schema } },
+      };
+      const answer = (...pieces: string[]): ChatEvent[] => [
+        ...pieces.map((text): ChatEvent => ({ type: 'text-delta', text })),
+        { type: 'finish', reason: 'stop' },
+      ];
+      const providerC = (attempts: ChatEvent[][]) =>
+        Object.assign(new FakeAdapter({ attempts }), { id: 'provider_c' as const });
 
       it('asks again after prose and a schema miss, writes nothing of them, and gives the renderer only the object', async () => {
-        const adapter = providerC([answer('Sure! Paris.'), answer('{"town":"Paris"}'), answer('```json\n{"city":', '"Paris"}\n```')]);
+        const adapter = providerC([
+          answer('Sure! Paris.'),
+          answer('{"town":"Paris"}'),
+          answer('```json\n{"city":', '"Paris"}\n```'),
+        ]);
         const { orchestrator, command, records, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
         const seen = await orchestrator.run(command(body), readAll);
-        expect(seen).toEqual([{ type: 'text-delta', text: '{"city":"Paris"}' }, { type: 'finish', reason: 'stop' }]);
+        expect(seen).toEqual([
+          { type: 'text-delta', text: '{"city":"Paris"}' },
+          { type: 'finish', reason: 'stop' },
+        ]);
         expect(adapter.requests).toHaveLength(3);
         expect(adapter.closed).toBeGreaterThanOrEqual(3);
         // The format reached the model as a last system message; the adapter got no responseFormat.
@@ -228,7 +317,9 @@ describe(ChatOrchestrator.name, () => {
         expect(last.role).toBe('system');
         expect(String(last.content)).toContain(JSON.stringify(schema));
         expect(adapter.requests[0].responseFormat).toBeUndefined();
-        expect(records.filter((record) => record.event === 'chat_json_invalid').map((record) => record.attempt)).toEqual([1, 2]);
+        expect(
+          records.filter((record) => record.event === 'chat_json_invalid').map((record) => record.attempt),
+        ).toEqual([1, 2]);
         expect(counted.filter((entry) => entry.startsWith('request:'))).toEqual(['request:200']);
       });
 
@@ -240,7 +331,9 @@ describe(ChatOrchestrator.name, () => {
           rendered = true;
           return { outcome: { clientGone: false, toolCalls: 0 }, result: undefined };
         };
-        await expect(orchestrator.run(command(body), render)).rejects.toMatchObject({ code: 'output_validation_failed' });
+        await expect(orchestrator.run(command(body), render)).rejects.toMatchObject({
+          code: 'output_validation_failed',
+        });
         expect(rendered).toBe(false);
         expect(adapter.requests).toHaveLength(3);
       });
@@ -248,8 +341,17 @@ describe(ChatOrchestrator.name, () => {
       it('refuses a schema Ajv cannot compile with a 400 naming response_format, before any upstream call', async () => {
         const adapter = providerC([answer('{}')]);
         const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
-        const broken = { ...body, response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', required: 'city' } } } };
-        await expect(orchestrator.run(command(broken), readAll)).rejects.toMatchObject({ code: 'invalid_request', param: 'response_format' });
+        const broken = {
+          ...body,
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: 'x', schema: { type: 'object', required: 'city' } },
+          },
+        };
+        await expect(orchestrator.run(command(broken), readAll)).rejects.toMatchObject({
+          code: 'invalid_request',
+          param: 'response_format',
+        });
         expect(adapter.requests).toHaveLength(0);
       });
     });
@@ -265,7 +367,10 @@ describe(ChatOrchestrator.name, () => {
       });
       const { orchestrator, command } = setup(adapter);
       const seen = await orchestrator.run(command({ ...plain, stop: 'END' }), readAll);
-      expect(seen).toEqual([{ type: 'text-delta', text: 'one two ' }, { type: 'finish', reason: 'stop' }]);
+      expect(seen).toEqual([
+        { type: 'text-delta', text: 'one two ' },
+        { type: 'finish', reason: 'stop' },
+      ]);
       expect(adapter.pulled).toBe(2);
       expect(adapter.closed).toBeGreaterThanOrEqual(1);
     });

@@ -55,7 +55,9 @@ export interface TurnOutcome {
  * returns the outcome, or throws a GatewayError while nothing was written yet (the front end
  * then answers it with its status). It needs not close `events`: the orchestrator does.
  */
-export type TurnRenderer<T> = (events: AsyncIterable<ChatEvent>) => Promise<{ readonly outcome: TurnOutcome; readonly result: T }>;
+export type TurnRenderer<T> = (
+  events: AsyncIterable<ChatEvent>,
+) => Promise<{ readonly outcome: TurnOutcome; readonly result: T }>;
 
 /**
  * One chat turn end to end, without HTTP: resolve the model → context management → agent queue
@@ -75,7 +77,10 @@ export class ChatOrchestrator {
   ) {}
 
   async run<T>(command: ChatCommand, render: TurnRenderer<T>): Promise<T> {
-    const telemetry = new ChatTelemetry(this.metrics, command.logger, { stream: command.request.stream, requestedModel: command.request.model });
+    const telemetry = new ChatTelemetry(this.metrics, command.logger, {
+      stream: command.request.stream,
+      requestedModel: command.request.model,
+    });
     try {
       return await this.turn(command, render, telemetry);
     } catch (thrown) {
@@ -84,19 +89,30 @@ export class ChatOrchestrator {
   }
 
   /** A request refused before it became a command (e.g. an invalid body): recorded like any other. */
-  rejected(thrown: unknown, logger: EventLogger, seen: { readonly model?: string; readonly stream?: boolean } = {}): unknown {
-    const telemetry = new ChatTelemetry(this.metrics, logger, { stream: seen.stream ?? false, requestedModel: seen.model ?? '' });
+  rejected(
+    thrown: unknown,
+    logger: EventLogger,
+    seen: { readonly model?: string; readonly stream?: boolean } = {},
+  ): unknown {
+    const telemetry = new ChatTelemetry(this.metrics, logger, {
+      stream: seen.stream ?? false,
+      requestedModel: seen.model ?? '',
+    });
     return this.failed(thrown, undefined, telemetry);
   }
 
   private async turn<T>(command: ChatCommand, render: TurnRenderer<T>, telemetry: ChatTelemetry): Promise<T> {
     const { request, signal, requestId, logger } = command;
-    const route = this.registry.resolve(request.model, { reasoningEffort: request.reasoningEffort, verbosity: request.verbosity });
+    const route = this.registry.resolve(request.model, {
+      reasoningEffort: request.reasoningEffort,
+      verbosity: request.verbosity,
+    });
     telemetry.modelResolved(route.model);
     const provider = route.model.provider;
     // What the family cannot serve is refused before the queue and any upstream call.
     const refusal = familyRefusal(provider, request.parameters);
-    if (refusal) throw new GatewayError('unsupported_parameter', { param: refusal.param, publicMessage: refusal.message });
+    if (refusal)
+      throw new GatewayError('unsupported_parameter', { param: refusal.param, publicMessage: refusal.message });
     const parameters = upstreamParameters(provider, request.parameters);
     const json = this.jsonAnswer(provider, request);
     const managed = this.manageContext(request, logger);
@@ -123,7 +139,8 @@ export class ChatOrchestrator {
         conversationId: command.conversation.value,
       };
       const context: CallContext = { signal, requestId, logger, retried: (code) => telemetry.upstreamRetry(code) };
-      const call = () => (request.stream ? route.adapter.stream(chatRequest, context) : route.adapter.complete(chatRequest, context));
+      const call = () =>
+        request.stream ? route.adapter.stream(chatRequest, context) : route.adapter.complete(chatRequest, context);
       let seen: AsyncIterable<ChatEvent>;
       if (json) {
         seen = await this.heldToFormat(json, call, telemetry, logger);
@@ -139,7 +156,12 @@ export class ChatOrchestrator {
         telemetry.finished({ status: 499, errorCode: 'canceled' });
       } else {
         if (outcome.errorCode) telemetry.upstreamError(outcome.errorCode);
-        telemetry.finished({ status: 200, finishReason: outcome.finishReason, errorCode: outcome.errorCode, toolCalls: outcome.toolCalls });
+        telemetry.finished({
+          status: 200,
+          finishReason: outcome.finishReason,
+          errorCode: outcome.errorCode,
+          toolCalls: outcome.toolCalls,
+        });
       }
       return result;
     } finally {
@@ -159,7 +181,10 @@ export class ChatOrchestrator {
     if (!format || !ENFORCED_JSON[provider]) return undefined;
     const json = new JsonAnswer(format, this.validator);
     if (json.schemaProblems().length > 0) {
-      throw new GatewayError('invalid_request', { param: 'response_format', publicMessage: 'response_format.json_schema.schema is not a valid JSON Schema' });
+      throw new GatewayError('invalid_request', {
+        param: 'response_format',
+        publicMessage: 'response_format.json_schema.schema is not a valid JSON Schema',
+      });
     }
     return json;
   }
@@ -170,7 +195,12 @@ export class ChatOrchestrator {
    * Returns the accepted answer to render; throws an upstream failure or, after the last
    * attempt, `output_validation_failed`.
    */
-  private async heldToFormat(json: JsonAnswer, call: () => Promise<AsyncIterable<ChatEvent>>, telemetry: ChatTelemetry, logger: EventLogger): Promise<AsyncIterable<ChatEvent>> {
+  private async heldToFormat(
+    json: JsonAnswer,
+    call: () => Promise<AsyncIterable<ChatEvent>>,
+    telemetry: ChatTelemetry,
+    logger: EventLogger,
+  ): Promise<AsyncIterable<ChatEvent>> {
     for (let attempt = 1; ; attempt++) {
       const events = (await call())[Symbol.asyncIterator]();
       let verdict: JsonVerdict;
@@ -183,7 +213,9 @@ export class ChatOrchestrator {
       if (verdict.kind === 'failed') throw verdict.error;
       logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
       if (attempt >= MAX_JSON_ATTEMPTS) {
-        throw new GatewayError('output_validation_failed', { publicMessage: `the model's answer did not satisfy response_format in ${MAX_JSON_ATTEMPTS} attempts` });
+        throw new GatewayError('output_validation_failed', {
+          publicMessage: `the model's answer did not satisfy response_format in ${MAX_JSON_ATTEMPTS} attempts`,
+        });
       }
       telemetry.upstreamRetry('output_validation_failed');
     }
@@ -204,7 +236,8 @@ export class ChatOrchestrator {
       return signal.reason ?? thrown;
     }
     const error = toGatewayError(thrown).attributeTo(telemetry.provider);
-    if (error.code === 'internal') telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
+    if (error.code === 'internal')
+      telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
     if (error.spec.upstream) telemetry.upstreamError(error.code);
     telemetry.finished({ status: error.spec.status, errorCode: error.code });
     return error;
@@ -259,7 +292,11 @@ class ChatTelemetry {
   /** Every event the client is given passes here: the first output (time to first token) and usage. */
   observe(event: ChatEvent): void {
     if (event.type === 'usage') this.lastUsage = event.usage;
-    else if (event.type === 'tool-call' || ((event.type === 'text-delta' || event.type === 'reasoning-delta') && event.text !== '')) this.firstOutput();
+    else if (
+      event.type === 'tool-call' ||
+      ((event.type === 'text-delta' || event.type === 'reasoning-delta') && event.text !== '')
+    )
+      this.firstOutput();
   }
 
   /** The tokens of the last usage event, counted once when a turn's answer was written. */

@@ -1,7 +1,7 @@
 import { isJsonObject } from '../common/json';
 import type { ChatMessage, ToolDefinition } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
-import type { ChatParameterValues} from './chat-parameters';
+import type { ChatParameterValues } from './chat-parameters';
 import { CHECKED_PARAMETERS } from './chat-parameters';
 
 /** A chat body after validation, in the terms the chat service works with. */
@@ -71,9 +71,11 @@ function readParameters(raw: Record<string, unknown>): ChatParameterValues {
     const value = raw[name];
     if (value === undefined || value === null) continue;
     const broken = entry.invalid?.(value);
-    if (broken !== undefined) throw new GatewayError('invalid_request', { publicMessage: `${entry.name} ${broken}`, param: entry.name });
+    if (broken !== undefined)
+      throw new GatewayError('invalid_request', { publicMessage: `${entry.name} ${broken}`, param: entry.name });
     const unsupported = entry.unsupported?.(value);
-    if (unsupported !== undefined) throw new GatewayError('unsupported_parameter', { publicMessage: unsupported, param: entry.name });
+    if (unsupported !== undefined)
+      throw new GatewayError('unsupported_parameter', { publicMessage: unsupported, param: entry.name });
     if (entry.key === undefined || (entry.yields && values?.[entry.key] !== undefined)) continue;
     const read = entry.read!(value);
     if (read === undefined) continue;
@@ -111,14 +113,24 @@ interface FieldRule {
   readonly message: string;
 }
 
-const rule = (field: string, skip: Skip, valid: Predicate, message: string): FieldRule => ({ field, skip, valid, message });
+const rule = (field: string, skip: Skip, valid: Predicate, message: string): FieldRule => ({
+  field,
+  skip,
+  valid,
+  message,
+});
 
 /** Top-level fields after `messages`, in the order their errors are reported. */
 const BODY_RULES: readonly FieldRule[] = [
   rule('stream', 'missing-or-null', isBoolean, 'must be a boolean value'),
   rule('stream_options', 'missing-or-null', isJsonObject, 'must be an object'),
   rule('tools', 'missing-or-null', isArrayOfObjects, 'must be an array of objects'),
-  rule('tool_choice', 'missing', (value) => typeof value === 'string' || isJsonObject(value), 'must be "auto", "none", "required" or an object naming a tool'),
+  rule(
+    'tool_choice',
+    'missing',
+    (value) => typeof value === 'string' || isJsonObject(value),
+    'must be "auto", "none", "required" or an object naming a tool',
+  ),
   rule('parallel_tool_calls', 'missing-or-null', isBoolean, 'must be a boolean value'),
   rule('faithful', 'missing-or-null', isBoolean, 'must be a boolean value'),
   rule('reasoning_effort', 'missing-or-null', isString, 'must be a string'),
@@ -127,17 +139,36 @@ const BODY_RULES: readonly FieldRule[] = [
 
 /** Fields of one message, in report order (contract "Message fields"). */
 const MESSAGE_RULES: readonly FieldRule[] = [
-  rule('role', 'never', (value) => typeof value === 'string' && ROLES.has(value), 'must be one of system, developer, user, assistant, tool'),
-  rule('content', 'missing', (value) => value === null || typeof value === 'string' || (Array.isArray(value) && value.every((part) => typeof part === 'object' && part !== null)), 'must be a string, an array of content parts, or null'),
+  rule(
+    'role',
+    'never',
+    (value) => typeof value === 'string' && ROLES.has(value),
+    'must be one of system, developer, user, assistant, tool',
+  ),
+  rule(
+    'content',
+    'missing',
+    (value) =>
+      value === null ||
+      typeof value === 'string' ||
+      (Array.isArray(value) && value.every((part) => typeof part === 'object' && part !== null)),
+    'must be a string, an array of content parts, or null',
+  ),
   rule('tool_calls', 'missing-or-null', isArrayOfObjects, 'must be an array of objects'),
   rule('tool_call_id', 'missing-or-null', isString, 'must be a string'),
 ];
 
-function checkFields(object: Record<string, unknown>, rules: readonly FieldRule[], prefix: string, errors: string[]): void {
+function checkFields(
+  object: Record<string, unknown>,
+  rules: readonly FieldRule[],
+  prefix: string,
+  errors: string[],
+): void {
   for (const { field, skip, valid, message } of rules) {
     if (errors.length >= MAX_REPORTED_ERRORS) return;
     const value = object[field];
-    if ((value === undefined && skip !== 'never') || (value === null && skip === 'missing-or-null') || valid(value)) continue;
+    if ((value === undefined && skip !== 'never') || (value === null && skip === 'missing-or-null') || valid(value))
+      continue;
     errors.push(`${prefix}${field} ${message}`);
   }
 }
@@ -148,7 +179,9 @@ function checkFields(object: Record<string, unknown>, rules: readonly FieldRule[
  * hostile nesting of arrays cannot exhaust the call stack.
  */
 function checkMessages(messages: readonly unknown[], errors: string[]): void {
-  const stack: Array<{ readonly items: readonly unknown[]; readonly path: string; index: number }> = [{ items: messages, path: 'messages', index: 0 }];
+  const stack: Array<{ readonly items: readonly unknown[]; readonly path: string; index: number }> = [
+    { items: messages, path: 'messages', index: 0 },
+  ];
   while (stack.length > 0 && errors.length < MAX_REPORTED_ERRORS) {
     const frame = stack[stack.length - 1];
     if (frame.index >= frame.items.length) {
@@ -159,7 +192,8 @@ function checkMessages(messages: readonly unknown[], errors: string[]): void {
     const item = frame.items[index];
     const path = `${frame.path}.${index}`;
     if (Array.isArray(item)) stack.push({ items: item, path, index: 0 });
-    else if (typeof item === 'object' && item !== null) checkFields(item as Record<string, unknown>, MESSAGE_RULES, `${path}.`, errors);
+    else if (typeof item === 'object' && item !== null)
+      checkFields(item as Record<string, unknown>, MESSAGE_RULES, `${path}.`, errors);
     else errors.push(NESTED_NOT_OBJECT);
   }
 }

@@ -41,10 +41,18 @@ export class ChatController {
     try {
       command = this.commandOf(request, client.signal);
     } catch (error) {
-      return this.answerFailure(request, response, this.chat.rejected(error, requestLoggerOf(request, this.rootLogger)), client.signal);
+      return this.answerFailure(
+        request,
+        response,
+        this.chat.rejected(error, requestLoggerOf(request, this.rootLogger)),
+        client.signal,
+      );
     }
     try {
-      const completion = await this.chat.run(command, command.request.stream ? this.sse(response, command) : this.json(command));
+      const completion = await this.chat.run(
+        command,
+        command.request.stream ? this.sse(response, command) : this.json(command),
+      );
       if (completion !== undefined && !client.signal.aborted) response.status(200).json(completion);
     } catch (error) {
       this.answerFailure(request, response, error, client.signal);
@@ -56,7 +64,11 @@ export class ChatController {
     const parsed = parseChatBody(request.body, this.catalog.defaultModel);
     const body = request.body as Record<string, unknown>;
     const caller = callerOf(request, this.config.server.callerHeader);
-    const conversation = conversationIdOf({ body, headers: request.headers, remoteAddress: request.socket.remoteAddress });
+    const conversation = conversationIdOf({
+      body,
+      headers: request.headers,
+      remoteAddress: request.socket.remoteAddress,
+    });
     return {
       request: parsed,
       caller,
@@ -71,10 +83,16 @@ export class ChatController {
   /** SSE: role chunk, deltas as they arrive, tool-call frames, finish, usage?, `[DONE]`. */
   private sse(response: Response, command: ChatCommand): TurnRenderer<undefined> {
     return async (events) => {
-      const outcome = await writeChatStream(new SseWriter(response), events, new ChunkFactory(command.request.model), this.collector(command), {
-        includeUsage: command.request.includeUsage,
-        signal: command.signal,
-      });
+      const outcome = await writeChatStream(
+        new SseWriter(response),
+        events,
+        new ChunkFactory(command.request.model),
+        this.collector(command),
+        {
+          includeUsage: command.request.includeUsage,
+          signal: command.signal,
+        },
+      );
       return { outcome, result: undefined };
     };
   }
@@ -82,9 +100,18 @@ export class ChatController {
   /** One `chat.completion`, written by `create` once the turn is closed. */
   private json(command: ChatCommand): TurnRenderer<Record<string, unknown>> {
     return async (events) => {
-      const completion = await aggregateCompletion(events, new ChunkFactory(command.request.model), command.request.model, this.collector(command));
+      const completion = await aggregateCompletion(
+        events,
+        new ChunkFactory(command.request.model),
+        command.request.model,
+        this.collector(command),
+      );
       return {
-        outcome: { clientGone: command.signal.aborted, finishReason: completion.finishReason, toolCalls: completion.toolCalls },
+        outcome: {
+          clientGone: command.signal.aborted,
+          finishReason: completion.finishReason,
+          toolCalls: completion.toolCalls,
+        },
         result: completion.body,
       };
     };

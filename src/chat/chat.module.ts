@@ -7,5 +7,9 @@ import { QueueModule } from '../queue/queue.module';
 import { ChatController } from './chat.controller';
 import { ChatOrchestrator } from './chat-orchestrator';
 
-@Module({ imports: [ProvidersModule, ModelsModule, QueueModule, MetricsModule], controllers: [ChatController], providers: [ChatOrchestrator, OutputValidator] })
+@Module({
+  imports: [ProvidersModule, ModelsModule, QueueModule, MetricsModule],
+  controllers: [ChatController],
+  providers: [ChatOrchestrator, OutputValidator],
+})
 export class ChatModule {}

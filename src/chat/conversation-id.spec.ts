@@ -1,13 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { QueueKeyInput, queueKey } from '../queue/queue-key';
+import type { QueueKeyInput } from '../queue/queue-key';
+import { queueKey } from '../queue/queue-key';
 import { sessionIdForChat } from '../providers/provider-a/provider-a.identifiers';
 import { providerBSessionId } from '../providers/provider-b/provider-b.request';
 import { CONVERSATION_ID_VERSION, conversationIdOf } from './conversation-id';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-function input(parts: { body?: Record<string, unknown>; headers?: IncomingHttpHeaders; remoteAddress?: string; caller?: string } = {}): QueueKeyInput {
+function input(
+  parts: {
+    body?: Record<string, unknown>;
+    headers?: IncomingHttpHeaders;
+    remoteAddress?: string;
+    caller?: string;
+  } = {},
+): QueueKeyInput {
   const request = { body: parts.body ?? {}, headers: parts.headers ?? {}, remoteAddress: parts.remoteAddress };
   return { ...request, caller: parts.caller ?? 'anonymous', conversation: conversationIdOf(request) };
 }
@@ -19,15 +27,27 @@ const toolTools = [{ type: 'function', function: { name: 'read_file', parameters
 
 /** Turn n of one agent chat: same start, growing history with new tool ids and per-message ids. */
 function chatTurns(firstUser: string, firstCallId: string) {
-  const turn1 = [{ role: 'system', content: 'be brief' }, { role: 'user', content: firstUser }];
+  const turn1 = [
+    { role: 'system', content: 'be brief' },
+    { role: 'user', content: firstUser },
+  ];
   const turn2 = [
     ...turn1,
-    { role: 'assistant', content: null, tool_calls: [{ id: firstCallId, type: 'function', function: { name: 'read_file', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: firstCallId, type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: firstCallId, content: 'file body' },
   ];
   const turn3 = [
     ...turn2,
-    { role: 'assistant', id: 'msg_77', content: null, tool_calls: [{ id: `${firstCallId}-later`, type: 'function', function: { name: 'read_file', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      id: 'msg_77',
+      content: null,
+      tool_calls: [{ id: `${firstCallId}-later`, type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+    },
     { role: 'tool', tool_call_id: `${firstCallId}-later`, content: 'more' },
     { role: 'user', content: 'and now?' },
   ];
@@ -36,8 +56,14 @@ function chatTurns(firstUser: string, firstCallId: string) {
 
 describe('conversationIdOf (as the chat queue key)', () => {
   it('keys x-conversation-id: conv-42 to the documented value and hash', () => {
-    const key = chatKey(input({ headers: { 'x-conversation-id': 'conv-42' }, body: { messages: [{ role: 'user', content: 'hi' }] } }));
-    expect(key).toEqual({ mode: 'chat:header:x-conversation-id', value: 'chat:header:x-conversation-id:conv-42', hash: '02d98b38b300cc5e' });
+    const key = chatKey(
+      input({ headers: { 'x-conversation-id': 'conv-42' }, body: { messages: [{ role: 'user', content: 'hi' }] } }),
+    );
+    expect(key).toEqual({
+      mode: 'chat:header:x-conversation-id',
+      value: 'chat:header:x-conversation-id:conv-42',
+      hash: '02d98b38b300cc5e',
+    });
   });
 
   it('hashes the value as the first 16 lower-case hex of SHA-256 of its UTF-8 bytes', () => {
@@ -51,44 +77,67 @@ describe('conversationIdOf (as the chat queue key)', () => {
     it('takes conversation_id, chat_id, thread_id, session_id in that order', () => {
       const body = { session_id: 's', thread_id: 't', chat_id: 'c', conversation_id: 'v' };
       expect(chatKey(input({ body })).value).toBe('chat:body:conversation_id=v');
-      expect(chatKey(input({ body: { session_id: 's', thread_id: 't', chat_id: 'c' } })).value).toBe('chat:body:chat_id=c');
+      expect(chatKey(input({ body: { session_id: 's', thread_id: 't', chat_id: 'c' } })).value).toBe(
+        'chat:body:chat_id=c',
+      );
       expect(chatKey(input({ body: { session_id: 's', thread_id: 't' } })).value).toBe('chat:body:thread_id=t');
-      expect(chatKey(input({ body: { session_id: 's' } }))).toMatchObject({ mode: 'chat:body', value: 'chat:body:session_id=s' });
+      expect(chatKey(input({ body: { session_id: 's' } }))).toMatchObject({
+        mode: 'chat:body',
+        value: 'chat:body:session_id=s',
+      });
     });
 
     it('skips blank and non-scalar values and accepts numbers and booleans', () => {
-      expect(chatKey(input({ body: { conversation_id: '   ', chat_id: { nested: 1 }, thread_id: 42 } })).value).toBe('chat:body:thread_id=42');
-      expect(chatKey(input({ body: { conversation_id: null, session_id: true } })).value).toBe('chat:body:session_id=true');
-      expect(chatKey(input({ body: { conversation_id: '  padded  ' } })).value).toBe('chat:body:conversation_id=padded');
+      expect(chatKey(input({ body: { conversation_id: '   ', chat_id: { nested: 1 }, thread_id: 42 } })).value).toBe(
+        'chat:body:thread_id=42',
+      );
+      expect(chatKey(input({ body: { conversation_id: null, session_id: true } })).value).toBe(
+        'chat:body:session_id=true',
+      );
+      expect(chatKey(input({ body: { conversation_id: '  padded  ' } })).value).toBe(
+        'chat:body:conversation_id=padded',
+      );
     });
 
     it('wins over metadata and headers', () => {
-      const key = chatKey(input({ body: { conversation_id: 'body-id', metadata: { chat_id: 'meta' } }, headers: { 'x-conversation-id': 'conv-42' } }));
+      const key = chatKey(
+        input({
+          body: { conversation_id: 'body-id', metadata: { chat_id: 'meta' } },
+          headers: { 'x-conversation-id': 'conv-42' },
+        }),
+      );
       expect(key).toMatchObject({ mode: 'chat:body', value: 'chat:body:conversation_id=body-id' });
     });
   });
 
   describe('step 2: metadata fields', () => {
     it('uses metadata.chat_id over the header', () => {
-      const key = chatKey(input({ body: { metadata: { chat_id: 'meta-1' } }, headers: { 'x-conversation-id': 'conv-42' } }));
+      const key = chatKey(
+        input({ body: { metadata: { chat_id: 'meta-1' } }, headers: { 'x-conversation-id': 'conv-42' } }),
+      );
       expect(key).toMatchObject({ mode: 'chat:metadata', value: 'chat:metadata:chat_id=meta-1' });
     });
 
     it('follows the field order and ignores a non-object metadata', () => {
-      expect(chatKey(input({ body: { metadata: { session_id: 's', thread_id: 't' } } })).value).toBe('chat:metadata:thread_id=t');
-      expect(chatKey(input({ body: { metadata: ['chat_id'] }, headers: { 'x-session-id': 'h' } })).mode).toBe('chat:header:x-session-id');
+      expect(chatKey(input({ body: { metadata: { session_id: 's', thread_id: 't' } } })).value).toBe(
+        'chat:metadata:thread_id=t',
+      );
+      expect(chatKey(input({ body: { metadata: ['chat_id'] }, headers: { 'x-session-id': 'h' } })).mode).toBe(
+        'chat:header:x-session-id',
+      );
     });
   });
 
   describe('step 3: headers', () => {
-    it.each([
-      ['x-conversation-id'],
-      ['x-conversation-thread-id'],
-      ['x-session-id'],
-      ['x-cursor-session-id'],
-    ])('uses %s', (name) => {
-      expect(chatKey(input({ headers: { [name]: ' abc ' } }))).toMatchObject({ mode: `chat:header:${name}`, value: `chat:header:${name}:abc` });
-    });
+    it.each([['x-conversation-id'], ['x-conversation-thread-id'], ['x-session-id'], ['x-cursor-session-id']])(
+      'uses %s',
+      (name) => {
+        expect(chatKey(input({ headers: { [name]: ' abc ' } }))).toMatchObject({
+          mode: `chat:header:${name}`,
+          value: `chat:header:${name}:abc`,
+        });
+      },
+    );
 
     it('takes the headers in order and skips blank ones', () => {
       const headers = { 'x-cursor-session-id': 'cursor', 'x-session-id': 'session', 'x-conversation-id': ' ' };
@@ -97,14 +146,19 @@ describe('conversationIdOf (as the chat queue key)', () => {
 
     it('wins over tool ids in the history', () => {
       const [, turn2] = chatTurns('hello', 'call_1');
-      expect(chatKey(input({ body: turn2, headers: { 'x-conversation-thread-id': 'th' } })).mode).toBe('chat:header:x-conversation-thread-id');
+      expect(chatKey(input({ body: turn2, headers: { 'x-conversation-thread-id': 'th' } })).mode).toBe(
+        'chat:header:x-conversation-thread-id',
+      );
     });
   });
 
   describe('step 4: earliest tool-call id', () => {
     it('takes the first assistant tool_calls id in message order', () => {
       const [, turn2] = chatTurns('hello', 'call_first');
-      expect(chatKey(input({ body: turn2 }))).toMatchObject({ mode: 'chat:earliest_tool', value: 'chat:earliest_tool:call_first' });
+      expect(chatKey(input({ body: turn2 }))).toMatchObject({
+        mode: 'chat:earliest_tool',
+        value: 'chat:earliest_tool:call_first',
+      });
     });
 
     it('accepts a tool message tool_call_id when it comes first and skips blank ids', () => {
@@ -122,34 +176,61 @@ describe('conversationIdOf (as the chat queue key)', () => {
 
   describe('step 5: first user message', () => {
     it('hashes the trimmed text of the first user message with text', () => {
-      const body = { messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: '   ' }, { role: 'user', content: '  fix the bug  ' }] };
-      expect(chatKey(input({ body }))).toEqual(expect.objectContaining({ mode: 'chat:first_user', value: `chat:first_user:${sha256('fix the bug')}` }));
+      const body = {
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: '   ' },
+          { role: 'user', content: '  fix the bug  ' },
+        ],
+      };
+      expect(chatKey(input({ body }))).toEqual(
+        expect.objectContaining({ mode: 'chat:first_user', value: `chat:first_user:${sha256('fix the bug')}` }),
+      );
     });
 
     it('hashes the RFC 8785 form of a parts array, so key order and spacing do not matter', () => {
-      const parts = [{ type: 'text', text: 'describe this' }, { type: 'image_url', image_url: { url: 'data:x', detail: 'low' } }];
-      const reordered = [{ text: 'describe this', type: 'text' }, { image_url: { detail: 'low', url: 'data:x' }, type: 'image_url' }];
+      const parts = [
+        { type: 'text', text: 'describe this' },
+        { type: 'image_url', image_url: { url: 'data:x', detail: 'low' } },
+      ];
+      const reordered = [
+        { text: 'describe this', type: 'text' },
+        { image_url: { detail: 'low', url: 'data:x' }, type: 'image_url' },
+      ];
       const key = chatKey(input({ body: { messages: [{ role: 'user', content: parts }] } }));
-      const canonical = '[{"text":"describe this","type":"text"},{"image_url":{"detail":"low","url":"data:x"},"type":"image_url"}]';
+      const canonical =
+        '[{"text":"describe this","type":"text"},{"image_url":{"detail":"low","url":"data:x"},"type":"image_url"}]';
       expect(key.value).toBe(`chat:first_user:${sha256(canonical)}`);
       expect(chatKey(input({ body: { messages: [{ role: 'user', content: reordered }] } })).value).toBe(key.value);
     });
 
     it('skips a user message without text (image only)', () => {
-      const body = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'u' } }] }, { role: 'user', content: 'text' }] };
+      const body = {
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'u' } }] },
+          { role: 'user', content: 'text' },
+        ],
+      };
       expect(chatKey(input({ body })).value).toBe(`chat:first_user:${sha256('text')}`);
     });
   });
 
   describe('steps 6–8: client address, then global', () => {
     it('uses the first X-Forwarded-For entry', () => {
-      const key = chatKey(input({ headers: { 'x-forwarded-for': ' 203.0.113.7 , 10.0.0.1' }, remoteAddress: '127.0.0.1' }));
+      const key = chatKey(
+        input({ headers: { 'x-forwarded-for': ' 203.0.113.7 , 10.0.0.1' }, remoteAddress: '127.0.0.1' }),
+      );
       expect(key).toMatchObject({ mode: 'chat:x-forwarded-for', value: 'chat:x-forwarded-for:203.0.113.7' });
     });
 
     it('uses the remote address when nothing else is there', () => {
-      expect(chatKey(input({ remoteAddress: '::ffff:127.0.0.1' }))).toMatchObject({ mode: 'chat:remote_ip', value: 'chat:remote_ip:::ffff:127.0.0.1' });
-      expect(chatKey(input({ headers: { 'x-forwarded-for': ' , 10.0.0.1' }, remoteAddress: '10.1.1.1' })).mode).toBe('chat:remote_ip');
+      expect(chatKey(input({ remoteAddress: '::ffff:127.0.0.1' }))).toMatchObject({
+        mode: 'chat:remote_ip',
+        value: 'chat:remote_ip:::ffff:127.0.0.1',
+      });
+      expect(chatKey(input({ headers: { 'x-forwarded-for': ' , 10.0.0.1' }, remoteAddress: '10.1.1.1' })).mode).toBe(
+        'chat:remote_ip',
+      );
     });
 
     it('falls back to the global key', () => {
@@ -164,7 +245,9 @@ describe('conversationIdOf (as the chat queue key)', () => {
     });
 
     it('keeps one header key across all turns', () => {
-      const hashes = chatTurns('q', 'c').map((body) => chatKey(input({ body, headers: { 'x-conversation-id': 'conv-42' } })).hash);
+      const hashes = chatTurns('q', 'c').map(
+        (body) => chatKey(input({ body, headers: { 'x-conversation-id': 'conv-42' } })).hash,
+      );
       expect(new Set(hashes)).toEqual(new Set(['02d98b38b300cc5e']));
     });
 
@@ -179,15 +262,22 @@ describe('conversationIdOf (as the chat queue key)', () => {
   });
 });
 
-
 /**
  * Derivation v1 end to end: request → conversation id → upstream cache identity. These values
  * are what the upstreams hold caches under today; a test failing here means every upstream
  * cache would go cold — bump CONVERSATION_ID_VERSION and document it instead (docs/providers.md).
  */
 describe('upstream identities derived from the conversation id (v1)', () => {
-  const identities = (request: { body?: Record<string, unknown>; headers?: IncomingHttpHeaders; remoteAddress?: string }) => {
-    const { value } = conversationIdOf({ body: request.body ?? {}, headers: request.headers ?? {}, remoteAddress: request.remoteAddress });
+  const identities = (request: {
+    body?: Record<string, unknown>;
+    headers?: IncomingHttpHeaders;
+    remoteAddress?: string;
+  }) => {
+    const { value } = conversationIdOf({
+      body: request.body ?? {},
+      headers: request.headers ?? {},
+      remoteAddress: request.remoteAddress,
+    });
     return { providerA: sessionIdForChat(value), providerB: providerBSessionId(value) };
   };
 
@@ -200,12 +290,18 @@ describe('upstream identities derived from the conversation id (v1)', () => {
   });
 
   it('keeps the values for a body conversation id, a first user message and the global fallback', () => {
-    expect(identities({ body: { conversation_id: 'conv-7' } })).toEqual({ providerA: '1a81fd97-0dd7-15ee-bbda-bb9d33f22893', providerB: 'b79bb7fd-7a74-633c-fe17-bd5b0e300083' });
+    expect(identities({ body: { conversation_id: 'conv-7' } })).toEqual({
+      providerA: '1a81fd97-0dd7-15ee-bbda-bb9d33f22893',
+      providerB: 'b79bb7fd-7a74-633c-fe17-bd5b0e300083',
+    });
     expect(identities({ body: { messages: [{ role: 'user', content: 'fix the bug' }] } })).toEqual({
       providerA: '92868eac-e4bc-fe8c-e6d2-2569da6f974d',
       providerB: 'cc590a76-8b66-db70-e955-b9a34326797c',
     });
-    expect(identities({})).toEqual({ providerA: 'a1e957dd-72c8-7046-399b-852ac4ef4a08', providerB: '4b27463d-1466-9a40-e156-7d8f7b63ec79' });
+    expect(identities({})).toEqual({
+      providerA: 'a1e957dd-72c8-7046-399b-852ac4ef4a08',
+      providerB: '4b27463d-1466-9a40-e156-7d8f7b63ec79',
+    });
   });
 
   it('does not depend on the queue key mode', () => {

@@ -35,10 +35,17 @@ const GLOBAL_VALUE = 'global';
 /** §3.4 steps 1–2, in this order. */
 const CHAT_ID_FIELDS = ['conversation_id', 'chat_id', 'thread_id', 'session_id'] as const;
 /** §3.4 step 3, in this order (Node lower-cases incoming header names). */
-const CHAT_ID_HEADERS = ['x-conversation-id', 'x-conversation-thread-id', 'x-session-id', 'x-cursor-session-id'] as const;
+const CHAT_ID_HEADERS = [
+  'x-conversation-id',
+  'x-conversation-thread-id',
+  'x-session-id',
+  'x-cursor-session-id',
+] as const;
 
 function messagesOf(body: Record<string, unknown>): ChatMessage[] {
-  return Array.isArray(body.messages) ? (body.messages as unknown[]).filter((item): item is ChatMessage => typeof item === 'object' && item !== null) : [];
+  return Array.isArray(body.messages)
+    ? (body.messages as unknown[]).filter((item): item is ChatMessage => typeof item === 'object' && item !== null)
+    : [];
 }
 
 /** §3.4 step 4: the first non-blank assistant `tool_calls[].id` or `tool` `tool_call_id`, in message order. */

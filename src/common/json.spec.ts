@@ -1,7 +1,8 @@
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json';
 
 const nestedArrays = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels));
-const nestedObjects = (levels: number): unknown => JSON.parse('{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1));
+const nestedObjects = (levels: number): unknown =>
+  JSON.parse('{"a":'.repeat(levels - 1) + '{}' + '}'.repeat(levels - 1));
 
 describe(exceedsJsonDepth.name, () => {
   it('counts the value itself as level 1 and scalars as no level at all', () => {

@@ -51,8 +51,21 @@ describe(loadConfig.name, () => {
         wire: 'auto',
       });
       expect(config.customToolWire).toBe('function');
-      expect(config.accounts).toEqual({ maxInFlight: 0, cooldownDefaultMs: 300_000, pinnedChatsMax: 10_000, refreshAheadMs: 300_000, refreshIntervalMs: 60_000 });
-      expect(config.agentQueue).toEqual({ enabled: true, keyMode: 'chat', maxActive: 16, maxActivePerKey: 1, queueLimit: 128, queueTimeoutMs: 300_000 });
+      expect(config.accounts).toEqual({
+        maxInFlight: 0,
+        cooldownDefaultMs: 300_000,
+        pinnedChatsMax: 10_000,
+        refreshAheadMs: 300_000,
+        refreshIntervalMs: 60_000,
+      });
+      expect(config.agentQueue).toEqual({
+        enabled: true,
+        keyMode: 'chat',
+        maxActive: 16,
+        maxActivePerKey: 1,
+        queueLimit: 128,
+        queueTimeoutMs: 300_000,
+      });
       expect(config.contextManagement).toEqual({
         enabled: true,
         maxBytes: 196_608,
@@ -105,7 +118,10 @@ describe(loadConfig.name, () => {
     });
 
     it('accepts codex, gemini and claude as synonyms and removes duplicates', () => {
-      expect(load({ GATEWAY_PROVIDERS: 'codex, claude,provider_a' }).enabledProviders).toEqual(['provider_a', 'provider_c']);
+      expect(load({ GATEWAY_PROVIDERS: 'codex, claude,provider_a' }).enabledProviders).toEqual([
+        'provider_a',
+        'provider_c',
+      ]);
       expect(load({ GATEWAY_PROVIDERS: 'gemini' }).enabledProviders).toEqual(['provider_b']);
     });
 
@@ -122,8 +138,16 @@ describe(loadConfig.name, () => {
     });
 
     it('takes build provenance overrides (design.md §6)', () => {
-      const config = load({ BUILD_VERSION: 'v0.1.0', BUILD_COMMIT: 'ABCDEF0123456789abcdef0123456789ABCDEF01', BUILD_DATE: '2026-05-06T07:08:09Z' });
-      expect(config.buildOverrides).toEqual({ version: 'v0.1.0', commit: 'abcdef0123456789abcdef0123456789abcdef01', date: '2026-05-06T07:08:09Z' });
+      const config = load({
+        BUILD_VERSION: 'v0.1.0',
+        BUILD_COMMIT: 'ABCDEF0123456789abcdef0123456789ABCDEF01',
+        BUILD_DATE: '2026-05-06T07:08:09Z',
+      });
+      expect(config.buildOverrides).toEqual({
+        version: 'v0.1.0',
+        commit: 'abcdef0123456789abcdef0123456789abcdef01',
+        date: '2026-05-06T07:08:09Z',
+      });
     });
 
     it('ignores STRUCTURED_MAX_OUTPUT_TOKENS (removed in 2.0.0) instead of failing', () => {
@@ -136,14 +160,21 @@ describe(loadConfig.name, () => {
     });
 
     it('reads several provider_a logins with their aliases, and one login the old way as alias default', () => {
-      const config = loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'personal=~/.codex-personal/auth.json, team=/logins/team.json' });
+      const config = loadConfig({
+        HOME,
+        PROVIDER_A_ACCOUNTS: 'personal=~/.codex-personal/auth.json, team=/logins/team.json',
+      });
       expect(config.providerA.accounts).toEqual([
         { alias: 'personal', loginFile: path.join(HOME, '.codex-personal', 'auth.json') },
         { alias: 'team', loginFile: '/logins/team.json' },
       ]);
       expect(config.providerA.authFile).toBe(path.join(HOME, '.codex-personal', 'auth.json'));
-      expect(loadConfig({ HOME, PROVIDER_A_AUTH_FILE: '/x/auth.json' }).providerA.accounts).toEqual([{ alias: 'default', loginFile: '/x/auth.json' }]);
-      expect(loadConfig({ HOME, PROVIDER_B_ACCOUNTS: 'work=/g/work.json,home=/g/home.json' }).providerB.accounts).toEqual([
+      expect(loadConfig({ HOME, PROVIDER_A_AUTH_FILE: '/x/auth.json' }).providerA.accounts).toEqual([
+        { alias: 'default', loginFile: '/x/auth.json' },
+      ]);
+      expect(
+        loadConfig({ HOME, PROVIDER_B_ACCOUNTS: 'work=/g/work.json,home=/g/home.json' }).providerB.accounts,
+      ).toEqual([
         { alias: 'work', loginFile: '/g/work.json' },
         { alias: 'home', loginFile: '/g/home.json' },
       ]);
@@ -156,8 +187,18 @@ describe(loadConfig.name, () => {
         fs.writeFileSync(path.join(scratch, 'personal.token'), 'token\n');
         const listed = `work=${path.join(scratch, 'work')},personal=${path.join(scratch, 'personal.token')}`;
         expect(load({ PROVIDER_C_ACCOUNTS: listed }).providerC.accounts).toEqual([
-          { alias: 'work', kind: 'config_dir', location: path.join(scratch, 'work'), loginFile: path.join(scratch, 'work', '.credentials.json') },
-          { alias: 'personal', kind: 'token_file', location: path.join(scratch, 'personal.token'), loginFile: path.join(scratch, 'personal.token') },
+          {
+            alias: 'work',
+            kind: 'config_dir',
+            location: path.join(scratch, 'work'),
+            loginFile: path.join(scratch, 'work', '.credentials.json'),
+          },
+          {
+            alias: 'personal',
+            kind: 'token_file',
+            location: path.join(scratch, 'personal.token'),
+            loginFile: path.join(scratch, 'personal.token'),
+          },
         ]);
         expect(configError(() => load({ PROVIDER_C_ACCOUNTS: `gone=${path.join(scratch, 'missing')}` }))).toBe(
           `invalid setting PROVIDER_C_ACCOUNTS: gone: ${path.join(scratch, 'missing')} is neither a Claude Code config directory nor a token file`,
@@ -166,12 +207,19 @@ describe(loadConfig.name, () => {
         fs.rmSync(scratch, { recursive: true, force: true });
       }
       // Unlisted: the CLI's own login, watched through its config directory's credentials file.
-      expect(load().providerC.accounts).toEqual([{ alias: 'default', kind: 'cli', loginFile: path.join(HOME, '.claude', '.credentials.json') }]);
+      expect(load().providerC.accounts).toEqual([
+        { alias: 'default', kind: 'cli', loginFile: path.join(HOME, '.claude', '.credentials.json') },
+      ]);
       expect(load({ CLAUDE_CONFIG_DIR: '/c' }).providerC.accounts[0].loginFile).toBe('/c/.credentials.json');
     });
 
     it('keeps the environment for provider_c children minus the bearer secret', () => {
-      const config = loadConfig({ HOME, PATH: '/bin', GATEWAY_BEARER_SECRET: 'top-secret-top-secret', ANTHROPIC_API_KEY: 'k' });
+      const config = loadConfig({
+        HOME,
+        PATH: '/bin',
+        GATEWAY_BEARER_SECRET: 'top-secret-top-secret',
+        ANTHROPIC_API_KEY: 'k',
+      });
       expect(config.providerC.childEnv).toEqual({ HOME, PATH: '/bin' });
     });
   });
@@ -191,7 +239,13 @@ describe(loadConfig.name, () => {
     });
 
     it('reads structured settings as --structured-* flags (contract "Limits")', () => {
-      const config = load({}, ['--structured-max-active=7', '--structured-models', 'gpt-5.6-sol,gpt-5.6-luna', '--structured-idempotency-ttl', '2s']);
+      const config = load({}, [
+        '--structured-max-active=7',
+        '--structured-models',
+        'gpt-5.6-sol,gpt-5.6-luna',
+        '--structured-idempotency-ttl',
+        '2s',
+      ]);
       expect(config.structured.maxActive).toBe(7);
       expect(config.structured.models).toEqual(['gpt-5.6-sol', 'gpt-5.6-luna']);
       expect(config.structured.idempotencyTtlMs).toBe(2000);
@@ -205,11 +259,17 @@ describe(loadConfig.name, () => {
 
   describe('bad values: one line naming the setting and the rule', () => {
     it.each([
-      [{ GATEWAY_PROVIDERS: 'provider_a,openrouter' }, /GATEWAY_PROVIDERS.*unknown provider "openrouter".*provider_a, provider_b, provider_c/],
+      [
+        { GATEWAY_PROVIDERS: 'provider_a,openrouter' },
+        /GATEWAY_PROVIDERS.*unknown provider "openrouter".*provider_a, provider_b, provider_c/,
+      ],
       [{ GATEWAY_PROVIDERS: ' , ' }, /GATEWAY_PROVIDERS.*at least one/],
       [{ GATEWAY_PORT: '70000' }, /GATEWAY_PORT.*port number between 0 and 65535/],
       [{ GATEWAY_PORT: 'http' }, /GATEWAY_PORT.*port number/],
-      [{ STRUCTURED_REPLICAS: '2' }, /STRUCTURED_REPLICAS.*exactly 1.*one process must own the idempotency keys.*replicas: 1.*Recreate/],
+      [
+        { STRUCTURED_REPLICAS: '2' },
+        /STRUCTURED_REPLICAS.*exactly 1.*one process must own the idempotency keys.*replicas: 1.*Recreate/,
+      ],
       [{ STRUCTURED_REPLICAS: '0' }, /STRUCTURED_REPLICAS.*exactly 1/],
       [{ GATEWAY_DRAIN_TIMEOUT: '30' }, /GATEWAY_DRAIN_TIMEOUT.*duration such as 500ms, 90s, 5m, 1h or 0/],
       [{ PROVIDER_A_TIMEOUT: '10 minutes' }, /PROVIDER_A_TIMEOUT.*duration/],
@@ -234,15 +294,23 @@ describe(loadConfig.name, () => {
     });
 
     it('rejects a bad accounts list, a repeated alias, and an accounts list beside the single login file', () => {
-      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'no-equals-sign' })).toThrow(/PROVIDER_A_ACCOUNTS.*alias=path/);
+      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'no-equals-sign' })).toThrow(
+        /PROVIDER_A_ACCOUNTS.*alias=path/,
+      );
       expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'bad alias!=/x' })).toThrow(/alias of 1-32 letters/);
       expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x,a=/y' })).toThrow(/alias "a" is used twice/);
-      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x', PROVIDER_A_AUTH_FILE: '/y' })).toThrow(/either PROVIDER_A_ACCOUNTS or PROVIDER_A_AUTH_FILE/);
-      expect(() => loadConfig({ HOME, ACCOUNT_COOLDOWN_DEFAULT: '0' })).toThrow(/ACCOUNT_COOLDOWN_DEFAULT.*positive duration/);
+      expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x', PROVIDER_A_AUTH_FILE: '/y' })).toThrow(
+        /either PROVIDER_A_ACCOUNTS or PROVIDER_A_AUTH_FILE/,
+      );
+      expect(() => loadConfig({ HOME, ACCOUNT_COOLDOWN_DEFAULT: '0' })).toThrow(
+        /ACCOUNT_COOLDOWN_DEFAULT.*positive duration/,
+      );
     });
 
     it('names the flag for a bad flag value', () => {
-      expect(configError(() => load({}, ['--gateway-port=99999']))).toMatch(/GATEWAY_PORT \/ --gateway-port: must be a port number/);
+      expect(configError(() => load({}, ['--gateway-port=99999']))).toMatch(
+        /GATEWAY_PORT \/ --gateway-port: must be a port number/,
+      );
     });
 
     it('rejects an unknown flag, a flag without a value and a positional argument', () => {
@@ -260,10 +328,14 @@ describe(loadConfig.name, () => {
 
     it('refuses a bearer secret shorter than 16 characters or equal to a documented placeholder, without echoing it', () => {
       const short = configError(() => load({ GATEWAY_BEARER_SECRET: 'x' }));
-      expect(short).toBe('invalid setting GATEWAY_BEARER_SECRET / --gateway-bearer-secret: must be at least 16 characters; generate one with `openssl rand -hex 32`');
+      expect(short).toBe(
+        'invalid setting GATEWAY_BEARER_SECRET / --gateway-bearer-secret: must be at least 16 characters; generate one with `openssl rand -hex 32`',
+      );
       for (const placeholder of ['change-me', 'change-me-to-a-long-random-value', 'CHANGE-ME-TO-A-LONG-RANDOM-VALUE']) {
         const message = configError(() => load({ GATEWAY_BEARER_SECRET: placeholder }));
-        expect(message).toMatch(/^invalid setting GATEWAY_BEARER_SECRET \/ --gateway-bearer-secret: is a documented placeholder/);
+        expect(message).toMatch(
+          /^invalid setting GATEWAY_BEARER_SECRET \/ --gateway-bearer-secret: is a documented placeholder/,
+        );
         expect(message).not.toContain(placeholder);
       }
       expect(load({ GATEWAY_BEARER_SECRET: '0123456789abcdef' }).server.bearerSecret).toBe('0123456789abcdef');
@@ -277,7 +349,8 @@ describe(loadConfig.name, () => {
         expect(load({ GATEWAY_HOST: host, GATEWAY_ALLOW_UNAUTHENTICATED: 'true' }).server.host).toBe(host);
         expect(load({ GATEWAY_HOST: host, GATEWAY_BEARER_SECRET: 'a-secret-of-16+chars' }).server.host).toBe(host);
       }
-      for (const host of ['127.0.0.1', '127.0.0.53', 'localhost', '::1', '[::1]']) expect(load({ GATEWAY_HOST: host }).server.host).toBe(host);
+      for (const host of ['127.0.0.1', '127.0.0.53', 'localhost', '::1', '[::1]'])
+        expect(load({ GATEWAY_HOST: host }).server.host).toBe(host);
       expect(configError(() => load({}, ['--gateway-host', '0.0.0.0']))).toMatch(/GATEWAY_HOST.*not loopback/);
     });
 
@@ -293,7 +366,11 @@ describe(renderHelp.name, () => {
     const help = renderHelp();
     for (const definition of SETTINGS) {
       expect(help).toContain(`${definition.env} / ${definition.flag}`);
-      const block = help.slice(help.indexOf(`${definition.env} / ${definition.flag}`)).split('\n').slice(0, 3).join('\n');
+      const block = help
+        .slice(help.indexOf(`${definition.env} / ${definition.flag}`))
+        .split('\n')
+        .slice(0, 3)
+        .join('\n');
       expect(block).toContain(`default: ${definition.defaultText ?? '(unset)'}`);
     }
     expect(help).toContain('default: 8088');

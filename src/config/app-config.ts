@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AccountSetting, SETTINGS, SETTINGS_BY_FLAG, SettingDefinition } from './settings';
+import type { AccountSetting, SettingDefinition } from './settings';
+import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
 import { SettingRuleError } from './setting-parsers';
 
 export type CustomToolWire = 'function' | 'custom';
@@ -163,7 +164,9 @@ function parseArgv(argv: readonly string[]): Map<SettingDefinition, string> {
     const name = equals === -1 ? argument : argument.slice(0, equals);
     const definition = SETTINGS_BY_FLAG.get(name);
     if (!definition) {
-      throw new ConfigError(`unknown flag ${JSON.stringify(argument.slice(0, 60))}; run with --help for the list of settings`);
+      throw new ConfigError(
+        `unknown flag ${JSON.stringify(argument.slice(0, 60))}; run with --help for the list of settings`,
+      );
     }
     if (equals !== -1) {
       values.set(definition, argument.slice(equals + 1));
@@ -196,7 +199,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   const values = new Map<string, unknown>();
   for (const definition of SETTINGS) {
     // The proxy variables are conventionally also spelled in lower case (curl, undici, reqwest).
-    const raw = fromFlags.get(definition) ?? env[definition.env] ?? (LOWER_CASE_ALIASED.has(definition.env) ? env[definition.env.toLowerCase()] : undefined);
+    const raw =
+      fromFlags.get(definition) ??
+      env[definition.env] ??
+      (LOWER_CASE_ALIASED.has(definition.env) ? env[definition.env.toLowerCase()] : undefined);
     if (raw === undefined || (raw === '' && !fromFlags.has(definition))) continue;
     try {
       values.set(definition.env, definition.parse(raw));
@@ -214,7 +220,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   /** A setting whose table default parses: the given value, else that default. */
   const value = <T>(name: string): T => (values.has(name) ? values.get(name) : parseDefault(name)) as T;
 
-  refuseOpenBindWithoutSecret(value<string>('GATEWAY_HOST'), values.get('GATEWAY_BEARER_SECRET') as string | undefined, value<boolean>('GATEWAY_ALLOW_UNAUTHENTICATED'));
+  refuseOpenBindWithoutSecret(
+    value<string>('GATEWAY_HOST'),
+    values.get('GATEWAY_BEARER_SECRET') as string | undefined,
+    value<boolean>('GATEWAY_ALLOW_UNAUTHENTICATED'),
+  );
 
   const home = env.HOME ?? os.homedir();
   const codexHome = expandHome(value<string>('CODEX_HOME'), home);
@@ -223,7 +233,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
 
   /** A family's logins: PREFIX_ACCOUNTS, else PREFIX_AUTH_FILE (or its default) as alias `default`. */
   const logins = (prefix: 'PROVIDER_A' | 'PROVIDER_B', defaultFile: string) =>
-    accountLogins(get<AccountSetting[] | undefined>(`${prefix}_ACCOUNTS`, undefined), optionalString(`${prefix}_AUTH_FILE`), defaultFile, home, prefix);
+    accountLogins(
+      get<AccountSetting[] | undefined>(`${prefix}_ACCOUNTS`, undefined),
+      optionalString(`${prefix}_AUTH_FILE`),
+      defaultFile,
+      home,
+      prefix,
+    );
   const providerAAccounts = logins('PROVIDER_A', path.join(codexHome, 'auth.json'));
   const providerBAccounts = logins('PROVIDER_B', path.join(geminiHome, 'oauth_creds.json'));
 
@@ -338,7 +354,11 @@ export function isLoopbackHost(host: string): boolean {
  * any other address it hands the operator's subscriptions to whoever reaches the port, so it
  * needs the explicit GATEWAY_ALLOW_UNAUTHENTICATED opt-in (e.g. behind a proxy that authenticates).
  */
-function refuseOpenBindWithoutSecret(host: string, bearerSecret: string | undefined, allowUnauthenticated: boolean): void {
+function refuseOpenBindWithoutSecret(
+  host: string,
+  bearerSecret: string | undefined,
+  allowUnauthenticated: boolean,
+): void {
   if (bearerSecret !== undefined || allowUnauthenticated || isLoopbackHost(host)) return;
   throw new ConfigError(
     `invalid setting GATEWAY_HOST / --gateway-host: ${JSON.stringify(host.slice(0, 80))} is not loopback, so GATEWAY_BEARER_SECRET must be set (or GATEWAY_ALLOW_UNAUTHENTICATED=true to serve anyone who reaches the port)`,
@@ -358,7 +378,9 @@ function accountLogins(
 ): AccountLogin[] {
   if (!listed) return [{ alias: DEFAULT_ACCOUNT_ALIAS, loginFile: expandHome(singleFile ?? defaultFile, home) }];
   if (singleFile !== undefined) {
-    throw new ConfigError(`invalid setting ${prefix}_ACCOUNTS: set either ${prefix}_ACCOUNTS or ${prefix}_AUTH_FILE, not both`);
+    throw new ConfigError(
+      `invalid setting ${prefix}_ACCOUNTS: set either ${prefix}_ACCOUNTS or ${prefix}_AUTH_FILE, not both`,
+    );
   }
   return listed.map(({ alias, location }) => ({ alias, loginFile: expandHome(location, home) }));
 }
@@ -368,7 +390,11 @@ function accountLogins(
  * at startup (a path that is neither stops startup); unlisted, the CLI's own login as `default`,
  * watched through the credentials file of its config directory.
  */
-function providerCLogins(listed: readonly AccountSetting[] | undefined, childEnv: Readonly<Record<string, string>>, home: string): ProviderCLogin[] {
+function providerCLogins(
+  listed: readonly AccountSetting[] | undefined,
+  childEnv: Readonly<Record<string, string>>,
+  home: string,
+): ProviderCLogin[] {
   if (!listed) {
     const configDir = expandHome(childEnv.CLAUDE_CONFIG_DIR ?? path.join(home, '.claude'), home);
     return [{ alias: DEFAULT_ACCOUNT_ALIAS, kind: 'cli', loginFile: path.join(configDir, '.credentials.json') }];
@@ -379,7 +405,9 @@ function providerCLogins(listed: readonly AccountSetting[] | undefined, childEnv
     try {
       stat = fs.statSync(resolved);
     } catch {
-      throw new ConfigError(`invalid setting PROVIDER_C_ACCOUNTS: ${alias}: ${resolved} is neither a Claude Code config directory nor a token file`);
+      throw new ConfigError(
+        `invalid setting PROVIDER_C_ACCOUNTS: ${alias}: ${resolved} is neither a Claude Code config directory nor a token file`,
+      );
     }
     return stat.isDirectory()
       ? { alias, kind: 'config_dir', location: resolved, loginFile: path.join(resolved, '.credentials.json') }
@@ -389,7 +417,12 @@ function providerCLogins(listed: readonly AccountSetting[] | undefined, childEnv
 
 /** The text of `--help`: every setting with its flag and default. */
 export function renderHelp(): string {
-  const lines = ['Usage: node dist/main.js [--flag value | --flag=value]...', '', 'Settings (environment variable / flag; the flag wins):', ''];
+  const lines = [
+    'Usage: node dist/main.js [--flag value | --flag=value]...',
+    '',
+    'Settings (environment variable / flag; the flag wins):',
+    '',
+  ];
   for (const definition of SETTINGS) {
     lines.push(`  ${definition.env} / ${definition.flag}`);
     lines.push(`      ${definition.description}`);

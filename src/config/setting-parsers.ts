@@ -74,5 +74,12 @@ export function parseEnum<T extends string>(allowed: readonly T[]) {
 
 /** Comma-separated list, trimmed, blanks and duplicates removed, order kept. */
 export function parseList(raw: string): string[] {
-  return [...new Set(raw.split(',').map((item) => item.trim()).filter((item) => item !== ''))];
+  return [
+    ...new Set(
+      raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    ),
+  ];
 }

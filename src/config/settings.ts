@@ -1,4 +1,5 @@
-import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
+import type { ProviderId } from '../core/provider-id';
+import { PROVIDER_IDS } from '../core/provider-id';
 import {
   parseBoolean,
   parseDuration,
@@ -63,7 +64,8 @@ function parseProviders(raw: string): ProviderId[] {
  */
 function parseProjectId(raw: string): string {
   const value = parseNonEmpty(raw).trim();
-  if (/^\d+$/.test(value)) throw new SettingRuleError('must be the project id (e.g. my-project-123), not the numeric project number');
+  if (/^\d+$/.test(value))
+    throw new SettingRuleError('must be the project id (e.g. my-project-123), not the numeric project number');
   return value;
 }
 
@@ -137,7 +139,13 @@ function parseHost(raw: string): string {
  * Values the docs and manifests have shown as examples of a bearer secret. Someone who copied one
  * has no secret at all, so they are refused like a short one.
  */
-export const PLACEHOLDER_BEARER_SECRETS: readonly string[] = ['change-me', 'change-me-to-a-long-random-value', 'changeme', 'secret', 'your-secret-here'];
+export const PLACEHOLDER_BEARER_SECRETS: readonly string[] = [
+  'change-me',
+  'change-me-to-a-long-random-value',
+  'changeme',
+  'secret',
+  'your-secret-here',
+];
 export const MIN_BEARER_SECRET_LENGTH = 16;
 
 /** The inbound bearer: long enough not to be guessed, and not a value copied from an example. */
@@ -147,7 +155,9 @@ function parseBearerSecret(raw: string): string {
     throw new SettingRuleError('is a documented placeholder, not a secret; generate one with `openssl rand -hex 32`');
   }
   if (raw.length < MIN_BEARER_SECRET_LENGTH) {
-    throw new SettingRuleError(`must be at least ${MIN_BEARER_SECRET_LENGTH} characters; generate one with \`openssl rand -hex 32\``);
+    throw new SettingRuleError(
+      `must be at least ${MIN_BEARER_SECRET_LENGTH} characters; generate one with \`openssl rand -hex 32\``,
+    );
   }
   return raw;
 }
@@ -181,76 +191,300 @@ const text = (raw: string) => raw;
 export const SETTINGS: readonly SettingDefinition[] = [
   setting('GATEWAY_HOST', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
   setting('GATEWAY_PORT', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
-  setting('GATEWAY_BEARER_SECRET', undefined, `Inbound bearer secret for /v1/* and /metrics: at least ${MIN_BEARER_SECRET_LENGTH} characters, not a documented placeholder (e.g. \`openssl rand -hex 32\`). Unset: any non-empty bearer, or none, is accepted, which only a loopback GATEWAY_HOST allows unless GATEWAY_ALLOW_UNAUTHENTICATED is true.`, parseBearerSecret, { sensitive: true }),
-  bool('GATEWAY_ALLOW_UNAUTHENTICATED', 'false', 'Serve /v1/* and /metrics without a bearer secret on a GATEWAY_HOST that is not loopback (anyone who reaches the port spends your subscriptions). Without it such a start is refused.'),
-  setting('GATEWAY_PROVIDERS', PROVIDER_IDS.join(','), 'Enabled upstream families (codex, gemini, claude are synonyms).', parseProviders),
-  setting('GATEWAY_MODEL_CATALOG', undefined, 'Path of a JSON model catalog that replaces the built-in one.', parseNonEmpty),
-  setting('GATEWAY_CALLER_HEADER', undefined, 'Header whose value names the caller (multi-tenant use).', (raw) => parseNonEmpty(raw).trim().toLowerCase()),
+  setting(
+    'GATEWAY_BEARER_SECRET',
+    undefined,
+    `Inbound bearer secret for /v1/* and /metrics: at least ${MIN_BEARER_SECRET_LENGTH} characters, not a documented placeholder (e.g. \`openssl rand -hex 32\`). Unset: any non-empty bearer, or none, is accepted, which only a loopback GATEWAY_HOST allows unless GATEWAY_ALLOW_UNAUTHENTICATED is true.`,
+    parseBearerSecret,
+    { sensitive: true },
+  ),
+  bool(
+    'GATEWAY_ALLOW_UNAUTHENTICATED',
+    'false',
+    'Serve /v1/* and /metrics without a bearer secret on a GATEWAY_HOST that is not loopback (anyone who reaches the port spends your subscriptions). Without it such a start is refused.',
+  ),
+  setting(
+    'GATEWAY_PROVIDERS',
+    PROVIDER_IDS.join(','),
+    'Enabled upstream families (codex, gemini, claude are synonyms).',
+    parseProviders,
+  ),
+  setting(
+    'GATEWAY_MODEL_CATALOG',
+    undefined,
+    'Path of a JSON model catalog that replaces the built-in one.',
+    parseNonEmpty,
+  ),
+  setting('GATEWAY_CALLER_HEADER', undefined, 'Header whose value names the caller (multi-tenant use).', (raw) =>
+    parseNonEmpty(raw).trim().toLowerCase(),
+  ),
   setting('GATEWAY_MAX_BODY_BYTES', '33554432', 'Request body cap for chat, in bytes.', parsePositiveInteger),
   setting('GATEWAY_STREAM_IDLE_TIMEOUT', '240s', 'Longest silence between upstream events; 0 disables.', parseDuration),
   setting('GATEWAY_DRAIN_TIMEOUT', '30s', 'How long in-flight work may finish after SIGTERM/SIGINT.', parseDuration),
   bool('METRICS_ENABLED', 'true', 'Serve GET /metrics (Prometheus text).'),
   setting('LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace or silent.', parseLogLevel),
   setting('CODEX_HOME', '~/.codex', "The Codex CLI's home directory.", parseNonEmpty),
-  setting('PROVIDER_A_AUTH_FILE', '$CODEX_HOME/auth.json', 'provider_a login file (written by `codex login`).', parseNonEmpty),
-  setting('PROVIDER_A_ACCOUNTS', undefined, 'Several provider_a logins: alias=path of a Codex auth.json, comma-separated (replaces PROVIDER_A_AUTH_FILE). See docs/accounts.md.', parseAccounts),
-  setting('PROVIDER_A_URL', 'wss://chatgpt.com/backend-api/codex/responses', 'provider_a endpoint; ws(s):// uses WebSocket, http(s):// uses HTTP+SSE.', parseUrl(['ws', 'wss', 'http', 'https'])),
-  setting('HTTPS_PROXY', undefined, 'Egress proxy (http://host:port, a CONNECT proxy) for https:// and wss:// upstream connections of provider_a and provider_b; the lower-case https_proxy is read too.', parseUrl(['http', 'https']), { sensitive: true }),
-  setting('HTTP_PROXY', undefined, 'Egress proxy for http:// and ws:// upstream connections of provider_a and provider_b (and for https:// when HTTPS_PROXY is unset); the lower-case http_proxy is read too.', parseUrl(['http', 'https']), { sensitive: true }),
-  setting('NO_PROXY', undefined, 'Hosts that bypass the proxy: comma-separated names (covering their subdomains), optional :port, or * for all; the lower-case no_proxy is read too.', parseNonEmpty),
-  setting('PROVIDER_A_TOKEN_URL', 'https://auth.openai.com/oauth/token', 'provider_a OAuth refresh endpoint.', parseUrl(['http', 'https'])),
+  setting(
+    'PROVIDER_A_AUTH_FILE',
+    '$CODEX_HOME/auth.json',
+    'provider_a login file (written by `codex login`).',
+    parseNonEmpty,
+  ),
+  setting(
+    'PROVIDER_A_ACCOUNTS',
+    undefined,
+    'Several provider_a logins: alias=path of a Codex auth.json, comma-separated (replaces PROVIDER_A_AUTH_FILE). See docs/accounts.md.',
+    parseAccounts,
+  ),
+  setting(
+    'PROVIDER_A_URL',
+    'wss://chatgpt.com/backend-api/codex/responses',
+    'provider_a endpoint; ws(s):// uses WebSocket, http(s):// uses HTTP+SSE.',
+    parseUrl(['ws', 'wss', 'http', 'https']),
+  ),
+  setting(
+    'HTTPS_PROXY',
+    undefined,
+    'Egress proxy (http://host:port, a CONNECT proxy) for https:// and wss:// upstream connections of provider_a and provider_b; the lower-case https_proxy is read too.',
+    parseUrl(['http', 'https']),
+    { sensitive: true },
+  ),
+  setting(
+    'HTTP_PROXY',
+    undefined,
+    'Egress proxy for http:// and ws:// upstream connections of provider_a and provider_b (and for https:// when HTTPS_PROXY is unset); the lower-case http_proxy is read too.',
+    parseUrl(['http', 'https']),
+    { sensitive: true },
+  ),
+  setting(
+    'NO_PROXY',
+    undefined,
+    'Hosts that bypass the proxy: comma-separated names (covering their subdomains), optional :port, or * for all; the lower-case no_proxy is read too.',
+    parseNonEmpty,
+  ),
+  setting(
+    'PROVIDER_A_TOKEN_URL',
+    'https://auth.openai.com/oauth/token',
+    'provider_a OAuth refresh endpoint.',
+    parseUrl(['http', 'https']),
+  ),
   setting('PROVIDER_A_TIMEOUT', '10m', 'Bound on a whole provider_a turn, retries included.', parseDuration),
-  setting('PROVIDER_A_MAX_KEPT_SESSIONS', '64', 'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn).', parseNonNegativeInteger),
-  setting('PROVIDER_A_SESSION_IDLE_TIMEOUT', '5m', 'A kept provider_a connection unused this long is closed (must be more than 0).', (raw) => {
-    const ms = parseDuration(raw);
-    if (ms === 0) throw new SettingRuleError('must be a positive duration');
-    return ms;
-  }),
-  setting('PROVIDER_A_MODELS_REFRESH', '15m', 'How often the live provider_a model list (GET …/codex/models, as the Codex CLI reads it) is fetched with a ready login and merged into the bundled catalog; first fetch at startup, in the background (0: never, the bundled catalog only). See docs/chat.md "Models".', parseDuration),
-  setting('PROVIDER_A_WIRE', 'auto', 'provider_a request shape: auto (per model, as the model list marks use_responses_lite), classic, or lite (Responses lite: tools as an additional_tools item, instructions as developer input). See docs/providers.md.', parseEnum(['auto', 'classic', 'lite'] as const)),
-  setting('PRIMARY_FAITHFUL_PROFILE', 'built-in', 'JSON profile injected in faithful mode (faithful: true).', parseNonEmpty),
-  setting('PRIMARY_CUSTOM_TOOL_WIRE', 'function', 'How custom (freeform) tool calls reach clients: function or custom.', parseEnum(['function', 'custom'] as const)),
+  setting(
+    'PROVIDER_A_MAX_KEPT_SESSIONS',
+    '64',
+    'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn).',
+    parseNonNegativeInteger,
+  ),
+  setting(
+    'PROVIDER_A_SESSION_IDLE_TIMEOUT',
+    '5m',
+    'A kept provider_a connection unused this long is closed (must be more than 0).',
+    (raw) => {
+      const ms = parseDuration(raw);
+      if (ms === 0) throw new SettingRuleError('must be a positive duration');
+      return ms;
+    },
+  ),
+  setting(
+    'PROVIDER_A_MODELS_REFRESH',
+    '15m',
+    'How often the live provider_a model list (GET …/codex/models, as the Codex CLI reads it) is fetched with a ready login and merged into the bundled catalog; first fetch at startup, in the background (0: never, the bundled catalog only). See docs/chat.md "Models".',
+    parseDuration,
+  ),
+  setting(
+    'PROVIDER_A_WIRE',
+    'auto',
+    'provider_a request shape: auto (per model, as the model list marks use_responses_lite), classic, or lite (Responses lite: tools as an additional_tools item, instructions as developer input). See docs/providers.md.',
+    parseEnum(['auto', 'classic', 'lite'] as const),
+  ),
+  setting(
+    'PRIMARY_FAITHFUL_PROFILE',
+    'built-in',
+    'JSON profile injected in faithful mode (faithful: true).',
+    parseNonEmpty,
+  ),
+  setting(
+    'PRIMARY_CUSTOM_TOOL_WIRE',
+    'function',
+    'How custom (freeform) tool calls reach clients: function or custom.',
+    parseEnum(['function', 'custom'] as const),
+  ),
   bool('PRIMARY_AGENT_QUEUE_ENABLED', 'true', 'Agent queue for tool turns on/off.'),
-  setting('PRIMARY_AGENT_QUEUE_KEY_MODE', 'chat', 'Queue key: chat, global, caller, header:<name> or body:<field>.', parseQueueKeyMode),
+  setting(
+    'PRIMARY_AGENT_QUEUE_KEY_MODE',
+    'chat',
+    'Queue key: chat, global, caller, header:<name> or body:<field>.',
+    parseQueueKeyMode,
+  ),
   setting('PRIMARY_AGENT_MAX_ACTIVE', '16', 'Active tool turns per upstream family.', parsePositiveInteger),
   setting('PRIMARY_AGENT_MAX_ACTIVE_PER_KEY', '1', 'Active tool turns per queue key.', parsePositiveInteger),
   setting('PRIMARY_AGENT_QUEUE_LIMIT', '128', 'Waiters per family; beyond it: 429 at once.', parseNonNegativeInteger),
-  setting('PRIMARY_AGENT_QUEUE_TIMEOUT', '5m', 'Longest wait for a slot, then 429; 0 waits until the client leaves.', parseDuration),
+  setting(
+    'PRIMARY_AGENT_QUEUE_TIMEOUT',
+    '5m',
+    'Longest wait for a slot, then 429; 0 waits until the client leaves.',
+    parseDuration,
+  ),
   bool('PRIMARY_CONTEXT_MANAGEMENT_ENABLED', 'true', 'Compaction of long tool histories.'),
-  setting('PRIMARY_CONTEXT_MANAGEMENT_MAX_BYTES', '196608', 'Serialized history size that triggers compaction (0 off).', parseNonNegativeInteger),
-  setting('PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES', '120', 'Message count that triggers compaction (0 off).', parseNonNegativeInteger),
-  setting('PRIMARY_CONTEXT_MANAGEMENT_RECENT_MESSAGES', '24', 'Tail of the history that is never compacted.', parseNonNegativeInteger),
-  setting('PRIMARY_CONTEXT_MANAGEMENT_TOOL_OUTPUT_MAX_BYTES', '32768', 'Cap for any single tool result, always applied (0 off).', parseNonNegativeInteger),
-  setting('PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES', '512', 'Size older tool results shrink to when compacted.', parseNonNegativeInteger),
+  setting(
+    'PRIMARY_CONTEXT_MANAGEMENT_MAX_BYTES',
+    '196608',
+    'Serialized history size that triggers compaction (0 off).',
+    parseNonNegativeInteger,
+  ),
+  setting(
+    'PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES',
+    '120',
+    'Message count that triggers compaction (0 off).',
+    parseNonNegativeInteger,
+  ),
+  setting(
+    'PRIMARY_CONTEXT_MANAGEMENT_RECENT_MESSAGES',
+    '24',
+    'Tail of the history that is never compacted.',
+    parseNonNegativeInteger,
+  ),
+  setting(
+    'PRIMARY_CONTEXT_MANAGEMENT_TOOL_OUTPUT_MAX_BYTES',
+    '32768',
+    'Cap for any single tool result, always applied (0 off).',
+    parseNonNegativeInteger,
+  ),
+  setting(
+    'PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES',
+    '512',
+    'Size older tool results shrink to when compacted.',
+    parseNonNegativeInteger,
+  ),
   setting('GEMINI_HOME', '~/.gemini', "The Gemini CLI's home directory.", parseNonEmpty),
-  setting('PROVIDER_B_AUTH_FILE', '$GEMINI_HOME/oauth_creds.json', 'provider_b login file (written by the Gemini CLI).', parseNonEmpty),
-  setting('PROVIDER_B_ACCOUNTS', undefined, 'Several provider_b logins: alias=path of a Gemini oauth_creds.json, comma-separated (replaces PROVIDER_B_AUTH_FILE). See docs/accounts.md.', parseAccounts),
-  setting('PROVIDER_B_URL', 'https://cloudcode-pa.googleapis.com/v1internal', 'Code Assist base URL.', parseUrl(['http', 'https'])),
-  setting('PROVIDER_B_TOKEN_URL', 'https://oauth2.googleapis.com/token', 'provider_b OAuth refresh endpoint.', parseUrl(['http', 'https'])),
-  setting('PROVIDER_B_PROJECT', undefined, 'Code Assist project id (the string id, not the numeric project number); unset = the one :loadCodeAssist names.', parseProjectId),
+  setting(
+    'PROVIDER_B_AUTH_FILE',
+    '$GEMINI_HOME/oauth_creds.json',
+    'provider_b login file (written by the Gemini CLI).',
+    parseNonEmpty,
+  ),
+  setting(
+    'PROVIDER_B_ACCOUNTS',
+    undefined,
+    'Several provider_b logins: alias=path of a Gemini oauth_creds.json, comma-separated (replaces PROVIDER_B_AUTH_FILE). See docs/accounts.md.',
+    parseAccounts,
+  ),
+  setting(
+    'PROVIDER_B_URL',
+    'https://cloudcode-pa.googleapis.com/v1internal',
+    'Code Assist base URL.',
+    parseUrl(['http', 'https']),
+  ),
+  setting(
+    'PROVIDER_B_TOKEN_URL',
+    'https://oauth2.googleapis.com/token',
+    'provider_b OAuth refresh endpoint.',
+    parseUrl(['http', 'https']),
+  ),
+  setting(
+    'PROVIDER_B_PROJECT',
+    undefined,
+    'Code Assist project id (the string id, not the numeric project number); unset = the one :loadCodeAssist names.',
+    parseProjectId,
+  ),
   setting('PROVIDER_B_TIMEOUT', '10m', 'Bound on a whole provider_b turn, retries included.', parseDuration),
-  setting('PROVIDER_B_ONBOARDING_POLL_INTERVAL', '5s', 'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s).', parseDuration),
-  setting('PROVIDER_C_ACCOUNTS', undefined, 'Several provider_c logins: alias=path, comma-separated; a directory is a Claude Code config dir (CLAUDE_CONFIG_DIR), a file holds an OAuth token (CLAUDE_CODE_OAUTH_TOKEN, from `claude setup-token`). Unset: the CLI\'s own login. See docs/accounts.md.', parseAccounts),
-  setting('PROVIDER_C_TOKEN_URL', 'https://platform.claude.com/v1/oauth/token', 'OAuth refresh endpoint for the Claude Code config directories of PROVIDER_C_ACCOUNTS (idle logins are refreshed in the background).', parseUrl(['http', 'https'])),
+  setting(
+    'PROVIDER_B_ONBOARDING_POLL_INTERVAL',
+    '5s',
+    'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s).',
+    parseDuration,
+  ),
+  setting(
+    'PROVIDER_C_ACCOUNTS',
+    undefined,
+    "Several provider_c logins: alias=path, comma-separated; a directory is a Claude Code config dir (CLAUDE_CONFIG_DIR), a file holds an OAuth token (CLAUDE_CODE_OAUTH_TOKEN, from `claude setup-token`). Unset: the CLI's own login. See docs/accounts.md.",
+    parseAccounts,
+  ),
+  setting(
+    'PROVIDER_C_TOKEN_URL',
+    'https://platform.claude.com/v1/oauth/token',
+    'OAuth refresh endpoint for the Claude Code config directories of PROVIDER_C_ACCOUNTS (idle logins are refreshed in the background).',
+    parseUrl(['http', 'https']),
+  ),
   setting('PROVIDER_C_COMMAND', 'claude', 'The Claude Code executable (name on PATH or a path).', parseNonEmpty),
-  setting('PROVIDER_C_MAX_PROCESSES', '8', 'provider_c child processes at once; beyond it requests wait.', parsePositiveInteger),
+  setting(
+    'PROVIDER_C_MAX_PROCESSES',
+    '8',
+    'provider_c child processes at once; beyond it requests wait.',
+    parsePositiveInteger,
+  ),
   setting('PROVIDER_C_TIMEOUT', '10m', 'Bound on a whole provider_c turn.', parseDuration),
-  setting('ACCOUNT_MAX_IN_FLIGHT', '0', 'Turns running at once on one login; a full login takes no new turn. 0 = no cap.', parseNonNegativeInteger),
-  setting('ACCOUNT_COOLDOWN_DEFAULT', '5m', 'Cooldown after a usage limit or 429 when the upstream reported no reset time.', positiveDuration),
-  setting('ACCOUNT_PINNED_CHATS_MAX', '10000', 'Chats remembered per family with the login they stick to (oldest forgotten first).', parsePositiveInteger),
-  setting('ACCOUNT_REFRESH_AHEAD', '5m', 'Background refresh renews a login whose access token expires within this.', positiveDuration),
-  setting('ACCOUNT_REFRESH_INTERVAL', '60s', 'How often idle logins are checked for refresh (with ±20 % jitter); 0 disables.', parseDuration),
+  setting(
+    'ACCOUNT_MAX_IN_FLIGHT',
+    '0',
+    'Turns running at once on one login; a full login takes no new turn. 0 = no cap.',
+    parseNonNegativeInteger,
+  ),
+  setting(
+    'ACCOUNT_COOLDOWN_DEFAULT',
+    '5m',
+    'Cooldown after a usage limit or 429 when the upstream reported no reset time.',
+    positiveDuration,
+  ),
+  setting(
+    'ACCOUNT_PINNED_CHATS_MAX',
+    '10000',
+    'Chats remembered per family with the login they stick to (oldest forgotten first).',
+    parsePositiveInteger,
+  ),
+  setting(
+    'ACCOUNT_REFRESH_AHEAD',
+    '5m',
+    'Background refresh renews a login whose access token expires within this.',
+    positiveDuration,
+  ),
+  setting(
+    'ACCOUNT_REFRESH_INTERVAL',
+    '60s',
+    'How often idle logins are checked for refresh (with ±20 % jitter); 0 disables.',
+    parseDuration,
+  ),
   bool('STRUCTURED_INFERENCE_ENABLED', 'false', 'Registers POST /v1/structured/inference.', '--structured-enabled'),
   setting('STRUCTURED_MAX_ACTIVE', '4', 'Active structured requests.', parsePositiveInteger),
   setting('STRUCTURED_MAX_ACTIVE_PER_KEY', '2', 'Active structured requests per caller.', parsePositiveInteger),
-  setting('STRUCTURED_QUEUE_LIMIT', '16', 'Structured waiters; beyond it: rate_limited at once.', parseNonNegativeInteger),
+  setting(
+    'STRUCTURED_QUEUE_LIMIT',
+    '16',
+    'Structured waiters; beyond it: rate_limited at once.',
+    parseNonNegativeInteger,
+  ),
   setting('STRUCTURED_QUEUE_TIMEOUT', '30s', 'Longest wait for a structured slot.', parseDuration),
-  setting('STRUCTURED_MAX_DEADLINE', '5m', 'Cap for deadline_ms, and the deadline when it is absent.', positiveDuration),
-  setting('STRUCTURED_IDEMPOTENCY_TTL', '10m', 'How long a stored structured response replays, from the moment it is stored.', parseDuration),
-  setting('STRUCTURED_IDEMPOTENCY_CAPACITY', '1024', 'Live idempotency bindings the store holds.', parsePositiveInteger),
+  setting(
+    'STRUCTURED_MAX_DEADLINE',
+    '5m',
+    'Cap for deadline_ms, and the deadline when it is absent.',
+    positiveDuration,
+  ),
+  setting(
+    'STRUCTURED_IDEMPOTENCY_TTL',
+    '10m',
+    'How long a stored structured response replays, from the moment it is stored.',
+    parseDuration,
+  ),
+  setting(
+    'STRUCTURED_IDEMPOTENCY_CAPACITY',
+    '1024',
+    'Live idempotency bindings the store holds.',
+    parsePositiveInteger,
+  ),
   setting('STRUCTURED_REPLICAS', '1', 'Must be exactly 1 (one process owns the idempotency keys).', parseReplicas),
-  setting('STRUCTURED_MODELS', 'sol, terra, luna of provider_a with effort and -fast variants', 'Structured allowlist (comma-separated catalog ids).', parseList),
-  setting('STRUCTURED_MAX_OUTPUT_TOKENS', undefined, 'Ignored (removed in contract 2.0.0); accepted so old deployments still start.', text),
+  setting(
+    'STRUCTURED_MODELS',
+    'sol, terra, luna of provider_a with effort and -fast variants',
+    'Structured allowlist (comma-separated catalog ids).',
+    parseList,
+  ),
+  setting(
+    'STRUCTURED_MAX_OUTPUT_TOKENS',
+    undefined,
+    'Ignored (removed in contract 2.0.0); accepted so old deployments still start.',
+    text,
+  ),
   setting('BUILD_VERSION', undefined, 'Overrides the stamped build version.', parseNonEmpty),
   setting('BUILD_COMMIT', undefined, 'Overrides the stamped source commit (the full 40-character id).', parseCommit),
   setting('BUILD_DATE', undefined, 'Overrides the stamped build date (UTC, YYYY-MM-DDTHH:MM:SSZ).', parseBuildDate),

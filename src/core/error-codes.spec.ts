@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ERROR_CODES, ErrorCode, errorSpec, structuredStatus } from './error-codes';
+import type { ErrorCode } from './error-codes';
+import { ERROR_CODES, errorSpec, structuredStatus } from './error-codes';
 import { errorResponseBody } from '../common/errors/error-response';
 import { GatewayError } from './gateway.error';
 
@@ -12,7 +13,13 @@ function documentedRows(): Map<string, string[]> {
   for (const line of fs.readFileSync(DOC, 'utf8').split('\n')) {
     const match = /^\| `([a-z_]+)` \|/.exec(line);
     if (!match) continue;
-    rows.set(match[1], line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    rows.set(
+      match[1],
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -29,7 +36,9 @@ describe('ERROR_CODES', () => {
         type: `\`${spec.type}\``,
         openaiCode: `\`${spec.openaiCode}\``,
         structuredCode: `\`${spec.structuredCode}\``,
-        structuredHttp: String((spec as { structuredStatus?: number }).structuredStatus ?? structuredStatus(spec.structuredCode)),
+        structuredHttp: String(
+          (spec as { structuredStatus?: number }).structuredStatus ?? structuredStatus(spec.structuredCode),
+        ),
         retryAfter: String((spec as { retryAfterSeconds?: number }).retryAfterSeconds ?? ''),
         streamText: spec.streamText,
       });
@@ -38,7 +47,11 @@ describe('ERROR_CODES', () => {
 
   it('gives every 429 and 503 a Retry-After default', () => {
     for (const [code, spec] of Object.entries(ERROR_CODES)) {
-      if (spec.status === 429 || spec.status === 503) expect({ code, retry: (spec as { retryAfterSeconds?: number }).retryAfterSeconds }).toEqual({ code, retry: expect.any(Number) });
+      if (spec.status === 429 || spec.status === 503)
+        expect({ code, retry: (spec as { retryAfterSeconds?: number }).retryAfterSeconds }).toEqual({
+          code,
+          retry: expect.any(Number),
+        });
     }
   });
 
@@ -85,7 +98,15 @@ describe(errorResponseBody.name, () => {
     const error = new GatewayError('invalid_schema', { details: ['$ref is not supported'] });
     expect(errorResponseBody(error, true, 'req-1')).toEqual({
       status: 400,
-      body: { error: { code: 'invalid_schema', message: 'schema uses unsupported constructs', details: ['$ref is not supported'] }, request_id: 'req-1', contract_version: '2.0.0' },
+      body: {
+        error: {
+          code: 'invalid_schema',
+          message: 'schema uses unsupported constructs',
+          details: ['$ref is not supported'],
+        },
+        request_id: 'req-1',
+        contract_version: '2.0.0',
+      },
     });
   });
 });
@@ -98,28 +119,60 @@ describe('failures of a known family name the fix', () => {
   ] as const)('%s: a missing login is a 403 upstream_login_required naming %s and %s', (provider, cli, command) => {
     const { status, body } = errorResponseBody(new GatewayError('auth', { provider }), false);
     expect(status).toBe(403);
-    expect(body).toEqual({ error: { message: expect.stringContaining(command), type: 'permission_error', code: 'upstream_login_required', param: null } });
+    expect(body).toEqual({
+      error: {
+        message: expect.stringContaining(command),
+        type: 'permission_error',
+        code: 'upstream_login_required',
+        param: null,
+      },
+    });
     expect(JSON.stringify(body)).toContain(cli);
     // Structured inference keeps the contract's auth_error 401, with the same message.
     const structured = errorResponseBody(new GatewayError('auth', { provider }), true);
-    expect(structured).toMatchObject({ status: 401, body: { error: { code: 'auth_error', message: expect.stringContaining(command) } } });
+    expect(structured).toMatchObject({
+      status: 401,
+      body: { error: { code: 'auth_error', message: expect.stringContaining(command) } },
+    });
   });
 
   it('names the install for a missing claude, and the reset of a spent credit', () => {
-    expect(errorResponseBody(new GatewayError('provider_cli_missing', { provider: 'provider_c' }), false).body).toMatchObject({
-      error: { code: 'provider_cli_missing', message: expect.stringContaining('npm install -g @anthropic-ai/claude-code') },
+    expect(
+      errorResponseBody(new GatewayError('provider_cli_missing', { provider: 'provider_c' }), false).body,
+    ).toMatchObject({
+      error: {
+        code: 'provider_cli_missing',
+        message: expect.stringContaining('npm install -g @anthropic-ai/claude-code'),
+      },
     });
-    const credit = errorResponseBody(new GatewayError('usage_credit_exhausted', { provider: 'provider_c', resetsAt: Date.UTC(2030, 2, 17, 17, 46, 40) }), false);
+    const credit = errorResponseBody(
+      new GatewayError('usage_credit_exhausted', {
+        provider: 'provider_c',
+        resetsAt: Date.UTC(2030, 2, 17, 17, 46, 40),
+      }),
+      false,
+    );
     expect(credit).toEqual({
       status: 429,
-      body: { error: { message: expect.stringContaining('Agent SDK usage credit'), type: 'insufficient_quota', code: 'insufficient_quota', param: null } },
+      body: {
+        error: {
+          message: expect.stringContaining('Agent SDK usage credit'),
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+          param: null,
+        },
+      },
     });
     expect(JSON.stringify(credit.body)).toContain('resets 2030-03-17T17:46:40.000Z');
   });
 
   it('keeps an explicit public message, and the generic one when the family is unknown', () => {
-    expect(errorResponseBody(new GatewayError('auth', { provider: 'provider_a', publicMessage: 'ours' }), false).body).toMatchObject({ error: { message: 'ours' } });
-    expect(errorResponseBody(new GatewayError('auth'), false).body).toMatchObject({ error: { message: errorSpec('auth').message } });
+    expect(
+      errorResponseBody(new GatewayError('auth', { provider: 'provider_a', publicMessage: 'ours' }), false).body,
+    ).toMatchObject({ error: { message: 'ours' } });
+    expect(errorResponseBody(new GatewayError('auth'), false).body).toMatchObject({
+      error: { message: errorSpec('auth').message },
+    });
   });
 
   it('attributes a failure to the request family only when it names none', () => {

@@ -63,44 +63,302 @@ export function structuredHttpStatus(spec: ErrorSpec): number {
 
 export const ERROR_CODES = {
   // ── Gateway-side (inbound) ────────────────────────────────────────────────────────────────
-  invalid_request: { status: 400, type: 'invalid_request_error', openaiCode: 'invalid_request', structuredCode: 'invalid_request', streamText: 'invalid request', message: 'the request is invalid' },
-  unsupported_parameter: { status: 400, type: 'invalid_request_error', openaiCode: 'unsupported_parameter', structuredCode: 'invalid_request', streamText: 'unsupported parameter', message: 'a request parameter is not supported by this model' },
-  request_too_large: { status: 413, type: 'invalid_request_error', openaiCode: 'request_too_large', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request too large', message: 'the request body exceeds the maximum size' },
-  headers_too_large: { status: 431, type: 'invalid_request_error', openaiCode: 'request_header_fields_too_large', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request headers too large', message: 'the request headers exceed the maximum size' },
-  request_timeout: { status: 408, type: 'invalid_request_error', openaiCode: 'request_timeout', structuredCode: 'invalid_request', structuredStatus: 400, streamText: 'request timeout', message: 'the request did not arrive in time' },
-  invalid_api_key: { status: 401, type: 'authentication_error', openaiCode: 'invalid_api_key', structuredCode: 'auth_error', streamText: 'authentication failed', message: 'missing or invalid bearer token' },
-  model_not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'unsupported_model', streamText: 'model not found', message: 'the model does not exist or is not enabled' },
-  route_not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'not_found', structuredCode: 'invalid_request', streamText: 'not found', message: 'no such route' },
-  queue_full: { status: 429, type: 'rate_limit_error', openaiCode: 'queue_full', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'too many requests are waiting; retry later', retryAfterSeconds: 5 },
-  queue_timeout: { status: 429, type: 'rate_limit_error', openaiCode: 'queue_timeout', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'timed out waiting for a free slot; retry later', retryAfterSeconds: 5 },
-  draining: { status: 503, type: 'service_unavailable', openaiCode: 'service_unavailable', structuredCode: 'unavailable', streamText: 'service unavailable', message: 'the gateway is shutting down; retry on another instance', retryAfterSeconds: 5 },
-  internal: { status: 500, type: 'server_error', openaiCode: 'internal_error', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'internal error', message: 'internal error' },
+  invalid_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    openaiCode: 'invalid_request',
+    structuredCode: 'invalid_request',
+    streamText: 'invalid request',
+    message: 'the request is invalid',
+  },
+  unsupported_parameter: {
+    status: 400,
+    type: 'invalid_request_error',
+    openaiCode: 'unsupported_parameter',
+    structuredCode: 'invalid_request',
+    streamText: 'unsupported parameter',
+    message: 'a request parameter is not supported by this model',
+  },
+  request_too_large: {
+    status: 413,
+    type: 'invalid_request_error',
+    openaiCode: 'request_too_large',
+    structuredCode: 'invalid_request',
+    structuredStatus: 400,
+    streamText: 'request too large',
+    message: 'the request body exceeds the maximum size',
+  },
+  headers_too_large: {
+    status: 431,
+    type: 'invalid_request_error',
+    openaiCode: 'request_header_fields_too_large',
+    structuredCode: 'invalid_request',
+    structuredStatus: 400,
+    streamText: 'request headers too large',
+    message: 'the request headers exceed the maximum size',
+  },
+  request_timeout: {
+    status: 408,
+    type: 'invalid_request_error',
+    openaiCode: 'request_timeout',
+    structuredCode: 'invalid_request',
+    structuredStatus: 400,
+    streamText: 'request timeout',
+    message: 'the request did not arrive in time',
+  },
+  invalid_api_key: {
+    status: 401,
+    type: 'authentication_error',
+    openaiCode: 'invalid_api_key',
+    structuredCode: 'auth_error',
+    streamText: 'authentication failed',
+    message: 'missing or invalid bearer token',
+  },
+  model_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    openaiCode: 'model_not_found',
+    structuredCode: 'unsupported_model',
+    streamText: 'model not found',
+    message: 'the model does not exist or is not enabled',
+  },
+  route_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    openaiCode: 'not_found',
+    structuredCode: 'invalid_request',
+    streamText: 'not found',
+    message: 'no such route',
+  },
+  queue_full: {
+    status: 429,
+    type: 'rate_limit_error',
+    openaiCode: 'queue_full',
+    structuredCode: 'rate_limited',
+    streamText: 'rate limited',
+    message: 'too many requests are waiting; retry later',
+    retryAfterSeconds: 5,
+  },
+  queue_timeout: {
+    status: 429,
+    type: 'rate_limit_error',
+    openaiCode: 'queue_timeout',
+    structuredCode: 'rate_limited',
+    streamText: 'rate limited',
+    message: 'timed out waiting for a free slot; retry later',
+    retryAfterSeconds: 5,
+  },
+  draining: {
+    status: 503,
+    type: 'service_unavailable',
+    openaiCode: 'service_unavailable',
+    structuredCode: 'unavailable',
+    streamText: 'service unavailable',
+    message: 'the gateway is shutting down; retry on another instance',
+    retryAfterSeconds: 5,
+  },
+  internal: {
+    status: 500,
+    type: 'server_error',
+    openaiCode: 'internal_error',
+    structuredCode: 'upstream_error',
+    structuredStatus: 502,
+    streamText: 'internal error',
+    message: 'internal error',
+  },
   // ── Upstream (classified by adapters, gateway-behaviours.md §2) ──────────────────────────────
   // Chat answers 403 permission_error, not 401: a 401 makes SDKs raise AuthenticationError and
   // agents tell the user to check their API key, while the fix is the gateway's upstream login.
-  auth: { status: 403, type: 'permission_error', openaiCode: 'upstream_login_required', structuredCode: 'auth_error', structuredStatus: 401, streamText: 'authentication failed', message: "the gateway's upstream login is missing or was refused (not your API key); log in again with the provider's CLI on the gateway's machine", upstream: true },
-  provider_cli_missing: { status: 502, type: 'upstream_error', openaiCode: 'provider_cli_missing', structuredCode: 'upstream_error', streamText: 'upstream error', message: "the provider's command-line tool is not installed on the gateway's machine", upstream: true },
-  provider_account_unsupported: { status: 403, type: 'permission_error', openaiCode: 'provider_account_unsupported', structuredCode: 'auth_error', structuredStatus: 401, streamText: 'provider account unsupported', message: 'the upstream no longer serves this login (Google ended Gemini CLI logins of individual accounts on Code Assist on 2026-06-18; Code Assist Standard or Enterprise with PROVIDER_B_PROJECT still works); see docs/providers.md', upstream: true },
-  rate_limited: { status: 429, type: 'rate_limit_error', openaiCode: 'rate_limit_exceeded', structuredCode: 'rate_limited', streamText: 'rate limited', message: 'the upstream is rate limiting requests; retry later', retryAfterSeconds: 5, upstream: true },
-  usage_limit: { status: 429, type: 'rate_limit_error', openaiCode: 'usage_limit_reached', structuredCode: 'rate_limited', streamText: 'usage limit reached', message: 'the upstream usage limit was reached; retry after the reset', retryAfterSeconds: 60, upstream: true },
+  auth: {
+    status: 403,
+    type: 'permission_error',
+    openaiCode: 'upstream_login_required',
+    structuredCode: 'auth_error',
+    structuredStatus: 401,
+    streamText: 'authentication failed',
+    message:
+      "the gateway's upstream login is missing or was refused (not your API key); log in again with the provider's CLI on the gateway's machine",
+    upstream: true,
+  },
+  provider_cli_missing: {
+    status: 502,
+    type: 'upstream_error',
+    openaiCode: 'provider_cli_missing',
+    structuredCode: 'upstream_error',
+    streamText: 'upstream error',
+    message: "the provider's command-line tool is not installed on the gateway's machine",
+    upstream: true,
+  },
+  provider_account_unsupported: {
+    status: 403,
+    type: 'permission_error',
+    openaiCode: 'provider_account_unsupported',
+    structuredCode: 'auth_error',
+    structuredStatus: 401,
+    streamText: 'provider account unsupported',
+    message:
+      'the upstream no longer serves this login (Google ended Gemini CLI logins of individual accounts on Code Assist on 2026-06-18; Code Assist Standard or Enterprise with PROVIDER_B_PROJECT still works); see docs/providers.md',
+    upstream: true,
+  },
+  rate_limited: {
+    status: 429,
+    type: 'rate_limit_error',
+    openaiCode: 'rate_limit_exceeded',
+    structuredCode: 'rate_limited',
+    streamText: 'rate limited',
+    message: 'the upstream is rate limiting requests; retry later',
+    retryAfterSeconds: 5,
+    upstream: true,
+  },
+  usage_limit: {
+    status: 429,
+    type: 'rate_limit_error',
+    openaiCode: 'usage_limit_reached',
+    structuredCode: 'rate_limited',
+    streamText: 'usage limit reached',
+    message: 'the upstream usage limit was reached; retry after the reset',
+    retryAfterSeconds: 60,
+    upstream: true,
+  },
   // OpenAI's own answer for spent credit (429, type and code `insufficient_quota`): clients know it.
-  usage_credit_exhausted: { status: 429, type: 'insufficient_quota', openaiCode: 'insufficient_quota', structuredCode: 'rate_limited', streamText: 'usage credit exhausted', message: "the upstream login's usage credit is used up; retry after it resets", retryAfterSeconds: 3600, upstream: true },
-  context_window: { status: 400, type: 'invalid_request_error', openaiCode: 'context_length_exceeded', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'context window exceeded', message: "the conversation exceeds the model's context window", upstream: true },
-  bad_request: { status: 400, type: 'invalid_request_error', openaiCode: 'upstream_rejected_request', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'upstream rejected the request', message: 'the upstream rejected the request', upstream: true },
-  not_found: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'upstream_error', structuredStatus: 502, streamText: 'model not found', message: 'the upstream does not know this model', upstream: true },
+  usage_credit_exhausted: {
+    status: 429,
+    type: 'insufficient_quota',
+    openaiCode: 'insufficient_quota',
+    structuredCode: 'rate_limited',
+    streamText: 'usage credit exhausted',
+    message: "the upstream login's usage credit is used up; retry after it resets",
+    retryAfterSeconds: 3600,
+    upstream: true,
+  },
+  context_window: {
+    status: 400,
+    type: 'invalid_request_error',
+    openaiCode: 'context_length_exceeded',
+    structuredCode: 'upstream_error',
+    structuredStatus: 502,
+    streamText: 'context window exceeded',
+    message: "the conversation exceeds the model's context window",
+    upstream: true,
+  },
+  bad_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    openaiCode: 'upstream_rejected_request',
+    structuredCode: 'upstream_error',
+    structuredStatus: 502,
+    streamText: 'upstream rejected the request',
+    message: 'the upstream rejected the request',
+    upstream: true,
+  },
+  not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    openaiCode: 'model_not_found',
+    structuredCode: 'upstream_error',
+    structuredStatus: 502,
+    streamText: 'model not found',
+    message: 'the upstream does not know this model',
+    upstream: true,
+  },
   // provider_a model refusals (docs/providers.md "Model errors"): the model is the problem, not the request or the login.
-  model_requires_newer_client: { status: 400, type: 'invalid_request_error', openaiCode: 'model_requires_newer_client', structuredCode: 'unsupported_model', streamText: 'model requires a newer client', message: 'the upstream serves this model only to a newer Codex CLI than the version this gateway is pinned to; choose another model from GET /v1/models, or update the gateway to a release that pins a newer Codex CLI', upstream: true },
-  model_not_entitled: { status: 403, type: 'permission_error', openaiCode: 'model_not_available_for_account', structuredCode: 'unsupported_model', streamText: 'model not available for this account', message: "the upstream does not serve this model to this login's ChatGPT plan; choose another model from GET /v1/models, or use a login whose plan includes it", upstream: true },
-  upstream: { status: 502, type: 'upstream_error', openaiCode: 'upstream_error', structuredCode: 'upstream_error', streamText: 'upstream error', message: 'upstream error', upstream: true },
-  invalid_tool_call: { status: 502, type: 'upstream_error', openaiCode: 'invalid_tool_call', structuredCode: 'upstream_error', streamText: 'invalid upstream tool call', message: 'the upstream produced an invalid tool call', upstream: true },
-  timeout: { status: 504, type: 'timeout', openaiCode: 'timeout', structuredCode: 'timeout', streamText: 'timeout', message: 'the upstream did not answer in time', upstream: true },
-  canceled: { status: 499, type: 'canceled', openaiCode: 'canceled', structuredCode: 'upstream_error', streamText: 'canceled', message: 'the client closed the request' },
+  model_requires_newer_client: {
+    status: 400,
+    type: 'invalid_request_error',
+    openaiCode: 'model_requires_newer_client',
+    structuredCode: 'unsupported_model',
+    streamText: 'model requires a newer client',
+    message:
+      'the upstream serves this model only to a newer Codex CLI than the version this gateway is pinned to; choose another model from GET /v1/models, or update the gateway to a release that pins a newer Codex CLI',
+    upstream: true,
+  },
+  model_not_entitled: {
+    status: 403,
+    type: 'permission_error',
+    openaiCode: 'model_not_available_for_account',
+    structuredCode: 'unsupported_model',
+    streamText: 'model not available for this account',
+    message:
+      "the upstream does not serve this model to this login's ChatGPT plan; choose another model from GET /v1/models, or use a login whose plan includes it",
+    upstream: true,
+  },
+  upstream: {
+    status: 502,
+    type: 'upstream_error',
+    openaiCode: 'upstream_error',
+    structuredCode: 'upstream_error',
+    streamText: 'upstream error',
+    message: 'upstream error',
+    upstream: true,
+  },
+  invalid_tool_call: {
+    status: 502,
+    type: 'upstream_error',
+    openaiCode: 'invalid_tool_call',
+    structuredCode: 'upstream_error',
+    streamText: 'invalid upstream tool call',
+    message: 'the upstream produced an invalid tool call',
+    upstream: true,
+  },
+  timeout: {
+    status: 504,
+    type: 'timeout',
+    openaiCode: 'timeout',
+    structuredCode: 'timeout',
+    streamText: 'timeout',
+    message: 'the upstream did not answer in time',
+    upstream: true,
+  },
+  canceled: {
+    status: 499,
+    type: 'canceled',
+    openaiCode: 'canceled',
+    structuredCode: 'upstream_error',
+    streamText: 'canceled',
+    message: 'the client closed the request',
+  },
   // ── Structured inference only (contract.md "Errors") ─────────────────────────────────────────
-  unsupported_model: { status: 404, type: 'invalid_request_error', openaiCode: 'model_not_found', structuredCode: 'unsupported_model', streamText: 'model not found', message: 'model is not enabled for structured inference' },
-  invalid_schema: { status: 400, type: 'invalid_request_error', openaiCode: 'invalid_schema', structuredCode: 'invalid_schema', streamText: 'invalid schema', message: 'schema uses unsupported constructs' },
-  output_validation_failed: { status: 422, type: 'upstream_error', openaiCode: 'output_validation_failed', structuredCode: 'output_validation_failed', streamText: 'output validation failed', message: 'the model output did not satisfy the schema; retry with a fresh idempotency_key' },
-  idempotency_conflict: { status: 409, type: 'invalid_request_error', openaiCode: 'idempotency_conflict', structuredCode: 'idempotency_conflict', streamText: 'idempotency conflict', message: 'idempotency_key was already used with different inference parameters' },
-  idempotency_store_full: { status: 503, type: 'service_unavailable', openaiCode: 'service_unavailable', structuredCode: 'unavailable', streamText: 'service unavailable', message: 'the idempotency store is full of live bindings; retry later', retryAfterSeconds: 5 },
+  unsupported_model: {
+    status: 404,
+    type: 'invalid_request_error',
+    openaiCode: 'model_not_found',
+    structuredCode: 'unsupported_model',
+    streamText: 'model not found',
+    message: 'model is not enabled for structured inference',
+  },
+  invalid_schema: {
+    status: 400,
+    type: 'invalid_request_error',
+    openaiCode: 'invalid_schema',
+    structuredCode: 'invalid_schema',
+    streamText: 'invalid schema',
+    message: 'schema uses unsupported constructs',
+  },
+  output_validation_failed: {
+    status: 422,
+    type: 'upstream_error',
+    openaiCode: 'output_validation_failed',
+    structuredCode: 'output_validation_failed',
+    streamText: 'output validation failed',
+    message: 'the model output did not satisfy the schema; retry with a fresh idempotency_key',
+  },
+  idempotency_conflict: {
+    status: 409,
+    type: 'invalid_request_error',
+    openaiCode: 'idempotency_conflict',
+    structuredCode: 'idempotency_conflict',
+    streamText: 'idempotency conflict',
+    message: 'idempotency_key was already used with different inference parameters',
+  },
+  idempotency_store_full: {
+    status: 503,
+    type: 'service_unavailable',
+    openaiCode: 'service_unavailable',
+    structuredCode: 'unavailable',
+    streamText: 'service unavailable',
+    message: 'the idempotency store is full of live bindings; retry later',
+    retryAfterSeconds: 5,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -115,11 +373,11 @@ export interface FamilyFix {
 }
 
 export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
-  provider_a: { cli: 'Codex CLI', login: 'run `codex login` on the gateway\'s machine' },
+  provider_a: { cli: 'Codex CLI', login: "run `codex login` on the gateway's machine" },
   provider_b: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
   provider_c: {
     cli: 'Claude Code CLI',
-    login: 'run `claude` on the gateway\'s machine, then `/login` (or create a token with `claude setup-token`)',
+    login: "run `claude` on the gateway's machine, then `/login` (or create a token with `claude setup-token`)",
     install: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
   },
 };
@@ -128,15 +386,22 @@ export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
  * The public message of a failure of a known family, naming its CLI and the command that fixes
  * it; undefined when the table's generic message is all there is to say.
  */
-export function familyMessage(code: ErrorCode, provider: ProviderId | undefined, resetsAt?: number): string | undefined {
+export function familyMessage(
+  code: ErrorCode,
+  provider: ProviderId | undefined,
+  resetsAt?: number,
+): string | undefined {
   if (provider === undefined) return undefined;
   const fix = FAMILY_FIXES[provider];
-  const reset = resetsAt !== undefined && Number.isFinite(resetsAt) ? ` (resets ${new Date(resetsAt).toISOString()})` : '';
+  const reset =
+    resetsAt !== undefined && Number.isFinite(resetsAt) ? ` (resets ${new Date(resetsAt).toISOString()})` : '';
   switch (code) {
     case 'auth':
       return `${provider} has no usable ${fix.cli} login on the gateway (this is not about your API key): ${fix.login}; the gateway picks the new login up without a restart`;
     case 'provider_cli_missing':
-      return fix.install ? `${provider} needs the ${fix.cli} on the gateway's machine and cannot find it: ${fix.install}` : undefined;
+      return fix.install
+        ? `${provider} needs the ${fix.cli} on the gateway's machine and cannot find it: ${fix.install}`
+        : undefined;
     case 'usage_credit_exhausted':
       return provider === 'provider_c'
         ? `${provider}: the monthly Agent SDK usage credit of this ${fix.cli} login (what \`claude -p\` spends) is used up${reset}; wait for the reset, add usage credits to that account, or add another login`

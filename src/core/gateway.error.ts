@@ -1,4 +1,5 @@
-import { ErrorCode, errorSpec, ErrorSpec } from './error-codes';
+import type { ErrorCode, ErrorSpec } from './error-codes';
+import { errorSpec } from './error-codes';
 import type { ProviderId } from './provider-id';
 
 export interface GatewayErrorOptions {

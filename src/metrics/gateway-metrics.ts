@@ -3,7 +3,14 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { LOGIN_STATES, LoginStateKind } from '../core/login-state';
 import { PROVIDER_IDS } from '../core/provider-id';
-import { IdempotencyResult, METRIC, QueueLabel, QueueResult, UpstreamSessionTurn, ValidationResult } from './metric-names';
+import {
+  IdempotencyResult,
+  METRIC,
+  QueueLabel,
+  QueueResult,
+  UpstreamSessionTurn,
+  ValidationResult,
+} from './metric-names';
 
 const PROVIDERS = new Set<string>(PROVIDER_IDS);
 const QUEUE_LABELS = new Set<string>([...PROVIDER_IDS, 'provider_c_processes', 'structured']);
@@ -16,7 +23,8 @@ type AccountStateLabel = (typeof ACCOUNT_STATES)[number];
 const QUOTA_WINDOWS = new Set(['primary', 'secondary', 'daily', 'minute']);
 
 const providerLabel = (provider: string | undefined) => (provider && PROVIDERS.has(provider) ? provider : 'none');
-const closed = (value: string, allowed: ReadonlySet<string>, fallback: string) => (allowed.has(value) ? value : fallback);
+const closed = (value: string, allowed: ReadonlySet<string>, fallback: string) =>
+  allowed.has(value) ? value : fallback;
 
 /**
  * Named instruments over the shared registry. Every label is mapped into a closed set here,
@@ -62,7 +70,13 @@ export class GatewayMetrics {
     for (const result of ['reused', 'incremental', 'fallback']) this.upstreamSessionTurns.inc({ result }, 0);
   }
 
-  chatRequest(fields: { provider?: string; model: string; status: number; stream: boolean; durationSeconds: number }): void {
+  chatRequest(fields: {
+    provider?: string;
+    model: string;
+    status: number;
+    stream: boolean;
+    durationSeconds: number;
+  }): void {
     const provider = providerLabel(fields.provider);
     this.requests.inc({ provider, model: fields.model, status: String(fields.status) });
     this.requestDuration.observe({ provider, stream: String(fields.stream) }, fields.durationSeconds);
@@ -77,7 +91,10 @@ export class GatewayMetrics {
   }
 
   queueWaited(queue: QueueLabel, result: QueueResult, seconds: number): void {
-    this.queueWait.observe({ provider: closed(queue, QUEUE_LABELS, 'structured'), result: closed(result, QUEUE_RESULTS, 'canceled') }, seconds);
+    this.queueWait.observe(
+      { provider: closed(queue, QUEUE_LABELS, 'structured'), result: closed(result, QUEUE_RESULTS, 'canceled') },
+      seconds,
+    );
   }
 
   queueDepthChanged(queue: QueueLabel, depth: number): void {
@@ -139,13 +156,24 @@ export class GatewayMetrics {
   }
 
   accountState(provider: string, account: string, state: AccountStateLabel, coolingUntilMs: number | undefined): void {
-    for (const candidate of ACCOUNT_STATES) this.accountStates.set({ provider: providerLabel(provider), account, state: candidate }, candidate === state ? 1 : 0);
-    this.accountCoolingUntil.set({ provider: providerLabel(provider), account }, coolingUntilMs === undefined ? 0 : Math.ceil(coolingUntilMs / 1000));
+    for (const candidate of ACCOUNT_STATES)
+      this.accountStates.set(
+        { provider: providerLabel(provider), account, state: candidate },
+        candidate === state ? 1 : 0,
+      );
+    this.accountCoolingUntil.set(
+      { provider: providerLabel(provider), account },
+      coolingUntilMs === undefined ? 0 : Math.ceil(coolingUntilMs / 1000),
+    );
   }
 
   /** The login report's state of one login (issue 23): 1 for `state`, 0 for every other. */
   loginState(provider: string, account: string, state: LoginStateKind): void {
-    for (const candidate of LOGIN_STATES) this.loginStates.set({ provider: providerLabel(provider), account, state: candidate }, candidate === state ? 1 : 0);
+    for (const candidate of LOGIN_STATES)
+      this.loginStates.set(
+        { provider: providerLabel(provider), account, state: candidate },
+        candidate === state ? 1 : 0,
+      );
   }
 
   accountInFlight(provider: string, account: string, count: number): void {

@@ -5,7 +5,12 @@ import type { FairQueueObserver } from '../common/admission/fair-queue';
 type RejectionReason = Parameters<NonNullable<FairQueueObserver['rejected']>>[0]['reason'];
 
 /** A caller deadline reached while waiting is a timeout to the metrics (gateway-behaviours.md §8). */
-const REJECTION_RESULT: Record<RejectionReason, QueueResult> = { full: 'full', timeout: 'timeout', canceled: 'canceled', deadline: 'timeout' };
+const REJECTION_RESULT: Record<RejectionReason, QueueResult> = {
+  full: 'full',
+  timeout: 'timeout',
+  canceled: 'canceled',
+  deadline: 'timeout',
+};
 
 /**
  * The metrics every FairQueue records under its `provider` label (gateway-behaviours.md §8):

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
 import { PROVIDER_IDS } from '../core/provider-id';
-import { BUILT_IN_CATALOG_PATH, CatalogEntry, ModelCatalog } from './model-catalog';
+import type { CatalogEntry } from './model-catalog';
+import { BUILT_IN_CATALOG_PATH, ModelCatalog } from './model-catalog';
 
 const ALL = PROVIDER_IDS;
 
@@ -15,7 +16,18 @@ describe(ModelCatalog.name, () => {
     it('has the provider_a tiers with effort suffixes and -fast variants', () => {
       for (const tier of ['sol', 'terra', 'luna']) {
         const base = `gpt-5.6-${tier}`;
-        for (const suffix of ['', '-low', '-medium', '-high', '-xhigh', '-fast', '-fast-low', '-fast-medium', '-fast-high', '-fast-xhigh']) {
+        for (const suffix of [
+          '',
+          '-low',
+          '-medium',
+          '-high',
+          '-xhigh',
+          '-fast',
+          '-fast-low',
+          '-fast-medium',
+          '-fast-high',
+          '-fast-xhigh',
+        ]) {
           expect(ids).toContain(`${base}${suffix}`);
         }
       }
@@ -23,7 +35,10 @@ describe(ModelCatalog.name, () => {
 
     it('marks -fast ids, and only them, with the priority service tier', () => {
       for (const entry of catalog.entries) {
-        expect({ id: entry.id, tier: entry.service_tier }).toEqual({ id: entry.id, tier: entry.id.includes('-fast') ? 'priority' : null });
+        expect({ id: entry.id, tier: entry.service_tier }).toEqual({
+          id: entry.id,
+          tier: entry.id.includes('-fast') ? 'priority' : null,
+        });
       }
     });
 
@@ -88,16 +103,28 @@ describe(ModelCatalog.name, () => {
         reasoningEffort: 'high',
         serviceTier: 'priority',
       });
-      expect(catalog.resolve('gpt-5.6-sol', { reasoningEffort: 'xhigh', verbosity: 'high' })).toMatchObject({ reasoningEffort: 'xhigh', verbosity: 'high' });
+      expect(catalog.resolve('gpt-5.6-sol', { reasoningEffort: 'xhigh', verbosity: 'high' })).toMatchObject({
+        reasoningEffort: 'xhigh',
+        verbosity: 'high',
+      });
     });
 
     it('passes an explicit provider_x/<model> through without a catalog id', () => {
-      expect(catalog.resolve('provider_a/gpt-5.7-preview')).toMatchObject({ catalogId: null, provider: 'provider_a', upstreamModel: 'gpt-5.7-preview', serviceTier: null });
-      expect(catalog.resolve('provider_c/anthropic/claude-sonnet-4.5')).toMatchObject({ provider: 'provider_c', upstreamModel: 'claude-sonnet-4-5' });
+      expect(catalog.resolve('provider_a/gpt-5.7-preview')).toMatchObject({
+        catalogId: null,
+        provider: 'provider_a',
+        upstreamModel: 'gpt-5.7-preview',
+        serviceTier: null,
+      });
+      expect(catalog.resolve('provider_c/anthropic/claude-sonnet-4.5')).toMatchObject({
+        provider: 'provider_c',
+        upstreamModel: 'claude-sonnet-4-5',
+      });
     });
 
     it('returns undefined for unknown ids and malformed passthroughs', () => {
-      for (const id of ['gpt-4o', 'provider_a/', 'provider_z/model', '/gpt', 'GPT-5.6-SOL']) expect(catalog.resolve(id)).toBeUndefined();
+      for (const id of ['gpt-4o', 'provider_a/', 'provider_z/model', '/gpt', 'GPT-5.6-SOL'])
+        expect(catalog.resolve(id)).toBeUndefined();
     });
   });
 
@@ -126,7 +153,9 @@ describe(ModelCatalog.name, () => {
     afterEach(() => fs.rmSync(directory, { recursive: true, force: true }));
 
     it("takes the file's default_model as the default, and the contract's when it names none", () => {
-      expect(ModelCatalog.load(write('m.json', { default_model: 'team-model', models: [entry()] }), ALL).defaultModel).toBe('team-model');
+      expect(
+        ModelCatalog.load(write('m.json', { default_model: 'team-model', models: [entry()] }), ALL).defaultModel,
+      ).toBe('team-model');
       expect(ModelCatalog.load(write('n.json', { models: [entry()] }), ALL).defaultModel).toBe('gpt-6.1-sol');
       expect(ModelCatalog.load(undefined, ALL).defaultModel).toBe('gpt-6.1-sol');
     });
@@ -141,12 +170,28 @@ describe(ModelCatalog.name, () => {
       ['a missing file', () => path.join(directory, 'nope.json'), /GATEWAY_MODEL_CATALOG: file not found/],
       ['invalid JSON', () => write('bad.json', '{"models": ['), /GATEWAY_MODEL_CATALOG: not readable JSON/],
       ['no models array', () => write('shape.json', { data: [] }), /"models" array/],
-      ['an unknown provider', () => write('p.json', { models: [entry({ provider: 'openrouter' as never })] }), /models\[0\] has an unknown "provider"/],
+      [
+        'an unknown provider',
+        () => write('p.json', { models: [entry({ provider: 'openrouter' as never })] }),
+        /models\[0\] has an unknown "provider"/,
+      ],
       ['an empty id', () => write('id.json', { models: [entry({ id: ' ' })] }), /models\[0\] needs a non-empty "id"/],
-      ['a bad service tier', () => write('t.json', { models: [entry({ service_tier: 'flex' as never })] }), /"service_tier" must be "priority" or null/],
+      [
+        'a bad service tier',
+        () => write('t.json', { models: [entry({ service_tier: 'flex' as never })] }),
+        /"service_tier" must be "priority" or null/,
+      ],
       ['a duplicate id', () => write('d.json', { models: [entry(), entry()] }), /duplicate model id "team-model"/],
-      ['a non-boolean structured flag', () => write('s.json', { models: [entry({ structured: 'yes' as never })] }), /"structured" must be true or false/],
-      ['a default_model outside the file', () => write('m.json', { default_model: 'gpt-6.1-sol', models: [entry()] }), /"default_model" must name a model id of the catalog/],
+      [
+        'a non-boolean structured flag',
+        () => write('s.json', { models: [entry({ structured: 'yes' as never })] }),
+        /"structured" must be true or false/,
+      ],
+      [
+        'a default_model outside the file',
+        () => write('m.json', { default_model: 'gpt-6.1-sol', models: [entry()] }),
+        /"default_model" must name a model id of the catalog/,
+      ],
     ])('fails start-up with one ConfigError line for %s', (_name, file, expected) => {
       let thrown: unknown;
       try {

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
 import { GatewayError } from '../core/gateway.error';
-import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
+import type { ProviderId } from '../core/provider-id';
+import { PROVIDER_IDS } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
 import { isListed, variantRows, wireEffort } from './catalog-variants';
@@ -105,20 +106,26 @@ export class ModelCatalog {
       throw new ConfigError(`invalid setting ${setting}: ${reason} (${source})`);
     }
     const models = (document as { models?: unknown })?.models;
-    if (!Array.isArray(models)) throw new ConfigError(`invalid setting ${setting}: the catalog must be an object with a "models" array (${source})`);
+    if (!Array.isArray(models))
+      throw new ConfigError(
+        `invalid setting ${setting}: the catalog must be an object with a "models" array (${source})`,
+      );
     const seen = new Set<string>();
     const entries = models.map((row, index) => {
       const problem = validateEntry(row);
       if (problem) throw new ConfigError(`invalid setting ${setting}: models[${index}] ${problem} (${source})`);
       const entry = row as CatalogEntry;
-      if (seen.has(entry.id)) throw new ConfigError(`invalid setting ${setting}: duplicate model id "${entry.id}" (${source})`);
+      if (seen.has(entry.id))
+        throw new ConfigError(`invalid setting ${setting}: duplicate model id "${entry.id}" (${source})`);
       seen.add(entry.id);
       return entry;
     });
     // Absent: the fallback, as before catalogs could name one. Present: one of its own ids.
     const defaultModel = (document as { default_model?: unknown }).default_model;
     if (defaultModel !== undefined && (typeof defaultModel !== 'string' || !seen.has(defaultModel))) {
-      throw new ConfigError(`invalid setting ${setting}: "default_model" must name a model id of the catalog (${source})`);
+      throw new ConfigError(
+        `invalid setting ${setting}: "default_model" must name a model id of the catalog (${source})`,
+      );
     }
     const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, PROVIDER_IDS);
     if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
@@ -200,7 +207,9 @@ export class ModelCatalog {
     const model = id.slice(slash + 1).trim();
     if (!PROVIDER_IDS.includes(provider) || model === '' || !this.isEnabled(provider)) return undefined;
     // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
-    const known = this.state.entries.find((row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts);
+    const known = this.state.entries.find(
+      (row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts,
+    );
     checkEffort(id, this.effortsOf(model) ?? known?.reasoning_efforts, overrides.reasoningEffort);
     const defaults = PASSTHROUGH_DEFAULTS[provider];
     return {
@@ -255,16 +264,24 @@ function validateEntry(row: unknown): string | undefined {
   if (typeof row !== 'object' || row === null) return 'must be an object';
   const entry = row as Record<string, unknown>;
   if (typeof entry.id !== 'string' || entry.id.trim() === '') return 'needs a non-empty "id"';
-  if (!PROVIDER_IDS.includes(entry.provider as ProviderId)) return `has an unknown "provider" (allowed: ${PROVIDER_IDS.join(', ')})`;
-  if (typeof entry.upstream_model !== 'string' || entry.upstream_model === '') return 'needs a non-empty "upstream_model"';
+  if (!PROVIDER_IDS.includes(entry.provider as ProviderId))
+    return `has an unknown "provider" (allowed: ${PROVIDER_IDS.join(', ')})`;
+  if (typeof entry.upstream_model !== 'string' || entry.upstream_model === '')
+    return 'needs a non-empty "upstream_model"';
   for (const key of ['reasoning_effort', 'verbosity']) {
     if (entry[key] !== null && typeof entry[key] !== 'string') return `"${key}" must be a string or null`;
   }
   const efforts = entry.reasoning_efforts;
-  if (efforts !== undefined && (!Array.isArray(efforts) || efforts.length === 0 || !efforts.every((value) => typeof value === 'string' && value !== ''))) {
+  if (
+    efforts !== undefined &&
+    (!Array.isArray(efforts) ||
+      efforts.length === 0 ||
+      !efforts.every((value) => typeof value === 'string' && value !== ''))
+  ) {
     return '"reasoning_efforts" must be a non-empty array of strings';
   }
-  if (entry.service_tier !== null && entry.service_tier !== 'priority') return '"service_tier" must be "priority" or null';
+  if (entry.service_tier !== null && entry.service_tier !== 'priority')
+    return '"service_tier" must be "priority" or null';
   if (typeof entry.structured !== 'boolean') return '"structured" must be true or false';
   return undefined;
 }

@@ -13,7 +13,9 @@ export class ModelsController {
   list() {
     // The catalog changes only when a live list arrives: the body is rebuilt once per revision.
     if (this.cached?.revision !== this.catalog.revision) {
-      const data = this.catalog.listed.map((entry) => modelListEntry(entry, this.catalog.upstreamInfo(entry.upstream_model)));
+      const data = this.catalog.listed.map((entry) =>
+        modelListEntry(entry, this.catalog.upstreamInfo(entry.upstream_model)),
+      );
       this.cached = { revision: this.catalog.revision, body: { object: 'list', data } };
     }
     return this.cached.body;

@@ -26,7 +26,13 @@ export interface SamplingOptions {
  */
 export type ResponseFormat =
   | { readonly type: 'json_object' }
-  | { readonly type: 'json_schema'; readonly name: string; readonly schema: Record<string, unknown>; readonly strict: boolean; readonly description?: string };
+  | {
+      readonly type: 'json_schema';
+      readonly name: string;
+      readonly schema: Record<string, unknown>;
+      readonly strict: boolean;
+      readonly description?: string;
+    };
 
 /** A validated chat request, after context management, as adapters receive it. */
 export interface ChatRequest {

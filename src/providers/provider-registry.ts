@@ -37,6 +37,8 @@ export class ProviderRegistry implements OnModuleDestroy {
 
   /** Adapters are created by the providers module's factory, which Nest does not shut down: their own hooks run here. */
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([...this.adapters.values()].map((adapter) => (adapter as Partial<OnModuleDestroy>).onModuleDestroy?.()));
+    await Promise.all(
+      [...this.adapters.values()].map((adapter) => (adapter as Partial<OnModuleDestroy>).onModuleDestroy?.()),
+    );
   }
 }

@@ -31,7 +31,8 @@ const ADAPTER_CLASSES: Record<ProviderId, Type<ProviderAdapter>> = {
   providers: [
     {
       provide: PROVIDER_ADAPTERS,
-      useFactory: (config: AppConfig, moduleRef: ModuleRef) => Promise.all(config.enabledProviders.map((id) => moduleRef.create(ADAPTER_CLASSES[id]))),
+      useFactory: (config: AppConfig, moduleRef: ModuleRef) =>
+        Promise.all(config.enabledProviders.map((id) => moduleRef.create(ADAPTER_CLASSES[id]))),
       inject: [APP_CONFIG, ModuleRef],
     },
     ProviderRegistry,

@@ -1,9 +1,11 @@
 import { loadConfig } from '../config/app-config';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
-import { AgentQueueService, AdmitParams } from './agent-queue.service';
+import type { AdmitParams } from './agent-queue.service';
+import { AgentQueueService } from './agent-queue.service';
 import { conversationIdOf } from '../chat/conversation-id';
-import { QueueKey, queueKey } from './queue-key';
+import type { QueueKey } from './queue-key';
+import { queueKey } from './queue-key';
 
 function fakeMetrics() {
   const waited: Array<[string, string, number]> = [];
@@ -85,11 +87,29 @@ describe(AgentQueueService.name, () => {
     held.release();
     const slot = await waiting;
     slot.release();
-    expect(records.map((record) => record.event)).toEqual(['queue_acquire', 'queue_wait', 'queue_release', 'queue_acquire', 'queue_release']);
+    expect(records.map((record) => record.event)).toEqual([
+      'queue_acquire',
+      'queue_wait',
+      'queue_release',
+      'queue_acquire',
+      'queue_release',
+    ]);
     const ids = { provider: 'provider_a', key_mode: 'chat:header:x-session-id', key_hash: key.hash };
-    expect(records[0]).toEqual({ event: 'queue_acquire', ...ids, request_id: 'req forged', wait_ms: expect.any(Number), active: 1, active_key: 1 });
+    expect(records[0]).toEqual({
+      event: 'queue_acquire',
+      ...ids,
+      request_id: 'req forged',
+      wait_ms: expect.any(Number),
+      active: 1,
+      active_key: 1,
+    });
     expect(records[1]).toEqual({ event: 'queue_wait', ...ids, request_id: 'req-2', position: 1 });
-    expect(records[2]).toEqual({ event: 'queue_release', ...ids, request_id: 'req forged', run_ms: expect.any(Number) });
+    expect(records[2]).toEqual({
+      event: 'queue_release',
+      ...ids,
+      request_id: 'req forged',
+      run_ms: expect.any(Number),
+    });
     expect(JSON.stringify(records)).not.toContain('secret-session-id');
     expect(depth).toContainEqual(['provider_a', 1]);
     expect(depth[depth.length - 1]).toEqual(['provider_a', 0]);
@@ -98,7 +118,10 @@ describe(AgentQueueService.name, () => {
   it('answers queue_full at once and logs it', async () => {
     const { service, params, waited, records } = setup({ PRIMARY_AGENT_QUEUE_LIMIT: '0' });
     const held = await service.admit(params());
-    await expect(service.admit(params({ requestId: 'r2' }))).rejects.toMatchObject({ code: 'queue_full', retryAfterHeader: 5 });
+    await expect(service.admit(params({ requestId: 'r2' }))).rejects.toMatchObject({
+      code: 'queue_full',
+      retryAfterHeader: 5,
+    });
     expect(waited[waited.length - 1]).toEqual(['provider_a', 'full', 0]);
     expect(records[records.length - 1]).toMatchObject({ event: 'queue_full', request_id: 'r2' });
     held.release();
@@ -147,7 +170,9 @@ describe(AgentQueueService.name, () => {
     const waiting = service.admit(params({ signal: controller.signal, logger: loggerOf('request-2') }));
     controller.abort(new Error('gone'));
     await expect(waiting).rejects.toThrow('gone');
-    expect(records.filter((record) => record.event === 'queue_canceled')).toEqual([expect.objectContaining({ logged_by: 'request-2' })]);
+    expect(records.filter((record) => record.event === 'queue_canceled')).toEqual([
+      expect.objectContaining({ logged_by: 'request-2' }),
+    ]);
     held.release();
   });
 });

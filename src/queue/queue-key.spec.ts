@@ -1,11 +1,19 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { conversationIdOf } from '../chat/conversation-id';
-import { isToolTurn, QueueKeyInput, queueKey } from './queue-key';
+import type { QueueKeyInput } from './queue-key';
+import { isToolTurn, queueKey } from './queue-key';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-function input(parts: { body?: Record<string, unknown>; headers?: IncomingHttpHeaders; remoteAddress?: string; caller?: string } = {}): QueueKeyInput {
+function input(
+  parts: {
+    body?: Record<string, unknown>;
+    headers?: IncomingHttpHeaders;
+    remoteAddress?: string;
+    caller?: string;
+  } = {},
+): QueueKeyInput {
   const request = { body: parts.body ?? {}, headers: parts.headers ?? {}, remoteAddress: parts.remoteAddress };
   return { ...request, caller: parts.caller ?? 'anonymous', conversation: conversationIdOf(request) };
 }
@@ -21,11 +29,19 @@ describe('queueKey', () => {
   });
 
   it('chat mode is the conversation id', () => {
-    expect(queueKey('chat', everything)).toEqual({ mode: 'chat:body', value: 'chat:body:conversation_id=c1', hash: sha256('chat:body:conversation_id=c1').slice(0, 16) });
+    expect(queueKey('chat', everything)).toEqual({
+      mode: 'chat:body',
+      value: 'chat:body:conversation_id=c1',
+      hash: sha256('chat:body:conversation_id=c1').slice(0, 16),
+    });
   });
 
   it('global mode is one key for everything', () => {
-    expect(queueKey('global', everything)).toEqual({ mode: 'global', value: 'global', hash: sha256('global').slice(0, 16) });
+    expect(queueKey('global', everything)).toEqual({
+      mode: 'global',
+      value: 'global',
+      hash: sha256('global').slice(0, 16),
+    });
   });
 
   it('caller mode keys by caller', () => {
@@ -36,7 +52,10 @@ describe('queueKey', () => {
   it('header mode keys by the trimmed header and falls back to global', () => {
     expect(queueKey('header:x-team', everything)).toMatchObject({ mode: 'header:x-team', value: 'header:x-team:blue' });
     expect(queueKey('header:X-Team', everything).value).toBe('header:x-team:blue');
-    expect(queueKey('header:x-team', input({ headers: { 'x-team': '  ' } }))).toMatchObject({ mode: 'global', value: 'global' });
+    expect(queueKey('header:x-team', input({ headers: { 'x-team': '  ' } }))).toMatchObject({
+      mode: 'global',
+      value: 'global',
+    });
     expect(queueKey('header:x-team', input())).toMatchObject({ mode: 'global', value: 'global' });
   });
 
@@ -62,7 +81,15 @@ describe('isToolTurn', () => {
   });
 
   it('is false for a plain chat', () => {
-    expect(isToolTurn({ tools: [], messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', tool_calls: [] }] })).toBe(false);
+    expect(
+      isToolTurn({
+        tools: [],
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'y', tool_calls: [] },
+        ],
+      }),
+    ).toBe(false);
     expect(isToolTurn({ messages: 'nonsense' })).toBe(false);
   });
 });

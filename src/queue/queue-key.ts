@@ -82,6 +82,8 @@ export function isToolTurn(request: { readonly tools?: unknown; readonly message
   if (Array.isArray(request.tools) && request.tools.length > 0) return true;
   const messages: readonly (ChatMessage | null)[] = Array.isArray(request.messages) ? request.messages : [];
   return messages.some(
-    (message) => message?.role === 'tool' || (message?.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0),
+    (message) =>
+      message?.role === 'tool' ||
+      (message?.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0),
   );
 }

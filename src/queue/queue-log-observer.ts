@@ -17,10 +17,12 @@ export interface QueueLogIds {
  * 'close' event is still logged under its own request id.
  */
 export function queueLogObserver(logger: EventLogger, ids: QueueLogIds): FairQueueObserver {
-  const log = (level: 'info' | 'warn', event: string, fields: Record<string, unknown> = {}) => logger[level]({ event, ...ids, ...fields }, event);
+  const log = (level: 'info' | 'warn', event: string, fields: Record<string, unknown> = {}) =>
+    logger[level]({ event, ...ids, ...fields }, event);
   return {
     waiting: ({ position }) => log('info', 'queue_wait', { position }),
-    acquired: ({ waitMs, active, activeForKey }) => log('info', 'queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
+    acquired: ({ waitMs, active, activeForKey }) =>
+      log('info', 'queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
     rejected: ({ reason, waitMs }) => {
       if (reason === 'full') log('warn', 'queue_full');
       // The route records the request itself (499); this line says it left the list.

@@ -1,5 +1,6 @@
 import { GatewayError } from '../core/gateway.error';
-import { Admission, IdempotencyStore, InFlightBinding } from './idempotency-store';
+import type { Admission, InFlightBinding } from './idempotency-store';
+import { IdempotencyStore } from './idempotency-store';
 
 class FakeClock {
   now = 1_000;
@@ -38,7 +39,11 @@ describe(IdempotencyStore.name, () => {
     expect(joins.map((join) => join.kind)).toEqual(['join', 'join']);
     for (const join of joins) expect(join.kind === 'join' && join.binding).toBe(binding);
     store.succeed(binding, 'shared');
-    await expect(Promise.all(joins.map((join) => (join.kind === 'join' ? join.binding.outcome : Promise.reject(new Error(join.kind)))))).resolves.toEqual(['shared', 'shared']);
+    await expect(
+      Promise.all(
+        joins.map((join) => (join.kind === 'join' ? join.binding.outcome : Promise.reject(new Error(join.kind)))),
+      ),
+    ).resolves.toEqual(['shared', 'shared']);
   });
 
   it('in-flight or stored + other fingerprint: conflict, binding unchanged', () => {

@@ -93,7 +93,8 @@ export class IdempotencyStore<T> {
       existing.participants++;
       return { kind: 'join', binding: existing };
     }
-    if (this.bindings.size >= this.options.capacity) return { kind: 'capacity', retryAfterSeconds: this.retryAfterSeconds() };
+    if (this.bindings.size >= this.options.capacity)
+      return { kind: 'capacity', retryAfterSeconds: this.retryAfterSeconds() };
     const flight = newFlight<T>(replayKey, fingerprint);
     this.bindings.set(replayKey, flight);
     return { kind: 'lead', binding: flight };
@@ -162,5 +163,15 @@ function newFlight<T>(replayKey: string, fingerprint: string): Flight<T> {
   // Participants attach their own handlers; an abandoned flight must not be an unhandled rejection.
   outcome.catch(() => undefined);
   const controller = new AbortController();
-  return { state: 'in_flight', replayKey, fingerprint, outcome, signal: controller.signal, participants: 1, controller, resolve, reject };
+  return {
+    state: 'in_flight',
+    replayKey,
+    fingerprint,
+    outcome,
+    signal: controller.signal,
+    participants: 1,
+    controller,
+    resolve,
+    reject,
+  };
 }

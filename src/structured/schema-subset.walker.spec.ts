@@ -22,7 +22,7 @@ describe('findSchemaViolations', () => {
         flag: { type: 'boolean' },
         nothing: { type: 'null' },
         colour: { type: 'string', enum: ['red', 'green'] },
-        mixed: { enum: [1, 'a', null] , type: 'string'},
+        mixed: { enum: [1, 'a', null], type: 'string' },
         list: { type: 'array', items: { type: 'string' }, minItems: 0, maxItems: 3 },
         same: { type: 'array', items: { type: 'number' }, minItems: 2, maxItems: 2 },
         nested: strictObject({ inner: strictObject({ deep: { type: 'string' } }) }),
@@ -96,7 +96,12 @@ describe('findSchemaViolations', () => {
   });
 
   it('rejects a declared property missing from required, and a required name not declared (behaviour 40)', () => {
-    const schema = { type: 'object', additionalProperties: false, required: ['a', 'ghost'], properties: { a: { type: 'string' }, b: { type: 'string' } } };
+    const schema = {
+      type: 'object',
+      additionalProperties: false,
+      required: ['a', 'ghost'],
+      properties: { a: { type: 'string' }, b: { type: 'string' } },
+    };
     expect(findSchemaViolations(schema)).toEqual([
       '$: required property "ghost" is not in "properties"',
       '$: property "b" is missing from "required"',
@@ -127,7 +132,11 @@ describe('findSchemaViolations', () => {
   });
 
   it('checks enum, description and title values', () => {
-    const schema = strictObject({ a: { type: 'string', enum: [] }, b: { type: 'string', enum: 'x' }, c: { type: 'string', description: 1, title: {} } });
+    const schema = strictObject({
+      a: { type: 'string', enum: [] },
+      b: { type: 'string', enum: 'x' },
+      c: { type: 'string', description: 1, title: {} },
+    });
     expect(findSchemaViolations(schema)).toEqual([
       '$.a: "enum" must be a non-empty array',
       '$.b: "enum" must be a non-empty array',
@@ -156,7 +165,7 @@ describe('findSchemaViolations', () => {
     const schema = strictObject({
       a: { type: 'object', additionalProperties: true, properties: {}, required: [] },
       b: { type: 'object', additionalProperties: { type: 'string' }, properties: [], required: 'x' },
-      c: { type: 'object', additionalProperties: false, required: [1] , properties: {} },
+      c: { type: 'object', additionalProperties: false, required: [1], properties: {} },
       d: { type: 'object', additionalProperties: false },
     });
     expect(findSchemaViolations(schema)).toEqual([
@@ -190,14 +199,19 @@ describe('findSchemaViolations', () => {
 
   it('requires the root to be an object schema', () => {
     expect(findSchemaViolations({ type: 'string' })).toEqual(['$: the root schema must have type "object"']);
-    expect(findSchemaViolations({ type: 'array', items: { type: 'string' } })).toEqual(['$: the root schema must have type "object"']);
+    expect(findSchemaViolations({ type: 'array', items: { type: 'string' } })).toEqual([
+      '$: the root schema must have type "object"',
+    ]);
     expect(findSchemaViolations({})).toEqual(['$: "type" is required', '$: the root schema must have type "object"']);
   });
 
   it('formats paths with dots, brackets for odd names, and [] for items', () => {
     const schema = strictObject({
       'weird name': { type: 'string', format: 'x' },
-      list: { type: 'array', items: strictObject({ '9lives': strictObject({ ok_1: { type: 'string', pattern: 'y' } }) }) },
+      list: {
+        type: 'array',
+        items: strictObject({ '9lives': strictObject({ ok_1: { type: 'string', pattern: 'y' } }) }),
+      },
       'quo"te': { type: 'string', const: 'x' },
     });
     expect(findSchemaViolations(schema)).toEqual([
@@ -214,7 +228,9 @@ describe('findSchemaViolations', () => {
     for (let level = 0; level < MAX_SCHEMA_DEPTH + 5; level++) schema = strictObject({ a: schema });
     const violations = findSchemaViolations(schema);
     expect(violations).toHaveLength(1);
-    expect(violations[0]).toMatch(new RegExp(`^\\$(\\.a){${MAX_SCHEMA_DEPTH + 1}}: schema nesting exceeds ${MAX_SCHEMA_DEPTH} levels$`));
+    expect(violations[0]).toMatch(
+      new RegExp(`^\\$(\\.a){${MAX_SCHEMA_DEPTH + 1}}: schema nesting exceeds ${MAX_SCHEMA_DEPTH} levels$`),
+    );
   });
 });
 
@@ -229,7 +245,9 @@ describe('limitDetails', () => {
   });
 
   it('lists every violation of a large schema up to the cap', () => {
-    const properties = Object.fromEntries(Array.from({ length: 60 }, (_, index) => [`f${String(index).padStart(2, '0')}`, { type: 'string', format: 'x' }]));
+    const properties = Object.fromEntries(
+      Array.from({ length: 60 }, (_, index) => [`f${String(index).padStart(2, '0')}`, { type: 'string', format: 'x' }]),
+    );
     const details = limitDetails(findSchemaViolations(strictObject(properties)));
     expect(details).toHaveLength(51);
     expect(details[0]).toBe('$.f00: keyword "format" is not supported');
@@ -240,7 +258,10 @@ describe('limitDetails', () => {
     const long = 'n'.repeat(200_000);
     const cut = `${'n'.repeat(MAX_SHOWN_NAME_CHARS)}…`;
     const details = findSchemaViolations(strictObject({ [long]: { type: long, [long]: 1 } }));
-    expect(details).toEqual([`$["${cut}"]: keyword "${cut}" is not supported`, `$["${cut}"]: type "${cut}" is not supported`]);
+    expect(details).toEqual([
+      `$["${cut}"]: keyword "${cut}" is not supported`,
+      `$["${cut}"]: type "${cut}" is not supported`,
+    ]);
     expect(propertyPath('$', '😀'.repeat(MAX_SHOWN_NAME_CHARS))).toBe(`$["${'😀'.repeat(MAX_SHOWN_NAME_CHARS)}"]`);
     expect(propertyPath('$', '😀'.repeat(MAX_SHOWN_NAME_CHARS + 1))).toBe(`$["${'😀'.repeat(MAX_SHOWN_NAME_CHARS)}…"]`);
     expect(propertyPath('$', 'a'.repeat(MAX_SHOWN_NAME_CHARS))).toBe(`$.${'a'.repeat(MAX_SHOWN_NAME_CHARS)}`);

@@ -104,7 +104,8 @@ function walkObject(node: SchemaNode, path: string, depth: number, out: string[]
   const properties = isJsonObject(node.properties) ? node.properties : undefined;
   if (!properties) out.push(`${path}: "properties" must be an object`);
   const required = node.required;
-  const requiredNames = Array.isArray(required) && required.every((name) => typeof name === 'string') ? (required as string[]) : undefined;
+  const requiredNames =
+    Array.isArray(required) && required.every((name) => typeof name === 'string') ? required : undefined;
   if (!requiredNames) out.push(`${path}: "required" must be an array of strings`);
   const declared = properties ? Object.keys(properties).sort() : [];
   if (requiredNames) {

@@ -10,7 +10,9 @@ describe(StructuredAllowlist.name, () => {
   it('defaults to the 30 provider_a ids with model_policy_version 4a18bfa0d9c258ef', () => {
     const allowlist = StructuredAllowlist.build({ catalog, enabledProviders: ALL });
     expect(allowlist.ids).toHaveLength(30);
-    expect(allowlist.ids.every((id) => /^gpt-5\.6-(sol|terra|luna)(-fast)?(-(low|medium|high|xhigh))?$/.test(id))).toBe(true);
+    expect(allowlist.ids.every((id) => /^gpt-5\.6-(sol|terra|luna)(-fast)?(-(low|medium|high|xhigh))?$/.test(id))).toBe(
+      true,
+    );
     expect(allowlist.policyVersion).toBe('4a18bfa0d9c258ef');
     expect(allowlist.dropped).toEqual([]);
   });
@@ -25,14 +27,17 @@ describe(StructuredAllowlist.name, () => {
     const smaller = StructuredAllowlist.build({ catalog, requested: ['gpt-5.6-sol'], enabledProviders: ALL });
     expect(smaller.policyVersion).toMatch(/^[0-9a-f]{16}$/);
     expect(smaller.policyVersion).not.toBe('4a18bfa0d9c258ef');
-    const changed = catalog.map((entry) => (entry.id === 'gpt-5.6-sol' ? { ...entry, reasoning_effort: 'medium' } : entry));
+    const changed = catalog.map((entry) =>
+      entry.id === 'gpt-5.6-sol' ? { ...entry, reasoning_effort: 'medium' } : entry,
+    );
     const sameIds = StructuredAllowlist.build({ catalog: changed, requested: ['gpt-5.6-sol'], enabledProviders: ALL });
     expect(sameIds.ids).toEqual(smaller.ids);
     expect(sameIds.policyVersion).not.toBe(smaller.policyVersion);
   });
 
   it('fails startup with a ConfigError naming STRUCTURED_MODELS for an id outside the catalog', () => {
-    const build = () => StructuredAllowlist.build({ catalog, requested: ['gpt-5.6-sol', 'gpt-9'], enabledProviders: ALL });
+    const build = () =>
+      StructuredAllowlist.build({ catalog, requested: ['gpt-5.6-sol', 'gpt-9'], enabledProviders: ALL });
     expect(build).toThrow(ConfigError);
     expect(build).toThrow(/STRUCTURED_MODELS.*"gpt-9"/);
   });
@@ -65,7 +70,10 @@ describe(StructuredAllowlist.name, () => {
       verbosity: 'low',
       serviceTier: 'priority',
     });
-    expect(allowlist.resolve('gpt-5.6-sol', { reasoningEffort: 'xhigh', verbosity: 'high' })).toMatchObject({ reasoningEffort: 'xhigh', verbosity: 'high' });
+    expect(allowlist.resolve('gpt-5.6-sol', { reasoningEffort: 'xhigh', verbosity: 'high' })).toMatchObject({
+      reasoningEffort: 'xhigh',
+      verbosity: 'high',
+    });
     for (const id of ['GPT-5.6-SOL', 'gemini-2.5-pro', 'sonnet', 'provider_a/gpt-5.6-sol', ' gpt-5.6-sol']) {
       let error: unknown;
       try {

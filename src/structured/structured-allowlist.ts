@@ -2,8 +2,9 @@ import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
 import { GatewayError } from '../core/gateway.error';
 import { ConfigError } from '../config/app-config';
-import { ProviderId } from '../core/provider-id';
-import { CatalogEntry, resolveEntry } from '../models/model-catalog';
+import type { ProviderId } from '../core/provider-id';
+import type { CatalogEntry } from '../models/model-catalog';
+import { resolveEntry } from '../models/model-catalog';
 import type { ResolvedModel } from '../core/resolved-model';
 
 export interface AllowlistInput {

@@ -12,6 +12,10 @@ describe('deadlineFor', () => {
 describe('modelDeadlineError', () => {
   it('is a 504 timeout with the contract wording', () => {
     const error = modelDeadlineError();
-    expect([error.code, error.spec.structuredCode, error.publicMessage]).toEqual(['timeout', 'timeout', 'deadline elapsed before the model responded']);
+    expect([error.code, error.spec.structuredCode, error.publicMessage]).toEqual([
+      'timeout',
+      'timeout',
+      'deadline elapsed before the model responded',
+    ]);
   });
 });

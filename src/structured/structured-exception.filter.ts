@@ -32,7 +32,11 @@ export class StructuredExceptionFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const caller = callerOf(request, this.config.server.callerHeader);
     const logger = requestLoggerOf(request, this.rootLogger);
-    const telemetry = new StructuredTelemetry(this.metrics, logger, auditSubjectOf(request.body, caller, this.allowlist));
+    const telemetry = new StructuredTelemetry(
+      this.metrics,
+      logger,
+      auditSubjectOf(request.body, caller, this.allowlist),
+    );
     answerStructuredFailure(request, response, exception, false, telemetry, logger);
   }
 }

@@ -64,7 +64,13 @@ export class StructuredExtractor {
     const { envelope, model, identity, deadlineAt, logger } = plan;
     const adapter = this.registry.adapter(model.provider);
     if (!adapter?.extract) throw new GatewayError('upstream', { detail: `${model.provider} has no extraction mode` });
-    const slot = await this.queue.acquire({ caller: plan.caller, signal, deadlineAt, requestId: envelope.requestId, logger });
+    const slot = await this.queue.acquire({
+      caller: plan.caller,
+      signal,
+      deadlineAt,
+      requestId: envelope.requestId,
+      logger,
+    });
     let result: ExtractionResult;
     try {
       const request: ExtractionRequest = {
@@ -116,7 +122,11 @@ export class StructuredExtractor {
    * The upstream call bounded by the deadline even if an adapter ignored its signal: on expiry
    * the signal aborts the call (the fake sees its connection closed) and this rejects at once.
    */
-  private async callWithinDeadline<T>(signal: AbortSignal, deadlineAt: number, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  private async callWithinDeadline<T>(
+    signal: AbortSignal,
+    deadlineAt: number,
+    call: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
     // Aborts with the client's reason when it leaves, with modelDeadlineError at the deadline.
     const expiry = deadline(deadlineAt, modelDeadlineError, [signal]);
     try {
@@ -124,7 +134,8 @@ export class StructuredExtractor {
     } catch (error) {
       if (expiry.signal.aborted) throw expiry.signal.reason;
       // An adapter that enforced `deadlineAt` itself reports a plain timeout; it is still ours.
-      if (GatewayError.isInstance(error) && error.code === 'timeout' && Date.now() >= deadlineAt) throw modelDeadlineError();
+      if (GatewayError.isInstance(error) && error.code === 'timeout' && Date.now() >= deadlineAt)
+        throw modelDeadlineError();
       throw error;
     } finally {
       expiry.clear();

@@ -43,10 +43,15 @@ export function answerStructuredFailure(
 }
 
 /** Records a structured failure once (audit line, metrics) and returns it as a GatewayError to answer. */
-export function recordStructuredFailure(thrown: unknown, telemetry: StructuredTelemetry, logger: EventLogger): GatewayError {
+export function recordStructuredFailure(
+  thrown: unknown,
+  telemetry: StructuredTelemetry,
+  logger: EventLogger,
+): GatewayError {
   const error = toGatewayError(thrown);
   // A bug, not an upstream failure: the client sees upstream_error, the log keeps the cause.
-  if (error.code === 'internal') logger.error({ event: 'structured_internal_error', err: error.cause ?? error }, 'structured_internal_error');
+  if (error.code === 'internal')
+    logger.error({ event: 'structured_internal_error', err: error.cause ?? error }, 'structured_internal_error');
   telemetry.failed(error, structuredHttpStatus(error.spec));
   return error;
 }

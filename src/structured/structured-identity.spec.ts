@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedModel } from '../core/resolved-model';
 import { structuredPromptCacheKey } from '../providers/provider-a/provider-a.identifiers';
-import { canonicalJson, canonicalSha256, deriveIdentity, extractionConversationId, upstreamSchemaName } from './structured-identity';
+import {
+  canonicalJson,
+  canonicalSha256,
+  deriveIdentity,
+  extractionConversationId,
+  upstreamSchemaName,
+} from './structured-identity';
 import type { StructuredEnvelope } from './structured-request.parser';
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -33,12 +39,18 @@ const model: ResolvedModel = {
   serviceTier: null,
 };
 
-const identity = (overrides: Partial<StructuredEnvelope> = {}, modelOverrides: Partial<ResolvedModel> = {}, caller = 'anonymous', policy = 'p0') =>
-  deriveIdentity({ ...envelope, ...overrides }, { ...model, ...modelOverrides }, caller, policy);
+const identity = (
+  overrides: Partial<StructuredEnvelope> = {},
+  modelOverrides: Partial<ResolvedModel> = {},
+  caller = 'anonymous',
+  policy = 'p0',
+) => deriveIdentity({ ...envelope, ...overrides }, { ...model, ...modelOverrides }, caller, policy);
 
 describe('canonicalJson (RFC 8785)', () => {
   it('sorts keys, drops whitespace, keeps array order and writes numbers in ECMAScript form', () => {
-    expect(canonicalJson(JSON.parse('{ "b": [3, 1], "a": { "d": 1.0, "c": 1e2 } }'))).toBe('{"a":{"c":100,"d":1},"b":[3,1]}');
+    expect(canonicalJson(JSON.parse('{ "b": [3, 1], "a": { "d": 1.0, "c": 1e2 } }'))).toBe(
+      '{"a":{"c":100,"d":1},"b":[3,1]}',
+    );
     expect(canonicalJson({ '\u00e9': 1, z: 2, A: 3 })).toBe('{"A":3,"z":2,"é":1}');
   });
 });
@@ -52,7 +64,9 @@ describe('deriveIdentity', () => {
     expect(base.inputSha256).toBe(inputSha);
     expect(base.schemaSha256).toBe(schemaSha);
     expect(base.replayKey).toBe(
-      sha(`{"caller":"anonymous","idempotency_key":"k-1","input_sha256":"${inputSha}","model_policy_version":"p0","operation":"op","schema_version":"v1"}`),
+      sha(
+        `{"caller":"anonymous","idempotency_key":"k-1","input_sha256":"${inputSha}","model_policy_version":"p0","operation":"op","schema_version":"v1"}`,
+      ),
     );
     expect(base.fingerprint).toBe(
       sha(
@@ -68,7 +82,10 @@ describe('deriveIdentity', () => {
       "required": ["headline", "growth_percent"], "additionalProperties": false, "type": "object"
     }`);
     expect(identity({ schema: reordered })).toEqual(base);
-    const withNumber = (value: number) => ({ ...schema, properties: { ...schema.properties, list: { type: 'array', items: { type: 'string' }, maxItems: value } } });
+    const withNumber = (value: number) => ({
+      ...schema,
+      properties: { ...schema.properties, list: { type: 'array', items: { type: 'string' }, maxItems: value } },
+    });
     expect(canonicalSha256(withNumber(JSON.parse('1.0')))).toBe(canonicalSha256(withNumber(1)));
   });
 
@@ -104,7 +121,9 @@ describe('deriveIdentity', () => {
   });
 
   it('treats absent strings as empty ones', () => {
-    expect(identity({ operation: undefined, schemaVersion: undefined })).toEqual(identity({ operation: '', schemaVersion: '' }));
+    expect(identity({ operation: undefined, schemaVersion: undefined })).toEqual(
+      identity({ operation: '', schemaVersion: '' }),
+    );
   });
 });
 
@@ -123,11 +142,14 @@ describe('upstreamSchemaName', () => {
 
 describe('extractionConversationId', () => {
   // The upstream value is provider_a's derivation v1 over this neutral id (docs/providers.md).
-  const promptCacheKey = (caller: string, operation: string | undefined, schema: string) => structuredPromptCacheKey(extractionConversationId(caller, operation, schema));
+  const promptCacheKey = (caller: string, operation: string | undefined, schema: string) =>
+    structuredPromptCacheKey(extractionConversationId(caller, operation, schema));
 
   it("keeps provider_a's cache key the UUID-formatted SHA-256 of the structured seed", () => {
     const hex = sha('provider_a.structured:anonymous\nop\nabc');
-    expect(promptCacheKey('anonymous', 'op', 'abc')).toBe(`${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`);
+    expect(promptCacheKey('anonymous', 'op', 'abc')).toBe(
+      `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`,
+    );
     expect(promptCacheKey('anonymous', undefined, 'abc')).toBe(promptCacheKey('anonymous', '', 'abc'));
   });
 });

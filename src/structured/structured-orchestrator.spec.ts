@@ -13,11 +13,17 @@ import { OutputValidator } from '../common/json-schema/output-validator';
 import { StructuredAllowlist } from './structured-allowlist';
 import { StructuredExtractor } from './structured-extractor';
 import { canonicalSha256 } from './structured-identity';
-import { StructuredCommand, StructuredOrchestrator } from './structured-orchestrator';
+import type { StructuredCommand } from './structured-orchestrator';
+import { StructuredOrchestrator } from './structured-orchestrator';
 import { StructuredQueue } from './structured-queue';
 import type { SharedAnswer } from './structured-response';
 
-const SCHEMA = { type: 'object', additionalProperties: false, required: ['total'], properties: { total: { type: 'integer' } } };
+const SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['total'],
+  properties: { total: { type: 'integer' } },
+};
 
 /** A provider_a that answers extractions from a script and records what it was asked. */
 class FakeExtractor implements ProviderAdapter {
@@ -29,7 +35,12 @@ class FakeExtractor implements ProviderAdapter {
   async extract(request: ExtractionRequest, context: CallContext): Promise<ExtractionResult> {
     this.requests.push(request);
     const text = await this.answer(context);
-    return { text, upstreamResponseId: 'resp_1', upstreamModel: 'gpt-5.6-sol', usage: { promptTokens: 5, completionTokens: 2, totalTokens: 7 } };
+    return {
+      text,
+      upstreamResponseId: 'resp_1',
+      upstreamModel: 'gpt-5.6-sol',
+      usage: { promptTokens: 5, completionTokens: 2, totalTokens: 7 },
+    };
   }
 
   stream(): Promise<AsyncIterable<ChatEvent>> {
@@ -42,17 +53,31 @@ class FakeExtractor implements ProviderAdapter {
 }
 
 function setup(adapter: FakeExtractor) {
-  const config = loadConfig({ HOME: '/nonexistent', GATEWAY_PROVIDERS: 'provider_a', STRUCTURED_INFERENCE_ENABLED: 'true' });
+  const config = loadConfig({
+    HOME: '/nonexistent',
+    GATEWAY_PROVIDERS: 'provider_a',
+    STRUCTURED_INFERENCE_ENABLED: 'true',
+  });
   const catalog = ModelCatalog.load(undefined, config.enabledProviders);
   const records: Record<string, unknown>[] = [];
   const push = (fields: Record<string, unknown>) => records.push(fields);
   const logger = { info: push, warn: push, debug: push, error: push } as EventLogger;
   // Every instrument call is accepted; the audit records are what these tests read.
   const metrics = new Proxy({}, { get: () => () => undefined }) as GatewayMetrics;
-  const allowlist = StructuredAllowlist.build({ requested: config.structured.models, catalog: catalog.allEntries, enabledProviders: config.enabledProviders });
+  const allowlist = StructuredAllowlist.build({
+    requested: config.structured.models,
+    catalog: catalog.allEntries,
+    enabledProviders: config.enabledProviders,
+  });
   const validator = new OutputValidator();
   const build = { version: 'test' } as unknown as BuildInfo;
-  const extractor = new StructuredExtractor(validator, new ProviderRegistry([adapter], catalog), new StructuredQueue(config, metrics), metrics, build);
+  const extractor = new StructuredExtractor(
+    validator,
+    new ProviderRegistry([adapter], catalog),
+    new StructuredQueue(config, metrics),
+    metrics,
+    build,
+  );
   const drain = new DrainService();
   const store = new IdempotencyStore<SharedAnswer>({ capacity: 8, ttlMs: 60_000 });
   const orchestrator = new StructuredOrchestrator(config, drain, allowlist, store, extractor, validator, metrics);
@@ -65,18 +90,31 @@ function setup(adapter: FakeExtractor) {
     signal: new AbortController().signal,
     ...overrides,
   });
-  const audit = () => records.filter((record) => String(record.event).startsWith('structured_')).map((record) => `${String(record.event)}:${String(record.status)}`);
+  const audit = () =>
+    records
+      .filter((record) => String(record.event).startsWith('structured_'))
+      .map((record) => `${String(record.event)}:${String(record.status)}`);
   return { orchestrator, command, drain, audit };
 }
 
-const body = (overrides: Record<string, unknown> = {}) => ({ request_id: 'r-1', model: 'gpt-5.6-sol', input: 'Total: 12', schema: SCHEMA, operation: 'op', ...overrides });
+const body = (overrides: Record<string, unknown> = {}) => ({
+  request_id: 'r-1',
+  model: 'gpt-5.6-sol',
+  input: 'Total: 12',
+  schema: SCHEMA,
+  operation: 'op',
+  ...overrides,
+});
 
 describe(StructuredOrchestrator.name, () => {
   it('answers a valid request with the contract body and records one success', async () => {
     const adapter = new FakeExtractor(async () => '{"total":12}');
     const { orchestrator, command, audit } = setup(adapter);
     const outcome = await orchestrator.run(command(body()));
-    expect(outcome).toMatchObject({ kind: 'success', body: { data: { total: 12 }, request_id: 'r-1', idempotent_replay: false, model: 'gpt-5.6-sol' } });
+    expect(outcome).toMatchObject({
+      kind: 'success',
+      body: { data: { total: 12 }, request_id: 'r-1', idempotent_replay: false, model: 'gpt-5.6-sol' },
+    });
     expect(audit()).toEqual(['structured_success:200']);
   });
 
@@ -92,16 +130,25 @@ describe(StructuredOrchestrator.name, () => {
     const adapter = new FakeExtractor(async () => '{"total":1}');
     const { orchestrator, command, drain, audit } = setup(adapter);
     const tooLarge = new GatewayError('request_too_large');
-    expect(await orchestrator.run(command(undefined, { bodyError: tooLarge }))).toEqual({ kind: 'failure', error: tooLarge });
+    expect(await orchestrator.run(command(undefined, { bodyError: tooLarge }))).toEqual({
+      kind: 'failure',
+      error: tooLarge,
+    });
     drain.startDraining();
-    expect(await orchestrator.run(command('not even an object', { bodyError: tooLarge }))).toMatchObject({ kind: 'failure', error: { code: 'draining' } });
+    expect(await orchestrator.run(command('not even an object', { bodyError: tooLarge }))).toMatchObject({
+      kind: 'failure',
+      error: { code: 'draining' },
+    });
     expect(audit()).toEqual(['structured_failure:400', 'structured_failure:503']);
     expect(adapter.requests).toHaveLength(0);
   });
 
   it('records output that breaks the schema as a 422 failure', async () => {
     const { orchestrator, command, audit } = setup(new FakeExtractor(async () => '{"total":"twelve"}'));
-    expect(await orchestrator.run(command(body()))).toMatchObject({ kind: 'failure', error: { code: 'output_validation_failed' } });
+    expect(await orchestrator.run(command(body()))).toMatchObject({
+      kind: 'failure',
+      error: { code: 'output_validation_failed' },
+    });
     expect(audit()).toEqual(['structured_failure:422']);
   });
 
@@ -110,7 +157,10 @@ describe(StructuredOrchestrator.name, () => {
     const { orchestrator, command, audit } = setup(adapter);
     await orchestrator.run(command(body({ idempotency_key: 'k-1' })));
     const replay = await orchestrator.run(command(body({ idempotency_key: 'k-1', request_id: 'r-2' })));
-    expect(replay).toMatchObject({ kind: 'success', body: { request_id: 'r-2', idempotent_replay: true, data: { total: 3 } } });
+    expect(replay).toMatchObject({
+      kind: 'success',
+      body: { request_id: 'r-2', idempotent_replay: true, data: { total: 3 } },
+    });
     expect(adapter.requests).toHaveLength(1);
     expect(audit()).toEqual(['structured_success:200', 'structured_replay:200']);
   });

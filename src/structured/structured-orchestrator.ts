@@ -63,7 +63,11 @@ export class StructuredOrchestrator {
 
   async run(command: StructuredCommand): Promise<StructuredOutcome> {
     const { arrivedAt, caller, signal, logger } = command;
-    const telemetry = new StructuredTelemetry(this.metrics, logger, auditSubjectOf(command.body, caller, this.allowlist));
+    const telemetry = new StructuredTelemetry(
+      this.metrics,
+      logger,
+      auditSubjectOf(command.body, caller, this.allowlist),
+    );
     let inflight = false;
     try {
       if (this.drain.isDraining) throw new GatewayError('draining');
@@ -73,9 +77,15 @@ export class StructuredOrchestrator {
       const schemaSha256 = canonicalSha256(envelope.schema);
       const schemaProblems = this.validator.prepare(schemaSha256, envelope.schema);
       if (schemaProblems.length > 0) {
-        throw new GatewayError('invalid_schema', { publicMessage: 'schema uses unsupported constructs', details: limitDetails(schemaProblems) });
+        throw new GatewayError('invalid_schema', {
+          publicMessage: 'schema uses unsupported constructs',
+          details: limitDetails(schemaProblems),
+        });
       }
-      const model = this.allowlist.resolve(envelope.model, { reasoningEffort: envelope.reasoningEffort, verbosity: envelope.verbosity });
+      const model = this.allowlist.resolve(envelope.model, {
+        reasoningEffort: envelope.reasoningEffort,
+        verbosity: envelope.verbosity,
+      });
       const identity = deriveIdentity(envelope, model, caller, this.allowlist.policyVersion, schemaSha256);
       this.metrics.structuredInflightChanged(1);
       inflight = true;
@@ -88,7 +98,9 @@ export class StructuredOrchestrator {
         deadlineAt: deadlineFor(arrivedAt, envelope.deadlineMs, this.config.structured.maxDeadlineMs),
         logger,
       };
-      const { answer, replay } = envelope.idempotencyKey ? await this.keyed(plan, signal) : await this.keyless(plan, signal);
+      const { answer, replay } = envelope.idempotencyKey
+        ? await this.keyed(plan, signal)
+        : await this.keyless(plan, signal);
       if (signal.aborted) return this.canceled(telemetry);
       const body = renderSuccess(answer, envelope.requestId, telemetry.latencyMs, replay);
       telemetry.succeeded(replay);
@@ -108,7 +120,10 @@ export class StructuredOrchestrator {
   }
 
   /** Step 12 (§6.6): replay, conflict, capacity, lead or join. */
-  private async keyed(plan: ExtractionPlan, clientSignal: AbortSignal): Promise<{ answer: SharedAnswer; replay: boolean }> {
+  private async keyed(
+    plan: ExtractionPlan,
+    clientSignal: AbortSignal,
+  ): Promise<{ answer: SharedAnswer; replay: boolean }> {
     const admission = this.store.admit(plan.identity.replayKey, plan.identity.fingerprint);
     switch (admission.kind) {
       case 'replay':
@@ -137,7 +152,10 @@ export class StructuredOrchestrator {
   }
 
   /** A key-less request never touches the store: its own call, aborted when its client leaves. */
-  private async keyless(plan: ExtractionPlan, clientSignal: AbortSignal): Promise<{ answer: SharedAnswer; replay: boolean }> {
+  private async keyless(
+    plan: ExtractionPlan,
+    clientSignal: AbortSignal,
+  ): Promise<{ answer: SharedAnswer; replay: boolean }> {
     return { answer: await this.extractor.run(plan, clientSignal), replay: false };
   }
 
@@ -145,7 +163,11 @@ export class StructuredOrchestrator {
    * Waits for the binding's outcome until this participant's client leaves or (for joiners) its
    * own deadline ends; either way it leaves the binding, and the last one out aborts the call.
    */
-  private async participate(binding: InFlightBinding<SharedAnswer>, clientSignal: AbortSignal, deadlineAt?: number): Promise<SharedAnswer> {
+  private async participate(
+    binding: InFlightBinding<SharedAnswer>,
+    clientSignal: AbortSignal,
+    deadlineAt?: number,
+  ): Promise<SharedAnswer> {
     const expiry = deadlineAt === undefined ? undefined : deadline(deadlineAt, modelDeadlineError, [clientSignal]);
     const waitSignal = expiry?.signal ?? clientSignal;
     try {

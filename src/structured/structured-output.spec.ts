@@ -46,12 +46,19 @@ describe(OutputValidator.name, () => {
   const sha = canonicalSha256(schema);
 
   it('accepts conforming output', () => {
-    expect(new OutputValidator().check(sha, schema, { headline: 'h', growth_percent: 12, tags: ['up'] })).toEqual({ valid: true });
+    expect(new OutputValidator().check(sha, schema, { headline: 'h', growth_percent: 12, tags: ['up'] })).toEqual({
+      valid: true,
+    });
   });
 
   it('lists every failure with paths and keywords, never values', () => {
     const secret = 'SECRET-VALUE-123';
-    const result = new OutputValidator().check(sha, schema, { headline: 7, growth_percent: 'SECRET', tags: [secret, 'x', 'y'], [secret]: 1 });
+    const result = new OutputValidator().check(sha, schema, {
+      headline: 7,
+      growth_percent: 'SECRET',
+      tags: [secret, 'x', 'y'],
+      [secret]: 1,
+    });
     expect(result.valid).toBe(false);
     const details = result.valid ? [] : result.details;
     expect(details).toEqual([
@@ -75,8 +82,15 @@ describe(OutputValidator.name, () => {
   });
 
   it('caps details at 20 plus a summary entry', () => {
-    const many = { type: 'object', additionalProperties: false, required: ['list'], properties: { list: { type: 'array', items: { type: 'integer' } } } };
-    const result = new OutputValidator().check(canonicalSha256(many), many, { list: Array.from({ length: 25 }, () => 'x') });
+    const many = {
+      type: 'object',
+      additionalProperties: false,
+      required: ['list'],
+      properties: { list: { type: 'array', items: { type: 'integer' } } },
+    };
+    const result = new OutputValidator().check(canonicalSha256(many), many, {
+      list: Array.from({ length: 25 }, () => 'x'),
+    });
     expect(result.valid ? [] : result.details).toHaveLength(21);
     expect(result.valid ? '' : result.details[20]).toBe('… and 5 more violations');
   });
@@ -99,7 +113,10 @@ describe('OutputValidator.prepare', () => {
       type: 'object',
       additionalProperties: false,
       required: ['a', 'a', 'list'],
-      properties: { a: { type: 'string', enum: ['x', 'x'] }, list: { type: 'array', items: { type: 'string', enum: ['y', 'y'] } } },
+      properties: {
+        a: { type: 'string', enum: ['x', 'x'] },
+        list: { type: 'array', items: { type: 'string', enum: ['y', 'y'] } },
+      },
     };
     expect(validator.prepare(canonicalSha256(schema), schema)).toEqual([
       '$: "required" must NOT have duplicate items (items ## 1 and 0 are identical)',

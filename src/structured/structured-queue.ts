@@ -47,7 +47,12 @@ export class StructuredQueue {
 
   /** Metrics with provider="structured"; log lines carry key_mode and key_hash, never the caller. */
   private observer({ requestId, logger }: StructuredAdmission, keyHash: string): FairQueueObserver {
-    const ids = { provider: 'structured', request_id: sanitizeIdentifier(requestId), key_mode: 'caller', key_hash: keyHash };
+    const ids = {
+      provider: 'structured',
+      request_id: sanitizeIdentifier(requestId),
+      key_mode: 'caller',
+      key_hash: keyHash,
+    };
     return queueMetricsObserver(this.metrics, 'structured', queueLogObserver(logger, ids));
   }
 }

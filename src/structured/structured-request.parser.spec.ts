@@ -65,7 +65,10 @@ describe('parseStructuredRequest', () => {
     expectInvalid({ ...valid, request_id: 5 }, 'request_id must be a string');
     expectInvalid({ ...valid, verbosity: true }, 'verbosity must be a string');
     expectInvalid({ ...valid, schema_name: {} }, 'schema_name must be a string');
-    expectInvalid({ request_id: '', model: 'm', input: 'x', deadline_ms: '100' }, 'deadline_ms must be a non-negative integer');
+    expectInvalid(
+      { request_id: '', model: 'm', input: 'x', deadline_ms: '100' },
+      'deadline_ms must be a non-negative integer',
+    );
     expectInvalid({ ...valid, deadline_ms: 1.5 }, 'deadline_ms must be a non-negative integer');
   });
 
@@ -73,9 +76,18 @@ describe('parseStructuredRequest', () => {
     expectInvalid({ ...valid, request_id: undefined, model: undefined }, 'request_id is required');
     expectInvalid({ ...valid, request_id: ' \n\t' }, 'request_id is required');
     expectInvalid({ ...valid, request_id: null }, 'request_id is required');
-    expectInvalid({ ...valid, request_id: 'r'.repeat(129), idempotency_key: 'k'.repeat(201) }, 'request_id exceeds 128 characters');
-    expectInvalid({ ...valid, idempotency_key: 'k'.repeat(201), operation: 'o'.repeat(129) }, 'idempotency_key exceeds 200 characters');
-    expectInvalid({ ...valid, operation: 'o'.repeat(129), schema_version: 'v'.repeat(65) }, 'operation exceeds 128 characters');
+    expectInvalid(
+      { ...valid, request_id: 'r'.repeat(129), idempotency_key: 'k'.repeat(201) },
+      'request_id exceeds 128 characters',
+    );
+    expectInvalid(
+      { ...valid, idempotency_key: 'k'.repeat(201), operation: 'o'.repeat(129) },
+      'idempotency_key exceeds 200 characters',
+    );
+    expectInvalid(
+      { ...valid, operation: 'o'.repeat(129), schema_version: 'v'.repeat(65) },
+      'operation exceeds 128 characters',
+    );
     expectInvalid({ ...valid, schema_version: 'v'.repeat(65), model: '' }, 'schema_version exceeds 64 characters');
     expectInvalid({ ...valid, model: '', input: '' }, 'model is required');
     expectInvalid({ ...valid, input: '  ' }, 'input is required');
@@ -104,7 +116,8 @@ describe('parseStructuredRequest', () => {
   });
 
   it('accepts every documented effort and verbosity', () => {
-    for (const effort of ['none', 'minimal', 'low', 'medium', 'high', 'xhigh']) parseStructuredRequest(true, { ...valid, reasoning_effort: effort });
+    for (const effort of ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])
+      parseStructuredRequest(true, { ...valid, reasoning_effort: effort });
     for (const verbosity of ['low', 'medium', 'high']) parseStructuredRequest(true, { ...valid, verbosity });
     expectInvalid({ ...valid, verbosity: 'Low' }, 'verbosity is not supported');
   });
@@ -112,7 +125,11 @@ describe('parseStructuredRequest', () => {
   it('rejects a schema that is not an object as invalid_schema', () => {
     for (const bad of [[], 'schema', 3, true]) {
       const error = failure({ ...valid, schema: bad });
-      expect([error.code, error.publicMessage, error.details]).toEqual(['invalid_schema', 'schema must be a JSON object', ['$: schema node must be a JSON object']]);
+      expect([error.code, error.publicMessage, error.details]).toEqual([
+        'invalid_schema',
+        'schema must be a JSON object',
+        ['$: schema node must be a JSON object'],
+      ]);
     }
   });
 
@@ -125,7 +142,10 @@ describe('parseStructuredRequest', () => {
   });
 
   it('answers subset violations with every detail', () => {
-    const error = failure({ ...valid, schema: { type: 'object', properties: { a: { type: 'string', format: 'email' } }, required: ['a'] } });
+    const error = failure({
+      ...valid,
+      schema: { type: 'object', properties: { a: { type: 'string', format: 'email' } }, required: ['a'] },
+    });
     expect([error.code, error.publicMessage, error.details]).toEqual([
       'invalid_schema',
       'schema uses unsupported constructs',

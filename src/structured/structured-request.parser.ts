@@ -46,7 +46,8 @@ const hasText = (value: string | undefined) => value !== undefined && /\S/u.test
 export function parseStructuredRequest(isJson: boolean, body: unknown): StructuredEnvelope {
   // Step 3: a JSON object body (size and syntax errors were deferred by the body middleware).
   if (!isJson) throw invalid('Content-Type must be application/json');
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('the request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalid('the request body must be a JSON object');
   const fields = body as Record<string, unknown>;
   const present = (name: string) => fields[name] !== undefined && fields[name] !== null;
 
@@ -54,19 +55,23 @@ export function parseStructuredRequest(isJson: boolean, body: unknown): Structur
   for (const name of STRING_FIELDS) {
     if (present(name) && typeof fields[name] !== 'string') throw invalid(`${name} must be a string`);
   }
-  if (present('deadline_ms') && !Number.isInteger(fields.deadline_ms)) throw invalid('deadline_ms must be a non-negative integer');
+  if (present('deadline_ms') && !Number.isInteger(fields.deadline_ms))
+    throw invalid('deadline_ms must be a non-negative integer');
   const text = (name: (typeof STRING_FIELDS)[number]) => (present(name) ? (fields[name] as string) : undefined);
 
   // Step 5: envelope bounds, table §6.2, in its order.
   const requestId = text('request_id');
   if (!hasText(requestId)) throw invalid('request_id is required');
-  if (codePointLength(requestId!) > MAX_REQUEST_ID_CHARS) throw invalid(`request_id exceeds ${MAX_REQUEST_ID_CHARS} characters`);
+  if (codePointLength(requestId!) > MAX_REQUEST_ID_CHARS)
+    throw invalid(`request_id exceeds ${MAX_REQUEST_ID_CHARS} characters`);
   const idempotencyKey = text('idempotency_key');
-  if (idempotencyKey !== undefined && codePointLength(idempotencyKey) > 200) throw invalid('idempotency_key exceeds 200 characters');
+  if (idempotencyKey !== undefined && codePointLength(idempotencyKey) > 200)
+    throw invalid('idempotency_key exceeds 200 characters');
   const operation = text('operation');
   if (operation !== undefined && codePointLength(operation) > 128) throw invalid('operation exceeds 128 characters');
   const schemaVersion = text('schema_version');
-  if (schemaVersion !== undefined && codePointLength(schemaVersion) > 64) throw invalid('schema_version exceeds 64 characters');
+  if (schemaVersion !== undefined && codePointLength(schemaVersion) > 64)
+    throw invalid('schema_version exceeds 64 characters');
   const model = text('model');
   if (!model) throw invalid('model is required');
   const input = text('input');
@@ -79,7 +84,8 @@ export function parseStructuredRequest(isJson: boolean, body: unknown): Structur
     throw invalid('reasoning_effort is not supported');
   }
   const verbosity = text('verbosity');
-  if (verbosity !== undefined && !(VERBOSITIES as readonly string[]).includes(verbosity)) throw invalid('verbosity is not supported');
+  if (verbosity !== undefined && !(VERBOSITIES as readonly string[]).includes(verbosity))
+    throw invalid('verbosity is not supported');
 
   const schema = checkSchema(fields.schema);
   return {
@@ -101,7 +107,10 @@ export function parseStructuredRequest(isJson: boolean, body: unknown): Structur
 function checkSchema(schema: unknown): Record<string, unknown> {
   if (schema === undefined || schema === null) throw invalid('schema is required');
   if (typeof schema !== 'object' || Array.isArray(schema)) {
-    throw new GatewayError('invalid_schema', { publicMessage: 'schema must be a JSON object', details: ['$: schema node must be a JSON object'] });
+    throw new GatewayError('invalid_schema', {
+      publicMessage: 'schema must be a JSON object',
+      details: ['$: schema node must be a JSON object'],
+    });
   }
   const bytes = Buffer.byteLength(JSON.stringify(schema), 'utf8');
   if (bytes > MAX_SCHEMA_BYTES) {
@@ -112,7 +121,10 @@ function checkSchema(schema: unknown): Record<string, unknown> {
   }
   const violations = findSchemaViolations(schema);
   if (violations.length > 0) {
-    throw new GatewayError('invalid_schema', { publicMessage: 'schema uses unsupported constructs', details: limitDetails(violations) });
+    throw new GatewayError('invalid_schema', {
+      publicMessage: 'schema uses unsupported constructs',
+      details: limitDetails(violations),
+    });
   }
   return schema as Record<string, unknown>;
 }

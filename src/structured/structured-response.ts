@@ -1,4 +1,5 @@
-import { BuildInfo, CONTRACT_VERSION } from '../common/build/build-info';
+import type { BuildInfo } from '../common/build/build-info';
+import { CONTRACT_VERSION } from '../common/build/build-info';
 
 /** Token counts as the contract names them. */
 export interface StructuredUsage {
@@ -42,7 +43,12 @@ export interface StructuredSuccessBody {
 }
 
 /** A shared answer rendered for one request: its own request_id and latency, and whether it is a replay. */
-export function renderSuccess(answer: SharedAnswer, requestId: string, latencyMs: number, replay: boolean): StructuredSuccessBody {
+export function renderSuccess(
+  answer: SharedAnswer,
+  requestId: string,
+  latencyMs: number,
+  replay: boolean,
+): StructuredSuccessBody {
   return {
     data: answer.data,
     model: answer.model,

@@ -47,6 +47,7 @@ export class StructuredController {
       signal: client.signal,
     });
     if (outcome.kind === 'success') response.status(200).json(outcome.body);
-    else if (outcome.kind === 'failure' && !response.headersSent && !response.destroyed) sendErrorResponse(request, response, outcome.error);
+    else if (outcome.kind === 'failure' && !response.headersSent && !response.destroyed)
+      sendErrorResponse(request, response, outcome.error);
   }
 }

@@ -31,11 +31,18 @@ function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: Pino
   });
   if (allowlist.dropped.length > 0) {
     logger.warn(
-      { event: 'structured_models_dropped', models: allowlist.dropped.map(({ id, reason }) => `${id} (${reason})`), allowed: allowlist.ids.length },
+      {
+        event: 'structured_models_dropped',
+        models: allowlist.dropped.map(({ id, reason }) => `${id} (${reason})`),
+        allowed: allowlist.ids.length,
+      },
       'structured_models_dropped',
     );
   }
-  logger.info({ event: 'structured_enabled', models: allowlist.ids.length, model_policy_version: allowlist.policyVersion }, 'structured_enabled');
+  logger.info(
+    { event: 'structured_enabled', models: allowlist.ids.length, model_policy_version: allowlist.policyVersion },
+    'structured_enabled',
+  );
   return allowlist;
 }
 
@@ -49,7 +56,10 @@ function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: Pino
     {
       provide: IdempotencyStore,
       useFactory: (config: AppConfig, clock: { now(): number }) =>
-        new IdempotencyStore<SharedAnswer>({ capacity: config.structured.idempotencyCapacity, ttlMs: config.structured.idempotencyTtlMs }, () => clock.now()),
+        new IdempotencyStore<SharedAnswer>(
+          { capacity: config.structured.idempotencyCapacity, ttlMs: config.structured.idempotencyTtlMs },
+          () => clock.now(),
+        ),
       inject: [APP_CONFIG, IDEMPOTENCY_CLOCK],
     },
     OutputValidator,

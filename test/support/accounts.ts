@@ -20,15 +20,22 @@ export function series(text: string, name: string, labels: Record<string, string
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`)) continue;
     const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
-    if (Object.entries(labels).every(([key, value]) => labelText.split(',').includes(`${key}="${value}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Object.entries(labels).every(([key, value]) => labelText.split(',').includes(`${key}="${value}"`)))
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return undefined;
 }
 
 /** The state gauge that is 1 for one account of a family. */
-export async function accountState(gateway: TestGateway, provider: string, account: string): Promise<string | undefined> {
+export async function accountState(
+  gateway: TestGateway,
+  provider: string,
+  account: string,
+): Promise<string | undefined> {
   const text = await scrapeMetrics(gateway);
-  return ['ready', 'cooling', 'login_dead'].find((state) => series(text, 'gateway_chat_api_account_state', { provider, account, state }) === 1);
+  return ['ready', 'cooling', 'login_dead'].find(
+    (state) => series(text, 'gateway_chat_api_account_state', { provider, account, state }) === 1,
+  );
 }
 
 /** Polls `check` every 50 ms for up to 5 s. */
@@ -44,11 +51,16 @@ type Json = Record<string, any>;
 
 /** POST /v1/chat/completions without a bearer (the account specs run without a secret). */
 export const postChat = (gateway: TestGateway, body: Json) =>
-  fetch(`${gateway.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 /** The body of turn `turns` of the chat `name` (its first user message names it, so its turns share a chat key). */
 export function chatTurn(model: string, name: string, turns = 1): Json {
   const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
-  for (let turn = 1; turn < turns; turn++) messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
+  for (let turn = 1; turn < turns; turn++)
+    messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
   return { model, messages };
 }

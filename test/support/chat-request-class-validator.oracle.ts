@@ -26,23 +26,43 @@ export const CHAT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] a
 /** A class-validator decorator from a predicate; `undefined` (field absent) always passes. */
 function satisfies(name: string, predicate: (value: unknown) => boolean, message: string) {
   return (options?: ValidationOptions) =>
-    ValidateBy({ name, validator: { validate: (value: unknown) => value === undefined || predicate(value), defaultMessage: () => message } }, options);
+    ValidateBy(
+      {
+        name,
+        validator: {
+          validate: (value: unknown) => value === undefined || predicate(value),
+          defaultMessage: () => message,
+        },
+      },
+      options,
+    );
 }
 
 /** `content`: a string, an array of parts, or null (contract "Message fields"). */
 const IsMessageContent = satisfies(
   'isMessageContent',
-  (value) => value === null || typeof value === 'string' || (Array.isArray(value) && value.every((part) => typeof part === 'object' && part !== null)),
+  (value) =>
+    value === null ||
+    typeof value === 'string' ||
+    (Array.isArray(value) && value.every((part) => typeof part === 'object' && part !== null)),
   '$property must be a string, an array of content parts, or null',
 );
 
 /** `tool_choice`: `auto`, `none`, `required`, or an object naming a tool. */
-const IsToolChoice = satisfies('isToolChoice', (value) => typeof value === 'string' || isJsonObject(value), '$property must be "auto", "none", "required" or an object naming a tool');
+const IsToolChoice = satisfies(
+  'isToolChoice',
+  (value) => typeof value === 'string' || isJsonObject(value),
+  '$property must be "auto", "none", "required" or an object naming a tool',
+);
 
-const IsArrayOfObjects = satisfies('isArrayOfObjects', (value) => Array.isArray(value) && value.every(isJsonObject), '$property must be an array of objects');
+const IsArrayOfObjects = satisfies(
+  'isArrayOfObjects',
+  (value) => Array.isArray(value) && value.every(isJsonObject),
+  '$property must be an array of objects',
+);
 
 export class ChatMessageDto {
-  @IsIn(CHAT_ROLES as unknown as string[], { message: '$property must be one of system, developer, user, assistant, tool' })
+  @IsIn(CHAT_ROLES, { message: '$property must be one of system, developer, user, assistant, tool' })
   role!: string;
 
   @IsMessageContent()
@@ -114,7 +134,9 @@ export function classValidatorMessage(body: Record<string, unknown>): string | u
 function flattenErrors(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((error) => {
     const path = prefix ? `${prefix}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => message.replace(new RegExp(`^${error.property}\\b`), path));
+    const own = Object.values(error.constraints ?? {}).map((message) =>
+      message.replace(new RegExp(`^${error.property}\\b`), path),
+    );
     return [...own, ...flattenErrors(error.children ?? [], path)];
   });
 }

@@ -20,7 +20,12 @@ export interface ChatStreamResult {
 }
 
 /** POST /v1/chat/completions with `model` and a one-message conversation unless the body overrides them. */
-export function postChat(gateway: TestGateway, body: Record<string, unknown>, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<Response> {
+export function postChat(
+  gateway: TestGateway,
+  body: Record<string, unknown>,
+  signal?: AbortSignal,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -30,12 +35,24 @@ export function postChat(gateway: TestGateway, body: Record<string, unknown>, si
 }
 
 /** Sends a streaming chat request and reads the answer event by event, noting when each arrived. */
-export async function streamChat(gateway: TestGateway, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<ChatStreamResult> {
+export async function streamChat(
+  gateway: TestGateway,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<ChatStreamResult> {
   const sent = Date.now();
   const response = await postChat(gateway, { stream: true, ...body }, undefined, headers);
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
     const raw = await response.text();
-    return { status: response.status, headers: response.headers, events: [], chunks: [], done: false, body: JSON.parse(raw), raw };
+    return {
+      status: response.status,
+      headers: response.headers,
+      events: [],
+      chunks: [],
+      done: false,
+      body: JSON.parse(raw),
+      raw,
+    };
   }
   const events: SseEvent[] = [];
   const decoder = new TextDecoder();
@@ -58,12 +75,19 @@ export async function streamChat(gateway: TestGateway, body: Record<string, unkn
     }
   }
   const done = events.length > 0 && events[events.length - 1].data === '[DONE]';
-  const chunks = events.filter((event) => event.data !== '[DONE]').map((event) => JSON.parse(event.data) as Record<string, any>);
+  const chunks = events
+    .filter((event) => event.data !== '[DONE]')
+    .map((event) => JSON.parse(event.data) as Record<string, any>);
   return { status: response.status, headers: response.headers, events, chunks, done, raw };
 }
 
-const deltaField = (result: ChatStreamResult, field: string) => result.chunks.map((chunk) => chunk.choices?.[0]?.delta?.[field]).filter((text): text is string => typeof text === 'string');
+const deltaField = (result: ChatStreamResult, field: string) =>
+  result.chunks
+    .map((chunk) => chunk.choices?.[0]?.delta?.[field])
+    .filter((text): text is string => typeof text === 'string');
 export const contents = (result: ChatStreamResult) => deltaField(result, 'content');
 export const reasonings = (result: ChatStreamResult) => deltaField(result, 'reasoning_content');
-export const toolFrames = (result: ChatStreamResult) => result.chunks.flatMap((chunk) => (chunk.choices?.[0]?.delta?.tool_calls ?? []) as Record<string, any>[]);
-export const finishReason = (result: ChatStreamResult) => result.chunks.map((chunk) => chunk.choices?.[0]?.finish_reason).find((reason) => reason);
+export const toolFrames = (result: ChatStreamResult) =>
+  result.chunks.flatMap((chunk) => (chunk.choices?.[0]?.delta?.tool_calls ?? []) as Record<string, any>[]);
+export const finishReason = (result: ChatStreamResult) =>
+  result.chunks.map((chunk) => chunk.choices?.[0]?.finish_reason).find((reason) => reason);

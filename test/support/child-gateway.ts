@@ -1,4 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -37,7 +38,14 @@ export interface ChildGateway {
 
 function childEnvironment(settings: Record<string, string>, home: string): NodeJS.ProcessEnv {
   // Only what the gateway needs: never the developer's real logins or secrets.
-  return { PATH: process.env.PATH, HOME: home, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: '0', LOG_LEVEL: 'info', ...settings };
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: '0',
+    LOG_LEVEL: 'info',
+    ...settings,
+  };
 }
 
 function spawnMain(settings: Record<string, string>, argv: readonly string[], home: string): ChildProcess {
@@ -50,7 +58,8 @@ function spawnMain(settings: Record<string, string>, argv: readonly string[], ho
 
 function whenExited(child: ChildProcess): Promise<ExitStatus> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode });
+    if (child.exitCode !== null || child.signalCode !== null)
+      return resolve({ code: child.exitCode, signal: child.signalCode });
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 }
@@ -59,7 +68,11 @@ function whenExited(child: ChildProcess): Promise<ExitStatus> {
  * Runs `src/main.ts` in a child process until it exits (config errors, `--help`), with a private
  * HOME. Fails the test if it is still running after `timeoutMs`.
  */
-export async function runGateway(settings: Record<string, string>, argv: readonly string[] = [], timeoutMs = WAIT_GUARD_MS * 2): Promise<GatewayRun> {
+export async function runGateway(
+  settings: Record<string, string>,
+  argv: readonly string[] = [],
+  timeoutMs = WAIT_GUARD_MS * 2,
+): Promise<GatewayRun> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-child-home-'));
   const child = spawnMain(settings, argv, home);
   let stdout = '';
@@ -101,7 +114,11 @@ function once(stream: NodeJS.ReadableStream, event: string): Promise<void> {
  * Starts `src/main.ts` in a child process on a random loopback port and resolves once its
  * `gateway_listening` line names the port.
  */
-export async function spawnGateway(settings: Record<string, string> = {}, argv: readonly string[] = [], timeoutMs = WAIT_GUARD_MS * 2): Promise<ChildGateway> {
+export async function spawnGateway(
+  settings: Record<string, string> = {},
+  argv: readonly string[] = [],
+  timeoutMs = WAIT_GUARD_MS * 2,
+): Promise<ChildGateway> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-child-home-'));
   const child = spawnMain(settings, argv, home);
   const records: Record<string, unknown>[] = [];
@@ -110,7 +127,10 @@ export async function spawnGateway(settings: Record<string, string> = {}, argv: 
   let partial = '';
   const exited = whenExited(child);
   const port = new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`gateway did not start within ${timeoutMs} ms; stderr: ${stderr}`)),
+      timeoutMs,
+    );
     child.stdout!.on('data', (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       stdout += text;
@@ -140,7 +160,16 @@ export async function spawnGateway(settings: Record<string, string> = {}, argv: 
   };
   try {
     const listeningPort = await port;
-    return { process: child, url: `http://127.0.0.1:${listeningPort}`, home, records, stdout: () => stdout, stderr: () => stderr, exited, close };
+    return {
+      process: child,
+      url: `http://127.0.0.1:${listeningPort}`,
+      home,
+      records,
+      stdout: () => stdout,
+      stderr: () => stderr,
+      exited,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

@@ -5,7 +5,8 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startGateway, TestGateway } from './create-test-app';
+import type { TestGateway } from './create-test-app';
+import { startGateway } from './create-test-app';
 
 /**
  * Real-client e2e scenarios (design.md §10): the `openai` SDK and the Vercel AI SDK drive the
@@ -126,8 +127,15 @@ interface TurnResult {
 }
 
 /** Streams one turn with the openai SDK, accumulating deltas the way SDK users do. */
-async function streamTurn(client: OpenAI, params: Omit<OpenAI.ChatCompletionCreateParamsStreaming, 'stream'>): Promise<TurnResult> {
-  const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+async function streamTurn(
+  client: OpenAI,
+  params: Omit<OpenAI.ChatCompletionCreateParamsStreaming, 'stream'>,
+): Promise<TurnResult> {
+  const stream = await client.chat.completions.create({
+    ...params,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   let content = '';
   let finishReason: string | null = null;
   let usage: OpenAI.CompletionUsage | undefined;
@@ -152,7 +160,10 @@ async function streamTurn(client: OpenAI, params: Omit<OpenAI.ChatCompletionCrea
 }
 
 /** One non-streaming turn with the openai SDK. */
-async function createTurn(client: OpenAI, params: Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, 'stream'>): Promise<TurnResult> {
+async function createTurn(
+  client: OpenAI,
+  params: Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, 'stream'>,
+): Promise<TurnResult> {
   const completion = await client.chat.completions.create({ ...params, stream: false });
   const [choice] = completion.choices;
   const toolCalls = (choice.message.tool_calls ?? []).map((call) =>
@@ -160,7 +171,12 @@ async function createTurn(client: OpenAI, params: Omit<OpenAI.ChatCompletionCrea
       ? { id: call.id, type: call.type, name: call.function.name, arguments: call.function.arguments }
       : { id: call.id, type: call.type, name: call.custom.name, arguments: call.custom.input },
   );
-  return { content: choice.message.content ?? '', finishReason: choice.finish_reason, toolCalls, usage: completion.usage };
+  return {
+    content: choice.message.content ?? '',
+    finishReason: choice.finish_reason,
+    toolCalls,
+    usage: completion.usage,
+  };
 }
 
 /**
@@ -183,7 +199,10 @@ export function describeClientScenarios(family: ClientFamily): void {
 
     it('openai SDK: non-streaming completion has content, finish_reason stop and usage', async () => {
       family.scriptText(['Hello from ', family.family, '.'], 'non-stream');
-      const completion = await client.chat.completions.create({ model: family.model, messages: [{ role: 'user', content: 'Say hello.' }] });
+      const completion = await client.chat.completions.create({
+        model: family.model,
+        messages: [{ role: 'user', content: 'Say hello.' }],
+      });
       expect(completion.object).toBe('chat.completion');
       expect(completion.model).toBe(family.model);
       expect(completion.choices).toHaveLength(1);
@@ -251,7 +270,11 @@ export function describeClientScenarios(family: ClientFamily): void {
         family.scriptText(['The file exports ', 'a constant.'], mode);
         const second = await turn([
           ...messages,
-          { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+          },
           { role: 'tool', tool_call_id: call.id, content: output },
         ]);
         expect(second.finishReason).toBe('stop');
@@ -288,7 +311,12 @@ export function describeClientScenarios(family: ClientFamily): void {
       const output = '# Demo project';
       family.scriptReadFileCall(args, 'stream');
       family.scriptText(['The README is ', 'a heading.'], 'stream');
-      const provider = createOpenAICompatible({ name: 'gateway', baseURL: `${gateway.url}/v1`, apiKey: 'test', includeUsage: true });
+      const provider = createOpenAICompatible({
+        name: 'gateway',
+        baseURL: `${gateway.url}/v1`,
+        apiKey: 'test',
+        includeUsage: true,
+      });
       const executed: Array<{ input: unknown; toolCallId: string }> = [];
       const result = streamText({
         model: provider.chatModel(family.model),

@@ -30,9 +30,15 @@ export class ConnectProxy {
       proxy.sockets.add(socket);
       socket.on('close', () => proxy.sockets.delete(socket));
     });
-    server.on('connect', (request: http.IncomingMessage, client: net.Socket, head: Buffer) => proxy.tunnel(request, client, head));
+    server.on('connect', (request: http.IncomingMessage, client: net.Socket, head: Buffer) =>
+      proxy.tunnel(request, client, head),
+    );
     server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
-      proxy.seen.push({ method: request.method ?? '', target: request.url ?? '', proxyAuthorization: request.headers['proxy-authorization'] });
+      proxy.seen.push({
+        method: request.method ?? '',
+        target: request.url ?? '',
+        proxyAuthorization: request.headers['proxy-authorization'],
+      });
       response.writeHead(502).end();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -68,8 +74,10 @@ export class ConnectProxy {
     client.on('close', () => this.sockets.delete(client));
     client.on('error', () => undefined);
     const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
-    if (this.refusing) return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n');
-    if (host !== '127.0.0.1' && host !== 'localhost') return void client.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
+    if (this.refusing)
+      return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\ncontent-length: 0\r\n\r\n');
+    if (host !== '127.0.0.1' && host !== 'localhost')
+      return void client.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n');
     const upstream = net.connect(port, '127.0.0.1', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length > 0) upstream.write(head);

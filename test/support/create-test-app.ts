@@ -53,7 +53,7 @@ export async function startGateway(settings: Record<string, string> = {}, argv: 
     home,
     close: async () => {
       // Keep-alive sockets left by aborted client requests would hold close() for seconds.
-      (app.getHttpServer() as import('node:http').Server).closeAllConnections();
+      app.getHttpServer().closeAllConnections();
       await app.close();
       fs.rmSync(home, { recursive: true, force: true });
     },

@@ -29,7 +29,12 @@ export interface FakeStreamReply {
   readonly blocks: readonly FakeBlock[];
   /** `end_turn` unless given (`max_tokens`, `refusal`, …). */
   readonly stopReason?: string;
-  readonly usage?: { readonly input_tokens: number; readonly output_tokens: number; readonly cache_read_input_tokens?: number; readonly cache_creation_input_tokens?: number };
+  readonly usage?: {
+    readonly input_tokens: number;
+    readonly output_tokens: number;
+    readonly cache_read_input_tokens?: number;
+    readonly cache_creation_input_tokens?: number;
+  };
   /** Wait this long between two deltas. */
   readonly deltaDelayMs?: number;
   /** After the blocks' deltas, keep the response open (no stop events) until the client leaves. */
@@ -64,7 +69,12 @@ export interface FakeApiRequest {
 
 /** The errors the real API sends for each failure the gateway must tell apart (issue 9). */
 export const API_ERRORS = {
-  unauthorized: (): FakeErrorReply => ({ type: 'error', status: 401, errorType: 'authentication_error', message: 'Invalid bearer token' }),
+  unauthorized: (): FakeErrorReply => ({
+    type: 'error',
+    status: 401,
+    errorType: 'authentication_error',
+    message: 'Invalid bearer token',
+  }),
   /**
    * A spent credit: the API's 400 with the one message Claude Code 2.1.330 knows for it (its
    * binary matches `^Your credit balance is too low to access the Anthropic API\. Please go to
@@ -76,14 +86,15 @@ export const API_ERRORS = {
     type: 'error',
     status: 400,
     errorType: 'invalid_request_error',
-    message: 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+    message:
+      'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
   }),
   /** A subscription limit: rejected with a reset time (epoch seconds) as the API reports it. */
   limit: (resetEpochSeconds: number): FakeErrorReply => ({
     type: 'error',
     status: 429,
     errorType: 'rate_limit_error',
-    message: 'This request would exceed your account\'s rate limit. Please try again later.',
+    message: "This request would exceed your account's rate limit. Please try again later.",
     headers: {
       'retry-after': String(Math.max(1, resetEpochSeconds - Math.floor(Date.now() / 1000))),
       'anthropic-ratelimit-unified-status': 'rejected',
@@ -94,13 +105,27 @@ export const API_ERRORS = {
       'anthropic-ratelimit-unified-5h-utilization': '1.0',
     },
   }),
-  overloaded: (): FakeErrorReply => ({ type: 'error', status: 529, errorType: 'overloaded_error', message: 'Overloaded' }),
-  internal: (): FakeErrorReply => ({ type: 'error', status: 500, errorType: 'api_error', message: 'Internal server error' }),
+  overloaded: (): FakeErrorReply => ({
+    type: 'error',
+    status: 529,
+    errorType: 'overloaded_error',
+    message: 'Overloaded',
+  }),
+  internal: (): FakeErrorReply => ({
+    type: 'error',
+    status: 500,
+    errorType: 'api_error',
+    message: 'Internal server error',
+  }),
 } as const;
 
 /** A text answer in `pieces` (one `text_delta` each). */
 export function textReply(pieces: string | readonly string[], usage?: FakeStreamReply['usage']): FakeStreamReply {
-  return { type: 'stream', blocks: [{ kind: 'text', deltas: typeof pieces === 'string' ? [pieces] : pieces }], ...(usage ? { usage } : {}) };
+  return {
+    type: 'stream',
+    blocks: [{ kind: 'text', deltas: typeof pieces === 'string' ? [pieces] : pieces }],
+    ...(usage ? { usage } : {}),
+  };
 }
 
 const requestId = () => `req_${randomBytes(12).toString('hex')}`;
@@ -153,7 +178,12 @@ export class FakeAnthropicApi {
 
   /** The `POST /v1/messages` requests received (since the last `script()`), or those containing `marker`. */
   messages(marker?: string): FakeApiRequest[] {
-    return this.requests.filter((request) => request.method === 'POST' && request.path === '/v1/messages' && (marker === undefined || JSON.stringify(request.body).includes(marker)));
+    return this.requests.filter(
+      (request) =>
+        request.method === 'POST' &&
+        request.path === '/v1/messages' &&
+        (marker === undefined || JSON.stringify(request.body).includes(marker)),
+    );
   }
 
   async close(): Promise<void> {
@@ -173,15 +203,30 @@ export class FakeAnthropicApi {
     } catch {
       // Kept as text.
     }
-    const hadCredential = /^Bearer \S/.test(request.headers.authorization ?? '') || typeof request.headers['x-api-key'] === 'string';
+    const hadCredential =
+      /^Bearer \S/.test(request.headers.authorization ?? '') || typeof request.headers['x-api-key'] === 'string';
     const account = /^Bearer fake-account-([\w-]+)$/.exec(request.headers.authorization ?? '')?.[1];
-    const recorded: FakeApiRequest = { method: request.method ?? '', path: url.pathname, hadCredential, account, body, closedEarly: false };
+    const recorded: FakeApiRequest = {
+      method: request.method ?? '',
+      path: url.pathname,
+      hadCredential,
+      account,
+      body,
+      closedEarly: false,
+    };
     this.requests.push(recorded);
     if (url.pathname === '/v1/oauth/token' && request.method === 'POST') {
       // The OAuth refresh grant of a config directory's login (the CLI's token endpoint, moved here by PROVIDER_C_TOKEN_URL).
       const grant = body as { refresh_token?: string } | undefined;
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ access_token: `${String(grant?.refresh_token)}-renewed`, refresh_token: `${String(grant?.refresh_token)}-next`, expires_in: 28_800, scope: 'user:inference user:profile' }));
+      response.end(
+        JSON.stringify({
+          access_token: `${String(grant?.refresh_token)}-renewed`,
+          refresh_token: `${String(grant?.refresh_token)}-next`,
+          expires_in: 28_800,
+          scope: 'user:inference user:profile',
+        }),
+      );
       return;
     }
     if (url.pathname === '/api/hello') {
@@ -193,7 +238,12 @@ export class FakeAnthropicApi {
       return;
     }
     if (!hadCredential) {
-      this.sendError(response, { type: 'error', status: 401, errorType: 'authentication_error', message: 'x-api-key header is required' });
+      this.sendError(response, {
+        type: 'error',
+        status: 401,
+        errorType: 'authentication_error',
+        message: 'x-api-key header is required',
+      });
       return;
     }
     const serialized = JSON.stringify(body);
@@ -208,17 +258,33 @@ export class FakeAnthropicApi {
       this.open.delete(response);
       if (!response.writableFinished) recorded.closedEarly = true;
     });
-    await this.stream(response, reply, typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : 'claude-fable-5');
+    await this.stream(
+      response,
+      reply,
+      typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : 'claude-fable-5',
+    );
   }
 
   private sendError(response: http.ServerResponse, reply: FakeErrorReply): void {
     const id = requestId();
-    response.writeHead(reply.status, { 'content-type': 'application/json', 'request-id': id, ...(reply.headers ?? {}) });
-    response.end(JSON.stringify({ type: 'error', error: { type: reply.errorType, message: reply.message }, request_id: id }));
+    response.writeHead(reply.status, {
+      'content-type': 'application/json',
+      'request-id': id,
+      ...(reply.headers ?? {}),
+    });
+    response.end(
+      JSON.stringify({ type: 'error', error: { type: reply.errorType, message: reply.message }, request_id: id }),
+    );
   }
 
   private async stream(response: http.ServerResponse, reply: FakeStreamReply, model: string): Promise<void> {
-    const usage = { input_tokens: 12, output_tokens: 6, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...(reply.usage ?? {}) };
+    const usage = {
+      input_tokens: 12,
+      output_tokens: 6,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      ...(reply.usage ?? {}),
+    };
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -239,17 +305,37 @@ export class FakeAnthropicApi {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: usage.input_tokens, cache_creation_input_tokens: usage.cache_creation_input_tokens, cache_read_input_tokens: usage.cache_read_input_tokens, output_tokens: 1 },
+        usage: {
+          input_tokens: usage.input_tokens,
+          cache_creation_input_tokens: usage.cache_creation_input_tokens,
+          cache_read_input_tokens: usage.cache_read_input_tokens,
+          output_tokens: 1,
+        },
       },
     });
     send({ type: 'ping' });
     for (const [index, block] of reply.blocks.entries()) {
-      send({ type: 'content_block_start', index, content_block: block.kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' } });
+      send({
+        type: 'content_block_start',
+        index,
+        content_block:
+          block.kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' },
+      });
       for (const piece of block.deltas) {
         if (reply.deltaDelayMs) await pause(reply.deltaDelayMs);
-        send({ type: 'content_block_delta', index, delta: block.kind === 'text' ? { type: 'text_delta', text: piece } : { type: 'thinking_delta', thinking: piece } });
+        send({
+          type: 'content_block_delta',
+          index,
+          delta:
+            block.kind === 'text' ? { type: 'text_delta', text: piece } : { type: 'thinking_delta', thinking: piece },
+        });
       }
-      if (block.kind === 'thinking') send({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: randomBytes(24).toString('base64') } });
+      if (block.kind === 'thinking')
+        send({
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'signature_delta', signature: randomBytes(24).toString('base64') },
+        });
       if (reply.hang) return; // Left open: the client's disconnect is what ends it.
       if (reply.failMidway) {
         send({ type: 'error', error: { type: reply.failMidway.errorType, message: reply.failMidway.message } });
@@ -258,7 +344,11 @@ export class FakeAnthropicApi {
       }
       send({ type: 'content_block_stop', index });
     }
-    send({ type: 'message_delta', delta: { stop_reason: reply.stopReason ?? 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+    send({
+      type: 'message_delta',
+      delta: { stop_reason: reply.stopReason ?? 'end_turn', stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    });
     send({ type: 'message_stop' });
     response.end();
   }

@@ -12,7 +12,9 @@ import * as path from 'node:path';
 // it records nothing and takes no run index. FAKE_CLAUDE_LOGGED_IN=0 plays a CLI without a login.
 if (process.argv[2] === 'auth' && process.argv[3] === 'status') {
   const loggedIn = process.env.FAKE_CLAUDE_LOGGED_IN !== '0';
-  process.stdout.write(`${JSON.stringify({ loggedIn, authMethod: loggedIn ? 'oauth_token' : 'none', apiProvider: 'firstParty' }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ loggedIn, authMethod: loggedIn ? 'oauth_token' : 'none', apiProvider: 'firstParty' }, null, 2)}\n`,
+  );
   process.exit(loggedIn ? 0 : 1);
 }
 
@@ -71,7 +73,8 @@ record(
 record('pid.txt', String(process.pid));
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const write = (stream, text) => new Promise((resolve) => (text === '' ? resolve() : stream.write(text, () => resolve())));
+const write = (stream, text) =>
+  new Promise((resolve) => (text === '' ? resolve() : stream.write(text, () => resolve())));
 
 async function readStdin() {
   const chunks = [];
@@ -86,22 +89,45 @@ async function readStdin() {
  */
 function demoStdout(prompt) {
   const line = (value) => ({ line: value });
-  const delta = (text) => line({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } } });
-  const toolsLine = prompt.split('\n').find((text, position, all) => position > 0 && all[position - 1].startsWith('Available tools (JSON):'));
+  const delta = (text) =>
+    line({
+      type: 'stream_event',
+      event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
+    });
+  const toolsLine = prompt
+    .split('\n')
+    .find((text, position, all) => position > 0 && all[position - 1].startsWith('Available tools (JSON):'));
   const tools = toolsLine ? JSON.parse(toolsLine) : [];
   const answered = /\n\nTool result[^\n]*:\n/.test(prompt);
   const out = [line({ type: 'system', subtype: 'init', session_id: 'demo', model: 'claude-fable-5' })];
   if (tools.length > 0 && !answered) {
     const tool = tools[0];
     const args = {};
-    for (const name of tool.parameters?.required ?? Object.keys(tool.parameters?.properties ?? {})) args[name] = 'README.md';
-    const fence = '```agent_tool_call\n' + JSON.stringify({ name: tool.name, arguments: tool.type === 'custom' ? 'demo input' : args }) + '\n```';
+    for (const name of tool.parameters?.required ?? Object.keys(tool.parameters?.properties ?? {}))
+      args[name] = 'README.md';
+    const fence =
+      '```agent_tool_call\n' +
+      JSON.stringify({ name: tool.name, arguments: tool.type === 'custom' ? 'demo input' : args }) +
+      '\n```';
     out.push(delta('I will use a tool.\n'), delta(fence.slice(0, 20)), delta(fence.slice(20)));
   } else {
-    const words = (answered ? 'The tool result arrived; here is my final answer from the fake Claude Code.' : 'Hello from the fake Claude Code CLI behind the gateway.').split(' ');
+    const words = (
+      answered
+        ? 'The tool result arrived; here is my final answer from the fake Claude Code.'
+        : 'Hello from the fake Claude Code CLI behind the gateway.'
+    ).split(' ');
     for (const word of words) out.push({ ...delta(word + ' '), delayMs: 40 });
   }
-  out.push(line({ type: 'result', subtype: 'success', is_error: false, result: '', session_id: 'demo', usage: { input_tokens: 12, output_tokens: 8, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } }));
+  out.push(
+    line({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: '',
+      session_id: 'demo',
+      usage: { input_tokens: 12, output_tokens: 8, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    }),
+  );
   return out;
 }
 
@@ -110,7 +136,7 @@ async function main() {
   const prompt = run.readStdin === true || run.demo === true ? await readStdin() : '';
   if (run.readStdin === true) record('stdin.txt', prompt);
   // 4. stdout items in order, then stderr.
-  for (const item of run.demo === true ? demoStdout(prompt) : run.stdout ?? []) {
+  for (const item of run.demo === true ? demoStdout(prompt) : (run.stdout ?? [])) {
     if (item.delayMs) await delay(item.delayMs);
     if ('line' in item) await write(process.stdout, JSON.stringify(item.line) + '\n');
     else if ('raw' in item) await write(process.stdout, item.raw + '\n');

@@ -14,7 +14,8 @@ const PART_TYPES = new Set(['input_text', 'output_text', 'input_image', 'input_f
 const IMAGE_URL = /^(https?:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=]+)$/i;
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function responsesRequestViolation(body: Json): string | undefined {
   const parameter = parameterViolation(body);
@@ -40,7 +41,8 @@ export function responsesRequestViolation(body: Json): string | undefined {
     }
     const parts = Array.isArray(item.content) ? item.content : Array.isArray(item.output) ? item.output : [];
     for (const [partIndex, part] of parts.entries()) {
-      if (!isObject(part) || !PART_TYPES.has(String(part.type))) return `Invalid value for 'input[${index}].content[${partIndex}].type'.`;
+      if (!isObject(part) || !PART_TYPES.has(String(part.type)))
+        return `Invalid value for 'input[${index}].content[${partIndex}].type'.`;
       if (part.type === 'input_image' && !(typeof part.image_url === 'string' && IMAGE_URL.test(part.image_url))) {
         return `Invalid 'input[${index}].content[${partIndex}].image_url'. Expected a valid URL or a base64-encoded data URL.`;
       }
@@ -81,7 +83,10 @@ export interface FakeRefusal {
   body: Record<string, unknown>;
 }
 
-const badRequest = (message: string, param: string): FakeRefusal => ({ status: 400, body: { error: { message, type: 'invalid_request_error', param, code: null } } });
+const badRequest = (message: string, param: string): FakeRefusal => ({
+  status: 400,
+  body: { error: { message, type: 'invalid_request_error', param, code: null } },
+});
 
 /**
  * What the real backend refuses about the model and the request shape (issue #21): a model it
@@ -95,23 +100,39 @@ export function modelRefusal(body: Json, models: readonly FakeModel[], liteHeade
   if (!model) return { status: 404, body: { detail: 'Model not found' } };
   const reasoning = isObject(body.reasoning) ? body.reasoning : {};
   if (reasoning.effort !== undefined) {
-    const allowed = model.supported_reasoning_levels.map((level) => level.effort).filter((effort) => WIRE_EFFORTS.has(effort));
+    const allowed = model.supported_reasoning_levels
+      .map((level) => level.effort)
+      .filter((effort) => WIRE_EFFORTS.has(effort));
     if (!allowed.includes(String(reasoning.effort))) {
-      return badRequest(`Unsupported value: '${String(reasoning.effort)}' is not supported with the '${model.slug}' model. Supported values are: ${allowed.map((effort) => `'${effort}'`).join(', ')}.`, 'reasoning.effort');
+      return badRequest(
+        `Unsupported value: '${String(reasoning.effort)}' is not supported with the '${model.slug}' model. Supported values are: ${allowed.map((effort) => `'${effort}'`).join(', ')}.`,
+        'reasoning.effort',
+      );
     }
   }
   const metadata = isObject(body.client_metadata) ? body.client_metadata : {};
   const lite = liteHeader || metadata[LITE_FLAG] === 'true';
   if (!lite) return undefined;
-  if (model.use_responses_lite !== true) return badRequest(`The responses lite request shape is not supported for model '${model.slug}'.`, 'model');
-  if (reasoning.context !== 'all_turns') return badRequest("Responses lite requires 'reasoning.context' to be 'all_turns'.", 'reasoning.context');
-  if (body.tools !== undefined) return badRequest("'tools' is not supported with responses lite; send them as an additional_tools input item.", 'tools');
-  if (body.instructions !== undefined) return badRequest("'instructions' is not supported with responses lite; send them as a developer message.", 'instructions');
+  if (model.use_responses_lite !== true)
+    return badRequest(`The responses lite request shape is not supported for model '${model.slug}'.`, 'model');
+  if (reasoning.context !== 'all_turns')
+    return badRequest("Responses lite requires 'reasoning.context' to be 'all_turns'.", 'reasoning.context');
+  if (body.tools !== undefined)
+    return badRequest(
+      "'tools' is not supported with responses lite; send them as an additional_tools input item.",
+      'tools',
+    );
+  if (body.instructions !== undefined)
+    return badRequest(
+      "'instructions' is not supported with responses lite; send them as a developer message.",
+      'instructions',
+    );
   const input = Array.isArray(body.input) ? body.input : [];
   for (const item of input) {
     if (!isObject(item) || item.type !== 'additional_tools') continue;
     for (const tool of Array.isArray(item.tools) ? item.tools : []) {
-      if (!isObject(tool) || tool.type !== 'namespace') return badRequest('Hosted tools are not supported with responses lite.', 'input');
+      if (!isObject(tool) || tool.type !== 'namespace')
+        return badRequest('Hosted tools are not supported with responses lite.', 'input');
     }
   }
   return undefined;
@@ -130,7 +151,8 @@ function parameterViolation(body: Json): string | undefined {
   const text = body.text;
   if (!isObject(text) || text.format === undefined) return undefined;
   const format = text.format;
-  if (!isObject(format) || !['text', 'json_object', 'json_schema'].includes(String(format.type))) return "Invalid value: 'text.format.type'.";
+  if (!isObject(format) || !['text', 'json_object', 'json_schema'].includes(String(format.type)))
+    return "Invalid value: 'text.format.type'.";
   if (format.type !== 'json_schema') return undefined;
   if (!VALID_NAME.test(String(format.name))) return "Invalid 'text.format.name': string does not match pattern.";
   if (!isObject(format.schema)) return "Missing required parameter: 'text.format.schema'.";
@@ -144,10 +166,12 @@ function strictSchemaViolation(schema: Json, name: string): string | undefined {
     if (Array.isArray(node)) pending.push(...node);
     if (!isObject(node)) continue;
     if (isObject(node.properties)) {
-      if (node.additionalProperties !== false) return `Invalid schema for response_format '${name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
+      if (node.additionalProperties !== false)
+        return `Invalid schema for response_format '${name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
       const required = Array.isArray(node.required) ? node.required : [];
       const missing = Object.keys(node.properties).find((key) => !required.includes(key));
-      if (missing !== undefined) return `Invalid schema for response_format '${name}': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+      if (missing !== undefined)
+        return `Invalid schema for response_format '${name}': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
     }
     pending.push(...Object.values(node));
   }

@@ -88,7 +88,10 @@ export function cliModelList(): FakeModel[] {
     visibility: model.visibility,
     priority: model.priority,
     default_reasoning_level: model.default_reasoning_level,
-    supported_reasoning_levels: (model.supported_reasoning_levels as string[]).map((effort) => ({ effort, description: '' })),
+    supported_reasoning_levels: (model.supported_reasoning_levels as string[]).map((effort) => ({
+      effort,
+      description: '',
+    })),
     service_tiers: (model.service_tiers as string[]).map((id) => ({ id, name: id })),
     use_responses_lite: model.use_responses_lite,
     context_window: model.context_window,
@@ -106,14 +109,17 @@ export const FAKE_TOKEN_PATH = '/oauth/token';
 
 function lowerHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
   const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   return result;
 }
 
 function parseJson(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -276,15 +282,15 @@ export class FakeProviderA {
       const check = () => {
         if (this.recorded.length < count) return false;
         clearTimeout(timer);
-        this.waiters.delete(check as () => void);
+        this.waiters.delete(check);
         resolve(this.requests());
         return true;
       };
       const timer = setTimeout(() => {
-        this.waiters.delete(check as () => void);
+        this.waiters.delete(check);
         reject(new Error(`fake provider_a saw ${this.recorded.length} of ${count} requests within ${timeoutMs} ms`));
       }, timeoutMs);
-      if (!check()) this.waiters.add(check as () => void);
+      if (!check()) this.waiters.add(check);
     });
   }
 
@@ -382,23 +388,59 @@ export class FakeProviderA {
     response.on('close', () => {
       if (!response.writableFinished) closed.resolve();
     });
-    const refusal = modelRefusal(parseJson(raw) ?? {}, this.models, request.headers['x-openai-internal-codex-responses-lite'] === 'true');
+    const refusal = modelRefusal(
+      parseJson(raw) ?? {},
+      this.models,
+      request.headers['x-openai-internal-codex-responses-lite'] === 'true',
+    );
     if (refusal) {
-      this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), connection: ++this.connections, closedByClient: closed.promise, violation: refusalText(refusal) });
+      this.record({
+        transport: 'sse',
+        path,
+        headers: lowerHeaders(request.headers),
+        body: parseJson(raw),
+        raw,
+        receivedAt: Date.now(),
+        connection: ++this.connections,
+        closedByClient: closed.promise,
+        violation: refusalText(refusal),
+      });
       response.writeHead(refusal.status, { 'content-type': 'application/json' }).end(JSON.stringify(refusal.body));
       return;
     }
     const violation = responsesRequestViolation(parseJson(raw) ?? {});
     if (violation) {
-      this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body: parseJson(raw), raw, receivedAt: Date.now(), connection: ++this.connections, closedByClient: closed.promise, violation });
+      this.record({
+        transport: 'sse',
+        path,
+        headers: lowerHeaders(request.headers),
+        body: parseJson(raw),
+        raw,
+        receivedAt: Date.now(),
+        connection: ++this.connections,
+        closedByClient: closed.promise,
+        violation,
+      });
       response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(invalidRequest(violation)));
       return;
     }
     const script = this.nextScript('sse', path);
     const body = parseJson(raw);
-    this.record({ transport: 'sse', path, headers: lowerHeaders(request.headers), body, raw, receivedAt: Date.now(), connection: ++this.connections, resolvedInput: Array.isArray(body?.input) ? body.input : undefined, closedByClient: closed.promise });
+    this.record({
+      transport: 'sse',
+      path,
+      headers: lowerHeaders(request.headers),
+      body,
+      raw,
+      receivedAt: Date.now(),
+      connection: ++this.connections,
+      resolvedInput: Array.isArray(body?.input) ? body.input : undefined,
+      closedByClient: closed.promise,
+    });
     if (!script) {
-      response.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"code":"server_error","message":"no script"}}');
+      response
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end('{"error":{"code":"server_error","message":"no script"}}');
       return;
     }
     if (script.reject) {
@@ -409,14 +451,17 @@ export class FakeProviderA {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...script.headers });
     response.flushHeaders();
     const gone = () => response.destroyed || response.writableEnded;
-    const frames = script.respond ? script.respond((parseJson(raw) ?? {}) as Record<string, unknown>) : script.frames;
+    const frames = script.respond ? script.respond(parseJson(raw) ?? {}) : script.frames;
     for (const frame of frames) {
       if (!(await pause(frame.delayMs, gone))) return;
       if ('disconnect' in frame) {
         response.socket?.destroy();
         return;
       }
-      const text = 'raw' in frame ? frame.raw : `event: ${String((frame.event as { type?: unknown }).type ?? 'message')}\ndata: ${JSON.stringify(frame.event)}\n\n`;
+      const text =
+        'raw' in frame
+          ? frame.raw
+          : `event: ${String((frame.event as { type?: unknown }).type ?? 'message')}\ndata: ${JSON.stringify(frame.event)}\n\n`;
       // Wait until the bytes are handed to the socket, so a following disconnect cannot drop them.
       await new Promise<void>((resolve) => response.write(text, () => resolve()));
     }
@@ -462,7 +507,16 @@ export class FakeProviderA {
     if (path !== FAKE_RESPONSES_PATH) return rejectUpgrade(socket, 404, {}, { error: 'not found' });
     const script = this.nextScript('ws', path);
     if (!script || script.reject) {
-      this.record({ transport: 'ws', path, headers, body: undefined, raw: '', receivedAt: Date.now(), connection: ++this.connections, closedByClient: new Promise(() => undefined) });
+      this.record({
+        transport: 'ws',
+        path,
+        headers,
+        body: undefined,
+        raw: '',
+        receivedAt: Date.now(),
+        connection: ++this.connections,
+        closedByClient: new Promise(() => undefined),
+      });
       if (!script) return rejectUpgrade(socket, 500, {}, { error: { code: 'server_error', message: 'no script' } });
       return rejectUpgrade(socket, script.reject!.status, script.reject!.headers ?? {}, script.reject!.body);
     }
@@ -472,7 +526,8 @@ export class FakeProviderA {
       for (const [name, value] of Object.entries(script.headers ?? {})) responseHeaders.push(`${name}: ${value}`);
     };
     this.wss.on('headers', addHeaders);
-    const upgrade = () => this.wss.handleUpgrade(request, socket, head, (ws) => this.serveWebSocket(ws, path, headers, script));
+    const upgrade = () =>
+      this.wss.handleUpgrade(request, socket, head, (ws) => this.serveWebSocket(ws, path, headers, script));
     if (this.handshakeDelayMs > 0) setTimeout(upgrade, this.handshakeDelayMs);
     else upgrade();
   }
@@ -513,7 +568,8 @@ export class FakeProviderA {
         terminal = TERMINAL_EVENTS.has(String(event.type));
         if (event.type === 'response.output_item.done') output.push(event.item);
         const response = event.response as Record<string, unknown> | undefined;
-        if (event.type === 'response.completed' && typeof response?.id === 'string') chains.set(response.id, [...resolvedInput, ...output]);
+        if (event.type === 'response.completed' && typeof response?.id === 'string')
+          chains.set(response.id, [...resolvedInput, ...output]);
       }
       busy = false;
       if (!script.holdOpen && !gone() && !(this.keepOpen && terminal)) closeByFake();
@@ -526,7 +582,17 @@ export class FakeProviderA {
       const body = parseJson(raw) ?? {};
       const refusal = modelRefusal(body, this.models, false);
       if (refusal) {
-        this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), connection, closedByClient: closed.promise, violation: refusalText(refusal) });
+        this.record({
+          transport: 'ws',
+          path,
+          headers,
+          body: parseJson(raw),
+          raw,
+          receivedAt: Date.now(),
+          connection,
+          closedByClient: closed.promise,
+          violation: refusalText(refusal),
+        });
         // The backend answers a refused response.create with an error event; the script stays queued.
         if (frames === 1 && !firstScript.respond) this.scripts.unshift(firstScript);
         void send(JSON.stringify({ type: 'error', status: refusal.status, ...refusal.body })).then(() => {
@@ -539,7 +605,18 @@ export class FakeProviderA {
       const input = Array.isArray(body.input) ? body.input : undefined;
       const resolvedInput = known && input ? [...known, ...input] : undefined;
       const violation = known ? responsesRequestViolation({ ...body, input: resolvedInput ?? [] }) : undefined;
-      this.record({ transport: 'ws', path, headers, body: parseJson(raw), raw, receivedAt: Date.now(), connection, resolvedInput, closedByClient: closed.promise, violation });
+      this.record({
+        transport: 'ws',
+        path,
+        headers,
+        body: parseJson(raw),
+        raw,
+        receivedAt: Date.now(),
+        connection,
+        resolvedInput,
+        closedByClient: closed.promise,
+        violation,
+      });
       if (violation) {
         // The backend answers a bad response.create with an error event; the script stays queued.
         if (frames === 1 && !firstScript.respond) this.scripts.unshift(firstScript);
@@ -549,12 +626,25 @@ export class FakeProviderA {
         return;
       }
       if (!known) {
-        void send(JSON.stringify({ type: 'error', status: 400, error: { type: 'invalid_request_error', code: 'previous_response_not_found', message: `Previous response with id '${previous}' not found.`, param: 'previous_response_id' } }));
+        void send(
+          JSON.stringify({
+            type: 'error',
+            status: 400,
+            error: {
+              type: 'invalid_request_error',
+              code: 'previous_response_not_found',
+              message: `Previous response with id '${previous}' not found.`,
+              param: 'previous_response_id',
+            },
+          }),
+        );
         return;
       }
       const script = frames === 1 ? firstScript : this.nextScript('ws', path);
       if (!script) {
-        void send(JSON.stringify({ type: 'error', status: 500, error: { code: 'server_error', message: 'no script' } }));
+        void send(
+          JSON.stringify({ type: 'error', status: 500, error: { code: 'server_error', message: 'no script' } }),
+        );
         return;
       }
       void play(script, body, resolvedInput ?? []);

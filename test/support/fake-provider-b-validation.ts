@@ -39,19 +39,42 @@ const SCHEMA_FIELDS = new Set([
 
 /** The `GenerationConfig` fields of the Code Assist request (as Gemini CLI 0.61.0's converter lists them). */
 const GENERATION_CONFIG_FIELDS = new Set([
-  'temperature', 'topP', 'topK', 'candidateCount', 'maxOutputTokens', 'stopSequences', 'responseLogprobs', 'logprobs', 'presencePenalty',
-  'frequencyPenalty', 'seed', 'responseMimeType', 'responseSchema', 'responseJsonSchema', 'routingConfig', 'modelSelectionConfig',
-  'responseModalities', 'mediaResolution', 'speechConfig', 'audioTimestamp', 'thinkingConfig',
+  'temperature',
+  'topP',
+  'topK',
+  'candidateCount',
+  'maxOutputTokens',
+  'stopSequences',
+  'responseLogprobs',
+  'logprobs',
+  'presencePenalty',
+  'frequencyPenalty',
+  'seed',
+  'responseMimeType',
+  'responseSchema',
+  'responseJsonSchema',
+  'routingConfig',
+  'modelSelectionConfig',
+  'responseModalities',
+  'mediaResolution',
+  'speechConfig',
+  'audioTimestamp',
+  'thinkingConfig',
 ]);
 
 /** An unknown generationConfig field, or a JSON schema without the JSON MIME type (or beside the OpenAPI one). */
 function generationConfigProblem(config: any): string | undefined {
   if (config === undefined) return undefined;
   for (const key of Object.keys(config)) {
-    if (!GENERATION_CONFIG_FIELDS.has(key)) return `Invalid JSON payload received. Unknown name "${key}" at 'request.generation_config': Cannot find field.`;
+    if (!GENERATION_CONFIG_FIELDS.has(key))
+      return `Invalid JSON payload received. Unknown name "${key}" at 'request.generation_config': Cannot find field.`;
   }
-  if (config.responseJsonSchema !== undefined && config.responseSchema !== undefined) return 'responseSchema and responseJsonSchema are mutually exclusive.';
-  if ((config.responseJsonSchema !== undefined || config.responseSchema !== undefined) && config.responseMimeType !== 'application/json') {
+  if (config.responseJsonSchema !== undefined && config.responseSchema !== undefined)
+    return 'responseSchema and responseJsonSchema are mutually exclusive.';
+  if (
+    (config.responseJsonSchema !== undefined || config.responseSchema !== undefined) &&
+    config.responseMimeType !== 'application/json'
+  ) {
     return 'When response_schema is set, response_mime_type must be application/json.';
   }
   return undefined;
@@ -77,10 +100,13 @@ export function rejectionOf(body: any): string | undefined {
 }
 
 function schemaProblem(schema: any, at: string): string | undefined {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return `Invalid value at '${at}': expected a Schema object.`;
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    return `Invalid value at '${at}': expected a Schema object.`;
   for (const [key, value] of Object.entries(schema)) {
-    if (!SCHEMA_FIELDS.has(key)) return `Invalid JSON payload received. Unknown name "${key}" at '${at}': Cannot find field.`;
-    if (key === 'type' && typeof value !== 'string') return `Invalid JSON payload received. Invalid value at '${at}.type': expected one type.`;
+    if (!SCHEMA_FIELDS.has(key))
+      return `Invalid JSON payload received. Unknown name "${key}" at '${at}': Cannot find field.`;
+    if (key === 'type' && typeof value !== 'string')
+      return `Invalid JSON payload received. Invalid value at '${at}.type': expected one type.`;
   }
   for (const [index, [, child]] of Object.entries(schema.properties ?? {}).entries()) {
     const problem = schemaProblem(child, `${at}.properties[${index}].value`);
@@ -105,10 +131,12 @@ function pairingProblem(contents: any[]): string | undefined {
     if (calls.length === 0) {
       const previousCalls = (contents[index - 1]?.parts ?? []).filter((part: any) => part?.functionCall).length;
       const ownResponses = (content?.parts ?? []).filter((part: any) => part?.functionResponse).length;
-      if (ownResponses > 0 && previousCalls === 0) return 'Please ensure that function response turn comes immediately after a function call turn.';
+      if (ownResponses > 0 && previousCalls === 0)
+        return 'Please ensure that function response turn comes immediately after a function call turn.';
       continue;
     }
-    if (content.role !== 'model') return 'Please ensure that function call turn comes immediately after a user turn or after a function response turn.';
+    if (content.role !== 'model')
+      return 'Please ensure that function call turn comes immediately after a user turn or after a function response turn.';
     // The last content may be the model's own call turn only if nothing follows (the model would answer it).
     if (next === undefined) continue;
     if (responses.length !== calls.length) {

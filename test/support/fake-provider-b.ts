@@ -28,7 +28,13 @@ const AUXILIARY_ROUTES = [
   'recordCodeAssistMetrics',
 ] as const;
 type AuxiliaryRoute = (typeof AUXILIARY_ROUTES)[number];
-const POST_ROUTES = new Set<string>(['loadCodeAssist', 'onboardUser', 'streamGenerateContent', 'generateContent', ...AUXILIARY_ROUTES]);
+const POST_ROUTES = new Set<string>([
+  'loadCodeAssist',
+  'onboardUser',
+  'streamGenerateContent',
+  'generateContent',
+  ...AUXILIARY_ROUTES,
+]);
 
 /** One SSE frame: `json` is written as `data: <json>\n\n`, `raw` verbatim. */
 export interface FakeFrame {
@@ -117,7 +123,9 @@ export class FakeCodeAssist {
   private respondedScript(route: FakeCodeAssistRoute, body: any): FakeStreamScript | undefined {
     if (!this.responder || (route !== 'streamGenerateContent' && route !== 'generateContent')) return undefined;
     const payloads = this.responder(body);
-    return route === 'streamGenerateContent' ? { frames: payloads.map((json) => ({ json })) } : { body: mergePayloads(payloads) };
+    return route === 'streamGenerateContent'
+      ? { frames: payloads.map((json) => ({ json })) }
+      : { body: mergePayloads(payloads) };
   }
 
   private constructor(private readonly server: http.Server) {}
@@ -158,8 +166,14 @@ export class FakeCodeAssist {
   }
 
   /** Resolves with the route's requests once there are at least `count`; rejects after `timeoutMs`. */
-  waitForRequests(route: FakeCodeAssistRoute, count: number, timeoutMs = WAIT_GUARD_MS): Promise<FakeRecordedRequest[]> {
-    return this.waitUntil(() => this.requests(route).length >= count, timeoutMs, `${count} ${route} request(s)`).then(() => this.requests(route));
+  waitForRequests(
+    route: FakeCodeAssistRoute,
+    count: number,
+    timeoutMs = WAIT_GUARD_MS,
+  ): Promise<FakeRecordedRequest[]> {
+    return this.waitUntil(() => this.requests(route).length >= count, timeoutMs, `${count} ${route} request(s)`).then(
+      () => this.requests(route),
+    );
   }
 
   /** Resolves once `predicate()` holds (re-checked on every request and client close). */
@@ -224,10 +238,16 @@ export class FakeCodeAssist {
     });
     this.recorded.push(record);
     this.notify();
-    if (route === 'unknown' || request.method !== expectedMethod(route)) return sendJson(response, 404, { error: { code: 404, message: 'no such route', status: 'NOT_FOUND' } });
-    const rejection = route === 'streamGenerateContent' || route === 'generateContent' ? rejectionOf(record.body) : undefined;
-    if (rejection !== undefined) return sendJson(response, 400, { error: { code: 400, message: rejection, status: 'INVALID_ARGUMENT' } });
-    const script = this.scripts.get(route)?.shift() ?? this.respondedScript(route, record.body) ?? this.defaultScript(route, record.body);
+    if (route === 'unknown' || request.method !== expectedMethod(route))
+      return sendJson(response, 404, { error: { code: 404, message: 'no such route', status: 'NOT_FOUND' } });
+    const rejection =
+      route === 'streamGenerateContent' || route === 'generateContent' ? rejectionOf(record.body) : undefined;
+    if (rejection !== undefined)
+      return sendJson(response, 400, { error: { code: 400, message: rejection, status: 'INVALID_ARGUMENT' } });
+    const script =
+      this.scripts.get(route)?.shift() ??
+      this.respondedScript(route, record.body) ??
+      this.defaultScript(route, record.body);
     if (script.delayMs) await delay(script.delayMs);
     if (response.destroyed) return;
     if (route === 'streamGenerateContent' && (script.status ?? 200) < 300) return this.stream(response, script);
@@ -235,7 +255,11 @@ export class FakeCodeAssist {
   }
 
   private async stream(response: http.ServerResponse, script: FakeStreamScript): Promise<void> {
-    response.writeHead(script.status ?? 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', ...script.headers });
+    response.writeHead(script.status ?? 200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache',
+      ...script.headers,
+    });
     response.flushHeaders();
     response.on('error', () => undefined);
     for (const frame of script.frames ?? []) {
@@ -246,7 +270,9 @@ export class FakeCodeAssist {
         return;
       }
       // Wait for the flush so a following `disconnect` cannot discard this frame.
-      await new Promise<void>((resolve) => response.write(frame.raw ?? `data: ${JSON.stringify(frame.json)}\n\n`, () => resolve()));
+      await new Promise<void>((resolve) =>
+        response.write(frame.raw ?? `data: ${JSON.stringify(frame.json)}\n\n`, () => resolve()),
+      );
     }
     if (!script.holdOpen) response.end();
   }
@@ -255,10 +281,22 @@ export class FakeCodeAssist {
     switch (route) {
       case 'loadCodeAssist':
         // Like the real backend: a request that names a licensed project gets that project back.
-        return { body: { currentTier: { id: 'standard-tier' }, cloudaicompanionProject: typeof body?.cloudaicompanionProject === 'string' ? body.cloudaicompanionProject : 'fake-project' } };
+        return {
+          body: {
+            currentTier: { id: 'standard-tier' },
+            cloudaicompanionProject:
+              typeof body?.cloudaicompanionProject === 'string' ? body.cloudaicompanionProject : 'fake-project',
+          },
+        };
       case 'onboardUser':
       case 'getOperation':
-        return { body: { name: 'operations/1', done: true, response: { cloudaicompanionProject: { id: 'fake-project', name: 'fake' } } } };
+        return {
+          body: {
+            name: 'operations/1',
+            done: true,
+            response: { cloudaicompanionProject: { id: 'fake-project', name: 'fake' } },
+          },
+        };
       case 'countTokens':
         return { body: { totalTokens: 1 } };
       case 'streamGenerateContent':
@@ -267,7 +305,14 @@ export class FakeCodeAssist {
         return { body: defaultGeneratePayload() };
       case 'token':
         this.tokenCount++;
-        return { body: { access_token: `fake-access-${this.tokenCount}`, expires_in: 3600, token_type: 'Bearer', scope: 'https://www.googleapis.com/auth/cloud-platform' } };
+        return {
+          body: {
+            access_token: `fake-access-${this.tokenCount}`,
+            expires_in: 3600,
+            token_type: 'Bearer',
+            scope: 'https://www.googleapis.com/auth/cloud-platform',
+          },
+        };
       default:
         // The auxiliary methods: an empty message is a valid answer to each of them.
         return { body: {} };
@@ -305,7 +350,12 @@ function readBody(request: http.IncomingMessage): Promise<string> {
   });
 }
 
-function sendJson(response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function sendJson(
+  response: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   response.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   response.end(body === undefined ? '' : JSON.stringify(body));
 }
@@ -318,7 +368,12 @@ function mergePayloads(payloads: unknown[]): unknown {
   const parts: unknown[] = [];
   let finishReason: unknown;
   let usageMetadata: unknown;
-  for (const payload of payloads as Array<{ response?: { candidates?: Array<{ content?: { parts?: unknown[] }; finishReason?: unknown }>; usageMetadata?: unknown } }>) {
+  for (const payload of payloads as Array<{
+    response?: {
+      candidates?: Array<{ content?: { parts?: unknown[] }; finishReason?: unknown }>;
+      usageMetadata?: unknown;
+    };
+  }>) {
     const candidate = payload.response?.candidates?.[0];
     parts.push(...(candidate?.content?.parts ?? []));
     finishReason = candidate?.finishReason ?? finishReason;

@@ -9,7 +9,10 @@ import * as zlib from 'node:zlib';
 
 export type Route = 'chat' | 'structured';
 
-export const ROUTE_PATHS: Record<Route, string> = { chat: '/v1/chat/completions', structured: '/v1/structured/inference' };
+export const ROUTE_PATHS: Record<Route, string> = {
+  chat: '/v1/chat/completions',
+  structured: '/v1/structured/inference',
+};
 
 /** One request sent with a normal HTTP client. */
 export interface HttpCase {
@@ -37,7 +40,13 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 /** A case, readable: long runs of one character are shown as a count, the rest cut at 600 characters. */
 export function describeCase(testCase: HttpCase | RawCase): string {
-  const shorten = (bytes: Buffer) => JSON.stringify(bytes.toString('latin1').replace(/(.)\1{40,}/gs, (run, unit: string) => `${unit}×${run.length}`).slice(0, 600));
+  const shorten = (bytes: Buffer) =>
+    JSON.stringify(
+      bytes
+        .toString('latin1')
+        .replace(/(.)\1{40,}/gs, (run, unit: string) => `${unit}×${run.length}`)
+        .slice(0, 600),
+    );
   return 'body' in testCase
     ? `${testCase.kind} → ${testCase.route}: ${testCase.body.length} bytes, headers ${JSON.stringify(testCase.headers)}, body ${shorten(testCase.body)}`
     : `${testCase.kind} → ${testCase.route}: ${shorten(testCase.bytes)}`;
@@ -51,10 +60,29 @@ function printable<T extends HttpCase | RawCase>(testCase: T): T {
 // ── Strings ────────────────────────────────────────────────────────────────────────────────────
 
 const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit));
-const awkward = fc.constantFrom('\u0000', '\u0085', '\u2028', '\u2029', '\ufeff', '\u202e', '\u0301', '\r\n', '\t', '"', '\\', '😀', '👩‍👩‍👧', '\uffff', '{"level":60}');
+const awkward = fc.constantFrom(
+  '\u0000',
+  '\u0085',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\u202e',
+  '\u0301',
+  '\r\n',
+  '\t',
+  '"',
+  '\\',
+  '😀',
+  '👩‍👩‍👧',
+  '\uffff',
+  '{"level":60}',
+);
 
 /** Short strings full of unicode edge cases: lone surrogates, controls, separators, emoji, BOM. */
-export const edgeString = fc.string({ unit: fc.oneof(fc.constantFrom('a', 'b', ' '), loneSurrogate, awkward, fc.string({ unit: 'binary', maxLength: 1 })), maxLength: 40 });
+export const edgeString = fc.string({
+  unit: fc.oneof(fc.constantFrom('a', 'b', ' '), loneSurrogate, awkward, fc.string({ unit: 'binary', maxLength: 1 })),
+  maxLength: 40,
+});
 
 /** A string long enough to be recognised if a message echoed it (never our own vocabulary). */
 const secretString = fc
@@ -62,7 +90,9 @@ const secretString = fc
   .map(([stamp, tail]) => `ZZSECRET${stamp}${tail}`);
 
 /** 100 KB to 1.5 MB: huge values for any field. */
-const hugeString = fc.tuple(fc.integer({ min: 100_000, max: 1_500_000 }), fc.constantFrom('x', 'é', '😀', '\ud800')).map(([length, unit]) => `ZZSECRETHUGE${unit.repeat(Math.ceil(length / unit.length))}`);
+const hugeString = fc
+  .tuple(fc.integer({ min: 100_000, max: 1_500_000 }), fc.constantFrom('x', 'é', '😀', '\ud800'))
+  .map(([length, unit]) => `ZZSECRETHUGE${unit.repeat(Math.ceil(length / unit.length))}`);
 
 // ── Bodies ─────────────────────────────────────────────────────────────────────────────────────
 
@@ -73,10 +103,23 @@ const chatBase = (content: string): Json => ({
   messages: [
     { role: 'system', content: 'be brief' },
     { role: 'user', content },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }],
+    },
     { role: 'tool', tool_call_id: 'call_1', content: 'file text' },
   ],
-  tools: [{ type: 'function', function: { name: 'read_file', description: 'reads', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }],
+  tools: [
+    {
+      type: 'function',
+      function: {
+        name: 'read_file',
+        description: 'reads',
+        parameters: { type: 'object', properties: { path: { type: 'string' } } },
+      },
+    },
+  ],
   tool_choice: 'auto',
   stream: false,
 });
@@ -160,7 +203,17 @@ function secretsOf(value: unknown, out: string[] = []): string[] {
 }
 
 const anyJson = fc.jsonValue({ maxDepth: 3 });
-const wrongValue = fc.oneof(fc.constant(null), fc.boolean(), fc.double(), fc.integer(), secretString, edgeString, fc.array(anyJson, { maxLength: 3 }), fc.dictionary(edgeString, anyJson, { maxKeys: 3 }), anyJson);
+const wrongValue = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.double(),
+  fc.integer(),
+  secretString,
+  edgeString,
+  fc.array(anyJson, { maxLength: 3 }),
+  fc.dictionary(edgeString, anyJson, { maxKeys: 3 }),
+  anyJson,
+);
 
 const jsonCase = (kind: string, route: Route, body: unknown, mayBeValid: boolean): HttpCase => ({
   kind,
@@ -190,17 +243,25 @@ const truncated = fc.tuple(route, secretString, fc.double({ min: 0, max: 1, noNa
 
 /** One to three interpreted fields given a value of any other type. */
 const wrongTypes = route.chain((r) =>
-  fc.tuple(fc.constant(r), secretString, fc.array(fc.tuple(fc.constantFrom(...FIELD_PATHS[r]), wrongValue), { minLength: 1, maxLength: 3 })).map(([rr, text, changes]) => {
-    const body = base(rr, text);
-    for (const [path, value] of changes) setPath(body, path, value);
-    return jsonCase('wrong types', rr, body, true);
-  }),
+  fc
+    .tuple(
+      fc.constant(r),
+      secretString,
+      fc.array(fc.tuple(fc.constantFrom(...FIELD_PATHS[r]), wrongValue), { minLength: 1, maxLength: 3 }),
+    )
+    .map(([rr, text, changes]) => {
+      const body = base(rr, text);
+      for (const [path, value] of changes) setPath(body, path, value);
+      return jsonCase('wrong types', rr, body, true);
+    }),
 );
 
 /** Any JSON at all as the body, or the base body with arbitrary extra fields. */
 const noise = fc.oneof(
   fc.tuple(route, anyJson).map(([r, value]) => jsonCase('arbitrary JSON', r, value, true)),
-  fc.tuple(route, secretString, fc.dictionary(edgeString, anyJson, { maxKeys: 5 })).map(([r, text, extra]) => jsonCase('extra fields', r, { ...extra, ...base(r, text) }, true)),
+  fc
+    .tuple(route, secretString, fc.dictionary(edgeString, anyJson, { maxKeys: 5 }))
+    .map(([r, text, extra]) => jsonCase('extra fields', r, { ...extra, ...base(r, text) }, true)),
 );
 
 /** Nesting of arrays and objects, deep or merely deepish, in an ignored or an interpreted field. */
@@ -210,7 +271,14 @@ const nesting = fc
     secretString,
     fc.oneof(fc.integer({ min: 257, max: 30_000 }), fc.integer({ min: 1, max: 200 })),
     fc.constantFrom('[', '{"k":'),
-    fc.constantFrom<string[]>(['x_ignored'], ['messages', '1', 'content'], ['tools', '0', 'function', 'parameters', 'properties', 'path', 'enum'], ['schema', 'properties', 'a', 'enum'], ['stop'], ['input']),
+    fc.constantFrom<string[]>(
+      ['x_ignored'],
+      ['messages', '1', 'content'],
+      ['tools', '0', 'function', 'parameters', 'properties', 'path', 'enum'],
+      ['schema', 'properties', 'a', 'enum'],
+      ['stop'],
+      ['input'],
+    ),
   )
   .map(([r, text, levels, open, path]) => {
     const close = open === '[' ? ']' : '}';
@@ -225,18 +293,43 @@ const nesting = fc
 
 /** A huge string in one field (some bodies then exceed the route's cap). */
 const huge = fc
-  .tuple(route, hugeString, fc.constantFrom('model', 'content', 'role', 'request_id', 'input', 'operation', 'schema_name', 'tool_call_id', 'reasoning_effort', 'x_ignored'))
+  .tuple(
+    route,
+    hugeString,
+    fc.constantFrom(
+      'model',
+      'content',
+      'role',
+      'request_id',
+      'input',
+      'operation',
+      'schema_name',
+      'tool_call_id',
+      'reasoning_effort',
+      'x_ignored',
+    ),
+  )
   .map(([r, value, field]) => {
     const body = base(r, 'hello');
     if (field === 'content') setPath(body, r === 'chat' ? ['messages', '1', 'content'] : ['input'], value);
-    else if (field === 'role' || field === 'tool_call_id') setPath(body, ['messages', field === 'role' ? '1' : '3', field], value);
+    else if (field === 'role' || field === 'tool_call_id')
+      setPath(body, ['messages', field === 'role' ? '1' : '3', field], value);
     else body[field] = value;
     return jsonCase('huge string', r, body, true);
   });
 
 /** Structured identifiers just over (or far over) their bounds, in code points. */
 const overBound = fc
-  .tuple(fc.constantFrom(['request_id', 128], ['idempotency_key', 200], ['operation', 128], ['schema_version', 64]) as fc.Arbitrary<[string, number]>, fc.integer({ min: 1, max: 5000 }), fc.constantFrom('r', '😀', '\ud800'))
+  .tuple(
+    fc.constantFrom(
+      ['request_id', 128],
+      ['idempotency_key', 200],
+      ['operation', 128],
+      ['schema_version', 64],
+    ) as fc.Arbitrary<[string, number]>,
+    fc.integer({ min: 1, max: 5000 }),
+    fc.constantFrom('r', '😀', '\ud800'),
+  )
   .map(([[field, bound], extra, unit]) => {
     const body = structuredBase('hello');
     body[field] = `ZZSECRET${unit.repeat(bound + extra)}`;
@@ -245,17 +338,41 @@ const overBound = fc
 
 /** Unicode edge cases in identifiers and text, plus raw bytes that are not UTF-8 at all. */
 const unicode = fc.oneof(
-  fc.tuple(route, edgeString, fc.constantFrom('model', 'role', 'content', 'request_id', 'idempotency_key', 'operation', 'schema_version', 'input', 'tool_call_id', 'schema_name')).map(([r, value, field]) => {
-    const body = base(r, 'hello');
-    if (field === 'role' || field === 'content') setPath(body, ['messages', '1', field], value);
-    else if (field === 'tool_call_id') setPath(body, ['messages', '3', 'tool_call_id'], value);
-    else body[field] = value;
-    return jsonCase('unicode', r, body, true);
-  }),
+  fc
+    .tuple(
+      route,
+      edgeString,
+      fc.constantFrom(
+        'model',
+        'role',
+        'content',
+        'request_id',
+        'idempotency_key',
+        'operation',
+        'schema_version',
+        'input',
+        'tool_call_id',
+        'schema_name',
+      ),
+    )
+    .map(([r, value, field]) => {
+      const body = base(r, 'hello');
+      if (field === 'role' || field === 'content') setPath(body, ['messages', '1', field], value);
+      else if (field === 'tool_call_id') setPath(body, ['messages', '3', 'tool_call_id'], value);
+      else body[field] = value;
+      return jsonCase('unicode', r, body, true);
+    }),
   fc.tuple(route, fc.uint8Array({ minLength: 1, maxLength: 64 })).map(([r, bytes]) => {
     const text = JSON.stringify(base(r, '@@'));
     const [head, tail] = text.split('@@');
-    return { kind: 'invalid UTF-8', route: r, headers: JSON_TYPE, body: Buffer.concat([Buffer.from(head), Buffer.from(bytes), Buffer.from(tail)]), mayBeValid: true, secrets: [] };
+    return {
+      kind: 'invalid UTF-8',
+      route: r,
+      headers: JSON_TYPE,
+      body: Buffer.concat([Buffer.from(head), Buffer.from(bytes), Buffer.from(tail)]),
+      mayBeValid: true,
+      secrets: [],
+    };
   }),
 );
 
@@ -272,8 +389,12 @@ const hostileKeys = fc
     const polluter = `{"polluted":"yes","isAdmin":true,"messages":5,"${r === 'chat' ? 'model' : 'request_id'}":{"x":1}}`;
     let body: string;
     if (where === 'top') body = `{"${key}":${polluter},${json.slice(1)}`;
-    else if (where === 'nested') body = json.replace('"content":', `"${key}":${polluter},"content":`).replace('"input":', `"${key}":${polluter},"input":`);
-    else if (where === 'duplicate') body = `${json.slice(0, -1)},"${r === 'chat' ? 'messages' : 'schema'}":${polluter},"${key}":{"constructor":{"prototype":${polluter}}}}`;
+    else if (where === 'nested')
+      body = json
+        .replace('"content":', `"${key}":${polluter},"content":`)
+        .replace('"input":', `"${key}":${polluter},"input":`);
+    else if (where === 'duplicate')
+      body = `${json.slice(0, -1)},"${r === 'chat' ? 'messages' : 'schema'}":${polluter},"${key}":{"constructor":{"prototype":${polluter}}}}`;
     else body = `${json.slice(0, -1)},"${r === 'chat' ? 'messages' : 'request_id'}":[${polluter}]}`;
     return textCase('hostile keys', r, body, true, [text]);
   });
@@ -332,30 +453,54 @@ const oversized = fc.tuple(route, fc.integer({ min: 1, max: 300_000 })).map(([r,
  */
 function unknownModel(testCase: HttpCase): HttpCase {
   const model = testCase.route === 'chat' ? 'gpt-fuzz-unknown' : 'sonnet';
-  return { ...testCase, body: Buffer.from(testCase.body.toString('latin1').replace('"model":"gpt-5.6-sol"', `"model":"${model}"`), 'latin1') };
+  return {
+    ...testCase,
+    body: Buffer.from(
+      testCase.body.toString('latin1').replace('"model":"gpt-5.6-sol"', `"model":"${model}"`),
+      'latin1',
+    ),
+  };
 }
 
 /** All body-level cases, weighted towards the cheap ones; the big ones are rarer. */
 export const httpCase: fc.Arbitrary<HttpCase> = fc
   .oneof(
-  { arbitrary: truncated, weight: 4 },
-  { arbitrary: wrongTypes, weight: 6 },
-  { arbitrary: noise, weight: 3 },
-  { arbitrary: nesting, weight: 4 },
-  { arbitrary: huge, weight: 1 },
-  { arbitrary: unicode, weight: 4 },
-  { arbitrary: overBound, weight: 2 },
-  { arbitrary: hostileKeys, weight: 3 },
-  { arbitrary: contentTypes, weight: 3 },
-  { arbitrary: oversized, weight: 1 },
+    { arbitrary: truncated, weight: 4 },
+    { arbitrary: wrongTypes, weight: 6 },
+    { arbitrary: noise, weight: 3 },
+    { arbitrary: nesting, weight: 4 },
+    { arbitrary: huge, weight: 1 },
+    { arbitrary: unicode, weight: 4 },
+    { arbitrary: overBound, weight: 2 },
+    { arbitrary: hostileKeys, weight: 3 },
+    { arbitrary: contentTypes, weight: 3 },
+    { arbitrary: oversized, weight: 1 },
   )
   .chain((testCase) => fc.nat(19).map((draw) => (draw === 0 ? testCase : unknownModel(testCase))))
   .map(printable);
 
 // ── Raw HTTP ───────────────────────────────────────────────────────────────────────────────────
 
-const hostileByte = fc.constantFrom('\r', '\n', '\u0000', '\u007f', '\u0001', ' ', '\t', ':', '\u00ff', '\u0080', '(', '"', '@');
-const hostileToken = fc.string({ unit: fc.oneof({ arbitrary: fc.constantFrom('a', 'B', '-', '1'), weight: 4 }, hostileByte), minLength: 1, maxLength: 24 });
+const hostileByte = fc.constantFrom(
+  '\r',
+  '\n',
+  '\u0000',
+  '\u007f',
+  '\u0001',
+  ' ',
+  '\t',
+  ':',
+  '\u00ff',
+  '\u0080',
+  '(',
+  '"',
+  '@',
+);
+const hostileToken = fc.string({
+  unit: fc.oneof({ arbitrary: fc.constantFrom('a', 'B', '-', '1'), weight: 4 }, hostileByte),
+  minLength: 1,
+  maxLength: 24,
+});
 const headerLine = fc.oneof(
   fc.tuple(hostileToken, hostileToken).map(([name, value]) => `${name}: ${value}\r\n`),
   fc.integer({ min: 1_000, max: 90_000 }).map((size) => `X-Big: ${'b'.repeat(size)}\r\n`),
@@ -408,7 +553,13 @@ const requestLine = fc.oneof(
 
 /** A request whose head (and sometimes framing) is hostile, with a small, possibly valid, JSON body. */
 export const rawCase: fc.Arbitrary<RawCase> = fc
-  .tuple(route, requestLine, fc.array(headerLine, { minLength: 0, maxLength: 4 }), fc.boolean(), fc.constantFrom('valid', 'short', 'chunked-bad', 'none'))
+  .tuple(
+    route,
+    requestLine,
+    fc.array(headerLine, { minLength: 0, maxLength: 4 }),
+    fc.boolean(),
+    fc.constantFrom('valid', 'short', 'chunked-bad', 'none'),
+  )
   .map(([r, line, headers, withHost, framing]) => {
     const body = JSON.stringify(base(r, 'hello'));
     let head = line.replace('{path}', ROUTE_PATHS[r]) + (withHost ? 'Host: 127.0.0.1\r\n' : '') + headers.join('');
@@ -425,5 +576,11 @@ export const rawCase: fc.Arbitrary<RawCase> = fc
     }
     const announcesBody = headers.some((line) => /^(Transfer-Encoding|Content-Length):/.test(line));
     const halfClose = framing === 'short' || (framing === 'none' && announcesBody);
-    return printable({ kind: 'raw', route: r, bytes: Buffer.from(`${head}\r\n${payload}`, 'latin1'), mayBeValid: framing === 'valid' || framing === 'none', halfClose });
+    return printable({
+      kind: 'raw',
+      route: r,
+      bytes: Buffer.from(`${head}\r\n${payload}`, 'latin1'),
+      mayBeValid: framing === 'valid' || framing === 'none',
+      halfClose,
+    });
   });

@@ -26,14 +26,18 @@ export function trackSourceTimers(): TimerTracker {
     init(asyncId, type, _triggerId, resource) {
       if (type !== 'Timeout') return;
       const createdAt = new Error().stack?.split('\n').find((frame) => frame.includes(SRC));
-      if (createdAt) timers.set(asyncId, { resource: resource as TrackedTimer['resource'], createdAt: createdAt.trim() });
+      if (createdAt)
+        timers.set(asyncId, { resource: resource as TrackedTimer['resource'], createdAt: createdAt.trim() });
     },
     destroy(asyncId) {
       timers.delete(asyncId);
     },
   }).enable();
   return {
-    pending: () => [...timers.values()].filter((timer) => timer.resource.hasRef() && !timer.resource._destroyed).map((timer) => timer.createdAt),
+    pending: () =>
+      [...timers.values()]
+        .filter((timer) => timer.resource.hasRef() && !timer.resource._destroyed)
+        .map((timer) => timer.createdAt),
     stop: () => hook.disable(),
   };
 }

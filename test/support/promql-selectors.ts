@@ -60,7 +60,11 @@ function selectorAt(node: SyntaxNode, text: string): Selector {
       const label = childrenOf(matcher, 'LabelName')[0] ?? childrenOf(matcher, 'QuotedLabelName')[0];
       const op = childrenOf(matcher, 'MatchOp')[0];
       const value = childrenOf(matcher, 'StringLiteral')[0];
-      matchers.push({ label: slice(label).replace(/^"|"$/g, ''), op: slice(op) as LabelMatcher['op'], value: unquote(slice(value)) });
+      matchers.push({
+        label: slice(label).replace(/^"|"$/g, ''),
+        op: slice(op) as LabelMatcher['op'],
+        value: unquote(slice(value)),
+      });
     }
   }
   const nameMatcher = matchers.find((matcher) => matcher.label === '__name__' && matcher.op === '=');
@@ -86,7 +90,8 @@ export function parsePromQL(expr: string): ParsedQuery {
   if (errors.length > 0) throw new Error(`PromQL syntax error at offset ${errors[0]}: ${text}`);
   const aggregations = aggregateNodes.map((node) => {
     const modifier = childrenOf(node, 'AggregateModifier')[0];
-    const grouping = modifier && childrenOf(modifier, 'By').length > 0 ? childrenOf(modifier, 'GroupingLabels')[0] : undefined;
+    const grouping =
+      modifier && childrenOf(modifier, 'By').length > 0 ? childrenOf(modifier, 'GroupingLabels')[0] : undefined;
     const by = grouping ? childrenOf(grouping, 'LabelName').map((label) => text.slice(label.from, label.to)) : [];
     return { by, selectors: located.filter((selector) => selector.from >= node.from && selector.to <= node.to) };
   });

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { GatewayError } from '../../src/core/gateway.error';
-import { AppConfig, loadConfig } from '../../src/config/app-config';
+import type { AppConfig } from '../../src/config/app-config';
+import { loadConfig } from '../../src/config/app-config';
 import { ModelCatalog } from '../../src/models/model-catalog';
 import { ProviderAAdapter } from '../../src/providers/provider-a/provider-a.adapter';
 import type { CallContext, ChatRequest } from '../../src/providers/provider-adapter';
@@ -87,7 +88,14 @@ export function writeFaithfulProfile(dir: string): string {
   const profile = {
     model: 'ignored-model',
     instructions: 'Profile instructions for tests.',
-    tools: [{ type: 'function', name: 'profile_tool', description: 'From the profile.', parameters: { type: 'object', properties: {} } }],
+    tools: [
+      {
+        type: 'function',
+        name: 'profile_tool',
+        description: 'From the profile.',
+        parameters: { type: 'object', properties: {} },
+      },
+    ],
     tool_choice: 'auto',
     parallel_tool_calls: false,
     include: ['reasoning.encrypted_content'],
@@ -95,7 +103,12 @@ export function writeFaithfulProfile(dir: string): string {
       {
         type: 'message',
         role: 'developer',
-        content: [{ type: 'input_text', text: '<env><current_date>1999-01-01</current_date><timezone>Nowhere/Zone</timezone></env>' }],
+        content: [
+          {
+            type: 'input_text',
+            text: '<env><current_date>1999-01-01</current_date><timezone>Nowhere/Zone</timezone></env>',
+          },
+        ],
       },
     ],
   };
@@ -116,7 +129,8 @@ export interface FixtureUsage {
 
 export const DEFAULT_USAGE: FixtureUsage = { input_tokens: 12, output_tokens: 5, total_tokens: 17 };
 
-const frame = (event: Record<string, unknown>, delayMs?: number): FakeFrame => (delayMs === undefined ? { event } : { event, delayMs });
+const frame = (event: Record<string, unknown>, delayMs?: number): FakeFrame =>
+  delayMs === undefined ? { event } : { event, delayMs };
 
 /** `response.created` — marks the turn accepted. */
 export function created(id = 'resp_t1', model = 'gpt-5.6-sol'): FakeFrame {
@@ -135,7 +149,10 @@ export function reasoningDelta(delta: string, summaryIndex = 0): FakeFrame {
 
 /** `response.output_item.done` of a message item (text that never came as deltas). */
 export function messageDone(text: string, itemId = 'msg_1'): FakeFrame {
-  return frame({ type: 'response.output_item.done', item: { id: itemId, type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] } });
+  return frame({
+    type: 'response.output_item.done',
+    item: { id: itemId, type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] },
+  });
 }
 
 export interface CallItemOptions {
@@ -160,49 +177,92 @@ function split(text: string, parts: number): string[] {
  * A whole function call as the backend streams it: `output_item.added`, argument deltas,
  * `function_call_arguments.done`, `output_item.done` (spread it into `frames`).
  */
-export function functionCallItem(callId: string, name: string, args: string, options: CallItemOptions = {}): FakeFrame[] {
+export function functionCallItem(
+  callId: string,
+  name: string,
+  args: string,
+  options: CallItemOptions = {},
+): FakeFrame[] {
   const itemId = options.itemId ?? `fc_${callId}`;
   const outputIndex = options.outputIndex ?? 1;
   const frames: FakeFrame[] = [
-    frame({ type: 'response.output_item.added', output_index: outputIndex, item: { id: itemId, type: 'function_call', call_id: callId, name, arguments: '' } }),
+    frame({
+      type: 'response.output_item.added',
+      output_index: outputIndex,
+      item: { id: itemId, type: 'function_call', call_id: callId, name, arguments: '' },
+    }),
     ...split(args, options.fragments ?? 1).map((delta) =>
       frame({ type: 'response.function_call_arguments.delta', item_id: itemId, output_index: outputIndex, delta }),
     ),
-    frame({ type: 'response.function_call_arguments.done', item_id: itemId, output_index: outputIndex, arguments: args }),
+    frame({
+      type: 'response.function_call_arguments.done',
+      item_id: itemId,
+      output_index: outputIndex,
+      arguments: args,
+    }),
   ];
   if (!options.omitDone) {
     frames.push(
-      frame({ type: 'response.output_item.done', output_index: outputIndex, item: { id: itemId, type: 'function_call', call_id: callId, name, arguments: args } }),
+      frame({
+        type: 'response.output_item.done',
+        output_index: outputIndex,
+        item: { id: itemId, type: 'function_call', call_id: callId, name, arguments: args },
+      }),
     );
   }
   return frames;
 }
 
 /** A whole custom (freeform) tool call: added, input deltas, input done, output_item.done. */
-export function customToolCallItem(callId: string, name: string, input: string, options: CallItemOptions = {}): FakeFrame[] {
+export function customToolCallItem(
+  callId: string,
+  name: string,
+  input: string,
+  options: CallItemOptions = {},
+): FakeFrame[] {
   const itemId = options.itemId ?? `ctc_${callId}`;
   const outputIndex = options.outputIndex ?? 1;
   const frames: FakeFrame[] = [
-    frame({ type: 'response.output_item.added', output_index: outputIndex, item: { id: itemId, type: 'custom_tool_call', call_id: callId, name, input: '' } }),
+    frame({
+      type: 'response.output_item.added',
+      output_index: outputIndex,
+      item: { id: itemId, type: 'custom_tool_call', call_id: callId, name, input: '' },
+    }),
     ...split(input, options.fragments ?? 1).map((delta) =>
       frame({ type: 'response.custom_tool_call_input.delta', item_id: itemId, output_index: outputIndex, delta }),
     ),
     frame({ type: 'response.custom_tool_call_input.done', item_id: itemId, output_index: outputIndex, input }),
   ];
   if (!options.omitDone) {
-    frames.push(frame({ type: 'response.output_item.done', output_index: outputIndex, item: { id: itemId, type: 'custom_tool_call', call_id: callId, name, input } }));
+    frames.push(
+      frame({
+        type: 'response.output_item.done',
+        output_index: outputIndex,
+        item: { id: itemId, type: 'custom_tool_call', call_id: callId, name, input },
+      }),
+    );
   }
   return frames;
 }
 
 /** `response.completed` with usage (default prompt 12, completion 5, total 17). */
-export function completed(usage: FixtureUsage | null = DEFAULT_USAGE, id = 'resp_t1', model = 'gpt-5.6-sol'): FakeFrame {
-  return frame({ type: 'response.completed', response: { id, model, status: 'completed', ...(usage ? { usage } : {}) } });
+export function completed(
+  usage: FixtureUsage | null = DEFAULT_USAGE,
+  id = 'resp_t1',
+  model = 'gpt-5.6-sol',
+): FakeFrame {
+  return frame({
+    type: 'response.completed',
+    response: { id, model, status: 'completed', ...(usage ? { usage } : {}) },
+  });
 }
 
 /** `response.incomplete` (`max_output_tokens` → finish `length`, `content_filter`). */
 export function incomplete(reason = 'max_output_tokens', usage: FixtureUsage | null = null, id = 'resp_t3'): FakeFrame {
-  return frame({ type: 'response.incomplete', response: { id, status: 'incomplete', incomplete_details: { reason }, ...(usage ? { usage } : {}) } });
+  return frame({
+    type: 'response.incomplete',
+    response: { id, status: 'incomplete', incomplete_details: { reason }, ...(usage ? { usage } : {}) },
+  });
 }
 
 /** `response.failed` with an error code (default `server_error`). */
@@ -236,7 +296,10 @@ export function usageLimitEvent(resetsInSeconds = 30): FakeFrame {
 
 /** A `codex.rate_limits` telemetry event. */
 export function rateLimitsEvent(primaryUsedPercent: number, primaryResetAt: number): FakeFrame {
-  return frame({ type: 'codex.rate_limits', rate_limits: { primary: { used_percent: primaryUsedPercent, window_minutes: 300, reset_at: primaryResetAt } } });
+  return frame({
+    type: 'codex.rate_limits',
+    rate_limits: { primary: { used_percent: primaryUsedPercent, window_minutes: 300, reset_at: primaryResetAt } },
+  });
 }
 
 /** A whole successful reply: created, one text delta, completed (with `usage`). */
@@ -258,7 +321,11 @@ export interface ProviderASettingsOptions {
  * gateway (`startGateway({...providerASettings(fake, home), GATEWAY_PROVIDERS: 'provider_a'})`)
  * at the fake: `PROVIDER_A_URL`, `PROVIDER_A_TOKEN_URL`, `PROVIDER_A_AUTH_FILE`, `CODEX_HOME`.
  */
-export function providerASettings(fake: FakeProviderA, home: string, options: ProviderASettingsOptions = {}): Record<string, string> {
+export function providerASettings(
+  fake: FakeProviderA,
+  home: string,
+  options: ProviderASettingsOptions = {},
+): Record<string, string> {
   const codexHome = path.join(home, '.codex');
   const auth = writeAuthFile(codexHome, options.auth);
   return {
@@ -311,13 +378,27 @@ export function makeProviderAAdapter(
   home: string,
   options: ProviderASettingsOptions & { settings?: Record<string, string> } = {},
 ): { adapter: ProviderAAdapter; config: AppConfig; authFile: string; codexHome: string } {
-  const env: Record<string, string> = { HOME: home, GATEWAY_STREAM_IDLE_TIMEOUT: '5s', PROVIDER_A_TIMEOUT: '20s', ...providerASettings(fake, home, options), ...options.settings };
+  const env: Record<string, string> = {
+    HOME: home,
+    GATEWAY_STREAM_IDLE_TIMEOUT: '5s',
+    PROVIDER_A_TIMEOUT: '20s',
+    ...providerASettings(fake, home, options),
+    ...options.settings,
+  };
   const config = loadConfig(env);
-  return { adapter: new ProviderAAdapter(config), config, authFile: env.PROVIDER_A_AUTH_FILE, codexHome: env.CODEX_HOME };
+  return {
+    adapter: new ProviderAAdapter(config),
+    config,
+    authFile: env.PROVIDER_A_AUTH_FILE,
+    codexHome: env.CODEX_HOME,
+  };
 }
 
 /** A CallContext with a fresh signal (or the given one) and a recording logger. */
-export function callContext(signal: AbortSignal = new AbortController().signal, logger: EventLogger = recordingLogger()): CallContext {
+export function callContext(
+  signal: AbortSignal = new AbortController().signal,
+  logger: EventLogger = recordingLogger(),
+): CallContext {
   return { signal, requestId: 'req-test', logger };
 }
 

@@ -49,7 +49,12 @@ export interface FrameUsage {
 }
 
 const wrap = (candidate: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  response: { candidates: [{ content: { role: 'model', parts: [] }, ...candidate }], modelVersion: 'gemini-2.5-pro', responseId: 'r-1', ...extra },
+  response: {
+    candidates: [{ content: { role: 'model', parts: [] }, ...candidate }],
+    modelVersion: 'gemini-2.5-pro',
+    responseId: 'r-1',
+    ...extra,
+  },
   traceId: 't-1',
 });
 
@@ -59,7 +64,11 @@ export function textFrame(text: string, options: { thought?: boolean } = {}): un
 }
 
 /** A stream payload with one `functionCall` part (no `id` unless given), optionally signed. */
-export function callFrame(name: string, args: Record<string, unknown> = {}, options: { id?: string; signature?: string } = {}): unknown {
+export function callFrame(
+  name: string,
+  args: Record<string, unknown> = {},
+  options: { id?: string; signature?: string } = {},
+): unknown {
   const part = {
     functionCall: { ...(options.id ? { id: options.id } : {}), name, args },
     ...(options.signature ? { thoughtSignature: options.signature } : {}),
@@ -82,7 +91,12 @@ export function finishFrame(reason = 'STOP', usage?: FrameUsage): unknown {
 }
 
 /** `{"error": {code, message, status, details}}`: an error frame, or the body of a non-2xx reply. */
-export function errorFrame(code: number, status: string, message = 'upstream says no', details: unknown[] = []): unknown {
+export function errorFrame(
+  code: number,
+  status: string,
+  message = 'upstream says no',
+  details: unknown[] = [],
+): unknown {
   return { error: { code, message, status, details } };
 }
 
@@ -110,7 +124,11 @@ export function errorInfo(reason: string): Record<string, unknown> {
  * const gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
  * ```
  */
-export function providerBSettings(fake: FakeCodeAssist, home: string, options: { project?: string; creds?: CredsFileOptions } = {}): Record<string, string> {
+export function providerBSettings(
+  fake: FakeCodeAssist,
+  home: string,
+  options: { project?: string; creds?: CredsFileOptions } = {},
+): Record<string, string> {
   const geminiHome = path.join(home, '.gemini');
   const authFile = writeCredsFile(geminiHome, options.creds);
   return {

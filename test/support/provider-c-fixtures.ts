@@ -135,7 +135,16 @@ export function readRuns(dir: string): FakeClaudeRecord[] {
 // __fixtures__/claude-code-2.1.330/) and changes only the scripted fields, so the fake `claude`
 // prints what the real one prints.
 
-const CAPTURED_DIR = path.join(__dirname, '..', '..', 'src', 'providers', 'provider-c', '__fixtures__', 'claude-code-2.1.330');
+const CAPTURED_DIR = path.join(
+  __dirname,
+  '..',
+  '..',
+  'src',
+  'providers',
+  'provider-c',
+  '__fixtures__',
+  'claude-code-2.1.330',
+);
 const capturedFiles = new Map<string, Record<string, any>[]>();
 
 /** A deep copy of the first captured line of `file` that `matches`. */
@@ -154,11 +163,16 @@ function capturedLine(file: string, matches: (line: Record<string, any>) => bool
   return structuredClone(found);
 }
 
-const isDelta = (kind: string) => (line: Record<string, any>) => line.type === 'stream_event' && line.event?.delta?.type === kind;
+const isDelta = (kind: string) => (line: Record<string, any>) =>
+  line.type === 'stream_event' && line.event?.delta?.type === kind;
 
 /** `{"type":"system","subtype":"init",…}`: printed before the CLI calls the API (not an acceptance). */
 export function initLine(model = 'claude-fable-5', sessionId = 's-1'): Record<string, unknown> {
-  return { ...capturedLine('text', (line) => line.type === 'system' && line.subtype === 'init'), model, session_id: sessionId };
+  return {
+    ...capturedLine('text', (line) => line.type === 'system' && line.subtype === 'init'),
+    model,
+    session_id: sessionId,
+  };
 }
 
 /** A partial-message text delta (content channel). */
@@ -179,7 +193,10 @@ export function thinkingDelta(thinking: string, index = 0): Record<string, unkno
 
 /** `message_delta` with a stop reason (`end_turn`, `max_tokens`, `refusal`, …) and usage (none unless given). */
 export function messageDelta(stopReason: string, usage?: Record<string, number>): Record<string, unknown> {
-  const line = capturedLine('text', (candidate) => candidate.type === 'stream_event' && candidate.event?.type === 'message_delta');
+  const line = capturedLine(
+    'text',
+    (candidate) => candidate.type === 'stream_event' && candidate.event?.type === 'message_delta',
+  );
   line.event.delta.stop_reason = stopReason;
   if (usage) line.event.usage = usage;
   else delete line.event.usage;
@@ -197,7 +214,9 @@ export interface ResultLineOptions {
 
 /** The terminal `result` line. */
 export function resultLine({ isError = false, text = '', usage }: ResultLineOptions = {}): Record<string, unknown> {
-  const line = isError ? capturedLine('failed-after-output', (candidate) => candidate.type === 'result') : capturedLine('text', (candidate) => candidate.type === 'result');
+  const line = isError
+    ? capturedLine('failed-after-output', (candidate) => candidate.type === 'result')
+    : capturedLine('text', (candidate) => candidate.type === 'result');
   line.result = text;
   line.session_id = 's-1';
   if (usage) line.usage = usage;

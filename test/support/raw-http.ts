@@ -17,12 +17,18 @@ export function rawRequest(
   options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
-      response.on('error', reject);
-    });
+    const request = http.request(
+      url,
+      { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: false },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(options.body);
   });
@@ -63,7 +69,11 @@ export interface RawAnswer {
  * then sees the end of the stream); Node treats a FIN as the client leaving, so a complete request
  * must be sent without it.
  */
-export function sendRawBytes(port: number, bytes: Buffer, options: { halfClose?: boolean; timeoutMs?: number } = {}): Promise<RawAnswer> {
+export function sendRawBytes(
+  port: number,
+  bytes: Buffer,
+  options: { halfClose?: boolean; timeoutMs?: number } = {},
+): Promise<RawAnswer> {
   const { halfClose = true, timeoutMs = 5000 } = options;
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1', () => (halfClose ? socket.end(bytes) : socket.write(bytes)));
@@ -73,11 +83,19 @@ export function sendRawBytes(port: number, bytes: Buffer, options: { halfClose?:
       socket.destroy();
       resolve(parseRawAnswer(Buffer.concat(chunks).toString('utf8')));
     };
-    const timer = setTimeout(() => (chunks.length > 0 ? finish() : (socket.destroy(), reject(new Error('no answer before the timeout')))), timeoutMs);
+    const timer = setTimeout(
+      () => (chunks.length > 0 ? finish() : (socket.destroy(), reject(new Error('no answer before the timeout')))),
+      timeoutMs,
+    );
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       const answer = parseRawAnswer(Buffer.concat(chunks).toString('utf8'));
-      if (answer.status >= 200 && Number.isInteger(Number(answer.headers['content-length'])) && Buffer.byteLength(answer.body) >= Number(answer.headers['content-length'])) finish();
+      if (
+        answer.status >= 200 &&
+        Number.isInteger(Number(answer.headers['content-length'])) &&
+        Buffer.byteLength(answer.body) >= Number(answer.headers['content-length'])
+      )
+        finish();
     });
     socket.on('end', finish);
     socket.on('close', finish);

@@ -13,11 +13,15 @@ export const REAL_CLAUDE_PATH = locateRealClaude();
 
 function locateRealClaude(): string {
   const executable = process.platform === 'win32' ? 'claude.exe' : 'claude';
-  const candidates = [`claude-code-${process.platform}-${process.arch}`, `claude-code-${process.platform}-${process.arch}-musl`].map((name) =>
-    path.join(__dirname, '..', '..', 'oracles', 'node_modules', '@anthropic-ai', name, executable),
-  );
+  const candidates = [
+    `claude-code-${process.platform}-${process.arch}`,
+    `claude-code-${process.platform}-${process.arch}-musl`,
+  ].map((name) => path.join(__dirname, '..', '..', 'oracles', 'node_modules', '@anthropic-ai', name, executable));
   const found = candidates.find((candidate) => fs.existsSync(candidate));
-  if (!found) throw new Error(`the real Claude Code binary is not installed (looked for ${candidates.join(', ')}); run \`node scripts/install-oracles.mjs\` (\`npm test\` and .ci/run do it first)`);
+  if (!found)
+    throw new Error(
+      `the real Claude Code binary is not installed (looked for ${candidates.join(', ')}); run \`node scripts/install-oracles.mjs\` (\`npm test\` and .ci/run do it first)`,
+    );
   return found;
 }
 
@@ -33,7 +37,11 @@ export const FAKE_OAUTH_TOKEN = 'fake-oauth-token-for-tests';
  * `loggedIn` is false, everything non-essential switched off, and every proxy pointed at a
  * refusing loopback port so a stray request dies on loopback instead of leaving the machine.
  */
-export function realClaudeEnvironment(options: { readonly apiBaseUrl: string; readonly home: string; readonly loggedIn?: boolean }): Record<string, string> {
+export function realClaudeEnvironment(options: {
+  readonly apiBaseUrl: string;
+  readonly home: string;
+  readonly loggedIn?: boolean;
+}): Record<string, string> {
   const deadEnd = 'http://127.0.0.1:9';
   return {
     HOME: options.home,

@@ -2,8 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { IDEMPOTENCY_CLOCK } from '../../src/structured/idempotency-store';
-import { startGateway, TestGateway } from './create-test-app';
-import { FakeProviderA, FakeScript } from './fake-provider-a';
+import type { TestGateway } from './create-test-app';
+import { startGateway } from './create-test-app';
+import type { FakeScript } from './fake-provider-a';
+import { FakeProviderA } from './fake-provider-a';
 import { completed, created, providerASettings, textDelta } from './provider-a-fixtures';
 import { WAIT_GUARD_MS } from './fake-provider-a';
 
@@ -22,11 +24,20 @@ export const GOOD_OUTPUT = '{"headline":"Q3 revenue up 12%","growth_percent":12}
 
 /** A minimal valid body; override any field. */
 export function structuredBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { request_id: 'req-1', model: 'gpt-5.6-sol', input: 'Revenue grew 12% in the third quarter.', schema: SCHEMA, ...overrides };
+  return {
+    request_id: 'req-1',
+    model: 'gpt-5.6-sol',
+    input: 'Revenue grew 12% in the third quarter.',
+    schema: SCHEMA,
+    ...overrides,
+  };
 }
 
 /** An upstream reply whose text is `text` (split into `parts` deltas), with an optional delay before completion. */
-export function extractionReply(text = GOOD_OUTPUT, options: { id?: string; model?: string; delayMs?: number; firstDelayMs?: number } = {}): FakeScript {
+export function extractionReply(
+  text = GOOD_OUTPUT,
+  options: { id?: string; model?: string; delayMs?: number; firstDelayMs?: number } = {},
+): FakeScript {
   const id = options.id ?? 'resp_s1';
   const model = options.model ?? 'gpt-5.6-sol';
   const first = created(id, model);
@@ -57,11 +68,21 @@ export async function postStructured(
   });
   const text = await response.text();
   const parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
-  return { status: response.status, headers: response.headers, body: parsed, error: parsed.error as StructuredAnswer['error'] };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: parsed,
+    error: parsed.error as StructuredAnswer['error'],
+  };
 }
 
 /** One value of a Prometheus series (0 when absent). `labels` must match exactly those given. */
-export async function metricValue(gateway: TestGateway, name: string, labels: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  gateway: TestGateway,
+  name: string,
+  labels: Record<string, string> = {},
+  headers: Record<string, string> = {},
+): Promise<number> {
   const response = await fetch(`${gateway.url}/metrics`, { headers });
   if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
   const text = await response.text();
@@ -70,7 +91,9 @@ export async function metricValue(gateway: TestGateway, name: string, labels: Re
     if (!line.startsWith(name)) continue;
     const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
-    const present = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]));
+    const present = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]),
+    );
     if (Object.entries(labels).every(([key, value]) => present[key] === value)) total += Number(match[3]);
   }
   return total;
@@ -118,7 +141,11 @@ export function advanceIdempotencyClock(gateway: TestGateway, ms: number): void 
   clock.now = () => previous() + ms;
 }
 
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = WAIT_GUARD_MS, what = 'condition'): Promise<void> {
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = WAIT_GUARD_MS,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -128,5 +155,11 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
 
 /** Resolves true when `promise` settles within `ms`, else false (the promise keeps running). */
 export function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  return Promise.race([promise.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+  return Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms)),
+  ]);
 }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { loadConfig } from '../../config/app-config';
 import type { ChatMessage } from '../../core/chat-message';
-import { ContextSettings, manageContext } from './context-manager';
+import type { ContextSettings } from './context-manager';
+import { manageContext } from './context-manager';
 import { utf8Prefix } from './utf8-prefix';
 
 // The documented defaults (their values are asserted in app-config.spec.ts).
@@ -27,7 +28,11 @@ function history(pairs: number, resultBytes: number, fill = 'r'): ChatMessage[] 
   ];
   for (let index = 0; index < pairs; index++) {
     const id = `call_${index}`;
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"f${index}"}` } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id, type: 'function', function: { name: 'read_file', arguments: `{"path":"f${index}"}` } }],
+    });
     messages.push({ role: 'tool', tool_call_id: id, content: fill.repeat(resultBytes) });
   }
   messages.push({ role: 'user', content: 'continue' });
@@ -37,7 +42,10 @@ function history(pairs: number, resultBytes: number, fill = 'r'): ChatMessage[] 
 describe('manageContext', () => {
   describe('per-result cap (§5.1)', () => {
     it('cuts a 40 000-byte result to exactly 32 768 bytes with K = 32 699', () => {
-      const messages: ChatMessage[] = [{ role: 'user', content: 'go' }, { role: 'tool', tool_call_id: 'c1', content: 'x'.repeat(40_000) }];
+      const messages: ChatMessage[] = [
+        { role: 'user', content: 'go' },
+        { role: 'tool', tool_call_id: 'c1', content: 'x'.repeat(40_000) },
+      ];
       const result = manageContext(messages, settings());
       const content = result.messages[1].content as string;
       expect(bytes(content)).toBe(32_768);
@@ -65,8 +73,15 @@ describe('manageContext', () => {
     });
 
     it('flattens a parts array joined with newlines before measuring', () => {
-      const content = [{ type: 'text', text: 'a'.repeat(60) }, { type: 'image_url', image_url: { url: 'u' } }, { type: 'text', text: 'b'.repeat(60) }];
-      const result = manageContext([{ role: 'tool', tool_call_id: 'c', content }], settings({ toolOutputMaxBytes: 100 }));
+      const content = [
+        { type: 'text', text: 'a'.repeat(60) },
+        { type: 'image_url', image_url: { url: 'u' } },
+        { type: 'text', text: 'b'.repeat(60) },
+      ];
+      const result = manageContext(
+        [{ role: 'tool', tool_call_id: 'c', content }],
+        settings({ toolOutputMaxBytes: 100 }),
+      );
       const text = result.messages[0].content as string;
       expect(typeof text).toBe('string');
       expect(text).toMatch(/^a+\n\n\[gateway: tool output truncated from 121 bytes; kept \d+ bytes\]$/);
@@ -111,7 +126,9 @@ describe('manageContext', () => {
       const old = result.messages.slice(0, tailStart).filter((message) => message.role === 'tool');
       expect(old.length).toBeGreaterThan(0);
       for (const message of old) {
-        expect(message.content).toBe('r'.repeat(512) + '\n\n[gateway: older tool output compacted from 2000 bytes; kept 512 bytes]');
+        expect(message.content).toBe(
+          'r'.repeat(512) + '\n\n[gateway: older tool output compacted from 2000 bytes; kept 512 bytes]',
+        );
       }
       expect(result.stats).toEqual({
         messages: 130,
@@ -137,7 +154,9 @@ describe('manageContext', () => {
         if (message.role !== 'tool') expect(message).toBe(original);
       });
       const callIds = result.messages.flatMap((message) => (message.tool_calls ?? []).map((call) => call.id));
-      const resultIds = result.messages.filter((message) => message.role === 'tool').map((message) => message.tool_call_id);
+      const resultIds = result.messages
+        .filter((message) => message.role === 'tool')
+        .map((message) => message.tool_call_id);
       expect(callIds).toEqual(resultIds);
       expect(result.stats!.compacted).toBeGreaterThan(0);
     });
@@ -167,16 +186,26 @@ describe('manageContext', () => {
     });
 
     it('compacts multi-byte text on a character boundary', () => {
-      const messages: ChatMessage[] = [{ role: 'tool', tool_call_id: 'a', content: '€'.repeat(1_000) }, { role: 'user', content: 'tail' }];
+      const messages: ChatMessage[] = [
+        { role: 'tool', tool_call_id: 'a', content: '€'.repeat(1_000) },
+        { role: 'user', content: 'tail' },
+      ];
       const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 1 }));
       // 512 is not a multiple of 3: 170 whole euro signs = 510 bytes.
-      expect(result.messages[0].content).toBe('€'.repeat(170) + '\n\n[gateway: older tool output compacted from 3000 bytes; kept 510 bytes]');
+      expect(result.messages[0].content).toBe(
+        '€'.repeat(170) + '\n\n[gateway: older tool output compacted from 3000 bytes; kept 510 bytes]',
+      );
     });
 
     it('names the original size when an old result was also truncated', () => {
-      const messages: ChatMessage[] = [{ role: 'tool', tool_call_id: 'a', content: 'w'.repeat(40_000) }, { role: 'user', content: 'tail' }];
+      const messages: ChatMessage[] = [
+        { role: 'tool', tool_call_id: 'a', content: 'w'.repeat(40_000) },
+        { role: 'user', content: 'tail' },
+      ];
       const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 1 }));
-      expect(result.messages[0].content).toBe('w'.repeat(512) + '\n\n[gateway: older tool output compacted from 40000 bytes; kept 512 bytes]');
+      expect(result.messages[0].content).toBe(
+        'w'.repeat(512) + '\n\n[gateway: older tool output compacted from 40000 bytes; kept 512 bytes]',
+      );
       expect(result.stats).toMatchObject({ truncated: 1, compacted: 1, recent_kept: 1 });
     });
 
@@ -217,7 +246,8 @@ describe('manageContext', () => {
 
     it('RECENT_MESSAGES sets the protected tail; 0 leaves no tail', () => {
       const messages = long();
-      const toolsBefore = (recent: number) => messages.filter((message, index) => message.role === 'tool' && index < messages.length - recent).length;
+      const toolsBefore = (recent: number) =>
+        messages.filter((message, index) => message.role === 'tool' && index < messages.length - recent).length;
       for (const recent of [0, 5, 24, 100]) {
         const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: recent }));
         expect(result.stats?.compacted ?? 0).toBe(toolsBefore(recent));
@@ -227,9 +257,17 @@ describe('manageContext', () => {
 
     it('COMPACTED_TOOL_OUTPUT_BYTES sets the kept prefix', () => {
       const messages = long();
-      const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 2, compactedToolOutputBytes: 100 }));
-      expect(result.messages[3].content).toBe('r'.repeat(100) + '\n\n[gateway: older tool output compacted from 4000 bytes; kept 100 bytes]');
-      const none = manageContext(messages, settings({ maxMessages: 1, recentMessages: 2, compactedToolOutputBytes: 0 }));
+      const result = manageContext(
+        messages,
+        settings({ maxMessages: 1, recentMessages: 2, compactedToolOutputBytes: 100 }),
+      );
+      expect(result.messages[3].content).toBe(
+        'r'.repeat(100) + '\n\n[gateway: older tool output compacted from 4000 bytes; kept 100 bytes]',
+      );
+      const none = manageContext(
+        messages,
+        settings({ maxMessages: 1, recentMessages: 2, compactedToolOutputBytes: 0 }),
+      );
       expect(none.messages[3].content).toBe('\n\n[gateway: older tool output compacted from 4000 bytes; kept 0 bytes]');
     });
   });
@@ -241,7 +279,10 @@ describe('manageContext', () => {
     const message = fc.oneof(
       fc.record({ role: fc.constantFrom('system', 'user', 'assistant'), content: text }),
       fc.record({ role: fc.constant('tool'), tool_call_id: fc.constantFrom('c1', 'c2', ' '), content: text }),
-      fc.record({ role: fc.constant('tool'), content: fc.string({ unit: 'grapheme', minLength: 200, maxLength: 600 }) }),
+      fc.record({
+        role: fc.constant('tool'),
+        content: fc.string({ unit: 'grapheme', minLength: 200, maxLength: 600 }),
+      }),
     );
     const limits = fc.record({
       maxBytes: fc.nat({ max: 4_000 }),
@@ -252,14 +293,19 @@ describe('manageContext', () => {
     });
     fc.assert(
       fc.property(fc.array(message, { maxLength: 16 }), limits, (messages, overrides) => {
-        const result = manageContext(messages as ChatMessage[], settings(overrides));
+        const result = manageContext(messages, settings(overrides));
         const serializedBefore = bytes(JSON.stringify(messages));
         if (result.stats) {
           expect(result.stats.bytes_before).toBe(serializedBefore);
           expect(result.stats.bytes_after).toBe(bytes(JSON.stringify(result.messages)));
         }
         // No per-result cap: compaction happens exactly when the serialized size is over the bound.
-        if (overrides.toolOutputMaxBytes === 0 && overrides.maxMessages === 0 && overrides.maxBytes > 0 && (result.stats?.compacted ?? 0) > 0) {
+        if (
+          overrides.toolOutputMaxBytes === 0 &&
+          overrides.maxMessages === 0 &&
+          overrides.maxBytes > 0 &&
+          (result.stats?.compacted ?? 0) > 0
+        ) {
           expect(serializedBefore).toBeGreaterThan(overrides.maxBytes);
         }
       }),

@@ -47,7 +47,8 @@ function compact(text: string, originalBytes: number, keepBytes: number): string
   return prefix.text + SEPARATOR + compactionMarker(originalBytes, prefix.bytes);
 }
 
-const hasCallId = (message: ChatMessage) => typeof message.tool_call_id === 'string' && message.tool_call_id.trim() !== '';
+const hasCallId = (message: ChatMessage) =>
+  typeof message.tool_call_id === 'string' && message.tool_call_id.trim() !== '';
 
 /** UTF-8 size of one message as `JSON.stringify` renders it inside an array. */
 const jsonSize = (message: ChatMessage) => utf8Length(JSON.stringify(message) ?? 'null');
@@ -57,7 +58,8 @@ const jsonSize = (message: ChatMessage) => utf8Length(JSON.stringify(message) ??
  * Keeping one size per message means a rewritten message is re-measured alone, instead of the
  * whole history (up to megabytes) being serialized again for the trigger and for each statistic.
  */
-const arraySize = (sizes: readonly number[]) => sizes.reduce((sum, size) => sum + size, 2 + Math.max(0, sizes.length - 1));
+const arraySize = (sizes: readonly number[]) =>
+  sizes.reduce((sum, size) => sum + size, 2 + Math.max(0, sizes.length - 1));
 
 /**
  * Context management for tool-capable chat requests (gateway-behaviours.md §5). Pure: the input
@@ -73,7 +75,10 @@ const arraySize = (sizes: readonly number[]) => sizes.reduce((sum, size) => sum 
  *
  * `stats` is present only when something changed.
  */
-export function manageContext(messages: readonly ChatMessage[], settings: ContextSettings): { messages: ChatMessage[]; stats?: ContextStats } {
+export function manageContext(
+  messages: readonly ChatMessage[],
+  settings: ContextSettings,
+): { messages: ChatMessage[]; stats?: ContextStats } {
   const output = [...messages];
   if (!settings.enabled) return { messages: output };
 
@@ -103,7 +108,8 @@ export function manageContext(messages: readonly ChatMessage[], settings: Contex
   }
 
   const triggered =
-    (settings.maxBytes > 0 && arraySize(sizes) > settings.maxBytes) || (settings.maxMessages > 0 && output.length > settings.maxMessages);
+    (settings.maxBytes > 0 && arraySize(sizes) > settings.maxBytes) ||
+    (settings.maxMessages > 0 && output.length > settings.maxMessages);
 
   let compacted = 0;
   const tailStart = Math.max(0, output.length - settings.recentMessages);

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../core/gateway.error';
-import { FairQueue, FairQueueOptions, QueueSlot } from './fair-queue';
+import type { FairQueueOptions, QueueSlot } from './fair-queue';
+import { FairQueue } from './fair-queue';
 
 const options = (overrides: Partial<FairQueueOptions> = {}): FairQueueOptions => ({
   maxActive: 2,
@@ -177,7 +178,9 @@ describe(FairQueue.name, () => {
   it('ends a wait at the deadline with timeout', async () => {
     const queue = new FairQueue(options({ maxActive: 1 }));
     const held = await queue.acquire('a', { signal: signal() });
-    await expect(queue.acquire('b', { signal: signal(), deadlineAt: Date.now() + 20 })).rejects.toMatchObject({ code: 'timeout' });
+    await expect(queue.acquire('b', { signal: signal(), deadlineAt: Date.now() + 20 })).rejects.toMatchObject({
+      code: 'timeout',
+    });
     expect(queue.depth).toBe(0);
     held.release();
   });
@@ -217,7 +220,9 @@ describe(FairQueue.name, () => {
     await new Promise((resolve) => setTimeout(resolve, 15));
     older.slot!.release();
     const slot = await promise;
-    expect(acquired).toHaveBeenCalledWith(expect.objectContaining({ active: 1, activeForKey: 1, depth: 0, queued: true }));
+    expect(acquired).toHaveBeenCalledWith(
+      expect.objectContaining({ active: 1, activeForKey: 1, depth: 0, queued: true }),
+    );
     expect(acquired.mock.calls[0][0].waitMs).toBeGreaterThanOrEqual(10);
     slot.release();
     expect(released).toHaveBeenCalledWith(expect.objectContaining({ depth: 0 }));

@@ -61,7 +61,11 @@ export class FairQueue {
   async acquire(key: string, { signal, deadlineAt, observer }: AcquireOptions): Promise<QueueSlot> {
     if (signal.aborted) throw signal.reason;
     const arrivedAt = Date.now();
-    if (this.active < this.options.maxActive && this.keyHasRoom(key) && !this.waiters.some((waiter) => this.keyHasRoom(waiter.key))) {
+    if (
+      this.active < this.options.maxActive &&
+      this.keyHasRoom(key) &&
+      !this.waiters.some((waiter) => this.keyHasRoom(waiter.key))
+    ) {
       return this.grantSlot(key, arrivedAt, false, observer);
     }
     if (this.waiters.length >= this.options.queueLimit) {
@@ -96,7 +100,9 @@ export class FairQueue {
       signal.addEventListener('abort', onAbort, { once: true });
       // The waiter's own request keeps the process alive; its timers alone must not (unref).
       if (this.options.queueTimeoutMs > 0) {
-        timers.push(setTimeout(() => leave('timeout', new GatewayError('queue_timeout')), this.options.queueTimeoutMs).unref());
+        timers.push(
+          setTimeout(() => leave('timeout', new GatewayError('queue_timeout')), this.options.queueTimeoutMs).unref(),
+        );
       }
       if (deadlineAt !== undefined) {
         const error = new GatewayError('timeout', { publicMessage: 'deadline elapsed while waiting for admission' });
@@ -114,7 +120,13 @@ export class FairQueue {
     const activeForKey = (this.activeByKey.get(key) ?? 0) + 1;
     this.activeByKey.set(key, activeForKey);
     const startedAt = Date.now();
-    observer?.acquired?.({ waitMs: startedAt - arrivedAt, active: this.active, activeForKey, depth: this.waiters.length, queued });
+    observer?.acquired?.({
+      waitMs: startedAt - arrivedAt,
+      active: this.active,
+      activeForKey,
+      depth: this.waiters.length,
+      queued,
+    });
     let released = false;
     return {
       release: () => {

@@ -117,14 +117,15 @@ describe('untilAborted', () => {
   });
 });
 
-
 const never = (signal: AbortSignal) =>
   new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
 
 describe(withinIdleTimeout.name, () => {
   it('ends a wait that outlives the idle bound with a timeout GatewayError', async () => {
     // `never` settles only through the idle bound, so a timeout error is the whole proof.
-    const error = await withinIdleTimeout(50, new AbortController().signal, 'login token', never).catch((caught: unknown) => caught);
+    const error = await withinIdleTimeout(50, new AbortController().signal, 'login token', never).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).code).toBe('timeout');
   });
@@ -138,7 +139,9 @@ describe(withinIdleTimeout.name, () => {
   });
 
   it('returns the value when it comes in time, and with 0 (off) never bounds the wait', async () => {
-    await expect(withinIdleTimeout(1000, new AbortController().signal, 'login token', async () => 'token')).resolves.toBe('token');
+    await expect(
+      withinIdleTimeout(1000, new AbortController().signal, 'login token', async () => 'token'),
+    ).resolves.toBe('token');
     const seen: AbortSignal[] = [];
     const caller = new AbortController().signal;
     await withinIdleTimeout(0, caller, 'login token', async (signal) => void seen.push(signal));

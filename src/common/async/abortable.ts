@@ -117,10 +117,18 @@ export function deadline(deadlineAt: number, reason: () => unknown, parents: rea
  * hung token endpoint cannot hold a request past GATEWAY_STREAM_IDLE_TIMEOUT (0 = off) any more than
  * past the turn's deadline, which `signal` carries. The bound passing is a `timeout` GatewayError.
  */
-export async function withinIdleTimeout<T>(idleMs: number, signal: AbortSignal, what: string, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withinIdleTimeout<T>(
+  idleMs: number,
+  signal: AbortSignal,
+  what: string,
+  wait: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   if (idleMs <= 0) return wait(signal);
   const bounded = linkedAbort([signal]);
-  const timer = setTimeout(() => bounded.abort(new GatewayError('timeout', { detail: `no ${what} within ${idleMs} ms` })), idleMs);
+  const timer = setTimeout(
+    () => bounded.abort(new GatewayError('timeout', { detail: `no ${what} within ${idleMs} ms` })),
+    idleMs,
+  );
   try {
     return await wait(bounded.signal);
   } finally {

@@ -23,7 +23,10 @@ class HealthLikeController {
 }
 
 /** A hand-made ExecutionContext for an HTTP request with the given Authorization header. */
-function httpContext(authorization: string | undefined, controller: new () => { handle(): void } = ProtectedController): ExecutionContext {
+function httpContext(
+  authorization: string | undefined,
+  controller: new () => { handle(): void } = ProtectedController,
+): ExecutionContext {
   const request = { headers: authorization === undefined ? {} : { authorization } };
   return {
     getHandler: () => controller.prototype.handle,
@@ -38,7 +41,11 @@ function guard(secret?: string): BearerAuthGuard {
 }
 
 /** The internal error code the guard rejected with, or 'allowed'. */
-function outcome(subject: BearerAuthGuard, authorization: string | undefined, controller?: new () => { handle(): void }): string {
+function outcome(
+  subject: BearerAuthGuard,
+  authorization: string | undefined,
+  controller?: new () => { handle(): void },
+): string {
   try {
     return subject.canActivate(httpContext(authorization, controller)) ? 'allowed' : 'denied';
   } catch (error) {

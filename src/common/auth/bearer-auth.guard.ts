@@ -28,7 +28,10 @@ export class BearerAuthGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_ROUTE, [context.getHandler(), context.getClass()]);
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_ROUTE, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     if (isPublic) return true;
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
@@ -37,7 +40,8 @@ export class BearerAuthGuard implements CanActivate {
     attachCaller(request, resolveCaller(request.headers, this.callerHeader, token));
     if (this.secretDigest) {
       // Hashing both sides gives equal lengths, so timingSafeEqual never leaks the secret's length.
-      if (token === undefined || !timingSafeEqual(sha256Digest(token), this.secretDigest)) throw new GatewayError('invalid_api_key');
+      if (token === undefined || !timingSafeEqual(sha256Digest(token), this.secretDigest))
+        throw new GatewayError('invalid_api_key');
       return true;
     }
     if (header === undefined) return true;

@@ -32,8 +32,16 @@ describe(resolveBuildInfo.name, () => {
 
   it('lets BUILD_VERSION, BUILD_COMMIT and BUILD_DATE win over the stamp', () => {
     fs.writeFileSync(stampPath, JSON.stringify(stamp));
-    const info = resolveBuildInfo({ version: 'v9.9.9', commit: 'b'.repeat(40), date: '2030-12-31T23:59:59Z' }, stampPath);
-    expect(info).toMatchObject({ version: 'v9.9.9', commit: 'b'.repeat(40), build_date: '2030-12-31T23:59:59Z', modified: true });
+    const info = resolveBuildInfo(
+      { version: 'v9.9.9', commit: 'b'.repeat(40), date: '2030-12-31T23:59:59Z' },
+      stampPath,
+    );
+    expect(info).toMatchObject({
+      version: 'v9.9.9',
+      commit: 'b'.repeat(40),
+      build_date: '2030-12-31T23:59:59Z',
+      modified: true,
+    });
   });
 
   it('falls back to devel, unknown and a timestamp in the contract format without a stamp', () => {

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { CONTRACT_VERSION } from '../build/build-info';
 import { familyMessage, structuredHttpStatus } from '../../core/error-codes';
-import { GatewayError } from '../../core/gateway.error';
+import type { GatewayError } from '../../core/gateway.error';
 import { codePointLength } from '../text';
 
 export const STRUCTURED_ROUTE = '/v1/structured/inference';
@@ -40,7 +40,11 @@ export function isStructuredRoute(request: Request): boolean {
 }
 
 /** The JSON body and status for an error, in the shape of the route that failed. */
-export function errorResponseBody(error: GatewayError, structured: boolean, requestId?: unknown): { status: number; body: unknown } {
+export function errorResponseBody(
+  error: GatewayError,
+  structured: boolean,
+  requestId?: unknown,
+): { status: number; body: unknown } {
   const spec = error.spec;
   const message = error.publicMessage ?? familyMessage(error.code, error.provider, error.resetsAt) ?? spec.message;
   if (structured) {
@@ -53,7 +57,10 @@ export function errorResponseBody(error: GatewayError, structured: boolean, requ
     body.contract_version = CONTRACT_VERSION;
     return { status, body };
   }
-  return { status: spec.status, body: { error: { message, type: spec.type, code: spec.openaiCode, param: error.param ?? null } } };
+  return {
+    status: spec.status,
+    body: { error: { message, type: spec.type, code: spec.openaiCode, param: error.param ?? null } },
+  };
 }
 
 /** Writes `error` as JSON (with Retry-After on 429/503) unless headers were already sent. */

@@ -5,7 +5,8 @@ import { GatewayError } from '../../core/gateway.error';
 export function toGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
   const status = httpStatusOf(error);
-  if (status === HttpStatus.NOT_FOUND || status === HttpStatus.METHOD_NOT_ALLOWED) return new GatewayError('route_not_found');
+  if (status === HttpStatus.NOT_FOUND || status === HttpStatus.METHOD_NOT_ALLOWED)
+    return new GatewayError('route_not_found');
   if (status === HttpStatus.PAYLOAD_TOO_LARGE) return new GatewayError('request_too_large');
   if (status === HttpStatus.UNSUPPORTED_MEDIA_TYPE) {
     return new GatewayError('invalid_request', { publicMessage: 'Content-Type must be application/json' });

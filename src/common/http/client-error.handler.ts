@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorResponseBody } from '../errors/error-response';
-import { ErrorCode } from '../../core/error-codes';
+import type { ErrorCode } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../logging/sanitize';
 
@@ -49,9 +49,16 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
       return;
     }
     const code = CODE_BY_PARSER_ERROR[error.code ?? ''] ?? 'invalid_request';
-    const gatewayError = new GatewayError(code, code === 'invalid_request' ? { publicMessage: 'the request is not valid HTTP/1.1' } : {});
+    const gatewayError = new GatewayError(
+      code,
+      code === 'invalid_request' ? { publicMessage: 'the request is not valid HTTP/1.1' } : {},
+    );
     const { status, body } = errorResponseBody(gatewayError, false);
-    logger.warn({ event: 'http_request_rejected', reason: sanitizeIdentifier(error.code ?? 'unknown'), status }, 'http_request_rejected', 'http');
+    logger.warn(
+      { event: 'http_request_rejected', reason: sanitizeIdentifier(error.code ?? 'unknown'), status },
+      'http_request_rejected',
+      'http',
+    );
     const payload = Buffer.from(JSON.stringify(body));
     const head =
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +

@@ -1,11 +1,12 @@
 import compression from 'compression';
-import express, { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import express from 'express';
 import onHeaders from 'on-headers';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import { sendErrorResponse } from '../errors/error-response';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
-import { DrainService } from '../lifecycle/drain.service';
+import type { DrainService } from '../lifecycle/drain.service';
 
 /**
  * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node's own check answers a bare 400 without a
@@ -16,7 +17,11 @@ export function hostHeaderMiddleware(): RequestHandler {
   return (request, response, next) => {
     if (request.httpVersion !== '1.1' || request.headers.host !== undefined) return next();
     response.setHeader('Connection', 'close');
-    sendErrorResponse(request, response, new GatewayError('invalid_request', { publicMessage: 'the Host header is required' }));
+    sendErrorResponse(
+      request,
+      response,
+      new GatewayError('invalid_request', { publicMessage: 'the Host header is required' }),
+    );
   };
 }
 
@@ -55,7 +60,10 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
   };
 }
 
-const tooDeep = () => new GatewayError('invalid_request', { publicMessage: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels` });
+const tooDeep = () =>
+  new GatewayError('invalid_request', {
+    publicMessage: `the request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
+  });
 
 /**
  * Runs `handler` only for a POST to exactly the path it is mounted on (`app.use(path, …)`; a
@@ -63,7 +71,8 @@ const tooDeep = () => new GatewayError('invalid_request', { publicMessage: `the 
  * to their 404.
  */
 export function onPostToMountPath(handler: RequestHandler): RequestHandler {
-  return (request, response, next) => (request.method === 'POST' && request.path === '/' ? handler(request, response, next) : next());
+  return (request, response, next) =>
+    request.method === 'POST' && request.path === '/' ? handler(request, response, next) : next();
 }
 
 const BODY_ERROR = Symbol('bodyError');
@@ -94,7 +103,8 @@ export function compressionMiddleware(): RequestHandler {
   return (request, response, next) => {
     if (request.headers['accept-encoding'] !== undefined) return compress(request, response, next);
     onHeaders(response, () => {
-      if (filter(request, response) && !NO_TRANSFORM.test(String(response.getHeader('Cache-Control') ?? ''))) response.vary('Accept-Encoding');
+      if (filter(request, response) && !NO_TRANSFORM.test(String(response.getHeader('Cache-Control') ?? '')))
+        response.vary('Accept-Encoding');
     });
     next();
   };

@@ -37,5 +37,7 @@ function tryParse(text: string): { parsed: true; value: unknown } | { parsed: fa
 }
 
 function asObject(value: unknown): ParsedOutput {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ok: true, value: value as Record<string, unknown> } : { ok: false };
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? { ok: true, value: value as Record<string, unknown> }
+    : { ok: false };
 }

@@ -9,7 +9,8 @@ const oneOff = (index: number) => ({
 });
 
 /** Ajv's own cache of compiled schemas (keyed by schema object): where the memory actually is. */
-const ajvCacheSize = (validator: OutputValidator) => (validator as unknown as { ajv: { _cache: Map<unknown, unknown> } }).ajv._cache.size;
+const ajvCacheSize = (validator: OutputValidator) =>
+  (validator as unknown as { ajv: { _cache: Map<unknown, unknown> } }).ajv._cache.size;
 
 describe(OutputValidator.name, () => {
   it("keeps at most VALIDATOR_CACHE_SIZE compiled schemas after 3,000 one-off schemas, Ajv's own cache included", () => {
@@ -26,7 +27,10 @@ describe(OutputValidator.name, () => {
     expect(validator.check('sha-0', oneOff(0), { field_0: 'x' })).toEqual({ valid: true });
     expect(validator.compileCount).toBe(1);
     for (let index = 1; index <= VALIDATOR_CACHE_SIZE; index++) validator.prepare(`sha-${index}`, oneOff(index));
-    expect(validator.check('sha-0', oneOff(0), {})).toEqual({ valid: false, details: ['$: missing required property "field_0"'] });
+    expect(validator.check('sha-0', oneOff(0), {})).toEqual({
+      valid: false,
+      details: ['$: missing required property "field_0"'],
+    });
     expect(validator.compileCount).toBe(VALIDATOR_CACHE_SIZE + 2);
   });
 });

@@ -84,13 +84,17 @@ function withoutMetaSchema(schema: Record<string, unknown>): Record<string, unkn
  */
 function mostSpecific(errors: readonly ErrorObject[]): ErrorObject[] {
   return errors.filter(
-    (error) => error.keyword !== 'anyOf' && !errors.some((other) => other.instancePath.startsWith(`${error.instancePath}/`)),
+    (error) =>
+      error.keyword !== 'anyOf' && !errors.some((other) => other.instancePath.startsWith(`${error.instancePath}/`)),
   );
 }
 
 /** A meta-schema failure in the walker's path style: `/properties/a/enum` → `$.a: "enum" …`. */
 function describeSchemaError(error: ErrorObject): string {
-  const segments = error.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   let path = '$';
   let index = 0;
   while (index < segments.length) {

@@ -11,7 +11,11 @@ import { DrainService } from './drain.service';
 @Module({
   providers: [
     DrainService,
-    { provide: BUILD_INFO, useFactory: (config: AppConfig) => resolveBuildInfo(config.buildOverrides), inject: [APP_CONFIG] },
+    {
+      provide: BUILD_INFO,
+      useFactory: (config: AppConfig) => resolveBuildInfo(config.buildOverrides),
+      inject: [APP_CONFIG],
+    },
   ],
   exports: [DrainService, BUILD_INFO],
 })

@@ -47,12 +47,15 @@ describe(requestLogMiddleware.name, () => {
     }
   });
 
-  it.each(['evil id', 'a'.repeat(129), '', 'ü', 'x/y'])('replaces the unusable x-request-id %j by its own UUID', (id) => {
-    const { root } = capture();
-    const { request } = exchange('/v1/models', { 'x-request-id': id });
-    requestLogMiddleware(root)(request, exchangeResponse(), () => undefined);
-    expect(request.id).toMatch(UUID);
-  });
+  it.each(['evil id', 'a'.repeat(129), '', 'ü', 'x/y'])(
+    'replaces the unusable x-request-id %j by its own UUID',
+    (id) => {
+      const { root } = capture();
+      const { request } = exchange('/v1/models', { 'x-request-id': id });
+      requestLogMiddleware(root)(request, exchangeResponse(), () => undefined);
+      expect(request.id).toMatch(UUID);
+    },
+  );
 
   it('assigns its own UUID, ignores a caller-supplied x-request-id that could forge a line, and echoes the id', () => {
     const { root } = capture();
@@ -82,7 +85,13 @@ describe(requestLogMiddleware.name, () => {
     }
     await flush();
     const levels = { 30: 'info', 40: 'warn', 50: 'error' } as Record<number, string>;
-    expect(records.map((record) => [levels[record.level as number], record.msg, (record.res as { statusCode: number }).statusCode])).toEqual([
+    expect(
+      records.map((record) => [
+        levels[record.level as number],
+        record.msg,
+        (record.res as { statusCode: number }).statusCode,
+      ]),
+    ).toEqual([
       ['info', 'request completed', 200],
       ['warn', 'request completed', 404],
       ['error', 'request errored', 502],

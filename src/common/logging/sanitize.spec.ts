@@ -35,14 +35,17 @@ describe(sanitizeIdentifier.name, () => {
 
 describe(sanitizeUpstreamMessage.name, () => {
   it('keeps the words of an upstream error and nothing that could forge a record', () => {
-    expect(sanitizeUpstreamMessage('Not logged in · Please run /login\n{"level":50}')).toBe('Not logged in · Please run /login {"level":50}');
+    expect(sanitizeUpstreamMessage('Not logged in · Please run /login\n{"level":50}')).toBe(
+      'Not logged in · Please run /login {"level":50}',
+    );
   });
 
   it('redacts bearer tokens, JWTs, API keys, long opaque strings and e-mail addresses', () => {
     const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJl';
     const message = `Bearer abc.def rejected; token ${jwt}; key sk-proj-0123456789abcdef; ya29.a0AfH6SMBx-long-token; user jane.doe@example.com; id ${'Z'.repeat(48)}`;
     const sanitized = sanitizeUpstreamMessage(message)!;
-    for (const secret of ['abc.def', jwt, 'sk-proj', 'ya29', 'jane.doe', 'example.com', 'Z'.repeat(48)]) expect(sanitized).not.toContain(secret);
+    for (const secret of ['abc.def', jwt, 'sk-proj', 'ya29', 'jane.doe', 'example.com', 'Z'.repeat(48)])
+      expect(sanitized).not.toContain(secret);
     expect(sanitized).toContain('[redacted]');
   });
 

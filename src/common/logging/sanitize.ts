@@ -15,7 +15,9 @@ export function sanitizeIdentifier(value: unknown): string {
   const replaced = text.replace(CONTROL_CHARACTERS, ' ');
   // Array.from iterates by code point, so a surrogate pair is never split.
   const codePoints = Array.from(replaced);
-  return codePoints.length <= MAX_LOGGED_IDENTIFIER_LENGTH ? replaced : codePoints.slice(0, MAX_LOGGED_IDENTIFIER_LENGTH).join('');
+  return codePoints.length <= MAX_LOGGED_IDENTIFIER_LENGTH
+    ? replaced
+    : codePoints.slice(0, MAX_LOGGED_IDENTIFIER_LENGTH).join('');
 }
 
 /** The longest upstream error message a log line carries. */
@@ -40,5 +42,7 @@ export function sanitizeUpstreamMessage(value: unknown): string | undefined {
   text = text.replace(CONTROL_CHARACTERS, ' ').trim();
   if (text === '') return undefined;
   const codePoints = Array.from(text);
-  return codePoints.length <= MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH ? text : codePoints.slice(0, MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH).join('');
+  return codePoints.length <= MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH
+    ? text
+    : codePoints.slice(0, MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH).join('');
 }

@@ -44,7 +44,11 @@ describe(SseWriter.name, () => {
     writer.open();
     expect(response.headersFlushed).toBe(true);
     expect(response.statusCode).toBe(200);
-    expect(response.headers).toMatchObject({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
+    expect(response.headers).toMatchObject({
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    });
   });
 
   it('writes a keep-alive comment after each silence of the interval, well inside a 60 s proxy idle limit', async () => {

@@ -3,7 +3,8 @@ import type { AccountPools } from '../../accounts/account-pools';
 import type { AppConfig } from '../../config/app-config';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { ProviderAAuth } from './provider-a.auth';
-import { RateLimitSnapshot, RateLimitTelemetry, RateLimitWindow } from './provider-a.rate-limits';
+import type { RateLimitSnapshot, RateLimitWindow } from './provider-a.rate-limits';
+import { RateLimitTelemetry } from './provider-a.rate-limits';
 
 /** What the pool holds per Codex login: its auth (token cache, refresh, write-back) and its rate-limit telemetry. */
 export interface ProviderALogin {
@@ -16,7 +17,11 @@ export function quotaWindows(limits: RateLimitSnapshot): QuotaWindow[] {
   const windows: QuotaWindow[] = [];
   const add = (name: string, window: RateLimitWindow | undefined) => {
     if (window?.usedPercent === undefined) return;
-    windows.push({ name, usedRatio: window.usedPercent / 100, resetAt: window.resetAt !== undefined ? window.resetAt * 1000 : undefined });
+    windows.push({
+      name,
+      usedRatio: window.usedPercent / 100,
+      resetAt: window.resetAt !== undefined ? window.resetAt * 1000 : undefined,
+    });
   };
   add('primary', limits.primary);
   add('secondary', limits.secondary);
@@ -28,7 +33,11 @@ export function quotaWindows(limits: RateLimitSnapshot): QuotaWindow[] {
  * `x-codex-*` headers and `codex.rate_limits` events of every turn feed the login's quota windows,
  * and idle logins are refreshed ahead of expiry in the background.
  */
-export function createProviderAPool(config: AppConfig, pools: AccountPools, proxy: UpstreamProxy): AccountPool<ProviderALogin> {
+export function createProviderAPool(
+  config: AppConfig,
+  pools: AccountPools,
+  proxy: UpstreamProxy,
+): AccountPool<ProviderALogin> {
   let pool: AccountPool<ProviderALogin> | undefined;
   const specs = config.providerA.accounts.map(({ alias, loginFile }) => ({
     alias,

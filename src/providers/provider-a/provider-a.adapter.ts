@@ -10,7 +10,13 @@ import type { ChatEvent, UsageEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import { ModelCatalog } from '../../models/model-catalog';
-import type { CallContext, ChatRequest, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../provider-adapter';
+import type {
+  CallContext,
+  ChatRequest,
+  ExtractionRequest,
+  ExtractionResult,
+  ProviderAdapter,
+} from '../provider-adapter';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { runTurn } from '../shared/turn-runner';
 import { UpstreamProxy } from '../shared/upstream-proxy';
@@ -18,7 +24,14 @@ import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from './provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
-import { InstallationIds, newTurnId, ProviderATransportKind, sessionIdForChat, structuredPromptCacheKey, upstreamHeaders } from './provider-a.identifiers';
+import {
+  InstallationIds,
+  newTurnId,
+  ProviderATransportKind,
+  sessionIdForChat,
+  structuredPromptCacheKey,
+  upstreamHeaders,
+} from './provider-a.identifiers';
 import { buildChatBody, turnMetadata } from './provider-a.request';
 import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
 import { MODEL_REFUSAL_CODES, namingModel } from './provider-a.errors';
@@ -87,7 +100,14 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       );
     }
     if (catalog && logger) {
-      this.modelsRefresh = new ProviderAModelsRefresh({ responsesUrl: config.providerA.url, periodMs: config.providerA.modelsRefreshMs, catalog, accounts: this.accounts, proxy: this.proxy, logger });
+      this.modelsRefresh = new ProviderAModelsRefresh({
+        responsesUrl: config.providerA.url,
+        periodMs: config.providerA.modelsRefreshMs,
+        catalog,
+        accounts: this.accounts,
+        proxy: this.proxy,
+        logger,
+      });
       // In the background: readiness and startup never wait for the upstream's list.
       this.modelsRefresh.start();
     }
@@ -111,10 +131,15 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       if (attempt === 1) logRequest(context, this.transport, request.faithful, built);
       // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
       const { toolNames } = built;
-      const toClient = (event: ChatEvent): ChatEvent => (event.type === 'tool-call' ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } } : event);
+      const toClient = (event: ChatEvent): ChatEvent =>
+        event.type === 'tool-call'
+          ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } }
+          : event;
       return { headers: built.headers, body: built.body, toClient };
     };
-    const turn = await this.run(build, request.conversationId, context, lease?.open).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
+    const turn = await this.run(build, request.conversationId, context, lease?.open).catch((error: unknown) =>
+      this.modelRefused(error, request.model.upstreamModel),
+    );
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
     return turn.events;
   }
@@ -130,7 +155,11 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     const body = buildExtractionBody(request, promptCacheKey);
     // One-off work: the login with the most headroom, no pin.
     const turn = await this.run(
-      (credentials) => this.shaped(request.model.upstreamModel, { headers: upstreamHeaders(this.transport, credentials, promptCacheKey), body }),
+      (credentials) =>
+        this.shaped(request.model.upstreamModel, {
+          headers: upstreamHeaders(this.transport, credentials, promptCacheKey),
+          body,
+        }),
       undefined,
       context,
     ).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
@@ -148,11 +177,21 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     }
     if (!finished) throw new GatewayError('upstream', { detail: 'extraction ended without a finish event' });
     const state = turn.current()?.state;
-    return { text, upstreamResponseId: state?.responseId ?? '', upstreamModel: state?.model ?? null, usage: usage ?? NO_USAGE };
+    return {
+      text,
+      upstreamResponseId: state?.responseId ?? '',
+      upstreamModel: state?.model ?? null,
+      usage: usage ?? NO_USAGE,
+    };
   }
 
   /** One turn on the runner; throws `rate_limited` / `auth` at once when no login can take it (docs/accounts.md). */
-  private run(build: ConstructorParameters<typeof ProviderAUpstream>[2], chat: string | undefined, context: CallContext, open: OpenConnection = this.open) {
+  private run(
+    build: ConstructorParameters<typeof ProviderAUpstream>[2],
+    chat: string | undefined,
+    context: CallContext,
+    open: OpenConnection = this.open,
+  ) {
     const connect = { url: this.config.providerA.url, open, proxy: this.attemptProxy };
     return runTurn(new ProviderAUpstream(connect, context, build), {
       account: new AccountTurn(this.accounts, chat),
@@ -166,15 +205,34 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   private chatAttempt(request: ChatRequest, sessionId: string, credentials: ProviderACredentials) {
     if (!request.faithful) {
       const built = buildChatBody(request, { sessionId });
-      return { ...built, ...this.shaped(request.model.upstreamModel, { headers: upstreamHeaders(this.transport, credentials, sessionId), body: built.body }) };
+      return {
+        ...built,
+        ...this.shaped(request.model.upstreamModel, {
+          headers: upstreamHeaders(this.transport, credentials, sessionId),
+          body: built.body,
+        }),
+      };
     }
     const turnId = newTurnId();
     const installationId = this.installationIds.for(this.config.providerA.codexHome);
     const now = new Date();
-    const metadata = turnMetadata({ sessionId, turnId, installationId, model: request.model, startedAtMs: now.getTime() });
+    const metadata = turnMetadata({
+      sessionId,
+      turnId,
+      installationId,
+      model: request.model,
+      startedAtMs: now.getTime(),
+    });
     const built = buildChatBody(request, {
       sessionId,
-      faithful: { profile: this.profile, turnId, installationId, turnMetadata: metadata, now, timeZone: localTimeZone() },
+      faithful: {
+        profile: this.profile,
+        turnId,
+        installationId,
+        turnMetadata: metadata,
+        now,
+        timeZone: localTimeZone(),
+      },
     });
     const headers = upstreamHeaders(this.transport, credentials, sessionId, { turnMetadata: metadata });
     return { ...built, ...this.shaped(request.model.upstreamModel, { headers, body: built.body }) };
@@ -188,13 +246,19 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** A model refusal names the model, and the model leaves the live list; then it is thrown on. */
   private modelRefused(error: unknown, upstreamModel: string): never {
-    if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code)) this.catalog?.dropUpstreamModel('provider_a', upstreamModel);
+    if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code))
+      this.catalog?.dropUpstreamModel('provider_a', upstreamModel);
     throw namingModel(error, upstreamModel);
   }
 }
 
 /** The shape of the first attempt's body, at debug (counts only: the repaired items' content is never logged). */
-function logRequest(context: CallContext, transport: ProviderATransportKind, faithful: boolean, built: ReturnType<typeof buildChatBody>): void {
+function logRequest(
+  context: CallContext,
+  transport: ProviderATransportKind,
+  faithful: boolean,
+  built: ReturnType<typeof buildChatBody>,
+): void {
   const fields = {
     event: 'provider_a_request',
     transport,
@@ -206,14 +270,21 @@ function logRequest(context: CallContext, transport: ProviderATransportKind, fai
     renamed_tools: built.toolNames.renamed,
   };
   context.logger.debug(fields, 'provider_a_request');
-  if (built.orphanToolMessages > 0) context.logger.info({ event: 'orphan_tool_message', count: built.orphanToolMessages }, 'orphan_tool_message');
+  if (built.orphanToolMessages > 0)
+    context.logger.info({ event: 'orphan_tool_message', count: built.orphanToolMessages }, 'orphan_tool_message');
 }
 
 /**
  * One `request_timing` line per accepted chat turn: how the upstream connection was used
  * (counts and flags only) and how long the upstream took to accept the turn.
  */
-function logTiming(context: CallContext, transport: ProviderATransportKind, lease: ChatTurnLease | undefined, inputItems: number, acceptMs: number): void {
+function logTiming(
+  context: CallContext,
+  transport: ProviderATransportKind,
+  lease: ChatTurnLease | undefined,
+  inputItems: number,
+  acceptMs: number,
+): void {
   const use = lease?.use;
   context.logger.info(
     {

@@ -53,14 +53,20 @@ describe(ProviderAAuth.name, () => {
   it('refreshes a token that expires in 30 s with one form POST carrying the refresh token and client id', async () => {
     const written = writeAuthFile(dir, { exp: now() + 30, refreshToken: 'rt-stored' });
     const credentials = await authFor(written.path).credentials(logger, signal);
-    expect(fake.tokenRequests()).toEqual([{ grant_type: 'refresh_token', refresh_token: 'rt-stored', client_id: CODEX_OAUTH_CLIENT_ID }]);
+    expect(fake.tokenRequests()).toEqual([
+      { grant_type: 'refresh_token', refresh_token: 'rt-stored', client_id: CODEX_OAUTH_CLIENT_ID },
+    ]);
     expect(credentials.accessToken).not.toBe(written.accessToken);
     expect(credentials.accountId).toBe('acct-test-1');
   });
 
   it('runs one refresh for ten concurrent callers and gives all of them the new token', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10 });
-    fake.enqueueToken({ status: 200, delayMs: 100, body: { access_token: makeJwt({ exp: now() + 3600, jti: 'shared' }), refresh_token: 'rt-next' } });
+    fake.enqueueToken({
+      status: 200,
+      delayMs: 100,
+      body: { access_token: makeJwt({ exp: now() + 3600, jti: 'shared' }), refresh_token: 'rt-next' },
+    });
     const auth = authFor(written.path);
     const results = await Promise.all(Array.from({ length: 10 }, () => auth.credentials(logger, signal)));
     expect(fake.tokenRequests()).toHaveLength(1);
@@ -91,7 +97,10 @@ describe(ProviderAAuth.name, () => {
 
   it('keeps the old refresh token when the endpoint returns none, and updates expires_at only when present', async () => {
     const written = writeAuthFile(dir, { exp: now() + 3600, expiresAt: now() - 5, refreshToken: 'rt-keep' });
-    fake.enqueueToken({ status: 200, body: { access_token: makeJwt({ exp: now() + 3600 }), refresh_token: '', expires_in: 600 } });
+    fake.enqueueToken({
+      status: 200,
+      body: { access_token: makeJwt({ exp: now() + 3600 }), refresh_token: '', expires_in: 600 },
+    });
     await authFor(written.path).credentials(logger, signal);
     const after = JSON.parse(fs.readFileSync(written.path, 'utf8'));
     expect(after.tokens.refresh_token).toBe('rt-keep');
@@ -100,7 +109,9 @@ describe(ProviderAAuth.name, () => {
 
   it('fails with auth and calls nothing when the token expired and there is no refresh token', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: null });
-    const failure = await authFor(written.path).credentials(logger, signal).catch((error: unknown) => error);
+    const failure = await authFor(written.path)
+      .credentials(logger, signal)
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(GatewayError);
     expect((failure as GatewayError).code).toBe('auth');
     expect((failure as GatewayError).detail).toMatch(/run codex login/);
@@ -109,8 +120,13 @@ describe(ProviderAAuth.name, () => {
 
   it('maps a token endpoint invalid_grant to auth and logs only the error code', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-value' });
-    fake.enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'token sk-DESCRIPTION-SECRET was reused' } });
-    const failure = (await authFor(written.path).credentials(logger, signal).catch((error: unknown) => error)) as GatewayError;
+    fake.enqueueToken({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'token sk-DESCRIPTION-SECRET was reused' },
+    });
+    const failure = (await authFor(written.path)
+      .credentials(logger, signal)
+      .catch((error: unknown) => error)) as GatewayError;
     expect(failure.code).toBe('auth');
     const logged = JSON.stringify(logger.records) + failure.message + (failure.detail ?? '');
     expect(logged).toContain('invalid_grant');
@@ -122,10 +138,16 @@ describe(ProviderAAuth.name, () => {
   it.each([
     ['missing', (file: string) => file + '.nope', 'login file missing'],
     ['bad JSON', (file: string) => (fs.writeFileSync(file, '{'), file), 'login file unreadable'],
-    ['no account id', (file: string) => (writeAuthFile(path.dirname(file), { accountId: null }), file), 'no account id'],
+    [
+      'no account id',
+      (file: string) => (writeAuthFile(path.dirname(file), { accountId: null }), file),
+      'no account id',
+    ],
   ])('fails a %s login file with auth', async (_name, prepare, reason) => {
     const file = prepare(writeAuthFile(dir).path);
-    const failure = (await authFor(file).credentials(logger, signal).catch((error: unknown) => error)) as GatewayError;
+    const failure = (await authFor(file)
+      .credentials(logger, signal)
+      .catch((error: unknown) => error)) as GatewayError;
     expect(failure.code).toBe('auth');
     expect(failure.detail).toContain(reason);
   });
@@ -152,7 +174,11 @@ describe(ProviderAAuth.name, () => {
 
   it('keeps the refreshed token in memory when the write-back fails, and logs it without values', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10 });
-    fake.enqueueToken({ status: 200, delayMs: 150, body: { access_token: makeJwt({ exp: now() + 3600, jti: 'kept' }), refresh_token: 'rt-x' } });
+    fake.enqueueToken({
+      status: 200,
+      delayMs: 150,
+      body: { access_token: makeJwt({ exp: now() + 3600, jti: 'kept' }), refresh_token: 'rt-x' },
+    });
     const auth = authFor(written.path);
     const pending = auth.credentials(logger, signal);
     // Delete the file once it was read (the refresh is underway), not after a guessed sleep.

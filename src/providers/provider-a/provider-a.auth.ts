@@ -3,9 +3,11 @@ import { sha256Hex } from '../../common/hashing';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
-import { LoginToken, LoginTokenCache } from '../shared/login-token-cache';
+import type { LoginToken } from '../shared/login-token-cache';
+import { LoginTokenCache } from '../shared/login-token-cache';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
-import { applyRefresh, LoginFileError, LoginState, parseLoginFile, RefreshedTokens } from './provider-a.login-file';
+import type { LoginState, RefreshedTokens } from './provider-a.login-file';
+import { applyRefresh, LoginFileError, parseLoginFile } from './provider-a.login-file';
 import { requestTokenRefresh, TokenRefreshError } from './provider-a.token-refresh';
 
 /** What one upstream attempt needs from the login. */
@@ -24,7 +26,11 @@ const loginError = (reason: string) => new GatewayError('auth', { detail: `provi
  * Refresh failures no retry can fix: the refresh token is dead until the user logs in again
  * (the Codex CLI's `classify_refresh_token_failure` treats these three the same way).
  */
-const PERMANENT_REFRESH_FAILURES = new Set(['refresh_token_expired', 'refresh_token_reused', 'refresh_token_invalidated']);
+const PERMANENT_REFRESH_FAILURES = new Set([
+  'refresh_token_expired',
+  'refresh_token_reused',
+  'refresh_token_invalidated',
+]);
 
 /**
  * The Codex CLI login (provider_a.md §1): read lazily on the first request, cached in memory,
@@ -57,8 +63,13 @@ export class ProviderAAuth {
    * After the upstream refused `rejected` with 401/403 (§1.7): drop it, use the file's token if
    * it changed meanwhile, else refresh even though it did not look expired.
    */
-  async afterRejection(rejected: ProviderACredentials, logger: EventLogger, signal: AbortSignal): Promise<ProviderACredentials> {
-    return (await this.tokens.afterRejection(rejected.accessToken, (token) => this.load(logger, token), signal)).credentials;
+  async afterRejection(
+    rejected: ProviderACredentials,
+    logger: EventLogger,
+    signal: AbortSignal,
+  ): Promise<ProviderACredentials> {
+    return (await this.tokens.afterRejection(rejected.accessToken, (token) => this.load(logger, token), signal))
+      .credentials;
   }
 
   /** Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`. */
@@ -69,7 +80,8 @@ export class ProviderAAuth {
   /** §1.4 steps 2–4: the file's token unless rejected or expired, else refresh and write back. */
   private async load(logger: EventLogger, rejectedToken: string | undefined): Promise<CachedToken> {
     const { state, fingerprint } = await this.readLogin();
-    if (this.tokens.isUsable(state, rejectedToken)) return cachedToken(state.accessToken, state.accountId, state.expiresAt);
+    if (this.tokens.isUsable(state, rejectedToken))
+      return cachedToken(state.accessToken, state.accountId, state.expiresAt);
     if (!state.refreshToken) {
       logger.warn({ event: 'provider_a_login_expired' }, 'provider_a_login_expired');
       throw loginError('login expired');
@@ -82,7 +94,10 @@ export class ProviderAAuth {
     const refreshed = await this.refresh(state.refreshToken, fingerprint, logger);
     // Refresh tokens are single use: persist the rotated one before the new access token is used.
     await this.persist(refreshed, logger);
-    logger.info({ event: 'provider_a_token_refreshed', forced: rejectedToken !== undefined }, 'provider_a_token_refreshed');
+    logger.info(
+      { event: 'provider_a_token_refreshed', forced: rejectedToken !== undefined },
+      'provider_a_token_refreshed',
+    );
     return cachedToken(refreshed.accessToken, state.accountId, refreshed.expiresAt);
   }
 
@@ -92,7 +107,9 @@ export class ProviderAAuth {
     try {
       document = await readJsonObject(this.authFile);
     } catch (error) {
-      throw loginError((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'login file missing' : 'login file unreadable');
+      throw loginError(
+        (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'login file missing' : 'login file unreadable',
+      );
     }
     try {
       return { state: parseLoginFile(document), fingerprint: sha256Hex(JSON.stringify(document)) };
@@ -108,16 +125,27 @@ export class ProviderAAuth {
     } catch (error) {
       if (error instanceof GatewayError) {
         // The endpoint gave no answer: not a login problem (see tokenEndpointFailure).
-        logger.warn({ event: 'provider_a_token_refresh_failed', error_code: error.code === 'timeout' ? 'timeout' : 'unreachable' }, 'provider_a_token_refresh_failed');
+        logger.warn(
+          {
+            event: 'provider_a_token_refresh_failed',
+            error_code: error.code === 'timeout' ? 'timeout' : 'unreachable',
+          },
+          'provider_a_token_refresh_failed',
+        );
         throw error;
       }
       const failure = error instanceof TokenRefreshError ? error : new TokenRefreshError(undefined, undefined);
       // Only the endpoint's error code is logged, never its description or any token.
       logger.warn(
-        { event: 'provider_a_token_refresh_failed', error_code: sanitizeIdentifier(failure.errorCode ?? 'unknown'), upstream_status: failure.status },
+        {
+          event: 'provider_a_token_refresh_failed',
+          error_code: sanitizeIdentifier(failure.errorCode ?? 'unknown'),
+          upstream_status: failure.status,
+        },
         'provider_a_token_refresh_failed',
       );
-      if (failure.errorCode !== undefined && PERMANENT_REFRESH_FAILURES.has(failure.errorCode)) this.deadLogin = fingerprint;
+      if (failure.errorCode !== undefined && PERMANENT_REFRESH_FAILURES.has(failure.errorCode))
+        this.deadLogin = fingerprint;
       throw loginError('token refresh failed');
     }
   }
@@ -128,7 +156,10 @@ export class ProviderAAuth {
       const current = await readJsonObject(this.authFile);
       await writeJsonFileAtomic(this.authFile, applyRefresh(current, refreshed, new Date(this.now())));
     } catch (error) {
-      logger.error({ event: 'provider_a_auth_persist_failed', errno: (error as NodeJS.ErrnoException).code }, 'provider_a_auth_persist_failed');
+      logger.error(
+        { event: 'provider_a_auth_persist_failed', errno: (error as NodeJS.ErrnoException).code },
+        'provider_a_auth_persist_failed',
+      );
     }
   }
 }

@@ -36,7 +36,11 @@ export function requestShape(body: JsonObject): string {
  * full input is sent. An empty continuation is allowed, as the Codex CLI allows it. `shape`:
  * `requestShape(body)` when the caller already has it.
  */
-export function continuationItems(chain: ChainState | undefined, body: JsonObject, shape?: string): JsonObject[] | undefined {
+export function continuationItems(
+  chain: ChainState | undefined,
+  body: JsonObject,
+  shape?: string,
+): JsonObject[] | undefined {
   const input = body.input;
   if (!chain || !Array.isArray(input) || input.length < chain.items.length) return undefined;
   if ((shape ?? requestShape(body)) !== chain.shape) return undefined;
@@ -64,7 +68,12 @@ export function chainedBody(body: JsonObject, previousResponseId: string, items:
  * by the same code as every request. `undefined` when the echo cannot be predicted (an output
  * item a chat client cannot send back, e.g. a custom tool call): the next turn sends in full.
  */
-export function chainAfterTurn(fullBody: JsonObject, responseId: string | undefined, outputItems: readonly JsonObject[], customNames: ReadonlySet<string>): ChainState | undefined {
+export function chainAfterTurn(
+  fullBody: JsonObject,
+  responseId: string | undefined,
+  outputItems: readonly JsonObject[],
+  customNames: ReadonlySet<string>,
+): ChainState | undefined {
   const input = fullBody.input;
   if (!responseId || !Array.isArray(input)) return undefined;
   const echo = echoMessage(outputItems);
@@ -85,15 +94,27 @@ function echoMessage(outputItems: readonly JsonObject[]): ChatMessage | undefine
         else if (part.type === 'refusal' && typeof part.refusal === 'string') text += part.refusal;
       }
     } else if (item.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
-      toolCalls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '' } });
+      toolCalls.push({
+        id: item.call_id,
+        type: 'function',
+        function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '' },
+      });
     } else return undefined;
   }
-  return { role: 'assistant', content: text === '' ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+  return {
+    role: 'assistant',
+    content: text === '' ? null : text,
+    ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+  };
 }
 
 /** A `previous_response_not_found`-like error event: the chain is gone, not the request wrong. */
 export function isChainError(event: unknown): boolean {
   if (!isJsonObject(event) || (event.type !== 'error' && event.type !== 'response.failed')) return false;
-  const error = isJsonObject(event.error) ? event.error : isJsonObject(event.response) && isJsonObject(event.response.error) ? event.response.error : {};
+  const error = isJsonObject(event.error)
+    ? event.error
+    : isJsonObject(event.response) && isJsonObject(event.response.error)
+      ? event.response.error
+      : {};
   return CHAIN_ERROR_CODES.has(String(error.code ?? ''));
 }

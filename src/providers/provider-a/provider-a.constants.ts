@@ -8,7 +8,8 @@ export const CODEX_CLI_VERSION = '0.169.0';
 /** `codex exec`, the CLI's non-interactive front end: what the gateway is to the backend. */
 export const CODEX_ORIGINATOR = 'codex_exec';
 /** `<originator>/<version> (<os>; <arch>) <terminal> (<originator>; <version>)`, as the CLI builds it. */
-const userAgent = (platform: string) => `${CODEX_ORIGINATOR}/${CODEX_CLI_VERSION} (${platform}) unknown (${CODEX_ORIGINATOR}; ${CODEX_CLI_VERSION})`;
+const userAgent = (platform: string) =>
+  `${CODEX_ORIGINATOR}/${CODEX_CLI_VERSION} (${platform}) unknown (${CODEX_ORIGINATOR}; ${CODEX_CLI_VERSION})`;
 /** Minimal mode says honestly that it is a wrapper, in the CLI's format. */
 export const USER_AGENT_MINIMAL = userAgent('api wrapper');
 export const USER_AGENT_FAITHFUL = userAgent('Mac OS 26.2.0; arm64');

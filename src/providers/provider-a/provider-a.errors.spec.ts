@@ -1,26 +1,57 @@
 import { GatewayError } from '../../core/gateway.error';
-import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection, namingModel, retryHints } from './provider-a.errors';
+import {
+  classifyUpstreamFailure,
+  connectionFailure,
+  isUpstreamAuthRejection,
+  namingModel,
+  retryHints,
+} from './provider-a.errors';
 
 const NOW = Date.parse('2026-03-01T00:00:00Z');
 
 describe(classifyUpstreamFailure.name, () => {
   it.each([
-    ['usage_limit_reached type', { status: 429, payload: { type: 'error', status: 429, error: { type: 'usage_limit_reached' } } }, 'usage_limit', false],
+    [
+      'usage_limit_reached type',
+      { status: 429, payload: { type: 'error', status: 429, error: { type: 'usage_limit_reached' } } },
+      'usage_limit',
+      false,
+    ],
     ['usage_not_included code', { payload: { error: { code: 'usage_not_included' } } }, 'usage_limit', false],
-    ['insufficient_quota on a 429', { status: 429, payload: { error: { code: 'insufficient_quota' } } }, 'usage_limit', false],
-    ['context_length_exceeded', { payload: { type: 'response.failed', response: { error: { code: 'context_length_exceeded' } } } }, 'context_window', false],
+    [
+      'insufficient_quota on a 429',
+      { status: 429, payload: { error: { code: 'insufficient_quota' } } },
+      'usage_limit',
+      false,
+    ],
+    [
+      'context_length_exceeded',
+      { payload: { type: 'response.failed', response: { error: { code: 'context_length_exceeded' } } } },
+      'context_window',
+      false,
+    ],
     ['plain 429', { status: 429 }, 'rate_limited', true],
     ['rate_limit_exceeded code', { payload: { error: { code: 'rate_limit_exceeded' } } }, 'rate_limited', true],
     ['401', { status: 401 }, 'auth', false],
     ['403 in an error event', { payload: { type: 'error', status: 403, error: { message: 'no' } } }, 'upstream', false],
     ['403 Cloudflare challenge page', { status: 403, payload: undefined }, 'upstream', false],
-    ['403 saying the token is invalid', { status: 403, payload: { error: { message: 'Your authentication token has been invalidated.' } } }, 'auth', false],
+    [
+      '403 saying the token is invalid',
+      { status: 403, payload: { error: { message: 'Your authentication token has been invalidated.' } } },
+      'auth',
+      false,
+    ],
     ['403 with code token_expired', { status: 403, payload: { error: { code: 'token_expired' } } }, 'auth', false],
     ['400', { status: 400 }, 'bad_request', false],
     ['404', { status: 404 }, 'bad_request', false],
     ['422', { status: 422 }, 'bad_request', false],
     ['503', { status: 503 }, 'upstream', true],
-    ['server_error event', { payload: { type: 'response.failed', response: { status: 'failed', error: { code: 'server_error' } } } }, 'upstream', true],
+    [
+      'server_error event',
+      { payload: { type: 'response.failed', response: { status: 'failed', error: { code: 'server_error' } } } },
+      'upstream',
+      true,
+    ],
     ['unknown', { payload: { type: 'error', error: { code: 'weird' } } }, 'upstream', true],
   ])('%s → %s', (_name, failure, code, retryable) => {
     const error = classifyUpstreamFailure({ now: NOW, ...failure });
@@ -29,7 +60,10 @@ describe(classifyUpstreamFailure.name, () => {
   });
 
   it('takes the usage-limit Retry-After from resets_in_seconds', () => {
-    const error = classifyUpstreamFailure({ payload: { type: 'error', status: 429, error: { type: 'usage_limit_reached', resets_in_seconds: 30 } }, now: NOW });
+    const error = classifyUpstreamFailure({
+      payload: { type: 'error', status: 429, error: { type: 'usage_limit_reached', resets_in_seconds: 30 } },
+      now: NOW,
+    });
     expect(error.retryAfterSeconds).toBe(30);
     expect(error.retryAfterHeader).toBe(30);
   });
@@ -40,7 +74,10 @@ describe(classifyUpstreamFailure.name, () => {
   });
 
   it('falls back to the earliest exhausted telemetry window, else the table default of 60 s', () => {
-    const rateLimits = { primary: { usedPercent: 100, resetAt: NOW / 1000 + 900 }, secondary: { usedPercent: 40, resetAt: NOW / 1000 + 10 } };
+    const rateLimits = {
+      primary: { usedPercent: 100, resetAt: NOW / 1000 + 900 },
+      secondary: { usedPercent: 40, resetAt: NOW / 1000 + 10 },
+    };
     const payload = { error: { type: 'usage_limit_reached' } };
     expect(classifyUpstreamFailure({ payload, rateLimits, now: NOW }).retryAfterSeconds).toBe(900);
     const unknown = classifyUpstreamFailure({ payload, now: NOW });
@@ -50,30 +87,54 @@ describe(classifyUpstreamFailure.name, () => {
 
   it('reads several hints the same way in every branch: the latest one', () => {
     const payload = { error: { code: 'rate_limit_exceeded', resets_in_seconds: 45 } };
-    expect(classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '2' }, payload, now: NOW }).retryAfterSeconds).toBe(45);
-    expect(classifyUpstreamFailure({ status: 503, headers: { 'retry-after': '2' }, payload: { error: { resets_in_seconds: 45 } }, now: NOW }).retryAfterSeconds).toBe(45);
+    expect(
+      classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '2' }, payload, now: NOW }).retryAfterSeconds,
+    ).toBe(45);
+    expect(
+      classifyUpstreamFailure({
+        status: 503,
+        headers: { 'retry-after': '2' },
+        payload: { error: { resets_in_seconds: 45 } },
+        now: NOW,
+      }).retryAfterSeconds,
+    ).toBe(45);
     const usage = { error: { code: 'usage_limit_reached', resets_in_seconds: 45 } };
-    expect(classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '2' }, payload: usage, now: NOW }).retryAfterSeconds).toBe(45);
+    expect(
+      classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '2' }, payload: usage, now: NOW })
+        .retryAfterSeconds,
+    ).toBe(45);
   });
 
   it('reads Retry-After headers as seconds or HTTP dates', () => {
-    expect(classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '7' }, now: NOW }).retryAfterSeconds).toBe(7);
+    expect(classifyUpstreamFailure({ status: 429, headers: { 'retry-after': '7' }, now: NOW }).retryAfterSeconds).toBe(
+      7,
+    );
     const date = new Date(NOW + 12_000).toUTCString();
-    expect(classifyUpstreamFailure({ status: 503, headers: { 'retry-after': date }, now: NOW }).retryAfterSeconds).toBe(12);
+    expect(classifyUpstreamFailure({ status: 503, headers: { 'retry-after': date }, now: NOW }).retryAfterSeconds).toBe(
+      12,
+    );
   });
 
   it('finds hints anywhere: dashed keys, unix ms, RFC 3339 and "try again in" messages', () => {
     expect(retryHints({ a: { 'Retry-After-Seconds': '4' } }, undefined, NOW)).toEqual([4]);
     expect(retryHints({ reset_at: NOW + 5000 }, undefined, NOW)).toEqual([5]);
     expect(retryHints({ resets_at: new Date(NOW + 9000).toISOString() }, undefined, NOW)).toEqual([9]);
-    expect(retryHints({ error: { message: 'Rate limit reached. Please try again in 1.5s.' } }, undefined, NOW)).toEqual([1.5]);
+    expect(retryHints({ error: { message: 'Rate limit reached. Please try again in 1.5s.' } }, undefined, NOW)).toEqual(
+      [1.5],
+    );
     expect(retryHints({ error: { message: 'try again in 250ms' } }, undefined, NOW)).toEqual([0.25]);
   });
 
   it('never copies the upstream message into the error (secrets stay out)', () => {
     const secret = 'sk-SECRET-abc123 Bearer eyJhbGciOi';
-    const error = classifyUpstreamFailure({ status: 500, payload: { error: { code: 'server_error', message: secret } }, now: NOW });
-    expect(JSON.stringify({ message: error.message, detail: error.detail, public: error.publicMessage })).not.toContain('SECRET');
+    const error = classifyUpstreamFailure({
+      status: 500,
+      payload: { error: { code: 'server_error', message: secret } },
+      now: NOW,
+    });
+    expect(JSON.stringify({ message: error.message, detail: error.detail, public: error.publicMessage })).not.toContain(
+      'SECRET',
+    );
     expect(error.detail).toBe('upstream status 500 code server_error');
   });
 
@@ -89,7 +150,9 @@ describe(classifyUpstreamFailure.name, () => {
     expect(failure.cause).toEqual({ name: 'Error', code: 'ECONNRESET' });
     expect(isUpstreamAuthRejection(classifyUpstreamFailure({ status: 401 }))).toBe(true);
     expect(isUpstreamAuthRejection(classifyUpstreamFailure({ status: 403 }))).toBe(false);
-    expect(isUpstreamAuthRejection(classifyUpstreamFailure({ status: 403, payload: { error: { code: 'invalid_token' } } }))).toBe(false);
+    expect(
+      isUpstreamAuthRejection(classifyUpstreamFailure({ status: 403, payload: { error: { code: 'invalid_token' } } })),
+    ).toBe(false);
     const forbidden = classifyUpstreamFailure({ status: 403 });
     expect(forbidden.publicMessage ?? forbidden.spec.message).not.toMatch(/log in/);
     expect(isUpstreamAuthRejection(failure)).toBe(false);
@@ -98,11 +161,23 @@ describe(classifyUpstreamFailure.name, () => {
 
 describe('model refusals (issue #21): model errors, not request or login errors', () => {
   it.each([
-    [400, { error: { message: "The 'gpt-6-luna' model requires a newer version of Codex. Please upgrade." } }, 'model_requires_newer_client'],
-    [400, { error: { message: "The 'gpt-6-luna' model is not supported when using Codex with a ChatGPT account." } }, 'model_not_entitled'],
+    [
+      400,
+      { error: { message: "The 'gpt-6-luna' model requires a newer version of Codex. Please upgrade." } },
+      'model_requires_newer_client',
+    ],
+    [
+      400,
+      { error: { message: "The 'gpt-6-luna' model is not supported when using Codex with a ChatGPT account." } },
+      'model_not_entitled',
+    ],
     [404, { detail: 'Model not found' }, 'not_found'],
     [404, { error: { code: 'model_not_found', message: 'x' } }, 'not_found'],
-    [undefined, { type: 'error', status: 400, error: { message: "The 'x' model requires a newer version of Codex." } }, 'model_requires_newer_client'],
+    [
+      undefined,
+      { type: 'error', status: 400, error: { message: "The 'x' model requires a newer version of Codex." } },
+      'model_requires_newer_client',
+    ],
   ])('status %s %j → %s, never retried', (status, payload, code) => {
     const error = classifyUpstreamFailure({ status, payload });
     expect(error.code).toBe(code);
@@ -111,26 +186,51 @@ describe('model refusals (issue #21): model errors, not request or login errors'
   });
 
   it('keeps other 400s and 404s as they were', () => {
-    expect(classifyUpstreamFailure({ status: 400, payload: { error: { message: 'Invalid input' } } }).code).toBe('bad_request');
+    expect(classifyUpstreamFailure({ status: 400, payload: { error: { message: 'Invalid input' } } }).code).toBe(
+      'bad_request',
+    );
     expect(classifyUpstreamFailure({ status: 404, payload: { detail: 'Not Found' } }).code).toBe('bad_request');
   });
 
   it('names the model and the fix in the public message, never the upstream text', () => {
-    const named = namingModel(classifyUpstreamFailure({ status: 400, payload: { error: { message: "The 'gpt-6-luna' model requires a newer version of Codex. SECRET" } } }), 'gpt-6-luna') as GatewayError;
+    const named = namingModel(
+      classifyUpstreamFailure({
+        status: 400,
+        payload: { error: { message: "The 'gpt-6-luna' model requires a newer version of Codex. SECRET" } },
+      }),
+      'gpt-6-luna',
+    ) as GatewayError;
     expect(named.code).toBe('model_requires_newer_client');
     expect(named.publicMessage).toMatch(/^model "gpt-6-luna": .*GET \/v1\/models/);
     expect(named.publicMessage).not.toContain('SECRET');
-    const notFound = namingModel(classifyUpstreamFailure({ status: 404, payload: { detail: 'Model not found' } }), 'gpt-0') as GatewayError;
+    const notFound = namingModel(
+      classifyUpstreamFailure({ status: 404, payload: { detail: 'Model not found' } }),
+      'gpt-0',
+    ) as GatewayError;
     expect(notFound.publicMessage).toContain('"gpt-0"');
     const other = new GatewayError('upstream');
     expect(namingModel(other, 'x')).toBe(other);
-    });
   });
+});
 
 describe('the upstream cause (log only)', () => {
   it("keeps the error's type, code and a sanitized message on GatewayError.upstream, never in what a client sees", () => {
-    const failure = classifyUpstreamFailure({ status: 429, payload: { error: { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Slow down, key sk-proj-0123456789abcdef' } }, now: NOW });
-    expect(failure.upstream).toEqual({ type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Slow down, key [redacted]' });
+    const failure = classifyUpstreamFailure({
+      status: 429,
+      payload: {
+        error: {
+          type: 'rate_limit_error',
+          code: 'rate_limit_exceeded',
+          message: 'Slow down, key sk-proj-0123456789abcdef',
+        },
+      },
+      now: NOW,
+    });
+    expect(failure.upstream).toEqual({
+      type: 'rate_limit_error',
+      code: 'rate_limit_exceeded',
+      message: 'Slow down, key [redacted]',
+    });
     expect(failure.publicMessage ?? failure.spec.message).not.toContain('Slow down');
     expect(failure.detail).not.toContain('Slow down');
   });

@@ -1,6 +1,7 @@
 import { errorSpec } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
-import { exhaustedWindowResetSeconds, RateLimitSnapshot } from './provider-a.rate-limits';
+import type { RateLimitSnapshot } from './provider-a.rate-limits';
+import { exhaustedWindowResetSeconds } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 
@@ -38,15 +39,25 @@ function errorObject(payload: unknown): JsonObject {
 
 /** A numeric `status` / `status_code` of the event (or its error object). */
 function eventStatus(payload: unknown, error: JsonObject): number | undefined {
-  const candidates = isJsonObject(payload) ? [payload.status, payload.status_code, error.status, error.status_code] : [];
-  for (const candidate of candidates) if (typeof candidate === 'number' && Number.isInteger(candidate)) return candidate;
+  const candidates = isJsonObject(payload)
+    ? [payload.status, payload.status_code, error.status, error.status_code]
+    : [];
+  for (const candidate of candidates)
+    if (typeof candidate === 'number' && Number.isInteger(candidate)) return candidate;
   return undefined;
 }
 
 /** Seconds from now until an absolute reset: unix s, unix ms (≥ 1e12), RFC 3339 or HTTP date. */
 function secondsUntil(value: unknown, now: number): number | undefined {
   const number = numeric(value);
-  const at = number !== undefined ? (number >= 1e12 ? number : number * 1000) : typeof value === 'string' ? Date.parse(value) : NaN;
+  const at =
+    number !== undefined
+      ? number >= 1e12
+        ? number
+        : number * 1000
+      : typeof value === 'string'
+        ? Date.parse(value)
+        : NaN;
   return Number.isFinite(at) ? Math.max(0, (at - now) / 1000) : undefined;
 }
 
@@ -102,7 +113,11 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   const codes = [error.code, error.type].filter((value): value is string => typeof value === 'string');
   const code = safeCode(codes[0]);
   const detail = `upstream${status !== undefined ? ` status ${status}` : ''}${code ? ` code ${code}` : ''}`;
-  const upstream = { type: safeCode(error.type), code: safeCode(error.code), message: sanitizeUpstreamMessage(error.message) };
+  const upstream = {
+    type: safeCode(error.type),
+    code: safeCode(error.code),
+    message: sanitizeUpstreamMessage(error.message),
+  };
   const base = { detail, upstreamStatus: status, upstream };
   // Every branch reads the hints the same way: the latest moment any of them names.
   const hints = retryHints(failure.payload, failure.headers, now);
@@ -126,7 +141,11 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
       : new GatewayError('upstream', { ...base, publicMessage: 'the upstream refused access (HTTP 403)' });
   }
   // The backend's 404 body is `{"detail": "Model not found"}`.
-  const refusal = modelRefusal(status, codes, error.message ?? (isJsonObject(failure.payload) ? failure.payload.detail : undefined));
+  const refusal = modelRefusal(
+    status,
+    codes,
+    error.message ?? (isJsonObject(failure.payload) ? failure.payload.detail : undefined),
+  );
   if (refusal) return new GatewayError(refusal, base);
   if (status === 400 || status === 404 || status === 422) return new GatewayError('bad_request', base);
   return new GatewayError('upstream', { ...base, retryable: true, retryAfterSeconds: latestHint });
@@ -150,11 +169,15 @@ export function isUpstreamAuthRejection(error: unknown): error is GatewayError {
 }
 
 const TOKEN_INVALID_CODES = /^(invalid_token|token_invalid|token_invalidated|token_expired|token_revoked)$/i;
-const TOKEN_INVALID_MESSAGE = /\btoken\b[^.]*\b(invalid|invalidated|expired|revoked)\b|\b(invalid|expired|revoked)\b[^.]*\btoken\b/i;
+const TOKEN_INVALID_MESSAGE =
+  /\btoken\b[^.]*\b(invalid|invalidated|expired|revoked)\b|\b(invalid|expired|revoked)\b[^.]*\btoken\b/i;
 
 /** A 403 body that blames the access token (read to classify, never copied anywhere). */
 function saysTokenInvalid(codes: readonly string[], message: unknown): boolean {
-  return codes.some((code) => TOKEN_INVALID_CODES.test(code)) || (typeof message === 'string' && TOKEN_INVALID_MESSAGE.test(message));
+  return (
+    codes.some((code) => TOKEN_INVALID_CODES.test(code)) ||
+    (typeof message === 'string' && TOKEN_INVALID_MESSAGE.test(message))
+  );
 }
 
 const NEWER_CLIENT = /requires a newer version of codex/i;
@@ -167,7 +190,11 @@ const MODEL_NOT_FOUND = /\bmodel not found\b/i;
  * a ChatGPT account" (both 400) and 404 "Model not found". Never retried, never a token refresh;
  * the adapter names the model in the message and drops it from the live list.
  */
-function modelRefusal(status: number | undefined, codes: readonly string[], message: unknown): 'model_requires_newer_client' | 'model_not_entitled' | 'not_found' | undefined {
+function modelRefusal(
+  status: number | undefined,
+  codes: readonly string[],
+  message: unknown,
+): 'model_requires_newer_client' | 'model_not_entitled' | 'not_found' | undefined {
   const text = typeof message === 'string' ? message : '';
   if (NEWER_CLIENT.test(text)) return 'model_requires_newer_client';
   if (NOT_FOR_ACCOUNT.test(text)) return 'model_not_entitled';
@@ -176,10 +203,15 @@ function modelRefusal(status: number | undefined, codes: readonly string[], mess
 }
 
 /** The internal codes that mean "this model is not served to this login" (see `modelRefusal`). */
-export const MODEL_REFUSAL_CODES: ReadonlySet<string> = new Set(['model_requires_newer_client', 'model_not_entitled', 'not_found']);
+export const MODEL_REFUSAL_CODES: ReadonlySet<string> = new Set([
+  'model_requires_newer_client',
+  'model_not_entitled',
+  'not_found',
+]);
 
 /** What to do, per model refusal, after the table's words. */
-const NOT_FOUND_FIX = 'the upstream does not know this model or no longer serves it to this login; choose another model from GET /v1/models';
+const NOT_FOUND_FIX =
+  'the upstream does not know this model or no longer serves it to this login; choose another model from GET /v1/models';
 
 /**
  * A model refusal with the model named in its message (the id the gateway sent upstream, cut at
@@ -188,5 +220,9 @@ const NOT_FOUND_FIX = 'the upstream does not know this model or no longer serves
 export function namingModel(error: unknown, upstreamModel: string): unknown {
   if (!(error instanceof GatewayError) || !MODEL_REFUSAL_CODES.has(error.code)) return error;
   const what = error.code === 'not_found' ? NOT_FOUND_FIX : errorSpec(error.code).message;
-  return new GatewayError(error.code, { detail: error.detail, upstreamStatus: error.upstreamStatus, publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}` });
+  return new GatewayError(error.code, {
+    detail: error.detail,
+    upstreamStatus: error.upstreamStatus,
+    publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}`,
+  });
 }

@@ -4,12 +4,35 @@ import { buildExtractionBody, EXTRACTION_INSTRUCTIONS } from './provider-a.extra
 const catalog = ModelCatalog.load(undefined, ['provider_a']);
 
 describe(buildExtractionBody.name, () => {
-  const schema = { type: 'object', properties: { total: { type: 'number' } }, required: ['total'], additionalProperties: false };
+  const schema = {
+    type: 'object',
+    properties: { total: { type: 'number' } },
+    required: ['total'],
+    additionalProperties: false,
+  };
 
   it('sends exactly the extraction keys with a strict json_schema format and the input verbatim', () => {
     const input = '  Q3 revenue: 12.5M\n```not a fence to us```  ';
-    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-terra-high')!, input, schema, schemaName: 'quarter_summary', conversationId: 'caller\nop\nsum' }, 'key-1');
-    expect(Object.keys(body).sort()).toEqual(['input', 'instructions', 'model', 'prompt_cache_key', 'reasoning', 'store', 'stream', 'text']);
+    const body = buildExtractionBody(
+      {
+        model: catalog.resolve('gpt-5.6-terra-high')!,
+        input,
+        schema,
+        schemaName: 'quarter_summary',
+        conversationId: 'caller\nop\nsum',
+      },
+      'key-1',
+    );
+    expect(Object.keys(body).sort()).toEqual([
+      'input',
+      'instructions',
+      'model',
+      'prompt_cache_key',
+      'reasoning',
+      'store',
+      'stream',
+      'text',
+    ]);
     expect(body).toEqual({
       model: 'gpt-5.6-terra',
       instructions: EXTRACTION_INSTRUCTIONS,
@@ -23,12 +46,24 @@ describe(buildExtractionBody.name, () => {
   });
 
   it('uses the resolved verbosity (a request override wins over the catalog value)', () => {
-    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-sol', { verbosity: 'high' })!, input: 'x', schema, schemaName: 's', conversationId: 'c' }, 'k');
+    const body = buildExtractionBody(
+      {
+        model: catalog.resolve('gpt-5.6-sol', { verbosity: 'high' })!,
+        input: 'x',
+        schema,
+        schemaName: 's',
+        conversationId: 'c',
+      },
+      'k',
+    );
     expect(body.text).toMatchObject({ verbosity: 'high' });
   });
 
   it('adds service_tier for -fast ids only', () => {
-    const body = buildExtractionBody({ model: catalog.resolve('gpt-5.6-sol-fast')!, input: 'x', schema, schemaName: 's', conversationId: 'c' }, 'k');
+    const body = buildExtractionBody(
+      { model: catalog.resolve('gpt-5.6-sol-fast')!, input: 'x', schema, schemaName: 's', conversationId: 'c' },
+      'k',
+    );
     expect(body.service_tier).toBe('priority');
     expect(EXTRACTION_INSTRUCTIONS).toMatch(/JSON object/);
     expect(EXTRACTION_INSTRUCTIONS).toMatch(/no code fences/);

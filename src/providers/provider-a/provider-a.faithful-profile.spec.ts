@@ -40,10 +40,24 @@ describe('provider_a faithful profile', () => {
     expect(() => loadFaithfulProfile(invalid)).toThrow(/PRIMARY_FAITHFUL_PROFILE: "tools" must be an array of objects/);
   });
 
-  it('puts today\'s date and the zone into the scaffold and edits nothing else', () => {
-    const scaffold = [{ type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'a <current_date>old</current_date> b <timezone>Old/Zone</timezone> c' }] }];
+  it("puts today's date and the zone into the scaffold and edits nothing else", () => {
+    const scaffold = [
+      {
+        type: 'message',
+        role: 'developer',
+        content: [{ type: 'input_text', text: 'a <current_date>old</current_date> b <timezone>Old/Zone</timezone> c' }],
+      },
+    ];
     const result = scaffoldForToday(scaffold, new Date('2026-04-05T12:00:00Z'), 'UTC');
-    expect(result).toEqual([{ type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'a <current_date>2026-04-05</current_date> b <timezone>UTC</timezone> c' }] }]);
+    expect(result).toEqual([
+      {
+        type: 'message',
+        role: 'developer',
+        content: [
+          { type: 'input_text', text: 'a <current_date>2026-04-05</current_date> b <timezone>UTC</timezone> c' },
+        ],
+      },
+    ]);
     expect(scaffold[0].content[0].text).toContain('old');
   });
 });

@@ -24,18 +24,21 @@ export function parseFaithfulProfile(document: unknown): FaithfulProfile | strin
   if (!isJsonObject(document)) return 'the profile must be a JSON object';
   const { instructions, tools, tool_choice: toolChoice, parallel_tool_calls: parallel, include, scaffold } = document;
   if (typeof instructions !== 'string') return '"instructions" must be a string';
-  if (tools !== undefined && !(Array.isArray(tools) && tools.every(isJsonObject))) return '"tools" must be an array of objects';
-  if (toolChoice !== undefined && typeof toolChoice !== 'string' && !isJsonObject(toolChoice)) return '"tool_choice" must be a string or an object';
+  if (tools !== undefined && !(Array.isArray(tools) && tools.every(isJsonObject)))
+    return '"tools" must be an array of objects';
+  if (toolChoice !== undefined && typeof toolChoice !== 'string' && !isJsonObject(toolChoice))
+    return '"tool_choice" must be a string or an object';
   if (parallel !== undefined && typeof parallel !== 'boolean') return '"parallel_tool_calls" must be a boolean';
   if (include !== undefined && !Array.isArray(include)) return '"include" must be an array';
-  if (scaffold !== undefined && !(Array.isArray(scaffold) && scaffold.every(isJsonObject))) return '"scaffold" must be an array of objects';
+  if (scaffold !== undefined && !(Array.isArray(scaffold) && scaffold.every(isJsonObject)))
+    return '"scaffold" must be an array of objects';
   return {
     instructions,
-    tools: (tools as JsonObject[] | undefined) ?? [],
+    tools: tools ?? [],
     toolChoice: toolChoice ?? 'auto',
-    parallelToolCalls: (parallel as boolean | undefined) ?? true,
+    parallelToolCalls: parallel ?? true,
     include: (include as unknown[] | undefined) ?? ['reasoning.encrypted_content'],
-    scaffold: (scaffold as JsonObject[] | undefined) ?? [],
+    scaffold: scaffold ?? [],
   };
 }
 

@@ -1,7 +1,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { InstallationIds, newTurnId, normalizeCallId, sessionIdForChat, structuredPromptCacheKey, windowIdFor } from './provider-a.identifiers';
+import {
+  InstallationIds,
+  newTurnId,
+  normalizeCallId,
+  sessionIdForChat,
+  structuredPromptCacheKey,
+  windowIdFor,
+} from './provider-a.identifiers';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -34,7 +41,9 @@ describe('provider_a identifiers', () => {
   });
 
   it('normalizes call ids over 64 characters to their SHA-256 hex and keeps shorter ones', () => {
-    expect(normalizeCallId('call_' + 'a'.repeat(70))).toBe('04ce2191371fcc8c505c461d9b417d038242cec75f94e2ba6a9b85851d8e949d');
+    expect(normalizeCallId('call_' + 'a'.repeat(70))).toBe(
+      '04ce2191371fcc8c505c461d9b417d038242cec75f94e2ba6a9b85851d8e949d',
+    );
     expect(normalizeCallId('x'.repeat(64))).toBe('x'.repeat(64));
   });
 

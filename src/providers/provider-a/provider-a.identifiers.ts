@@ -4,7 +4,13 @@ import * as path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
 import type { ProviderACredentials } from './provider-a.auth';
-import { CODEX_BETA_FEATURES, CODEX_ORIGINATOR, OPENAI_BETA_WEBSOCKET, USER_AGENT_FAITHFUL, USER_AGENT_MINIMAL } from './provider-a.constants';
+import {
+  CODEX_BETA_FEATURES,
+  CODEX_ORIGINATOR,
+  OPENAI_BETA_WEBSOCKET,
+  USER_AGENT_FAITHFUL,
+  USER_AGENT_MINIMAL,
+} from './provider-a.constants';
 
 // What identifies our requests upstream: the chat's session id, turn and window ids, the
 // installation id, normalized call ids, and the handshake/POST headers that carry them.

@@ -25,7 +25,11 @@ describe(responsesParts.name, () => {
   });
 
   it.each([
-    [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }, true, /messages\[2\]\.content\[0\]: part type "input_audio"/],
+    [
+      { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
+      true,
+      /messages\[2\]\.content\[0\]: part type "input_audio"/,
+    ],
     [{ type: 'file', file: { file_data: 'x' } }, true, /part type "file"/],
     [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }, true, /not an https URL/],
     [{ type: 'image_url', image_url: { url: 'data:text/plain;base64,AAAA' } }, true, /not an https URL/],

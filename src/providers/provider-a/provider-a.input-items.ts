@@ -21,7 +21,10 @@ export interface ConversationInput {
  * Pure: messages → instructions texts and input items. Tool calls and their results are paired
  * by the normalized call id N(id), and a result takes the kind (function/custom) of its call.
  */
-export function conversationInput(messages: readonly ChatMessage[], customNames: ReadonlySet<string>): ConversationInput {
+export function conversationInput(
+  messages: readonly ChatMessage[],
+  customNames: ReadonlySet<string>,
+): ConversationInput {
   const calls = historyToolCallsById(messages, customNames);
   const systemTexts: string[] = [];
   const items: JsonObject[] = [];
@@ -52,7 +55,12 @@ export function conversationInput(messages: readonly ChatMessage[], customNames:
           items.push(
             call.kind === 'custom'
               ? { type: 'custom_tool_call', call_id: callId, name: call.name, input: call.payload }
-              : { type: 'function_call', call_id: callId, name: call.name, arguments: call.payload === '' ? '{}' : call.payload },
+              : {
+                  type: 'function_call',
+                  call_id: callId,
+                  name: call.name,
+                  arguments: call.payload === '' ? '{}' : call.payload,
+                },
           );
         }
         break;
@@ -78,7 +86,9 @@ export function conversationInput(messages: readonly ChatMessage[], customNames:
 }
 
 /** One part of a Responses message or tool output, in the backend's spelling. */
-export type ResponsesPart = { readonly type: 'input_text'; readonly text: string } | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: string };
+export type ResponsesPart =
+  | { readonly type: 'input_text'; readonly text: string }
+  | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: string };
 
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
@@ -90,14 +100,23 @@ const refuse = (where: string, what: string) =>
   new GatewayError('invalid_request', { publicMessage: `${where}: ${what} is not supported by provider_a` });
 
 /** A part's type for an error message: our own words for anything that is not a plain identifier. */
-const typeName = (type: unknown) => (typeof type === 'string' && SAFE_TYPE.test(type) ? `part type "${type}"` : 'this part type');
+const typeName = (type: unknown) =>
+  typeof type === 'string' && SAFE_TYPE.test(type) ? `part type "${type}"` : 'this part type';
 
 function imagePart(part: Readonly<Record<string, unknown>>, where: string): ResponsesPart {
   const nested = part.image_url;
-  const url = typeof nested === 'string' ? nested : isJsonObject(nested) && typeof nested.url === 'string' ? nested.url : undefined;
+  const url =
+    typeof nested === 'string'
+      ? nested
+      : isJsonObject(nested) && typeof nested.url === 'string'
+        ? nested.url
+        : undefined;
   const detail = isJsonObject(nested) ? nested.detail : part.detail;
-  if (url === undefined || !CARRIED_IMAGE_URL.test(url)) throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
-  return typeof detail === 'string' && IMAGE_DETAILS.has(detail) ? { type: 'input_image', image_url: url, detail } : { type: 'input_image', image_url: url };
+  if (url === undefined || !CARRIED_IMAGE_URL.test(url))
+    throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
+  return typeof detail === 'string' && IMAGE_DETAILS.has(detail)
+    ? { type: 'input_image', image_url: url, detail }
+    : { type: 'input_image', image_url: url };
 }
 
 /**
@@ -107,14 +126,19 @@ function imagePart(part: Readonly<Record<string, unknown>>, where: string): Resp
  * detail kept). Nothing is dropped silently: any other part (audio, files, an image where the
  * backend takes none) is a 400 naming where it is, before any upstream call.
  */
-export function responsesParts(message: Pick<ChatMessage, 'content'>, messageIndex: number, imagesAllowed: boolean): ResponsesPart[] {
+export function responsesParts(
+  message: Pick<ChatMessage, 'content'>,
+  messageIndex: number,
+  imagesAllowed: boolean,
+): ResponsesPart[] {
   const content = message.content;
   if (typeof content === 'string') return [{ type: 'input_text', text: content }];
   if (!Array.isArray(content)) return [];
   return content.map((part, partIndex): ResponsesPart => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
     if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
-    if (typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type)))) return { type: 'input_text', text: part.text };
+    if (typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type))))
+      return { type: 'input_text', text: part.text };
     if (part.type === 'image_url' || part.type === 'input_image') {
       if (!imagesAllowed) throw refuse(where, 'an image in this message role');
       return imagePart(part, where);
@@ -124,7 +148,8 @@ export function responsesParts(message: Pick<ChatMessage, 'content'>, messageInd
 }
 
 /** The texts of the parts (for roles that take text only). */
-export const textsOf = (parts: readonly ResponsesPart[]) => parts.flatMap((part) => (part.type === 'input_text' ? [part.text] : []));
+export const textsOf = (parts: readonly ResponsesPart[]) =>
+  parts.flatMap((part) => (part.type === 'input_text' ? [part.text] : []));
 
 /** The output the Codex CLI records for a call that never got one (the user interrupted it). */
 export const ABORTED_CALL_OUTPUT = 'aborted';

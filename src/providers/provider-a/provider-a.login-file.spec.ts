@@ -1,5 +1,12 @@
 import { isExpired } from '../shared/login-token-cache';
-import { accountIdFromJwt, applyRefresh, decodeJwtClaims, LoginFileError, parseLoginFile, tokenExpiry } from './provider-a.login-file';
+import {
+  accountIdFromJwt,
+  applyRefresh,
+  decodeJwtClaims,
+  LoginFileError,
+  parseLoginFile,
+  tokenExpiry,
+} from './provider-a.login-file';
 
 const jwt = (claims: Record<string, unknown>) =>
   `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
@@ -14,7 +21,10 @@ describe('provider_a login file', () => {
   it('reads the account id from tokens, else the id token claim, else the access token claim', () => {
     const claim = (id: string) => ({ 'https://api.openai.com/auth': { chatgpt_account_id: id } });
     expect(parseLoginFile({ tokens: { access_token: jwt({}), account_id: 'acct-file' } }).accountId).toBe('acct-file');
-    expect(parseLoginFile({ tokens: { access_token: jwt(claim('acct-access')), id_token: jwt(claim('acct-id')) } }).accountId).toBe('acct-id');
+    expect(
+      parseLoginFile({ tokens: { access_token: jwt(claim('acct-access')), id_token: jwt(claim('acct-id')) } })
+        .accountId,
+    ).toBe('acct-id');
     expect(parseLoginFile({ tokens: { access_token: jwt(claim('acct-access')) } }).accountId).toBe('acct-access');
     expect(accountIdFromJwt(undefined)).toBeUndefined();
   });
@@ -41,14 +51,22 @@ describe('provider_a login file', () => {
 
   it('applies a refresh keeping unknown keys, the old refresh token when none came back, and expires_at only if present', () => {
     const now = new Date('2026-02-01T00:00:00.000Z');
-    const document = { OPENAI_API_KEY: null, custom: { x: 1 }, tokens: { access_token: 'old', refresh_token: 'rt-old', account_id: 'a', other: true } };
+    const document = {
+      OPENAI_API_KEY: null,
+      custom: { x: 1 },
+      tokens: { access_token: 'old', refresh_token: 'rt-old', account_id: 'a', other: true },
+    };
     expect(applyRefresh(document, { accessToken: 'new', expiresAt: 1_000_000 }, now)).toEqual({
       OPENAI_API_KEY: null,
       custom: { x: 1 },
       tokens: { access_token: 'new', refresh_token: 'rt-old', account_id: 'a', other: true },
       last_refresh: '2026-02-01T00:00:00.000Z',
     });
-    const withExpiry = applyRefresh({ tokens: { access_token: 'old', expires_at: 1 } }, { accessToken: 'n', refreshToken: 'rt-2', idToken: 'id', expiresAt: 5_000 }, now);
+    const withExpiry = applyRefresh(
+      { tokens: { access_token: 'old', expires_at: 1 } },
+      { accessToken: 'n', refreshToken: 'rt-2', idToken: 'id', expiresAt: 5_000 },
+      now,
+    );
     expect(withExpiry.tokens).toEqual({ access_token: 'n', refresh_token: 'rt-2', id_token: 'id', expires_at: 5 });
   });
 });

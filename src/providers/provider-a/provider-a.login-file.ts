@@ -40,7 +40,8 @@ export function accountIdFromJwt(token: string | undefined): string | undefined 
 
 /** Expiry in epoch ms: positive `expires_at` (unix s) first, else the access token's `exp` (§1.3). */
 export function tokenExpiry(expiresAtSeconds: unknown, accessToken: string): number | undefined {
-  if (typeof expiresAtSeconds === 'number' && Number.isFinite(expiresAtSeconds) && expiresAtSeconds > 0) return expiresAtSeconds * 1000;
+  if (typeof expiresAtSeconds === 'number' && Number.isFinite(expiresAtSeconds) && expiresAtSeconds > 0)
+    return expiresAtSeconds * 1000;
   const exp = decodeJwtClaims(accessToken)?.exp;
   return typeof exp === 'number' && Number.isFinite(exp) && exp > 0 ? exp * 1000 : undefined;
 }
@@ -77,11 +78,16 @@ export interface RefreshedTokens {
  * The login document after a refresh (§1.6): the file as it is now with the new tokens, a new
  * `last_refresh`, `expires_at` only when the file already had it, and no other key added.
  */
-export function applyRefresh(document: Record<string, unknown>, refreshed: RefreshedTokens, now: Date): Record<string, unknown> {
+export function applyRefresh(
+  document: Record<string, unknown>,
+  refreshed: RefreshedTokens,
+  now: Date,
+): Record<string, unknown> {
   const tokens: Record<string, unknown> = isJsonObject(document.tokens) ? { ...document.tokens } : {};
   tokens.access_token = refreshed.accessToken;
   if (refreshed.refreshToken) tokens.refresh_token = refreshed.refreshToken;
   if (refreshed.idToken) tokens.id_token = refreshed.idToken;
-  if ('expires_at' in tokens && refreshed.expiresAt !== undefined) tokens.expires_at = Math.floor(refreshed.expiresAt / 1000);
+  if ('expires_at' in tokens && refreshed.expiresAt !== undefined)
+    tokens.expires_at = Math.floor(refreshed.expiresAt / 1000);
   return { ...document, tokens, last_refresh: now.toISOString() };
 }

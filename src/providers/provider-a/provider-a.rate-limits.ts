@@ -19,18 +19,31 @@ const toNumber = (value: unknown): number | undefined => {
 };
 
 function window(usedPercent: unknown, windowMinutes: unknown, resetAt: unknown): RateLimitWindow | undefined {
-  const result = { usedPercent: toNumber(usedPercent), windowMinutes: toNumber(windowMinutes), resetAt: toNumber(resetAt) };
+  const result = {
+    usedPercent: toNumber(usedPercent),
+    windowMinutes: toNumber(windowMinutes),
+    resetAt: toNumber(resetAt),
+  };
   return Object.values(result).some((value) => value !== undefined) ? result : undefined;
 }
 
-function snapshot(primary: RateLimitWindow | undefined, secondary: RateLimitWindow | undefined): RateLimitSnapshot | undefined {
+function snapshot(
+  primary: RateLimitWindow | undefined,
+  secondary: RateLimitWindow | undefined,
+): RateLimitSnapshot | undefined {
   return primary || secondary ? { primary, secondary } : undefined;
 }
 
 /** `x-codex-{primary,secondary}-{used-percent,window-minutes,reset-at}` response headers. */
-export function rateLimitsFromHeaders(headers: Readonly<Record<string, string | undefined>>): RateLimitSnapshot | undefined {
+export function rateLimitsFromHeaders(
+  headers: Readonly<Record<string, string | undefined>>,
+): RateLimitSnapshot | undefined {
   const read = (which: string) =>
-    window(headers[`x-codex-${which}-used-percent`], headers[`x-codex-${which}-window-minutes`], headers[`x-codex-${which}-reset-at`]);
+    window(
+      headers[`x-codex-${which}-used-percent`],
+      headers[`x-codex-${which}-window-minutes`],
+      headers[`x-codex-${which}-reset-at`],
+    );
   return snapshot(read('primary'), read('secondary'));
 }
 
@@ -39,14 +52,19 @@ export function rateLimitsFromEvent(event: Record<string, unknown>): RateLimitSn
   const limits = event.rate_limits as Record<string, Record<string, unknown> | undefined> | undefined;
   if (typeof limits !== 'object' || limits === null) return undefined;
   const read = (entry: Record<string, unknown> | undefined) =>
-    typeof entry === 'object' && entry !== null ? window(entry.used_percent, entry.window_minutes, entry.reset_at) : undefined;
+    typeof entry === 'object' && entry !== null
+      ? window(entry.used_percent, entry.window_minutes, entry.reset_at)
+      : undefined;
   return snapshot(read(limits.primary), read(limits.secondary));
 }
 
 /** Seconds until the earliest reset of a window at or above 100 % (§4.3), if any. */
 export function exhaustedWindowResetSeconds(limits: RateLimitSnapshot | undefined, nowMs: number): number | undefined {
   const resets = [limits?.primary, limits?.secondary]
-    .filter((entry): entry is RateLimitWindow => entry !== undefined && (entry.usedPercent ?? 0) >= 100 && entry.resetAt !== undefined)
+    .filter(
+      (entry): entry is RateLimitWindow =>
+        entry !== undefined && (entry.usedPercent ?? 0) >= 100 && entry.resetAt !== undefined,
+    )
     .map((entry) => Math.max(0, entry.resetAt! - nowMs / 1000));
   return resets.length > 0 ? Math.min(...resets) : undefined;
 }

@@ -8,12 +8,16 @@ import { loadFaithfulProfile } from './provider-a.faithful-profile';
 import { buildChatBody, turnMetadata, websocketFrame } from './provider-a.request';
 
 const catalog = ModelCatalog.load(undefined, ['provider_a']);
-const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, '__fixtures__', 'provider-a-chat-request.json'), 'utf8')) as {
+const fixture = JSON.parse(
+  fs.readFileSync(path.join(__dirname, '__fixtures__', 'provider-a-chat-request.json'), 'utf8'),
+) as {
   messages: ChatMessage[];
   tools: ToolDefinition[];
 };
 
-function request(overrides: Partial<ChatRequest> & { modelId?: string; effort?: string; verbosity?: string } = {}): ChatRequest {
+function request(
+  overrides: Partial<ChatRequest> & { modelId?: string; effort?: string; verbosity?: string } = {},
+): ChatRequest {
   const { modelId, effort, verbosity, ...rest } = overrides;
   return {
     model: catalog.resolve(modelId ?? 'gpt-5.6-sol', { reasoningEffort: effort, verbosity })!,
@@ -31,7 +35,13 @@ const SESSION = '47b61fd1-c0eb-3d05-2adc-5c4396baffee';
 describe(buildChatBody.name, () => {
   it('builds the minimal body: joined instructions, no include/client_metadata/sampling/output cap', () => {
     const { body } = buildChatBody(
-      request({ messages: [{ role: 'system', content: 'A' }, { role: 'user', content: 'hi' }, { role: 'developer', content: 'B' }] }),
+      request({
+        messages: [
+          { role: 'system', content: 'A' },
+          { role: 'user', content: 'hi' },
+          { role: 'developer', content: 'B' },
+        ],
+      }),
       { sessionId: SESSION },
     );
     expect(body).toEqual({
@@ -47,16 +57,39 @@ describe(buildChatBody.name, () => {
   });
 
   it('sends response_format as text.format the way codex exec --output-schema does (oracle capture)', () => {
-    const capture = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'codex-oracle', 'codex-0.169.0.gpt-6.1-sol.output-schema.capture.json'), 'utf8')) as {
-      transcript: Array<{ body?: { type?: string; generate?: boolean; text?: { format?: { schema: Record<string, unknown> } } } }>;
+    const capture = JSON.parse(
+      fs.readFileSync(
+        path.join(
+          __dirname,
+          '..',
+          '..',
+          '..',
+          'test',
+          'fixtures',
+          'codex-oracle',
+          'codex-0.169.0.gpt-6.1-sol.output-schema.capture.json',
+        ),
+        'utf8',
+      ),
+    ) as {
+      transcript: Array<{
+        body?: { type?: string; generate?: boolean; text?: { format?: { schema: Record<string, unknown> } } };
+      }>;
     };
-    const sent = capture.transcript.find((entry) => entry.body?.type === 'response.create' && entry.body.generate !== false)!.body!.text!;
+    const sent = capture.transcript.find(
+      (entry) => entry.body?.type === 'response.create' && entry.body.generate !== false,
+    )!.body!.text!;
     const schema = sent.format!.schema;
-    const { body } = buildChatBody(request({ responseFormat: { type: 'json_schema', name: 'codex_output_schema', schema, strict: true } }), { sessionId: SESSION });
+    const { body } = buildChatBody(
+      request({ responseFormat: { type: 'json_schema', name: 'codex_output_schema', schema, strict: true } }),
+      { sessionId: SESSION },
+    );
     expect(body.text).toEqual(sent);
     // Same members in the same order as the CLI.
     expect(Object.keys((body.text as { format: object }).format)).toEqual(Object.keys(sent.format!));
-    expect(buildChatBody(request({ responseFormat: { type: 'json_object' } }), { sessionId: SESSION }).body.text).toEqual({ verbosity: 'low', format: { type: 'json_object' } });
+    expect(
+      buildChatBody(request({ responseFormat: { type: 'json_object' } }), { sessionId: SESSION }).body.text,
+    ).toEqual({ verbosity: 'low', format: { type: 'json_object' } });
   });
 
   it('uses the default instructions without system text', () => {
@@ -80,7 +113,12 @@ describe(buildChatBody.name, () => {
       { type: 'function_call', call_id: 'call_1', name: 'read_file', arguments: '{"path":"a.ts"}' },
       // A function-wire call to a tool declared custom goes up as custom_tool_call (§7.3).
       { type: 'custom_tool_call', call_id: 'call_2', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' },
-      { type: 'custom_tool_call', call_id: 'call_3', name: 'apply_patch', input: '*** Begin Patch\n*** Add File: b.ts\n*** End Patch' },
+      {
+        type: 'custom_tool_call',
+        call_id: 'call_3',
+        name: 'apply_patch',
+        input: '*** Begin Patch\n*** Add File: b.ts\n*** End Patch',
+      },
       { type: 'function_call', call_id: 'call_4', name: 'noop', arguments: '{}' },
       { type: 'function_call_output', call_id: 'call_1', output: 'export const a = 1;' },
       { type: 'custom_tool_call_output', call_id: 'call_2', output: 'Done\nok' },
@@ -94,9 +132,20 @@ describe(buildChatBody.name, () => {
   it('flattens nested tools, passes flat and other types, gives parameterless functions an empty schema', () => {
     const { body } = buildChatBody(request({ tools: fixture.tools }), { sessionId: SESSION });
     expect(body.tools).toEqual([
-      { type: 'function', name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } }, strict: true },
+      {
+        type: 'function',
+        name: 'read_file',
+        description: 'Read a file',
+        parameters: { type: 'object', properties: { path: { type: 'string' } } },
+        strict: true,
+      },
       { type: 'function', name: 'noop', parameters: { type: 'object', properties: {} } },
-      { type: 'custom', name: 'apply_patch', description: 'Patch files', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } },
+      {
+        type: 'custom',
+        name: 'apply_patch',
+        description: 'Patch files',
+        format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' },
+      },
       { type: 'function', name: 'flat_fn', description: 'Flat', parameters: { type: 'object', properties: {} } },
       { type: 'custom', name: 'flat_custom', description: 'Flat custom' },
       { type: 'web_search' },
@@ -106,13 +155,27 @@ describe(buildChatBody.name, () => {
   });
 
   it('maps a forced tool_choice and forwards parallel_tool_calls: false', () => {
-    const tools = [{ type: 'function', function: { name: 'x' } }, { type: 'custom', custom: { name: 'y' } }];
-    const forced = buildChatBody(request({ tools, toolChoice: { type: 'function', function: { name: 'x' } }, parallelToolCalls: false }), { sessionId: SESSION }).body;
+    const tools = [
+      { type: 'function', function: { name: 'x' } },
+      { type: 'custom', custom: { name: 'y' } },
+    ];
+    const forced = buildChatBody(
+      request({ tools, toolChoice: { type: 'function', function: { name: 'x' } }, parallelToolCalls: false }),
+      { sessionId: SESSION },
+    ).body;
     expect(forced.tool_choice).toEqual({ type: 'function', name: 'x' });
     expect(forced.parallel_tool_calls).toBe(false);
-    expect(buildChatBody(request({ tools, toolChoice: { type: 'custom', custom: { name: 'y' } } }), { sessionId: SESSION }).body.tool_choice).toEqual({ type: 'custom', name: 'y' });
-    expect(buildChatBody(request({ tools, toolChoice: 'required' }), { sessionId: SESSION }).body.tool_choice).toBe('required');
-    expect(buildChatBody(request({ tools, toolChoice: { type: 'function', name: 'x' } }), { sessionId: SESSION }).body.tool_choice).toEqual({ type: 'function', name: 'x' });
+    expect(
+      buildChatBody(request({ tools, toolChoice: { type: 'custom', custom: { name: 'y' } } }), { sessionId: SESSION })
+        .body.tool_choice,
+    ).toEqual({ type: 'custom', name: 'y' });
+    expect(buildChatBody(request({ tools, toolChoice: 'required' }), { sessionId: SESSION }).body.tool_choice).toBe(
+      'required',
+    );
+    expect(
+      buildChatBody(request({ tools, toolChoice: { type: 'function', name: 'x' } }), { sessionId: SESSION }).body
+        .tool_choice,
+    ).toEqual({ type: 'function', name: 'x' });
   });
 
   it('sends no tool_choice or parallel_tool_calls without tools', () => {
@@ -128,7 +191,11 @@ describe(buildChatBody.name, () => {
     const { body } = buildChatBody(
       request({
         messages: [
-          { role: 'assistant', content: null, tool_calls: [{ id: longId, type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: longId, type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
           { role: 'tool', tool_call_id: longId, content: 'r' },
         ],
       }),
@@ -139,11 +206,18 @@ describe(buildChatBody.name, () => {
 
   it('resolves model, effort, verbosity and tier from the catalog row and request overrides', () => {
     const fast = buildChatBody(request({ modelId: 'gpt-5.6-terra-fast-high' }), { sessionId: SESSION }).body;
-    expect(fast).toMatchObject({ model: 'gpt-5.6-terra', reasoning: { effort: 'high', summary: 'auto' }, text: { verbosity: 'low' }, service_tier: 'priority' });
+    expect(fast).toMatchObject({
+      model: 'gpt-5.6-terra',
+      reasoning: { effort: 'high', summary: 'auto' },
+      text: { verbosity: 'low' },
+      service_tier: 'priority',
+    });
     const plain = buildChatBody(request({ modelId: 'gpt-5.6-terra' }), { sessionId: SESSION }).body;
     expect(plain).not.toHaveProperty('service_tier');
     expect(plain.reasoning).toEqual({ effort: 'medium', summary: 'auto' });
-    const overridden = buildChatBody(request({ modelId: 'gpt-5.6-terra', verbosity: 'high', effort: 'xhigh' }), { sessionId: SESSION }).body;
+    const overridden = buildChatBody(request({ modelId: 'gpt-5.6-terra', verbosity: 'high', effort: 'xhigh' }), {
+      sessionId: SESSION,
+    }).body;
     expect(overridden).toMatchObject({ text: { verbosity: 'high' }, reasoning: { effort: 'xhigh' } });
   });
 
@@ -152,16 +226,37 @@ describe(buildChatBody.name, () => {
     const { body } = buildChatBody(
       request({
         faithful: true,
-        messages: [{ role: 'system', content: 'S1' }, { role: 'developer', content: 'S2' }, { role: 'user', content: 'hi' }],
+        messages: [
+          { role: 'system', content: 'S1' },
+          { role: 'developer', content: 'S2' },
+          { role: 'user', content: 'hi' },
+        ],
         tools: [{ type: 'function', function: { name: 'client_tool' } }],
         toolChoice: 'required',
       }),
-      { sessionId: SESSION, faithful: { profile, turnId: 'turn-1', installationId: 'install-test-1', turnMetadata: '{"turn_id":"turn-1"}', now: new Date('2026-04-05T10:00:00Z'), timeZone: 'UTC' } },
+      {
+        sessionId: SESSION,
+        faithful: {
+          profile,
+          turnId: 'turn-1',
+          installationId: 'install-test-1',
+          turnMetadata: '{"turn_id":"turn-1"}',
+          now: new Date('2026-04-05T10:00:00Z'),
+          timeZone: 'UTC',
+        },
+      },
     );
     expect(body.instructions).toBe(profile.instructions);
     const input = body.input as Array<Record<string, unknown>>;
     expect(JSON.stringify(input[0])).toContain('<current_date>2026-04-05</current_date>');
-    expect(input[1]).toEqual({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'S1' }, { type: 'input_text', text: 'S2' }] });
+    expect(input[1]).toEqual({
+      type: 'message',
+      role: 'developer',
+      content: [
+        { type: 'input_text', text: 'S1' },
+        { type: 'input_text', text: 'S2' },
+      ],
+    });
     expect(input[2]).toEqual({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] });
     expect(body.tools).toEqual(profile.tools);
     expect(body.tool_choice).toBe('auto');
@@ -179,20 +274,62 @@ describe(buildChatBody.name, () => {
   });
 
   it('writes the turn metadata as compact JSON with the members and order of Codex CLI 0.169.0', () => {
-    const model = { requestedId: 'gpt-6.1-sol-high', catalogId: 'gpt-6.1-sol-high', provider: 'provider_a' as const, upstreamModel: 'gpt-6.1-sol', reasoningEffort: 'high', verbosity: 'low', serviceTier: null };
+    const model = {
+      requestedId: 'gpt-6.1-sol-high',
+      catalogId: 'gpt-6.1-sol-high',
+      provider: 'provider_a' as const,
+      upstreamModel: 'gpt-6.1-sol',
+      reasoningEffort: 'high',
+      verbosity: 'low',
+      serviceTier: null,
+    };
     const text = turnMetadata({ sessionId: 's', turnId: 't', installationId: 'i', model, startedAtMs: 5 });
     expect(text).not.toContain(': ');
     const parsed = JSON.parse(text) as Record<string, unknown>;
     expect(Object.keys(parsed)).toEqual([
-      'installation_id', 'session_id', 'thread_id', 'agent_name', 'turn_id', 'window_id', 'window_number', 'context_window_id', 'request_kind',
-      'history_initialization', 'root_turn_id', 'thread_source', 'turn_trigger', 'sandbox', 'sandbox_mode', 'auto_review_enabled',
-      'node_repl_auto_review_required', 'node_repl_disabled', 'turn_started_at_unix_ms', 'analytics_enabled', 'model', 'reasoning_effort',
+      'installation_id',
+      'session_id',
+      'thread_id',
+      'agent_name',
+      'turn_id',
+      'window_id',
+      'window_number',
+      'context_window_id',
+      'request_kind',
+      'history_initialization',
+      'root_turn_id',
+      'thread_source',
+      'turn_trigger',
+      'sandbox',
+      'sandbox_mode',
+      'auto_review_enabled',
+      'node_repl_auto_review_required',
+      'node_repl_disabled',
+      'turn_started_at_unix_ms',
+      'analytics_enabled',
+      'model',
+      'reasoning_effort',
     ]);
-    expect(parsed).toMatchObject({ installation_id: 'i', session_id: 's', thread_id: 's', turn_id: 't', root_turn_id: 't', window_id: 's:0', request_kind: 'turn', sandbox: 'seatbelt', turn_started_at_unix_ms: 5, model: 'gpt-6.1-sol', reasoning_effort: 'high' });
+    expect(parsed).toMatchObject({
+      installation_id: 'i',
+      session_id: 's',
+      thread_id: 's',
+      turn_id: 't',
+      root_turn_id: 't',
+      window_id: 's:0',
+      request_kind: 'turn',
+      sandbox: 'seatbelt',
+      turn_started_at_unix_ms: 5,
+      model: 'gpt-6.1-sol',
+      reasoning_effort: 'high',
+    });
   });
 
   it('adds type to the WebSocket frame, and the send time only in faithful mode', () => {
     expect(websocketFrame({ model: 'm' }, 5)).toEqual({ type: 'response.create', model: 'm' });
-    expect(websocketFrame({ client_metadata: { a: '1' } }, 5)).toEqual({ type: 'response.create', client_metadata: { a: '1', 'x-codex-ws-stream-request-start-ms': '5' } });
+    expect(websocketFrame({ client_metadata: { a: '1' } }, 5)).toEqual({
+      type: 'response.create',
+      client_metadata: { a: '1', 'x-codex-ws-stream-request-start-ms': '5' },
+    });
   });
 });

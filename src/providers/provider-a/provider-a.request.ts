@@ -3,10 +3,12 @@ import type { ResolvedModel } from '../../core/resolved-model';
 import type { ChatRequest, ResponseFormat } from '../provider-adapter';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
-import { FaithfulProfile, scaffoldForToday } from './provider-a.faithful-profile';
+import type { FaithfulProfile } from './provider-a.faithful-profile';
+import { scaffoldForToday } from './provider-a.faithful-profile';
 import { windowIdFor } from './provider-a.identifiers';
 import { conversationInput, pairCallsWithOutputs } from './provider-a.input-items';
-import { responsesToolChoice, responsesTools, ToolNameMap, withUpstreamToolNames } from './provider-a.tools';
+import type { ToolNameMap } from './provider-a.tools';
+import { responsesToolChoice, responsesTools, withUpstreamToolNames } from './provider-a.tools';
 
 type Json = Record<string, unknown>;
 
@@ -100,11 +102,22 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
   let instructions: string;
   let input: Json[];
   if (faithful) {
-    const developer = conversation.systemTexts.length > 0
-      ? [{ type: 'message', role: 'developer', content: conversation.systemTexts.map((text) => ({ type: 'input_text', text })) }]
-      : [];
+    const developer =
+      conversation.systemTexts.length > 0
+        ? [
+            {
+              type: 'message',
+              role: 'developer',
+              content: conversation.systemTexts.map((text) => ({ type: 'input_text', text })),
+            },
+          ]
+        : [];
     instructions = faithful.profile.instructions;
-    input = [...scaffoldForToday(faithful.profile.scaffold, faithful.now, faithful.timeZone), ...developer, ...conversation.items];
+    input = [
+      ...scaffoldForToday(faithful.profile.scaffold, faithful.now, faithful.timeZone),
+      ...developer,
+      ...conversation.items,
+    ];
   } else {
     instructions = conversation.systemTexts.length > 0 ? conversation.systemTexts.join('\n\n') : DEFAULT_INSTRUCTIONS;
     input = conversation.items;

@@ -1,8 +1,10 @@
 import { LRUCache } from 'lru-cache';
-import { chainAfterTurn, ChainState, chainedBody, continuationItems, isChainError, requestShape } from './provider-a.chain';
+import type { ChainState } from './provider-a.chain';
+import { chainAfterTurn, chainedBody, continuationItems, isChainError, requestShape } from './provider-a.chain';
 import { websocketFrame } from './provider-a.request';
-import { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import { TurnRecord, WsSession } from './provider-a.ws-session';
+import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
+import type { TurnRecord } from './provider-a.ws-session';
+import { WsSession } from './provider-a.ws-session';
 import type { JsonObject } from '../../common/json';
 
 export interface SessionLimits {
@@ -147,7 +149,8 @@ export class SessionPool {
   }
 }
 
-type FirstFrame = { readonly kind: 'frame'; readonly connection: UpstreamConnection } | { readonly kind: 'dead' | 'chain_error' };
+type FirstFrame =
+  { readonly kind: 'frame'; readonly connection: UpstreamConnection } | { readonly kind: 'dead' | 'chain_error' };
 
 /**
  * The upstream side of one chat turn over WebSocket. Its `open` is the turn's `OpenConnection`
@@ -172,14 +175,20 @@ export class ChatTurnLease {
     const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
     Object.assign(this.use, { reused: false, incremental: false, fallback: false, itemsSent: items, items });
     const release = (session: WsSession, record: TurnRecord) =>
-      this.pool.keep({ chat: this.chat, session, handshake, chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames) });
+      this.pool.keep({
+        chat: this.chat,
+        session,
+        handshake,
+        chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames),
+      });
 
     const taken = this.pool.take(this.chat, handshake, input.body);
     if (taken) {
       const { entry: kept, continuation } = taken;
       this.use.reused = true;
       this.observer?.turnReused();
-      const body = continuation && kept.chain ? chainedBody(input.body, kept.chain.responseId, continuation) : input.body;
+      const body =
+        continuation && kept.chain ? chainedBody(input.body, kept.chain.responseId, continuation) : input.body;
       if (continuation) {
         this.use.incremental = true;
         this.use.itemsSent = continuation.length;
@@ -223,7 +232,10 @@ async function firstFrame(connection: UpstreamConnection): Promise<FirstFrame> {
 }
 
 /** `rest`, after the value `head()` gives first (when it still has one). */
-function prepend(head: () => UpstreamFrame | undefined, rest: AsyncIterable<UpstreamFrame>): AsyncIterable<UpstreamFrame> {
+function prepend(
+  head: () => UpstreamFrame | undefined,
+  rest: AsyncIterable<UpstreamFrame>,
+): AsyncIterable<UpstreamFrame> {
   return {
     [Symbol.asyncIterator]: () => {
       const tail = rest[Symbol.asyncIterator]();

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
-import { createStreamState, readUsage, StreamStep, translateEvent } from './provider-a.stream';
+import type { StreamStep } from './provider-a.stream';
+import { createStreamState, readUsage, translateEvent } from './provider-a.stream';
 import type { JsonObject } from '../../common/json';
 
 function frames(name: string): JsonObject[] {
@@ -12,7 +13,11 @@ function frames(name: string): JsonObject[] {
     .map((line) => JSON.parse(line) as JsonObject);
 }
 
-function run(events: JsonObject[]): { events: ChatEvent[]; steps: StreamStep[]; state: ReturnType<typeof createStreamState> } {
+function run(events: JsonObject[]): {
+  events: ChatEvent[];
+  steps: StreamStep[];
+  state: ReturnType<typeof createStreamState>;
+} {
   const state = createStreamState();
   const steps = events.map((event) => translateEvent(state, event));
   return { events: steps.flatMap((step) => step.events), steps, state };
@@ -29,12 +34,19 @@ describe('provider_a stream translation', () => {
       { type: 'text-delta', text: 'lo!' },
       // msg_2 never streamed deltas, so its finished item supplies the text once.
       { type: 'text-delta', text: ' Done.' },
-      { type: 'usage', usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17, cachedPromptTokens: 4, reasoningTokens: 2 } },
+      {
+        type: 'usage',
+        usage: { promptTokens: 12, completionTokens: 5, totalTokens: 17, cachedPromptTokens: 4, reasoningTokens: 2 },
+      },
       { type: 'finish', reason: 'stop' },
     ]);
     expect(steps[0].accepted).toBe(true);
     expect(steps.at(-1)!.terminal).toBe(true);
-    expect(steps.find((step) => step.rateLimits)?.rateLimits?.primary).toEqual({ usedPercent: 12.5, windowMinutes: 300, resetAt: 1900000000 });
+    expect(steps.find((step) => step.rateLimits)?.rateLimits?.primary).toEqual({
+      usedPercent: 12.5,
+      windowMinutes: 300,
+      resetAt: 1900000000,
+    });
     expect(state.responseId).toBe('resp_t1');
     expect(state.model).toBe('gpt-5.6-sol-2026');
   });
@@ -45,7 +57,10 @@ describe('provider_a stream translation', () => {
       { type: 'text-delta', text: 'Let me look.' },
       { type: 'tool-call', call: { id: 'call_b', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}' } },
       { type: 'tool-call', call: { id: 'call_a', name: 'list_dir', kind: 'function', arguments: '{"path":"."}' } },
-      { type: 'tool-call', call: { id: 'call_c', name: 'apply_patch', kind: 'custom', input: '*** Begin Patch\n*** End Patch' } },
+      {
+        type: 'tool-call',
+        call: { id: 'call_c', name: 'apply_patch', kind: 'custom', input: '*** Begin Patch\n*** End Patch' },
+      },
       { type: 'tool-call', call: { id: 'call_open', name: 'grep', kind: 'function', arguments: '{"q":"x"}' } },
       { type: 'usage', usage: { promptTokens: 40, completionTokens: 20, totalTokens: 60 } },
       { type: 'finish', reason: 'stop' },
@@ -58,13 +73,28 @@ describe('provider_a stream translation', () => {
     expect(fragments.join('')).toBe(args);
     const { events } = run([
       { type: 'response.created', response: { id: 'r' } },
-      { type: 'response.output_item.added', output_index: 0, item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'write' } },
-      ...fragments.map((delta) => ({ type: 'response.function_call_arguments.delta', item_id: 'fc_1', output_index: 0, delta })),
-      { type: 'response.output_item.done', output_index: 0, item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'write' } },
+      {
+        type: 'response.output_item.added',
+        output_index: 0,
+        item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'write' },
+      },
+      ...fragments.map((delta) => ({
+        type: 'response.function_call_arguments.delta',
+        item_id: 'fc_1',
+        output_index: 0,
+        delta,
+      })),
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'write' },
+      },
       { type: 'response.completed', response: { id: 'r' } },
     ]);
     const calls = events.filter((event) => event.type === 'tool-call');
-    expect(calls).toEqual([{ type: 'tool-call', call: { id: 'call_1', name: 'write', kind: 'function', arguments: args } }]);
+    expect(calls).toEqual([
+      { type: 'tool-call', call: { id: 'call_1', name: 'write', kind: 'function', arguments: args } },
+    ]);
   });
 
   it('discards open calls at response.incomplete and finishes with length', () => {
@@ -82,15 +112,25 @@ describe('provider_a stream translation', () => {
       { type: 'response.refusal.delta', item_id: 'm', delta: 'No.' },
       { type: 'response.incomplete', response: { incomplete_details: { reason: 'content_filter' } } },
     ]);
-    expect(events).toEqual([{ type: 'text-delta', text: 'No.' }, { type: 'finish', reason: 'content_filter' }]);
+    expect(events).toEqual([
+      { type: 'text-delta', text: 'No.' },
+      { type: 'finish', reason: 'content_filter' },
+    ]);
   });
 
   it('turns response.failed and error events into one terminal, non-accepting error', () => {
     const state = createStreamState();
-    const failedStep = translateEvent(state, { type: 'response.failed', response: { id: 'x', status: 'failed', error: { code: 'server_error', message: 'boom' } } });
+    const failedStep = translateEvent(state, {
+      type: 'response.failed',
+      response: { id: 'x', status: 'failed', error: { code: 'server_error', message: 'boom' } },
+    });
     expect(failedStep).toMatchObject({ accepted: false, terminal: true, failure: { code: 'upstream' } });
     expect(failedStep.events).toEqual([{ type: 'error', error: failedStep.failure }]);
-    const usage = translateEvent(createStreamState(), { type: 'error', status: 429, error: { type: 'usage_limit_reached', message: 'limit', resets_in_seconds: 30 } });
+    const usage = translateEvent(createStreamState(), {
+      type: 'error',
+      status: 429,
+      error: { type: 'usage_limit_reached', message: 'limit', resets_in_seconds: 30 },
+    });
     expect(usage.failure).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 30 });
   });
 
@@ -106,7 +146,11 @@ describe('provider_a stream translation', () => {
   });
 
   it('sums total tokens when absent', () => {
-    expect(readUsage({ input_tokens: 2, output_tokens: 3 })).toEqual({ promptTokens: 2, completionTokens: 3, totalTokens: 5 });
+    expect(readUsage({ input_tokens: 2, output_tokens: 3 })).toEqual({
+      promptTokens: 2,
+      completionTokens: 3,
+      totalTokens: 5,
+    });
     expect(readUsage(undefined)).toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
 import type { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyUpstreamFailure } from './provider-a.errors';
-import { RateLimitSnapshot, rateLimitsFromEvent } from './provider-a.rate-limits';
+import type { RateLimitSnapshot } from './provider-a.rate-limits';
+import { rateLimitsFromEvent } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject } from '../../common/json';
 
 /** One client tool call being assembled from its fragments (provider_a.md §9.2). */
@@ -49,9 +50,15 @@ export interface StreamStep {
 }
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const int = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) ? value : undefined);
+const int = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isInteger(value) ? value : undefined;
 
-const step = (events: ChatEvent[], extra: Partial<StreamStep> = {}): StreamStep => ({ events, accepted: true, terminal: false, ...extra });
+const step = (events: ChatEvent[], extra: Partial<StreamStep> = {}): StreamStep => ({
+  events,
+  accepted: true,
+  terminal: false,
+  ...extra,
+});
 
 /** Context needed to classify an error event (for a usage limit's fallback reset). */
 export interface TranslateOptions {
@@ -103,7 +110,10 @@ export function translateEvent(state: StreamState, event: JsonObject, options: T
       return step([...releaseCalls(state, true), ...usageAndFinish(event.response, 'stop')], { terminal: true });
     case 'response.incomplete': {
       rememberResponse(state, event.response);
-      const details = isJsonObject(event.response) && isJsonObject(event.response.incomplete_details) ? event.response.incomplete_details : {};
+      const details =
+        isJsonObject(event.response) && isJsonObject(event.response.incomplete_details)
+          ? event.response.incomplete_details
+          : {};
       const finish: FinishReason = details.reason === 'content_filter' ? 'content_filter' : 'length';
       return step([...releaseCalls(state, 'discard'), ...usageAndFinish(event.response, finish)], { terminal: true });
     }
@@ -144,7 +154,11 @@ function callKind(item: JsonObject): 'function' | 'custom' | undefined {
 const recordKey = (itemId: string | undefined, outputIndex: number | undefined): string | undefined =>
   itemId !== undefined ? `id:${itemId}` : outputIndex !== undefined ? `index:${outputIndex}` : undefined;
 
-function findRecord(state: StreamState, itemId: string | undefined, outputIndex: number | undefined): CallRecord | undefined {
+function findRecord(
+  state: StreamState,
+  itemId: string | undefined,
+  outputIndex: number | undefined,
+): CallRecord | undefined {
   const byId = itemId !== undefined ? state.recordsByKey.get(`id:${itemId}`) : undefined;
   return byId ?? (outputIndex !== undefined ? state.recordsByKey.get(`index:${outputIndex}`) : undefined);
 }
@@ -242,7 +256,9 @@ export function readUsage(raw: unknown): UsageEvent | undefined {
   const promptTokens = count(raw.input_tokens) ?? 0;
   const completionTokens = count(raw.output_tokens) ?? 0;
   const cached = isJsonObject(raw.input_tokens_details) ? count(raw.input_tokens_details.cached_tokens) : undefined;
-  const reasoning = isJsonObject(raw.output_tokens_details) ? count(raw.output_tokens_details.reasoning_tokens) : undefined;
+  const reasoning = isJsonObject(raw.output_tokens_details)
+    ? count(raw.output_tokens_details.reasoning_tokens)
+    : undefined;
   return {
     promptTokens,
     completionTokens,

@@ -1,7 +1,8 @@
 import { postRefreshGrant, tokenEndpointFailure } from '../shared/refresh-grant';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { CODEX_OAUTH_CLIENT_ID, TOKEN_REFRESH_TIMEOUT_MS } from './provider-a.constants';
-import { decodeJwtClaims, RefreshedTokens } from './provider-a.login-file';
+import type { RefreshedTokens } from './provider-a.login-file';
+import { decodeJwtClaims } from './provider-a.login-file';
 import { nonEmptyString } from '../../common/json';
 
 /** A failed refresh; `errorCode` is the endpoint's `error` field (logged), never its description. */
@@ -21,7 +22,12 @@ export class TokenRefreshError extends Error {
  * answer at all rejects with the shared `tokenEndpointFailure` (a GatewayError, not a login
  * problem); an answer that refuses the grant rejects with TokenRefreshError.
  */
-export async function requestTokenRefresh(tokenUrl: string, refreshToken: string, now: () => number = Date.now, proxy?: UpstreamProxy): Promise<RefreshedTokens> {
+export async function requestTokenRefresh(
+  tokenUrl: string,
+  refreshToken: string,
+  now: () => number = Date.now,
+  proxy?: UpstreamProxy,
+): Promise<RefreshedTokens> {
   let answer: Awaited<ReturnType<typeof postRefreshGrant>>;
   try {
     answer = await postRefreshGrant(
@@ -37,7 +43,11 @@ export async function requestTokenRefresh(tokenUrl: string, refreshToken: string
   const { accessToken, body, expiresInSeconds } = answer;
   const exp = decodeJwtClaims(accessToken)?.exp;
   const expiresAt =
-    expiresInSeconds !== undefined ? now() + expiresInSeconds * 1000 : typeof exp === 'number' && exp > 0 ? exp * 1000 : undefined;
+    expiresInSeconds !== undefined
+      ? now() + expiresInSeconds * 1000
+      : typeof exp === 'number' && exp > 0
+        ? exp * 1000
+        : undefined;
   return {
     accessToken,
     refreshToken: nonEmptyString(body.refresh_token),

@@ -6,7 +6,9 @@ describe('provider_a tool names', () => {
     const name = fc.oneof(
       fc.string({ minLength: 0, maxLength: 120 }),
       fc.stringMatching(/^[a-zA-Z0-9_-]{1,64}$/),
-      fc.tuple(fc.stringMatching(/^[a-z_]{1,40}$/), fc.stringMatching(/^[a-z_.]{1,60}$/)).map(([server, tool]) => `mcp__${server}__${tool}`),
+      fc
+        .tuple(fc.stringMatching(/^[a-z_]{1,40}$/), fc.stringMatching(/^[a-z_.]{1,60}$/))
+        .map(([server, tool]) => `mcp__${server}__${tool}`),
     );
     fc.assert(
       fc.property(fc.uniqueArray(name, { maxLength: 30 }), (names) => {

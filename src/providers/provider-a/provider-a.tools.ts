@@ -30,10 +30,18 @@ export function responsesTools(tools: readonly ToolDefinition[]): JsonObject[] {
     if (!isJsonObject(raw[tool.type])) {
       result.push({ ...raw });
     } else if (tool.type === 'custom') {
-      result.push(withoutUndefined({ type: 'custom', name: tool.name, description: tool.description, format: tool.format }));
+      result.push(
+        withoutUndefined({ type: 'custom', name: tool.name, description: tool.description, format: tool.format }),
+      );
     } else {
       result.push(
-        withoutUndefined({ type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters ?? EMPTY_PARAMETERS, strict: tool.strict }),
+        withoutUndefined({
+          type: 'function',
+          name: tool.name,
+          description: tool.description,
+          parameters: tool.parameters ?? EMPTY_PARAMETERS,
+          strict: tool.strict,
+        }),
       );
     }
   }
@@ -145,7 +153,9 @@ export function withUpstreamToolNames(body: JsonObject): { body: JsonObject; nam
   const names = buildToolNameMap(toolNamesOf(body));
   if (names.renamed === 0) return { body, names };
   const rename = (entry: unknown, types: ReadonlySet<string>) =>
-    isJsonObject(entry) && types.has(String(entry.type)) && typeof entry.name === 'string' ? { ...entry, name: names.toUpstream(entry.name) } : entry;
+    isJsonObject(entry) && types.has(String(entry.type)) && typeof entry.name === 'string'
+      ? { ...entry, name: names.toUpstream(entry.name) }
+      : entry;
   const renamedBody: JsonObject = { ...body };
   if (Array.isArray(body.tools)) renamedBody.tools = body.tools.map((tool) => rename(tool, NAMED_TOOL_TYPES));
   if (body.tool_choice !== undefined) renamedBody.tool_choice = rename(body.tool_choice, NAMED_TOOL_TYPES);

@@ -2,7 +2,8 @@ import { parseSseJson } from '../shared/sse-event-parser';
 import { ERROR_BODY_MAX_BYTES } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
 import { lowerCaseHeaders, parseJsonOrUndefined, readBodyCapped } from '../shared/http-body';
-import { AttemptInput, UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
+import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
+import { UpstreamRejection } from './provider-a.transport';
 
 /** Bytes of a fetch body that stop (with the abort reason) as soon as `signal` aborts. */
 async function* bodyChunks(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {
@@ -26,7 +27,9 @@ async function* bodyChunks(body: ReadableStream<Uint8Array>, signal: AbortSignal
 async function* sseFrames(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<UpstreamFrame> {
   for await (const payload of parseSseJson(bodyChunks(body, signal))) {
     const value = payload.ok ? payload.value : undefined;
-    yield typeof value === 'object' && value !== null && !Array.isArray(value) ? { ok: true, value } : { ok: false, reason: 'not_json' };
+    yield typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? { ok: true, value }
+      : { ok: false, reason: 'not_json' };
   }
 }
 
@@ -47,7 +50,13 @@ export async function openSseConnection(input: AttemptInput): Promise<UpstreamCo
   };
   let response: Response;
   try {
-    const init: RequestInit = { method: 'POST', headers: input.headers, body: JSON.stringify(input.body), signal: controller.signal, redirect: 'manual' };
+    const init: RequestInit = {
+      method: 'POST',
+      headers: input.headers,
+      body: JSON.stringify(input.body),
+      signal: controller.signal,
+      redirect: 'manual',
+    };
     // Through the egress proxy unless NO_PROXY says otherwise.
     response = await (input.proxy ? input.proxy.fetch(input.url, init) : fetch(input.url, init));
   } catch (error) {

@@ -1,5 +1,5 @@
 import { websocketFrame } from './provider-a.request';
-import { AttemptInput, UpstreamConnection } from './provider-a.transport';
+import type { AttemptInput, UpstreamConnection } from './provider-a.transport';
 import { WsSession } from './provider-a.ws-session';
 
 /**

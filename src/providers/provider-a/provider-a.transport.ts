@@ -3,7 +3,8 @@ import type { ProviderATransportKind } from './provider-a.identifiers';
 import type { JsonObject } from '../../common/json';
 
 /** One upstream event as it arrived: parsed JSON, or a protocol error (binary or non-JSON frame). */
-export type UpstreamFrame = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: 'binary' | 'not_json' };
+export type UpstreamFrame =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: 'binary' | 'not_json' };
 
 /** An accepted upgrade / 2xx POST: the event frames of one upstream attempt. */
 export interface UpstreamConnection {

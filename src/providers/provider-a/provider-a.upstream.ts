@@ -10,9 +10,9 @@ import type { ProviderACredentials } from './provider-a.auth';
 import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
 import type { RateLimitTelemetry } from './provider-a.rate-limits';
 import { rateLimitsFromHeaders } from './provider-a.rate-limits';
-import type { StreamState} from './provider-a.stream';
+import type { StreamState } from './provider-a.stream';
 import { createStreamState, translateEvent } from './provider-a.stream';
-import type { OpenConnection, UpstreamConnection, UpstreamFrame} from './provider-a.transport';
+import type { OpenConnection, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import { UpstreamRejection } from './provider-a.transport';
 
 /** Headers and body of one upstream attempt, built for the login it runs on. */

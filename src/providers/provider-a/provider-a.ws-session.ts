@@ -5,7 +5,8 @@ import { lowerCaseHeaders, parseJsonOrUndefined } from '../shared/http-body';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
-import { UpstreamConnection, UpstreamFrame, UpstreamRejection } from './provider-a.transport';
+import type { UpstreamConnection, UpstreamFrame } from './provider-a.transport';
+import { UpstreamRejection } from './provider-a.transport';
 
 /** Reads at most `maxBytes` of a failed upgrade's body. */
 function readIncomingCapped(response: IncomingMessage, maxBytes: number): Promise<string> {
@@ -29,7 +30,9 @@ function readIncomingCapped(response: IncomingMessage, maxBytes: number): Promis
 
 function parseFrame(data: WebSocket.RawData, isBinary: boolean): UpstreamFrame {
   if (isBinary) return { ok: false, reason: 'binary' };
-  const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+  const text = Array.isArray(data)
+    ? Buffer.concat(data).toString('utf8')
+    : Buffer.from(data as ArrayBuffer).toString('utf8');
   const value = parseJsonOrUndefined(text);
   return isJsonObject(value) ? { ok: true, value } : { ok: false, reason: 'not_json' };
 }
@@ -90,11 +93,22 @@ export class WsSession {
    * when the upgrade got a non-101 status, a retryable `upstream` GatewayError on connect errors,
    * or the signal's reason when it aborts (the socket is dropped at once).
    */
-  static connect(url: string, headers: Record<string, string>, signal: AbortSignal, proxy?: UpstreamProxy): Promise<WsSession> {
+  static connect(
+    url: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+    proxy?: UpstreamProxy,
+  ): Promise<WsSession> {
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<WsSession>((resolve, reject) => {
       // Through the egress proxy (a CONNECT tunnel) unless NO_PROXY says otherwise.
-      const socket = new WebSocket(url, { headers, perMessageDeflate: false, followRedirects: false, generateMask: keepZeroMask, agent: proxy?.websocketAgent(url) });
+      const socket = new WebSocket(url, {
+        headers,
+        perMessageDeflate: false,
+        followRedirects: false,
+        generateMask: keepZeroMask,
+        agent: proxy?.websocketAgent(url),
+      });
       let settled = false;
       let responseHeaders: Record<string, string> = {};
       const settle = (outcome: () => void) => {
@@ -145,10 +159,18 @@ export class WsSession {
    * `release` decides whether the socket is kept (it gets the turn's record) — without one, or
    * when the turn did not complete, the socket is closed.
    */
-  send(frame: JsonObject, signal: AbortSignal, release?: (session: WsSession, record: TurnRecord) => void): UpstreamConnection {
+  send(
+    frame: JsonObject,
+    signal: AbortSignal,
+    release?: (session: WsSession, record: TurnRecord) => void,
+  ): UpstreamConnection {
     if (this.turn) throw new Error('a provider_a WebSocket session carries one turn at a time');
     const record: TurnRecord = { completed: false, outputItems: [] };
-    const queue = new FrameQueue<UpstreamFrame>((paused) => (paused ? this.socket.pause() : this.socket.resume()), 64, () => undefined);
+    const queue = new FrameQueue<UpstreamFrame>(
+      (paused) => (paused ? this.socket.pause() : this.socket.resume()),
+      64,
+      () => undefined,
+    );
     const onAbort = () => {
       if (record.completed) return;
       this.close();

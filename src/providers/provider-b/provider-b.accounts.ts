@@ -14,7 +14,11 @@ export interface ProviderBLogin {
  * logins are refreshed ahead of expiry in the background. Code Assist reports no usage windows,
  * so new chats are spread by turns in flight; its quota errors cool the login.
  */
-export function createProviderBPool(config: AppConfig, pools: AccountPools, proxy: UpstreamProxy): AccountPool<ProviderBLogin> {
+export function createProviderBPool(
+  config: AppConfig,
+  pools: AccountPools,
+  proxy: UpstreamProxy,
+): AccountPool<ProviderBLogin> {
   const specs = config.providerB.accounts.map(({ alias, loginFile }) => ({
     alias,
     loginFile,

@@ -11,11 +11,24 @@ import { AttemptInfo, runTurn, UpstreamFamily } from '../shared/turn-runner';
 import { UpstreamProxy } from '../shared/upstream-proxy';
 import { sleep } from '../../common/async/abortable';
 import { createProviderBPool, ProviderBLogin } from './provider-b.accounts';
-import { callCodeAssist, CodeAssistClient, loginToken, postCodeAssist, readJsonResponse, TurnScope } from './provider-b.http';
+import {
+  callCodeAssist,
+  CodeAssistClient,
+  loginToken,
+  postCodeAssist,
+  readJsonResponse,
+  TurnScope,
+} from './provider-b.http';
 import { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
 import { buildProviderBRequest } from './provider-b.request';
 import { ThoughtSignatureStore } from './provider-b.thought-signatures';
-import { endOfPayloads, INVALID_TURN_RETRY, ProviderBAttempt, providerBAttempt, translatePayload } from './provider-b.upstream';
+import {
+  endOfPayloads,
+  INVALID_TURN_RETRY,
+  ProviderBAttempt,
+  providerBAttempt,
+  translatePayload,
+} from './provider-b.upstream';
 
 /**
  * provider_b: Gemini Code Assist `v1internal` with the Gemini CLI's login (provider_b.md).
@@ -36,7 +49,10 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly signatures = new ThoughtSignatureStore();
   private readonly rememberSignature = (id: string, signature: string) => this.signatures.remember(id, signature);
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, @Optional() pools?: AccountPools) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Optional() pools?: AccountPools,
+  ) {
     this.proxy = new UpstreamProxy(config.proxy);
     if (!pools) this.ownPools = pools = new AccountPools(config);
     this.accounts = createProviderBPool(config, pools, this.proxy);
@@ -57,7 +73,11 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   }
 
   /** Resolves once the upstream accepted the turn; retries (§10.3) happen before that, on the runner. */
-  private async run(request: ChatRequest, context: CallContext, method: 'streamGenerateContent' | 'generateContent'): Promise<AsyncIterable<ChatEvent>> {
+  private async run(
+    request: ChatRequest,
+    context: CallContext,
+    method: 'streamGenerateContent' | 'generateContent',
+  ): Promise<AsyncIterable<ChatEvent>> {
     const family: UpstreamFamily<ProviderBLogin, SsePayload, ProviderBAttempt> = {
       provider: 'provider_b',
       open: (attempt, signal) => this.open(request, context, method, attempt, signal),
@@ -103,9 +123,26 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     });
     const { invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs } = built.report;
     if (invalidArguments + cancelledToolCalls + orphanToolResults + unresolvedRefs > 0) {
-      context.logger.debug({ event: 'provider_b_request_adjusted', invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs }, 'provider_b_request_adjusted');
+      context.logger.debug(
+        {
+          event: 'provider_b_request_adjusted',
+          invalidArguments,
+          cancelledToolCalls,
+          orphanToolResults,
+          unresolvedRefs,
+        },
+        'provider_b_request_adjusted',
+      );
     }
-    context.logger.debug({ event: 'provider_b_attempt', method, attempt: attempt.number, contents: built.envelope.request.contents.length }, 'provider_b_attempt');
+    context.logger.debug(
+      {
+        event: 'provider_b_attempt',
+        method,
+        attempt: attempt.number,
+        contents: built.envelope.request.contents.length,
+      },
+      'provider_b_attempt',
+    );
     const opened = await postCodeAssist(client, method, built.envelope);
     return providerBAttempt(opened, scope, {
       streaming: method === 'streamGenerateContent',

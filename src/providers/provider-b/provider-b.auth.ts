@@ -4,7 +4,8 @@ import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
 import { LoginTokenCache } from '../shared/login-token-cache';
-import { postRefreshGrant, RefreshGrantAnswer, tokenEndpointFailure } from '../shared/refresh-grant';
+import type { RefreshGrantAnswer } from '../shared/refresh-grant';
+import { postRefreshGrant, tokenEndpointFailure } from '../shared/refresh-grant';
 import type { UpstreamProxy } from '../shared/upstream-proxy';
 import { GEMINI_CLI_CLIENT_ID, GEMINI_CLI_CLIENT_SECRET, TOKEN_REQUEST_TIMEOUT_MS } from './provider-b.constants';
 
@@ -24,7 +25,8 @@ interface CredentialFile {
   readonly expiresAt?: number;
 }
 
-const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const nonEmpty = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
 
 /**
  * The Gemini CLI login file as a token source (provider_b.md §1–§3): lazy read, refresh when
@@ -68,8 +70,13 @@ export class ProviderBTokenSource {
       return { accessToken: file.accessToken, expiresAt: file.expiresAt, loginKey: loginKey(file) };
     }
     if (!file.refreshToken) {
-      logger.warn({ event: 'provider_b_auth_unavailable', reason: 'no_refresh_token', path: this.authFile }, 'provider_b_auth_unavailable');
-      throw new GatewayError('auth', { detail: 'provider_b login expired and has no refresh token; run the Gemini CLI login' });
+      logger.warn(
+        { event: 'provider_b_auth_unavailable', reason: 'no_refresh_token', path: this.authFile },
+        'provider_b_auth_unavailable',
+      );
+      throw new GatewayError('auth', {
+        detail: 'provider_b login expired and has no refresh token; run the Gemini CLI login',
+      });
     }
     return this.refresh(file, file.refreshToken, logger);
   }
@@ -90,7 +97,10 @@ export class ProviderBTokenSource {
       expiresAt: typeof raw.expiry_date === 'number' && Number.isFinite(raw.expiry_date) ? raw.expiry_date : undefined,
     };
     if (!file.accessToken && !file.refreshToken) {
-      logger.warn({ event: 'provider_b_auth_unavailable', reason: 'no_tokens', path: this.authFile }, 'provider_b_auth_unavailable');
+      logger.warn(
+        { event: 'provider_b_auth_unavailable', reason: 'no_tokens', path: this.authFile },
+        'provider_b_auth_unavailable',
+      );
       throw new GatewayError('auth', { detail: 'provider_b login file holds no token' });
     }
     return file;
@@ -102,29 +112,53 @@ export class ProviderBTokenSource {
     try {
       answer = await postRefreshGrant(
         this.tokenUrl,
-        { client_id: GEMINI_CLI_CLIENT_ID, client_secret: GEMINI_CLI_CLIENT_SECRET, refresh_token: refreshToken, grant_type: 'refresh_token' },
+        {
+          client_id: GEMINI_CLI_CLIENT_ID,
+          client_secret: GEMINI_CLI_CLIENT_SECRET,
+          refresh_token: refreshToken,
+          grant_type: 'refresh_token',
+        },
         TOKEN_REQUEST_TIMEOUT_MS,
         this.proxy,
       );
     } catch (error) {
       // Not an auth problem: the token endpoint did not answer (the classification is shared with provider_a).
       const failure = tokenEndpointFailure('provider_b', error);
-      logger.warn({ event: 'provider_b_auth_refresh_failed', reason: failure.code === 'timeout' ? 'timeout' : 'unreachable' }, 'provider_b_auth_refresh_failed');
+      logger.warn(
+        { event: 'provider_b_auth_refresh_failed', reason: failure.code === 'timeout' ? 'timeout' : 'unreachable' },
+        'provider_b_auth_refresh_failed',
+      );
       throw failure;
     }
     if (!answer.ok) {
       const code = answer.errorCode !== undefined ? sanitizeIdentifier(answer.errorCode) : undefined;
-      logger.warn({ event: 'provider_b_auth_refresh_failed', status: answer.status, error: code }, 'provider_b_auth_refresh_failed');
-      throw new GatewayError('auth', { detail: `provider_b token refresh failed (${answer.status}${code ? ` ${code}` : ''})`, upstreamStatus: answer.status });
+      logger.warn(
+        { event: 'provider_b_auth_refresh_failed', status: answer.status, error: code },
+        'provider_b_auth_refresh_failed',
+      );
+      throw new GatewayError('auth', {
+        detail: `provider_b token refresh failed (${answer.status}${code ? ` ${code}` : ''})`,
+        upstreamStatus: answer.status,
+      });
     }
     const { accessToken, body } = answer;
     const expiresAt = answer.expiresInSeconds !== undefined ? this.now() + answer.expiresInSeconds * 1000 : undefined;
     await this.persist(file, body, accessToken, expiresAt, logger);
     logger.info({ event: 'provider_b_auth_refreshed' }, 'provider_b_auth_refreshed');
-    return { accessToken, expiresAt, loginKey: loginKey({ refreshToken: nonEmpty(body.refresh_token) ?? refreshToken, accessToken }) };
+    return {
+      accessToken,
+      expiresAt,
+      loginKey: loginKey({ refreshToken: nonEmpty(body.refresh_token) ?? refreshToken, accessToken }),
+    };
   }
 
-  private async persist(file: CredentialFile, body: Record<string, unknown>, accessToken: string, expiresAt: number | undefined, logger: EventLogger): Promise<void> {
+  private async persist(
+    file: CredentialFile,
+    body: Record<string, unknown>,
+    accessToken: string,
+    expiresAt: number | undefined,
+    logger: EventLogger,
+  ): Promise<void> {
     try {
       // Re-read: the CLI may have rewritten the file meanwhile; its unknown fields must survive.
       const current = await readJsonObject(this.authFile).catch(() => ({ ...file.raw }));
@@ -136,7 +170,10 @@ export class ProviderBTokenSource {
       }
       await writeJsonFileAtomic(this.authFile, current);
     } catch (error) {
-      logger.warn({ event: 'provider_b_auth_persist_failed', code: (error as NodeJS.ErrnoException).code }, 'provider_b_auth_persist_failed');
+      logger.warn(
+        { event: 'provider_b_auth_persist_failed', code: (error as NodeJS.ErrnoException).code },
+        'provider_b_auth_persist_failed',
+      );
     }
   }
 }

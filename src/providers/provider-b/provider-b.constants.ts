@@ -29,7 +29,11 @@ export function providerBUserAgent(model: string): string {
 export const GOOG_API_CLIENT = `gl-node/${process.versions.node}`;
 
 /** Client metadata of `:loadCodeAssist` and `:onboardUser` (captured from the pinned CLI). */
-export const CODE_ASSIST_METADATA = { ideType: 'IDE_UNSPECIFIED', platform: 'PLATFORM_UNSPECIFIED', pluginType: 'GEMINI' } as const;
+export const CODE_ASSIST_METADATA = {
+  ideType: 'IDE_UNSPECIFIED',
+  platform: 'PLATFORM_UNSPECIFIED',
+  pluginType: 'GEMINI',
+} as const;
 
 /** Bound on one call to the OAuth token endpoint. */
 export const TOKEN_REQUEST_TIMEOUT_MS = 30_000;

@@ -12,7 +12,8 @@ const refuse = (where: string, what: string, hint = '') =>
   new GatewayError('invalid_request', { publicMessage: `${where}: ${what} is not supported by provider_b${hint}` });
 
 /** A part's type for an error message: our own words for anything that is not a plain identifier. */
-const typeName = (type: unknown) => (typeof type === 'string' && SAFE_TYPE.test(type) ? `part type "${type}"` : 'this part type');
+const typeName = (type: unknown) =>
+  typeof type === 'string' && SAFE_TYPE.test(type) ? `part type "${type}"` : 'this part type';
 
 /**
  * The parts of one user message as Code Assist takes them, in order: texts as `text` parts and
@@ -28,7 +29,8 @@ export function userParts(message: Pick<ChatMessage, 'content'>, messageIndex: n
   return content.flatMap((part, partIndex): CodeAssistPart[] => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
     if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
-    if (typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type)))) return part.text === '' ? [] : [{ text: part.text }];
+    if (typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type))))
+      return part.text === '' ? [] : [{ text: part.text }];
     if (part.type === 'image_url' || part.type === 'input_image') return [inlineImage(part, where)];
     throw refuse(where, typeName(part.type));
   });
@@ -50,8 +52,18 @@ export function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageInd
 
 function inlineImage(part: Readonly<Record<string, unknown>>, where: string): CodeAssistPart {
   const nested = part.image_url;
-  const url = typeof nested === 'string' ? nested : isJsonObject(nested) && typeof nested.url === 'string' ? nested.url : undefined;
+  const url =
+    typeof nested === 'string'
+      ? nested
+      : isJsonObject(nested) && typeof nested.url === 'string'
+        ? nested.url
+        : undefined;
   const match = url === undefined ? null : DATA_IMAGE_URL.exec(url);
-  if (!match) throw refuse(where, 'an image that is not a base64 data:image URL', ' (Code Assist does not fetch image URLs; send the image inline)');
+  if (!match)
+    throw refuse(
+      where,
+      'an image that is not a base64 data:image URL',
+      ' (Code Assist does not fetch image URLs; send the image inline)',
+    );
   return { inlineData: { mimeType: match[1].toLowerCase(), data: match[2].replace(/\s+/g, '') } };
 }

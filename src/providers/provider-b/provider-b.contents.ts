@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../../core/chat-message';
 import { messageText } from '../../core/message-text';
-import { HistoryToolCall, historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
+import type { HistoryToolCall } from '../shared/tool-definitions';
+import { historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
 import { pairToolResults } from './provider-b.tool-pairing';
 import { assertTextOnly, userParts } from './provider-b.content-parts';
@@ -76,7 +77,10 @@ export function convertMessages(
     }
   }
   if (contents.length === 0) contents.push({ role: 'user', parts: [{ text: '' }] });
-  return { systemText: systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined, contents: coalesceRoles(contents) };
+  return {
+    systemText: systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined,
+    contents: coalesceRoles(contents),
+  };
 }
 
 /**
@@ -89,7 +93,8 @@ function coalesceRoles(contents: readonly CodeAssistContent[]): CodeAssistConten
   const merged: CodeAssistContent[] = [];
   for (const content of contents) {
     const last = merged.at(-1);
-    if (last && last.role === content.role) merged[merged.length - 1] = { role: last.role, parts: [...last.parts, ...content.parts] };
+    if (last && last.role === content.role)
+      merged[merged.length - 1] = { role: last.role, parts: [...last.parts, ...content.parts] };
     else merged.push(content);
   }
   return merged;
@@ -112,7 +117,11 @@ function modelParts(
     // The backend checks the first functionCall of a model turn for a signature (§8).
     const signature = known || (firstCall ? SKIP_THOUGHT_SIGNATURE : undefined);
     firstCall = false;
-    const functionCall = { ...(call.id !== '' ? { id: call.id } : {}), name: call.name, args: callArguments(call, report) };
+    const functionCall = {
+      ...(call.id !== '' ? { id: call.id } : {}),
+      name: call.name,
+      args: callArguments(call, report),
+    };
     parts.push(signature ? { functionCall, thoughtSignature: signature } : { functionCall });
   }
   return parts;
@@ -123,7 +132,8 @@ function callArguments(call: HistoryToolCall, report: ContentsReport): Record<st
   if (call.payload.trim() === '') return {};
   try {
     const parsed: unknown = JSON.parse(call.payload);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+      return parsed as Record<string, unknown>;
   } catch {
     // counted below
   }

@@ -2,8 +2,13 @@ import daily429 from './__fixtures__/provider-b-error-429-daily.json';
 import retry429 from './__fixtures__/provider-b-error-429-retry.json';
 import { classifyProviderBError, parseProviderBError, parseRetryDelay } from './provider-b.errors';
 
-const body = (code: number, status: string, message = 'x', details: unknown[] = []) => ({ error: { code, message, status, details } });
-const detail = (type: string, fields: Record<string, unknown>) => ({ '@type': `type.googleapis.com/google.rpc.${type}`, ...fields });
+const body = (code: number, status: string, message = 'x', details: unknown[] = []) => ({
+  error: { code, message, status, details },
+});
+const detail = (type: string, fields: Record<string, unknown>) => ({
+  '@type': `type.googleapis.com/google.rpc.${type}`,
+  ...fields,
+});
 
 describe(classifyProviderBError.name, () => {
   it('429 with a PerDay quota is a terminal usage_limit, never echoing the message (§13.23)', () => {
@@ -15,47 +20,105 @@ describe(classifyProviderBError.name, () => {
   });
 
   it('429 with RetryInfo is retryable rate_limited with that hint, from an array body (§13.22)', () => {
-    expect(classifyProviderBError(429, retry429)).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterSeconds: 34.5 });
+    expect(classifyProviderBError(429, retry429)).toMatchObject({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterSeconds: 34.5,
+    });
   });
 
   it.each([
-    ['QUOTA_EXHAUSTED on the Code Assist domain', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'QUOTA_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' })])],
-    ['INSUFFICIENT_G1_CREDITS_BALANCE', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'INSUFFICIENT_G1_CREDITS_BALANCE' })])],
-    ['a retry delay over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('RetryInfo', { retryDelay: '3600s' })]), 3600],
-    ['MODEL_CAPACITY_EXHAUSTED', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' })])],
-    ['MODEL_CAPACITY_EXCEEDED', body(503, 'UNAVAILABLE', 'x', [detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXCEEDED' })])],
-    ['RATE_LIMIT_EXCEEDED on the Code Assist domain without RetryInfo', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED', domain: 'cloudcode-pa.googleapis.com' })])],
-    ['"limit: 0" in the message (no access to the model)', body(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded for metric: x, limit: 0, model: gemini-3-pro')],
+    [
+      'QUOTA_EXHAUSTED on the Code Assist domain',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [
+        detail('ErrorInfo', { reason: 'QUOTA_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' }),
+      ]),
+    ],
+    [
+      'INSUFFICIENT_G1_CREDITS_BALANCE',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'INSUFFICIENT_G1_CREDITS_BALANCE' })]),
+    ],
+    [
+      'a retry delay over 300 s',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('RetryInfo', { retryDelay: '3600s' })]),
+      3600,
+    ],
+    [
+      'MODEL_CAPACITY_EXHAUSTED',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [
+        detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' }),
+      ]),
+    ],
+    [
+      'MODEL_CAPACITY_EXCEEDED',
+      body(503, 'UNAVAILABLE', 'x', [detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXCEEDED' })]),
+    ],
+    [
+      'RATE_LIMIT_EXCEEDED on the Code Assist domain without RetryInfo',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [
+        detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED', domain: 'cloudcode-pa.googleapis.com' }),
+      ]),
+    ],
+    [
+      '"limit: 0" in the message (no access to the model)',
+      body(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded for metric: x, limit: 0, model: gemini-3-pro'),
+    ],
     ['"limit: 0" on a 503', body(503, 'UNAVAILABLE', 'limit: 0')],
-    ['an exhausted-capacity message', body(429, 'RESOURCE_EXHAUSTED', 'You have exhausted your capacity on this model.')],
+    [
+      'an exhausted-capacity message',
+      body(429, 'RESOURCE_EXHAUSTED', 'You have exhausted your capacity on this model.'),
+    ],
     ['"Please retry in" over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 4000s.'), 4000],
-  ])('429 with %s is usage_limit, never retried, with a long Retry-After (CLI googleQuotaErrors)', (_label, errorBody, retryAfter = 300) => {
-    const error = classifyProviderBError(errorBody.error.code, errorBody);
-    expect(error).toMatchObject({ code: 'usage_limit', retryable: false });
-    expect(error.retryAfterHeader).toBe(retryAfter);
-  });
+  ])(
+    '429 with %s is usage_limit, never retried, with a long Retry-After (CLI googleQuotaErrors)',
+    (_label, errorBody, retryAfter = 300) => {
+      const error = classifyProviderBError(errorBody.error.code, errorBody);
+      expect(error).toMatchObject({ code: 'usage_limit', retryable: false });
+      expect(error.retryAfterHeader).toBe(retryAfter);
+    },
+  );
 
   it('keeps RATE_LIMIT_EXCEEDED with a short RetryInfo on the Code Assist domain a short rate limit', () => {
     const errorBody = body(429, 'RESOURCE_EXHAUSTED', 'x', [
       detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED', domain: 'cloudcode-pa.googleapis.com' }),
       detail('RetryInfo', { retryDelay: '7s' }),
     ]);
-    expect(classifyProviderBError(429, errorBody)).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterSeconds: 7 });
+    expect(classifyProviderBError(429, errorBody)).toMatchObject({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterSeconds: 7,
+    });
   });
 
   it('reads a PerMinute quota_limit from ErrorInfo metadata as a 60 s rate limit', () => {
-    const errorBody = body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'OTHER', metadata: { quota_limit: 'RequestsPerMinutePerProject' } })]);
+    const errorBody = body(429, 'RESOURCE_EXHAUSTED', 'x', [
+      detail('ErrorInfo', { reason: 'OTHER', metadata: { quota_limit: 'RequestsPerMinutePerProject' } }),
+    ]);
     expect(classifyProviderBError(429, errorBody)).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 60 });
   });
 
   it.each([
     ['a message "Please retry in 12s"', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 12s.'), 12],
     ['a message "Please retry in 900ms"', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 900ms'), 0.9],
-    ['a PerMinute quota', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('QuotaFailure', { violations: [{ quotaId: 'RequestsPerMinutePerUser' }] })]), 60],
-    ['RATE_LIMIT_EXCEEDED', body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED' })]), 10],
+    [
+      'a PerMinute quota',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [
+        detail('QuotaFailure', { violations: [{ quotaId: 'RequestsPerMinutePerUser' }] }),
+      ]),
+      60,
+    ],
+    [
+      'RATE_LIMIT_EXCEEDED',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED' })]),
+      10,
+    ],
     ['nothing', body(429, 'RESOURCE_EXHAUSTED'), 5],
   ])('429 with %s hints the right delay', (_label, errorBody, seconds) => {
-    expect(classifyProviderBError(429, errorBody)).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterSeconds: seconds });
+    expect(classifyProviderBError(429, errorBody)).toMatchObject({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterSeconds: seconds,
+    });
   });
 
   it.each([
@@ -73,22 +136,39 @@ describe(classifyProviderBError.name, () => {
   });
 
   it('403 VALIDATION_REQUIRED is auth and not retryable', () => {
-    expect(classifyProviderBError(403, body(403, 'PERMISSION_DENIED', 'x', [detail('ErrorInfo', { reason: 'VALIDATION_REQUIRED' })]))).toMatchObject({
+    expect(
+      classifyProviderBError(
+        403,
+        body(403, 'PERMISSION_DENIED', 'x', [detail('ErrorInfo', { reason: 'VALIDATION_REQUIRED' })]),
+      ),
+    ).toMatchObject({
       code: 'auth',
       retryable: false,
     });
   });
 
   it('400 about the token count is context_window; other 400s are bad_request', () => {
-    expect(classifyProviderBError(400, body(400, 'INVALID_ARGUMENT', 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).')).code).toBe(
-      'context_window',
+    expect(
+      classifyProviderBError(
+        400,
+        body(
+          400,
+          'INVALID_ARGUMENT',
+          'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).',
+        ),
+      ).code,
+    ).toBe('context_window');
+    expect(classifyProviderBError(400, body(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.')).code).toBe(
+      'bad_request',
     );
-    expect(classifyProviderBError(400, body(400, 'INVALID_ARGUMENT', 'Invalid JSON payload received.')).code).toBe('bad_request');
   });
 
   it('classifies an in-stream error frame by its own code or gRPC status', () => {
     expect(classifyProviderBError(undefined, body(429, 'RESOURCE_EXHAUSTED')).code).toBe('rate_limited');
-    expect(classifyProviderBError(undefined, { error: { status: 'UNAVAILABLE', message: 'x' } })).toMatchObject({ code: 'upstream', upstreamStatus: 503 });
+    expect(classifyProviderBError(undefined, { error: { status: 'UNAVAILABLE', message: 'x' } })).toMatchObject({
+      code: 'upstream',
+      upstreamStatus: 503,
+    });
   });
 });
 

@@ -1,7 +1,8 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
-import { classifyQuota, QUOTA_STATUSES, QuotaErrorFacts } from './provider-b.quota';
+import type { QuotaErrorFacts } from './provider-b.quota';
+import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
 
 /** What we read from a Code Assist error body (provider_b.md §10.1); message text stays internal. */
 export interface ProviderBErrorInfo extends QuotaErrorFacts {
@@ -38,8 +39,15 @@ export function parseProviderBError(body: unknown): ProviderBErrorInfo {
       }
     } else if (type.endsWith('google.rpc.ErrorInfo') && typeof detail.reason === 'string') {
       reasons.push(detail.reason);
-      const quotaLimit = isJsonObject(detail.metadata) && typeof detail.metadata.quota_limit === 'string' ? detail.metadata.quota_limit : undefined;
-      errorInfos.push({ reason: detail.reason, ...(typeof detail.domain === 'string' ? { domain: detail.domain } : {}), ...(quotaLimit ? { quotaLimit } : {}) });
+      const quotaLimit =
+        isJsonObject(detail.metadata) && typeof detail.metadata.quota_limit === 'string'
+          ? detail.metadata.quota_limit
+          : undefined;
+      errorInfos.push({
+        reason: detail.reason,
+        ...(typeof detail.domain === 'string' ? { domain: detail.domain } : {}),
+        ...(quotaLimit ? { quotaLimit } : {}),
+      });
     }
   }
   return {
@@ -78,7 +86,11 @@ const CONTEXT_WINDOW_MESSAGE = /input token count|maximum number of tokens/i;
  * The result carries retryability and the Retry-After hint; `detail` names only statuses,
  * reasons and quota ids, never the upstream message (which only the log's `upstream_message` carries, sanitized).
  */
-export function classifyProviderBError(httpStatus: number | undefined, body: unknown, now: Date = new Date()): GatewayError {
+export function classifyProviderBError(
+  httpStatus: number | undefined,
+  body: unknown,
+  now: Date = new Date(),
+): GatewayError {
   const info = parseProviderBError(body);
   const status = httpStatus ?? info.code ?? (info.status ? GRPC_STATUS_TO_HTTP[info.status] : undefined) ?? 500;
   const detail = describe(status, info);
@@ -88,11 +100,15 @@ export function classifyProviderBError(httpStatus: number | undefined, body: unk
   if (status === 404) return new GatewayError('not_found', base);
   if (QUOTA_STATUSES.has(status) || info.status === 'RESOURCE_EXHAUSTED') {
     const quota = classifyQuota(status, info, now);
-    if (quota?.terminal) return new GatewayError('usage_limit', { ...base, retryAfterSeconds: quota.retryAfterSeconds });
-    if (quota) return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: quota.retryAfterSeconds });
+    if (quota?.terminal)
+      return new GatewayError('usage_limit', { ...base, retryAfterSeconds: quota.retryAfterSeconds });
+    if (quota)
+      return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: quota.retryAfterSeconds });
   }
   if (status === 400) {
-    return CONTEXT_WINDOW_MESSAGE.test(info.message ?? '') ? new GatewayError('context_window', base) : new GatewayError('bad_request', base);
+    return CONTEXT_WINDOW_MESSAGE.test(info.message ?? '')
+      ? new GatewayError('context_window', base)
+      : new GatewayError('bad_request', base);
   }
   if (status >= 400 && status < 500 && !RETRY_STATUSES.has(status)) return new GatewayError('bad_request', base);
   return new GatewayError('upstream', { ...base, retryable: RETRY_STATUSES.has(status) || status >= 500 });

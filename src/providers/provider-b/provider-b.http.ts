@@ -48,7 +48,8 @@ export interface OpenedResponse {
 export type CodeAssistMethod = 'streamGenerateContent' | 'generateContent' | 'loadCodeAssist' | 'onboardUser';
 
 /** One Code Assist call: `POST {base}:<method>` with a JSON body, or `GET {base}/<operation name>`. */
-export type CodeAssistCall = { readonly method: CodeAssistMethod; readonly body: unknown } | { readonly operation: string };
+export type CodeAssistCall =
+  { readonly method: CodeAssistMethod; readonly body: unknown } | { readonly operation: string };
 
 /** Bound on an error body we read before classifying it; a larger body is classified by status alone. */
 const MAX_ERROR_BODY_BYTES = 256 * 1024;
@@ -60,7 +61,11 @@ const MAX_ERROR_BODY_BYTES = 256 * 1024;
 export const MAX_JSON_BODY_BYTES = 16 * 1024 * 1024;
 
 /** POST `{base}:<method>`; see `callCodeAssist`. */
-export function postCodeAssist(client: CodeAssistClient, method: CodeAssistMethod, body: unknown): Promise<OpenedResponse> {
+export function postCodeAssist(
+  client: CodeAssistClient,
+  method: CodeAssistMethod,
+  body: unknown,
+): Promise<OpenedResponse> {
   return callCodeAssist(client, { method, body });
 }
 
@@ -81,7 +86,10 @@ export async function callCodeAssist(client: CodeAssistClient, call: CodeAssistC
     opened = await send(client, call, recovered.accessToken);
     if (opened.response.status === 401) {
       await discard(opened);
-      throw new GatewayError('auth', { detail: `provider_b ${method} rejected the refreshed token`, upstreamStatus: 401 });
+      throw new GatewayError('auth', {
+        detail: `provider_b ${method} rejected the refreshed token`,
+        upstreamStatus: 401,
+      });
     }
   }
   if (!opened.response.ok) {
@@ -97,7 +105,8 @@ export async function callCodeAssist(client: CodeAssistClient, call: CodeAssistC
  */
 export function loginToken(
   client: CodeAssistClient,
-  fetch: (signal: AbortSignal) => Promise<ProviderBCredential> = (signal) => client.tokens.current(signal, client.logger),
+  fetch: (signal: AbortSignal) => Promise<ProviderBCredential> = (signal) =>
+    client.tokens.current(signal, client.logger),
 ): Promise<ProviderBCredential> {
   return withinIdleTimeout(client.headerTimeoutMs, client.turn.signal, 'login token', fetch);
 }
@@ -106,14 +115,19 @@ export function loginToken(
  * Reads a JSON answer (discovery, `:generateContent`) of at most MAX_JSON_BODY_BYTES; non-JSON
  * is a retryable upstream error, a larger body a non-retryable one (it would be as large again).
  */
-export async function readJsonResponse(opened: OpenedResponse, turn: TurnScope, maxBytes = MAX_JSON_BODY_BYTES): Promise<unknown> {
+export async function readJsonResponse(
+  opened: OpenedResponse,
+  turn: TurnScope,
+  maxBytes = MAX_JSON_BODY_BYTES,
+): Promise<unknown> {
   let text: string | undefined;
   try {
     text = await readBodyWithin(opened.response, maxBytes);
   } catch (error) {
     throw turnFailure(turn, error);
   }
-  if (text === undefined) throw new GatewayError('upstream', { detail: `provider_b answer larger than ${maxBytes} bytes` });
+  if (text === undefined)
+    throw new GatewayError('upstream', { detail: `provider_b answer larger than ${maxBytes} bytes` });
   try {
     return JSON.parse(text);
   } catch {
@@ -127,10 +141,16 @@ async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken:
   const base = client.baseUrl.replace(/\/+$/, '');
   const stream = 'method' in call && call.method === 'streamGenerateContent';
   const method = 'method' in call ? call.method : 'getOperation';
-  const url = 'method' in call ? `${base}:${call.method}${stream ? '?alt=sse' : ''}` : `${base}/${call.operation.replace(/^\/+/, '')}`;
+  const url =
+    'method' in call
+      ? `${base}:${call.method}${stream ? '?alt=sse' : ''}`
+      : `${base}/${call.operation.replace(/^\/+/, '')}`;
   const headerTimer =
     client.headerTimeoutMs > 0
-      ? setTimeout(() => ownAbort.abort(new GatewayError('timeout', { detail: `provider_b ${method}: no response headers` })), client.headerTimeoutMs)
+      ? setTimeout(
+          () => ownAbort.abort(new GatewayError('timeout', { detail: `provider_b ${method}: no response headers` })),
+          client.headerTimeoutMs,
+        )
       : undefined;
   try {
     // The headers the pinned CLI sends (captured): its JSON calls accept JSON, its stream call `*/*`.

@@ -29,7 +29,11 @@ export type LoadDecision =
   | { readonly kind: 'project'; readonly project: string }
   | { readonly kind: 'onboard'; readonly tier: OnboardTier; readonly ineligible: string[] }
   | { readonly kind: 'unsupported'; readonly ineligible: string[] }
-  | { readonly kind: 'fail'; readonly reason: 'provider_b_project_required' | 'provider_b_validation_required'; readonly ineligible: string[] };
+  | {
+      readonly kind: 'fail';
+      readonly reason: 'provider_b_project_required' | 'provider_b_validation_required';
+      readonly ineligible: string[];
+    };
 
 /** Google's answer to Gemini CLI logins of individual accounts since 2026-06-18. */
 const UNSUPPORTED_CLIENT = 'UNSUPPORTED_CLIENT';
@@ -57,11 +61,15 @@ export function decideFromLoadResponse(response: unknown, configured?: string): 
     .filter((code): code is string => code !== undefined);
   if (isJsonObject(body.currentTier)) {
     if (project) return { kind: 'project', project };
-    return ineligible.length > 0 ? { kind: 'unsupported', ineligible } : { kind: 'fail', reason: 'provider_b_project_required', ineligible };
+    return ineligible.length > 0
+      ? { kind: 'unsupported', ineligible }
+      : { kind: 'fail', reason: 'provider_b_project_required', ineligible };
   }
-  if (ineligible.includes('VALIDATION_REQUIRED')) return { kind: 'fail', reason: 'provider_b_validation_required', ineligible };
+  if (ineligible.includes('VALIDATION_REQUIRED'))
+    return { kind: 'fail', reason: 'provider_b_validation_required', ineligible };
   const allowed = Array.isArray(body.allowedTiers) ? body.allowedTiers.filter(isJsonObject) : [];
-  if (ineligible.includes(UNSUPPORTED_CLIENT) || (ineligible.length > 0 && allowed.length === 0)) return { kind: 'unsupported', ineligible };
+  if (ineligible.includes(UNSUPPORTED_CLIENT) || (ineligible.length > 0 && allowed.length === 0))
+    return { kind: 'unsupported', ineligible };
   const defaultTier = allowed.find((tier) => tier.isDefault === true && typeof tier.id === 'string');
   return { kind: 'onboard', tier: { id: (defaultTier?.id as string | undefined) ?? 'legacy-tier' }, ineligible };
 }
@@ -75,13 +83,25 @@ export function loadCodeAssistBody(configured: string | undefined): Record<strin
 
 /** The body of `:onboardUser`: the free tier never names a project; any other tier names the configured one. */
 export function onboardUserBody(tier: OnboardTier, configured: string | undefined): Record<string, unknown> {
-  if (tier.id === FREE_TIER || configured === undefined) return { tierId: tier.id, metadata: { ...CODE_ASSIST_METADATA } };
-  return { tierId: tier.id, cloudaicompanionProject: configured, metadata: { ...CODE_ASSIST_METADATA, duetProject: configured } };
+  if (tier.id === FREE_TIER || configured === undefined)
+    return { tierId: tier.id, metadata: { ...CODE_ASSIST_METADATA } };
+  return {
+    tierId: tier.id,
+    cloudaicompanionProject: configured,
+    metadata: { ...CODE_ASSIST_METADATA, duetProject: configured },
+  };
 }
 
 /** `loadCodeAssist` always (the configured project too must be known to Code Assist), then onboarding if needed. */
-export async function discoverProject(transport: DiscoveryTransport, configured: string | undefined, pollIntervalMs: number): Promise<string> {
-  const decision = decideFromLoadResponse(await transport.call('loadCodeAssist', loadCodeAssistBody(configured)), configured);
+export async function discoverProject(
+  transport: DiscoveryTransport,
+  configured: string | undefined,
+  pollIntervalMs: number,
+): Promise<string> {
+  const decision = decideFromLoadResponse(
+    await transport.call('loadCodeAssist', loadCodeAssistBody(configured)),
+    configured,
+  );
   switch (decision.kind) {
     case 'project':
       return decision.project;
@@ -89,7 +109,10 @@ export async function discoverProject(transport: DiscoveryTransport, configured:
       return unsupported(transport, decision.ineligible);
     case 'fail': {
       logUnavailable(transport, decision.reason, decision.ineligible);
-      const hint = decision.reason === 'provider_b_project_required' ? 'set PROVIDER_B_PROJECT' : 'open the Gemini CLI once to validate the account';
+      const hint =
+        decision.reason === 'provider_b_project_required'
+          ? 'set PROVIDER_B_PROJECT'
+          : 'open the Gemini CLI once to validate the account';
       throw new GatewayError('auth', { detail: `${decision.reason}: ${hint}` });
     }
     case 'onboard':
@@ -101,12 +124,22 @@ export async function discoverProject(transport: DiscoveryTransport, configured:
  * `onboardUser`, then `GET` its long-running operation every PROVIDER_B_ONBOARDING_POLL_INTERVAL
  * (5 s, as the CLI does) until done, within the turn deadline.
  */
-async function onboard(transport: DiscoveryTransport, tier: OnboardTier, ineligible: string[], configured: string | undefined, interval: number): Promise<string> {
+async function onboard(
+  transport: DiscoveryTransport,
+  tier: OnboardTier,
+  ineligible: string[],
+  configured: string | undefined,
+  interval: number,
+): Promise<string> {
   let operation = await transport.call('onboardUser', onboardUserBody(tier, configured));
-  const name = isJsonObject(operation) && typeof operation.name === 'string' && isOperationName(operation.name) ? operation.name : undefined;
+  const name =
+    isJsonObject(operation) && typeof operation.name === 'string' && isOperationName(operation.name)
+      ? operation.name
+      : undefined;
   while (!(isJsonObject(operation) && operation.done === true)) {
     if (name === undefined) return onboardingFailed(transport, 'pending operation without a usable name');
-    if (Date.now() + interval >= transport.deadlineAt) throw new GatewayError('timeout', { detail: 'provider_b onboarding outlived the turn deadline' });
+    if (Date.now() + interval >= transport.deadlineAt)
+      throw new GatewayError('timeout', { detail: 'provider_b onboarding outlived the turn deadline' });
     await transport.wait(interval);
     operation = await transport.getOperation(name);
   }
@@ -124,7 +157,10 @@ function isOperationName(name: string): boolean {
 
 function unsupported(transport: DiscoveryTransport, ineligible: string[]): never {
   logUnavailable(transport, 'provider_b_account_unsupported', ineligible);
-  throw new GatewayError('provider_account_unsupported', { detail: `provider_b loadCodeAssist: no usable tier (${ineligible.map((code) => sanitizeIdentifier(code)).join(',')})`, upstreamStatus: 403 });
+  throw new GatewayError('provider_account_unsupported', {
+    detail: `provider_b loadCodeAssist: no usable tier (${ineligible.map((code) => sanitizeIdentifier(code)).join(',')})`,
+    upstreamStatus: 403,
+  });
 }
 
 function onboardingFailed(transport: DiscoveryTransport, why: string): never {
@@ -134,7 +170,11 @@ function onboardingFailed(transport: DiscoveryTransport, why: string): never {
 
 function logUnavailable(transport: DiscoveryTransport, reason: string, ineligible: string[]): void {
   transport.logger.warn(
-    { event: 'provider_b_project_unavailable', reason, ineligibleReasons: ineligible.map((code) => sanitizeIdentifier(code)) },
+    {
+      event: 'provider_b_project_unavailable',
+      reason,
+      ineligibleReasons: ineligible.map((code) => sanitizeIdentifier(code)),
+    },
     'provider_b_project_unavailable',
   );
 }

@@ -39,7 +39,11 @@ export const QUOTA_STATUSES = new Set([429, 499, 503]);
 const MAX_RETRYABLE_DELAY_SECONDS = 300;
 /** Retry-After of a terminal quota error whose reset the upstream does not tell. */
 export const TERMINAL_UNKNOWN_RESET_SECONDS = 300;
-const CLOUDCODE_DOMAINS = new Set(['cloudcode-pa.googleapis.com', 'staging-cloudcode-pa.googleapis.com', 'autopush-cloudcode-pa.googleapis.com']);
+const CLOUDCODE_DOMAINS = new Set([
+  'cloudcode-pa.googleapis.com',
+  'staging-cloudcode-pa.googleapis.com',
+  'autopush-cloudcode-pa.googleapis.com',
+]);
 const NO_ACCESS_MESSAGE = /limit:\s*0(?!\d|\.\d)/;
 const CAPACITY_MESSAGE = /exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED/i;
 const RETRY_IN_MESSAGE = /Please retry in ([0-9.]+)(ms|s)\b/;
@@ -47,7 +51,10 @@ const RETRY_IN_MESSAGE = /Please retry in ([0-9.]+)(ms|s)\b/;
 /** undefined: not a quota error (a plain 503 stays an upstream failure). */
 export function classifyQuota(status: number, info: QuotaErrorFacts, now: Date): QuotaVerdict | undefined {
   const message = info.message ?? '';
-  const terminal = (seconds?: number): QuotaVerdict => ({ terminal: true, retryAfterSeconds: seconds ?? TERMINAL_UNKNOWN_RESET_SECONDS });
+  const terminal = (seconds?: number): QuotaVerdict => ({
+    terminal: true,
+    retryAfterSeconds: seconds ?? TERMINAL_UNKNOWN_RESET_SECONDS,
+  });
   const retryable = (seconds: number): QuotaVerdict => ({ terminal: false, retryAfterSeconds: seconds });
 
   if (NO_ACCESS_MESSAGE.test(message.toLowerCase())) return terminal();
@@ -59,12 +66,17 @@ export function classifyQuota(status: number, info: QuotaErrorFacts, now: Date):
     if (status === 499) return retryable(5);
     return undefined;
   }
-  if (info.quotaIds.some((id) => id.includes('PerDay') || id.includes('Daily'))) return terminal(secondsUntilPacificMidnight(now));
+  if (info.quotaIds.some((id) => id.includes('PerDay') || id.includes('Daily')))
+    return terminal(secondsUntilPacificMidnight(now));
   const delay = info.retryDelaySeconds;
   for (const entry of info.errorInfos) {
-    if (['MODEL_CAPACITY_EXHAUSTED', 'MODEL_CAPACITY_EXCEEDED', 'INSUFFICIENT_G1_CREDITS_BALANCE'].includes(entry.reason)) return terminal(delay);
+    if (
+      ['MODEL_CAPACITY_EXHAUSTED', 'MODEL_CAPACITY_EXCEEDED', 'INSUFFICIENT_G1_CREDITS_BALANCE'].includes(entry.reason)
+    )
+      return terminal(delay);
     if (entry.domain !== undefined && CLOUDCODE_DOMAINS.has(entry.domain.replace(/[^a-zA-Z0-9.-]/g, ''))) {
-      if (entry.reason === 'RATE_LIMIT_EXCEEDED') return delay === undefined || delay > MAX_RETRYABLE_DELAY_SECONDS ? terminal(delay) : retryable(delay);
+      if (entry.reason === 'RATE_LIMIT_EXCEEDED')
+        return delay === undefined || delay > MAX_RETRYABLE_DELAY_SECONDS ? terminal(delay) : retryable(delay);
       if (entry.reason === 'QUOTA_EXHAUSTED') return terminal(delay);
     }
   }
@@ -87,7 +99,13 @@ function retryHintFromMessage(message: string): number | undefined {
 
 /** Seconds from `now` to the next 00:00 in America/Los_Angeles (DST-aware through Intl). */
 export function secondsUntilPacificMidnight(now: Date): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Los_Angeles', hour12: false, hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(now);
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: 'America/Los_Angeles',
+    hour12: false,
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(now);
   const field = (type: string) => Number(parts.find((part) => part.type === type)?.value ?? 0);
   // hour12: false still prints midnight as "24" on some ICU versions.
   const elapsed = (field('hour') % 24) * 3600 + field('minute') * 60 + field('second');

@@ -5,8 +5,7 @@ import { CANCELLED_TOOL_OUTPUT } from './provider-b.tool-pairing';
 import { buildProviderBRequest, providerBSessionId } from './provider-b.request';
 
 const options = { project: 'proj-1', userPromptId: 'req-1' };
-const historyRequest = () =>
-  chatRequest({ messages: toolHistory.messages as ChatMessage[], tools: toolHistory.tools as ToolDefinition[] });
+const historyRequest = () => chatRequest({ messages: toolHistory.messages as ChatMessage[], tools: toolHistory.tools });
 
 describe(buildProviderBRequest.name, () => {
   it('wraps the Gemini request in the Code Assist envelope with the bare model id', () => {
@@ -25,7 +24,10 @@ describe(buildProviderBRequest.name, () => {
 
   it('maps system/developer to one systemInstruction, roles to user/model, and a tool run to one user content (§13.11)', () => {
     const { envelope } = buildProviderBRequest(historyRequest(), options);
-    expect(envelope.request.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'You are a coding agent.\n\nPrefer small diffs.' }] });
+    expect(envelope.request.systemInstruction).toEqual({
+      role: 'user',
+      parts: [{ text: 'You are a coding agent.\n\nPrefer small diffs.' }],
+    });
     expect(envelope.request.contents).toEqual([
       { role: 'user', parts: [{ text: 'Read three files.' }, { inlineData: { mimeType: 'image/png', data: 'AAAA' } }] },
       {
@@ -55,12 +57,20 @@ describe(buildProviderBRequest.name, () => {
     expect(built.envelope.request.tools).toEqual([
       {
         functionDeclarations: [
-          { name: 'read_file', description: 'Read a file', parametersJsonSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+          {
+            name: 'read_file',
+            description: 'Read a file',
+            parametersJsonSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+          },
           { name: 'list_dir', description: 'List a directory' },
           {
             name: 'apply_patch',
             description: 'Apply a patch',
-            parametersJsonSchema: { type: 'object', properties: { input: { type: 'string', description: 'Raw text input for this tool.' } }, required: ['input'] },
+            parametersJsonSchema: {
+              type: 'object',
+              properties: { input: { type: 'string', description: 'Raw text input for this tool.' } },
+              required: ['input'],
+            },
           },
         ],
       },
@@ -72,13 +82,22 @@ describe(buildProviderBRequest.name, () => {
   it('replays a custom-wire call as {input}; a result for another id is dropped and the call answered as cancelled', () => {
     const messages: ChatMessage[] = [
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: 'PATCH' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: 'PATCH' } }],
+      },
       { role: 'tool', tool_call_id: 'nope', content: 'x' },
     ];
     const built = buildProviderBRequest(chatRequest({ messages }), options);
     expect(built.envelope.request.contents[1]).toEqual({
       role: 'model',
-      parts: [{ functionCall: { id: 'c1', name: 'apply_patch', args: { input: 'PATCH' } }, thoughtSignature: 'skip_thought_signature_validator' }],
+      parts: [
+        {
+          functionCall: { id: 'c1', name: 'apply_patch', args: { input: 'PATCH' } },
+          thoughtSignature: 'skip_thought_signature_validator',
+        },
+      ],
     });
     expect(built.envelope.request.contents[2]).toEqual({
       role: 'user',
@@ -109,45 +128,81 @@ describe(buildProviderBRequest.name, () => {
   });
 
   it('sends one empty user text when no message survives', () => {
-    const { envelope } = buildProviderBRequest(chatRequest({ messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: null }] }), options);
+    const { envelope } = buildProviderBRequest(
+      chatRequest({
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: null },
+        ],
+      }),
+      options,
+    );
     expect(envelope.request.contents).toEqual([{ role: 'user', parts: [{ text: '' }] }]);
     expect(envelope.request.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'sys' }] });
   });
 
   describe('tool_choice (§13.15)', () => {
     const tools: ToolDefinition[] = [{ type: 'function', function: { name: 'x', parameters: { type: 'object' } } }];
-    const config = (toolChoice: unknown) => buildProviderBRequest(chatRequest({ tools, toolChoice }), options).envelope.request.toolConfig;
+    const config = (toolChoice: unknown) =>
+      buildProviderBRequest(chatRequest({ tools, toolChoice }), options).envelope.request.toolConfig;
 
     it.each([
       ['absent', undefined, undefined],
       ['auto', 'auto', { functionCallingConfig: { mode: 'AUTO' } }],
       ['none', 'none', { functionCallingConfig: { mode: 'NONE' } }],
       ['required', 'required', { functionCallingConfig: { mode: 'ANY' } }],
-      ['forced nested function', { type: 'function', function: { name: 'x' } }, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } }],
-      ['forced flat function', { type: 'function', name: 'x' }, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } }],
-      ['forced custom', { type: 'custom', custom: { name: 'x' } }, { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } }],
+      [
+        'forced nested function',
+        { type: 'function', function: { name: 'x' } },
+        { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } },
+      ],
+      [
+        'forced flat function',
+        { type: 'function', name: 'x' },
+        { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } },
+      ],
+      [
+        'forced custom',
+        { type: 'custom', custom: { name: 'x' } },
+        { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['x'] } },
+      ],
       ['unknown value', 'sometimes', undefined],
     ])('%s', (_label, toolChoice, expected) => {
       expect(config(toolChoice)).toEqual(expected);
     });
 
     it('sends no toolConfig when there are no declarations', () => {
-      expect(buildProviderBRequest(chatRequest({ toolChoice: 'required' }), options).envelope.request.toolConfig).toBeUndefined();
+      expect(
+        buildProviderBRequest(chatRequest({ toolChoice: 'required' }), options).envelope.request.toolConfig,
+      ).toBeUndefined();
     });
   });
 
   describe('thought signatures in (§13.19)', () => {
     const replay = (calls: ChatMessage['tool_calls'], memory: Record<string, string> = {}) =>
-      buildProviderBRequest(chatRequest({ messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: null, tool_calls: calls }] }), {
-        ...options,
-        signatureFor: (id) => memory[id],
-      }).envelope.request.contents[1].parts;
+      buildProviderBRequest(
+        chatRequest({
+          messages: [
+            { role: 'user', content: 'go' },
+            { role: 'assistant', content: null, tool_calls: calls },
+          ],
+        }),
+        {
+          ...options,
+          signatureFor: (id) => memory[id],
+        },
+      ).envelope.request.contents[1].parts;
 
     it('takes the signature from extra_content first, then the process memory', () => {
       const parts = replay(
         [
           { id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } },
-          { id: 'b', type: 'function', function: { name: 'f', arguments: '{}' }, extra_content: { google: { thought_signature: 'sig-b' } } },
+          {
+            id: 'b',
+            type: 'function',
+            function: { name: 'f', arguments: '{}' },
+            extra_content: { google: { thought_signature: 'sig-b' } },
+          },
         ],
         { a: 'sig-1', b: 'stale' },
       );
@@ -168,7 +223,9 @@ describe(buildProviderBRequest.name, () => {
       const none = chatRequest({ model: { ...chatRequest().model, reasoningEffort: 'none' } });
       expect(buildProviderBRequest(none, options).envelope.request.generationConfig).toBeUndefined();
       const high = chatRequest({ model: { ...chatRequest().model, reasoningEffort: 'high' } });
-      expect(buildProviderBRequest(high, options).envelope.request.generationConfig).toEqual({ thinkingConfig: { includeThoughts: true } });
+      expect(buildProviderBRequest(high, options).envelope.request.generationConfig).toEqual({
+        thinkingConfig: { includeThoughts: true },
+      });
     });
 
     it('forwards temperature, top_p, max tokens and stop sequences only', () => {
@@ -183,8 +240,16 @@ describe(buildProviderBRequest.name, () => {
     });
 
     it('forwards seed and penalties, and asks for JSON with responseMimeType + responseJsonSchema as Gemini CLI does', () => {
-      const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
-      const request = chatRequest({ sampling: { seed: 7, presencePenalty: 0.5, frequencyPenalty: -0.5 }, responseFormat: { type: 'json_schema', name: 'city', schema, strict: true } });
+      const schema = {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      };
+      const request = chatRequest({
+        sampling: { seed: 7, presencePenalty: 0.5, frequencyPenalty: -0.5 },
+        responseFormat: { type: 'json_schema', name: 'city', schema, strict: true },
+      });
       expect(buildProviderBRequest(request, options).envelope.request.generationConfig).toEqual({
         thinkingConfig: { includeThoughts: true },
         seed: 7,
@@ -194,14 +259,23 @@ describe(buildProviderBRequest.name, () => {
         responseJsonSchema: schema,
       });
       const jsonMode = chatRequest({ responseFormat: { type: 'json_object' } });
-      expect(buildProviderBRequest(jsonMode, options).envelope.request.generationConfig).toEqual({ thinkingConfig: { includeThoughts: true }, responseMimeType: 'application/json' });
+      expect(buildProviderBRequest(jsonMode, options).envelope.request.generationConfig).toEqual({
+        thinkingConfig: { includeThoughts: true },
+        responseMimeType: 'application/json',
+      });
     });
   });
 
   describe('session ids (§13.26)', () => {
     it('is a stable UUID per chat key and differs between chats', () => {
-      const first = buildProviderBRequest(chatRequest({ conversationId: 'chat:a' }), { ...options, userPromptId: 'r1' }).envelope;
-      const second = buildProviderBRequest(chatRequest({ conversationId: 'chat:a' }), { ...options, userPromptId: 'r2' }).envelope;
+      const first = buildProviderBRequest(chatRequest({ conversationId: 'chat:a' }), {
+        ...options,
+        userPromptId: 'r1',
+      }).envelope;
+      const second = buildProviderBRequest(chatRequest({ conversationId: 'chat:a' }), {
+        ...options,
+        userPromptId: 'r2',
+      }).envelope;
       const other = buildProviderBRequest(chatRequest({ conversationId: 'chat:b' }), options).envelope;
       expect(first.request.session_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       expect(second.request.session_id).toBe(first.request.session_id);

@@ -1,6 +1,7 @@
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
 import type { ChatRequest, ResponseFormat, SamplingOptions } from '../provider-adapter';
-import { ContentsReport, convertMessages } from './provider-b.contents';
+import type { ContentsReport } from './provider-b.contents';
+import { convertMessages } from './provider-b.contents';
 import { convertToolChoice, convertTools } from './provider-b.tools';
 import type { CodeAssistEnvelope, GenerateContentRequest, GenerationConfig } from './provider-b.wire-types';
 
@@ -30,12 +31,26 @@ export interface BuiltProviderBRequest {
  * (`systemInstruction`, `tools`, `toolConfig`, `generationConfig`) are omitted.
  */
 export function buildProviderBRequest(request: ChatRequest, options: ProviderBRequestOptions): BuiltProviderBRequest {
-  const report: ProviderBRequestReport = { invalidArguments: 0, cancelledToolCalls: 0, orphanToolResults: 0, unresolvedRefs: 0 };
+  const report: ProviderBRequestReport = {
+    invalidArguments: 0,
+    cancelledToolCalls: 0,
+    orphanToolResults: 0,
+    unresolvedRefs: 0,
+  };
   const tools = convertTools(request.tools, report);
-  const { systemText, contents } = convertMessages(request.messages, tools.customNames, options.signatureFor ?? (() => undefined), report);
+  const { systemText, contents } = convertMessages(
+    request.messages,
+    tools.customNames,
+    options.signatureFor ?? (() => undefined),
+    report,
+  );
   const hasTools = tools.declarations.length > 0;
   const functionCallingConfig = hasTools ? convertToolChoice(request.toolChoice) : undefined;
-  const generationConfig = buildGenerationConfig(request.model.reasoningEffort, request.sampling, request.responseFormat);
+  const generationConfig = buildGenerationConfig(
+    request.model.reasoningEffort,
+    request.sampling,
+    request.responseFormat,
+  );
 
   const body: GenerateContentRequest = {
     contents,
@@ -47,7 +62,12 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
     session_id: providerBSessionId(request.conversationId),
   };
   return {
-    envelope: { model: request.model.upstreamModel, project: options.project, user_prompt_id: options.userPromptId, request: body },
+    envelope: {
+      model: request.model.upstreamModel,
+      project: options.project,
+      user_prompt_id: options.userPromptId,
+      request: body,
+    },
     customToolNames: tools.customNames,
     report,
   };
@@ -60,7 +80,11 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
  * as `responseJsonSchema`, as Gemini CLI 0.61.0's `BaseLlmClient.generateJson` asks for JSON
  * (its Code Assist converter forwards both fields unchanged).
  */
-function buildGenerationConfig(reasoningEffort: string | null, sampling: SamplingOptions, format: ResponseFormat | undefined): GenerationConfig | undefined {
+function buildGenerationConfig(
+  reasoningEffort: string | null,
+  sampling: SamplingOptions,
+  format: ResponseFormat | undefined,
+): GenerationConfig | undefined {
   const config: GenerationConfig = {
     ...(reasoningEffort !== 'none' ? { thinkingConfig: { includeThoughts: true } } : {}),
     ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),

@@ -9,10 +9,11 @@ function schemaNodes(node: unknown, out: Record<string, unknown>[] = []): Record
   if (typeof node !== 'object' || node === null || Array.isArray(node)) return out;
   const schema = node as Record<string, unknown>;
   out.push(schema);
-  if (schema.properties) Object.values(schema.properties as object).forEach((child) => schemaNodes(child, out));
+  if (schema.properties) Object.values(schema.properties).forEach((child) => schemaNodes(child, out));
   if (Array.isArray(schema.items)) schema.items.forEach((child) => schemaNodes(child, out));
   else schemaNodes(schema.items, out);
-  for (const key of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(schema[key])) (schema[key] as unknown[]).forEach((child) => schemaNodes(child, out));
+  for (const key of ['anyOf', 'oneOf', 'allOf'])
+    if (Array.isArray(schema[key])) (schema[key] as unknown[]).forEach((child) => schemaNodes(child, out));
   schemaNodes(schema.not, out);
   return out;
 }
@@ -118,9 +119,18 @@ describe(cleanSchema.name, () => {
     const properties = cleaned.properties as Record<string, unknown>;
     expect(properties.items).toEqual({
       type: 'array',
-      items: { type: 'object', additionalProperties: false, properties: { name: { type: 'string' }, tag: { type: 'string', enum: ['a', 'b'] } }, required: ['name'] },
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { name: { type: 'string' }, tag: { type: 'string', enum: ['a', 'b'] } },
+        required: ['name'],
+      },
     });
-    expect(properties.owner).toEqual({ type: 'object', properties: { id: { type: 'string' } }, description: 'who owns it' });
+    expect(properties.owner).toEqual({
+      type: 'object',
+      properties: { id: { type: 'string' } },
+      description: 'who owns it',
+    });
     expect(properties.remote).toEqual({ type: 'object' });
     expect(cleaned).not.toHaveProperty(['$defs']);
     expect(cleaned).not.toHaveProperty(['definitions']);
@@ -134,7 +144,10 @@ describe(cleanSchema.name, () => {
     const chain = (length: number) => {
       const defs: Record<string, unknown> = {};
       for (let index = 0; index < length; index++) {
-        defs[`D${index}`] = index === length - 1 ? { type: 'string' } : { type: 'object', properties: { next: { $ref: `#/$defs/D${index + 1}` } } };
+        defs[`D${index}`] =
+          index === length - 1
+            ? { type: 'string' }
+            : { type: 'object', properties: { next: { $ref: `#/$defs/D${index + 1}` } } };
       }
       return { $ref: '#/$defs/D0', $defs: defs };
     };

@@ -57,7 +57,11 @@ function cleanNode(node: Schema, root: Schema, refStack: readonly string[], repo
  * siblings win), repeatedly, while tracking the chain of references on the current path.
  * Returns undefined for a cyclic, too deep, non-local or dangling reference.
  */
-function inlineRefs(node: Schema, root: Schema, refStack: readonly string[]): { schema: Schema; stack: readonly string[] } | undefined {
+function inlineRefs(
+  node: Schema,
+  root: Schema,
+  refStack: readonly string[],
+): { schema: Schema; stack: readonly string[] } | undefined {
   let schema = node;
   let stack = refStack;
   while (typeof schema.$ref === 'string') {

@@ -2,7 +2,12 @@ import type { GatewayError } from '../../core/gateway.error';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
-import { createProviderBStreamState, finishProviderBStream, mapUsage, translateProviderBPayload } from './provider-b.stream';
+import {
+  createProviderBStreamState,
+  finishProviderBStream,
+  mapUsage,
+  translateProviderBPayload,
+} from './provider-b.stream';
 
 /** One upstream payload per line of a `.chunks.txt` fixture. */
 function chunks(name: string): unknown[] {
@@ -24,16 +29,33 @@ function run(payloads: unknown[], customNames: string[] = []): ChatEvent[] {
   return [...events, ...finishProviderBStream(state)];
 }
 
-const candidate = (extra: Record<string, unknown>) => ({ response: { candidates: [{ content: { role: 'model', parts: [] }, ...extra }] } });
+const candidate = (extra: Record<string, unknown>) => ({
+  response: { candidates: [{ content: { role: 'model', parts: [] }, ...extra }] },
+});
 
 describe(translateProviderBPayload.name, () => {
   it('streams thoughts as reasoning, calls in two frames with distinct per-stream ids, then usage and finish (§13.16, §13.18, §13.21)', () => {
     expect(run(chunks('provider-b-two-calls.chunks.txt'))).toEqual([
       { type: 'reasoning-delta', text: 'Let me think.' },
       { type: 'text-delta', text: 'Looking.' },
-      { type: 'tool-call', call: { id: 'call_r-7_0', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}', thoughtSignature: 'sig-1' } },
-      { type: 'tool-call', call: { id: 'call_r-7_1', name: 'read_file', kind: 'function', arguments: '{"path":"b.ts"}' } },
-      { type: 'usage', usage: { promptTokens: 10, completionTokens: 7, totalTokens: 17, cachedPromptTokens: 2, reasoningTokens: 3 } },
+      {
+        type: 'tool-call',
+        call: {
+          id: 'call_r-7_0',
+          name: 'read_file',
+          kind: 'function',
+          arguments: '{"path":"a.ts"}',
+          thoughtSignature: 'sig-1',
+        },
+      },
+      {
+        type: 'tool-call',
+        call: { id: 'call_r-7_1', name: 'read_file', kind: 'function', arguments: '{"path":"b.ts"}' },
+      },
+      {
+        type: 'usage',
+        usage: { promptTokens: 10, completionTokens: 7, totalTokens: 17, cachedPromptTokens: 2, reasoningTokens: 3 },
+      },
       { type: 'finish', reason: 'stop' },
     ]);
   });
@@ -42,15 +64,23 @@ describe(translateProviderBPayload.name, () => {
     const events = run(chunks('provider-b-duplicate-call.chunks.txt'), ['apply_patch']);
     expect(events).toEqual([
       { type: 'tool-call', call: { id: 'fc-1', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}' } },
-      { type: 'tool-call', call: { id: 'call_req-9_1', name: 'apply_patch', kind: 'custom', input: '*** Begin Patch\n*** End Patch' } },
+      {
+        type: 'tool-call',
+        call: { id: 'call_req-9_1', name: 'apply_patch', kind: 'custom', input: '*** Begin Patch\n*** End Patch' },
+      },
       { type: 'tool-call', call: { id: 'call_req-9_2', name: 'apply_patch', kind: 'custom', input: '{"patch":"x"}' } },
       { type: 'finish', reason: 'stop' },
     ]);
   });
 
   it('uses the traceId when the response has no responseId, and {} for absent args', () => {
-    const events = run([{ traceId: 't-5', response: { candidates: [{ content: { parts: [{ functionCall: { name: 'now' } }] } }] } }]);
-    expect(events[0]).toEqual({ type: 'tool-call', call: { id: 'call_t-5_0', name: 'now', kind: 'function', arguments: '{}' } });
+    const events = run([
+      { traceId: 't-5', response: { candidates: [{ content: { parts: [{ functionCall: { name: 'now' } }] } }] } },
+    ]);
+    expect(events[0]).toEqual({
+      type: 'tool-call',
+      call: { id: 'call_t-5_0', name: 'now', kind: 'function', arguments: '{}' },
+    });
   });
 
   it.each([
@@ -65,22 +95,39 @@ describe(translateProviderBPayload.name, () => {
     expect(run([candidate({ finishReason: reason })])).toEqual([expected]);
   });
 
-  it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL'])('turns %s into a terminal invalid_tool_call error after usage (§13.20)', (reason) => {
-    const events = run([{ response: { ...candidate({ finishReason: reason }).response, usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 0 } } }]);
-    expect(events.map((event) => event.type)).toEqual(['usage', 'error']);
-    expect(events[1]).toMatchObject({ error: { code: 'invalid_tool_call' } });
-  });
+  it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL'])(
+    'turns %s into a terminal invalid_tool_call error after usage (§13.20)',
+    (reason) => {
+      const events = run([
+        {
+          response: {
+            ...candidate({ finishReason: reason }).response,
+            usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 0 },
+          },
+        },
+      ]);
+      expect(events.map((event) => event.type)).toEqual(['usage', 'error']);
+      expect(events[1]).toMatchObject({ error: { code: 'invalid_tool_call' } });
+    },
+  );
 
   it('keeps the last non-empty finishReason', () => {
-    expect(run([candidate({ finishReason: 'MAX_TOKENS' }), candidate({ finishReason: '' })])).toEqual([{ type: 'finish', reason: 'length' }]);
+    expect(run([candidate({ finishReason: 'MAX_TOKENS' }), candidate({ finishReason: '' })])).toEqual([
+      { type: 'finish', reason: 'length' },
+    ]);
   });
 
   it('treats a blocked prompt without candidates as content_filter', () => {
-    expect(run([{ response: { promptFeedback: { blockReason: 'SAFETY' } } }])).toEqual([{ type: 'finish', reason: 'content_filter' }]);
+    expect(run([{ response: { promptFeedback: { blockReason: 'SAFETY' } } }])).toEqual([
+      { type: 'finish', reason: 'content_filter' },
+    ]);
   });
 
   it('ends with a classified error on an error frame and never echoes its text', () => {
-    const events = run([candidate({}), { error: { code: 503, message: 'SECRET backend text', status: 'UNAVAILABLE' } }]);
+    const events = run([
+      candidate({}),
+      { error: { code: 503, message: 'SECRET backend text', status: 'UNAVAILABLE' } },
+    ]);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: 'error', error: { code: 'upstream' } });
     // Only the log's upstream_message may carry the upstream's words; nothing a client is shown does.

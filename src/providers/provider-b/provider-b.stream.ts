@@ -20,7 +20,10 @@ export interface ProviderBStreamState {
   blocked: boolean;
 }
 
-export function createProviderBStreamState(customToolNames: ReadonlySet<string>, requestId: string): ProviderBStreamState {
+export function createProviderBStreamState(
+  customToolNames: ReadonlySet<string>,
+  requestId: string,
+): ProviderBStreamState {
   return { customToolNames, requestId, callSeq: 0, emittedCallIds: new Set(), frames: 0, blocked: false };
 }
 
@@ -43,11 +46,14 @@ export function translateProviderBPayload(payload: unknown, state: ProviderBStre
   if (isJsonObject(response.usageMetadata)) state.usage = response.usageMetadata;
   const candidates = Array.isArray(response.candidates) ? response.candidates : [];
   const feedback = isJsonObject(response.promptFeedback) ? response.promptFeedback : undefined;
-  if (candidates.length === 0 && typeof feedback?.blockReason === 'string' && feedback.blockReason !== '') state.blocked = true;
+  if (candidates.length === 0 && typeof feedback?.blockReason === 'string' && feedback.blockReason !== '')
+    state.blocked = true;
   const candidate = isJsonObject(candidates[0]) ? candidates[0] : undefined;
   if (!candidate) return [];
-  if (typeof candidate.finishReason === 'string' && candidate.finishReason !== '') state.finishReason = candidate.finishReason;
-  const parts = isJsonObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+  if (typeof candidate.finishReason === 'string' && candidate.finishReason !== '')
+    state.finishReason = candidate.finishReason;
+  const parts =
+    isJsonObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
   const idBase = firstString(response.responseId, payload.traceId, response.traceId) ?? state.requestId;
 
   const events: ChatEvent[] = [];
@@ -64,7 +70,12 @@ export function translateProviderBPayload(payload: unknown, state: ProviderBStre
   return events;
 }
 
-function toolCall(functionCall: JsonObject, signature: unknown, idBase: string, state: ProviderBStreamState): ToolCallEvent | undefined {
+function toolCall(
+  functionCall: JsonObject,
+  signature: unknown,
+  idBase: string,
+  state: ProviderBStreamState,
+): ToolCallEvent | undefined {
   const upstreamId = typeof functionCall.id === 'string' && functionCall.id !== '' ? functionCall.id : undefined;
   if (upstreamId !== undefined) {
     if (state.emittedCallIds.has(upstreamId)) return undefined;
@@ -87,13 +98,19 @@ const INVALID_CALL_REASONS = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOO
 
 /** EOF (provider_b.md §9.3): `usage` when seen, then `finish` or a terminal `error`. */
 export function finishProviderBStream(state: ProviderBStreamState): ChatEvent[] {
-  if (state.frames === 0) return [{ type: 'error', error: new GatewayError('upstream', { detail: 'provider_b empty response', retryable: true }) }];
+  if (state.frames === 0)
+    return [
+      { type: 'error', error: new GatewayError('upstream', { detail: 'provider_b empty response', retryable: true }) },
+    ];
   const events: ChatEvent[] = [];
   const usage = state.usage ? mapUsage(state.usage) : undefined;
   if (usage) events.push({ type: 'usage', usage });
   const reason = state.finishReason;
   if (reason !== undefined && INVALID_CALL_REASONS.has(reason)) {
-    events.push({ type: 'error', error: new GatewayError('invalid_tool_call', { detail: `provider_b finishReason ${reason}` }) });
+    events.push({
+      type: 'error',
+      error: new GatewayError('invalid_tool_call', { detail: `provider_b finishReason ${reason}` }),
+    });
   } else {
     events.push({ type: 'finish', reason: mapFinishReason(reason, state.blocked) });
   }
@@ -111,7 +128,7 @@ function mapFinishReason(reason: string | undefined, blocked: boolean): FinishRe
 
 /** Gemini usage → ours: completion counts thoughts too; total is summed when absent. */
 export function mapUsage(metadata: Record<string, unknown>): UsageEvent {
-  const count = (key: string): number | undefined => (typeof metadata[key] === 'number' ? (metadata[key] as number) : undefined);
+  const count = (key: string): number | undefined => (typeof metadata[key] === 'number' ? metadata[key] : undefined);
   const prompt = count('promptTokenCount') ?? 0;
   const thoughts = count('thoughtsTokenCount');
   const completion = (count('candidatesTokenCount') ?? 0) + (thoughts ?? 0);

@@ -33,7 +33,12 @@ export function pairToolResults(messages: readonly ChatMessage[], customNames: R
       continue;
     }
     paired.push(message);
-    const calls = message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => readHistoryToolCall(call, customNames)).filter((call) => call !== undefined) : [];
+    const calls =
+      message.role === 'assistant'
+        ? (message.tool_calls ?? [])
+            .map((call) => readHistoryToolCall(call, customNames))
+            .filter((call) => call !== undefined)
+        : [];
     if (calls.length === 0) continue;
     const results: ChatMessage[] = [];
     while (messages[index + 1]?.role === 'tool') results.push(messages[++index]);

@@ -1,7 +1,8 @@
 import type { ToolDefinition } from '../../core/chat-message';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { CUSTOM_TOOL_FALLBACK_PARAMETERS } from './provider-b.constants';
-import { cleanSchema, SchemaCleanReport } from './provider-b.schema-cleaner';
+import type { SchemaCleanReport } from './provider-b.schema-cleaner';
+import { cleanSchema } from './provider-b.schema-cleaner';
 import type { FunctionCallingConfig, FunctionDeclaration } from './provider-b.wire-types';
 
 export interface ConvertedTools {

@@ -6,8 +6,7 @@ import { parseSseJson } from '../shared/sse-event-parser';
 import type { FrameStep, UpstreamAttempt } from '../shared/turn-runner';
 import type { OpenedResponse, TurnScope } from './provider-b.http';
 import { readJsonResponse } from './provider-b.http';
-import type {
-  ProviderBStreamState} from './provider-b.stream';
+import type { ProviderBStreamState } from './provider-b.stream';
 import {
   createProviderBStreamState,
   finishProviderBStream,

@@ -4,7 +4,11 @@ export interface CodeAssistPart {
   readonly text?: string;
   readonly thought?: boolean;
   readonly functionCall?: { readonly id?: string; readonly name: string; readonly args: Record<string, unknown> };
-  readonly functionResponse?: { readonly id?: string; readonly name: string; readonly response: { readonly output: string } };
+  readonly functionResponse?: {
+    readonly id?: string;
+    readonly name: string;
+    readonly response: { readonly output: string };
+  };
   readonly thoughtSignature?: string;
   /** An inline image (base64), as the Gemini CLI sends pasted images. */
   readonly inlineData?: { readonly mimeType: string; readonly data: string };

@@ -19,7 +19,10 @@ describe('provider_c logins', () => {
 
   it("points each child at its login: a config dir, or a token file's trimmed token read at every spawn", () => {
     const pools = new AccountPools(config());
-    const pool = createProviderCPool(config(`dir=${path.join(scratch, 'dir')},file=${path.join(scratch, 'token')}`), pools);
+    const pool = createProviderCPool(
+      config(`dir=${path.join(scratch, 'dir')},file=${path.join(scratch, 'token')}`),
+      pools,
+    );
     const dir = pool.acquire(undefined);
     const file = pool.acquire(undefined);
     expect([dir.alias, dir.handle.childEnv()]).toEqual(['dir', { CLAUDE_CONFIG_DIR: path.join(scratch, 'dir') }]);

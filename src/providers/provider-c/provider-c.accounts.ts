@@ -64,7 +64,8 @@ function accountOf(login: ProviderCLogin, tokenUrl: string): ProviderCAccount {
       return {
         ...common,
         childEnv: () => ({ CLAUDE_CONFIG_DIR: login.location! }),
-        refreshAhead: (aheadMs, logger) => activity.refreshUnlessBusy(() => refreshCredentialsAhead(login.location!, tokenUrl, aheadMs, logger)),
+        refreshAhead: (aheadMs, logger) =>
+          activity.refreshUnlessBusy(() => refreshCredentialsAhead(login.location!, tokenUrl, aheadMs, logger)),
       };
     case 'token_file':
       return {
@@ -85,7 +86,10 @@ function accountOf(login: ProviderCLogin, tokenUrl: string): ProviderCAccount {
 }
 
 /** The child environment every account starts from: without inherited login variables once logins are listed. */
-export function accountBaseEnvironment(config: AppConfig, base: Readonly<Record<string, string>>): Record<string, string> {
+export function accountBaseEnvironment(
+  config: AppConfig,
+  base: Readonly<Record<string, string>>,
+): Record<string, string> {
   const env = { ...base };
   if (config.providerC.accounts.some((login) => login.kind !== 'cli')) {
     for (const name of INHERITED_LOGIN_VARIABLES) delete env[name];
@@ -102,6 +106,10 @@ export function accountBaseEnvironment(config: AppConfig, base: Readonly<Record<
  * errors cool the login, its authentication errors mark it dead until the login file changes.
  */
 export function createProviderCPool(config: AppConfig, pools: AccountPools): AccountPool<ProviderCAccount> {
-  const specs = config.providerC.accounts.map((login) => ({ alias: login.alias, loginFile: login.loginFile, handle: accountOf(login, config.providerC.tokenUrl) }));
+  const specs = config.providerC.accounts.map((login) => ({
+    alias: login.alias,
+    loginFile: login.loginFile,
+    handle: accountOf(login, config.providerC.tokenUrl),
+  }));
   return pools.create('provider_c', specs, (account, aheadMs, logger) => account.refreshAhead(aheadMs, logger));
 }

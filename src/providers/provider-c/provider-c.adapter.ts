@@ -40,7 +40,12 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
   /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
   private readonly ownPools?: AccountPools;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig, metrics: GatewayMetrics, logger: PinoLogger, @Optional() pools?: AccountPools) {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    metrics: GatewayMetrics,
+    logger: PinoLogger,
+    @Optional() pools?: AccountPools,
+  ) {
     const { providerC } = config;
     // §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
     if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
@@ -49,7 +54,11 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
     this.command = providerC.command;
     this.baseEnv = accountBaseEnvironment(config, claudeChildEnvironment(providerC.childEnv));
     this.slots = new ProviderCProcessSlots(
-      { maxProcesses: providerC.maxProcesses, queueLimit: config.agentQueue.queueLimit, queueTimeoutMs: config.agentQueue.queueTimeoutMs },
+      {
+        maxProcesses: providerC.maxProcesses,
+        queueLimit: config.agentQueue.queueLimit,
+        queueTimeoutMs: config.agentQueue.queueTimeoutMs,
+      },
       metrics,
     );
     this.accounts = createProviderCPool(config, pools ?? (this.ownPools = new AccountPools(config)));
@@ -110,7 +119,9 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
         toolKinds: new Map(tools.map((tool) => [tool.name, tool.type === 'custom' ? 'custom' : 'function'] as const)),
         fenceDetection: plan.enabled,
         diagnostic: (event, fields) =>
-          event === 'tool_fence_duplicate' ? context.logger.debug({ event, ...fields }, event) : context.logger.warn({ event, ...fields }, event),
+          event === 'tool_fence_duplicate'
+            ? context.logger.debug({ event, ...fields }, event)
+            : context.logger.warn({ event, ...fields }, event),
       },
       logger: context.logger,
       live: this.live,

@@ -34,6 +34,7 @@ export function buildProviderCArgs(model: Pick<ResolvedModel, 'upstreamModel' | 
     '--model',
     model.upstreamModel,
   ];
-  if (model.reasoningEffort !== null && CLI_EFFORTS.has(model.reasoningEffort)) args.push('--effort', model.reasoningEffort);
+  if (model.reasoningEffort !== null && CLI_EFFORTS.has(model.reasoningEffort))
+    args.push('--effort', model.reasoningEffort);
   return args;
 }

@@ -2,8 +2,18 @@ import { CLAUDE_SESSION_VARIABLES, claudeChildEnvironment } from './provider-c.c
 
 describe(claudeChildEnvironment.name, () => {
   it('removes CLAUDECODE and its kin but keeps the login variables and everything else', () => {
-    const base = Object.fromEntries([...CLAUDE_SESSION_VARIABLES.map((name) => [name, '1']), ['HOME', '/h'], ['CLAUDE_CODE_OAUTH_TOKEN', 't'], ['CLAUDE_CONFIG_DIR', '/c']]);
-    expect(claudeChildEnvironment(base)).toEqual({ HOME: '/h', CLAUDE_CODE_OAUTH_TOKEN: 't', CLAUDE_CONFIG_DIR: '/c', CLAUDE_CODE_MAX_RETRIES: '0' });
+    const base = Object.fromEntries([
+      ...CLAUDE_SESSION_VARIABLES.map((name) => [name, '1']),
+      ['HOME', '/h'],
+      ['CLAUDE_CODE_OAUTH_TOKEN', 't'],
+      ['CLAUDE_CONFIG_DIR', '/c'],
+    ]);
+    expect(claudeChildEnvironment(base)).toEqual({
+      HOME: '/h',
+      CLAUDE_CODE_OAUTH_TOKEN: 't',
+      CLAUDE_CONFIG_DIR: '/c',
+      CLAUDE_CODE_MAX_RETRIES: '0',
+    });
   });
 
   it("turns the CLI's own API retries off unless the operator chose a value", () => {

@@ -35,7 +35,13 @@ describe(refreshCredentialsAhead.name, () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const store = (expiresAt: number) =>
-    fs.writeFileSync(credentialsFileOf(dir), JSON.stringify({ claudeAiOauth: { accessToken: 'old', refreshToken: 'r1', expiresAt, subscriptionType: 'max' }, other: 1 }));
+    fs.writeFileSync(
+      credentialsFileOf(dir),
+      JSON.stringify({
+        claudeAiOauth: { accessToken: 'old', refreshToken: 'r1', expiresAt, subscriptionType: 'max' },
+        other: 1,
+      }),
+    );
   const stored = () => JSON.parse(fs.readFileSync(credentialsFileOf(dir), 'utf8'));
 
   it('leaves a login alone until it expires within the window', async () => {
@@ -49,9 +55,25 @@ describe(refreshCredentialsAhead.name, () => {
     answer = { status: 200, body: { access_token: 'new', expires_in: 3600 } };
     await refreshCredentialsAhead(dir, url, 300_000, silent, () => 1_000_000);
     expect(grants).toEqual([
-      { contentType: 'application/json', body: { grant_type: 'refresh_token', refresh_token: 'r1', client_id: '9d1c250a-e61b-44d9-88ed-5944d1962f5e', scope: 'user:profile user:inference user:sessions:claude_code user:mcp_servers' } },
+      {
+        contentType: 'application/json',
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: 'r1',
+          client_id: '9d1c250a-e61b-44d9-88ed-5944d1962f5e',
+          scope: 'user:profile user:inference user:sessions:claude_code user:mcp_servers',
+        },
+      },
     ]);
-    expect(stored()).toEqual({ claudeAiOauth: { accessToken: 'new', refreshToken: 'r1', expiresAt: 1_000_000 + 3600_000, subscriptionType: 'max' }, other: 1 });
+    expect(stored()).toEqual({
+      claudeAiOauth: {
+        accessToken: 'new',
+        refreshToken: 'r1',
+        expiresAt: 1_000_000 + 3600_000,
+        subscriptionType: 'max',
+      },
+      other: 1,
+    });
   });
 
   it('calls a refused refresh token a dead login, and any other failure worth another try', async () => {

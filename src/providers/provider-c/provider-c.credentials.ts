@@ -26,7 +26,13 @@ export const credentialsFileOf = (configDir: string) => path.join(configDir, '.c
  * refresh token (400/401) is `auth`: the login is dead until the file changes; an unreachable or
  * failing endpoint is retried at the next tick. Never logs a token.
  */
-export async function refreshCredentialsAhead(configDir: string, tokenUrl: string, aheadMs: number, logger: EventLogger, now: () => number = Date.now): Promise<void> {
+export async function refreshCredentialsAhead(
+  configDir: string,
+  tokenUrl: string,
+  aheadMs: number,
+  logger: EventLogger,
+  now: () => number = Date.now,
+): Promise<void> {
   const file = credentialsFileOf(configDir);
   const stored = await readJsonObject(file);
   const oauth = stored.claudeAiOauth;
@@ -34,8 +40,16 @@ export async function refreshCredentialsAhead(configDir: string, tokenUrl: strin
   const refreshToken = nonEmptyString(oauth.refreshToken);
   const expiresAt = typeof oauth.expiresAt === 'number' ? oauth.expiresAt : undefined;
   if (!refreshToken || expiresAt === undefined || expiresAt - now() > aheadMs) return;
-  const scopes = Array.isArray(oauth.scopes) && oauth.scopes.length > 0 && oauth.scopes.every((scope) => typeof scope === 'string') ? oauth.scopes.join(' ') : DEFAULT_SCOPES;
-  const grant = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: PROVIDER_C_CLIENT_ID, scope: scopes };
+  const scopes =
+    Array.isArray(oauth.scopes) && oauth.scopes.length > 0 && oauth.scopes.every((scope) => typeof scope === 'string')
+      ? oauth.scopes.join(' ')
+      : DEFAULT_SCOPES;
+  const grant = {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: PROVIDER_C_CLIENT_ID,
+    scope: scopes,
+  };
   let answer: Awaited<ReturnType<typeof postRefreshGrant>>;
   try {
     answer = await postRefreshGrant(tokenUrl, grant, REFRESH_TIMEOUT_MS, undefined, 'json');
@@ -44,10 +58,12 @@ export async function refreshCredentialsAhead(configDir: string, tokenUrl: strin
   }
   if (!answer.ok) {
     logger.warn({ event: 'provider_c_refresh_failed', status: answer.status }, 'provider_c_refresh_failed');
-    if (answer.status === 400 || answer.status === 401) throw new GatewayError('auth', { detail: `provider_c refresh refused (${answer.status})` });
+    if (answer.status === 400 || answer.status === 401)
+      throw new GatewayError('auth', { detail: `provider_c refresh refused (${answer.status})` });
     throw new GatewayError('upstream', { detail: `provider_c refresh failed (${answer.status})`, retryable: true });
   }
-  const granted = typeof answer.body.scope === 'string' ? answer.body.scope.split(' ').filter((scope) => scope !== '') : undefined;
+  const granted =
+    typeof answer.body.scope === 'string' ? answer.body.scope.split(' ').filter((scope) => scope !== '') : undefined;
   const renewed = {
     ...oauth,
     accessToken: answer.accessToken,

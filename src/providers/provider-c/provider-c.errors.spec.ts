@@ -19,17 +19,27 @@ describe(classifyRunFailure.name, () => {
     expect(error.retryable).toBe(false);
   });
 
-  it.each(['rate limit exceeded', 'API Error: 429', 'Too Many Requests', 'quota exhausted', '5-hour limit reached', 'Server is temporarily limiting requests'])(
-    'classifies %j as rate_limited with Retry-After 60 by default',
-    (stderr) => {
-      const error = exit(stderr);
-      expect(error.code).toBe('rate_limited');
-      expect(error.retryAfterHeader).toBe(60);
-      expect(error.retryable).toBe(false);
-    },
-  );
+  it.each([
+    'rate limit exceeded',
+    'API Error: 429',
+    'Too Many Requests',
+    'quota exhausted',
+    '5-hour limit reached',
+    'Server is temporarily limiting requests',
+  ])('classifies %j as rate_limited with Retry-After 60 by default', (stderr) => {
+    const error = exit(stderr);
+    expect(error.code).toBe('rate_limited');
+    expect(error.retryAfterHeader).toBe(60);
+    expect(error.retryable).toBe(false);
+  });
 
-  it.each(['Claude AI usage limit reached', "You've hit your limit · resets 4am (Asia/Shanghai)", "You've hit your session limit · resets 11:30am (UTC)", 'You’ve hit your weekly limit · resets Oct 12, 4am', "You've hit your 5-hour limit · resets 9:13pm (UTC)"])(
+  it.each([
+    'Claude AI usage limit reached',
+    "You've hit your limit · resets 4am (Asia/Shanghai)",
+    "You've hit your session limit · resets 11:30am (UTC)",
+    'You’ve hit your weekly limit · resets Oct 12, 4am',
+    "You've hit your 5-hour limit · resets 9:13pm (UTC)",
+  ])(
     'classifies the subscription cap %j as usage_limit (429) with Retry-After 60 when the reset is a clock time',
     (stderr) => {
       const error = exit(stderr);
@@ -51,12 +61,21 @@ describe(classifyRunFailure.name, () => {
   });
 
   it('prefers the result text of an error result over stderr when the CLI set no structured field', () => {
-    expect(classifyRunFailure({ kind: 'error_result', report: { text: 'usage limit reached' }, stderr: 'please login' }).code).toBe('usage_limit');
-    expect(classifyRunFailure({ kind: 'error_result', report: { text: '' }, stderr: 'please login' }).code).toBe('auth');
+    expect(
+      classifyRunFailure({ kind: 'error_result', report: { text: 'usage limit reached' }, stderr: 'please login' })
+        .code,
+    ).toBe('usage_limit');
+    expect(classifyRunFailure({ kind: 'error_result', report: { text: '' }, stderr: 'please login' }).code).toBe(
+      'auth',
+    );
   });
 
   describe('structured fields of an error result (issue 9)', () => {
-    const report = (fields: Partial<CliErrorReport>): GatewayError => classifyRunFailure({ kind: 'error_result', report: { text: 'misleading: please login', ...fields }, stderr: '' }, () => 1_000_000_000_000);
+    const report = (fields: Partial<CliErrorReport>): GatewayError =>
+      classifyRunFailure(
+        { kind: 'error_result', report: { text: 'misleading: please login', ...fields }, stderr: '' },
+        () => 1_000_000_000_000,
+      );
     it.each([
       [{ error: 'authentication_failed' }, 'auth', false],
       [{ apiStatus: 403, apiErrorType: 'permission_error' }, 'auth', false],
@@ -74,27 +93,51 @@ describe(classifyRunFailure.name, () => {
     });
 
     it('takes Retry-After from the reported reset, else 60', () => {
-      expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 1_000_000_000 + 5400 }).retryAfterHeader).toBe(5400);
-      expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 999_999_000 }).retryAfterHeader).toBe(60);
+      expect(
+        report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 1_000_000_000 + 5400 }).retryAfterHeader,
+      ).toBe(5400);
+      expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 999_999_000 }).retryAfterHeader).toBe(
+        60,
+      );
       expect(report({ apiStatus: 429 }).retryAfterHeader).toBe(60);
     });
 
     it('logs only the enumerated fields', () => {
-      const error = report({ error: 'server_error', apiStatus: 529, apiErrorType: 'overloaded_error', terminalReason: 'api_error', text: 'API Error: 529 secret words' });
+      const error = report({
+        error: 'server_error',
+        apiStatus: 529,
+        apiErrorType: 'overloaded_error',
+        terminalReason: 'api_error',
+        text: 'API Error: 529 secret words',
+      });
       expect(error.detail).toBe('error result (server_error, 529, overloaded_error, api_error)');
     });
   });
 
   it('never retries spawn failures, oversized lines or timeouts', () => {
-    expect(classifyRunFailure({ kind: 'spawn', errno: 'ENOENT' })).toMatchObject({ code: 'provider_cli_missing', retryable: false, provider: 'provider_c' });
-    expect(classifyRunFailure({ kind: 'spawn', errno: 'EACCES' })).toMatchObject({ code: 'provider_cli_missing', retryable: false });
-    expect(classifyRunFailure({ kind: 'spawn', errno: 'EMFILE' })).toMatchObject({ code: 'upstream', retryable: false });
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'ENOENT' })).toMatchObject({
+      code: 'provider_cli_missing',
+      retryable: false,
+      provider: 'provider_c',
+    });
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'EACCES' })).toMatchObject({
+      code: 'provider_cli_missing',
+      retryable: false,
+    });
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'EMFILE' })).toMatchObject({
+      code: 'upstream',
+      retryable: false,
+    });
     expect(classifyRunFailure({ kind: 'line_too_long' })).toMatchObject({ code: 'upstream', retryable: false });
     expect(classifyRunFailure({ kind: 'timeout', idle: true })).toMatchObject({ code: 'timeout', retryable: false });
   });
 
   it("carries the CLI's own words, bounded and sanitized, for the log line only", () => {
-    const error = classifyRunFailure({ kind: 'error_result', report: { text: 'Not logged in · Please run /login', error: 'authentication_failed' }, stderr: '' });
+    const error = classifyRunFailure({
+      kind: 'error_result',
+      report: { text: 'Not logged in · Please run /login', error: 'authentication_failed' },
+      stderr: '',
+    });
     expect(error).toMatchObject({ code: 'auth', upstreamMessage: 'Not logged in · Please run /login' });
     const crashed = exit('warming up\nfatal: key=sk-ant-oat01-AAAAAAAAAAAAAAAAAAAAAAAA\n');
     expect(crashed.upstreamMessage).toBe('fatal: key=[redacted]');
@@ -102,12 +145,18 @@ describe(classifyRunFailure.name, () => {
   });
 
   it('names the reset of a spent credit or usage limit', () => {
-    const report = (fields: Partial<CliErrorReport>): GatewayError => classifyRunFailure({ kind: 'error_result', report: { text: '', ...fields }, stderr: '' }, () => 1_000_000_000_000);
+    const report = (fields: Partial<CliErrorReport>): GatewayError =>
+      classifyRunFailure(
+        { kind: 'error_result', report: { text: '', ...fields }, stderr: '' },
+        () => 1_000_000_000_000,
+      );
     const credit = report({ error: 'billing_error', resetsAt: 1_000_000_000 + 7200 });
     expect(credit).toMatchObject({ code: 'usage_credit_exhausted', resetsAt: (1_000_000_000 + 7200) * 1000 });
     expect(credit.retryAfterHeader).toBe(7200);
     expect(report({ error: 'billing_error' }).retryAfterHeader).toBe(3600);
-    expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 1_000_000_000 + 60 }).resetsAt).toBe((1_000_000_000 + 60) * 1000);
+    expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 1_000_000_000 + 60 }).resetsAt).toBe(
+      (1_000_000_000 + 60) * 1000,
+    );
   });
 
   it('keeps upstream text out of the error message and public message', () => {
@@ -129,14 +178,22 @@ describe(parseRetryAfterSeconds.name, () => {
     expect(parseRetryAfterSeconds(text, now)).toBe(seconds);
   });
 
-  it.each(['usage limit reached ∙ resets 3pm (europe/berlin)', 'rate limit', 'resets 1767225000'])('%j has no usable hint', (text) => {
-    expect(parseRetryAfterSeconds(text, now)).toBeUndefined();
-  });
+  it.each(['usage limit reached ∙ resets 3pm (europe/berlin)', 'rate limit', 'resets 1767225000'])(
+    '%j has no usable hint',
+    (text) => {
+      expect(parseRetryAfterSeconds(text, now)).toBeUndefined();
+    },
+  );
 });
 
 describe('the upstream cause (log only)', () => {
   it("keeps the exit status and the CLI's last stderr line on GatewayError.upstream", () => {
-    const failure = classifyRunFailure({ kind: 'exit', code: 1, signal: null, stderr: 'warming up\nInvalid API key · Please run /login\n' });
+    const failure = classifyRunFailure({
+      kind: 'exit',
+      code: 1,
+      signal: null,
+      stderr: 'warming up\nInvalid API key · Please run /login\n',
+    });
     expect(failure.code).toBe('auth');
     expect(failure.upstream).toEqual({ exitCode: 1, exitSignal: null, message: 'Invalid API key · Please run /login' });
     expect(failure.detail).not.toContain('Invalid');

@@ -1,12 +1,31 @@
-import { GatewayError, UpstreamCause } from '../../core/gateway.error';
+import type { UpstreamCause } from '../../core/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 import type { CliErrorReport } from './provider-c.stream';
 
 /** §8.3: without a parseable reset hint a limit message means "retry in a minute". */
 export const DEFAULT_LIMIT_RETRY_AFTER_SECONDS = 60;
 
-const AUTH_PATTERNS = [/not logged in/, /log in/, /login/, /unauthorized/, /authentication/, /oauth/, /invalid api key/, /\b401\b/];
-const LIMIT_PATTERNS = [/rate limit/, /usage limit/, /limit reached/, /too many requests/, /\b429\b/, /quota/, /hit your (?:[\w-]+ )?limit/, /limiting requests/];
+const AUTH_PATTERNS = [
+  /not logged in/,
+  /log in/,
+  /login/,
+  /unauthorized/,
+  /authentication/,
+  /oauth/,
+  /invalid api key/,
+  /\b401\b/,
+];
+const LIMIT_PATTERNS = [
+  /rate limit/,
+  /usage limit/,
+  /limit reached/,
+  /too many requests/,
+  /\b429\b/,
+  /quota/,
+  /hit your (?:[\w-]+ )?limit/,
+  /limiting requests/,
+];
 /** The subscription cap itself, as opposed to a short-term rate limit: `You've hit your 5-hour limit · resets …` and kin. */
 const USAGE_LIMIT_PATTERNS = [/usage limit/, /hit your (?:[\w-]+ )?limit/];
 const CONTEXT_PATTERNS = [/prompt is too long/, /context (?:window|length)/, /too many tokens/];
@@ -35,11 +54,17 @@ export type RunFailure =
 export function classifyRunFailure(failure: RunFailure, now: () => number = Date.now): GatewayError {
   switch (failure.kind) {
     case 'timeout':
-      return new GatewayError('timeout', { detail: failure.idle ? 'provider_c idle timeout' : 'provider_c turn timeout' });
+      return new GatewayError('timeout', {
+        detail: failure.idle ? 'provider_c idle timeout' : 'provider_c turn timeout',
+      });
     case 'spawn':
       // No such executable, or not one we may run: the operator installs the CLI, no retry helps.
       return MISSING_COMMAND_ERRNOS.has(failure.errno)
-        ? new GatewayError('provider_cli_missing', { detail: `spawn failed: ${failure.errno}`, provider: 'provider_c', upstream: { code: failure.errno } })
+        ? new GatewayError('provider_cli_missing', {
+            detail: `spawn failed: ${failure.errno}`,
+            provider: 'provider_c',
+            upstream: { code: failure.errno },
+          })
         : new GatewayError('upstream', { detail: `spawn failed: ${failure.errno}`, upstream: { code: failure.errno } });
     case 'line_too_long':
       return new GatewayError('upstream', { detail: 'stdout line over 16 MiB' });
@@ -51,7 +76,9 @@ export function classifyRunFailure(failure: RunFailure, now: () => number = Date
       });
     case 'error_result': {
       const { report } = failure;
-      const classified = classifyReport(report, now) ?? classifyText(report.text !== '' ? report.text : failure.stderr, `error result${reportDetail(report)}`, now);
+      const classified =
+        classifyReport(report, now) ??
+        classifyText(report.text !== '' ? report.text : failure.stderr, `error result${reportDetail(report)}`, now);
       return withCause(classified, {
         type: report.apiErrorType,
         code: report.apiError ?? report.error,
@@ -79,7 +106,10 @@ function withCause(error: GatewayError, upstream: UpstreamCause): GatewayError {
 
 /** The CLI prints its reason last; earlier stderr lines are progress and warnings. */
 function lastLine(text: string): string | undefined {
-  const lines = text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   return lines.at(-1);
 }
 
@@ -90,15 +120,33 @@ function lastLine(text: string): string | undefined {
  */
 function classifyReport(report: CliErrorReport, now: () => number): GatewayError | undefined {
   const { error, apiStatus: status, apiErrorType: type } = report;
-  if (error === undefined && status === undefined && type === undefined && report.apiError === undefined) return undefined;
+  if (error === undefined && status === undefined && type === undefined && report.apiError === undefined)
+    return undefined;
   const detail = `error result${reportDetail(report)}`;
-  if (error === 'authentication_failed' || status === 401 || status === 403 || type === 'authentication_error' || type === 'permission_error') {
+  if (
+    error === 'authentication_failed' ||
+    status === 401 ||
+    status === 403 ||
+    type === 'authentication_error' ||
+    type === 'permission_error'
+  ) {
     return new GatewayError('auth', { detail, upstreamStatus: status });
   }
-  if (error === 'rate_limit' || status === 429 || type === 'rate_limit_error' || report.apiError === 'usage_limit_reached') {
+  if (
+    error === 'rate_limit' ||
+    status === 429 ||
+    type === 'rate_limit_error' ||
+    report.apiError === 'usage_limit_reached'
+  ) {
     // Only the CLI's own marker tells the spent subscription from a short-term limit: its text for
     // the latter reads "Server is temporarily limiting requests (not your usage limit)".
-    return limitError(report.apiError === 'usage_limit_reached', detail, retryAfterFromReset(report.resetsAt, now) ?? parseRetryAfterSeconds(report.text.toLowerCase(), now), status, report.resetsAt);
+    return limitError(
+      report.apiError === 'usage_limit_reached',
+      detail,
+      retryAfterFromReset(report.resetsAt, now) ?? parseRetryAfterSeconds(report.text.toLowerCase(), now),
+      status,
+      report.resetsAt,
+    );
   }
   // The CLI's `billing_error` is what it prints when the API says the credit balance is too low:
   // since 2026-06-15 that is the monthly Agent SDK credit `claude -p` spends (docs/troubleshooting.md).
@@ -110,17 +158,26 @@ function classifyReport(report: CliErrorReport, now: () => number): GatewayError
       resetsAt: report.resetsAt === undefined ? undefined : report.resetsAt * 1000,
     });
   }
-  if (error === 'invalid_request' || status === 400 || status === 413 || type === 'invalid_request_error' || type === 'request_too_large') {
+  if (
+    error === 'invalid_request' ||
+    status === 400 ||
+    status === 413 ||
+    type === 'invalid_request_error' ||
+    type === 'request_too_large'
+  ) {
     const tooLong = status === 413 || CONTEXT_PATTERNS.some((pattern) => pattern.test(report.text.toLowerCase()));
     return new GatewayError(tooLong ? 'context_window' : 'bad_request', { detail, upstreamStatus: status });
   }
-  if (status === 404 || type === 'not_found_error') return new GatewayError('not_found', { detail, upstreamStatus: status });
+  if (status === 404 || type === 'not_found_error')
+    return new GatewayError('not_found', { detail, upstreamStatus: status });
   return new GatewayError('upstream', { detail, upstreamStatus: status, retryable: true });
 }
 
 /** Only the CLI's enumerated fields, never its text: safe to log. */
 function reportDetail(report: CliErrorReport): string {
-  const fields = [report.error, report.apiStatus, report.apiErrorType, report.apiError, report.terminalReason].filter((field) => field !== undefined);
+  const fields = [report.error, report.apiStatus, report.apiErrorType, report.apiError, report.terminalReason].filter(
+    (field) => field !== undefined,
+  );
   return fields.length > 0 ? ` (${fields.join(', ')})` : '';
 }
 
@@ -131,7 +188,13 @@ function retryAfterFromReset(resetsAt: number | undefined, now: () => number): n
 }
 
 /** A spent subscription (`usage_limit`) or a short-term rate limit (`rate_limited`): both 429, never retried here. */
-function limitError(usageLimit: boolean, detail: string, retryAfterSeconds: number | undefined, upstreamStatus?: number, resetsAtSeconds?: number): GatewayError {
+function limitError(
+  usageLimit: boolean,
+  detail: string,
+  retryAfterSeconds: number | undefined,
+  upstreamStatus?: number,
+  resetsAtSeconds?: number,
+): GatewayError {
   return new GatewayError(usageLimit ? 'usage_limit' : 'rate_limited', {
     detail,
     upstreamStatus,
@@ -142,14 +205,29 @@ function limitError(usageLimit: boolean, detail: string, retryAfterSeconds: numb
 
 function classifyText(text: string, what: string, now: () => number): GatewayError {
   const lower = text.toLowerCase();
-  if (AUTH_PATTERNS.some((pattern) => pattern.test(lower))) return new GatewayError('auth', { detail: `${what}: login required` });
+  if (AUTH_PATTERNS.some((pattern) => pattern.test(lower)))
+    return new GatewayError('auth', { detail: `${what}: login required` });
   if (LIMIT_PATTERNS.some((pattern) => pattern.test(lower))) {
-    return limitError(USAGE_LIMIT_PATTERNS.some((pattern) => pattern.test(lower)), `${what}: limit reached`, parseRetryAfterSeconds(lower, now));
+    return limitError(
+      USAGE_LIMIT_PATTERNS.some((pattern) => pattern.test(lower)),
+      `${what}: limit reached`,
+      parseRetryAfterSeconds(lower, now),
+    );
   }
   return new GatewayError('upstream', { detail: what, retryable: true });
 }
 
-const UNIT_SECONDS: Record<string, number> = { s: 1, sec: 1, second: 1, m: 60, min: 60, minute: 60, h: 3600, hr: 3600, hour: 3600 };
+const UNIT_SECONDS: Record<string, number> = {
+  s: 1,
+  sec: 1,
+  second: 1,
+  m: 60,
+  min: 60,
+  minute: 60,
+  h: 3600,
+  hr: 3600,
+  hour: 3600,
+};
 
 /**
  * A wait hint in a limit message: `retry after <n> [unit]`, `resets in <n> <unit>`, or a reset
@@ -157,7 +235,10 @@ const UNIT_SECONDS: Record<string, number> = { s: 1, sec: 1, second: 1, m: 60, m
  * `resets 3pm` carry a zone we cannot trust, so they fall back to the default.
  */
 export function parseRetryAfterSeconds(lowerText: string, now: () => number = Date.now): number | undefined {
-  const relative = /(?:retry after|resets in|try again in)\s+(\d+(?:\.\d+)?)\s*(s|sec|second|m|min|minute|h|hr|hour)?s?\b/.exec(lowerText);
+  const relative =
+    /(?:retry after|resets in|try again in)\s+(\d+(?:\.\d+)?)\s*(s|sec|second|m|min|minute|h|hr|hour)?s?\b/.exec(
+      lowerText,
+    );
   if (relative) {
     const seconds = Number(relative[1]) * UNIT_SECONDS[relative[2] ?? 's'];
     if (seconds > 0) return Math.ceil(seconds);

@@ -1,4 +1,5 @@
-import { FENCE_OPENER, FenceOutput, FenceParser, PassthroughParser } from './provider-c.fence-parser';
+import type { FenceOutput } from './provider-c.fence-parser';
+import { FENCE_OPENER, FenceParser, PassthroughParser } from './provider-c.fence-parser';
 
 const O = FENCE_OPENER;
 const TICKS = '```';
@@ -17,7 +18,14 @@ function collect(deltas: readonly string[], parser = new FenceParser()): Collect
   outputs.push(parser.end());
   const all = outputs.flat();
   return {
-    pushes: outputs.map((items) => items.filter((item) => item.type === 'text').map((item) => (item as { text: string }).text).join('')).filter((text) => text !== ''),
+    pushes: outputs
+      .map((items) =>
+        items
+          .filter((item) => item.type === 'text')
+          .map((item) => (item as { text: string }).text)
+          .join(''),
+      )
+      .filter((text) => text !== ''),
     text: all.map((item) => (item.type === 'text' ? item.text : '')).join(''),
     values: all.filter((item) => item.type === 'block').map((item) => (item as { value: unknown }).value),
     unclosedAccepted: all.filter((item) => item.type === 'block' && item.unclosed).length,
@@ -31,7 +39,11 @@ function splitsDiffering(whole: string, expected: Pick<Collected, 'text' | 'valu
   const differing: string[] = [];
   for (let first = 0; first <= whole.length; first++) {
     for (let second = first; second <= whole.length; second++) {
-      const { text, values, dropped } = collect([whole.slice(0, first), whole.slice(first, second), whole.slice(second)]);
+      const { text, values, dropped } = collect([
+        whole.slice(0, first),
+        whole.slice(first, second),
+        whole.slice(second),
+      ]);
       if (JSON.stringify({ text, values, dropped }) !== wanted) differing.push(`${first}/${second}`);
     }
   }
@@ -80,7 +92,11 @@ describe(FenceParser.name, () => {
 
   it('gives the same result for every split of a fence into three chunks', () => {
     const whole = `Before ${O}\n{"name":"edit","arguments":{"s":"a}\\"b\`\`\`c","n":[1,{"x":2}]}}\n${TICKS}\nafter`;
-    const expected = { text: 'Before \nafter', values: [{ name: 'edit', arguments: { s: 'a}"b```c', n: [1, { x: 2 }] } }], dropped: [] };
+    const expected = {
+      text: 'Before \nafter',
+      values: [{ name: 'edit', arguments: { s: 'a}"b```c', n: [1, { x: 2 }] } }],
+      dropped: [],
+    };
     expect(collect([whole])).toMatchObject(expected);
     expect(splitsDiffering(whole, expected)).toEqual([]);
   });
@@ -101,7 +117,9 @@ describe(FenceParser.name, () => {
   });
 
   it('finds several fences in one delta', () => {
-    const result = collect([`one ${O}\n{"name":"a","arguments":{}}\n${TICKS} two ${O}\n{"name":"b","arguments":{}}\n${TICKS} three`]);
+    const result = collect([
+      `one ${O}\n{"name":"a","arguments":{}}\n${TICKS} two ${O}\n{"name":"b","arguments":{}}\n${TICKS} three`,
+    ]);
     expect(result.text).toBe('one  two  three');
     expect(result.values).toEqual([
       { name: 'a', arguments: {} },

@@ -1,5 +1,6 @@
 import type { GatewayMetrics } from '../../metrics/gateway-metrics';
-import { FairQueue, FairQueueObserver, QueueSlot } from '../../common/admission/fair-queue';
+import type { FairQueueObserver, QueueSlot } from '../../common/admission/fair-queue';
+import { FairQueue } from '../../common/admission/fair-queue';
 import { queueMetricsObserver } from '../../metrics/queue-metrics-observer';
 
 /** All requests share one key: the cap is global, FIFO across requests (§2). */

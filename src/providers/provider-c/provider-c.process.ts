@@ -1,4 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
@@ -185,7 +186,12 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
  * checked as a path. Returns the executable path, or undefined when there is none.
  */
 export function resolveCommand(command: string, searchPath: string | undefined): string | undefined {
-  const candidates = command.includes('/') ? [command] : (searchPath ?? '').split(path.delimiter).filter((dir) => dir !== '').map((dir) => path.join(dir, command));
+  const candidates = command.includes('/')
+    ? [command]
+    : (searchPath ?? '')
+        .split(path.delimiter)
+        .filter((dir) => dir !== '')
+        .map((dir) => path.join(dir, command));
   for (const candidate of candidates) {
     try {
       if (!statSync(candidate).isFile()) continue;

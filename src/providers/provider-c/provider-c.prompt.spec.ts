@@ -4,8 +4,14 @@ import { renderProviderCPrompt } from './provider-c.prompt';
 import { CLOSING_REMINDER, planToolChoice, renderToolsJson } from './provider-c.protocol';
 
 const READ_FILE_SCHEMA = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
-const READ_FILE: ToolDefinition = { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: READ_FILE_SCHEMA } };
-const APPLY_PATCH: ToolDefinition = { type: 'custom', custom: { name: 'apply_patch', description: 'Apply a patch', format: { type: 'grammar' } } };
+const READ_FILE: ToolDefinition = {
+  type: 'function',
+  function: { name: 'read_file', description: 'Read a file', parameters: READ_FILE_SCHEMA },
+};
+const APPLY_PATCH: ToolDefinition = {
+  type: 'custom',
+  custom: { name: 'apply_patch', description: 'Apply a patch', format: { type: 'grammar' } },
+};
 const FLAT_LS: ToolDefinition = { name: 'ls', parameters: { type: 'object', properties: {} } };
 
 function render(messages: ChatMessage[], tools: ToolDefinition[] = [], toolChoice?: unknown): string {
@@ -17,7 +23,14 @@ describe(renderProviderCPrompt.name, () => {
   it('renders a plain chat without any protocol (§4)', () => {
     const prompt = render([
       { role: 'system', content: 'Be brief.' },
-      { role: 'developer', content: [{ type: 'text', text: 'Dev A' }, { type: 'image_url', image_url: 'x' }, { type: 'text', text: 'Dev B' }] },
+      {
+        role: 'developer',
+        content: [
+          { type: 'text', text: 'Dev A' },
+          { type: 'image_url', image_url: 'x' },
+          { type: 'text', text: 'Dev B' },
+        ],
+      },
       { role: 'user', content: 'Hi' },
     ]);
     expect(prompt).toBe('System:\nBe brief.\n\nSystem:\nDev A\nDev B\n\nUser:\nHi\n');
@@ -29,7 +42,13 @@ describe(renderProviderCPrompt.name, () => {
       [
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: 'What is the package name?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"package.json"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"package.json"}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: '{"name": "demo-app", "version": "1.0.0"}' },
         { role: 'tool', tool_call_id: 'call_unknown', content: 'orphan' },
       ],
@@ -54,12 +73,20 @@ describe(renderProviderCPrompt.name, () => {
     const prompt = render(
       [
         { role: 'user', content: '' },
-        { role: 'assistant', content: 'Patching.', tool_calls: [{ id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' } }] },
+        {
+          role: 'assistant',
+          content: 'Patching.',
+          tool_calls: [
+            { id: 'c1', type: 'custom', custom: { name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' } },
+          ],
+        },
         { role: 'assistant', content: '' },
       ],
       [APPLY_PATCH],
     );
-    expect(prompt).toContain('Assistant:\nPatching.\n```agent_tool_call\n{"name":"apply_patch","arguments":"*** Begin Patch\\n*** End Patch"}\n```');
+    expect(prompt).toContain(
+      'Assistant:\nPatching.\n```agent_tool_call\n{"name":"apply_patch","arguments":"*** Begin Patch\\n*** End Patch"}\n```',
+    );
     expect(prompt).not.toContain('User:');
     expect(prompt.match(/Assistant:/g)).toHaveLength(1);
   });
@@ -85,7 +112,13 @@ describe(renderProviderCPrompt.name, () => {
 
   it('tool_choice "none": no protocol block and no reminder, history calls still rendered', () => {
     const prompt = render(
-      [{ role: 'assistant', content: null, tool_calls: [{ id: 'a', type: 'function', function: { name: 'ls', arguments: '' } }] }],
+      [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'a', type: 'function', function: { name: 'ls', arguments: '' } }],
+        },
+      ],
       [FLAT_LS],
       'none',
     );
@@ -93,7 +126,9 @@ describe(renderProviderCPrompt.name, () => {
   });
 
   it('tool_choice "required" adds the must-call rule line', () => {
-    expect(render([{ role: 'user', content: 'x' }], [READ_FILE], 'required')).toContain('\n- This reply must contain at least one agent_tool_call block.\n');
+    expect(render([{ role: 'user', content: 'x' }], [READ_FILE], 'required')).toContain(
+      '\n- This reply must contain at least one agent_tool_call block.\n',
+    );
   });
 
   it.each([
@@ -101,7 +136,9 @@ describe(renderProviderCPrompt.name, () => {
     [{ type: 'custom', custom: { name: 'apply_patch' } }, 'apply_patch'],
     [{ type: 'function', name: 'ls' }, 'ls'],
   ])('a forced tool %j adds the must-call-X rule', (choice, name) => {
-    expect(render([{ role: 'user', content: 'x' }], [READ_FILE, APPLY_PATCH, FLAT_LS], choice)).toContain(`\n- This reply must call the tool "${name}".\n`);
+    expect(render([{ role: 'user', content: 'x' }], [READ_FILE, APPLY_PATCH, FLAT_LS], choice)).toContain(
+      `\n- This reply must call the tool "${name}".\n`,
+    );
   });
 
   it('"auto" and parallel_tool_calls add no rule', () => {
@@ -116,14 +153,23 @@ describe(planToolChoice.name, () => {
     expect(planToolChoice(undefined, []).enabled).toBe(false);
     expect(planToolChoice('none', normalizeTools([READ_FILE])).enabled).toBe(false);
     expect(planToolChoice('auto', normalizeTools([READ_FILE])).enabled).toBe(true);
-    expect(planToolChoice(undefined, normalizeTools([{ type: 'function', function: { description: 'nameless' } }])).enabled).toBe(false);
+    expect(
+      planToolChoice(undefined, normalizeTools([{ type: 'function', function: { description: 'nameless' } }])).enabled,
+    ).toBe(false);
   });
 });
 
 describe(renderToolsJson.name, () => {
   it('keeps the client schema unmodified, key order name/type/description/parameters', () => {
-    const schema = { type: 'object', required: ['b', 'a'], properties: { b: { type: 'string' }, a: { type: 'number' } }, additionalProperties: false };
-    const json = renderToolsJson(normalizeTools([{ type: 'function', function: { name: 'f', description: 'd', parameters: schema } }]));
+    const schema = {
+      type: 'object',
+      required: ['b', 'a'],
+      properties: { b: { type: 'string' }, a: { type: 'number' } },
+      additionalProperties: false,
+    };
+    const json = renderToolsJson(
+      normalizeTools([{ type: 'function', function: { name: 'f', description: 'd', parameters: schema } }]),
+    );
     expect(json).toBe(`[{"name":"f","type":"function","description":"d","parameters":${JSON.stringify(schema)}}]`);
   });
 });

@@ -1,15 +1,21 @@
 import type { ChatMessage } from '../../core/chat-message';
 import { messageText } from '../../core/message-text';
-import { customToolNames, historyToolCallsById, HistoryToolCall, NormalizedTool, readHistoryToolCall } from '../shared/tool-definitions';
+import type { HistoryToolCall, NormalizedTool } from '../shared/tool-definitions';
+import { customToolNames, historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
 import { FENCE_OPENER } from './provider-c.fence-parser';
-import { CLOSING_REMINDER, renderProtocol, ToolChoicePlan } from './provider-c.protocol';
+import type { ToolChoicePlan } from './provider-c.protocol';
+import { CLOSING_REMINDER, renderProtocol } from './provider-c.protocol';
 
 /**
  * §4: the whole stdin prompt. Protocol block (when the plan enables tools), the transcript as
  * role-labelled blocks separated by one blank line, then the closing reminder. Call ids are
  * never shown to the model; tool results are paired by order and name.
  */
-export function renderProviderCPrompt(messages: readonly ChatMessage[], tools: readonly NormalizedTool[], plan: ToolChoicePlan): string {
+export function renderProviderCPrompt(
+  messages: readonly ChatMessage[],
+  tools: readonly NormalizedTool[],
+  plan: ToolChoicePlan,
+): string {
   const sections: string[] = [];
   if (plan.enabled) sections.push(renderProtocol(tools, plan));
   const transcript = renderTranscript(messages, tools);
@@ -33,7 +39,9 @@ function renderTranscript(messages: readonly ChatMessage[], tools: readonly Norm
         if (text !== '') blocks.push(`User:\n${text}`);
         break;
       case 'assistant': {
-        const calls = (message.tool_calls ?? []).map((call) => readHistoryToolCall(call, customNames)).filter((call) => call !== undefined);
+        const calls = (message.tool_calls ?? [])
+          .map((call) => readHistoryToolCall(call, customNames))
+          .filter((call) => call !== undefined);
         const parts = [...(text !== '' ? [text] : []), ...calls.map(renderCallBlock)];
         if (parts.length > 0) blocks.push(`Assistant:\n${parts.join('\n')}`);
         break;

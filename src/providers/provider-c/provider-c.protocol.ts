@@ -44,7 +44,8 @@ export interface ToolChoicePlan {
  */
 export function planToolChoice(toolChoice: unknown, tools: readonly NormalizedTool[]): ToolChoicePlan {
   if (tools.length === 0 || toolChoice === 'none') return { enabled: false };
-  if (toolChoice === 'required') return { enabled: true, extraRule: 'This reply must contain at least one agent_tool_call block.' };
+  if (toolChoice === 'required')
+    return { enabled: true, extraRule: 'This reply must contain at least one agent_tool_call block.' };
   const forced = forcedToolName(toolChoice);
   if (forced !== undefined) return { enabled: true, extraRule: `This reply must call the tool "${forced}".` };
   return { enabled: true };
@@ -80,5 +81,8 @@ export function renderToolsJson(tools: readonly NormalizedTool[]): string {
 
 /** The protocol block placed before the transcript. */
 export function renderProtocol(tools: readonly NormalizedTool[], plan: ToolChoicePlan): string {
-  return PROTOCOL_TEMPLATE.replace('{{EXTRA_RULE}}', () => (plan.extraRule ? `\n- ${plan.extraRule}` : '')).replace('{{TOOLS_JSON}}', () => renderToolsJson(tools));
+  return PROTOCOL_TEMPLATE.replace('{{EXTRA_RULE}}', () => (plan.extraRule ? `\n- ${plan.extraRule}` : '')).replace(
+    '{{TOOLS_JSON}}',
+    () => renderToolsJson(tools),
+  );
 }

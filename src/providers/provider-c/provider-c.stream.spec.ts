@@ -3,9 +3,18 @@ import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
 import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
 import { classifyRunFailure } from './provider-c.errors';
-import { createStreamState, endWithoutResult, LineOutcome, mapStopReason, parseStreamLine, StreamStateOptions, toUsageEvent, translateLine } from './provider-c.stream';
+import type { LineOutcome, StreamStateOptions } from './provider-c.stream';
+import {
+  createStreamState,
+  endWithoutResult,
+  mapStopReason,
+  parseStreamLine,
+  toUsageEvent,
+  translateLine,
+} from './provider-c.stream';
 
-const FENCE = (name: string, args: unknown) => '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
+const FENCE = (name: string, args: unknown) =>
+  '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
 
 interface Translation {
   readonly events: ChatEvent[];
@@ -16,7 +25,8 @@ interface Translation {
   readonly acceptedAt?: string;
 }
 
-const describeLine = (message: Record<string, any>) => [message.type, message.subtype ?? message.event?.type].filter(Boolean).join('/');
+const describeLine = (message: Record<string, any>) =>
+  [message.type, message.subtype ?? message.event?.type].filter(Boolean).join('/');
 
 function translateLines(lines: readonly string[], options: Partial<StreamStateOptions> = {}): Translation {
   const diagnostics: string[] = [];
@@ -24,7 +34,8 @@ function translateLines(lines: readonly string[], options: Partial<StreamStateOp
   const state = createStreamState({
     toolKinds: new Map(),
     fenceDetection: true,
-    diagnostic: (event, fields) => diagnostics.push(`${event}${fields.accepted !== undefined ? `:${String(fields.accepted)}` : ''}`),
+    diagnostic: (event, fields) =>
+      diagnostics.push(`${event}${fields.accepted !== undefined ? `:${String(fields.accepted)}` : ''}`),
     newId: () => `call_${String(++counter).padStart(24, '0')}`,
     ...options,
   });
@@ -53,14 +64,22 @@ const fixture = (name: string) =>
     .filter((line) => line !== '');
 
 /** Every text the client could see: content and reasoning deltas. */
-const visible = (events: ChatEvent[]) => events.flatMap((event) => (event.type === 'text-delta' || event.type === 'reasoning-delta' ? [event.text] : []));
+const visible = (events: ChatEvent[]) =>
+  events.flatMap((event) => (event.type === 'text-delta' || event.type === 'reasoning-delta' ? [event.text] : []));
 const READ_FILE_KINDS = new Map([['read_file', 'function' as const]]);
-const READ_FILE_CALL = { type: 'tool-call', call: { id: 'call_000000000000000000000001', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } };
+const READ_FILE_CALL = {
+  type: 'tool-call',
+  call: { id: 'call_000000000000000000000001', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' },
+};
 /** The usage every captured success reports: 12 in, 6 out, no cache. */
-const CAPTURED_USAGE = { type: 'usage', usage: { promptTokens: 12, completionTokens: 6, totalTokens: 18, cachedPromptTokens: 0 } };
+const CAPTURED_USAGE = {
+  type: 'usage',
+  usage: { promptTokens: 12, completionTokens: 6, totalTokens: 18, cachedPromptTokens: 0 },
+};
 
 const line = (value: unknown) => JSON.stringify(value);
-const textLine = (text: string) => line({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } } });
+const textLine = (text: string) =>
+  line({ type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } } });
 const RESULT = line({ type: 'result', subtype: 'success', is_error: false, result: '' });
 
 describe(translateLine.name, () => {
@@ -68,7 +87,12 @@ describe(translateLine.name, () => {
     const result = translateLines(fixture('text'));
     expect(result.outcome).toEqual({ type: 'success' });
     expect(result.acceptedAt).toBe('stream_event/message_start');
-    expect(result.events).toEqual([{ type: 'text-delta', text: 'Hel' }, { type: 'text-delta', text: 'lo' }, CAPTURED_USAGE, { type: 'finish', reason: 'stop' }]);
+    expect(result.events).toEqual([
+      { type: 'text-delta', text: 'Hel' },
+      { type: 'text-delta', text: 'lo' },
+      CAPTURED_USAGE,
+      { type: 'finish', reason: 'stop' },
+    ]);
   });
 
   it('skips a non-JSON line between real lines and still completes', () => {
@@ -92,7 +116,12 @@ describe(translateLine.name, () => {
 
   it('parses a fence split across three real deltas into one call with no fence text (§7)', () => {
     const result = translateLines(fixture('tool-fence'), { toolKinds: READ_FILE_KINDS });
-    expect(result.events).toEqual([{ type: 'text-delta', text: 'Checking.\n' }, READ_FILE_CALL, CAPTURED_USAGE, { type: 'finish', reason: 'stop' }]);
+    expect(result.events).toEqual([
+      { type: 'text-delta', text: 'Checking.\n' },
+      READ_FILE_CALL,
+      CAPTURED_USAGE,
+      { type: 'finish', reason: 'stop' },
+    ]);
   });
 
   it('turns fences in thinking and text into one tool call when both channels write the same call (§7.5)', () => {
@@ -110,7 +139,13 @@ describe(translateLine.name, () => {
   it('reads a CLI without partial messages from its assistant lines (one per content block, same message id)', () => {
     const result = translateLines(fixture('without-partial-messages'), { toolKinds: READ_FILE_KINDS });
     expect(result.acceptedAt).toBe('assistant');
-    expect(result.events).toEqual([{ type: 'reasoning-delta', text: 'Hmm.' }, { type: 'text-delta', text: 'Hi ' }, READ_FILE_CALL, CAPTURED_USAGE, { type: 'finish', reason: 'stop' }]);
+    expect(result.events).toEqual([
+      { type: 'reasoning-delta', text: 'Hmm.' },
+      { type: 'text-delta', text: 'Hi ' },
+      READ_FILE_CALL,
+      CAPTURED_USAGE,
+      { type: 'finish', reason: 'stop' },
+    ]);
   });
 
   describe('real CLI failures (issue 9): classified from structured fields, never shown', () => {
@@ -130,12 +165,21 @@ describe(translateLine.name, () => {
       expect(result.outcome?.type).toBe('error');
       if (result.outcome?.type !== 'error') return;
       const error = classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: '' }, now);
-      expect({ code: error.code, status: error.spec.status, retryable: error.retryable }).toEqual({ code: expected.code, status: expected.status, retryable: expected.retryable });
+      expect({ code: error.code, status: error.spec.status, retryable: error.retryable }).toEqual({
+        code: expected.code,
+        status: expected.status,
+        retryable: expected.retryable,
+      });
       if (expected.retryAfter !== undefined) expect(error.retryAfterHeader).toBe(expected.retryAfter);
       // The classification came from the structured fields, not from the CLI's words.
-      const withoutText = classifyRunFailure({ kind: 'error_result', report: { ...result.outcome.report, text: '' }, stderr: '' }, now);
+      const withoutText = classifyRunFailure(
+        { kind: 'error_result', report: { ...result.outcome.report, text: '' }, stderr: '' },
+        now,
+      );
       expect(withoutText.code).toBe(error.code);
-      expect(`${error.message} ${error.detail ?? ''}`).not.toMatch(/logged in|API Error|hit your|Invalid bearer|Credit balance/);
+      expect(`${error.message} ${error.detail ?? ''}`).not.toMatch(
+        /logged in|API Error|hit your|Invalid bearer|Credit balance/,
+      );
       // …which ride along, bounded, only for the log line.
       expect(error.upstreamMessage).toBe(sanitizeUpstreamMessage(result.outcome.report.text));
     });
@@ -144,7 +188,10 @@ describe(translateLine.name, () => {
       const result = translateLines(fixture('failed-after-output'));
       expect(result.acceptedAt).toBe('stream_event/message_start');
       expect(visible(result.events)).toEqual(['Half an ', 'answer']);
-      expect(result.outcome).toMatchObject({ type: 'error', report: { error: 'unknown', terminalReason: 'api_error' } });
+      expect(result.outcome).toMatchObject({
+        type: 'error',
+        report: { error: 'unknown', terminalReason: 'api_error' },
+      });
     });
   });
 
@@ -175,8 +222,13 @@ describe(translateLine.name, () => {
 
   it('maps custom tools to custom calls with the raw input (§7.4)', () => {
     const patch = '*** Begin Patch\n*** End Patch';
-    const events = translateLines([textLine(FENCE('apply_patch', patch)), RESULT], { toolKinds: new Map([['apply_patch', 'custom']]) }).events;
-    expect(events[0]).toEqual({ type: 'tool-call', call: { id: expect.any(String), name: 'apply_patch', kind: 'custom', input: patch } });
+    const events = translateLines([textLine(FENCE('apply_patch', patch)), RESULT], {
+      toolKinds: new Map([['apply_patch', 'custom']]),
+    }).events;
+    expect(events[0]).toEqual({
+      type: 'tool-call',
+      call: { id: expect.any(String), name: 'apply_patch', kind: 'custom', input: patch },
+    });
   });
 
   it('ends with invalid_tool_call when blocks were dropped and no call was valid', () => {
@@ -197,14 +249,23 @@ describe(translateLine.name, () => {
     const result = translateLines([textLine('ok ```agent_tool_call\n{"name":"ls","argu'), RESULT]);
     expect(result.events[0]).toEqual({ type: 'text-delta', text: 'ok ' });
     expect(result.diagnostics).toEqual(['tool_fence_unclosed:false']);
-    expect(result.events[result.events.length - 1]).toMatchObject({ type: 'error', error: { code: 'invalid_tool_call' } });
+    expect(result.events[result.events.length - 1]).toMatchObject({
+      type: 'error',
+      error: { code: 'invalid_tool_call' },
+    });
   });
 
   it('without a result line, flushes and finishes from the streamed usage and stop reason', () => {
     const result = translateLines([
-      line({ type: 'stream_event', event: { type: 'message_start', message: { id: 'm', usage: { input_tokens: 7, cache_read_input_tokens: 1 } } } }),
+      line({
+        type: 'stream_event',
+        event: { type: 'message_start', message: { id: 'm', usage: { input_tokens: 7, cache_read_input_tokens: 1 } } },
+      }),
       textLine('Hi `'),
-      line({ type: 'stream_event', event: { type: 'message_delta', delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 4 } } }),
+      line({
+        type: 'stream_event',
+        event: { type: 'message_delta', delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 4 } },
+      }),
     ]);
     expect(result.events).toEqual([
       { type: 'text-delta', text: 'Hi ' },
@@ -229,7 +290,9 @@ describe(mapStopReason.name, () => {
 
 describe(toUsageEvent.name, () => {
   it('adds cache creation and cache reads to the prompt (§8.1)', () => {
-    expect(toUsageEvent({ input_tokens: 3, cache_creation_input_tokens: 4, cache_read_input_tokens: 2, output_tokens: 2 })).toEqual({
+    expect(
+      toUsageEvent({ input_tokens: 3, cache_creation_input_tokens: 4, cache_read_input_tokens: 2, output_tokens: 2 }),
+    ).toEqual({
       promptTokens: 9,
       completionTokens: 2,
       totalTokens: 11,

@@ -1,7 +1,9 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, UsageEvent } from '../../core/chat-event';
-import { ChannelParser, FenceOutput, FenceParser, PassthroughParser } from './provider-c.fence-parser';
-import { blockToToolCall, Channel, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
+import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
+import { FenceParser, PassthroughParser } from './provider-c.fence-parser';
+import type { Channel } from './provider-c.tool-calls';
+import { blockToToolCall, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
 import { isJsonObject } from '../../common/json';
 
 /** A diagnostic the translator wants logged (names and counts only; never text). */
@@ -137,7 +139,8 @@ function translateMessage(message: Record<string, unknown>, state: ProviderCStre
   }
 }
 
-const isModelOutput = (event: ChatEvent) => event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
+const isModelOutput = (event: ChatEvent) =>
+  event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
 
 function translateStreamEvent(event: Record<string, unknown>, state: ProviderCStreamState): ChatEvent[] {
   switch (event.type) {
@@ -151,15 +154,18 @@ function translateStreamEvent(event: Record<string, unknown>, state: ProviderCSt
     }
     case 'content_block_start': {
       const block = isJsonObject(event.content_block) ? event.content_block : {};
-      if (typeof event.index === 'number' && typeof block.type === 'string') state.blockKinds.set(event.index, block.type);
+      if (typeof event.index === 'number' && typeof block.type === 'string')
+        state.blockKinds.set(event.index, block.type);
       // Anthropic starts blocks empty; any initial text still belongs to the block.
       if (block.type === 'text' && typeof block.text === 'string') return feed('content', block.text, state);
-      if (block.type === 'thinking' && typeof block.thinking === 'string') return feed('reasoning', block.thinking, state);
+      if (block.type === 'thinking' && typeof block.thinking === 'string')
+        return feed('reasoning', block.thinking, state);
       return [];
     }
     case 'content_block_delta': {
       const delta = isJsonObject(event.delta) ? event.delta : {};
-      const kind = typeof delta.type === 'string' ? delta.type : `${state.blockKinds.get(Number(event.index)) ?? ''}_delta`;
+      const kind =
+        typeof delta.type === 'string' ? delta.type : `${state.blockKinds.get(Number(event.index)) ?? ''}_delta`;
       if (kind === 'text_delta' && typeof delta.text === 'string') {
         state.deltasSinceAssistant = true;
         return feed('content', delta.text, state);
@@ -195,14 +201,18 @@ function translateAssistant(line: Record<string, unknown>, state: ProviderCStrea
   }
   state.apiAnswered = true;
   const id = typeof message.id === 'string' ? message.id : undefined;
-  const streamed = id !== undefined ? state.streamedMessageIds.has(id) || (state.streamedMessageIds.size === 0 && state.deltasSinceAssistant) : state.deltasSinceAssistant;
+  const streamed =
+    id !== undefined
+      ? state.streamedMessageIds.has(id) || (state.streamedMessageIds.size === 0 && state.deltasSinceAssistant)
+      : state.deltasSinceAssistant;
   state.deltasSinceAssistant = false;
   if (streamed || !Array.isArray(message.content)) return [];
   const events: ChatEvent[] = [];
   for (const block of message.content as unknown[]) {
     if (!isJsonObject(block)) continue;
     if (block.type === 'text' && typeof block.text === 'string') events.push(...feed('content', block.text, state));
-    if (block.type === 'thinking' && typeof block.thinking === 'string') events.push(...feed('reasoning', block.thinking, state));
+    if (block.type === 'thinking' && typeof block.thinking === 'string')
+      events.push(...feed('reasoning', block.thinking, state));
   }
   return events;
 }
@@ -235,10 +245,16 @@ export function flushVisibleText(state: ProviderCStreamState): ChatEvent[] {
 
 function finishEvents(state: ProviderCStreamState, usage: UsageFields): ChatEvent[] {
   const events: ChatEvent[] = [];
-  for (const channel of ['reasoning', 'content'] as const) events.push(...handleOutputs(channel, state.parsers[channel].end(), state));
+  for (const channel of ['reasoning', 'content'] as const)
+    events.push(...handleOutputs(channel, state.parsers[channel].end(), state));
   events.push({ type: 'usage', usage: toUsageEvent(usage) });
   if (state.validCalls === 0 && state.droppedBlocks > 0) {
-    events.push({ type: 'error', error: new GatewayError('invalid_tool_call', { detail: `${state.droppedBlocks} tool fence(s) dropped, none valid` }) });
+    events.push({
+      type: 'error',
+      error: new GatewayError('invalid_tool_call', {
+        detail: `${state.droppedBlocks} tool fence(s) dropped, none valid`,
+      }),
+    });
   } else {
     events.push({ type: 'finish', reason: mapStopReason(state.stopReason) });
   }
@@ -308,7 +324,12 @@ export function mapStopReason(stopReason: string | undefined): FinishReason {
 
 function readUsage(raw: Record<string, unknown>): UsageFields {
   const usage: UsageFields = {};
-  for (const key of ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const) {
+  for (const key of [
+    'input_tokens',
+    'output_tokens',
+    'cache_creation_input_tokens',
+    'cache_read_input_tokens',
+  ] as const) {
     const value = raw[key];
     if (typeof value === 'number' && Number.isFinite(value) && value >= 0) usage[key] = value;
   }
@@ -352,7 +373,9 @@ function noteRateLimit(info: unknown, state: ProviderCStreamState): void {
 
 function messageText(message: Record<string, unknown>): string {
   if (!Array.isArray(message.content)) return '';
-  return message.content.map((block) => (isJsonObject(block) && typeof block.text === 'string' ? block.text : '')).join('\n');
+  return message.content
+    .map((block) => (isJsonObject(block) && typeof block.text === 'string' ? block.text : ''))
+    .join('\n');
 }
 
 /** The text classified for an error result (§8.3); used only for classification, never shown. */
@@ -365,4 +388,3 @@ function resultErrorText(line: Record<string, unknown>): string {
 function stringOr(value: unknown, fallback: string | undefined): string | undefined {
   return typeof value === 'string' ? value : fallback;
 }
-

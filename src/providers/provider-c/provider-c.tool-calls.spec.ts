@@ -13,17 +13,26 @@ describe(blockToToolCall.name, () => {
       call: { id: 'call_x', name: 'read_file', kind: 'function', arguments: '{"path":"a","n":[1,2]}' },
     });
     expect(blockToToolCall({ name: 'read_file' }, kinds, id)).toMatchObject({ call: { arguments: '{}' } });
-    expect(blockToToolCall({ name: 'read_file', arguments: '{"path":"b"}' }, kinds, id)).toMatchObject({ call: { arguments: '{"path":"b"}' } });
+    expect(blockToToolCall({ name: 'read_file', arguments: '{"path":"b"}' }, kinds, id)).toMatchObject({
+      call: { arguments: '{"path":"b"}' },
+    });
   });
 
   it('returns an undeclared name as a function call', () => {
-    expect(blockToToolCall({ name: 'mystery', arguments: {} }, kinds, id)).toMatchObject({ ok: true, call: { name: 'mystery', kind: 'function' } });
+    expect(blockToToolCall({ name: 'mystery', arguments: {} }, kinds, id)).toMatchObject({
+      ok: true,
+      call: { name: 'mystery', kind: 'function' },
+    });
   });
 
   it('reads custom input from a string arguments, else input, else the JSON of arguments', () => {
-    expect(blockToToolCall({ name: 'apply_patch', arguments: '*** Begin Patch' }, kinds, id)).toMatchObject({ call: { kind: 'custom', input: '*** Begin Patch' } });
+    expect(blockToToolCall({ name: 'apply_patch', arguments: '*** Begin Patch' }, kinds, id)).toMatchObject({
+      call: { kind: 'custom', input: '*** Begin Patch' },
+    });
     expect(blockToToolCall({ name: 'apply_patch', input: 'raw' }, kinds, id)).toMatchObject({ call: { input: 'raw' } });
-    expect(blockToToolCall({ name: 'apply_patch', arguments: { a: 1 } }, kinds, id)).toMatchObject({ call: { input: '{"a":1}' } });
+    expect(blockToToolCall({ name: 'apply_patch', arguments: { a: 1 } }, kinds, id)).toMatchObject({
+      call: { input: '{"a":1}' },
+    });
   });
 
   it('rejects non-objects and missing names', () => {

@@ -11,8 +11,7 @@ export function newToolCallId(): string {
 export type InvalidBlockReason = 'not_object' | 'missing_name';
 
 export type BlockConversion =
-  | { readonly ok: true; readonly call: ToolCallEvent }
-  | { readonly ok: false; readonly reason: InvalidBlockReason };
+  { readonly ok: true; readonly call: ToolCallEvent } | { readonly ok: false; readonly reason: InvalidBlockReason };
 
 /**
  * §7.4: a parsed fence object → one complete tool call. The kind is the declared type of the
@@ -36,7 +35,8 @@ export function blockToToolCall(
     return { ok: true, call: { id: newId(), name, kind: 'custom', input } };
   }
   let argumentsText: string;
-  if (typeof argumentsValue === 'string') argumentsText = argumentsValue; // the chat layer validates it as JSON
+  if (typeof argumentsValue === 'string')
+    argumentsText = argumentsValue; // the chat layer validates it as JSON
   else if (argumentsValue === undefined || argumentsValue === null) argumentsText = '{}';
   else argumentsText = JSON.stringify(argumentsValue);
   return { ok: true, call: { id: newId(), name, kind: 'function', arguments: argumentsText } };

@@ -5,11 +5,9 @@ import type { AttemptInfo, CloseReason, FrameStep, UpstreamAttempt, UpstreamFami
 import type { ProviderCAccount } from './provider-c.accounts';
 import { classifyRunFailure } from './provider-c.errors';
 import { LineTooLongError } from './provider-c.line-splitter';
-import type { ChildExit} from './provider-c.process';
+import type { ChildExit } from './provider-c.process';
 import { ClaudeChild } from './provider-c.process';
-import type {
-  ProviderCStreamState,
-  StreamStateOptions} from './provider-c.stream';
+import type { ProviderCStreamState, StreamStateOptions } from './provider-c.stream';
 import {
   createStreamState,
   endWithoutResult,

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 /** Reads a CLI login file as a generic JSON object (unknown fields survive a rewrite). */
 export async function readJsonObject(filePath: string): Promise<Record<string, unknown>> {
   const parsed: unknown = JSON.parse(await fs.readFile(filePath, 'utf8'));
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('login file is not a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('login file is not a JSON object');
   return parsed as Record<string, unknown>;
 }
 
@@ -17,7 +18,10 @@ export async function readJsonObject(filePath: string): Promise<Record<string, u
  */
 export async function writeJsonFileAtomic(filePath: string, value: unknown): Promise<void> {
   const text = JSON.stringify(value, null, 2) + '\n';
-  const temporary = path.join(path.dirname(filePath), `${path.basename(filePath)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const temporary = path.join(
+    path.dirname(filePath),
+    `${path.basename(filePath)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`,
+  );
   const handle = await fs.open(temporary, 'w', 0o600);
   try {
     await handle.writeFile(text, 'utf8');

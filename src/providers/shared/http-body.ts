@@ -62,7 +62,9 @@ export async function readJsonCapped(response: Response, maxBytes: number): Prom
 }
 
 /** Lower-cases header names and joins repeated values (node and fetch header shapes). */
-export function lowerCaseHeaders(headers: Headers | Record<string, string | string[] | undefined>): Record<string, string> {
+export function lowerCaseHeaders(
+  headers: Headers | Record<string, string | string[] | undefined>,
+): Record<string, string> {
   const result: Record<string, string> = {};
   if (headers instanceof Headers) {
     headers.forEach((value, name) => (result[name.toLowerCase()] = value));

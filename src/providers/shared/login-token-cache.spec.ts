@@ -1,4 +1,5 @@
-import { LoginToken, LoginTokenCache } from './login-token-cache';
+import type { LoginToken } from './login-token-cache';
+import { LoginTokenCache } from './login-token-cache';
 
 const never = new AbortController().signal;
 

@@ -73,8 +73,13 @@ export class LoginTokenCache<T extends LoginToken> {
   }
 
   /** Neither the rejected token nor expired (a file's token is checked with the same rule). */
-  isUsable(token: { readonly accessToken?: string; readonly expiresAt?: number }, rejectedToken: string | undefined): boolean {
-    return token.accessToken !== undefined && token.accessToken !== rejectedToken && !isExpired(token.expiresAt, this.now());
+  isUsable(
+    token: { readonly accessToken?: string; readonly expiresAt?: number },
+    rejectedToken: string | undefined,
+  ): boolean {
+    return (
+      token.accessToken !== undefined && token.accessToken !== rejectedToken && !isExpired(token.expiresAt, this.now())
+    );
   }
 
   private start(load: LoadLoginToken<T>, rejectedToken: string | undefined): Promise<T> {

@@ -26,7 +26,8 @@ export type RefreshGrantAnswer =
 /** `error` as a string (RFC 6749), or the `code` of an `error` object (the Codex endpoint's shape). */
 function errorCodeOf(body: JsonObject | undefined): string | undefined {
   const error = body?.error;
-  if (typeof error === 'object' && error !== null && !Array.isArray(error)) return nonEmptyString((error as JsonObject).code);
+  if (typeof error === 'object' && error !== null && !Array.isArray(error))
+    return nonEmptyString((error as JsonObject).code);
   return nonEmptyString(error) ?? nonEmptyString(body?.code);
 }
 
@@ -49,18 +50,23 @@ export async function postRefreshGrant(
   const send = proxy ? proxy.fetch.bind(proxy) : fetch;
   const response = await send(tokenUrl, {
     method: 'POST',
-    headers: { 'content-type': encoding === 'json' ? 'application/json' : 'application/x-www-form-urlencoded', accept: 'application/json' },
+    headers: {
+      'content-type': encoding === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    },
     body: encoding === 'json' ? JSON.stringify(form) : new URLSearchParams(form).toString(),
     signal: AbortSignal.timeout(timeoutMs),
   });
   const parsed = await readJsonCapped(response, TOKEN_RESPONSE_MAX_BYTES);
-  const body = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as JsonObject) : undefined;
+  const body =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as JsonObject) : undefined;
   const accessToken = nonEmptyString(body?.access_token);
   if (response.status !== 200 || !body || !accessToken) {
     return { ok: false, status: response.status, errorCode: errorCodeOf(body) };
   }
   const expiresIn = body.expires_in;
-  const expiresInSeconds = typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined;
+  const expiresInSeconds =
+    typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined;
   return { ok: true, accessToken, body, expiresInSeconds };
 }
 
@@ -76,5 +82,9 @@ export function tokenEndpointFailure(provider: string, error: unknown): GatewayE
   if ((error as { name?: unknown } | null)?.name === 'TimeoutError') {
     return new GatewayError('timeout', { detail: `${provider} token endpoint did not answer in time`, cause: error });
   }
-  return new GatewayError('upstream', { detail: `${provider} token endpoint unreachable`, retryable: true, cause: error });
+  return new GatewayError('upstream', {
+    detail: `${provider} token endpoint unreachable`,
+    retryable: true,
+    cause: error,
+  });
 }

@@ -1,4 +1,3 @@
-
 /**
  * The shared retry rule of all three families (gateway-behaviours.md §1.1): before any output,
  * a retryable failure gets at most 2 more attempts, 250 ms then 1000 ms (±20 %), or the upstream
@@ -12,8 +11,16 @@ export const MAX_HINT_MS = 30_000;
 
 /** The delay before retry `retryNumber`; `undefined` when the hint says not to retry at all. */
 export function retryDelayMs(retryNumber: number, hintSeconds?: undefined, random?: () => number): number;
-export function retryDelayMs(retryNumber: number, hintSeconds: number | undefined, random?: () => number): number | undefined;
-export function retryDelayMs(retryNumber: number, hintSeconds: number | undefined, random: () => number = Math.random): number | undefined {
+export function retryDelayMs(
+  retryNumber: number,
+  hintSeconds: number | undefined,
+  random?: () => number,
+): number | undefined;
+export function retryDelayMs(
+  retryNumber: number,
+  hintSeconds: number | undefined,
+  random: () => number = Math.random,
+): number | undefined {
   const base = RETRY_DELAYS_MS[Math.min(retryNumber, RETRY_DELAYS_MS.length - 1)];
   const jittered = base * (1 - JITTER + 2 * JITTER * random());
   if (hintSeconds === undefined) return jittered;

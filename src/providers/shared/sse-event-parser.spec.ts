@@ -1,4 +1,5 @@
-import { parseSseJson, SsePayload } from './sse-event-parser';
+import type { SsePayload } from './sse-event-parser';
+import { parseSseJson } from './sse-event-parser';
 
 async function collect(chunks: string[]): Promise<SsePayload[]> {
   const encoder = new TextEncoder();
@@ -13,7 +14,10 @@ async function collect(chunks: string[]): Promise<SsePayload[]> {
 describe(parseSseJson.name, () => {
   it('parses events split across arbitrary chunk boundaries and ignores event:/comment lines', async () => {
     const payloads = await collect(['event: a\nda', 'ta: {"x":', '1}\n\n: comment\n', 'data: {"y":2}\n\n']);
-    expect(payloads).toEqual([{ ok: true, value: { x: 1 } }, { ok: true, value: { y: 2 } }]);
+    expect(payloads).toEqual([
+      { ok: true, value: { x: 1 } },
+      { ok: true, value: { y: 2 } },
+    ]);
   });
 
   it('joins multi-line data with a newline', async () => {
@@ -25,7 +29,9 @@ describe(parseSseJson.name, () => {
   });
 
   it('stops at the [DONE] sentinel', async () => {
-    expect(await collect(['data: {"a":1}\n\ndata: [DONE]\n\ndata: {"b":2}\n\n'])).toEqual([{ ok: true, value: { a: 1 } }]);
+    expect(await collect(['data: {"a":1}\n\ndata: [DONE]\n\ndata: {"b":2}\n\n'])).toEqual([
+      { ok: true, value: { a: 1 } },
+    ]);
   });
 
   it('dispatches data left at EOF without a blank line', async () => {

@@ -1,4 +1,5 @@
-import { createParser, EventSourceMessage } from 'eventsource-parser';
+import type { EventSourceMessage } from 'eventsource-parser';
+import { createParser } from 'eventsource-parser';
 
 /** One upstream SSE payload: parsed JSON, or the raw text when it was not JSON. */
 export type SsePayload = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly raw: string };

@@ -79,7 +79,13 @@ export function readHistoryToolCall(call: ChatToolCall, customNames: ReadonlySet
   if (call.type === 'custom' && isJsonObject(call.custom)) {
     const name = typeof call.custom.name === 'string' ? call.custom.name : '';
     if (name === '') return undefined;
-    return { id, name, kind: 'custom', payload: typeof call.custom.input === 'string' ? call.custom.input : '', thoughtSignature: signature };
+    return {
+      id,
+      name,
+      kind: 'custom',
+      payload: typeof call.custom.input === 'string' ? call.custom.input : '',
+      thoughtSignature: signature,
+    };
   }
   const name = typeof call.function?.name === 'string' ? call.function.name : '';
   if (name === '') return undefined;
@@ -88,7 +94,10 @@ export function readHistoryToolCall(call: ChatToolCall, customNames: ReadonlySet
 }
 
 /** Map of tool-call id → call for every assistant `tool_calls` entry in the history. */
-export function historyToolCallsById(messages: readonly ChatMessage[], customNames: ReadonlySet<string>): Map<string, HistoryToolCall> {
+export function historyToolCallsById(
+  messages: readonly ChatMessage[],
+  customNames: ReadonlySet<string>,
+): Map<string, HistoryToolCall> {
   const byId = new Map<string, HistoryToolCall>();
   for (const message of messages) {
     if (message.role !== 'assistant' || !Array.isArray(message.tool_calls)) continue;

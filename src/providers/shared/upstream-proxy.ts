@@ -78,11 +78,14 @@ export class UpstreamProxy {
   proxyFor(target: string): string | undefined {
     const url = new URL(target);
     const secure = url.protocol === 'https:' || url.protocol === 'wss:';
-    const proxy = secure ? (this.settings.httpsProxy || this.settings.httpProxy) : this.settings.httpProxy;
+    const proxy = secure ? this.settings.httpsProxy || this.settings.httpProxy : this.settings.httpProxy;
     if (!proxy || this.noProxy === '*') return undefined;
     const host = url.hostname.toLowerCase();
     const port = Number(url.port) || DEFAULT_PORTS[url.protocol] || 0;
-    const bypass = this.noProxy.some((entry) => (entry.port === undefined || entry.port === port) && (host === entry.host || host.endsWith(`.${entry.host}`)));
+    const bypass = this.noProxy.some(
+      (entry) =>
+        (entry.port === undefined || entry.port === port) && (host === entry.host || host.endsWith(`.${entry.host}`)),
+    );
     return bypass ? undefined : proxy;
   }
 
@@ -102,7 +105,7 @@ export class UpstreamProxy {
   fetch(url: string, init: RequestInit): Promise<Response> {
     if (!this.enabled) return fetch(url, init);
     const { fetch: undiciFetch } = loadUndici();
-    return undiciFetch(url, { ...(init as Record<string, unknown>), dispatcher: this.dispatcher }) as unknown as Promise<Response>;
+    return undiciFetch(url, { ...(init as Record<string, unknown>), dispatcher: this.dispatcher });
   }
 
   async close(): Promise<void> {
