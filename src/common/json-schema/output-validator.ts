@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
+import type Ajv from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
 import { propertyPath } from './schema-paths';
 
@@ -14,6 +15,13 @@ export const VALIDATOR_CACHE_SIZE = 256;
 
 export type OutputCheck = { readonly valid: true } | { readonly valid: false; readonly details: string[] };
 
+type AjvModule = typeof import('ajv');
+
+function loadAjv(): AjvModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- synchronous load on first use
+  return require('ajv') as AjvModule;
+}
+
 /**
  * Validates parsed model output against the caller's schema with Ajv (design.md §7). Details name
  * instance paths and keywords only, never values, so no model output reaches the client through
@@ -21,9 +29,10 @@ export type OutputCheck = { readonly valid: true } | { readonly valid: false; re
  */
 @Injectable()
 export class OutputValidator {
-  // allErrors: the client sees every failure at once. strict off: the subset walker already
-  // vetted the schema, and strict mode only adds console warnings.
-  private readonly ajv = new Ajv({ allErrors: true, strict: false });
+  // Created on first use: chat holds a validator for `response_format` on families the gateway
+  // enforces it for, and loading Ajv costs an idle process about 8 MiB of RSS that a deployment
+  // never asking for JSON output should not pay.
+  private ajvInstance: Ajv | undefined;
   // Ajv keeps every compiled schema in its own cache (keyed by the schema object) until
   // removeSchema; without the dispose hook, evicting here would free nothing.
   private readonly compiled = new LRUCache<string, ValidateFunction>({
@@ -31,6 +40,13 @@ export class OutputValidator {
     dispose: (validate) => this.ajv.removeSchema(validate.schema),
   });
   private compilations = 0;
+
+  // allErrors: the client sees every failure at once. strict off: the subset walker already
+  // vetted the schema, and strict mode only adds console warnings.
+  private get ajv(): Ajv {
+    this.ajvInstance ??= new (loadAjv().default)({ allErrors: true, strict: false });
+    return this.ajvInstance;
+  }
 
   /** How many schemas were compiled so far (a cache hit does not compile). */
   get compileCount(): number {
