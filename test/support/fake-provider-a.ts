@@ -388,55 +388,40 @@ export class FakeProviderA {
     response.on('close', () => {
       if (!response.writableFinished) closed.resolve();
     });
+    const body = parseJson(raw);
+    // Every POST is recorded once; a refused one carries the reason the real backend would give.
+    const recordRequest = (violation?: string): void =>
+      this.record({
+        transport: 'sse',
+        path,
+        headers: lowerHeaders(request.headers),
+        body,
+        raw,
+        receivedAt: Date.now(),
+        connection: ++this.connections,
+        ...(violation === undefined
+          ? { resolvedInput: Array.isArray(body?.input) ? body.input : undefined }
+          : { violation }),
+        closedByClient: closed.promise,
+      });
     const refusal = modelRefusal(
-      parseJson(raw) ?? {},
+      body ?? {},
       this.models,
       request.headers['x-openai-internal-codex-responses-lite'] === 'true',
     );
     if (refusal) {
-      this.record({
-        transport: 'sse',
-        path,
-        headers: lowerHeaders(request.headers),
-        body: parseJson(raw),
-        raw,
-        receivedAt: Date.now(),
-        connection: ++this.connections,
-        closedByClient: closed.promise,
-        violation: refusalText(refusal),
-      });
+      recordRequest(refusalText(refusal));
       response.writeHead(refusal.status, { 'content-type': 'application/json' }).end(JSON.stringify(refusal.body));
       return;
     }
-    const violation = responsesRequestViolation(parseJson(raw) ?? {});
+    const violation = responsesRequestViolation(body ?? {});
     if (violation) {
-      this.record({
-        transport: 'sse',
-        path,
-        headers: lowerHeaders(request.headers),
-        body: parseJson(raw),
-        raw,
-        receivedAt: Date.now(),
-        connection: ++this.connections,
-        closedByClient: closed.promise,
-        violation,
-      });
+      recordRequest(violation);
       response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(invalidRequest(violation)));
       return;
     }
     const script = this.nextScript('sse', path);
-    const body = parseJson(raw);
-    this.record({
-      transport: 'sse',
-      path,
-      headers: lowerHeaders(request.headers),
-      body,
-      raw,
-      receivedAt: Date.now(),
-      connection: ++this.connections,
-      resolvedInput: Array.isArray(body?.input) ? body.input : undefined,
-      closedByClient: closed.promise,
-    });
+    recordRequest();
     if (!script) {
       response
         .writeHead(500, { 'content-type': 'application/json' })
