@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
-import type { RecordedRequest } from './support/fake-provider-a';
+import type { FakeProviderA, RecordedRequest } from './support/fake-provider-a';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
@@ -34,6 +34,41 @@ const HTTP_CAPTURE = JSON.parse(
 const [cliPost, cliPostAfterTool] = (HTTP_CAPTURE.transcript as Json[]).filter(
   (entry) => entry.kind === 'http' && entry.method === 'POST',
 );
+
+/** The tool call the oracle's chat makes on its first turn and answers on its second. */
+const ORACLE_CALL = {
+  id: 'call_oracle_1',
+  type: 'function',
+  function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' },
+};
+
+/**
+ * The two turns every oracle comparison drives, as the CLI's capture did them: the model calls
+ * `exec_command`, then the continuation carries the call and its output. `post` sends one chat
+ * body with the given history; the two upstream requests the fake recorded are returned.
+ */
+async function toolRound(
+  fake: FakeProviderA,
+  model: string,
+  post: (messages: Json[]) => Promise<Response>,
+): Promise<[RecordedRequest, RecordedRequest]> {
+  fake.enqueue({
+    frames: [
+      created('resp_1', model),
+      ...functionCallItem(ORACLE_CALL.id, ORACLE_CALL.function.name, ORACLE_CALL.function.arguments),
+      completed(undefined, 'resp_1', model),
+    ],
+  });
+  expect((await post([])).status).toBe(200);
+  fake.enqueue(textReply('Done.'));
+  const continuation = [
+    { role: 'assistant', content: null, tool_calls: [ORACLE_CALL] },
+    { role: 'tool', tool_call_id: ORACLE_CALL.id, content: 'oracle' },
+  ];
+  expect((await post(continuation)).status).toBe(200);
+  const [first, after] = fake.requests();
+  return [first, after];
+}
 
 /** Connection mechanics of the WebSocket and HTTP libraries, not part of the request the backend reads. */
 const WEBSOCKET_MECHANICS = new Set([
@@ -138,35 +173,7 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
   /** Turn 1 ends in a tool call, turn 2 sends its result: the same two sampling requests as the capture. */
   async function twoTurns(faithful: boolean): Promise<[RecordedRequest, RecordedRequest]> {
     const conversation = `oracle-${faithful ? 'faithful' : 'minimal'}`;
-    fake().enqueue({
-      frames: [
-        created('resp_1', 'gpt-5.5'),
-        ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'),
-        completed(undefined, 'resp_1', 'gpt-5.5'),
-      ],
-    });
-    expect((await post(turnBody(faithful, []), conversation)).status).toBe(200);
-    fake().enqueue(textReply('Done.'));
-    const second = await post(
-      turnBody(faithful, [
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            {
-              id: 'call_oracle_1',
-              type: 'function',
-              function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' },
-            },
-          ],
-        },
-        { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' },
-      ]),
-      conversation,
-    );
-    expect(second.status).toBe(200);
-    const [first, after] = fake().requests();
-    return [first, after];
+    return toolRound(fake(), 'gpt-5.5', (messages) => post(turnBody(faithful, messages), conversation));
   }
 
   it('captured a real CLI run (sanity of the fixture)', () => {
@@ -245,35 +252,13 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
       GATEWAY_PROVIDERS: 'provider_a',
     });
     try {
-      fake().enqueue({
-        frames: [
-          created('resp_1', 'gpt-5.5'),
-          ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'),
-          completed(undefined, 'resp_1', 'gpt-5.5'),
-        ],
-      });
       const post = (messages: Json[]) =>
         fetch(`${sse.url}/v1/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-conversation-id': 'oracle-sse' },
           body: JSON.stringify(turnBody(true, messages)),
         });
-      expect((await post([])).status).toBe(200);
-      fake().enqueue(textReply('Done.'));
-      const call = {
-        id: 'call_oracle_1',
-        type: 'function',
-        function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' },
-      };
-      expect(
-        (
-          await post([
-            { role: 'assistant', content: null, tool_calls: [call] },
-            { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' },
-          ])
-        ).status,
-      ).toBe(200);
-      const [turn, afterTool] = fake().requests();
+      const [turn, afterTool] = await toolRound(fake(), 'gpt-5.5', post);
       const cliHeaders = cliPost.headers as Record<string, string>;
       expect(headerNames(turn.headers)).toEqual(headerNames(cliHeaders));
       for (const name of ['originator', 'accept', 'content-type', 'x-codex-beta-features'])
@@ -368,29 +353,7 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
         headers: { 'content-type': 'application/json', 'x-conversation-id': `lite-${transport}-${faithful}` },
         body: JSON.stringify(turnBody(faithful, messages)),
       });
-    fake().enqueue({
-      frames: [
-        created('resp_1', 'gpt-6.1-sol'),
-        ...functionCallItem('call_oracle_1', 'exec_command', '{"cmd":"echo oracle"}'),
-        completed(undefined, 'resp_1', 'gpt-6.1-sol'),
-      ],
-    });
-    expect((await post([])).status).toBe(200);
-    fake().enqueue(textReply('Done.'));
-    const call = {
-      id: 'call_oracle_1',
-      type: 'function',
-      function: { name: 'exec_command', arguments: '{"cmd":"echo oracle"}' },
-    };
-    expect(
-      (
-        await post([
-          { role: 'assistant', content: null, tool_calls: [call] },
-          { role: 'tool', tool_call_id: 'call_oracle_1', content: 'oracle' },
-        ])
-      ).status,
-    ).toBe(200);
-    const [turn, afterTool] = fake().requests();
+    const [turn, afterTool] = await toolRound(fake(), 'gpt-6.1-sol', post);
     expect(
       fake()
         .requests()
