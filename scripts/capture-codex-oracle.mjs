@@ -276,20 +276,24 @@ fs.writeFileSync(
   { mode: 0o600 },
 );
 
+// Every CLI run sees only this environment: its own homes, and proxies pointing at a closed port
+// so that anything but the loopback fake fails at once.
+const codexEnv = {
+  PATH: process.env.PATH,
+  HOME: home,
+  CODEX_HOME: codexHome,
+  HTTPS_PROXY: 'http://127.0.0.1:9',
+  HTTP_PROXY: 'http://127.0.0.1:9',
+  ALL_PROXY: 'http://127.0.0.1:9',
+  NO_PROXY: '127.0.0.1,localhost',
+  RUST_LOG: 'warn',
+};
+
 function runCodex(args) {
   return new Promise((resolve) => {
     const child = spawn(codexBinary, args, {
       cwd: workDir,
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        CODEX_HOME: codexHome,
-        HTTPS_PROXY: 'http://127.0.0.1:9',
-        HTTP_PROXY: 'http://127.0.0.1:9',
-        ALL_PROXY: 'http://127.0.0.1:9',
-        NO_PROXY: '127.0.0.1,localhost',
-        RUST_LOG: 'warn',
-      },
+      env: codexEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -315,16 +319,7 @@ function runAppServerTwoTurns() {
       ['app-server', '-c', 'approval_policy="never"', '-c', 'sandbox_mode="read-only"'],
       {
         cwd: workDir,
-        env: {
-          PATH: process.env.PATH,
-          HOME: home,
-          CODEX_HOME: codexHome,
-          HTTPS_PROXY: 'http://127.0.0.1:9',
-          HTTP_PROXY: 'http://127.0.0.1:9',
-          ALL_PROXY: 'http://127.0.0.1:9',
-          NO_PROXY: '127.0.0.1,localhost',
-          RUST_LOG: 'warn',
-        },
+        env: codexEnv,
         stdio: ['pipe', 'pipe', 'pipe'],
       },
     );

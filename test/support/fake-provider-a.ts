@@ -565,8 +565,7 @@ export class FakeProviderA {
       if ((frames > 1 && !this.keepOpen) || busy) return;
       const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
       const body = parseJson(raw) ?? {};
-      const refusal = modelRefusal(body, this.models, false);
-      if (refusal) {
+      const recordFrame = (fields: Pick<RecordedRequest, 'resolvedInput' | 'violation'>): void =>
         this.record({
           transport: 'ws',
           path,
@@ -576,8 +575,11 @@ export class FakeProviderA {
           receivedAt: Date.now(),
           connection,
           closedByClient: closed.promise,
-          violation: refusalText(refusal),
+          ...fields,
         });
+      const refusal = modelRefusal(body, this.models, false);
+      if (refusal) {
+        recordFrame({ violation: refusalText(refusal) });
         // The backend answers a refused response.create with an error event; the script stays queued.
         if (frames === 1 && !firstScript.respond) this.scripts.unshift(firstScript);
         void send(JSON.stringify({ type: 'error', status: refusal.status, ...refusal.body })).then(() => {
@@ -590,18 +592,7 @@ export class FakeProviderA {
       const input = Array.isArray(body.input) ? body.input : undefined;
       const resolvedInput = known && input ? [...known, ...input] : undefined;
       const violation = known ? responsesRequestViolation({ ...body, input: resolvedInput ?? [] }) : undefined;
-      this.record({
-        transport: 'ws',
-        path,
-        headers,
-        body: parseJson(raw),
-        raw,
-        receivedAt: Date.now(),
-        connection,
-        resolvedInput,
-        closedByClient: closed.promise,
-        violation,
-      });
+      recordFrame({ resolvedInput, violation });
       if (violation) {
         // The backend answers a bad response.create with an error event; the script stays queued.
         if (frames === 1 && !firstScript.respond) this.scripts.unshift(firstScript);
