@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config/app-config';
 import { ProviderAAdapter } from '../src/providers/provider-a/provider-a.adapter';
 import { CODEX_OAUTH_CLIENT_ID } from '../src/providers/provider-a/provider-a.constants';
-import { sessionIdForChat } from '../src/providers/provider-a/provider-a.identifiers';
+import { sessionIdForChat } from '../src/providers/provider-a/provider-a.request';
 import {
   callContext,
   collectEvents,

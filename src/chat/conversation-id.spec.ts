@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { QueueKeyInput } from '../queue/queue-key';
 import { queueKey } from '../queue/queue-key';
-import { sessionIdForChat } from '../providers/provider-a/provider-a.identifiers';
+import { sessionIdForChat } from '../providers/provider-a/provider-a.request';
 import { providerBSessionId } from '../providers/provider-b/provider-b.request';
 import { CONVERSATION_ID_VERSION, conversationIdOf } from './conversation-id';
 

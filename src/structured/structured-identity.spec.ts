@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedModel } from '../core/resolved-model';
-import { structuredPromptCacheKey } from '../providers/provider-a/provider-a.identifiers';
+import { structuredPromptCacheKey } from '../providers/provider-a/provider-a.request';
 import {
   canonicalJson,
   canonicalSha256,

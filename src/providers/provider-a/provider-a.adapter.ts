@@ -25,19 +25,20 @@ import type { ProviderACredentials } from './provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
 import {
+  buildChatBody,
   InstallationIds,
   newTurnId,
-  ProviderATransportKind,
   sessionIdForChat,
   structuredPromptCacheKey,
+  toLiteShape,
+  turnMetadata,
   upstreamHeaders,
-} from './provider-a.identifiers';
-import { buildChatBody, turnMetadata } from './provider-a.request';
+  wireShapeFor,
+} from './provider-a.request';
 import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
 import { MODEL_REFUSAL_CODES, namingModel } from './provider-a.errors';
 import { ProviderAModelsRefresh } from './provider-a.models-refresh';
-import { toLiteShape, wireShapeFor } from './provider-a.wire';
-import { OpenConnection, transportForUrl } from './provider-a.transport';
+import { OpenConnection, ProviderATransportKind, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
 import { AttemptRequest, ProviderAUpstream } from './provider-a.upstream';

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/gateway.error';
-import { pairCallsWithOutputs, responsesParts } from './provider-a.input-items';
+import { normalizeCallId, pairCallsWithOutputs, responsesParts } from './provider-a.input-items';
 
 describe(responsesParts.name, () => {
   it('keeps text and image parts in order, with https and data URLs and a known detail', () => {
@@ -77,5 +77,14 @@ describe('pairCallsWithOutputs', () => {
     const result = pairCallsWithOutputs([fout('gone'), user, fout('late'), fcall('late'), fout('late')]);
     expect(result.items).toEqual([user, fcall('late'), fout('late')]);
     expect(result.orphanOutputs).toBe(2);
+  });
+});
+
+describe(normalizeCallId.name, () => {
+  it('normalizes call ids over 64 characters to their SHA-256 hex and keeps shorter ones', () => {
+    expect(normalizeCallId('call_' + 'a'.repeat(70))).toBe(
+      '04ce2191371fcc8c505c461d9b417d038242cec75f94e2ba6a9b85851d8e949d',
+    );
+    expect(normalizeCallId('x'.repeat(64))).toBe('x'.repeat(64));
   });
 });

@@ -1,11 +1,16 @@
+import { sha256Hex } from '../../common/hashing';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import type { ChatMessage } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
-import { normalizeCallId } from './provider-a.identifiers';
 
 // Chat history in the backend's terms: content parts, input items, and tool calls paired with
 // their results.
+
+/** Call-id normalization N(id) (provider_a.md §7.4): ids over 64 characters become their SHA-256 hex. */
+export function normalizeCallId(id: string): string {
+  return id.length <= 64 ? id : sha256Hex(id);
+}
 
 /** Chat messages split into the parts of a Responses request (provider_a.md §7.2). */
 export interface ConversationInput {

@@ -1,11 +1,25 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { ModelCatalog } from '../../models/model-catalog';
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import type { ChatRequest } from '../provider-adapter';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { loadFaithfulProfile } from './provider-a.faithful-profile';
-import { buildChatBody, turnMetadata, websocketFrame } from './provider-a.request';
+import {
+  buildChatBody,
+  InstallationIds,
+  LITE_HEADER,
+  LITE_METADATA_KEY,
+  newTurnId,
+  sessionIdForChat,
+  structuredPromptCacheKey,
+  toLiteShape,
+  turnMetadata,
+  websocketFrame,
+  windowIdFor,
+  wireShapeFor,
+} from './provider-a.request';
 
 const catalog = ModelCatalog.load(undefined, ['provider_a']);
 const fixture = JSON.parse(
@@ -331,5 +345,125 @@ describe(buildChatBody.name, () => {
       type: 'response.create',
       client_metadata: { a: '1', 'x-codex-ws-stream-request-start-ms': '5' },
     });
+  });
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('provider_a identifiers', () => {
+  it('derives the session id from the chat key as in the reference example', () => {
+    expect(sessionIdForChat('chat:header:x-conversation-id:conv-42')).toBe('47b61fd1-c0eb-3d05-2adc-5c4396baffee');
+  });
+
+  it('gives the same chat the same session id and different chats different ones', () => {
+    expect(sessionIdForChat('chat:a')).toBe(sessionIdForChat('chat:a'));
+    expect(sessionIdForChat('chat:a')).not.toBe(sessionIdForChat('chat:b'));
+  });
+
+  it('uses a different seed for the structured cache key', () => {
+    const key = structuredPromptCacheKey('caller\nop\nabc');
+    expect(key).toMatch(UUID);
+    expect(key).not.toBe(structuredPromptCacheKey('caller\nop\nabd'));
+    expect(key).not.toBe(sessionIdForChat('caller\nop\nabc'));
+  });
+
+  it('makes a fresh UUIDv7 turn id each time', () => {
+    const first = newTurnId();
+    expect(first).toMatch(UUID);
+    expect(first[14]).toBe('7');
+    expect(newTurnId()).not.toBe(first);
+  });
+
+  it('formats the window id', () => {
+    expect(windowIdFor('s')).toBe('s:0');
+  });
+
+  it('reads installation_id once per home and otherwise uses one random id per process (one InstallationIds per adapter)', () => {
+    const ids = new InstallationIds();
+    const installationIdFor = (codexHome: string) => ids.for(codexHome);
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
+    const third = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
+    try {
+      fs.writeFileSync(path.join(home, 'installation_id'), ' install-test-1 \n');
+      expect(installationIdFor(home)).toBe('install-test-1');
+      fs.writeFileSync(path.join(home, 'installation_id'), 'changed');
+      expect(installationIdFor(home)).toBe('install-test-1');
+      const generated = installationIdFor(other);
+      expect(generated).toMatch(UUID);
+      expect(installationIdFor(third)).toBe(generated);
+      expect(fs.existsSync(path.join(other, 'installation_id'))).toBe(false);
+    } finally {
+      for (const dir of [home, other, third]) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+const classic = {
+  model: 'gpt-6.1-sol',
+  instructions: 'Be brief.',
+  input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+  stream: true,
+  store: false,
+  reasoning: { effort: 'low', summary: 'auto' },
+  prompt_cache_key: 'k',
+  tools: [
+    { type: 'function', name: 'read_file', parameters: { type: 'object', properties: {} } },
+    { type: 'custom', name: 'apply_patch', description: 'd' },
+  ],
+  tool_choice: 'auto',
+  parallel_tool_calls: true,
+};
+
+describe('the Responses lite request shape (docs/providers.md "Two request shapes")', () => {
+  it('follows use_responses_lite under auto, and PROVIDER_A_WIRE when forced', () => {
+    expect(wireShapeFor('auto', { provider: 'provider_a', slug: 'a', responsesLite: true })).toBe('lite');
+    expect(wireShapeFor('auto', { provider: 'provider_a', slug: 'a', responsesLite: false })).toBe('classic');
+    expect(wireShapeFor('auto', undefined)).toBe('classic');
+    expect(wireShapeFor('classic', { provider: 'provider_a', slug: 'a', responsesLite: true })).toBe('classic');
+    expect(wireShapeFor('lite', undefined)).toBe('lite');
+  });
+
+  it('moves tools into an additional_tools item and instructions into a developer message, ahead of the conversation (WebSocket: the flag in client_metadata)', () => {
+    const { body, headers } = toLiteShape({ headers: { a: '1' }, body: classic }, 'ws');
+    expect(body).not.toHaveProperty('tools');
+    expect(body).not.toHaveProperty('instructions');
+    expect(body.input).toEqual([
+      {
+        type: 'additional_tools',
+        role: 'developer',
+        tools: [{ type: 'namespace', name: 'functions', description: '', tools: classic.tools }],
+      },
+      { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Be brief.' }] },
+      classic.input[0],
+    ]);
+    expect(body.reasoning).toEqual({ effort: 'low', summary: 'auto', context: 'all_turns' });
+    expect(body.client_metadata).toEqual({ [LITE_METADATA_KEY]: 'true' });
+    expect(body).toMatchObject({ tool_choice: 'auto', parallel_tool_calls: true, prompt_cache_key: 'k' });
+    expect(headers).toEqual({ a: '1' });
+  });
+
+  it('over HTTP carries the flag as a header, keeps faithful client_metadata as it is, and leaves hosted tools out', () => {
+    const faithful = {
+      ...classic,
+      client_metadata: { session_id: 's' },
+      tools: [
+        ...classic.tools,
+        { type: 'web_search' },
+        { type: 'namespace', name: 'clock', description: 'c', tools: [] },
+      ],
+    };
+    const { body, headers } = toLiteShape({ headers: {}, body: faithful }, 'sse');
+    expect(headers).toEqual({ [LITE_HEADER]: 'true' });
+    expect(body.client_metadata).toEqual({ session_id: 's' });
+    const [tools] = body.input as Array<Record<string, any>>;
+    expect(tools.tools.map((entry: Record<string, unknown>) => entry.name)).toEqual(['functions', 'clock']);
+  });
+
+  it('sends no additional_tools item without tools, and always sets reasoning.context', () => {
+    const { tools: _tools, reasoning: _reasoning, ...plain } = classic;
+    const { body } = toLiteShape({ headers: {}, body: plain }, 'ws');
+    expect((body.input as Array<Record<string, unknown>>).map((item) => item.type)).toEqual(['message', 'message']);
+    expect(body.reasoning).toEqual({ context: 'all_turns' });
   });
 });

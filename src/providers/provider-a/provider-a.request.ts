@@ -1,16 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { v7 as uuidv7 } from 'uuid';
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
+import type { ProviderAWire } from '../../config/app-config';
 import type { ResolvedModel } from '../../core/resolved-model';
+import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import type { ChatRequest, ResponseFormat } from '../provider-adapter';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
-import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
+import type { ProviderACredentials } from './provider-a.auth';
+import {
+  CODEX_BETA_FEATURES,
+  CODEX_ORIGINATOR,
+  DEFAULT_INSTRUCTIONS,
+  OPENAI_BETA_WEBSOCKET,
+  USER_AGENT_FAITHFUL,
+  USER_AGENT_MINIMAL,
+} from './provider-a.constants';
 import type { FaithfulProfile } from './provider-a.faithful-profile';
 import { scaffoldForToday } from './provider-a.faithful-profile';
-import { windowIdFor } from './provider-a.identifiers';
 import { conversationInput, pairCallsWithOutputs } from './provider-a.input-items';
 import type { ToolNameMap } from './provider-a.tools';
 import { responsesToolChoice, responsesTools, withUpstreamToolNames } from './provider-a.tools';
+import type { ProviderATransportKind } from './provider-a.transport';
+
+/*
+ * One provider_a attempt as the backend receives it (provider_a.md §3–§5): what identifies it
+ * upstream (the chat's session id, turn and window ids, the installation id) and the handshake or
+ * POST headers that carry them; the Responses body built from the chat request; and that body in
+ * the shape the model takes (classic or Responses lite). What the messages and tools become as
+ * input items lives in provider-a.input-items.ts.
+ */
 
 type Json = Record<string, unknown>;
+
+// Identity and headers ------------------------------------------------------------------------
+
+/**
+ * The session id of one chat: stable for every turn of the chat, distinct across chats, so the
+ * backend can reuse its prompt cache (`prompt_cache_key`, `session-id`, faithful `thread-id`).
+ * Derivation v1 (docs/providers.md "Conversation identity"): UUID-formatted SHA-256 of
+ * `provider_a.prompt_cache_key:` + the conversation id. Changing it cools every upstream cache.
+ */
+export function sessionIdForChat(conversationId: string): string {
+  return uuidFromHex(sha256Hex(`provider_a.prompt_cache_key:${conversationId}`));
+}
+
+/**
+ * The structured route's cache key (provider_a.md §6.4), derivation v1: UUID-formatted SHA-256
+ * of `provider_a.structured:` + the extraction's conversation id (caller, operation and schema
+ * checksum, one per line).
+ */
+export function structuredPromptCacheKey(conversationId: string): string {
+  return uuidFromHex(sha256Hex(`provider_a.structured:${conversationId}`));
+}
+
+/** A fresh turn id per upstream attempt (UUIDv7: time-ordered, like the CLI's). */
+export function newTurnId(): string {
+  return uuidv7();
+}
+
+/** The faithful window id of a session. */
+export function windowIdFor(sessionId: string): string {
+  return `${sessionId}:0`;
+}
+
+/**
+ * Installation ids (§3): `$CODEX_HOME/installation_id` trimmed, read once per home; else one
+ * random UUIDv4, generated once and never written to disk. State of the instance, not of the
+ * module: the adapter holds one (so "per process" in production) and tests make their own.
+ */
+export class InstallationIds {
+  private readonly byHome = new Map<string, string>();
+  private generated?: string;
+
+  for(codexHome: string): string {
+    const known = this.byHome.get(codexHome);
+    if (known !== undefined) return known;
+    let value: string | undefined;
+    try {
+      value = fs.readFileSync(path.join(codexHome, 'installation_id'), 'utf8').trim() || undefined;
+    } catch {
+      value = undefined;
+    }
+    value ??= this.generated ??= randomUUID();
+    this.byHome.set(codexHome, value);
+    return value;
+  }
+}
+
+export interface FaithfulHeaderInput {
+  /** The turn metadata string (§5.2). */
+  readonly turnMetadata: string;
+}
+
+/**
+ * Handshake (WebSocket) or POST (SSE) headers of one attempt (provider_a.md §4.1, §4.2): the
+ * minimal set always, the faithful extras only in faithful mode. As Codex CLI 0.169.0 sends them
+ * (test/fixtures/codex-oracle/): only the WebSocket carries `openai-beta`; both spell the session
+ * header `session-id`.
+ */
+export function upstreamHeaders(
+  transport: ProviderATransportKind,
+  credentials: ProviderACredentials,
+  sessionId: string,
+  faithful?: FaithfulHeaderInput,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${credentials.accessToken}`,
+    'chatgpt-account-id': credentials.accountId,
+    originator: CODEX_ORIGINATOR,
+    'user-agent': faithful ? USER_AGENT_FAITHFUL : USER_AGENT_MINIMAL,
+    'session-id': sessionId,
+  };
+  if (transport === 'ws') headers['openai-beta'] = OPENAI_BETA_WEBSOCKET;
+  if (faithful) {
+    headers['x-codex-beta-features'] = CODEX_BETA_FEATURES;
+    // The CLI sends its thread (session) id here, not the turn id.
+    headers['x-client-request-id'] = sessionId;
+    headers['thread-id'] = sessionId;
+    headers['x-codex-window-id'] = windowIdFor(sessionId);
+    headers['x-codex-turn-metadata'] = faithful.turnMetadata;
+  }
+  if (transport === 'sse') {
+    headers['content-type'] = 'application/json';
+    headers.accept = 'text/event-stream';
+  }
+  return headers;
+}
+
+// The body ------------------------------------------------------------------------------------
 
 /** The ids of one upstream attempt in faithful mode (provider_a.md §3). */
 export interface FaithfulTurn {
@@ -201,4 +320,70 @@ export function websocketFrame(body: Json, sentAtMs: number): Json {
     frame.client_metadata = { ...metadata, 'x-codex-ws-stream-request-start-ms': String(sentAtMs) };
   }
   return frame;
+}
+
+// The request shape per model -----------------------------------------------------------------
+
+/**
+ * The two request shapes of the Codex backend (docs/providers.md "Two request shapes"). Codex
+ * CLI 0.169.0 sends "Responses lite" to every model its list marks `use_responses_lite`
+ * (test/fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol*.capture.json) and the classic shape to
+ * the others; the backend refuses a mix with 400 (the flag on a classic model, the flag without
+ * `reasoning.context: "all_turns"`, top-level or hosted tools under the flag).
+ */
+export type WireShape = 'classic' | 'lite';
+
+/** The flag, as a WebSocket `client_metadata` key and as an HTTP header (the CLI's spelling of each). */
+export const LITE_METADATA_KEY = 'ws_request_header_x_openai_internal_codex_responses_lite';
+export const LITE_HEADER = 'x-openai-internal-codex-responses-lite';
+
+/** PROVIDER_A_WIRE `auto` follows the model list (live, else bundled); a model it does not know is classic. */
+export function wireShapeFor(setting: ProviderAWire, info: UpstreamModelInfo | undefined): WireShape {
+  if (setting !== 'auto') return setting;
+  return info?.responsesLite === true ? 'lite' : 'classic';
+}
+
+/** Tool types the lite `functions` namespace carries; a namespace travels as its own entry. */
+const NAMESPACED_TYPES = new Set(['function', 'custom']);
+
+/**
+ * A classic body (and its headers) in the lite shape, as the CLI builds it: the tools become one
+ * `additional_tools` developer item (client tools in the `functions` namespace), the instructions
+ * a developer message, both ahead of the conversation; `reasoning.context: "all_turns"`; the
+ * flag in `client_metadata` over WebSocket, as a header over HTTP. `tool_choice` and
+ * `parallel_tool_calls` stay where they are (the CLI keeps them top level). Hosted tools (web
+ * search and the like, only ever in a faithful profile) have no place under the flag and are left
+ * out. Everything else, previous_response_id chaining included, is untouched: the prefix items are
+ * the same on every turn of a chat, so a continuation still extends its chain.
+ */
+export function toLiteShape(
+  plan: { readonly headers: Record<string, string>; readonly body: Json },
+  transport: ProviderATransportKind,
+): { headers: Record<string, string>; body: Json } {
+  const { instructions, tools, ...rest } = plan.body;
+  const prefix: Json[] = [];
+  const toolList = Array.isArray(tools) ? (tools as Json[]) : [];
+  const functions = toolList.filter((tool) => NAMESPACED_TYPES.has(String(tool.type)));
+  const namespaces = toolList.filter((tool) => tool.type === 'namespace');
+  if (functions.length > 0 || namespaces.length > 0) {
+    const entries =
+      functions.length > 0
+        ? [{ type: 'namespace', name: 'functions', description: '', tools: functions }, ...namespaces]
+        : namespaces;
+    prefix.push({ type: 'additional_tools', role: 'developer', tools: entries });
+  }
+  if (typeof instructions === 'string' && instructions !== '') {
+    prefix.push({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: instructions }] });
+  }
+  const body: Json = {};
+  for (const [key, value] of Object.entries(rest)) {
+    if (key === 'input') body.input = [...prefix, ...(Array.isArray(value) ? value : [])];
+    else if (key === 'reasoning') body.reasoning = { ...(value as Json), context: 'all_turns' };
+    else body[key] = value;
+  }
+  if (body.reasoning === undefined) body.reasoning = { context: 'all_turns' };
+  const headers = { ...plan.headers };
+  if (transport === 'ws') body.client_metadata = { ...(rest.client_metadata ?? {}), [LITE_METADATA_KEY]: 'true' };
+  else headers[LITE_HEADER] = 'true';
+  return { headers, body };
 }

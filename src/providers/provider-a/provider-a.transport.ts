@@ -1,6 +1,8 @@
 import type { UpstreamProxy } from '../shared/upstream-proxy';
-import type { ProviderATransportKind } from './provider-a.identifiers';
 import type { JsonObject } from '../../common/json';
+
+/** How the backend is reached: a kept WebSocket (`wss:`) or one SSE POST per turn (`https:`). */
+export type ProviderATransportKind = 'ws' | 'sse';
 
 /** One upstream event as it arrived: parsed JSON, or a protocol error (binary or non-JSON frame). */
 export type UpstreamFrame =
