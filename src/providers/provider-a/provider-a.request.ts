@@ -19,17 +19,22 @@ import {
 } from './provider-a.constants';
 import type { FaithfulProfile } from './provider-a.faithful-profile';
 import { scaffoldForToday } from './provider-a.faithful-profile';
-import { conversationInput, pairCallsWithOutputs } from './provider-a.input-items';
-import type { ToolNameMap } from './provider-a.tools';
-import { responsesToolChoice, responsesTools, withUpstreamToolNames } from './provider-a.tools';
+import type { ToolNameMap } from './provider-a.input-items';
+import {
+  conversationInput,
+  pairCallsWithOutputs,
+  responsesToolChoice,
+  responsesTools,
+  withUpstreamToolNames,
+} from './provider-a.input-items';
 import type { ProviderATransportKind } from './provider-a.transport';
 
 /*
  * One provider_a attempt as the backend receives it (provider_a.md §3–§5): what identifies it
  * upstream (the chat's session id, turn and window ids, the installation id) and the handshake or
  * POST headers that carry them; the Responses body built from the chat request; and that body in
- * the shape the model takes (classic or Responses lite). What the messages and tools become as
- * input items lives in provider-a.input-items.ts.
+ * the shape the model takes (classic or Responses lite). What the messages and tools become on
+ * the wire lives in provider-a.input-items.ts.
  */
 
 type Json = Record<string, unknown>;
