@@ -1,6 +1,5 @@
 import type { CatalogEntry } from './catalog-entry';
-import { offeredEfforts, wireEffort } from './catalog-variants';
-import { CATALOG_CREATED } from './model-catalog';
+import { CATALOG_CREATED, offeredEfforts, wireEffort } from './model-catalog';
 import type { UpstreamModelInfo } from './upstream-model-info';
 
 /**
