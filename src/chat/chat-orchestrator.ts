@@ -17,8 +17,8 @@ import type { CallContext, ChatRequest } from '../providers/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/queue-key';
-import { ENFORCED_JSON, ENFORCED_STOP, familyRefusal, upstreamParameters } from './chat-parameters';
 import type { ParsedChatBody } from './chat-request.parser';
+import { ENFORCED_JSON, ENFORCED_STOP, familyRefusal, upstreamParameters } from './chat-request.parser';
 import type { ConversationId } from './conversation-id';
 import { manageContext } from './context/context-manager';
 import { bufferTurn, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
@@ -149,7 +149,7 @@ export class ChatOrchestrator {
         seen = observed(events, telemetry);
       }
       const stops = request.parameters.stop;
-      // chat-parameters.ts: families whose upstream cannot stop get the gateway's cut.
+      // The parameter table (chat-request.parser.ts): families whose upstream cannot stop get the gateway's cut.
       const { outcome, result } = await render(stops && ENFORCED_STOP[provider] ? stopAtSequences(seen, stops) : seen);
       telemetry.countUsage();
       if (outcome.clientGone || signal.aborted) {
@@ -173,7 +173,7 @@ export class ChatOrchestrator {
   }
 
   /**
-   * The checker of a `response_format` this family cannot take upstream (chat-parameters.ts);
+   * The checker of a `response_format` this family cannot take upstream (the parameter table);
    * a schema Ajv itself refuses is a 400 before the queue and any upstream call.
    */
   private jsonAnswer(provider: ProviderId, request: ParsedChatBody): JsonAnswer | undefined {

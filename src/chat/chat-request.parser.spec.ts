@@ -1,8 +1,20 @@
 import 'reflect-metadata';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
 import fc from 'fast-check';
+import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
 import { classValidatorMessage } from '../../test/support/chat-request-class-validator.oracle';
 import type { GatewayError } from '../core/gateway.error';
-import { chatBodyErrors, parseChatBody } from './chat-request.parser';
+import { PROVIDER_IDS } from '../core/provider-id';
+import type { ChatParameter } from './chat-request.parser';
+import {
+  CHAT_PARAMETERS,
+  chatBodyErrors,
+  familyRefusal,
+  familyRefusals,
+  parseChatBody,
+  upstreamParameters,
+} from './chat-request.parser';
 
 const messageOf = (body: unknown): string | undefined => {
   try {
@@ -75,7 +87,7 @@ const body = fc.record(
     reasoning_effort: anyValue,
     verbosity: anyValue,
     // Fields of the parameter table (temperature, n, stop, response_format…) have rules the old
-    // DTO never had (issue 22): chat-parameters.spec.ts tests them on their own.
+    // DTO never had (issue 22): the parameter-table tests below cover them.
     max_output_tokens: anyValue,
   },
   { requiredKeys: [] },
@@ -136,5 +148,215 @@ describe('hostile keys (issue 14 fuzz test)', () => {
       );
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/**
+ * Every field of the pinned `openai` SDK's ChatCompletionCreateParams. The `satisfies` makes the
+ * compiler fail when an SDK upgrade adds a field: it then needs a row in the table.
+ */
+const SDK_FIELDS = {
+  messages: true,
+  model: true,
+  audio: true,
+  frequency_penalty: true,
+  function_call: true,
+  functions: true,
+  logit_bias: true,
+  logprobs: true,
+  max_completion_tokens: true,
+  max_tokens: true,
+  metadata: true,
+  modalities: true,
+  moderation: true,
+  n: true,
+  parallel_tool_calls: true,
+  prediction: true,
+  presence_penalty: true,
+  prompt_cache_key: true,
+  prompt_cache_options: true,
+  prompt_cache_retention: true,
+  reasoning_effort: true,
+  response_format: true,
+  safety_identifier: true,
+  seed: true,
+  service_tier: true,
+  stop: true,
+  store: true,
+  stream: true,
+  stream_options: true,
+  temperature: true,
+  tool_choice: true,
+  tools: true,
+  top_logprobs: true,
+  top_p: true,
+  user: true,
+  verbosity: true,
+  web_search_options: true,
+} satisfies Record<keyof ChatCompletionCreateParamsBase, true>;
+
+const refusalOf = (body: Record<string, unknown>): GatewayError | undefined => {
+  try {
+    parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...body }, 'gpt-6.1-sol');
+    return undefined;
+  } catch (error) {
+    return error as GatewayError;
+  }
+};
+
+describe('CHAT_PARAMETERS', () => {
+  it('has one row for every field the openai SDK can send, plus faithful, and no other', () => {
+    expect(CHAT_PARAMETERS.map((entry) => entry.name).sort()).toEqual([...Object.keys(SDK_FIELDS), 'faithful'].sort());
+  });
+
+  it('gives every row a fate and a note on every family', () => {
+    for (const entry of CHAT_PARAMETERS) {
+      for (const provider of PROVIDER_IDS) {
+        expect(['honoured', 'enforced', 'ignored', 'refused']).toContain(entry.families[provider].fate);
+        expect(entry.families[provider].note.length).toBeGreaterThan(10);
+      }
+      // A row refused everywhere must be able to refuse something; one refused somewhere needs a value to look at.
+      const refusedSomewhere = PROVIDER_IDS.some((provider) => entry.families[provider].fate === 'refused');
+      if (refusedSomewhere) expect(entry.unsupported !== undefined || entry.key !== undefined).toBe(true);
+    }
+  });
+
+  it('is what docs/chat.md shows (scripts/gen-chat-docs.mjs --check)', () => {
+    const check = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'gen-chat-docs.mjs'), '--check'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(check.stderr).toBe('');
+    expect(check.status).toBe(0);
+  });
+});
+
+describe('parameter rules in the parser', () => {
+  it.each([
+    [{ n: 2 }, 'unsupported_parameter', 'n'],
+    [{ n: 0 }, 'invalid_request', 'n'],
+    [{ logprobs: true }, 'unsupported_parameter', 'logprobs'],
+    [{ top_logprobs: 3 }, 'unsupported_parameter', 'top_logprobs'],
+    [{ audio: { voice: 'alloy', format: 'mp3' } }, 'unsupported_parameter', 'audio'],
+    [{ modalities: ['text', 'audio'] }, 'unsupported_parameter', 'modalities'],
+    [{ logit_bias: { '50256': -100 } }, 'unsupported_parameter', 'logit_bias'],
+    [{ web_search_options: {} }, 'unsupported_parameter', 'web_search_options'],
+    [{ functions: [{ name: 'f' }] }, 'unsupported_parameter', 'functions'],
+    [{ temperature: 'hot' }, 'invalid_request', 'temperature'],
+    [{ temperature: 3 }, 'invalid_request', 'temperature'],
+    [{ max_tokens: 1.5 }, 'invalid_request', 'max_tokens'],
+    [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'invalid_request', 'stop'],
+    [{ stop: [''] }, 'invalid_request', 'stop'],
+    [{ response_format: { type: 'xml' } }, 'invalid_request', 'response_format'],
+    [
+      { response_format: { type: 'json_schema', json_schema: { name: 'has space', schema: {} } } },
+      'invalid_request',
+      'response_format',
+    ],
+  ])('%j → %s naming %s', (body, code, param) => {
+    expect(refusalOf(body)).toMatchObject({ code, param });
+  });
+
+  it('accepts the defaults clients send and keeps nothing for them', () => {
+    const parsed = parseChatBody(
+      {
+        messages: [{ role: 'user', content: 'hi' }],
+        n: 1,
+        logprobs: false,
+        top_logprobs: 0,
+        logit_bias: {},
+        modalities: ['text'],
+        functions: [],
+        user: 'u',
+        store: false,
+        metadata: {},
+        stop: [],
+        temperature: null,
+        response_format: { type: 'text' },
+      },
+      'gpt-6.1-sol',
+    );
+    expect(parsed.parameters).toEqual({});
+  });
+
+  it('reads the values adapters may receive; max_completion_tokens wins over max_tokens', () => {
+    const parsed = parseChatBody(
+      {
+        messages: [{ role: 'user', content: 'hi' }],
+        temperature: 0,
+        top_p: 0.5,
+        seed: 7,
+        max_tokens: 10,
+        max_completion_tokens: 20,
+        stop: 'END',
+        presence_penalty: 0.1,
+        frequency_penalty: -0.1,
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } },
+      },
+      'gpt-6.1-sol',
+    );
+    expect(parsed.parameters).toEqual({
+      temperature: 0,
+      topP: 0.5,
+      seed: 7,
+      maxTokens: 20,
+      stop: ['END'],
+      presencePenalty: 0.1,
+      frequencyPenalty: -0.1,
+      responseFormat: { type: 'json_schema', name: 'x', schema: { type: 'object' }, strict: false },
+    });
+  });
+
+  it('treats json_schema without a schema as json_object', () => {
+    const parsed = parseChatBody(
+      {
+        messages: [{ role: 'user', content: 'hi' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'x' } },
+      },
+      'gpt-6.1-sol',
+    );
+    expect(parsed.parameters.responseFormat).toEqual({ type: 'json_object' });
+  });
+});
+
+describe('per-family translation', () => {
+  const values = {
+    temperature: 0.5,
+    maxTokens: 9,
+    stop: ['x'],
+    seed: 1,
+    responseFormat: { type: 'json_object' as const },
+  };
+
+  it('passes each family only what it honours', () => {
+    expect(upstreamParameters('provider_a', values)).toEqual({ responseFormat: { type: 'json_object' } });
+    expect(upstreamParameters('provider_b', values)).toBe(values);
+    expect(upstreamParameters('provider_c', values)).toEqual({});
+  });
+
+  it('refuses a value on the families whose fate for it is refused, naming the field', () => {
+    const table: ChatParameter[] = [
+      {
+        name: 'seed',
+        type: 'integer',
+        key: 'seed',
+        families: {
+          provider_a: { fate: 'refused', note: 'no seed here' },
+          provider_b: { fate: 'honoured', note: 'seed' },
+          provider_c: { fate: 'ignored', note: 'no seed there' },
+        },
+      },
+    ];
+    const refusal = familyRefusals(table);
+    expect(refusal('provider_a', { seed: 1 })).toEqual({
+      param: 'seed',
+      message: 'seed is not supported by provider_a models: no seed here',
+    });
+    expect(refusal('provider_a', { temperature: 1 })).toBeUndefined();
+    expect(refusal('provider_b', { seed: 1 })).toBeUndefined();
+    // THE table refuses nothing family by family today: JSON output is enforced on provider_c.
+    for (const provider of PROVIDER_IDS) expect(familyRefusal(provider, values)).toBeUndefined();
   });
 });

@@ -216,7 +216,7 @@ export function turnMetadata(input: TurnMetadataInput): string {
 /**
  * Pure: ChatRequest → Responses body for chat (provider_a.md §5). Minimal mode forwards the
  * client's tools; faithful mode replaces instructions and tools with the profile's. Never sent:
- * `max_output_tokens`, `temperature`, `top_p` (the backend refuses them; src/chat/chat-parameters.ts
+ * `max_output_tokens`, `temperature`, `top_p` (the backend refuses them; src/chat/chat-request.parser.ts
  * documents their fate), and a `tool_choice` the client did not send.
  */
 export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): ChatBody {
