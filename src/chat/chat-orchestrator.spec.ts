@@ -150,6 +150,7 @@ describe(ChatOrchestrator.name, () => {
       'faithful',
       'messages',
       'model',
+      'normalizedTools',
       'parallelToolCalls',
       'responseFormat',
       'sampling',

@@ -131,6 +131,7 @@ export class ChatOrchestrator {
         model: route.model,
         messages,
         tools: request.tools,
+        normalizedTools: request.normalizedTools,
         toolChoice: request.toolChoice,
         parallelToolCalls: request.parallelToolCalls,
         faithful: request.faithful,

@@ -12,6 +12,7 @@ import {
   chatBodyErrors,
   familyRefusal,
   familyRefusals,
+  normalizeTools,
   parseChatBody,
   upstreamParameters,
 } from './chat-request.parser';
@@ -358,5 +359,29 @@ describe('per-family translation', () => {
     expect(refusal('provider_b', { seed: 1 })).toBeUndefined();
     // THE table refuses nothing family by family today: JSON output is enforced on provider_c.
     for (const provider of PROVIDER_IDS) expect(familyRefusal(provider, values)).toBeUndefined();
+  });
+});
+
+describe(normalizeTools.name, () => {
+  it('reads nested and flat definitions, dropping nameless ones', () => {
+    const tools = [
+      { type: 'function', function: { name: ' read ', parameters: { type: 'object' } } },
+      { type: 'custom', name: 'patch' },
+      { type: 'function', function: {} },
+    ];
+    expect(normalizeTools(tools).map((tool) => [tool.name, tool.type])).toEqual([
+      ['read', 'function'],
+      ['patch', 'custom'],
+    ]);
+    expect(normalizeTools([])).toEqual([]);
+  });
+
+  it('is done once, by the parser: the parsed body carries the tools as sent and as read', () => {
+    const tools = [{ type: 'function', function: { name: 'read' } }, { type: 'web_search' }];
+    const parsed = parseChatBody({ messages: [{ role: 'user', content: 'hi' }], tools }, 'gpt-6.1-sol');
+    expect(parsed.tools).toBe(tools);
+    expect(parsed.normalizedTools).toEqual([
+      expect.objectContaining({ name: 'read', type: 'function', raw: tools[0] }),
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { isJsonObject } from '../common/json';
-import type { ChatMessage, ToolDefinition } from '../core/chat-message';
+import type { ChatMessage, NormalizedTool, ToolDefinition } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
 import { PROVIDER_IDS } from '../core/provider-id';
@@ -18,7 +18,10 @@ export interface ParsedChatBody {
   readonly messages: ChatMessage[];
   readonly stream: boolean;
   readonly includeUsage: boolean;
+  /** The client's tool definitions as sent; `[]` when none. */
   readonly tools: ToolDefinition[];
+  /** The same tools read once (`normalizeTools`): what every family builds its tools from. */
+  readonly normalizedTools: readonly NormalizedTool[];
   readonly toolChoice?: unknown;
   readonly parallelToolCalls?: boolean;
   readonly faithful: boolean;
@@ -45,13 +48,15 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
   const raw = body as Record<string, unknown>;
   const model = typeof raw.model === 'string' && raw.model.trim() !== '' ? raw.model : defaultModel;
   const streamOptions = raw.stream_options as { include_usage?: unknown } | undefined;
+  const tools = Array.isArray(raw.tools) ? (raw.tools as ToolDefinition[]) : [];
   return {
     model,
     // The raw objects, not the DTO instances: adapters must see every field the client sent.
     messages: raw.messages as ChatMessage[],
     stream: raw.stream === true,
     includeUsage: raw.stream === true && streamOptions?.include_usage === true,
-    tools: Array.isArray(raw.tools) ? (raw.tools as ToolDefinition[]) : [],
+    tools,
+    normalizedTools: normalizeTools(tools),
     toolChoice: raw.tool_choice,
     parallelToolCalls: typeof raw.parallel_tool_calls === 'boolean' ? raw.parallel_tool_calls : undefined,
     faithful: raw.faithful === true,
@@ -59,6 +64,37 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
     verbosity: typeof raw.verbosity === 'string' ? raw.verbosity : undefined,
     parameters: readParameters(raw),
   };
+}
+
+const NO_TOOLS: readonly NormalizedTool[] = Object.freeze([]);
+
+/**
+ * The client's tool definitions, read once here so no family reads them again: nested
+ * (`{type:"function", function:{…}}`, `{type:"custom", custom:{…}}`) and flat
+ * (`{type, name, parameters}`) forms; a missing type means `function`. Nameless entries are
+ * dropped. One request may mix the forms. The result is shared: never mutate it.
+ */
+export function normalizeTools(tools: readonly ToolDefinition[]): readonly NormalizedTool[] {
+  if (tools.length === 0) return NO_TOOLS;
+  const result: NormalizedTool[] = [];
+  for (const raw of tools) {
+    if (!isJsonObject(raw)) continue;
+    const type = typeof raw.type === 'string' && raw.type !== '' ? raw.type : 'function';
+    const nested = isJsonObject(raw[type]) ? (raw[type] as Record<string, unknown>) : undefined;
+    const source = nested ?? raw;
+    const name = typeof source.name === 'string' ? source.name.trim() : '';
+    if (name === '') continue;
+    result.push({
+      name,
+      type,
+      description: typeof source.description === 'string' ? source.description : undefined,
+      parameters: isJsonObject(source.parameters) ? source.parameters : undefined,
+      format: source.format,
+      strict: typeof source.strict === 'boolean' ? source.strict : undefined,
+      raw,
+    });
+  }
+  return result;
 }
 
 const NO_PARAMETERS: ChatParameterValues = Object.freeze({});

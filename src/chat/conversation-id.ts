@@ -3,7 +3,7 @@ import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
 import { headerText, scalarText } from '../queue/queue-key';
 import type { ChatMessage } from '../core/chat-message';
-import { messageText } from '../core/message-text';
+import { messageText } from '../core/chat-message';
 
 /** What a conversation id is derived from: the request as the client sent it. */
 export interface ConversationInput {

@@ -1,6 +1,8 @@
-/**
- * The OpenAI chat shapes the gateway accepts, as adapters see them after validation. Unknown
- * fields are kept (clients send many); only the ones below are interpreted.
+/*
+ * The OpenAI chat shapes the gateway accepts, as adapters see them after validation (unknown
+ * fields are kept: clients send many; only the ones below are interpreted), and the readings of
+ * them every family shares: a message's text, the tool calls of the history, the client's tools
+ * once normalised (the chat layer's parser normalises them, before any family sees the request).
  */
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
@@ -30,3 +32,108 @@ export interface ChatMessage {
 
 /** A client tool definition, nested (`{type, function:{…}}`) or flat (`{type, name, …}`). */
 export type ToolDefinition = Readonly<Record<string, unknown>>;
+
+/**
+ * A client tool definition read from either the nested or the flat form (the chat parser's
+ * `normalizeTools`): ChatRequest.normalizedTools holds the request's, read once.
+ */
+export interface NormalizedTool {
+  readonly name: string;
+  /** `function` unless the definition says `custom`; other types (web_search…) keep their type. */
+  readonly type: string;
+  readonly description?: string;
+  readonly parameters?: Record<string, unknown>;
+  readonly format?: unknown;
+  readonly strict?: boolean;
+  /** The definition as the client sent it. */
+  readonly raw: ToolDefinition;
+}
+
+// Reading messages ------------------------------------------------------------------------------
+
+const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
+
+/**
+ * The text parts of a message: a string content is one part; from an array, every part with a
+ * string `text` (types text/input_text/output_text, or untyped) is kept; images, audio and files
+ * are dropped; null is no part. Shared by all three adapters (provider_a.md §7.1, provider_b.md §6,
+ * provider_c.md §4).
+ */
+export function messageTextParts(message: Pick<ChatMessage, 'content'>): string[] {
+  const content = message.content;
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  const texts: string[] = [];
+  for (const part of content as readonly ContentPart[]) {
+    if (part && typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type)))) {
+      texts.push(part.text);
+    }
+  }
+  return texts;
+}
+
+/** The text of a message as one string (parts joined with `\n`). */
+export function messageText(message: Pick<ChatMessage, 'content'>): string {
+  return messageTextParts(message).join('\n');
+}
+
+/** A plain object (not an array, not null); core imports nothing, so this is not common/json's. */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Names of the tools declared with type `custom` in this request. */
+export function customToolNames(tools: readonly NormalizedTool[]): Set<string> {
+  return new Set(tools.filter((tool) => tool.type === 'custom').map((tool) => tool.name));
+}
+
+/** A tool call found in the history, with its kind decided (provider_a.md §7.3). */
+export interface HistoryToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly kind: 'function' | 'custom';
+  /** Function kind: the argument string. Custom kind: the raw input text. */
+  readonly payload: string;
+  readonly thoughtSignature?: string;
+}
+
+/**
+ * A history call is custom when it has `type: "custom"` with a `custom` object (custom wire), or
+ * when it is a `function` call whose name is declared as a custom tool in this request (what the
+ * function wire produced); its input is then `function.arguments` taken as raw text.
+ */
+export function readHistoryToolCall(call: ChatToolCall, customNames: ReadonlySet<string>): HistoryToolCall | undefined {
+  const id = typeof call.id === 'string' ? call.id : '';
+  const signature = call.extra_content?.google?.thought_signature;
+  if (call.type === 'custom' && isObject(call.custom)) {
+    const name = typeof call.custom.name === 'string' ? call.custom.name : '';
+    if (name === '') return undefined;
+    return {
+      id,
+      name,
+      kind: 'custom',
+      payload: typeof call.custom.input === 'string' ? call.custom.input : '',
+      thoughtSignature: signature,
+    };
+  }
+  const name = typeof call.function?.name === 'string' ? call.function.name : '';
+  if (name === '') return undefined;
+  const payload = typeof call.function?.arguments === 'string' ? call.function.arguments : '';
+  return { id, name, kind: customNames.has(name) ? 'custom' : 'function', payload, thoughtSignature: signature };
+}
+
+/** Map of tool-call id → call for every assistant `tool_calls` entry in the history. */
+export function historyToolCallsById(
+  messages: readonly ChatMessage[],
+  customNames: ReadonlySet<string>,
+): Map<string, HistoryToolCall> {
+  const byId = new Map<string, HistoryToolCall>();
+  for (const message of messages) {
+    if (message.role !== 'assistant' || !Array.isArray(message.tool_calls)) continue;
+    for (const call of message.tool_calls) {
+      const read = readHistoryToolCall(call, customNames);
+      if (read && read.id !== '' && !byId.has(read.id)) byId.set(read.id, read);
+    }
+  }
+  return byId;
+}

@@ -1,5 +1,5 @@
 import type { ChatEvent, UsageEvent } from '../core/chat-event';
-import type { ChatMessage, ToolDefinition } from '../core/chat-message';
+import type { ChatMessage, NormalizedTool, ToolDefinition } from '../core/chat-message';
 import type { EventLogger } from '../core/event-logger';
 import type { ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
@@ -40,6 +40,12 @@ export interface ChatRequest {
   readonly messages: readonly ChatMessage[];
   /** The client's tool definitions as sent (nested and flat forms); `[]` when none. */
   readonly tools: readonly ToolDefinition[];
+  /**
+   * The same tools read once by the chat layer's parser (nested and flat forms, nameless ones
+   * dropped): what families build their tool lists from. Hosted types without a name (web
+   * search…) are only in `tools`.
+   */
+  readonly normalizedTools: readonly NormalizedTool[];
   /** As sent; `undefined` when absent. The gateway never invents one. */
   readonly toolChoice?: unknown;
   readonly parallelToolCalls?: boolean;

@@ -1,6 +1,6 @@
 import type { AppConfig } from '../../config/app-config';
 import type { ChatMessage } from '../../core/chat-message';
-import { messageText } from '../../core/message-text';
+import { messageText } from '../../core/chat-message';
 import { utf8Length, utf8Prefix } from './utf8-prefix';
 
 export type ContextSettings = AppConfig['contextManagement'];

@@ -7,6 +7,7 @@ import { AccountTurn } from '../../accounts/account-pool';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
+import { customToolNames } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import { ModelCatalog } from '../../models/model-catalog';
@@ -17,7 +18,6 @@ import type {
   ExtractionResult,
   ProviderAdapter,
 } from '../provider-adapter';
-import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { runTurn } from '../shared/turn-runner';
 import { UpstreamProxy } from '../shared/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
@@ -124,7 +124,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
     const startedAt = performance.now();
     const sessionId = sessionIdForChat(request.conversationId);
-    const lease = this.sessions?.lease(request.conversationId, customToolNames(normalizeTools(request.tools)));
+    const lease = this.sessions?.lease(request.conversationId, customToolNames(request.normalizedTools));
     let inputItems = 0;
     const build = (credentials: ProviderACredentials, attempt: number): AttemptRequest => {
       const built = this.chatAttempt(request, sessionId, credentials);

@@ -1,8 +1,8 @@
 import { sha256Hex } from '../../common/hashing';
 import { isJsonObject, type JsonObject } from '../../common/json';
-import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
+import type { ChatMessage, NormalizedTool, ToolDefinition } from '../../core/chat-message';
+import { historyToolCallsById, readHistoryToolCall } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
-import { historyToolCallsById, normalizeTools, readHistoryToolCall } from '../shared/tool-definitions';
 
 /*
  * What the chat request's messages and tools become on the Responses wire (provider_a.md §7):
@@ -239,17 +239,20 @@ const isOwnType = (type: unknown) => type === undefined || type === '' || type =
  * Client tools → Responses tools (provider_a.md §7.5): nested function/custom definitions are
  * flattened (a function without parameters gets an empty object schema), flat ones pass
  * unchanged, nameless function/custom entries are dropped, and other types (web_search…) pass
- * unchanged whether or not they carry a name. Order is kept.
+ * unchanged whether or not they carry a name. Order is kept. `normalized` is the same list as
+ * the chat parser read it (in order, nameless entries left out), so each definition's reading is
+ * the next one whose `raw` is that definition.
  */
-export function responsesTools(tools: readonly ToolDefinition[]): JsonObject[] {
+export function responsesTools(tools: readonly ToolDefinition[], normalized: readonly NormalizedTool[]): JsonObject[] {
   const result: JsonObject[] = [];
+  let next = 0;
   for (const raw of tools) {
+    const tool = normalized[next]?.raw === raw ? normalized[next++] : undefined;
     if (!isJsonObject(raw)) continue;
     if (!isOwnType(raw.type)) {
       result.push({ ...raw });
       continue;
     }
-    const [tool] = normalizeTools([raw]);
     if (!tool) continue;
     if (!isJsonObject(raw[tool.type])) {
       result.push({ ...raw });

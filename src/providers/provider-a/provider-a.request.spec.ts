@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { normalizeTools } from '../../chat/chat-request.parser';
 import { ModelCatalog } from '../../models/model-catalog';
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import type { ChatRequest } from '../provider-adapter';
@@ -32,11 +33,12 @@ const fixture = JSON.parse(
 function request(
   overrides: Partial<ChatRequest> & { modelId?: string; effort?: string; verbosity?: string } = {},
 ): ChatRequest {
-  const { modelId, effort, verbosity, ...rest } = overrides;
+  const { modelId, effort, verbosity, tools = [], normalizedTools, ...rest } = overrides;
   return {
     model: catalog.resolve(modelId ?? 'gpt-5.6-sol', { reasoningEffort: effort, verbosity })!,
     messages: [{ role: 'user', content: 'hi' }],
-    tools: [],
+    tools,
+    normalizedTools: normalizedTools ?? normalizeTools(tools),
     faithful: false,
     sampling: { temperature: 0.2, topP: 0.9, maxTokens: 100, stop: ['x'] },
     conversationId: 'chat:test',

@@ -4,10 +4,10 @@ import * as path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
 import type { ProviderAWire } from '../../config/app-config';
+import { customToolNames } from '../../core/chat-message';
 import type { ResolvedModel } from '../../core/resolved-model';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import type { ChatRequest, ResponseFormat } from '../provider-adapter';
-import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import type { ProviderACredentials } from './provider-a.auth';
 import {
   CODEX_BETA_FEATURES,
@@ -220,8 +220,8 @@ export function turnMetadata(input: TurnMetadataInput): string {
  * documents their fate), and a `tool_choice` the client did not send.
  */
 export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): ChatBody {
-  const conversation = conversationInput(request.messages, customToolNames(normalizeTools(request.tools)));
-  const clientTools = options.faithful !== undefined ? [] : responsesTools(request.tools);
+  const conversation = conversationInput(request.messages, customToolNames(request.normalizedTools));
+  const clientTools = options.faithful !== undefined ? [] : responsesTools(request.tools, request.normalizedTools);
   const faithful = options.faithful;
   let instructions: string;
   let input: Json[];

@@ -1,7 +1,5 @@
-import type { ChatMessage } from '../../core/chat-message';
-import { messageText } from '../../core/message-text';
-import type { HistoryToolCall } from '../shared/tool-definitions';
-import { historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
+import type { ChatMessage, HistoryToolCall } from '../../core/chat-message';
+import { historyToolCallsById, messageText, readHistoryToolCall } from '../../core/chat-message';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
 import { pairToolResults } from './provider-b.tool-pairing';
 import { assertTextOnly, userParts } from './provider-b.content-parts';

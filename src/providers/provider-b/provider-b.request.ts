@@ -37,7 +37,7 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
     orphanToolResults: 0,
     unresolvedRefs: 0,
   };
-  const tools = convertTools(request.tools, report);
+  const tools = convertTools(request.normalizedTools, report);
   const { systemText, contents } = convertMessages(
     request.messages,
     tools.customNames,

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../core/chat-message';
-import { readHistoryToolCall } from '../shared/tool-definitions';
+import { readHistoryToolCall } from '../../core/chat-message';
 
 /** The result text of a call the client never answered (it was cancelled, or the history trimmed). */
 export const CANCELLED_TOOL_OUTPUT = 'The tool call was cancelled before it returned a result.';

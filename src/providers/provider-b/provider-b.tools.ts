@@ -1,5 +1,5 @@
-import type { ToolDefinition } from '../../core/chat-message';
-import { customToolNames, normalizeTools } from '../shared/tool-definitions';
+import type { NormalizedTool } from '../../core/chat-message';
+import { customToolNames } from '../../core/chat-message';
 import { CUSTOM_TOOL_FALLBACK_PARAMETERS } from './provider-b.constants';
 import type { SchemaCleanReport } from './provider-b.schema-cleaner';
 import { cleanSchema } from './provider-b.schema-cleaner';
@@ -17,8 +17,8 @@ export interface ConvertedTools {
  * schema; custom tools their prepared parameters or the raw-text `input` fallback. Other
  * tool types (hosted tools such as web search) have no Code Assist equivalent and are skipped.
  */
-export function convertTools(tools: readonly ToolDefinition[], report: SchemaCleanReport): ConvertedTools {
-  const normalized = normalizeTools(tools).filter((tool) => tool.type === 'function' || tool.type === 'custom');
+export function convertTools(tools: readonly NormalizedTool[], report: SchemaCleanReport): ConvertedTools {
+  const normalized = tools.filter((tool) => tool.type === 'function' || tool.type === 'custom');
   const declarations = normalized.map((tool): FunctionDeclaration => {
     const parameters = tool.parameters
       ? cleanSchema(tool.parameters, report)

@@ -8,7 +8,6 @@ import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { ChatEvent } from '../../core/chat-event';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
-import { normalizeTools } from '../shared/tool-definitions';
 import { runTurn } from '../shared/turn-runner';
 import { accountBaseEnvironment, createProviderCPool, ProviderCAccount } from './provider-c.accounts';
 import { buildProviderCArgs } from './provider-c.argv';
@@ -108,7 +107,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** What every run of this turn shares: argv, the prompt, the fence settings. */
   private run(request: ChatRequest, context: CallContext): ClaudeRun {
-    const tools = normalizeTools(request.tools);
+    const tools = request.normalizedTools;
     const plan = planToolChoice(request.toolChoice, tools);
     return {
       command: this.command,

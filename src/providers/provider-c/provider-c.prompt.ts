@@ -1,7 +1,5 @@
-import type { ChatMessage } from '../../core/chat-message';
-import { messageText } from '../../core/message-text';
-import type { HistoryToolCall, NormalizedTool } from '../shared/tool-definitions';
-import { customToolNames, historyToolCallsById, readHistoryToolCall } from '../shared/tool-definitions';
+import type { ChatMessage, HistoryToolCall, NormalizedTool } from '../../core/chat-message';
+import { customToolNames, historyToolCallsById, messageText, readHistoryToolCall } from '../../core/chat-message';
 import { FENCE_OPENER } from './provider-c.fence-parser';
 import type { ToolChoicePlan } from './provider-c.protocol';
 import { CLOSING_REMINDER, renderProtocol } from './provider-c.protocol';

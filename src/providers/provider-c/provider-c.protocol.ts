@@ -1,4 +1,4 @@
-import type { NormalizedTool } from '../shared/tool-definitions';
+import type { NormalizedTool } from '../../core/chat-message';
 
 /** The tool protocol block (§5.2), our wording of the rules in §5.1. */
 const PROTOCOL_TEMPLATE = `## Tools
