@@ -260,7 +260,7 @@ export function chatBodyErrors(body: Record<string, unknown>): string[] {
   return errors.slice(0, MAX_REPORTED_ERRORS);
 }
 
-// The request-parameter table ------------------------------------------------------------------
+// The request-parameter table ---------------------------------------------------------------------
 
 /*
  * THE table of Chat Completions request fields (issue 22): every field the `openai` SDK's

@@ -49,7 +49,7 @@ export interface NormalizedTool {
   readonly raw: ToolDefinition;
 }
 
-// Reading messages ------------------------------------------------------------------------------
+// Reading messages --------------------------------------------------------------------------------
 
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 

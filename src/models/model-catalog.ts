@@ -291,7 +291,7 @@ function validateEntry(row: unknown): string | undefined {
   return undefined;
 }
 
-// Variants: CLI-only efforts, live-listed ids, what /v1/models shows -------------------------------
+// Variants: CLI-only efforts, live-listed ids, what /v1/models shows ------------------------------
 
 /**
  * Efforts that are a mode of the provider CLI rather than a value the upstream takes, and what

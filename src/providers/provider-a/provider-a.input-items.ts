@@ -11,7 +11,7 @@ import { GatewayError } from '../../core/gateway.error';
  * provider-a.request.ts assembles them into the body of an attempt.
  */
 
-// Messages: content parts, input items, call pairing ------------------------------------------
+// Messages: content parts, input items, call pairing ----------------------------------------------
 
 /** Call-id normalization N(id) (provider_a.md §7.4): ids over 64 characters become their SHA-256 hex. */
 export function normalizeCallId(id: string): string {
@@ -228,7 +228,7 @@ export function pairCallsWithOutputs(input: readonly JsonObject[]): PairedInput 
   return { items, abortedCalls, orphanOutputs };
 }
 
-// Tools: definitions and names ----------------------------------------------------------------
+// Tools: definitions and names --------------------------------------------------------------------
 
 const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 

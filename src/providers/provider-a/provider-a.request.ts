@@ -39,7 +39,7 @@ import type { ProviderATransportKind } from './provider-a.transport';
 
 type Json = Record<string, unknown>;
 
-// Identity and headers ------------------------------------------------------------------------
+// Identity and headers ----------------------------------------------------------------------------
 
 /**
  * The session id of one chat: stable for every turn of the chat, distinct across chats, so the
@@ -134,7 +134,7 @@ export function upstreamHeaders(
   return headers;
 }
 
-// The body ------------------------------------------------------------------------------------
+// The body ----------------------------------------------------------------------------------------
 
 /** The ids of one upstream attempt in faithful mode (provider_a.md §3). */
 export interface FaithfulTurn {
@@ -327,7 +327,7 @@ export function websocketFrame(body: Json, sentAtMs: number): Json {
   return frame;
 }
 
-// The request shape per model -----------------------------------------------------------------
+// The request shape per model ---------------------------------------------------------------------
 
 /**
  * The two request shapes of the Codex backend (docs/providers.md "Two request shapes"). Codex
