@@ -3,7 +3,7 @@
  * resolved import graph (type-only imports, `export … from`, require and import() included).
  * Run by src/architecture.spec.ts as part of `npm test`, and by `npm run lint:deps`.
  *
- * Layers, lowest first: core → config → common → metrics → accounts → models → providers → queue →
+ * Layers, lowest first: core → config → common → metrics → queue → accounts → models → providers →
  * chat / structured → app. A folder may import only from layers below it.
  */
 const FEATURES = '^src/(chat|structured|queue|health|models|providers|metrics|accounts)/';
@@ -41,7 +41,7 @@ module.exports = {
     },
     {
       name: 'common-stays-below-features',
-      comment: 'common/ (guard, errors, SSE writer, logging, admission primitive) never imports a feature.',
+      comment: 'common/ (guard, errors, SSE writer, logging) never imports a feature.',
       severity: 'error',
       from: { path: '^src/common/' },
       to: { path: `${FEATURES}|^src/app\\.|^src/main\\.ts$` },
@@ -64,15 +64,15 @@ module.exports = {
       comment: 'The catalog resolves ids; the registry (providers/) builds on it, never the reverse.',
       severity: 'error',
       from: { path: '^src/models/' },
-      to: { path: '^src/(chat|structured|queue|health|providers)/' },
+      to: { path: '^src/(chat|structured|health|providers)/' },
     },
     {
       name: 'providers-never-import-callers-or-http',
-      comment: 'Adapters know nothing of chat, structured, the queue or HTTP handling (style.md §8).',
+      comment: 'Adapters know nothing of chat, structured or HTTP handling (style.md §8).',
       severity: 'error',
       from: { path: '^src/providers/' },
       to: {
-        path: '^src/(chat|structured|queue|health)/|^src/common/(http|sse|auth)/|^src/app\\.|^src/main\\.ts$|\\.controller\\.ts$',
+        path: '^src/(chat|structured|health)/|^src/common/(http|sse|auth)/|^src/app\\.|^src/main\\.ts$|\\.controller\\.ts$',
       },
     },
     {
@@ -96,11 +96,12 @@ module.exports = {
       to: { path: '^src/providers/provider-[^/]+/' },
     },
     {
-      name: 'queue-stays-below-chat',
-      comment: 'Admission knows the vocabulary, not the adapters or the routes.',
+      name: 'queue-stays-below-accounts',
+      comment:
+        'The fair queue and the admissions built on it know the vocabulary, config and metrics: no login, model, adapter or route, so adapters (provider_c process slots) may use it.',
       severity: 'error',
       from: { path: '^src/queue/' },
-      to: { path: '^src/(chat|structured|providers|health)/' },
+      to: { path: '^src/(chat|structured|providers|health|models|accounts)/' },
     },
     {
       name: 'chat-and-structured-are-independent',
