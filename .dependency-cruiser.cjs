@@ -54,10 +54,11 @@ module.exports = {
     },
     {
       name: 'accounts-stay-below-providers',
-      comment: 'The account pool is family-independent: adapters use it, it knows no adapter, model or route.',
+      comment:
+        "Logins and accounts (the pool, and each family's login code under accounts/provider-*/): adapters import them, they import no adapter, model or route.",
       severity: 'error',
       from: { path: '^src/accounts/' },
-      to: { path: '^src/(chat|structured|queue|health|models|providers)/' },
+      to: { path: '^src/(chat|structured|health|models|providers)/' },
     },
     {
       name: 'models-stay-below-providers',
@@ -82,10 +83,11 @@ module.exports = {
       to: { path: 'node_modules/(express|@types/express|@nestjs/platform-express)/' },
     },
     {
-      name: 'adapters-never-import-each-other',
+      name: 'families-never-import-each-other',
+      comment: 'A family (its adapter in providers/, its logins in accounts/) uses only its own folders.',
       severity: 'error',
-      from: { path: '^src/providers/(provider-[^/]+)/' },
-      to: { path: '^src/providers/provider-[^/]+/', pathNot: '^src/providers/$1/' },
+      from: { path: '^src/(providers|accounts)/(provider-[^/]+)/' },
+      to: { path: '^src/(providers|accounts)/provider-[^/]+/', pathNot: '^src/(providers|accounts)/$2/' },
     },
     {
       name: 'callers-use-the-adapter-interface-only',
@@ -93,7 +95,7 @@ module.exports = {
         'chat and structured reach adapters through providers/provider-adapter.ts and the registry, never an adapter folder.',
       severity: 'error',
       from: { path: '^src/(chat|structured)/' },
-      to: { path: '^src/providers/provider-[^/]+/' },
+      to: { path: '^src/(providers|accounts)/provider-[^/]+/' },
     },
     {
       name: 'queue-stays-below-accounts',

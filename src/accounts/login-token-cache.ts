@@ -1,4 +1,4 @@
-import { untilAborted } from '../../common/async/abortable';
+import { untilAborted } from '../common/async/abortable';
 
 /** A token counts as expired this long before its real expiry (provider_a.md §1.3, provider_b.md §1.2). */
 export const LOGIN_EXPIRY_SKEW_MS = 60_000;
