@@ -1,4 +1,4 @@
-import { isExpired } from '../login-token-cache';
+import { isExpired } from '../account-pool';
 import {
   accountIdFromJwt,
   applyRefresh,
