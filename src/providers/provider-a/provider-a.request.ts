@@ -8,7 +8,7 @@ import { customToolNames } from '../../core/chat-message';
 import type { ResolvedModel } from '../../core/resolved-model';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import type { ChatRequest, ResponseFormat } from '../provider-adapter';
-import type { ProviderACredentials } from './provider-a.auth';
+import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import {
   CODEX_BETA_FEATURES,
   CODEX_ORIGINATOR,

@@ -1,4 +1,4 @@
-import type { UpstreamProxy } from '../shared/upstream-proxy';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { JsonObject } from '../../common/json';
 
 /** How the backend is reached: a kept WebSocket (`wss:`) or one SSE POST per turn (`https:`). */
