@@ -1,5 +1,6 @@
-import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { BearerAuthGuard } from '../common/auth/bearer-auth.guard';
 import { callerOf } from '../common/auth/bearer-auth.guard';
 import { sendErrorResponse } from '../common/errors/error-response';
 import { toGatewayError } from '../common/errors/to-gateway-error';
@@ -22,9 +23,16 @@ import { conversationIdOf } from './conversation-id';
  * become a ChatCommand; the accepted turn is written as SSE (headers committed only once the
  * adapter reported acceptance, so an earlier failure is a plain JSON error) or as one
  * `chat.completion`; failures are answered in the OpenAI error shape. The turn itself is the
- * ChatOrchestrator's. Raw `@Res()`: no interceptor maps this response (style.md §5).
+ * ChatOrchestrator's.
+ *
+ * Not a Nest `@Controller`: app.factory.ts mounts `answer` as the last Express middleware, ahead
+ * of Nest's router, because routing plus Nest's per-request execution context (guard lookup,
+ * parameter decorators, the exception zone) cost about 7 % of the CPU of a short turn, measured
+ * with the side-by-side rig (docs/performance.md "The chat route outside Nest's router"). It
+ * writes its own response either way, so nothing of Nest's pipeline applied to it but the guard,
+ * whose check `answer` runs first.
  */
-@Controller('v1/chat')
+@Injectable()
 export class ChatController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -33,9 +41,23 @@ export class ChatController {
     @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
   ) {}
 
-  @Post('completions')
-  @HttpCode(200)
-  async create(@Req() request: Request, @Res() response: Response): Promise<void> {
+  /** The route: the bearer check (401 in the error shape), then the turn; never rejects. */
+  answer(request: Request, response: Response, guard: BearerAuthGuard): void {
+    try {
+      guard.authorize(request);
+    } catch (error) {
+      sendErrorResponse(request, response, toGatewayError(error));
+      return;
+    }
+    // `create` answers its own failures; this only catches a bug, as the global filter would.
+    this.create(request, response).catch((error: unknown) => {
+      requestLoggerOf(request, this.rootLogger).error({ event: 'unhandled_error', err: error }, 'unhandled_error');
+      if (!response.headersSent) sendErrorResponse(request, response, toGatewayError(error));
+      else if (!response.writableEnded) response.end();
+    });
+  }
+
+  private async create(request: Request, response: Response): Promise<void> {
     const client = abortOnClientDisconnect(response);
     let command: ChatCommand;
     try {
