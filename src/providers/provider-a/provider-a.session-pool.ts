@@ -22,7 +22,7 @@ export interface SessionObserver {
   chainFallback(): void;
 }
 
-/** What one chat turn did with the upstream connection (the `request_timing` log line). */
+/** What one chat turn did with the upstream connection (fields of the turn's `chat_completion` log line). */
 export interface SessionUse {
   /** The turn ran on a connection kept from an earlier turn of the same chat. */
   reused: boolean;
