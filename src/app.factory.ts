@@ -68,11 +68,6 @@ export async function createGatewayApp(
   app.use(compressionMiddleware());
   // POST /v1/chat/completions is answered here, after the middleware above and ahead of Nest's
   // router (see ChatController for the measured reason); the bearer check is the global guard's.
-  const chat = app.get(ChatController);
-  const guard = app.get(BearerAuthGuard);
-  app.use(
-    CHAT_ROUTE,
-    onPostToMountPath((request, response) => chat.answer(request, response, guard)),
-  );
+  app.use(CHAT_ROUTE, onPostToMountPath(app.get(ChatController).handler(app.get(BearerAuthGuard))));
   return app;
 }

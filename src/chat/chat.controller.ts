@@ -41,8 +41,13 @@ export class ChatController {
     @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
   ) {}
 
+  /** The Express handler app.factory mounts (declared here, so a turn's code stays in chat/). */
+  handler(guard: BearerAuthGuard): (request: Request, response: Response) => void {
+    return (request, response) => this.answer(request, response, guard);
+  }
+
   /** The route: the bearer check (401 in the error shape), then the turn; never rejects. */
-  answer(request: Request, response: Response, guard: BearerAuthGuard): void {
+  private answer(request: Request, response: Response, guard: BearerAuthGuard): void {
     try {
       guard.authorize(request);
     } catch (error) {

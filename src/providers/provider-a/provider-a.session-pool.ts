@@ -112,9 +112,10 @@ export class SessionPool {
    * Takes one of the chat's kept connections out of the pool: one whose chain `body` continues,
    * else the most recently kept one. Only open, idle connections opened with the same handshake.
    */
-  take(chat: string, handshake: string, body: JsonObject, shape: string): TakenSession | undefined {
+  take(chat: string, handshake: string, body: JsonObject, shapeOf: () => string): TakenSession | undefined {
     const ids = this.byChat.get(chat);
     if (!this.kept || !ids) return undefined;
+    const shape = shapeOf();
     let chosen: TakenSession | undefined;
     let chosenId: number | undefined;
     for (const id of ids) {
@@ -176,8 +177,9 @@ export class ChatTurnLease {
 
   readonly open = async (input: AttemptInput): Promise<UpstreamConnection> => {
     const handshake = handshakeKey(input.headers);
-    // Serialized once per attempt: the pool compares it to kept chains, the kept chain stores it.
-    const shape = requestShape(input.body);
+    // Serialized at most once per attempt, when a kept chain is compared or a new one stored.
+    let shape: string | undefined;
+    const shapeOf = () => (shape ??= requestShape(input.body));
     const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
     Object.assign(this.use, { reused: false, incremental: false, fallback: false, itemsSent: items, items });
     const release = (session: WsSession, record: TurnRecord) =>
@@ -185,10 +187,10 @@ export class ChatTurnLease {
         chat: this.chat,
         session,
         handshake,
-        chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames, shape),
+        chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames, shapeOf()),
       });
 
-    const taken = this.pool.take(this.chat, handshake, input.body, shape);
+    const taken = this.pool.take(this.chat, handshake, input.body, shapeOf);
     if (taken) {
       const { entry: kept, continuation } = taken;
       this.use.reused = true;
