@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
-import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-response';
+import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-writer';
 import { installClientErrorHandler } from './common/http/client-error.handler';
 import {
   compressionMiddleware,

@@ -1,8 +1,7 @@
 import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/bearer-auth.guard';
-import { sendErrorResponse } from '../common/errors/error-response';
-import { toGatewayError } from '../common/errors/to-gateway-error';
+import { writeErrorResponse } from '../common/errors/error-writer';
 import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
@@ -129,11 +128,7 @@ export class ChatController {
   /** The JSON error with its real status; nothing for a client that left (already recorded as 499). */
   private answerFailure(request: Request, response: Response, thrown: unknown, signal: AbortSignal): void {
     if (signal.aborted) return;
-    if (response.headersSent) {
-      // The stream responder owns failures after the headers; this only happens on a bug.
-      if (!response.writableEnded) response.end();
-      return;
-    }
-    sendErrorResponse(request, response, toGatewayError(thrown));
+    // After the headers the stream responder owns failures (the writer then only ends the response).
+    writeErrorResponse(request, response, thrown);
   }
 }
