@@ -32,7 +32,8 @@ const CODE_BY_PARSER_ERROR: Record<string, ErrorCode> = {
  * both Content-Length and Transfer-Encoding, a request too slow to arrive) never reach Express, and
  * Node's default answer is a bare status line. This answers them as the chat route answers errors,
  * in the OpenAI shape, with `Connection: close`, written as raw HTTP since no response object
- * exists (the error writer's `rawErrorResponse`). Connections already gone (ECONNRESET) or mid-answer are just closed, quietly.
+ * exists (the error writer's `rawErrorResponse`). Connections already gone (ECONNRESET) or
+ * mid-answer are just closed, quietly.
  */
 export function installClientErrorHandler(server: Server, logger: ClientErrorLogger): void {
   // Node's missing-Host check answers a bare 400; hostHeaderMiddleware answers it in our shape.
