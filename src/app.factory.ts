@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { ChatController } from './chat/chat.controller';
 import { BearerAuthGuard } from './common/auth/bearer-auth.guard';
-import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-response';
+import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-writer';
 import { installClientErrorHandler } from './common/http/client-error.handler';
 import {
   compressionMiddleware,

@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { BearerAuthGuard } from '../common/auth/bearer-auth.guard';
 import { callerOf } from '../common/auth/bearer-auth.guard';
-import { sendErrorResponse } from '../common/errors/error-response';
-import { toGatewayError } from '../common/errors/to-gateway-error';
+import { writeErrorResponse } from '../common/errors/error-writer';
 import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
@@ -51,14 +50,13 @@ export class ChatController {
     try {
       guard.authorize(request);
     } catch (error) {
-      sendErrorResponse(request, response, toGatewayError(error));
+      writeErrorResponse(request, response, error);
       return;
     }
     // `create` answers its own failures; this only catches a bug, as the global filter would.
     this.create(request, response).catch((error: unknown) => {
       requestLoggerOf(request, this.rootLogger).error({ event: 'unhandled_error', err: error }, 'unhandled_error');
-      if (!response.headersSent) sendErrorResponse(request, response, toGatewayError(error));
-      else if (!response.writableEnded) response.end();
+      writeErrorResponse(request, response, error);
     });
   }
 
@@ -156,11 +154,7 @@ export class ChatController {
   /** The JSON error with its real status; nothing for a client that left (already recorded as 499). */
   private answerFailure(request: Request, response: Response, thrown: unknown, signal: AbortSignal): void {
     if (signal.aborted) return;
-    if (response.headersSent) {
-      // The stream responder owns failures after the headers; this only happens on a bug.
-      if (!response.writableEnded) response.end();
-      return;
-    }
-    sendErrorResponse(request, response, toGatewayError(thrown));
+    // After the headers the stream responder owns failures (the writer then only ends the response).
+    writeErrorResponse(request, response, thrown);
   }
 }

@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
 import onHeaders from 'on-headers';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
-import { sendErrorResponse } from '../errors/error-response';
+import { writeErrorResponse } from '../errors/error-writer';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
 import type { DrainService } from '../lifecycle/drain.service';
@@ -16,11 +16,11 @@ import type { DrainService } from '../lifecycle/drain.service';
 export function hostHeaderMiddleware(): RequestHandler {
   return (request, response, next) => {
     if (request.httpVersion !== '1.1' || request.headers.host !== undefined) return next();
-    response.setHeader('Connection', 'close');
-    sendErrorResponse(
+    writeErrorResponse(
       request,
       response,
       new GatewayError('invalid_request', { publicMessage: 'the Host header is required' }),
+      { connectionClose: true },
     );
   };
 }
@@ -49,7 +49,7 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
       if (!error) return next();
       const gatewayError = toGatewayError(error);
       if (!options.deferErrors) {
-        sendErrorResponse(request, response, gatewayError);
+        writeErrorResponse(request, response, gatewayError);
         return;
       }
       // Structured admission checks auth and draining before the body (gateway-behaviours.md §6.1),
