@@ -138,7 +138,7 @@ export function translateEvent(state: StreamState, frame: JsonObject, options: T
  * translation reads, each kept only when it has its declared JSON type (otherwise it reads as
  * absent), or `undefined` for a `type` the translation ignores.
  */
-export function readEvent(frame: JsonObject): ResponsesEvent | undefined {
+function readEvent(frame: JsonObject): ResponsesEvent | undefined {
   const type = frame.type;
   switch (type) {
     case 'response.created':

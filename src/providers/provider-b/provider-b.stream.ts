@@ -78,7 +78,7 @@ export function translateProviderBPayload(payload: unknown, state: ProviderBStre
  * Assist response, each field kept only when it has its declared JSON type (otherwise it reads as
  * absent). A payload without the `response` wrapper is the response itself (§9.1).
  */
-export function readCodeAssistResponse(payload: JsonObject): CodeAssistResponse {
+function readCodeAssistResponse(payload: JsonObject): CodeAssistResponse {
   const raw = isJsonObject(payload.response) ? payload.response : payload;
   const { candidates, usageMetadata, promptFeedback } = raw;
   return {

@@ -367,7 +367,7 @@ function resultErrorText(line: ResultLine): string {
  * the translation reads, each kept only when it has its declared JSON type (otherwise it reads as
  * absent), or `undefined` for a line of another `type`.
  */
-export function readLine(raw: JsonObject): StreamJsonLine | undefined {
+function readLine(raw: JsonObject): StreamJsonLine | undefined {
   const { type } = raw;
   switch (type) {
     case 'system':
