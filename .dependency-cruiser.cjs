@@ -3,7 +3,7 @@
  * resolved import graph (type-only imports, `export … from`, require and import() included).
  * Run by src/architecture.spec.ts as part of `npm test`, and by `npm run lint:deps`.
  *
- * Layers, lowest first: core → config → common → metrics → accounts → models → providers → queue →
+ * Layers, lowest first: core → config → common → metrics → queue → accounts → models → providers →
  * chat / structured → app. A folder may import only from layers below it.
  */
 const FEATURES = '^src/(chat|structured|queue|health|models|providers|metrics|accounts)/';
@@ -41,7 +41,7 @@ module.exports = {
     },
     {
       name: 'common-stays-below-features',
-      comment: 'common/ (guard, errors, SSE writer, logging, admission primitive) never imports a feature.',
+      comment: 'common/ (guard, errors, SSE writer, logging) never imports a feature.',
       severity: 'error',
       from: { path: '^src/common/' },
       to: { path: `${FEATURES}|^src/app\\.|^src/main\\.ts$` },
@@ -54,25 +54,26 @@ module.exports = {
     },
     {
       name: 'accounts-stay-below-providers',
-      comment: 'The account pool is family-independent: adapters use it, it knows no adapter, model or route.',
+      comment:
+        "Logins and accounts (the pool, and each family's login code under accounts/provider-*/): adapters import them, they import no adapter, model or route.",
       severity: 'error',
       from: { path: '^src/accounts/' },
-      to: { path: '^src/(chat|structured|queue|health|models|providers)/' },
+      to: { path: '^src/(chat|structured|health|models|providers)/' },
     },
     {
       name: 'models-stay-below-providers',
       comment: 'The catalog resolves ids; the registry (providers/) builds on it, never the reverse.',
       severity: 'error',
       from: { path: '^src/models/' },
-      to: { path: '^src/(chat|structured|queue|health|providers)/' },
+      to: { path: '^src/(chat|structured|health|providers)/' },
     },
     {
       name: 'providers-never-import-callers-or-http',
-      comment: 'Adapters know nothing of chat, structured, the queue or HTTP handling (style.md §8).',
+      comment: 'Adapters know nothing of chat, structured or HTTP handling (style.md §8).',
       severity: 'error',
       from: { path: '^src/providers/' },
       to: {
-        path: '^src/(chat|structured|queue|health)/|^src/common/(http|sse|auth)/|^src/app\\.|^src/main\\.ts$|\\.controller\\.ts$',
+        path: '^src/(chat|structured|health)/|^src/common/(http|sse|auth)/|^src/app\\.|^src/main\\.ts$|\\.controller\\.ts$',
       },
     },
     {
@@ -82,10 +83,11 @@ module.exports = {
       to: { path: 'node_modules/(express|@types/express|@nestjs/platform-express)/' },
     },
     {
-      name: 'adapters-never-import-each-other',
+      name: 'families-never-import-each-other',
+      comment: 'A family (its adapter in providers/, its logins in accounts/) uses only its own folders.',
       severity: 'error',
-      from: { path: '^src/providers/(provider-[^/]+)/' },
-      to: { path: '^src/providers/provider-[^/]+/', pathNot: '^src/providers/$1/' },
+      from: { path: '^src/(providers|accounts)/(provider-[^/]+)/' },
+      to: { path: '^src/(providers|accounts)/provider-[^/]+/', pathNot: '^src/(providers|accounts)/$2/' },
     },
     {
       name: 'callers-use-the-adapter-interface-only',
@@ -93,14 +95,15 @@ module.exports = {
         'chat and structured reach adapters through providers/provider-adapter.ts and the registry, never an adapter folder.',
       severity: 'error',
       from: { path: '^src/(chat|structured)/' },
-      to: { path: '^src/providers/provider-[^/]+/' },
+      to: { path: '^src/(providers|accounts)/provider-[^/]+/' },
     },
     {
-      name: 'queue-stays-below-chat',
-      comment: 'Admission knows the vocabulary, not the adapters or the routes.',
+      name: 'queue-stays-below-accounts',
+      comment:
+        'The fair queue and the admissions built on it know the vocabulary, config and metrics: no login, model, adapter or route, so adapters (provider_c process slots) may use it.',
       severity: 'error',
       from: { path: '^src/queue/' },
-      to: { path: '^src/(chat|structured|providers|health)/' },
+      to: { path: '^src/(chat|structured|providers|health|models|accounts)/' },
     },
     {
       name: 'chat-and-structured-are-independent',

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildProviderCArgs } from '../src/providers/provider-c/provider-c.argv';
-import { claudeChildEnvironment } from '../src/providers/provider-c/provider-c.child-env';
+import { claudeChildEnvironment } from '../src/accounts/provider-c/provider-c.child-env';
 import type { FakeReply } from '../test/support/fake-anthropic-api';
 import { API_ERRORS, FakeAnthropicApi, textReply } from '../test/support/fake-anthropic-api';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from '../test/support/real-claude';

@@ -51,7 +51,7 @@ describe('source layering', () => {
     expect(await violationsIn(ROOT)).toEqual([]);
   });
 
-  it('fails on a folder cycle, on core importing anything, and on a provider importing the queue', async () => {
+  it('fails on a folder cycle, on core importing anything, on the queue or a login importing an adapter, and across families', async () => {
     const tree = fs.mkdtempSync(path.join(os.tmpdir(), 'layering-'));
     try {
       const write = (file: string, text: string) => {
@@ -65,11 +65,21 @@ describe('source layering', () => {
         'src/providers/adapter.ts',
         'import type { Slot } from "../queue/slot";\nexport type Adapter = { slot?: Slot };\n',
       );
+      write(
+        'src/accounts/provider-a/login.ts',
+        "import type { Adapter } from '../../providers/adapter';\nexport type Login = Adapter;\n",
+      );
+      write(
+        'src/accounts/provider-b/login.ts',
+        "import type { Login as A } from '../provider-a/login';\nexport type Login = A;\n",
+      );
       const found = await violationsIn(tree);
       expect(found).toEqual(
         expect.arrayContaining([
           'core-imports-nothing: src/core/vocabulary.ts → src/queue/slot.ts',
-          'providers-never-import-callers-or-http: src/providers/adapter.ts → src/queue/slot.ts',
+          'queue-stays-below-accounts: src/queue/slot.ts → src/providers/adapter.ts',
+          'accounts-stay-below-providers: src/accounts/provider-a/login.ts → src/providers/adapter.ts',
+          'families-never-import-each-other: src/accounts/provider-b/login.ts → src/accounts/provider-a/login.ts',
           expect.stringMatching(/^no-module-cycle: /),
           expect.stringMatching(/^no-folder-cycle: src\/(queue|providers) → /),
         ]),

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config/app-config';
 import { ProviderAAdapter } from '../src/providers/provider-a/provider-a.adapter';
-import { CODEX_OAUTH_CLIENT_ID } from '../src/providers/provider-a/provider-a.constants';
+import { CODEX_OAUTH_CLIENT_ID } from '../src/accounts/provider-a/provider-a.token-refresh';
 import { sessionIdForChat } from '../src/providers/provider-a/provider-a.identifiers';
 import {
   callContext,

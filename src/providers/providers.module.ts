@@ -11,7 +11,7 @@ import { ProviderBAdapter } from './provider-b/provider-b.adapter';
 import { ProviderCAdapter } from './provider-c/provider-c.adapter';
 import type { ProviderAdapter } from './provider-adapter';
 import { ProviderRegistry } from './provider-registry';
-import { LoginReport } from './login-report';
+import { LoginReport } from '../accounts/login-report';
 import { PROVIDER_ADAPTERS } from './provider.tokens';
 
 const ADAPTER_CLASSES: Record<ProviderId, Type<ProviderAdapter>> = {

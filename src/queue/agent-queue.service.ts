@@ -5,9 +5,9 @@ import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
 import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
-import { FairQueue, FairQueueObserver, QueueSlot } from '../common/admission/fair-queue';
+import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
 import { queueLogObserver } from './queue-log-observer';
-import { queueMetricsObserver } from '../metrics/queue-metrics-observer';
+import { queueMetricsObserver } from './queue-metrics-observer';
 import type { QueueKey } from './queue-key';
 
 export interface AdmitParams {

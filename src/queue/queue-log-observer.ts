@@ -1,5 +1,5 @@
 import type { EventLogger } from '../core/event-logger';
-import type { FairQueueObserver } from '../common/admission/fair-queue';
+import type { FairQueueObserver } from './fair-queue';
 
 /** What every queue log line carries (never the key value, caller, session id or IP). */
 export interface QueueLogIds {

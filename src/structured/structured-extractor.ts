@@ -12,7 +12,7 @@ import { OutputValidator } from '../common/json-schema/output-validator';
 import { deadline, untilAborted } from '../common/async/abortable';
 import { modelDeadlineError } from './structured-deadline';
 import { extractionConversationId, StructuredIdentity, upstreamSchemaName } from './structured-identity';
-import { StructuredQueue } from './structured-queue';
+import { StructuredQueue } from '../queue/structured-queue';
 import type { StructuredEnvelope } from './structured-request.parser';
 import type { SharedAnswer } from './structured-response';
 import { parseJsonObjectOutput } from '../common/json-schema/json-object-output';

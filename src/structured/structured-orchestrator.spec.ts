@@ -15,7 +15,7 @@ import { StructuredExtractor } from './structured-extractor';
 import { canonicalSha256 } from './structured-identity';
 import type { StructuredCommand } from './structured-orchestrator';
 import { StructuredOrchestrator } from './structured-orchestrator';
-import { StructuredQueue } from './structured-queue';
+import { StructuredQueue } from '../queue/structured-queue';
 import type { SharedAnswer } from './structured-response';
 
 const SCHEMA = {

@@ -12,7 +12,7 @@ import { OutputValidator } from '../common/json-schema/output-validator';
 import { StructuredAllowlist } from './structured-allowlist';
 import { StructuredExceptionFilter } from './structured-exception.filter';
 import { StructuredExtractor } from './structured-extractor';
-import { StructuredQueue } from './structured-queue';
+import { StructuredQueue } from '../queue/structured-queue';
 import type { SharedAnswer } from './structured-response';
 import { StructuredController } from './structured.controller';
 import { StructuredOrchestrator } from './structured-orchestrator';

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { createGatewayApp } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
-import { LoginReport } from '../../src/providers/login-report';
+import { LoginReport } from '../../src/accounts/login-report';
 import { LogCapture } from './log-capture';
 
 export interface TestGateway {

@@ -1,8 +1,8 @@
 import type { AccountPool, QuotaWindow } from '../../accounts/account-pool';
 import type { AccountPools } from '../../accounts/account-pools';
 import type { AppConfig } from '../../config/app-config';
-import type { UpstreamProxy } from '../shared/upstream-proxy';
-import { ProviderAAuth } from './provider-a.auth';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import { ProviderAAuth } from '../../accounts/provider-a/provider-a.auth';
 import type { RateLimitSnapshot, RateLimitWindow } from './provider-a.rate-limits';
 import { RateLimitTelemetry } from './provider-a.rate-limits';
 

@@ -19,9 +19,9 @@ import type {
 } from '../provider-adapter';
 import { customToolNames, normalizeTools } from '../shared/tool-definitions';
 import { runTurn } from '../shared/turn-runner';
-import { UpstreamProxy } from '../shared/upstream-proxy';
+import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
-import type { ProviderACredentials } from './provider-a.auth';
+import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
 import {

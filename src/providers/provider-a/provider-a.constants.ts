@@ -16,13 +16,8 @@ export const USER_AGENT_FAITHFUL = userAgent('Mac OS 26.2.0; arm64');
 export const OPENAI_BETA_WEBSOCKET = 'responses_websockets=2026-02-06';
 export const CODEX_BETA_FEATURES = 'remote_compaction_v2';
 
-/** The public OAuth client id of the Codex CLI (provider_a.md §1.5). */
-export const CODEX_OAUTH_CLIENT_ID = 'app_EMoamEEZ73f0CkXaXp7hrann';
-
 /** Cap on a failed upgrade/POST body we read from the upstream (provider_a.md §4.2). */
 export const ERROR_BODY_MAX_BYTES = 64 * 1024;
-/** The token endpoint is not bounded by any caller's turn (the rotated token must be saved). */
-export const TOKEN_REFRESH_TIMEOUT_MS = 30_000;
 /** Grace after our close frame before the socket is dropped (provider_a.md §4.1). */
 export const WEBSOCKET_CLOSE_GRACE_MS = 1000;
 

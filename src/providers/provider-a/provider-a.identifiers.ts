@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
-import type { ProviderACredentials } from './provider-a.auth';
+import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import {
   CODEX_BETA_FEATURES,
   CODEX_ORIGINATOR,

@@ -1,6 +1,6 @@
 import { isJsonObject } from '../../common/json';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
-import type { ProviderACredentials } from './provider-a.auth';
+import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import { CODEX_CLI_VERSION, CODEX_ORIGINATOR, USER_AGENT_MINIMAL } from './provider-a.constants';
 
 // The live model list of the Codex backend, read as Codex CLI 0.169.0 reads it

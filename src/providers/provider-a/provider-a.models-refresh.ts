@@ -2,8 +2,8 @@ import type { AccountPool } from '../../accounts/account-pool';
 import type { EventLogger } from '../../core/event-logger';
 import type { ModelCatalog } from '../../models/model-catalog';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
-import { readJsonCapped } from '../shared/http-body';
-import type { UpstreamProxy } from '../shared/upstream-proxy';
+import { readJsonCapped } from '../../common/egress/http-body';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
 import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
 

@@ -2,7 +2,7 @@ import { isJsonObject } from '../../common/json';
 import { parseSseJson } from '../shared/sse-event-parser';
 import { ERROR_BODY_MAX_BYTES } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
-import { lowerCaseHeaders, parseJsonOrUndefined, readBodyCapped } from '../shared/http-body';
+import { lowerCaseHeaders, parseJsonOrUndefined, readBodyCapped } from '../../common/egress/http-body';
 import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import { UpstreamRejection } from './provider-a.transport';
 

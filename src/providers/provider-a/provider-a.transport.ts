@@ -1,4 +1,4 @@
-import type { UpstreamProxy } from '../shared/upstream-proxy';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderATransportKind } from './provider-a.identifiers';
 import type { JsonObject } from '../../common/json';
 

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { isJsonObject, type JsonObject } from '../../common/json';
-import { lowerCaseHeaders, parseJsonOrUndefined } from '../shared/http-body';
-import type { UpstreamProxy } from '../shared/upstream-proxy';
+import { lowerCaseHeaders, parseJsonOrUndefined } from '../../common/egress/http-body';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
 import type { UpstreamConnection, UpstreamFrame } from './provider-a.transport';

@@ -8,9 +8,9 @@ import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adap
 import type { ChatEvent } from '../../core/chat-event';
 import type { SsePayload } from '../shared/sse-event-parser';
 import { AttemptInfo, runTurn, UpstreamFamily } from '../shared/turn-runner';
-import { UpstreamProxy } from '../shared/upstream-proxy';
+import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { sleep } from '../../common/async/abortable';
-import { createProviderBPool, ProviderBLogin } from './provider-b.accounts';
+import { createProviderBPool, ProviderBLogin } from '../../accounts/provider-b/provider-b.accounts';
 import {
   callCodeAssist,
   CodeAssistClient,

@@ -1,15 +1,6 @@
 import * as os from 'node:os';
 
 /**
- * The Gemini CLI's "installed application" OAuth client (provider_b.md §2.1). These are public
- * values shipped inside that CLI: an installed-app client cannot keep a secret, and Google treats
- * them as non-confidential. Refresh tokens minted for that client only refresh with it, so they
- * live here and not in configuration.
- */
-export const GEMINI_CLI_CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com';
-export const GEMINI_CLI_CLIENT_SECRET = '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';
-
-/**
  * The pinned Gemini CLI whose requests we match (oracles/package.json, the oracle capture in
  * __fixtures__/gemini-cli-0.61.0.capture.json). Bumping the CLI is this one line plus a new capture.
  */
@@ -34,9 +25,6 @@ export const CODE_ASSIST_METADATA = {
   platform: 'PLATFORM_UNSPECIFIED',
   pluginType: 'GEMINI',
 } as const;
-
-/** Bound on one call to the OAuth token endpoint. */
-export const TOKEN_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Signature the backend accepts on a replayed call whose real signature is unknown (§8). */
 export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';

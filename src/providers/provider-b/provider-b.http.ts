@@ -1,9 +1,9 @@
 import { linkedAbort, withinIdleTimeout } from '../../common/async/abortable';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
-import { readBodyWithin, readJsonCapped } from '../shared/http-body';
-import type { UpstreamProxy } from '../shared/upstream-proxy';
-import type { ProviderBCredential, ProviderBTokenSource } from './provider-b.auth';
+import { readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import type { ProviderBCredential, ProviderBTokenSource } from '../../accounts/provider-b/provider-b.auth';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
 

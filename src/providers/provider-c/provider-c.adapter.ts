@@ -10,10 +10,15 @@ import type { ChatEvent } from '../../core/chat-event';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
 import { normalizeTools } from '../shared/tool-definitions';
 import { runTurn } from '../shared/turn-runner';
-import { accountBaseEnvironment, createProviderCPool, ProviderCAccount } from './provider-c.accounts';
+import {
+  accountBaseEnvironment,
+  createProviderCPool,
+  ProviderCAccount,
+} from '../../accounts/provider-c/provider-c.accounts';
 import { buildProviderCArgs } from './provider-c.argv';
-import { claudeChildEnvironment } from './provider-c.child-env';
-import { ClaudeChild, resolveCommand } from './provider-c.process';
+import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
+import { ClaudeChild } from './provider-c.process';
+import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
 import { renderProviderCPrompt } from './provider-c.prompt';
 import { planToolChoice } from './provider-c.protocol';

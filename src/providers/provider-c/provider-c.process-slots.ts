@@ -1,7 +1,7 @@
 import type { GatewayMetrics } from '../../metrics/gateway-metrics';
-import type { FairQueueObserver, QueueSlot } from '../../common/admission/fair-queue';
-import { FairQueue } from '../../common/admission/fair-queue';
-import { queueMetricsObserver } from '../../metrics/queue-metrics-observer';
+import type { FairQueueObserver, QueueSlot } from '../../queue/fair-queue';
+import { FairQueue } from '../../queue/fair-queue';
+import { queueMetricsObserver } from '../../queue/queue-metrics-observer';
 
 /** All requests share one key: the cap is global, FIFO across requests (§2). */
 const SLOT_KEY = 'provider_c';

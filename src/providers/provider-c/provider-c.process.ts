@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -179,27 +178,4 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // ESRCH: the group is already gone.
   }
-}
-
-/**
- * §1: resolves the command the way spawn will, on the child's PATH. A name with a slash is
- * checked as a path. Returns the executable path, or undefined when there is none.
- */
-export function resolveCommand(command: string, searchPath: string | undefined): string | undefined {
-  const candidates = command.includes('/')
-    ? [command]
-    : (searchPath ?? '')
-        .split(path.delimiter)
-        .filter((dir) => dir !== '')
-        .map((dir) => path.join(dir, command));
-  for (const candidate of candidates) {
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, fsConstants.X_OK);
-      return candidate;
-    } catch {
-      // Not here; try the next directory.
-    }
-  }
-  return undefined;
 }

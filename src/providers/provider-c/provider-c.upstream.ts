@@ -2,7 +2,7 @@ import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { JsonObject } from '../../common/json';
 import type { AttemptInfo, CloseReason, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
-import type { ProviderCAccount } from './provider-c.accounts';
+import type { ProviderCAccount } from '../../accounts/provider-c/provider-c.accounts';
 import { classifyRunFailure } from './provider-c.errors';
 import { LineTooLongError } from './provider-c.line-splitter';
 import type { ChildExit } from './provider-c.process';

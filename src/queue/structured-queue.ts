@@ -5,9 +5,9 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
-import { FairQueue, FairQueueObserver, QueueSlot } from '../common/admission/fair-queue';
-import { queueLogObserver } from '../queue/queue-log-observer';
-import { queueMetricsObserver } from '../metrics/queue-metrics-observer';
+import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
+import { queueLogObserver } from './queue-log-observer';
+import { queueMetricsObserver } from './queue-metrics-observer';
 
 export interface StructuredAdmission {
   readonly caller: string;

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { ProviderCLogin } from '../../config/app-config';
 import { checkProviderCLogin, parseAuthStatus } from './provider-c.login-check';
 
-const FIXTURE = path.join(__dirname, '__fixtures__', 'claude-code-2.1.330', 'auth-status.json');
+const FIXTURE = path.join(__dirname, '../../providers/provider-c/__fixtures__/claude-code-2.1.330/auth-status.json');
 
 describe(parseAuthStatus.name, () => {
   const { version, cases } = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as {

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../core/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 
 export interface FairQueueOptions {
   /** Slots in use at once. */

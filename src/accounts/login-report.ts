@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
-import { AccountPools } from '../accounts/account-pools';
+import { AccountPools } from './account-pools';
 import type { AppConfig, ProviderCLogin } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { FAMILY_FIXES } from '../core/error-codes';

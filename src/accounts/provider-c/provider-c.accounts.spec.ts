@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AccountPools } from '../../accounts/account-pools';
+import { AccountPools } from '../account-pools';
 import { loadConfig } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
 import { accountBaseEnvironment, createProviderCPool } from './provider-c.accounts';

@@ -1,6 +1,6 @@
-import type { GatewayMetrics } from './gateway-metrics';
-import type { QueueLabel, QueueResult } from './metric-names';
-import type { FairQueueObserver } from '../common/admission/fair-queue';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import type { QueueLabel, QueueResult } from '../metrics/metric-names';
+import type { FairQueueObserver } from './fair-queue';
 
 type RejectionReason = Parameters<NonNullable<FairQueueObserver['rejected']>>[0]['reason'];
 

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../core/gateway.error';
+import { GatewayError } from '../core/gateway.error';
 import type { FairQueueOptions, QueueSlot } from './fair-queue';
 import { FairQueue } from './fair-queue';
 

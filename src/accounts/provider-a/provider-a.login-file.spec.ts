@@ -1,4 +1,4 @@
-import { isExpired } from '../shared/login-token-cache';
+import { isExpired } from '../account-pool';
 import {
   accountIdFromJwt,
   applyRefresh,

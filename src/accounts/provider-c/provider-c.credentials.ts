@@ -2,8 +2,8 @@ import * as path from 'node:path';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
-import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
-import { postRefreshGrant, tokenEndpointFailure } from '../shared/refresh-grant';
+import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
+import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 
 /**
  * The Claude Code CLI's OAuth client and refresh grant, as the 2.1.330 binary has them (its OAuth

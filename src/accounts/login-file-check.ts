@@ -1,4 +1,4 @@
-import type { LoginCheck } from '../../core/login-state';
+import type { LoginCheck } from '../core/login-state';
 import { readJsonObject } from './credential-file';
 
 /**

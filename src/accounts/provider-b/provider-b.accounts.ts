@@ -1,7 +1,7 @@
-import type { AccountPool } from '../../accounts/account-pool';
-import type { AccountPools } from '../../accounts/account-pools';
+import type { AccountPool } from '../account-pool';
+import type { AccountPools } from '../account-pools';
 import type { AppConfig } from '../../config/app-config';
-import type { UpstreamProxy } from '../shared/upstream-proxy';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { ProviderBTokenSource } from './provider-b.auth';
 
 /** What the pool holds per Gemini login: its token source (cache, refresh, write-back). */

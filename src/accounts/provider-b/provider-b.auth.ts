@@ -2,12 +2,23 @@ import { sha256Hex } from '../../common/hashing';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/sanitize';
 import type { EventLogger } from '../../core/event-logger';
-import { readJsonObject, writeJsonFileAtomic } from '../shared/credential-file';
-import { LoginTokenCache } from '../shared/login-token-cache';
-import type { RefreshGrantAnswer } from '../shared/refresh-grant';
-import { postRefreshGrant, tokenEndpointFailure } from '../shared/refresh-grant';
-import type { UpstreamProxy } from '../shared/upstream-proxy';
-import { GEMINI_CLI_CLIENT_ID, GEMINI_CLI_CLIENT_SECRET, TOKEN_REQUEST_TIMEOUT_MS } from './provider-b.constants';
+import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
+import { LoginTokenCache } from '../account-pool';
+import type { RefreshGrantAnswer } from '../refresh-grant';
+import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+
+/**
+ * The Gemini CLI's "installed application" OAuth client (provider_b.md §2.1). These are public
+ * values shipped inside that CLI: an installed-app client cannot keep a secret, and Google treats
+ * them as non-confidential. Refresh tokens minted for that client only refresh with it, so they
+ * live here and not in configuration.
+ */
+export const GEMINI_CLI_CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com';
+export const GEMINI_CLI_CLIENT_SECRET = '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';
+
+/** Bound on one call to the OAuth token endpoint. */
+export const TOKEN_REQUEST_TIMEOUT_MS = 30_000;
 
 /** A usable access token plus a stable, non-secret key of the login it belongs to. */
 export interface ProviderBCredential {

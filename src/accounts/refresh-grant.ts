@@ -1,7 +1,7 @@
-import { readJsonCapped } from './http-body';
-import type { UpstreamProxy } from './upstream-proxy';
-import { nonEmptyString, type JsonObject } from '../../common/json';
-import { GatewayError } from '../../core/gateway.error';
+import { readJsonCapped } from '../common/egress/http-body';
+import type { UpstreamProxy } from '../common/egress/upstream-proxy';
+import { nonEmptyString, type JsonObject } from '../common/json';
+import { GatewayError } from '../core/gateway.error';
 
 /** Bound on a token endpoint's answer (provider_a.md §1.5); a larger body is a failed refresh. */
 const TOKEN_RESPONSE_MAX_BYTES = 1024 * 1024;

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import type { AccountPool } from '../../accounts/account-pool';
-import type { AccountPools } from '../../accounts/account-pools';
+import type { AccountPool } from '../account-pool';
+import type { AccountPools } from '../account-pools';
 import type { AppConfig, ProviderCLogin } from '../../config/app-config';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';

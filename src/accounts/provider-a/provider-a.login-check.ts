@@ -1,6 +1,6 @@
 import type { LoginCheck } from '../../core/login-state';
-import { readLoginDocument, tokenCheck } from '../shared/login-file-check';
-import { isExpired } from '../shared/login-token-cache';
+import { readLoginDocument, tokenCheck } from '../login-file-check';
+import { isExpired } from '../account-pool';
 import { LoginFileError, parseLoginFile } from './provider-a.login-file';
 
 /**

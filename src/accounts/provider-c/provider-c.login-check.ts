@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import type { LoginCheck } from '../../core/login-state';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { ProviderCLogin } from '../../config/app-config';
-import { isExpired } from '../shared/login-token-cache';
-import { readLoginDocument, tokenCheck } from '../shared/login-file-check';
+import { isExpired } from '../account-pool';
+import { readLoginDocument, tokenCheck } from '../login-file-check';
 import { credentialsFileOf } from './provider-c.credentials';
-import { resolveCommand } from './provider-c.process';
 
 /** `claude auth status --json` answers from local state in about a second; beyond this it is stuck. */
 const AUTH_STATUS_TIMEOUT_MS = 20_000;
@@ -23,7 +23,7 @@ export interface ProviderCCheckSettings {
  * (no CLI, no login that matters). A config directory's `.credentials.json` and a token file are
  * read as the CLI would; the CLI's own login (`cli`: the keychain, `CLAUDE_CODE_OAUTH_TOKEN`, a
  * file under `~/.claude`) is only knowable by asking the CLI: `claude auth status --json` prints
- * `{"loggedIn": …, "authMethod": …}` offline (fixture: __fixtures__/claude-code-2.1.330/auth-status.json).
+ * `{"loggedIn": …, "authMethod": …}` offline (fixture: providers/provider-c/__fixtures__/claude-code-2.1.330/auth-status.json).
  */
 export async function checkProviderCLogin(
   login: ProviderCLogin,
@@ -86,4 +86,27 @@ export function parseAuthStatus(stdout: string): LoginCheck {
   if (!isJsonObject(status) || typeof status.loggedIn !== 'boolean')
     return { state: 'unusable', reason: 'claude auth status gave no answer' };
   return status.loggedIn ? { state: 'usable' } : { state: 'missing', reason: 'claude auth status: not logged in' };
+}
+
+/**
+ * §1: resolves the command the way spawn will, on the child's PATH. A name with a slash is
+ * checked as a path. Returns the executable path, or undefined when there is none.
+ */
+export function resolveCommand(command: string, searchPath: string | undefined): string | undefined {
+  const candidates = command.includes('/')
+    ? [command]
+    : (searchPath ?? '')
+        .split(path.delimiter)
+        .filter((dir) => dir !== '')
+        .map((dir) => path.join(dir, command));
+  for (const candidate of candidates) {
+    try {
+      if (!fs.statSync(candidate).isFile()) continue;
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here; try the next directory.
+    }
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@ import { FakeProviderA } from '../../../test/support/fake-provider-a';
 import { makeJwt, writeAuthFile } from '../../../test/support/provider-a-fixtures';
 import type { EventLogger } from '../../core/event-logger';
 import { ProviderAAuth } from './provider-a.auth';
-import { CODEX_OAUTH_CLIENT_ID } from './provider-a.constants';
+import { CODEX_OAUTH_CLIENT_ID } from './provider-a.token-refresh';
 
 function recordingLogger(): EventLogger & { records: Array<Record<string, unknown>> } {
   const records: Array<Record<string, unknown>> = [];

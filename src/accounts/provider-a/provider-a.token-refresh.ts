@@ -1,9 +1,14 @@
-import { postRefreshGrant, tokenEndpointFailure } from '../shared/refresh-grant';
-import type { UpstreamProxy } from '../shared/upstream-proxy';
-import { CODEX_OAUTH_CLIENT_ID, TOKEN_REFRESH_TIMEOUT_MS } from './provider-a.constants';
+import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { RefreshedTokens } from './provider-a.login-file';
 import { decodeJwtClaims } from './provider-a.login-file';
 import { nonEmptyString } from '../../common/json';
+
+/** The public OAuth client id of the Codex CLI (provider_a.md §1.5). */
+export const CODEX_OAUTH_CLIENT_ID = 'app_EMoamEEZ73f0CkXaXp7hrann';
+
+/** The token endpoint is not bounded by any caller's turn (the rotated token must be saved). */
+export const TOKEN_REFRESH_TIMEOUT_MS = 30_000;
 
 /** A failed refresh; `errorCode` is the endpoint's `error` field (logged), never its description. */
 export class TokenRefreshError extends Error {
