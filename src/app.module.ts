@@ -39,7 +39,9 @@ export class AppModule {
         ...(config.structured.enabled ? [loadStructuredModule()] : []),
       ],
       providers: [
-        { provide: APP_GUARD, useClass: BearerAuthGuard },
+        // One instance: Nest runs it on every routed request, app.factory on the chat route.
+        BearerAuthGuard,
+        { provide: APP_GUARD, useExisting: BearerAuthGuard },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
     };

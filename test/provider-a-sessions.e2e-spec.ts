@@ -99,7 +99,7 @@ describe('provider_a upstream sessions per chat', () => {
         .find((entry) => entry.startsWith(`${line} `))
         ?.split(' ')[1] ?? NaN,
     );
-  const timings = (target: TestGateway) => target.logs.records('request_timing');
+  const timings = (target: TestGateway) => target.logs.records('chat_completion');
 
   it('keeps the connection of a completed turn and continues the chain with only the new items', async () => {
     const before = await metrics(gateway);

@@ -4,6 +4,7 @@ import type { ChatEvent, FinishReason, UsageEvent } from '../core/chat-event';
 import type { CustomToolWire } from '../config/app-config';
 import type { ToolCallEvent } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
+import { streamErrorContent } from '../common/errors/error-writer';
 
 /*
  * One accepted turn in the OpenAI Chat Completions wire format: the chunk objects, the one
@@ -151,9 +152,9 @@ export class ChunkFactory {
     return this.chunk({}, reason);
   }
 
-  /** The contract's in-stream error: `[error: <public text>]`, finish `stop`. */
-  error(publicText: string) {
-    return this.chunk({ content: `[error: ${publicText}]` }, 'stop');
+  /** The contract's in-stream error chunk (content from the error writer), finish `stop`. */
+  error(failure: GatewayError) {
+    return this.chunk({ content: streamErrorContent(failure) }, 'stop');
   }
 
   usage(usage: UsageEvent | undefined) {
@@ -267,7 +268,7 @@ export async function writeChatStream(
   const failure = turn.failure ?? (collector.allInvalid ? new GatewayError('invalid_tool_call') : undefined);
 
   if (failure) {
-    await writer.sendJson(chunks.error(failure.spec.streamText));
+    await writer.sendJson(chunks.error(failure));
     await writer.sendDone();
     writer.end();
     return { errorCode: failure.code, clientGone: false, toolCalls: 0, usage };

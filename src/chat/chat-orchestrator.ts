@@ -138,7 +138,13 @@ export class ChatOrchestrator {
         responseFormat: parameters.responseFormat,
         conversationId: command.conversation.value,
       };
-      const context: CallContext = { signal, requestId, logger, retried: (code) => telemetry.upstreamRetry(code) };
+      const context: CallContext = {
+        signal,
+        requestId,
+        logger,
+        retried: (code) => telemetry.upstreamRetry(code),
+        note: (fields) => telemetry.note(fields),
+      };
       const call = () =>
         request.stream ? route.adapter.stream(chatRequest, context) : route.adapter.complete(chatRequest, context);
       let seen: AsyncIterable<ChatEvent>;
@@ -272,6 +278,8 @@ class ChatTelemetry {
   private model?: ResolvedModel;
   private recorded = false;
   private lastUsage?: UsageEvent;
+  /** What the adapter noted about the upstream side (CallContext.note), written on the one line. */
+  private upstreamFields?: Readonly<Record<string, string | number | boolean>>;
 
   constructor(
     private readonly metrics: GatewayMetrics,
@@ -308,6 +316,10 @@ class ChatTelemetry {
     if (this.firstOutputAt !== undefined) return;
     this.firstOutputAt = performance.now();
     if (this.model) this.metrics.firstToken(this.model.provider, (this.firstOutputAt - this.startedAt) / 1000);
+  }
+
+  note(fields: Readonly<Record<string, string | number | boolean>>): void {
+    this.upstreamFields = this.upstreamFields ? { ...this.upstreamFields, ...fields } : fields;
   }
 
   upstreamError(code: string): void {
@@ -349,6 +361,7 @@ class ChatTelemetry {
       tool_calls: fields.toolCalls ?? 0,
       duration_ms: Math.round(durationMs),
       ttft_ms: this.firstOutputAt === undefined ? undefined : Math.round(this.firstOutputAt - this.startedAt),
+      ...this.upstreamFields,
     };
     if (fields.status >= 500) this.logger.error(record, 'chat_completion');
     else if (fields.status >= 400 && fields.status !== 499) this.logger.warn(record, 'chat_completion');

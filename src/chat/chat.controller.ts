@@ -1,8 +1,8 @@
-import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { BearerAuthGuard } from '../common/auth/bearer-auth.guard';
 import { callerOf } from '../common/auth/bearer-auth.guard';
-import { sendErrorResponse } from '../common/errors/error-response';
-import { toGatewayError } from '../common/errors/to-gateway-error';
+import { writeErrorResponse } from '../common/errors/error-writer';
 import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
@@ -22,9 +22,16 @@ import { conversationIdOf } from './conversation-id';
  * become a ChatCommand; the accepted turn is written as SSE (headers committed only once the
  * adapter reported acceptance, so an earlier failure is a plain JSON error) or as one
  * `chat.completion`; failures are answered in the OpenAI error shape. The turn itself is the
- * ChatOrchestrator's. Raw `@Res()`: no interceptor maps this response (style.md §5).
+ * ChatOrchestrator's.
+ *
+ * Not a Nest `@Controller`: app.factory.ts mounts `answer` as the last Express middleware, ahead
+ * of Nest's router, because routing plus Nest's per-request execution context (guard lookup,
+ * parameter decorators, the exception zone) cost about 7 % of the CPU of a short turn, measured
+ * with the side-by-side rig (docs/performance.md "The chat route outside Nest's router"). It
+ * writes its own response either way, so nothing of Nest's pipeline applied to it but the guard,
+ * whose check `answer` runs first.
  */
-@Controller('v1/chat')
+@Injectable()
 export class ChatController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -33,9 +40,27 @@ export class ChatController {
     @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
   ) {}
 
-  @Post('completions')
-  @HttpCode(200)
-  async create(@Req() request: Request, @Res() response: Response): Promise<void> {
+  /** The Express handler app.factory mounts (declared here, so a turn's code stays in chat/). */
+  handler(guard: BearerAuthGuard): (request: Request, response: Response) => void {
+    return (request, response) => this.answer(request, response, guard);
+  }
+
+  /** The route: the bearer check (401 in the error shape), then the turn; never rejects. */
+  private answer(request: Request, response: Response, guard: BearerAuthGuard): void {
+    try {
+      guard.authorize(request);
+    } catch (error) {
+      writeErrorResponse(request, response, error);
+      return;
+    }
+    // `create` answers its own failures; this only catches a bug, as the global filter would.
+    this.create(request, response).catch((error: unknown) => {
+      requestLoggerOf(request, this.rootLogger).error({ event: 'unhandled_error', err: error }, 'unhandled_error');
+      writeErrorResponse(request, response, error);
+    });
+  }
+
+  private async create(request: Request, response: Response): Promise<void> {
     const client = abortOnClientDisconnect(response);
     let command: ChatCommand;
     try {
@@ -129,11 +154,7 @@ export class ChatController {
   /** The JSON error with its real status; nothing for a client that left (already recorded as 499). */
   private answerFailure(request: Request, response: Response, thrown: unknown, signal: AbortSignal): void {
     if (signal.aborted) return;
-    if (response.headersSent) {
-      // The stream responder owns failures after the headers; this only happens on a bug.
-      if (!response.writableEnded) response.end();
-      return;
-    }
-    sendErrorResponse(request, response, toGatewayError(thrown));
+    // After the headers the stream responder owns failures (the writer then only ends the response).
+    writeErrorResponse(request, response, thrown);
   }
 }

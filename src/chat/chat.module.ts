@@ -9,7 +9,7 @@ import { ChatOrchestrator } from './chat-orchestrator';
 
 @Module({
   imports: [ProvidersModule, ModelsModule, QueueModule, MetricsModule],
-  controllers: [ChatController],
-  providers: [ChatOrchestrator, OutputValidator],
+  // ChatController is a provider, not a Nest controller: app.factory.ts mounts its handler.
+  providers: [ChatController, ChatOrchestrator, OutputValidator],
 })
 export class ChatModule {}

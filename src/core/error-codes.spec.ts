@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ErrorCode } from './error-codes';
 import { ERROR_CODES, errorSpec, structuredStatus } from './error-codes';
-import { errorResponseBody } from '../common/errors/error-response';
 import { GatewayError } from './gateway.error';
 
 const DOC = path.resolve(__dirname, '..', '..', 'docs', 'error-codes.md');
@@ -85,96 +84,7 @@ describe('ERROR_CODES', () => {
   });
 });
 
-describe(errorResponseBody.name, () => {
-  it('renders the OpenAI shape with param null and our message, never the internal detail', () => {
-    const error = new GatewayError('upstream', { detail: 'upstream said: secret stack trace' });
-    expect(errorResponseBody(error, false)).toEqual({
-      status: 502,
-      body: { error: { message: 'upstream error', type: 'upstream_error', code: 'upstream_error', param: null } },
-    });
-  });
-
-  it('renders the structured shape with details, the request id echo and the contract version', () => {
-    const error = new GatewayError('invalid_schema', { details: ['$ref is not supported'] });
-    expect(errorResponseBody(error, true, 'req-1')).toEqual({
-      status: 400,
-      body: {
-        error: {
-          code: 'invalid_schema',
-          message: 'schema uses unsupported constructs',
-          details: ['$ref is not supported'],
-        },
-        request_id: 'req-1',
-        contract_version: '2.0.0',
-      },
-    });
-  });
-});
-
-describe('failures of a known family name the fix', () => {
-  it.each([
-    ['provider_a', 'Codex CLI', '`codex login`'],
-    ['provider_b', 'Gemini CLI', '"Login with Google"'],
-    ['provider_c', 'Claude Code CLI', '`/login`'],
-  ] as const)('%s: a missing login is a 403 upstream_login_required naming %s and %s', (provider, cli, command) => {
-    const { status, body } = errorResponseBody(new GatewayError('auth', { provider }), false);
-    expect(status).toBe(403);
-    expect(body).toEqual({
-      error: {
-        message: expect.stringContaining(command),
-        type: 'permission_error',
-        code: 'upstream_login_required',
-        param: null,
-      },
-    });
-    expect(JSON.stringify(body)).toContain(cli);
-    // Structured inference keeps the contract's auth_error 401, with the same message.
-    const structured = errorResponseBody(new GatewayError('auth', { provider }), true);
-    expect(structured).toMatchObject({
-      status: 401,
-      body: { error: { code: 'auth_error', message: expect.stringContaining(command) } },
-    });
-  });
-
-  it('names the install for a missing claude, and the reset of a spent credit', () => {
-    expect(
-      errorResponseBody(new GatewayError('provider_cli_missing', { provider: 'provider_c' }), false).body,
-    ).toMatchObject({
-      error: {
-        code: 'provider_cli_missing',
-        message: expect.stringContaining('npm install -g @anthropic-ai/claude-code'),
-      },
-    });
-    const credit = errorResponseBody(
-      new GatewayError('usage_credit_exhausted', {
-        provider: 'provider_c',
-        resetsAt: Date.UTC(2030, 2, 17, 17, 46, 40),
-      }),
-      false,
-    );
-    expect(credit).toEqual({
-      status: 429,
-      body: {
-        error: {
-          message: expect.stringContaining('Agent SDK usage credit'),
-          type: 'insufficient_quota',
-          code: 'insufficient_quota',
-          param: null,
-        },
-      },
-    });
-    expect(JSON.stringify(credit.body)).toContain('resets 2030-03-17T17:46:40.000Z');
-  });
-
-  it('keeps an explicit public message, and the generic one when the family is unknown', () => {
-    expect(
-      errorResponseBody(new GatewayError('auth', { provider: 'provider_a', publicMessage: 'ours' }), false).body,
-    ).toMatchObject({ error: { message: 'ours' } });
-    expect(errorResponseBody(new GatewayError('auth'), false).body).toMatchObject({
-      error: { message: errorSpec('auth').message },
-    });
-  });
-
+describe('GatewayError', () => {
   it('attributes a failure to the request family only when it names none', () => {
     expect(new GatewayError('auth').attributeTo('provider_b').provider).toBe('provider_b');
     expect(new GatewayError('auth', { provider: 'provider_c' }).attributeTo('provider_b').provider).toBe('provider_c');

@@ -67,6 +67,11 @@ export interface CallContext {
   readonly deadlineAt?: number;
   /** Told of each retry before output (the internal code that caused it), so the caller can meter it. */
   readonly retried?: (code: string) => void;
+  /**
+   * Adds counts and flags about the upstream side of the turn (provider_a: how its connection was
+   * used) to the turn's one `chat_completion` line, instead of a line of their own.
+   */
+  readonly note?: (fields: Readonly<Record<string, string | number | boolean>>) => void;
 }
 
 /** Structured extraction request (provider_a only; provider_a.md §6). */

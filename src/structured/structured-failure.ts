@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { sendErrorResponse } from '../common/errors/error-response';
+import { writeErrorResponse } from '../common/errors/error-writer';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import type { EventLogger } from '../core/event-logger';
 import { structuredHttpStatus } from '../core/error-codes';
@@ -22,7 +22,7 @@ export function auditSubjectOf(raw: unknown, caller: string, allowlist: Structur
 
 /**
  * Answers a failure in the structured error shape (`{"error":{code,message,details?}, "request_id"?,
- * "contract_version"}` with Retry-After on 429/503, rendered by the shared error table) and records
+ * "contract_version"}` with Retry-After on 429/503, written by the error writer) and records
  * it once. The raw `request_id` is echoed whenever the body carried a usable one (a non-blank
  * string within its 128-character bound), so a client can correlate the answer; an over-long one is
  * never sent back. A client that already left gets nothing and is recorded as canceled.
@@ -39,7 +39,7 @@ export function answerStructuredFailure(
     telemetry.canceled();
     return;
   }
-  sendErrorResponse(request, response, recordStructuredFailure(thrown, telemetry, logger));
+  writeErrorResponse(request, response, recordStructuredFailure(thrown, telemetry, logger));
 }
 
 /** Records a structured failure once (audit line, metrics) and returns it as a GatewayError to answer. */

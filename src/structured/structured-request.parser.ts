@@ -1,4 +1,4 @@
-import { MAX_REQUEST_ID_CHARS } from '../common/errors/error-response';
+import { MAX_REQUEST_ID_CHARS } from '../common/errors/error-writer';
 import { codePointLength } from '../common/text';
 import { GatewayError } from '../core/gateway.error';
 import { findSchemaViolations, limitDetails } from './schema-subset.walker';

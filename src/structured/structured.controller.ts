@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/bearer-auth.guard';
-import { sendErrorResponse } from '../common/errors/error-response';
+import { writeErrorResponse } from '../common/errors/error-writer';
 import { abortOnClientDisconnect, deferredBodyError } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
@@ -47,7 +47,6 @@ export class StructuredController {
       signal: client.signal,
     });
     if (outcome.kind === 'success') response.status(200).json(outcome.body);
-    else if (outcome.kind === 'failure' && !response.headersSent && !response.destroyed)
-      sendErrorResponse(request, response, outcome.error);
+    else if (outcome.kind === 'failure' && !response.destroyed) writeErrorResponse(request, response, outcome.error);
   }
 }

@@ -33,7 +33,15 @@ export class BearerAuthGuard implements CanActivate {
       context.getClass(),
     ]);
     if (isPublic) return true;
-    const request = context.switchToHttp().getRequest<Request>();
+    this.authorize(context.switchToHttp().getRequest<Request>());
+    return true;
+  }
+
+  /**
+   * The check itself, for a route answered outside Nest's router (the chat route, app.factory.ts):
+   * attaches the caller; throws `invalid_api_key` when the bearer is refused.
+   */
+  authorize(request: Request): void {
     const header = request.headers.authorization;
     const token = bearerToken(header);
     // The caller is resolved here once, refused or not (a refusal's audit record names it too).
@@ -42,11 +50,9 @@ export class BearerAuthGuard implements CanActivate {
       // Hashing both sides gives equal lengths, so timingSafeEqual never leaks the secret's length.
       if (token === undefined || !timingSafeEqual(sha256Digest(token), this.secretDigest))
         throw new GatewayError('invalid_api_key');
-      return true;
+      return;
     }
-    if (header === undefined) return true;
-    if (token === undefined) throw new GatewayError('invalid_api_key');
-    return true;
+    if (header !== undefined && token === undefined) throw new GatewayError('invalid_api_key');
   }
 }
 

@@ -3,12 +3,12 @@ import type { Request, Response } from 'express';
 import type { EventLogger } from '../../core/event-logger';
 import { ROOT_LOGGER } from '../logging/logging.module';
 import { requestLoggerOf } from '../logging/request-log';
-import { sendErrorResponse } from './error-response';
+import { writeErrorResponse } from './error-writer';
 import { toGatewayError } from './to-gateway-error';
 
 /**
- * The one global filter. After SSE headers went out, the stream's own error path owns the
- * response, so this filter never touches headers again (style.md B.5 #7).
+ * The one global filter: logs a bug once and answers through the error writer, which never
+ * touches headers that already went out (the stream's own error path owns them; style.md B.5 #7).
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -22,10 +22,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (error.code === 'internal') {
       requestLoggerOf(request, this.rootLogger).error({ event: 'unhandled_error', err: exception }, 'unhandled_error');
     }
-    if (response.headersSent) {
-      if (!response.writableEnded) response.end();
-      return;
-    }
-    sendErrorResponse(request, response, error);
+    writeErrorResponse(request, response, error);
   }
 }

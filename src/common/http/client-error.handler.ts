@@ -1,7 +1,6 @@
-import { STATUS_CODES } from 'node:http';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { errorResponseBody } from '../errors/error-response';
+import { rawErrorResponse } from '../errors/error-writer';
 import type { ErrorCode } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../logging/sanitize';
@@ -33,7 +32,8 @@ const CODE_BY_PARSER_ERROR: Record<string, ErrorCode> = {
  * both Content-Length and Transfer-Encoding, a request too slow to arrive) never reach Express, and
  * Node's default answer is a bare status line. This answers them as the chat route answers errors,
  * in the OpenAI shape, with `Connection: close`, written as raw HTTP since no response object
- * exists. Connections already gone (ECONNRESET) or mid-answer are just closed, quietly.
+ * exists (the error writer's `rawErrorResponse`). Connections already gone (ECONNRESET) or
+ * mid-answer are just closed, quietly.
  */
 export function installClientErrorHandler(server: Server, logger: ClientErrorLogger): void {
   // Node's missing-Host check answers a bare 400; hostHeaderMiddleware answers it in our shape.
@@ -53,19 +53,13 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
       code,
       code === 'invalid_request' ? { publicMessage: 'the request is not valid HTTP/1.1' } : {},
     );
-    const { status, body } = errorResponseBody(gatewayError, false);
+    const { status, bytes } = rawErrorResponse(gatewayError);
     logger.warn(
       { event: 'http_request_rejected', reason: sanitizeIdentifier(error.code ?? 'unknown'), status },
       'http_request_rejected',
       'http',
     );
-    const payload = Buffer.from(JSON.stringify(body));
-    const head =
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${payload.length}\r\n` +
-      'Connection: close\r\n\r\n';
-    socket.end(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
+    socket.end(bytes);
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   });
 }

@@ -1,9 +1,10 @@
 import compression from 'compression';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
+import { MIMEType } from 'node:util';
 import onHeaders from 'on-headers';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
-import { sendErrorResponse } from '../errors/error-response';
+import { writeErrorResponse } from '../errors/error-writer';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
 import type { DrainService } from '../lifecycle/drain.service';
@@ -16,11 +17,11 @@ import type { DrainService } from '../lifecycle/drain.service';
 export function hostHeaderMiddleware(): RequestHandler {
   return (request, response, next) => {
     if (request.httpVersion !== '1.1' || request.headers.host !== undefined) return next();
-    response.setHeader('Connection', 'close');
-    sendErrorResponse(
+    writeErrorResponse(
       request,
       response,
       new GatewayError('invalid_request', { publicMessage: 'the Host header is required' }),
+      { connectionClose: true },
     );
   };
 }
@@ -39,17 +40,31 @@ export function inFlightMiddleware(drain: DrainService): RequestHandler {
  * JSON bodies with our cap and nesting bound; parse, size and depth errors are answered here in the
  * route's error shape (413 request_too_large, 400 invalid_request), because body-parser errors
  * raised by express middleware never reach Nest's exception filters.
+ *
+ * body-parser reads the body (`Content-Type: application/json` only, the size cap, Content-Length
+ * checks, gzip/deflate/br inflation) and `parseJsonBody` below turns the bytes into JSON: body-parser's
+ * own JSON parser decodes through iconv-lite, whose first use loads every encoding table it has,
+ * about 7 MiB of resident memory kept for the process's life (docs/performance.md), for bodies that
+ * are UTF-8 in practice.
  */
 export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: boolean } = {}): RequestHandler {
-  const parse = express.json({ limit: limitBytes });
+  const read = express.raw({ type: 'application/json', limit: limitBytes });
   return (request: Request, response: Response, next: NextFunction) => {
-    parse(request, response, (parseError?: unknown) => {
+    read(request, response, (readError?: unknown) => {
+      let error = readError;
+      if (!error && Buffer.isBuffer(request.body)) {
+        try {
+          request.body = parseJsonBody(request.body, request.headers['content-type']);
+        } catch (parseError) {
+          error = parseError;
+        }
+      }
       // V8's JSON.parse is iterative, so any depth parses; everything after it may recurse.
-      const error = parseError ?? (exceedsJsonDepth(request.body) ? tooDeep() : undefined);
+      error ??= exceedsJsonDepth(request.body) ? tooDeep() : undefined;
       if (!error) return next();
       const gatewayError = toGatewayError(error);
       if (!options.deferErrors) {
-        sendErrorResponse(request, response, gatewayError);
+        writeErrorResponse(request, response, gatewayError);
         return;
       }
       // Structured admission checks auth and draining before the body (gateway-behaviours.md §6.1),
@@ -59,6 +74,46 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
     });
   };
 }
+
+/**
+ * The body as body-parser's JSON parser read it: its declared charset (UTF-8 when none; UTF-16 as
+ * declared; any other 415, as body-parser refuses a charset that is not UTF), a leading byte-order
+ * mark dropped, an empty body `{}`, and only an object or array at the top (its strict mode), else
+ * the syntax error.
+ */
+export function parseJsonBody(bytes: Buffer, contentType: string | undefined): unknown {
+  const text = decodeBody(bytes, charsetOf(contentType));
+  if (text.length === 0) return {};
+  const start = text.search(/[^ \t\n\r]/);
+  if (start < 0 || (text[start] !== '{' && text[start] !== '[')) throw notJson();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw notJson();
+  }
+}
+
+function charsetOf(contentType: string | undefined): string {
+  try {
+    return (new MIMEType(contentType ?? '').params.get('charset') ?? 'utf-8').toLowerCase();
+  } catch {
+    return 'utf-8';
+  }
+}
+
+function decodeBody(bytes: Buffer, charset: string): string {
+  let text: string;
+  if (charset === 'utf-8' || charset === 'utf8') text = bytes.toString('utf8');
+  else if (charset === 'utf-16le' || charset === 'utf-16be' || charset === 'utf-16')
+    text = new TextDecoder(charset).decode(bytes);
+  else
+    throw new GatewayError('invalid_request', {
+      publicMessage: `Content-Type must be application/json in UTF-8 or UTF-16 (charset ${charset} is not supported)`,
+    });
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+const notJson = () => new GatewayError('invalid_request', { publicMessage: 'the request body is not valid JSON' });
 
 const tooDeep = () =>
   new GatewayError('invalid_request', {

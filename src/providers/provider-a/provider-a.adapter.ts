@@ -275,8 +275,8 @@ function logRequest(
 }
 
 /**
- * One `request_timing` line per accepted chat turn: how the upstream connection was used
- * (counts and flags only) and how long the upstream took to accept the turn.
+ * How the upstream connection was used (counts and flags only) and how long the upstream took to
+ * accept the turn: fields of the turn's `chat_completion` line (docs/endpoints.md "Logs").
  */
 function logTiming(
   context: CallContext,
@@ -286,18 +286,13 @@ function logTiming(
   acceptMs: number,
 ): void {
   const use = lease?.use;
-  context.logger.info(
-    {
-      event: 'request_timing',
-      provider: 'provider_a',
-      transport,
-      session_reused: use?.reused ?? false,
-      incremental: use?.incremental ?? false,
-      chain_fallback: use?.fallback ?? false,
-      input_items: inputItems,
-      input_items_sent: use ? use.itemsSent : inputItems,
-      accept_ms: Math.round(acceptMs),
-    },
-    'request_timing',
-  );
+  context.note?.({
+    transport,
+    session_reused: use?.reused ?? false,
+    incremental: use?.incremental ?? false,
+    chain_fallback: use?.fallback ?? false,
+    input_items: inputItems,
+    input_items_sent: use ? use.itemsSent : inputItems,
+    accept_ms: Math.round(acceptMs),
+  });
 }

@@ -67,19 +67,21 @@ export function chainedBody(body: JsonObject, previousResponseId: string, items:
  * chat client will echo them (one assistant message: the text, then the tool calls), translated
  * by the same code as every request. `undefined` when the echo cannot be predicted (an output
  * item a chat client cannot send back, e.g. a custom tool call): the next turn sends in full.
+ * `shape`: `requestShape(fullBody)` when the caller already has it.
  */
 export function chainAfterTurn(
   fullBody: JsonObject,
   responseId: string | undefined,
   outputItems: readonly JsonObject[],
   customNames: ReadonlySet<string>,
+  shape?: string,
 ): ChainState | undefined {
   const input = fullBody.input;
   if (!responseId || !Array.isArray(input)) return undefined;
   const echo = echoMessage(outputItems);
   if (!echo) return undefined;
   const echoed = conversationInput([echo], customNames).items;
-  return { shape: requestShape(fullBody), items: [...(input as JsonObject[]), ...echoed], responseId };
+  return { shape: shape ?? requestShape(fullBody), items: [...(input as JsonObject[]), ...echoed], responseId };
 }
 
 function echoMessage(outputItems: readonly JsonObject[]): ChatMessage | undefined {

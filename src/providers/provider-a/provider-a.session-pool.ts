@@ -22,7 +22,7 @@ export interface SessionObserver {
   chainFallback(): void;
 }
 
-/** What one chat turn did with the upstream connection (the `request_timing` log line). */
+/** What one chat turn did with the upstream connection (fields of the turn's `chat_completion` log line). */
 export interface SessionUse {
   /** The turn ran on a connection kept from an earlier turn of the same chat. */
   reused: boolean;
@@ -53,8 +53,13 @@ export interface TakenSession {
 /** Headers sent anew by every faithful turn; the rest identify what a connection was opened for. */
 const PER_TURN_HEADERS = new Set(['x-client-request-id', 'x-codex-turn-metadata']);
 
+/** The handshake headers as one string (NUL cannot occur in a header), built per turn without an array per header. */
 function handshakeKey(headers: Record<string, string>): string {
-  return JSON.stringify(Object.entries(headers).filter(([name]) => !PER_TURN_HEADERS.has(name.toLowerCase())));
+  let key = '';
+  for (const name in headers) {
+    if (!PER_TURN_HEADERS.has(name.toLowerCase())) key += `${name}\0${headers[name]}\0`;
+  }
+  return key;
 }
 
 /**
@@ -107,10 +112,10 @@ export class SessionPool {
    * Takes one of the chat's kept connections out of the pool: one whose chain `body` continues,
    * else the most recently kept one. Only open, idle connections opened with the same handshake.
    */
-  take(chat: string, handshake: string, body: JsonObject): TakenSession | undefined {
+  take(chat: string, handshake: string, body: JsonObject, shapeOf: () => string): TakenSession | undefined {
     const ids = this.byChat.get(chat);
     if (!this.kept || !ids) return undefined;
-    const shape = requestShape(body);
+    const shape = shapeOf();
     let chosen: TakenSession | undefined;
     let chosenId: number | undefined;
     for (const id of ids) {
@@ -172,6 +177,9 @@ export class ChatTurnLease {
 
   readonly open = async (input: AttemptInput): Promise<UpstreamConnection> => {
     const handshake = handshakeKey(input.headers);
+    // Serialized at most once per attempt, when a kept chain is compared or a new one stored.
+    let shape: string | undefined;
+    const shapeOf = () => (shape ??= requestShape(input.body));
     const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
     Object.assign(this.use, { reused: false, incremental: false, fallback: false, itemsSent: items, items });
     const release = (session: WsSession, record: TurnRecord) =>
@@ -179,10 +187,10 @@ export class ChatTurnLease {
         chat: this.chat,
         session,
         handshake,
-        chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames),
+        chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames, shapeOf()),
       });
 
-    const taken = this.pool.take(this.chat, handshake, input.body);
+    const taken = this.pool.take(this.chat, handshake, input.body, shapeOf);
     if (taken) {
       const { entry: kept, continuation } = taken;
       this.use.reused = true;

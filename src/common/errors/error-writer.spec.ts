@@ -1,0 +1,152 @@
+import { errorSpec } from '../../core/error-codes';
+import { GatewayError } from '../../core/gateway.error';
+import { errorAnswer, rawErrorResponse, streamErrorContent } from './error-writer';
+
+describe(errorAnswer.name, () => {
+  it('renders the OpenAI shape with param null and our message, never the internal detail', () => {
+    const error = new GatewayError('upstream', { detail: 'upstream said: secret stack trace' });
+    expect(errorAnswer(error, 'openai')).toEqual({
+      status: 502,
+      headers: [],
+      body: { error: { message: 'upstream error', type: 'upstream_error', code: 'upstream_error', param: null } },
+    });
+  });
+
+  it('renders the structured shape with details, the request id echo and the contract version', () => {
+    const error = new GatewayError('invalid_schema', { details: ['$ref is not supported'] });
+    expect(errorAnswer(error, 'structured', { requestId: 'req-1' })).toEqual({
+      status: 400,
+      headers: [],
+      body: {
+        error: {
+          code: 'invalid_schema',
+          message: 'schema uses unsupported constructs',
+          details: ['$ref is not supported'],
+        },
+        request_id: 'req-1',
+        contract_version: '2.0.0',
+      },
+    });
+  });
+
+  it('turns anything else thrown into the table through toGatewayError', () => {
+    expect(errorAnswer(new Error('boom'), 'openai')).toEqual({
+      status: 500,
+      headers: [],
+      body: { error: { message: 'internal error', type: 'server_error', code: 'internal_error', param: null } },
+    });
+    expect(errorAnswer(new Error('boom'), 'structured').status).toBe(502);
+  });
+
+  it('adds Retry-After (the hint rounded up, else the table default) on 429 and 503, and Connection: close when asked', () => {
+    expect(errorAnswer(new GatewayError('rate_limited', { retryAfterSeconds: 1.2 }), 'openai').headers).toEqual([
+      ['Retry-After', '2'],
+    ]);
+    expect(errorAnswer(new GatewayError('draining'), 'structured').headers).toEqual([['Retry-After', '5']]);
+    expect(errorAnswer(new GatewayError('invalid_request'), 'openai', { connectionClose: true }).headers).toEqual([
+      ['Connection', 'close'],
+    ]);
+  });
+
+  it('echoes only a usable request_id, and only in the structured shape', () => {
+    expect(errorAnswer(new GatewayError('invalid_request'), 'structured', { requestId: ' ' }).body).not.toHaveProperty(
+      'request_id',
+    );
+    expect(
+      errorAnswer(new GatewayError('invalid_request'), 'structured', { requestId: 'x'.repeat(129) }).body,
+    ).not.toHaveProperty('request_id');
+    expect(errorAnswer(new GatewayError('invalid_request'), 'openai', { requestId: 'req-1' }).body).not.toHaveProperty(
+      'request_id',
+    );
+  });
+});
+
+describe(rawErrorResponse.name, () => {
+  it('writes the OpenAI answer as one HTTP/1.1 response with Content-Length and Connection: close', () => {
+    const { status, bytes } = rawErrorResponse(new GatewayError('headers_too_large'));
+    const body =
+      '{"error":{"message":"the request headers exceed the maximum size","type":"invalid_request_error","code":"request_header_fields_too_large","param":null}}';
+    expect(status).toBe(431);
+    expect(bytes.toString('latin1')).toBe(
+      'HTTP/1.1 431 Request Header Fields Too Large\r\n' +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${body.length}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  });
+});
+
+describe(streamErrorContent.name, () => {
+  it("is the table's stream text in the contract's brackets", () => {
+    expect(streamErrorContent(new GatewayError('usage_limit', { provider: 'provider_a' }))).toBe(
+      '[error: usage limit reached]',
+    );
+  });
+});
+
+describe('failures of a known family name the fix', () => {
+  it.each([
+    ['provider_a', 'Codex CLI', '`codex login`'],
+    ['provider_b', 'Gemini CLI', '"Login with Google"'],
+    ['provider_c', 'Claude Code CLI', '`/login`'],
+  ] as const)('%s: a missing login is a 403 upstream_login_required naming %s and %s', (provider, cli, command) => {
+    const { status, body } = errorAnswer(new GatewayError('auth', { provider }), 'openai');
+    expect(status).toBe(403);
+    expect(body).toEqual({
+      error: {
+        message: expect.stringContaining(command),
+        type: 'permission_error',
+        code: 'upstream_login_required',
+        param: null,
+      },
+    });
+    expect(JSON.stringify(body)).toContain(cli);
+    // Structured inference keeps the contract's auth_error 401, with the same message.
+    const structured = errorAnswer(new GatewayError('auth', { provider }), 'structured');
+    expect(structured).toMatchObject({
+      status: 401,
+      body: { error: { code: 'auth_error', message: expect.stringContaining(command) } },
+    });
+  });
+
+  it('names the install for a missing claude, and the reset of a spent credit', () => {
+    expect(
+      errorAnswer(new GatewayError('provider_cli_missing', { provider: 'provider_c' }), 'openai').body,
+    ).toMatchObject({
+      error: {
+        code: 'provider_cli_missing',
+        message: expect.stringContaining('npm install -g @anthropic-ai/claude-code'),
+      },
+    });
+    const credit = errorAnswer(
+      new GatewayError('usage_credit_exhausted', {
+        provider: 'provider_c',
+        resetsAt: Date.UTC(2030, 2, 17, 17, 46, 40),
+      }),
+      'openai',
+    );
+    expect(credit).toEqual({
+      status: 429,
+      headers: [['Retry-After', '3600']],
+      body: {
+        error: {
+          message: expect.stringContaining('Agent SDK usage credit'),
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+          param: null,
+        },
+      },
+    });
+    expect(JSON.stringify(credit.body)).toContain('resets 2030-03-17T17:46:40.000Z');
+  });
+
+  it('keeps an explicit public message, and the generic one when the family is unknown', () => {
+    expect(
+      errorAnswer(new GatewayError('auth', { provider: 'provider_a', publicMessage: 'ours' }), 'openai').body,
+    ).toMatchObject({ error: { message: 'ours' } });
+    expect(errorAnswer(new GatewayError('auth'), 'openai').body).toMatchObject({
+      error: { message: errorSpec('auth').message },
+    });
+  });
+});

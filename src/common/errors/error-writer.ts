@@ -1,0 +1,171 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { STATUS_CODES } from 'node:http';
+import { CONTRACT_VERSION } from '../build/build-info';
+import type { StructuredErrorCode } from '../../core/error-codes';
+import { familyMessage, structuredHttpStatus } from '../../core/error-codes';
+import type { GatewayError } from '../../core/gateway.error';
+import { codePointLength } from '../text';
+import { toGatewayError } from './to-gateway-error';
+
+/*
+ * THE error writer: the one place where a failure becomes what a client receives, in each of the
+ * forms the gateway answers in, all read from the one error table (core/error-codes.ts):
+ *
+ *   errorAnswer          status, headers and JSON body in the route's shape (OpenAI or the
+ *                        structured contract's): what every form below writes
+ *   writeErrorResponse   that answer on an Express response: the global and structured filters,
+ *                        the HTTP middleware (Host header, JSON body), the chat and structured
+ *                        controllers
+ *   rawErrorResponse     the OpenAI answer as raw HTTP/1.1 bytes, for the `clientError` handler
+ *                        (Node's parser refused the request, so no response object exists)
+ *   streamErrorContent   the content of the in-stream `[error: …]` chunk, once SSE headers went out
+ *
+ * No other file builds an error body (src/error-stages.spec.ts checks the source tree). Nothing
+ * here runs for a request that succeeds.
+ */
+
+export const STRUCTURED_ROUTE = '/v1/structured/inference';
+
+/** The contract's bound on a structured `request_id`, in code points (contract "Limits"). */
+export const MAX_REQUEST_ID_CHARS = 128;
+
+/**
+ * The `request_id` a structured answer may echo: a string with a non-whitespace character within
+ * its bound. An id that breaks its own bound is not an id, and echoing it would send a megabyte of
+ * the client's input back in a 400 (docs/structured.md).
+ */
+export function echoableRequestId(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !/\S/u.test(value)) return undefined;
+  return codePointLength(value) <= MAX_REQUEST_ID_CHARS ? value : undefined;
+}
+
+const STRUCTURED_ROUTE_MARK = Symbol('structuredRoute');
+type MarkedRequest = Request & { [STRUCTURED_ROUTE_MARK]?: boolean };
+
+/**
+ * Marks requests of the structured route. Mounted only while the route is enabled, and only for a
+ * POST to exactly its path: a disabled route, another method or a sub-path must answer exactly
+ * like an unknown route (contract "Endpoints"), OpenAI shape included.
+ */
+export function markStructuredRoute(): RequestHandler {
+  return (request, _response, next) => {
+    (request as MarkedRequest)[STRUCTURED_ROUTE_MARK] = true;
+    next();
+  };
+}
+
+/** Structured inference answers in its contract's error shape; everything else in OpenAI's. */
+export function isStructuredRoute(request: Request): boolean {
+  return (request as MarkedRequest)[STRUCTURED_ROUTE_MARK] === true;
+}
+
+/** The error shapes of the routes: OpenAI's (chat, models, metrics, unknown paths) and the structured contract's. */
+export type ErrorShape = 'openai' | 'structured';
+
+/** `{"error": {"message", "type", "code", "param"}}` (design.md §4). */
+export interface OpenAiErrorBody {
+  readonly error: {
+    readonly message: string;
+    readonly type: string;
+    readonly code: string;
+    readonly param: string | null;
+  };
+}
+
+/** `{"error": {"code", "message", "details"?}, "request_id"?, "contract_version"}` (design.md §7). */
+export interface StructuredErrorBody {
+  readonly error: { readonly code: StructuredErrorCode; readonly message: string; readonly details?: string[] };
+  readonly request_id?: string;
+  readonly contract_version: string;
+}
+
+/** One error as a client receives it: status, the headers it adds (in writing order) and the body. */
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly headers: readonly (readonly [name: string, value: string])[];
+  readonly body: OpenAiErrorBody | StructuredErrorBody;
+}
+
+export interface ErrorAnswerOptions {
+  /** The request's own `request_id`, echoed by the structured shape when usable. */
+  readonly requestId?: unknown;
+  /** Ask the client to close the connection (protocol-level rejections). */
+  readonly connectionClose?: boolean;
+}
+
+/**
+ * The answer to `thrown` (a GatewayError, or anything else through toGatewayError) in `shape`:
+ * the table's status, `type`/`code` or structured code, our own message (the error's, else the
+ * family's fix, else the table's), `param` and `details`; Retry-After on every 429 and 503.
+ */
+export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAnswerOptions = {}): ErrorAnswer {
+  const error = toGatewayError(thrown);
+  const spec = error.spec;
+  const message = error.publicMessage ?? familyMessage(error.code, error.provider, error.resetsAt) ?? spec.message;
+  let status: number;
+  let body: OpenAiErrorBody | StructuredErrorBody;
+  if (shape === 'structured') {
+    status = structuredHttpStatus(spec);
+    const echoed = echoableRequestId(options.requestId);
+    body = {
+      error: { code: spec.structuredCode, message, ...(error.details ? { details: error.details } : {}) },
+      ...(echoed !== undefined ? { request_id: echoed } : {}),
+      contract_version: CONTRACT_VERSION,
+    };
+  } else {
+    status = spec.status;
+    body = { error: { message, type: spec.type, code: spec.openaiCode, param: error.param ?? null } };
+  }
+  const headers: [string, string][] = [];
+  if (status === 429 || status === 503) headers.push(['Retry-After', String(error.retryAfterHeader ?? 5)]);
+  if (options.connectionClose) headers.push(['Connection', 'close']);
+  return { status, headers, body };
+}
+
+/**
+ * Writes `thrown` as the JSON error of the request's route (errorAnswer). Once headers went out
+ * (a stream's own error path owns the response), it only ends the response.
+ */
+export function writeErrorResponse(
+  request: Request,
+  response: Response,
+  thrown: unknown,
+  options: Omit<ErrorAnswerOptions, 'requestId'> = {},
+): void {
+  if (response.headersSent) {
+    if (!response.writableEnded) response.end();
+    return;
+  }
+  const structured = isStructuredRoute(request);
+  const answer = errorAnswer(thrown, structured ? 'structured' : 'openai', {
+    ...options,
+    requestId: structured ? (request.body as { request_id?: unknown } | undefined)?.request_id : undefined,
+  });
+  for (const [name, value] of answer.headers) response.setHeader(name, value);
+  response.status(answer.status).json(answer.body);
+}
+
+/**
+ * The OpenAI answer to `thrown` as a whole HTTP/1.1 response with `Connection: close`, for a socket
+ * whose request never became a request object (the `clientError` handler).
+ */
+export function rawErrorResponse(thrown: unknown): { readonly status: number; readonly bytes: Buffer } {
+  const { status, headers, body } = errorAnswer(thrown, 'openai', { connectionClose: true });
+  const payload = Buffer.from(JSON.stringify(body));
+  const head =
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${payload.length}\r\n` +
+    headers.map(([name, value]) => `${name}: ${value}\r\n`).join('') +
+    '\r\n';
+  return { status, bytes: Buffer.concat([Buffer.from(head, 'latin1'), payload]) };
+}
+
+/**
+ * The content of the contract's in-stream error chunk (`[error: <the table's stream text>]`, sent
+ * with finish `stop` and followed by `[DONE]`): a failure after the SSE headers went out can no
+ * longer change the status.
+ */
+export function streamErrorContent(failure: GatewayError): string {
+  return `[error: ${failure.spec.streamText}]`;
+}
