@@ -1,18 +1,19 @@
-// Counts the heap objects one open stream holds, by kind (docs/performance.md "Per open stream"):
-// a gateway wired to the provider_a fake serves a warm-up turn, then N streams are opened and held
-// after their first content chunk (the fake keeps them open); heap snapshots before and with all N
-// open are diffed by (node type, constructor or function name) and divided by N. The client runs
-// in the same process, so its objects are counted too (the same for any gateway version). Run:
-//   node --expose-gc -r ./scripts/register-ts.cjs scripts/heap-per-stream.ts [streams] [ws|sse]
+// What one open stream costs the gateway's heap, by kind (docs/performance.md "Per open stream").
+// The gateway runs as the rig runs it (`node dist/main.js`, its own process, `npm run build` first)
+// against the in-process provider_a fake; after a warm-up of short and streamed turns, N streams
+// are opened and held after their first content chunk (the fake keeps them open), and the gateway
+// writes a heap snapshot (`--heapsnapshot-signal`) before and with all N open. Objects new in the
+// second (V8 keeps node ids across snapshots of one process) are grouped by kind (node type and
+// constructor or function name) and divided by N: only the gateway's own objects are counted, not
+// the client's or the fake's. Run:
+//   npm run build && node -r ./scripts/register-ts.cjs scripts/heap-per-stream.ts [streams] [ws|sse]
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startGateway } from '../test/support/create-test-app';
 import { FakeProviderA } from '../test/support/fake-provider-a';
 import { created, providerASettings, textDelta, textReply } from '../test/support/provider-a-fixtures';
-
-type Counts = Map<string, number>;
 
 interface HeapSnapshotJson {
   snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
@@ -20,85 +21,158 @@ interface HeapSnapshotJson {
   strings: string[];
 }
 
-/** Objects by `type:name`, from a heap snapshot taken after a full GC. */
-async function countObjects(session: Session): Promise<Counts> {
-  (globalThis as { gc?: () => void }).gc?.();
-  const chunks: string[] = [];
-  const onChunk = (message: { params: { chunk: string } }) => chunks.push(message.params.chunk);
-  session.on('HeapProfiler.addHeapSnapshotChunk', onChunk);
-  await session.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-  session.off('HeapProfiler.addHeapSnapshotChunk', onChunk);
-  const snapshot = JSON.parse(chunks.join('')) as HeapSnapshotJson;
-  const fields = snapshot.snapshot.meta.node_fields;
-  const types = snapshot.snapshot.meta.node_types[0];
-  const typeAt = fields.indexOf('type');
-  const nameAt = fields.indexOf('name');
-  const counts: Counts = new Map();
-  for (let index = 0; index < snapshot.nodes.length; index += fields.length) {
-    const type = types[snapshot.nodes[index + typeAt]];
-    if (type !== 'object' && type !== 'closure') continue;
-    const key = `${type}:${snapshot.strings[snapshot.nodes[index + nameAt]]}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return counts;
+/** The kinds whose instances carry a name worth telling apart; the rest are grouped by type only. */
+const NAMED_TYPES = new Set(['object', 'closure', 'native']);
+
+interface Kind {
+  count: number;
+  bytes: number;
 }
 
-/** Opens one stream and resolves once its first content chunk arrived; the body stays unread after that. */
-async function openStream(url: string, abort: AbortSignal): Promise<void> {
-  const response = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hold' }] }),
-    signal: abort,
+/** Objects of `after` that `before` did not have, by `type:name`. */
+function newObjectsByKind(before: HeapSnapshotJson, after: HeapSnapshotJson): Map<string, Kind> {
+  const fieldsOf = (snapshot: HeapSnapshotJson) => {
+    const fields = snapshot.snapshot.meta.node_fields;
+    return {
+      width: fields.length,
+      type: fields.indexOf('type'),
+      name: fields.indexOf('name'),
+      id: fields.indexOf('id'),
+      size: fields.indexOf('self_size'),
+    };
+  };
+  const old = fieldsOf(before);
+  const known = new Set<number>();
+  for (let index = 0; index < before.nodes.length; index += old.width) known.add(before.nodes[index + old.id]);
+  const at = fieldsOf(after);
+  const types = after.snapshot.meta.node_types[0];
+  const kinds = new Map<string, Kind>();
+  for (let index = 0; index < after.nodes.length; index += at.width) {
+    if (known.has(after.nodes[index + at.id])) continue;
+    const type = types[after.nodes[index + at.type]];
+    const key = NAMED_TYPES.has(type) ? `${type}:${after.strings[after.nodes[index + at.name]]}` : type;
+    const kind = kinds.get(key) ?? { count: 0, bytes: 0 };
+    kind.count += 1;
+    kind.bytes += after.nodes[index + at.size];
+    kinds.set(key, kind);
+  }
+  return kinds;
+}
+
+/** Sends one chat turn; resolves with the body (or, for a held stream, once its first content chunk arrived). */
+function chat(port: number, text: string, stream: boolean, held = false): Promise<void> {
+  const body = JSON.stringify({ model: 'gpt-5.6-sol', stream, messages: [{ role: 'user', content: text }] });
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: '127.0.0.1', port, path: '/v1/chat/completions', method: 'POST', agent: false },
+      (response) => {
+        let seen = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          seen += chunk;
+          if (held && seen.includes('"content":"held"')) resolve();
+        });
+        response.on('end', () => resolve());
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.setHeader('content-type', 'application/json');
+    request.end(body);
   });
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  let seen = '';
-  while (!seen.includes('"content"')) seen += new TextDecoder().decode((await reader.read()).value);
+}
+
+async function waitUntilServing(port: number): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const up = await new Promise<boolean>((resolve) =>
+      http
+        .get({ host: '127.0.0.1', port, path: '/health/live', agent: false }, (response) => {
+          response.resume();
+          resolve(response.statusCode === 200);
+        })
+        .on('error', () => resolve(false)),
+    );
+    if (up) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the gateway did not start: is dist/ built (npm run build)?');
+}
+
+/** Signals the gateway to write a snapshot and reads it once the file stops growing. */
+async function snapshot(pid: number, directory: string): Promise<HeapSnapshotJson> {
+  const before = new Set(fs.readdirSync(directory));
+  process.kill(pid, 'SIGUSR2');
+  for (let lastSize = -1; ;) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const file = fs.readdirSync(directory).find((name) => !before.has(name));
+    if (!file) continue;
+    const size = fs.statSync(path.join(directory, file)).size;
+    if (size > 0 && size === lastSize) return JSON.parse(fs.readFileSync(path.join(directory, file), 'utf8'));
+    lastSize = size;
+  }
 }
 
 async function main(): Promise<void> {
-  const streams = Number(process.argv[2] ?? 200);
+  const streams = Number(process.argv[2] ?? 300);
   const transport = (process.argv[3] ?? 'ws') as 'ws' | 'sse';
   const fake = await FakeProviderA.start();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'heap-home-'));
-  const gateway = await startGateway({
-    GATEWAY_PROVIDERS: 'provider_a',
-    LOG_LEVEL: 'warn',
-    ...providerASettings(fake, home, { transport }),
+  const snapshots = fs.mkdtempSync(path.join(os.tmpdir(), 'heap-snapshots-'));
+  const port = await new Promise<number>((resolve) => {
+    const probe = http.createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address() as { port: number };
+      probe.close(() => resolve(free));
+    });
   });
-  const session = new Session();
-  session.connect();
-  const abort = new AbortController();
+  const gateway = spawn(
+    process.execPath,
+    ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`, 'dist/main.js'],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'info',
+        GATEWAY_HOST: '127.0.0.1',
+        GATEWAY_PORT: String(port),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PRIMARY_AGENT_QUEUE_ENABLED: 'false',
+        ...providerASettings(fake, home, { transport }),
+      },
+    },
+  );
   try {
-    fake.enqueue(textReply('warm-up'));
-    await (
-      await fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
-      })
-    ).text();
-    const before = await countObjects(session);
+    await waitUntilServing(port);
+    // Warm-up, as the rig's: every code path of a turn has run and its lazy state exists.
+    for (let index = 0; index < 50; index++) {
+      fake.enqueue(textReply('warm'));
+      await chat(port, `warm-up ${index}`, index % 2 === 0);
+    }
+    const before = await snapshot(gateway.pid!, snapshots);
     for (let index = 0; index < streams; index++)
       fake.enqueue({ frames: [created(), textDelta('held')], holdOpen: true });
-    await Promise.all(Array.from({ length: streams }, () => openStream(gateway.url, abort.signal)));
-    const open = await countObjects(session);
-    const rows = [...open.entries()]
-      .map(([key, count]) => ({ key, perStream: (count - (before.get(key) ?? 0)) / streams }))
-      .filter((row) => row.perStream >= 0.5)
-      .sort((a, b) => b.perStream - a.perStream);
-    const total = rows.reduce((sum, row) => sum + row.perStream, 0);
+    // Distinct chats, so no turn waits for another's kept connection.
+    await Promise.all(Array.from({ length: streams }, (_, index) => chat(port, `hold ${index}`, true, true)));
+    const kinds = newObjectsByKind(before, await snapshot(gateway.pid!, snapshots));
+    const rows = [...kinds.entries()]
+      .map(([key, kind]) => ({ key, count: kind.count / streams, bytes: kind.bytes / streams }))
+      .sort((a, b) => b.bytes - a.bytes);
+    const total = rows.reduce((sum, row) => ({ count: sum.count + row.count, bytes: sum.bytes + row.bytes }), {
+      count: 0,
+      bytes: 0,
+    });
     process.stdout.write(
-      `${streams} open ${transport} streams: ${total.toFixed(1)} objects and closures per stream (kinds with >= 0.5)\n`,
+      `${streams} open ${transport} streams: ${Math.round(total.bytes)} bytes in ${total.count.toFixed(1)} heap objects per stream (gateway process only)\n`,
     );
-    for (const row of rows) process.stdout.write(`${row.perStream.toFixed(2).padStart(8)}  ${row.key}\n`);
+    process.stdout.write('   bytes  objects  kind\n');
+    for (const row of rows.filter((entry) => entry.count >= 0.5 || entry.bytes >= 64))
+      process.stdout.write(`${row.bytes.toFixed(0).padStart(8)} ${row.count.toFixed(2).padStart(8)}  ${row.key}\n`);
   } finally {
-    abort.abort();
-    session.disconnect();
-    gateway.app.getHttpServer().closeAllConnections();
-    await gateway.close();
+    gateway.kill('SIGKILL');
     await fake.close();
     fs.rmSync(home, { recursive: true, force: true });
+    fs.rmSync(snapshots, { recursive: true, force: true });
   }
 }
 

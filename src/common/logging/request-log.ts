@@ -21,10 +21,32 @@ import { sanitizeIdentifier } from './sanitize';
 
 const REQUEST_LOG = Symbol('requestLog');
 
-interface RequestLog {
-  readonly id: string;
-  readonly root: Logger;
-  child?: Logger;
+/**
+ * A request's logger: every line it writes carries `reqId` first, as a pino child's would. Not a
+ * child: a pino child builds its bindings and a function per level for each request, which an
+ * open stream then holds; this is the one small record the request already keeps.
+ */
+class RequestLog implements EventLogger {
+  constructor(
+    readonly id: string,
+    private readonly root: Logger,
+  ) {}
+
+  info(fields: Record<string, unknown>, message: string): void {
+    this.root.info({ reqId: this.id, ...fields }, message);
+  }
+
+  warn(fields: Record<string, unknown>, message: string): void {
+    this.root.warn({ reqId: this.id, ...fields }, message);
+  }
+
+  error(fields: Record<string, unknown>, message: string): void {
+    this.root.error({ reqId: this.id, ...fields }, message);
+  }
+
+  debug(fields: Record<string, unknown>, message: string): void {
+    if (this.root.isLevelEnabled('debug')) this.root.debug({ reqId: this.id, ...fields }, message);
+  }
 }
 
 type LoggedRequest = IncomingMessage & { id?: string; [REQUEST_LOG]?: RequestLog };
@@ -51,7 +73,7 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
     const id = adoptableRequestId(request.headers['x-request-id']) ?? randomUUID();
     const logged = request as LoggedRequest;
     logged.id = id;
-    logged[REQUEST_LOG] = { id, root };
+    logged[REQUEST_LOG] = new RequestLog(id, root);
     response.setHeader('x-request-id', id);
     if (!request.url.startsWith('/health')) logAccessWhenDone(logged, response, root, id);
     next();
@@ -59,15 +81,11 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
 }
 
 /**
- * The logger for everything a request logs: its lines carry `reqId`. Created on first use, so
- * a request that logs nothing of its own pays for no child logger. Outside a request (a unit
+ * The logger for everything a request logs: its lines carry `reqId`. Outside a request (a unit
  * spec's bare object), the given fallback.
  */
 export function requestLoggerOf(request: IncomingMessage, fallback: EventLogger): EventLogger {
-  const log = (request as LoggedRequest)[REQUEST_LOG];
-  if (!log) return fallback;
-  log.child ??= log.root.child({ reqId: log.id });
-  return log.child;
+  return (request as LoggedRequest)[REQUEST_LOG] ?? fallback;
 }
 
 function logAccessWhenDone(request: LoggedRequest, response: ServerResponse, root: Logger, id: string): void {

@@ -145,6 +145,38 @@ describe('provider_a stream translation', () => {
     expect(events).toEqual([{ type: 'reasoning-delta', text: 'raw reasoning' }]);
   });
 
+  it('reads a field of another JSON type as absent and ignores a frame without a string type', () => {
+    const { events, steps, state } = run([
+      { type: 'response.created', response: { id: 7, model: 'gpt-5.6-sol' } },
+      { type: 7, delta: 'no type' },
+      // A numeric item id: the delta is still text, but the finished message is not known as streamed.
+      { type: 'response.output_text.delta', item_id: 1, delta: 'Hel' },
+      { type: 'response.output_text.delta', item_id: 'msg_1', delta: 5 },
+      { type: 'response.output_item.done', item: { type: 'message', id: 'msg_1', content: 'lo' } },
+      {
+        type: 'response.output_item.done',
+        item: { type: 'message', id: 'msg_2', content: [{ text: 1 }, 'x', { refusal: 'No.' }] },
+      },
+      { type: 'response.output_item.added', output_index: 1.5, item: { id: 'fc_1', type: 'function_call', name: 3 } },
+      { type: 'response.function_call_arguments.delta', item_id: 'fc_1', delta: { path: 1 } },
+      { type: 'response.function_call_arguments.delta', item_id: 'fc_1', delta: '{}' },
+      { type: 'response.output_item.done', item: { id: 'fc_1', type: 'function_call', call_id: 9, arguments: 2 } },
+      {
+        type: 'response.completed',
+        response: { usage: { input_tokens: '2', output_tokens: 3, input_tokens_details: [] } },
+      },
+    ]);
+    expect(events).toEqual([
+      { type: 'text-delta', text: 'Hel' },
+      { type: 'text-delta', text: 'No.' },
+      { type: 'tool-call', call: { id: 'fc_1', name: '', kind: 'function', arguments: '{}' } },
+      { type: 'usage', usage: { promptTokens: 0, completionTokens: 3, totalTokens: 3 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(steps.every((step) => step.accepted)).toBe(true);
+    expect(state).toMatchObject({ responseId: undefined, model: 'gpt-5.6-sol' });
+  });
+
   it('sums total tokens when absent', () => {
     expect(readUsage({ input_tokens: 2, output_tokens: 3 })).toEqual({
       promptTokens: 2,

@@ -4,6 +4,15 @@ import { classifyUpstreamFailure } from './provider-a.errors';
 import type { RateLimitSnapshot } from './provider-a.rate-limits';
 import { rateLimitsFromEvent } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject } from '../../common/json';
+import type {
+  CallItem,
+  CallPayloadEvent,
+  MessageItem,
+  OutputItem,
+  ResponsesEvent,
+  ResponsesUsage,
+  ResponseSnapshot,
+} from './provider-a.frames';
 
 /** One client tool call being assembled from its fragments (provider_a.md §9.2). */
 interface CallRecord {
@@ -70,69 +79,150 @@ export interface TranslateOptions {
  * Pure translation of one upstream JSON event into typed events (provider_a.md §9.1). Unknown
  * event types are ignored. The only effect is on `state`.
  */
-export function translateEvent(state: StreamState, event: JsonObject, options: TranslateOptions = {}): StreamStep {
-  const type = str(event.type) ?? '';
-  switch (type) {
+export function translateEvent(state: StreamState, frame: JsonObject, options: TranslateOptions = {}): StreamStep {
+  const event = readEvent(frame);
+  if (!event) return step([]);
+  switch (event.type) {
     case 'response.created':
     case 'response.in_progress':
       rememberResponse(state, event.response);
       return step([]);
     case 'response.output_text.delta':
     case 'response.refusal.delta': {
-      const itemId = str(event.item_id);
-      if (itemId !== undefined) state.textItems.add(itemId);
-      const delta = str(event.delta) ?? '';
+      if (event.item_id !== undefined) state.textItems.add(event.item_id);
+      const delta = event.delta ?? '';
       return step(delta === '' ? [] : [{ type: 'text-delta', text: delta }]);
     }
     case 'response.reasoning_summary_text.delta':
-      return step(reasoningSummary(state, str(event.delta) ?? '', int(event.summary_index)));
+      return step(reasoningSummary(state, event.delta ?? '', event.summary_index));
     case 'response.reasoning_text.delta': {
-      const delta = str(event.delta) ?? '';
+      const delta = event.delta ?? '';
       return step(delta === '' ? [] : [{ type: 'reasoning-delta', text: delta }]);
     }
     case 'response.output_item.added':
-      openCall(state, event.item, int(event.output_index));
+      if (event.item?.type !== 'message') openCall(state, event.item, event.output_index);
       return step([]);
     case 'response.function_call_arguments.delta':
     case 'response.custom_tool_call_input.delta':
-      appendToCall(state, event, str(event.delta), false);
+      appendToCall(state, event, event.delta, false);
       return step([]);
     case 'response.function_call_arguments.done':
-      appendToCall(state, event, str(event.arguments), true);
+      appendToCall(state, event, event.arguments, true);
       return step([]);
     case 'response.custom_tool_call_input.done':
-      appendToCall(state, event, str(event.input), true);
+      appendToCall(state, event, event.input, true);
       return step([]);
     case 'response.output_item.done':
-      return step(itemDone(state, event.item, int(event.output_index)));
+      return step(itemDone(state, event.item, event.output_index));
     case 'response.completed':
       rememberResponse(state, event.response);
       return step([...releaseCalls(state, true), ...usageAndFinish(event.response, 'stop')], { terminal: true });
     case 'response.incomplete': {
       rememberResponse(state, event.response);
-      const details =
-        isJsonObject(event.response) && isJsonObject(event.response.incomplete_details)
-          ? event.response.incomplete_details
-          : {};
-      const finish: FinishReason = details.reason === 'content_filter' ? 'content_filter' : 'length';
+      const finish: FinishReason =
+        event.response?.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length';
       return step([...releaseCalls(state, 'discard'), ...usageAndFinish(event.response, finish)], { terminal: true });
     }
     case 'response.failed':
     case 'error': {
-      const failure = classifyUpstreamFailure({ payload: event, rateLimits: options.rateLimits, now: options.now });
+      const failure = classifyUpstreamFailure({ payload: frame, rateLimits: options.rateLimits, now: options.now });
       return step([{ type: 'error', error: failure }], { accepted: false, terminal: true, failure });
     }
     case 'codex.rate_limits':
-      return step([], { rateLimits: rateLimitsFromEvent(event) });
-    default:
-      return step([]);
+      return step([], { rateLimits: rateLimitsFromEvent(frame) });
   }
 }
 
-function rememberResponse(state: StreamState, response: unknown): void {
-  if (!isJsonObject(response)) return;
-  state.responseId = str(response.id) ?? state.responseId;
-  state.model = str(response.model) ?? state.model;
+/**
+ * The boundary of the wire types (`provider-a.frames.ts`): the event with the fields the
+ * translation reads, each kept only when it has its declared JSON type (otherwise it reads as
+ * absent), or `undefined` for a `type` the translation ignores.
+ */
+function readEvent(frame: JsonObject): ResponsesEvent | undefined {
+  const type = frame.type;
+  switch (type) {
+    case 'response.created':
+    case 'response.in_progress':
+    case 'response.completed':
+    case 'response.incomplete':
+      return { type, response: readResponse(frame.response) };
+    case 'response.output_text.delta':
+    case 'response.refusal.delta':
+    case 'response.reasoning_summary_text.delta':
+    case 'response.reasoning_text.delta':
+      return { type, item_id: str(frame.item_id), delta: str(frame.delta), summary_index: int(frame.summary_index) };
+    case 'response.output_item.added':
+    case 'response.output_item.done':
+      return { type, output_index: int(frame.output_index), item: readItem(frame.item) };
+    case 'response.function_call_arguments.delta':
+    case 'response.function_call_arguments.done':
+    case 'response.custom_tool_call_input.delta':
+    case 'response.custom_tool_call_input.done':
+      return {
+        type,
+        item_id: str(frame.item_id),
+        output_index: int(frame.output_index),
+        delta: str(frame.delta),
+        arguments: str(frame.arguments),
+        input: str(frame.input),
+      };
+    case 'response.failed':
+    case 'error':
+    case 'codex.rate_limits':
+      return { type };
+    default:
+      return undefined;
+  }
+}
+
+function readResponse(raw: unknown): ResponseSnapshot | undefined {
+  if (!isJsonObject(raw)) return undefined;
+  const details = isJsonObject(raw.incomplete_details) ? { reason: str(raw.incomplete_details.reason) } : undefined;
+  return { id: str(raw.id), model: str(raw.model), usage: readResponsesUsage(raw.usage), incomplete_details: details };
+}
+
+function readItem(raw: unknown): OutputItem | undefined {
+  if (!isJsonObject(raw)) return undefined;
+  const { type } = raw;
+  if (type === 'message') {
+    const parts = Array.isArray(raw.content) ? (raw.content as unknown[]) : [];
+    const content = parts.map((part) =>
+      isJsonObject(part) ? { text: str(part.text), refusal: str(part.refusal) } : {},
+    );
+    return { type, id: str(raw.id), content };
+  }
+  if (type !== 'function_call' && type !== 'custom_tool_call') return undefined;
+  return {
+    type,
+    id: str(raw.id),
+    call_id: str(raw.call_id),
+    name: str(raw.name),
+    arguments: str(raw.arguments),
+    input: str(raw.input),
+  };
+}
+
+const count = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+
+function readResponsesUsage(raw: unknown): ResponsesUsage | undefined {
+  if (!isJsonObject(raw)) return undefined;
+  const { input_tokens_details: inputDetails, output_tokens_details: outputDetails } = raw;
+  return {
+    input_tokens: count(raw.input_tokens),
+    output_tokens: count(raw.output_tokens),
+    total_tokens: count(raw.total_tokens),
+    input_tokens_details: isJsonObject(inputDetails) ? { cached_tokens: count(inputDetails.cached_tokens) } : undefined,
+    output_tokens_details: isJsonObject(outputDetails)
+      ? { reasoning_tokens: count(outputDetails.reasoning_tokens) }
+      : undefined,
+  };
+}
+
+function rememberResponse(state: StreamState, response: ResponseSnapshot | undefined): void {
+  if (!response) return;
+  state.responseId = response.id ?? state.responseId;
+  state.model = response.model ?? state.model;
 }
 
 function reasoningSummary(state: StreamState, delta: string, summaryIndex: number | undefined): ChatEvent[] {
@@ -145,11 +235,7 @@ function reasoningSummary(state: StreamState, delta: string, summaryIndex: numbe
   return text === '' ? [] : [{ type: 'reasoning-delta', text }];
 }
 
-function callKind(item: JsonObject): 'function' | 'custom' | undefined {
-  if (item.type === 'function_call') return 'function';
-  if (item.type === 'custom_tool_call') return 'custom';
-  return undefined;
-}
+const callKind = (item: CallItem): CallRecord['kind'] => (item.type === 'function_call' ? 'function' : 'custom');
 
 const recordKey = (itemId: string | undefined, outputIndex: number | undefined): string | undefined =>
   itemId !== undefined ? `id:${itemId}` : outputIndex !== undefined ? `index:${outputIndex}` : undefined;
@@ -163,21 +249,25 @@ function findRecord(
   return byId ?? (outputIndex !== undefined ? state.recordsByKey.get(`index:${outputIndex}`) : undefined);
 }
 
-function openCall(state: StreamState, rawItem: unknown, outputIndex: number | undefined): CallRecord | undefined {
-  if (!isJsonObject(rawItem)) return undefined;
-  const kind = callKind(rawItem);
-  const itemId = str(rawItem.id);
+function openCall(
+  state: StreamState,
+  item: CallItem | undefined,
+  outputIndex: number | undefined,
+): CallRecord | undefined {
+  if (!item) return undefined;
+  const kind = callKind(item);
+  const itemId = item.id;
   const key = recordKey(itemId, outputIndex);
-  if (!kind || key === undefined) return undefined;
+  if (key === undefined) return undefined;
   const existing = findRecord(state, itemId, outputIndex);
   if (existing) return existing;
   const record: CallRecord = {
     key,
     kind,
     itemId,
-    callId: str(rawItem.call_id),
-    name: str(rawItem.name) ?? '',
-    payload: str(kind === 'function' ? rawItem.arguments : rawItem.input) ?? '',
+    callId: item.call_id,
+    name: item.name ?? '',
+    payload: (kind === 'function' ? item.arguments : item.input) ?? '',
     done: false,
   };
   state.calls.push(record);
@@ -187,33 +277,31 @@ function openCall(state: StreamState, rawItem: unknown, outputIndex: number | un
   return record;
 }
 
-function appendToCall(state: StreamState, event: JsonObject, text: string | undefined, replace: boolean): void {
-  const record = findRecord(state, str(event.item_id), int(event.output_index));
+function appendToCall(state: StreamState, event: CallPayloadEvent, text: string | undefined, replace: boolean): void {
+  const record = findRecord(state, event.item_id, event.output_index);
   if (!record || record.done || text === undefined) return;
   record.payload = replace ? text : record.payload + text;
 }
 
-function itemDone(state: StreamState, rawItem: unknown, outputIndex: number | undefined): ChatEvent[] {
-  if (!isJsonObject(rawItem)) return [];
-  if (rawItem.type === 'message') return messageText(state, rawItem);
-  const kind = callKind(rawItem);
-  if (!kind) return [];
-  const record = findRecord(state, str(rawItem.id), outputIndex) ?? openCall(state, rawItem, outputIndex);
+function itemDone(state: StreamState, item: OutputItem | undefined, outputIndex: number | undefined): ChatEvent[] {
+  if (!item) return [];
+  if (item.type === 'message') return messageText(state, item);
+  const kind = callKind(item);
+  const record = findRecord(state, item.id, outputIndex) ?? openCall(state, item, outputIndex);
   if (!record || record.done) return [];
   // The finished item's values replace what the fragments accumulated (§9.2).
-  record.callId = str(rawItem.call_id) ?? record.callId;
-  record.name = str(rawItem.name) ?? record.name;
-  record.payload = str(kind === 'function' ? rawItem.arguments : rawItem.input) ?? record.payload;
+  record.callId = item.call_id ?? record.callId;
+  record.name = item.name ?? record.name;
+  record.payload = (kind === 'function' ? item.arguments : item.input) ?? record.payload;
   record.done = true;
   return releaseCalls(state, false);
 }
 
 /** Text of a finished message item whose text never arrived as deltas. */
-function messageText(state: StreamState, item: JsonObject): ChatEvent[] {
-  const itemId = str(item.id);
+function messageText(state: StreamState, item: MessageItem): ChatEvent[] {
+  const itemId = item.id;
   if (itemId !== undefined && state.textItems.has(itemId)) return [];
-  const parts = Array.isArray(item.content) ? item.content : [];
-  const text = parts.map((part) => (isJsonObject(part) ? (str(part.text) ?? str(part.refusal) ?? '') : '')).join('');
+  const text = item.content.map((part) => part.text ?? part.refusal ?? '').join('');
   if (itemId !== undefined) state.textItems.add(itemId);
   return text === '' ? [] : [{ type: 'text-delta', text }];
 }
@@ -244,25 +332,26 @@ function releaseCalls(state: StreamState, flushOpen: boolean | 'discard'): ChatE
   return events;
 }
 
-function usageAndFinish(response: unknown, reason: FinishReason): ChatEvent[] {
-  const usage = isJsonObject(response) ? readUsage(response.usage) : undefined;
+function usageAndFinish(response: ResponseSnapshot | undefined, reason: FinishReason): ChatEvent[] {
+  const usage = response?.usage ? toUsageEvent(response.usage) : undefined;
   return [...(usage ? [{ type: 'usage' as const, usage }] : []), { type: 'finish', reason }];
 }
 
 /** Responses usage → our usage (§9.3); total is the sum when absent. */
 export function readUsage(raw: unknown): UsageEvent | undefined {
-  if (!isJsonObject(raw)) return undefined;
-  const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-  const promptTokens = count(raw.input_tokens) ?? 0;
-  const completionTokens = count(raw.output_tokens) ?? 0;
-  const cached = isJsonObject(raw.input_tokens_details) ? count(raw.input_tokens_details.cached_tokens) : undefined;
-  const reasoning = isJsonObject(raw.output_tokens_details)
-    ? count(raw.output_tokens_details.reasoning_tokens)
-    : undefined;
+  const usage = readResponsesUsage(raw);
+  return usage ? toUsageEvent(usage) : undefined;
+}
+
+function toUsageEvent(usage: ResponsesUsage): UsageEvent {
+  const promptTokens = usage.input_tokens ?? 0;
+  const completionTokens = usage.output_tokens ?? 0;
+  const cached = usage.input_tokens_details?.cached_tokens;
+  const reasoning = usage.output_tokens_details?.reasoning_tokens;
   return {
     promptTokens,
     completionTokens,
-    totalTokens: count(raw.total_tokens) ?? promptTokens + completionTokens,
+    totalTokens: usage.total_tokens ?? promptTokens + completionTokens,
     ...(cached !== undefined ? { cachedPromptTokens: cached } : {}),
     ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
   };

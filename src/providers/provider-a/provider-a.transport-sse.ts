@@ -1,3 +1,4 @@
+import { isJsonObject } from '../../common/json';
 import { parseSseJson } from '../shared/sse-event-parser';
 import { ERROR_BODY_MAX_BYTES } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
@@ -27,9 +28,7 @@ async function* bodyChunks(body: ReadableStream<Uint8Array>, signal: AbortSignal
 async function* sseFrames(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<UpstreamFrame> {
   for await (const payload of parseSseJson(bodyChunks(body, signal))) {
     const value = payload.ok ? payload.value : undefined;
-    yield typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? { ok: true, value }
-      : { ok: false, reason: 'not_json' };
+    yield isJsonObject(value) ? { ok: true, value } : { ok: false, reason: 'not_json' };
   }
 }
 

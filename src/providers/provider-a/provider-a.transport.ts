@@ -4,9 +4,12 @@ import type { JsonObject } from '../../common/json';
 /** How the backend is reached: a kept WebSocket (`wss:`) or one SSE POST per turn (`https:`). */
 export type ProviderATransportKind = 'ws' | 'sse';
 
-/** One upstream event as it arrived: parsed JSON, or a protocol error (binary or non-JSON frame). */
+/**
+ * One upstream event as it arrived: a parsed JSON object (read by `readEvent`, `provider-a.stream.ts`,
+ * into the types of `provider-a.frames.ts`), or a protocol error (binary frame, or not a JSON object).
+ */
 export type UpstreamFrame =
-  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: 'binary' | 'not_json' };
+  { readonly ok: true; readonly value: JsonObject } | { readonly ok: false; readonly reason: 'binary' | 'not_json' };
 
 /** An accepted upgrade / 2xx POST: the event frames of one upstream attempt. */
 export interface UpstreamConnection {

@@ -154,7 +154,7 @@ class ConnectionAttempt implements ProviderAAttempt {
 function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
   if (!frame.ok)
     return { events: [], failure: connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame') };
-  const step = translateEvent(attempt.state, frame.value as JsonObject, {
+  const step = translateEvent(attempt.state, frame.value, {
     rateLimits: attempt.rateLimits.latest(attempt.accountId),
   });
   if (step.rateLimits) attempt.rateLimits.record(attempt.accountId, step.rateLimits, attempt.logger);

@@ -214,7 +214,7 @@ export class WsSession {
       this.close();
       return;
     }
-    if (frame.ok) noteEvent(turn.record, frame.value as JsonObject);
+    if (frame.ok) noteEvent(turn.record, frame.value);
     turn.queue.push(frame);
   }
 }

@@ -136,6 +136,40 @@ describe(translateProviderBPayload.name, () => {
     expect(error.upstream?.message).toContain('SECRET');
   });
 
+  it('reads a field of another JSON type as absent, and a payload without the wrapper as the response', () => {
+    const events = run([
+      // Not a JSON object: a frame (the turn is not empty), nothing to read.
+      7,
+      { candidates: 'none', promptFeedback: { blockReason: 5 } },
+      {
+        traceId: 3,
+        responseId: ['r'],
+        candidates: [
+          {
+            finishReason: 1,
+            content: {
+              parts: [
+                'text',
+                { text: 5 },
+                { text: 'Hi', thought: 'true' },
+                { functionCall: { id: 4, name: 6, args: [1] }, thoughtSignature: 9 },
+              ],
+            },
+          },
+          'second',
+        ],
+        usageMetadata: { promptTokenCount: '10', candidatesTokenCount: 4, totalTokenCount: null },
+      },
+      { response: { candidates: [7] }, traceId: 't-2' },
+    ]);
+    expect(events).toEqual([
+      { type: 'text-delta', text: 'Hi' },
+      { type: 'tool-call', call: { id: 'call_req-9_0', name: '', kind: 'function', arguments: '{}' } },
+      { type: 'usage', usage: { promptTokens: 0, completionTokens: 4, totalTokens: 4 } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+  });
+
   it('reports an empty stream as an upstream error', () => {
     expect(run([])).toEqual([{ type: 'error', error: expect.objectContaining({ code: 'upstream' }) }]);
   });

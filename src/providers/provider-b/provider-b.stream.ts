@@ -2,6 +2,13 @@ import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyProviderBError } from './provider-b.errors';
 import { isJsonObject, type JsonObject } from '../../common/json';
+import type {
+  CodeAssistResponse,
+  ResponseCandidate,
+  ResponseFunctionCall,
+  ResponsePart,
+  UsageMetadata,
+} from './provider-b.wire-types';
 
 /**
  * Per-stream state of one provider_b turn (created per call, never kept on the adapter). The
@@ -16,7 +23,7 @@ export interface ProviderBStreamState {
   readonly emittedCallIds: Set<string>;
   frames: number;
   finishReason?: string;
-  usage?: Record<string, unknown>;
+  usage?: UsageMetadata;
   blocked: boolean;
 }
 
@@ -42,27 +49,23 @@ export function translateProviderBPayload(payload: unknown, state: ProviderBStre
   if (error) return [{ type: 'error', error }];
   state.frames++;
   if (!isJsonObject(payload)) return [];
-  const response = isJsonObject(payload.response) ? payload.response : payload;
-  if (isJsonObject(response.usageMetadata)) state.usage = response.usageMetadata;
-  const candidates = Array.isArray(response.candidates) ? response.candidates : [];
-  const feedback = isJsonObject(response.promptFeedback) ? response.promptFeedback : undefined;
-  if (candidates.length === 0 && typeof feedback?.blockReason === 'string' && feedback.blockReason !== '')
-    state.blocked = true;
-  const candidate = isJsonObject(candidates[0]) ? candidates[0] : undefined;
+  const { response, traceId } = readCodeAssistResponse(payload);
+  if (response.usageMetadata) state.usage = response.usageMetadata;
+  const candidates = response.candidates ?? [];
+  const blockReason = response.promptFeedback?.blockReason;
+  if (candidates.length === 0 && blockReason !== undefined && blockReason !== '') state.blocked = true;
+  const candidate = candidates.at(0);
   if (!candidate) return [];
-  if (typeof candidate.finishReason === 'string' && candidate.finishReason !== '')
+  if (candidate.finishReason !== undefined && candidate.finishReason !== '')
     state.finishReason = candidate.finishReason;
-  const parts =
-    isJsonObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
-  const idBase = firstString(response.responseId, payload.traceId, response.traceId) ?? state.requestId;
+  const idBase = firstString(response.responseId, traceId, response.traceId) ?? state.requestId;
 
   const events: ChatEvent[] = [];
-  for (const part of parts) {
-    if (!isJsonObject(part)) continue;
-    if (isJsonObject(part.functionCall)) {
+  for (const part of candidate.content?.parts ?? []) {
+    if (part.functionCall) {
       const call = toolCall(part.functionCall, part.thoughtSignature, idBase, state);
       if (call) events.push({ type: 'tool-call', call });
-    } else if (typeof part.text === 'string' && part.text !== '') {
+    } else if (part.text !== undefined && part.text !== '') {
       events.push({ type: part.thought === true ? 'reasoning-delta' : 'text-delta', text: part.text });
     }
     // executableCode, codeExecutionResult, inlineData and empty text carry nothing for chat.
@@ -70,22 +73,81 @@ export function translateProviderBPayload(payload: unknown, state: ProviderBStre
   return events;
 }
 
+/**
+ * The boundary of the response types (`provider-b.wire-types.ts`): a payload read as the Code
+ * Assist response, each field kept only when it has its declared JSON type (otherwise it reads as
+ * absent). A payload without the `response` wrapper is the response itself (§9.1).
+ */
+function readCodeAssistResponse(payload: JsonObject): CodeAssistResponse {
+  const raw = isJsonObject(payload.response) ? payload.response : payload;
+  const { candidates, usageMetadata, promptFeedback } = raw;
+  return {
+    traceId: str(payload.traceId),
+    response: {
+      candidates: Array.isArray(candidates) ? candidates.map(readCandidate) : undefined,
+      usageMetadata: isJsonObject(usageMetadata) ? readUsageMetadata(usageMetadata) : undefined,
+      promptFeedback: isJsonObject(promptFeedback) ? { blockReason: str(promptFeedback.blockReason) } : undefined,
+      responseId: str(raw.responseId),
+      traceId: str(raw.traceId),
+    },
+  };
+}
+
+function readCandidate(raw: unknown): ResponseCandidate {
+  if (!isJsonObject(raw)) return {};
+  const { content } = raw;
+  const parts = isJsonObject(content) && Array.isArray(content.parts) ? (content.parts as unknown[]) : undefined;
+  return {
+    finishReason: str(raw.finishReason),
+    content: isJsonObject(content) ? { parts: parts?.filter(isJsonObject).map(readPart) } : undefined,
+  };
+}
+
+function readPart(raw: JsonObject): ResponsePart {
+  const { functionCall } = raw;
+  return {
+    text: str(raw.text),
+    thought: typeof raw.thought === 'boolean' ? raw.thought : undefined,
+    functionCall: isJsonObject(functionCall)
+      ? {
+          id: str(functionCall.id),
+          name: str(functionCall.name),
+          args: isJsonObject(functionCall.args) ? functionCall.args : undefined,
+        }
+      : undefined,
+    thoughtSignature: str(raw.thoughtSignature),
+  };
+}
+
+function readUsageMetadata(raw: JsonObject): UsageMetadata {
+  return {
+    promptTokenCount: num(raw.promptTokenCount),
+    candidatesTokenCount: num(raw.candidatesTokenCount),
+    thoughtsTokenCount: num(raw.thoughtsTokenCount),
+    totalTokenCount: num(raw.totalTokenCount),
+    cachedContentTokenCount: num(raw.cachedContentTokenCount),
+  };
+}
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
 function toolCall(
-  functionCall: JsonObject,
-  signature: unknown,
+  functionCall: ResponseFunctionCall,
+  signature: string | undefined,
   idBase: string,
   state: ProviderBStreamState,
 ): ToolCallEvent | undefined {
-  const upstreamId = typeof functionCall.id === 'string' && functionCall.id !== '' ? functionCall.id : undefined;
+  const upstreamId = functionCall.id !== '' ? functionCall.id : undefined;
   if (upstreamId !== undefined) {
     if (state.emittedCallIds.has(upstreamId)) return undefined;
     state.emittedCallIds.add(upstreamId);
   }
   const id = upstreamId ?? `call_${idBase.replace(/[^A-Za-z0-9_-]/g, '')}_${state.callSeq}`;
   state.callSeq++;
-  const name = typeof functionCall.name === 'string' ? functionCall.name : '';
-  const args = isJsonObject(functionCall.args) ? functionCall.args : {};
-  const thoughtSignature = typeof signature === 'string' && signature !== '' ? signature : undefined;
+  const name = functionCall.name ?? '';
+  const args = functionCall.args ?? {};
+  const thoughtSignature = signature !== '' ? signature : undefined;
   const common = { id, name, ...(thoughtSignature ? { thoughtSignature } : {}) };
   if (state.customToolNames.has(name)) {
     return { ...common, kind: 'custom', input: typeof args.input === 'string' ? args.input : JSON.stringify(args) };
@@ -127,22 +189,21 @@ function mapFinishReason(reason: string | undefined, blocked: boolean): FinishRe
 }
 
 /** Gemini usage → ours: completion counts thoughts too; total is summed when absent. */
-export function mapUsage(metadata: Record<string, unknown>): UsageEvent {
-  const count = (key: string): number | undefined => (typeof metadata[key] === 'number' ? metadata[key] : undefined);
-  const prompt = count('promptTokenCount') ?? 0;
-  const thoughts = count('thoughtsTokenCount');
-  const completion = (count('candidatesTokenCount') ?? 0) + (thoughts ?? 0);
-  const cached = count('cachedContentTokenCount');
+export function mapUsage(metadata: UsageMetadata): UsageEvent {
+  const prompt = metadata.promptTokenCount ?? 0;
+  const thoughts = metadata.thoughtsTokenCount;
+  const completion = (metadata.candidatesTokenCount ?? 0) + (thoughts ?? 0);
+  const cached = metadata.cachedContentTokenCount;
   return {
     promptTokens: prompt,
     completionTokens: completion,
-    totalTokens: count('totalTokenCount') ?? prompt + completion,
+    totalTokens: metadata.totalTokenCount ?? prompt + completion,
     ...(cached !== undefined ? { cachedPromptTokens: cached } : {}),
     ...(thoughts !== undefined ? { reasoningTokens: thoughts } : {}),
   };
 }
 
-function firstString(...values: unknown[]): string | undefined {
-  for (const value of values) if (typeof value === 'string' && value !== '') return value;
+function firstString(...values: (string | undefined)[]): string | undefined {
+  for (const value of values) if (value !== undefined && value !== '') return value;
   return undefined;
 }

@@ -1,4 +1,7 @@
-/** Code Assist `v1internal` request shapes we send (provider_b.md §5–§7). */
+/**
+ * Code Assist `v1internal` request shapes we send (provider_b.md §5–§7), then the response shapes
+ * we read (§9). Type-only: no runtime module.
+ */
 
 export interface CodeAssistPart {
   readonly text?: string;
@@ -60,4 +63,57 @@ export interface CodeAssistEnvelope {
   readonly project: string;
   readonly user_prompt_id: string;
   readonly request: GenerateContentRequest;
+}
+
+/**
+ * One `streamGenerateContent` SSE payload, or the `generateContent` body (provider_b.md §9.1): the
+ * Gemini response in the Code Assist envelope. Only what the translation reads is declared. The
+ * payloads arrive as parsed JSON, so `readCodeAssistResponse` (`provider-b.stream.ts`) is the one
+ * place that checks them: a field of another JSON type reads as absent, as it always did. An
+ * `{"error": …}` payload is classified before (`provider-b.errors.ts`, §10) and never read as this.
+ */
+export interface CodeAssistResponse {
+  /** Always present once read: a payload without the wrapper is the response itself (§9.1). */
+  readonly response: GenerateContentResponse;
+  readonly traceId?: string;
+}
+
+export interface GenerateContentResponse {
+  /** Only candidate 0 is translated (§9.2); an entry that is not a JSON object reads as `{}`. */
+  readonly candidates?: readonly ResponseCandidate[];
+  readonly usageMetadata?: UsageMetadata;
+  readonly promptFeedback?: { readonly blockReason?: string };
+  readonly responseId?: string;
+  readonly traceId?: string;
+}
+
+export interface ResponseCandidate {
+  /** `STOP`, `MAX_TOKENS`, `SAFETY`, `MALFORMED_FUNCTION_CALL`… (§9.3). */
+  readonly finishReason?: string;
+  /** Parts that are not JSON objects are left out. */
+  readonly content?: { readonly parts?: readonly ResponsePart[] };
+}
+
+/** A part of the model's answer (§9.2): text (maybe a thought), a whole function call, or nothing we read. */
+export interface ResponsePart {
+  readonly text?: string;
+  readonly thought?: boolean;
+  readonly functionCall?: ResponseFunctionCall;
+  readonly thoughtSignature?: string;
+}
+
+export interface ResponseFunctionCall {
+  readonly id?: string;
+  readonly name?: string;
+  /** The arguments as the model wrote them: any JSON object. */
+  readonly args?: Record<string, unknown>;
+}
+
+/** `usageMetadata` (§9.3). */
+export interface UsageMetadata {
+  readonly promptTokenCount?: number;
+  readonly candidatesTokenCount?: number;
+  readonly thoughtsTokenCount?: number;
+  readonly totalTokenCount?: number;
+  readonly cachedContentTokenCount?: number;
 }

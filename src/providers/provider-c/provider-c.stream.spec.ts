@@ -274,6 +274,80 @@ describe(translateLine.name, () => {
       { type: 'finish', reason: 'length' },
     ]);
   });
+
+  it('reads a field of another JSON type as absent (a delta without its own type still finds its block by Number(index))', () => {
+    const result = translateLines([
+      line({ type: 'system', subtype: 'init', session_id: 5 }),
+      line({ type: 'stream_event', event: 'message_start' }),
+      line({
+        type: 'stream_event',
+        event: { type: 'message_start', message: { id: 1, usage: { input_tokens: '5', output_tokens: 2 } } },
+      }),
+      line({
+        type: 'stream_event',
+        event: { type: 'content_block_start', index: '0', content_block: { type: 'text', text: 7 } },
+      }),
+      line({ type: 'stream_event', event: { type: 'content_block_start', index: 0, content_block: { type: 'text' } } }),
+      line({ type: 'stream_event', event: { type: 'content_block_delta', index: '0', delta: { text: 'Hi' } } }),
+      line({
+        type: 'stream_event',
+        event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 3 } },
+      }),
+      line({
+        type: 'stream_event',
+        event: {
+          type: 'message_delta',
+          delta: { stop_reason: 1 },
+          usage: { output_tokens: -1, cache_read_input_tokens: 4 },
+        },
+      }),
+      line({ type: 'assistant', message: { id: 2, content: 'Hi' } }),
+      line({ type: 'result', subtype: 'success', is_error: 'true', stop_reason: 'max_tokens', usage: 'none' }),
+    ]);
+    expect(result.events).toEqual([
+      { type: 'text-delta', text: 'Hi' },
+      { type: 'usage', usage: { promptTokens: 4, completionTokens: 2, totalTokens: 6, cachedPromptTokens: 4 } },
+      { type: 'finish', reason: 'length' },
+    ]);
+    expect(result.outcome).toEqual({ type: 'success' });
+  });
+
+  it('reads the error fields of the synthetic message and the error result by their JSON types', () => {
+    const synthetic = {
+      type: 'assistant',
+      error: 5,
+      is_api_error_message: 'yes',
+      api_error_status: null,
+      api_error_type: 'rate_limit_error',
+      api_error_params: { rate_limit_info: { resetsAt: '1900000000' } },
+      message: { model: '<synthetic>', content: ['x', { text: 'Limit reached' }, { text: 3 }] },
+    };
+    const rejected = { type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: '1900000000' } };
+    const failed = {
+      type: 'result',
+      subtype: 'error_during_execution',
+      is_error: true,
+      result: '',
+      terminal_reason: 7,
+    };
+    const report = {
+      error: undefined,
+      apiStatus: 429,
+      apiErrorType: 'rate_limit_error',
+      apiError: undefined,
+      resetsAt: undefined,
+      subtype: 'error_during_execution',
+      terminalReason: undefined,
+    };
+    const withErrors = translateLines([
+      line(rejected),
+      line(synthetic),
+      line({ ...failed, errors: ['boom', 4, 'again'], api_error_status: 429 }),
+    ]);
+    expect(withErrors.outcome).toEqual({ type: 'error', report: { ...report, text: 'boom\nagain' } });
+    const fromMessage = translateLines([line(synthetic), line({ ...failed, errors: 'boom', api_error_status: 429 })]);
+    expect(fromMessage.outcome).toEqual({ type: 'error', report: { ...report, text: '\nLimit reached\n' } });
+  });
 });
 
 describe(mapStopReason.name, () => {

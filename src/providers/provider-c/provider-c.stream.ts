@@ -4,7 +4,17 @@ import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
 import { FenceParser, PassthroughParser } from './provider-c.fence-parser';
 import type { Channel } from './provider-c.tool-calls';
 import { blockToToolCall, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
-import { isJsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject } from '../../common/json';
+import type {
+  ApiErrorFields,
+  ApiStreamEvent,
+  AssistantLine,
+  ContentBlock,
+  RateLimitLine,
+  ResultLine,
+  StreamJsonLine,
+  StreamJsonUsage,
+} from './provider-c.stream-json';
 
 /** A diagnostic the translator wants logged (names and counts only; never text). */
 export type StreamDiagnostic = (event: string, fields: Record<string, unknown>) => void;
@@ -16,13 +26,6 @@ export interface StreamStateOptions {
   readonly fenceDetection: boolean;
   readonly diagnostic?: StreamDiagnostic;
   readonly newId?: () => string;
-}
-
-interface UsageFields {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_creation_input_tokens?: number;
-  cache_read_input_tokens?: number;
 }
 
 /**
@@ -56,7 +59,7 @@ export interface ProviderCStreamState {
   sessionId?: string;
   model?: string;
   /** Usage merged from message_start / message_delta, used when the result line has none. */
-  streamedUsage: UsageFields;
+  streamedUsage: StreamJsonUsage;
   stopReason?: string;
   /** Deltas seen since the last `assistant` line (fallback when message ids are missing). */
   deltasSinceAssistant: boolean;
@@ -101,7 +104,7 @@ export function createStreamState(options: StreamStateOptions): ProviderCStreamS
 }
 
 /** One stdout line as a JSON object, or `undefined` when it is not one (skipped and counted, §6). */
-export function parseStreamLine(line: string): Record<string, unknown> | undefined {
+export function parseStreamLine(line: string): JsonObject | undefined {
   try {
     const value: unknown = JSON.parse(line);
     return isJsonObject(value) ? value : undefined;
@@ -111,30 +114,31 @@ export function parseStreamLine(line: string): Record<string, unknown> | undefin
 }
 
 /** §6: one stream-json object → events. The `result` line is terminal. */
-export function translateLine(message: Record<string, unknown>, state: ProviderCStreamState): LineResult {
+export function translateLine(message: JsonObject, state: ProviderCStreamState): LineResult {
   const result = translateMessage(message, state);
   const accepted = state.apiAnswered || result.outcome?.type === 'success' || result.events.some(isModelOutput);
   return { ...result, accepted };
 }
 
-function translateMessage(message: Record<string, unknown>, state: ProviderCStreamState): Omit<LineResult, 'accepted'> {
-  switch (message.type) {
+function translateMessage(message: JsonObject, state: ProviderCStreamState): Omit<LineResult, 'accepted'> {
+  const line = readLine(message);
+  switch (line?.type) {
     case 'system':
-      if (message.subtype === 'init') {
-        state.sessionId = stringOr(message.session_id, state.sessionId);
-        state.model = stringOr(message.model, state.model);
+      if (line.subtype === 'init') {
+        state.sessionId = line.session_id ?? state.sessionId;
+        state.model = line.model ?? state.model;
       }
       return { events: [] }; // init, status, api_retry, thinking_tokens, ui_invalidate, hooks
     case 'stream_event':
-      return { events: isJsonObject(message.event) ? translateStreamEvent(message.event, state) : [] };
+      return { events: line.event ? translateStreamEvent(line.event, state) : [] };
     case 'assistant':
-      return { events: translateAssistant(message, state) };
+      return { events: translateAssistant(line, state) };
     case 'rate_limit_event':
-      noteRateLimit(message.rate_limit_info, state);
+      noteRateLimit(line, state);
       return { events: [] };
     case 'result':
-      return translateResult(message, state);
-    default:
+      return translateResult(line, state);
+    case undefined:
       return { events: [] };
   }
 }
@@ -142,48 +146,41 @@ function translateMessage(message: Record<string, unknown>, state: ProviderCStre
 const isModelOutput = (event: ChatEvent) =>
   event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
 
-function translateStreamEvent(event: Record<string, unknown>, state: ProviderCStreamState): ChatEvent[] {
+function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState): ChatEvent[] {
   switch (event.type) {
     case 'message_start': {
       state.apiAnswered = true;
-      const message = isJsonObject(event.message) ? event.message : {};
-      if (typeof message.id === 'string') state.streamedMessageIds.add(message.id);
-      state.model = stringOr(message.model, state.model);
-      if (isJsonObject(message.usage)) state.streamedUsage = { ...readUsage(message.usage) };
+      const { message } = event;
+      if (message.id !== undefined) state.streamedMessageIds.add(message.id);
+      state.model = message.model ?? state.model;
+      if (message.usage) state.streamedUsage = { ...message.usage };
       return [];
     }
     case 'content_block_start': {
-      const block = isJsonObject(event.content_block) ? event.content_block : {};
-      if (typeof event.index === 'number' && typeof block.type === 'string')
-        state.blockKinds.set(event.index, block.type);
+      const block = event.content_block;
+      if (event.index !== undefined && block.type !== undefined) state.blockKinds.set(event.index, block.type);
       // Anthropic starts blocks empty; any initial text still belongs to the block.
-      if (block.type === 'text' && typeof block.text === 'string') return feed('content', block.text, state);
-      if (block.type === 'thinking' && typeof block.thinking === 'string')
-        return feed('reasoning', block.thinking, state);
+      if (block.type === 'text' && block.text !== undefined) return feed('content', block.text, state);
+      if (block.type === 'thinking' && block.thinking !== undefined) return feed('reasoning', block.thinking, state);
       return [];
     }
     case 'content_block_delta': {
-      const delta = isJsonObject(event.delta) ? event.delta : {};
-      const kind =
-        typeof delta.type === 'string' ? delta.type : `${state.blockKinds.get(Number(event.index)) ?? ''}_delta`;
-      if (kind === 'text_delta' && typeof delta.text === 'string') {
+      const { delta } = event;
+      const kind = delta.type ?? `${state.blockKinds.get(event.index) ?? ''}_delta`;
+      if (kind === 'text_delta' && delta.text !== undefined) {
         state.deltasSinceAssistant = true;
         return feed('content', delta.text, state);
       }
-      if (kind === 'thinking_delta' && typeof delta.thinking === 'string') {
+      if (kind === 'thinking_delta' && delta.thinking !== undefined) {
         state.deltasSinceAssistant = true;
         return feed('reasoning', delta.thinking, state);
       }
       return []; // signature_delta, input_json_delta
     }
-    case 'message_delta': {
-      const delta = isJsonObject(event.delta) ? event.delta : {};
-      if (typeof delta.stop_reason === 'string') state.stopReason = delta.stop_reason;
-      if (isJsonObject(event.usage)) state.streamedUsage = { ...state.streamedUsage, ...readUsage(event.usage) };
+    case 'message_delta':
+      if (event.delta.stop_reason !== undefined) state.stopReason = event.delta.stop_reason;
+      if (event.usage) state.streamedUsage = { ...state.streamedUsage, ...event.usage };
       return [];
-    }
-    default:
-      return []; // content_block_stop, message_stop (not terminal), ping
   }
 }
 
@@ -193,38 +190,36 @@ function translateStreamEvent(event: Record<string, unknown>, state: ProviderCSt
  * itself to report a failure (`error`, `is_api_error_message`, model `<synthetic>`) is never
  * model output: its fields are kept for classification and its text goes nowhere else.
  */
-function translateAssistant(line: Record<string, unknown>, state: ProviderCStreamState): ChatEvent[] {
-  const message = isJsonObject(line.message) ? line.message : {};
-  if (typeof line.error === 'string' || line.is_api_error_message === true || message.model === '<synthetic>') {
-    state.apiFailure = { ...readErrorFields(line), text: messageText(message) };
+function translateAssistant(line: AssistantLine, state: ProviderCStreamState): ChatEvent[] {
+  const { message } = line;
+  if (line.error !== undefined || line.is_api_error_message === true || message.model === '<synthetic>') {
+    state.apiFailure = { ...errorFields(line), text: messageText(message.content) };
     return [];
   }
   state.apiAnswered = true;
-  const id = typeof message.id === 'string' ? message.id : undefined;
+  const id = message.id;
   const streamed =
     id !== undefined
       ? state.streamedMessageIds.has(id) || (state.streamedMessageIds.size === 0 && state.deltasSinceAssistant)
       : state.deltasSinceAssistant;
   state.deltasSinceAssistant = false;
-  if (streamed || !Array.isArray(message.content)) return [];
+  if (streamed || !message.content) return [];
   const events: ChatEvent[] = [];
-  for (const block of message.content as unknown[]) {
-    if (!isJsonObject(block)) continue;
-    if (block.type === 'text' && typeof block.text === 'string') events.push(...feed('content', block.text, state));
-    if (block.type === 'thinking' && typeof block.thinking === 'string')
+  for (const block of message.content) {
+    if (block.type === 'text' && block.text !== undefined) events.push(...feed('content', block.text, state));
+    if (block.type === 'thinking' && block.thinking !== undefined)
       events.push(...feed('reasoning', block.thinking, state));
   }
   return events;
 }
 
-function translateResult(line: Record<string, unknown>, state: ProviderCStreamState): Omit<LineResult, 'accepted'> {
-  const subtype = typeof line.subtype === 'string' ? line.subtype : '';
+function translateResult(line: ResultLine, state: ProviderCStreamState): Omit<LineResult, 'accepted'> {
+  const subtype = line.subtype ?? '';
   if (line.is_error === true || subtype.startsWith('error')) {
     return { events: [], outcome: { type: 'error', report: errorReport(line, state) } };
   }
-  if (typeof line.stop_reason === 'string' && state.stopReason === undefined) state.stopReason = line.stop_reason;
-  const usage = isJsonObject(line.usage) ? readUsage(line.usage) : state.streamedUsage;
-  return { events: finishEvents(state, usage), outcome: { type: 'success' } };
+  if (line.stop_reason !== undefined && state.stopReason === undefined) state.stopReason = line.stop_reason;
+  return { events: finishEvents(state, line.usage ?? state.streamedUsage), outcome: { type: 'success' } };
 }
 
 /** §6: exit status 0 without a `result` line: flush, usage from what was seen, finish. */
@@ -243,7 +238,7 @@ export function flushVisibleText(state: ProviderCStreamState): ChatEvent[] {
   return events;
 }
 
-function finishEvents(state: ProviderCStreamState, usage: UsageFields): ChatEvent[] {
+function finishEvents(state: ProviderCStreamState, usage: StreamJsonUsage): ChatEvent[] {
   const events: ChatEvent[] = [];
   for (const channel of ['reasoning', 'content'] as const)
     events.push(...handleOutputs(channel, state.parsers[channel].end(), state));
@@ -303,7 +298,7 @@ function textEvent(channel: Channel, text: string): ChatEvent {
 }
 
 /** §8.1: prompt = input + cache creation + cache read; cached = cache read; completion = output. */
-export function toUsageEvent(usage: UsageFields): UsageEvent {
+export function toUsageEvent(usage: StreamJsonUsage): UsageEvent {
   const cacheRead = usage.cache_read_input_tokens ?? 0;
   const promptTokens = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + cacheRead;
   const completionTokens = usage.output_tokens ?? 0;
@@ -322,8 +317,158 @@ export function mapStopReason(stopReason: string | undefined): FinishReason {
   return 'stop';
 }
 
-function readUsage(raw: Record<string, unknown>): UsageFields {
-  const usage: UsageFields = {};
+/** The error result's structured fields over the synthetic assistant message's; text as the fallback. */
+function errorReport(line: ResultLine, state: ProviderCStreamState): CliErrorReport {
+  const fromResult = errorFields(line);
+  const earlier = state.apiFailure ?? {};
+  const defined = <T>(...values: (T | undefined)[]) => values.find((value) => value !== undefined);
+  return {
+    text: resultErrorText(line) || earlier.text || '',
+    error: earlier.error,
+    apiStatus: defined(fromResult.apiStatus, earlier.apiStatus),
+    apiErrorType: defined(fromResult.apiErrorType, earlier.apiErrorType),
+    apiError: defined(fromResult.apiError, earlier.apiError),
+    resetsAt: defined(earlier.resetsAt, state.limitResetsAt),
+    subtype: line.subtype,
+    terminalReason: line.terminal_reason,
+  };
+}
+
+function errorFields(line: ApiErrorFields): Omit<CliErrorReport, 'text'> {
+  const resetsAt = line.api_error_params?.rate_limit_info?.resetsAt;
+  return {
+    error: line.error,
+    apiStatus: line.api_error_status,
+    apiErrorType: line.api_error_type,
+    apiError: line.api_error,
+    resetsAt: resetsAt !== undefined && resetsAt > 0 ? resetsAt : undefined,
+  };
+}
+
+/** A rejected limit carries its reset time (Unix seconds): the best Retry-After there is. */
+function noteRateLimit(line: RateLimitLine, state: ProviderCStreamState): void {
+  const info = line.rate_limit_info;
+  if (info?.status !== 'rejected') return;
+  if (info.resetsAt !== undefined && info.resetsAt > 0) state.limitResetsAt = info.resetsAt;
+}
+
+function messageText(content: readonly ContentBlock[] | undefined): string {
+  return content ? content.map((block) => block.text ?? '').join('\n') : '';
+}
+
+/** The text classified for an error result (§8.3); used only for classification, never shown. */
+function resultErrorText(line: ResultLine): string {
+  if (line.result !== undefined && line.result !== '') return line.result;
+  return line.errors ? line.errors.join('\n') : '';
+}
+
+/**
+ * The boundary of the stream-json types (`provider-c.stream-json.ts`): the line with the fields
+ * the translation reads, each kept only when it has its declared JSON type (otherwise it reads as
+ * absent), or `undefined` for a line of another `type`.
+ */
+function readLine(raw: JsonObject): StreamJsonLine | undefined {
+  const { type } = raw;
+  switch (type) {
+    case 'system':
+      return { type, subtype: str(raw.subtype), session_id: str(raw.session_id), model: str(raw.model) };
+    case 'stream_event':
+      return { type, event: isJsonObject(raw.event) ? readApiEvent(raw.event) : undefined };
+    case 'assistant': {
+      const message = isJsonObject(raw.message) ? raw.message : {};
+      const content = Array.isArray(message.content) ? (message.content as unknown[]) : undefined;
+      return {
+        type,
+        ...readErrorFields(raw),
+        is_api_error_message: bool(raw.is_api_error_message),
+        message: { id: str(message.id), model: str(message.model), content: content?.map(readBlock) },
+      };
+    }
+    case 'rate_limit_event': {
+      const info = raw.rate_limit_info;
+      return {
+        type,
+        rate_limit_info: isJsonObject(info) ? { status: str(info.status), resetsAt: num(info.resetsAt) } : undefined,
+      };
+    }
+    case 'result':
+      return {
+        type,
+        ...readErrorFields(raw),
+        subtype: str(raw.subtype),
+        is_error: bool(raw.is_error),
+        stop_reason: str(raw.stop_reason),
+        usage: isJsonObject(raw.usage) ? readUsage(raw.usage) : undefined,
+        result: str(raw.result),
+        errors: Array.isArray(raw.errors)
+          ? (raw.errors as unknown[]).filter((entry): entry is string => typeof entry === 'string')
+          : undefined,
+        terminal_reason: str(raw.terminal_reason),
+      };
+    default:
+      return undefined;
+  }
+}
+
+function readApiEvent(raw: JsonObject): ApiStreamEvent | undefined {
+  switch (raw.type) {
+    case 'message_start': {
+      const message = isJsonObject(raw.message) ? raw.message : {};
+      return {
+        type: 'message_start',
+        message: {
+          id: str(message.id),
+          model: str(message.model),
+          usage: isJsonObject(message.usage) ? readUsage(message.usage) : undefined,
+        },
+      };
+    }
+    case 'content_block_start':
+      return {
+        type: 'content_block_start',
+        index: num(raw.index),
+        content_block: isJsonObject(raw.content_block) ? readBlock(raw.content_block) : {},
+      };
+    case 'content_block_delta': {
+      const delta = isJsonObject(raw.delta) ? raw.delta : {};
+      return {
+        type: 'content_block_delta',
+        index: Number(raw.index),
+        delta: { type: str(delta.type), text: str(delta.text), thinking: str(delta.thinking) },
+      };
+    }
+    case 'message_delta': {
+      const delta = isJsonObject(raw.delta) ? raw.delta : {};
+      return {
+        type: 'message_delta',
+        delta: { stop_reason: str(delta.stop_reason) },
+        usage: isJsonObject(raw.usage) ? readUsage(raw.usage) : undefined,
+      };
+    }
+    default:
+      return undefined; // content_block_stop, message_stop (not terminal), ping
+  }
+}
+
+function readBlock(raw: unknown): ContentBlock {
+  return isJsonObject(raw) ? { type: str(raw.type), text: str(raw.text), thinking: str(raw.thinking) } : {};
+}
+
+function readErrorFields(raw: JsonObject): ApiErrorFields {
+  const params = isJsonObject(raw.api_error_params) ? raw.api_error_params : undefined;
+  const limit = params && isJsonObject(params.rate_limit_info) ? params.rate_limit_info : undefined;
+  return {
+    error: str(raw.error),
+    api_error_status: num(raw.api_error_status),
+    api_error_type: str(raw.api_error_type),
+    api_error: str(raw.api_error),
+    api_error_params: params && { rate_limit_info: limit && { resetsAt: num(limit.resetsAt) } },
+  };
+}
+
+/** Only finite, non-negative counts are kept. */
+function readUsage(raw: JsonObject): StreamJsonUsage {
+  const usage: StreamJsonUsage = {};
   for (const key of [
     'input_tokens',
     'output_tokens',
@@ -336,55 +481,6 @@ function readUsage(raw: Record<string, unknown>): UsageFields {
   return usage;
 }
 
-/** The error result's structured fields over the synthetic assistant message's; text as the fallback. */
-function errorReport(line: Record<string, unknown>, state: ProviderCStreamState): CliErrorReport {
-  const fromResult = readErrorFields(line);
-  const earlier = state.apiFailure ?? {};
-  const defined = <T>(...values: (T | undefined)[]) => values.find((value) => value !== undefined);
-  return {
-    text: resultErrorText(line) || earlier.text || '',
-    error: earlier.error,
-    apiStatus: defined(fromResult.apiStatus, earlier.apiStatus),
-    apiErrorType: defined(fromResult.apiErrorType, earlier.apiErrorType),
-    apiError: defined(fromResult.apiError, earlier.apiError),
-    resetsAt: defined(earlier.resetsAt, state.limitResetsAt),
-    subtype: typeof line.subtype === 'string' ? line.subtype : undefined,
-    terminalReason: typeof line.terminal_reason === 'string' ? line.terminal_reason : undefined,
-  };
-}
-
-function readErrorFields(line: Record<string, unknown>): Omit<CliErrorReport, 'text'> {
-  const params = isJsonObject(line.api_error_params) ? line.api_error_params : {};
-  const limit = isJsonObject(params.rate_limit_info) ? params.rate_limit_info : {};
-  return {
-    error: typeof line.error === 'string' ? line.error : undefined,
-    apiStatus: typeof line.api_error_status === 'number' ? line.api_error_status : undefined,
-    apiErrorType: typeof line.api_error_type === 'string' ? line.api_error_type : undefined,
-    apiError: typeof line.api_error === 'string' ? line.api_error : undefined,
-    resetsAt: typeof limit.resetsAt === 'number' && limit.resetsAt > 0 ? limit.resetsAt : undefined,
-  };
-}
-
-/** A rejected limit carries its reset time (Unix seconds): the best Retry-After there is. */
-function noteRateLimit(info: unknown, state: ProviderCStreamState): void {
-  if (!isJsonObject(info) || info.status !== 'rejected') return;
-  if (typeof info.resetsAt === 'number' && info.resetsAt > 0) state.limitResetsAt = info.resetsAt;
-}
-
-function messageText(message: Record<string, unknown>): string {
-  if (!Array.isArray(message.content)) return '';
-  return message.content
-    .map((block) => (isJsonObject(block) && typeof block.text === 'string' ? block.text : ''))
-    .join('\n');
-}
-
-/** The text classified for an error result (§8.3); used only for classification, never shown. */
-function resultErrorText(line: Record<string, unknown>): string {
-  if (typeof line.result === 'string' && line.result !== '') return line.result;
-  if (Array.isArray(line.errors)) return line.errors.filter((entry) => typeof entry === 'string').join('\n');
-  return '';
-}
-
-function stringOr(value: unknown, fallback: string | undefined): string | undefined {
-  return typeof value === 'string' ? value : fallback;
-}
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+const bool = (value: unknown): boolean | undefined => (typeof value === 'boolean' ? value : undefined);

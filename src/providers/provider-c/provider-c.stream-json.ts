@@ -1,0 +1,124 @@
+/**
+ * The stdout lines of `claude -p --output-format stream-json` that provider_c reads (provider_c.md
+ * §6), as Claude Code 2.1.330 prints them (`__fixtures__/claude-code-2.1.330/`): the fields the
+ * translation reads, named once. Type-only: no runtime module.
+ *
+ * The lines arrive as parsed JSON, so `readLine` (`provider-c.stream.ts`) is the one place that
+ * checks them: a field with another JSON type than the one declared here (the CLI prints `null`
+ * for some) reads as absent, as it always did. A line of any other `type` is not read.
+ */
+
+/** Token counts of `message_start`, `message_delta` and the `result` line (§8.1). */
+export interface StreamJsonUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+/** `system` lines: `init` names the session and the model; `status`, `api_retry`, hooks… say nothing we use. */
+export interface SystemLine {
+  readonly type: 'system';
+  readonly subtype?: string;
+  readonly session_id?: string;
+  readonly model?: string;
+}
+
+/** The Messages API's stream events, as the CLI relays them with `--include-partial-messages`. */
+export interface StreamEventLine {
+  readonly type: 'stream_event';
+  /** Absent for an event the translation ignores (`content_block_stop`, `message_stop`, `ping`…). */
+  readonly event?: ApiStreamEvent;
+}
+
+export type ApiStreamEvent = MessageStartEvent | ContentBlockStartEvent | ContentBlockDeltaEvent | MessageDeltaEvent;
+
+/** The API answered: the message's id and model, and the input side of its usage. */
+export interface MessageStartEvent {
+  readonly type: 'message_start';
+  readonly message: { readonly id?: string; readonly model?: string; readonly usage?: StreamJsonUsage };
+}
+
+/** A content block opens at `index`; its kind (`text`, `thinking`, …) types the deltas that follow. */
+export interface ContentBlockStartEvent {
+  readonly type: 'content_block_start';
+  readonly index?: number;
+  readonly content_block: ContentBlock;
+}
+
+export interface ContentBlockDeltaEvent {
+  readonly type: 'content_block_delta';
+  /**
+   * The block the delta belongs to, read with `Number()` (whatever JSON it was, as before): it
+   * only types a delta without a `type` of its own.
+   */
+  readonly index: number;
+  /** `text_delta` carries `text`, `thinking_delta` carries `thinking`; signature and tool-input deltas are ignored. */
+  readonly delta: { readonly type?: string; readonly text?: string; readonly thinking?: string };
+}
+
+export interface MessageDeltaEvent {
+  readonly type: 'message_delta';
+  readonly delta: { readonly stop_reason?: string };
+  readonly usage?: StreamJsonUsage;
+}
+
+/** A block of a message: `text` has `text`, `thinking` has `thinking`. */
+export interface ContentBlock {
+  readonly type?: string;
+  readonly text?: string;
+  readonly thinking?: string;
+}
+
+/**
+ * What the CLI says about a failed API call, on its synthetic `assistant` message and again on
+ * the `result` line: `error` (`authentication_failed`, `rate_limit`, `server_error`,
+ * `invalid_request`, `billing_error`, `unknown`), the API's status and error type, `api_error`
+ * (`usage_limit_reached`), and the reset of a rejected limit (Unix seconds).
+ */
+export interface ApiErrorFields {
+  readonly error?: string;
+  readonly api_error_status?: number;
+  readonly api_error_type?: string;
+  readonly api_error?: string;
+  readonly api_error_params?: { readonly rate_limit_info?: { readonly resetsAt?: number } };
+}
+
+/**
+ * A whole assistant message: model output from a CLI without partial messages (already streamed
+ * with them), or a message the CLI made up to report a failure (`error`, `is_api_error_message`,
+ * model `<synthetic>`).
+ */
+export interface AssistantLine extends ApiErrorFields {
+  readonly type: 'assistant';
+  readonly is_api_error_message?: boolean;
+  readonly message: {
+    readonly id?: string;
+    readonly model?: string;
+    /** A block that is not a JSON object reads as `{}` (it still counts in the synthetic text's lines). */
+    readonly content?: readonly ContentBlock[];
+  };
+}
+
+/** The state of a usage limit; `rejected` carries the reset (Unix seconds). */
+export interface RateLimitLine {
+  readonly type: 'rate_limit_event';
+  readonly rate_limit_info?: { readonly status?: string; readonly resetsAt?: number };
+}
+
+/** The last line of a run: success, or an error (`is_error`, or a subtype starting `error`). */
+export interface ResultLine extends ApiErrorFields {
+  readonly type: 'result';
+  readonly subtype?: string;
+  readonly is_error?: boolean;
+  readonly stop_reason?: string;
+  readonly usage?: StreamJsonUsage;
+  /** The answer, or the CLI's own error message (classified, never shown). */
+  readonly result?: string;
+  /** Error messages of an `error_during_execution` run (the string entries only). */
+  readonly errors?: readonly string[];
+  readonly terminal_reason?: string;
+}
+
+/** One stdout line the translation reads. */
+export type StreamJsonLine = SystemLine | StreamEventLine | AssistantLine | RateLimitLine | ResultLine;
