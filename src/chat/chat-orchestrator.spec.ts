@@ -8,11 +8,11 @@ import { ModelCatalog } from '../models/model-catalog';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../providers/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
-import { queueKey } from '../queue/queue-key';
+import { queueKey } from '../queue/chat-identity';
 import type { ChatCommand, TurnRenderer } from './chat-orchestrator';
 import { ChatOrchestrator } from './chat-orchestrator';
 import { parseChatBody } from './chat-request.parser';
-import { conversationIdOf } from './conversation-id';
+import { conversationIdOf } from '../queue/chat-identity';
 
 /** A scripted provider_a: records what it was asked and whether its events were closed. */
 class FakeAdapter implements ProviderAdapter {

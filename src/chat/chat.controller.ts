@@ -11,11 +11,11 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
 import { ModelCatalog } from '../models/model-catalog';
-import { queueKey } from '../queue/queue-key';
+import { queueKey } from '../queue/chat-identity';
 import { aggregateCompletion, ChunkFactory, ToolCallCollector, writeChatStream } from './chat-completion.renderer';
 import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
 import { parseChatBody } from './chat-request.parser';
-import { conversationIdOf } from './conversation-id';
+import { conversationIdOf } from '../queue/chat-identity';
 
 /**
  * `POST /v1/chat/completions`: everything HTTP about a chat turn — the body, headers and socket

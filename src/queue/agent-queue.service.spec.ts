@@ -3,9 +3,9 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
 import type { AdmitParams } from './agent-queue.service';
 import { AgentQueueService } from './agent-queue.service';
-import { conversationIdOf } from '../chat/conversation-id';
-import type { QueueKey } from './queue-key';
-import { queueKey } from './queue-key';
+import { conversationIdOf } from './chat-identity';
+import type { QueueKey } from './chat-identity';
+import { queueKey } from './chat-identity';
 
 function fakeMetrics() {
   const waited: Array<[string, string, number]> = [];

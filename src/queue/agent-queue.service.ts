@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { sanitizeIdentifier } from '../common/logging/sanitize';
+import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -8,7 +8,7 @@ import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
 import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
 import { queueLogObserver } from './queue-log-observer';
 import { queueMetricsObserver } from './queue-metrics-observer';
-import type { QueueKey } from './queue-key';
+import type { QueueKey } from './chat-identity';
 
 export interface AdmitParams {
   readonly provider: ProviderId;

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sha256Hex } from '../common/hashing';
-import { sanitizeIdentifier } from '../common/logging/sanitize';
+import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';

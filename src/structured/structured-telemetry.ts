@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { callerHash } from '../common/auth/bearer-auth.guard';
-import { sanitizeIdentifier } from '../common/logging/sanitize';
+import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { EventLogger } from '../core/event-logger';
 import type { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';

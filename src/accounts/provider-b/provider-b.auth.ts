@@ -1,6 +1,6 @@
 import { sha256Hex } from '../../common/hashing';
 import { GatewayError } from '../../core/gateway.error';
-import { sanitizeIdentifier } from '../../common/logging/sanitize';
+import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
 import { LoginTokenCache } from '../account-pool';

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { rawErrorResponse } from '../errors/error-writer';
 import type { ErrorCode } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
-import { sanitizeIdentifier } from '../logging/sanitize';
+import { sanitizeIdentifier } from '../logging/request-log';
 
 /** What the handler logs through (the app's pino logger). */
 export interface ClientErrorLogger {

@@ -3,7 +3,7 @@ import { GatewayError } from '../../core/gateway.error';
 import type { RateLimitSnapshot } from './provider-a.rate-limits';
 import { exhaustedWindowResetSeconds } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject } from '../../common/json';
-import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
+import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 
 /** Everything known about one upstream failure (provider_a.md §10). */
 export interface UpstreamFailure {

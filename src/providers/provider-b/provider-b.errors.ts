@@ -1,6 +1,6 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
-import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
+import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 import type { QuotaErrorFacts } from './provider-b.quota';
 import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
 

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/gateway.error';
-import { sanitizeIdentifier } from '../../common/logging/sanitize';
+import { sanitizeIdentifier } from '../../common/logging/request-log';
 import { untilAborted } from '../../common/async/abortable';
 import { isAbortError } from '../shared/abort';
 import type { EventLogger } from '../../core/event-logger';

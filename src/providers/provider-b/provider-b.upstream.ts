@@ -1,6 +1,6 @@
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
-import { sanitizeIdentifier } from '../../common/logging/sanitize';
+import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { SsePayload } from '../shared/sse-event-parser';
 import { parseSseJson } from '../shared/sse-event-parser';
 import type { FrameStep, UpstreamAttempt } from '../shared/turn-runner';

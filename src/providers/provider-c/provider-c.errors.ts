@@ -1,6 +1,6 @@
 import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
-import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
+import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 import type { CliErrorReport } from './provider-c.stream';
 
 /** §8.3: without a parseable reset hint a limit message means "retry in a minute". */

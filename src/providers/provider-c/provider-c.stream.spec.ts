@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
-import { sanitizeUpstreamMessage } from '../../common/logging/sanitize';
+import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 import { classifyRunFailure } from './provider-c.errors';
 import type { LineOutcome, StreamStateOptions } from './provider-c.stream';
 import {
