@@ -365,7 +365,8 @@ export function toLiteShape(
   plan: { readonly headers: Record<string, string>; readonly body: Json },
   transport: ProviderATransportKind,
 ): { headers: Record<string, string>; body: Json } {
-  const { instructions, tools, ...rest } = plan.body;
+  const source = plan.body;
+  const { instructions, tools } = source;
   const prefix: Json[] = [];
   const toolList = Array.isArray(tools) ? (tools as Json[]) : [];
   const functions = toolList.filter((tool) => NAMESPACED_TYPES.has(String(tool.type)));
@@ -380,15 +381,18 @@ export function toLiteShape(
   if (typeof instructions === 'string' && instructions !== '') {
     prefix.push({ type: 'message', role: 'developer', content: [{ type: 'input_text', text: instructions }] });
   }
+  // A key loop instead of a rest copy and Object.entries: this runs once per attempt of every turn.
   const body: Json = {};
-  for (const [key, value] of Object.entries(rest)) {
-    if (key === 'input') body.input = [...prefix, ...(Array.isArray(value) ? value : [])];
+  for (const key in source) {
+    if (key === 'instructions' || key === 'tools') continue;
+    const value = source[key];
+    if (key === 'input') body.input = Array.isArray(value) ? prefix.concat(value) : prefix;
     else if (key === 'reasoning') body.reasoning = { ...(value as Json), context: 'all_turns' };
     else body[key] = value;
   }
   if (body.reasoning === undefined) body.reasoning = { context: 'all_turns' };
   const headers = { ...plan.headers };
-  if (transport === 'ws') body.client_metadata = { ...(rest.client_metadata ?? {}), [LITE_METADATA_KEY]: 'true' };
+  if (transport === 'ws') body.client_metadata = { ...(source.client_metadata ?? {}), [LITE_METADATA_KEY]: 'true' };
   else headers[LITE_HEADER] = 'true';
   return { headers, body };
 }
