@@ -53,11 +53,36 @@ export interface NormalizedTool {
 
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 
+/** The text of a text part (a string `text`, typed text/input_text/output_text or untyped); else undefined. */
+export function textOfPart(part: Readonly<Record<string, unknown>>): string | undefined {
+  return typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type)))
+    ? part.text
+    : undefined;
+}
+
+/** An image part, in the chat (`image_url`) or the Responses (`input_image`) spelling. */
+export function isImagePart(part: Readonly<Record<string, unknown>>): boolean {
+  return part.type === 'image_url' || part.type === 'input_image';
+}
+
+/** An image part's URL: `image_url` as a string or as `{url}`; undefined when it has none. */
+export function imageUrlOf(part: Readonly<Record<string, unknown>>): string | undefined {
+  const nested = part.image_url;
+  if (typeof nested === 'string') return nested;
+  return isObject(nested) && typeof nested.url === 'string' ? nested.url : undefined;
+}
+
+const SAFE_PART_TYPE = /^[a-z_]{1,32}$/;
+
+/** A part's type for a refusal message: our own words for anything that is not a plain identifier. */
+export function partTypeName(type: unknown): string {
+  return typeof type === 'string' && SAFE_PART_TYPE.test(type) ? `part type "${type}"` : 'this part type';
+}
+
 /**
- * The text parts of a message: a string content is one part; from an array, every part with a
- * string `text` (types text/input_text/output_text, or untyped) is kept; images, audio and files
- * are dropped; null is no part. Shared by all three adapters (provider_a.md §7.1, provider_b.md §6,
- * provider_c.md §4).
+ * The text parts of a message: a string content is one part; from an array, every text part
+ * (`textOfPart`) is kept; images, audio and files are dropped; null is no part. Shared by all
+ * three adapters (provider_a.md §7.1, provider_b.md §6, provider_c.md §4).
  */
 export function messageTextParts(message: Pick<ChatMessage, 'content'>): string[] {
   const content = message.content;
@@ -65,9 +90,8 @@ export function messageTextParts(message: Pick<ChatMessage, 'content'>): string[
   if (!Array.isArray(content)) return [];
   const texts: string[] = [];
   for (const part of content as readonly ContentPart[]) {
-    if (part && typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type)))) {
-      texts.push(part.text);
-    }
+    const text = part ? textOfPart(part) : undefined;
+    if (text !== undefined) texts.push(text);
   }
   return texts;
 }

@@ -1,7 +1,14 @@
 import { sha256Hex } from '../../common/hashing';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import type { ChatMessage, NormalizedTool, ToolDefinition } from '../../core/chat-message';
-import { historyToolCallsById, readHistoryToolCall } from '../../core/chat-message';
+import {
+  historyToolCallsById,
+  imageUrlOf,
+  isImagePart,
+  partTypeName,
+  readHistoryToolCall,
+  textOfPart,
+} from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 
 /*
@@ -101,28 +108,16 @@ export type ResponsesPart =
   | { readonly type: 'input_text'; readonly text: string }
   | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: string };
 
-const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
 /** What the backend fetches or decodes itself: an https URL or an inline base64 image. */
 const CARRIED_IMAGE_URL = /^(https:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+)$/i;
-const SAFE_TYPE = /^[a-z_]{1,32}$/;
 
 const refuse = (where: string, what: string) =>
   new GatewayError('invalid_request', { publicMessage: `${where}: ${what} is not supported by provider_a` });
 
-/** A part's type for an error message: our own words for anything that is not a plain identifier. */
-const typeName = (type: unknown) =>
-  typeof type === 'string' && SAFE_TYPE.test(type) ? `part type "${type}"` : 'this part type';
-
 function imagePart(part: Readonly<Record<string, unknown>>, where: string): ResponsesPart {
-  const nested = part.image_url;
-  const url =
-    typeof nested === 'string'
-      ? nested
-      : isJsonObject(nested) && typeof nested.url === 'string'
-        ? nested.url
-        : undefined;
-  const detail = isJsonObject(nested) ? nested.detail : part.detail;
+  const url = imageUrlOf(part);
+  const detail = isJsonObject(part.image_url) ? part.image_url.detail : part.detail;
   if (url === undefined || !CARRIED_IMAGE_URL.test(url))
     throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
   return typeof detail === 'string' && IMAGE_DETAILS.has(detail)
@@ -148,13 +143,13 @@ export function responsesParts(
   return content.map((part, partIndex): ResponsesPart => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
     if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
-    if (typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type))))
-      return { type: 'input_text', text: part.text };
-    if (part.type === 'image_url' || part.type === 'input_image') {
+    const text = textOfPart(part);
+    if (text !== undefined) return { type: 'input_text', text };
+    if (isImagePart(part)) {
       if (!imagesAllowed) throw refuse(where, 'an image in this message role');
       return imagePart(part, where);
     }
-    throw refuse(where, typeName(part.type));
+    throw refuse(where, partTypeName(part.type));
   });
 }
 

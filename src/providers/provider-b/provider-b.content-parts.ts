@@ -1,19 +1,14 @@
 import type { ChatMessage } from '../../core/chat-message';
+import { imageUrlOf, isImagePart, partTypeName, textOfPart } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 import type { CodeAssistPart } from './provider-b.wire-types';
 
-const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 /** An inline base64 image: Gemini takes it as `inlineData`. */
 const DATA_IMAGE_URL = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/=\s]+)$/i;
-const SAFE_TYPE = /^[a-z_]{1,32}$/;
 
 const refuse = (where: string, what: string, hint = '') =>
   new GatewayError('invalid_request', { publicMessage: `${where}: ${what} is not supported by provider_b${hint}` });
-
-/** A part's type for an error message: our own words for anything that is not a plain identifier. */
-const typeName = (type: unknown) =>
-  typeof type === 'string' && SAFE_TYPE.test(type) ? `part type "${type}"` : 'this part type';
 
 /**
  * The parts of one user message as Code Assist takes them, in order: texts as `text` parts and
@@ -29,10 +24,10 @@ export function userParts(message: Pick<ChatMessage, 'content'>, messageIndex: n
   return content.flatMap((part, partIndex): CodeAssistPart[] => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
     if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
-    if (typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type))))
-      return part.text === '' ? [] : [{ text: part.text }];
-    if (part.type === 'image_url' || part.type === 'input_image') return [inlineImage(part, where)];
-    throw refuse(where, typeName(part.type));
+    const text = textOfPart(part);
+    if (text !== undefined) return text === '' ? [] : [{ text }];
+    if (isImagePart(part)) return [inlineImage(part, where)];
+    throw refuse(where, partTypeName(part.type));
   });
 }
 
@@ -45,19 +40,12 @@ export function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageInd
   message.content.forEach((part, partIndex) => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
     if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
-    const isText = typeof part.text === 'string' && (part.type === undefined || TEXT_PART_TYPES.has(String(part.type)));
-    if (!isText) throw refuse(where, `${typeName(part.type)} in this message role`);
+    if (textOfPart(part) === undefined) throw refuse(where, `${partTypeName(part.type)} in this message role`);
   });
 }
 
 function inlineImage(part: Readonly<Record<string, unknown>>, where: string): CodeAssistPart {
-  const nested = part.image_url;
-  const url =
-    typeof nested === 'string'
-      ? nested
-      : isJsonObject(nested) && typeof nested.url === 'string'
-        ? nested.url
-        : undefined;
+  const url = imageUrlOf(part);
   const match = url === undefined ? null : DATA_IMAGE_URL.exec(url);
   if (!match)
     throw refuse(
