@@ -6,12 +6,12 @@
 // young-generation garbage that sets how often V8 scavenges and how much it promotes), and the
 // totals are divided by N. Run:
 //   npm run build && node -r ./scripts/register-ts.cjs scripts/alloc-per-turn.ts [turns] [short|stream]
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import WebSocket from 'ws';
+import { spawnGateway } from '../test/support/child-gateway';
 import { FakeProviderA } from '../test/support/fake-provider-a';
 import { completed, created, providerASettings, textDelta, textReply } from '../test/support/provider-a-fixtures';
 
@@ -29,17 +29,15 @@ function ownerOf(url: string): string {
   return url === '' ? 'V8 built-ins and natives' : url;
 }
 
-function chat(port: number, stream: boolean): Promise<void> {
+/** One turn over one kept-alive connection, without `Accept-Encoding`, as the rig's client sends it. */
+function chat(url: string, stream: boolean): Promise<void> {
   const body = JSON.stringify({ model: 'gpt-5.6-sol', stream, messages: [{ role: 'user', content: 'Say hi.' }] });
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      { host: '127.0.0.1', port, path: '/v1/chat/completions', method: 'POST', agent: keepAlive },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve());
-        response.on('error', reject);
-      },
-    );
+    const request = http.request(`${url}/v1/chat/completions`, { method: 'POST', agent: keepAlive }, (response) => {
+      response.resume();
+      response.on('end', () => resolve());
+      response.on('error', reject);
+    });
     request.on('error', reject);
     request.setHeader('content-type', 'application/json');
     request.end(body);
@@ -75,55 +73,31 @@ async function main(): Promise<void> {
   const stream = process.argv[3] === 'stream';
   const fake = await FakeProviderA.start();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'alloc-home-'));
-  const port = await new Promise<number>((resolve) => {
-    const probe = http.createServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address() as { port: number };
-      probe.close(() => resolve(free));
-    });
-  });
-  const gateway = spawn(process.execPath, ['--inspect=127.0.0.1:0', 'dist/main.js'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
+  const gateway = await spawnGateway(
+    {
       NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_PORT: String(port),
       GATEWAY_PROVIDERS: 'provider_a',
       PRIMARY_AGENT_QUEUE_ENABLED: 'false',
       ...providerASettings(fake, home, { transport: 'ws' }),
     },
-  });
-  const debuggerUrl = new Promise<string>((resolve) => {
-    let seen = '';
-    gateway.stderr.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/.exec(seen);
-      if (match) resolve(match[0]);
-    });
-  });
+    [],
+    undefined,
+    { built: true, nodeFlags: ['--inspect=127.0.0.1:0'] },
+  );
+  // Node prints the inspector's address on stderr before the gateway starts listening.
+  const debuggerUrl = /ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/.exec(gateway.stderr())?.[0];
+  if (!debuggerUrl) throw new Error(`no inspector address on the gateway's stderr: ${gateway.stderr()}`);
   // One chat, one kept upstream connection: the fake keeps it open between turns, as the backend does.
   fake.keepConnectionsOpen();
   const answer = () =>
     stream
       ? { frames: [created(), ...Array.from({ length: 20 }, (_, index) => textDelta(`w${index} `)), completed()] }
       : textReply('Hello from the bench.');
-  const session = await inspector(await debuggerUrl);
+  const session = await inspector(debuggerUrl);
   try {
-    for (let attempt = 0; ; attempt++) {
-      fake.enqueue(answer());
-      const ok = await chat(port, stream).then(
-        () => true,
-        () => false,
-      );
-      if (ok) break;
-      if (attempt > 100) throw new Error('the gateway did not start: is dist/ built (npm run build)?');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
     for (let index = 0; index < 300; index++) {
       fake.enqueue(answer());
-      await chat(port, stream);
+      await chat(gateway.url, stream);
     }
     await session.call('HeapProfiler.enable');
     await session.call('HeapProfiler.startSampling', {
@@ -133,7 +107,7 @@ async function main(): Promise<void> {
     });
     for (let index = 0; index < turns; index++) {
       fake.enqueue(answer());
-      await chat(port, stream);
+      await chat(gateway.url, stream);
     }
     const { profile } = (await session.call('HeapProfiler.stopSampling')) as { profile: { head: SamplingNode } };
     const byOwner = new Map<string, number>();
@@ -162,7 +136,7 @@ async function main(): Promise<void> {
     );
   } finally {
     session.close();
-    gateway.kill('SIGKILL');
+    await gateway.close();
     await fake.close();
     fs.rmSync(home, { recursive: true, force: true });
   }

@@ -7,11 +7,11 @@
 // constructor or function name) and divided by N: only the gateway's own objects are counted, not
 // the client's or the fake's. Run:
 //   npm run build && node -r ./scripts/register-ts.cjs scripts/heap-per-stream.ts [streams] [ws|sse]
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawnGateway } from '../test/support/child-gateway';
 import { FakeProviderA } from '../test/support/fake-provider-a';
 import { created, providerASettings, textDelta, textReply } from '../test/support/provider-a-fixtures';
 
@@ -59,43 +59,28 @@ function newObjectsByKind(before: HeapSnapshotJson, after: HeapSnapshotJson): Ma
   return kinds;
 }
 
-/** Sends one chat turn; resolves with the body (or, for a held stream, once its first content chunk arrived). */
-function chat(port: number, text: string, stream: boolean, held = false): Promise<void> {
+/**
+ * Sends one chat turn; resolves once it ended (or, for a held stream, once its first content chunk
+ * arrived). Plain `node:http` without `Accept-Encoding`, as the rig's client sends it: with one, the
+ * gateway's compression middleware would wrap each response and be counted too.
+ */
+function chat(url: string, text: string, stream: boolean, held = false): Promise<void> {
   const body = JSON.stringify({ model: 'gpt-5.6-sol', stream, messages: [{ role: 'user', content: text }] });
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      { host: '127.0.0.1', port, path: '/v1/chat/completions', method: 'POST', agent: false },
-      (response) => {
-        let seen = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          seen += chunk;
-          if (held && seen.includes('"content":"held"')) resolve();
-        });
-        response.on('end', () => resolve());
-        response.on('error', reject);
-      },
-    );
+    const request = http.request(`${url}/v1/chat/completions`, { method: 'POST', agent: false }, (response) => {
+      let seen = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        seen += chunk;
+        if (held && seen.includes('"content":"held"')) resolve();
+      });
+      response.on('end', () => resolve());
+      response.on('error', reject);
+    });
     request.on('error', reject);
     request.setHeader('content-type', 'application/json');
     request.end(body);
   });
-}
-
-async function waitUntilServing(port: number): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const up = await new Promise<boolean>((resolve) =>
-      http
-        .get({ host: '127.0.0.1', port, path: '/health/live', agent: false }, (response) => {
-          response.resume();
-          resolve(response.statusCode === 200);
-        })
-        .on('error', () => resolve(false)),
-    );
-    if (up) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the gateway did not start: is dist/ built (npm run build)?');
 }
 
 /** Signals the gateway to write a snapshot and reads it once the file stops growing. */
@@ -118,43 +103,30 @@ async function main(): Promise<void> {
   const fake = await FakeProviderA.start();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'heap-home-'));
   const snapshots = fs.mkdtempSync(path.join(os.tmpdir(), 'heap-snapshots-'));
-  const port = await new Promise<number>((resolve) => {
-    const probe = http.createServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address() as { port: number };
-      probe.close(() => resolve(free));
-    });
-  });
-  const gateway = spawn(
-    process.execPath,
-    ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`, 'dist/main.js'],
+  const gateway = await spawnGateway(
     {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'info',
-        GATEWAY_HOST: '127.0.0.1',
-        GATEWAY_PORT: String(port),
-        GATEWAY_PROVIDERS: 'provider_a',
-        PRIMARY_AGENT_QUEUE_ENABLED: 'false',
-        ...providerASettings(fake, home, { transport }),
-      },
+      NODE_ENV: 'production',
+      GATEWAY_PROVIDERS: 'provider_a',
+      PRIMARY_AGENT_QUEUE_ENABLED: 'false',
+      ...providerASettings(fake, home, { transport }),
     },
+    [],
+    undefined,
+    { built: true, nodeFlags: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] },
   );
+  const pid = gateway.process.pid!;
   try {
-    await waitUntilServing(port);
     // Warm-up, as the rig's: every code path of a turn has run and its lazy state exists.
     for (let index = 0; index < 50; index++) {
       fake.enqueue(textReply('warm'));
-      await chat(port, `warm-up ${index}`, index % 2 === 0);
+      await chat(gateway.url, `warm-up ${index}`, index % 2 === 0);
     }
-    const before = await snapshot(gateway.pid!, snapshots);
+    const before = await snapshot(pid, snapshots);
     for (let index = 0; index < streams; index++)
       fake.enqueue({ frames: [created(), textDelta('held')], holdOpen: true });
     // Distinct chats, so no turn waits for another's kept connection.
-    await Promise.all(Array.from({ length: streams }, (_, index) => chat(port, `hold ${index}`, true, true)));
-    const kinds = newObjectsByKind(before, await snapshot(gateway.pid!, snapshots));
+    await Promise.all(Array.from({ length: streams }, (_, index) => chat(gateway.url, `hold ${index}`, true, true)));
+    const kinds = newObjectsByKind(before, await snapshot(pid, snapshots));
     const rows = [...kinds.entries()]
       .map(([key, kind]) => ({ key, count: kind.count / streams, bytes: kind.bytes / streams }))
       .sort((a, b) => b.bytes - a.bytes);
@@ -169,7 +141,7 @@ async function main(): Promise<void> {
     for (const row of rows.filter((entry) => entry.count >= 0.5 || entry.bytes >= 64))
       process.stdout.write(`${row.bytes.toFixed(0).padStart(8)} ${row.count.toFixed(2).padStart(8)}  ${row.key}\n`);
   } finally {
-    gateway.kill('SIGKILL');
+    await gateway.close();
     await fake.close();
     fs.rmSync(home, { recursive: true, force: true });
     fs.rmSync(snapshots, { recursive: true, force: true });

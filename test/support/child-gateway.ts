@@ -8,6 +8,7 @@ import { WAIT_GUARD_MS } from './fake-provider-a';
 /** The repository root (this file is test/support/child-gateway.ts). */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const MAIN = path.join(REPO_ROOT, 'src', 'main.ts');
+const BUILT_MAIN = path.join(REPO_ROOT, 'dist', 'main.js');
 const REGISTER = path.join(__dirname, '..', '..', 'scripts', 'register-ts.cjs');
 
 export interface ExitStatus {
@@ -48,8 +49,22 @@ function childEnvironment(settings: Record<string, string>, home: string): NodeJ
   };
 }
 
-function spawnMain(settings: Record<string, string>, argv: readonly string[], home: string): ChildProcess {
-  return spawn(process.execPath, ['-r', REGISTER, MAIN, ...argv], {
+/** How the child runs: from source (default) or as the rig and the container run it, with Node flags. */
+export interface ChildOptions {
+  /** `node dist/main.js` (after `npm run build`) instead of `src/main.ts` through the TypeScript hook. */
+  readonly built?: boolean;
+  /** Flags for Node itself, before the entry point (`--inspect=…`, `--heapsnapshot-signal=…`). */
+  readonly nodeFlags?: readonly string[];
+}
+
+function spawnMain(
+  settings: Record<string, string>,
+  argv: readonly string[],
+  home: string,
+  options: ChildOptions = {},
+): ChildProcess {
+  const entry = options.built ? [BUILT_MAIN] : ['-r', REGISTER, MAIN];
+  return spawn(process.execPath, [...(options.nodeFlags ?? []), ...entry, ...argv], {
     cwd: REPO_ROOT,
     env: childEnvironment(settings, home),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -111,16 +126,17 @@ function once(stream: NodeJS.ReadableStream, event: string): Promise<void> {
 }
 
 /**
- * Starts `src/main.ts` in a child process on a random loopback port and resolves once its
- * `gateway_listening` line names the port.
+ * Starts `src/main.ts` (or, with `options.built`, `dist/main.js`) in a child process on a random
+ * loopback port and resolves once its `gateway_listening` line names the port.
  */
 export async function spawnGateway(
   settings: Record<string, string> = {},
   argv: readonly string[] = [],
   timeoutMs = WAIT_GUARD_MS * 2,
+  options: ChildOptions = {},
 ): Promise<ChildGateway> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-child-home-'));
-  const child = spawnMain(settings, argv, home);
+  const child = spawnMain(settings, argv, home, options);
   const records: Record<string, unknown>[] = [];
   let stdout = '';
   let stderr = '';
