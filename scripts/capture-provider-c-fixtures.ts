@@ -18,6 +18,8 @@ import { REAL_CLAUDE_PATH, realClaudeEnvironment } from '../test/support/real-cl
 
 /** A limit that resets at this Unix time (fixed, so the unit tests can compute the wait). */
 export const CAPTURED_LIMIT_RESET = 1_900_000_000;
+/** The minimum Claude Code version the fake API's version gate asks for (above the pinned one). */
+export const CAPTURED_REQUIRED_CLIENT_VERSION = '2.1.400';
 
 const FENCE = '```agent_tool_call\n{"name":"read_file","arguments":{"path":"a"}}\n```';
 
@@ -26,6 +28,8 @@ interface CaptureCase {
   readonly loggedIn?: boolean;
   /** Run without `--include-partial-messages`: only whole `assistant` lines, as older CLIs print. */
   readonly withoutPartialMessages?: boolean;
+  /** The fake API refuses Claude Code builds below this version (its `claude_code_version_too_old` 400). */
+  readonly minimumClientVersion?: string;
 }
 
 const CASES: Record<string, CaptureCase> = {
@@ -81,6 +85,7 @@ const CASES: Record<string, CaptureCase> = {
   'overloaded-529': { replies: [API_ERRORS.overloaded()] },
   'credit-balance-too-low': { replies: [API_ERRORS.creditTooLow()] },
   'server-error-500': { replies: [API_ERRORS.internal()] },
+  'client-too-old-400': { replies: [textReply('never sent')], minimumClientVersion: CAPTURED_REQUIRED_CLIENT_VERSION },
   'failed-after-output': {
     replies: [
       {
@@ -94,9 +99,10 @@ const CASES: Record<string, CaptureCase> = {
 
 async function capture(
   name: string,
-  { replies, loggedIn = true, withoutPartialMessages = false }: CaptureCase,
+  { replies, loggedIn = true, withoutPartialMessages = false, minimumClientVersion }: CaptureCase,
 ): Promise<string> {
   const api = await FakeAnthropicApi.start(replies);
+  if (minimumClientVersion !== undefined) api.requireClientVersion(minimumClientVersion);
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'capture-pc-home-'));
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'capture-pc-cwd-'));
   try {

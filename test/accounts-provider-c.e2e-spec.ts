@@ -10,7 +10,7 @@ import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
 type Json = Record<string, any>;
 
 /**
- * Several Claude Code logins (docs/accounts.md) with the REAL `claude` binary (2.1.330) against the
+ * Several Claude Code logins (docs/accounts.md) with the REAL `claude` binary (2.1.332) against the
  * loopback fake of the Anthropic API. Two logins are token files (CLAUDE_CODE_OAUTH_TOKEN), one is
  * a config directory with its `.credentials.json` (CLAUDE_CONFIG_DIR); each carries a token
  * `fake-account-<alias>`, which is how the fake tells the accounts apart. The gateway's own

@@ -15,7 +15,7 @@ const fenceText = (name: string, args: unknown) =>
   '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
 
 /**
- * provider_c (Claude Code) with the real CLI (2.1.330) behind the gateway, talking to the
+ * provider_c (Claude Code) with the real CLI (2.1.332) behind the gateway, talking to the
  * loopback fake Messages API. Every chat turn is one child process whose API call plays the next
  * scripted reply; tool calls are fenced `agent_tool_call` blocks in the model's text that the
  * gateway turns into real tool calls, and the continuation reaches the API as the rendered prompt

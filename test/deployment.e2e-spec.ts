@@ -384,7 +384,7 @@ describe('docker/compose.yaml (and the provider_c switch docker/compose.provider
 
   it('switches provider_c on with its image, its process cap and their memory in one override file', () => {
     const override = withClaude.services.gateway;
-    expect(override.build.args.CLAUDE_CODE_PACKAGE).toBe('@anthropic-ai/claude-code@2.1.330');
+    expect(override.build.args.CLAUDE_CODE_PACKAGE).toBe('@anthropic-ai/claude-code@2.1.332');
     expect(override.environment.GATEWAY_PROVIDERS).toContain('provider_c');
     const processes = Number(override.environment.PROVIDER_C_MAX_PROCESSES);
     expect(processes).toBeGreaterThan(0);

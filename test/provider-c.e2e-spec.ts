@@ -12,7 +12,7 @@ import { isAlive, waitFor } from './support/provider-c-fixtures';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
 
 /**
- * provider_c end to end with the REAL Claude Code binary (2.1.330, the pinned devDependency): the
+ * provider_c end to end with the REAL Claude Code binary (2.1.332, the pinned devDependency): the
  * gateway spawns it for every turn, and it talks to a loopback fake of the Anthropic Messages API
  * that streams the real SSE events and sends the real error bodies and headers. Each test puts a
  * unique marker into its prompt and scripts the fake's replies for that marker, so one gateway

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A loopback fake of the Anthropic Messages API, for running the real `claude` binary offline
- * (issue 9). Point the CLI at it with `ANTHROPIC_BASE_URL`. It answers what Claude Code 2.1.330
+ * (docs/providers.md). Point the CLI at it with `ANTHROPIC_BASE_URL`. It answers what Claude Code 2.1.332
  * asks for: `HEAD /api/hello` (reachability) and `POST /v1/messages?beta=true` (the turn); any
  * other route is recorded and answered 404 in Anthropic's error shape.
  *
@@ -15,7 +15,9 @@ import type { AddressInfo } from 'node:net';
  * `thinking_delta` / `signature_delta`, `content_block_stop`, `message_delta`, `message_stop`,
  * with the `event:` names and a `ping` as the real API sends them) or an error with the real API's
  * body `{"type":"error","error":{type,message},"request_id"}` and headers. Without a bearer token
- * or API key the request is refused with 401 `authentication_error`, like the real API.
+ * or API key the request is refused with 401 `authentication_error`, like the real API; below a
+ * minimum Claude Code version (`requireClientVersion`, read from the `claude-cli/<version>`
+ * user agent as the real API reads it) with its 400 `claude_code_version_too_old`.
  */
 
 /** One content block of a streamed answer; `deltas` are sent as separate SSE events. */
@@ -50,6 +52,8 @@ export interface FakeErrorReply {
   /** Anthropic's error type: `authentication_error`, `rate_limit_error`, `overloaded_error`, `api_error`, … */
   readonly errorType: string;
   readonly message: string;
+  /** The API's machine-readable cause, sent as `error.details.error_code` (`claude_code_version_too_old`). */
+  readonly errorCode?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -76,7 +80,7 @@ export const API_ERRORS = {
     message: 'Invalid bearer token',
   }),
   /**
-   * A spent credit: the API's 400 with the one message Claude Code 2.1.330 knows for it (its
+   * A spent credit: the API's 400 with the one message Claude Code 2.1.332 knows for it (its
    * binary matches `^Your credit balance is too low to access the Anthropic API\. Please go to
    * Plans & Billing to upgrade or purchase credits\.$` and any error whose text contains "credit
    * balance is too low", and reports `error: "billing_error"`, "Credit balance is too low"). Since
@@ -88,6 +92,19 @@ export const API_ERRORS = {
     errorType: 'invalid_request_error',
     message:
       'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+  }),
+  /**
+   * The API's version gate (since 2026-09): a model it serves only to newer Claude Code builds,
+   * refused with 400 `invalid_request_error`, the client's and the required version in the text
+   * and `details.error_code: "claude_code_version_too_old"`, which Claude Code 2.1.332 reports as
+   * `api_error`.
+   */
+  clientTooOld: (clientVersion: string, requiredVersion: string): FakeErrorReply => ({
+    type: 'error',
+    status: 400,
+    errorType: 'invalid_request_error',
+    message: `Claude Code ${clientVersion} does not support this model; version ${requiredVersion} or newer is required. Run 'claude update', or update the Claude desktop app, then try again.`,
+    errorCode: 'claude_code_version_too_old',
   }),
   /** A subscription limit: rejected with a reset time (epoch seconds) as the API reports it. */
   limit: (resetEpochSeconds: number): FakeErrorReply => ({
@@ -128,6 +145,17 @@ export function textReply(pieces: string | readonly string[], usage?: FakeStream
   };
 }
 
+/** Dotted numeric versions compared part by part (`2.1.99` < `2.1.280`). */
+function compareVersions(a: string, b: string): number {
+  const left = a.split('.').map(Number);
+  const right = b.split('.').map(Number);
+  for (let index = 0; index < Math.max(left.length, right.length); index++) {
+    const difference = (left[index] ?? 0) - (right[index] ?? 0);
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
+
 const requestId = () => `req_${randomBytes(12).toString('hex')}`;
 
 interface Script {
@@ -140,6 +168,7 @@ export class FakeAnthropicApi {
   private defaultScript: Script = { replies: [], played: 0 };
   private readonly markedScripts = new Map<string, Script>();
   private readonly open = new Set<http.ServerResponse>();
+  private readonly minimumClientVersions = new Map<string | undefined, string>();
 
   private constructor(
     private readonly server: http.Server,
@@ -169,6 +198,14 @@ export class FakeAnthropicApi {
   /** Replies for the requests whose body contains `marker` (e.g. a unique word in the prompt). */
   scriptFor(marker: string, replies: readonly FakeReply[]): void {
     this.markedScripts.set(marker, { replies: [...replies], played: 0 });
+  }
+
+  /**
+   * Refuses `model` (every model when omitted) to Claude Code builds below `minimum`, as the real
+   * API does: the version is the one the CLI names in its `claude-cli/<version>` user agent.
+   */
+  requireClientVersion(minimum: string, model?: string): void {
+    this.minimumClientVersions.set(model, minimum);
   }
 
   /** The OAuth refresh grants received (their JSON bodies). */
@@ -246,6 +283,14 @@ export class FakeAnthropicApi {
       });
       return;
     }
+    const model =
+      typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : undefined;
+    const clientVersion = /\bclaude-cli\/(\d+(?:\.\d+)*)/.exec(request.headers['user-agent'] ?? '')?.[1] ?? '0';
+    const minimum = this.minimumClientVersions.get(model) ?? this.minimumClientVersions.get(undefined);
+    if (minimum !== undefined && compareVersions(clientVersion, minimum) < 0) {
+      this.sendError(response, API_ERRORS.clientTooOld(clientVersion, minimum));
+      return;
+    }
     const serialized = JSON.stringify(body);
     const script = [...this.markedScripts].find(([marker]) => serialized.includes(marker))?.[1] ?? this.defaultScript;
     const reply = script.replies[Math.min(script.played++, script.replies.length - 1)] ?? textReply('ok');
@@ -258,11 +303,7 @@ export class FakeAnthropicApi {
       this.open.delete(response);
       if (!response.writableFinished) recorded.closedEarly = true;
     });
-    await this.stream(
-      response,
-      reply,
-      typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : 'claude-fable-5',
-    );
+    await this.stream(response, reply, model ?? 'claude-fable-5');
   }
 
   private sendError(response: http.ServerResponse, reply: FakeErrorReply): void {
@@ -273,7 +314,15 @@ export class FakeAnthropicApi {
       ...(reply.headers ?? {}),
     });
     response.end(
-      JSON.stringify({ type: 'error', error: { type: reply.errorType, message: reply.message }, request_id: id }),
+      JSON.stringify({
+        type: 'error',
+        error: {
+          type: reply.errorType,
+          message: reply.message,
+          ...(reply.errorCode === undefined ? {} : { details: { error_code: reply.errorCode } }),
+        },
+        request_id: id,
+      }),
     );
   }
 

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 // `claude auth status --json` (the gateway's startup login report) answers like the real CLI
-// (src/providers/provider-c/__fixtures__/claude-code-2.1.330/auth-status.json) and is not a run:
+// (src/providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json) and is not a run:
 // it records nothing and takes no run index. FAKE_CLAUDE_LOGGED_IN=0 plays a CLI without a login.
 if (process.argv[2] === 'auth' && process.argv[3] === 'status') {
   const loggedIn = process.env.FAKE_CLAUDE_LOGGED_IN !== '0';
@@ -16,6 +16,13 @@ if (process.argv[2] === 'auth' && process.argv[3] === 'status') {
     `${JSON.stringify({ loggedIn, authMethod: loggedIn ? 'oauth_token' : 'none', apiProvider: 'firstParty' }, null, 2)}\n`,
   );
   process.exit(loggedIn ? 0 : 1);
+}
+
+// `claude --version` (asked once at startup by the login report) answers like the real CLI and is
+// not a run either.
+if (process.argv[2] === '--version') {
+  process.stdout.write('2.1.332 (Claude Code)\n');
+  process.exit(0);
 }
 
 const scriptPath = process.env.FAKE_CLAUDE_SCRIPT;

@@ -131,8 +131,8 @@ export function readRuns(dir: string): FakeClaudeRecord[] {
 }
 
 // ── stream-json line builders ───────────────────────────────────────────────────────────────────
-// Each builder copies a line the real Claude Code 2.1.330 printed (src/providers/provider-c/
-// __fixtures__/claude-code-2.1.330/) and changes only the scripted fields, so the fake `claude`
+// Each builder copies a line the real Claude Code 2.1.332 printed (src/providers/provider-c/
+// __fixtures__/claude-code-2.1.332/) and changes only the scripted fields, so the fake `claude`
 // prints what the real one prints.
 
 const CAPTURED_DIR = path.join(
@@ -143,7 +143,7 @@ const CAPTURED_DIR = path.join(
   'providers',
   'provider-c',
   '__fixtures__',
-  'claude-code-2.1.330',
+  'claude-code-2.1.332',
 );
 const capturedFiles = new Map<string, Record<string, any>[]>();
 

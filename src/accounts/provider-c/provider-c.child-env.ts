@@ -1,7 +1,7 @@
 /**
  * Variables Claude Code sets for the programs it starts (its Bash tool, hooks, MCP servers) and
  * reads back to decide that it runs inside another Claude Code session: it then changes prompt
- * history, telemetry and session linking (seen in the 2.1.330 binary). A gateway started from
+ * history, telemetry and session linking (seen in the 2.1.332 binary). A gateway started from
  * such a shell must not hand them to its own children.
  */
 export const CLAUDE_SESSION_VARIABLES = [

@@ -6,7 +6,7 @@ import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
 import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 
 /**
- * The Claude Code CLI's OAuth client and refresh grant, as the 2.1.330 binary has them (its OAuth
+ * The Claude Code CLI's OAuth client and refresh grant, as the 2.1.332 binary has them (its OAuth
  * config object: `TOKEN_URL:"https://platform.claude.com/v1/oauth/token"`,
  * `CLIENT_ID:"9d1c250a-e61b-44d9-88ed-5944d1962f5e"`; the refresh posts JSON
  * `{grant_type, refresh_token, client_id, scope}` and stores `expiresAt = now + expires_in`).

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { ProviderCLogin } from '../../config/app-config';
 import { checkProviderCLogin, parseAuthStatus } from './provider-c.login-check';
 
-const FIXTURE = path.join(__dirname, '../../providers/provider-c/__fixtures__/claude-code-2.1.330/auth-status.json');
+const FIXTURE = path.join(__dirname, '../../providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json');
 
 describe(parseAuthStatus.name, () => {
   const { version, cases } = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as {
@@ -12,8 +12,8 @@ describe(parseAuthStatus.name, () => {
     cases: Record<string, { exit_code: number; stdout: unknown }>;
   };
 
-  it('reads what the real CLI printed (Claude Code 2.1.330)', () => {
-    expect(version).toBe('2.1.330');
+  it('reads what the real CLI printed (Claude Code 2.1.332)', () => {
+    expect(version).toBe('2.1.332');
     expect(parseAuthStatus(JSON.stringify(cases['not-logged-in'].stdout))).toEqual({
       state: 'missing',
       reason: 'claude auth status: not logged in',

@@ -23,7 +23,7 @@ export interface ProviderCCheckSettings {
  * (no CLI, no login that matters). A config directory's `.credentials.json` and a token file are
  * read as the CLI would; the CLI's own login (`cli`: the keychain, `CLAUDE_CODE_OAUTH_TOKEN`, a
  * file under `~/.claude`) is only knowable by asking the CLI: `claude auth status --json` prints
- * `{"loggedIn": …, "authMethod": …}` offline (fixture: providers/provider-c/__fixtures__/claude-code-2.1.330/auth-status.json).
+ * `{"loggedIn": …, "authMethod": …}` offline (fixture: providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json).
  */
 export async function checkProviderCLogin(
   login: ProviderCLogin,

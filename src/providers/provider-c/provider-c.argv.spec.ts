@@ -10,7 +10,7 @@ describe(buildProviderCArgs.name, () => {
   });
 
   it.each(['low', 'medium', 'high', 'xhigh', 'max'])(
-    'adds --effort %s (every level of `claude --help` 2.1.330)',
+    'adds --effort %s (every level of `claude --help` 2.1.332)',
     (effort) => {
       expect(buildProviderCArgs({ upstreamModel: 'claude-fable-5', reasoningEffort: effort })).toEqual([
         ...BASE,

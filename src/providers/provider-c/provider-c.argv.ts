@@ -1,6 +1,6 @@
 import type { ResolvedModel } from '../../core/resolved-model';
 
-/** Every `--effort` level Claude Code 2.1.330 accepts (`claude --help`: low, medium, high, xhigh, max). */
+/** Every `--effort` level Claude Code 2.1.332 accepts (`claude --help`: low, medium, high, xhigh, max). */
 export const CLI_EFFORTS: ReadonlySet<string> = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
 
 /**
@@ -9,7 +9,7 @@ export const CLI_EFFORTS: ReadonlySet<string> = new Set(['low', 'medium', 'high'
  * know (`none`, `minimal`) omits `--effort`, leaving the CLI's default.
  *
  * `--tools ""` disables every built-in tool. The child is also isolated from the operator's own
- * Claude Code setup (checked against the real 2.1.330 binary with a seeded home): no settings
+ * Claude Code setup (checked against the real 2.1.332 binary with a seeded home): no settings
  * files (`--setting-sources ""`: their env, model, permissions, apiKeyHelper), no MCP servers
  * but ours, i.e. none (`--strict-mcp-config`), no CLAUDE.md memory, hooks, installed plugins,
  * skills or custom agents (`--safe-mode`, which leaves the login alone), and no slash commands

@@ -1,6 +1,6 @@
 /**
  * The stdout lines of `claude -p --output-format stream-json` that provider_c reads (provider_c.md
- * §6), as Claude Code 2.1.330 prints them (`__fixtures__/claude-code-2.1.330/`): the fields the
+ * §6), as Claude Code 2.1.332 prints them (`__fixtures__/claude-code-2.1.332/`): the fields the
  * translation reads, named once. Type-only: no runtime module.
  *
  * The lines arrive as parsed JSON, so `readLine` (`provider-c.stream.ts`) is the one place that

@@ -56,10 +56,10 @@ function translateLines(lines: readonly string[], options: Partial<StreamStateOp
   return { events: [...events, ...endWithoutResult(state)], nonJson, diagnostics, acceptedAt };
 }
 
-/** Real stdout lines of Claude Code 2.1.330 (see __fixtures__/README.md). */
+/** Real stdout lines of Claude Code 2.1.332 (see __fixtures__/README.md). */
 const fixture = (name: string) =>
   fs
-    .readFileSync(path.join(__dirname, '__fixtures__', 'claude-code-2.1.330', `${name}.jsonl`), 'utf8')
+    .readFileSync(path.join(__dirname, '__fixtures__', 'claude-code-2.1.332', `${name}.jsonl`), 'utf8')
     .split('\n')
     .filter((line) => line !== '');
 

@@ -30,7 +30,7 @@ export interface StreamStateOptions {
 
 /**
  * What the CLI reported about a failed turn, read from its structured fields (Claude Code
- * 2.1.330, see __fixtures__/): the synthetic `assistant` line's `error` (`authentication_failed`,
+ * 2.1.332, see __fixtures__/): the synthetic `assistant` line's `error` (`authentication_failed`,
  * `rate_limit`, `server_error`, `invalid_request`, `billing_error`, `unknown`),
  * `api_error_status`, `api_error_type`, `api_error` (`usage_limit_reached`), the limit's reset
  * (`api_error_params.rate_limit_info.resetsAt`, or a rejected `rate_limit_event`), and the
