@@ -118,6 +118,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
       account: entry.account,
       state: check.state,
       reason: check.reason,
+      cli_version: check.cliVersion,
       fix: loginFix(entry.provider, check.state),
     };
     const message = loginStateMessage(entry.provider, entry.account, check);

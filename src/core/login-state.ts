@@ -31,6 +31,8 @@ export type LoginStateKind = (typeof LOGIN_STATES)[number];
 export interface LoginCheck {
   readonly state: LoginStateKind;
   readonly reason?: string;
+  /** The installed CLI's version as it reports it, for a family that runs one (provider_c: `claude --version`). */
+  readonly cliVersion?: string;
 }
 
 /** Whether a turn on this login can be expected to reach the upstream. */
@@ -57,6 +59,7 @@ export function loginFix(provider: ProviderId, state: LoginStateKind): string | 
 /** The readable message of a login's line: family, alias, state and the fix. */
 export function loginStateMessage(provider: ProviderId, account: string, check: LoginCheck): string {
   const fix = loginFix(provider, check.state);
-  const what = `${provider} login "${account}" (${FAMILY_FIXES[provider].cli}): ${check.state.replace(/_/g, ' ')}${check.reason ? ` (${check.reason})` : ''}`;
+  const cli = check.cliVersion ? `${FAMILY_FIXES[provider].cli} ${check.cliVersion}` : FAMILY_FIXES[provider].cli;
+  const what = `${provider} login "${account}" (${cli}): ${check.state.replace(/_/g, ' ')}${check.reason ? ` (${check.reason})` : ''}`;
   return fix ? `${what}; to fix: ${fix}` : what;
 }

@@ -7,6 +7,7 @@ import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { ProviderCLogin } from '../../config/app-config';
 import { isExpired } from '../account-pool';
 import { readLoginDocument, tokenCheck } from '../login-file-check';
+import { claudeCodeVersion } from './provider-c.cli-version';
 import { credentialsFileOf } from './provider-c.credentials';
 
 /** `claude auth status --json` answers from local state in about a second; beyond this it is stuck. */
@@ -24,6 +25,7 @@ export interface ProviderCCheckSettings {
  * read as the CLI would; the CLI's own login (`cli`: the keychain, `CLAUDE_CODE_OAUTH_TOKEN`, a
  * file under `~/.claude`) is only knowable by asking the CLI: `claude auth status --json` prints
  * `{"loggedIn": …, "authMethod": …}` offline (fixture: providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json).
+ * A found executable's version (`claude --version`, asked once) comes with every state.
  */
 export async function checkProviderCLogin(
   login: ProviderCLogin,
@@ -32,6 +34,19 @@ export async function checkProviderCLogin(
 ): Promise<LoginCheck> {
   const executable = resolveCommand(settings.command, settings.childEnv.PATH);
   if (executable === undefined) return { state: 'cli_missing', reason: 'command not found' };
+  const [check, cliVersion] = await Promise.all([
+    loginState(login, executable, settings, now),
+    claudeCodeVersion(executable, settings.childEnv),
+  ]);
+  return cliVersion === undefined ? check : { ...check, cliVersion };
+}
+
+function loginState(
+  login: ProviderCLogin,
+  executable: string,
+  settings: ProviderCCheckSettings,
+  now: number,
+): Promise<LoginCheck> | LoginCheck {
   switch (login.kind) {
     case 'token_file':
       return tokenFileState(login.location!);
