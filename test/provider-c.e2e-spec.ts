@@ -9,10 +9,10 @@ import { startGateway } from './support/create-test-app';
 import type { FakeReply, FakeStreamReply } from './support/fake-anthropic-api';
 import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
 import { isAlive, waitFor } from './support/provider-c-fixtures';
-import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
+import { REAL_CLAUDE_PATH, REAL_CLAUDE_VERSION, realClaudeEnvironment } from './support/real-claude';
 
 /**
- * provider_c end to end with the REAL Claude Code binary (2.1.332, the pinned devDependency): the
+ * provider_c end to end with the REAL Claude Code binary (2.1.332, the pinned oracle): the
  * gateway spawns it for every turn, and it talks to a loopback fake of the Anthropic Messages API
  * that streams the real SSE events and sends the real error bodies and headers. Each test puts a
  * unique marker into its prompt and scripts the fake's replies for that marker, so one gateway
@@ -372,6 +372,48 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
+      "the API's version gate (claude_code_version_too_old) is HTTP 400 model_requires_newer_client naming `claude update` and the installed version, streamed or not, never retried",
+      async () => {
+        // The fake API serves this model only to Claude Code 2.1.400 or newer, judged by the CLI's user agent.
+        api.requireClientVersion('2.1.400', 'claude-version-gated-5');
+        const { marker, messages } = scripted([textReply('never sent')]);
+        const requestId = `gate-${randomUUID()}`;
+        const body = { model: 'provider_c/claude-version-gated-5', messages };
+        const result = await streamChat(gateway, body, { 'x-request-id': requestId });
+        expect(result.status).toBe(400);
+        expect(result.headers.get('content-type')).toContain('application/json');
+        expect(result.body.error).toEqual({
+          type: 'invalid_request_error',
+          code: 'model_requires_newer_client',
+          param: null,
+          message: expect.stringContaining(
+            `installed on the gateway (version ${REAL_CLAUDE_VERSION}) as too old for this model or for the account's organization; run \`claude update\``,
+          ),
+        });
+        expectNoCliText(result);
+        expect(JSON.stringify(result.body)).not.toContain('2.1.400');
+        const plain = await postChat(gateway, body);
+        expect(plain.status).toBe(400);
+        const plainBody = await plain.text();
+        expect(plainBody).toContain('`claude update`');
+        expectNoCliText(plainBody);
+        // The CLI itself asks twice with its retries off; the gateway runs it once per request.
+        expect(api.messages(marker)).toHaveLength(4);
+        expect(recordsOf(result.headers, 'upstream_retry')).toEqual([]);
+        expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+          expect.objectContaining({
+            reqId: requestId,
+            error_code: 'model_requires_newer_client',
+            upstream_status: 400,
+            upstream_code: 'claude_code_version_too_old',
+            // The operator's line names the fix too, in the API's words.
+            upstream_message: expect.stringContaining("Run 'claude update'"),
+          }),
+        ]);
+      },
+    );
+
+    it.concurrent(
       'a subscription limit is HTTP 429 rate_limit_error with Retry-After from the reset the API reported, streamed or not',
       async () => {
         const reset = Math.floor(Date.now() / 1000) + 3600;
@@ -520,7 +562,7 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
     fs.rmSync(noLoginHome, { recursive: true, force: true });
   });
 
-  it('says at startup, from `claude auth status`, that the login is missing and which command fixes it', async () => {
+  it('says at startup, from `claude auth status` and `claude --version`, that the login is missing, which command fixes it and which CLI version is installed', async () => {
     await noLoginGateway.logs.waitForLine((line) => line.includes('"event":"login_none_usable"'), 20_000);
     const [login] = noLoginGateway.logs.records('login_state');
     expect(login).toMatchObject({
@@ -528,8 +570,10 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
       provider: 'provider_c',
       account: 'default',
       state: 'missing',
+      cli_version: REAL_CLAUDE_VERSION,
       fix: expect.stringContaining('`/login`'),
     });
+    expect(login.msg).toContain(`(Claude Code CLI ${REAL_CLAUDE_VERSION})`);
     expect(login.msg).toContain('claude setup-token');
     expect(noLoginGateway.logs.records('login_none_usable')).toEqual([
       expect.objectContaining({ level: 40, provider: 'provider_c', accounts: ['default'] }),

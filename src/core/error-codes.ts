@@ -370,6 +370,8 @@ export interface FamilyFix {
   readonly login: string;
   /** How to install the CLI, for the families that run it as a child process. */
   readonly install?: string;
+  /** How to update that CLI when the upstream refuses its version as too old. */
+  readonly update?: string;
 }
 
 export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
@@ -379,6 +381,8 @@ export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
     cli: 'Claude Code CLI',
     login: "run `claude` on the gateway's machine, then `/login` (or create a token with `claude setup-token`)",
     install: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
+    update:
+      "run `claude update` on the gateway's machine (in the container image: rebuild it with a newer CLAUDE_CODE_PACKAGE); the next request runs the new version, no restart needed",
   },
 };
 

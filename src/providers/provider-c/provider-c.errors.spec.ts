@@ -1,4 +1,8 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { GatewayError } from '../../core/gateway.error';
+import { claudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
 import { classifyRunFailure, parseRetryAfterSeconds } from './provider-c.errors';
 import type { CliErrorReport } from './provider-c.stream';
 
@@ -163,6 +167,54 @@ describe(classifyRunFailure.name, () => {
     const error = exit('secret-ish stderr text: Invalid API key sk-ant-123');
     expect(error.message).not.toContain('sk-ant');
     expect(error.publicMessage).toBeUndefined();
+  });
+});
+
+describe("the API's version gate (docs/error-codes.md)", () => {
+  const refusal =
+    'API Error: 400 Claude Code 2.1.275 does not support this model; version 2.1.280 or newer is required.';
+  const report = (fields: Partial<CliErrorReport>): CliErrorReport => ({ text: '', ...fields });
+
+  it('is model_requires_newer_client (400), never retried, naming `claude update` and the refused version', () => {
+    const error = classifyRunFailure({
+      kind: 'error_result',
+      report: report({
+        error: 'invalid_request',
+        apiStatus: 400,
+        apiErrorType: 'invalid_request_error',
+        apiError: 'claude_code_version_too_old',
+        cliVersion: '2.1.275',
+      }),
+      stderr: '',
+    });
+    expect(error).toMatchObject({ code: 'model_requires_newer_client', retryable: false, provider: 'provider_c' });
+    expect(error.spec.status).toBe(400);
+    expect(error.publicMessage).toContain('installed on the gateway (version 2.1.275) as too old');
+    expect(error.publicMessage).toContain("run `claude update` on the gateway's machine");
+  });
+
+  it("is recognised by the API's words from a CLI that sets no api_error, or only prints them on stderr", () => {
+    expect(
+      classifyRunFailure({ kind: 'error_result', report: report({ apiStatus: 400, text: refusal }), stderr: '' }).code,
+    ).toBe('model_requires_newer_client');
+    expect(exit(refusal).code).toBe('model_requires_newer_client');
+    expect(
+      exit("Claude Code 2.1.275 is older than the minimum version required by your organization's policy").code,
+    ).toBe('model_requires_newer_client');
+    // The API's text never reaches the client: only the log line carries it.
+    expect(exit(refusal).publicMessage).not.toContain('2.1.280');
+  });
+
+  it('names the version the startup probe found when the run printed none', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-version-gate-'));
+    try {
+      const claude = path.join(dir, 'claude');
+      fs.writeFileSync(claude, '#!/bin/sh\necho "2.1.290 (Claude Code)"\n', { mode: 0o755 });
+      await claudeCodeVersion(claude, { PATH: process.env.PATH ?? '' });
+      expect(exit(refusal).publicMessage).toContain('(version 2.1.290)');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

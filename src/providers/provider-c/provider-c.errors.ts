@@ -1,3 +1,5 @@
+import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
+import { FAMILY_FIXES } from '../../core/error-codes';
 import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
@@ -29,6 +31,12 @@ const LIMIT_PATTERNS = [
 /** The subscription cap itself, as opposed to a short-term rate limit: `You've hit your 5-hour limit · resets …` and kin. */
 const USAGE_LIMIT_PATTERNS = [/usage limit/, /hit your (?:[\w-]+ )?limit/];
 const CONTEXT_PATTERNS = [/prompt is too long/, /context (?:window|length)/, /too many tokens/];
+/**
+ * The API's version gate in its own words, for a CLI that does not report
+ * `api_error: claude_code_version_too_old`: a model's minimum ("Claude Code 2.1.275 does not
+ * support this model; version 2.1.280 or newer is required") or an organization's floor.
+ */
+const CLIENT_TOO_OLD_PATTERN = /\bclaude code \S+ (?:does not support this model|is older than the minimum version)/;
 
 /** Why a run ended without a usable answer, as the turn saw it. */
 export type RunFailure =
@@ -49,7 +57,8 @@ export type RunFailure =
  * case-insensitive, checked in the table's order. The classification leaves this
  * function, and for the log only (`upstream_message`) the result text or the last stderr line,
  * sanitized and bounded: they never reach a client. Only plain `upstream`
- * failures from the CLI are `retryable` (never a spawn failure, a login error, a limit or a timeout).
+ * failures from the CLI are `retryable` (never a spawn failure, a login error, a limit, a version
+ * refusal or a timeout).
  */
 export function classifyRunFailure(failure: RunFailure, now: () => number = Date.now): GatewayError {
   switch (failure.kind) {
@@ -123,6 +132,8 @@ function classifyReport(report: CliErrorReport, now: () => number): GatewayError
   if (error === undefined && status === undefined && type === undefined && report.apiError === undefined)
     return undefined;
   const detail = `error result${reportDetail(report)}`;
+  if (report.apiError === 'claude_code_version_too_old' || CLIENT_TOO_OLD_PATTERN.test(report.text.toLowerCase()))
+    return clientTooOld(detail, status, report.cliVersion);
   if (
     error === 'authentication_failed' ||
     status === 401 ||
@@ -203,8 +214,30 @@ function limitError(
   });
 }
 
+/**
+ * The API refused this Claude Code build as too old for the model (or for the organization's
+ * policy): a 400 only the operator can fix, by updating the CLI, so the message names the
+ * command and the version that was refused (the run's own, else the one the startup probe found).
+ * Never retried: every run of the same binary gets the same answer.
+ */
+function clientTooOld(
+  detail: string,
+  upstreamStatus: number | undefined,
+  cliVersion: string | undefined,
+): GatewayError {
+  const version = cliVersion ?? installedClaudeCodeVersion();
+  const fix = FAMILY_FIXES.provider_c;
+  return new GatewayError('model_requires_newer_client', {
+    detail,
+    upstreamStatus,
+    provider: 'provider_c',
+    publicMessage: `provider_c: the upstream refuses the ${fix.cli} installed on the gateway (${version === undefined ? 'version unknown' : `version ${version}`}) as too old for this model or for the account's organization; ${fix.update}; or choose another model from GET /v1/models`,
+  });
+}
+
 function classifyText(text: string, what: string, now: () => number): GatewayError {
   const lower = text.toLowerCase();
+  if (CLIENT_TOO_OLD_PATTERN.test(lower)) return clientTooOld(`${what}: client too old`, undefined, undefined);
   if (AUTH_PATTERNS.some((pattern) => pattern.test(lower)))
     return new GatewayError('auth', { detail: `${what}: login required` });
   if (LIMIT_PATTERNS.some((pattern) => pattern.test(lower))) {

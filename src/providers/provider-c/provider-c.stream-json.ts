@@ -16,12 +16,17 @@ export interface StreamJsonUsage {
   cache_read_input_tokens?: number;
 }
 
-/** `system` lines: `init` names the session and the model; `status`, `api_retry`, hooks… say nothing we use. */
+/**
+ * `system` lines: `init` names the session, the model and the CLI's own version; `status`,
+ * `api_retry`, `ui_invalidate`, hooks… say nothing we use.
+ */
 export interface SystemLine {
   readonly type: 'system';
   readonly subtype?: string;
   readonly session_id?: string;
   readonly model?: string;
+  /** The version of the binary that runs this turn (`init`): named when the API refuses it as too old. */
+  readonly claude_code_version?: string;
 }
 
 /** The Messages API's stream events, as the CLI relays them with `--include-partial-messages`. */
@@ -74,7 +79,8 @@ export interface ContentBlock {
  * What the CLI says about a failed API call, on its synthetic `assistant` message and again on
  * the `result` line: `error` (`authentication_failed`, `rate_limit`, `server_error`,
  * `invalid_request`, `billing_error`, `unknown`), the API's status and error type, `api_error`
- * (`usage_limit_reached`), and the reset of a rejected limit (Unix seconds).
+ * (`usage_limit_reached`, `claude_code_version_too_old`, … — an open set: a value the gateway
+ * does not know classifies by the other fields), and the reset of a rejected limit (Unix seconds).
  */
 export interface ApiErrorFields {
   readonly error?: string;

@@ -158,6 +158,7 @@ describe(translateLine.name, () => {
       ['overloaded-529', { code: 'upstream', status: 502, retryable: true }],
       ['server-error-500', { code: 'upstream', status: 502, retryable: true }],
       ['credit-balance-too-low', { code: 'usage_credit_exhausted', status: 429, retryable: false, retryAfter: 3600 }],
+      ['client-too-old-400', { code: 'model_requires_newer_client', status: 400, retryable: false }],
     ])('%s → %o, before acceptance, with no visible text', (name, expected) => {
       const result = translateLines(fixture(name));
       expect(result.events).toEqual([]);
@@ -184,6 +185,17 @@ describe(translateLine.name, () => {
       expect(error.upstreamMessage).toBe(sanitizeUpstreamMessage(result.outcome.report.text));
     });
 
+    it("the API's version gate names `claude update` and the version the run's own init line reported", () => {
+      const result = translateLines(fixture('client-too-old-400'));
+      if (result.outcome?.type !== 'error') throw new Error('expected an error outcome');
+      expect(result.outcome.report).toMatchObject({ apiError: 'claude_code_version_too_old', cliVersion: '2.1.332' });
+      const error = classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: '' });
+      expect(error.spec).toMatchObject({ status: 400, openaiCode: 'model_requires_newer_client' });
+      expect(error.publicMessage).toContain('`claude update`');
+      expect(error.publicMessage).toContain('version 2.1.332');
+      expect(error.publicMessage).not.toMatch(/2\.1\.400|does not support/);
+    });
+
     it('a failure after output: the text so far, then an error outcome; the CLI message is not content', () => {
       const result = translateLines(fixture('failed-after-output'));
       expect(result.acceptedAt).toBe('stream_event/message_start');
@@ -193,6 +205,23 @@ describe(translateLine.name, () => {
         report: { error: 'unknown', terminalReason: 'api_error' },
       });
     });
+  });
+
+  it('reads past line types, events and fields it does not know (each CLI release adds some)', () => {
+    const lines = fixture('text');
+    const extended = lines.flatMap((text) => {
+      const message = JSON.parse(text);
+      const withNewField = line({ ...message, field_from_a_later_release: { nested: [1, 'two'] } });
+      return message.type === 'result'
+        ? [
+            line({ type: 'line_kind_from_a_later_release', session_id: 's', payload: { text: 'not content' } }),
+            line({ type: 'stream_event', event: { type: 'event_from_a_later_release', delta: { text: 'no' } } }),
+            line({ type: 'system', subtype: 'ui_invalidate', event: 'ui.render' }),
+            withNewField,
+          ]
+        : [withNewField];
+    });
+    expect(translateLines(extended)).toEqual(translateLines(lines));
   });
 
   it('keeps identical calls written twice on the same channel', () => {

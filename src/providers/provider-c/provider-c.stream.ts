@@ -32,7 +32,8 @@ export interface StreamStateOptions {
  * What the CLI reported about a failed turn, read from its structured fields (Claude Code
  * 2.1.332, see __fixtures__/): the synthetic `assistant` line's `error` (`authentication_failed`,
  * `rate_limit`, `server_error`, `invalid_request`, `billing_error`, `unknown`),
- * `api_error_status`, `api_error_type`, `api_error` (`usage_limit_reached`), the limit's reset
+ * `api_error_status`, `api_error_type`, `api_error` (`usage_limit_reached`,
+ * `claude_code_version_too_old`), the limit's reset
  * (`api_error_params.rate_limit_info.resetsAt`, or a rejected `rate_limit_event`), and the
  * `result` line's `subtype` and `terminal_reason`. `text` is the CLI's own message: used only as
  * a fallback for classification, never shown and never logged.
@@ -47,6 +48,8 @@ export interface CliErrorReport {
   readonly terminalReason?: string;
   /** Unix seconds at which a rejected limit resets. */
   readonly resetsAt?: number;
+  /** The version the CLI printed on its `init` line (the binary that ran this turn). */
+  readonly cliVersion?: string;
 }
 
 /** Per-run state of the stream-json translation; create one per child process, never share. */
@@ -58,6 +61,8 @@ export interface ProviderCStreamState {
   readonly blockKinds: Map<number, string>;
   sessionId?: string;
   model?: string;
+  /** The running CLI's version, from its `init` line. */
+  cliVersion?: string;
   /** Usage merged from message_start / message_delta, used when the result line has none. */
   streamedUsage: StreamJsonUsage;
   stopReason?: string;
@@ -127,6 +132,7 @@ function translateMessage(message: JsonObject, state: ProviderCStreamState): Omi
       if (line.subtype === 'init') {
         state.sessionId = line.session_id ?? state.sessionId;
         state.model = line.model ?? state.model;
+        state.cliVersion = line.claude_code_version ?? state.cliVersion;
       }
       return { events: [] }; // init, status, api_retry, thinking_tokens, ui_invalidate, hooks
     case 'stream_event':
@@ -331,6 +337,7 @@ function errorReport(line: ResultLine, state: ProviderCStreamState): CliErrorRep
     resetsAt: defined(earlier.resetsAt, state.limitResetsAt),
     subtype: line.subtype,
     terminalReason: line.terminal_reason,
+    cliVersion: state.cliVersion,
   };
 }
 
@@ -371,7 +378,13 @@ function readLine(raw: JsonObject): StreamJsonLine | undefined {
   const { type } = raw;
   switch (type) {
     case 'system':
-      return { type, subtype: str(raw.subtype), session_id: str(raw.session_id), model: str(raw.model) };
+      return {
+        type,
+        subtype: str(raw.subtype),
+        session_id: str(raw.session_id),
+        model: str(raw.model),
+        claude_code_version: str(raw.claude_code_version),
+      };
     case 'stream_event':
       return { type, event: isJsonObject(raw.event) ? readApiEvent(raw.event) : undefined };
     case 'assistant': {
