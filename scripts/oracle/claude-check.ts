@@ -23,7 +23,7 @@ export interface ClaudeCheck {
 }
 
 /** The `claude auth status --json` fixture by value, the CLI's own version aside. */
-export function authStatusFacts(doc: { readonly cases?: unknown }): Facts {
+export function authStatusFacts(doc: { readonly cases?: unknown; readonly version?: string }): Facts {
   return jsonFacts(doc.cases ?? {}, { byValue: true });
 }
 
