@@ -10,18 +10,17 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Difference, Facts, Recorded } from './shape-diff';
-import {
-  addFact,
-  addJsonFacts,
-  diffFacts,
-  diffRecorded,
-  distinctRecorded,
-  headerFacts,
-  jsonFacts,
-  mergeFacts,
-} from './shape-diff';
+import { addFact, addJsonFacts, diffFacts, diffRecorded, distinctRecorded, headerFacts } from './shape-diff';
 import { missingFixture } from './drift-report';
-import { codexBinary, installedVersion, lastLine, ORACLES_NODE_MODULES, pinnedVersion, ROOT } from './oracle-clis';
+import {
+  CODEX,
+  codexBinary,
+  installedVersion,
+  lastLine,
+  ORACLES_NODE_MODULES,
+  pinnedVersion,
+  ROOT,
+} from './oracle-clis';
 
 export const CODEX_FIXTURES = path.join(ROOT, 'test', 'fixtures', 'codex-oracle');
 const CAPTURE_SCRIPT = path.join(ROOT, 'scripts', 'capture-codex-oracle.mjs');
@@ -110,7 +109,9 @@ export function codexModelFacts(models: readonly Record<string, unknown>[]): Fac
 
 /** The field paths of the CLI's whole bundled list (`codex debug models --bundled`), by type. */
 export function codexListFieldFacts(list: unknown): Facts {
-  return mergeFacts(new Map(), jsonFacts(list), 'list ');
+  const facts: Facts = new Map();
+  addJsonFacts(facts, 'list ', list);
+  return facts;
 }
 
 /** The efforts table (codex-<version>.efforts.json) by value: `effort <model>.<setting>.reasoning.effort`. */
@@ -135,8 +136,8 @@ export interface CodexCheck {
  * fixtures of the pinned version. Captures go to `scratch`, which the caller removes.
  */
 export function checkCodex(options: { readonly nodeModules: string; readonly scratch: string }): CodexCheck {
-  const pinned = pinnedVersion('@openai/codex');
-  const ran = installedVersion(options.nodeModules, '@openai/codex');
+  const pinned = pinnedVersion(CODEX);
+  const ran = installedVersion(options.nodeModules, CODEX);
   const differences: Difference[] = [];
   const fixture = (name: string): string => path.join(CODEX_FIXTURES, `codex-${pinned}.${name}`);
   const capture = (env: Readonly<Record<string, string>>, name: string): string => {

@@ -38,6 +38,14 @@ const REGISTER_TS = path.join(ROOT, 'scripts', 'register-ts.cjs');
 const VIEW_TIMEOUT_MS = 120_000;
 const INSTALL_TIMEOUT_MS = 30 * 60_000;
 
+/** The check of each pinned CLI, which tells a broken capture from a changed CLI. */
+const PINNED_CHECK: Readonly<Record<OraclePackage, string>> = {
+  [CODEX]: '`npm run oracle:codex`',
+  [CLAUDE_CODE]:
+    "`unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs scripts/capture-provider-c-fixtures.ts'` (then `git diff`)",
+  [GEMINI_CLI]: '`npm run oracle:gemini`',
+};
+
 /** A reason the command cannot give an answer, with what the user does about it. */
 class CouldNotRun extends Error {
   constructor(
@@ -123,7 +131,7 @@ async function offline(nodeModules: string, resultFile: string): Promise<void> {
         newest: safeInstalledVersion(nodeModules, cli),
         failure: {
           reason: error instanceof Error ? error.message : String(error),
-          fix: `run the capture of ${cli} by hand (docs/providers.md, "Following the upstream CLIs") to see its output`,
+          fix: `run ${PINNED_CHECK[cli]} on the pinned CLI: if that passes, the newest ${cli} runs differently and the capture needs to follow it (docs/providers.md, "Following the upstream CLIs")`,
         },
       });
     }

@@ -131,12 +131,6 @@ function maskNodeVersion(value: string): string {
   return value.replace(/\b((?:gl-)?node)\/v?\d+\.\d+\.\d+/gi, '$1/<node>');
 }
 
-/** Merges facts into `into` (keys of `from` prefixed with `prefix`). */
-export function mergeFacts(into: Facts, from: Facts, prefix = ''): Facts {
-  for (const [key, values] of from) for (const value of values) addFact(into, `${prefix}${key}`, value);
-  return into;
-}
-
 /** What changed from `committed` to `fresh`, one Difference per key, in key order. */
 export function diffFacts(where: string, committed: Facts, fresh: Facts): Difference[] {
   const keys = [...new Set([...committed.keys(), ...fresh.keys()])].sort();
