@@ -21,8 +21,8 @@ describe('the claude auth status comparison', () => {
     changed.cases[name].exit_code = 3;
     changed.cases[name].stdout.installedVersion = '9.9.9';
     expect(diffFacts('auth', authStatusFacts(read()), authStatusFacts(changed))).toEqual([
-      expect.objectContaining({ change: 'changed', key: `${name}.exit_code`, fresh: ['3'] }),
-      expect.objectContaining({ change: 'added', key: `${name}.stdout.installedVersion`, fresh: ['"9.9.9"'] }),
+      expect.objectContaining({ change: 'changed', key: `auth ${name}.exit_code`, fresh: ['3'] }),
+      expect.objectContaining({ change: 'added', key: `auth ${name}.stdout.installedVersion`, fresh: ['"9.9.9"'] }),
     ]);
   });
 });

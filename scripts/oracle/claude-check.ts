@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { missingFixture } from './drift-report';
 import { CLAUDE_CODE, installedVersion, lastLine, pinnedVersion, ROOT } from './oracle-clis';
 import type { Difference, Facts } from './shape-diff';
-import { diffFacts, jsonFacts, streamJsonFacts } from './shape-diff';
+import { addJsonFacts, diffFacts, streamJsonFacts } from './shape-diff';
 
 export const CLAUDE_FIXTURES = path.join(ROOT, 'src', 'providers', 'provider-c', '__fixtures__');
 
@@ -22,9 +22,11 @@ export interface ClaudeCheck {
   readonly differences: Difference[];
 }
 
-/** The `claude auth status --json` fixture by value, the CLI's own version aside. */
+/** The `claude auth status --json` fixture by value (`auth <case>.<path>`), the CLI's own version aside. */
 export function authStatusFacts(doc: { readonly cases?: unknown; readonly version?: string }): Facts {
-  return jsonFacts(doc.cases ?? {}, { byValue: true });
+  const facts: Facts = new Map();
+  addJsonFacts(facts, 'auth ', doc.cases ?? {}, { byValue: true });
+  return facts;
 }
 
 /**
