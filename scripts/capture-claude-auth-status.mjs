@@ -5,6 +5,9 @@
 // JSON, unedited except that the scratch directories become `<home>` / `<config>`. Run offline:
 //
 //   unshare -n sh -c 'ip link set lo up; node scripts/capture-claude-auth-status.mjs'
+//
+// ORACLE_NODE_MODULES=<dir> runs the Claude Code installed in that node_modules folder instead of
+// the pinned one; ORACLE_OUT=<file> writes there instead of the fixture (`npm run oracle:drift`).
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -13,9 +16,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLAUDE = path.join(
-  ROOT,
-  'oracles',
-  'node_modules',
+  process.env.ORACLE_NODE_MODULES ?? path.join(ROOT, 'oracles', 'node_modules'),
   '@anthropic-ai',
   `claude-code-${process.platform}-${process.arch}`,
   'claude',
@@ -65,15 +66,9 @@ try {
     run('oauth-token', { HOME: home, CLAUDE_CODE_OAUTH_TOKEN: 'fake-oauth-token-for-tests' }, scratch),
     run('config-dir-expired-token', { HOME: home, CLAUDE_CONFIG_DIR: config }, scratch),
   ]);
-  const out = path.join(
-    ROOT,
-    'src',
-    'providers',
-    'provider-c',
-    '__fixtures__',
-    `claude-code-${version}`,
-    'auth-status.json',
-  );
+  const out =
+    process.env.ORACLE_OUT ??
+    path.join(ROOT, 'src', 'providers', 'provider-c', '__fixtures__', `claude-code-${version}`, 'auth-status.json');
   fs.writeFileSync(out, `${JSON.stringify({ version, command: 'claude auth status --json', cases }, null, 2)}\n`);
   console.log(`wrote ${path.relative(ROOT, out)}`);
 } finally {

@@ -14,6 +14,7 @@
 //   ORACLE_SERVE_MODELS=1    the fake answers GET …/models with the CLI's own bundled list (not 404)
 //   ORACLE_OUTPUT_SCHEMA=1   one `codex exec --output-schema` turn (file suffix .output-schema)
 //   ORACLE_OUT=<file>        where to write the capture (default: the fixture name)
+//   ORACLE_NODE_MODULES=<dir> run the Codex CLI installed there instead of the pinned one
 // scripts/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift.
 //
 // Plain JavaScript on purpose: it must run with nothing but node and the pinned CLI.
@@ -26,13 +27,14 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer } from 'ws';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// The pinned CLI of oracles/package.json (node scripts/install-oracles.mjs installs it).
-const codexPackage = JSON.parse(
-  fs.readFileSync(path.join(root, 'oracles/node_modules/@openai/codex/package.json'), 'utf8'),
-);
+// The pinned CLI of oracles/package.json (node scripts/install-oracles.mjs installs it), or the one
+// installed in ORACLE_NODE_MODULES (a node_modules folder; `npm run oracle:drift` passes the newest
+// release's). The path rule is scripts/oracle/oracle-clis.ts's codexBinary, kept here in plain JS.
+const nodeModules = process.env.ORACLE_NODE_MODULES ?? path.join(root, 'oracles/node_modules');
+const codexPackage = JSON.parse(fs.readFileSync(path.join(nodeModules, '@openai/codex/package.json'), 'utf8'));
 const codexBinary = path.join(
-  root,
-  'oracles/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
+  nodeModules,
+  `@openai/codex-${process.platform}-${process.arch}/vendor/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-unknown-linux-musl/bin/codex`,
 );
 const MODEL = process.env.ORACLE_MODEL ?? 'gpt-6.1-sol';
 /** ORACLE_TRANSPORT=http captures the HTTP + SSE transport (the provider's supports_websockets off). */

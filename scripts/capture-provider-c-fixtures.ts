@@ -5,6 +5,10 @@
  * the loopback fake Messages API (test/support/fake-anthropic-api.ts). Run it offline, e.g.:
  *
  *   unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs scripts/capture-provider-c-fixtures.ts'
+ *
+ * ORACLE_NODE_MODULES=<dir> runs the Claude Code installed in that node_modules folder instead of
+ * the pinned one, and ORACLE_OUT_DIR=<dir> writes the cases there instead of the fixture folder
+ * (`npm run oracle:drift` does both; docs/providers.md, "Following the upstream CLIs").
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -15,6 +19,9 @@ import { claudeChildEnvironment } from '../src/accounts/provider-c/provider-c.ch
 import type { FakeReply } from '../test/support/fake-anthropic-api';
 import { API_ERRORS, FakeAnthropicApi, textReply } from '../test/support/fake-anthropic-api';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from '../test/support/real-claude';
+import { claudeBinary } from './oracle/oracle-clis';
+
+const CLAUDE = process.env.ORACLE_NODE_MODULES ? claudeBinary(process.env.ORACLE_NODE_MODULES) : REAL_CLAUDE_PATH;
 
 /** A limit that resets at this Unix time (fixed, so the unit tests can compute the wait). */
 export const CAPTURED_LIMIT_RESET = 1_900_000_000;
@@ -113,7 +120,7 @@ async function capture(
     const args = buildProviderCArgs({ upstreamModel: 'claude-fable-5', reasoningEffort: null }).filter(
       (arg) => !(withoutPartialMessages && arg === '--include-partial-messages'),
     );
-    const child = spawn(REAL_CLAUDE_PATH, args, { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(CLAUDE, args, { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
     child.stdin.end('User:\nSay hello\n');
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -130,8 +137,10 @@ async function capture(
 }
 
 async function main(): Promise<void> {
-  const version = execFileSync(REAL_CLAUDE_PATH, ['--version'], { encoding: 'utf8' }).split(' ')[0].trim();
-  const dir = path.join(__dirname, '..', 'src', 'providers', 'provider-c', '__fixtures__', `claude-code-${version}`);
+  const version = execFileSync(CLAUDE, ['--version'], { encoding: 'utf8' }).split(' ')[0].trim();
+  const dir =
+    process.env.ORACLE_OUT_DIR ??
+    path.join(__dirname, '..', 'src', 'providers', 'provider-c', '__fixtures__', `claude-code-${version}`);
   fs.mkdirSync(dir, { recursive: true });
   // Optional arguments: only these cases (e.g. after adding one), else every case.
   const only = process.argv.slice(2);
@@ -142,4 +151,8 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) void main();
+if (require.main === module)
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  });

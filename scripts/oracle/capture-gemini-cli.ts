@@ -9,6 +9,10 @@
  *   unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs \
  *     scripts/oracle/capture-gemini-cli.ts src/providers/provider-b/__fixtures__/gemini-cli-0.61.0.capture.json'
  *
+ * `--check` alone compares with the capture of the pinned version (oracles/package.json); the
+ * comparison is scripts/oracle/shape-diff.ts, shared with `npm run oracle:drift`, which imports
+ * captureGemini to run the newest release the same way.
+ *
  * Scenario: one headless turn (`-p … --output-format stream-json`) where the fake's first
  * answer is a `list_directory` call and its second a short text, so the capture holds the
  * setup calls and two `streamGenerateContent` envelopes (with tool declarations, then with the
@@ -22,19 +26,11 @@ import * as path from 'node:path';
 import type { FakeRecordedRequest } from '../../test/support/fake-provider-b';
 import { FakeCodeAssist } from '../../test/support/fake-provider-b';
 import { callFrame, finishFrame, textFrame } from '../../test/support/provider-b-fixtures';
+import { driftExitCode, formatDrift } from './drift-report';
+import { geminiEntry, GEMINI_CLI, installedVersion, ORACLES_NODE_MODULES, pinnedVersion, ROOT } from './oracle-clis';
+import type { Difference, Facts, Recorded } from './shape-diff';
+import { addFact, addJsonFacts, diffRecorded, headerFacts } from './shape-diff';
 
-// The pinned CLI of oracles/package.json (node scripts/install-oracles.mjs installs it).
-const CLI = path.join(__dirname, '..', '..', 'oracles', 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
-const CLI_PACKAGE = path.join(
-  __dirname,
-  '..',
-  '..',
-  'oracles',
-  'node_modules',
-  '@google',
-  'gemini-cli',
-  'package.json',
-);
 const ACCESS_TOKEN = 'ya29.fake-oracle-access-token';
 const PROMPT = 'List the files in the current directory, then say done.';
 const MODEL = 'gemini-2.5-pro';
@@ -103,76 +99,102 @@ const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-async function main(): Promise<void> {
-  const [first, second] = process.argv.slice(2);
-  const checking = first === '--check';
-  const target = checking ? second : first;
-  if (!target) throw new Error('usage: capture-gemini-cli.ts <output.json> | --check <committed-fixture.json>');
-  const version = JSON.parse(fs.readFileSync(CLI_PACKAGE, 'utf8')).version as string;
+/** The capture of every scenario with the Gemini CLI installed in `nodeModules` (the pinned one by default). */
+export async function captureGemini(nodeModules = ORACLES_NODE_MODULES) {
+  const version = installedVersion(nodeModules, GEMINI_CLI);
   const scenarios = [];
-  for (const scenario of SCENARIOS) scenarios.push(await capture(scenario));
-  const fixture = {
-    cli: '@google/gemini-cli',
+  for (const scenario of SCENARIOS) scenarios.push(await capture(scenario, geminiEntry(nodeModules)));
+  return {
+    cli: GEMINI_CLI,
     version,
     node: process.version,
     capturedAt: new Date().toISOString().slice(0, 10),
     command: `gemini -m ${MODEL} -p <prompt> --output-format stream-json`,
     scenarios,
   };
-  for (const scenario of scenarios)
+}
+
+/** The committed capture of Gemini CLI `version`. */
+export function geminiFixture(version: string): string {
+  return path.join(ROOT, 'src', 'providers', 'provider-b', '__fixtures__', `gemini-cli-${version}.capture.json`);
+}
+
+/** A capture as written to the fixture (the shape of what captureGemini returns, read back as JSON). */
+export interface GeminiCapture {
+  readonly version: string;
+  readonly scenarios: readonly {
+    readonly name: string;
+    readonly exitCode: number | null;
+    readonly requests: readonly unknown[];
+  }[];
+}
+
+async function main(): Promise<void> {
+  const [first, second] = process.argv.slice(2);
+  const checking = first === '--check';
+  // --check without a file compares with the fixture of the version oracles/package.json pins.
+  const target = checking ? (second ?? geminiFixture(pinnedVersion(GEMINI_CLI))) : first;
+  if (!target) throw new Error('usage: capture-gemini-cli.ts <output.json> | --check [<committed-fixture.json>]');
+  const fixture = await captureGemini();
+  for (const scenario of fixture.scenarios)
     process.stdout.write(`${scenario.name}: ${scenario.requests.length} requests, exit ${scenario.exitCode}\n`);
   if (!checking) {
     fs.writeFileSync(target, `${JSON.stringify(fixture, null, 2)}\n`);
     return;
   }
   // --check: does the committed fixture still describe what the installed CLI sends?
-  const committed = JSON.parse(fs.readFileSync(target, 'utf8'));
-  const live = JSON.stringify(comparable(fixture), null, 1);
-  const stored = JSON.stringify(comparable(committed), null, 1);
-  if (live === stored) {
-    process.stdout.write(`the committed capture matches Gemini CLI ${version}\n`);
-    return;
-  }
-  process.stdout.write(`the committed capture differs from what Gemini CLI ${version} sends now; re-capture it\n`);
-  process.exitCode = 1;
+  const committed = JSON.parse(fs.readFileSync(target, 'utf8')) as GeminiCapture;
+  const fresh = JSON.parse(JSON.stringify(fixture)) as GeminiCapture;
+  const results = [
+    {
+      cli: GEMINI_CLI,
+      pinned: pinnedVersion(GEMINI_CLI),
+      newest: fixture.version,
+      differences: diffGeminiCaptures(path.basename(target), committed, fresh),
+    },
+  ];
+  process.stdout.write(formatDrift(results, 'installed'));
+  process.exitCode = driftExitCode(results);
 }
 
-/** What must not drift: version, calls, headers (Node version and bearer aside), setup bodies by value, generate bodies by shape. */
-function comparable(fixture: any): unknown {
-  return {
-    version: fixture.version,
-    scenarios: fixture.scenarios.map((scenario: any) => ({
-      name: scenario.name,
-      requests: scenario.requests.map((request: any) => ({
-        route: request.route,
-        method: request.method,
-        path: request.path,
-        query: request.query,
-        headers: {
-          ...request.headers,
-          'x-goog-api-client': String(request.headers['x-goog-api-client']).replace(/\/.*$/, '/<node>'),
-        },
-        body:
-          request.route === 'streamGenerateContent' || request.route === 'generateContent'
-            ? shapeOf(request.body)
-            : request.body,
-      })),
-    })),
-  };
+/** Compares two captures scenario by scenario (docs/providers.md, "Following the upstream CLIs"). */
+export function diffGeminiCaptures(source: string, committed: GeminiCapture, fresh: GeminiCapture): Difference[] {
+  const names = [...new Set([...committed.scenarios, ...fresh.scenarios].map((scenario) => scenario.name))];
+  return names.flatMap((name) =>
+    diffRecorded(
+      `${source}`,
+      geminiRequests(committed.scenarios.find((scenario) => scenario.name === name)),
+      geminiRequests(fresh.scenarios.find((scenario) => scenario.name === name)),
+    ).map((difference) => ({ ...difference, where: difference.where.replace(' · ', ` · ${name}: `) })),
+  );
 }
 
-function shapeOf(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(shapeOf);
-  if (value !== null && typeof value === 'object')
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((key) => [key, shapeOf((value as Record<string, unknown>)[key])]),
-    );
-  return value === null ? 'null' : typeof value;
+/**
+ * What must not drift: calls, headers by value (Node's version masked, bearer redacted), setup
+ * bodies by value, generate bodies by shape (they carry the CLI's prompt and ids), and the exit code.
+ */
+export function geminiRequests(scenario: GeminiCapture['scenarios'][number] | undefined): Recorded[] {
+  if (!scenario) return [];
+  const requests = scenario.requests.map((entry): Recorded => {
+    const request = entry as {
+      route: string;
+      method: string;
+      path: string;
+      query?: Record<string, unknown>;
+      headers: Record<string, unknown>;
+      body: unknown;
+    };
+    const facts = headerFacts(request.headers, { allValues: true });
+    for (const [name, value] of Object.entries(request.query ?? {})) addFact(facts, `query ${name}`, String(value));
+    const generate = request.route === 'streamGenerateContent' || request.route === 'generateContent';
+    addJsonFacts(facts, 'body ', request.body, { byValue: !generate });
+    return { identity: `${request.method} ${request.path}`, facts };
+  });
+  const exit: Facts = new Map([['exit code', new Set([String(scenario.exitCode)])]]);
+  return [...requests, { identity: 'process', facts: exit }];
 }
 
-async function capture(scenario: Scenario) {
+async function capture(scenario: Scenario, cli: string) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gemini-oracle-'));
   const workdir = path.join(home, 'work');
   fs.mkdirSync(workdir);
@@ -181,7 +203,7 @@ async function capture(scenario: Scenario) {
   const fake = await FakeCodeAssist.start();
   scenario.script(fake);
   try {
-    const result = await runCli(home, workdir, fake.baseUrl.replace(/\/v1internal$/, ''), scenario.env);
+    const result = await runCli(cli, home, workdir, fake.baseUrl.replace(/\/v1internal$/, ''), scenario.env);
     if (result.code !== 0) process.stderr.write(result.stderr.slice(-4000));
     return {
       name: scenario.name,
@@ -218,6 +240,7 @@ function writeCliHome(home: string): void {
 }
 
 function runCli(
+  cli: string,
   home: string,
   cwd: string,
   endpoint: string,
@@ -242,7 +265,7 @@ function runCli(
     NO_PROXY: '127.0.0.1,localhost',
   };
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, '-m', MODEL, '-p', PROMPT, '--output-format', 'stream-json'], {
+    const child = spawn(process.execPath, [cli, '-m', MODEL, '-p', PROMPT, '--output-format', 'stream-json'], {
       cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -281,7 +304,8 @@ function redact(request: FakeRecordedRequest, home: string): unknown {
 
 const PROSE_KEYS = new Set(['text', 'description', 'output']);
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+if (require.main === module)
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(2);
+  });

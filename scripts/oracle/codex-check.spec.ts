@@ -1,0 +1,107 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { CodexCapture } from './codex-check';
+import { CODEX_FIXTURES, CODEX_RUNS, codexEffortFacts, codexModelFacts, codexRequests } from './codex-check';
+import { CODEX, pinnedVersion } from './oracle-clis';
+import { diffFacts, diffRecorded } from './shape-diff';
+
+// What `npm run oracle:codex` and `npm run oracle:drift` compare for Codex, on the fixtures of the
+// pinned version (docs/providers.md, "Following the upstream CLIs").
+const version = pinnedVersion(CODEX);
+const fixture = (name: string): string => path.join(CODEX_FIXTURES, `codex-${version}.${name}`);
+const read = <T>(name: string): T => JSON.parse(fs.readFileSync(fixture(name), 'utf8')) as T;
+const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+describe('the Codex oracle comparison', () => {
+  it.each(CODEX_RUNS.map((run) => run.name))('shows no drift when %s is compared with itself', (name) => {
+    const capture = read<CodexCapture>(name);
+    expect(diffRecorded(name, codexRequests(capture), codexRequests(clone(capture)))).toEqual([]);
+  });
+
+  const websocket = read<CodexCapture>('gpt-6.1-sol.capture.json');
+  type Entry = { kind: string; headers?: Record<string, string>; body?: Record<string, unknown> };
+  const entries = (capture: CodexCapture): Entry[] => capture.transcript as Entry[];
+
+  it('shows exactly an added header, on the request that sent it', () => {
+    const changed = clone(websocket);
+    const handshake = entries(changed).find((entry) => entry.kind === 'ws-handshake')!;
+    handshake.headers!['x-codex-websocket-max-message-bytes'] = '1048576';
+    expect(diffRecorded('ws', codexRequests(websocket), codexRequests(changed))).toEqual([
+      {
+        where: 'ws · ws-handshake /backend-api/codex/responses #1',
+        change: 'added',
+        key: 'header x-codex-websocket-max-message-bytes',
+        fresh: ['1048576'],
+      },
+    ]);
+  });
+
+  it('shows a new version in the user-agent as a changed value', () => {
+    const changed = clone(websocket);
+    const handshake = entries(changed).find((entry) => entry.kind === 'ws-handshake')!;
+    const before = handshake.headers!['user-agent'];
+    handshake.headers!['user-agent'] = before.split(version).join('9.9.9');
+    const [difference, ...rest] = diffRecorded('ws', codexRequests(websocket), codexRequests(changed));
+    expect(rest).toEqual([]);
+    expect(difference).toMatchObject({
+      change: 'changed',
+      key: 'header user-agent',
+      committed: [expect.stringContaining(`/${version}`)],
+      fresh: [expect.stringContaining('/9.9.9')],
+    });
+  });
+
+  it('shows exactly a body field whose JSON type changed', () => {
+    const changed = clone(websocket);
+    const message = entries(changed).find((entry) => entry.kind === 'ws-message')!;
+    message.body!.store = 'false';
+    expect(diffRecorded('ws', codexRequests(websocket), codexRequests(changed))).toEqual([
+      {
+        where: 'ws · ws-message response.create #1',
+        change: 'changed',
+        key: 'body store',
+        committed: ['boolean'],
+        fresh: ['string'],
+      },
+    ]);
+  });
+
+  it('counts the repeated model-list request once per distinct shape', () => {
+    const list = entries(websocket).find((entry) => entry.kind === 'http')!;
+    const changed: CodexCapture = { transcript: [...clone(websocket).transcript, clone(list)] };
+    expect(diffRecorded('ws', codexRequests(websocket), codexRequests(changed))).toEqual([]);
+  });
+
+  it('compares the bundled model list by model and field, by value', () => {
+    const models = read<{ models: Record<string, unknown>[] }>('models.json').models;
+    expect(diffFacts('models', codexModelFacts(models), codexModelFacts(clone(models)))).toEqual([]);
+    const changed = clone(models);
+    changed[0].context_window = 500_000;
+    changed.push({ ...clone(models[0]), slug: 'gpt-next' });
+    const differences = diffFacts('models', codexModelFacts(models), codexModelFacts(changed));
+    expect(differences.filter((difference) => difference.change === 'changed')).toEqual([
+      {
+        where: 'models',
+        change: 'changed',
+        key: `model ${String(models[0].slug)} context_window`,
+        committed: [String(models[0].context_window)],
+        fresh: ['500000'],
+      },
+    ]);
+    expect(
+      differences.filter((difference) => difference.change === 'added').map((difference) => difference.key),
+    ).toEqual(expect.arrayContaining(['model gpt-next', 'model gpt-next context_window']));
+  });
+
+  it('compares the efforts table by value', () => {
+    const efforts = read<{ efforts: Parameters<typeof codexEffortFacts>[0] }>('efforts.json').efforts;
+    expect(diffFacts('efforts', codexEffortFacts(efforts), codexEffortFacts(clone(efforts)))).toEqual([]);
+    const changed = clone(efforts);
+    const [model] = Object.keys(changed);
+    const [effort] = Object.keys(changed[model]);
+    changed[model][effort].shape = changed[model][effort].shape === 'lite' ? 'classic' : 'lite';
+    expect(diffFacts('efforts', codexEffortFacts(efforts), codexEffortFacts(changed))).toEqual([
+      expect.objectContaining({ change: 'changed', key: `effort ${model}.${effort}.shape` }),
+    ]);
+  });
+});

@@ -1,0 +1,239 @@
+/**
+ * Runs a Codex CLI offline through scripts/capture-codex-oracle.mjs and compares what it sent with
+ * the committed fixtures of the pinned version (test/fixtures/codex-oracle/): every request of
+ * each capture, the model list the CLI ships with, and the wire effort it sends for each
+ * `model_reasoning_effort` setting. `npm run oracle:codex` runs it on the pinned CLI,
+ * `npm run oracle:drift` on the newest release (docs/providers.md, "Following the upstream CLIs").
+ * The caller runs it inside a loopback-only network namespace.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Difference, Facts, Recorded } from './shape-diff';
+import { addFact, addJsonFacts, diffFacts, diffRecorded, distinctRecorded, headerFacts } from './shape-diff';
+import { missingFixture } from './drift-report';
+import {
+  CODEX,
+  codexBinary,
+  installedVersion,
+  lastLine,
+  ORACLES_NODE_MODULES,
+  pinnedVersion,
+  ROOT,
+} from './oracle-clis';
+
+export const CODEX_FIXTURES = path.join(ROOT, 'test', 'fixtures', 'codex-oracle');
+const CAPTURE_SCRIPT = path.join(ROOT, 'scripts', 'capture-codex-oracle.mjs');
+
+/** Connection mechanics of the HTTP and WebSocket libraries, not part of what the backend reads. */
+const MECHANICS = new Set([
+  'host',
+  'connection',
+  'upgrade',
+  'sec-websocket-version',
+  'sec-websocket-key',
+  'sec-websocket-extensions',
+  'content-length',
+]);
+
+/** The captures compared: fixture name (after `codex-<version>.`) and the capture script's mode. */
+export const CODEX_RUNS: readonly { readonly name: string; readonly env: Readonly<Record<string, string>> }[] = [
+  { name: 'gpt-5.5.capture.json', env: { ORACLE_MODEL: 'gpt-5.5' } },
+  { name: 'gpt-5.5.http.capture.json', env: { ORACLE_MODEL: 'gpt-5.5', ORACLE_TRANSPORT: 'http' } },
+  { name: 'gpt-6.1-sol.capture.json', env: { ORACLE_MODEL: 'gpt-6.1-sol' } },
+  { name: 'gpt-6.1-sol.http.capture.json', env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_TRANSPORT: 'http' } },
+  { name: 'gpt-6.1-sol.models-served.capture.json', env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_SERVE_MODELS: '1' } },
+  { name: 'gpt-6.1-sol.output-schema.capture.json', env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_OUTPUT_SCHEMA: '1' } },
+];
+/** The efforts table covers one Responses-lite and one classic model. */
+const EFFORT_MODELS = ['gpt-6.1-sol', 'gpt-5.5'];
+
+interface CaptureEntry {
+  readonly kind: string;
+  readonly method?: string;
+  readonly url?: string;
+  readonly headers?: Record<string, unknown>;
+  readonly body?: unknown;
+}
+export interface CodexCapture {
+  readonly transcript: readonly CaptureEntry[];
+}
+export type EffortTable = Record<string, Record<string, { reasoning: unknown; shape: 'lite' | 'classic' }>>;
+
+/**
+ * The requests of a capture as Recorded items: turns as they came, and the model-list GETs once
+ * per distinct shape, since the CLI asks for the list once or twice per process depending on timing.
+ */
+export function codexRequests(capture: CodexCapture): Recorded[] {
+  const requests = capture.transcript
+    .filter((entry) => ['http', 'ws-handshake', 'ws-message'].includes(entry.kind))
+    .map(codexRequest);
+  const isList = (request: Recorded): boolean => request.identity.startsWith('http GET ');
+  return [...requests.filter((request) => !isList(request)), ...distinctRecorded(requests.filter(isList))];
+}
+
+function codexRequest(entry: CaptureEntry): Recorded {
+  const [pathname, query] = (entry.url ?? '').split('?');
+  const body: Record<string, unknown> =
+    entry.body !== null && typeof entry.body === 'object' ? (entry.body as Record<string, unknown>) : {};
+  const identity =
+    entry.kind === 'ws-message'
+      ? `ws-message ${String(body.type)}`
+      : [entry.kind, entry.method, pathname].filter(Boolean).join(' ');
+  const facts = headerFacts(entry.headers, { ignore: MECHANICS });
+  for (const [name, value] of new URLSearchParams(query ?? '')) addFact(facts, `query ${name}`, value);
+  addJsonFacts(facts, 'body ', body);
+  // The order of the input items is what the backend replays; the shape facts alone keep only their kinds.
+  if (Array.isArray(body.input))
+    addFact(
+      facts,
+      'body input (kinds in order)',
+      body.input
+        .map((item: { type?: unknown; role?: unknown }) =>
+          typeof item.role === 'string' ? `${String(item.type)}:${item.role}` : String(item.type),
+        )
+        .join(' '),
+    );
+  return { identity, facts };
+}
+
+/** The reduced bundled list (codex-<version>.models.json) by value, keyed by model. */
+export function codexModelFacts(models: readonly Record<string, unknown>[]): Facts {
+  const facts: Facts = new Map();
+  for (const { slug, ...fields } of models) {
+    addFact(facts, `model ${String(slug)}`, 'listed');
+    addJsonFacts(facts, `model ${String(slug)} `, fields, { byValue: true });
+  }
+  return facts;
+}
+
+/** The field paths of the CLI's whole bundled list (`codex debug models --bundled`), by type. */
+export function codexListFieldFacts(list: unknown): Facts {
+  const facts: Facts = new Map();
+  addJsonFacts(facts, 'list ', list);
+  return facts;
+}
+
+/** The efforts table (codex-<version>.efforts.json) by value: `effort <model>.<setting>.reasoning.effort`. */
+export function codexEffortFacts(efforts: EffortTable): Facts {
+  const facts: Facts = new Map();
+  addJsonFacts(facts, 'effort ', efforts, { byValue: true });
+  return facts;
+}
+
+export interface CodexCheck {
+  /** The version whose fixtures were compared (the pin in oracles/package.json). */
+  readonly pinned: string;
+  /** The version that ran. */
+  readonly ran: string;
+  readonly differences: Difference[];
+  /** The efforts table of the run (check-codex-oracle.mjs --write stores it). */
+  readonly efforts: EffortTable;
+}
+
+/**
+ * Runs every capture with the Codex CLI installed in `nodeModules` and compares it with the
+ * fixtures of the pinned version. Captures go to `scratch`, which the caller removes.
+ */
+export function checkCodex(options: { readonly nodeModules: string; readonly scratch: string }): CodexCheck {
+  const pinned = pinnedVersion(CODEX);
+  const ran = installedVersion(options.nodeModules, CODEX);
+  const differences: Difference[] = [];
+  const fixture = (name: string): string => path.join(CODEX_FIXTURES, `codex-${pinned}.${name}`);
+  const capture = (env: Readonly<Record<string, string>>, name: string): string => {
+    const out = path.join(options.scratch, name);
+    const run = spawnSync(process.execPath, [CAPTURE_SCRIPT], {
+      env: { ...process.env, ...env, ORACLE_NODE_MODULES: options.nodeModules, ORACLE_OUT: out },
+      encoding: 'utf8',
+    });
+    if (run.status !== 0)
+      throw new Error(`the Codex capture ${name} failed (exit ${run.status}): ${lastLine(run.stderr)}`);
+    return out;
+  };
+
+  for (const run of CODEX_RUNS) {
+    const file = fixture(run.name);
+    const fresh = readJson<CodexCapture>(capture(run.env, run.name));
+    if (!fs.existsSync(file)) {
+      differences.push(missingFixture(file));
+      continue;
+    }
+    differences.push(
+      ...diffRecorded(path.basename(file), codexRequests(readJson<CodexCapture>(file)), codexRequests(fresh)),
+    );
+  }
+
+  // The capture script writes the reduced bundled list beside each capture, named by the version that ran.
+  const freshModels = readJson<{ models: Record<string, unknown>[] }>(
+    path.join(options.scratch, `codex-${ran}.models.json`),
+  ).models;
+  const modelsFile = fixture('models.json');
+  if (fs.existsSync(modelsFile))
+    differences.push(
+      ...diffFacts(
+        path.basename(modelsFile),
+        codexModelFacts(readJson<{ models: Record<string, unknown>[] }>(modelsFile).models),
+        codexModelFacts(freshModels),
+      ),
+    );
+  else differences.push(missingFixture(modelsFile));
+  differences.push(
+    ...diffFacts(
+      `codex debug models --bundled (${pinned} → ${ran})`,
+      codexListFieldFacts(bundledList(path.join(ORACLES_NODE_MODULES), options.scratch)),
+      codexListFieldFacts(bundledList(options.nodeModules, options.scratch)),
+    ),
+  );
+
+  const efforts: EffortTable = {};
+  for (const model of EFFORT_MODELS) {
+    efforts[model] = {};
+    const levels = (freshModels.find((entry) => entry.slug === model)?.supported_reasoning_levels ?? []) as string[];
+    for (const effort of levels) {
+      const doc = readJson<CodexCapture>(
+        capture({ ORACLE_MODEL: model, ORACLE_EFFORT: effort }, `${model}.${effort}.json`),
+      );
+      const sampling = doc.transcript
+        .filter((entry) => entry.kind === 'ws-message' && entry.body !== null && typeof entry.body === 'object')
+        .map((entry) => entry.body as Record<string, unknown>)
+        .filter((body) => body.generate !== false);
+      const wire = [...new Set(sampling.map((body) => JSON.stringify(body.reasoning)))].map(
+        (text) => JSON.parse(text) as unknown,
+      );
+      const lite = sampling.every(
+        (body) =>
+          (body.client_metadata as Record<string, unknown> | undefined)
+            ?.ws_request_header_x_openai_internal_codex_responses_lite === 'true',
+      );
+      efforts[model][effort] = { reasoning: wire.length === 1 ? wire[0] : wire, shape: lite ? 'lite' : 'classic' };
+    }
+  }
+  const effortsFile = fixture('efforts.json');
+  if (fs.existsSync(effortsFile))
+    differences.push(
+      ...diffFacts(
+        path.basename(effortsFile),
+        codexEffortFacts(readJson<{ efforts: EffortTable }>(effortsFile).efforts),
+        codexEffortFacts(efforts),
+      ),
+    );
+  else differences.push(missingFixture(effortsFile));
+  return { pinned, ran, differences, efforts };
+}
+
+/** `codex debug models --bundled` of the CLI in `nodeModules`, run with a scratch home. */
+function bundledList(nodeModules: string, scratch: string): unknown {
+  const home = fs.mkdtempSync(path.join(scratch, 'bundled-home-'));
+  const run = spawnSync(codexBinary(nodeModules), ['debug', 'models', '--bundled'], {
+    env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: home },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (run.status !== 0)
+    throw new Error(`codex debug models --bundled failed (exit ${run.status}): ${lastLine(run.stderr)}`);
+  return JSON.parse(run.stdout) as unknown;
+}
+
+function readJson<T>(file: string): T {
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+}
