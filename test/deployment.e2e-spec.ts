@@ -174,17 +174,17 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
 
 /** Every `kubectl apply -k <path>` the docs, the README and the manifests' own comments give. */
 function documentedKustomizations(): Map<string, string[]> {
-  const sources = [
-    path.join(REPO_ROOT, 'README.md'),
-    ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).map((name) => path.join(REPO_ROOT, 'docs', name)),
-  ];
   const walk = (directory: string): string[] =>
     fs
       .readdirSync(directory, { withFileTypes: true })
       .flatMap((entry) =>
         entry.isDirectory() ? walk(path.join(directory, entry.name)) : [path.join(directory, entry.name)],
       );
-  sources.push(...walk(DOCKER).filter((file) => /\.(ya?ml|md)$|Dockerfile$/.test(file)));
+  const sources = [
+    path.join(REPO_ROOT, 'README.md'),
+    ...walk(path.join(REPO_ROOT, 'docs')).filter((file) => file.endsWith('.md')),
+    ...walk(DOCKER).filter((file) => /\.(ya?ml|md)$|Dockerfile$/.test(file)),
+  ];
   const found = new Map<string, string[]>();
   for (const file of sources) {
     for (const match of readText(file).matchAll(/kubectl apply -k (\S+)/g)) {

@@ -125,7 +125,13 @@ describe('README.md and docs/clients.md: every block is run, or says why not', (
 });
 
 describe("the docs name the catalog's default model", () => {
-  const docs = ['README.md', ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).map((name) => `docs/${name}`)];
+  const docs = [
+    'README.md',
+    ...fs
+      .readdirSync(path.join(REPO_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ];
   const modelIds = new Set(CATALOG.models.map((model) => model.id));
 
   it(`calls only ${CATALOG.default_model} (src/models/catalog.json default_model) the default`, () => {
