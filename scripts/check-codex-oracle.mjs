@@ -120,6 +120,15 @@ const RUNS = [
     file: `codex-${version}.gpt-6.1-sol.output-schema.capture.json`,
     env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_OUTPUT_SCHEMA: '1' },
   },
+  {
+    // The fake announces an 8 KiB message limit: above the warm-up frame, below a sampling request.
+    file: `codex-${version}.gpt-6.1-sol.ws-limit.capture.json`,
+    env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_WS_MAX_MESSAGE_BYTES: '8192' },
+  },
+  {
+    file: `codex-${version}.gpt-6.1-sol.http.gzip.models-served.capture.json`,
+    env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_TRANSPORT: 'http', ORACLE_COMPRESS: 'gzip', ORACLE_SERVE_MODELS: '1' },
+  },
 ];
 for (const run of RUNS) {
   const committedPath = path.join(fixtures, run.file);

@@ -81,7 +81,7 @@ export const FAKE_MODELS_PATH = '/backend-api/codex/models';
  * test/fixtures/codex-oracle/): what the fake serves and accepts until a test says otherwise.
  */
 export function cliModelList(): FakeModel[] {
-  const file = path.join(__dirname, '..', 'fixtures', 'codex-oracle', 'codex-0.169.0.models.json');
+  const file = path.join(__dirname, '..', 'fixtures', 'codex-oracle', 'codex-0.171.0.models.json');
   const models = (JSON.parse(fs.readFileSync(file, 'utf8')) as { models: Array<Record<string, any>> }).models;
   return models.map((model) => ({
     slug: model.slug,
@@ -178,6 +178,10 @@ export class FakeProviderA {
   private connections = 0;
   private keepOpen = false;
   private handshakeDelayMs = 0;
+  /** The message limit every upgrade answer announces (`x-codex-websocket-max-message-bytes`), if any. */
+  private maxMessageBytes?: number;
+  /** Sizes of the frames over that limit that reached the fake (each closed its connection with 1009). */
+  private readonly oversized: number[] = [];
   /** The response chains of every open WebSocket (for `forgetChains`). */
   private readonly chainStores = new Set<Map<string, unknown[]>>();
   /** The models the fake serves and accepts (`GET …/models`, and `model` of every request). */
@@ -314,6 +318,20 @@ export class FakeProviderA {
     this.handshakeDelayMs = ms;
   }
 
+  /**
+   * From now until `reset()`, every upgrade answer announces `x-codex-websocket-max-message-bytes:
+   * <bytes>` and, as a real server does, a frame larger than that closes its connection with 1009
+   * (message too big) unanswered; `oversizedFrames()` lists such frames.
+   */
+  limitWebSocketMessages(bytes: number): void {
+    this.maxMessageBytes = bytes;
+  }
+
+  /** Byte sizes of the frames that exceeded the announced limit. */
+  oversizedFrames(): number[] {
+    return [...this.oversized];
+  }
+
   /** Drops every open WebSocket without a close frame (a kept connection the server lost). */
   dropConnections(): void {
     for (const client of this.wss.clients) client.terminate();
@@ -333,6 +351,8 @@ export class FakeProviderA {
   reset(): void {
     this.keepOpen = false;
     this.handshakeDelayMs = 0;
+    this.maxMessageBytes = undefined;
+    this.oversized.length = 0;
     this.scripts.length = 0;
     this.recorded.length = 0;
     this.missed.length = 0;
@@ -490,7 +510,11 @@ export class FakeProviderA {
     const path = (request.url ?? '/').split('?')[0];
     const headers = lowerHeaders(request.headers);
     if (path !== FAKE_RESPONSES_PATH) return rejectUpgrade(socket, 404, {}, { error: 'not found' });
-    const script = this.nextScript('ws', path);
+    // Under an announced limit a client may hang up before any frame (its frame would be too
+    // large): the script is then only looked at here and taken with the first frame.
+    const lazy =
+      this.maxMessageBytes !== undefined && (this.scripts.length === 0 ? !!this.responder : !this.scripts[0].reject);
+    const script = lazy ? (this.scripts[0] ?? { frames: [] }) : this.nextScript('ws', path);
     if (!script || script.reject) {
       this.record({
         transport: 'ws',
@@ -509,15 +533,26 @@ export class FakeProviderA {
       if (upgradeRequest !== request) return;
       this.wss.off('headers', addHeaders);
       for (const [name, value] of Object.entries(script.headers ?? {})) responseHeaders.push(`${name}: ${value}`);
+      if (this.maxMessageBytes !== undefined)
+        responseHeaders.push(`x-codex-websocket-max-message-bytes: ${this.maxMessageBytes}`);
     };
     this.wss.on('headers', addHeaders);
     const upgrade = () =>
-      this.wss.handleUpgrade(request, socket, head, (ws) => this.serveWebSocket(ws, path, headers, script));
+      this.wss.handleUpgrade(request, socket, head, (ws) =>
+        this.serveWebSocket(ws, path, headers, lazy ? undefined : script),
+      );
     if (this.handshakeDelayMs > 0) setTimeout(upgrade, this.handshakeDelayMs);
     else upgrade();
   }
 
-  private serveWebSocket(ws: WebSocket, path: string, headers: Record<string, string>, firstScript: FakeScript): void {
+  private serveWebSocket(
+    ws: WebSocket,
+    path: string,
+    headers: Record<string, string>,
+    upgradeScript: FakeScript | undefined,
+  ): void {
+    // Under an announced limit the script is taken with the first frame (see onUpgrade).
+    let firstScript: FakeScript = upgradeScript ?? { frames: [] };
     const connection = ++this.connections;
     const closed = deferred();
     let closingByFake = false;
@@ -529,6 +564,7 @@ export class FakeProviderA {
     const chains = new Map<string, unknown[]>();
     this.chainStores.add(chains);
     ws.on('close', () => this.chainStores.delete(chains));
+
     let frames = 0;
     let busy = false;
     const gone = () => ws.readyState !== WebSocket.OPEN;
@@ -560,7 +596,24 @@ export class FakeProviderA {
       if (!script.holdOpen && !gone() && !(this.keepOpen && terminal)) closeByFake();
     };
     ws.on('message', (data) => {
+      const size = Buffer.isBuffer(data) ? data.length : Buffer.concat(data as Buffer[]).length;
+      if (this.maxMessageBytes !== undefined && size > this.maxMessageBytes) {
+        this.oversized.push(size);
+        closingByFake = true;
+        ws.close(1009);
+        return;
+      }
       frames += 1;
+      if (frames === 1 && !upgradeScript) {
+        const taken = this.nextScript('ws', path);
+        if (!taken) {
+          void send(
+            JSON.stringify({ type: 'error', status: 500, error: { code: 'server_error', message: 'no script' } }),
+          );
+          return;
+        }
+        firstScript = taken;
+      }
       // Without keepConnectionsOpen the fake reads exactly one frame (the request), then only watches for the close.
       if ((frames > 1 && !this.keepOpen) || busy) return;
       const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
