@@ -5,7 +5,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
-import { modelRefusal, responsesRequestViolation } from './fake-provider-a-rules';
+import { clientVersionOf, modelRefusal, olderThan, responsesRequestViolation } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
 
 /**
@@ -428,6 +428,7 @@ export class FakeProviderA {
       body ?? {},
       this.models,
       request.headers['x-openai-internal-codex-responses-lite'] === 'true',
+      clientVersionOf(request.headers['user-agent']),
     );
     if (refusal) {
       recordRequest(refusalText(refusal));
@@ -480,7 +481,12 @@ export class FakeProviderA {
       response.writeHead(failure, { 'content-type': 'application/json' }).end('{"detail":"scripted failure"}');
       return;
     }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models: this.models }));
+    // The backend shapes the list by the client version asked for: newer-only models are left out.
+    const asked = new URL(request.url ?? '/', 'http://fake').searchParams.get('client_version') ?? undefined;
+    const models = this.models.filter(
+      (model) => model.minimal_client_version === undefined || !olderThan(asked, model.minimal_client_version),
+    );
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models }));
   }
 
   private async answerToken(raw: string, response: http.ServerResponse): Promise<void> {
@@ -630,7 +636,7 @@ export class FakeProviderA {
           closedByClient: closed.promise,
           ...fields,
         });
-      const refusal = modelRefusal(body, this.models, false);
+      const refusal = modelRefusal(body, this.models, false, clientVersionOf(headers['user-agent']));
       if (refusal) {
         recordFrame({ violation: refusalText(refusal) });
         // The backend answers a refused response.create with an error event; the script stays queued.
