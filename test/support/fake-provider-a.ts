@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
 import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
 import { clientVersionOf, modelRefusal, olderThan, responsesRequestViolation } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
@@ -182,6 +183,9 @@ export class FakeProviderA {
   private maxMessageBytes?: number;
   /** Sizes of the frames over that limit that reached the fake (each closed its connection with 1009). */
   private readonly oversized: number[] = [];
+  /** `compressAnswers()`: gzip the model list and SSE answers of requests that accept it. */
+  private compress = false;
+  private gzipAnswers = 0;
   /** The response chains of every open WebSocket (for `forgetChains`). */
   private readonly chainStores = new Set<Map<string, unknown[]>>();
   /** The models the fake serves and accepts (`GET …/models`, and `model` of every request). */
@@ -327,6 +331,19 @@ export class FakeProviderA {
     this.maxMessageBytes = bytes;
   }
 
+  /**
+   * From now until `reset()`, answer the model list and the SSE POSTs gzip-compressed when the
+   * request's `accept-encoding` names gzip, as the real backend's HTTP front does.
+   */
+  compressAnswers(): void {
+    this.compress = true;
+  }
+
+  /** How many answers went out gzip-compressed. */
+  compressedAnswers(): number {
+    return this.gzipAnswers;
+  }
+
   /** Byte sizes of the frames that exceeded the announced limit. */
   oversizedFrames(): number[] {
     return [...this.oversized];
@@ -353,6 +370,8 @@ export class FakeProviderA {
     this.handshakeDelayMs = 0;
     this.maxMessageBytes = undefined;
     this.oversized.length = 0;
+    this.compress = false;
+    this.gzipAnswers = 0;
     this.scripts.length = 0;
     this.recorded.length = 0;
     this.missed.length = 0;
@@ -454,8 +473,23 @@ export class FakeProviderA {
       response.end(script.reject.body === undefined ? '' : JSON.stringify(script.reject.body));
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...script.headers });
+    const gzip = this.gzipsAnswer(request);
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+      ...script.headers,
+    });
     response.flushHeaders();
+    // Compressed, each event is flushed through gzip at once, as a streaming server does.
+    const compressor = gzip ? zlib.createGzip() : undefined;
+    compressor?.pipe(response);
+    const write = (text: string) =>
+      new Promise<void>((resolve) =>
+        compressor
+          ? (compressor.write(text), compressor.flush(() => resolve()))
+          : response.write(text, () => resolve()),
+      );
     const gone = () => response.destroyed || response.writableEnded;
     const frames = script.respond ? script.respond(parseJson(raw) ?? {}) : script.frames;
     for (const frame of frames) {
@@ -469,9 +503,19 @@ export class FakeProviderA {
           ? frame.raw
           : `event: ${String((frame.event as { type?: unknown }).type ?? 'message')}\ndata: ${JSON.stringify(frame.event)}\n\n`;
       // Wait until the bytes are handed to the socket, so a following disconnect cannot drop them.
-      await new Promise<void>((resolve) => response.write(text, () => resolve()));
+      await write(text);
     }
-    if (!script.holdOpen && !gone()) response.end();
+    if (!script.holdOpen && !gone()) {
+      if (compressor) compressor.end();
+      else response.end();
+    }
+  }
+
+  /** In `compressAnswers()` mode, a request that accepts gzip gets a gzip answer. */
+  private gzipsAnswer(request: http.IncomingMessage): boolean {
+    const gzip = this.compress && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
+    if (gzip) this.gzipAnswers += 1;
+    return gzip;
   }
 
   private answerModels(request: http.IncomingMessage, response: http.ServerResponse): void {
@@ -486,7 +530,12 @@ export class FakeProviderA {
     const models = this.models.filter(
       (model) => model.minimal_client_version === undefined || !olderThan(asked, model.minimal_client_version),
     );
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models }));
+    const text = JSON.stringify({ models });
+    if (this.gzipsAnswer(request))
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+        .end(zlib.gzipSync(text));
+    else response.writeHead(200, { 'content-type': 'application/json' }).end(text);
   }
 
   private async answerToken(raw: string, response: http.ServerResponse): Promise<void> {
