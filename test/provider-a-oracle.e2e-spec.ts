@@ -464,3 +464,75 @@ describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol
     expectLiteItems(turn.body!.input as Json[], litePost.body.input as Json[]);
   });
 });
+
+/**
+ * The message-limit oracle: the same CLI against a fake announcing
+ * `x-codex-websocket-max-message-bytes: 8192` (codex-0.171.0.gpt-6.1-sol.ws-limit.capture.json).
+ * Its warm-up fit and went over the WebSocket; its sampling requests did not and went over HTTP +
+ * SSE, with the HTTP headers and the whole history. The gateway's request for a turn over the
+ * limit must be that POST (docs/providers.md "WebSocket message limit").
+ */
+const WS_LIMIT = JSON.parse(
+  fs.readFileSync(
+    path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.ws-limit.capture.json'),
+    'utf8',
+  ),
+) as Json;
+const CAPTURED_LIMIT = 8192;
+
+describe('provider_a over the WebSocket message limit matches the real Codex CLI 0.171.0 (ws-limit capture)', () => {
+  const gateways: TestGateway[] = [];
+  afterAll(() => Promise.all(gateways.map((gateway) => gateway.close())));
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-ws-limit-' });
+  const transcript = WS_LIMIT.transcript as Json[];
+  const [cliFallbackPost] = transcript.filter((entry) => entry.kind === 'http' && entry.method === 'POST');
+
+  it('captured a real CLI run (sanity of the fixture): no frame over the limit, the sampling requests posted instead', () => {
+    expect(WS_LIMIT.codex_version).toBe('0.171.0');
+    expect(WS_LIMIT.exit_codes).toEqual([0, 0]);
+    const frames = transcript.filter((entry) => entry.kind === 'ws-message');
+    expect(frames.length).toBeGreaterThan(0);
+    for (const frame of frames) {
+      expect(frame.bytes).toBeLessThanOrEqual(CAPTURED_LIMIT);
+      expect(frame.body.generate).toBe(false);
+    }
+    const posts = transcript.filter((entry) => entry.kind === 'http' && entry.method === 'POST');
+    expect(posts.length).toBeGreaterThan(0);
+    for (const post of posts) {
+      expect(post.bytes).toBeGreaterThan(CAPTURED_LIMIT);
+      expect(post.body).not.toHaveProperty('previous_response_id');
+    }
+    // The connection whose request did not fit was given up before the POST.
+    const close = transcript.find((entry) => entry.kind === 'ws-close' && entry.connection === 1)!;
+    expect(close.at_ms).toBeLessThanOrEqual(cliFallbackPost.at_ms);
+  });
+
+  it('faithful mode: a turn over the limit is the POST the CLI sends, headers and body fields with their types', async () => {
+    fake().keepConnectionsOpen();
+    fake().limitWebSocketMessages(CAPTURED_LIMIT);
+    const gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '0',
+    });
+    gateways.push(gateway);
+    fake().enqueue(textReply('Done.'));
+    const body = oracleTurnBody('gpt-6.1-sol', false, true, []);
+    body.messages[1].content = `Run echo oracle, then say Done. ${'o'.repeat(2 * CAPTURED_LIMIT)}`;
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-conversation-id': 'oracle-ws-limit' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    const [post] = fake().requests();
+    expect(post.transport).toBe('sse');
+    expect(post.violation).toBeUndefined();
+    const cliHeaders = cliFallbackPost.headers as Record<string, string>;
+    expect(headerNames(post.headers)).toEqual(headerNames(cliHeaders));
+    expect(post.headers['x-openai-internal-codex-responses-lite']).toBe('true');
+    expectCliEncodings(post.headers, cliHeaders);
+    expect(shape(post.body!)).toEqual(shape(cliFallbackPost.body));
+    expect(fake().oversizedFrames()).toEqual([]);
+  });
+});
