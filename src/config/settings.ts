@@ -1,6 +1,6 @@
 import type { ProviderId } from '../core/provider-id';
 import { PROVIDER_IDS } from '../core/provider-id';
-import { CODEX_CLI_VERSION } from '../providers/provider-a/provider-a.constants';
+import { CODEX_CLI_VERSION } from '../core/codex-cli-version';
 import {
   parseBoolean,
   parseDuration,

@@ -1,5 +1,6 @@
 import * as zlib from 'node:zlib';
-import { CODEX_CLI_VERSION, CODEX_ORIGINATOR } from './provider-a.constants';
+import { CODEX_CLI_VERSION } from '../../core/codex-cli-version';
+import { CODEX_ORIGINATOR } from './provider-a.constants';
 
 /**
  * Who the gateway says it is to the Codex backend: the Codex CLI version it claims (the model

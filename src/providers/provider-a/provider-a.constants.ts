@@ -1,10 +1,3 @@
-/**
- * The Codex CLI release whose wire the gateway reproduces and the oracle tests verify
- * (oracles/package.json `@openai/codex`, test/fixtures/codex-oracle/). PROVIDER_A_CLIENT_VERSION
- * may claim a newer one (docs/configuration.md); the wire stays this release's. Moving to a new
- * CLI release is this line plus a new capture (scripts/capture-codex-oracle.mjs).
- */
-export const CODEX_CLI_VERSION = '0.171.0';
 /** `codex exec`, the CLI's non-interactive front end: what the gateway is to the backend. */
 export const CODEX_ORIGINATOR = 'codex_exec';
 export const OPENAI_BETA_WEBSOCKET = 'responses_websockets=2026-02-06';
