@@ -13,6 +13,11 @@
 //   ORACLE_EFFORT=<x>        adds `model_reasoning_effort = "<x>"` to the CLI config (file suffix .effort-<x>)
 //   ORACLE_SERVE_MODELS=1    the fake answers GET …/models with the CLI's own bundled list (not 404)
 //   ORACLE_OUTPUT_SCHEMA=1   one `codex exec --output-schema` turn (file suffix .output-schema)
+//   ORACLE_WS_MAX_MESSAGE_BYTES=<n>  the fake's upgrade answer announces `x-codex-websocket-max-message-bytes: <n>`
+//                            and, like a real server, closes (1009) a connection that sends a larger frame
+//                            (file suffix .ws-limit)
+//   ORACLE_COMPRESS=gzip     the fake gzips the model list and the SSE answers when the request accepts
+//                            gzip (file suffix .gzip; shows the CLI decodes both)
 //   ORACLE_OUT=<file>        where to write the capture (default: the fixture name)
 //   ORACLE_NODE_MODULES=<dir> run the Codex CLI installed there instead of the pinned one
 // scripts/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift.
@@ -24,6 +29,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { WebSocketServer } from 'ws';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,12 +49,18 @@ const EFFORT = process.env.ORACLE_EFFORT;
 const SERVE_MODELS = process.env.ORACLE_SERVE_MODELS === '1';
 /** ORACLE_OUTPUT_SCHEMA=1 captures one `codex exec --output-schema` turn (how the CLI asks for JSON output). */
 const OUTPUT_SCHEMA = process.env.ORACLE_OUTPUT_SCHEMA === '1';
+/** ORACLE_WS_MAX_MESSAGE_BYTES=<n>: the message size limit the fake announces and enforces. */
+const WS_MAX_MESSAGE_BYTES = process.env.ORACLE_WS_MAX_MESSAGE_BYTES
+  ? Number(process.env.ORACLE_WS_MAX_MESSAGE_BYTES)
+  : undefined;
+/** ORACLE_COMPRESS=gzip: answers compressed as a real server would for `accept-encoding: …gzip…`. */
+const COMPRESS = process.env.ORACLE_COMPRESS === 'gzip';
 const fixtureDir = path.join(root, 'test/fixtures/codex-oracle');
 const outFile =
   process.env.ORACLE_OUT ??
   path.join(
     fixtureDir,
-    `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}${OUTPUT_SCHEMA ? '.output-schema' : ''}${EFFORT ? `.effort-${EFFORT}` : ''}${SERVE_MODELS ? '.models-served' : ''}.capture.json`,
+    `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}${OUTPUT_SCHEMA ? '.output-schema' : ''}${WS_MAX_MESSAGE_BYTES ? '.ws-limit' : ''}${COMPRESS ? '.gzip' : ''}${EFFORT ? `.effort-${EFFORT}` : ''}${SERVE_MODELS ? '.models-served' : ''}.capture.json`,
   );
 
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -181,7 +193,8 @@ const server = http.createServer((request, response) => {
   const chunks = [];
   request.on('data', (chunk) => chunks.push(chunk));
   request.on('end', () => {
-    const raw = Buffer.concat(chunks).toString('utf8');
+    const bytes = Buffer.concat(chunks);
+    const raw = bytes.toString('utf8');
     let body;
     try {
       body = raw ? JSON.parse(raw) : undefined;
@@ -194,27 +207,41 @@ const server = http.createServer((request, response) => {
       url: request.url,
       headers: request.headers,
       body,
+      bytes: bytes.length,
       at: Date.now(),
     };
     log.push(entry);
+    const gzip = COMPRESS && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
+    const answer = (type, text) => {
+      if (gzip) response.writeHead(200, { 'content-type': type, 'content-encoding': 'gzip' }).end(gzipSync(text));
+      else response.writeHead(200, { 'content-type': type }).end(text);
+      entry.answered_with = gzip ? 'gzip' : 'identity';
+    };
     if (SERVE_MODELS && request.method === 'GET' && request.url.split('?')[0].endsWith('/models')) {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(bundledList));
+      answer('application/json', JSON.stringify(bundledList));
       return;
     }
     if (request.method === 'POST' && request.url.split('?')[0].endsWith('/responses')) {
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const event of reply(body ?? {})) response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-      response.end();
+      const events = reply(body ?? {}).map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      answer('text/event-stream', events.join(''));
       return;
     }
     response.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"not found"}');
   });
 });
-const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+// With a limit, `ws` itself closes the connection with 1009 (message too big) on a larger frame.
+const wss = new WebSocketServer({
+  noServer: true,
+  perMessageDeflate: false,
+  ...(WS_MAX_MESSAGE_BYTES ? { maxPayload: WS_MAX_MESSAGE_BYTES } : {}),
+});
+if (WS_MAX_MESSAGE_BYTES)
+  wss.on('headers', (headers) => headers.push(`x-codex-websocket-max-message-bytes: ${WS_MAX_MESSAGE_BYTES}`));
 server.on('upgrade', (request, socket, head) => {
   const connection = ++connectionCounter;
   log.push({ kind: 'ws-handshake', connection, url: request.url, headers: request.headers, at: Date.now() });
   wss.handleUpgrade(request, socket, head, (ws) => {
+    ws.on('error', () => undefined);
     ws.on('message', (data) => {
       let body;
       try {
@@ -222,7 +249,7 @@ server.on('upgrade', (request, socket, head) => {
       } catch {
         body = undefined;
       }
-      log.push({ kind: 'ws-message', connection, body, at: Date.now() });
+      log.push({ kind: 'ws-message', connection, body, bytes: data.length, at: Date.now() });
       if (body && body.type === 'response.create') for (const event of reply(body)) ws.send(JSON.stringify(event));
     });
     ws.on('close', (code) => log.push({ kind: 'ws-close', connection, code, at: Date.now() }));

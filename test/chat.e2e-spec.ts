@@ -110,8 +110,8 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     const chunks = dataLines(await response.text())
       .filter((line) => line !== '[DONE]')
       .map((line) => JSON.parse(line));
-    expect(fake.lastBody()?.model).toBe('gpt-6.1-sol');
-    expect(chunks.every((chunk) => chunk.model === 'gpt-6.1-sol')).toBe(true);
+    expect(fake.lastBody()?.model).toBe('gpt-6.2-sol');
+    expect(chunks.every((chunk) => chunk.model === 'gpt-6.2-sol')).toBe(true);
     expect(chunks.at(-1)).toMatchObject({
       choices: [],
       usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },

@@ -236,7 +236,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       });
       expect(recorded.headers).toMatchObject({
         originator: 'codex_exec',
-        'user-agent': 'codex_exec/0.169.0 (api wrapper) unknown (codex_exec; 0.169.0)',
+        'user-agent': 'codex_exec/0.171.0 (api wrapper) unknown (codex_exec; 0.171.0)',
       });
       expect(recorded.headers).not.toHaveProperty('version');
       for (const header of ['x-codex-beta-features', 'x-client-request-id', 'thread-id', 'x-codex-turn-metadata'])
@@ -302,7 +302,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
         'thread-id': session,
         'x-codex-window-id': `${session}:0`,
         'x-codex-turn-metadata': metadata['x-codex-turn-metadata'],
-        'user-agent': 'codex_exec/0.169.0 (Mac OS 26.2.0; arm64) unknown (codex_exec; 0.169.0)',
+        'user-agent': 'codex_exec/0.171.0 (Mac OS 26.2.0; arm64) unknown (codex_exec; 0.171.0)',
       });
       expect(JSON.parse(recorded.headers['x-codex-turn-metadata'])).toMatchObject({
         installation_id: 'install-test-1',
@@ -418,7 +418,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     expect(recorded.body).not.toHaveProperty('type');
     expect(recorded.body!.model).toBe('gpt-5.6-sol');
     expect(recorded.headers).toMatchObject({ accept: 'text/event-stream', 'content-type': 'application/json' });
-    // Codex CLI 0.169.0 sends no openai-beta over HTTP (test/fixtures/codex-oracle/…http.capture.json).
+    // Codex CLI 0.171.0 sends no openai-beta over HTTP (test/fixtures/codex-oracle/…http.capture.json).
     expect(recorded.headers).not.toHaveProperty('openai-beta');
   });
 

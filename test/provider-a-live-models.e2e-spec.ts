@@ -5,14 +5,15 @@ import { startGateway } from './support/create-test-app';
 import { cliModelList } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { codexClient } from '../src/providers/provider-a/provider-a.client';
 
 type Json = Record<string, any>;
 
-/** The model-list GET of the real Codex CLI 0.169.0 (against a fake serving its bundled list). */
+/** The model-list GET of the real Codex CLI 0.171.0 (against a fake serving its bundled list). */
 const CLI_MODELS_GET = (
   JSON.parse(
     fs.readFileSync(
-      path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.models-served.capture.json'),
+      path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.models-served.capture.json'),
       'utf8',
     ),
   ) as Json
@@ -126,6 +127,9 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     expect(request.headers['chatgpt-account-id']).toEqual(expect.any(String));
     expect(request.headers.accept).toBe(CLI_MODELS_GET.headers.accept);
     expect(request.headers.originator).toBe(CLI_MODELS_GET.headers.originator);
+    // The CLI accepts zstd and gzip; the gateway what its Node's fetch decodes (always gzip).
+    expect(CLI_MODELS_GET.headers['accept-encoding']).toBe('zstd,gzip');
+    expect(request.headers['accept-encoding']).toBe(codexClient().acceptEncoding);
   });
 
   it('a failing list keeps the bundled catalog, and startup, readiness and chat do not wait for it', async () => {

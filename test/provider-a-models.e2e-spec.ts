@@ -7,9 +7,9 @@ import { useFakeProviderA } from './support/provider-a-harness';
 
 type Json = Record<string, any>;
 
-/** The model list the pinned Codex CLI ships (`codex debug models --bundled`, 0.169.0). */
+/** The model list the pinned Codex CLI ships (`codex debug models --bundled`, 0.171.0). */
 const CLI_MODELS = (
-  JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.models.json'), 'utf8')) as Json
+  JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.models.json'), 'utf8')) as Json
 ).models as Json[];
 
 describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is checked against them', () => {
@@ -59,7 +59,7 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
       body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(response.status).toBe(200);
-    expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.1-sol', reasoning: { effort: 'low' } });
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.2-sol', reasoning: { effort: 'low' } });
   });
 
   it('still serves an -ultra id, sending what the Codex CLI sends for ultra: effort xhigh (gpt-6.1-sol-fast-ultra)', async () => {

@@ -5,18 +5,19 @@ import { startGateway } from './support/create-test-app';
 import type { FakeProviderA, RecordedRequest } from './support/fake-provider-a';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { codexClient } from '../src/providers/provider-a/provider-a.client';
 
 type Json = Record<string, any>;
 
 /**
- * The oracle: what the real Codex CLI 0.169.0 (`codex exec`, classic Responses model gpt-5.5)
+ * The oracle: what the real Codex CLI 0.171.0 (`codex exec`, classic Responses model gpt-5.5)
  * sent to a recording fake, captured by scripts/capture-codex-oracle.mjs. The gateway's upstream
  * request for the equivalent chat turn must match it on every header and body field the backend
  * sees — names, presence and JSON types (ids and texts differ by nature) — except the intended
  * differences listed below, each justified in docs/providers.md ("What the real Codex CLI sends").
  */
 const CAPTURE = JSON.parse(
-  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.capture.json'), 'utf8'),
+  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-5.5.capture.json'), 'utf8'),
 ) as Json;
 const transcript = CAPTURE.transcript as Json[];
 const cliHandshake = transcript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!
@@ -29,7 +30,7 @@ const [cliTurn, cliAfterTool] = cliFrames.filter((frame) => frame.generate !== f
 
 /** The same CLI over HTTP + SSE (the provider's `supports_websockets = false`). */
 const HTTP_CAPTURE = JSON.parse(
-  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.http.capture.json'), 'utf8'),
+  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-5.5.http.capture.json'), 'utf8'),
 ) as Json;
 const [cliPost, cliPostAfterTool] = (HTTP_CAPTURE.transcript as Json[]).filter(
   (entry) => entry.kind === 'http' && entry.method === 'POST',
@@ -106,6 +107,17 @@ const INTENDED = {
   missingItemKeys: ['id'],
 } as const;
 
+/**
+ * The CLI accepts `zstd,gzip` on its HTTP requests; the gateway accepts what the running Node's
+ * fetch decodes, always gzip (docs/providers.md "Compressed answers").
+ */
+function expectCliEncodings(gatewayHeaders: Record<string, string>, cliHeaders: Record<string, string>): void {
+  expect(cliHeaders['accept-encoding']).toBe('zstd,gzip');
+  expect(gatewayHeaders['accept-encoding']).toBe(codexClient().acceptEncoding);
+  const cliEncodings = cliHeaders['accept-encoding'].split(',');
+  for (const encoding of gatewayHeaders['accept-encoding'].split(',')) expect(cliEncodings).toContain(encoding);
+}
+
 /** `{key: JSON type}` of an object, for presence-and-type comparison. */
 function shape(value: Json): Record<string, string> {
   return Object.fromEntries(
@@ -153,7 +165,7 @@ function oracleTurnBody(model: string, parallelToolCalls: boolean, faithful: boo
   };
 }
 
-describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)', () => {
+describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-' });
   let gateway: TestGateway;
   beforeAll(async () => {
@@ -177,7 +189,7 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
   }
 
   it('captured a real CLI run (sanity of the fixture)', () => {
-    expect(CAPTURE.codex_version).toBe('0.169.0');
+    expect(CAPTURE.codex_version).toBe('0.171.0');
     expect(CAPTURE.exit_codes).toEqual([0, 0]);
     expect(cliAfterTool.previous_response_id).toEqual(expect.any(String));
     expect(cliHandshake.authorization).toBe('Bearer <access_token>');
@@ -264,6 +276,7 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
       for (const name of ['originator', 'accept', 'content-type', 'x-codex-beta-features'])
         expect(turn.headers[name]).toBe(cliHeaders[name]);
       expect(turn.headers).not.toHaveProperty('openai-beta');
+      expectCliEncodings(turn.headers, cliHeaders);
       expect(without(shape(turn.body!), INTENDED.extraBodyKeys)).toEqual(shape(cliPost.body));
       expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(cliPost.body.client_metadata));
       // Over HTTP neither chains: the tool follow-up carries the whole history again.
@@ -285,7 +298,7 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
     const appServer = (
       JSON.parse(
         fs.readFileSync(
-          path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-5.5.app-server.capture.json'),
+          path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-5.5.app-server.capture.json'),
           'utf8',
         ),
       ) as Json
@@ -301,12 +314,12 @@ describe('provider_a requests match the real Codex CLI 0.169.0 (oracle capture)'
 
 /**
  * The lite oracle: the same CLI with gpt-6.1-sol, which its model list marks `use_responses_lite`
- * (codex-0.169.0.gpt-6.1-sol.capture.json over WebSocket, .http.capture.json over HTTP + SSE).
+ * (codex-0.171.0.gpt-6.1-sol.capture.json over WebSocket, .http.capture.json over HTTP + SSE).
  * The gateway's request for the equivalent turn has every header and body field the CLI's has,
  * with the same JSON types, minus the intended differences below (docs/providers.md).
  */
 const LITE = JSON.parse(
-  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.capture.json'), 'utf8'),
+  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.capture.json'), 'utf8'),
 ) as Json;
 const liteTranscript = LITE.transcript as Json[];
 const liteHandshake = liteTranscript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!
@@ -315,7 +328,7 @@ const [liteTurn, liteAfterTool] = liteTranscript
   .filter((entry) => entry.kind === 'ws-message' && entry.connection === 1 && entry.body.generate !== false)
   .map((entry) => entry.body as Json);
 const LITE_HTTP = JSON.parse(
-  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.http.capture.json'), 'utf8'),
+  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.http.capture.json'), 'utf8'),
 ) as Json;
 const [litePost] = (LITE_HTTP.transcript as Json[]).filter((entry) => entry.kind === 'http' && entry.method === 'POST');
 const LITE_FLAG = 'ws_request_header_x_openai_internal_codex_responses_lite';
@@ -332,7 +345,7 @@ const LITE_INTENDED = {
   missingItemKeys: ['id'],
 } as const;
 
-describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol capture)', () => {
+describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol capture)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-lite-' });
   const gateways: TestGateway[] = [];
   afterAll(() => Promise.all(gateways.map((gateway) => gateway.close())));
@@ -386,7 +399,7 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
   }
 
   it('captured a real CLI run (sanity of the fixtures): lite over both transports, the model list asked for', () => {
-    expect([LITE.codex_version, LITE_HTTP.codex_version]).toEqual(['0.169.0', '0.169.0']);
+    expect([LITE.codex_version, LITE_HTTP.codex_version]).toEqual(['0.171.0', '0.171.0']);
     expect([LITE.exit_codes, LITE_HTTP.exit_codes]).toEqual([
       [0, 0],
       [0, 0],
@@ -399,7 +412,7 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
       expect(body).not.toHaveProperty('instructions');
     }
     expect(liteTranscript.find((entry) => entry.kind === 'http' && entry.method === 'GET')!.url).toBe(
-      '/backend-api/codex/models?client_version=0.169.0',
+      '/backend-api/codex/models?client_version=0.171.0',
     );
   });
 
@@ -442,11 +455,84 @@ describe('provider_a lite requests match the real Codex CLI 0.169.0 (gpt-6.1-sol
     const cliHeaders = litePost.headers as Record<string, string>;
     expect(headerNames(turn.headers)).toEqual(headerNames(cliHeaders));
     expect(turn.headers['x-openai-internal-codex-responses-lite']).toBe('true');
+    expectCliEncodings(turn.headers, cliHeaders);
     expect(shape(turn.body!)).toEqual(shape(litePost.body));
     expect(without(shape(turn.body!.reasoning as Json), LITE_INTENDED.extraReasoningKeys)).toEqual(
       shape(litePost.body.reasoning),
     );
     expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(litePost.body.client_metadata));
     expectLiteItems(turn.body!.input as Json[], litePost.body.input as Json[]);
+  });
+});
+
+/**
+ * The message-limit oracle: the same CLI against a fake announcing
+ * `x-codex-websocket-max-message-bytes: 8192` (codex-0.171.0.gpt-6.1-sol.ws-limit.capture.json).
+ * Its warm-up fit and went over the WebSocket; its sampling requests did not and went over HTTP +
+ * SSE, with the HTTP headers and the whole history. The gateway's request for a turn over the
+ * limit must be that POST (docs/providers.md "WebSocket message limit").
+ */
+const WS_LIMIT = JSON.parse(
+  fs.readFileSync(
+    path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.ws-limit.capture.json'),
+    'utf8',
+  ),
+) as Json;
+const CAPTURED_LIMIT = 8192;
+
+describe('provider_a over the WebSocket message limit matches the real Codex CLI 0.171.0 (ws-limit capture)', () => {
+  const gateways: TestGateway[] = [];
+  afterAll(() => Promise.all(gateways.map((gateway) => gateway.close())));
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-ws-limit-' });
+  const transcript = WS_LIMIT.transcript as Json[];
+  const [cliFallbackPost] = transcript.filter((entry) => entry.kind === 'http' && entry.method === 'POST');
+
+  it('captured a real CLI run (sanity of the fixture): no frame over the limit, the sampling requests posted instead', () => {
+    expect(WS_LIMIT.codex_version).toBe('0.171.0');
+    expect(WS_LIMIT.exit_codes).toEqual([0, 0]);
+    const frames = transcript.filter((entry) => entry.kind === 'ws-message');
+    expect(frames.length).toBeGreaterThan(0);
+    for (const frame of frames) {
+      expect(frame.bytes).toBeLessThanOrEqual(CAPTURED_LIMIT);
+      expect(frame.body.generate).toBe(false);
+    }
+    const posts = transcript.filter((entry) => entry.kind === 'http' && entry.method === 'POST');
+    expect(posts.length).toBeGreaterThan(0);
+    for (const post of posts) {
+      expect(post.bytes).toBeGreaterThan(CAPTURED_LIMIT);
+      expect(post.body).not.toHaveProperty('previous_response_id');
+    }
+    // The connection whose request did not fit was given up before the POST.
+    const close = transcript.find((entry) => entry.kind === 'ws-close' && entry.connection === 1)!;
+    expect(close.at_ms).toBeLessThanOrEqual(cliFallbackPost.at_ms);
+  });
+
+  it('faithful mode: a turn over the limit is the POST the CLI sends, headers and body fields with their types', async () => {
+    fake().keepConnectionsOpen();
+    fake().limitWebSocketMessages(CAPTURED_LIMIT);
+    const gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '0',
+    });
+    gateways.push(gateway);
+    fake().enqueue(textReply('Done.'));
+    const body = oracleTurnBody('gpt-6.1-sol', false, true, []);
+    body.messages[1].content = `Run echo oracle, then say Done. ${'o'.repeat(2 * CAPTURED_LIMIT)}`;
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-conversation-id': 'oracle-ws-limit' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    const [post] = fake().requests();
+    expect(post.transport).toBe('sse');
+    expect(post.violation).toBeUndefined();
+    const cliHeaders = cliFallbackPost.headers as Record<string, string>;
+    expect(headerNames(post.headers)).toEqual(headerNames(cliHeaders));
+    expect(post.headers['x-openai-internal-codex-responses-lite']).toBe('true');
+    expectCliEncodings(post.headers, cliHeaders);
+    expect(shape(post.body!)).toEqual(shape(cliFallbackPost.body));
+    expect(fake().oversizedFrames()).toEqual([]);
   });
 });

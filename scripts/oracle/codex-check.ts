@@ -44,6 +44,15 @@ export const CODEX_RUNS: readonly { readonly name: string; readonly env: Readonl
   { name: 'gpt-6.1-sol.http.capture.json', env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_TRANSPORT: 'http' } },
   { name: 'gpt-6.1-sol.models-served.capture.json', env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_SERVE_MODELS: '1' } },
   { name: 'gpt-6.1-sol.output-schema.capture.json', env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_OUTPUT_SCHEMA: '1' } },
+  // The fake announces an 8 KiB message limit: above the warm-up frame, below a sampling request.
+  {
+    name: 'gpt-6.1-sol.ws-limit.capture.json',
+    env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_WS_MAX_MESSAGE_BYTES: '8192' },
+  },
+  {
+    name: 'gpt-6.1-sol.http.gzip.models-served.capture.json',
+    env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_TRANSPORT: 'http', ORACLE_COMPRESS: 'gzip', ORACLE_SERVE_MODELS: '1' },
+  },
 ];
 /** The efforts table covers one Responses-lite and one classic model. */
 const EFFORT_MODELS = ['gpt-6.1-sol', 'gpt-5.5'];

@@ -49,6 +49,7 @@ describe(loadConfig.name, () => {
         faithfulProfilePath: undefined,
         modelsRefreshMs: 15 * 60_000,
         wire: 'auto',
+        clientVersion: '0.171.0',
       });
       expect(config.customToolWire).toBe('function');
       expect(config.accounts).toEqual({
@@ -114,6 +115,7 @@ describe(loadConfig.name, () => {
       expect(load({ GATEWAY_DRAIN_TIMEOUT: '90s' }).server.drainTimeoutMs).toBe(90_000);
       expect(load({ PRIMARY_AGENT_QUEUE_TIMEOUT: '5m' }).agentQueue.queueTimeoutMs).toBe(300_000);
       expect(load({ PROVIDER_A_TIMEOUT: '1h' }).providerA.timeoutMs).toBe(3_600_000);
+      expect(load({ PROVIDER_A_CLIENT_VERSION: ' 0.172.0 ' }).providerA.clientVersion).toBe('0.172.0');
       expect(load({ GATEWAY_STREAM_IDLE_TIMEOUT: '0' }).server.streamIdleTimeoutMs).toBe(0);
     });
 
@@ -301,6 +303,9 @@ describe(loadConfig.name, () => {
       expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x,a=/y' })).toThrow(/alias "a" is used twice/);
       expect(() => loadConfig({ HOME, PROVIDER_A_ACCOUNTS: 'a=/x', PROVIDER_A_AUTH_FILE: '/y' })).toThrow(
         /either PROVIDER_A_ACCOUNTS or PROVIDER_A_AUTH_FILE/,
+      );
+      expect(() => loadConfig({ HOME, PROVIDER_A_CLIENT_VERSION: '0.172.0&x=1' })).toThrow(
+        /PROVIDER_A_CLIENT_VERSION \/ --provider-a-client-version: must be a Codex CLI version such as 0\.171\.0/,
       );
       expect(() => loadConfig({ HOME, ACCOUNT_COOLDOWN_DEFAULT: '0' })).toThrow(
         /ACCOUNT_COOLDOWN_DEFAULT.*positive duration/,

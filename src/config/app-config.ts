@@ -73,6 +73,8 @@ export interface AppConfig {
     readonly modelsRefreshMs: number;
     /** PROVIDER_A_WIRE: the request shape, per model (`auto`) or forced. */
     readonly wire: ProviderAWire;
+    /** PROVIDER_A_CLIENT_VERSION: the Codex CLI version claimed upstream (the verified one by default). */
+    readonly clientVersion: string;
   };
   readonly customToolWire: CustomToolWire;
   /** The account pool rules shared by every family (docs/accounts.md). */
@@ -279,6 +281,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       faithfulProfilePath: optionalString('PRIMARY_FAITHFUL_PROFILE'),
       modelsRefreshMs: value('PROVIDER_A_MODELS_REFRESH'),
       wire: value('PROVIDER_A_WIRE'),
+      clientVersion: value('PROVIDER_A_CLIENT_VERSION'),
     },
     customToolWire: value('PRIMARY_CUSTOM_TOOL_WIRE'),
     accounts: {

@@ -1,5 +1,6 @@
 import type { ProviderId } from '../core/provider-id';
 import { PROVIDER_IDS } from '../core/provider-id';
+import { CODEX_CLI_VERSION } from '../core/codex-cli-version';
 import {
   parseBoolean,
   parseDuration,
@@ -66,6 +67,14 @@ function parseProjectId(raw: string): string {
   const value = parseNonEmpty(raw).trim();
   if (/^\d+$/.test(value))
     throw new SettingRuleError('must be the project id (e.g. my-project-123), not the numeric project number');
+  return value;
+}
+
+/** A Codex CLI version as the CLI prints it (`0.171.0`, `0.172.0-alpha.1`): it goes into a header and a query. */
+function parseClientVersion(raw: string): string {
+  const value = raw.trim();
+  if (!/^\d{1,4}\.\d{1,4}\.\d{1,4}(-[0-9A-Za-z.]{1,32})?$/.test(value))
+    throw new SettingRuleError('must be a Codex CLI version such as 0.171.0');
   return value;
 }
 
@@ -296,6 +305,12 @@ export const SETTINGS: readonly SettingDefinition[] = [
     'auto',
     'provider_a request shape: auto (per model, as the model list marks use_responses_lite), classic, or lite (Responses lite: tools as an additional_tools item, instructions as developer input). See docs/providers.md.',
     parseEnum(['auto', 'classic', 'lite'] as const),
+  ),
+  setting(
+    'PROVIDER_A_CLIENT_VERSION',
+    CODEX_CLI_VERSION,
+    'Codex CLI version provider_a claims (model list client_version, User-Agent). Only to reach models the backend serves to a newer CLI before a gateway release verifies it: the wire stays that of the default version, unverified; a warning is logged at startup. See docs/providers.md.',
+    parseClientVersion,
   ),
   setting(
     'PRIMARY_FAITHFUL_PROFILE',

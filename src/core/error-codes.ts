@@ -269,7 +269,7 @@ export const ERROR_CODES = {
     structuredCode: 'unsupported_model',
     streamText: 'model requires a newer client',
     message:
-      'the upstream serves this model only to a newer Codex CLI than the version this gateway is pinned to; choose another model from GET /v1/models, or update the gateway to a release that pins a newer Codex CLI',
+      'the upstream serves this model only to a newer Codex CLI than the version this gateway claims; choose another model from GET /v1/models, or upgrade the gateway to a release that verifies a newer Codex CLI (until then an operator can claim a newer version with PROVIDER_A_CLIENT_VERSION, an unverified wire: docs/providers.md "Client version")',
     upstream: true,
   },
   model_not_entitled: {

@@ -141,7 +141,7 @@ describe(modelListEntry.name, () => {
       created: expect.any(Number),
       owned_by: 'provider_a',
       family: 'gpt-6.1-sol',
-      context_window: 272000,
+      context_window: 500000,
       input_modalities: ['text', 'image'],
       reasoning_effort: 'high',
       supported_reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'],

@@ -156,8 +156,8 @@ describe(ModelCatalog.name, () => {
       expect(
         ModelCatalog.load(write('m.json', { default_model: 'team-model', models: [entry()] }), ALL).defaultModel,
       ).toBe('team-model');
-      expect(ModelCatalog.load(write('n.json', { models: [entry()] }), ALL).defaultModel).toBe('gpt-6.1-sol');
-      expect(ModelCatalog.load(undefined, ALL).defaultModel).toBe('gpt-6.1-sol');
+      expect(ModelCatalog.load(write('n.json', { models: [entry()] }), ALL).defaultModel).toBe('gpt-6.2-sol');
+      expect(ModelCatalog.load(undefined, ALL).defaultModel).toBe('gpt-6.2-sol');
     });
 
     it('uses only the entries of the given file', () => {

@@ -45,7 +45,7 @@ export interface ResolveOverrides {
  * The default for a catalog file that names none: the latest `sol` tier model of provider_a
  * (contract "What the service does"); the built-in catalog names the same id.
  */
-export const FALLBACK_DEFAULT_MODEL = 'gpt-6.1-sol';
+export const FALLBACK_DEFAULT_MODEL = 'gpt-6.2-sol';
 
 /** The catalog as routes see it at one moment: swapped whole when a live list arrives. */
 interface CatalogState {
@@ -295,9 +295,9 @@ function validateEntry(row: unknown): string | undefined {
 
 /**
  * Efforts that are a mode of the provider CLI rather than a value the upstream takes, and what
- * the CLI puts on the wire for them. Codex CLI 0.169.0 lists `ultra` ("maximum reasoning with
+ * the CLI puts on the wire for them. Codex CLI 0.171.0 lists `ultra` ("maximum reasoning with
  * automatic task delegation": the CLI spawns sub-agents itself) and sends `effort: "xhigh"` for it
- * (test/fixtures/codex-oracle/codex-0.169.0.efforts.json); the backend refuses `"ultra"` with 400.
+ * (test/fixtures/codex-oracle/codex-0.171.0.efforts.json); the backend refuses `"ultra"` with 400.
  * The gateway cannot delegate (the tools run on the client), so `ultra` ids are not listed; the
  * ids and the request value still resolve, to what the CLI sends (docs/chat.md "Models").
  */

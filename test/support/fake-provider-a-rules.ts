@@ -71,6 +71,21 @@ export interface FakeModel {
   input_modalities?: string[];
   default_verbosity?: string;
   priority?: number;
+  /** The backend lists and serves the model only to a client at least this new. */
+  minimal_client_version?: string;
+}
+
+/** The Codex CLI version a request claims: its User-Agent `codex_exec/<version> (…`. */
+export function clientVersionOf(userAgent: string | undefined): string | undefined {
+  return /^[\w-]+\/(\d+\.\d+\.\d+)/.exec(userAgent ?? '')?.[1];
+}
+
+/** `version` is older than `minimum` (x.y.z, numerically); an unknown version counts as older. */
+export function olderThan(version: string | undefined, minimum: string): boolean {
+  if (version === undefined) return true;
+  const [a, b] = [version, minimum].map((text) => text.split(/[.-]/).slice(0, 3).map(Number));
+  for (let index = 0; index < 3; index++) if (a[index] !== b[index]) return a[index] < b[index];
+  return false;
 }
 
 /** The efforts the backend takes on the wire; `ultra` is a CLI-only mode it refuses. */
@@ -89,15 +104,27 @@ const badRequest = (message: string, param: string): FakeRefusal => ({
 });
 
 /**
- * What the real backend refuses about the model and the request shape (issue #21): a model it
- * does not serve (404 "Model not found"), an effort the model does not take on the wire, and a
+ * What the real backend refuses about the model and the request shape: a model it does not
+ * serve (404 "Model not found"), a model it serves only to a newer client than the User-Agent
+ * claims (400 "requires a newer version of Codex"), an effort the model does not take on the wire, and a
  * mixed shape — the lite flag on a model not marked `use_responses_lite`, the flag without
  * `reasoning.context: "all_turns"`, top-level `tools`/`instructions` or hosted tools under the
  * flag. `liteHeader`: the HTTP request carried `x-openai-internal-codex-responses-lite: true`.
  */
-export function modelRefusal(body: Json, models: readonly FakeModel[], liteHeader: boolean): FakeRefusal | undefined {
+export function modelRefusal(
+  body: Json,
+  models: readonly FakeModel[],
+  liteHeader: boolean,
+  clientVersion?: string,
+): FakeRefusal | undefined {
   const model = models.find((entry) => entry.slug === body.model);
   if (!model) return { status: 404, body: { detail: 'Model not found' } };
+  // The backend reads the client version from the User-Agent when no `version` header is sent.
+  if (model.minimal_client_version !== undefined && olderThan(clientVersion, model.minimal_client_version))
+    return badRequest(
+      `The '${model.slug}' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.`,
+      'model',
+    );
   const reasoning = isObject(body.reasoning) ? body.reasoning : {};
   if (reasoning.effort !== undefined) {
     const allowed = model.supported_reasoning_levels

@@ -4,8 +4,9 @@ import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
 import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
-import { modelRefusal, responsesRequestViolation } from './fake-provider-a-rules';
+import { clientVersionOf, modelRefusal, olderThan, responsesRequestViolation } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
 
 /**
@@ -81,7 +82,7 @@ export const FAKE_MODELS_PATH = '/backend-api/codex/models';
  * test/fixtures/codex-oracle/): what the fake serves and accepts until a test says otherwise.
  */
 export function cliModelList(): FakeModel[] {
-  const file = path.join(__dirname, '..', 'fixtures', 'codex-oracle', 'codex-0.169.0.models.json');
+  const file = path.join(__dirname, '..', 'fixtures', 'codex-oracle', 'codex-0.171.0.models.json');
   const models = (JSON.parse(fs.readFileSync(file, 'utf8')) as { models: Array<Record<string, any>> }).models;
   return models.map((model) => ({
     slug: model.slug,
@@ -178,6 +179,13 @@ export class FakeProviderA {
   private connections = 0;
   private keepOpen = false;
   private handshakeDelayMs = 0;
+  /** The message limit every upgrade answer announces (`x-codex-websocket-max-message-bytes`), if any. */
+  private maxMessageBytes?: number;
+  /** Sizes of the frames over that limit that reached the fake (each closed its connection with 1009). */
+  private readonly oversized: number[] = [];
+  /** `compressAnswers()`: gzip the model list and SSE answers of requests that accept it. */
+  private compress = false;
+  private gzipAnswers = 0;
   /** The response chains of every open WebSocket (for `forgetChains`). */
   private readonly chainStores = new Set<Map<string, unknown[]>>();
   /** The models the fake serves and accepts (`GET …/models`, and `model` of every request). */
@@ -314,6 +322,33 @@ export class FakeProviderA {
     this.handshakeDelayMs = ms;
   }
 
+  /**
+   * From now until `reset()`, every upgrade answer announces `x-codex-websocket-max-message-bytes:
+   * <bytes>` and, as a real server does, a frame larger than that closes its connection with 1009
+   * (message too big) unanswered; `oversizedFrames()` lists such frames.
+   */
+  limitWebSocketMessages(bytes: number): void {
+    this.maxMessageBytes = bytes;
+  }
+
+  /**
+   * From now until `reset()`, answer the model list and the SSE POSTs gzip-compressed when the
+   * request's `accept-encoding` names gzip, as the real backend's HTTP front does.
+   */
+  compressAnswers(): void {
+    this.compress = true;
+  }
+
+  /** How many answers went out gzip-compressed. */
+  compressedAnswers(): number {
+    return this.gzipAnswers;
+  }
+
+  /** Byte sizes of the frames that exceeded the announced limit. */
+  oversizedFrames(): number[] {
+    return [...this.oversized];
+  }
+
   /** Drops every open WebSocket without a close frame (a kept connection the server lost). */
   dropConnections(): void {
     for (const client of this.wss.clients) client.terminate();
@@ -333,6 +368,10 @@ export class FakeProviderA {
   reset(): void {
     this.keepOpen = false;
     this.handshakeDelayMs = 0;
+    this.maxMessageBytes = undefined;
+    this.oversized.length = 0;
+    this.compress = false;
+    this.gzipAnswers = 0;
     this.scripts.length = 0;
     this.recorded.length = 0;
     this.missed.length = 0;
@@ -408,6 +447,7 @@ export class FakeProviderA {
       body ?? {},
       this.models,
       request.headers['x-openai-internal-codex-responses-lite'] === 'true',
+      clientVersionOf(request.headers['user-agent']),
     );
     if (refusal) {
       recordRequest(refusalText(refusal));
@@ -433,8 +473,23 @@ export class FakeProviderA {
       response.end(script.reject.body === undefined ? '' : JSON.stringify(script.reject.body));
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...script.headers });
+    const gzip = this.gzipsAnswer(request);
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+      ...script.headers,
+    });
     response.flushHeaders();
+    // Compressed, each event is flushed through gzip at once, as a streaming server does.
+    const compressor = gzip ? zlib.createGzip() : undefined;
+    compressor?.pipe(response);
+    const write = (text: string) =>
+      new Promise<void>((resolve) =>
+        compressor
+          ? (compressor.write(text), compressor.flush(() => resolve()))
+          : response.write(text, () => resolve()),
+      );
     const gone = () => response.destroyed || response.writableEnded;
     const frames = script.respond ? script.respond(parseJson(raw) ?? {}) : script.frames;
     for (const frame of frames) {
@@ -448,9 +503,19 @@ export class FakeProviderA {
           ? frame.raw
           : `event: ${String((frame.event as { type?: unknown }).type ?? 'message')}\ndata: ${JSON.stringify(frame.event)}\n\n`;
       // Wait until the bytes are handed to the socket, so a following disconnect cannot drop them.
-      await new Promise<void>((resolve) => response.write(text, () => resolve()));
+      await write(text);
     }
-    if (!script.holdOpen && !gone()) response.end();
+    if (!script.holdOpen && !gone()) {
+      if (compressor) compressor.end();
+      else response.end();
+    }
+  }
+
+  /** In `compressAnswers()` mode, a request that accepts gzip gets a gzip answer. */
+  private gzipsAnswer(request: http.IncomingMessage): boolean {
+    const gzip = this.compress && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
+    if (gzip) this.gzipAnswers += 1;
+    return gzip;
   }
 
   private answerModels(request: http.IncomingMessage, response: http.ServerResponse): void {
@@ -460,7 +525,17 @@ export class FakeProviderA {
       response.writeHead(failure, { 'content-type': 'application/json' }).end('{"detail":"scripted failure"}');
       return;
     }
-    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models: this.models }));
+    // The backend shapes the list by the client version asked for: newer-only models are left out.
+    const asked = new URL(request.url ?? '/', 'http://fake').searchParams.get('client_version') ?? undefined;
+    const models = this.models.filter(
+      (model) => model.minimal_client_version === undefined || !olderThan(asked, model.minimal_client_version),
+    );
+    const text = JSON.stringify({ models });
+    if (this.gzipsAnswer(request))
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+        .end(zlib.gzipSync(text));
+    else response.writeHead(200, { 'content-type': 'application/json' }).end(text);
   }
 
   private async answerToken(raw: string, response: http.ServerResponse): Promise<void> {
@@ -490,7 +565,11 @@ export class FakeProviderA {
     const path = (request.url ?? '/').split('?')[0];
     const headers = lowerHeaders(request.headers);
     if (path !== FAKE_RESPONSES_PATH) return rejectUpgrade(socket, 404, {}, { error: 'not found' });
-    const script = this.nextScript('ws', path);
+    // Under an announced limit a client may hang up before any frame (its frame would be too
+    // large): the script is then only looked at here and taken with the first frame.
+    const lazy =
+      this.maxMessageBytes !== undefined && (this.scripts.length === 0 ? !!this.responder : !this.scripts[0].reject);
+    const script = lazy ? (this.scripts[0] ?? { frames: [] }) : this.nextScript('ws', path);
     if (!script || script.reject) {
       this.record({
         transport: 'ws',
@@ -509,15 +588,26 @@ export class FakeProviderA {
       if (upgradeRequest !== request) return;
       this.wss.off('headers', addHeaders);
       for (const [name, value] of Object.entries(script.headers ?? {})) responseHeaders.push(`${name}: ${value}`);
+      if (this.maxMessageBytes !== undefined)
+        responseHeaders.push(`x-codex-websocket-max-message-bytes: ${this.maxMessageBytes}`);
     };
     this.wss.on('headers', addHeaders);
     const upgrade = () =>
-      this.wss.handleUpgrade(request, socket, head, (ws) => this.serveWebSocket(ws, path, headers, script));
+      this.wss.handleUpgrade(request, socket, head, (ws) =>
+        this.serveWebSocket(ws, path, headers, lazy ? undefined : script),
+      );
     if (this.handshakeDelayMs > 0) setTimeout(upgrade, this.handshakeDelayMs);
     else upgrade();
   }
 
-  private serveWebSocket(ws: WebSocket, path: string, headers: Record<string, string>, firstScript: FakeScript): void {
+  private serveWebSocket(
+    ws: WebSocket,
+    path: string,
+    headers: Record<string, string>,
+    upgradeScript: FakeScript | undefined,
+  ): void {
+    // Under an announced limit the script is taken with the first frame (see onUpgrade).
+    let firstScript: FakeScript = upgradeScript ?? { frames: [] };
     const connection = ++this.connections;
     const closed = deferred();
     let closingByFake = false;
@@ -529,6 +619,7 @@ export class FakeProviderA {
     const chains = new Map<string, unknown[]>();
     this.chainStores.add(chains);
     ws.on('close', () => this.chainStores.delete(chains));
+
     let frames = 0;
     let busy = false;
     const gone = () => ws.readyState !== WebSocket.OPEN;
@@ -560,7 +651,24 @@ export class FakeProviderA {
       if (!script.holdOpen && !gone() && !(this.keepOpen && terminal)) closeByFake();
     };
     ws.on('message', (data) => {
+      const size = Buffer.isBuffer(data) ? data.length : Buffer.concat(data as Buffer[]).length;
+      if (this.maxMessageBytes !== undefined && size > this.maxMessageBytes) {
+        this.oversized.push(size);
+        closingByFake = true;
+        ws.close(1009);
+        return;
+      }
       frames += 1;
+      if (frames === 1 && !upgradeScript) {
+        const taken = this.nextScript('ws', path);
+        if (!taken) {
+          void send(
+            JSON.stringify({ type: 'error', status: 500, error: { code: 'server_error', message: 'no script' } }),
+          );
+          return;
+        }
+        firstScript = taken;
+      }
       // Without keepConnectionsOpen the fake reads exactly one frame (the request), then only watches for the close.
       if ((frames > 1 && !this.keepOpen) || busy) return;
       const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
@@ -577,7 +685,7 @@ export class FakeProviderA {
           closedByClient: closed.promise,
           ...fields,
         });
-      const refusal = modelRefusal(body, this.models, false);
+      const refusal = modelRefusal(body, this.models, false, clientVersionOf(headers['user-agent']));
       if (refusal) {
         recordFrame({ violation: refusalText(refusal) });
         // The backend answers a refused response.create with an error event; the script stays queued.

@@ -23,6 +23,8 @@ import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
+import { CodexClient, codexClient } from './provider-a.client';
+import { CODEX_CLI_VERSION } from '../../core/codex-cli-version';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
 import {
   buildChatBody,
@@ -68,6 +70,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly installationIds = new InstallationIds();
   private readonly profile: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
+  /** The Codex CLI version and encodings the gateway claims (PROVIDER_A_CLIENT_VERSION). */
+  private readonly client: CodexClient;
   private readonly open: OpenConnection;
   /** Chat connections kept between turns (WebSocket only; never used by structured inference). */
   private readonly sessions?: SessionPool;
@@ -88,6 +92,19 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     // Read at construction so a missing or invalid profile fails startup (ConfigError).
     this.profile = loadFaithfulProfile(config.providerA.faithfulProfilePath);
     this.transport = transportForUrl(config.providerA.url);
+    this.client = codexClient(config.providerA.clientVersion);
+    if (config.providerA.clientVersion !== CODEX_CLI_VERSION) {
+      // Once, at startup: the operator claims a version whose wire nobody compared with the gateway's.
+      logger?.warn(
+        {
+          event: 'provider_a_client_version_unverified',
+          client_version: config.providerA.clientVersion,
+          verified_version: CODEX_CLI_VERSION,
+          fix: `the gateway still sends Codex CLI ${CODEX_CLI_VERSION}'s wire; unset PROVIDER_A_CLIENT_VERSION once a gateway release verifies a CLI that new`,
+        },
+        'provider_a_client_version_unverified',
+      );
+    }
     this.open = this.transport === 'ws' ? openWebSocketConnection : openSseConnection;
     if (this.transport === 'ws') {
       this.sessions = new SessionPool(
@@ -103,6 +120,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     if (catalog && logger) {
       this.modelsRefresh = new ProviderAModelsRefresh({
         responsesUrl: config.providerA.url,
+        client: this.client,
         periodMs: config.providerA.modelsRefreshMs,
         catalog,
         accounts: this.accounts,
@@ -136,7 +154,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
         event.type === 'tool-call'
           ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } }
           : event;
-      return { headers: built.headers, body: built.body, toClient };
+      return { headers: built.headers, body: built.body, toClient, overHttp: built.overHttp };
     };
     const turn = await this.run(build, request.conversationId, context, lease?.open).catch((error: unknown) =>
       this.modelRefused(error, request.model.upstreamModel),
@@ -155,12 +173,14 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     const promptCacheKey = structuredPromptCacheKey(request.conversationId);
     const body = buildExtractionBody(request, promptCacheKey);
     // One-off work: the login with the most headroom, no pin.
+    const attempt = (credentials: ProviderACredentials, transport: ProviderATransportKind) =>
+      this.shaped(
+        request.model.upstreamModel,
+        { headers: upstreamHeaders(transport, this.client, credentials, promptCacheKey), body },
+        transport,
+      );
     const turn = await this.run(
-      (credentials) =>
-        this.shaped(request.model.upstreamModel, {
-          headers: upstreamHeaders(this.transport, credentials, promptCacheKey),
-          body,
-        }),
+      (credentials) => ({ ...attempt(credentials, this.transport), overHttp: () => attempt(credentials, 'sse') }),
       undefined,
       context,
     ).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
@@ -202,17 +222,20 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     });
   }
 
-  /** Body and headers of one chat attempt; faithful mode gets a fresh turn id per attempt. */
+  /**
+   * Body and headers of one chat attempt; faithful mode gets a fresh turn id per attempt.
+   * `overHttp` is the same attempt for HTTP + SSE (a WebSocket frame too large for the server).
+   */
   private chatAttempt(request: ChatRequest, sessionId: string, credentials: ProviderACredentials) {
     if (!request.faithful) {
       const built = buildChatBody(request, { sessionId });
-      return {
-        ...built,
-        ...this.shaped(request.model.upstreamModel, {
-          headers: upstreamHeaders(this.transport, credentials, sessionId),
-          body: built.body,
-        }),
-      };
+      const shapedFor = (transport: ProviderATransportKind) =>
+        this.shaped(
+          request.model.upstreamModel,
+          { headers: upstreamHeaders(transport, this.client, credentials, sessionId), body: built.body },
+          transport,
+        );
+      return { ...built, ...shapedFor(this.transport), overHttp: () => shapedFor('sse') };
     }
     const turnId = newTurnId();
     const installationId = this.installationIds.for(this.config.providerA.codexHome);
@@ -235,14 +258,22 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
         timeZone: localTimeZone(),
       },
     });
-    const headers = upstreamHeaders(this.transport, credentials, sessionId, { turnMetadata: metadata });
-    return { ...built, ...this.shaped(request.model.upstreamModel, { headers, body: built.body }) };
+    const shapedFor = (transport: ProviderATransportKind) =>
+      this.shaped(
+        request.model.upstreamModel,
+        {
+          headers: upstreamHeaders(transport, this.client, credentials, sessionId, { turnMetadata: metadata }),
+          body: built.body,
+        },
+        transport,
+      );
+    return { ...built, ...shapedFor(this.transport), overHttp: () => shapedFor('sse') };
   }
 
   /** The request in the shape the model takes (PROVIDER_A_WIRE, else the model list's `use_responses_lite`). */
-  private shaped(upstreamModel: string, plan: AttemptPlan): AttemptPlan {
+  private shaped(upstreamModel: string, plan: AttemptPlan, transport: ProviderATransportKind): AttemptPlan {
     const shape = wireShapeFor(this.config.providerA.wire, this.catalog?.upstreamInfo(upstreamModel));
-    return shape === 'lite' ? toLiteShape(plan, this.transport) : plan;
+    return shape === 'lite' ? toLiteShape(plan, transport) : plan;
   }
 
   /** A model refusal names the model, and the model leaves the live list; then it is thrown on. */

@@ -22,7 +22,7 @@ export interface ChainState {
 const CHAIN_ERROR_CODES = new Set(['previous_response_not_found', 'websocket_connection_limit_reached']);
 
 /**
- * The request fields that must not change for a continuation. Like the Codex CLI (0.169.0,
+ * The request fields that must not change for a continuation. Like the Codex CLI (0.171.0,
  * `responses_request_properties_match`): everything except the input and the per-turn metadata.
  */
 export function requestShape(body: JsonObject): string {

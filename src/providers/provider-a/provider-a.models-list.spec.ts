@@ -1,32 +1,62 @@
+import { codexClient } from './provider-a.client';
 import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
 
-describe('the live model list, read as Codex CLI 0.169.0 reads it', () => {
+describe('the live model list, read as Codex CLI 0.171.0 reads it', () => {
+  const client = codexClient();
   it.each([
     [
       'wss://chatgpt.com/backend-api/codex/responses',
-      'https://chatgpt.com/backend-api/codex/models?client_version=0.169.0',
+      'https://chatgpt.com/backend-api/codex/models?client_version=0.171.0',
     ],
     [
       'https://chatgpt.com/backend-api/codex/responses',
-      'https://chatgpt.com/backend-api/codex/models?client_version=0.169.0',
+      'https://chatgpt.com/backend-api/codex/models?client_version=0.171.0',
     ],
     [
       'ws://127.0.0.1:4000/backend-api/codex/responses/',
-      'http://127.0.0.1:4000/backend-api/codex/models?client_version=0.169.0',
+      'http://127.0.0.1:4000/backend-api/codex/models?client_version=0.171.0',
     ],
-    ['http://proxy.internal/codex/responses?x=1', 'http://proxy.internal/codex/models?client_version=0.169.0'],
+    ['http://proxy.internal/codex/responses?x=1', 'http://proxy.internal/codex/models?client_version=0.171.0'],
   ])('derives the list URL from PROVIDER_A_URL %s', (responses, models) => {
-    expect(modelsListUrl(responses)).toBe(models);
+    expect(modelsListUrl(responses, client)).toBe(models);
   });
 
-  it("sends the CLI's headers: bearer, account id, originator, user agent, accept */*", () => {
-    expect(modelsListHeaders({ accessToken: 'at', accountId: 'acc' })).toEqual({
+  it("sends the CLI's headers: bearer, account id, originator, user agent, accept */*, accept-encoding", () => {
+    expect(modelsListHeaders({ accessToken: 'at', accountId: 'acc' }, client)).toEqual({
       authorization: 'Bearer at',
       'chatgpt-account-id': 'acc',
       originator: 'codex_exec',
-      'user-agent': expect.stringMatching(/^codex_exec\/0\.169\.0 /),
+      'user-agent': expect.stringMatching(/^codex_exec\/0\.171\.0 /),
       accept: '*/*',
+      'accept-encoding': client.acceptEncoding,
     });
+  });
+
+  it('asks for the list as the version PROVIDER_A_CLIENT_VERSION claims, in the query and the user agent', () => {
+    const newer = codexClient('0.173.0');
+    expect(modelsListUrl('wss://chatgpt.com/backend-api/codex/responses', newer)).toBe(
+      'https://chatgpt.com/backend-api/codex/models?client_version=0.173.0',
+    );
+    expect(modelsListHeaders({ accessToken: 'at', accountId: 'acc' }, newer)['user-agent']).toBe(
+      'codex_exec/0.173.0 (api wrapper) unknown (codex_exec; 0.173.0)',
+    );
+  });
+
+  it('tolerates fields it does not know, such as multi_agent_tools_in_code_mode', () => {
+    const [info] = parseModelsList({
+      models: [
+        {
+          slug: 'gpt-6.2-sol',
+          visibility: 'list',
+          supported_reasoning_levels: [{ effort: 'low' }],
+          service_tiers: [],
+          multi_agent_tools_in_code_mode: true,
+          minimal_client_version: '0.171.0',
+          some_future_field: { nested: [1, 2] },
+        },
+      ],
+    })!;
+    expect(info).toMatchObject({ slug: 'gpt-6.2-sol', listed: true, efforts: ['low'] });
   });
 
   it('reads the entries the CLI prints (objects for efforts and tiers) and the reduced forms (strings)', () => {

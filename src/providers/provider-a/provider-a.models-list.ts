@@ -1,33 +1,37 @@
 import { isJsonObject } from '../../common/json';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
-import { CODEX_CLI_VERSION, CODEX_ORIGINATOR, USER_AGENT_MINIMAL } from './provider-a.constants';
+import type { CodexClient } from './provider-a.client';
+import { CODEX_ORIGINATOR } from './provider-a.constants';
+import { httpUrlFor } from './provider-a.transport';
 
-// The live model list of the Codex backend, read as Codex CLI 0.169.0 reads it
-// (test/fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol.models-served.capture.json):
-// `GET {base}/models?client_version=0.169.0` with the login's bearer and account id.
+// The live model list of the Codex backend, read as Codex CLI 0.171.0 reads it
+// (test/fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.models-served.capture.json):
+// `GET {base}/models?client_version=0.171.0` with the login's bearer and account id. The backend
+// shapes the list by that version (a model's `minimal_client_version` hides it from older
+// clients), so it is the version the gateway claims (PROVIDER_A_CLIENT_VERSION).
 
 /**
- * `…/codex/responses` → `…/codex/models?client_version=<pinned CLI>`, on http(s) whatever the
+ * `…/codex/responses` → `…/codex/models?client_version=<claimed version>`, on http(s) whatever the
  * transport: a gateway pointed at another upstream (or a test fake) reads that one's list.
  */
-export function modelsListUrl(responsesUrl: string): string {
-  const url = new URL(responsesUrl);
-  url.protocol = url.protocol === 'wss:' ? 'https:' : url.protocol === 'ws:' ? 'http:' : url.protocol;
+export function modelsListUrl(responsesUrl: string, client: CodexClient): string {
+  const url = new URL(httpUrlFor(responsesUrl));
   url.pathname = url.pathname.replace(/\/responses\/?$/, '') + '/models';
-  url.search = `client_version=${CODEX_CLI_VERSION}`;
+  url.search = `client_version=${encodeURIComponent(client.version)}`;
   url.hash = '';
   return url.toString();
 }
 
 /** The CLI's headers for the list; the user agent is minimal mode's (the gateway is a wrapper). */
-export function modelsListHeaders(credentials: ProviderACredentials): Record<string, string> {
+export function modelsListHeaders(credentials: ProviderACredentials, client: CodexClient): Record<string, string> {
   return {
     authorization: `Bearer ${credentials.accessToken}`,
     'chatgpt-account-id': credentials.accountId,
     originator: CODEX_ORIGINATOR,
-    'user-agent': USER_AGENT_MINIMAL,
+    'user-agent': client.userAgentMinimal,
     accept: '*/*',
+    'accept-encoding': client.acceptEncoding,
   };
 }
 

@@ -1,3 +1,4 @@
+import { codexClient } from './provider-a.client';
 import { PROVIDER_IDS } from '../../core/provider-id';
 import { ModelCatalog } from '../../models/model-catalog';
 import type { RefreshTimers } from './provider-a.models-refresh';
@@ -62,6 +63,7 @@ function harness(
   const timers = manualTimers();
   const refresh = new ProviderAModelsRefresh({
     responsesUrl: 'wss://upstream.test/backend-api/codex/responses',
+    client: codexClient(),
     periodMs,
     catalog,
     accounts: accounts as never,
@@ -92,7 +94,7 @@ describe(ProviderAModelsRefresh.name, () => {
     expect(calls).toEqual([]);
     expect(await refresh.refresh()).toBe(true);
     expect(calls[0]).toEqual({
-      url: 'https://upstream.test/backend-api/codex/models?client_version=0.169.0',
+      url: 'https://upstream.test/backend-api/codex/models?client_version=0.171.0',
       headers: expect.objectContaining({ authorization: 'Bearer at', 'chatgpt-account-id': 'acc-default' }),
     });
     expect(catalog.resolve('gpt-7-sol-low')).toBeDefined();

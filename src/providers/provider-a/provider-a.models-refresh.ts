@@ -5,6 +5,7 @@ import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
+import type { CodexClient } from './provider-a.client';
 import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
 
 /** A list is a few hundred KiB at most (the CLI's bundled one, prompts included, is ~200 KiB). */
@@ -31,6 +32,8 @@ const NODE_TIMERS: RefreshTimers = {
 
 export interface ModelsRefreshOptions {
   readonly responsesUrl: string;
+  /** The client version the list is asked for (the backend shapes the list by it). */
+  readonly client: CodexClient;
   /** PROVIDER_A_MODELS_REFRESH; 0 = never fetched (the bundled catalog only). */
   readonly periodMs: number;
   readonly catalog: ModelCatalog;
@@ -54,7 +57,7 @@ export class ProviderAModelsRefresh {
 
   constructor(private readonly options: ModelsRefreshOptions) {
     this.timers = options.timers ?? NODE_TIMERS;
-    this.url = modelsListUrl(options.responsesUrl);
+    this.url = modelsListUrl(options.responsesUrl, options.client);
   }
 
   start(): void {
@@ -137,7 +140,7 @@ export class ProviderAModelsRefresh {
       try {
         const response = await this.options.proxy.fetch(this.url, {
           method: 'GET',
-          headers: modelsListHeaders(credentials),
+          headers: modelsListHeaders(credentials, this.options.client),
           signal,
         });
         if (!response.ok) {

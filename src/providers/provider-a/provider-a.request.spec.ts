@@ -83,7 +83,7 @@ describe(buildChatBody.name, () => {
           'test',
           'fixtures',
           'codex-oracle',
-          'codex-0.169.0.gpt-6.1-sol.output-schema.capture.json',
+          'codex-0.171.0.gpt-6.1-sol.output-schema.capture.json',
         ),
         'utf8',
       ),
@@ -289,7 +289,7 @@ describe(buildChatBody.name, () => {
     });
   });
 
-  it('writes the turn metadata as compact JSON with the members and order of Codex CLI 0.169.0', () => {
+  it('writes the turn metadata as compact JSON with the members and order of Codex CLI 0.171.0', () => {
     const model = {
       requestedId: 'gpt-6.1-sol-high',
       catalogId: 'gpt-6.1-sol-high',

@@ -9,13 +9,12 @@ import type { ResolvedModel } from '../../core/resolved-model';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import type { ChatRequest, ResponseFormat } from '../provider-adapter';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
+import type { CodexClient } from './provider-a.client';
 import {
   CODEX_BETA_FEATURES,
   CODEX_ORIGINATOR,
   DEFAULT_INSTRUCTIONS,
   OPENAI_BETA_WEBSOCKET,
-  USER_AGENT_FAITHFUL,
-  USER_AGENT_MINIMAL,
 } from './provider-a.constants';
 import type { FaithfulProfile } from './provider-a.faithful-profile';
 import { scaffoldForToday } from './provider-a.faithful-profile';
@@ -101,12 +100,13 @@ export interface FaithfulHeaderInput {
 
 /**
  * Handshake (WebSocket) or POST (SSE) headers of one attempt (provider_a.md §4.1, §4.2): the
- * minimal set always, the faithful extras only in faithful mode. As Codex CLI 0.169.0 sends them
- * (test/fixtures/codex-oracle/): only the WebSocket carries `openai-beta`; both spell the session
- * header `session-id`.
+ * minimal set always, the faithful extras only in faithful mode. As Codex CLI 0.171.0 sends them
+ * (test/fixtures/codex-oracle/): only the WebSocket carries `openai-beta`, only the POST
+ * `accept-encoding`; both spell the session header `session-id`.
  */
 export function upstreamHeaders(
   transport: ProviderATransportKind,
+  client: CodexClient,
   credentials: ProviderACredentials,
   sessionId: string,
   faithful?: FaithfulHeaderInput,
@@ -115,7 +115,7 @@ export function upstreamHeaders(
     authorization: `Bearer ${credentials.accessToken}`,
     'chatgpt-account-id': credentials.accountId,
     originator: CODEX_ORIGINATOR,
-    'user-agent': faithful ? USER_AGENT_FAITHFUL : USER_AGENT_MINIMAL,
+    'user-agent': faithful ? client.userAgentFaithful : client.userAgentMinimal,
     'session-id': sessionId,
   };
   if (transport === 'ws') headers['openai-beta'] = OPENAI_BETA_WEBSOCKET;
@@ -130,6 +130,7 @@ export function upstreamHeaders(
   if (transport === 'sse') {
     headers['content-type'] = 'application/json';
     headers.accept = 'text/event-stream';
+    headers['accept-encoding'] = client.acceptEncoding;
   }
   return headers;
 }
@@ -180,7 +181,7 @@ export interface TurnMetadataInput {
 }
 
 /**
- * The turn metadata string (§5.2) with the members and order Codex CLI 0.169.0 sends
+ * The turn metadata string (§5.2) with the members and order Codex CLI 0.171.0 sends
  * (test/fixtures/codex-oracle/): compact JSON. The values describe a fresh `codex exec` turn on a
  * Mac (the faithful User-Agent's platform, hence the `seatbelt` sandbox) with a read-only sandbox
  * and analytics off; the context window id is derived from the session so it is stable per chat.
@@ -292,7 +293,7 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
 }
 
 /**
- * `text`: the verbosity and, when the client asked for JSON, `format` exactly as Codex CLI 0.169.0
+ * `text`: the verbosity and, when the client asked for JSON, `format` exactly as Codex CLI 0.171.0
  * sends it for `codex exec --output-schema` (test/fixtures/codex-oracle/*.output-schema.capture.json):
  * `{type: "json_schema", strict, schema, name}`, with the client's name, schema and strictness.
  */
@@ -331,8 +332,8 @@ export function websocketFrame(body: Json, sentAtMs: number): Json {
 
 /**
  * The two request shapes of the Codex backend (docs/providers.md "Two request shapes"). Codex
- * CLI 0.169.0 sends "Responses lite" to every model its list marks `use_responses_lite`
- * (test/fixtures/codex-oracle/codex-0.169.0.gpt-6.1-sol*.capture.json) and the classic shape to
+ * CLI 0.171.0 sends "Responses lite" to every model its list marks `use_responses_lite`
+ * (test/fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol*.capture.json) and the classic shape to
  * the others; the backend refuses a mix with 400 (the flag on a classic model, the flag without
  * `reasoning.context: "all_turns"`, top-level or hosted tools under the flag).
  */

@@ -38,6 +38,18 @@ export interface AttemptInput {
   readonly signal: AbortSignal;
   /** The egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY); absent = direct. */
   readonly proxy?: UpstreamProxy;
+  /**
+   * The same request for HTTP + SSE (its headers and body in that transport's form). A WebSocket
+   * attempt whose `response.create` exceeds the limit the server announced sends this instead.
+   */
+  readonly overHttp?: HttpFallback;
+}
+
+/** What a WebSocket attempt sends over HTTP + SSE when its frame is too large for the server. */
+export interface HttpFallback {
+  readonly request: () => { readonly headers: Record<string, string>; readonly body: JsonObject };
+  /** Told once per fallback, for the log line (sizes only). */
+  readonly onFallback?: (frameBytes: number, limitBytes: number) => void;
 }
 
 /**
@@ -58,6 +70,14 @@ export class UpstreamRejection extends Error {
     super(`upstream answered HTTP ${status}`);
     this.name = 'UpstreamRejection';
   }
+}
+
+/** The same endpoint over HTTP: `wss:` → `https:`, `ws:` → `http:` (others as they are). */
+export function httpUrlFor(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.protocol === 'wss:') parsed.protocol = 'https:';
+  else if (parsed.protocol === 'ws:') parsed.protocol = 'http:';
+  return parsed.toString();
 }
 
 /** `ws(s)://` → WebSocket, `http(s)://` → HTTP + SSE (provider_a.md §4). */

@@ -21,6 +21,8 @@ export interface AttemptRequest {
   readonly body: JsonObject;
   /** What the client gets for each translated event (its own tool names); as is when absent. */
   readonly toClient?: (event: ChatEvent) => ChatEvent;
+  /** The same request for HTTP + SSE, for a WebSocket frame too large for the server. */
+  readonly overHttp?: () => Pick<AttemptRequest, 'headers' | 'body'>;
 }
 
 /** One provider_a attempt: a WebSocket turn or an SSE POST, and the translation state of its events. */
@@ -110,6 +112,14 @@ async function openAttempt(
       body: request.body,
       signal,
       proxy: connect.proxy,
+      overHttp: request.overHttp && {
+        request: request.overHttp,
+        onFallback: (frameBytes, limitBytes) =>
+          logger.info(
+            { event: 'provider_a_websocket_message_too_large', frame_bytes: frameBytes, limit_bytes: limitBytes },
+            'provider_a_websocket_message_too_large',
+          ),
+      },
     });
   } catch (error) {
     if (!(error instanceof UpstreamRejection)) throw error;

@@ -6,11 +6,12 @@ import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
 import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import { UpstreamRejection } from './provider-a.transport';
+import { httpUrlFor, UpstreamRejection } from './provider-a.transport';
 import { LRUCache } from 'lru-cache';
 import type { ChainState } from './provider-a.chain';
 import { chainAfterTurn, chainedBody, continuationItems, isChainError, requestShape } from './provider-a.chain';
 import { websocketFrame } from './provider-a.request';
+import { openSseConnection } from './provider-a.transport-sse';
 
 // provider_a's WebSocket side (provider_a.md §4.1): one upstream connection that carries a chat's
 // turns one after another (WsSession, with its frame queue), and the pool that keeps each chat's
@@ -55,6 +56,30 @@ function keepZeroMask(): void {
   // ws hands in a zero-filled 4-byte buffer; leaving it as is selects the no-op mask.
 }
 
+/** The upgrade answer's header naming the largest message the server reads (Codex CLI 0.171.0 honours it). */
+export const MAX_MESSAGE_BYTES_HEADER = 'x-codex-websocket-max-message-bytes';
+
+/** A positive integer header value, else `undefined` (no limit announced). */
+function byteLimit(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d{1,15}\s*$/.test(value)) return undefined;
+  const limit = Number(value);
+  return limit > 0 ? limit : undefined;
+}
+
+/**
+ * A `response.create` frame larger than the server's announced message limit: never sent (a
+ * real server closes the connection on it); the turn goes over HTTP + SSE instead.
+ */
+export class FrameTooLarge extends Error {
+  constructor(
+    readonly frameBytes: number,
+    readonly limitBytes: number,
+  ) {
+    super(`websocket request exceeds the peer's message size limit (${frameBytes} > ${limitBytes} bytes)`);
+    this.name = 'FrameTooLarge';
+  }
+}
+
 /** What one turn on the socket produced, as far as the session can tell from the raw events. */
 export interface TurnRecord {
   /** A `response.completed` event arrived: the socket is between turns again. */
@@ -82,12 +107,15 @@ export class WsSession {
   private turn?: ActiveTurn;
   private graceTimer?: NodeJS.Timeout;
   private readonly closeListeners = new Set<() => void>();
+  /** The largest message the server said it reads (`x-codex-websocket-max-message-bytes`), if it said. */
+  readonly maxMessageBytes: number | undefined;
 
   private constructor(
     private readonly socket: WebSocket,
     /** Response headers of the upgrade (lower-case names), for rate-limit telemetry. */
     readonly responseHeaders: Readonly<Record<string, string>>,
   ) {
+    this.maxMessageBytes = byteLimit(responseHeaders[MAX_MESSAGE_BYTES_HEADER]);
     socket.on('message', (data, isBinary) => this.onFrame(parseFrame(data, isBinary)));
     socket.on('close', () => {
       clearTimeout(this.graceTimer);
@@ -165,7 +193,8 @@ export class WsSession {
    * the turn completed closes the socket at once (the upstream stops generating); after
    * `response.completed` it only detaches. `close()` of the returned connection ends the turn:
    * `release` decides whether the socket is kept (it gets the turn's record) — without one, or
-   * when the turn did not complete, the socket is closed.
+   * when the turn did not complete, the socket is closed. Throws `FrameTooLarge`, sending
+   * nothing, when the frame exceeds the server's announced message limit.
    */
   send(
     frame: JsonObject,
@@ -173,6 +202,12 @@ export class WsSession {
     release?: (session: WsSession, record: TurnRecord) => void,
   ): UpstreamConnection {
     if (this.turn) throw new Error('a provider_a WebSocket session carries one turn at a time');
+    const text = JSON.stringify(frame);
+    if (this.maxMessageBytes !== undefined && text.length * 3 > this.maxMessageBytes) {
+      // UTF-16 length × 3 bounds the UTF-8 size: the exact count only when it could matter.
+      const bytes = Buffer.byteLength(text);
+      if (bytes > this.maxMessageBytes) throw new FrameTooLarge(bytes, this.maxMessageBytes);
+    }
     const record: TurnRecord = { completed: false, outputItems: [] };
     const queue = new FrameQueue<UpstreamFrame>(
       (paused) => (paused ? this.socket.pause() : this.socket.resume()),
@@ -189,7 +224,7 @@ export class WsSession {
     if (signal.aborted) onAbort();
     else {
       signal.addEventListener('abort', onAbort, { once: true });
-      this.socket.send(JSON.stringify(frame));
+      this.socket.send(text);
     }
     let ended = false;
     const end = () => {
@@ -526,14 +561,40 @@ export class ChatTurnLease {
         this.use.itemsSent = continuation.length;
         this.observer?.turnIncremental();
       }
-      const first = await firstFrame(kept.session.send(websocketFrame(body, Date.now()), input.signal, release));
+      let sent: UpstreamConnection;
+      try {
+        sent = kept.session.send(websocketFrame(body, Date.now()), input.signal, release);
+      } catch (error) {
+        // Too large even as a continuation: the whole request goes over HTTP instead.
+        Object.assign(this.use, { reused: false, incremental: false, itemsSent: items });
+        return postInstead(kept.session, input, error);
+      }
+      const first = await firstFrame(sent);
       if (first.kind === 'frame') return first.connection;
       Object.assign(this.use, { reused: false, incremental: false, fallback: true, itemsSent: items });
       this.observer?.chainFallback();
     }
     const session = await WsSession.connect(input.url, input.headers, input.signal, input.proxy);
-    return session.send(websocketFrame(input.body, Date.now()), input.signal, release);
+    try {
+      return session.send(websocketFrame(input.body, Date.now()), input.signal, release);
+    } catch (error) {
+      return postInstead(session, input, error);
+    }
   };
+}
+
+/**
+ * After `send` threw: when the frame was larger than the server's announced
+ * `x-codex-websocket-max-message-bytes`, closes that connection and sends the same request over
+ * HTTP + SSE, as Codex CLI 0.171.0 does (docs/providers.md "WebSocket message limit"). Any other
+ * error, or a request without an HTTP form, is thrown on.
+ */
+export function postInstead(session: WsSession, input: AttemptInput, error: unknown): Promise<UpstreamConnection> {
+  if (!(error instanceof FrameTooLarge) || !input.overHttp) throw error;
+  session.close();
+  input.overHttp.onFallback?.(error.frameBytes, error.limitBytes);
+  const { headers, body } = input.overHttp.request();
+  return openSseConnection({ url: httpUrlFor(input.url), headers, body, signal: input.signal, proxy: input.proxy });
 }
 
 /**
