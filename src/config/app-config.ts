@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AccountSetting, SettingDefinition } from './settings';
+import type { AccountSetting, LogFormat, SettingDefinition } from './settings';
 import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
 import { SettingRuleError } from './setting-parsers';
 
@@ -49,6 +49,7 @@ export interface AppConfig {
   readonly modelCatalogPath?: string;
   readonly metricsEnabled: boolean;
   readonly logLevel: string;
+  readonly logFormat: LogFormat;
   /** Egress proxy of the upstream connections (HTTPS_PROXY, HTTP_PROXY, NO_PROXY). */
   readonly proxy: {
     readonly httpsProxy?: string;
@@ -262,6 +263,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     modelCatalogPath: optionalString('GATEWAY_MODEL_CATALOG'),
     metricsEnabled: value('METRICS_ENABLED'),
     logLevel: value('LOG_LEVEL'),
+    logFormat: value('LOG_FORMAT'),
     proxy: {
       httpsProxy: optionalString('HTTPS_PROXY'),
       httpProxy: optionalString('HTTP_PROXY'),
