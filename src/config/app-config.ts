@@ -421,6 +421,11 @@ function providerCLogins(
 export function renderHelp(): string {
   const lines = [
     'Usage: node dist/main.js [--flag value | --flag=value]...',
+    '       node dist/main.js --check [--live] [--flag value]...',
+    '',
+    '--check prints what the gateway would find with these settings (each login, its expiry and fix,',
+    'the models each family serves) and exits 0 only when every enabled family has a usable login;',
+    'with --live it also sends one tiny chat per family. `npm run check` runs it.',
     '',
     'Settings (environment variable / flag; the flag wins):',
     '',
