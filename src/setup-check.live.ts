@@ -1,6 +1,12 @@
 import { createGatewayApp } from './app.factory';
 import type { AppConfig } from './config/app-config';
-import type { LiveAnswer } from './setup-check';
+
+/** The outcome of one live chat. */
+export interface LiveAnswer {
+  readonly ok: boolean;
+  /** What the setup check prints after `live chat (<model>): `. */
+  readonly summary: string;
+}
 
 /** A chat that cannot take longer is stuck: the check reports it instead of waiting for the provider timeout. */
 const LIVE_CHAT_TIMEOUT_MS = 180_000;

@@ -22,13 +22,6 @@ export interface SetupCheckOptions {
   readonly now?: number;
 }
 
-/** The outcome of the one live chat of a family. */
-export interface LiveAnswer {
-  readonly ok: boolean;
-  /** What to print after `live chat (<model>): `. */
-  readonly summary: string;
-}
-
 export async function runSetupCheck(config: AppConfig, options: SetupCheckOptions): Promise<number> {
   const now = options.now ?? Date.now();
   const write = options.write;
