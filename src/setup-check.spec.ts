@@ -7,7 +7,7 @@ jest.mock('./accounts/configured-logins');
 
 /**
  * What the setup check prints of a login check's optional data (docs/troubleshooting.md "Check
- * the setup"): a CLI version when the family's check reports one, nothing for it otherwise. The
+ * the setup"): the CLI's version when the family's check reports one, nothing for it otherwise. The
  * e2e spec runs the real checks; here the check's answer is given, to cover both shapes.
  */
 describe(runSetupCheck.name, () => {
@@ -24,17 +24,14 @@ describe(runSetupCheck.name, () => {
     return { code, text };
   }
 
-  it("prints the CLI's version under the login when the check reports one", async () => {
-    const { code, text } = await printed({ state: 'usable', cliVersion: '2.1.330 (Claude Code)' });
+  it("names the CLI's version in the login's line when the check reports one, as the login report does", async () => {
+    const { code, text } = await printed({ state: 'usable', cliVersion: '2.1.332' });
     expect(code).toBe(0);
-    expect(text).toContain(
-      '  provider_c login "default" (Claude Code CLI): usable\n    CLI version: 2.1.330 (Claude Code)\n',
-    );
+    expect(text).toContain('  provider_c login "default" (Claude Code CLI 2.1.332): usable\n  models: ');
   });
 
-  it('prints no version line when the check reports none', async () => {
+  it('names no version when the check reports none', async () => {
     const { text } = await printed({ state: 'usable' });
-    expect(text).not.toContain('CLI version');
     expect(text).toContain('  provider_c login "default" (Claude Code CLI): usable\n  models: ');
   });
 });

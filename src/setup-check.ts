@@ -10,9 +10,9 @@ import { ModelCatalog } from './models/model-catalog';
 /**
  * The setup check (`npm run check`, `node dist/main.js --check`; docs/troubleshooting.md): what
  * `npm start` with the same settings would find, printed for a person and then exit. Per enabled
- * family: each login in the startup login report's own words (state, reason, the fix), its token's
- * expiry and the CLI's version where the check learns them, and the models the catalog would
- * serve. With `--live`, one tiny chat per family through the gateway's own HTTP chat route.
+ * family: each login in the startup login report's own words (state, reason, the fix, and the
+ * CLI's version where the family's check learns it), its token's expiry where its file has one,
+ * and the models the catalog would serve. With `--live`, one tiny chat per family through the gateway's own HTTP chat route.
  * Exit code 0 only when every enabled family has a usable login (and, with `--live`, answered).
  */
 export interface SetupCheckOptions {
@@ -41,7 +41,6 @@ export async function runSetupCheck(config: AppConfig, options: SetupCheckOption
     for (const { login, check } of mine) {
       lines.push(`  ${loginStateMessage(provider, login.account, check)}`);
       if (check.expiresAt !== undefined) lines.push(`    token expires: ${expiryText(check.expiresAt, now)}`);
-      if (check.cliVersion !== undefined) lines.push(`    CLI version: ${check.cliVersion}`);
     }
     lines.push(`  ${modelsText(catalog.listed.filter((entry) => entry.provider === provider))}`);
     if (mine.some(({ check }) => isUsable(check.state))) usableFamilies.push(provider);

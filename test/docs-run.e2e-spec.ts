@@ -237,7 +237,7 @@ describe("the blocks, run against `npm run demo` started by the README's block",
         'provider_b login "default" (Gemini CLI): missing (no login file); to fix: run `gemini` on the gateway\'s machine and choose "Login with Google"',
       );
       expect(ran.stdout).toMatch(
-        /^provider_c \(Claude Code CLI\)\n {2}provider_c login "default" \(Claude Code CLI\): .*; to fix: /m,
+        /^provider_c \(Claude Code CLI\)\n {2}provider_c login "default" \(Claude Code CLI[^)]*\): .*; to fix: /m,
       );
       expect(ran.stdout).toMatch(/^setup check failed: .*\(provider_b, provider_c\)/m);
     } finally {

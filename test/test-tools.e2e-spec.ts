@@ -11,8 +11,14 @@ import { REPO_ROOT } from './support/child-gateway';
  */
 const SCRIPT = path.join(REPO_ROOT, 'scripts', 'install-test-tools.mjs');
 
+/** Runs the script for the tools only: oracles/ has its own installer and specs. */
 function runScript(env: NodeJS.ProcessEnv) {
-  return spawnSync(process.execPath, [SCRIPT], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 300_000 });
+  return spawnSync(process.execPath, [SCRIPT, '--no-oracles'], {
+    cwd: REPO_ROOT,
+    env,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
 }
 
 describe('scripts/install-test-tools.mjs (npm test runs it first)', () => {
