@@ -9,8 +9,8 @@
 // the platform binaries, not the packages' Node entry points), warnings below error level hidden,
 // install scripts not run (the binaries come as optional platform packages).
 //
-// `npm test` runs this first (pretest), and so does .ci/run; it does nothing when the lock has not
-// changed since the last install. `node scripts/install-oracles.mjs --force` reinstalls.
+// `npm test` runs this first (scripts/install-test-tools.mjs, its pretest, ends with it); it does
+// nothing when the lock has not changed since the last install. `node scripts/install-oracles.mjs --force` reinstalls.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';

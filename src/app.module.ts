@@ -26,7 +26,7 @@ export class AppModule {
       imports: [
         // The only global modules: the validated settings and the root logger.
         ConfigModule.forRoot(config),
-        LoggingModule.forRoot({ level: config.logLevel, stream: logStream }),
+        LoggingModule.forRoot({ level: config.logLevel, format: config.logFormat, stream: logStream }),
         // Feature modules import what they use; these are here for their routes (and the drain
         // switch the in-flight middleware reads).
         LifecycleModule,

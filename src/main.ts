@@ -14,9 +14,21 @@ const LOG_CONTEXT = 'main';
 /** Grace for children and sockets to finish closing after the drain deadline aborted them. */
 const ABORT_GRACE_MS = 3000;
 
+/** `--check [--live]`: run the setup check (docs/troubleshooting.md) instead of serving. */
+const CHECK_FLAG = '--check';
+const LIVE_FLAG = '--live';
+
 async function bootstrap(): Promise<void> {
   try {
-    const config = loadConfig(processEnvironment(), processArguments());
+    const argv = processArguments();
+    const check = argv.includes(CHECK_FLAG);
+    const settingsArgv = check ? argv.filter((argument) => argument !== CHECK_FLAG && argument !== LIVE_FLAG) : argv;
+    const config = loadConfig(processEnvironment(), settingsArgv);
+    if (check) {
+      const { runSetupCheck } = await import('./setup-check');
+      const write = (text: string) => process.stdout.write(text);
+      process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
+    }
     // The framework is loaded only once the settings are valid: a bad value or --help answers
     // at once instead of after a second of module loading.
     const { createGatewayApp } = await import('./app.factory');

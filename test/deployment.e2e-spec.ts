@@ -101,6 +101,8 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     expect(users[0].getRange().start.line).toBeGreaterThan(lastRun);
     expect(runtimeEnv.get('GATEWAY_HOST')).toBe('0.0.0.0');
     expect(runtimeEnv.get('GATEWAY_PORT')).toBe('8088');
+    // JSON lines for a log collector even when run with a terminal (docs/configuration.md LOG_FORMAT).
+    expect(runtimeEnv.get('LOG_FORMAT')).toBe('json');
     // The young-generation cap that keeps resident memory of many open streams down (docs/performance.md).
     expect(runtimeEnv.get('NODE_OPTIONS')).toBe('--max-semi-space-size=4');
     expect(inStage(runtimeStage, 'EXPOSE').map(text)).toEqual(['8088']);
@@ -271,6 +273,7 @@ describe('docker/k8s rendered by the real kustomize', () => {
 
     it('holds only settings the gateway accepts, binds 0.0.0.0:8088 and needs the hand-made bearer Secret', () => {
       expect(config.server).toMatchObject({ host: '0.0.0.0', port: 8088, bearerSecret: HAND_MADE_SECRET });
+      expect(config.logFormat).toBe('json');
       const reference = container.env.find((entry: Manifest) => entry.name === 'GATEWAY_BEARER_SECRET').valueFrom
         .secretKeyRef;
       expect(reference).toEqual({ name: 'llm-gateway-bearer', key: 'GATEWAY_BEARER_SECRET' });

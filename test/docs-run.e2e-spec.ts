@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ts from 'typescript';
 import { REPO_ROOT } from './support/child-gateway';
+import { writeAuthFile } from './support/provider-a-fixtures';
 
 /**
  * The code blocks of README.md and docs/clients.md, taken out of the Markdown as they are and run
@@ -225,6 +226,29 @@ describe("the blocks, run against `npm run demo` started by the README's block",
       models: true,
     });
     expect(ran.stdout).toContain('"event":"gateway_listening"');
+  });
+
+  it('README "First run": `npm run check` names what it found and the fix for what it did not', async () => {
+    const block = readme.find((candidate) => /^npm run check\b/m.test(candidate.code))!;
+    // A reader who has run `codex login` only: a Codex login in HOME, no Gemini login, and
+    // whatever Claude Code this PATH has (none, or one that is not logged in under this HOME).
+    const readerHome = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-run-check-home-'));
+    try {
+      writeAuthFile(path.join(readerHome, '.codex'));
+      const ran = await runShell(block.code, readerEnvironment(readerHome));
+      expect(ran.code).toBe(1);
+      expect(ran.stdout).toContain('provider_a login "default" (Codex CLI): usable');
+      expect(ran.stdout).toMatch(/^ {4}token expires: \S+ \(in [^)]+\)$/m);
+      expect(ran.stdout).toContain(
+        'provider_b login "default" (Gemini CLI): missing (no login file); to fix: run `gemini` on the gateway\'s machine and choose "Login with Google"',
+      );
+      expect(ran.stdout).toMatch(
+        /^provider_c \(Claude Code CLI\)\n {2}provider_c login "default" \(Claude Code CLI[^)]*\): .*; to fix: /m,
+      );
+      expect(ran.stdout).toMatch(/^setup check failed: .*\(provider_b, provider_c\)/m);
+    } finally {
+      fs.rmSync(readerHome, { recursive: true, force: true });
+    }
   });
 
   describe.each(clients.filter((block) => !block.skip).map((block) => [where(block), block] as const))(

@@ -11,6 +11,7 @@ import {
   textDelta,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { STRUCTURED_PATH, structuredBody } from './support/structured-client';
 
 /**
  * Contract "Log records", design.md §8, gateway-behaviours.md §9 and §10 item 59: one JSON line
@@ -30,6 +31,7 @@ describe('log records', () => {
     gateway = await startGateway({
       GATEWAY_BEARER_SECRET: 'log-secret-4411-long',
       LOG_LEVEL: 'debug',
+      STRUCTURED_INFERENCE_ENABLED: 'true',
       ...providerASettings(fake(), path.join(home(), 'pa')),
     });
   });
@@ -216,11 +218,41 @@ describe('log records', () => {
     expect(text).not.toContain('"stack"');
   });
 
-  it('writes no line for health probes (load balancers poll them every few seconds)', async () => {
+  const BEARER = { authorization: 'Bearer log-secret-4411-long' };
+  const JSON_POST = { method: 'POST', headers: { ...BEARER, 'content-type': 'application/json' } };
+  it.each([
+    ['GET', '/health', {}, 200],
+    ['GET', '/health/ready', {}, 200],
+    ['GET', '/health/live', {}, 200],
+    ['GET', '/v1/models', { headers: BEARER }, 200],
+    [
+      'POST',
+      '/v1/chat/completions',
+      { ...JSON_POST, body: JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }) },
+      404,
+    ],
+    ['POST', STRUCTURED_PATH, { ...JSON_POST, body: JSON.stringify(structuredBody({ model: 'no-such-model' })) }, 404],
+    ['GET', '/metrics', { headers: BEARER }, 200],
+    ['GET', '/no/such/route', {}, 404],
+  ] as const)(
+    'logs %s %s with the path the client sent, query left out (docs/endpoints.md)',
+    async (method, route, init, status) => {
+      const records = await recordsOf(() => rawRequest(`${gateway.url}${route}?q=1`, { method, ...init }));
+      const access = records.filter((record) => String(record.msg).startsWith('request '));
+      expect(access).toEqual([
+        expect.objectContaining({ req: expect.objectContaining({ method, path: route }), res: { statusCode: status } }),
+      ]);
+    },
+  );
+
+  it('logs health probes only at debug level (load balancers poll them every few seconds)', async () => {
     const records = await recordsOf(async () => {
       await rawRequest(`${gateway.url}/health`);
       await rawRequest(`${gateway.url}/health/ready`);
     });
-    expect(records).toEqual([]);
+    expect(records.map((record) => [record.level, (record.req as { path: string }).path])).toEqual([
+      [20, '/health'],
+      [20, '/health/ready'],
+    ]);
   });
 });

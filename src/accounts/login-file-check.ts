@@ -21,8 +21,14 @@ export async function readLoginDocument(
   }
 }
 
-/** A token found: usable until it expires, then renewable only with a refresh token. */
-export function tokenCheck(expired: boolean, refreshable: boolean): LoginCheck {
-  if (!expired) return { state: 'usable' };
-  return refreshable ? { state: 'expired_refreshable' } : { state: 'unusable', reason: 'expired, no refresh token' };
+/**
+ * A token found: usable until it expires, then renewable only with a refresh token. `expiresAt`
+ * (epoch ms, when the file says) travels with the answer for the setup check (docs/troubleshooting.md).
+ */
+export function tokenCheck(expired: boolean, refreshable: boolean, expiresAt?: number): LoginCheck {
+  const expiry = expiresAt === undefined ? {} : { expiresAt };
+  if (!expired) return { state: 'usable', ...expiry };
+  return refreshable
+    ? { state: 'expired_refreshable', ...expiry }
+    : { state: 'unusable', reason: 'expired, no refresh token', ...expiry };
 }

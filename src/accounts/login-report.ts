@@ -1,29 +1,20 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { AccountPools } from './account-pools';
-import type { AppConfig, ProviderCLogin } from '../config/app-config';
+import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
-import { FAMILY_FIXES } from '../core/error-codes';
-import { isUsable, LoginCheck, loginFix, loginStateMessage } from '../core/login-state';
+import { isUsable, LoginCheck, loginFix, loginStateMessage, noUsableLogin } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import { checkProviderALogin } from './provider-a/provider-a.login-check';
-import { checkProviderBLogin } from './provider-b/provider-b.login-check';
-import { accountBaseEnvironment } from './provider-c/provider-c.accounts';
-import { claudeChildEnvironment } from './provider-c/provider-c.child-env';
-import { checkProviderCLogin } from './provider-c/provider-c.login-check';
+import type { ConfiguredLogin } from './configured-logins';
+import { configuredLogins } from './configured-logins';
 
 /** File checks are a stat and a small read: cheap enough to follow a new login within seconds. */
 const CHECK_INTERVAL_MS = 10_000;
 /** `claude auth status` starts the whole CLI: asked again only this often, and only while not usable. */
 const CLI_STATUS_INTERVAL_MS = 60_000;
 
-interface LoginEntry {
-  readonly provider: ProviderId;
-  readonly account: string;
-  readonly check: (now: number) => Promise<LoginCheck>;
-  /** Whether a check starts the CLI (then it is repeated less often). */
-  readonly spawnsCli: boolean;
+interface LoginEntry extends ConfiguredLogin {
   last?: LoginCheck;
   checkedAt?: number;
 }
@@ -49,7 +40,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
     @Optional() private readonly metrics?: GatewayMetrics,
     @Optional() private readonly pools?: AccountPools,
   ) {
-    this.entries = config.enabledProviders.flatMap((provider) => loginEntries(config, provider));
+    this.entries = configuredLogins(config);
   }
 
   onApplicationBootstrap(): void {
@@ -132,38 +123,11 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
     const before = this.familyUsable.get(provider);
     this.familyUsable.set(provider, usable);
     if (usable || (!startup && before === false)) return;
-    const states = [...new Set(entries.map((entry) => entry.last?.state))];
-    const fix = states.length === 1 && states[0] ? loginFix(provider, states[0]) : FAMILY_FIXES[provider].login;
+    const { fix, message } = noUsableLogin(
+      provider,
+      entries.map((entry) => entry.last?.state),
+    );
     const fields = { event: 'login_none_usable', provider, accounts: entries.map((entry) => entry.account) };
-    this.logger.warn({ ...fields, fix }, `${provider} has no usable login: its models answer errors until you ${fix}`);
-  }
-}
-
-/** The family's configured logins, each with its offline check. */
-function loginEntries(config: AppConfig, provider: ProviderId): LoginEntry[] {
-  switch (provider) {
-    case 'provider_a':
-      return config.providerA.accounts.map(({ alias, loginFile }) => ({
-        provider,
-        account: alias,
-        spawnsCli: false,
-        check: (now) => checkProviderALogin(loginFile, now),
-      }));
-    case 'provider_b':
-      return config.providerB.accounts.map(({ alias, loginFile }) => ({
-        provider,
-        account: alias,
-        spawnsCli: false,
-        check: (now) => checkProviderBLogin(loginFile, now),
-      }));
-    case 'provider_c': {
-      const base = accountBaseEnvironment(config, claudeChildEnvironment(config.providerC.childEnv));
-      return config.providerC.accounts.map((login: ProviderCLogin) => ({
-        provider,
-        account: login.alias,
-        spawnsCli: login.kind === 'cli',
-        check: (now) => checkProviderCLogin(login, { command: config.providerC.command, childEnv: base }, now),
-      }));
-    }
+    this.logger.warn({ ...fields, fix }, message);
   }
 }

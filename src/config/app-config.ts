@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AccountSetting, SettingDefinition } from './settings';
+import type { AccountSetting, LogFormat, SettingDefinition } from './settings';
 import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
 import { SettingRuleError } from './setting-parsers';
 
@@ -49,6 +49,7 @@ export interface AppConfig {
   readonly modelCatalogPath?: string;
   readonly metricsEnabled: boolean;
   readonly logLevel: string;
+  readonly logFormat: LogFormat;
   /** Egress proxy of the upstream connections (HTTPS_PROXY, HTTP_PROXY, NO_PROXY). */
   readonly proxy: {
     readonly httpsProxy?: string;
@@ -264,6 +265,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     modelCatalogPath: optionalString('GATEWAY_MODEL_CATALOG'),
     metricsEnabled: value('METRICS_ENABLED'),
     logLevel: value('LOG_LEVEL'),
+    logFormat: value('LOG_FORMAT'),
     proxy: {
       httpsProxy: optionalString('HTTPS_PROXY'),
       httpProxy: optionalString('HTTP_PROXY'),
@@ -422,6 +424,11 @@ function providerCLogins(
 export function renderHelp(): string {
   const lines = [
     'Usage: node dist/main.js [--flag value | --flag=value]...',
+    '       node dist/main.js --check [--live] [--flag value]...',
+    '',
+    '--check prints what the gateway would find with these settings (each login, its expiry and fix,',
+    'the models each family serves) and exits 0 only when every enabled family has a usable login;',
+    'with --live it also sends one tiny chat per family. `npm run check` runs it.',
     '',
     'Settings (environment variable / flag; the flag wins):',
     '',

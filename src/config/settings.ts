@@ -171,6 +171,10 @@ function parseBearerSecret(raw: string): string {
   return raw;
 }
 
+/** How log lines are written (LOG_FORMAT); `auto` is decided at startup by whether stdout is a terminal. */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 function parseLogLevel(raw: string): string {
   return parseEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)(raw.toLowerCase());
 }
@@ -232,6 +236,12 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('GATEWAY_DRAIN_TIMEOUT', '30s', 'How long in-flight work may finish after SIGTERM/SIGINT.', parseDuration),
   bool('METRICS_ENABLED', 'true', 'Serve GET /metrics (Prometheus text).'),
   setting('LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace or silent.', parseLogLevel),
+  setting(
+    'LOG_FORMAT',
+    'auto',
+    'Log line format: `json` (one pino JSON object per line, for log collectors), `pretty` (readable lines through pino-pretty, for a person), or `auto`: pretty when stdout is a terminal, else json.',
+    (raw) => parseEnum(LOG_FORMATS)(raw.trim().toLowerCase()),
+  ),
   setting('CODEX_HOME', '~/.codex', "The Codex CLI's home directory.", parseNonEmpty),
   setting(
     'PROVIDER_A_AUTH_FILE',

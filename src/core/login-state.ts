@@ -31,6 +31,8 @@ export type LoginStateKind = (typeof LOGIN_STATES)[number];
 export interface LoginCheck {
   readonly state: LoginStateKind;
   readonly reason?: string;
+  /** When the login's access token expires (epoch ms), where its file says. */
+  readonly expiresAt?: number;
   /** The installed CLI's version as it reports it, for a family that runs one (provider_c: `claude --version`). */
   readonly cliVersion?: string;
 }
@@ -54,6 +56,19 @@ export function loginFix(provider: ProviderId, state: LoginStateKind): string | 
     default:
       return fix.login;
   }
+}
+
+/**
+ * What to say about a family none of whose logins is usable: the fix of their common state, or
+ * the family's login command when they differ.
+ */
+export function noUsableLogin(
+  provider: ProviderId,
+  states: ReadonlyArray<LoginStateKind | undefined>,
+): { readonly fix: string; readonly message: string } {
+  const distinct = [...new Set(states)];
+  const fix = (distinct.length === 1 && distinct[0] && loginFix(provider, distinct[0])) || FAMILY_FIXES[provider].login;
+  return { fix, message: `${provider} has no usable login: its models answer errors until you ${fix}` };
 }
 
 /** The readable message of a login's line: family, alias, state and the fix. */

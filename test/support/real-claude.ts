@@ -3,7 +3,7 @@ import * as path from 'node:path';
 
 /**
  * The pinned real Claude Code binary (`@anthropic-ai/claude-code` 2.1.332 in oracles/package.json,
- * installed by scripts/install-oracles.mjs, which `npm test` and .ci/run run first). Install
+ * installed by scripts/install-oracles.mjs, which `npm test` runs first). Install
  * scripts are not run, so the executable of the platform package installed as an optional
  * dependency (`@anthropic-ai/claude-code-linux-x64` on this machine and in CI) is called directly.
  * A missing binary fails the real-CLI specs with this message rather than skipping them: they are

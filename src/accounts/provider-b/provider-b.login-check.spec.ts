@@ -20,12 +20,16 @@ describe(checkProviderBLogin.name, () => {
     write({ token_type: 'Bearer' });
     expect(await checkProviderBLogin(file, NOW)).toEqual({ state: 'unusable', reason: 'no tokens' });
     write({ access_token: 'a', refresh_token: 'r', expiry_date: NOW + 3_600_000 });
-    expect(await checkProviderBLogin(file, NOW)).toEqual({ state: 'usable' });
+    expect(await checkProviderBLogin(file, NOW)).toEqual({ state: 'usable', expiresAt: NOW + 3_600_000 });
     write({ access_token: 'a', refresh_token: 'r', expiry_date: NOW - 1 });
-    expect(await checkProviderBLogin(file, NOW)).toEqual({ state: 'expired_refreshable' });
+    expect(await checkProviderBLogin(file, NOW)).toEqual({ state: 'expired_refreshable', expiresAt: NOW - 1 });
     write({ refresh_token: 'r' });
     expect(await checkProviderBLogin(file, NOW)).toEqual({ state: 'expired_refreshable' });
     write({ access_token: 'a', expiry_date: NOW - 1 });
-    expect(await checkProviderBLogin(file, NOW)).toEqual({ state: 'unusable', reason: 'expired, no refresh token' });
+    expect(await checkProviderBLogin(file, NOW)).toEqual({
+      state: 'unusable',
+      reason: 'expired, no refresh token',
+      expiresAt: NOW - 1,
+    });
   });
 });

@@ -17,5 +17,5 @@ export async function checkProviderBLogin(file: string, now: number = Date.now()
   const expiry = read.document.expiry_date;
   const expiresAt = typeof expiry === 'number' && Number.isFinite(expiry) ? expiry : undefined;
   // A file with only a refresh token is refreshed before its first use, as a request does.
-  return tokenCheck(!accessToken || isExpired(expiresAt, now), refreshToken !== undefined);
+  return tokenCheck(!accessToken || isExpired(expiresAt, now), refreshToken !== undefined, expiresAt);
 }

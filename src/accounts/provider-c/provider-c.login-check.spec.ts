@@ -60,14 +60,14 @@ describe(checkProviderCLogin.name, () => {
     expect(await checkProviderCLogin(configDir(), settings(), now)).toMatchObject({ state: 'missing' });
     expect(
       await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now + 3_600_000 }), settings(), now),
-    ).toEqual({ state: 'usable' });
+    ).toEqual({ state: 'usable', expiresAt: now + 3_600_000 });
     expect(
       await checkProviderCLogin(
         configDir({ accessToken: 'a', refreshToken: 'r', expiresAt: now - 1 }),
         settings(),
         now,
       ),
-    ).toEqual({ state: 'expired_refreshable' });
+    ).toEqual({ state: 'expired_refreshable', expiresAt: now - 1 });
     expect(
       await checkProviderCLogin(configDir({ accessToken: 'a', expiresAt: now - 1 }), settings(), now),
     ).toMatchObject({ state: 'unusable' });

@@ -73,7 +73,7 @@ async function configDirState(dir: string, now: number): Promise<LoginCheck> {
   const oauth = isJsonObject(read.document.claudeAiOauth) ? read.document.claudeAiOauth : {};
   if (!nonEmptyString(oauth.accessToken)) return { state: 'missing', reason: 'no login in .credentials.json' };
   const expiresAt = typeof oauth.expiresAt === 'number' ? oauth.expiresAt : undefined;
-  return tokenCheck(isExpired(expiresAt, now), nonEmptyString(oauth.refreshToken) !== undefined);
+  return tokenCheck(isExpired(expiresAt, now), nonEmptyString(oauth.refreshToken) !== undefined, expiresAt);
 }
 
 /** Runs `claude auth status --json`; only `loggedIn` and `authMethod` are read (it also prints the e-mail). */

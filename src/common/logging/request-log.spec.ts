@@ -113,13 +113,37 @@ describe(requestLogMiddleware.name, () => {
     expect(records[2]).not.toHaveProperty('err');
   });
 
-  it('writes no access line for health checks', async () => {
+  it('writes the access line of a health check at debug level only', async () => {
+    const levels: Array<[string, number[]]> = [];
+    for (const level of ['info', 'debug']) {
+      const { root, records } = capture();
+      root.level = level;
+      const { request, response } = exchange('/health/ready');
+      requestLogMiddleware(root)(request, response, () => undefined);
+      response.writableEnded = true;
+      response.emit('finish');
+      await flush();
+      levels.push([level, records.map((record) => record.level as number)]);
+    }
+    expect(levels).toEqual([
+      ['info', []],
+      ['debug', [20]],
+    ]);
+  });
+
+  it('logs the path the request arrived with, even when a mounted route rewrote request.url', async () => {
     const { root, records } = capture();
-    const { request, response } = exchange('/health/ready');
-    requestLogMiddleware(root)(request, response, () => undefined);
+    const { request, response } = exchange('/v1/chat/completions?stream=1');
+    requestLogMiddleware(root)(request, response, () => {
+      // What express does for `app.use('/v1/chat/completions', handler)` while the handler runs.
+      request.url = '/';
+    });
+    response.writableEnded = true;
     response.emit('finish');
     await flush();
-    expect(records).toEqual([]);
+    expect(records.map((record) => record.req)).toEqual([
+      { id: request.id, method: 'POST', path: '/v1/chat/completions' },
+    ]);
   });
 });
 

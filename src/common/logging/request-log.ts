@@ -14,8 +14,9 @@ import type { EventLogger } from '../../core/event-logger';
  *
  * The records are the ones pino-http wrote: every line of a request carries `reqId`, and one
  * `request completed` (or `request aborted` when the client left first, `request errored` for a
- * 5xx) line per non-health request with `req` (id, method, sanitized path), `res.statusCode` and
- * `responseTime` in ms, at info / warn (4xx) / error (5xx).
+ * 5xx) line per request with `req` (id, method, sanitized path), `res.statusCode` and
+ * `responseTime` in ms, at info / warn (4xx) / error (5xx). Health probes, which load balancers
+ * send every few seconds, get theirs only at debug level.
  */
 
 const REQUEST_LOG = Symbol('requestLog');
@@ -74,7 +75,11 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
     logged.id = id;
     logged[REQUEST_LOG] = new RequestLog(id, root);
     response.setHeader('x-request-id', id);
-    if (!request.url.startsWith('/health')) logAccessWhenDone(logged, response, root, id);
+    // The path as the client sent it, read here, before any route mounted with `app.use(path, …)`
+    // (the chat route is) strips its mount path from `request.url` for the rest of the chain.
+    const url = request.url;
+    const probe = url.startsWith('/health');
+    if (!probe || root.isLevelEnabled('debug')) logAccessWhenDone(logged, response, root, { id, url, probe });
     next();
   };
 }
@@ -87,7 +92,20 @@ export function requestLoggerOf(request: IncomingMessage, fallback: EventLogger)
   return (request as LoggedRequest)[REQUEST_LOG] ?? fallback;
 }
 
-function logAccessWhenDone(request: LoggedRequest, response: ServerResponse, root: Logger, id: string): void {
+interface AccessLine {
+  readonly id: string;
+  /** `request.url` as it arrived (path and query). */
+  readonly url: string;
+  /** A health probe: logged at debug level, whatever its status. */
+  readonly probe: boolean;
+}
+
+function logAccessWhenDone(
+  request: LoggedRequest,
+  response: ServerResponse,
+  root: Logger,
+  { id, url, probe }: AccessLine,
+): void {
   const started = Date.now();
   const done = (error?: Error) => {
     response.off('finish', done);
@@ -96,18 +114,21 @@ function logAccessWhenDone(request: LoggedRequest, response: ServerResponse, roo
     const status = response.statusCode;
     const fields: Record<string, unknown> = {
       reqId: id,
-      req: { id, method: request.method, path: sanitizeIdentifier((request.url ?? '').split('?')[0]) },
+      req: { id, method: request.method, path: sanitizeIdentifier(url.split('?')[0]) },
       res: { statusCode: status },
       responseTime: Date.now() - started,
     };
-    if (error || status >= 500) {
+    const outcome = response.writableEnded ? 'request completed' : 'request aborted';
+    if (probe) {
+      root.debug(fields, outcome);
+    } else if (error || status >= 500) {
       // The status says what happened and the turn's `upstream_*` line why. A plain field, not
       // pino's `err`: its serializer writes a stack, which would say nothing here and may name
       // files of the deployment.
       fields.error_message = error ? error.message : `failed with status code ${status}`;
       root.error(fields, 'request errored');
     } else {
-      root[status >= 400 ? 'warn' : 'info'](fields, response.writableEnded ? 'request completed' : 'request aborted');
+      root[status >= 400 ? 'warn' : 'info'](fields, outcome);
     }
   };
   response.on('finish', done);

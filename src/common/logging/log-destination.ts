@@ -1,0 +1,36 @@
+import pino from 'pino';
+import type { DestinationStream } from 'pino';
+import type { LogFormat } from '../../config/settings';
+
+/**
+ * Where the root logger writes (LOG_FORMAT, docs/configuration.md): pino's JSON lines for log
+ * collectors, or readable lines for a person at a terminal. `auto` looks at stdout once, at
+ * startup: a terminal gets readable lines, a pipe or file (a container, systemd, a log shipper)
+ * gets JSON.
+ */
+export function logDestination(format: LogFormat, stdoutIsTerminal = process.stdout.isTTY === true): DestinationStream {
+  const pretty = format === 'pretty' || (format === 'auto' && stdoutIsTerminal);
+  // JSON: stdout without a synchronous write per line: lines written while a write is in flight
+  // go out together, so under load the event loop is not blocked by one syscall per log line.
+  // pino flushes what is left synchronously when the process exits.
+  return pretty ? readableDestination() : pino.destination({ dest: 1, sync: false });
+}
+
+/**
+ * pino-pretty's formatter over a synchronous stdout. Loaded only here, so a JSON gateway never
+ * loads it. Synchronous, and in this process (not a transport's worker thread), so the last lines
+ * before an exit (a drain's end, a failed start) are on the terminal before the process is gone;
+ * a person reading a terminal does not produce the volume where that costs anything.
+ */
+function readableDestination(): DestinationStream {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on use: JSON mode never pays for it
+  const { prettyFactory } = require('pino-pretty') as typeof import('pino-pretty');
+  const format = prettyFactory({
+    // One line per event, its fields after the message; pid, host and Nest's context say nothing at a terminal.
+    singleLine: true,
+    ignore: 'pid,hostname,context',
+    translateTime: 'SYS:HH:MM:ss.l',
+  });
+  const stdout = pino.destination({ dest: 1, sync: true });
+  return { write: (line: string) => stdout.write(format(line)) };
+}
