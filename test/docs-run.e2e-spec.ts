@@ -126,7 +126,8 @@ describe('README.md and docs/clients.md: every block is run, or says why not', (
 
 describe("the docs name the catalog's default model", () => {
   const docs = ['README.md', ...fs.readdirSync(path.join(REPO_ROOT, 'docs')).map((name) => `docs/${name}`)];
-  const modelIds = new Set(CATALOG.models.map((model) => model.id));
+  // The tier ids are derived from the tier models, not rows of the file (docs/chat.md "Model ids").
+  const modelIds = new Set([...CATALOG.models.map((model) => model.id), 'sol', 'terra', 'luna']);
 
   it(`calls only ${CATALOG.default_model} (src/models/catalog.json default_model) the default`, () => {
     const claims: string[] = [];

@@ -1,5 +1,6 @@
 import type { CatalogEntry } from './catalog-entry';
 import { CATALOG_CREATED, offeredEfforts, wireEffort } from './model-catalog';
+import type { TierAlias } from './model-tiers';
 import type { UpstreamModelInfo } from './upstream-model-info';
 
 /**
@@ -7,7 +8,11 @@ import type { UpstreamModelInfo } from './upstream-model-info';
  * plus what agents use to configure themselves (docs/chat.md "Models"). A field whose value is
  * unknown is left out rather than guessed.
  */
-export function modelListEntry(entry: CatalogEntry, info: UpstreamModelInfo | undefined): Record<string, unknown> {
+export function modelListEntry(
+  entry: CatalogEntry,
+  info: UpstreamModelInfo | undefined,
+  alias?: TierAlias,
+): Record<string, unknown> {
   const efforts = offeredEfforts(entry.provider, info?.efforts ?? entry.reasoning_efforts);
   const result: Record<string, unknown> = {
     id: entry.id,
@@ -22,5 +27,12 @@ export function modelListEntry(entry: CatalogEntry, info: UpstreamModelInfo | un
   if (info?.inputModalities !== undefined) result.input_modalities = info.inputModalities;
   if (entry.reasoning_effort !== null) result.reasoning_effort = wireEffort(entry.provider, entry.reasoning_effort);
   if (efforts !== undefined && efforts.length > 0) result.supported_reasoning_efforts = efforts;
+  // A tier alias says which concrete id it means today, and whether the live list chose it
+  // (docs/endpoints.md "GET /v1/models").
+  if (alias) {
+    result.alias_for = alias.target;
+    result.tier = alias.tier;
+    result.tier_source = alias.source;
+  }
   return result;
 }
