@@ -116,7 +116,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     });
   });
 
-  describe('tier aliases and the default follow the live list (docs/chat.md "Models")', () => {
+  describe('tier aliases and the default follow the live list (docs/chat.md "Model ids")', () => {
     const chat = async (body: Json) => {
       fake().enqueue(textReply('ok'));
       const response = await fetch(`${gateway!.url}/v1/chat/completions`, {

@@ -123,7 +123,7 @@ describe('ModelCatalog with a live provider_a list (design.md §3)', () => {
     expect(catalog.resolve('sol-xhigh')).toMatchObject({ upstreamModel: 'gpt-5.6-sol', reasoningEffort: 'xhigh' });
   });
 
-  describe('tier aliases follow the live list (docs/chat.md "Models")', () => {
+  describe('tier aliases follow the live list (docs/chat.md "Model ids")', () => {
     const bundledTier = (catalog: ModelCatalog, tier: string) =>
       catalog.allEntries.find((row) => row.provider === 'provider_a' && row.upstream_model.endsWith(`-${tier}`))!
         .upstream_model;

@@ -53,7 +53,7 @@ describe(ModelCatalog.name, () => {
     });
 
     describe('prefix-free provider_a tier aliases for agent clients (docs/clients.md "Model ids")', () => {
-      // Without a live list a tier means the first model of that tier in the file (docs/chat.md "Models").
+      // Without a live list a tier means the first model of that tier in the file (docs/chat.md "Model ids").
       const firstOfTier = (tier: string) =>
         catalog.allEntries.find((row) => row.provider === 'provider_a' && row.upstream_model.endsWith(`-${tier}`))!
           .upstream_model;

@@ -45,7 +45,7 @@ export interface ResolveOverrides {
 
 /**
  * The default for a catalog file that names none: the `sol` tier alias, so a body without
- * `model` reaches whichever model leads that tier today (docs/chat.md "Models"); the built-in
+ * `model` reaches whichever model leads that tier today (docs/chat.md "Model ids"); the built-in
  * catalog names the same id.
  */
 export const FALLBACK_DEFAULT_MODEL = 'sol';
@@ -105,7 +105,7 @@ export class ModelCatalog {
     return this.state.listed;
   }
 
-  /** The model each provider_a tier (`sol`, `terra`, `luna`) means now (docs/chat.md "Models"). */
+  /** The model each provider_a tier (`sol`, `terra`, `luna`) means now (docs/chat.md "Model ids"). */
   get tiers(): readonly TierModel[] {
     return this.state.tiers;
   }
@@ -340,7 +340,7 @@ function validateEntry(row: unknown): string | undefined {
  * automatic task delegation": the CLI spawns sub-agents itself) and sends `effort: "xhigh"` for it
  * (test/fixtures/codex-oracle/codex-0.169.0.efforts.json); the backend refuses `"ultra"` with 400.
  * The gateway cannot delegate (the tools run on the client), so `ultra` ids are not listed; the
- * ids and the request value still resolve, to what the CLI sends (docs/chat.md "Models").
+ * ids and the request value still resolve, to what the CLI sends (docs/chat.md "Model ids").
  */
 const CLI_ONLY_EFFORTS: Partial<Record<ProviderId, Readonly<Record<string, string>>>> = {
   provider_a: { ultra: 'xhigh' },

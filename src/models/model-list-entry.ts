@@ -5,7 +5,7 @@ import type { UpstreamModelInfo } from './upstream-model-info';
 
 /**
  * One `/v1/models` entry (design.md §3): the contract's `id`, `object`, `created`, `owned_by`,
- * plus what agents use to configure themselves (docs/chat.md "Models"). A field whose value is
+ * plus what agents use to configure themselves (docs/chat.md "Model ids"). A field whose value is
  * unknown is left out rather than guessed.
  */
 export function modelListEntry(

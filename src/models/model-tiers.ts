@@ -2,7 +2,7 @@ import type { CatalogEntry } from './catalog-entry';
 import type { UpstreamModelInfo } from './upstream-model-info';
 
 /*
- * provider_a's model tiers (docs/chat.md "Models"): `sol`, `terra` and `luna` name whichever
+ * provider_a's model tiers (docs/chat.md "Model ids"): `sol`, `terra` and `luna` name whichever
  * model leads that tier today. The backend's list has no tier field (its `display_name` repeats
  * the slug and `upgrade` may point across tiers), so a model's tier is the last word of its slug.
  */

@@ -5,7 +5,7 @@ import { StructuredAllowlist } from './structured-allowlist';
 
 const ALL = ['provider_a', 'provider_b', 'provider_c'] as const;
 const catalog = ModelCatalog.load(undefined, ALL).bundledEntries();
-/** The tier models of the bundled catalog: the first model of each tier in the file (docs/chat.md "Models"). */
+/** The tier models of the bundled catalog: the first model of each tier in the file (docs/chat.md "Model ids"). */
 const tierModel = (tier: string) =>
   catalog.find((row) => row.provider === 'provider_a' && row.upstream_model.endsWith(`-${tier}`))!.upstream_model;
 const DEFAULT_IDS = ['sol', 'terra', 'luna'].flatMap((tier) =>

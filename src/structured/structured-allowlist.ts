@@ -102,7 +102,7 @@ export class StructuredAllowlist {
 }
 
 /**
- * Whether an id can serve strict schemas (contract endpoint rule 5): a provider_a tier model
+ * Whether an id can serve strict schemas (docs/structured.md "Models"): a provider_a tier model
  * (`*-sol`, `*-terra`, `*-luna`, aliases included) at an effort the route takes — the Codex CLI's
  * output-schema mode — or any row the catalog file marks `structured: true`. provider_b and
  * provider_c rows are never marked in the built-in catalog: neither family honours strict output.

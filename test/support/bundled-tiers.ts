@@ -14,7 +14,7 @@ const BUNDLED = (
 
 /**
  * The model a tier alias means while no live list is held: the first provider_a model of that
- * tier in the bundled catalog (docs/chat.md "Models"). Read from the file, so a catalog refresh
+ * tier in the bundled catalog (docs/chat.md "Model ids"). Read from the file, so a catalog refresh
  * needs no test edit.
  */
 export function bundledTierModel(tier: 'sol' | 'terra' | 'luna'): { model: string; effort: string | null } {

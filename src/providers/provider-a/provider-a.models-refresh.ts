@@ -113,7 +113,7 @@ export class ProviderAModelsRefresh {
   }
 
   /**
-   * A tier the live list lacks keeps its bundled model (docs/chat.md "Models"); said once per
+   * A tier the live list lacks keeps its bundled model (docs/chat.md "Model ids"); said once per
    * refresh so an operator sees why `sol` did not move.
    */
   private warnMissingTiers(): void {
