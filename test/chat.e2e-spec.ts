@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
+import { bundledTierModel } from './support/bundled-tiers';
 import { FakeProviderA } from './support/fake-provider-a';
 import {
   completed,
@@ -110,8 +111,10 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     const chunks = dataLines(await response.text())
       .filter((line) => line !== '[DONE]')
       .map((line) => JSON.parse(line));
-    expect(fake.lastBody()?.model).toBe('gpt-6.2-sol');
-    expect(chunks.every((chunk) => chunk.model === 'gpt-6.2-sol')).toBe(true);
+    // The default is the `sol` tier id: the upstream gets the sol tier model, the client the id
+    // that was used (docs/chat.md "Model ids").
+    expect(fake.lastBody()?.model).toBe(bundledTierModel('sol').model);
+    expect(chunks.every((chunk) => chunk.model === 'sol')).toBe(true);
     expect(chunks.at(-1)).toMatchObject({
       choices: [],
       usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 },

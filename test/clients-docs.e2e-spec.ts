@@ -4,6 +4,7 @@ import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
+import { bundledTierModel } from './support/bundled-tiers';
 import { rawRequest } from './support/raw-http';
 import { fakeUpstream, READ_FILE_PARAMETERS } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
@@ -20,8 +21,8 @@ import {
  * What docs/clients.md's SDK sections rely on, checked in detail: the SDKs that can run offline
  * (`openai`, the AI SDK, LangChain's `@langchain/openai` 0.6) configured as the page shows, with
  * the prefix-free alias `sol`, against the gateway and a scripted fake provider_a. The alias must
- * reach the upstream as `gpt-5.6-sol` with the catalog's effort, and be counted under its own
- * name. The page's code blocks themselves are taken out of the Markdown and run as written by
+ * reach the upstream as the sol tier model with the catalog's effort, and be counted under its
+ * own name. The live model list is off, so the tiers are the bundled catalog's. The page's code blocks themselves are taken out of the Markdown and run as written by
  * test/docs-run.e2e-spec.ts.
  */
 const ALIAS = 'alias-check';
@@ -33,6 +34,7 @@ const upstream = fakeUpstream({
     ...providerASettings(fake, home, { transport: 'sse' }),
     GATEWAY_PROVIDERS: 'provider_a',
     PROVIDER_A_TIMEOUT: '8s',
+    PROVIDER_A_MODELS_REFRESH: '0',
   }),
 });
 let baseURL = '';
@@ -80,18 +82,19 @@ afterAll(async () => {
 beforeEach(() => upstream.fake.reset());
 
 describe('docs/clients.md "Model ids"', () => {
-  it('lists the aliases beside the gpt-5.6 ids in /v1/models', async () => {
+  it('lists the tier aliases beside the ids of the tier models in /v1/models', async () => {
     const client = new OpenAI({ baseURL, apiKey: ALIAS, maxRetries: 0 });
     const ids = [];
     for await (const model of client.models.list()) ids.push(model.id);
-    for (const tier of ['sol', 'terra', 'luna']) {
-      expect(ids).toEqual(expect.arrayContaining([tier, `${tier}-high`, `${tier}-fast-xhigh`, `gpt-5.6-${tier}`]));
+    for (const tier of ['sol', 'terra', 'luna'] as const) {
+      const model = bundledTierModel(tier).model;
+      expect(ids).toEqual(expect.arrayContaining([tier, `${tier}-high`, `${tier}-fast-xhigh`, model, `${model}-high`]));
     }
   });
 });
 
 describe('the openai SDK as configured in docs/clients.md', () => {
-  it('streams a tool call for `sol`, reports usage, and sends gpt-5.6-sol upstream with its catalog effort', async () => {
+  it('streams a tool call for `sol`, reports usage, and sends the sol tier model upstream with its catalog effort', async () => {
     const client = new OpenAI({ baseURL, apiKey: ALIAS, maxRetries: 0, timeout: 8000 });
     const callId = scriptReadFileCall('README.md');
     const completion = await client.chat.completions
@@ -111,14 +114,14 @@ describe('the openai SDK as configured in docs/clients.md', () => {
       prompt_tokens: DEFAULT_USAGE.input_tokens,
       completion_tokens: DEFAULT_USAGE.output_tokens,
     });
-    expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-sol', effort: 'low' });
+    expect(lastUpstreamModel()).toEqual(bundledTierModel('sol'));
   });
 
   it('counts the alias under its own name in gateway_chat_api_requests_total', async () => {
     scriptText(['ok']);
     const client = new OpenAI({ baseURL, apiKey: ALIAS, maxRetries: 0, timeout: 8000 });
     await client.chat.completions.create({ model: 'terra-high', messages: [{ role: 'user', content: 'hi' }] });
-    expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-terra', effort: 'high' });
+    expect(lastUpstreamModel()).toEqual({ model: bundledTierModel('terra').model, effort: 'high' });
     const metrics = await rawRequest(`${baseURL.replace(/\/v1$/, '')}/metrics`, {
       headers: { authorization: `Bearer ${ALIAS}` },
     });
@@ -186,7 +189,7 @@ describe('LangChain @langchain/openai 0.6 as configured in docs/clients.md', () 
       input_tokens: DEFAULT_USAGE.input_tokens,
       output_tokens: DEFAULT_USAGE.output_tokens,
     });
-    expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-sol', effort: 'low' });
+    expect(lastUpstreamModel()).toEqual(bundledTierModel('sol'));
 
     scriptText(['It boots ', 'the app.']);
     const second = await streamed([

@@ -133,7 +133,8 @@ describe("the docs name the catalog's default model", () => {
       .filter((name) => name.endsWith('.md'))
       .map((name) => `docs/${name}`),
   ];
-  const modelIds = new Set(CATALOG.models.map((model) => model.id));
+  // The tier ids are derived from the tier models, not rows of the file (docs/chat.md "Model ids").
+  const modelIds = new Set([...CATALOG.models.map((model) => model.id), 'sol', 'terra', 'luna']);
 
   it(`calls only ${CATALOG.default_model} (src/models/catalog.json default_model) the default`, () => {
     const claims: string[] = [];

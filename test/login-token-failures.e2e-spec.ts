@@ -7,6 +7,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { writeAuthFile } from './support/provider-a-fixtures';
 import { writeCredsFile } from './support/provider-b-fixtures';
+import { bundledTierModel } from './support/bundled-tiers';
 
 /**
  * A token endpoint that gives no answer is the same honest answer on provider_a and provider_b
@@ -130,7 +131,8 @@ describe('an unreachable token endpoint', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         request_id: 'r-token',
-        model: 'gpt-5.6-sol',
+        // On the default structured allowlist (docs/structured.md "Models").
+        model: bundledTierModel('sol').model,
         input: 'x',
         schema: { type: 'object', additionalProperties: false, required: ['a'], properties: { a: { type: 'string' } } },
       }),

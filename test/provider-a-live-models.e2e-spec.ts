@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
+import type { FakeModel } from './support/fake-provider-a-rules';
+import { bundledTierModel } from './support/bundled-tiers';
 import { cliModelList } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
@@ -18,6 +20,22 @@ const CLI_MODELS_GET = (
     ),
   ) as Json
 ).transcript.find((entry: Json) => entry.kind === 'http' && entry.method === 'GET') as Json;
+
+const bundledTier = (tier: 'sol' | 'terra' | 'luna') => bundledTierModel(tier).model;
+
+/**
+ * A backend list a newer Codex release could see: a new sol model first (`priority` 0), a new
+ * astra, and the terra and luna models of the pinned CLI's list.
+ */
+function newerList(): FakeModel[] {
+  const pinned = cliModelList();
+  const like = (slug: string, from: string, priority: number): FakeModel => ({
+    ...pinned.find((model) => model.slug === from)!,
+    slug,
+    priority,
+  });
+  return [like('gpt-6.2-sol', 'gpt-6.1-sol', 0), like('gpt-6.2-astra', 'gpt-6-astra', 0), ...pinned];
+}
 
 /** Polls `check` until it holds; the bound is generous and never asserted as a speed. */
 async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, boundMs = 20_000): Promise<T> {
@@ -96,6 +114,103 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       model: 'gpt-7-sol',
       reasoning: { effort: 'high', context: 'all_turns' },
       client_metadata: { ws_request_header_x_openai_internal_codex_responses_lite: 'true' },
+    });
+  });
+
+  describe('tier aliases and the default follow the live list (docs/chat.md "Model ids")', () => {
+    const chat = async (body: Json) => {
+      fake().enqueue(textReply('ok'));
+      const response = await fetch(`${gateway!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
+      });
+      expect(response.status).toBe(200);
+      return fake().lastBody() as Json;
+    };
+    const aliasEntry = async (id: string) => (await models()).find((model) => model.id === id);
+    const start = async () => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), home()),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
+      });
+    };
+
+    it('lists the new models, and no model, sol, sol-high and sol-fast reach the first sol model; terra and luna the first of theirs', async () => {
+      fake().serveModels(newerList());
+      await start();
+      const ids = await eventually(modelIds, (list) => list.includes('gpt-6.2-sol'));
+      expect(ids).toEqual(expect.arrayContaining(['gpt-6.2-sol', 'gpt-6.2-astra', 'gpt-6.1-terra', 'gpt-6-luna']));
+      expect(await aliasEntry('sol-high')).toMatchObject({
+        family: 'gpt-6.2-sol',
+        alias_for: 'gpt-6.2-sol-high',
+        tier: 'sol',
+        tier_source: 'live_list',
+      });
+
+      expect(await chat({})).toMatchObject({ model: 'gpt-6.2-sol', reasoning: { effort: 'low' } });
+      expect(await chat({ model: 'sol' })).toMatchObject({ model: 'gpt-6.2-sol' });
+      expect(await chat({ model: 'sol-high' })).toMatchObject({ model: 'gpt-6.2-sol', reasoning: { effort: 'high' } });
+      const fast = await chat({ model: 'sol-fast' });
+      expect(fast).toMatchObject({ model: 'gpt-6.2-sol', service_tier: 'priority' });
+      expect((await chat({ model: 'terra' })).model).toBe('gpt-6.1-terra');
+      expect((await chat({ model: 'luna-fast-high' })).model).toBe('gpt-6-luna');
+      // An explicit id keeps meaning exactly that model.
+      expect((await chat({ model: 'gpt-6.1-sol-high' })).model).toBe('gpt-6.1-sol');
+      const refreshed = gateway!.logs.lines.map((line) => JSON.parse(line) as Json);
+      expect(refreshed.find((line) => line.event === 'provider_a_models_refreshed')?.tiers).toEqual({
+        sol: 'gpt-6.2-sol',
+        terra: 'gpt-6.1-terra',
+        luna: 'gpt-6-luna',
+      });
+    });
+
+    it("a tier is the live list's choice: with gpt-6.1-terra hidden, terra is the next terra model the list offers", async () => {
+      fake().serveModels(
+        newerList().map((model) => (model.slug === 'gpt-6.1-terra' ? { ...model, visibility: 'hide' } : model)),
+      );
+      await start();
+      await eventually(modelIds, (list) => list.includes('gpt-6.2-sol'));
+      expect((await chat({ model: 'terra-high' })).model).toBe('gpt-5.6-terra');
+      expect(await aliasEntry('terra')).toMatchObject({ alias_for: 'gpt-5.6-terra', tier_source: 'live_list' });
+    });
+
+    it('a list without a luna model keeps the bundled luna model, says so in /v1/models and in one warning', async () => {
+      fake().serveModels(newerList().filter((model) => !model.slug.endsWith('-luna')));
+      await start();
+      await eventually(modelIds, (list) => list.includes('gpt-6.2-sol'));
+      expect(await aliasEntry('luna')).toMatchObject({
+        family: bundledTier('luna'),
+        tier: 'luna',
+        tier_source: 'bundled_catalog',
+      });
+      const warning = gateway!.logs.lines
+        .map((line) => JSON.parse(line) as Json)
+        .find((line) => line.event === 'provider_a_tier_not_in_live_list');
+      expect(warning).toMatchObject({
+        tiers: { luna: bundledTier('luna') },
+        fix: expect.stringContaining('GET /v1/models'),
+      });
+      // The fake answers only models its list holds: it gets luna back (the gateway's list is not refetched).
+      fake().serveModels(newerList());
+      expect((await chat({ model: 'luna' })).model).toBe(bundledTier('luna'));
+      expect((await chat({ model: 'sol' })).model).toBe('gpt-6.2-sol');
+    });
+
+    it('without a live list (the fetch fails) every tier and the default are the bundled tier models', async () => {
+      fake().serveModels(newerList());
+      fake().failModelsList(503, 10);
+      await start();
+      await eventually(
+        async () => fake().modelsRequests(),
+        (list) => list.length > 0,
+      );
+      expect(await aliasEntry('sol')).toMatchObject({ family: bundledTier('sol'), tier_source: 'bundled_catalog' });
+      expect((await chat({})).model).toBe(bundledTier('sol'));
+      expect((await chat({ model: 'sol-high' })).model).toBe(bundledTier('sol'));
+      expect((await chat({ model: 'terra' })).model).toBe(bundledTier('terra'));
+      expect((await chat({ model: 'luna' })).model).toBe(bundledTier('luna'));
     });
   });
 

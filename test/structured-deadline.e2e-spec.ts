@@ -153,7 +153,7 @@ describe('structured deadline, upstream failures and output', () => {
     const answer = await postStructured(
       harness.gateway,
       structuredBody({
-        model: 'gpt-5.6-luna-fast',
+        model: 'gpt-6-luna-fast',
         reasoning_effort: 'xhigh',
         operation: 'weird op/name',
         schema_name: undefined,
@@ -161,7 +161,7 @@ describe('structured deadline, upstream failures and output', () => {
     );
     expect(answer.status).toBe(200);
     const body = harness.fake.lastBody()!;
-    expect(body).toMatchObject({ model: 'gpt-5.6-luna', service_tier: 'priority', reasoning: { effort: 'xhigh' } });
+    expect(body).toMatchObject({ model: 'gpt-6-luna', service_tier: 'priority', reasoning: { effort: 'xhigh' } });
     expect((body.text as { format: { name: string } }).format.name).toBe('weird_op_name');
     expect(body.prompt_cache_key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
@@ -232,7 +232,7 @@ describe('structured queue (gateway-behaviours.md §4.3)', () => {
       harness.fake.enqueue(HANGING, extractionReply());
       const chat = new AbortController();
       const toolTurn = {
-        model: 'gpt-5.6-sol',
+        model: 'gpt-6.1-terra',
         stream: true,
         tools: [
           {

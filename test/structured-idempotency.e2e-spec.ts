@@ -72,8 +72,8 @@ describe('structured idempotency', () => {
     expect((await postStructured(harness.gateway, keyed('k-conflict'))).status).toBe(200);
     const before = await idempotencyCounts(harness);
     const variants = [
-      { model: 'gpt-5.6-terra' },
-      { model: 'gpt-5.6-sol-low' },
+      { model: 'gpt-6-luna' },
+      { model: 'gpt-6.1-terra-low' },
       { reasoning_effort: 'high' },
       { verbosity: 'high' },
       {
@@ -132,7 +132,7 @@ describe('structured idempotency', () => {
         "additionalProperties": false,
         "type": "object"
       },
-      "input": "Revenue grew 12% in the third quarter.", "model": "gpt-5.6-sol", "idempotency_key": "k-canonical", "request_id": "again"}`;
+      "input": "Revenue grew 12% in the third quarter.", "model": "gpt-6.1-terra", "idempotency_key": "k-canonical", "request_id": "again"}`;
     const replay = await postStructured(harness.gateway, reordered);
     expect([replay.status, replay.body.idempotent_replay]).toEqual([200, true]);
     expect(harness.fake.requests()).toHaveLength(1);

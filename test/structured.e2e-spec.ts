@@ -1,3 +1,4 @@
+import { bundledTierModel } from './support/bundled-tiers';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -26,6 +27,22 @@ import {
 jest.setTimeout(20_000);
 
 const FIXTURES = path.join(__dirname, 'fixtures', 'contract-2.0.0');
+const GOLDEN_BUILD = {
+  BUILD_VERSION: 'v0.1.0',
+  BUILD_COMMIT: '0'.repeat(40),
+  BUILD_DATE: '2026-01-01T00:00:00Z',
+};
+/**
+ * The allowlist the contract's golden pair was computed with: the 30 ids of the gpt-5.6 tier
+ * models. The default follows the bundled tier models (docs/structured.md "Models").
+ */
+const GOLDEN_ALLOWLIST = ['sol', 'terra', 'luna']
+  .flatMap((tier) =>
+    ['', '-fast'].flatMap((fast) =>
+      ['', '-low', '-medium', '-high', '-xhigh'].map((effort) => `gpt-5.6-${tier}${fast}${effort}`),
+    ),
+  )
+  .join(',');
 const fixture = (name: string) =>
   JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
 
@@ -33,11 +50,7 @@ describe('POST /v1/structured/inference', () => {
   let harness: StructuredHarness;
 
   beforeAll(async () => {
-    harness = await startStructured({
-      BUILD_VERSION: 'v0.1.0',
-      BUILD_COMMIT: '0'.repeat(40),
-      BUILD_DATE: '2026-01-01T00:00:00Z',
-    });
+    harness = await startStructured(GOLDEN_BUILD);
   });
   afterAll(async () => harness?.close());
   beforeEach(() => harness.fake.reset());
@@ -57,66 +70,72 @@ describe('POST /v1/structured/inference', () => {
     });
 
     it('answers the golden request with the golden success, then the golden conflict', async () => {
-      const request = fixture('request.json');
-      harness.fake.enqueue({
-        frames: [
-          created('resp_golden_1', 'gpt-5.6-sol'),
-          textDelta('{"headline":"Q3 revenue up 12%","growth_percent":12}'),
-          completed({ input_tokens: 42, output_tokens: 9, total_tokens: 51 }, 'resp_golden_1', 'gpt-5.6-sol'),
-        ],
-      });
-      const success = await postStructured(harness.gateway, request);
-      expect(success.status).toBe(200);
-      const expected = fixture('success.json');
-      const { latency_ms: latency, build, ...rest } = success.body;
-      const { latency_ms: _latency, build: expectedBuild, ...expectedRest } = expected;
-      expect(rest).toEqual(expectedRest);
-      expect(Object.keys(success.body)).toEqual(Object.keys(expected));
-      expect(Number.isInteger(latency) && (latency as number) >= 0).toBe(true);
-      expect(Object.keys(build as object).sort()).toEqual(Object.keys(expectedBuild as object).sort());
-      expect(build).toMatchObject({
-        version: 'v0.1.0',
-        commit: '0'.repeat(40),
-        build_date: '2026-01-01T00:00:00Z',
-        modified: false,
-      });
-      expect((build as { go_version: string }).go_version).toMatch(/^node\d+\.\d+\.\d+$/);
+      // The golden pair was computed with the gpt-5.6 tier ids as the allowlist (its model_policy_version).
+      const harness = await startStructured({ ...GOLDEN_BUILD, STRUCTURED_MODELS: GOLDEN_ALLOWLIST });
+      try {
+        const request = fixture('request.json');
+        harness.fake.enqueue({
+          frames: [
+            created('resp_golden_1', 'gpt-5.6-sol'),
+            textDelta('{"headline":"Q3 revenue up 12%","growth_percent":12}'),
+            completed({ input_tokens: 42, output_tokens: 9, total_tokens: 51 }, 'resp_golden_1', 'gpt-5.6-sol'),
+          ],
+        });
+        const success = await postStructured(harness.gateway, request);
+        expect(success.status).toBe(200);
+        const expected = fixture('success.json');
+        const { latency_ms: latency, build, ...rest } = success.body;
+        const { latency_ms: _latency, build: expectedBuild, ...expectedRest } = expected;
+        expect(rest).toEqual(expectedRest);
+        expect(Object.keys(success.body)).toEqual(Object.keys(expected));
+        expect(Number.isInteger(latency) && (latency as number) >= 0).toBe(true);
+        expect(Object.keys(build as object).sort()).toEqual(Object.keys(expectedBuild as object).sort());
+        expect(build).toMatchObject({
+          version: 'v0.1.0',
+          commit: '0'.repeat(40),
+          build_date: '2026-01-01T00:00:00Z',
+          modified: false,
+        });
+        expect((build as { go_version: string }).go_version).toMatch(/^node\d+\.\d+\.\d+$/);
 
-      const [upstream] = harness.fake.requests();
-      expect(upstream.body).toMatchObject({
-        model: 'gpt-5.6-sol',
-        // gpt-5.6-sol takes the Responses lite shape (its instructions travel as developer input).
-        reasoning: { effort: 'high', context: 'all_turns' },
-        text: {
-          verbosity: 'low',
-          format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema: request.schema },
-        },
-        stream: true,
-        store: false,
-      });
-      for (const key of [
-        'tools',
-        'instructions',
-        'tool_choice',
-        'parallel_tool_calls',
-        'include',
-        'max_output_tokens',
-      ]) {
-        expect(upstream.body).not.toHaveProperty(key);
+        const [upstream] = harness.fake.requests();
+        expect(upstream.body).toMatchObject({
+          model: 'gpt-5.6-sol',
+          // gpt-5.6-sol takes the Responses lite shape (its instructions travel as developer input).
+          reasoning: { effort: 'high', context: 'all_turns' },
+          text: {
+            verbosity: 'low',
+            format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema: request.schema },
+          },
+          stream: true,
+          store: false,
+        });
+        for (const key of [
+          'tools',
+          'instructions',
+          'tool_choice',
+          'parallel_tool_calls',
+          'include',
+          'max_output_tokens',
+        ]) {
+          expect(upstream.body).not.toHaveProperty(key);
+        }
+        expect(Object.keys(upstream.body!.client_metadata as object).sort()).toEqual([
+          'ws_request_header_x_openai_internal_codex_responses_lite',
+          'x-codex-ws-stream-request-start-ms',
+        ]);
+
+        const conflict = await postStructured(harness.gateway, {
+          ...request,
+          request_id: 'golden-req-0002',
+          model: 'gpt-5.6-terra',
+        });
+        expect(conflict.status).toBe(409);
+        expect(conflict.body).toEqual(fixture('error.json'));
+        expect(harness.fake.requests()).toHaveLength(1);
+      } finally {
+        await harness.close();
       }
-      expect(Object.keys(upstream.body!.client_metadata as object).sort()).toEqual([
-        'ws_request_header_x_openai_internal_codex_responses_lite',
-        'x-codex-ws-stream-request-start-ms',
-      ]);
-
-      const conflict = await postStructured(harness.gateway, {
-        ...request,
-        request_id: 'golden-req-0002',
-        model: 'gpt-5.6-terra',
-      });
-      expect(conflict.status).toBe(409);
-      expect(conflict.body).toEqual(fixture('error.json'));
-      expect(harness.fake.requests()).toHaveLength(1);
     });
   });
 
@@ -236,7 +255,7 @@ describe('POST /v1/structured/inference', () => {
       for (let level = 0; level < 10_000; level++) deepSchema = `{"type":"array","items":${deepSchema}}`;
       const deep = await postStructured(
         harness.gateway,
-        `{"request_id":"r-deep","model":"gpt-5.6-sol","input":"x","schema":${deepSchema}}`,
+        `{"request_id":"r-deep","model":"gpt-6.1-terra","input":"x","schema":${deepSchema}}`,
       );
       expect(deep.body).toEqual({
         error: { code: 'invalid_request', message: 'the request body nests arrays and objects deeper than 256 levels' },
@@ -261,7 +280,7 @@ describe('POST /v1/structured/inference', () => {
       const nest = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
       const enumDeep = await postStructured(
         harness.gateway,
-        `{"request_id":"r-enum","model":"gpt-5.6-sol","input":"x","schema":{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string","enum":${nest(5000)}}}}}`,
+        `{"request_id":"r-enum","model":"gpt-6.1-terra","input":"x","schema":{"type":"object","additionalProperties":false,"required":["a"],"properties":{"a":{"type":"string","enum":${nest(5000)}}}}}`,
       );
       expect([enumDeep.status, enumDeep.error?.code]).toEqual([400, 'invalid_request']);
       expect(harness.fake.requests()).toHaveLength(0);
@@ -336,14 +355,17 @@ describe('POST /v1/structured/inference', () => {
     });
 
     it('answers unsupported_model 404 for provider_b and provider_c ids and unknown ids (item 41)', async () => {
-      for (const model of ['gemini-2.5-pro', 'sonnet', 'gpt-5.6-SOL', 'provider_a/gpt-5.6-sol']) {
+      for (const model of ['gemini-2.5-pro', 'sonnet', 'gpt-6.1-TERRA', 'provider_a/gpt-6.1-terra']) {
         const answer = await postStructured(harness.gateway, structuredBody({ model }));
         expect([answer.status, answer.error?.code, answer.error?.message]).toEqual([
           404,
           'unsupported_model',
           'model is not enabled for structured inference',
         ]);
-        expect(answer.error?.details?.[0]).toMatch(/^supported models: gpt-5\.6-luna, gpt-5\.6-luna-fast, /);
+        // The default allowlist: the ids of the bundled tier models (docs/structured.md "Models").
+        expect(answer.error?.details?.[0]).toMatch(/^supported models: /);
+        for (const tier of ['sol', 'terra', 'luna'] as const)
+          expect(answer.error?.details?.[0]).toContain(`${bundledTierModel(tier).model}-fast-xhigh`);
       }
       expect(harness.fake.requests()).toHaveLength(0);
     });
@@ -395,13 +417,13 @@ describe('POST /v1/structured/inference', () => {
       expect(metrics).not.toContain('my-secret-model-name');
       expect(
         await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', {
-          model: 'gpt-5.6-sol',
+          model: 'gpt-6.1-terra',
           result: 'success',
         }),
       ).toBeGreaterThan(0);
       expect(
         await metricValue(gateway, 'gateway_chat_api_structured_tokens_total', {
-          model: 'gpt-5.6-sol',
+          model: 'gpt-6.1-terra',
           kind: 'prompt',
         }),
       ).toBeGreaterThanOrEqual(42);
@@ -473,7 +495,7 @@ describe('POST /v1/structured/inference', () => {
         expect(text).not.toContain(marker);
       expect(harness.gateway.logs.records('structured_success').at(-1)).toMatchObject({
         request_id: 'req-1',
-        model: 'gpt-5.6-sol',
+        model: 'gpt-6.1-terra',
       });
     });
   });

@@ -123,6 +123,66 @@ describe('ModelCatalog with a live provider_a list (design.md §3)', () => {
     expect(catalog.resolve('sol-xhigh')).toMatchObject({ upstreamModel: 'gpt-5.6-sol', reasoningEffort: 'xhigh' });
   });
 
+  describe('tier aliases follow the live list (docs/chat.md "Model ids")', () => {
+    const bundledTier = (catalog: ModelCatalog, tier: string) =>
+      catalog.allEntries.find((row) => row.provider === 'provider_a' && row.upstream_model.endsWith(`-${tier}`))!
+        .upstream_model;
+
+    it('each tier is the first listed model of that tier in priority order; explicit ids keep their model', () => {
+      const catalog = fresh();
+      catalog.applyLiveList('provider_a', [
+        live('gpt-6.1-sol', { priority: 3 }),
+        live('gpt-7-sol', { priority: 2, efforts: ['low', 'high'], defaultEffort: 'high' }),
+        live('gpt-7-sol-preview', { priority: 0 }),
+        live('gpt-8-sol', { priority: 1, listed: false }),
+        live('gpt-7-terra', { priority: 5 }),
+        live('gpt-6-terra', { priority: 4 }),
+      ]);
+      expect(catalog.tiers).toEqual([
+        { tier: 'sol', upstreamModel: 'gpt-7-sol', source: 'live_list' },
+        { tier: 'terra', upstreamModel: 'gpt-6-terra', source: 'live_list' },
+        { tier: 'luna', upstreamModel: bundledTier(catalog, 'luna'), source: 'bundled_catalog' },
+      ]);
+      expect(catalog.resolve('sol')).toMatchObject({
+        requestedId: 'sol',
+        upstreamModel: 'gpt-7-sol',
+        reasoningEffort: 'high',
+      });
+      expect(catalog.resolve('sol-fast-low')).toMatchObject({ upstreamModel: 'gpt-7-sol', serviceTier: 'priority' });
+      // The tier model lists no xhigh: neither does its alias.
+      expect(catalog.resolve('sol-xhigh')).toBeUndefined();
+      expect(catalog.resolve('gpt-6.1-sol-xhigh')).toMatchObject({ upstreamModel: 'gpt-6.1-sol' });
+      expect(catalog.aliasOf('sol-high')).toEqual({ tier: 'sol', target: 'gpt-7-sol-high', source: 'live_list' });
+      expect(catalog.resolve('luna')?.upstreamModel).toBe(bundledTier(catalog, 'luna'));
+    });
+
+    it('a refused tier model hands the tier to the next one; an empty list gives every tier back to the file', () => {
+      const catalog = fresh();
+      catalog.applyLiveList('provider_a', [live('gpt-7-sol', { priority: 1 }), live('gpt-6.1-sol', { priority: 2 })]);
+      catalog.dropUpstreamModel('provider_a', 'gpt-7-sol');
+      expect(catalog.resolve('sol')?.upstreamModel).toBe('gpt-6.1-sol');
+      catalog.applyLiveList('provider_a', []);
+      for (const tier of ['sol', 'terra', 'luna']) {
+        expect(catalog.resolve(tier)?.upstreamModel).toBe(bundledTier(catalog, tier));
+        expect(catalog.aliasOf(tier)?.source).toBe('bundled_catalog');
+      }
+    });
+
+    it('/v1/models says which id an alias means today and where that came from', () => {
+      const catalog = fresh();
+      catalog.applyLiveList('provider_a', [live('gpt-7-sol', { priority: 1 })]);
+      const row = catalog.get('sol-fast-high')!;
+      expect(modelListEntry(row, catalog.upstreamInfo(row.upstream_model), catalog.aliasOf(row.id))).toMatchObject({
+        id: 'sol-fast-high',
+        family: 'gpt-7-sol',
+        reasoning_effort: 'high',
+        alias_for: 'gpt-7-sol-fast-high',
+        tier: 'sol',
+        tier_source: 'live_list',
+      });
+    });
+  });
+
   it('ignores the live list of a disabled family', () => {
     const catalog = ModelCatalog.load(undefined, ['provider_b']);
     catalog.applyLiveList('provider_a', [live('gpt-7-sol')]);

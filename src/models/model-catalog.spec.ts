@@ -52,25 +52,35 @@ describe(ModelCatalog.name, () => {
       for (const entry of catalog.entries) if (entry.structured) expect(entry.provider).toBe('provider_a');
     });
 
-    describe('prefix-free provider_a aliases for agent clients (docs/clients.md "Model ids")', () => {
-      const gptIds = ids.filter((id) => id.startsWith('gpt-5.6-'));
+    describe('prefix-free provider_a tier aliases for agent clients (docs/clients.md "Model ids")', () => {
+      // Without a live list a tier means the first model of that tier in the file (docs/chat.md "Model ids").
+      const firstOfTier = (tier: string) =>
+        catalog.allEntries.find((row) => row.provider === 'provider_a' && row.upstream_model.endsWith(`-${tier}`))!
+          .upstream_model;
+      const tierIds = (tier: string) =>
+        ids.filter((id) => id === firstOfTier(tier) || id.startsWith(`${firstOfTier(tier)}-`));
       // Clients route these prefixes to /v1/responses (Continue `cn`) or treat them as reasoning models.
       const RESPONSES_PREFIX = /^(gpt-5|o\d)/;
 
-      it('has one alias per gpt-5.6 id, the id without "gpt-5.6-", resolving exactly like it', () => {
-        expect(gptIds.length).toBeGreaterThanOrEqual(30);
-        for (const id of gptIds) {
-          const alias = id.slice('gpt-5.6-'.length);
-          expect(catalog.resolve(alias)).toEqual({ ...catalog.resolve(id), requestedId: alias, catalogId: alias });
-        }
-      });
+      it.each(['sol', 'terra', 'luna'])(
+        'has one %s alias per id of the tier model, resolving exactly like it',
+        (tier) => {
+          expect(tierIds(tier).length).toBeGreaterThanOrEqual(10);
+          for (const id of tierIds(tier)) {
+            const alias = tier + id.slice(firstOfTier(tier).length);
+            expect(catalog.resolve(alias)).toEqual({ ...catalog.resolve(id), requestedId: alias, catalogId: alias });
+            expect(catalog.aliasOf(alias)).toEqual({ tier, target: id, source: 'bundled_catalog' });
+            expect(alias).not.toMatch(RESPONSES_PREFIX);
+            // Off the structured allowlist: one id per policy row.
+            expect(catalog.get(alias)?.structured).toBe(false);
+          }
+        },
+      );
 
-      it('are free of the prefixes that clients route elsewhere', () => {
-        for (const id of gptIds) expect(id.slice('gpt-5.6-'.length)).not.toMatch(RESPONSES_PREFIX);
-      });
-
-      it('keeps aliases off the structured allowlist: one id per policy row, the contract default unchanged', () => {
-        for (const id of gptIds) expect(catalog.get(id.slice('gpt-5.6-'.length))?.structured).toBe(false);
+      it('the catalog file itself holds no tier alias rows: they are derived, so they follow the tiers', () => {
+        const fileIds = catalog.allEntries.map((row) => row.id);
+        expect(fileIds.filter((id) => /^(sol|terra|luna)(-|$)/.test(id))).toEqual([]);
+        expect(catalog.defaultModel).toBe('sol');
       });
     });
 
@@ -156,8 +166,19 @@ describe(ModelCatalog.name, () => {
       expect(
         ModelCatalog.load(write('m.json', { default_model: 'team-model', models: [entry()] }), ALL).defaultModel,
       ).toBe('team-model');
-      expect(ModelCatalog.load(write('n.json', { models: [entry()] }), ALL).defaultModel).toBe('gpt-6.2-sol');
-      expect(ModelCatalog.load(undefined, ALL).defaultModel).toBe('gpt-6.2-sol');
+      expect(ModelCatalog.load(write('n.json', { models: [entry()] }), ALL).defaultModel).toBe('sol');
+      expect(ModelCatalog.load(undefined, ALL).defaultModel).toBe('sol');
+    });
+
+    it('accepts a tier alias as default_model when the file has a model of that tier, and lets its own rows win', () => {
+      const sol = entry({ id: 'gpt-9-sol', provider: 'provider_a', upstream_model: 'gpt-9-sol' });
+      const own = entry({ id: 'terra', provider: 'provider_a', upstream_model: 'gpt-9-sol' });
+      const catalog = ModelCatalog.load(write('a.json', { default_model: 'terra', models: [sol, own] }), ALL);
+      expect(catalog.resolve('sol')?.upstreamModel).toBe('gpt-9-sol');
+      expect(catalog.aliasOf('terra')).toBeUndefined();
+      expect(() => ModelCatalog.load(write('b.json', { default_model: 'luna', models: [sol] }), ALL)).toThrow(
+        /"default_model" must name a model id of the catalog or a tier alias/,
+      );
     });
 
     it('uses only the entries of the given file', () => {

@@ -6,6 +6,8 @@ import type { ProviderId } from '../core/provider-id';
 import { PROVIDER_IDS } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
+import type { TierAlias, TierModel } from './model-tiers';
+import { pickTierModels, tierAliasRows } from './model-tiers';
 import type { UpstreamModelInfo } from './upstream-model-info';
 import { mergeInfo, parseUpstreamModels } from './upstream-model-info';
 
@@ -42,10 +44,11 @@ export interface ResolveOverrides {
 }
 
 /**
- * The default for a catalog file that names none: the latest `sol` tier model of provider_a
- * (contract "What the service does"); the built-in catalog names the same id.
+ * The default for a catalog file that names none: the `sol` tier alias, so a body without
+ * `model` reaches whichever model leads that tier today (docs/chat.md "Model ids"); the built-in
+ * catalog names the same id.
  */
-export const FALLBACK_DEFAULT_MODEL = 'gpt-6.2-sol';
+export const FALLBACK_DEFAULT_MODEL = 'sol';
 
 /** The catalog as routes see it at one moment: swapped whole when a live list arrives. */
 interface CatalogState {
@@ -56,6 +59,9 @@ interface CatalogState {
   readonly infos: ReadonlyMap<string, UpstreamModelInfo>;
   /** Rows `/v1/models` shows. */
   readonly listed: readonly CatalogEntry[];
+  /** The model each provider_a tier means now, and the alias ids that stand for it. */
+  readonly tiers: readonly TierModel[];
+  readonly aliases: ReadonlyMap<string, TierAlias>;
 }
 
 export class ModelCatalog {
@@ -99,6 +105,24 @@ export class ModelCatalog {
     return this.state.listed;
   }
 
+  /** The model each provider_a tier (`sol`, `terra`, `luna`) means now (docs/chat.md "Model ids"). */
+  get tiers(): readonly TierModel[] {
+    return this.state.tiers;
+  }
+
+  /**
+   * The file's rows with the tier aliases they define, every family included, no live list: what
+   * the structured allowlist is fixed from at startup (docs/structured.md "Models").
+   */
+  bundledEntries(): readonly CatalogEntry[] {
+    return new ModelCatalog(this.allEntries, PROVIDER_IDS, this.defaultModel, [...this.bundledInfos.values()]).entries;
+  }
+
+  /** What a tier alias id stands for now; `undefined` for any other id. */
+  aliasOf(id: string): TierAlias | undefined {
+    return this.state.aliases.get(id);
+  }
+
   /** Reads and validates a catalog file; a bad file is a ConfigError (fails startup). */
   static load(filePath: string | undefined, enabledProviders: readonly ProviderId[]): ModelCatalog {
     const source = filePath ?? BUILT_IN_CATALOG_PATH;
@@ -125,15 +149,19 @@ export class ModelCatalog {
       seen.add(entry.id);
       return entry;
     });
-    // Absent: the fallback, as before catalogs could name one. Present: one of its own ids.
-    const defaultModel = (document as { default_model?: unknown }).default_model;
-    if (defaultModel !== undefined && (typeof defaultModel !== 'string' || !seen.has(defaultModel))) {
-      throw new ConfigError(
-        `invalid setting ${setting}: "default_model" must name a model id of the catalog (${source})`,
-      );
-    }
     const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, PROVIDER_IDS);
     if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
+    // Absent: the fallback, as before catalogs could name one. Present: one of its own ids, or a
+    // tier alias the file's provider_a rows define (checked with every family enabled).
+    const defaultModel = (document as { default_model?: unknown }).default_model;
+    if (
+      defaultModel !== undefined &&
+      (typeof defaultModel !== 'string' || !new ModelCatalog(entries, PROVIDER_IDS).get(defaultModel))
+    ) {
+      throw new ConfigError(
+        `invalid setting ${setting}: "default_model" must name a model id of the catalog or a tier alias (${source})`,
+      );
+    }
     return new ModelCatalog(entries, enabledProviders, defaultModel, upstream.infos);
   }
 
@@ -189,10 +217,23 @@ export class ModelCatalog {
         }
       }
     }
+    // Tier aliases last: they copy the rows of their tier's model, live variants included.
+    const droppedA = this.dropped.get('provider_a');
+    const tiers = this.enabledProviders.includes('provider_a')
+      ? pickTierModels(this.live.get('provider_a'), bundled, (slug) => droppedA?.has(slug) ?? false)
+      : [];
+    const aliases = new Map<string, TierAlias>();
+    for (const tier of tiers) {
+      for (const { row, alias } of tierAliasRows(tier, entries, (id) => known.has(id))) {
+        known.add(row.id);
+        entries.push(row);
+        aliases.set(row.id, alias);
+      }
+    }
     const isDropped = (entry: CatalogEntry) => this.dropped.get(entry.provider)?.has(entry.upstream_model) ?? false;
     const listed = entries.filter((entry) => isListed(entry, infos.get(entry.upstream_model), isDropped(entry)));
     this.changes += 1;
-    return { entries, byId: new Map(entries.map((entry) => [entry.id, entry])), infos, listed };
+    return { entries, byId: new Map(entries.map((entry) => [entry.id, entry])), infos, listed, tiers, aliases };
   }
 
   /**
@@ -299,7 +340,7 @@ function validateEntry(row: unknown): string | undefined {
  * automatic task delegation": the CLI spawns sub-agents itself) and sends `effort: "xhigh"` for it
  * (test/fixtures/codex-oracle/codex-0.171.0.efforts.json); the backend refuses `"ultra"` with 400.
  * The gateway cannot delegate (the tools run on the client), so `ultra` ids are not listed; the
- * ids and the request value still resolve, to what the CLI sends (docs/chat.md "Models").
+ * ids and the request value still resolve, to what the CLI sends (docs/chat.md "Model ids").
  */
 const CLI_ONLY_EFFORTS: Partial<Record<ProviderId, Readonly<Record<string, string>>>> = {
   provider_a: { ultra: 'xhigh' },

@@ -14,7 +14,7 @@ export class ModelsController {
     // The catalog changes only when a live list arrives: the body is rebuilt once per revision.
     if (this.cached?.revision !== this.catalog.revision) {
       const data = this.catalog.listed.map((entry) =>
-        modelListEntry(entry, this.catalog.upstreamInfo(entry.upstream_model)),
+        modelListEntry(entry, this.catalog.upstreamInfo(entry.upstream_model), this.catalog.aliasOf(entry.id)),
       );
       this.cached = { revision: this.catalog.revision, body: { object: 'list', data } };
     }

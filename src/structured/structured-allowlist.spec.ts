@@ -4,29 +4,49 @@ import { ModelCatalog } from '../models/model-catalog';
 import { StructuredAllowlist } from './structured-allowlist';
 
 const ALL = ['provider_a', 'provider_b', 'provider_c'] as const;
-const catalog = ModelCatalog.load(undefined, ALL).entries;
+const catalog = ModelCatalog.load(undefined, ALL).bundledEntries();
+/** The tier models of the bundled catalog: the first model of each tier in the file (docs/chat.md "Model ids"). */
+const tierModel = (tier: string) =>
+  catalog.find((row) => row.provider === 'provider_a' && row.upstream_model.endsWith(`-${tier}`))!.upstream_model;
+const DEFAULT_IDS = ['sol', 'terra', 'luna'].flatMap((tier) =>
+  ['', '-fast'].flatMap((fast) =>
+    ['', '-low', '-medium', '-high', '-xhigh'].map((effort) => `${tierModel(tier)}${fast}${effort}`),
+  ),
+);
 
 describe(StructuredAllowlist.name, () => {
-  it('defaults to the 30 provider_a ids with model_policy_version 4a18bfa0d9c258ef', () => {
+  it('defaults to the 30 ids of the sol, terra and luna tier models at the efforts the route takes, not their aliases', () => {
     const allowlist = StructuredAllowlist.build({ catalog, enabledProviders: ALL });
-    expect(allowlist.ids).toHaveLength(30);
-    expect(allowlist.ids.every((id) => /^gpt-5\.6-(sol|terra|luna)(-fast)?(-(low|medium|high|xhigh))?$/.test(id))).toBe(
-      true,
-    );
-    expect(allowlist.policyVersion).toBe('4a18bfa0d9c258ef');
+    expect(allowlist.ids).toEqual([...DEFAULT_IDS].sort());
+    expect(allowlist.policyVersion).toMatch(/^[0-9a-f]{16}$/);
     expect(allowlist.dropped).toEqual([]);
   });
 
+  it('lets STRUCTURED_MODELS name an older tier model, or a tier alias (fixed to its startup model)', () => {
+    const allowlist = StructuredAllowlist.build({
+      catalog,
+      requested: ['gpt-5.6-luna-high', 'sol-high', 'gpt-6-astra', `${tierModel('sol')}-max`],
+      enabledProviders: ALL,
+    });
+    expect(allowlist.ids).toEqual(['gpt-5.6-luna-high', 'sol-high']);
+    expect(allowlist.resolve('sol-high').upstreamModel).toBe(tierModel('sol'));
+    expect(allowlist.dropped).toEqual([
+      { id: 'gpt-6-astra', reason: 'no_strict_schema' },
+      { id: `${tierModel('sol')}-max`, reason: 'no_strict_schema' },
+    ]);
+  });
+
   it('gives the same version for the same set in any order, with duplicates', () => {
-    const ids = [...StructuredAllowlist.build({ catalog, enabledProviders: ALL }).ids].reverse();
+    const byDefault = StructuredAllowlist.build({ catalog, enabledProviders: ALL });
+    const ids = [...byDefault.ids].reverse();
     const allowlist = StructuredAllowlist.build({ catalog, requested: [...ids, ids[0]], enabledProviders: ALL });
-    expect(allowlist.policyVersion).toBe('4a18bfa0d9c258ef');
+    expect(allowlist.policyVersion).toBe(byDefault.policyVersion);
   });
 
   it('changes the version when the allowlist or a resolution changes', () => {
     const smaller = StructuredAllowlist.build({ catalog, requested: ['gpt-5.6-sol'], enabledProviders: ALL });
     expect(smaller.policyVersion).toMatch(/^[0-9a-f]{16}$/);
-    expect(smaller.policyVersion).not.toBe('4a18bfa0d9c258ef');
+    expect(smaller.policyVersion).not.toBe(StructuredAllowlist.build({ catalog, enabledProviders: ALL }).policyVersion);
     const changed = catalog.map((entry) =>
       entry.id === 'gpt-5.6-sol' ? { ...entry, reasoning_effort: 'medium' } : entry,
     );
@@ -61,20 +81,22 @@ describe(StructuredAllowlist.name, () => {
 
   it('resolves exactly and case-sensitively, applying effort and verbosity overrides', () => {
     const allowlist = StructuredAllowlist.build({ catalog, enabledProviders: ALL });
-    expect(allowlist.resolve('gpt-5.6-terra-fast-high')).toEqual({
-      requestedId: 'gpt-5.6-terra-fast-high',
-      catalogId: 'gpt-5.6-terra-fast-high',
+    const terra = tierModel('terra');
+    expect(allowlist.resolve(`${terra}-fast-high`)).toEqual({
+      requestedId: `${terra}-fast-high`,
+      catalogId: `${terra}-fast-high`,
       provider: 'provider_a',
-      upstreamModel: 'gpt-5.6-terra',
+      upstreamModel: terra,
       reasoningEffort: 'high',
       verbosity: 'low',
       serviceTier: 'priority',
     });
-    expect(allowlist.resolve('gpt-5.6-sol', { reasoningEffort: 'xhigh', verbosity: 'high' })).toMatchObject({
+    expect(allowlist.resolve(tierModel('sol'), { reasoningEffort: 'xhigh', verbosity: 'high' })).toMatchObject({
       reasoningEffort: 'xhigh',
       verbosity: 'high',
     });
-    for (const id of ['GPT-5.6-SOL', 'gemini-2.5-pro', 'sonnet', 'provider_a/gpt-5.6-sol', ' gpt-5.6-sol']) {
+    const sol = tierModel('sol');
+    for (const id of [sol.toUpperCase(), 'gemini-2.5-pro', 'sonnet', 'sol', `provider_a/${sol}`, ` ${sol}`]) {
       let error: unknown;
       try {
         allowlist.resolve(id);

@@ -5,12 +5,17 @@ import { ConfigError } from '../config/app-config';
 import type { ProviderId } from '../core/provider-id';
 import type { CatalogEntry } from '../models/model-catalog';
 import { resolveEntry } from '../models/model-catalog';
+import { pickTierModels, tierOfSlug } from '../models/model-tiers';
 import type { ResolvedModel } from '../core/resolved-model';
+import { REASONING_EFFORTS } from './structured-request.parser';
 
 export interface AllowlistInput {
   /** STRUCTURED_MODELS (trimmed, de-duplicated), or `undefined` for the default. */
   readonly requested?: readonly string[];
-  /** The whole catalog, disabled families included, so a disabled id is told from an unknown one. */
+  /**
+   * The whole bundled catalog with its tier aliases, disabled families included, so a disabled id
+   * is told from an unknown one; no live list (the allowlist is fixed at startup).
+   */
   readonly catalog: readonly CatalogEntry[];
   readonly enabledProviders: readonly ProviderId[];
 }
@@ -51,13 +56,15 @@ export class StructuredAllowlist {
   }
 
   /**
-   * Builds the allowlist at startup. An id outside the catalog is a ConfigError naming
-   * STRUCTURED_MODELS; ids whose catalog row is not `structured`, or of disabled families,
-   * are dropped and reported in `dropped` (the module logs a warning for them).
+   * Builds the allowlist at startup. The default is every id of the `sol`, `terra` and `luna`
+   * tier models (as the bundled catalog names them at startup) whose effort the route takes
+   * (docs/structured.md "Models"). An id outside the catalog is a ConfigError naming
+   * STRUCTURED_MODELS; ids that cannot serve strict schemas, or of disabled families, are dropped
+   * and reported in `dropped` (the module logs a warning for them).
    */
   static build({ requested, catalog, enabledProviders }: AllowlistInput): StructuredAllowlist {
     const byId = new Map(catalog.map((entry) => [entry.id, entry]));
-    const candidates = requested ?? catalog.filter((entry) => entry.structured).map((entry) => entry.id);
+    const candidates = requested ?? defaultIds(catalog);
     const kept: CatalogEntry[] = [];
     const dropped: DroppedModel[] = [];
     for (const id of new Set(candidates)) {
@@ -67,9 +74,7 @@ export class StructuredAllowlist {
           `invalid setting STRUCTURED_MODELS / --structured-models: ${JSON.stringify(id.slice(0, 80))} is not a model id of the catalog`,
         );
       }
-      // The catalog's `structured` flag is the one statement of whether an id can serve strict
-      // schemas (contract endpoint rule 5); the built-in catalog sets it on provider_a ids only.
-      if (!entry.structured) dropped.push({ id, reason: 'no_strict_schema' });
+      if (!servesStrictSchemas(entry)) dropped.push({ id, reason: 'no_strict_schema' });
       else if (!enabledProviders.includes(entry.provider)) dropped.push({ id, reason: 'provider_disabled' });
       else kept.push(entry);
     }
@@ -94,6 +99,37 @@ export class StructuredAllowlist {
   has(id: string): boolean {
     return this.byId.has(id);
   }
+}
+
+/**
+ * Whether an id can serve strict schemas (docs/structured.md "Models"): a provider_a tier model
+ * (`*-sol`, `*-terra`, `*-luna`, aliases included) at an effort the route takes — the Codex CLI's
+ * output-schema mode — or any row the catalog file marks `structured: true`. provider_b and
+ * provider_c rows are never marked in the built-in catalog: neither family honours strict output.
+ */
+function servesStrictSchemas(entry: CatalogEntry): boolean {
+  if (entry.structured) return true;
+  return (
+    entry.provider === 'provider_a' &&
+    tierOfSlug(entry.upstream_model) !== undefined &&
+    (REASONING_EFFORTS as readonly string[]).includes(entry.reasoning_effort ?? '')
+  );
+}
+
+/**
+ * The default allowlist: each tier model's own ids (`<slug>`, `<slug>-high`, `<slug>-fast-low`,
+ * …; not the aliases: one id per policy row) that can serve strict schemas.
+ */
+function defaultIds(catalog: readonly CatalogEntry[]): string[] {
+  const tiers = new Set(pickTierModels(undefined, catalog, () => false).map((tier) => tier.upstreamModel));
+  return catalog
+    .filter(
+      (entry) =>
+        tiers.has(entry.upstream_model) &&
+        (entry.id === entry.upstream_model || entry.id.startsWith(`${entry.upstream_model}-`)) &&
+        servesStrictSchemas(entry),
+    )
+    .map((entry) => entry.id);
 }
 
 /** First 16 hex of SHA-256 over the RFC 8785 form of the sorted policy rows. */

@@ -38,7 +38,7 @@ class FakeExtractor implements ProviderAdapter {
     return {
       text,
       upstreamResponseId: 'resp_1',
-      upstreamModel: 'gpt-5.6-sol',
+      upstreamModel: 'gpt-6.1-terra',
       usage: { promptTokens: 5, completionTokens: 2, totalTokens: 7 },
     };
   }
@@ -66,7 +66,7 @@ function setup(adapter: FakeExtractor) {
   const metrics = new Proxy({}, { get: () => () => undefined }) as GatewayMetrics;
   const allowlist = StructuredAllowlist.build({
     requested: config.structured.models,
-    catalog: catalog.allEntries,
+    catalog: catalog.bundledEntries(),
     enabledProviders: config.enabledProviders,
   });
   const validator = new OutputValidator();
@@ -99,7 +99,7 @@ function setup(adapter: FakeExtractor) {
 
 const body = (overrides: Record<string, unknown> = {}) => ({
   request_id: 'r-1',
-  model: 'gpt-5.6-sol',
+  model: 'gpt-6.1-terra',
   input: 'Total: 12',
   schema: SCHEMA,
   operation: 'op',
@@ -113,7 +113,7 @@ describe(StructuredOrchestrator.name, () => {
     const outcome = await orchestrator.run(command(body()));
     expect(outcome).toMatchObject({
       kind: 'success',
-      body: { data: { total: 12 }, request_id: 'r-1', idempotent_replay: false, model: 'gpt-5.6-sol' },
+      body: { data: { total: 12 }, request_id: 'r-1', idempotent_replay: false, model: 'gpt-6.1-terra' },
     });
     expect(audit()).toEqual(['structured_success:200']);
   });

@@ -26,7 +26,7 @@ import { StructuredOrchestrator } from './structured-orchestrator';
 function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: PinoLogger): StructuredAllowlist {
   const allowlist = StructuredAllowlist.build({
     requested: config.structured.models,
-    catalog: catalog.allEntries,
+    catalog: catalog.bundledEntries(),
     enabledProviders: config.enabledProviders,
   });
   if (allowlist.dropped.length > 0) {

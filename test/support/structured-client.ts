@@ -26,7 +26,7 @@ export const GOOD_OUTPUT = '{"headline":"Q3 revenue up 12%","growth_percent":12}
 export function structuredBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     request_id: 'req-1',
-    model: 'gpt-5.6-sol',
+    model: 'gpt-6.1-terra',
     input: 'Revenue grew 12% in the third quarter.',
     schema: SCHEMA,
     ...overrides,
@@ -39,7 +39,7 @@ export function extractionReply(
   options: { id?: string; model?: string; delayMs?: number; firstDelayMs?: number } = {},
 ): FakeScript {
   const id = options.id ?? 'resp_s1';
-  const model = options.model ?? 'gpt-5.6-sol';
+  const model = options.model ?? 'gpt-6.1-terra';
   const first = created(id, model);
   const frames = [options.firstDelayMs ? { ...first, delayMs: options.firstDelayMs } : first, textDelta(text)];
   const done = completed({ input_tokens: 42, output_tokens: 9, total_tokens: 51 }, id, model);

@@ -1,12 +1,17 @@
 import type { AccountPool } from '../../accounts/account-pool';
 import type { EventLogger } from '../../core/event-logger';
 import type { ModelCatalog } from '../../models/model-catalog';
+import type { TierModel } from '../../models/model-tiers';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { CodexClient } from './provider-a.client';
 import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
+
+/** `{sol: "gpt-6.2-sol", …}`: which model each tier alias reaches. */
+const tierMap = (tiers: readonly TierModel[]) =>
+  Object.fromEntries(tiers.map(({ tier, upstreamModel }) => [tier, upstreamModel]));
 
 /** A list is a few hundred KiB at most (the CLI's bundled one, prompts included, is ~200 KiB). */
 const MAX_LIST_BYTES = 4 * 1024 * 1024;
@@ -98,14 +103,33 @@ export class ProviderAModelsRefresh {
           models: outcome.infos.length,
           hidden: outcome.infos.filter((info) => info.listed === false).length,
           ids_added: added,
+          tiers: tierMap(this.options.catalog.tiers),
         },
         'provider_a_models_refreshed',
       );
+      this.warnMissingTiers();
       return true;
     } finally {
       clearTimeout(timeout);
       if (this.inFlight === controller) this.inFlight = undefined;
     }
+  }
+
+  /**
+   * A tier the live list lacks keeps its bundled model (docs/chat.md "Model ids"); said once per
+   * refresh so an operator sees why `sol` did not move.
+   */
+  private warnMissingTiers(): void {
+    const missing = this.options.catalog.tiers.filter(({ source }) => source === 'bundled_catalog');
+    if (missing.length === 0) return;
+    this.options.logger.warn(
+      {
+        event: 'provider_a_tier_not_in_live_list',
+        tiers: tierMap(missing),
+        fix: 'nothing while the bundled model still answers; a client that wants another model names its id (GET /v1/models)',
+      },
+      'provider_a_tier_not_in_live_list',
+    );
   }
 
   private schedule(ms: number): void {
