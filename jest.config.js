@@ -1,17 +1,22 @@
 // Two projects: unit specs beside the code, e2e specs in test/ that boot the app on a random
 // loopback port. Type checking is done once by `tsc --noEmit` in `npm test`, so ts-jest only
 // transpiles (isolatedModules) to keep the suite fast on a 2-core machine.
-const ESM_ONLY = ['https-proxy-agent', 'agent-base', 'proxy-agent-negotiate'];
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
-  // https-proxy-agent 9 and its helpers ship only ES modules. Node (>= 20.19) require()s them at
-  // run time, but Jest's module system cannot, so Jest transpiles just these to CommonJS.
-  [`node_modules/(${ESM_ONLY.join('|')})/.+\\.js$`]: [
-    'ts-jest',
-    { tsconfig: { allowJs: true, module: 'commonjs' }, diagnostics: false },
-  ],
 };
-const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`];
+// NestJS 12 and https-proxy-agent 9 ship ES modules only. The gateway's CommonJS build require()s
+// them natively (Node 24), but Jest's own module system loads them only through node:vm's
+// SourceTextModule, which Node exposes only with --experimental-vm-modules: the npm test scripts
+// run Jest that way (docs/architecture.md "Runtime and toolchain"), and nothing is transpiled to
+// CommonJS for Jest. Without the flag every spec would fail on its first Nest import, so say the
+// fix once instead.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- jest.config.js is CommonJS
+if (typeof require('node:vm').SourceTextModule !== 'function') {
+  throw new Error(
+    'Jest must run with --experimental-vm-modules (NestJS 12 is ES modules only): use `npm test`, ' +
+      '`npm run test:unit`, `npm run test:e2e`, or NODE_OPTIONS=--experimental-vm-modules npx jest …',
+  );
+}
 module.exports = {
   // testTimeout is a global option: Jest ignores it inside `projects` entries (jest-circus reads
   // only globalConfig.testTimeout), so the e2e budget must be set here. It is a hang guard, not a
@@ -27,7 +32,6 @@ module.exports = {
       roots: ['<rootDir>/src', '<rootDir>/scripts'],
       testRegex: '\\.spec\\.ts$',
       transform,
-      transformIgnorePatterns,
       moduleFileExtensions: ['ts', 'js', 'json', 'mjs'],
     },
     {
@@ -37,7 +41,6 @@ module.exports = {
       roots: ['<rootDir>/test'],
       testRegex: '\\.e2e-spec\\.ts$',
       transform,
-      transformIgnorePatterns,
       moduleFileExtensions: ['ts', 'js', 'json', 'mjs'],
     },
   ],

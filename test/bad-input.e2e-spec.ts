@@ -365,6 +365,7 @@ describe('bad input (issue 14)', () => {
             } catch (error) {
               throw new Error(
                 `${describeCase(testCase)}\nanswered ${answer.status} after ${answer.ms} ms: ${answer.body.slice(0, 400)}\n${(error as Error).message}`,
+                { cause: error },
               );
             }
           }),
@@ -408,6 +409,7 @@ describe('bad input (issue 14)', () => {
             } catch (error) {
               throw new Error(
                 `${describeCase(testCase)}\nanswered: ${JSON.stringify(answer.raw.slice(0, 400))}\n${(error as Error).message}`,
+                { cause: error },
               );
             }
           }),

@@ -1,10 +1,14 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
-import { ChatOpenAI } from '@langchain/openai';
+import { ChatOpenAI, ChatOpenAICompletions } from '@langchain/openai';
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { bundledTierModel } from './support/bundled-tiers';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ERROR_CODES } from '../src/core/error-codes';
+import { REPO_ROOT } from './support/child-gateway';
 import { rawRequest } from './support/raw-http';
 import { fakeUpstream, READ_FILE_PARAMETERS } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
@@ -19,10 +23,12 @@ import {
 
 /**
  * What docs/clients.md's SDK sections rely on, checked in detail: the SDKs that can run offline
- * (`openai`, the AI SDK, LangChain's `@langchain/openai` 0.6) configured as the page shows, with
- * the prefix-free alias `sol`, against the gateway and a scripted fake provider_a. The alias must
- * reach the upstream as the sol tier model with the catalog's effort, and be counted under its
- * own name. The live model list is off, so the tiers are the bundled catalog's. The page's code blocks themselves are taken out of the Markdown and run as written by
+ * (`openai` 7, the AI SDK 7, LangChain.js's `@langchain/openai` 1.x) configured as the page shows,
+ * with the prefix-free alias `sol` (and, for LangChain.js, the `gpt-5.6-sol` id its `ChatOpenAI`
+ * sends to the Responses API), against the gateway and a scripted fake provider_a. The alias must
+ * reach the upstream as the sol tier model with the catalog's effort, and be counted under its own
+ * name. The live model list is off, so the tiers are the bundled catalog's. The page's code blocks
+ * themselves are taken out of the Markdown and run as written by
  * test/docs-run.e2e-spec.ts.
  */
 const ALIAS = 'alias-check';
@@ -41,12 +47,16 @@ let baseURL = '';
 const offLoopback: string[] = [];
 const realFetch = globalThis.fetch;
 
-/** Refuses (and records) any fetch that leaves loopback: tests must never reach the internet. */
+/**
+ * Records any fetch that leaves loopback and answers it at once with a 404, never reaching the
+ * internet. A 404 because LangChain.js does not retry one: a refused connection would make its
+ * tiktoken download (docs/clients.md, LangChain "Quirk") retry for about a minute and a half.
+ */
 function loopbackOnlyFetch(input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> {
   const url = new URL(input instanceof Request ? input.url : String(input));
   if (url.hostname !== '127.0.0.1') {
     offLoopback.push(url.origin);
-    return Promise.reject(new Error(`blocked non-loopback fetch to ${url.origin}`));
+    return Promise.resolve(new Response('blocked: tests stay on loopback', { status: 404 }));
   }
   return realFetch(input, init);
 }
@@ -155,10 +165,10 @@ describe('the AI SDK as configured in docs/clients.md', () => {
   });
 });
 
-describe('LangChain @langchain/openai 0.6 as configured in docs/clients.md', () => {
+describe('LangChain.js @langchain/openai 1.x as configured in docs/clients.md', () => {
   const model = () =>
-    new ChatOpenAI({
-      model: 'sol',
+    new ChatOpenAICompletions({
+      model: 'gpt-5.6-sol',
       apiKey: ALIAS,
       configuration: { baseURL },
       streaming: true,
@@ -178,7 +188,7 @@ describe('LangChain @langchain/openai 0.6 as configured in docs/clients.md', () 
     return message!;
   }
 
-  it('gets a complete tool call, then answers the ToolMessage continuation, with usage_metadata on both turns', async () => {
+  it('gets a complete tool call for gpt-5.6-sol with ChatOpenAICompletions, then answers the ToolMessage continuation, with usage_metadata on both turns', async () => {
     const callId = scriptReadFileCall('src/main.ts');
     const question = new HumanMessage('What is in src/main.ts?');
     const first = await streamed([question]);
@@ -189,7 +199,7 @@ describe('LangChain @langchain/openai 0.6 as configured in docs/clients.md', () 
       input_tokens: DEFAULT_USAGE.input_tokens,
       output_tokens: DEFAULT_USAGE.output_tokens,
     });
-    expect(lastUpstreamModel()).toEqual(bundledTierModel('sol'));
+    expect(lastUpstreamModel()).toEqual({ model: 'gpt-5.6-sol', effort: 'low' });
 
     scriptText(['It boots ', 'the app.']);
     const second = await streamed([
@@ -208,6 +218,67 @@ describe('LangChain @langchain/openai 0.6 as configured in docs/clients.md', () 
         { type: 'function_call_output', call_id: callId, output: 'bootstrap();' },
       ]),
     );
+  });
+});
+
+describe('LangChain.js ChatOpenAI on a gpt-5.6 id (docs/clients.md: use ChatOpenAICompletions)', () => {
+  it('calls /v1/responses even with useResponsesApi: false, and gets the 404 that says how to switch', async () => {
+    const chatOpenAI = new ChatOpenAI({
+      model: 'gpt-5.6-sol',
+      apiKey: ALIAS,
+      configuration: { baseURL },
+      streaming: true,
+      useResponsesApi: false,
+      maxRetries: 0,
+      timeout: 8000,
+    });
+    const failure: Error & { status?: number } = await (async () => {
+      for await (const chunk of await chatOpenAI.stream([new HumanMessage('hi')])) void chunk;
+    })().then(
+      () => new Error('the stream ended without an error'),
+      (error: unknown) => error as Error,
+    );
+    expect(failure.status).toBe(404);
+    expect(failure.message).toContain(ERROR_CODES.responses_api_not_served.message);
+    expect(failure.message).toContain('ChatOpenAICompletions');
+    expect(upstream.fake.lastBody()).toBeUndefined();
+  });
+});
+
+describe('the Responses API paths (docs/endpoints.md)', () => {
+  const root = () => baseURL.replace(/\/v1$/, '');
+  const body = {
+    error: {
+      message: ERROR_CODES.responses_api_not_served.message,
+      type: 'invalid_request_error',
+      code: 'not_found',
+      param: null,
+    },
+  };
+
+  it.each([
+    ['POST', '/v1/responses'],
+    ['GET', '/v1/responses/resp_1'],
+    ['POST', '/v1/responses/resp_1/cancel'],
+  ])(
+    '%s %s answers 404 with the way back to Chat Completions, as docs/endpoints.md shows it',
+    async (method, route) => {
+      const answer = await rawRequest(`${root()}${route}`, {
+        method,
+        headers: { authorization: `Bearer ${ALIAS}`, 'content-type': 'application/json' },
+        body: method === 'POST' ? JSON.stringify({ model: 'gpt-5.6-sol', input: 'hi' }) : undefined,
+      });
+      expect(answer.status).toBe(404);
+      expect(JSON.parse(answer.body.toString())).toEqual(body);
+      const endpointsDoc = fs.readFileSync(path.join(REPO_ROOT, 'docs', 'endpoints.md'), 'utf8');
+      expect(endpointsDoc).toContain(JSON.stringify(body));
+    },
+  );
+
+  it('leaves other unknown paths with the plain "no such route"', async () => {
+    const answer = await rawRequest(`${root()}/v1/responsesx`, { headers: { authorization: `Bearer ${ALIAS}` } });
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body.toString()).error.message).toBe('no such route');
   });
 });
 

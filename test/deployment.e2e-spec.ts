@@ -127,7 +127,7 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
       .map(text)
       .filter((run) => /npm (install|i|ci)\b/.test(run));
     expect(installs.map((run) => run.replace(/\s+/g, ' '))).toEqual([
-      'npm ci --omit=dev --no-audit --no-fund && npm cache clean --force',
+      'npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force',
       expect.stringMatching(/^if \[ -n "\$CLAUDE_CODE_PACKAGE" \]; then npm install -g .*"\$CLAUDE_CODE_PACKAGE"/),
     ]);
     const ignored = readText(path.join(DOCKER, 'Dockerfile.dockerignore'))

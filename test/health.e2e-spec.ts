@@ -52,7 +52,7 @@ describe('health endpoints', () => {
             modified: expect.any(Boolean),
           },
         });
-        expect((body.build as Record<string, string>).go_version).toMatch(/^node20\.\d+\.\d+$/);
+        expect((body.build as Record<string, string>).go_version).toMatch(/^node\d+\.\d+\.\d+$/);
       },
     );
 

@@ -22,8 +22,7 @@ describe('HTTP surface', () => {
     it.each([
       ['GET', '/'],
       ['GET', '/v1'],
-      ['GET', '/v1/responses'],
-      ['POST', '/v1/responses'],
+      // /v1/responses: the same 404 with its own message, test/clients-docs.e2e-spec.ts.
       ['GET', '/v2/models'],
       ['GET', '/v1/models/extra'],
       ['GET', '/health/deep'],

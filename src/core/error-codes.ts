@@ -130,6 +130,18 @@ export const ERROR_CODES = {
     streamText: 'not found',
     message: 'no such route',
   },
+  responses_api_not_served: {
+    status: 404,
+    type: 'invalid_request_error',
+    openaiCode: 'not_found',
+    structuredCode: 'invalid_request',
+    streamText: 'not found',
+    message:
+      'this gateway serves OpenAI Chat Completions (POST /v1/chat/completions), not the Responses API: ' +
+      'switch the client to Chat Completions (openai SDK: client.chat.completions; AI SDK: ' +
+      'createOpenAICompatible(...).chatModel(id); LangChain.js: ChatOpenAICompletions instead of ChatOpenAI; ' +
+      'Continue cn: a model alias such as sol; see docs/clients.md)',
+  },
   queue_full: {
     status: 429,
     type: 'rate_limit_error',

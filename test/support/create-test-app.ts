@@ -3,11 +3,20 @@ import * as fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { __resetOutOfContextForTests } from 'nestjs-pino/PinoLogger';
 import { createGatewayApp } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { LoginReport } from '../../src/accounts/login-report';
 import { LogCapture } from './log-capture';
+
+/**
+ * nestjs-pino's test-only reset of its process-wide logger. The package exports only its index, so
+ * the module behind it is loaded by file: the CommonJS build, the very instance the gateway's
+ * require('nestjs-pino') uses.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a file the package's exports map does not name
+const { __resetOutOfContextForTests } = require(
+  path.join(path.dirname(require.resolve('nestjs-pino')), 'PinoLogger.js'),
+) as typeof import('nestjs-pino/dist/cjs/PinoLogger');
 
 export interface TestGateway {
   readonly app: NestExpressApplication;
