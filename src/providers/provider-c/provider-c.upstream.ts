@@ -16,9 +16,6 @@ import {
   translateLine,
 } from './provider-c.stream';
 
-/** §3.5: after the `result` line (or a failed run), a child still running after this long is terminated. */
-const AFTER_RESULT_GRACE_MS = 2000;
-
 /** What one `claude` run prints: its stdout JSON lines, then how it ended. */
 export type ClaudeFrame =
   | { readonly kind: 'line'; readonly message: JsonObject }
@@ -135,7 +132,7 @@ async function spawnAttempt(
     frames: childFrames(child, logger),
     close: (reason) => {
       signal.removeEventListener('abort', onAbort);
-      closing ??= closeChild(child, reason, result.sawResult);
+      closing ??= closeChild(child, reason);
       return closing;
     },
   };
@@ -163,16 +160,15 @@ async function* childFrames(child: ClaudeChild, logger: EventLogger): AsyncGener
 }
 
 /**
- * A run that is over: after its result (or a failure it reported itself) it may exit on its own
- * within the grace period, else it is terminated; a cut-short run is terminated at once. Resolves
- * once the child was reaped (its directory removed), so a process slot is freed only then.
+ * A run that is over is terminated now, whatever ended it: a child that printed its result has
+ * nothing left to give the turn, and one left to exit on its own may hold its process group for
+ * seconds (docs/providers.md "Timeouts and cancellation"). Resolves once the child was reaped
+ * (its directory removed), so a process slot is freed only then.
  */
-async function closeChild(child: ClaudeChild, reason: CloseReason, sawResult: boolean): Promise<void> {
-  if (reason === 'idle' || reason === 'timeout' || reason === 'canceled') child.terminate(reason);
-  else if (reason === 'done' && !sawResult) child.terminate('turn_end');
+async function closeChild(child: ClaudeChild, reason: CloseReason): Promise<void> {
+  child.terminate(reason === 'done' ? 'turn_end' : reason);
   // Unread stdout keeps `close` from firing: dropped once the child exited (ClaudeChild.discardOutput).
   child.discardOutput();
-  if (!(await child.closesWithin(AFTER_RESULT_GRACE_MS))) child.terminate('after_result');
   await child.reaped;
 }
 
