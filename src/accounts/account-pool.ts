@@ -484,13 +484,7 @@ export class AccountTurn<T> {
   finalError(error: GatewayError): GatewayError {
     const pooled = error.spec.status === 429 ? this.pool.unavailableError() : undefined;
     if (pooled?.code !== 'rate_limited') return error;
-    return new GatewayError(error.code, {
-      retryAfterSeconds: pooled.retryAfterSeconds,
-      detail: error.detail,
-      upstreamStatus: error.upstreamStatus,
-      publicMessage: error.publicMessage,
-      cause: error,
-    });
+    return error.with({ retryAfterSeconds: pooled.retryAfterSeconds, cause: error });
   }
 
   end(): void {

@@ -34,15 +34,7 @@ function withStructuredMessage(error: GatewayError): GatewayError {
   // A failure the table words per family (a login, a missing CLI) already names its fix.
   if (error.publicMessage !== undefined || familyMessage(error.code, error.provider) !== undefined) return error;
   if (error.spec.structuredCode !== 'upstream_error') return error;
-  return new GatewayError(error.code, {
-    publicMessage: 'upstream error',
-    retryAfterSeconds: error.retryAfterSeconds,
-    detail: error.detail,
-    upstreamStatus: error.upstreamStatus,
-    upstream: error.upstream,
-    provider: error.provider,
-    cause: error,
-  });
+  return error.with({ publicMessage: 'upstream error', cause: error });
 }
 
 /**

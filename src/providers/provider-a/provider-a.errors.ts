@@ -220,9 +220,5 @@ const NOT_FOUND_FIX =
 export function namingModel(error: unknown, upstreamModel: string): unknown {
   if (!(error instanceof GatewayError) || !MODEL_REFUSAL_CODES.has(error.code)) return error;
   const what = error.code === 'not_found' ? NOT_FOUND_FIX : errorSpec(error.code).message;
-  return new GatewayError(error.code, {
-    detail: error.detail,
-    upstreamStatus: error.upstreamStatus,
-    publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}`,
-  });
+  return error.with({ publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}` });
 }
