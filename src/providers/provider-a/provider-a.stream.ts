@@ -3,7 +3,7 @@ import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../c
 import { classifyUpstreamFailure } from './provider-a.errors';
 import type { RateLimitSnapshot } from './provider-a.rate-limits';
 import { rateLimitsFromEvent } from './provider-a.rate-limits';
-import { isJsonObject, type JsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject, str, int } from '../../common/json';
 import type {
   CallItem,
   CallPayloadEvent,
@@ -57,10 +57,6 @@ export interface StreamStep {
   readonly failure?: GatewayError;
   readonly rateLimits?: RateLimitSnapshot;
 }
-
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const int = (value: unknown): number | undefined =>
-  typeof value === 'number' && Number.isInteger(value) ? value : undefined;
 
 const step = (events: ChatEvent[], extra: Partial<StreamStep> = {}): StreamStep => ({
   events,

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyProviderBError } from './provider-b.errors';
-import { isJsonObject, type JsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject, str, num } from '../../common/json';
 import type {
   CodeAssistResponse,
   ResponseCandidate,
@@ -128,9 +128,6 @@ function readUsageMetadata(raw: JsonObject): UsageMetadata {
     cachedContentTokenCount: num(raw.cachedContentTokenCount),
   };
 }
-
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 function toolCall(
   functionCall: ResponseFunctionCall,
