@@ -3,7 +3,7 @@ import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
-import { LoginTokenCache } from '../account-pool';
+import { LoginTokenCache } from '../login-token-cache';
 import type { RefreshGrantAnswer } from '../refresh-grant';
 import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';

@@ -3,7 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-turn';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';

@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-turn';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';

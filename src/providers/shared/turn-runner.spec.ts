@@ -1,5 +1,5 @@
 import { AccountPool } from '../../accounts/account-pool';
-import { AccountTurn } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent } from '../../core/chat-event';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../provider-adapter';

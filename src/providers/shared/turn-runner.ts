@@ -1,4 +1,4 @@
-import type { AccountTurn } from '../../accounts/account-pool';
+import type { AccountTurn } from '../../accounts/account-turn';
 import { sleep } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
