@@ -1,4 +1,5 @@
 import { untilAborted } from '../common/async/abortable';
+import type { EventLogger } from '../core/event-logger';
 
 /*
  * Each login's token, which every family's login handle keeps (provider_a.md §1.4, provider_b.md §2.3).
@@ -95,4 +96,17 @@ export class LoginTokenCache<T extends LoginToken> {
     this.inFlight = pending;
     return pending;
   }
+}
+
+/**
+ * A CLI login file as every family reads it, with the same verbs (docs/accounts.md): the token for
+ * the next call, the one after the upstream refused a token, and the background renewal.
+ */
+export interface LoginTokenSource<C extends { readonly accessToken: string }> {
+  /** A usable token: the cached one, else the file's, else a refresh. */
+  current(signal: AbortSignal, logger: EventLogger): Promise<C>;
+  /** The upstream refused `rejected` (401): the file's newer token, else a forced refresh. */
+  afterRejection(rejected: C, signal: AbortSignal, logger: EventLogger): Promise<C>;
+  /** Renews the token when it expires within `aheadMs`. */
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
 }

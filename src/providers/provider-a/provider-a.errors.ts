@@ -163,11 +163,6 @@ function sanitizeCause(cause: unknown): unknown {
   return { name: cause.name, code };
 }
 
-/** True for an upstream 401, the only status that gets one forced refresh and one retry (§1.7). */
-export function isUpstreamAuthRejection(error: unknown): error is GatewayError {
-  return error instanceof GatewayError && error.code === 'auth' && error.upstreamStatus === 401;
-}
-
 const TOKEN_INVALID_CODES = /^(invalid_token|token_invalid|token_invalidated|token_expired|token_revoked)$/i;
 const TOKEN_INVALID_MESSAGE =
   /\btoken\b[^.]*\b(invalid|invalidated|expired|revoked)\b|\b(invalid|expired|revoked)\b[^.]*\btoken\b/i;
