@@ -415,21 +415,18 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)[0].signal).toBe('SIGTERM');
     });
 
-    it('a child still alive 2 s after its result line is terminated, then the slot is released', async () => {
+    it('a child still alive after its result line is terminated when its turn ends, then the slot is released', async () => {
       const lingering: FakeClaudeRun = {
         stdout: [{ line: initLine() }, { line: textDelta('done') }, { line: resultLine() }],
         hang: true,
       };
       const h = harness([lingering, answerRun('next')], { PROVIDER_C_MAX_PROCESSES: '1' });
-      const started = Date.now();
       expect(text(await runTurn(h))).toBe('done');
-      // The turn ended at the result line, before the lingering child was terminated (2 s later).
-      expect(readRuns(h.dir)[0].signal).toBeUndefined();
       expect(text(await runTurn(h))).toBe('next');
       const [first, second] = readRuns(h.dir);
+      // The lingering child never exits on its own: only the end of its turn can have stopped it.
       expect(first.signal).toBe('SIGTERM');
       expect(second.startedAt - first.exitedAt!).toBeGreaterThanOrEqual(0);
-      expect(second.startedAt - started).toBeGreaterThanOrEqual(1900);
     });
 
     it('§11.28 with PROVIDER_C_MAX_PROCESSES=1 two concurrent turns run one after the other', async () => {
