@@ -21,7 +21,7 @@ import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check
 import { ProviderCProcessSlots } from './provider-c.process-slots';
 import { renderProviderCPrompt } from './provider-c.prompt';
 import { planToolChoice } from './provider-c.protocol';
-import { ClaudeRun, providerCFamily } from './provider-c.upstream';
+import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
 
 /**
  * provider_c: the Claude Code CLI as one child process per attempt (provider_c.md), with client
@@ -82,7 +82,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
       account.end();
       throw error;
     }
-    const turn = await runTurn(providerCFamily(this.run(request, context)), {
+    const turn = await runTurn(new ProviderCUpstream(this.run(request, context)), {
       account,
       // PROVIDER_C_TIMEOUT bounds the whole turn, retries included, from the first spawn.
       timeoutMs: this.config.providerC.timeoutMs,
