@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { PinoLogger } from 'nestjs-pino';
-import { normalizeTools } from '../src/chat/chat-request.parser';
+import { normalizeTools } from '../src/chat/chat-tools';
 import { GatewayError } from '../src/core/gateway.error';
 import { loadConfig } from '../src/config/app-config';
 import type { GatewayMetrics } from '../src/metrics/gateway-metrics';

@@ -254,7 +254,7 @@ describe(ChatOrchestrator.name, () => {
     ]);
   });
 
-  describe('request parameters (the table in chat-request.parser.ts)', () => {
+  describe('request parameters (the table in chat-parameters.ts)', () => {
     const plain = { model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] };
 
     it('hands provider_a only what it honours: response_format yes; temperature, max_tokens and stop no', async () => {

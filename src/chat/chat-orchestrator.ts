@@ -18,7 +18,7 @@ import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/chat-identity';
 import type { ParsedChatBody } from './chat-request.parser';
-import { ENFORCED_JSON, ENFORCED_STOP, familyRefusal, upstreamParameters } from './chat-request.parser';
+import { ENFORCED_JSON, ENFORCED_STOP, familyRefusal, upstreamParameters } from './chat-parameters';
 import type { ConversationId } from '../queue/chat-identity';
 import { manageContext } from './context/context-manager';
 import { bufferTurn, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';

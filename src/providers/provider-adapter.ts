@@ -6,7 +6,7 @@ import type { ResolvedModel } from '../core/resolved-model';
 
 /**
  * Sampling fields of the chat request. The chat layer passes an adapter only the ones its family
- * honours upstream (src/chat/chat-request.parser.ts is the one statement of which), so a builder
+ * honours upstream (src/chat/chat-parameters.ts is the one statement of which), so a builder
  * forwards whatever it is given.
  */
 export interface SamplingOptions {

@@ -1,4 +1,4 @@
-import { normalizeTools } from '../../src/chat/chat-request.parser';
+import { normalizeTools } from '../../src/chat/chat-tools';
 import { ModelCatalog } from '../../src/models/model-catalog';
 import type { ChatRequest } from '../../src/providers/provider-adapter';
 
