@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GatewayError } from '../src/core/gateway.error';
 import { loadConfig } from '../src/config/app-config';
-import type { CallContext } from '../src/providers/provider-adapter';
+import type { CallContext } from '../src/providers/shared/provider-adapter';
 import type { ChatEvent } from '../src/core/chat-event';
 import type { EventLogger } from '../src/core/event-logger';
 import { ProviderBAdapter } from '../src/providers/provider-b/provider-b.adapter';

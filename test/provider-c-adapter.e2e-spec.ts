@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config/app-config';
 import type { GatewayMetrics } from '../src/metrics/gateway-metrics';
 import { ModelCatalog } from '../src/models/model-catalog';
 import type { ChatMessage, ToolDefinition } from '../src/core/chat-message';
-import type { CallContext, ChatRequest } from '../src/providers/provider-adapter';
+import type { CallContext, ChatRequest } from '../src/providers/shared/provider-adapter';
 import type { ChatEvent } from '../src/core/chat-event';
 import { ProviderCAdapter } from '../src/providers/provider-c/provider-c.adapter';
 import type { FakeClaudeRun } from './support/provider-c-fixtures';

@@ -5,7 +5,7 @@ import type { ChatEvent } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { ModelCatalog } from '../models/model-catalog';
-import type { CallContext, ChatRequest, ProviderAdapter } from '../providers/provider-adapter';
+import type { CallContext, ChatRequest, ProviderAdapter } from '../providers/shared/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { queueKey } from '../queue/chat-identity';

@@ -13,7 +13,7 @@ import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
 import { GatewayError } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
-import type { CallContext, ChatRequest } from '../providers/provider-adapter';
+import type { CallContext, ChatRequest } from '../providers/shared/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/chat-identity';

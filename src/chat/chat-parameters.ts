@@ -1,6 +1,6 @@
 import type { ProviderId } from '../core/provider-id';
 import { PROVIDER_IDS } from '../core/provider-id';
-import type { ResponseFormat, SamplingOptions } from '../providers/provider-adapter';
+import type { ResponseFormat, SamplingOptions } from '../providers/shared/provider-adapter';
 
 /*
  * THE table of Chat Completions request fields (issue 22): every field the `openai` SDK's

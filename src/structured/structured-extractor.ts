@@ -5,7 +5,7 @@ import { familyMessage } from '../core/error-codes';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
-import type { ExtractionRequest, ExtractionResult } from '../providers/provider-adapter';
+import type { ExtractionRequest, ExtractionResult } from '../providers/shared/provider-adapter';
 import type { ResolvedModel } from '../core/resolved-model';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { OutputValidator } from '../common/json-schema/output-validator';

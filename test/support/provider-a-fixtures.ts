@@ -5,7 +5,7 @@ import type { AppConfig } from '../../src/config/app-config';
 import { loadConfig } from '../../src/config/app-config';
 import { ModelCatalog } from '../../src/models/model-catalog';
 import { ProviderAAdapter } from '../../src/providers/provider-a/provider-a.adapter';
-import type { CallContext, ChatRequest } from '../../src/providers/provider-adapter';
+import type { CallContext, ChatRequest } from '../../src/providers/shared/provider-adapter';
 import type { ChatEvent } from '../../src/core/chat-event';
 import type { EventLogger } from '../../src/core/event-logger';
 import type { ResolvedModel } from '../../src/core/resolved-model';

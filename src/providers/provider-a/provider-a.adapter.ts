@@ -17,7 +17,7 @@ import type {
   ExtractionRequest,
   ExtractionResult,
   ProviderAdapter,
-} from '../provider-adapter';
+} from '../shared/provider-adapter';
 import { runTurn } from '../shared/turn-runner';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { normalizeTools } from '../../chat/chat-tools';
 import { ModelCatalog } from '../../models/model-catalog';
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
-import type { ChatRequest } from '../provider-adapter';
+import type { ChatRequest } from '../shared/provider-adapter';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { loadFaithfulProfile } from './provider-a.faithful-profile';
 import {

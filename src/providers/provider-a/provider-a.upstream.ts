@@ -1,7 +1,7 @@
 import type { ChatEvent } from '../../core/chat-event';
 import type { EventLogger } from '../../core/event-logger';
 import type { GatewayError } from '../../core/gateway.error';
-import type { CallContext } from '../provider-adapter';
+import type { CallContext } from '../shared/provider-adapter';
 import type { JsonObject } from '../../common/json';
 import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';

@@ -4,7 +4,7 @@ import { AccountPools } from '../../accounts/account-pools';
 import { AccountTurn } from '../../accounts/account-turn';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
-import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
+import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
 import { runTurn } from '../shared/turn-runner';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';

@@ -1,5 +1,5 @@
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
-import type { ChatRequest, ResponseFormat, SamplingOptions } from '../provider-adapter';
+import type { ChatRequest, ResponseFormat, SamplingOptions } from '../shared/provider-adapter';
 import type { ContentsReport } from './provider-b.contents';
 import { convertMessages } from './provider-b.contents';
 import { convertToolChoice, convertTools } from './provider-b.tools';

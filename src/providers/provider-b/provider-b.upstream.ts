@@ -5,7 +5,7 @@ import type { ProviderBCredential } from '../../accounts/provider-b/provider-b.a
 import type { ProviderBLogin } from '../../accounts/provider-b/provider-b.accounts';
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
-import type { CallContext, ChatRequest } from '../provider-adapter';
+import type { CallContext, ChatRequest } from '../shared/provider-adapter';
 import { LoginTokenTurn } from '../shared/login-rejection';
 import type { SsePayload } from '../shared/sse-event-parser';
 import { parseSseJson } from '../shared/sse-event-parser';

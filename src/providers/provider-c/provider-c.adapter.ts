@@ -7,7 +7,7 @@ import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { ChatEvent } from '../../core/chat-event';
-import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
+import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
 import { runTurn } from '../shared/turn-runner';
 import {
   accountBaseEnvironment,

@@ -1,8 +1,8 @@
-import type { ChatEvent, UsageEvent } from '../core/chat-event';
-import type { ChatMessage, NormalizedTool, ToolDefinition } from '../core/chat-message';
-import type { EventLogger } from '../core/event-logger';
-import type { ProviderId } from '../core/provider-id';
-import type { ResolvedModel } from '../core/resolved-model';
+import type { ChatEvent, UsageEvent } from '../../core/chat-event';
+import type { ChatMessage, NormalizedTool, ToolDefinition } from '../../core/chat-message';
+import type { EventLogger } from '../../core/event-logger';
+import type { ProviderId } from '../../core/provider-id';
+import type { ResolvedModel } from '../../core/resolved-model';
 
 /**
  * Sampling fields of the chat request. The chat layer passes an adapter only the ones its family
