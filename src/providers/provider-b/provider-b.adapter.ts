@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
 import { AccountTurn } from '../../accounts/account-turn';
@@ -26,17 +26,14 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly proxy: UpstreamProxy;
   /** The Gemini logins (docs/accounts.md); one, `default`, unless PROVIDER_B_ACCOUNTS lists several. */
   private readonly accounts: AccountPool<ProviderBLogin>;
-  /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
-  private readonly ownPools?: AccountPools;
   /** What every turn shares: the endpoint, the proxy, project discovery and the signature memory. */
   private readonly connect: ProviderBConnect;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Optional() pools?: AccountPools,
+    pools: AccountPools,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
-    if (!pools) this.ownPools = pools = new AccountPools(config);
     this.accounts = createProviderBPool(config, pools, this.proxy);
     const signatures = new ThoughtSignatureStore();
     this.connect = {
@@ -49,7 +46,6 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
-    this.ownPools?.onModuleDestroy();
     void this.proxy.close();
   }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
@@ -41,14 +41,12 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly accounts: AccountPool<ProviderCAccount>;
   /** Every child alive now: none outlives the gateway. */
   private readonly live = new Set<ClaudeChild>();
-  /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
-  private readonly ownPools?: AccountPools;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     metrics: GatewayMetrics,
     logger: PinoLogger,
-    @Optional() pools?: AccountPools,
+    pools: AccountPools,
   ) {
     const { providerC } = config;
     // §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
@@ -65,7 +63,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
       },
       metrics,
     );
-    this.accounts = createProviderCPool(config, pools ?? (this.ownPools = new AccountPools(config)));
+    this.accounts = createProviderCPool(config, pools);
   }
 
   /**
@@ -107,7 +105,6 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
         return child.reaped;
       }),
     );
-    this.ownPools?.onModuleDestroy();
   }
 
   /** What every run of this turn shares: argv, the prompt, the fence settings. */

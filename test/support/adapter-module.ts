@@ -1,0 +1,61 @@
+import type { Provider, Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { PinoLogger } from 'nestjs-pino';
+import { ACCOUNT_CLOCK, AccountPools } from '../../src/accounts/account-pools';
+import { ownSystemClock } from '../../src/accounts/account-pool';
+import type { AppConfig } from '../../src/config/app-config';
+import { APP_CONFIG } from '../../src/config/config.tokens';
+import { GatewayMetrics } from '../../src/metrics/gateway-metrics';
+
+/** An adapter built by Nest's testing module with the application's wiring of its dependencies. */
+export interface AdapterModule<T> {
+  readonly adapter: T;
+  /** Runs every `onModuleDestroy` (the adapter's, the pools'): nothing it started outlives the test. */
+  close(): Promise<void>;
+}
+
+/** What a spec gives in place of the metrics registry and the logger (recorders, or silence). */
+export interface AdapterDoubles {
+  readonly metrics?: Partial<GatewayMetrics>;
+  readonly logger?: Partial<PinoLogger>;
+  /** More providers the adapter injects (the model catalog for provider_a). */
+  readonly providers?: Provider[];
+}
+
+const quiet = (): Partial<PinoLogger> => ({
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  fatal: () => undefined,
+});
+
+/** Metrics that record nothing: every method of GatewayMetrics, as a no-op. */
+function silentMetrics(): Partial<GatewayMetrics> {
+  const methods = Object.getOwnPropertyNames(GatewayMetrics.prototype).filter((name) => name !== 'constructor');
+  return Object.fromEntries(methods.map((name) => [name, () => undefined]));
+}
+
+/**
+ * Builds `adapter` the way the application does (its constructor's dependencies injected, the
+ * account pools included), with `config` and the spec's doubles for metrics and the logger.
+ */
+export async function adapterModule<T>(
+  adapter: Type<T>,
+  config: AppConfig,
+  doubles: AdapterDoubles = {},
+): Promise<AdapterModule<T>> {
+  const module = await Test.createTestingModule({
+    providers: [
+      adapter,
+      AccountPools,
+      { provide: APP_CONFIG, useValue: config },
+      { provide: ACCOUNT_CLOCK, useFactory: ownSystemClock },
+      { provide: GatewayMetrics, useValue: { ...silentMetrics(), ...doubles.metrics } },
+      { provide: PinoLogger, useValue: { ...quiet(), ...doubles.logger } },
+      ...(doubles.providers ?? []),
+    ],
+  }).compile();
+  return { adapter: module.get(adapter), close: () => module.close() };
+}
