@@ -6,6 +6,7 @@ import { ownSystemClock } from '../../src/accounts/account-pool';
 import type { AppConfig } from '../../src/config/app-config';
 import { APP_CONFIG } from '../../src/config/config.tokens';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics';
+import { ModelCatalog } from '../../src/models/model-catalog';
 
 /** An adapter built by Nest's testing module with the application's wiring of its dependencies. */
 export interface AdapterModule<T> {
@@ -18,7 +19,7 @@ export interface AdapterModule<T> {
 export interface AdapterDoubles {
   readonly metrics?: Partial<GatewayMetrics>;
   readonly logger?: Partial<PinoLogger>;
-  /** More providers the adapter injects (the model catalog for provider_a). */
+  /** More providers, or replacements of the defaults. */
   readonly providers?: Provider[];
 }
 
@@ -54,8 +55,22 @@ export async function adapterModule<T>(
       { provide: ACCOUNT_CLOCK, useFactory: ownSystemClock },
       { provide: GatewayMetrics, useValue: { ...silentMetrics(), ...doubles.metrics } },
       { provide: PinoLogger, useValue: { ...quiet(), ...doubles.logger } },
+      {
+        provide: ModelCatalog,
+        useFactory: (app: AppConfig) => ModelCatalog.load(app.modelCatalogPath, app.enabledProviders),
+        inject: [APP_CONFIG],
+      },
       ...(doubles.providers ?? []),
     ],
   }).compile();
-  return { adapter: module.get(adapter), close: () => module.close() };
+  let closing: Promise<void> | undefined;
+  const built = { adapter: module.get(adapter), close: () => (closing ??= module.close()) };
+  open.push(built);
+  return built;
 }
+
+/** Every module built and not yet closed by its spec: closed after each test, whatever it asserted. */
+const open: AdapterModule<unknown>[] = [];
+afterEach(async () => {
+  for (const module of open.splice(0)) await module.close();
+});
