@@ -15,12 +15,7 @@ import { callCodeAssist, postCodeAssist, readJsonResponse } from './provider-b.h
 import type { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
 import { buildProviderBRequest } from './provider-b.request';
 import type { ProviderBStreamState } from './provider-b.stream';
-import {
-  createProviderBStreamState,
-  finishProviderBStream,
-  providerBPayloadError,
-  translateProviderBPayload,
-} from './provider-b.stream';
+import { createProviderBStreamState, finishProviderBStream, translateProviderBPayload } from './provider-b.stream';
 import type { ThoughtSignatureStore } from './provider-b.thought-signatures';
 
 /**
@@ -199,17 +194,17 @@ async function providerBAttempt(
   };
 }
 
-/** One payload's meaning: an error payload fails the attempt; reasoning waits for something visible. */
+/** One payload's step, with reasoning held back until the turn shows something visible. */
 function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
   if (!payload.ok)
     return {
       events: [],
       failure: new GatewayError('upstream', { detail: 'provider_b non-JSON stream data', retryable: true }),
     };
-  const failure = providerBPayloadError(payload.value);
-  if (failure) return { events: [], failure };
+  const step = translateProviderBPayload(payload.value, attempt.stream);
+  if (step.failure) return step;
   const events: ChatEvent[] = [];
-  for (const event of translateProviderBPayload(payload.value, attempt.stream)) {
+  for (const event of step.events) {
     if (!attempt.visible && event.type === 'reasoning-delta') {
       attempt.held.push(event);
       continue;
