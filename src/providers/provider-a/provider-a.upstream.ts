@@ -66,7 +66,7 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
     return openAttempt(this.connect, this.context.logger, attempt, credentials, request, signal);
   }
 
-  /** §1.7: one forced refresh and one retry per turn after a 401, outside the generic retry budget. */
+  /** One forced refresh and one retry per turn after a 401, outside the retry budget (docs/accounts.md). */
   reopenAfter(failure: GatewayError): boolean {
     return this.login.reopenAfter(failure);
   }

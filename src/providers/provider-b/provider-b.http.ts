@@ -71,9 +71,9 @@ export function postCodeAssist(
 }
 
 /**
- * One call with the login's bearer (provider_b.md §5). Any non-2xx becomes a classified
- * GatewayError (§10); a 401 is `auth` with its status, which the family answers with one forced
- * refresh of the login and a new attempt (§3).
+ * One call with the login's bearer (docs/providers.md, provider_b). Any non-2xx becomes a
+ * classified GatewayError; a 401 is `auth` with its status, which the family answers with one
+ * forced refresh of the login and a new attempt.
  */
 export async function callCodeAssist(client: CodeAssistClient, call: CodeAssistCall): Promise<OpenedResponse> {
   const opened = await send(client, call);

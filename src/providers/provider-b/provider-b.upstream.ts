@@ -65,9 +65,9 @@ export interface ProviderBConnect {
 export type ProviderBMethod = 'streamGenerateContent' | 'generateContent';
 
 /**
- * provider_b as an upstream family of the turn runner (provider_b.md §9): an attempt is the login
+ * provider_b as an upstream family of the turn runner (docs/architecture.md "The family contract"): an attempt is the login
  * token, the project (discovered once per login), the body and one Code Assist call; a 401 gets
- * one forced refresh of the login through `reopenAfter` (§3).
+ * one forced refresh of the login through `reopenAfter`.
  */
 export class ProviderBUpstream implements UpstreamFamily<ProviderBLogin, SsePayload, ProviderBAttempt> {
   readonly provider = 'provider_b' as const;

@@ -17,7 +17,7 @@ import {
   translateLine,
 } from './provider-c.stream';
 
-/** One `claude -p` run as the turn runner reads it (provider_c.md §3, §6): its stdout JSON lines. */
+/** One `claude -p` run as the turn runner reads it (docs/providers.md, provider_c): its stdout JSON lines. */
 export interface ProviderCAttempt extends UpstreamAttempt<JsonObject> {
   readonly child: ClaudeChild;
   readonly state: ProviderCStreamState;
@@ -62,12 +62,12 @@ export class ProviderCUpstream implements UpstreamFamily<ProviderCAccount, JsonO
     return translateMessage(message, attempt);
   }
 
-  /** The lines ended: how the child exited decides (§8.3). */
+  /** The lines ended: how the child exited decides. */
   end(attempt: ProviderCAttempt): FrameStep {
     return exitStep(attempt);
   }
 
-  /** Text held while it might open a tool fence is the client's once the turn ends in an error (§7.3). */
+  /** Text held while it might open a tool fence is the client's once the turn ends in an error. */
   held(attempt: ProviderCAttempt): readonly ChatEvent[] {
     return flushVisibleText(attempt.state);
   }
@@ -162,7 +162,7 @@ class ChildAttempt implements ProviderCAttempt {
     return this.closing;
   }
 
-  /** stdout's JSON lines (non-JSON lines skipped and counted, §6); then the exit is read. */
+  /** stdout's JSON lines (non-JSON lines skipped and counted); then the exit is read. */
   private async *lines(): AsyncGenerator<JsonObject> {
     const { child, logger } = this;
     let nonJsonLines = 0;
