@@ -8,7 +8,6 @@ import {
   failed,
   functionCallItem,
   incomplete,
-  makeProviderAAdapter,
   providerAChatRequest,
   providerAModel,
   reasoningDelta,
@@ -19,9 +18,12 @@ import {
   usageLimitEvent,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { closeAdapterModules } from './support/adapter-module';
+import { makeProviderAAdapter } from './support/provider-a-adapter';
 
 /** provider_a adapter against the loopback fake: stream translation, errors, retries, timers, abort. */
 describe('ProviderAAdapter (stream, errors, retries)', () => {
+  afterEach(closeAdapterModules);
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-stream-', homeScope: 'test' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {

@@ -11,7 +11,6 @@ import {
   created,
   errorEvent,
   makeJwt,
-  makeProviderAAdapter,
   providerAChatRequest,
   providerAModel,
   recordingLogger,
@@ -23,12 +22,14 @@ import {
   writeInstallationId,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
-import { adapterModule } from './support/adapter-module';
+import { adapterModule, closeAdapterModules } from './support/adapter-module';
+import { makeProviderAAdapter } from './support/provider-a-adapter';
 
 const now = () => Math.floor(Date.now() / 1000);
 
 /** provider_a adapter against the loopback fake: login, transports, request bodies (provider_a.md §12). */
 describe('ProviderAAdapter (login, transport, body)', () => {
+  afterEach(closeAdapterModules);
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-adapter-', homeScope: 'test' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {

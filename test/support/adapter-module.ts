@@ -69,8 +69,10 @@ export async function adapterModule<T>(
   return built;
 }
 
-/** Every module built and not yet closed by its spec: closed after each test, whatever it asserted. */
+/** Every module built and not yet closed. */
 const open: AdapterModule<unknown>[] = [];
-afterEach(async () => {
+
+/** Closes every adapter module built so far; a spec's `afterEach` calls it, whatever the test asserted. */
+export async function closeAdapterModules(): Promise<void> {
   for (const module of open.splice(0)) await module.close();
-});
+}
