@@ -35,7 +35,7 @@ import {
   upstreamHeaders,
   wireShapeFor,
 } from './provider-a.request';
-import { ChatTurnLease, SessionPool } from './provider-a.ws-session';
+import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
 import { MODEL_REFUSAL_CODES, namingModel } from './provider-a.errors';
 import { ProviderAModelsRefresh } from './provider-a.models-refresh';
 import { OpenConnection, ProviderATransportKind, transportForUrl } from './provider-a.transport';

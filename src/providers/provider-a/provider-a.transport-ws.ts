@@ -6,7 +6,7 @@ import { WsSession } from './provider-a.ws-session';
  * One single-use WebSocket attempt (provider_a.md §4.1): a fresh connection, exactly one
  * `response.create` text frame, and the socket closed when the attempt ends. Structured
  * inference always uses this (it never reuses or prewarms a connection); chat turns go through
- * the per-chat session pool (`SessionPool` in `provider-a.ws-session.ts`).
+ * the per-chat session pool (`SessionPool` in `provider-a.session-pool.ts`).
  */
 export async function openWebSocketConnection(input: AttemptInput): Promise<UpstreamConnection> {
   const session = await WsSession.connect(input.url, input.headers, input.signal, input.proxy);

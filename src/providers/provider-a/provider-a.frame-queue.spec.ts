@@ -1,4 +1,4 @@
-import { FrameQueue } from './provider-a.ws-session';
+import { FrameQueue } from './provider-a.frame-queue';
 
 describe(FrameQueue.name, () => {
   it('hands pushed items to a waiting reader, then buffered ones, then the end', async () => {
