@@ -9,6 +9,7 @@ import type { ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import { classifyUpstreamFailure, connectionFailure } from './provider-a.errors';
 import { LoginTokenTurn } from '../shared/login-rejection';
+import { unreadableFrame } from '../shared/unreadable-frame';
 import type { RateLimitTelemetry } from './provider-a.rate-limits';
 import { rateLimitsFromHeaders } from './provider-a.rate-limits';
 import type { StreamState } from './provider-a.stream';
@@ -139,8 +140,7 @@ class ConnectionAttempt implements ProviderAAttempt {
 
 /** One frame's meaning (provider_a.md §9.1); a binary or non-JSON frame is a protocol failure. */
 function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
-  if (!frame.ok)
-    return { events: [], failure: connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame') };
+  if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
   const step = translateEvent(attempt.state, frame.value, {
     rateLimits: attempt.rateLimits.latest(attempt.accountId),
   });

@@ -7,6 +7,7 @@ import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import type { CallContext, ChatRequest } from '../shared/provider-adapter';
 import { LoginTokenTurn } from '../shared/login-rejection';
+import { unreadableFrame } from '../shared/unreadable-frame';
 import type { SsePayload } from '../shared/sse-event-parser';
 import { parseSseJson } from '../shared/sse-event-parser';
 import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
@@ -196,11 +197,7 @@ async function providerBAttempt(
 
 /** One payload's step, with reasoning held back until the turn shows something visible. */
 function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
-  if (!payload.ok)
-    return {
-      events: [],
-      failure: new GatewayError('upstream', { detail: 'provider_b non-JSON stream data', retryable: true }),
-    };
+  if (!payload.ok) return unreadableFrame('provider_b', 'non-JSON stream data');
   const step = translateProviderBPayload(payload.value, attempt.stream);
   if (step.failure) return step;
   const events: ChatEvent[] = [];

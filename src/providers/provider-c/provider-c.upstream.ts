@@ -162,7 +162,10 @@ class ChildAttempt implements ProviderCAttempt {
     return this.closing;
   }
 
-  /** stdout's JSON lines (non-JSON lines skipped and counted); then the exit is read. */
+  /**
+   * stdout's JSON lines; then the exit is read. The CLI prints other text between them, so non-JSON
+   * lines are skipped and counted here instead of failing the attempt (providers/shared/unreadable-frame.ts).
+   */
   private async *lines(): AsyncGenerator<JsonObject> {
     const { child, logger } = this;
     let nonJsonLines = 0;
