@@ -90,9 +90,17 @@ module.exports = {
       to: { path: '^src/(providers|accounts)/provider-[^/]+/', pathNot: '^src/(providers|accounts)/$2/' },
     },
     {
+      name: 'families-import-the-contract-not-the-registry',
+      comment:
+        'providers/ root holds only what imports the families (module, registry); the interface and contract the families import live in providers/shared/, so no folder loop forms.',
+      severity: 'error',
+      from: { path: '^src/providers/(provider-[^/]+|shared)/' },
+      to: { path: '^src/providers/[^/]+\\.ts$' },
+    },
+    {
       name: 'callers-use-the-adapter-interface-only',
       comment:
-        'chat and structured reach adapters through providers/provider-adapter.ts and the registry, never an adapter folder.',
+        'chat and structured reach adapters through providers/shared/provider-adapter.ts and the registry, never an adapter folder.',
       severity: 'error',
       from: { path: '^src/(chat|structured)/' },
       to: { path: '^src/(providers|accounts)/provider-[^/]+/' },

@@ -105,14 +105,40 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     await waitFor(async () => (await stateOf('one')) === 'ready');
   });
 
-  it('answers 429 with the earliest reset when every login is cooling, without starting a child', async () => {
+  it("answers 429 with the earliest reset when every login is cooling, naming the last login's reset and cause, then without starting a child", async () => {
     await start();
-    api.script([API_ERRORS.limit(inSeconds(900)), API_ERRORS.limit(inSeconds(300)), API_ERRORS.limit(inSeconds(1200))]);
+    const lastReset = inSeconds(1200);
+    api.script([API_ERRORS.limit(inSeconds(900)), API_ERRORS.limit(inSeconds(300)), API_ERRORS.limit(lastReset)]);
     expect((await post(chat('first'))).status).toBe(429);
-    expect((await post(chat('second'))).status).toBe(429);
+    // The last login cools on this turn: the pool's Retry-After, the CLI's own reset and its cause stay.
+    const second = await post(chat('second'));
+    expect(second.status).toBe(429);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(290);
+    expect(Number(second.headers.get('retry-after'))).toBeLessThanOrEqual(300);
+    expect(((await second.json()) as Json).error).toEqual({
+      type: 'rate_limit_error',
+      code: 'usage_limit_reached',
+      param: null,
+      message: `provider_c: this Claude Code CLI login reached its usage limit (resets ${new Date(lastReset * 1000).toISOString()}); retry after the reset, or add another login`,
+    });
+    const requestId = second.headers.get('x-request-id');
+    expect(gateway!.logs.records('upstream_turn_failed').filter((line) => line.reqId === requestId)).toEqual([
+      expect.objectContaining({
+        account: 'three',
+        error_code: 'usage_limit',
+        upstream_status: 429,
+        upstream_type: 'rate_limit_error',
+        upstream_code: 'usage_limit_reached',
+      }),
+    ]);
     const last = await post(chat('third'));
     expect(last.status).toBe(429);
-    expect(((await last.json()) as Json).error.code).toBeDefined();
+    expect(((await last.json()) as Json).error).toEqual({
+      type: 'rate_limit_error',
+      code: 'rate_limit_exceeded',
+      param: null,
+      message: 'every provider_c login has reached its usage limit; retry after the reset',
+    });
     expect(Number(last.headers.get('retry-after'))).toBeGreaterThanOrEqual(290);
     expect(Number(last.headers.get('retry-after'))).toBeLessThanOrEqual(300);
     expect(usedAccounts()).toEqual(['one', 'two', 'three']);

@@ -4,7 +4,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CHAT_PARAMETERS } from '../src/chat/chat-request.parser';
+import { CHAT_PARAMETERS } from '../src/chat/chat-parameters';
 import type { HttpCase } from './support/fuzz-cases';
 import { describeCase, httpCase, rawCase, ROUTE_PATHS } from './support/fuzz-cases';
 import type { RawAnswer } from './support/raw-http';

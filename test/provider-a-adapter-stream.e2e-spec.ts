@@ -8,7 +8,6 @@ import {
   failed,
   functionCallItem,
   incomplete,
-  makeProviderAAdapter,
   providerAChatRequest,
   providerAModel,
   reasoningDelta,
@@ -19,21 +18,24 @@ import {
   usageLimitEvent,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { closeAdapterModules } from './support/adapter-module';
+import { makeProviderAAdapter } from './support/provider-a-adapter';
 
 /** provider_a adapter against the loopback fake: stream translation, errors, retries, timers, abort. */
 describe('ProviderAAdapter (stream, errors, retries)', () => {
+  afterEach(closeAdapterModules);
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-stream-', homeScope: 'test' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
-    const adapterFor = (settings: Record<string, string> = {}) =>
-      makeProviderAAdapter(fake(), home(), { transport, settings }).adapter;
+    const adapterFor = async (settings: Record<string, string> = {}) =>
+      (await makeProviderAAdapter(fake(), home(), { transport, settings })).adapter;
 
     it('joins 2 000 argument fragments into one complete tool call (§12.26)', async () => {
       const args = JSON.stringify({ text: 'ab'.repeat(1994) + 'c' });
       fake().enqueue({
         frames: [created(), ...functionCallItem('call_1', 'write', args, { fragments: 2000 }), completed()],
       });
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
+      const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events.filter((event) => event.type === 'tool-call')).toEqual([
         { type: 'tool-call', call: { id: 'call_1', name: 'write', kind: 'function', arguments: args } },
       ]);
@@ -48,7 +50,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
         completed(),
       ];
       fake().enqueue({ frames }, { frames });
-      const adapter = adapterFor();
+      const adapter = await adapterFor();
       for (const events of [
         await collectEvents(await adapter.stream(providerAChatRequest(), callContext())),
         await collectEvents(await adapter.complete(providerAChatRequest(), callContext())),
@@ -62,7 +64,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       const second = functionCallItem('call_b', 'b', '{}', { outputIndex: 2 });
       const first = functionCallItem('call_a', 'a', '{}', { outputIndex: 1 });
       fake().enqueue({ frames: [created(), second[0], first[0], ...first.slice(1), ...second.slice(1), completed()] });
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
+      const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(
         events
           .filter((event) => event.type === 'tool-call')
@@ -72,7 +74,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
     it('ends response.incomplete with finish length instead of hanging (§12.31)', async () => {
       fake().enqueue({ frames: [created(), textDelta('cut'), incomplete('max_output_tokens')], holdOpen: true });
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
+      const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([
         { type: 'text-delta', text: 'cut' },
         { type: 'finish', reason: 'length' },
@@ -89,7 +91,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
           completed(),
         ],
       });
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
+      const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events.slice(0, 3)).toEqual([
         { type: 'reasoning-delta', text: 'First.' },
         { type: 'reasoning-delta', text: '\n\nSecond.' },
@@ -99,7 +101,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
     it('rejects a usage limit with Retry-After 30 and does not retry (§12.34)', async () => {
       fake().enqueue({ frames: [usageLimitEvent(30)] }, textReply('never'));
-      const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
+      const failure = await rejectionOf((await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('usage_limit');
       expect(failure.retryAfterHeader).toBe(30);
       expect(fake().requests()).toHaveLength(1);
@@ -115,7 +117,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
         },
         frames: [],
       });
-      const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
+      const failure = await rejectionOf((await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('usage_limit');
       expect(failure.retryAfterHeader).toBeGreaterThanOrEqual(118);
       expect(failure.retryAfterHeader).toBeLessThanOrEqual(120);
@@ -123,7 +125,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
     it('classifies context_length_exceeded as context_window without retry (§12.35)', async () => {
       fake().enqueue({ frames: [created(), failed('context_length_exceeded', 'too long')] }, textReply('never'));
-      const adapter = adapterFor();
+      const adapter = await adapterFor();
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ type: 'error', error: { code: 'context_window' } });
@@ -131,7 +133,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     });
 
     it('retries a 503 once and succeeds; three 503s fail upstream after exactly three connections (§12.36)', async () => {
-      const adapter = adapterFor();
+      const adapter = await adapterFor();
       fake().enqueue({ reject: { status: 503 }, frames: [] }, textReply('recovered'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'recovered' });
@@ -156,7 +158,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
         textReply('later'),
       );
       const started = Date.now();
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
+      const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'later' });
       expect(Date.now() - started).toBeGreaterThanOrEqual(950);
       expect(fake().requests()).toHaveLength(2);
@@ -171,7 +173,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
         textReply('never'),
       );
       const started = Date.now();
-      const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
+      const failure = await rejectionOf((await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(failure).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 60 });
       expect(fake().requests()).toHaveLength(1);
       // Not after sleeping for the 60 s hint (the bound is half of it).
@@ -180,14 +182,14 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
     it('retries an accepted turn that closed before any output, on a new connection', async () => {
       fake().enqueue({ frames: [created(), { disconnect: true }] }, textReply('second try'));
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
+      const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'second try' });
       expect(fake().requests()).toHaveLength(2);
     });
 
     it('does not retry a socket dropped after a text delta: one connection, terminal error (§12.37)', async () => {
       fake().enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
+      const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([
         { type: 'text-delta', text: 'partial' },
         { type: 'error', error: expect.objectContaining({ code: 'upstream' }) },
@@ -198,13 +200,13 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('treats a non-JSON frame as an upstream protocol error', async () => {
       const raw = transport === 'ws' ? 'not json' : 'data: not json\n\n';
       fake().enqueue({ frames: [created(), textDelta('x'), { raw }] });
-      const events = await collectEvents(await adapterFor().stream(providerAChatRequest(), callContext()));
+      const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events.at(-1)).toMatchObject({ type: 'error', error: { code: 'upstream' } });
     });
 
     it('rejects when the first event is response.failed on every attempt (no SSE header could be sent)', async () => {
       fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ frames: [failed('server_error')] })));
-      const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext()));
+      const failure = await rejectionOf((await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('upstream');
       expect(fake().requests()).toHaveLength(3);
     });
@@ -212,7 +214,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('closes the upstream connection within 1 s when the caller aborts mid-stream (§12.38)', async () => {
       fake().enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
       const controller = new AbortController();
-      const events = await adapterFor().stream(providerAChatRequest(), callContext(controller.signal));
+      const events = await (await adapterFor()).stream(providerAChatRequest(), callContext(controller.signal));
       const iterator = events[Symbol.asyncIterator]();
       expect((await iterator.next()).value).toEqual({ type: 'text-delta', text: 'first' });
       const pending = iterator.next();
@@ -225,7 +227,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('aborts at once while waiting for the first event', async () => {
       fake().enqueue({ frames: [], holdOpen: true });
       const controller = new AbortController();
-      const pending = adapterFor().stream(providerAChatRequest(), callContext(controller.signal));
+      const pending = (await adapterFor()).stream(providerAChatRequest(), callContext(controller.signal));
       const [recorded] = await fake().waitForRequests(1);
       // The upstream never answers (holdOpen): only the abort can end the wait.
       controller.abort(new Error('client gone'));
@@ -236,7 +238,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('aborts at once between retries', async () => {
       fake().enqueue({ reject: { status: 503, headers: { 'retry-after': '8' } }, frames: [] }, textReply('never'));
       const controller = new AbortController();
-      const pending = adapterFor().stream(providerAChatRequest(), callContext(controller.signal));
+      const pending = (await adapterFor()).stream(providerAChatRequest(), callContext(controller.signal));
       await fake().waitForRequests(1);
       await new Promise((resolve) => setTimeout(resolve, 50));
       const started = Date.now();
@@ -250,7 +252,9 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('ends a silent stream with a timeout error after the idle timeout (§12.39)', async () => {
       fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
       const events = await collectEvents(
-        await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()),
+        await (
+          await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' })
+        ).stream(providerAChatRequest(), callContext()),
       );
       expect(events).toEqual([
         { type: 'text-delta', text: 'then silence' },
@@ -262,7 +266,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     it('rejects with timeout when nothing arrives before the idle timeout', async () => {
       fake().enqueue({ frames: [], holdOpen: true });
       const failure = await rejectionOf(
-        adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' }).stream(providerAChatRequest(), callContext()),
+        (await adapterFor({ GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' })).stream(providerAChatRequest(), callContext()),
       );
       expect(failure.code).toBe('timeout');
       expect(fake().requests()).toHaveLength(1);
@@ -280,7 +284,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
         holdOpen: true,
       });
       const events = await collectEvents(
-        await adapterFor({ PROVIDER_A_TIMEOUT: '600ms' }).stream(providerAChatRequest(), callContext()),
+        await (await adapterFor({ PROVIDER_A_TIMEOUT: '600ms' })).stream(providerAChatRequest(), callContext()),
       );
       expect(events.at(-1)).toMatchObject({ type: 'error', error: { code: 'timeout' } });
       expect(events.filter((event) => event.type === 'text-delta').length).toBeLessThan(4);
@@ -293,7 +297,9 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
         frames: [],
       });
       const logger = recordingLogger();
-      const failure = await rejectionOf(adapterFor().stream(providerAChatRequest(), callContext(undefined, logger)));
+      const failure = await rejectionOf(
+        (await adapterFor()).stream(providerAChatRequest(), callContext(undefined, logger)),
+      );
       expect(failure.code).toBe('bad_request');
       const everything =
         logger.text() +
@@ -308,13 +314,13 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
 
       fake().enqueue({ frames: [created(), textDelta('x'), errorEvent({ code: 'server_error', message: secret })] });
       const events = await collectEvents(
-        await adapterFor().stream(providerAChatRequest(), callContext(undefined, logger)),
+        await (await adapterFor()).stream(providerAChatRequest(), callContext(undefined, logger)),
       );
       expect(JSON.stringify(events) + logger.text()).not.toContain('LEAKED');
     });
 
     it('extract() retries like chat and honours the context deadline', async () => {
-      const adapter = adapterFor();
+      const adapter = await adapterFor();
       const request = {
         model: providerAModel('gpt-5.6-sol'),
         input: 'x',

@@ -11,7 +11,6 @@ import {
   created,
   errorEvent,
   makeJwt,
-  makeProviderAAdapter,
   providerAChatRequest,
   providerAModel,
   recordingLogger,
@@ -23,16 +22,19 @@ import {
   writeInstallationId,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { adapterModule, closeAdapterModules } from './support/adapter-module';
+import { makeProviderAAdapter } from './support/provider-a-adapter';
 
 const now = () => Math.floor(Date.now() / 1000);
 
 /** provider_a adapter against the loopback fake: login, transports, request bodies (provider_a.md §12). */
 describe('ProviderAAdapter (login, transport, body)', () => {
+  afterEach(closeAdapterModules);
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-adapter-', homeScope: 'test' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
     it('sends the bearer and account id from auth.json and never calls the token endpoint (§12.1)', async () => {
-      const { adapter, authFile } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter, authFile } = await makeProviderAAdapter(fake(), home(), { transport });
       const { tokens } = JSON.parse(fs.readFileSync(authFile, 'utf8'));
       fake().enqueue(textReply('Hello'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
@@ -48,7 +50,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('falls back to the id token account claim; with none the turn fails auth before any connection (§12.2)', async () => {
-      const { adapter, codexHome } = makeProviderAAdapter(fake(), home(), {
+      const { adapter, codexHome } = await makeProviderAAdapter(fake(), home(), {
         transport,
         auth: { accountId: null, idTokenAccountId: 'acct-from-claim' },
       });
@@ -57,12 +59,14 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(fake().requests()[0].headers['chatgpt-account-id']).toBe('acct-from-claim');
 
       writeAuthFile(codexHome, { accountId: null });
-      const fresh = new ProviderAAdapter(
+      const { adapter: fresh } = await adapterModule(
+        ProviderAAdapter,
         loadConfig({
           HOME: home(),
           CODEX_HOME: codexHome,
           PROVIDER_A_URL: transport === 'ws' ? fake().wsUrl : fake().httpUrl,
           PROVIDER_A_TOKEN_URL: fake().tokenUrl,
+          PROVIDER_A_MODELS_REFRESH: '0',
         }),
       );
       const failure = await rejectionOf(fresh.stream(providerAChatRequest(), callContext()));
@@ -71,7 +75,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('refreshes a token 30 s from expiry once, with the stored refresh token and client id (§12.3)', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), {
+      const { adapter } = await makeProviderAAdapter(fake(), home(), {
         transport,
         auth: { exp: now() + 30, refreshToken: 'rt-stored' },
       });
@@ -87,7 +91,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('runs one refresh for ten concurrent turns and all ten use the new token (§12.4)', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), { transport, auth: { exp: now() - 100 } });
+      const { adapter } = await makeProviderAAdapter(fake(), home(), { transport, auth: { exp: now() - 100 } });
       fake().enqueueToken({
         status: 200,
         delayMs: 100,
@@ -109,7 +113,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('fails auth with no connection and no token call when expired without a refresh token (§12.7)', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), {
+      const { adapter } = await makeProviderAAdapter(fake(), home(), {
         transport,
         auth: { exp: now() - 100, refreshToken: null },
       });
@@ -120,7 +124,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('maps a token endpoint invalid_grant to auth without token text in the error or logs (§12.8)', async () => {
-      const { adapter, authFile } = makeProviderAAdapter(fake(), home(), {
+      const { adapter, authFile } = await makeProviderAAdapter(fake(), home(), {
         transport,
         auth: { exp: now() - 100, refreshToken: 'rt-SECRET-1' },
       });
@@ -139,7 +143,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('after an upstream 401 refreshes once (token not expired) and retries with the new token (§12.9)', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(
         { reject: { status: 401, body: { error: { message: 'expired' } } }, frames: [] },
         textReply('after refresh'),
@@ -155,7 +159,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('gives up with auth after a 401 on both attempts: two connections, one refresh (§12.10)', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(
         { reject: { status: 401 }, frames: [] },
         { reject: { status: 401 }, frames: [] },
@@ -168,7 +172,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('treats a 401 error event before output like a rejected upgrade', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue({ frames: [errorEvent({ status: 401, message: 'bad token' })] }, textReply('ok'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
@@ -176,7 +180,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('uses a different valid token already in the file after a 401, without calling the endpoint (§12.11)', async () => {
-      const { adapter, codexHome } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter, codexHome } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(textReply('first'));
       await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
       const replaced = writeAuthFile(codexHome, { refreshToken: 'rt-other' });
@@ -188,7 +192,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('keeps prompt_cache_key and the session header per chat and separates chats (§12.15)', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(textReply('1'), textReply('2'), textReply('3'));
       for (const conversationId of [
         'chat:header:x-conversation-id:conv-42',
@@ -208,7 +212,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('sends the minimal body and headers: no include, client_metadata, output cap or faithful headers (§12.14)', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(textReply('ok'));
       const request = providerAChatRequest({
         modelId: 'gpt-5.6-terra-fast-high',
@@ -245,7 +249,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
 
     it('sends the faithful profile, scaffold with today, developer message, metadata and headers (§12.23)', async () => {
       const profilePath = writeFaithfulProfile(home());
-      const { adapter, codexHome } = makeProviderAAdapter(fake(), home(), {
+      const { adapter, codexHome } = await makeProviderAAdapter(fake(), home(), {
         transport,
         settings: { PRIMARY_FAITHFUL_PROFILE: profilePath },
       });
@@ -312,7 +316,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
 
     it('extracts with exactly the §6.1 keys over one connection and returns text, id, model and usage (§12.24)', async () => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue({
         frames: [
           created('resp_x', 'gpt-5.6-sol'),
@@ -370,7 +374,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
 
   it('opens one upgrade and sends exactly one text frame typed response.create over WebSocket (§12.12)', async () => {
     // Without kept sessions (PROVIDER_A_MAX_KEPT_SESSIONS=0) every turn is one connection, closed at its end.
-    const { adapter } = makeProviderAAdapter(fake(), home(), {
+    const { adapter } = await makeProviderAAdapter(fake(), home(), {
       transport: 'ws',
       settings: { PROVIDER_A_MAX_KEPT_SESSIONS: '0' },
     });
@@ -394,7 +398,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
   it.each(['ws', 'sse'] as const)(
     'closes the upstream when an accepted turn is closed before its first event is read (%s)',
     async (transport) => {
-      const { adapter } = makeProviderAAdapter(fake(), home(), { transport });
+      const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       // Accepted (response.created), then silence: the attempt is still waiting for its first output.
       fake().enqueue({ frames: [created()], holdOpen: true });
       const events = await adapter.stream(providerAChatRequest(), callContext());
@@ -410,7 +414,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
   );
 
   it('POSTs the same body without type, with SSE headers, over HTTP (§12.12)', async () => {
-    const { adapter } = makeProviderAAdapter(fake(), home(), { transport: 'sse' });
+    const { adapter } = await makeProviderAAdapter(fake(), home(), { transport: 'sse' });
     fake().enqueue(textReply('ok'));
     await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
     const [recorded] = fake().requests();
@@ -422,15 +426,22 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     expect(recorded.headers).not.toHaveProperty('openai-beta');
   });
 
-  it('fails construction with a ConfigError naming PRIMARY_FAITHFUL_PROFILE for a missing profile', () => {
+  it('fails construction with a ConfigError naming PRIMARY_FAITHFUL_PROFILE for a missing profile', async () => {
     const config = loadConfig({ HOME: home(), PRIMARY_FAITHFUL_PROFILE: path.join(home(), 'missing.json') });
-    expect(() => new ProviderAAdapter(config)).toThrow(ConfigError);
-    expect(() => new ProviderAAdapter(config)).toThrow(/PRIMARY_FAITHFUL_PROFILE/);
+    const failure = await adapterModule(ProviderAAdapter, config).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ConfigError);
+    expect((failure as ConfigError).message).toMatch(/PRIMARY_FAITHFUL_PROFILE/);
   });
 
   it('does not read the login file at construction (a missing file only fails requests)', async () => {
-    const adapter = new ProviderAAdapter(
-      loadConfig({ HOME: home(), PROVIDER_A_URL: fake().wsUrl, PROVIDER_A_AUTH_FILE: path.join(home(), 'none.json') }),
+    const { adapter } = await adapterModule(
+      ProviderAAdapter,
+      loadConfig({
+        HOME: home(),
+        PROVIDER_A_URL: fake().wsUrl,
+        PROVIDER_A_AUTH_FILE: path.join(home(), 'none.json'),
+        PROVIDER_A_MODELS_REFRESH: '0',
+      }),
     );
     const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext()));
     expect(failure.code).toBe('auth');

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GatewayError } from '../src/core/gateway.error';
 import { loadConfig } from '../src/config/app-config';
-import type { CallContext } from '../src/providers/provider-adapter';
+import type { CallContext } from '../src/providers/shared/provider-adapter';
 import type { ChatEvent } from '../src/core/chat-event';
 import type { EventLogger } from '../src/core/event-logger';
 import { ProviderBAdapter } from '../src/providers/provider-b/provider-b.adapter';
@@ -19,6 +19,8 @@ import {
   textFrame,
   writeCredsFile,
 } from './support/provider-b-fixtures';
+import type { AdapterModule } from './support/adapter-module';
+import { adapterModule } from './support/adapter-module';
 
 const CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com';
 const CLIENT_SECRET = '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';
@@ -52,11 +54,16 @@ describe(ProviderBAdapter.name, () => {
     requestId: `req-${++requestCounter}`,
     logger,
   });
-  const adapterWith = (options: { project?: string; env?: Record<string, string> } = {}) => {
+  const modules: AdapterModule<ProviderBAdapter>[] = [];
+  afterEach(async () => {
+    for (const module of modules.splice(0)) await module.close();
+  });
+  const adapterWith = async (options: { project?: string; env?: Record<string, string> } = {}) => {
     const settings = providerBSettings(fake, home, { project: options.project });
-    return new ProviderBAdapter(
-      loadConfig({ HOME: home, GATEWAY_STREAM_IDLE_TIMEOUT: '5s', ...settings, ...options.env }),
-    );
+    const config = loadConfig({ HOME: home, GATEWAY_STREAM_IDLE_TIMEOUT: '5s', ...settings, ...options.env });
+    const module = await adapterModule(ProviderBAdapter, config);
+    modules.push(module);
+    return module.adapter;
   };
   const authFile = () => path.join(home, '.gemini', 'oauth_creds.json');
 
@@ -69,7 +76,7 @@ describe(ProviderBAdapter.name, () => {
 
   describe('project discovery', () => {
     it('calls :loadCodeAssist once with GEMINI metadata, then reuses the project (§13.1)', async () => {
-      const adapter = adapterWith();
+      const adapter = await adapterWith();
       const first = await collect(await adapter.stream(chatRequest(), context()));
       await collect(await adapter.stream(chatRequest(), context()));
       expect(first).toEqual([
@@ -103,7 +110,7 @@ describe(ProviderBAdapter.name, () => {
       fake.enqueue('loadCodeAssist', {
         body: { currentTier: { id: 'standard-tier' }, cloudaicompanionProject: { id: 'p-9', name: 'nine' } },
       });
-      await collect(await adapterWith().stream(chatRequest(), context()));
+      await collect(await (await adapterWith()).stream(chatRequest(), context()));
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('p-9');
     });
 
@@ -118,7 +125,9 @@ describe(ProviderBAdapter.name, () => {
         { body: { name: 'operations/7', done: true, response: { cloudaicompanionProject: { id: 'onboarded-1' } } } },
       );
       await collect(
-        await adapterWith({ env: { PROVIDER_B_ONBOARDING_POLL_INTERVAL: '20ms' } }).stream(chatRequest(), context()),
+        await (
+          await adapterWith({ env: { PROVIDER_B_ONBOARDING_POLL_INTERVAL: '20ms' } })
+        ).stream(chatRequest(), context()),
       );
       const onboard = fake.requests('onboardUser');
       expect(onboard).toHaveLength(1);
@@ -140,7 +149,7 @@ describe(ProviderBAdapter.name, () => {
         body: { allowedTiers: [{ id: 'standard-tier', isDefault: true, userDefinedCloudaicompanionProject: true }] },
       });
       fake.enqueue('onboardUser', { body: { name: 'operations/8', done: true, response: {} } });
-      await collect(await adapterWith({ project: 'licensed-1' }).stream(chatRequest(), context()));
+      await collect(await (await adapterWith({ project: 'licensed-1' })).stream(chatRequest(), context()));
       const metadata = {
         ideType: 'IDE_UNSPECIFIED',
         platform: 'PLATFORM_UNSPECIFIED',
@@ -168,7 +177,7 @@ describe(ProviderBAdapter.name, () => {
         ],
       };
       fake.enqueue('loadCodeAssist', { body: ineligible }, { body: ineligible });
-      const adapter = adapterWith();
+      const adapter = await adapterWith();
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({
         code: 'provider_account_unsupported',
         retryable: false,
@@ -183,7 +192,7 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('fails the request on a failed discovery and tries again on the next one (§13.4)', async () => {
-      const adapter = adapterWith();
+      const adapter = await adapterWith();
       const failure = { status: 500, body: errorFrame(500, 'INTERNAL') };
       fake.enqueue('loadCodeAssist', failure, failure, failure);
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'upstream' });
@@ -196,14 +205,14 @@ describe(ProviderBAdapter.name, () => {
 
     it('fails with auth when an onboarded account has no project', async () => {
       fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier' } } });
-      await expect(adapterWith().stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      await expect((await adapterWith()).stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
       expect(logger.records).toContainEqual(
         expect.objectContaining({ event: 'provider_b_project_unavailable', reason: 'provider_b_project_required' }),
       );
     });
 
     it('asks :loadCodeAssist about PROVIDER_B_PROJECT too, as the CLI does, and sends it (§13.5)', async () => {
-      const adapter = adapterWith({ project: 'proj-x' });
+      const adapter = await adapterWith({ project: 'proj-x' });
       await collect(await adapter.stream(chatRequest(), context()));
       await collect(await adapter.stream(chatRequest(), context()));
       expect(fake.requests('loadCodeAssist').map((request) => request.body.cloudaicompanionProject)).toEqual([
@@ -221,7 +230,7 @@ describe(ProviderBAdapter.name, () => {
         delayMs: 150,
         body: { currentTier: { id: 'free-tier' }, cloudaicompanionProject: 'slow-project' },
       });
-      const adapter = adapterWith();
+      const adapter = await adapterWith();
       const results = await Promise.all(
         [1, 2, 3].map(async () => collect(await adapter.stream(chatRequest(), context()))),
       );
@@ -237,7 +246,7 @@ describe(ProviderBAdapter.name, () => {
 
   describe('tokens', () => {
     it('refreshes an expired token once with the Gemini CLI client and uses the new one (§13.6)', async () => {
-      const adapter = adapterWith({ project: 'p' });
+      const adapter = await adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000 });
       await collect(await adapter.stream(chatRequest(), context()));
       const refresh = fake.requests('token');
@@ -253,7 +262,7 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('writes the new token back keeping unknown keys, mode 0600 and no temp file (§13.7)', async () => {
-      const adapter = adapterWith({ project: 'p' });
+      const adapter = await adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), {
         expiryDateMs: Date.now() - 1000,
         extra: { id_token: 'old-id', custom_cli_field: { keep: true } },
@@ -274,7 +283,7 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('refreshes a file that only has a refresh token, and keeps a rotated refresh token', async () => {
-      const adapter = adapterWith({ project: 'p' });
+      const adapter = await adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), { accessToken: null, expiryDateMs: null });
       fake.enqueue('token', {
         body: { access_token: 'rotated-access', refresh_token: 'rotated-refresh', expires_in: 3600 },
@@ -285,7 +294,7 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('refreshes once for concurrent requests', async () => {
-      const adapter = adapterWith({ project: 'p' });
+      const adapter = await adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000 });
       fake.enqueue('token', { delayMs: 100, body: { access_token: 'shared-access', expires_in: 3600 } });
       await Promise.all([1, 2, 3].map(async () => collect(await adapter.stream(chatRequest(), context()))));
@@ -297,7 +306,7 @@ describe(ProviderBAdapter.name, () => {
 
     it('retries a 401 once after a forced refresh (§13.8)', async () => {
       fake.enqueue('streamGenerateContent', { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') });
-      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      const events = await collect(await (await adapterWith({ project: 'p' })).stream(chatRequest(), context()));
       expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
       const generate = fake.requests('streamGenerateContent');
       expect(generate.map((request) => request.headers.authorization)).toEqual([
@@ -308,7 +317,7 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('uses a token the CLI wrote meanwhile instead of refreshing after a 401', async () => {
-      const adapter = adapterWith({ project: 'p' });
+      const adapter = await adapterWith({ project: 'p' });
       await collect(await adapter.stream(chatRequest(), context()));
       writeCredsFile(path.join(home, '.gemini'), { accessToken: 'cli-relogin' });
       fake.enqueue('streamGenerateContent', { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') });
@@ -324,7 +333,7 @@ describe(ProviderBAdapter.name, () => {
     it('gives up with auth after two 401s and exactly one refresh (§13.9)', async () => {
       const unauthorized = { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') };
       fake.enqueue('streamGenerateContent', unauthorized, unauthorized);
-      await expect(adapterWith({ project: 'p' }).stream(chatRequest(), context())).rejects.toMatchObject({
+      await expect((await adapterWith({ project: 'p' })).stream(chatRequest(), context())).rejects.toMatchObject({
         code: 'auth',
       });
       expect(fake.requests('streamGenerateContent')).toHaveLength(2);
@@ -333,7 +342,7 @@ describe(ProviderBAdapter.name, () => {
 
     it('applies the 401 refresh-and-retry to discovery too', async () => {
       fake.enqueue('loadCodeAssist', { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') });
-      await collect(await adapterWith().stream(chatRequest(), context()));
+      await collect(await (await adapterWith()).stream(chatRequest(), context()));
       expect(fake.requests('loadCodeAssist').map((request) => request.headers.authorization)).toEqual([
         'Bearer fake-access-initial',
         'Bearer fake-access-1',
@@ -345,7 +354,7 @@ describe(ProviderBAdapter.name, () => {
         status: 403,
         body: errorFrame(403, 'PERMISSION_DENIED', 'VALIDATION_REQUIRED'),
       });
-      await expect(adapterWith({ project: 'p' }).stream(chatRequest(), context())).rejects.toMatchObject({
+      await expect((await adapterWith({ project: 'p' })).stream(chatRequest(), context())).rejects.toMatchObject({
         code: 'auth',
       });
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
@@ -353,7 +362,7 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('fails with auth when the refresh is refused, logging only the error code', async () => {
-      const adapter = adapterWith({ project: 'p' });
+      const adapter = await adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000 });
       fake.enqueue('token', {
         status: 400,
@@ -369,7 +378,7 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('fails with auth and names the path when the login file is missing', async () => {
-      const adapter = adapterWith({ project: 'p' });
+      const adapter = await adapterWith({ project: 'p' });
       fs.rmSync(authFile());
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
       expect(logger.records).toContainEqual({
@@ -403,7 +412,7 @@ describe(ProviderBAdapter.name, () => {
           },
         },
       });
-      const events = await collect(await adapterWith({ project: 'p' }).complete(chatRequest(), context()));
+      const events = await collect(await (await adapterWith({ project: 'p' })).complete(chatRequest(), context()));
       expect(events).toEqual([
         { type: 'reasoning-delta', text: 'hmm' },
         { type: 'text-delta', text: 'answer' },
@@ -417,7 +426,7 @@ describe(ProviderBAdapter.name, () => {
     });
 
     it('remembers a thought signature and replays it when the client dropped extra_content (§13.19)', async () => {
-      const adapter = adapterWith({ project: 'p' });
+      const adapter = await adapterWith({ project: 'p' });
       fake.enqueue('streamGenerateContent', {
         frames: [
           { json: callFrame('read_file', { path: 'a' }, { id: 'fc-77', signature: 'sig-1' }) },
@@ -449,7 +458,7 @@ describe(ProviderBAdapter.name, () => {
         status: 429,
         body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'slow down', [retryInfo('2s')]),
       });
-      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      const events = await collect(await (await adapterWith({ project: 'p' })).stream(chatRequest(), context()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
       const [first, second] = fake.requests('streamGenerateContent');
       expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(1900);
@@ -459,7 +468,7 @@ describe(ProviderBAdapter.name, () => {
 
     it('retries an error frame that arrives before any output', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: errorFrame(503, 'UNAVAILABLE') }] });
-      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      const events = await collect(await (await adapterWith({ project: 'p' })).stream(chatRequest(), context()));
       expect(events[0]).toEqual({ type: 'text-delta', text: 'ok' });
       expect(fake.requests('streamGenerateContent')).toHaveLength(2);
     });
@@ -469,7 +478,9 @@ describe(ProviderBAdapter.name, () => {
         status: 429,
         body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'daily', [quotaFailure('GenerateRequestsPerDayPerUser')]),
       });
-      const error = await adapterWith({ project: 'p' })
+      const error = await (
+        await adapterWith({ project: 'p' })
+      )
         .stream(chatRequest(), context())
         .catch((thrown: unknown) => thrown);
       expect(error).toBeInstanceOf(GatewayError);
@@ -482,7 +493,7 @@ describe(ProviderBAdapter.name, () => {
       fake.enqueue('streamGenerateContent', {
         frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE') }],
       });
-      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      const events = await collect(await (await adapterWith({ project: 'p' })).stream(chatRequest(), context()));
       expect(events).toEqual([
         { type: 'text-delta', text: 'partial' },
         { type: 'error', error: expect.objectContaining({ code: 'upstream' }) },
@@ -492,14 +503,14 @@ describe(ProviderBAdapter.name, () => {
 
     it('turns an upstream disconnect after output into a terminal error event', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('partial') }, { disconnect: true }] });
-      const events = await collect(await adapterWith({ project: 'p' }).stream(chatRequest(), context()));
+      const events = await collect(await (await adapterWith({ project: 'p' })).stream(chatRequest(), context()));
       expect(events.map((event) => event.type)).toEqual(['text-delta', 'error']);
     });
 
     it('closes the upstream response within 1 s when the client aborts mid-stream (§13.27)', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
       const abort = new AbortController();
-      const iterator = (await adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal)))[
+      const iterator = (await (await adapterWith({ project: 'p' })).stream(chatRequest(), context(abort.signal)))[
         Symbol.asyncIterator
       ]();
       expect(await iterator.next()).toEqual({ done: false, value: { type: 'text-delta', text: 'first' } });
@@ -511,7 +522,7 @@ describe(ProviderBAdapter.name, () => {
 
     it('closes the upstream response when an accepted turn is closed before its first event is read', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
-      const events = await adapterWith({ project: 'p' }).stream(chatRequest(), context());
+      const events = await (await adapterWith({ project: 'p' })).stream(chatRequest(), context());
       await events[Symbol.asyncIterator]().return!();
       await fake.waitUntil(() => fake.requests('streamGenerateContent')[0].closedByClient, 1000, 'the upstream close');
     });
@@ -523,7 +534,7 @@ describe(ProviderBAdapter.name, () => {
       });
       const abort = new AbortController();
       const started = Date.now();
-      const pending = adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal));
+      const pending = (await adapterWith({ project: 'p' })).stream(chatRequest(), context(abort.signal));
       await fake.waitForRequests('streamGenerateContent', 1);
       setTimeout(() => abort.abort(new Error('client gone')), 50);
       await expect(pending).rejects.toThrow('client gone');
@@ -534,7 +545,7 @@ describe(ProviderBAdapter.name, () => {
     it('rejects at once when aborted while waiting for response headers', async () => {
       fake.enqueue('streamGenerateContent', { delayMs: 3000 });
       const abort = new AbortController();
-      const pending = adapterWith({ project: 'p' }).stream(chatRequest(), context(abort.signal));
+      const pending = (await adapterWith({ project: 'p' })).stream(chatRequest(), context(abort.signal));
       await fake.waitForRequests('streamGenerateContent', 1);
       abort.abort(new Error('client gone'));
       await expect(pending).rejects.toThrow('client gone');
@@ -543,7 +554,7 @@ describe(ProviderBAdapter.name, () => {
 
     it('times out a silent stream with the idle timeout', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
-      const adapter = adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' } });
+      const adapter = await adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '300ms' } });
       const events = await collect(await adapter.stream(chatRequest(), context()));
       expect(events).toEqual([
         { type: 'text-delta', text: 'first' },
@@ -554,7 +565,7 @@ describe(ProviderBAdapter.name, () => {
 
     it('bounds the wait for response headers with the idle timeout', async () => {
       fake.enqueue('streamGenerateContent', { delayMs: 2000 });
-      const adapter = adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '200ms' } });
+      const adapter = await adapterWith({ project: 'p', env: { GATEWAY_STREAM_IDLE_TIMEOUT: '200ms' } });
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'timeout' });
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
     });
@@ -563,7 +574,7 @@ describe(ProviderBAdapter.name, () => {
       fake.enqueue('streamGenerateContent', {
         frames: [{ json: textFrame('first') }, { json: textFrame('late'), delayMs: 2000 }],
       });
-      const adapter = adapterWith({ project: 'p', env: { PROVIDER_B_TIMEOUT: '400ms' } });
+      const adapter = await adapterWith({ project: 'p', env: { PROVIDER_B_TIMEOUT: '400ms' } });
       const events = await collect(await adapter.stream(chatRequest(), context()));
       expect(events).toEqual([
         { type: 'text-delta', text: 'first' },

@@ -156,6 +156,21 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
   });
 
   describe('process lifecycle', () => {
+    it('a first child killed by SIGKILL before its first line, then a retry that answers and stays: no child is alive 1 s after the answer', async () => {
+      // The retry prints its result and does not exit on its own: only the gateway closing it when
+      // the turn is over can end it (docs/providers.md "Timeouts and cancellation").
+      const { gateway, dir } = await gatewayWith([
+        { stdout: [], killWith: 'SIGKILL' },
+        { ...answerRun('fine'), hang: true },
+      ]);
+      const result = await streamChat(gateway, {});
+      expect(contents(result)).toEqual(['fine']);
+      const pids = readRuns(dir).map((record) => record.pid);
+      expect(pids).toHaveLength(2);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(pids.filter((pid) => fs.existsSync(`/proc/${pid}`))).toEqual([]);
+    });
+
     it('§11.26 a client disconnect terminates the child (SIGTERM within 1 s, gone within 3 s) and frees the slot', async () => {
       const { gateway, dir } = await gatewayWith([hangingRun(), answerRun('next')], {
         PROVIDER_C_MAX_PROCESSES: '1',

@@ -23,8 +23,8 @@ const SILENT: EventLogger = {
 
 /**
  * Builds the account pool of each family with the shared settings, clock, metrics and logger,
- * and runs their timers (sweep, background refresh) until shutdown. Adapters constructed outside
- * Nest (unit specs) make their own with `new AccountPools(config)`: no metrics, no log lines.
+ * and runs their timers (sweep, background refresh) until shutdown. The adapters take it from
+ * Nest, in specs too (test/support/adapter-module.ts).
  */
 @Injectable()
 export class AccountPools implements OnModuleDestroy {

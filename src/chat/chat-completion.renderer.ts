@@ -44,7 +44,7 @@ export class ToolCallCollector {
     private readonly requestId: string,
     private readonly wire: CustomToolWire,
     private readonly onInvalid: (index: number, reason: InvalidReason) => void = () => undefined,
-    /** `parallel_tool_calls: false`: only the first valid call is passed on (the parameter table in chat-request.parser.ts). */
+    /** `parallel_tool_calls: false`: only the first valid call is passed on (the parameter table in chat-parameters.ts). */
     private readonly firstCallOnly = false,
   ) {}
 

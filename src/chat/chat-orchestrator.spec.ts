@@ -5,7 +5,7 @@ import type { ChatEvent } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { ModelCatalog } from '../models/model-catalog';
-import type { CallContext, ChatRequest, ProviderAdapter } from '../providers/provider-adapter';
+import type { CallContext, ChatRequest, ProviderAdapter } from '../providers/shared/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { queueKey } from '../queue/chat-identity';
@@ -254,7 +254,7 @@ describe(ChatOrchestrator.name, () => {
     ]);
   });
 
-  describe('request parameters (the table in chat-request.parser.ts)', () => {
+  describe('request parameters (the table in chat-parameters.ts)', () => {
     const plain = { model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hello' }] };
 
     it('hands provider_a only what it honours: response_format yes; temperature, max_tokens and stop no', async () => {

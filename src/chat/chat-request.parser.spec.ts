@@ -6,16 +6,11 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import { classValidatorMessage } from '../../test/support/chat-request-class-validator.oracle';
 import type { GatewayError } from '../core/gateway.error';
 import { PROVIDER_IDS } from '../core/provider-id';
-import type { ChatParameter } from './chat-request.parser';
-import {
-  CHAT_PARAMETERS,
-  chatBodyErrors,
-  familyRefusal,
-  familyRefusals,
-  normalizeTools,
-  parseChatBody,
-  upstreamParameters,
-} from './chat-request.parser';
+import { chatBodyErrors } from './chat-body-rules';
+import type { ChatParameter } from './chat-parameters';
+import { CHAT_PARAMETERS, familyRefusal, familyRefusals, upstreamParameters } from './chat-parameters';
+import { parseChatBody } from './chat-request.parser';
+import { normalizeTools } from './chat-tools';
 
 const messageOf = (body: unknown): string | undefined => {
   try {

@@ -4,7 +4,7 @@ import type { OutputValidator } from '../common/json-schema/output-validator';
 import type { ChatEvent } from '../core/chat-event';
 import type { ChatMessage } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
-import type { ResponseFormat } from '../providers/provider-adapter';
+import type { ResponseFormat } from '../providers/shared/provider-adapter';
 
 /*
  * A `response_format` the gateway enforces itself, for families whose upstream has no JSON switch

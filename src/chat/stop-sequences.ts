@@ -2,7 +2,7 @@ import type { ChatEvent } from '../core/chat-event';
 
 /**
  * Finds the first of a request's stop sequences in streamed answer text, for families whose
- * upstream cannot stop by itself (the parameter table in chat-request.parser.ts, `stop`). Text that cannot be the start of
+ * upstream cannot stop by itself (the parameter table in chat-parameters.ts, `stop`). Text that cannot be the start of
  * a match is released at once; only the longest suffix that could still grow into a match is held
  * back, so a stop sequence split across two deltas never reaches the client and nothing else is
  * delayed longer than it must be.

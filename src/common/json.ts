@@ -6,6 +6,21 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The value when it is a string, else `undefined`: how an upstream payload's text fields are read. */
+export function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The value when it is a number, else `undefined`: how an upstream payload's counts are read. */
+export function num(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** The value when it is an integer, else `undefined`. */
+export function int(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+}
+
 /** The value when it is a non-empty string, else `undefined` (token and login-file fields). */
 export function nonEmptyString(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;

@@ -72,6 +72,28 @@ export class GatewayError extends Error {
     this.provider = options.provider;
   }
 
+  /**
+   * This error with `changes` applied and every other field kept (code, words, hints, provider,
+   * the upstream's cause, the original `cause`): the one way an error is copied, so no copy forgets
+   * a field the client's message or the log line needs.
+   */
+  with(changes: GatewayErrorOptions): GatewayError {
+    return new GatewayError(this.code, {
+      publicMessage: this.publicMessage,
+      param: this.param,
+      details: this.details,
+      retryAfterSeconds: this.retryAfterSeconds,
+      detail: this.detail,
+      upstreamStatus: this.upstreamStatus,
+      retryable: this.retryable,
+      resetsAt: this.resetsAt,
+      provider: this.provider,
+      upstream: this.upstream,
+      cause: this.cause,
+      ...changes,
+    });
+  }
+
   /** The upstream's own (bounded, sanitized) words, for the request's failure line. */
   get upstreamMessage(): string | undefined {
     return this.upstream?.message;

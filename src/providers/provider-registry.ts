@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { GatewayError } from '../core/gateway.error';
 import { ModelCatalog, ResolveOverrides } from '../models/model-catalog';
-import type { ProviderAdapter } from './provider-adapter';
+import type { ProviderAdapter } from './shared/provider-adapter';
 import type { ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 import { PROVIDER_ADAPTERS } from './provider.tokens';

@@ -9,7 +9,7 @@ import { ModelsModule } from '../models/models.module';
 import { ProviderAAdapter } from './provider-a/provider-a.adapter';
 import { ProviderBAdapter } from './provider-b/provider-b.adapter';
 import { ProviderCAdapter } from './provider-c/provider-c.adapter';
-import type { ProviderAdapter } from './provider-adapter';
+import type { ProviderAdapter } from './shared/provider-adapter';
 import { ProviderRegistry } from './provider-registry';
 import { LoginReport } from '../accounts/login-report';
 import { PROVIDER_ADAPTERS } from './provider.tokens';

@@ -5,7 +5,7 @@ import { familyMessage } from '../core/error-codes';
 import { toGatewayError } from '../common/errors/to-gateway-error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
-import type { ExtractionRequest, ExtractionResult } from '../providers/provider-adapter';
+import type { ExtractionRequest, ExtractionResult } from '../providers/shared/provider-adapter';
 import type { ResolvedModel } from '../core/resolved-model';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { OutputValidator } from '../common/json-schema/output-validator';
@@ -34,15 +34,7 @@ function withStructuredMessage(error: GatewayError): GatewayError {
   // A failure the table words per family (a login, a missing CLI) already names its fix.
   if (error.publicMessage !== undefined || familyMessage(error.code, error.provider) !== undefined) return error;
   if (error.spec.structuredCode !== 'upstream_error') return error;
-  return new GatewayError(error.code, {
-    publicMessage: 'upstream error',
-    retryAfterSeconds: error.retryAfterSeconds,
-    detail: error.detail,
-    upstreamStatus: error.upstreamStatus,
-    upstream: error.upstream,
-    provider: error.provider,
-    cause: error,
-  });
+  return error.with({ publicMessage: 'upstream error', cause: error });
 }
 
 /**

@@ -6,7 +6,12 @@ import type { ChatEvent } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { ModelCatalog } from '../models/model-catalog';
-import type { CallContext, ExtractionRequest, ExtractionResult, ProviderAdapter } from '../providers/provider-adapter';
+import type {
+  CallContext,
+  ExtractionRequest,
+  ExtractionResult,
+  ProviderAdapter,
+} from '../providers/shared/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { IdempotencyStore } from './idempotency-store';
 import { OutputValidator } from '../common/json-schema/output-validator';

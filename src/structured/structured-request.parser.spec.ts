@@ -134,7 +134,8 @@ describe('parseStructuredRequest', () => {
   });
 
   it('measures the compact schema before walking it (behaviour 37)', () => {
-    expect(parseStructuredRequest(true, { ...valid, schema: schemaOfSize(MAX_SCHEMA_BYTES) }).schema).toBeDefined();
+    const atLimit = schemaOfSize(MAX_SCHEMA_BYTES);
+    expect(parseStructuredRequest(true, { ...valid, schema: atLimit }).schema).toEqual(atLimit);
     const oversized = { ...schemaOfSize(MAX_SCHEMA_BYTES + 1), $ref: '#' };
     const error = failure({ ...valid, schema: oversized });
     expect(error.code).toBe('invalid_schema');

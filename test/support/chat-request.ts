@@ -1,6 +1,6 @@
-import { normalizeTools } from '../../src/chat/chat-request.parser';
+import { normalizeTools } from '../../src/chat/chat-tools';
 import { ModelCatalog } from '../../src/models/model-catalog';
-import type { ChatRequest } from '../../src/providers/provider-adapter';
+import type { ChatRequest } from '../../src/providers/shared/provider-adapter';
 
 const catalog = ModelCatalog.load(undefined, ['provider_a', 'provider_b', 'provider_c']);
 

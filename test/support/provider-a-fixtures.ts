@@ -1,11 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { GatewayError } from '../../src/core/gateway.error';
-import type { AppConfig } from '../../src/config/app-config';
-import { loadConfig } from '../../src/config/app-config';
 import { ModelCatalog } from '../../src/models/model-catalog';
-import { ProviderAAdapter } from '../../src/providers/provider-a/provider-a.adapter';
-import type { CallContext, ChatRequest } from '../../src/providers/provider-adapter';
+import type { CallContext, ChatRequest } from '../../src/providers/shared/provider-adapter';
 import type { ChatEvent } from '../../src/core/chat-event';
 import type { EventLogger } from '../../src/core/event-logger';
 import type { ResolvedModel } from '../../src/core/resolved-model';
@@ -367,31 +364,6 @@ export function providerAModel(modelId: string): ResolvedModel {
   const model = fixtureCatalog.resolve(modelId);
   if (!model) throw new Error(`unknown model ${modelId}`);
   return model;
-}
-
-/**
- * A `ProviderAAdapter` pointed at the fake, with a private CODEX_HOME under `home` holding a
- * valid login (shaped by `options.auth`), and short timers. `settings` override any setting.
- */
-export function makeProviderAAdapter(
-  fake: FakeProviderA,
-  home: string,
-  options: ProviderASettingsOptions & { settings?: Record<string, string> } = {},
-): { adapter: ProviderAAdapter; config: AppConfig; authFile: string; codexHome: string } {
-  const env: Record<string, string> = {
-    HOME: home,
-    GATEWAY_STREAM_IDLE_TIMEOUT: '5s',
-    PROVIDER_A_TIMEOUT: '20s',
-    ...providerASettings(fake, home, options),
-    ...options.settings,
-  };
-  const config = loadConfig(env);
-  return {
-    adapter: new ProviderAAdapter(config),
-    config,
-    authFile: env.PROVIDER_A_AUTH_FILE,
-    codexHome: env.CODEX_HOME,
-  };
 }
 
 /** A CallContext with a fresh signal (or the given one) and a recording logger. */

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ChatRequest } from '../../src/providers/provider-adapter';
+import type { ChatRequest } from '../../src/providers/shared/provider-adapter';
 import { chatRequestFor } from './chat-request';
 import type { FakeCodeAssist } from './fake-provider-b';
 

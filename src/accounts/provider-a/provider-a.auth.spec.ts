@@ -45,14 +45,14 @@ describe(ProviderAAuth.name, () => {
 
   it('uses a valid token from the file without calling the token endpoint', async () => {
     const written = writeAuthFile(dir);
-    const credentials = await authFor(written.path).credentials(logger, signal);
+    const credentials = await authFor(written.path).current(signal, logger);
     expect(credentials).toEqual({ accessToken: written.accessToken, accountId: 'acct-test-1' });
     expect(fake.tokenRequests()).toHaveLength(0);
   });
 
   it('refreshes a token that expires in 30 s with one form POST carrying the refresh token and client id', async () => {
     const written = writeAuthFile(dir, { exp: now() + 30, refreshToken: 'rt-stored' });
-    const credentials = await authFor(written.path).credentials(logger, signal);
+    const credentials = await authFor(written.path).current(signal, logger);
     expect(fake.tokenRequests()).toEqual([
       { grant_type: 'refresh_token', refresh_token: 'rt-stored', client_id: CODEX_OAUTH_CLIENT_ID },
     ]);
@@ -68,7 +68,7 @@ describe(ProviderAAuth.name, () => {
       body: { access_token: makeJwt({ exp: now() + 3600, jti: 'shared' }), refresh_token: 'rt-next' },
     });
     const auth = authFor(written.path);
-    const results = await Promise.all(Array.from({ length: 10 }, () => auth.credentials(logger, signal)));
+    const results = await Promise.all(Array.from({ length: 10 }, () => auth.current(signal, logger)));
     expect(fake.tokenRequests()).toHaveLength(1);
     expect(new Set(results.map((result) => result.accessToken)).size).toBe(1);
     expect(JSON.parse(Buffer.from(results[0].accessToken.split('.')[1], 'base64url').toString()).jti).toBe('shared');
@@ -77,7 +77,7 @@ describe(ProviderAAuth.name, () => {
   it('writes back the new tokens, keeps unknown keys, mode 0600 and leaves no temp file', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10, extra: { custom_key: { nested: [1, 2] }, another: 'kept' } });
     const before = JSON.parse(fs.readFileSync(written.path, 'utf8'));
-    const credentials = await authFor(written.path).credentials(logger, signal);
+    const credentials = await authFor(written.path).current(signal, logger);
     const after = JSON.parse(fs.readFileSync(written.path, 'utf8'));
     expect(after.tokens.access_token).toBe(credentials.accessToken);
     expect(after.tokens.refresh_token).toBe('rt-1');
@@ -101,7 +101,7 @@ describe(ProviderAAuth.name, () => {
       status: 200,
       body: { access_token: makeJwt({ exp: now() + 3600 }), refresh_token: '', expires_in: 600 },
     });
-    await authFor(written.path).credentials(logger, signal);
+    await authFor(written.path).current(signal, logger);
     const after = JSON.parse(fs.readFileSync(written.path, 'utf8'));
     expect(after.tokens.refresh_token).toBe('rt-keep');
     expect(after.tokens.expires_at).toBeGreaterThanOrEqual(now() + 590);
@@ -110,7 +110,7 @@ describe(ProviderAAuth.name, () => {
   it('fails with auth and calls nothing when the token expired and there is no refresh token', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: null });
     const failure = await authFor(written.path)
-      .credentials(logger, signal)
+      .current(signal, logger)
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(GatewayError);
     expect((failure as GatewayError).code).toBe('auth');
@@ -125,7 +125,7 @@ describe(ProviderAAuth.name, () => {
       body: { error: 'invalid_grant', error_description: 'token sk-DESCRIPTION-SECRET was reused' },
     });
     const failure = (await authFor(written.path)
-      .credentials(logger, signal)
+      .current(signal, logger)
       .catch((error: unknown) => error)) as GatewayError;
     expect(failure.code).toBe('auth');
     const logged = JSON.stringify(logger.records) + failure.message + (failure.detail ?? '');
@@ -146,7 +146,7 @@ describe(ProviderAAuth.name, () => {
   ])('fails a %s login file with auth', async (_name, prepare, reason) => {
     const file = prepare(writeAuthFile(dir).path);
     const failure = (await authFor(file)
-      .credentials(logger, signal)
+      .current(signal, logger)
       .catch((error: unknown) => error)) as GatewayError;
     expect(failure.code).toBe('auth');
     expect(failure.detail).toContain(reason);
@@ -155,19 +155,19 @@ describe(ProviderAAuth.name, () => {
   it('forces a refresh after an upstream rejection even though the token did not look expired', async () => {
     const written = writeAuthFile(dir);
     const auth = authFor(written.path);
-    const first = await auth.credentials(logger, signal);
-    const second = await auth.afterRejection(first, logger, signal);
+    const first = await auth.current(signal, logger);
+    const second = await auth.afterRejection(first, signal, logger);
     expect(fake.tokenRequests()).toHaveLength(1);
     expect(second.accessToken).not.toBe(first.accessToken);
-    expect(await auth.credentials(logger, signal)).toEqual(second);
+    expect(await auth.current(signal, logger)).toEqual(second);
   });
 
   it('uses a different valid token found in the file after a rejection without calling the endpoint', async () => {
     const written = writeAuthFile(dir);
     const auth = authFor(written.path);
-    const first = await auth.credentials(logger, signal);
+    const first = await auth.current(signal, logger);
     const replaced = writeAuthFile(dir, { refreshToken: 'rt-other' });
-    const second = await auth.afterRejection(first, logger, signal);
+    const second = await auth.afterRejection(first, signal, logger);
     expect(second.accessToken).toBe(replaced.accessToken);
     expect(fake.tokenRequests()).toHaveLength(0);
   });
@@ -180,7 +180,7 @@ describe(ProviderAAuth.name, () => {
       body: { access_token: makeJwt({ exp: now() + 3600, jti: 'kept' }), refresh_token: 'rt-x' },
     });
     const auth = authFor(written.path);
-    const pending = auth.credentials(logger, signal);
+    const pending = auth.current(signal, logger);
     // Delete the file once it was read (the refresh is underway), not after a guessed sleep.
     await tokenRequestArrived();
     fs.rmSync(written.path);
@@ -188,7 +188,7 @@ describe(ProviderAAuth.name, () => {
     expect(credentials.accessToken).toContain('.');
     expect(logger.records.map((record) => record.event)).toContain('provider_a_auth_persist_failed');
     expect(JSON.stringify(logger.records)).not.toContain(credentials.accessToken);
-    expect(await auth.credentials(logger, signal)).toEqual(credentials);
+    expect(await auth.current(signal, logger)).toEqual(credentials);
   });
 
   it('stops waiting at once when the caller aborts', async () => {
@@ -196,12 +196,12 @@ describe(ProviderAAuth.name, () => {
     fake.enqueueToken({ status: 200, delayMs: 3000, body: { access_token: makeJwt({ exp: now() + 3600 }) } });
     const controller = new AbortController();
     const auth = authFor(written.path);
-    const pending = auth.credentials(logger, controller.signal);
+    const pending = auth.current(controller.signal, logger);
     await tokenRequestArrived();
     // A caller that kept waiting would get the token (3 s later) instead of this rejection.
     controller.abort(new Error('gone'));
     await expect(pending).rejects.toThrow('gone');
     // The refresh was not the caller's to cancel: a new caller joins it and gets its token.
-    expect((await auth.credentials(logger, signal)).accessToken).toContain('.');
+    expect((await auth.current(signal, logger)).accessToken).toContain('.');
   });
 });

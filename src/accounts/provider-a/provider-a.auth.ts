@@ -3,8 +3,9 @@ import { sha256Hex } from '../../common/hashing';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
-import type { LoginToken } from '../account-pool';
-import { LoginTokenCache } from '../account-pool';
+import type { LoginToken } from '../login-token-cache';
+import type { LoginTokenSource } from '../login-token-cache';
+import { LoginTokenCache } from '../login-token-cache';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { LoginState, RefreshedTokens } from './provider-a.login-file';
 import { applyRefresh, LoginFileError, parseLoginFile } from './provider-a.login-file';
@@ -37,7 +38,7 @@ const PERMANENT_REFRESH_FAILURES = new Set([
  * refreshed when expired or after an upstream 401 (never a 403), rotated tokens written back atomically.
  * Only process-level state lives here (the cached token); nothing per request.
  */
-export class ProviderAAuth {
+export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
   private readonly tokens: LoginTokenCache<CachedToken>;
   /**
    * The login file's content when its refresh token failed permanently. Until the file changes on
@@ -55,7 +56,7 @@ export class ProviderAAuth {
   }
 
   /** A usable token for the next upstream attempt (§1.4). */
-  async credentials(logger: EventLogger, signal: AbortSignal): Promise<ProviderACredentials> {
+  async current(signal: AbortSignal, logger: EventLogger): Promise<ProviderACredentials> {
     return (await this.tokens.current((rejected) => this.load(logger, rejected), signal)).credentials;
   }
 
@@ -65,8 +66,8 @@ export class ProviderAAuth {
    */
   async afterRejection(
     rejected: ProviderACredentials,
-    logger: EventLogger,
     signal: AbortSignal,
+    logger: EventLogger,
   ): Promise<ProviderACredentials> {
     return (await this.tokens.afterRejection(rejected.accessToken, (token) => this.load(logger, token), signal))
       .credentials;

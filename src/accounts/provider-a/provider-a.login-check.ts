@@ -1,6 +1,6 @@
 import type { LoginCheck } from '../../core/login-state';
 import { readLoginDocument, tokenCheck } from '../login-file-check';
-import { isExpired } from '../account-pool';
+import { isExpired } from '../login-token-cache';
 import { LoginFileError, parseLoginFile } from './provider-a.login-file';
 
 /**

@@ -1,4 +1,4 @@
-import { isExpired } from '../account-pool';
+import { isExpired } from '../login-token-cache';
 import {
   accountIdFromJwt,
   applyRefresh,

@@ -3,7 +3,8 @@ import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
-import { LoginTokenCache } from '../account-pool';
+import type { LoginTokenSource } from '../login-token-cache';
+import { LoginTokenCache } from '../login-token-cache';
 import type { RefreshGrantAnswer } from '../refresh-grant';
 import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
@@ -44,7 +45,7 @@ const nonEmpty = (value: unknown): string | undefined =>
  * expired, write-back that keeps unknown fields, and one load in flight at a time (concurrent
  * requests await the same promise). Token values never reach logs or errors.
  */
-export class ProviderBTokenSource {
+export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredential> {
   private readonly tokens: LoginTokenCache<ProviderBCredential>;
 
   constructor(
@@ -66,8 +67,12 @@ export class ProviderBTokenSource {
    * §3: the upstream answered 401 to `rejected`. Drop it; use the file's token when it differs
    * (the CLI logged in again), otherwise force a refresh even though it did not look expired.
    */
-  recover(rejected: string, signal: AbortSignal, logger: EventLogger): Promise<ProviderBCredential> {
-    return this.tokens.afterRejection(rejected, (token) => this.loadOrRefresh(token, logger), signal);
+  afterRejection(
+    rejected: ProviderBCredential,
+    signal: AbortSignal,
+    logger: EventLogger,
+  ): Promise<ProviderBCredential> {
+    return this.tokens.afterRejection(rejected.accessToken, (token) => this.loadOrRefresh(token, logger), signal);
   }
 
   /** Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`. */

@@ -1,7 +1,7 @@
 import type { LoginCheck } from '../../core/login-state';
 import { nonEmptyString } from '../../common/json';
 import { readLoginDocument, tokenCheck } from '../login-file-check';
-import { isExpired } from '../account-pool';
+import { isExpired } from '../login-token-cache';
 
 /**
  * The state of a Gemini CLI `oauth_creds.json` without any network call (issue 23), read as a

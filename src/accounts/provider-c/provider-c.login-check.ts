@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { LoginCheck } from '../../core/login-state';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { ProviderCLogin } from '../../config/app-config';
-import { isExpired } from '../account-pool';
+import { isExpired } from '../login-token-cache';
 import { readLoginDocument, tokenCheck } from '../login-file-check';
 import { claudeCodeVersion } from './provider-c.cli-version';
 import { credentialsFileOf } from './provider-c.credentials';

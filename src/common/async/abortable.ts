@@ -1,5 +1,4 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { GatewayError } from '../../core/gateway.error';
 
 /**
  * The gateway's waits that a signal or a silence can cut short, once: a sleep, waiting on shared
@@ -109,30 +108,4 @@ export function deadline(deadlineAt: number, reason: () => unknown, parents: rea
     // Only the timer: holders may still rely on a parent's abort reaching the signal.
     clear: () => clearTimeout(timer),
   };
-}
-
-/**
- * Runs one wait that is not a stream read (today: for a login token, which may mean a refresh
- * against the token endpoint) under `signal` and the same idle bound as every upstream wait, so a
- * hung token endpoint cannot hold a request past GATEWAY_STREAM_IDLE_TIMEOUT (0 = off) any more than
- * past the turn's deadline, which `signal` carries. The bound passing is a `timeout` GatewayError.
- */
-export async function withinIdleTimeout<T>(
-  idleMs: number,
-  signal: AbortSignal,
-  what: string,
-  wait: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
-  if (idleMs <= 0) return wait(signal);
-  const bounded = linkedAbort([signal]);
-  const timer = setTimeout(
-    () => bounded.abort(new GatewayError('timeout', { detail: `no ${what} within ${idleMs} ms` })),
-    idleMs,
-  );
-  try {
-    return await wait(bounded.signal);
-  } finally {
-    clearTimeout(timer);
-    bounded.dispose();
-  }
 }

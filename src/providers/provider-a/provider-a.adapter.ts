@@ -1,9 +1,9 @@
-import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-turn';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
@@ -17,7 +17,7 @@ import type {
   ExtractionRequest,
   ExtractionResult,
   ProviderAdapter,
-} from '../provider-adapter';
+} from '../shared/provider-adapter';
 import { runTurn } from '../shared/turn-runner';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
@@ -37,7 +37,7 @@ import {
   upstreamHeaders,
   wireShapeFor,
 } from './provider-a.request';
-import { ChatTurnLease, SessionPool } from './provider-a.ws-session';
+import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
 import { MODEL_REFUSAL_CODES, namingModel } from './provider-a.errors';
 import { ProviderAModelsRefresh } from './provider-a.models-refresh';
 import { OpenConnection, ProviderATransportKind, transportForUrl } from './provider-a.transport';
@@ -61,8 +61,6 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   readonly id = 'provider_a' as const;
   /** The Codex logins (docs/accounts.md); one, `default`, unless PROVIDER_A_ACCOUNTS lists several. */
   private readonly accounts: AccountPool<ProviderALogin>;
-  /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
-  private readonly ownPools?: AccountPools;
   /** HTTPS_PROXY / HTTP_PROXY / NO_PROXY for the backend, the token endpoint and the WebSocket. */
   private readonly proxy: UpstreamProxy;
   /** The proxy of each attempt's connection; none without a proxy setting, so nothing is asked per connection. */
@@ -75,19 +73,18 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly open: OpenConnection;
   /** Chat connections kept between turns (WebSocket only; never used by structured inference). */
   private readonly sessions?: SessionPool;
-  /** The live model list (only inside the app, where the catalog is injected). */
-  private readonly modelsRefresh?: ProviderAModelsRefresh;
+  /** The live model list (PROVIDER_A_MODELS_REFRESH; `0` never starts it). */
+  private readonly modelsRefresh: ProviderAModelsRefresh;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Optional() metrics?: GatewayMetrics,
-    @Optional() pools?: AccountPools,
-    @Optional() private readonly catalog?: ModelCatalog,
-    @Optional() logger?: PinoLogger,
+    metrics: GatewayMetrics,
+    pools: AccountPools,
+    private readonly catalog: ModelCatalog,
+    logger: PinoLogger,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
     if (this.proxy.enabled) this.attemptProxy = this.proxy;
-    if (!pools) this.ownPools = pools = new AccountPools(config);
     this.accounts = createProviderAPool(config, pools, this.proxy);
     // Read at construction so a missing or invalid profile fails startup (ConfigError).
     this.profile = loadFaithfulProfile(config.providerA.faithfulProfilePath);
@@ -109,7 +106,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     if (this.transport === 'ws') {
       this.sessions = new SessionPool(
         { maxKept: config.providerA.maxKeptSessions, idleTimeoutMs: config.providerA.sessionIdleTimeoutMs },
-        metrics && {
+        {
           keptChanged: (count) => metrics.upstreamSessionsKeptChanged(count),
           turnReused: () => metrics.upstreamSessionTurn('reused'),
           turnIncremental: () => metrics.upstreamSessionTurn('incremental'),
@@ -117,25 +114,22 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
         },
       );
     }
-    if (catalog && logger) {
-      this.modelsRefresh = new ProviderAModelsRefresh({
-        responsesUrl: config.providerA.url,
-        client: this.client,
-        periodMs: config.providerA.modelsRefreshMs,
-        catalog,
-        accounts: this.accounts,
-        proxy: this.proxy,
-        logger,
-      });
-      // In the background: readiness and startup never wait for the upstream's list.
-      this.modelsRefresh.start();
-    }
+    this.modelsRefresh = new ProviderAModelsRefresh({
+      responsesUrl: config.providerA.url,
+      client: this.client,
+      periodMs: config.providerA.modelsRefreshMs,
+      catalog,
+      accounts: this.accounts,
+      proxy: this.proxy,
+      logger,
+    });
+    // In the background: readiness and startup never wait for the upstream's list.
+    this.modelsRefresh.start();
   }
 
   onModuleDestroy(): void {
-    this.modelsRefresh?.stop();
+    this.modelsRefresh.stop();
     this.sessions?.closeAll();
-    this.ownPools?.onModuleDestroy();
     void this.proxy.close();
   }
 
@@ -272,14 +266,14 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** The request in the shape the model takes (PROVIDER_A_WIRE, else the model list's `use_responses_lite`). */
   private shaped(upstreamModel: string, plan: AttemptPlan, transport: ProviderATransportKind): AttemptPlan {
-    const shape = wireShapeFor(this.config.providerA.wire, this.catalog?.upstreamInfo(upstreamModel));
+    const shape = wireShapeFor(this.config.providerA.wire, this.catalog.upstreamInfo(upstreamModel));
     return shape === 'lite' ? toLiteShape(plan, transport) : plan;
   }
 
   /** A model refusal names the model, and the model leaves the live list; then it is thrown on. */
   private modelRefused(error: unknown, upstreamModel: string): never {
     if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code))
-      this.catalog?.dropUpstreamModel('provider_a', upstreamModel);
+      this.catalog.dropUpstreamModel('provider_a', upstreamModel);
     throw namingModel(error, upstreamModel);
   }
 }

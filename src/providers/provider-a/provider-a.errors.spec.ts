@@ -1,11 +1,6 @@
+import { isUpstreamAuthRejection } from '../shared/login-rejection';
 import { GatewayError } from '../../core/gateway.error';
-import {
-  classifyUpstreamFailure,
-  connectionFailure,
-  isUpstreamAuthRejection,
-  namingModel,
-  retryHints,
-} from './provider-a.errors';
+import { classifyUpstreamFailure, connectionFailure, namingModel, retryHints } from './provider-a.errors';
 
 const NOW = Date.parse('2026-03-01T00:00:00Z');
 

@@ -163,11 +163,6 @@ function sanitizeCause(cause: unknown): unknown {
   return { name: cause.name, code };
 }
 
-/** True for an upstream 401, the only status that gets one forced refresh and one retry (§1.7). */
-export function isUpstreamAuthRejection(error: unknown): error is GatewayError {
-  return error instanceof GatewayError && error.code === 'auth' && error.upstreamStatus === 401;
-}
-
 const TOKEN_INVALID_CODES = /^(invalid_token|token_invalid|token_invalidated|token_expired|token_revoked)$/i;
 const TOKEN_INVALID_MESSAGE =
   /\btoken\b[^.]*\b(invalid|invalidated|expired|revoked)\b|\b(invalid|expired|revoked)\b[^.]*\btoken\b/i;
@@ -220,9 +215,5 @@ const NOT_FOUND_FIX =
 export function namingModel(error: unknown, upstreamModel: string): unknown {
   if (!(error instanceof GatewayError) || !MODEL_REFUSAL_CODES.has(error.code)) return error;
   const what = error.code === 'not_found' ? NOT_FOUND_FIX : errorSpec(error.code).message;
-  return new GatewayError(error.code, {
-    detail: error.detail,
-    upstreamStatus: error.upstreamStatus,
-    publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}`,
-  });
+  return error.with({ publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}` });
 }

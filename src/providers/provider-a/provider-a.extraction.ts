@@ -1,4 +1,4 @@
-import type { ExtractionRequest } from '../provider-adapter';
+import type { ExtractionRequest } from '../shared/provider-adapter';
 import { reasoningField } from './provider-a.request';
 import type { JsonObject } from '../../common/json';
 

@@ -54,7 +54,7 @@ function harness(
         alias,
         handle: {
           auth: {
-            credentials: async () =>
+            current: async () =>
               token ? { accessToken: token, accountId: `acc-${alias}` } : Promise.reject(new Error('no login')),
           },
         },

@@ -154,7 +154,7 @@ export class ProviderAModelsRefresh {
     for (const { alias, handle } of logins) {
       let credentials;
       try {
-        credentials = await handle.auth.credentials(this.options.logger, signal);
+        credentials = await handle.auth.current(signal, this.options.logger);
       } catch (error) {
         // What a failed refresh says about the login counts, as for a turn (a revoked login is dead).
         this.options.accounts.applyFailure(alias, error);

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { normalizeTools } from '../../chat/chat-request.parser';
+import { normalizeTools } from '../../chat/chat-tools';
 import { ModelCatalog } from '../../models/model-catalog';
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
-import type { ChatRequest } from '../provider-adapter';
+import type { ChatRequest } from '../shared/provider-adapter';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { loadFaithfulProfile } from './provider-a.faithful-profile';
 import {

@@ -7,7 +7,7 @@ import type { ProviderAWire } from '../../config/app-config';
 import { customToolNames } from '../../core/chat-message';
 import type { ResolvedModel } from '../../core/resolved-model';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
-import type { ChatRequest, ResponseFormat } from '../provider-adapter';
+import type { ChatRequest, ResponseFormat } from '../shared/provider-adapter';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import type { CodexClient } from './provider-a.client';
 import {

@@ -1,9 +1,10 @@
 import type { GatewayError } from '../../core/gateway.error';
+import type { FrameStep } from '../shared/turn-runner';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyUpstreamFailure } from './provider-a.errors';
 import type { RateLimitSnapshot } from './provider-a.rate-limits';
 import { rateLimitsFromEvent } from './provider-a.rate-limits';
-import { isJsonObject, type JsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject, str, int } from '../../common/json';
 import type {
   CallItem,
   CallPayloadEvent,
@@ -46,8 +47,8 @@ export function createStreamState(): StreamState {
   return { textItems: new Set(), calls: [], recordsByKey: new Map(), emittedCallIds: new Set() };
 }
 
-/** What one upstream event means. */
-export interface StreamStep {
+/** What one upstream event means: the turn runner's step, plus the rate limits it reported. */
+export interface StreamStep extends FrameStep {
   readonly events: ChatEvent[];
   /** A non-error event: the turn is accepted (§4.4). */
   readonly accepted: boolean;
@@ -57,10 +58,6 @@ export interface StreamStep {
   readonly failure?: GatewayError;
   readonly rateLimits?: RateLimitSnapshot;
 }
-
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const int = (value: unknown): number | undefined =>
-  typeof value === 'number' && Number.isInteger(value) ? value : undefined;
 
 const step = (events: ChatEvent[], extra: Partial<StreamStep> = {}): StreamStep => ({
   events,

@@ -1,13 +1,15 @@
 import type { ChatEvent } from '../../core/chat-event';
 import type { EventLogger } from '../../core/event-logger';
 import type { GatewayError } from '../../core/gateway.error';
-import type { CallContext } from '../provider-adapter';
+import type { CallContext } from '../shared/provider-adapter';
 import type { JsonObject } from '../../common/json';
 import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
-import { classifyUpstreamFailure, connectionFailure, isUpstreamAuthRejection } from './provider-a.errors';
+import { classifyUpstreamFailure, connectionFailure } from './provider-a.errors';
+import { LoginTokenTurn } from '../shared/login-rejection';
+import { unreadableFrame } from '../shared/unreadable-frame';
 import type { RateLimitTelemetry } from './provider-a.rate-limits';
 import { rateLimitsFromHeaders } from './provider-a.rate-limits';
 import type { StreamState } from './provider-a.stream';
@@ -49,41 +51,27 @@ export interface ProviderAConnect {
  */
 export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, UpstreamFrame, ProviderAAttempt> {
   readonly provider = 'provider_a' as const;
-  private authRetried = false;
-  /** The credentials the upstream refused with a 401: the next attempt forces a refresh of them. */
-  private rejected?: ProviderACredentials;
-  private last?: ProviderACredentials;
+  private readonly login: LoginTokenTurn<ProviderACredentials>;
 
   constructor(
     private readonly connect: ProviderAConnect,
     private readonly context: CallContext,
     private readonly build: (credentials: ProviderACredentials, attempt: number) => AttemptRequest,
-  ) {}
-
-  async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
-    const { auth } = attempt.login;
-    const { logger } = this.context;
-    const refused = this.rejected;
-    this.rejected = undefined;
-    // A login token (maybe a refresh) is waited for like any upstream event: the runner bounds
-    // `open` by the turn's deadline and the idle bound, both through `signal`.
-    const credentials = await (refused
-      ? auth.afterRejection(refused, logger, signal)
-      : auth.credentials(logger, signal));
-    this.last = credentials;
-    return openAttempt(this.connect, logger, attempt, credentials, this.build(credentials, attempt.number), signal);
+  ) {
+    this.login = new LoginTokenTurn('provider_a', context.logger);
   }
 
+  async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
+    // A login token (maybe a refresh) is waited for like any upstream event: the runner bounds
+    // `open` by the turn's deadline and the idle bound, both through `signal`.
+    const credentials = await this.login.token(attempt.login.auth, signal);
+    const request = this.build(credentials, attempt.number);
+    return openAttempt(this.connect, this.context.logger, attempt, credentials, request, signal);
+  }
+
+  /** One forced refresh and one retry per turn after a 401, outside the retry budget (docs/accounts.md). */
   reopenAfter(failure: GatewayError): boolean {
-    if (!isUpstreamAuthRejection(failure) || this.authRetried || !this.last) return false;
-    // §1.7: one forced refresh and one retry per turn, outside the generic retry budget.
-    this.authRetried = true;
-    this.rejected = this.last;
-    this.context.logger.info(
-      { event: 'provider_a_auth_retry', upstream_status: failure.upstreamStatus },
-      'provider_a_auth_retry',
-    );
-    return true;
+    return this.login.reopenAfter(failure);
   }
 
   translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
@@ -162,8 +150,7 @@ class ConnectionAttempt implements ProviderAAttempt {
 
 /** One frame's meaning (provider_a.md §9.1); a binary or non-JSON frame is a protocol failure. */
 function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
-  if (!frame.ok)
-    return { events: [], failure: connectionFailure(frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame') };
+  if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
   const step = translateEvent(attempt.state, frame.value, {
     rateLimits: attempt.rateLimits.latest(attempt.accountId),
   });

@@ -1,9 +1,8 @@
-import { linkedAbort, withinIdleTimeout } from '../../common/async/abortable';
+import { linkedAbort } from '../../common/async/abortable';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import { readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
-import type { ProviderBCredential, ProviderBTokenSource } from '../../accounts/provider-b/provider-b.auth';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
 
@@ -25,13 +24,15 @@ export function turnFailure(scope: TurnScope, error: unknown): unknown {
   return new GatewayError('upstream', { detail: 'provider_b transport error', retryable: true, cause: error });
 }
 
-/** Everything one turn needs to call `v1internal`. */
+/**
+ * Everything one attempt needs to call `v1internal`. Its waits are bounded by the turn runner
+ * (deadline and GATEWAY_STREAM_IDLE_TIMEOUT, through `turn.signal`), not here.
+ */
 export interface CodeAssistClient {
   readonly baseUrl: string;
-  readonly tokens: ProviderBTokenSource;
+  /** The login's token for this attempt (a 401 is the runner's `reopenAfter`, docs/accounts.md). */
+  readonly accessToken: string;
   readonly turn: TurnScope;
-  /** GATEWAY_STREAM_IDLE_TIMEOUT: bound on each wait for the upstream before its body, the login token and the response headers (0 = off). */
-  readonly headerTimeoutMs: number;
   readonly logger: EventLogger;
   /** The turn's upstream model: the CLI names its model in the User-Agent of every call. */
   readonly model: string;
@@ -70,45 +71,17 @@ export function postCodeAssist(
 }
 
 /**
- * One call with the login's bearer (provider_b.md §5). A 401 drops the token, recovers one (file
- * or forced refresh) and retries the same call once (§3); this does not count against the
- * generic retry budget. Any other non-2xx becomes a classified GatewayError (§10).
+ * One call with the login's bearer (docs/providers.md, provider_b). Any non-2xx becomes a
+ * classified GatewayError; a 401 is `auth` with its status, which the family answers with one
+ * forced refresh of the login and a new attempt.
  */
 export async function callCodeAssist(client: CodeAssistClient, call: CodeAssistCall): Promise<OpenedResponse> {
-  const { tokens, logger } = client;
-  const method = 'method' in call ? call.method : 'getOperation';
-  const credential = await loginToken(client);
-  let opened = await send(client, call, credential.accessToken);
-  if (opened.response.status === 401) {
-    await discard(opened);
-    logger.info({ event: 'provider_b_auth_retry', method }, 'provider_b_auth_retry');
-    const recovered = await loginToken(client, (signal) => tokens.recover(credential.accessToken, signal, logger));
-    opened = await send(client, call, recovered.accessToken);
-    if (opened.response.status === 401) {
-      await discard(opened);
-      throw new GatewayError('auth', {
-        detail: `provider_b ${method} rejected the refreshed token`,
-        upstreamStatus: 401,
-      });
-    }
-  }
+  const opened = await send(client, call);
   if (!opened.response.ok) {
     const errorBody = await readJsonCapped(opened.response, MAX_ERROR_BODY_BYTES);
     throw classifyProviderBError(opened.response.status, errorBody);
   }
   return opened;
-}
-
-/**
- * The login token for the next call, waited for like any upstream answer: under the turn's signal
- * (deadline, client) and the idle bound, so a hung token endpoint cannot hold the request longer.
- */
-export function loginToken(
-  client: CodeAssistClient,
-  fetch: (signal: AbortSignal) => Promise<ProviderBCredential> = (signal) =>
-    client.tokens.current(signal, client.logger),
-): Promise<ProviderBCredential> {
-  return withinIdleTimeout(client.headerTimeoutMs, client.turn.signal, 'login token', fetch);
 }
 
 /**
@@ -135,23 +108,15 @@ export async function readJsonResponse(
   }
 }
 
-async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken: string): Promise<OpenedResponse> {
-  // The call's own signal: the turn's, plus the header timer and the caller's abort of the body.
+async function send(client: CodeAssistClient, call: CodeAssistCall): Promise<OpenedResponse> {
+  // The call's own signal: the turn's, plus the caller's abort of the body.
   const ownAbort = linkedAbort([client.turn.signal]);
   const base = client.baseUrl.replace(/\/+$/, '');
   const stream = 'method' in call && call.method === 'streamGenerateContent';
-  const method = 'method' in call ? call.method : 'getOperation';
   const url =
     'method' in call
       ? `${base}:${call.method}${stream ? '?alt=sse' : ''}`
       : `${base}/${call.operation.replace(/^\/+/, '')}`;
-  const headerTimer =
-    client.headerTimeoutMs > 0
-      ? setTimeout(
-          () => ownAbort.abort(new GatewayError('timeout', { detail: `provider_b ${method}: no response headers` })),
-          client.headerTimeoutMs,
-        )
-      : undefined;
   try {
     // The headers the pinned CLI sends (captured): its JSON calls accept JSON, its stream call `*/*`.
     // Through the egress proxy unless NO_PROXY says otherwise.
@@ -162,7 +127,7 @@ async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken:
         Accept: stream ? '*/*' : 'application/json',
         // fetch decodes br as well; the CLI's HTTP library offers all three.
         'Accept-Encoding': 'gzip, deflate, br',
-        Authorization: `Bearer ${accessToken}`,
+        Authorization: `Bearer ${client.accessToken}`,
         'Content-Type': 'application/json',
         'User-Agent': providerBUserAgent(client.model),
         'x-goog-api-client': GOOG_API_CLIENT,
@@ -172,13 +137,6 @@ async function send(client: CodeAssistClient, call: CodeAssistCall, accessToken:
     });
     return { response, abort: (reason?: unknown) => ownAbort.abort(reason) };
   } catch (error) {
-    if (ownAbort.signal.aborted && !client.turn.signal.aborted) throw ownAbort.signal.reason;
     throw turnFailure(client.turn, error);
-  } finally {
-    clearTimeout(headerTimer);
   }
-}
-
-async function discard(opened: OpenedResponse): Promise<void> {
-  await opened.response.body?.cancel().catch(() => undefined);
 }

@@ -22,9 +22,9 @@ function run(payloads: unknown[], customNames: string[] = []): ChatEvent[] {
   const state = createProviderBStreamState(new Set(customNames), 'req-9');
   const events: ChatEvent[] = [];
   for (const payload of payloads) {
-    const translated = translateProviderBPayload(payload, state);
-    events.push(...translated);
-    if (translated.some((event) => event.type === 'error')) return events;
+    const step = translateProviderBPayload(payload, state);
+    if (step.failure) return [...events, { type: 'error', error: step.failure }];
+    events.push(...step.events);
   }
   return [...events, ...finishProviderBStream(state)];
 }

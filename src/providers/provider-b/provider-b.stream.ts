@@ -1,7 +1,8 @@
 import { GatewayError } from '../../core/gateway.error';
+import type { FrameStep } from '../shared/turn-runner';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyProviderBError } from './provider-b.errors';
-import { isJsonObject, type JsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject, str, num } from '../../common/json';
 import type {
   CodeAssistResponse,
   ResponseCandidate,
@@ -35,18 +36,22 @@ export function createProviderBStreamState(
 }
 
 /** The classified error of an `{"error": …}` payload, else undefined. */
-export function providerBPayloadError(payload: unknown): GatewayError | undefined {
+function providerBPayloadError(payload: unknown): GatewayError | undefined {
   return isJsonObject(payload) && payload.error !== undefined ? classifyProviderBError(undefined, payload) : undefined;
 }
 
 /**
- * One upstream payload → typed events (candidate 0 only). An error payload yields one terminal
- * `error` event. Finish reason and usage are only remembered here; `finishProviderBStream`
- * emits them at EOF.
+ * One upstream payload → the turn runner's step (candidate 0 only): its events, or the failure an
+ * error payload carries. Finish reason and usage are only remembered here;
+ * `finishProviderBStream` emits them at EOF.
  */
-export function translateProviderBPayload(payload: unknown, state: ProviderBStreamState): ChatEvent[] {
-  const error = providerBPayloadError(payload);
-  if (error) return [{ type: 'error', error }];
+export function translateProviderBPayload(payload: unknown, state: ProviderBStreamState): FrameStep {
+  const failure = providerBPayloadError(payload);
+  if (failure) return { events: [], failure };
+  return { events: payloadEvents(payload, state), accepted: true };
+}
+
+function payloadEvents(payload: unknown, state: ProviderBStreamState): ChatEvent[] {
   state.frames++;
   if (!isJsonObject(payload)) return [];
   const { response, traceId } = readCodeAssistResponse(payload);
@@ -128,9 +133,6 @@ function readUsageMetadata(raw: JsonObject): UsageMetadata {
     cachedContentTokenCount: num(raw.cachedContentTokenCount),
   };
 }
-
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 
 function toolCall(
   functionCall: ResponseFunctionCall,

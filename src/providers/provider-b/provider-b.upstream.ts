@@ -1,18 +1,23 @@
+import { sleep } from '../../common/async/abortable';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import { sanitizeIdentifier } from '../../common/logging/request-log';
+import type { ProviderBCredential } from '../../accounts/provider-b/provider-b.auth';
+import type { ProviderBLogin } from '../../accounts/provider-b/provider-b.accounts';
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
-import { sanitizeIdentifier } from '../../common/logging/request-log';
+import type { CallContext, ChatRequest } from '../shared/provider-adapter';
+import { LoginTokenTurn } from '../shared/login-rejection';
+import { unreadableFrame } from '../shared/unreadable-frame';
 import type { SsePayload } from '../shared/sse-event-parser';
 import { parseSseJson } from '../shared/sse-event-parser';
-import type { FrameStep, UpstreamAttempt } from '../shared/turn-runner';
-import type { OpenedResponse, TurnScope } from './provider-b.http';
-import { readJsonResponse } from './provider-b.http';
+import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
+import type { CodeAssistClient, OpenedResponse, TurnScope } from './provider-b.http';
+import { callCodeAssist, postCodeAssist, readJsonResponse } from './provider-b.http';
+import type { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
+import { buildProviderBRequest } from './provider-b.request';
 import type { ProviderBStreamState } from './provider-b.stream';
-import {
-  createProviderBStreamState,
-  finishProviderBStream,
-  providerBPayloadError,
-  translateProviderBPayload,
-} from './provider-b.stream';
+import { createProviderBStreamState, finishProviderBStream, translateProviderBPayload } from './provider-b.stream';
+import type { ThoughtSignatureStore } from './provider-b.thought-signatures';
 
 /**
  * provider_b's attempts as the turn runner reads them (provider_b.md §9): the SSE payloads of one
@@ -46,8 +51,118 @@ export interface AttemptShape {
   readonly onToolCall: (callId: string, signature: string) => void;
 }
 
+/** What every provider_b turn shares: the endpoint, the proxy and the process-wide memories. */
+export interface ProviderBConnect {
+  readonly baseUrl: string;
+  readonly proxy: UpstreamProxy;
+  /** The Code Assist project of each login, discovered once. */
+  readonly projects: ProviderBProjectResolver;
+  /** The thought signatures of past tool calls, sent back with their calls. */
+  readonly signatures: ThoughtSignatureStore;
+  /** `signatures.remember`, made once for every attempt. */
+  readonly rememberSignature: (callId: string, signature: string) => void;
+}
+
+export type ProviderBMethod = 'streamGenerateContent' | 'generateContent';
+
+/**
+ * provider_b as an upstream family of the turn runner (docs/architecture.md "The family contract"): an attempt is the login
+ * token, the project (discovered once per login), the body and one Code Assist call; a 401 gets
+ * one forced refresh of the login through `reopenAfter`.
+ */
+export class ProviderBUpstream implements UpstreamFamily<ProviderBLogin, SsePayload, ProviderBAttempt> {
+  readonly provider = 'provider_b' as const;
+  readonly emptyTurnRetry = INVALID_TURN_RETRY;
+  private readonly login: LoginTokenTurn<ProviderBCredential>;
+
+  constructor(
+    private readonly connect: ProviderBConnect,
+    private readonly request: ChatRequest,
+    private readonly context: CallContext,
+    private readonly method: ProviderBMethod,
+  ) {
+    this.login = new LoginTokenTurn('provider_b', context.logger);
+  }
+
+  async open(attempt: AttemptInfo<ProviderBLogin>, signal: AbortSignal): Promise<ProviderBAttempt> {
+    const { connect, request, context, method } = this;
+    const credential = await this.login.token(attempt.login.tokens, signal);
+    const client: CodeAssistClient = {
+      baseUrl: connect.baseUrl,
+      accessToken: credential.accessToken,
+      turn: { signal, deadlineAt: attempt.deadlineAt },
+      logger: context.logger,
+      model: request.model.upstreamModel,
+      proxy: connect.proxy,
+    };
+    const project = await connect.projects.resolve(credential.loginKey, discoveryTransport(client));
+    const built = buildProviderBRequest(request, {
+      project,
+      userPromptId: context.requestId,
+      signatureFor: (id) => connect.signatures.lookup(id),
+    });
+    const { invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs } = built.report;
+    if (invalidArguments + cancelledToolCalls + orphanToolResults + unresolvedRefs > 0) {
+      context.logger.debug(
+        {
+          event: 'provider_b_request_adjusted',
+          invalidArguments,
+          cancelledToolCalls,
+          orphanToolResults,
+          unresolvedRefs,
+        },
+        'provider_b_request_adjusted',
+      );
+    }
+    context.logger.debug(
+      {
+        event: 'provider_b_attempt',
+        method,
+        attempt: attempt.number,
+        contents: built.envelope.request.contents.length,
+      },
+      'provider_b_attempt',
+    );
+    const opened = await postCodeAssist(client, method, built.envelope);
+    return providerBAttempt(opened, client.turn, {
+      streaming: method === 'streamGenerateContent',
+      customToolNames: built.customToolNames,
+      requestId: context.requestId,
+      onToolCall: connect.rememberSignature,
+    });
+  }
+
+  translate(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
+    return translatePayload(payload, attempt);
+  }
+
+  end(attempt: ProviderBAttempt): FrameStep {
+    return endOfPayloads(attempt);
+  }
+
+  held(attempt: ProviderBAttempt): readonly ChatEvent[] {
+    return attempt.held;
+  }
+
+  reopenAfter(failure: GatewayError): boolean {
+    return this.login.reopenAfter(failure);
+  }
+}
+
+/** Project discovery's calls, on the attempt's token and signal. */
+function discoveryTransport(client: CodeAssistClient): DiscoveryTransport {
+  return {
+    call: async (method, body) => readJsonResponse(await postCodeAssist(client, method, body), client.turn),
+    getOperation: async (operation) => readJsonResponse(await callCodeAssist(client, { operation }), client.turn),
+    wait: (ms) => sleep(ms, client.turn.signal),
+    deadlineAt: client.turn.deadlineAt,
+    signal: client.turn.signal,
+    logger: client.logger,
+  };
+}
+
 /** The attempt over an accepted (2xx) response; `generateContent`'s whole body is read here. */
-export async function providerBAttempt(
+async function providerBAttempt(
   opened: OpenedResponse,
   scope: TurnScope,
   shape: AttemptShape,
@@ -80,17 +195,13 @@ export async function providerBAttempt(
   };
 }
 
-/** One payload's meaning: an error payload fails the attempt; reasoning waits for something visible. */
-export function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
-  if (!payload.ok)
-    return {
-      events: [],
-      failure: new GatewayError('upstream', { detail: 'provider_b non-JSON stream data', retryable: true }),
-    };
-  const failure = providerBPayloadError(payload.value);
-  if (failure) return { events: [], failure };
+/** One payload's step, with reasoning held back until the turn shows something visible. */
+function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
+  if (!payload.ok) return unreadableFrame('provider_b', 'non-JSON stream data');
+  const step = translateProviderBPayload(payload.value, attempt.stream);
+  if (step.failure) return step;
   const events: ChatEvent[] = [];
-  for (const event of translateProviderBPayload(payload.value, attempt.stream)) {
+  for (const event of step.events) {
     if (!attempt.visible && event.type === 'reasoning-delta') {
       attempt.held.push(event);
       continue;
@@ -107,7 +218,7 @@ export function translatePayload(payload: SsePayload, attempt: ProviderBAttempt)
 }
 
 /** End of the payloads (§9.3): usage and finish; a turn that showed nothing asks to be sent again. */
-export function endOfPayloads(attempt: ProviderBAttempt): FrameStep {
+function endOfPayloads(attempt: ProviderBAttempt): FrameStep {
   const { stream, held } = attempt;
   if (stream.frames === 0)
     return {

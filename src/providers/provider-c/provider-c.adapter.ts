@@ -1,13 +1,13 @@
-import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-turn';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { ChatEvent } from '../../core/chat-event';
-import type { CallContext, ChatRequest, ProviderAdapter } from '../provider-adapter';
+import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
 import { runTurn } from '../shared/turn-runner';
 import {
   accountBaseEnvironment,
@@ -21,7 +21,7 @@ import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check
 import { ProviderCProcessSlots } from './provider-c.process-slots';
 import { renderProviderCPrompt } from './provider-c.prompt';
 import { planToolChoice } from './provider-c.protocol';
-import { ClaudeRun, providerCFamily } from './provider-c.upstream';
+import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
 
 /**
  * provider_c: the Claude Code CLI as one child process per attempt (provider_c.md), with client
@@ -41,14 +41,12 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
   private readonly accounts: AccountPool<ProviderCAccount>;
   /** Every child alive now: none outlives the gateway. */
   private readonly live = new Set<ClaudeChild>();
-  /** Set when this adapter made its own pools (outside Nest): it then stops their timers itself. */
-  private readonly ownPools?: AccountPools;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     metrics: GatewayMetrics,
     logger: PinoLogger,
-    @Optional() pools?: AccountPools,
+    pools: AccountPools,
   ) {
     const { providerC } = config;
     // §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
@@ -65,7 +63,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
       },
       metrics,
     );
-    this.accounts = createProviderCPool(config, pools ?? (this.ownPools = new AccountPools(config)));
+    this.accounts = createProviderCPool(config, pools);
   }
 
   /**
@@ -82,7 +80,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
       account.end();
       throw error;
     }
-    const turn = await runTurn(providerCFamily(this.run(request, context)), {
+    const turn = await runTurn(new ProviderCUpstream(this.run(request, context)), {
       account,
       // PROVIDER_C_TIMEOUT bounds the whole turn, retries included, from the first spawn.
       timeoutMs: this.config.providerC.timeoutMs,
@@ -107,7 +105,6 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
         return child.reaped;
       }),
     );
-    this.ownPools?.onModuleDestroy();
   }
 
   /** What every run of this turn shares: argv, the prompt, the fence settings. */

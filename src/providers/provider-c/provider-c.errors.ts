@@ -101,16 +101,7 @@ const MISSING_COMMAND_ERRNOS = new Set(['ENOENT', 'EACCES', 'ENOTDIR']);
 
 /** The same classification, with what the CLI said for the log (`upstream_*` lines only). */
 function withCause(error: GatewayError, upstream: UpstreamCause): GatewayError {
-  return new GatewayError(error.code, {
-    publicMessage: error.publicMessage,
-    retryAfterSeconds: error.retryAfterSeconds,
-    detail: error.detail,
-    upstreamStatus: error.upstreamStatus,
-    retryable: error.retryable,
-    resetsAt: error.resetsAt,
-    provider: error.provider,
-    upstream,
-  });
+  return error.with({ upstream });
 }
 
 /** The CLI prints its reason last; earlier stderr lines are progress and warnings. */

@@ -9,7 +9,7 @@ import { LineSplitter } from './provider-c.line-splitter';
 /** §3.4: stderr is kept only as a rolling tail for error classification. */
 const STDERR_TAIL_BYTES = 64 * 1024;
 /** §3.6: SIGTERM first, SIGKILL when the group is still there after this long. */
-export const KILL_GRACE_MS = 2000;
+const KILL_GRACE_MS = 2000;
 
 export interface ChildExit {
   readonly code: number | null;
@@ -155,19 +155,6 @@ export class ClaudeChild {
     if (pid === undefined) return;
     signalGroup(pid, 'SIGTERM');
     this.killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
-  }
-
-  /** True when `close` happened within `ms`. */
-  async closesWithin(ms: number): Promise<boolean> {
-    if (this.hasClosed) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    const closed = this.closed.then(() => true as const);
-    try {
-      return await Promise.race([closed, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
 

@@ -1,5 +1,5 @@
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
-import { normalizeTools } from '../../chat/chat-request.parser';
+import { normalizeTools } from '../../chat/chat-tools';
 import { renderProviderCPrompt } from './provider-c.prompt';
 import { CLOSING_REMINDER, planToolChoice, renderToolsJson } from './provider-c.protocol';
 

@@ -4,7 +4,7 @@ import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
 import { FenceParser, PassthroughParser } from './provider-c.fence-parser';
 import type { Channel } from './provider-c.tool-calls';
 import { blockToToolCall, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
-import { isJsonObject, type JsonObject } from '../../common/json';
+import { isJsonObject, type JsonObject, str, num } from '../../common/json';
 import type {
   ApiErrorFields,
   ApiStreamEvent,
@@ -494,6 +494,4 @@ function readUsage(raw: JsonObject): StreamJsonUsage {
   return usage;
 }
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 const bool = (value: unknown): boolean | undefined => (typeof value === 'boolean' ? value : undefined);

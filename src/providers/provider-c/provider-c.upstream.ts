@@ -1,3 +1,4 @@
+import type { ChatEvent } from '../../core/chat-event';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { JsonObject } from '../../common/json';
@@ -16,23 +17,18 @@ import {
   translateLine,
 } from './provider-c.stream';
 
-/** §3.5: after the `result` line (or a failed run), a child still running after this long is terminated. */
-const AFTER_RESULT_GRACE_MS = 2000;
-
-/** What one `claude` run prints: its stdout JSON lines, then how it ended. */
-export type ClaudeFrame =
-  | { readonly kind: 'line'; readonly message: JsonObject }
-  /** stdout ended (or a line was too long): the exit status, read once the child closed. */
-  | { readonly kind: 'exit'; readonly exit: ChildExit; readonly lineTooLong: boolean };
-
-/** One `claude -p` run as the turn runner reads it (provider_c.md §3, §6). */
-export interface ProviderCAttempt extends UpstreamAttempt<ClaudeFrame> {
+/** One `claude -p` run as the turn runner reads it (docs/providers.md, provider_c): its stdout JSON lines. */
+export interface ProviderCAttempt extends UpstreamAttempt<JsonObject> {
   readonly child: ClaudeChild;
   readonly state: ProviderCStreamState;
   /** The API answered in this run (message_start or output): a clean exit without `result` still ends the turn. */
   accepted: boolean;
   sawResult: boolean;
   readonly logger: EventLogger;
+  /** How the child ended, known once its lines ended (`end` reads it). */
+  readonly exit?: ChildExit;
+  /** A stdout line was longer than the bound: the run was terminated. */
+  readonly lineTooLong: boolean;
 }
 
 /** What every run of one chat turn shares. */
@@ -50,21 +46,31 @@ export interface ClaudeRun {
 }
 
 /**
- * provider_c as an upstream family: an attempt is one child process on the turn's login; its
- * frames are its stdout lines and, last, its exit.
+ * provider_c as an upstream family of the turn runner: an attempt is one child process on the
+ * turn's login; its frames are its stdout lines, and how the child exited is what `end` reads.
  */
-export function providerCFamily(run: ClaudeRun): UpstreamFamily<ProviderCAccount, ClaudeFrame, ProviderCAttempt> {
-  return {
-    provider: 'provider_c',
-    open: (attempt, signal) => spawnAttempt(run, attempt, signal),
-    translate: translateFrame,
-    end: () => ({
-      events: [],
-      failure: new GatewayError('upstream', { detail: 'provider_c run ended without an exit' }),
-    }),
-    // Text held while it might open a tool fence is the client's once the turn ends in an error (§7.3).
-    held: (attempt) => flushVisibleText(attempt.state),
-  };
+export class ProviderCUpstream implements UpstreamFamily<ProviderCAccount, JsonObject, ProviderCAttempt> {
+  readonly provider = 'provider_c' as const;
+
+  constructor(private readonly run: ClaudeRun) {}
+
+  open(attempt: AttemptInfo<ProviderCAccount>, signal: AbortSignal): Promise<ProviderCAttempt> {
+    return spawnAttempt(this.run, attempt, signal);
+  }
+
+  translate(message: JsonObject, attempt: ProviderCAttempt): FrameStep {
+    return translateMessage(message, attempt);
+  }
+
+  /** The lines ended: how the child exited decides. */
+  end(attempt: ProviderCAttempt): FrameStep {
+    return exitStep(attempt);
+  }
+
+  /** Text held while it might open a tool fence is the client's once the turn ends in an error. */
+  held(attempt: ProviderCAttempt): readonly ChatEvent[] {
+    return flushVisibleText(attempt.state);
+  }
 }
 
 async function spawnAttempt(
@@ -120,65 +126,81 @@ async function spawnAttempt(
     else logger.info({ event: 'provider_c_process_exit', ...fields }, 'provider_c_process_exit');
   });
   void child.reaped.then(() => run.live.delete(child));
-  // The client leaving or the deadline passing stops the child at once, whatever the turn is doing.
-  const onAbort = () =>
-    child.terminate(signal.reason instanceof GatewayError && signal.reason.code === 'timeout' ? 'timeout' : 'canceled');
-  if (signal.aborted) onAbort();
-  else signal.addEventListener('abort', onAbort, { once: true });
-  let closing: Promise<void> | undefined;
-  const result: ProviderCAttempt = {
-    child,
-    state: createStreamState(run.streamOptions),
-    accepted: false,
-    sawResult: false,
-    logger,
-    frames: childFrames(child, logger),
-    close: (reason) => {
-      signal.removeEventListener('abort', onAbort);
-      closing ??= closeChild(child, reason, result.sawResult);
-      return closing;
-    },
-  };
-  return result;
+  return new ChildAttempt(child, createStreamState(run.streamOptions), logger, signal);
 }
 
-/** stdout lines as frames (non-JSON lines skipped and counted, §6), then the exit. */
-async function* childFrames(child: ClaudeChild, logger: EventLogger): AsyncGenerator<ClaudeFrame> {
-  let nonJsonLines = 0;
-  let lineTooLong = false;
-  try {
-    for await (const line of child.lines()) {
-      const message = parseStreamLine(line);
-      if (message) yield { kind: 'line', message };
-      else logger.debug({ event: 'provider_c_non_json_line', count: ++nonJsonLines }, 'provider_c_non_json_line');
-    }
-  } catch (error) {
-    if (error instanceof LineTooLongError) {
-      lineTooLong = true;
-      child.terminate('line_too_long');
-    } else if (child.terminatedBy === undefined) throw error;
-    // Otherwise a read cut short by our own termination: classified from the exit.
+/** One child as the runner reads it. */
+class ChildAttempt implements ProviderCAttempt {
+  readonly frames: AsyncGenerator<JsonObject>;
+  accepted = false;
+  sawResult = false;
+  exit?: ChildExit;
+  lineTooLong = false;
+  private closing?: Promise<void>;
+
+  constructor(
+    readonly child: ClaudeChild,
+    readonly state: ProviderCStreamState,
+    readonly logger: EventLogger,
+    private readonly signal: AbortSignal,
+  ) {
+    this.frames = this.lines();
+    // The client leaving or the deadline passing stops the child at once, whatever the turn is doing.
+    if (signal.aborted) this.handleEvent();
+    else signal.addEventListener('abort', this, { once: true });
   }
-  yield { kind: 'exit', exit: await child.closed, lineTooLong };
+
+  /** The turn's signal aborted (this object is its listener). */
+  handleEvent(): void {
+    const { reason } = this.signal;
+    this.child.terminate(reason instanceof GatewayError && reason.code === 'timeout' ? 'timeout' : 'canceled');
+  }
+
+  close(reason: CloseReason): Promise<void> {
+    this.signal.removeEventListener('abort', this);
+    this.closing ??= closeChild(this.child, reason);
+    return this.closing;
+  }
+
+  /**
+   * stdout's JSON lines; then the exit is read. The CLI prints other text between them, so non-JSON
+   * lines are skipped and counted here instead of failing the attempt (providers/shared/unreadable-frame.ts).
+   */
+  private async *lines(): AsyncGenerator<JsonObject> {
+    const { child, logger } = this;
+    let nonJsonLines = 0;
+    try {
+      for await (const line of child.lines()) {
+        const message = parseStreamLine(line);
+        if (message) yield message;
+        else logger.debug({ event: 'provider_c_non_json_line', count: ++nonJsonLines }, 'provider_c_non_json_line');
+      }
+    } catch (error) {
+      if (error instanceof LineTooLongError) {
+        this.lineTooLong = true;
+        child.terminate('line_too_long');
+      } else if (child.terminatedBy === undefined) throw error;
+      // Otherwise a read cut short by our own termination: classified from the exit.
+    }
+    this.exit = await child.closed;
+  }
 }
 
 /**
- * A run that is over: after its result (or a failure it reported itself) it may exit on its own
- * within the grace period, else it is terminated; a cut-short run is terminated at once. Resolves
- * once the child was reaped (its directory removed), so a process slot is freed only then.
+ * A run that is over is terminated now, whatever ended it: a child that printed its result has
+ * nothing left to give the turn, and one left to exit on its own may hold its process group for
+ * seconds (docs/providers.md "Timeouts and cancellation"). Resolves once the child was reaped
+ * (its directory removed), so a process slot is freed only then.
  */
-async function closeChild(child: ClaudeChild, reason: CloseReason, sawResult: boolean): Promise<void> {
-  if (reason === 'idle' || reason === 'timeout' || reason === 'canceled') child.terminate(reason);
-  else if (reason === 'done' && !sawResult) child.terminate('turn_end');
+async function closeChild(child: ClaudeChild, reason: CloseReason): Promise<void> {
+  child.terminate(reason === 'done' ? 'turn_end' : reason);
   // Unread stdout keeps `close` from firing: dropped once the child exited (ClaudeChild.discardOutput).
   child.discardOutput();
-  if (!(await child.closesWithin(AFTER_RESULT_GRACE_MS))) child.terminate('after_result');
   await child.reaped;
 }
 
-function translateFrame(frame: ClaudeFrame, attempt: ProviderCAttempt): FrameStep {
-  if (frame.kind === 'exit') return exitStep(frame, attempt);
-  const result = translateLine(frame.message, attempt.state);
+function translateMessage(message: JsonObject, attempt: ProviderCAttempt): FrameStep {
+  const result = translateLine(message, attempt.state);
   if (result.outcome?.type === 'error') {
     return {
       events: [],
@@ -197,11 +219,11 @@ function translateFrame(frame: ClaudeFrame, attempt: ProviderCAttempt): FrameSte
 }
 
 /** How a run that printed no `result` ended (§8.3). */
-function exitStep(frame: Extract<ClaudeFrame, { kind: 'exit' }>, attempt: ProviderCAttempt): FrameStep {
-  const { child, state } = attempt;
-  const { exit } = frame;
+function exitStep(attempt: ProviderCAttempt): FrameStep {
+  const { child, state, exit } = attempt;
   const classified = (failure: GatewayError): FrameStep => ({ events: [], failure });
-  if (frame.lineTooLong) return classified(classifyRunFailure({ kind: 'line_too_long' }));
+  if (attempt.lineTooLong) return classified(classifyRunFailure({ kind: 'line_too_long' }));
+  if (!exit) return classified(new GatewayError('upstream', { detail: 'provider_c run ended without an exit' }));
   if (exit.spawnError) return classified(classifyRunFailure({ kind: 'spawn', errno: exit.spawnError }));
   if (child.terminatedBy === 'timeout') return classified(classifyRunFailure({ kind: 'timeout', idle: false }));
   if (child.terminatedBy === 'idle') return classified(classifyRunFailure({ kind: 'timeout', idle: true }));

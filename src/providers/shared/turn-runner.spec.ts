@@ -1,8 +1,8 @@
 import { AccountPool } from '../../accounts/account-pool';
-import { AccountTurn } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent } from '../../core/chat-event';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
-import type { CallContext } from '../provider-adapter';
+import type { CallContext } from './provider-adapter';
 import type { AttemptInfo, CloseReason, FrameStep, TurnOptions, UpstreamAttempt, UpstreamFamily } from './turn-runner';
 import { runTurn } from './turn-runner';
 

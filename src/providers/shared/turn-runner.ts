@@ -1,9 +1,9 @@
-import type { AccountTurn } from '../../accounts/account-pool';
+import type { AccountTurn } from '../../accounts/account-turn';
 import { sleep } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import type { ProviderId } from '../../core/provider-id';
-import type { CallContext } from '../provider-adapter';
+import type { CallContext } from './provider-adapter';
 import type { UpstreamLogFields } from './upstream-log';
 import { logUpstream, upstreamCauseFields } from './upstream-log';
 import { RETRY_DELAYS_MS, retryDelayMs } from './retry-policy';

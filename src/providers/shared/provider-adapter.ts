@@ -1,12 +1,12 @@
-import type { ChatEvent, UsageEvent } from '../core/chat-event';
-import type { ChatMessage, NormalizedTool, ToolDefinition } from '../core/chat-message';
-import type { EventLogger } from '../core/event-logger';
-import type { ProviderId } from '../core/provider-id';
-import type { ResolvedModel } from '../core/resolved-model';
+import type { ChatEvent, UsageEvent } from '../../core/chat-event';
+import type { ChatMessage, NormalizedTool, ToolDefinition } from '../../core/chat-message';
+import type { EventLogger } from '../../core/event-logger';
+import type { ProviderId } from '../../core/provider-id';
+import type { ResolvedModel } from '../../core/resolved-model';
 
 /**
  * Sampling fields of the chat request. The chat layer passes an adapter only the ones its family
- * honours upstream (src/chat/chat-request.parser.ts is the one statement of which), so a builder
+ * honours upstream (src/chat/chat-parameters.ts is the one statement of which), so a builder
  * forwards whatever it is given.
  */
 export interface SamplingOptions {

@@ -1,0 +1,63 @@
+import type { GatewayError } from '../core/gateway.error';
+import type { AccountLease, AccountPool } from './account-pool';
+
+/**
+ * The account one turn runs on (docs/accounts.md "A turn"). It starts on the pool's choice for the
+ * chat; a failure before any output that is about the account (usage limit, 429, dead login)
+ * moves it, once, to another usable account. After output has begun the turn never moves: a
+ * failure then only updates the account's state. `end()` gives the account back (idempotent).
+ */
+export class AccountTurn<T> {
+  private lease: AccountLease<T>;
+  private moved = false;
+
+  constructor(
+    private readonly pool: AccountPool<T>,
+    private readonly chatKey: string | undefined,
+  ) {
+    this.lease = pool.acquire(chatKey);
+  }
+
+  get alias(): string {
+    return this.lease.alias;
+  }
+
+  get handle(): T {
+    return this.lease.handle;
+  }
+
+  /**
+   * After a failure before any output: true when the turn now runs on another account and should
+   * try again there. When it stays, the error to report is `finalError(error)`.
+   */
+  moveAfter(error: unknown): boolean {
+    if (this.moved) {
+      this.pool.applyFailure(this.lease.alias, error);
+      return false;
+    }
+    const next = this.pool.moveAfter(this.lease, error, this.chatKey);
+    if (!next) return false;
+    this.moved = true;
+    this.lease = next;
+    return true;
+  }
+
+  /** A failure after output began: the account's state changes, the turn stays where it is. */
+  noteFailure(error: unknown): void {
+    this.pool.applyFailure(this.lease.alias, error);
+  }
+
+  /**
+   * The error a turn that could not move reports. A 429 when no account is usable any more carries
+   * the pool's Retry-After (the earliest reset), so a client waits no longer than it must.
+   */
+  finalError(error: GatewayError): GatewayError {
+    const pooled = error.spec.status === 429 ? this.pool.unavailableError() : undefined;
+    if (pooled?.code !== 'rate_limited') return error;
+    return error.with({ retryAfterSeconds: pooled.retryAfterSeconds, cause: error });
+  }
+
+  end(): void {
+    this.lease.release();
+  }
+}

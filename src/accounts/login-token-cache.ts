@@ -1,0 +1,112 @@
+import { untilAborted } from '../common/async/abortable';
+import type { EventLogger } from '../core/event-logger';
+
+/*
+ * Each login's token, which every family's login handle keeps (provider_a.md §1.4, provider_b.md §2.3).
+ */
+
+/** A token counts as expired this long before its real expiry (provider_a.md §1.3, provider_b.md §1.2). */
+export const LOGIN_EXPIRY_SKEW_MS = 60_000;
+
+/** Expired means `now >= expiry − 60 s`; an unknown expiry is used as is (a 401 forces a refresh). */
+export function isExpired(expiresAt: number | undefined, now: number): boolean {
+  return expiresAt !== undefined && now >= expiresAt - LOGIN_EXPIRY_SKEW_MS;
+}
+
+/** What the cache needs to know about a login's token; providers add their own fields. */
+export interface LoginToken {
+  readonly accessToken: string;
+  /** Epoch ms; undefined when unknown. */
+  readonly expiresAt?: number;
+}
+
+/**
+ * Re-reads the login file and returns its token unless that is `rejectedToken` or expired, else
+ * refreshes and writes back (provider_a.md §1.4 steps 2–4, provider_b.md §2.3 steps 2–4).
+ */
+export type LoadLoginToken<T extends LoginToken> = (rejectedToken: string | undefined) => Promise<T>;
+
+/**
+ * The in-memory token of one CLI login file with one load in flight at a time: concurrent callers
+ * await the same promise instead of refreshing again (provider_a.md §1.4, provider_b.md §2.3).
+ * Only process-level state lives here; `load` is passed per call because it logs per request.
+ */
+export class LoginTokenCache<T extends LoginToken> {
+  private cached?: T;
+  private inFlight?: Promise<T>;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Step 1: the cached token when not expired, else the (shared) load. */
+  current(load: LoadLoginToken<T>, signal: AbortSignal): Promise<T> {
+    const cached = this.cached;
+    if (cached && this.isUsable(cached, undefined)) return Promise.resolve(cached);
+    return untilAborted(this.inFlight ?? this.start(load, undefined), signal);
+  }
+
+  /**
+   * The upstream refused `rejectedToken` (provider_a.md §1.7, provider_b.md §3): drop it; take the
+   * result of a load already in flight when it brings another token, else load with the rejected
+   * token excluded (the file's token if it changed meanwhile, otherwise a forced refresh).
+   */
+  async afterRejection(rejectedToken: string, load: LoadLoginToken<T>, signal: AbortSignal): Promise<T> {
+    if (this.cached?.accessToken === rejectedToken) this.cached = undefined;
+    // Loop, so that the decision below runs synchronously after the last in-flight load settled:
+    // joining a load started meanwhile without the exclusion could hand back the rejected token.
+    while (this.inFlight) {
+      const settled = await untilAborted(this.inFlight, signal).catch((error: unknown) => {
+        if (signal.aborted) throw error;
+        return undefined;
+      });
+      if (settled && settled.accessToken !== rejectedToken) return settled;
+    }
+    const cached = this.cached;
+    if (cached && this.isUsable(cached, rejectedToken)) return cached;
+    return untilAborted(this.start(load, rejectedToken), signal);
+  }
+
+  /**
+   * Background refresh (docs/accounts.md): when the current token expires within `aheadMs`,
+   * renew it now through the same single flight as a request's refresh (a newer token the CLI
+   * wrote to the file meanwhile is taken instead), so an idle login stays logged in.
+   */
+  async refreshAhead(aheadMs: number, load: LoadLoginToken<T>): Promise<void> {
+    const signal = new AbortController().signal;
+    const token = await this.current(load, signal);
+    if (token.expiresAt === undefined || token.expiresAt - this.now() > aheadMs) return;
+    await this.afterRejection(token.accessToken, load, signal);
+  }
+
+  /** Neither the rejected token nor expired (a file's token is checked with the same rule). */
+  isUsable(
+    token: { readonly accessToken?: string; readonly expiresAt?: number },
+    rejectedToken: string | undefined,
+  ): boolean {
+    return (
+      token.accessToken !== undefined && token.accessToken !== rejectedToken && !isExpired(token.expiresAt, this.now())
+    );
+  }
+
+  private start(load: LoadLoginToken<T>, rejectedToken: string | undefined): Promise<T> {
+    const pending = load(rejectedToken)
+      .then((token) => (this.cached = token))
+      .finally(() => {
+        if (this.inFlight === pending) this.inFlight = undefined;
+      });
+    this.inFlight = pending;
+    return pending;
+  }
+}
+
+/**
+ * A CLI login file as every family reads it, with the same verbs (docs/accounts.md): the token for
+ * the next call, the one after the upstream refused a token, and the background renewal.
+ */
+export interface LoginTokenSource<C extends { readonly accessToken: string }> {
+  /** A usable token: the cached one, else the file's, else a refresh. */
+  current(signal: AbortSignal, logger: EventLogger): Promise<C>;
+  /** The upstream refused `rejected` (401): the file's newer token, else a forced refresh. */
+  afterRejection(rejected: C, signal: AbortSignal, logger: EventLogger): Promise<C>;
+  /** Renews the token when it expires within `aheadMs`. */
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
+}

@@ -1,0 +1,276 @@
+import { LRUCache } from 'lru-cache';
+import type { JsonObject } from '../../common/json';
+import type { ChainState } from './provider-a.chain';
+import { chainAfterTurn, chainedBody, continuationItems, isChainError, requestShape } from './provider-a.chain';
+import { postInstead } from './provider-a.http-fallback';
+import { websocketFrame } from './provider-a.request';
+import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
+import type { TurnRecord } from './provider-a.ws-session';
+import { WsSession } from './provider-a.ws-session';
+
+// The pool that keeps each chat's WebSocket connections between turns and continues their response
+// chains (SessionPool), and the lease one turn takes from it (ChatTurnLease). They stay together:
+// the pool hands out leases and a lease gives its connection back to the pool.
+
+export interface SessionLimits {
+  /** PROVIDER_A_MAX_KEPT_SESSIONS; 0 = never keep a connection. */
+  readonly maxKept: number;
+  /** PROVIDER_A_SESSION_IDLE_TIMEOUT: a kept connection unused this long is closed. */
+  readonly idleTimeoutMs: number;
+}
+
+/** Where the pool reports (the gateway's metrics; nothing in unit tests). */
+export interface SessionObserver {
+  keptChanged(count: number): void;
+  turnReused(): void;
+  turnIncremental(): void;
+  chainFallback(): void;
+}
+
+/** What one chat turn did with the upstream connection (fields of the turn's `chat_completion` log line). */
+export interface SessionUse {
+  /** The turn ran on a connection kept from an earlier turn of the same chat. */
+  reused: boolean;
+  /** Sent with `previous_response_id` and only the new items. */
+  incremental: boolean;
+  /** A chain error or a dead kept connection made it send again in full on a fresh connection. */
+  fallback: boolean;
+  /** Input items in the frame that was sent last, and in the full translated input. */
+  itemsSent: number;
+  items: number;
+}
+
+interface KeptSession {
+  readonly chat: string;
+  readonly session: WsSession;
+  /** The handshake headers that do not change per turn: a connection is reused only for the same login and mode. */
+  readonly handshake: string;
+  readonly chain?: ChainState;
+  stopWatching?: () => void;
+}
+
+/** A kept connection taken for a turn, with the items to send when the turn continues its chain. */
+export interface TakenSession {
+  readonly entry: KeptSession;
+  readonly continuation?: JsonObject[];
+}
+
+/** Headers sent anew by every faithful turn; the rest identify what a connection was opened for. */
+const PER_TURN_HEADERS = new Set(['x-client-request-id', 'x-codex-turn-metadata']);
+
+/** The handshake headers as one string (NUL cannot occur in a header), built per turn without an array per header. */
+function handshakeKey(headers: Record<string, string>): string {
+  let key = '';
+  for (const name in headers) {
+    if (!PER_TURN_HEADERS.has(name.toLowerCase())) key += `${name}\0${headers[name]}\0`;
+  }
+  return key;
+}
+
+/**
+ * Upstream WebSocket connections kept per chat between turns (Responses WebSocket mode: one
+ * persistent connection per conversation). A connection is kept only after a turn completed,
+ * is taken out while a turn uses it (so two turns never share one), and is closed when idle for
+ * `idleTimeoutMs`, when more than `maxKept` are kept (least recently used first), or at
+ * shutdown. A chat that runs several turns at once keeps the connection of each. Built on
+ * lru-cache, which already does the bounded LRU and per-entry TTL.
+ */
+export class SessionPool {
+  private readonly kept?: LRUCache<number, KeptSession>;
+  /** Ids of the kept connections of each chat, oldest first. */
+  private readonly byChat = new Map<string, Set<number>>();
+  private serial = 0;
+
+  constructor(
+    limits: SessionLimits,
+    private readonly observer?: SessionObserver,
+  ) {
+    if (limits.maxKept === 0) return;
+    this.kept = new LRUCache<number, KeptSession>({
+      max: limits.maxKept,
+      ttl: Math.max(1, limits.idleTimeoutMs),
+      ttlAutopurge: true,
+      updateAgeOnGet: false,
+      disposeAfter: (entry, id, reason) => {
+        const ids = this.byChat.get(entry.chat);
+        ids?.delete(id);
+        if (ids?.size === 0) this.byChat.delete(entry.chat);
+        entry.stopWatching?.();
+        // `delete` is a turn taking it (or shutdown, which closes first); anything else drops it.
+        if (reason !== 'delete') entry.session.close();
+        this.observer?.keptChanged(this.kept?.size ?? 0);
+      },
+    });
+  }
+
+  /** A turn-scoped opener for one chat: reuses, continues or opens the chat's connection. */
+  lease(chat: string, customNames: ReadonlySet<string>): ChatTurnLease {
+    return new ChatTurnLease(this, chat, customNames, this.observer);
+  }
+
+  /** Number of connections kept now. */
+  get size(): number {
+    return this.kept?.size ?? 0;
+  }
+
+  /**
+   * Takes one of the chat's kept connections out of the pool: one whose chain `body` continues,
+   * else the most recently kept one. Only open, idle connections opened with the same handshake.
+   */
+  take(chat: string, handshake: string, body: JsonObject, shapeOf: () => string): TakenSession | undefined {
+    const ids = this.byChat.get(chat);
+    if (!this.kept || !ids) return undefined;
+    const shape = shapeOf();
+    let chosen: TakenSession | undefined;
+    let chosenId: number | undefined;
+    for (const id of ids) {
+      const entry = this.kept.peek(id);
+      if (!entry || !entry.session.idle || entry.handshake !== handshake) continue;
+      const continuation = continuationItems(entry.chain, body, shape);
+      chosen = { entry, continuation };
+      chosenId = id;
+      if (continuation) break;
+    }
+    if (chosenId !== undefined) this.kept.delete(chosenId);
+    return chosen;
+  }
+
+  /** Keeps a connection whose turn completed; without room for it (max 0) it is closed. */
+  keep(entry: KeptSession): void {
+    if (!this.kept || !entry.session.idle) {
+      entry.session.close();
+      return;
+    }
+    const id = ++this.serial;
+    // A connection the server closes while kept leaves the pool at once.
+    entry.stopWatching = entry.session.onClose(() => this.kept?.delete(id));
+    this.kept.set(id, entry);
+    const ids = this.byChat.get(entry.chat) ?? new Set<number>();
+    ids.add(id);
+    this.byChat.set(entry.chat, ids);
+    this.observer?.keptChanged(this.kept.size);
+  }
+
+  /** Closes every kept connection (application shutdown). */
+  closeAll(): void {
+    if (!this.kept) return;
+    for (const entry of this.kept.values()) entry.session.close();
+    this.kept.clear();
+  }
+}
+
+type FirstFrame =
+  { readonly kind: 'frame'; readonly connection: UpstreamConnection } | { readonly kind: 'dead' | 'chain_error' };
+
+/**
+ * The upstream side of one chat turn over WebSocket. Its `open` is the turn's `OpenConnection`
+ * (called once per attempt): it takes the chat's kept connection when there is one, sends only
+ * the new items with `previous_response_id` when the translated input extends the chain that
+ * connection holds, and falls back once, transparently, to a full send on a fresh connection
+ * when the kept one turns out dead or the server no longer knows the chain (both before any
+ * event reached the turn). A turn that completes hands its connection back to the pool.
+ */
+export class ChatTurnLease {
+  readonly use: SessionUse = { reused: false, incremental: false, fallback: false, itemsSent: 0, items: 0 };
+
+  constructor(
+    private readonly pool: SessionPool,
+    private readonly chat: string,
+    private readonly customNames: ReadonlySet<string>,
+    private readonly observer?: SessionObserver,
+  ) {}
+
+  readonly open = async (input: AttemptInput): Promise<UpstreamConnection> => {
+    const handshake = handshakeKey(input.headers);
+    // Serialized at most once per attempt, when a kept chain is compared or a new one stored.
+    let shape: string | undefined;
+    const shapeOf = () => (shape ??= requestShape(input.body));
+    const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
+    Object.assign(this.use, { reused: false, incremental: false, fallback: false, itemsSent: items, items });
+    const release = (session: WsSession, record: TurnRecord) =>
+      this.pool.keep({
+        chat: this.chat,
+        session,
+        handshake,
+        chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames, shapeOf()),
+      });
+
+    const taken = this.pool.take(this.chat, handshake, input.body, shapeOf);
+    if (taken) {
+      const { entry: kept, continuation } = taken;
+      this.use.reused = true;
+      this.observer?.turnReused();
+      const body =
+        continuation && kept.chain ? chainedBody(input.body, kept.chain.responseId, continuation) : input.body;
+      if (continuation) {
+        this.use.incremental = true;
+        this.use.itemsSent = continuation.length;
+        this.observer?.turnIncremental();
+      }
+      let sent: UpstreamConnection;
+      try {
+        sent = kept.session.send(websocketFrame(body, Date.now()), input.signal, release);
+      } catch (error) {
+        // Too large even as a continuation: the whole request goes over HTTP instead.
+        Object.assign(this.use, { reused: false, incremental: false, itemsSent: items });
+        return postInstead(kept.session, input, error);
+      }
+      const first = await firstFrame(sent);
+      if (first.kind === 'frame') return first.connection;
+      Object.assign(this.use, { reused: false, incremental: false, fallback: true, itemsSent: items });
+      this.observer?.chainFallback();
+    }
+    const session = await WsSession.connect(input.url, input.headers, input.signal, input.proxy);
+    try {
+      return session.send(websocketFrame(input.body, Date.now()), input.signal, release);
+    } catch (error) {
+      return postInstead(session, input, error);
+    }
+  };
+}
+
+/**
+ * Waits for the turn's first event on a reused connection: none (the socket closed under us)
+ * or a chain error means the turn can still be sent again elsewhere, since nothing reached the
+ * client. Otherwise the connection is returned with that event still to be read.
+ */
+async function firstFrame(connection: UpstreamConnection): Promise<FirstFrame> {
+  const first = await connection.frames[Symbol.asyncIterator]().next();
+  if (first.done || (first.value.ok && isChainError(first.value.value))) {
+    connection.close();
+    return { kind: first.done ? 'dead' : 'chain_error' };
+  }
+  let head: UpstreamFrame | undefined = first.value;
+  const takeHead = () => {
+    const value = head;
+    head = undefined;
+    return value;
+  };
+  return {
+    kind: 'frame',
+    connection: {
+      ...connection,
+      frames: prepend(takeHead, connection.frames),
+      poll: () => takeHead() ?? connection.poll?.(),
+    },
+  };
+}
+
+/** `rest`, after the value `head()` gives first (when it still has one). */
+function prepend(
+  head: () => UpstreamFrame | undefined,
+  rest: AsyncIterable<UpstreamFrame>,
+): AsyncIterable<UpstreamFrame> {
+  return {
+    [Symbol.asyncIterator]: () => {
+      const tail = rest[Symbol.asyncIterator]();
+      return {
+        next: () => {
+          const value = head();
+          return value === undefined ? tail.next() : Promise.resolve({ value, done: false });
+        },
+        return: () => tail.return?.() ?? Promise.resolve({ value: undefined, done: true }),
+      };
+    },
+  };
+}

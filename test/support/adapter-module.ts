@@ -1,0 +1,78 @@
+import type { Provider, Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { PinoLogger } from 'nestjs-pino';
+import { ACCOUNT_CLOCK, AccountPools } from '../../src/accounts/account-pools';
+import { ownSystemClock } from '../../src/accounts/account-pool';
+import type { AppConfig } from '../../src/config/app-config';
+import { APP_CONFIG } from '../../src/config/config.tokens';
+import { GatewayMetrics } from '../../src/metrics/gateway-metrics';
+import { ModelCatalog } from '../../src/models/model-catalog';
+
+/** An adapter built by Nest's testing module with the application's wiring of its dependencies. */
+export interface AdapterModule<T> {
+  readonly adapter: T;
+  /** Runs every `onModuleDestroy` (the adapter's, the pools'): nothing it started outlives the test. */
+  close(): Promise<void>;
+}
+
+/** What a spec gives in place of the metrics registry and the logger (recorders, or silence). */
+export interface AdapterDoubles {
+  readonly metrics?: Partial<GatewayMetrics>;
+  readonly logger?: Partial<PinoLogger>;
+  /** More providers, or replacements of the defaults. */
+  readonly providers?: Provider[];
+}
+
+const quiet = (): Partial<PinoLogger> => ({
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  fatal: () => undefined,
+});
+
+/** Metrics that record nothing: every method of GatewayMetrics, as a no-op. */
+function silentMetrics(): Partial<GatewayMetrics> {
+  const methods = Object.getOwnPropertyNames(GatewayMetrics.prototype).filter((name) => name !== 'constructor');
+  return Object.fromEntries(methods.map((name) => [name, () => undefined]));
+}
+
+/**
+ * Builds `adapter` the way the application does (its constructor's dependencies injected, the
+ * account pools included), with `config` and the spec's doubles for metrics and the logger.
+ */
+export async function adapterModule<T>(
+  adapter: Type<T>,
+  config: AppConfig,
+  doubles: AdapterDoubles = {},
+): Promise<AdapterModule<T>> {
+  const module = await Test.createTestingModule({
+    providers: [
+      adapter,
+      AccountPools,
+      { provide: APP_CONFIG, useValue: config },
+      { provide: ACCOUNT_CLOCK, useFactory: ownSystemClock },
+      { provide: GatewayMetrics, useValue: { ...silentMetrics(), ...doubles.metrics } },
+      { provide: PinoLogger, useValue: { ...quiet(), ...doubles.logger } },
+      {
+        provide: ModelCatalog,
+        useFactory: (app: AppConfig) => ModelCatalog.load(app.modelCatalogPath, app.enabledProviders),
+        inject: [APP_CONFIG],
+      },
+      ...(doubles.providers ?? []),
+    ],
+  }).compile();
+  let closing: Promise<void> | undefined;
+  const built = { adapter: module.get(adapter), close: () => (closing ??= module.close()) };
+  open.push(built);
+  return built;
+}
+
+/** Every module built and not yet closed. */
+const open: AdapterModule<unknown>[] = [];
+
+/** Closes every adapter module built so far; a spec's `afterEach` calls it, whatever the test asserted. */
+export async function closeAdapterModules(): Promise<void> {
+  for (const module of open.splice(0)) await module.close();
+}
