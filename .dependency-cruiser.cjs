@@ -69,7 +69,7 @@ module.exports = {
     },
     {
       name: 'providers-never-import-callers-or-http',
-      comment: 'Adapters know nothing of chat, structured or HTTP handling (style.md §8).',
+      comment: 'Adapters know nothing of chat, structured or HTTP handling (docs/design/code-shape.md §8).',
       severity: 'error',
       from: { path: '^src/providers/' },
       to: {

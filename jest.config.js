@@ -21,7 +21,7 @@ module.exports = {
   // testTimeout is a global option: Jest ignores it inside `projects` entries (jest-circus reads
   // only globalConfig.testTimeout), so the e2e budget must be set here. It is a hang guard, not a
   // speed requirement: a test that passes on an idle machine must pass on a 2-core machine busy
-  // with other work too (issue 25), so it is generous; durations that matter are benchmark
+  // with other work too, so it is generous; durations that matter are benchmark
   // figures (npm run bench), not test bounds.
   testTimeout: 120000,
   projects: [

@@ -10,7 +10,7 @@
 // build_date: BUILD_DATE, else SOURCE_DATE_EPOCH, else now; UTC YYYY-MM-DDTHH:MM:SSZ
 //
 // Works without git (a tarball, a Docker context without .git): every git step has a fallback.
-// The same BUILD_* variables also override the stamp at run time (design.md §6).
+// The same BUILD_* variables also override the stamp at run time (docs/design/decisions.md §6).
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -22,7 +22,7 @@ import type { AppConfig } from './config/app-config';
 
 const CHAT_ROUTE = '/v1/chat/completions';
 
-/** Structured bodies are capped at 4 MiB (gateway-behaviours.md §6.1 step 3). */
+/** Structured bodies are capped at 4 MiB (docs/design/behaviours.md §6.1 step 3). */
 const STRUCTURED_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface GatewayAppOptions {
@@ -41,7 +41,7 @@ export async function createGatewayApp(
     AppModule.forRoot({ config, logStream: options.logStream }),
     // autoFlushLogs off: when boot fails (e.g. a ConfigError thrown by a provider's constructor),
     // Nest would otherwise dump its buffered boot lines and a stack to the console, and a bad
-    // setting must print exactly one line (design.md §2). On success we flush into pino below.
+    // setting must print exactly one line (docs/design/decisions.md §2). On success we flush into pino below.
     { bodyParser: false, bufferLogs: true, autoFlushLogs: false, abortOnError: false },
   );
   app.useLogger(new FrameworkLogger(app.get(Logger)));
@@ -56,7 +56,7 @@ export async function createGatewayApp(
   app.use(inFlightMiddleware(app.get(DrainService)));
   // Only the routes that take a body parse one, and only on POST to exactly their path: parsing
   // elsewhere would turn an unknown route's 404 into a 400 (bad JSON) or 413 (too big), and any
-  // other method or sub-path must be the plain 404 of an unknown route (contract "Endpoints").
+  // other method or sub-path must be the plain 404 of an unknown route (docs/endpoints.md).
   if (config.structured.enabled) {
     app.use(
       STRUCTURED_ROUTE,

@@ -81,7 +81,7 @@ function findConfigError(error: unknown): ConfigError | undefined {
 }
 
 /**
- * SIGTERM/SIGINT (design.md §6): readiness turns 503 at once, in-flight work finishes, the
+ * SIGTERM/SIGINT (docs/design/decisions.md §6): readiness turns 503 at once, in-flight work finishes, the
  * process exits when idle or at GATEWAY_DRAIN_TIMEOUT after closing what remains (which aborts
  * upstream sockets, fetches and children through the client-disconnect path). A second signal
  * exits at once.

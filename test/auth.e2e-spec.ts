@@ -3,7 +3,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 
 /**
- * Contract "Authentication", design.md §5, gateway-behaviours.md §3.1 and §10 items 11–14.
+ * docs/endpoints.md "Authentication", docs/design/decisions.md §5, docs/design/behaviours.md §3.1 and §10 items 11–14.
  */
 const OPENAI_AUTH_ERROR = {
   error: { message: expect.any(String), type: 'authentication_error', code: 'invalid_api_key', param: null },
@@ -115,7 +115,7 @@ describe('inbound bearer authentication', () => {
       }
     });
 
-    it('never writes the bearer, its hash or the raw caller header to any log line (§10 item 14)', async () => {
+    it('never writes the bearer, its hash or the raw caller header to any log line (docs/design/behaviours.md §10 item 14)', async () => {
       const authorization = `Bearer ${SECRET}`;
       const headers = { 'x-tenant': TENANT, 'x-conversation-id': 'conv-auth-1' };
       await call(`${gateway.url}/v1/models`, { authorization, headers });

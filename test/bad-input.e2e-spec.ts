@@ -14,7 +14,7 @@ import { startGateway } from './support/create-test-app';
 import { writeAuthFile } from './support/provider-a-fixtures';
 
 /**
- * Issue 14: bad input never becomes a 5xx or an unreadable answer. First the five findings of the
+ * Bad input never becomes a 5xx or an unreadable answer. First the five findings of the
  * original fuzzing run, each pinned as a plain case; then a seeded, bounded property test that
  * throws a few thousand hostile requests at both routes over real HTTP (raw sockets where no
  * client would send the bytes) and checks every answer's status class, shape and message, that
@@ -58,7 +58,7 @@ async function hungTokenEndpoint(): Promise<{ url: string; close: () => Promise<
   };
 }
 
-describe('bad input (issue 14)', () => {
+describe('bad input', () => {
   let gateway: TestGateway;
   let tokenEndpoint: Awaited<ReturnType<typeof hungTokenEndpoint>>;
   let loginDir: string;

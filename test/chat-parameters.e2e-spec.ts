@@ -17,7 +17,7 @@ import { finishFrame, providerBSettings, textFrame } from './support/provider-b-
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
 
 /*
- * Issue 22 end to end: the `openai` SDK's structured-output helpers against every family, the
+ * The request-parameter table end to end (docs/chat.md): the `openai` SDK's structured-output helpers against every family, the
  * gateway's refusals in the OpenAI error shape, and stop sequences split across upstream deltas.
  * The fakes answer JSON only when the upstream request asked for it in the family's own wire
  * format, so a parsed object proves the format reached the upstream; prose otherwise.

@@ -16,7 +16,7 @@ import {
   textReply,
 } from './support/provider-a-fixtures';
 
-/** Chat-layer behaviours over real HTTP against the provider_a fake (gateway-behaviours.md §10 items 1–10). */
+/** Chat-layer behaviours over real HTTP against the provider_a fake (docs/design/behaviours.md §10 items 1–10). */
 describe('POST /v1/chat/completions (chat layer)', () => {
   let fake: FakeProviderA;
   let gateway: TestGateway;

@@ -53,7 +53,7 @@ function providerAFamily(transport: 'ws' | 'sse'): ClientFamily {
     async expectContinuation(callId: string, args: ReadFileArgs, output: string) {
       expect(upstream.fake.misses()).toEqual([]);
       const input = upstream.fake.lastBody()?.input as Array<Record<string, unknown>>;
-      // provider_a.md §7.2: the call becomes a function_call item and its result the
+      // docs/upstream/provider-a.md §7.2: the call becomes a function_call item and its result the
       // function_call_output item right after it, both with the same call_id.
       const callIndex = input.findIndex((item) => item.type === 'function_call');
       expect(callIndex).toBeGreaterThanOrEqual(0);

@@ -75,7 +75,7 @@ function providerBFamily(): ClientFamily {
         ...upstream.fake.requests('generateContent'),
       ].sort((a, b) => a.receivedAt - b.receivedAt);
       const contents = requests.at(-1)?.body.request.contents as Array<{ role: string; parts: any[] }>;
-      // provider_b.md §6: the assistant turn is a `model` content with the functionCall; the tool
+      // docs/upstream/provider-b.md §6: the assistant turn is a `model` content with the functionCall; the tool
       // message is the next `user` content with a functionResponse carrying the same id.
       const callIndex = contents.findIndex(
         (content) => content.role === 'model' && content.parts.some((part) => part.functionCall),

@@ -62,7 +62,7 @@ function providerCFamily(): ClientFamily {
     },
     async expectContinuation(_callId: string, args: ReadFileArgs, output: string) {
       const sent = JSON.stringify(api.messages().at(-1)?.body ?? null);
-      // provider_c.md §4: ids are never shown to the model; the result is labelled with the name
+      // docs/upstream/provider-c.md §4: ids are never shown to the model; the result is labelled with the name
       // of the call whose id it answers, right after the assistant block that replays the call.
       expect(sent).toContain(
         JSON.stringify(`Assistant:\n${fenceText('read_file', args)}\n\nTool result (read_file):\n${output}`).slice(

@@ -20,7 +20,7 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, run: (item: 
 }
 
 /**
- * design.md §2 through the real entry point: a bad value exits with status 1 and exactly one
+ * docs/design/decisions.md §2 through the real entry point: a bad value exits with status 1 and exactly one
  * stderr line naming the setting and the rule; `--help` lists every setting with its default.
  * Every case is a real `node src/main.ts` child process, started in parallel to stay fast.
  */
@@ -111,7 +111,7 @@ describe('gateway configuration (child process)', () => {
         ['--structured-enabled'],
         /^gateway: invalid setting STRUCTURED_MODELS.*"no-such-model" is not a model id of the catalog/,
       ],
-      // The bearer rules (issue 25): short, placeholder, and an open bind without any secret.
+      // The bearer rules: short, placeholder, and an open bind without any secret.
       [
         { GATEWAY_BEARER_SECRET: 'x' },
         [],

@@ -4,7 +4,7 @@ import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 
 /**
- * Context management over HTTP (gateway-behaviours.md §5, §10 items 30–34): what reaches the
+ * Context management over HTTP (docs/design/behaviours.md §5, §10 items 30–34): what reaches the
  * provider_a fake after the gateway capped and compacted the history, and the one
  * `context_manage` log record.
  */

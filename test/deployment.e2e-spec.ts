@@ -14,7 +14,7 @@ import type { Manifest } from './support/real-tools';
 import { kustomize, render } from './support/real-tools';
 
 /**
- * The image and manifests of docker/ (issue 25, design.md §11). There is no Docker engine here, so
+ * The image and manifests of docker/ (docs/deployment.md, docs/design/decisions.md §11). There is no Docker engine here, so
  * the Dockerfile is read with a real parser (dockerfile-ast) and its runtime stage's contents are
  * checked instruction by instruction; the HEALTHCHECK command is run against a live gateway. The
  * Kubernetes manifests are rendered by the real kustomize (`kubectl kustomize`, what
@@ -223,7 +223,7 @@ describe('docker/k8s rendered by the real kustomize', () => {
     expect(failures).toEqual([]);
   });
 
-  it('kustomize itself refuses a parent directory as a resource (the cycle the old monitoring overlay had)', () => {
+  it('kustomize itself refuses a parent directory as a resource (so an overlay must not reach above its folder)', () => {
     // The old layout in miniature: a kustomization, and an overlay inside it that lists `..`.
     // kustomize must fail the way `kubectl apply -k docker/k8s/monitoring` did, which shows the
     // render above would have caught it.

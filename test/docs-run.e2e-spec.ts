@@ -10,7 +10,7 @@ import { writeAuthFile } from './support/provider-a-fixtures';
 
 /**
  * The code blocks of README.md and docs/clients.md, taken out of the Markdown as they are and run
- * (issue 25): the shell blocks with bash, the TypeScript blocks type-checked and run with node,
+ * so they stay true: the shell blocks with bash, the TypeScript blocks type-checked and run with node,
  * against `npm run demo` (the real gateway in front of fake upstreams) started by the README's
  * own block. The one change made to a block: the documented address 127.0.0.1:8088 becomes the
  * free port the demo (or `npm start`) listens on, so parallel runs never collide. A block that

@@ -4,7 +4,7 @@ import { completed, created, providerASettings, textDelta } from './support/prov
 import { useFakeProviderA } from './support/provider-a-harness';
 
 /**
- * Draining (design.md §6) with a REAL child process and a REAL signal: readiness turns 503 at
+ * Draining (docs/design/decisions.md §6) with a REAL child process and a REAL signal: readiness turns 503 at
  * once, in-flight chat streams finish, and the process exits when idle or at
  * GATEWAY_DRAIN_TIMEOUT. The slow in-flight request is a streamed chat against the provider_a fake.
  */

@@ -78,7 +78,7 @@ describe('health endpoints', () => {
       expect(ready.status).toBe(503);
       expect(ready.body).toEqual({ status: 'draining' });
       expect((await getJson(`${gateway.url}/health/live`)).body.status).toBe('ok');
-      // Chat and models are still served while draining (design.md §6).
+      // Chat and models are still served while draining (docs/design/decisions.md §6).
       expect(
         (await fetch(`${gateway.url}/v1/models`, { headers: { authorization: 'Bearer health-secret-0123' } })).status,
       ).toBe(200);

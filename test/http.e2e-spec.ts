@@ -3,7 +3,7 @@ import { rawRequest } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 
-/** The body of every 404 on chat and models routes (design.md §4 OpenAI shape). */
+/** The body of every 404 on chat and models routes (docs/design/decisions.md §4 OpenAI shape). */
 const NOT_FOUND = {
   error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null },
 };
@@ -66,7 +66,7 @@ describe('HTTP surface', () => {
     });
   });
 
-  describe('structured inference disabled (contract "Endpoints"; §10 item 35)', () => {
+  describe('structured inference disabled (docs/endpoints.md; docs/design/behaviours.md §10 item 35)', () => {
     const bodies: (string | undefined)[] = [
       undefined,
       JSON.stringify({ request_id: 'probe-1', model: 'gpt-5.6-sol', input: 'x', schema: {} }),
@@ -103,7 +103,7 @@ describe('HTTP surface', () => {
     });
   });
 
-  describe('compression of JSON responses (contract "Compression")', () => {
+  describe('compression of JSON responses (docs/endpoints.md)', () => {
     let plain: Buffer;
 
     beforeAll(async () => {
@@ -188,7 +188,7 @@ describe('HTTP surface', () => {
     });
   });
 
-  describe('GET /v1/models (design.md §3)', () => {
+  describe('GET /v1/models (docs/design/decisions.md §3)', () => {
     it('lists the catalog in the OpenAI list shape', async () => {
       const body = JSON.parse((await rawRequest(`${gateway.url}/v1/models`)).body.toString());
       expect(body.object).toBe('list');

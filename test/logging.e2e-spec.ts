@@ -14,7 +14,7 @@ import { useFakeProviderA } from './support/provider-a-harness';
 import { STRUCTURED_PATH, structuredBody } from './support/structured-client';
 
 /**
- * Contract "Log records", design.md §8, gateway-behaviours.md §9 and §10 item 59: one JSON line
+ * docs/endpoints.md "Logs", docs/design/decisions.md §8, docs/design/behaviours.md §9 and §10 item 59: one JSON line
  * per real event, the request id on each, caller-controlled identifiers sanitized so they
  * cannot forge a record, and never Authorization, prompts or bodies.
  */
@@ -67,7 +67,7 @@ describe('log records', () => {
     for (const line of gateway.logs.lines) expect(() => JSON.parse(line)).not.toThrow();
   });
 
-  it('logs a hostile model id as one sanitized value: same records as a clean request, none forged (§10 item 59)', async () => {
+  it('logs a hostile model id as one sanitized value: same records as a clean request, none forged (docs/design/behaviours.md §10 item 59)', async () => {
     const clean = await recordsOf(() => chat('plain-unknown-model'));
     const poisoned = await recordsOf(() => chat(HOSTILE));
     expect(poisoned.map((record) => record.event ?? record.msg)).toEqual(
@@ -204,7 +204,7 @@ describe('log records', () => {
     ]) {
       expect(text).not.toContain(forbidden);
     }
-    // The upstream's own words travel only as the upstream_* lines' sanitized `upstream_message` (issue 23 §3).
+    // The upstream's own words travel only as the upstream_* lines' sanitized `upstream_message`.
     const withoutCause = gateway.logs.records().map(({ upstream_message: _message, ...rest }) => rest);
     expect(JSON.stringify(withoutCause)).not.toContain('SECRET-UPSTREAM-TEXT');
     expect(gateway.logs.records('upstream_attempt_failed')).toContainEqual(

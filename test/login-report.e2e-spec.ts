@@ -10,7 +10,7 @@ import { providerCSettings } from './support/provider-c-fixtures';
 import { metricValue } from './support/structured-client';
 
 /**
- * A gateway started on a machine where no CLI is logged in (issue 23): it says so at startup, one
+ * A gateway started on a machine where no CLI is logged in (docs/accounts.md "Login report"): it says so at startup, one
  * line per login naming the command that fixes it and one warning per family; each family's chat
  * answers an error naming that command (not the caller's key); and a login written afterwards is
  * picked up, by requests and by the report, without a restart. provider_c runs the project's fake

@@ -11,8 +11,8 @@ import { bundledTierModel } from './support/bundled-tiers';
 
 /**
  * A token endpoint that gives no answer is the same honest answer on provider_a and provider_b
- * (issue 13: a network failure is not a login problem), and waiting for it counts against the
- * turn's deadline and the idle timeout like any upstream wait (issue 14 finding 5).
+ * (a network failure is not a login problem), and waiting for it counts against the
+ * turn's deadline and the idle timeout like any upstream wait.
  */
 const MODELS = [
   ['provider_a', 'gpt-5.6-sol'],

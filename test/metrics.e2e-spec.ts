@@ -3,7 +3,7 @@ import { rawRequest } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 
-/** design.md §8 and the contract's "Metrics" table, with the types of gateway-behaviours.md §8. */
+/** docs/design/decisions.md §8 and the contract's "Metrics" table, with the types of docs/design/behaviours.md §8. */
 const SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
   gateway_chat_api_requests_total: 'counter',
   gateway_chat_api_request_duration_seconds: 'histogram',
@@ -71,7 +71,7 @@ describe('GET /metrics', () => {
 
     afterAll(() => gateway.close());
 
-    it('serves Prometheus text with HELP and TYPE for every series of design.md §8 and the contract', async () => {
+    it('serves Prometheus text with HELP and TYPE for every series of docs/design/decisions.md §8 and the contract', async () => {
       const { text, type } = await scrape();
       expect(type).toMatch(/^text\/plain/);
       for (const [name, kind] of Object.entries(SERIES)) {
@@ -91,7 +91,7 @@ describe('GET /metrics', () => {
       expect(sample(text, 'gateway_chat_api_structured_inflight')).toBe(0);
     });
 
-    it('counts a chat request for a model outside the catalog as model="other", never the raw id (§10 item 58)', async () => {
+    it('counts a chat request for a model outside the catalog as model="other", never the raw id (docs/design/behaviours.md §10 item 58)', async () => {
       const before =
         sample((await scrape()).text, 'gateway_chat_api_requests_total', {
           provider: 'none',

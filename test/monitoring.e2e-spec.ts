@@ -16,7 +16,7 @@ import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { promtool, render } from './support/real-tools';
 
 /**
- * The monitoring kit in docker/k8s/monitoring/ (issue 16): the Grafana dashboard, the alerting
+ * The monitoring kit in docker/k8s/monitoring/ (docs/deployment.md): the Grafana dashboard, the alerting
  * rules (plain file and PrometheusRule), the ServiceMonitor and the kustomize overlay that ties
  * them to the base manifests. The overlay is rendered by the real kustomize and the rules are
  * checked by the real promtool (test/support/real-tools.ts). Every series a query reads must be

@@ -30,7 +30,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
     const adapterFor = async (settings: Record<string, string> = {}) =>
       (await makeProviderAAdapter(fake(), home(), { transport, settings })).adapter;
 
-    it('joins 2 000 argument fragments into one complete tool call (§12.26)', async () => {
+    it('joins 2 000 argument fragments into one complete tool call (docs/upstream/provider-a.md §12.26)', async () => {
       const args = JSON.stringify({ text: 'ab'.repeat(1994) + 'c' });
       fake().enqueue({
         frames: [created(), ...functionCallItem('call_1', 'write', args, { fragments: 2000 }), completed()],
@@ -41,7 +41,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       ]);
     });
 
-    it('emits a call seen as deltas and again in output_item.done once, in stream and complete (§12.27)', async () => {
+    it('emits a call seen as deltas and again in output_item.done once, in stream and complete (docs/upstream/provider-a.md §12.27)', async () => {
       const frames = [
         created(),
         textDelta('Reading.'),
@@ -60,7 +60,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       }
     });
 
-    it('orders calls by first appearance even when output indices go 2 then 1 (§12.28)', async () => {
+    it('orders calls by first appearance even when output indices go 2 then 1 (docs/upstream/provider-a.md §12.28)', async () => {
       const second = functionCallItem('call_b', 'b', '{}', { outputIndex: 2 });
       const first = functionCallItem('call_a', 'a', '{}', { outputIndex: 1 });
       fake().enqueue({ frames: [created(), second[0], first[0], ...first.slice(1), ...second.slice(1), completed()] });
@@ -72,7 +72,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       ).toEqual(['call_b', 'call_a']);
     });
 
-    it('ends response.incomplete with finish length instead of hanging (§12.31)', async () => {
+    it('ends response.incomplete with finish length instead of hanging (docs/upstream/provider-a.md §12.31)', async () => {
       fake().enqueue({ frames: [created(), textDelta('cut'), incomplete('max_output_tokens')], holdOpen: true });
       const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([
@@ -99,7 +99,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       ]);
     });
 
-    it('rejects a usage limit with Retry-After 30 and does not retry (§12.34)', async () => {
+    it('rejects a usage limit with Retry-After 30 and does not retry (docs/upstream/provider-a.md §12.34)', async () => {
       fake().enqueue({ frames: [usageLimitEvent(30)] }, textReply('never'));
       const failure = await rejectionOf((await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(failure.code).toBe('usage_limit');
@@ -123,7 +123,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(failure.retryAfterHeader).toBeLessThanOrEqual(120);
     });
 
-    it('classifies context_length_exceeded as context_window without retry (§12.35)', async () => {
+    it('classifies context_length_exceeded as context_window without retry (docs/upstream/provider-a.md §12.35)', async () => {
       fake().enqueue({ frames: [created(), failed('context_length_exceeded', 'too long')] }, textReply('never'));
       const adapter = await adapterFor();
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
@@ -132,7 +132,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(fake().requests()).toHaveLength(1);
     });
 
-    it('retries a 503 once and succeeds; three 503s fail upstream after exactly three connections (§12.36)', async () => {
+    it('retries a 503 once and succeeds; three 503s fail upstream after exactly three connections (docs/upstream/provider-a.md §12.36)', async () => {
       const adapter = await adapterFor();
       fake().enqueue({ reject: { status: 503 }, frames: [] }, textReply('recovered'));
       const events = await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
@@ -187,7 +187,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(fake().requests()).toHaveLength(2);
     });
 
-    it('does not retry a socket dropped after a text delta: one connection, terminal error (§12.37)', async () => {
+    it('does not retry a socket dropped after a text delta: one connection, terminal error (docs/upstream/provider-a.md §12.37)', async () => {
       fake().enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
       const events = await collectEvents(await (await adapterFor()).stream(providerAChatRequest(), callContext()));
       expect(events).toEqual([
@@ -211,7 +211,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(fake().requests()).toHaveLength(3);
     });
 
-    it('closes the upstream connection within 1 s when the caller aborts mid-stream (§12.38)', async () => {
+    it('closes the upstream connection within 1 s when the caller aborts mid-stream (docs/upstream/provider-a.md §12.38)', async () => {
       fake().enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
       const controller = new AbortController();
       const events = await (await adapterFor()).stream(providerAChatRequest(), callContext(controller.signal));
@@ -249,7 +249,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(fake().requests()).toHaveLength(1);
     });
 
-    it('ends a silent stream with a timeout error after the idle timeout (§12.39)', async () => {
+    it('ends a silent stream with a timeout error after the idle timeout (docs/upstream/provider-a.md §12.39)', async () => {
       fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
       const events = await collectEvents(
         await (
@@ -290,7 +290,7 @@ describe('ProviderAAdapter (stream, errors, retries)', () => {
       expect(events.filter((event) => event.type === 'text-delta').length).toBeLessThan(4);
     });
 
-    it('keeps secrets from an upstream error message out of the error and the logs (§12.40)', async () => {
+    it('keeps secrets from an upstream error message out of the error and the logs (docs/upstream/provider-a.md §12.40)', async () => {
       const secret = 'sk-LEAKED-0123456789 Bearer eyJsecret';
       fake().enqueue({
         reject: { status: 400, body: { error: { message: secret, code: 'invalid_value' } } },

@@ -27,13 +27,13 @@ import { makeProviderAAdapter } from './support/provider-a-adapter';
 
 const now = () => Math.floor(Date.now() / 1000);
 
-/** provider_a adapter against the loopback fake: login, transports, request bodies (provider_a.md §12). */
+/** provider_a adapter against the loopback fake: login, transports, request bodies (docs/upstream/provider-a.md §12). */
 describe('ProviderAAdapter (login, transport, body)', () => {
   afterEach(closeAdapterModules);
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-adapter-', homeScope: 'test' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
-    it('sends the bearer and account id from auth.json and never calls the token endpoint (§12.1)', async () => {
+    it('sends the bearer and account id from auth.json and never calls the token endpoint (docs/upstream/provider-a.md §12.1)', async () => {
       const { adapter, authFile } = await makeProviderAAdapter(fake(), home(), { transport });
       const { tokens } = JSON.parse(fs.readFileSync(authFile, 'utf8'));
       fake().enqueue(textReply('Hello'));
@@ -49,7 +49,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(fake().tokenRequests()).toHaveLength(0);
     });
 
-    it('falls back to the id token account claim; with none the turn fails auth before any connection (§12.2)', async () => {
+    it('falls back to the id token account claim; with none the turn fails auth before any connection (docs/upstream/provider-a.md §12.2)', async () => {
       const { adapter, codexHome } = await makeProviderAAdapter(fake(), home(), {
         transport,
         auth: { accountId: null, idTokenAccountId: 'acct-from-claim' },
@@ -74,7 +74,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(fake().requests()).toHaveLength(1);
     });
 
-    it('refreshes a token 30 s from expiry once, with the stored refresh token and client id (§12.3)', async () => {
+    it('refreshes a token 30 s from expiry once, with the stored refresh token and client id (docs/upstream/provider-a.md §12.3)', async () => {
       const { adapter } = await makeProviderAAdapter(fake(), home(), {
         transport,
         auth: { exp: now() + 30, refreshToken: 'rt-stored' },
@@ -90,7 +90,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       ).toBe('at-1');
     });
 
-    it('runs one refresh for ten concurrent turns and all ten use the new token (§12.4)', async () => {
+    it('runs one refresh for ten concurrent turns and all ten use the new token (docs/upstream/provider-a.md §12.4)', async () => {
       const { adapter } = await makeProviderAAdapter(fake(), home(), { transport, auth: { exp: now() - 100 } });
       fake().enqueueToken({
         status: 200,
@@ -112,7 +112,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       ).toEqual(Array(10).fill(bearer));
     });
 
-    it('fails auth with no connection and no token call when expired without a refresh token (§12.7)', async () => {
+    it('fails auth with no connection and no token call when expired without a refresh token (docs/upstream/provider-a.md §12.7)', async () => {
       const { adapter } = await makeProviderAAdapter(fake(), home(), {
         transport,
         auth: { exp: now() - 100, refreshToken: null },
@@ -123,7 +123,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(fake().tokenRequests()).toHaveLength(0);
     });
 
-    it('maps a token endpoint invalid_grant to auth without token text in the error or logs (§12.8)', async () => {
+    it('maps a token endpoint invalid_grant to auth without token text in the error or logs (docs/upstream/provider-a.md §12.8)', async () => {
       const { adapter, authFile } = await makeProviderAAdapter(fake(), home(), {
         transport,
         auth: { exp: now() - 100, refreshToken: 'rt-SECRET-1' },
@@ -142,7 +142,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(fake().requests()).toHaveLength(0);
     });
 
-    it('after an upstream 401 refreshes once (token not expired) and retries with the new token (§12.9)', async () => {
+    it('after an upstream 401 refreshes once (token not expired) and retries with the new token (docs/upstream/provider-a.md §12.9)', async () => {
       const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(
         { reject: { status: 401, body: { error: { message: 'expired' } } }, frames: [] },
@@ -158,7 +158,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       );
     });
 
-    it('gives up with auth after a 401 on both attempts: two connections, one refresh (§12.10)', async () => {
+    it('gives up with auth after a 401 on both attempts: two connections, one refresh (docs/upstream/provider-a.md §12.10)', async () => {
       const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(
         { reject: { status: 401 }, frames: [] },
@@ -179,7 +179,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(fake().tokenRequests()).toHaveLength(1);
     });
 
-    it('uses a different valid token already in the file after a 401, without calling the endpoint (§12.11)', async () => {
+    it('uses a different valid token already in the file after a 401, without calling the endpoint (docs/upstream/provider-a.md §12.11)', async () => {
       const { adapter, codexHome } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(textReply('first'));
       await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));
@@ -191,7 +191,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(fake().tokenRequests()).toHaveLength(0);
     });
 
-    it('keeps prompt_cache_key and the session header per chat and separates chats (§12.15)', async () => {
+    it('keeps prompt_cache_key and the session header per chat and separates chats (docs/upstream/provider-a.md §12.15)', async () => {
       const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(textReply('1'), textReply('2'), textReply('3'));
       for (const conversationId of [
@@ -211,7 +211,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       expect(c.headers[sessionHeader]).not.toBe(a.headers[sessionHeader]);
     });
 
-    it('sends the minimal body and headers: no include, client_metadata, output cap or faithful headers (§12.14)', async () => {
+    it('sends the minimal body and headers: no include, client_metadata, output cap or faithful headers (docs/upstream/provider-a.md §12.14)', async () => {
       const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue(textReply('ok'));
       const request = providerAChatRequest({
@@ -247,7 +247,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
         expect(recorded.headers).not.toHaveProperty(header);
     });
 
-    it('sends the faithful profile, scaffold with today, developer message, metadata and headers (§12.23)', async () => {
+    it('sends the faithful profile, scaffold with today, developer message, metadata and headers (docs/upstream/provider-a.md §12.23)', async () => {
       const profilePath = writeFaithfulProfile(home());
       const { adapter, codexHome } = await makeProviderAAdapter(fake(), home(), {
         transport,
@@ -315,7 +315,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       });
     });
 
-    it('extracts with exactly the §6.1 keys over one connection and returns text, id, model and usage (§12.24)', async () => {
+    it('extracts with exactly the docs/upstream/provider-a.md §6.1 keys over one connection and returns text, id, model and usage (§12.24)', async () => {
       const { adapter } = await makeProviderAAdapter(fake(), home(), { transport });
       fake().enqueue({
         frames: [
@@ -372,7 +372,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     });
   });
 
-  it('opens one upgrade and sends exactly one text frame typed response.create over WebSocket (§12.12)', async () => {
+  it('opens one upgrade and sends exactly one text frame typed response.create over WebSocket (docs/upstream/provider-a.md §12.12)', async () => {
     // Without kept sessions (PROVIDER_A_MAX_KEPT_SESSIONS=0) every turn is one connection, closed at its end.
     const { adapter } = await makeProviderAAdapter(fake(), home(), {
       transport: 'ws',
@@ -413,7 +413,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     },
   );
 
-  it('POSTs the same body without type, with SSE headers, over HTTP (§12.12)', async () => {
+  it('POSTs the same body without type, with SSE headers, over HTTP (docs/upstream/provider-a.md §12.12)', async () => {
     const { adapter } = await makeProviderAAdapter(fake(), home(), { transport: 'sse' });
     fake().enqueue(textReply('ok'));
     await collectEvents(await adapter.stream(providerAChatRequest(), callContext()));

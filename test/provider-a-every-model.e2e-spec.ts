@@ -8,7 +8,7 @@ import { useFakeProviderA } from './support/provider-a-harness';
 type Json = Record<string, any>;
 
 /**
- * Issue #21 "done when": against a fake that refuses what the real backend refuses (unknown
+ * Every listed model works: against a fake that refuses what the real backend refuses (unknown
  * models, efforts outside the model's wire set such as "ultra", mixed lite shapes), every
  * provider_a id `/v1/models` lists answers 200 for a text turn, and for a tool turn and its
  * continuation, over WebSocket and over HTTP + SSE.

@@ -80,7 +80,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
     });
     afterAll(() => gateway.close());
 
-    it('streams content as it arrives: the first chunk is out before a delayed second frame is sent (§12.25)', async () => {
+    it('streams content as it arrives: the first chunk is out before a delayed second frame is sent (docs/upstream/provider-a.md §12.25)', async () => {
       fake().enqueue({ frames: [created(), textDelta('A'), textDelta('B', 'msg_1', 700), completed()] });
       const response = await post(gateway, chatBody({ stream: true }));
       expect(response.status).toBe(200);
@@ -98,7 +98,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(text.trim().endsWith('data: [DONE]')).toBe(true);
     });
 
-    it('writes text, reasoning, one tool-call frame, finish and usage (§12.29, §12.30, §12.32)', async () => {
+    it('writes text, reasoning, one tool-call frame, finish and usage (docs/upstream/provider-a.md §12.29, §12.30, §12.32)', async () => {
       const frames = [
         created(),
         reasoningDelta('Thinking.'),
@@ -145,14 +145,14 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(completion.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 });
     });
 
-    it('ends response.incomplete with finish_reason length and [DONE] (§12.31)', async () => {
+    it('ends response.incomplete with finish_reason length and [DONE] (docs/upstream/provider-a.md §12.31)', async () => {
       fake().enqueue({ frames: [created(), textDelta('cut'), incomplete()], holdOpen: true });
       const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
       expect(chunks.at(-1)!.choices[0].finish_reason).toBe('length');
       expect(done).toBe(true);
     });
 
-    it('answers a failure before the first event as plain JSON 502, and after text as an error chunk (§12.33)', async () => {
+    it('answers a failure before the first event as plain JSON 502, and after text as an error chunk (docs/upstream/provider-a.md §12.33)', async () => {
       fake().enqueue(...Array.from({ length: 3 }, (): FakeScript => ({ frames: [failed('server_error')] })));
       const before = await post(gateway, chatBody({ stream: true }));
       expect(before.status).toBe(502);
@@ -173,7 +173,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().requests()).toHaveLength(1);
     });
 
-    it('answers a usage limit with 429 and Retry-After 30 after one connection (§12.34)', async () => {
+    it('answers a usage limit with 429 and Retry-After 30 after one connection (docs/upstream/provider-a.md §12.34)', async () => {
       fake().enqueue({ frames: [usageLimitEvent(30)] }, textReply('never'));
       const response = await post(gateway, chatBody({ stream: true }));
       expect(response.status).toBe(429);
@@ -185,7 +185,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().requests()).toHaveLength(1);
     });
 
-    it('answers context_length_exceeded with 400 invalid_request_error (§12.35)', async () => {
+    it('answers context_length_exceeded with 400 invalid_request_error (docs/upstream/provider-a.md §12.35)', async () => {
       fake().enqueue({ frames: [errorEvent({ code: 'context_length_exceeded', message: 'too long' })] });
       const response = await post(gateway, chatBody());
       expect(response.status).toBe(400);
@@ -195,7 +195,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       });
     });
 
-    it('recovers from one 503 and gives 502 after three, counting connections (§12.36)', async () => {
+    it('recovers from one 503 and gives 502 after three, counting connections (docs/upstream/provider-a.md §12.36)', async () => {
       fake().enqueue({ reject: { status: 503 }, frames: [] }, textReply('recovered'));
       const ok = (await (await post(gateway, chatBody())).json()) as Json;
       expect(ok.choices[0].message.content).toBe('recovered');
@@ -211,7 +211,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().requests()).toHaveLength(3);
     });
 
-    it('does not retry a socket dropped after text: error chunk, [DONE], one connection (§12.37)', async () => {
+    it('does not retry a socket dropped after text: error chunk, [DONE], one connection (docs/upstream/provider-a.md §12.37)', async () => {
       fake().enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
       const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
       expect(chunks.map((chunk) => chunk.choices[0]?.delta.content).filter(Boolean)).toEqual([
@@ -222,7 +222,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().requests()).toHaveLength(1);
     });
 
-    it('closes the upstream connection within 1 s when the client disconnects (§12.38)', async () => {
+    it('closes the upstream connection within 1 s when the client disconnects (docs/upstream/provider-a.md §12.38)', async () => {
       fake().enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
       const controller = new AbortController();
       const response = await post(gateway, chatBody({ stream: true }), controller.signal);
@@ -234,14 +234,14 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       await recorded.closedByClient;
     });
 
-    it('ends a silent upstream with a timeout error chunk after the 1 s idle timeout (§12.39)', async () => {
+    it('ends a silent upstream with a timeout error chunk after the 1 s idle timeout (docs/upstream/provider-a.md §12.39)', async () => {
       fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
       const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
       expect(chunks.at(-1)!.choices[0].delta.content).toBe('[error: timeout]');
       expect(done).toBe(true);
     });
 
-    it('sends one prompt_cache_key and session header per x-conversation-id, different across chats (§12.15)', async () => {
+    it('sends one prompt_cache_key and session header per x-conversation-id, different across chats (docs/upstream/provider-a.md §12.15)', async () => {
       fake().enqueue(textReply('1'), textReply('2'), textReply('3'));
       for (const conversation of ['conv-42', 'conv-42', 'conv-43']) {
         expect((await post(gateway, chatBody(), undefined, { 'x-conversation-id': conversation })).status).toBe(200);
@@ -256,7 +256,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(third.headers[sessionHeader]).not.toBe(first.headers[sessionHeader]);
     });
 
-    it('keeps secrets from upstream error text out of the client body and the logs (§12.40)', async () => {
+    it('keeps secrets from upstream error text out of the client body and the logs (docs/upstream/provider-a.md §12.40)', async () => {
       const secret = 'sk-LEAKED-0123456789';
       fake().enqueue({ reject: { status: 400, body: { error: { message: `bad key ${secret}` } } }, frames: [] });
       const response = await post(gateway, chatBody());
@@ -268,7 +268,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
     });
   });
 
-  it('gives the same client output over WebSocket and SSE apart from id and created (§12.13)', async () => {
+  it('gives the same client output over WebSocket and SSE apart from id and created (docs/upstream/provider-a.md §12.13)', async () => {
     const outputs: Json[][] = [];
     for (const transport of ['ws', 'sse'] as const) {
       const gateway = await startGateway({
@@ -345,7 +345,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       gateway = undefined;
     });
 
-    it('refreshes after an upstream 401 and answers normally (§12.9)', async () => {
+    it('refreshes after an upstream 401 and answers normally (docs/upstream/provider-a.md §12.9)', async () => {
       const gw = await boot({}, 'login-401');
       fake().enqueue({ reject: { status: 401 }, frames: [] }, textReply('fine'));
       const response = await post(gw, chatBody());
@@ -355,7 +355,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().requests()).toHaveLength(2);
     });
 
-    it('answers 403 after a 401 on both attempts: two connections, one refresh (§12.10)', async () => {
+    it('answers 403 after a 401 on both attempts: two connections, one refresh (docs/upstream/provider-a.md §12.10)', async () => {
       const gw = await boot({}, 'login-401-twice');
       fake().enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 401 }, frames: [] });
       const response = await post(gw, chatBody({ stream: true }));
@@ -368,7 +368,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().tokenRequests()).toHaveLength(1);
     });
 
-    it('answers 403 without any upstream or token call when expired with no refresh token (§12.7)', async () => {
+    it('answers 403 without any upstream or token call when expired with no refresh token (docs/upstream/provider-a.md §12.7)', async () => {
       const gw = await boot({ exp: now() - 60, refreshToken: null }, 'login-expired');
       const response = await post(gw, chatBody());
       expect(response.status).toBe(403);
@@ -376,7 +376,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().tokenRequests()).toHaveLength(0);
     });
 
-    it('answers 403 on invalid_grant with no token text in the body or logs (§12.8)', async () => {
+    it('answers 403 on invalid_grant with no token text in the body or logs (docs/upstream/provider-a.md §12.8)', async () => {
       const access = makeJwt({ exp: now() - 60, jti: 'e2e-secret-access' });
       const gw = await boot({ accessToken: access, refreshToken: 'rt-e2e-secret' }, 'login-invalid-grant');
       fake().enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'rt-e2e-secret reused' } });
@@ -446,7 +446,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(fake().tokenRequests()).toHaveLength(2);
     });
 
-    it('refreshes an expiring token once and sends the new bearer (§12.3)', async () => {
+    it('refreshes an expiring token once and sends the new bearer (docs/upstream/provider-a.md §12.3)', async () => {
       const gw = await boot({ exp: now() + 30, refreshToken: 'rt-e2e' }, 'login-refresh');
       fake().enqueue(textReply('ok'));
       expect((await post(gw, chatBody())).status).toBe(200);

@@ -6,7 +6,7 @@ import { useFakeProviderB } from './support/provider-b-harness';
 import { providerBSettings } from './support/provider-b-fixtures';
 
 /**
- * HTTPS_PROXY / HTTP_PROXY / NO_PROXY for provider_b (issue 10 §6): setup, generate calls and the
+ * HTTPS_PROXY / HTTP_PROXY / NO_PROXY for provider_b (docs/configuration.md): setup, generate calls and the
  * token refresh go through a recording CONNECT proxy. The fake listens on plain http://, so
  * HTTP_PROXY is the variable that applies (HTTPS_PROXY is covered by the shared unit spec).
  */

@@ -75,7 +75,7 @@ describe(ProviderBAdapter.name, () => {
   });
 
   describe('project discovery', () => {
-    it('calls :loadCodeAssist once with GEMINI metadata, then reuses the project (§13.1)', async () => {
+    it('calls :loadCodeAssist once with GEMINI metadata, then reuses the project (docs/upstream/provider-b.md §13.1)', async () => {
       const adapter = await adapterWith();
       const first = await collect(await adapter.stream(chatRequest(), context()));
       await collect(await adapter.stream(chatRequest(), context()));
@@ -106,7 +106,7 @@ describe(ProviderBAdapter.name, () => {
       expect(discovery[0].headers.accept).toBe('application/json');
     });
 
-    it('accepts the object form of cloudaicompanionProject (§13.2)', async () => {
+    it('accepts the object form of cloudaicompanionProject (docs/upstream/provider-b.md §13.2)', async () => {
       fake.enqueue('loadCodeAssist', {
         body: { currentTier: { id: 'standard-tier' }, cloudaicompanionProject: { id: 'p-9', name: 'nine' } },
       });
@@ -114,7 +114,7 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('p-9');
     });
 
-    it('onboards with the default tier and polls the long-running operation with GET until done (§13.3)', async () => {
+    it('onboards with the default tier and polls the long-running operation with GET until done (docs/upstream/provider-b.md §13.3)', async () => {
       fake.enqueue('loadCodeAssist', {
         body: { allowedTiers: [{ id: 'legacy-tier' }, { id: 'free-tier', isDefault: true }] },
       });
@@ -144,7 +144,7 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('onboarded-1');
     });
 
-    it('onboards a configured project the CLI never onboarded to standard-tier, naming the project (§4.3)', async () => {
+    it('onboards a configured project the CLI never onboarded to standard-tier, naming the project (docs/upstream/provider-b.md §4.3)', async () => {
       fake.enqueue('loadCodeAssist', {
         body: { allowedTiers: [{ id: 'standard-tier', isDefault: true, userDefinedCloudaicompanionProject: true }] },
       });
@@ -165,7 +165,7 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')[0].body.project).toBe('licensed-1');
     });
 
-    it('answers an UNSUPPORTED_CLIENT account with provider_account_unsupported: no onboarding, no retry, cached (§4, issue 11)', async () => {
+    it('answers an UNSUPPORTED_CLIENT account with provider_account_unsupported: no onboarding, no retry, cached (docs/upstream/provider-b.md §4.2, §4.4)', async () => {
       const ineligible = {
         ineligibleTiers: [
           {
@@ -191,7 +191,7 @@ describe(ProviderBAdapter.name, () => {
       expect(JSON.stringify(logger.records)).not.toContain('UPSTREAM-SECRET');
     });
 
-    it('fails the request on a failed discovery and tries again on the next one (§13.4)', async () => {
+    it('fails the request on a failed discovery and tries again on the next one (docs/upstream/provider-b.md §13.4)', async () => {
       const adapter = await adapterWith();
       const failure = { status: 500, body: errorFrame(500, 'INTERNAL') };
       fake.enqueue('loadCodeAssist', failure, failure, failure);
@@ -211,7 +211,7 @@ describe(ProviderBAdapter.name, () => {
       );
     });
 
-    it('asks :loadCodeAssist about PROVIDER_B_PROJECT too, as the CLI does, and sends it (§13.5)', async () => {
+    it('asks :loadCodeAssist about PROVIDER_B_PROJECT too, as the CLI does, and sends it (docs/upstream/provider-b.md §13.5)', async () => {
       const adapter = await adapterWith({ project: 'proj-x' });
       await collect(await adapter.stream(chatRequest(), context()));
       await collect(await adapter.stream(chatRequest(), context()));
@@ -245,7 +245,7 @@ describe(ProviderBAdapter.name, () => {
   });
 
   describe('tokens', () => {
-    it('refreshes an expired token once with the Gemini CLI client and uses the new one (§13.6)', async () => {
+    it('refreshes an expired token once with the Gemini CLI client and uses the new one (docs/upstream/provider-b.md §13.6)', async () => {
       const adapter = await adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), { expiryDateMs: Date.now() - 1000 });
       await collect(await adapter.stream(chatRequest(), context()));
@@ -261,7 +261,7 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')[0].headers.authorization).toBe('Bearer fake-access-1');
     });
 
-    it('writes the new token back keeping unknown keys, mode 0600 and no temp file (§13.7)', async () => {
+    it('writes the new token back keeping unknown keys, mode 0600 and no temp file (docs/upstream/provider-b.md §13.7)', async () => {
       const adapter = await adapterWith({ project: 'p' });
       writeCredsFile(path.join(home, '.gemini'), {
         expiryDateMs: Date.now() - 1000,
@@ -304,7 +304,7 @@ describe(ProviderBAdapter.name, () => {
       );
     });
 
-    it('retries a 401 once after a forced refresh (§13.8)', async () => {
+    it('retries a 401 once after a forced refresh (docs/upstream/provider-b.md §13.8)', async () => {
       fake.enqueue('streamGenerateContent', { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') });
       const events = await collect(await (await adapterWith({ project: 'p' })).stream(chatRequest(), context()));
       expect(events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
@@ -330,7 +330,7 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('token')).toHaveLength(0);
     });
 
-    it('gives up with auth after two 401s and exactly one refresh (§13.9)', async () => {
+    it('gives up with auth after two 401s and exactly one refresh (docs/upstream/provider-b.md §13.9)', async () => {
       const unauthorized = { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') };
       fake.enqueue('streamGenerateContent', unauthorized, unauthorized);
       await expect((await adapterWith({ project: 'p' })).stream(chatRequest(), context())).rejects.toMatchObject({
@@ -349,7 +349,7 @@ describe(ProviderBAdapter.name, () => {
       ]);
     });
 
-    it('does not retry a 403 and makes no refresh call (§13.10)', async () => {
+    it('does not retry a 403 and makes no refresh call (docs/upstream/provider-b.md §13.10)', async () => {
       fake.enqueue('streamGenerateContent', {
         status: 403,
         body: errorFrame(403, 'PERMISSION_DENIED', 'VALIDATION_REQUIRED'),
@@ -391,7 +391,7 @@ describe(ProviderBAdapter.name, () => {
   });
 
   describe('turns', () => {
-    it('returns non-streaming thoughts, text and calls through :generateContent (§13.18)', async () => {
+    it('returns non-streaming thoughts, text and calls through :generateContent (docs/upstream/provider-b.md §13.18)', async () => {
       fake.enqueue('generateContent', {
         body: {
           response: {
@@ -425,7 +425,7 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('generateContent')[0].headers.accept).toBe('application/json');
     });
 
-    it('remembers a thought signature and replays it when the client dropped extra_content (§13.19)', async () => {
+    it('remembers a thought signature and replays it when the client dropped extra_content (docs/upstream/provider-b.md §13.19)', async () => {
       const adapter = await adapterWith({ project: 'p' });
       fake.enqueue('streamGenerateContent', {
         frames: [
@@ -453,7 +453,7 @@ describe(ProviderBAdapter.name, () => {
       });
     });
 
-    it('retries a 429 after its RetryInfo delay and succeeds on the second reply (§13.22)', async () => {
+    it('retries a 429 after its RetryInfo delay and succeeds on the second reply (docs/upstream/provider-b.md §13.22)', async () => {
       fake.enqueue('streamGenerateContent', {
         status: 429,
         body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'slow down', [retryInfo('2s')]),
@@ -473,7 +473,7 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')).toHaveLength(2);
     });
 
-    it('fails a daily-quota 429 at once as usage_limit without retrying (§13.23)', async () => {
+    it('fails a daily-quota 429 at once as usage_limit without retrying (docs/upstream/provider-b.md §13.23)', async () => {
       fake.enqueue('streamGenerateContent', {
         status: 429,
         body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'daily', [quotaFailure('GenerateRequestsPerDayPerUser')]),
@@ -489,7 +489,7 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
     });
 
-    it('turns a 503 after output into a terminal error event without a second call (§13.24)', async () => {
+    it('turns a 503 after output into a terminal error event without a second call (docs/upstream/provider-b.md §13.24)', async () => {
       fake.enqueue('streamGenerateContent', {
         frames: [{ json: textFrame('partial') }, { json: errorFrame(503, 'UNAVAILABLE') }],
       });
@@ -507,7 +507,7 @@ describe(ProviderBAdapter.name, () => {
       expect(events.map((event) => event.type)).toEqual(['text-delta', 'error']);
     });
 
-    it('closes the upstream response within 1 s when the client aborts mid-stream (§13.27)', async () => {
+    it('closes the upstream response within 1 s when the client aborts mid-stream (docs/upstream/provider-b.md §13.27)', async () => {
       fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('first') }], holdOpen: true });
       const abort = new AbortController();
       const iterator = (await (await adapterWith({ project: 'p' })).stream(chatRequest(), context(abort.signal)))[

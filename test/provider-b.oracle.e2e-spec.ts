@@ -6,7 +6,7 @@ import { useFakeProviderB } from './support/provider-b-harness';
 import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 
 /**
- * The oracle comparison (issue 11): the gateway's Code Assist requests against what the real
+ * The oracle comparison: the gateway's Code Assist requests against what the real
  * Gemini CLI 0.61.0 sent in the same situations (captured by scripts/oracle/capture-gemini-cli.ts
  * into __fixtures__/gemini-cli-0.61.0.capture.json). Every header and every field the backend
  * sees must match — values where they are protocol (setup bodies, headers), names and types where

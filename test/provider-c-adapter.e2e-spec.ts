@@ -117,15 +117,15 @@ async function runTurn(h: Harness, chat: ChatRequest = request(), c: Call = call
 const text = (events: ChatEvent[]) => events.map((event) => (event.type === 'text-delta' ? event.text : '')).join('');
 
 describe('ProviderCAdapter with the fake claude', () => {
-  describe('child process (provider_c.md §3)', () => {
-    it('§11.1 spawns with exactly the documented argv, --tools followed by an empty argument', async () => {
+  describe('child process (docs/upstream/provider-c.md §3)', () => {
+    it('docs/upstream/provider-c.md §11.1 spawns with exactly the documented argv, --tools followed by an empty argument', async () => {
       const h = await harness([answerRun('Hello')]);
       const events = await runTurn(h);
       expect(text(events)).toBe('Hello');
       expect(readRuns(h.dir)[0].argv).toEqual(EXPECTED_ARGV);
     });
 
-    it('§11.2 a -high id adds --effort high; reasoning_effort xhigh and max reach the CLI; none removes the flag', async () => {
+    it('docs/upstream/provider-c.md §11.2 a -high id adds --effort high; reasoning_effort xhigh and max reach the CLI; none removes the flag', async () => {
       const h = await harness([answerRun('a')]);
       await runTurn(h, request({ model: 'claude-fable-5-high' }));
       await runTurn(h, request({ model: 'claude-fable-5-high', effort: 'xhigh' }));
@@ -138,13 +138,13 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(none.argv).toEqual(EXPECTED_ARGV);
     });
 
-    it('§11.3 provider_c/claude-opus-4.8 runs with --model claude-opus-4-8', async () => {
+    it('docs/upstream/provider-c.md §11.3 provider_c/claude-opus-4.8 runs with --model claude-opus-4-8', async () => {
       const h = await harness([answerRun('a')]);
       await runTurn(h, request({ model: 'provider_c/claude-opus-4.8' }));
       expect(readRuns(h.dir)[0].argv.slice(-2)).toEqual(['--model', 'claude-opus-4-8']);
     });
 
-    it('§11.4 the prompt arrives on stdin and never in argv', async () => {
+    it('docs/upstream/provider-c.md §11.4 the prompt arrives on stdin and never in argv', async () => {
       const h = await harness([answerRun('a')]);
       await runTurn(h, request({ messages: [{ role: 'user', content: 'unique-prompt-marker-42' }] }));
       const [run] = readRuns(h.dir);
@@ -152,7 +152,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(run.argv.join(' ')).not.toContain('unique-prompt-marker-42');
     });
 
-    it('§11.5 runs in a fresh private temp dir that is removed after the request', async () => {
+    it('docs/upstream/provider-c.md §11.5 runs in a fresh private temp dir that is removed after the request', async () => {
       const h = await harness([answerRun('a')]);
       await runTurn(h);
       const [run] = readRuns(h.dir);
@@ -162,7 +162,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       await waitFor(() => !fs.existsSync(run.cwd), 3000);
     });
 
-    it('§11.6 the child env has no GATEWAY_BEARER_SECRET, ANTHROPIC_API_KEY or CLAUDECODE kin, keeps CLAUDE_CODE_OAUTH_TOKEN, and turns the CLI retries off', async () => {
+    it('docs/upstream/provider-c.md §11.6 the child env has no GATEWAY_BEARER_SECRET, ANTHROPIC_API_KEY or CLAUDECODE kin, keeps CLAUDE_CODE_OAUTH_TOKEN, and turns the CLI retries off', async () => {
       const h = await harness([answerRun('a')], {
         GATEWAY_BEARER_SECRET: 'bearer-secret-0123',
         ANTHROPIC_API_KEY: 'sk-ant-x',
@@ -184,7 +184,7 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
   });
 
-  describe('prompt (provider_c.md §4, §5)', () => {
+  describe('prompt (docs/upstream/provider-c.md §4, §5)', () => {
     const tools: ToolDefinition[] = [
       {
         type: 'function',
@@ -197,7 +197,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       { type: 'custom', custom: { name: 'apply_patch' } },
     ];
 
-    it('§11.7 with tools stdin starts with the protocol listing every tool; none/no tools omit it; required adds the rule', async () => {
+    it('docs/upstream/provider-c.md §11.7 with tools stdin starts with the protocol listing every tool; none/no tools omit it; required adds the rule', async () => {
       const h = await harness([answerRun('a')]);
       await runTurn(h, request({ tools }));
       await runTurn(h, request());
@@ -223,7 +223,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(required).toContain('This reply must contain at least one agent_tool_call block.');
     });
 
-    it('§11.8 renders history roles, prior calls as blocks and each tool result once', async () => {
+    it('docs/upstream/provider-c.md §11.8 renders history roles, prior calls as blocks and each tool result once', async () => {
       const h = await harness([answerRun('a')]);
       const messages: ChatMessage[] = [
         { role: 'system', content: 'Be brief.' },
@@ -245,8 +245,8 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
   });
 
-  describe('stream and errors (provider_c.md §6, §8)', () => {
-    it('§11.23 skips a non-JSON stdout line and still completes', async () => {
+  describe('stream and errors (docs/upstream/provider-c.md §6, §8)', () => {
+    it('docs/upstream/provider-c.md §11.23 skips a non-JSON stdout line and still completes', async () => {
       const h = await harness([
         { stdout: [{ line: initLine() }, { raw: 'garbage {' }, { line: textDelta('ok') }, { line: resultLine() }] },
       ]);
@@ -283,7 +283,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       ]);
     });
 
-    it('§11.24 exit 1 with a login message before output → auth (403) without the stderr text', async () => {
+    it('docs/upstream/provider-c.md §11.24 exit 1 with a login message before output → auth (403) without the stderr text', async () => {
       const h = await harness([{ stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 }]);
       const error = (await h.adapter
         .stream(request(), call().context)
@@ -295,7 +295,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)).toHaveLength(1);
     });
 
-    it('§11.25 a usage-limit message → usage_limit (429) with Retry-After 60 after one run', async () => {
+    it('docs/upstream/provider-c.md §11.25 a usage-limit message → usage_limit (429) with Retry-After 60 after one run', async () => {
       const h = await harness([{ stdout: [], stderr: 'Claude AI usage limit reached', exitCode: 1 }]);
       const error = (await h.adapter
         .stream(request(), call().context)
@@ -306,7 +306,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)).toHaveLength(1);
     });
 
-    it('§11.25 a crash on every run → upstream after exactly three runs', async () => {
+    it('docs/upstream/provider-c.md §11.25 a crash on every run → upstream after exactly three runs', async () => {
       const h = await harness([{ stdout: [], stderr: 'Claude crashed', exitCode: 1 }]);
       const c = call();
       const error = (await h.adapter.stream(request(), c.context).catch((thrown: unknown) => thrown)) as GatewayError;
@@ -315,7 +315,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(c.logs.filter((log) => log.event === 'upstream_retry').map((log) => log.attempt)).toEqual([1, 2]);
     });
 
-    it('§11.25 a crash followed by a good run → a normal answer', async () => {
+    it('docs/upstream/provider-c.md §11.25 a crash followed by a good run → a normal answer', async () => {
       const h = await harness([{ stdout: [], stderr: 'Claude crashed', exitCode: 1 }, answerRun('recovered')]);
       const events = await runTurn(h);
       expect(text(events)).toBe('recovered');
@@ -343,8 +343,8 @@ describe('ProviderCAdapter with the fake claude', () => {
     });
   });
 
-  describe('lifecycle (provider_c.md §2, §3.5, §3.6)', () => {
-    it('§11.26 a client abort during a hanging run: SIGTERM within 1 s, process gone within 3 s, slot free again', async () => {
+  describe('lifecycle (docs/upstream/provider-c.md §2, §3.5, §3.6)', () => {
+    it('docs/upstream/provider-c.md §11.26 a client abort during a hanging run: SIGTERM within 1 s, process gone within 3 s, slot free again', async () => {
       const h = await harness([hangingRun(), answerRun('next')], {
         PROVIDER_C_MAX_PROCESSES: '1',
         PRIMARY_AGENT_QUEUE_TIMEOUT: '2s',
@@ -392,7 +392,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       }
     });
 
-    it('§11.27 PROVIDER_C_TIMEOUT ends a hanging run with a timeout error and kills the child', async () => {
+    it('docs/upstream/provider-c.md §11.27 PROVIDER_C_TIMEOUT ends a hanging run with a timeout error and kills the child', async () => {
       const h = await harness([hangingRun()], { PROVIDER_C_TIMEOUT: '1s' });
       const started = Date.now();
       const events = await runTurn(h);
@@ -434,7 +434,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(second.startedAt - first.exitedAt!).toBeGreaterThanOrEqual(0);
     });
 
-    it('§11.28 with PROVIDER_C_MAX_PROCESSES=1 two concurrent turns run one after the other', async () => {
+    it('docs/upstream/provider-c.md §11.28 with PROVIDER_C_MAX_PROCESSES=1 two concurrent turns run one after the other', async () => {
       const slow: FakeClaudeRun = {
         stdout: [{ line: initLine() }, { line: textDelta('one'), delayMs: 300 }, { line: resultLine() }],
       };
@@ -446,7 +446,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(h.metrics.queueWaited).toHaveBeenCalledWith('provider_c_processes', 'acquired', expect.any(Number));
     });
 
-    it('§11.28 with PRIMARY_AGENT_QUEUE_TIMEOUT=100ms the second concurrent turn gets 429 queue_timeout', async () => {
+    it('docs/upstream/provider-c.md §11.28 with PRIMARY_AGENT_QUEUE_TIMEOUT=100ms the second concurrent turn gets 429 queue_timeout', async () => {
       const h = await harness([hangingRun()], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '100ms' });
       const c = call();
       await h.adapter.stream(request(), c.context);
@@ -461,7 +461,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       c.abort.abort(new Error('done'));
     });
 
-    it('§11.29 a missing executable → warning at startup, 502 provider_cli_missing before any output, slot released', async () => {
+    it('docs/upstream/provider-c.md §11.29 a missing executable → warning at startup, 502 provider_cli_missing before any output, slot released', async () => {
       const h = await harness([answerRun('never')], {
         PROVIDER_C_COMMAND: 'definitely-not-claude-xyz',
         PROVIDER_C_MAX_PROCESSES: '1',

@@ -91,7 +91,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(readRuns(only.dir)).toHaveLength(3);
     });
 
-    it('§11.24 exit 1 with only a login message on stderr (no structured line) → 403 JSON error without the stderr text, which only the log line carries', async () => {
+    it('docs/upstream/provider-c.md §11.24 exit 1 with only a login message on stderr (no structured line) → 403 JSON error without the stderr text, which only the log line carries', async () => {
       const { gateway, dir } = await gatewayWith([
         { stdout: [], stderr: 'Invalid API key · Please run /login', exitCode: 1 },
       ]);
@@ -100,7 +100,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(result.headers.get('content-type')).toContain('application/json');
       expect(result.body.error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required' });
       expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|Please run \/login/);
-      // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message` (issue 23 §3).
+      // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message`.
       const records = gateway.logs.records();
       expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toContain(
         'Invalid API key',
@@ -116,7 +116,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(readRuns(dir)).toHaveLength(1);
     });
 
-    it('§11.25 exit 1 with only a usage-limit message on stderr → 429 with Retry-After after one run', async () => {
+    it('docs/upstream/provider-c.md §11.25 exit 1 with only a usage-limit message on stderr → 429 with Retry-After after one run', async () => {
       const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'usage limit reached', exitCode: 1 }]);
       const response = await postChat(gateway, { stream: true });
       expect(response.status).toBe(429);
@@ -125,7 +125,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(readRuns(dir)).toHaveLength(1);
     });
 
-    it('§11.25 "Claude crashed" on every run → 502 after exactly three runs; a crash then a good run → an answer', async () => {
+    it('docs/upstream/provider-c.md §11.25 "Claude crashed" on every run → 502 after exactly three runs; a crash then a good run → an answer', async () => {
       const crash: FakeClaudeRun = { stdout: [], stderr: 'Claude crashed', exitCode: 1 };
       const failing = await gatewayWith([crash]);
       const response = await postChat(failing.gateway, { stream: true });
@@ -171,7 +171,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(pids.filter((pid) => fs.existsSync(`/proc/${pid}`))).toEqual([]);
     });
 
-    it('§11.26 a client disconnect terminates the child (SIGTERM within 1 s, gone within 3 s) and frees the slot', async () => {
+    it('docs/upstream/provider-c.md §11.26 a client disconnect terminates the child (SIGTERM within 1 s, gone within 3 s) and frees the slot', async () => {
       const { gateway, dir } = await gatewayWith([hangingRun(), answerRun('next')], {
         PROVIDER_C_MAX_PROCESSES: '1',
         PRIMARY_AGENT_QUEUE_TIMEOUT: '2s',
@@ -217,7 +217,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       ).toEqual([]);
     });
 
-    it('§11.30 with provider_c disabled: sonnet is not listed, chat is 404 model_not_found, nothing is spawned', async () => {
+    it('docs/upstream/provider-c.md §11.30 with provider_c disabled: sonnet is not listed, chat is 404 model_not_found, nothing is spawned', async () => {
       const { gateway, dir } = await gatewayWith([answerRun('never')], { GATEWAY_PROVIDERS: 'provider_a' });
       const models = (await (await fetch(`${gateway.url}/v1/models`)).json()) as { data: { id: string }[] };
       expect(models.data.map((model) => model.id)).not.toContain('sonnet');

@@ -82,19 +82,22 @@ function expectNoCliText(result: ChatStreamResult | string): void {
 
 describe('provider_c with the real Claude Code CLI', () => {
   describe('answers', () => {
-    it.concurrent('§11.9 streams Hel and lo as separate content chunks as the API sends them', async () => {
-      // 'lo' leaves the fake API 3 s after 'Hel'. A gateway that held 'Hel' back would deliver both
-      // together; a busy machine delays 'Hel' by a few hundred ms, far below the half-gap bound.
-      const { messages } = scripted([stream([{ kind: 'text', deltas: ['Hel', 'lo'] }], { deltaDelayMs: 3000 })]);
-      const result = await streamChat(gateway, { messages });
-      expect(result.status).toBe(200);
-      expect(contents(result)).toEqual(['Hel', 'lo']);
-      const at = (text: string) => result.events.find((event) => event.data.includes(`"content":"${text}"`))!.at;
-      expect(at('lo') - at('Hel')).toBeGreaterThanOrEqual(1500);
-      expect(result.chunks[0].choices[0].delta).toEqual({ role: 'assistant' });
-      expect(finishReason(result)).toBe('stop');
-      expect(result.done).toBe(true);
-    });
+    it.concurrent(
+      'docs/upstream/provider-c.md §11.9 streams Hel and lo as separate content chunks as the API sends them',
+      async () => {
+        // 'lo' leaves the fake API 3 s after 'Hel'. A gateway that held 'Hel' back would deliver both
+        // together; a busy machine delays 'Hel' by a few hundred ms, far below the half-gap bound.
+        const { messages } = scripted([stream([{ kind: 'text', deltas: ['Hel', 'lo'] }], { deltaDelayMs: 3000 })]);
+        const result = await streamChat(gateway, { messages });
+        expect(result.status).toBe(200);
+        expect(contents(result)).toEqual(['Hel', 'lo']);
+        const at = (text: string) => result.events.find((event) => event.data.includes(`"content":"${text}"`))!.at;
+        expect(at('lo') - at('Hel')).toBeGreaterThanOrEqual(1500);
+        expect(result.chunks[0].choices[0].delta).toEqual({ role: 'assistant' });
+        expect(finishReason(result)).toBe('stop');
+        expect(result.done).toBe(true);
+      },
+    );
 
     it.concurrent('a non-streamed request gets the whole answer and the usage the CLI reports', async () => {
       const { messages } = scripted([
@@ -109,7 +112,7 @@ describe('provider_c with the real Claude Code CLI', () => {
     });
 
     it.concurrent(
-      '§11.22 usage 3 in / 2 cache read / 2 out → prompt 5, completion 2, total 7 on the usage chunk',
+      'docs/upstream/provider-c.md §11.22 usage 3 in / 2 cache read / 2 out → prompt 5, completion 2, total 7 on the usage chunk',
       async () => {
         const { messages } = scripted([
           textReply('x', { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 }),
@@ -125,24 +128,27 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
-    it.concurrent('§11.10 thinking comes out as reasoning_content, streamed and non-streamed', async () => {
-      const { messages } = scripted([
-        stream([
-          { kind: 'thinking', deltas: ['Pon', 'dering'] },
-          { kind: 'text', deltas: ['Answer'] },
-        ]),
-      ]);
-      const result = await streamChat(gateway, { messages });
-      expect(reasonings(result)).toEqual(['Pon', 'dering']);
-      expect(contents(result)).toEqual(['Answer']);
-      const body = (await (await postChat(gateway, { messages })).json()) as any;
-      expect(body.choices[0].message).toMatchObject({ content: 'Answer', reasoning_content: 'Pondering' });
-    });
+    it.concurrent(
+      'docs/upstream/provider-c.md §11.10 thinking comes out as reasoning_content, streamed and non-streamed',
+      async () => {
+        const { messages } = scripted([
+          stream([
+            { kind: 'thinking', deltas: ['Pon', 'dering'] },
+            { kind: 'text', deltas: ['Answer'] },
+          ]),
+        ]);
+        const result = await streamChat(gateway, { messages });
+        expect(reasonings(result)).toEqual(['Pon', 'dering']);
+        expect(contents(result)).toEqual(['Answer']);
+        const body = (await (await postChat(gateway, { messages })).json()) as any;
+        expect(body.choices[0].message).toMatchObject({ content: 'Answer', reasoning_content: 'Pondering' });
+      },
+    );
   });
 
   describe('the agent_tool_call bridge', () => {
     it.concurrent(
-      '§11.11 a fence split across three deltas yields one complete tool_calls frame and no fence text anywhere',
+      'docs/upstream/provider-c.md §11.11 a fence split across three deltas yields one complete tool_calls frame and no fence text anywhere',
       async () => {
         const fence = fenceText('read_file', { path: 'a' });
         const { messages } = scripted([
@@ -200,40 +206,46 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
-    it.concurrent('§11.12 "here " streams at once while only the partial opener is held', async () => {
-      const { messages } = scripted([
-        stream(
-          [
-            {
-              kind: 'text',
-              deltas: [`here ${TICKS}agent_to`, 'ol_call\n{"name":"ls","arguments":{}}', `\n${TICKS}\ndone`],
-            },
-          ],
-          { deltaDelayMs: 1500 },
-        ),
-      ]);
-      const result = await streamChat(gateway, { messages, tools: [LS] });
-      const here = result.events.find((event) => event.data.includes('"content":"here "'))!;
-      const done = result.events.find((event) => event.data.includes('"content":"\\ndone"'))!;
-      // Two 1.5 s gaps separate them at the API; "here " held back would arrive with "\ndone".
-      expect(done.at - here.at).toBeGreaterThanOrEqual(1500);
-      expect(contents(result)).toEqual(['here ', '\ndone']);
-      expect(toolFrames(result).map((frame) => frame.function.name)).toEqual(['ls']);
-    });
-
-    it.concurrent('§11.13 an ordinary python code fence is shown unchanged; §11.21 unfenced JSON is text', async () => {
-      const python = scripted([textReply(['see ', `${TICKS}python\nprint(1)\n`, TICKS])]);
-      const shown = await streamChat(gateway, { messages: python.messages, tools: [LS] });
-      expect(contents(shown).join('')).toBe(`see ${TICKS}python\nprint(1)\n${TICKS}`);
-      expect(toolFrames(shown)).toEqual([]);
-      const json = scripted([textReply('{"name":"ls","arguments":{}}\n')]);
-      const plain = await streamChat(gateway, { messages: json.messages, tools: [LS] });
-      expect(contents(plain).join('')).toBe('{"name":"ls","arguments":{}}\n');
-      expect(toolFrames(plain)).toEqual([]);
-    });
+    it.concurrent(
+      'docs/upstream/provider-c.md §11.12 "here " streams at once while only the partial opener is held',
+      async () => {
+        const { messages } = scripted([
+          stream(
+            [
+              {
+                kind: 'text',
+                deltas: [`here ${TICKS}agent_to`, 'ol_call\n{"name":"ls","arguments":{}}', `\n${TICKS}\ndone`],
+              },
+            ],
+            { deltaDelayMs: 1500 },
+          ),
+        ]);
+        const result = await streamChat(gateway, { messages, tools: [LS] });
+        const here = result.events.find((event) => event.data.includes('"content":"here "'))!;
+        const done = result.events.find((event) => event.data.includes('"content":"\\ndone"'))!;
+        // Two 1.5 s gaps separate them at the API; "here " held back would arrive with "\ndone".
+        expect(done.at - here.at).toBeGreaterThanOrEqual(1500);
+        expect(contents(result)).toEqual(['here ', '\ndone']);
+        expect(toolFrames(result).map((frame) => frame.function.name)).toEqual(['ls']);
+      },
+    );
 
     it.concurrent(
-      '§11.14 arguments containing triple backticks are parsed whole and text after the fence continues',
+      'docs/upstream/provider-c.md §11.13 an ordinary python code fence is shown unchanged; §11.21 unfenced JSON is text',
+      async () => {
+        const python = scripted([textReply(['see ', `${TICKS}python\nprint(1)\n`, TICKS])]);
+        const shown = await streamChat(gateway, { messages: python.messages, tools: [LS] });
+        expect(contents(shown).join('')).toBe(`see ${TICKS}python\nprint(1)\n${TICKS}`);
+        expect(toolFrames(shown)).toEqual([]);
+        const json = scripted([textReply('{"name":"ls","arguments":{}}\n')]);
+        const plain = await streamChat(gateway, { messages: json.messages, tools: [LS] });
+        expect(contents(plain).join('')).toBe('{"name":"ls","arguments":{}}\n');
+        expect(toolFrames(plain)).toEqual([]);
+      },
+    );
+
+    it.concurrent(
+      'docs/upstream/provider-c.md §11.14 arguments containing triple backticks are parsed whole and text after the fence continues',
       async () => {
         const code = `${TICKS}js\nx()\n${TICKS}`;
         const { messages } = scripted([textReply([fenceText('write', { text: code }), '\nAfter the fence.'])]);
@@ -247,7 +259,7 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
-      '§11.15/§11.16 a fence in thinking is a call, not reasoning; drafted in thinking and written in text it is one call',
+      'docs/upstream/provider-c.md §11.15/§11.16 a fence in thinking is a call, not reasoning; drafted in thinking and written in text it is one call',
       async () => {
         const { messages } = scripted([
           stream([
@@ -261,29 +273,35 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
-    it.concurrent('§11.17 two fences → frames 0 and 1 with different call_ ids and finish tool_calls', async () => {
-      const { messages } = scripted([textReply(fenceText('read_file', { path: 'a' }) + '\n' + fenceText('ls', {}))]);
-      const result = await streamChat(gateway, { messages, tools: [READ_FILE, LS] });
-      const frames = toolFrames(result);
-      expect(frames.map((frame) => frame.index)).toEqual([0, 1]);
-      expect(frames.map((frame) => frame.function.name)).toEqual(['read_file', 'ls']);
-      expect(frames[0].id).not.toBe(frames[1].id);
-      expect(finishReason(result)).toBe('tool_calls');
-    });
-
-    it.concurrent('§11.18 a custom tool block is a function-typed call with the raw patch as arguments', async () => {
-      const patch = '*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch';
-      const { messages } = scripted([
-        textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```'),
-      ]);
-      const frames = toolFrames(await streamChat(gateway, { messages, tools: [APPLY_PATCH] }));
-      expect(frames).toEqual([
-        { index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } },
-      ]);
-    });
+    it.concurrent(
+      'docs/upstream/provider-c.md §11.17 two fences → frames 0 and 1 with different call_ ids and finish tool_calls',
+      async () => {
+        const { messages } = scripted([textReply(fenceText('read_file', { path: 'a' }) + '\n' + fenceText('ls', {}))]);
+        const result = await streamChat(gateway, { messages, tools: [READ_FILE, LS] });
+        const frames = toolFrames(result);
+        expect(frames.map((frame) => frame.index)).toEqual([0, 1]);
+        expect(frames.map((frame) => frame.function.name)).toEqual(['read_file', 'ls']);
+        expect(frames[0].id).not.toBe(frames[1].id);
+        expect(finishReason(result)).toBe('tool_calls');
+      },
+    );
 
     it.concurrent(
-      '§11.19/§11.20 a truncated fence is never shown; a broken one alone ends in the invalid-tool-call chunk and [DONE]',
+      'docs/upstream/provider-c.md §11.18 a custom tool block is a function-typed call with the raw patch as arguments',
+      async () => {
+        const patch = '*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch';
+        const { messages } = scripted([
+          textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```'),
+        ]);
+        const frames = toolFrames(await streamChat(gateway, { messages, tools: [APPLY_PATCH] }));
+        expect(frames).toEqual([
+          { index: 0, id: expect.any(String), type: 'function', function: { name: 'apply_patch', arguments: patch } },
+        ]);
+      },
+    );
+
+    it.concurrent(
+      'docs/upstream/provider-c.md §11.19/§11.20 a truncated fence is never shown; a broken one alone ends in the invalid-tool-call chunk and [DONE]',
       async () => {
         const truncated = scripted([textReply(['Working. ', '```agent_tool_call\n{"name":"ls","argu'])]);
         const cut = await streamChat(gateway, { messages: truncated.messages, tools: [LS] });
@@ -316,7 +334,7 @@ describe('provider_c with the real Claude Code CLI', () => {
     });
   });
 
-  describe('failures: errors are errors, never the model answer (issue 9)', () => {
+  describe('failures: errors are errors, never the model answer', () => {
     it.concurrent(
       'an upstream 401 on a stream is HTTP 403 upstream_login_required naming the fix, before any SSE byte, and on a plain request too',
       async () => {
@@ -529,7 +547,7 @@ describe('provider_c with the real Claude Code CLI and PRIMARY_CUSTOM_TOOL_WIRE=
     fs.rmSync(customHome, { recursive: true, force: true });
   });
 
-  it('§11.18 a custom tool block becomes a custom call with the raw patch as custom.input', async () => {
+  it('docs/upstream/provider-c.md §11.18 a custom tool block becomes a custom call with the raw patch as custom.input', async () => {
     const patch = '*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** End Patch';
     const { messages } = scripted([
       textReply('```agent_tool_call\n' + JSON.stringify({ name: 'apply_patch', arguments: patch }) + '\n```'),
@@ -595,7 +613,7 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
     expect(plain.status).toBe(403);
     expectNoCliText(await plain.text());
     expect(noLoginApi.messages()).toEqual([]);
-    // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message` (issue 23 §3).
+    // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message`.
     const records = noLoginGateway.logs.records();
     expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toMatch(
       CLI_ERROR_TEXT,

@@ -8,7 +8,7 @@ import { providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { extractionReply, postStructured, structuredBody } from './support/structured-client';
 
 /**
- * gateway-behaviours.md §4.1 / §10 item 29: each family has its own agent queue, and the
+ * docs/design/behaviours.md §4.1 / §10 item 29: each family has its own agent queue, and the
  * structured route its own budget. With one slot per family and no waiting room, a held
  * provider_a tool turn makes the next provider_a tool turn fail with queue_full at once, while
  * provider_b tool turns and structured requests still run.

@@ -10,7 +10,7 @@ import { finishFrame, providerBSettings, textFrame } from './support/provider-b-
 import { WAIT_GUARD_MS } from './support/fake-provider-a';
 
 /**
- * The agent queue over HTTP (gateway-behaviours.md §3–§4, §10 items 15–28 and 56). The queue is
+ * The agent queue over HTTP (docs/design/behaviours.md §3–§4, §10 items 15–28 and 56). The queue is
  * the same for every family, so these tests drive provider_b's fake, whose scripts can hold a
  * turn open; the cross-family case (item 29) is in queue-families.e2e-spec.ts.
  */

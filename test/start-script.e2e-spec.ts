@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 
 /**
- * `npm start` (scripts/start.mjs) never runs a stale build (issue 23): it rebuilds when dist/main.js
+ * `npm start` (scripts/start.mjs) never runs a stale build: it rebuilds when dist/main.js
  * is missing or older than any build input, says why on stderr, and builds nothing otherwise.
  * Runs a copy of the script in a scratch project whose `npm run build` counts its runs and writes
  * a dist/main.js that prints a marker, so no real build (and no clock speed) is involved: file

@@ -10,7 +10,7 @@ import {
 
 /**
  * Deadlines, the structured queue, upstream failures and output validation over HTTP
- * (gateway-behaviours.md §4.3, §6.7–§6.9, §10 items 52–54), against the provider_a fake.
+ * (docs/design/behaviours.md §4.3, §6.7–§6.9, §10 items 52–54), against the provider_a fake.
  */
 
 jest.setTimeout(20_000);
@@ -185,7 +185,7 @@ describe('structured deadline, upstream failures and output', () => {
   });
 });
 
-describe('structured queue (gateway-behaviours.md §4.3)', () => {
+describe('structured queue (docs/design/behaviours.md §4.3)', () => {
   it('answers rate_limited 429 when the structured queue is full, and timeout 504 when the deadline ends in the queue', async () => {
     const harness = await startStructured({
       STRUCTURED_MAX_ACTIVE: '1',

@@ -13,8 +13,8 @@ import {
 } from './support/structured-client';
 
 /**
- * The idempotency binding over HTTP (contract "States": structured idempotency binding;
- * gateway-behaviours.md §6.6, §10 items 13, 43–51 and 57), against the provider_a fake.
+ * The idempotency binding over HTTP (docs/design/behaviours.md §6.6, §10 items 13, 43–51 and 57),
+ * against the provider_a fake.
  */
 
 jest.setTimeout(20_000);

@@ -18,8 +18,8 @@ import {
 } from './support/structured-client';
 
 /**
- * Structured inference over HTTP against the provider_a fake: admission (gateway-behaviours.md
- * §10 items 35–42), the golden pair (item 55, §7), metrics and audit logs (items 57–60).
+ * Structured inference over HTTP against the provider_a fake: admission (docs/design/behaviours.md
+ * docs/design/behaviours.md §10 items 35–42), the golden pair (item 55, §7), metrics and audit logs (items 57–60).
  * Idempotency is in structured-idempotency.e2e-spec.ts, deadlines and output in
  * structured-deadline.e2e-spec.ts.
  */
@@ -139,7 +139,7 @@ describe('POST /v1/structured/inference', () => {
     });
   });
 
-  describe('other methods and sub-paths of the enabled route (contract "Endpoints")', () => {
+  describe('other methods and sub-paths of the enabled route (docs/endpoints.md)', () => {
     const NOT_FOUND = {
       error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null },
     };
@@ -250,7 +250,7 @@ describe('POST /v1/structured/inference', () => {
       expect(harness.fake.requests()).toHaveLength(0);
     });
 
-    it('rejects a 10,000-level schema (50 KB, well inside 256 KiB) and a deep enum as a client error (issue 14 finding 2)', async () => {
+    it('rejects a 10,000-level schema (50 KB, well inside 256 KiB) and a deep enum as a client error', async () => {
       let deepSchema = '{"type":"string"}';
       for (let level = 0; level < 10_000; level++) deepSchema = `{"type":"array","items":${deepSchema}}`;
       const deep = await postStructured(
@@ -460,7 +460,7 @@ describe('POST /v1/structured/inference', () => {
       for (const line of dirty.lines) expect(line).not.toMatch(/[\u0085\u2028]/);
     });
 
-    it('logs a rejected 200-character request_id as its first 128 characters and never echoes it (item 60, issue 14 finding 4)', async () => {
+    it('logs a rejected 200-character request_id as its first 128 characters and never echoes it (docs/design/behaviours.md §10 item 60)', async () => {
       const requestId = 'a'.repeat(100) + 'b'.repeat(100);
       const answer = await postStructured(harness.gateway, structuredBody({ request_id: requestId }));
       expect([answer.status, answer.error?.code]).toEqual([400, 'invalid_request']);

@@ -4,7 +4,7 @@ import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
 import { loginFingerprint } from './login-fingerprint';
 
-/** A pin is forgotten after a day without a turn of its chat (issue 15). */
+/** A pin is forgotten after a day without a turn of its chat (docs/accounts.md). */
 export const PIN_IDLE_TTL_MS = 24 * 60 * 60 * 1000;
 /** Retry-After when every usable login is at its in-flight cap: a slot frees within seconds. */
 const ALL_BUSY_RETRY_AFTER_SECONDS = 1;
@@ -205,7 +205,7 @@ export class AccountPool<T> {
   }
 
   /**
-   * What requests learned about a login that its files cannot show (issue 23's login report): the
+   * What requests learned about a login that its files cannot show (for the login report): the
    * upstream or its token endpoint refused it (`login_dead`), or the upstream does not serve the
    * account — until the login file changes.
    */

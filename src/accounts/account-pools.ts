@@ -29,7 +29,7 @@ const SILENT: EventLogger = {
 @Injectable()
 export class AccountPools implements OnModuleDestroy {
   private readonly stops: Array<() => void> = [];
-  /** The pool of each family, for the login report (issue 23). */
+  /** The pool of each family, for the login report (docs/accounts.md). */
   private readonly byFamily = new Map<ProviderId, AccountPool<unknown>>();
   private readonly logger: EventLogger;
   private readonly clock: AccountClock;

@@ -16,7 +16,7 @@ export interface BackgroundRefreshOptions {
 const JITTER = 0.2;
 
 /**
- * Keeps idle logins logged in (issue 15): every interval (jittered) each live account's token is
+ * Keeps idle logins logged in (docs/accounts.md): every interval (jittered) each live account's token is
  * renewed when it is about to expire, even when no request uses it. One refresh per account at a
  * time; the family's auth code keeps its own single flight and atomic write-back, so a request
  * refreshing at the same moment joins the same refresh. A refresh that fails for good marks the

@@ -11,7 +11,7 @@ export async function readJsonObject(filePath: string): Promise<Record<string, u
 }
 
 /**
- * Atomic write-back of a CLI login file (provider_a.md §1.6, provider_b.md §2.4): 2-space JSON
+ * Atomic write-back of a CLI login file (docs/upstream/provider-a.md §1.6, docs/upstream/provider-b.md §2.4): 2-space JSON
  * with a trailing newline into `<file>.<pid>.<random>.tmp` beside it with mode 0600, fsync,
  * rename over the original, chmod 0600. When rename fails because the file is a single
  * bind-mounted file (EBUSY, EXDEV, EPERM), fall back to truncate-and-write in place.

@@ -2,7 +2,7 @@ import type { LoginCheck } from '../core/login-state';
 import { readJsonObject } from './credential-file';
 
 /**
- * The login file as JSON for an offline login check (issue 23), or the check's answer when there
+ * The login file as JSON for an offline login check (docs/accounts.md), or the check's answer when there
  * is nothing to read: no file is `missing` (a login was never made), anything else `unusable`.
  */
 export async function readLoginDocument(

@@ -20,7 +20,7 @@ interface LoginEntry extends ConfiguredLogin {
 }
 
 /**
- * The login report (issue 23): what every configured login of every enabled family looks like,
+ * The login report (docs/accounts.md): what every configured login of every enabled family looks like,
  * told at startup without any network call — one readable line per login (family, alias, state and
  * the one command that fixes it; never a token, path content or e-mail), a warning per family left
  * without a usable login — and kept current afterwards: a login written later, or refused by a

@@ -2,10 +2,10 @@ import { untilAborted } from '../common/async/abortable';
 import type { EventLogger } from '../core/event-logger';
 
 /*
- * Each login's token, which every family's login handle keeps (provider_a.md §1.4, provider_b.md §2.3).
+ * Each login's token, which every family's login handle keeps (docs/upstream/provider-a.md §1.4, docs/upstream/provider-b.md §2.3).
  */
 
-/** A token counts as expired this long before its real expiry (provider_a.md §1.3, provider_b.md §1.2). */
+/** A token counts as expired this long before its real expiry (docs/upstream/provider-a.md §1.3, docs/upstream/provider-b.md §1.2). */
 export const LOGIN_EXPIRY_SKEW_MS = 60_000;
 
 /** Expired means `now >= expiry − 60 s`; an unknown expiry is used as is (a 401 forces a refresh). */
@@ -22,13 +22,13 @@ export interface LoginToken {
 
 /**
  * Re-reads the login file and returns its token unless that is `rejectedToken` or expired, else
- * refreshes and writes back (provider_a.md §1.4 steps 2–4, provider_b.md §2.3 steps 2–4).
+ * refreshes and writes back (docs/upstream/provider-a.md §1.4 steps 2–4, docs/upstream/provider-b.md §2.3 steps 2–4).
  */
 export type LoadLoginToken<T extends LoginToken> = (rejectedToken: string | undefined) => Promise<T>;
 
 /**
  * The in-memory token of one CLI login file with one load in flight at a time: concurrent callers
- * await the same promise instead of refreshing again (provider_a.md §1.4, provider_b.md §2.3).
+ * await the same promise instead of refreshing again (docs/upstream/provider-a.md §1.4, docs/upstream/provider-b.md §2.3).
  * Only process-level state lives here; `load` is passed per call because it logs per request.
  */
 export class LoginTokenCache<T extends LoginToken> {
@@ -45,7 +45,7 @@ export class LoginTokenCache<T extends LoginToken> {
   }
 
   /**
-   * The upstream refused `rejectedToken` (provider_a.md §1.7, provider_b.md §3): drop it; take the
+   * The upstream refused `rejectedToken` (docs/upstream/provider-a.md §1.7, docs/upstream/provider-b.md §3): drop it; take the
    * result of a load already in flight when it brings another token, else load with the rejected
    * token excluded (the file's token if it changed meanwhile, otherwise a forced refresh).
    */

@@ -3,7 +3,7 @@ import type { UpstreamProxy } from '../common/egress/upstream-proxy';
 import { nonEmptyString, type JsonObject } from '../common/json';
 import { GatewayError } from '../core/gateway.error';
 
-/** Bound on a token endpoint's answer (provider_a.md §1.5); a larger body is a failed refresh. */
+/** Bound on a token endpoint's answer (docs/upstream/provider-a.md §1.5); a larger body is a failed refresh. */
 const TOKEN_RESPONSE_MAX_BYTES = 1024 * 1024;
 
 /** The token endpoint's answer to a refresh-token grant. */
@@ -32,7 +32,7 @@ function errorCodeOf(body: JsonObject | undefined): string | undefined {
 }
 
 /**
- * One OAuth refresh-token grant (provider_a.md §1.5, provider_b.md §2.2): a form POST bounded by
+ * One OAuth refresh-token grant (docs/upstream/provider-a.md §1.5, docs/upstream/provider-b.md §2.2): a form POST bounded by
  * `timeoutMs` and by the 1 MiB body cap. Success = HTTP 200 with a non-empty `access_token`. It is
  * not tied to any caller's signal: refresh tokens may be single use, so once sent the answer must
  * be read and persisted even when the request that triggered it went away. Rejects only when the

@@ -7,7 +7,7 @@ import { isJsonObject } from '../common/json';
 // Hand-written on purpose, instead of the class-validator DTO the stack names: plainToInstance +
 // validate copied and walked every message of every request (a third of the CPU of a 1 MiB agent
 // history, docs/performance.md) and recursed on hostile nesting. The rules are a flat table; the
-// old DTO survives as a test oracle (test/support/chat-request-class-validator.oracle.ts) and a
+// class-validator DTO is kept as a test oracle (test/support/chat-request-class-validator.oracle.ts) and a
 // property test proves both reject the same bodies with the same messages.
 
 /** Messages a rejected body reports, joined with `; ` (the first ones only). */
@@ -56,7 +56,7 @@ const BODY_RULES: readonly FieldRule[] = [
   rule('verbosity', 'missing-or-null', isString, 'must be a string'),
 ];
 
-/** Fields of one message, in report order (contract "Message fields"). */
+/** Fields of one message, in report order (docs/chat.md "Request"). */
 const MESSAGE_RULES: readonly FieldRule[] = [
   rule(
     'role',

@@ -29,7 +29,7 @@ export interface RenderedToolCall {
 export type InvalidReason = 'empty_name' | 'invalid_json_arguments';
 
 /**
- * Validates and renders complete tool calls once for all families (gateway-behaviours.md §1.3):
+ * Validates and renders complete tool calls once for all families (docs/design/behaviours.md §1.3):
  * ids synthesized when missing, a repeated id ignored, function arguments must parse as JSON
  * (blank → `{}`), custom calls rendered per PRIMARY_CUSTOM_TOOL_WIRE, indices 0…n−1 in arrival
  * order. Invalid calls are dropped and reported to `onInvalid` (index and reason only).
@@ -111,7 +111,7 @@ export function usageBody(usage: UsageEvent | undefined): Record<string, unknown
 
 /**
  * Builds `chat.completion.chunk` objects that all share one `id`, `created` and the `model` the
- * client sent (gateway-behaviours.md §1.2).
+ * client sent (docs/design/behaviours.md §1.2).
  */
 export class ChunkFactory {
   readonly id = `chatcmpl-${randomUUID()}`;
@@ -235,7 +235,7 @@ export interface StreamOutcome {
 }
 
 /**
- * Writes one accepted turn as the contract's SSE sequence (gateway-behaviours.md §1.2): role
+ * Writes one accepted turn as the contract's SSE sequence (docs/design/behaviours.md §1.2): role
  * chunk; content and reasoning chunks as they arrive; after the adapter finished, one complete
  * frame per valid tool call; the finish chunk; the optional usage chunk; `[DONE]`. An error after
  * the headers becomes the `[error: …]` chunk and `[DONE]`. Events are pulled one at a time and
@@ -294,7 +294,7 @@ export interface CompletionOutcome {
 }
 
 /**
- * Gathers a whole turn into one `chat.completion` (design.md §4, gateway-behaviours.md §1.4):
+ * Gathers a whole turn into one `chat.completion` (docs/design/decisions.md §4, docs/design/behaviours.md §1.4):
  * all text as `content` (null when empty and there are tool calls), `reasoning_content` when
  * any, each valid tool call once, the finish reason and usage (zeros when none was reported).
  * A terminal error event, or a turn whose calls were all invalid, is thrown as a GatewayError:

@@ -27,7 +27,7 @@ import { stopAtSequences } from './stop-sequences';
 /** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
 export interface ChatCommand {
   readonly request: ParsedChatBody;
-  /** The caller (design.md §5), resolved once from the request. */
+  /** The caller (docs/design/decisions.md §5), resolved once from the request. */
   readonly caller: string;
   readonly conversation: ConversationId;
   /** The agent queue key for the configured PRIMARY_AGENT_QUEUE_KEY_MODE. */
@@ -228,7 +228,7 @@ export class ChatOrchestrator {
     }
   }
 
-  /** Context management runs only on requests that carry tools (gateway-behaviours.md §5). */
+  /** Context management runs only on requests that carry tools (docs/design/behaviours.md §5). */
   private manageContext(request: ParsedChatBody, logger: EventLogger): readonly ChatMessage[] {
     if (request.tools.length === 0 || !this.config.contextManagement.enabled) return request.messages;
     const result = manageContext(request.messages, this.config.contextManagement);

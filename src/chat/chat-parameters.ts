@@ -3,7 +3,7 @@ import { PROVIDER_IDS } from '../core/provider-id';
 import type { ResponseFormat, SamplingOptions } from '../providers/shared/provider-adapter';
 
 /*
- * THE table of Chat Completions request fields (issue 22): every field the `openai` SDK's
+ * THE table of Chat Completions request fields: every field the `openai` SDK's
  * ChatCompletionCreateParams can send, plus the gateway's own `faithful`, with its fate on each
  * family. It is the single source of
  *   - the parser's shape rules and refusals (`readParameters` in chat-request.parser.ts reads `invalid`,

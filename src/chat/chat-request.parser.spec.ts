@@ -82,8 +82,8 @@ const body = fc.record(
     faithful: anyValue,
     reasoning_effort: anyValue,
     verbosity: anyValue,
-    // Fields of the parameter table (temperature, n, stop, response_format…) have rules the old
-    // DTO never had (issue 22): the parameter-table tests below cover them.
+    // Fields of the parameter table (temperature, n, stop, response_format…) have rules the oracle's
+    // DTO does not have: the parameter-table tests below cover them.
     max_output_tokens: anyValue,
   },
   { requiredKeys: [] },
@@ -126,7 +126,7 @@ describe('chat body validation', () => {
   });
 });
 
-describe('hostile keys (issue 14 fuzz test)', () => {
+describe('hostile keys (fuzz test)', () => {
   const parse = (text: string) => parseChatBody(JSON.parse(text), 'gpt-6.1-sol');
   const message = '{"role":"user","content":"hi"}';
 

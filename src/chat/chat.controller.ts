@@ -27,7 +27,7 @@ import { conversationIdOf } from '../queue/chat-identity';
  * Not a Nest `@Controller`: app.factory.ts mounts `handler` as the last Express middleware, ahead
  * of Nest's router, because routing plus Nest's per-request execution context (guard lookup,
  * parameter decorators, the exception zone) cost about 7 % of the CPU of a short turn, measured
- * with the side-by-side rig (docs/performance.md "Figures of record after issue 24"). It writes
+ * with the side-by-side rig (docs/performance.md). It writes
  * its own response either way, so nothing of Nest's pipeline applied to it but the guard, whose
  * check `answer` runs first.
  */

@@ -16,7 +16,7 @@ export function sha256Digest(value: string): Buffer {
 
 /**
  * The first 32 hex characters of a digest formatted `8-4-4-4-12`: how provider_a's session and
- * cache keys and provider_b's session id are derived from a seed (provider_a.md §3, provider_b.md §5.3).
+ * cache keys and provider_b's session id are derived from a seed (docs/upstream/provider-a.md §3, docs/upstream/provider-b.md §5.3).
  */
 export function uuidFromHex(hex: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;

@@ -1,5 +1,5 @@
 /**
- * Length in Unicode code points (design.md §7: identifiers are bounded in code points, so an
+ * Length in Unicode code points (docs/design/decisions.md §7: identifiers are bounded in code points, so an
  * emoji counts once), counted without building an array of the characters.
  */
 export function codePointLength(value: string): number {

@@ -21,7 +21,7 @@ function configError(run: () => unknown): string {
 }
 
 describe(loadConfig.name, () => {
-  describe('defaults (design.md §2)', () => {
+  describe('defaults (docs/design/decisions.md §2)', () => {
     it('applies every documented default when nothing is set', () => {
       const config = load();
       expect(config.server).toEqual({
@@ -127,7 +127,7 @@ describe(loadConfig.name, () => {
       expect(load({ GATEWAY_PROVIDERS: 'gemini' }).enabledProviders).toEqual(['provider_b']);
     });
 
-    it('accepts every queue key mode of gateway-behaviours.md §3.3', () => {
+    it('accepts every queue key mode of docs/design/behaviours.md §3.3', () => {
       for (const mode of ['chat', 'global', 'caller', 'header:x-team', 'body:user']) {
         expect(load({ PRIMARY_AGENT_QUEUE_KEY_MODE: mode }).agentQueue.keyMode).toBe(mode);
       }
@@ -139,7 +139,7 @@ describe(loadConfig.name, () => {
       expect(config.server.bearerSecret).toBe('S3cret-S3cret-S3cret');
     });
 
-    it('takes build provenance overrides (design.md §6)', () => {
+    it('takes build provenance overrides (docs/design/decisions.md §6)', () => {
       const config = load({
         BUILD_VERSION: 'v0.1.0',
         BUILD_COMMIT: 'ABCDEF0123456789abcdef0123456789ABCDEF01',
@@ -240,7 +240,7 @@ describe(loadConfig.name, () => {
       expect(load({}, ['--metrics-enabled=false', '--structured-enabled']).metricsEnabled).toBe(false);
     });
 
-    it('reads structured settings as --structured-* flags (contract "Limits")', () => {
+    it('reads structured settings as --structured-* flags (docs/structured.md "Limits and settings")', () => {
       const config = load({}, [
         '--structured-max-active=7',
         '--structured-models',

@@ -155,7 +155,7 @@ export class ConfigError extends Error {
 /** `--help` was asked for; the loader does not exit by itself. */
 export class HelpRequested extends Error {}
 
-/** Variables a provider_c child must never inherit (provider_c.md §3.2). */
+/** Variables a provider_c child must never inherit (docs/upstream/provider-c.md §3.2). */
 const CHILD_ENV_DENYLIST = ['GATEWAY_BEARER_SECRET', 'ANTHROPIC_API_KEY'];
 
 function parseArgv(argv: readonly string[]): Map<SettingDefinition, string> {
@@ -355,7 +355,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Without a bearer secret every request is let in (design.md §5). That is fine on loopback; on
+ * Without a bearer secret every request is let in (docs/design/decisions.md §5). That is fine on loopback; on
  * any other address it hands the operator's subscriptions to whoever reaches the port, so it
  * needs the explicit GATEWAY_ALLOW_UNAUTHENTICATED opt-in (e.g. behind a proxy that authenticates).
  */

@@ -1,5 +1,5 @@
 /**
- * The only place that reads `process.env` and `process.argv` (design.md §2); everything else
+ * The only place that reads `process.env` and `process.argv` (docs/design/decisions.md §2); everything else
  * receives the typed AppConfig.
  */
 export function processEnvironment(): Record<string, string | undefined> {

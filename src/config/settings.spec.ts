@@ -5,7 +5,7 @@ import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-/** Every setting of design.md §2 (the table the docs and --help are generated from must hold them all). */
+/** Every setting of docs/design/decisions.md §2 (the table the docs and --help are generated from must hold them all). */
 const DESIGN_SETTINGS = [
   'GATEWAY_HOST',
   'GATEWAY_PORT',
@@ -62,7 +62,7 @@ const DESIGN_SETTINGS = [
 ];
 
 describe('SETTINGS', () => {
-  it('holds every setting of design.md §2 exactly once', () => {
+  it('holds every setting of docs/design/decisions.md §2 exactly once', () => {
     const names = SETTINGS.map((definition) => definition.env);
     expect(new Set(names).size).toBe(names.length);
     expect(names).toEqual(expect.arrayContaining(DESIGN_SETTINGS));

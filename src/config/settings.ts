@@ -15,7 +15,7 @@ import {
 } from './setting-parsers';
 
 /**
- * THE table of settings (design.md §2). Every setting is an environment variable and a
+ * THE table of settings (docs/design/decisions.md §2). Every setting is an environment variable and a
  * `--kebab-case` flag; the flag wins. `--help` and docs/configuration.md are generated from
  * this table, and a test checks the doc against it, so the three cannot drift.
  */
@@ -78,7 +78,7 @@ function parseClientVersion(raw: string): string {
   return value;
 }
 
-/** Queue key modes of gateway-behaviours.md §3.3. */
+/** Queue key modes of docs/design/behaviours.md §3.3. */
 function parseQueueKeyMode(raw: string): string {
   const value = raw.trim();
   if (['chat', 'global', 'caller'].includes(value)) return value;
@@ -97,7 +97,7 @@ function parseReplicas(raw: string): number {
   return value;
 }
 
-/** The health document promises a full 40-character commit id (contract "Health document"). */
+/** The health document promises a full 40-character commit id (docs/endpoints.md "Health document"). */
 function parseCommit(raw: string): string {
   const value = raw.trim().toLowerCase();
   if (!/^[0-9a-f]{40}$/.test(value)) throw new SettingRuleError('must be a full 40-character hexadecimal commit id');

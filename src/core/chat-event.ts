@@ -1,6 +1,6 @@
 import type { GatewayError } from './gateway.error';
 
-/** One complete tool call from the upstream (gateway-behaviours.md §1.1). */
+/** One complete tool call from the upstream (docs/design/behaviours.md §1.1). */
 export interface ToolCallEvent {
   /** Upstream call id; the chat layer synthesizes one when missing. */
   readonly id?: string;

@@ -82,7 +82,7 @@ export function partTypeName(type: unknown): string {
 /**
  * The text parts of a message: a string content is one part; from an array, every text part
  * (`textOfPart`) is kept; images, audio and files are dropped; null is no part. Shared by all
- * three adapters (provider_a.md §7.1, provider_b.md §6, provider_c.md §4).
+ * three adapters (docs/upstream/provider-a.md §7.1, docs/upstream/provider-b.md §6, docs/upstream/provider-c.md §4).
  */
 export function messageTextParts(message: Pick<ChatMessage, 'content'>): string[] {
   const content = message.content;
@@ -111,7 +111,7 @@ export function customToolNames(tools: readonly NormalizedTool[]): Set<string> {
   return new Set(tools.filter((tool) => tool.type === 'custom').map((tool) => tool.name));
 }
 
-/** A tool call found in the history, with its kind decided (provider_a.md §7.3). */
+/** A tool call found in the history, with its kind decided (docs/upstream/provider-a.md §7.3). */
 export interface HistoryToolCall {
   readonly id: string;
   readonly name: string;

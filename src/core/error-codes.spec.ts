@@ -67,7 +67,7 @@ describe('ERROR_CODES', () => {
     expect(structuredStatus('idempotency_conflict')).toBe(409);
   });
 
-  it('uses the OpenAI types of design.md §4', () => {
+  it('uses the OpenAI types of docs/design/decisions.md §4', () => {
     const expectations: [ErrorCode, number, string, string][] = [
       ['invalid_request', 400, 'invalid_request_error', 'invalid_request'],
       ['invalid_api_key', 401, 'authentication_error', 'invalid_api_key'],

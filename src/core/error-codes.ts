@@ -13,7 +13,7 @@ export interface ErrorSpec {
   readonly type: string;
   /** OpenAI `error.code`. */
   readonly openaiCode: string;
-  /** Structured-inference contract code (contract.md "Errors"). */
+  /** Structured-inference contract code (docs/error-codes.md). */
   readonly structuredCode: StructuredErrorCode;
   /** Status on the structured route when it differs from `status`. */
   readonly structuredStatus?: number;
@@ -178,7 +178,7 @@ export const ERROR_CODES = {
     streamText: 'internal error',
     message: 'internal error',
   },
-  // ── Upstream (classified by adapters, gateway-behaviours.md §2) ──────────────────────────────
+  // ── Upstream (classified by adapters, docs/design/behaviours.md §2) ──────────────────────────────
   // Chat answers 403 permission_error, not 401: a 401 makes SDKs raise AuthenticationError and
   // agents tell the user to check their API key, while the fix is the gateway's upstream login.
   auth: {
@@ -329,7 +329,7 @@ export const ERROR_CODES = {
     streamText: 'canceled',
     message: 'the client closed the request',
   },
-  // ── Structured inference only (contract.md "Errors") ─────────────────────────────────────────
+  // ── Structured inference only (docs/error-codes.md) ─────────────────────────────────────────
   unsupported_model: {
     status: 404,
     type: 'invalid_request_error',

@@ -2,7 +2,7 @@ import { FAMILY_FIXES } from './error-codes';
 import type { ProviderId } from './provider-id';
 
 /**
- * What the gateway can tell about one configured login without asking the upstream (issue 23):
+ * What the gateway can tell about one configured login without asking the upstream (docs/accounts.md):
  * reported once per login at startup and whenever it changes, and as the
  * `gateway_chat_api_login_state` gauge.
  *

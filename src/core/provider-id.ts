@@ -1,5 +1,5 @@
 /**
- * The upstream families (design.md §1), by their contract names. The one list of provider ids:
+ * The upstream families (docs/design/decisions.md §1), by their contract names. The one list of provider ids:
  * settings parsing, the agent queues, metric labels, the adapter table and structured inference
  * all read it, so adding a family starts here.
  */

@@ -1,6 +1,6 @@
 import type { ProviderId } from './provider-id';
 
-/** A model id resolved against the catalog (design.md §3). */
+/** A model id resolved against the catalog (docs/design/decisions.md §3). */
 export interface ResolvedModel {
   /** The id exactly as the client sent it (echoed in responses). */
   readonly requestedId: string;

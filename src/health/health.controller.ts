@@ -26,7 +26,7 @@ export class HealthController {
     return this.document();
   }
 
-  /** Readiness (design.md §6): 200 `{"status":"ready"}`, 503 `{"status":"draining"}`. */
+  /** Readiness (docs/design/decisions.md §6): 200 `{"status":"ready"}`, 503 `{"status":"draining"}`. */
   @Get('ready')
   async ready(@Res() response: Response) {
     const serving = await this.health

@@ -28,7 +28,7 @@ const closed = (value: string, allowed: ReadonlySet<string>, fallback: string) =
 
 /**
  * Named instruments over the shared registry. Every label is mapped into a closed set here,
- * so caller values can never become label values (gateway-behaviours.md §8).
+ * so caller values can never become label values (docs/design/behaviours.md §8).
  * `model` labels must already be a catalog id or `other` (see `modelLabel`).
  */
 @Injectable()
@@ -167,7 +167,7 @@ export class GatewayMetrics {
     );
   }
 
-  /** The login report's state of one login (issue 23): 1 for `state`, 0 for every other. */
+  /** The login report's state of one login (docs/accounts.md "Login report"): 1 for `state`, 0 for every other. */
   loginState(provider: string, account: string, state: LoginStateKind): void {
     for (const candidate of LOGIN_STATES)
       this.loginStates.set(

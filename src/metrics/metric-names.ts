@@ -3,7 +3,7 @@ import type { ProviderId } from '../core/provider-id';
 /** Every series the gateway exports starts with this, prom-client's process metrics included. */
 export const METRIC_PREFIX = 'gateway_chat_api_';
 
-/** Metric names (design.md §8, contract "Metrics"). Noun first, then unit. */
+/** Metric names (docs/design/decisions.md §8, docs/endpoints.md "Metrics"). Noun first, then unit. */
 export const METRIC = {
   requests: 'gateway_chat_api_requests_total',
   requestDuration: 'gateway_chat_api_request_duration_seconds',
@@ -36,7 +36,7 @@ export const METRIC = {
   loginState: 'gateway_chat_api_login_state',
 } as const;
 
-/** Queue label values (gateway-behaviours.md §8): the three families, provider_c's process slots, structured. */
+/** Queue label values (docs/design/behaviours.md §8): the three families, provider_c's process slots, structured. */
 export type QueueLabel = ProviderId | 'provider_c_processes' | 'structured';
 export type QueueResult = 'acquired' | 'bypassed' | 'full' | 'timeout' | 'canceled';
 export type ValidationResult = 'valid' | 'invalid' | 'unparsable' | 'unknown';

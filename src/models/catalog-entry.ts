@@ -1,6 +1,6 @@
 import type { ProviderId } from '../core/provider-id';
 
-/** One row of the catalog data file (design.md §3). */
+/** One row of the catalog data file (docs/design/decisions.md §3). */
 export interface CatalogEntry {
   readonly id: string;
   readonly provider: ProviderId;

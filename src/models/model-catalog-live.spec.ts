@@ -17,7 +17,7 @@ const live = (slug: string, extra: Partial<UpstreamModelInfo> = {}): UpstreamMod
   ...extra,
 });
 
-describe('ModelCatalog with a live provider_a list (design.md §3)', () => {
+describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3)', () => {
   const fresh = () => ModelCatalog.load(undefined, PROVIDER_IDS);
   const listedIds = (catalog: ModelCatalog) => catalog.listed.map((entry) => entry.id);
 

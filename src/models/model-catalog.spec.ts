@@ -9,7 +9,7 @@ import { BUILT_IN_CATALOG_PATH, ModelCatalog } from './model-catalog';
 const ALL = PROVIDER_IDS;
 
 describe(ModelCatalog.name, () => {
-  describe('the built-in catalog (design.md §3)', () => {
+  describe('the built-in catalog (docs/design/decisions.md §3)', () => {
     const catalog = ModelCatalog.load(undefined, ALL);
     const ids = catalog.entries.map((entry) => entry.id);
 

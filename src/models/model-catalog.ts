@@ -24,14 +24,14 @@ export const BUILT_IN_CATALOG_PATH = path.join(__dirname, 'catalog.json');
 /** Unix seconds reported as `created` for every model (the catalog's publication date). */
 export const CATALOG_CREATED = 1767225600;
 
-/** Defaults for an explicit `provider_x/<model>` passthrough id (provider references §8/§11/§9). */
+/** Defaults for an explicit `provider_x/<model>` passthrough id (docs/upstream/provider-a.md §8, docs/upstream/provider-b.md §11, docs/upstream/provider-c.md §9). */
 const PASSTHROUGH_DEFAULTS: Record<ProviderId, { effort: string | null; verbosity: string | null }> = {
   provider_a: { effort: 'medium', verbosity: 'medium' },
   provider_b: { effort: 'medium', verbosity: null },
   provider_c: { effort: null, verbosity: null },
 };
 
-/** provider_c.md §9: drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`. */
+/** docs/upstream/provider-c.md §9: drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`. */
 function passthroughUpstreamModel(provider: ProviderId, model: string): string {
   if (provider !== 'provider_c') return model;
   const bare = model.startsWith('anthropic/') ? model.slice('anthropic/'.length) : model;
@@ -179,7 +179,7 @@ export class ModelCatalog {
   }
 
   /**
-   * Replaces a family's live model list (design.md §3): its slugs get their variant ids, its
+   * Replaces a family's live model list (docs/design/decisions.md §3): its slugs get their variant ids, its
    * efforts, tiers, visibility and wire flags win over the bundled data. Bundled rows stay
    * resolvable whatever the list says (the offline fallback, and clients configured with them).
    */

@@ -4,7 +4,7 @@ import type { TierAlias } from './model-tiers';
 import type { UpstreamModelInfo } from './upstream-model-info';
 
 /**
- * One `/v1/models` entry (design.md §3): the contract's `id`, `object`, `created`, `owned_by`,
+ * One `/v1/models` entry (docs/design/decisions.md §3): the contract's `id`, `object`, `created`, `owned_by`,
  * plus what agents use to configure themselves (docs/chat.md "Model ids"). A field whose value is
  * unknown is left out rather than guessed.
  */

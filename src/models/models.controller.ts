@@ -2,7 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ModelCatalog } from './model-catalog';
 import { modelListEntry } from './model-list-entry';
 
-/** `GET /v1/models` (design.md §3): the catalog (bundled + live), filtered by GATEWAY_PROVIDERS. */
+/** `GET /v1/models` (docs/design/decisions.md §3): the catalog (bundled + live), filtered by GATEWAY_PROVIDERS. */
 @Controller('v1/models')
 export class ModelsController {
   private cached?: { revision: number; body: unknown };

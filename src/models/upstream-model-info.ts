@@ -3,7 +3,7 @@ import type { ProviderId } from '../core/provider-id';
 /**
  * What the catalog knows about one upstream model, whichever id variant names it: from the
  * catalog file's `upstream_models` section, and for provider_a from the live model list the
- * backend publishes to the login (design.md §3). Every field is optional: unknown stays unsaid.
+ * backend publishes to the login (docs/design/decisions.md §3). Every field is optional: unknown stays unsaid.
  */
 export interface UpstreamModelInfo {
   readonly provider: ProviderId;

@@ -12,7 +12,7 @@ import type { QueueKey } from './chat-identity';
 
 export interface AdmitParams {
   readonly provider: ProviderId;
-  /** §3.2; only tool turns wait for a slot. */
+  /** docs/design/behaviours.md §3.2; only tool turns wait for a slot. */
   readonly toolTurn: boolean;
   readonly key: QueueKey;
   /** Aborted when the client leaves; a waiter then leaves the list at once. */
@@ -25,7 +25,7 @@ export interface AdmitParams {
 const BYPASS_SLOT: QueueSlot = { release: () => undefined };
 
 /**
- * The agent queues of gateway-behaviours.md §4.1: one FairQueue per upstream family, so
+ * The agent queues of docs/design/behaviours.md §4.1: one FairQueue per upstream family, so
  * saturating one family never delays another. Tool turns wait for a slot; every other chat
  * request bypasses at once. Logs carry only `key_mode` and `key_hash`, never the key value.
  */
@@ -64,7 +64,7 @@ export class AgentQueueService {
     return queue.acquire(params.key.value, { signal, observer: this.observerFor(params) });
   }
 
-  /** Metrics and the queue_* log records for one acquire (§4.2, §8). */
+  /** Metrics and the queue_* log records for one acquire (docs/design/behaviours.md §4.2, §8). */
   private observerFor({ provider, key, logger, requestId }: AdmitParams): FairQueueObserver {
     const ids = { provider, request_id: sanitizeIdentifier(requestId), key_mode: key.mode, key_hash: key.hash };
     return queueMetricsObserver(this.metrics, provider, queueLogObserver(logger, ids));

@@ -280,7 +280,7 @@ describe('upstream identities derived from the conversation id (v1)', () => {
     return { providerA: sessionIdForChat(value), providerB: providerBSessionId(value) };
   };
 
-  it('keeps the reference example of provider_a.md §3 and the provider_b session id', () => {
+  it('keeps the reference example of docs/upstream/provider-a.md §3 and the provider_b session id', () => {
     expect(CONVERSATION_ID_VERSION).toBe(1);
     expect(identities({ headers: { 'x-conversation-id': 'conv-42' } })).toEqual({
       providerA: '47b61fd1-c0eb-3d05-2adc-5c4396baffee',

@@ -37,9 +37,9 @@ export interface ConversationId {
 export const CONVERSATION_ID_VERSION = 1;
 
 const GLOBAL_VALUE = 'global';
-/** §3.4 steps 1–2, in this order. */
+/** docs/design/behaviours.md §3.4 steps 1–2, in this order. */
 const CHAT_ID_FIELDS = ['conversation_id', 'chat_id', 'thread_id', 'session_id'] as const;
-/** §3.4 step 3, in this order (Node lower-cases incoming header names). */
+/** docs/design/behaviours.md §3.4 step 3, in this order (Node lower-cases incoming header names). */
 const CHAT_ID_HEADERS = [
   'x-conversation-id',
   'x-conversation-thread-id',
@@ -53,7 +53,7 @@ function messagesOf(body: Record<string, unknown>): ChatMessage[] {
     : [];
 }
 
-/** §3.4 step 4: the first non-blank assistant `tool_calls[].id` or `tool` `tool_call_id`, in message order. */
+/** docs/design/behaviours.md §3.4 step 4: the first non-blank assistant `tool_calls[].id` or `tool` `tool_call_id`, in message order. */
 function earliestToolCallId(messages: readonly ChatMessage[]): string | undefined {
   for (const message of messages) {
     if (message.role === 'assistant' && Array.isArray(message.tool_calls)) {
@@ -70,7 +70,7 @@ function earliestToolCallId(messages: readonly ChatMessage[]): string | undefine
 }
 
 /**
- * §3.4 step 5: the first `user` message that has text — its trimmed string, or the RFC 8785
+ * docs/design/behaviours.md §3.4 step 5: the first `user` message that has text — its trimmed string, or the RFC 8785
  * canonical JSON of its parts array (so a re-serialized but identical array keys the same).
  */
 function firstUserText(messages: readonly ChatMessage[]): string | undefined {
@@ -82,7 +82,7 @@ function firstUserText(messages: readonly ChatMessage[]): string | undefined {
 }
 
 /**
- * The conversation cascade of gateway-behaviours.md §3.4 (first hit wins), derivation v1. It
+ * The conversation cascade of docs/design/behaviours.md §3.4 (first hit wins), derivation v1. It
  * stays the same across the turns of one chat: every source is either a client-supplied chat id
  * or something fixed at the chat's start (the earliest tool-call id, the first user message).
  * Computed once per request; the `chat` queue mode and the adapters both use it.
@@ -116,7 +116,7 @@ export function conversationIdOf(input: ConversationInput): ConversationId {
   return { source: 'chat:global', value: GLOBAL_VALUE };
 }
 
-/** What a queue key may be derived from (gateway-behaviours.md §3). */
+/** What a queue key may be derived from (docs/design/behaviours.md §3). */
 export interface QueueKeyInput {
   /** The JSON body, as the client sent it (for `body:<field>`). */
   readonly body: Record<string, unknown>;
@@ -143,7 +143,7 @@ export interface QueueKey {
 
 /**
  * How a request field or header becomes id text, the same for conversation ids and queue keys
- * (gateway-behaviours.md §3): a non-blank string (trimmed), a finite number (its JSON text) or a
+ * (docs/design/behaviours.md §3): a non-blank string (trimmed), a finite number (its JSON text) or a
  * boolean; anything else is absent.
  */
 export function scalarText(value: unknown): string | undefined {
@@ -165,7 +165,7 @@ function makeKey(mode: string, value: string): QueueKey {
 }
 
 /**
- * The key for a configured `PRIMARY_AGENT_QUEUE_KEY_MODE` (§3.3). The mode string was validated
+ * The key for a configured `PRIMARY_AGENT_QUEUE_KEY_MODE` (docs/design/behaviours.md §3.3). The mode string was validated
  * at startup; `chat` is the conversation id; `header:` and `body:` fall back to the `global`
  * key when their source is missing.
  */
@@ -189,7 +189,7 @@ export function queueKey(mode: string, input: QueueKeyInput): QueueKey {
 }
 
 /**
- * A tool turn (§3.2): non-empty `tools`, an assistant message with non-empty `tool_calls`, or a
+ * A tool turn (docs/design/behaviours.md §3.2): non-empty `tools`, an assistant message with non-empty `tool_calls`, or a
  * `tool` message. Only tool turns use the agent queue.
  */
 export function isToolTurn(request: { readonly tools?: unknown; readonly messages?: unknown }): boolean {

@@ -38,7 +38,7 @@ interface Waiter {
 }
 
 /**
- * Admission with a global cap, a per-key cap and a bounded FIFO (gateway-behaviours.md §4.2).
+ * Admission with a global cap, a per-key cap and a bounded FIFO (docs/design/behaviours.md §4.2).
  * A freed slot goes to the oldest waiter whose key is below its cap, so a key is FIFO within
  * itself, a key at its cap never blocks other keys, and no key starves. Hand-written: the
  * per-key fairness rule is ours and no queue library implements it.

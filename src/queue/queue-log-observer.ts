@@ -11,7 +11,7 @@ export interface QueueLogIds {
 }
 
 /**
- * The queue_* records of gateway-behaviours.md §4.2, one line each, for any FairQueue (agent
+ * The queue_* records of docs/design/behaviours.md §4.2, one line each, for any FairQueue (agent
  * queues and the structured queue). Refusals log at warn. `logger` is the acquiring request's
  * own logger, so a waiter granted by another request's release or ended from its client's
  * 'close' event is still logged under its own request id.

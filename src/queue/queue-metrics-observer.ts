@@ -4,7 +4,7 @@ import type { FairQueueObserver } from './fair-queue';
 
 type RejectionReason = Parameters<NonNullable<FairQueueObserver['rejected']>>[0]['reason'];
 
-/** A caller deadline reached while waiting is a timeout to the metrics (gateway-behaviours.md §8). */
+/** A caller deadline reached while waiting is a timeout to the metrics (docs/design/behaviours.md §8). */
 const REJECTION_RESULT: Record<RejectionReason, QueueResult> = {
   full: 'full',
   timeout: 'timeout',
@@ -13,7 +13,7 @@ const REJECTION_RESULT: Record<RejectionReason, QueueResult> = {
 };
 
 /**
- * The metrics every FairQueue records under its `provider` label (gateway-behaviours.md §8):
+ * The metrics every FairQueue records under its `provider` label (docs/design/behaviours.md §8):
  * the wait histogram per result and the depth gauge after every change. `also` receives the
  * same notifications afterwards, for a queue that logs as well. One place, so the agent queues
  * and the provider_c process slots cannot drift apart in what they measure.

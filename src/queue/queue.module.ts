@@ -4,7 +4,7 @@ import { AgentQueueService } from './agent-queue.service';
 
 /**
  * Admission control for chat tool turns: one fair queue per upstream family
- * (gateway-behaviours.md §4.1). No HTTP here.
+ * (docs/design/behaviours.md §4.1). No HTTP here.
  */
 @Module({ imports: [MetricsModule], providers: [AgentQueueService], exports: [AgentQueueService] })
 export class QueueModule {}

@@ -20,7 +20,7 @@ export interface StructuredAdmission {
 }
 
 /**
- * The structured queue (gateway-behaviours.md §4.3): its own FairQueue with the STRUCTURED_*
+ * The structured queue (docs/design/behaviours.md §4.3): its own FairQueue with the STRUCTURED_*
  * budget, keyed by caller, so chat traffic never takes structured slots and the reverse.
  * Only leaders and key-less requests enter it.
  */

@@ -56,7 +56,7 @@ interface Stored<T> {
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
 
 /**
- * The structured idempotency store (contract "States", gateway-behaviours.md §6.6): memory-only,
+ * The structured idempotency store (docs/design/behaviours.md §6.6): memory-only,
  * process-local, bounded. It never evicts a live binding; failures are never stored; expired
  * bindings are purged on the next access. Hand-written because the state machine (joiners,
  * conflicts, capacity answers, abandonment) is the contract's own; caches like lru-cache would

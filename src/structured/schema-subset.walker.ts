@@ -3,7 +3,7 @@ import { propertyPath, quote } from '../common/json-schema/schema-paths';
 
 /**
  * The strict JSON-schema subset of structured inference (contract endpoint rules 2–4,
- * gateway-behaviours.md §6.3). Hand-written because the subset and its detail strings are ours:
+ * docs/design/behaviours.md §6.3). Hand-written because the subset and its detail strings are ours:
  * a validator library would accept the whole JSON-schema language, and clients need every
  * violation at once, with stable paths, to fix a schema in one round trip.
  */

@@ -25,7 +25,7 @@ export interface DroppedModel {
   readonly reason: 'no_strict_schema' | 'provider_disabled';
 }
 
-/** One row of the policy hash (gateway-behaviours.md §6.4). */
+/** One row of the policy hash (docs/design/behaviours.md §6.4). */
 interface PolicyRow {
   readonly id: string;
   readonly upstream_model: string;
@@ -83,7 +83,7 @@ export class StructuredAllowlist {
 
   /**
    * Exact, case-sensitive lookup with the request's effort and verbosity overrides applied
-   * (design.md §3). A miss is `unsupported_model` listing the allowed ids.
+   * (docs/design/decisions.md §3). A miss is `unsupported_model` listing the allowed ids.
    */
   resolve(id: string, overrides: { reasoningEffort?: string; verbosity?: string } = {}): ResolvedModel {
     const entry = this.byId.get(id);

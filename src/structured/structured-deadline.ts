@@ -1,7 +1,7 @@
 import { GatewayError } from '../core/gateway.error';
 
 /**
- * The absolute deadline of a request (gateway-behaviours.md §6.7): `deadline_ms` from arrival,
+ * The absolute deadline of a request (docs/design/behaviours.md §6.7): `deadline_ms` from arrival,
  * capped at STRUCTURED_MAX_DEADLINE; absent or 0 means the cap.
  */
 export function deadlineFor(arrivedAt: number, deadlineMs: number | undefined, maxDeadlineMs: number): number {

@@ -14,7 +14,7 @@ import { StructuredTelemetry } from './structured-telemetry';
 /**
  * Route-scoped (it runs before the global filter): failures raised before the handler, chiefly
  * the bearer guard's `auth_error`, get the same structured body, `structured_failure` record and
- * failure metric as every other structured error (gateway-behaviours.md §8: "every structured
+ * failure metric as every other structured error (docs/design/behaviours.md §8: "every structured
  * error response, incl. auth").
  */
 @Catch()

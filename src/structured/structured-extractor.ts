@@ -29,7 +29,7 @@ export interface ExtractionPlan {
   readonly logger: EventLogger;
 }
 
-/** The structured route's own wording for upstream failures (gateway-behaviours.md §6.9). */
+/** The structured route's own wording for upstream failures (docs/design/behaviours.md §6.9). */
 function withStructuredMessage(error: GatewayError): GatewayError {
   // A failure the table words per family (a login, a missing CLI) already names its fix.
   if (error.publicMessage !== undefined || familyMessage(error.code, error.provider) !== undefined) return error;
@@ -39,7 +39,7 @@ function withStructuredMessage(error: GatewayError): GatewayError {
 
 /**
  * Admission steps 13–15 for one inference: the structured queue, the provider_a extraction call
- * (no tools, profile, scaffold or prewarm: provider_a.md §6), then parse and validate the output.
+ * (no tools, profile, scaffold or prewarm: docs/upstream/provider-a.md §6), then parse and validate the output.
  * Runs detached from any one client: `signal` aborts only when nobody waits any more.
  */
 @Injectable()
@@ -134,7 +134,7 @@ export class StructuredExtractor {
     }
   }
 
-  /** Step 15 (gateway-behaviours.md §6.8): unparsable or non-conforming output is a 422. */
+  /** Step 15 (docs/design/behaviours.md §6.8): unparsable or non-conforming output is a 422. */
   private validatedData(text: string, schemaSha256: string, schema: Record<string, unknown>): Record<string, unknown> {
     const parsed = parseJsonObjectOutput(text);
     if (!parsed.ok) {

@@ -3,7 +3,7 @@ import { sha256Hex } from '../common/hashing';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { StructuredEnvelope } from './structured-request.parser';
 
-/** What idempotency matching is computed from (gateway-behaviours.md §6.5). */
+/** What idempotency matching is computed from (docs/design/behaviours.md §6.5). */
 export interface StructuredIdentity {
   readonly inputSha256: string;
   /** SHA-256 of the RFC 8785 form of the schema: a re-indented or key-reordered schema is the same. */
@@ -55,7 +55,7 @@ export function deriveIdentity(
 }
 
 /**
- * The upstream `text.format.name` (provider_a.md §6.2): `schema_name`, else `operation`, else
+ * The upstream `text.format.name` (docs/upstream/provider-a.md §6.2): `schema_name`, else `operation`, else
  * `structured_output`; every character outside `[A-Za-z0-9_-]` becomes `_`; cut to 64.
  */
 export function upstreamSchemaName(schemaName: string | undefined, operation: string | undefined): string {
@@ -67,7 +67,7 @@ export function upstreamSchemaName(schemaName: string | undefined, operation: st
 }
 
 /**
- * The neutral conversation id of an extraction (provider_a.md §6.4: one cache prefix per caller,
+ * The neutral conversation id of an extraction (docs/upstream/provider-a.md §6.4: one cache prefix per caller,
  * operation and schema), one per line. Adapters derive their upstream cache key from it.
  */
 export function extractionConversationId(caller: string, operation: string | undefined, schemaSha256: string): string {

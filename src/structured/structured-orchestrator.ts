@@ -20,9 +20,9 @@ import { StructuredTelemetry } from './structured-telemetry';
 
 /** One structured request as the orchestrator takes it: what HTTP parsing produced, no HTTP objects. */
 export interface StructuredCommand {
-  /** Epoch ms the request arrived: the deadline clock starts here (§6.1). */
+  /** Epoch ms the request arrived: the deadline clock starts here (docs/design/behaviours.md §6.1). */
   readonly arrivedAt: number;
-  /** The caller (design.md §5), resolved once from the request. */
+  /** The caller (docs/design/decisions.md §5), resolved once from the request. */
   readonly caller: string;
   /** The body as the JSON parser produced it (anything, or undefined). */
   readonly body: unknown;
@@ -44,7 +44,7 @@ export type StructuredOutcome =
 
 /**
  * One structured inference end to end, without HTTP, in the admission order of
- * gateway-behaviours.md §6.1 (the bearer was checked by the global guard): draining, body,
+ * docs/design/behaviours.md §6.1 (the bearer was checked by the global guard): draining, body,
  * envelope, schema, model, identity, idempotency store, then one detached extraction that every
  * participant of the binding awaits under its own deadline and connection. Every outcome is
  * recorded once (audit line and metrics) before it is returned.
@@ -113,13 +113,13 @@ export class StructuredOrchestrator {
     }
   }
 
-  /** The client left before its answer: nothing is written (design.md §4). */
+  /** The client left before its answer: nothing is written (docs/design/decisions.md §4). */
   private canceled(telemetry: StructuredTelemetry): StructuredOutcome {
     telemetry.canceled();
     return { kind: 'canceled' };
   }
 
-  /** Step 12 (§6.6): replay, conflict, capacity, lead or join. */
+  /** Step 12 (docs/design/behaviours.md §6.6): replay, conflict, capacity, lead or join. */
   private async keyed(
     plan: ExtractionPlan,
     clientSignal: AbortSignal,

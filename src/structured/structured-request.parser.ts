@@ -3,7 +3,7 @@ import { codePointLength } from '../common/text';
 import { GatewayError } from '../core/gateway.error';
 import { findSchemaViolations, limitDetails } from './schema-subset.walker';
 
-/** The structured request envelope after admission steps 3–9 (gateway-behaviours.md §6.1). */
+/** The structured request envelope after admission steps 3–9 (docs/design/behaviours.md §6.1). */
 export interface StructuredEnvelope {
   readonly requestId: string;
   /** As sent; `undefined` or `''` means no idempotency. */
@@ -59,7 +59,7 @@ export function parseStructuredRequest(isJson: boolean, body: unknown): Structur
     throw invalid('deadline_ms must be a non-negative integer');
   const text = (name: (typeof STRING_FIELDS)[number]) => (present(name) ? (fields[name] as string) : undefined);
 
-  // Step 5: envelope bounds, table §6.2, in its order.
+  // Step 5: envelope bounds, table docs/design/behaviours.md §6.2, in its order.
   const requestId = text('request_id');
   if (!hasText(requestId)) throw invalid('request_id is required');
   if (codePointLength(requestId!) > MAX_REQUEST_ID_CHARS)

@@ -10,7 +10,7 @@ export interface StructuredUsage {
 
 /**
  * Everything of a success that every participant of one inference shares, and that a replay
- * returns as stored (gateway-behaviours.md §6.6): data, model, upstream id, usage, echoes that
+ * returns as stored (docs/design/behaviours.md §6.6): data, model, upstream id, usage, echoes that
  * are part of the replay key, and the versions.
  */
 export interface SharedAnswer {
@@ -25,7 +25,7 @@ export interface SharedAnswer {
   readonly build: BuildInfo;
 }
 
-/** The 200 body (contract "Structured inference response"), in the contract's field order. */
+/** The 200 body (docs/structured.md "Response (200)"), in the contract's field order. */
 export interface StructuredSuccessBody {
   readonly data: Record<string, unknown>;
   readonly model: string;

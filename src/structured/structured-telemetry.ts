@@ -18,7 +18,7 @@ export interface AuditSubject {
 
 /**
  * One structured request's audit record and metrics, written exactly once when it is answered
- * (gateway-behaviours.md §6.10, §8): `structured_success`, `structured_replay`,
+ * (docs/design/behaviours.md §6.10, §8): `structured_success`, `structured_replay`,
  * `structured_conflict` or `structured_failure`, with sanitized identifiers, the caller hash,
  * latency and code. Never input, schema, output or tokens.
  */
@@ -56,7 +56,7 @@ export class StructuredTelemetry {
     else this.logger.warn(record, event);
   }
 
-  /** The client left before its answer: not an error, nothing written (design.md §4). */
+  /** The client left before its answer: not an error, nothing written (docs/design/decisions.md §4). */
   canceled(): void {
     if (!this.claim()) return;
     this.logger.info({ ...this.fields('structured_canceled'), status: 499 }, 'structured_canceled');

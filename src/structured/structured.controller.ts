@@ -15,7 +15,7 @@ import { StructuredOrchestrator } from './structured-orchestrator';
 const JSON_CONTENT_TYPE = /^application\/json[ \t]*(;|$)/i;
 
 /**
- * `POST /v1/structured/inference` (contract "Endpoints"): everything HTTP — the body as parsed
+ * `POST /v1/structured/inference` (docs/endpoints.md): everything HTTP — the body as parsed
  * (a parser failure is deferred to its place in the admission order), the caller, the client's
  * connection — goes into a StructuredCommand; the answer is written in the contract's shape.
  * A participant whose client left gets nothing. The filter answers what fails before the
@@ -34,7 +34,7 @@ export class StructuredController {
   @Post('inference')
   @HttpCode(200)
   async infer(@Req() request: Request, @Res() response: Response): Promise<void> {
-    // The deadline clock starts when the request arrives (§6.1).
+    // The deadline clock starts when the request arrives (docs/design/behaviours.md §6.1).
     const arrivedAt = Date.now();
     const client = abortOnClientDisconnect(response);
     const outcome = await this.structured.run({

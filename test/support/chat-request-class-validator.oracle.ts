@@ -1,7 +1,7 @@
 /**
  * The chat body validation as it was written with class-validator/class-transformer, kept only
  * as the oracle of src/chat/chat-request.parser.spec.ts: the hand-written validator that replaced
- * it (issue 12: it walked every message through two reflection-driven libraries) must reject
+ * it (because this one walked every message through two reflection-driven libraries) must reject
  * exactly the same bodies with exactly the same message.
  */
 import { plainToInstance } from 'class-transformer';
@@ -38,7 +38,7 @@ function satisfies(name: string, predicate: (value: unknown) => boolean, message
     );
 }
 
-/** `content`: a string, an array of parts, or null (contract "Message fields"). */
+/** `content`: a string, an array of parts, or null (docs/chat.md "Request"). */
 const IsMessageContent = satisfies(
   'isMessageContent',
   (value) =>
@@ -79,7 +79,7 @@ export class ChatMessageDto {
 
 /**
  * The fields the gateway interprets. Everything else a client sends (sampling fields,
- * `max_output_tokens`, vendor extensions) is ignored, never rejected (contract "Versioning" 4).
+ * `max_output_tokens`, vendor extensions) is ignored, never rejected (docs/chat.md "Request").
  */
 export class ChatCompletionRequestDto {
   @IsOptional()

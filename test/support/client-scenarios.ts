@@ -9,7 +9,7 @@ import type { TestGateway } from './create-test-app';
 import { startGateway } from './create-test-app';
 
 /**
- * Real-client e2e scenarios (design.md §10): the `openai` SDK and the Vercel AI SDK drive the
+ * Real-client e2e scenarios (docs/design/decisions.md §10): the `openai` SDK and the Vercel AI SDK drive the
  * gateway over HTTP, and nothing here parses SSE by hand — if a client library rejects a field
  * shape, these tests fail. Each scenario is written once and run per upstream family through a
  * `ClientFamily` harness that knows how to script that family's fake and read what it received.

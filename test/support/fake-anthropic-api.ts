@@ -71,7 +71,7 @@ export interface FakeApiRequest {
   closedEarly: boolean;
 }
 
-/** The errors the real API sends for each failure the gateway must tell apart (issue 9). */
+/** The errors the real API sends for each failure the gateway must tell apart. */
 export const API_ERRORS = {
   unauthorized: (): FakeErrorReply => ({
     type: 'error',

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A fake `claude` CLI for provider_c tests (provider_c.md §10). It plays one scripted run from
+// A fake `claude` CLI for provider_c tests (docs/upstream/provider-c.md §10). It plays one scripted run from
 // FAKE_CLAUDE_SCRIPT and records what it saw under FAKE_CLAUDE_RECORD_DIR/run-<n>/:
 //   argv.json, cwd.txt, env.json (presence flags only, never values of secrets), pid.txt, stdin.txt
 //   (when readStdin), signal.txt (on SIGTERM), plus started-at.txt / exited-at.txt (epoch ms)

@@ -166,7 +166,7 @@ export function modelRefusal(
 }
 
 /**
- * Request fields the Codex backend refuses (provider_a.md §5.1 "Never sent"): an output cap and
+ * Request fields the Codex backend refuses (docs/upstream/provider-a.md §5.1 "Never sent"): an output cap and
  * sampling fields (its reasoning models sample their own way), and a `text.format` the Responses
  * API would not take — a json_schema without a valid name or schema, or a strict schema that
  * breaks the strict rules (every object closed, every property required).

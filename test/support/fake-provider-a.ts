@@ -15,7 +15,7 @@ import { makeJwt } from './provider-a-fixtures';
  */
 export const WAIT_GUARD_MS = 30_000;
 
-/** One frame of a scripted upstream reply (provider_a.md §11.1). */
+/** One frame of a scripted upstream reply (docs/upstream/provider-a.md §11.1). */
 export type FakeFrame =
   /** One JSON event: a WebSocket text frame, or `event: <type>\ndata: <json>\n\n` over SSE. */
   | { event: object; delayMs?: number }
@@ -37,7 +37,7 @@ export interface FakeScript {
   respond?: (body: Record<string, unknown>) => FakeFrame[];
 }
 
-/** What the fake saw on one WebSocket connection or SSE POST (provider_a.md §11.2). */
+/** What the fake saw on one WebSocket connection or SSE POST (docs/upstream/provider-a.md §11.2). */
 export interface RecordedRequest {
   readonly transport: 'ws' | 'sse';
   readonly path: string;
@@ -152,7 +152,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 }
 
 /**
- * A loopback fake of the Codex backend for tests (provider_a.md §11): one HTTP server on
+ * A loopback fake of the Codex backend for tests (docs/upstream/provider-a.md §11): one HTTP server on
  * 127.0.0.1, port 0, serving the WebSocket upgrade and the SSE POST at
  * `/backend-api/codex/responses` and the OAuth token endpoint at `/oauth/token`. Replies come from
  * a FIFO of scripts; every connection and token call is recorded.
@@ -308,7 +308,7 @@ export class FakeProviderA {
    * on it consumes the next script, and the connection keeps its response chains in memory
    * (inputs + output items by response id): a frame whose `previous_response_id` this
    * connection does not hold gets a `previous_response_not_found` error event and consumes no
-   * script. Without it the fake reads exactly one frame per connection (provider_a.md §11.2).
+   * script. Without it the fake reads exactly one frame per connection (docs/upstream/provider-a.md §11.2).
    */
   keepConnectionsOpen(): void {
     this.keepOpen = true;

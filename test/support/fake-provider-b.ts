@@ -4,7 +4,7 @@ import { WAIT_GUARD_MS } from './fake-provider-a';
 import { rejectionOf } from './fake-provider-b-validation';
 
 /**
- * The routes of the fake Code Assist upstream (provider_b.md §12.1). `getOperation` is
+ * The routes of the fake Code Assist upstream (docs/upstream/provider-b.md §12.1). `getOperation` is
  * `GET /v1internal/operations/<id>` (onboarding polls it, as the Gemini CLI does); the
  * auxiliary methods are the ones the real Gemini CLI calls besides setup and generation, so the
  * CLI itself can run against this fake (the oracle capture, scripts/oracle/).
@@ -92,7 +92,7 @@ export function defaultGeneratePayload(): unknown {
 
 /**
  * A loopback fake of Gemini Code Assist `v1internal` plus its OAuth token endpoint
- * (provider_b.md §12). Each route replays its own FIFO of scripts and falls back to a default
+ * (docs/upstream/provider-b.md §12). Each route replays its own FIFO of scripts and falls back to a default
  * reply when the queue is empty; every request is recorded. Use `baseUrl` as PROVIDER_B_URL and
  * `tokenUrl` as PROVIDER_B_TOKEN_URL (or `providerBSettings()` from provider-b-fixtures.ts).
  *

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import * as zlib from 'node:zlib';
 
 /**
- * Generators of hostile requests for test/bad-input.e2e-spec.ts (issue 14): what an attacker or a
+ * Generators of hostile requests for test/bad-input.e2e-spec.ts: what an attacker or a
  * broken client sends to the chat and structured routes. Each case says whether it could still be
  * a well-formed request (then the gateway may take it to the upstream) or is bad input for sure.
  */

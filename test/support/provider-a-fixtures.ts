@@ -10,7 +10,7 @@ import { chatRequestFor } from './chat-request';
 import type { FakeFrame, FakeProviderA, FakeScript } from './fake-provider-a';
 
 /**
- * Test fixtures for provider_a (provider_a.md §11.4–§11.5): unsigned JWTs, Codex login files,
+ * Test fixtures for provider_a (docs/upstream/provider-a.md §11.4–§11.5): unsigned JWTs, Codex login files,
  * the installation id, a tiny faithful profile, upstream event frames for `FakeProviderA`
  * scripts, and the settings that point a gateway at the fake.
  */
@@ -51,7 +51,7 @@ export interface WrittenAuthFile {
 
 let accessCounter = 0;
 
-/** Writes a Codex `auth.json` (provider_a.md §1.2) with mode 0600 into `dir` (created if needed). */
+/** Writes a Codex `auth.json` (docs/upstream/provider-a.md §1.2) with mode 0600 into `dir` (created if needed). */
 export function writeAuthFile(dir: string, options: AuthFileOptions = {}): WrittenAuthFile {
   fs.mkdirSync(dir, { recursive: true });
   const exp = options.exp ?? Math.floor(Date.now() / 1000) + 3600;
@@ -113,7 +113,7 @@ export function writeFaithfulProfile(dir: string): string {
   return file;
 }
 
-// ── Upstream event frames (provider_a.md §11.5) ─────────────────────────────────────────────
+// ── Upstream event frames (docs/upstream/provider-a.md §11.5) ─────────────────────────────────────────────
 
 /** Usage in the Responses shape. */
 export interface FixtureUsage {
@@ -286,7 +286,7 @@ export function errorEvent(options: ErrorEventOptions = {}): FakeFrame {
   return frame({ type: 'error', ...(options.status !== undefined ? { status: options.status } : {}), error });
 }
 
-/** A usage-limit error event (§11.5): status 429, `usage_limit_reached`, `resets_in_seconds`. */
+/** A usage-limit error event (docs/upstream/provider-a.md §11.5): status 429, `usage_limit_reached`, `resets_in_seconds`. */
 export function usageLimitEvent(resetsInSeconds = 30): FakeFrame {
   return errorEvent({ status: 429, type: 'usage_limit_reached', message: 'limit', resetsInSeconds });
 }

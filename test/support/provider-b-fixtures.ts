@@ -17,8 +17,8 @@ export interface CredsFileOptions {
 }
 
 /**
- * Writes a Gemini CLI login file `<dir>/oauth_creds.json` with mode 0600 (provider_b.md §1.1,
- * §12.3) and returns its path. `dir` is created when missing.
+ * Writes a Gemini CLI login file `<dir>/oauth_creds.json` with mode 0600 (docs/upstream/provider-b.md §1.1,
+ * docs/upstream/provider-b.md §12.3) and returns its path. `dir` is created when missing.
  */
 export function writeCredsFile(dir: string, options: CredsFileOptions = {}): string {
   fs.mkdirSync(dir, { recursive: true });

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { WAIT_GUARD_MS } from './fake-provider-a';
 
 /**
- * The argument vector the gateway gives `claude` up to the model (provider_c.md §3.1 plus the
+ * The argument vector the gateway gives `claude` up to the model (docs/upstream/provider-c.md §3.1 plus the
  * isolation flags), written out here rather than taken from the code so the tests pin it.
  */
 export const CLAUDE_ARGV_BEFORE_MODEL: readonly string[] = [
@@ -22,7 +22,7 @@ export const CLAUDE_ARGV_BEFORE_MODEL: readonly string[] = [
   '--model',
 ];
 
-/** Absolute path of the fake `claude` executable (provider_c.md §10). */
+/** Absolute path of the fake `claude` executable (docs/upstream/provider-c.md §10). */
 export const FAKE_CLAUDE_PATH = path.join(__dirname, 'fake-claude.mjs');
 
 /** One stdout item of a scripted run: a JSON line, or raw text (a newline is appended to both). */
@@ -262,7 +262,7 @@ export function isAlive(pid: number): boolean {
 /**
  * Polls `condition` every 20 ms; rejects when it is still false after `expectedMs`, but never
  * sooner than WAIT_GUARD_MS: the number a caller gives is how long it takes on an idle machine,
- * not a limit a busy 2-core machine must meet (issue 25).
+ * not a limit a busy 2-core machine must meet (tests must pass beside a CPU-heavy job).
  */
 export async function waitFor(condition: () => boolean, expectedMs: number): Promise<void> {
   const started = Date.now();

@@ -34,7 +34,7 @@ const PERMANENT_REFRESH_FAILURES = new Set([
 ]);
 
 /**
- * The Codex CLI login (provider_a.md §1): read lazily on the first request, cached in memory,
+ * The Codex CLI login (docs/upstream/provider-a.md §1): read lazily on the first request, cached in memory,
  * refreshed when expired or after an upstream 401 (never a 403), rotated tokens written back atomically.
  * Only process-level state lives here (the cached token); nothing per request.
  */
@@ -55,13 +55,13 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     this.tokens = new LoginTokenCache(now);
   }
 
-  /** A usable token for the next upstream attempt (§1.4). */
+  /** A usable token for the next upstream attempt (docs/upstream/provider-a.md §1.4). */
   async current(signal: AbortSignal, logger: EventLogger): Promise<ProviderACredentials> {
     return (await this.tokens.current((rejected) => this.load(logger, rejected), signal)).credentials;
   }
 
   /**
-   * After the upstream refused `rejected` with 401/403 (§1.7): drop it, use the file's token if
+   * After the upstream refused `rejected` with 401/403 (docs/upstream/provider-a.md §1.7): drop it, use the file's token if
    * it changed meanwhile, else refresh even though it did not look expired.
    */
   async afterRejection(
@@ -78,7 +78,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     return this.tokens.refreshAhead(aheadMs, (rejected) => this.load(logger, rejected));
   }
 
-  /** §1.4 steps 2–4: the file's token unless rejected or expired, else refresh and write back. */
+  /** docs/upstream/provider-a.md §1.4 steps 2–4: the file's token unless rejected or expired, else refresh and write back. */
   private async load(logger: EventLogger, rejectedToken: string | undefined): Promise<CachedToken> {
     const { state, fingerprint } = await this.readLogin();
     if (this.tokens.isUsable(state, rejectedToken))
@@ -151,7 +151,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     }
   }
 
-  /** Write-back (§1.6); a failure is logged and the new token stays cached in memory. */
+  /** Write-back (docs/upstream/provider-a.md §1.6); a failure is logged and the new token stays cached in memory. */
   private async persist(refreshed: RefreshedTokens, logger: EventLogger): Promise<void> {
     try {
       const current = await readJsonObject(this.authFile);

@@ -4,7 +4,7 @@ import { isExpired } from '../login-token-cache';
 import { LoginFileError, parseLoginFile } from './provider-a.login-file';
 
 /**
- * The state of a Codex login file without any network call (issue 23): read and parsed as a
+ * The state of a Codex login file without any network call (docs/accounts.md): read and parsed as a
  * request would, expiry from `expires_at` or the JWT's `exp`. Whether the upstream still accepts
  * it is only known on use.
  */

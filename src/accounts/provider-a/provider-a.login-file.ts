@@ -1,6 +1,6 @@
 import { isJsonObject, nonEmptyString } from '../../common/json';
 
-/** What one read of the Codex login file gives us (provider_a.md §1.2). */
+/** What one read of the Codex login file gives us (docs/upstream/provider-a.md §1.2). */
 export interface LoginState {
   readonly accessToken: string;
   readonly accountId: string;
@@ -38,7 +38,7 @@ export function accountIdFromJwt(token: string | undefined): string | undefined 
   return isJsonObject(auth) ? nonEmptyString(auth.chatgpt_account_id) : undefined;
 }
 
-/** Expiry in epoch ms: positive `expires_at` (unix s) first, else the access token's `exp` (§1.3). */
+/** Expiry in epoch ms: positive `expires_at` (unix s) first, else the access token's `exp` (docs/upstream/provider-a.md §1.3). */
 export function tokenExpiry(expiresAtSeconds: unknown, accessToken: string): number | undefined {
   if (typeof expiresAtSeconds === 'number' && Number.isFinite(expiresAtSeconds) && expiresAtSeconds > 0)
     return expiresAtSeconds * 1000;
@@ -64,7 +64,7 @@ export function parseLoginFile(document: Record<string, unknown>): LoginState {
   };
 }
 
-/** The new token set a refresh returned (provider_a.md §1.5). */
+/** The new token set a refresh returned (docs/upstream/provider-a.md §1.5). */
 export interface RefreshedTokens {
   readonly accessToken: string;
   /** Only when a new non-empty one came back (rotation). */
@@ -75,7 +75,7 @@ export interface RefreshedTokens {
 }
 
 /**
- * The login document after a refresh (§1.6): the file as it is now with the new tokens, a new
+ * The login document after a refresh (docs/upstream/provider-a.md §1.6): the file as it is now with the new tokens, a new
  * `last_refresh`, `expires_at` only when the file already had it, and no other key added.
  */
 export function applyRefresh(

@@ -4,7 +4,7 @@ import type { RefreshedTokens } from './provider-a.login-file';
 import { decodeJwtClaims } from './provider-a.login-file';
 import { nonEmptyString } from '../../common/json';
 
-/** The public OAuth client id of the Codex CLI (provider_a.md §1.5). */
+/** The public OAuth client id of the Codex CLI (docs/upstream/provider-a.md §1.5). */
 export const CODEX_OAUTH_CLIENT_ID = 'app_EMoamEEZ73f0CkXaXp7hrann';
 
 /** The token endpoint is not bounded by any caller's turn (the rotated token must be saved). */
@@ -22,7 +22,7 @@ export class TokenRefreshError extends Error {
 }
 
 /**
- * One OAuth refresh-token grant against the Codex token endpoint (provider_a.md §1.5). The new
+ * One OAuth refresh-token grant against the Codex token endpoint (docs/upstream/provider-a.md §1.5). The new
  * expiry is `now + expires_in`, else the new access token's JWT `exp`. An endpoint that gives no
  * answer at all rejects with the shared `tokenEndpointFailure` (a GatewayError, not a login
  * problem); an answer that refuses the grant rejects with TokenRefreshError.

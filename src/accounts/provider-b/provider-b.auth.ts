@@ -10,7 +10,7 @@ import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 
 /**
- * The Gemini CLI's "installed application" OAuth client (provider_b.md §2.1). These are public
+ * The Gemini CLI's "installed application" OAuth client (docs/upstream/provider-b.md §2.1). These are public
  * values shipped inside that CLI: an installed-app client cannot keep a secret, and Google treats
  * them as non-confidential. Refresh tokens minted for that client only refresh with it, so they
  * live here and not in configuration.
@@ -41,7 +41,7 @@ const nonEmpty = (value: unknown): string | undefined =>
   typeof value === 'string' && value !== '' ? value : undefined;
 
 /**
- * The Gemini CLI login file as a token source (provider_b.md §1–§3): lazy read, refresh when
+ * The Gemini CLI login file as a token source (docs/upstream/provider-b.md §1–§3): lazy read, refresh when
  * expired, write-back that keeps unknown fields, and one load in flight at a time (concurrent
  * requests await the same promise). Token values never reach logs or errors.
  */
@@ -58,13 +58,13 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     this.tokens = new LoginTokenCache(now);
   }
 
-  /** §2.3: cached token, else the file's, else a refresh. */
+  /** docs/upstream/provider-b.md §2.3: cached token, else the file's, else a refresh. */
   current(signal: AbortSignal, logger: EventLogger): Promise<ProviderBCredential> {
     return this.tokens.current((rejected) => this.loadOrRefresh(rejected, logger), signal);
   }
 
   /**
-   * §3: the upstream answered 401 to `rejected`. Drop it; use the file's token when it differs
+   * docs/upstream/provider-b.md §3: the upstream answered 401 to `rejected`. Drop it; use the file's token when it differs
    * (the CLI logged in again), otherwise force a refresh even though it did not look expired.
    */
   afterRejection(
@@ -122,7 +122,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     return file;
   }
 
-  /** §2.2 refresh, then §2.4 write-back (a write failure is logged and does not fail the request). */
+  /** docs/upstream/provider-b.md §2.2 refresh, then §2.4 write-back (a write failure is logged and does not fail the request). */
   private async refresh(file: CredentialFile, refreshToken: string, logger: EventLogger): Promise<ProviderBCredential> {
     let answer: RefreshGrantAnswer;
     try {

@@ -4,7 +4,7 @@ import { readLoginDocument, tokenCheck } from '../login-file-check';
 import { isExpired } from '../login-token-cache';
 
 /**
- * The state of a Gemini CLI `oauth_creds.json` without any network call (issue 23), read as a
+ * The state of a Gemini CLI `oauth_creds.json` without any network call (docs/accounts.md), read as a
  * request reads it (`expiry_date` in ms). Whether Code Assist serves the account is only known
  * from `loadCodeAssist`, on the first request: that verdict reaches the report through the pool.
  */

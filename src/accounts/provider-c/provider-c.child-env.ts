@@ -21,12 +21,12 @@ export const CLAUDE_SESSION_VARIABLES = [
 
 /**
  * The CLI retries failed API calls itself (up to 10 times, with backoff that runs for minutes on
- * a 529). The gateway has its own policy, two more runs before output (provider_c.md §8.3), so
+ * a 529). The gateway has its own policy, two more runs before output (docs/upstream/provider-c.md §8.3), so
  * the CLI's retries are off unless the operator set `CLAUDE_CODE_MAX_RETRIES` on purpose.
  */
 const DEFAULT_CLI_MAX_RETRIES = '0';
 
-/** The child's environment: the gateway's (already without secrets, §3.2) minus the session kin. */
+/** The child's environment: the gateway's (already without secrets, docs/upstream/provider-c.md §3.2) minus the session kin. */
 export function claudeChildEnvironment(base: Readonly<Record<string, string>>): Record<string, string> {
   const env: Record<string, string> = { ...base };
   for (const name of CLAUDE_SESSION_VARIABLES) delete env[name];

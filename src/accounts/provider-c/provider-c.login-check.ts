@@ -20,7 +20,7 @@ export interface ProviderCCheckSettings {
 }
 
 /**
- * The state of one Claude Code login without any API call (issue 23). The executable comes first
+ * The state of one Claude Code login without any API call (docs/accounts.md). The executable comes first
  * (no CLI, no login that matters). A config directory's `.credentials.json` and a token file are
  * read as the CLI would; the CLI's own login (`cli`: the keychain, `CLAUDE_CODE_OAUTH_TOKEN`, a
  * file under `~/.claude`) is only knowable by asking the CLI: `claude auth status --json` prints
@@ -104,7 +104,7 @@ export function parseAuthStatus(stdout: string): LoginCheck {
 }
 
 /**
- * §1: resolves the command the way spawn will, on the child's PATH. A name with a slash is
+ * docs/upstream/provider-c.md §1: resolves the command the way spawn will, on the child's PATH. A name with a slash is
  * checked as a path. Returns the executable path, or undefined when there is none.
  */
 export function resolveCommand(command: string, searchPath: string | undefined): string | undefined {

@@ -40,7 +40,7 @@ function history(pairs: number, resultBytes: number, fill = 'r'): ChatMessage[] 
 }
 
 describe('manageContext', () => {
-  describe('per-result cap (§5.1)', () => {
+  describe('per-result cap (docs/design/behaviours.md §5.1)', () => {
     it('cuts a 40 000-byte result to exactly 32 768 bytes with K = 32 699', () => {
       const messages: ChatMessage[] = [
         { role: 'user', content: 'go' },
@@ -113,7 +113,7 @@ describe('manageContext', () => {
     });
   });
 
-  describe('compaction (§5.2–5.3)', () => {
+  describe('compaction (docs/design/behaviours.md §5.2–§5.3)', () => {
     it('with 130 messages shrinks tool results older than the last 24 and keeps the tail byte-identical', () => {
       const messages = history(63, 2_000); // 2 + 126 + 1 = 129 messages; one more makes 130
       messages.push({ role: 'user', content: 'really continue' });

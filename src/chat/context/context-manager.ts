@@ -5,7 +5,7 @@ import { utf8Length, utf8Prefix } from './utf8-prefix';
 
 export type ContextSettings = AppConfig['contextManagement'];
 
-/** Counts for the `context_manage` log record (gateway-behaviours.md §5.5); never any text. */
+/** Counts for the `context_manage` log record (docs/design/behaviours.md §5.5); never any text. */
 export interface ContextStats {
   messages: number;
   bytes_before: number;
@@ -33,7 +33,7 @@ function truncationBudget(cap: number, originalBytes: number): number {
   return kept;
 }
 
-/** §5.1: prefix, blank line, marker; the whole string is at most `cap` bytes (for any sane cap). */
+/** docs/design/behaviours.md §5.1: prefix, blank line, marker; the whole string is at most `cap` bytes (for any sane cap). */
 function truncate(text: string, originalBytes: number, cap: number): string {
   // The kept prefix may come out shorter than the budget (a multi-byte character is never
   // split); the marker then names the bytes really kept, and is never longer than budgeted.
@@ -41,7 +41,7 @@ function truncate(text: string, originalBytes: number, cap: number): string {
   return prefix.text + SEPARATOR + truncationMarker(originalBytes, prefix.bytes);
 }
 
-/** §5.3: a prefix of `keepBytes`, blank line, marker. */
+/** docs/design/behaviours.md §5.3: a prefix of `keepBytes`, blank line, marker. */
 function compact(text: string, originalBytes: number, keepBytes: number): string {
   const prefix = utf8Prefix(text, keepBytes);
   return prefix.text + SEPARATOR + compactionMarker(originalBytes, prefix.bytes);
@@ -62,7 +62,7 @@ const arraySize = (sizes: readonly number[]) =>
   sizes.reduce((sum, size) => sum + size, 2 + Math.max(0, sizes.length - 1));
 
 /**
- * Context management for tool-capable chat requests (gateway-behaviours.md §5). Pure: the input
+ * Context management for tool-capable chat requests (docs/design/behaviours.md §5). Pure: the input
  * array and its messages are never mutated; a changed message is a shallow copy with a new
  * string `content`. Only `tool` message content is ever rewritten — no message is dropped,
  * reordered or merged, and ids, `tool_calls` and `tool_call_id` are untouched, so every

@@ -136,7 +136,7 @@ describe(bearerToken.name, () => {
 describe(resolveCaller.name, () => {
   const bearer = { authorization: 'Bearer team-token' };
 
-  it('uses the caller header when configured and present (gateway-behaviours.md §3.1)', () => {
+  it('uses the caller header when configured and present (docs/design/behaviours.md §3.1)', () => {
     expect(resolveCaller({ ...bearer, 'x-tenant': 'acme' }, 'x-tenant')).toBe('header:acme');
   });
 

@@ -10,7 +10,7 @@ import { sha256Digest, sha256Hex } from '../hashing';
 import { IS_PUBLIC_ROUTE } from './public.decorator';
 
 /**
- * Inbound bearer (contract "Authentication", design.md §5) on `/v1/*` and `/metrics`. With a
+ * Inbound bearer (docs/endpoints.md "Authentication", docs/design/decisions.md §5) on `/v1/*` and `/metrics`. With a
  * secret: exactly `Bearer <secret>`, compared in constant time. Without: no header, or any
  * non-empty bearer, is let in; a malformed header is rejected.
  */
@@ -65,7 +65,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /**
- * The caller (design.md §5, gateway-behaviours.md §3.1): `header:<value>` of
+ * The caller (docs/design/decisions.md §5, docs/design/behaviours.md §3.1): `header:<value>` of
  * GATEWAY_CALLER_HEADER when set and non-blank, else `bearer:<sha256 of the bearer>`, else
  * `anonymous`. The raw value is never logged; use `callerHash` in logs.
  */

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AppConfig } from '../../config/app-config';
 
-/** Provenance of the running binary (contract "Health document", design.md §6). */
+/** Provenance of the running binary (docs/endpoints.md "Health document", docs/design/decisions.md §6). */
 export interface BuildInfo {
   readonly version: string;
   readonly commit: string;

@@ -1,6 +1,6 @@
 /**
  * Reads at most `maxBytes` of a fetch response body as text and cancels the rest: error bodies
- * and token answers are bounded (provider_a.md §1.5, §4.2), so a hostile or broken upstream
+ * and token answers are bounded (docs/upstream/provider-a.md §1.5, §4.2), so a hostile or broken upstream
  * cannot make us buffer without limit.
  */
 export async function readBodyCapped(response: Response, maxBytes: number): Promise<string> {

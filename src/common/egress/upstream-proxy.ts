@@ -16,7 +16,7 @@ function loadHttpsProxyAgent(): HttpsProxyAgentModule {
   return require('https-proxy-agent') as HttpsProxyAgentModule;
 }
 
-/** HTTPS_PROXY / HTTP_PROXY / NO_PROXY as the config layer read them (design.md §2). */
+/** HTTPS_PROXY / HTTP_PROXY / NO_PROXY as the config layer read them (docs/design/decisions.md §2). */
 export interface ProxySettings {
   readonly httpsProxy?: string;
   readonly httpProxy?: string;

@@ -15,7 +15,7 @@ const RESPONSES_API_PATH = /^\/v1\/responses(\/|$)/;
 
 /**
  * The one global filter: logs a bug once and answers through the error writer, which never
- * touches headers that already went out (the stream's own error path owns them; style.md B.5 #7).
+ * touches headers that already went out (the stream's own error path owns them; docs/design/code-shape.md B.5 item 7).
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {

@@ -26,7 +26,7 @@ import { toGatewayError } from './to-gateway-error';
 
 export const STRUCTURED_ROUTE = '/v1/structured/inference';
 
-/** The contract's bound on a structured `request_id`, in code points (contract "Limits"). */
+/** The contract's bound on a structured `request_id`, in code points (docs/structured.md "Limits and settings"). */
 export const MAX_REQUEST_ID_CHARS = 128;
 
 /**
@@ -45,7 +45,7 @@ type MarkedRequest = Request & { [STRUCTURED_ROUTE_MARK]?: boolean };
 /**
  * Marks requests of the structured route. Mounted only while the route is enabled, and only for a
  * POST to exactly its path: a disabled route, another method or a sub-path must answer exactly
- * like an unknown route (contract "Endpoints"), OpenAI shape included.
+ * like an unknown route (docs/endpoints.md), OpenAI shape included.
  */
 export function markStructuredRoute(): RequestHandler {
   return (request, _response, next) => {
@@ -62,7 +62,7 @@ export function isStructuredRoute(request: Request): boolean {
 /** The error shapes of the routes: OpenAI's (chat, models, metrics, unknown paths) and the structured contract's. */
 export type ErrorShape = 'openai' | 'structured';
 
-/** `{"error": {"message", "type", "code", "param"}}` (design.md §4). */
+/** `{"error": {"message", "type", "code", "param"}}` (docs/design/decisions.md §4). */
 export interface OpenAiErrorBody {
   readonly error: {
     readonly message: string;
@@ -72,7 +72,7 @@ export interface OpenAiErrorBody {
   };
 }
 
-/** `{"error": {"code", "message", "details"?}, "request_id"?, "contract_version"}` (design.md §7). */
+/** `{"error": {"code", "message", "details"?}, "request_id"?, "contract_version"}` (docs/design/decisions.md §7). */
 export interface StructuredErrorBody {
   readonly error: { readonly code: StructuredErrorCode; readonly message: string; readonly details?: string[] };
   readonly request_id?: string;

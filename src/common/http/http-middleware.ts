@@ -10,7 +10,7 @@ import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
 import type { DrainService } from '../lifecycle/drain.service';
 
 /**
- * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node's own check answers a bare 400 without a
+ * HTTP/1.1 requires a Host header (RFC 9112, section 3.2). Node's own check answers a bare 400 without a
  * body, so installClientErrorHandler switches it off and it is done here instead, answered like
  * every other protocol-level rejection: the OpenAI shape and `Connection: close`.
  */
@@ -67,7 +67,7 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
         writeErrorResponse(request, response, gatewayError);
         return;
       }
-      // Structured admission checks auth and draining before the body (gateway-behaviours.md §6.1),
+      // Structured admission checks auth and draining before the body (docs/design/behaviours.md §6.1),
       // so its route reports the body error itself, later.
       (request as RequestWithBodyError)[BODY_ERROR] = gatewayError;
       next();
@@ -140,7 +140,7 @@ export function deferredBodyError(request: Request): GatewayError | undefined {
 
 /**
  * gzip/brotli/deflate for JSON when the client asks; never for SSE or `stream: true` requests
- * (contract "Compression"; compression buffers SSE otherwise: nestjs/nest#5762).
+ * (docs/endpoints.md; compression buffers SSE otherwise: nestjs/nest#5762).
  *
  * A request without `Accept-Encoding` can never be compressed (compression's default encoding
  * is identity), yet the library would still wrap every write and end of the response to find
@@ -171,7 +171,7 @@ const NO_TRANSFORM = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;
 /**
  * An AbortController that fires when the client goes away. It listens on the RESPONSE's
  * 'close' with `!writableFinished`: a request's 'close' fires as soon as its body was read on
- * Node ≥16, long before the client actually leaves (style.md B.5 #4). The link lasts for the
+ * Node ≥16, long before the client actually leaves (docs/design/code-shape.md B.5 item 4). The link lasts for the
  * whole request, stream included.
  */
 export function abortOnClientDisconnect(response: Response): AbortController {

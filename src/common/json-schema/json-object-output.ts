@@ -1,5 +1,5 @@
 /**
- * The result of reading a model's text as one JSON object (gateway-behaviours.md §6.8): the
+ * The result of reading a model's text as one JSON object (docs/design/behaviours.md §6.8): the
  * structured route's output, and chat answers held to a `response_format` by the gateway.
  */
 export type ParsedOutput = { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false };

@@ -4,7 +4,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
 import { propertyPath } from './schema-paths';
 
-/** At most this many validation details, then one summary entry (gateway-behaviours.md §6.8). */
+/** At most this many validation details, then one summary entry (docs/design/behaviours.md §6.8). */
 export const MAX_OUTPUT_DETAILS = 20;
 /**
  * Compiled validators kept. Compiling is the costly part, so a schema is compiled once and reused
@@ -23,7 +23,7 @@ function loadAjv(): AjvModule {
 }
 
 /**
- * Validates parsed model output against the caller's schema with Ajv (design.md §7). Details name
+ * Validates parsed model output against the caller's schema with Ajv (docs/design/decisions.md §7). Details name
  * instance paths and keywords only, never values, so no model output reaches the client through
  * an error.
  */
@@ -87,7 +87,7 @@ export class OutputValidator {
   }
 }
 
-/** `$schema` is tolerated at the root and ignored (§6.3); Ajv would try to resolve it. */
+/** `$schema` is tolerated at the root and ignored (docs/design/behaviours.md §6.3); Ajv would try to resolve it. */
 function withoutMetaSchema(schema: Record<string, unknown>): Record<string, unknown> {
   const { $schema: _ignored, ...body } = schema;
   return body;

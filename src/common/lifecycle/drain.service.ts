@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 
 /**
- * Server availability (contract "States"): serving, or draining after SIGTERM/SIGINT. Tracks
- * requests in flight so shutdown can wait until the gateway is idle (design.md §6).
+ * Server availability (docs/design/decisions.md §6): serving, or draining after SIGTERM/SIGINT. Tracks
+ * requests in flight so shutdown can wait until the gateway is idle (docs/design/decisions.md §6).
  */
 @Injectable()
 export class DrainService {

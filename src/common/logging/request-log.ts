@@ -139,8 +139,8 @@ function logAccessWhenDone(
 // ── What a log line may carry ────────────────────────────────────────────────────────────────
 
 /**
- * Log sanitizer for caller-controlled identifiers (contract "Log records",
- * gateway-behaviours.md §9): every control character (Unicode Cc: U+0000–U+001F and
+ * Log sanitizer for caller-controlled identifiers (docs/endpoints.md "Logs",
+ * docs/design/behaviours.md §9): every control character (Unicode Cc: U+0000–U+001F and
  * U+007F–U+009F, so CR, LF, TAB and NEL), plus U+2028 and U+2029, becomes one space, and the
  * value is cut to its first 128 code points without splitting a surrogate pair. Hand-written
  * because the rule is ours; no library implements exactly this.

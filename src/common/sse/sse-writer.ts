@@ -4,12 +4,12 @@ import type { ServerResponse } from 'node:http';
 export const KEEP_ALIVE_INTERVAL_MS = 15_000;
 
 /**
- * Server-sent events over a raw Node/Express response (style.md §5): headers are committed only by
+ * Server-sent events over a raw Node/Express response (docs/design/code-shape.md §5): headers are committed only by
  * `open()` — called once the upstream accepted the turn, so earlier failures stay plain JSON
  * errors — and every write honours backpressure: when the socket buffer is full, `send()`
  * waits for 'drain' (or 'close'), so a slow client slows the upstream reader instead of
  * growing memory. Hand-written: Nest's @Sse adds id lines, a leading newline and its own error
- * frames that the OpenAI wire format does not have (style.md B.5 #5–#7).
+ * frames that the OpenAI wire format does not have (docs/design/code-shape.md B.5 items 5–7).
  */
 export class SseWriter {
   private keepAlive?: NodeJS.Timeout;

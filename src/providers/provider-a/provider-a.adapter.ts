@@ -162,7 +162,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     return this.stream(request, context);
   }
 
-  /** Strict JSON-schema extraction (provider_a.md §6): minimal headers, no profile, no tools. */
+  /** Strict JSON-schema extraction (docs/upstream/provider-a.md §6): minimal headers, no profile, no tools. */
   async extract(request: ExtractionRequest, context: CallContext): Promise<ExtractionResult> {
     const promptCacheKey = structuredPromptCacheKey(request.conversationId);
     const body = buildExtractionBody(request, promptCacheKey);

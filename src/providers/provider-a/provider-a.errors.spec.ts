@@ -154,7 +154,7 @@ describe(classifyUpstreamFailure.name, () => {
   });
 });
 
-describe('model refusals (issue #21): model errors, not request or login errors', () => {
+describe('model refusals: model errors, not request or login errors', () => {
   it.each([
     [
       400,

@@ -5,7 +5,7 @@ import { exhaustedWindowResetSeconds } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 
-/** Everything known about one upstream failure (provider_a.md §10). */
+/** Everything known about one upstream failure (docs/upstream/provider-a.md §10). */
 export interface UpstreamFailure {
   /** HTTP status of a failed upgrade/POST. */
   readonly status?: number;
@@ -13,7 +13,7 @@ export interface UpstreamFailure {
   readonly headers?: Readonly<Record<string, string | undefined>>;
   /** The parsed error body, or the whole error event frame. */
   readonly payload?: unknown;
-  /** Latest rate-limit telemetry: the fallback reset for usage limits (§4.3). */
+  /** Latest rate-limit telemetry: the fallback reset for usage limits (docs/upstream/provider-a.md §4.3). */
   readonly rateLimits?: RateLimitSnapshot;
   readonly now?: number;
 }
@@ -68,7 +68,7 @@ function retryAfterHeader(value: string | undefined, now: number): number | unde
   return seconds !== undefined ? Math.max(0, seconds) : secondsUntil(value, now);
 }
 
-/** Every retry hint found anywhere in the frame, in seconds from now (§10). */
+/** Every retry hint found anywhere in the frame, in seconds from now (docs/upstream/provider-a.md §10). */
 export function retryHints(payload: unknown, headers: UpstreamFailure['headers'], now: number): number[] {
   const hints: number[] = [];
   const header = retryAfterHeader(headers?.['retry-after'], now);
@@ -102,7 +102,7 @@ function safeCode(code: unknown): string | undefined {
 }
 
 /**
- * Classifies an upstream failure into our error table (§10, first matching row wins). Only the
+ * Classifies an upstream failure into our error table (docs/upstream/provider-a.md §10, first matching row wins). Only the
  * status and the upstream's error *code* reach `detail`; the message only reaches the log's
  * `upstream_message`, sanitized and bounded (never a client).
  */
@@ -151,7 +151,7 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   return new GatewayError('upstream', { ...base, retryable: true, retryAfterSeconds: latestHint });
 }
 
-/** Connect errors, early closes and protocol errors: `upstream`, retried before output (§10 row 6). */
+/** Connect errors, early closes and protocol errors: `upstream`, retried before output (docs/upstream/provider-a.md §10 row 6). */
 export function connectionFailure(detail: string, cause?: unknown): GatewayError {
   return new GatewayError('upstream', { detail, retryable: true, cause: sanitizeCause(cause) });
 }

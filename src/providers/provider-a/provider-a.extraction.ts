@@ -2,7 +2,7 @@ import type { ExtractionRequest } from '../shared/provider-adapter';
 import { reasoningField } from './provider-a.request';
 import type { JsonObject } from '../../common/json';
 
-/** Our fixed instructions for structured extraction (provider_a.md §6.3). */
+/** Our fixed instructions for structured extraction (docs/upstream/provider-a.md §6.3). */
 export const EXTRACTION_INSTRUCTIONS = [
   'You are an extraction engine.',
   'Read the input and answer with exactly one JSON object that satisfies the given JSON schema.',
@@ -11,7 +11,7 @@ export const EXTRACTION_INSTRUCTIONS = [
 ].join(' ');
 
 /**
- * Pure: ExtractionRequest → Responses body (provider_a.md §6.1). Exactly these keys: model,
+ * Pure: ExtractionRequest → Responses body (docs/upstream/provider-a.md §6.1). Exactly these keys: model,
  * instructions, input, stream, store, reasoning, text (strict json_schema format),
  * prompt_cache_key, and service_tier for `-fast` ids; never tools, include, client_metadata or
  * an output-token cap. The caller's input goes verbatim into one user message.
@@ -25,7 +25,7 @@ export function buildExtractionBody(request: ExtractionRequest, promptCacheKey: 
     store: false,
     reasoning: reasoningField(request.model),
     text: {
-      // The resolved verbosity (catalog row or the request's override); `low` as in §6.2 otherwise.
+      // The resolved verbosity (catalog row or the request's override); `low` as in docs/upstream/provider-a.md §6.2 otherwise.
       verbosity: request.model.verbosity ?? 'low',
       format: { type: 'json_schema', name: request.schemaName, strict: true, schema: request.schema },
     },

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ConfigError } from '../../config/app-config';
 import { isJsonObject, type JsonObject } from '../../common/json';
 
-/** The faithful-mode profile (provider_a.md §5.2); `model`, `reasoning`, `text` keys are ignored. */
+/** The faithful-mode profile (docs/upstream/provider-a.md §5.2); `model`, `reasoning`, `text` keys are ignored. */
 export interface FaithfulProfile {
   readonly instructions: string;
   /** Responses-shape tools, sent as is. */

@@ -1,5 +1,5 @@
 /**
- * The Responses events provider_a reads from its upstream (provider_a.md §9.1), over the WebSocket
+ * The Responses events provider_a reads from its upstream (docs/upstream/provider-a.md §9.1), over the WebSocket
  * and over SSE alike: the fields the translation reads, named once. Type-only: no runtime module.
  *
  * The frames arrive as parsed JSON, so `readEvent` (`provider-a.stream.ts`) is the one place that
@@ -7,7 +7,7 @@
  * always did. Every field is optional because the upstream may leave any of them out.
  */
 
-/** `response.usage` (§9.3). */
+/** `response.usage` (docs/upstream/provider-a.md §9.3). */
 export interface ResponsesUsage {
   readonly input_tokens?: number;
   readonly output_tokens?: number;
@@ -79,7 +79,7 @@ export interface OutputItemEvent {
   readonly item?: OutputItem;
 }
 
-/** A fragment (`.delta`) or the whole (`.done`) of a call's arguments or custom input (§9.2). */
+/** A fragment (`.delta`) or the whole (`.done`) of a call's arguments or custom input (docs/upstream/provider-a.md §9.2). */
 export interface CallPayloadEvent {
   readonly type:
     | 'response.function_call_arguments.delta'
@@ -97,14 +97,14 @@ export interface CallPayloadEvent {
 }
 
 /**
- * `response.failed` / `error`: classified as a whole by `classifyUpstreamFailure` (§10), which
+ * `response.failed` / `error`: classified as a whole by `classifyUpstreamFailure` (docs/upstream/provider-a.md §10), which
  * looks for the error object and retry hints anywhere in the frame, so no field is declared here.
  */
 export interface FailureEvent {
   readonly type: 'response.failed' | 'error';
 }
 
-/** `codex.rate_limits` (§4.3): read by `rateLimitsFromEvent` from the frame itself. */
+/** `codex.rate_limits` (docs/upstream/provider-a.md §4.3): read by `rateLimitsFromEvent` from the frame itself. */
 export interface RateLimitsEvent {
   readonly type: 'codex.rate_limits';
 }

@@ -12,7 +12,7 @@ import {
 import { GatewayError } from '../../core/gateway.error';
 
 /*
- * What the chat request's messages and tools become on the Responses wire (provider_a.md §7):
+ * What the chat request's messages and tools become on the Responses wire (docs/upstream/provider-a.md §7):
  * content parts and input items, tool calls paired with their results, the client's tool
  * definitions flattened, and the tool names mapped to ones the backend accepts and back.
  * provider-a.request.ts assembles them into the body of an attempt.
@@ -20,12 +20,12 @@ import { GatewayError } from '../../core/gateway.error';
 
 // Messages: content parts, input items, call pairing ----------------------------------------------
 
-/** Call-id normalization N(id) (provider_a.md §7.4): ids over 64 characters become their SHA-256 hex. */
+/** Call-id normalization N(id) (docs/upstream/provider-a.md §7.4): ids over 64 characters become their SHA-256 hex. */
 export function normalizeCallId(id: string): string {
   return id.length <= 64 ? id : sha256Hex(id);
 }
 
-/** Chat messages split into the parts of a Responses request (provider_a.md §7.2). */
+/** Chat messages split into the parts of a Responses request (docs/upstream/provider-a.md §7.2). */
 export interface ConversationInput {
   /** Texts of `system` and `developer` messages, in order (one entry per non-empty message). */
   readonly systemTexts: string[];
@@ -231,7 +231,7 @@ const EMPTY_PARAMETERS = { type: 'object', properties: {} };
 const isOwnType = (type: unknown) => type === undefined || type === '' || type === 'function' || type === 'custom';
 
 /**
- * Client tools → Responses tools (provider_a.md §7.5): nested function/custom definitions are
+ * Client tools → Responses tools (docs/upstream/provider-a.md §7.5): nested function/custom definitions are
  * flattened (a function without parameters gets an empty object schema), flat ones pass
  * unchanged, nameless function/custom entries are dropped, and other types (web_search…) pass
  * unchanged whether or not they carry a name. Order is kept. `normalized` is the same list as

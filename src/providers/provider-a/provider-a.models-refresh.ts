@@ -49,7 +49,7 @@ export interface ModelsRefreshOptions {
 }
 
 /**
- * Keeps the catalog's provider_a part following the backend's live model list (design.md §3):
+ * Keeps the catalog's provider_a part following the backend's live model list (docs/design/decisions.md §3):
  * a first fetch right after startup, in the background (readiness never waits for it), then one
  * per period. A failed fetch keeps the last good list and logs why; it never fails anything else.
  */

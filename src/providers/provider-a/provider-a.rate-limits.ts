@@ -1,6 +1,6 @@
 import type { EventLogger } from '../../core/event-logger';
 
-/** One usage window of the ChatGPT plan (provider_a.md §4.3). */
+/** One usage window of the ChatGPT plan (docs/upstream/provider-a.md §4.3). */
 export interface RateLimitWindow {
   readonly usedPercent?: number;
   readonly windowMinutes?: number;
@@ -58,7 +58,7 @@ export function rateLimitsFromEvent(event: Record<string, unknown>): RateLimitSn
   return snapshot(read(limits.primary), read(limits.secondary));
 }
 
-/** Seconds until the earliest reset of a window at or above 100 % (§4.3), if any. */
+/** Seconds until the earliest reset of a window at or above 100 % (docs/upstream/provider-a.md §4.3), if any. */
 export function exhaustedWindowResetSeconds(limits: RateLimitSnapshot | undefined, nowMs: number): number | undefined {
   const resets = [limits?.primary, limits?.secondary]
     .filter(
@@ -71,7 +71,7 @@ export function exhaustedWindowResetSeconds(limits: RateLimitSnapshot | undefine
 
 /**
  * The latest snapshot per account, kept in memory and logged at debug level. Besides the fallback
- * Retry-After of a usage-limit error (§4.3), each snapshot goes to `onSnapshot`: the account pool
+ * Retry-After of a usage-limit error (docs/upstream/provider-a.md §4.3), each snapshot goes to `onSnapshot`: the account pool
  * steers new chats by it and shows it in the account metrics.
  */
 export class RateLimitTelemetry {

@@ -127,7 +127,7 @@ describe(buildChatBody.name, () => {
       },
       { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Sure.' }] },
       { type: 'function_call', call_id: 'call_1', name: 'read_file', arguments: '{"path":"a.ts"}' },
-      // A function-wire call to a tool declared custom goes up as custom_tool_call (§7.3).
+      // A function-wire call to a tool declared custom goes up as custom_tool_call (docs/upstream/provider-a.md §7.3).
       { type: 'custom_tool_call', call_id: 'call_2', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' },
       {
         type: 'custom_tool_call',

@@ -29,7 +29,7 @@ import {
 import type { ProviderATransportKind } from './provider-a.transport';
 
 /*
- * One provider_a attempt as the backend receives it (provider_a.md §3–§5): what identifies it
+ * One provider_a attempt as the backend receives it (docs/upstream/provider-a.md §3–§5): what identifies it
  * upstream (the chat's session id, turn and window ids, the installation id) and the handshake or
  * POST headers that carry them; the Responses body built from the chat request; and that body in
  * the shape the model takes (classic or Responses lite). What the messages and tools become on
@@ -51,7 +51,7 @@ export function sessionIdForChat(conversationId: string): string {
 }
 
 /**
- * The structured route's cache key (provider_a.md §6.4), derivation v1: UUID-formatted SHA-256
+ * The structured route's cache key (docs/upstream/provider-a.md §6.4), derivation v1: UUID-formatted SHA-256
  * of `provider_a.structured:` + the extraction's conversation id (caller, operation and schema
  * checksum, one per line).
  */
@@ -70,7 +70,7 @@ export function windowIdFor(sessionId: string): string {
 }
 
 /**
- * Installation ids (§3): `$CODEX_HOME/installation_id` trimmed, read once per home; else one
+ * Installation ids (docs/upstream/provider-a.md §3): `$CODEX_HOME/installation_id` trimmed, read once per home; else one
  * random UUIDv4, generated once and never written to disk. State of the instance, not of the
  * module: the adapter holds one (so "per process" in production) and tests make their own.
  */
@@ -94,12 +94,12 @@ export class InstallationIds {
 }
 
 export interface FaithfulHeaderInput {
-  /** The turn metadata string (§5.2). */
+  /** The turn metadata string (docs/upstream/provider-a.md §5.2). */
   readonly turnMetadata: string;
 }
 
 /**
- * Handshake (WebSocket) or POST (SSE) headers of one attempt (provider_a.md §4.1, §4.2): the
+ * Handshake (WebSocket) or POST (SSE) headers of one attempt (docs/upstream/provider-a.md §4.1, §4.2): the
  * minimal set always, the faithful extras only in faithful mode. As Codex CLI 0.171.0 sends them
  * (test/fixtures/codex-oracle/): only the WebSocket carries `openai-beta`, only the POST
  * `accept-encoding`; both spell the session header `session-id`.
@@ -137,7 +137,7 @@ export function upstreamHeaders(
 
 // The body ----------------------------------------------------------------------------------------
 
-/** The ids of one upstream attempt in faithful mode (provider_a.md §3). */
+/** The ids of one upstream attempt in faithful mode (docs/upstream/provider-a.md §3). */
 export interface FaithfulTurn {
   readonly profile: FaithfulProfile;
   readonly turnId: string;
@@ -166,7 +166,7 @@ export interface ChatBody {
   readonly toolNames: ToolNameMap;
 }
 
-/** `reasoning` from the resolved effort (§8); `extra` adds e.g. `summary: "auto"`. */
+/** `reasoning` from the resolved effort (docs/upstream/provider-a.md §8); `extra` adds e.g. `summary: "auto"`. */
 export function reasoningField(model: ResolvedModel, extra: Json = {}): Json {
   return model.reasoningEffort ? { effort: model.reasoningEffort, ...extra } : { ...extra };
 }
@@ -181,7 +181,7 @@ export interface TurnMetadataInput {
 }
 
 /**
- * The turn metadata string (§5.2) with the members and order Codex CLI 0.171.0 sends
+ * The turn metadata string (docs/upstream/provider-a.md §5.2) with the members and order Codex CLI 0.171.0 sends
  * (test/fixtures/codex-oracle/): compact JSON. The values describe a fresh `codex exec` turn on a
  * Mac (the faithful User-Agent's platform, hence the `seatbelt` sandbox) with a read-only sandbox
  * and analytics off; the context window id is derived from the session so it is stable per chat.
@@ -215,7 +215,7 @@ export function turnMetadata(input: TurnMetadataInput): string {
 }
 
 /**
- * Pure: ChatRequest → Responses body for chat (provider_a.md §5). Minimal mode forwards the
+ * Pure: ChatRequest → Responses body for chat (docs/upstream/provider-a.md §5). Minimal mode forwards the
  * client's tools; faithful mode replaces instructions and tools with the profile's. Never sent:
  * `max_output_tokens`, `temperature`, `top_p` (the backend refuses them; src/chat/chat-request.parser.ts
  * documents their fate), and a `tool_choice` the client did not send.

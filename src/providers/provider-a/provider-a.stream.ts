@@ -15,7 +15,7 @@ import type {
   ResponseSnapshot,
 } from './provider-a.frames';
 
-/** One client tool call being assembled from its fragments (provider_a.md §9.2). */
+/** One client tool call being assembled from its fragments (docs/upstream/provider-a.md §9.2). */
 interface CallRecord {
   readonly key: string;
   readonly kind: 'function' | 'custom';
@@ -28,7 +28,7 @@ interface CallRecord {
 
 /**
  * Per-stream state: created for each upstream attempt and never shared, so concurrent turns
- * cannot see each other's calls (style.md §2).
+ * cannot see each other's calls (docs/design/code-shape.md §2).
  */
 export interface StreamState {
   responseId?: string;
@@ -50,7 +50,7 @@ export function createStreamState(): StreamState {
 /** What one upstream event means: the turn runner's step, plus the rate limits it reported. */
 export interface StreamStep extends FrameStep {
   readonly events: ChatEvent[];
-  /** A non-error event: the turn is accepted (§4.4). */
+  /** A non-error event: the turn is accepted (docs/upstream/provider-a.md §4.4). */
   readonly accepted: boolean;
   /** The turn is over (completed, incomplete, failed or error). */
   readonly terminal: boolean;
@@ -73,7 +73,7 @@ export interface TranslateOptions {
 }
 
 /**
- * Pure translation of one upstream JSON event into typed events (provider_a.md §9.1). Unknown
+ * Pure translation of one upstream JSON event into typed events (docs/upstream/provider-a.md §9.1). Unknown
  * event types are ignored. The only effect is on `state`.
  */
 export function translateEvent(state: StreamState, frame: JsonObject, options: TranslateOptions = {}): StreamStep {
@@ -225,7 +225,7 @@ function rememberResponse(state: StreamState, response: ResponseSnapshot | undef
 function reasoningSummary(state: StreamState, delta: string, summaryIndex: number | undefined): ChatEvent[] {
   let text = delta;
   if (summaryIndex !== undefined) {
-    // A new summary part starts a new paragraph (§9.1).
+    // A new summary part starts a new paragraph (docs/upstream/provider-a.md §9.1).
     if (state.summaryIndex !== undefined && summaryIndex !== state.summaryIndex) text = `\n\n${text}`;
     state.summaryIndex = summaryIndex;
   }
@@ -286,7 +286,7 @@ function itemDone(state: StreamState, item: OutputItem | undefined, outputIndex:
   const kind = callKind(item);
   const record = findRecord(state, item.id, outputIndex) ?? openCall(state, item, outputIndex);
   if (!record || record.done) return [];
-  // The finished item's values replace what the fragments accumulated (§9.2).
+  // The finished item's values replace what the fragments accumulated (docs/upstream/provider-a.md §9.2).
   record.callId = item.call_id ?? record.callId;
   record.name = item.name ?? record.name;
   record.payload = (kind === 'function' ? item.arguments : item.input) ?? record.payload;
@@ -334,7 +334,7 @@ function usageAndFinish(response: ResponseSnapshot | undefined, reason: FinishRe
   return [...(usage ? [{ type: 'usage' as const, usage }] : []), { type: 'finish', reason }];
 }
 
-/** Responses usage → our usage (§9.3); total is the sum when absent. */
+/** Responses usage → our usage (docs/upstream/provider-a.md §9.3); total is the sum when absent. */
 export function readUsage(raw: unknown): UsageEvent | undefined {
   const usage = readResponsesUsage(raw);
   return usage ? toUsageEvent(usage) : undefined;

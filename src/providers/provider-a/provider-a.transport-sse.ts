@@ -33,7 +33,7 @@ async function* sseFrames(body: ReadableStream<Uint8Array>, signal: AbortSignal)
 }
 
 /**
- * One HTTP + SSE attempt (provider_a.md §4.2): POST the body without `type`, classify a non-2xx
+ * One HTTP + SSE attempt (docs/upstream/provider-a.md §4.2): POST the body without `type`, classify a non-2xx
  * status with at most 64 KiB of its body, else read `data:` lines through the shared SSE parser
  * (the JSON `type` is authoritative; `event:` lines are ignored). Closing aborts the fetch.
  */

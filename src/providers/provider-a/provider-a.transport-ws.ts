@@ -4,7 +4,7 @@ import { postInstead } from './provider-a.http-fallback';
 import { WsSession } from './provider-a.ws-session';
 
 /**
- * One single-use WebSocket attempt (provider_a.md §4.1): a fresh connection, exactly one
+ * One single-use WebSocket attempt (docs/upstream/provider-a.md §4.1): a fresh connection, exactly one
  * `response.create` text frame, and the socket closed when the attempt ends; a frame larger than
  * the server's announced message limit goes over HTTP + SSE instead (`postInstead`). Structured
  * inference always uses this (it never reuses or prewarms a connection); chat turns go through

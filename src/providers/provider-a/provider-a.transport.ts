@@ -59,7 +59,7 @@ export interface HttpFallback {
  */
 export type OpenConnection = (input: AttemptInput) => Promise<UpstreamConnection>;
 
-/** A failed upgrade/POST: classified by the caller with §10 (it knows the rate-limit telemetry). */
+/** A failed upgrade/POST: classified by the caller with docs/upstream/provider-a.md §10 (it knows the rate-limit telemetry). */
 export class UpstreamRejection extends Error {
   constructor(
     readonly status: number,
@@ -80,7 +80,7 @@ export function httpUrlFor(url: string): string {
   return parsed.toString();
 }
 
-/** `ws(s)://` → WebSocket, `http(s)://` → HTTP + SSE (provider_a.md §4). */
+/** `ws(s)://` → WebSocket, `http(s)://` → HTTP + SSE (docs/upstream/provider-a.md §4). */
 export function transportForUrl(url: string): ProviderATransportKind {
   const scheme = new URL(url).protocol;
   return scheme === 'ws:' || scheme === 'wss:' ? 'ws' : 'sse';

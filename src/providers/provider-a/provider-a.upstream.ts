@@ -45,7 +45,7 @@ export interface ProviderAConnect {
 }
 
 /**
- * provider_a as an upstream family of the turn runner (provider_a.md §4): `build` gives the body
+ * provider_a as an upstream family of the turn runner (docs/upstream/provider-a.md §4): `build` gives the body
  * and headers of an attempt for its login (a fresh turn id each time in faithful mode). A class,
  * so a turn pays for one object rather than a closure per method.
  */
@@ -148,7 +148,7 @@ class ConnectionAttempt implements ProviderAAttempt {
   }
 }
 
-/** One frame's meaning (provider_a.md §9.1); a binary or non-JSON frame is a protocol failure. */
+/** One frame's meaning (docs/upstream/provider-a.md §9.1); a binary or non-JSON frame is a protocol failure. */
 function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
   if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
   const step = translateEvent(attempt.state, frame.value, {

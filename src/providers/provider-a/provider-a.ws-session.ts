@@ -45,7 +45,7 @@ function parseFrame(data: WebSocket.RawData, isBinary: boolean): UpstreamFrame {
 /**
  * Client frames are masked with a zero key, which `ws` recognises and then skips the XOR pass
  * over every payload byte (a whole agent history per turn) and the random key. Masking protects
- * browsers' shared proxies from script-chosen bytes (RFC 6455 §10.3); this client's bytes are
+ * browsers' shared proxies from script-chosen bytes (RFC 6455, section 10.3); this client's bytes are
  * the gateway's own, over TLS to the backend, so the key adds nothing but CPU.
  */
 function keepZeroMask(): void {
@@ -94,7 +94,7 @@ interface ActiveTurn {
 }
 
 /**
- * One upstream WebSocket (provider_a.md §4.1) that can carry several turns one after another:
+ * One upstream WebSocket (docs/upstream/provider-a.md §4.1) that can carry several turns one after another:
  * each turn sends one `response.create` text frame and reads one JSON event per text frame until
  * its terminal event. A session never carries two turns at once. Closing sends a close frame
  * (1000) and drops the socket after a 1 s grace.

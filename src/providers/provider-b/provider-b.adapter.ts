@@ -15,7 +15,7 @@ import type { ProviderBConnect, ProviderBMethod } from './provider-b.upstream';
 import { ProviderBUpstream } from './provider-b.upstream';
 
 /**
- * provider_b: Gemini Code Assist `v1internal` with the Gemini CLI's login (provider_b.md).
+ * provider_b: Gemini Code Assist `v1internal` with the Gemini CLI's login (docs/upstream/provider-b.md).
  * Wiring only: tokens, project discovery and the signature memory are process-wide; a turn runs
  * on the turn runner as the family `provider-b.upstream.ts` describes.
  */
@@ -57,7 +57,7 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     return this.run(request, context, 'generateContent');
   }
 
-  /** Resolves once the upstream accepted the turn; retries (§10.3) happen before that, on the runner. */
+  /** Resolves once the upstream accepted the turn; retries (docs/upstream/provider-b.md §10.3) happen before that, on the runner. */
   private async run(
     request: ChatRequest,
     context: CallContext,

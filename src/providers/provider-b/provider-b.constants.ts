@@ -26,10 +26,10 @@ export const CODE_ASSIST_METADATA = {
   pluginType: 'GEMINI',
 } as const;
 
-/** Signature the backend accepts on a replayed call whose real signature is unknown (§8). */
+/** Signature the backend accepts on a replayed call whose real signature is unknown (docs/upstream/provider-b.md §8). */
 export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 
-/** Fallback declaration of a custom tool without parameters (provider_b.md §7.1). */
+/** Fallback declaration of a custom tool without parameters (docs/upstream/provider-b.md §7.1). */
 export const CUSTOM_TOOL_FALLBACK_PARAMETERS = {
   type: 'object',
   properties: { input: { type: 'string', description: 'Raw text input for this tool.' } },

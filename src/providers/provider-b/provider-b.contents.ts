@@ -26,10 +26,10 @@ export interface ConvertedMessages {
 export const UNKNOWN_TOOL_NAME = 'unknown_tool';
 
 /**
- * Chat messages → Code Assist `contents` (provider_b.md §6): system/developer text becomes one
+ * Chat messages → Code Assist `contents` (docs/upstream/provider-b.md §6): system/developer text becomes one
  * system instruction; user → `user`, assistant → `model` with its tool calls as `functionCall`
  * parts; each run of consecutive tool messages → one `user` content of `functionResponse` parts.
- * `signatureFor` is the process-local signature memory (§8).
+ * `signatureFor` is the process-local signature memory (docs/upstream/provider-b.md §8).
  */
 export function convertMessages(
   clientMessages: readonly ChatMessage[],
@@ -112,7 +112,7 @@ function modelParts(
     const call = readHistoryToolCall(raw, customNames);
     if (!call) continue;
     const known = call.thoughtSignature || (call.id !== '' ? signatureFor(call.id) : undefined);
-    // The backend checks the first functionCall of a model turn for a signature (§8).
+    // The backend checks the first functionCall of a model turn for a signature (docs/upstream/provider-b.md §8).
     const signature = known || (firstCall ? SKIP_THOUGHT_SIGNATURE : undefined);
     firstCall = false;
     const functionCall = {

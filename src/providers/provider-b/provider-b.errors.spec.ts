@@ -11,7 +11,7 @@ const detail = (type: string, fields: Record<string, unknown>) => ({
 });
 
 describe(classifyProviderBError.name, () => {
-  it('429 with a PerDay quota is a terminal usage_limit, never echoing the message (§13.23)', () => {
+  it('429 with a PerDay quota is a terminal usage_limit, never echoing the message (docs/upstream/provider-b.md §13.23)', () => {
     // 2026-11-23T20:00:00Z is 12:00 in Los Angeles: the daily quota resets in 12 hours.
     const error = classifyProviderBError(429, daily429, new Date('2026-11-23T20:00:00Z'));
     expect(error).toMatchObject({ code: 'usage_limit', retryable: false, upstreamStatus: 429 });
@@ -19,7 +19,7 @@ describe(classifyProviderBError.name, () => {
     expect(`${error.message} ${error.detail}`).not.toContain('SECRET-UPSTREAM-TEXT');
   });
 
-  it('429 with RetryInfo is retryable rate_limited with that hint, from an array body (§13.22)', () => {
+  it('429 with RetryInfo is retryable rate_limited with that hint, from an array body (docs/upstream/provider-b.md §13.22)', () => {
     expect(classifyProviderBError(429, retry429)).toMatchObject({
       code: 'rate_limited',
       retryable: true,

@@ -4,7 +4,7 @@ import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 import type { QuotaErrorFacts } from './provider-b.quota';
 import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
 
-/** What we read from a Code Assist error body (provider_b.md §10.1); message text stays internal. */
+/** What we read from a Code Assist error body (docs/upstream/provider-b.md §10.1); message text stays internal. */
 export interface ProviderBErrorInfo extends QuotaErrorFacts {
   readonly code?: number;
   readonly status?: string;
@@ -81,7 +81,7 @@ const RETRY_STATUSES = new Set([408, 500, 502, 503, 504]);
 const CONTEXT_WINDOW_MESSAGE = /input token count|maximum number of tokens/i;
 
 /**
- * Classifies an upstream failure (provider_b.md §10.2). `httpStatus` is the response status, or
+ * Classifies an upstream failure (docs/upstream/provider-b.md §10.2). `httpStatus` is the response status, or
  * undefined for an error frame inside a 2xx stream (then the body's own code/status decides).
  * The result carries retryability and the Retry-After hint; `detail` names only statuses,
  * reasons and quota ids, never the upstream message (which only the log's `upstream_message` carries, sanitized).

@@ -7,7 +7,7 @@ import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { classifyProviderBError } from './provider-b.errors';
 
 /**
- * The turn a call belongs to (provider_b.md §9.5): its signal aborts when the client leaves (with
+ * The turn a call belongs to (docs/upstream/provider-b.md §9.5): its signal aborts when the client leaves (with
  * the client's own reason) or the turn deadline passes (a `timeout` GatewayError). Everything a
  * turn waits on — token refresh, discovery, fetches, retry sleeps — listens to it.
  */

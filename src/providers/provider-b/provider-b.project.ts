@@ -8,7 +8,7 @@ import { isJsonObject } from '../../common/json';
 
 /** How discovery talks to the upstream; the adapter binds it to one turn. */
 export interface DiscoveryTransport {
-  /** POST `{base}:<method>` with auth (incl. the §3 401 retry); resolves with the JSON body. */
+  /** POST `{base}:<method>` with auth (incl. the docs/upstream/provider-b.md §3 401 retry); resolves with the JSON body. */
   call(method: 'loadCodeAssist' | 'onboardUser', body: unknown): Promise<unknown>;
   /** GET `{base}/<operation name>`: the state of a long-running operation. */
   getOperation(name: string): Promise<unknown>;
@@ -24,7 +24,7 @@ interface OnboardTier {
   readonly id: string;
 }
 
-/** What a `loadCodeAssist` answer tells us to do (provider_b.md §4.2, the pinned CLI's setup). */
+/** What a `loadCodeAssist` answer tells us to do (docs/upstream/provider-b.md §4.2, the pinned CLI's setup). */
 export type LoadDecision =
   | { readonly kind: 'project'; readonly project: string }
   | { readonly kind: 'onboard'; readonly tier: OnboardTier; readonly ineligible: string[] }
@@ -180,7 +180,7 @@ function logUnavailable(transport: DiscoveryTransport, reason: string, ineligibl
 }
 
 /**
- * The project of each login (§4.4): discovered once per login (the configured project goes
+ * The project of each login (docs/upstream/provider-b.md §4.4): discovered once per login (the configured project goes
  * through `loadCodeAssist` too). One discovery per login is in flight at a time (concurrent
  * requests await it); a success is cached for the process lifetime, an "account unsupported"
  * answer for a minute, and any other failure not at all.

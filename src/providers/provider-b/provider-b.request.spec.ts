@@ -22,7 +22,7 @@ describe(buildProviderBRequest.name, () => {
     });
   });
 
-  it('maps system/developer to one systemInstruction, roles to user/model, and a tool run to one user content (§13.11)', () => {
+  it('maps system/developer to one systemInstruction, roles to user/model, and a tool run to one user content (docs/upstream/provider-b.md §13.11)', () => {
     const { envelope } = buildProviderBRequest(historyRequest(), options);
     expect(envelope.request.systemInstruction).toEqual({
       role: 'user',
@@ -52,7 +52,7 @@ describe(buildProviderBRequest.name, () => {
     ]);
   });
 
-  it('declares all tools in one entry; a custom tool without parameters gets the raw `input` fallback (§13.14)', () => {
+  it('declares all tools in one entry; a custom tool without parameters gets the raw `input` fallback (docs/upstream/provider-b.md §13.14)', () => {
     const built = buildProviderBRequest(historyRequest(), options);
     expect(built.envelope.request.tools).toEqual([
       {
@@ -141,7 +141,7 @@ describe(buildProviderBRequest.name, () => {
     expect(envelope.request.systemInstruction).toEqual({ role: 'user', parts: [{ text: 'sys' }] });
   });
 
-  describe('tool_choice (§13.15)', () => {
+  describe('tool_choice (docs/upstream/provider-b.md §13.15)', () => {
     const tools: ToolDefinition[] = [{ type: 'function', function: { name: 'x', parameters: { type: 'object' } } }];
     const config = (toolChoice: unknown) =>
       buildProviderBRequest(chatRequest({ tools, toolChoice }), options).envelope.request.toolConfig;
@@ -178,7 +178,7 @@ describe(buildProviderBRequest.name, () => {
     });
   });
 
-  describe('thought signatures in (§13.19)', () => {
+  describe('thought signatures in (docs/upstream/provider-b.md §13.19)', () => {
     const replay = (calls: ChatMessage['tool_calls'], memory: Record<string, string> = {}) =>
       buildProviderBRequest(
         chatRequest({
@@ -219,7 +219,7 @@ describe(buildProviderBRequest.name, () => {
   });
 
   describe('generationConfig', () => {
-    it('omits thinkingConfig for reasoning_effort none, keeps it otherwise (§13.25)', () => {
+    it('omits thinkingConfig for reasoning_effort none, keeps it otherwise (docs/upstream/provider-b.md §13.25)', () => {
       const none = chatRequest({ model: { ...chatRequest().model, reasoningEffort: 'none' } });
       expect(buildProviderBRequest(none, options).envelope.request.generationConfig).toBeUndefined();
       const high = chatRequest({ model: { ...chatRequest().model, reasoningEffort: 'high' } });
@@ -266,7 +266,7 @@ describe(buildProviderBRequest.name, () => {
     });
   });
 
-  describe('session ids (§13.26)', () => {
+  describe('session ids (docs/upstream/provider-b.md §13.26)', () => {
     it('is a stable UUID per chat key and differs between chats', () => {
       const first = buildProviderBRequest(chatRequest({ conversationId: 'chat:a' }), {
         ...options,

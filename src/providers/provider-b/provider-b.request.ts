@@ -10,7 +10,7 @@ export interface ProviderBRequestOptions {
   readonly project: string;
   /** Fresh per gateway request: the request id. */
   readonly userPromptId: string;
-  /** Process-local thought-signature memory by call id (provider_b.md §8). */
+  /** Process-local thought-signature memory by call id (docs/upstream/provider-b.md §8). */
   readonly signatureFor?: (callId: string) => string | undefined;
 }
 
@@ -27,7 +27,7 @@ export interface BuiltProviderBRequest {
 }
 
 /**
- * Pure: ChatRequest → the Code Assist envelope (provider_b.md §5–§8). Empty members
+ * Pure: ChatRequest → the Code Assist envelope (docs/upstream/provider-b.md §5–§8). Empty members
  * (`systemInstruction`, `tools`, `toolConfig`, `generationConfig`) are omitted.
  */
 export function buildProviderBRequest(request: ChatRequest, options: ProviderBRequestOptions): BuiltProviderBRequest {
@@ -101,7 +101,7 @@ function buildGenerationConfig(
 }
 
 /**
- * Stable per chat (§5.3), derivation v1 (docs/providers.md "Conversation identity"):
+ * Stable per chat (docs/upstream/provider-b.md §5.3), derivation v1 (docs/providers.md "Conversation identity"):
  * UUID-formatted `sha256_hex("provider_b.session:" + conversationId)`.
  */
 export function providerBSessionId(conversationId: string): string {

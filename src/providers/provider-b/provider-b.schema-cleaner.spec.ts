@@ -19,7 +19,7 @@ function schemaNodes(node: unknown, out: Record<string, unknown>[] = []): Record
 }
 
 describe(cleanSchema.name, () => {
-  it('drops only document metadata and strict at every depth, keeps every JSON Schema keyword and properties named like them (§13.12)', () => {
+  it('drops only document metadata and strict at every depth, keeps every JSON Schema keyword and properties named like them (docs/upstream/provider-b.md §13.12)', () => {
     const cleaned = cleanSchema(nestedSchema);
     const nodes = schemaNodes(cleaned);
     expect(nodes.length).toBeGreaterThan(10);
@@ -113,7 +113,7 @@ describe(cleanSchema.name, () => {
     expect(JSON.stringify(nestedSchema)).toBe(before);
   });
 
-  it('inlines local $defs/definitions references and drops the definitions (§13.13)', () => {
+  it('inlines local $defs/definitions references and drops the definitions (docs/upstream/provider-b.md §13.13)', () => {
     const report = { unresolvedRefs: 0 };
     const cleaned = cleanSchema(refSchema, report);
     const properties = cleaned.properties as Record<string, unknown>;

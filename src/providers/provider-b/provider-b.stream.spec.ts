@@ -34,7 +34,7 @@ const candidate = (extra: Record<string, unknown>) => ({
 });
 
 describe(translateProviderBPayload.name, () => {
-  it('streams thoughts as reasoning, calls in two frames with distinct per-stream ids, then usage and finish (§13.16, §13.18, §13.21)', () => {
+  it('streams thoughts as reasoning, calls in two frames with distinct per-stream ids, then usage and finish (docs/upstream/provider-b.md §13.16, §13.18, §13.21)', () => {
     expect(run(chunks('provider-b-two-calls.chunks.txt'))).toEqual([
       { type: 'reasoning-delta', text: 'Let me think.' },
       { type: 'text-delta', text: 'Looking.' },
@@ -60,7 +60,7 @@ describe(translateProviderBPayload.name, () => {
     ]);
   });
 
-  it('emits a call repeated with the same upstream id once; custom calls carry raw input (§13.14, §13.17)', () => {
+  it('emits a call repeated with the same upstream id once; custom calls carry raw input (docs/upstream/provider-b.md §13.14, §13.17)', () => {
     const events = run(chunks('provider-b-duplicate-call.chunks.txt'), ['apply_patch']);
     expect(events).toEqual([
       { type: 'tool-call', call: { id: 'fc-1', name: 'read_file', kind: 'function', arguments: '{"path":"a.ts"}' } },
@@ -91,12 +91,12 @@ describe(translateProviderBPayload.name, () => {
     ['SAFETY', { type: 'finish', reason: 'content_filter' }],
     ['RECITATION', { type: 'finish', reason: 'content_filter' }],
     ['PROHIBITED_CONTENT', { type: 'finish', reason: 'content_filter' }],
-  ])('maps finishReason %s (§13.20)', (reason, expected) => {
+  ])('maps finishReason %s (docs/upstream/provider-b.md §13.20)', (reason, expected) => {
     expect(run([candidate({ finishReason: reason })])).toEqual([expected]);
   });
 
   it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL'])(
-    'turns %s into a terminal invalid_tool_call error after usage (§13.20)',
+    'turns %s into a terminal invalid_tool_call error after usage (docs/upstream/provider-b.md §13.20)',
     (reason) => {
       const events = run([
         {

@@ -14,7 +14,7 @@ import type {
 /**
  * Per-stream state of one provider_b turn (created per call, never kept on the adapter). The
  * tool-call sequence counts calls across all frames, so two id-less calls in two frames get
- * distinct ids (provider_b.md §9.2).
+ * distinct ids (docs/upstream/provider-b.md §9.2).
  */
 export interface ProviderBStreamState {
   readonly customToolNames: ReadonlySet<string>;
@@ -81,7 +81,7 @@ function payloadEvents(payload: unknown, state: ProviderBStreamState): ChatEvent
 /**
  * The boundary of the response types (`provider-b.wire-types.ts`): a payload read as the Code
  * Assist response, each field kept only when it has its declared JSON type (otherwise it reads as
- * absent). A payload without the `response` wrapper is the response itself (§9.1).
+ * absent). A payload without the `response` wrapper is the response itself (docs/upstream/provider-b.md §9.1).
  */
 function readCodeAssistResponse(payload: JsonObject): CodeAssistResponse {
   const raw = isJsonObject(payload.response) ? payload.response : payload;
@@ -160,7 +160,7 @@ function toolCall(
 const FILTER_REASONS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);
 const INVALID_CALL_REASONS = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL']);
 
-/** EOF (provider_b.md §9.3): `usage` when seen, then `finish` or a terminal `error`. */
+/** EOF (docs/upstream/provider-b.md §9.3): `usage` when seen, then `finish` or a terminal `error`. */
 export function finishProviderBStream(state: ProviderBStreamState): ChatEvent[] {
   if (state.frames === 0)
     return [

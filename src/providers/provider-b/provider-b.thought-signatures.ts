@@ -1,5 +1,5 @@
 /**
- * Process-local memory of Gemini thought signatures by tool-call id (provider_b.md §8), so a
+ * Process-local memory of Gemini thought signatures by tool-call id (docs/upstream/provider-b.md §8), so a
  * replayed call still carries its signature when the client dropped `extra_content`. Entries
  * live 30 minutes; beyond 10 000 entries the oldest goes first. A Map keeps insertion order,
  * which is all the eviction needs, so no LRU library is pulled in for it.

@@ -12,7 +12,7 @@ export interface ConvertedTools {
 }
 
 /**
- * Client tools → one `functionDeclarations` list (provider_b.md §7.1), each schema as
+ * Client tools → one `functionDeclarations` list (docs/upstream/provider-b.md §7.1), each schema as
  * `parametersJsonSchema` like the Gemini CLI's own tools. Function tools send their prepared
  * schema; custom tools their prepared parameters or the raw-text `input` fallback. Other
  * tool types (hosted tools such as web search) have no Code Assist equivalent and are skipped.
@@ -35,7 +35,7 @@ export function convertTools(tools: readonly NormalizedTool[], report: SchemaCle
 }
 
 /**
- * `tool_choice` → `functionCallingConfig` (provider_b.md §7.3). Absent or unrecognised → none:
+ * `tool_choice` → `functionCallingConfig` (docs/upstream/provider-b.md §7.3). Absent or unrecognised → none:
  * the gateway never forces tool use on its own.
  */
 export function convertToolChoice(toolChoice: unknown): FunctionCallingConfig | undefined {

@@ -20,7 +20,7 @@ import { createProviderBStreamState, finishProviderBStream, translateProviderBPa
 import type { ThoughtSignatureStore } from './provider-b.thought-signatures';
 
 /**
- * provider_b's attempts as the turn runner reads them (provider_b.md §9): the SSE payloads of one
+ * provider_b's attempts as the turn runner reads them (docs/upstream/provider-b.md §9): the SSE payloads of one
  * `streamGenerateContent` call (or the one body of `generateContent`), and what each means.
  */
 export interface ProviderBAttempt extends UpstreamAttempt<SsePayload> {
@@ -28,7 +28,7 @@ export interface ProviderBAttempt extends UpstreamAttempt<SsePayload> {
   /** Reasoning held back until the turn shows something (a retried turn's reasoning is never sent). */
   readonly held: ChatEvent[];
   visible: boolean;
-  /** A tool call with a thought signature was emitted (the adapter remembers it, §8). */
+  /** A tool call with a thought signature was emitted (the adapter remembers it, docs/upstream/provider-b.md §8). */
   readonly onToolCall: (callId: string, signature: string) => void;
 }
 
@@ -217,7 +217,7 @@ function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): Frame
   return { events, accepted: true };
 }
 
-/** End of the payloads (§9.3): usage and finish; a turn that showed nothing asks to be sent again. */
+/** End of the payloads (docs/upstream/provider-b.md §9.3): usage and finish; a turn that showed nothing asks to be sent again. */
 function endOfPayloads(attempt: ProviderBAttempt): FrameStep {
   const { stream, held } = attempt;
   if (stream.frames === 0)

@@ -1,6 +1,6 @@
 /**
- * Code Assist `v1internal` request shapes we send (provider_b.md §5–§7), then the response shapes
- * we read (§9). Type-only: no runtime module.
+ * Code Assist `v1internal` request shapes we send (docs/upstream/provider-b.md §5–§7), then the response shapes
+ * we read (docs/upstream/provider-b.md §9). Type-only: no runtime module.
  */
 
 export interface CodeAssistPart {
@@ -57,7 +57,7 @@ export interface GenerateContentRequest {
   readonly session_id: string;
 }
 
-/** The envelope around a Gemini request (provider_b.md §5.3). */
+/** The envelope around a Gemini request (docs/upstream/provider-b.md §5.3). */
 export interface CodeAssistEnvelope {
   readonly model: string;
   readonly project: string;
@@ -66,20 +66,20 @@ export interface CodeAssistEnvelope {
 }
 
 /**
- * One `streamGenerateContent` SSE payload, or the `generateContent` body (provider_b.md §9.1): the
+ * One `streamGenerateContent` SSE payload, or the `generateContent` body (docs/upstream/provider-b.md §9.1): the
  * Gemini response in the Code Assist envelope. Only what the translation reads is declared. The
  * payloads arrive as parsed JSON, so `readCodeAssistResponse` (`provider-b.stream.ts`) is the one
  * place that checks them: a field of another JSON type reads as absent, as it always did. An
- * `{"error": …}` payload is classified before (`provider-b.errors.ts`, §10) and never read as this.
+ * `{"error": …}` payload is classified before (`provider-b.errors.ts`, docs/upstream/provider-b.md §10) and never read as this.
  */
 export interface CodeAssistResponse {
-  /** Always present once read: a payload without the wrapper is the response itself (§9.1). */
+  /** Always present once read: a payload without the wrapper is the response itself (docs/upstream/provider-b.md §9.1). */
   readonly response: GenerateContentResponse;
   readonly traceId?: string;
 }
 
 export interface GenerateContentResponse {
-  /** Only candidate 0 is translated (§9.2); an entry that is not a JSON object reads as `{}`. */
+  /** Only candidate 0 is translated (docs/upstream/provider-b.md §9.2); an entry that is not a JSON object reads as `{}`. */
   readonly candidates?: readonly ResponseCandidate[];
   readonly usageMetadata?: UsageMetadata;
   readonly promptFeedback?: { readonly blockReason?: string };
@@ -88,13 +88,13 @@ export interface GenerateContentResponse {
 }
 
 export interface ResponseCandidate {
-  /** `STOP`, `MAX_TOKENS`, `SAFETY`, `MALFORMED_FUNCTION_CALL`… (§9.3). */
+  /** `STOP`, `MAX_TOKENS`, `SAFETY`, `MALFORMED_FUNCTION_CALL`… (docs/upstream/provider-b.md §9.3). */
   readonly finishReason?: string;
   /** Parts that are not JSON objects are left out. */
   readonly content?: { readonly parts?: readonly ResponsePart[] };
 }
 
-/** A part of the model's answer (§9.2): text (maybe a thought), a whole function call, or nothing we read. */
+/** A part of the model's answer (docs/upstream/provider-b.md §9.2): text (maybe a thought), a whole function call, or nothing we read. */
 export interface ResponsePart {
   readonly text?: string;
   readonly thought?: boolean;
@@ -109,7 +109,7 @@ export interface ResponseFunctionCall {
   readonly args?: Record<string, unknown>;
 }
 
-/** `usageMetadata` (§9.3). */
+/** `usageMetadata` (docs/upstream/provider-b.md §9.3). */
 export interface UsageMetadata {
   readonly promptTokenCount?: number;
   readonly candidatesTokenCount?: number;

@@ -24,7 +24,7 @@ import { planToolChoice } from './provider-c.protocol';
 import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
 
 /**
- * provider_c: the Claude Code CLI as one child process per attempt (provider_c.md), with client
+ * provider_c: the Claude Code CLI as one child process per attempt (docs/upstream/provider-c.md), with client
  * tools bridged through fenced `agent_tool_call` blocks. Only constructed when provider_c is
  * enabled, so a disabled family never spawns, injects its protocol or parses fences. The gateway
  * holds no Claude credentials: the CLI uses its own login. Never serves structured inference (no
@@ -49,7 +49,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
     pools: AccountPools,
   ) {
     const { providerC } = config;
-    // §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
+    // docs/upstream/provider-c.md §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
     if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
       logger.warn({ event: 'provider_c_command_missing', command: providerC.command }, 'provider_c_command_missing');
     }
@@ -68,7 +68,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /**
    * Slot → runs → events. Resolves once the API answered (its `message_start`, or the first model
-   * output); the slot is released after the last child was reaped (§2, §3.6).
+   * output); the slot is released after the last child was reaped (docs/upstream/provider-c.md §2, §3.6).
    */
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
     // The chat's login, or a 429/401 at once when every login is cooling or dead.
@@ -91,7 +91,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
     return turn.events;
   }
 
-  /** Same child, same events; the chat layer aggregates them (§6). */
+  /** Same child, same events; the chat layer aggregates them (docs/upstream/provider-c.md §6). */
   complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
     return this.stream(request, context);
   }

@@ -2,7 +2,7 @@ import { CLAUDE_ARGV_BEFORE_MODEL as BASE } from '../../../test/support/provider
 import { buildProviderCArgs } from './provider-c.argv';
 
 describe(buildProviderCArgs.name, () => {
-  it('builds the §3.1 vector with empty-string arguments after --setting-sources and --tools', () => {
+  it('builds the docs/upstream/provider-c.md §3.1 vector with empty-string arguments after --setting-sources and --tools', () => {
     const args = buildProviderCArgs({ upstreamModel: 'claude-fable-5', reasoningEffort: null });
     expect(args).toEqual([...BASE, 'claude-fable-5']);
     expect(args[args.indexOf('--tools') + 1]).toBe('');

@@ -4,7 +4,7 @@ import type { ResolvedModel } from '../../core/resolved-model';
 export const CLI_EFFORTS: ReadonlySet<string> = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
 
 /**
- * §3.1 + §9: the argument vector after the command. The model arrives resolved (catalog row or
+ * docs/upstream/provider-c.md §3.1 + §9: the argument vector after the command. The model arrives resolved (catalog row or
  * passthrough, with the request's `reasoning_effort` already applied); an effort the CLI does not
  * know (`none`, `minimal`) omits `--effort`, leaving the CLI's default.
  *

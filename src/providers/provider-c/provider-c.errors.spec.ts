@@ -74,7 +74,7 @@ describe(classifyRunFailure.name, () => {
     );
   });
 
-  describe('structured fields of an error result (issue 9)', () => {
+  describe('structured fields of an error result', () => {
     const report = (fields: Partial<CliErrorReport>): GatewayError =>
       classifyRunFailure(
         { kind: 'error_result', report: { text: 'misleading: please login', ...fields }, stderr: '' },

@@ -5,7 +5,7 @@ import { GatewayError } from '../../core/gateway.error';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 import type { CliErrorReport } from './provider-c.stream';
 
-/** §8.3: without a parseable reset hint a limit message means "retry in a minute". */
+/** docs/upstream/provider-c.md §8.3: without a parseable reset hint a limit message means "retry in a minute". */
 export const DEFAULT_LIMIT_RETRY_AFTER_SECONDS = 60;
 
 const AUTH_PATTERNS = [
@@ -52,7 +52,7 @@ export type RunFailure =
   | { readonly kind: 'error_result'; readonly report: CliErrorReport; readonly stderr: string };
 
 /**
- * §8.3: a failed run → our error code. An error result is classified from the CLI's structured
+ * docs/upstream/provider-c.md §8.3: a failed run → our error code. An error result is classified from the CLI's structured
  * fields first (`classifyReport`); text (the result text, else the stderr tail) is the fallback,
  * case-insensitive, checked in the table's order. The classification leaves this
  * function, and for the log only (`upstream_message`) the result text or the last stderr line,

@@ -51,7 +51,7 @@ function splitsDiffering(whole: string, expected: Pick<Collected, 'text' | 'valu
 }
 
 describe(FenceParser.name, () => {
-  describe('worked examples (provider_c.md §7.6)', () => {
+  describe('worked examples (docs/upstream/provider-c.md §7.6)', () => {
     it('1: text, then a fence in the next delta', () => {
       const result = collect(['Checking.', `\n${O}\n{"name":"read_file","arguments":{"path":"a"}}\n${TICKS}`]);
       expect(result.text).toBe('Checking.\n');

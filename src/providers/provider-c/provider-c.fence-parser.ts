@@ -1,6 +1,6 @@
-/** Opener of a tool-call fence (provider_c.md §7): three backticks + `agent_tool_call`. */
+/** Opener of a tool-call fence (docs/upstream/provider-c.md §7): three backticks + `agent_tool_call`. */
 export const FENCE_OPENER = '```agent_tool_call';
-/** §7.2.5: a fence body over this many UTF-8 bytes is dropped. */
+/** docs/upstream/provider-c.md §7.2 step 5: a fence body over this many UTF-8 bytes is dropped. */
 export const MAX_FENCE_BODY_BYTES = 8 * 1024 * 1024;
 
 const BACKTICK = '`';
@@ -46,7 +46,7 @@ type Mode =
   | 'after-object';
 
 /**
- * The streaming `agent_tool_call` fence parser (provider_c.md §7). Incremental: every input
+ * The streaming `agent_tool_call` fence parser (docs/upstream/provider-c.md §7). Incremental: every input
  * character is examined once; the scanner keeps its position (depth, string and escape state)
  * between deltas, so nothing is rescanned. Hand-written because this text protocol is ours.
  */
@@ -92,7 +92,7 @@ export class FenceParser implements ChannelParser {
     return output.items;
   }
 
-  /** §7.1: emit text up to a real opener, hold a possible partial opener, else emit everything. */
+  /** docs/upstream/provider-c.md §7.1: emit text up to a real opener, hold a possible partial opener, else emit everything. */
   private consumeText(input: string, output: OutputList): string {
     const buffer = this.held + input;
     this.held = '';
@@ -135,7 +135,7 @@ export class FenceParser implements ChannelParser {
     this.junkAfterObject = false;
   }
 
-  /** §7.2: consume fence body characters; returns the input left after the fence closed. */
+  /** docs/upstream/provider-c.md §7.2: consume fence body characters; returns the input left after the fence closed. */
   private consumeFence(input: string, output: OutputList): string {
     let objectStart = this.mode === 'object' ? 0 : -1;
     let countedTo = 0;

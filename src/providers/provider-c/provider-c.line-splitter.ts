@@ -1,4 +1,4 @@
-/** provider_c.md §3.4: one stdout line may be at most 16 MiB. */
+/** docs/upstream/provider-c.md §3.4: one stdout line may be at most 16 MiB. */
 export const MAX_STDOUT_LINE_BYTES = 16 * 1024 * 1024;
 
 /** A stdout line longer than the cap: an `upstream` failure (the child is terminated). */

@@ -3,7 +3,7 @@ import type { FairQueueObserver, QueueSlot } from '../../queue/fair-queue';
 import { FairQueue } from '../../queue/fair-queue';
 import { queueMetricsObserver } from '../../queue/queue-metrics-observer';
 
-/** All requests share one key: the cap is global, FIFO across requests (§2). */
+/** All requests share one key: the cap is global, FIFO across requests (docs/upstream/provider-c.md §2). */
 const SLOT_KEY = 'provider_c';
 
 export interface ProcessSlotOptions {
@@ -16,7 +16,7 @@ export interface ProcessSlotOptions {
 }
 
 /**
- * provider_c process slots (provider_c.md §2, gateway-behaviours.md §4.4): at most
+ * provider_c process slots (docs/upstream/provider-c.md §2, docs/design/behaviours.md §4.4): at most
  * `maxProcesses` children at once across all requests, taken after the family queue and before
  * spawning, held across retries, released after the last child was reaped. Full or timed out →
  * 429 with `Retry-After: 5` (`queue_full` / `queue_timeout`). Waits are recorded under

@@ -6,9 +6,9 @@ import * as path from 'node:path';
 import { classifyRunFailure } from './provider-c.errors';
 import { LineSplitter } from './provider-c.line-splitter';
 
-/** §3.4: stderr is kept only as a rolling tail for error classification. */
+/** docs/upstream/provider-c.md §3.4: stderr is kept only as a rolling tail for error classification. */
 const STDERR_TAIL_BYTES = 64 * 1024;
-/** §3.6: SIGTERM first, SIGKILL when the group is still there after this long. */
+/** docs/upstream/provider-c.md §3.6: SIGTERM first, SIGKILL when the group is still there after this long. */
 const KILL_GRACE_MS = 2000;
 
 export interface ChildExit {
@@ -21,14 +21,14 @@ export interface ChildExit {
 export interface ChildSpawnOptions {
   readonly command: string;
   readonly args: readonly string[];
-  /** The complete child environment (§3.2); nothing else is inherited. */
+  /** The complete child environment (docs/upstream/provider-c.md §3.2); nothing else is inherited. */
   readonly env: Readonly<Record<string, string>>;
-  /** Written to stdin as UTF-8, then stdin is closed (never in argv, §3.4). */
+  /** Written to stdin as UTF-8, then stdin is closed (never in argv, docs/upstream/provider-c.md §3.4). */
   readonly stdin: string;
 }
 
 /**
- * One `claude` child (§3): spawned directly (no shell) as the leader of its own process group
+ * One `claude` child (docs/upstream/provider-c.md §3): spawned directly (no shell) as the leader of its own process group
  * in a fresh private working directory; terminate = close stdin, SIGTERM to the group, SIGKILL
  * after 2 s; `reaped` resolves after the `close` event (all stdio closed, exit status known) and
  * the working directory was removed. Never `unref`ed: the gateway always waits for its children.
@@ -120,7 +120,7 @@ export class ClaudeChild {
     return this.stderrTail.toString('utf8');
   }
 
-  /** stdout as lines (§3.4); throws LineTooLongError past 16 MiB. Read once. */
+  /** stdout as lines (docs/upstream/provider-c.md §3.4); throws LineTooLongError past 16 MiB. Read once. */
   async *lines(): AsyncGenerator<string> {
     const stdout = this.child.stdout;
     if (!stdout) return;
@@ -146,7 +146,7 @@ export class ClaudeChild {
     if (this.child.stdout && !this.child.stdout.destroyed) this.child.stdout.destroy();
   }
 
-  /** §3.6 steps 1–3; idempotent. Step 4 (wait for `close`) is `reaped`. */
+  /** docs/upstream/provider-c.md §3.6 steps 1–3; idempotent. Step 4 (wait for `close`) is `reaped`. */
   terminate(reason: string): void {
     if (this.hasClosed || this.terminatedBy !== undefined) return;
     this.terminatedBy = reason;

@@ -20,7 +20,7 @@ function render(messages: ChatMessage[], tools: ToolDefinition[] = [], toolChoic
 }
 
 describe(renderProviderCPrompt.name, () => {
-  it('renders a plain chat without any protocol (§4)', () => {
+  it('renders a plain chat without any protocol (docs/upstream/provider-c.md §4)', () => {
     const prompt = render([
       { role: 'system', content: 'Be brief.' },
       {
@@ -37,7 +37,7 @@ describe(renderProviderCPrompt.name, () => {
     expect(prompt).not.toContain('agent_tool_call');
   });
 
-  it('renders history calls as protocol blocks and results once under the tool name (§4 example)', () => {
+  it('renders history calls as protocol blocks and results once under the tool name (docs/upstream/provider-c.md §4 example)', () => {
     const prompt = render(
       [
         { role: 'system', content: 'Be brief.' },
@@ -95,7 +95,7 @@ describe(renderProviderCPrompt.name, () => {
     expect(render([])).toBe('Continue.\n');
   });
 
-  it('starts with the protocol block listing every tool and ends with the reminder (§5)', () => {
+  it('starts with the protocol block listing every tool and ends with the reminder (docs/upstream/provider-c.md §5)', () => {
     const prompt = render([{ role: 'user', content: 'Go' }], [READ_FILE, APPLY_PATCH, FLAT_LS]);
     expect(prompt.startsWith('## Tools\n')).toBe(true);
     expect(prompt).toContain('you\ncannot run commands, read files or use the network yourself');

@@ -5,7 +5,7 @@ import type { ToolChoicePlan } from './provider-c.protocol';
 import { CLOSING_REMINDER, renderProtocol } from './provider-c.protocol';
 
 /**
- * §4: the whole stdin prompt. Protocol block (when the plan enables tools), the transcript as
+ * docs/upstream/provider-c.md §4: the whole stdin prompt. Protocol block (when the plan enables tools), the transcript as
  * role-labelled blocks separated by one blank line, then the closing reminder. Call ids are
  * never shown to the model; tool results are paired by order and name.
  */
@@ -58,7 +58,7 @@ function renderTranscript(messages: readonly ChatMessage[], tools: readonly Norm
 /**
  * A history call exactly in the protocol's format. Function arguments are embedded as the JSON
  * value they hold (as written when they do not parse); custom calls carry their input as a JSON
- * string (§4).
+ * string (docs/upstream/provider-c.md §4).
  */
 export function renderCallBlock(call: HistoryToolCall): string {
   let argumentsValue: unknown = call.payload;

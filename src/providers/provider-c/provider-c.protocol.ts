@@ -1,6 +1,6 @@
 import type { NormalizedTool } from '../../core/chat-message';
 
-/** The tool protocol block (§5.2), our wording of the rules in §5.1. */
+/** The tool protocol block (docs/upstream/provider-c.md §5.2), our wording of the rules in §5.1. */
 const PROTOCOL_TEMPLATE = `## Tools
 
 You are helping a user through a client program. The client can run the tools listed below; you
@@ -25,11 +25,11 @@ To use a tool, write a block exactly like this:
 Available tools (JSON):
 {{TOOLS_JSON}}`;
 
-/** §5.3: the line after the transcript when tools exist. */
+/** docs/upstream/provider-c.md §5.3: the line after the transcript when tools exist. */
 export const CLOSING_REMINDER =
   '(Continue the conversation above. To use a tool, reply with agent_tool_call blocks as described at the top.)';
 
-/** How the client's `tool_choice` shapes this turn (§5.4). */
+/** How the client's `tool_choice` shapes this turn (docs/upstream/provider-c.md §5.4). */
 export interface ToolChoicePlan {
   /** Protocol block, reminder and fence detection are on. */
   readonly enabled: boolean;
@@ -38,7 +38,7 @@ export interface ToolChoicePlan {
 }
 
 /**
- * §5.4: absent/`auto` → protocol; `none` → no protocol, no reminder, no fence detection;
+ * docs/upstream/provider-c.md §5.4: absent/`auto` → protocol; `none` → no protocol, no reminder, no fence detection;
  * `required` → must-call rule; a forced function or custom tool X → must-call-X rule. The
  * gateway never adds a rule on its own; `parallel_tool_calls` has no effect.
  */
@@ -62,7 +62,7 @@ function forcedToolName(toolChoice: unknown): string | undefined {
 }
 
 /**
- * §5.2 `{{TOOLS_JSON}}`: a compact array, keys in the order name, type (`function` | `custom`),
+ * docs/upstream/provider-c.md §5.2 `{{TOOLS_JSON}}`: a compact array, keys in the order name, type (`function` | `custom`),
  * description (when given), then parameters (function tools: the client's schema unmodified) or
  * format (custom tools, when given).
  */

@@ -1,6 +1,6 @@
 /**
- * The stdout lines of `claude -p --output-format stream-json` that provider_c reads (provider_c.md
- * §6), as Claude Code 2.1.332 prints them (`__fixtures__/claude-code-2.1.332/`): the fields the
+ * The stdout lines of `claude -p --output-format stream-json` that provider_c reads (docs/upstream/provider-c.md
+ * docs/upstream/provider-c.md §6), as Claude Code 2.1.332 prints them (`__fixtures__/claude-code-2.1.332/`): the fields the
  * translation reads, named once. Type-only: no runtime module.
  *
  * The lines arrive as parsed JSON, so `readLine` (`provider-c.stream.ts`) is the one place that
@@ -8,7 +8,7 @@
  * for some) reads as absent, as it always did. A line of any other `type` is not read.
  */
 
-/** Token counts of `message_start`, `message_delta` and the `result` line (§8.1). */
+/** Token counts of `message_start`, `message_delta` and the `result` line (docs/upstream/provider-c.md §8.1). */
 export interface StreamJsonUsage {
   input_tokens?: number;
   output_tokens?: number;

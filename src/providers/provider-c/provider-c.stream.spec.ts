@@ -83,7 +83,7 @@ const textLine = (text: string) =>
 const RESULT = line({ type: 'result', subtype: 'success', is_error: false, result: '' });
 
 describe(translateLine.name, () => {
-  it('streams the real text deltas as they come, ignores the assistant copy, reports usage, and accepts at message_start, not at system/init (§6, §8.1)', () => {
+  it('streams the real text deltas as they come, ignores the assistant copy, reports usage, and accepts at message_start, not at system/init (docs/upstream/provider-c.md §6, §8.1)', () => {
     const result = translateLines(fixture('text'));
     expect(result.outcome).toEqual({ type: 'success' });
     expect(result.acceptedAt).toBe('stream_event/message_start');
@@ -114,7 +114,7 @@ describe(translateLine.name, () => {
     ]);
   });
 
-  it('parses a fence split across three real deltas into one call with no fence text (§7)', () => {
+  it('parses a fence split across three real deltas into one call with no fence text (docs/upstream/provider-c.md §7)', () => {
     const result = translateLines(fixture('tool-fence'), { toolKinds: READ_FILE_KINDS });
     expect(result.events).toEqual([
       { type: 'text-delta', text: 'Checking.\n' },
@@ -124,7 +124,7 @@ describe(translateLine.name, () => {
     ]);
   });
 
-  it('turns fences in thinking and text into one tool call when both channels write the same call (§7.5)', () => {
+  it('turns fences in thinking and text into one tool call when both channels write the same call (docs/upstream/provider-c.md §7.5)', () => {
     const result = translateLines(fixture('thinking-fence'), { toolKinds: READ_FILE_KINDS });
     expect(result.events).toEqual([
       { type: 'reasoning-delta', text: 'I should read it.\n' },
@@ -148,7 +148,7 @@ describe(translateLine.name, () => {
     ]);
   });
 
-  describe('real CLI failures (issue 9): classified from structured fields, never shown', () => {
+  describe('real CLI failures: classified from structured fields, never shown', () => {
     const now = () => (1_900_000_000 - 4321) * 1000;
     it.each<[string, { code: string; status: number; retryable: boolean; retryAfter?: number }]>([
       ['not-logged-in', { code: 'auth', status: 403, retryable: false }],
@@ -249,7 +249,7 @@ describe(translateLine.name, () => {
     expect(translateLines([textLine(text), RESULT]).events[0]).toEqual({ type: 'text-delta', text });
   });
 
-  it('maps custom tools to custom calls with the raw input (§7.4)', () => {
+  it('maps custom tools to custom calls with the raw input (docs/upstream/provider-c.md §7.4)', () => {
     const patch = '*** Begin Patch\n*** End Patch';
     const events = translateLines([textLine(FENCE('apply_patch', patch)), RESULT], {
       toolKinds: new Map([['apply_patch', 'custom']]),
@@ -386,13 +386,13 @@ describe(mapStopReason.name, () => {
     [undefined, 'stop'],
     ['max_tokens', 'length'],
     ['refusal', 'content_filter'],
-  ])('%s → %s (§8.2)', (stopReason, reason) => {
+  ])('%s → %s (docs/upstream/provider-c.md §8.2)', (stopReason, reason) => {
     expect(mapStopReason(stopReason)).toBe(reason);
   });
 });
 
 describe(toUsageEvent.name, () => {
-  it('adds cache creation and cache reads to the prompt (§8.1)', () => {
+  it('adds cache creation and cache reads to the prompt (docs/upstream/provider-c.md §8.1)', () => {
     expect(
       toUsageEvent({ input_tokens: 3, cache_creation_input_tokens: 4, cache_read_input_tokens: 2, output_tokens: 2 }),
     ).toEqual({

@@ -22,7 +22,7 @@ export type StreamDiagnostic = (event: string, fields: Record<string, unknown>) 
 export interface StreamStateOptions {
   /** Declared tool kinds by name; empty when the request has no tools. */
   readonly toolKinds: ReadonlyMap<string, 'function' | 'custom'>;
-  /** False with no tools or `tool_choice: "none"`: text passes through unchanged (§5.4, §6). */
+  /** False with no tools or `tool_choice: "none"`: text passes through unchanged (docs/upstream/provider-c.md §5.4, §6). */
   readonly fenceDetection: boolean;
   readonly diagnostic?: StreamDiagnostic;
   readonly newId?: () => string;
@@ -73,7 +73,7 @@ export interface ProviderCStreamState {
   /**
    * The API answered this run: its `message_start` stream event, or a real (non-synthetic)
    * assistant message from a CLI without partial messages. Never `system/init`, which the CLI
-   * prints before it calls the API (design.md §4).
+   * prints before it calls the API (docs/design/decisions.md §4).
    */
   apiAnswered: boolean;
   /** The structured fields of the CLI's synthetic error message, when it printed one. */
@@ -108,7 +108,7 @@ export function createStreamState(options: StreamStateOptions): ProviderCStreamS
   };
 }
 
-/** One stdout line as a JSON object, or `undefined` when it is not one (skipped and counted, §6). */
+/** One stdout line as a JSON object, or `undefined` when it is not one (skipped and counted, docs/upstream/provider-c.md §6). */
 export function parseStreamLine(line: string): JsonObject | undefined {
   try {
     const value: unknown = JSON.parse(line);
@@ -118,7 +118,7 @@ export function parseStreamLine(line: string): JsonObject | undefined {
   }
 }
 
-/** §6: one stream-json object → events. The `result` line is terminal. */
+/** docs/upstream/provider-c.md §6: one stream-json object → events. The `result` line is terminal. */
 export function translateLine(message: JsonObject, state: ProviderCStreamState): LineResult {
   const result = translateMessage(message, state);
   const accepted = state.apiAnswered || result.outcome?.type === 'success' || result.events.some(isModelOutput);
@@ -228,12 +228,12 @@ function translateResult(line: ResultLine, state: ProviderCStreamState): Omit<Li
   return { events: finishEvents(state, line.usage ?? state.streamedUsage), outcome: { type: 'success' } };
 }
 
-/** §6: exit status 0 without a `result` line: flush, usage from what was seen, finish. */
+/** docs/upstream/provider-c.md §6: exit status 0 without a `result` line: flush, usage from what was seen, finish. */
 export function endWithoutResult(state: ProviderCStreamState): ChatEvent[] {
   return finishEvents(state, state.streamedUsage);
 }
 
-/** Before a terminal error event: release held visible text; open fences are dropped (§7.3). */
+/** Before a terminal error event: release held visible text; open fences are dropped (docs/upstream/provider-c.md §7.3). */
 export function flushVisibleText(state: ProviderCStreamState): ChatEvent[] {
   const events: ChatEvent[] = [];
   for (const channel of ['reasoning', 'content'] as const) {
@@ -303,7 +303,7 @@ function textEvent(channel: Channel, text: string): ChatEvent {
   return channel === 'content' ? { type: 'text-delta', text } : { type: 'reasoning-delta', text };
 }
 
-/** §8.1: prompt = input + cache creation + cache read; cached = cache read; completion = output. */
+/** docs/upstream/provider-c.md §8.1: prompt = input + cache creation + cache read; cached = cache read; completion = output. */
 export function toUsageEvent(usage: StreamJsonUsage): UsageEvent {
   const cacheRead = usage.cache_read_input_tokens ?? 0;
   const promptTokens = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + cacheRead;
@@ -316,7 +316,7 @@ export function toUsageEvent(usage: StreamJsonUsage): UsageEvent {
   };
 }
 
-/** §8.2: end_turn, stop_sequence, absent → stop; max_tokens → length; refusal → content_filter. */
+/** docs/upstream/provider-c.md §8.2: end_turn, stop_sequence, absent → stop; max_tokens → length; refusal → content_filter. */
 export function mapStopReason(stopReason: string | undefined): FinishReason {
   if (stopReason === 'max_tokens') return 'length';
   if (stopReason === 'refusal') return 'content_filter';
@@ -363,7 +363,7 @@ function messageText(content: readonly ContentBlock[] | undefined): string {
   return content ? content.map((block) => block.text ?? '').join('\n') : '';
 }
 
-/** The text classified for an error result (§8.3); used only for classification, never shown. */
+/** The text classified for an error result (docs/upstream/provider-c.md §8.3); used only for classification, never shown. */
 function resultErrorText(line: ResultLine): string {
   if (line.result !== undefined && line.result !== '') return line.result;
   return line.errors ? line.errors.join('\n') : '';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { ToolCallEvent } from '../../core/chat-event';
 import { isJsonObject } from '../../common/json';
 
-/** §7.5: `call_` + 24 lowercase hex from a cryptographic source; never derived from content. */
+/** docs/upstream/provider-c.md §7.5: `call_` + 24 lowercase hex from a cryptographic source; never derived from content. */
 export function newToolCallId(): string {
   return `call_${randomBytes(12).toString('hex')}`;
 }
@@ -14,7 +14,7 @@ export type BlockConversion =
   { readonly ok: true; readonly call: ToolCallEvent } | { readonly ok: false; readonly reason: InvalidBlockReason };
 
 /**
- * §7.4: a parsed fence object → one complete tool call. The kind is the declared type of the
+ * docs/upstream/provider-c.md §7.4: a parsed fence object → one complete tool call. The kind is the declared type of the
  * tool with that name; an undeclared name is still returned as a function call (the client
  * reports the unknown tool back to the model).
  */
@@ -45,7 +45,7 @@ export function blockToToolCall(
 export type Channel = 'content' | 'reasoning';
 
 /**
- * §7.5: the same call drafted in thinking and then written in text is emitted once. A call
+ * docs/upstream/provider-c.md §7.5: the same call drafted in thinking and then written in text is emitted once. A call
  * whose (name, canonical arguments) was already emitted from the OTHER channel in this turn is
  * skipped; identical calls on one channel are all kept. One instance per turn.
  */

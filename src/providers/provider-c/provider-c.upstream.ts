@@ -37,7 +37,7 @@ export interface ClaudeRun {
   /** The child environment without the login's variables. */
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly args: readonly string[];
-  /** Written to stdin (never argv, §3.4). */
+  /** Written to stdin (never argv, docs/upstream/provider-c.md §3.4). */
   readonly prompt: string;
   readonly streamOptions: StreamStateOptions;
   readonly logger: EventLogger;
@@ -211,14 +211,14 @@ function translateMessage(message: JsonObject, attempt: ProviderCAttempt): Frame
       }),
     };
   }
-  // Accepted when the API answered, never at `system/init` (design.md §4).
+  // Accepted when the API answered, never at `system/init` (docs/design/decisions.md §4).
   if (result.accepted) attempt.accepted = true;
   // Set before the events go out: a consumer that stops at `finish` must find the run complete.
   if (result.outcome?.type === 'success') attempt.sawResult = true;
   return { events: result.events, accepted: result.accepted, terminal: attempt.sawResult };
 }
 
-/** How a run that printed no `result` ended (§8.3). */
+/** How a run that printed no `result` ended (docs/upstream/provider-c.md §8.3). */
 function exitStep(attempt: ProviderCAttempt): FrameStep {
   const { child, state, exit } = attempt;
   const classified = (failure: GatewayError): FrameStep => ({ events: [], failure });

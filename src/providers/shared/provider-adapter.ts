@@ -80,7 +80,7 @@ export interface CallContext {
   readonly note?: (fields: Readonly<Record<string, string | number | boolean>>) => void;
 }
 
-/** Structured extraction request (provider_a only; provider_a.md §6). */
+/** Structured extraction request (provider_a only; docs/upstream/provider-a.md §6). */
 export interface ExtractionRequest {
   readonly model: ResolvedModel;
   readonly input: string;

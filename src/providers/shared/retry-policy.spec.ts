@@ -11,7 +11,7 @@ describe(retryDelayMs.name, () => {
     expect(retryDelayMs(0, MAX_HINT_MS / 1000, middle)).toBe(MAX_HINT_MS);
   });
 
-  it('says "do not retry" for a hint above the cap (it used to mean "retry in 250 ms")', () => {
+  it('says "do not retry" for a hint above the cap, not "retry in 250 ms"', () => {
     expect(retryDelayMs(0, 31, middle)).toBeUndefined();
     expect(retryDelayMs(1, 3600, middle)).toBeUndefined();
   });

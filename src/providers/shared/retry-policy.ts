@@ -1,5 +1,5 @@
 /**
- * The shared retry rule of all three families (gateway-behaviours.md §1.1): before any output,
+ * The shared retry rule of all three families (docs/design/behaviours.md §1.1): before any output,
  * a retryable failure gets at most 2 more attempts, 250 ms then 1000 ms (±20 %), or the upstream
  * hint when it is larger; never past the deadline (applied by providers/shared/turn-runner.ts). A hint above 30 s means the upstream will not
  * take the turn soon: no retry, the client gets the failure with that Retry-After.

@@ -35,7 +35,7 @@ export async function* parseSseJson(body: AsyncIterable<Uint8Array>): AsyncGener
       yield payload;
     }
   }
-  // Data left without a closing blank line at EOF is still dispatched (provider_b.md §9.1).
+  // Data left without a closing blank line at EOF is still dispatched (docs/upstream/provider-b.md §9.1).
   parser.feed(decoder.decode() + '\n\n');
   for (const payload of drain()) {
     if (payload === 'done') return;

@@ -1,0 +1,201 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as ts from 'typescript';
+
+/**
+ * Comments and test titles cite the project's knowledge as a docs/ page and a numbered section (the
+ * pages under docs/design/ and docs/upstream/ number their sections for this), so whoever clones the
+ * repository can follow every citation. This spec reads every comment and test title in src/,
+ * test/, scripts/ and the config files at the root, and fails on a section sign that does not
+ * follow a docs/ page, a page that does not exist, a section the page does not have, and an issue
+ * number: the history of a change belongs in git, not beside the code.
+ */
+const ROOT = path.resolve(__dirname, '..');
+const SCANNED = ['src', 'test', 'scripts'];
+const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/;
+const SECTION_SIGN = '\u00a7';
+
+/** A docs page cited in a text; each section sign after it refers to the last page before it. */
+const PAGE = /docs\/[\w./-]+\.md/g;
+const SECTION = new RegExp(`${SECTION_SIGN}\\s?(\\d+(?:\\.\\d+)*)`, 'g');
+/** An issue: the word followed by a number, or a bare hash and number (an `owner/repo` link is fine). */
+const ISSUE = /\b[Ii]ssues? #?\d+|(?<![\w/.&-])#\d+\b/;
+/** The names of the out-of-tree references the citations used to point at. */
+const OUTSIDE_REFERENCE =
+  /(?<![\w/.-])(?:provider_[abc]|gateway-behaviours|design|style|contract|upstream-fidelity)\.md\b|\b[Cc]ontract "/;
+
+/** The numbered sections of a docs page: `## 6. Title` → `6`, `### 6.1 Title` → `6.1`. */
+export function sectionsOf(markdown: string): Set<string> {
+  const sections = new Set<string>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6}\s+(\d+(?:\.\d+)*)\.?\s/.exec(line);
+    if (heading) sections.add(heading[1]);
+  }
+  return sections;
+}
+
+/** What is wrong with the citations of one comment line or test title (empty when nothing). */
+export function citationProblems(text: string, sectionsOfPage: (page: string) => Set<string> | undefined): string[] {
+  const problems: string[] = [];
+  // Inside a code span a hash and a number is data (`response.create #2`), not a reference.
+  const issue = ISSUE.exec(text.replace(/`[^`]*`/g, ''));
+  if (issue) problems.push(`cites an issue ("${issue[0]}"); say why, and leave the history to git`);
+  const outside = OUTSIDE_REFERENCE.exec(text);
+  if (outside) problems.push(`cites "${outside[0]}", which is not in the repository; cite a docs/ page`);
+  const pages = [...text.matchAll(PAGE)].map((match) => ({ page: match[0], at: match.index }));
+  for (const { page } of pages) {
+    if (!sectionsOfPage(page)) problems.push(`cites ${page}, which does not exist`);
+  }
+  for (const section of text.matchAll(SECTION)) {
+    const cited = pages.filter(({ at }) => at < section.index).at(-1);
+    if (!cited) {
+      problems.push(`cites ${section[0]} without naming a docs/ page before it`);
+      continue;
+    }
+    const sections = sectionsOfPage(cited.page);
+    if (sections && !sections.has(section[1]))
+      problems.push(`cites ${cited.page} ${section[0]}, which has no such section`);
+  }
+  return problems;
+}
+
+/** The text of every comment line and test title of one source file, with its line number. */
+export function citingTexts(fileName: string, text: string): { line: number; text: string }[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
+  const found: { line: number; text: string }[] = [];
+  const seen = new Set<number>();
+  const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line + 1;
+  const addComments = (ranges: readonly ts.CommentRange[] | undefined) => {
+    for (const range of ranges ?? []) {
+      if (seen.has(range.pos)) continue;
+      seen.add(range.pos);
+      text
+        .slice(range.pos, range.end)
+        .split('\n')
+        .forEach((commentLine, index) => found.push({ line: lineOf(range.pos) + index, text: commentLine }));
+    }
+  };
+  const isTestCall = (callee: ts.Expression): boolean => {
+    let root = callee;
+    while (ts.isPropertyAccessExpression(root) || ts.isCallExpression(root))
+      root = ts.isCallExpression(root) ? root.expression : root.expression;
+    return ts.isIdentifier(root) && ['describe', 'it', 'test'].includes(root.text);
+  };
+  const visit = (node: ts.Node) => {
+    addComments(ts.getLeadingCommentRanges(text, node.pos));
+    addComments(ts.getTrailingCommentRanges(text, node.end));
+    if (ts.isCallExpression(node) && isTestCall(node.expression)) {
+      const title = node.arguments[0];
+      if (title && (ts.isStringLiteralLike(title) || ts.isTemplateExpression(title)))
+        found.push({ line: lineOf(title.getStart(source)), text: title.getText(source) });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function sourceFiles(directory: string): string[] {
+  return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(directory, entry.name);
+    if (entry.isDirectory())
+      return ['node_modules', '__fixtures__'].includes(entry.name) || entry.name.startsWith('.')
+        ? []
+        : sourceFiles(full);
+    return SOURCE.test(entry.name) ? [full] : [];
+  });
+}
+
+const pageCache = new Map<string, Set<string> | undefined>();
+function repositoryPage(page: string): Set<string> | undefined {
+  if (!pageCache.has(page)) {
+    const file = path.join(ROOT, page);
+    pageCache.set(page, fs.existsSync(file) ? sectionsOf(fs.readFileSync(file, 'utf8')) : undefined);
+  }
+  return pageCache.get(page);
+}
+
+describe('citations in comments and test titles', () => {
+  const page = (sections: string[]) => (name: string) =>
+    name === 'docs/a.md' ? new Set(sections) : name === 'docs/b.md' ? new Set(['1']) : undefined;
+
+  it('reads numbered headings as sections, outside code blocks only', () => {
+    const markdown = [
+      '# Title',
+      '## 1. One',
+      '### 1.2 Two',
+      '#### 12.40 Forty',
+      '```',
+      '## 9. Code',
+      '```',
+      '## Plain',
+    ];
+    expect([...sectionsOf(markdown.join('\n'))]).toEqual(['1', '1.2', '12.40']);
+  });
+
+  it('accepts sections of the docs page cited before them, with lists and ranges', () => {
+    const text = `see docs/a.md ${SECTION_SIGN}1, ${SECTION_SIGN}1.2 and docs/b.md ${SECTION_SIGN}1 item 4`;
+    expect(citationProblems(text, page(['1', '1.2']))).toEqual([]);
+  });
+
+  it('refuses a bare section, a missing page, a missing section and an outside reference', () => {
+    expect(citationProblems(`(${SECTION_SIGN}3)`, page([]))).toEqual([
+      `cites ${SECTION_SIGN}3 without naming a docs/ page before it`,
+    ]);
+    expect(citationProblems(`docs/c.md ${SECTION_SIGN}1`, page([]))).toEqual(['cites docs/c.md, which does not exist']);
+    expect(citationProblems(`docs/a.md ${SECTION_SIGN}2.1`, page(['2']))).toEqual([
+      `cites docs/a.md ${SECTION_SIGN}2.1, which has no such section`,
+    ]);
+    const outside = ['provider_a', 'md'].join('.');
+    expect(citationProblems(`the rule of ${outside}`, page([]))).toEqual([
+      `cites "${outside}", which is not in the repository; cite a docs/ page`,
+    ]);
+  });
+
+  it('refuses issue numbers but not another repository’s issue links or code spans', () => {
+    expect(citationProblems('fixed in issue 23', page([]))).toEqual([
+      'cites an issue ("issue 23"); say why, and leave the history to git',
+    ]);
+    expect(citationProblems('(#21)', page([]))).toHaveLength(1);
+    expect(citationProblems('compression buffers SSE otherwise (nestjs/nest#5762)', page([]))).toEqual([]);
+    expect(citationProblems('the second frame (`response.create #2`)', page([]))).toEqual([]);
+  });
+
+  it('finds comment lines and the titles of describe, it, test and their .each and .concurrent forms', () => {
+    const code = [
+      '/** Block one',
+      ' * line two */',
+      'const a = 1; // trailing',
+      "describe('suite', () => {",
+      "  it.concurrent('concurrent', () => {});",
+      "  it.each([1])('each %s', () => {});",
+      '  test(`template`, () => {});',
+      '});',
+    ].join('\n');
+    expect(citingTexts('x.ts', code).map(({ line, text }) => `${line}:${text}`)).toEqual([
+      '1:/** Block one',
+      '2: * line two */',
+      '3:// trailing',
+      "4:'suite'",
+      "5:'concurrent'",
+      "6:'each %s'",
+      '7:`template`',
+    ]);
+  });
+
+  it('holds for every comment and test title in src/, test/, scripts/ and the root config files', () => {
+    const rootConfig = fs
+      .readdirSync(ROOT, { withFileTypes: true })
+      .filter((entry) => entry.isFile() && SOURCE.test(entry.name))
+      .map((entry) => path.join(ROOT, entry.name));
+    const files = [...SCANNED.flatMap((directory) => sourceFiles(path.join(ROOT, directory))), ...rootConfig];
+    const problems = files.flatMap((file) =>
+      citingTexts(file, fs.readFileSync(file, 'utf8')).flatMap(({ line, text }) =>
+        citationProblems(text, repositoryPage).map((problem) => `${path.relative(ROOT, file)}:${line}: ${problem}`),
+      ),
+    );
+    expect(problems).toEqual([]);
+  });
+});
