@@ -2,6 +2,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { bundledTierModel } from './support/bundled-tiers';
 
 type Json = Record<string, any>;
 
@@ -116,7 +117,8 @@ describe('provider_a honours the WebSocket message limit the server announces', 
       body: JSON.stringify({
         request_id: 'req-limit',
         operation: 'summarize',
-        model: 'gpt-5.6-sol',
+        // A model of the route's default allowlist: the bundled sol tier model (docs/structured.md "Models").
+        model: bundledTierModel('sol').model,
         input: `Revenue grew. ${'z'.repeat(2 * LIMIT)}`,
         schema_version: 'v1',
         schema_name: 'summary',

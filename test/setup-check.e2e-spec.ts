@@ -25,7 +25,7 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     expect(run.stdout).toContain('provider_a (Codex CLI)\n  provider_a login "default" (Codex CLI): usable\n');
     expect(run.stdout).toMatch(new RegExp(`^ {4}token expires: ${isoOf(exp)} \\(in [^)]+\\)$`, 'm'));
-    expect(run.stdout).toMatch(/^ {2}models: \d+ ids for \d+ upstream models: gpt-6\.1-sol \(\+\d+\), .*gpt-5\.6-sol/m);
+    expect(run.stdout).toMatch(/^ {2}models: \d+ ids for \d+ upstream models: gpt-6\.2-sol \(\+\d+\), .*gpt-5\.6-sol/m);
     expect(run.stdout).toMatch(/^setup check passed: every enabled family has a usable login\n$/m);
     // No live chat without --live.
     expect(fake().requests()).toEqual([]);
@@ -87,7 +87,7 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
       },
       ['--check', '--live'],
     );
-    expect(run.stdout).toMatch(/^ {2}live chat \(gpt-6\.1-sol\): answered in \d+\.\d s: "OK"$/m);
+    expect(run.stdout).toMatch(/^ {2}live chat \(sol\): answered in \d+\.\d s: "OK"$/m);
     expect(run.stdout).toContain('  live chat: not sent (no usable login, or no model in the catalog)');
     // provider_b still has no login: the check fails on it, not on the live chat.
     expect(run.code).toBe(1);
@@ -102,7 +102,7 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
       { GATEWAY_PROVIDERS: 'provider_a', ...providerASettings(fake(), path.join(home(), 'pa')) },
       ['--check', '--live'],
     );
-    expect(run.stdout).toMatch(/^ {2}live chat \(gpt-6\.1-sol\): failed with HTTP 502 upstream_error: /m);
+    expect(run.stdout).toMatch(/^ {2}live chat \(sol\): failed with HTTP 502 upstream_error: /m);
     expect(run.stdout).toContain('setup check failed: the live chat of 1 families failed (see above)');
     expect(run.code).toBe(1);
   });
