@@ -3,6 +3,7 @@ import { startGateway } from './support/create-test-app';
 import { cliModelList } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { pollUntil } from './support/poll';
 
 type Json = Record<string, any>;
 
@@ -20,16 +21,6 @@ const NEWER_ONLY = {
   default_verbosity: 'low',
   minimal_client_version: '0.172.0',
 };
-
-/** Polls `read` until `check` holds; the bound is generous and never asserted as a speed. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, boundMs = 20_000): Promise<T> {
-  const end = Date.now() + boundMs;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > end) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /**
  * The client version the gateway claims (docs/providers.md "Client version"): the backend shapes
@@ -73,7 +64,7 @@ describe('provider_a client version (PROVIDER_A_CLIENT_VERSION)', () => {
 
   it('by default claims 0.171.0: the newest bundled models are listed, a newer-only model is refused with a message naming the setting and the gateway upgrade', async () => {
     const gateway = await start();
-    const ids = await eventually(
+    const ids = await pollUntil(
       () => modelIds(gateway),
       () => fake().modelsRequests().length > 0,
     );
@@ -98,7 +89,7 @@ describe('provider_a client version (PROVIDER_A_CLIENT_VERSION)', () => {
 
   it('an operator can claim a newer version: the list and every request say it, the newer model is served, and startup logs one warning that its wire is unverified', async () => {
     const gateway = await start({ PROVIDER_A_CLIENT_VERSION: '0.172.0' });
-    const ids = await eventually(
+    const ids = await pollUntil(
       () => modelIds(gateway),
       (list) => list.includes('gpt-7-sol'),
     );

@@ -4,18 +4,9 @@ import { cliModelList } from './support/fake-provider-a';
 import { providerASettings, textDelta, created, completed } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
+import { pollUntil } from './support/poll';
 
 type Json = Record<string, any>;
-
-/** Polls `read` until `check` holds; the bound is generous and never asserted as a speed. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, boundMs = 20_000): Promise<T> {
-  const end = Date.now() + boundMs;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > end) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /**
  * Compressed answers (docs/providers.md "Compressed answers"): the gateway accepts what the
@@ -45,7 +36,7 @@ describe('provider_a reads compressed model lists and SSE streams', () => {
       GATEWAY_PROVIDERS: 'provider_a',
       PROVIDER_A_MODELS_REFRESH: '15m',
     });
-    const ids = await eventually(
+    const ids = await pollUntil(
       async () =>
         (((await (await fetch(`${gateway.url}/v1/models`)).json()) as Json).data as Json[]).map(
           (entry) => entry.id as string,

@@ -8,6 +8,7 @@ import { cliModelList } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
+import { pollUntil } from './support/poll';
 
 type Json = Record<string, any>;
 
@@ -35,16 +36,6 @@ function newerList(): FakeModel[] {
     priority,
   });
   return [like('gpt-6.2-sol', 'gpt-6.1-sol', 0), like('gpt-6.2-astra', 'gpt-6-astra', 0), ...pinned];
-}
-
-/** Polls `check` until it holds; the bound is generous and never asserted as a speed. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, boundMs = 20_000): Promise<T> {
-  const end = Date.now() + boundMs;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > end) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
@@ -89,7 +80,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       GATEWAY_PROVIDERS: 'provider_a',
       PROVIDER_A_MODELS_REFRESH: '15m',
     });
-    const ids = await eventually(modelIds, (list) => list.includes('gpt-7-sol'));
+    const ids = await pollUntil(modelIds, (list) => list.includes('gpt-7-sol'));
     expect(ids.filter((id) => id.startsWith('gpt-7'))).toEqual(['gpt-7-sol', 'gpt-7-sol-low', 'gpt-7-sol-high']);
 
     const entry = (await models()).find((model) => model.id === 'gpt-7-sol')!;
@@ -140,7 +131,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     it('lists the new models, and no model, sol, sol-high and sol-fast reach the first sol model; terra and luna the first of theirs', async () => {
       fake().serveModels(newerList());
       await start();
-      const ids = await eventually(modelIds, (list) => list.includes('gpt-6.2-sol'));
+      const ids = await pollUntil(modelIds, (list) => list.includes('gpt-6.2-sol'));
       expect(ids).toEqual(expect.arrayContaining(['gpt-6.2-sol', 'gpt-6.2-astra', 'gpt-6.1-terra', 'gpt-6-luna']));
       expect(await aliasEntry('sol-high')).toMatchObject({
         family: 'gpt-6.2-sol',
@@ -171,7 +162,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
         newerList().map((model) => (model.slug === 'gpt-6.1-terra' ? { ...model, visibility: 'hide' } : model)),
       );
       await start();
-      await eventually(modelIds, (list) => list.includes('gpt-6.2-sol'));
+      await pollUntil(modelIds, (list) => list.includes('gpt-6.2-sol'));
       expect((await chat({ model: 'terra-high' })).model).toBe('gpt-5.6-terra');
       expect(await aliasEntry('terra')).toMatchObject({ alias_for: 'gpt-5.6-terra', tier_source: 'live_list' });
     });
@@ -179,7 +170,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     it('a list without a luna model keeps the bundled luna model, says so in /v1/models and in one warning', async () => {
       fake().serveModels(newerList().filter((model) => !model.slug.endsWith('-luna')));
       await start();
-      await eventually(modelIds, (list) => list.includes('gpt-6.2-sol'));
+      await pollUntil(modelIds, (list) => list.includes('gpt-6.2-sol'));
       expect(await aliasEntry('luna')).toMatchObject({
         family: bundledTier('luna'),
         tier: 'luna',
@@ -202,7 +193,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       fake().serveModels(newerList());
       fake().failModelsList(503, 10);
       await start();
-      await eventually(
+      await pollUntil(
         async () => fake().modelsRequests(),
         (list) => list.length > 0,
       );
@@ -220,7 +211,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       GATEWAY_PROVIDERS: 'provider_a',
       PROVIDER_A_MODELS_REFRESH: '15m',
     });
-    const [request] = await eventually(
+    const [request] = await pollUntil(
       async () => fake().modelsRequests(),
       (list) => list.length > 0,
     );
@@ -255,7 +246,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       PROVIDER_A_MODELS_REFRESH: '15m',
     });
     expect((await fetch(`${gateway.url}/health/ready`)).status).toBe(200);
-    await eventually(
+    await pollUntil(
       async () => fake().modelsRequests(),
       (list) => list.length > 0,
     );
@@ -309,7 +300,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
         GATEWAY_PROVIDERS: 'provider_a',
         PROVIDER_A_MODELS_REFRESH: '15m',
       });
-      await eventually(
+      await pollUntil(
         async () => fake().modelsRequests(),
         (list) => list.length > 0,
       );

@@ -10,6 +10,7 @@ import {
   textDelta,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { eventually } from './support/poll';
 
 type Json = Record<string, unknown>;
 
@@ -36,14 +37,6 @@ function settles(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
-}
-
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /**

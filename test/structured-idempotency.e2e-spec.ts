@@ -1,8 +1,8 @@
 import { created, errorEvent } from './support/provider-a-fixtures';
 import type { StructuredAnswer, StructuredHarness } from './support/structured-client';
+import { eventually } from './support/poll';
 import {
   advanceIdempotencyClock,
-  eventually,
   extractionReply,
   metricValue,
   postStructured,

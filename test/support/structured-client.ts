@@ -7,7 +7,6 @@ import { startGateway } from './create-test-app';
 import type { FakeScript } from './fake-provider-a';
 import { FakeProviderA } from './fake-provider-a';
 import { completed, created, providerASettings, textDelta } from './provider-a-fixtures';
-import { WAIT_GUARD_MS } from './fake-provider-a';
 
 /** Helpers for the structured inference e2e suites (test/structured*.e2e-spec.ts). */
 
@@ -133,24 +132,11 @@ export async function startStructured(settings: Record<string, string> = {}): Pr
   }
 }
 
-/** Polls until `check` holds (or fails after `timeoutMs`). */
 /** Moves the idempotency store's clock of a running gateway forward (TTLs), instead of sleeping. */
 export function advanceIdempotencyClock(gateway: TestGateway, ms: number): void {
   const clock = gateway.app.get<{ now(): number }>(IDEMPOTENCY_CLOCK, { strict: false });
   const previous = clock.now.bind(clock);
   clock.now = () => previous() + ms;
-}
-
-export async function eventually(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = WAIT_GUARD_MS,
-  what = 'condition',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Resolves true when `promise` settles within `ms`, else false (the promise keeps running). */
