@@ -6,6 +6,7 @@ import type { FakeProviderA, RecordedRequest } from './support/fake-provider-a';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
+import { CONNECTION_MECHANICS } from '../scripts/oracle/codex-check';
 
 type Json = Record<string, any>;
 
@@ -71,19 +72,11 @@ async function toolRound(
   return [first, after];
 }
 
-/** Connection mechanics of the WebSocket and HTTP libraries, not part of the request the backend reads. */
-const WEBSOCKET_MECHANICS = new Set([
-  'host',
-  'connection',
-  'upgrade',
-  'sec-websocket-version',
-  'sec-websocket-key',
-  'sec-websocket-extensions',
-  'content-length',
-  'accept-encoding',
-  'accept-language',
-  'sec-fetch-mode',
-]);
+/**
+ * Headers left out of the comparison: the connection mechanics the oracle check ignores too, and
+ * what the gateway's own HTTP client (fetch) adds by itself.
+ */
+const WEBSOCKET_MECHANICS = new Set([...CONNECTION_MECHANICS, 'accept-encoding', 'accept-language', 'sec-fetch-mode']);
 
 /** Intended differences (docs/providers.md lists and justifies each one). */
 const INTENDED = {

@@ -26,7 +26,7 @@ export const CODEX_FIXTURES = path.join(ROOT, 'test', 'fixtures', 'codex-oracle'
 const CAPTURE_SCRIPT = path.join(ROOT, 'scripts', 'capture-codex-oracle.mjs');
 
 /** Connection mechanics of the HTTP and WebSocket libraries, not part of what the backend reads. */
-const MECHANICS = new Set([
+export const CONNECTION_MECHANICS: ReadonlySet<string> = new Set([
   'host',
   'connection',
   'upgrade',
@@ -89,7 +89,7 @@ function codexRequest(entry: CaptureEntry): Recorded {
     entry.kind === 'ws-message'
       ? `ws-message ${String(body.type)}`
       : [entry.kind, entry.method, pathname].filter(Boolean).join(' ');
-  const facts = headerFacts(entry.headers, { ignore: MECHANICS });
+  const facts = headerFacts(entry.headers, { ignore: CONNECTION_MECHANICS });
   for (const [name, value] of new URLSearchParams(query ?? '')) addFact(facts, `query ${name}`, value);
   addJsonFacts(facts, 'body ', body);
   // The order of the input items is what the backend replays; the shape facts alone keep only their kinds.
