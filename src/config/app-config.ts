@@ -3,7 +3,14 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AccountSetting, LogFormat, SettingDefinition } from './settings';
+import type {
+  AccountSetting,
+  DefaultedSettingName,
+  LogFormat,
+  ParsedOf,
+  SettingDefinition,
+  SettingName,
+} from './settings';
 import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
 import { SettingRuleError } from './setting-parsers';
 
@@ -199,7 +206,7 @@ const LOWER_CASE_ALIASED = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): AppConfig {
   const fromFlags = parseArgv(argv);
-  const values = new Map<string, unknown>();
+  const values = new Map<SettingName, unknown>();
   for (const definition of SETTINGS) {
     // The proxy variables are conventionally also spelled in lower case (curl, undici, reqwest).
     const raw =
@@ -215,34 +222,32 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       throw new ConfigError(`invalid setting ${definition.env} / ${definition.flag}: ${error.message}${shown}`);
     }
   }
-  const get = <T>(name: string, fallback: T): T => (values.has(name) ? (values.get(name) as T) : fallback);
-  const parseDefault = (name: string): unknown => {
+  // Each setting's type is the return type of its parser in the table, so these two readers are the
+  // only place a parsed value is cast to it; a name outside the table does not compile.
+  /** A setting as given by flag or environment, parsed; `undefined` when unset. */
+  const given = <K extends SettingName>(name: K): ParsedOf<K> | undefined =>
+    values.get(name) as ParsedOf<K> | undefined;
+  const parseDefault = (name: DefaultedSettingName): unknown => {
     const definition = SETTINGS.find((candidate) => candidate.env === name)!;
     return definition.parse(definition.defaultText!);
   };
-  /** A setting whose table default parses: the given value, else that default. */
-  const value = <T>(name: string): T => (values.has(name) ? values.get(name) : parseDefault(name)) as T;
+  /** A setting with a table default: the given value, else that default, parsed. */
+  const value = <K extends DefaultedSettingName>(name: K): ParsedOf<K> =>
+    (values.has(name) ? values.get(name) : parseDefault(name)) as ParsedOf<K>;
 
   refuseOpenBindWithoutSecret(
-    value<string>('GATEWAY_HOST'),
-    values.get('GATEWAY_BEARER_SECRET') as string | undefined,
-    value<boolean>('GATEWAY_ALLOW_UNAUTHENTICATED'),
+    value('GATEWAY_HOST'),
+    given('GATEWAY_BEARER_SECRET'),
+    value('GATEWAY_ALLOW_UNAUTHENTICATED'),
   );
 
   const home = env.HOME ?? os.homedir();
-  const codexHome = expandHome(value<string>('CODEX_HOME'), home);
-  const geminiHome = expandHome(value<string>('GEMINI_HOME'), home);
-  const optionalString = (name: string) => get<string | undefined>(name, undefined);
+  const codexHome = expandHome(value('CODEX_HOME'), home);
+  const geminiHome = expandHome(value('GEMINI_HOME'), home);
 
   /** A family's logins: PREFIX_ACCOUNTS, else PREFIX_AUTH_FILE (or its default) as alias `default`. */
   const logins = (prefix: 'PROVIDER_A' | 'PROVIDER_B', defaultFile: string) =>
-    accountLogins(
-      get<AccountSetting[] | undefined>(`${prefix}_ACCOUNTS`, undefined),
-      optionalString(`${prefix}_AUTH_FILE`),
-      defaultFile,
-      home,
-      prefix,
-    );
+    accountLogins(given(`${prefix}_ACCOUNTS`), given(`${prefix}_AUTH_FILE`), defaultFile, home, prefix);
   const providerAAccounts = logins('PROVIDER_A', path.join(codexHome, 'auth.json'));
   const providerBAccounts = logins('PROVIDER_B', path.join(geminiHome, 'oauth_creds.json'));
 
@@ -255,21 +260,21 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     server: {
       host: value('GATEWAY_HOST'),
       port: value('GATEWAY_PORT'),
-      bearerSecret: optionalString('GATEWAY_BEARER_SECRET'),
-      callerHeader: optionalString('GATEWAY_CALLER_HEADER'),
+      bearerSecret: given('GATEWAY_BEARER_SECRET'),
+      callerHeader: given('GATEWAY_CALLER_HEADER'),
       maxBodyBytes: value('GATEWAY_MAX_BODY_BYTES'),
       streamIdleTimeoutMs: value('GATEWAY_STREAM_IDLE_TIMEOUT'),
       drainTimeoutMs: value('GATEWAY_DRAIN_TIMEOUT'),
     },
     enabledProviders: value('GATEWAY_PROVIDERS'),
-    modelCatalogPath: optionalString('GATEWAY_MODEL_CATALOG'),
+    modelCatalogPath: given('GATEWAY_MODEL_CATALOG'),
     metricsEnabled: value('METRICS_ENABLED'),
     logLevel: value('LOG_LEVEL'),
     logFormat: value('LOG_FORMAT'),
     proxy: {
-      httpsProxy: optionalString('HTTPS_PROXY'),
-      httpProxy: optionalString('HTTP_PROXY'),
-      noProxy: optionalString('NO_PROXY'),
+      httpsProxy: given('HTTPS_PROXY'),
+      httpProxy: given('HTTP_PROXY'),
+      noProxy: given('NO_PROXY'),
     },
     providerA: {
       codexHome,
@@ -280,7 +285,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       timeoutMs: value('PROVIDER_A_TIMEOUT'),
       maxKeptSessions: value('PROVIDER_A_MAX_KEPT_SESSIONS'),
       sessionIdleTimeoutMs: value('PROVIDER_A_SESSION_IDLE_TIMEOUT'),
-      faithfulProfilePath: optionalString('PRIMARY_FAITHFUL_PROFILE'),
+      faithfulProfilePath: given('PRIMARY_FAITHFUL_PROFILE'),
       modelsRefreshMs: value('PROVIDER_A_MODELS_REFRESH'),
       wire: value('PROVIDER_A_WIRE'),
       clientVersion: value('PROVIDER_A_CLIENT_VERSION'),
@@ -315,7 +320,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       accounts: providerBAccounts,
       url: value('PROVIDER_B_URL'),
       tokenUrl: value('PROVIDER_B_TOKEN_URL'),
-      project: optionalString('PROVIDER_B_PROJECT'),
+      project: given('PROVIDER_B_PROJECT'),
       timeoutMs: value('PROVIDER_B_TIMEOUT'),
       onboardingPollIntervalMs: value('PROVIDER_B_ONBOARDING_POLL_INTERVAL'),
     },
@@ -324,7 +329,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       maxProcesses: value('PROVIDER_C_MAX_PROCESSES'),
       timeoutMs: value('PROVIDER_C_TIMEOUT'),
       childEnv,
-      accounts: providerCLogins(get<AccountSetting[] | undefined>('PROVIDER_C_ACCOUNTS', undefined), childEnv, home),
+      accounts: providerCLogins(given('PROVIDER_C_ACCOUNTS'), childEnv, home),
       tokenUrl: value('PROVIDER_C_TOKEN_URL'),
     },
     structured: {
@@ -337,12 +342,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       idempotencyTtlMs: value('STRUCTURED_IDEMPOTENCY_TTL'),
       idempotencyCapacity: value('STRUCTURED_IDEMPOTENCY_CAPACITY'),
       replicas: value('STRUCTURED_REPLICAS'),
-      models: get<string[] | undefined>('STRUCTURED_MODELS', undefined),
+      models: given('STRUCTURED_MODELS'),
     },
     buildOverrides: {
-      version: optionalString('BUILD_VERSION'),
-      commit: optionalString('BUILD_COMMIT'),
-      date: optionalString('BUILD_DATE'),
+      version: given('BUILD_VERSION'),
+      commit: given('BUILD_COMMIT'),
+      date: given('BUILD_DATE'),
     },
   };
 }

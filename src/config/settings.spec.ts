@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { DefaultedSettingName, ParsedOf, SettingName } from './settings';
 import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -90,6 +91,18 @@ describe('SETTINGS', () => {
       if (definition.defaultText === undefined || prose.has(definition.env)) continue;
       expect(() => definition.parse(definition.defaultText!)).not.toThrow();
     }
+  });
+
+  it('types each setting by what its parser returns, so the loader reads it without a cast', () => {
+    const port: ParsedOf<'GATEWAY_PORT'> = 8088;
+    expect(SETTINGS.find((definition) => definition.env === 'GATEWAY_PORT')!.parse('8088')).toBe(port);
+    // @ts-expect-error GATEWAY_PORT parses to a number, not a string
+    const portText: ParsedOf<'GATEWAY_PORT'> = '8088';
+    // @ts-expect-error a name outside the table is no setting
+    const unknown: SettingName = 'GATEWAY_PORTS';
+    // @ts-expect-error GATEWAY_BEARER_SECRET has no default, so it can only be read as possibly unset
+    const noDefault: DefaultedSettingName = 'GATEWAY_BEARER_SECRET';
+    expect([port, portText, unknown, noDefault]).toEqual([8088, '8088', 'GATEWAY_PORTS', 'GATEWAY_BEARER_SECRET']);
   });
 
   it('marks the bearer secret sensitive so errors never echo it', () => {

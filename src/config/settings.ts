@@ -19,16 +19,16 @@ import {
  * `--kebab-case` flag; the flag wins. `--help` and docs/configuration.md are generated from
  * this table, and a test checks the doc against it, so the three cannot drift.
  */
-export interface SettingDefinition {
+export interface SettingDefinition<T = unknown, N extends string = string> {
   /** Environment variable name. */
-  readonly env: string;
+  readonly env: N;
   /** Command-line flag, `--` + kebab case of the env name unless stated. */
   readonly flag: string;
   /** Default shown in `--help` and the docs; `undefined` means unset. */
   readonly defaultText?: string;
   readonly description: string;
   /** Parses a raw value; throws SettingRuleError naming the rule. */
-  readonly parse: (raw: string) => unknown;
+  readonly parse: (raw: string) => T;
   /** Secret values are never echoed in errors. */
   readonly sensitive?: boolean;
   /** Boolean flags may be given without a value (`--structured-enabled`). */
@@ -187,21 +187,25 @@ function positiveDuration(raw: string): number {
 
 const kebab = (env: string) => `--${env.toLowerCase().replace(/_/g, '-')}`;
 
-function setting(
-  env: string,
-  defaultText: string | undefined,
+/**
+ * One row of the table. The row keeps its env name, the type its parser returns and whether it
+ * has a default, so the loader reads each setting with that type and no cast.
+ */
+function setting<N extends string, T, D extends string | undefined>(
+  env: N,
+  defaultText: D,
   description: string,
-  parse: (raw: string) => unknown,
+  parse: (raw: string) => T,
   extra: Partial<Pick<SettingDefinition, 'flag' | 'sensitive' | 'isBoolean'>> = {},
-): SettingDefinition {
+): SettingDefinition<T, N> & { readonly defaultText: D } {
   return { env, flag: extra.flag ?? kebab(env), defaultText, description, parse, ...extra };
 }
 
-const bool = (env: string, defaultText: string, description: string, flag?: string) =>
+const bool = <N extends string>(env: N, defaultText: string, description: string, flag?: string) =>
   setting(env, defaultText, description, parseBoolean, { isBoolean: true, ...(flag ? { flag } : {}) });
 const text = (raw: string) => raw;
 
-export const SETTINGS: readonly SettingDefinition[] = [
+const SETTING_ROWS = [
   setting('GATEWAY_HOST', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
   setting('GATEWAY_PORT', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
   setting(
@@ -514,6 +518,16 @@ export const SETTINGS: readonly SettingDefinition[] = [
   setting('BUILD_COMMIT', undefined, 'Overrides the stamped source commit (the full 40-character id).', parseCommit),
   setting('BUILD_DATE', undefined, 'Overrides the stamped build date (UTC, YYYY-MM-DDTHH:MM:SSZ).', parseBuildDate),
 ];
+
+export const SETTINGS: readonly SettingDefinition<unknown, SettingName>[] = SETTING_ROWS;
+
+type SettingRow = (typeof SETTING_ROWS)[number];
+/** The env name of every setting in the table; any other name fails to compile. */
+export type SettingName = SettingRow['env'];
+/** What the parser of setting K returns. */
+export type ParsedOf<K extends SettingName> = ReturnType<Extract<SettingRow, { readonly env: K }>['parse']>;
+/** The settings the table gives a default (`defaultText` not unset). */
+export type DefaultedSettingName = Extract<SettingRow, { readonly defaultText: string }>['env'];
 
 export const SETTINGS_BY_FLAG: ReadonlyMap<string, SettingDefinition> = new Map(
   SETTINGS.flatMap((definition) => {
