@@ -18,60 +18,65 @@ describe('provider_a reads compressed model lists and SSE streams', () => {
   let gateway: TestGateway;
   afterEach(() => gateway?.close());
 
-  it('a gzip model list is merged, a gzip SSE stream answers streaming and non-streaming chats', async () => {
-    fake().compressAnswers();
-    fake().serveModels([
-      ...cliModelList(),
-      {
-        slug: 'gpt-7-sol',
-        visibility: 'list',
-        supported_reasoning_levels: [{ effort: 'low' }],
-        default_reasoning_level: 'low',
-        service_tiers: [],
-        use_responses_lite: true,
-      },
-    ]);
-    gateway = await startGateway({
-      ...providerASettings(fake(), home(), { transport: 'sse' }),
-      GATEWAY_PROVIDERS: 'provider_a',
-      PROVIDER_A_MODELS_REFRESH: '15m',
-    });
-    const ids = await pollUntil(
-      async () =>
-        (((await (await fetch(`${gateway.url}/v1/models`)).json()) as Json).data as Json[]).map(
-          (entry) => entry.id as string,
-        ),
-      (list) => list.includes('gpt-7-sol'),
-    );
-    expect(ids).toContain('gpt-7-sol');
-    expect(fake().modelsRequests()[0].headers['accept-encoding']).toBe(codexClient().acceptEncoding);
-
-    // Several events, each flushed through gzip on its own, as a streaming server sends them.
-    const reply = { frames: [created(), textDelta('Hello, '), textDelta('compressed world'), completed()] };
-    fake().enqueue(reply, reply);
-    const post = (stream: boolean) =>
-      fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-7-sol', stream, messages: [{ role: 'user', content: 'hi' }] }),
+  // The gateway runs on Node 24 or newer (docs/deployment.md "Runtime"), whose fetch decodes both.
+  it.each(['gzip', 'zstd'] as const)(
+    'a %s model list is merged, and the same coding on the SSE stream answers streaming and non-streaming chats',
+    async (coding) => {
+      expect(codexClient().acceptEncoding.split(',')).toContain(coding);
+      fake().compressAnswers(coding);
+      fake().serveModels([
+        ...cliModelList(),
+        {
+          slug: 'gpt-7-sol',
+          visibility: 'list',
+          supported_reasoning_levels: [{ effort: 'low' }],
+          default_reasoning_level: 'low',
+          service_tiers: [],
+          use_responses_lite: true,
+        },
+      ]);
+      gateway = await startGateway({
+        ...providerASettings(fake(), home(), { transport: 'sse' }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
       });
-    const whole = await post(false);
-    expect(whole.status).toBe(200);
-    expect(((await whole.json()) as Json).choices[0].message.content).toBe('Hello, compressed world');
-    const streamed = await post(true);
-    expect(streamed.status).toBe(200);
-    const text = await streamed.text();
-    const content = text
-      .split('\n')
-      .filter((line) => line.startsWith('data: {'))
-      .map((line) => (JSON.parse(line.slice(6)) as Json).choices?.[0]?.delta?.content ?? '')
-      .join('');
-    expect(content).toBe('Hello, compressed world');
-    expect(text.trim().endsWith('data: [DONE]')).toBe(true);
+      const ids = await pollUntil(
+        async () =>
+          (((await (await fetch(`${gateway.url}/v1/models`)).json()) as Json).data as Json[]).map(
+            (entry) => entry.id as string,
+          ),
+        (list) => list.includes('gpt-7-sol'),
+      );
+      expect(ids).toContain('gpt-7-sol');
+      expect(fake().modelsRequests()[0].headers['accept-encoding']).toBe(codexClient().acceptEncoding);
 
-    for (const request of fake().requests())
-      expect(request.headers['accept-encoding']).toBe(codexClient().acceptEncoding);
-    // The list (at least once) and both POSTs went out compressed.
-    expect(fake().compressedAnswers()).toBeGreaterThanOrEqual(3);
-  });
+      // Several events, each flushed through the compressor on its own, as a streaming server sends them.
+      const reply = { frames: [created(), textDelta('Hello, '), textDelta('compressed world'), completed()] };
+      fake().enqueue(reply, reply);
+      const post = (stream: boolean) =>
+        fetch(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-7-sol', stream, messages: [{ role: 'user', content: 'hi' }] }),
+        });
+      const whole = await post(false);
+      expect(whole.status).toBe(200);
+      expect(((await whole.json()) as Json).choices[0].message.content).toBe('Hello, compressed world');
+      const streamed = await post(true);
+      expect(streamed.status).toBe(200);
+      const text = await streamed.text();
+      const content = text
+        .split('\n')
+        .filter((line) => line.startsWith('data: {'))
+        .map((line) => (JSON.parse(line.slice(6)) as Json).choices?.[0]?.delta?.content ?? '')
+        .join('');
+      expect(content).toBe('Hello, compressed world');
+      expect(text.trim().endsWith('data: [DONE]')).toBe(true);
+
+      for (const request of fake().requests())
+        expect(request.headers['accept-encoding']).toBe(codexClient().acceptEncoding);
+      // The list (at least once) and both POSTs went out compressed.
+      expect(fake().compressedAnswers()).toBeGreaterThanOrEqual(3);
+    },
+  );
 });

@@ -9,6 +9,9 @@ import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
 import { clientVersionOf, modelRefusal, olderThan, responsesRequestViolation } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
 
+/** The content codings the fake can answer in (docs/providers.md "Compressed answers"). */
+export type ContentCoding = 'gzip' | 'zstd';
+
 /**
  * How long the waits below wait by default: a hang guard, not a speed requirement. What they wait
  * for takes milliseconds on an idle machine, but much longer on a busy 2-core one.
@@ -183,9 +186,9 @@ export class FakeProviderA {
   private maxMessageBytes?: number;
   /** Sizes of the frames over that limit that reached the fake (each closed its connection with 1009). */
   private readonly oversized: number[] = [];
-  /** `compressAnswers()`: gzip the model list and SSE answers of requests that accept it. */
-  private compress = false;
-  private gzipAnswers = 0;
+  /** `compressAnswers()`: compress the model list and SSE answers of requests that accept it. */
+  private compress: ContentCoding | undefined;
+  private compressedCount = 0;
   /** The response chains of every open WebSocket (for `forgetChains`). */
   private readonly chainStores = new Set<Map<string, unknown[]>>();
   /** The models the fake serves and accepts (`GET …/models`, and `model` of every request). */
@@ -332,16 +335,16 @@ export class FakeProviderA {
   }
 
   /**
-   * From now until `reset()`, answer the model list and the SSE POSTs gzip-compressed when the
-   * request's `accept-encoding` names gzip, as the real backend's HTTP front does.
+   * From now until `reset()`, answer the model list and the SSE POSTs compressed with `coding`
+   * when the request's `accept-encoding` names it, as the real backend's HTTP front does.
    */
-  compressAnswers(): void {
-    this.compress = true;
+  compressAnswers(coding: ContentCoding = 'gzip'): void {
+    this.compress = coding;
   }
 
-  /** How many answers went out gzip-compressed. */
+  /** How many answers went out compressed. */
   compressedAnswers(): number {
-    return this.gzipAnswers;
+    return this.compressedCount;
   }
 
   /** Byte sizes of the frames that exceeded the announced limit. */
@@ -370,8 +373,8 @@ export class FakeProviderA {
     this.handshakeDelayMs = 0;
     this.maxMessageBytes = undefined;
     this.oversized.length = 0;
-    this.compress = false;
-    this.gzipAnswers = 0;
+    this.compress = undefined;
+    this.compressedCount = 0;
     this.scripts.length = 0;
     this.recorded.length = 0;
     this.missed.length = 0;
@@ -473,16 +476,17 @@ export class FakeProviderA {
       response.end(script.reject.body === undefined ? '' : JSON.stringify(script.reject.body));
       return;
     }
-    const gzip = this.gzipsAnswer(request);
+    const coding = this.codingOf(request);
     response.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
-      ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+      ...(coding ? { 'content-encoding': coding } : {}),
       ...script.headers,
     });
     response.flushHeaders();
-    // Compressed, each event is flushed through gzip at once, as a streaming server does.
-    const compressor = gzip ? zlib.createGzip() : undefined;
+    // Compressed, each event is flushed through the compressor at once, as a streaming server does.
+    const compressor =
+      coding === 'gzip' ? zlib.createGzip() : coding === 'zstd' ? zlib.createZstdCompress() : undefined;
     compressor?.pipe(response);
     const write = (text: string) =>
       new Promise<void>((resolve) =>
@@ -511,11 +515,12 @@ export class FakeProviderA {
     }
   }
 
-  /** In `compressAnswers()` mode, a request that accepts gzip gets a gzip answer. */
-  private gzipsAnswer(request: http.IncomingMessage): boolean {
-    const gzip = this.compress && /\bgzip\b/.test(request.headers['accept-encoding'] ?? '');
-    if (gzip) this.gzipAnswers += 1;
-    return gzip;
+  /** In `compressAnswers()` mode, a request that accepts that coding gets an answer in it. */
+  private codingOf(request: http.IncomingMessage): ContentCoding | undefined {
+    const accepted = (request.headers['accept-encoding'] ?? '').split(',').map((coding) => coding.trim());
+    if (this.compress === undefined || !accepted.includes(this.compress)) return undefined;
+    this.compressedCount += 1;
+    return this.compress;
   }
 
   private answerModels(request: http.IncomingMessage, response: http.ServerResponse): void {
@@ -531,10 +536,11 @@ export class FakeProviderA {
       (model) => model.minimal_client_version === undefined || !olderThan(asked, model.minimal_client_version),
     );
     const text = JSON.stringify({ models });
-    if (this.gzipsAnswer(request))
+    const coding = this.codingOf(request);
+    if (coding)
       response
-        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
-        .end(zlib.gzipSync(text));
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': coding })
+        .end(coding === 'gzip' ? zlib.gzipSync(text) : zlib.zstdCompressSync(text));
     else response.writeHead(200, { 'content-type': 'application/json' }).end(text);
   }
 
