@@ -1,4 +1,4 @@
-import type { AppConfig, ProviderCLogin } from '../config/app-config';
+import type { AccountLogin, AppConfig, ProviderCLogin } from '../config/app-config';
 import type { LoginCheck } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
 import { checkProviderALogin } from './provider-a/provider-a.login-check';
@@ -28,19 +28,9 @@ export function configuredLogins(config: AppConfig): ConfiguredLogin[] {
 function loginsOf(config: AppConfig, provider: ProviderId): ConfiguredLogin[] {
   switch (provider) {
     case 'provider_a':
-      return config.providerA.accounts.map(({ alias, loginFile }) => ({
-        provider,
-        account: alias,
-        spawnsCli: false,
-        check: (now) => checkProviderALogin(loginFile, now),
-      }));
+      return fileLogins(provider, config.providerA.accounts, checkProviderALogin);
     case 'provider_b':
-      return config.providerB.accounts.map(({ alias, loginFile }) => ({
-        provider,
-        account: alias,
-        spawnsCli: false,
-        check: (now) => checkProviderBLogin(loginFile, now),
-      }));
+      return fileLogins(provider, config.providerB.accounts, checkProviderBLogin);
     case 'provider_c': {
       const base = accountBaseEnvironment(config, claudeChildEnvironment(config.providerC.childEnv));
       return config.providerC.accounts.map((login: ProviderCLogin) => ({
@@ -51,4 +41,18 @@ function loginsOf(config: AppConfig, provider: ProviderId): ConfiguredLogin[] {
       }));
     }
   }
+}
+
+/** Logins that are one file per account (provider_a, provider_b), checked offline without a CLI. */
+function fileLogins(
+  provider: ProviderId,
+  accounts: readonly AccountLogin[],
+  checkFile: (file: string, now: number) => Promise<LoginCheck>,
+): ConfiguredLogin[] {
+  return accounts.map(({ alias, loginFile }) => ({
+    provider,
+    account: alias,
+    spawnsCli: false,
+    check: (now) => checkFile(loginFile, now),
+  }));
 }
