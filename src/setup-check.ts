@@ -7,6 +7,13 @@ import type { ProviderId } from './core/provider-id';
 import type { CatalogEntry } from './models/model-catalog';
 import { ModelCatalog } from './models/model-catalog';
 
+export interface SetupCheckOptions {
+  /** Also send one real chat per family with a usable login. */
+  readonly live: boolean;
+  readonly write: (text: string) => void;
+  readonly now?: number;
+}
+
 /**
  * The setup check (`npm run check`, `node dist/main.js --check`; docs/troubleshooting.md): what
  * `npm start` with the same settings would find, printed for a person and then exit. Per enabled
@@ -15,13 +22,6 @@ import { ModelCatalog } from './models/model-catalog';
  * and the models the catalog would serve. With `--live`, one tiny chat per family through the gateway's own HTTP chat route.
  * Exit code 0 only when every enabled family has a usable login (and, with `--live`, answered).
  */
-export interface SetupCheckOptions {
-  /** Also send one real chat per family with a usable login. */
-  readonly live: boolean;
-  readonly write: (text: string) => void;
-  readonly now?: number;
-}
-
 export async function runSetupCheck(config: AppConfig, options: SetupCheckOptions): Promise<number> {
   const now = options.now ?? Date.now();
   const write = options.write;
