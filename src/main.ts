@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment } from './config/process-env';
+import { capSemiSpace } from './common/lifecycle/semi-space-cap';
 
 /**
  * nestjs-pino's Logger takes its LAST string argument as the context; naming one keeps the event
@@ -29,6 +30,8 @@ async function bootstrap(): Promise<void> {
       const write = (text: string) => process.stdout.write(text);
       process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
     }
+    // Before the framework loads, so its start-up is already under the cap.
+    capSemiSpace(config.server.maxSemiSpaceMib);
     // The framework is loaded only once the settings are valid: a bad value or --help answers
     // at once instead of after a second of module loading.
     const { createGatewayApp } = await import('./app.factory');
@@ -67,6 +70,7 @@ async function logListening(app: NestExpressApplication, config: AppConfig): Pro
       providers: config.enabledProviders,
       structured: config.structured.enabled,
       metrics: config.metricsEnabled,
+      max_semi_space_mib: config.server.maxSemiSpaceMib,
     },
     'gateway_listening',
     LOG_CONTEXT,

@@ -238,6 +238,12 @@ const SETTING_ROWS = [
   setting('GATEWAY_MAX_BODY_BYTES', '33554432', 'Request body cap for chat, in bytes.', parsePositiveInteger),
   setting('GATEWAY_STREAM_IDLE_TIMEOUT', '240s', 'Longest silence between upstream events; 0 disables.', parseDuration),
   setting('GATEWAY_DRAIN_TIMEOUT', '30s', 'How long in-flight work may finish after SIGTERM/SIGINT.', parseDuration),
+  setting(
+    'GATEWAY_MAX_SEMI_SPACE_MIB',
+    '16',
+    "Largest V8 semi-space (MiB) the gateway lets its young generation grow to; V8's own default grows it to 32 on a large machine. 0 leaves V8's growth alone. A soft cap: `--max-semi-space-size` in NODE_OPTIONS is the hard one.",
+    parseNonNegativeInteger,
+  ),
   bool('METRICS_ENABLED', 'true', 'Serve GET /metrics (Prometheus text).'),
   setting('LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace or silent.', parseLogLevel),
   setting(
