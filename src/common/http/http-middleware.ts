@@ -94,6 +94,8 @@ export function parseJsonBody(bytes: Buffer, contentType: string | undefined): u
 }
 
 function charsetOf(contentType: string | undefined): string {
+  // Almost every client sends no charset: skip building a MIMEType for it on every request.
+  if (contentType === undefined || !/charset/i.test(contentType)) return 'utf-8';
   try {
     return (new MIMEType(contentType ?? '').params.get('charset') ?? 'utf-8').toLowerCase();
   } catch {
