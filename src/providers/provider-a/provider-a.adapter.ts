@@ -149,7 +149,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
           : event;
       return { headers: built.headers, body: built.body, toClient, overHttp: built.overHttp };
     };
-    const turn = await this.run(build, request.conversationId, context, lease?.open).catch((error: unknown) =>
+    const turn = await this.run(build, request.conversationId, context, lease).catch((error: unknown) =>
       this.modelRefused(error, request.model.upstreamModel),
     );
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
@@ -204,9 +204,14 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     build: ConstructorParameters<typeof ProviderAUpstream>[2],
     chat: string | undefined,
     context: CallContext,
-    open: OpenConnection = this.open,
+    lease?: ChatTurnLease,
   ) {
-    const connect = { url: this.config.providerA.url, open, proxy: this.attemptProxy };
+    const connect = {
+      url: this.config.providerA.url,
+      open: lease?.open ?? this.open,
+      reopenAfter: lease?.reopenAfter,
+      proxy: this.attemptProxy,
+    };
     return runFamilyTurn(new ProviderAUpstream(connect, context, build), {
       pool: this.accounts,
       chat,
