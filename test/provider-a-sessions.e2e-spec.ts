@@ -93,6 +93,13 @@ describe('provider_a upstream sessions per chat', () => {
         ?.split(' ')[1] ?? NaN,
     );
   const timings = (target: TestGateway) => target.logs.records('chat_completion');
+  /** The `upstream_*` lines written since the log had `from` lines. */
+  const upstreamLinesSince = (target: TestGateway, from: number) =>
+    target.logs.lines
+      .slice(from)
+      .map((line) => JSON.parse(line) as Json)
+      .filter((record) => String(record.event).startsWith('upstream_'));
+  const RETRIES = 'gateway_chat_api_upstream_retries_total{provider="provider_a",code="upstream"}';
 
   it('keeps the connection of a completed turn and continues the chain with only the new items', async () => {
     const before = await metrics(gateway);
@@ -172,13 +179,15 @@ describe('provider_a upstream sessions per chat', () => {
     );
   });
 
-  it('falls back once to a full send on a fresh connection when the server lost the chain', async () => {
-    const before = sample(await metrics(gateway), 'gateway_chat_api_upstream_session_turns_total{result="fallback"}');
+  it('falls back once to a full send on a fresh connection when the server lost the chain: one failed attempt, opened again at once by the runner', async () => {
+    const before = await metrics(gateway);
+    const fallbacks = 'gateway_chat_api_upstream_session_turns_total{result="fallback"}';
     fake().enqueue(reply('resp_b1', 'One.'), reply('resp_b2', 'Two.'));
     const first = [{ role: 'user', content: 'Count' }];
     await complete(gateway, first, 'chat-broken');
     fake().forgetChains();
     const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Next' }];
+    const from = gateway.logs.lines.length;
     const response = await post(gateway, { messages: second, stream: true }, 'chat-broken');
     const text = await response.text();
     expect(text).toContain('"content":"Two."');
@@ -195,9 +204,21 @@ describe('provider_a upstream sessions per chat', () => {
     expect(timings(gateway).at(-1)).toEqual(
       expect.objectContaining({ session_reused: false, incremental: false, chain_fallback: true, input_items_sent: 3 }),
     );
-    expect(
-      sample(await metrics(gateway), 'gateway_chat_api_upstream_session_turns_total{result="fallback"}') - before,
-    ).toBe(1);
+    const after = await metrics(gateway);
+    expect(sample(after, fallbacks) - sample(before, fallbacks)).toBe(1);
+    // The stale connection is one attempt of the turn, logged once with the server's code; the
+    // fresh one is attempt 2, at once and outside the retry budget (docs/architecture.md "The family contract").
+    expect(upstreamLinesSince(gateway, from)).toEqual([
+      expect.objectContaining({
+        event: 'upstream_attempt_failed',
+        provider: 'provider_a',
+        attempt: 1,
+        error_code: 'upstream',
+        retryable: true,
+        upstream_code: 'previous_response_not_found',
+      }),
+    ]);
+    expect(sample(after, RETRIES) || 0).toBe(sample(before, RETRIES) || 0);
   });
 
   it('opens a fresh connection when the kept one was closed, or dies before the first event', async () => {
@@ -214,8 +235,20 @@ describe('provider_a upstream sessions per chat', () => {
     const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'On' }];
     expect((await complete(gateway, second, 'chat-dead')).content).toBe('Two.');
     // This kept connection dies after taking the request: the turn is sent again in full elsewhere.
+    const from = gateway.logs.lines.length;
     const third = [...second, { role: 'assistant', content: 'Two.' }, { role: 'user', content: 'And on' }];
     expect((await complete(gateway, third, 'chat-dead')).content).toBe('Three.');
+    expect(upstreamLinesSince(gateway, from)).toEqual([
+      expect.objectContaining({
+        event: 'upstream_attempt_failed',
+        attempt: 1,
+        error_code: 'upstream',
+        retryable: true,
+      }),
+    ]);
+    expect(timings(gateway).at(-1)).toEqual(
+      expect.objectContaining({ session_reused: false, chain_fallback: true, input_items_sent: 5 }),
+    );
 
     const connections = fake()
       .requests()

@@ -3,7 +3,6 @@ import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-turn';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
@@ -18,7 +17,7 @@ import type {
   ExtractionResult,
   ProviderAdapter,
 } from '../shared/provider-adapter';
-import { runTurn } from '../shared/turn-runner';
+import { runFamilyTurn } from '../shared/family-turn';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
@@ -150,7 +149,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
           : event;
       return { headers: built.headers, body: built.body, toClient, overHttp: built.overHttp };
     };
-    const turn = await this.run(build, request.conversationId, context, lease?.open).catch((error: unknown) =>
+    const turn = await this.run(build, request.conversationId, context, lease).catch((error: unknown) =>
       this.modelRefused(error, request.model.upstreamModel),
     );
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
@@ -205,11 +204,17 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     build: ConstructorParameters<typeof ProviderAUpstream>[2],
     chat: string | undefined,
     context: CallContext,
-    open: OpenConnection = this.open,
+    lease?: ChatTurnLease,
   ) {
-    const connect = { url: this.config.providerA.url, open, proxy: this.attemptProxy };
-    return runTurn(new ProviderAUpstream(connect, context, build), {
-      account: new AccountTurn(this.accounts, chat),
+    const connect = {
+      url: this.config.providerA.url,
+      open: lease?.open ?? this.open,
+      reopenAfter: lease?.reopenAfter,
+      proxy: this.attemptProxy,
+    };
+    return runFamilyTurn(new ProviderAUpstream(connect, context, build), {
+      pool: this.accounts,
+      chat,
       timeoutMs: this.config.providerA.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
       context,

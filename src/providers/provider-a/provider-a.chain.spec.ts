@@ -1,4 +1,4 @@
-import { chainAfterTurn, chainedBody, continuationItems, isChainError } from './provider-a.chain';
+import { chainAfterTurn, chainedBody, chainErrorCode, continuationItems } from './provider-a.chain';
 import type { JsonObject } from '../../common/json';
 
 const user = (text: string): JsonObject => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
@@ -95,14 +95,14 @@ describe('provider_a response chains', () => {
     expect(chainAfterTurn(first, undefined, [messageItem('x')], noCustom)).toBeUndefined();
   });
 
-  it('recognises chain errors and nothing else', () => {
+  it('recognises chain errors by their code and nothing else', () => {
     expect(
-      isChainError({ type: 'error', status: 400, error: { code: 'previous_response_not_found', message: 'gone' } }),
-    ).toBe(true);
+      chainErrorCode({ type: 'error', status: 400, error: { code: 'previous_response_not_found', message: 'gone' } }),
+    ).toBe('previous_response_not_found');
     expect(
-      isChainError({ type: 'response.failed', response: { error: { code: 'websocket_connection_limit_reached' } } }),
-    ).toBe(true);
-    expect(isChainError({ type: 'error', error: { code: 'server_error' } })).toBe(false);
-    expect(isChainError({ type: 'response.created' })).toBe(false);
+      chainErrorCode({ type: 'response.failed', response: { error: { code: 'websocket_connection_limit_reached' } } }),
+    ).toBe('websocket_connection_limit_reached');
+    expect(chainErrorCode({ type: 'error', error: { code: 'server_error' } })).toBeUndefined();
+    expect(chainErrorCode({ type: 'response.created' })).toBeUndefined();
   });
 });

@@ -110,13 +110,14 @@ function echoMessage(outputItems: readonly JsonObject[]): ChatMessage | undefine
   };
 }
 
-/** A `previous_response_not_found`-like error event: the chain is gone, not the request wrong. */
-export function isChainError(event: unknown): boolean {
-  if (!isJsonObject(event) || (event.type !== 'error' && event.type !== 'response.failed')) return false;
+/** The code of a `previous_response_not_found`-like error event (the chain is gone, not the request wrong), else `undefined`. */
+export function chainErrorCode(event: unknown): string | undefined {
+  if (!isJsonObject(event) || (event.type !== 'error' && event.type !== 'response.failed')) return undefined;
   const error = isJsonObject(event.error)
     ? event.error
     : isJsonObject(event.response) && isJsonObject(event.response.error)
       ? event.response.error
       : {};
-  return CHAIN_ERROR_CODES.has(String(error.code ?? ''));
+  const code = String(error.code ?? '');
+  return CHAIN_ERROR_CODES.has(code) ? code : undefined;
 }

@@ -156,6 +156,21 @@ export function connectionFailure(detail: string, cause?: unknown): GatewayError
   return new GatewayError('upstream', { detail, retryable: true, cause: sanitizeCause(cause) });
 }
 
+/**
+ * A connection kept from the chat's last turn that turned out stale at the turn's first event: the
+ * server closed it, or answered the continuation with a chain error (`code`). Nothing reached the
+ * client; the turn is sent again in full on a fresh connection (`ChatTurnLease.reopenAfter`).
+ */
+export function staleSessionFailure(code?: string): GatewayError {
+  return code === undefined
+    ? connectionFailure('kept connection closed before its first event')
+    : new GatewayError('upstream', {
+        detail: 'kept connection: the server no longer knows its chain',
+        retryable: true,
+        upstream: { code },
+      });
+}
+
 /** Keeps only the error class and errno code of a network failure (messages may echo upstream text). */
 function sanitizeCause(cause: unknown): unknown {
   if (!(cause instanceof Error)) return undefined;

@@ -1,7 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import type { JsonObject } from '../../common/json';
+import type { GatewayError } from '../../core/gateway.error';
 import type { ChainState } from './provider-a.chain';
-import { chainAfterTurn, chainedBody, continuationItems, isChainError, requestShape } from './provider-a.chain';
+import { chainAfterTurn, chainedBody, chainErrorCode, continuationItems, requestShape } from './provider-a.chain';
+import { staleSessionFailure } from './provider-a.errors';
 import { postInstead } from './provider-a.http-fallback';
 import { websocketFrame } from './provider-a.request';
 import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
@@ -159,19 +161,25 @@ export class SessionPool {
   }
 }
 
-type FirstFrame =
-  { readonly kind: 'frame'; readonly connection: UpstreamConnection } | { readonly kind: 'dead' | 'chain_error' };
+/** A kept connection's first event: there, or the failure that shows the connection stale. */
+type FirstFrame = { readonly connection: UpstreamConnection } | { readonly stale: GatewayError };
 
 /**
  * The upstream side of one chat turn over WebSocket. Its `open` is the turn's `OpenConnection`
- * (called once per attempt): it takes the chat's kept connection when there is one, sends only
- * the new items with `previous_response_id` when the translated input extends the chain that
- * connection holds, and falls back once, transparently, to a full send on a fresh connection
- * when the kept one turns out dead or the server no longer knows the chain (both before any
- * event reached the turn). A turn that completes hands its connection back to the pool.
+ * (called once per attempt): the turn's first attempt takes the chat's kept connection when there
+ * is one and sends only the new items with `previous_response_id` when the translated input
+ * extends the chain that connection holds; every other attempt opens a fresh connection and sends
+ * in full. A kept connection that turns out stale at its first event (closed, or the server no
+ * longer knows the chain) fails that attempt before anything reached the turn, and `reopenAfter`
+ * has the turn runner open again at once, outside the retry budget: the runner is the one loop
+ * that sends a turn again (docs/architecture.md "The family contract"). A turn that completes
+ * hands its connection back to the pool.
  */
 export class ChatTurnLease {
   readonly use: SessionUse = { reused: false, incremental: false, fallback: false, itemsSent: 0, items: 0 };
+  private attempts = 0;
+  /** The failure of the kept connection found stale, once it was: the turn's later attempts are its fallback. */
+  private stale?: GatewayError;
 
   constructor(
     private readonly pool: SessionPool,
@@ -186,7 +194,8 @@ export class ChatTurnLease {
     let shape: string | undefined;
     const shapeOf = () => (shape ??= requestShape(input.body));
     const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
-    Object.assign(this.use, { reused: false, incremental: false, fallback: false, itemsSent: items, items });
+    const fallback = this.stale !== undefined;
+    Object.assign(this.use, { reused: false, incremental: false, fallback, itemsSent: items, items });
     const release = (session: WsSession, record: TurnRecord) =>
       this.pool.keep({
         chat: this.chat,
@@ -195,7 +204,7 @@ export class ChatTurnLease {
         chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames, shapeOf()),
       });
 
-    const taken = this.pool.take(this.chat, handshake, input.body, shapeOf);
+    const taken = this.attempts++ === 0 ? this.pool.take(this.chat, handshake, input.body, shapeOf) : undefined;
     if (taken) {
       const { entry: kept, continuation } = taken;
       this.use.reused = true;
@@ -216,9 +225,10 @@ export class ChatTurnLease {
         return postInstead(kept.session, input, error);
       }
       const first = await firstFrame(sent);
-      if (first.kind === 'frame') return first.connection;
-      Object.assign(this.use, { reused: false, incremental: false, fallback: true, itemsSent: items });
+      if ('connection' in first) return first.connection;
       this.observer?.chainFallback();
+      this.stale = first.stale;
+      throw first.stale;
     }
     const session = await WsSession.connect(input.url, input.headers, input.signal, input.proxy);
     try {
@@ -227,18 +237,23 @@ export class ChatTurnLease {
       return postInstead(session, input, error);
     }
   };
+
+  /** True for the failure of the kept connection found stale: the runner sends the turn again now, in full, on a fresh connection. */
+  readonly reopenAfter = (failure: GatewayError): boolean => failure === this.stale;
 }
 
 /**
  * Waits for the turn's first event on a reused connection: none (the socket closed under us)
- * or a chain error means the turn can still be sent again elsewhere, since nothing reached the
- * client. Otherwise the connection is returned with that event still to be read.
+ * or a chain error shows the connection stale, and the turn can still be sent again elsewhere,
+ * since nothing reached the client. Otherwise the connection is returned with that event still
+ * to be read.
  */
 async function firstFrame(connection: UpstreamConnection): Promise<FirstFrame> {
   const first = await connection.frames[Symbol.asyncIterator]().next();
-  if (first.done || (first.value.ok && isChainError(first.value.value))) {
+  const chainError = first.done || !first.value.ok ? undefined : chainErrorCode(first.value.value);
+  if (first.done || chainError !== undefined) {
     connection.close();
-    return { kind: first.done ? 'dead' : 'chain_error' };
+    return { stale: staleSessionFailure(chainError) };
   }
   let head: UpstreamFrame | undefined = first.value;
   const takeHead = () => {
@@ -247,7 +262,6 @@ async function firstFrame(connection: UpstreamConnection): Promise<FirstFrame> {
     return value;
   };
   return {
-    kind: 'frame',
     connection: {
       ...connection,
       frames: prepend(takeHead, connection.frames),

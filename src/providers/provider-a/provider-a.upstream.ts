@@ -42,6 +42,11 @@ export interface ProviderAConnect {
   readonly url: string;
   readonly open: OpenConnection;
   readonly proxy?: UpstreamProxy;
+  /**
+   * A failure of `open` that the connection recovers from by opening again at once (a chat's kept
+   * WebSocket found stale: `ChatTurnLease.reopenAfter`).
+   */
+  readonly reopenAfter?: (failure: GatewayError) => boolean;
 }
 
 /**
@@ -69,9 +74,12 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
     return openAttempt(this.connect, this.context.logger, attempt, credentials, request, signal);
   }
 
-  /** One forced refresh and one retry per turn after a 401, outside the retry budget (docs/accounts.md). */
+  /**
+   * Opens again at once, outside the retry budget: in full on a fresh connection after the chat's
+   * kept connection turned out stale, or after a 401 with one forced refresh per turn (docs/accounts.md).
+   */
   reopenAfter(failure: GatewayError): boolean {
-    return this.login.reopenAfter(failure);
+    return this.connect.reopenAfter?.(failure) === true || this.login.reopenAfter(failure);
   }
 
   translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {

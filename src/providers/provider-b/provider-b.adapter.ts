@@ -1,12 +1,11 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-turn';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
 import type { ChatEvent } from '../../core/chat-event';
-import { runTurn } from '../shared/turn-runner';
+import { runFamilyTurn } from '../shared/family-turn';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderBPool, ProviderBLogin } from '../../accounts/provider-b/provider-b.accounts';
 import { ProviderBProjectResolver } from './provider-b.project';
@@ -63,9 +62,10 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     context: CallContext,
     method: ProviderBMethod,
   ): Promise<AsyncIterable<ChatEvent>> {
-    const turn = await runTurn(new ProviderBUpstream(this.connect, request, context, method), {
+    const turn = await runFamilyTurn(new ProviderBUpstream(this.connect, request, context, method), {
       // Throws `rate_limited` / `auth` at once when no login can take the turn.
-      account: new AccountTurn(this.accounts, request.conversationId),
+      pool: this.accounts,
+      chat: request.conversationId,
       timeoutMs: this.config.providerB.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
       context,

@@ -2,13 +2,12 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
-import { AccountTurn } from '../../accounts/account-turn';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { ChatEvent } from '../../core/chat-event';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
-import { runTurn } from '../shared/turn-runner';
+import { runFamilyTurn } from '../shared/family-turn';
 import {
   accountBaseEnvironment,
   createProviderCPool,
@@ -67,26 +66,22 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
   }
 
   /**
-   * Slot → runs → events. Resolves once the API answered (its `message_start`, or the first model
+   * Login → slot → runs → events. Resolves once the API answered (its `message_start`, or the first model
    * output); the slot is released after the last child was reaped (docs/upstream/provider-c.md §2, §3.6).
    */
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
-    // The chat's login, or a 429/401 at once when every login is cooling or dead.
-    const account = new AccountTurn(this.accounts, request.conversationId);
-    let slot;
-    try {
-      slot = await this.slots.acquire(context.signal, context.deadlineAt);
-    } catch (error) {
-      account.end();
-      throw error;
-    }
-    const turn = await runTurn(new ProviderCUpstream(this.run(request, context)), {
-      account,
+    const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context)), {
+      // The chat's login first: a 429/401 at once when every login is cooling or dead, before any slot wait.
+      pool: this.accounts,
+      chat: request.conversationId,
       // PROVIDER_C_TIMEOUT bounds the whole turn, retries included, from the first spawn.
       timeoutMs: this.config.providerC.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
       context,
-      onClosed: () => slot.release(),
+      before: async () => {
+        const slot = await this.slots.acquire(context.signal, context.deadlineAt);
+        return () => slot.release();
+      },
     });
     return turn.events;
   }

@@ -3,8 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GatewayError } from '../../core/gateway.error';
 import { claudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
-import { classifyRunFailure, parseRetryAfterSeconds } from './provider-c.errors';
-import type { CliErrorReport } from './provider-c.stream';
+import { classifyRunFailure, parseRetryAfterSeconds, type CliErrorReport } from './provider-c.errors';
 
 const exit = (stderr: string, code = 1) => classifyRunFailure({ kind: 'exit', code, signal: null, stderr });
 

@@ -3,7 +3,6 @@ import { FAMILY_FIXES } from '../../core/error-codes';
 import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
-import type { CliErrorReport } from './provider-c.stream';
 
 /** docs/upstream/provider-c.md §8.3: without a parseable reset hint a limit message means "retry in a minute". */
 export const DEFAULT_LIMIT_RETRY_AFTER_SECONDS = 60;
@@ -37,6 +36,30 @@ const CONTEXT_PATTERNS = [/prompt is too long/, /context (?:window|length)/, /to
  * support this model; version 2.1.280 or newer is required") or an organization's floor.
  */
 const CLIENT_TOO_OLD_PATTERN = /\bclaude code \S+ (?:does not support this model|is older than the minimum version)/;
+
+/**
+ * What the CLI reported about a failed turn, read from its structured fields (Claude Code
+ * 2.1.332, see __fixtures__/): the synthetic `assistant` line's `error` (`authentication_failed`,
+ * `rate_limit`, `server_error`, `invalid_request`, `billing_error`, `unknown`),
+ * `api_error_status`, `api_error_type`, `api_error` (`usage_limit_reached`,
+ * `claude_code_version_too_old`), the limit's reset
+ * (`api_error_params.rate_limit_info.resetsAt`, or a rejected `rate_limit_event`), and the
+ * `result` line's `subtype` and `terminal_reason`. `text` is the CLI's own message: used only as
+ * a fallback for classification, never shown and never logged.
+ */
+export interface CliErrorReport {
+  readonly text: string;
+  readonly error?: string;
+  readonly apiStatus?: number;
+  readonly apiErrorType?: string;
+  readonly apiError?: string;
+  readonly subtype?: string;
+  readonly terminalReason?: string;
+  /** Unix seconds at which a rejected limit resets. */
+  readonly resetsAt?: number;
+  /** The version the CLI printed on its `init` line (the binary that ran this turn). */
+  readonly cliVersion?: string;
+}
 
 /** Why a run ended without a usable answer, as the turn saw it. */
 export type RunFailure =

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
-import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
-import { classifyRunFailure } from './provider-c.errors';
-import type { LineOutcome, StreamStateOptions } from './provider-c.stream';
+import { GatewayError } from '../../core/gateway.error';
+import type { FrameStep } from '../shared/turn-runner';
+import type { CliRun, StreamStateOptions } from './provider-c.stream';
 import {
   createStreamState,
   endWithoutResult,
@@ -17,9 +17,13 @@ const FENCE = (name: string, args: unknown) =>
   '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
 
 interface Translation {
+  /** The runner's step for each JSON line, up to the line that ended the run. */
+  readonly steps: FrameStep[];
+  /** The step of the line that ended the run (terminal, or a failure); none when the lines just stopped. */
+  readonly end?: FrameStep;
+  /** Every event the steps carried; when no line ended the run, then the end without a result. */
   readonly events: ChatEvent[];
   readonly nonJson: number;
-  readonly outcome?: LineOutcome;
   readonly diagnostics: string[];
   /** The type (and subtype or event type) of the line at which the turn counted as accepted. */
   readonly acceptedAt?: string;
@@ -28,7 +32,16 @@ interface Translation {
 const describeLine = (message: Record<string, any>) =>
   [message.type, message.subtype ?? message.event?.type].filter(Boolean).join('/');
 
-function translateLines(lines: readonly string[], options: Partial<StreamStateOptions> = {}): Translation {
+/** A run that wrote nothing to stderr. */
+const QUIET_RUN: CliRun = { stderr: () => '' };
+/** The clock of the limit fixtures: 4321 s before their reset. */
+const NOW = () => (1_900_000_000 - 4321) * 1000;
+
+function translateLines(
+  lines: readonly string[],
+  options: Partial<StreamStateOptions> = {},
+  run: CliRun = QUIET_RUN,
+): Translation {
   const diagnostics: string[] = [];
   let counter = 0;
   const state = createStreamState({
@@ -37,8 +50,10 @@ function translateLines(lines: readonly string[], options: Partial<StreamStateOp
     diagnostic: (event, fields) =>
       diagnostics.push(`${event}${fields.accepted !== undefined ? `:${String(fields.accepted)}` : ''}`),
     newId: () => `call_${String(++counter).padStart(24, '0')}`,
+    now: NOW,
     ...options,
   });
+  const steps: FrameStep[] = [];
   const events: ChatEvent[] = [];
   let nonJson = 0;
   let acceptedAt: string | undefined;
@@ -48,12 +63,19 @@ function translateLines(lines: readonly string[], options: Partial<StreamStateOp
       nonJson++;
       continue;
     }
-    const result = translateLine(message, state);
-    if (result.accepted) acceptedAt ??= describeLine(message);
-    events.push(...result.events);
-    if (result.outcome) return { events, nonJson, outcome: result.outcome, diagnostics, acceptedAt };
+    const step = translateLine(message, state, run);
+    steps.push(step);
+    if (step.accepted) acceptedAt ??= describeLine(message);
+    events.push(...step.events);
+    if (step.terminal || step.failure) return { steps, end: step, events, nonJson, diagnostics, acceptedAt };
   }
-  return { events: [...events, ...endWithoutResult(state)], nonJson, diagnostics, acceptedAt };
+  return { steps, events: [...events, ...endWithoutResult(state)], nonJson, diagnostics, acceptedAt };
+}
+
+/** The failure a run ended with (the spec fails when it ended otherwise). */
+function failureOf(translation: Translation): GatewayError {
+  expect(translation.end).toStrictEqual({ events: [], failure: expect.any(GatewayError) });
+  return translation.end!.failure!;
 }
 
 /** Real stdout lines of Claude Code 2.1.332 (see __fixtures__/README.md). */
@@ -85,21 +107,36 @@ const RESULT = line({ type: 'result', subtype: 'success', is_error: false, resul
 describe(translateLine.name, () => {
   it('streams the real text deltas as they come, ignores the assistant copy, reports usage, and accepts at message_start, not at system/init (docs/upstream/provider-c.md §6, §8.1)', () => {
     const result = translateLines(fixture('text'));
-    expect(result.outcome).toEqual({ type: 'success' });
-    expect(result.acceptedAt).toBe('stream_event/message_start');
-    expect(result.events).toEqual([
-      { type: 'text-delta', text: 'Hel' },
-      { type: 'text-delta', text: 'lo' },
-      CAPTURED_USAGE,
-      { type: 'finish', reason: 'stop' },
+    const quiet = { events: [] };
+    const accepted = { events: [], accepted: true };
+    expect(result.steps).toStrictEqual([
+      quiet, // system/ui_invalidate
+      quiet, // system/init: printed before the CLI calls the API
+      quiet, // system/status
+      accepted, // message_start
+      accepted, // content_block_start
+      { events: [{ type: 'text-delta', text: 'Hel' }], accepted: true },
+      { events: [{ type: 'text-delta', text: 'lo' }], accepted: true },
+      accepted, // the assistant copy of what was streamed
+      accepted, // content_block_stop
+      accepted, // message_delta
+      accepted, // message_stop
+      accepted, // rate_limit_event
+      { events: [CAPTURED_USAGE, { type: 'finish', reason: 'stop' }], accepted: true, terminal: true },
     ]);
+    expect(result.end).toBe(result.steps.at(-1));
+    expect(result.acceptedAt).toBe('stream_event/message_start');
   });
 
   it('skips a non-JSON line between real lines and still completes', () => {
     const lines = fixture('text');
     const result = translateLines([...lines.slice(0, 3), 'garbage {', ...lines.slice(3)]);
     expect(result.nonJson).toBe(1);
-    expect(result.outcome).toEqual({ type: 'success' });
+    expect(result.end).toStrictEqual({
+      events: [CAPTURED_USAGE, { type: 'finish', reason: 'stop' }],
+      accepted: true,
+      terminal: true,
+    });
     expect(visible(result.events)).toEqual(['Hel', 'lo']);
   });
 
@@ -149,60 +186,116 @@ describe(translateLine.name, () => {
   });
 
   describe('real CLI failures: classified from structured fields, never shown', () => {
-    const now = () => (1_900_000_000 - 4321) * 1000;
-    it.each<[string, { code: string; status: number; retryable: boolean; retryAfter?: number }]>([
-      ['not-logged-in', { code: 'auth', status: 403, retryable: false }],
-      ['unauthorized-401', { code: 'auth', status: 403, retryable: false }],
-      ['limit-429', { code: 'usage_limit', status: 429, retryable: false, retryAfter: 4321 }],
-      ['rate-limit-429-no-reset', { code: 'rate_limited', status: 429, retryable: false, retryAfter: 60 }],
-      ['overloaded-529', { code: 'upstream', status: 502, retryable: true }],
-      ['server-error-500', { code: 'upstream', status: 502, retryable: true }],
-      ['credit-balance-too-low', { code: 'usage_credit_exhausted', status: 429, retryable: false, retryAfter: 3600 }],
-      ['client-too-old-400', { code: 'model_requires_newer_client', status: 400, retryable: false }],
-    ])('%s → %o, before acceptance, with no visible text', (name, expected) => {
+    /** The fixture without the CLI's words: its result text and errors, and the synthetic message's text. */
+    const withoutCliText = (lines: readonly string[]) =>
+      lines.map((text) => {
+        const message = JSON.parse(text);
+        if (message.type === 'result') return line({ ...message, result: '', errors: undefined });
+        if (message.type !== 'assistant' || !Array.isArray(message.message?.content)) return text;
+        const content = message.message.content.map((block: object) => ({ ...block, text: '' }));
+        return line({ ...message, message: { ...message.message, content } });
+      });
+
+    it.each<[string, { code: string; status: number; retryable: boolean; retryAfter?: number }, object, string]>([
+      [
+        'not-logged-in',
+        { code: 'auth', status: 403, retryable: false },
+        { code: 'authentication_failed' },
+        'Not logged in',
+      ],
+      [
+        'unauthorized-401',
+        { code: 'auth', status: 403, retryable: false },
+        { type: 'authentication_error', code: 'authentication_failed' },
+        'Failed to authenticate. API Error: 401',
+      ],
+      [
+        'limit-429',
+        { code: 'usage_limit', status: 429, retryable: false, retryAfter: 4321 },
+        { type: 'rate_limit_error', code: 'usage_limit_reached' },
+        "You've hit your 5-hour limit",
+      ],
+      [
+        'rate-limit-429-no-reset',
+        { code: 'rate_limited', status: 429, retryable: false, retryAfter: 60 },
+        { type: 'rate_limit_error', code: 'rate_limit' },
+        'temporarily limiting requests',
+      ],
+      [
+        'overloaded-529',
+        { code: 'upstream', status: 502, retryable: true },
+        { type: 'overloaded_error', code: 'server_error' },
+        '529 Overloaded',
+      ],
+      [
+        'server-error-500',
+        { code: 'upstream', status: 502, retryable: true },
+        { type: 'api_error', code: 'server_error' },
+        '500 Internal server error',
+      ],
+      [
+        'credit-balance-too-low',
+        { code: 'usage_credit_exhausted', status: 429, retryable: false, retryAfter: 3600 },
+        { type: 'invalid_request_error', code: 'billing_error' },
+        'Credit balance is too low',
+      ],
+      [
+        'client-too-old-400',
+        { code: 'model_requires_newer_client', status: 400, retryable: false },
+        { type: 'invalid_request_error', code: 'claude_code_version_too_old' },
+        'does not support this model',
+      ],
+    ])('%s → %o, a failure step before acceptance with no visible text', (name, expected, cause, words) => {
       const result = translateLines(fixture(name));
-      expect(result.events).toEqual([]);
+      expect(result.steps.slice(0, -1)).toStrictEqual(result.steps.slice(0, -1).map(() => ({ events: [] })));
       expect(result.acceptedAt).toBeUndefined();
-      expect(result.outcome?.type).toBe('error');
-      if (result.outcome?.type !== 'error') return;
-      const error = classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: '' }, now);
+      const error = failureOf(result);
       expect({ code: error.code, status: error.spec.status, retryable: error.retryable }).toEqual({
         code: expected.code,
         status: expected.status,
         retryable: expected.retryable,
       });
       if (expected.retryAfter !== undefined) expect(error.retryAfterHeader).toBe(expected.retryAfter);
-      // The classification came from the structured fields, not from the CLI's words.
-      const withoutText = classifyRunFailure(
-        { kind: 'error_result', report: { ...result.outcome.report, text: '' }, stderr: '' },
-        now,
-      );
-      expect(withoutText.code).toBe(error.code);
+      // The classification came from the structured fields, not from the CLI's words…
+      expect(failureOf(translateLines(withoutCliText(fixture(name)))).code).toBe(error.code);
       expect(`${error.message} ${error.detail ?? ''}`).not.toMatch(
         /logged in|API Error|hit your|Invalid bearer|Credit balance/,
       );
-      // …which ride along, bounded, only for the log line.
-      expect(error.upstreamMessage).toBe(sanitizeUpstreamMessage(result.outcome.report.text));
+      // …which ride along, bounded, only for the log line, beside the CLI's structured cause.
+      expect(error.upstream).toEqual({ ...cause, message: expect.stringContaining(words) });
     });
 
     it("the API's version gate names `claude update` and the version the run's own init line reported", () => {
-      const result = translateLines(fixture('client-too-old-400'));
-      if (result.outcome?.type !== 'error') throw new Error('expected an error outcome');
-      expect(result.outcome.report).toMatchObject({ apiError: 'claude_code_version_too_old', cliVersion: '2.1.332' });
-      const error = classifyRunFailure({ kind: 'error_result', report: result.outcome.report, stderr: '' });
+      const error = failureOf(translateLines(fixture('client-too-old-400')));
+      expect(error.upstream).toMatchObject({ code: 'claude_code_version_too_old' });
       expect(error.spec).toMatchObject({ status: 400, openaiCode: 'model_requires_newer_client' });
       expect(error.publicMessage).toContain('`claude update`');
       expect(error.publicMessage).toContain('version 2.1.332');
       expect(error.publicMessage).not.toMatch(/2\.1\.400|does not support/);
     });
 
-    it('a failure after output: the text so far, then an error outcome; the CLI message is not content', () => {
+    it('a failure after output: the text so far, then a failure step; the CLI message is not content', () => {
       const result = translateLines(fixture('failed-after-output'));
       expect(result.acceptedAt).toBe('stream_event/message_start');
       expect(visible(result.events)).toEqual(['Half an ', 'answer']);
-      expect(result.outcome).toMatchObject({
-        type: 'error',
-        report: { error: 'unknown', terminalReason: 'api_error' },
+      const error = failureOf(result);
+      expect(error).toMatchObject({
+        code: 'upstream',
+        retryable: true,
+        detail: 'error result (unknown, api_error)',
+        upstream: { code: 'unknown', message: expect.stringContaining('empty or malformed response') },
+      });
+    });
+
+    it("classifies an error result that says nothing from the run's stderr", () => {
+      const result = translateLines(
+        [line({ type: 'result', subtype: 'error_during_execution', is_error: true, result: '' })],
+        {},
+        { stderr: () => 'warming up\nInvalid API key · Please run /login\n' },
+      );
+      expect(failureOf(result)).toMatchObject({
+        code: 'auth',
+        upstream: { message: 'Invalid API key · Please run /login' },
       });
     });
   });
@@ -221,7 +314,12 @@ describe(translateLine.name, () => {
           ]
         : [withNewField];
     });
-    expect(translateLines(extended)).toEqual(translateLines(lines));
+    const { steps: longer, ...read } = translateLines(extended);
+    const { steps, ...expected } = translateLines(lines);
+    expect(read).toStrictEqual(expected);
+    expect(longer.filter((step) => step.events.length > 0)).toStrictEqual(
+      steps.filter((step) => step.events.length > 0),
+    );
   });
 
   it('keeps identical calls written twice on the same channel', () => {
@@ -231,10 +329,8 @@ describe(translateLine.name, () => {
   });
 
   it('treats a subtype starting with "error" as an error result', () => {
-    expect(translateLines([line({ type: 'result', subtype: 'error_max_turns', is_error: false })]).outcome).toEqual({
-      type: 'error',
-      report: { text: '', subtype: 'error_max_turns' },
-    });
+    const error = failureOf(translateLines([line({ type: 'result', subtype: 'error_max_turns', is_error: false })]));
+    expect(error).toMatchObject({ code: 'upstream', retryable: true, detail: 'error result' });
   });
 
   it('passes fences through unchanged when fence detection is off (no tools, tool_choice none)', () => {
@@ -338,7 +434,7 @@ describe(translateLine.name, () => {
       { type: 'usage', usage: { promptTokens: 4, completionTokens: 2, totalTokens: 6, cachedPromptTokens: 4 } },
       { type: 'finish', reason: 'length' },
     ]);
-    expect(result.outcome).toEqual({ type: 'success' });
+    expect(result.end).toStrictEqual({ events: result.events.slice(1), accepted: true, terminal: true });
   });
 
   it('reads the error fields of the synthetic message and the error result by their JSON types', () => {
@@ -359,23 +455,23 @@ describe(translateLine.name, () => {
       result: '',
       terminal_reason: 7,
     };
-    const report = {
-      error: undefined,
-      apiStatus: 429,
-      apiErrorType: 'rate_limit_error',
-      apiError: undefined,
-      resetsAt: undefined,
-      subtype: 'error_during_execution',
-      terminalReason: undefined,
-    };
-    const withErrors = translateLines([
-      line(rejected),
-      line(synthetic),
-      line({ ...failed, errors: ['boom', 4, 'again'], api_error_status: 429 }),
-    ]);
-    expect(withErrors.outcome).toEqual({ type: 'error', report: { ...report, text: 'boom\nagain' } });
-    const fromMessage = translateLines([line(synthetic), line({ ...failed, errors: 'boom', api_error_status: 429 })]);
-    expect(fromMessage.outcome).toEqual({ type: 'error', report: { ...report, text: '\nLimit reached\n' } });
+    // Only the status and type have their JSON types: the detail names just them, and without a
+    // reset the limit's hint is the default minute.
+    const classified = { code: 'rate_limited', detail: 'error result (429, rate_limit_error)', retryAfterSeconds: 60 };
+    const withErrors = failureOf(
+      translateLines([
+        line(rejected),
+        line(synthetic),
+        line({ ...failed, errors: ['boom', 4, 'again'], api_error_status: 429 }),
+      ]),
+    );
+    expect(withErrors).toMatchObject(classified);
+    expect(withErrors.upstream).toEqual({ type: 'rate_limit_error', message: 'boom again' });
+    const fromMessage = failureOf(
+      translateLines([line(synthetic), line({ ...failed, errors: 'boom', api_error_status: 429 })]),
+    );
+    expect(fromMessage).toMatchObject(classified);
+    expect(fromMessage.upstream).toEqual({ type: 'rate_limit_error', message: 'Limit reached' });
   });
 });
 

@@ -1,5 +1,8 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, UsageEvent } from '../../core/chat-event';
+import type { FrameStep } from '../shared/turn-runner';
+import type { CliErrorReport } from './provider-c.errors';
+import { classifyRunFailure } from './provider-c.errors';
 import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
 import { FenceParser, PassthroughParser } from './provider-c.fence-parser';
 import type { Channel } from './provider-c.tool-calls';
@@ -26,30 +29,13 @@ export interface StreamStateOptions {
   readonly fenceDetection: boolean;
   readonly diagnostic?: StreamDiagnostic;
   readonly newId?: () => string;
+  /** The clock a rejected limit's reset is read against (Date.now unless a spec fixes it). */
+  readonly now?: () => number;
 }
 
-/**
- * What the CLI reported about a failed turn, read from its structured fields (Claude Code
- * 2.1.332, see __fixtures__/): the synthetic `assistant` line's `error` (`authentication_failed`,
- * `rate_limit`, `server_error`, `invalid_request`, `billing_error`, `unknown`),
- * `api_error_status`, `api_error_type`, `api_error` (`usage_limit_reached`,
- * `claude_code_version_too_old`), the limit's reset
- * (`api_error_params.rate_limit_info.resetsAt`, or a rejected `rate_limit_event`), and the
- * `result` line's `subtype` and `terminal_reason`. `text` is the CLI's own message: used only as
- * a fallback for classification, never shown and never logged.
- */
-export interface CliErrorReport {
-  readonly text: string;
-  readonly error?: string;
-  readonly apiStatus?: number;
-  readonly apiErrorType?: string;
-  readonly apiError?: string;
-  readonly subtype?: string;
-  readonly terminalReason?: string;
-  /** Unix seconds at which a rejected limit resets. */
-  readonly resetsAt?: number;
-  /** The version the CLI printed on its `init` line (the binary that ran this turn). */
-  readonly cliVersion?: string;
+/** The run whose lines are translated: its stderr is the fallback text of an error result. */
+export interface CliRun {
+  stderr(): string;
 }
 
 /** Per-run state of the stream-json translation; create one per child process, never share. */
@@ -71,25 +57,16 @@ export interface ProviderCStreamState {
   validCalls: number;
   droppedBlocks: number;
   /**
-   * The API answered this run: its `message_start` stream event, or a real (non-synthetic)
-   * assistant message from a CLI without partial messages. Never `system/init`, which the CLI
-   * prints before it calls the API (docs/design/decisions.md §4).
+   * The run counts as accepted: the API answered (its `message_start` stream event, or a real,
+   * non-synthetic assistant message from a CLI without partial messages), or model output or a
+   * successful result was seen. Never at `system/init`, which the CLI prints before it calls the
+   * API (docs/design/decisions.md §4).
    */
-  apiAnswered: boolean;
+  accepted: boolean;
   /** The structured fields of the CLI's synthetic error message, when it printed one. */
   apiFailure?: Omit<CliErrorReport, 'text'> & { readonly text?: string };
   /** Reset time of a limit the CLI reported as rejected in a `rate_limit_event`. */
   limitResetsAt?: number;
-}
-
-/** How a line ended the run, if it did. */
-export type LineOutcome = { readonly type: 'success' } | { readonly type: 'error'; readonly report: CliErrorReport };
-
-export interface LineResult {
-  readonly events: ChatEvent[];
-  readonly outcome?: LineOutcome;
-  /** True once the turn may count as accepted: the API answered, or model output or a successful end was seen. */
-  readonly accepted: boolean;
 }
 
 export function createStreamState(options: StreamStateOptions): ProviderCStreamState {
@@ -104,7 +81,7 @@ export function createStreamState(options: StreamStateOptions): ProviderCStreamS
     deltasSinceAssistant: false,
     validCalls: 0,
     droppedBlocks: 0,
-    apiAnswered: false,
+    accepted: false,
   };
 }
 
@@ -118,15 +95,23 @@ export function parseStreamLine(line: string): JsonObject | undefined {
   }
 }
 
-/** docs/upstream/provider-c.md §6: one stream-json object → events. The `result` line is terminal. */
-export function translateLine(message: JsonObject, state: ProviderCStreamState): LineResult {
-  const result = translateMessage(message, state);
-  const accepted = state.apiAnswered || result.outcome?.type === 'success' || result.events.some(isModelOutput);
-  return { ...result, accepted };
+/**
+ * docs/upstream/provider-c.md §6: one stream-json object → the runner's step. The `result` line
+ * ends the run: terminal on success, the classified failure on an error result (`run`'s stderr is
+ * its fallback text).
+ */
+export function translateLine(message: JsonObject, state: ProviderCStreamState, run: CliRun): FrameStep {
+  const line = readLine(message);
+  if (line?.type === 'result') return resultStep(line, state, run);
+  const events = translateMessage(line, state);
+  if (!state.accepted && events.some(isModelOutput)) state.accepted = true;
+  return state.accepted ? { events, accepted: true } : { events };
 }
 
-function translateMessage(message: JsonObject, state: ProviderCStreamState): Omit<LineResult, 'accepted'> {
-  const line = readLine(message);
+function translateMessage(
+  line: Exclude<StreamJsonLine, ResultLine> | undefined,
+  state: ProviderCStreamState,
+): ChatEvent[] {
   switch (line?.type) {
     case 'system':
       if (line.subtype === 'init') {
@@ -134,18 +119,16 @@ function translateMessage(message: JsonObject, state: ProviderCStreamState): Omi
         state.model = line.model ?? state.model;
         state.cliVersion = line.claude_code_version ?? state.cliVersion;
       }
-      return { events: [] }; // init, status, api_retry, thinking_tokens, ui_invalidate, hooks
+      return []; // init, status, api_retry, thinking_tokens, ui_invalidate, hooks
     case 'stream_event':
-      return { events: line.event ? translateStreamEvent(line.event, state) : [] };
+      return line.event ? translateStreamEvent(line.event, state) : [];
     case 'assistant':
-      return { events: translateAssistant(line, state) };
+      return translateAssistant(line, state);
     case 'rate_limit_event':
       noteRateLimit(line, state);
-      return { events: [] };
-    case 'result':
-      return translateResult(line, state);
+      return [];
     case undefined:
-      return { events: [] };
+      return [];
   }
 }
 
@@ -155,7 +138,7 @@ const isModelOutput = (event: ChatEvent) =>
 function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState): ChatEvent[] {
   switch (event.type) {
     case 'message_start': {
-      state.apiAnswered = true;
+      state.accepted = true;
       const { message } = event;
       if (message.id !== undefined) state.streamedMessageIds.add(message.id);
       state.model = message.model ?? state.model;
@@ -202,7 +185,7 @@ function translateAssistant(line: AssistantLine, state: ProviderCStreamState): C
     state.apiFailure = { ...errorFields(line), text: messageText(message.content) };
     return [];
   }
-  state.apiAnswered = true;
+  state.accepted = true;
   const id = message.id;
   const streamed =
     id !== undefined
@@ -219,13 +202,19 @@ function translateAssistant(line: AssistantLine, state: ProviderCStreamState): C
   return events;
 }
 
-function translateResult(line: ResultLine, state: ProviderCStreamState): Omit<LineResult, 'accepted'> {
+/** The run's `result` line: the turn's finish, or the failure the CLI reported (never accepted then). */
+function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun): FrameStep {
   const subtype = line.subtype ?? '';
   if (line.is_error === true || subtype.startsWith('error')) {
-    return { events: [], outcome: { type: 'error', report: errorReport(line, state) } };
+    const report = errorReport(line, state);
+    return {
+      events: [],
+      failure: classifyRunFailure({ kind: 'error_result', report, stderr: run.stderr() }, state.options.now),
+    };
   }
   if (line.stop_reason !== undefined && state.stopReason === undefined) state.stopReason = line.stop_reason;
-  return { events: finishEvents(state, line.usage ?? state.streamedUsage), outcome: { type: 'success' } };
+  state.accepted = true;
+  return { events: finishEvents(state, line.usage ?? state.streamedUsage), accepted: true, terminal: true };
 }
 
 /** docs/upstream/provider-c.md §6: exit status 0 without a `result` line: flush, usage from what was seen, finish. */

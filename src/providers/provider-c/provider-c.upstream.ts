@@ -20,10 +20,8 @@ import {
 /** One `claude -p` run as the turn runner reads it (docs/providers.md, provider_c): its stdout JSON lines. */
 export interface ProviderCAttempt extends UpstreamAttempt<JsonObject> {
   readonly child: ClaudeChild;
+  /** Its translation state; once `state.accepted`, a clean exit without `result` still ends the turn. */
   readonly state: ProviderCStreamState;
-  /** The API answered in this run (message_start or output): a clean exit without `result` still ends the turn. */
-  accepted: boolean;
-  sawResult: boolean;
   readonly logger: EventLogger;
   /** How the child ended, known once its lines ended (`end` reads it). */
   readonly exit?: ChildExit;
@@ -59,7 +57,7 @@ export class ProviderCUpstream implements UpstreamFamily<ProviderCAccount, JsonO
   }
 
   translate(message: JsonObject, attempt: ProviderCAttempt): FrameStep {
-    return translateMessage(message, attempt);
+    return translateLine(message, attempt.state, attempt.child);
   }
 
   /** The lines ended: how the child exited decides. */
@@ -132,8 +130,6 @@ async function spawnAttempt(
 /** One child as the runner reads it. */
 class ChildAttempt implements ProviderCAttempt {
   readonly frames: AsyncGenerator<JsonObject>;
-  accepted = false;
-  sawResult = false;
   exit?: ChildExit;
   lineTooLong = false;
   private closing?: Promise<void>;
@@ -199,25 +195,6 @@ async function closeChild(child: ClaudeChild, reason: CloseReason): Promise<void
   await child.reaped;
 }
 
-function translateMessage(message: JsonObject, attempt: ProviderCAttempt): FrameStep {
-  const result = translateLine(message, attempt.state);
-  if (result.outcome?.type === 'error') {
-    return {
-      events: [],
-      failure: classifyRunFailure({
-        kind: 'error_result',
-        report: result.outcome.report,
-        stderr: attempt.child.stderr(),
-      }),
-    };
-  }
-  // Accepted when the API answered, never at `system/init` (docs/design/decisions.md §4).
-  if (result.accepted) attempt.accepted = true;
-  // Set before the events go out: a consumer that stops at `finish` must find the run complete.
-  if (result.outcome?.type === 'success') attempt.sawResult = true;
-  return { events: result.events, accepted: result.accepted, terminal: attempt.sawResult };
-}
-
 /** How a run that printed no `result` ended (docs/upstream/provider-c.md §8.3). */
 function exitStep(attempt: ProviderCAttempt): FrameStep {
   const { child, state, exit } = attempt;
@@ -229,9 +206,8 @@ function exitStep(attempt: ProviderCAttempt): FrameStep {
   if (child.terminatedBy === 'idle') return classified(classifyRunFailure({ kind: 'timeout', idle: true }));
   if (child.terminatedBy === 'shutdown')
     return classified(new GatewayError('upstream', { detail: 'gateway shutting down' }));
-  if (exit.code === 0 && child.terminatedBy === undefined && attempt.accepted) {
+  if (exit.code === 0 && child.terminatedBy === undefined && state.accepted) {
     // The API answered and the CLI exited cleanly without its result line: the answer so far stands.
-    attempt.sawResult = true;
     attempt.logger.warn({ event: 'provider_c_missing_result' }, 'provider_c_missing_result');
     return { events: endWithoutResult(state), terminal: true };
   }

@@ -71,7 +71,8 @@ export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>> {
   classify?(error: unknown): GatewayError;
   /**
    * A failure before output that the family recovers from itself, at once and outside the retry
-   * budget (provider_a: one forced login refresh after an upstream 401): true opens again now.
+   * budget (a login's one forced refresh after an upstream 401; provider_a's kept WebSocket found
+   * stale at its first event, sent again in full on a fresh one): true opens again now.
    */
   reopenAfter?(failure: GatewayError): boolean;
   /** Attempts that ended showing nothing (`again`) may be sent again this often, this far apart. */

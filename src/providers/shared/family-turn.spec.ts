@@ -1,0 +1,132 @@
+import { AccountPool } from '../../accounts/account-pool';
+import type { ChatEvent } from '../../core/chat-event';
+import { GatewayError } from '../../core/gateway.error';
+import { runFamilyTurn } from './family-turn';
+import type { FamilyTurnOptions } from './family-turn';
+import type { CallContext } from './provider-adapter';
+import type { FrameStep, UpstreamAttempt, UpstreamFamily } from './turn-runner';
+
+/** A family whose one attempt answers `finish` (or fails before output, not retryable, when `refuse` is set). */
+function oneFrameFamily(refuse?: GatewayError) {
+  const opened: string[] = [];
+  const family: UpstreamFamily<string, string, UpstreamAttempt<string>> = {
+    provider: 'provider_c',
+    open: (attempt) => {
+      opened.push(attempt.login);
+      if (refuse) return Promise.reject(refuse);
+      const frames = ['done'][Symbol.iterator]();
+      return Promise.resolve({ frames: { next: () => Promise.resolve(frames.next()) }, close: () => undefined });
+    },
+    translate: (): FrameStep => ({ events: [{ type: 'finish', reason: 'stop' }], accepted: true, terminal: true }),
+    end: (): FrameStep => ({ events: [], failure: new GatewayError('upstream', { detail: 'no frame' }) }),
+  };
+  return { family, opened };
+}
+
+function setup(aliases = ['only']) {
+  const inFlight: number[] = [];
+  const logger = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
+  const pool = new AccountPool(
+    'provider_c',
+    aliases.map((alias) => ({ alias, handle: `login-${alias}` })),
+    { maxInFlight: 0, cooldownDefaultMs: 60_000, pinnedChatsMax: 10 },
+    {
+      clock: { now: () => Date.now() },
+      logger,
+      metrics: {
+        accountRegistered: () => undefined,
+        accountState: () => undefined,
+        accountInFlight: (_family, _alias, count) => void inFlight.push(count),
+        accountPinnedChats: () => undefined,
+        accountSelected: () => undefined,
+        accountCooldown: () => undefined,
+        accountMovedAway: () => undefined,
+        accountQuota: () => undefined,
+      },
+    },
+  );
+  const context: CallContext = { signal: new AbortController().signal, requestId: 'req-1', logger };
+  const options = (before?: FamilyTurnOptions<string>['before']): FamilyTurnOptions<string> => ({
+    pool,
+    chat: 'chat-1',
+    timeoutMs: 0,
+    idleTimeoutMs: 0,
+    context,
+    before,
+  });
+  // The pool publishes 0 per login at registration; what follows is the turns' take and give back.
+  return { pool, options, turnsInFlight: () => inFlight.slice(aliases.length) };
+}
+
+async function drain(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
+  const seen: ChatEvent[] = [];
+  for await (const event of events) seen.push(event);
+  return seen;
+}
+
+describe(runFamilyTurn.name, () => {
+  it("runs the family's attempts on the chat's login and gives the login back at the end", async () => {
+    const { family, opened } = oneFrameFamily();
+    const { options, turnsInFlight } = setup();
+    const turn = await runFamilyTurn(family, options());
+    expect(await drain(turn.events)).toEqual([{ type: 'finish', reason: 'stop' }]);
+    expect(opened).toEqual(['login-only']);
+    expect(turnsInFlight()).toEqual([1, 0]);
+  });
+
+  it('takes the login before the wait: a pool that cannot take the turn rejects at once and nothing waits', async () => {
+    const { family, opened } = oneFrameFamily();
+    const { pool, options } = setup(['one', 'two']);
+    for (const alias of pool.aliases)
+      pool.applyFailure(alias, new GatewayError('usage_limit', { upstreamStatus: 429, retryAfterSeconds: 600 }));
+    const before = jest.fn(() => Promise.resolve(() => undefined));
+    await expect(runFamilyTurn(family, options(before))).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(before).not.toHaveBeenCalled();
+    expect(opened).toEqual([]);
+  });
+
+  it('a failed wait gives the login back and rejects with its error; no attempt opens', async () => {
+    const { family, opened } = oneFrameFamily();
+    const { options, turnsInFlight } = setup();
+    const full = new GatewayError('queue_full', { retryAfterSeconds: 5 });
+    await expect(
+      runFamilyTurn(
+        family,
+        options(() => Promise.reject(full)),
+      ),
+    ).rejects.toBe(full);
+    expect(opened).toEqual([]);
+    expect(turnsInFlight()).toEqual([1, 0]);
+  });
+
+  it('runs what the wait returned once the turn is closed, after the login is given back, and once only', async () => {
+    const { family } = oneFrameFamily();
+    const { options, turnsInFlight } = setup();
+    const closed: number[][] = [];
+    const turn = await runFamilyTurn(
+      family,
+      options(() => Promise.resolve(() => void closed.push(turnsInFlight()))),
+    );
+    expect(closed).toEqual([]);
+    await drain(turn.events);
+    // Reading on past the end, or leaving, closes nothing twice.
+    await turn.events[Symbol.asyncIterator]().return?.(undefined);
+    expect(closed).toEqual([[1, 0]]);
+  });
+
+  it('runs it once too when no attempt was accepted and the turn rejects', async () => {
+    const refused = new GatewayError('bad_request', { upstreamStatus: 400 });
+    const { family, opened } = oneFrameFamily(refused);
+    const { options, turnsInFlight } = setup();
+    const onClosed = jest.fn();
+    await expect(
+      runFamilyTurn(
+        family,
+        options(() => Promise.resolve(onClosed)),
+      ),
+    ).rejects.toBe(refused);
+    expect(opened).toEqual(['login-only']);
+    expect(onClosed).toHaveBeenCalledTimes(1);
+    expect(turnsInFlight()).toEqual([1, 0]);
+  });
+});

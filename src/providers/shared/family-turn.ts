@@ -1,0 +1,44 @@
+import type { AccountPool } from '../../accounts/account-pool';
+import { AccountTurn } from '../../accounts/account-turn';
+import type { CallContext } from './provider-adapter';
+import type { AcceptedTurn, UpstreamAttempt, UpstreamFamily } from './turn-runner';
+import { runTurn } from './turn-runner';
+
+/** What an adapter says about one turn of its family; the login and the runner's options are built here. */
+export interface FamilyTurnOptions<L> {
+  /** The family's logins. */
+  readonly pool: AccountPool<L>;
+  /** The chat whose login the turn takes (`request.conversationId`); none for one-off work, which takes the login with the most headroom. */
+  readonly chat: string | undefined;
+  /** The family's whole-turn bound (PROVIDER_*_TIMEOUT); 0 = none of its own. */
+  readonly timeoutMs: number;
+  /** GATEWAY_STREAM_IDLE_TIMEOUT: longest wait for the next frame; 0 = off. */
+  readonly idleTimeoutMs: number;
+  readonly context: CallContext;
+  /**
+   * A wait between taking the login and the first attempt (provider_c: a process slot), so a full
+   * or dead pool fails before it; it resolves to what runs once the turn is closed (the slot
+   * freed). When it rejects, the login is given back and the turn rejects with its error.
+   */
+  readonly before?: () => Promise<() => void>;
+}
+
+/**
+ * One turn of a family on the turn runner: the chat's login (a 429 or 401 at once when no login
+ * can take the turn), then `before`, then `runTurn`. Resolves once the upstream accepted the turn.
+ */
+export async function runFamilyTurn<L, F, A extends UpstreamAttempt<F>>(
+  family: UpstreamFamily<L, F, A>,
+  options: FamilyTurnOptions<L>,
+): Promise<AcceptedTurn<A>> {
+  const { pool, chat, timeoutMs, idleTimeoutMs, context, before } = options;
+  const account = new AccountTurn(pool, chat);
+  let onClosed: (() => void) | undefined;
+  try {
+    onClosed = await before?.();
+  } catch (error) {
+    account.end();
+    throw error;
+  }
+  return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed });
+}
