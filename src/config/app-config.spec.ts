@@ -32,7 +32,7 @@ describe(loadConfig.name, () => {
         maxBodyBytes: 33_554_432,
         streamIdleTimeoutMs: 240_000,
         drainTimeoutMs: 30_000,
-        maxSemiSpaceMib: 16,
+        maxSemiSpaceMib: 8,
       });
       expect(config.enabledProviders).toEqual(['provider_a', 'provider_b', 'provider_c']);
       expect(config.modelCatalogPath).toBeUndefined();

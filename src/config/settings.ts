@@ -240,7 +240,7 @@ const SETTING_ROWS = [
   setting('GATEWAY_DRAIN_TIMEOUT', '30s', 'How long in-flight work may finish after SIGTERM/SIGINT.', parseDuration),
   setting(
     'GATEWAY_MAX_SEMI_SPACE_MIB',
-    '16',
+    '8',
     "Largest V8 semi-space (MiB) the gateway lets its young generation grow to; V8's own default grows it to 32 on a large machine. 0 leaves V8's growth alone. A soft cap: `--max-semi-space-size` in NODE_OPTIONS is the hard one.",
     parseNonNegativeInteger,
   ),
