@@ -7,6 +7,8 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { bundledTierModel } from './support/bundled-tiers';
 import { FakeProviderA } from './support/fake-provider-a';
+import { eventually } from './support/poll';
+import { metricValue } from './support/prometheus-text';
 import {
   completed,
   created,
@@ -189,13 +191,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
   });
 
   it('records a client disconnect as status 499, closes the upstream and frees the slot for the next tool turn', async () => {
-    const metric = async () => {
-      const text = await (await fetch(`${gateway.url}/metrics`, { headers })).text();
-      const line = text
-        .split('\n')
-        .find((entry) => entry.startsWith('gateway_chat_api_requests_total{') && entry.includes('status="499"'));
-      return line ? Number(line.split(' ').at(-1)) : 0;
-    };
+    const metric = () => metricValue(gateway, 'gateway_chat_api_requests_total', { status: '499' }, headers);
     const before = await metric();
     fake.enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
     const turn = {
@@ -220,19 +216,10 @@ describe('POST /v1/chat/completions (chat layer)', () => {
         new Promise((resolve) => setTimeout(() => resolve('timeout'), 1000)),
       ]),
     ).resolves.toBe('closed');
-    await waitFor(async () => (await metric()) > before, 2000);
+    await eventually(async () => (await metric()) > before);
     // Same chat key, per-key cap 1: the next tool turn runs only if the slot was freed.
     fake.enqueue(textReply('next'));
     const next = await post({ ...turn, stream: false });
     expect(next.status).toBe(200);
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('condition not met in time');
-}

@@ -8,6 +8,7 @@ import type { FakeProviderBHandle } from './support/provider-b-harness';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { WAIT_GUARD_MS } from './support/fake-provider-a';
+import { metricValue } from './support/prometheus-text';
 
 /**
  * The agent queue over HTTP (docs/design/behaviours.md §3–§4, §10 items 15–28 and 56). The queue is
@@ -111,15 +112,6 @@ const eventsFor = (gateway: TestGateway, hash: string) =>
     .records()
     .filter((record) => record.key_hash === hash && String(record.event).startsWith('queue_'))
     .map((record) => record.event);
-
-async function metricValue(gateway: TestGateway, name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await fetch(`${gateway.url}/metrics`)).text();
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text
-    .split('\n')
-    .find((candidate) => candidate.startsWith(`${name}{`) && wanted.every((label) => candidate.includes(label)));
-  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
-}
 
 describe('agent queue (POST /v1/chat/completions)', () => {
   providerB = useFakeProviderB({ homePrefix: 'queue-e2e-', home: 'suite' });
