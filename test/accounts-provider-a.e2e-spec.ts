@@ -13,7 +13,8 @@ import {
 } from './support/provider-a-fixtures';
 import { extractionReply, STRUCTURED_PATH, structuredBody } from './support/structured-client';
 import { useFakeProviderA } from './support/provider-a-harness';
-import { accountState, advanceAccountClock } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
+import { postChatBody } from './support/chat-sse';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 
@@ -65,18 +66,8 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
   }
   let startMetrics = '';
 
-  const post = (body: Json, headers: Record<string, string> = {}) =>
-    fetch(`${gateway!.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
-  const chat = (name: string, turns = 1): Json => {
-    const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
-    for (let turn = 1; turn < turns; turn++)
-      messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
-    return { model: 'gpt-5.6-sol', messages };
-  };
+  const post = (body: Json, headers: Record<string, string> = {}) => postChatBody(gateway!, body, { headers });
+  const chat = (name: string, turns = 1): Json => chatTurn('gpt-5.6-sol', name, turns);
   /** The account every upstream request of this test used, in order (by its chatgpt-account-id). */
   const usedAccounts = () =>
     fake()

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { accountState, advanceAccountClock, chatTurn, postChat } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
+import { postChatBody } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
@@ -47,7 +48,7 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     return gateway;
   }
 
-  const post = (body: Json) => postChat(gateway!, body);
+  const post = (body: Json) => postChatBody(gateway!, body);
   const chat = (name: string, turns = 1): Json => chatTurn('gemini-2.5-pro', name, turns);
   /** The bearer of every generate call so far, in order. */
   const usedTokens = () =>

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { accountState, advanceAccountClock, chatTurn, postChat } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
+import { postChatBody } from './support/chat-sse';
 import { eventually } from './support/poll';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -77,7 +78,7 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     return gateway;
   }
 
-  const post = (body: Json) => postChat(gateway!, body);
+  const post = (body: Json) => postChatBody(gateway!, body);
   const chat = (name: string, turns = 1): Json => chatTurn('claude-fable-5', name, turns);
   /** The account of every Messages API call so far, in order. */
   const usedAccounts = () =>

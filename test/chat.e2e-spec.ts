@@ -7,6 +7,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { bundledTierModel } from './support/bundled-tiers';
 import { FakeProviderA } from './support/fake-provider-a';
+import { postChatBody } from './support/chat-sse';
 import { eventually } from './support/poll';
 import { metricValue } from './support/prometheus-text';
 import {
@@ -43,11 +44,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
 
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
   const post = (body: unknown, extra: Record<string, string> = {}) =>
-    fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { ...headers, ...extra },
-      body: JSON.stringify(body),
-    });
+    postChatBody(gateway, body, { headers: { ...headers, ...extra } });
   const dataLines = (text: string) =>
     text
       .split('\n')

@@ -26,14 +26,6 @@ export async function accountState(
 
 type Json = Record<string, any>;
 
-/** POST /v1/chat/completions without a bearer (the account specs run without a secret). */
-export const postChat = (gateway: TestGateway, body: Json) =>
-  fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-
 /** The body of turn `turns` of the chat `name` (its first user message names it, so its turns share a chat key). */
 export function chatTurn(model: string, name: string, turns = 1): Json {
   const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
