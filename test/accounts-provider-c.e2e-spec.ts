@@ -7,7 +7,7 @@ import { eventually } from './support/poll';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
-import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
+import { realClaudeGatewaySettings } from './support/real-claude';
 
 type Json = Record<string, any>;
 
@@ -67,12 +67,9 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
 
   async function start(settings: Record<string, string> = {}): Promise<TestGateway> {
     gateway = await startGateway({
-      GATEWAY_PROVIDERS: 'provider_c',
-      PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
-      PROVIDER_C_TIMEOUT: '20s',
+      ...realClaudeGatewaySettings(api.baseUrl, home),
       PROVIDER_C_ACCOUNTS: ALIASES.map((alias) => `${alias}=${loginPath(alias)}`).join(','),
       PROVIDER_C_TOKEN_URL: `${api.baseUrl}/v1/oauth/token`,
-      ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
       ...settings,
     });
     return gateway;
