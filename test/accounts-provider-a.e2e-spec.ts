@@ -13,7 +13,10 @@ import {
 } from './support/provider-a-fixtures';
 import { extractionReply, STRUCTURED_PATH, structuredBody } from './support/structured-client';
 import { useFakeProviderA } from './support/provider-a-harness';
-import { accountState, advanceAccountClock, scrapeMetrics, series, waitFor } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
+import { postChatBody } from './support/chat-sse';
+import { eventually } from './support/poll';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 
 type Json = Record<string, any>;
 
@@ -59,22 +62,12 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
    * earlier gateways of this suite left their counts in it.
    */
   async function counterDelta(name: string, labels: Record<string, string>): Promise<number> {
-    return (series(await metrics(), name, labels) ?? 0) - (series(startMetrics, name, labels) ?? 0);
+    return (sampleValue(await metrics(), name, labels) ?? 0) - (sampleValue(startMetrics, name, labels) ?? 0);
   }
   let startMetrics = '';
 
-  const post = (body: Json, headers: Record<string, string> = {}) =>
-    fetch(`${gateway!.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
-  const chat = (name: string, turns = 1): Json => {
-    const messages: Json[] = [{ role: 'user', content: `${name}: hello` }];
-    for (let turn = 1; turn < turns; turn++)
-      messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: `${name}: turn ${turn}` });
-    return { model: 'gpt-5.6-sol', messages };
-  };
+  const post = (body: Json, headers: Record<string, string> = {}) => postChatBody(gateway!, body, { headers });
+  const chat = (name: string, turns = 1): Json => chatTurn('gpt-5.6-sol', name, turns);
   /** The account every upstream request of this test used, in order (by its chatgpt-account-id). */
   const usedAccounts = () =>
     fake()
@@ -100,7 +93,10 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
       }),
     ).toBe(3);
     expect(
-      series(await metrics(), 'gateway_chat_api_account_pinned_chats', { provider: 'provider_a', account: 'personal' }),
+      sampleValue(await metrics(), 'gateway_chat_api_account_pinned_chats', {
+        provider: 'provider_a',
+        account: 'personal',
+      }),
     ).toBe(1);
   });
 
@@ -119,14 +115,14 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     expect(later).not.toContain(accountIdOf('personal'));
     const text = await metrics();
     expect(
-      series(text, 'gateway_chat_api_account_quota_used_ratio', {
+      sampleValue(text, 'gateway_chat_api_account_quota_used_ratio', {
         provider: 'provider_a',
         account: 'personal',
         window: 'primary',
       }),
     ).toBeCloseTo(0.9);
     expect(
-      series(text, 'gateway_chat_api_account_quota_reset_seconds', {
+      sampleValue(text, 'gateway_chat_api_account_quota_reset_seconds', {
         provider: 'provider_a',
         account: 'personal',
         window: 'primary',
@@ -159,7 +155,10 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     ).toBe(1);
     let text = await metrics();
     expect(
-      series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_a', account: 'personal' }),
+      sampleValue(text, 'gateway_chat_api_account_cooling_until_seconds', {
+        provider: 'provider_a',
+        account: 'personal',
+      }),
     ).toBeGreaterThanOrEqual(nowSeconds() + 590);
 
     // The chat moved for good: its next turn stays on the login that answered.
@@ -169,7 +168,7 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
 
     // Ten minutes later (by the pools' clock) personal is ready again without any request.
     advanceAccountClock(gateway!, 601_000);
-    await waitFor(async () => (await stateOf('personal')) === 'ready');
+    await eventually(async () => (await stateOf('personal')) === 'ready');
     expect(
       stateLines()
         .filter((line) => line.account === 'personal')
@@ -177,7 +176,10 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     ).toEqual(['cooling', 'ready']);
     text = await metrics();
     expect(
-      series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_a', account: 'personal' }),
+      sampleValue(text, 'gateway_chat_api_account_cooling_until_seconds', {
+        provider: 'provider_a',
+        account: 'personal',
+      }),
     ).toBe(0);
   });
 
@@ -217,7 +219,7 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
 
     // `codex login` writes a fresh file: the login comes back by itself.
     writeLogin('personal');
-    await waitFor(async () => (await stateOf('personal')) === 'ready');
+    await eventually(async () => (await stateOf('personal')) === 'ready');
     fake().enqueue(textReply('x'), textReply('y'), textReply('z'));
     for (const name of ['back-1', 'back-2', 'back-3']) expect((await post(chat(name))).status).toBe(200);
     expect(usedAccounts().slice(3)).toContain(accountIdOf('personal'));
@@ -244,7 +246,7 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
   it('refreshes an idle login before its token expires, and writes it back', async () => {
     const idle = writeLogin('spare', { exp: nowSeconds() + 120 });
     await start({ ACCOUNT_REFRESH_INTERVAL: '200ms', ACCOUNT_REFRESH_AHEAD: '5m' });
-    await waitFor(
+    await eventually(
       async () =>
         fake().tokenRequests().length > 0 &&
         JSON.parse(fs.readFileSync(loginFile('spare'), 'utf8')).tokens.access_token !== idle.accessToken,

@@ -1,15 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  accountState,
-  advanceAccountClock,
-  chatTurn,
-  postChat,
-  scrapeMetrics,
-  series,
-  waitFor,
-} from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
+import { postChatBody } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
+import { eventually } from './support/poll';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { errorFrame, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
@@ -53,7 +48,7 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     return gateway;
   }
 
-  const post = (body: Json) => postChat(gateway!, body);
+  const post = (body: Json) => postChatBody(gateway!, body);
   const chat = (name: string, turns = 1): Json => chatTurn('gemini-2.5-pro', name, turns);
   /** The bearer of every generate call so far, in order. */
   const usedTokens = () =>
@@ -80,10 +75,10 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(await stateOf('work')).toBe('cooling');
     const text = await scrapeMetrics(gateway!);
     expect(
-      series(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_b', account: 'work' }),
+      sampleValue(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_b', account: 'work' }),
     ).toBeGreaterThan(Date.now() / 1000 + 590);
     advanceAccountClock(gateway!, 601_000);
-    await waitFor(async () => (await stateOf('work')) === 'ready');
+    await eventually(async () => (await stateOf('work')) === 'ready');
   });
 
   it('answers 429 with the earliest reset when every login is cooling', async () => {
@@ -106,14 +101,14 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(usedTokens()).toEqual(['Bearer access-home']);
     expect(await stateOf('work')).toBe('login_dead');
     writeLogin('work');
-    await waitFor(async () => (await stateOf('work')) === 'ready');
+    await eventually(async () => (await stateOf('work')) === 'ready');
   });
 
   it('refreshes an idle login before its token expires', async () => {
     writeLogin('spare', { expiryDateMs: Date.now() + 120_000 });
     await start({ ACCOUNT_REFRESH_INTERVAL: '200ms' });
     const file = path.join(loginDir('spare'), 'oauth_creds.json');
-    await waitFor(() => JSON.parse(fs.readFileSync(file, 'utf8')).access_token !== 'access-spare');
+    await eventually(() => JSON.parse(fs.readFileSync(file, 'utf8')).access_token !== 'access-spare');
     expect(
       harness
         .fake()

@@ -1,11 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { accountState, advanceAccountClock, chatTurn, postChat, waitFor } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
+import { postChatBody } from './support/chat-sse';
+import { eventually } from './support/poll';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
-import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
+import { realClaudeGatewaySettings } from './support/real-claude';
 
 type Json = Record<string, any>;
 
@@ -65,18 +67,15 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
 
   async function start(settings: Record<string, string> = {}): Promise<TestGateway> {
     gateway = await startGateway({
-      GATEWAY_PROVIDERS: 'provider_c',
-      PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
-      PROVIDER_C_TIMEOUT: '20s',
+      ...realClaudeGatewaySettings(api.baseUrl, home),
       PROVIDER_C_ACCOUNTS: ALIASES.map((alias) => `${alias}=${loginPath(alias)}`).join(','),
       PROVIDER_C_TOKEN_URL: `${api.baseUrl}/v1/oauth/token`,
-      ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
       ...settings,
     });
     return gateway;
   }
 
-  const post = (body: Json) => postChat(gateway!, body);
+  const post = (body: Json) => postChatBody(gateway!, body);
   const chat = (name: string, turns = 1): Json => chatTurn('claude-fable-5', name, turns);
   /** The account of every Messages API call so far, in order. */
   const usedAccounts = () =>
@@ -102,7 +101,7 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     expect(usedAccounts()).toEqual(['one', 'two']);
     expect(await stateOf('one')).toBe('cooling');
     advanceAccountClock(gateway!, 601_000);
-    await waitFor(async () => (await stateOf('one')) === 'ready');
+    await eventually(async () => (await stateOf('one')) === 'ready');
   });
 
   it("answers 429 with the earliest reset when every login is cooling, naming the last login's reset and cause, then without starting a child", async () => {
@@ -152,14 +151,16 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     expect(usedAccounts()).toEqual(['one', 'one', 'two']);
     expect(await stateOf('one')).toBe('login_dead');
     writeLogin('one', 'fake-account-one-renewed');
-    await waitFor(async () => (await stateOf('one')) === 'ready');
+    await eventually(async () => (await stateOf('one')) === 'ready');
   });
 
   it("refreshes an idle config directory's login before it expires, and its next child uses the new token", async () => {
     writeLogin('three', 'fake-account-three', Date.now() + 120_000);
     await start({ ACCOUNT_REFRESH_INTERVAL: '200ms' });
     const file = path.join(loginPath('three'), '.credentials.json');
-    await waitFor(() => JSON.parse(fs.readFileSync(file, 'utf8')).claudeAiOauth.accessToken !== 'fake-account-three');
+    await eventually(
+      () => JSON.parse(fs.readFileSync(file, 'utf8')).claudeAiOauth.accessToken !== 'fake-account-three',
+    );
     expect(api.tokenGrants()).toEqual([
       {
         grant_type: 'refresh_token',

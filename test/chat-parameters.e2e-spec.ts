@@ -1,6 +1,3 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
@@ -8,13 +5,12 @@ import { contents, finishReason, streamChat } from './support/chat-sse';
 import type { FakeUpstream } from './support/client-scenarios';
 import { fakeUpstream } from './support/client-scenarios';
 import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
 import { FakeAnthropicApi, textReply as claudeTextReply } from './support/fake-anthropic-api';
 import { FakeProviderA } from './support/fake-provider-a';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
-import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
+import { realClaudeGatewaySettings } from './support/real-claude';
 
 /*
  * The request-parameter table end to end (docs/chat.md): the `openai` SDK's structured-output helpers against every family, the
@@ -253,24 +249,18 @@ describe('provider_b: response_format and sampling upstream', () => {
 });
 
 describe('provider_c: response_format and stop enforced by the gateway', () => {
-  let home: string;
+  const upstream = fakeUpstream({
+    homePrefix: 'chat-parameters-c-',
+    startFake: () => FakeAnthropicApi.start(),
+    settings: (fake, home) => realClaudeGatewaySettings(fake.baseUrl, home),
+  });
   let api: FakeAnthropicApi;
   let gateway: TestGateway;
   beforeAll(async () => {
-    home = fs.mkdtempSync(path.join(os.tmpdir(), 'chat-parameters-c-'));
-    api = await FakeAnthropicApi.start();
-    gateway = await startGateway({
-      GATEWAY_PROVIDERS: 'provider_c',
-      PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
-      PROVIDER_C_TIMEOUT: '20s',
-      ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
-    });
+    gateway = await upstream.start();
+    api = upstream.fake;
   });
-  afterAll(async () => {
-    await gateway?.close();
-    await api?.close();
-    fs.rmSync(home, { recursive: true, force: true });
-  });
+  afterAll(() => upstream.stop());
 
   const usage = { input_tokens: 3, output_tokens: 4 };
   const fencedCity = ['```json\n{"city":"Pa', 'ris","population":', '2100000}\n```'];

@@ -1,12 +1,7 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { ClientFamily, ReadFileArgs } from './support/client-scenarios';
-import { describeClientScenarios } from './support/client-scenarios';
-import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { describeClientScenarios, fakeUpstream } from './support/client-scenarios';
 import { FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
-import { REAL_CLAUDE_PATH, realClaudeEnvironment } from './support/real-claude';
+import { realClaudeGatewaySettings } from './support/real-claude';
 
 // Usage on every scripted answer; the gateway reports input + cache tokens as prompt tokens.
 const FAKE_USAGE = { input_tokens: 9, output_tokens: 4 };
@@ -22,30 +17,23 @@ const fenceText = (name: string, args: unknown) =>
  * text the CLI sends.
  */
 function providerCFamily(): ClientFamily {
-  let home: string;
+  const upstream = fakeUpstream({
+    homePrefix: 'clients-provider-c-',
+    startFake: () => FakeAnthropicApi.start(),
+    settings: (fake, home) => realClaudeGatewaySettings(fake.baseUrl, home),
+  });
   let api: FakeAnthropicApi;
-  let gateway: TestGateway;
 
   return {
     family: 'provider_c',
     model: 'claude-fable-5',
     usage: { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 },
     async start() {
-      home = fs.mkdtempSync(path.join(os.tmpdir(), 'clients-provider-c-'));
-      api = await FakeAnthropicApi.start();
-      gateway = await startGateway({
-        GATEWAY_PROVIDERS: 'provider_c',
-        PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
-        PROVIDER_C_TIMEOUT: '20s',
-        ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
-      });
+      const gateway = await upstream.start();
+      api = upstream.fake;
       return gateway;
     },
-    async stop() {
-      await gateway?.close();
-      await api?.close();
-      if (home) fs.rmSync(home, { recursive: true, force: true });
-    },
+    stop: () => upstream.stop(),
     reset() {
       api.script([]);
     },

@@ -84,7 +84,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     expect(response.status).toBe(200);
     await response.text();
     const upstream = fake().lastBody();
-    expect(upstream).toBeDefined();
+    expect(upstream).toMatchObject({ model: 'gpt-5.6-sol', input: expect.any(Array) });
     return { input: upstream!.input as InputItem[], requestId: response.headers.get('x-request-id') ?? '' };
   }
 

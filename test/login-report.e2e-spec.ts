@@ -7,7 +7,7 @@ import { FakeCodeAssist } from './support/fake-provider-b';
 import { FakeProviderA } from './support/fake-provider-a';
 import { textReply, writeAuthFile } from './support/provider-a-fixtures';
 import { providerCSettings } from './support/provider-c-fixtures';
-import { metricValue } from './support/structured-client';
+import { metricValue } from './support/prometheus-text';
 
 /**
  * A gateway started on a machine where no CLI is logged in (docs/accounts.md "Login report"): it says so at startup, one

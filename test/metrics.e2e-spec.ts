@@ -1,4 +1,5 @@
 import { DrainService } from '../src/common/lifecycle/drain.service';
+import { sampleValue } from './support/prometheus-text';
 import { rawRequest } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -41,20 +42,6 @@ function declaredType(text: string, name: string): string | undefined {
   return new RegExp(`^# TYPE ${name} (\\w+)$`, 'm').exec(text)?.[1];
 }
 
-/** The value of one sample, labels matched exactly in any order; undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) found[pair[1]] = pair[2];
-    const wanted = Object.entries(labels);
-    if (wanted.length === Object.keys(found).length && wanted.every(([key, value]) => found[key] === value))
-      return Number(match[3]);
-  }
-  return undefined;
-}
-
 describe('GET /metrics', () => {
   describe('enabled (the default) with a bearer secret', () => {
     const SECRET = 'metrics-secret-0123';
@@ -83,17 +70,17 @@ describe('GET /metrics', () => {
     it('exposes the closed structured label sets at zero from boot', async () => {
       const { text } = await scrape();
       for (const result of ['valid', 'invalid', 'unparsable', 'unknown']) {
-        expect(sample(text, 'gateway_chat_api_structured_validation_total', { result })).toBe(0);
+        expect(sampleValue(text, 'gateway_chat_api_structured_validation_total', { result })).toBe(0);
       }
       for (const result of ['local_hit', 'miss', 'conflict', 'capacity']) {
-        expect(sample(text, 'gateway_chat_api_structured_idempotency_total', { result })).toBe(0);
+        expect(sampleValue(text, 'gateway_chat_api_structured_idempotency_total', { result })).toBe(0);
       }
-      expect(sample(text, 'gateway_chat_api_structured_inflight')).toBe(0);
+      expect(sampleValue(text, 'gateway_chat_api_structured_inflight')).toBe(0);
     });
 
     it('counts a chat request for a model outside the catalog as model="other", never the raw id (docs/design/behaviours.md §10 item 58)', async () => {
       const before =
-        sample((await scrape()).text, 'gateway_chat_api_requests_total', {
+        sampleValue((await scrape()).text, 'gateway_chat_api_requests_total', {
           provider: 'none',
           model: 'other',
           status: '404',
@@ -105,9 +92,9 @@ describe('GET /metrics', () => {
       });
       expect(response.status).toBe(404);
       const { text } = await scrape();
-      expect(sample(text, 'gateway_chat_api_requests_total', { provider: 'none', model: 'other', status: '404' })).toBe(
-        before + 1,
-      );
+      expect(
+        sampleValue(text, 'gateway_chat_api_requests_total', { provider: 'none', model: 'other', status: '404' }),
+      ).toBe(before + 1);
       expect(text).not.toContain('caller-typed-model-xyz');
       expect(text).not.toContain(SECRET);
     });
@@ -115,19 +102,19 @@ describe('GET /metrics', () => {
     it("includes prom-client's process metrics under the gateway prefix, and the memory limit", async () => {
       const { text } = await scrape();
       for (const [name, kind] of Object.entries(PROCESS_SERIES)) expect(declaredType(text, name)).toBe(kind);
-      expect(sample(text, 'gateway_chat_api_process_resident_memory_bytes')).toBeGreaterThan(0);
-      const limit = sample(text, 'gateway_chat_api_process_memory_limit_bytes') ?? 0;
-      expect(limit).toBeGreaterThanOrEqual(sample(text, 'gateway_chat_api_process_resident_memory_bytes')!);
+      expect(sampleValue(text, 'gateway_chat_api_process_resident_memory_bytes')).toBeGreaterThan(0);
+      const limit = sampleValue(text, 'gateway_chat_api_process_memory_limit_bytes') ?? 0;
+      expect(limit).toBeGreaterThanOrEqual(sampleValue(text, 'gateway_chat_api_process_resident_memory_bytes')!);
       // Every series the gateway exports carries the prefix: no bare process_* or nodejs_* names.
       const names = [...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]);
       expect(names.filter((name) => !name.startsWith('gateway_chat_api_'))).toEqual([]);
     });
 
     it('reports readiness as gateway_chat_api_ready: 1 while serving, 0 once draining, like /health/ready', async () => {
-      expect(sample((await scrape()).text, 'gateway_chat_api_ready')).toBe(1);
+      expect(sampleValue((await scrape()).text, 'gateway_chat_api_ready')).toBe(1);
       gateway.app.get(DrainService).startDraining();
       expect((await rawRequest(`${gateway.url}/health/ready`)).status).toBe(503);
-      expect(sample((await scrape()).text, 'gateway_chat_api_ready')).toBe(0);
+      expect(sampleValue((await scrape()).text, 'gateway_chat_api_ready')).toBe(0);
     });
 
     it('is behind the bearer', async () => {

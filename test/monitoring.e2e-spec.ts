@@ -9,6 +9,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { LabelMatcher, Selector } from './support/promql-selectors';
 import { parsePromQL } from './support/promql-selectors';
+import { sampleValue } from './support/prometheus-text';
 import { rawRequest } from './support/raw-http';
 import { fakeUpstream } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
@@ -217,7 +218,7 @@ describe("gateway_chat_api_upstream_retries_total (the dashboard's retries panel
   let url = '';
   const counter = async (name: string) => {
     const text = (await rawRequest(`${url}/metrics`)).body.toString();
-    return Number(new RegExp(`^${name}\\{provider="provider_a",code="upstream"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    return sampleValue(text, name, { provider: 'provider_a', code: 'upstream' }) ?? 0;
   };
 
   beforeAll(async () => {

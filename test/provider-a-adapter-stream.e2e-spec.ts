@@ -11,12 +11,12 @@ import {
   providerAChatRequest,
   providerAModel,
   reasoningDelta,
-  recordingLogger,
   rejectionOf,
   textDelta,
   textReply,
   usageLimitEvent,
 } from './support/provider-a-fixtures';
+import { recordingLogger } from './support/recorders';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { closeAdapterModules } from './support/adapter-module';
 import { makeProviderAAdapter } from './support/provider-a-adapter';

@@ -13,7 +13,6 @@ import {
   makeJwt,
   providerAChatRequest,
   providerAModel,
-  recordingLogger,
   rejectionOf,
   textDelta,
   textReply,
@@ -21,6 +20,7 @@ import {
   writeFaithfulProfile,
   writeInstallationId,
 } from './support/provider-a-fixtures';
+import { recordingLogger } from './support/recorders';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { adapterModule, closeAdapterModules } from './support/adapter-module';
 import { makeProviderAAdapter } from './support/provider-a-adapter';

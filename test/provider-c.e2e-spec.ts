@@ -9,7 +9,12 @@ import { startGateway } from './support/create-test-app';
 import type { FakeReply, FakeStreamReply } from './support/fake-anthropic-api';
 import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
 import { isAlive, waitFor } from './support/provider-c-fixtures';
-import { REAL_CLAUDE_PATH, REAL_CLAUDE_VERSION, realClaudeEnvironment } from './support/real-claude';
+import {
+  REAL_CLAUDE_PATH,
+  REAL_CLAUDE_VERSION,
+  realClaudeEnvironment,
+  realClaudeGatewaySettings,
+} from './support/real-claude';
 
 /**
  * provider_c end to end with the REAL Claude Code binary (2.1.332, the pinned oracle): the
@@ -42,12 +47,7 @@ let home: string;
 beforeAll(async () => {
   api = await FakeAnthropicApi.start();
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-real-home-'));
-  gateway = await startGateway({
-    GATEWAY_PROVIDERS: 'provider_c',
-    PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
-    PROVIDER_C_TIMEOUT: '20s',
-    ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home }),
-  });
+  gateway = await startGateway(realClaudeGatewaySettings(api.baseUrl, home));
 });
 
 afterAll(async () => {

@@ -8,6 +8,8 @@ import type { FakeProviderBHandle } from './support/provider-b-harness';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { WAIT_GUARD_MS } from './support/fake-provider-a';
+import { postChatBody } from './support/chat-sse';
+import { metricValue } from './support/prometheus-text';
 
 /**
  * The agent queue over HTTP (docs/design/behaviours.md §3–§4, §10 items 15–28 and 56). The queue is
@@ -64,25 +66,12 @@ function toolTurn(extra: Record<string, unknown> = {}, text = 'list the files'):
   return { model: MODEL, stream: true, tools: TOOLS, messages: [{ role: 'user', content: text }], ...extra };
 }
 
-/** Resolves once the gateway answered with headers (for a stream: after the upstream accepted and admission). */
-function post(
-  gateway: TestGateway,
-  body: unknown,
-  headers: Record<string, string> = {},
-  signal?: AbortSignal,
-): Promise<Response> {
-  return fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-    signal,
-  });
-}
-
 /** A request whose client can leave; `response` never rejects (an abort is expected). */
 function leavable(gateway: TestGateway, body: unknown, headers: Record<string, string> = {}) {
   const controller = new AbortController();
-  const response = post(gateway, body, headers, controller.signal).catch((error: unknown) => error as Error);
+  const response = postChatBody(gateway, body, { headers, signal: controller.signal }).catch(
+    (error: unknown) => error as Error,
+  );
   return { response, leave: () => controller.abort() };
 }
 
@@ -112,15 +101,6 @@ const eventsFor = (gateway: TestGateway, hash: string) =>
     .filter((record) => record.key_hash === hash && String(record.event).startsWith('queue_'))
     .map((record) => record.event);
 
-async function metricValue(gateway: TestGateway, name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await fetch(`${gateway.url}/metrics`)).text();
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  const line = text
-    .split('\n')
-    .find((candidate) => candidate.startsWith(`${name}{`) && wanted.every((label) => candidate.includes(label)));
-  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
-}
-
 describe('agent queue (POST /v1/chat/completions)', () => {
   providerB = useFakeProviderB({ homePrefix: 'queue-e2e-', home: 'suite' });
   describe('queue keys in the logs (PRIMARY_AGENT_MAX_ACTIVE=2)', () => {
@@ -131,7 +111,7 @@ describe('agent queue (POST /v1/chat/completions)', () => {
     afterAll(() => stopHarness(harness));
 
     async function keyOf(body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<LogRecord> {
-      const response = await post(harness.gateway, body, headers);
+      const response = await postChatBody(harness.gateway, body, { headers });
       await response.text();
       const requestId = response.headers.get('x-request-id');
       const [record] = await waitForRecords(
@@ -267,8 +247,8 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       fake.enqueue('streamGenerateContent', slow(700));
       const headers = { 'x-conversation-id': 'conv-serial' };
       const hash = keyHash('chat:header:x-conversation-id:conv-serial');
-      const first = await post(gateway, toolTurn({}, 'turn one'), headers);
-      const second = post(gateway, toolTurn({}, 'turn two'), headers);
+      const first = await postChatBody(gateway, toolTurn({}, 'turn one'), { headers });
+      const second = postChatBody(gateway, toolTurn({}, 'turn two'), { headers });
       await waitForRecords(gateway, 'queue_wait', withHash(hash));
       expect(upstreamTurns()).toHaveLength(1);
       await first.text();
@@ -293,7 +273,7 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       await chatA.response;
       const chatB = leavable(gateway, toolTurn({ conversation_id: 'three-b' }));
       await chatB.response;
-      const third = post(gateway, toolTurn({ conversation_id: 'three-c' }, 'third chat'));
+      const third = postChatBody(gateway, toolTurn({ conversation_id: 'three-c' }, 'third chat'));
       const hashC = keyHash('chat:body:conversation_id=three-c');
       await waitForRecords(gateway, 'queue_wait', withHash(hashC));
       // Waiting, decided by the queue's own records (no timer): listed, not granted, not upstream.
@@ -321,7 +301,7 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       const leaving = leavable(gateway, toolTurn({ conversation_id: 'leave-c' }, 'leaving waiter'));
       const hashC = keyHash('chat:body:conversation_id=leave-c');
       await waitForRecords(gateway, 'queue_wait', withHash(hashC));
-      const next = post(gateway, toolTurn({ conversation_id: 'leave-d' }, 'next waiter'));
+      const next = postChatBody(gateway, toolTurn({ conversation_id: 'leave-d' }, 'next waiter'));
       const hashD = keyHash('chat:body:conversation_id=leave-d');
       await waitForRecords(gateway, 'queue_wait', withHash(hashD));
       expect(await metricValue(gateway, 'gateway_chat_api_queue_depth', { provider: 'provider_b' })).toBe(2);
@@ -351,11 +331,11 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       await a1.response;
       const a2 = leavable(gateway, toolTurn({}, 'a-two'), keyA);
       await waitForRecords(gateway, 'queue_wait', withHash(hashA), 1);
-      const a3 = post(gateway, toolTurn({}, 'a-three'), keyA);
+      const a3 = postChatBody(gateway, toolTurn({}, 'a-three'), { headers: keyA });
       await waitForRecords(gateway, 'queue_wait', withHash(hashA), 2);
 
       // a-one is HELD for good: had b waited behind chat a's line, it would never finish.
-      const b1 = await post(gateway, toolTurn({}, 'b-one'), { 'x-conversation-id': 'hol-b' });
+      const b1 = await postChatBody(gateway, toolTurn({}, 'b-one'), { headers: { 'x-conversation-id': 'hol-b' } });
       expect(await b1.text()).toContain('[DONE]');
       expect(eventsFor(gateway, keyHash('chat:header:x-conversation-id:hol-b'))).toEqual([
         'queue_acquire',
@@ -394,11 +374,11 @@ describe('agent queue (POST /v1/chat/completions)', () => {
           status: '200',
         });
       const [acquired, bypassed, completed] = [await waits('acquired'), await waits('bypassed'), await ok()];
-      await (await post(gateway, toolTurn({ conversation_id: 'metrics-1' }))).text();
+      await (await postChatBody(gateway, toolTurn({ conversation_id: 'metrics-1' }))).text();
       expect(await waits('acquired')).toBe(acquired + 1);
       expect(await waits('bypassed')).toBe(bypassed);
       expect(await ok()).toBe(completed + 1);
-      await (await post(gateway, { model: MODEL, messages: [{ role: 'user', content: 'hello' }] })).text();
+      await (await postChatBody(gateway, { model: MODEL, messages: [{ role: 'user', content: 'hello' }] })).text();
       expect(await waits('bypassed')).toBe(bypassed + 1);
       expect(await waits('acquired')).toBe(acquired + 1);
     });
@@ -411,7 +391,7 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       const before = fake.requests('streamGenerateContent').length;
 
       // queue_full (not queue_timeout) says it was refused without waiting.
-      const refused = await post(gateway, toolTurn({ conversation_id: 'full-b' }));
+      const refused = await postChatBody(gateway, toolTurn({ conversation_id: 'full-b' }));
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('5');
       expect(refused.headers.get('content-type')).toMatch(/application\/json/);
@@ -425,7 +405,7 @@ describe('agent queue (POST /v1/chat/completions)', () => {
         provider: 'provider_b',
         result: 'bypassed',
       });
-      const plain = await post(gateway, {
+      const plain = await postChatBody(gateway, {
         model: MODEL,
         stream: true,
         messages: [{ role: 'user', content: 'no tools here' }],
@@ -461,7 +441,7 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       const holder = leavable(gateway, toolTurn({ conversation_id: 'timeout-a' }));
       await holder.response;
       const startedAt = Date.now();
-      const refused = await post(gateway, toolTurn({ conversation_id: 'timeout-b' }));
+      const refused = await postChatBody(gateway, toolTurn({ conversation_id: 'timeout-b' }));
       const elapsed = Date.now() - startedAt;
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('5');
@@ -502,7 +482,7 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       const holder = leavable(gateway, toolTurn(held.body), held.headers);
       await holder.response;
       const waitsBefore = gateway.logs.records('queue_wait').length;
-      const second = post(gateway, toolTurn(next.body), next.headers);
+      const second = postChatBody(gateway, toolTurn(next.body), { headers: next.headers });
       let finished = false;
       const waited = await Promise.race([
         second.then(() => {

@@ -1,12 +1,7 @@
 import { created, errorEvent, textDelta, usageLimitEvent } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
-import {
-  extractionReply,
-  metricValue,
-  postStructured,
-  startStructured,
-  structuredBody,
-} from './support/structured-client';
+import { metricValue } from './support/prometheus-text';
+import { extractionReply, postStructured, startStructured, structuredBody } from './support/structured-client';
 
 /**
  * Deadlines, the structured queue, upstream failures and output validation over HTTP

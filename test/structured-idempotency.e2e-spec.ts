@@ -1,10 +1,10 @@
 import { created, errorEvent } from './support/provider-a-fixtures';
 import type { StructuredAnswer, StructuredHarness } from './support/structured-client';
+import { metricValue } from './support/prometheus-text';
 import { eventually } from './support/poll';
 import {
   advanceIdempotencyClock,
   extractionReply,
-  metricValue,
   postStructured,
   SCHEMA,
   settlesWithin,

@@ -7,9 +7,9 @@ import { startGateway } from './support/create-test-app';
 import { rawRequest } from './support/raw-http';
 import { completed, created, textDelta } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
+import { metricValue, scrapeMetrics } from './support/prometheus-text';
 import {
   extractionReply,
-  metricValue,
   postStructured,
   SCHEMA,
   startStructured,
@@ -413,7 +413,7 @@ describe('POST /v1/structured/inference', () => {
           result: 'unsupported_model',
         }),
       ).toBe(otherBefore + 1);
-      const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+      const metrics = await scrapeMetrics(gateway);
       expect(metrics).not.toContain('my-secret-model-name');
       expect(
         await metricValue(gateway, 'gateway_chat_api_structured_latency_seconds_count', {

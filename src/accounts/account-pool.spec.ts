@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GatewayError } from '../core/gateway.error';
-import type { AccountMetrics, AccountPoolOptions } from './account-pool';
+import { recordingAccountMetrics, recordingLogger } from '../../test/support/recorders';
+import type { AccountPoolOptions } from './account-pool';
 import { AccountPool, PIN_IDLE_TTL_MS } from './account-pool';
 import { AccountTurn } from './account-turn';
 import { startBackgroundRefresh } from './background-refresh';
@@ -11,32 +12,6 @@ import { startBackgroundRefresh } from './background-refresh';
 function manualClock(start = Date.UTC(2026, 10, 23, 12)) {
   let now = start;
   return { now: () => now, advance: (ms: number) => (now += ms) };
-}
-
-function recordingLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const push = (fields: Record<string, unknown>) => void lines.push(fields);
-  return { lines, info: push, warn: push, debug: push, error: push };
-}
-
-function recordingMetrics() {
-  const calls: Array<[string, ...unknown[]]> = [];
-  const record =
-    (name: string) =>
-    (...args: unknown[]) =>
-      void calls.push([name, ...args]);
-  const metrics: AccountMetrics = {
-    accountRegistered: record('registered'),
-    accountState: record('state'),
-    accountInFlight: record('inFlight'),
-    accountPinnedChats: record('pinned'),
-    accountSelected: record('selected'),
-    accountCooldown: record('cooldown'),
-    accountMovedAway: record('moved'),
-    accountQuota: record('quota'),
-  };
-  const last = (name: string, alias: string) => calls.filter((call) => call[0] === name && call[2] === alias).at(-1);
-  return { calls, metrics, last };
 }
 
 const OPTIONS: AccountPoolOptions = { maxInFlight: 2, cooldownDefaultMs: 300_000, pinnedChatsMax: 100 };
@@ -48,7 +23,7 @@ function makePool(
 ) {
   const clock = manualClock();
   const logger = recordingLogger();
-  const recorded = recordingMetrics();
+  const recorded = recordingAccountMetrics();
   const pool = new AccountPool(
     'provider_a',
     aliases.map((alias) => ({ alias, handle: `handle-${alias}`, loginFile: loginFiles[alias] })),
@@ -159,7 +134,7 @@ describe(AccountPool.name, () => {
     pool.sweep();
     expect(pool.stateOf('a')).toEqual({ kind: 'ready' });
     expect(last('state', 'a')).toEqual(['state', 'provider_a', 'a', 'ready', undefined]);
-    expect(logger.lines.map((line) => [line.account, line.state])).toEqual([
+    expect(logger.records.map((line) => [line.account, line.state])).toEqual([
       ['a', 'cooling'],
       ['a', 'ready'],
     ]);
@@ -237,7 +212,7 @@ describe(AccountPool.name, () => {
       fs.writeFileSync(`${file}.tmp`, '{"tokens":{"access_token":"new"}}\n');
       fs.renameSync(`${file}.tmp`, file);
       expect(pool.acquire('chat-2').alias).toBe('a');
-      expect(logger.lines.map((line) => line.state)).toEqual(['login_dead', 'ready']);
+      expect(logger.records.map((line) => line.state)).toEqual(['login_dead', 'ready']);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -298,9 +273,9 @@ describe(AccountPool.name, () => {
     const { pool, logger, calls } = makePool(['work', 'home']);
     pool.applyFailure('work', usageLimit(5));
     pool.applyFailure('home', new GatewayError('auth', { detail: 'token eyJhbGciOi' }));
-    for (const line of logger.lines)
+    for (const line of logger.records)
       expect(Object.keys(line).sort()).toEqual(expect.arrayContaining(['account', 'event', 'provider', 'state']));
-    expect(JSON.stringify(logger.lines)).not.toContain('eyJ');
+    expect(JSON.stringify(logger.records)).not.toContain('eyJ');
     for (const call of calls) expect(['work', 'home']).toContain(call[2]);
   });
 });
@@ -414,7 +389,7 @@ describe(startBackgroundRefresh.name, () => {
     await jest.advanceTimersByTimeAsync(1000);
     expect(pool.stateOf('a').kind).toBe('login_dead');
     expect(pool.stateOf('b').kind).toBe('ready');
-    expect(logger.lines.some((line) => line.event === 'account_refresh_failed' && line.account === 'b')).toBe(true);
+    expect(logger.records.some((line) => line.event === 'account_refresh_failed' && line.account === 'b')).toBe(true);
     await jest.advanceTimersByTimeAsync(1000);
     expect(refresh.mock.calls.map(([handle]) => handle)).toEqual(['handle-a', 'handle-b', 'handle-b']);
     stop();

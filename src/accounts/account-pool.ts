@@ -45,7 +45,7 @@ export interface AccountPoolDeps {
   readonly clock: AccountClock;
   /** Process-level logger for the state-change lines (aliases only, never login contents). */
   readonly logger: EventLogger;
-  readonly metrics?: AccountMetrics;
+  readonly metrics: AccountMetrics;
 }
 
 /** A turn's hold on one account; `release()` is idempotent. */
@@ -112,10 +112,10 @@ export class AccountPool<T> {
       dispose: (alias) => this.countPin(alias, -1),
     });
     for (const account of this.accounts) {
-      this.deps.metrics?.accountRegistered(family, account.alias);
+      this.deps.metrics.accountRegistered(family, account.alias);
       this.publishState(account);
-      this.deps.metrics?.accountInFlight(family, account.alias, 0);
-      this.deps.metrics?.accountPinnedChats(family, account.alias, 0);
+      this.deps.metrics.accountInFlight(family, account.alias, 0);
+      this.deps.metrics.accountPinnedChats(family, account.alias, 0);
     }
   }
 
@@ -163,7 +163,7 @@ export class AccountPool<T> {
     } catch {
       return undefined;
     }
-    this.deps.metrics?.accountMovedAway(this.family, lease.alias);
+    this.deps.metrics.accountMovedAway(this.family, lease.alias);
     // The turn runner logs the move (`upstream_account_moved`, with the failure that caused it).
     return next;
   }
@@ -188,7 +188,7 @@ export class AccountPool<T> {
       const until = this.deps.clock.now() + Math.max(resetMs, 1000);
       // A later reset reported meanwhile (another window) wins; never shorten a cooldown.
       if (account.state.kind === 'cooling' && account.state.until >= until) return true;
-      this.deps.metrics?.accountCooldown(this.family, alias, reason);
+      this.deps.metrics.accountCooldown(this.family, alias, reason);
       this.transition(account, { kind: 'cooling', until, reason });
       return true;
     }
@@ -225,7 +225,7 @@ export class AccountPool<T> {
     const account = this.account(alias);
     for (const window of windows) {
       account.quota.set(window.name, window);
-      this.deps.metrics?.accountQuota(this.family, alias, window);
+      this.deps.metrics.accountQuota(this.family, alias, window);
     }
   }
 
@@ -303,8 +303,8 @@ export class AccountPool<T> {
       this.pins.set(chatKey, account.alias);
       this.countPin(account.alias, +1);
     }
-    this.deps.metrics?.accountSelected(this.family, account.alias, kind);
-    this.deps.metrics?.accountInFlight(this.family, account.alias, account.inFlight);
+    this.deps.metrics.accountSelected(this.family, account.alias, kind);
+    this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
     let released = false;
     return {
       alias: account.alias,
@@ -313,7 +313,7 @@ export class AccountPool<T> {
         if (released) return;
         released = true;
         account.inFlight--;
-        this.deps.metrics?.accountInFlight(this.family, account.alias, account.inFlight);
+        this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
       },
     };
   }
@@ -321,7 +321,7 @@ export class AccountPool<T> {
   private countPin(alias: string, delta: number): void {
     const count = Math.max(0, (this.pinCounts.get(alias) ?? 0) + delta);
     this.pinCounts.set(alias, count);
-    this.deps.metrics?.accountPinnedChats(this.family, alias, count);
+    this.deps.metrics.accountPinnedChats(this.family, alias, count);
   }
 
   /** Ends a cooldown whose time has come, and a dead login whose file changed. */
@@ -381,7 +381,7 @@ export class AccountPool<T> {
 
   private publishState(account: Account<T>): void {
     const state = account.state;
-    this.deps.metrics?.accountState(
+    this.deps.metrics.accountState(
       this.family,
       account.alias,
       state.kind,
@@ -422,8 +422,6 @@ export type SelectionKind = 'pinned' | 'new' | 'moved';
 export interface AccountClock {
   now(): number;
 }
-
-export const SYSTEM_CLOCK: AccountClock = { now: () => Date.now() };
 
 /** A clock object of its own that reads the system clock (one per application, so a spec can move it). */
 export function ownSystemClock(): AccountClock {

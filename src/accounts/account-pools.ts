@@ -1,11 +1,10 @@
-import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
-import type { EventLogger } from '../core/event-logger';
 import type { ProviderId } from '../core/provider-id';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
-import { AccountClock, AccountPool, PoolAccountSpec, SYSTEM_CLOCK } from './account-pool';
+import { AccountClock, AccountPool, PoolAccountSpec } from './account-pool';
 import { RefreshLogin, startBackgroundRefresh } from './background-refresh';
 
 /** Injection token of the pools' clock (a plain `{ now() }`; e2e specs move it forward). */
@@ -13,13 +12,6 @@ export const ACCOUNT_CLOCK = Symbol('ACCOUNT_CLOCK');
 
 /** How often every pool heals due states and forgets silent chats without waiting for a request. */
 const SWEEP_INTERVAL_MS = 1000;
-
-const SILENT: EventLogger = {
-  info: () => undefined,
-  warn: () => undefined,
-  debug: () => undefined,
-  error: () => undefined,
-};
 
 /**
  * Builds the account pool of each family with the shared settings, clock, metrics and logger,
@@ -31,18 +23,13 @@ export class AccountPools implements OnModuleDestroy {
   private readonly stops: Array<() => void> = [];
   /** The pool of each family, for the login report (docs/accounts.md). */
   private readonly byFamily = new Map<ProviderId, AccountPool<unknown>>();
-  private readonly logger: EventLogger;
-  private readonly clock: AccountClock;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Optional() private readonly metrics?: GatewayMetrics,
-    @Optional() logger?: PinoLogger,
-    @Optional() @Inject(ACCOUNT_CLOCK) clock?: AccountClock,
-  ) {
-    this.logger = logger ?? SILENT;
-    this.clock = clock ?? SYSTEM_CLOCK;
-  }
+    private readonly metrics: GatewayMetrics,
+    private readonly logger: PinoLogger,
+    @Inject(ACCOUNT_CLOCK) private readonly clock: AccountClock,
+  ) {}
 
   create<T>(family: ProviderId, specs: readonly PoolAccountSpec<T>[], refresh?: RefreshLogin<T>): AccountPool<T> {
     const { accounts } = this.config;

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { AccountPools } from './account-pools';
 import type { AppConfig } from '../config/app-config';
@@ -37,8 +37,8 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly logger: PinoLogger,
-    @Optional() private readonly metrics?: GatewayMetrics,
-    @Optional() private readonly pools?: AccountPools,
+    private readonly metrics: GatewayMetrics,
+    private readonly pools: AccountPools,
   ) {
     this.entries = configuredLogins(config);
   }
@@ -94,7 +94,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
       entry.checkedAt = now;
     }
     // What requests learned (a refused login, an ineligible account) outranks a file that looks fine.
-    const verdict = this.pools?.poolOf(entry.provider)?.loginVerdict(entry.account);
+    const verdict = this.pools.poolOf(entry.provider)?.loginVerdict(entry.account);
     // Only over a login that looks fine on disk: a missing or unusable file (or CLI) is the more
     // precise cause of the same refusal, and names the same fix.
     if (verdict && check && isUsable(check.state)) check = { state: verdict };
@@ -102,7 +102,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
     const changed = entry.last?.state !== check.state || entry.last?.reason !== check.reason;
     entry.last = check;
     if (!startup && !changed) return;
-    this.metrics?.loginState(entry.provider, entry.account, check.state);
+    this.metrics.loginState(entry.provider, entry.account, check.state);
     const fields = {
       event: 'login_state',
       provider: entry.provider,

@@ -119,17 +119,16 @@ export class ChunkFactory {
 
   constructor(private readonly model: string) {}
 
+  /** A chunk of this answer (its id, creation time and model) with these choices. */
+  private envelope(choices: readonly unknown[]): Record<string, unknown> {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices };
+  }
+
   private chunk(
     delta: Record<string, unknown>,
     finishReason: ClientFinishReason | null = null,
   ): Record<string, unknown> {
-    return {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.created,
-      model: this.model,
-      choices: [{ index: 0, delta, finish_reason: finishReason }],
-    };
+    return this.envelope([{ index: 0, delta, finish_reason: finishReason }]);
   }
 
   role() {
@@ -158,14 +157,7 @@ export class ChunkFactory {
   }
 
   usage(usage: UsageEvent | undefined) {
-    return {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.created,
-      model: this.model,
-      choices: [],
-      usage: usageBody(usage),
-    };
+    return { ...this.envelope([]), usage: usageBody(usage) };
   }
 }
 

@@ -18,7 +18,7 @@ import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/chat-identity';
 import type { ParsedChatBody } from './chat-request.parser';
-import { ENFORCED_JSON, ENFORCED_STOP, familyRefusal, upstreamParameters } from './chat-parameters';
+import { ENFORCED_JSON, ENFORCED_STOP, upstreamParameters } from './chat-parameters';
 import type { ConversationId } from '../queue/chat-identity';
 import { manageContext } from './context/context-manager';
 import { bufferTurn, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
@@ -109,10 +109,6 @@ export class ChatOrchestrator {
     });
     telemetry.modelResolved(route.model);
     const provider = route.model.provider;
-    // What the family cannot serve is refused before the queue and any upstream call.
-    const refusal = familyRefusal(provider, request.parameters);
-    if (refusal)
-      throw new GatewayError('unsupported_parameter', { param: refusal.param, publicMessage: refusal.message });
     const parameters = upstreamParameters(provider, request.parameters);
     const json = this.jsonAnswer(provider, request);
     const managed = this.manageContext(request, logger);

@@ -9,8 +9,9 @@ import type { ResponseFormat, SamplingOptions } from '../providers/shared/provid
  *   - the parser's shape rules and refusals (`readParameters` in chat-request.parser.ts reads `invalid`,
  *     `unsupported`, `read`),
  *   - per-family translation: an adapter is handed only the values whose fate on its family is
- *     `honoured`; `enforced` ones are done by the chat layer; a `refused` fate with a value present
- *     is a 400 before any upstream call (upstreamParameters / familyRefusal below),
+ *     `honoured` (upstreamParameters below); `enforced` ones are done by the chat layer,
+ *   - refusals: a field is `refused` on every family or on none (chat-parameters.spec.ts holds the
+ *     table to it), so the parser's `unsupported` rule answers 400 before the model is even resolved,
  *   - the generated section of docs/chat.md (scripts/gen-chat-docs.mjs; a test fails when the doc
  *     and this table disagree).
  * A field missing here is not an SDK field (the spec checks the SDK's type): it is
@@ -490,33 +491,6 @@ export function fateOf(provider: ProviderId, name: string): Fate | undefined {
 export const ENFORCED_STOP = byFamily((provider) => fateOf(provider, 'stop')?.fate === 'enforced');
 /** Per family: whether the chat layer holds the answer to `response_format` itself (json-answer.ts). */
 export const ENFORCED_JSON = byFamily((provider) => fateOf(provider, 'response_format')?.fate === 'enforced');
-
-/**
- * The check of a table's family-dependent refusals: the first present value a family refuses
- * (a `refused` fate on a field with a value), as the field name and the reason; undefined when
- * the family can serve the request.
- */
-export function familyRefusals(parameters: readonly ChatParameter[]) {
-  const refused = byFamily((provider) =>
-    parameters.filter((entry) => entry.key && entry.families[provider].fate === 'refused'),
-  );
-  return (
-    provider: ProviderId,
-    values: ChatParameterValues,
-  ): { readonly param: string; readonly message: string } | undefined => {
-    for (const entry of refused[provider]) {
-      if (values[entry.key!] !== undefined)
-        return {
-          param: entry.name,
-          message: `${entry.name} is not supported by ${provider} models: ${entry.families[provider].note.replace(/`/g, '')}`,
-        };
-    }
-    return undefined;
-  };
-}
-
-/** THE table's family-dependent refusals (none today: every field is refused everywhere or nowhere). */
-export const familyRefusal = familyRefusals(CHAT_PARAMETERS);
 
 /** Only the values this family honours upstream; the same object when nothing is dropped. */
 export function upstreamParameters(provider: ProviderId, values: ChatParameterValues): ChatParameterValues {

@@ -105,7 +105,11 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
     const start = catalog.revision;
     catalog.dropUpstreamModel('provider_a', 'gpt-6-luna');
     expect(listedIds(catalog).filter((id) => id.startsWith('gpt-6-luna'))).toEqual([]);
-    expect(catalog.resolve('gpt-6-luna-high')).toBeDefined();
+    expect(catalog.resolve('gpt-6-luna-high')).toMatchObject({
+      provider: 'provider_a',
+      upstreamModel: 'gpt-6-luna',
+      reasoningEffort: 'high',
+    });
     // The same entry again: the refusal stands.
     catalog.applyLiveList('provider_a', [{ ...luna }]);
     expect(listedIds(catalog)).not.toContain('gpt-6-luna-high');

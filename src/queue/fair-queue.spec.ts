@@ -69,7 +69,8 @@ describe(FairQueue.name, () => {
     const b1 = track(queue, 'b', order, 'b1');
     await settle();
     expect(order).toEqual(['a1', 'b1']);
-    expect(b1.slot).toBeDefined();
+    expect(b1.slot).toEqual({ release: expect.any(Function) });
+    expect(queue.activeCount).toBe(2);
     a1.slot!.release();
     await settle();
     expect(order).toEqual(['a1', 'b1', 'a2']);
@@ -111,7 +112,8 @@ describe(FairQueue.name, () => {
     await expect(queue.acquire('c', { signal: signal() })).rejects.toMatchObject({ code: 'queue_full' });
     held.release();
     await waiter.promise;
-    expect(waiter.slot).toBeDefined();
+    expect(waiter.slot).toEqual({ release: expect.any(Function) });
+    expect([queue.activeCount, queue.depth]).toEqual([1, 0]);
     waiter.slot!.release();
   });
 
@@ -214,7 +216,8 @@ describe(FairQueue.name, () => {
     held.release();
     await settle();
     // The older waiter 'x' got the only slot; 'b' still waits.
-    expect(older.slot).toBeDefined();
+    expect(older.slot).toEqual({ release: expect.any(Function) });
+    expect(queue.activeCount).toBe(1);
     expect(acquired).not.toHaveBeenCalled();
     expect(queue.depth).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 15));

@@ -1,6 +1,7 @@
 import type { AccountClock } from '../../src/accounts/account-pool';
 import { ACCOUNT_CLOCK } from '../../src/accounts/account-pools';
 import type { TestGateway } from './create-test-app';
+import { sampleValue, scrapeMetrics } from './prometheus-text';
 
 /** Helpers for the account pool e2e specs (test/accounts-*.e2e-spec.ts). */
 
@@ -11,21 +12,6 @@ export function advanceAccountClock(gateway: TestGateway, ms: number): void {
   clock.now = () => previous() + ms;
 }
 
-export async function scrapeMetrics(gateway: TestGateway): Promise<string> {
-  return (await fetch(`${gateway.url}/metrics`)).text();
-}
-
-/** The value of one series in a Prometheus text scrape, matched by name and the given labels (in any order). */
-export function series(text: string, name: string, labels: Record<string, string>): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const labelText = line.slice(name.length + 1, line.lastIndexOf('}'));
-    if (Object.entries(labels).every(([key, value]) => labelText.split(',').includes(`${key}="${value}"`)))
-      return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return undefined;
-}
-
 /** The state gauge that is 1 for one account of a family. */
 export async function accountState(
   gateway: TestGateway,
@@ -34,28 +20,11 @@ export async function accountState(
 ): Promise<string | undefined> {
   const text = await scrapeMetrics(gateway);
   return ['ready', 'cooling', 'login_dead'].find(
-    (state) => series(text, 'gateway_chat_api_account_state', { provider, account, state }) === 1,
+    (state) => sampleValue(text, 'gateway_chat_api_account_state', { provider, account, state }) === 1,
   );
 }
 
-/** Polls `check` every 50 ms for up to 5 s. */
-export async function waitFor(check: () => Promise<boolean> | boolean): Promise<void> {
-  const end = Date.now() + 5000;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 type Json = Record<string, any>;
-
-/** POST /v1/chat/completions without a bearer (the account specs run without a secret). */
-export const postChat = (gateway: TestGateway, body: Json) =>
-  fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
 
 /** The body of turn `turns` of the chat `name` (its first user message names it, so its turns share a chat key). */
 export function chatTurn(model: string, name: string, turns = 1): Json {

@@ -38,41 +38,53 @@ function silentMetrics(): Partial<GatewayMetrics> {
   return Object.fromEntries(methods.map((name) => [name, () => undefined]));
 }
 
+/** The application's wiring of what adapters and the account pools need, with the spec's doubles. */
+function gatewayProviders(config: AppConfig, doubles: AdapterDoubles): Provider[] {
+  return [
+    AccountPools,
+    { provide: APP_CONFIG, useValue: config },
+    { provide: ACCOUNT_CLOCK, useFactory: ownSystemClock },
+    { provide: GatewayMetrics, useValue: { ...silentMetrics(), ...doubles.metrics } },
+    { provide: PinoLogger, useValue: { ...quiet(), ...doubles.logger } },
+    {
+      provide: ModelCatalog,
+      useFactory: (app: AppConfig) => ModelCatalog.load(app.modelCatalogPath, app.enabledProviders),
+      inject: [APP_CONFIG],
+    },
+    ...(doubles.providers ?? []),
+  ];
+}
+
+/** Compiles a testing module of `providers` and keeps it for `closeAdapterModules`. */
+async function compiled<T>(token: Type<T>, providers: Provider[]): Promise<AdapterModule<T>> {
+  const module = await Test.createTestingModule({ providers }).compile();
+  let closing: Promise<void> | undefined;
+  const opened = { adapter: module.get(token), close: () => (closing ??= module.close()) };
+  open.push(opened);
+  return opened;
+}
+
 /**
  * Builds `adapter` the way the application does (its constructor's dependencies injected, the
  * account pools included), with `config` and the spec's doubles for metrics and the logger.
  */
-export async function adapterModule<T>(
+export function adapterModule<T>(
   adapter: Type<T>,
   config: AppConfig,
   doubles: AdapterDoubles = {},
 ): Promise<AdapterModule<T>> {
-  const module = await Test.createTestingModule({
-    providers: [
-      adapter,
-      AccountPools,
-      { provide: APP_CONFIG, useValue: config },
-      { provide: ACCOUNT_CLOCK, useFactory: ownSystemClock },
-      { provide: GatewayMetrics, useValue: { ...silentMetrics(), ...doubles.metrics } },
-      { provide: PinoLogger, useValue: { ...quiet(), ...doubles.logger } },
-      {
-        provide: ModelCatalog,
-        useFactory: (app: AppConfig) => ModelCatalog.load(app.modelCatalogPath, app.enabledProviders),
-        inject: [APP_CONFIG],
-      },
-      ...(doubles.providers ?? []),
-    ],
-  }).compile();
-  let closing: Promise<void> | undefined;
-  const built = { adapter: module.get(adapter), close: () => (closing ??= module.close()) };
-  open.push(built);
-  return built;
+  return compiled(adapter, [adapter, ...gatewayProviders(config, doubles)]);
+}
+
+/** The account pools alone, built by Nest as the application builds them; closed by `closeAdapterModules`. */
+export async function accountPools(config: AppConfig, doubles: AdapterDoubles = {}): Promise<AccountPools> {
+  return (await compiled(AccountPools, gatewayProviders(config, doubles))).adapter;
 }
 
 /** Every module built and not yet closed. */
 const open: AdapterModule<unknown>[] = [];
 
-/** Closes every adapter module built so far; a spec's `afterEach` calls it, whatever the test asserted. */
+/** Closes every module built here so far (adapters, pools); a spec's `afterEach` calls it, whatever the test asserted. */
 export async function closeAdapterModules(): Promise<void> {
   for (const module of open.splice(0)) await module.close();
 }

@@ -19,6 +19,22 @@ export interface ChatStreamResult {
   readonly raw: string;
 }
 
+/** How a chat body is sent: extra headers (a bearer, a conversation id) and an abort signal. */
+export interface ChatPostOptions {
+  readonly headers?: Record<string, string>;
+  readonly signal?: AbortSignal;
+}
+
+/** POST /v1/chat/completions with `body` as JSON, as it is. */
+export function postChatBody(gateway: TestGateway, body: unknown, options: ChatPostOptions = {}): Promise<Response> {
+  return fetch(`${gateway.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...options.headers },
+    body: JSON.stringify(body),
+    signal: options.signal,
+  });
+}
+
 /** POST /v1/chat/completions with `model` and a one-message conversation unless the body overrides them. */
 export function postChat(
   gateway: TestGateway,
@@ -26,12 +42,11 @@ export function postChat(
   signal?: AbortSignal,
   headers: Record<string, string> = {},
 ): Promise<Response> {
-  return fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ model: 'claude-fable-5', messages: [{ role: 'user', content: 'Hi' }], ...body }),
-    signal,
-  });
+  return postChatBody(
+    gateway,
+    { model: 'claude-fable-5', messages: [{ role: 'user', content: 'Hi' }], ...body },
+    { headers, signal },
+  );
 }
 
 /** Sends a streaming chat request and reads the answer event by event, noting when each arrived. */

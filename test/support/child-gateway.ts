@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { WAIT_GUARD_MS } from './fake-provider-a';
+import { gatewayEnvironment } from './gateway-environment';
 
 /** The repository root (this file is test/support/child-gateway.ts). */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -37,18 +38,6 @@ export interface ChildGateway {
   close(): Promise<void>;
 }
 
-function childEnvironment(settings: Record<string, string>, home: string): NodeJS.ProcessEnv {
-  // Only what the gateway needs: never the developer's real logins or secrets.
-  return {
-    PATH: process.env.PATH,
-    HOME: home,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: '0',
-    LOG_LEVEL: 'info',
-    ...settings,
-  };
-}
-
 /** How the child runs: from source (default) or as the rig and the container run it, with Node flags. */
 export interface ChildOptions {
   /** `node dist/main.js` (after `npm run build`) instead of `src/main.ts` through the TypeScript hook. */
@@ -66,7 +55,7 @@ function spawnMain(
   const entry = options.built ? [BUILT_MAIN] : ['-r', REGISTER, MAIN];
   return spawn(process.execPath, [...(options.nodeFlags ?? []), ...entry, ...argv], {
     cwd: REPO_ROOT,
-    env: childEnvironment(settings, home),
+    env: gatewayEnvironment(settings, home),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

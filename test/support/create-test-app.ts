@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { createGatewayApp } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { LoginReport } from '../../src/accounts/login-report';
+import { gatewayEnvironment } from './gateway-environment';
 import { LogCapture } from './log-capture';
 
 /**
@@ -35,15 +36,7 @@ export interface TestGateway {
  */
 export async function startGateway(settings: Record<string, string> = {}, argv: string[] = []): Promise<TestGateway> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-test-home-'));
-  const env = {
-    PATH: process.env.PATH,
-    HOME: home,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: '0',
-    LOG_LEVEL: 'info',
-    ...settings,
-  };
-  const config = loadConfig(env, argv);
+  const config = loadConfig(gatewayEnvironment(settings, home), argv);
   const logs = new LogCapture();
   // nestjs-pino keeps one process-wide logger for lines written outside a request; without a
   // reset, a second gateway in the same Jest worker would log its start-up lines into the first

@@ -5,6 +5,7 @@ import { ModelCatalog } from '../../src/models/model-catalog';
 import type { CallContext, ChatRequest } from '../../src/providers/shared/provider-adapter';
 import type { ChatEvent } from '../../src/core/chat-event';
 import type { EventLogger } from '../../src/core/event-logger';
+import { recordingLogger } from './recorders';
 import type { ResolvedModel } from '../../src/core/resolved-model';
 import { chatRequestFor } from './chat-request';
 import type { FakeFrame, FakeProviderA, FakeScript } from './fake-provider-a';
@@ -337,19 +338,6 @@ export function providerASettings(
 }
 
 // ── Adapter-level harness ───────────────────────────────────────────────────────────────────
-
-/** A pino-shaped logger that keeps every record (for "no secrets in logs" assertions). */
-export interface RecordingLogger extends EventLogger {
-  readonly records: Array<Record<string, unknown>>;
-  /** All records as one JSON string. */
-  text(): string;
-}
-
-export function recordingLogger(): RecordingLogger {
-  const records: Array<Record<string, unknown>> = [];
-  const push = (fields: Record<string, unknown>, message: string) => void records.push({ ...fields, msg: message });
-  return { records, info: push, warn: push, debug: push, error: push, text: () => JSON.stringify(records) };
-}
 
 const fixtureCatalog = ModelCatalog.load(undefined, ['provider_a']);
 

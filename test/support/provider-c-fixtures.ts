@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WAIT_GUARD_MS } from './fake-provider-a';
+import { eventually } from './poll';
 
 /**
  * The argument vector the gateway gives `claude` up to the model (docs/upstream/provider-c.md §3.1 plus the
@@ -260,15 +261,10 @@ export function isAlive(pid: number): boolean {
 }
 
 /**
- * Polls `condition` every 20 ms; rejects when it is still false after `expectedMs`, but never
+ * Polls until `condition` holds; rejects when it is still false after `expectedMs`, but never
  * sooner than WAIT_GUARD_MS: the number a caller gives is how long it takes on an idle machine,
  * not a limit a busy 2-core machine must meet (tests must pass beside a CPU-heavy job).
  */
-export async function waitFor(condition: () => boolean, expectedMs: number): Promise<void> {
-  const started = Date.now();
-  const guardMs = Math.max(expectedMs, WAIT_GUARD_MS);
-  while (!condition()) {
-    if (Date.now() - started > guardMs) throw new Error(`condition not met within ${guardMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+export function waitFor(condition: () => boolean, expectedMs: number): Promise<void> {
+  return eventually(condition, Math.max(expectedMs, WAIT_GUARD_MS));
 }

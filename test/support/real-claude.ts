@@ -32,6 +32,19 @@ export const REAL_CLAUDE_VERSION = '2.1.332';
 export const FAKE_OAUTH_TOKEN = 'fake-oauth-token-for-tests';
 
 /**
+ * The settings of a gateway serving provider_c with the real CLI, whose children talk to the fake
+ * Messages API at `apiBaseUrl` from the private `home` (see realClaudeEnvironment).
+ */
+export function realClaudeGatewaySettings(apiBaseUrl: string, home: string): Record<string, string> {
+  return {
+    GATEWAY_PROVIDERS: 'provider_c',
+    PROVIDER_C_COMMAND: REAL_CLAUDE_PATH,
+    PROVIDER_C_TIMEOUT: '20s',
+    ...realClaudeEnvironment({ apiBaseUrl, home }),
+  };
+}
+
+/**
  * Environment for the real CLI (handed to it through the gateway, which passes its environment to
  * the child): a private `HOME`, the fake Messages API as `ANTHROPIC_BASE_URL`, a login token unless
  * `loggedIn` is false, everything non-essential switched off, and every proxy pointed at a

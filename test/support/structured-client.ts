@@ -75,29 +75,6 @@ export async function postStructured(
   };
 }
 
-/** One value of a Prometheus series (0 when absent). `labels` must match exactly those given. */
-export async function metricValue(
-  gateway: TestGateway,
-  name: string,
-  labels: Record<string, string> = {},
-  headers: Record<string, string> = {},
-): Promise<number> {
-  const response = await fetch(`${gateway.url}/metrics`, { headers });
-  if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
-  const text = await response.text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const present = Object.fromEntries(
-      [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]),
-    );
-    if (Object.entries(labels).every(([key, value]) => present[key] === value)) total += Number(match[3]);
-  }
-  return total;
-}
-
 export interface StructuredHarness {
   readonly gateway: TestGateway;
   readonly fake: FakeProviderA;

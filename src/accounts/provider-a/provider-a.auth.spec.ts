@@ -4,22 +4,17 @@ import * as path from 'node:path';
 import { GatewayError } from '../../core/gateway.error';
 import { FakeProviderA } from '../../../test/support/fake-provider-a';
 import { makeJwt, writeAuthFile } from '../../../test/support/provider-a-fixtures';
-import type { EventLogger } from '../../core/event-logger';
+import type { RecordingLogger } from '../../../test/support/recorders';
+import { recordingLogger } from '../../../test/support/recorders';
 import { ProviderAAuth } from './provider-a.auth';
 import { CODEX_OAUTH_CLIENT_ID } from './provider-a.token-refresh';
-
-function recordingLogger(): EventLogger & { records: Array<Record<string, unknown>> } {
-  const records: Array<Record<string, unknown>> = [];
-  const push = (fields: Record<string, unknown>, message: string) => records.push({ ...fields, msg: message });
-  return { records, info: push, warn: push, debug: push, error: push };
-}
 
 const now = () => Math.floor(Date.now() / 1000);
 
 describe(ProviderAAuth.name, () => {
   let fake: FakeProviderA;
   let dir: string;
-  let logger: ReturnType<typeof recordingLogger>;
+  let logger: RecordingLogger;
   const signal = new AbortController().signal;
 
   beforeAll(async () => (fake = await FakeProviderA.start()));

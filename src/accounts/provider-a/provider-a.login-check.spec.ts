@@ -2,10 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkProviderALogin } from './provider-a.login-check';
+import { makeJwt } from '../../../test/support/provider-a-fixtures';
 
 const NOW = 1_800_000_000_000;
-const jwt = (claims: Record<string, unknown>) =>
-  `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
 
 describe(checkProviderALogin.name, () => {
   let dir: string;
@@ -21,13 +20,13 @@ describe(checkProviderALogin.name, () => {
     expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'missing', reason: 'no login file' });
     fs.writeFileSync(file, 'not json');
     expect(await checkProviderALogin(file, NOW)).toMatchObject({ state: 'unusable' });
-    write({ access_token: jwt({ exp: NOW / 1000 + 3600 }) });
+    write({ access_token: makeJwt({ exp: NOW / 1000 + 3600 }) });
     expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'unusable', reason: 'no account id' });
-    write({ access_token: jwt({ exp: NOW / 1000 + 3600 }), account_id: 'acct' });
+    write({ access_token: makeJwt({ exp: NOW / 1000 + 3600 }), account_id: 'acct' });
     expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'usable', expiresAt: NOW + 3_600_000 });
-    write({ access_token: jwt({ exp: NOW / 1000 - 10 }), account_id: 'acct', refresh_token: 'rt' });
+    write({ access_token: makeJwt({ exp: NOW / 1000 - 10 }), account_id: 'acct', refresh_token: 'rt' });
     expect(await checkProviderALogin(file, NOW)).toEqual({ state: 'expired_refreshable', expiresAt: NOW - 10_000 });
-    write({ access_token: jwt({ exp: NOW / 1000 - 10 }), account_id: 'acct' });
+    write({ access_token: makeJwt({ exp: NOW / 1000 - 10 }), account_id: 'acct' });
     expect(await checkProviderALogin(file, NOW)).toEqual({
       state: 'unusable',
       reason: 'expired, no refresh token',

@@ -7,40 +7,40 @@ import {
   parseLoginFile,
   tokenExpiry,
 } from './provider-a.login-file';
-
-const jwt = (claims: Record<string, unknown>) =>
-  `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
+import { makeJwt } from '../../../test/support/provider-a-fixtures';
 
 describe('provider_a login file', () => {
   it('decodes JWT claims without verifying and tolerates garbage', () => {
-    expect(decodeJwtClaims(jwt({ exp: 5 }))).toEqual({ exp: 5 });
+    expect(decodeJwtClaims(makeJwt({ exp: 5 }))).toEqual({ exp: 5 });
     expect(decodeJwtClaims('not-a-jwt')).toBeUndefined();
     expect(decodeJwtClaims('a.@@@.b')).toBeUndefined();
   });
 
   it('reads the account id from tokens, else the id token claim, else the access token claim', () => {
     const claim = (id: string) => ({ 'https://api.openai.com/auth': { chatgpt_account_id: id } });
-    expect(parseLoginFile({ tokens: { access_token: jwt({}), account_id: 'acct-file' } }).accountId).toBe('acct-file');
+    expect(parseLoginFile({ tokens: { access_token: makeJwt({}), account_id: 'acct-file' } }).accountId).toBe(
+      'acct-file',
+    );
     expect(
-      parseLoginFile({ tokens: { access_token: jwt(claim('acct-access')), id_token: jwt(claim('acct-id')) } })
+      parseLoginFile({ tokens: { access_token: makeJwt(claim('acct-access')), id_token: makeJwt(claim('acct-id')) } })
         .accountId,
     ).toBe('acct-id');
-    expect(parseLoginFile({ tokens: { access_token: jwt(claim('acct-access')) } }).accountId).toBe('acct-access');
+    expect(parseLoginFile({ tokens: { access_token: makeJwt(claim('acct-access')) } }).accountId).toBe('acct-access');
     expect(accountIdFromJwt(undefined)).toBeUndefined();
   });
 
   it.each([
     [{}, 'no tokens object'],
     [{ tokens: { account_id: 'a' } }, 'no access token'],
-    [{ tokens: { access_token: jwt({}) } }, 'no account id'],
+    [{ tokens: { access_token: makeJwt({}) } }, 'no account id'],
   ])('rejects an unusable file %j', (document, reason) => {
     expect(() => parseLoginFile(document)).toThrow(new LoginFileError(reason));
   });
 
   it('prefers a positive expires_at, else the access token exp, else unknown', () => {
-    expect(tokenExpiry(100, jwt({ exp: 200 }))).toBe(100_000);
-    expect(tokenExpiry(0, jwt({ exp: 200 }))).toBe(200_000);
-    expect(tokenExpiry(undefined, jwt({}))).toBeUndefined();
+    expect(tokenExpiry(100, makeJwt({ exp: 200 }))).toBe(100_000);
+    expect(tokenExpiry(0, makeJwt({ exp: 200 }))).toBe(200_000);
+    expect(tokenExpiry(undefined, makeJwt({}))).toBeUndefined();
   });
 
   it('counts a token as expired 60 s before its expiry; unknown never expires', () => {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AccountPools } from '../account-pools';
+import { accountPools, closeAdapterModules } from '../../../test/support/adapter-module';
 import { loadConfig } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
 import { accountBaseEnvironment, createProviderCPool } from './provider-c.accounts';
@@ -13,16 +13,16 @@ describe('provider_c logins', () => {
     fs.mkdirSync(path.join(scratch, 'dir'));
     fs.writeFileSync(path.join(scratch, 'token'), '  sk-ant-oat01-one \n');
   });
-  afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
+  afterEach(async () => {
+    await closeAdapterModules();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  });
 
   const config = (listed?: string) => loadConfig({ HOME: scratch, ...(listed ? { PROVIDER_C_ACCOUNTS: listed } : {}) });
 
-  it("points each child at its login: a config dir, or a token file's trimmed token read at every spawn", () => {
-    const pools = new AccountPools(config());
-    const pool = createProviderCPool(
-      config(`dir=${path.join(scratch, 'dir')},file=${path.join(scratch, 'token')}`),
-      pools,
-    );
+  it("points each child at its login: a config dir, or a token file's trimmed token read at every spawn", async () => {
+    const listed = config(`dir=${path.join(scratch, 'dir')},file=${path.join(scratch, 'token')}`);
+    const pool = createProviderCPool(listed, await accountPools(listed));
     const dir = pool.acquire(undefined);
     const file = pool.acquire(undefined);
     expect([dir.alias, dir.handle.childEnv()]).toEqual(['dir', { CLAUDE_CONFIG_DIR: path.join(scratch, 'dir') }]);
@@ -31,7 +31,6 @@ describe('provider_c logins', () => {
     expect(() => file.handle.childEnv()).toThrow(GatewayError);
     dir.release();
     file.release();
-    pools.onModuleDestroy();
   });
 
   it("drops an inherited token or config dir only when logins are listed (the CLI's own login keeps them)", () => {

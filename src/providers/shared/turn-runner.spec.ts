@@ -1,3 +1,4 @@
+import { recordingAccountMetrics } from '../../../test/support/recorders';
 import { AccountPool } from '../../accounts/account-pool';
 import { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent } from '../../core/chat-event';
@@ -90,7 +91,7 @@ function setup(aliases = ['first']) {
     'provider_a',
     aliases.map((alias) => ({ alias, handle: `login-${alias}` })),
     { maxInFlight: 0, cooldownDefaultMs: 60_000, pinnedChatsMax: 10 },
-    { clock: { now: () => Date.now() }, logger },
+    { clock: { now: () => Date.now() }, logger, metrics: recordingAccountMetrics().metrics },
   );
   const client = new AbortController();
   const context: CallContext = { signal: client.signal, requestId: 'req-1', logger };
