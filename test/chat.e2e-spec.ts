@@ -207,12 +207,9 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     await response.body!.getReader().read();
     abort.abort();
     const [recorded] = await fake.waitForRequests(1);
-    await expect(
-      Promise.race([
-        recorded.closedByClient.then(() => 'closed'),
-        new Promise((resolve) => setTimeout(() => resolve('timeout'), 1000)),
-      ]),
-    ).resolves.toBe('closed');
+    // The upstream sees the gateway close it; no bound of our own (a busy machine may take a
+    // while), Jest's timeout catches a gateway that never does.
+    await expect(recorded.closedByClient.then(() => 'closed')).resolves.toBe('closed');
     await eventually(async () => (await metric()) > before);
     // Same chat key, per-key cap 1: the next tool turn runs only if the slot was freed.
     fake.enqueue(textReply('next'));

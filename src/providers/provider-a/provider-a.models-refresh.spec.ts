@@ -97,7 +97,11 @@ describe(ProviderAModelsRefresh.name, () => {
       url: 'https://upstream.test/backend-api/codex/models?client_version=0.171.0',
       headers: expect.objectContaining({ authorization: 'Bearer at', 'chatgpt-account-id': 'acc-default' }),
     });
-    expect(catalog.resolve('gpt-7-sol-low')).toBeDefined();
+    expect(catalog.resolve('gpt-7-sol-low')).toMatchObject({
+      provider: 'provider_a',
+      upstreamModel: 'gpt-7-sol',
+      reasoningEffort: 'low',
+    });
     expect(records).toContainEqual(
       expect.objectContaining({ event: 'provider_a_models_refreshed', models: 1, ids_added: 2 }),
     );
@@ -120,7 +124,7 @@ describe(ProviderAModelsRefresh.name, () => {
       await new Promise((resolve) => setImmediate(resolve));
       expect(timers.pending.map((entry) => entry.ms)).toEqual([60_000]);
     }
-    expect(catalog.resolve('gpt-7-sol')).toBeDefined();
+    expect(catalog.resolve('gpt-7-sol')).toMatchObject({ provider: 'provider_a', upstreamModel: 'gpt-7-sol' });
     expect(
       records.filter((record) => record.event === 'provider_a_models_refresh_failed').map((record) => record.reason),
     ).toEqual(['upstream status 503', 'the answer is not a model list', expect.stringMatching(/^connection failed/)]);
