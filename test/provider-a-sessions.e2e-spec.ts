@@ -32,7 +32,7 @@ const TOOLS = [
     function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
   },
 ];
-/** Whether `promise` settles within `ms`. */
+/** Whether `promise` settles within `ms` (used only to show that something has NOT happened yet). */
 function settles(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
@@ -313,7 +313,8 @@ describe('provider_a upstream sessions per chat', () => {
     await complete(small, [{ role: 'user', content: 'idle' }], 'chat-idle');
     const [kept] = fake().requests();
     expect(await settles(kept.closedByClient, 100)).toBe(false);
-    expect(await settles(kept.closedByClient, 1500)).toBe(true);
+    // Closed by the idle timeout; no bound of our own on when (Jest's timeout catches never).
+    await kept.closedByClient;
     expect(sample(await metrics(small), 'gateway_chat_api_upstream_sessions_kept')).toBe(0);
     await complete(
       small,
@@ -328,7 +329,7 @@ describe('provider_a upstream sessions per chat', () => {
     expect(fake().requests()[1].body).not.toHaveProperty('previous_response_id');
     // Max 1: another chat's connection pushes this one out.
     await complete(small, [{ role: 'user', content: 'other' }], 'chat-other');
-    expect(await settles(fake().requests()[1].closedByClient, 1000)).toBe(true);
+    await fake().requests()[1].closedByClient;
   });
 
   it('closes the connection at once when the client disconnects, and keeps nothing for the chat', async () => {
@@ -347,7 +348,7 @@ describe('provider_a upstream sessions per chat', () => {
     abort.abort();
     const [one, two] = fake().requests();
     expect(two.connection).toBe(one.connection);
-    expect(await settles(two.closedByClient, 1000)).toBe(true);
+    await two.closedByClient;
     await complete(gateway, second, 'chat-cancel');
     const three = fake().requests()[2];
     expect(three.connection).not.toBe(one.connection);
