@@ -241,8 +241,7 @@ export async function writeChatStream(
   options: { includeUsage: boolean; signal: AbortSignal },
 ): Promise<StreamOutcome> {
   const gone = (usage?: UsageEvent): StreamOutcome => ({ clientGone: true, toolCalls: collector.valid.length, usage });
-  writer.open();
-  if (!(await writer.sendJson(chunks.role()))) return gone();
+  if (!(await writer.open(chunks.role()))) return gone();
   let turn: TurnResult;
   try {
     turn = await readTurn(events, collector, (channel, text) =>

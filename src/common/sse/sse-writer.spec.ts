@@ -38,47 +38,50 @@ describe(SseWriter.name, () => {
     return { response, writer: new SseWriter(response as unknown as ServerResponse) };
   };
 
-  it('commits the SSE headers only when opened (the adapter reported acceptance)', () => {
+  it('commits the SSE headers only when opened (the adapter reported acceptance), in one write with the first event', () => {
     const { response, writer } = writerFor();
-    expect(response.headersFlushed).toBe(false);
-    writer.open();
-    expect(response.headersFlushed).toBe(true);
+    expect(response.statusCode).toBe(0);
+    expect(writer.open({ role: 'assistant' })).toBe(true);
     expect(response.statusCode).toBe(200);
-    expect(response.headers).toMatchObject({
+    expect(response.headers).toEqual({
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
+    // No separate flush of the headers: Node sends them with this first write.
+    expect(response.headersFlushed).toBe(false);
+    expect(response.written).toEqual(['data: {"role":"assistant"}\n\n']);
   });
 
   it('writes a keep-alive comment after each silence of the interval, well inside a 60 s proxy idle limit', async () => {
     expect(KEEP_ALIVE_INTERVAL_MS).toBeLessThan(60_000 / 2);
     const { response, writer } = writerFor();
-    writer.open();
+    writer.open({ n: 0 });
     jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 1);
-    expect(response.written).toEqual([]);
+    expect(response.written).toEqual(['data: {"n":0}\n\n']);
     jest.advanceTimersByTime(1);
-    expect(response.written).toEqual([': keep-alive\n\n']);
+    expect(response.written).toEqual(['data: {"n":0}\n\n', ': keep-alive\n\n']);
     // A long reasoning phase: one comment per interval, nothing else.
     jest.advanceTimersByTime(3 * KEEP_ALIVE_INTERVAL_MS);
-    expect(response.written).toEqual(Array(4).fill(': keep-alive\n\n'));
+    expect(response.written).toEqual(['data: {"n":0}\n\n', ...Array(4).fill(': keep-alive\n\n')]);
   });
 
   it('restarts the silence clock on every event and stops once the client left or the stream ended', async () => {
     const { response, writer } = writerFor();
-    writer.open();
+    writer.open({ n: 0 });
     jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 10);
     await writer.sendJson({ n: 1 });
     jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 10);
-    expect(response.written).toEqual(['data: {"n":1}\n\n']);
+    expect(response.written).toEqual(['data: {"n":0}\n\n', 'data: {"n":1}\n\n']);
     response.emit('close');
     jest.advanceTimersByTime(5 * KEEP_ALIVE_INTERVAL_MS);
-    expect(response.written).toEqual(['data: {"n":1}\n\n']);
+    expect(response.written).toEqual(['data: {"n":0}\n\n', 'data: {"n":1}\n\n']);
 
     const ended = writerFor();
-    ended.writer.open();
+    ended.writer.open({ n: 0 });
     ended.writer.end();
     jest.advanceTimersByTime(5 * KEEP_ALIVE_INTERVAL_MS);
-    expect(ended.response.written).toEqual([]);
+    expect(ended.response.written).toEqual(['data: {"n":0}\n\n']);
   });
 });

@@ -5,7 +5,7 @@ export const KEEP_ALIVE_INTERVAL_MS = 15_000;
 
 /**
  * Server-sent events over a raw Node/Express response (docs/design/code-shape.md §5): headers are committed only by
- * `open()` — called once the upstream accepted the turn, so earlier failures stay plain JSON
+ * `open(first)` — called once the upstream accepted the turn, so earlier failures stay plain JSON
  * errors — and every write honours backpressure: when the socket buffer is full, `send()`
  * waits for 'drain' (or 'close'), so a slow client slows the upstream reader instead of
  * growing memory. Hand-written: Nest's @Sse adds id lines, a leading newline and its own error
@@ -20,17 +20,21 @@ export class SseWriter {
     return this.response.destroyed || this.response.writableEnded;
   }
 
-  open(): void {
+  /**
+   * Commits the headers together with the stream's first event, in one write: a stream always has
+   * one to send at once (the role chunk), and a separate flush of the headers would cost every
+   * stream a second socket write. Resolves like `sendJson`.
+   */
+  open(first: unknown): boolean | Promise<boolean> {
     this.response.statusCode = 200;
     this.response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     // no-transform and X-Accel-Buffering stop proxies (and the compression middleware) from buffering.
     this.response.setHeader('Cache-Control', 'no-cache, no-transform');
     this.response.setHeader('Connection', 'keep-alive');
     this.response.setHeader('X-Accel-Buffering', 'no');
-    this.response.flushHeaders();
     // A client that leaves ends the stream without end(); stop the keep-alive timer with it.
     this.response.once('close', () => clearTimeout(this.keepAlive));
-    this.armKeepAlive();
+    return this.sendJson(first);
   }
 
   /**
