@@ -6,6 +6,11 @@ import { useFakeProviderA } from './support/provider-a-harness';
 const MIB = 1024 * 1024;
 /** A small cap, far below the 16–32 MiB V8 grows its semi-space to under this load by itself. */
 const CAP_MIB = 2;
+/**
+ * The new space (two semi-spaces) the cap allows: at the cap, or one doubling past it when a
+ * collection outran its observer (the cap is soft, docs/performance.md "Young generation").
+ */
+const SOFT_BOUND_BYTES = 2 * (2 * CAP_MIB) * MIB;
 const ROUNDS = 12;
 const CONCURRENT = 40;
 
@@ -71,12 +76,12 @@ describe('the young-generation cap (child process)', () => {
       max_semi_space_mib: CAP_MIB,
     });
     await burst(child.url);
-    expect(await newSpaceBytes(child.url)).toBeLessThanOrEqual(2 * CAP_MIB * MIB);
+    expect(await newSpaceBytes(child.url)).toBeLessThanOrEqual(SOFT_BOUND_BYTES);
   }, 120_000);
 
   it('grows past that size under the same burst when the cap is off (0)', async () => {
     const child = await start(0);
     await burst(child.url);
-    expect(await newSpaceBytes(child.url)).toBeGreaterThan(2 * CAP_MIB * MIB);
+    expect(await newSpaceBytes(child.url)).toBeGreaterThan(SOFT_BOUND_BYTES);
   }, 120_000);
 });

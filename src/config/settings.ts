@@ -241,7 +241,7 @@ const SETTING_ROWS = [
   setting(
     'GATEWAY_MAX_SEMI_SPACE_MIB',
     '8',
-    "Largest V8 semi-space (MiB) the gateway lets its young generation grow to; V8's own default grows it to 32 on a large machine. 0 leaves V8's growth alone. A soft cap: `--max-semi-space-size` in NODE_OPTIONS is the hard one.",
+    "Largest V8 semi-space (MiB) the gateway lets its young generation grow to; V8's own default grows it to 32 on a large machine. 0 leaves V8's growth alone. A soft cap: `--max-semi-space-size` in NODE_OPTIONS is a hard one, and the smaller of the two applies.",
     parseNonNegativeInteger,
   ),
   bool('METRICS_ENABLED', 'true', 'Serve GET /metrics (Prometheus text).'),

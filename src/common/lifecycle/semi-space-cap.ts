@@ -34,11 +34,10 @@ function setGrowthFactor(factor: number): void {
  * collection, and V8's own shrinking when idle is untouched. It starts holding and is called
  * before the framework loads: the synchronous start-up, when no observer can run, grows nothing.
  * The cap is soft: one more doubling can happen between a collection and its observer's turn.
- * Hand-written because no library steers V8's young generation at run time. Returns the stop
- * function.
+ * Hand-written because no library steers V8's young generation at run time.
  */
-export function capSemiSpace(capMib: number): () => void {
-  if (capMib <= 0) return () => undefined;
+export function capSemiSpace(capMib: number): void {
+  if (capMib <= 0) return;
   const capBytes = capMib * MIB;
   let factor = HOLD;
   setGrowthFactor(factor);
@@ -48,10 +47,5 @@ export function capSemiSpace(capMib: number): () => void {
     factor = next;
     setGrowthFactor(factor);
   };
-  const observer = new PerformanceObserver(decide);
-  observer.observe({ entryTypes: ['gc'] });
-  return () => {
-    observer.disconnect();
-    setGrowthFactor(DOUBLING);
-  };
+  new PerformanceObserver(decide).observe({ entryTypes: ['gc'] });
 }
