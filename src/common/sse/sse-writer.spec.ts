@@ -57,7 +57,7 @@ describe(SseWriter.name, () => {
   it('writes a keep-alive comment after each silence of the interval, well inside a 60 s proxy idle limit', async () => {
     expect(KEEP_ALIVE_INTERVAL_MS).toBeLessThan(60_000 / 2);
     const { response, writer } = writerFor();
-    writer.open({ n: 0 });
+    expect(writer.open({ n: 0 })).toBe(true);
     jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 1);
     expect(response.written).toEqual(['data: {"n":0}\n\n']);
     jest.advanceTimersByTime(1);
@@ -69,7 +69,7 @@ describe(SseWriter.name, () => {
 
   it('restarts the silence clock on every event and stops once the client left or the stream ended', async () => {
     const { response, writer } = writerFor();
-    writer.open({ n: 0 });
+    expect(writer.open({ n: 0 })).toBe(true);
     jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 10);
     await writer.sendJson({ n: 1 });
     jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 10);
@@ -79,7 +79,7 @@ describe(SseWriter.name, () => {
     expect(response.written).toEqual(['data: {"n":0}\n\n', 'data: {"n":1}\n\n']);
 
     const ended = writerFor();
-    ended.writer.open({ n: 0 });
+    expect(ended.writer.open({ n: 0 })).toBe(true);
     ended.writer.end();
     jest.advanceTimersByTime(5 * KEEP_ALIVE_INTERVAL_MS);
     expect(ended.response.written).toEqual(['data: {"n":0}\n\n']);
