@@ -197,12 +197,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
       tools: [{ type: 'function', function: { name: 'ls', parameters: { type: 'object' } } }],
     };
     const abort = new AbortController();
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(turn),
-      signal: abort.signal,
-    });
+    const response = await postChatBody(gateway, turn, { headers, signal: abort.signal });
     expect(response.status).toBe(200);
     await response.body!.getReader().read();
     abort.abort();

@@ -2,6 +2,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { postChatBody } from './support/chat-sse';
 
 /**
  * Context management over HTTP (docs/design/behaviours.md §5, §10 items 30–34): what reaches the
@@ -76,11 +77,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     body: Record<string, unknown>,
   ): Promise<{ input: InputItem[]; requestId: string }> {
     fake().enqueue(textReply('ok'));
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-5.6-sol', ...body }),
-    });
+    const response = await postChatBody(gateway, { model: 'gpt-5.6-sol', ...body });
     expect(response.status).toBe(200);
     await response.text();
     const upstream = fake().lastBody();

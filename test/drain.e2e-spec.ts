@@ -2,6 +2,7 @@ import type { ChildGateway } from './support/child-gateway';
 import { spawnGateway } from './support/child-gateway';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { postChatBody } from './support/chat-sse';
 
 /**
  * Draining (docs/design/decisions.md §6) with a REAL child process and a REAL signal: readiness turns 503 at
@@ -28,10 +29,10 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
 
   /** Starts a streamed chat; resolves once the first SSE bytes arrived, with a reader for the rest. */
   async function openStream(gateway: ChildGateway) {
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    const response = await postChatBody(gateway, {
+      model: 'gpt-5.6-sol',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);

@@ -8,6 +8,7 @@ import { startGateway } from './support/create-test-app';
 import { writeAuthFile } from './support/provider-a-fixtures';
 import { writeCredsFile } from './support/provider-b-fixtures';
 import { bundledTierModel } from './support/bundled-tiers';
+import { postChatBody } from './support/chat-sse';
 
 /**
  * A token endpoint that gives no answer is the same honest answer on provider_a and provider_b
@@ -84,11 +85,7 @@ async function chat(
   stream: boolean,
 ): Promise<{ status: number; body: unknown; ms: number }> {
   const started = Date.now();
-  const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model, stream, messages: [{ role: 'user', content: 'hi' }] }),
-  });
+  const response = await postChatBody(gateway, { model, stream, messages: [{ role: 'user', content: 'hi' }] });
   return { status: response.status, body: await response.json(), ms: Date.now() - started };
 }
 

@@ -4,6 +4,7 @@ import { cliModelList } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { pollUntil } from './support/poll';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -56,11 +57,7 @@ describe('provider_a client version (PROVIDER_A_CLIENT_VERSION)', () => {
       (entry) => entry.id as string,
     );
   const chat = (gateway: TestGateway, body: Json) =>
-    fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
-    });
+    postChatBody(gateway, { messages: [{ role: 'user', content: 'hi' }], ...body });
 
   it('by default claims 0.171.0: the newest bundled models are listed, a newer-only model is refused with a message naming the setting and the gateway upgrade', async () => {
     const gateway = await start();

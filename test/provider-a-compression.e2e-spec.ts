@@ -5,6 +5,7 @@ import { providerASettings, textDelta, created, completed } from './support/prov
 import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
 import { pollUntil } from './support/poll';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -54,11 +55,7 @@ describe('provider_a reads compressed model lists and SSE streams', () => {
       const reply = { frames: [created(), textDelta('Hello, '), textDelta('compressed world'), completed()] };
       fake().enqueue(reply, reply);
       const post = (stream: boolean) =>
-        fetch(`${gateway.url}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'gpt-7-sol', stream, messages: [{ role: 'user', content: 'hi' }] }),
-        });
+        postChatBody(gateway, { model: 'gpt-7-sol', stream, messages: [{ role: 'user', content: 'hi' }] });
       const whole = await post(false);
       expect(whole.status).toBe(200);
       expect(((await whole.json()) as Json).choices[0].message.content).toBe('Hello, compressed world');

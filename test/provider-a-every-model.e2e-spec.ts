@@ -4,6 +4,7 @@ import { startGateway } from './support/create-test-app';
 import type { FakeFrame } from './support/fake-provider-a';
 import { completed, created, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -60,11 +61,7 @@ describe('every listed provider_a id works against a backend that refuses what t
     });
 
     const chat = (model: string, conversation: string, body: Json) =>
-      fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-conversation-id': conversation },
-        body: JSON.stringify({ model, ...body }),
-      });
+      postChatBody(gateway, { model, ...body }, { headers: { 'x-conversation-id': conversation } });
 
     it('text turn, tool turn and continuation: 200 for every id, no request refused upstream', async () => {
       const models = (((await (await fetch(`${gateway.url}/v1/models`)).json()) as Json).data as Json[]).filter(

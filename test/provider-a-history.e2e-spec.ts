@@ -3,6 +3,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -51,12 +52,7 @@ describe('provider_a repairs agent histories before every request (fake rejects 
     });
     afterAll(() => gateway.close());
 
-    const post = (body: Json) =>
-      fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+    const post = (body: Json) => postChatBody(gateway, body);
 
     it('answers a cancelled parallel call with an aborted output placed after the calls', async () => {
       fake().enqueue(textReply('ok'));
@@ -184,12 +180,7 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
   });
   afterAll(() => gateway.close());
 
-  const post = (messages: Json[]) =>
-    fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-6.1-sol', messages }),
-    });
+  const post = (messages: Json[]) => postChatBody(gateway, { model: 'gpt-6.1-sol', messages });
   const PNG =
     'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -273,11 +264,11 @@ describe('provider_a repairs a cancelled call on a kept WebSocket session (chain
   beforeEach(() => fake().keepConnectionsOpen());
 
   const post = (messages: Json[]) =>
-    fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-conversation-id': 'cancelled-call' },
-      body: JSON.stringify({ model: 'gpt-6.1-sol', tools: [tool('read_file')], messages }),
-    });
+    postChatBody(
+      gateway,
+      { model: 'gpt-6.1-sol', tools: [tool('read_file')], messages },
+      { headers: { 'x-conversation-id': 'cancelled-call' } },
+    );
 
   it('sends the aborted output as part of the new items, and the backend (fake) accepts the chain', async () => {
     fake().enqueue({
@@ -319,11 +310,11 @@ describe('provider_a repairs a cancelled call on a kept WebSocket session (chain
         : textReply('done').frames;
     });
     const send = (messages: Json[]) =>
-      fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-conversation-id': 'renamed-tool' },
-        body: JSON.stringify({ model: 'gpt-6.1-sol', tools: [tool(LONG_MCP)], messages }),
-      });
+      postChatBody(
+        gateway,
+        { model: 'gpt-6.1-sol', tools: [tool(LONG_MCP)], messages },
+        { headers: { 'x-conversation-id': 'renamed-tool' } },
+      );
     const first = (await (await send([{ role: 'user', content: 'go' }])).json()) as Json;
     expect(first.choices[0].message.tool_calls[0].function.name).toBe(LONG_MCP);
     const response = await send([

@@ -9,6 +9,7 @@ import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
 import { pollUntil } from './support/poll';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -95,11 +96,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
 
     // Served as the list says: its default effort, and the lite shape it is marked for.
     fake().enqueue(textReply('ok'));
-    const chat = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-7-sol', messages: [{ role: 'user', content: 'hi' }] }),
-    });
+    const chat = await postChatBody(gateway, { model: 'gpt-7-sol', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.status).toBe(200);
     expect(fake().lastBody()).toMatchObject({
       model: 'gpt-7-sol',
@@ -111,11 +108,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
   describe('tier aliases and the default follow the live list (docs/chat.md "Model ids")', () => {
     const chat = async (body: Json) => {
       fake().enqueue(textReply('ok'));
-      const response = await fetch(`${gateway!.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
-      });
+      const response = await postChatBody(gateway!, { messages: [{ role: 'user', content: 'hi' }], ...body });
       expect(response.status).toBe(200);
       return fake().lastBody() as Json;
     };
@@ -252,11 +245,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     );
     expect(await modelIds()).toContain('gpt-6.1-sol-high');
     fake().enqueue(textReply('ok'));
-    const chat = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }] }),
-    });
+    const chat = await postChatBody(gateway, { model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.status).toBe(200);
   });
 
@@ -267,15 +256,7 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       PROVIDER_A_MODELS_REFRESH: '0',
     });
     fake().enqueue(textReply('ok'));
-    expect(
-      (
-        await fetch(`${gateway.url}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
-        })
-      ).status,
-    ).toBe(200);
+    expect((await postChatBody(gateway, { messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
     expect(fake().modelsRequests()).toEqual([]);
   });
 
@@ -312,10 +293,9 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
         },
         frames: [],
       });
-      const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'gpt-6-luna-high', messages: [{ role: 'user', content: 'hi' }] }),
+      const response = await postChatBody(gateway, {
+        model: 'gpt-6-luna-high',
+        messages: [{ role: 'user', content: 'hi' }],
       });
       expect(response.status).toBe(status);
       const error = ((await response.json()) as Json).error;

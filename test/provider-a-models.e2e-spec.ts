@@ -4,6 +4,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -20,12 +21,7 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
   });
   afterAll(() => gateway.close());
 
-  const post = (body: Json) =>
-    fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], ...body }),
-    });
+  const post = (body: Json) => postChatBody(gateway, { messages: [{ role: 'user', content: 'hi' }], ...body });
 
   it('lists every model the CLI lists, with an id per allowed effort and -fast ids for the priority tier; ultra (a CLI-only mode) is not offered', async () => {
     const ids = new Set(
@@ -53,11 +49,7 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
 
   it('uses the latest sol model when the request names none, with the CLI default effort', async () => {
     fake().enqueue(textReply('ok'));
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
-    });
+    const response = await postChatBody(gateway, { messages: [{ role: 'user', content: 'hi' }] });
     expect(response.status).toBe(200);
     expect(fake().lastBody()).toMatchObject({ model: 'gpt-6.2-sol', reasoning: { effort: 'low' } });
   });

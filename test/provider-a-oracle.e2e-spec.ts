@@ -7,6 +7,7 @@ import { completed, created, functionCallItem, providerASettings, textReply } fr
 import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
 import { CONNECTION_MECHANICS } from '../scripts/oracle/codex-check';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -169,11 +170,7 @@ describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)'
 
   const turnBody = (faithful: boolean, messages: Json[]) => oracleTurnBody('gpt-5.5', true, faithful, messages);
   const post = (body: Json, conversation: string) =>
-    fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-conversation-id': conversation },
-      body: JSON.stringify(body),
-    });
+    postChatBody(gateway, body, { headers: { 'x-conversation-id': conversation } });
 
   /** Turn 1 ends in a tool call, turn 2 sends its result: the same two sampling requests as the capture. */
   async function twoTurns(faithful: boolean): Promise<[RecordedRequest, RecordedRequest]> {
@@ -258,11 +255,7 @@ describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)'
     });
     try {
       const post = (messages: Json[]) =>
-        fetch(`${sse.url}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-conversation-id': 'oracle-sse' },
-          body: JSON.stringify(turnBody(true, messages)),
-        });
+        postChatBody(sse, turnBody(true, messages), { headers: { 'x-conversation-id': 'oracle-sse' } });
       const [turn, afterTool] = await toolRound(fake(), 'gpt-5.5', post);
       const cliHeaders = cliPost.headers as Record<string, string>;
       expect(headerNames(turn.headers)).toEqual(headerNames(cliHeaders));
@@ -354,10 +347,8 @@ describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol
     });
     gateways.push(gateway);
     const post = (messages: Json[]) =>
-      fetch(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-conversation-id': `lite-${transport}-${faithful}` },
-        body: JSON.stringify(turnBody(faithful, messages)),
+      postChatBody(gateway, turnBody(faithful, messages), {
+        headers: { 'x-conversation-id': `lite-${transport}-${faithful}` },
       });
     const [turn, afterTool] = await toolRound(fake(), 'gpt-6.1-sol', post);
     expect(
@@ -512,11 +503,7 @@ describe('provider_a over the WebSocket message limit matches the real Codex CLI
     fake().enqueue(textReply('Done.'));
     const body = oracleTurnBody('gpt-6.1-sol', false, true, []);
     body.messages[1].content = `Run echo oracle, then say Done. ${'o'.repeat(2 * CAPTURED_LIMIT)}`;
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-conversation-id': 'oracle-ws-limit' },
-      body: JSON.stringify(body),
-    });
+    const response = await postChatBody(gateway, body, { headers: { 'x-conversation-id': 'oracle-ws-limit' } });
     expect(response.status).toBe(200);
     const [post] = fake().requests();
     expect(post.transport).toBe('sse');

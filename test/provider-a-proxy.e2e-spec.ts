@@ -4,6 +4,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -28,11 +29,7 @@ describe('provider_a through an egress proxy', () => {
 
   const fakePort = () => new URL(fake().httpUrl).port;
   const chat = (gw: TestGateway, body: Json = {}) =>
-    fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }], ...body }),
-    });
+    postChatBody(gw, { model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }], ...body });
 
   it.each(['ws', 'sse'] as const)(
     'tunnels the %s transport through HTTP_PROXY (read in lower case too)',

@@ -11,6 +11,7 @@ import {
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { eventually } from './support/poll';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, unknown>;
 
@@ -73,12 +74,7 @@ describe('provider_a upstream sessions per chat', () => {
   afterEach(() => fake().dropConnections());
 
   const post = (target: TestGateway, body: Json, chat: string, signal?: AbortSignal) =>
-    fetch(`${target.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-conversation-id': chat },
-      body: JSON.stringify({ model: 'gpt-5.6-sol', ...body }),
-      signal,
-    });
+    postChatBody(target, { model: 'gpt-5.6-sol', ...body }, { headers: { 'x-conversation-id': chat }, signal });
   const complete = async (target: TestGateway, messages: Json[], chat: string, extra: Json = {}) => {
     const response = await post(target, { messages, ...extra }, chat);
     expect(response.status).toBe(200);

@@ -2,6 +2,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -15,17 +16,13 @@ describe('PROVIDER_A_WIRE forces one request shape', () => {
   });
   const TOOLS = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: {} } } }];
   const chat = (model: string) =>
-    fetch(`${gateway!.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model,
-        tools: TOOLS,
-        messages: [
-          { role: 'system', content: 'Be brief.' },
-          { role: 'user', content: 'hi' },
-        ],
-      }),
+    postChatBody(gateway!, {
+      model,
+      tools: TOOLS,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hi' },
+      ],
     });
 
   it.each(['ws', 'sse'] as const)(

@@ -3,6 +3,7 @@ import { startGateway } from './support/create-test-app';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { bundledTierModel } from './support/bundled-tiers';
+import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -31,11 +32,7 @@ describe('provider_a honours the WebSocket message limit the server announces', 
   });
 
   const post = (conversation: string, body: Json) =>
-    fetch(`${gateway.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-conversation-id': conversation },
-      body: JSON.stringify(body),
-    });
+    postChatBody(gateway, body, { headers: { 'x-conversation-id': conversation } });
   const frameSizes = () =>
     fake()
       .requests()

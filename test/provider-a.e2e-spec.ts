@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { createGatewayApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
 import { BUILT_IN_CATALOG_PATH } from '../src/models/model-catalog';
+import { postChatBody } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { FakeScript } from './support/fake-provider-a';
@@ -35,12 +36,7 @@ function post(
   signal?: AbortSignal,
   headers: Record<string, string> = {},
 ): Promise<Response> {
-  return fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-    signal,
-  });
+  return postChatBody(gateway, body, { headers, signal });
 }
 
 const chatBody = (extra: Json = {}): Json => ({

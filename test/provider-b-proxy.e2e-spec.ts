@@ -4,6 +4,7 @@ import { startGateway } from './support/create-test-app';
 import type { FakeCodeAssist } from './support/fake-provider-b';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { providerBSettings } from './support/provider-b-fixtures';
+import { postChatBody } from './support/chat-sse';
 
 /**
  * HTTPS_PROXY / HTTP_PROXY / NO_PROXY for provider_b (docs/configuration.md): setup, generate calls and the
@@ -34,11 +35,7 @@ describe('provider_b through an egress proxy', () => {
 
   const fakeTarget = () => `127.0.0.1:${new URL(fake.baseUrl).port}`;
   const chat = (gw: TestGateway, stream = true) =>
-    fetch(`${gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gemini-2.5-pro', stream, messages: [{ role: 'user', content: 'hi' }] }),
-    });
+    postChatBody(gw, { model: 'gemini-2.5-pro', stream, messages: [{ role: 'user', content: 'hi' }] });
 
   it('tunnels setup, the token refresh and the generate calls through HTTP_PROXY', async () => {
     gateway = await startGateway({

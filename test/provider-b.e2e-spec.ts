@@ -10,6 +10,7 @@ import {
   quotaFailure,
   textFrame,
 } from './support/provider-b-fixtures';
+import { postChatBody } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
@@ -46,12 +47,11 @@ function postChat(
   headers: Record<string, string> = {},
   signal?: AbortSignal,
 ): Promise<Response> {
-  return fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: JSON.stringify({ model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }], ...body }),
-    signal,
-  });
+  return postChatBody(
+    gateway,
+    { model: 'gemini-2.5-pro', messages: [{ role: 'user', content: 'hi' }], ...body },
+    { headers, signal },
+  );
 }
 
 const deltas = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices.map((choice: any) => choice.delta));

@@ -4,6 +4,7 @@ import { startGateway } from './support/create-test-app';
 import type { FakeCodeAssist, FakeRecordedRequest } from './support/fake-provider-b';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
+import { postChatBody } from './support/chat-sse';
 
 /**
  * The oracle comparison: the gateway's Code Assist requests against what the real
@@ -279,11 +280,7 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
 });
 
 async function chat(url: string, body: Record<string, unknown>): Promise<any[]> {
-  const response = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ model: 'gemini-2.5-pro', stream: true, ...body }),
-  });
+  const response = await postChatBody({ url }, { model: 'gemini-2.5-pro', stream: true, ...body });
   expect(response.status).toBe(200);
   return (await response.text())
     .split('\n')

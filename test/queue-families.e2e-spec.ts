@@ -6,6 +6,7 @@ import { useFakeProviderB } from './support/provider-b-harness';
 import { created, providerASettings, textDelta, textReply } from './support/provider-a-fixtures';
 import { providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { extractionReply, postStructured, structuredBody } from './support/structured-client';
+import { postChatBody } from './support/chat-sse';
 
 /**
  * docs/design/behaviours.md §4.1 / §10 item 29: each family has its own agent queue, and the
@@ -18,12 +19,11 @@ jest.setTimeout(20_000);
 const TOOLS = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: {} } } }];
 
 function chat(gateway: TestGateway, model: string, conversation: string, signal?: AbortSignal): Promise<Response> {
-  return fetch(`${gateway.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-conversation-id': conversation },
-    body: JSON.stringify({ model, stream: true, tools: TOOLS, messages: [{ role: 'user', content: 'go' }] }),
-    signal,
-  });
+  return postChatBody(
+    gateway,
+    { model, stream: true, tools: TOOLS, messages: [{ role: 'user', content: 'go' }] },
+    { headers: { 'x-conversation-id': conversation }, signal },
+  );
 }
 
 describe('agent queues per family', () => {

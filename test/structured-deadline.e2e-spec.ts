@@ -2,6 +2,7 @@ import { created, errorEvent, textDelta, usageLimitEvent } from './support/provi
 import type { StructuredHarness } from './support/structured-client';
 import { metricValue } from './support/prometheus-text';
 import { extractionReply, postStructured, startStructured, structuredBody } from './support/structured-client';
+import { postChatBody } from './support/chat-sse';
 
 /**
  * Deadlines, the structured queue, upstream failures and output validation over HTTP
@@ -237,13 +238,7 @@ describe('structured queue (docs/design/behaviours.md §4.3)', () => {
         ],
         messages: [{ role: 'user', content: 'list files' }],
       };
-      const chatPost = (signal?: AbortSignal) =>
-        fetch(`${harness.gateway.url}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(toolTurn),
-          signal,
-        });
+      const chatPost = (signal?: AbortSignal) => postChatBody(harness.gateway, toolTurn, { signal });
       const held = await chatPost(chat.signal);
       expect(held.status).toBe(200);
       expect((await chatPost()).status).toBe(429);

@@ -1,4 +1,5 @@
 import type { ChildGateway } from './support/child-gateway';
+import { postChatBody } from './support/chat-sse';
 import { spawnGateway } from './support/child-gateway';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
@@ -36,17 +37,9 @@ describe('the young-generation cap (child process)', () => {
       role: index % 2 === 0 ? 'user' : 'assistant',
       content: `message ${index}: ${'words of the conversation '.repeat(8)}`,
     }));
-    const body = JSON.stringify({ model: 'gpt-5.6-sol', messages: history });
+    const body = { model: 'gpt-5.6-sol', messages: history };
     for (let round = 0; round < ROUNDS; round++) {
-      const answers = await Promise.all(
-        Array.from({ length: CONCURRENT }, () =>
-          fetch(`${url}/v1/chat/completions`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body,
-          }),
-        ),
-      );
+      const answers = await Promise.all(Array.from({ length: CONCURRENT }, () => postChatBody({ url }, body)));
       expect(answers.map((answer) => answer.status)).toEqual(Array(CONCURRENT).fill(200));
       await Promise.all(answers.map((answer) => answer.text()));
     }

@@ -25,8 +25,12 @@ export interface ChatPostOptions {
   readonly signal?: AbortSignal;
 }
 
-/** POST /v1/chat/completions with `body` as JSON, as it is. */
-export function postChatBody(gateway: TestGateway, body: unknown, options: ChatPostOptions = {}): Promise<Response> {
+/** POST /v1/chat/completions with `body` as JSON, as it is, to an in-process or child gateway. */
+export function postChatBody(
+  gateway: { readonly url: string },
+  body: unknown,
+  options: ChatPostOptions = {},
+): Promise<Response> {
   return fetch(`${gateway.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...options.headers },
