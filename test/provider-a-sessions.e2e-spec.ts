@@ -12,6 +12,7 @@ import {
 import { useFakeProviderA } from './support/provider-a-harness';
 import { eventually } from './support/poll';
 import { postChatBody } from './support/chat-sse';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 
 type Json = Record<string, unknown>;
 
@@ -80,14 +81,6 @@ describe('provider_a upstream sessions per chat', () => {
     expect(response.status).toBe(200);
     return ((await response.json()) as { choices: Array<{ message: Json }> }).choices[0].message;
   };
-  const metrics = async (target: TestGateway) => (await fetch(`${target.url}/metrics`)).text();
-  const sample = (text: string, line: string) =>
-    Number(
-      text
-        .split('\n')
-        .find((entry) => entry.startsWith(`${line} `))
-        ?.split(' ')[1] ?? NaN,
-    );
   const timings = (target: TestGateway) => target.logs.records('chat_completion');
   /** The `upstream_*` lines written since the log had `from` lines. */
   const upstreamLinesSince = (target: TestGateway, from: number) =>
@@ -95,10 +88,12 @@ describe('provider_a upstream sessions per chat', () => {
       .slice(from)
       .map((line) => JSON.parse(line) as Json)
       .filter((record) => String(record.event).startsWith('upstream_'));
-  const RETRIES = 'gateway_chat_api_upstream_retries_total{provider="provider_a",code="upstream"}';
+  const RETRIES = 'gateway_chat_api_upstream_retries_total';
+  const RETRY_LABELS = { provider: 'provider_a', code: 'upstream' };
+  const TURNS = 'gateway_chat_api_upstream_session_turns_total';
 
   it('keeps the connection of a completed turn and continues the chain with only the new items', async () => {
-    const before = await metrics(gateway);
+    const before = await scrapeMetrics(gateway);
     fake().enqueue(reply('resp_1', 'Hello there.'), reply('resp_2', 'Fine.'));
     const first = [
       { role: 'system', content: 'Be brief.' },
@@ -137,11 +132,10 @@ describe('provider_a upstream sessions per chat', () => {
         input_items_sent: 1,
       }),
     ]);
-    const after = await metrics(gateway);
-    expect(sample(after, 'gateway_chat_api_upstream_sessions_kept')).toBe(1);
+    const after = await scrapeMetrics(gateway);
+    expect(sampleValue(after, 'gateway_chat_api_upstream_sessions_kept')).toBe(1);
     for (const result of ['reused', 'incremental']) {
-      const line = `gateway_chat_api_upstream_session_turns_total{result="${result}"}`;
-      expect(sample(after, line) - sample(before, line)).toBe(1);
+      expect((sampleValue(after, TURNS, { result }) ?? 0) - (sampleValue(before, TURNS, { result }) ?? 0)).toBe(1);
     }
   });
 
@@ -176,8 +170,8 @@ describe('provider_a upstream sessions per chat', () => {
   });
 
   it('falls back once to a full send on a fresh connection when the server lost the chain: one failed attempt, opened again at once by the runner', async () => {
-    const before = await metrics(gateway);
-    const fallbacks = 'gateway_chat_api_upstream_session_turns_total{result="fallback"}';
+    const before = await scrapeMetrics(gateway);
+    const fallbacks = { result: 'fallback' };
     fake().enqueue(reply('resp_b1', 'One.'), reply('resp_b2', 'Two.'));
     const first = [{ role: 'user', content: 'Count' }];
     await complete(gateway, first, 'chat-broken');
@@ -200,8 +194,8 @@ describe('provider_a upstream sessions per chat', () => {
     expect(timings(gateway).at(-1)).toEqual(
       expect.objectContaining({ session_reused: false, incremental: false, chain_fallback: true, input_items_sent: 3 }),
     );
-    const after = await metrics(gateway);
-    expect(sample(after, fallbacks) - sample(before, fallbacks)).toBe(1);
+    const after = await scrapeMetrics(gateway);
+    expect((sampleValue(after, TURNS, fallbacks) ?? 0) - (sampleValue(before, TURNS, fallbacks) ?? 0)).toBe(1);
     // The stale connection is one attempt of the turn, logged once with the server's code; the
     // fresh one is attempt 2, at once and outside the retry budget (docs/architecture.md "The family contract").
     expect(upstreamLinesSince(gateway, from)).toEqual([
@@ -214,7 +208,7 @@ describe('provider_a upstream sessions per chat', () => {
         upstream_code: 'previous_response_not_found',
       }),
     ]);
-    expect(sample(after, RETRIES) || 0).toBe(sample(before, RETRIES) || 0);
+    expect(sampleValue(after, RETRIES, RETRY_LABELS) ?? 0).toBe(sampleValue(before, RETRIES, RETRY_LABELS) ?? 0);
   });
 
   it('opens a fresh connection when the kept one was closed, or dies before the first event', async () => {
@@ -311,7 +305,7 @@ describe('provider_a upstream sessions per chat', () => {
     expect(await settles(kept.closedByClient, 100)).toBe(false);
     // Closed by the idle timeout; no bound of our own on when (Jest's timeout catches never).
     await kept.closedByClient;
-    expect(sample(await metrics(small), 'gateway_chat_api_upstream_sessions_kept')).toBe(0);
+    expect(sampleValue(await scrapeMetrics(small), 'gateway_chat_api_upstream_sessions_kept')).toBe(0);
     await complete(
       small,
       [
