@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { isProductionTs, sourceFilesBelow } from '../test/support/source-files';
 
 /**
  * The layering of src/ (.dependency-cruiser.cjs, docs/architecture.md "Layers"), checked by
@@ -34,14 +35,6 @@ async function violationsIn(cwd: string): Promise<string[]> {
   return result.summary.violations.map(({ rule, from, to, cycle }) =>
     cycle ? `${rule.name}: ${from} → ${cycle.map((step) => step.name).join(' → ')}` : `${rule.name}: ${from} → ${to}`,
   );
-}
-
-function sourceFiles(directory: string): string[] {
-  return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(directory, entry.name);
-    if (entry.isDirectory()) return entry.name === '__fixtures__' ? [] : sourceFiles(full);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [full] : [];
-  });
 }
 
 describe('source layering', () => {
@@ -91,7 +84,7 @@ describe('source layering', () => {
 
   // Not an import, so not dependency-cruiser's job: a plain text check is exact here.
   it('reads process.env only in src/config', () => {
-    const offenders = sourceFiles(__dirname)
+    const offenders = sourceFilesBelow(__dirname, isProductionTs)
       .filter((file) => !path.relative(__dirname, file).startsWith(`config${path.sep}`))
       .filter((file) => /process\.env/.test(fs.readFileSync(file, 'utf8')))
       .map((file) => path.relative(__dirname, file));

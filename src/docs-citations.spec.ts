@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
+import { sourceFilesBelow } from '../test/support/source-files';
 
 /**
  * Comments and test titles cite the project's knowledge as a docs/ page and a numbered section (the
@@ -97,17 +98,6 @@ export function citingTexts(fileName: string, text: string): { line: number; tex
   return found;
 }
 
-function sourceFiles(directory: string): string[] {
-  return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(directory, entry.name);
-    if (entry.isDirectory())
-      return ['node_modules', '__fixtures__'].includes(entry.name) || entry.name.startsWith('.')
-        ? []
-        : sourceFiles(full);
-    return SOURCE.test(entry.name) ? [full] : [];
-  });
-}
-
 const pageCache = new Map<string, Set<string> | undefined>();
 function repositoryPage(page: string): Set<string> | undefined {
   if (!pageCache.has(page)) {
@@ -190,7 +180,10 @@ describe('citations in comments and test titles', () => {
       .readdirSync(ROOT, { withFileTypes: true })
       .filter((entry) => entry.isFile() && SOURCE.test(entry.name))
       .map((entry) => path.join(ROOT, entry.name));
-    const files = [...SCANNED.flatMap((directory) => sourceFiles(path.join(ROOT, directory))), ...rootConfig];
+    const files = [
+      ...SCANNED.flatMap((directory) => sourceFilesBelow(path.join(ROOT, directory), (name) => SOURCE.test(name))),
+      ...rootConfig,
+    ];
     const problems = files.flatMap((file) =>
       citingTexts(file, fs.readFileSync(file, 'utf8')).flatMap(({ line, text }) =>
         citationProblems(text, repositoryPage).map((problem) => `${path.relative(ROOT, file)}:${line}: ${problem}`),

@@ -18,6 +18,7 @@ import { ERROR_CODES, structuredHttpStatus } from './core/error-codes';
 import { GatewayError } from './core/gateway.error';
 import { answerStructuredFailure } from './structured/structured-failure';
 import type { StructuredTelemetry } from './structured/structured-telemetry';
+import { isProductionTs, sourceFilesBelow } from '../test/support/source-files';
 
 /*
  * One error writer (src/common/errors/error-writer.ts) for every route and stage: this spec serves
@@ -295,17 +296,9 @@ function errorWritesIn(file: string, text: string): string[] {
   return found;
 }
 
-function sourceFiles(directory: string): string[] {
-  return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(directory, entry.name);
-    if (entry.isDirectory()) return entry.name === '__fixtures__' ? [] : sourceFiles(full);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [full] : [];
-  });
-}
-
 describe('no file but the error writer builds an error answer', () => {
   it('finds no error body, wire field, error chunk, raw head, Retry-After or error status outside the writer', () => {
-    const offenders = sourceFiles(SRC)
+    const offenders = sourceFilesBelow(SRC, isProductionTs)
       .map((file) => path.relative(SRC, file).split(path.sep).join('/'))
       .filter((file) => !WRITER_FILES.has(file))
       .flatMap((file) => errorWritesIn(file, fs.readFileSync(path.join(SRC, file), 'utf8')))
