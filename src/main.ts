@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment } from './config/process-env';
-import { capSemiSpace } from './common/lifecycle/semi-space-cap';
+import { capSemiSpace, semiSpaceMibInForce } from './common/lifecycle/semi-space-cap';
 
 /**
  * nestjs-pino's Logger takes its LAST string argument as the context; naming one keeps the event
@@ -30,7 +30,7 @@ async function bootstrap(): Promise<void> {
       const write = (text: string) => process.stdout.write(text);
       process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
     }
-    // Before the framework loads, so its start-up is already under the cap.
+    // Before the framework loads: this may replace the process with one started under the cap.
     capSemiSpace(config.server.maxSemiSpaceMib);
     // The framework is loaded only once the settings are valid: a bad value or --help answers
     // at once instead of after a second of module loading.
@@ -70,7 +70,7 @@ async function logListening(app: NestExpressApplication, config: AppConfig): Pro
       providers: config.enabledProviders,
       structured: config.structured.enabled,
       metrics: config.metricsEnabled,
-      max_semi_space_mib: config.server.maxSemiSpaceMib,
+      max_semi_space_mib: semiSpaceMibInForce(),
     },
     'gateway_listening',
     LOG_CONTEXT,

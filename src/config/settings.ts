@@ -241,7 +241,7 @@ const SETTING_ROWS = [
   setting(
     'GATEWAY_MAX_SEMI_SPACE_MIB',
     '8',
-    "Largest V8 semi-space (MiB) the gateway lets its young generation grow to; V8's own default grows it to 32 on a large machine. 0 leaves V8's growth alone. A soft cap: `--max-semi-space-size` in NODE_OPTIONS is a hard one, and the smaller of the two applies.",
+    "Largest V8 semi-space (MiB) of the gateway's young generation; V8's own default grows it to 32 on a large machine. The gateway restarts itself in place (same process) with node's `--max-semi-space-size` before loading. 0 leaves V8's growth alone; a `--max-semi-space-size` already given to node (its command line or NODE_OPTIONS) wins.",
     parseNonNegativeInteger,
   ),
   bool('METRICS_ENABLED', 'true', 'Serve GET /metrics (Prometheus text).'),

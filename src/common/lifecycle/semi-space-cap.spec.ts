@@ -1,16 +1,39 @@
-import { semiSpaceGrowthFactor } from './semi-space-cap';
+import { semiSpaceRestartArgs, startedSemiSpaceMib } from './semi-space-cap';
 
-const MIB = 1024 * 1024;
+const started = {
+  execPath: '/usr/local/bin/node',
+  execArgv: ['--stack-size=4000'],
+  argv: ['/usr/local/bin/node', '/app/dist/main.js', '--port', '0'],
+  nodeOptions: undefined,
+};
 
-describe('semiSpaceGrowthFactor (docs/performance.md "Young generation")', () => {
-  it('lets the semi-space double while the doubled size stays within the cap', () => {
-    expect(semiSpaceGrowthFactor(1 * MIB, 16 * MIB)).toBe(2);
-    expect(semiSpaceGrowthFactor(8 * MIB, 16 * MIB)).toBe(2);
+describe('the young-generation cap (docs/performance.md "Young generation")', () => {
+  it('starts node again with its own flag, keeping its flags, the program and its arguments', () => {
+    expect(semiSpaceRestartArgs(8, started)).toEqual([
+      '/usr/local/bin/node',
+      '--max-semi-space-size=8',
+      '--stack-size=4000',
+      '/app/dist/main.js',
+      '--port',
+      '0',
+    ]);
   });
 
-  it('holds it once a doubling would pass the cap, and when it is already past', () => {
-    expect(semiSpaceGrowthFactor(16 * MIB, 16 * MIB)).toBe(1);
-    expect(semiSpaceGrowthFactor(3 * MIB, 4 * MIB)).toBe(1);
-    expect(semiSpaceGrowthFactor(32 * MIB, 16 * MIB)).toBe(1);
+  it('goes on as it is when the cap is off', () => {
+    expect(semiSpaceRestartArgs(0, started)).toBeUndefined();
+  });
+
+  it('goes on as it is when node was started with a bound: the operator chose it', () => {
+    expect(semiSpaceRestartArgs(8, { ...started, execArgv: ['--max-semi-space-size=2'] })).toBeUndefined();
+    expect(
+      semiSpaceRestartArgs(8, { ...started, nodeOptions: '--max-old-space-size=512 --max-semi-space-size=16' }),
+    ).toBeUndefined();
+  });
+
+  it('reads the bound in force: the command line before NODE_OPTIONS, the last flag of each', () => {
+    expect(startedSemiSpaceMib(['--max-semi-space-size=4'], '--max-semi-space-size=16')).toBe(4);
+    expect(startedSemiSpaceMib([], ' --max-old-space-size=512  --max-semi-space-size=16 ')).toBe(16);
+    expect(startedSemiSpaceMib(['--max_semi_space_size=2', '--max-semi-space-size=3'], undefined)).toBe(3);
+    expect(startedSemiSpaceMib(['--max-old-space-size=512'], '')).toBeUndefined();
   });
 });

@@ -1,51 +1,61 @@
-import { PerformanceObserver } from 'node:perf_hooks';
-import * as v8 from 'node:v8';
+/** Node's own bound on a semi-space (MiB), which V8 reads only when the process starts. */
+const NODE_SEMI_SPACE_FLAG = '--max-semi-space-size';
 
-const MIB = 1024 * 1024;
-
-/** V8's default: each time the young generation grows, its semi-space doubles. */
-const DOUBLING = 2;
-/** A growth factor of one: V8 keeps the semi-space it has. */
-const HOLD = 1;
+/** The flag as node accepts it (dashes or underscores, `=` and a whole number of MiB). */
+const FLAG_WITH_VALUE = /^--max[-_]semi[-_]space[-_]size=(\d+)$/;
 
 /**
- * The growth factor V8 should use at its next young-generation growth: doubling while the doubled
- * semi-space stays within the cap, holding once it would not (docs/performance.md "Young generation").
+ * The semi-space bound node was started with, in MiB, from its command line (`execArgv`) or
+ * NODE_OPTIONS; the command line wins, as in node. `undefined` when neither sets one.
  */
-export function semiSpaceGrowthFactor(semiSpaceBytes: number, capBytes: number): number {
-  return semiSpaceBytes * DOUBLING <= capBytes ? DOUBLING : HOLD;
+export function startedSemiSpaceMib(execArgv: readonly string[], nodeOptions: string | undefined): number | undefined {
+  return lastFlagValue(execArgv) ?? lastFlagValue((nodeOptions ?? '').split(/\s+/));
 }
 
-/** The semi-space V8 uses now: the new space is its two semi-spaces. */
-function currentSemiSpaceBytes(): number {
-  const newSpace = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
-  return (newSpace?.space_size ?? 0) / 2;
-}
-
-function setGrowthFactor(factor: number): void {
-  v8.setFlagsFromString(`--semi-space-growth-factor=${factor}`);
+/** V8 applies flags in order, so the last one given is the one in force. */
+function lastFlagValue(args: readonly string[]): number | undefined {
+  const values = args.map((arg) => FLAG_WITH_VALUE.exec(arg)?.[1]).filter((value) => value !== undefined);
+  return values.length > 0 ? Number(values[values.length - 1]) : undefined;
 }
 
 /**
- * Keeps V8's semi-space at or below `capMib` (GATEWAY_MAX_SEMI_SPACE_MIB; 0 leaves V8's own
- * growth) in a process started without `--max-semi-space-size`, which only works on node's command
- * line. V8 reads its growth factor each time it grows the young generation, so the gateway lets it
- * double while the result fits and holds it after that; a GC observer re-decides after every
- * collection, and V8's own shrinking when idle is untouched. It starts holding and is called
- * before the framework loads: the synchronous start-up, when no observer can run, grows nothing.
- * The cap is soft: one more doubling can happen between a collection and its observer's turn.
- * Hand-written because no library steers V8's young generation at run time.
+ * The node arguments to start again with so that V8 bounds its semi-space at `capMib`
+ * (GATEWAY_MAX_SEMI_SPACE_MIB), or `undefined` when this process should go on as it is: the cap is
+ * off (0), or node was started with its own bound, which is the operator's explicit choice.
+ */
+export function semiSpaceRestartArgs(
+  capMib: number,
+  process: { execPath: string; execArgv: readonly string[]; argv: readonly string[]; nodeOptions: string | undefined },
+): string[] | undefined {
+  if (capMib <= 0 || startedSemiSpaceMib(process.execArgv, process.nodeOptions) !== undefined) return undefined;
+  return [process.execPath, `${NODE_SEMI_SPACE_FLAG}=${capMib}`, ...process.execArgv, ...process.argv.slice(1)];
+}
+
+/**
+ * Bounds V8's young generation at `capMib` MiB semi-spaces (docs/performance.md "Young
+ * generation"). V8 takes the bound only from node's command line, so a gateway started as
+ * `node dist/main.js` replaces itself once, before the framework loads, with the same program,
+ * arguments and environment plus `--max-semi-space-size`: same process id, same open stdio, so a
+ * supervisor or Kubernetes sees one process. Where node cannot replace a process (Windows), it goes
+ * on unbounded, and the start-up line says so. Hand-written because no library sets V8 start-up
+ * flags for a running program.
  */
 export function capSemiSpace(capMib: number): void {
-  if (capMib <= 0) return;
-  const capBytes = capMib * MIB;
-  let factor = HOLD;
-  setGrowthFactor(factor);
-  const decide = () => {
-    const next = semiSpaceGrowthFactor(currentSemiSpaceBytes(), capBytes);
-    if (next === factor) return;
-    factor = next;
-    setGrowthFactor(factor);
-  };
-  new PerformanceObserver(decide).observe({ entryTypes: ['gc'] });
+  const args = semiSpaceRestartArgs(capMib, {
+    execPath: process.execPath,
+    execArgv: process.execArgv,
+    argv: process.argv,
+    nodeOptions: process.env.NODE_OPTIONS,
+  });
+  if (!args || !process.execve) return;
+  try {
+    process.execve(process.execPath, args, process.env);
+  } catch {
+    // ERR_FEATURE_UNAVAILABLE_ON_PLATFORM: run with V8's own growth; gateway_listening reports it.
+  }
+}
+
+/** The semi-space bound in force in this process, for the start-up line: `null` is V8's own growth. */
+export function semiSpaceMibInForce(): number | null {
+  return startedSemiSpaceMib(process.execArgv, process.env.NODE_OPTIONS) ?? null;
 }
