@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
-import { processArguments, processEnvironment } from './config/process-env';
+import { nodeInvocation, processArguments, processEnvironment } from './config/process-env';
 import { capSemiSpace, semiSpaceMibInForce } from './common/lifecycle/semi-space-cap';
 
 /**
@@ -31,7 +31,7 @@ async function bootstrap(): Promise<void> {
       process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
     }
     // Before the framework loads: this may replace the process with one started under the cap.
-    capSemiSpace(config.server.maxSemiSpaceMib);
+    capSemiSpace(config.server.maxSemiSpaceMib, nodeInvocation());
     // The framework is loaded only once the settings are valid: a bad value or --help answers
     // at once instead of after a second of module loading.
     const { createGatewayApp } = await import('./app.factory');
@@ -70,7 +70,7 @@ async function logListening(app: NestExpressApplication, config: AppConfig): Pro
       providers: config.enabledProviders,
       structured: config.structured.enabled,
       metrics: config.metricsEnabled,
-      max_semi_space_mib: semiSpaceMibInForce(),
+      max_semi_space_mib: semiSpaceMibInForce(nodeInvocation()),
     },
     'gateway_listening',
     LOG_CONTEXT,

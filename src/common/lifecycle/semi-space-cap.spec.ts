@@ -4,7 +4,7 @@ const started = {
   execPath: '/usr/local/bin/node',
   execArgv: ['--stack-size=4000'],
   argv: ['/usr/local/bin/node', '/app/dist/main.js', '--port', '0'],
-  nodeOptions: undefined,
+  env: {},
 };
 
 describe('the young-generation cap (docs/performance.md "Young generation")', () => {
@@ -26,7 +26,10 @@ describe('the young-generation cap (docs/performance.md "Young generation")', ()
   it('goes on as it is when node was started with a bound: the operator chose it', () => {
     expect(semiSpaceRestartArgs(8, { ...started, execArgv: ['--max-semi-space-size=2'] })).toBeUndefined();
     expect(
-      semiSpaceRestartArgs(8, { ...started, nodeOptions: '--max-old-space-size=512 --max-semi-space-size=16' }),
+      semiSpaceRestartArgs(8, {
+        ...started,
+        env: { NODE_OPTIONS: '--max-old-space-size=512 --max-semi-space-size=16' },
+      }),
     ).toBeUndefined();
   });
 

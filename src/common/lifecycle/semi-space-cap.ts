@@ -1,3 +1,5 @@
+import type { NodeInvocation } from '../../config/process-env';
+
 /** Node's own bound on a semi-space (MiB), which V8 reads only when the process starts. */
 const NODE_SEMI_SPACE_FLAG = '--max-semi-space-size';
 
@@ -23,12 +25,9 @@ function lastFlagValue(args: readonly string[]): number | undefined {
  * (GATEWAY_MAX_SEMI_SPACE_MIB), or `undefined` when this process should go on as it is: the cap is
  * off (0), or node was started with its own bound, which is the operator's explicit choice.
  */
-export function semiSpaceRestartArgs(
-  capMib: number,
-  process: { execPath: string; execArgv: readonly string[]; argv: readonly string[]; nodeOptions: string | undefined },
-): string[] | undefined {
-  if (capMib <= 0 || startedSemiSpaceMib(process.execArgv, process.nodeOptions) !== undefined) return undefined;
-  return [process.execPath, `${NODE_SEMI_SPACE_FLAG}=${capMib}`, ...process.execArgv, ...process.argv.slice(1)];
+export function semiSpaceRestartArgs(capMib: number, node: NodeInvocation): string[] | undefined {
+  if (capMib <= 0 || startedSemiSpaceMib(node.execArgv, node.env.NODE_OPTIONS) !== undefined) return undefined;
+  return [node.execPath, `${NODE_SEMI_SPACE_FLAG}=${capMib}`, ...node.execArgv, ...node.argv.slice(1)];
 }
 
 /**
@@ -40,22 +39,17 @@ export function semiSpaceRestartArgs(
  * on unbounded, and the start-up line says so. Hand-written because no library sets V8 start-up
  * flags for a running program.
  */
-export function capSemiSpace(capMib: number): void {
-  const args = semiSpaceRestartArgs(capMib, {
-    execPath: process.execPath,
-    execArgv: process.execArgv,
-    argv: process.argv,
-    nodeOptions: process.env.NODE_OPTIONS,
-  });
+export function capSemiSpace(capMib: number, node: NodeInvocation): void {
+  const args = semiSpaceRestartArgs(capMib, node);
   if (!args || !process.execve) return;
   try {
-    process.execve(process.execPath, args, process.env);
+    process.execve(node.execPath, args, node.env);
   } catch {
     // ERR_FEATURE_UNAVAILABLE_ON_PLATFORM: run with V8's own growth; gateway_listening reports it.
   }
 }
 
 /** The semi-space bound in force in this process, for the start-up line: `null` is V8's own growth. */
-export function semiSpaceMibInForce(): number | null {
-  return startedSemiSpaceMib(process.execArgv, process.env.NODE_OPTIONS) ?? null;
+export function semiSpaceMibInForce(node: NodeInvocation): number | null {
+  return startedSemiSpaceMib(node.execArgv, node.env.NODE_OPTIONS) ?? null;
 }
