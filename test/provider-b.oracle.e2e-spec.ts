@@ -3,7 +3,13 @@ import * as path from 'node:path';
 import { startGateway } from './support/create-test-app';
 import type { FakeCodeAssist, FakeRecordedRequest } from './support/fake-provider-b';
 import { useFakeProviderB } from './support/provider-b-harness';
-import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
+import {
+  callFrame,
+  enqueueOnboardingThroughOperation,
+  finishFrame,
+  providerBSettings,
+  textFrame,
+} from './support/provider-b-fixtures';
 import { postChatBody } from './support/chat-sse';
 
 /**
@@ -229,26 +235,7 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
       PROVIDER_B_ONBOARDING_POLL_INTERVAL: '10ms',
     });
     try {
-      fake.enqueue('loadCodeAssist', {
-        body: {
-          allowedTiers: [
-            {
-              id: 'standard-tier',
-              name: 'Gemini Code Assist',
-              isDefault: true,
-              userDefinedCloudaicompanionProject: true,
-            },
-          ],
-        },
-      });
-      fake.enqueue('onboardUser', { body: { name: 'operations/onboard-1', done: false } });
-      fake.enqueue('getOperation', {
-        body: {
-          name: 'operations/onboard-1',
-          done: true,
-          response: { cloudaicompanionProject: { id: 'oracle-project-123', name: 'oracle' } },
-        },
-      });
+      enqueueOnboardingThroughOperation(fake, 'oracle-project-123');
       await chat(gateway.url, { messages: [{ role: 'user', content: 'hi' }] });
     } finally {
       await gateway.close();

@@ -25,7 +25,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FakeRecordedRequest } from '../../test/support/fake-provider-b';
 import { FakeCodeAssist } from '../../test/support/fake-provider-b';
-import { callFrame, finishFrame, textFrame } from '../../test/support/provider-b-fixtures';
+import {
+  callFrame,
+  enqueueOnboardingThroughOperation,
+  finishFrame,
+  textFrame,
+} from '../../test/support/provider-b-fixtures';
 import { driftExitCode, formatDrift } from './drift-report';
 import { geminiEntry, GEMINI_CLI, installedVersion, ORACLES_NODE_MODULES, pinnedVersion, ROOT } from './oracle-clis';
 import type { Difference, Facts, Recorded } from './shape-diff';
@@ -72,26 +77,7 @@ const SCENARIOS: readonly Scenario[] = [
       'GOOGLE_CLOUD_PROJECT=oracle-project-123; loadCodeAssist answers no current tier (standard-tier allowed, default); onboardUser answers a pending operation that one GET completes; then a text turn',
     env: { GOOGLE_CLOUD_PROJECT: 'oracle-project-123' },
     script: (fake) => {
-      fake.enqueue('loadCodeAssist', {
-        body: {
-          allowedTiers: [
-            {
-              id: 'standard-tier',
-              name: 'Gemini Code Assist',
-              isDefault: true,
-              userDefinedCloudaicompanionProject: true,
-            },
-          ],
-        },
-      });
-      fake.enqueue('onboardUser', { body: { name: 'operations/onboard-1', done: false } });
-      fake.enqueue('getOperation', {
-        body: {
-          name: 'operations/onboard-1',
-          done: true,
-          response: { cloudaicompanionProject: { id: 'oracle-project-123', name: 'oracle' } },
-        },
-      });
+      enqueueOnboardingThroughOperation(fake, 'oracle-project-123');
       fake.enqueue('streamGenerateContent', {
         frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }],
       });

@@ -144,3 +144,27 @@ export function providerBSettings(
 export function providerBChatRequest(overrides: Partial<ChatRequest> = {}): ChatRequest {
   return chatRequestFor('gemini-2.5-pro', overrides);
 }
+
+/**
+ * The setup answers for a configured `project` that has no tier yet: loadCodeAssist offers the
+ * default tier, onboardUser answers a pending operation and one getOperation completes it. The
+ * oracle capture drives the real Gemini CLI through them and the oracle spec the gateway, so the
+ * two are compared over the same answers.
+ */
+export function enqueueOnboardingThroughOperation(fake: FakeCodeAssist, project: string): void {
+  fake.enqueue('loadCodeAssist', {
+    body: {
+      allowedTiers: [
+        { id: 'standard-tier', name: 'Gemini Code Assist', isDefault: true, userDefinedCloudaicompanionProject: true },
+      ],
+    },
+  });
+  fake.enqueue('onboardUser', { body: { name: 'operations/onboard-1', done: false } });
+  fake.enqueue('getOperation', {
+    body: {
+      name: 'operations/onboard-1',
+      done: true,
+      response: { cloudaicompanionProject: { id: project, name: 'oracle' } },
+    },
+  });
+}
