@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { useGateway } from './support/create-test-app';
 
 /**
  * docs/endpoints.md "Authentication", docs/design/decisions.md §5, docs/design/behaviours.md §3.1 and §10 items 11–14.
@@ -37,19 +36,13 @@ describe('inbound bearer authentication', () => {
   describe('with GATEWAY_BEARER_SECRET set', () => {
     const SECRET = 'e2e-secret-Zq81-long';
     const TENANT = 'tenant-acme-raw-value';
-    let gateway: TestGateway;
-
-    beforeAll(async () => {
-      gateway = await startGateway({
-        GATEWAY_BEARER_SECRET: SECRET,
-        GATEWAY_CALLER_HEADER: 'X-Tenant',
-        PRIMARY_AGENT_QUEUE_KEY_MODE: 'caller',
-        STRUCTURED_INFERENCE_ENABLED: 'true',
-        LOG_LEVEL: 'debug',
-      });
-    });
-
-    afterAll(() => gateway.close());
+    const gateway = useGateway(() => ({
+      GATEWAY_BEARER_SECRET: SECRET,
+      GATEWAY_CALLER_HEADER: 'X-Tenant',
+      PRIMARY_AGENT_QUEUE_KEY_MODE: 'caller',
+      STRUCTURED_INFERENCE_ENABLED: 'true',
+      LOG_LEVEL: 'debug',
+    }));
 
     const rejected = [
       ['no Authorization header', undefined],
@@ -165,13 +158,7 @@ describe('inbound bearer authentication', () => {
   });
 
   describe('without a secret', () => {
-    let gateway: TestGateway;
-
-    beforeAll(async () => {
-      gateway = await startGateway();
-    });
-
-    afterAll(() => gateway.close());
+    const gateway = useGateway();
 
     it.each(['/v1/models', '/metrics'])('accepts %s without an Authorization header', async (route) => {
       expect((await call(`${gateway.url}${route}`)).status).toBe(200);

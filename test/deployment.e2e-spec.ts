@@ -8,8 +8,7 @@ import { parse } from 'yaml';
 import { loadConfig } from '../src/config/app-config';
 import { parseDuration } from '../src/config/setting-parsers';
 import { REPO_ROOT } from './support/child-gateway';
-import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { useGateway } from './support/create-test-app';
 import type { Manifest } from './support/real-tools';
 import { kustomize, render } from './support/real-tools';
 
@@ -145,13 +144,7 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
   describe('HEALTHCHECK', () => {
     const healthcheck = inStage(runtimeStage, 'HEALTHCHECK');
     const command = JSON.parse(text(healthcheck[0]).replace(/^CMD\s+/, '')) as string[];
-    let gateway: TestGateway;
-
-    beforeAll(async () => {
-      gateway = await startGateway({ GATEWAY_BEARER_SECRET: 'image-secret-0123' });
-    });
-
-    afterAll(() => gateway.close());
+    const gateway = useGateway(() => ({ GATEWAY_BEARER_SECRET: 'image-secret-0123' }));
 
     function runProbe(port: string): Promise<number | null> {
       return new Promise((resolve) => {

@@ -5,8 +5,7 @@ import * as path from 'node:path';
 import { resolveBuildInfo } from '../src/common/build/build-info';
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import { REPO_ROOT } from './support/child-gateway';
-import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { useGateway } from './support/create-test-app';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
@@ -22,18 +21,12 @@ async function getJson(url: string, headers: Record<string, string> = {}) {
 
 describe('health endpoints', () => {
   describe('with build provenance from BUILD_VERSION, BUILD_COMMIT and BUILD_DATE and a bearer secret', () => {
-    let gateway: TestGateway;
-
-    beforeAll(async () => {
-      gateway = await startGateway({
-        BUILD_VERSION: 'v0.1.0',
-        BUILD_COMMIT: COMMIT,
-        BUILD_DATE: '2026-03-04T05:06:07Z',
-        GATEWAY_BEARER_SECRET: 'health-secret-0123',
-      });
-    });
-
-    afterAll(() => gateway.close());
+    const gateway = useGateway(() => ({
+      BUILD_VERSION: 'v0.1.0',
+      BUILD_COMMIT: COMMIT,
+      BUILD_DATE: '2026-03-04T05:06:07Z',
+      GATEWAY_BEARER_SECRET: 'health-secret-0123',
+    }));
 
     it.each(['/health', '/health/live'])(
       'GET %s returns the contract health document without a bearer',
@@ -86,13 +79,7 @@ describe('health endpoints', () => {
   });
 
   describe('without stamps or overrides (an unbuilt run from the sources)', () => {
-    let gateway: TestGateway;
-
-    beforeAll(async () => {
-      gateway = await startGateway();
-    });
-
-    afterAll(() => gateway.close());
+    const gateway = useGateway();
 
     it('falls back to devel and unknown, with a build_date still in the contract format', async () => {
       const { body } = await getJson(`${gateway.url}/health`);

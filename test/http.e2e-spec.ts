@@ -1,7 +1,6 @@
 import * as zlib from 'node:zlib';
 import { rawRequest } from './support/raw-http';
-import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { useGateway } from './support/create-test-app';
 
 /** The body of every 404 on chat and models routes (docs/design/decisions.md §4 OpenAI shape). */
 const NOT_FOUND = {
@@ -9,14 +8,8 @@ const NOT_FOUND = {
 };
 
 describe('HTTP surface', () => {
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    // A small chat body cap so the 413 case stays cheap; structured inference is off (the default).
-    gateway = await startGateway({ GATEWAY_MAX_BODY_BYTES: '2048' });
-  });
-
-  afterAll(() => gateway.close());
+  // A small chat body cap so the 413 case stays cheap; structured inference is off (the default).
+  const gateway = useGateway(() => ({ GATEWAY_MAX_BODY_BYTES: '2048' }));
 
   describe('404 for every other path and every other method (never 405)', () => {
     it.each([
@@ -215,13 +208,7 @@ describe('HTTP surface', () => {
 });
 
 describe('GET /v1/models filtered by GATEWAY_PROVIDERS', () => {
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    gateway = await startGateway({ GATEWAY_PROVIDERS: 'gemini,claude' });
-  });
-
-  afterAll(() => gateway.close());
+  const gateway = useGateway(() => ({ GATEWAY_PROVIDERS: 'gemini,claude' }));
 
   it('lists only the enabled families', async () => {
     const body = JSON.parse((await rawRequest(`${gateway.url}/v1/models`)).body.toString());

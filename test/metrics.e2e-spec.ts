@@ -2,7 +2,7 @@ import { DrainService } from '../src/common/lifecycle/drain.service';
 import { sampleValue } from './support/prometheus-text';
 import { rawRequest } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { startGateway, useGateway } from './support/create-test-app';
 
 /** docs/design/decisions.md §8 and the contract's "Metrics" table, with the types of docs/design/behaviours.md §8. */
 const SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
@@ -126,13 +126,7 @@ describe('GET /metrics', () => {
   });
 
   describe('METRICS_ENABLED=false', () => {
-    let gateway: TestGateway;
-
-    beforeAll(async () => {
-      gateway = await startGateway({ METRICS_ENABLED: 'false' });
-    });
-
-    afterAll(() => gateway.close());
+    const gateway = useGateway(() => ({ METRICS_ENABLED: 'false' }));
 
     it('answers 404 exactly like an unknown route', async () => {
       const metrics = await rawRequest(`${gateway.url}/metrics`);

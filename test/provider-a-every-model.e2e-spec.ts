@@ -1,6 +1,5 @@
 import * as path from 'node:path';
-import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { useGateway } from './support/create-test-app';
 import type { FakeFrame } from './support/fake-provider-a';
 import { completed, created, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
@@ -47,14 +46,10 @@ describe('every listed provider_a id works against a backend that refuses what t
   ];
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
-    let gateway: TestGateway;
-    beforeAll(async () => {
-      gateway = await startGateway({
-        ...providerASettings(fake(), path.join(home(), transport), { transport }),
-        GATEWAY_PROVIDERS: 'provider_a',
-      });
-    });
-    afterAll(() => gateway.close());
+    const gateway = useGateway(() => ({
+      ...providerASettings(fake(), path.join(home(), transport), { transport }),
+      GATEWAY_PROVIDERS: 'provider_a',
+    }));
     beforeEach(() => {
       fake().keepConnectionsOpen();
       fake().respondWith(answer);

@@ -1,6 +1,5 @@
 import * as path from 'node:path';
-import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { useGateway } from './support/create-test-app';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { postChatBody } from './support/chat-sse';
@@ -42,15 +41,11 @@ describe('provider_a repairs agent histories before every request (fake rejects 
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-history-' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
-    let gateway: TestGateway;
-    beforeAll(async () => {
-      gateway = await startGateway({
-        ...providerASettings(fake(), path.join(home(), transport), { transport }),
-        GATEWAY_PROVIDERS: 'provider_a',
-        LOG_LEVEL: 'debug',
-      });
-    });
-    afterAll(() => gateway.close());
+    const gateway = useGateway(() => ({
+      ...providerASettings(fake(), path.join(home(), transport), { transport }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      LOG_LEVEL: 'debug',
+    }));
 
     const post = (body: Json) => postChatBody(gateway, body);
 
@@ -174,11 +169,7 @@ describe('provider_a repairs agent histories before every request (fake rejects 
 
 describe('provider_a carries images and refuses what it cannot carry', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-images-' });
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
-  });
-  afterAll(() => gateway.close());
+  const gateway = useGateway(() => ({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' }));
 
   const post = (messages: Json[]) => postChatBody(gateway, { model: 'gpt-6.1-sol', messages });
   const PNG =
@@ -256,11 +247,7 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
 
 describe('provider_a repairs a cancelled call on a kept WebSocket session (chained with previous_response_id)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-history-session-' });
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
-  });
-  afterAll(() => gateway.close());
+  const gateway = useGateway(() => ({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' }));
   beforeEach(() => fake().keepConnectionsOpen());
 
   const post = (messages: Json[]) =>

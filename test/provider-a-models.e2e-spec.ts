@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { useGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { postChatBody } from './support/chat-sse';
@@ -15,11 +14,7 @@ const CLI_MODELS = (
 
 describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is checked against them', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-models-' });
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
-  });
-  afterAll(() => gateway.close());
+  const gateway = useGateway(() => ({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' }));
 
   const post = (body: Json) => postChatBody(gateway, { messages: [{ role: 'user', content: 'hi' }], ...body });
 

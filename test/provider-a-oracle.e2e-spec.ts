@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { startGateway, useGateway } from './support/create-test-app';
 import type { FakeProviderA, RecordedRequest } from './support/fake-provider-a';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
@@ -161,11 +161,7 @@ function oracleTurnBody(model: string, parallelToolCalls: boolean, faithful: boo
 
 describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-' });
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
-  });
-  afterAll(() => gateway.close());
+  const gateway = useGateway(() => ({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' }));
   beforeEach(() => fake().keepConnectionsOpen());
 
   const turnBody = (faithful: boolean, messages: Json[]) => oracleTurnBody('gpt-5.5', true, faithful, messages);

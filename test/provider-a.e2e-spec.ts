@@ -5,7 +5,7 @@ import { loadConfig } from '../src/config/app-config';
 import { BUILT_IN_CATALOG_PATH } from '../src/models/model-catalog';
 import { postChatBody } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { startGateway, useGateway } from './support/create-test-app';
 import type { FakeScript } from './support/fake-provider-a';
 import { LogCapture } from './support/log-capture';
 import type { AuthFileOptions } from './support/provider-a-fixtures';
@@ -65,16 +65,11 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-e2e-' });
 
   describe.each(['ws', 'sse'] as const)('over %s', (transport) => {
-    let gateway: TestGateway;
-
-    beforeAll(async () => {
-      gateway = await startGateway({
-        ...providerASettings(fake(), path.join(home(), transport), { transport }),
-        GATEWAY_PROVIDERS: 'provider_a',
-        GATEWAY_STREAM_IDLE_TIMEOUT: '1s',
-      });
-    });
-    afterAll(() => gateway.close());
+    const gateway = useGateway(() => ({
+      ...providerASettings(fake(), path.join(home(), transport), { transport }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      GATEWAY_STREAM_IDLE_TIMEOUT: '1s',
+    }));
 
     it('streams content as it arrives: the first chunk is out before a delayed second frame is sent (docs/upstream/provider-a.md §12.25)', async () => {
       fake().enqueue({ frames: [created(), textDelta('A'), textDelta('B', 'msg_1', 700), completed()] });

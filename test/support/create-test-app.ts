@@ -61,3 +61,36 @@ export async function startGateway(settings: Record<string, string> = {}, argv: 
     },
   };
 }
+
+/**
+ * One in-process gateway for the enclosing `describe`: started in `beforeAll` with the settings
+ * `settings()` returns (called there, so they may use a fake an earlier hook started) and closed
+ * in `afterAll`. The returned object reads through to that gateway, so tests use it as a
+ * `TestGateway`; touching it outside a hook or test fails with a message that says so.
+ */
+export function useGateway(settings: () => Record<string, string> = () => ({})): TestGateway {
+  let started: TestGateway | undefined;
+  beforeAll(async () => {
+    started = await startGateway(settings());
+  });
+  afterAll(() => started?.close());
+  const current = (): TestGateway => {
+    if (!started) throw new Error('useGateway: the gateway is used outside a hook or test');
+    return started;
+  };
+  return {
+    get app() {
+      return current().app;
+    },
+    get url() {
+      return current().url;
+    },
+    get logs() {
+      return current().logs;
+    },
+    get home() {
+      return current().home;
+    },
+    close: () => current().close(),
+  };
+}
