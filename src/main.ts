@@ -31,14 +31,14 @@ async function bootstrap(): Promise<void> {
       process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
     }
     // Before the framework loads: this may replace the process with one started under the cap.
-    capSemiSpace(config.server.maxSemiSpaceMib, nodeInvocation());
+    const uncapped = capSemiSpace(config.server.maxSemiSpaceMib, nodeInvocation());
     // The framework is loaded only once the settings are valid: a bad value or --help answers
     // at once instead of after a second of module loading.
     const { createGatewayApp } = await import('./app.factory');
     const app = await createGatewayApp(config);
     await app.listen(config.server.port, config.server.host);
     await installDrainHandlers(app, config.server.drainTimeoutMs);
-    await logListening(app, config);
+    await logListening(app, config, uncapped);
   } catch (error) {
     if (error instanceof HelpRequested) {
       process.stdout.write(renderHelp());
@@ -59,10 +59,26 @@ async function bootstrap(): Promise<void> {
  * One startup line, so an operator (and the child-process tests, which bind port 0) can see
  * where the gateway listens and what it serves.
  */
-async function logListening(app: NestExpressApplication, config: AppConfig): Promise<void> {
+async function logListening(
+  app: NestExpressApplication,
+  config: AppConfig,
+  uncapped: string | undefined,
+): Promise<void> {
   const { Logger } = await import('nestjs-pino');
   const address = app.getHttpServer().address() as AddressInfo;
-  app.get(Logger).log(
+  const logger = app.get(Logger);
+  if (uncapped) {
+    logger.warn(
+      {
+        event: 'semi_space_cap_unavailable',
+        reason: uncapped,
+        fix: `start node with --max-semi-space-size=${config.server.maxSemiSpaceMib} (NODE_OPTIONS), or set GATEWAY_MAX_SEMI_SPACE_MIB=0`,
+      },
+      'semi_space_cap_unavailable',
+      LOG_CONTEXT,
+    );
+  }
+  logger.log(
     {
       event: 'gateway_listening',
       host: config.server.host,

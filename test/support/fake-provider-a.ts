@@ -143,7 +143,7 @@ async function pause(ms: number | undefined, gone: () => boolean): Promise<boole
   const end = Date.now() + (ms ?? 0);
   while (Date.now() < end) {
     if (gone()) return false;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(10, end - Date.now())));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(10, end - Date.now()))));
   }
   return !gone();
 }

@@ -30,22 +30,32 @@ export function semiSpaceRestartArgs(capMib: number, node: NodeInvocation): stri
   return [node.execPath, `${NODE_SEMI_SPACE_FLAG}=${capMib}`, ...node.execArgv, ...node.argv.slice(1)];
 }
 
+/** Node's `process.execve`: replaces this process, or throws where the platform has none. */
+type Execve = (file: string, args: readonly string[], env: Record<string, string | undefined>) => never;
+
 /**
  * Bounds V8's young generation at `capMib` MiB semi-spaces (docs/performance.md "Young
  * generation"). V8 takes the bound only from node's command line, so a gateway started as
  * `node dist/main.js` replaces itself once, before the framework loads, with the same program,
  * arguments and environment plus `--max-semi-space-size`: same process id, same open stdio, so a
- * supervisor or Kubernetes sees one process. Where node cannot replace a process (Windows), it goes
- * on unbounded, and the start-up line says so. Hand-written because no library sets V8 start-up
- * flags for a running program.
+ * supervisor or Kubernetes sees one process. Where node cannot replace a process (Windows), this
+ * one goes on unbounded and the answer says why, for the start-up log. (Once node has called the
+ * system's execve, a failure aborts the process: node's own behaviour, which no caller can catch.)
+ * Hand-written because no library sets V8 start-up flags for a running program.
  */
-export function capSemiSpace(capMib: number, node: NodeInvocation): void {
+export function capSemiSpace(
+  capMib: number,
+  node: NodeInvocation,
+  execve: Execve | null = process.execve?.bind(process) ?? null,
+): string | undefined {
   const args = semiSpaceRestartArgs(capMib, node);
-  if (!args || !process.execve) return;
+  if (!args) return undefined;
+  if (!execve) return 'this node cannot replace a running process (it has no process.execve)';
   try {
-    process.execve(node.execPath, args, node.env);
-  } catch {
-    // ERR_FEATURE_UNAVAILABLE_ON_PLATFORM: run with V8's own growth; gateway_listening reports it.
+    execve(node.execPath, args, node.env);
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    return `node could not restart itself with ${NODE_SEMI_SPACE_FLAG}: ${code ?? message}`;
   }
 }
 
