@@ -101,6 +101,26 @@ function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
+/** POSTs a JSON chat body on the shared keep-alive agent; `onResponse` reads the answer. */
+function postChat(
+  url: string,
+  body: string,
+  onResponse: (response: http.IncomingMessage) => void,
+  onError: (error: Error) => void,
+): void {
+  const request = http.request(
+    `${url}/v1/chat/completions`,
+    {
+      method: 'POST',
+      agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    },
+    onResponse,
+  );
+  request.on('error', onError);
+  request.end(body);
+}
+
 /** POSTs a chat request; resolves with time to first body byte and total time (ms). */
 function chat(
   url: string,
@@ -110,13 +130,9 @@ function chat(
   const body = JSON.stringify({ model: 'gpt-5.6-sol', stream, messages: [{ role: 'user', content: 'benchmark' }] });
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      `${url}/v1/chat/completions`,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
+    postChat(
+      url,
+      body,
       (response) => {
         let first = 0;
         let bytes = 0;
@@ -135,9 +151,8 @@ function chat(
         });
         response.on('error', reject);
       },
+      reject,
     );
-    request.on('error', reject);
-    request.end(body);
   });
 }
 
@@ -146,13 +161,9 @@ function chatJson(url: string, payload: unknown): Promise<{ message: Record<stri
   const body = JSON.stringify(payload);
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      `${url}/v1/chat/completions`,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
+    postChat(
+      url,
+      body,
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -165,9 +176,8 @@ function chatJson(url: string, payload: unknown): Promise<{ message: Record<stri
         });
         response.on('error', reject);
       },
+      reject,
     );
-    request.on('error', reject);
-    request.end(body);
   });
 }
 
