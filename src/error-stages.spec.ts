@@ -19,6 +19,7 @@ import { GatewayError } from './core/gateway.error';
 import { answerStructuredFailure } from './structured/structured-failure';
 import type { StructuredTelemetry } from './structured/structured-telemetry';
 import { isProductionTs, sourceFilesBelow } from '../test/support/source-files';
+import { sseData } from '../test/support/chat-sse';
 
 /*
  * One error writer (src/common/errors/error-writer.ts) for every route and stage: this spec serves
@@ -150,15 +151,15 @@ describe('every stage writes an error through the one writer', () => {
       expect(structured.retryAfter).toBe(structuredRetry);
 
       // After the headers: HTTP 200, the table's stream text in one error chunk, then [DONE].
-      const data = stream.text.split('\n').filter((line) => line.startsWith('data: '));
-      const last = JSON.parse(data.at(-2)!.slice(6)) as { choices: { delta: unknown; finish_reason: string }[] };
+      const data = sseData(stream.text);
+      const last = JSON.parse(data.at(-2)!) as { choices: { delta: unknown; finish_reason: string }[] };
       expect(stream.status).toBe(200);
       expect(last.choices[0]).toMatchObject({
         delta: { content: `[error: ${spec.streamText}]` },
         finish_reason: 'stop',
       });
       expect(streamErrorContent(error)).toBe(`[error: ${spec.streamText}]`);
-      expect(data.at(-1)).toBe('data: [DONE]');
+      expect(data.at(-1)).toBe('[DONE]');
     },
   );
 

@@ -7,7 +7,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { bundledTierModel } from './support/bundled-tiers';
 import { FakeProviderA } from './support/fake-provider-a';
-import { postChatBody } from './support/chat-sse';
+import { postChatBody, sseData } from './support/chat-sse';
 import { eventually } from './support/poll';
 import { metricValue } from './support/prometheus-text';
 import {
@@ -45,11 +45,6 @@ describe('POST /v1/chat/completions (chat layer)', () => {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
   const post = (body: unknown, extra: Record<string, string> = {}) =>
     postChatBody(gateway, body, { headers: { ...headers, ...extra } });
-  const dataLines = (text: string) =>
-    text
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => line.slice(6));
 
   it('never compresses a stream, and its first chunk reaches the client before the last frame is written', async () => {
     fake.enqueue({ frames: [created(), textDelta('first'), { ...textDelta('second'), delayMs: 800 }, completed()] });
@@ -75,7 +70,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     expect(whenFirstArrived).toMatch(/^data: .*"content":"first"/s);
     expect(whenFirstArrived).not.toContain('"content":"second"');
     expect(text).toContain('"content":"second"');
-    expect(dataLines(text).at(-1)).toBe('[DONE]');
+    expect(sseData(text).at(-1)).toBe('[DONE]');
   });
 
   it('compresses a non-streaming JSON answer when the client accepts gzip', async () => {
@@ -108,7 +103,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
       stream_options: { include_usage: true },
       messages: [{ role: 'user', content: 'hi' }],
     });
-    const chunks = dataLines(await response.text())
+    const chunks = sseData(await response.text())
       .filter((line) => line !== '[DONE]')
       .map((line) => JSON.parse(line));
     // The default is the `sol` tier id: the upstream gets the sol tier model, the client the id
@@ -130,7 +125,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
       messages: [{ role: 'user', content: 'hi' }],
       tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }],
     });
-    const lines = dataLines(await response.text());
+    const lines = sseData(await response.text());
     expect(JSON.parse(lines.at(-2)!).choices[0]).toMatchObject({
       delta: { content: '[error: invalid upstream tool call]' },
       finish_reason: 'stop',

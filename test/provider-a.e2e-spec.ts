@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { createGatewayApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
 import { BUILT_IN_CATALOG_PATH } from '../src/models/model-catalog';
-import { postChatBody } from './support/chat-sse';
+import { postChatBody, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway, useGateway } from './support/create-test-app';
 import type { FakeScript } from './support/fake-provider-a';
@@ -47,15 +47,7 @@ const chatBody = (extra: Json = {}): Json => ({
 
 /** Reads a whole SSE response: the JSON chunks and whether `[DONE]` ended it. */
 async function readSse(response: Response): Promise<{ chunks: Json[]; done: boolean }> {
-  const text = await response.text();
-  const data = text
-    .split('\n')
-    .filter((line) => line.startsWith('data: '))
-    .map((line) => line.slice(6));
-  return {
-    chunks: data.filter((item) => item !== '[DONE]').map((item) => JSON.parse(item) as Json),
-    done: data.at(-1) === '[DONE]',
-  };
+  return sseChunks(await response.text());
 }
 
 /** The chunks without the per-response `id` and `created`. */

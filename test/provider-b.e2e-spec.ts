@@ -10,7 +10,7 @@ import {
   quotaFailure,
   textFrame,
 } from './support/provider-b-fixtures';
-import { postChatBody } from './support/chat-sse';
+import { postChatBody, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
@@ -29,16 +29,8 @@ async function streamChat(
   headers: Record<string, string> = {},
 ): Promise<SseResult> {
   const response = await postChat(gateway, { ...body, stream: true }, headers);
-  const text = await response.text();
-  const data = text
-    .split('\n')
-    .filter((line) => line.startsWith('data: '))
-    .map((line) => line.slice(6));
-  return {
-    status: response.status,
-    chunks: data.filter((line) => line !== '[DONE]').map((line) => JSON.parse(line)),
-    done: data.at(-1) === '[DONE]',
-  };
+  const { chunks, done } = sseChunks(await response.text());
+  return { status: response.status, chunks, done };
 }
 
 function postChat(

@@ -6,6 +6,7 @@ import type { ChatEvent } from '../core/chat-event';
 import type { StreamOutcome } from './chat-completion.renderer';
 import { aggregateCompletion, ChunkFactory, writeChatStream } from './chat-completion.renderer';
 import { ToolCallCollector } from './chat-completion.renderer';
+import { sseChunks } from '../../test/support/chat-sse';
 
 /** Serves one scripted turn through the real writer on a loopback socket and returns the SSE data lines. */
 async function serve(events: ChatEvent[], options: { includeUsage?: boolean; wire?: 'function' | 'custom' } = {}) {
@@ -24,17 +25,8 @@ async function serve(events: ChatEvent[], options: { includeUsage?: boolean; wir
   try {
     const { port } = server.address() as AddressInfo;
     const response = await fetch(`http://127.0.0.1:${port}/`);
-    const text = await response.text();
-    const data = text
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => line.slice(6));
-    return {
-      response,
-      data,
-      chunks: data.filter((line) => line !== '[DONE]').map((line) => JSON.parse(line)),
-      outcome: outcome!,
-    };
+    const { data, chunks } = sseChunks(await response.text());
+    return { response, data, chunks, outcome: outcome! };
   } finally {
     server.close();
   }
@@ -62,7 +54,7 @@ describe(writeChatStream.name, () => {
       { tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
       {},
     ]);
-    expect(chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
+    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('tool_calls');
     expect(chunks.slice(0, -1).every((chunk) => chunk.choices[0].finish_reason === null)).toBe(true);
     expect(new Set(chunks.map((chunk) => `${chunk.id}|${chunk.created}|${chunk.model}|${chunk.object}`)).size).toBe(1);
     expect(chunks[0].id).toMatch(/^chatcmpl-/);
@@ -91,7 +83,7 @@ describe(writeChatStream.name, () => {
         completion_tokens_details: { reasoning_tokens: 1 },
       },
     });
-    expect(chunks.at(-2).choices[0].finish_reason).toBe('stop');
+    expect(chunks.at(-2)!.choices[0].finish_reason).toBe('stop');
     expect(data.at(-1)).toBe('[DONE]');
   });
 
@@ -103,7 +95,7 @@ describe(writeChatStream.name, () => {
     ]);
     expect(chunks[1].choices[0].delta).toEqual({ reasoning_content: 'thinking' });
     expect(chunks[2].choices[0].delta).toEqual({ content: 'answer' });
-    expect(chunks.at(-1).choices[0].finish_reason).toBe('length');
+    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('length');
   });
 
   it('turns a mid-stream error into the [error: …] chunk with finish stop, then [DONE], dropping kept calls', async () => {
@@ -113,7 +105,7 @@ describe(writeChatStream.name, () => {
       { type: 'error', error: new GatewayError('upstream') },
     ]);
     expect(response.status).toBe(200);
-    expect(chunks.at(-1).choices[0]).toMatchObject({
+    expect(chunks.at(-1)!.choices[0]).toMatchObject({
       delta: { content: '[error: upstream error]' },
       finish_reason: 'stop',
     });
@@ -126,7 +118,7 @@ describe(writeChatStream.name, () => {
       { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{"broken"' } },
       { type: 'finish', reason: 'stop' },
     ]);
-    expect(chunks.at(-1).choices[0]).toMatchObject({
+    expect(chunks.at(-1)!.choices[0]).toMatchObject({
       delta: { content: '[error: invalid upstream tool call]' },
       finish_reason: 'stop',
     });
@@ -135,7 +127,7 @@ describe(writeChatStream.name, () => {
 
   it('treats a stream that ends without finish or error as an upstream error', async () => {
     const { chunks } = await serve([{ type: 'text-delta', text: 'cut' }]);
-    expect(chunks.at(-1).choices[0].delta.content).toBe('[error: upstream error]');
+    expect(chunks.at(-1)!.choices[0].delta.content).toBe('[error: upstream error]');
   });
 
   it('writes custom calls as custom frames on the custom wire', async () => {

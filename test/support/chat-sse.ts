@@ -25,6 +25,24 @@ export interface ChatPostOptions {
   readonly signal?: AbortSignal;
 }
 
+/** The `data:` payloads of SSE text, in order. */
+export function sseData(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice(6));
+}
+
+/** A whole SSE answer as chat chunks (every payload but `[DONE]`), and whether `[DONE]` ended it. */
+export function sseChunks(text: string): { data: string[]; chunks: Record<string, any>[]; done: boolean } {
+  const data = sseData(text);
+  return {
+    data,
+    chunks: data.filter((item) => item !== '[DONE]').map((item) => JSON.parse(item) as Record<string, any>),
+    done: data.at(-1) === '[DONE]',
+  };
+}
+
 /** POST /v1/chat/completions with `body` as JSON, as it is, to an in-process or child gateway. */
 export function postChatBody(
   gateway: { readonly url: string },
@@ -85,11 +103,7 @@ export async function streamChat(
     while ((end = buffer.indexOf('\n\n')) !== -1) {
       const frame = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
-      const data = frame
-        .split('\n')
-        .filter((line) => line.startsWith('data: '))
-        .map((line) => line.slice(6))
-        .join('\n');
+      const data = sseData(frame).join('\n');
       if (data !== '') events.push({ data, at: Date.now() - sent });
     }
   }
