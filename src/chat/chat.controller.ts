@@ -92,7 +92,11 @@ export class ChatController {
     const conversation = conversationIdOf({
       body,
       headers: request.headers,
-      remoteAddress: request.socket.remoteAddress,
+      // Read only when the cascade gets that far: the socket's address costs a getpeername
+      // system call per request, and nearly every chat is identified by an earlier source.
+      get remoteAddress() {
+        return request.socket.remoteAddress;
+      },
     });
     return {
       request: parsed,

@@ -318,6 +318,9 @@ function readablePart(name: string): string {
   return sanitized.slice(0, room);
 }
 
+/** The map of a request whose names all are valid: every name goes up and comes back as it is. */
+const NAMES_AS_THEY_ARE: ToolNameMap = { toUpstream: (name) => name, toClient: (name) => name, renamed: 0 };
+
 /**
  * Builds the renaming for one request's tool names. Valid names are kept as they are; an invalid
  * one becomes `<readable part>_<8 hex of its SHA-256>`, which depends only on the name itself
@@ -327,7 +330,11 @@ function readablePart(name: string): string {
  * deterministic. Hand-written: no library implements this naming rule.
  */
 export function buildToolNameMap(clientNames: Iterable<string>): ToolNameMap {
-  const names = [...new Set(clientNames)].sort();
+  const names = [...new Set(clientNames)];
+  // Nearly every request's names are valid (or it has none): then nothing is renamed, and the
+  // shared map spares each request its maps and closures.
+  if (names.every((name) => VALID_TOOL_NAME.test(name))) return NAMES_AS_THEY_ARE;
+  names.sort();
   const upstreamOf = new Map<string, string>();
   const clientOf = new Map<string, string>();
   const taken = new Set(names.filter((name) => VALID_TOOL_NAME.test(name)));

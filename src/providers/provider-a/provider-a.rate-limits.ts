@@ -34,17 +34,19 @@ function snapshot(
   return primary || secondary ? { primary, secondary } : undefined;
 }
 
+/** The three headers of one window, spelled out once: a name built per lookup costs a string-table search. */
+const windowHeaders = (which: 'primary' | 'secondary') =>
+  [`x-codex-${which}-used-percent`, `x-codex-${which}-window-minutes`, `x-codex-${which}-reset-at`] as const;
+const PRIMARY_HEADERS = windowHeaders('primary');
+const SECONDARY_HEADERS = windowHeaders('secondary');
+
 /** `x-codex-{primary,secondary}-{used-percent,window-minutes,reset-at}` response headers. */
 export function rateLimitsFromHeaders(
   headers: Readonly<Record<string, string | undefined>>,
 ): RateLimitSnapshot | undefined {
-  const read = (which: string) =>
-    window(
-      headers[`x-codex-${which}-used-percent`],
-      headers[`x-codex-${which}-window-minutes`],
-      headers[`x-codex-${which}-reset-at`],
-    );
-  return snapshot(read('primary'), read('secondary'));
+  const read = ([usedPercent, windowMinutes, resetAt]: ReturnType<typeof windowHeaders>) =>
+    window(headers[usedPercent], headers[windowMinutes], headers[resetAt]);
+  return snapshot(read(PRIMARY_HEADERS), read(SECONDARY_HEADERS));
 }
 
 /** The `codex.rate_limits` stream event. */

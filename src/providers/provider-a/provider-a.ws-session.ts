@@ -35,9 +35,12 @@ function readIncomingCapped(response: IncomingMessage, maxBytes: number): Promis
 
 function parseFrame(data: WebSocket.RawData, isBinary: boolean): UpstreamFrame {
   if (isBinary) return { ok: false, reason: 'binary' };
+  // `ws` hands a Buffer (its default binaryType); `Buffer.from` of a Buffer would copy every frame.
   const text = Array.isArray(data)
     ? Buffer.concat(data).toString('utf8')
-    : Buffer.from(data as ArrayBuffer).toString('utf8');
+    : Buffer.isBuffer(data)
+      ? data.toString('utf8')
+      : Buffer.from(data).toString('utf8');
   const value = parseJsonOrUndefined(text);
   return isJsonObject(value) ? { ok: true, value } : { ok: false, reason: 'not_json' };
 }
