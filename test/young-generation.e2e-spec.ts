@@ -4,6 +4,7 @@ import { postChatBody } from './support/chat-sse';
 import { spawnGateway } from './support/child-gateway';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 
 const MIB = 1024 * 1024;
 /** A small cap, far below the 16–32 MiB V8 grows its semi-space to under this load by itself. */
@@ -45,11 +46,11 @@ describe('the young-generation cap (child process)', () => {
   }
 
   /** The new space's size (both semi-spaces) as prom-client reports it. */
-  async function newSpaceBytes(url: string): Promise<number> {
-    const text = await (await fetch(`${url}/metrics`)).text();
-    const line = /^gateway_chat_api_nodejs_heap_space_size_total_bytes\{space="new"\} (\d+)$/m.exec(text);
-    if (!line) throw new Error('no new-space series in /metrics');
-    return Number(line[1]);
+  async function newSpaceBytes(child: ChildGateway): Promise<number> {
+    const text = await scrapeMetrics(child);
+    const bytes = sampleValue(text, 'gateway_chat_api_nodejs_heap_space_size_total_bytes', { space: 'new' });
+    if (bytes === undefined) throw new Error('no new-space series in /metrics');
+    return bytes;
   }
 
   async function start(capMib: number, extra: Record<string, string> = {}): Promise<ChildGateway> {
@@ -77,7 +78,7 @@ describe('the young-generation cap (child process)', () => {
     expect(listening(child)).toMatchObject({ max_semi_space_mib: CAP_MIB });
     expect(commandLine(child)).toContain(`--max-semi-space-size=${CAP_MIB}`);
     await burst(child.url);
-    expect(await newSpaceBytes(child.url)).toBeLessThanOrEqual(NEW_SPACE_BOUND_BYTES);
+    expect(await newSpaceBytes(child)).toBeLessThanOrEqual(NEW_SPACE_BOUND_BYTES);
   }, 120_000);
 
   it('grows past that size under the same burst when the cap is off (0)', async () => {
@@ -85,7 +86,7 @@ describe('the young-generation cap (child process)', () => {
     expect(listening(child)).toMatchObject({ max_semi_space_mib: null });
     expect(commandLine(child).some((arg) => arg.includes('semi-space'))).toBe(false);
     await burst(child.url);
-    expect(await newSpaceBytes(child.url)).toBeGreaterThan(NEW_SPACE_BOUND_BYTES);
+    expect(await newSpaceBytes(child)).toBeGreaterThan(NEW_SPACE_BOUND_BYTES);
   }, 120_000);
 
   it("leaves node's own bound in NODE_OPTIONS in force, and says so", async () => {

@@ -1,5 +1,3 @@
-import type { TestGateway } from './create-test-app';
-
 /** One sample line of the Prometheus text format (docs/endpoints.md "Metrics"). */
 export interface Sample {
   readonly name: string;
@@ -34,8 +32,11 @@ export function sampleValue(text: string, name: string, labels: Record<string, s
   return matching.length === 0 ? undefined : matching.reduce((total, sample) => total + sample.value, 0);
 }
 
-/** GET /metrics of a running gateway; throws unless it answered 200. */
-export async function scrapeMetrics(gateway: TestGateway, headers: Record<string, string> = {}): Promise<string> {
+/** GET /metrics of a running gateway, in-process or child; throws unless it answered 200. */
+export async function scrapeMetrics(
+  gateway: { readonly url: string },
+  headers: Record<string, string> = {},
+): Promise<string> {
   const response = await fetch(`${gateway.url}/metrics`, { headers });
   if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
   return response.text();
@@ -43,7 +44,7 @@ export async function scrapeMetrics(gateway: TestGateway, headers: Record<string
 
 /** One value scraped now: `sampleValue`, with 0 for a series not written yet. */
 export async function metricValue(
-  gateway: TestGateway,
+  gateway: { readonly url: string },
   name: string,
   labels: Record<string, string> = {},
   headers: Record<string, string> = {},
