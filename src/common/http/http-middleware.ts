@@ -97,7 +97,7 @@ function charsetOf(contentType: string | undefined): string {
   // Almost every client sends no charset: skip building a MIMEType for it on every request.
   if (contentType === undefined || !/charset/i.test(contentType)) return 'utf-8';
   try {
-    return (new MIMEType(contentType ?? '').params.get('charset') ?? 'utf-8').toLowerCase();
+    return (new MIMEType(contentType).params.get('charset') ?? 'utf-8').toLowerCase();
   } catch {
     return 'utf-8';
   }
