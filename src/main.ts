@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
-import { nodeInvocation, processArguments, processEnvironment } from './config/process-env';
+import { nodeInvocation, processArguments } from './config/process-env';
 import { capSemiSpace, semiSpaceMibInForce } from './common/lifecycle/semi-space-cap';
 
 /**
@@ -21,24 +21,25 @@ const LIVE_FLAG = '--live';
 
 async function bootstrap(): Promise<void> {
   try {
+    const node = nodeInvocation();
     const argv = processArguments();
     const check = argv.includes(CHECK_FLAG);
     const settingsArgv = check ? argv.filter((argument) => argument !== CHECK_FLAG && argument !== LIVE_FLAG) : argv;
-    const config = loadConfig(processEnvironment(), settingsArgv);
+    const config = loadConfig(node.env, settingsArgv);
     if (check) {
       const { runSetupCheck } = await import('./setup-check');
       const write = (text: string) => process.stdout.write(text);
       process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
     }
     // Before the framework loads: this may replace the process with one started under the cap.
-    const uncapped = capSemiSpace(config.server.maxSemiSpaceMib, nodeInvocation());
+    const uncapped = capSemiSpace(config.server.maxSemiSpaceMib, node);
     // The framework is loaded only once the settings are valid: a bad value or --help answers
     // at once instead of after a second of module loading.
     const { createGatewayApp } = await import('./app.factory');
     const app = await createGatewayApp(config);
     await app.listen(config.server.port, config.server.host);
     await installDrainHandlers(app, config.server.drainTimeoutMs);
-    await logListening(app, config, uncapped);
+    await logListening(app, config, semiSpaceMibInForce(node), uncapped);
   } catch (error) {
     if (error instanceof HelpRequested) {
       process.stdout.write(renderHelp());
@@ -62,6 +63,7 @@ async function bootstrap(): Promise<void> {
 async function logListening(
   app: NestExpressApplication,
   config: AppConfig,
+  semiSpaceMib: number | null,
   uncapped: string | undefined,
 ): Promise<void> {
   const { Logger } = await import('nestjs-pino');
@@ -86,7 +88,7 @@ async function logListening(
       providers: config.enabledProviders,
       structured: config.structured.enabled,
       metrics: config.metricsEnabled,
-      max_semi_space_mib: semiSpaceMibInForce(nodeInvocation()),
+      max_semi_space_mib: semiSpaceMib,
     },
     'gateway_listening',
     LOG_CONTEXT,
