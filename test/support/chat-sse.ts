@@ -36,8 +36,12 @@ export function sseData(text: string): string[] {
 /** A whole SSE answer as chat chunks (every payload but `[DONE]`), and whether `[DONE]` ended it. */
 export function sseChunks(text: string): { data: string[]; chunks: Record<string, any>[]; done: boolean } {
   const data = sseData(text);
+  return { data, ...chatChunks(data) };
+}
+
+/** Chat chunks from `data:` payloads: every payload but `[DONE]`, and whether `[DONE]` came last. */
+function chatChunks(data: readonly string[]): { chunks: Record<string, any>[]; done: boolean } {
   return {
-    data,
     chunks: data.filter((item) => item !== '[DONE]').map((item) => JSON.parse(item) as Record<string, any>),
     done: data.at(-1) === '[DONE]',
   };
@@ -107,10 +111,7 @@ export async function streamChat(
       if (data !== '') events.push({ data, at: Date.now() - sent });
     }
   }
-  const done = events.length > 0 && events[events.length - 1].data === '[DONE]';
-  const chunks = events
-    .filter((event) => event.data !== '[DONE]')
-    .map((event) => JSON.parse(event.data) as Record<string, any>);
+  const { chunks, done } = chatChunks(events.map((event) => event.data));
   return { status: response.status, headers: response.headers, events, chunks, done, raw };
 }
 
