@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { EventLogger } from '../core/event-logger';
+import type { PlanReport, PlanReporter } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
 import { loginFingerprint } from './login-fingerprint';
@@ -63,6 +64,8 @@ interface Account<T> {
   inFlight: number;
   lastSelectedAt: number;
   readonly quota: Map<string, QuotaWindow>;
+  /** The latest plan report of this login, windows merged by name (docs/providers.md "What each vendor meters"). */
+  plan?: PlanReport;
   /**
    * The login file's fingerprint when the upstream said it does not serve this account (provider_b's
    * ineligible tiers). Not a pool state (the account stays selectable, as before); read by the login report.
@@ -83,7 +86,7 @@ interface Account<T> {
  * - New chats go to the usable account with the most headroom: the unused share of its tightest
  *   quota window divided by its turns in flight plus one; ties go to the least recently chosen.
  */
-export class AccountPool<T> {
+export class AccountPool<T> implements PlanReporter {
   private readonly accounts: Account<T>[];
   private readonly pins: LRUCache<string, string>;
   private readonly pinCounts = new Map<string, number>();
@@ -227,6 +230,27 @@ export class AccountPool<T> {
       account.quota.set(window.name, window);
       this.deps.metrics.accountQuota(this.family, alias, window);
     }
+  }
+
+  /**
+   * What the upstream said about a login's plan and paid usage. Windows are merged by name with
+   * the ones reported before; the paid-usage facts and `planSpent` are the latest report's.
+   */
+  reportPlan(alias: string, report: PlanReport): void {
+    const account = this.account(alias);
+    const windows = new Map((account.plan?.windows ?? []).map((window) => [window.name, window]));
+    for (const window of report.windows) windows.set(window.name, window);
+    account.plan = {
+      ...report,
+      windows: [...windows.values()],
+      paid: report.paid ?? account.plan?.paid,
+      planType: report.planType ?? account.plan?.planType,
+    };
+  }
+
+  /** The latest plan report of a login, if any upstream answer or usage read carried one. */
+  planOf(alias: string): PlanReport | undefined {
+    return this.account(alias).plan;
   }
 
   /** The error a new turn would get now, or `undefined` while some account is usable. */
