@@ -243,6 +243,30 @@ export const ERROR_CODES = {
     retryAfterSeconds: 3600,
     upstream: true,
   },
+  // The gateway's own refusal: the login's plan is spent and what would serve the turn is paid usage
+  // the operator has not allowed (ACCOUNT_PAID_USAGE). No upstream is asked.
+  paid_usage_not_allowed: {
+    status: 429,
+    type: 'insufficient_quota',
+    openaiCode: 'paid_usage_not_allowed',
+    structuredCode: 'rate_limited',
+    streamText: 'paid usage not allowed',
+    message:
+      "the login's plan limit is spent and the upstream would bill paid usage, which this gateway does not allow (ACCOUNT_PAID_USAGE); retry after the reset",
+    retryAfterSeconds: 3600,
+  },
+  // Anthropic bills this use of a Claude subscription as a third-party app, from extra usage that is off or spent.
+  extra_usage_required: {
+    status: 403,
+    type: 'permission_error',
+    openaiCode: 'extra_usage_required',
+    structuredCode: 'auth_error',
+    structuredStatus: 401,
+    streamText: 'extra usage required',
+    message:
+      "the upstream bills this use from the account's extra usage, which is off or spent; the account owner can add extra usage on the vendor's usage page, or use another model family",
+    upstream: true,
+  },
   context_window: {
     status: 400,
     type: 'invalid_request_error',
@@ -384,10 +408,16 @@ export interface FamilyFix {
   readonly install?: string;
   /** How to update that CLI when the upstream refuses its version as too old. */
   readonly update?: string;
+  /** What the vendor calls the paid usage it draws after the plan is spent, and where the owner manages it. */
+  readonly paidUsage?: { readonly name: string; readonly page: string };
 }
 
 export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
-  provider_a: { cli: 'Codex CLI', login: "run `codex login` on the gateway's machine" },
+  provider_a: {
+    cli: 'Codex CLI',
+    login: "run `codex login` on the gateway's machine",
+    paidUsage: { name: 'Codex credits', page: 'chatgpt.com/codex/settings/usage' },
+  },
   provider_b: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
   provider_c: {
     cli: 'Claude Code CLI',
@@ -395,6 +425,7 @@ export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
     install: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
     update:
       "run `claude update` on the gateway's machine (in the container image: rebuild it with a newer CLAUDE_CODE_PACKAGE); the next request runs the new version, no restart needed",
+    paidUsage: { name: "Claude's extra usage", page: 'claude.ai/settings/usage' },
   },
 };
 
@@ -426,6 +457,14 @@ export function familyMessage(
       return `${provider}: this ${fix.cli} login reached its usage limit${reset}; retry after the reset, or add another login`;
     case 'rate_limited':
       return `${provider}: the upstream is rate limiting this ${fix.cli} login; retry later`;
+    case 'paid_usage_not_allowed':
+      return fix.paidUsage
+        ? `${provider}: this ${fix.cli} login's plan limit is spent${reset} and the upstream would now bill ${fix.paidUsage.name}, which this gateway does not spend unless the operator sets ACCOUNT_PAID_USAGE=allow; retry after the reset, add another login, or manage paid usage at ${fix.paidUsage.page}`
+        : undefined;
+    case 'extra_usage_required':
+      return fix.paidUsage
+        ? `${provider}: the vendor bills this use of the ${fix.cli} login as a third-party app, from ${fix.paidUsage.name}, which is off or spent on that account; the account owner can add it at ${fix.paidUsage.page}, or use another model family (not retried)`
+        : undefined;
     default:
       return undefined;
   }
