@@ -93,6 +93,23 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(usedTokens()).toHaveLength(3);
   });
 
+  it('says in the message of a moved 429 when to retry, as its Retry-After does', async () => {
+    await start();
+    // A rate limit with a 40 s retry delay: above the in-place retry cap, so the turn moves once and meets it again.
+    const limited = { status: 429, body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'quota', [retryInfo('40s')]) };
+    harness.fake().enqueue('generateContent', limited, limited);
+    const response = await post(chat('moved'));
+    expect(response.status).toBe(429);
+    expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-home']);
+    expect(response.headers.get('retry-after')).toBe('40');
+    expect(((await response.json()) as Json).error).toEqual({
+      type: 'rate_limit_error',
+      code: 'rate_limit_exceeded',
+      param: null,
+      message: 'provider_b: the upstream is rate limiting this Gemini CLI login; retry in 40 s',
+    });
+  });
+
   it('takes a dead login out until its file is rewritten', async () => {
     writeLogin('work', { expiryDateMs: Date.now() - 60_000 });
     await start();

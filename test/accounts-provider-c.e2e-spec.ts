@@ -6,6 +6,7 @@ import { postChatBody } from './support/chat-sse';
 import { eventually } from './support/poll';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
+import { formatWait } from '../src/core/error-codes';
 import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
 import { realClaudeGatewaySettings } from './support/real-claude';
 
@@ -118,7 +119,7 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
       type: 'rate_limit_error',
       code: 'usage_limit_reached',
       param: null,
-      message: `provider_c: this Claude Code CLI login reached its usage limit (resets ${new Date(lastReset * 1000).toISOString()}); retry after the reset, or add another login`,
+      message: `provider_c: this Claude Code CLI login reached its usage limit (resets ${new Date(lastReset * 1000).toISOString()}); retry in ${formatWait(Number(second.headers.get('retry-after')))}, or add another login`,
     });
     const requestId = second.headers.get('x-request-id');
     expect(gateway!.logs.records('upstream_turn_failed').filter((line) => line.reqId === requestId)).toEqual([
@@ -136,7 +137,7 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
       type: 'rate_limit_error',
       code: 'rate_limit_exceeded',
       param: null,
-      message: 'every provider_c login has reached its usage limit; retry after the reset',
+      message: `every provider_c login has reached its usage limit; retry in ${formatWait(Number(last.headers.get('retry-after')))}`,
     });
     expect(Number(last.headers.get('retry-after'))).toBeGreaterThanOrEqual(290);
     expect(Number(last.headers.get('retry-after'))).toBeLessThanOrEqual(300);

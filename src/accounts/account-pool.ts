@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { EventLogger } from '../core/event-logger';
 import type { PlanReport, PlanReporter } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
+import { formatWait } from '../core/error-codes';
 import type { ProviderId } from '../core/provider-id';
 import { loginFingerprint } from './login-fingerprint';
 
@@ -372,8 +373,8 @@ export class AccountPool<T> implements PlanReporter {
       return new GatewayError('rate_limited', {
         retryAfterSeconds: seconds,
         publicMessage: busy
-          ? `every ${this.family} login is busy; retry later`
-          : `every ${this.family} login has reached its usage limit; retry after the reset`,
+          ? `every ${this.family} login is busy; retry in ${formatWait(seconds)}`
+          : `every ${this.family} login has reached its usage limit; retry in ${formatWait(seconds)}`,
         detail: busy ? `${this.family} accounts all at their in-flight cap` : `${this.family} accounts all cooling`,
       });
     }

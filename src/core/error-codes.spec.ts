@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ErrorCode } from './error-codes';
-import { ERROR_CODES, errorSpec, structuredStatus } from './error-codes';
+import { ERROR_CODES, errorSpec, formatWait, structuredStatus } from './error-codes';
 import { GatewayError } from './gateway.error';
 
 const DOC = path.resolve(__dirname, '..', '..', 'docs', 'error-codes.md');
@@ -88,5 +88,18 @@ describe('GatewayError', () => {
   it('attributes a failure to the request family only when it names none', () => {
     expect(new GatewayError('auth').attributeTo('provider_b').provider).toBe('provider_b');
     expect(new GatewayError('auth', { provider: 'provider_c' }).attributeTo('provider_b').provider).toBe('provider_c');
+  });
+});
+
+describe(formatWait.name, () => {
+  it('reads as a person would, never shorter than the seconds given', () => {
+    expect(formatWait(0)).toBe('1 s');
+    expect(formatWait(39.2)).toBe('40 s');
+    expect(formatWait(119)).toBe('119 s');
+    expect(formatWait(120)).toBe('2 min');
+    expect(formatWait(121)).toBe('3 min');
+    expect(formatWait(7140)).toBe('119 min');
+    expect(formatWait(7200)).toBe('2 h');
+    expect(formatWait(18_000 + 181)).toBe('5 h 4 min');
   });
 });

@@ -148,7 +148,7 @@ export const ERROR_CODES = {
     openaiCode: 'queue_full',
     structuredCode: 'rate_limited',
     streamText: 'rate limited',
-    message: 'too many requests are waiting; retry later',
+    message: 'too many requests are waiting; retry in 5 s',
     retryAfterSeconds: 5,
   },
   queue_timeout: {
@@ -157,7 +157,7 @@ export const ERROR_CODES = {
     openaiCode: 'queue_timeout',
     structuredCode: 'rate_limited',
     streamText: 'rate limited',
-    message: 'timed out waiting for a free slot; retry later',
+    message: 'timed out waiting for a free slot; retry in 5 s',
     retryAfterSeconds: 5,
   },
   draining: {
@@ -430,18 +430,41 @@ export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
 };
 
 /**
+ * A wait in whole seconds as a person reads it: `40 s` below two minutes, then minutes (`12 min`),
+ * then hours and minutes (`5 h 3 min`), never shorter than the seconds given.
+ */
+export function formatWait(seconds: number): string {
+  const whole = Math.max(1, Math.ceil(seconds));
+  if (whole < 120) return `${whole} s`;
+  const minutes = Math.ceil(whole / 60);
+  if (minutes < 120) return `${minutes} min`;
+  return minutes % 60 === 0 ? `${minutes / 60} h` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/**
  * The public message of a failure of a known family, naming its CLI and the command that fixes
- * it; undefined when the table's generic message is all there is to say.
+ * it; undefined when the table's generic message is all there is to say. A 429's message says when
+ * whenever the gateway knows: the reset the upstream reported (`resetsAt`, epoch ms) and the wait
+ * its Retry-After carries (`retryAfterSeconds`: the header's own whole seconds, when not a default).
  */
 export function familyMessage(
   code: ErrorCode,
   provider: ProviderId | undefined,
   resetsAt?: number,
+  retryAfterSeconds?: number,
 ): string | undefined {
   if (provider === undefined) return undefined;
   const fix = FAMILY_FIXES[provider];
   const reset =
     resetsAt !== undefined && Number.isFinite(resetsAt) ? ` (resets ${new Date(resetsAt).toISOString()})` : '';
+  // The retry clause when the wait is known (a moved turn's is the pool's, not this login's reset);
+  // each case says its own words when it is not.
+  const retry =
+    retryAfterSeconds !== undefined
+      ? `retry in ${formatWait(retryAfterSeconds)}`
+      : reset === ''
+        ? undefined
+        : 'retry after the reset';
   switch (code) {
     case 'auth':
       return `${provider} has no usable ${fix.cli} login on the gateway (this is not about your API key): ${fix.login}; the gateway picks the new login up without a restart`;
@@ -451,15 +474,15 @@ export function familyMessage(
         : undefined;
     case 'usage_credit_exhausted':
       return provider === 'provider_c'
-        ? `${provider}: the monthly Agent SDK usage credit of this ${fix.cli} login (what \`claude -p\` spends) is used up${reset}; wait for the reset, add usage credits to that account, or add another login`
-        : `${provider}: the usage credit of this ${fix.cli} login is used up${reset}; wait for the reset or add another login`;
+        ? `${provider}: the monthly Agent SDK usage credit of this ${fix.cli} login (what \`claude -p\` spends) is used up${reset}; ${retry ?? 'wait for the reset'}, add usage credits to that account, or add another login`
+        : `${provider}: the usage credit of this ${fix.cli} login is used up${reset}; ${retry ?? 'wait for the reset'} or add another login`;
     case 'usage_limit':
-      return `${provider}: this ${fix.cli} login reached its usage limit${reset}; retry after the reset, or add another login`;
+      return `${provider}: this ${fix.cli} login reached its usage limit${reset}; ${retry ?? 'retry after the reset'}, or add another login`;
     case 'rate_limited':
-      return `${provider}: the upstream is rate limiting this ${fix.cli} login; retry later`;
+      return `${provider}: the upstream is rate limiting this ${fix.cli} login${reset}; ${retry ?? 'retry later'}`;
     case 'paid_usage_not_allowed':
       return fix.paidUsage
-        ? `${provider}: this ${fix.cli} login's plan limit is spent${reset} and the upstream would now bill ${fix.paidUsage.name}, which this gateway does not spend unless the operator sets ACCOUNT_PAID_USAGE=allow; retry after the reset, add another login, or manage paid usage at ${fix.paidUsage.page}`
+        ? `${provider}: this ${fix.cli} login's plan limit is spent${reset} and the upstream would now bill ${fix.paidUsage.name}, which this gateway does not spend unless the operator sets ACCOUNT_PAID_USAGE=allow; ${retry ?? 'retry after the reset'}, add another login, or manage paid usage at ${fix.paidUsage.page}`
         : undefined;
     case 'extra_usage_required':
       return fix.paidUsage

@@ -1,4 +1,6 @@
-import { errorSpec } from '../../core/error-codes';
+import type { ErrorCode } from '../../core/error-codes';
+import { ERROR_CODES, FAMILY_FIXES, errorSpec } from '../../core/error-codes';
+import type { ProviderId } from '../../core/provider-id';
 import { GatewayError } from '../../core/gateway.error';
 import { errorAnswer, rawErrorResponse, streamErrorContent } from './error-writer';
 
@@ -148,5 +150,54 @@ describe('failures of a known family name the fix', () => {
     expect(errorAnswer(new GatewayError('auth'), 'openai').body).toMatchObject({
       error: { message: errorSpec('auth').message },
     });
+  });
+});
+
+describe('every 429 says when', () => {
+  const families = Object.keys(FAMILY_FIXES) as ProviderId[];
+  /** The 429s an upstream family answers with, and the gateway's own refusals on a login's behalf. */
+  const familyCodes = (Object.keys(ERROR_CODES) as ErrorCode[]).filter(
+    (code) => errorSpec(code).status === 429 && !code.startsWith('queue_'),
+  );
+
+  it.each(families.flatMap((provider) => familyCodes.map((code) => [provider, code] as const)))(
+    '%s %s: the message carries the wait its Retry-After says',
+    (provider, code) => {
+      const answer = errorAnswer(new GatewayError(code, { provider, retryAfterSeconds: 39.2 }), 'openai');
+      expect(answer.headers).toEqual([['Retry-After', '40']]);
+      const { message } = (answer.body as { error: { message: string } }).error;
+      // A family whose vendor bills no paid usage never meets paid_usage_not_allowed: the table's words stand.
+      if (code === 'paid_usage_not_allowed' && FAMILY_FIXES[provider].paidUsage === undefined) return;
+      expect(message).toContain('retry in 40 s');
+      expect(message).toContain(provider);
+    },
+  );
+
+  it('names a reported reset and the wait, which may be shorter when the pool has another login sooner', () => {
+    const resetsAt = Date.UTC(2030, 2, 17, 17, 46, 40);
+    const limited = new GatewayError('usage_limit', { provider: 'provider_c', resetsAt });
+    expect((errorAnswer(limited, 'openai').body as { error: { message: string } }).error.message).toBe(
+      'provider_c: this Claude Code CLI login reached its usage limit (resets 2030-03-17T17:46:40.000Z); retry after the reset, or add another login',
+    );
+    const moved = limited.with({ retryAfterSeconds: 295 });
+    expect((errorAnswer(moved, 'structured').body as { error: { message: string } }).error.message).toBe(
+      'provider_c: this Claude Code CLI login reached its usage limit (resets 2030-03-17T17:46:40.000Z); retry in 5 min, or add another login',
+    );
+  });
+
+  it("keeps the family's own words when nothing says when", () => {
+    const answer = errorAnswer(new GatewayError('rate_limited', { provider: 'provider_b' }), 'openai');
+    expect(answer.headers).toEqual([['Retry-After', '5']]);
+    expect(answer.body).toMatchObject({
+      error: { message: 'provider_b: the upstream is rate limiting this Gemini CLI login; retry later' },
+    });
+  });
+
+  it("says the queue's own Retry-After", () => {
+    for (const code of ['queue_full', 'queue_timeout'] as const) {
+      const answer = errorAnswer(new GatewayError(code), 'openai');
+      expect(answer.headers).toEqual([['Retry-After', '5']]);
+      expect((answer.body as { error: { message: string } }).error.message).toMatch(/; retry in 5 s$/);
+    }
   });
 });

@@ -101,7 +101,10 @@ export interface ErrorAnswerOptions {
 export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAnswerOptions = {}): ErrorAnswer {
   const error = toGatewayError(thrown);
   const spec = error.spec;
-  const message = error.publicMessage ?? familyMessage(error.code, error.provider, error.resetsAt) ?? spec.message;
+  // A wait the error knows (not the table's default) is the one its Retry-After carries, in the same whole seconds.
+  const knownWait = error.retryAfterSeconds === undefined ? undefined : error.retryAfterHeader;
+  const message =
+    error.publicMessage ?? familyMessage(error.code, error.provider, error.resetsAt, knownWait) ?? spec.message;
   let status: number;
   let body: OpenAiErrorBody | StructuredErrorBody;
   if (shape === 'structured') {
