@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
+import { SENTENCE_EVENTS } from '../src/common/logging/event-words';
 import { REPO_ROOT } from './support/child-gateway';
 import { WAIT_GUARD_MS } from './support/fake-provider-a';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
@@ -80,9 +81,10 @@ describe('log format: readable at a terminal, JSON otherwise (docs/configuration
     child.stdout.on('data', (chunk: Buffer) => (shown += chunk.toString('utf8')));
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      const [, port] = await waitFor(/gateway_listening.*"port":(\d+)/);
-      await chat(`http://127.0.0.1:${port}`);
-      await waitFor(/^(?=.*request completed)(?=.*"path":"\/v1\/chat\/completions").*$/m);
+      // JSON's `"port":N`, or the readable line's `listening on HOST:N`.
+      const [, jsonPort, readablePort] = await waitFor(/gateway_listening.*"port":(\d+)|listening on [\d.]+:(\d+)/);
+      await chat(`http://127.0.0.1:${jsonPort ?? readablePort}`);
+      await waitFor(/^(?=.*request completed)(?=.*(?:"path":"|req\.path=)\/v1\/chat\/completions).*$/m);
       return text();
     } finally {
       // On a terminal, script ends the session it started, and with it the gateway.
@@ -101,15 +103,48 @@ describe('log format: readable at a terminal, JSON otherwise (docs/configuration
   };
   const logLines = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
 
-  it('at a terminal, writes readable lines: time, level, message, then the fields', async () => {
-    const shown = await logOf({}, { terminal: true });
+  it('at a terminal, writes one readable line per event: time, level, the words, then the fields they leave unsaid', async () => {
+    // provider_c without its CLI: the lines that carry a fix sentence, and an event once logged by name only.
+    const shown = await logOf(
+      { GATEWAY_PROVIDERS: 'provider_a,provider_c', PROVIDER_C_COMMAND: 'claude-not-installed-here' },
+      { terminal: true },
+    );
     const lines = logLines(shown);
     expect(lines.filter(isJson)).toEqual([]);
-    expect(lines).toContainEqual(expect.stringMatching(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: gateway_listening \{/));
     expect(lines).toContainEqual(
-      expect.stringMatching(/^\[[\d:.]+\] INFO: request completed \{.*"path":"\/v1\/chat\/completions"/),
+      expect.stringMatching(
+        /^\[[\d:.]+\] WARN: the Claude Code CLI \(claude-not-installed-here\) is not on the PATH: .* {2}event=provider_c_command_missing$/,
+      ),
     );
-    expect(lines).toContainEqual(expect.stringMatching(/^\[[\d:.]+\] INFO: chat_completion \{.*"status":200/));
+    const fixed = lines.filter((line) => line.includes('npm install -g @anthropic-ai/claude-code'));
+    expect(fixed.length).toBeGreaterThanOrEqual(3);
+    for (const line of fixed) expect(line.split('npm install -g').length - 1).toBe(1);
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: listening on 127\.0\.0\.1:\d+, serving provider_a, provider_c {2}event=gateway_listening /,
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^\[[\d:.]+\] INFO: request completed {2}reqId=\S+ req\.method=POST req\.path=\/v1\/chat\/completions /,
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^\[[\d:.]+\] INFO: chat 200 on gpt-5\.6-sol {2}reqId=\S+ event=chat_completion provider=provider_a /,
+      ),
+    );
+    // Each fact once: no record dumped as JSON, and no field's value said again on its line.
+    for (const line of lines) {
+      expect(line).toMatch(/^\[[\d:.]+\] [A-Z]+: /);
+      expect(line).not.toContain('{"');
+      const [words, fields = ''] = line.replace(/^\[[\d:.]+\] [A-Z]+: /, '').split('  ');
+      for (const [, name, value] of fields.matchAll(/(?:^| )([\w.]+)=("[^"]*"|\S+)/g)) {
+        if (/^(?:\d+|true|false|null)$/.test(value)) continue;
+        expect({ line, name, count: line.split(value).length - 1 }).toEqual({ line, name, count: 1 });
+        expect(words).not.toContain(value);
+      }
+    }
     for (const secret of SECRETS) expect(shown).not.toContain(secret);
   });
 
@@ -122,11 +157,21 @@ describe('log format: readable at a terminal, JSON otherwise (docs/configuration
     const lines = logLines(shown);
     expect(lines.length).toBeGreaterThan(2);
     expect(lines.filter((line) => !isJson(line))).toEqual([]);
-    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records).toContainEqual(
       expect.objectContaining({
         msg: 'request completed',
         req: expect.objectContaining({ path: '/v1/chat/completions' }),
       }),
+    );
+    // For machines the records stay as pino writes them: the event's name as `msg`, never the readable words.
+    for (const record of records) {
+      if (typeof record.event === 'string' && !SENTENCE_EVENTS.has(record.event)) expect(record.msg).toBe(record.event);
+    }
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        /^\{"level":30,"time":\d+,"pid":\d+,"hostname":"[^"]*","context":"main","event":"gateway_listening","host":"127\.0\.0\.1","port":\d+,.*,"msg":"gateway_listening"\}$/,
+      ),
     );
     for (const secret of SECRETS) expect(shown).not.toContain(secret);
   });
@@ -134,7 +179,7 @@ describe('log format: readable at a terminal, JSON otherwise (docs/configuration
   it('into a pipe with LOG_FORMAT=pretty, writes readable lines', async () => {
     const shown = await logOf({ LOG_FORMAT: 'pretty' }, { terminal: false });
     expect(logLines(shown).filter(isJson)).toEqual([]);
-    expect(shown).toMatch(/^\[[\d:.]+\] INFO: gateway_listening \{/m);
+    expect(shown).toMatch(/^\[[\d:.]+\] INFO: listening on 127\.0\.0\.1:\d+/m);
     for (const secret of SECRETS) expect(shown).not.toContain(secret);
   });
 });

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import type { DestinationStream } from 'pino';
 import type { LogFormat } from '../../config/settings';
+import { READABLE_OPTIONS } from './readable-line';
 
 /**
  * Where the root logger writes (LOG_FORMAT, docs/configuration.md): pino's JSON lines for log
@@ -37,12 +38,8 @@ function jsonDestination(): DestinationStream {
 function readableDestination(): DestinationStream {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on use: JSON mode never pays for it
   const { prettyFactory } = require('pino-pretty') as typeof import('pino-pretty');
-  const format = prettyFactory({
-    // One line per event, its fields after the message; pid, host and Nest's context say nothing at a terminal.
-    singleLine: true,
-    ignore: 'pid,hostname,context',
-    translateTime: 'SYS:HH:MM:ss.l',
-  });
+  // One line per event: the message in words, then only the fields it does not say (readable-line.ts).
+  const format = prettyFactory(READABLE_OPTIONS);
   const stdout = pino.destination({ dest: 1, sync: true });
   return { write: (line: string) => stdout.write(format(line)) };
 }

@@ -1,0 +1,97 @@
+/**
+ * What each log event says in words, for a person reading a terminal (LOG_FORMAT=pretty). A JSON
+ * record keeps its `msg` as it is, the event's name, for the machines that read it; readable lines
+ * show these words instead. `{field}` names a field of the record: its value is written in its
+ * place and the field is not repeated after the message. Events logged with a sentence as their
+ * `msg` (SENTENCE_EVENTS, and pino-http's `request completed`) need no entry here.
+ * src/common/logging/event-words.spec.ts fails on an event logged anywhere in src/ without words.
+ */
+/** Events whose `msg` is the readable sentence itself (the fix included), in JSON too. */
+export const SENTENCE_EVENTS: ReadonlySet<string> = new Set(['login_state', 'login_none_usable']);
+
+export const EVENT_WORDS: Readonly<Record<string, string>> = {
+  // ── Lifecycle ────────────────────────────────────────────────────────────────────────────────
+  gateway_listening: 'listening on {host}:{port}, serving {providers}',
+  semi_space_cap_unavailable: 'the young generation is not capped: {reason}',
+  drain_start: '{signal}: draining, {in_flight} requests in flight',
+  drain_end: 'drained, {in_flight} requests still in flight',
+  http_request_rejected: "Node's HTTP parser refused a request ({reason}), answered {status}",
+  unhandled_error: 'a request failed on a bug in the gateway',
+  structured_enabled: 'structured inference is on, {models} models allowed',
+  structured_models_dropped: 'STRUCTURED_MODELS names models that cannot serve structured inference: {models}',
+  structured_internal_error: 'a structured request failed on a bug in the gateway',
+  // ── Chat and structured requests ─────────────────────────────────────────────────────────────
+  chat_completion: 'chat {status} on {model}',
+  chat_internal_error: 'a chat failed on a bug in the gateway',
+  chat_json_invalid: 'the answer did not satisfy response_format (attempt {attempt})',
+  context_manage: 'the conversation history was compacted',
+  tool_call_invalid: 'an upstream tool call was dropped: {reason}',
+  orphan_tool_message: '{count} tool messages without tool_call_id were dropped',
+  structured_success: 'structured inference succeeded on {model}',
+  structured_replay: 'structured inference replayed a stored answer',
+  structured_failure: 'structured inference failed: {code}',
+  structured_conflict: 'structured inference refused: idempotency_key reused with other parameters',
+  structured_canceled: 'the client left before its structured answer',
+  // ── Queues ───────────────────────────────────────────────────────────────────────────────────
+  queue_wait: 'waiting in the queue at position {position}',
+  queue_acquire: 'got a slot after {wait_ms} ms',
+  queue_full: 'refused: the queue is full',
+  queue_timeout: 'refused: no slot freed after {wait_ms} ms',
+  queue_canceled: 'the client left after waiting {wait_ms} ms',
+  queue_release: 'freed its slot after {run_ms} ms',
+  // ── Logins and accounts ──────────────────────────────────────────────────────────────────────
+  login_check_failed: 'the check of login "{account}" failed',
+  account_state: '{provider} login "{account}": {from} → {state}',
+  account_refresh_failed:
+    '{provider} login "{account}" could not be refreshed ahead of expiry; trying again at the next check',
+  provider_a_auth_retry:
+    'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
+  provider_b_auth_retry:
+    'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
+  provider_c_auth_retry:
+    'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
+  provider_a_token_refreshed: 'the Codex CLI login token was refreshed',
+  provider_a_token_refresh_failed: 'the Codex CLI login token could not be refreshed',
+  provider_a_login_expired: 'the Codex CLI login expired and has no refresh token: run `codex login`',
+  provider_a_login_revoked: 'the Codex CLI login was revoked and its file has not changed: run `codex login`',
+  provider_a_auth_persist_failed: 'the refreshed Codex CLI login could not be written back ({errno})',
+  provider_b_auth_refreshed: 'the Gemini CLI login token was refreshed',
+  provider_b_auth_refresh_failed: 'the Gemini CLI login token could not be refreshed',
+  provider_b_auth_unavailable: 'the Gemini CLI login at {path} is not usable: {reason}',
+  provider_b_auth_persist_failed: 'the refreshed Gemini CLI login could not be written back ({code})',
+  provider_c_token_refreshed: 'the Claude Code CLI login token was refreshed',
+  provider_c_refresh_failed: 'the Claude Code CLI login token could not be refreshed (HTTP {status})',
+  // ── provider_a ───────────────────────────────────────────────────────────────────────────────
+  provider_a_request: 'sending a turn over {transport}',
+  provider_a_rate_limits: 'the plan usage the upstream reported',
+  provider_a_client_version_unverified:
+    'PROVIDER_A_CLIENT_VERSION claims Codex CLI {client_version}, but this gateway verified {verified_version}',
+  provider_a_models_refreshed: 'the live model list has {models} models, {ids_added} new',
+  provider_a_models_refresh_failed: 'the live model list could not be fetched ({reason}); the last good one stays',
+  provider_a_tier_not_in_live_list: 'the live model list has no model of some tiers; their ids keep the bundled model',
+  provider_a_websocket_message_too_large:
+    'a turn of {frame_bytes} bytes exceeded the connection limit of {limit_bytes}; sent over HTTP instead',
+  // ── provider_b ───────────────────────────────────────────────────────────────────────────────
+  provider_b_attempt: 'sending attempt {attempt} ({method})',
+  provider_b_request_adjusted: 'the request was adjusted to what Code Assist accepts',
+  provider_b_project_unavailable: 'Code Assist set-up gave no project: {reason}',
+  // ── provider_c ───────────────────────────────────────────────────────────────────────────────
+  provider_c_command_missing:
+    'the Claude Code CLI ({command}) is not on the PATH: install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
+  provider_c_process_start: 'started a claude child (pid {pid}, attempt {attempt})',
+  provider_c_process_exit: 'the claude child ended with code {exit_code} after {duration_ms} ms',
+  provider_c_spawn_failed: 'the claude child could not start ({errno})',
+  provider_c_missing_result: 'the claude child ended without a result line',
+  provider_c_non_json_line: 'skipped a line of the claude child that is not JSON',
+  tool_fence_unclosed: 'a tool-call block was still open at the end of the answer',
+  tool_fence_invalid: 'a tool-call block was dropped: {reason}',
+  tool_fence_empty: 'an empty tool-call block was dropped',
+  tool_fence_too_large: 'a tool-call block over 8 MiB was dropped',
+  tool_fence_duplicate: 'a tool call drafted in thinking and repeated in the answer was skipped',
+  // ── Upstream turns (every family) ────────────────────────────────────────────────────────────
+  upstream_attempt_failed: '{provider} attempt {attempt} failed: {error_code}',
+  upstream_retry: '{provider}: trying the turn again in {delay_ms} ms',
+  upstream_account_moved: '{provider}: the turn moved from login "{from_account}" to "{to_account}"',
+  upstream_turn_failed: '{provider}: the turn failed: {error_code}',
+  upstream_canceled: '{provider}: the client left during the turn',
+};
