@@ -7,7 +7,8 @@
  * the pins), then re-runs itself offline in a private network namespace with only loopback up,
  * where the shared checks (codex-check.ts, claude-check.ts, capture-gemini-cli.ts) run each CLI
  * against the recording fakes with telemetry off and a scratch HOME, and compare what it sent or
- * printed with the fixtures of the pinned version. The report goes to stdout, the captures'
+ * printed with the fixtures of the pinned version. The pinned CLIs themselves (oracles/) are
+ * installed first when missing, as `npm test` installs them. The report goes to stdout, the captures'
  * progress to stderr. Exit 0: no drift; 1: drift; 2: it could not run (the line says why and what
  * to do). A newest version equal to the pin is run and compared all the same.
  */
@@ -34,6 +35,8 @@ import {
 } from './oracle-clis';
 
 const REGISTER_TS = path.join(ROOT, 'scripts', 'register-ts.cjs');
+/** Installs the pinned CLIs into oracles/node_modules (what `npm test` runs first); a no-op when they are current. */
+export const INSTALL_ORACLES = path.join(ROOT, 'scripts', 'install-oracles.mjs');
 /** Generous bounds for the registry (a slow mirror is not a failure) and for the install of ~1 GB. */
 const VIEW_TIMEOUT_MS = 120_000;
 const INSTALL_TIMEOUT_MS = 30 * 60_000;
@@ -66,6 +69,25 @@ export function newestVersion(name: string): string {
       'make the npm registry reachable (`npm config get registry`, proxy settings) and run it again',
     );
   return version;
+}
+
+/**
+ * The pinned CLIs of oracles/package.json, which the checks run beside the newest to tell a broken
+ * capture from a changed CLI: installed by `installer` (scripts/install-oracles.mjs) when missing or
+ * out of date, so a checkout where `npm test` never ran needs nothing else first.
+ */
+export function installPinned(installer = INSTALL_ORACLES): void {
+  // Its progress line and npm's errors go to stderr with the captures'; stdout carries the report only.
+  const install = spawnSync(process.execPath, [installer], {
+    cwd: ROOT,
+    stdio: ['ignore', 2, 2],
+    timeout: INSTALL_TIMEOUT_MS,
+  });
+  if (install.status !== 0)
+    throw new CouldNotRun(
+      `installing the pinned CLIs of oracles/package.json failed (${install.error?.message ?? `exit ${install.status}`}; its reason is on stderr above)`,
+      'run `node scripts/install-oracles.mjs` and fix what it reports (the npm registry, free space), then run oracle:drift again',
+    );
 }
 
 /** Installs the given versions into `folder` the way the pins are installed; returns its node_modules. */
@@ -174,6 +196,7 @@ async function main(): Promise<number> {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'oracle-drift-'));
   try {
     const newest = Object.fromEntries(ORACLE_PACKAGES.map((name) => [name, newestVersion(name)]));
+    installPinned();
     process.stderr.write(
       `installing ${Object.entries(newest)
         .map(([name, version]) => `${name}@${version}`)

@@ -60,13 +60,17 @@ export function geminiEntry(nodeModules: string): string {
   return path.join(nodeModules, '@google', 'gemini-cli', 'bundle', 'gemini.js');
 }
 
-/** The last non-empty line of a tool's stderr: the one-line reason a failed run reports. */
+/**
+ * The last line of a tool's stderr that says something: the one-line reason a failed run reports.
+ * A Node process that died of an uncaught error ends its stderr with the stack and Node's version
+ * (`Node.js v24.21.0`); the error's own line above them is the reason.
+ */
 export function lastLine(text: string | null | undefined): string {
   return (
     (text ?? '')
       .trim()
       .split('\n')
-      .filter((line) => line.trim() !== '')
+      .filter((line) => line.trim() !== '' && !/^Node\.js v\d/.test(line) && !/^\s+at /.test(line))
       .pop() ?? '(no output)'
   );
 }
