@@ -134,6 +134,9 @@ describe('structured deadline, upstream failures and output', () => {
     const answer = await postStructured(harness.gateway, structuredBody());
     expect([answer.status, answer.error?.code]).toEqual([429, 'rate_limited']);
     expect(answer.headers.get('retry-after')).toBe('30');
+    expect(answer.error?.message).toBe(
+      'provider_a: this Codex CLI login reached its usage limit; retry in 30 s, or add another login',
+    );
   });
 
   it('maps other upstream failures to upstream_error 502 without upstream text', async () => {
