@@ -172,8 +172,8 @@ export const API_ERRORS = {
    * A spent credit: the API's 400 with the one message Claude Code 2.1.332 knows for it (its
    * binary matches `^Your credit balance is too low to access the Anthropic API\. Please go to
    * Plans & Billing to upgrade or purchase credits\.$` and any error whose text contains "credit
-   * balance is too low", and reports `error: "billing_error"`, "Credit balance is too low"). Since
-   * 2026-06-15 this is how a used-up monthly Agent SDK credit of `claude -p` reaches the CLI.
+   * balance is too low", and reports `error: "billing_error"`, "Credit balance is too low"): how
+   * a spent usage credit of a login reaches the CLI (docs/troubleshooting.md).
    */
   creditTooLow: (): FakeErrorReply => ({
     type: 'error',
