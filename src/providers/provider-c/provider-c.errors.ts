@@ -262,7 +262,7 @@ function clientTooOld(
 }
 
 /** The third-party refusal's words, in any of its wordings (case-insensitive). */
-export function isExtraUsageRefusal(text: string): boolean {
+function isExtraUsageRefusal(text: string): boolean {
   const lower = text.toLowerCase();
   return EXTRA_USAGE_PATTERNS.some((pattern) => pattern.test(lower));
 }
@@ -280,8 +280,7 @@ function extraUsageRequired(detail: string, upstreamStatus: number | undefined):
 function classifyText(text: string, what: string, now: () => number): GatewayError {
   const lower = text.toLowerCase();
   if (CLIENT_TOO_OLD_PATTERN.test(lower)) return clientTooOld(`${what}: client too old`, undefined, undefined);
-  if (EXTRA_USAGE_PATTERNS.some((pattern) => pattern.test(lower)))
-    return extraUsageRequired(`${what}: extra usage required`, undefined);
+  if (isExtraUsageRefusal(lower)) return extraUsageRequired(`${what}: extra usage required`, undefined);
   if (AUTH_PATTERNS.some((pattern) => pattern.test(lower)))
     return new GatewayError('auth', { detail: `${what}: login required` });
   if (LIMIT_PATTERNS.some((pattern) => pattern.test(lower))) {
