@@ -64,7 +64,7 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
     ['plain', 'Third-party apps now draw from your extra usage'],
     ['outOfExtraUsage', "You're out of extra usage"],
   ])(
-    '%s wording, streamed: 403 extra_usage_required before any SSE byte, one claude run (its own three calls), the words on the log line',
+    'docs/upstream/provider-c.md §11.31 %s wording, streamed: 403 extra_usage_required before any SSE byte, one claude run (its own three calls), the words on the log line',
     async (wording, words) => {
       api.script([API_ERRORS.thirdParty(wording)]);
       const result = await streamChat(gateway!, {});
@@ -90,7 +90,7 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
     },
   );
 
-  it('the organisation wording, not streamed: the same 403 after one run; the login is not taken out', async () => {
+  it('docs/upstream/provider-c.md §11.31 the organisation wording, not streamed: the same 403 after one run; the login is not taken out', async () => {
     // The CLI's own three calls are refused; what follows is answered.
     const refusal = API_ERRORS.thirdParty('organization');
     api.script([refusal, refusal, refusal, { type: 'stream', blocks: [{ kind: 'text', deltas: ['ok'] }] }]);
@@ -106,7 +106,7 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
 });
 
 describe('provider_c: an answer paid from extra usage, with the real claude', () => {
-  it("is delivered (200, exit 0), and the login's plan shows the five-hour window spent and extra usage in use", async () => {
+  it("docs/upstream/provider-c.md §11.32 is delivered (200, exit 0), and the login's plan shows the five-hour window spent and extra usage in use", async () => {
     const reset = Math.floor(Date.now() / 1000) + 3600;
     api.meter({
       status: 'rejected',
