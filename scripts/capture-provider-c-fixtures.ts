@@ -16,7 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildProviderCArgs } from '../src/providers/provider-c/provider-c.argv';
 import { claudeChildEnvironment } from '../src/accounts/provider-c/provider-c.child-env';
-import type { FakeReply } from '../test/support/fake-anthropic-api';
+import type { FakeReply, FakeUnifiedMeters } from '../test/support/fake-anthropic-api';
 import { API_ERRORS, FakeAnthropicApi, textReply } from '../test/support/fake-anthropic-api';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from '../test/support/real-claude';
 import { claudeBinary } from './oracle/oracle-clis';
@@ -27,6 +27,18 @@ const CLAUDE = process.env.ORACLE_NODE_MODULES ? claudeBinary(process.env.ORACLE
 export const CAPTURED_LIMIT_RESET = 1_900_000_000;
 /** The minimum Claude Code version the fake API's version gate asks for (above the pinned one). */
 export const CAPTURED_REQUIRED_CLIENT_VERSION = '2.1.400';
+
+/** When the extra usage of the metered cases resets (Unix seconds, fixed like CAPTURED_LIMIT_RESET). */
+export const CAPTURED_OVERAGE_RESET = 1_901_000_000;
+/** When the weekly window of the metered cases resets (Unix seconds). */
+export const CAPTURED_WEEK_RESET = 1_900_400_000;
+
+/** A text answer carrying `meters` (the unified rate-limit headers of a subscription). */
+const meteredAnswer = (meters: FakeUnifiedMeters): FakeReply => ({
+  type: 'stream',
+  blocks: [{ kind: 'text', deltas: ['Hel', 'lo'] }],
+  meters,
+});
 
 const FENCE = '```agent_tool_call\n{"name":"read_file","arguments":{"path":"a"}}\n```';
 
@@ -93,6 +105,65 @@ const CASES: Record<string, CaptureCase> = {
   'credit-balance-too-low': { replies: [API_ERRORS.creditTooLow()] },
   'server-error-500': { replies: [API_ERRORS.internal()] },
   'client-too-old-400': { replies: [textReply('never sent')], minimumClientVersion: CAPTURED_REQUIRED_CLIENT_VERSION },
+  // The plan's five-hour window is spent and extra usage pays for the answer (the CLI's `isUsingOverage`).
+  'extra-usage-in-use': {
+    replies: [
+      meteredAnswer({
+        status: 'rejected',
+        reset: CAPTURED_LIMIT_RESET,
+        representativeClaim: 'five_hour',
+        windows: {
+          '5h': { status: 'rejected', reset: CAPTURED_LIMIT_RESET, utilization: 1.02 },
+          '7d': { status: 'allowed', reset: CAPTURED_WEEK_RESET, utilization: 0.41 },
+        },
+        overage: { status: 'allowed', reset: CAPTURED_OVERAGE_RESET, inUse: true },
+      }),
+    ],
+  },
+  // Within the plan; extra usage is on but not drawn.
+  'extra-usage-available': {
+    replies: [
+      meteredAnswer({
+        status: 'allowed',
+        reset: CAPTURED_LIMIT_RESET,
+        representativeClaim: 'five_hour',
+        windows: {
+          '5h': { status: 'allowed', reset: CAPTURED_LIMIT_RESET, utilization: 0.35 },
+          '7d': { status: 'allowed', reset: CAPTURED_WEEK_RESET, utilization: 0.2 },
+        },
+        overage: { status: 'allowed', reset: CAPTURED_OVERAGE_RESET },
+      }),
+    ],
+  },
+  // Within the plan; extra usage refused because it is spent.
+  'extra-usage-out-of-credits': {
+    replies: [
+      meteredAnswer({
+        status: 'allowed',
+        reset: CAPTURED_LIMIT_RESET,
+        representativeClaim: 'five_hour',
+        windows: { '5h': { status: 'allowed', reset: CAPTURED_LIMIT_RESET, utilization: 0.5 } },
+        overage: { status: 'rejected', reset: CAPTURED_OVERAGE_RESET, disabledReason: 'out_of_credits' },
+      }),
+    ],
+  },
+  // Within the plan; the organisation turned extra usage off.
+  'extra-usage-org-disabled': {
+    replies: [
+      meteredAnswer({
+        status: 'allowed',
+        reset: CAPTURED_LIMIT_RESET,
+        representativeClaim: 'seven_day',
+        windows: { '7d': { status: 'allowed', reset: CAPTURED_WEEK_RESET, utilization: 0.6 } },
+        overage: { status: 'rejected', disabledReason: 'org_level_disabled' },
+      }),
+    ],
+  },
+  // Anthropic's third-party refusal in each wording (extra usage off or spent).
+  'third-party-400': { replies: [API_ERRORS.thirdParty('plain')] },
+  'third-party-credit-400': { replies: [API_ERRORS.thirdParty('credit')] },
+  'third-party-organization-400': { replies: [API_ERRORS.thirdParty('organization')] },
+  'out-of-extra-usage-400': { replies: [API_ERRORS.thirdParty('outOfExtraUsage')] },
   'failed-after-output': {
     replies: [
       {

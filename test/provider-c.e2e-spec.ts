@@ -357,7 +357,7 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
-      'a spent Agent SDK credit ("Credit balance is too low") is HTTP 429 insufficient_quota naming the credit; the CLI\'s words are on the log line only',
+      'a spent usage credit ("Credit balance is too low") is HTTP 429 insufficient_quota naming the credit; the CLI\'s words are on the log line only',
       async () => {
         const { marker, messages } = scripted([API_ERRORS.creditTooLow()]);
         const requestId = `credit-${randomUUID()}`;
@@ -369,7 +369,7 @@ describe('provider_c with the real Claude Code CLI', () => {
           type: 'insufficient_quota',
           code: 'insufficient_quota',
           param: null,
-          message: expect.stringContaining('Agent SDK usage credit'),
+          message: expect.stringContaining('the usage credit of this Claude Code CLI login is used up'),
         });
         expect(JSON.stringify(result.body)).not.toContain('Credit balance');
         expect(api.messages(marker)).toHaveLength(1);

@@ -474,7 +474,7 @@ export function familyMessage(
         : undefined;
     case 'usage_credit_exhausted':
       return provider === 'provider_c'
-        ? `${provider}: the monthly Agent SDK usage credit of this ${fix.cli} login (what \`claude -p\` spends) is used up${reset}; ${retry ?? 'wait for the reset'}, add usage credits to that account, or add another login`
+        ? `${provider}: the usage credit of this ${fix.cli} login is used up${reset} (the Anthropic API answered that its credit balance is too low); ${retry ?? 'wait for the reset'}, add usage credits to that account, or add another login`
         : `${provider}: the usage credit of this ${fix.cli} login is used up${reset}; ${retry ?? 'wait for the reset'} or add another login`;
     case 'usage_limit':
       return `${provider}: this ${fix.cli} login reached its usage limit${reset}; ${retry ?? 'retry after the reset'}, or add another login`;
@@ -485,8 +485,8 @@ export function familyMessage(
         ? `${provider}: this ${fix.cli} login's plan limit is spent${reset} and the upstream would now bill ${fix.paidUsage.name}, which this gateway does not spend unless the operator sets ACCOUNT_PAID_USAGE=allow; ${retry ?? 'retry after the reset'}, add another login, or manage paid usage at ${fix.paidUsage.page}`
         : undefined;
     case 'extra_usage_required':
-      return fix.paidUsage
-        ? `${provider}: the vendor bills this use of the ${fix.cli} login as a third-party app, from ${fix.paidUsage.name}, which is off or spent on that account; the account owner can add it at ${fix.paidUsage.page}, or use another model family (not retried)`
+      return provider === 'provider_c' && fix.paidUsage
+        ? `${provider}: Anthropic bills this use of the ${fix.cli} login as a third-party app, from ${fix.paidUsage.name}, which is off or spent on that account; the account owner can turn it on or add more at ${fix.paidUsage.page}, or use another model family (not retried)`
         : undefined;
     default:
       return undefined;

@@ -18,7 +18,78 @@ import type { AddressInfo } from 'node:net';
  * or API key the request is refused with 401 `authentication_error`, like the real API; below a
  * minimum Claude Code version (`requireClientVersion`, read from the `claude-cli/<version>`
  * user agent as the real API reads it) with its 400 `claude_code_version_too_old`.
+ *
+ * Every answer carries the unified rate-limit headers of the subscription's meters (`meter`, or a
+ * reply's own `meters`): the plan's status and windows and the extra usage ("overage") behind it,
+ * named as Claude Code 2.1.332 reads them (docs/upstream/provider-c.md "Plan meters").
  */
+
+/** The state of a meter as the unified headers say it. */
+export type FakeMeterStatus = 'allowed' | 'allowed_warning' | 'rejected';
+
+/** One plan window of the unified headers (`5h`, `7d`). */
+export interface FakeWindowMeter {
+  readonly status?: FakeMeterStatus;
+  /** Unix seconds. */
+  readonly reset?: number;
+  /** Share of the window used (1.0 = spent; above 1 when the plan overshoots). */
+  readonly utilization?: number;
+  readonly surpassedThreshold?: number;
+}
+
+/**
+ * The subscription's meters as the API reports them on every answer to an OAuth login:
+ * `anthropic-ratelimit-unified-status` (the plan as a whole; `rejected` = spent), `-reset`,
+ * `-representative-claim` (the window that limits: `five_hour`, `seven_day`, `overage`…), the
+ * per-window `-5h-*` / `-7d-*` headers, and the extra usage behind the plan (`-overage-*`).
+ */
+export interface FakeUnifiedMeters {
+  readonly status?: FakeMeterStatus;
+  readonly reset?: number;
+  readonly representativeClaim?: string;
+  readonly windows?: { readonly '5h'?: FakeWindowMeter; readonly '7d'?: FakeWindowMeter };
+  readonly overage?: {
+    readonly status?: FakeMeterStatus;
+    readonly reset?: number;
+    /** `out_of_credits`, `org_level_disabled`, `member_level_disabled`, … */
+    readonly disabledReason?: string;
+    readonly inUse?: boolean;
+    readonly utilization?: number;
+    readonly surpassedThreshold?: number;
+  };
+}
+
+/** What every answer carried before meters were scripted: the plan allowed, nothing else. */
+const DEFAULT_METERS: FakeUnifiedMeters = { status: 'allowed' };
+
+/** The response headers of `meters`, with the names Claude Code 2.1.332 reads. */
+export function unifiedRateLimitHeaders(meters: FakeUnifiedMeters): Record<string, string> {
+  const prefix = 'anthropic-ratelimit-unified-';
+  const headers: Record<string, string> = {};
+  const put = (name: string, value: string | number | boolean | undefined) => {
+    if (value !== undefined) headers[prefix + name] = String(value);
+  };
+  put('status', meters.status);
+  put('reset', meters.reset);
+  put('representative-claim', meters.representativeClaim);
+  for (const [key, window] of Object.entries(meters.windows ?? {})) {
+    if (!window) continue;
+    put(`${key}-status`, window.status);
+    put(`${key}-reset`, window.reset);
+    put(`${key}-utilization`, window.utilization);
+    put(`${key}-surpassed-threshold`, window.surpassedThreshold);
+  }
+  const overage = meters.overage;
+  if (overage) {
+    put('overage-status', overage.status);
+    put('overage-reset', overage.reset);
+    put('overage-disabled-reason', overage.disabledReason);
+    put('overage-in-use', overage.inUse);
+    put('overage-utilization', overage.utilization);
+    put('overage-surpassed-threshold', overage.surpassedThreshold);
+  }
+  return headers;
+}
 
 /** One content block of a streamed answer; `deltas` are sent as separate SSE events. */
 export interface FakeBlock {
@@ -43,6 +114,8 @@ export interface FakeStreamReply {
   readonly hang?: boolean;
   /** After the first block's deltas, an SSE `error` event (what the API sends when it fails mid-answer), then the end. */
   readonly failMidway?: { readonly errorType: string; readonly message: string };
+  /** This answer's meters instead of the fake's (`meter`). */
+  readonly meters?: FakeUnifiedMeters;
 }
 
 export interface FakeErrorReply {
@@ -71,6 +144,22 @@ export interface FakeApiRequest {
   closedEarly: boolean;
 }
 
+/**
+ * Anthropic's refusals of a subscription request it classifies as a third-party app while the
+ * account's extra usage is off or spent (HTTP 400 `invalid_request_error`), in each wording users
+ * reported: the plain one, the April one offering a credit, the organisation's, and extra usage
+ * spent (docs/upstream/provider-c.md "The third-party refusal").
+ */
+export const THIRD_PARTY_MESSAGES = {
+  plain:
+    'Third-party apps now draw from your extra usage, not your plan limits. Add more at claude.ai/settings/usage and keep going.',
+  credit:
+    "Third-party apps now draw from your extra usage, not your plan limits. We've added a $20 credit to get you started. Claim it at claude.ai/settings/usage and keep going.",
+  organization:
+    "Third-party apps now draw from extra usage, not plan limits. We've added a credit to your organization to get you started. Ask your workspace admin to claim it and keep going.",
+  outOfExtraUsage: "You're out of extra usage. Add more at claude.ai/settings/usage and keep going.",
+} as const;
+
 /** The errors the real API sends for each failure the gateway must tell apart. */
 export const API_ERRORS = {
   unauthorized: (): FakeErrorReply => ({
@@ -83,8 +172,8 @@ export const API_ERRORS = {
    * A spent credit: the API's 400 with the one message Claude Code 2.1.332 knows for it (its
    * binary matches `^Your credit balance is too low to access the Anthropic API\. Please go to
    * Plans & Billing to upgrade or purchase credits\.$` and any error whose text contains "credit
-   * balance is too low", and reports `error: "billing_error"`, "Credit balance is too low"). Since
-   * 2026-06-15 this is how a used-up monthly Agent SDK credit of `claude -p` reaches the CLI.
+   * balance is too low", and reports `error: "billing_error"`, "Credit balance is too low"): how
+   * a spent usage credit of a login reaches the CLI (docs/troubleshooting.md).
    */
   creditTooLow: (): FakeErrorReply => ({
     type: 'error',
@@ -121,6 +210,13 @@ export const API_ERRORS = {
       'anthropic-ratelimit-unified-5h-reset': String(resetEpochSeconds),
       'anthropic-ratelimit-unified-5h-utilization': '1.0',
     },
+  }),
+  /** The third-party refusal in one of its wordings (THIRD_PARTY_MESSAGES). */
+  thirdParty: (wording: keyof typeof THIRD_PARTY_MESSAGES = 'plain'): FakeErrorReply => ({
+    type: 'error',
+    status: 400,
+    errorType: 'invalid_request_error',
+    message: THIRD_PARTY_MESSAGES[wording],
   }),
   overloaded: (): FakeErrorReply => ({
     type: 'error',
@@ -169,6 +265,7 @@ export class FakeAnthropicApi {
   private readonly markedScripts = new Map<string, Script>();
   private readonly open = new Set<http.ServerResponse>();
   private readonly minimumClientVersions = new Map<string | undefined, string>();
+  private meters: FakeUnifiedMeters | undefined;
 
   private constructor(
     private readonly server: http.Server,
@@ -206,6 +303,14 @@ export class FakeAnthropicApi {
    */
   requireClientVersion(minimum: string, model?: string): void {
     this.minimumClientVersions.set(model, minimum);
+  }
+
+  /**
+   * The subscription's meters from now on: their unified headers go on every answer (an error's
+   * own headers win). Without a call, streamed answers say only `status: allowed`.
+   */
+  meter(meters: FakeUnifiedMeters | undefined): void {
+    this.meters = meters;
   }
 
   /** The OAuth refresh grants received (their JSON bodies). */
@@ -311,6 +416,7 @@ export class FakeAnthropicApi {
     response.writeHead(reply.status, {
       'content-type': 'application/json',
       'request-id': id,
+      ...(this.meters ? unifiedRateLimitHeaders(this.meters) : {}),
       ...(reply.headers ?? {}),
     });
     response.end(
@@ -338,7 +444,7 @@ export class FakeAnthropicApi {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'request-id': requestId(),
-      'anthropic-ratelimit-unified-status': 'allowed',
+      ...unifiedRateLimitHeaders(reply.meters ?? this.meters ?? DEFAULT_METERS),
     });
     const send = (event: Record<string, unknown>) => {
       if (!response.destroyed) response.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);

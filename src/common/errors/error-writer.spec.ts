@@ -133,7 +133,7 @@ describe('failures of a known family name the fix', () => {
       headers: [['Retry-After', '3600']],
       body: {
         error: {
-          message: expect.stringContaining('Agent SDK usage credit'),
+          message: expect.stringContaining('the usage credit of this Claude Code CLI login is used up'),
           type: 'insufficient_quota',
           code: 'insufficient_quota',
           param: null,

@@ -121,6 +121,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
       },
       logger: context.logger,
       live: this.live,
+      plans: this.accounts,
     };
   }
 }

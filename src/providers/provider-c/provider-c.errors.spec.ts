@@ -217,6 +217,41 @@ describe("the API's version gate (docs/error-codes.md)", () => {
   });
 });
 
+describe("Anthropic's third-party refusal (docs/error-codes.md extra_usage_required)", () => {
+  const report = (text: string, fields: Partial<CliErrorReport> = {}): GatewayError =>
+    classifyRunFailure({
+      kind: 'error_result',
+      report: { text, error: 'unknown', apiStatus: 400, apiErrorType: 'invalid_request_error', ...fields },
+      stderr: '',
+    });
+
+  it.each([
+    'API Error: 400 Third-party apps now draw from your extra usage, not your plan limits. Add more at claude.ai/settings/usage and keep going.',
+    'API Error: 400 THIRD-PARTY APPS NOW DRAW FROM EXTRA USAGE, not plan limits. Ask your workspace admin to claim it and keep going.',
+    "API Error: 400 You're out of extra usage. Add more at claude.ai/settings/usage and keep going.",
+  ])('%j is extra_usage_required (403), never retried, for provider_c', (text) => {
+    const error = report(text);
+    expect(error).toMatchObject({ code: 'extra_usage_required', retryable: false, provider: 'provider_c' });
+    expect(error.spec.status).toBe(403);
+    expect(error.upstream?.message).toBe(text);
+  });
+
+  it('is recognised from stderr alone, as the last line the CLI printed', () => {
+    const error = exit('API Error: 400 Third-party apps now draw from your extra usage, not your plan limits.');
+    expect(error).toMatchObject({ code: 'extra_usage_required', retryable: false });
+  });
+
+  it('a 429 in those words is the plan limit, not the refusal', () => {
+    expect(report("You're out of extra usage · resets 3pm", { error: 'rate_limit', apiStatus: 429 }).code).toBe(
+      'rate_limited',
+    );
+  });
+
+  it('other 400s stay bad_request', () => {
+    expect(report('API Error: 400 messages.0.content: field required').code).toBe('bad_request');
+  });
+});
+
 describe(parseRetryAfterSeconds.name, () => {
   const now = () => 1_767_225_600_000;
   it.each([

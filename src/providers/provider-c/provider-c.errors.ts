@@ -38,6 +38,15 @@ const CONTEXT_PATTERNS = [/prompt is too long/, /context (?:window|length)/, /to
 const CLIENT_TOO_OLD_PATTERN = /\bclaude code \S+ (?:does not support this model|is older than the minimum version)/;
 
 /**
+ * Anthropic's refusal of a subscription request it bills as a third-party app while the account's
+ * extra usage is off or spent, in every wording seen ("Third-party apps now draw from your extra
+ * usage, not your plan limits…", the organisation's "…draw from extra usage, not plan limits…",
+ * "You're out of extra usage…"). Claude Code 2.1.332 reports it only as `error: "unknown"` with the
+ * API's 400 and its text, so the text is what tells it apart from any other 400.
+ */
+const EXTRA_USAGE_PATTERNS = [/\bdraw from (?:your )?extra usage\b/, /\bout of extra usage\b/];
+
+/**
  * What the CLI reported about a failed turn, read from its structured fields (Claude Code
  * 2.1.332, see __fixtures__/): the synthetic `assistant` line's `error` (`authentication_failed`,
  * `rate_limit`, `server_error`, `invalid_request`, `billing_error`, `unknown`),
@@ -148,6 +157,9 @@ function classifyReport(report: CliErrorReport, now: () => number): GatewayError
   const detail = `error result${reportDetail(report)}`;
   if (report.apiError === 'claude_code_version_too_old' || CLIENT_TOO_OLD_PATTERN.test(report.text.toLowerCase()))
     return clientTooOld(detail, status, report.cliVersion);
+  // A refusal, not a limit: a 429 or the CLI's `rate_limit` with such words is the plan's limit below.
+  if (status !== 429 && error !== 'rate_limit' && isExtraUsageRefusal(report.text))
+    return extraUsageRequired(detail, status);
   if (
     error === 'authentication_failed' ||
     status === 401 ||
@@ -173,8 +185,8 @@ function classifyReport(report: CliErrorReport, now: () => number): GatewayError
       report.resetsAt,
     );
   }
-  // The CLI's `billing_error` is what it prints when the API says the credit balance is too low:
-  // since 2026-06-15 that is the monthly Agent SDK credit `claude -p` spends (docs/troubleshooting.md).
+  // The CLI's `billing_error` is what it prints when the API says the credit balance is too low: a
+  // spent usage credit of the login (docs/troubleshooting.md says what is known of which credit).
   if (error === 'billing_error' || type === 'billing_error') {
     return new GatewayError('usage_credit_exhausted', {
       detail,
@@ -249,9 +261,26 @@ function clientTooOld(
   });
 }
 
+/** The third-party refusal's words, in any of its wordings (case-insensitive). */
+function isExtraUsageRefusal(text: string): boolean {
+  const lower = text.toLowerCase();
+  return EXTRA_USAGE_PATTERNS.some((pattern) => pattern.test(lower));
+}
+
+/**
+ * Anthropic bills this use of the login as a third-party app, from extra usage that is off or
+ * spent: only the account owner can change that (claude.ai/settings/usage), or the client uses
+ * another family. Never retried (the CLI already asked three times, and every run gets the same
+ * answer) and not a dead login: the same login still serves whatever Anthropic does not classify so.
+ */
+function extraUsageRequired(detail: string, upstreamStatus: number | undefined): GatewayError {
+  return new GatewayError('extra_usage_required', { detail, upstreamStatus, provider: 'provider_c' });
+}
+
 function classifyText(text: string, what: string, now: () => number): GatewayError {
   const lower = text.toLowerCase();
   if (CLIENT_TOO_OLD_PATTERN.test(lower)) return clientTooOld(`${what}: client too old`, undefined, undefined);
+  if (isExtraUsageRefusal(lower)) return extraUsageRequired(`${what}: extra usage required`, undefined);
   if (AUTH_PATTERNS.some((pattern) => pattern.test(lower)))
     return new GatewayError('auth', { detail: `${what}: login required` });
   if (LIMIT_PATTERNS.some((pattern) => pattern.test(lower))) {

@@ -106,10 +106,34 @@ export interface AssistantLine extends ApiErrorFields {
   };
 }
 
-/** The state of a usage limit; `rejected` carries the reset (Unix seconds). */
+/**
+ * What the CLI read of the subscription's meters from the API's `anthropic-ratelimit-unified-*`
+ * headers, printed after the answer of a run that saw them (docs/upstream/provider-c.md "Plan
+ * meters"). `status` is the plan's (`allowed`, `allowed_warning`, `rejected` = spent, with the
+ * reset); `rateLimitType` names the limiting window (`five_hour`, `seven_day`, …, or `overage`);
+ * the `overage*` fields and `isUsingOverage` (plan `rejected` and overage allowed) are the extra
+ * usage behind the plan. Times are Unix seconds.
+ */
+export interface RateLimitInfo {
+  readonly status?: string;
+  readonly resetsAt?: number;
+  readonly rateLimitType?: string;
+  /** Share of the limiting window used (0..1, above 1 past the cap), when the CLI printed it. */
+  readonly utilization?: number;
+  readonly surpassedThreshold?: number;
+  readonly overageStatus?: string;
+  readonly overageResetsAt?: number;
+  /** `out_of_credits`, `org_level_disabled`, `member_level_disabled`, … (an open set). */
+  readonly overageDisabledReason?: string;
+  readonly isUsingOverage?: boolean;
+  readonly overageInUse?: boolean;
+  readonly overageEnabled?: boolean;
+}
+
+/** The state of the subscription's usage limits, as the CLI reports it. */
 export interface RateLimitLine {
   readonly type: 'rate_limit_event';
-  readonly rate_limit_info?: { readonly status?: string; readonly resetsAt?: number };
+  readonly rate_limit_info?: RateLimitInfo;
 }
 
 /** The last line of a run: success, or an error (`is_error`, or a subtype starting `error`). */

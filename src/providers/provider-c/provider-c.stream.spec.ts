@@ -274,6 +274,32 @@ describe(translateLine.name, () => {
       expect(error.publicMessage).not.toMatch(/2\.1\.400|does not support/);
     });
 
+    it.each([
+      ['third-party-400', 'Third-party apps now draw from your extra usage'],
+      ['third-party-credit-400', 'Claim it at claude.ai/settings/usage'],
+      ['third-party-organization-400', 'Ask your workspace admin to claim it'],
+      ['out-of-extra-usage-400', "You're out of extra usage"],
+    ])(
+      "%s: Anthropic's third-party refusal → extra_usage_required 403, never retried, naming extra usage and claude.ai/settings/usage; the API's words only for the log",
+      (name, words) => {
+        const result = translateLines(fixture(name));
+        expect(result.acceptedAt).toBeUndefined();
+        expect(visible(result.events)).toEqual([]);
+        const error = failureOf(result);
+        expect(error).toMatchObject({
+          code: 'extra_usage_required',
+          retryable: false,
+          provider: 'provider_c',
+          upstreamStatus: 400,
+          upstream: { type: 'invalid_request_error', code: 'unknown', message: expect.stringContaining(words) },
+        });
+        expect(error.spec).toMatchObject({ status: 403, type: 'permission_error' });
+        expect(`${error.message} ${error.detail ?? ''}`).not.toMatch(/Third-party|extra usage|API Error/);
+        // The CLI has no structured marker for it: without its words it is any other 400.
+        expect(failureOf(translateLines(withoutCliText(fixture(name)))).code).toBe('bad_request');
+      },
+    );
+
     it('a failure after output: the text so far, then a failure step; the CLI message is not content', () => {
       const result = translateLines(fixture('failed-after-output'));
       expect(result.acceptedAt).toBe('stream_event/message_start');

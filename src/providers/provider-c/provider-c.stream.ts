@@ -3,6 +3,8 @@ import type { ChatEvent, FinishReason, UsageEvent } from '../../core/chat-event'
 import type { FrameStep } from '../shared/turn-runner';
 import type { CliErrorReport } from './provider-c.errors';
 import { classifyRunFailure } from './provider-c.errors';
+import type { PlanReport } from '../../core/plan-usage';
+import { planReportOf } from './provider-c.plan';
 import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
 import { FenceParser, PassthroughParser } from './provider-c.fence-parser';
 import type { Channel } from './provider-c.tool-calls';
@@ -13,6 +15,7 @@ import type {
   ApiStreamEvent,
   AssistantLine,
   ContentBlock,
+  RateLimitInfo,
   RateLimitLine,
   ResultLine,
   StreamJsonLine,
@@ -67,6 +70,11 @@ export interface ProviderCStreamState {
   apiFailure?: Omit<CliErrorReport, 'text'> & { readonly text?: string };
   /** Reset time of a limit the CLI reported as rejected in a `rate_limit_event`. */
   limitResetsAt?: number;
+  /**
+   * What the run's latest `rate_limit_event` said of the login's plan and extra usage, not yet
+   * handed to the account pool (the upstream takes it, knowing the run's login).
+   */
+  planReport?: PlanReport;
 }
 
 export function createStreamState(options: StreamStateOptions): ProviderCStreamState {
@@ -341,9 +349,15 @@ function errorFields(line: ApiErrorFields): Omit<CliErrorReport, 'text'> {
   };
 }
 
-/** A rejected limit carries its reset time (Unix seconds): the best Retry-After there is. */
+/**
+ * The CLI's view of the login's meters: kept as a plan report for the account pool. A rejected
+ * limit carries its reset time (Unix seconds): the best Retry-After there is should the run fail.
+ * A rejected plan on a delivered answer is not a failure: extra usage paid for it.
+ */
 function noteRateLimit(line: RateLimitLine, state: ProviderCStreamState): void {
   const info = line.rate_limit_info;
+  const report = info && planReportOf(info);
+  if (report) state.planReport = report;
   if (info?.status !== 'rejected') return;
   if (info.resetsAt !== undefined && info.resetsAt > 0) state.limitResetsAt = info.resetsAt;
 }
@@ -388,10 +402,7 @@ function readLine(raw: JsonObject): StreamJsonLine | undefined {
     }
     case 'rate_limit_event': {
       const info = raw.rate_limit_info;
-      return {
-        type,
-        rate_limit_info: isJsonObject(info) ? { status: str(info.status), resetsAt: num(info.resetsAt) } : undefined,
-      };
+      return { type, rate_limit_info: isJsonObject(info) ? readRateLimitInfo(info) : undefined };
     }
     case 'result':
       return {
@@ -410,6 +421,22 @@ function readLine(raw: JsonObject): StreamJsonLine | undefined {
     default:
       return undefined;
   }
+}
+
+function readRateLimitInfo(info: JsonObject): RateLimitInfo {
+  return {
+    status: str(info.status),
+    resetsAt: num(info.resetsAt),
+    rateLimitType: str(info.rateLimitType),
+    utilization: num(info.utilization),
+    surpassedThreshold: num(info.surpassedThreshold),
+    overageStatus: str(info.overageStatus),
+    overageResetsAt: num(info.overageResetsAt),
+    overageDisabledReason: str(info.overageDisabledReason),
+    isUsingOverage: bool(info.isUsingOverage),
+    overageInUse: bool(info.overageInUse),
+    overageEnabled: bool(info.overageEnabled),
+  };
 }
 
 function readApiEvent(raw: JsonObject): ApiStreamEvent | undefined {

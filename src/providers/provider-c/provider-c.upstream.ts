@@ -2,6 +2,7 @@ import type { ChatEvent } from '../../core/chat-event';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { JsonObject } from '../../common/json';
+import type { PlanReporter } from '../../core/plan-usage';
 import type { AttemptInfo, CloseReason, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
 import type { ProviderCAccount } from '../../accounts/provider-c/provider-c.accounts';
 import { classifyRunFailure } from './provider-c.errors';
@@ -23,6 +24,8 @@ export interface ProviderCAttempt extends UpstreamAttempt<JsonObject> {
   /** Its translation state; once `state.accepted`, a clean exit without `result` still ends the turn. */
   readonly state: ProviderCStreamState;
   readonly logger: EventLogger;
+  /** The login this run uses: what its `rate_limit_event` says of the plan is reported for it. */
+  readonly alias: string;
   /** How the child ended, known once its lines ended (`end` reads it). */
   readonly exit?: ChildExit;
   /** A stdout line was longer than the bound: the run was terminated. */
@@ -41,6 +44,8 @@ export interface ClaudeRun {
   readonly logger: EventLogger;
   /** The children alive now (the adapter terminates them on shutdown). */
   readonly live: Set<ClaudeChild>;
+  /** Where what a run's `rate_limit_event` says of its login's plan goes (the family's account pool). */
+  readonly plans: PlanReporter;
 }
 
 /**
@@ -57,7 +62,13 @@ export class ProviderCUpstream implements UpstreamFamily<ProviderCAccount, JsonO
   }
 
   translate(message: JsonObject, attempt: ProviderCAttempt): FrameStep {
-    return translateLine(message, attempt.state, attempt.child);
+    const step = translateLine(message, attempt.state, attempt.child);
+    const { planReport } = attempt.state;
+    if (planReport) {
+      attempt.state.planReport = undefined;
+      this.run.plans.reportPlan(attempt.alias, planReport);
+    }
+    return step;
   }
 
   /** The lines ended: how the child exited decides. */
@@ -124,7 +135,7 @@ async function spawnAttempt(
     else logger.info({ event: 'provider_c_process_exit', ...fields }, 'provider_c_process_exit');
   });
   void child.reaped.then(() => run.live.delete(child));
-  return new ChildAttempt(child, createStreamState(run.streamOptions), logger, signal);
+  return new ChildAttempt(child, createStreamState(run.streamOptions), logger, attempt.alias, signal);
 }
 
 /** One child as the runner reads it. */
@@ -138,6 +149,7 @@ class ChildAttempt implements ProviderCAttempt {
     readonly child: ClaudeChild,
     readonly state: ProviderCStreamState,
     readonly logger: EventLogger,
+    readonly alias: string,
     private readonly signal: AbortSignal,
   ) {
     this.frames = this.lines();

@@ -1,0 +1,126 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ChatEvent } from '../../core/chat-event';
+import type { PlanReport } from '../../core/plan-usage';
+import { planReportOf } from './provider-c.plan';
+import { createStreamState, parseStreamLine, translateLine } from './provider-c.stream';
+
+/** Real stdout lines of Claude Code 2.1.332 (see __fixtures__/README.md). */
+const fixture = (name: string) =>
+  fs
+    .readFileSync(path.join(__dirname, '__fixtures__', 'claude-code-2.1.332', `${name}.jsonl`), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '');
+
+/** The resets the metered capture cases used (scripts/capture-provider-c-fixtures.ts), in epoch ms. */
+const FIVE_HOUR_RESET = 1_900_000_000_000;
+const WEEK_RESET = 1_900_400_000_000;
+
+/** A captured run through the translation: its events, how it ended, and the plan reports it left. */
+function run(name: string): { events: ChatEvent[]; terminal: boolean; failed: boolean; reports: PlanReport[] } {
+  const state = createStreamState({ toolKinds: new Map(), fenceDetection: false });
+  const events: ChatEvent[] = [];
+  const reports: PlanReport[] = [];
+  for (const text of fixture(name)) {
+    const step = translateLine(parseStreamLine(text)!, state, { stderr: () => '' });
+    events.push(...step.events);
+    if (state.planReport) reports.push(state.planReport);
+    state.planReport = undefined;
+    if (step.terminal || step.failure)
+      return { events, terminal: step.terminal === true, failed: !!step.failure, reports };
+  }
+  return { events, terminal: false, failed: false, reports };
+}
+
+describe(planReportOf.name, () => {
+  it('a paid answer (plan rejected, extra usage allowed and in use) is delivered and finished, and reported as extra usage in use on a spent five-hour window', () => {
+    const result = run('extra-usage-in-use');
+    expect(result).toMatchObject({ terminal: true, failed: false });
+    expect(result.events.filter((event) => event.type === 'text-delta')).toEqual([
+      { type: 'text-delta', text: 'Hel' },
+      { type: 'text-delta', text: 'lo' },
+    ]);
+    expect(result.events.at(-1)).toEqual({ type: 'finish', reason: 'stop' });
+    expect(result.reports).toEqual([
+      {
+        windows: [{ name: 'five_hour', windowSeconds: 18_000, usedRatio: 1, resetsAt: FIVE_HOUR_RESET }],
+        paid: { kind: 'extra_usage', available: true, inUse: true },
+        planSpent: true,
+        source: 'turn',
+      },
+    ]);
+  });
+
+  it.each<[string, PlanReport]>([
+    [
+      'extra-usage-available',
+      {
+        windows: [{ name: 'five_hour', windowSeconds: 18_000, resetsAt: FIVE_HOUR_RESET }],
+        paid: { kind: 'extra_usage', available: true, inUse: false },
+        planSpent: false,
+        source: 'turn',
+      },
+    ],
+    [
+      'extra-usage-out-of-credits',
+      {
+        windows: [{ name: 'five_hour', windowSeconds: 18_000, resetsAt: FIVE_HOUR_RESET }],
+        paid: { kind: 'extra_usage', available: false, inUse: false, disabledReason: 'out_of_credits' },
+        planSpent: false,
+        source: 'turn',
+      },
+    ],
+    [
+      'extra-usage-org-disabled',
+      {
+        windows: [{ name: 'seven_day', windowSeconds: 604_800, usedRatio: 0.6, resetsAt: WEEK_RESET }],
+        paid: { kind: 'extra_usage', available: false, inUse: false, disabledReason: 'org_level_disabled' },
+        planSpent: false,
+        source: 'turn',
+      },
+    ],
+  ])('%s: delivered, and reported within the plan with what extra usage can do', (name, expected) => {
+    const result = run(name);
+    expect(result).toMatchObject({ terminal: true, failed: false });
+    expect(result.reports).toEqual([expected]);
+  });
+
+  it('a plain answer reports the plan allowed and nothing of extra usage', () => {
+    expect(run('text').reports).toEqual([{ windows: [], planSpent: false, source: 'turn' }]);
+  });
+
+  it("a refused limit (429) still reports the spent window; the run's failure is classified elsewhere", () => {
+    const result = run('limit-429');
+    expect(result.failed).toBe(true);
+    expect(result.reports).toEqual([
+      expect.objectContaining({
+        windows: [expect.objectContaining({ name: 'five_hour', usedRatio: 1, resetsAt: FIVE_HOUR_RESET })],
+        planSpent: true,
+      }),
+    ]);
+  });
+
+  it('reads each field on its own: overage-in-use alone counts as paid, a limiting `overage` claim is no plan window, an empty event is nothing', () => {
+    expect(planReportOf({ status: 'allowed', overageStatus: 'allowed', overageInUse: true })).toEqual({
+      windows: [],
+      paid: { kind: 'extra_usage', available: true, inUse: true },
+      planSpent: false,
+      source: 'turn',
+    });
+    expect(planReportOf({ status: 'rejected', rateLimitType: 'overage', resetsAt: 1_900_000_000 })).toEqual({
+      windows: [],
+      planSpent: true,
+      source: 'turn',
+    });
+    expect(planReportOf({ overageEnabled: false })).toEqual({
+      windows: [],
+      paid: { kind: 'extra_usage', available: false, inUse: false },
+      source: 'turn',
+    });
+    expect(planReportOf({})).toBeUndefined();
+    expect(planReportOf({ rateLimitType: 'seven_day_opus', utilization: 0.9, resetsAt: 0 })).toEqual({
+      windows: [{ name: 'seven_day_opus', windowSeconds: 604_800, usedRatio: 0.9 }],
+      source: 'turn',
+    });
+  });
+});
