@@ -6,10 +6,15 @@
 //   closed and settled → M paused readers → a burst beside them (the worst case) → all closed, settled.
 // Run (with the Node release to measure first on PATH, or its full path instead of `node`):
 //   node -r ./scripts/register-ts.cjs scripts/memory-budget.ts [--burst 5000] [--streams 1000]
-//     [--readers 200] [--settle 20] [--built] [--env NAME=VALUE]… [--node-flag FLAG]…
+//     [--readers 200] [--settle 20] [--built] [--env NAME=VALUE]… [--node-flag FLAG]… [--gc-at-end]
 // `--built` runs `node dist/main.js` (after `npm run build`) as the image does; without it the
 // gateway runs from source, as the e2e spec runs it. `--env` adds to the gateway's environment
 // (MALLOC_ARENA_MAX=2), `--node-flag` to node's flags (the defaults are GATEWAY_NODE_FLAGS).
+// `--gc-at-end` has the gateway write a heap snapshot at the end (which collects all garbage
+// first) and reports once more: what is left then is live, or held by the allocator.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { spawnGateway } from '../test/support/child-gateway';
 import type { MemoryReading, ResidentBreakdown } from '../test/support/memory-load';
 import {
@@ -33,6 +38,7 @@ function options(argv: readonly string[]) {
     settle: 20,
     built: false,
     env: {} as Record<string, string>,
+    snapshotDir: undefined as string | undefined,
   };
   const flags: string[] = [];
   for (let index = 0; index < argv.length; index++) {
@@ -42,11 +48,15 @@ function options(argv: readonly string[]) {
       const [key, ...value] = argv[++index].split('=');
       result.env[key] = value.join('=');
     } else if (name === '--node-flag') flags.push(argv[++index]);
+    else if (name === '--gc-at-end') result.snapshotDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-snapshot-'));
     else if (name === '--burst' || name === '--streams' || name === '--readers' || name === '--settle')
       result[name.slice(2) as 'burst' | 'streams' | 'readers' | 'settle'] = Number(argv[++index]);
     else throw new Error(`unknown argument ${name}`);
   }
-  return { ...result, nodeFlags: flags.length > 0 ? flags : GATEWAY_NODE_FLAGS };
+  const nodeFlags = flags.length > 0 ? flags : [...GATEWAY_NODE_FLAGS];
+  if (result.snapshotDir !== undefined)
+    nodeFlags.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${result.snapshotDir}`);
+  return { ...result, nodeFlags };
 }
 
 const mib = (bytes: number) => (bytes / MIB).toFixed(1).padStart(7);
@@ -69,6 +79,20 @@ function row(phase: string, reading: MemoryReading, resident: ResidentBreakdown)
     mib(resident.otherAnon),
     mib(resident.files),
   ].join(' ');
+}
+
+/** Signals the gateway (started with --heapsnapshot-signal=SIGUSR2) and waits until its snapshot is written. */
+async function writeSnapshot(pid: number, directory: string): Promise<void> {
+  const before = new Set(fs.readdirSync(directory));
+  process.kill(pid, 'SIGUSR2');
+  for (let lastSize = -1; ;) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const file = fs.readdirSync(directory).find((name) => !before.has(name));
+    if (!file) continue;
+    const size = fs.statSync(path.join(directory, file)).size;
+    if (size > 0 && size === lastSize) return fs.rmSync(path.join(directory, file));
+    lastSize = size;
+  }
 }
 
 async function main(): Promise<void> {
@@ -133,6 +157,12 @@ async function main(): Promise<void> {
     await settle();
     const end = await report('readers closed, settled');
     print(`  retained over baseline: ${mib(end.rss - baseline.rss)} MiB`);
+    if (settings.snapshotDir !== undefined) {
+      // A heap snapshot collects all garbage first: what is still there after it is live.
+      await writeSnapshot(pid, settings.snapshotDir);
+      await settle();
+      await report('after a full GC (heap snapshot)');
+    }
   } finally {
     await gateway.close();
     await fakes.close();
