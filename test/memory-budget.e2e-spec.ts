@@ -19,6 +19,11 @@ const RETAINED_BOUND = 48 * MIB;
 /** The share of the manifest's memory limit the worst documented case may reach. */
 const WORST_CASE_SHARE = 0.75;
 const PAUSED_READERS = 200;
+/**
+ * Hang guard per test: each takes 15–50 s beside another CPU-heavy job on 2 CPUs, and up to 110 s
+ * when two copies of this spec run side by side; never a speed requirement.
+ */
+const GUARD_MS = 240_000;
 
 /** `resources.limits.memory` of the gateway container in the base manifest, in bytes. */
 function manifestLimit(): number {
@@ -59,36 +64,44 @@ describe('the memory budget (child process)', () => {
     gateway = await spawnGateway({ ...fakes.settings, MALLOC_ARENA_MAX: imageArenaMax() }, [], undefined, {
       nodeFlags: GATEWAY_NODE_FLAGS,
     });
-  }, 120_000);
+  }, GUARD_MS);
 
   afterAll(async () => {
     await gateway?.close();
     await fakes?.close();
   });
 
-  it('comes back to within 48 MiB of its post-warm-up baseline after a burst of mixed requests', async () => {
-    const pid = gateway.process.pid!;
-    await mixedBurst(gateway.url, { requests: 300, concurrency: 20, providerCEvery: 25, from: 1_000_000 });
-    const baseline = await settledRss(pid);
-    const statuses = await mixedBurst(gateway.url, { requests: 2000, concurrency: 20, providerCEvery: 25 });
-    // The burst is what it says: chats and structured answers, and the bad bodies refused.
-    expect(statuses.get(200)).toBeGreaterThan(1000);
-    expect(statuses.get(400)).toBeGreaterThan(0);
-    const settled = await settledRss(pid);
-    expect((settled - baseline) / MIB).toBeLessThanOrEqual(RETAINED_BOUND / MIB);
-  }, 120_000);
+  it(
+    'comes back to within 48 MiB of its post-warm-up baseline after a burst of mixed requests',
+    async () => {
+      const pid = gateway.process.pid!;
+      await mixedBurst(gateway.url, { requests: 300, concurrency: 20, providerCEvery: 25, from: 1_000_000 });
+      const baseline = await settledRss(pid);
+      const statuses = await mixedBurst(gateway.url, { requests: 2000, concurrency: 20, providerCEvery: 25 });
+      // The burst is what it says: chats and structured answers, and the bad bodies refused.
+      expect(statuses.get(200)).toBeGreaterThan(1000);
+      expect(statuses.get(400)).toBeGreaterThan(0);
+      const settled = await settledRss(pid);
+      expect((settled - baseline) / MIB).toBeLessThanOrEqual(RETAINED_BOUND / MIB);
+    },
+    GUARD_MS,
+  );
 
-  it('keeps 200 paused readers of large streams plus a burst under 75 % of the manifest limit', async () => {
-    const limit = manifestLimit();
-    const readers = await openPausedReaders(gateway.url, PAUSED_READERS);
-    try {
-      await mixedBurst(gateway.url, { requests: 500, concurrency: 20, providerCEvery: 25, from: 2_000_000 });
-      await settledRss(gateway.process.pid!);
-      // VmHWM: the highest RSS of the process's whole life, the peaks of both tests included.
-      const peak = procMemory(gateway.process.pid!).peakRss;
-      expect(peak / MIB).toBeLessThan((limit * WORST_CASE_SHARE) / MIB);
-    } finally {
-      readers.forEach((reader) => reader.close());
-    }
-  }, 120_000);
+  it(
+    'keeps 200 paused readers of large streams plus a burst under 75 % of the manifest limit',
+    async () => {
+      const limit = manifestLimit();
+      const readers = await openPausedReaders(gateway.url, PAUSED_READERS);
+      try {
+        await mixedBurst(gateway.url, { requests: 500, concurrency: 20, providerCEvery: 25, from: 2_000_000 });
+        await settledRss(gateway.process.pid!);
+        // VmHWM: the highest RSS of the process's whole life, the peaks of both tests included.
+        const peak = procMemory(gateway.process.pid!).peakRss;
+        expect(peak / MIB).toBeLessThan((limit * WORST_CASE_SHARE) / MIB);
+      } finally {
+        readers.forEach((reader) => reader.close());
+      }
+    },
+    GUARD_MS,
+  );
 });
