@@ -62,12 +62,15 @@ describe(AccountPool.name, () => {
   it('sends a new chat to the account with the most quota left, and counts turns in flight', () => {
     const { pool, clock } = makePool();
     const later = clock.now() + 3_600_000;
-    pool.reportQuota('a', [{ name: 'primary', usedRatio: 0.9, resetAt: later }]);
-    pool.reportQuota('b', [{ name: 'primary', usedRatio: 0.2, resetAt: later }]);
-    pool.reportQuota('c', [
-      { name: 'primary', usedRatio: 0.5, resetAt: later },
-      { name: 'secondary', usedRatio: 0.95, resetAt: later },
-    ]);
+    pool.reportPlan('a', { source: 'turn', windows: [{ name: 'primary', usedRatio: 0.9, resetsAt: later }] });
+    pool.reportPlan('b', { source: 'turn', windows: [{ name: 'primary', usedRatio: 0.2, resetsAt: later }] });
+    pool.reportPlan('c', {
+      source: 'turn',
+      windows: [
+        { name: 'primary', usedRatio: 0.5, resetsAt: later },
+        { name: 'secondary', usedRatio: 0.95, resetsAt: later },
+      ],
+    });
     const held = pool.acquire('chat-1');
     expect(held.alias).toBe('b');
     // b now carries one turn: 0.8 / 2 = 0.4 still beats a's 0.1, c's tightest window leaves 0.05.
@@ -76,8 +79,14 @@ describe(AccountPool.name, () => {
 
   it('ignores a quota window whose reset has passed', () => {
     const { pool, clock } = makePool(['a', 'b']);
-    pool.reportQuota('a', [{ name: 'primary', usedRatio: 1, resetAt: clock.now() + 1000 }]);
-    pool.reportQuota('b', [{ name: 'primary', usedRatio: 0.5, resetAt: clock.now() + 3_600_000 }]);
+    pool.reportPlan('a', {
+      source: 'turn',
+      windows: [{ name: 'primary', usedRatio: 1, resetsAt: clock.now() + 1000 }],
+    });
+    pool.reportPlan('b', {
+      source: 'turn',
+      windows: [{ name: 'primary', usedRatio: 0.5, resetsAt: clock.now() + 3_600_000 }],
+    });
     clock.advance(2000);
     expect(pool.acquire('chat-1').alias).toBe('a');
   });

@@ -255,7 +255,10 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
               yield event;
               this.suspended = false;
             }
-            if (step.terminal) return;
+            if (step.terminal) {
+              account.succeeded();
+              return;
+            }
           }
         } catch (error) {
           failure = this.failureOf(error);
