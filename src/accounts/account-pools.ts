@@ -79,17 +79,15 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * The first read of every login's usage endpoint, beside startup (never awaited by the boot),
-   * then one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = startup only). A round still running
+   * then one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = no reads). A round still running
    * when the next is due is not doubled.
    */
   onApplicationBootstrap(): void {
-    if (this.usageReaders.length === 0) return;
-    this.readUsageRound();
     const intervalMs = this.config.accounts.usageRefreshIntervalMs;
-    if (intervalMs > 0) {
-      this.usageTimer = setInterval(() => this.readUsageRound(), intervalMs);
-      this.usageTimer.unref();
-    }
+    if (this.usageReaders.length === 0 || intervalMs <= 0) return;
+    this.readUsageRound();
+    this.usageTimer = setInterval(() => this.readUsageRound(), intervalMs);
+    this.usageTimer.unref();
   }
 
   /** Resolves once the current usage round (the startup one at first) is over (specs wait on it). */

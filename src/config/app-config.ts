@@ -97,7 +97,7 @@ export interface AppConfig {
     readonly refreshIntervalMs: number;
     /** ACCOUNT_PAID_USAGE: keep to the plan (default) or let the upstream bill paid usage. */
     readonly paidUsage: 'plan_only' | 'allow';
-    /** ACCOUNT_USAGE_REFRESH_INTERVAL: reads of the vendors' usage endpoints; 0 = startup and setup check only. */
+    /** ACCOUNT_USAGE_REFRESH_INTERVAL: reads of the vendors' usage endpoints, the first at startup; 0 = none. */
     readonly usageRefreshIntervalMs: number;
   };
   readonly agentQueue: {

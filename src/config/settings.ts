@@ -488,7 +488,7 @@ const SETTING_ROWS = [
   setting(
     'ACCOUNT_USAGE_REFRESH_INTERVAL',
     '5m',
-    "How often each login's plan usage is read from the vendor's usage endpoint (provider_a wham/usage, provider_b retrieveUserQuota), besides at startup; 0 reads it only at startup and in the setup check.",
+    "How often each login's plan usage is read from the vendor's usage endpoint (provider_a wham/usage, provider_b retrieveUserQuota), starting at startup; 0 = never (turns still report it, and the setup check reads it).",
     parseDuration,
   ),
   bool('STRUCTURED_INFERENCE_ENABLED', 'false', 'Registers POST /v1/structured/inference.', '--structured-enabled'),
