@@ -490,7 +490,7 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * The paid-usage guard (docs/accounts.md "Paid usage"). Under `plan_only`, a login whose report
+   * The paid-usage guard (docs/accounts.md "What each login has left, and paid usage"). Under `plan_only`, a login whose report
    * says paid usage is in use, or whose plan is spent, rests until the spent window resets (the
    * latest reset among spent windows; the default cooldown when none is known). Under `allow` the
    * facts are only shown, and each paid turn counted when its lease ends.

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import type { LoginPlanView } from '../accounts/account-pool';
+import type { PaidUsage, PlanWindow } from '../core/plan-usage';
 import { LOGIN_STATES, LoginStateKind } from '../core/login-state';
 import { PROVIDER_IDS } from '../core/provider-id';
 import {
@@ -206,8 +206,17 @@ export class GatewayMetrics {
     this.accountMoves.inc({ provider: providerLabel(provider), account });
   }
 
-  /** What a login's plan has left and its paid usage (docs/accounts.md "What each login has left"). */
-  accountPlan(provider: string, account: string, plan: LoginPlanView): void {
+  /** What a login's plan has left and its paid usage (docs/accounts.md "What each login has left, and paid usage"). */
+  accountPlan(
+    provider: string,
+    account: string,
+    plan: {
+      readonly windows: readonly PlanWindow[];
+      readonly paid?: PaidUsage;
+      readonly planSpent: boolean;
+      readonly needsExtraUsageSince?: number;
+    },
+  ): void {
     const labels = { provider: providerLabel(provider), account };
     for (const window of plan.windows) {
       const windowLabels = { ...labels, window: windowLabel(window.name) };

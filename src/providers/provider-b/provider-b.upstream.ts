@@ -153,8 +153,8 @@ export class ProviderBUpstream implements UpstreamFamily<ProviderBLogin, SsePayl
 }
 
 /**
- * One read of the login's quota as the Gemini CLI's `/stats` reads it (docs/upstream/provider-b.md
- * "Quota"): `POST :retrieveUserQuota` with the login's project, as a plan report. Outside any turn:
+ * One read of the login's quota as the Gemini CLI's `/stats` reads it (docs/upstream/provider-b.md §14):
+ * `POST :retrieveUserQuota` with the login's project, as a plan report. Outside any turn:
  * its own token, signal and a deadline of its own; the project is the one turns use (discovered once).
  */
 export async function readProviderBUsage(
