@@ -1,6 +1,7 @@
 import {
   exhaustedWindowResetSeconds,
   planReportOf,
+  planReportOfUsageLimit,
   rateLimitsFromEvent,
   rateLimitsFromHeaders,
   rateLimitsFromUsage,
@@ -111,6 +112,19 @@ describe('the Codex plan meter (docs/upstream/provider-a.md §4.3)', () => {
       available: false,
       disabledReason: 'workspace_member_credits_depleted',
     });
+  });
+
+  it('reads a usage-limit refusal as a spent plan with no credits available, and its plan type', () => {
+    const body = { error: { type: 'usage_limit_reached', plan_type: 'plus', resets_at: NOW_S + 60 } };
+    expect(planReportOfUsageLimit(body, undefined)).toEqual({
+      windows: [],
+      planType: 'plus',
+      paid: { kind: 'credits', available: false, inUse: false, disabledReason: 'no_credits' },
+      source: 'turn',
+    });
+    expect(planReportOfUsageLimit(body, 'workspace_owner_credits_depleted').paid?.disabledReason).toBe(
+      'workspace_owner_credits_depleted',
+    );
   });
 
   it('gives the earliest reset of a spent window as a usage limit fallback', () => {

@@ -201,6 +201,22 @@ export function planReportOf(
   return { windows, paid, planSpent, planType: limits.planType, source };
 }
 
+/**
+ * What a usage-limit refusal (429 or an error event `usage_limit_reached`, with `plan_type` and
+ * `resets_at`) says about the plan: it is spent and the backend did not draw credits, so none are
+ * available (`x-codex-rate-limit-reached-type` names why when a workspace ran out).
+ */
+export function planReportOfUsageLimit(payload: unknown, reachedType: string | undefined): PlanReport {
+  const root = objectOf(payload);
+  const error = objectOf(root?.error) ?? objectOf(objectOf(root?.response)?.error) ?? root;
+  return {
+    windows: [],
+    planType: toWord(error?.plan_type),
+    paid: { kind: 'credits', available: false, inUse: false, disabledReason: toWord(reachedType) ?? 'no_credits' },
+    source: 'turn',
+  };
+}
+
 /** Seconds until the earliest reset of a window at or above 100 % (docs/upstream/provider-a.md §4.3), if any. */
 export function exhaustedWindowResetSeconds(
   windows: readonly PlanWindow[] | undefined,
@@ -223,6 +239,11 @@ export class ProviderAPlanMeter {
     readonly latest: () => PlanReport | undefined,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** A usage-limit refusal of this login's turn (see `planReportOfUsageLimit`). */
+  usageLimit(payload: unknown, reachedType: string | undefined): void {
+    this.report(planReportOfUsageLimit(payload, reachedType));
+  }
 
   /**
    * @param answered the upstream is serving the turn these limits came with (a 2xx answer or its

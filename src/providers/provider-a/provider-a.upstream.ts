@@ -119,12 +119,15 @@ async function openAttempt(
   } catch (error) {
     if (!(error instanceof UpstreamRejection)) throw error;
     plan.record(rateLimitsFromHeaders(error.headers), logger, false);
-    throw classifyUpstreamFailure({
+    const failure = classifyUpstreamFailure({
       status: error.status,
       headers: error.headers,
       payload: error.payload,
       planWindows: plan.latest()?.windows,
     });
+    if (failure.code === 'usage_limit')
+      plan.usageLimit(error.payload, error.headers['x-codex-rate-limit-reached-type']);
+    throw failure;
   }
   // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
   plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
@@ -162,6 +165,7 @@ function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameS
     planWindows: attempt.plan.latest()?.windows,
   });
   if (step.rateLimits) attempt.plan.record(step.rateLimits, attempt.logger, true);
+  if (step.failure?.code === 'usage_limit') attempt.plan.usageLimit(frame.value, undefined);
   const { toClient } = attempt;
   if (!toClient || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;
   return { ...step, events: step.events.map(toClient) };
