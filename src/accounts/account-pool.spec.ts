@@ -503,7 +503,12 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     // Two reports within one turn (the answer's headers, then the stream's event): one paid turn.
     pool.reportPlan('a', paidTurn(clock.now() + HOUR));
     pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    lease.succeeded();
     lease.release();
+    // A turn that failed after a paid report (a refusal in the stream) is not a paid turn.
+    const failed = pool.acquire('other');
+    pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    failed.release();
     expect(pool.stateOf('a').kind).toBe('ready');
     expect(calls.filter((call) => call[0] === 'paidTurn')).toEqual([['paidTurn', 'provider_a', 'a']]);
     expect(logger.records.filter((line) => line.event === 'paid_usage_turn')).toEqual([

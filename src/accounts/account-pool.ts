@@ -58,6 +58,8 @@ export interface AccountPoolDeps {
 export interface AccountLease<T> {
   readonly alias: string;
   readonly handle: T;
+  /** The turn was delivered: a paid-usage report during it makes it a paid turn when released. */
+  succeeded(): void;
   release(): void;
 }
 
@@ -382,17 +384,20 @@ export class AccountPool<T> implements PlanReporter {
     this.deps.metrics.accountSelected(this.family, account.alias, kind);
     this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
     let released = false;
+    let delivered = false;
     const paidReports = account.paidReports;
     return {
       alias: account.alias,
       handle: account.handle,
+      succeeded: () => void (delivered = true),
       release: () => {
         if (released) return;
         released = true;
         account.inFlight--;
         this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
-        // A turn during which the upstream reported paid usage in use is one paid turn (logged once).
-        if (account.paidReports > paidReports) this.paidTurn(account);
+        // A delivered turn during which the upstream reported paid usage in use is one paid turn
+        // (logged once, however many reports); counted at release, as a family may report after its answer.
+        if (delivered && account.paidReports > paidReports) this.paidTurn(account);
       },
     };
   }

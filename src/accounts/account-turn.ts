@@ -59,6 +59,7 @@ export class AccountTurn<T> {
 
   /** The turn ended as the upstream meant it to (not a failure): what the login's success says is applied. */
   succeeded(): void {
+    this.lease.succeeded();
     this.pool.succeeded(this.lease.alias);
   }
 
