@@ -4,6 +4,7 @@ import { startGateway } from './support/create-test-app';
 import { runGateway } from './support/child-gateway';
 import { providerBSettings } from './support/provider-b-fixtures';
 import { useFakeProviderB } from './support/provider-b-harness';
+import { quotaBody } from './support/fake-provider-b';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 
@@ -28,6 +29,7 @@ describe('provider_b plan usage (retrieveUserQuota)', () => {
   const { fake, home } = useFakeProviderB({ homePrefix: 'pb-plan-' });
 
   it('reads the quota buckets at startup into GET /v1/accounts and /metrics', async () => {
+    fake().enqueue('retrieveUserQuota', { body: quotaBody() });
     gateway = await startGateway({
       GATEWAY_PROVIDERS: 'provider_b',
       GATEWAY_BEARER_SECRET: SECRET,
@@ -66,6 +68,7 @@ describe('provider_b plan usage (retrieveUserQuota)', () => {
   });
 
   it('prints each bucket in the setup check', async () => {
+    fake().enqueue('retrieveUserQuota', { body: quotaBody() });
     const run = await runGateway(
       { GATEWAY_PROVIDERS: 'provider_b', ...providerBSettings(fake(), path.join(home(), 'check'), { project: 'p' }) },
       ['--check'],

@@ -304,8 +304,6 @@ export class FakeCodeAssist {
         };
       case 'countTokens':
         return { body: { totalTokens: 1 } };
-      case 'retrieveUserQuota':
-        return { body: defaultQuotaBody() };
       case 'streamGenerateContent':
         return { frames: [{ json: defaultGeneratePayload() }] };
       case 'generateContent':
@@ -328,11 +326,13 @@ export class FakeCodeAssist {
 }
 
 /**
- * The quota answer by default, in the shape the Gemini CLI 0.61.0 reads (`buckets[]` with
- * `modelId`, `remainingFraction`, `resetTime`, `tokenType`): Pro three quarters left, Flash spent
- * until tomorrow. Tests script others with `enqueue('retrieveUserQuota', { body })`.
+ * A quota answer in the shape the Gemini CLI 0.61.0 reads (`buckets[]` with `modelId`,
+ * `remainingFraction`, `resetTime`, `tokenType`): Pro three quarters left, Flash spent until
+ * tomorrow. Specs script it with `enqueue('retrieveUserQuota', { body: quotaBody() })`; unscripted,
+ * the fake answers an empty message, as it did when the real CLI's requests were captured (the CLI
+ * asks differently once it sees buckets, so the capture check needs that default).
  */
-export function defaultQuotaBody(now = Date.now()): Record<string, unknown> {
+export function quotaBody(now = Date.now()): Record<string, unknown> {
   const tomorrow = new Date(now + 20 * 3600_000).toISOString();
   return {
     buckets: [
