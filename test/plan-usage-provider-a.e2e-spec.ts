@@ -142,6 +142,7 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     expect(error.code).toBe('paid_usage_not_allowed');
     expect(error.message).toContain('Codex credits');
     expect(error.message).toContain('ACCOUNT_PAID_USAGE');
+    expect(error.message).toContain('chatgpt.com/codex/settings/usage');
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(1790);
     expect(retryAfter).toBeLessThanOrEqual(1800);
