@@ -6,6 +6,7 @@ import { isUsable, loginStateMessage, noUsableLogin } from './core/login-state';
 import type { ProviderId } from './core/provider-id';
 import type { CatalogEntry } from './models/model-catalog';
 import { ModelCatalog } from './models/model-catalog';
+import { planLineForCheck } from './providers/plan-usage-check';
 
 export interface SetupCheckOptions {
   /** Also send one real chat per family with a usable login. */
@@ -19,7 +20,8 @@ export interface SetupCheckOptions {
  * `npm start` with the same settings would find, printed for a person and then exit. Per enabled
  * family: each login in the startup login report's own words (state, reason, the fix, and the
  * CLI's version where the family's check learns it), its token's expiry where its file has one,
- * and the models the catalog would serve. With `--live`, one tiny chat per family through the gateway's own HTTP chat route.
+ * what each usable login's plan has left and its paid usage (read from the vendor's usage
+ * endpoint, where the family has one), and the models the catalog would serve. With `--live`, one tiny chat per family through the gateway's own HTTP chat route.
  * Exit code 0 only when every enabled family has a usable login (and, with `--live`, answered).
  */
 export async function runSetupCheck(config: AppConfig, options: SetupCheckOptions): Promise<number> {
@@ -38,10 +40,17 @@ export async function runSetupCheck(config: AppConfig, options: SetupCheckOption
     const mine = logins.flatMap((login, index) =>
       login.provider === provider ? [{ login, check: checks[index] }] : [],
     );
-    for (const { login, check } of mine) {
+    // What each usable login has left, from its vendor's usage endpoint (one read per login, in turn).
+    const planLines = await Promise.all(
+      mine.map(({ login, check }) =>
+        isUsable(check.state) ? planLineForCheck(config, provider, login.account, now) : Promise.resolve(undefined),
+      ),
+    );
+    mine.forEach(({ login, check }, index) => {
       lines.push(`  ${loginStateMessage(provider, login.account, check)}`);
       if (check.expiresAt !== undefined) lines.push(`    token expires: ${expiryText(check.expiresAt, now)}`);
-    }
+      if (planLines[index] !== undefined) lines.push(`    ${planLines[index]}`);
+    });
     lines.push(`  ${modelsText(catalog.listed.filter((entry) => entry.provider === provider))}`);
     if (mine.some(({ check }) => isUsable(check.state))) usableFamilies.push(provider);
     else

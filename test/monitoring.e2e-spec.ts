@@ -199,6 +199,9 @@ describe('docker/k8s/monitoring against a running gateway', () => {
       'gateway_chat_api_structured_idempotency_total',
       'gateway_chat_api_process_resident_memory_bytes',
       'gateway_chat_api_nodejs_eventloop_lag_p99_seconds',
+      'gateway_chat_api_account_quota_used_ratio',
+      'gateway_chat_api_account_paid_usage_in_use',
+      'gateway_chat_api_paid_turns_total',
     ]) {
       expect(all).toContain(metric);
     }

@@ -27,8 +27,33 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
     expect(run.stdout).toMatch(new RegExp(`^ {4}token expires: ${isoOf(exp)} \\(in [^)]+\\)$`, 'm'));
     expect(run.stdout).toMatch(/^ {2}models: \d+ ids for \d+ upstream models: gpt-6\.2-sol \(\+\d+\), .*gpt-5\.6-sol/m);
     expect(run.stdout).toMatch(/^setup check passed: every enabled family has a usable login\n$/m);
+    // What the plan has left, from wham/usage (the fake's default: a Plus plan barely used, no credits).
+    expect(run.stdout).toMatch(
+      /^ {4}plan: plan plus; primary 12 % used \(5h, resets [^)]+\); secondary 3 % used \(7d, resets [^)]+\); credits: not available, not in use, balance 0, no_credits$/m,
+    );
+    expect(fake().usageRequests()).toHaveLength(1);
     // No live chat without --live.
     expect(fake().requests()).toEqual([]);
+  });
+
+  it("names the guard's verdict for a login whose plan is spent", async () => {
+    const resetAt = nowSeconds() + HOUR_S;
+    fake().serveUsage({
+      plan_type: 'pro',
+      rate_limit: {
+        limit_reached: true,
+        primary_window: { used_percent: 100, limit_window_seconds: 18_000, reset_at: resetAt },
+      },
+      credits: { has_credits: true, unlimited: false, balance: '7.25' },
+    });
+    const run = await runGateway(
+      { GATEWAY_PROVIDERS: 'provider_a', ...providerASettings(fake(), path.join(home(), 'pa')) },
+      ['--check'],
+    );
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      `    plan: plan pro; primary 100 % used (5h, resets ${isoOf(resetAt)}); plan spent; credits: available, not in use, balance 7.25 -> no new turn on this login until ${isoOf(resetAt)} (ACCOUNT_PAID_USAGE=plan_only)\n`,
+    );
   });
 
   it('fails on a missing login, naming the fix the startup report names', async () => {

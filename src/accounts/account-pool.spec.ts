@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GatewayError } from '../core/gateway.error';
+import type { PlanReport } from '../core/plan-usage';
 import { recordingAccountMetrics, recordingLogger } from '../../test/support/recorders';
 import type { AccountPoolOptions } from './account-pool';
 import { AccountPool, PIN_IDLE_TTL_MS } from './account-pool';
@@ -62,12 +63,15 @@ describe(AccountPool.name, () => {
   it('sends a new chat to the account with the most quota left, and counts turns in flight', () => {
     const { pool, clock } = makePool();
     const later = clock.now() + 3_600_000;
-    pool.reportQuota('a', [{ name: 'primary', usedRatio: 0.9, resetAt: later }]);
-    pool.reportQuota('b', [{ name: 'primary', usedRatio: 0.2, resetAt: later }]);
-    pool.reportQuota('c', [
-      { name: 'primary', usedRatio: 0.5, resetAt: later },
-      { name: 'secondary', usedRatio: 0.95, resetAt: later },
-    ]);
+    pool.reportPlan('a', { source: 'turn', windows: [{ name: 'primary', usedRatio: 0.9, resetsAt: later }] });
+    pool.reportPlan('b', { source: 'turn', windows: [{ name: 'primary', usedRatio: 0.2, resetsAt: later }] });
+    pool.reportPlan('c', {
+      source: 'turn',
+      windows: [
+        { name: 'primary', usedRatio: 0.5, resetsAt: later },
+        { name: 'secondary', usedRatio: 0.95, resetsAt: later },
+      ],
+    });
     const held = pool.acquire('chat-1');
     expect(held.alias).toBe('b');
     // b now carries one turn: 0.8 / 2 = 0.4 still beats a's 0.1, c's tightest window leaves 0.05.
@@ -76,8 +80,14 @@ describe(AccountPool.name, () => {
 
   it('ignores a quota window whose reset has passed', () => {
     const { pool, clock } = makePool(['a', 'b']);
-    pool.reportQuota('a', [{ name: 'primary', usedRatio: 1, resetAt: clock.now() + 1000 }]);
-    pool.reportQuota('b', [{ name: 'primary', usedRatio: 0.5, resetAt: clock.now() + 3_600_000 }]);
+    pool.reportPlan('a', {
+      source: 'turn',
+      windows: [{ name: 'primary', usedRatio: 1, resetsAt: clock.now() + 1000 }],
+    });
+    pool.reportPlan('b', {
+      source: 'turn',
+      windows: [{ name: 'primary', usedRatio: 0.5, resetsAt: clock.now() + 3_600_000 }],
+    });
     clock.advance(2000);
     expect(pool.acquire('chat-1').alias).toBe('a');
   });
@@ -401,6 +411,149 @@ describe(startBackgroundRefresh.name, () => {
     startBackgroundRefresh(pool, refresh, { intervalMs: 0, aheadMs: 1 }, logger)();
     await jest.advanceTimersByTimeAsync(60_000);
     expect(refresh).not.toHaveBeenCalled();
+  });
+});
+
+describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
+  const HOUR = 3_600_000;
+  const paidTurn = (resetsAt: number): PlanReport => ({
+    source: 'turn',
+    windows: [{ name: 'primary', usedRatio: 1, resetsAt }],
+    planSpent: true,
+    paid: { kind: 'credits', available: true, inUse: true },
+  });
+
+  it('rests a login reported drawing paid usage until the spent window resets, and moves new turns away', () => {
+    const { pool, clock, logger, last } = makePool(['a', 'b']);
+    const resetsAt = clock.now() + HOUR;
+    pool.reportPlan('a', paidTurn(resetsAt));
+    expect(pool.stateOf('a')).toEqual({ kind: 'plan_spent', until: resetsAt, reason: 'paid_usage_in_use' });
+    expect(last('state', 'a')).toEqual(['state', 'provider_a', 'a', 'plan_spent', resetsAt]);
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        event: 'account_state',
+        account: 'a',
+        state: 'plan_spent',
+        reason: 'paid_usage_in_use',
+      }),
+    );
+    for (const chat of ['c1', 'c2', 'c3']) {
+      const lease = pool.acquire(chat);
+      expect(lease.alias).toBe('b');
+      lease.release();
+    }
+    clock.advance(HOUR);
+    expect(pool.stateOf('a').kind).toBe('ready');
+  });
+
+  it("refuses a family's only login with paid_usage_not_allowed, Retry-After the reset (never bypassed)", () => {
+    const { pool, clock } = makePool(['only']);
+    const resetsAt = clock.now() + 30 * 60_000;
+    pool.reportPlan('only', paidTurn(resetsAt));
+    const error = thrown(() => pool.acquire('chat'));
+    expect(error).toMatchObject({
+      code: 'paid_usage_not_allowed',
+      provider: 'provider_a',
+      retryAfterSeconds: 1800,
+      resetsAt,
+    });
+    expect(pool.unavailableError()?.code).toBe('paid_usage_not_allowed');
+    clock.advance(30 * 60_000);
+    expect(pool.acquire('chat').alias).toBe('only');
+  });
+
+  it('rests a login whose plan is spent (a window at 100 % ahead of its reset) even without paid usage in use', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    pool.reportPlan('a', {
+      source: 'usage_endpoint',
+      windows: [
+        { name: 'primary', usedRatio: 1, resetsAt: clock.now() + HOUR },
+        { name: 'secondary', usedRatio: 1, resetsAt: clock.now() + 2 * HOUR },
+      ],
+    });
+    // The latest spent window's reset: the plan serves again only once both are past.
+    expect(pool.stateOf('a')).toMatchObject({
+      kind: 'plan_spent',
+      until: clock.now() + 2 * HOUR,
+      reason: 'plan_spent',
+    });
+  });
+
+  it('uses the default cooldown when the spent plan names no reset, and ignores a window whose reset passed', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    pool.reportPlan('b', { source: 'turn', windows: [{ name: 'primary', usedRatio: 1, resetsAt: clock.now() - 1 }] });
+    expect(pool.stateOf('b').kind).toBe('ready');
+    pool.reportPlan('a', { source: 'turn', windows: [], planSpent: true });
+    expect(pool.stateOf('a')).toMatchObject({ kind: 'plan_spent', until: clock.now() + OPTIONS.cooldownDefaultMs });
+  });
+
+  it("does not rest a login for one model's spent quota bucket", () => {
+    const { pool, clock } = makePool(['a']);
+    pool.reportPlan('a', {
+      source: 'usage_endpoint',
+      windows: [{ name: 'gemini-2.5-flash', model: 'gemini-2.5-flash', usedRatio: 1, resetsAt: clock.now() + HOUR }],
+    });
+    expect(pool.stateOf('a').kind).toBe('ready');
+    expect(pool.planView('a').planSpent).toBe(false);
+  });
+
+  it('with allow, serves the login and counts and logs each paid turn once', () => {
+    const { pool, clock, logger, calls } = makePool(['a'], { paidUsage: 'allow' });
+    const lease = pool.acquire('chat');
+    // Two reports within one turn (the answer's headers, then the stream's event): one paid turn.
+    pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    lease.succeeded();
+    lease.release();
+    // A turn that failed after a paid report (a refusal in the stream) is not a paid turn.
+    const failed = pool.acquire('other');
+    pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    failed.release();
+    expect(pool.stateOf('a').kind).toBe('ready');
+    expect(calls.filter((call) => call[0] === 'paidTurn')).toEqual([['paidTurn', 'provider_a', 'a']]);
+    expect(logger.records.filter((line) => line.event === 'paid_usage_turn')).toEqual([
+      expect.objectContaining({ provider: 'provider_a', account: 'a', paid_usage: 'credits', setting: 'allow' }),
+    ]);
+    expect(pool.acquire('chat').alias).toBe('a');
+  });
+
+  it('shows the plan, the paid usage and the rest in the view, and publishes it', () => {
+    const { pool, clock, last } = makePool(['a', 'b']);
+    const resetsAt = clock.now() + HOUR;
+    pool.reportPlan('a', { ...paidTurn(resetsAt), planType: 'plus' });
+    const view = pool.planView('a');
+    expect(view).toMatchObject({
+      state: 'plan_spent',
+      planSpent: true,
+      planType: 'plus',
+      restsUntil: resetsAt,
+      source: 'turn',
+      updatedAt: clock.now(),
+      paid: { kind: 'credits', inUse: true },
+    });
+    expect(last('plan', 'a')?.[3]).toMatchObject({ planSpent: true });
+    // A later report without paid facts keeps them, but no longer in use.
+    pool.reportPlan('a', { source: 'turn', windows: [{ name: 'secondary', usedRatio: 0.2 }] });
+    expect(pool.planView('a').paid).toEqual({ kind: 'credits', available: true, inUse: false });
+    expect(pool.planView('a').windows.map((window) => window.name)).toEqual(['primary', 'secondary']);
+  });
+
+  it('flags a login refused for extra usage without cooling or moving it, until its next successful turn', () => {
+    const { pool, clock, last } = makePool(['a', 'b']);
+    const refusal = new GatewayError('extra_usage_required', { provider: 'provider_c' });
+    const lease = pool.acquire('chat');
+    expect(lease.alias).toBe('a');
+    expect(pool.moveAfter(lease, refusal, 'chat')).toBeUndefined();
+    expect(pool.stateOf('a').kind).toBe('ready');
+    expect(pool.planView('a').needsExtraUsageSince).toBe(clock.now());
+    expect(last('plan', 'a')?.[3]).toMatchObject({ needsExtraUsageSince: clock.now() });
+    lease.release();
+    // The same chat stays on its login; its next success clears the flag.
+    const turn = new AccountTurn(pool, 'chat');
+    expect(turn.alias).toBe('a');
+    turn.succeeded();
+    turn.end();
+    expect(pool.planView('a').needsExtraUsageSince).toBeUndefined();
   });
 });
 

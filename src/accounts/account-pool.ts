@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { EventLogger } from '../core/event-logger';
-import type { PlanReport, PlanReporter } from '../core/plan-usage';
+import type { PlanReport, PlanReporter, PlanWindow } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import { formatWait } from '../core/error-codes';
 import type { ProviderId } from '../core/provider-id';
@@ -23,6 +23,8 @@ export interface AccountPoolOptions {
   readonly maxInFlight: number;
   readonly cooldownDefaultMs: number;
   readonly pinnedChatsMax: number;
+  /** ACCOUNT_PAID_USAGE: `plan_only` rests a login whose plan is spent; `allow` serves it and counts paid turns. */
+  readonly paidUsage?: 'plan_only' | 'allow';
 }
 
 /** The account series of GatewayMetrics; labels are family and alias only. */
@@ -40,7 +42,10 @@ export interface AccountMetrics {
   accountSelected(provider: ProviderId, account: string, kind: SelectionKind): void;
   accountCooldown(provider: ProviderId, account: string, reason: CooldownReason): void;
   accountMovedAway(provider: ProviderId, account: string): void;
-  accountQuota(provider: ProviderId, account: string, window: QuotaWindow): void;
+  /** What the login's plan has left and its paid usage, after every report and flag change. */
+  accountPlan(provider: ProviderId, account: string, plan: LoginPlanView): void;
+  /** One turn the upstream reported as paid (ACCOUNT_PAID_USAGE=allow). */
+  accountPaidTurn(provider: ProviderId, account: string): void;
 }
 
 export interface AccountPoolDeps {
@@ -54,6 +59,8 @@ export interface AccountPoolDeps {
 export interface AccountLease<T> {
   readonly alias: string;
   readonly handle: T;
+  /** The turn was delivered: a paid-usage report during it makes it a paid turn when released. */
+  succeeded(): void;
   release(): void;
 }
 
@@ -64,9 +71,17 @@ interface Account<T> {
   state: AccountState;
   inFlight: number;
   lastSelectedAt: number;
-  readonly quota: Map<string, QuotaWindow>;
   /** The latest plan report of this login, windows merged by name (docs/providers.md "What each vendor meters"). */
   plan?: PlanReport;
+  /** When the last report arrived (epoch ms). */
+  planUpdatedAt?: number;
+  /** Counts turn reports that said paid usage is in use; a lease compares it at release to count a paid turn. */
+  paidReports: number;
+  /**
+   * Since when (epoch ms) the upstream has refused requests of this login as needing extra usage
+   * (`extra_usage_required`); cleared by the login's next successful turn.
+   */
+  needsExtraUsageSince?: number;
   /**
    * The login file's fingerprint when the upstream said it does not serve this account (provider_b's
    * ineligible tiers). Not a pool state (the account stays selectable, as before); read by the login report.
@@ -104,7 +119,7 @@ export class AccountPool<T> implements PlanReporter {
       state: { kind: 'ready' },
       inFlight: 0,
       lastSelectedAt: 0,
-      quota: new Map(),
+      paidReports: 0,
     }));
     this.pins = new LRUCache<string, string>({
       max: options.pinnedChatsMax,
@@ -120,7 +135,13 @@ export class AccountPool<T> implements PlanReporter {
       this.publishState(account);
       this.deps.metrics.accountInFlight(family, account.alias, 0);
       this.deps.metrics.accountPinnedChats(family, account.alias, 0);
+      this.publishPlan(account);
     }
+  }
+
+  /** ACCOUNT_PAID_USAGE as this pool applies it. */
+  get paidUsage(): 'plan_only' | 'allow' {
+    return this.options.paidUsage ?? 'plan_only';
   }
 
   get aliases(): readonly string[] {
@@ -180,6 +201,18 @@ export class AccountPool<T> implements PlanReporter {
   applyFailure(alias: string, error: unknown): boolean {
     if (!(error instanceof GatewayError)) return false;
     const account = this.account(alias);
+    if (error.code === 'extra_usage_required') {
+      // The vendor bills this request's content as a third-party app: the login still serves others on its plan.
+      if (account.needsExtraUsageSince === undefined) {
+        account.needsExtraUsageSince = this.deps.clock.now();
+        this.deps.logger.warn(
+          { event: 'account_needs_extra_usage', provider: this.family, account: alias },
+          'account_needs_extra_usage',
+        );
+        this.publishPlan(account);
+      }
+      return false;
+    }
     if (error.code === 'provider_account_unsupported') {
       account.unsupportedFingerprint = account.loginFile ? (loginFingerprint(account.loginFile) ?? null) : null;
       return false;
@@ -224,15 +257,6 @@ export class AccountPool<T> implements PlanReporter {
     return undefined;
   }
 
-  /** The upstream's latest usage windows for an account (merged by window name). */
-  reportQuota(alias: string, windows: readonly QuotaWindow[]): void {
-    const account = this.account(alias);
-    for (const window of windows) {
-      account.quota.set(window.name, window);
-      this.deps.metrics.accountQuota(this.family, alias, window);
-    }
-  }
-
   /**
    * What the upstream said about a login's plan and paid usage. Windows are merged by name with
    * the ones reported before; the paid-usage facts and `planSpent` are the latest report's.
@@ -244,9 +268,32 @@ export class AccountPool<T> implements PlanReporter {
     account.plan = {
       ...report,
       windows: [...windows.values()],
-      paid: report.paid ?? account.plan?.paid,
+      // Paid-usage facts not repeated by this report stand, but only this report can say they are in use now.
+      paid: report.paid ?? (account.plan?.paid && { ...account.plan.paid, inUse: false }),
       planType: report.planType ?? account.plan?.planType,
     };
+    account.planUpdatedAt = this.deps.clock.now();
+    if (report.source === 'turn' && report.paid?.inUse) account.paidReports++;
+    this.guard(account, report);
+    this.publishPlan(account);
+  }
+
+  /**
+   * A successful turn of a login: it is served on its plan again, so a standing refusal for extra
+   * usage (one request's content) no longer describes it.
+   */
+  succeeded(alias: string): void {
+    const account = this.account(alias);
+    if (account.needsExtraUsageSince === undefined) return;
+    account.needsExtraUsageSince = undefined;
+    this.publishPlan(account);
+  }
+
+  /** What the views show of one login's plan (the JSON route, the metrics, the setup check). */
+  planView(alias: string): LoginPlanView {
+    const account = this.account(alias);
+    this.heal(account);
+    return this.viewOf(account);
   }
 
   /** The latest plan report of a login, if any upstream answer or usage read carried one. */
@@ -300,12 +347,18 @@ export class AccountPool<T> implements PlanReporter {
    * A family with one login keeps working as it did before pooling: with no other login to turn
    * to, the upstream is asked even while the login is cooling or dead (it answers the same 429 or
    * 401, and notices at once when the plan or the login changed). Its state is still tracked and
-   * shown. Only an explicit in-flight cap holds it back.
+   * shown. Only an explicit in-flight cap holds it back, and the paid-usage guard: a spent plan
+   * would be served from the owner's money, so it is never bypassed.
    */
   private soleLogin(exclude: string | undefined): Account<T> | undefined {
     const [only, ...others] = this.accounts;
     const { maxInFlight } = this.options;
-    if (others.length > 0 || only.alias === exclude || (maxInFlight !== 0 && only.inFlight >= maxInFlight))
+    if (
+      others.length > 0 ||
+      only.alias === exclude ||
+      only.state.kind === 'plan_spent' ||
+      (maxInFlight !== 0 && only.inFlight >= maxInFlight)
+    )
       return undefined;
     return only;
   }
@@ -314,9 +367,10 @@ export class AccountPool<T> implements PlanReporter {
   private headroom(account: Account<T>): number {
     const now = this.deps.clock.now();
     let used = 0;
-    for (const window of account.quota.values()) {
-      const running = window.resetAt === undefined || window.resetAt > now;
-      if (running) used = Math.max(used, window.usedRatio);
+    for (const window of account.plan?.windows ?? []) {
+      const running = window.resetsAt === undefined || window.resetsAt > now;
+      if (running && window.usedRatio !== undefined && window.model === undefined)
+        used = Math.max(used, window.usedRatio);
     }
     return Math.max(0, 1 - used) / (account.inFlight + 1);
   }
@@ -331,14 +385,20 @@ export class AccountPool<T> implements PlanReporter {
     this.deps.metrics.accountSelected(this.family, account.alias, kind);
     this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
     let released = false;
+    let delivered = false;
+    const paidReports = account.paidReports;
     return {
       alias: account.alias,
       handle: account.handle,
+      succeeded: () => void (delivered = true),
       release: () => {
         if (released) return;
         released = true;
         account.inFlight--;
         this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
+        // A delivered turn during which the upstream reported paid usage in use is one paid turn
+        // (logged once, however many reports); counted at release, as a family may report after its answer.
+        if (delivered && account.paidReports > paidReports) this.paidTurn(account);
       },
     };
   }
@@ -352,7 +412,8 @@ export class AccountPool<T> implements PlanReporter {
   /** Ends a cooldown whose time has come, and a dead login whose file changed. */
   private heal(account: Account<T>): void {
     const state = account.state;
-    if (state.kind === 'cooling' && this.deps.clock.now() >= state.until) this.transition(account, { kind: 'ready' });
+    if ((state.kind === 'cooling' || state.kind === 'plan_spent') && this.deps.clock.now() >= state.until)
+      this.transition(account, { kind: 'ready' });
     else if (
       state.kind === 'login_dead' &&
       account.loginFile &&
@@ -362,9 +423,25 @@ export class AccountPool<T> implements PlanReporter {
     }
   }
 
-  /** No usable account: 429 with the earliest reset while any account is cooling or busy, else 401. */
+  /**
+   * No usable account: 429 with the earliest reset while any account is cooling or busy; when the
+   * only logins left are resting on a spent plan, the paid-usage refusal; else 401.
+   */
   private unavailable(): GatewayError {
-    const cooling = this.accounts.flatMap((account) => (account.state.kind === 'cooling' ? [account.state.until] : []));
+    const spent = this.accounts.flatMap((account) => (account.state.kind === 'plan_spent' ? [account.state] : []));
+    const others = this.accounts.some((account) => account.state.kind === 'ready' || account.state.kind === 'cooling');
+    if (spent.length > 0 && !others) {
+      const resetsAt = Math.min(...spent.map((state) => state.until));
+      return new GatewayError('paid_usage_not_allowed', {
+        provider: this.family,
+        retryAfterSeconds: Math.max(1, Math.ceil((resetsAt - this.deps.clock.now()) / 1000)),
+        resetsAt,
+        detail: `${this.family} accounts all on a spent plan (ACCOUNT_PAID_USAGE=plan_only)`,
+      });
+    }
+    const cooling = this.accounts.flatMap((account) =>
+      account.state.kind === 'cooling' || account.state.kind === 'plan_spent' ? [account.state.until] : [],
+    );
     const busy = this.accounts.some((account) => account.state.kind === 'ready');
     if (busy || cooling.length > 0) {
       const seconds = busy
@@ -400,6 +477,10 @@ export class AccountPool<T> implements PlanReporter {
       fields.reason = next.reason;
       fields.until = new Date(next.until).toISOString();
     }
+    if (next.kind === 'plan_spent') {
+      fields.reason = next.reason;
+      fields.until = new Date(next.until).toISOString();
+    }
     if (next.kind === 'ready') this.deps.logger.info(fields, 'account_state');
     else this.deps.logger.warn(fields, 'account_state');
   }
@@ -410,13 +491,99 @@ export class AccountPool<T> implements PlanReporter {
       this.family,
       account.alias,
       state.kind,
-      state.kind === 'cooling' ? state.until : undefined,
+      state.kind === 'cooling' || state.kind === 'plan_spent' ? state.until : undefined,
     );
   }
+
+  /**
+   * The paid-usage guard (docs/accounts.md "What each login has left, and paid usage"). Under `plan_only`, a login whose report
+   * says paid usage is in use, or whose plan is spent, rests until the spent window resets (the
+   * latest reset among spent windows; the default cooldown when none is known). Under `allow` the
+   * facts are only shown, and each paid turn counted when its lease ends.
+   */
+  private guard(account: Account<T>, report: PlanReport): void {
+    if (this.paidUsage === 'allow') return;
+    const now = this.deps.clock.now();
+    const spentWindows = spentWindowsOf(account.plan?.windows ?? [], now);
+    const inUse = report.paid?.inUse === true;
+    if (!inUse && !report.planSpent && spentWindows.length === 0) return;
+    const resets = spentWindows.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
+    const until = resets.length > 0 ? Math.max(...resets) : now + this.options.cooldownDefaultMs;
+    if (until <= now) return;
+    const state = account.state;
+    if (state.kind === 'login_dead') return;
+    if ((state.kind === 'plan_spent' || state.kind === 'cooling') && state.until >= until) return;
+    this.transition(account, { kind: 'plan_spent', until, reason: inUse ? 'paid_usage_in_use' : 'plan_spent' });
+  }
+
+  private paidTurn(account: Account<T>): void {
+    this.deps.metrics.accountPaidTurn(this.family, account.alias);
+    this.deps.logger.info(
+      {
+        event: 'paid_usage_turn',
+        provider: this.family,
+        account: account.alias,
+        paid_usage: account.plan?.paid?.kind,
+        setting: this.paidUsage,
+      },
+      'paid_usage_turn',
+    );
+  }
+
+  private publishPlan(account: Account<T>): void {
+    this.deps.metrics.accountPlan(this.family, account.alias, this.viewOf(account));
+  }
+
+  private viewOf(account: Account<T>): LoginPlanView {
+    const plan = account.plan;
+    const now = this.deps.clock.now();
+    return {
+      state: account.state.kind,
+      windows: plan?.windows ?? [],
+      paid: plan?.paid,
+      planSpent: plan?.planSpent === true || spentWindowsOf(plan?.windows ?? [], now).length > 0,
+      planType: plan?.planType,
+      needsExtraUsageSince: account.needsExtraUsageSince,
+      source: plan?.source,
+      updatedAt: account.planUpdatedAt,
+      restsUntil: account.state.kind === 'plan_spent' ? account.state.until : undefined,
+    };
+  }
+}
+
+/** Plan windows (not one model's) used up (>= 100 %) whose reset is still ahead (or unknown). */
+function spentWindowsOf(windows: readonly PlanWindow[], now: number): PlanWindow[] {
+  return windows.filter(
+    (window) =>
+      window.model === undefined &&
+      window.usedRatio !== undefined &&
+      window.usedRatio >= 1 &&
+      (window.resetsAt === undefined || window.resetsAt > now),
+  );
+}
+
+/** One login's plan as the views show it: the latest report, the guard's state and the extra-usage flag. */
+export interface LoginPlanView {
+  readonly state: AccountStateKind;
+  readonly windows: readonly PlanWindow[];
+  readonly paid?: PlanReport['paid'];
+  /** The latest report said the plan is spent, or a window is at 100 % until a reset still ahead. */
+  readonly planSpent: boolean;
+  readonly planType?: string;
+  /** Since when (epoch ms) the upstream has asked for extra usage on this login's requests. */
+  readonly needsExtraUsageSince?: number;
+  readonly source?: PlanReport['source'];
+  /** When the last report arrived (epoch ms). */
+  readonly updatedAt?: number;
+  /** Under plan_only: until when the guard gives the login no new turn (epoch ms). */
+  readonly restsUntil?: number;
 }
 
 /** Why an account is cooling: the upstream's usage window is spent, or it answered 429. */
 export type CooldownReason = 'usage_limit' | 'rate_limited';
+
+/** Why the paid-usage guard rests a login: the upstream said paid usage is in use, or the plan is spent. */
+export type PlanSpentReason = 'paid_usage_in_use' | 'plan_spent';
 
 /**
  * The state of one login. `cooling` ends by itself at `until`; `login_dead` ends when the login
@@ -425,20 +592,12 @@ export type CooldownReason = 'usage_limit' | 'rate_limited';
 export type AccountState =
   | { readonly kind: 'ready' }
   | { readonly kind: 'cooling'; readonly until: number; readonly reason: CooldownReason }
+  | { readonly kind: 'plan_spent'; readonly until: number; readonly reason: PlanSpentReason }
   | { readonly kind: 'login_dead'; readonly fingerprint: string | undefined };
 
 export type AccountStateKind = AccountState['kind'];
 
-export const ACCOUNT_STATE_KINDS: readonly AccountStateKind[] = ['ready', 'cooling', 'login_dead'];
-
-/** One usage window the upstream reported for an account (provider_a: primary, secondary). */
-export interface QuotaWindow {
-  readonly name: string;
-  /** 0..1 (and above when the upstream overshoots). */
-  readonly usedRatio: number;
-  /** Epoch ms; undefined when not reported. */
-  readonly resetAt?: number;
-}
+export const ACCOUNT_STATE_KINDS: readonly AccountStateKind[] = ['ready', 'cooling', 'login_dead', 'plan_spent'];
 
 /** How an account was chosen for a turn (a metric label). */
 export type SelectionKind = 'pinned' | 'new' | 'moved';

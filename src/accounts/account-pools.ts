@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
@@ -6,6 +6,8 @@ import type { ProviderId } from '../core/provider-id';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { AccountClock, AccountPool, PoolAccountSpec } from './account-pool';
 import { RefreshLogin, startBackgroundRefresh } from './background-refresh';
+import type { PlanUsageRead } from '../core/plan-usage';
+import { readPoolUsage } from './plan-usage-refresh';
 
 /** Injection token of the pools' clock (a plain `{ now() }`; e2e specs move it forward). */
 export const ACCOUNT_CLOCK = Symbol('ACCOUNT_CLOCK');
@@ -19,8 +21,12 @@ const SWEEP_INTERVAL_MS = 1000;
  * Nest, in specs too (test/support/adapter-module.ts).
  */
 @Injectable()
-export class AccountPools implements OnModuleDestroy {
+export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly stops: Array<() => void> = [];
+  /** The usage-endpoint reader of each family that has one, run from `onApplicationBootstrap`. */
+  private readonly usageReaders: Array<() => Promise<void>> = [];
+  private usageRound?: Promise<void>;
+  private usageTimer?: NodeJS.Timeout;
   /** The pool of each family, for the login report (docs/accounts.md). */
   private readonly byFamily = new Map<ProviderId, AccountPool<unknown>>();
 
@@ -31,7 +37,16 @@ export class AccountPools implements OnModuleDestroy {
     @Inject(ACCOUNT_CLOCK) private readonly clock: AccountClock,
   ) {}
 
-  create<T>(family: ProviderId, specs: readonly PoolAccountSpec<T>[], refresh?: RefreshLogin<T>): AccountPool<T> {
+  /**
+   * @param readUsage the family's reader of its vendor's usage endpoint (docs/accounts.md "What each
+   *   login has left"): read at startup and every ACCOUNT_USAGE_REFRESH_INTERVAL, never per request.
+   */
+  create<T>(
+    family: ProviderId,
+    specs: readonly PoolAccountSpec<T>[],
+    refresh?: RefreshLogin<T>,
+    readUsage?: PlanUsageRead<T>,
+  ): AccountPool<T> {
     const { accounts } = this.config;
     const pool = new AccountPool(
       family,
@@ -40,6 +55,7 @@ export class AccountPools implements OnModuleDestroy {
         maxInFlight: accounts.maxInFlight,
         cooldownDefaultMs: accounts.cooldownDefaultMs,
         pinnedChatsMax: accounts.pinnedChatsMax,
+        paidUsage: accounts.paidUsage,
       },
       { clock: this.clock, logger: this.logger, metrics: this.metrics },
     );
@@ -57,7 +73,34 @@ export class AccountPools implements OnModuleDestroy {
         ),
       );
     }
+    if (readUsage) this.usageReaders.push(() => readPoolUsage(pool, readUsage, this.logger));
     return pool;
+  }
+
+  /**
+   * The first read of every login's usage endpoint, beside startup (never awaited by the boot),
+   * then one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = no reads). A round still running
+   * when the next is due is not doubled.
+   */
+  onApplicationBootstrap(): void {
+    const intervalMs = this.config.accounts.usageRefreshIntervalMs;
+    if (this.usageReaders.length === 0 || intervalMs <= 0) return;
+    this.readUsageRound();
+    this.usageTimer = setInterval(() => this.readUsageRound(), intervalMs);
+    this.usageTimer.unref();
+  }
+
+  /** Resolves once the current usage round (the startup one at first) is over (specs wait on it). */
+  async usageSettled(): Promise<void> {
+    await this.usageRound;
+  }
+
+  private readUsageRound(): void {
+    if (this.usageRound) return;
+    this.usageRound = Promise.all(this.usageReaders.map((read) => read())).then(
+      () => (this.usageRound = undefined),
+      () => (this.usageRound = undefined),
+    );
   }
 
   /** The family's pool once its adapter built it. */
@@ -66,6 +109,7 @@ export class AccountPools implements OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    clearInterval(this.usageTimer);
     this.stops.splice(0).forEach((stop) => stop());
   }
 }

@@ -57,6 +57,12 @@ export class AccountTurn<T> {
     return error.with({ retryAfterSeconds: pooled.retryAfterSeconds, cause: error });
   }
 
+  /** The turn ended as the upstream meant it to (not a failure): what the login's success says is applied. */
+  succeeded(): void {
+    this.lease.succeeded();
+    this.pool.succeeded(this.lease.alias);
+  }
+
   end(): void {
     this.lease.release();
   }

@@ -59,6 +59,8 @@ describe(loadConfig.name, () => {
         pinnedChatsMax: 10_000,
         refreshAheadMs: 300_000,
         refreshIntervalMs: 60_000,
+        paidUsage: 'plan_only',
+        usageRefreshIntervalMs: 300_000,
       });
       expect(config.agentQueue).toEqual({
         enabled: true,

@@ -95,6 +95,10 @@ export interface AppConfig {
     readonly refreshAheadMs: number;
     /** 0 = no background refresh. */
     readonly refreshIntervalMs: number;
+    /** ACCOUNT_PAID_USAGE: keep to the plan (default) or let the upstream bill paid usage. */
+    readonly paidUsage: 'plan_only' | 'allow';
+    /** ACCOUNT_USAGE_REFRESH_INTERVAL: reads of the vendors' usage endpoints, the first at startup; 0 = none. */
+    readonly usageRefreshIntervalMs: number;
   };
   readonly agentQueue: {
     readonly enabled: boolean;
@@ -300,6 +304,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       pinnedChatsMax: value('ACCOUNT_PINNED_CHATS_MAX'),
       refreshAheadMs: value('ACCOUNT_REFRESH_AHEAD'),
       refreshIntervalMs: value('ACCOUNT_REFRESH_INTERVAL'),
+      paidUsage: value('ACCOUNT_PAID_USAGE'),
+      usageRefreshIntervalMs: value('ACCOUNT_USAGE_REFRESH_INTERVAL'),
     },
     agentQueue: {
       enabled: value('PRIMARY_AGENT_QUEUE_ENABLED'),

@@ -479,6 +479,18 @@ const SETTING_ROWS = [
     'How often idle logins are checked for refresh (with ±20 % jitter); 0 disables.',
     parseDuration,
   ),
+  setting(
+    'ACCOUNT_PAID_USAGE',
+    'plan_only',
+    "plan_only: a login whose plan is spent, or that the upstream reports drawing paid usage (Claude's extra usage, Codex credits), gets no new turn until the plan window resets; allow: serve as the upstream does, and log and count each paid turn. See docs/accounts.md.",
+    parseEnum(['plan_only', 'allow'] as const),
+  ),
+  setting(
+    'ACCOUNT_USAGE_REFRESH_INTERVAL',
+    '5m',
+    "How often each login's plan usage is read from the vendor's usage endpoint (provider_a wham/usage, provider_b retrieveUserQuota), starting at startup; 0 = never (turns still report it, and the setup check reads it).",
+    parseDuration,
+  ),
   bool('STRUCTURED_INFERENCE_ENABLED', 'false', 'Registers POST /v1/structured/inference.', '--structured-enabled'),
   setting('STRUCTURED_MAX_ACTIVE', '4', 'Active structured requests.', parsePositiveInteger),
   setting('STRUCTURED_MAX_ACTIVE_PER_KEY', '2', 'Active structured requests per caller.', parsePositiveInteger),

@@ -1,3 +1,5 @@
+import type { EventLogger } from './event-logger';
+
 /**
  * What one login's subscription plan has left, as its upstream reported it: the plan's usage
  * windows and the paid usage (Anthropic's extra usage, Codex credits) that the vendor draws once
@@ -17,6 +19,11 @@ export interface PlanWindow {
   readonly windowSeconds?: number;
   /** When the window resets, epoch ms, when reported. */
   readonly resetsAt?: number;
+  /**
+   * The window limits this one model only (a Gemini quota bucket): spending it leaves the login's
+   * other models served, so it neither spends the plan nor steers new chats.
+   */
+  readonly model?: string;
 }
 
 /** What the vendor calls the paid usage it draws after the plan: Claude's extra usage, Codex credits. */
@@ -51,7 +58,65 @@ export interface PlanReport {
   readonly source: 'turn' | 'usage_endpoint';
 }
 
+/**
+ * Reads one login's plan from the vendor's own usage endpoint (the one its CLI reads for `/status`
+ * or `/stats`): at startup, every ACCOUNT_USAGE_REFRESH_INTERVAL and in the setup check, never per
+ * request. Resolves `undefined` when the answer carries nothing readable; rejects on a failed call.
+ */
+export type PlanUsageRead<T> = (login: T, signal: AbortSignal, logger: EventLogger) => Promise<PlanReport | undefined>;
+
 /** Where a family sends what it read of a login's plan: the login's account pool. */
 export interface PlanReporter {
   reportPlan(alias: string, report: PlanReport): void;
+}
+
+const PAID_NAMES: Record<PaidUsageKind, string> = { extra_usage: 'extra usage', credits: 'credits' };
+
+/** `5h`, `7d`, `90 min`: a window length as a person reads it. */
+function spanText(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400}d`;
+  if (seconds % 3600 === 0) return `${seconds / 3600}h`;
+  return `${Math.round(seconds / 60)} min`;
+}
+
+/** `2026-11-29T05:00:00Z`: a reset as the views write it. */
+export function resetText(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * One line of what a login's plan has left and its paid usage, for the setup check and the
+ * `plan_usage` log line: `primary 42 % used (5h, resets …); secondary …; credits: available, not in use`.
+ * Never a token, e-mail or account id: only the vendor's window names, ratios, times and words.
+ */
+export function planSummary(plan: {
+  readonly windows: readonly PlanWindow[];
+  readonly paid?: PaidUsage;
+  readonly planSpent?: boolean;
+  readonly planType?: string;
+}): string {
+  const parts: string[] = [];
+  if (plan.planType) parts.push(`plan ${plan.planType}`);
+  for (const window of plan.windows) {
+    const used =
+      window.usedRatio !== undefined ? `${Math.round(window.usedRatio * 1000) / 10} % used` : 'usage unknown';
+    const details = [
+      window.windowSeconds !== undefined ? spanText(window.windowSeconds) : undefined,
+      window.resetsAt !== undefined ? `resets ${resetText(window.resetsAt)}` : undefined,
+    ].filter((part) => part !== undefined);
+    parts.push(`${window.name} ${used}${details.length > 0 ? ` (${details.join(', ')})` : ''}`);
+  }
+  if (plan.windows.length === 0) parts.push('no usage windows reported');
+  if (plan.planSpent) parts.push('plan spent');
+  if (plan.paid) {
+    const paid = plan.paid;
+    const facts = [
+      paid.available === undefined ? undefined : paid.available ? 'available' : 'not available',
+      paid.inUse ? 'IN USE' : 'not in use',
+      paid.balance !== undefined ? `balance ${paid.balance}` : undefined,
+      paid.disabledReason,
+    ].filter((part) => part !== undefined);
+    parts.push(`${PAID_NAMES[paid.kind]}: ${facts.join(', ')}`);
+  }
+  return parts.join('; ');
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
+import type { PaidUsage, PlanWindow } from '../core/plan-usage';
 import { LOGIN_STATES, LoginStateKind } from '../core/login-state';
 import { PROVIDER_IDS } from '../core/provider-id';
 import {
@@ -18,9 +19,11 @@ const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout'
 const VALIDATION_RESULTS = new Set<string>(['valid', 'invalid', 'unparsable']);
 const IDEMPOTENCY_RESULTS = new Set<string>(['local_hit', 'miss', 'conflict', 'capacity']);
 const TOKEN_KINDS = new Set(['prompt', 'completion', 'cached', 'reasoning']);
-const ACCOUNT_STATES = ['ready', 'cooling', 'login_dead'] as const;
+const ACCOUNT_STATES = ['ready', 'cooling', 'login_dead', 'plan_spent'] as const;
 type AccountStateLabel = (typeof ACCOUNT_STATES)[number];
-const QUOTA_WINDOWS = new Set(['primary', 'secondary', 'daily', 'minute']);
+/** A window name is the upstream's (Codex primary/secondary, Claude five_hour, a Gemini model id): a short identifier, else `other`. */
+const WINDOW_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,95}$/;
+const windowLabel = (name: string) => (WINDOW_NAME.test(name) ? name : 'other');
 
 const providerLabel = (provider: string | undefined) => (provider && PROVIDERS.has(provider) ? provider : 'none');
 const closed = (value: string, allowed: ReadonlySet<string>, fallback: string) =>
@@ -60,6 +63,12 @@ export class GatewayMetrics {
     @InjectMetric(METRIC.accountMovedAway) private readonly accountMoves: Counter<string>,
     @InjectMetric(METRIC.accountQuotaUsed) private readonly accountQuotaUsed: Gauge<string>,
     @InjectMetric(METRIC.accountQuotaReset) private readonly accountQuotaReset: Gauge<string>,
+    @InjectMetric(METRIC.accountQuotaWindow) private readonly accountQuotaWindow: Gauge<string>,
+    @InjectMetric(METRIC.accountPaidAvailable) private readonly accountPaidAvailable: Gauge<string>,
+    @InjectMetric(METRIC.accountPaidInUse) private readonly accountPaidInUse: Gauge<string>,
+    @InjectMetric(METRIC.accountPlanSpent) private readonly accountPlanSpent: Gauge<string>,
+    @InjectMetric(METRIC.accountNeedsExtraUsage) private readonly accountNeedsExtraUsage: Gauge<string>,
+    @InjectMetric(METRIC.paidTurns) private readonly paidTurns: Counter<string>,
     @InjectMetric(METRIC.loginState) private readonly loginStates: Gauge<string>,
   ) {
     // Closed label sets start at zero so dashboards see every series from boot.
@@ -153,6 +162,7 @@ export class GatewayMetrics {
     for (const kind of ['pinned', 'new', 'moved']) this.accountSelections.inc({ ...labels, kind }, 0);
     for (const reason of ['usage_limit', 'rate_limited']) this.accountCooldowns.inc({ ...labels, reason }, 0);
     this.accountMoves.inc(labels, 0);
+    this.paidTurns.inc(labels, 0);
   }
 
   accountState(provider: string, account: string, state: AccountStateLabel, coolingUntilMs: number | undefined): void {
@@ -196,10 +206,32 @@ export class GatewayMetrics {
     this.accountMoves.inc({ provider: providerLabel(provider), account });
   }
 
-  accountQuota(provider: string, account: string, window: { name: string; usedRatio: number; resetAt?: number }): void {
-    const labels = { provider: providerLabel(provider), account, window: closed(window.name, QUOTA_WINDOWS, 'other') };
-    this.accountQuotaUsed.set(labels, window.usedRatio);
-    if (window.resetAt !== undefined) this.accountQuotaReset.set(labels, Math.ceil(window.resetAt / 1000));
+  /** What a login's plan has left and its paid usage (docs/accounts.md "What each login has left, and paid usage"). */
+  accountPlan(
+    provider: string,
+    account: string,
+    plan: {
+      readonly windows: readonly PlanWindow[];
+      readonly paid?: PaidUsage;
+      readonly planSpent: boolean;
+      readonly needsExtraUsageSince?: number;
+    },
+  ): void {
+    const labels = { provider: providerLabel(provider), account };
+    for (const window of plan.windows) {
+      const windowLabels = { ...labels, window: windowLabel(window.name) };
+      if (window.usedRatio !== undefined) this.accountQuotaUsed.set(windowLabels, window.usedRatio);
+      if (window.resetsAt !== undefined) this.accountQuotaReset.set(windowLabels, Math.ceil(window.resetsAt / 1000));
+      if (window.windowSeconds !== undefined) this.accountQuotaWindow.set(windowLabels, window.windowSeconds);
+    }
+    this.accountPaidAvailable.set(labels, plan.paid?.available === true ? 1 : 0);
+    this.accountPaidInUse.set(labels, plan.paid?.inUse === true ? 1 : 0);
+    this.accountPlanSpent.set(labels, plan.planSpent ? 1 : 0);
+    this.accountNeedsExtraUsage.set(labels, plan.needsExtraUsageSince !== undefined ? 1 : 0);
+  }
+
+  accountPaidTurn(provider: string, account: string): void {
+    this.paidTurns.inc({ provider: providerLabel(provider), account });
   }
 }
 

@@ -33,6 +33,12 @@ export const METRIC = {
   accountMovedAway: 'gateway_chat_api_account_turns_moved_away_total',
   accountQuotaUsed: 'gateway_chat_api_account_quota_used_ratio',
   accountQuotaReset: 'gateway_chat_api_account_quota_reset_seconds',
+  accountQuotaWindow: 'gateway_chat_api_account_quota_window_seconds',
+  accountPaidAvailable: 'gateway_chat_api_account_paid_usage_available',
+  accountPaidInUse: 'gateway_chat_api_account_paid_usage_in_use',
+  accountPlanSpent: 'gateway_chat_api_account_plan_spent',
+  accountNeedsExtraUsage: 'gateway_chat_api_account_needs_extra_usage',
+  paidTurns: 'gateway_chat_api_paid_turns_total',
   loginState: 'gateway_chat_api_login_state',
 } as const;
 

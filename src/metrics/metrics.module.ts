@@ -98,12 +98,12 @@ const instruments = [
   // Account pools (docs/accounts.md): labels are the family and the operator-given alias only.
   makeGaugeProvider({
     name: METRIC.accountState,
-    help: '1 for the state each login is in (ready, cooling, login_dead), 0 for the others.',
+    help: '1 for the state each login is in (ready, cooling, login_dead, plan_spent), 0 for the others.',
     labelNames: ['provider', 'account', 'state'],
   }),
   makeGaugeProvider({
     name: METRIC.accountCoolingUntil,
-    help: 'Unix time a cooling login becomes ready again; 0 when not cooling.',
+    help: 'Unix time a cooling login, or one resting on a spent plan (plan_spent), becomes ready again; 0 otherwise.',
     labelNames: ['provider', 'account'],
   }),
   makeGaugeProvider({
@@ -145,6 +145,36 @@ const instruments = [
     name: METRIC.accountQuotaReset,
     help: 'Unix time the usage window resets, as last reported.',
     labelNames: ['provider', 'account', 'window'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.accountQuotaWindow,
+    help: 'Length in seconds of each usage window the upstream reported.',
+    labelNames: ['provider', 'account', 'window'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.accountPaidAvailable,
+    help: "1 when the upstream said the login can draw paid usage once its plan is spent (Claude's extra usage, Codex credits); 0 otherwise or unknown.",
+    labelNames: ['provider', 'account'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.accountPaidInUse,
+    help: "1 when the upstream's latest report said the login is drawing paid usage.",
+    labelNames: ['provider', 'account'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.accountPlanSpent,
+    help: "1 when the login's plan is spent (a window at 100 % until its reset, or the upstream said so).",
+    labelNames: ['provider', 'account'],
+  }),
+  makeGaugeProvider({
+    name: METRIC.accountNeedsExtraUsage,
+    help: "1 while the upstream refuses the login's requests as third-party use that needs extra usage (extra_usage_required), until its next successful turn.",
+    labelNames: ['provider', 'account'],
+  }),
+  makeCounterProvider({
+    name: METRIC.paidTurns,
+    help: 'Turns the upstream reported as paid usage (served past the plan, from extra usage or credits).',
+    labelNames: ['provider', 'account'],
   }),
 ];
 

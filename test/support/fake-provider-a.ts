@@ -78,6 +78,35 @@ export interface FakeTokenAnswer {
 }
 
 export const FAKE_RESPONSES_PATH = '/backend-api/codex/responses';
+/** The usage endpoint the Codex CLI's `/status` reads (docs/upstream/provider-a.md §4.3). */
+export const FAKE_USAGE_PATH = '/backend-api/wham/usage';
+
+/**
+ * The fake's `wham/usage` answer by default: a Plus plan barely used, no credits. Tests replace it
+ * with `serveUsage` (e.g. `rate_limit.limit_reached`, credits).
+ */
+export function defaultUsageBody(nowSeconds = Math.floor(Date.now() / 1000)): Record<string, unknown> {
+  return {
+    plan_type: 'plus',
+    rate_limit: {
+      allowed: true,
+      limit_reached: false,
+      primary_window: {
+        used_percent: 12,
+        limit_window_seconds: 18_000,
+        reset_after_seconds: 9000,
+        reset_at: nowSeconds + 9000,
+      },
+      secondary_window: {
+        used_percent: 3,
+        limit_window_seconds: 604_800,
+        reset_after_seconds: 400_000,
+        reset_at: nowSeconds + 400_000,
+      },
+    },
+    credits: { has_credits: false, unlimited: false, balance: '0' },
+  };
+}
 export const FAKE_MODELS_PATH = '/backend-api/codex/models';
 
 /**
@@ -196,6 +225,11 @@ export class FakeProviderA {
   /** Scripted failures of the next `GET …/models` calls (FIFO), then the list. */
   private readonly modelsFailures: number[] = [];
   private readonly modelsCalls: RecordedModelsRequest[] = [];
+  /** `serveUsage()`: the `wham/usage` answer (a function of now), until `reset()`. */
+  private usage: () => Record<string, unknown> = () => defaultUsageBody();
+  private readonly usageCalls: RecordedModelsRequest[] = [];
+  /** `sendMeter()`: headers every upgrade / POST answer carries (the plan's windows and credits), until `reset()`. */
+  private meter: Record<string, string> = {};
 
   private constructor(private readonly server: http.Server) {}
 
@@ -367,8 +401,31 @@ export class FakeProviderA {
     return this.wss.clients.size;
   }
 
+  /** Replaces the `wham/usage` answer (computed at each call) until `reset()`. */
+  serveUsage(body: Record<string, unknown> | (() => Record<string, unknown>)): void {
+    this.usage = typeof body === 'function' ? body : () => body;
+  }
+
+  /** The `GET wham/usage` calls the fake saw (URL and lower-cased headers). */
+  usageRequests(): RecordedModelsRequest[] {
+    return [...this.usageCalls];
+  }
+
+  /**
+   * From now until `reset()`, every upgrade / POST answer carries these headers, as the real
+   * backend sends the plan's meter on every answer (`x-codex-primary-used-percent`,
+   * `x-codex-credits-has-credits`, …; `planHeaders` in provider-a-fixtures.ts builds them).
+   * A script's own `headers` win.
+   */
+  sendMeter(headers: Record<string, string>): void {
+    this.meter = { ...headers };
+  }
+
   /** Forgets scripts, recordings, misses and token state (between tests). */
   reset(): void {
+    this.usage = () => defaultUsageBody();
+    this.usageCalls.length = 0;
+    this.meter = {};
     this.keepOpen = false;
     this.handshakeDelayMs = 0;
     this.maxMessageBytes = undefined;
@@ -422,6 +479,7 @@ export class FakeProviderA {
     const raw = await readBody(request).catch(() => '');
     if (request.method === 'POST' && path === FAKE_TOKEN_PATH) return this.answerToken(raw, response);
     if (request.method === 'GET' && path === FAKE_MODELS_PATH) return this.answerModels(request, response);
+    if (request.method === 'GET' && path === FAKE_USAGE_PATH) return this.answerUsage(request, response);
     if (request.method !== 'POST' || path !== FAKE_RESPONSES_PATH) {
       response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
       return;
@@ -481,6 +539,7 @@ export class FakeProviderA {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       ...(coding ? { 'content-encoding': coding } : {}),
+      ...this.meter,
       ...script.headers,
     });
     response.flushHeaders();
@@ -521,6 +580,17 @@ export class FakeProviderA {
     if (this.compress === undefined || !accepted.includes(this.compress)) return undefined;
     this.compressedCount += 1;
     return this.compress;
+  }
+
+  /** Like the real backend: no bearer → 401, no `ChatGPT-Account-Id` → 403; else the usage answer. */
+  private answerUsage(request: http.IncomingMessage, response: http.ServerResponse): void {
+    const headers = lowerHeaders(request.headers);
+    this.usageCalls.push({ url: request.url ?? '', headers });
+    const json = (status: number, body: unknown): void =>
+      void response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (!/^Bearer \S+$/.test(headers.authorization ?? '')) return json(401, { detail: 'Unauthorized' });
+    if (!headers['chatgpt-account-id']) return json(403, { detail: 'Forbidden' });
+    json(200, this.usage());
   }
 
   private answerModels(request: http.IncomingMessage, response: http.ServerResponse): void {
@@ -593,7 +663,8 @@ export class FakeProviderA {
     const addHeaders = (responseHeaders: string[], upgradeRequest: http.IncomingMessage) => {
       if (upgradeRequest !== request) return;
       this.wss.off('headers', addHeaders);
-      for (const [name, value] of Object.entries(script.headers ?? {})) responseHeaders.push(`${name}: ${value}`);
+      for (const [name, value] of Object.entries({ ...this.meter, ...script.headers }))
+        responseHeaders.push(`${name}: ${value}`);
       if (this.maxMessageBytes !== undefined)
         responseHeaders.push(`x-codex-websocket-max-message-bytes: ${this.maxMessageBytes}`);
     };

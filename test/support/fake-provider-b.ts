@@ -240,6 +240,11 @@ export class FakeCodeAssist {
     this.notify();
     if (route === 'unknown' || request.method !== expectedMethod(route))
       return sendJson(response, 404, { error: { code: 404, message: 'no such route', status: 'NOT_FOUND' } });
+    // Like Code Assist: the quota read needs the login's bearer and names its project.
+    if (route === 'retrieveUserQuota' && !/^Bearer \S+$/.test(String(request.headers.authorization ?? '')))
+      return sendJson(response, 401, { error: { code: 401, message: 'unauthenticated', status: 'UNAUTHENTICATED' } });
+    if (route === 'retrieveUserQuota' && typeof record.body?.project !== 'string')
+      return sendJson(response, 400, { error: { code: 400, message: 'project required', status: 'INVALID_ARGUMENT' } });
     const rejection =
       route === 'streamGenerateContent' || route === 'generateContent' ? rejectionOf(record.body) : undefined;
     if (rejection !== undefined)
@@ -318,6 +323,23 @@ export class FakeCodeAssist {
         return { body: {} };
     }
   }
+}
+
+/**
+ * A quota answer in the shape the Gemini CLI 0.61.0 reads (`buckets[]` with `modelId`,
+ * `remainingFraction`, `resetTime`, `tokenType`): Pro three quarters left, Flash spent until
+ * tomorrow. Specs script it with `enqueue('retrieveUserQuota', { body: quotaBody() })`; unscripted,
+ * the fake answers an empty message, as it did when the real CLI's requests were captured (the CLI
+ * asks differently once it sees buckets, so the capture check needs that default).
+ */
+export function quotaBody(now = Date.now()): Record<string, unknown> {
+  const tomorrow = new Date(now + 20 * 3600_000).toISOString();
+  return {
+    buckets: [
+      { modelId: 'gemini-2.5-pro', tokenType: 'REQUESTS', remainingFraction: 0.75, resetTime: tomorrow },
+      { modelId: 'gemini-2.5-flash', tokenType: 'REQUESTS', remainingFraction: 0, resetTime: tomorrow },
+    ],
+  };
 }
 
 function routeOf(pathname: string): FakeCodeAssistRoute | 'unknown' {

@@ -9,6 +9,8 @@ export function gatewayEnvironment(settings: Record<string, string>, home: strin
     GATEWAY_HOST: '127.0.0.1',
     GATEWAY_PORT: '0',
     LOG_LEVEL: 'info',
+    // No usage-endpoint reads unless a spec asks: a startup read would refresh logins and call the fakes.
+    ACCOUNT_USAGE_REFRESH_INTERVAL: '0',
     ...settings,
   };
 }

@@ -300,6 +300,39 @@ export function rateLimitsEvent(primaryUsedPercent: number, primaryResetAt: numb
   });
 }
 
+/** What the plan's meter says on an answer (docs/upstream/provider-a.md §4.3). */
+export interface PlanMeter {
+  readonly primaryUsedPercent?: number;
+  readonly primaryResetAt?: number;
+  readonly secondaryUsedPercent?: number;
+  readonly secondaryResetAt?: number;
+  /** `x-codex-credits-*`; absent = not sent. */
+  readonly credits?: { hasCredits: boolean; unlimited?: boolean; balance?: string };
+  readonly reachedType?: string;
+}
+
+/** The `x-codex-*` window and credit headers of one answer, as the backend sends them. */
+export function planHeaders(meter: PlanMeter): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (meter.primaryUsedPercent !== undefined) {
+    headers['x-codex-primary-used-percent'] = meter.primaryUsedPercent.toFixed(1);
+    headers['x-codex-primary-window-minutes'] = '300';
+    if (meter.primaryResetAt !== undefined) headers['x-codex-primary-reset-at'] = String(meter.primaryResetAt);
+  }
+  if (meter.secondaryUsedPercent !== undefined) {
+    headers['x-codex-secondary-used-percent'] = meter.secondaryUsedPercent.toFixed(1);
+    headers['x-codex-secondary-window-minutes'] = '10080';
+    if (meter.secondaryResetAt !== undefined) headers['x-codex-secondary-reset-at'] = String(meter.secondaryResetAt);
+  }
+  if (meter.credits) {
+    headers['x-codex-credits-has-credits'] = String(meter.credits.hasCredits);
+    headers['x-codex-credits-unlimited'] = String(meter.credits.unlimited ?? false);
+    if (meter.credits.balance !== undefined) headers['x-codex-credits-balance'] = meter.credits.balance;
+  }
+  if (meter.reachedType) headers['x-codex-rate-limit-reached-type'] = meter.reachedType;
+  return headers;
+}
+
 /** A whole successful reply: created, one text delta, completed (with `usage`). */
 export function textReply(text: string, usage: FixtureUsage | null = DEFAULT_USAGE): FakeScript {
   return { frames: [created(), textDelta(text), completed(usage)] };

@@ -38,7 +38,8 @@ export function recordingAccountMetrics(): RecordingAccountMetrics {
     accountSelected: record('selected'),
     accountCooldown: record('cooldown'),
     accountMovedAway: record('moved'),
-    accountQuota: record('quota'),
+    accountPlan: record('plan'),
+    accountPaidTurn: record('paidTurn'),
   };
   const last = (series: string, alias: string) =>
     calls.filter((call) => call[0] === series && call[2] === alias).at(-1);

@@ -2,6 +2,7 @@ import type { AccountPool } from '../account-pool';
 import type { AccountPools } from '../account-pools';
 import type { AppConfig } from '../../config/app-config';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import type { PlanUsageRead } from '../../core/plan-usage';
 import { ProviderBTokenSource } from './provider-b.auth';
 
 /** What the pool holds per Gemini login: its token source (cache, refresh, write-back). */
@@ -11,18 +12,25 @@ export interface ProviderBLogin {
 
 /**
  * The provider_b pool: one account per configured Gemini login file (docs/accounts.md); idle
- * logins are refreshed ahead of expiry in the background. Code Assist reports no usage windows,
- * so new chats are spread by turns in flight; its quota errors cool the login.
+ * logins are refreshed ahead of expiry in the background. `readUsage` (the adapter's
+ * `retrieveUserQuota`) gives each login its quota buckets as per-model windows; new chats are
+ * spread by turns in flight, and quota errors cool the login.
  */
 export function createProviderBPool(
   config: AppConfig,
   pools: AccountPools,
   proxy: UpstreamProxy,
+  readUsage?: PlanUsageRead<ProviderBLogin>,
 ): AccountPool<ProviderBLogin> {
   const specs = config.providerB.accounts.map(({ alias, loginFile }) => ({
     alias,
     loginFile,
     handle: { tokens: new ProviderBTokenSource(loginFile, config.providerB.tokenUrl, Date.now, proxy) },
   }));
-  return pools.create('provider_b', specs, (login, aheadMs, logger) => login.tokens.refreshAhead(aheadMs, logger));
+  return pools.create(
+    'provider_b',
+    specs,
+    (login, aheadMs, logger) => login.tokens.refreshAhead(aheadMs, logger),
+    readUsage,
+  );
 }

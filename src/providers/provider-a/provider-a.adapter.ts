@@ -84,11 +84,11 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
     if (this.proxy.enabled) this.attemptProxy = this.proxy;
-    this.accounts = createProviderAPool(config, pools, this.proxy);
     // Read at construction so a missing or invalid profile fails startup (ConfigError).
     this.profile = loadFaithfulProfile(config.providerA.faithfulProfilePath);
     this.transport = transportForUrl(config.providerA.url);
     this.client = codexClient(config.providerA.clientVersion);
+    this.accounts = createProviderAPool(config, pools, this.proxy, this.client);
     if (config.providerA.clientVersion !== CODEX_CLI_VERSION) {
       // Once, at startup: the operator claims a version whose wire nobody compared with the gateway's.
       logger?.warn(

@@ -69,12 +69,12 @@ describe(classifyUpstreamFailure.name, () => {
   });
 
   it('falls back to the earliest exhausted telemetry window, else the table default of 60 s', () => {
-    const rateLimits = {
-      primary: { usedPercent: 100, resetAt: NOW / 1000 + 900 },
-      secondary: { usedPercent: 40, resetAt: NOW / 1000 + 10 },
-    };
+    const planWindows = [
+      { name: 'primary', usedRatio: 1, resetsAt: NOW + 900_000 },
+      { name: 'secondary', usedRatio: 0.4, resetsAt: NOW + 10_000 },
+    ];
     const payload = { error: { type: 'usage_limit_reached' } };
-    expect(classifyUpstreamFailure({ payload, rateLimits, now: NOW }).retryAfterSeconds).toBe(900);
+    expect(classifyUpstreamFailure({ payload, planWindows, now: NOW }).retryAfterSeconds).toBe(900);
     const unknown = classifyUpstreamFailure({ payload, now: NOW });
     expect(unknown.retryAfterSeconds).toBeUndefined();
     expect(unknown.retryAfterHeader).toBe(60);

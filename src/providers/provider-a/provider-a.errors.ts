@@ -1,6 +1,6 @@
 import { errorSpec } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
-import type { RateLimitSnapshot } from './provider-a.rate-limits';
+import type { PlanWindow } from '../../core/plan-usage';
 import { exhaustedWindowResetSeconds } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
@@ -13,8 +13,8 @@ export interface UpstreamFailure {
   readonly headers?: Readonly<Record<string, string | undefined>>;
   /** The parsed error body, or the whole error event frame. */
   readonly payload?: unknown;
-  /** Latest rate-limit telemetry: the fallback reset for usage limits (docs/upstream/provider-a.md §4.3). */
-  readonly rateLimits?: RateLimitSnapshot;
+  /** The login's latest plan windows: the fallback reset for usage limits (docs/upstream/provider-a.md §4.3). */
+  readonly planWindows?: readonly PlanWindow[];
   readonly now?: number;
 }
 
@@ -124,7 +124,7 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   const latestHint = hints.length > 0 ? Math.max(...hints) : undefined;
 
   if (codes.some((value) => USAGE_LIMIT_CODES.has(value))) {
-    const fallback = exhaustedWindowResetSeconds(failure.rateLimits, now);
+    const fallback = exhaustedWindowResetSeconds(failure.planWindows, now);
     return new GatewayError('usage_limit', { ...base, retryAfterSeconds: latestHint ?? fallback });
   }
   if (codes.includes('context_length_exceeded')) return new GatewayError('context_window', base);

@@ -1,6 +1,14 @@
 import type { EventLogger } from '../../core/event-logger';
+import type { PaidUsage, PlanReport, PlanWindow } from '../../core/plan-usage';
 
-/** One usage window of the ChatGPT plan (docs/upstream/provider-a.md §4.3). */
+/**
+ * What Codex says about a ChatGPT plan (docs/upstream/provider-a.md §4.3): the usage windows and
+ * the credits it draws once a window is spent, read from the headers of every answer, the
+ * `codex.rate_limits` event, a refusal's headers, and the `wham/usage` endpoint the CLI's
+ * `/status` reads. Each read becomes one `PlanReport` for the login's account pool.
+ */
+
+/** One usage window of the ChatGPT plan. */
 export interface RateLimitWindow {
   readonly usedPercent?: number;
   readonly windowMinutes?: number;
@@ -8,14 +16,45 @@ export interface RateLimitWindow {
   readonly resetAt?: number;
 }
 
+/** The credits behind the plan (`x-codex-credits-*`, the event's and `wham/usage`'s `credits`). */
+export interface CreditsSnapshot {
+  readonly hasCredits?: boolean;
+  readonly unlimited?: boolean;
+  /** As the upstream wrote it (a decimal string or number). */
+  readonly balance?: string;
+}
+
 export interface RateLimitSnapshot {
   readonly primary?: RateLimitWindow;
   readonly secondary?: RateLimitWindow;
+  readonly credits?: CreditsSnapshot;
+  /** `wham/usage`'s `rate_limit.limit_reached`: the plan is spent. */
+  readonly limitReached?: boolean;
+  /** `x-codex-rate-limit-reached-type` (`workspace_owner_credits_depleted`, …). */
+  readonly reachedType?: string;
+  readonly planType?: string;
 }
 
 const toNumber = (value: unknown): number | undefined => {
   const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   return typeof number === 'number' && Number.isFinite(number) ? number : undefined;
+};
+
+const toBoolean = (value: unknown): boolean | undefined => {
+  if (typeof value === 'boolean') return value;
+  if (typeof value !== 'string') return undefined;
+  const word = value.trim().toLowerCase();
+  return word === 'true' || word === '1' ? true : word === 'false' || word === '0' ? false : undefined;
+};
+
+/** A word the upstream chose (a plan or limit type): kept only as a short identifier, never free text. */
+const toWord = (value: unknown): string | undefined =>
+  typeof value === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
+
+/** A balance as a short decimal, never free text. */
+const toBalance = (value: unknown): string | undefined => {
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  return typeof text === 'string' && /^-?\d{1,12}(\.\d{1,6})?$/.test(text.trim()) ? text.trim() : undefined;
 };
 
 function window(usedPercent: unknown, windowMinutes: unknown, resetAt: unknown): RateLimitWindow | undefined {
@@ -27,11 +66,14 @@ function window(usedPercent: unknown, windowMinutes: unknown, resetAt: unknown):
   return Object.values(result).some((value) => value !== undefined) ? result : undefined;
 }
 
-function snapshot(
-  primary: RateLimitWindow | undefined,
-  secondary: RateLimitWindow | undefined,
-): RateLimitSnapshot | undefined {
-  return primary || secondary ? { primary, secondary } : undefined;
+function credits(hasCredits: unknown, unlimited: unknown, balance: unknown): CreditsSnapshot | undefined {
+  const result = { hasCredits: toBoolean(hasCredits), unlimited: toBoolean(unlimited), balance: toBalance(balance) };
+  return Object.values(result).some((value) => value !== undefined) ? result : undefined;
+}
+
+function snapshot(parts: RateLimitSnapshot): RateLimitSnapshot | undefined {
+  const kept = Object.fromEntries(Object.entries(parts).filter(([, value]) => value !== undefined));
+  return Object.keys(kept).length > 0 ? kept : undefined;
 }
 
 /** The three headers of one window, spelled out once: a name built per lookup costs a string-table search. */
@@ -40,69 +82,188 @@ const windowHeaders = (which: 'primary' | 'secondary') =>
 const PRIMARY_HEADERS = windowHeaders('primary');
 const SECONDARY_HEADERS = windowHeaders('secondary');
 
-/** `x-codex-{primary,secondary}-{used-percent,window-minutes,reset-at}` response headers. */
+/**
+ * `x-codex-{primary,secondary}-{used-percent,window-minutes,reset-at}`,
+ * `x-codex-credits-{has-credits,unlimited,balance}` and `x-codex-rate-limit-reached-type`.
+ */
 export function rateLimitsFromHeaders(
   headers: Readonly<Record<string, string | undefined>>,
 ): RateLimitSnapshot | undefined {
   const read = ([usedPercent, windowMinutes, resetAt]: ReturnType<typeof windowHeaders>) =>
     window(headers[usedPercent], headers[windowMinutes], headers[resetAt]);
-  return snapshot(read(PRIMARY_HEADERS), read(SECONDARY_HEADERS));
+  return snapshot({
+    primary: read(PRIMARY_HEADERS),
+    secondary: read(SECONDARY_HEADERS),
+    credits: credits(
+      headers['x-codex-credits-has-credits'],
+      headers['x-codex-credits-unlimited'],
+      headers['x-codex-credits-balance'],
+    ),
+    reachedType: toWord(headers['x-codex-rate-limit-reached-type']),
+  });
 }
 
-/** The `codex.rate_limits` stream event. */
+const objectOf = (value: unknown): Record<string, unknown> | undefined =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+
+/** The `codex.rate_limits` stream event (`rate_limits.{primary,secondary}`, `credits`, `plan_type`). */
 export function rateLimitsFromEvent(event: Record<string, unknown>): RateLimitSnapshot | undefined {
-  const limits = event.rate_limits as Record<string, Record<string, unknown> | undefined> | undefined;
-  if (typeof limits !== 'object' || limits === null) return undefined;
+  const limits = objectOf(event.rate_limits);
+  if (!limits) return undefined;
   const read = (entry: Record<string, unknown> | undefined) =>
-    typeof entry === 'object' && entry !== null
-      ? window(entry.used_percent, entry.window_minutes, entry.reset_at)
+    entry ? window(entry.used_percent, entry.window_minutes, entry.reset_at ?? entry.resets_at) : undefined;
+  const credit = objectOf(event.credits) ?? objectOf(limits.credits);
+  return snapshot({
+    primary: read(objectOf(limits.primary)),
+    secondary: read(objectOf(limits.secondary)),
+    credits: credit && credits(credit.has_credits, credit.unlimited, credit.balance),
+    planType: toWord(event.plan_type ?? limits.plan_type),
+  });
+}
+
+/**
+ * The answer of `GET …/wham/usage`: `plan_type`, `rate_limit.{primary_window,secondary_window}`
+ * (`used_percent`, `limit_window_seconds`, `reset_after_seconds`, `reset_at`),
+ * `rate_limit.limit_reached` and `credits` (`has_credits`, `unlimited`, `balance`).
+ */
+export function rateLimitsFromUsage(body: unknown, nowMs: number): RateLimitSnapshot | undefined {
+  const root = objectOf(body);
+  if (!root) return undefined;
+  const limit = objectOf(root.rate_limit);
+  const read = (entry: Record<string, unknown> | undefined) => {
+    if (!entry) return undefined;
+    const seconds = toNumber(entry.limit_window_seconds);
+    const after = toNumber(entry.reset_after_seconds);
+    const resetAt = toNumber(entry.reset_at) ?? (after !== undefined ? Math.round(nowMs / 1000 + after) : undefined);
+    return window(entry.used_percent, seconds !== undefined ? seconds / 60 : undefined, resetAt);
+  };
+  const credit = objectOf(root.credits);
+  return snapshot({
+    primary: read(objectOf(limit?.primary_window)),
+    secondary: read(objectOf(limit?.secondary_window)),
+    credits: credit && credits(credit.has_credits, credit.unlimited, credit.balance),
+    limitReached: toBoolean(limit?.limit_reached),
+    planType: toWord(root.plan_type),
+  });
+}
+
+/** The Codex windows as plan windows (used percent → ratio, minutes → seconds, unix s → ms). */
+function planWindows(limits: RateLimitSnapshot): PlanWindow[] {
+  const windows: PlanWindow[] = [];
+  const add = (name: string, entry: RateLimitWindow | undefined) => {
+    if (!entry) return;
+    windows.push({
+      name,
+      usedRatio: entry.usedPercent !== undefined ? entry.usedPercent / 100 : undefined,
+      windowSeconds: entry.windowMinutes !== undefined ? Math.round(entry.windowMinutes * 60) : undefined,
+      resetsAt: entry.resetAt !== undefined ? entry.resetAt * 1000 : undefined,
+    });
+  };
+  add('primary', limits.primary);
+  add('secondary', limits.secondary);
+  return windows;
+}
+
+/**
+ * One read as a plan report. The plan is spent when a window is at 100 % (with its reset ahead)
+ * or `wham/usage` says `limit_reached`. Codex draws credits by itself once the plan is spent
+ * (nothing in the request opts in), so an answer the upstream serves on a spent plan (`answered`)
+ * is a paid turn: credits are in use.
+ */
+export function planReportOf(
+  limits: RateLimitSnapshot,
+  source: PlanReport['source'],
+  answered: boolean,
+  nowMs: number,
+): PlanReport {
+  const windows = planWindows(limits);
+  const spentWindow = windows.some(
+    (entry) =>
+      entry.usedRatio !== undefined && entry.usedRatio >= 1 && (entry.resetsAt === undefined || entry.resetsAt > nowMs),
+  );
+  const planSpent = spentWindow || limits.limitReached === true;
+  const credit = limits.credits;
+  const depleted = limits.reachedType?.includes('credits_depleted') ? limits.reachedType : undefined;
+  const available =
+    credit && (credit.hasCredits !== undefined || credit.unlimited !== undefined)
+      ? credit.hasCredits === true || credit.unlimited === true
       : undefined;
-  return snapshot(read(limits.primary), read(limits.secondary));
+  const paid: PaidUsage | undefined =
+    credit || depleted || (answered && planSpent)
+      ? {
+          kind: 'credits',
+          available: depleted ? false : available,
+          inUse: answered && planSpent,
+          balance: credit?.balance,
+          disabledReason: depleted ?? (available === false ? 'no_credits' : undefined),
+        }
+      : undefined;
+  return { windows, paid, planSpent, planType: limits.planType, source };
+}
+
+/**
+ * What a usage-limit refusal (429 or an error event `usage_limit_reached`, with `plan_type` and
+ * `resets_at`) says about the plan: it is spent and the backend did not draw credits, so none are
+ * available (`x-codex-rate-limit-reached-type` names why when a workspace ran out).
+ */
+export function planReportOfUsageLimit(payload: unknown, reachedType: string | undefined): PlanReport {
+  const root = objectOf(payload);
+  const error = objectOf(root?.error) ?? objectOf(objectOf(root?.response)?.error) ?? root;
+  return {
+    windows: [],
+    planType: toWord(error?.plan_type),
+    paid: { kind: 'credits', available: false, inUse: false, disabledReason: toWord(reachedType) ?? 'no_credits' },
+    source: 'turn',
+  };
 }
 
 /** Seconds until the earliest reset of a window at or above 100 % (docs/upstream/provider-a.md §4.3), if any. */
-export function exhaustedWindowResetSeconds(limits: RateLimitSnapshot | undefined, nowMs: number): number | undefined {
-  const resets = [limits?.primary, limits?.secondary]
-    .filter(
-      (entry): entry is RateLimitWindow =>
-        entry !== undefined && (entry.usedPercent ?? 0) >= 100 && entry.resetAt !== undefined,
-    )
-    .map((entry) => Math.max(0, entry.resetAt! - nowMs / 1000));
+export function exhaustedWindowResetSeconds(
+  windows: readonly PlanWindow[] | undefined,
+  nowMs: number,
+): number | undefined {
+  const resets = (windows ?? [])
+    .filter((entry) => (entry.usedRatio ?? 0) >= 1 && entry.resetsAt !== undefined)
+    .map((entry) => Math.max(0, (entry.resetsAt! - nowMs) / 1000));
   return resets.length > 0 ? Math.min(...resets) : undefined;
 }
 
 /**
- * The latest snapshot per account, kept in memory and logged at debug level. Besides the fallback
- * Retry-After of a usage-limit error (docs/upstream/provider-a.md §4.3), each snapshot goes to `onSnapshot`: the account pool
- * steers new chats by it and shows it in the account metrics.
+ * One login's meter: every read goes to the login's account pool as a plan report (the pool keeps
+ * the latest, guards against paid usage and shows it), and is logged at debug level.
  */
-export class RateLimitTelemetry {
-  private readonly byAccount = new Map<string, RateLimitSnapshot>();
+export class ProviderAPlanMeter {
+  constructor(
+    private readonly report: (report: PlanReport) => void,
+    /** The pool's latest plan of this login: the fallback reset of a usage-limit error. */
+    readonly latest: () => PlanReport | undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  constructor(private readonly onSnapshot?: (limits: RateLimitSnapshot) => void) {}
+  /** A usage-limit refusal of this login's turn (see `planReportOfUsageLimit`). */
+  usageLimit(payload: unknown, reachedType: string | undefined): void {
+    this.report(planReportOfUsageLimit(payload, reachedType));
+  }
 
-  record(accountId: string, limits: RateLimitSnapshot | undefined, logger: EventLogger): void {
+  /**
+   * @param answered the upstream is serving the turn these limits came with (a 2xx answer or its
+   *   stream), as opposed to a refusal.
+   */
+  record(limits: RateLimitSnapshot | undefined, logger: EventLogger, answered: boolean): void {
     if (!limits) return;
-    const merged = { ...this.byAccount.get(accountId), ...stripUndefined(limits) };
-    this.byAccount.set(accountId, merged);
-    this.onSnapshot?.(merged);
+    const report = planReportOf(limits, 'turn', answered, this.now());
+    this.report(report);
     logger.debug(
       {
         event: 'provider_a_rate_limits',
-        primary_used_percent: merged.primary?.usedPercent,
-        primary_reset_at: merged.primary?.resetAt,
-        secondary_used_percent: merged.secondary?.usedPercent,
-        secondary_reset_at: merged.secondary?.resetAt,
+        primary_used_percent: limits.primary?.usedPercent,
+        primary_reset_at: limits.primary?.resetAt,
+        secondary_used_percent: limits.secondary?.usedPercent,
+        secondary_reset_at: limits.secondary?.resetAt,
+        plan_spent: report.planSpent,
+        credits_in_use: report.paid?.inUse,
       },
       'provider_a_rate_limits',
     );
   }
-
-  latest(accountId: string): RateLimitSnapshot | undefined {
-    return this.byAccount.get(accountId);
-  }
-}
-
-function stripUndefined(limits: RateLimitSnapshot): RateLimitSnapshot {
-  return Object.fromEntries(Object.entries(limits).filter(([, value]) => value !== undefined));
 }

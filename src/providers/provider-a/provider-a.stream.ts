@@ -2,6 +2,7 @@ import type { GatewayError } from '../../core/gateway.error';
 import type { FrameStep } from '../shared/turn-runner';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
 import { classifyUpstreamFailure } from './provider-a.errors';
+import type { PlanWindow } from '../../core/plan-usage';
 import type { RateLimitSnapshot } from './provider-a.rate-limits';
 import { rateLimitsFromEvent } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject, str, int } from '../../common/json';
@@ -68,7 +69,7 @@ const step = (events: ChatEvent[], extra: Partial<StreamStep> = {}): StreamStep 
 
 /** Context needed to classify an error event (for a usage limit's fallback reset). */
 export interface TranslateOptions {
-  readonly rateLimits?: RateLimitSnapshot;
+  readonly planWindows?: readonly PlanWindow[];
   readonly now?: number;
 }
 
@@ -122,7 +123,7 @@ export function translateEvent(state: StreamState, frame: JsonObject, options: T
     }
     case 'response.failed':
     case 'error': {
-      const failure = classifyUpstreamFailure({ payload: frame, rateLimits: options.rateLimits, now: options.now });
+      const failure = classifyUpstreamFailure({ payload: frame, planWindows: options.planWindows, now: options.now });
       return step([{ type: 'error', error: failure }], { accepted: false, terminal: true, failure });
     }
     case 'codex.rate_limits':

@@ -10,7 +10,7 @@ import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.
 import { classifyUpstreamFailure, connectionFailure } from './provider-a.errors';
 import { LoginTokenTurn } from '../shared/login-rejection';
 import { unreadableFrame } from '../shared/unreadable-frame';
-import type { RateLimitTelemetry } from './provider-a.rate-limits';
+import type { ProviderAPlanMeter } from './provider-a.rate-limits';
 import { rateLimitsFromHeaders } from './provider-a.rate-limits';
 import type { StreamState } from './provider-a.stream';
 import { createStreamState, translateEvent } from './provider-a.stream';
@@ -30,9 +30,8 @@ export interface AttemptRequest {
 /** One provider_a attempt: a WebSocket turn or an SSE POST, and the translation state of its events. */
 export interface ProviderAAttempt extends UpstreamAttempt<UpstreamFrame> {
   readonly state: StreamState;
-  readonly accountId: string;
-  /** The telemetry of the login this attempt runs on. */
-  readonly rateLimits: RateLimitTelemetry;
+  /** The plan meter of the login this attempt runs on. */
+  readonly plan: ProviderAPlanMeter;
   readonly logger: EventLogger;
   readonly toClient?: (event: ChatEvent) => ChatEvent;
 }
@@ -99,7 +98,7 @@ async function openAttempt(
   request: AttemptRequest,
   signal: AbortSignal,
 ): Promise<ProviderAAttempt> {
-  const { rateLimits } = attempt.login;
+  const { plan } = attempt.login;
   let connection: UpstreamConnection;
   try {
     connection = await connect.open({
@@ -119,16 +118,20 @@ async function openAttempt(
     });
   } catch (error) {
     if (!(error instanceof UpstreamRejection)) throw error;
-    rateLimits.record(credentials.accountId, rateLimitsFromHeaders(error.headers), logger);
-    throw classifyUpstreamFailure({
+    plan.record(rateLimitsFromHeaders(error.headers), logger, false);
+    const failure = classifyUpstreamFailure({
       status: error.status,
       headers: error.headers,
       payload: error.payload,
-      rateLimits: rateLimits.latest(credentials.accountId),
+      planWindows: plan.latest()?.windows,
     });
+    if (failure.code === 'usage_limit')
+      plan.usageLimit(error.payload, error.headers['x-codex-rate-limit-reached-type']);
+    throw failure;
   }
-  rateLimits.record(credentials.accountId, rateLimitsFromHeaders(connection.responseHeaders), logger);
-  return new ConnectionAttempt(connection, credentials.accountId, rateLimits, logger, request.toClient);
+  // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
+  plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
+  return new ConnectionAttempt(connection, plan, logger, request.toClient);
 }
 
 /** One connection as the runner reads it (methods on the prototype: nothing per attempt but the object). */
@@ -138,8 +141,7 @@ class ConnectionAttempt implements ProviderAAttempt {
 
   constructor(
     private readonly connection: UpstreamConnection,
-    readonly accountId: string,
-    readonly rateLimits: RateLimitTelemetry,
+    readonly plan: ProviderAPlanMeter,
     readonly logger: EventLogger,
     readonly toClient?: (event: ChatEvent) => ChatEvent,
   ) {
@@ -160,9 +162,10 @@ class ConnectionAttempt implements ProviderAAttempt {
 function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
   if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
   const step = translateEvent(attempt.state, frame.value, {
-    rateLimits: attempt.rateLimits.latest(attempt.accountId),
+    planWindows: attempt.plan.latest()?.windows,
   });
-  if (step.rateLimits) attempt.rateLimits.record(attempt.accountId, step.rateLimits, attempt.logger);
+  if (step.rateLimits) attempt.plan.record(step.rateLimits, attempt.logger, true);
+  if (step.failure?.code === 'usage_limit') attempt.plan.usageLimit(frame.value, undefined);
   const { toClient } = attempt;
   if (!toClient || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;
   return { ...step, events: step.events.map(toClient) };

@@ -11,7 +11,8 @@ import { createProviderBPool, ProviderBLogin } from '../../accounts/provider-b/p
 import { ProviderBProjectResolver } from './provider-b.project';
 import { ThoughtSignatureStore } from './provider-b.thought-signatures';
 import type { ProviderBConnect, ProviderBMethod } from './provider-b.upstream';
-import { ProviderBUpstream } from './provider-b.upstream';
+import { readProviderBUsage, ProviderBUpstream } from './provider-b.upstream';
+import { GEMINI_CLI_DEFAULT_MODEL } from './provider-b.constants';
 
 /**
  * provider_b: Gemini Code Assist `v1internal` with the Gemini CLI's login (docs/upstream/provider-b.md).
@@ -33,7 +34,6 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     pools: AccountPools,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
-    this.accounts = createProviderBPool(config, pools, this.proxy);
     const signatures = new ThoughtSignatureStore();
     this.connect = {
       baseUrl: config.providerB.url,
@@ -42,6 +42,9 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
       signatures,
       rememberSignature: (id, signature) => signatures.remember(id, signature),
     };
+    this.accounts = createProviderBPool(config, pools, this.proxy, (login, signal, logger) =>
+      readProviderBUsage(this.connect, login, GEMINI_CLI_DEFAULT_MODEL, signal, logger),
+    );
   }
 
   onModuleDestroy(): void {

@@ -35,3 +35,6 @@ export const CUSTOM_TOOL_FALLBACK_PARAMETERS = {
   properties: { input: { type: 'string', description: 'Raw text input for this tool.' } },
   required: ['input'],
 } as const;
+
+/** The pinned Gemini CLI's default model (`DEFAULT_GEMINI_MODEL`): the User-Agent of calls outside a turn (the quota read). */
+export const GEMINI_CLI_DEFAULT_MODEL = 'gemini-2.5-pro';

@@ -46,7 +46,8 @@ export interface OpenedResponse {
   abort(reason?: unknown): void;
 }
 
-export type CodeAssistMethod = 'streamGenerateContent' | 'generateContent' | 'loadCodeAssist' | 'onboardUser';
+export type CodeAssistMethod =
+  'streamGenerateContent' | 'generateContent' | 'loadCodeAssist' | 'onboardUser' | 'retrieveUserQuota';
 
 /** One Code Assist call: `POST {base}:<method>` with a JSON body, or `GET {base}/<operation name>`. */
 export type CodeAssistCall =

@@ -1,3 +1,5 @@
+import { isJsonObject } from '../../common/json';
+import type { PlanReport, PlanWindow } from '../../core/plan-usage';
 /**
  * Quota errors (429, and 499/503 that carry quota information) split into terminal ones — the
  * client must wait for a reset, retrying now only burns calls — and short rate limits. The rules
@@ -16,6 +18,36 @@
  * daily quota the next midnight in Pacific time (when Google's daily quotas reset); otherwise a
  * long Retry-After, so clients do not retry quickly into a wall.
  */
+/**
+ * `:retrieveUserQuota`'s answer (the Gemini CLI's `/stats`, 0.61.0 `refreshUserQuota`): `buckets[]`,
+ * each with `modelId`, `remainingFraction` (0..1), `resetTime` (RFC 3339) and maybe `tokenType`
+ * and `remainingAmount`. One plan window per bucket that names a model and a fraction (the CLI
+ * skips the others too): named by its model (and token type when the answer has one), used =
+ * 1 − remaining. A bucket at 0 spends the plan for that model. No paid usage: the gateway never
+ * asks for Google One AI credits (`enabledCreditTypes`), so none is drawn.
+ */
+export function planReportFromQuota(body: unknown): PlanReport | undefined {
+  const buckets = isJsonObject(body) && Array.isArray(body.buckets) ? body.buckets : undefined;
+  if (!buckets) return undefined;
+  const windows: PlanWindow[] = [];
+  for (const bucket of buckets) {
+    if (!isJsonObject(bucket)) continue;
+    const { modelId, remainingFraction, resetTime, tokenType } = bucket;
+    if (typeof modelId !== 'string' || typeof remainingFraction !== 'number' || !Number.isFinite(remainingFraction))
+      continue;
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(modelId)) continue;
+    const kind = typeof tokenType === 'string' && /^[A-Z_]{1,32}$/.test(tokenType) ? tokenType : undefined;
+    const resetsAt = typeof resetTime === 'string' ? Date.parse(resetTime) : NaN;
+    windows.push({
+      name: kind && kind !== 'REQUESTS' ? `${modelId}:${kind.toLowerCase()}` : modelId,
+      usedRatio: Math.min(1, Math.max(0, 1 - remainingFraction)),
+      resetsAt: Number.isFinite(resetsAt) ? resetsAt : undefined,
+      model: modelId,
+    });
+  }
+  return { windows, source: 'usage_endpoint' };
+}
+
 /** What the quota rules read from a parsed error body (provider-b.errors.ts fills it). */
 export interface QuotaErrorFacts {
   readonly message?: string;

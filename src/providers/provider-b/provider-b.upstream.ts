@@ -18,6 +18,9 @@ import { buildProviderBRequest } from './provider-b.request';
 import type { ProviderBStreamState } from './provider-b.stream';
 import { createProviderBStreamState, finishProviderBStream, translateProviderBPayload } from './provider-b.stream';
 import type { ThoughtSignatureStore } from './provider-b.thought-signatures';
+import type { EventLogger } from '../../core/event-logger';
+import type { PlanReport } from '../../core/plan-usage';
+import { planReportFromQuota } from './provider-b.quota';
 
 /**
  * provider_b's attempts as the turn runner reads them (docs/upstream/provider-b.md §9): the SSE payloads of one
@@ -147,6 +150,32 @@ export class ProviderBUpstream implements UpstreamFamily<ProviderBLogin, SsePayl
   reopenAfter(failure: GatewayError): boolean {
     return this.login.reopenAfter(failure);
   }
+}
+
+/**
+ * One read of the login's quota as the Gemini CLI's `/stats` reads it (docs/upstream/provider-b.md §14):
+ * `POST :retrieveUserQuota` with the login's project, as a plan report. Outside any turn:
+ * its own token, signal and a deadline of its own; the project is the one turns use (discovered once).
+ */
+export async function readProviderBUsage(
+  connect: Pick<ProviderBConnect, 'baseUrl' | 'proxy' | 'projects'>,
+  login: ProviderBLogin,
+  model: string,
+  signal: AbortSignal,
+  logger: EventLogger,
+): Promise<PlanReport | undefined> {
+  const credential = await login.tokens.current(signal, logger);
+  const client: CodeAssistClient = {
+    baseUrl: connect.baseUrl,
+    accessToken: credential.accessToken,
+    turn: { signal, deadlineAt: Infinity },
+    logger,
+    model,
+    proxy: connect.proxy,
+  };
+  const project = await connect.projects.resolve(credential.loginKey, discoveryTransport(client));
+  const body = await readJsonResponse(await postCodeAssist(client, 'retrieveUserQuota', { project }), client.turn);
+  return planReportFromQuota(body);
 }
 
 /** Project discovery's calls, on the attempt's token and signal. */

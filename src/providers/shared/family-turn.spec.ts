@@ -41,7 +41,8 @@ function setup(aliases = ['only']) {
         accountSelected: () => undefined,
         accountCooldown: () => undefined,
         accountMovedAway: () => undefined,
-        accountQuota: () => undefined,
+        accountPlan: () => undefined,
+        accountPaidTurn: () => undefined,
       },
     },
   );

@@ -249,6 +249,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
               again = step;
               break;
             }
+            // The turn ends as the upstream meant it to: told before its last events, which a
+            // consumer may stop reading at.
+            if (step.terminal) account.succeeded();
             for (const event of step.events) {
               if (!this.output && isOutput(event)) this.output = true;
               this.suspended = true;

@@ -1,0 +1,61 @@
+import type { EventLogger } from '../core/event-logger';
+import { GatewayError } from '../core/gateway.error';
+import type { PlanUsageRead } from '../core/plan-usage';
+import { planSummary } from '../core/plan-usage';
+import type { AccountPool } from './account-pool';
+
+/** Bound on one read of a vendor's usage endpoint (token refresh included). */
+export const USAGE_READ_TIMEOUT_MS = 30_000;
+
+/** Why a read failed, in words safe for a log: an error code, an HTTP status, an errno — never a body. */
+export function usageReadFailure(error: unknown): string {
+  if (error instanceof GatewayError)
+    return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
+  const code = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
+  return code ?? (error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'network');
+}
+
+/**
+ * Reads every live login of a pool once from its vendor's usage endpoint and gives each answer to
+ * the pool (`source: usage_endpoint`), which guards and shows it. Each login gets one `plan_usage`
+ * info line (family, alias, the summary), or `plan_usage_read_failed` (warn, with a safe reason).
+ * Logins are read one after another: a few requests every few minutes, never a burst.
+ */
+export async function readPoolUsage<T>(
+  pool: AccountPool<T>,
+  read: PlanUsageRead<T>,
+  logger: EventLogger,
+  timeoutMs: number = USAGE_READ_TIMEOUT_MS,
+): Promise<void> {
+  for (const { alias, handle } of pool.liveAccounts()) {
+    try {
+      const report = await read(handle, AbortSignal.timeout(timeoutMs), logger);
+      if (!report) throw new GatewayError('upstream', { detail: 'usage answer unreadable' });
+      pool.reportPlan(alias, report);
+      const view = pool.planView(alias);
+      logger.info(
+        {
+          event: 'plan_usage',
+          provider: pool.family,
+          account: alias,
+          state: view.state,
+          plan_spent: view.planSpent,
+          paid_usage: view.paid?.kind,
+          paid_available: view.paid?.available,
+          paid_in_use: view.paid?.inUse,
+          windows: view.windows.map((window) => ({
+            name: window.name,
+            used_ratio: window.usedRatio,
+            resets_at: window.resetsAt !== undefined ? new Date(window.resetsAt).toISOString() : undefined,
+          })),
+        },
+        `${pool.family} login ${alias}: ${planSummary(view)}`,
+      );
+    } catch (error) {
+      logger.warn(
+        { event: 'plan_usage_read_failed', provider: pool.family, account: alias, reason: usageReadFailure(error) },
+        'plan_usage_read_failed',
+      );
+    }
+  }
+}

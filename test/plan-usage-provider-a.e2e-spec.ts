@@ -1,0 +1,245 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { TestGateway } from './support/create-test-app';
+import { startGateway } from './support/create-test-app';
+import { defaultUsageBody } from './support/fake-provider-a';
+import { planHeaders, textReply, writeAuthFile } from './support/provider-a-fixtures';
+import { useFakeProviderA } from './support/provider-a-harness';
+import { chatTurn } from './support/accounts';
+import { postChatBody } from './support/chat-sse';
+import { eventually } from './support/poll';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
+
+type Json = Record<string, any>;
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+const SECRET = 'plan-usage-secret';
+const AUTH = { authorization: `Bearer ${SECRET}` };
+
+/**
+ * What each Codex login has left, and no paid usage without consent (docs/accounts.md "What each
+ * login has left, and paid usage"): the fake backend sends the plan's windows and credits on every
+ * answer and serves `wham/usage`; the gateway shows them in `/metrics` and `GET /v1/accounts`, and
+ * under ACCOUNT_PAID_USAGE=plan_only refuses the next turn of a login whose plan is spent — before
+ * any upstream request — or moves it to another login.
+ */
+describe('provider_a plan usage and the paid-usage guard', () => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.close();
+    gateway = undefined;
+  });
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-plan-', homeScope: 'test' });
+
+  const loginFile = (alias: string) => path.join(home(), alias, 'auth.json');
+  async function start(aliases: readonly string[], settings: Record<string, string> = {}): Promise<TestGateway> {
+    for (const alias of aliases)
+      if (!fs.existsSync(loginFile(alias)))
+        writeAuthFile(path.join(home(), alias), { accountId: `acct-${alias}`, refreshToken: `rt-${alias}` });
+    gateway = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_a',
+      GATEWAY_BEARER_SECRET: SECRET,
+      PROVIDER_A_URL: fake().wsUrl,
+      PROVIDER_A_TOKEN_URL: fake().tokenUrl,
+      CODEX_HOME: path.join(home(), 'codex-home'),
+      PROVIDER_A_ACCOUNTS: aliases.map((alias) => `${alias}=${loginFile(alias)}`).join(','),
+      PROVIDER_A_MODELS_REFRESH: '0',
+      ...settings,
+    });
+    return gateway;
+  }
+
+  const post = (name: string) => postChatBody(gateway!, chatTurn('gpt-5.6-sol', name), { headers: AUTH });
+  const accounts = async (): Promise<Json> => {
+    const response = await fetch(`${gateway!.url}/v1/accounts`, { headers: AUTH });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Json;
+  };
+  const entry = async (alias: string): Promise<Json> =>
+    (await accounts()).data.find((row: Json) => row.provider === 'provider_a' && row.account === alias);
+  const metrics = () => scrapeMetrics(gateway!, AUTH);
+  /** The answer that spends the plan: the 5-hour window at 100 % and credits paying for it. */
+  const spentAnswer = (resetAt: number) => ({
+    ...textReply('paid by credits'),
+    headers: planHeaders({
+      primaryUsedPercent: 100,
+      primaryResetAt: resetAt,
+      secondaryUsedPercent: 40,
+      secondaryResetAt: resetAt + 86_400,
+      credits: { hasCredits: true, balance: '12.50' },
+    }),
+  });
+
+  it('shows the windows and credits of every answer in /metrics and GET /v1/accounts (bearer required)', async () => {
+    await start(['work']);
+    const resetAt = nowSeconds() + 3600;
+    fake().sendMeter(
+      planHeaders({
+        primaryUsedPercent: 42,
+        primaryResetAt: resetAt,
+        secondaryUsedPercent: 7,
+        credits: { hasCredits: true, balance: '5.39' },
+      }),
+    );
+    fake().enqueue(textReply('hello'));
+    expect((await post('meter')).status).toBe(200);
+
+    expect((await fetch(`${gateway!.url}/v1/accounts`)).status).toBe(401);
+    const body = await accounts();
+    expect(body.paid_usage_setting).toBe('plan_only');
+    const row = body.data[0];
+    expect(row).toMatchObject({
+      provider: 'provider_a',
+      account: 'work',
+      state: 'ready',
+      plan_spent: false,
+      needs_extra_usage: false,
+      paid_usage: { kind: 'credits', available: true, in_use: false, balance: '5.39' },
+      source: 'turn',
+    });
+    expect(row.windows).toEqual([
+      {
+        name: 'primary',
+        model: null,
+        used_ratio: 0.42,
+        window_seconds: 18_000,
+        resets_at: new Date(resetAt * 1000).toISOString(),
+      },
+      { name: 'secondary', model: null, used_ratio: 0.07, window_seconds: 604_800, resets_at: null },
+    ]);
+    // Aliases only: no account id, token or e-mail anywhere in the answer.
+    expect(JSON.stringify(body)).not.toMatch(/acct-|eyJ|@/);
+
+    const text = await metrics();
+    const labels = { provider: 'provider_a', account: 'work' };
+    expect(
+      sampleValue(text, 'gateway_chat_api_account_quota_used_ratio', { ...labels, window: 'primary' }),
+    ).toBeCloseTo(0.42);
+    expect(sampleValue(text, 'gateway_chat_api_account_quota_window_seconds', { ...labels, window: 'primary' })).toBe(
+      18_000,
+    );
+    expect(sampleValue(text, 'gateway_chat_api_account_quota_reset_seconds', { ...labels, window: 'primary' })).toBe(
+      resetAt,
+    );
+    expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_available', labels)).toBe(1);
+    expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_in_use', labels)).toBe(0);
+    expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', labels)).toBe(0);
+    expect(sampleValue(text, 'gateway_chat_api_account_needs_extra_usage', labels)).toBe(0);
+  });
+
+  it('delivers the answer that drew credits, then refuses the next turn with no upstream request', async () => {
+    await start(['work']);
+    const resetAt = nowSeconds() + 1800;
+    fake().enqueue(spentAnswer(resetAt));
+    const paid = await post('paid');
+    expect(paid.status).toBe(200);
+    expect(((await paid.json()) as Json).choices[0].message.content).toBe('paid by credits');
+    expect(fake().requests()).toHaveLength(1);
+
+    const refused = await post('next');
+    expect(refused.status).toBe(429);
+    const error = ((await refused.json()) as Json).error;
+    expect(error.code).toBe('paid_usage_not_allowed');
+    expect(error.message).toContain('Codex credits');
+    expect(error.message).toContain('ACCOUNT_PAID_USAGE');
+    expect(error.message).toContain('chatgpt.com/codex/settings/usage');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(1790);
+    expect(retryAfter).toBeLessThanOrEqual(1800);
+    // Refused before any run: the fake saw the first turn only.
+    expect(fake().requests()).toHaveLength(1);
+
+    expect(
+      sampleValue(await metrics(), 'gateway_chat_api_account_state', {
+        provider: 'provider_a',
+        account: 'work',
+        state: 'plan_spent',
+      }),
+    ).toBe(1);
+    expect(await entry('work')).toMatchObject({
+      state: 'plan_spent',
+      plan_spent: true,
+      rests_until: new Date(resetAt * 1000).toISOString(),
+      paid_usage: { kind: 'credits', in_use: true, available: true },
+    });
+    const labels = { provider: 'provider_a', account: 'work' };
+    const text = await metrics();
+    expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', labels)).toBe(1);
+    expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_in_use', labels)).toBe(1);
+    expect(gateway!.logs.records('account_state')).toContainEqual(
+      expect.objectContaining({ account: 'work', state: 'plan_spent', reason: 'paid_usage_in_use' }),
+    );
+  });
+
+  it('moves the next turn to another usable login', async () => {
+    await start(['work', 'spare']);
+    fake().enqueue(spentAnswer(nowSeconds() + 1800), textReply('on the plan'));
+    expect((await post('first')).status).toBe(200);
+    const moved = await post('second');
+    expect(moved.status).toBe(200);
+    expect(((await moved.json()) as Json).choices[0].message.content).toBe('on the plan');
+    expect(
+      fake()
+        .requests()
+        .map((request) => request.headers['chatgpt-account-id']),
+    ).toEqual(['acct-work', 'acct-spare']);
+  });
+
+  it('with ACCOUNT_PAID_USAGE=allow, serves the turn and logs and counts each paid one', async () => {
+    await start(['work'], { ACCOUNT_PAID_USAGE: 'allow' });
+    const labels = { provider: 'provider_a', account: 'work' };
+    // The registry is process-wide: earlier gateways of this file left their counts in it.
+    const before = sampleValue(await metrics(), 'gateway_chat_api_paid_turns_total', labels) ?? 0;
+    const resetAt = nowSeconds() + 1800;
+    fake().enqueue(spentAnswer(resetAt), spentAnswer(resetAt));
+    expect((await post('one')).status).toBe(200);
+    expect((await post('two')).status).toBe(200);
+    expect(fake().requests()).toHaveLength(2);
+    await eventually(
+      async () => sampleValue(await metrics(), 'gateway_chat_api_paid_turns_total', labels) === before + 2,
+    );
+    const lines = gateway!.logs.records('paid_usage_turn');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({
+      provider: 'provider_a',
+      account: 'work',
+      paid_usage: 'credits',
+      setting: 'allow',
+    });
+    expect(await entry('work')).toMatchObject({ state: 'ready', plan_spent: true });
+    expect((await accounts()).paid_usage_setting).toBe('allow');
+  });
+
+  it("refuses before any turn when wham/usage says the plan's limit is reached", async () => {
+    const resetAt = nowSeconds() + 2400;
+    const usage = defaultUsageBody();
+    fake().serveUsage({
+      ...usage,
+      rate_limit: {
+        allowed: false,
+        limit_reached: true,
+        primary_window: {
+          used_percent: 100,
+          limit_window_seconds: 18_000,
+          reset_after_seconds: 2400,
+          reset_at: resetAt,
+        },
+      },
+      credits: { has_credits: true, unlimited: false, balance: '3.00' },
+    });
+    await start(['work'], { ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' });
+    await eventually(async () => (await entry('work')).state === 'plan_spent');
+    const [read] = fake().usageRequests();
+    expect(read.headers.authorization).toMatch(/^Bearer /);
+    expect(read.headers['chatgpt-account-id']).toBe('acct-work');
+    expect(gateway!.logs.records('plan_usage')).toContainEqual(
+      expect.objectContaining({ provider: 'provider_a', account: 'work', plan_spent: true, paid_available: true }),
+    );
+
+    const refused = await post('blocked');
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as Json).error.code).toBe('paid_usage_not_allowed');
+    expect(fake().requests()).toEqual([]);
+    expect(await entry('work')).toMatchObject({ source: 'usage_endpoint', plan_type: 'plus' });
+  });
+});
