@@ -7,7 +7,7 @@
  * src/common/logging/event-words.spec.ts fails on an event logged anywhere in src/ without words.
  */
 /** Events whose `msg` is the readable sentence itself (the fix included), in JSON too. */
-export const SENTENCE_EVENTS: ReadonlySet<string> = new Set(['login_state', 'login_none_usable']);
+export const SENTENCE_EVENTS: ReadonlySet<string> = new Set(['login_state', 'login_none_usable', 'plan_usage']);
 
 export const EVENT_WORDS: Readonly<Record<string, string>> = {
   // ── Lifecycle ────────────────────────────────────────────────────────────────────────────────
@@ -42,6 +42,11 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   // ── Logins and accounts ──────────────────────────────────────────────────────────────────────
   login_check_failed: 'the check of login "{account}" failed',
   account_state: '{provider} login "{account}": {from} → {state}',
+  account_needs_extra_usage:
+    '{provider} login "{account}" was refused as a third-party app that needs extra usage; the account owner can add it on the vendor\'s usage page',
+  paid_usage_turn: '{provider} login "{account}" served a turn billed as {paid_usage} (ACCOUNT_PAID_USAGE={setting})',
+  plan_usage_read_failed:
+    '{provider} login "{account}": the vendor\'s usage endpoint could not be read ({reason}); the plan is shown from turns only',
   account_refresh_failed:
     '{provider} login "{account}" could not be refreshed ahead of expiry; trying again at the next check',
   provider_a_auth_retry:
