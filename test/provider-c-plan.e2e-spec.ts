@@ -1,7 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { contents, postChat, streamChat } from './support/chat-sse';
+import { chatTurn } from './support/accounts';
+import { contents, postChat, postChatBody, streamChat } from './support/chat-sse';
+import { eventually } from './support/poll';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { AccountPools } from '../src/accounts/account-pools';
@@ -33,13 +36,31 @@ beforeEach(async () => {
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-plan-'));
   api.script([]);
   api.meter(undefined);
-  gateway = await startGateway(realClaudeGatewaySettings(api.baseUrl, home));
 });
+
+/** A gateway on the real claude; `logins` are token-file logins (`fake-account-<alias>`), else the CLI's own. */
+async function start(settings: Record<string, string> = {}, logins: readonly string[] = []): Promise<TestGateway> {
+  for (const alias of logins) fs.writeFileSync(path.join(home, `${alias}.token`), `fake-account-${alias}\n`);
+  gateway = await startGateway({
+    ...realClaudeGatewaySettings(api.baseUrl, home),
+    ...(logins.length > 0
+      ? { PROVIDER_C_ACCOUNTS: logins.map((alias) => `${alias}=${path.join(home, `${alias}.token`)}`).join(',') }
+      : {}),
+    ...settings,
+  });
+  return gateway;
+}
 afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
   fs.rmSync(home, { recursive: true, force: true });
 });
+
+const PAID_TURNS = 'gateway_chat_api_paid_turns_total';
+const DEFAULT_LOGIN = { provider: 'provider_c', account: 'default' };
+/** Paid turns counted so far (the registry is the test process's, so tests compare counts). */
+const paidTurns = async (): Promise<number> =>
+  sampleValue(await scrapeMetrics(gateway!), PAID_TURNS, DEFAULT_LOGIN) ?? 0;
 
 /** The gateway's log records of one request. */
 function recordsOf(headers: Headers, event: string): Record<string, unknown>[] {
@@ -66,6 +87,7 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
   ])(
     'docs/upstream/provider-c.md §11.31 %s wording, streamed: 403 extra_usage_required before any SSE byte, one claude run (its own three calls), the words on the log line',
     async (wording, words) => {
+      await start();
       api.script([API_ERRORS.thirdParty(wording)]);
       const result = await streamChat(gateway!, {});
       expect(result.headers.get('content-type')).toContain('application/json');
@@ -92,6 +114,7 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
 
   it('docs/upstream/provider-c.md §11.31 the organisation wording, not streamed: the same 403 after one run; the login is not taken out', async () => {
     // The CLI's own three calls are refused; what follows is answered.
+    await start();
     const refusal = API_ERRORS.thirdParty('organization');
     api.script([refusal, refusal, refusal, { type: 'stream', blocks: [{ kind: 'text', deltas: ['ok'] }] }]);
     const response = await postChat(gateway!, {});
@@ -106,8 +129,8 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
 });
 
 describe('provider_c: an answer paid from extra usage, with the real claude', () => {
-  it("docs/upstream/provider-c.md §11.32 is delivered (200, exit 0), and the login's plan shows the five-hour window spent and extra usage in use", async () => {
-    const reset = Math.floor(Date.now() / 1000) + 3600;
+  /** The meters of an answer served past the plan: the five-hour window spent, extra usage paying. */
+  function meterPaid(reset: number): void {
     api.meter({
       status: 'rejected',
       reset,
@@ -115,6 +138,12 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
       windows: { '5h': { status: 'rejected', reset, utilization: 1.01 } },
       overage: { status: 'allowed', reset: reset + 86_400, inUse: true },
     });
+  }
+
+  it("docs/upstream/provider-c.md §11.32 is delivered (200, exit 0), and the login's plan shows the five-hour window spent and extra usage in use", async () => {
+    await start();
+    const reset = Math.floor(Date.now() / 1000) + 3600;
+    meterPaid(reset);
     api.script([{ type: 'stream', blocks: [{ kind: 'text', deltas: ['Paid ', 'answer'] }] }]);
     const result = await streamChat(gateway!, {});
     expect(result.status).toBe(200);
@@ -130,7 +159,72 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     });
   });
 
+  it('by default (plan_only) the next turn on that login is refused at once, with no claude run: 429 naming extra usage, its page and the setting, Retry-After the reset; every view shows it', async () => {
+    await start();
+    const counted = await paidTurns();
+    const reset = Math.floor(Date.now() / 1000) + 3600;
+    meterPaid(reset);
+    const paid = await postChat(gateway!, {});
+    expect(paid.status).toBe(200);
+    await eventually(() => gateway!.logs.records('paid_usage_turn').length === 1);
+    const calls = api.messages().length;
+
+    const refused = await postChat(gateway!, {});
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    const error = ((await refused.json()) as { error: Record<string, string> }).error;
+    expect(error).toMatchObject({ type: 'insufficient_quota', code: 'paid_usage_not_allowed' });
+    expect(error.message).toContain("Claude's extra usage");
+    expect(error.message).toContain('claude.ai/settings/usage');
+    expect(error.message).toContain('ACCOUNT_PAID_USAGE=allow');
+    expect(error.message).toContain(new Date(reset * 1000).toISOString());
+    expect(recordsOf(refused.headers, 'provider_c_process_start')).toEqual([]);
+    expect(api.messages()).toHaveLength(calls);
+
+    const accounts = (await (await fetch(`${gateway!.url}/v1/accounts`)).json()) as {
+      data: Record<string, unknown>[];
+    };
+    expect(accounts.data.find((row) => row.provider === 'provider_c')).toMatchObject({
+      account: 'default',
+      state: 'plan_spent',
+      plan_spent: true,
+      paid_usage: { kind: 'extra_usage', available: true, in_use: true },
+    });
+    const text = await scrapeMetrics(gateway!);
+    const labels = { provider: 'provider_c', account: 'default' };
+    expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_in_use', labels)).toBe(1);
+    expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', labels)).toBe(1);
+    expect(sampleValue(text, PAID_TURNS, labels)).toBe(counted + 1);
+  });
+
+  it('with another usable login, the next chat moves there instead of spending extra usage', async () => {
+    await start({}, ['one', 'two']);
+    meterPaid(Math.floor(Date.now() / 1000) + 3600);
+    expect((await postChatBody(gateway!, chatTurn('claude-fable-5', 'paid'))).status).toBe(200);
+    api.meter(undefined);
+    const next = await postChatBody(gateway!, chatTurn('claude-fable-5', 'paid', 2));
+    expect(next.status).toBe(200);
+    expect(api.messages().map((request) => request.account)).toEqual(['one', 'two']);
+  });
+
+  it('with ACCOUNT_PAID_USAGE=allow every paid turn is served, logged and counted', async () => {
+    await start({ ACCOUNT_PAID_USAGE: 'allow' });
+    const counted = await paidTurns();
+    meterPaid(Math.floor(Date.now() / 1000) + 3600);
+    for (let turn = 0; turn < 2; turn++) expect((await postChat(gateway!, {})).status).toBe(200);
+    // A turn is counted when its login is given back, which for provider_c is when its child has exited.
+    await eventually(() => gateway!.logs.records('paid_usage_turn').length === 2);
+    expect(gateway!.logs.records('paid_usage_turn')).toEqual([
+      expect.objectContaining({ provider: 'provider_c', account: 'default', paid_usage: 'extra_usage' }),
+      expect.objectContaining({ provider: 'provider_c', account: 'default', paid_usage: 'extra_usage' }),
+    ]);
+    expect(await paidTurns()).toBe(counted + 2);
+  });
+
   it('within the plan, with extra usage spent: the plan report says so, nothing is paid', async () => {
+    await start();
     const reset = Math.floor(Date.now() / 1000) + 3600;
     api.meter({
       status: 'allowed',
