@@ -51,8 +51,6 @@ export interface AppConfig {
     readonly maxBodyBytes: number;
     readonly streamIdleTimeoutMs: number;
     readonly drainTimeoutMs: number;
-    /** GATEWAY_MAX_SEMI_SPACE_MIB (docs/performance.md "Young generation"); 0: V8's own growth. */
-    readonly maxSemiSpaceMib: number;
   };
   readonly enabledProviders: readonly ProviderId[];
   readonly modelCatalogPath?: string;
@@ -267,7 +265,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       maxBodyBytes: value('GATEWAY_MAX_BODY_BYTES'),
       streamIdleTimeoutMs: value('GATEWAY_STREAM_IDLE_TIMEOUT'),
       drainTimeoutMs: value('GATEWAY_DRAIN_TIMEOUT'),
-      maxSemiSpaceMib: value('GATEWAY_MAX_SEMI_SPACE_MIB'),
     },
     enabledProviders: value('GATEWAY_PROVIDERS'),
     modelCatalogPath: given('GATEWAY_MODEL_CATALOG'),
