@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
@@ -15,12 +15,15 @@ const SWEEP_INTERVAL_MS = 1000;
 
 /**
  * Builds the account pool of each family with the shared settings, clock, metrics and logger,
- * and runs their timers (sweep, background refresh) until shutdown. The adapters take it from
- * Nest, in specs too (test/support/adapter-module.ts).
+ * and runs their timers (sweep, background refresh) from application bootstrap until shutdown:
+ * building a pool is memory only, so an adapter asks for its pool while Nest constructs it.
+ * The adapters take it from Nest, in specs too (test/support/adapter-module.ts).
  */
 @Injectable()
-export class AccountPools implements OnModuleDestroy {
+export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly stops: Array<() => void> = [];
+  /** Every pool built, with its background refresh: their timers start at application bootstrap. */
+  private readonly built: Array<{ readonly pool: AccountPool<unknown>; readonly refresh?: RefreshLogin<unknown> }> = [];
   /** The pool of each family, for the login report (docs/accounts.md). */
   private readonly byFamily = new Map<ProviderId, AccountPool<unknown>>();
 
@@ -44,6 +47,19 @@ export class AccountPools implements OnModuleDestroy {
       { clock: this.clock, logger: this.logger, metrics: this.metrics },
     );
     this.byFamily.set(family, pool);
+    this.built.push({ pool, refresh } as (typeof this.built)[number]);
+    return pool;
+  }
+
+  /** Starts each pool's sweep and background refresh; the pools are built while Nest constructs the adapters. */
+  onApplicationBootstrap(): void {
+    this.built.forEach(({ pool, refresh }) => this.startTimers(pool, refresh));
+  }
+
+  private startTimers(pool: AccountPool<unknown>, refresh: RefreshLogin<unknown> | undefined): void {
+    const { accounts } = this.config;
+    // The first reading of the login files, before the first request.
+    pool.sweep();
     const sweep = setInterval(() => pool.sweep(), SWEEP_INTERVAL_MS);
     sweep.unref();
     this.stops.push(() => clearInterval(sweep));
@@ -57,7 +73,6 @@ export class AccountPools implements OnModuleDestroy {
         ),
       );
     }
-    return pool;
   }
 
   /** The family's pool once its adapter built it. */

@@ -55,9 +55,14 @@ function gatewayProviders(config: AppConfig, doubles: AdapterDoubles): Provider[
   ];
 }
 
-/** Compiles a testing module of `providers` and keeps it for `closeAdapterModules`. */
+/**
+ * Compiles a testing module of `providers`, runs its lifecycle hooks as the application's start
+ * does (file reads and timers begin there, never in a constructor), and keeps it for
+ * `closeAdapterModules`.
+ */
 async function compiled<T>(token: Type<T>, providers: Provider[]): Promise<AdapterModule<T>> {
   const module = await Test.createTestingModule({ providers }).compile();
+  await module.init();
   let closing: Promise<void> | undefined;
   const opened = { adapter: module.get(token), close: () => (closing ??= module.close()) };
   open.push(opened);

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
@@ -56,7 +56,7 @@ const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens
  * in the turn runner, never on this instance.
  */
 @Injectable()
-export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
+export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   readonly id = 'provider_a' as const;
   /** The Codex logins (docs/accounts.md); one, `default`, unless PROVIDER_A_ACCOUNTS lists several. */
   private readonly accounts: AccountPool<ProviderALogin>;
@@ -65,7 +65,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   /** The proxy of each attempt's connection; none without a proxy setting, so nothing is asked per connection. */
   private readonly attemptProxy?: UpstreamProxy;
   private readonly installationIds = new InstallationIds();
-  private readonly profile: FaithfulProfile;
+  /** Read in `onModuleInit`, before the application serves. */
+  private profile!: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
   /** The Codex CLI version and encodings the gateway claims (PROVIDER_A_CLIENT_VERSION). */
   private readonly client: CodexClient;
@@ -85,8 +86,6 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     this.proxy = new UpstreamProxy(config.proxy);
     if (this.proxy.enabled) this.attemptProxy = this.proxy;
     this.accounts = createProviderAPool(config, pools, this.proxy);
-    // Read at construction so a missing or invalid profile fails startup (ConfigError).
-    this.profile = loadFaithfulProfile(config.providerA.faithfulProfilePath);
     this.transport = transportForUrl(config.providerA.url);
     this.client = codexClient(config.providerA.clientVersion);
     if (config.providerA.clientVersion !== CODEX_CLI_VERSION) {
@@ -122,7 +121,15 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       proxy: this.proxy,
       logger,
     });
-    // In the background: readiness and startup never wait for the upstream's list.
+  }
+
+  /** A missing or invalid faithful profile fails startup (ConfigError). */
+  onModuleInit(): void {
+    this.profile = loadFaithfulProfile(this.config.providerA.faithfulProfilePath);
+  }
+
+  /** In the background: readiness and startup never wait for the upstream's list. */
+  onApplicationBootstrap(): void {
     this.modelsRefresh.start();
   }
 
