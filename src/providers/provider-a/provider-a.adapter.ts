@@ -9,6 +9,7 @@ import type { ChatEvent, UsageEvent } from '../../core/chat-event';
 import { customToolNames } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
+import { LiveModelLists } from '../../models/live-model-lists';
 import { ModelCatalog } from '../../models/model-catalog';
 import type {
   CallContext,
@@ -82,6 +83,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     pools: AccountPools,
     private readonly catalog: ModelCatalog,
     logger: PinoLogger,
+    private readonly liveModels: LiveModelLists,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
     if (this.proxy.enabled) this.attemptProxy = this.proxy;
@@ -117,6 +119,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
       client: this.client,
       periodMs: config.providerA.modelsRefreshMs,
       catalog,
+      live: liveModels,
       accounts: this.accounts,
       proxy: this.proxy,
       logger,
@@ -285,7 +288,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   /** A model refusal names the model, and the model leaves the live list; then it is thrown on. */
   private modelRefused(error: unknown, upstreamModel: string): never {
     if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code))
-      this.catalog.dropUpstreamModel('provider_a', upstreamModel);
+      this.liveModels.refuse('provider_a', upstreamModel);
     throw namingModel(error, upstreamModel);
   }
 }
