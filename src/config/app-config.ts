@@ -200,9 +200,10 @@ function expandHome(value: string, home: string): string {
 const LOWER_CASE_ALIASED = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
 
 /**
- * Pure: (environment, argv) → AppConfig. Flags win over the environment; every value is
- * validated here, once, and the first bad one throws a ConfigError naming the setting and
- * the rule (secret values are never echoed).
+ * (environment, argv) → AppConfig. Flags win over the environment; every value is validated
+ * here, once, and the first bad one throws a ConfigError naming the setting and the rule (secret
+ * values are never echoed). Reads nothing else from the process; the one file-system call is the
+ * stat that tells each PROVIDER_C_ACCOUNTS location's kind (config directory or token file).
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): AppConfig {
   const fromFlags = parseArgv(argv);

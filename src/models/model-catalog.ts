@@ -163,7 +163,7 @@ export class ModelCatalog {
     });
     const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, PROVIDER_IDS);
     if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
-    // Absent: the fallback, as before catalogs could name one. Present: one of its own ids, or a
+    // Absent: the fallback (FALLBACK_DEFAULT_MODEL). Present: one of its own ids, or a
     // tier alias the file's provider_a rows define (checked with every family enabled).
     const defaultModel = (document as { default_model?: unknown }).default_model;
     if (
