@@ -1,5 +1,5 @@
 // What one chat turn allocates in the gateway's heap, by package and by function
-// (docs/performance.md "Why the memory targets are still missed"): the gateway runs as the rig runs
+// (docs/performance.md "Per open stream"): the gateway runs as the rig runs
 // it (`node dist/main.js`, its own process, `npm run build` first) against the in-process provider_a
 // fake, with the inspector on a loopback port. After a warm-up, V8's sampling heap profiler records
 // every sampled allocation of N sequential turns, including objects already collected again (the

@@ -11,7 +11,13 @@
 // For the same reason an older Node is refused with the fix rather than re-run under a newer one:
 // `npm start` already runs this script on the Node that `npm ci` brought (docs/deployment.md
 // "Runtime").
-import { spawnSync } from 'node:child_process';
+//
+// The one exception is the young generation's bound (docs/performance.md "Young generation"): V8
+// reads `--max-semi-space-size` only when node starts, so when this node was started without one
+// (on its command line or in NODE_OPTIONS) the gateway runs as a child started with it. That child
+// is in this process's group, so Ctrl-C reaches it from the terminal once; this process forwards
+// only SIGTERM (a supervisor's or npm's, sent to this pid) and exits as the child did.
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
@@ -19,6 +25,14 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = path.join(ROOT, 'dist', 'main.js');
+
+/**
+ * The young generation's bound every documented start passes (docs/deployment.md "Memory"); the
+ * gateway reports it as `max_semi_space_mib` (src/common/lifecycle/young-generation.ts, whose
+ * spec checks `npm start` against it).
+ */
+const SEMI_SPACE_ARGUMENT = '--max-semi-space-size=8';
+const SEMI_SPACE_FLAG = /^--max[-_]semi[-_]space[-_]size=\d+$/;
 
 /** The build's inputs: everything under src/ and the root files that change its output. */
 const ROOT_INPUTS = /^(tsconfig.*\.json|package\.json|package-lock\.json)$/;
@@ -98,8 +112,34 @@ function build(reason) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
+/** Runs dist/main.js in a child node started with the young generation's bound, until it exits. */
+function runBounded(bound) {
+  const child = spawn(process.execPath, [...process.execArgv, bound, MAIN, ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
+  // The terminal delivers SIGINT to the whole process group, the child included.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  child.on('error', (error) => {
+    process.stderr.write(`gateway failed to start: ${error.message}\n`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }
+    process.exit(code ?? 1);
+  });
+}
+
 requireSupportedNode();
 const reason = staleReason();
 if (reason !== undefined) build(reason);
-// dist/main.js reads process.argv.slice(2), which here is exactly the arguments given to this script.
-createRequire(import.meta.url)(MAIN);
+const nodeFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+if (nodeFlags.some((flag) => SEMI_SPACE_FLAG.test(flag))) {
+  // dist/main.js reads process.argv.slice(2), which here is exactly the arguments given to this script.
+  createRequire(import.meta.url)(MAIN);
+} else {
+  runBounded(SEMI_SPACE_ARGUMENT);
+}

@@ -3,8 +3,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
-import { nodeInvocation, processArguments } from './config/process-env';
-import { capSemiSpace, semiSpaceMibInForce } from './common/lifecycle/semi-space-cap';
+import { processArguments, processEnvironment, processExecArgv } from './config/process-env';
+import { SEMI_SPACE_ARGUMENT, startedSemiSpaceMib } from './common/lifecycle/young-generation';
 
 /**
  * nestjs-pino's Logger takes its LAST string argument as the context; naming one keeps the event
@@ -21,25 +21,23 @@ const LIVE_FLAG = '--live';
 
 async function bootstrap(): Promise<void> {
   try {
-    const node = nodeInvocation();
+    const env = processEnvironment();
     const argv = processArguments();
     const check = argv.includes(CHECK_FLAG);
     const settingsArgv = check ? argv.filter((argument) => argument !== CHECK_FLAG && argument !== LIVE_FLAG) : argv;
-    const config = loadConfig(node.env, settingsArgv);
+    const config = loadConfig(env, settingsArgv);
     if (check) {
       const { runSetupCheck } = await import('./setup-check');
       const write = (text: string) => process.stdout.write(text);
       process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
     }
-    // Before the framework loads: this may replace the process with one started under the cap.
-    const uncapped = capSemiSpace(config.server.maxSemiSpaceMib, node);
     // The framework is loaded only once the settings are valid: a bad value or --help answers
     // at once instead of after a second of module loading.
     const { createGatewayApp } = await import('./app.factory');
     const app = await createGatewayApp(config);
     await app.listen(config.server.port, config.server.host);
     await installDrainHandlers(app, config.server.drainTimeoutMs);
-    await logListening(app, config, semiSpaceMibInForce(node), uncapped);
+    await logListening(app, config, startedSemiSpaceMib(processExecArgv(), env.NODE_OPTIONS) ?? null);
   } catch (error) {
     if (error instanceof HelpRequested) {
       process.stdout.write(renderHelp());
@@ -64,19 +62,19 @@ async function logListening(
   app: NestExpressApplication,
   config: AppConfig,
   semiSpaceMib: number | null,
-  uncapped: string | undefined,
 ): Promise<void> {
   const { Logger } = await import('nestjs-pino');
   const address = app.getHttpServer().address() as AddressInfo;
   const logger = app.get(Logger);
-  if (uncapped) {
+  if (semiSpaceMib === null) {
+    // V8 takes the bound only when node starts: the gateway says so and runs on, unbounded.
     logger.warn(
       {
-        event: 'semi_space_cap_unavailable',
-        reason: uncapped,
-        fix: `start node with --max-semi-space-size=${config.server.maxSemiSpaceMib} (NODE_OPTIONS), or set GATEWAY_MAX_SEMI_SPACE_MIB=0`,
+        event: 'semi_space_unbounded',
+        flag: SEMI_SPACE_ARGUMENT,
+        fix: `start node with ${SEMI_SPACE_ARGUMENT} (before dist/main.js, or in NODE_OPTIONS); npm start, the image and the manifests pass it`,
       },
-      'semi_space_cap_unavailable',
+      'semi_space_unbounded',
       LOG_CONTEXT,
     );
   }

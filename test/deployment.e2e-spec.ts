@@ -7,6 +7,7 @@ import { DockerfileParser } from 'dockerfile-ast';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config/app-config';
 import { parseDuration } from '../src/config/setting-parsers';
+import { SEMI_SPACE_ARGUMENT } from '../src/common/lifecycle/young-generation';
 import { REPO_ROOT } from './support/child-gateway';
 import { useGateway } from './support/create-test-app';
 import type { Manifest } from './support/real-tools';
@@ -81,7 +82,7 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     }
   });
 
-  it('runs tini as PID 1 (ENTRYPOINT), installed from Debian in the runtime stage, with node dist/main.js as its child', () => {
+  it('runs tini as PID 1 (ENTRYPOINT), installed from Debian in the runtime stage, with node dist/main.js under the young-generation bound as its child', () => {
     const entrypoints = inStage(runtimeStage, 'ENTRYPOINT');
     expect(entrypoints).toHaveLength(1);
     expect(json(entrypoints[0])).toEqual(['/usr/bin/tini', '--']);
@@ -92,7 +93,7 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     expect(installsTini).toEqual([
       'apt-get update   && apt-get install -y --no-install-recommends tini   && rm -rf /var/lib/apt/lists/*',
     ]);
-    expect(inStage(runtimeStage, 'CMD').map(json)).toEqual([['node', 'dist/main.js']]);
+    expect(inStage(runtimeStage, 'CMD').map(json)).toEqual([['node', SEMI_SPACE_ARGUMENT, 'dist/main.js']]);
   });
 
   it('runs as the non-root user node, after every RUN that needs root, listening on 0.0.0.0:8088', () => {
@@ -104,9 +105,8 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     expect(runtimeEnv.get('GATEWAY_PORT')).toBe('8088');
     // JSON lines for a log collector even when run with a terminal (docs/configuration.md LOG_FORMAT).
     expect(runtimeEnv.get('LOG_FORMAT')).toBe('json');
-    // The gateway's own young-generation cap applies, not a second one in node's options
+    // The young generation's bound is on node's command line (CMD), not a second one in its options
     // (docs/performance.md "Young generation").
-    expect(runtimeEnv.has('GATEWAY_MAX_SEMI_SPACE_MIB')).toBe(false);
     expect(runtimeEnv.has('NODE_OPTIONS')).toBe(false);
     expect(inStage(runtimeStage, 'EXPOSE').map(text)).toEqual(['8088']);
   });
@@ -279,6 +279,11 @@ describe('docker/k8s rendered by the real kustomize', () => {
       expect(() => loadConfig({ ...containerEnvironment(), GATEWAY_BEARER_SECRET: '' })).toThrow(
         /GATEWAY_HOST.*not loopback/,
       );
+    });
+
+    it("starts node with the young generation's bound, as the image does", () => {
+      expect(container.command).toBeUndefined();
+      expect(container.args).toEqual(['node', SEMI_SPACE_ARGUMENT, 'dist/main.js']);
     });
 
     it('renders no Secret, so `kubectl apply -k` never overwrites the one created by hand', () => {

@@ -289,10 +289,14 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       GATEWAY_PROVIDERS: 'provider_a',
       PRIMARY_FAITHFUL_PROFILE: path.join(home(), 'missing.json'),
     };
-    // createGatewayApp directly (not startGateway) so a failed boot leaves no temp HOME behind.
-    await expect(createGatewayApp(loadConfig(settings), { logStream: new LogCapture() })).rejects.toThrow(
-      /PRIMARY_FAITHFUL_PROFILE/,
-    );
+    // createGatewayApp directly (not startGateway) so a failed boot leaves no temp HOME behind. The
+    // profile is read in a lifecycle hook, so the app builds and its start (init, as listen runs it) fails.
+    const app = await createGatewayApp(loadConfig(settings), { logStream: new LogCapture() });
+    try {
+      await expect(app.init()).rejects.toThrow(/PRIMARY_FAITHFUL_PROFILE/);
+    } finally {
+      await app.close().catch(() => undefined);
+    }
   });
 
   it("serves a body without model with the catalog's default_model (GATEWAY_MODEL_CATALOG)", async () => {

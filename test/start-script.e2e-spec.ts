@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SEMI_SPACE_ARGUMENT } from '../src/common/lifecycle/young-generation';
 
 /**
  * `npm start` (scripts/start.mjs) never runs a stale build: it rebuilds when dist/main.js
@@ -46,10 +47,14 @@ function scratchProject(engines: Record<string, string> = ENGINES): string {
   return root;
 }
 
-async function start(root: string): Promise<{ code: number | null; stdout: string; stderr: string; builds: number }> {
+async function start(
+  root: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; builds: number }> {
   // Without npm_execpath the script runs `npm` from PATH, as a plain `node scripts/start.mjs` does.
-  const env = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
   delete env.npm_execpath;
+  if (!('NODE_OPTIONS' in extraEnv)) delete env.NODE_OPTIONS;
   const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs'), '--port', '1'], {
     cwd: root,
     env,
@@ -78,6 +83,53 @@ describe('npm start (scripts/start.mjs)', () => {
   let root: string;
   beforeEach(() => (root = scratchProject()));
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("runs the gateway under the young generation's bound, unless node already has one (its command line or NODE_OPTIONS)", async () => {
+    await start(root);
+    // A main that says which node flags it runs with.
+    fs.writeFileSync(
+      path.join(root, 'dist', 'main.js'),
+      'process.stdout.write(JSON.stringify({ flags: process.execArgv }));\n',
+    );
+    makeNewerThanDist(root, 'build.cjs');
+    const bare = JSON.parse((await start(root)).stdout);
+    expect(bare.flags).toEqual([SEMI_SPACE_ARGUMENT]);
+    const chosen = await start(root, { NODE_OPTIONS: '--max-semi-space-size=2' });
+    expect(JSON.parse(chosen.stdout).flags).toEqual([]);
+    expect(chosen.code).toBe(0);
+  });
+
+  it('passes a SIGTERM sent to it on to the gateway it started, and exits as the gateway did', async () => {
+    await start(root);
+    fs.writeFileSync(
+      path.join(root, 'dist', 'main.js'),
+      [
+        "process.on('SIGTERM', () => { process.stdout.write('drained'); process.exit(3); });",
+        "process.stdout.write('ready\\n');",
+        'setInterval(() => undefined, 1000);',
+      ].join('\n'),
+    );
+    makeNewerThanDist(root, 'build.cjs');
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.NODE_OPTIONS;
+    const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.mjs')], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    const ready = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('ready')) resolve();
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await ready;
+    child.kill('SIGTERM');
+    expect(await exited).toBe(3);
+    expect(stdout).toBe('ready\ndrained');
+  });
 
   it('builds a fresh clone, then runs the build it made with the given arguments', async () => {
     const result = await start(root);

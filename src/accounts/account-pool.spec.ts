@@ -194,6 +194,7 @@ describe(AccountPool.name, () => {
       const file = path.join(dir, 'oauth_creds.json');
       fs.writeFileSync(file, '{}');
       const { pool } = makePool(['a', 'b'], {}, { b: file });
+      pool.sweep();
       expect(pool.loginVerdict('a')).toBeUndefined();
       pool.applyFailure('a', new GatewayError('auth'));
       expect(pool.loginVerdict('a')).toBe('refresh_refused');
@@ -202,6 +203,7 @@ describe(AccountPool.name, () => {
       expect(pool.stateOf('b').kind).toBe('ready');
       fs.writeFileSync(`${file}.tmp`, '{"access_token":"other account"}');
       fs.renameSync(`${file}.tmp`, file);
+      pool.sweep();
       expect(pool.loginVerdict('b')).toBeUndefined();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -214,6 +216,7 @@ describe(AccountPool.name, () => {
       const file = path.join(dir, 'auth.json');
       fs.writeFileSync(file, '{"tokens":{}}\n');
       const { pool, logger } = makePool(['a', 'b'], {}, { a: file });
+      pool.sweep();
       pool.applyFailure('a', new GatewayError('auth'));
       pool.sweep();
       expect(pool.stateOf('a').kind).toBe('login_dead');
@@ -221,7 +224,10 @@ describe(AccountPool.name, () => {
       // `codex login` writes a new file and renames it over the old one.
       fs.writeFileSync(`${file}.tmp`, '{"tokens":{"access_token":"new"}}\n');
       fs.renameSync(`${file}.tmp`, file);
-      expect(pool.acquire('chat-2').alias).toBe('a');
+      // A turn reads only memory: the change counts from the next sweep (every second in the app).
+      expect(pool.acquire('chat-2').alias).toBe('b');
+      pool.sweep();
+      expect(pool.acquire('chat-3').alias).toBe('a');
       expect(logger.records.map((line) => line.state)).toEqual(['login_dead', 'ready']);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -234,9 +240,51 @@ describe(AccountPool.name, () => {
       const file = path.join(dir, 'auth.json');
       const { pool } = makePool(['a'], {}, { a: file });
       pool.applyFailure('a', new GatewayError('auth'));
+      pool.sweep();
       expect(pool.stateOf('a').kind).toBe('login_dead');
       fs.writeFileSync(file, '{}');
+      pool.sweep();
       expect(pool.stateOf('a').kind).toBe('ready');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps a login that died before its file was first read dead until that file changes', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+    try {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, '{}');
+      const { pool } = makePool(['a'], {}, { a: file });
+      pool.applyFailure('a', new GatewayError('auth'));
+      pool.sweep();
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('login_dead');
+      fs.writeFileSync(file, '{"tokens":{}}');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('ready');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads no file while serving a turn: what a turn sees of the login files is what sweep() last read', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+    try {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, '{}');
+      const { pool } = makePool(['a', 'b'], {}, { a: file, b: file });
+      pool.sweep();
+      pool.applyFailure('a', new GatewayError('auth'));
+      pool.applyFailure('b', new GatewayError('provider_account_unsupported'));
+      fs.rmSync(dir, { recursive: true, force: true });
+      expect(pool.acquire('chat-1').alias).toBe('b');
+      expect(pool.unavailableError()).toBeUndefined();
+      expect(pool.loginVerdict('a')).toBe('refresh_refused');
+      expect(pool.loginVerdict('b')).toBe('account_unsupported');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('ready');
+      expect(pool.loginVerdict('b')).toBeUndefined();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

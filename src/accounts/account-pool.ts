@@ -84,9 +84,16 @@ interface Account<T> {
   needsExtraUsageSince?: number;
   /**
    * The login file's fingerprint when the upstream said it does not serve this account (provider_b's
-   * ineligible tiers). Not a pool state (the account stays selectable, as before); read by the login report.
+   * ineligible tiers). Not a pool state: the account stays selectable; read by the login report.
    */
   unsupportedFingerprint?: string | null;
+  /**
+   * The login file's fingerprint as `sweep()` last read it (`null`: no file), `undefined` before
+   * the first read. Requests compare against this and never touch the disk.
+   */
+  onDisk?: string | null;
+  /** Died before the file was first read: the next sweep's reading is the dead login's fingerprint. */
+  deathUnread?: boolean;
 }
 
 /**
@@ -97,6 +104,7 @@ interface Account<T> {
  * - States heal by themselves: a cooldown is over when the clock passes its end; a dead login is
  *   usable again once its file changed on disk. Both are checked on every selection and by the
  *   periodic `sweep()`, so neither a restart nor a request is needed for the state to change.
+ *   Only `sweep()` reads the login files (a stat each); a selection compares what it last read.
  * - Chats stick to their account (soft pins in a bounded LRU that forgets a chat after a day of
  *   silence); a pinned account that is not usable gives way to the best other one.
  * - New chats go to the usable account with the most headroom: the unused share of its tightest
@@ -214,7 +222,7 @@ export class AccountPool<T> implements PlanReporter {
       return false;
     }
     if (error.code === 'provider_account_unsupported') {
-      account.unsupportedFingerprint = account.loginFile ? (loginFingerprint(account.loginFile) ?? null) : null;
+      account.unsupportedFingerprint = account.loginFile ? (account.onDisk ?? null) : null;
       return false;
     }
     // A spent usage credit rests the login like a spent usage limit: until the reset it reported.
@@ -231,10 +239,8 @@ export class AccountPool<T> implements PlanReporter {
     }
     if (error.code === 'auth') {
       if (account.state.kind !== 'login_dead') {
-        this.transition(account, {
-          kind: 'login_dead',
-          fingerprint: account.loginFile ? loginFingerprint(account.loginFile) : undefined,
-        });
+        account.deathUnread = account.loginFile !== undefined && account.onDisk === undefined;
+        this.transition(account, { kind: 'login_dead', fingerprint: account.onDisk ?? undefined });
       }
       return true;
     }
@@ -251,7 +257,7 @@ export class AccountPool<T> implements PlanReporter {
     this.heal(account);
     if (account.state.kind === 'login_dead') return 'refresh_refused';
     if (account.unsupportedFingerprint === undefined) return undefined;
-    const current = account.loginFile ? (loginFingerprint(account.loginFile) ?? null) : null;
+    const current = account.loginFile ? (account.onDisk ?? null) : null;
     if (current === account.unsupportedFingerprint) return 'account_unsupported';
     account.unsupportedFingerprint = undefined;
     return undefined;
@@ -307,8 +313,9 @@ export class AccountPool<T> implements PlanReporter {
     return (this.best(undefined) ?? this.soleLogin(undefined)) ? undefined : this.unavailable();
   }
 
-  /** Heals what is due, forgets silent chats and refreshes the gauges; run on a timer. */
+  /** Reads the login files, heals what is due, forgets silent chats and refreshes the gauges; run on a timer. */
   sweep(): void {
+    this.accounts.forEach((account) => this.readLoginFile(account));
     this.accounts.forEach((account) => this.heal(account));
     this.pins.purgeStale();
   }
@@ -409,7 +416,17 @@ export class AccountPool<T> implements PlanReporter {
     this.deps.metrics.accountPinnedChats(this.family, alias, count);
   }
 
-  /** Ends a cooldown whose time has come, and a dead login whose file changed. */
+  /** The login file's fingerprint now (a stat), for `sweep()` only. */
+  private readLoginFile(account: Account<T>): void {
+    if (!account.loginFile) return;
+    account.onDisk = loginFingerprint(account.loginFile) ?? null;
+    if (account.deathUnread && account.state.kind === 'login_dead') {
+      account.state = { kind: 'login_dead', fingerprint: account.onDisk ?? undefined };
+    }
+    account.deathUnread = false;
+  }
+
+  /** Ends a cooldown whose time has come, and a dead login whose file changed (as `sweep()` last read it). */
   private heal(account: Account<T>): void {
     const state = account.state;
     if ((state.kind === 'cooling' || state.kind === 'plan_spent') && this.deps.clock.now() >= state.until)
@@ -417,7 +434,9 @@ export class AccountPool<T> implements PlanReporter {
     else if (
       state.kind === 'login_dead' &&
       account.loginFile &&
-      loginFingerprint(account.loginFile) !== state.fingerprint
+      account.onDisk !== undefined &&
+      !account.deathUnread &&
+      (account.onDisk ?? undefined) !== state.fingerprint
     ) {
       this.transition(account, { kind: 'ready' });
     }

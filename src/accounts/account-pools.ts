@@ -17,16 +17,18 @@ const SWEEP_INTERVAL_MS = 1000;
 
 /**
  * Builds the account pool of each family with the shared settings, clock, metrics and logger,
- * and runs their timers (sweep, background refresh) until shutdown. The adapters take it from
- * Nest, in specs too (test/support/adapter-module.ts).
+ * and runs their timers (sweep, background refresh, usage-endpoint reads) from application
+ * bootstrap until shutdown: building a pool is memory only, so an adapter asks for its pool while
+ * Nest constructs it. The adapters take it from Nest, in specs too (test/support/adapter-module.ts).
  */
 @Injectable()
 export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly stops: Array<() => void> = [];
+  /** Every pool built, with its background refresh: their timers start at application bootstrap. */
+  private readonly built: Array<{ readonly pool: AccountPool<unknown>; readonly refresh?: RefreshLogin<unknown> }> = [];
   /** The usage-endpoint reader of each family that has one, run from `onApplicationBootstrap`. */
   private readonly usageReaders: Array<() => Promise<void>> = [];
   private usageRound?: Promise<void>;
-  private usageTimer?: NodeJS.Timeout;
   /** The pool of each family, for the login report (docs/accounts.md). */
   private readonly byFamily = new Map<ProviderId, AccountPool<unknown>>();
 
@@ -60,34 +62,25 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
       { clock: this.clock, logger: this.logger, metrics: this.metrics },
     );
     this.byFamily.set(family, pool);
-    const sweep = setInterval(() => pool.sweep(), SWEEP_INTERVAL_MS);
-    sweep.unref();
-    this.stops.push(() => clearInterval(sweep));
-    if (refresh) {
-      this.stops.push(
-        startBackgroundRefresh(
-          pool,
-          refresh,
-          { intervalMs: accounts.refreshIntervalMs, aheadMs: accounts.refreshAheadMs },
-          this.logger,
-        ),
-      );
-    }
+    this.built.push({ pool, refresh } as (typeof this.built)[number]);
     if (readUsage) this.usageReaders.push(() => readPoolUsage(pool, readUsage, this.logger));
     return pool;
   }
 
   /**
-   * The first read of every login's usage endpoint, beside startup (never awaited by the boot),
-   * then one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = no reads). A round still running
-   * when the next is due is not doubled.
+   * Starts each pool's sweep and background refresh (the pools are built while Nest constructs the
+   * adapters), then the first read of every login's usage endpoint, beside startup (never awaited
+   * by the boot), and one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = no reads). A round still
+   * running when the next is due is not doubled.
    */
   onApplicationBootstrap(): void {
+    this.built.forEach(({ pool, refresh }) => this.startTimers(pool, refresh));
     const intervalMs = this.config.accounts.usageRefreshIntervalMs;
     if (this.usageReaders.length === 0 || intervalMs <= 0) return;
     this.readUsageRound();
-    this.usageTimer = setInterval(() => this.readUsageRound(), intervalMs);
-    this.usageTimer.unref();
+    const usageTimer = setInterval(() => this.readUsageRound(), intervalMs);
+    usageTimer.unref();
+    this.stops.push(() => clearInterval(usageTimer));
   }
 
   /** Resolves once the current usage round (the startup one at first) is over (specs wait on it). */
@@ -103,13 +96,31 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
     );
   }
 
+  private startTimers(pool: AccountPool<unknown>, refresh: RefreshLogin<unknown> | undefined): void {
+    const { accounts } = this.config;
+    // The first reading of the login files, before the first request.
+    pool.sweep();
+    const sweep = setInterval(() => pool.sweep(), SWEEP_INTERVAL_MS);
+    sweep.unref();
+    this.stops.push(() => clearInterval(sweep));
+    if (refresh) {
+      this.stops.push(
+        startBackgroundRefresh(
+          pool,
+          refresh,
+          { intervalMs: accounts.refreshIntervalMs, aheadMs: accounts.refreshAheadMs },
+          this.logger,
+        ),
+      );
+    }
+  }
+
   /** The family's pool once its adapter built it. */
   poolOf(family: ProviderId): AccountPool<unknown> | undefined {
     return this.byFamily.get(family);
   }
 
   onModuleDestroy(): void {
-    clearInterval(this.usageTimer);
     this.stops.splice(0).forEach((stop) => stop());
   }
 }

@@ -152,7 +152,7 @@ export class ChatOrchestrator {
         seen = observed(events, telemetry);
       }
       const stops = request.parameters.stop;
-      // The parameter table (chat-request.parser.ts): families whose upstream cannot stop get the gateway's cut.
+      // The parameter table (chat-parameters.ts): families whose upstream cannot stop get the gateway's cut.
       const { outcome, result } = await render(stops && ENFORCED_STOP[provider] ? stopAtSequences(seen, stops) : seen);
       telemetry.countUsage();
       if (outcome.clientGone || signal.aborted) {

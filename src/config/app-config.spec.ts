@@ -32,7 +32,6 @@ describe(loadConfig.name, () => {
         maxBodyBytes: 33_554_432,
         streamIdleTimeoutMs: 240_000,
         drainTimeoutMs: 30_000,
-        maxSemiSpaceMib: 8,
       });
       expect(config.enabledProviders).toEqual(['provider_a', 'provider_b', 'provider_c']);
       expect(config.modelCatalogPath).toBeUndefined();
@@ -157,6 +156,10 @@ describe(loadConfig.name, () => {
 
     it('ignores STRUCTURED_MAX_OUTPUT_TOKENS (removed in 2.0.0) instead of failing', () => {
       expect(() => load({ STRUCTURED_MAX_OUTPUT_TOKENS: '5' })).not.toThrow();
+    });
+
+    it("ignores GATEWAY_MAX_SEMI_SPACE_MIB, env or flag: the bound is node's own flag, given where node starts", () => {
+      expect(() => load({ GATEWAY_MAX_SEMI_SPACE_MIB: '16' }, ['--gateway-max-semi-space-mib', '0'])).not.toThrow();
     });
 
     it('treats an empty environment variable as unset', () => {

@@ -51,8 +51,6 @@ export interface AppConfig {
     readonly maxBodyBytes: number;
     readonly streamIdleTimeoutMs: number;
     readonly drainTimeoutMs: number;
-    /** GATEWAY_MAX_SEMI_SPACE_MIB (docs/performance.md "Young generation"); 0: V8's own growth. */
-    readonly maxSemiSpaceMib: number;
   };
   readonly enabledProviders: readonly ProviderId[];
   readonly modelCatalogPath?: string;
@@ -206,9 +204,10 @@ function expandHome(value: string, home: string): string {
 const LOWER_CASE_ALIASED = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
 
 /**
- * Pure: (environment, argv) → AppConfig. Flags win over the environment; every value is
- * validated here, once, and the first bad one throws a ConfigError naming the setting and
- * the rule (secret values are never echoed).
+ * (environment, argv) → AppConfig. Flags win over the environment; every value is validated
+ * here, once, and the first bad one throws a ConfigError naming the setting and the rule (secret
+ * values are never echoed). Reads nothing else from the process; the one file-system call is the
+ * stat that tells each PROVIDER_C_ACCOUNTS location's kind (config directory or token file).
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): AppConfig {
   const fromFlags = parseArgv(argv);
@@ -271,7 +270,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       maxBodyBytes: value('GATEWAY_MAX_BODY_BYTES'),
       streamIdleTimeoutMs: value('GATEWAY_STREAM_IDLE_TIMEOUT'),
       drainTimeoutMs: value('GATEWAY_DRAIN_TIMEOUT'),
-      maxSemiSpaceMib: value('GATEWAY_MAX_SEMI_SPACE_MIB'),
     },
     enabledProviders: value('GATEWAY_PROVIDERS'),
     modelCatalogPath: given('GATEWAY_MODEL_CATALOG'),

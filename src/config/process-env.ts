@@ -10,14 +10,7 @@ export function processArguments(): string[] {
   return process.argv.slice(2);
 }
 
-/** How node started this process: what starting it again needs (docs/performance.md "Young generation"). */
-export interface NodeInvocation {
-  readonly execPath: string;
-  readonly execArgv: readonly string[];
-  readonly argv: readonly string[];
-  readonly env: Record<string, string | undefined>;
-}
-
-export function nodeInvocation(): NodeInvocation {
-  return { execPath: process.execPath, execArgv: process.execArgv, argv: process.argv, env: processEnvironment() };
+/** The flags node itself was started with (before the program): where V8's start-up flags sit. */
+export function processExecArgv(): string[] {
+  return [...process.execArgv];
 }

@@ -3,6 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DefaultedSettingName, ParsedOf, SettingName } from './settings';
 import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
+import { PROVIDER_IDS } from '../core/provider-id';
+import { ModelCatalog } from '../models/model-catalog';
+import { loadFaithfulProfile } from '../providers/provider-a/provider-a.faithful-profile';
+import { StructuredAllowlist } from '../structured/structured-allowlist';
+import { loadConfig } from './app-config';
+
+const SETTINGS_BY_ENV = new Map(SETTINGS.map((definition) => [definition.env, definition]));
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -79,18 +86,52 @@ describe('SETTINGS', () => {
     expect(SETTINGS_BY_FLAG.get('--structured-enabled')?.env).toBe('STRUCTURED_INFERENCE_ENABLED');
   });
 
-  it('parses every documented default with its own parser', () => {
-    // Defaults that are prose ("built-in", "$CODEX_HOME/auth.json", the allowlist sentence) are resolved by the loader.
-    const prose = new Set([
-      'PRIMARY_FAITHFUL_PROFILE',
-      'PROVIDER_A_AUTH_FILE',
-      'PROVIDER_B_AUTH_FILE',
-      'STRUCTURED_MODELS',
-    ]);
+  /**
+   * The defaults that depend on other settings or on bundled data, each held to what its text says
+   * by what the loader resolves when the setting is unset.
+   */
+  const COMPUTED_DEFAULTS: Record<string, (defaultText: string) => void> = {
+    PROVIDER_A_AUTH_FILE: (text) => {
+      const config = loadConfig({ HOME: '/home/someone', CODEX_HOME: '/opt/codex' });
+      expect(config.providerA.accounts.map((login) => login.loginFile)).toEqual([
+        text.replace('$CODEX_HOME', '/opt/codex'),
+      ]);
+    },
+    PROVIDER_B_AUTH_FILE: (text) => {
+      const config = loadConfig({ HOME: '/home/someone', GEMINI_HOME: '/opt/gemini' });
+      expect(config.providerB.accounts.map((login) => login.loginFile)).toEqual([
+        text.replace('$GEMINI_HOME', '/opt/gemini'),
+      ]);
+    },
+    PRIMARY_FAITHFUL_PROFILE: (text) => {
+      expect(text).toBe('built-in');
+      expect(loadConfig({}).providerA.faithfulProfilePath).toBeUndefined();
+      expect(loadFaithfulProfile(undefined)).toBeDefined();
+    },
+    STRUCTURED_MODELS: (text) => {
+      expect(text).toBe('sol, terra, luna of provider_a with effort and -fast variants');
+      expect(loadConfig({}).structured.models).toBeUndefined();
+      const catalog = ModelCatalog.load(undefined, PROVIDER_IDS).bundledEntries();
+      const { ids } = StructuredAllowlist.build({ catalog, enabledProviders: PROVIDER_IDS });
+      const rows = new Map(catalog.map((entry) => [entry.id, entry]));
+      expect(ids.every((id) => rows.get(id)?.provider === 'provider_a')).toBe(true);
+      const shape = /-(sol|terra|luna)(-fast)?(-[a-z]+)?$/;
+      expect(ids.filter((id) => !shape.test(id))).toEqual([]);
+      const tiers = new Set(ids.map((id) => shape.exec(id)![1]));
+      expect([...tiers].sort()).toEqual(['luna', 'sol', 'terra']);
+      expect(ids.some((id) => shape.exec(id)![2])).toBe(true);
+      expect(ids.some((id) => shape.exec(id)![3])).toBe(true);
+    },
+  };
+
+  it('parses every documented default with its own parser, and resolves the computed ones as their text says', () => {
     for (const definition of SETTINGS) {
-      if (definition.defaultText === undefined || prose.has(definition.env)) continue;
-      expect(() => definition.parse(definition.defaultText!)).not.toThrow();
+      if (definition.defaultText === undefined) continue;
+      const computed = COMPUTED_DEFAULTS[definition.env];
+      if (computed) computed(definition.defaultText);
+      else expect(() => definition.parse(definition.defaultText!)).not.toThrow();
     }
+    expect(Object.keys(COMPUTED_DEFAULTS).filter((name) => !SETTINGS_BY_ENV.has(name as SettingName))).toEqual([]);
   });
 
   it('types each setting by what its parser returns, so the loader reads it without a cast', () => {

@@ -238,12 +238,6 @@ const SETTING_ROWS = [
   setting('GATEWAY_MAX_BODY_BYTES', '33554432', 'Request body cap for chat, in bytes.', parsePositiveInteger),
   setting('GATEWAY_STREAM_IDLE_TIMEOUT', '240s', 'Longest silence between upstream events; 0 disables.', parseDuration),
   setting('GATEWAY_DRAIN_TIMEOUT', '30s', 'How long in-flight work may finish after SIGTERM/SIGINT.', parseDuration),
-  setting(
-    'GATEWAY_MAX_SEMI_SPACE_MIB',
-    '8',
-    "Largest V8 semi-space (MiB) of the gateway's young generation; V8's own default grows it to 32 on a large machine. The gateway restarts itself in place (same process) with node's `--max-semi-space-size` before loading. 0 leaves V8's growth alone; a `--max-semi-space-size` already given to node (its command line or NODE_OPTIONS) wins.",
-    parseNonNegativeInteger,
-  ),
   bool('METRICS_ENABLED', 'true', 'Serve GET /metrics (Prometheus text).'),
   setting('LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace or silent.', parseLogLevel),
   setting(
@@ -530,6 +524,12 @@ const SETTING_ROWS = [
     'STRUCTURED_MAX_OUTPUT_TOKENS',
     undefined,
     'Ignored (removed in contract 2.0.0); accepted so old deployments still start.',
+    text,
+  ),
+  setting(
+    'GATEWAY_MAX_SEMI_SPACE_MIB',
+    undefined,
+    'Ignored: the young generation\'s bound is node\'s own `--max-semi-space-size`, given where node starts (docs/deployment.md "Memory"); accepted so old deployments still start.',
     text,
   ),
   setting('BUILD_VERSION', undefined, 'Overrides the stamped build version.', parseNonEmpty),

@@ -1,4 +1,5 @@
 import { PROVIDER_IDS } from '../core/provider-id';
+import { LiveModelLists } from './live-model-lists';
 import { ModelCatalog } from './model-catalog';
 import { modelListEntry } from './model-list-entry';
 import type { UpstreamModelInfo } from './upstream-model-info';
@@ -21,6 +22,22 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
   const fresh = () => ModelCatalog.load(undefined, PROVIDER_IDS);
   const listedIds = (catalog: ModelCatalog) => catalog.listed.map((entry) => entry.id);
 
+  it('reads the live lists as a source: what an adapter publishes there shows, and the catalog offers no way to edit it', () => {
+    const lists = new LiveModelLists();
+    const catalog = ModelCatalog.load(undefined, PROVIDER_IDS, lists);
+    const revision = catalog.revision;
+    expect(catalog.resolve('gpt-9-sol')).toBeUndefined();
+    lists.publish('provider_a', [live('gpt-9-sol')]);
+    expect(catalog.resolve('gpt-9-sol')).toMatchObject({ upstreamModel: 'gpt-9-sol' });
+    expect(catalog.revision).toBeGreaterThan(revision);
+    lists.refuse('provider_a', 'gpt-9-sol');
+    expect(listedIds(catalog)).not.toContain('gpt-9-sol');
+    const writers = Object.getOwnPropertyNames(ModelCatalog.prototype).filter((name) =>
+      /apply|drop|publish|refuse|set/i.test(name),
+    );
+    expect(writers).toEqual([]);
+  });
+
   it('offers no ultra variant (a Codex CLI mode) yet resolves ultra to what the CLI sends: xhigh', () => {
     const catalog = fresh();
     expect(listedIds(catalog).filter((id) => id.endsWith('-ultra'))).toEqual([]);
@@ -35,7 +52,7 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
 
   it('adds the variants of a new slug: one per listed effort, -fast ones only with the priority tier', () => {
     const catalog = fresh();
-    catalog.applyLiveList('provider_a', [
+    catalog.live.publish('provider_a', [
       live('gpt-7-sol', { efforts: ['low', 'high'], defaultEffort: 'high', serviceTiers: [] }),
       live('gpt-7-terra', { efforts: ['medium', 'ultra'], defaultEffort: 'medium' }),
     ]);
@@ -65,7 +82,7 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
 
   it('does not list hidden slugs, efforts the list no longer offers, or -fast ids without the tier; bundled ids still resolve', () => {
     const catalog = fresh();
-    catalog.applyLiveList('provider_a', [
+    catalog.live.publish('provider_a', [
       live('gpt-6.1-sol', { efforts: ['low', 'medium'], serviceTiers: [] }),
       live('gpt-6-astra', { listed: false }),
       live('gpt-7-hidden', { listed: false }),
@@ -90,7 +107,7 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
   it('takes wire flags and metadata from the live list over the bundled data', () => {
     const catalog = fresh();
     expect(catalog.upstreamInfo('gpt-5.5')).toMatchObject({ responsesLite: false, contextWindow: 272000 });
-    catalog.applyLiveList('provider_a', [live('gpt-5.5', { responsesLite: true, contextWindow: 300000 })]);
+    catalog.live.publish('provider_a', [live('gpt-5.5', { responsesLite: true, contextWindow: 300000 })]);
     expect(catalog.upstreamInfo('gpt-5.5')).toMatchObject({
       responsesLite: true,
       contextWindow: 300000,
@@ -101,9 +118,9 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
   it('drops a refused model from the list until the live list changes its entry, and bumps the revision each time', () => {
     const catalog = fresh();
     const luna = live('gpt-6-luna');
-    catalog.applyLiveList('provider_a', [luna]);
+    catalog.live.publish('provider_a', [luna]);
     const start = catalog.revision;
-    catalog.dropUpstreamModel('provider_a', 'gpt-6-luna');
+    catalog.live.refuse('provider_a', 'gpt-6-luna');
     expect(listedIds(catalog).filter((id) => id.startsWith('gpt-6-luna'))).toEqual([]);
     expect(catalog.resolve('gpt-6-luna-high')).toMatchObject({
       provider: 'provider_a',
@@ -111,17 +128,17 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
       reasoningEffort: 'high',
     });
     // The same entry again: the refusal stands.
-    catalog.applyLiveList('provider_a', [{ ...luna }]);
+    catalog.live.publish('provider_a', [{ ...luna }]);
     expect(listedIds(catalog)).not.toContain('gpt-6-luna-high');
     // The backend changed what it says about the model: listed again.
-    catalog.applyLiveList('provider_a', [live('gpt-6-luna', { efforts: ['low', 'high'] })]);
+    catalog.live.publish('provider_a', [live('gpt-6-luna', { efforts: ['low', 'high'] })]);
     expect(listedIds(catalog)).toContain('gpt-6-luna-high');
     expect(catalog.revision).toBe(start + 3);
   });
 
   it('keeps aliases working and lists them while their upstream model is listed', () => {
     const catalog = fresh();
-    catalog.applyLiveList('provider_a', [live('gpt-5.6-sol', { efforts: ['low', 'medium', 'high'] })]);
+    catalog.live.publish('provider_a', [live('gpt-5.6-sol', { efforts: ['low', 'medium', 'high'] })]);
     expect(listedIds(catalog)).toEqual(expect.arrayContaining(['sol', 'sol-high']));
     expect(listedIds(catalog)).not.toContain('sol-xhigh');
     expect(catalog.resolve('sol-xhigh')).toMatchObject({ upstreamModel: 'gpt-5.6-sol', reasoningEffort: 'xhigh' });
@@ -134,7 +151,7 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
 
     it('each tier is the first listed model of that tier in priority order; explicit ids keep their model', () => {
       const catalog = fresh();
-      catalog.applyLiveList('provider_a', [
+      catalog.live.publish('provider_a', [
         live('gpt-6.1-sol', { priority: 3 }),
         live('gpt-7-sol', { priority: 2, efforts: ['low', 'high'], defaultEffort: 'high' }),
         live('gpt-7-sol-preview', { priority: 0 }),
@@ -162,10 +179,10 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
 
     it('a refused tier model hands the tier to the next one; an empty list gives every tier back to the file', () => {
       const catalog = fresh();
-      catalog.applyLiveList('provider_a', [live('gpt-7-sol', { priority: 1 }), live('gpt-6.1-sol', { priority: 2 })]);
-      catalog.dropUpstreamModel('provider_a', 'gpt-7-sol');
+      catalog.live.publish('provider_a', [live('gpt-7-sol', { priority: 1 }), live('gpt-6.1-sol', { priority: 2 })]);
+      catalog.live.refuse('provider_a', 'gpt-7-sol');
       expect(catalog.resolve('sol')?.upstreamModel).toBe('gpt-6.1-sol');
-      catalog.applyLiveList('provider_a', []);
+      catalog.live.publish('provider_a', []);
       for (const tier of ['sol', 'terra', 'luna']) {
         expect(catalog.resolve(tier)?.upstreamModel).toBe(bundledTier(catalog, tier));
         expect(catalog.aliasOf(tier)?.source).toBe('bundled_catalog');
@@ -174,7 +191,7 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
 
     it('/v1/models says which id an alias means today and where that came from', () => {
       const catalog = fresh();
-      catalog.applyLiveList('provider_a', [live('gpt-7-sol', { priority: 1 })]);
+      catalog.live.publish('provider_a', [live('gpt-7-sol', { priority: 1 })]);
       const row = catalog.get('sol-fast-high')!;
       expect(modelListEntry(row, catalog.upstreamInfo(row.upstream_model), catalog.aliasOf(row.id))).toMatchObject({
         id: 'sol-fast-high',
@@ -189,7 +206,7 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
 
   it('ignores the live list of a disabled family', () => {
     const catalog = ModelCatalog.load(undefined, ['provider_b']);
-    catalog.applyLiveList('provider_a', [live('gpt-7-sol')]);
+    catalog.live.publish('provider_a', [live('gpt-7-sol')]);
     expect(catalog.resolve('gpt-7-sol')).toBeUndefined();
   });
 });

@@ -6,6 +6,7 @@ import type { ProviderId } from '../core/provider-id';
 import { PROVIDER_IDS } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
+import { LiveModelLists } from './live-model-lists';
 import type { TierAlias, TierModel } from './model-tiers';
 import { pickTierModels, tierAliasRows } from './model-tiers';
 import type { UpstreamModelInfo } from './upstream-model-info';
@@ -50,7 +51,7 @@ export interface ResolveOverrides {
  */
 export const FALLBACK_DEFAULT_MODEL = 'sol';
 
-/** The catalog as routes see it at one moment: swapped whole when a live list arrives. */
+/** The catalog as routes see it at one moment: rebuilt whole when the live lists changed. */
 interface CatalogState {
   /** Rows of the enabled families: what `resolve` knows (bundled rows, then live-only rows). */
   readonly entries: readonly CatalogEntry[];
@@ -65,15 +66,9 @@ interface CatalogState {
 }
 
 export class ModelCatalog {
-  private state: CatalogState;
-  /** The live list of each family that publishes one (provider_a), as last fetched. */
-  private readonly live = new Map<ProviderId, readonly UpstreamModelInfo[]>();
-  /**
-   * Upstream models a family refused for its login (model errors), with the live entry they had
-   * then: not listed until the live list's entry for them changes (a refusal is the backend's word
-   * for this login; a list that still offers the same entry does not overrule it).
-   */
-  private readonly dropped = new Map<ProviderId, Map<string, string>>();
+  private built: CatalogState;
+  /** The live lists' revision `built` reflects. */
+  private builtFrom: number;
   private readonly bundledInfos: ReadonlyMap<string, UpstreamModelInfo>;
   private changes = 0;
 
@@ -85,29 +80,42 @@ export class ModelCatalog {
     readonly defaultModel: string = FALLBACK_DEFAULT_MODEL,
     /** The file's `upstream_models` data. */
     upstreamModels: readonly UpstreamModelInfo[] = [],
+    /** What the upstreams say while the gateway runs (the adapters write it; the catalog only reads). */
+    readonly live: LiveModelLists = new LiveModelLists(),
   ) {
     this.bundledInfos = new Map(upstreamModels.map((info) => [info.slug, info]));
-    this.state = this.build();
+    this.builtFrom = live.revision;
+    this.built = this.build();
   }
 
   /** Bumped on every change, so the model list route can cache its body per revision. */
   get revision(): number {
+    this.view();
     return this.changes;
+  }
+
+  /** The current view: rebuilt when the live lists changed since the last one. */
+  private view(): CatalogState {
+    if (this.builtFrom !== this.live.revision) {
+      this.builtFrom = this.live.revision;
+      this.built = this.build();
+    }
+    return this.built;
   }
 
   /** Rows of the enabled families: what `resolve` knows. */
   get entries(): readonly CatalogEntry[] {
-    return this.state.entries;
+    return this.view().entries;
   }
 
   /** Rows `/v1/models` lists (hidden, dropped and CLI-only variants left out). */
   get listed(): readonly CatalogEntry[] {
-    return this.state.listed;
+    return this.view().listed;
   }
 
   /** The model each provider_a tier (`sol`, `terra`, `luna`) means now (docs/chat.md "Model ids"). */
   get tiers(): readonly TierModel[] {
-    return this.state.tiers;
+    return this.view().tiers;
   }
 
   /**
@@ -120,11 +128,15 @@ export class ModelCatalog {
 
   /** What a tier alias id stands for now; `undefined` for any other id. */
   aliasOf(id: string): TierAlias | undefined {
-    return this.state.aliases.get(id);
+    return this.view().aliases.get(id);
   }
 
   /** Reads and validates a catalog file; a bad file is a ConfigError (fails startup). */
-  static load(filePath: string | undefined, enabledProviders: readonly ProviderId[]): ModelCatalog {
+  static load(
+    filePath: string | undefined,
+    enabledProviders: readonly ProviderId[],
+    live: LiveModelLists = new LiveModelLists(),
+  ): ModelCatalog {
     const source = filePath ?? BUILT_IN_CATALOG_PATH;
     const setting = 'GATEWAY_MODEL_CATALOG';
     let document: unknown;
@@ -151,7 +163,7 @@ export class ModelCatalog {
     });
     const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, PROVIDER_IDS);
     if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
-    // Absent: the fallback, as before catalogs could name one. Present: one of its own ids, or a
+    // Absent: the fallback (FALLBACK_DEFAULT_MODEL). Present: one of its own ids, or a
     // tier alias the file's provider_a rows define (checked with every family enabled).
     const defaultModel = (document as { default_model?: unknown }).default_model;
     if (
@@ -162,11 +174,11 @@ export class ModelCatalog {
         `invalid setting ${setting}: "default_model" must name a model id of the catalog or a tier alias (${source})`,
       );
     }
-    return new ModelCatalog(entries, enabledProviders, defaultModel, upstream.infos);
+    return new ModelCatalog(entries, enabledProviders, defaultModel, upstream.infos, live);
   }
 
   get(id: string): CatalogEntry | undefined {
-    return this.state.byId.get(id);
+    return this.view().byId.get(id);
   }
 
   isEnabled(provider: ProviderId): boolean {
@@ -175,30 +187,7 @@ export class ModelCatalog {
 
   /** What is known about an upstream model (bundled data, the live list over it). */
   upstreamInfo(upstreamModel: string): UpstreamModelInfo | undefined {
-    return this.state.infos.get(upstreamModel);
-  }
-
-  /**
-   * Replaces a family's live model list (docs/design/decisions.md §3): its slugs get their variant ids, its
-   * efforts, tiers, visibility and wire flags win over the bundled data. Bundled rows stay
-   * resolvable whatever the list says (the offline fallback, and clients configured with them).
-   */
-  applyLiveList(provider: ProviderId, infos: readonly UpstreamModelInfo[]): void {
-    this.live.set(provider, infos);
-    const dropped = this.dropped.get(provider);
-    for (const [slug, entry] of dropped ?? []) {
-      if (liveEntryOf(infos, slug) !== entry) dropped!.delete(slug);
-    }
-    this.state = this.build();
-  }
-
-  /** A model the upstream refused as unknown or not served to this login: no longer listed. */
-  dropUpstreamModel(provider: ProviderId, upstreamModel: string): void {
-    const dropped = this.dropped.get(provider) ?? new Map<string, string>();
-    if (dropped.has(upstreamModel)) return;
-    dropped.set(upstreamModel, liveEntryOf(this.live.get(provider) ?? [], upstreamModel));
-    this.dropped.set(provider, dropped);
-    this.state = this.build();
+    return this.view().infos.get(upstreamModel);
   }
 
   private build(): CatalogState {
@@ -206,7 +195,7 @@ export class ModelCatalog {
     const infos = new Map(this.bundledInfos);
     const entries = [...bundled];
     const known = new Set(bundled.map((entry) => entry.id));
-    for (const [provider, list] of this.live) {
+    for (const [provider, list] of this.live.published()) {
       if (!this.enabledProviders.includes(provider)) continue;
       for (const info of [...list].sort((left, right) => (left.priority ?? 0) - (right.priority ?? 0))) {
         infos.set(info.slug, mergeInfo(infos.get(info.slug), info)!);
@@ -218,9 +207,8 @@ export class ModelCatalog {
       }
     }
     // Tier aliases last: they copy the rows of their tier's model, live variants included.
-    const droppedA = this.dropped.get('provider_a');
     const tiers = this.enabledProviders.includes('provider_a')
-      ? pickTierModels(this.live.get('provider_a'), bundled, (slug) => droppedA?.has(slug) ?? false)
+      ? pickTierModels(this.live.listOf('provider_a'), bundled, (slug) => this.live.isRefused('provider_a', slug))
       : [];
     const aliases = new Map<string, TierAlias>();
     for (const tier of tiers) {
@@ -230,7 +218,7 @@ export class ModelCatalog {
         aliases.set(row.id, alias);
       }
     }
-    const isDropped = (entry: CatalogEntry) => this.dropped.get(entry.provider)?.has(entry.upstream_model) ?? false;
+    const isDropped = (entry: CatalogEntry) => this.live.isRefused(entry.provider, entry.upstream_model);
     const listed = entries.filter((entry) => isListed(entry, infos.get(entry.upstream_model), isDropped(entry)));
     this.changes += 1;
     return { entries, byId: new Map(entries.map((entry) => [entry.id, entry])), infos, listed, tiers, aliases };
@@ -243,7 +231,7 @@ export class ModelCatalog {
    * what the CLI sends for it (`wireEffort` below).
    */
   resolve(id: string, overrides: ResolveOverrides = {}): ResolvedModel | undefined {
-    const entry = this.state.byId.get(id);
+    const entry = this.view().byId.get(id);
     if (entry) {
       checkEffort(entry.id, this.effortsOf(entry.upstream_model) ?? entry.reasoning_efforts, overrides.reasoningEffort);
       return resolveEntry(entry, overrides);
@@ -253,7 +241,7 @@ export class ModelCatalog {
     const model = id.slice(slash + 1).trim();
     if (!PROVIDER_IDS.includes(provider) || model === '' || !this.isEnabled(provider)) return undefined;
     // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
-    const known = this.state.entries.find(
+    const known = this.view().entries.find(
       (row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts,
     );
     checkEffort(id, this.effortsOf(model) ?? known?.reasoning_efforts, overrides.reasoningEffort);
@@ -271,14 +259,8 @@ export class ModelCatalog {
 
   /** The efforts the live list (or bundled data) gives an upstream model, if any. */
   private effortsOf(upstreamModel: string): readonly string[] | undefined {
-    return this.state.infos.get(upstreamModel)?.efforts;
+    return this.view().infos.get(upstreamModel)?.efforts;
   }
-}
-
-/** A slug's entry in a live list, serialized (`''` when the list lacks it), to see whether it changed. */
-function liveEntryOf(infos: readonly UpstreamModelInfo[], slug: string): string {
-  const info = infos.find((candidate) => candidate.slug === slug);
-  return info ? JSON.stringify(info) : '';
 }
 
 /**

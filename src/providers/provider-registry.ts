@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { GatewayError } from '../core/gateway.error';
 import { ModelCatalog, ResolveOverrides } from '../models/model-catalog';
 import type { ProviderAdapter } from './shared/provider-adapter';
@@ -13,7 +13,7 @@ export interface ResolvedRoute {
 
 /** Resolves a model id to the adapter of its (enabled) family; misses are `model_not_found`. */
 @Injectable()
-export class ProviderRegistry implements OnModuleDestroy {
+export class ProviderRegistry implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly adapters: ReadonlyMap<ProviderId, ProviderAdapter>;
 
   constructor(
@@ -36,6 +36,24 @@ export class ProviderRegistry implements OnModuleDestroy {
   }
 
   /** Adapters are created by the providers module's factory, which Nest does not shut down: their own hooks run here. */
+  /**
+   * The adapters are built through `ModuleRef.create`, outside Nest's own list of providers, so
+   * their lifecycle hooks (file reads, timers) run from here.
+   */
+  async onModuleInit(): Promise<void> {
+    await Promise.all(
+      [...this.adapters.values()].map((adapter) => (adapter as Partial<OnModuleInit>).onModuleInit?.()),
+    );
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await Promise.all(
+      [...this.adapters.values()].map((adapter) =>
+        (adapter as Partial<OnApplicationBootstrap>).onApplicationBootstrap?.(),
+      ),
+    );
+  }
+
   async onModuleDestroy(): Promise<void> {
     await Promise.all(
       [...this.adapters.values()].map((adapter) => (adapter as Partial<OnModuleDestroy>).onModuleDestroy?.()),

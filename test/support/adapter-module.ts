@@ -6,6 +6,7 @@ import { ownSystemClock } from '../../src/accounts/account-pool';
 import type { AppConfig } from '../../src/config/app-config';
 import { APP_CONFIG } from '../../src/config/config.tokens';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics';
+import { LiveModelLists } from '../../src/models/live-model-lists';
 import { ModelCatalog } from '../../src/models/model-catalog';
 
 /** An adapter built by Nest's testing module with the application's wiring of its dependencies. */
@@ -46,18 +47,25 @@ function gatewayProviders(config: AppConfig, doubles: AdapterDoubles): Provider[
     { provide: ACCOUNT_CLOCK, useFactory: ownSystemClock },
     { provide: GatewayMetrics, useValue: { ...silentMetrics(), ...doubles.metrics } },
     { provide: PinoLogger, useValue: { ...quiet(), ...doubles.logger } },
+    LiveModelLists,
     {
       provide: ModelCatalog,
-      useFactory: (app: AppConfig) => ModelCatalog.load(app.modelCatalogPath, app.enabledProviders),
-      inject: [APP_CONFIG],
+      useFactory: (app: AppConfig, live: LiveModelLists) =>
+        ModelCatalog.load(app.modelCatalogPath, app.enabledProviders, live),
+      inject: [APP_CONFIG, LiveModelLists],
     },
     ...(doubles.providers ?? []),
   ];
 }
 
-/** Compiles a testing module of `providers` and keeps it for `closeAdapterModules`. */
+/**
+ * Compiles a testing module of `providers`, runs its lifecycle hooks as the application's start
+ * does (file reads and timers begin there, never in a constructor), and keeps it for
+ * `closeAdapterModules`.
+ */
 async function compiled<T>(token: Type<T>, providers: Provider[]): Promise<AdapterModule<T>> {
   const module = await Test.createTestingModule({ providers }).compile();
+  await module.init();
   let closing: Promise<void> | undefined;
   const opened = { adapter: module.get(token), close: () => (closing ??= module.close()) };
   open.push(opened);

@@ -11,6 +11,7 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const MAIN = path.join(REPO_ROOT, 'src', 'main.ts');
 const BUILT_MAIN = path.join(REPO_ROOT, 'dist', 'main.js');
 const REGISTER = path.join(__dirname, '..', '..', 'scripts', 'register-ts.cjs');
+const START_SCRIPT = path.join(REPO_ROOT, 'scripts', 'start.mjs');
 
 export interface ExitStatus {
   readonly code: number | null;
@@ -44,6 +45,8 @@ export interface ChildOptions {
   readonly built?: boolean;
   /** Flags for Node itself, before the entry point (`--inspect=…`, `--heapsnapshot-signal=…`). */
   readonly nodeFlags?: readonly string[];
+  /** `node scripts/start.mjs`, what `npm start` runs (it builds dist/ first when it is stale). */
+  readonly startScript?: boolean;
 }
 
 function spawnMain(
@@ -52,7 +55,7 @@ function spawnMain(
   home: string,
   options: ChildOptions = {},
 ): ChildProcess {
-  const entry = options.built ? [BUILT_MAIN] : ['-r', REGISTER, MAIN];
+  const entry = options.startScript ? [START_SCRIPT] : options.built ? [BUILT_MAIN] : ['-r', REGISTER, MAIN];
   return spawn(process.execPath, [...(options.nodeFlags ?? []), ...entry, ...argv], {
     cwd: REPO_ROOT,
     env: gatewayEnvironment(settings, home),

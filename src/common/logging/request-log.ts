@@ -7,9 +7,8 @@ import type { EventLogger } from '../../core/event-logger';
 /**
  * Request ids and the access line, written by hand instead of pino-http + nestjs-pino's
  * request binding. Those build two child loggers per request and run every request inside an
- * AsyncLocalStorage, whose promise hooks on Node 20 tax every promise of a streamed turn: the
- * side-by-side rig measured them at about a quarter of the gateway's CPU per request and of its
- * chunks/s (docs/performance.md). Here the request's logger is handed to the code that logs for
+ * AsyncLocalStorage, whose promise hooks on Node 20 tax every promise of a streamed turn, a large
+ * share of the CPU per request and of chunks/s (docs/performance.md). Here the request's logger is handed to the code that logs for
  * the request (commands, filters, adapters' CallContext) instead of being found through ALS.
  *
  * The records are the ones pino-http wrote: every line of a request carries `reqId`, and one

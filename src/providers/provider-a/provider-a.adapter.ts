@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import { performance } from 'node:perf_hooks';
 import type { AccountPool } from '../../accounts/account-pool';
@@ -9,6 +9,7 @@ import type { ChatEvent, UsageEvent } from '../../core/chat-event';
 import { customToolNames } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
+import { LiveModelLists } from '../../models/live-model-lists';
 import { ModelCatalog } from '../../models/model-catalog';
 import type {
   CallContext,
@@ -56,7 +57,7 @@ const NO_USAGE: UsageEvent = { promptTokens: 0, completionTokens: 0, totalTokens
  * in the turn runner, never on this instance.
  */
 @Injectable()
-export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
+export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   readonly id = 'provider_a' as const;
   /** The Codex logins (docs/accounts.md); one, `default`, unless PROVIDER_A_ACCOUNTS lists several. */
   private readonly accounts: AccountPool<ProviderALogin>;
@@ -65,7 +66,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   /** The proxy of each attempt's connection; none without a proxy setting, so nothing is asked per connection. */
   private readonly attemptProxy?: UpstreamProxy;
   private readonly installationIds = new InstallationIds();
-  private readonly profile: FaithfulProfile;
+  /** Read in `onModuleInit`, before the application serves. */
+  private profile!: FaithfulProfile;
   private readonly transport: ProviderATransportKind;
   /** The Codex CLI version and encodings the gateway claims (PROVIDER_A_CLIENT_VERSION). */
   private readonly client: CodexClient;
@@ -81,11 +83,10 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
     pools: AccountPools,
     private readonly catalog: ModelCatalog,
     logger: PinoLogger,
+    private readonly liveModels: LiveModelLists,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
     if (this.proxy.enabled) this.attemptProxy = this.proxy;
-    // Read at construction so a missing or invalid profile fails startup (ConfigError).
-    this.profile = loadFaithfulProfile(config.providerA.faithfulProfilePath);
     this.transport = transportForUrl(config.providerA.url);
     this.client = codexClient(config.providerA.clientVersion);
     this.accounts = createProviderAPool(config, pools, this.proxy, this.client);
@@ -118,11 +119,20 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
       client: this.client,
       periodMs: config.providerA.modelsRefreshMs,
       catalog,
+      live: liveModels,
       accounts: this.accounts,
       proxy: this.proxy,
       logger,
     });
-    // In the background: readiness and startup never wait for the upstream's list.
+  }
+
+  /** A missing or invalid faithful profile fails startup (ConfigError). */
+  onModuleInit(): void {
+    this.profile = loadFaithfulProfile(this.config.providerA.faithfulProfilePath);
+  }
+
+  /** In the background: readiness and startup never wait for the upstream's list. */
+  onApplicationBootstrap(): void {
     this.modelsRefresh.start();
   }
 
@@ -278,7 +288,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleDestroy {
   /** A model refusal names the model, and the model leaves the live list; then it is thrown on. */
   private modelRefused(error: unknown, upstreamModel: string): never {
     if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code))
-      this.catalog.dropUpstreamModel('provider_a', upstreamModel);
+      this.liveModels.refuse('provider_a', upstreamModel);
     throw namingModel(error, upstreamModel);
   }
 }

@@ -66,6 +66,7 @@ function harness(
     client: codexClient(),
     periodMs,
     catalog,
+    live: catalog.live,
     accounts: accounts as never,
     proxy: proxy as never,
     logger,

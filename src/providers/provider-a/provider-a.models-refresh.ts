@@ -1,5 +1,6 @@
 import type { AccountPool } from '../../accounts/account-pool';
 import type { EventLogger } from '../../core/event-logger';
+import type { LiveModelLists } from '../../models/live-model-lists';
 import type { ModelCatalog } from '../../models/model-catalog';
 import type { TierModel } from '../../models/model-tiers';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
@@ -41,7 +42,10 @@ export interface ModelsRefreshOptions {
   readonly client: CodexClient;
   /** PROVIDER_A_MODELS_REFRESH; 0 = never fetched (the bundled catalog only). */
   readonly periodMs: number;
+  /** Read for the log lines: what the list added and which tiers it leads. */
   readonly catalog: ModelCatalog;
+  /** Where the fetched list is published; the catalog reads it from there. */
+  readonly live: LiveModelLists;
   readonly accounts: AccountPool<ProviderALogin>;
   readonly proxy: UpstreamProxy;
   readonly logger: EventLogger;
@@ -94,7 +98,7 @@ export class ProviderAModelsRefresh {
         return false;
       }
       const before = new Set(this.options.catalog.entries.map((entry) => entry.id));
-      this.options.catalog.applyLiveList('provider_a', outcome.infos);
+      this.options.live.publish('provider_a', outcome.infos);
       const added = this.options.catalog.entries.filter((entry) => !before.has(entry.id)).length;
       this.options.logger.info(
         {

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
@@ -32,7 +32,7 @@ import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
  * runner; `provider-c.upstream.ts` says how to start a run and what its lines mean.
  */
 @Injectable()
-export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
+export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModuleDestroy {
   readonly id = 'provider_c' as const;
   private readonly command: string;
   private readonly baseEnv: Readonly<Record<string, string>>;
@@ -44,14 +44,10 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     metrics: GatewayMetrics,
-    logger: PinoLogger,
+    private readonly logger: PinoLogger,
     pools: AccountPools,
   ) {
     const { providerC } = config;
-    // docs/upstream/provider-c.md §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
-    if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
-      logger.warn({ event: 'provider_c_command_missing', command: providerC.command }, 'provider_c_command_missing');
-    }
     this.command = providerC.command;
     this.baseEnv = accountBaseEnvironment(config, claudeChildEnvironment(providerC.childEnv));
     this.slots = new ProviderCProcessSlots(
@@ -63,6 +59,17 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleDestroy {
       metrics,
     );
     this.accounts = createProviderCPool(config, pools);
+  }
+
+  /** docs/upstream/provider-c.md §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails. */
+  onModuleInit(): void {
+    const { providerC } = this.config;
+    if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
+      this.logger.warn(
+        { event: 'provider_c_command_missing', command: providerC.command },
+        'provider_c_command_missing',
+      );
+    }
   }
 
   /**

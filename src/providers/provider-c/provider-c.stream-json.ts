@@ -54,8 +54,8 @@ export interface ContentBlockStartEvent {
 export interface ContentBlockDeltaEvent {
   readonly type: 'content_block_delta';
   /**
-   * The block the delta belongs to, read with `Number()` (whatever JSON it was, as before): it
-   * only types a delta without a `type` of its own.
+   * The block the delta belongs to, read with `Number()` whatever JSON type it has: it only
+   * types a delta without a `type` of its own.
    */
   readonly index: number;
   /** `text_delta` carries `text`, `thinking_delta` carries `thinking`; signature and tool-input deltas are ignored. */

@@ -1,3 +1,5 @@
+import { sleep } from '../../common/async/abortable';
+
 /**
  * The shared retry rule of all three families (docs/design/behaviours.md §1.1): before any output,
  * a retryable failure gets at most 2 more attempts, 250 ms then 1000 ms (±20 %), or the upstream
@@ -8,6 +10,18 @@ export const RETRY_DELAYS_MS = [250, 1000] as const;
 const JITTER = 0.2;
 /** The longest upstream hint worth waiting for inside one turn. */
 export const MAX_HINT_MS = 30_000;
+
+/**
+ * What a turn's retries read: the time, the jitter's random source and the wait itself. The
+ * system's by default; specs give their own so retries neither wait in real time nor vary.
+ */
+export interface RetryClock {
+  now(): number;
+  random(): number;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+export const SYSTEM_RETRY_CLOCK: RetryClock = { now: () => Date.now(), random: () => Math.random(), sleep };
 
 /** The delay before retry `retryNumber`; `undefined` when the hint says not to retry at all. */
 export function retryDelayMs(retryNumber: number, hintSeconds?: undefined, random?: () => number): number;

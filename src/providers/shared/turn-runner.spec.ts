@@ -4,6 +4,7 @@ import { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent } from '../../core/chat-event';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import type { CallContext } from './provider-adapter';
+import type { RetryClock } from './retry-policy';
 import type { AttemptInfo, CloseReason, FrameStep, TurnOptions, UpstreamAttempt, UpstreamFamily } from './turn-runner';
 import { runTurn } from './turn-runner';
 
@@ -96,16 +97,28 @@ function setup(aliases = ['first']) {
   const client = new AbortController();
   const context: CallContext = { signal: client.signal, requestId: 'req-1', logger };
   const closed = jest.fn();
+  // Retries wait on this clock: no real sleep, and the jitter's midpoint, so delays are exact.
+  const slept: number[] = [];
+  const clock: RetryClock = {
+    now: () => Date.now(),
+    random: () => 0.5,
+    sleep: async (ms, signal) => {
+      slept.push(ms);
+      if (signal.aborted) throw signal.reason;
+    },
+  };
   const options = (overrides: Partial<TurnOptions<string>> = {}): TurnOptions<string> => ({
     account: new AccountTurn(pool, 'chat'),
     timeoutMs: 0,
     idleTimeoutMs: 0,
     context,
     onClosed: closed,
+    clock,
     ...overrides,
   });
   return {
     logger,
+    slept,
     client,
     options,
     closed,
@@ -134,14 +147,18 @@ describe('runTurn', () => {
 
   it('retries a retryable failure before output (even after acceptance), invisibly, and logs the cause', async () => {
     const { family, opened } = fakeFamily([['refuse:upstream'], ['ok', 'fail:upstream'], ['ok', 'text', 'done']]);
-    const { options, events } = setup();
+    const { options, events, slept } = setup();
     const turn = await runTurn(family, options());
     expect(await drain(turn.events)).toEqual([
       { type: 'text-delta', text: 't' },
       { type: 'finish', reason: 'stop' },
     ]);
     expect(opened.map((attempt) => attempt.info.number)).toEqual([1, 2, 3]);
-    expect(events('upstream_retry').map((line) => line.attempt)).toEqual([1, 2]);
+    expect(events('upstream_retry').map((line) => [line.attempt, line.delay_ms])).toEqual([
+      [1, 250],
+      [2, 1000],
+    ]);
+    expect(slept).toEqual([250, 1000]);
     expect(events('upstream_attempt_failed')[0]).toMatchObject({
       provider: 'provider_a',
       account: 'first',
@@ -160,9 +177,10 @@ describe('runTurn', () => {
       ['refuse:upstream'],
       ['ok', 'done'],
     ]);
-    const { options, events, closed } = setup();
+    const { options, events, closed, slept } = setup();
     await expect(runTurn(family, options())).rejects.toMatchObject({ code: 'upstream' });
     expect(opened).toHaveLength(3);
+    expect(slept).toEqual([250, 1000]);
     expect(events('upstream_turn_failed')).toHaveLength(1);
     expect(closed).toHaveBeenCalledTimes(1);
   });
@@ -198,6 +216,23 @@ describe('runTurn', () => {
     expect(events('upstream_attempt_failed')).toEqual([
       expect.objectContaining({ attempt: 1, error_code: 'bad_request' }),
     ]);
+  });
+
+  it('draws each delay from the random source within ±20 %, and retries no later than the deadline allows', async () => {
+    const { family, opened } = fakeFamily([['refuse:upstream'], ['refuse:upstream'], ['ok', 'done']]);
+    const { options, slept } = setup();
+    const low: RetryClock = { now: () => Date.now(), random: () => 0, sleep: async (ms) => void slept.push(ms) };
+    await runTurn(family, options({ clock: low }));
+    expect(slept).toEqual([200, 800]);
+    expect(opened).toHaveLength(3);
+    // A deadline 500 ms away by the turn's clock leaves room for the first delay only.
+    const { family: late, opened: lateOpened } = fakeFamily([['refuse:upstream'], ['refuse:upstream'], ['ok', 'done']]);
+    const frozen = Date.now();
+    const fixed: RetryClock = { now: () => frozen, random: () => 0.5, sleep: async () => undefined };
+    await expect(
+      runTurn(late, options({ clock: fixed, context: { ...options().context, deadlineAt: frozen + 500 } })),
+    ).rejects.toMatchObject({ code: 'upstream' });
+    expect(lateOpened).toHaveLength(2);
   });
 
   it('does not retry a retryable failure whose hint is above the cap, and keeps the hint for the client', async () => {

@@ -1,12 +1,12 @@
 import type { AccountTurn } from '../../accounts/account-turn';
-import { sleep } from '../../common/async/abortable';
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import type { ProviderId } from '../../core/provider-id';
 import type { CallContext } from './provider-adapter';
 import type { UpstreamLogFields } from './upstream-log';
 import { logUpstream, upstreamCauseFields } from './upstream-log';
-import { RETRY_DELAYS_MS, retryDelayMs } from './retry-policy';
+import type { RetryClock } from './retry-policy';
+import { RETRY_DELAYS_MS, retryDelayMs, SYSTEM_RETRY_CLOCK } from './retry-policy';
 
 /**
  * The one lifecycle of an upstream turn, for every family (docs/architecture.md "An upstream
@@ -89,6 +89,8 @@ export interface TurnOptions<L> {
   readonly context: CallContext;
   /** Called once when the last attempt is closed and the login given back (a process slot is freed). */
   readonly onClosed?: () => void;
+  /** The time, jitter and waits of the turn's retries; the system's unless a spec gives its own. */
+  readonly clock?: RetryClock;
 }
 
 /** An accepted turn: its events and the attempt that is running (the extraction reads its ids). */
@@ -153,16 +155,18 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
   private closed = false;
   /** True while the run waits at a yield for its consumer. */
   private suspended = false;
+  private readonly clock: RetryClock;
 
   constructor(
     private readonly family: UpstreamFamily<L, F, A>,
     private readonly options: TurnOptions<L>,
   ) {
     const { timeoutMs, context } = options;
-    this.deadlineAt = Math.min(timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
+    this.clock = options.clock ?? SYSTEM_RETRY_CLOCK;
+    this.deadlineAt = Math.min(timeoutMs > 0 ? this.clock.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
     if (context.signal.aborted) this.controller.abort(context.signal.reason);
     else context.signal.addEventListener('abort', this);
-    const delayMs = this.deadlineAt - Date.now();
+    const delayMs = this.deadlineAt - this.clock.now();
     // The work being timed keeps the process alive; the deadline alone must not.
     if (delayMs <= MAX_TIMER_MS) this.deadlineTimer = setTimeout(deadlinePassed, Math.max(0, delayMs), this).unref();
     // One timer per turn, re-armed with refresh() on every wait: no timer per frame.
@@ -272,7 +276,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
           }
           emptyRetries++;
           this.log('info', 'upstream_retry', { reason: again.again, delay_ms: Math.round(delayMs) });
-          await sleep(delayMs, signal);
+          await this.clock.sleep(delayMs, signal);
           continue;
         }
         failure ??= new GatewayError('upstream', { detail: `${family.provider} attempt ended without an outcome` });
@@ -286,13 +290,13 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
         if (family.reopenAfter?.(failure)) continue;
         const delayMs =
           failure.retryable && retries < RETRY_DELAYS_MS.length
-            ? retryDelayMs(retries, failure.retryAfterSeconds)
+            ? retryDelayMs(retries, failure.retryAfterSeconds, () => this.clock.random())
             : undefined;
-        if (delayMs !== undefined && Date.now() + delayMs < deadlineAt) {
+        if (delayMs !== undefined && this.clock.now() + delayMs < deadlineAt) {
           retries++;
           this.options.context.retried?.(failure.code);
           this.log('warn', 'upstream_retry', { ...this.causeOf(failure), delay_ms: Math.round(delayMs) });
-          await sleep(delayMs, signal);
+          await this.clock.sleep(delayMs, signal);
           continue;
         }
         const from = account.alias;
@@ -399,7 +403,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
     const policy = this.family.emptyTurnRetry;
     if (!policy || this.output || emptyRetries >= policy.maxRetries) return undefined;
     const delayMs = policy.delayMs(emptyRetries);
-    return Date.now() + delayMs < this.deadlineAt ? delayMs : undefined;
+    return this.clock.now() + delayMs < this.deadlineAt ? delayMs : undefined;
   }
 
   /** The turn's last events: what the family held back, then the failure. */
@@ -408,7 +412,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
     return this.suspendedAt([...held, { type: 'error', error: failure }]);
   }
 
-  /** Yields `events`, marking the turn as waiting on its consumer meanwhile (see `onAbort`). */
+  /** Yields `events`, marking the turn as waiting on its consumer meanwhile (see `abort`). */
   private *suspendedAt(events: readonly ChatEvent[]): Generator<ChatEvent> {
     for (const event of events) {
       this.suspended = true;
