@@ -510,7 +510,7 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     expect(pool.acquire('chat').alias).toBe('only');
   });
 
-  it('rests a login whose plan is spent (a window at 100 % ahead of its reset) even without paid usage in use', () => {
+  it('rests a login whose plan is spent (a window at 100 % ahead of its reset) while paid usage is available to draw', () => {
     const { pool, clock } = makePool(['a', 'b']);
     pool.reportPlan('a', {
       source: 'usage_endpoint',
@@ -518,6 +518,7 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
         { name: 'primary', usedRatio: 1, resetsAt: clock.now() + HOUR },
         { name: 'secondary', usedRatio: 1, resetsAt: clock.now() + 2 * HOUR },
       ],
+      paid: { kind: 'credits', available: true, inUse: false },
     });
     // The latest spent window's reset: the plan serves again only once both are past.
     expect(pool.stateOf('a')).toMatchObject({
@@ -527,11 +528,33 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     });
   });
 
+  it('leaves a spent plan with no paid usage behind it to the upstream: its own limit answer cools the login', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    pool.reportPlan('a', {
+      source: 'turn',
+      windows: [{ name: 'five_hour', usedRatio: 1, resetsAt: clock.now() + HOUR }],
+      planSpent: true,
+    });
+    expect(pool.stateOf('a').kind).toBe('ready');
+    pool.reportPlan('b', {
+      source: 'turn',
+      windows: [],
+      planSpent: true,
+      paid: { kind: 'extra_usage', available: false, disabledReason: 'out_of_credits' },
+    });
+    expect(pool.stateOf('b').kind).toBe('ready');
+  });
+
   it('uses the default cooldown when the spent plan names no reset, and ignores a window whose reset passed', () => {
     const { pool, clock } = makePool(['a', 'b']);
-    pool.reportPlan('b', { source: 'turn', windows: [{ name: 'primary', usedRatio: 1, resetsAt: clock.now() - 1 }] });
+    const credits = { kind: 'credits', available: true } as const;
+    pool.reportPlan('b', {
+      source: 'turn',
+      windows: [{ name: 'primary', usedRatio: 1, resetsAt: clock.now() - 1 }],
+      paid: credits,
+    });
     expect(pool.stateOf('b').kind).toBe('ready');
-    pool.reportPlan('a', { source: 'turn', windows: [], planSpent: true });
+    pool.reportPlan('a', { source: 'turn', windows: [], planSpent: true, paid: credits });
     expect(pool.stateOf('a')).toMatchObject({ kind: 'plan_spent', until: clock.now() + OPTIONS.cooldownDefaultMs });
   });
 

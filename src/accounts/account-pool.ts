@@ -515,9 +515,10 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * The paid-usage guard (docs/accounts.md "What each login has left, and paid usage"). Under `plan_only`, a login whose report
-   * says paid usage is in use, or whose plan is spent, rests until the spent window resets (the
-   * latest reset among spent windows; the default cooldown when none is known). Under `allow` the
+   * The paid-usage guard (docs/accounts.md "What each login has left, and paid usage"). Under
+   * `plan_only`, a login whose report says paid usage is in use, or whose plan is spent while paid
+   * usage is available to draw, rests until the spent window resets (the latest reset among spent
+   * windows; the default cooldown when none is known). Under `allow` the
    * facts are only shown, and each paid turn counted when its lease ends.
    */
   private guard(account: Account<T>, report: PlanReport): void {
@@ -525,7 +526,10 @@ export class AccountPool<T> implements PlanReporter {
     const now = this.deps.clock.now();
     const spentWindows = spentWindowsOf(account.plan?.windows ?? [], now);
     const inUse = report.paid?.inUse === true;
-    if (!inUse && !report.planSpent && spentWindows.length === 0) return;
+    const spent = report.planSpent === true || spentWindows.length > 0;
+    // A spent plan risks paid usage only where the vendor would draw it. Without paid usage the
+    // upstream refuses the turn itself (a usage limit), which cools the login as any limit does.
+    if (!inUse && !(spent && account.plan?.paid?.available === true)) return;
     const resets = spentWindows.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
     const until = resets.length > 0 ? Math.max(...resets) : now + this.options.cooldownDefaultMs;
     if (until <= now) return;

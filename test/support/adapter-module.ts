@@ -22,6 +22,11 @@ export interface AdapterDoubles {
   readonly logger?: Partial<PinoLogger>;
   /** More providers, or replacements of the defaults. */
   readonly providers?: Provider[];
+  /**
+   * Read the vendors' usage endpoints from bootstrap as the application does (off by default, as
+   * for every test gateway in gateway-environment.ts: a spec's upstream fake sees only its turns).
+   */
+  readonly readUsage?: boolean;
 }
 
 const quiet = (): Partial<PinoLogger> => ({
@@ -43,7 +48,10 @@ function silentMetrics(): Partial<GatewayMetrics> {
 function gatewayProviders(config: AppConfig, doubles: AdapterDoubles): Provider[] {
   return [
     AccountPools,
-    { provide: APP_CONFIG, useValue: config },
+    {
+      provide: APP_CONFIG,
+      useValue: doubles.readUsage ? config : { ...config, accounts: { ...config.accounts, usageRefreshIntervalMs: 0 } },
+    },
     { provide: ACCOUNT_CLOCK, useFactory: ownSystemClock },
     { provide: GatewayMetrics, useValue: { ...silentMetrics(), ...doubles.metrics } },
     { provide: PinoLogger, useValue: { ...quiet(), ...doubles.logger } },

@@ -12,7 +12,7 @@ export const SENTENCE_EVENTS: ReadonlySet<string> = new Set(['login_state', 'log
 export const EVENT_WORDS: Readonly<Record<string, string>> = {
   // ── Lifecycle ────────────────────────────────────────────────────────────────────────────────
   gateway_listening: 'listening on {host}:{port}, serving {providers}',
-  semi_space_cap_unavailable: 'the young generation is not capped: {reason}',
+  semi_space_unbounded: "node was started without {flag}, so V8's young generation is not bounded",
   drain_start: '{signal}: draining, {in_flight} requests in flight',
   drain_end: 'drained, {in_flight} requests still in flight',
   http_request_rejected: "Node's HTTP parser refused a request ({reason}), answered {status}",

@@ -78,12 +78,14 @@ describe('readable lines (LOG_FORMAT=pretty)', () => {
     expect(
       line({
         level: 40,
-        event: 'semi_space_cap_unavailable',
-        reason: 'no flag',
+        event: 'semi_space_unbounded',
+        flag: '--max-semi-space-size=8',
         fix: 'set it',
-        msg: 'semi_space_cap_unavailable',
+        msg: 'semi_space_unbounded',
       }),
-    ).toContain('WARN: the young generation is not capped: no flag  event=semi_space_cap_unavailable fix="set it"');
+    ).toContain(
+      'WARN: node was started without --max-semi-space-size=8, so V8\'s young generation is not bounded  event=semi_space_unbounded fix="set it"',
+    );
   });
 
   it('writes an error as its type and message, on the same line', () => {

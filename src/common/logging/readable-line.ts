@@ -41,6 +41,8 @@ export function readableMessage(log: Record<string, unknown>, messageKey = 'msg'
   for (const [name, value] of Object.entries(log)) {
     if (value === undefined || NEVER_FIELDS.has(name) || said.has(name)) continue;
     if (name !== 'event' && saysValue(words, value)) continue;
+    // A sentence says its facts in words; a list of records beside it is for machines (JSON).
+    if (template === undefined && Array.isArray(value) && value.some(isPlainObject)) continue;
     fields.push(...fieldsOf(name, value, written));
     if (typeof value === 'string') written.add(value);
   }
