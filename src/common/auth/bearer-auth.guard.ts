@@ -37,11 +37,8 @@ export class BearerAuthGuard implements CanActivate {
     return true;
   }
 
-  /**
-   * The check itself, for a route answered outside Nest's router (the chat route, app.factory.ts):
-   * attaches the caller; throws `invalid_api_key` when the bearer is refused.
-   */
-  authorize(request: Request): void {
+  /** The check itself: attaches the caller; throws `invalid_api_key` when the bearer is refused. */
+  private authorize(request: Request): void {
     const header = request.headers.authorization;
     const token = bearerToken(header);
     // The caller is resolved here once, refused or not (a refusal's audit record names it too).

@@ -1,8 +1,6 @@
-import compression from 'compression';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
 import { MIMEType } from 'node:util';
-import onHeaders from 'on-headers';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import { writeErrorResponse } from '../errors/error-writer';
 import { toGatewayError } from '../errors/to-gateway-error';
@@ -139,36 +137,6 @@ type RequestWithBodyError = Request & { [BODY_ERROR]?: GatewayError };
 export function deferredBodyError(request: Request): GatewayError | undefined {
   return (request as RequestWithBodyError)[BODY_ERROR];
 }
-
-/**
- * gzip/brotli/deflate for JSON when the client asks; never for SSE or `stream: true` requests
- * (docs/endpoints.md; compression buffers SSE otherwise: nestjs/nest#5762).
- *
- * A request without `Accept-Encoding` can never be compressed (compression's default encoding
- * is identity), yet the library would still wrap every write and end of the response to find
- * that out. Those requests skip it and only get the one visible trace it would leave, the
- * `Vary: Accept-Encoding` header on a compressible response, set under the same conditions.
- */
-export function compressionMiddleware(): RequestHandler {
-  const filter = (request: Request, response: Response) => {
-    if (request.body?.stream === true) return false;
-    const type = String(response.getHeader('Content-Type') ?? '');
-    if (type.startsWith('text/event-stream')) return false;
-    return compression.filter(request, response);
-  };
-  const compress = compression({ filter });
-  return (request, response, next) => {
-    if (request.headers['accept-encoding'] !== undefined) return compress(request, response, next);
-    onHeaders(response, () => {
-      if (filter(request, response) && !NO_TRANSFORM.test(String(response.getHeader('Cache-Control') ?? '')))
-        response.vary('Accept-Encoding');
-    });
-    next();
-  };
-}
-
-/** compression's own test for `Cache-Control: no-transform` (it then leaves the response alone). */
-const NO_TRANSFORM = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;
 
 /**
  * An AbortController that fires when the client goes away. It listens on the RESPONSE's
