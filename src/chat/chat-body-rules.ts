@@ -1,5 +1,12 @@
-import { IsBoolean, IsObject, IsOptional, IsString, ValidateBy, validateSync } from 'class-validator';
-import type { ValidationOptions, ValidatorOptions } from 'class-validator';
+import {
+  IsBoolean,
+  IsObject,
+  IsOptional,
+  IsString,
+  ValidateBy,
+  validateSync,
+} from '../common/validation/class-validator';
+import type { ValidationOptions, ValidatorOptions } from '../common/validation/class-validator';
 import { isJsonObject } from '../common/json';
 
 /*

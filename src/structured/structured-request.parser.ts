@@ -1,5 +1,14 @@
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Min, ValidateBy, validateSync } from 'class-validator';
-import type { ValidatorOptions } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Min,
+  ValidateBy,
+  validateSync,
+} from '../common/validation/class-validator';
+import type { ValidatorOptions } from '../common/validation/class-validator';
 import { MAX_REQUEST_ID_CHARS } from '../common/errors/error-writer';
 import { codePointLength } from '../common/text';
 import { GatewayError } from '../core/gateway.error';

@@ -20,8 +20,8 @@ export interface RouteFailureAnswer {
 
 /**
  * The structured route's RouteFailureAnswer: its contract's error shape, plus the audit record and
- * failure metric every structured error gets, the bearer's refusal included (docs/design/behaviours.md
- * §8). Provided by StructuredModule, so only while the route is enabled.
+ * failure metric every structured error gets, the bearer's refusal included
+ * (docs/design/behaviours.md §8). Provided by StructuredModule, so only while the route is enabled.
  */
 export const STRUCTURED_FAILURE_ANSWER = Symbol('StructuredFailureAnswer');
 
