@@ -62,15 +62,7 @@ export class ChatController {
     const parsed = parseChatBody(request.body, this.catalog.defaultModel);
     const body = request.body as Record<string, unknown>;
     const caller = callerOf(request, this.config.server.callerHeader);
-    const conversation = conversationIdOf({
-      body,
-      headers: request.headers,
-      // Read only when the cascade gets that far: the socket's address costs a getpeername
-      // system call per request, and nearly every chat is identified by an earlier source.
-      get remoteAddress() {
-        return request.socket.remoteAddress;
-      },
-    });
+    const conversation = conversationIdOf(new ConversationSource(body, request));
     return {
       request: parsed,
       caller,
@@ -126,5 +118,25 @@ export class ChatController {
       (index, reason) => command.logger.warn({ event: 'tool_call_invalid', index, reason }, 'tool_call_invalid'),
       command.request.parallelToolCalls === false,
     );
+  }
+}
+
+/**
+ * What the conversation cascade reads of a request. The peer address is read only when the
+ * cascade gets that far: it costs a getpeername system call per request, and nearly every chat is
+ * identified by an earlier source.
+ */
+class ConversationSource {
+  readonly headers: Request['headers'];
+
+  constructor(
+    readonly body: Record<string, unknown>,
+    private readonly request: Request,
+  ) {
+    this.headers = request.headers;
+  }
+
+  get remoteAddress(): string | undefined {
+    return this.request.socket.remoteAddress;
   }
 }

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
+import type { ServerResponse } from 'node:http';
 import { MIMEType } from 'node:util';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import { writeErrorResponse } from '../errors/error-writer';
@@ -142,12 +143,20 @@ export function deferredBodyError(request: Request): GatewayError | undefined {
  * An AbortController that fires when the client goes away. It listens on the RESPONSE's
  * 'close' with `!writableFinished`: a request's 'close' fires as soon as its body was read on
  * Node ≥16, long before the client actually leaves (docs/design/code-shape.md B.5 item 4). The link lasts for the
- * whole request, stream included.
+ * whole request, stream included. The controller is kept on the response and the listener is one
+ * shared function, so a request allocates no closure for it.
  */
 export function abortOnClientDisconnect(response: Response): AbortController {
   const controller = new AbortController();
-  response.once('close', () => {
-    if (!response.writableFinished) controller.abort(new ClientDisconnectedError());
-  });
+  (response as ResponseWithClient)[CLIENT] = controller;
+  response.on('close', abortIfUnfinished);
   return controller;
+}
+
+const CLIENT = Symbol('clientAbort');
+type ResponseWithClient = ServerResponse & { [CLIENT]?: AbortController };
+
+/** The response's 'close' listener (`this` is the response; 'close' is emitted once). */
+function abortIfUnfinished(this: ResponseWithClient): void {
+  if (!this.writableFinished) this[CLIENT]?.abort(new ClientDisconnectedError());
 }
