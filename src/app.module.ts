@@ -1,10 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { DestinationStream } from 'pino';
 import { ChatModule } from './chat/chat.module';
 import { BearerAuthGuard } from './common/auth/bearer-auth.guard';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
-import { CompressionInterceptor } from './common/http/compression.interceptor';
 import { LifecycleModule } from './common/lifecycle/lifecycle.module';
 import { LoggingModule } from './common/logging/logging.module';
 import type { AppConfig } from './config/app-config';
@@ -40,10 +39,10 @@ export class AppModule {
         ...(config.structured.enabled ? [loadStructuredModule()] : []),
       ],
       providers: [
-        // Every route is a Nest route: the bearer guard, the compression interceptor and the one
-        // exception filter apply to each (the health probes opt out of the guard with @Public).
+        // Every route is a Nest route: the bearer guard and the one exception filter apply to each
+        // (the health probes opt out of the guard with @Public). Compression is per controller
+        // (@CompressJson; the chat controller applies it itself): see CompressionInterceptor.
         { provide: APP_GUARD, useClass: BearerAuthGuard },
-        { provide: APP_INTERCEPTOR, useClass: CompressionInterceptor },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
     };

@@ -1,6 +1,7 @@
 import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/bearer-auth.guard';
+import { compressUnlessStream } from '../common/http/compression.interceptor';
 import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
@@ -21,8 +22,9 @@ import { conversationIdOf } from '../queue/chat-identity';
  * adapter reported acceptance) or as one `chat.completion`. The turn itself is the
  * ChatOrchestrator's.
  *
- * A Nest route like the others: the global bearer guard admits it, the compression interceptor
- * keeps compression off its streams, and what fails before the stream starts (an invalid body, a
+ * A Nest route like the others: the global bearer guard admits it, compression is set up as the
+ * compression interceptor does it (off for streams) but by the handler itself, so that Nest runs
+ * no interceptor chain for the route (see CompressionInterceptor), and what fails before the stream starts (an invalid body, a
  * turn refused before acceptance, a bug) is thrown to the exception filter, which answers it in
  * the OpenAI error shape. The body arrives parsed by the route's body middleware (app.factory.ts).
  */
@@ -43,6 +45,7 @@ export class ChatController {
   @Post('completions')
   @HttpCode(200)
   async create(@Req() request: Request, @Res() response: Response): Promise<void> {
+    compressUnlessStream(request, response);
     const client = abortOnClientDisconnect(response);
     let command: ChatCommand;
     try {

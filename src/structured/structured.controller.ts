@@ -2,6 +2,7 @@ import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/bearer-auth.guard';
 import { writeErrorResponse } from '../common/errors/error-writer';
+import { CompressJson } from '../common/http/compression.interceptor';
 import { abortOnClientDisconnect, deferredBodyError } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
@@ -21,6 +22,7 @@ const JSON_CONTENT_TYPE = /^application\/json[ \t]*(;|$)/i;
  * rejected bearer, reaches the global exception filter, which answers it through
  * StructuredFailureAnswer: in the structured shape, recorded like every other structured failure.
  */
+@CompressJson()
 @Controller('v1/structured')
 export class StructuredController {
   constructor(
