@@ -2,9 +2,9 @@ import {
   IsBoolean,
   IsObject,
   IsOptional,
+  classValidator,
   IsString,
   ValidateBy,
-  validateSync,
 } from '../common/validation/class-validator';
 import type { ValidationOptions, ValidatorOptions } from '../common/validation/class-validator';
 import { isJsonObject } from '../common/json';
@@ -142,12 +142,14 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
   validationError: { target: false, value: false },
 };
 
+const validateChatBody = classValidator(ChatCompletionRequestDto, VALIDATOR_OPTIONS);
+
 /**
  * What is wrong with a chat body (a JSON object), as field-and-rule messages in report order,
  * at most `MAX_REPORTED_ERRORS`; empty when it is valid. Unknown fields are never checked.
  */
 export function chatBodyErrors(body: Record<string, unknown>): string[] {
-  const failures = validateSync(ChatCompletionRequestDto.of(body), VALIDATOR_OPTIONS);
+  const failures = validateChatBody(ChatCompletionRequestDto.of(body));
   if (failures.length === 0) return [];
   const errors: string[] = [];
   for (const failure of failures)

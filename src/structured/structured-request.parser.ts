@@ -6,9 +6,9 @@ import {
   IsString,
   Min,
   ValidateBy,
-  validateSync,
+  classValidator,
 } from '../common/validation/class-validator';
-import type { ValidatorOptions } from '../common/validation/class-validator';
+import type { ValidationError, ValidatorOptions } from '../common/validation/class-validator';
 import { MAX_REQUEST_ID_CHARS } from '../common/errors/error-writer';
 import { codePointLength } from '../common/text';
 import { GatewayError } from '../core/gateway.error';
@@ -106,9 +106,12 @@ const FIRST_FAILURE: ValidatorOptions = {
   validationError: { target: false, value: false },
 };
 
-/** Throws the first broken rule of `dto` as `invalid_request`. */
-function assertValid(dto: object): void {
-  const [failure] = validateSync(dto, FIRST_FAILURE);
+const validateFieldTypes = classValidator(StructuredFieldTypes, FIRST_FAILURE);
+const validateEnvelopeBounds = classValidator(StructuredEnvelopeBounds, FIRST_FAILURE);
+
+/** Throws the first broken rule of `dto` (its class's validator) as `invalid_request`. */
+function assertValid<T extends object>(dto: T, validate: (dto: T) => ValidationError[]): void {
+  const [failure] = validate(dto);
   if (failure !== undefined)
     throw invalid(Object.values(failure.constraints ?? {})[0] ?? `${failure.property} is invalid`);
 }
@@ -144,10 +147,10 @@ export function parseStructuredRequest(isJson: boolean, body: unknown): Structur
     throw invalid('the request body must be a JSON object');
   const fields = body as Record<string, unknown>;
   // Step 4: field types.
-  assertValid(fill(new StructuredFieldTypes(), fields));
+  assertValid(fill(new StructuredFieldTypes(), fields), validateFieldTypes);
   // Step 5: envelope bounds.
   const envelope = fill(new StructuredEnvelopeBounds(), fields);
-  assertValid(envelope);
+  assertValid(envelope, validateEnvelopeBounds);
 
   const schema = checkSchema(fields.schema);
   return {
