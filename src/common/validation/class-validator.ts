@@ -139,7 +139,7 @@ function directCheck<T extends object>(
     const record = object as Record<string, unknown>;
     for (const { property, conditions, checks } of properties) {
       const value = record[property];
-      if (!conditions.every((condition) => condition(object, value))) continue;
+      if (!holdsAll(conditions, object, value)) continue;
       for (const { metadata, constraint } of checks) {
         if (metadata.validateIf !== undefined && !metadata.validateIf(object, value)) continue;
         const args = {
@@ -155,6 +155,11 @@ function directCheck<T extends object>(
     }
     return true;
   };
+}
+
+function holdsAll(conditions: PropertyRules['conditions'], object: object, value: unknown): boolean {
+  for (const condition of conditions) if (!condition(object, value)) return false;
+  return true;
 }
 
 export type { ValidationError, ValidationOptions, ValidatorOptions } from 'class-validator';
