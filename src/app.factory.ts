@@ -3,12 +3,9 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
-import { ChatController } from './chat/chat.controller';
-import { BearerAuthGuard } from './common/auth/bearer-auth.guard';
 import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-writer';
 import { installClientErrorHandler } from './common/http/client-error.handler';
 import {
-  compressionMiddleware,
   hostHeaderMiddleware,
   inFlightMiddleware,
   jsonBodyMiddleware,
@@ -65,9 +62,7 @@ export async function createGatewayApp(
     );
   }
   app.use(CHAT_ROUTE, onPostToMountPath(jsonBodyMiddleware(config.server.maxBodyBytes)));
-  app.use(compressionMiddleware());
-  // POST /v1/chat/completions is answered here, after the middleware above and ahead of Nest's
-  // router (see ChatController for the measured reason); the bearer check is the global guard's.
-  app.use(CHAT_ROUTE, onPostToMountPath(app.get(ChatController).handler(app.get(BearerAuthGuard))));
+  // Then Nest's router: every route, chat included, is a controller behind the global guard,
+  // interceptor and exception filter (app.module.ts).
   return app;
 }

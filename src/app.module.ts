@@ -39,9 +39,10 @@ export class AppModule {
         ...(config.structured.enabled ? [loadStructuredModule()] : []),
       ],
       providers: [
-        // One instance: Nest runs it on every routed request, app.factory on the chat route.
-        BearerAuthGuard,
-        { provide: APP_GUARD, useExisting: BearerAuthGuard },
+        // Every route is a Nest route: the bearer guard and the one exception filter apply to each
+        // (the health probes opt out of the guard with @Public). Compression is per controller
+        // (@CompressJson; the chat controller applies it itself): see CompressionInterceptor.
+        { provide: APP_GUARD, useClass: BearerAuthGuard },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
     };

@@ -65,7 +65,7 @@ describe('every stage writes an error through the one writer', () => {
     const filter = new AllExceptionsFilter(silent);
     // The global filter (an exception thrown by a guard, a controller or Nest's router).
     app.get('/filter', (request, response) => filter.catch(errorOf(request), hostOf(request, response)));
-    // The structured route's failure path (its exception filter and its controller).
+    // The structured route's failure path (its failure answer, for the filter, and its controller).
     app.get('/structured', markStructuredRoute(), (request, response) =>
       answerStructuredFailure(request, response, errorOf(request), false, telemetry, silent),
     );

@@ -128,6 +128,26 @@ describe('HTTP surface', () => {
       const response = await rawRequest(`${gateway.url}/v1/models`, { headers: { 'accept-encoding': 'identity' } });
       expect(response.headers['content-encoding']).toBeUndefined();
     });
+
+    it('compresses /metrics as well (its controller is the library one, with the interceptor)', async () => {
+      const response = await rawRequest(`${gateway.url}/metrics`, { headers: { 'accept-encoding': 'gzip' } });
+      expect(response.status).toBe(200);
+      expect(response.headers['content-encoding']).toBe('gzip');
+      expect(zlib.gunzipSync(response.body).toString()).toMatch(/^# HELP /m);
+    });
+
+    it.each([undefined, 'gzip'])(
+      'sets up compression on a chat JSON answer (Accept-Encoding %s): its Vary names Accept-Encoding',
+      async (encoding) => {
+        const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(encoding ? { 'accept-encoding': encoding } : {}) },
+          body: JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(response.status).toBe(404);
+        expect(response.headers.vary).toMatch(/accept-encoding/i);
+      },
+    );
   });
 
   describe('request bodies on POST /v1/chat/completions', () => {

@@ -1,30 +1,166 @@
+import {
+  IsBoolean,
+  IsObject,
+  IsOptional,
+  classValidator,
+  IsString,
+  ValidateBy,
+} from '../common/validation/class-validator';
+import type { ValidationOptions, ValidatorOptions } from '../common/validation/class-validator';
 import { isJsonObject } from '../common/json';
 
 /*
  * The field and message rules of a chat body: what makes a body a 400 before anything reads it.
+ *
+ * The top-level fields are a class-validator DTO. The `messages` array is one custom constraint
+ * that walks it with a flat rule table instead of a nested DTO per message: class-transformer's
+ * `plainToInstance` would copy every message of every request, and a 1 MiB agent history carries
+ * hundreds of them, so nothing here transforms or copies a message.
  */
-
-// Hand-written on purpose, instead of the class-validator DTO the stack names: plainToInstance +
-// validate copied and walked every message of every request (a third of the CPU of a 1 MiB agent
-// history, docs/performance.md) and recursed on hostile nesting. The rules are a flat table; the
-// class-validator DTO is kept as a test oracle (test/support/chat-request-class-validator.oracle.ts) and a
-// property test proves both reject the same bodies with the same messages.
 
 /** Messages a rejected body reports, joined with `; ` (the first ones only). */
 export const MAX_REPORTED_ERRORS = 5;
 
+/** What joins the messages of one body; no rule's text contains it. */
+const SEPARATOR = '; ';
+
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 const NESTED_NOT_OBJECT = 'nested property messages must be either object or array';
+const NO_MESSAGES = 'messages must contain at least one message';
 
 type Predicate = (value: unknown) => boolean;
 const isString: Predicate = (value) => typeof value === 'string';
-const isBoolean: Predicate = (value) => typeof value === 'boolean';
 const isArrayOfObjects: Predicate = (value) => Array.isArray(value) && value.every(isJsonObject);
 
-/** Which values of a field are not checked at all: absent and `null`, only absent, or none. */
+/** A class-validator rule from a predicate; an absent field (`undefined`) always passes it. */
+function satisfies(name: string, predicate: Predicate, message: string) {
+  return (options?: ValidationOptions): PropertyDecorator =>
+    ValidateBy(
+      {
+        name,
+        validator: {
+          validate: (value: unknown) => value === undefined || predicate(value),
+          defaultMessage: () => message,
+        },
+      },
+      options,
+    );
+}
+
+const IsArrayOfObjects = satisfies('isArrayOfObjects', isArrayOfObjects, '$property must be an array of objects');
+
+/** `tool_choice`: `auto`, `none`, `required`, or an object naming a tool (`null` is refused). */
+const IsToolChoice = satisfies(
+  'isToolChoice',
+  (value) => typeof value === 'string' || isJsonObject(value),
+  '$property must be "auto", "none", "required" or an object naming a tool',
+);
+
+/**
+ * `messages`: a non-empty array whose messages pass the message rules below, walked in place.
+ * Its message lists every broken rule (at most `MAX_REPORTED_ERRORS`) joined by the separator.
+ */
+function IsChatMessages(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isChatMessages',
+    validator: {
+      validate: (value: unknown) => messagesErrors(value, 1).length === 0,
+      defaultMessage: (args) => messagesErrors(args?.value, MAX_REPORTED_ERRORS).join(SEPARATOR),
+    },
+  });
+}
+
+/**
+ * The fields the gateway interprets, in the order their errors are reported. Everything else a
+ * client sends (sampling fields, `max_output_tokens`, vendor extensions) is left to the parameter
+ * table or ignored, never rejected here (docs/chat.md "Request").
+ */
+export class ChatCompletionRequestDto {
+  @IsOptional()
+  @IsString()
+  model?: unknown;
+
+  @IsChatMessages()
+  messages?: unknown;
+
+  @IsOptional()
+  @IsBoolean()
+  stream?: unknown;
+
+  @IsOptional()
+  @IsObject()
+  stream_options?: unknown;
+
+  @IsOptional()
+  @IsArrayOfObjects()
+  tools?: unknown;
+
+  @IsToolChoice()
+  tool_choice?: unknown;
+
+  @IsOptional()
+  @IsBoolean()
+  parallel_tool_calls?: unknown;
+
+  @IsOptional()
+  @IsBoolean()
+  faithful?: unknown;
+
+  @IsOptional()
+  @IsString()
+  reasoning_effort?: unknown;
+
+  @IsOptional()
+  @IsString()
+  verbosity?: unknown;
+
+  /**
+   * The DTO over a body's own values: the named fields only, copied by reference (a shallow copy of
+   * a dozen slots, the messages array included as is). Hostile keys such as `__proto__` are never
+   * read, so they can neither change the instance's class nor switch validation off.
+   */
+  static of(body: Record<string, unknown>): ChatCompletionRequestDto {
+    const dto = new ChatCompletionRequestDto();
+    dto.model = body.model;
+    dto.messages = body.messages;
+    dto.stream = body.stream;
+    dto.stream_options = body.stream_options;
+    dto.tools = body.tools;
+    dto.tool_choice = body.tool_choice;
+    dto.parallel_tool_calls = body.parallel_tool_calls;
+    dto.faithful = body.faithful;
+    dto.reasoning_effort = body.reasoning_effort;
+    dto.verbosity = body.verbosity;
+    return dto;
+  }
+}
+
+/** One message per broken field, and no values kept on the errors (they may hold prompts). */
+const VALIDATOR_OPTIONS: ValidatorOptions = {
+  stopAtFirstError: true,
+  forbidUnknownValues: false,
+  validationError: { target: false, value: false },
+};
+
+const validateChatBody = classValidator(ChatCompletionRequestDto, VALIDATOR_OPTIONS);
+
+/**
+ * What is wrong with a chat body (a JSON object), as field-and-rule messages in report order,
+ * at most `MAX_REPORTED_ERRORS`; empty when it is valid. Unknown fields are never checked.
+ */
+export function chatBodyErrors(body: Record<string, unknown>): string[] {
+  const failures = validateChatBody(ChatCompletionRequestDto.of(body));
+  if (failures.length === 0) return [];
+  const errors: string[] = [];
+  for (const failure of failures)
+    for (const message of Object.values(failure.constraints ?? {})) errors.push(...message.split(SEPARATOR));
+  return errors.slice(0, MAX_REPORTED_ERRORS);
+}
+
+/** Which values of a message field are not checked at all: absent and `null`, only absent, or none. */
 type Skip = 'missing-or-null' | 'missing' | 'never';
 
-/** One checked field. Messages name the field and the rule, never the value. */
+/** One checked message field. Messages name the field and the rule, never the value. */
 interface FieldRule {
   readonly field: string;
   readonly skip: Skip;
@@ -38,23 +174,6 @@ const rule = (field: string, skip: Skip, valid: Predicate, message: string): Fie
   valid,
   message,
 });
-
-/** Top-level fields after `messages`, in the order their errors are reported. */
-const BODY_RULES: readonly FieldRule[] = [
-  rule('stream', 'missing-or-null', isBoolean, 'must be a boolean value'),
-  rule('stream_options', 'missing-or-null', isJsonObject, 'must be an object'),
-  rule('tools', 'missing-or-null', isArrayOfObjects, 'must be an array of objects'),
-  rule(
-    'tool_choice',
-    'missing',
-    (value) => typeof value === 'string' || isJsonObject(value),
-    'must be "auto", "none", "required" or an object naming a tool',
-  ),
-  rule('parallel_tool_calls', 'missing-or-null', isBoolean, 'must be a boolean value'),
-  rule('faithful', 'missing-or-null', isBoolean, 'must be a boolean value'),
-  rule('reasoning_effort', 'missing-or-null', isString, 'must be a string'),
-  rule('verbosity', 'missing-or-null', isString, 'must be a string'),
-];
 
 /** Fields of one message, in report order (docs/chat.md "Request"). */
 const MESSAGE_RULES: readonly FieldRule[] = [
@@ -77,31 +196,29 @@ const MESSAGE_RULES: readonly FieldRule[] = [
   rule('tool_call_id', 'missing-or-null', isString, 'must be a string'),
 ];
 
-function checkFields(
-  object: Record<string, unknown>,
-  rules: readonly FieldRule[],
-  prefix: string,
-  errors: string[],
-): void {
-  for (const { field, skip, valid, message } of rules) {
-    if (errors.length >= MAX_REPORTED_ERRORS) return;
-    const value = object[field];
+function checkFields(message: Record<string, unknown>, prefix: string, errors: string[], limit: number): void {
+  for (const { field, skip, valid, message: text } of MESSAGE_RULES) {
+    if (errors.length >= limit) return;
+    const value = message[field];
     if ((value === undefined && skip !== 'never') || (value === null && skip === 'missing-or-null') || valid(value))
       continue;
-    errors.push(`${prefix}${field} ${message}`);
+    errors.push(`${prefix}${field} ${text}`);
   }
 }
 
 /**
- * The `messages` array, depth first and in order: an object is a message, an array is walked the
- * same way (`messages.0.1.role`), anything else is reported. Iterative, with its own stack, so a
+ * What is wrong with a `messages` value, at most `limit` messages: not a non-empty array, or else
+ * its items depth first and in order, where an object is a message, an array is walked the same
+ * way (`messages.0.1.role`) and anything else is reported. Iterative, with its own stack, so a
  * hostile nesting of arrays cannot exhaust the call stack.
  */
-function checkMessages(messages: readonly unknown[], errors: string[]): void {
+function messagesErrors(messages: unknown, limit: number): string[] {
+  if (!Array.isArray(messages) || messages.length === 0) return [NO_MESSAGES];
+  const errors: string[] = [];
   const stack: Array<{ readonly items: readonly unknown[]; readonly path: string; index: number }> = [
     { items: messages, path: 'messages', index: 0 },
   ];
-  while (stack.length > 0 && errors.length < MAX_REPORTED_ERRORS) {
+  while (stack.length > 0 && errors.length < limit) {
     const frame = stack[stack.length - 1];
     if (frame.index >= frame.items.length) {
       stack.pop();
@@ -112,26 +229,8 @@ function checkMessages(messages: readonly unknown[], errors: string[]): void {
     const path = `${frame.path}.${index}`;
     if (Array.isArray(item)) stack.push({ items: item, path, index: 0 });
     else if (typeof item === 'object' && item !== null)
-      checkFields(item as Record<string, unknown>, MESSAGE_RULES, `${path}.`, errors);
+      checkFields(item as Record<string, unknown>, `${path}.`, errors, limit);
     else errors.push(NESTED_NOT_OBJECT);
   }
-}
-
-/**
- * What is wrong with a chat body (a JSON object), as field-and-rule messages in report order,
- * at most `MAX_REPORTED_ERRORS`; empty when it is valid. Unknown fields are never checked.
- *
- * Hand-written in place of class-transformer + class-validator, which copied and walked every
- * message of every request through reflection metadata (a third of the gateway's time on a
- * 1 MiB agent history). It rejects exactly the same bodies with exactly the same messages:
- * chat-request.parser.spec.ts checks it against the old implementation on generated bodies.
- */
-export function chatBodyErrors(body: Record<string, unknown>): string[] {
-  const errors: string[] = [];
-  if (body.model !== undefined && body.model !== null && !isString(body.model)) errors.push('model must be a string');
-  const messages = body.messages;
-  if (!Array.isArray(messages) || messages.length === 0) errors.push('messages must contain at least one message');
-  else checkMessages(messages, errors);
-  checkFields(body, BODY_RULES, '', errors);
-  return errors.slice(0, MAX_REPORTED_ERRORS);
+  return errors;
 }

@@ -3,7 +3,6 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import fc from 'fast-check';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
-import { classValidatorMessage } from '../../test/support/chat-request-class-validator.oracle';
 import type { GatewayError } from '../core/gateway.error';
 import { PROVIDER_IDS } from '../core/provider-id';
 import { chatBodyErrors } from './chat-body-rules';
@@ -81,19 +80,43 @@ const body = fc.record(
     faithful: anyValue,
     reasoning_effort: anyValue,
     verbosity: anyValue,
-    // Fields of the parameter table (temperature, n, stop, response_format…) have rules the oracle's
-    // DTO does not have: the parameter-table tests below cover them.
+    // Not a checked field: ignored, whatever its value. The parameter table's own fields
+    // (temperature, n, stop, response_format…) are covered by the parameter-table tests below.
     max_output_tokens: anyValue,
   },
   { requiredKeys: [] },
 );
 
+/** Every message a body rule reports: a field path and its rule, nothing the client sent. */
+const RULE_MESSAGE = new RegExp(
+  '^(?:' +
+    [
+      'model must be a string',
+      'messages must contain at least one message',
+      'messages(?:\\.\\d+)+\\.role must be one of system, developer, user, assistant, tool',
+      'messages(?:\\.\\d+)+\\.content must be a string, an array of content parts, or null',
+      'messages(?:\\.\\d+)+\\.tool_calls must be an array of objects',
+      'messages(?:\\.\\d+)+\\.tool_call_id must be a string',
+      'nested property messages must be either object or array',
+      '(?:stream|parallel_tool_calls|faithful) must be a boolean value',
+      'stream_options must be an object',
+      'tools must be an array of objects',
+      'tool_choice must be "auto", "none", "required" or an object naming a tool',
+      '(?:reasoning_effort|verbosity) must be a string',
+    ].join('|') +
+    ')$',
+);
+
 describe('chat body validation', () => {
-  it('rejects exactly what the class-validator version rejected, with the same message', () => {
+  it('answers any body with at most five field-and-rule messages, and never with a value', () => {
     fc.assert(
       fc.property(body, (generated) => {
         const plain = JSON.parse(JSON.stringify(generated)) as Record<string, unknown>;
-        expect(messageOf(plain)).toBe(classValidatorMessage(plain));
+        const message = messageOf(plain);
+        if (message === undefined) return;
+        const parts = message.split('; ');
+        expect(parts.length).toBeLessThanOrEqual(5);
+        for (const part of parts) expect(part).toMatch(RULE_MESSAGE);
       }),
       { numRuns: 3000 },
     );

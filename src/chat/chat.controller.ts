@@ -1,8 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { BearerAuthGuard } from '../common/auth/bearer-auth.guard';
 import { callerOf } from '../common/auth/bearer-auth.guard';
-import { writeErrorResponse } from '../common/errors/error-writer';
+import { compressUnlessStream } from '../common/http/compression.interceptor';
 import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
@@ -20,18 +19,16 @@ import { conversationIdOf } from '../queue/chat-identity';
 /**
  * `POST /v1/chat/completions`: everything HTTP about a chat turn — the body, headers and socket
  * become a ChatCommand; the accepted turn is written as SSE (headers committed only once the
- * adapter reported acceptance, so an earlier failure is a plain JSON error) or as one
- * `chat.completion`; failures are answered in the OpenAI error shape. The turn itself is the
+ * adapter reported acceptance) or as one `chat.completion`. The turn itself is the
  * ChatOrchestrator's.
  *
- * Not a Nest `@Controller`: app.factory.ts mounts `handler` as the last Express middleware, ahead
- * of Nest's router, because routing plus Nest's per-request execution context (guard lookup,
- * parameter decorators, the exception zone) cost about 7 % of the CPU of a short turn, measured
- * with the side-by-side rig (docs/performance.md). It writes
- * its own response either way, so nothing of Nest's pipeline applied to it but the guard, whose
- * check `answer` runs first.
+ * A Nest route like the others: the global bearer guard admits it, compression is set up as the
+ * compression interceptor does it (off for streams) but by the handler itself, so that Nest runs
+ * no interceptor chain for the route (see CompressionInterceptor), and what fails before the stream starts (an invalid body, a
+ * turn refused before acceptance, a bug) is thrown to the exception filter, which answers it in
+ * the OpenAI error shape. The body arrives parsed by the route's body middleware (app.factory.ts).
  */
-@Injectable()
+@Controller('v1/chat')
 export class ChatController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -40,48 +37,27 @@ export class ChatController {
     @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
   ) {}
 
-  /** The Express handler app.factory mounts (declared here, so a turn's code stays in chat/). */
-  handler(guard: BearerAuthGuard): (request: Request, response: Response) => void {
-    return (request, response) => this.answer(request, response, guard);
-  }
-
-  /** The route: the bearer check (401 in the error shape), then the turn; never rejects. */
-  private answer(request: Request, response: Response, guard: BearerAuthGuard): void {
-    try {
-      guard.authorize(request);
-    } catch (error) {
-      writeErrorResponse(request, response, error);
-      return;
-    }
-    // `create` answers its own failures; this only catches a bug, as the global filter would.
-    this.create(request, response).catch((error: unknown) => {
-      requestLoggerOf(request, this.rootLogger).error({ event: 'unhandled_error', err: error }, 'unhandled_error');
-      writeErrorResponse(request, response, error);
-    });
-  }
-
-  private async create(request: Request, response: Response): Promise<void> {
+  /**
+   * Writes its own response (`@Res()`): a stream must be written as it arrives. Throws what the
+   * client should be answered with when the turn fails before its headers went out; the
+   * orchestrator has recorded it by then.
+   */
+  @Post('completions')
+  @HttpCode(200)
+  async create(@Req() request: Request, @Res() response: Response): Promise<void> {
+    compressUnlessStream(request, response);
     const client = abortOnClientDisconnect(response);
     let command: ChatCommand;
     try {
       command = this.commandOf(request, client.signal);
     } catch (error) {
-      return this.answerFailure(
-        request,
-        response,
-        this.chat.rejected(error, requestLoggerOf(request, this.rootLogger)),
-        client.signal,
-      );
+      throw this.chat.rejected(error, requestLoggerOf(request, this.rootLogger));
     }
-    try {
-      const completion = await this.chat.run(
-        command,
-        command.request.stream ? this.sse(response, command) : this.json(command),
-      );
-      if (completion !== undefined && !client.signal.aborted) response.status(200).json(completion);
-    } catch (error) {
-      this.answerFailure(request, response, error, client.signal);
-    }
+    const completion = await this.chat.run(
+      command,
+      command.request.stream ? this.sse(response, command) : this.json(command),
+    );
+    if (completion !== undefined && !client.signal.aborted) response.status(200).json(completion);
   }
 
   /** The request as the orchestrator takes it; throws `invalid_request` for an invalid body. */
@@ -89,15 +65,7 @@ export class ChatController {
     const parsed = parseChatBody(request.body, this.catalog.defaultModel);
     const body = request.body as Record<string, unknown>;
     const caller = callerOf(request, this.config.server.callerHeader);
-    const conversation = conversationIdOf({
-      body,
-      headers: request.headers,
-      // Read only when the cascade gets that far: the socket's address costs a getpeername
-      // system call per request, and nearly every chat is identified by an earlier source.
-      get remoteAddress() {
-        return request.socket.remoteAddress;
-      },
-    });
+    const conversation = conversationIdOf(new ConversationSource(body, request));
     return {
       request: parsed,
       caller,
@@ -154,11 +122,24 @@ export class ChatController {
       command.request.parallelToolCalls === false,
     );
   }
+}
 
-  /** The JSON error with its real status; nothing for a client that left (already recorded as 499). */
-  private answerFailure(request: Request, response: Response, thrown: unknown, signal: AbortSignal): void {
-    if (signal.aborted) return;
-    // After the headers the stream responder owns failures (the writer then only ends the response).
-    writeErrorResponse(request, response, thrown);
+/**
+ * What the conversation cascade reads of a request. The peer address is read only when the
+ * cascade gets that far: it costs a getpeername system call per request, and nearly every chat is
+ * identified by an earlier source.
+ */
+class ConversationSource {
+  readonly headers: Request['headers'];
+
+  constructor(
+    readonly body: Record<string, unknown>,
+    private readonly request: Request,
+  ) {
+    this.headers = request.headers;
+  }
+
+  get remoteAddress(): string | undefined {
+    return this.request.socket.remoteAddress;
   }
 }

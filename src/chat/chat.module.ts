@@ -9,7 +9,7 @@ import { ChatOrchestrator } from './chat-orchestrator';
 
 @Module({
   imports: [ProvidersModule, ModelsModule, QueueModule, MetricsModule],
-  // ChatController is a provider, not a Nest controller: app.factory.ts mounts its handler.
-  providers: [ChatController, ChatOrchestrator, OutputValidator],
+  controllers: [ChatController],
+  providers: [ChatOrchestrator, OutputValidator],
 })
 export class ChatModule {}

@@ -3,9 +3,11 @@ import { HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { Response } from 'express';
 import { Public } from '../common/auth/public.decorator';
 import { BUILD_INFO, BuildInfo, CONTRACT_VERSION } from '../common/build/build-info';
+import { CompressJson } from '../common/http/compression.interceptor';
 import { DrainService } from '../common/lifecycle/drain.service';
 
 @Public()
+@CompressJson()
 @Controller('health')
 export class HealthController {
   constructor(

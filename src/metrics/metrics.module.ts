@@ -1,10 +1,12 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Controller, DynamicModule, Module } from '@nestjs/common';
 import {
   makeCounterProvider,
   makeGaugeProvider,
   makeHistogramProvider,
+  PrometheusController,
   PrometheusModule,
 } from '@willsoto/nestjs-prometheus';
+import { CompressJson } from '../common/http/compression.interceptor';
 import { DrainService } from '../common/lifecycle/drain.service';
 import { LifecycleModule } from '../common/lifecycle/lifecycle.module';
 import { GatewayMetrics } from './gateway-metrics';
@@ -192,6 +194,11 @@ export class MetricsModule {
 
 const READINESS_GAUGE = Symbol('READINESS_GAUGE');
 
+/** The library's `GET /metrics` controller, with compression like every other JSON or text answer. */
+@CompressJson()
+@Controller()
+class MetricsController extends PrometheusController {}
+
 /**
  * `GET /metrics`, registered only when METRICS_ENABLED, and the readiness gauge (it needs the
  * app's drain switch). Imported once, by the app module.
@@ -204,7 +211,13 @@ export class MetricsEndpointModule {
       imports: [
         LifecycleModule,
         ...(options.serveEndpoint
-          ? [PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: false } })]
+          ? [
+              PrometheusModule.register({
+                path: '/metrics',
+                controller: MetricsController,
+                defaultMetrics: { enabled: false },
+              }),
+            ]
           : []),
       ],
       providers: [{ provide: READINESS_GAUGE, useFactory: registerReadinessGauge, inject: [DrainService] }],

@@ -1,8 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
+import { CompressJson } from '../common/http/compression.interceptor';
 import { ModelCatalog } from './model-catalog';
 import { modelListEntry } from './model-list-entry';
 
 /** `GET /v1/models` (docs/design/decisions.md §3): the catalog (bundled + live), filtered by GATEWAY_PROVIDERS. */
+@CompressJson()
 @Controller('v1/models')
 export class ModelsController {
   private cached?: { revision: number; body: unknown };

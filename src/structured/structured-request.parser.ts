@@ -1,3 +1,14 @@
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Min,
+  ValidateBy,
+  classValidator,
+} from '../common/validation/class-validator';
+import type { ValidationError, ValidatorOptions } from '../common/validation/class-validator';
 import { MAX_REQUEST_ID_CHARS } from '../common/errors/error-writer';
 import { codePointLength } from '../common/text';
 import { GatewayError } from '../core/gateway.error';
@@ -24,7 +35,89 @@ export const MAX_SCHEMA_BYTES = 262_144;
 export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 export const VERBOSITIES = ['low', 'medium', 'high'] as const;
 
-const STRING_FIELDS = [
+const invalid = (message: string) => new GatewayError('invalid_request', { publicMessage: message });
+const hasText = (value: unknown) => typeof value === 'string' && /\S/u.test(value);
+
+/** A class-validator rule from a predicate, with its own message. */
+function satisfies(name: string, predicate: (value: unknown) => boolean, message: string): PropertyDecorator {
+  return ValidateBy({ name, validator: { validate: predicate, defaultMessage: () => message } });
+}
+
+/** A required string: present, with a non-whitespace character. */
+const HasText = (field: string) => satisfies('hasText', hasText, `${field} is required`);
+
+/** A string of at most `max` code points. */
+const MaxCodePoints = (field: string, max: number) =>
+  satisfies('maxCodePoints', (value) => codePointLength(value as string) <= max, `${field} exceeds ${max} characters`);
+
+/** A string of at most `max` bytes in UTF-8. */
+const MaxUtf8Bytes = (field: string, max: number) =>
+  satisfies(
+    'maxUtf8Bytes',
+    (value) => Buffer.byteLength(value as string, 'utf8') <= max,
+    `${field} exceeds ${max} bytes`,
+  );
+
+/**
+ * Step 4, the field types, in report order: every string field, then `deadline_ms`. `null` counts
+ * as absent, as JSON clients often send it for optional fields.
+ */
+class StructuredFieldTypes {
+  @IsOptional() @IsString() request_id?: unknown;
+  @IsOptional() @IsString() idempotency_key?: unknown;
+  @IsOptional() @IsString() operation?: unknown;
+  @IsOptional() @IsString() schema_version?: unknown;
+  @IsOptional() @IsString() model?: unknown;
+  @IsOptional() @IsString() input?: unknown;
+  @IsOptional() @IsString() schema_name?: unknown;
+  @IsOptional() @IsString() reasoning_effort?: unknown;
+  @IsOptional() @IsString() verbosity?: unknown;
+  @IsOptional() @IsInt({ message: 'deadline_ms must be a non-negative integer' }) deadline_ms?: unknown;
+}
+
+/**
+ * Step 5, the envelope's bounds (docs/design/behaviours.md §6.2), in the table's order, over fields
+ * that passed step 4 (absent ones `undefined`). Decorators register bottom to top and class-validator
+ * runs a field's rules in that order, so a field's first rule is its last decorator.
+ */
+class StructuredEnvelopeBounds {
+  @MaxCodePoints('request_id', MAX_REQUEST_ID_CHARS)
+  @HasText('request_id')
+  request_id?: string;
+
+  @IsOptional() @MaxCodePoints('idempotency_key', 200) idempotency_key?: string;
+  @IsOptional() @MaxCodePoints('operation', 128) operation?: string;
+  @IsOptional() @MaxCodePoints('schema_version', 64) schema_version?: string;
+
+  @IsNotEmpty({ message: 'model is required' }) model?: string;
+
+  @MaxUtf8Bytes('input', MAX_INPUT_BYTES)
+  @HasText('input')
+  input?: string;
+
+  @IsOptional() @Min(0, { message: 'deadline_ms must be a non-negative integer' }) deadline_ms?: number;
+  @IsOptional() @IsIn(REASONING_EFFORTS, { message: 'reasoning_effort is not supported' }) reasoning_effort?: string;
+  @IsOptional() @IsIn(VERBOSITIES, { message: 'verbosity is not supported' }) verbosity?: string;
+}
+
+const FIRST_FAILURE: ValidatorOptions = {
+  stopAtFirstError: true,
+  forbidUnknownValues: false,
+  validationError: { target: false, value: false },
+};
+
+const validateFieldTypes = classValidator(StructuredFieldTypes, FIRST_FAILURE);
+const validateEnvelopeBounds = classValidator(StructuredEnvelopeBounds, FIRST_FAILURE);
+
+/** Throws the first broken rule of `dto` (its class's validator) as `invalid_request`. */
+function assertValid<T extends object>(dto: T, validate: (dto: T) => ValidationError[]): void {
+  const [failure] = validate(dto);
+  if (failure !== undefined)
+    throw invalid(Object.values(failure.constraints ?? {})[0] ?? `${failure.property} is invalid`);
+}
+
+/** The envelope's fields: the string ones, then `deadline_ms`. */
+const FIELDS = [
   'request_id',
   'idempotency_key',
   'operation',
@@ -34,10 +127,14 @@ const STRING_FIELDS = [
   'schema_name',
   'reasoning_effort',
   'verbosity',
+  'deadline_ms',
 ] as const;
 
-const invalid = (message: string) => new GatewayError('invalid_request', { publicMessage: message });
-const hasText = (value: string | undefined) => value !== undefined && /\S/u.test(value);
+/** `target` with the envelope's fields of `source`, copied by reference (`null` as absent); nothing else is read. */
+function fill<T extends object>(target: T, source: Record<string, unknown>): T {
+  for (const key of FIELDS) (target as Record<string, unknown>)[key] = source[key] ?? undefined;
+  return target;
+}
 
 /**
  * Admission steps 3–9 in order; the first failure throws. `null` counts as absent (JSON clients
@@ -49,56 +146,24 @@ export function parseStructuredRequest(isJson: boolean, body: unknown): Structur
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw invalid('the request body must be a JSON object');
   const fields = body as Record<string, unknown>;
-  const present = (name: string) => fields[name] !== undefined && fields[name] !== null;
-
   // Step 4: field types.
-  for (const name of STRING_FIELDS) {
-    if (present(name) && typeof fields[name] !== 'string') throw invalid(`${name} must be a string`);
-  }
-  if (present('deadline_ms') && !Number.isInteger(fields.deadline_ms))
-    throw invalid('deadline_ms must be a non-negative integer');
-  const text = (name: (typeof STRING_FIELDS)[number]) => (present(name) ? (fields[name] as string) : undefined);
-
-  // Step 5: envelope bounds, table docs/design/behaviours.md §6.2, in its order.
-  const requestId = text('request_id');
-  if (!hasText(requestId)) throw invalid('request_id is required');
-  if (codePointLength(requestId!) > MAX_REQUEST_ID_CHARS)
-    throw invalid(`request_id exceeds ${MAX_REQUEST_ID_CHARS} characters`);
-  const idempotencyKey = text('idempotency_key');
-  if (idempotencyKey !== undefined && codePointLength(idempotencyKey) > 200)
-    throw invalid('idempotency_key exceeds 200 characters');
-  const operation = text('operation');
-  if (operation !== undefined && codePointLength(operation) > 128) throw invalid('operation exceeds 128 characters');
-  const schemaVersion = text('schema_version');
-  if (schemaVersion !== undefined && codePointLength(schemaVersion) > 64)
-    throw invalid('schema_version exceeds 64 characters');
-  const model = text('model');
-  if (!model) throw invalid('model is required');
-  const input = text('input');
-  if (!hasText(input)) throw invalid('input is required');
-  if (Buffer.byteLength(input!, 'utf8') > MAX_INPUT_BYTES) throw invalid(`input exceeds ${MAX_INPUT_BYTES} bytes`);
-  const deadlineMs = present('deadline_ms') ? (fields.deadline_ms as number) : undefined;
-  if (deadlineMs !== undefined && deadlineMs < 0) throw invalid('deadline_ms must be a non-negative integer');
-  const reasoningEffort = text('reasoning_effort');
-  if (reasoningEffort !== undefined && !(REASONING_EFFORTS as readonly string[]).includes(reasoningEffort)) {
-    throw invalid('reasoning_effort is not supported');
-  }
-  const verbosity = text('verbosity');
-  if (verbosity !== undefined && !(VERBOSITIES as readonly string[]).includes(verbosity))
-    throw invalid('verbosity is not supported');
+  assertValid(fill(new StructuredFieldTypes(), fields), validateFieldTypes);
+  // Step 5: envelope bounds.
+  const envelope = fill(new StructuredEnvelopeBounds(), fields);
+  assertValid(envelope, validateEnvelopeBounds);
 
   const schema = checkSchema(fields.schema);
   return {
-    requestId: requestId!,
-    idempotencyKey,
-    operation,
-    schemaVersion,
-    model,
-    input: input!,
-    deadlineMs,
-    reasoningEffort,
-    verbosity,
-    schemaName: text('schema_name'),
+    requestId: envelope.request_id!,
+    idempotencyKey: envelope.idempotency_key,
+    operation: envelope.operation,
+    schemaVersion: envelope.schema_version,
+    model: envelope.model!,
+    input: envelope.input!,
+    deadlineMs: envelope.deadline_ms,
+    reasoningEffort: envelope.reasoning_effort,
+    verbosity: envelope.verbosity,
+    schemaName: fields.schema_name === null ? undefined : (fields.schema_name as string | undefined),
     schema,
   };
 }

@@ -1,14 +1,14 @@
-import { Controller, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/bearer-auth.guard';
 import { writeErrorResponse } from '../common/errors/error-writer';
+import { CompressJson } from '../common/http/compression.interceptor';
 import { abortOnClientDisconnect, deferredBodyError } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
-import { StructuredExceptionFilter } from './structured-exception.filter';
 import { StructuredOrchestrator } from './structured-orchestrator';
 
 /** body-parser's default JSON type: `application/json`, parameters allowed. */
@@ -18,12 +18,12 @@ const JSON_CONTENT_TYPE = /^application\/json[ \t]*(;|$)/i;
  * `POST /v1/structured/inference` (docs/endpoints.md): everything HTTP — the body as parsed
  * (a parser failure is deferred to its place in the admission order), the caller, the client's
  * connection — goes into a StructuredCommand; the answer is written in the contract's shape.
- * A participant whose client left gets nothing. The filter answers what fails before the
- * handler runs, such as a rejected bearer, in the structured shape and records it like every
- * other structured failure.
+ * A participant whose client left gets nothing. What fails before the handler runs, such as a
+ * rejected bearer, reaches the global exception filter, which answers it through
+ * StructuredFailureAnswer: in the structured shape, recorded like every other structured failure.
  */
+@CompressJson()
 @Controller('v1/structured')
-@UseFilters(StructuredExceptionFilter)
 export class StructuredController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,

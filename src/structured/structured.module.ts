@@ -8,9 +8,10 @@ import { ModelCatalog } from '../models/model-catalog';
 import { ModelsModule } from '../models/models.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { IDEMPOTENCY_CLOCK, IdempotencyStore, monotonicClock } from './idempotency-store';
+import { STRUCTURED_FAILURE_ANSWER } from '../common/errors/all-exceptions.filter';
 import { OutputValidator } from '../common/json-schema/output-validator';
 import { StructuredAllowlist } from './structured-allowlist';
-import { StructuredExceptionFilter } from './structured-exception.filter';
+import { StructuredFailureAnswer } from './structured-failure-answer';
 import { StructuredExtractor } from './structured-extractor';
 import { StructuredQueue } from '../queue/structured-queue';
 import type { SharedAnswer } from './structured-response';
@@ -66,7 +67,9 @@ function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: Pino
     StructuredQueue,
     StructuredExtractor,
     StructuredOrchestrator,
-    StructuredExceptionFilter,
+    { provide: STRUCTURED_FAILURE_ANSWER, useClass: StructuredFailureAnswer },
   ],
+  // For the global exception filter: the route's failures answered in its own shape.
+  exports: [STRUCTURED_FAILURE_ANSWER],
 })
 export class StructuredModule {}

@@ -81,6 +81,13 @@ describe(BearerAuthGuard.name, () => {
       expect(outcome(subject, 'Bearer wrong', HealthLikeController)).toBe('allowed');
     });
 
+    it('keeps each route’s answer apart once it has read whether the route is public', () => {
+      for (let round = 0; round < 3; round++) {
+        expect(outcome(subject, undefined, HealthLikeController)).toBe('allowed');
+        expect(outcome(subject, undefined, ProtectedController)).toBe('invalid_api_key');
+      }
+    });
+
     it('compares in constant time over equal-length digests, whatever the token length', () => {
       const spy = timingSafeEqual as jest.MockedFunction<typeof timingSafeEqual>;
       spy.mockClear();

@@ -18,6 +18,12 @@ import { IS_PUBLIC_ROUTE } from './public.decorator';
 export class BearerAuthGuard implements CanActivate {
   private readonly secretDigest?: Buffer;
   private readonly callerHeader?: string;
+  /**
+   * Whether a route is `@Public`, by controller class and handler. Route metadata is fixed once the
+   * app has started, and reading it through the Reflector walks both prototype chains on every
+   * request.
+   */
+  private readonly publicRoutes = new WeakMap<object, WeakMap<object, boolean>>();
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -28,20 +34,26 @@ export class BearerAuthGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_ROUTE, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    if (isPublic) return true;
+    if (this.isPublic(context)) return true;
     this.authorize(context.switchToHttp().getRequest<Request>());
     return true;
   }
 
-  /**
-   * The check itself, for a route answered outside Nest's router (the chat route, app.factory.ts):
-   * attaches the caller; throws `invalid_api_key` when the bearer is refused.
-   */
-  authorize(request: Request): void {
+  private isPublic(context: ExecutionContext): boolean {
+    const type = context.getClass();
+    const handler = context.getHandler();
+    let handlers = this.publicRoutes.get(type);
+    if (handlers === undefined) this.publicRoutes.set(type, (handlers = new WeakMap()));
+    let isPublic = handlers.get(handler);
+    if (isPublic === undefined) {
+      isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC_ROUTE, [handler, type]) === true;
+      handlers.set(handler, isPublic);
+    }
+    return isPublic;
+  }
+
+  /** The check itself: attaches the caller; throws `invalid_api_key` when the bearer is refused. */
+  private authorize(request: Request): void {
     const header = request.headers.authorization;
     const token = bearerToken(header);
     // The caller is resolved here once, refused or not (a refusal's audit record names it too).

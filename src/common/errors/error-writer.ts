@@ -13,9 +13,9 @@ import { toGatewayError } from './to-gateway-error';
  *
  *   errorAnswer          status, headers and JSON body in the route's shape (OpenAI or the
  *                        structured contract's): what every form below writes
- *   writeErrorResponse   that answer on an Express response: the global and structured filters,
- *                        the HTTP middleware (Host header, JSON body), the chat and structured
- *                        controllers
+ *   writeErrorResponse   that answer on an Express response: the exception filter, the structured
+ *                        failure answer and controller, the HTTP middleware (Host header, JSON
+ *                        body)
  *   rawErrorResponse     the OpenAI answer as raw HTTP/1.1 bytes, for the `clientError` handler
  *                        (Node's parser refused the request, so no response object exists)
  *   streamErrorContent   the content of the in-stream `[error: …]` chunk, once SSE headers went out

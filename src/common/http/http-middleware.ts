@@ -1,8 +1,7 @@
-import compression from 'compression';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import express from 'express';
+import type { ServerResponse } from 'node:http';
 import { MIMEType } from 'node:util';
-import onHeaders from 'on-headers';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import { writeErrorResponse } from '../errors/error-writer';
 import { toGatewayError } from '../errors/to-gateway-error';
@@ -141,45 +140,23 @@ export function deferredBodyError(request: Request): GatewayError | undefined {
 }
 
 /**
- * gzip/brotli/deflate for JSON when the client asks; never for SSE or `stream: true` requests
- * (docs/endpoints.md; compression buffers SSE otherwise: nestjs/nest#5762).
- *
- * A request without `Accept-Encoding` can never be compressed (compression's default encoding
- * is identity), yet the library would still wrap every write and end of the response to find
- * that out. Those requests skip it and only get the one visible trace it would leave, the
- * `Vary: Accept-Encoding` header on a compressible response, set under the same conditions.
- */
-export function compressionMiddleware(): RequestHandler {
-  const filter = (request: Request, response: Response) => {
-    if (request.body?.stream === true) return false;
-    const type = String(response.getHeader('Content-Type') ?? '');
-    if (type.startsWith('text/event-stream')) return false;
-    return compression.filter(request, response);
-  };
-  const compress = compression({ filter });
-  return (request, response, next) => {
-    if (request.headers['accept-encoding'] !== undefined) return compress(request, response, next);
-    onHeaders(response, () => {
-      if (filter(request, response) && !NO_TRANSFORM.test(String(response.getHeader('Cache-Control') ?? '')))
-        response.vary('Accept-Encoding');
-    });
-    next();
-  };
-}
-
-/** compression's own test for `Cache-Control: no-transform` (it then leaves the response alone). */
-const NO_TRANSFORM = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;
-
-/**
  * An AbortController that fires when the client goes away. It listens on the RESPONSE's
  * 'close' with `!writableFinished`: a request's 'close' fires as soon as its body was read on
  * Node ≥16, long before the client actually leaves (docs/design/code-shape.md B.5 item 4). The link lasts for the
- * whole request, stream included.
+ * whole request, stream included. The controller is kept on the response and the listener is one
+ * shared function, so a request allocates no closure for it.
  */
 export function abortOnClientDisconnect(response: Response): AbortController {
   const controller = new AbortController();
-  response.once('close', () => {
-    if (!response.writableFinished) controller.abort(new ClientDisconnectedError());
-  });
+  (response as ResponseWithClient)[CLIENT] = controller;
+  response.on('close', abortIfUnfinished);
   return controller;
+}
+
+const CLIENT = Symbol('clientAbort');
+type ResponseWithClient = ServerResponse & { [CLIENT]?: AbortController };
+
+/** The response's 'close' listener (`this` is the response; 'close' is emitted once). */
+function abortIfUnfinished(this: ResponseWithClient): void {
+  if (!this.writableFinished) this[CLIENT]?.abort(new ClientDisconnectedError());
 }

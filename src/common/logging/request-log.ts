@@ -75,7 +75,7 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
     logged[REQUEST_LOG] = new RequestLog(id, root);
     response.setHeader('x-request-id', id);
     // The path as the client sent it, read here, before any route mounted with `app.use(path, …)`
-    // (the chat route is) strips its mount path from `request.url` for the rest of the chain.
+    // (the body parsers are) strips its mount path from `request.url` for the rest of the chain.
     const url = request.url;
     const probe = url.startsWith('/health');
     if (!probe || root.isLevelEnabled('debug')) logAccessWhenDone(logged, response, root, { id, url, probe });

@@ -1,6 +1,7 @@
-import { ArgumentsHost, Catch, ExceptionFilter, Inject } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/bearer-auth.guard';
+import type { RouteFailureAnswer } from '../common/errors/all-exceptions.filter';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
@@ -12,13 +13,13 @@ import { answerStructuredFailure, auditSubjectOf } from './structured-failure';
 import { StructuredTelemetry } from './structured-telemetry';
 
 /**
- * Route-scoped (it runs before the global filter): failures raised before the handler, chiefly
- * the bearer guard's `auth_error`, get the same structured body, `structured_failure` record and
- * failure metric as every other structured error (docs/design/behaviours.md §8: "every structured
- * error response, incl. auth").
+ * How the exception filter answers a structured request that failed outside the orchestrator,
+ * chiefly on the bearer guard's `auth_error`: the same structured body, `structured_failure` record
+ * and failure metric as every other structured error (docs/design/behaviours.md §8: "every
+ * structured error response, incl. auth").
  */
-@Catch()
-export class StructuredExceptionFilter implements ExceptionFilter {
+@Injectable()
+export class StructuredFailureAnswer implements RouteFailureAnswer {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly allowlist: StructuredAllowlist,
@@ -26,10 +27,7 @@ export class StructuredExceptionFilter implements ExceptionFilter {
     @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
   ) {}
 
-  catch(exception: unknown, host: ArgumentsHost): void {
-    const http = host.switchToHttp();
-    const request = http.getRequest<Request>();
-    const response = http.getResponse<Response>();
+  answer(request: Request, response: Response, exception: unknown): void {
     const caller = callerOf(request, this.config.server.callerHeader);
     const logger = requestLoggerOf(request, this.rootLogger);
     const telemetry = new StructuredTelemetry(
