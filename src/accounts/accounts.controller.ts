@@ -1,4 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import { CompressJson } from '../common/http/compression.interceptor';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { LoginPlanView } from './account-pool';
@@ -44,6 +45,7 @@ export function accountEntry(provider: string, account: string, view: LoginPlanV
  * bearer as `/v1/*` (the global guard). Aliases only: never an e-mail, account id or token.
  */
 @Controller('v1/accounts')
+@CompressJson()
 export class AccountsController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
