@@ -205,6 +205,7 @@ describe("the blocks, run against `npm run demo` started by the README's block",
     expect(ran.stdout).toContain('{"status":"ready"}');
     expect(ran.stdout).toContain(`"id":"${CATALOG.default_model}"`);
     expect(ran.stdout).toMatch(/^data: \{.*"chat\.completion\.chunk"/m);
+    expect(ran.stdout).toContain('"paid_usage_setting":"plan_only"');
     expect(ran.stdout).toMatch(
       new RegExp(
         `^gateway_chat_api_requests_total\\{provider="provider_a",model="${CATALOG.default_model.replace(/\./g, '\\.')}",status="200"\\} 1$`,
