@@ -65,6 +65,12 @@ interface DerivedConfig {
   };
 }
 
+/** A row placed at a field the loader derives would be overwritten, so it does not compile. */
+type PlacedOverDerived = {
+  [G in keyof DerivedConfig]: Extract<keyof SettingsConfig[G], keyof DerivedConfig[G]>;
+}[keyof DerivedConfig];
+const _noRowAtADerivedField: [PlacedOverDerived] extends [never] ? true : PlacedOverDerived = true;
+
 /**
  * The typed configuration every module reads (never `process.env`): one field per placed row of
  * the settings table (its `at`, its parser's type; see `SettingsConfig`), plus the derived fields.
