@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { AppConfig } from './app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './app-config';
 import { SETTINGS } from './settings';
 
@@ -369,6 +370,62 @@ describe(loadConfig.name, () => {
       const message = configError(() => load({ GATEWAY_PORT: '9'.repeat(5000) }));
       expect(message.length).toBeLessThan(300);
     });
+  });
+});
+
+describe('AppConfig from the settings table', () => {
+  /** The value at a row's place (`group.field` or `field`) in a loaded config. */
+  const at = (config: AppConfig, place: string): unknown =>
+    place.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], config);
+
+  it('gives every placed row its own place', () => {
+    const places = SETTINGS.flatMap((definition) => (definition.at === undefined ? [] : [definition.at]));
+    expect(new Set(places).size).toBe(places.length);
+  });
+
+  it("puts each row's default value at its place when nothing is set, and nothing for a row without one", () => {
+    const config = load();
+    for (const definition of SETTINGS) {
+      if (definition.at !== undefined)
+        expect([definition.env, at(config, definition.at)]).toEqual([definition.env, definition.defaultValue]);
+    }
+  });
+
+  it('puts a given value, parsed by the row, at its place', () => {
+    const given: Record<string, string> = {
+      GATEWAY_PORT: '9001',
+      ACCOUNT_PAID_USAGE: 'allow',
+      STRUCTURED_MODELS: 'a, b',
+      PROVIDER_B_PROJECT: 'my-project-1',
+      PRIMARY_AGENT_QUEUE_ENABLED: 'off',
+    };
+    const config = load(given);
+    for (const definition of SETTINGS.filter((row) => row.env in given)) {
+      expect(at(config, definition.at!)).toEqual(definition.parse(given[definition.env]));
+    }
+    expect(config.accounts.paidUsage).toBe('allow');
+    expect(config.structured.models).toEqual(['a', 'b']);
+  });
+
+  it('types each field by its row: its parser, required with a default, optional without', () => {
+    const config = load();
+    const paidUsage: 'plan_only' | 'allow' = config.accounts.paidUsage;
+    const port: number = config.server.port;
+    const secret: string | undefined = config.server.bearerSecret;
+    // @ts-expect-error GATEWAY_BEARER_SECRET has no default, so its field may be unset
+    const secretText: string = config.server.bearerSecret;
+    // @ts-expect-error GATEWAY_PORT parses to a number
+    const portText: string = config.server.port;
+    // @ts-expect-error no row is placed at server.hostname
+    const hostname: unknown = config.server.hostname;
+    expect([paidUsage, port, secret, secretText, portText, hostname]).toEqual([
+      'plan_only',
+      8088,
+      undefined,
+      undefined,
+      8088,
+      undefined,
+    ]);
   });
 });
 

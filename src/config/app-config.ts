@@ -1,4 +1,3 @@
-import type { ProviderId } from '../core/provider-id';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -6,15 +5,13 @@ import * as path from 'node:path';
 import type {
   AccountSetting,
   DefaultedSettingName,
-  LogFormat,
   ParsedOf,
   SettingDefinition,
   SettingName,
+  SettingsConfig,
 } from './settings';
-import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
+import { SETTINGS, SETTINGS_BY_ENV, SETTINGS_BY_FLAG } from './settings';
 import { SettingRuleError } from './setting-parsers';
-
-export type CustomToolWire = 'function' | 'custom';
 
 /** One login of a family (docs/accounts.md); a family configured the old way has one, `default`. */
 export interface AccountLogin {
@@ -37,123 +34,48 @@ export interface ProviderCLogin extends AccountLogin {
 /** The alias of the one login of a family configured without an accounts list. */
 export const DEFAULT_ACCOUNT_ALIAS = 'default';
 
-/** The typed configuration every module reads (never `process.env`). */
 /** PROVIDER_A_WIRE (docs/providers.md "Two request shapes"). */
-export type ProviderAWire = 'auto' | 'classic' | 'lite';
+export type ProviderAWire = ParsedOf<'PROVIDER_A_WIRE'>;
+/** PRIMARY_CUSTOM_TOOL_WIRE. */
+export type CustomToolWire = ParsedOf<'PRIMARY_CUSTOM_TOOL_WIRE'>;
 
-export interface AppConfig {
-  readonly server: {
-    readonly host: string;
-    readonly port: number;
-    readonly bearerSecret?: string;
-    /** Lower-cased header name, when multi-tenant callers are named by a header. */
-    readonly callerHeader?: string;
-    readonly maxBodyBytes: number;
-    readonly streamIdleTimeoutMs: number;
-    readonly drainTimeoutMs: number;
-  };
-  readonly enabledProviders: readonly ProviderId[];
-  readonly modelCatalogPath?: string;
-  readonly metricsEnabled: boolean;
-  readonly logLevel: string;
-  readonly logFormat: LogFormat;
-  /** Egress proxy of the upstream connections (HTTPS_PROXY, HTTP_PROXY, NO_PROXY). */
-  readonly proxy: {
-    readonly httpsProxy?: string;
-    readonly httpProxy?: string;
-    readonly noProxy?: string;
-  };
+/** The fields that combine several settings (or the environment): each a typed function in `loadConfig`. */
+interface DerivedConfig {
   readonly providerA: {
+    /** CODEX_HOME with `~` expanded. */
     readonly codexHome: string;
     /** The first account's login file (the only one unless PROVIDER_A_ACCOUNTS is set). */
     readonly authFile: string;
     /** Every provider_a login, at least one. */
     readonly accounts: readonly AccountLogin[];
-    readonly url: string;
-    readonly tokenUrl: string;
-    readonly timeoutMs: number;
-    /** Upstream WebSocket connections kept between the turns of a chat; 0 = none. */
-    readonly maxKeptSessions: number;
-    readonly sessionIdleTimeoutMs: number;
-    /** `undefined` = the built-in profile. */
-    readonly faithfulProfilePath?: string;
-    /** PROVIDER_A_MODELS_REFRESH: period of the live model list fetch; 0 = never fetched. */
-    readonly modelsRefreshMs: number;
-    /** PROVIDER_A_WIRE: the request shape, per model (`auto`) or forced. */
-    readonly wire: ProviderAWire;
-    /** PROVIDER_A_CLIENT_VERSION: the Codex CLI version claimed upstream (the verified one by default). */
-    readonly clientVersion: string;
-  };
-  readonly customToolWire: CustomToolWire;
-  /** The account pool rules shared by every family (docs/accounts.md). */
-  readonly accounts: {
-    readonly maxInFlight: number;
-    readonly cooldownDefaultMs: number;
-    readonly pinnedChatsMax: number;
-    readonly refreshAheadMs: number;
-    /** 0 = no background refresh. */
-    readonly refreshIntervalMs: number;
-    /** ACCOUNT_PAID_USAGE: keep to the plan (default) or let the upstream bill paid usage. */
-    readonly paidUsage: 'plan_only' | 'allow';
-    /** ACCOUNT_USAGE_REFRESH_INTERVAL: reads of the vendors' usage endpoints, the first at startup; 0 = none. */
-    readonly usageRefreshIntervalMs: number;
-  };
-  readonly agentQueue: {
-    readonly enabled: boolean;
-    /** `chat`, `global`, `caller`, `header:<name>` or `body:<field>`. */
-    readonly keyMode: string;
-    readonly maxActive: number;
-    readonly maxActivePerKey: number;
-    readonly queueLimit: number;
-    readonly queueTimeoutMs: number;
-  };
-  readonly contextManagement: {
-    readonly enabled: boolean;
-    readonly maxBytes: number;
-    readonly maxMessages: number;
-    readonly recentMessages: number;
-    readonly toolOutputMaxBytes: number;
-    readonly compactedToolOutputBytes: number;
   };
   readonly providerB: {
+    /** GEMINI_HOME with `~` expanded. */
     readonly geminiHome: string;
     /** The first account's login file (the only one unless PROVIDER_B_ACCOUNTS is set). */
     readonly authFile: string;
     /** Every provider_b login, at least one. */
     readonly accounts: readonly AccountLogin[];
-    readonly url: string;
-    readonly tokenUrl: string;
-    readonly project?: string;
-    readonly timeoutMs: number;
-    /** PROVIDER_B_ONBOARDING_POLL_INTERVAL. */
-    readonly onboardingPollIntervalMs: number;
   };
   readonly providerC: {
-    readonly command: string;
-    readonly maxProcesses: number;
-    readonly timeoutMs: number;
     /** Environment for the child: the gateway's, minus secrets it must never see. */
     readonly childEnv: Readonly<Record<string, string>>;
     /** The logins (docs/accounts.md); one, `default` (the CLI's own), unless PROVIDER_C_ACCOUNTS is set. */
     readonly accounts: readonly ProviderCLogin[];
-    /** Where idle config-directory logins are refreshed (PROVIDER_C_TOKEN_URL). */
-    readonly tokenUrl: string;
   };
-  readonly structured: {
-    readonly enabled: boolean;
-    readonly maxActive: number;
-    readonly maxActivePerKey: number;
-    readonly queueLimit: number;
-    readonly queueTimeoutMs: number;
-    readonly maxDeadlineMs: number;
-    readonly idempotencyTtlMs: number;
-    readonly idempotencyCapacity: number;
-    readonly replicas: number;
-    /** `undefined` = the default allowlist. */
-    readonly models?: readonly string[];
-  };
-  readonly buildOverrides: { readonly version?: string; readonly commit?: string; readonly date?: string };
 }
+
+/** A row placed at a field the loader derives would be overwritten, so it does not compile. */
+type PlacedOverDerived = {
+  [G in keyof DerivedConfig]: Extract<keyof SettingsConfig[G], keyof DerivedConfig[G]>;
+}[keyof DerivedConfig];
+const _noRowAtADerivedField: [PlacedOverDerived] extends [never] ? true : PlacedOverDerived = true;
+
+/**
+ * The typed configuration every module reads (never `process.env`): one field per placed row of
+ * the settings table (its `at`, its parser's type; see `SettingsConfig`), plus the derived fields.
+ */
+export type AppConfig = SettingsConfig & DerivedConfig;
 
 /** A bad setting: `message` is the one line printed before exiting with status 1. */
 export class ConfigError extends Error {
@@ -232,13 +154,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   /** A setting as given by flag or environment, parsed; `undefined` when unset. */
   const given = <K extends SettingName>(name: K): ParsedOf<K> | undefined =>
     values.get(name) as ParsedOf<K> | undefined;
-  const parseDefault = (name: DefaultedSettingName): unknown => {
-    const definition = SETTINGS.find((candidate) => candidate.env === name)!;
-    return definition.parse(definition.defaultText!);
-  };
-  /** A setting with a table default: the given value, else that default, parsed. */
+  /** A setting with a table default: the given value, else that default value. */
   const value = <K extends DefaultedSettingName>(name: K): ParsedOf<K> =>
-    (values.has(name) ? values.get(name) : parseDefault(name)) as ParsedOf<K>;
+    (values.has(name) ? values.get(name) : SETTINGS_BY_ENV.get(name)!.defaultValue) as ParsedOf<K>;
 
   refuseOpenBindWithoutSecret(
     value('GATEWAY_HOST'),
@@ -261,102 +179,49 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     if (entry !== undefined && !CHILD_ENV_DENYLIST.includes(key)) childEnv[key] = entry;
   }
 
+  const placed = placeSettings(values);
   return {
-    server: {
-      host: value('GATEWAY_HOST'),
-      port: value('GATEWAY_PORT'),
-      bearerSecret: given('GATEWAY_BEARER_SECRET'),
-      callerHeader: given('GATEWAY_CALLER_HEADER'),
-      maxBodyBytes: value('GATEWAY_MAX_BODY_BYTES'),
-      streamIdleTimeoutMs: value('GATEWAY_STREAM_IDLE_TIMEOUT'),
-      drainTimeoutMs: value('GATEWAY_DRAIN_TIMEOUT'),
-    },
-    enabledProviders: value('GATEWAY_PROVIDERS'),
-    modelCatalogPath: given('GATEWAY_MODEL_CATALOG'),
-    metricsEnabled: value('METRICS_ENABLED'),
-    logLevel: value('LOG_LEVEL'),
-    logFormat: value('LOG_FORMAT'),
-    proxy: {
-      httpsProxy: given('HTTPS_PROXY'),
-      httpProxy: given('HTTP_PROXY'),
-      noProxy: given('NO_PROXY'),
-    },
+    ...placed,
     providerA: {
+      ...placed.providerA,
       codexHome,
       authFile: providerAAccounts[0].loginFile,
       accounts: providerAAccounts,
-      url: value('PROVIDER_A_URL'),
-      tokenUrl: value('PROVIDER_A_TOKEN_URL'),
-      timeoutMs: value('PROVIDER_A_TIMEOUT'),
-      maxKeptSessions: value('PROVIDER_A_MAX_KEPT_SESSIONS'),
-      sessionIdleTimeoutMs: value('PROVIDER_A_SESSION_IDLE_TIMEOUT'),
-      faithfulProfilePath: given('PRIMARY_FAITHFUL_PROFILE'),
-      modelsRefreshMs: value('PROVIDER_A_MODELS_REFRESH'),
-      wire: value('PROVIDER_A_WIRE'),
-      clientVersion: value('PROVIDER_A_CLIENT_VERSION'),
-    },
-    customToolWire: value('PRIMARY_CUSTOM_TOOL_WIRE'),
-    accounts: {
-      maxInFlight: value('ACCOUNT_MAX_IN_FLIGHT'),
-      cooldownDefaultMs: value('ACCOUNT_COOLDOWN_DEFAULT'),
-      pinnedChatsMax: value('ACCOUNT_PINNED_CHATS_MAX'),
-      refreshAheadMs: value('ACCOUNT_REFRESH_AHEAD'),
-      refreshIntervalMs: value('ACCOUNT_REFRESH_INTERVAL'),
-      paidUsage: value('ACCOUNT_PAID_USAGE'),
-      usageRefreshIntervalMs: value('ACCOUNT_USAGE_REFRESH_INTERVAL'),
-    },
-    agentQueue: {
-      enabled: value('PRIMARY_AGENT_QUEUE_ENABLED'),
-      keyMode: value('PRIMARY_AGENT_QUEUE_KEY_MODE'),
-      maxActive: value('PRIMARY_AGENT_MAX_ACTIVE'),
-      maxActivePerKey: value('PRIMARY_AGENT_MAX_ACTIVE_PER_KEY'),
-      queueLimit: value('PRIMARY_AGENT_QUEUE_LIMIT'),
-      queueTimeoutMs: value('PRIMARY_AGENT_QUEUE_TIMEOUT'),
-    },
-    contextManagement: {
-      enabled: value('PRIMARY_CONTEXT_MANAGEMENT_ENABLED'),
-      maxBytes: value('PRIMARY_CONTEXT_MANAGEMENT_MAX_BYTES'),
-      maxMessages: value('PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES'),
-      recentMessages: value('PRIMARY_CONTEXT_MANAGEMENT_RECENT_MESSAGES'),
-      toolOutputMaxBytes: value('PRIMARY_CONTEXT_MANAGEMENT_TOOL_OUTPUT_MAX_BYTES'),
-      compactedToolOutputBytes: value('PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES'),
     },
     providerB: {
+      ...placed.providerB,
       geminiHome,
       authFile: providerBAccounts[0].loginFile,
       accounts: providerBAccounts,
-      url: value('PROVIDER_B_URL'),
-      tokenUrl: value('PROVIDER_B_TOKEN_URL'),
-      project: given('PROVIDER_B_PROJECT'),
-      timeoutMs: value('PROVIDER_B_TIMEOUT'),
-      onboardingPollIntervalMs: value('PROVIDER_B_ONBOARDING_POLL_INTERVAL'),
     },
     providerC: {
-      command: value('PROVIDER_C_COMMAND'),
-      maxProcesses: value('PROVIDER_C_MAX_PROCESSES'),
-      timeoutMs: value('PROVIDER_C_TIMEOUT'),
+      ...placed.providerC,
       childEnv,
       accounts: providerCLogins(given('PROVIDER_C_ACCOUNTS'), childEnv, home),
-      tokenUrl: value('PROVIDER_C_TOKEN_URL'),
-    },
-    structured: {
-      enabled: value('STRUCTURED_INFERENCE_ENABLED'),
-      maxActive: value('STRUCTURED_MAX_ACTIVE'),
-      maxActivePerKey: value('STRUCTURED_MAX_ACTIVE_PER_KEY'),
-      queueLimit: value('STRUCTURED_QUEUE_LIMIT'),
-      queueTimeoutMs: value('STRUCTURED_QUEUE_TIMEOUT'),
-      maxDeadlineMs: value('STRUCTURED_MAX_DEADLINE'),
-      idempotencyTtlMs: value('STRUCTURED_IDEMPOTENCY_TTL'),
-      idempotencyCapacity: value('STRUCTURED_IDEMPOTENCY_CAPACITY'),
-      replicas: value('STRUCTURED_REPLICAS'),
-      models: given('STRUCTURED_MODELS'),
-    },
-    buildOverrides: {
-      version: given('BUILD_VERSION'),
-      commit: given('BUILD_COMMIT'),
-      date: given('BUILD_DATE'),
     },
   };
+}
+
+/**
+ * Each row with a place in `AppConfig` puts its value there: the given value, else its default
+ * value, else `undefined`. `SettingsConfig` is the type of exactly this object (one field per placed
+ * row, typed by its parser), which is why the one cast below is sound.
+ */
+function placeSettings(values: ReadonlyMap<SettingName, unknown>): SettingsConfig {
+  const root: Record<string, unknown> = {};
+  for (const definition of SETTINGS) {
+    if (definition.at === undefined) continue;
+    const value = values.has(definition.env) ? values.get(definition.env) : definition.defaultValue;
+    const dot = definition.at.indexOf('.');
+    if (dot === -1) {
+      root[definition.at] = value;
+    } else {
+      const group = definition.at.slice(0, dot);
+      const fields = (root[group] ??= {}) as Record<string, unknown>;
+      fields[definition.at.slice(dot + 1)] = value;
+    }
+  }
+  return root as SettingsConfig;
 }
 
 /** Addresses only this machine can reach: the IPv4 loopback range, ::1 and the name localhost. */

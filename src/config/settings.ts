@@ -17,15 +17,28 @@ import {
 /**
  * THE table of settings (docs/design/decisions.md §2). Every setting is an environment variable and a
  * `--kebab-case` flag; the flag wins. `--help` and docs/configuration.md are generated from
- * this table, and a test checks the doc against it, so the three cannot drift.
+ * this table, and a test checks the doc against it, so the three cannot drift. Each row also names
+ * its place in `AppConfig`, whose type and values are derived from the rows (app-config.ts).
  */
 export interface SettingDefinition<T = unknown, N extends string = string> {
   /** Environment variable name. */
   readonly env: N;
   /** Command-line flag, `--` + kebab case of the env name unless stated. */
   readonly flag: string;
+  /**
+   * Where the parsed value lands in `AppConfig`: `group.field` or `field`. Unset: the setting is
+   * read by one of the loader's derivations (login files, homes, the open-bind rule) or ignored.
+   */
+  readonly at: string | undefined;
   /** Default shown in `--help` and the docs; `undefined` means unset. */
   readonly defaultText?: string;
+  /** The default as a value: `defaultText` parsed by the row's own parser when the table is built. */
+  readonly defaultValue?: T;
+  /**
+   * The default depends on other settings or on bundled data (`defaultText` says how): the row reads
+   * as unset and the loader's derivation, or the module reading it, supplies the value.
+   */
+  readonly derivedDefault?: boolean;
   readonly description: string;
   /** Parses a raw value; throws SettingRuleError naming the rule. */
   readonly parse: (raw: string) => T;
@@ -187,29 +200,56 @@ function positiveDuration(raw: string): number {
 
 const kebab = (env: string) => `--${env.toLowerCase().replace(/_/g, '-')}`;
 
+/** A default that is a function of other settings or bundled data, in the words the docs show. */
+interface DerivedDefault {
+  readonly derived: string;
+}
+const derived = (words: string): DerivedDefault => ({ derived: words });
+
 /**
- * One row of the table. The row keeps its env name, the type its parser returns and whether it
- * has a default, so the loader reads each setting with that type and no cast.
+ * One row of the table. The row keeps its env name, its place in `AppConfig`, the type its parser
+ * returns and whether it has a default (written as an operator would write it, and parsed here, so a
+ * default its own parser refuses fails at import), so the loader reads each setting with that type
+ * and no cast, and `AppConfig` is typed from the rows.
  */
-function setting<N extends string, T, D extends string | undefined>(
+function setting<N extends string, P extends string | undefined, T, D extends string | DerivedDefault | undefined>(
   env: N,
-  defaultText: D,
+  at: P,
+  fallback: D,
   description: string,
   parse: (raw: string) => T,
   extra: Partial<Pick<SettingDefinition, 'flag' | 'sensitive' | 'isBoolean'>> = {},
-): SettingDefinition<T, N> & { readonly defaultText: D } {
-  return { env, flag: extra.flag ?? kebab(env), defaultText, description, parse, ...extra };
+): SettingDefinition<T, N> & { readonly at: P; readonly hasDefault: D extends string ? true : false } {
+  const written = typeof fallback === 'string';
+  return {
+    env,
+    at,
+    flag: extra.flag ?? kebab(env),
+    defaultText: written ? fallback : fallback?.derived,
+    ...(written ? { defaultValue: parse(fallback) } : {}),
+    ...(fallback !== undefined && !written ? { derivedDefault: true } : {}),
+    hasDefault: written as D extends string ? true : false,
+    description,
+    parse,
+    ...extra,
+  };
 }
 
-const bool = <N extends string>(env: N, defaultText: string, description: string, flag?: string) =>
-  setting(env, defaultText, description, parseBoolean, { isBoolean: true, ...(flag ? { flag } : {}) });
+const bool = <N extends string, P extends string | undefined>(
+  env: N,
+  at: P,
+  fallback: string,
+  description: string,
+  flag?: string,
+) => setting(env, at, fallback, description, parseBoolean, { isBoolean: true, ...(flag ? { flag } : {}) });
 const text = (raw: string) => raw;
 
 const SETTING_ROWS = [
-  setting('GATEWAY_HOST', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
-  setting('GATEWAY_PORT', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
+  setting('GATEWAY_HOST', 'server.host', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
+  setting('GATEWAY_PORT', 'server.port', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
   setting(
     'GATEWAY_BEARER_SECRET',
+    'server.bearerSecret',
     undefined,
     `Inbound bearer secret for /v1/* and /metrics: at least ${MIN_BEARER_SECRET_LENGTH} characters, not a documented placeholder (e.g. \`openssl rand -hex 32\`). Unset: any non-empty bearer, or none, is accepted, which only a loopback GATEWAY_HOST allows unless GATEWAY_ALLOW_UNAUTHENTICATED is true.`,
     parseBearerSecret,
@@ -217,56 +257,92 @@ const SETTING_ROWS = [
   ),
   bool(
     'GATEWAY_ALLOW_UNAUTHENTICATED',
+    undefined,
     'false',
     'Serve /v1/* and /metrics without a bearer secret on a GATEWAY_HOST that is not loopback (anyone who reaches the port spends your subscriptions). Without it such a start is refused.',
   ),
   setting(
     'GATEWAY_PROVIDERS',
+    'enabledProviders',
     PROVIDER_IDS.join(','),
     'Enabled upstream families (codex, gemini, claude are synonyms).',
     parseProviders,
   ),
   setting(
     'GATEWAY_MODEL_CATALOG',
+    'modelCatalogPath',
     undefined,
     'Path of a JSON model catalog that replaces the built-in one.',
     parseNonEmpty,
   ),
-  setting('GATEWAY_CALLER_HEADER', undefined, 'Header whose value names the caller (multi-tenant use).', (raw) =>
-    parseNonEmpty(raw).trim().toLowerCase(),
+  setting(
+    'GATEWAY_CALLER_HEADER',
+    'server.callerHeader',
+    undefined,
+    'Header whose value names the caller (multi-tenant use).',
+    (raw) => parseNonEmpty(raw).trim().toLowerCase(),
   ),
-  setting('GATEWAY_MAX_BODY_BYTES', '33554432', 'Request body cap for chat, in bytes.', parsePositiveInteger),
-  setting('GATEWAY_STREAM_IDLE_TIMEOUT', '240s', 'Longest silence between upstream events; 0 disables.', parseDuration),
-  setting('GATEWAY_DRAIN_TIMEOUT', '30s', 'How long in-flight work may finish after SIGTERM/SIGINT.', parseDuration),
-  bool('METRICS_ENABLED', 'true', 'Serve GET /metrics (Prometheus text).'),
-  setting('LOG_LEVEL', 'info', 'pino log level: fatal, error, warn, info, debug, trace or silent.', parseLogLevel),
+  setting(
+    'GATEWAY_MAX_BODY_BYTES',
+    'server.maxBodyBytes',
+    '33554432',
+    'Request body cap for chat, in bytes.',
+    parsePositiveInteger,
+  ),
+  setting(
+    'GATEWAY_STREAM_IDLE_TIMEOUT',
+    'server.streamIdleTimeoutMs',
+    '240s',
+    'Longest silence between upstream events; 0 disables.',
+    parseDuration,
+  ),
+  setting(
+    'GATEWAY_DRAIN_TIMEOUT',
+    'server.drainTimeoutMs',
+    '30s',
+    'How long in-flight work may finish after SIGTERM/SIGINT.',
+    parseDuration,
+  ),
+  bool('METRICS_ENABLED', 'metricsEnabled', 'true', 'Serve GET /metrics (Prometheus text).'),
+  setting(
+    'LOG_LEVEL',
+    'logLevel',
+    'info',
+    'pino log level: fatal, error, warn, info, debug, trace or silent.',
+    parseLogLevel,
+  ),
   setting(
     'LOG_FORMAT',
+    'logFormat',
     'auto',
     'Log line format: `json` (one pino JSON object per line, for log collectors), `pretty` (readable lines through pino-pretty, for a person), or `auto`: pretty when stdout is a terminal, else json.',
     (raw) => parseEnum(LOG_FORMATS)(raw.trim().toLowerCase()),
   ),
-  setting('CODEX_HOME', '~/.codex', "The Codex CLI's home directory.", parseNonEmpty),
+  setting('CODEX_HOME', undefined, '~/.codex', "The Codex CLI's home directory.", parseNonEmpty),
   setting(
     'PROVIDER_A_AUTH_FILE',
-    '$CODEX_HOME/auth.json',
+    undefined,
+    derived('$CODEX_HOME/auth.json'),
     'provider_a login file (written by `codex login`).',
     parseNonEmpty,
   ),
   setting(
     'PROVIDER_A_ACCOUNTS',
     undefined,
+    undefined,
     'Several provider_a logins: alias=path of a Codex auth.json, comma-separated (replaces PROVIDER_A_AUTH_FILE). See docs/accounts.md.',
     parseAccounts,
   ),
   setting(
     'PROVIDER_A_URL',
+    'providerA.url',
     'wss://chatgpt.com/backend-api/codex/responses',
     'provider_a endpoint; ws(s):// uses WebSocket, http(s):// uses HTTP+SSE.',
     parseUrl(['ws', 'wss', 'http', 'https']),
   ),
   setting(
     'HTTPS_PROXY',
+    'proxy.httpsProxy',
     undefined,
     'Egress proxy (http://host:port, a CONNECT proxy) for https:// and wss:// upstream connections of provider_a and provider_b; the lower-case https_proxy is read too.',
     parseUrl(['http', 'https']),
@@ -274,6 +350,7 @@ const SETTING_ROWS = [
   ),
   setting(
     'HTTP_PROXY',
+    'proxy.httpProxy',
     undefined,
     'Egress proxy for http:// and ws:// upstream connections of provider_a and provider_b (and for https:// when HTTPS_PROXY is unset); the lower-case http_proxy is read too.',
     parseUrl(['http', 'https']),
@@ -281,25 +358,35 @@ const SETTING_ROWS = [
   ),
   setting(
     'NO_PROXY',
+    'proxy.noProxy',
     undefined,
     'Hosts that bypass the proxy: comma-separated names (covering their subdomains), optional :port, or * for all; the lower-case no_proxy is read too.',
     parseNonEmpty,
   ),
   setting(
     'PROVIDER_A_TOKEN_URL',
+    'providerA.tokenUrl',
     'https://auth.openai.com/oauth/token',
     'provider_a OAuth refresh endpoint.',
     parseUrl(['http', 'https']),
   ),
-  setting('PROVIDER_A_TIMEOUT', '10m', 'Bound on a whole provider_a turn, retries included.', parseDuration),
+  setting(
+    'PROVIDER_A_TIMEOUT',
+    'providerA.timeoutMs',
+    '10m',
+    'Bound on a whole provider_a turn, retries included.',
+    parseDuration,
+  ),
   setting(
     'PROVIDER_A_MAX_KEPT_SESSIONS',
+    'providerA.maxKeptSessions',
     '64',
     'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn).',
     parseNonNegativeInteger,
   ),
   setting(
     'PROVIDER_A_SESSION_IDLE_TIMEOUT',
+    'providerA.sessionIdleTimeoutMs',
     '5m',
     'A kept provider_a connection unused this long is closed (must be more than 0).',
     (raw) => {
@@ -310,115 +397,157 @@ const SETTING_ROWS = [
   ),
   setting(
     'PROVIDER_A_MODELS_REFRESH',
+    'providerA.modelsRefreshMs',
     '15m',
     'How often the live provider_a model list (GET …/codex/models, as the Codex CLI reads it) is fetched with a ready login and merged into the bundled catalog; first fetch at startup, in the background (0: never, the bundled catalog only). See docs/chat.md "Models".',
     parseDuration,
   ),
   setting(
     'PROVIDER_A_WIRE',
+    'providerA.wire',
     'auto',
     'provider_a request shape: auto (per model, as the model list marks use_responses_lite), classic, or lite (Responses lite: tools as an additional_tools item, instructions as developer input). See docs/providers.md.',
     parseEnum(['auto', 'classic', 'lite'] as const),
   ),
   setting(
     'PROVIDER_A_CLIENT_VERSION',
+    'providerA.clientVersion',
     CODEX_CLI_VERSION,
     'Codex CLI version provider_a claims (model list client_version, User-Agent). Only to reach models the backend serves to a newer CLI before a gateway release verifies it: the wire stays that of the default version, unverified; a warning is logged at startup. See docs/providers.md.',
     parseClientVersion,
   ),
   setting(
     'PRIMARY_FAITHFUL_PROFILE',
-    'built-in',
+    'providerA.faithfulProfilePath',
+    derived('built-in'),
     'JSON profile injected in faithful mode (faithful: true).',
     parseNonEmpty,
   ),
   setting(
     'PRIMARY_CUSTOM_TOOL_WIRE',
+    'customToolWire',
     'function',
     'How custom (freeform) tool calls reach clients: function or custom.',
     parseEnum(['function', 'custom'] as const),
   ),
-  bool('PRIMARY_AGENT_QUEUE_ENABLED', 'true', 'Agent queue for tool turns on/off.'),
+  bool('PRIMARY_AGENT_QUEUE_ENABLED', 'agentQueue.enabled', 'true', 'Agent queue for tool turns on/off.'),
   setting(
     'PRIMARY_AGENT_QUEUE_KEY_MODE',
+    'agentQueue.keyMode',
     'chat',
     'Queue key: chat, global, caller, header:<name> or body:<field>.',
     parseQueueKeyMode,
   ),
-  setting('PRIMARY_AGENT_MAX_ACTIVE', '16', 'Active tool turns per upstream family.', parsePositiveInteger),
-  setting('PRIMARY_AGENT_MAX_ACTIVE_PER_KEY', '1', 'Active tool turns per queue key.', parsePositiveInteger),
-  setting('PRIMARY_AGENT_QUEUE_LIMIT', '128', 'Waiters per family; beyond it: 429 at once.', parseNonNegativeInteger),
+  setting(
+    'PRIMARY_AGENT_MAX_ACTIVE',
+    'agentQueue.maxActive',
+    '16',
+    'Active tool turns per upstream family.',
+    parsePositiveInteger,
+  ),
+  setting(
+    'PRIMARY_AGENT_MAX_ACTIVE_PER_KEY',
+    'agentQueue.maxActivePerKey',
+    '1',
+    'Active tool turns per queue key.',
+    parsePositiveInteger,
+  ),
+  setting(
+    'PRIMARY_AGENT_QUEUE_LIMIT',
+    'agentQueue.queueLimit',
+    '128',
+    'Waiters per family; beyond it: 429 at once.',
+    parseNonNegativeInteger,
+  ),
   setting(
     'PRIMARY_AGENT_QUEUE_TIMEOUT',
+    'agentQueue.queueTimeoutMs',
     '5m',
     'Longest wait for a slot, then 429; 0 waits until the client leaves.',
     parseDuration,
   ),
-  bool('PRIMARY_CONTEXT_MANAGEMENT_ENABLED', 'true', 'Compaction of long tool histories.'),
+  bool('PRIMARY_CONTEXT_MANAGEMENT_ENABLED', 'contextManagement.enabled', 'true', 'Compaction of long tool histories.'),
   setting(
     'PRIMARY_CONTEXT_MANAGEMENT_MAX_BYTES',
+    'contextManagement.maxBytes',
     '196608',
     'Serialized history size that triggers compaction (0 off).',
     parseNonNegativeInteger,
   ),
   setting(
     'PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES',
+    'contextManagement.maxMessages',
     '120',
     'Message count that triggers compaction (0 off).',
     parseNonNegativeInteger,
   ),
   setting(
     'PRIMARY_CONTEXT_MANAGEMENT_RECENT_MESSAGES',
+    'contextManagement.recentMessages',
     '24',
     'Tail of the history that is never compacted.',
     parseNonNegativeInteger,
   ),
   setting(
     'PRIMARY_CONTEXT_MANAGEMENT_TOOL_OUTPUT_MAX_BYTES',
+    'contextManagement.toolOutputMaxBytes',
     '32768',
     'Cap for any single tool result, always applied (0 off).',
     parseNonNegativeInteger,
   ),
   setting(
     'PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES',
+    'contextManagement.compactedToolOutputBytes',
     '512',
     'Size older tool results shrink to when compacted.',
     parseNonNegativeInteger,
   ),
-  setting('GEMINI_HOME', '~/.gemini', "The Gemini CLI's home directory.", parseNonEmpty),
+  setting('GEMINI_HOME', undefined, '~/.gemini', "The Gemini CLI's home directory.", parseNonEmpty),
   setting(
     'PROVIDER_B_AUTH_FILE',
-    '$GEMINI_HOME/oauth_creds.json',
+    undefined,
+    derived('$GEMINI_HOME/oauth_creds.json'),
     'provider_b login file (written by the Gemini CLI).',
     parseNonEmpty,
   ),
   setting(
     'PROVIDER_B_ACCOUNTS',
     undefined,
+    undefined,
     'Several provider_b logins: alias=path of a Gemini oauth_creds.json, comma-separated (replaces PROVIDER_B_AUTH_FILE). See docs/accounts.md.',
     parseAccounts,
   ),
   setting(
     'PROVIDER_B_URL',
+    'providerB.url',
     'https://cloudcode-pa.googleapis.com/v1internal',
     'Code Assist base URL.',
     parseUrl(['http', 'https']),
   ),
   setting(
     'PROVIDER_B_TOKEN_URL',
+    'providerB.tokenUrl',
     'https://oauth2.googleapis.com/token',
     'provider_b OAuth refresh endpoint.',
     parseUrl(['http', 'https']),
   ),
   setting(
     'PROVIDER_B_PROJECT',
+    'providerB.project',
     undefined,
     'Code Assist project id (the string id, not the numeric project number); unset = the one :loadCodeAssist names.',
     parseProjectId,
   ),
-  setting('PROVIDER_B_TIMEOUT', '10m', 'Bound on a whole provider_b turn, retries included.', parseDuration),
+  setting(
+    'PROVIDER_B_TIMEOUT',
+    'providerB.timeoutMs',
+    '10m',
+    'Bound on a whole provider_b turn, retries included.',
+    parseDuration,
+  ),
   setting(
     'PROVIDER_B_ONBOARDING_POLL_INTERVAL',
+    'providerB.onboardingPollIntervalMs',
     '5s',
     'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s).',
     parseDuration,
@@ -426,102 +555,148 @@ const SETTING_ROWS = [
   setting(
     'PROVIDER_C_ACCOUNTS',
     undefined,
+    undefined,
     "Several provider_c logins: alias=path, comma-separated; a directory is a Claude Code config dir (CLAUDE_CONFIG_DIR), a file holds an OAuth token (CLAUDE_CODE_OAUTH_TOKEN, from `claude setup-token`). Unset: the CLI's own login. See docs/accounts.md.",
     parseAccounts,
   ),
   setting(
     'PROVIDER_C_TOKEN_URL',
+    'providerC.tokenUrl',
     'https://platform.claude.com/v1/oauth/token',
     'OAuth refresh endpoint for the Claude Code config directories of PROVIDER_C_ACCOUNTS (idle logins are refreshed in the background).',
     parseUrl(['http', 'https']),
   ),
-  setting('PROVIDER_C_COMMAND', 'claude', 'The Claude Code executable (name on PATH or a path).', parseNonEmpty),
+  setting(
+    'PROVIDER_C_COMMAND',
+    'providerC.command',
+    'claude',
+    'The Claude Code executable (name on PATH or a path).',
+    parseNonEmpty,
+  ),
   setting(
     'PROVIDER_C_MAX_PROCESSES',
+    'providerC.maxProcesses',
     '8',
     'provider_c child processes at once; beyond it requests wait.',
     parsePositiveInteger,
   ),
-  setting('PROVIDER_C_TIMEOUT', '10m', 'Bound on a whole provider_c turn.', parseDuration),
+  setting('PROVIDER_C_TIMEOUT', 'providerC.timeoutMs', '10m', 'Bound on a whole provider_c turn.', parseDuration),
   setting(
     'ACCOUNT_MAX_IN_FLIGHT',
+    'accounts.maxInFlight',
     '0',
     'Turns running at once on one login; a full login takes no new turn. 0 = no cap.',
     parseNonNegativeInteger,
   ),
   setting(
     'ACCOUNT_COOLDOWN_DEFAULT',
+    'accounts.cooldownDefaultMs',
     '5m',
     'Cooldown after a usage limit or 429 when the upstream reported no reset time.',
     positiveDuration,
   ),
   setting(
     'ACCOUNT_PINNED_CHATS_MAX',
+    'accounts.pinnedChatsMax',
     '10000',
     'Chats remembered per family with the login they stick to (oldest forgotten first).',
     parsePositiveInteger,
   ),
   setting(
     'ACCOUNT_REFRESH_AHEAD',
+    'accounts.refreshAheadMs',
     '5m',
     'Background refresh renews a login whose access token expires within this.',
     positiveDuration,
   ),
   setting(
     'ACCOUNT_REFRESH_INTERVAL',
+    'accounts.refreshIntervalMs',
     '60s',
     'How often idle logins are checked for refresh (with ±20 % jitter); 0 disables.',
     parseDuration,
   ),
   setting(
     'ACCOUNT_PAID_USAGE',
+    'accounts.paidUsage',
     'plan_only',
     "plan_only: a login whose plan is spent, or that the upstream reports drawing paid usage (Claude's extra usage, Codex credits), gets no new turn until the plan window resets; allow: serve as the upstream does, and log and count each paid turn. See docs/accounts.md.",
     parseEnum(['plan_only', 'allow'] as const),
   ),
   setting(
     'ACCOUNT_USAGE_REFRESH_INTERVAL',
+    'accounts.usageRefreshIntervalMs',
     '5m',
     "How often each login's plan usage is read from the vendor's usage endpoint (provider_a wham/usage, provider_b retrieveUserQuota), starting at startup; 0 = never (turns still report it, and the setup check reads it).",
     parseDuration,
   ),
-  bool('STRUCTURED_INFERENCE_ENABLED', 'false', 'Registers POST /v1/structured/inference.', '--structured-enabled'),
-  setting('STRUCTURED_MAX_ACTIVE', '4', 'Active structured requests.', parsePositiveInteger),
-  setting('STRUCTURED_MAX_ACTIVE_PER_KEY', '2', 'Active structured requests per caller.', parsePositiveInteger),
+  bool(
+    'STRUCTURED_INFERENCE_ENABLED',
+    'structured.enabled',
+    'false',
+    'Registers POST /v1/structured/inference.',
+    '--structured-enabled',
+  ),
+  setting('STRUCTURED_MAX_ACTIVE', 'structured.maxActive', '4', 'Active structured requests.', parsePositiveInteger),
+  setting(
+    'STRUCTURED_MAX_ACTIVE_PER_KEY',
+    'structured.maxActivePerKey',
+    '2',
+    'Active structured requests per caller.',
+    parsePositiveInteger,
+  ),
   setting(
     'STRUCTURED_QUEUE_LIMIT',
+    'structured.queueLimit',
     '16',
     'Structured waiters; beyond it: rate_limited at once.',
     parseNonNegativeInteger,
   ),
-  setting('STRUCTURED_QUEUE_TIMEOUT', '30s', 'Longest wait for a structured slot.', parseDuration),
+  setting(
+    'STRUCTURED_QUEUE_TIMEOUT',
+    'structured.queueTimeoutMs',
+    '30s',
+    'Longest wait for a structured slot.',
+    parseDuration,
+  ),
   setting(
     'STRUCTURED_MAX_DEADLINE',
+    'structured.maxDeadlineMs',
     '5m',
     'Cap for deadline_ms, and the deadline when it is absent.',
     positiveDuration,
   ),
   setting(
     'STRUCTURED_IDEMPOTENCY_TTL',
+    'structured.idempotencyTtlMs',
     '10m',
     'How long a stored structured response replays, from the moment it is stored.',
     parseDuration,
   ),
   setting(
     'STRUCTURED_IDEMPOTENCY_CAPACITY',
+    'structured.idempotencyCapacity',
     '1024',
     'Live idempotency bindings the store holds.',
     parsePositiveInteger,
   ),
-  setting('STRUCTURED_REPLICAS', '1', 'Must be exactly 1 (one process owns the idempotency keys).', parseReplicas),
+  setting(
+    'STRUCTURED_REPLICAS',
+    'structured.replicas',
+    '1',
+    'Must be exactly 1 (one process owns the idempotency keys).',
+    parseReplicas,
+  ),
   setting(
     'STRUCTURED_MODELS',
-    'sol, terra, luna of provider_a with effort and -fast variants',
+    'structured.models',
+    derived('sol, terra, luna of provider_a with effort and -fast variants'),
     'Structured allowlist (comma-separated catalog ids).',
     parseList,
   ),
   setting(
     'STRUCTURED_MAX_OUTPUT_TOKENS',
+    undefined,
     undefined,
     'Ignored (removed in contract 2.0.0); accepted so old deployments still start.',
     text,
@@ -529,12 +704,25 @@ const SETTING_ROWS = [
   setting(
     'GATEWAY_MAX_SEMI_SPACE_MIB',
     undefined,
+    undefined,
     'Ignored: the young generation\'s bound is node\'s own `--max-semi-space-size`, given where node starts (docs/deployment.md "Memory"); accepted so old deployments still start.',
     text,
   ),
-  setting('BUILD_VERSION', undefined, 'Overrides the stamped build version.', parseNonEmpty),
-  setting('BUILD_COMMIT', undefined, 'Overrides the stamped source commit (the full 40-character id).', parseCommit),
-  setting('BUILD_DATE', undefined, 'Overrides the stamped build date (UTC, YYYY-MM-DDTHH:MM:SSZ).', parseBuildDate),
+  setting('BUILD_VERSION', 'buildOverrides.version', undefined, 'Overrides the stamped build version.', parseNonEmpty),
+  setting(
+    'BUILD_COMMIT',
+    'buildOverrides.commit',
+    undefined,
+    'Overrides the stamped source commit (the full 40-character id).',
+    parseCommit,
+  ),
+  setting(
+    'BUILD_DATE',
+    'buildOverrides.date',
+    undefined,
+    'Overrides the stamped build date (UTC, YYYY-MM-DDTHH:MM:SSZ).',
+    parseBuildDate,
+  ),
 ];
 
 export const SETTINGS: readonly SettingDefinition<unknown, SettingName>[] = SETTING_ROWS;
@@ -544,8 +732,38 @@ type SettingRow = (typeof SETTING_ROWS)[number];
 export type SettingName = SettingRow['env'];
 /** What the parser of setting K returns. */
 export type ParsedOf<K extends SettingName> = ReturnType<Extract<SettingRow, { readonly env: K }>['parse']>;
-/** The settings the table gives a default (`defaultText` not unset). */
-export type DefaultedSettingName = Extract<SettingRow, { readonly defaultText: string }>['env'];
+/** The settings the table gives a default value (not unset, not derived). */
+export type DefaultedSettingName = Extract<SettingRow, { readonly hasDefault: true }>['env'];
+
+/** Lists reach `AppConfig` read-only. */
+type Frozen<T> = T extends readonly (infer E)[] ? readonly E[] : T;
+type RowValue<R> = R extends { readonly parse: (raw: string) => infer T } ? Frozen<T> : never;
+type PlacedRow = Extract<SettingRow, { readonly at: string }>;
+type FieldOf<P> = P extends `${string}.${infer F}` ? F : P;
+type GroupOf<P> = P extends `${infer G}.${string}` ? G : never;
+/** One object type (not an intersection), so editors and errors show the fields. */
+type Flat<T> = { [K in keyof T]: T[K] };
+/** Rows with a default are required fields; the others are optional (unset when not given). */
+type Fields<R extends PlacedRow> = Flat<
+  {
+    readonly [X in R as X extends { readonly hasDefault: true } ? FieldOf<X['at']> : never]: RowValue<X>;
+  } & {
+    readonly [X in R as X extends { readonly hasDefault: true } ? never : FieldOf<X['at']>]?: RowValue<X>;
+  }
+>;
+
+/**
+ * The part of `AppConfig` that is one setting per field, typed from the rows: a row placed at
+ * `group.field` is `config.group.field`, one placed at `field` is `config.field`, with its parser's
+ * type, optional when it has no default.
+ */
+export type SettingsConfig = Fields<Exclude<PlacedRow, { readonly at: `${string}.${string}` }>> & {
+  readonly [G in GroupOf<PlacedRow['at']>]: Fields<Extract<PlacedRow, { readonly at: `${G}.${string}` }>>;
+};
+
+export const SETTINGS_BY_ENV: ReadonlyMap<SettingName, SettingDefinition<unknown, SettingName>> = new Map(
+  SETTINGS.map((definition) => [definition.env, definition]),
+);
 
 export const SETTINGS_BY_FLAG: ReadonlyMap<string, SettingDefinition> = new Map(
   SETTINGS.flatMap((definition) => {

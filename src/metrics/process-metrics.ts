@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import { collectDefaultMetrics, Gauge, register } from 'prom-client';
-import { METRIC, METRIC_PREFIX } from './metric-names';
+import { METRIC_PREFIX, METRICS } from './metric-declarations';
 
 /**
  * cgroup v1 reports "no limit" as a huge page-aligned number and Node returns 2^64 (or 0) for
@@ -18,11 +18,11 @@ export function effectiveMemoryLimitBytes(constrained: number, total: number): n
  * several gateways in one process and a second registration would throw.
  */
 export function registerProcessMetrics(): void {
-  if (register.getSingleMetric(METRIC.memoryLimit)) return;
+  if (register.getSingleMetric(METRICS.memoryLimit.name)) return;
   collectDefaultMetrics({ prefix: METRIC_PREFIX });
   new Gauge({
-    name: METRIC.memoryLimit,
-    help: 'Memory limit of the process: the container (cgroup) limit, else the machine total.',
+    name: METRICS.memoryLimit.name,
+    help: METRICS.memoryLimit.help,
     collect() {
       this.set(effectiveMemoryLimitBytes(process.constrainedMemory?.() ?? 0, os.totalmem()));
     },

@@ -1,6 +1,6 @@
 import { Gauge, register } from 'prom-client';
 import type { DrainService } from '../common/lifecycle/drain.service';
-import { METRIC } from './metric-names';
+import { METRICS } from './metric-declarations';
 
 /**
  * `gateway_chat_api_ready`: 1 while serving, 0 from SIGTERM/SIGINT on, exactly what
@@ -9,10 +9,10 @@ import { METRIC } from './metric-names';
  * and a stale gauge would report a closed app's state.
  */
 export function registerReadinessGauge(drain: DrainService): Gauge {
-  register.removeSingleMetric(METRIC.ready);
+  register.removeSingleMetric(METRICS.ready.name);
   return new Gauge({
-    name: METRIC.ready,
-    help: 'Readiness: 1 while serving, 0 while draining (GET /health/ready answers 503).',
+    name: METRICS.ready.name,
+    help: METRICS.ready.help,
     collect() {
       this.set(drain.isDraining ? 0 : 1);
     },

@@ -1,5 +1,5 @@
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
-import type { QueueLabel, QueueResult } from '../metrics/metric-names';
+import type { QueueLabel, QueueResult } from '../metrics/metric-declarations';
 import type { FairQueueObserver } from './fair-queue';
 
 type RejectionReason = Parameters<NonNullable<FairQueueObserver['rejected']>>[0]['reason'];

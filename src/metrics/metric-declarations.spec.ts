@@ -1,0 +1,50 @@
+import { Test } from '@nestjs/testing';
+import { register } from 'prom-client';
+import { GatewayMetrics } from './gateway-metrics';
+import { METRIC_PREFIX, METRICS } from './metric-declarations';
+import { MetricsModule } from './metrics.module';
+
+const declarations = Object.values(METRICS);
+
+describe('METRICS', () => {
+  it('names each metric once, under the gateway prefix, with help and label names that Prometheus accepts', () => {
+    const names = declarations.map((declaration) => declaration.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const declaration of declarations) {
+      expect(declaration.name.startsWith(METRIC_PREFIX)).toBe(true);
+      expect(declaration.name).toMatch(/^[a-z_][a-z0-9_]*$/);
+      expect(declaration.help.trim()).not.toBe('');
+      for (const label of declaration.labelNames) expect(label).toMatch(/^[a-z][a-z_]*$/);
+    }
+  });
+
+  it('gives each histogram ascending buckets and no other kind any', () => {
+    for (const declaration of declarations) {
+      const buckets: readonly number[] | undefined = 'buckets' in declaration ? declaration.buckets : undefined;
+      if (declaration.kind !== 'histogram') expect(buckets).toBeUndefined();
+      else expect([...buckets!].sort((a, b) => a - b)).toEqual(buckets);
+    }
+  });
+});
+
+describe('MetricsModule', () => {
+  it('registers every declared metric that is not collected with its kind, help and labels, and gives them to GatewayMetrics', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [MetricsModule] }).compile();
+    expect(moduleRef.get(GatewayMetrics)).toBeInstanceOf(GatewayMetrics);
+    for (const declaration of declarations) {
+      if ('collected' in declaration) continue;
+      const metric = register.getSingleMetric(declaration.name) as unknown as {
+        help: string;
+        labelNames: readonly string[];
+        upperBounds?: readonly number[];
+        constructor: { name: string };
+      };
+      expect(metric).toBeDefined();
+      expect(metric.constructor.name.toLowerCase()).toBe(declaration.kind);
+      expect(metric.help).toBe(declaration.help);
+      expect([...metric.labelNames]).toEqual(declaration.labelNames);
+      if (declaration.kind === 'histogram') expect(metric.upperBounds).toEqual(declaration.buckets);
+    }
+    await moduleRef.close();
+  });
+});
