@@ -7,8 +7,20 @@ import type { AccountPool } from './account-pool';
 /** Bound on one read of a vendor's usage endpoint (token refresh included). */
 export const USAGE_READ_TIMEOUT_MS = 30_000;
 
+/**
+ * The login's credential cannot be read by the gateway (the CLI's own login kept in a keychain,
+ * or a missing credentials file): there is nothing to send, so nothing is asked.
+ */
+export class LoginNotReadable extends Error {
+  constructor() {
+    super('login not readable');
+    this.name = 'LoginNotReadable';
+  }
+}
+
 /** Why a read failed, in words safe for a log: an error code, an HTTP status, an errno — never a body. */
 export function usageReadFailure(error: unknown): string {
+  if (error instanceof LoginNotReadable) return 'not readable';
   if (error instanceof GatewayError)
     return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
   const code = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
