@@ -74,7 +74,7 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
 
     const [read] = api.usageReads();
     expect(read).toMatchObject({ method: 'GET', hadCredential: true, beta: 'oauth-2025-04-20' });
-    expect(read.userAgent).toMatch(/^claude-code\/\d+\.\d+\.\d+$/);
+    expect(read.userAgent).toMatch(/^claude-cli\/\d+\.\d+\.\d+ \(external, sdk-cli\)$/);
     const row = await accountRow();
     expect(row).toMatchObject({
       account: 'default',

@@ -98,7 +98,7 @@ describe('readProviderCUsage', () => {
     expect(seen[0]).toMatchObject({
       authorization: 'Bearer tok-1',
       'anthropic-beta': 'oauth-2025-04-20',
-      'user-agent': 'claude-code/2.1.332',
+      'user-agent': 'claude-cli/2.1.332 (external, sdk-cli)',
     });
   });
 

@@ -5,11 +5,11 @@ import { GatewayError } from '../../core/gateway.error';
 import type { PaidUsage, PlanReport, PlanWindow } from '../../core/plan-usage';
 
 /**
- * The host Claude Code 2.1.332 reads its usage from: its OAuth configuration's `BASE_API_URL`
- * (docs/upstream/provider-c.md "The usage endpoint").
+ * The host Claude Code 2.1.332 reads its usage from: its OAuth configuration's `BASE_API_URL`,
+ * whatever `ANTHROPIC_BASE_URL` says (docs/upstream/provider-c.md "The usage endpoint").
  */
 export const PROVIDER_C_USAGE_ORIGIN = 'https://api.anthropic.com';
-/** The path the CLI's `/usage` reads (plain, without its `?skip_spend=1` style variants). */
+/** The path the CLI reads for its SDK `get_usage` and `/usage` (plain, without its `?skip_spend=1` style variants). */
 export const PROVIDER_C_USAGE_PATH = '/api/oauth/usage';
 /** The beta the CLI names on every OAuth-authenticated call to its first-party API. */
 export const PROVIDER_C_OAUTH_BETA = 'oauth-2025-04-20';
@@ -97,8 +97,9 @@ export interface ProviderCUsageRead {
 }
 
 /**
- * `GET /api/oauth/usage` as the CLI sends it (bearer token, `anthropic-beta: oauth-2025-04-20`,
- * `User-Agent: claude-code/<version>`), as a plan report. A 401/403 is `auth` (the token is
+ * `GET /api/oauth/usage` with the headers the CLI sends (captured from 2.1.332: bearer token,
+ * `anthropic-beta: oauth-2025-04-20`, `User-Agent: claude-cli/<version> (external, sdk-cli)`,
+ * JSON accept and content type), as a plan report. A 401/403 is `auth` (the token is
  * refused, or lacks the `user:profile` scope), any other non-2xx `upstream`; only the status is kept.
  */
 export async function readProviderCUsage(read: ProviderCUsageRead): Promise<PlanReport | undefined> {
@@ -106,10 +107,11 @@ export async function readProviderCUsage(read: ProviderCUsageRead): Promise<Plan
   const response = await fetcher.fetch(read.url, {
     method: 'GET',
     headers: {
+      accept: 'application/json, text/plain, */*',
       authorization: `Bearer ${read.token}`,
       'anthropic-beta': PROVIDER_C_OAUTH_BETA,
       'content-type': 'application/json',
-      'user-agent': `claude-code/${read.cliVersion ?? FALLBACK_CLI_VERSION}`,
+      'user-agent': `claude-cli/${read.cliVersion ?? FALLBACK_CLI_VERSION} (external, sdk-cli)`,
     },
     redirect: 'error',
     signal: read.signal,
