@@ -147,11 +147,11 @@ export function accountBaseEnvironment(
  * The provider_c pool: one account per configured login (docs/accounts.md). The CLI refreshes a
  * config directory's token itself while it runs; idle config directories are refreshed in the
  * background ahead of expiry, and a token file is a long-lived token that needs none (neither does
- * the CLI's own login, `cli`, which the gateway does not own). The CLI reports no usage
- * windows on its stdout: its `rate_limit_event` and `readUsage` (the adapter's reader of the
- * usage endpoint the CLI's `/usage` reads, at startup and every ACCOUNT_USAGE_REFRESH_INTERVAL)
- * tell the pool what each plan has left. Its usage-limit and 429 errors cool the login, its
- * authentication errors mark it dead until the login file changes.
+ * the CLI's own login, `cli`, which the gateway does not own). What each plan has left comes from
+ * the CLI's `rate_limit_event` after a turn and from `readUsage` (the adapter's reader of the
+ * usage endpoint the CLI's `/usage` reads, at startup and every ACCOUNT_USAGE_REFRESH_INTERVAL).
+ * Its usage-limit and 429 errors cool the login, its authentication errors mark it dead until the
+ * login file changes.
  */
 export function createProviderCPool(
   config: AppConfig,

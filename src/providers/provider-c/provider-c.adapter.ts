@@ -29,7 +29,8 @@ import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
  * provider_c: the Claude Code CLI as one child process per attempt (docs/upstream/provider-c.md), with client
  * tools bridged through fenced `agent_tool_call` blocks. Only constructed when provider_c is
  * enabled, so a disabled family never spawns, injects its protocol or parses fences. The gateway
- * holds no Claude credentials: the CLI uses its own login. Never serves structured inference (no
+ * holds no Claude credentials: the CLI uses its own login (a login's token is read only to ask the
+ * usage endpoint what its plan has left, provider-c.usage.ts). Never serves structured inference (no
  * `extract`). Several logins (PROVIDER_C_ACCOUNTS) form an account pool: each child gets its
  * login's CLAUDE_CONFIG_DIR or CLAUDE_CODE_OAUTH_TOKEN (docs/accounts.md). A turn runs on the turn
  * runner; `provider-c.upstream.ts` says how to start a run and what its lines mean.
