@@ -62,6 +62,7 @@ describe('providerCUsageUrl', () => {
     expect(providerCUsageUrl({ ANTHROPIC_BASE_URL: 'https://relay.example/anthropic' })).toBe(
       'https://relay.example/anthropic/api/oauth/usage',
     );
+    expect(providerCUsageUrl({ ANTHROPIC_BASE_URL: 'not a url' })).toBe('https://api.anthropic.com/api/oauth/usage');
   });
 });
 

@@ -36,8 +36,9 @@ const USAGE_WINDOW_SECONDS: Readonly<Record<string, number>> = {
  * the API, or the loopback fake in tests); then there.
  */
 export function providerCUsageUrl(childEnv: Readonly<Record<string, string>>): string {
-  const base = childEnv.ANTHROPIC_BASE_URL?.trim() || PROVIDER_C_USAGE_ORIGIN;
-  const url = new URL(base);
+  const base = childEnv.ANTHROPIC_BASE_URL?.trim();
+  // A base that is no URL is the CLI's to refuse; the read then goes to the CLI's own host.
+  const url = base && URL.canParse(base) ? new URL(base) : new URL(PROVIDER_C_USAGE_ORIGIN);
   url.pathname = `${url.pathname.replace(/\/+$/, '')}${PROVIDER_C_USAGE_PATH}`;
   url.search = '';
   url.hash = '';
