@@ -7,19 +7,35 @@ import type { AccountPool } from './account-pool';
 /** Bound on one read of a vendor's usage endpoint (token refresh included). */
 export const USAGE_READ_TIMEOUT_MS = 30_000;
 
+/**
+ * The login's credential cannot be read by the gateway (the CLI's own login kept in a keychain,
+ * or a missing credentials file): there is nothing to send, so nothing is asked.
+ */
+export class LoginNotReadable extends Error {
+  constructor() {
+    super('login not readable');
+    this.name = 'LoginNotReadable';
+  }
+}
+
 /** Why a read failed, in words safe for a log: an error code, an HTTP status, an errno — never a body. */
 export function usageReadFailure(error: unknown): string {
+  if (error instanceof LoginNotReadable) return 'not readable';
   if (error instanceof GatewayError)
     return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
   const code = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
   return code ?? (error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'network');
 }
 
+/** The logins of each pool already reported not readable: said once, until a read gets further. */
+const reportedUnreadable = new WeakMap<object, Set<string>>();
+
 /**
  * Reads every live login of a pool once from its vendor's usage endpoint and gives each answer to
  * the pool (`source: usage_endpoint`), which guards and shows it. Each login gets one `plan_usage`
  * info line (family, alias, the summary), or `plan_usage_read_failed` (warn, with a safe reason).
- * Logins are read one after another: a few requests every few minutes, never a burst.
+ * Logins are read one after another: a few requests every few minutes, never a burst. A login
+ * whose credential cannot be read (LoginNotReadable) is warned about once, then only at debug.
  */
 export async function readPoolUsage<T>(
   pool: AccountPool<T>,
@@ -27,9 +43,12 @@ export async function readPoolUsage<T>(
   logger: EventLogger,
   timeoutMs: number = USAGE_READ_TIMEOUT_MS,
 ): Promise<void> {
+  let unreadable = reportedUnreadable.get(pool);
+  if (!unreadable) reportedUnreadable.set(pool, (unreadable = new Set()));
   for (const { alias, handle } of pool.liveAccounts()) {
     try {
       const report = await read(handle, AbortSignal.timeout(timeoutMs), logger);
+      unreadable.delete(alias);
       if (!report) throw new GatewayError('upstream', { detail: 'usage answer unreadable' });
       pool.reportPlan(alias, report);
       const view = pool.planView(alias);
@@ -52,10 +71,18 @@ export async function readPoolUsage<T>(
         `${pool.family} login ${alias}: ${planSummary(view)}`,
       );
     } catch (error) {
-      logger.warn(
-        { event: 'plan_usage_read_failed', provider: pool.family, account: alias, reason: usageReadFailure(error) },
-        'plan_usage_read_failed',
-      );
+      const record = {
+        event: 'plan_usage_read_failed',
+        provider: pool.family,
+        account: alias,
+        reason: usageReadFailure(error),
+      };
+      if (!(error instanceof LoginNotReadable)) unreadable.delete(alias);
+      else if (unreadable.has(alias)) {
+        logger.debug(record, 'plan_usage_read_failed');
+        continue;
+      } else unreadable.add(alias);
+      logger.warn(record, 'plan_usage_read_failed');
     }
   }
 }

@@ -12,6 +12,9 @@ import { readProviderAUsage, whamUsageUrl } from './provider-a/provider-a.usage'
 import { GEMINI_CLI_DEFAULT_MODEL } from './provider-b/provider-b.constants';
 import { ProviderBProjectResolver } from './provider-b/provider-b.project';
 import { readProviderBUsage } from './provider-b/provider-b.upstream';
+import { providerCLoginToken } from '../accounts/provider-c/provider-c.accounts';
+import { installedClaudeCodeVersion } from '../accounts/provider-c/provider-c.cli-version';
+import { providerCUsageUrl, readProviderCUsage } from './provider-c/provider-c.usage';
 
 /** The setup check prints its own lines; the readers' debug lines go nowhere. */
 const SILENT: EventLogger = {
@@ -23,8 +26,7 @@ const SILENT: EventLogger = {
 
 /**
  * The setup check's read of one login's usage endpoint (docs/troubleshooting.md, `npm run check`):
- * the family's own reader, on a proxy of its own, closed after. `undefined` for a family whose
- * plan is read only from its turns (provider_c: the CLI's `rate_limit_event`).
+ * the family's own reader, on a proxy of its own, closed after.
  */
 export async function readPlanForCheck(
   config: AppConfig,
@@ -62,7 +64,13 @@ export async function readPlanForCheck(
         );
       }
       case 'provider_c':
-        return undefined;
+        return await readProviderCUsage({
+          url: providerCUsageUrl(config.providerC.childEnv),
+          token: await providerCLoginToken(config, alias),
+          cliVersion: installedClaudeCodeVersion(),
+          proxy,
+          signal,
+        });
     }
   } finally {
     void proxy.close();
@@ -82,7 +90,6 @@ export async function planLineForCheck(
   let report: PlanReport | undefined;
   try {
     report = await readPlanForCheck(config, provider, alias);
-    if (!report && provider === 'provider_c') return undefined;
   } catch (error) {
     return `plan: not read (${usageReadFailure(error)})`;
   }

@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
 /**
  * A loopback fake of the Anthropic Messages API, for running the real `claude` binary offline
  * (docs/providers.md). Point the CLI at it with `ANTHROPIC_BASE_URL`. It answers what Claude Code 2.1.332
- * asks for: `HEAD /api/hello` (reachability) and `POST /v1/messages?beta=true` (the turn); any
- * other route is recorded and answered 404 in Anthropic's error shape.
+ * asks for: `HEAD /api/hello` (reachability) and `POST /v1/messages?beta=true` (the turn), and
+ * the gateway's read of `GET /api/oauth/usage` (the answer set by `usage`, refused 401 without a
+ * bearer token); any other route is recorded and answered 404 in Anthropic's error shape.
  *
  * Each `POST /v1/messages` plays the next scripted reply (the last one repeats) of the script
  * whose marker its body contains (`scriptFor`, so concurrent tests can share one fake), else of
@@ -140,8 +141,34 @@ export interface FakeApiRequest {
   readonly hadCredential: boolean;
   /** The account of a test token `fake-account-<name>` (docs/accounts.md e2e), else undefined. */
   readonly account?: string;
+  /** The `anthropic-beta` and `user-agent` headers as sent (never the credential). */
+  readonly beta?: string;
+  readonly userAgent?: string;
   readonly body: any;
   closedEarly: boolean;
+}
+
+/** What `GET /api/oauth/usage` answers: a 200 with `body`, or an error status. */
+export type FakeUsageAnswer = { readonly body: unknown } | { readonly status: number };
+
+/**
+ * A usage answer in the shape Claude Code 2.1.332 reads (docs/upstream/provider-c.md "The usage
+ * endpoint"): the five-hour window at `fiveHour` % resetting at `resetsAt`, the week at 20 %, and
+ * the extra usage behind the plan enabled or not.
+ */
+export function usageAnswer(fiveHour: number, resetsAt: number, extraUsageEnabled: boolean): { body: unknown } {
+  return {
+    body: {
+      five_hour: { utilization: fiveHour, resets_at: new Date(resetsAt).toISOString() },
+      seven_day: { utilization: 20, resets_at: new Date(resetsAt + 4 * 86_400_000).toISOString() },
+      seven_day_oauth_apps: null,
+      seven_day_opus: null,
+      seven_day_sonnet: { utilization: 3, resets_at: null },
+      extra_usage: extraUsageEnabled
+        ? { is_enabled: true, monthly_limit: 5000, used_credits: 120, utilization: 2.4, currency: 'USD' }
+        : { is_enabled: false, monthly_limit: null, used_credits: null, utilization: null },
+    },
+  };
 }
 
 /**
@@ -266,6 +293,7 @@ export class FakeAnthropicApi {
   private readonly open = new Set<http.ServerResponse>();
   private readonly minimumClientVersions = new Map<string | undefined, string>();
   private meters: FakeUnifiedMeters | undefined;
+  private usageAnswerSet: FakeUsageAnswer | undefined;
 
   private constructor(
     private readonly server: http.Server,
@@ -313,6 +341,16 @@ export class FakeAnthropicApi {
     this.meters = meters;
   }
 
+  /** What `GET /api/oauth/usage` answers from now on; unset, it is a 404 like any unknown route. */
+  usage(answer: FakeUsageAnswer | undefined): void {
+    this.usageAnswerSet = answer;
+  }
+
+  /** The `GET /api/oauth/usage` requests received (since the last `script()`). */
+  usageReads(): FakeApiRequest[] {
+    return this.requests.filter((request) => request.path === '/api/oauth/usage');
+  }
+
   /** The OAuth refresh grants received (their JSON bodies). */
   tokenGrants(): any[] {
     return this.requests.filter((request) => request.path === '/v1/oauth/token').map((request) => request.body);
@@ -353,6 +391,8 @@ export class FakeAnthropicApi {
       path: url.pathname,
       hadCredential,
       account,
+      beta: ([] as string[]).concat(request.headers['anthropic-beta'] ?? []).join(',') || undefined,
+      userAgent: request.headers['user-agent'],
       body,
       closedEarly: false,
     };
@@ -373,6 +413,22 @@ export class FakeAnthropicApi {
     }
     if (url.pathname === '/api/hello') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(request.method === 'HEAD' ? undefined : '{}');
+      return;
+    }
+    if (url.pathname === '/api/oauth/usage' && request.method === 'GET' && this.usageAnswerSet) {
+      const answer = this.usageAnswerSet;
+      if (!/^Bearer \S/.test(request.headers.authorization ?? '')) {
+        this.sendError(response, {
+          type: 'error',
+          status: 401,
+          errorType: 'authentication_error',
+          message: 'Invalid bearer token',
+        });
+      } else if ('status' in answer) {
+        this.sendError(response, { type: 'error', status: answer.status, errorType: 'api_error', message: 'Error' });
+      } else {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+      }
       return;
     }
     if (request.method !== 'POST' || url.pathname !== '/v1/messages') {

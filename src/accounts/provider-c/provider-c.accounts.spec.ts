@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { accountPools, closeAdapterModules } from '../../../test/support/adapter-module';
 import { loadConfig } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
-import { accountBaseEnvironment, createProviderCPool } from './provider-c.accounts';
+import { LoginNotReadable, usageReadFailure } from '../plan-usage-refresh';
+import { accountBaseEnvironment, createProviderCPool, providerCLoginToken } from './provider-c.accounts';
 
 describe('provider_c logins', () => {
   let scratch: string;
@@ -18,7 +19,13 @@ describe('provider_c logins', () => {
     fs.rmSync(scratch, { recursive: true, force: true });
   });
 
-  const config = (listed?: string) => loadConfig({ HOME: scratch, ...(listed ? { PROVIDER_C_ACCOUNTS: listed } : {}) });
+  const config = (listed?: string, env: Record<string, string> = {}) =>
+    loadConfig({ HOME: scratch, ...env, ...(listed ? { PROVIDER_C_ACCOUNTS: listed } : {}) });
+  const credentials = (dir: string, accessToken: unknown) =>
+    fs.writeFileSync(
+      path.join(dir, '.credentials.json'),
+      JSON.stringify({ claudeAiOauth: { accessToken, refreshToken: 'r', expiresAt: 4102444800000 } }),
+    );
 
   it("points each child at its login: a config dir, or a token file's trimmed token read at every spawn", async () => {
     const listed = config(`dir=${path.join(scratch, 'dir')},file=${path.join(scratch, 'token')}`);
@@ -37,5 +44,33 @@ describe('provider_c logins', () => {
     const inherited = { PATH: '/bin', CLAUDE_CODE_OAUTH_TOKEN: 'outer', CLAUDE_CONFIG_DIR: '/outer' };
     expect(accountBaseEnvironment(config(`dir=${path.join(scratch, 'dir')}`), inherited)).toEqual({ PATH: '/bin' });
     expect(accountBaseEnvironment(config(), inherited)).toEqual(inherited);
+  });
+
+  it('reads for the usage endpoint the token a child of each login would send', async () => {
+    const listed = config(`dir=${path.join(scratch, 'dir')},file=${path.join(scratch, 'token')}`);
+    await expect(providerCLoginToken(listed, 'file')).resolves.toBe('sk-ant-oat01-one');
+    await expect(providerCLoginToken(listed, 'dir')).rejects.toBeInstanceOf(LoginNotReadable);
+    credentials(path.join(scratch, 'dir'), 'dir-access');
+    await expect(providerCLoginToken(listed, 'dir')).resolves.toBe('dir-access');
+    credentials(path.join(scratch, 'dir'), '');
+    await expect(providerCLoginToken(listed, 'dir')).rejects.toBeInstanceOf(LoginNotReadable);
+    fs.writeFileSync(path.join(scratch, 'token'), '');
+    await expect(providerCLoginToken(listed, 'file')).rejects.toBeInstanceOf(LoginNotReadable);
+    // What plan_usage_read_failed says of it: nothing was sent.
+    expect(usageReadFailure(new LoginNotReadable())).toBe('not readable');
+  });
+
+  it("reads the CLI's own login from its environment token, else its config dir's credentials, else not at all", async () => {
+    await expect(
+      providerCLoginToken(config(undefined, { CLAUDE_CODE_OAUTH_TOKEN: 'env-token' }), 'default'),
+    ).resolves.toBe('env-token');
+    await expect(providerCLoginToken(config(), 'default')).rejects.toBeInstanceOf(LoginNotReadable);
+    fs.mkdirSync(path.join(scratch, '.claude'));
+    credentials(path.join(scratch, '.claude'), 'cli-access');
+    await expect(providerCLoginToken(config(), 'default')).resolves.toBe('cli-access');
+    credentials(path.join(scratch, 'dir'), 'moved-access');
+    await expect(
+      providerCLoginToken(config(undefined, { CLAUDE_CONFIG_DIR: path.join(scratch, 'dir') }), 'default'),
+    ).resolves.toBe('moved-access');
   });
 });

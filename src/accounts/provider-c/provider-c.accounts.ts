@@ -2,9 +2,13 @@ import * as fs from 'node:fs';
 import type { AccountPool } from '../account-pool';
 import type { AccountPools } from '../account-pools';
 import type { AppConfig, ProviderCLogin } from '../../config/app-config';
+import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
-import { refreshCredentialsAhead } from './provider-c.credentials';
+import type { PlanUsageRead } from '../../core/plan-usage';
+import { readJsonObject } from '../credential-file';
+import { LoginNotReadable } from '../plan-usage-refresh';
+import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
 
 /** What the pool holds per Claude Code login: how a child of that login is started, and its idle refresh. */
 export interface ProviderCAccount {
@@ -19,6 +23,13 @@ export interface ProviderCAccount {
   childStarting(): Promise<() => void>;
   /** Renews the login's token when it expires within `aheadMs` (config directories only). */
   refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
+  /**
+   * The OAuth access token a child of this login sends, read anew each time, for the usage
+   * endpoint: the token file's content, a config directory's `.credentials.json`
+   * `claudeAiOauth.accessToken`, or for the CLI's own login its `CLAUDE_CODE_OAUTH_TOKEN`, else
+   * the credentials file of its config directory. Rejects with LoginNotReadable when there is none.
+   */
+  oauthToken(): Promise<string>;
 }
 
 /**
@@ -54,32 +65,67 @@ class LoginActivity {
   }
 }
 
-function accountOf(login: ProviderCLogin, tokenUrl: string): ProviderCAccount {
+/** A token file's token, or '' when the file is missing, unreadable or empty. */
+function tokenFileContent(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    // Unreadable is the same as empty: the login is unusable until the file is fixed.
+    return '';
+  }
+}
+
+/** The access token a Claude Code credentials file holds (plain JSON on Linux), else LoginNotReadable. */
+async function storedAccessToken(file: string): Promise<string> {
+  let stored: Record<string, unknown>;
+  try {
+    stored = await readJsonObject(file);
+  } catch {
+    throw new LoginNotReadable();
+  }
+  const oauth = stored.claudeAiOauth;
+  const token = isJsonObject(oauth) ? nonEmptyString(oauth.accessToken) : undefined;
+  if (!token) throw new LoginNotReadable();
+  return token;
+}
+
+function accountOf(
+  login: ProviderCLogin,
+  tokenUrl: string,
+  inherited: Readonly<Record<string, string>>,
+): ProviderCAccount {
   const activity = new LoginActivity();
   const common = { childStarting: () => activity.childStarting(), refreshAhead: async () => undefined };
   switch (login.kind) {
     case 'cli':
-      return { ...common, childEnv: () => ({}) };
+      return {
+        ...common,
+        childEnv: () => ({}),
+        // The CLI prefers a token in its environment to its stored login.
+        oauthToken: async () =>
+          nonEmptyString(inherited.CLAUDE_CODE_OAUTH_TOKEN?.trim()) ?? storedAccessToken(login.loginFile),
+      };
     case 'config_dir':
       return {
         ...common,
         childEnv: () => ({ CLAUDE_CONFIG_DIR: login.location! }),
         refreshAhead: (aheadMs, logger) =>
           activity.refreshUnlessBusy(() => refreshCredentialsAhead(login.location!, tokenUrl, aheadMs, logger)),
+        oauthToken: () => storedAccessToken(credentialsFileOf(login.location!)),
       };
     case 'token_file':
       return {
         ...common,
         childEnv: () => {
-          let token = '';
-          try {
-            token = fs.readFileSync(login.location!, 'utf8').trim();
-          } catch {
-            // Unreadable is the same as empty: the login is unusable until the file is fixed.
-          }
+          const token = tokenFileContent(login.location!);
           // An auth failure marks the account dead until its file changes (docs/accounts.md).
           if (token === '') throw new GatewayError('auth', { detail: 'provider_c token file is empty or unreadable' });
           return { CLAUDE_CODE_OAUTH_TOKEN: token };
+        },
+        oauthToken: async () => {
+          const token = tokenFileContent(login.location!);
+          if (token === '') throw new LoginNotReadable();
+          return token;
         },
       };
   }
@@ -101,15 +147,32 @@ export function accountBaseEnvironment(
  * The provider_c pool: one account per configured login (docs/accounts.md). The CLI refreshes a
  * config directory's token itself while it runs; idle config directories are refreshed in the
  * background ahead of expiry, and a token file is a long-lived token that needs none (neither does
- * the CLI's own login, `cli`, which the gateway does not own). The CLI reports no usage
- * windows on its stdout, so new chats are spread by turns in flight; its usage-limit and 429
- * errors cool the login, its authentication errors mark it dead until the login file changes.
+ * the CLI's own login, `cli`, which the gateway does not own). What each plan has left comes from
+ * the CLI's `rate_limit_event` after a turn and from `readUsage` (the adapter's reader of the
+ * usage endpoint the CLI's `/usage` reads, at startup and every ACCOUNT_USAGE_REFRESH_INTERVAL).
+ * Its usage-limit and 429 errors cool the login, its authentication errors mark it dead until the
+ * login file changes.
  */
-export function createProviderCPool(config: AppConfig, pools: AccountPools): AccountPool<ProviderCAccount> {
+export function createProviderCPool(
+  config: AppConfig,
+  pools: AccountPools,
+  readUsage?: PlanUsageRead<ProviderCAccount>,
+): AccountPool<ProviderCAccount> {
   const specs = config.providerC.accounts.map((login) => ({
     alias: login.alias,
     loginFile: login.loginFile,
-    handle: accountOf(login, config.providerC.tokenUrl),
+    handle: accountOf(login, config.providerC.tokenUrl, config.providerC.childEnv),
   }));
-  return pools.create('provider_c', specs, (account, aheadMs, logger) => account.refreshAhead(aheadMs, logger));
+  return pools.create(
+    'provider_c',
+    specs,
+    (account, aheadMs, logger) => account.refreshAhead(aheadMs, logger),
+    readUsage,
+  );
+}
+
+/** The OAuth token of one configured login (the setup check reads its usage without a pool). */
+export function providerCLoginToken(config: AppConfig, alias: string): Promise<string> {
+  const login = config.providerC.accounts.find((account) => account.alias === alias)!;
+  return accountOf(login, config.providerC.tokenUrl, config.providerC.childEnv).oauthToken();
 }

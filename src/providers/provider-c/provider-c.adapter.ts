@@ -18,6 +18,9 @@ import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.chi
 import { ClaudeChild } from './provider-c.process';
 import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
+import { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
+import { providerCUsageUrl, readProviderCUsage } from './provider-c.usage';
 import { renderProviderCPrompt } from './provider-c.prompt';
 import { planToolChoice } from './provider-c.protocol';
 import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
@@ -26,7 +29,8 @@ import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
  * provider_c: the Claude Code CLI as one child process per attempt (docs/upstream/provider-c.md), with client
  * tools bridged through fenced `agent_tool_call` blocks. Only constructed when provider_c is
  * enabled, so a disabled family never spawns, injects its protocol or parses fences. The gateway
- * holds no Claude credentials: the CLI uses its own login. Never serves structured inference (no
+ * holds no Claude credentials: the CLI uses its own login (a login's token is read only to ask the
+ * usage endpoint what its plan has left, provider-c.usage.ts). Never serves structured inference (no
  * `extract`). Several logins (PROVIDER_C_ACCOUNTS) form an account pool: each child gets its
  * login's CLAUDE_CONFIG_DIR or CLAUDE_CODE_OAUTH_TOKEN (docs/accounts.md). A turn runs on the turn
  * runner; `provider-c.upstream.ts` says how to start a run and what its lines mean.
@@ -37,6 +41,8 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
   private readonly command: string;
   private readonly baseEnv: Readonly<Record<string, string>>;
   private readonly slots: ProviderCProcessSlots;
+  /** The gateway's own egress (the usage endpoint); the children find their proxy in their environment. */
+  private readonly proxy: UpstreamProxy;
   private readonly accounts: AccountPool<ProviderCAccount>;
   /** Every child alive now: none outlives the gateway. */
   private readonly live = new Set<ClaudeChild>();
@@ -58,7 +64,17 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
       },
       metrics,
     );
-    this.accounts = createProviderCPool(config, pools);
+    this.proxy = new UpstreamProxy(config.proxy);
+    const usageUrl = providerCUsageUrl(providerC.childEnv);
+    this.accounts = createProviderCPool(config, pools, async (account, signal) =>
+      readProviderCUsage({
+        url: usageUrl,
+        token: await account.oauthToken(),
+        cliVersion: installedClaudeCodeVersion(),
+        proxy: this.proxy,
+        signal,
+      }),
+    );
   }
 
   /** docs/upstream/provider-c.md §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails. */
@@ -100,6 +116,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
 
   /** No child outlives the gateway: terminate and reap every running child on shutdown. */
   async onModuleDestroy(): Promise<void> {
+    void this.proxy.close();
     await Promise.all(
       [...this.live].map((child) => {
         child.terminate('shutdown');

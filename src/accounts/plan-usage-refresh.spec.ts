@@ -1,0 +1,42 @@
+import type { EventLogger } from '../core/event-logger';
+import { GatewayError } from '../core/gateway.error';
+import type { AccountPool } from './account-pool';
+import { LoginNotReadable, readPoolUsage } from './plan-usage-refresh';
+
+/** A pool of one login as far as the usage round sees it. */
+function onePool(): AccountPool<string> {
+  return {
+    family: 'provider_c',
+    liveAccounts: () => [{ alias: 'default', handle: 'login' }],
+    reportPlan: () => undefined,
+    planView: () => ({ state: 'ready', windows: [], planSpent: false }),
+  } as unknown as AccountPool<string>;
+}
+
+function recorder(): EventLogger & { lines: Array<[string, Record<string, unknown>]> } {
+  const lines: Array<[string, Record<string, unknown>]> = [];
+  const at = (level: string) => (record: object) => void lines.push([level, record as Record<string, unknown>]);
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+describe('readPoolUsage', () => {
+  it('warns once about a login it cannot read, then only at debug, until a read gets further', async () => {
+    const pool = onePool();
+    const logger = recorder();
+    let failure: Error = new LoginNotReadable();
+    const read = () => Promise.reject(failure);
+    await readPoolUsage(pool, read, logger);
+    await readPoolUsage(pool, read, logger);
+    failure = new GatewayError('auth', { upstreamStatus: 401 });
+    await readPoolUsage(pool, read, logger);
+    failure = new LoginNotReadable();
+    await readPoolUsage(pool, read, logger);
+    expect(logger.lines.map(([level, record]) => [level, record.reason])).toEqual([
+      ['warn', 'not readable'],
+      ['debug', 'not readable'],
+      ['warn', 'status 401'],
+      ['warn', 'not readable'],
+    ]);
+    expect(logger.lines.every(([, record]) => record.event === 'plan_usage_read_failed')).toBe(true);
+  });
+});

@@ -1,0 +1,117 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GatewayError } from '../../core/gateway.error';
+import { planReportFromUsage, providerCUsageUrl, readProviderCUsage } from './provider-c.usage';
+
+/** An answer in the shape Claude Code 2.1.332 parses (its usage schema), with invented values. */
+const ANSWER = {
+  five_hour: { utilization: 100, resets_at: '2026-11-29T05:00:00.000000+00:00' },
+  seven_day: { utilization: 37.5, resets_at: '2026-12-03T12:00:00+00:00' },
+  seven_day_oauth_apps: null,
+  seven_day_opus: { utilization: null, resets_at: null },
+  seven_day_sonnet: { utilization: 4, resets_at: null },
+  extra_usage: { is_enabled: true, monthly_limit: 5000, used_credits: 1234, utilization: 24.68, currency: 'USD' },
+  limits: [],
+};
+
+describe('planReportFromUsage', () => {
+  it('turns percentages into ratios, ISO resets into epoch ms, and is_enabled into available extra usage', () => {
+    expect(planReportFromUsage(ANSWER)).toEqual({
+      windows: [
+        { name: 'five_hour', usedRatio: 1, windowSeconds: 18_000, resetsAt: Date.parse('2026-11-29T05:00:00Z') },
+        { name: 'seven_day', usedRatio: 0.375, windowSeconds: 604_800, resetsAt: Date.parse('2026-12-03T12:00:00Z') },
+        { name: 'seven_day_sonnet', usedRatio: 0.04, windowSeconds: 604_800 },
+      ],
+      paid: { kind: 'extra_usage', available: true },
+      planSpent: true,
+      source: 'usage_endpoint',
+    });
+  });
+
+  it('says why extra usage is off, and a plan below 100 % is not spent', () => {
+    const report = planReportFromUsage({
+      five_hour: { utilization: 12, resets_at: null },
+      extra_usage: {
+        is_enabled: false,
+        monthly_limit: null,
+        used_credits: null,
+        utilization: null,
+        disabled_reason: 'org_level_disabled',
+      },
+    });
+    expect(report).toMatchObject({
+      windows: [{ name: 'five_hour', usedRatio: 0.12 }],
+      paid: { kind: 'extra_usage', available: false, disabledReason: 'org_level_disabled' },
+      planSpent: false,
+    });
+  });
+
+  it('is undefined when the answer carries neither a window nor extra usage', () => {
+    expect(planReportFromUsage({ five_hour: null, extra_usage: null })).toBeUndefined();
+    expect(planReportFromUsage('not json')).toBeUndefined();
+    expect(planReportFromUsage([])).toBeUndefined();
+  });
+});
+
+describe('providerCUsageUrl', () => {
+  it("is the CLI's own host, or ANTHROPIC_BASE_URL when the children are pointed elsewhere", () => {
+    expect(providerCUsageUrl({})).toBe('https://api.anthropic.com/api/oauth/usage');
+    expect(providerCUsageUrl({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4000/' })).toBe(
+      'http://127.0.0.1:4000/api/oauth/usage',
+    );
+    expect(providerCUsageUrl({ ANTHROPIC_BASE_URL: 'https://relay.example/anthropic' })).toBe(
+      'https://relay.example/anthropic/api/oauth/usage',
+    );
+    expect(providerCUsageUrl({ ANTHROPIC_BASE_URL: 'not a url' })).toBe('https://api.anthropic.com/api/oauth/usage');
+  });
+});
+
+describe('readProviderCUsage', () => {
+  let server: http.Server;
+  let url: string;
+  let seen: http.IncomingHttpHeaders[];
+  let status: number;
+  beforeAll(async () => {
+    server = http.createServer((request, response) => {
+      seen.push(request.headers);
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(ANSWER));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/oauth/usage`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  beforeEach(() => {
+    seen = [];
+    status = 200;
+  });
+
+  it('sends what the CLI sends and reads the answer', async () => {
+    const report = await readProviderCUsage({
+      url,
+      token: 'tok-1',
+      cliVersion: '2.1.332',
+      signal: AbortSignal.timeout(5000),
+    });
+    expect(report?.planSpent).toBe(true);
+    expect(seen[0]).toMatchObject({
+      authorization: 'Bearer tok-1',
+      'anthropic-beta': 'oauth-2025-04-20',
+      'user-agent': 'claude-cli/2.1.332 (external, sdk-cli)',
+    });
+  });
+
+  it('is auth on 401 and upstream on 500, keeping only the status', async () => {
+    status = 401;
+    const refused = readProviderCUsage({ url, token: 't', signal: AbortSignal.timeout(5000) });
+    await expect(refused).rejects.toBeInstanceOf(GatewayError);
+    await expect(refused).rejects.toMatchObject({ code: 'auth', upstreamStatus: 401 });
+    status = 500;
+    await expect(readProviderCUsage({ url, token: 't', signal: AbortSignal.timeout(5000) })).rejects.toMatchObject({
+      code: 'upstream',
+      upstreamStatus: 500,
+    });
+  });
+});

@@ -1,0 +1,130 @@
+import { readJsonCapped } from '../../common/egress/http-body';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import { isJsonObject } from '../../common/json';
+import { GatewayError } from '../../core/gateway.error';
+import type { PaidUsage, PlanReport, PlanWindow } from '../../core/plan-usage';
+
+/**
+ * The host Claude Code 2.1.332 reads its usage from: its OAuth configuration's `BASE_API_URL`,
+ * whatever `ANTHROPIC_BASE_URL` says (docs/upstream/provider-c.md "The usage endpoint").
+ */
+export const PROVIDER_C_USAGE_ORIGIN = 'https://api.anthropic.com';
+/** The path the CLI reads for its SDK `get_usage` and `/usage` (plain, without its `?skip_spend=1` style variants). */
+export const PROVIDER_C_USAGE_PATH = '/api/oauth/usage';
+/** The beta the CLI names on every OAuth-authenticated call to its first-party API. */
+export const PROVIDER_C_OAUTH_BETA = 'oauth-2025-04-20';
+/** The version named in the user agent when the installed one is not known yet. */
+const FALLBACK_CLI_VERSION = '2.1.332';
+/** A usage answer is a few kilobytes; anything past this is not one. */
+const MAX_USAGE_BYTES = 64 * 1024;
+
+/**
+ * The plan windows of the answer, with their length. `cinder_cove`, `wattle_ember` and `limits`
+ * are left out: the CLI shows them only behind flags, and their meaning is not documented.
+ */
+const USAGE_WINDOW_SECONDS: Readonly<Record<string, number>> = {
+  five_hour: 5 * 3600,
+  seven_day: 7 * 86_400,
+  seven_day_oauth_apps: 7 * 86_400,
+  seven_day_opus: 7 * 86_400,
+  seven_day_sonnet: 7 * 86_400,
+};
+
+/**
+ * Where the gateway reads provider_c's usage: the CLI's own host, unless the children's
+ * environment points Anthropic's API elsewhere with `ANTHROPIC_BASE_URL` (a relay in front of
+ * the API, or the loopback fake in tests); then there.
+ */
+export function providerCUsageUrl(childEnv: Readonly<Record<string, string>>): string {
+  const base = childEnv.ANTHROPIC_BASE_URL?.trim();
+  // A base that is no URL is the CLI's to refuse; the read then goes to the CLI's own host.
+  const url = base && URL.canParse(base) ? new URL(base) : new URL(PROVIDER_C_USAGE_ORIGIN);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${PROVIDER_C_USAGE_PATH}`;
+  url.search = '';
+  url.hash = '';
+  return url.toString();
+}
+
+/**
+ * The usage answer (docs/upstream/provider-c.md "The usage endpoint") as a plan report, or
+ * `undefined` when it carries neither a window nor extra usage:
+ * - each window object (`five_hour`, `seven_day`, …) with a non-null `utilization` (a percentage,
+ *   as the CLI prints `${Math.floor(utilization)}% used`) becomes a window of `utilization / 100`,
+ *   resetting at `resets_at` (an ISO time); a null window or utilization is not reported;
+ * - the plan is spent when a reported window is at 100 % or more;
+ * - `extra_usage.is_enabled` says whether extra usage stands behind the plan, `disabled_reason`
+ *   why not. The endpoint does not say whether a turn draws it (`inUse` is left unknown).
+ */
+export function planReportFromUsage(answer: unknown): PlanReport | undefined {
+  if (!isJsonObject(answer)) return undefined;
+  const windows: PlanWindow[] = [];
+  for (const [name, windowSeconds] of Object.entries(USAGE_WINDOW_SECONDS)) {
+    const window = answer[name];
+    if (!isJsonObject(window) || typeof window.utilization !== 'number' || !Number.isFinite(window.utilization))
+      continue;
+    const resetsAt = typeof window.resets_at === 'string' ? Date.parse(window.resets_at) : Number.NaN;
+    windows.push({
+      name,
+      usedRatio: Math.max(0, window.utilization) / 100,
+      windowSeconds,
+      ...(Number.isFinite(resetsAt) ? { resetsAt } : {}),
+    });
+  }
+  const paid = extraUsageOf(answer.extra_usage);
+  if (windows.length === 0 && paid === undefined) return undefined;
+  return {
+    windows,
+    ...(paid ? { paid } : {}),
+    planSpent: windows.some((window) => (window.usedRatio ?? 0) >= 1),
+    source: 'usage_endpoint',
+  };
+}
+
+function extraUsageOf(raw: unknown): PaidUsage | undefined {
+  if (!isJsonObject(raw) || typeof raw.is_enabled !== 'boolean') return undefined;
+  const reason =
+    typeof raw.disabled_reason === 'string' && raw.disabled_reason !== '' ? raw.disabled_reason : undefined;
+  return { kind: 'extra_usage', available: raw.is_enabled, ...(reason ? { disabledReason: reason } : {}) };
+}
+
+export interface ProviderCUsageRead {
+  readonly url: string;
+  /** The login's OAuth access token, as a child of that login would send it. */
+  readonly token: string;
+  /** The installed CLI's version, for the user agent; the bundled oracle's when not known. */
+  readonly cliVersion?: string;
+  readonly proxy?: UpstreamProxy;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * `GET /api/oauth/usage` with the headers the CLI sends (captured from 2.1.332: bearer token,
+ * `anthropic-beta: oauth-2025-04-20`, `User-Agent: claude-cli/<version> (external, sdk-cli)`,
+ * JSON accept and content type), as a plan report. A 401/403 is `auth` (the token is
+ * refused, or lacks the `user:profile` scope), any other non-2xx `upstream`; only the status is kept.
+ */
+export async function readProviderCUsage(read: ProviderCUsageRead): Promise<PlanReport | undefined> {
+  const fetcher = read.proxy ?? { fetch: (url: string, init: RequestInit) => fetch(url, init) };
+  const response = await fetcher.fetch(read.url, {
+    method: 'GET',
+    headers: {
+      accept: 'application/json, text/plain, */*',
+      authorization: `Bearer ${read.token}`,
+      'anthropic-beta': PROVIDER_C_OAUTH_BETA,
+      'content-type': 'application/json',
+      'user-agent': `claude-cli/${read.cliVersion ?? FALLBACK_CLI_VERSION} (external, sdk-cli)`,
+    },
+    redirect: 'error',
+    signal: read.signal,
+  });
+  if (!response.ok) {
+    void response.body?.cancel().catch(() => undefined);
+    const code = response.status === 401 || response.status === 403 ? 'auth' : 'upstream';
+    throw new GatewayError(code, {
+      provider: 'provider_c',
+      upstreamStatus: response.status,
+      detail: `usage endpoint status ${response.status}`,
+    });
+  }
+  return planReportFromUsage(await readJsonCapped(response, MAX_USAGE_BYTES));
+}
