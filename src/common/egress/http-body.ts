@@ -1,3 +1,5 @@
+import { GatewayError } from '../../core/gateway.error';
+import type { ProviderId } from '../../core/provider-id';
 /**
  * Reads at most `maxBytes` of a fetch response body as text and cancels the rest: error bodies
  * and token answers are bounded (docs/upstream/provider-a.md §1.5, §4.2), so a hostile or broken upstream
@@ -74,4 +76,19 @@ export function lowerCaseHeaders(
     if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   return result;
+}
+
+/**
+ * The failure of a vendor's usage-endpoint read that answered other than 2xx (docs/accounts.md
+ * "What each login has left"): its body is left unread, a refused login (401, 403) is `auth`, any
+ * other status `upstream`; only the status is kept, never the body.
+ */
+export function usageReadRefused(response: Response, provider: ProviderId): GatewayError {
+  void response.body?.cancel().catch(() => undefined);
+  const code = response.status === 401 || response.status === 403 ? 'auth' : 'upstream';
+  return new GatewayError(code, {
+    provider,
+    upstreamStatus: response.status,
+    detail: `usage endpoint status ${response.status}`,
+  });
 }

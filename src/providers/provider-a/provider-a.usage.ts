@@ -1,7 +1,6 @@
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
-import { readJsonCapped } from '../../common/egress/http-body';
+import { readJsonCapped, usageReadRefused } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
-import { GatewayError } from '../../core/gateway.error';
 import type { PlanReport } from '../../core/plan-usage';
 import type { CodexClient } from './provider-a.client';
 import { modelsListHeaders } from './provider-a.models-list';
@@ -45,15 +44,7 @@ export async function readProviderAUsage(read: ProviderAUsageRead): Promise<Plan
     headers: modelsListHeaders(read.credentials, read.client),
     signal: read.signal,
   });
-  if (!response.ok) {
-    void response.body?.cancel().catch(() => undefined);
-    const code = response.status === 401 || response.status === 403 ? 'auth' : 'upstream';
-    throw new GatewayError(code, {
-      provider: 'provider_a',
-      upstreamStatus: response.status,
-      detail: `usage endpoint status ${response.status}`,
-    });
-  }
+  if (!response.ok) throw usageReadRefused(response, 'provider_a');
   const now = read.now ?? Date.now();
   const limits = rateLimitsFromUsage(await readJsonCapped(response, MAX_USAGE_BYTES), now);
   return limits ? planReportOf(limits, 'usage_endpoint', false, now) : undefined;

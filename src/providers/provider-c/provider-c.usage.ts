@@ -1,7 +1,6 @@
-import { readJsonCapped } from '../../common/egress/http-body';
+import { readJsonCapped, usageReadRefused } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { isJsonObject } from '../../common/json';
-import { GatewayError } from '../../core/gateway.error';
 import type { PaidUsage, PlanReport, PlanWindow } from '../../core/plan-usage';
 
 /**
@@ -117,14 +116,6 @@ export async function readProviderCUsage(read: ProviderCUsageRead): Promise<Plan
     redirect: 'error',
     signal: read.signal,
   });
-  if (!response.ok) {
-    void response.body?.cancel().catch(() => undefined);
-    const code = response.status === 401 || response.status === 403 ? 'auth' : 'upstream';
-    throw new GatewayError(code, {
-      provider: 'provider_c',
-      upstreamStatus: response.status,
-      detail: `usage endpoint status ${response.status}`,
-    });
-  }
+  if (!response.ok) throw usageReadRefused(response, 'provider_c');
   return planReportFromUsage(await readJsonCapped(response, MAX_USAGE_BYTES));
 }
