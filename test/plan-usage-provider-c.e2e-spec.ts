@@ -1,11 +1,8 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { postChat } from './support/chat-sse';
 import { runGateway } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
-import { FakeAnthropicApi, usageAnswer } from './support/fake-anthropic-api';
+import { usageAnswer, useFakeAnthropicApi } from './support/fake-anthropic-api';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import { FAKE_OAUTH_TOKEN, realClaudeGatewaySettings } from './support/real-claude';
@@ -26,31 +23,18 @@ const SECRET = 'plan-usage-c-secret';
 const AUTH = { authorization: `Bearer ${SECRET}` };
 const LOGIN = { provider: 'provider_c', account: 'default' };
 
-let api: FakeAnthropicApi;
-let home: string;
+const { api, home } = useFakeAnthropicApi('pc-plan-usage-');
 let gateway: TestGateway | undefined;
 
-beforeAll(async () => {
-  api = await FakeAnthropicApi.start();
-});
-afterAll(async () => {
-  await api.close();
-});
-beforeEach(() => {
-  home = fs.mkdtempSync(path.join(os.tmpdir(), 'pc-plan-usage-'));
-  api.script([]);
-  api.usage(undefined);
-});
 afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
-  fs.rmSync(home, { recursive: true, force: true });
 });
 
 /** A gateway on the real claude reading the usage endpoint at startup (every 5 min after). */
 async function start(settings: Record<string, string> = {}): Promise<TestGateway> {
   gateway = await startGateway({
-    ...realClaudeGatewaySettings(api.baseUrl, home),
+    ...realClaudeGatewaySettings(api().baseUrl, home()),
     GATEWAY_BEARER_SECRET: SECRET,
     ACCOUNT_USAGE_REFRESH_INTERVAL: '5m',
     ...settings,
@@ -69,10 +53,10 @@ async function accountRow(): Promise<Json> {
 describe('provider_c plan usage (GET /api/oauth/usage)', () => {
   it('reads a spent five-hour window with extra usage enabled at startup into GET /v1/accounts and /metrics; under plan_only the first turn is refused with no claude run', async () => {
     const resetsAt = Date.now() + 3_600_000;
-    api.usage(usageAnswer(100, resetsAt, true));
+    api().usage(usageAnswer(100, resetsAt, true));
     await start();
 
-    const [read] = api.usageReads();
+    const [read] = api().usageReads();
     expect(read).toMatchObject({ method: 'GET', hadCredential: true, beta: 'oauth-2025-04-20' });
     expect(read.userAgent).toMatch(/^claude-cli\/\d+\.\d+\.\d+ \(external, sdk-cli\)$/);
     const row = await accountRow();
@@ -98,13 +82,13 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
     const error = ((await refused.json()) as { error: Record<string, string> }).error;
     expect(error).toMatchObject({ type: 'insufficient_quota', code: 'paid_usage_not_allowed' });
     expect(gateway!.logs.records('provider_c_process_start')).toEqual([]);
-    expect(api.messages()).toEqual([]);
+    expect(api().messages()).toEqual([]);
     // Read at startup only: the turn asked nothing of the usage endpoint.
-    expect(api.usageReads()).toHaveLength(1);
+    expect(api().usageReads()).toHaveLength(1);
   });
 
   it('with extra usage disabled and the plan spent, the gateway refuses nothing: the turn runs and the upstream answers', async () => {
-    api.usage(usageAnswer(100, Date.now() + 3_600_000, false));
+    api().usage(usageAnswer(100, Date.now() + 3_600_000, false));
     await start();
     expect(await accountRow()).toMatchObject({
       plan_spent: true,
@@ -114,11 +98,11 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
     const served = await postChat(gateway!, {}, undefined, AUTH);
     expect(served.status).toBe(200);
     expect(gateway!.logs.records('provider_c_process_start')).toHaveLength(1);
-    expect(api.messages()).toHaveLength(1);
+    expect(api().messages()).toHaveLength(1);
   });
 
   it('a refused read logs plan_usage_read_failed once, with the status and no token', async () => {
-    api.usage({ status: 403 });
+    api().usage({ status: 403 });
     await start();
     const failed = gateway!.logs.records('plan_usage_read_failed');
     expect(failed).toEqual([expect.objectContaining({ ...LOGIN, reason: 'status 403' })]);
@@ -128,11 +112,11 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
 
   it('prints the plan and what the guard would do in the setup check', async () => {
     const resetsAt = Date.now() + 3_600_000;
-    api.usage(usageAnswer(100, resetsAt, true));
-    const run = await runGateway(realClaudeGatewaySettings(api.baseUrl, home), ['--check']);
+    api().usage(usageAnswer(100, resetsAt, true));
+    const run = await runGateway(realClaudeGatewaySettings(api().baseUrl, home()), ['--check']);
     expect(run.stdout).toMatch(
       /^ {4}plan: five_hour 100 % used \(5h, resets [^)]+\); seven_day 20 % used \(7d, resets [^)]+\); seven_day_sonnet 3 % used \(7d\); plan spent; extra usage: available, not in use -> no new turn on this login until [^ ]+ \(ACCOUNT_PAID_USAGE=plan_only\)$/m,
     );
-    expect(api.usageReads()).toHaveLength(1);
+    expect(api().usageReads()).toHaveLength(1);
   });
 });

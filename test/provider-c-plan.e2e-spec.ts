@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { chatTurn } from './support/accounts';
 import { contents, postChat, postChatBody, streamChat } from './support/chat-sse';
@@ -9,7 +8,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { AccountPools } from '../src/accounts/account-pools';
 import type { THIRD_PARTY_MESSAGES } from './support/fake-anthropic-api';
-import { API_ERRORS, FakeAnthropicApi } from './support/fake-anthropic-api';
+import { API_ERRORS, useFakeAnthropicApi } from './support/fake-anthropic-api';
 import { realClaudeGatewaySettings } from './support/real-claude';
 
 /**
@@ -22,29 +21,16 @@ import { realClaudeGatewaySettings } from './support/real-claude';
 
 jest.setTimeout(60_000);
 
-let api: FakeAnthropicApi;
-let home: string;
+const { api, home } = useFakeAnthropicApi('provider-c-plan-');
 let gateway: TestGateway | undefined;
-
-beforeAll(async () => {
-  api = await FakeAnthropicApi.start();
-});
-afterAll(async () => {
-  await api.close();
-});
-beforeEach(async () => {
-  home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-plan-'));
-  api.script([]);
-  api.meter(undefined);
-});
 
 /** A gateway on the real claude; `logins` are token-file logins (`fake-account-<alias>`), else the CLI's own. */
 async function start(settings: Record<string, string> = {}, logins: readonly string[] = []): Promise<TestGateway> {
-  for (const alias of logins) fs.writeFileSync(path.join(home, `${alias}.token`), `fake-account-${alias}\n`);
+  for (const alias of logins) fs.writeFileSync(path.join(home(), `${alias}.token`), `fake-account-${alias}\n`);
   gateway = await startGateway({
-    ...realClaudeGatewaySettings(api.baseUrl, home),
+    ...realClaudeGatewaySettings(api().baseUrl, home()),
     ...(logins.length > 0
-      ? { PROVIDER_C_ACCOUNTS: logins.map((alias) => `${alias}=${path.join(home, `${alias}.token`)}`).join(',') }
+      ? { PROVIDER_C_ACCOUNTS: logins.map((alias) => `${alias}=${path.join(home(), `${alias}.token`)}`).join(',') }
       : {}),
     ...settings,
   });
@@ -53,7 +39,6 @@ async function start(settings: Record<string, string> = {}, logins: readonly str
 afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
-  fs.rmSync(home, { recursive: true, force: true });
 });
 
 const PAID_TURNS = 'gateway_chat_api_paid_turns_total';
@@ -88,14 +73,14 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
     'docs/upstream/provider-c.md §11.31 %s wording, streamed: 403 extra_usage_required before any SSE byte, one claude run (its own three calls), the words on the log line',
     async (wording, words) => {
       await start();
-      api.script([API_ERRORS.thirdParty(wording)]);
+      api().script([API_ERRORS.thirdParty(wording)]);
       const result = await streamChat(gateway!, {});
       expect(result.headers.get('content-type')).toContain('application/json');
       expectRefusal(result.status, result.body);
       expect(result.headers.get('retry-after')).toBeNull();
       // One child: the CLI asked three times on its own, the gateway never again.
       expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
-      expect(api.messages()).toHaveLength(3);
+      expect(api().messages()).toHaveLength(3);
       expect(recordsOf(result.headers, 'upstream_retry')).toEqual([]);
       expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
         expect.objectContaining({
@@ -116,11 +101,11 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
     // The CLI's own three calls are refused; what follows is answered.
     await start();
     const refusal = API_ERRORS.thirdParty('organization');
-    api.script([refusal, refusal, refusal, { type: 'stream', blocks: [{ kind: 'text', deltas: ['ok'] }] }]);
+    api().script([refusal, refusal, refusal, { type: 'stream', blocks: [{ kind: 'text', deltas: ['ok'] }] }]);
     const response = await postChat(gateway!, {});
     expectRefusal(response.status, await response.json());
     expect(recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
-    expect(api.messages()).toHaveLength(3);
+    expect(api().messages()).toHaveLength(3);
     // Not a dead login: the next request (the fake now answers) runs on it.
     const next = await streamChat(gateway!, {});
     expect(next.status).toBe(200);
@@ -131,7 +116,7 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
 describe('provider_c: an answer paid from extra usage, with the real claude', () => {
   /** The meters of an answer served past the plan: the five-hour window spent, extra usage paying. */
   function meterPaid(reset: number): void {
-    api.meter({
+    api().meter({
       status: 'rejected',
       reset,
       representativeClaim: 'five_hour',
@@ -144,7 +129,7 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     await start();
     const reset = Math.floor(Date.now() / 1000) + 3600;
     meterPaid(reset);
-    api.script([{ type: 'stream', blocks: [{ kind: 'text', deltas: ['Paid ', 'answer'] }] }]);
+    api().script([{ type: 'stream', blocks: [{ kind: 'text', deltas: ['Paid ', 'answer'] }] }]);
     const result = await streamChat(gateway!, {});
     expect(result.status).toBe(200);
     expect(contents(result)).toEqual(['Paid ', 'answer']);
@@ -167,7 +152,7 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     const paid = await postChat(gateway!, {});
     expect(paid.status).toBe(200);
     await eventually(() => gateway!.logs.records('paid_usage_turn').length === 1);
-    const calls = api.messages().length;
+    const calls = api().messages().length;
 
     const refused = await postChat(gateway!, {});
     expect(refused.status).toBe(429);
@@ -181,7 +166,7 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     expect(error.message).toContain('ACCOUNT_PAID_USAGE=allow');
     expect(error.message).toContain(new Date(reset * 1000).toISOString());
     expect(recordsOf(refused.headers, 'provider_c_process_start')).toEqual([]);
-    expect(api.messages()).toHaveLength(calls);
+    expect(api().messages()).toHaveLength(calls);
 
     const accounts = (await (await fetch(`${gateway!.url}/v1/accounts`)).json()) as {
       data: Record<string, unknown>[];
@@ -203,10 +188,14 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     await start({}, ['one', 'two']);
     meterPaid(Math.floor(Date.now() / 1000) + 3600);
     expect((await postChatBody(gateway!, chatTurn('claude-fable-5', 'paid'))).status).toBe(200);
-    api.meter(undefined);
+    api().meter(undefined);
     const next = await postChatBody(gateway!, chatTurn('claude-fable-5', 'paid', 2));
     expect(next.status).toBe(200);
-    expect(api.messages().map((request) => request.account)).toEqual(['one', 'two']);
+    expect(
+      api()
+        .messages()
+        .map((request) => request.account),
+    ).toEqual(['one', 'two']);
   });
 
   it('with ACCOUNT_PAID_USAGE=allow every paid turn is served, logged and counted', async () => {
@@ -226,7 +215,7 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
   it('within the plan, with extra usage spent: the plan report says so, nothing is paid', async () => {
     await start();
     const reset = Math.floor(Date.now() / 1000) + 3600;
-    api.meter({
+    api().meter({
       status: 'allowed',
       reset,
       representativeClaim: 'five_hour',

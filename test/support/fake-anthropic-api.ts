@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -563,4 +566,31 @@ export class FakeAnthropicApi {
     send({ type: 'message_stop' });
     response.end();
   }
+}
+
+/**
+ * The fake Anthropic API for a spec file or describe block: started once, its scripted answers,
+ * meters and usage answer cleared before each test, and a private HOME for the real CLI made
+ * fresh for each test and removed after it.
+ */
+export function useFakeAnthropicApi(homePrefix: string): { api(): FakeAnthropicApi; home(): string } {
+  let api: FakeAnthropicApi | undefined;
+  let home: string | undefined;
+  beforeAll(async () => {
+    api = await FakeAnthropicApi.start();
+  });
+  afterAll(async () => {
+    await api?.close();
+  });
+  beforeEach(() => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), homePrefix));
+    api!.script([]);
+    api!.meter(undefined);
+    api!.usage(undefined);
+  });
+  afterEach(() => fs.rmSync(home!, { recursive: true, force: true }));
+  const notStarted = (): never => {
+    throw new Error('useFakeAnthropicApi: used outside a hook or test');
+  };
+  return { api: () => api ?? notStarted(), home: () => home ?? notStarted() };
 }
