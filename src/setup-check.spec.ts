@@ -27,11 +27,16 @@ describe(runSetupCheck.name, () => {
   it("names the CLI's version in the login's line when the check reports one, as the login report does", async () => {
     const { code, text } = await printed({ state: 'usable', cliVersion: '2.1.332' });
     expect(code).toBe(0);
-    expect(text).toContain('  provider_c login "default" (Claude Code CLI 2.1.332): usable\n  models: ');
+    // The plan line follows: this HOME holds no Claude Code login file to read the usage endpoint with.
+    expect(text).toContain(
+      '  provider_c login "default" (Claude Code CLI 2.1.332): usable\n    plan: not read (not readable)\n  models: ',
+    );
   });
 
   it('names no version when the check reports none', async () => {
     const { text } = await printed({ state: 'usable' });
-    expect(text).toContain('  provider_c login "default" (Claude Code CLI): usable\n  models: ');
+    expect(text).toContain(
+      '  provider_c login "default" (Claude Code CLI): usable\n    plan: not read (not readable)\n  models: ',
+    );
   });
 });
