@@ -12,6 +12,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnGateway } from '../test/support/child-gateway';
+import { heapSnapshotOf } from './heap-snapshot-signal';
 import { FakeProviderA } from '../test/support/fake-provider-a';
 import { created, providerASettings, textDelta, textReply } from '../test/support/provider-a-fixtures';
 
@@ -85,16 +86,7 @@ function chat(url: string, text: string, stream: boolean, held = false): Promise
 
 /** Signals the gateway to write a snapshot and reads it once the file stops growing. */
 async function snapshot(pid: number, directory: string): Promise<HeapSnapshotJson> {
-  const before = new Set(fs.readdirSync(directory));
-  process.kill(pid, 'SIGUSR2');
-  for (let lastSize = -1; ;) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const file = fs.readdirSync(directory).find((name) => !before.has(name));
-    if (!file) continue;
-    const size = fs.statSync(path.join(directory, file)).size;
-    if (size > 0 && size === lastSize) return JSON.parse(fs.readFileSync(path.join(directory, file), 'utf8'));
-    lastSize = size;
-  }
+  return JSON.parse(fs.readFileSync(await heapSnapshotOf(pid, directory), 'utf8')) as HeapSnapshotJson;
 }
 
 async function main(): Promise<void> {

@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnGateway } from '../test/support/child-gateway';
+import { heapSnapshotOf } from './heap-snapshot-signal';
 import type { MemoryReading, ResidentBreakdown } from '../test/support/memory-load';
 import {
   cpuSeconds,
@@ -79,20 +80,6 @@ function row(phase: string, reading: MemoryReading, resident: ResidentBreakdown)
     mib(resident.otherAnon),
     mib(resident.files),
   ].join(' ');
-}
-
-/** Signals the gateway (started with --heapsnapshot-signal=SIGUSR2) and waits until its snapshot is written. */
-async function writeSnapshot(pid: number, directory: string): Promise<void> {
-  const before = new Set(fs.readdirSync(directory));
-  process.kill(pid, 'SIGUSR2');
-  for (let lastSize = -1; ;) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const file = fs.readdirSync(directory).find((name) => !before.has(name));
-    if (!file) continue;
-    const size = fs.statSync(path.join(directory, file)).size;
-    if (size > 0 && size === lastSize) return fs.rmSync(path.join(directory, file));
-    lastSize = size;
-  }
 }
 
 async function main(): Promise<void> {
@@ -159,7 +146,7 @@ async function main(): Promise<void> {
     print(`  retained over baseline: ${mib(end.rss - baseline.rss)} MiB`);
     if (settings.snapshotDir !== undefined) {
       // A heap snapshot collects all garbage first: what is still there after it is live.
-      await writeSnapshot(pid, settings.snapshotDir);
+      fs.rmSync(await heapSnapshotOf(pid, settings.snapshotDir));
       await settle();
       await report('after a full GC (heap snapshot)');
     }
