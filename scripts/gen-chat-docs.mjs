@@ -19,24 +19,19 @@ const END = '<!-- END chat-parameters -->';
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
 const { CHAT_PARAMETERS } = require('../src/chat/chat-parameters.ts');
-const { PROVIDER_IDS } = require('../src/core/provider-id.ts');
+const { families } = require('../src/core/family-registry.ts');
 
-const FAMILY_TITLES = {
-  provider_a: 'provider_a (Codex)',
-  provider_b: 'provider_b (Gemini Code Assist)',
-  provider_c: 'provider_c (Claude Code)',
-};
 const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function renderParameterSection(parameters = CHAT_PARAMETERS) {
   const lines = [
     BEGIN,
     '',
-    `| Field | Type | ${PROVIDER_IDS.map((id) => FAMILY_TITLES[id] ?? id).join(' | ')} |`,
-    `|---|---|${PROVIDER_IDS.map(() => '---|').join('')}`,
+    `| Field | Type | ${families().map((family) => family.title).join(' | ')} |`,
+    `|---|---|${families().map(() => '---|').join('')}`,
   ];
   for (const entry of parameters) {
-    const fates = PROVIDER_IDS.map((id) => `**${entry.families[id].fate}**: ${cell(entry.families[id].note)}`);
+    const fates = families().map(({ id }) => `**${entry.families[id].fate}**: ${cell(entry.families[id].note)}`);
     lines.push(`| \`${entry.name}\` | ${cell(entry.type)} | ${fates.join(' | ')} |`);
   }
   lines.push('', END);

@@ -1,6 +1,6 @@
 import { configuredLogins } from './accounts/configured-logins';
 import type { AppConfig } from './config/app-config';
-import { FAMILY_FIXES } from './core/error-codes';
+import { familyOf } from './core/family-registry';
 import type { LoginCheck } from './core/login-state';
 import { isUsable, loginStateMessage, noUsableLogin } from './core/login-state';
 import type { ProviderId } from './core/provider-id';
@@ -86,7 +86,7 @@ export async function runSetupCheck(config: AppConfig, options: SetupCheckOption
   }
 
   for (const provider of config.enabledProviders) {
-    write(`${provider} (${FAMILY_FIXES[provider].cli})\n${sections.get(provider)!.join('\n')}\n\n`);
+    write(`${provider} (${familyOf(provider).fix.cli})\n${sections.get(provider)!.join('\n')}\n\n`);
   }
   const unusable = config.enabledProviders.filter((provider) => !usableFamilies.includes(provider));
   if (unusable.length > 0) {

@@ -1,11 +1,7 @@
-import type { AccountLogin, AppConfig, ProviderCLogin } from '../config/app-config';
+import type { AccountLogin, AppConfig } from '../config/app-config';
+import { familyOf } from '../core/family-registry';
 import type { LoginCheck } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
-import { checkProviderALogin } from './provider-a/provider-a.login-check';
-import { checkProviderBLogin } from './provider-b/provider-b.login-check';
-import { accountBaseEnvironment } from './provider-c/provider-c.accounts';
-import { claudeChildEnvironment } from './provider-c/provider-c.child-env';
-import { checkProviderCLogin } from './provider-c/provider-c.login-check';
 
 /** One configured login of an enabled family, with its offline check. */
 export interface ConfiguredLogin {
@@ -21,30 +17,11 @@ export interface ConfiguredLogin {
  * accounts: what the startup login report watches and the setup check prints (docs/troubleshooting.md).
  */
 export function configuredLogins(config: AppConfig): ConfiguredLogin[] {
-  return config.enabledProviders.flatMap((provider) => loginsOf(config, provider));
+  return config.enabledProviders.flatMap((provider) => familyOf(provider).logins?.(config) ?? []);
 }
 
-/** The family's configured logins, each with its offline check. */
-function loginsOf(config: AppConfig, provider: ProviderId): ConfiguredLogin[] {
-  switch (provider) {
-    case 'provider_a':
-      return fileLogins(provider, config.providerA.accounts, checkProviderALogin);
-    case 'provider_b':
-      return fileLogins(provider, config.providerB.accounts, checkProviderBLogin);
-    case 'provider_c': {
-      const base = accountBaseEnvironment(config, claudeChildEnvironment(config.providerC.childEnv));
-      return config.providerC.accounts.map((login: ProviderCLogin) => ({
-        provider,
-        account: login.alias,
-        spawnsCli: login.kind === 'cli',
-        check: (now) => checkProviderCLogin(login, { command: config.providerC.command, childEnv: base }, now),
-      }));
-    }
-  }
-}
-
-/** Logins that are one file per account (provider_a, provider_b), checked offline without a CLI. */
-function fileLogins(
+/** Logins that are one file per account, checked offline without a CLI. */
+export function fileLogins(
   provider: ProviderId,
   accounts: readonly AccountLogin[],
   checkFile: (file: string, now: number) => Promise<LoginCheck>,

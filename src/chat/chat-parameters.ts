@@ -1,5 +1,5 @@
 import type { ProviderId } from '../core/provider-id';
-import { PROVIDER_IDS } from '../core/provider-id';
+import { familyIds } from '../core/family-registry';
 import type { ResponseFormat, SamplingOptions } from '../providers/shared/provider-adapter';
 
 /*
@@ -471,7 +471,7 @@ export const CHECKED_PARAMETERS: ReadonlyMap<string, ChatParameter> = new Map(
 );
 
 const byFamily = <T>(make: (provider: ProviderId) => T): Record<ProviderId, T> =>
-  Object.fromEntries(PROVIDER_IDS.map((provider) => [provider, make(provider)])) as Record<ProviderId, T>;
+  Object.fromEntries(familyIds().map((provider) => [provider, make(provider)])) as Record<ProviderId, T>;
 
 /** Per family: the value keys an adapter receives (fate `honoured`). */
 const HONOURED_KEYS = byFamily(

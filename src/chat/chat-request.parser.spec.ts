@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
 import type { GatewayError } from '../core/gateway.error';
-import { PROVIDER_IDS } from '../core/provider-id';
+import { familyIds } from '../core/family-registry';
 import { chatBodyErrors } from './chat-body-rules';
 import { CHAT_PARAMETERS, upstreamParameters } from './chat-parameters';
 import { parseChatBody } from './chat-request.parser';
@@ -231,7 +231,7 @@ describe('CHAT_PARAMETERS', () => {
 
   it('gives every row a fate and a note on every family', () => {
     for (const entry of CHAT_PARAMETERS) {
-      for (const provider of PROVIDER_IDS) {
+      for (const provider of familyIds()) {
         expect(['honoured', 'enforced', 'ignored', 'refused']).toContain(entry.families[provider].fate);
         expect(entry.families[provider].note.length).toBeGreaterThan(10);
       }
@@ -241,8 +241,8 @@ describe('CHAT_PARAMETERS', () => {
   it('refuses a field on every family or on none, so the parser alone refuses it', () => {
     // The parser's `unsupported` rule runs before the model is resolved and knows no family.
     const familyDependent = CHAT_PARAMETERS.flatMap((entry) => {
-      const refusing = PROVIDER_IDS.filter((provider) => entry.families[provider].fate === 'refused');
-      if (refusing.length === 0 || refusing.length === PROVIDER_IDS.length) return [];
+      const refusing = familyIds().filter((provider) => entry.families[provider].fate === 'refused');
+      if (refusing.length === 0 || refusing.length === familyIds().length) return [];
       return [
         `${entry.name} is refused on ${refusing.join(', ')} only. A family-dependent refusal needs a check ` +
           'after the model is resolved and before the queue (ChatOrchestrator.turn): 400 unsupported_parameter ' +
@@ -252,7 +252,7 @@ describe('CHAT_PARAMETERS', () => {
     });
     expect(familyDependent).toEqual([]);
     const refusedEverywhere = CHAT_PARAMETERS.filter((entry) =>
-      PROVIDER_IDS.every((provider) => entry.families[provider].fate === 'refused'),
+      familyIds().every((provider) => entry.families[provider].fate === 'refused'),
     ).map((entry) => entry.name);
     const refusedByParser = CHAT_PARAMETERS.filter((entry) => entry.unsupported).map((entry) => entry.name);
     expect(refusedByParser).toEqual(refusedEverywhere);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DefaultedSettingName, ParsedOf, SettingName } from './settings';
 import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
-import { PROVIDER_IDS } from '../core/provider-id';
+import { familyIds } from '../core/family-registry';
 import { ModelCatalog } from '../models/model-catalog';
 import { loadFaithfulProfile } from '../providers/provider-a/provider-a.faithful-profile';
 import { StructuredAllowlist } from '../structured/structured-allowlist';
@@ -109,8 +109,8 @@ describe('SETTINGS', () => {
     STRUCTURED_MODELS: (text) => {
       expect(text).toBe('sol, terra, luna of provider_a with effort and -fast variants');
       expect(loadConfig({}).structured.models).toBeUndefined();
-      const catalog = ModelCatalog.load(undefined, PROVIDER_IDS).bundledEntries();
-      const { ids } = StructuredAllowlist.build({ catalog, enabledProviders: PROVIDER_IDS });
+      const catalog = ModelCatalog.load(undefined, familyIds()).bundledEntries();
+      const { ids } = StructuredAllowlist.build({ catalog, enabledProviders: familyIds() });
       const rows = new Map(catalog.map((entry) => [entry.id, entry]));
       expect(ids.every((id) => rows.get(id)?.provider === 'provider_a')).toBe(true);
       const shape = /-(sol|terra|luna)(-fast)?(-[a-z]+)?$/;

@@ -1,5 +1,5 @@
+import { families, familyIds } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
-import { PROVIDER_IDS } from '../core/provider-id';
 import { CODEX_CLI_VERSION } from '../core/codex-cli-version';
 import {
   parseBoolean,
@@ -48,22 +48,21 @@ export interface SettingDefinition<T = unknown, N extends string = string> {
   readonly isBoolean?: boolean;
 }
 
-/** Each family by its contract name, and by the name of the CLI whose login it uses. */
-const PROVIDER_SYNONYMS: Record<string, ProviderId> = {
-  ...Object.fromEntries(PROVIDER_IDS.map((id) => [id, id])),
-  codex: 'provider_a',
-  gemini: 'provider_b',
-  claude: 'provider_c',
-};
+/** A family by its contract name, or by the name of the CLI whose login it uses. */
+function familyNamed(name: string): ProviderId | undefined {
+  const wanted = name.toLowerCase();
+  return families().find((family) => family.id === wanted || family.cliNames.includes(wanted))?.id;
+}
 
 function parseProviders(raw: string): ProviderId[] {
   const names = parseList(raw);
-  if (names.length === 0) throw new SettingRuleError(`must name at least one of ${PROVIDER_IDS.join(', ')}`);
+  if (names.length === 0) throw new SettingRuleError(`must name at least one of ${familyIds().join(', ')}`);
   const resolved = names.map((name) => {
-    const id = PROVIDER_SYNONYMS[name.toLowerCase()];
+    const id = familyNamed(name);
     if (!id) {
+      const cliNames = families().flatMap((family) => family.cliNames);
       throw new SettingRuleError(
-        `unknown provider "${name.slice(0, 40)}"; allowed: ${PROVIDER_IDS.join(', ')} (or codex, gemini, claude)`,
+        `unknown provider "${name.slice(0, 40)}"; allowed: ${familyIds().join(', ')} (or ${cliNames.join(', ')})`,
       );
     }
     return id;
@@ -264,8 +263,10 @@ const SETTING_ROWS = [
   setting(
     'GATEWAY_PROVIDERS',
     'enabledProviders',
-    PROVIDER_IDS.join(','),
-    'Enabled upstream families (codex, gemini, claude are synonyms).',
+    familyIds().join(','),
+    `Enabled upstream families (${families()
+      .flatMap((family) => family.cliNames)
+      .join(', ')} are synonyms).`,
     parseProviders,
   ),
   setting(

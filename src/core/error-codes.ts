@@ -4,6 +4,7 @@
  * in-stream error chunk, and the public message. Messages are ours; upstream text, prompts and
  * arguments never reach a client. docs/error-codes.md is checked against this table by a test.
  */
+import { familyOf } from './family-registry';
 import type { ProviderId } from './provider-id';
 
 export interface ErrorSpec {
@@ -399,36 +400,6 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** How each family's login is made and its CLI installed: the fix the messages below name. */
-export interface FamilyFix {
-  readonly cli: string;
-  /** The one command (or steps) that logs the CLI in. */
-  readonly login: string;
-  /** How to install the CLI, for the families that run it as a child process. */
-  readonly install?: string;
-  /** How to update that CLI when the upstream refuses its version as too old. */
-  readonly update?: string;
-  /** What the vendor calls the paid usage it draws after the plan is spent, and where the owner manages it. */
-  readonly paidUsage?: { readonly name: string; readonly page: string };
-}
-
-export const FAMILY_FIXES: Record<ProviderId, FamilyFix> = {
-  provider_a: {
-    cli: 'Codex CLI',
-    login: "run `codex login` on the gateway's machine",
-    paidUsage: { name: 'Codex credits', page: 'chatgpt.com/codex/settings/usage' },
-  },
-  provider_b: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
-  provider_c: {
-    cli: 'Claude Code CLI',
-    login: "run `claude` on the gateway's machine, then `/login` (or create a token with `claude setup-token`)",
-    install: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
-    update:
-      "run `claude update` on the gateway's machine (in the container image: rebuild it with a newer CLAUDE_CODE_PACKAGE); the next request runs the new version, no restart needed",
-    paidUsage: { name: "Claude's extra usage", page: 'claude.ai/settings/usage' },
-  },
-};
-
 /**
  * A wait in whole seconds as a person reads it: `40 s` below two minutes, then minutes (`12 min`),
  * then hours and minutes (`5 h 3 min`), never shorter than the seconds given.
@@ -454,7 +425,7 @@ export function familyMessage(
   retryAfterSeconds?: number,
 ): string | undefined {
   if (provider === undefined) return undefined;
-  const fix = FAMILY_FIXES[provider];
+  const fix = familyOf(provider).fix;
   const reset =
     resetsAt !== undefined && Number.isFinite(resetsAt) ? ` (resets ${new Date(resetsAt).toISOString()})` : '';
   // The retry clause when the wait is known (a moved turn's is the pool's, not this login's reset);

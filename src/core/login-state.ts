@@ -1,4 +1,4 @@
-import { FAMILY_FIXES } from './error-codes';
+import { familyOf } from './family-registry';
 import type { ProviderId } from './provider-id';
 
 /**
@@ -44,7 +44,7 @@ export function isUsable(state: LoginStateKind): boolean {
 
 /** The one thing to do about a login in this state, or undefined when there is nothing to do. */
 export function loginFix(provider: ProviderId, state: LoginStateKind): string | undefined {
-  const fix = FAMILY_FIXES[provider];
+  const fix = familyOf(provider).fix;
   switch (state) {
     case 'usable':
     case 'expired_refreshable':
@@ -67,14 +67,14 @@ export function noUsableLogin(
   states: ReadonlyArray<LoginStateKind | undefined>,
 ): { readonly fix: string; readonly message: string } {
   const distinct = [...new Set(states)];
-  const fix = (distinct.length === 1 && distinct[0] && loginFix(provider, distinct[0])) || FAMILY_FIXES[provider].login;
+  const fix = (distinct.length === 1 && distinct[0] && loginFix(provider, distinct[0])) || familyOf(provider).fix.login;
   return { fix, message: `${provider} has no usable login: its models answer errors until you ${fix}` };
 }
 
 /** The readable message of a login's line: family, alias, state and the fix. */
 export function loginStateMessage(provider: ProviderId, account: string, check: LoginCheck): string {
   const fix = loginFix(provider, check.state);
-  const cli = check.cliVersion ? `${FAMILY_FIXES[provider].cli} ${check.cliVersion}` : FAMILY_FIXES[provider].cli;
+  const cli = check.cliVersion ? `${familyOf(provider).fix.cli} ${check.cliVersion}` : familyOf(provider).fix.cli;
   const what = `${provider} login "${account}" (${cli}): ${check.state.replace(/_/g, ' ')}${check.reason ? ` (${check.reason})` : ''}`;
   return fix ? `${what}; to fix: ${fix}` : what;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { PaidUsage, PlanWindow } from '../core/plan-usage';
 import { LOGIN_STATES, LoginStateKind } from '../core/login-state';
-import { PROVIDER_IDS } from '../core/provider-id';
+import { isFamilyId } from '../core/family-registry';
 import type {
   IdempotencyResult,
   MetricDeclaration,
@@ -33,8 +33,7 @@ export type MetricInstruments = {
 /** Nest token of the `MetricInstruments` object, provided by `MetricsModule`. */
 export const METRIC_INSTRUMENTS = Symbol('METRIC_INSTRUMENTS');
 
-const PROVIDERS = new Set<string>(PROVIDER_IDS);
-const QUEUE_LABELS = new Set<string>([...PROVIDER_IDS, 'provider_c_processes', 'structured']);
+const QUEUE_LABELS = new Set<string>(['provider_c_processes', 'structured']);
 const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout', 'canceled']);
 const VALIDATION_RESULTS = new Set<string>(['valid', 'invalid', 'unparsable']);
 const IDEMPOTENCY_RESULTS = new Set<string>(['local_hit', 'miss', 'conflict', 'capacity']);
@@ -45,9 +44,10 @@ type AccountStateLabel = (typeof ACCOUNT_STATES)[number];
 const WINDOW_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,95}$/;
 const windowLabel = (name: string) => (WINDOW_NAME.test(name) ? name : 'other');
 
-const providerLabel = (provider: string | undefined) => (provider && PROVIDERS.has(provider) ? provider : 'none');
+const providerLabel = (provider: string | undefined) => (isFamilyId(provider) ? provider : 'none');
 const closed = (value: string, allowed: ReadonlySet<string>, fallback: string) =>
   allowed.has(value) ? value : fallback;
+const queueLabel = (queue: string) => (isFamilyId(queue) || QUEUE_LABELS.has(queue) ? queue : 'structured');
 
 /**
  * Named instruments over the shared registry. Every label is mapped into a closed set here,
@@ -88,13 +88,13 @@ export class GatewayMetrics {
 
   queueWaited(queue: QueueLabel, result: QueueResult, seconds: number): void {
     this.metric.queueWait.observe(
-      { provider: closed(queue, QUEUE_LABELS, 'structured'), result: closed(result, QUEUE_RESULTS, 'canceled') },
+      { provider: queueLabel(queue), result: closed(result, QUEUE_RESULTS, 'canceled') },
       seconds,
     );
   }
 
   queueDepthChanged(queue: QueueLabel, depth: number): void {
-    this.metric.queueDepth.set({ provider: closed(queue, QUEUE_LABELS, 'structured') }, depth);
+    this.metric.queueDepth.set({ provider: queueLabel(queue) }, depth);
   }
 
   upstreamError(provider: string, code: string): void {

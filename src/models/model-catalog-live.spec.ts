@@ -1,4 +1,4 @@
-import { PROVIDER_IDS } from '../core/provider-id';
+import { familyIds } from '../core/family-registry';
 import { LiveModelLists } from './live-model-lists';
 import { ModelCatalog } from './model-catalog';
 import { modelListEntry } from './model-list-entry';
@@ -19,12 +19,12 @@ const live = (slug: string, extra: Partial<UpstreamModelInfo> = {}): UpstreamMod
 });
 
 describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3)', () => {
-  const fresh = () => ModelCatalog.load(undefined, PROVIDER_IDS);
+  const fresh = () => ModelCatalog.load(undefined, familyIds());
   const listedIds = (catalog: ModelCatalog) => catalog.listed.map((entry) => entry.id);
 
   it('reads the live lists as a source: what an adapter publishes there shows, and the catalog offers no way to edit it', () => {
     const lists = new LiveModelLists();
-    const catalog = ModelCatalog.load(undefined, PROVIDER_IDS, lists);
+    const catalog = ModelCatalog.load(undefined, familyIds(), lists);
     const revision = catalog.revision;
     expect(catalog.resolve('gpt-9-sol')).toBeUndefined();
     lists.publish('provider_a', [live('gpt-9-sol')]);
@@ -212,7 +212,7 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
 });
 
 describe(modelListEntry.name, () => {
-  const catalog = ModelCatalog.load(undefined, PROVIDER_IDS);
+  const catalog = ModelCatalog.load(undefined, familyIds());
   const entry = (id: string) => modelListEntry(catalog.get(id)!, catalog.upstreamInfo(catalog.get(id)!.upstream_model));
 
   it('carries what agents configure themselves with, for all three families', () => {
@@ -257,7 +257,7 @@ describe(modelListEntry.name, () => {
           structured: false,
         },
       ],
-      PROVIDER_IDS,
+      familyIds(),
       'x',
     );
     expect(modelListEntry(bare.get('x')!, bare.upstreamInfo('x'))).toEqual({

@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
-import { PROVIDER_IDS } from '../core/provider-id';
+import { familyIds } from '../core/family-registry';
 import type { CatalogEntry } from './model-catalog';
 import { BUILT_IN_CATALOG_PATH, ModelCatalog } from './model-catalog';
 
-const ALL = PROVIDER_IDS;
+const ALL = familyIds();
 
 describe(ModelCatalog.name, () => {
   describe('the built-in catalog (docs/design/decisions.md §3)', () => {

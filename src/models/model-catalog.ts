@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
-import { PROVIDER_IDS } from '../core/provider-id';
+import { familyIds, isFamilyId } from '../core/family-registry';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
 import { LiveModelLists } from './live-model-lists';
@@ -123,7 +123,7 @@ export class ModelCatalog {
    * the structured allowlist is fixed from at startup (docs/structured.md "Models").
    */
   bundledEntries(): readonly CatalogEntry[] {
-    return new ModelCatalog(this.allEntries, PROVIDER_IDS, this.defaultModel, [...this.bundledInfos.values()]).entries;
+    return new ModelCatalog(this.allEntries, familyIds(), this.defaultModel, [...this.bundledInfos.values()]).entries;
   }
 
   /** What a tier alias id stands for now; `undefined` for any other id. */
@@ -161,14 +161,14 @@ export class ModelCatalog {
       seen.add(entry.id);
       return entry;
     });
-    const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, PROVIDER_IDS);
+    const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, familyIds());
     if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
     // Absent: the fallback (FALLBACK_DEFAULT_MODEL). Present: one of its own ids, or a
     // tier alias the file's provider_a rows define (checked with every family enabled).
     const defaultModel = (document as { default_model?: unknown }).default_model;
     if (
       defaultModel !== undefined &&
-      (typeof defaultModel !== 'string' || !new ModelCatalog(entries, PROVIDER_IDS).get(defaultModel))
+      (typeof defaultModel !== 'string' || !new ModelCatalog(entries, familyIds()).get(defaultModel))
     ) {
       throw new ConfigError(
         `invalid setting ${setting}: "default_model" must name a model id of the catalog or a tier alias (${source})`,
@@ -239,7 +239,7 @@ export class ModelCatalog {
     const slash = id.indexOf('/');
     const provider = (slash > 0 ? id.slice(0, slash) : '') as ProviderId;
     const model = id.slice(slash + 1).trim();
-    if (!PROVIDER_IDS.includes(provider) || model === '' || !this.isEnabled(provider)) return undefined;
+    if (!isFamilyId(provider) || model === '' || !this.isEnabled(provider)) return undefined;
     // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
     const known = this.view().entries.find(
       (row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts,
@@ -292,8 +292,8 @@ function validateEntry(row: unknown): string | undefined {
   if (typeof row !== 'object' || row === null) return 'must be an object';
   const entry = row as Record<string, unknown>;
   if (typeof entry.id !== 'string' || entry.id.trim() === '') return 'needs a non-empty "id"';
-  if (!PROVIDER_IDS.includes(entry.provider as ProviderId))
-    return `has an unknown "provider" (allowed: ${PROVIDER_IDS.join(', ')})`;
+  if (!isFamilyId(entry.provider))
+    return `has an unknown "provider" (allowed: ${familyIds().join(', ')})`;
   if (typeof entry.upstream_model !== 'string' || entry.upstream_model === '')
     return 'needs a non-empty "upstream_model"';
   for (const key of ['reasoning_effort', 'verbosity']) {

@@ -4,7 +4,8 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
-import { PROVIDER_IDS, ProviderId } from '../core/provider-id';
+import { familyIds } from '../core/family-registry';
+import type { ProviderId } from '../core/provider-id';
 import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
 import { queueLogObserver } from './queue-log-observer';
 import { queueMetricsObserver } from './queue-metrics-observer';
@@ -38,7 +39,7 @@ export class AgentQueueService {
     private readonly metrics: GatewayMetrics,
   ) {
     const { maxActive, maxActivePerKey, queueLimit, queueTimeoutMs } = config.agentQueue;
-    for (const family of PROVIDER_IDS) {
+    for (const family of familyIds()) {
       this.queues.set(family, new FairQueue({ maxActive, maxActivePerKey, queueLimit, queueTimeoutMs }));
       this.metrics.queueDepthChanged(family, 0);
     }

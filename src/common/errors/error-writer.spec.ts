@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../../core/error-codes';
-import { ERROR_CODES, FAMILY_FIXES, errorSpec } from '../../core/error-codes';
+import { ERROR_CODES, errorSpec } from '../../core/error-codes';
+import { familyIds, familyOf } from '../../core/family-registry';
 import type { ProviderId } from '../../core/provider-id';
 import { GatewayError } from '../../core/gateway.error';
 import { errorAnswer, rawErrorResponse, streamErrorContent } from './error-writer';
@@ -154,7 +155,7 @@ describe('failures of a known family name the fix', () => {
 });
 
 describe('every 429 says when', () => {
-  const families = Object.keys(FAMILY_FIXES) as ProviderId[];
+  const families = familyIds();
   /** The 429s an upstream family answers with, and the gateway's own refusals on a login's behalf. */
   const familyCodes = (Object.keys(ERROR_CODES) as ErrorCode[]).filter(
     (code) => errorSpec(code).status === 429 && !code.startsWith('queue_'),
@@ -167,7 +168,7 @@ describe('every 429 says when', () => {
       expect(answer.headers).toEqual([['Retry-After', '40']]);
       const { message } = (answer.body as { error: { message: string } }).error;
       // A family whose vendor bills no paid usage never meets paid_usage_not_allowed: the table's words stand.
-      if (code === 'paid_usage_not_allowed' && FAMILY_FIXES[provider].paidUsage === undefined) return;
+      if (code === 'paid_usage_not_allowed' && familyOf(provider).fix.paidUsage === undefined) return;
       expect(message).toContain('retry in 40 s');
       expect(message).toContain(provider);
     },

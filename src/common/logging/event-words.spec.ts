@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PROVIDER_IDS } from '../../core/provider-id';
+import { familyIds } from '../../core/family-registry';
 import { EVENT_WORDS, SENTENCE_EVENTS } from './event-words';
 
 /**
@@ -41,7 +41,7 @@ function loggedEvents(): Map<string, string[]> {
     for (const pattern of PATTERNS) {
       for (const match of text.matchAll(pattern)) for (const name of match.slice(1)) if (name) add(name, file);
     }
-    for (const match of text.matchAll(PER_FAMILY)) for (const id of PROVIDER_IDS) add(`${id}${match[1]}`, file);
+    for (const match of text.matchAll(PER_FAMILY)) for (const id of familyIds()) add(`${id}${match[1]}`, file);
   }
   return events;
 }

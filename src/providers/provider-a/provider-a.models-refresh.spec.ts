@@ -1,5 +1,5 @@
 import { codexClient } from './provider-a.client';
-import { PROVIDER_IDS } from '../../core/provider-id';
+import { familyIds } from '../../core/family-registry';
 import { ModelCatalog } from '../../models/model-catalog';
 import type { RefreshTimers } from './provider-a.models-refresh';
 import { ProviderAModelsRefresh } from './provider-a.models-refresh';
@@ -28,7 +28,7 @@ function harness(
   logins = [{ alias: 'default', token: 'at' }],
   periodMs = 15 * 60_000,
 ) {
-  const catalog = ModelCatalog.load(undefined, PROVIDER_IDS);
+  const catalog = ModelCatalog.load(undefined, familyIds());
   const records: Json[] = [];
   const calls: Array<{ url: string; headers: Record<string, string> }> = [];
   const logger = {

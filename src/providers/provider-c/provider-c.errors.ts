@@ -1,5 +1,5 @@
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
-import { FAMILY_FIXES } from '../../core/error-codes';
+import { providerC } from './provider-c.family';
 import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
@@ -252,7 +252,7 @@ function clientTooOld(
   cliVersion: string | undefined,
 ): GatewayError {
   const version = cliVersion ?? installedClaudeCodeVersion();
-  const fix = FAMILY_FIXES.provider_c;
+  const fix = providerC.fix;
   return new GatewayError('model_requires_newer_client', {
     detail,
     upstreamStatus,

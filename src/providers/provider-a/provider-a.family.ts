@@ -1,0 +1,17 @@
+import type { Family } from '../../core/family';
+import { checkProviderALogin } from '../../accounts/provider-a/provider-a.login-check';
+import { fileLogins } from '../../accounts/configured-logins';
+
+/** Codex: the ChatGPT login of the Codex CLI, on the Codex Responses backend. */
+export const providerA: Family = {
+  id: 'provider_a',
+  title: 'provider_a (Codex)',
+  cliNames: ['codex'],
+  fix: {
+    cli: 'Codex CLI',
+    login: "run `codex login` on the gateway's machine",
+    paidUsage: { name: 'Codex credits', page: 'chatgpt.com/codex/settings/usage' },
+  },
+  logins: (config) => fileLogins('provider_a', config.providerA.accounts, checkProviderALogin),
+  adapter: () => import('./provider-a.adapter').then((module) => module.ProviderAAdapter),
+};

@@ -1,0 +1,13 @@
+import type { Family } from '../../core/family';
+import { checkProviderBLogin } from '../../accounts/provider-b/provider-b.login-check';
+import { fileLogins } from '../../accounts/configured-logins';
+
+/** Gemini Code Assist: the Google login of the Gemini CLI. */
+export const providerB: Family = {
+  id: 'provider_b',
+  title: 'provider_b (Gemini Code Assist)',
+  cliNames: ['gemini'],
+  fix: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
+  logins: (config) => fileLogins('provider_b', config.providerB.accounts, checkProviderBLogin),
+  adapter: () => import('./provider-b.adapter').then((module) => module.ProviderBAdapter),
+};
