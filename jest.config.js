@@ -17,6 +17,9 @@ if (typeof require('node:vm').SourceTextModule !== 'function') {
       '`npm run test:unit`, `npm run test:e2e`, or NODE_OPTIONS=--experimental-vm-modules npx jest …',
   );
 }
+// The built-in families register themselves when src/families.ts is imported, as every entry point
+// does first; specs get the same registry this way (a spec may register a test-only family beside).
+const setupFiles = ['<rootDir>/src/families.ts'];
 module.exports = {
   // testTimeout is a global option: Jest ignores it inside `projects` entries (jest-circus reads
   // only globalConfig.testTimeout), so the e2e budget must be set here. It is a hang guard, not a
@@ -33,6 +36,7 @@ module.exports = {
       testRegex: '\\.spec\\.ts$',
       transform,
       moduleFileExtensions: ['ts', 'js', 'json', 'mjs'],
+      setupFiles,
     },
     {
       displayName: 'e2e',
@@ -42,6 +46,7 @@ module.exports = {
       testRegex: '\\.e2e-spec\\.ts$',
       transform,
       moduleFileExtensions: ['ts', 'js', 'json', 'mjs'],
+      setupFiles,
     },
   ],
 };

@@ -18,6 +18,7 @@ const END = '<!-- END chat-parameters -->';
 
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
+require('../src/families.ts');
 const { CHAT_PARAMETERS } = require('../src/chat/chat-parameters.ts');
 const { families } = require('../src/core/family-registry.ts');
 
@@ -27,8 +28,12 @@ export function renderParameterSection(parameters = CHAT_PARAMETERS) {
   const lines = [
     BEGIN,
     '',
-    `| Field | Type | ${families().map((family) => family.title).join(' | ')} |`,
-    `|---|---|${families().map(() => '---|').join('')}`,
+    `| Field | Type | ${families()
+      .map((family) => family.title)
+      .join(' | ')} |`,
+    `|---|---|${families()
+      .map(() => '---|')
+      .join('')}`,
   ];
   for (const entry of parameters) {
     const fates = families().map(({ id }) => `**${entry.families[id].fate}**: ${cell(entry.families[id].note)}`);

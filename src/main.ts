@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import './families';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
 import type { AppConfig } from './config/app-config';

@@ -3,6 +3,13 @@ import { familyOf } from '../core/family-registry';
 import type { LoginCheck } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
 
+declare module '../core/family' {
+  interface Family {
+    /** The logins of this family the configuration names, each with its offline check. */
+    readonly logins?: (config: AppConfig) => ConfiguredLogin[];
+  }
+}
+
 /** One configured login of an enabled family, with its offline check. */
 export interface ConfiguredLogin {
   readonly provider: ProviderId;

@@ -442,6 +442,6 @@ describe(renderHelp.name, () => {
       expect(block).toContain(`default: ${definition.defaultText ?? '(unset)'}`);
     }
     expect(help).toContain('default: 8088');
-    expect(help).toContain('default: provider_a,provider_b,provider_c');
+    expect(help).toContain('default: every built-in family, in the order of src/families.ts');
   });
 });

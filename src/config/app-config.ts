@@ -10,6 +10,8 @@ import type {
   SettingName,
   SettingsConfig,
 } from './settings';
+import { familyIds } from '../core/family-registry';
+import type { ProviderId } from '../core/provider-id';
 import { SETTINGS, SETTINGS_BY_ENV, SETTINGS_BY_FLAG } from './settings';
 import { SettingRuleError } from './setting-parsers';
 
@@ -41,6 +43,8 @@ export type CustomToolWire = ParsedOf<'PRIMARY_CUSTOM_TOOL_WIRE'>;
 
 /** The fields that combine several settings (or the environment): each a typed function in `loadConfig`. */
 interface DerivedConfig {
+  /** GATEWAY_PROVIDERS, else every registered family. */
+  readonly enabledProviders: readonly ProviderId[];
   readonly providerA: {
     /** CODEX_HOME with `~` expanded. */
     readonly codexHome: string;
@@ -66,9 +70,12 @@ interface DerivedConfig {
 }
 
 /** A row placed at a field the loader derives would be overwritten, so it does not compile. */
-type PlacedOverDerived = {
-  [G in keyof DerivedConfig]: Extract<keyof SettingsConfig[G], keyof DerivedConfig[G]>;
+type DerivedGroup = {
+  [G in keyof DerivedConfig]: DerivedConfig[G] extends readonly unknown[] ? never : G;
 }[keyof DerivedConfig];
+type PlacedOverDerived = {
+  [G in DerivedGroup]: Extract<keyof SettingsConfig[G], keyof DerivedConfig[G]>;
+}[DerivedGroup];
 const _noRowAtADerivedField: [PlacedOverDerived] extends [never] ? true : PlacedOverDerived = true;
 
 /**
@@ -182,6 +189,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   const placed = placeSettings(values);
   return {
     ...placed,
+    enabledProviders: given('GATEWAY_PROVIDERS') ?? familyIds(),
     providerA: {
       ...placed.providerA,
       codexHome,

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DefaultedSettingName, ParsedOf, SettingName } from './settings';
 import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
+import { BUILT_IN_FAMILIES } from '../families';
 import { familyIds } from '../core/family-registry';
 import { ModelCatalog } from '../models/model-catalog';
 import { loadFaithfulProfile } from '../providers/provider-a/provider-a.faithful-profile';
@@ -89,6 +90,10 @@ describe('SETTINGS', () => {
    * each held to what its text says by what the loader resolves when the setting is unset.
    */
   const COMPUTED_DEFAULTS: Record<string, (defaultText: string) => void> = {
+    GATEWAY_PROVIDERS: (text) => {
+      expect(text).toBe('every built-in family, in the order of src/families.ts');
+      expect(loadConfig({}).enabledProviders).toEqual(BUILT_IN_FAMILIES.map((family) => family.id));
+    },
     PROVIDER_A_AUTH_FILE: (text) => {
       const config = loadConfig({ HOME: '/home/someone', CODEX_HOME: '/opt/codex' });
       expect(config.providerA.accounts.map((login) => login.loginFile)).toEqual([

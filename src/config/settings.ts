@@ -262,11 +262,9 @@ const SETTING_ROWS = [
   ),
   setting(
     'GATEWAY_PROVIDERS',
-    'enabledProviders',
-    familyIds().join(','),
-    `Enabled upstream families (${families()
-      .flatMap((family) => family.cliNames)
-      .join(', ')} are synonyms).`,
+    undefined,
+    derived('every built-in family, in the order of src/families.ts'),
+    'Enabled upstream families, by id or by the name of the CLI whose login each uses (e.g. codex, gemini, claude).',
     parseProviders,
   ),
   setting(

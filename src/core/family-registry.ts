@@ -1,37 +1,27 @@
 import type { Family } from './family';
 
 /**
- * The families the gateway knows, by id. The built-in ones come from `src/families.ts` the first
- * time anything asks (so every entry point and spec sees them without an import of its own); a
- * test adds one of its own with `registerFamily` before it builds the app.
+ * The families the gateway knows, by id, in registration order. `src/families.ts` registers the
+ * built-in ones when it is imported (every entry point and the Jest setup import it first); a test
+ * adds one of its own before it builds the app.
  */
-let registered: Map<string, Family> | undefined;
+const registered = new Map<string, Family>();
 
-function known(): Map<string, Family> {
-  if (registered === undefined) {
-    registered = new Map();
-    // Loaded on first use rather than imported: src/families.ts imports every family folder,
-    // which import the shared layers that import this file.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { BUILT_IN_FAMILIES } = require('../families') as typeof import('../families');
-    for (const family of BUILT_IN_FAMILIES) add(registered, family);
-  }
+/** Adds a family; its id must be new and fit a metric label. */
+export function registerFamily(family: Family): void {
+  if (!/^[a-z][a-z0-9_]{0,31}$/.test(family.id))
+    throw new Error(`family id "${family.id}" must be lower-case letters, digits and _ (it is a metric label)`);
+  if (registered.has(family.id)) throw new Error(`family "${family.id}" is registered twice`);
+  registered.set(family.id, family);
+}
+
+function known(): ReadonlyMap<string, Family> {
+  if (registered.size === 0)
+    throw new Error('no family is registered: import src/families.ts before reading families (the entry points do)');
   return registered;
 }
 
-function add(into: Map<string, Family>, family: Family): void {
-  if (!/^[a-z][a-z0-9_]{0,31}$/.test(family.id))
-    throw new Error(`family id "${family.id}" must be lower-case letters, digits and _ (it is a metric label)`);
-  if (into.has(family.id)) throw new Error(`family "${family.id}" is registered twice`);
-  into.set(family.id, family);
-}
-
-/** Adds a family beside the built-in ones. */
-export function registerFamily(family: Family): void {
-  add(known(), family);
-}
-
-/** Every registered family, built-in ones first, in registration order. */
+/** Every registered family, built-in ones first. */
 export function families(): readonly Family[] {
   return [...known().values()];
 }
@@ -41,7 +31,7 @@ export function familyIds(): string[] {
 }
 
 export function isFamilyId(value: unknown): value is string {
-  return typeof value === 'string' && known().has(value);
+  return typeof value === 'string' && registered.has(value);
 }
 
 /** The family of an id the gateway already checked (a configured or resolved one). */

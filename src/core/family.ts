@@ -1,8 +1,3 @@
-import type { Type } from '@nestjs/common';
-import type { ConfiguredLogin } from '../accounts/configured-logins';
-import type { AppConfig } from '../config/app-config';
-import type { ProviderAdapter } from '../providers/shared/provider-adapter';
-
 /** How a family's login is made and its CLI installed: the fix its messages name. */
 export interface FamilyFix {
   readonly cli: string;
@@ -17,10 +12,15 @@ export interface FamilyFix {
 }
 
 /**
- * One upstream family, as its own folder declares it (docs/architecture.md "Adding a family").
+ * One upstream family, as its own folder declares it (docs/architecture.md "How to add a family").
  * Everything the shared layers say or do differently per family is read from here, so no shared
- * file names a family: `src/families.ts` lists the built-in ones, and a test registers its own
+ * file names a family: `src/families.ts` registers the built-in ones, and a test registers its own
  * through `registerFamily`.
+ *
+ * This is the part every layer may read. A layer above core that needs more of a family declares
+ * its part beside the code that reads it, by augmenting this interface (`declare module
+ * '…/core/family'`): the login reading in accounts/, the adapter in providers/shared/. So core
+ * imports nothing and each part is typed where it is used.
  */
 export interface Family {
   /** The contract name: the prefix of its model ids, its metric label, its GATEWAY_PROVIDERS entry. */
@@ -30,11 +30,4 @@ export interface Family {
   /** Other names GATEWAY_PROVIDERS takes for it: the name of the CLI whose login it uses. */
   readonly cliNames: readonly string[];
   readonly fix: FamilyFix;
-  /** Logins of this family the configuration names, each with its offline check. */
-  readonly logins?: (config: AppConfig) => ConfiguredLogin[];
-  /**
-   * The adapter class, loaded when the family is enabled (a disabled family's code is never
-   * loaded); Nest builds it with its dependencies like any provider.
-   */
-  readonly adapter: () => Promise<Type<ProviderAdapter>>;
 }

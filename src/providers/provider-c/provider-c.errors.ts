@@ -1,5 +1,5 @@
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
-import { providerC } from './provider-c.family';
+import { PROVIDER_C_FIX } from './provider-c.fix';
 import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
@@ -252,7 +252,7 @@ function clientTooOld(
   cliVersion: string | undefined,
 ): GatewayError {
   const version = cliVersion ?? installedClaudeCodeVersion();
-  const fix = providerC.fix;
+  const fix = PROVIDER_C_FIX;
   return new GatewayError('model_requires_newer_client', {
     detail,
     upstreamStatus,

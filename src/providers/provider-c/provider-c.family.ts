@@ -1,4 +1,5 @@
 import type { Family } from '../../core/family';
+import { PROVIDER_C_FIX } from './provider-c.fix';
 import type { ProviderCLogin } from '../../config/app-config';
 import { accountBaseEnvironment } from '../../accounts/provider-c/provider-c.accounts';
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
@@ -9,14 +10,7 @@ export const providerC: Family = {
   id: 'provider_c',
   title: 'provider_c (Claude Code)',
   cliNames: ['claude'],
-  fix: {
-    cli: 'Claude Code CLI',
-    login: "run `claude` on the gateway's machine, then `/login` (or create a token with `claude setup-token`)",
-    install: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
-    update:
-      "run `claude update` on the gateway's machine (in the container image: rebuild it with a newer CLAUDE_CODE_PACKAGE); the next request runs the new version, no restart needed",
-    paidUsage: { name: "Claude's extra usage", page: 'claude.ai/settings/usage' },
-  },
+  fix: PROVIDER_C_FIX,
   logins: (config) => {
     const base = accountBaseEnvironment(config, claudeChildEnvironment(config.providerC.childEnv));
     return config.providerC.accounts.map((login: ProviderCLogin) => ({

@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import type { ChatEvent, UsageEvent } from '../../core/chat-event';
 import type { ChatMessage, NormalizedTool, ToolDefinition } from '../../core/chat-message';
 import type { EventLogger } from '../../core/event-logger';
@@ -118,4 +119,14 @@ export interface ProviderAdapter {
   complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>>;
   /** Strict JSON-schema extraction; only families that honour strict schemas implement it. */
   extract?(request: ExtractionRequest, context: CallContext): Promise<ExtractionResult>;
+}
+
+declare module '../../core/family' {
+  interface Family {
+    /**
+     * The family's adapter class, loaded only when the family is enabled (a disabled family's code
+     * is never loaded); Nest builds it with its dependencies like any provider.
+     */
+    readonly adapter: () => Promise<Type<ProviderAdapter>>;
+  }
 }
