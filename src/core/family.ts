@@ -1,6 +1,7 @@
 import type { Type } from '@nestjs/common';
 import type { ConfiguredLogin } from '../accounts/configured-logins';
 import type { AppConfig } from '../config/app-config';
+import type { FamilyParameters } from './parameter-fate';
 import type { ProviderAdapter } from '../providers/shared/provider-adapter';
 
 /** How a family's login is made and its CLI installed: the fix its messages name. */
@@ -32,6 +33,13 @@ export interface Family {
   readonly fix: FamilyFix;
   /** Logins of this family the configuration names, each with its offline check. */
   readonly logins?: (config: AppConfig) => ConfiguredLogin[];
+  /**
+   * Its fate (and the doc's note) for every Chat Completions field whose fate differs by family
+   * (core/parameter-fate.ts): what its upstream takes, what the chat layer does for it, what it
+   * ignores and why. The chat layer hands the adapter only the `honoured` values and does the
+   * `enforced` ones itself; docs/chat.md's table shows these as the family's column.
+   */
+  readonly parameters: FamilyParameters;
   /**
    * The adapter class, loaded when the family is enabled (a disabled family's code is never
    * loaded); Nest builds it with its dependencies like any provider.
