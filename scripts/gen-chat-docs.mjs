@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Generates the "Request parameters" table of docs/chat.md from THE parameter table
-// (src/chat/chat-parameters.ts), so what the doc promises per family is what the parser and the
-// translation do. Only the text between the BEGIN/END markers is rewritten.
+// (src/chat/chat-parameters.ts: the shared rows and fates) and each registered family's own fates
+// (`Family.parameters`, one column per family), so what the doc promises per family is what the
+// parser and the translation do. Only the text between the BEGIN/END markers is rewritten.
 //
 //   npm run docs:chat                          rewrite the section
 //   node scripts/gen-chat-docs.mjs --check     exit 1 when the section is out of date (used by a test)
@@ -19,24 +20,20 @@ const END = '<!-- END chat-parameters -->';
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
 require('../src/families.ts');
-const { CHAT_PARAMETERS } = require('../src/chat/chat-parameters.ts');
+const { CHAT_PARAMETERS, fateOf } = require('../src/chat/chat-parameters.ts');
 const { families } = require('../src/core/family-registry.ts');
 
 const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function renderParameterSection(parameters = CHAT_PARAMETERS) {
-  const lines = [
-    BEGIN,
-    '',
-    `| Field | Type | ${families()
-      .map((family) => family.title)
-      .join(' | ')} |`,
-    `|---|---|${families()
-      .map(() => '---|')
-      .join('')}`,
-  ];
+  const columns = families();
+  const titles = columns.map((family) => family.title);
+  const lines = [BEGIN, '', `| Field | Type | ${titles.join(' | ')} |`, `|---|---|${'---|'.repeat(columns.length)}`];
   for (const entry of parameters) {
-    const fates = families().map(({ id }) => `**${entry.families[id].fate}**: ${cell(entry.families[id].note)}`);
+    const fates = columns.map(({ id }) => {
+      const { fate, note } = fateOf(id, entry.name);
+      return `**${fate}**: ${cell(note)}`;
+    });
     lines.push(`| \`${entry.name}\` | ${cell(entry.type)} | ${fates.join(' | ')} |`);
   }
   lines.push('', END);

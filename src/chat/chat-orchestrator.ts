@@ -7,7 +7,6 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { ChatEvent, UsageEvent } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
-import type { ProviderId } from '../core/provider-id';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
@@ -18,7 +17,8 @@ import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/chat-identity';
 import type { ParsedChatBody } from './chat-request.parser';
-import { ENFORCED_JSON, ENFORCED_STOP, upstreamParameters } from './chat-parameters';
+import type { FamilyParameterFates } from './chat-parameters';
+import { parameterFatesOf } from './chat-parameters';
 import type { ConversationId } from '../queue/chat-identity';
 import { manageContext } from './context/context-manager';
 import { bufferTurn, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
@@ -109,8 +109,9 @@ export class ChatOrchestrator {
     });
     telemetry.modelResolved(route.model);
     const provider = route.model.provider;
-    const parameters = upstreamParameters(provider, request.parameters);
-    const json = this.jsonAnswer(provider, request);
+    const fates = parameterFatesOf(provider);
+    const parameters = fates.upstream(request.parameters);
+    const json = this.jsonAnswer(fates, request);
     const managed = this.manageContext(request, logger);
     const messages = json ? [...managed, json.instruction()] : managed;
     const slot = await this.queue.admit({
@@ -153,7 +154,7 @@ export class ChatOrchestrator {
       }
       const stops = request.parameters.stop;
       // The parameter table (chat-parameters.ts): families whose upstream cannot stop get the gateway's cut.
-      const { outcome, result } = await render(stops && ENFORCED_STOP[provider] ? stopAtSequences(seen, stops) : seen);
+      const { outcome, result } = await render(stops && fates.enforcesStop ? stopAtSequences(seen, stops) : seen);
       telemetry.countUsage();
       if (outcome.clientGone || signal.aborted) {
         telemetry.finished({ status: 499, errorCode: 'canceled' });
@@ -179,9 +180,9 @@ export class ChatOrchestrator {
    * The checker of a `response_format` this family cannot take upstream (the parameter table);
    * a schema Ajv itself refuses is a 400 before the queue and any upstream call.
    */
-  private jsonAnswer(provider: ProviderId, request: ParsedChatBody): JsonAnswer | undefined {
+  private jsonAnswer(fates: FamilyParameterFates, request: ParsedChatBody): JsonAnswer | undefined {
     const format = request.parameters.responseFormat;
-    if (!format || !ENFORCED_JSON[provider]) return undefined;
+    if (!format || !fates.enforcesJson) return undefined;
     const json = new JsonAnswer(format, this.validator);
     if (json.schemaProblems().length > 0) {
       throw new GatewayError('invalid_request', {

@@ -4,9 +4,10 @@ import * as path from 'node:path';
 import fc from 'fast-check';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
 import type { GatewayError } from '../core/gateway.error';
-import { familyIds } from '../core/family-registry';
+import { familyIds, familyOf, registerFamily } from '../core/family-registry';
+import { honoured, ignored, PER_FAMILY_FIELDS } from '../core/parameter-fate';
 import { chatBodyErrors } from './chat-body-rules';
-import { CHAT_PARAMETERS, upstreamParameters } from './chat-parameters';
+import { CHAT_PARAMETERS, fateOf, parameterFatesOf, readFamilyParameters, upstreamParameters } from './chat-parameters';
 import { parseChatBody } from './chat-request.parser';
 import { normalizeTools } from './chat-tools';
 
@@ -232,8 +233,8 @@ describe('CHAT_PARAMETERS', () => {
   it('gives every row a fate and a note on every family', () => {
     for (const entry of CHAT_PARAMETERS) {
       for (const provider of familyIds()) {
-        expect(['honoured', 'enforced', 'ignored', 'refused']).toContain(entry.families[provider].fate);
-        expect(entry.families[provider].note.length).toBeGreaterThan(10);
+        expect(['honoured', 'enforced', 'ignored', 'refused']).toContain(fateOf(provider, entry.name)!.fate);
+        expect(fateOf(provider, entry.name)!.note.length).toBeGreaterThan(10);
       }
     }
   });
@@ -241,7 +242,7 @@ describe('CHAT_PARAMETERS', () => {
   it('refuses a field on every family or on none, so the parser alone refuses it', () => {
     // The parser's `unsupported` rule runs before the model is resolved and knows no family.
     const familyDependent = CHAT_PARAMETERS.flatMap((entry) => {
-      const refusing = familyIds().filter((provider) => entry.families[provider].fate === 'refused');
+      const refusing = familyIds().filter((provider) => fateOf(provider, entry.name)!.fate === 'refused');
       if (refusing.length === 0 || refusing.length === familyIds().length) return [];
       return [
         `${entry.name} is refused on ${refusing.join(', ')} only. A family-dependent refusal needs a check ` +
@@ -252,7 +253,7 @@ describe('CHAT_PARAMETERS', () => {
     });
     expect(familyDependent).toEqual([]);
     const refusedEverywhere = CHAT_PARAMETERS.filter((entry) =>
-      familyIds().every((provider) => entry.families[provider].fate === 'refused'),
+      familyIds().every((provider) => fateOf(provider, entry.name)!.fate === 'refused'),
     ).map((entry) => entry.name);
     const refusedByParser = CHAT_PARAMETERS.filter((entry) => entry.unsupported).map((entry) => entry.name);
     expect(refusedByParser).toEqual(refusedEverywhere);
@@ -369,6 +370,35 @@ describe('per-family translation', () => {
     expect(upstreamParameters('provider_a', values)).toEqual({ responseFormat: { type: 'json_object' } });
     expect(upstreamParameters('provider_b', values)).toBe(values);
     expect(upstreamParameters('provider_c', values)).toEqual({});
+  });
+
+  it('reads each family once and keeps the reading', () => {
+    expect(parameterFatesOf('provider_c')).toBe(parameterFatesOf('provider_c'));
+    expect(parameterFatesOf('provider_c')).toMatchObject({ enforcesStop: true, enforcesJson: true });
+    expect(parameterFatesOf('provider_b')).toMatchObject({ enforcesStop: false, enforcesJson: false });
+  });
+
+  it('works for a family registered beside the built-in ones, from its own declaration', () => {
+    const parameters = Object.fromEntries(
+      PER_FAMILY_FIELDS.map((name) => [name, ignored('the test upstream takes none of it')]),
+    ) as Record<(typeof PER_FAMILY_FIELDS)[number], ReturnType<typeof ignored>>;
+    registerFamily({
+      ...familyOf('provider_b'),
+      id: 'provider_test_params',
+      title: 'provider_test_params (a test)',
+      cliNames: [],
+      parameters: { ...parameters, seed: honoured('`seed`') },
+    });
+    expect(upstreamParameters('provider_test_params', values)).toEqual({ seed: 1 });
+    expect(fateOf('provider_test_params', 'n')).toEqual(fateOf('provider_a', 'n'));
+  });
+
+  it('names what a family forgot or declared that is not its to declare', () => {
+    const { stop: _forgotten, ...rest } = familyOf('provider_a').parameters;
+    const broken = { ...familyOf('provider_a'), id: 'provider_broken', parameters: { ...rest, n: ignored('x') } };
+    expect(() => readFamilyParameters(broken as never)).toThrow(
+      'family "provider_broken" declares its request-field fates wrongly (Family.parameters): "n" is not a per-family field (its fate is the shared table\'s); no fate for "stop"',
+    );
   });
 });
 

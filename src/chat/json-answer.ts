@@ -8,10 +8,10 @@ import type { ResponseFormat } from '../providers/shared/provider-adapter';
 
 /*
  * A `response_format` the gateway enforces itself, for families whose upstream has no JSON switch
- * (the parameter table in chat-parameters.ts: provider_c). The format goes to the model as a last system message; the
- * answer is buffered whole, read as one JSON object and checked with the structured route's Ajv
- * validator before anything is written, and the turn is asked again when it fails. So a client
- * gets a schema-valid object or an error, never prose passed off as JSON.
+ * (their `response_format` fate is `enforced`: chat-parameters.ts). The format goes to the model
+ * as a last system message; the answer is buffered whole, read as one JSON object and checked with
+ * the structured route's Ajv validator before anything is written, and the turn is asked again
+ * when it fails. So a client gets a schema-valid object or an error, never prose passed off as JSON.
  */
 
 /** Attempts per chat turn: one and up to 2 more, as the structured endpoint's upstream attempts. */

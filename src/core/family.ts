@@ -1,3 +1,5 @@
+import type { FamilyParameters } from './parameter-fate';
+
 /** How a family's login is made and its CLI installed: the fix its messages name. */
 export interface FamilyFix {
   readonly cli: string;
@@ -30,4 +32,11 @@ export interface Family {
   /** Other names GATEWAY_PROVIDERS takes for it: the name of the CLI whose login it uses. */
   readonly cliNames: readonly string[];
   readonly fix: FamilyFix;
+  /**
+   * Its fate (and the doc's note) for every Chat Completions field whose fate differs by family
+   * (core/parameter-fate.ts): what its upstream takes, what the chat layer does for it, what it
+   * ignores and why. The chat layer hands the adapter only the `honoured` values and does the
+   * `enforced` ones itself; docs/chat.md's table shows these as the family's column.
+   */
+  readonly parameters: FamilyParameters;
 }

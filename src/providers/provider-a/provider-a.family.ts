@@ -1,6 +1,7 @@
 import type { Family } from '../../core/family';
 import { checkProviderALogin } from '../../accounts/provider-a/provider-a.login-check';
 import { fileLogins } from '../../accounts/configured-logins';
+import { PROVIDER_A_PARAMETERS } from './provider-a.parameters';
 
 /** Codex: the ChatGPT login of the Codex CLI, on the Codex Responses backend. */
 export const providerA: Family = {
@@ -13,5 +14,6 @@ export const providerA: Family = {
     paidUsage: { name: 'Codex credits', page: 'chatgpt.com/codex/settings/usage' },
   },
   logins: (config) => fileLogins('provider_a', config.providerA.accounts, checkProviderALogin),
+  parameters: PROVIDER_A_PARAMETERS,
   adapter: () => import('./provider-a.adapter').then((module) => module.ProviderAAdapter),
 };

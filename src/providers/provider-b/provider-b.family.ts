@@ -1,6 +1,7 @@
 import type { Family } from '../../core/family';
 import { checkProviderBLogin } from '../../accounts/provider-b/provider-b.login-check';
 import { fileLogins } from '../../accounts/configured-logins';
+import { PROVIDER_B_PARAMETERS } from './provider-b.parameters';
 
 /** Gemini Code Assist: the Google login of the Gemini CLI. */
 export const providerB: Family = {
@@ -9,5 +10,6 @@ export const providerB: Family = {
   cliNames: ['gemini'],
   fix: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
   logins: (config) => fileLogins('provider_b', config.providerB.accounts, checkProviderBLogin),
+  parameters: PROVIDER_B_PARAMETERS,
   adapter: () => import('./provider-b.adapter').then((module) => module.ProviderBAdapter),
 };

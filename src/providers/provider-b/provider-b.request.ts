@@ -75,7 +75,7 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
 
 /**
  * Thoughts stay on unless the effective effort is `none`; the effort value itself is not sent.
- * Sampling fields arrive already filtered to what Code Assist honours (src/chat/chat-parameters.ts);
+ * Sampling fields arrive already filtered to what Code Assist honours (provider-b.parameters.ts);
  * a JSON `response_format` becomes `responseMimeType: "application/json"` with the client's schema
  * as `responseJsonSchema`, as Gemini CLI 0.61.0's `BaseLlmClient.generateJson` asks for JSON
  * (its Code Assist converter forwards both fields unchanged).

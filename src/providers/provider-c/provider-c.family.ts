@@ -4,6 +4,7 @@ import type { ProviderCLogin } from '../../config/app-config';
 import { accountBaseEnvironment } from '../../accounts/provider-c/provider-c.accounts';
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
 import { checkProviderCLogin } from '../../accounts/provider-c/provider-c.login-check';
+import { PROVIDER_C_PARAMETERS } from './provider-c.parameters';
 
 /** Claude Code: the `claude` CLI run as a child per turn, with its own login. */
 export const providerC: Family = {
@@ -20,5 +21,6 @@ export const providerC: Family = {
       check: (now) => checkProviderCLogin(login, { command: config.providerC.command, childEnv: base }, now),
     }));
   },
+  parameters: PROVIDER_C_PARAMETERS,
   adapter: () => import('./provider-c.adapter').then((module) => module.ProviderCAdapter),
 };

@@ -7,8 +7,8 @@ import type { ResolvedModel } from '../../core/resolved-model';
 
 /**
  * Sampling fields of the chat request. The chat layer passes an adapter only the ones its family
- * honours upstream (src/chat/chat-parameters.ts is the one statement of which), so a builder
- * forwards whatever it is given.
+ * honours upstream (the family's `parameters` declaration is the one statement of which), so a
+ * builder forwards whatever it is given.
  */
 export interface SamplingOptions {
   readonly temperature?: number;

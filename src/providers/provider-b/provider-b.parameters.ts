@@ -1,0 +1,36 @@
+import { enforced, honoured, ignored, NOTHING_STORED } from '../../core/parameter-fate';
+import type { FamilyParameters } from '../../core/parameter-fate';
+
+/*
+ * What Code Assist does with each request field whose fate differs by family (the shared rules
+ * and fates are in src/chat/chat-parameters.ts; docs/chat.md shows both). Sampling fields arrive
+ * at the request builder only when honoured here.
+ */
+
+export const PROVIDER_B_PARAMETERS: FamilyParameters = {
+  messages: honoured('`contents` and `systemInstruction`'),
+  frequency_penalty: honoured('`generationConfig.frequencyPenalty`'),
+  max_tokens: honoured(
+    '`generationConfig.maxOutputTokens` (`max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`',
+  ),
+  max_completion_tokens: honoured(
+    '`generationConfig.maxOutputTokens`; a cut answer ends with `finish_reason: "length"`',
+  ),
+  parallel_tool_calls: enforced('`false`: the gateway passes on only the first tool call of the turn'),
+  presence_penalty: honoured('`generationConfig.presencePenalty`'),
+  reasoning_effort: honoured('`none` turns thoughts off (`thinkingConfig` omitted); other values keep them on'),
+  response_format: honoured(
+    '`generationConfig.responseMimeType: "application/json"` with `responseJsonSchema` (as Gemini CLI\'s `generateJson`), or the MIME type alone for `json_object`',
+  ),
+  seed: honoured('`generationConfig.seed`'),
+  service_tier: ignored('Code Assist has one tier'),
+  stop: honoured('`generationConfig.stopSequences`'),
+  // The docs row reads the same on every family: the remark is about provider_a's wire body.
+  store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
+  temperature: honoured('`generationConfig.temperature`'),
+  tool_choice: honoured('`toolConfig.functionCallingConfig`'),
+  tools: honoured('`functionDeclarations` (schemas cleaned of keywords the backend rejects)'),
+  top_p: honoured('`generationConfig.topP`'),
+  verbosity: ignored('Code Assist has no verbosity control; the model answers at its own length'),
+  faithful: ignored("faithful mode is provider_a's"),
+};

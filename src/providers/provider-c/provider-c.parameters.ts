@@ -1,0 +1,40 @@
+import { enforced, honoured, ignored, NOTHING_STORED } from '../../core/parameter-fate';
+import type { FamilyParameters } from '../../core/parameter-fate';
+
+/*
+ * What the `claude` CLI run does with each request field whose fate differs by family (the shared
+ * rules and fates are in src/chat/chat-parameters.ts; docs/chat.md shows both). `enforced` ones
+ * are the chat layer's work: the stop cut and the held JSON answer.
+ */
+
+const SAMPLING_NOT_TAKEN =
+  "the `claude` CLI has no switch for it; IDE clients send it by default, so refusing would break them — the answer is the model's default sampling";
+/** The same cell as provider_a's: neither upstream takes an output cap. */
+const LIMIT_NOT_TAKEN =
+  "no output cap upstream (the Codex backend refuses `max_output_tokens`; the `claude` CLI has no flag) and the gateway cannot count the model's tokens to cut honestly; the answer is not shortened, `finish_reason` is the model's";
+
+export const PROVIDER_C_PARAMETERS: FamilyParameters = {
+  messages: honoured('the prompt transcript on stdin'),
+  frequency_penalty: ignored(SAMPLING_NOT_TAKEN),
+  max_tokens: ignored(LIMIT_NOT_TAKEN),
+  max_completion_tokens: ignored(LIMIT_NOT_TAKEN),
+  parallel_tool_calls: enforced('`false`: the gateway passes on only the first tool call of the turn'),
+  presence_penalty: ignored(SAMPLING_NOT_TAKEN),
+  reasoning_effort: honoured('`low`/`medium`/`high` → `--effort`; other values: no flag'),
+  response_format: enforced(
+    'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before anything is sent, then 422 `output_validation_failed`; only the JSON object is written',
+  ),
+  seed: ignored('the `claude` CLI takes no seed; determinism is best effort even on OpenAI'),
+  service_tier: ignored('the `claude` CLI has one tier'),
+  stop: enforced(
+    'the `claude` CLI has no stop flag: the gateway ends the answer before the first match, never sends the stop text, `finish_reason: "stop"`',
+  ),
+  // The docs row reads the same on every family: the remark is about provider_a's wire body.
+  store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
+  temperature: ignored(SAMPLING_NOT_TAKEN),
+  tool_choice: enforced('a rule line of the injected tool protocol; `none` disables the bridge'),
+  tools: enforced('an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls'),
+  top_p: ignored(SAMPLING_NOT_TAKEN),
+  verbosity: ignored('the `claude` CLI has no verbosity control; the model answers at its own length'),
+  faithful: ignored("faithful mode is provider_a's"),
+};
