@@ -1,3 +1,5 @@
+import type { ErrorSpec } from './error-codes';
+import { CORE_ERROR_CODES } from './error-codes';
 import type { Family } from './family';
 
 /**
@@ -6,6 +8,8 @@ import type { Family } from './family';
  * test adds one of its own with `registerFamily` before it builds the app.
  */
 let registered: Map<string, Family> | undefined;
+/** The rows of the codes the registered families declare (`Family.errors`), by code. */
+const familyErrors = new Map<string, ErrorSpec>();
 
 function known(): Map<string, Family> {
   if (registered === undefined) {
@@ -23,7 +27,12 @@ function add(into: Map<string, Family>, family: Family): void {
   if (!/^[a-z][a-z0-9_]{0,31}$/.test(family.id))
     throw new Error(`family id "${family.id}" must be lower-case letters, digits and _ (it is a metric label)`);
   if (into.has(family.id)) throw new Error(`family "${family.id}" is registered twice`);
+  const errors = Object.entries(family.errors ?? {});
+  for (const [code] of errors)
+    if (Object.hasOwn(CORE_ERROR_CODES, code) || familyErrors.has(code))
+      throw new Error(`family "${family.id}" declares error code "${code}", which another table already has`);
   into.set(family.id, family);
+  for (const [code, spec] of errors) familyErrors.set(code, spec);
 }
 
 /** Adds a family beside the built-in ones. */
@@ -42,6 +51,12 @@ export function familyIds(): string[] {
 
 export function isFamilyId(value: unknown): value is string {
   return typeof value === 'string' && known().has(value);
+}
+
+/** The row of an error code a registered family declares, if one does. */
+export function familyErrorSpec(code: string): ErrorSpec | undefined {
+  known();
+  return familyErrors.get(code);
 }
 
 /** The family of an id the gateway already checked (a configured or resolved one). */

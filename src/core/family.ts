@@ -1,6 +1,9 @@
 import type { Type } from '@nestjs/common';
 import type { ConfiguredLogin } from '../accounts/configured-logins';
 import type { AppConfig } from '../config/app-config';
+import type { ErrorCode, ErrorSpec } from './error-codes';
+import type { LoginStateKind } from './login-state';
+import type { ProviderId } from './provider-id';
 import type { ProviderAdapter } from '../providers/shared/provider-adapter';
 
 /** How a family's login is made and its CLI installed: the fix its messages name. */
@@ -14,6 +17,16 @@ export interface FamilyFix {
   readonly update?: string;
   /** What the vendor calls the paid usage it draws after the plan is spent, and where the owner manages it. */
   readonly paidUsage?: { readonly name: string; readonly page: string };
+}
+
+/** The generic parts of a family's public message (core/error-codes.ts `familyMessage`). */
+export interface FamilyMessageParts {
+  readonly provider: ProviderId;
+  readonly fix: FamilyFix;
+  /** ` (resets <ISO time>)` when the upstream reported when the limit resets, else empty. */
+  readonly reset: string;
+  /** `retry in <wait>` or `retry after the reset` when the wait is known; undefined when each message says its own. */
+  readonly retry: string | undefined;
 }
 
 /**
@@ -30,6 +43,22 @@ export interface Family {
   /** Other names GATEWAY_PROVIDERS takes for it: the name of the CLI whose login it uses. */
   readonly cliNames: readonly string[];
   readonly fix: FamilyFix;
+  /**
+   * The error codes only this family raises, with their rows as in the core table (status, OpenAI
+   * type and code, structured code, stream text, message). The registry merges them into the one
+   * lookup (`errorSpec`, `errorTable`); each code is also declared as a member of
+   * `FamilyErrorCodes` by a module augmentation beside the table, so `new GatewayError(code)`
+   * type-checks. A code may be declared once: by core or by one family.
+   */
+  readonly errors?: Readonly<Record<string, ErrorSpec>>;
+  /**
+   * The family's own wording of a code's public message, where the generic one in
+   * core/error-codes.ts `familyMessage` would not say the family's facts (a vendor's billing, a
+   * CLI's install); undefined leaves the table's message.
+   */
+  readonly messages?: { readonly [C in ErrorCode]?: (parts: FamilyMessageParts) => string | undefined };
+  /** The fix of a login state only this family reaches (its account kind refused), beside the CLI's login and install. */
+  readonly loginFixes?: { readonly [S in LoginStateKind]?: string };
   /** Logins of this family the configuration names, each with its offline check. */
   readonly logins?: (config: AppConfig) => ConfiguredLogin[];
   /**

@@ -1,4 +1,5 @@
 import type { Family } from '../../core/family';
+import { PROVIDER_C_ERRORS, PROVIDER_C_MESSAGES } from './provider-c.error-table';
 import type { ProviderCLogin } from '../../config/app-config';
 import { accountBaseEnvironment } from '../../accounts/provider-c/provider-c.accounts';
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
@@ -17,6 +18,8 @@ export const providerC: Family = {
       "run `claude update` on the gateway's machine (in the container image: rebuild it with a newer CLAUDE_CODE_PACKAGE); the next request runs the new version, no restart needed",
     paidUsage: { name: "Claude's extra usage", page: 'claude.ai/settings/usage' },
   },
+  errors: PROVIDER_C_ERRORS,
+  messages: PROVIDER_C_MESSAGES,
   logins: (config) => {
     const base = accountBaseEnvironment(config, claudeChildEnvironment(config.providerC.childEnv));
     return config.providerC.accounts.map((login: ProviderCLogin) => ({
