@@ -14,7 +14,7 @@ import { hostHeaderMiddleware, jsonBodyMiddleware } from './common/http/http-mid
 import { SseWriter } from './common/sse/sse-writer';
 import type { EventLogger } from './core/event-logger';
 import type { ErrorCode } from './core/error-codes';
-import { ERROR_CODES, structuredHttpStatus } from './core/error-codes';
+import { errorSpec, errorTable, structuredHttpStatus } from './core/error-codes';
 import { GatewayError } from './core/gateway.error';
 import { answerStructuredFailure } from './structured/structured-failure';
 import type { StructuredTelemetry } from './structured/structured-telemetry';
@@ -119,10 +119,10 @@ describe('every stage writes an error through the one writer', () => {
     };
   }
 
-  it.each(Object.keys(ERROR_CODES) as ErrorCode[])(
+  it.each([...errorTable().keys()])(
     '%s: the filter, the raw form, the structured route and the stream chunk agree with the table',
     async (code) => {
-      const spec = ERROR_CODES[code];
+      const spec = errorSpec(code);
       const error = new GatewayError(code, { provider: 'provider_a', retryAfterSeconds: 7 });
       const filtered = await answer(`/filter?code=${code}`);
       const structured = await answer(`/structured?code=${code}`);

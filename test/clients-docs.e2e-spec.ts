@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { bundledTierModel } from './support/bundled-tiers';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ERROR_CODES } from '../src/core/error-codes';
+import { errorSpec } from '../src/core/error-codes';
 import { REPO_ROOT } from './support/child-gateway';
 import { rawRequest } from './support/raw-http';
 import { fakeUpstream, READ_FILE_PARAMETERS } from './support/client-scenarios';
@@ -239,7 +239,7 @@ describe('LangChain.js ChatOpenAI on a gpt-5.6 id (docs/clients.md: use ChatOpen
       (error: unknown) => error as Error,
     );
     expect(failure.status).toBe(404);
-    expect(failure.message).toContain(ERROR_CODES.responses_api_not_served.message);
+    expect(failure.message).toContain(errorSpec('responses_api_not_served').message);
     expect(failure.message).toContain('ChatOpenAICompletions');
     expect(upstream.fake.lastBody()).toBeUndefined();
   });
@@ -249,7 +249,7 @@ describe('the Responses API paths (docs/endpoints.md)', () => {
   const root = () => baseURL.replace(/\/v1$/, '');
   const body = {
     error: {
-      message: ERROR_CODES.responses_api_not_served.message,
+      message: errorSpec('responses_api_not_served').message,
       type: 'invalid_request_error',
       code: 'not_found',
       param: null,

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { register } from 'prom-client';
 import { parse, stringify } from 'yaml';
-import { ERROR_CODES } from '../src/core/error-codes';
+import { errorTable } from '../src/core/error-codes';
 import { REPO_ROOT } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -48,8 +48,8 @@ const CLOSED_VALUES: Record<string, ReadonlySet<string>> = {
   kind: new Set(['prompt', 'completion', 'cached', 'reasoning', 'minor', 'major', 'incremental', 'weakcb']),
 };
 const CLOSED_VALUES_BY_METRIC: Record<string, Record<string, ReadonlySet<string>>> = {
-  gateway_chat_api_upstream_errors_total: { code: new Set(Object.keys(ERROR_CODES)) },
-  gateway_chat_api_upstream_retries_total: { code: new Set(Object.keys(ERROR_CODES)) },
+  gateway_chat_api_upstream_errors_total: { code: new Set(errorTable().keys()) },
+  gateway_chat_api_upstream_retries_total: { code: new Set(errorTable().keys()) },
   gateway_chat_api_queue_wait_seconds: { result: new Set(['acquired', 'bypassed', 'full', 'timeout', 'canceled']) },
 };
 

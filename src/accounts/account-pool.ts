@@ -221,7 +221,8 @@ export class AccountPool<T> implements PlanReporter {
       }
       return false;
     }
-    if (error.code === 'provider_account_unsupported') {
+    if (error.spec.refusesAccount) {
+      // The upstream refuses this kind of account: parked until the login file changes, no move.
       account.unsupportedFingerprint = account.loginFile ? (account.onDisk ?? null) : null;
       return false;
     }

@@ -1,6 +1,6 @@
 import { families, familyIds } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
-import { CODEX_CLI_VERSION } from '../core/codex-cli-version';
+import { CODEX_CLI_VERSION } from '../providers/provider-a/codex-cli-version';
 import {
   parseBoolean,
   parseDuration,

@@ -10,7 +10,7 @@ export interface ToolCallEvent {
   readonly arguments?: string;
   /** Custom kind: the raw input text. */
   readonly input?: string;
-  /** provider_b thought signature, echoed to the client as extra_content. */
+  /** A family's opaque signature of the call (a thought signature), echoed to the client as extra_content. */
   readonly thoughtSignature?: string;
 }
 

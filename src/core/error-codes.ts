@@ -3,8 +3,12 @@
  * used on chat and models routes, the structured-inference contract code, the text of the
  * in-stream error chunk, and the public message. Messages are ours; upstream text, prompts and
  * arguments never reach a client. docs/error-codes.md is checked against this table by a test.
+ *
+ * The codes every family may raise are here; a code only one family raises is a row of that
+ * family's `errors` table (core/family.ts), which the registry merges into the same lookup.
  */
-import { familyOf } from './family-registry';
+import type { FamilyMessageParts } from './family';
+import { familyOf, families } from './family-registry';
 import type { ProviderId } from './provider-id';
 
 export interface ErrorSpec {
@@ -26,6 +30,12 @@ export interface ErrorSpec {
   readonly retryAfterSeconds?: number;
   /** A failure of (or reported by) the upstream: counted in `gateway_chat_api_upstream_errors_total`. */
   readonly upstream?: true;
+  /**
+   * The upstream refuses the kind of account behind the login, not its token: the account pool
+   * marks the login `account_unsupported` until its file changes, and the turn is not moved (every
+   * login of that kind gets the same answer).
+   */
+  readonly refusesAccount?: true;
 }
 
 export type StructuredErrorCode =
@@ -62,7 +72,8 @@ export function structuredHttpStatus(spec: ErrorSpec): number {
   return spec.structuredStatus ?? structuredStatus(spec.structuredCode);
 }
 
-export const ERROR_CODES = {
+/** The codes shared by every family and the gateway itself. */
+export const CORE_ERROR_CODES = {
   // ── Gateway-side (inbound) ────────────────────────────────────────────────────────────────
   invalid_request: {
     status: 400,
@@ -193,26 +204,6 @@ export const ERROR_CODES = {
       "the gateway's upstream login is missing or was refused (not your API key); log in again with the provider's CLI on the gateway's machine",
     upstream: true,
   },
-  provider_cli_missing: {
-    status: 502,
-    type: 'upstream_error',
-    openaiCode: 'provider_cli_missing',
-    structuredCode: 'upstream_error',
-    streamText: 'upstream error',
-    message: "the provider's command-line tool is not installed on the gateway's machine",
-    upstream: true,
-  },
-  provider_account_unsupported: {
-    status: 403,
-    type: 'permission_error',
-    openaiCode: 'provider_account_unsupported',
-    structuredCode: 'auth_error',
-    structuredStatus: 401,
-    streamText: 'provider account unsupported',
-    message:
-      'the upstream no longer serves this login (Google ended Gemini CLI logins of individual accounts on Code Assist on 2026-06-18; Code Assist Standard or Enterprise with PROVIDER_B_PROJECT still works); see docs/providers.md',
-    upstream: true,
-  },
   rate_limited: {
     status: 429,
     type: 'rate_limit_error',
@@ -256,7 +247,7 @@ export const ERROR_CODES = {
       "the login's plan limit is spent and the upstream would bill paid usage, which this gateway does not allow (ACCOUNT_PAID_USAGE); retry after the reset",
     retryAfterSeconds: 3600,
   },
-  // Anthropic bills this use of a Claude subscription as a third-party app, from extra usage that is off or spent.
+  // The upstream bills this use of a subscription login as a third-party app, from paid usage that is off or spent.
   extra_usage_required: {
     status: 403,
     type: 'permission_error',
@@ -298,7 +289,8 @@ export const ERROR_CODES = {
     message: 'the upstream does not know this model',
     upstream: true,
   },
-  // provider_a model refusals (docs/providers.md "Model errors"): the model is the problem, not the request or the login.
+  // Model refusals (docs/providers.md "Model errors"): the model is the problem, not the request or the login.
+  // The family that raises one words its fix (`Family.messages`); these are the words without a family.
   model_requires_newer_client: {
     status: 400,
     type: 'invalid_request_error',
@@ -306,7 +298,7 @@ export const ERROR_CODES = {
     structuredCode: 'unsupported_model',
     streamText: 'model requires a newer client',
     message:
-      'the upstream serves this model only to a newer Codex CLI than the version this gateway claims; choose another model from GET /v1/models, or upgrade the gateway to a release that verifies a newer Codex CLI (until then an operator can claim a newer version with PROVIDER_A_CLIENT_VERSION, an unverified wire: docs/providers.md "Client version")',
+      'the upstream serves this model only to a newer client than the one this gateway runs; choose another model from GET /v1/models',
     upstream: true,
   },
   model_not_entitled: {
@@ -316,7 +308,7 @@ export const ERROR_CODES = {
     structuredCode: 'unsupported_model',
     streamText: 'model not available for this account',
     message:
-      "the upstream does not serve this model to this login's ChatGPT plan; choose another model from GET /v1/models, or use a login whose plan includes it",
+      "the upstream does not serve this model to this login's plan; choose another model from GET /v1/models, or use a login whose plan includes it",
     upstream: true,
   },
   upstream: {
@@ -398,7 +390,16 @@ export const ERROR_CODES = {
   },
 } as const satisfies Record<string, ErrorSpec>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+/**
+ * The codes families add, each declared by its family's folder as a member of this interface
+ * (a module augmentation beside the family's `errors` table), so shared code and the family's own
+ * `new GatewayError(code)` type-check while core names none of them.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the families' augmentations
+export interface FamilyErrorCodes {}
+
+export type CoreErrorCode = keyof typeof CORE_ERROR_CODES;
+export type ErrorCode = CoreErrorCode | keyof FamilyErrorCodes;
 
 /**
  * A wait in whole seconds as a person reads it: `40 s` below two minutes, then minutes (`12 min`),
@@ -417,6 +418,7 @@ export function formatWait(seconds: number): string {
  * it; undefined when the table's generic message is all there is to say. A 429's message says when
  * whenever the gateway knows: the reset the upstream reported (`resetsAt`, epoch ms) and the wait
  * its Retry-After carries (`retryAfterSeconds`: the header's own whole seconds, when not a default).
+ * A family words a code its own way through `Family.messages`, given the same parts.
  */
 export function familyMessage(
   code: ErrorCode,
@@ -425,7 +427,8 @@ export function familyMessage(
   retryAfterSeconds?: number,
 ): string | undefined {
   if (provider === undefined) return undefined;
-  const fix = familyOf(provider).fix;
+  const family = familyOf(provider);
+  const fix = family.fix;
   const reset =
     resetsAt !== undefined && Number.isFinite(resetsAt) ? ` (resets ${new Date(resetsAt).toISOString()})` : '';
   // The retry clause when the wait is known (a moved turn's is the pool's, not this login's reset);
@@ -436,17 +439,13 @@ export function familyMessage(
       : reset === ''
         ? undefined
         : 'retry after the reset';
+  const own = family.messages?.[code];
+  if (own !== undefined) return own({ provider, fix, reset, retry });
   switch (code) {
     case 'auth':
       return `${provider} has no usable ${fix.cli} login on the gateway (this is not about your API key): ${fix.login}; the gateway picks the new login up without a restart`;
-    case 'provider_cli_missing':
-      return fix.install
-        ? `${provider} needs the ${fix.cli} on the gateway's machine and cannot find it: ${fix.install}`
-        : undefined;
     case 'usage_credit_exhausted':
-      return provider === 'provider_c'
-        ? `${provider}: the usage credit of this ${fix.cli} login is used up${reset} (the Anthropic API answered that its credit balance is too low); ${retry ?? 'wait for the reset'}, add usage credits to that account, or add another login`
-        : `${provider}: the usage credit of this ${fix.cli} login is used up${reset}; ${retry ?? 'wait for the reset'} or add another login`;
+      return `${provider}: the usage credit of this ${fix.cli} login is used up${reset}; ${retry ?? 'wait for the reset'} or add another login`;
     case 'usage_limit':
       return `${provider}: this ${fix.cli} login reached its usage limit${reset}; ${retry ?? 'retry after the reset'}, or add another login`;
     case 'rate_limited':
@@ -455,15 +454,54 @@ export function familyMessage(
       return fix.paidUsage
         ? `${provider}: this ${fix.cli} login's plan limit is spent${reset} and the upstream would now bill ${fix.paidUsage.name}, which this gateway does not spend unless the operator sets ACCOUNT_PAID_USAGE=allow; ${retry ?? 'retry after the reset'}, add another login, or manage paid usage at ${fix.paidUsage.page}`
         : undefined;
-    case 'extra_usage_required':
-      return provider === 'provider_c' && fix.paidUsage
-        ? `${provider}: Anthropic bills this use of the ${fix.cli} login as a third-party app, from ${fix.paidUsage.name}, which is off or spent on that account; the account owner can turn it on or add more at ${fix.paidUsage.page}, or use another model family (not retried)`
-        : undefined;
     default:
       return undefined;
   }
 }
 
+/** The row of a code: the core table's, or the family's that declares it. */
+declare module './family' {
+  interface Family {
+    /**
+     * The error codes only this family raises, with their rows as in the core table (status, OpenAI
+     * type and code, structured code, stream text, message). `errorSpec` and `errorTable` read them
+     * beside the core table; each code is also declared as a member of `FamilyErrorCodes` by a
+     * module augmentation beside the table, so `new GatewayError(code)` type-checks. A code may be
+     * declared once: by core or by one family.
+     */
+    readonly errors?: Readonly<Record<string, ErrorSpec>>;
+    /**
+     * The family's own wording of a code's public message, where the generic one in `familyMessage`
+     * would not say the family's facts (a vendor's billing, a CLI's install); undefined leaves the
+     * table's message.
+     */
+    readonly messages?: { readonly [C in ErrorCode]?: (parts: FamilyMessageParts) => string | undefined };
+  }
+}
+
+/** The row of a code a registered family declares. */
+function familyErrorSpec(code: string): ErrorSpec | undefined {
+  for (const family of families()) {
+    const spec = family.errors?.[code];
+    if (spec !== undefined) return spec;
+  }
+  return undefined;
+}
+
 export function errorSpec(code: ErrorCode): ErrorSpec {
-  return ERROR_CODES[code];
+  const spec = (CORE_ERROR_CODES as Readonly<Record<string, ErrorSpec>>)[code] ?? familyErrorSpec(code);
+  if (spec === undefined) throw new Error(`no error code "${code}" is declared`);
+  return spec;
+}
+
+/** Every code with its row: the core table's, then each registered family's (docs/error-codes.md lists them all). */
+export function errorTable(): ReadonlyMap<ErrorCode, ErrorSpec> {
+  const table = new Map<ErrorCode, ErrorSpec>(Object.entries(CORE_ERROR_CODES) as [ErrorCode, ErrorSpec][]);
+  for (const family of families())
+    for (const [code, spec] of Object.entries(family.errors ?? {})) {
+      if (table.has(code as ErrorCode))
+        throw new Error(`family "${family.id}" declares error code "${code}", which another table already has`);
+      table.set(code as ErrorCode, spec);
+    }
+  return table;
 }

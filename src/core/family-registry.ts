@@ -12,6 +12,10 @@ export function registerFamily(family: Family): void {
   if (!/^[a-z][a-z0-9_]{0,31}$/.test(family.id))
     throw new Error(`family id "${family.id}" must be lower-case letters, digits and _ (it is a metric label)`);
   if (registered.has(family.id)) throw new Error(`family "${family.id}" is registered twice`);
+  for (const code of Object.keys(family.errors ?? {}))
+    for (const other of registered.values())
+      if (other.errors?.[code] !== undefined)
+        throw new Error(`family "${family.id}" declares error code "${code}", which family "${other.id}" already has`);
   registered.set(family.id, family);
 }
 

@@ -1,4 +1,5 @@
 import type { FamilyParameters } from './parameter-fate';
+import type { ProviderId } from './provider-id';
 
 /** How a family's login is made and its CLI installed: the fix its messages name. */
 export interface FamilyFix {
@@ -11,6 +12,16 @@ export interface FamilyFix {
   readonly update?: string;
   /** What the vendor calls the paid usage it draws after the plan is spent, and where the owner manages it. */
   readonly paidUsage?: { readonly name: string; readonly page: string };
+}
+
+/** The generic parts of a family's public message (core/error-codes.ts `familyMessage`). */
+export interface FamilyMessageParts {
+  readonly provider: ProviderId;
+  readonly fix: FamilyFix;
+  /** ` (resets <ISO time>)` when the upstream reported when the limit resets, else empty. */
+  readonly reset: string;
+  /** `retry in <wait>` or `retry after the reset` when the wait is known; undefined when each message says its own. */
+  readonly retry: string | undefined;
 }
 
 /**

@@ -36,7 +36,7 @@ export interface UpstreamCause {
   /** The upstream's error code or reason (`usage_limit_reached`, `QUOTA_EXHAUSTED`, …). */
   readonly code?: string;
   readonly message?: string;
-  /** A child's exit code (provider_c); null when a signal ended it. */
+  /** The exit code of a family's CLI run as a child process; null when a signal ended it. */
   readonly exitCode?: number | null;
   readonly exitSignal?: string | null;
 }

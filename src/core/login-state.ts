@@ -12,8 +12,8 @@ import type { ProviderId } from './provider-id';
  * - `unusable`: a file that cannot serve (unreadable, no tokens, expired without a refresh token)
  * - `refresh_refused`: the token endpoint or the upstream refused this login (seen on a request or
  *   a background refresh); only a new login fixes it
- * - `account_unsupported`: provider_b's Code Assist does not serve this account (seen on a request)
- * - `cli_missing`: provider_c's `claude` executable cannot be found
+ * - `account_unsupported`: the upstream does not serve this kind of account (seen on a request)
+ * - `cli_missing`: the CLI a family runs as a child process cannot be found
  */
 export const LOGIN_STATES = [
   'usable',
@@ -27,13 +27,20 @@ export const LOGIN_STATES = [
 
 export type LoginStateKind = (typeof LOGIN_STATES)[number];
 
+declare module './family' {
+  interface Family {
+    /** The fix of a login state only this family reaches (its account kind refused), beside the CLI's login and install. */
+    readonly loginFixes?: { readonly [S in LoginStateKind]?: string };
+  }
+}
+
 /** One login's state; `reason` is a closed, secret-free word or two (never a path's content, a token or an e-mail). */
 export interface LoginCheck {
   readonly state: LoginStateKind;
   readonly reason?: string;
   /** When the login's access token expires (epoch ms), where its file says. */
   readonly expiresAt?: number;
-  /** The installed CLI's version as it reports it, for a family that runs one (provider_c: `claude --version`). */
+  /** The installed CLI's version as it reports it, for a family that runs one (as its `--version` prints it). */
   readonly cliVersion?: string;
 }
 
@@ -42,19 +49,20 @@ export function isUsable(state: LoginStateKind): boolean {
   return state === 'usable' || state === 'expired_refreshable';
 }
 
-/** The one thing to do about a login in this state, or undefined when there is nothing to do. */
+/**
+ * The one thing to do about a login in this state, or undefined when there is nothing to do: the
+ * family's own fix for the state (`Family.loginFixes`), else its CLI's install or login.
+ */
 export function loginFix(provider: ProviderId, state: LoginStateKind): string | undefined {
-  const fix = familyOf(provider).fix;
+  const family = familyOf(provider);
   switch (state) {
     case 'usable':
     case 'expired_refreshable':
       return undefined;
     case 'cli_missing':
-      return fix.install;
-    case 'account_unsupported':
-      return 'use a Gemini Code Assist Standard or Enterprise licence with PROVIDER_B_PROJECT, or another family (docs/providers.md#who-can-use-provider_b)';
+      return family.loginFixes?.cli_missing ?? family.fix.install;
     default:
-      return fix.login;
+      return family.loginFixes?.[state] ?? family.fix.login;
   }
 }
 

@@ -2,16 +2,15 @@ import type { EventLogger } from './event-logger';
 
 /**
  * What one login's subscription plan has left, as its upstream reported it: the plan's usage
- * windows and the paid usage (Anthropic's extra usage, Codex credits) that the vendor draws once
- * the plan is spent. Every family turns what its upstream sends (response headers, stream events,
+ * windows and the paid usage (extra usage, credits) that the vendor draws once the plan is spent. Every family turns what its upstream sends (response headers, stream events,
  * the CLI's `rate_limit_event`, the vendor's own usage endpoint) into this one shape, and the
  * account pool keeps the latest per login (docs/providers.md "What each vendor meters, and what
  * the gateway does about it").
  */
 
-/** One usage window of a plan (Codex primary/secondary, Claude five_hour/seven_day, a Gemini quota bucket). */
+/** One usage window of a plan (a rolling window of hours or days, or one model's quota bucket). */
 export interface PlanWindow {
-  /** The vendor's name for the window, e.g. `primary`, `five_hour`, or a Gemini model id. */
+  /** The vendor's name for the window (its own word for it, or the model id of a per-model bucket). */
   readonly name: string;
   /** Share of the window used, 0..1 (above 1 when the upstream overshoots); undefined when not reported. */
   readonly usedRatio?: number;
@@ -20,13 +19,13 @@ export interface PlanWindow {
   /** When the window resets, epoch ms, when reported. */
   readonly resetsAt?: number;
   /**
-   * The window limits this one model only (a Gemini quota bucket): spending it leaves the login's
+   * The window limits this one model only (a per-model quota bucket): spending it leaves the login's
    * other models served, so it neither spends the plan nor steers new chats.
    */
   readonly model?: string;
 }
 
-/** What the vendor calls the paid usage it draws after the plan: Claude's extra usage, Codex credits. */
+/** The kind of paid usage a vendor draws after the plan: extra usage billed on top, or prepaid credits. */
 export type PaidUsageKind = 'extra_usage' | 'credits';
 
 /** The paid usage behind a plan, as far as the upstream said. Every field is optional: vendors say part of it. */
@@ -36,7 +35,7 @@ export interface PaidUsage {
   readonly available?: boolean;
   /** The turn that reported this drew, or is drawing, paid usage. */
   readonly inUse?: boolean;
-  /** The vendor's balance as it wrote it (Codex credits); shown, never computed with. */
+  /** The vendor's balance as it wrote it (credits); shown, never computed with. */
   readonly balance?: string;
   /** Why paid usage is unavailable, in the vendor's word (`out_of_credits`, `org_level_disabled`). */
   readonly disabledReason?: string;
@@ -48,11 +47,11 @@ export interface PlanReport {
   readonly windows: readonly PlanWindow[];
   readonly paid?: PaidUsage;
   /**
-   * The plan itself is spent (Claude's unified status `rejected`, a Codex window at 100 %, a
-   * Gemini bucket at 0): what still gets served is paid usage, or nothing.
+   * The plan itself is spent (the upstream says it rejects on the plan, a window at 100 %, a quota
+   * bucket at 0): what still gets served is paid usage, or nothing.
    */
   readonly planSpent?: boolean;
-  /** The vendor's plan name when it says one (Codex `plan_type`). */
+  /** The vendor's plan name when it says one. */
   readonly planType?: string;
   /** Where it came from: an answer to a turn, or the vendor's usage endpoint. */
   readonly source: 'turn' | 'usage_endpoint';

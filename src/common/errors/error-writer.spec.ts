@@ -1,7 +1,5 @@
-import type { ErrorCode } from '../../core/error-codes';
-import { ERROR_CODES, errorSpec } from '../../core/error-codes';
+import { errorSpec, errorTable } from '../../core/error-codes';
 import { familyIds, familyOf } from '../../core/family-registry';
-import type { ProviderId } from '../../core/provider-id';
 import { GatewayError } from '../../core/gateway.error';
 import { errorAnswer, rawErrorResponse, streamErrorContent } from './error-writer';
 
@@ -157,7 +155,7 @@ describe('failures of a known family name the fix', () => {
 describe('every 429 says when', () => {
   const families = familyIds();
   /** The 429s an upstream family answers with, and the gateway's own refusals on a login's behalf. */
-  const familyCodes = (Object.keys(ERROR_CODES) as ErrorCode[]).filter(
+  const familyCodes = [...errorTable().keys()].filter(
     (code) => errorSpec(code).status === 429 && !code.startsWith('queue_'),
   );
 

@@ -24,7 +24,7 @@ import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import { buildExtractionBody } from './provider-a.extraction';
 import { CodexClient, codexClient } from './provider-a.client';
-import { CODEX_CLI_VERSION } from '../../core/codex-cli-version';
+import { CODEX_CLI_VERSION } from './codex-cli-version';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
 import {
   buildChatBody,

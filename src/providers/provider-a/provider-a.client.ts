@@ -1,5 +1,5 @@
 import * as zlib from 'node:zlib';
-import { CODEX_CLI_VERSION } from '../../core/codex-cli-version';
+import { CODEX_CLI_VERSION } from './codex-cli-version';
 import { CODEX_ORIGINATOR } from './provider-a.constants';
 
 /**

@@ -1,6 +1,6 @@
-import { errorSpec } from '../../core/error-codes';
 import { GatewayError } from '../../core/gateway.error';
 import type { PlanWindow } from '../../core/plan-usage';
+import { MODEL_REFUSAL_FIX } from './provider-a.error-table';
 import { exhaustedWindowResetSeconds } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
@@ -213,22 +213,16 @@ function modelRefusal(
 }
 
 /** The internal codes that mean "this model is not served to this login" (see `modelRefusal`). */
-export const MODEL_REFUSAL_CODES: ReadonlySet<string> = new Set([
-  'model_requires_newer_client',
-  'model_not_entitled',
-  'not_found',
-]);
+export const MODEL_REFUSAL_CODES: ReadonlySet<string> = new Set(Object.keys(MODEL_REFUSAL_FIX));
 
-/** What to do, per model refusal, after the table's words. */
-const NOT_FOUND_FIX =
-  'the upstream does not know this model or no longer serves it to this login; choose another model from GET /v1/models';
+const isModelRefusal = (code: string): code is keyof typeof MODEL_REFUSAL_FIX => MODEL_REFUSAL_CODES.has(code);
 
 /**
  * A model refusal with the model named in its message (the id the gateway sent upstream, cut at
  * 128 characters); any other error as it is.
  */
 export function namingModel(error: unknown, upstreamModel: string): unknown {
-  if (!(error instanceof GatewayError) || !MODEL_REFUSAL_CODES.has(error.code)) return error;
-  const what = error.code === 'not_found' ? NOT_FOUND_FIX : errorSpec(error.code).message;
+  if (!(error instanceof GatewayError) || !isModelRefusal(error.code)) return error;
+  const what = MODEL_REFUSAL_FIX[error.code];
   return error.with({ publicMessage: `model ${JSON.stringify(upstreamModel.slice(0, 128))}: ${what}` });
 }

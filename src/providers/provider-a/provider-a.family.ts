@@ -1,4 +1,5 @@
 import type { Family } from '../../core/family';
+import { PROVIDER_A_MESSAGES } from './provider-a.error-table';
 import { checkProviderALogin } from '../../accounts/provider-a/provider-a.login-check';
 import { fileLogins } from '../../accounts/configured-logins';
 import { PROVIDER_A_PARAMETERS } from './provider-a.parameters';
@@ -13,6 +14,7 @@ export const providerA: Family = {
     login: "run `codex login` on the gateway's machine",
     paidUsage: { name: 'Codex credits', page: 'chatgpt.com/codex/settings/usage' },
   },
+  messages: PROVIDER_A_MESSAGES,
   logins: (config) => fileLogins('provider_a', config.providerA.accounts, checkProviderALogin),
   parameters: PROVIDER_A_PARAMETERS,
   adapter: () => import('./provider-a.adapter').then((module) => module.ProviderAAdapter),

@@ -1,4 +1,5 @@
 import type { Family } from '../../core/family';
+import { PROVIDER_B_ERRORS } from './provider-b.error-table';
 import { checkProviderBLogin } from '../../accounts/provider-b/provider-b.login-check';
 import { fileLogins } from '../../accounts/configured-logins';
 import { PROVIDER_B_PARAMETERS } from './provider-b.parameters';
@@ -9,6 +10,11 @@ export const providerB: Family = {
   title: 'provider_b (Gemini Code Assist)',
   cliNames: ['gemini'],
   fix: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
+  errors: PROVIDER_B_ERRORS,
+  loginFixes: {
+    account_unsupported:
+      'use a Gemini Code Assist Standard or Enterprise licence with PROVIDER_B_PROJECT, or another family (docs/providers.md#who-can-use-provider_b)',
+  },
   logins: (config) => fileLogins('provider_b', config.providerB.accounts, checkProviderBLogin),
   parameters: PROVIDER_B_PARAMETERS,
   adapter: () => import('./provider-b.adapter').then((module) => module.ProviderBAdapter),

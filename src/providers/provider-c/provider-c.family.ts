@@ -1,4 +1,5 @@
 import type { Family } from '../../core/family';
+import { PROVIDER_C_ERRORS, PROVIDER_C_MESSAGES } from './provider-c.error-table';
 import { PROVIDER_C_FIX } from './provider-c.fix';
 import type { ProviderCLogin } from '../../config/app-config';
 import { accountBaseEnvironment } from '../../accounts/provider-c/provider-c.accounts';
@@ -12,6 +13,8 @@ export const providerC: Family = {
   title: 'provider_c (Claude Code)',
   cliNames: ['claude'],
   fix: PROVIDER_C_FIX,
+  errors: PROVIDER_C_ERRORS,
+  messages: PROVIDER_C_MESSAGES,
   logins: (config) => {
     const base = accountBaseEnvironment(config, claudeChildEnvironment(config.providerC.childEnv));
     return config.providerC.accounts.map((login: ProviderCLogin) => ({

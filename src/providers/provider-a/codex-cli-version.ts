@@ -3,6 +3,6 @@
  * (oracles/package.json `@openai/codex`, test/fixtures/codex-oracle/). PROVIDER_A_CLIENT_VERSION
  * may claim a newer one (docs/providers.md "Client version"); the wire stays this release's.
  * Moving to a new CLI release is this line plus a new capture (scripts/capture-codex-oracle.mjs).
- * In core because the settings table shows it as that setting's default.
+ * The settings table shows it as that setting's default.
  */
 export const CODEX_CLI_VERSION = '0.171.0';

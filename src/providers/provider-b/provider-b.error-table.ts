@@ -1,0 +1,23 @@
+import type { ErrorSpec } from '../../core/error-codes';
+
+/** The error codes only provider_b raises (docs/error-codes.md), merged into the one table by the registry. */
+export const PROVIDER_B_ERRORS = {
+  // Code Assist refuses the kind of Google account, not its token: logging in again does not help.
+  provider_account_unsupported: {
+    status: 403,
+    type: 'permission_error',
+    openaiCode: 'provider_account_unsupported',
+    structuredCode: 'auth_error',
+    structuredStatus: 401,
+    streamText: 'provider account unsupported',
+    message:
+      'the upstream no longer serves this login (Google ended Gemini CLI logins of individual accounts on Code Assist on 2026-06-18; Code Assist Standard or Enterprise with PROVIDER_B_PROJECT still works); see docs/providers.md',
+    upstream: true,
+    refusesAccount: true,
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+declare module '../../core/error-codes' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the codes are the table's keys
+  interface FamilyErrorCodes extends Record<keyof typeof PROVIDER_B_ERRORS, true> {}
+}
