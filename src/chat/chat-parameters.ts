@@ -470,14 +470,15 @@ export const CHECKED_PARAMETERS: ReadonlyMap<string, ChatParameter> = new Map(
   ]),
 );
 
-const byFamily = <T>(make: (provider: ProviderId) => T): Record<ProviderId, T> =>
-  Object.fromEntries(familyIds().map((provider) => [provider, make(provider)])) as Record<ProviderId, T>;
+/** One value per family registered when this module loaded; a family registered later has none. */
+const byFamily = <T>(make: (provider: ProviderId) => T): Partial<Record<ProviderId, T>> =>
+  Object.fromEntries(familyIds().map((provider) => [provider, make(provider)]));
 
 /** Per family: the value keys an adapter receives (fate `honoured`). */
 const HONOURED_KEYS = byFamily(
   (provider) =>
     new Set(
-      CHAT_PARAMETERS.filter((entry) => entry.key && entry.families[provider].fate === 'honoured').map(
+      CHAT_PARAMETERS.filter((entry) => entry.key && entry.families[provider]?.fate === 'honoured').map(
         (entry) => entry.key!,
       ),
     ),
@@ -492,9 +493,12 @@ export const ENFORCED_STOP = byFamily((provider) => fateOf(provider, 'stop')?.fa
 /** Per family: whether the chat layer holds the answer to `response_format` itself (json-answer.ts). */
 export const ENFORCED_JSON = byFamily((provider) => fateOf(provider, 'response_format')?.fate === 'enforced');
 
+const NONE_HONOURED: ReadonlySet<ParameterKey> = new Set();
+
 /** Only the values this family honours upstream; the same object when nothing is dropped. */
 export function upstreamParameters(provider: ProviderId, values: ChatParameterValues): ChatParameterValues {
-  const honouredKeys = HONOURED_KEYS[provider];
+  // A family the table has no column for honours none.
+  const honouredKeys = HONOURED_KEYS[provider] ?? NONE_HONOURED;
   let kept: Record<string, unknown> | undefined;
   for (const key in values) {
     if (honouredKeys.has(key as ParameterKey)) continue;
