@@ -195,4 +195,22 @@ describe('a family registered by a test runs end to end on the shared machinery'
     const next = await chat({ messages: [{ role: 'user', content: 'another chat' }] });
     expect(((await next.json()) as Json).choices[0].message.content).toBe(echoAnswer('second', 'another chat'));
   });
+
+  it('answers 429 with the earliest reset, in the family words, once both logins reached their usage limit', async () => {
+    await start();
+    upstream().refuse('first', { status: 429, code: 'usage_limit', resetsInSeconds: 900 });
+    upstream().refuse('second', { status: 429, code: 'usage_limit', resetsInSeconds: 300 });
+    const response = await chat();
+    expect(response.status).toBe(429);
+    expect(askedLogins()).toEqual(['first', 'second']);
+    // The wait is the pool's: the second login's reset comes first.
+    expect(response.headers.get('retry-after')).toBe('300');
+    expect(((await response.json()) as Json).error).toEqual({
+      type: 'rate_limit_error',
+      code: 'usage_limit_reached',
+      param: null,
+      message: 'echo: this Echo CLI login reached its usage limit; retry in 5 min, or add another login',
+    });
+    expect((await accounts()).map((entry) => entry.state)).toEqual(['cooling', 'cooling']);
+  });
 });
