@@ -386,6 +386,7 @@ describe('per-family translation', () => {
       ...familyOf('provider_b'),
       id: 'provider_test_params',
       title: 'provider_test_params (a test)',
+      errors: undefined,
       cliNames: [],
       parameters: { ...parameters, seed: honoured('`seed`') },
     });

@@ -50,7 +50,7 @@ describe(loadConfig.name, () => {
         faithfulProfilePath: undefined,
         modelsRefreshMs: 15 * 60_000,
         wire: 'auto',
-        clientVersion: '0.171.0',
+        clientVersion: undefined,
       });
       expect(config.customToolWire).toBe('function');
       expect(config.accounts).toEqual({

@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import type { DefaultedSettingName, ParsedOf, SettingName } from './settings';
 import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
 import { BUILT_IN_FAMILIES } from '../families';
+import { CODEX_CLI_VERSION } from '../providers/provider-a/codex-cli-version';
+import { codexClient } from '../providers/provider-a/provider-a.client';
 import { familyIds } from '../core/family-registry';
 import { ModelCatalog } from '../models/model-catalog';
 import { loadFaithfulProfile } from '../providers/provider-a/provider-a.faithful-profile';
@@ -90,6 +92,11 @@ describe('SETTINGS', () => {
    * each held to what its text says by what the loader resolves when the setting is unset.
    */
   const COMPUTED_DEFAULTS: Record<string, (defaultText: string) => void> = {
+    PROVIDER_A_CLIENT_VERSION: (text) => {
+      expect(text).toBe('the Codex CLI release the gateway verifies (docs/providers.md)');
+      expect(loadConfig({}).providerA.clientVersion).toBeUndefined();
+      expect(codexClient(undefined).version).toBe(CODEX_CLI_VERSION);
+    },
     GATEWAY_PROVIDERS: (text) => {
       expect(text).toBe('every built-in family, in the order of src/families.ts');
       expect(loadConfig({}).enabledProviders).toEqual(BUILT_IN_FAMILIES.map((family) => family.id));

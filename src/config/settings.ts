@@ -1,6 +1,5 @@
 import { families, familyIds } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
-import { CODEX_CLI_VERSION } from '../providers/provider-a/codex-cli-version';
 import {
   parseBoolean,
   parseDuration,
@@ -411,7 +410,7 @@ const SETTING_ROWS = [
   setting(
     'PROVIDER_A_CLIENT_VERSION',
     'providerA.clientVersion',
-    CODEX_CLI_VERSION,
+    derived('the Codex CLI release the gateway verifies (docs/providers.md)'),
     'Codex CLI version provider_a claims (model list client_version, User-Agent). Only to reach models the backend serves to a newer CLI before a gateway release verifies it: the wire stays that of the default version, unverified; a warning is logged at startup. See docs/providers.md.',
     parseClientVersion,
   ),

@@ -25,12 +25,21 @@ export const BUILT_IN_CATALOG_PATH = path.join(__dirname, 'catalog.json');
 /** Unix seconds reported as `created` for every model (the catalog's publication date). */
 export const CATALOG_CREATED = 1767225600;
 
-/** Defaults for an explicit `provider_x/<model>` passthrough id (docs/upstream/provider-a.md §8, docs/upstream/provider-b.md §11, docs/upstream/provider-c.md §9). */
-const PASSTHROUGH_DEFAULTS: Record<ProviderId, { effort: string | null; verbosity: string | null }> = {
+/**
+ * Defaults for an explicit `provider_x/<model>` passthrough id (docs/upstream/provider-a.md §8,
+ * docs/upstream/provider-b.md §11, docs/upstream/provider-c.md §9). A family not listed here sends
+ * neither (NO_PASSTHROUGH_DEFAULTS).
+ */
+const PASSTHROUGH_DEFAULTS: Partial<Record<ProviderId, PassthroughDefaults>> = {
   provider_a: { effort: 'medium', verbosity: 'medium' },
   provider_b: { effort: 'medium', verbosity: null },
   provider_c: { effort: null, verbosity: null },
 };
+interface PassthroughDefaults {
+  readonly effort: string | null;
+  readonly verbosity: string | null;
+}
+const NO_PASSTHROUGH_DEFAULTS: PassthroughDefaults = { effort: null, verbosity: null };
 
 /** docs/upstream/provider-c.md §9: drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`. */
 function passthroughUpstreamModel(provider: ProviderId, model: string): string {
@@ -237,7 +246,7 @@ export class ModelCatalog {
       return resolveEntry(entry, overrides);
     }
     const slash = id.indexOf('/');
-    const provider = (slash > 0 ? id.slice(0, slash) : '') as ProviderId;
+    const provider = slash > 0 ? id.slice(0, slash) : '';
     const model = id.slice(slash + 1).trim();
     if (!isFamilyId(provider) || model === '' || !this.isEnabled(provider)) return undefined;
     // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
@@ -245,7 +254,7 @@ export class ModelCatalog {
       (row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts,
     );
     checkEffort(id, this.effortsOf(model) ?? known?.reasoning_efforts, overrides.reasoningEffort);
-    const defaults = PASSTHROUGH_DEFAULTS[provider];
+    const defaults = PASSTHROUGH_DEFAULTS[provider] ?? NO_PASSTHROUGH_DEFAULTS;
     return {
       requestedId: id,
       catalogId: null,
@@ -292,8 +301,7 @@ function validateEntry(row: unknown): string | undefined {
   if (typeof row !== 'object' || row === null) return 'must be an object';
   const entry = row as Record<string, unknown>;
   if (typeof entry.id !== 'string' || entry.id.trim() === '') return 'needs a non-empty "id"';
-  if (!isFamilyId(entry.provider))
-    return `has an unknown "provider" (allowed: ${familyIds().join(', ')})`;
+  if (!isFamilyId(entry.provider)) return `has an unknown "provider" (allowed: ${familyIds().join(', ')})`;
   if (typeof entry.upstream_model !== 'string' || entry.upstream_model === '')
     return 'needs a non-empty "upstream_model"';
   for (const key of ['reasoning_effort', 'verbosity']) {

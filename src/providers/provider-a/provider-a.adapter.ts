@@ -90,7 +90,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     this.transport = transportForUrl(config.providerA.url);
     this.client = codexClient(config.providerA.clientVersion);
     this.accounts = createProviderAPool(config, pools, this.proxy, this.client);
-    if (config.providerA.clientVersion !== CODEX_CLI_VERSION) {
+    if (config.providerA.clientVersion !== undefined && config.providerA.clientVersion !== CODEX_CLI_VERSION) {
       // Once, at startup: the operator claims a version whose wire nobody compared with the gateway's.
       logger?.warn(
         {

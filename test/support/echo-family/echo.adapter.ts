@@ -1,0 +1,64 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Type } from '@nestjs/common';
+import type { AccountPool } from '../../../src/accounts/account-pool';
+import { AccountPools } from '../../../src/accounts/account-pools';
+import type { AppConfig } from '../../../src/config/app-config';
+import { APP_CONFIG } from '../../../src/config/config.tokens';
+import type { ChatEvent } from '../../../src/core/chat-event';
+import { runFamilyTurn } from '../../../src/providers/shared/family-turn';
+import type { CallContext, ChatRequest, ProviderAdapter } from '../../../src/providers/shared/provider-adapter';
+import type { EchoFamilyOptions } from './echo.family';
+import type { EchoLogin } from './echo.upstream';
+import { EchoUpstream } from './echo.upstream';
+
+/** The whole-turn bound of an echo turn: a hang guard, as a built-in family's PROVIDER_*_TIMEOUT. */
+const ECHO_TURN_TIMEOUT_MS = 60_000;
+
+/**
+ * The echo family's adapter class for one declaration: Nest builds it (the providers module's
+ * factory, as for every enabled family) with the shared account pools, and it builds its pool
+ * of the declared logins there, as provider_b's adapter does with its Gemini logins. A turn runs
+ * on the shared family turn: the chat's login, the runner's retries and its one move to another
+ * login.
+ */
+export function echoAdapterClass(options: EchoFamilyOptions): Type<ProviderAdapter> {
+  @Injectable()
+  class EchoAdapter implements ProviderAdapter {
+    readonly id = options.id;
+    private readonly accounts: AccountPool<EchoLogin>;
+
+    constructor(
+      @Inject(APP_CONFIG) private readonly config: AppConfig,
+      @Inject(AccountPools) pools: AccountPools,
+    ) {
+      this.accounts = pools.create(
+        options.id,
+        options.logins.map(({ alias, token }) => ({ alias, handle: { token } })),
+      );
+    }
+
+    stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+      return this.run(request, context, true);
+    }
+
+    complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+      return this.run(request, context, false);
+    }
+
+    private async run(
+      request: ChatRequest,
+      context: CallContext,
+      streaming: boolean,
+    ): Promise<AsyncIterable<ChatEvent>> {
+      const turn = await runFamilyTurn(new EchoUpstream(options.id, options.url, request, streaming), {
+        pool: this.accounts,
+        chat: request.conversationId,
+        timeoutMs: ECHO_TURN_TIMEOUT_MS,
+        idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
+        context,
+      });
+      return turn.events;
+    }
+  }
+  return EchoAdapter;
+}
