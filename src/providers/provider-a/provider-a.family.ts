@@ -14,4 +14,5 @@ export const providerA: Family = {
   },
   logins: (config) => fileLogins('provider_a', config.providerA.accounts, checkProviderALogin),
   adapter: () => import('./provider-a.adapter').then((module) => module.ProviderAAdapter),
+  readPlan: (read) => import('./provider-a.plan-check').then((module) => module.readProviderAPlan(read)),
 };

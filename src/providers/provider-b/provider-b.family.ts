@@ -10,4 +10,5 @@ export const providerB: Family = {
   fix: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
   logins: (config) => fileLogins('provider_b', config.providerB.accounts, checkProviderBLogin),
   adapter: () => import('./provider-b.adapter').then((module) => module.ProviderBAdapter),
+  readPlan: (read) => import('./provider-b.plan-check').then((module) => module.readProviderBPlan(read)),
 };

@@ -27,4 +27,5 @@ export const providerC: Family = {
     }));
   },
   adapter: () => import('./provider-c.adapter').then((module) => module.ProviderCAdapter),
+  readPlan: (read) => import('./provider-c.plan-check').then((module) => module.readProviderCPlan(read)),
 };
