@@ -1,9 +1,6 @@
 import type { Type } from '@nestjs/common';
 import type { ConfiguredLogin } from '../accounts/configured-logins';
-import type { UpstreamProxy } from '../common/egress/upstream-proxy';
 import type { AppConfig } from '../config/app-config';
-import type { EventLogger } from './event-logger';
-import type { PlanReport } from './plan-usage';
 import type { ProviderAdapter } from '../providers/shared/provider-adapter';
 
 /** How a family's login is made and its CLI installed: the fix its messages name. */
@@ -17,16 +14,6 @@ export interface FamilyFix {
   readonly update?: string;
   /** What the vendor calls the paid usage it draws after the plan is spent, and where the owner manages it. */
   readonly paidUsage?: { readonly name: string; readonly page: string };
-}
-
-/** One login's usage read for the setup check: the login, and the proxy and deadline it is read on. */
-export interface PlanRead {
-  readonly config: AppConfig;
-  /** The login's alias among the family's configured logins. */
-  readonly alias: string;
-  readonly proxy: UpstreamProxy;
-  readonly signal: AbortSignal;
-  readonly logger: EventLogger;
 }
 
 /**
@@ -50,10 +37,4 @@ export interface Family {
    * loaded); Nest builds it with its dependencies like any provider.
    */
   readonly adapter: () => Promise<Type<ProviderAdapter>>;
-  /**
-   * What one login's plan has left, read from the vendor's usage endpoint for the setup check
-   * (`npm run check`); `undefined` when the answer carried no usage. The reader's code is loaded
-   * on the first read. Absent: the family has no usage endpoint, and the check prints no plan line.
-   */
-  readonly readPlan?: (read: PlanRead) => Promise<PlanReport | undefined>;
 }

@@ -1,5 +1,5 @@
 import { ProviderAAuth } from '../../accounts/provider-a/provider-a.auth';
-import type { PlanRead } from '../../core/family';
+import type { PlanRead } from '../shared/family-plan';
 import type { PlanReport } from '../../core/plan-usage';
 import { codexClient } from './provider-a.client';
 import { readProviderAUsage, whamUsageUrl } from './provider-a.usage';

@@ -1,5 +1,5 @@
 import { ProviderBTokenSource } from '../../accounts/provider-b/provider-b.auth';
-import type { PlanRead } from '../../core/family';
+import type { PlanRead } from '../shared/family-plan';
 import type { PlanReport } from '../../core/plan-usage';
 import { GEMINI_CLI_DEFAULT_MODEL } from './provider-b.constants';
 import { ProviderBProjectResolver } from './provider-b.project';

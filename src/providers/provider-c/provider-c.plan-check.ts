@@ -1,6 +1,6 @@
 import { providerCLoginToken } from '../../accounts/provider-c/provider-c.accounts';
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
-import type { PlanRead } from '../../core/family';
+import type { PlanRead } from '../shared/family-plan';
 import type { PlanReport } from '../../core/plan-usage';
 import { providerCUsageUrl, readProviderCUsage } from './provider-c.usage';
 
