@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
-import { familyIds, isFamilyId } from '../core/family-registry';
+import { families, familyIds, familyOf, isFamilyId } from '../core/family-registry';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
 import { LiveModelLists } from './live-model-lists';
@@ -25,19 +25,8 @@ export const BUILT_IN_CATALOG_PATH = path.join(__dirname, 'catalog.json');
 /** Unix seconds reported as `created` for every model (the catalog's publication date). */
 export const CATALOG_CREATED = 1767225600;
 
-/** Defaults for an explicit `provider_x/<model>` passthrough id (docs/upstream/provider-a.md §8, docs/upstream/provider-b.md §11, docs/upstream/provider-c.md §9). */
-const PASSTHROUGH_DEFAULTS: Record<ProviderId, { effort: string | null; verbosity: string | null }> = {
-  provider_a: { effort: 'medium', verbosity: 'medium' },
-  provider_b: { effort: 'medium', verbosity: null },
-  provider_c: { effort: null, verbosity: null },
-};
-
-/** docs/upstream/provider-c.md §9: drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`. */
-function passthroughUpstreamModel(provider: ProviderId, model: string): string {
-  if (provider !== 'provider_c') return model;
-  const bare = model.startsWith('anthropic/') ? model.slice('anthropic/'.length) : model;
-  return bare.startsWith('claude-') ? bare.replace(/\./g, '-') : bare;
-}
+/** A passthrough id's effort and verbosity when its family's catalog part names none. */
+const NO_PASSTHROUGH_DEFAULTS = { effort: null, verbosity: null } as const;
 
 export interface ResolveOverrides {
   readonly reasoningEffort?: string;
@@ -60,7 +49,7 @@ interface CatalogState {
   readonly infos: ReadonlyMap<string, UpstreamModelInfo>;
   /** Rows `/v1/models` shows. */
   readonly listed: readonly CatalogEntry[];
-  /** The model each provider_a tier means now, and the alias ids that stand for it. */
+  /** The model each tier means now, and the alias ids that stand for it. */
   readonly tiers: readonly TierModel[];
   readonly aliases: ReadonlyMap<string, TierAlias>;
 }
@@ -113,7 +102,7 @@ export class ModelCatalog {
     return this.view().listed;
   }
 
-  /** The model each provider_a tier (`sol`, `terra`, `luna`) means now (docs/chat.md "Model ids"). */
+  /** The model each tier (`sol`, `terra`, `luna`) means now (docs/chat.md "Model ids"). */
   get tiers(): readonly TierModel[] {
     return this.view().tiers;
   }
@@ -164,7 +153,7 @@ export class ModelCatalog {
     const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, familyIds());
     if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
     // Absent: the fallback (FALLBACK_DEFAULT_MODEL). Present: one of its own ids, or a
-    // tier alias the file's provider_a rows define (checked with every family enabled).
+    // tier alias the file's rows define (checked with every family enabled).
     const defaultModel = (document as { default_model?: unknown }).default_model;
     if (
       defaultModel !== undefined &&
@@ -207,8 +196,9 @@ export class ModelCatalog {
       }
     }
     // Tier aliases last: they copy the rows of their tier's model, live variants included.
-    const tiers = this.enabledProviders.includes('provider_a')
-      ? pickTierModels(this.live.listOf('provider_a'), bundled, (slug) => this.live.isRefused('provider_a', slug))
+    const tiered = families().find((family) => family.catalog?.tiers && this.enabledProviders.includes(family.id));
+    const tiers = tiered
+      ? pickTierModels(this.live.listOf(tiered.id), bundled, (slug) => this.live.isRefused(tiered.id, slug))
       : [];
     const aliases = new Map<string, TierAlias>();
     for (const tier of tiers) {
@@ -237,7 +227,7 @@ export class ModelCatalog {
       return resolveEntry(entry, overrides);
     }
     const slash = id.indexOf('/');
-    const provider = (slash > 0 ? id.slice(0, slash) : '') as ProviderId;
+    const provider = slash > 0 ? id.slice(0, slash) : '';
     const model = id.slice(slash + 1).trim();
     if (!isFamilyId(provider) || model === '' || !this.isEnabled(provider)) return undefined;
     // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
@@ -245,12 +235,13 @@ export class ModelCatalog {
       (row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts,
     );
     checkEffort(id, this.effortsOf(model) ?? known?.reasoning_efforts, overrides.reasoningEffort);
-    const defaults = PASSTHROUGH_DEFAULTS[provider];
+    const { passthroughDefaults: defaults = NO_PASSTHROUGH_DEFAULTS, passthroughModel } =
+      familyOf(provider).catalog ?? {};
     return {
       requestedId: id,
       catalogId: null,
       provider,
-      upstreamModel: passthroughUpstreamModel(provider, model),
+      upstreamModel: passthroughModel ? passthroughModel(model) : model,
       reasoningEffort: wireEffort(provider, overrides.reasoningEffort ?? defaults.effort),
       verbosity: overrides.verbosity ?? defaults.verbosity,
       serviceTier: null,
@@ -292,8 +283,7 @@ function validateEntry(row: unknown): string | undefined {
   if (typeof row !== 'object' || row === null) return 'must be an object';
   const entry = row as Record<string, unknown>;
   if (typeof entry.id !== 'string' || entry.id.trim() === '') return 'needs a non-empty "id"';
-  if (!isFamilyId(entry.provider))
-    return `has an unknown "provider" (allowed: ${familyIds().join(', ')})`;
+  if (!isFamilyId(entry.provider)) return `has an unknown "provider" (allowed: ${familyIds().join(', ')})`;
   if (typeof entry.upstream_model !== 'string' || entry.upstream_model === '')
     return 'needs a non-empty "upstream_model"';
   for (const key of ['reasoning_effort', 'verbosity']) {
@@ -317,25 +307,23 @@ function validateEntry(row: unknown): string | undefined {
 // Variants: CLI-only efforts, live-listed ids, what /v1/models shows ------------------------------
 
 /**
- * Efforts that are a mode of the provider CLI rather than a value the upstream takes, and what
- * the CLI puts on the wire for them. Codex CLI 0.171.0 lists `ultra` ("maximum reasoning with
- * automatic task delegation": the CLI spawns sub-agents itself) and sends `effort: "xhigh"` for it
- * (test/fixtures/codex-oracle/codex-0.171.0.efforts.json); the backend refuses `"ultra"` with 400.
- * The gateway cannot delegate (the tools run on the client), so `ultra` ids are not listed; the
- * ids and the request value still resolve, to what the CLI sends (docs/chat.md "Model ids").
+ * Efforts that are a mode of the family's CLI rather than a value the upstream takes, and what
+ * the CLI puts on the wire for them (its `catalog.cliOnlyEfforts`). The gateway cannot do what
+ * such a mode does itself, so their ids are not listed; the ids and the request value still
+ * resolve, to what the CLI sends (docs/chat.md "Model ids").
  */
-const CLI_ONLY_EFFORTS: Partial<Record<ProviderId, Readonly<Record<string, string>>>> = {
-  provider_a: { ultra: 'xhigh' },
-};
+function cliOnlyEfforts(provider: ProviderId): Readonly<Record<string, string>> | undefined {
+  return familyOf(provider).catalog?.cliOnlyEfforts;
+}
 
 /** The effort the upstream receives for a catalog or request effort. */
 export function wireEffort(provider: ProviderId, effort: string | null): string | null {
-  return effort === null ? null : (CLI_ONLY_EFFORTS[provider]?.[effort] ?? effort);
+  return effort === null ? null : (cliOnlyEfforts(provider)?.[effort] ?? effort);
 }
 
 /** True for an effort the gateway accepts but does not offer (a CLI-only mode). */
 export function isCliOnlyEffort(provider: ProviderId, effort: string | null): boolean {
-  return effort !== null && CLI_ONLY_EFFORTS[provider]?.[effort] !== undefined;
+  return effort !== null && cliOnlyEfforts(provider)?.[effort] !== undefined;
 }
 
 /** The efforts to advertise for a model: the upstream's, minus CLI-only modes. */
@@ -344,7 +332,7 @@ export function offeredEfforts(provider: ProviderId, efforts: readonly string[] 
 }
 
 /**
- * The public ids of a live-listed provider_a model, as the bundled catalog spells them:
+ * The public ids of a live-listed model, as the bundled catalog spells them:
  * `<slug>` (the model's default effort), `<slug>-<effort>` per listed effort, and the same with
  * `-fast` (`service_tier: "priority"`) when the model lists that tier. Nothing is structured:
  * the structured allowlist is fixed at startup (docs/structured.md).

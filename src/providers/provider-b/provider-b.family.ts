@@ -11,4 +11,6 @@ export const providerB: Family = {
   logins: (config) => fileLogins('provider_b', config.providerB.accounts, checkProviderBLogin),
   adapter: () => import('./provider-b.adapter').then((module) => module.ProviderBAdapter),
   readPlan: (read) => import('./provider-b.plan-check').then((module) => module.readProviderBPlan(read)),
+  // docs/upstream/provider-b.md §11.
+  catalog: { passthroughDefaults: { effort: 'medium', verbosity: null } },
 };

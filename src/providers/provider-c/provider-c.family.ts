@@ -28,4 +28,16 @@ export const providerC: Family = {
   },
   adapter: () => import('./provider-c.adapter').then((module) => module.ProviderCAdapter),
   readPlan: (read) => import('./provider-c.plan-check').then((module) => module.readProviderCPlan(read)),
+  catalog: {
+    // docs/upstream/provider-c.md §9.
+    passthroughDefaults: { effort: null, verbosity: null },
+    // Drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`.
+    passthroughModel: (model) => {
+      const bare = model.startsWith('anthropic/') ? model.slice('anthropic/'.length) : model;
+      return bare.startsWith('claude-') ? bare.replace(/\./g, '-') : bare;
+    },
+  },
+  // The process slots (provider-c.process-slots.ts), a literal here: importing that file would
+  // load the queue code with the declaration.
+  queues: ['provider_c_processes'],
 };
