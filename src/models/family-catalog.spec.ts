@@ -1,3 +1,7 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ConfigError } from '../config/app-config';
 import type { Family } from '../core/family';
 import { registerFamily } from '../core/family-registry';
 import type { CatalogEntry } from './catalog-entry';
@@ -59,5 +63,21 @@ describe('a family’s catalog part (FamilyCatalog)', () => {
     );
     expect(catalog.tiers).toEqual([{ tier: 'sol', upstreamModel: 'gpt-1-sol', source: 'bundled_catalog' }]);
     expect(catalog.aliasOf('sol')).toEqual({ tier: 'sol', target: 'gpt-1-sol', source: 'bundled_catalog' });
+  });
+
+  // Last: the family it registers puts its rows into every later built-in catalog of this file.
+  it("refuses a family's rows file that names another family", () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'family-rows-')), 'rows.json');
+    fs.writeFileSync(file, JSON.stringify({ models: [{ ...row('y-1', 'y-1'), provider: 'provider_b' }] }));
+    registerFamily({
+      ...plain,
+      id: 'catalog_rows',
+      catalog: { passthroughDefaults: { effort: null, verbosity: null }, rows: file },
+    });
+    expect(() => ModelCatalog.load(undefined, ['catalog_rows'])).toThrow(
+      new ConfigError(
+        `invalid model catalog of catalog_rows: models[0] names "provider" provider_b, not catalog_rows (${file})`,
+      ),
+    );
   });
 });

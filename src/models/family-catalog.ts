@@ -23,6 +23,12 @@ export interface FamilyCatalog {
    * output-schema mode), so the structured allowlist takes them by default (docs/structured.md).
    */
   readonly strictTierModels?: boolean;
+  /**
+   * The path of its rows file (`provider-x.catalog.json` in its folder: `models` rows and their
+   * `upstream_models` data, in the GATEWAY_MODEL_CATALOG format): the built-in catalog is every
+   * registered family's rows file. Absent: only its passthrough ids reach it.
+   */
+  readonly rows?: string;
 }
 
 // The part of a family's declaration the model catalog (and the structured allowlist over it) reads.

@@ -20,6 +20,11 @@ import { mergeInfo, parseUpstreamModels } from './upstream-model-info';
 
 export type { CatalogEntry } from './catalog-entry';
 
+/**
+ * The built-in catalog as one file: every built-in family's rows (each family's own
+ * `provider-x.catalog.json`, which the gateway reads) joined by `npm run catalog:json`, to copy
+ * as the start of a GATEWAY_MODEL_CATALOG file.
+ */
 export const BUILT_IN_CATALOG_PATH = path.join(__dirname, 'catalog.json');
 
 /** Unix seconds reported as `created` for every model (the catalog's publication date). */
@@ -36,7 +41,7 @@ export interface ResolveOverrides {
 /**
  * The default for a catalog file that names none: the `sol` tier alias, so a body without
  * `model` reaches whichever model leads that tier today (docs/chat.md "Model ids"); the built-in
- * catalog names the same id.
+ * catalog's default too.
  */
 export const FALLBACK_DEFAULT_MODEL = 'sol';
 
@@ -120,38 +125,23 @@ export class ModelCatalog {
     return this.view().aliases.get(id);
   }
 
-  /** Reads and validates a catalog file; a bad file is a ConfigError (fails startup). */
+  /**
+   * The catalog file GATEWAY_MODEL_CATALOG names, else the built-in one: every registered family's
+   * own rows (its `catalog.rows` file, in registration order). A bad file is a ConfigError (fails
+   * startup).
+   */
   static load(
     filePath: string | undefined,
     enabledProviders: readonly ProviderId[],
     live: LiveModelLists = new LiveModelLists(),
   ): ModelCatalog {
-    const source = filePath ?? BUILT_IN_CATALOG_PATH;
-    const setting = 'GATEWAY_MODEL_CATALOG';
-    let document: unknown;
-    try {
-      document = JSON.parse(fs.readFileSync(source, 'utf8'));
-    } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable JSON';
-      throw new ConfigError(`invalid setting ${setting}: ${reason} (${source})`);
+    if (filePath === undefined) {
+      const { entries, infos } = builtInRows();
+      return new ModelCatalog(entries, enabledProviders, FALLBACK_DEFAULT_MODEL, infos, live);
     }
-    const models = (document as { models?: unknown })?.models;
-    if (!Array.isArray(models))
-      throw new ConfigError(
-        `invalid setting ${setting}: the catalog must be an object with a "models" array (${source})`,
-      );
-    const seen = new Set<string>();
-    const entries = models.map((row, index) => {
-      const problem = validateEntry(row);
-      if (problem) throw new ConfigError(`invalid setting ${setting}: models[${index}] ${problem} (${source})`);
-      const entry = row as CatalogEntry;
-      if (seen.has(entry.id))
-        throw new ConfigError(`invalid setting ${setting}: duplicate model id "${entry.id}" (${source})`);
-      seen.add(entry.id);
-      return entry;
-    });
-    const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, familyIds());
-    if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
+    const problem = (text: string) => new ConfigError(`invalid setting GATEWAY_MODEL_CATALOG: ${text} (${filePath})`);
+    const document = readCatalogDocument(filePath, problem);
+    const { entries, infos } = catalogRows(document, familyIds(), problem);
     // Absent: the fallback (FALLBACK_DEFAULT_MODEL). Present: one of its own ids, or a
     // tier alias the file's rows define (checked with every family enabled).
     const defaultModel = (document as { default_model?: unknown }).default_model;
@@ -159,11 +149,9 @@ export class ModelCatalog {
       defaultModel !== undefined &&
       (typeof defaultModel !== 'string' || !new ModelCatalog(entries, familyIds()).get(defaultModel))
     ) {
-      throw new ConfigError(
-        `invalid setting ${setting}: "default_model" must name a model id of the catalog or a tier alias (${source})`,
-      );
+      throw problem('"default_model" must name a model id of the catalog or a tier alias');
     }
-    return new ModelCatalog(entries, enabledProviders, defaultModel, upstream.infos, live);
+    return new ModelCatalog(entries, enabledProviders, defaultModel, infos, live);
   }
 
   get(id: string): CatalogEntry | undefined {
@@ -277,6 +265,81 @@ export function resolveEntry(entry: CatalogEntry, overrides: ResolveOverrides = 
     verbosity: overrides.verbosity ?? entry.verbosity,
     serviceTier: entry.service_tier,
   };
+}
+
+type CatalogProblem = (text: string) => ConfigError;
+
+function readCatalogDocument(source: string, problem: CatalogProblem): unknown {
+  try {
+    return JSON.parse(fs.readFileSync(source, 'utf8'));
+  } catch (error) {
+    throw problem((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable JSON');
+  }
+}
+
+/** A catalog document's rows and `upstream_models`, validated; `providers`: the families its rows may name. */
+function catalogRows(
+  document: unknown,
+  providers: readonly ProviderId[],
+  problem: CatalogProblem,
+  seen = new Set<string>(),
+): { entries: CatalogEntry[]; infos: UpstreamModelInfo[] } {
+  const models = (document as { models?: unknown })?.models;
+  if (!Array.isArray(models)) throw problem('the catalog must be an object with a "models" array');
+  const entries = models.map((row, index) => {
+    const invalid = validateEntry(row) ?? otherFamily(row as CatalogEntry, providers);
+    if (invalid) throw problem(`models[${index}] ${invalid}`);
+    const entry = row as CatalogEntry;
+    if (seen.has(entry.id)) throw problem(`duplicate model id "${entry.id}"`);
+    seen.add(entry.id);
+    return entry;
+  });
+  const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, providers);
+  if (upstream.problem) throw problem(upstream.problem);
+  return { entries, infos: upstream.infos };
+}
+
+/** A family's rows file names only that family. */
+function otherFamily(entry: CatalogEntry, providers: readonly ProviderId[]): string | undefined {
+  return providers.includes(entry.provider)
+    ? undefined
+    : `names "provider" ${entry.provider}, not ${providers.join(', ')}`;
+}
+
+/** The registered families' rows files, as they are written (the generated single file is made of them). */
+function familyRowsFiles(): Array<{ id: ProviderId; file: string }> {
+  return families().flatMap((family) => (family.catalog?.rows ? [{ id: family.id, file: family.catalog.rows }] : []));
+}
+
+/** The built-in catalog: each family's rows file, checked to name only its family, ids unique across them. */
+function builtInRows(): { entries: CatalogEntry[]; infos: UpstreamModelInfo[] } {
+  const seen = new Set<string>();
+  const entries: CatalogEntry[] = [];
+  const infos: UpstreamModelInfo[] = [];
+  for (const { id, file } of familyRowsFiles()) {
+    const problem = (text: string) => new ConfigError(`invalid model catalog of ${id}: ${text} (${file})`);
+    const rows = catalogRows(readCatalogDocument(file, problem), [id], problem, seen);
+    entries.push(...rows.entries);
+    infos.push(...rows.infos);
+  }
+  return { entries, infos };
+}
+
+/**
+ * The built-in catalog as one file (`src/models/catalog.json`, BUILT_IN_CATALOG_PATH): the
+ * families' rows files joined, with the fallback `default_model`. `npm run catalog:json` writes it
+ * and a spec keeps it current; the gateway itself reads the families' files.
+ */
+export function builtInCatalogFile(): string {
+  const documents = familyRowsFiles().map(
+    ({ file }) => JSON.parse(fs.readFileSync(file, 'utf8')) as { upstream_models?: object; models: unknown[] },
+  );
+  const document = {
+    default_model: FALLBACK_DEFAULT_MODEL,
+    upstream_models: Object.assign({}, ...documents.map((document) => document.upstream_models ?? {})) as object,
+    models: documents.flatMap((document) => document.models),
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
 }
 
 function validateEntry(row: unknown): string | undefined {

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Family } from '../../core/family';
 import { checkProviderALogin } from '../../accounts/provider-a/provider-a.login-check';
 import { fileLogins } from '../../accounts/configured-logins';
@@ -26,5 +27,6 @@ export const providerA: Family = {
     cliOnlyEfforts: { ultra: 'xhigh' },
     tiers: true,
     strictTierModels: true,
+    rows: path.join(__dirname, 'provider-a.catalog.json'),
   },
 };

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Family } from '../../core/family';
 import { checkProviderBLogin } from '../../accounts/provider-b/provider-b.login-check';
 import { fileLogins } from '../../accounts/configured-logins';
@@ -12,5 +13,8 @@ export const providerB: Family = {
   adapter: () => import('./provider-b.adapter').then((module) => module.ProviderBAdapter),
   readPlan: (read) => import('./provider-b.plan-check').then((module) => module.readProviderBPlan(read)),
   // docs/upstream/provider-b.md §11.
-  catalog: { passthroughDefaults: { effort: 'medium', verbosity: null } },
+  catalog: {
+    passthroughDefaults: { effort: 'medium', verbosity: null },
+    rows: path.join(__dirname, 'provider-b.catalog.json'),
+  },
 };

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Family } from '../../core/family';
 import type { ProviderCLogin } from '../../config/app-config';
 import { accountBaseEnvironment } from '../../accounts/provider-c/provider-c.accounts';
@@ -36,6 +37,7 @@ export const providerC: Family = {
       const bare = model.startsWith('anthropic/') ? model.slice('anthropic/'.length) : model;
       return bare.startsWith('claude-') ? bare.replace(/\./g, '-') : bare;
     },
+    rows: path.join(__dirname, 'provider-c.catalog.json'),
   },
   // The process slots (provider-c.process-slots.ts), a literal here: importing that file would
   // load the queue code with the declaration.
