@@ -7,14 +7,22 @@ import { registerFamily } from '../core/family-registry';
 import type { CatalogEntry } from './catalog-entry';
 import { ModelCatalog } from './model-catalog';
 
-/** A family that declares no catalog part, and one whose slugs end in tier words but that says nothing of tiers. */
-const plain: Family = {
-  id: 'catalog_plain',
-  title: 'catalog_plain (test)',
-  cliNames: [],
-  fix: { cli: 'test CLI', login: 'none' },
-  adapter: () => Promise.reject(new Error('not built in this spec')),
+/**
+ * A test family of only the parts the catalog reads (nothing here builds its adapter or reads its
+ * other parts).
+ */
+const testFamily = (parts: Pick<Family, 'id' | 'catalog'>): Family => {
+  const family: Partial<Family> = {
+    title: `${parts.id} (test)`,
+    cliNames: [],
+    fix: { cli: 'test CLI', login: 'none' },
+    ...parts,
+  };
+  return family as Family;
 };
+
+/** A family that declares no catalog part. */
+const plain = testFamily({ id: 'catalog_plain' });
 
 const row = (id: string, upstream: string, effort: string | null = null): CatalogEntry => ({
   id,

@@ -5,22 +5,25 @@ import type { PlanReport } from '../core/plan-usage';
 import type { PlanRead } from './shared/family-plan';
 import { planLineForCheck } from './plan-usage-check';
 
-const base = {
-  title: 'test family',
-  cliNames: [],
-  fix: { cli: 'test CLI', login: 'none' },
-  adapter: () => Promise.reject(new Error('not built in this spec')),
+/** A test family of only the parts the setup check's plan line reads. */
+const testFamily = (parts: Pick<Family, 'id' | 'readPlan'>): Family => {
+  const family: Partial<Family> = {
+    title: `${parts.id} (test)`,
+    cliNames: [],
+    fix: { cli: 'test CLI', login: 'none' },
+    ...parts,
+  };
+  return family as Family;
 };
 const reads: PlanRead[] = [];
-const withReader: Family = {
-  ...base,
+const withReader = testFamily({
   id: 'plan_reader',
   readPlan: (read) => {
     reads.push(read);
     return Promise.resolve<PlanReport>({ windows: [{ name: 'week', usedRatio: 0.25 }], source: 'usage_endpoint' });
   },
-};
-const withoutReader: Family = { ...base, id: 'plan_none' };
+});
+const withoutReader = testFamily({ id: 'plan_none' });
 const config = { proxy: {}, accounts: { paidUsage: 'plan_only' } } as unknown as AppConfig;
 
 describe(planLineForCheck.name, () => {
