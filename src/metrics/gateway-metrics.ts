@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { PaidUsage, PlanWindow } from '../core/plan-usage';
 import { LOGIN_STATES, LoginStateKind } from '../core/login-state';
-import { isFamilyId } from '../core/family-registry';
+import { families, isFamilyId } from '../core/family-registry';
 import type {
   IdempotencyResult,
   MetricDeclaration,
@@ -33,7 +33,6 @@ export type MetricInstruments = {
 /** Nest token of the `MetricInstruments` object, provided by `MetricsModule`. */
 export const METRIC_INSTRUMENTS = Symbol('METRIC_INSTRUMENTS');
 
-const QUEUE_LABELS = new Set<string>(['provider_c_processes', 'structured']);
 const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout', 'canceled']);
 const VALIDATION_RESULTS = new Set<string>(['valid', 'invalid', 'unparsable']);
 const IDEMPOTENCY_RESULTS = new Set<string>(['local_hit', 'miss', 'conflict', 'capacity']);
@@ -47,7 +46,20 @@ const windowLabel = (name: string) => (WINDOW_NAME.test(name) ? name : 'other');
 const providerLabel = (provider: string | undefined) => (isFamilyId(provider) ? provider : 'none');
 const closed = (value: string, allowed: ReadonlySet<string>, fallback: string) =>
   allowed.has(value) ? value : fallback;
-const queueLabel = (queue: string) => (isFamilyId(queue) || QUEUE_LABELS.has(queue) ? queue : 'structured');
+// The part of a family's declaration the queue metrics read.
+declare module '../core/family' {
+  interface Family {
+    /**
+     * Queues of the family's own beside its family queue (a CLI family's process slots): each name
+     * is a `provider` label value of the queue metrics, as the family's id is.
+     */
+    readonly queues?: readonly string[];
+  }
+}
+
+/** A family's queue, a queue a family declares of its own (its `queues`), or `structured`. */
+const queueLabel = (queue: string) =>
+  isFamilyId(queue) || families().some((family) => family.queues?.includes(queue)) ? queue : 'structured';
 
 /**
  * Named instruments over the shared registry. Every label is mapped into a closed set here,

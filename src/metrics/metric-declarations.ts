@@ -1,5 +1,3 @@
-import type { ProviderId } from '../core/provider-id';
-
 /** Every series the gateway exports starts with this, prom-client's process metrics included. */
 export const METRIC_PREFIX = 'gateway_chat_api_';
 
@@ -199,8 +197,11 @@ export const METRICS = {
   ),
 } as const;
 
-/** Queue label values (docs/design/behaviours.md §8): the three families, provider_c's process slots, structured. */
-export type QueueLabel = ProviderId | 'provider_c_processes' | 'structured';
+/**
+ * Queue label values (docs/design/behaviours.md §8): each family's queue (its id), the queues a
+ * family declares of its own (its `queues`, e.g. a CLI family's process slots), and `structured`.
+ */
+export type QueueLabel = string;
 export type QueueResult = 'acquired' | 'bypassed' | 'full' | 'timeout' | 'canceled';
 export type ValidationResult = 'valid' | 'invalid' | 'unparsable' | 'unknown';
 export type IdempotencyResult = 'local_hit' | 'miss' | 'conflict' | 'capacity';

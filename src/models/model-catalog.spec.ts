@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
 import { familyIds } from '../core/family-registry';
 import type { CatalogEntry } from './model-catalog';
-import { BUILT_IN_CATALOG_PATH, ModelCatalog } from './model-catalog';
+import { BUILT_IN_CATALOG_PATH, builtInCatalogFile, ModelCatalog } from './model-catalog';
 
 const ALL = familyIds();
 
@@ -87,6 +87,14 @@ describe(ModelCatalog.name, () => {
     it('is shipped as a data file next to the code', () => {
       expect(path.basename(BUILT_IN_CATALOG_PATH)).toBe('catalog.json');
       expect(fs.existsSync(BUILT_IN_CATALOG_PATH)).toBe(true);
+    });
+
+    it("is, as one file, exactly the families' rows files joined (npm run catalog:json rewrites it)", () => {
+      expect(fs.readFileSync(BUILT_IN_CATALOG_PATH, 'utf8')).toBe(builtInCatalogFile());
+      const file = ModelCatalog.load(BUILT_IN_CATALOG_PATH, ALL);
+      expect(file.allEntries).toEqual(catalog.allEntries);
+      expect(file.defaultModel).toBe(catalog.defaultModel);
+      expect(file.bundledEntries()).toEqual(catalog.bundledEntries());
     });
   });
 
@@ -193,7 +201,7 @@ describe(ModelCatalog.name, () => {
       ['no models array', () => write('shape.json', { data: [] }), /"models" array/],
       [
         'an unknown provider',
-        () => write('p.json', { models: [entry({ provider: 'openrouter' as never })] }),
+        () => write('p.json', { models: [entry({ provider: 'openrouter' })] }),
         /models\[0\] has an unknown "provider"/,
       ],
       ['an empty id', () => write('id.json', { models: [entry({ id: ' ' })] }), /models\[0\] needs a non-empty "id"/],

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
-import { familyIds, isFamilyId } from '../core/family-registry';
+import { families, familyIds, familyOf, isFamilyId } from '../core/family-registry';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
 import { LiveModelLists } from './live-model-lists';
@@ -20,33 +20,18 @@ import { mergeInfo, parseUpstreamModels } from './upstream-model-info';
 
 export type { CatalogEntry } from './catalog-entry';
 
+/**
+ * The built-in catalog as one file: every built-in family's rows (each family's own
+ * `provider-x.catalog.json`, which the gateway reads) joined by `npm run catalog:json`, to copy
+ * as the start of a GATEWAY_MODEL_CATALOG file.
+ */
 export const BUILT_IN_CATALOG_PATH = path.join(__dirname, 'catalog.json');
 
 /** Unix seconds reported as `created` for every model (the catalog's publication date). */
 export const CATALOG_CREATED = 1767225600;
 
-/**
- * Defaults for an explicit `provider_x/<model>` passthrough id (docs/upstream/provider-a.md §8,
- * docs/upstream/provider-b.md §11, docs/upstream/provider-c.md §9). A family not listed here sends
- * neither (NO_PASSTHROUGH_DEFAULTS).
- */
-const PASSTHROUGH_DEFAULTS: Partial<Record<ProviderId, PassthroughDefaults>> = {
-  provider_a: { effort: 'medium', verbosity: 'medium' },
-  provider_b: { effort: 'medium', verbosity: null },
-  provider_c: { effort: null, verbosity: null },
-};
-interface PassthroughDefaults {
-  readonly effort: string | null;
-  readonly verbosity: string | null;
-}
-const NO_PASSTHROUGH_DEFAULTS: PassthroughDefaults = { effort: null, verbosity: null };
-
-/** docs/upstream/provider-c.md §9: drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`. */
-function passthroughUpstreamModel(provider: ProviderId, model: string): string {
-  if (provider !== 'provider_c') return model;
-  const bare = model.startsWith('anthropic/') ? model.slice('anthropic/'.length) : model;
-  return bare.startsWith('claude-') ? bare.replace(/\./g, '-') : bare;
-}
+/** A passthrough id's effort and verbosity when its family's catalog part names none. */
+const NO_PASSTHROUGH_DEFAULTS = { effort: null, verbosity: null } as const;
 
 export interface ResolveOverrides {
   readonly reasoningEffort?: string;
@@ -56,7 +41,7 @@ export interface ResolveOverrides {
 /**
  * The default for a catalog file that names none: the `sol` tier alias, so a body without
  * `model` reaches whichever model leads that tier today (docs/chat.md "Model ids"); the built-in
- * catalog names the same id.
+ * catalog's default too.
  */
 export const FALLBACK_DEFAULT_MODEL = 'sol';
 
@@ -69,7 +54,7 @@ interface CatalogState {
   readonly infos: ReadonlyMap<string, UpstreamModelInfo>;
   /** Rows `/v1/models` shows. */
   readonly listed: readonly CatalogEntry[];
-  /** The model each provider_a tier means now, and the alias ids that stand for it. */
+  /** The model each tier means now, and the alias ids that stand for it. */
   readonly tiers: readonly TierModel[];
   readonly aliases: ReadonlyMap<string, TierAlias>;
 }
@@ -122,7 +107,7 @@ export class ModelCatalog {
     return this.view().listed;
   }
 
-  /** The model each provider_a tier (`sol`, `terra`, `luna`) means now (docs/chat.md "Model ids"). */
+  /** The model each tier (`sol`, `terra`, `luna`) means now (docs/chat.md "Model ids"). */
   get tiers(): readonly TierModel[] {
     return this.view().tiers;
   }
@@ -140,50 +125,33 @@ export class ModelCatalog {
     return this.view().aliases.get(id);
   }
 
-  /** Reads and validates a catalog file; a bad file is a ConfigError (fails startup). */
+  /**
+   * The catalog file GATEWAY_MODEL_CATALOG names, else the built-in one: every registered family's
+   * own rows (its `catalog.rows` file, in registration order). A bad file is a ConfigError (fails
+   * startup).
+   */
   static load(
     filePath: string | undefined,
     enabledProviders: readonly ProviderId[],
     live: LiveModelLists = new LiveModelLists(),
   ): ModelCatalog {
-    const source = filePath ?? BUILT_IN_CATALOG_PATH;
-    const setting = 'GATEWAY_MODEL_CATALOG';
-    let document: unknown;
-    try {
-      document = JSON.parse(fs.readFileSync(source, 'utf8'));
-    } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable JSON';
-      throw new ConfigError(`invalid setting ${setting}: ${reason} (${source})`);
+    if (filePath === undefined) {
+      const { entries, infos } = builtInRows();
+      return new ModelCatalog(entries, enabledProviders, FALLBACK_DEFAULT_MODEL, infos, live);
     }
-    const models = (document as { models?: unknown })?.models;
-    if (!Array.isArray(models))
-      throw new ConfigError(
-        `invalid setting ${setting}: the catalog must be an object with a "models" array (${source})`,
-      );
-    const seen = new Set<string>();
-    const entries = models.map((row, index) => {
-      const problem = validateEntry(row);
-      if (problem) throw new ConfigError(`invalid setting ${setting}: models[${index}] ${problem} (${source})`);
-      const entry = row as CatalogEntry;
-      if (seen.has(entry.id))
-        throw new ConfigError(`invalid setting ${setting}: duplicate model id "${entry.id}" (${source})`);
-      seen.add(entry.id);
-      return entry;
-    });
-    const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, familyIds());
-    if (upstream.problem) throw new ConfigError(`invalid setting ${setting}: ${upstream.problem} (${source})`);
+    const problem = (text: string) => new ConfigError(`invalid setting GATEWAY_MODEL_CATALOG: ${text} (${filePath})`);
+    const document = readCatalogDocument(filePath, problem);
+    const { entries, infos } = catalogRows(document, familyIds(), problem);
     // Absent: the fallback (FALLBACK_DEFAULT_MODEL). Present: one of its own ids, or a
-    // tier alias the file's provider_a rows define (checked with every family enabled).
+    // tier alias the file's rows define (checked with every family enabled).
     const defaultModel = (document as { default_model?: unknown }).default_model;
     if (
       defaultModel !== undefined &&
       (typeof defaultModel !== 'string' || !new ModelCatalog(entries, familyIds()).get(defaultModel))
     ) {
-      throw new ConfigError(
-        `invalid setting ${setting}: "default_model" must name a model id of the catalog or a tier alias (${source})`,
-      );
+      throw problem('"default_model" must name a model id of the catalog or a tier alias');
     }
-    return new ModelCatalog(entries, enabledProviders, defaultModel, upstream.infos, live);
+    return new ModelCatalog(entries, enabledProviders, defaultModel, infos, live);
   }
 
   get(id: string): CatalogEntry | undefined {
@@ -216,8 +184,9 @@ export class ModelCatalog {
       }
     }
     // Tier aliases last: they copy the rows of their tier's model, live variants included.
-    const tiers = this.enabledProviders.includes('provider_a')
-      ? pickTierModels(this.live.listOf('provider_a'), bundled, (slug) => this.live.isRefused('provider_a', slug))
+    const tiered = families().find((family) => family.catalog?.tiers && this.enabledProviders.includes(family.id));
+    const tiers = tiered
+      ? pickTierModels(this.live.listOf(tiered.id), bundled, (slug) => this.live.isRefused(tiered.id, slug))
       : [];
     const aliases = new Map<string, TierAlias>();
     for (const tier of tiers) {
@@ -254,12 +223,13 @@ export class ModelCatalog {
       (row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts,
     );
     checkEffort(id, this.effortsOf(model) ?? known?.reasoning_efforts, overrides.reasoningEffort);
-    const defaults = PASSTHROUGH_DEFAULTS[provider] ?? NO_PASSTHROUGH_DEFAULTS;
+    const { passthroughDefaults: defaults = NO_PASSTHROUGH_DEFAULTS, passthroughModel } =
+      familyOf(provider).catalog ?? {};
     return {
       requestedId: id,
       catalogId: null,
       provider,
-      upstreamModel: passthroughUpstreamModel(provider, model),
+      upstreamModel: passthroughModel ? passthroughModel(model) : model,
       reasoningEffort: wireEffort(provider, overrides.reasoningEffort ?? defaults.effort),
       verbosity: overrides.verbosity ?? defaults.verbosity,
       serviceTier: null,
@@ -297,6 +267,81 @@ export function resolveEntry(entry: CatalogEntry, overrides: ResolveOverrides = 
   };
 }
 
+type CatalogProblem = (text: string) => ConfigError;
+
+function readCatalogDocument(source: string, problem: CatalogProblem): unknown {
+  try {
+    return JSON.parse(fs.readFileSync(source, 'utf8'));
+  } catch (error) {
+    throw problem((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable JSON');
+  }
+}
+
+/** A catalog document's rows and `upstream_models`, validated; `providers`: the families its rows may name. */
+function catalogRows(
+  document: unknown,
+  providers: readonly ProviderId[],
+  problem: CatalogProblem,
+  seen = new Set<string>(),
+): { entries: CatalogEntry[]; infos: UpstreamModelInfo[] } {
+  const models = (document as { models?: unknown })?.models;
+  if (!Array.isArray(models)) throw problem('the catalog must be an object with a "models" array');
+  const entries = models.map((row, index) => {
+    const invalid = validateEntry(row) ?? otherFamily(row as CatalogEntry, providers);
+    if (invalid) throw problem(`models[${index}] ${invalid}`);
+    const entry = row as CatalogEntry;
+    if (seen.has(entry.id)) throw problem(`duplicate model id "${entry.id}"`);
+    seen.add(entry.id);
+    return entry;
+  });
+  const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, providers);
+  if (upstream.problem) throw problem(upstream.problem);
+  return { entries, infos: upstream.infos };
+}
+
+/** A family's rows file names only that family. */
+function otherFamily(entry: CatalogEntry, providers: readonly ProviderId[]): string | undefined {
+  return providers.includes(entry.provider)
+    ? undefined
+    : `names "provider" ${entry.provider}, not ${providers.join(', ')}`;
+}
+
+/** The registered families' rows files, as they are written (the generated single file is made of them). */
+function familyRowsFiles(): Array<{ id: ProviderId; file: string }> {
+  return families().flatMap((family) => (family.catalog?.rows ? [{ id: family.id, file: family.catalog.rows }] : []));
+}
+
+/** The built-in catalog: each family's rows file, checked to name only its family, ids unique across them. */
+function builtInRows(): { entries: CatalogEntry[]; infos: UpstreamModelInfo[] } {
+  const seen = new Set<string>();
+  const entries: CatalogEntry[] = [];
+  const infos: UpstreamModelInfo[] = [];
+  for (const { id, file } of familyRowsFiles()) {
+    const problem = (text: string) => new ConfigError(`invalid model catalog of ${id}: ${text} (${file})`);
+    const rows = catalogRows(readCatalogDocument(file, problem), [id], problem, seen);
+    entries.push(...rows.entries);
+    infos.push(...rows.infos);
+  }
+  return { entries, infos };
+}
+
+/**
+ * The built-in catalog as one file (`src/models/catalog.json`, BUILT_IN_CATALOG_PATH): the
+ * families' rows files joined, with the fallback `default_model`. `npm run catalog:json` writes it
+ * and a spec keeps it current; the gateway itself reads the families' files.
+ */
+export function builtInCatalogFile(): string {
+  const documents = familyRowsFiles().map(
+    ({ file }) => JSON.parse(fs.readFileSync(file, 'utf8')) as { upstream_models?: object; models: unknown[] },
+  );
+  const document = {
+    default_model: FALLBACK_DEFAULT_MODEL,
+    upstream_models: Object.assign({}, ...documents.map((document) => document.upstream_models ?? {})) as object,
+    models: documents.flatMap((document) => document.models),
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}
+
 function validateEntry(row: unknown): string | undefined {
   if (typeof row !== 'object' || row === null) return 'must be an object';
   const entry = row as Record<string, unknown>;
@@ -325,25 +370,23 @@ function validateEntry(row: unknown): string | undefined {
 // Variants: CLI-only efforts, live-listed ids, what /v1/models shows ------------------------------
 
 /**
- * Efforts that are a mode of the provider CLI rather than a value the upstream takes, and what
- * the CLI puts on the wire for them. Codex CLI 0.171.0 lists `ultra` ("maximum reasoning with
- * automatic task delegation": the CLI spawns sub-agents itself) and sends `effort: "xhigh"` for it
- * (test/fixtures/codex-oracle/codex-0.171.0.efforts.json); the backend refuses `"ultra"` with 400.
- * The gateway cannot delegate (the tools run on the client), so `ultra` ids are not listed; the
- * ids and the request value still resolve, to what the CLI sends (docs/chat.md "Model ids").
+ * Efforts that are a mode of the family's CLI rather than a value the upstream takes, and what
+ * the CLI puts on the wire for them (its `catalog.cliOnlyEfforts`). The gateway cannot do what
+ * such a mode does itself, so their ids are not listed; the ids and the request value still
+ * resolve, to what the CLI sends (docs/chat.md "Model ids").
  */
-const CLI_ONLY_EFFORTS: Partial<Record<ProviderId, Readonly<Record<string, string>>>> = {
-  provider_a: { ultra: 'xhigh' },
-};
+function cliOnlyEfforts(provider: ProviderId): Readonly<Record<string, string>> | undefined {
+  return familyOf(provider).catalog?.cliOnlyEfforts;
+}
 
 /** The effort the upstream receives for a catalog or request effort. */
 export function wireEffort(provider: ProviderId, effort: string | null): string | null {
-  return effort === null ? null : (CLI_ONLY_EFFORTS[provider]?.[effort] ?? effort);
+  return effort === null ? null : (cliOnlyEfforts(provider)?.[effort] ?? effort);
 }
 
 /** True for an effort the gateway accepts but does not offer (a CLI-only mode). */
 export function isCliOnlyEffort(provider: ProviderId, effort: string | null): boolean {
-  return effort !== null && CLI_ONLY_EFFORTS[provider]?.[effort] !== undefined;
+  return effort !== null && cliOnlyEfforts(provider)?.[effort] !== undefined;
 }
 
 /** The efforts to advertise for a model: the upstream's, minus CLI-only modes. */
@@ -352,7 +395,7 @@ export function offeredEfforts(provider: ProviderId, efforts: readonly string[] 
 }
 
 /**
- * The public ids of a live-listed provider_a model, as the bundled catalog spells them:
+ * The public ids of a live-listed model, as the bundled catalog spells them:
  * `<slug>` (the model's default effort), `<slug>-<effort>` per listed effort, and the same with
  * `-fast` (`service_tier: "priority"`) when the model lists that tier. Nothing is structured:
  * the structured allowlist is fixed at startup (docs/structured.md).

@@ -1,9 +1,11 @@
+import { familyOf } from '../core/family-registry';
+import type { ProviderId } from '../core/provider-id';
 import type { CatalogEntry } from './catalog-entry';
 import type { UpstreamModelInfo } from './upstream-model-info';
 
 /*
- * provider_a's model tiers (docs/chat.md "Model ids"): `sol`, `terra` and `luna` name whichever
- * model leads that tier today. The backend's list has no tier field (its `display_name` repeats
+ * The model tiers (docs/chat.md "Model ids"): `sol`, `terra` and `luna` name whichever model of
+ * the tiered family (its `catalog.tiers`) leads that tier today. The backend's list has no tier field (its `display_name` repeats
  * the slug and `upgrade` may point across tiers), so a model's tier is the last word of its slug.
  */
 
@@ -34,6 +36,11 @@ export function tierOfSlug(slug: string): Tier | undefined {
   return (TIERS as readonly string[]).includes(last) ? (last as Tier) : undefined;
 }
 
+/** Whether a family's models carry the tier words (its `catalog.tiers`). */
+export function hasTiers(provider: ProviderId): boolean {
+  return familyOf(provider).catalog?.tiers === true;
+}
+
 /**
  * Each tier's model: the first listed, not refused model of that tier in the live list (its
  * `priority` order), else the first of the bundled rows (file order: the bundled list's order).
@@ -53,9 +60,7 @@ export function pickTierModels(
       picked.push({ tier, upstreamModel: fromLive.slug, source: 'live_list' });
       continue;
     }
-    const fromFile = bundled.find(
-      (entry) => entry.provider === 'provider_a' && tierOfSlug(entry.upstream_model) === tier,
-    );
+    const fromFile = bundled.find((entry) => hasTiers(entry.provider) && tierOfSlug(entry.upstream_model) === tier);
     if (fromFile) picked.push({ tier, upstreamModel: fromFile.upstream_model, source: 'bundled_catalog' });
   }
   return picked;
@@ -74,7 +79,7 @@ export function tierAliasRows(
   const slug = model.upstreamModel;
   const rows: Array<{ row: CatalogEntry; alias: TierAlias }> = [];
   for (const entry of entries) {
-    if (entry.provider !== 'provider_a' || entry.upstream_model !== slug) continue;
+    if (!hasTiers(entry.provider) || entry.upstream_model !== slug) continue;
     if (entry.id !== slug && !entry.id.startsWith(`${slug}-`)) continue;
     const id = model.tier + entry.id.slice(slug.length);
     if (taken(id)) continue;

@@ -1,5 +1,6 @@
 import canonicalize from 'canonicalize';
 import { sha256Hex } from '../common/hashing';
+import { familyOf } from '../core/family-registry';
 import { GatewayError } from '../core/gateway.error';
 import { ConfigError } from '../config/app-config';
 import type { ProviderId } from '../core/provider-id';
@@ -102,15 +103,14 @@ export class StructuredAllowlist {
 }
 
 /**
- * Whether an id can serve strict schemas (docs/structured.md "Models"): a provider_a tier model
- * (`*-sol`, `*-terra`, `*-luna`, aliases included) at an effort the route takes — the Codex CLI's
- * output-schema mode — or any row the catalog file marks `structured: true`. provider_b and
- * provider_c rows are never marked in the built-in catalog: neither family honours strict output.
+ * Whether an id can serve strict schemas (docs/structured.md "Models"): a tier model of a family
+ * whose tier models do (its `catalog.strictTierModels`: its CLI's output-schema mode; aliases
+ * included) at an effort the route takes, or any row the catalog file marks `structured: true`.
  */
 function servesStrictSchemas(entry: CatalogEntry): boolean {
   if (entry.structured) return true;
   return (
-    entry.provider === 'provider_a' &&
+    familyOf(entry.provider).catalog?.strictTierModels === true &&
     tierOfSlug(entry.upstream_model) !== undefined &&
     (REASONING_EFFORTS as readonly string[]).includes(entry.reasoning_effort ?? '')
   );

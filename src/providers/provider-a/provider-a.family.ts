@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Family } from '../../core/family';
 import { PROVIDER_A_MESSAGES } from './provider-a.error-table';
 import { checkProviderALogin } from '../../accounts/provider-a/provider-a.login-check';
@@ -18,4 +19,18 @@ export const providerA: Family = {
   logins: (config) => fileLogins('provider_a', config.providerA.accounts, checkProviderALogin),
   parameters: PROVIDER_A_PARAMETERS,
   adapter: () => import('./provider-a.adapter').then((module) => module.ProviderAAdapter),
+  readPlan: (read) => import('./provider-a.plan-check').then((module) => module.readProviderAPlan(read)),
+  catalog: {
+    // docs/upstream/provider-a.md §8.
+    passthroughDefaults: { effort: 'medium', verbosity: 'medium' },
+    // Codex CLI 0.171.0 lists `ultra` ("maximum reasoning with automatic task delegation": the CLI
+    // spawns sub-agents itself) and sends `effort: "xhigh"` for it
+    // (test/fixtures/codex-oracle/codex-0.171.0.efforts.json); the backend refuses `"ultra"` with
+    // 400. The gateway cannot delegate (the tools run on the client), so `ultra` ids are not
+    // listed; the ids and the request value still resolve, to what the CLI sends.
+    cliOnlyEfforts: { ultra: 'xhigh' },
+    tiers: true,
+    strictTierModels: true,
+    rows: path.join(__dirname, 'provider-a.catalog.json'),
+  },
 };

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Family } from '../../core/family';
 import { PROVIDER_B_ERRORS } from './provider-b.error-table';
 import { checkProviderBLogin } from '../../accounts/provider-b/provider-b.login-check';
@@ -18,4 +19,10 @@ export const providerB: Family = {
   logins: (config) => fileLogins('provider_b', config.providerB.accounts, checkProviderBLogin),
   parameters: PROVIDER_B_PARAMETERS,
   adapter: () => import('./provider-b.adapter').then((module) => module.ProviderBAdapter),
+  readPlan: (read) => import('./provider-b.plan-check').then((module) => module.readProviderBPlan(read)),
+  // docs/upstream/provider-b.md §11.
+  catalog: {
+    passthroughDefaults: { effort: 'medium', verbosity: null },
+    rows: path.join(__dirname, 'provider-b.catalog.json'),
+  },
 };

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { Family } from '../../core/family';
 import { PROVIDER_C_ERRORS, PROVIDER_C_MESSAGES } from './provider-c.error-table';
 import { PROVIDER_C_FIX } from './provider-c.fix';
@@ -26,4 +27,18 @@ export const providerC: Family = {
   },
   parameters: PROVIDER_C_PARAMETERS,
   adapter: () => import('./provider-c.adapter').then((module) => module.ProviderCAdapter),
+  readPlan: (read) => import('./provider-c.plan-check').then((module) => module.readProviderCPlan(read)),
+  catalog: {
+    // docs/upstream/provider-c.md §9.
+    passthroughDefaults: { effort: null, verbosity: null },
+    // Drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`.
+    passthroughModel: (model) => {
+      const bare = model.startsWith('anthropic/') ? model.slice('anthropic/'.length) : model;
+      return bare.startsWith('claude-') ? bare.replace(/\./g, '-') : bare;
+    },
+    rows: path.join(__dirname, 'provider-c.catalog.json'),
+  },
+  // The process slots (provider-c.process-slots.ts), a literal here: importing that file would
+  // load the queue code with the declaration.
+  queues: ['provider_c_processes'],
 };

@@ -3,6 +3,9 @@ import type { FairQueueObserver, QueueSlot } from '../../queue/fair-queue';
 import { FairQueue } from '../../queue/fair-queue';
 import { queueMetricsObserver } from '../../queue/queue-metrics-observer';
 
+/** The slots' name in the queue metrics, as the family declares it among its `queues` (provider-c.family.ts). */
+const PROCESS_SLOTS_QUEUE = 'provider_c_processes';
+
 /** All requests share one key: the cap is global, FIFO across requests (docs/upstream/provider-c.md §2). */
 const SLOT_KEY = 'provider_c';
 
@@ -33,7 +36,7 @@ export class ProviderCProcessSlots {
       queueLimit: options.queueLimit,
       queueTimeoutMs: options.queueTimeoutMs,
     });
-    this.observer = queueMetricsObserver(metrics, 'provider_c_processes');
+    this.observer = queueMetricsObserver(metrics, PROCESS_SLOTS_QUEUE);
   }
 
   /** Waits for a slot; rejects with `queue_full`, `queue_timeout`, `timeout` (deadline) or the abort reason. */

@@ -1,0 +1,40 @@
+/**
+ * What the model catalog does differently per family (docs/chat.md "Model ids"): how its
+ * passthrough ids resolve, which efforts are a mode of its CLI, and whether the tier aliases reach
+ * its models. Absent: no passthrough defaults, the model as written, no CLI-only effort, no tiers.
+ */
+export interface FamilyCatalog {
+  /** The effort and verbosity a passthrough id (`<family>/<model>`) resolves to when the request names none. */
+  readonly passthroughDefaults: { readonly effort: string | null; readonly verbosity: string | null };
+  /** The upstream model a passthrough id's model name reaches; absent: the name as written. */
+  readonly passthroughModel?: (model: string) => string;
+  /**
+   * Efforts that are a mode of the family's CLI rather than a value its upstream takes, each with
+   * the effort the CLI puts on the wire for it: accepted and resolved to that, never listed.
+   */
+  readonly cliOnlyEfforts?: Readonly<Record<string, string>>;
+  /**
+   * Its model slugs end in a tier word (`sol`, `terra`, `luna`): the tier aliases reach its models,
+   * picked from its live model list, else from its bundled rows. At most one family says so.
+   */
+  readonly tiers?: boolean;
+  /**
+   * Its tier models serve strict schemas at every effort the structured route takes (the CLI's
+   * output-schema mode), so the structured allowlist takes them by default (docs/structured.md).
+   */
+  readonly strictTierModels?: boolean;
+  /**
+   * The path of its rows file (`provider-x.catalog.json` in its folder: `models` rows and their
+   * `upstream_models` data, in the GATEWAY_MODEL_CATALOG format): the built-in catalog is every
+   * registered family's rows file. Absent: only its passthrough ids reach it.
+   */
+  readonly rows?: string;
+}
+
+// The part of a family's declaration the model catalog (and the structured allowlist over it) reads.
+declare module '../core/family' {
+  interface Family {
+    /** How the catalog resolves and lists this family's models (FamilyCatalog above). */
+    readonly catalog?: FamilyCatalog;
+  }
+}
