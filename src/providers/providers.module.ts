@@ -22,9 +22,7 @@ import { PROVIDER_ADAPTERS } from './provider.tokens';
     {
       provide: PROVIDER_ADAPTERS,
       useFactory: (config: AppConfig, moduleRef: ModuleRef) =>
-        Promise.all(
-          config.enabledProviders.map(async (id) => moduleRef.create(await familyOf(id).adapter())),
-        ),
+        Promise.all(config.enabledProviders.map(async (id) => moduleRef.create(await familyOf(id).adapter()))),
       inject: [APP_CONFIG, ModuleRef],
     },
     ProviderRegistry,
