@@ -75,3 +75,7 @@ for (const extension of ['.json', '.node']) {
   delete require.extensions[extension];
   require.extensions[extension] = loader;
 }
+
+// Every entry point registers the built-in families before anything reads them (src/families.ts);
+// a TypeScript script run through this hook is an entry point too.
+require('../src/families.ts');
