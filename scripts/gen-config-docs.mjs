@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Generates docs/configuration.md from THE settings table (src/config/settings.ts), so the doc,
-// `--help` and the validator cannot drift apart.
+// Generates docs/configuration.md from THE settings table (the shared rows of
+// src/config/settings.ts and the rows each built-in family declares), so the doc, `--help` and the
+// validator cannot drift apart.
 //
 //   npm run docs:config            rewrite docs/configuration.md
 //   node scripts/gen-config-docs.mjs --check   exit 1 when the file is out of date (used by a test)
@@ -17,7 +18,9 @@ export const CONFIGURATION_DOC = path.join(ROOT, 'docs', 'configuration.md');
 
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
-const { SETTINGS } = require('../src/config/settings.ts');
+// The families declare their own rows, so they are registered first, as every entry point does.
+require('../src/families.ts');
+const SETTINGS = require('../src/config/settings.ts').allSettings();
 
 /** Sections of the doc, in order; a setting goes to the first section whose test matches. */
 const SECTIONS = [

@@ -3,7 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AppConfig } from './app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './app-config';
-import { SETTINGS } from './settings';
+import { allSettings } from './settings';
+
+const SETTINGS = allSettings();
 
 const HOME = '/home/tester';
 const load = (env: Record<string, string> = {}, argv: string[] = []) => loadConfig({ HOME, ...env }, argv);
