@@ -27,7 +27,7 @@ export interface SettingDefinition<T = unknown, N extends string = string> {
   readonly flag: string;
   /**
    * Where the parsed value lands in `AppConfig`: `group.field` or `field`. Unset: the setting is
-   * read by one of the loader's derivations (login files, homes, the open-bind rule) or ignored.
+   * read by a derivation (the loader's open-bind rule, a family's homes and login files) or ignored.
    */
   readonly at: string | undefined;
   /** Default shown in `--help` and the docs; `undefined` means unset. */
