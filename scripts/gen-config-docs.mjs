@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Generates docs/configuration.md from THE settings table (src/config/settings.ts), so the doc,
-// `--help` and the validator cannot drift apart.
+// Generates docs/configuration.md from THE settings table (the shared rows of
+// src/config/settings.ts and the rows each built-in family declares), so the doc, `--help` and the
+// validator cannot drift apart.
 //
 //   npm run docs:config            rewrite docs/configuration.md
 //   node scripts/gen-config-docs.mjs --check   exit 1 when the file is out of date (used by a test)
@@ -17,9 +18,15 @@ export const CONFIGURATION_DOC = path.join(ROOT, 'docs', 'configuration.md');
 
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
-const { SETTINGS } = require('../src/config/settings.ts');
+// The families declare their own rows, so they are registered first, as every entry point does.
+require('../src/families.ts');
+const { families } = require('../src/core/family-registry.ts');
+const SETTINGS = require('../src/config/settings.ts').allSettings();
 
-/** Sections of the doc, in order; a setting goes to the first section whose test matches. */
+/**
+ * Sections of the doc, in order; a setting goes to the first section whose test matches. A family
+ * without a section of its own here gets one titled like its docs column, after the named ones.
+ */
 const SECTIONS = [
   ['Server, auth and observability', (env) => /^(GATEWAY_|METRICS_|LOG_)/.test(env)],
   ['provider_a (Codex login; the primary family)', (env) => /^(CODEX_HOME|PROVIDER_A_)/.test(env)],
@@ -29,6 +36,7 @@ const SECTIONS = [
   ['provider_c (Claude Code child process)', (env) => env.startsWith('PROVIDER_C_')],
   ['Structured inference', (env) => env.startsWith('STRUCTURED_')],
   ['Build provenance', (env) => env.startsWith('BUILD_')],
+  ...families().map((family) => [family.title, (env, definition) => family.settings?.rows.includes(definition)]),
   ['Other', () => true],
 ];
 
@@ -59,7 +67,7 @@ export function renderConfigurationDoc(settings = SETTINGS) {
   ];
   const placed = new Set();
   for (const [title, matches] of SECTIONS) {
-    const rows = settings.filter((definition) => !placed.has(definition) && matches(definition.env));
+    const rows = settings.filter((definition) => !placed.has(definition) && matches(definition.env, definition));
     if (rows.length === 0) continue;
     lines.push(`## ${title}`, '', '| Variable | Flag | Default | Meaning |', '|---|---|---|---|');
     for (const definition of rows) {

@@ -1,9 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SETTINGS } from '../src/config/settings';
+import { allSettings } from '../src/config/settings';
 import type { GatewayRun } from './support/child-gateway';
 import { runGateway, spawnGateway } from './support/child-gateway';
+
+const SETTINGS = allSettings();
 
 /** Like Promise.all over `items`, with at most `limit` child processes at once (2-core machine). */
 async function mapLimited<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {

@@ -3,7 +3,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AppConfig } from './app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './app-config';
-import { SETTINGS } from './settings';
+import type { Family } from '../core/family';
+import { familyOf, registerFamily } from '../core/family-registry';
+import { allSettings, setting } from './settings';
+import { parseUrl } from './setting-parsers';
+
+const SETTINGS = allSettings();
 
 const HOME = '/home/tester';
 const load = (env: Record<string, string> = {}, argv: string[] = []) => loadConfig({ HOME, ...env }, argv);
@@ -443,5 +448,65 @@ describe(renderHelp.name, () => {
     }
     expect(help).toContain('default: 8088');
     expect(help).toContain('default: every built-in family, in the order of src/families.ts');
+  });
+});
+
+describe("a family's own settings (Family.settings)", () => {
+  const SPEC_URL = setting(
+    'SPEC_FAMILY_URL',
+    'specFamily.url',
+    'https://spec.example/v1',
+    'The spec family endpoint.',
+    parseUrl(['https']),
+  );
+  const SPEC_HOME = setting('SPEC_FAMILY_HOME', undefined, '~/.spec', "The spec CLI's home directory.", (raw) => raw);
+  /** A family of this spec only: a built-in declaration with its own id, rows and derivation, and none of its errors. */
+  const specFamily = (id: string, rows: Family['settings']): Family => ({
+    ...familyOf('provider_b'),
+    errors: undefined,
+    cliNames: [],
+    id,
+    settings: rows,
+  });
+
+  beforeAll(() => {
+    registerFamily(
+      specFamily('spec_settings', {
+        rows: [SPEC_URL, SPEC_HOME],
+        derive: (read, { env, home }) => ({
+          specFamily: { port: read.value('GATEWAY_PORT'), home, mark: env.SPEC_FAMILY_MARK },
+        }),
+      }),
+    );
+  });
+
+  it("lists its rows after the built-in families' rows and before the trailing shared rows", () => {
+    const names: string[] = allSettings().map((definition) => definition.env);
+    expect(names.indexOf('SPEC_FAMILY_URL')).toBeGreaterThan(names.indexOf('PROVIDER_C_TIMEOUT'));
+    expect(names.indexOf('SPEC_FAMILY_URL')).toBeLessThan(names.indexOf('HTTPS_PROXY'));
+    expect(renderHelp()).toContain('SPEC_FAMILY_URL / --spec-family-url');
+  });
+
+  it('places its rows and merges what it derives into the same group', () => {
+    const config = load({ SPEC_FAMILY_MARK: 'seen', GATEWAY_PORT: '9002' }, ['--spec-family-url', 'https://other/v2']);
+    expect((config as unknown as Record<string, unknown>).specFamily).toEqual({
+      url: 'https://other/v2',
+      port: 9002,
+      home: HOME,
+      mark: 'seen',
+    });
+    expect(load().providerB.accounts).toHaveLength(1);
+  });
+
+  it('refuses a bad value of its rows with the one-line message', () => {
+    expect(configError(() => load({ SPEC_FAMILY_URL: 'http://plain' }))).toBe(
+      'invalid setting SPEC_FAMILY_URL / --spec-family-url: must be a URL with scheme https (got "http://plain")',
+    );
+  });
+
+  // Last: the registry keeps this family, whose row makes the table refuse to build.
+  it('refuses a row whose name another row already has', () => {
+    registerFamily(specFamily('spec_twice', { rows: [SPEC_URL] }));
+    expect(() => allSettings()).toThrow('setting SPEC_FAMILY_URL is declared twice');
   });
 });

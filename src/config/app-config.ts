@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -8,36 +7,24 @@ import type {
   ParsedOf,
   SettingDefinition,
   SettingName,
+  SettingReader,
   SettingsConfig,
 } from './settings';
-import { familyIds } from '../core/family-registry';
+import { familyIds, families } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
-import { SETTINGS, SETTINGS_BY_ENV, SETTINGS_BY_FLAG } from './settings';
+import { allSettings, settingsByEnv, settingsByFlag } from './settings';
 import { SettingRuleError } from './setting-parsers';
 
 /** One login of a family (docs/accounts.md); a family configured the old way has one, `default`. */
 export interface AccountLogin {
   readonly alias: string;
-  /** provider_a: the Codex auth.json; provider_b: the Gemini oauth_creds.json. */
+  /** The file that holds the login, as the family's CLI writes it. */
   readonly loginFile: string;
-}
-
-/**
- * One provider_c login: a Claude Code config directory (its `.credentials.json` is the watched
- * login file), a file holding a long-lived OAuth token, or (`cli`, the one `default` account when
- * PROVIDER_C_ACCOUNTS is unset) whatever login the CLI finds itself.
- */
-export interface ProviderCLogin extends AccountLogin {
-  readonly kind: 'cli' | 'config_dir' | 'token_file';
-  /** The directory (config_dir) or the file (token_file) as configured; absent for `cli`. */
-  readonly location?: string;
 }
 
 /** The alias of the one login of a family configured without an accounts list. */
 export const DEFAULT_ACCOUNT_ALIAS = 'default';
 
-/** PROVIDER_A_WIRE (docs/providers.md "Two request shapes"). */
-export type ProviderAWire = ParsedOf<'PROVIDER_A_WIRE'>;
 /** PRIMARY_CUSTOM_TOOL_WIRE. */
 export type CustomToolWire = ParsedOf<'PRIMARY_CUSTOM_TOOL_WIRE'>;
 
@@ -45,44 +32,32 @@ export type CustomToolWire = ParsedOf<'PRIMARY_CUSTOM_TOOL_WIRE'>;
 interface DerivedConfig {
   /** GATEWAY_PROVIDERS, else every registered family. */
   readonly enabledProviders: readonly ProviderId[];
-  readonly providerA: {
-    /** CODEX_HOME with `~` expanded. */
-    readonly codexHome: string;
-    /** The first account's login file (the only one unless PROVIDER_A_ACCOUNTS is set). */
-    readonly authFile: string;
-    /** Every provider_a login, at least one. */
-    readonly accounts: readonly AccountLogin[];
-  };
-  readonly providerB: {
-    /** GEMINI_HOME with `~` expanded. */
-    readonly geminiHome: string;
-    /** The first account's login file (the only one unless PROVIDER_B_ACCOUNTS is set). */
-    readonly authFile: string;
-    /** Every provider_b login, at least one. */
-    readonly accounts: readonly AccountLogin[];
-  };
-  readonly providerC: {
-    /** Environment for the child: the gateway's, minus secrets it must never see. */
-    readonly childEnv: Readonly<Record<string, string>>;
-    /** The logins (docs/accounts.md); one, `default` (the CLI's own), unless PROVIDER_C_ACCOUNTS is set. */
-    readonly accounts: readonly ProviderCLogin[];
-  };
 }
 
-/** A row placed at a field the loader derives would be overwritten, so it does not compile. */
+/**
+ * The fields each family computes from its settings (its `Family.settings.derive`), by group: a
+ * family's settings file adds its group here (`readonly providerX: { home: string; … }`), merged
+ * over the fields its rows place in that group.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the families' augmentations
+export interface FamilyDerivedConfig {}
+
+/** A row placed at a field a derivation computes would be overwritten, so it does not compile. */
+type Computed = DerivedConfig & FamilyDerivedConfig;
 type DerivedGroup = {
-  [G in keyof DerivedConfig]: DerivedConfig[G] extends readonly unknown[] ? never : G;
-}[keyof DerivedConfig];
+  [G in keyof Computed]: Computed[G] extends readonly unknown[] ? never : G;
+}[keyof Computed];
 type PlacedOverDerived = {
-  [G in DerivedGroup]: Extract<keyof SettingsConfig[G], keyof DerivedConfig[G]>;
+  [G in DerivedGroup]: G extends keyof SettingsConfig ? Extract<keyof SettingsConfig[G], keyof Computed[G]> : never;
 }[DerivedGroup];
 const _noRowAtADerivedField: [PlacedOverDerived] extends [never] ? true : PlacedOverDerived = true;
 
 /**
  * The typed configuration every module reads (never `process.env`): one field per placed row of
- * the settings table (its `at`, its parser's type; see `SettingsConfig`), plus the derived fields.
+ * the settings table (its `at`, its parser's type; see `SettingsConfig`), plus the derived fields
+ * (the loader's own and each family's).
  */
-export type AppConfig = SettingsConfig & DerivedConfig;
+export type AppConfig = SettingsConfig & DerivedConfig & FamilyDerivedConfig;
 
 /** A bad setting: `message` is the one line printed before exiting with status 1. */
 export class ConfigError extends Error {
@@ -95,17 +70,15 @@ export class ConfigError extends Error {
 /** `--help` was asked for; the loader does not exit by itself. */
 export class HelpRequested extends Error {}
 
-/** Variables a provider_c child must never inherit (docs/upstream/provider-c.md §3.2). */
-const CHILD_ENV_DENYLIST = ['GATEWAY_BEARER_SECRET', 'ANTHROPIC_API_KEY'];
-
 function parseArgv(argv: readonly string[]): Map<SettingDefinition, string> {
+  const byFlag = settingsByFlag();
   const values = new Map<SettingDefinition, string>();
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index];
     if (argument === '--help' || argument === '-h') throw new HelpRequested();
     const equals = argument.indexOf('=');
     const name = equals === -1 ? argument : argument.slice(0, equals);
-    const definition = SETTINGS_BY_FLAG.get(name);
+    const definition = byFlag.get(name);
     if (!definition) {
       throw new ConfigError(
         `unknown flag ${JSON.stringify(argument.slice(0, 60))}; run with --help for the list of settings`,
@@ -124,7 +97,8 @@ function parseArgv(argv: readonly string[]): Map<SettingDefinition, string> {
   return values;
 }
 
-function expandHome(value: string, home: string): string {
+/** A path with a leading `~` made the user's home. */
+export function expandHome(value: string, home: string): string {
   if (value === '~') return home;
   if (value.startsWith('~/')) return path.join(home, value.slice(2));
   return value;
@@ -135,13 +109,14 @@ const LOWER_CASE_ALIASED = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
 /**
  * (environment, argv) → AppConfig. Flags win over the environment; every value is validated
  * here, once, and the first bad one throws a ConfigError naming the setting and the rule (secret
- * values are never echoed). Reads nothing else from the process; the one file-system call is the
- * stat that tells each PROVIDER_C_ACCOUNTS location's kind (config directory or token file).
+ * values are never echoed). Reads nothing else from the process; each registered family then
+ * derives its own fields (`Family.settings.derive`), which may stat the login locations it is given.
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): AppConfig {
   const fromFlags = parseArgv(argv);
+  const definitions = allSettings();
   const values = new Map<SettingName, unknown>();
-  for (const definition of SETTINGS) {
+  for (const definition of definitions) {
     // The proxy variables are conventionally also spelled in lower case (curl, undici, reqwest).
     const raw =
       fromFlags.get(definition) ??
@@ -158,12 +133,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
   // Each setting's type is the return type of its parser in the table, so these two readers are the
   // only place a parsed value is cast to it; a name outside the table does not compile.
-  /** A setting as given by flag or environment, parsed; `undefined` when unset. */
-  const given = <K extends SettingName>(name: K): ParsedOf<K> | undefined =>
-    values.get(name) as ParsedOf<K> | undefined;
-  /** A setting with a table default: the given value, else that default value. */
-  const value = <K extends DefaultedSettingName>(name: K): ParsedOf<K> =>
-    (values.has(name) ? values.get(name) : SETTINGS_BY_ENV.get(name)!.defaultValue) as ParsedOf<K>;
+  const byEnv = settingsByEnv();
+  const read: SettingReader = {
+    given: <K extends SettingName>(name: K) => values.get(name) as ParsedOf<K> | undefined,
+    value: <K extends DefaultedSettingName>(name: K) =>
+      (values.has(name) ? values.get(name) : byEnv.get(name)!.defaultValue) as ParsedOf<K>,
+  };
+  const { given, value } = read;
 
   refuseOpenBindWithoutSecret(
     value('GATEWAY_HOST'),
@@ -172,42 +148,19 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   );
 
   const home = env.HOME ?? os.homedir();
-  const codexHome = expandHome(value('CODEX_HOME'), home);
-  const geminiHome = expandHome(value('GEMINI_HOME'), home);
-
-  /** A family's logins: PREFIX_ACCOUNTS, else PREFIX_AUTH_FILE (or its default) as alias `default`. */
-  const logins = (prefix: 'PROVIDER_A' | 'PROVIDER_B', defaultFile: string) =>
-    accountLogins(given(`${prefix}_ACCOUNTS`), given(`${prefix}_AUTH_FILE`), defaultFile, home, prefix);
-  const providerAAccounts = logins('PROVIDER_A', path.join(codexHome, 'auth.json'));
-  const providerBAccounts = logins('PROVIDER_B', path.join(geminiHome, 'oauth_creds.json'));
-
-  const childEnv: Record<string, string> = {};
-  for (const [key, entry] of Object.entries(env)) {
-    if (entry !== undefined && !CHILD_ENV_DENYLIST.includes(key)) childEnv[key] = entry;
-  }
-
-  const placed = placeSettings(values);
-  return {
-    ...placed,
+  const config: Record<string, unknown> = {
+    ...placeSettings(definitions, values),
     enabledProviders: given('GATEWAY_PROVIDERS') ?? familyIds(),
-    providerA: {
-      ...placed.providerA,
-      codexHome,
-      authFile: providerAAccounts[0].loginFile,
-      accounts: providerAAccounts,
-    },
-    providerB: {
-      ...placed.providerB,
-      geminiHome,
-      authFile: providerBAccounts[0].loginFile,
-      accounts: providerBAccounts,
-    },
-    providerC: {
-      ...placed.providerC,
-      childEnv,
-      accounts: providerCLogins(given('PROVIDER_C_ACCOUNTS'), childEnv, home),
-    },
   };
+  for (const family of families()) {
+    for (const [group, fields] of Object.entries(family.settings?.derive?.(read, { env, home }) ?? {})) {
+      config[group] = { ...(config[group] as object | undefined), ...fields };
+    }
+  }
+  // Every field of `AppConfig` is here: one per placed row (`SettingsConfig`), the loader's own
+  // derived fields, and each registered family's (`FamilyDerivedConfig`, which its derivation
+  // returns typed), so this one cast is sound.
+  return config as unknown as AppConfig;
 }
 
 /**
@@ -215,9 +168,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
  * value, else `undefined`. `SettingsConfig` is the type of exactly this object (one field per placed
  * row, typed by its parser), which is why the one cast below is sound.
  */
-function placeSettings(values: ReadonlyMap<SettingName, unknown>): SettingsConfig {
+function placeSettings(
+  definitions: readonly SettingDefinition<unknown, SettingName>[],
+  values: ReadonlyMap<SettingName, unknown>,
+): SettingsConfig {
   const root: Record<string, unknown> = {};
-  for (const definition of SETTINGS) {
+  for (const definition of definitions) {
     if (definition.at === undefined) continue;
     const value = values.has(definition.env) ? values.get(definition.env) : definition.defaultValue;
     const dot = definition.at.indexOf('.');
@@ -259,7 +215,7 @@ function refuseOpenBindWithoutSecret(
  * A family's logins: the accounts list when given (then the single-file setting must be unset, so
  * nobody wonders which one wins), else the one file configured the old way as alias `default`.
  */
-function accountLogins(
+export function accountLogins(
   listed: readonly AccountSetting[] | undefined,
   singleFile: string | undefined,
   defaultFile: string,
@@ -275,36 +231,6 @@ function accountLogins(
   return listed.map(({ alias, location }) => ({ alias, loginFile: expandHome(location, home) }));
 }
 
-/**
- * provider_c's logins: each listed path is a config directory or a token file, told apart on disk
- * at startup (a path that is neither stops startup); unlisted, the CLI's own login as `default`,
- * watched through the credentials file of its config directory.
- */
-function providerCLogins(
-  listed: readonly AccountSetting[] | undefined,
-  childEnv: Readonly<Record<string, string>>,
-  home: string,
-): ProviderCLogin[] {
-  if (!listed) {
-    const configDir = expandHome(childEnv.CLAUDE_CONFIG_DIR ?? path.join(home, '.claude'), home);
-    return [{ alias: DEFAULT_ACCOUNT_ALIAS, kind: 'cli', loginFile: path.join(configDir, '.credentials.json') }];
-  }
-  return listed.map(({ alias, location }) => {
-    const resolved = expandHome(location, home);
-    let stat: fs.Stats;
-    try {
-      stat = fs.statSync(resolved);
-    } catch {
-      throw new ConfigError(
-        `invalid setting PROVIDER_C_ACCOUNTS: ${alias}: ${resolved} is neither a Claude Code config directory nor a token file`,
-      );
-    }
-    return stat.isDirectory()
-      ? { alias, kind: 'config_dir', location: resolved, loginFile: path.join(resolved, '.credentials.json') }
-      : { alias, kind: 'token_file', location: resolved, loginFile: resolved };
-  });
-}
-
 /** The text of `--help`: every setting with its flag and default. */
 export function renderHelp(): string {
   const lines = [
@@ -318,7 +244,7 @@ export function renderHelp(): string {
     'Settings (environment variable / flag; the flag wins):',
     '',
   ];
-  for (const definition of SETTINGS) {
+  for (const definition of allSettings()) {
     lines.push(`  ${definition.env} / ${definition.flag}`);
     lines.push(`      ${definition.description}`);
     lines.push(`      default: ${definition.defaultText ?? '(unset)'}`);

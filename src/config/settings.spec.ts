@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DefaultedSettingName, ParsedOf, SettingName } from './settings';
-import { SETTINGS, SETTINGS_BY_FLAG } from './settings';
+import { allSettings, settingsByFlag } from './settings';
 import { BUILT_IN_FAMILIES } from '../families';
 import { CODEX_CLI_VERSION } from '../providers/provider-a/codex-cli-version';
 import { codexClient } from '../providers/provider-a/provider-a.client';
@@ -11,6 +11,9 @@ import { ModelCatalog } from '../models/model-catalog';
 import { loadFaithfulProfile } from '../providers/provider-a/provider-a.faithful-profile';
 import { StructuredAllowlist } from '../structured/structured-allowlist';
 import { loadConfig } from './app-config';
+
+const SETTINGS = allSettings();
+const SETTINGS_BY_FLAG = settingsByFlag();
 
 const ROOT = path.resolve(__dirname, '..', '..');
 

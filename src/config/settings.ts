@@ -14,7 +14,8 @@ import {
 } from './setting-parsers';
 
 /**
- * THE table of settings (docs/design/decisions.md §2). Every setting is an environment variable and a
+ * THE table of settings (docs/design/decisions.md §2): the shared rows here, each family's rows in
+ * its own folder (`Family.settings`). Every setting is an environment variable and a
  * `--kebab-case` flag; the flag wins. `--help` and docs/configuration.md are generated from
  * this table, and a test checks the doc against it, so the three cannot drift. Each row also names
  * its place in `AppConfig`, whose type and values are derived from the rows (app-config.ts).
@@ -26,7 +27,7 @@ export interface SettingDefinition<T = unknown, N extends string = string> {
   readonly flag: string;
   /**
    * Where the parsed value lands in `AppConfig`: `group.field` or `field`. Unset: the setting is
-   * read by one of the loader's derivations (login files, homes, the open-bind rule) or ignored.
+   * read by a derivation (the loader's open-bind rule, a family's homes and login files) or ignored.
    */
   readonly at: string | undefined;
   /** Default shown in `--help` and the docs; `undefined` means unset. */
@@ -67,26 +68,6 @@ function parseProviders(raw: string): ProviderId[] {
     return id;
   });
   return [...new Set(resolved)];
-}
-
-/**
- * A Google Cloud project id such as `my-project-123`. Code Assist takes the id, not the numeric
- * project number, and answers a number with an unhelpful error, so it is refused at startup (as
- * the Gemini CLI refuses it before any call).
- */
-function parseProjectId(raw: string): string {
-  const value = parseNonEmpty(raw).trim();
-  if (/^\d+$/.test(value))
-    throw new SettingRuleError('must be the project id (e.g. my-project-123), not the numeric project number');
-  return value;
-}
-
-/** A Codex CLI version as the CLI prints it (`0.171.0`, `0.172.0-alpha.1`): it goes into a header and a query. */
-function parseClientVersion(raw: string): string {
-  const value = raw.trim();
-  if (!/^\d{1,4}\.\d{1,4}\.\d{1,4}(-[0-9A-Za-z.]{1,32})?$/.test(value))
-    throw new SettingRuleError('must be a Codex CLI version such as 0.171.0');
-  return value;
 }
 
 /** Queue key modes of docs/design/behaviours.md §3.3. */
@@ -199,10 +180,10 @@ function positiveDuration(raw: string): number {
 const kebab = (env: string) => `--${env.toLowerCase().replace(/_/g, '-')}`;
 
 /** A default that is a function of other settings or bundled data, in the words the docs show. */
-interface DerivedDefault {
+export interface DerivedDefault {
   readonly derived: string;
 }
-const derived = (words: string): DerivedDefault => ({ derived: words });
+export const derived = (words: string): DerivedDefault => ({ derived: words });
 
 /**
  * One row of the table. The row keeps its env name, its place in `AppConfig`, the type its parser
@@ -210,7 +191,12 @@ const derived = (words: string): DerivedDefault => ({ derived: words });
  * default its own parser refuses fails at import), so the loader reads each setting with that type
  * and no cast, and `AppConfig` is typed from the rows.
  */
-function setting<N extends string, P extends string | undefined, T, D extends string | DerivedDefault | undefined>(
+export function setting<
+  N extends string,
+  P extends string | undefined,
+  T,
+  D extends string | DerivedDefault | undefined,
+>(
   env: N,
   at: P,
   fallback: D,
@@ -233,7 +219,7 @@ function setting<N extends string, P extends string | undefined, T, D extends st
   };
 }
 
-const bool = <N extends string, P extends string | undefined>(
+export const bool = <N extends string, P extends string | undefined>(
   env: N,
   at: P,
   fallback: string,
@@ -242,7 +228,8 @@ const bool = <N extends string, P extends string | undefined>(
 ) => setting(env, at, fallback, description, parseBoolean, { isBoolean: true, ...(flag ? { flag } : {}) });
 const text = (raw: string) => raw;
 
-const SETTING_ROWS = [
+/** The shared rows listed before the families' rows: the server, its auth and its logs. */
+const LEADING_ROWS = [
   setting('GATEWAY_HOST', 'server.host', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
   setting('GATEWAY_PORT', 'server.port', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
   setting(
@@ -316,28 +303,14 @@ const SETTING_ROWS = [
     'Log line format: `json` (one pino JSON object per line, for log collectors), `pretty` (readable lines through pino-pretty, for a person), or `auto`: pretty when stdout is a terminal, else json.',
     (raw) => parseEnum(LOG_FORMATS)(raw.trim().toLowerCase()),
   ),
-  setting('CODEX_HOME', undefined, '~/.codex', "The Codex CLI's home directory.", parseNonEmpty),
-  setting(
-    'PROVIDER_A_AUTH_FILE',
-    undefined,
-    derived('$CODEX_HOME/auth.json'),
-    'provider_a login file (written by `codex login`).',
-    parseNonEmpty,
-  ),
-  setting(
-    'PROVIDER_A_ACCOUNTS',
-    undefined,
-    undefined,
-    'Several provider_a logins: alias=path of a Codex auth.json, comma-separated (replaces PROVIDER_A_AUTH_FILE). See docs/accounts.md.',
-    parseAccounts,
-  ),
-  setting(
-    'PROVIDER_A_URL',
-    'providerA.url',
-    'wss://chatgpt.com/backend-api/codex/responses',
-    'provider_a endpoint; ws(s):// uses WebSocket, http(s):// uses HTTP+SSE.',
-    parseUrl(['ws', 'wss', 'http', 'https']),
-  ),
+];
+
+/**
+ * The shared rows listed after the families' rows: egress proxy, tool turns, accounts, structured
+ * inference, build provenance. (docs/configuration.md groups rows by name, so this split keeps it
+ * in the same order as one table would.)
+ */
+const TRAILING_ROWS = [
   setting(
     'HTTPS_PROXY',
     'proxy.httpsProxy',
@@ -359,66 +332,6 @@ const SETTING_ROWS = [
     'proxy.noProxy',
     undefined,
     'Hosts that bypass the proxy: comma-separated names (covering their subdomains), optional :port, or * for all; the lower-case no_proxy is read too.',
-    parseNonEmpty,
-  ),
-  setting(
-    'PROVIDER_A_TOKEN_URL',
-    'providerA.tokenUrl',
-    'https://auth.openai.com/oauth/token',
-    'provider_a OAuth refresh endpoint.',
-    parseUrl(['http', 'https']),
-  ),
-  setting(
-    'PROVIDER_A_TIMEOUT',
-    'providerA.timeoutMs',
-    '10m',
-    'Bound on a whole provider_a turn, retries included.',
-    parseDuration,
-  ),
-  setting(
-    'PROVIDER_A_MAX_KEPT_SESSIONS',
-    'providerA.maxKeptSessions',
-    '64',
-    'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn).',
-    parseNonNegativeInteger,
-  ),
-  setting(
-    'PROVIDER_A_SESSION_IDLE_TIMEOUT',
-    'providerA.sessionIdleTimeoutMs',
-    '5m',
-    'A kept provider_a connection unused this long is closed (must be more than 0).',
-    (raw) => {
-      const ms = parseDuration(raw);
-      if (ms === 0) throw new SettingRuleError('must be a positive duration');
-      return ms;
-    },
-  ),
-  setting(
-    'PROVIDER_A_MODELS_REFRESH',
-    'providerA.modelsRefreshMs',
-    '15m',
-    'How often the live provider_a model list (GET …/codex/models, as the Codex CLI reads it) is fetched with a ready login and merged into the bundled catalog; first fetch at startup, in the background (0: never, the bundled catalog only). See docs/chat.md "Models".',
-    parseDuration,
-  ),
-  setting(
-    'PROVIDER_A_WIRE',
-    'providerA.wire',
-    'auto',
-    'provider_a request shape: auto (per model, as the model list marks use_responses_lite), classic, or lite (Responses lite: tools as an additional_tools item, instructions as developer input). See docs/providers.md.',
-    parseEnum(['auto', 'classic', 'lite'] as const),
-  ),
-  setting(
-    'PROVIDER_A_CLIENT_VERSION',
-    'providerA.clientVersion',
-    derived('the Codex CLI release the gateway verifies (docs/providers.md)'),
-    'Codex CLI version provider_a claims (model list client_version, User-Agent). Only to reach models the backend serves to a newer CLI before a gateway release verifies it: the wire stays that of the default version, unverified; a warning is logged at startup. See docs/providers.md.',
-    parseClientVersion,
-  ),
-  setting(
-    'PRIMARY_FAITHFUL_PROFILE',
-    'providerA.faithfulProfilePath',
-    derived('built-in'),
-    'JSON profile injected in faithful mode (faithful: true).',
     parseNonEmpty,
   ),
   setting(
@@ -500,85 +413,6 @@ const SETTING_ROWS = [
     'Size older tool results shrink to when compacted.',
     parseNonNegativeInteger,
   ),
-  setting('GEMINI_HOME', undefined, '~/.gemini', "The Gemini CLI's home directory.", parseNonEmpty),
-  setting(
-    'PROVIDER_B_AUTH_FILE',
-    undefined,
-    derived('$GEMINI_HOME/oauth_creds.json'),
-    'provider_b login file (written by the Gemini CLI).',
-    parseNonEmpty,
-  ),
-  setting(
-    'PROVIDER_B_ACCOUNTS',
-    undefined,
-    undefined,
-    'Several provider_b logins: alias=path of a Gemini oauth_creds.json, comma-separated (replaces PROVIDER_B_AUTH_FILE). See docs/accounts.md.',
-    parseAccounts,
-  ),
-  setting(
-    'PROVIDER_B_URL',
-    'providerB.url',
-    'https://cloudcode-pa.googleapis.com/v1internal',
-    'Code Assist base URL.',
-    parseUrl(['http', 'https']),
-  ),
-  setting(
-    'PROVIDER_B_TOKEN_URL',
-    'providerB.tokenUrl',
-    'https://oauth2.googleapis.com/token',
-    'provider_b OAuth refresh endpoint.',
-    parseUrl(['http', 'https']),
-  ),
-  setting(
-    'PROVIDER_B_PROJECT',
-    'providerB.project',
-    undefined,
-    'Code Assist project id (the string id, not the numeric project number); unset = the one :loadCodeAssist names.',
-    parseProjectId,
-  ),
-  setting(
-    'PROVIDER_B_TIMEOUT',
-    'providerB.timeoutMs',
-    '10m',
-    'Bound on a whole provider_b turn, retries included.',
-    parseDuration,
-  ),
-  setting(
-    'PROVIDER_B_ONBOARDING_POLL_INTERVAL',
-    'providerB.onboardingPollIntervalMs',
-    '5s',
-    'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s).',
-    parseDuration,
-  ),
-  setting(
-    'PROVIDER_C_ACCOUNTS',
-    undefined,
-    undefined,
-    "Several provider_c logins: alias=path, comma-separated; a directory is a Claude Code config dir (CLAUDE_CONFIG_DIR), a file holds an OAuth token (CLAUDE_CODE_OAUTH_TOKEN, from `claude setup-token`). Unset: the CLI's own login. See docs/accounts.md.",
-    parseAccounts,
-  ),
-  setting(
-    'PROVIDER_C_TOKEN_URL',
-    'providerC.tokenUrl',
-    'https://platform.claude.com/v1/oauth/token',
-    'OAuth refresh endpoint for the Claude Code config directories of PROVIDER_C_ACCOUNTS (idle logins are refreshed in the background).',
-    parseUrl(['http', 'https']),
-  ),
-  setting(
-    'PROVIDER_C_COMMAND',
-    'providerC.command',
-    'claude',
-    'The Claude Code executable (name on PATH or a path).',
-    parseNonEmpty,
-  ),
-  setting(
-    'PROVIDER_C_MAX_PROCESSES',
-    'providerC.maxProcesses',
-    '8',
-    'provider_c child processes at once; beyond it requests wait.',
-    parsePositiveInteger,
-  ),
-  setting('PROVIDER_C_TIMEOUT', 'providerC.timeoutMs', '10m', 'Bound on a whole provider_c turn.', parseDuration),
   setting(
     'ACCOUNT_MAX_IN_FLIGHT',
     'accounts.maxInFlight',
@@ -723,9 +557,54 @@ const SETTING_ROWS = [
   ),
 ];
 
-export const SETTINGS: readonly SettingDefinition<unknown, SettingName>[] = SETTING_ROWS;
+/**
+ * A family's settings, declared in its own folder: its rows, listed in `--help` and
+ * docs/configuration.md between the leading and the trailing shared rows, in registration order,
+ * and the fields of `AppConfig` it computes from several settings or the environment (homes, login
+ * files, a child's environment). Its settings file also adds its rows to `FamilySettingRows` and
+ * its computed fields to `FamilyDerivedConfig` (app-config.ts), so `AppConfig` types them.
+ */
+export interface FamilySettings {
+  readonly rows: readonly SettingDefinition[];
+  /**
+   * The computed fields, by group (`{ providerX: { home, accounts } }`), merged over the group's
+   * placed rows. Called for every registered family at load, in registration order; throws a
+   * ConfigError for a combination of settings it refuses.
+   */
+  readonly derive?: (read: SettingReader, context: SettingContext) => Readonly<Record<string, object>>;
+}
 
-type SettingRow = (typeof SETTING_ROWS)[number];
+declare module '../core/family' {
+  interface Family {
+    /** Its settings rows and what it derives from them; absent when it has none. */
+    readonly settings?: FamilySettings;
+  }
+}
+
+/** The parsed settings as the loader hands them to a family's derivation, typed by their rows. */
+export interface SettingReader {
+  /** A setting as given by flag or environment, parsed; `undefined` when unset. */
+  readonly given: <K extends SettingName>(name: K) => ParsedOf<K> | undefined;
+  /** A setting with a table default: the given value, else that default value. */
+  readonly value: <K extends DefaultedSettingName>(name: K) => ParsedOf<K>;
+}
+
+/** What else a derivation may read: the environment the gateway was started with, and the user's home. */
+export interface SettingContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly home: string;
+}
+
+/**
+ * The rows of each family, by family id, as types: a family's settings file adds
+ * `interface FamilySettingRows { <id>: (typeof ITS_ROWS)[number] }`, which puts its settings in
+ * `SettingName`, `ParsedOf` and `SettingsConfig` (so `config.providerX.field` has its row's type).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the families' augmentations
+export interface FamilySettingRows {}
+
+type SettingRow =
+  (typeof LEADING_ROWS)[number] | (typeof TRAILING_ROWS)[number] | FamilySettingRows[keyof FamilySettingRows];
 /** The env name of every setting in the table; any other name fails to compile. */
 export type SettingName = SettingRow['env'];
 /** What the parser of setting K returns. */
@@ -751,23 +630,51 @@ type Fields<R extends PlacedRow> = Flat<
 >;
 
 /**
- * The part of `AppConfig` that is one setting per field, typed from the rows: a row placed at
- * `group.field` is `config.group.field`, one placed at `field` is `config.field`, with its parser's
- * type, optional when it has no default.
+ * The part of `AppConfig` that is one setting per field, typed from the rows (the shared ones and
+ * every family's): a row placed at `group.field` is `config.group.field`, one placed at `field` is
+ * `config.field`, with its parser's type, optional when it has no default.
  */
 export type SettingsConfig = Fields<Exclude<PlacedRow, { readonly at: `${string}.${string}` }>> & {
   readonly [G in GroupOf<PlacedRow['at']>]: Fields<Extract<PlacedRow, { readonly at: `${G}.${string}` }>>;
 };
 
-export const SETTINGS_BY_ENV: ReadonlyMap<SettingName, SettingDefinition<unknown, SettingName>> = new Map(
-  SETTINGS.map((definition) => [definition.env, definition]),
-);
+/**
+ * Every setting, in the order `--help` and the doc list them: the leading shared rows, each
+ * registered family's rows, the trailing shared rows. Read when the configuration is loaded (after
+ * src/families.ts registered the built-in families, and a test perhaps one of its own), not when
+ * this module is. Two rows with one name, or one place, are refused: one would hide the other.
+ */
+export function allSettings(): readonly SettingDefinition<unknown, SettingName>[] {
+  // A family's rows are the ones its FamilySettingRows entry names; the declaration holds them untyped.
+  const familyRows = families().flatMap((family) => family.settings?.rows ?? []) as readonly SettingDefinition<
+    unknown,
+    SettingName
+  >[];
+  const rows: readonly SettingDefinition<unknown, SettingName>[] = [...LEADING_ROWS, ...familyRows, ...TRAILING_ROWS];
+  const names = new Set<string>();
+  const places = new Set<string>();
+  for (const row of rows) {
+    if (names.has(row.env)) throw new Error(`setting ${row.env} is declared twice`);
+    if (row.at !== undefined && places.has(row.at)) throw new Error(`two settings are placed at ${row.at}`);
+    names.add(row.env);
+    if (row.at !== undefined) places.add(row.at);
+  }
+  return rows;
+}
 
-export const SETTINGS_BY_FLAG: ReadonlyMap<string, SettingDefinition> = new Map(
-  SETTINGS.flatMap((definition) => {
-    const entries: [string, SettingDefinition][] = [[definition.flag, definition]];
-    const longForm = kebab(definition.env);
-    if (longForm !== definition.flag) entries.push([longForm, definition]);
-    return entries;
-  }),
-);
+/** Every setting by its env name. */
+export function settingsByEnv(): ReadonlyMap<SettingName, SettingDefinition<unknown, SettingName>> {
+  return new Map(allSettings().map((definition) => [definition.env, definition]));
+}
+
+/** Every setting by its flag, and by the `--kebab-case` of its env name where the flag differs. */
+export function settingsByFlag(): ReadonlyMap<string, SettingDefinition> {
+  return new Map(
+    allSettings().flatMap((definition) => {
+      const entries: [string, SettingDefinition][] = [[definition.flag, definition]];
+      const longForm = kebab(definition.env);
+      if (longForm !== definition.flag) entries.push([longForm, definition]);
+      return entries;
+    }),
+  );
+}

@@ -1,13 +1,14 @@
 import * as fs from 'node:fs';
 import type { AccountPool } from '../account-pool';
 import type { AccountPools } from '../account-pools';
-import type { AppConfig, ProviderCLogin } from '../../config/app-config';
+import type { AppConfig } from '../../config/app-config';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { PlanUsageRead } from '../../core/plan-usage';
 import { readJsonObject } from '../credential-file';
 import { LoginNotReadable } from '../plan-usage-refresh';
+import type { ProviderCLogin } from './provider-c.credentials';
 import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
 
 /** What the pool holds per Claude Code login: how a child of that login is started, and its idle refresh. */

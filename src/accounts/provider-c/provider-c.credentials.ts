@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import type { AccountLogin } from '../../config/app-config';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
@@ -16,6 +17,17 @@ export const PROVIDER_C_CLIENT_ID = '9d1c250a-e61b-44d9-88ed-5944d1962f5e';
 const DEFAULT_SCOPES = 'user:profile user:inference user:sessions:claude_code user:mcp_servers';
 /** The CLI bounds its own refresh at 30 s; an idle refresh has no reason to wait longer than ours elsewhere. */
 const REFRESH_TIMEOUT_MS = 10_000;
+
+/**
+ * One provider_c login: a Claude Code config directory (its `.credentials.json` is the watched
+ * login file), a file holding a long-lived OAuth token, or (`cli`, the one `default` account when
+ * PROVIDER_C_ACCOUNTS is unset) whatever login the CLI finds itself.
+ */
+export interface ProviderCLogin extends AccountLogin {
+  readonly kind: 'cli' | 'config_dir' | 'token_file';
+  /** The directory (config_dir) or the file (token_file) as configured; absent for `cli`. */
+  readonly location?: string;
+}
 
 /** The file a config directory keeps its login in (plain JSON on Linux). */
 export const credentialsFileOf = (configDir: string) => path.join(configDir, '.credentials.json');

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ProviderCLogin } from '../../config/app-config';
+import type { ProviderCLogin } from './provider-c.credentials';
 import { checkProviderCLogin, parseAuthStatus } from './provider-c.login-check';
 
 const FIXTURE = path.join(__dirname, '../../providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json');

@@ -4,10 +4,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { LoginCheck } from '../../core/login-state';
 import { isJsonObject, nonEmptyString } from '../../common/json';
-import type { ProviderCLogin } from '../../config/app-config';
 import { isExpired } from '../login-token-cache';
 import { readLoginDocument, tokenCheck } from '../login-file-check';
 import { claudeCodeVersion } from './provider-c.cli-version';
+import type { ProviderCLogin } from './provider-c.credentials';
 import { credentialsFileOf } from './provider-c.credentials';
 
 /** `claude auth status --json` answers from local state in about a second; beyond this it is stuck. */

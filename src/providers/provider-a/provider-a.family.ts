@@ -4,6 +4,7 @@ import { PROVIDER_A_MESSAGES } from './provider-a.error-table';
 import { checkProviderALogin } from '../../accounts/provider-a/provider-a.login-check';
 import { fileLogins } from '../../accounts/configured-logins';
 import { PROVIDER_A_PARAMETERS } from './provider-a.parameters';
+import { PROVIDER_A_SETTINGS } from './provider-a.settings';
 
 /** Codex: the ChatGPT login of the Codex CLI, on the Codex Responses backend. */
 export const providerA: Family = {
@@ -15,6 +16,7 @@ export const providerA: Family = {
     login: "run `codex login` on the gateway's machine",
     paidUsage: { name: 'Codex credits', page: 'chatgpt.com/codex/settings/usage' },
   },
+  settings: PROVIDER_A_SETTINGS,
   messages: PROVIDER_A_MESSAGES,
   logins: (config) => fileLogins('provider_a', config.providerA.accounts, checkProviderALogin),
   parameters: PROVIDER_A_PARAMETERS,

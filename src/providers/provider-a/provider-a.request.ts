@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
-import type { ProviderAWire } from '../../config/app-config';
+import type { ProviderAWire } from './provider-a.settings';
 import { customToolNames } from '../../core/chat-message';
 import type { ResolvedModel } from '../../core/resolved-model';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';

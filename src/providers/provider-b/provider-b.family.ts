@@ -4,6 +4,7 @@ import { PROVIDER_B_ERRORS } from './provider-b.error-table';
 import { checkProviderBLogin } from '../../accounts/provider-b/provider-b.login-check';
 import { fileLogins } from '../../accounts/configured-logins';
 import { PROVIDER_B_PARAMETERS } from './provider-b.parameters';
+import { PROVIDER_B_SETTINGS } from './provider-b.settings';
 
 /** Gemini Code Assist: the Google login of the Gemini CLI. */
 export const providerB: Family = {
@@ -11,6 +12,7 @@ export const providerB: Family = {
   title: 'provider_b (Gemini Code Assist)',
   cliNames: ['gemini'],
   fix: { cli: 'Gemini CLI', login: 'run `gemini` on the gateway\'s machine and choose "Login with Google"' },
+  settings: PROVIDER_B_SETTINGS,
   errors: PROVIDER_B_ERRORS,
   loginFixes: {
     account_unsupported:

@@ -2,11 +2,12 @@ import * as path from 'node:path';
 import type { Family } from '../../core/family';
 import { PROVIDER_C_ERRORS, PROVIDER_C_MESSAGES } from './provider-c.error-table';
 import { PROVIDER_C_FIX } from './provider-c.fix';
-import type { ProviderCLogin } from '../../config/app-config';
+import type { ProviderCLogin } from '../../accounts/provider-c/provider-c.credentials';
 import { accountBaseEnvironment } from '../../accounts/provider-c/provider-c.accounts';
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
 import { checkProviderCLogin } from '../../accounts/provider-c/provider-c.login-check';
 import { PROVIDER_C_PARAMETERS } from './provider-c.parameters';
+import { PROVIDER_C_SETTINGS } from './provider-c.settings';
 
 /** Claude Code: the `claude` CLI run as a child per turn, with its own login. */
 export const providerC: Family = {
@@ -14,6 +15,7 @@ export const providerC: Family = {
   title: 'provider_c (Claude Code)',
   cliNames: ['claude'],
   fix: PROVIDER_C_FIX,
+  settings: PROVIDER_C_SETTINGS,
   errors: PROVIDER_C_ERRORS,
   messages: PROVIDER_C_MESSAGES,
   logins: (config) => {

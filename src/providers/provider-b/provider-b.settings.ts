@@ -1,0 +1,107 @@
+import * as path from 'node:path';
+import type { AccountLogin, FamilyDerivedConfig } from '../../config/app-config';
+import { accountLogins, expandHome } from '../../config/app-config';
+import type { FamilySettings } from '../../config/settings';
+import { derived, parseAccounts, setting } from '../../config/settings';
+import { parseDuration, parseNonEmpty, parseUrl, SettingRuleError } from '../../config/setting-parsers';
+
+/**
+ * A Google Cloud project id such as `my-project-123`. Code Assist takes the id, not the numeric
+ * project number, and answers a number with an unhelpful error, so it is refused at startup (as
+ * the Gemini CLI refuses it before any call).
+ */
+function parseProjectId(raw: string): string {
+  const value = parseNonEmpty(raw).trim();
+  if (/^\d+$/.test(value))
+    throw new SettingRuleError('must be the project id (e.g. my-project-123), not the numeric project number');
+  return value;
+}
+
+/** provider_b's rows: its home, its logins, its endpoints, its project and its limits. */
+const PROVIDER_B_ROWS = [
+  setting('GEMINI_HOME', undefined, '~/.gemini', "The Gemini CLI's home directory.", parseNonEmpty),
+  setting(
+    'PROVIDER_B_AUTH_FILE',
+    undefined,
+    derived('$GEMINI_HOME/oauth_creds.json'),
+    'provider_b login file (written by the Gemini CLI).',
+    parseNonEmpty,
+  ),
+  setting(
+    'PROVIDER_B_ACCOUNTS',
+    undefined,
+    undefined,
+    'Several provider_b logins: alias=path of a Gemini oauth_creds.json, comma-separated (replaces PROVIDER_B_AUTH_FILE). See docs/accounts.md.',
+    parseAccounts,
+  ),
+  setting(
+    'PROVIDER_B_URL',
+    'providerB.url',
+    'https://cloudcode-pa.googleapis.com/v1internal',
+    'Code Assist base URL.',
+    parseUrl(['http', 'https']),
+  ),
+  setting(
+    'PROVIDER_B_TOKEN_URL',
+    'providerB.tokenUrl',
+    'https://oauth2.googleapis.com/token',
+    'provider_b OAuth refresh endpoint.',
+    parseUrl(['http', 'https']),
+  ),
+  setting(
+    'PROVIDER_B_PROJECT',
+    'providerB.project',
+    undefined,
+    'Code Assist project id (the string id, not the numeric project number); unset = the one :loadCodeAssist names.',
+    parseProjectId,
+  ),
+  setting(
+    'PROVIDER_B_TIMEOUT',
+    'providerB.timeoutMs',
+    '10m',
+    'Bound on a whole provider_b turn, retries included.',
+    parseDuration,
+  ),
+  setting(
+    'PROVIDER_B_ONBOARDING_POLL_INTERVAL',
+    'providerB.onboardingPollIntervalMs',
+    '5s',
+    'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s).',
+    parseDuration,
+  ),
+];
+
+declare module '../../config/settings' {
+  interface FamilySettingRows {
+    readonly provider_b: (typeof PROVIDER_B_ROWS)[number];
+  }
+}
+
+declare module '../../config/app-config' {
+  interface FamilyDerivedConfig {
+    readonly providerB: {
+      /** GEMINI_HOME with `~` expanded. */
+      readonly geminiHome: string;
+      /** The first account's login file (the only one unless PROVIDER_B_ACCOUNTS is set). */
+      readonly authFile: string;
+      /** Every provider_b login (each a Gemini oauth_creds.json), at least one. */
+      readonly accounts: readonly AccountLogin[];
+    };
+  }
+}
+
+/** The settings of provider_b, and its logins: PROVIDER_B_ACCOUNTS, else the one oauth_creds.json under GEMINI_HOME. */
+export const PROVIDER_B_SETTINGS: FamilySettings = {
+  rows: PROVIDER_B_ROWS,
+  derive: (read, { home }): Pick<FamilyDerivedConfig, 'providerB'> => {
+    const geminiHome = expandHome(read.value('GEMINI_HOME'), home);
+    const accounts = accountLogins(
+      read.given('PROVIDER_B_ACCOUNTS'),
+      read.given('PROVIDER_B_AUTH_FILE'),
+      path.join(geminiHome, 'oauth_creds.json'),
+      home,
+      'PROVIDER_B',
+    );
+    return { providerB: { geminiHome, authFile: accounts[0].loginFile, accounts } };
+  },
+};

@@ -1,0 +1,107 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ProviderCLogin } from '../../accounts/provider-c/provider-c.credentials';
+import type { FamilyDerivedConfig } from '../../config/app-config';
+import { ConfigError, DEFAULT_ACCOUNT_ALIAS, expandHome } from '../../config/app-config';
+import type { AccountSetting, FamilySettings } from '../../config/settings';
+import { parseAccounts, setting } from '../../config/settings';
+import { parseDuration, parseNonEmpty, parsePositiveInteger, parseUrl } from '../../config/setting-parsers';
+
+/** provider_c's rows: its logins, its refresh endpoint, the CLI it runs and its limits. */
+const PROVIDER_C_ROWS = [
+  setting(
+    'PROVIDER_C_ACCOUNTS',
+    undefined,
+    undefined,
+    "Several provider_c logins: alias=path, comma-separated; a directory is a Claude Code config dir (CLAUDE_CONFIG_DIR), a file holds an OAuth token (CLAUDE_CODE_OAUTH_TOKEN, from `claude setup-token`). Unset: the CLI's own login. See docs/accounts.md.",
+    parseAccounts,
+  ),
+  setting(
+    'PROVIDER_C_TOKEN_URL',
+    'providerC.tokenUrl',
+    'https://platform.claude.com/v1/oauth/token',
+    'OAuth refresh endpoint for the Claude Code config directories of PROVIDER_C_ACCOUNTS (idle logins are refreshed in the background).',
+    parseUrl(['http', 'https']),
+  ),
+  setting(
+    'PROVIDER_C_COMMAND',
+    'providerC.command',
+    'claude',
+    'The Claude Code executable (name on PATH or a path).',
+    parseNonEmpty,
+  ),
+  setting(
+    'PROVIDER_C_MAX_PROCESSES',
+    'providerC.maxProcesses',
+    '8',
+    'provider_c child processes at once; beyond it requests wait.',
+    parsePositiveInteger,
+  ),
+  setting('PROVIDER_C_TIMEOUT', 'providerC.timeoutMs', '10m', 'Bound on a whole provider_c turn.', parseDuration),
+];
+
+declare module '../../config/settings' {
+  interface FamilySettingRows {
+    readonly provider_c: (typeof PROVIDER_C_ROWS)[number];
+  }
+}
+
+declare module '../../config/app-config' {
+  interface FamilyDerivedConfig {
+    readonly providerC: {
+      /** Environment for the child: the gateway's, minus secrets it must never see. */
+      readonly childEnv: Readonly<Record<string, string>>;
+      /** The logins (docs/accounts.md); one, `default` (the CLI's own), unless PROVIDER_C_ACCOUNTS is set. */
+      readonly accounts: readonly ProviderCLogin[];
+    };
+  }
+}
+
+/** Variables a provider_c child must never inherit (docs/upstream/provider-c.md §3.2). */
+const CHILD_ENV_DENYLIST = ['GATEWAY_BEARER_SECRET', 'ANTHROPIC_API_KEY'];
+
+/**
+ * The settings of provider_c, the environment its children start from, and its logins. The one
+ * file-system call of loading the configuration is here: the stat that tells each
+ * PROVIDER_C_ACCOUNTS location's kind.
+ */
+export const PROVIDER_C_SETTINGS: FamilySettings = {
+  rows: PROVIDER_C_ROWS,
+  derive: (read, { env, home }): Pick<FamilyDerivedConfig, 'providerC'> => {
+    const childEnv: Record<string, string> = {};
+    for (const [key, entry] of Object.entries(env)) {
+      if (entry !== undefined && !CHILD_ENV_DENYLIST.includes(key)) childEnv[key] = entry;
+    }
+    return { providerC: { childEnv, accounts: providerCLogins(read.given('PROVIDER_C_ACCOUNTS'), childEnv, home) } };
+  },
+};
+
+/**
+ * provider_c's logins: each listed path is a config directory or a token file, told apart on disk
+ * at startup (a path that is neither stops startup); unlisted, the CLI's own login as `default`,
+ * watched through the credentials file of its config directory.
+ */
+function providerCLogins(
+  listed: readonly AccountSetting[] | undefined,
+  childEnv: Readonly<Record<string, string>>,
+  home: string,
+): ProviderCLogin[] {
+  if (!listed) {
+    const configDir = expandHome(childEnv.CLAUDE_CONFIG_DIR ?? path.join(home, '.claude'), home);
+    return [{ alias: DEFAULT_ACCOUNT_ALIAS, kind: 'cli', loginFile: path.join(configDir, '.credentials.json') }];
+  }
+  return listed.map(({ alias, location }) => {
+    const resolved = expandHome(location, home);
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(resolved);
+    } catch {
+      throw new ConfigError(
+        `invalid setting PROVIDER_C_ACCOUNTS: ${alias}: ${resolved} is neither a Claude Code config directory nor a token file`,
+      );
+    }
+    return stat.isDirectory()
+      ? { alias, kind: 'config_dir', location: resolved, loginFile: path.join(resolved, '.credentials.json') }
+      : { alias, kind: 'token_file', location: resolved, loginFile: resolved };
+  });
+}
