@@ -2,7 +2,8 @@ import { registerFamily } from '../src/core/family-registry';
 import { postChatBody, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
-import { echoFamily } from './support/echo-family/echo.family';
+import { renderHelp } from '../src/config/app-config';
+import { ECHO_ID, echoFamily } from './support/echo-family/echo.family';
 import { echoAnswer, FakeEchoUpstream } from './support/echo-family/fake-echo-upstream';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 
@@ -14,11 +15,12 @@ type Json = Record<string, any>;
  * and served over real HTTP by the same shared machinery (catalog passthrough ids, the chat layer,
  * the turn runner, the account pool, the error table, /v1/accounts and the metrics).
  */
-const FAMILY = 'echo';
+const FAMILY = ECHO_ID;
 /** The family's two pooled logins, in pool order, and the bearer its fake upstream knows each by. */
 const LOGINS = { first: 'echo-token-first', second: 'echo-token-second' } as const;
-/** A passthrough id (`<family>/<model>`): the declaration brings no catalog rows. */
+/** A passthrough id (`<family>/<model>`), beside the catalog row its rows file declares. */
 const MODEL = `${FAMILY}/echo-1`;
+const CATALOG_MODEL = 'echo-small';
 const PROMPT = 'hello there';
 
 describe('a family registered by a test runs end to end on the shared machinery', () => {
@@ -29,8 +31,6 @@ describe('a family registered by a test runs end to end on the shared machinery'
     fake = await FakeEchoUpstream.start(LOGINS);
     registerFamily(
       echoFamily({
-        id: FAMILY,
-        url: fake.url,
         logins: Object.entries(LOGINS).map(([alias, token]) => ({ alias, token })),
       }),
     );
@@ -44,7 +44,7 @@ describe('a family registered by a test runs end to end on the shared machinery'
 
   /** A fresh gateway per test, so every login starts ready. */
   async function start(settings: Record<string, string> = {}): Promise<TestGateway> {
-    gateway = await startGateway({ GATEWAY_PROVIDERS: FAMILY, ...settings });
+    gateway = await startGateway({ GATEWAY_PROVIDERS: FAMILY, ECHO_URL: upstream().url, ...settings });
     return gateway;
   }
   const upstream = () => fake!;
@@ -212,5 +212,28 @@ describe('a family registered by a test runs end to end on the shared machinery'
       message: 'echo: this Echo CLI login reached its usage limit; retry in 5 min, or add another login',
     });
     expect((await accounts()).map((entry) => entry.state)).toEqual(['cooling', 'cooling']);
+  });
+
+  it('serves its catalog rows, reads its settings rows and answers its own error code', async () => {
+    // Its rows are settings like any other: in --help, and given here by environment.
+    expect(renderHelp()).toContain('ECHO_TIMEOUT / --echo-timeout');
+    await start();
+    const models = (await (await fetch(`${gateway!.url}/v1/models`)).json()) as Json;
+    expect(models.data.map((entry: Json) => entry.id)).toContain(CATALOG_MODEL);
+
+    const response = await chat({ model: CATALOG_MODEL });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as Json).model).toBe(CATALOG_MODEL);
+    expect(upstream().requests()).toEqual([{ login: 'first', model: 'echo-1', prompt: PROMPT, stream: false }]);
+
+    upstream().refuse('first', { status: 410, code: 'model_retired' });
+    const retired = await chat({ model: CATALOG_MODEL });
+    expect(retired.status).toBe(404);
+    expect(((await retired.json()) as Json).error).toEqual({
+      type: 'invalid_request_error',
+      code: 'model_retired',
+      param: null,
+      message: 'the echo upstream retired this model; pick another echo model',
+    });
   });
 });

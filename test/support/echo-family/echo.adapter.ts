@@ -7,12 +7,10 @@ import { APP_CONFIG } from '../../../src/config/config.tokens';
 import type { ChatEvent } from '../../../src/core/chat-event';
 import { runFamilyTurn } from '../../../src/providers/shared/family-turn';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../../../src/providers/shared/provider-adapter';
-import type { EchoFamilyOptions } from './echo.family';
+import { ECHO_ID } from './echo.constants';
+import type { EchoFamilyOptions, EchoSettings } from './echo.family';
 import type { EchoLogin } from './echo.upstream';
 import { EchoUpstream } from './echo.upstream';
-
-/** The whole-turn bound of an echo turn: a hang guard, as a built-in family's PROVIDER_*_TIMEOUT. */
-const ECHO_TURN_TIMEOUT_MS = 60_000;
 
 /**
  * The echo family's adapter class for one declaration: Nest builds it (the providers module's
@@ -24,15 +22,18 @@ const ECHO_TURN_TIMEOUT_MS = 60_000;
 export function echoAdapterClass(options: EchoFamilyOptions): Type<ProviderAdapter> {
   @Injectable()
   class EchoAdapter implements ProviderAdapter {
-    readonly id = options.id;
+    readonly id = ECHO_ID;
+    /** Its settings rows' group: `AppConfig` is typed for the built-in families only. */
+    private readonly settings: EchoSettings;
     private readonly accounts: AccountPool<EchoLogin>;
 
     constructor(
       @Inject(APP_CONFIG) private readonly config: AppConfig,
       @Inject(AccountPools) pools: AccountPools,
     ) {
+      this.settings = (config as unknown as { readonly echo: EchoSettings }).echo;
       this.accounts = pools.create(
-        options.id,
+        ECHO_ID,
         options.logins.map(({ alias, token }) => ({ alias, handle: { token } })),
       );
     }
@@ -50,10 +51,10 @@ export function echoAdapterClass(options: EchoFamilyOptions): Type<ProviderAdapt
       context: CallContext,
       streaming: boolean,
     ): Promise<AsyncIterable<ChatEvent>> {
-      const turn = await runFamilyTurn(new EchoUpstream(options.id, options.url, request, streaming), {
+      const turn = await runFamilyTurn(new EchoUpstream(ECHO_ID, this.settings.url ?? '', request, streaming), {
         pool: this.accounts,
         chat: request.conversationId,
-        timeoutMs: ECHO_TURN_TIMEOUT_MS,
+        timeoutMs: this.settings.timeoutMs,
         idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
         context,
       });

@@ -1,7 +1,14 @@
+import * as path from 'node:path';
+import { setting } from '../../../src/config/settings';
+import { parseDuration, parseUrl } from '../../../src/config/setting-parsers';
+import type { ErrorSpec } from '../../../src/core/error-codes';
 import type { Family } from '../../../src/core/family';
 import type { FamilyParameters, PerFamilyField } from '../../../src/core/parameter-fate';
 import { enforced, honoured, ignored, PER_FAMILY_FIELDS } from '../../../src/core/parameter-fate';
 import { echoAdapterClass } from './echo.adapter';
+import { ECHO_ID, ECHO_MODEL_RETIRED } from './echo.constants';
+
+export { ECHO_ID, ECHO_MODEL_RETIRED };
 
 /** One login of the echo family: the operator's alias and the bearer the fake upstream knows it by. */
 export interface EchoLoginOptions {
@@ -9,15 +16,40 @@ export interface EchoLoginOptions {
   readonly token: string;
 }
 
-/** What an echo declaration closes over: no settings rows, the spec gives them here. */
+/** What an echo declaration closes over: its logins (a built-in family reads them from login files). */
 export interface EchoFamilyOptions {
-  /** The family id (its model-id prefix, metric label and GATEWAY_PROVIDERS entry). */
-  readonly id: string;
-  /** The fake upstream's turn URL (FakeEchoUpstream.url). */
-  readonly url: string;
   /** The pooled logins, in the order the pool lists them. */
   readonly logins: readonly EchoLoginOptions[];
 }
+
+/** Its settings, as a spec gives them (ECHO_URL=…), placed in its own group of the config. */
+export interface EchoSettings {
+  readonly url?: string;
+  readonly timeoutMs: number;
+}
+
+const ECHO_ROWS = [
+  setting(
+    'ECHO_URL',
+    'echo.url',
+    undefined,
+    "The echo upstream's turn URL (a family of the tests only).",
+    parseUrl(['http', 'https']),
+  ),
+  setting('ECHO_TIMEOUT', 'echo.timeoutMs', '1m', 'Bound on a whole echo turn, retries included.', parseDuration),
+];
+
+const ECHO_ERRORS: Readonly<Record<string, ErrorSpec>> = {
+  [ECHO_MODEL_RETIRED]: {
+    status: 404,
+    type: 'invalid_request_error',
+    openaiCode: 'model_retired',
+    structuredCode: 'unsupported_model',
+    streamText: 'model retired',
+    message: 'the echo upstream retired this model; pick another echo model',
+    upstream: true,
+  },
+};
 
 /** What the echo upstream takes: the messages only; the gateway cuts at `stop` itself. */
 const ECHO_PARAMETERS: FamilyParameters = {
@@ -35,13 +67,19 @@ const ECHO_PARAMETERS: FamilyParameters = {
  * refuse them.
  */
 export function echoFamily(options: EchoFamilyOptions): Family {
-  const { id } = options;
+  const id = ECHO_ID;
   return {
     id,
     title: `${id} (the test echo upstream)`,
     cliNames: ['echo-cli'],
     fix: { cli: 'Echo CLI', login: "run `echo-cli login` on the gateway's machine" },
     parameters: ECHO_PARAMETERS,
+    settings: { rows: ECHO_ROWS },
+    catalog: {
+      passthroughDefaults: { effort: null, verbosity: null },
+      rows: path.join(__dirname, 'echo.catalog.json'),
+    },
+    errors: ECHO_ERRORS,
     logins: () =>
       options.logins.map(({ alias }) => ({
         provider: id,

@@ -4,6 +4,7 @@ import { readBodyWithin, readJsonCapped } from '../../../src/common/egress/http-
 import { isJsonObject } from '../../../src/common/json';
 import type { ChatEvent, UsageEvent } from '../../../src/core/chat-event';
 import { messageText } from '../../../src/core/chat-message';
+import type { ErrorCode } from '../../../src/core/error-codes';
 import { GatewayError } from '../../../src/core/gateway.error';
 import type { ProviderId } from '../../../src/core/provider-id';
 import type { ChatRequest } from '../../../src/providers/shared/provider-adapter';
@@ -16,6 +17,7 @@ import type {
   UpstreamFamily,
 } from '../../../src/providers/shared/turn-runner';
 import { unreadableFrame } from '../../../src/providers/shared/unreadable-frame';
+import { ECHO_MODEL_RETIRED } from './echo.constants';
 
 /** What the pool holds per echo login: the bearer its upstream knows it by. */
 export interface EchoLogin {
@@ -153,5 +155,6 @@ export function classifyEchoRefusal(provider: ProviderId, status: number, body: 
     return new GatewayError('usage_limit', { ...base, retryAfterSeconds: resets });
   if (status === 429) return new GatewayError('rate_limited', { ...base, retryable: true });
   if (status >= 500) return new GatewayError('upstream', { ...base, retryable: true });
+  if (status === 410) return new GatewayError(ECHO_MODEL_RETIRED as ErrorCode, base);
   return new GatewayError('bad_request', base);
 }
