@@ -2,24 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
-import type { Family } from '../core/family';
 import { registerFamily } from '../core/family-registry';
 import type { CatalogEntry } from './catalog-entry';
 import { ModelCatalog } from './model-catalog';
-
-/**
- * A test family of only the parts the catalog reads (nothing here builds its adapter or reads its
- * other parts).
- */
-const testFamily = (parts: Pick<Family, 'id' | 'catalog'>): Family => {
-  const family: Partial<Family> = {
-    title: `${parts.id} (test)`,
-    cliNames: [],
-    fix: { cli: 'test CLI', login: 'none' },
-    ...parts,
-  };
-  return family as Family;
-};
+import { partialFamily as testFamily } from '../../test/support/partial-family';
 
 /** A family that declares no catalog part. */
 const plain = testFamily({ id: 'catalog_plain' });

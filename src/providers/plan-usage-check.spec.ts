@@ -1,20 +1,10 @@
 import type { AppConfig } from '../config/app-config';
-import type { Family } from '../core/family';
 import { registerFamily } from '../core/family-registry';
 import type { PlanReport } from '../core/plan-usage';
 import type { PlanRead } from './shared/family-plan';
 import { planLineForCheck } from './plan-usage-check';
+import { partialFamily as testFamily } from '../../test/support/partial-family';
 
-/** A test family of only the parts the setup check's plan line reads. */
-const testFamily = (parts: Pick<Family, 'id' | 'readPlan'>): Family => {
-  const family: Partial<Family> = {
-    title: `${parts.id} (test)`,
-    cliNames: [],
-    fix: { cli: 'test CLI', login: 'none' },
-    ...parts,
-  };
-  return family as Family;
-};
 const reads: PlanRead[] = [];
 const withReader = testFamily({
   id: 'plan_reader',
