@@ -19,6 +19,7 @@ import type {
   ProviderAdapter,
 } from '../shared/provider-adapter';
 import { runFamilyTurn } from '../shared/family-turn';
+import type { AcceptedTurn } from '../shared/turn-runner';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
@@ -43,7 +44,7 @@ import { ProviderAModelsRefresh } from './provider-a.models-refresh';
 import { OpenConnection, ProviderATransportKind, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
-import { AttemptRequest, ProviderAUpstream } from './provider-a.upstream';
+import { AttemptRequest, ProviderAAttempt, ProviderAUpstream } from './provider-a.upstream';
 
 /** Headers and body of one attempt, before the tool-name mapping joins them. */
 type AttemptPlan = Pick<AttemptRequest, 'headers' | 'body'>;
@@ -159,9 +160,12 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
           : event;
       return { headers: built.headers, body: built.body, toClient, overHttp: built.overHttp };
     };
-    const turn = await this.run(build, request.conversationId, context, lease).catch((error: unknown) =>
-      this.modelRefused(error, request.model.upstreamModel),
-    );
+    let turn: AcceptedTurn<ProviderAAttempt>;
+    try {
+      turn = await this.run(build, request.conversationId, context, lease);
+    } catch (error) {
+      this.modelRefused(error, request.model.upstreamModel);
+    }
     logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
     return turn.events;
   }
@@ -218,8 +222,8 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   ) {
     const connect = {
       url: this.config.providerA.url,
-      open: lease?.open ?? this.open,
-      reopenAfter: lease?.reopenAfter,
+      open: this.open,
+      lease,
       proxy: this.attemptProxy,
     };
     return runFamilyTurn(new ProviderAUpstream(connect, context, build), {

@@ -9,6 +9,7 @@ import { websocketFrame } from './provider-a.request';
 import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import type { TurnRecord } from './provider-a.ws-session';
 import { WsSession } from './provider-a.ws-session';
+import type { ConnectionLease } from './provider-a.upstream';
 
 // The pool that keeps each chat's WebSocket connections between turns and continues their response
 // chains (SessionPool), and the lease one turn takes from it (ChatTurnLease). They stay together:
@@ -175,7 +176,7 @@ type FirstFrame = { readonly connection: UpstreamConnection } | { readonly stale
  * that sends a turn again (docs/architecture.md "The family contract"). A turn that completes
  * hands its connection back to the pool.
  */
-export class ChatTurnLease {
+export class ChatTurnLease implements ConnectionLease {
   readonly use: SessionUse = { reused: false, incremental: false, fallback: false, itemsSent: 0, items: 0 };
   private attempts = 0;
   /** The failure of the kept connection found stale, once it was: the turn's later attempts are its fallback. */
@@ -188,7 +189,7 @@ export class ChatTurnLease {
     private readonly observer?: SessionObserver,
   ) {}
 
-  readonly open = async (input: AttemptInput): Promise<UpstreamConnection> => {
+  async open(input: AttemptInput): Promise<UpstreamConnection> {
     const handshake = handshakeKey(input.headers);
     // Serialized at most once per attempt, when a kept chain is compared or a new one stored.
     let shape: string | undefined;
@@ -236,10 +237,12 @@ export class ChatTurnLease {
     } catch (error) {
       return postInstead(session, input, error);
     }
-  };
+  }
 
   /** True for the failure of the kept connection found stale: the runner sends the turn again now, in full, on a fresh connection. */
-  readonly reopenAfter = (failure: GatewayError): boolean => failure === this.stale;
+  reopenAfter(failure: GatewayError): boolean {
+    return failure === this.stale;
+  }
 }
 
 /**

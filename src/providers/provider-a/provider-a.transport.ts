@@ -1,4 +1,5 @@
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import type { EventLogger } from '../../core/event-logger';
 import type { JsonObject } from '../../common/json';
 
 /** How the backend is reached: a kept WebSocket (`wss:`) or one SSE POST per turn (`https:`). */
@@ -48,8 +49,8 @@ export interface AttemptInput {
 /** What a WebSocket attempt sends over HTTP + SSE when its frame is too large for the server. */
 export interface HttpFallback {
   readonly request: () => { readonly headers: Record<string, string>; readonly body: JsonObject };
-  /** Told once per fallback, for the log line (sizes only). */
-  readonly onFallback?: (frameBytes: number, limitBytes: number) => void;
+  /** Where the fallback is logged once (`provider_a_websocket_message_too_large`, sizes only). */
+  readonly logger?: EventLogger;
 }
 
 /**

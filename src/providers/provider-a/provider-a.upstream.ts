@@ -14,7 +14,7 @@ import type { ProviderAPlanMeter } from './provider-a.rate-limits';
 import { rateLimitsFromHeaders } from './provider-a.rate-limits';
 import type { StreamState } from './provider-a.stream';
 import { createStreamState, translateEvent } from './provider-a.stream';
-import type { OpenConnection, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
+import type { AttemptInput, OpenConnection, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import { UpstreamRejection } from './provider-a.transport';
 
 /** Headers and body of one upstream attempt, built for the login it runs on. */
@@ -39,13 +39,18 @@ export interface ProviderAAttempt extends UpstreamAttempt<UpstreamFrame> {
 /** What opening a provider_a attempt needs besides the request. */
 export interface ProviderAConnect {
   readonly url: string;
+  /** Opens each attempt's connection, unless there is a `lease`. */
   readonly open: OpenConnection;
   readonly proxy?: UpstreamProxy;
-  /**
-   * A failure of `open` that the connection recovers from by opening again at once (a chat's kept
-   * WebSocket found stale: `ChatTurnLease.reopenAfter`).
-   */
-  readonly reopenAfter?: (failure: GatewayError) => boolean;
+  /** The chat's kept WebSocket connections (`ChatTurnLease`): it opens every attempt instead of `open`. */
+  readonly lease?: ConnectionLease;
+}
+
+/** Opens a turn's attempts on a chat's kept connection when it can (a method, so a turn pays no closure for it). */
+export interface ConnectionLease {
+  open(input: AttemptInput): Promise<UpstreamConnection>;
+  /** A failure of `open` it recovers from by opening again at once (a kept connection found stale). */
+  reopenAfter(failure: GatewayError): boolean;
 }
 
 /**
@@ -65,12 +70,46 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
     this.login = new LoginTokenTurn('provider_a', context.logger);
   }
 
+  /**
+   * The login's token (the cached one without a wait), the attempt's request built for it, and the
+   * connection: one async step, so opening an attempt stacks no promise per layer. A login token
+   * (maybe a refresh) is waited for like any upstream event: the runner bounds `open` by the
+   * turn's deadline and the idle bound, both through `signal`.
+   */
   async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
-    // A login token (maybe a refresh) is waited for like any upstream event: the runner bounds
-    // `open` by the turn's deadline and the idle bound, both through `signal`.
-    const credentials = await this.login.token(attempt.login.auth, signal);
+    const token = this.login.token(attempt.login.auth, signal);
+    const credentials = token instanceof Promise ? await token : token;
     const request = this.build(credentials, attempt.number);
-    return openAttempt(this.connect, this.context.logger, attempt, credentials, request, signal);
+    const { connect } = this;
+    const { logger } = this.context;
+    const { plan } = attempt.login;
+    let connection: UpstreamConnection;
+    try {
+      const input: AttemptInput = {
+        url: connect.url,
+        headers: request.headers,
+        body: request.body,
+        signal,
+        proxy: connect.proxy,
+        overHttp: request.overHttp && { request: request.overHttp, logger },
+      };
+      connection = await (connect.lease ? connect.lease.open(input) : connect.open(input));
+    } catch (error) {
+      if (!(error instanceof UpstreamRejection)) throw error;
+      plan.record(rateLimitsFromHeaders(error.headers), logger, false);
+      const failure = classifyUpstreamFailure({
+        status: error.status,
+        headers: error.headers,
+        payload: error.payload,
+        planWindows: plan.latest()?.windows,
+      });
+      if (failure.code === 'usage_limit')
+        plan.usageLimit(error.payload, error.headers['x-codex-rate-limit-reached-type']);
+      throw failure;
+    }
+    // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
+    plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
+    return new ConnectionAttempt(connection, plan, logger, request.toClient);
   }
 
   /**
@@ -78,7 +117,7 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
    * kept connection turned out stale, or after a 401 with one forced refresh per turn (docs/accounts.md).
    */
   reopenAfter(failure: GatewayError): boolean {
-    return this.connect.reopenAfter?.(failure) === true || this.login.reopenAfter(failure);
+    return this.connect.lease?.reopenAfter(failure) === true || this.login.reopenAfter(failure);
   }
 
   translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
@@ -88,50 +127,6 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
   end(): FrameStep {
     return { events: [], failure: connectionFailure('stream closed before completion') };
   }
-}
-
-async function openAttempt(
-  connect: ProviderAConnect,
-  logger: EventLogger,
-  attempt: AttemptInfo<ProviderALogin>,
-  credentials: ProviderACredentials,
-  request: AttemptRequest,
-  signal: AbortSignal,
-): Promise<ProviderAAttempt> {
-  const { plan } = attempt.login;
-  let connection: UpstreamConnection;
-  try {
-    connection = await connect.open({
-      url: connect.url,
-      headers: request.headers,
-      body: request.body,
-      signal,
-      proxy: connect.proxy,
-      overHttp: request.overHttp && {
-        request: request.overHttp,
-        onFallback: (frameBytes, limitBytes) =>
-          logger.info(
-            { event: 'provider_a_websocket_message_too_large', frame_bytes: frameBytes, limit_bytes: limitBytes },
-            'provider_a_websocket_message_too_large',
-          ),
-      },
-    });
-  } catch (error) {
-    if (!(error instanceof UpstreamRejection)) throw error;
-    plan.record(rateLimitsFromHeaders(error.headers), logger, false);
-    const failure = classifyUpstreamFailure({
-      status: error.status,
-      headers: error.headers,
-      payload: error.payload,
-      planWindows: plan.latest()?.windows,
-    });
-    if (failure.code === 'usage_limit')
-      plan.usageLimit(error.payload, error.headers['x-codex-rate-limit-reached-type']);
-    throw failure;
-  }
-  // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
-  plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
-  return new ConnectionAttempt(connection, plan, logger, request.toClient);
 }
 
 /** One connection as the runner reads it (methods on the prototype: nothing per attempt but the object). */

@@ -231,9 +231,16 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
         this.attempt = undefined;
         try {
           const number = ++this.number;
-          const opened = (this.attempt = await this.opening(
-            family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal),
-          ));
+          // Opening (a login token, a handshake, the first answer) is bounded by the idle timer too.
+          this.idle?.refresh();
+          this.openingAttempt = true;
+          let opened: A;
+          try {
+            opened = await family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal);
+          } finally {
+            this.openingAttempt = false;
+          }
+          this.attempt = opened;
           if (signal.aborted) throw signal.reason;
           for (;;) {
             const next = opened.poll?.() ?? (await this.read(opened));
@@ -378,17 +385,6 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
     // Both outcomes are handled: readFailed takes the rejection.
     void attempt.frames.next().then(this.frameArrived, this.readFailed);
     return waiting;
-  }
-
-  /** Awaits a family's `open` under the idle bound (a login token, a handshake, the response headers). */
-  private async opening(open: Promise<A>): Promise<A> {
-    this.idle?.refresh();
-    this.openingAttempt = true;
-    try {
-      return await open;
-    } finally {
-      this.openingAttempt = false;
-    }
   }
 
   /** Fails the pending read; the attempt it was reading from is given up (its late answer is ignored). */
