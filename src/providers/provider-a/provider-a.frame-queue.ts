@@ -95,10 +95,20 @@ export class FrameQueue<T> implements AsyncIterable<T>, AsyncIterator<T> {
     const value = this.poll();
     if (value !== undefined) return Promise.resolve({ value, done: false });
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve, reject) => {
-      this.resolveWaiter = resolve;
-      this.rejectWaiter = reject;
-    });
+    return new Promise((resolve, reject) => this.listen(resolve, reject));
+  }
+
+  /**
+   * `next()` without its promise: `resolve` or `reject` is called once, at once when an item, the
+   * end or a failure is there, else when it comes. One waiter at a time (a later one replaces it).
+   */
+  listen(resolve: (result: IteratorResult<T>) => void, reject: (error: unknown) => void): void {
+    if (this.failure) return reject(this.failure.error);
+    const value = this.poll();
+    if (value !== undefined) return resolve({ value, done: false });
+    if (this.ended) return resolve({ value: undefined, done: true });
+    this.resolveWaiter = resolve;
+    this.rejectWaiter = reject;
   }
 
   /** The reader stopped: no more items. */

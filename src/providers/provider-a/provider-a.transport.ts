@@ -28,6 +28,8 @@ export interface UpstreamConnection {
    * `undefined`. Optional: transports without a buffer of their own do not offer it.
    */
   poll?(): UpstreamFrame | undefined;
+  /** The next frame without a promise (`UpstreamAttempt.listen`); transports without a buffer of their own do not offer it. */
+  listen?(arrived: (next: IteratorResult<UpstreamFrame>) => void, failed: (error: unknown) => void): void;
 }
 
 /** What a transport needs for one attempt. */

@@ -147,6 +147,11 @@ class ConnectionAttempt implements ProviderAAttempt {
     return this.connection.poll?.();
   }
 
+  listen(arrived: (next: IteratorResult<UpstreamFrame>) => void, failed: (error: unknown) => void): void {
+    if (this.connection.listen) this.connection.listen(arrived, failed);
+    else void this.frames.next().then(arrived, failed);
+  }
+
   /** Ends the turn on the socket (kept for the chat when it completed) or aborts the POST. */
   close(): void {
     this.connection.close();

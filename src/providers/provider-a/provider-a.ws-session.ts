@@ -45,6 +45,11 @@ function parseFrame(data: WebSocket.RawData, isBinary: boolean): UpstreamFrame {
   return isJsonObject(value) ? { ok: true, value } : { ok: false, reason: 'not_json' };
 }
 
+/** A socket error after the handshake: 'close' follows, and the session acts on that. */
+function ignoreSocketError(): void {
+  // Listening at all keeps an 'error' event from being thrown.
+}
+
 /**
  * Client frames are masked with a zero key, which `ws` recognises and then skips the XOR pass
  * over every payload byte (a whole agent history per turn) and the random key. Masking protects
@@ -155,18 +160,31 @@ export class WsSession {
         settle(() => reject(signal.reason));
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      socket.on('upgrade', (response) => (responseHeaders = lowerCaseHeaders(response.headers)));
-      socket.on('unexpected-response', (_request, response) => {
+      const onUpgrade = (response: IncomingMessage) => (responseHeaders = lowerCaseHeaders(response.headers));
+      const onUnexpectedResponse = (_request: unknown, response: IncomingMessage) => {
         const status = response.statusCode ?? 502;
         const rejectedHeaders = lowerCaseHeaders(response.headers);
         void readIncomingCapped(response, ERROR_BODY_MAX_BYTES).then((text) => {
           settle(() => reject(new UpstreamRejection(status, rejectedHeaders, parseJsonOrUndefined(text))));
           socket.terminate();
         });
+      };
+      const onError = (error: Error) => settle(() => reject(connectionFailure('websocket connection failed', error)));
+      const onEarlyClose = () => settle(() => reject(connectionFailure('websocket closed during the handshake')));
+      socket.on('upgrade', onUpgrade);
+      socket.on('unexpected-response', onUnexpectedResponse);
+      socket.on('error', onError);
+      socket.once('close', onEarlyClose);
+      socket.once('open', () => {
+        // The handshake's listeners (and what they hold) go with it; the session listens from now
+        // on. An error after the handshake is followed by 'close', which the session handles.
+        socket.off('upgrade', onUpgrade);
+        socket.off('unexpected-response', onUnexpectedResponse);
+        socket.off('error', onError);
+        socket.off('close', onEarlyClose);
+        socket.on('error', ignoreSocketError);
+        settle(() => resolve(new WsSession(socket, responseHeaders)));
       });
-      socket.on('error', (error) => settle(() => reject(connectionFailure('websocket connection failed', error))));
-      socket.once('close', () => settle(() => reject(connectionFailure('websocket closed during the handshake'))));
-      socket.once('open', () => settle(() => resolve(new WsSession(socket, responseHeaders))));
     });
   }
 

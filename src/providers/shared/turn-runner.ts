@@ -25,6 +25,12 @@ export interface UpstreamAttempt<F> {
   readonly frames: AsyncIterator<F>;
   /** A frame that already arrived, taken without waiting (a burst costs no promise per frame). */
   poll?(): F | undefined;
+  /**
+   * Waits for the next frame without a promise of its own: calls `arrived` once with it (or with
+   * the end), or `failed` with the error `frames.next()` would reject with; possibly at once.
+   * Without it the runner reads `frames.next()`.
+   */
+  listen?(arrived: (next: IteratorResult<F>) => void, failed: (error: unknown) => void): void;
   /** Ends the attempt (socket closed, fetch aborted, child killed); resolves once its resources are gone. Idempotent. */
   close(reason: CloseReason): Promise<void> | void;
 }
@@ -382,8 +388,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
       this.resolveRead = resolve;
       this.rejectRead = reject;
     });
+    if (attempt.listen) attempt.listen(this.frameArrived!, this.readFailed!);
     // Both outcomes are handled: readFailed takes the rejection.
-    void attempt.frames.next().then(this.frameArrived, this.readFailed);
+    else void attempt.frames.next().then(this.frameArrived, this.readFailed);
     return waiting;
   }
 
