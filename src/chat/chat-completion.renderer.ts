@@ -241,7 +241,9 @@ export async function writeChatStream(
   options: { includeUsage: boolean; signal: AbortSignal },
 ): Promise<StreamOutcome> {
   const gone = (usage?: UsageEvent): StreamOutcome => ({ clientGone: true, toolCalls: collector.valid.length, usage });
-  if (!(await writer.open(chunks.role()))) return gone();
+  // A write is awaited only when it returned a promise: `await` of a plain value still makes one.
+  const opened = writer.open(chunks.role());
+  if (opened !== true && !(await opened)) return gone();
   let turn: TurnResult;
   try {
     turn = await readTurn(events, collector, (channel, text) =>
@@ -259,18 +261,26 @@ export async function writeChatStream(
   const failure = turn.failure ?? (collector.allInvalid ? new GatewayError('invalid_tool_call') : undefined);
 
   if (failure) {
-    await writer.sendJson(chunks.error(failure));
-    await writer.sendDone();
+    const sent = writer.sendJson(chunks.error(failure));
+    if (typeof sent !== 'boolean') await sent;
+    const done = writer.sendDone();
+    if (typeof done !== 'boolean') await done;
     writer.end();
     return { errorCode: failure.code, clientGone: false, toolCalls: 0, usage };
   }
   for (const call of collector.valid) {
-    if (!(await writer.sendJson(chunks.toolCall(call)))) return gone(usage);
+    const sent = writer.sendJson(chunks.toolCall(call));
+    if (sent !== true && !(await sent)) return gone(usage);
   }
   const finishReason: ClientFinishReason = collector.valid.length > 0 ? 'tool_calls' : turn.finish!;
-  if (!(await writer.sendJson(chunks.finish(finishReason)))) return gone(usage);
-  if (options.includeUsage && !(await writer.sendJson(chunks.usage(usage)))) return gone(usage);
-  await writer.sendDone();
+  const finished = writer.sendJson(chunks.finish(finishReason));
+  if (finished !== true && !(await finished)) return gone(usage);
+  if (options.includeUsage) {
+    const counted = writer.sendJson(chunks.usage(usage));
+    if (counted !== true && !(await counted)) return gone(usage);
+  }
+  const done = writer.sendDone();
+  if (typeof done !== 'boolean') await done;
   writer.end();
   return { finishReason, clientGone: false, toolCalls: collector.valid.length, usage };
 }
