@@ -61,13 +61,17 @@ export interface TakenSession {
 /** Headers sent anew by every faithful turn; the rest identify what a connection was opened for. */
 const PER_TURN_HEADERS = new Set(['x-client-request-id', 'x-codex-turn-metadata']);
 
-/** The handshake headers as one string (NUL cannot occur in a header), built per turn without an array per header. */
+/**
+ * The handshake headers as one string (NUL cannot occur in a header). Joined from one array, so
+ * the key a turn and a kept connection hold is one flat string, not a chain of a concatenation
+ * per header.
+ */
 function handshakeKey(headers: Record<string, string>): string {
-  let key = '';
+  const parts: string[] = [];
   for (const name in headers) {
-    if (!PER_TURN_HEADERS.has(name.toLowerCase())) key += `${name}\0${headers[name]}\0`;
+    if (!PER_TURN_HEADERS.has(name.toLowerCase())) parts.push(name, headers[name]);
   }
-  return key;
+  return parts.join('\0');
 }
 
 /**
