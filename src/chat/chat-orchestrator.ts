@@ -126,13 +126,15 @@ export class ChatOrchestrator {
           retried: (code) => telemetry.upstreamRetry(code),
           note: (fields) => telemetry.note(fields),
         };
-        const call = () =>
-          request.stream ? route.adapter.stream(chatRequest, context) : route.adapter.complete(chatRequest, context);
+        const { adapter } = route;
         let seen: AsyncIterable<ChatEvent>;
         if (json) {
+          const call = () =>
+            request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
           seen = await this.heldToFormat(json, call, telemetry, logger);
         } else {
-          events = (await call())[Symbol.asyncIterator]();
+          const turn = request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
+          events = (await turn)[Symbol.asyncIterator]();
           seen = observed(events, telemetry);
         }
         const stops = request.parameters.stop;
@@ -251,17 +253,31 @@ export class ChatOrchestrator {
  * The adapter's events as the renderer sees them, measured on the way: time to the first
  * output and the reported usage. A renderer that stops early closes the turn at once, as a
  * `for await` does; the orchestrator's `finally` closes it again for renderers that did not.
+ * One object, its own iterator, with its methods on the prototype.
  */
 function observed(events: AsyncIterator<ChatEvent>, telemetry: ChatTelemetry): AsyncIterable<ChatEvent> {
-  const iterator: AsyncIterator<ChatEvent> = {
-    next: async () => {
-      const step = await events.next();
-      if (!step.done) telemetry.observe(step.value);
-      return step;
-    },
-    return: async () => (await events.return?.()) ?? { done: true, value: undefined },
-  };
-  return { [Symbol.asyncIterator]: () => iterator };
+  return new ObservedEvents(events, telemetry);
+}
+
+class ObservedEvents implements AsyncIterable<ChatEvent>, AsyncIterator<ChatEvent> {
+  constructor(
+    private readonly events: AsyncIterator<ChatEvent>,
+    private readonly telemetry: ChatTelemetry,
+  ) {}
+
+  async next(): Promise<IteratorResult<ChatEvent>> {
+    const step = await this.events.next();
+    if (!step.done) this.telemetry.observe(step.value);
+    return step;
+  }
+
+  async return(): Promise<IteratorResult<ChatEvent>> {
+    return (await this.events.return?.()) ?? { done: true, value: undefined };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ChatEvent> {
+    return this;
+  }
 }
 
 /**
