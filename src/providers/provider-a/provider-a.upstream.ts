@@ -7,6 +7,7 @@ import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '..
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
+import type { ToolNameMap } from './provider-a.input-items';
 import { classifyUpstreamFailure, connectionFailure } from './provider-a.errors';
 import { LoginTokenTurn } from '../shared/login-rejection';
 import { unreadableFrame } from '../shared/unreadable-frame';
@@ -21,8 +22,8 @@ import { UpstreamRejection } from './provider-a.transport';
 export interface AttemptRequest {
   readonly headers: Record<string, string>;
   readonly body: JsonObject;
-  /** What the client gets for each translated event (its own tool names); as is when absent. */
-  readonly toClient?: (event: ChatEvent) => ChatEvent;
+  /** The client's own names of the tools the upstream calls (possibly shortened there); as they are when absent. */
+  readonly toolNames?: Pick<ToolNameMap, 'toClient'>;
   /** The same request for HTTP + SSE, for a WebSocket frame too large for the server. */
   readonly overHttp?: () => Pick<AttemptRequest, 'headers' | 'body'>;
 }
@@ -33,7 +34,12 @@ export interface ProviderAAttempt extends UpstreamAttempt<UpstreamFrame> {
   /** The plan meter of the login this attempt runs on. */
   readonly plan: ProviderAPlanMeter;
   readonly logger: EventLogger;
-  readonly toClient?: (event: ChatEvent) => ChatEvent;
+  readonly toolNames?: Pick<ToolNameMap, 'toClient'>;
+}
+
+/** Builds each attempt's request for the login it runs on (attempt 1 is the turn's first). */
+export interface AttemptBuilder {
+  build(credentials: ProviderACredentials, attempt: number): AttemptRequest;
 }
 
 /** What opening a provider_a attempt needs besides the request. */
@@ -54,7 +60,7 @@ export interface ConnectionLease {
 }
 
 /**
- * provider_a as an upstream family of the turn runner (docs/upstream/provider-a.md §4): `build` gives the body
+ * provider_a as an upstream family of the turn runner (docs/upstream/provider-a.md §4): `requests` give the body
  * and headers of an attempt for its login (a fresh turn id each time in faithful mode). A class,
  * so a turn pays for one object rather than a closure per method.
  */
@@ -65,7 +71,7 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
   constructor(
     private readonly connect: ProviderAConnect,
     private readonly context: CallContext,
-    private readonly build: (credentials: ProviderACredentials, attempt: number) => AttemptRequest,
+    private readonly requests: AttemptBuilder,
   ) {
     this.login = new LoginTokenTurn('provider_a', context.logger);
   }
@@ -79,7 +85,7 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
   async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
     const token = this.login.token(attempt.login.auth, signal);
     const credentials = token instanceof Promise ? await token : token;
-    const request = this.build(credentials, attempt.number);
+    const request = this.requests.build(credentials, attempt.number);
     const { connect } = this;
     const { logger } = this.context;
     const { plan } = attempt.login;
@@ -109,7 +115,7 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
     }
     // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
     plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
-    return new ConnectionAttempt(connection, plan, logger, request.toClient);
+    return new ConnectionAttempt(connection, plan, logger, request.toolNames);
   }
 
   /**
@@ -138,7 +144,7 @@ class ConnectionAttempt implements ProviderAAttempt {
     private readonly connection: UpstreamConnection,
     readonly plan: ProviderAPlanMeter,
     readonly logger: EventLogger,
-    readonly toClient?: (event: ChatEvent) => ChatEvent,
+    readonly toolNames?: Pick<ToolNameMap, 'toClient'>,
   ) {
     this.frames = connection.frames[Symbol.asyncIterator]();
   }
@@ -166,7 +172,13 @@ function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameS
   });
   if (step.rateLimits) attempt.plan.record(step.rateLimits, attempt.logger, true);
   if (step.failure?.code === 'usage_limit') attempt.plan.usageLimit(frame.value, undefined);
-  const { toClient } = attempt;
-  if (!toClient || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;
-  return { ...step, events: step.events.map(toClient) };
+  const { toolNames } = attempt;
+  if (!toolNames || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;
+  // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
+  const events = step.events.map((event): ChatEvent =>
+    event.type === 'tool-call'
+      ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } }
+      : event,
+  );
+  return { ...step, events };
 }
