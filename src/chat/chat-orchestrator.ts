@@ -119,13 +119,7 @@ export class ChatOrchestrator {
           responseFormat: parameters.responseFormat,
           conversationId: command.conversation.value,
         };
-        const context: CallContext = {
-          signal,
-          requestId,
-          logger,
-          retried: (code) => telemetry.upstreamRetry(code),
-          note: (fields) => telemetry.note(fields),
-        };
+        const context = new TurnContext(signal, requestId, logger, telemetry);
         const { adapter } = route;
         let seen: AsyncIterable<ChatEvent>;
         if (json) {
@@ -277,6 +271,24 @@ class ObservedEvents implements AsyncIterable<ChatEvent>, AsyncIterator<ChatEven
 
   [Symbol.asyncIterator](): AsyncIterator<ChatEvent> {
     return this;
+  }
+}
+
+/** The adapter's call context: what it reports of the upstream side goes to the turn's telemetry (methods, not closures). */
+class TurnContext implements CallContext {
+  constructor(
+    readonly signal: AbortSignal,
+    readonly requestId: string,
+    readonly logger: EventLogger,
+    private readonly telemetry: ChatTelemetry,
+  ) {}
+
+  retried(code: string): void {
+    this.telemetry.upstreamRetry(code);
+  }
+
+  note(fields: Readonly<Record<string, string | number | boolean>>): void {
+    this.telemetry.note(fields);
   }
 }
 
