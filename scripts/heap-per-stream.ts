@@ -6,7 +6,11 @@
 // second (V8 keeps node ids across snapshots of one process) are grouped by kind (node type and
 // constructor or function name) and divided by N: only the gateway's own objects are counted, not
 // the client's or the fake's. Run:
-//   npm run build && node -r ./scripts/register-ts.cjs scripts/heap-per-stream.ts [streams] [ws|sse]
+//   npm run build && node -r ./scripts/register-ts.cjs scripts/heap-per-stream.ts [streams] [ws|sse] [counts]
+// With `counts`, the gateway also counts the async resources it creates (scripts/async-counts.cjs):
+// promises, timers and sockets per opened stream, garbage included.
+// The built-in families register on import, as in every entry point (the fakes' fixtures read them).
+import '../src/families';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -92,19 +96,29 @@ async function snapshot(pid: number, directory: string): Promise<HeapSnapshotJso
 async function main(): Promise<void> {
   const streams = Number(process.argv[2] ?? 300);
   const transport = (process.argv[3] ?? 'ws') as 'ws' | 'sse';
+  const counting = process.argv[4] === 'counts';
   const fake = await FakeProviderA.start();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'heap-home-'));
   const snapshots = fs.mkdtempSync(path.join(os.tmpdir(), 'heap-snapshots-'));
+  const countsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'async-counts-'));
   const gateway = await spawnGateway(
     {
       NODE_ENV: 'production',
       GATEWAY_PROVIDERS: 'provider_a',
       PRIMARY_AGENT_QUEUE_ENABLED: 'false',
       ...providerASettings(fake, home, { transport }),
+      ...(counting ? { ASYNC_COUNTS_DIR: countsDir } : {}),
     },
     [],
     undefined,
-    { built: true, nodeFlags: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] },
+    {
+      built: true,
+      nodeFlags: [
+        '--heapsnapshot-signal=SIGUSR2',
+        `--diagnostic-dir=${snapshots}`,
+        ...(counting ? ['--require', path.join(__dirname, 'async-counts.cjs')] : []),
+      ],
+    },
   );
   const pid = gateway.process.pid!;
   try {
@@ -132,11 +146,23 @@ async function main(): Promise<void> {
     process.stdout.write('   bytes  objects  kind\n');
     for (const row of rows.filter((entry) => entry.count >= 0.5 || entry.bytes >= 64))
       process.stdout.write(`${row.bytes.toFixed(0).padStart(8)} ${row.count.toFixed(2).padStart(8)}  ${row.key}\n`);
+    if (counting) {
+      // counts-1 was written with the first snapshot, counts-2 with the second.
+      const read = (name: string) =>
+        JSON.parse(fs.readFileSync(path.join(countsDir, name), 'utf8')) as Record<string, number>;
+      const [first, second] = [read('counts-1.json'), read('counts-2.json')];
+      process.stdout.write('async resources created per opened stream (garbage included)\n');
+      for (const type of Object.keys(second).sort()) {
+        const perStream = (second[type] - (first[type] ?? 0)) / streams;
+        if (perStream >= 0.05) process.stdout.write(`${perStream.toFixed(2).padStart(8)}  ${type}\n`);
+      }
+    }
   } finally {
     await gateway.close();
     await fake.close();
     fs.rmSync(home, { recursive: true, force: true });
     fs.rmSync(snapshots, { recursive: true, force: true });
+    fs.rmSync(countsDir, { recursive: true, force: true });
   }
 }
 

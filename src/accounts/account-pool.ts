@@ -64,6 +64,39 @@ export interface AccountLease<T> {
   release(): void;
 }
 
+/** The pool's lease: one object per turn, its methods on the prototype. */
+class PoolLease<T> implements AccountLease<T> {
+  private delivered = false;
+  private isReleased = false;
+  /** The account's paid-usage reports when the lease was taken. */
+  private readonly paidReports: number;
+
+  constructor(
+    private readonly pool: AccountPool<T>,
+    private readonly account: Account<T>,
+  ) {
+    this.paidReports = account.paidReports;
+  }
+
+  get alias(): string {
+    return this.account.alias;
+  }
+
+  get handle(): T {
+    return this.account.handle;
+  }
+
+  succeeded(): void {
+    this.delivered = true;
+  }
+
+  release(): void {
+    if (this.isReleased) return;
+    this.isReleased = true;
+    this.pool.released(this.account, this.delivered, this.paidReports);
+  }
+}
+
 interface Account<T> {
   readonly alias: string;
   readonly loginFile?: string;
@@ -392,23 +425,16 @@ export class AccountPool<T> implements PlanReporter {
     }
     this.deps.metrics.accountSelected(this.family, account.alias, kind);
     this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
-    let released = false;
-    let delivered = false;
-    const paidReports = account.paidReports;
-    return {
-      alias: account.alias,
-      handle: account.handle,
-      succeeded: () => void (delivered = true),
-      release: () => {
-        if (released) return;
-        released = true;
-        account.inFlight--;
-        this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
-        // A delivered turn during which the upstream reported paid usage in use is one paid turn
-        // (logged once, however many reports); counted at release, as a family may report after its answer.
-        if (delivered && account.paidReports > paidReports) this.paidTurn(account);
-      },
-    };
+    return new PoolLease(this, account);
+  }
+
+  /** A lease of `account` was given back (`PoolLease.release`, once). */
+  released(account: Account<T>, delivered: boolean, paidReportsAtLease: number): void {
+    account.inFlight--;
+    this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
+    // A delivered turn during which the upstream reported paid usage in use is one paid turn
+    // (logged once, however many reports); counted at release, as a family may report after its answer.
+    if (delivered && account.paidReports > paidReportsAtLease) this.paidTurn(account);
   }
 
   private countPin(alias: string, delta: number): void {

@@ -39,9 +39,15 @@ export class LoginTokenCache<T extends LoginToken> {
 
   /** Step 1: the cached token when not expired, else the (shared) load. */
   current(load: LoadLoginToken<T>, signal: AbortSignal): Promise<T> {
-    const cached = this.cached;
-    if (cached && this.isUsable(cached, undefined)) return Promise.resolve(cached);
+    const cached = this.usable();
+    if (cached) return Promise.resolve(cached);
     return untilAborted(this.inFlight ?? this.start(load, undefined), signal);
+  }
+
+  /** The cached token when it is usable now, else `undefined`: step 1 without a wait. */
+  usable(): T | undefined {
+    const cached = this.cached;
+    return cached && this.isUsable(cached, undefined) ? cached : undefined;
   }
 
   /**
@@ -105,6 +111,11 @@ export class LoginTokenCache<T extends LoginToken> {
 export interface LoginTokenSource<C extends { readonly accessToken: string }> {
   /** A usable token: the cached one, else the file's, else a refresh. */
   current(signal: AbortSignal, logger: EventLogger): Promise<C>;
+  /**
+   * The cached token when it is usable now, without waiting: what `current` would resolve with at
+   * once. A turn on a fresh token then takes it without a promise; `undefined` means ask `current`.
+   */
+  cached?(): C | undefined;
   /** The upstream refused `rejected` (401): the file's newer token, else a forced refresh. */
   afterRejection(rejected: C, signal: AbortSignal, logger: EventLogger): Promise<C>;
   /** Renews the token when it expires within `aheadMs`. */

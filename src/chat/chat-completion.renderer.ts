@@ -240,39 +240,53 @@ export async function writeChatStream(
   collector: ToolCallCollector,
   options: { includeUsage: boolean; signal: AbortSignal },
 ): Promise<StreamOutcome> {
-  const gone = (usage?: UsageEvent): StreamOutcome => ({ clientGone: true, toolCalls: collector.valid.length, usage });
-  if (!(await writer.open(chunks.role()))) return gone();
+  // A write is awaited only when it returned a promise: `await` of a plain value still makes one.
+  const opened = writer.open(chunks.role());
+  if (opened !== true && !(await opened)) return gone(collector);
   let turn: TurnResult;
   try {
     turn = await readTurn(events, collector, (channel, text) =>
       writer.sendJson(channel === 'content' ? chunks.content(text) : chunks.reasoning(text)),
     );
   } catch (error) {
-    if (options.signal.aborted) return gone();
+    if (options.signal.aborted) return gone(collector);
     turn = {
       failure: error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error }),
       stopped: false,
     };
   }
   const usage = turn.usage;
-  if (turn.stopped || options.signal.aborted || writer.isClosed) return gone(usage);
+  if (turn.stopped || options.signal.aborted || writer.isClosed) return gone(collector, usage);
   const failure = turn.failure ?? (collector.allInvalid ? new GatewayError('invalid_tool_call') : undefined);
 
   if (failure) {
-    await writer.sendJson(chunks.error(failure));
-    await writer.sendDone();
+    const sent = writer.sendJson(chunks.error(failure));
+    if (typeof sent !== 'boolean') await sent;
+    const done = writer.sendDone();
+    if (typeof done !== 'boolean') await done;
     writer.end();
     return { errorCode: failure.code, clientGone: false, toolCalls: 0, usage };
   }
   for (const call of collector.valid) {
-    if (!(await writer.sendJson(chunks.toolCall(call)))) return gone(usage);
+    const sent = writer.sendJson(chunks.toolCall(call));
+    if (sent !== true && !(await sent)) return gone(collector, usage);
   }
   const finishReason: ClientFinishReason = collector.valid.length > 0 ? 'tool_calls' : turn.finish!;
-  if (!(await writer.sendJson(chunks.finish(finishReason)))) return gone(usage);
-  if (options.includeUsage && !(await writer.sendJson(chunks.usage(usage)))) return gone(usage);
-  await writer.sendDone();
+  const finished = writer.sendJson(chunks.finish(finishReason));
+  if (finished !== true && !(await finished)) return gone(collector, usage);
+  if (options.includeUsage) {
+    const counted = writer.sendJson(chunks.usage(usage));
+    if (counted !== true && !(await counted)) return gone(collector, usage);
+  }
+  const done = writer.sendDone();
+  if (typeof done !== 'boolean') await done;
   writer.end();
   return { finishReason, clientGone: false, toolCalls: collector.valid.length, usage };
+}
+
+/** The outcome of a stream whose client left: nothing more was written. */
+function gone(collector: ToolCallCollector, usage?: UsageEvent): StreamOutcome {
+  return { clientGone: true, toolCalls: collector.valid.length, usage };
 }
 
 // ── Non-streaming: one chat.completion ──────────────────────────────────────────────────

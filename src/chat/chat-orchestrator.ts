@@ -81,8 +81,78 @@ export class ChatOrchestrator {
       stream: command.request.stream,
       requestedModel: command.request.model,
     });
+    // One async function from the front end to the adapter (the turn and its failure), not one per step.
     try {
-      return await this.turn(command, render, telemetry);
+      const { request, signal, requestId, logger } = command;
+      const route = this.registry.resolve(request.model, {
+        reasoningEffort: request.reasoningEffort,
+        verbosity: request.verbosity,
+      });
+      telemetry.modelResolved(route.model);
+      const provider = route.model.provider;
+      const fates = parameterFatesOf(provider);
+      const parameters = fates.upstream(request.parameters);
+      const json = this.jsonAnswer(fates, request);
+      const managed = this.manageContext(request, logger);
+      const messages = json ? [...managed, json.instruction()] : managed;
+      const admitted = this.queue.admit({
+        provider,
+        toolTurn: isToolTurn(request),
+        key: command.queueKey,
+        signal,
+        logger,
+        requestId,
+      });
+      // A turn the queue lets through at once (no tools, or the queue off) awaits nothing here.
+      const slot = admitted instanceof Promise ? await admitted : admitted;
+      let events: AsyncIterator<ChatEvent> | undefined;
+      try {
+        const chatRequest: ChatRequest = {
+          model: route.model,
+          messages,
+          tools: request.tools,
+          normalizedTools: request.normalizedTools,
+          toolChoice: request.toolChoice,
+          parallelToolCalls: request.parallelToolCalls,
+          faithful: request.faithful,
+          sampling: parameters,
+          responseFormat: parameters.responseFormat,
+          conversationId: command.conversation.value,
+        };
+        const context = new TurnContext(signal, requestId, logger, telemetry);
+        const { adapter } = route;
+        let seen: AsyncIterable<ChatEvent>;
+        if (json) {
+          const call = () =>
+            request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
+          seen = await this.heldToFormat(json, call, telemetry, logger);
+        } else {
+          const turn = request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
+          events = (await turn)[Symbol.asyncIterator]();
+          seen = observed(events, telemetry);
+        }
+        const stops = request.parameters.stop;
+        // The parameter table (chat-parameters.ts): families whose upstream cannot stop get the gateway's cut.
+        const { outcome, result } = await render(stops && fates.enforcesStop ? stopAtSequences(seen, stops) : seen);
+        telemetry.countUsage();
+        if (outcome.clientGone || signal.aborted) {
+          telemetry.finished({ status: 499, errorCode: 'canceled' });
+        } else {
+          if (outcome.errorCode) telemetry.upstreamError(outcome.errorCode);
+          telemetry.finished({
+            status: 200,
+            finishReason: outcome.finishReason,
+            errorCode: outcome.errorCode,
+            toolCalls: outcome.toolCalls,
+          });
+        }
+        return result;
+      } finally {
+        // The one place an accepted turn is closed: a renderer that stopped early, or never
+        // started because the client left, still ends the upstream turn and its timers here.
+        await events?.return?.().catch(() => undefined);
+        slot.release();
+      }
     } catch (thrown) {
       throw this.failed(thrown, command.signal, telemetry);
     }
@@ -99,81 +169,6 @@ export class ChatOrchestrator {
       requestedModel: seen.model ?? '',
     });
     return this.failed(thrown, undefined, telemetry);
-  }
-
-  private async turn<T>(command: ChatCommand, render: TurnRenderer<T>, telemetry: ChatTelemetry): Promise<T> {
-    const { request, signal, requestId, logger } = command;
-    const route = this.registry.resolve(request.model, {
-      reasoningEffort: request.reasoningEffort,
-      verbosity: request.verbosity,
-    });
-    telemetry.modelResolved(route.model);
-    const provider = route.model.provider;
-    const fates = parameterFatesOf(provider);
-    const parameters = fates.upstream(request.parameters);
-    const json = this.jsonAnswer(fates, request);
-    const managed = this.manageContext(request, logger);
-    const messages = json ? [...managed, json.instruction()] : managed;
-    const slot = await this.queue.admit({
-      provider,
-      toolTurn: isToolTurn(request),
-      key: command.queueKey,
-      signal,
-      logger,
-      requestId,
-    });
-    let events: AsyncIterator<ChatEvent> | undefined;
-    try {
-      const chatRequest: ChatRequest = {
-        model: route.model,
-        messages,
-        tools: request.tools,
-        normalizedTools: request.normalizedTools,
-        toolChoice: request.toolChoice,
-        parallelToolCalls: request.parallelToolCalls,
-        faithful: request.faithful,
-        sampling: parameters,
-        responseFormat: parameters.responseFormat,
-        conversationId: command.conversation.value,
-      };
-      const context: CallContext = {
-        signal,
-        requestId,
-        logger,
-        retried: (code) => telemetry.upstreamRetry(code),
-        note: (fields) => telemetry.note(fields),
-      };
-      const call = () =>
-        request.stream ? route.adapter.stream(chatRequest, context) : route.adapter.complete(chatRequest, context);
-      let seen: AsyncIterable<ChatEvent>;
-      if (json) {
-        seen = await this.heldToFormat(json, call, telemetry, logger);
-      } else {
-        events = (await call())[Symbol.asyncIterator]();
-        seen = observed(events, telemetry);
-      }
-      const stops = request.parameters.stop;
-      // The parameter table (chat-parameters.ts): families whose upstream cannot stop get the gateway's cut.
-      const { outcome, result } = await render(stops && fates.enforcesStop ? stopAtSequences(seen, stops) : seen);
-      telemetry.countUsage();
-      if (outcome.clientGone || signal.aborted) {
-        telemetry.finished({ status: 499, errorCode: 'canceled' });
-      } else {
-        if (outcome.errorCode) telemetry.upstreamError(outcome.errorCode);
-        telemetry.finished({
-          status: 200,
-          finishReason: outcome.finishReason,
-          errorCode: outcome.errorCode,
-          toolCalls: outcome.toolCalls,
-        });
-      }
-      return result;
-    } finally {
-      // The one place an accepted turn is closed: a renderer that stopped early, or never
-      // started because the client left, still ends the upstream turn and its timers here.
-      await events?.return?.().catch(() => undefined);
-      slot.release();
-    }
   }
 
   /**
@@ -252,17 +247,49 @@ export class ChatOrchestrator {
  * The adapter's events as the renderer sees them, measured on the way: time to the first
  * output and the reported usage. A renderer that stops early closes the turn at once, as a
  * `for await` does; the orchestrator's `finally` closes it again for renderers that did not.
+ * One object, its own iterator, with its methods on the prototype.
  */
 function observed(events: AsyncIterator<ChatEvent>, telemetry: ChatTelemetry): AsyncIterable<ChatEvent> {
-  const iterator: AsyncIterator<ChatEvent> = {
-    next: async () => {
-      const step = await events.next();
-      if (!step.done) telemetry.observe(step.value);
-      return step;
-    },
-    return: async () => (await events.return?.()) ?? { done: true, value: undefined },
-  };
-  return { [Symbol.asyncIterator]: () => iterator };
+  return new ObservedEvents(events, telemetry);
+}
+
+class ObservedEvents implements AsyncIterable<ChatEvent>, AsyncIterator<ChatEvent> {
+  constructor(
+    private readonly events: AsyncIterator<ChatEvent>,
+    private readonly telemetry: ChatTelemetry,
+  ) {}
+
+  async next(): Promise<IteratorResult<ChatEvent>> {
+    const step = await this.events.next();
+    if (!step.done) this.telemetry.observe(step.value);
+    return step;
+  }
+
+  async return(): Promise<IteratorResult<ChatEvent>> {
+    return (await this.events.return?.()) ?? { done: true, value: undefined };
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ChatEvent> {
+    return this;
+  }
+}
+
+/** The adapter's call context: what it reports of the upstream side goes to the turn's telemetry (methods, not closures). */
+class TurnContext implements CallContext {
+  constructor(
+    readonly signal: AbortSignal,
+    readonly requestId: string,
+    readonly logger: EventLogger,
+    private readonly telemetry: ChatTelemetry,
+  ) {}
+
+  retried(code: string): void {
+    this.telemetry.upstreamRetry(code);
+  }
+
+  note(fields: Readonly<Record<string, string | number | boolean>>): void {
+    this.telemetry.note(fields);
+  }
 }
 
 /**

@@ -46,17 +46,21 @@ export class AgentQueueService {
   }
 
   /**
-   * Waits for a slot (tool turns) or returns a no-op slot at once (metric result `bypassed`).
-   * Rejects with GatewayError `queue_full` / `queue_timeout`, or with the signal's reason when
-   * the client leaves while waiting (metric result `canceled`). The slot's `release()` is
-   * idempotent and must be called when the turn ends.
+   * Waits for a slot (tool turns) or returns a no-op slot at once, not wrapped in a promise (metric
+   * result `bypassed`). Rejects with GatewayError `queue_full` / `queue_timeout`, or with the
+   * signal's reason when the client leaves while waiting (metric result `canceled`). The slot's
+   * `release()` is idempotent and must be called when the turn ends.
    */
-  async admit(params: AdmitParams): Promise<QueueSlot> {
-    const { provider, toolTurn, signal } = params;
-    if (!toolTurn || !this.config.agentQueue.enabled) {
-      this.metrics.queueWaited(provider, 'bypassed', 0);
+  admit(params: AdmitParams): QueueSlot | Promise<QueueSlot> {
+    if (!params.toolTurn || !this.config.agentQueue.enabled) {
+      this.metrics.queueWaited(params.provider, 'bypassed', 0);
       return BYPASS_SLOT;
     }
+    return this.acquire(params);
+  }
+
+  private async acquire(params: AdmitParams): Promise<QueueSlot> {
+    const { provider, signal } = params;
     if (signal.aborted) {
       this.metrics.queueWaited(provider, 'canceled', 0);
       throw signal.reason;

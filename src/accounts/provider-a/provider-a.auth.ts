@@ -60,6 +60,11 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     return (await this.tokens.current((rejected) => this.load(logger, rejected), signal)).credentials;
   }
 
+  /** The cached token when usable now (LoginTokenSource.cached). */
+  cached(): ProviderACredentials | undefined {
+    return this.tokens.usable()?.credentials;
+  }
+
   /**
    * After the upstream refused `rejected` with 401/403 (docs/upstream/provider-a.md §1.7): drop it, use the file's token if
    * it changed meanwhile, else refresh even though it did not look expired.

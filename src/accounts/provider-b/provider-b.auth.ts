@@ -63,6 +63,11 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     return this.tokens.current((rejected) => this.loadOrRefresh(rejected, logger), signal);
   }
 
+  /** The cached token when usable now (LoginTokenSource.cached). */
+  cached(): ProviderBCredential | undefined {
+    return this.tokens.usable();
+  }
+
   /**
    * docs/upstream/provider-b.md §3: the upstream answered 401 to `rejected`. Drop it; use the file's token when it differs
    * (the CLI logged in again), otherwise force a refresh even though it did not look expired.

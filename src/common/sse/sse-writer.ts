@@ -33,7 +33,8 @@ export class SseWriter {
     this.response.setHeader('Connection', 'keep-alive');
     this.response.setHeader('X-Accel-Buffering', 'no');
     // A client that leaves ends the stream without end(); stop the keep-alive timer with it.
-    this.response.once('close', () => clearTimeout(this.keepAlive));
+    (this.response as ResponseWithWriter)[WRITER] = this;
+    this.response.once('close', stopKeepAlive);
     return this.sendJson(first);
   }
 
@@ -53,6 +54,18 @@ export class SseWriter {
   end(): void {
     clearTimeout(this.keepAlive);
     if (!this.isClosed) this.response.end();
+  }
+
+  /** The response closed: no more keep-alive comments. */
+  stopKeepAlive(): void {
+    clearTimeout(this.keepAlive);
+  }
+
+  /** The silence timer fired: an SSE comment, ignored by clients, proves the connection alive. */
+  keepAliveDue(): void {
+    if (this.isClosed) return;
+    this.response.write(': keep-alive\n\n');
+    this.keepAlive?.refresh();
   }
 
   private write(text: string): boolean | Promise<boolean> {
@@ -81,12 +94,21 @@ export class SseWriter {
       this.keepAlive.refresh();
       return;
     }
-    this.keepAlive = setTimeout(() => {
-      if (this.isClosed) return;
-      // An SSE comment: ignored by clients, but it proves the connection is alive.
-      this.response.write(': keep-alive\n\n');
-      this.keepAlive?.refresh();
-    }, KEEP_ALIVE_INTERVAL_MS);
+    this.keepAlive = setTimeout(keepAliveDue, KEEP_ALIVE_INTERVAL_MS, this);
     this.keepAlive.unref();
   }
+}
+
+// The writer's response listener and timer callback are module functions given the writer: no
+// closure per stream.
+const WRITER = Symbol('sseWriter');
+type ResponseWithWriter = ServerResponse & { [WRITER]?: SseWriter };
+
+/** The response's 'close' listener (`this` is the response). */
+function stopKeepAlive(this: ResponseWithWriter): void {
+  this[WRITER]?.stopKeepAlive();
+}
+
+function keepAliveDue(writer: SseWriter): void {
+  writer.keepAliveDue();
 }

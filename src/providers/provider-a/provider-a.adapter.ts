@@ -19,6 +19,7 @@ import type {
   ProviderAdapter,
 } from '../shared/provider-adapter';
 import { runFamilyTurn } from '../shared/family-turn';
+import type { AcceptedTurn } from '../shared/turn-runner';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderAPool, ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
@@ -43,7 +44,7 @@ import { ProviderAModelsRefresh } from './provider-a.models-refresh';
 import { OpenConnection, ProviderATransportKind, transportForUrl } from './provider-a.transport';
 import { openSseConnection } from './provider-a.transport-sse';
 import { openWebSocketConnection } from './provider-a.transport-ws';
-import { AttemptRequest, ProviderAUpstream } from './provider-a.upstream';
+import { AttemptBuilder, AttemptRequest, ProviderAAttempt, ProviderAUpstream } from './provider-a.upstream';
 
 /** Headers and body of one attempt, before the tool-name mapping joins them. */
 type AttemptPlan = Pick<AttemptRequest, 'headers' | 'body'>;
@@ -144,26 +145,29 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
 
   async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
     const startedAt = performance.now();
-    const sessionId = sessionIdForChat(request.conversationId);
     const lease = this.sessions?.lease(request.conversationId, customToolNames(request.normalizedTools));
-    let inputItems = 0;
-    const build = (credentials: ProviderACredentials, attempt: number): AttemptRequest => {
-      const built = this.chatAttempt(request, sessionId, credentials);
-      inputItems = (built.body.input as unknown[]).length;
-      if (attempt === 1) logRequest(context, this.transport, request.faithful, built);
-      // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
-      const { toolNames } = built;
-      const toClient = (event: ChatEvent): ChatEvent =>
-        event.type === 'tool-call'
-          ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } }
-          : event;
-      return { headers: built.headers, body: built.body, toClient, overHttp: built.overHttp };
-    };
-    const turn = await this.run(build, request.conversationId, context, lease).catch((error: unknown) =>
-      this.modelRefused(error, request.model.upstreamModel),
-    );
-    logTiming(context, this.transport, lease, inputItems, performance.now() - startedAt);
+    const requests = new ChatAttempts(this, request, context);
+    let turn: AcceptedTurn<ProviderAAttempt>;
+    try {
+      turn = await this.run(requests, request.conversationId, context, lease);
+    } catch (error) {
+      this.modelRefused(error, request.model.upstreamModel);
+    }
+    logTiming(context, this.transport, lease, requests.inputItems, performance.now() - startedAt);
     return turn.events;
+  }
+
+  /** Body and headers of one chat attempt, and the shape of the first one at debug (`ChatAttempts`). */
+  chatAttemptRequest(
+    request: ChatRequest,
+    sessionId: string,
+    context: CallContext,
+    credentials: ProviderACredentials,
+    attempt: number,
+  ) {
+    const built = this.chatAttempt(request, sessionId, credentials);
+    if (attempt === 1) logRequest(context, this.transport, request.faithful, built);
+    return built;
   }
 
   /** Same events as `stream()`; the chat layer aggregates them. */
@@ -183,7 +187,12 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
         transport,
       );
     const turn = await this.run(
-      (credentials) => ({ ...attempt(credentials, this.transport), overHttp: () => attempt(credentials, 'sse') }),
+      {
+        build: (credentials) => ({
+          ...attempt(credentials, this.transport),
+          overHttp: () => attempt(credentials, 'sse'),
+        }),
+      },
       undefined,
       context,
     ).catch((error: unknown) => this.modelRefused(error, request.model.upstreamModel));
@@ -210,19 +219,14 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   }
 
   /** One turn on the runner; throws `rate_limited` / `auth` at once when no login can take it (docs/accounts.md). */
-  private run(
-    build: ConstructorParameters<typeof ProviderAUpstream>[2],
-    chat: string | undefined,
-    context: CallContext,
-    lease?: ChatTurnLease,
-  ) {
+  private run(requests: AttemptBuilder, chat: string | undefined, context: CallContext, lease?: ChatTurnLease) {
     const connect = {
       url: this.config.providerA.url,
-      open: lease?.open ?? this.open,
-      reopenAfter: lease?.reopenAfter,
+      open: this.open,
+      lease,
       proxy: this.attemptProxy,
     };
-    return runFamilyTurn(new ProviderAUpstream(connect, context, build), {
+    return runFamilyTurn(new ProviderAUpstream(connect, context, requests), {
       pool: this.accounts,
       chat,
       timeoutMs: this.config.providerA.timeoutMs,
@@ -290,6 +294,31 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code))
       this.liveModels.refuse('provider_a', upstreamModel);
     throw namingModel(error, upstreamModel);
+  }
+}
+
+/**
+ * The requests of one chat turn's attempts, built for each attempt's login (a fresh turn id each
+ * time in faithful mode): one object per turn rather than a closure, and what the turn's
+ * `chat_completion` line counts of its input.
+ */
+class ChatAttempts implements AttemptBuilder {
+  /** Input items of the last attempt's translated request. */
+  inputItems = 0;
+  private readonly sessionId: string;
+
+  constructor(
+    private readonly adapter: ProviderAAdapter,
+    private readonly request: ChatRequest,
+    private readonly context: CallContext,
+  ) {
+    this.sessionId = sessionIdForChat(request.conversationId);
+  }
+
+  build(credentials: ProviderACredentials, attempt: number): AttemptRequest {
+    const built = this.adapter.chatAttemptRequest(this.request, this.sessionId, this.context, credentials, attempt);
+    this.inputItems = (built.body.input as unknown[]).length;
+    return { headers: built.headers, body: built.body, toolNames: built.toolNames, overHttp: built.overHttp };
   }
 }
 

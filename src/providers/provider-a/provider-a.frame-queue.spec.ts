@@ -35,4 +35,26 @@ describe(FrameQueue.name, () => {
     await iterator.return!();
     expect(returned).toBe(true);
   });
+
+  it('listens without a promise: at once for a buffered item, else when one comes; unshift puts one back in front', () => {
+    const queue = new FrameQueue<number>();
+    const seen: unknown[] = [];
+    const arrived = (next: IteratorResult<number>) => seen.push(next);
+    const failed = (error: unknown) => seen.push(error);
+    queue.push(1);
+    queue.listen(arrived, failed);
+    queue.listen(arrived, failed);
+    queue.push(2);
+    expect(seen).toEqual([
+      { value: 1, done: false },
+      { value: 2, done: false },
+    ]);
+    queue.push(3);
+    queue.unshift(0);
+    expect([queue.poll(), queue.poll(), queue.poll()]).toEqual([0, 3, undefined]);
+    const failure = new Error('aborted');
+    queue.listen(arrived, failed);
+    queue.fail(failure);
+    expect(seen[2]).toBe(failure);
+  });
 });

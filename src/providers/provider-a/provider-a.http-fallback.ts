@@ -13,7 +13,10 @@ import { FrameTooLarge } from './provider-a.ws-session';
 export function postInstead(session: WsSession, input: AttemptInput, error: unknown): Promise<UpstreamConnection> {
   if (!(error instanceof FrameTooLarge) || !input.overHttp) throw error;
   session.close();
-  input.overHttp.onFallback?.(error.frameBytes, error.limitBytes);
+  input.overHttp.logger?.info(
+    { event: 'provider_a_websocket_message_too_large', frame_bytes: error.frameBytes, limit_bytes: error.limitBytes },
+    'provider_a_websocket_message_too_large',
+  );
   const { headers, body } = input.overHttp.request();
   return openSseConnection({ url: httpUrlFor(input.url), headers, body, signal: input.signal, proxy: input.proxy });
 }

@@ -6,9 +6,10 @@ import { chainAfterTurn, chainedBody, chainErrorCode, continuationItems, request
 import { staleSessionFailure } from './provider-a.errors';
 import { postInstead } from './provider-a.http-fallback';
 import { websocketFrame } from './provider-a.request';
-import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import type { TurnRecord } from './provider-a.ws-session';
+import type { AttemptInput, UpstreamConnection } from './provider-a.transport';
+import type { SessionKeeper, TurnRecord, WsTurn } from './provider-a.ws-session';
 import { WsSession } from './provider-a.ws-session';
+import type { ConnectionLease } from './provider-a.upstream';
 
 // The pool that keeps each chat's WebSocket connections between turns and continues their response
 // chains (SessionPool), and the lease one turn takes from it (ChatTurnLease). They stay together:
@@ -60,13 +61,17 @@ export interface TakenSession {
 /** Headers sent anew by every faithful turn; the rest identify what a connection was opened for. */
 const PER_TURN_HEADERS = new Set(['x-client-request-id', 'x-codex-turn-metadata']);
 
-/** The handshake headers as one string (NUL cannot occur in a header), built per turn without an array per header. */
+/**
+ * The handshake headers as one string (NUL cannot occur in a header). Joined from one array, so
+ * the key a turn and a kept connection hold is one flat string, not a chain of a concatenation
+ * per header.
+ */
 function handshakeKey(headers: Record<string, string>): string {
-  let key = '';
+  const parts: string[] = [];
   for (const name in headers) {
-    if (!PER_TURN_HEADERS.has(name.toLowerCase())) key += `${name}\0${headers[name]}\0`;
+    if (!PER_TURN_HEADERS.has(name.toLowerCase())) parts.push(name, headers[name]);
   }
-  return key;
+  return parts.join('\0');
 }
 
 /**
@@ -161,9 +166,6 @@ export class SessionPool {
   }
 }
 
-/** A kept connection's first event: there, or the failure that shows the connection stale. */
-type FirstFrame = { readonly connection: UpstreamConnection } | { readonly stale: GatewayError };
-
 /**
  * The upstream side of one chat turn over WebSocket. Its `open` is the turn's `OpenConnection`
  * (called once per attempt): the turn's first attempt takes the chat's kept connection when there
@@ -175,11 +177,16 @@ type FirstFrame = { readonly connection: UpstreamConnection } | { readonly stale
  * that sends a turn again (docs/architecture.md "The family contract"). A turn that completes
  * hands its connection back to the pool.
  */
-export class ChatTurnLease {
+export class ChatTurnLease implements ConnectionLease, SessionKeeper {
   readonly use: SessionUse = { reused: false, incremental: false, fallback: false, itemsSent: 0, items: 0 };
   private attempts = 0;
   /** The failure of the kept connection found stale, once it was: the turn's later attempts are its fallback. */
   private stale?: GatewayError;
+  /** The attempt being opened (attempts run one after another): what `keep` files its connection under. */
+  private body: JsonObject = {};
+  private handshake = '';
+  /** The attempt's request shape, serialized at most once per attempt (when a chain is compared or stored). */
+  private shape?: string;
 
   constructor(
     private readonly pool: SessionPool,
@@ -188,23 +195,16 @@ export class ChatTurnLease {
     private readonly observer?: SessionObserver,
   ) {}
 
-  readonly open = async (input: AttemptInput): Promise<UpstreamConnection> => {
-    const handshake = handshakeKey(input.headers);
-    // Serialized at most once per attempt, when a kept chain is compared or a new one stored.
-    let shape: string | undefined;
-    const shapeOf = () => (shape ??= requestShape(input.body));
+  async open(input: AttemptInput): Promise<UpstreamConnection> {
+    this.body = input.body;
+    this.handshake = handshakeKey(input.headers);
+    this.shape = undefined;
     const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
     const fallback = this.stale !== undefined;
     Object.assign(this.use, { reused: false, incremental: false, fallback, itemsSent: items, items });
-    const release = (session: WsSession, record: TurnRecord) =>
-      this.pool.keep({
-        chat: this.chat,
-        session,
-        handshake,
-        chain: chainAfterTurn(input.body, record.responseId, record.outputItems, this.customNames, shapeOf()),
-      });
 
-    const taken = this.attempts++ === 0 ? this.pool.take(this.chat, handshake, input.body, shapeOf) : undefined;
+    const taken =
+      this.attempts++ === 0 ? this.pool.take(this.chat, this.handshake, input.body, () => this.shapeOf()) : undefined;
     if (taken) {
       const { entry: kept, continuation } = taken;
       this.use.reused = true;
@@ -216,75 +216,61 @@ export class ChatTurnLease {
         this.use.itemsSent = continuation.length;
         this.observer?.turnIncremental();
       }
-      let sent: UpstreamConnection;
+      let sent: WsTurn;
       try {
-        sent = kept.session.send(websocketFrame(body, Date.now()), input.signal, release);
+        sent = kept.session.send(websocketFrame(body, Date.now()), input.signal, this);
       } catch (error) {
         // Too large even as a continuation: the whole request goes over HTTP instead.
         Object.assign(this.use, { reused: false, incremental: false, itemsSent: items });
         return postInstead(kept.session, input, error);
       }
-      const first = await firstFrame(sent);
-      if ('connection' in first) return first.connection;
+      const stale = await staleAtFirstFrame(sent);
+      if (stale === undefined) return sent;
       this.observer?.chainFallback();
-      this.stale = first.stale;
-      throw first.stale;
+      this.stale = stale;
+      throw stale;
     }
     const session = await WsSession.connect(input.url, input.headers, input.signal, input.proxy);
     try {
-      return session.send(websocketFrame(input.body, Date.now()), input.signal, release);
+      return session.send(websocketFrame(input.body, Date.now()), input.signal, this);
     } catch (error) {
       return postInstead(session, input, error);
     }
-  };
+  }
+
+  /** A turn that completed hands its connection back: kept for the chat, with the chain it now holds. */
+  keep(session: WsSession, record: TurnRecord): void {
+    this.pool.keep({
+      chat: this.chat,
+      session,
+      handshake: this.handshake,
+      chain: chainAfterTurn(this.body, record.responseId, record.outputItems, this.customNames, this.shapeOf()),
+    });
+  }
 
   /** True for the failure of the kept connection found stale: the runner sends the turn again now, in full, on a fresh connection. */
-  readonly reopenAfter = (failure: GatewayError): boolean => failure === this.stale;
+  reopenAfter(failure: GatewayError): boolean {
+    return failure === this.stale;
+  }
+
+  private shapeOf(): string {
+    return (this.shape ??= requestShape(this.body));
+  }
 }
 
 /**
  * Waits for the turn's first event on a reused connection: none (the socket closed under us)
  * or a chain error shows the connection stale, and the turn can still be sent again elsewhere,
- * since nothing reached the client. Otherwise the connection is returned with that event still
- * to be read.
+ * since nothing reached the client; that failure is returned. Otherwise the event is put back
+ * in front of the turn's frames, to be read first, and nothing is returned.
  */
-async function firstFrame(connection: UpstreamConnection): Promise<FirstFrame> {
-  const first = await connection.frames[Symbol.asyncIterator]().next();
+async function staleAtFirstFrame(turn: WsTurn): Promise<GatewayError | undefined> {
+  const first = await turn.next();
   const chainError = first.done || !first.value.ok ? undefined : chainErrorCode(first.value.value);
   if (first.done || chainError !== undefined) {
-    connection.close();
-    return { stale: staleSessionFailure(chainError) };
+    turn.close();
+    return staleSessionFailure(chainError);
   }
-  let head: UpstreamFrame | undefined = first.value;
-  const takeHead = () => {
-    const value = head;
-    head = undefined;
-    return value;
-  };
-  return {
-    connection: {
-      ...connection,
-      frames: prepend(takeHead, connection.frames),
-      poll: () => takeHead() ?? connection.poll?.(),
-    },
-  };
-}
-
-/** `rest`, after the value `head()` gives first (when it still has one). */
-function prepend(
-  head: () => UpstreamFrame | undefined,
-  rest: AsyncIterable<UpstreamFrame>,
-): AsyncIterable<UpstreamFrame> {
-  return {
-    [Symbol.asyncIterator]: () => {
-      const tail = rest[Symbol.asyncIterator]();
-      return {
-        next: () => {
-          const value = head();
-          return value === undefined ? tail.next() : Promise.resolve({ value, done: false });
-        },
-        return: () => tail.return?.() ?? Promise.resolve({ value: undefined, done: true }),
-      };
-    },
-  };
+  turn.unshift(first.value);
+  return undefined;
 }

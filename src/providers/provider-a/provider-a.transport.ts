@@ -1,4 +1,5 @@
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import type { EventLogger } from '../../core/event-logger';
 import type { JsonObject } from '../../common/json';
 
 /** How the backend is reached: a kept WebSocket (`wss:`) or one SSE POST per turn (`https:`). */
@@ -27,6 +28,8 @@ export interface UpstreamConnection {
    * `undefined`. Optional: transports without a buffer of their own do not offer it.
    */
   poll?(): UpstreamFrame | undefined;
+  /** The next frame without a promise (`UpstreamAttempt.listen`); transports without a buffer of their own do not offer it. */
+  listen?(arrived: (next: IteratorResult<UpstreamFrame>) => void, failed: (error: unknown) => void): void;
 }
 
 /** What a transport needs for one attempt. */
@@ -48,8 +51,8 @@ export interface AttemptInput {
 /** What a WebSocket attempt sends over HTTP + SSE when its frame is too large for the server. */
 export interface HttpFallback {
   readonly request: () => { readonly headers: Record<string, string>; readonly body: JsonObject };
-  /** Told once per fallback, for the log line (sizes only). */
-  readonly onFallback?: (frameBytes: number, limitBytes: number) => void;
+  /** Where the fallback is logged once (`provider_a_websocket_message_too_large`, sizes only). */
+  readonly logger?: EventLogger;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '..
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
+import type { ToolNameMap } from './provider-a.input-items';
 import { classifyUpstreamFailure, connectionFailure } from './provider-a.errors';
 import { LoginTokenTurn } from '../shared/login-rejection';
 import { unreadableFrame } from '../shared/unreadable-frame';
@@ -14,15 +15,15 @@ import type { ProviderAPlanMeter } from './provider-a.rate-limits';
 import { rateLimitsFromHeaders } from './provider-a.rate-limits';
 import type { StreamState } from './provider-a.stream';
 import { createStreamState, translateEvent } from './provider-a.stream';
-import type { OpenConnection, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
+import type { AttemptInput, OpenConnection, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import { UpstreamRejection } from './provider-a.transport';
 
 /** Headers and body of one upstream attempt, built for the login it runs on. */
 export interface AttemptRequest {
   readonly headers: Record<string, string>;
   readonly body: JsonObject;
-  /** What the client gets for each translated event (its own tool names); as is when absent. */
-  readonly toClient?: (event: ChatEvent) => ChatEvent;
+  /** The client's own names of the tools the upstream calls (possibly shortened there); as they are when absent. */
+  readonly toolNames?: Pick<ToolNameMap, 'toClient'>;
   /** The same request for HTTP + SSE, for a WebSocket frame too large for the server. */
   readonly overHttp?: () => Pick<AttemptRequest, 'headers' | 'body'>;
 }
@@ -33,23 +34,33 @@ export interface ProviderAAttempt extends UpstreamAttempt<UpstreamFrame> {
   /** The plan meter of the login this attempt runs on. */
   readonly plan: ProviderAPlanMeter;
   readonly logger: EventLogger;
-  readonly toClient?: (event: ChatEvent) => ChatEvent;
+  readonly toolNames?: Pick<ToolNameMap, 'toClient'>;
+}
+
+/** Builds each attempt's request for the login it runs on (attempt 1 is the turn's first). */
+export interface AttemptBuilder {
+  build(credentials: ProviderACredentials, attempt: number): AttemptRequest;
 }
 
 /** What opening a provider_a attempt needs besides the request. */
 export interface ProviderAConnect {
   readonly url: string;
+  /** Opens each attempt's connection, unless there is a `lease`. */
   readonly open: OpenConnection;
   readonly proxy?: UpstreamProxy;
-  /**
-   * A failure of `open` that the connection recovers from by opening again at once (a chat's kept
-   * WebSocket found stale: `ChatTurnLease.reopenAfter`).
-   */
-  readonly reopenAfter?: (failure: GatewayError) => boolean;
+  /** The chat's kept WebSocket connections (`ChatTurnLease`): it opens every attempt instead of `open`. */
+  readonly lease?: ConnectionLease;
+}
+
+/** Opens a turn's attempts on a chat's kept connection when it can (a method, so a turn pays no closure for it). */
+export interface ConnectionLease {
+  open(input: AttemptInput): Promise<UpstreamConnection>;
+  /** A failure of `open` it recovers from by opening again at once (a kept connection found stale). */
+  reopenAfter(failure: GatewayError): boolean;
 }
 
 /**
- * provider_a as an upstream family of the turn runner (docs/upstream/provider-a.md §4): `build` gives the body
+ * provider_a as an upstream family of the turn runner (docs/upstream/provider-a.md §4): `requests` give the body
  * and headers of an attempt for its login (a fresh turn id each time in faithful mode). A class,
  * so a turn pays for one object rather than a closure per method.
  */
@@ -60,17 +71,51 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
   constructor(
     private readonly connect: ProviderAConnect,
     private readonly context: CallContext,
-    private readonly build: (credentials: ProviderACredentials, attempt: number) => AttemptRequest,
+    private readonly requests: AttemptBuilder,
   ) {
     this.login = new LoginTokenTurn('provider_a', context.logger);
   }
 
+  /**
+   * The login's token (the cached one without a wait), the attempt's request built for it, and the
+   * connection: one async step, so opening an attempt stacks no promise per layer. A login token
+   * (maybe a refresh) is waited for like any upstream event: the runner bounds `open` by the
+   * turn's deadline and the idle bound, both through `signal`.
+   */
   async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
-    // A login token (maybe a refresh) is waited for like any upstream event: the runner bounds
-    // `open` by the turn's deadline and the idle bound, both through `signal`.
-    const credentials = await this.login.token(attempt.login.auth, signal);
-    const request = this.build(credentials, attempt.number);
-    return openAttempt(this.connect, this.context.logger, attempt, credentials, request, signal);
+    const token = this.login.token(attempt.login.auth, signal);
+    const credentials = token instanceof Promise ? await token : token;
+    const request = this.requests.build(credentials, attempt.number);
+    const { connect } = this;
+    const { logger } = this.context;
+    const { plan } = attempt.login;
+    let connection: UpstreamConnection;
+    try {
+      const input: AttemptInput = {
+        url: connect.url,
+        headers: request.headers,
+        body: request.body,
+        signal,
+        proxy: connect.proxy,
+        overHttp: request.overHttp && { request: request.overHttp, logger },
+      };
+      connection = await (connect.lease ? connect.lease.open(input) : connect.open(input));
+    } catch (error) {
+      if (!(error instanceof UpstreamRejection)) throw error;
+      plan.record(rateLimitsFromHeaders(error.headers), logger, false);
+      const failure = classifyUpstreamFailure({
+        status: error.status,
+        headers: error.headers,
+        payload: error.payload,
+        planWindows: plan.latest()?.windows,
+      });
+      if (failure.code === 'usage_limit')
+        plan.usageLimit(error.payload, error.headers['x-codex-rate-limit-reached-type']);
+      throw failure;
+    }
+    // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
+    plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
+    return new ConnectionAttempt(connection, plan, logger, request.toolNames);
   }
 
   /**
@@ -78,7 +123,7 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
    * kept connection turned out stale, or after a 401 with one forced refresh per turn (docs/accounts.md).
    */
   reopenAfter(failure: GatewayError): boolean {
-    return this.connect.reopenAfter?.(failure) === true || this.login.reopenAfter(failure);
+    return this.connect.lease?.reopenAfter(failure) === true || this.login.reopenAfter(failure);
   }
 
   translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
@@ -90,50 +135,6 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
   }
 }
 
-async function openAttempt(
-  connect: ProviderAConnect,
-  logger: EventLogger,
-  attempt: AttemptInfo<ProviderALogin>,
-  credentials: ProviderACredentials,
-  request: AttemptRequest,
-  signal: AbortSignal,
-): Promise<ProviderAAttempt> {
-  const { plan } = attempt.login;
-  let connection: UpstreamConnection;
-  try {
-    connection = await connect.open({
-      url: connect.url,
-      headers: request.headers,
-      body: request.body,
-      signal,
-      proxy: connect.proxy,
-      overHttp: request.overHttp && {
-        request: request.overHttp,
-        onFallback: (frameBytes, limitBytes) =>
-          logger.info(
-            { event: 'provider_a_websocket_message_too_large', frame_bytes: frameBytes, limit_bytes: limitBytes },
-            'provider_a_websocket_message_too_large',
-          ),
-      },
-    });
-  } catch (error) {
-    if (!(error instanceof UpstreamRejection)) throw error;
-    plan.record(rateLimitsFromHeaders(error.headers), logger, false);
-    const failure = classifyUpstreamFailure({
-      status: error.status,
-      headers: error.headers,
-      payload: error.payload,
-      planWindows: plan.latest()?.windows,
-    });
-    if (failure.code === 'usage_limit')
-      plan.usageLimit(error.payload, error.headers['x-codex-rate-limit-reached-type']);
-    throw failure;
-  }
-  // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
-  plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
-  return new ConnectionAttempt(connection, plan, logger, request.toClient);
-}
-
 /** One connection as the runner reads it (methods on the prototype: nothing per attempt but the object). */
 class ConnectionAttempt implements ProviderAAttempt {
   readonly frames: AsyncIterator<UpstreamFrame>;
@@ -143,13 +144,18 @@ class ConnectionAttempt implements ProviderAAttempt {
     private readonly connection: UpstreamConnection,
     readonly plan: ProviderAPlanMeter,
     readonly logger: EventLogger,
-    readonly toClient?: (event: ChatEvent) => ChatEvent,
+    readonly toolNames?: Pick<ToolNameMap, 'toClient'>,
   ) {
     this.frames = connection.frames[Symbol.asyncIterator]();
   }
 
   poll(): UpstreamFrame | undefined {
     return this.connection.poll?.();
+  }
+
+  listen(arrived: (next: IteratorResult<UpstreamFrame>) => void, failed: (error: unknown) => void): void {
+    if (this.connection.listen) this.connection.listen(arrived, failed);
+    else void this.frames.next().then(arrived, failed);
   }
 
   /** Ends the turn on the socket (kept for the chat when it completed) or aborts the POST. */
@@ -166,7 +172,13 @@ function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameS
   });
   if (step.rateLimits) attempt.plan.record(step.rateLimits, attempt.logger, true);
   if (step.failure?.code === 'usage_limit') attempt.plan.usageLimit(frame.value, undefined);
-  const { toClient } = attempt;
-  if (!toClient || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;
-  return { ...step, events: step.events.map(toClient) };
+  const { toolNames } = attempt;
+  if (!toolNames || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;
+  // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
+  const events = step.events.map((event): ChatEvent =>
+    event.type === 'tool-call'
+      ? { ...event, call: { ...event.call, name: toolNames.toClient(event.call.name) } }
+      : event,
+  );
+  return { ...step, events };
 }

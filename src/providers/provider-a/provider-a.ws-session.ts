@@ -45,6 +45,11 @@ function parseFrame(data: WebSocket.RawData, isBinary: boolean): UpstreamFrame {
   return isJsonObject(value) ? { ok: true, value } : { ok: false, reason: 'not_json' };
 }
 
+/** A socket error after the handshake: 'close' follows, and the session acts on that. */
+function ignoreSocketError(): void {
+  // Listening at all keeps an 'error' event from being thrown.
+}
+
 /**
  * Client frames are masked with a zero key, which `ws` recognises and then skips the XOR pass
  * over every payload byte (a whole agent history per turn) and the random key. Masking protects
@@ -89,11 +94,9 @@ export interface TurnRecord {
   readonly outputItems: JsonObject[];
 }
 
-/** The turn currently using the socket. */
-interface ActiveTurn {
-  readonly queue: FrameQueue<UpstreamFrame>;
-  readonly record: TurnRecord;
-  readonly detach: () => void;
+/** Where a turn that completed hands its socket (`ChatTurnLease`: back to the chat's pool). */
+export interface SessionKeeper {
+  keep(session: WsSession, record: TurnRecord): void;
 }
 
 /**
@@ -103,7 +106,7 @@ interface ActiveTurn {
  * (1000) and drops the socket after a 1 s grace.
  */
 export class WsSession {
-  private turn?: ActiveTurn;
+  private turn?: WsTurn;
   private graceTimer?: NodeJS.Timeout;
   private readonly closeListeners = new Set<() => void>();
   /** The largest message the server said it reads (`x-codex-websocket-max-message-bytes`), if it said. */
@@ -118,7 +121,7 @@ export class WsSession {
     socket.on('message', (data, isBinary) => this.onFrame(parseFrame(data, isBinary)));
     socket.on('close', () => {
       clearTimeout(this.graceTimer);
-      this.turn?.queue.end();
+      this.turn?.end();
       for (const listener of this.closeListeners) listener();
     });
   }
@@ -157,18 +160,31 @@ export class WsSession {
         settle(() => reject(signal.reason));
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      socket.on('upgrade', (response) => (responseHeaders = lowerCaseHeaders(response.headers)));
-      socket.on('unexpected-response', (_request, response) => {
+      const onUpgrade = (response: IncomingMessage) => (responseHeaders = lowerCaseHeaders(response.headers));
+      const onUnexpectedResponse = (_request: unknown, response: IncomingMessage) => {
         const status = response.statusCode ?? 502;
         const rejectedHeaders = lowerCaseHeaders(response.headers);
         void readIncomingCapped(response, ERROR_BODY_MAX_BYTES).then((text) => {
           settle(() => reject(new UpstreamRejection(status, rejectedHeaders, parseJsonOrUndefined(text))));
           socket.terminate();
         });
+      };
+      const onError = (error: Error) => settle(() => reject(connectionFailure('websocket connection failed', error)));
+      const onEarlyClose = () => settle(() => reject(connectionFailure('websocket closed during the handshake')));
+      socket.on('upgrade', onUpgrade);
+      socket.on('unexpected-response', onUnexpectedResponse);
+      socket.on('error', onError);
+      socket.once('close', onEarlyClose);
+      socket.once('open', () => {
+        // The handshake's listeners (and what they hold) go with it; the session listens from now
+        // on. An error after the handshake is followed by 'close', which the session handles.
+        socket.off('upgrade', onUpgrade);
+        socket.off('unexpected-response', onUnexpectedResponse);
+        socket.off('error', onError);
+        socket.off('close', onEarlyClose);
+        socket.on('error', ignoreSocketError);
+        settle(() => resolve(new WsSession(socket, responseHeaders)));
       });
-      socket.on('error', (error) => settle(() => reject(connectionFailure('websocket connection failed', error))));
-      socket.once('close', () => settle(() => reject(connectionFailure('websocket closed during the handshake'))));
-      socket.once('open', () => settle(() => resolve(new WsSession(socket, responseHeaders))));
     });
   }
 
@@ -191,15 +207,11 @@ export class WsSession {
    * Sends one `response.create` frame and returns that turn's events. The signal aborting before
    * the turn completed closes the socket at once (the upstream stops generating); after
    * `response.completed` it only detaches. `close()` of the returned connection ends the turn:
-   * `release` decides whether the socket is kept (it gets the turn's record) — without one, or
+   * `keeper` decides whether the socket is kept (it gets the turn's record) — without one, or
    * when the turn did not complete, the socket is closed. Throws `FrameTooLarge`, sending
    * nothing, when the frame exceeds the server's announced message limit.
    */
-  send(
-    frame: JsonObject,
-    signal: AbortSignal,
-    release?: (session: WsSession, record: TurnRecord) => void,
-  ): UpstreamConnection {
+  send(frame: JsonObject, signal: AbortSignal, keeper?: SessionKeeper): WsTurn {
     if (this.turn) throw new Error('a provider_a WebSocket session carries one turn at a time');
     const text = JSON.stringify(frame);
     if (this.maxMessageBytes !== undefined && text.length * 3 > this.maxMessageBytes) {
@@ -207,36 +219,29 @@ export class WsSession {
       const bytes = Buffer.byteLength(text);
       if (bytes > this.maxMessageBytes) throw new FrameTooLarge(bytes, this.maxMessageBytes);
     }
-    const record: TurnRecord = { completed: false, outputItems: [] };
-    const queue = new FrameQueue<UpstreamFrame>(
-      (paused) => (paused ? this.socket.pause() : this.socket.resume()),
-      64,
-      () => undefined,
-    );
-    const onAbort = () => {
-      if (record.completed) return;
-      this.close();
-      queue.fail(signal.reason);
-    };
-    const detach = () => signal.removeEventListener('abort', onAbort);
-    this.turn = { queue, record, detach };
-    if (signal.aborted) onAbort();
+    const turn = new WsTurn(this, signal, keeper);
+    this.turn = turn;
+    if (signal.aborted) turn.handleEvent();
     else {
-      signal.addEventListener('abort', onAbort, { once: true });
+      signal.addEventListener('abort', turn, { once: true });
       this.socket.send(text);
     }
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      detach();
-      if (this.turn?.queue === queue) this.turn = undefined;
-      if (release && record.completed && this.open) {
-        this.socket.resume();
-        release(this, record);
-      } else this.close();
-    };
-    return { responseHeaders: this.responseHeaders, frames: queue, close: end, poll: () => queue.poll() };
+    return turn;
+  }
+
+  /** The current turn's frames back up (`true`: stop reading the socket) or drained. */
+  pauseReading(paused: boolean): void {
+    if (paused) this.socket.pause();
+    else this.socket.resume();
+  }
+
+  /** `turn` ended (`WsTurn.close`): the socket goes to `keeper` when the turn completed, else it is closed. */
+  turnEnded(turn: WsTurn, keeper: SessionKeeper | undefined): void {
+    if (this.turn === turn) this.turn = undefined;
+    if (keeper && turn.record.completed && this.open) {
+      this.socket.resume();
+      keeper.keep(this, turn.record);
+    } else this.close();
   }
 
   /** Close frame 1000, then the socket is dropped after the grace period. Idempotent. */
@@ -257,7 +262,56 @@ export class WsSession {
       return;
     }
     if (frame.ok) noteEvent(turn.record, frame.value);
-    turn.queue.push(frame);
+    turn.push(frame);
+  }
+}
+
+/**
+ * One turn on a session, as the attempt reads it: the frame queue itself, the listener on the
+ * attempt's signal (`handleEvent`) and the connection its attempt closes; one object per turn,
+ * its methods on the prototype.
+ */
+export class WsTurn extends FrameQueue<UpstreamFrame> implements UpstreamConnection {
+  readonly record: TurnRecord = { completed: false, outputItems: [] };
+  private closed = false;
+
+  constructor(
+    private readonly session: WsSession,
+    private readonly signal: AbortSignal,
+    private readonly keeper?: SessionKeeper,
+  ) {
+    super(undefined, 64);
+  }
+
+  get responseHeaders(): Readonly<Record<string, string>> {
+    return this.session.responseHeaders;
+  }
+
+  get frames(): AsyncIterable<UpstreamFrame> {
+    return this;
+  }
+
+  /**
+   * The attempt's signal aborted before the turn completed: the socket is closed at once (the
+   * upstream stops generating) and reads fail with the signal's reason. After
+   * `response.completed` it changes nothing.
+   */
+  handleEvent(): void {
+    if (this.record.completed) return;
+    this.session.close();
+    this.fail(this.signal.reason);
+  }
+
+  /** Ends the turn: its socket is kept when it completed and has a keeper, else closed. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.signal.removeEventListener('abort', this);
+    this.session.turnEnded(this, this.keeper);
+  }
+
+  protected override pressure(paused: boolean): void {
+    this.session.pauseReading(paused);
   }
 }
 

@@ -27,18 +27,24 @@ export interface FamilyTurnOptions<L> {
  * One turn of a family on the turn runner: the chat's login (a 429 or 401 at once when no login
  * can take the turn), then `before`, then `runTurn`. Resolves once the upstream accepted the turn.
  */
-export async function runFamilyTurn<L, F, A extends UpstreamAttempt<F>>(
+export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>>(
   family: UpstreamFamily<L, F, A>,
   options: FamilyTurnOptions<L>,
 ): Promise<AcceptedTurn<A>> {
   const { pool, chat, timeoutMs, idleTimeoutMs, context, before } = options;
-  const account = new AccountTurn(pool, chat);
-  let onClosed: (() => void) | undefined;
+  let account: AccountTurn<L>;
   try {
-    onClosed = await before?.();
+    account = new AccountTurn(pool, chat);
   } catch (error) {
-    account.end();
-    throw error;
+    return Promise.reject(error);
   }
-  return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed });
+  // Without a wait of its own the turn is the runner's promise itself: no layer in between.
+  if (!before) return runTurn(family, { account, timeoutMs, idleTimeoutMs, context });
+  return before().then(
+    (onClosed) => runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed }),
+    (error: unknown) => {
+      account.end();
+      throw error;
+    },
+  );
 }

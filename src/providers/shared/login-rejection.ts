@@ -25,15 +25,18 @@ export class LoginTokenTurn<C extends { readonly accessToken: string }> {
     private readonly logger: EventLogger,
   ) {}
 
-  /** The token for the next attempt; waited for like any upstream answer (the caller's `signal`). */
-  async token(source: LoginTokenSource<C>, signal: AbortSignal): Promise<C> {
+  /**
+   * The token for the next attempt: the cached one at once when it is usable (no promise), else a
+   * promise waited for like any upstream answer (the caller's `signal`).
+   */
+  token(source: LoginTokenSource<C>, signal: AbortSignal): C | Promise<C> {
     const refused = this.refused;
     this.refused = undefined;
-    const token = await (refused
-      ? source.afterRejection(refused, signal, this.logger)
-      : source.current(signal, this.logger));
-    this.last = token;
-    return token;
+    const cached = refused ? undefined : source.cached?.();
+    if (cached) return (this.last = cached);
+    return (refused ? source.afterRejection(refused, signal, this.logger) : source.current(signal, this.logger)).then(
+      (token) => (this.last = token),
+    );
   }
 
   /** True once per turn, for a refusal of the token the last attempt used: open again now. */

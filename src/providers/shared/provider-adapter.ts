@@ -65,6 +65,7 @@ export interface ChatRequest {
   readonly conversationId: string;
 }
 
+/** What an adapter is given with a call. `retried` and `note` are called on the context, so it may be a class. */
 export interface CallContext {
   /** Required: aborted on client disconnect, deadline or drain timeout. */
   readonly signal: AbortSignal;

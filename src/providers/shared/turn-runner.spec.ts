@@ -278,6 +278,36 @@ describe('runTurn', () => {
     expect(opened[0].closedWith).toBe('idle');
   });
 
+  it('bounds the turn by a deadline nearer than the idle bound', async () => {
+    const { family, opened } = fakeFamily([['hang']]);
+    const { options } = setup();
+    // An idle bound of an hour: only the deadline can end this wait before the spec times out.
+    await expect(runTurn(family, options({ timeoutMs: 20, idleTimeoutMs: 3_600_000 }))).rejects.toMatchObject({
+      code: 'timeout',
+    });
+    expect(opened[0].closedWith).toBe('timeout');
+  });
+
+  it('keeps the deadline after the idle bound passed while the consumer held an event', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
+    try {
+      const { family, opened } = fakeFamily([['ok', 'text', 'text', 'hang']]);
+      const { options } = setup();
+      const turn = await runTurn(family, options({ idleTimeoutMs: 20, timeoutMs: 100 }));
+      const iterator = turn.events[Symbol.asyncIterator]();
+      expect(await iterator.next()).toMatchObject({ value: { type: 'text-delta' } });
+      // The consumer holds the event: the idle bound passes without effect, then the deadline.
+      jest.advanceTimersByTime(50);
+      expect(opened[0].closedWith).toBeUndefined();
+      jest.advanceTimersByTime(60);
+      const next = await iterator.next();
+      expect(next.value).toMatchObject({ type: 'error', error: { code: 'timeout' } });
+      expect(opened[0].closedWith).toBe('timeout');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('passes the client abort through as is, closes the attempt as canceled and logs upstream_canceled', async () => {
     const { family, opened } = fakeFamily([['ok', 'text', 'hang']]);
     const { options, client, events, closed } = setup();

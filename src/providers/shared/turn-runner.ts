@@ -25,6 +25,12 @@ export interface UpstreamAttempt<F> {
   readonly frames: AsyncIterator<F>;
   /** A frame that already arrived, taken without waiting (a burst costs no promise per frame). */
   poll?(): F | undefined;
+  /**
+   * Waits for the next frame without a promise of its own: calls `arrived` once with it (or with
+   * the end), or `failed` with the error `frames.next()` would reject with; possibly at once.
+   * Without it the runner reads `frames.next()`.
+   */
+  listen?(arrived: (next: IteratorResult<F>) => void, failed: (error: unknown) => void): void;
   /** Ends the attempt (socket closed, fetch aborted, child killed); resolves once its resources are gone. Idempotent. */
   close(reason: CloseReason): Promise<void> | void;
 }
@@ -131,8 +137,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * The state of one turn, kept cheap because a gateway holds thousands of open streams: one
  * object that is itself the listener on the client's signal (`handleEvent`), one generator, one
- * AbortController (the turn's signal every wait of its attempts listens to), one timer for the
- * idle bound and one for the deadline, whose callbacks are module functions given the turn.
+ * AbortController (the turn's signal every wait of its attempts listens to) and one timer, for
+ * the idle bound or the deadline, whichever ends first, whose callback is a module function
+ * given the turn.
  */
 class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A> {
   /** The run: ACCEPTED once (taken by `runTurn`), then the client's events. */
@@ -140,8 +147,13 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
   attempt?: A;
   private readonly controller = new AbortController();
   private readonly deadlineAt: number;
-  private readonly deadlineTimer?: NodeJS.Timeout;
-  private readonly idle?: NodeJS.Timeout;
+  /**
+   * The turn's one timer: armed for the idle bound while that ends before the deadline (re-armed
+   * with refresh() at every wait, no timer per frame), else for the deadline.
+   */
+  private timer?: NodeJS.Timeout;
+  /** What `timer` is armed for: the idle bound, the deadline, or nothing. */
+  private timerFor: 'idle' | 'deadline' | 'none' = 'none';
   private resolveRead?: (frame: F | typeof DONE) => void;
   private rejectRead?: (error: unknown) => void;
   /** The attempt the read callbacks belong to: a read left pending on an attempt given up settles into nothing. */
@@ -166,11 +178,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
     this.deadlineAt = Math.min(timeoutMs > 0 ? this.clock.now() + timeoutMs : Infinity, context.deadlineAt ?? Infinity);
     if (context.signal.aborted) this.controller.abort(context.signal.reason);
     else context.signal.addEventListener('abort', this);
-    const delayMs = this.deadlineAt - this.clock.now();
-    // The work being timed keeps the process alive; the deadline alone must not.
-    if (delayMs <= MAX_TIMER_MS) this.deadlineTimer = setTimeout(deadlinePassed, Math.max(0, delayMs), this).unref();
-    // One timer per turn, re-armed with refresh() on every wait: no timer per frame.
-    if (options.idleTimeoutMs > 0) this.idle = setTimeout(idleBoundPassed, options.idleTimeoutMs, this);
+    this.armTimer();
     this.events = this.run() as UpstreamTurn<L, F, A>['events'];
   }
 
@@ -186,6 +194,47 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
   /** The client's signal aborted (this object is its listener: no closure per turn). */
   handleEvent(): void {
     this.abort(this.options.context.signal.reason);
+  }
+
+  /**
+   * Arms the turn's timer from now: for the idle bound when that ends before the deadline, else
+   * for the deadline. Called when the turn starts and at every wait on the upstream; the common
+   * case is a refresh() of the idle timer already armed.
+   */
+  private armTimer(): void {
+    const idleMs = this.options.idleTimeoutMs;
+    const now = this.clock.now();
+    if (idleMs > 0 && now + idleMs < this.deadlineAt) {
+      if (this.timerFor === 'idle') this.timer!.refresh();
+      else {
+        clearTimeout(this.timer);
+        // The work being timed keeps the process alive (the deadline alone does not).
+        this.timer = setTimeout(turnTimerFired, idleMs, this);
+        this.timerFor = 'idle';
+      }
+    } else if (this.timerFor !== 'deadline') this.armDeadline(now);
+  }
+
+  /** Arms the timer for the deadline (none when it is beyond setTimeout's range: no deadline). */
+  private armDeadline(now: number): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerFor = 'none';
+    const delayMs = this.deadlineAt - now;
+    if (delayMs > MAX_TIMER_MS) return;
+    this.timer = setTimeout(turnTimerFired, Math.max(0, delayMs), this).unref();
+    this.timerFor = 'deadline';
+  }
+
+  /** The timer fired: the deadline passed, or the idle bound did and the deadline still counts. */
+  timerFired(): void {
+    const now = this.clock.now();
+    if (this.timerFor === 'deadline' || now >= this.deadlineAt) {
+      this.deadlinePassed();
+      return;
+    }
+    this.idleBoundPassed();
+    if (!this.closed && !this.controller.signal.aborted) this.armDeadline(now);
   }
 
   /** The deadline passed. */
@@ -212,7 +261,8 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
    */
   private abort(reason: unknown): void {
     if (this.controller.signal.aborted) return;
-    clearTimeout(this.deadlineTimer);
+    clearTimeout(this.timer);
+    this.timerFor = 'none';
     this.options.context.signal.removeEventListener('abort', this);
     this.controller.abort(reason);
     if (this.rejectRead) this.failRead(reason);
@@ -231,9 +281,16 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
         this.attempt = undefined;
         try {
           const number = ++this.number;
-          const opened = (this.attempt = await this.opening(
-            family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal),
-          ));
+          // Opening (a login token, a handshake, the first answer) is bounded by the idle timer too.
+          this.armTimer();
+          this.openingAttempt = true;
+          let opened: A;
+          try {
+            opened = await family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal);
+          } finally {
+            this.openingAttempt = false;
+          }
+          this.attempt = opened;
           if (signal.aborted) throw signal.reason;
           for (;;) {
             const next = opened.poll?.() ?? (await this.read(opened));
@@ -337,8 +394,8 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
   close(reason: CloseReason): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.idle);
-    clearTimeout(this.deadlineTimer);
+    clearTimeout(this.timer);
+    this.timerFor = 'none';
     this.options.context.signal.removeEventListener('abort', this);
     if (reason === 'canceled' && this.options.context.signal.aborted) this.log('info', 'upstream_canceled', {});
     // A consumer that leaves must not wait for a child's grace period; what it frees follows the close.
@@ -357,7 +414,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
    * abort cannot hold the turn. The losing read settles a promise already settled.
    */
   private read(attempt: A): Promise<F | typeof DONE> {
-    this.idle?.refresh();
+    this.armTimer();
     if (this.readingFrom !== attempt) {
       // One pair of callbacks per attempt, handed to each of its reads (not two closures per wait).
       this.readingFrom = attempt;
@@ -375,20 +432,10 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
       this.resolveRead = resolve;
       this.rejectRead = reject;
     });
+    if (attempt.listen) attempt.listen(this.frameArrived!, this.readFailed!);
     // Both outcomes are handled: readFailed takes the rejection.
-    void attempt.frames.next().then(this.frameArrived, this.readFailed);
+    else void attempt.frames.next().then(this.frameArrived, this.readFailed);
     return waiting;
-  }
-
-  /** Awaits a family's `open` under the idle bound (a login token, a handshake, the response headers). */
-  private async opening(open: Promise<A>): Promise<A> {
-    this.idle?.refresh();
-    this.openingAttempt = true;
-    try {
-      return await open;
-    } finally {
-      this.openingAttempt = false;
-    }
   }
 
   /** Fails the pending read; the attempt it was reading from is given up (its late answer is ignored). */
@@ -447,11 +494,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
   }
 }
 
-// Timer callbacks that take their turn as an argument: no closure per turn.
-function deadlinePassed(turn: { deadlinePassed(): void }): void {
-  turn.deadlinePassed();
-}
-
-function idleBoundPassed(turn: { idleBoundPassed(): void }): void {
-  turn.idleBoundPassed();
+// The timer's callback takes its turn as an argument: no closure per turn.
+function turnTimerFired(turn: { timerFired(): void }): void {
+  turn.timerFired();
 }
