@@ -13,7 +13,7 @@ const detail = (type: string, fields: Record<string, unknown>) => ({
 describe(classifyProviderBError.name, () => {
   it('429 with a PerDay quota is a terminal usage_limit, never echoing the message (docs/upstream/provider-b.md §13.23)', () => {
     // 2026-11-23T20:00:00Z is 12:00 in Los Angeles: the daily quota resets in 12 hours.
-    const error = classifyProviderBError(429, daily429, new Date('2026-11-23T20:00:00Z'));
+    const error = classifyProviderBError(429, daily429, Date.parse('2026-11-23T20:00:00Z'));
     expect(error).toMatchObject({ code: 'usage_limit', retryable: false, upstreamStatus: 429 });
     expect(error.retryAfterHeader).toBe(12 * 3600);
     expect(`${error.message} ${error.detail}`).not.toContain('SECRET-UPSTREAM-TEXT');

@@ -89,7 +89,7 @@ const CONTEXT_WINDOW_MESSAGE = /input token count|maximum number of tokens/i;
 export function classifyProviderBError(
   httpStatus: number | undefined,
   body: unknown,
-  now: Date = new Date(),
+  now: number = Date.now(),
 ): GatewayError {
   const info = parseProviderBError(body);
   const status = httpStatus ?? info.code ?? (info.status ? GRPC_STATUS_TO_HTTP[info.status] : undefined) ?? 500;

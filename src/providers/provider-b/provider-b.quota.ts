@@ -81,7 +81,7 @@ const CAPACITY_MESSAGE = /exhausted your capacity|capacity exceeded|MODEL_CAPACI
 const RETRY_IN_MESSAGE = /Please retry in ([0-9.]+)(ms|s)\b/;
 
 /** undefined: not a quota error (a plain 503 stays an upstream failure). */
-export function classifyQuota(status: number, info: QuotaErrorFacts, now: Date): QuotaVerdict | undefined {
+export function classifyQuota(status: number, info: QuotaErrorFacts, now: number): QuotaVerdict | undefined {
   const message = info.message ?? '';
   const terminal = (seconds?: number): QuotaVerdict => ({
     terminal: true,
@@ -130,7 +130,7 @@ function retryHintFromMessage(message: string): number | undefined {
 }
 
 /** Seconds from `now` to the next 00:00 in America/Los_Angeles (DST-aware through Intl). */
-export function secondsUntilPacificMidnight(now: Date): number {
+export function secondsUntilPacificMidnight(now: number): number {
   const parts = new Intl.DateTimeFormat('en-US', {
     timeZone: 'America/Los_Angeles',
     hour12: false,

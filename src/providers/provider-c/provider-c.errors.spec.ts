@@ -77,7 +77,7 @@ describe(classifyRunFailure.name, () => {
     const report = (fields: Partial<CliErrorReport>): GatewayError =>
       classifyRunFailure(
         { kind: 'error_result', report: { text: 'misleading: please login', ...fields }, stderr: '' },
-        () => 1_000_000_000_000,
+        1_000_000_000_000,
       );
     it.each([
       [{ error: 'authentication_failed' }, 'auth', false],
@@ -149,10 +149,7 @@ describe(classifyRunFailure.name, () => {
 
   it('names the reset of a spent credit or usage limit', () => {
     const report = (fields: Partial<CliErrorReport>): GatewayError =>
-      classifyRunFailure(
-        { kind: 'error_result', report: { text: '', ...fields }, stderr: '' },
-        () => 1_000_000_000_000,
-      );
+      classifyRunFailure({ kind: 'error_result', report: { text: '', ...fields }, stderr: '' }, 1_000_000_000_000);
     const credit = report({ error: 'billing_error', resetsAt: 1_000_000_000 + 7200 });
     expect(credit).toMatchObject({ code: 'usage_credit_exhausted', resetsAt: (1_000_000_000 + 7200) * 1000 });
     expect(credit.retryAfterHeader).toBe(7200);
@@ -253,7 +250,7 @@ describe("Anthropic's third-party refusal (docs/error-codes.md extra_usage_requi
 });
 
 describe(parseRetryAfterSeconds.name, () => {
-  const now = () => 1_767_225_600_000;
+  const now = 1_767_225_600_000;
   it.each([
     ['rate limited, retry after 30', 30],
     ['retry after 2 minutes', 120],

@@ -92,7 +92,7 @@ export type RunFailure =
  * failures from the CLI are `retryable` (never a spawn failure, a login error, a limit, a version
  * refusal or a timeout).
  */
-export function classifyRunFailure(failure: RunFailure, now: () => number = Date.now): GatewayError {
+export function classifyRunFailure(failure: RunFailure, now: number = Date.now()): GatewayError {
   switch (failure.kind) {
     case 'timeout':
       return new GatewayError('timeout', {
@@ -150,7 +150,7 @@ function lastLine(text: string): string | undefined {
  * Auth before limits before everything else, like the text table. 5xx, 529 and the CLI's
  * `server_error`/`unknown` are transient: retryable before output.
  */
-function classifyReport(report: CliErrorReport, now: () => number): GatewayError | undefined {
+function classifyReport(report: CliErrorReport, now: number): GatewayError | undefined {
   const { error, apiStatus: status, apiErrorType: type } = report;
   if (error === undefined && status === undefined && type === undefined && report.apiError === undefined)
     return undefined;
@@ -218,9 +218,9 @@ function reportDetail(report: CliErrorReport): string {
   return fields.length > 0 ? ` (${fields.join(', ')})` : '';
 }
 
-function retryAfterFromReset(resetsAt: number | undefined, now: () => number): number | undefined {
+function retryAfterFromReset(resetsAt: number | undefined, now: number): number | undefined {
   if (resetsAt === undefined) return undefined;
-  const seconds = Math.ceil(resetsAt - now() / 1000);
+  const seconds = Math.ceil(resetsAt - now / 1000);
   return seconds > 0 ? seconds : undefined;
 }
 
@@ -277,7 +277,7 @@ function extraUsageRequired(detail: string, upstreamStatus: number | undefined):
   return new GatewayError('extra_usage_required', { detail, upstreamStatus, provider: 'provider_c' });
 }
 
-function classifyText(text: string, what: string, now: () => number): GatewayError {
+function classifyText(text: string, what: string, now: number): GatewayError {
   const lower = text.toLowerCase();
   if (CLIENT_TOO_OLD_PATTERN.test(lower)) return clientTooOld(`${what}: client too old`, undefined, undefined);
   if (isExtraUsageRefusal(lower)) return extraUsageRequired(`${what}: extra usage required`, undefined);
@@ -310,7 +310,7 @@ const UNIT_SECONDS: Record<string, number> = {
  * given as Unix seconds (`resets 1767225600`, `…limit reached|1767225600`). Clock times such as
  * `resets 3pm` carry a zone we cannot trust, so they fall back to the default.
  */
-export function parseRetryAfterSeconds(lowerText: string, now: () => number = Date.now): number | undefined {
+export function parseRetryAfterSeconds(lowerText: string, now: number = Date.now()): number | undefined {
   const relative =
     /(?:retry after|resets in|try again in)\s+(\d+(?:\.\d+)?)\s*(s|sec|second|m|min|minute|h|hr|hour)?s?\b/.exec(
       lowerText,
@@ -321,7 +321,7 @@ export function parseRetryAfterSeconds(lowerText: string, now: () => number = Da
   }
   const epoch = /(?:resets?(?:\s+at)?\s+|\|)(\d{10})\b/.exec(lowerText);
   if (epoch) {
-    const seconds = Number(epoch[1]) - Math.floor(now() / 1000);
+    const seconds = Number(epoch[1]) - Math.floor(now / 1000);
     if (seconds > 0) return seconds;
   }
   return undefined;

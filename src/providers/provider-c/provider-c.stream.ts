@@ -217,7 +217,10 @@ function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun):
     const report = errorReport(line, state);
     return {
       events: [],
-      failure: classifyRunFailure({ kind: 'error_result', report, stderr: run.stderr() }, state.options.now),
+      failure: classifyRunFailure(
+        { kind: 'error_result', report, stderr: run.stderr() },
+        state.options.now?.() ?? Date.now(),
+      ),
     };
   }
   if (line.stop_reason !== undefined && state.stopReason === undefined) state.stopReason = line.stop_reason;
