@@ -70,8 +70,8 @@ export class ConfigError extends Error {
 /** `--help` was asked for; the loader does not exit by itself. */
 export class HelpRequested extends Error {}
 
-function parseArgv(argv: readonly string[]): Map<SettingDefinition, string> {
-  const byFlag = settingsByFlag();
+function parseArgv(argv: readonly string[], definitions: readonly SettingDefinition[]): Map<SettingDefinition, string> {
+  const byFlag = settingsByFlag(definitions);
   const values = new Map<SettingDefinition, string>();
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index];
@@ -113,8 +113,9 @@ const LOWER_CASE_ALIASED = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
  * derives its own fields (`Family.settings.derive`), which may stat the login locations it is given.
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, argv: readonly string[] = []): AppConfig {
-  const fromFlags = parseArgv(argv);
+  // The table is built once per load: the shared rows and every registered family's.
   const definitions = allSettings();
+  const fromFlags = parseArgv(argv, definitions);
   const values = new Map<SettingName, unknown>();
   for (const definition of definitions) {
     // The proxy variables are conventionally also spelled in lower case (curl, undici, reqwest).
@@ -133,7 +134,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   }
   // Each setting's type is the return type of its parser in the table, so these two readers are the
   // only place a parsed value is cast to it; a name outside the table does not compile.
-  const byEnv = settingsByEnv();
+  const byEnv = settingsByEnv(definitions);
   const read: SettingReader = {
     given: <K extends SettingName>(name: K) => values.get(name) as ParsedOf<K> | undefined,
     value: <K extends DefaultedSettingName>(name: K) =>

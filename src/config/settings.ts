@@ -663,14 +663,18 @@ export function allSettings(): readonly SettingDefinition<unknown, SettingName>[
 }
 
 /** Every setting by its env name. */
-export function settingsByEnv(): ReadonlyMap<SettingName, SettingDefinition<unknown, SettingName>> {
-  return new Map(allSettings().map((definition) => [definition.env, definition]));
+export function settingsByEnv(
+  rows: readonly SettingDefinition<unknown, SettingName>[] = allSettings(),
+): ReadonlyMap<SettingName, SettingDefinition<unknown, SettingName>> {
+  return new Map(rows.map((definition) => [definition.env, definition]));
 }
 
 /** Every setting by its flag, and by the `--kebab-case` of its env name where the flag differs. */
-export function settingsByFlag(): ReadonlyMap<string, SettingDefinition> {
+export function settingsByFlag(
+  rows: readonly SettingDefinition[] = allSettings(),
+): ReadonlyMap<string, SettingDefinition> {
   return new Map(
-    allSettings().flatMap((definition) => {
+    rows.flatMap((definition) => {
       const entries: [string, SettingDefinition][] = [[definition.flag, definition]];
       const longForm = kebab(definition.env);
       if (longForm !== definition.flag) entries.push([longForm, definition]);
