@@ -6,8 +6,6 @@
 // young-generation garbage that sets how often V8 scavenges and how much it promotes), and the
 // totals are divided by N. Run:
 //   npm run build && node -r ./scripts/register-ts.cjs scripts/alloc-per-turn.ts [turns] [short|stream]
-// The built-in families register on import, as in every entry point (the fakes' fixtures read them).
-import '../src/families';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';

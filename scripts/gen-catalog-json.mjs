@@ -13,7 +13,6 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
-require('../src/families.ts');
 const { BUILT_IN_CATALOG_PATH, builtInCatalogFile } = require('../src/models/model-catalog.ts');
 
 const text = builtInCatalogFile();

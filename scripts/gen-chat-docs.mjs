@@ -19,7 +19,6 @@ const END = '<!-- END chat-parameters -->';
 
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
-require('../src/families.ts');
 const { CHAT_PARAMETERS, fateOf } = require('../src/chat/chat-parameters.ts');
 const { families } = require('../src/core/family-registry.ts');
 

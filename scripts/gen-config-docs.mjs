@@ -19,7 +19,6 @@ export const CONFIGURATION_DOC = path.join(ROOT, 'docs', 'configuration.md');
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
 // The families declare their own rows, so they are registered first, as every entry point does.
-require('../src/families.ts');
 const { families } = require('../src/core/family-registry.ts');
 const SETTINGS = require('../src/config/settings.ts').allSettings();
 

@@ -9,8 +9,6 @@
 //   npm run build && node -r ./scripts/register-ts.cjs scripts/heap-per-stream.ts [streams] [ws|sse] [counts]
 // With `counts`, the gateway also counts the async resources it creates (scripts/async-counts.cjs):
 // promises, timers and sockets per opened stream, garbage included.
-// The built-in families register on import, as in every entry point (the fakes' fixtures read them).
-import '../src/families';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
