@@ -571,24 +571,34 @@ export class FakeAnthropicApi {
 /**
  * The fake Anthropic API for a spec file or describe block: started once, its scripted answers,
  * meters and usage answer cleared before each test, and a private HOME for the real CLI made
- * fresh for each test and removed after it.
+ * fresh for each test.
+ *
+ * A test's HOME is removed when the next test starts, or after the last one, not in an `afterEach`
+ * of its own: Jest runs a block's `afterEach` hooks in the order they were declared, so one here
+ * would run before the spec's own `afterEach` that closes the gateway, while a `claude` child of
+ * that gateway may still be writing its session files into the HOME.
  */
 export function useFakeAnthropicApi(homePrefix: string): { api(): FakeAnthropicApi; home(): string } {
   let api: FakeAnthropicApi | undefined;
   let home: string | undefined;
+  const removeHome = () => {
+    if (home !== undefined) fs.rmSync(home, { recursive: true, force: true });
+    home = undefined;
+  };
   beforeAll(async () => {
     api = await FakeAnthropicApi.start();
   });
   afterAll(async () => {
+    removeHome();
     await api?.close();
   });
   beforeEach(() => {
+    removeHome();
     home = fs.mkdtempSync(path.join(os.tmpdir(), homePrefix));
     api!.script([]);
     api!.meter(undefined);
     api!.usage(undefined);
   });
-  afterEach(() => fs.rmSync(home!, { recursive: true, force: true }));
   const notStarted = (): never => {
     throw new Error('useFakeAnthropicApi: used outside a hook or test');
   };
