@@ -163,54 +163,54 @@ export class ChunkFactory {
 
 // ── Reading a turn ──────────────────────────────────────────────────────────────────────
 
-interface TurnResult {
-  readonly finish?: FinishReason;
-  /** Terminal failure: an `error` event, or a turn that ended without `finish`. */
-  readonly failure?: GatewayError;
-  readonly usage?: UsageEvent;
-  /** `onText` asked to stop (the client went away). */
-  readonly stopped: boolean;
-}
+/** A piece of text to show, or the turn's end (`reader.ended` then says how). */
+type TurnPiece = { readonly channel: 'content' | 'reasoning'; readonly text: string } | undefined;
 
 /**
- * Reads one adapter turn, the one place the event union is interpreted: text and reasoning go
- * to `onText` as they arrive (it returns false to stop, e.g. when the client left), tool calls
- * to the collector, usage and the finish reason are kept, and an `error` event or a stream that
- * ends without `finish` becomes `failure`. Used by both the SSE responder and the aggregator.
+ * The one place the event union is interpreted, for both renderings: text and reasoning are
+ * returned to show as they arrive, tool calls go to the collector, usage and the finish reason
+ * are kept, and an `error` event or a stream that ends without `finish` becomes `failure`.
+ * Synchronous, so the renderer's own loop is the only function waiting on the turn.
  */
-async function readTurn(
-  events: AsyncIterable<ChatEvent>,
-  collector: ToolCallCollector,
-  onText: (channel: 'content' | 'reasoning', text: string) => boolean | Promise<boolean>,
-): Promise<TurnResult> {
-  let usage: UsageEvent | undefined;
-  for await (const event of events) {
+class TurnReader {
+  finish?: FinishReason;
+  /** Terminal failure: an `error` event, or a turn that ended without `finish`. */
+  failure?: GatewayError;
+  usage?: UsageEvent;
+  /** `finish` or `error` arrived: nothing after it is read. */
+  ended = false;
+
+  constructor(private readonly collector: ToolCallCollector) {}
+
+  take(event: ChatEvent): TurnPiece {
     switch (event.type) {
       case 'text-delta':
-      case 'reasoning-delta': {
-        if (event.text === '') continue;
-        const open = onText(event.type === 'text-delta' ? 'content' : 'reasoning', event.text);
-        // Awaited only when the write had to wait for the socket (backpressure).
-        if (open !== true && !(await open)) return { usage, stopped: true };
-        break;
-      }
+        return event.text === '' ? undefined : { channel: 'content', text: event.text };
+      case 'reasoning-delta':
+        return event.text === '' ? undefined : { channel: 'reasoning', text: event.text };
       case 'tool-call':
-        collector.add(event.call);
-        break;
+        this.collector.add(event.call);
+        return undefined;
       case 'usage':
-        usage = event.usage;
-        break;
+        this.usage = event.usage;
+        return undefined;
       case 'finish':
-        return { finish: event.reason, usage, stopped: false };
+        this.finish = event.reason;
+        this.ended = true;
+        return undefined;
       case 'error':
-        return { failure: event.error, usage, stopped: false };
+        this.failure = event.error;
+        this.ended = true;
+        return undefined;
     }
+    return undefined;
   }
-  return {
-    failure: new GatewayError('upstream', { detail: 'turn ended without a finish event' }),
-    usage,
-    stopped: false,
-  };
+
+  /** The events ran out before `finish`. */
+  unfinished(): void {
+    this.failure = new GatewayError('upstream', { detail: 'turn ended without a finish event' });
+    this.ended = true;
+  }
 }
 
 // ── Streaming: SSE ──────────────────────────────────────────────────────────────────────
@@ -243,20 +243,29 @@ export async function writeChatStream(
   // A write is awaited only when it returned a promise: `await` of a plain value still makes one.
   const opened = writer.open(chunks.role());
   if (opened !== true && !(await opened)) return gone(collector);
-  let turn: TurnResult;
+  const turn = new TurnReader(collector);
+  const iterator = events[Symbol.asyncIterator]();
   try {
-    turn = await readTurn(events, collector, (channel, text) =>
-      writer.sendJson(channel === 'content' ? chunks.content(text) : chunks.reasoning(text)),
-    );
+    while (!turn.ended) {
+      const step = await iterator.next();
+      if (step.done) {
+        turn.unfinished();
+        break;
+      }
+      const piece = turn.take(step.value);
+      if (piece === undefined) continue;
+      const written = writer.sendJson(
+        piece.channel === 'content' ? chunks.content(piece.text) : chunks.reasoning(piece.text),
+      );
+      // Awaited only when the write had to wait for the socket (backpressure).
+      if (written !== true && !(await written)) return gone(collector, turn.usage);
+    }
   } catch (error) {
-    if (options.signal.aborted) return gone(collector);
-    turn = {
-      failure: error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error }),
-      stopped: false,
-    };
+    if (options.signal.aborted) return gone(collector, turn.usage);
+    turn.failure = error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error });
   }
   const usage = turn.usage;
-  if (turn.stopped || options.signal.aborted || writer.isClosed) return gone(collector, usage);
+  if (options.signal.aborted || writer.isClosed) return gone(collector, usage);
   const failure = turn.failure ?? (collector.allInvalid ? new GatewayError('invalid_tool_call') : undefined);
 
   if (failure) {
@@ -313,11 +322,14 @@ export async function aggregateCompletion(
 ): Promise<CompletionOutcome> {
   let text = '';
   let reasoning = '';
-  const turn = await readTurn(events, collector, (channel, delta) => {
-    if (channel === 'content') text += delta;
-    else reasoning += delta;
-    return true;
-  });
+  const turn = new TurnReader(collector);
+  for await (const event of events) {
+    const piece = turn.take(event);
+    if (piece?.channel === 'content') text += piece.text;
+    else if (piece) reasoning += piece.text;
+    if (turn.ended) break;
+  }
+  if (!turn.ended) turn.unfinished();
   if (turn.failure) throw turn.failure;
   if (collector.allInvalid) throw new GatewayError('invalid_tool_call');
   const usage = turn.usage;

@@ -254,15 +254,22 @@ function observed(events: AsyncIterator<ChatEvent>, telemetry: ChatTelemetry): A
 }
 
 class ObservedEvents implements AsyncIterable<ChatEvent>, AsyncIterator<ChatEvent> {
+  /**
+   * Made once per turn and handed to every read: `next` chains it onto the turn's own promise
+   * instead of awaiting it, so a read waiting on the upstream holds no suspended function here.
+   */
+  private readonly seen = (step: IteratorResult<ChatEvent>): IteratorResult<ChatEvent> => {
+    if (!step.done) this.telemetry.observe(step.value);
+    return step;
+  };
+
   constructor(
     private readonly events: AsyncIterator<ChatEvent>,
     private readonly telemetry: ChatTelemetry,
   ) {}
 
-  async next(): Promise<IteratorResult<ChatEvent>> {
-    const step = await this.events.next();
-    if (!step.done) this.telemetry.observe(step.value);
-    return step;
+  next(): Promise<IteratorResult<ChatEvent>> {
+    return this.events.next().then(this.seen);
   }
 
   async return(): Promise<IteratorResult<ChatEvent>> {

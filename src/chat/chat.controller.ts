@@ -11,6 +11,7 @@ import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
 import { ModelCatalog } from '../models/model-catalog';
 import { queueKey } from '../queue/chat-identity';
+import type { StreamOutcome } from './chat-completion.renderer';
 import { aggregateCompletion, ChunkFactory, ToolCallCollector, writeChatStream } from './chat-completion.renderer';
 import { ChatCommand, ChatOrchestrator, TurnRenderer } from './chat-orchestrator';
 import { parseChatBody } from './chat-request.parser';
@@ -44,7 +45,7 @@ export class ChatController {
    */
   @Post('completions')
   @HttpCode(200)
-  async create(@Req() request: Request, @Res() response: Response): Promise<void> {
+  create(@Req() request: Request, @Res() response: Response): Promise<void> {
     compressUnlessStream(request, response);
     const client = abortOnClientDisconnect(response);
     let command: ChatCommand;
@@ -53,11 +54,11 @@ export class ChatController {
     } catch (error) {
       throw this.chat.rejected(error, requestLoggerOf(request, this.rootLogger));
     }
-    const completion = await this.chat.run(
-      command,
-      command.request.stream ? this.sse(response, command) : this.json(command),
-    );
-    if (completion !== undefined && !client.signal.aborted) response.status(200).json(completion);
+    // The turn's own promise is the route's: a stream holds no suspended handler of ours.
+    if (command.request.stream) return this.chat.run(command, this.sse(response, command));
+    return this.chat.run(command, this.json(command)).then((completion) => {
+      if (!client.signal.aborted) response.status(200).json(completion);
+    });
   }
 
   /** The request as the orchestrator takes it; throws `invalid_request` for an invalid body. */
@@ -78,9 +79,9 @@ export class ChatController {
   }
 
   /** SSE: role chunk, deltas as they arrive, tool-call frames, finish, usage?, `[DONE]`. */
-  private sse(response: Response, command: ChatCommand): TurnRenderer<undefined> {
-    return async (events) => {
-      const outcome = await writeChatStream(
+  private sse(response: Response, command: ChatCommand): TurnRenderer<void> {
+    return (events) =>
+      writeChatStream(
         new SseWriter(response),
         events,
         new ChunkFactory(command.request.model),
@@ -89,9 +90,7 @@ export class ChatController {
           includeUsage: command.request.includeUsage,
           signal: command.signal,
         },
-      );
-      return { outcome, result: undefined };
-    };
+      ).then(streamRendered);
   }
 
   /** One `chat.completion`, written by `create` once the turn is closed. */
@@ -122,6 +121,11 @@ export class ChatController {
       command.request.parallelToolCalls === false,
     );
   }
+}
+
+/** A written stream as the orchestrator takes it: its outcome, and nothing to answer after. */
+function streamRendered(outcome: StreamOutcome): { outcome: StreamOutcome; result: void } {
+  return { outcome, result: undefined };
 }
 
 /**
