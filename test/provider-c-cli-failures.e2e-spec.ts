@@ -140,8 +140,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
     });
 
     it('a missing executable answers 502 provider_cli_missing, naming the install, before any SSE header', async () => {
-      // The startup warning is asserted in provider-c-adapter.e2e-spec.ts: nestjs-pino sends
-      // logs made outside a request to the first in-process gateway's capture.
+      // The startup warning is asserted in provider-c-adapter.e2e-spec.ts.
       const { gateway } = await gatewayWith([], { PROVIDER_C_COMMAND: 'no-such-claude-binary' });
       const response = await postChat(gateway, { stream: true });
       expect(response.status).toBe(502);

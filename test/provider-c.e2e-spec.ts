@@ -582,9 +582,7 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
 
   it('says at startup, from `claude auth status` and `claude --version`, that the login is missing, which command fixes it and which CLI version is installed', async () => {
     await noLoginGateway.logs.waitForLine((line) => line.includes('"event":"login_none_usable"'), 20_000);
-    // The startup round's line (info). nestjs-pino keeps one process-wide logger for lines written
-    // outside a request, so a later round of this file's other gateway (warnings, every 10 s) can
-    // land in this capture too while both are up.
+    // The startup round's line (info); a later round writes one only when the state changes.
     const login = noLoginGateway.logs.records('login_state').find((record) => record.level === 30);
     expect(login).toMatchObject({
       level: 30,

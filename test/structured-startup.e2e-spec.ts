@@ -6,8 +6,7 @@ import { LogCapture } from './support/log-capture';
 import { postStructured, structuredBody } from './support/structured-client';
 
 /**
- * Startup of the structured allowlist (docs/design/behaviours.md §6.4). In its own file because
- * nestjs-pino writes out-of-request lines to the first gateway started in a test file.
+ * Startup of the structured allowlist (docs/design/behaviours.md §6.4).
  */
 
 jest.setTimeout(20_000);

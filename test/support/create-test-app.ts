@@ -9,16 +9,6 @@ import { LoginReport } from '../../src/accounts/login-report';
 import { gatewayEnvironment } from './gateway-environment';
 import { LogCapture } from './log-capture';
 
-/**
- * nestjs-pino's test-only reset of its process-wide logger. The package exports only its index, so
- * the module behind it is loaded by file: the CommonJS build, the very instance the gateway's
- * require('nestjs-pino') uses.
- */
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a file the package's exports map does not name
-const { __resetOutOfContextForTests } = require(
-  path.join(path.dirname(require.resolve('nestjs-pino')), 'PinoLogger.js'),
-) as typeof import('nestjs-pino/dist/cjs/PinoLogger');
-
 export interface TestGateway {
   readonly app: NestExpressApplication;
   /** `http://127.0.0.1:<port>` */
@@ -38,10 +28,6 @@ export async function startGateway(settings: Record<string, string> = {}, argv: 
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-test-home-'));
   const config = loadConfig(gatewayEnvironment(settings, home), argv);
   const logs = new LogCapture();
-  // nestjs-pino keeps one process-wide logger for lines written outside a request; without a
-  // reset, a second gateway in the same Jest worker would log its start-up lines into the first
-  // gateway's capture.
-  __resetOutOfContextForTests();
   const app = await createGatewayApp(config, { logStream: logs });
   await app.listen(0, '127.0.0.1');
   // The startup login report runs beside the boot (it never delays readiness); specs wait for its
