@@ -36,7 +36,8 @@ export type InvalidReason = 'empty_name' | 'invalid_json_arguments';
  */
 export class ToolCallCollector {
   private readonly calls: RenderedToolCall[] = [];
-  private readonly seenIds = new Set<string>();
+  /** Made with the first call: most turns have none. */
+  private seenIds?: Set<string>;
   private invalid = 0;
   private received = 0;
 
@@ -64,6 +65,7 @@ export class ToolCallCollector {
     }
     const index = this.calls.length;
     const id = call.id && call.id !== '' ? call.id : `call_${this.requestId.replace(/[^A-Za-z0-9_-]/g, '')}_${index}`;
+    this.seenIds ??= new Set();
     if (this.seenIds.has(id)) return;
     this.seenIds.add(id);
     const signature = call.thoughtSignature

@@ -106,8 +106,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Names of the tools declared with type `custom` in this request. */
-export function customToolNames(tools: readonly NormalizedTool[]): Set<string> {
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+/**
+ * Names of the tools declared with type `custom` in this request; one shared empty set for the
+ * many requests without any, which a kept chat holds for its life.
+ */
+export function customToolNames(tools: readonly NormalizedTool[]): ReadonlySet<string> {
+  if (!tools.some((tool) => tool.type === 'custom')) return NO_NAMES;
   return new Set(tools.filter((tool) => tool.type === 'custom').map((tool) => tool.name));
 }
 

@@ -41,11 +41,12 @@ export interface StreamState {
   /** Open and finished-but-held calls in first-seen order. */
   readonly calls: CallRecord[];
   readonly recordsByKey: Map<string, CallRecord>;
-  readonly emittedCallIds: Set<string>;
+  /** Calls already given to the client; made with the first (most turns call nothing). */
+  emittedCallIds?: Set<string>;
 }
 
 export function createStreamState(): StreamState {
-  return { textItems: new Set(), calls: [], recordsByKey: new Map(), emittedCallIds: new Set() };
+  return { textItems: new Set(), calls: [], recordsByKey: new Map() };
 }
 
 /** What one upstream event means: the turn runner's step, plus the rate limits it reported. */
@@ -319,6 +320,7 @@ function releaseCalls(state: StreamState, flushOpen: boolean | 'discard'): ChatE
     if (!record.done && flushOpen !== true) continue;
     const id = record.callId ?? record.itemId;
     const dedupeKey = id ?? record.key;
+    state.emittedCallIds ??= new Set();
     if (state.emittedCallIds.has(dedupeKey)) continue;
     state.emittedCallIds.add(dedupeKey);
     const call: ToolCallEvent =
