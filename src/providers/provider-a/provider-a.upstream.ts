@@ -146,8 +146,8 @@ export class ProviderAUpstream implements UpstreamFamily<
     return this.connect.lease?.reopenAfter(failure) === true || this.login.reopenAfter(failure);
   }
 
-  translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
-    return translateFrame(frame, attempt);
+  translate(frame: UpstreamFrame, attempt: ProviderAAttempt, atMs: number): FrameStep {
+    return translateFrame(frame, attempt, atMs);
   }
 
   end(): FrameStep {
@@ -184,11 +184,15 @@ class ConnectionAttempt implements ProviderAAttempt {
   }
 }
 
-/** One frame's meaning (docs/upstream/provider-a.md §9.1); a binary or non-JSON frame is a protocol failure. */
-function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
+/**
+ * One frame's meaning (docs/upstream/provider-a.md §9.1); a binary or non-JSON frame is a protocol
+ * failure. An error event is classified against the login's plan at `atMs`, the runner's time.
+ */
+function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt, atMs: number): FrameStep {
   if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
   const step = translateEvent(attempt.state, frame.value, {
     planWindows: attempt.plan.latest()?.windows,
+    now: atMs,
   });
   if (step.rateLimits) attempt.plan.record(step.rateLimits, attempt.logger, true);
   if (step.failure?.code === 'usage_limit') attempt.plan.usageLimit(frame.value, undefined);

@@ -102,8 +102,11 @@ export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>, R = unknown>
    * here; `transportFailure` is the reading of an error the family does not know.
    */
   classify(failure: unknown, context: FailureContext<L>): GatewayError;
-  /** One frame's meaning (translation state lives on the attempt). */
-  translate(frame: F, attempt: A): FrameStep;
+  /**
+   * One frame's meaning (translation state lives on the attempt). `atMs` is when the runner took
+   * the frame, by its clock (epoch ms): what an error frame's reset or hint is read against.
+   */
+  translate(frame: F, attempt: A, atMs: number): FrameStep;
   /** The frames ended: a terminal step, a failure, or `again`. */
   end(attempt: A): FrameStep;
   /** Events held back from the client (reasoning, possible fence text), released before a terminal error. */
@@ -337,7 +340,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
           for (;;) {
             const next = opened.poll?.() ?? (await this.read(opened));
             if (signal.aborted) throw signal.reason;
-            const step = next === DONE ? family.end(opened) : family.translate(next, opened);
+            const step = next === DONE ? family.end(opened) : family.translate(next, opened, this.clock.now());
             if (step.accepted && !this.accepted) {
               this.accepted = true;
               this.suspended = true;
