@@ -20,7 +20,7 @@ import { RETRY_DELAYS_MS, retryDelayMs, SYSTEM_RETRY_CLOCK } from './retry-polic
 /** Why an attempt is closed; a family may close differently (a child after its result gets a grace). */
 export type CloseReason = 'done' | 'failed' | 'canceled' | 'timeout' | 'idle';
 
-/** One upstream attempt as its family opened it: a connection, a fetch, a child process. */
+/** One upstream attempt as its family's `send` resolved it: a connection, a fetch, a child process. */
 export interface UpstreamAttempt<F> {
   /** The attempt's frames in order; ends when the upstream closes. */
   readonly frames: AsyncIterator<F>;
@@ -38,7 +38,7 @@ export interface UpstreamAttempt<F> {
 
 /** What one frame (or the end of the frames) means for the turn. */
 export interface FrameStep {
-  /** Events for the client, in order (ignored on a failure: the runner decides what the client sees). */
+  /** Events for the client, in order (ignored on a failure, classified or not: the runner decides what the client sees). */
   readonly events: readonly ChatEvent[];
   /** The upstream took the turn (the first real answer; headers may be committed). */
   readonly accepted?: boolean;
@@ -107,7 +107,7 @@ export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>, R = unknown>
    * the frame, by its clock (epoch ms): what an error frame's reset or hint is read against.
    */
   translate(frame: F, attempt: A, atMs: number): FrameStep;
-  /** The frames ended: a terminal step, a failure, or `again`. */
+  /** The frames ended: a terminal step, a failure (or one left `unclassified`), or `again`. */
   end(attempt: A): FrameStep;
   /** Events held back from the client (reasoning, possible fence text), released before a terminal error. */
   held?(attempt: A): readonly ChatEvent[];
