@@ -62,7 +62,7 @@ export interface HttpFallback {
  */
 export type OpenConnection = (input: AttemptInput) => Promise<UpstreamConnection>;
 
-/** A failed upgrade/POST: classified by the caller with docs/upstream/provider-a.md §10 (it knows the rate-limit telemetry). */
+/** A failed upgrade/POST: classified by the family's `classify` with docs/upstream/provider-a.md §10 (it knows the login's plan meter). */
 export class UpstreamRejection extends Error {
   constructor(
     readonly status: number,

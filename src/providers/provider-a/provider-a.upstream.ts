@@ -3,7 +3,8 @@ import type { EventLogger } from '../../core/event-logger';
 import type { GatewayError } from '../../core/gateway.error';
 import type { CallContext } from '../shared/provider-adapter';
 import type { JsonObject } from '../../common/json';
-import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
+import type { AttemptInfo, FailureContext, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
+import { transportFailure } from '../shared/turn-runner';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
@@ -64,7 +65,12 @@ export interface ConnectionLease {
  * and headers of an attempt for its login (a fresh turn id each time in faithful mode). A class,
  * so a turn pays for one object rather than a closure per method.
  */
-export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, UpstreamFrame, ProviderAAttempt> {
+export class ProviderAUpstream implements UpstreamFamily<
+  ProviderALogin,
+  UpstreamFrame,
+  ProviderAAttempt,
+  AttemptRequest
+> {
   readonly provider = 'provider_a' as const;
   private readonly login: LoginTokenTurn<ProviderACredentials>;
 
@@ -77,45 +83,59 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
   }
 
   /**
-   * The login's token (the cached one without a wait), the attempt's request built for it, and the
-   * connection: one async step, so opening an attempt stacks no promise per layer. A login token
-   * (maybe a refresh) is waited for like any upstream event: the runner bounds `open` by the
-   * turn's deadline and the idle bound, both through `signal`.
+   * The login's token (the cached one without a wait, so no promise) and the attempt's request
+   * built for it. A login token (maybe a refresh) is waited for like any upstream event: the
+   * runner bounds it by the turn's deadline and the idle bound, both through `signal`.
    */
-  async open(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): Promise<ProviderAAttempt> {
+  request(attempt: AttemptInfo<ProviderALogin>, signal: AbortSignal): AttemptRequest | Promise<AttemptRequest> {
     const token = this.login.token(attempt.login.auth, signal);
-    const credentials = token instanceof Promise ? await token : token;
-    const request = this.requests.build(credentials, attempt.number);
+    return token instanceof Promise
+      ? token.then((credentials) => this.requests.build(credentials, attempt.number))
+      : this.requests.build(token, attempt.number);
+  }
+
+  /** The connection (the chat's kept one when its lease can); a refused upgrade or POST rejects with its `UpstreamRejection`. */
+  async send(
+    request: AttemptRequest,
+    attempt: AttemptInfo<ProviderALogin>,
+    signal: AbortSignal,
+  ): Promise<ProviderAAttempt> {
     const { connect } = this;
     const { logger } = this.context;
     const { plan } = attempt.login;
-    let connection: UpstreamConnection;
-    try {
-      const input: AttemptInput = {
-        url: connect.url,
-        headers: request.headers,
-        body: request.body,
-        signal,
-        proxy: connect.proxy,
-        overHttp: request.overHttp && { request: request.overHttp, logger },
-      };
-      connection = await (connect.lease ? connect.lease.open(input) : connect.open(input));
-    } catch (error) {
-      if (!(error instanceof UpstreamRejection)) throw error;
-      plan.record(rateLimitsFromHeaders(error.headers), logger, false);
-      const failure = classifyUpstreamFailure({
-        status: error.status,
-        headers: error.headers,
-        payload: error.payload,
-        planWindows: plan.latest()?.windows,
-      });
-      if (failure.code === 'usage_limit')
-        plan.usageLimit(error.payload, error.headers['x-codex-rate-limit-reached-type']);
-      throw failure;
-    }
+    const input: AttemptInput = {
+      url: connect.url,
+      headers: request.headers,
+      body: request.body,
+      signal,
+      proxy: connect.proxy,
+      overHttp: request.overHttp && { request: request.overHttp, logger },
+    };
+    const connection = await (connect.lease ? connect.lease.open(input) : connect.open(input));
     // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
     plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
     return new ConnectionAttempt(connection, plan, logger, request.toolNames);
+  }
+
+  /**
+   * A refused upgrade or POST (docs/upstream/provider-a.md §10), read against the login's plan:
+   * its rate-limit headers go to the login's plan meter first, and a spent limit marks the plan.
+   * Anything else is a transport failure.
+   */
+  classify(failure: unknown, { atMs, attempt }: FailureContext<ProviderALogin>): GatewayError {
+    if (!(failure instanceof UpstreamRejection)) return transportFailure(this.provider, failure);
+    const { plan } = attempt.login;
+    plan.record(rateLimitsFromHeaders(failure.headers), this.context.logger, false);
+    const classified = classifyUpstreamFailure({
+      status: failure.status,
+      headers: failure.headers,
+      payload: failure.payload,
+      planWindows: plan.latest()?.windows,
+      now: atMs,
+    });
+    if (classified.code === 'usage_limit')
+      plan.usageLimit(failure.payload, failure.headers['x-codex-rate-limit-reached-type']);
+    return classified;
   }
 
   /**
@@ -126,8 +146,8 @@ export class ProviderAUpstream implements UpstreamFamily<ProviderALogin, Upstrea
     return this.connect.lease?.reopenAfter(failure) === true || this.login.reopenAfter(failure);
   }
 
-  translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
-    return translateFrame(frame, attempt);
+  translate(frame: UpstreamFrame, attempt: ProviderAAttempt, atMs: number): FrameStep {
+    return translateFrame(frame, attempt, atMs);
   }
 
   end(): FrameStep {
@@ -164,11 +184,15 @@ class ConnectionAttempt implements ProviderAAttempt {
   }
 }
 
-/** One frame's meaning (docs/upstream/provider-a.md §9.1); a binary or non-JSON frame is a protocol failure. */
-function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
+/**
+ * One frame's meaning (docs/upstream/provider-a.md §9.1); a binary or non-JSON frame is a protocol
+ * failure. An error event is classified against the login's plan at `atMs`, the runner's time.
+ */
+function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt, atMs: number): FrameStep {
   if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
   const step = translateEvent(attempt.state, frame.value, {
     planWindows: attempt.plan.latest()?.windows,
+    now: atMs,
   });
   if (step.rateLimits) attempt.plan.record(step.rateLimits, attempt.logger, true);
   if (step.failure?.code === 'usage_limit') attempt.plan.usageLimit(frame.value, undefined);

@@ -4,7 +4,7 @@ import { GatewayError } from '../../core/gateway.error';
 import { readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
-import { classifyProviderBError } from './provider-b.errors';
+import { CodeAssistRefusal } from './provider-b.errors';
 
 /**
  * The turn a call belongs to (docs/upstream/provider-b.md §9.5): its signal aborts when the client leaves (with
@@ -17,11 +17,12 @@ export interface TurnScope {
   readonly deadlineAt: number;
 }
 
-/** What a failure means to the caller: the signal's reason once it aborted, a GatewayError as is, anything else (a transport error) `upstream`. */
-export function turnFailure(scope: TurnScope, error: unknown): unknown {
-  if (scope.signal.aborted) return scope.signal.reason ?? error;
-  if (error instanceof GatewayError) return error;
-  return new GatewayError('upstream', { detail: 'provider_b transport error', retryable: true, cause: error });
+/**
+ * What a failure means to the caller: the signal's reason once it aborted, else the failure as it
+ * is (a transport error is classified with the rest, `classifyProviderBFailure`).
+ */
+function turnFailure(scope: TurnScope, error: unknown): unknown {
+  return scope.signal.aborted ? (scope.signal.reason ?? error) : error;
 }
 
 /**
@@ -72,15 +73,16 @@ export function postCodeAssist(
 }
 
 /**
- * One call with the login's bearer (docs/providers.md, provider_b). Any non-2xx becomes a
- * classified GatewayError; a 401 is `auth` with its status, which the family answers with one
- * forced refresh of the login and a new attempt.
+ * One call with the login's bearer (docs/providers.md, provider_b). Any non-2xx rejects with a
+ * `CodeAssistRefusal` (its status and error body), which the family classifies
+ * (`classifyProviderBFailure`; a 401 is `auth`, answered with one forced refresh of the login and
+ * a new attempt).
  */
 export async function callCodeAssist(client: CodeAssistClient, call: CodeAssistCall): Promise<OpenedResponse> {
   const opened = await send(client, call);
   if (!opened.response.ok) {
     const errorBody = await readJsonCapped(opened.response, MAX_ERROR_BODY_BYTES);
-    throw classifyProviderBError(opened.response.status, errorBody);
+    throw new CodeAssistRefusal(opened.response.status, errorBody);
   }
   return opened;
 }

@@ -35,18 +35,24 @@ export function createProviderBStreamState(
   return { customToolNames, requestId, callSeq: 0, emittedCallIds: new Set(), frames: 0, blocked: false };
 }
 
-/** The classified error of an `{"error": …}` payload, else undefined. */
-function providerBPayloadError(payload: unknown): GatewayError | undefined {
-  return isJsonObject(payload) && payload.error !== undefined ? classifyProviderBError(undefined, payload) : undefined;
+/** The classified error of an `{"error": …}` payload at `now` (epoch ms), else undefined. */
+function providerBPayloadError(payload: unknown, now: number): GatewayError | undefined {
+  return isJsonObject(payload) && payload.error !== undefined
+    ? classifyProviderBError(undefined, payload, now)
+    : undefined;
 }
 
 /**
  * One upstream payload → the turn runner's step (candidate 0 only): its events, or the failure an
- * error payload carries. Finish reason and usage are only remembered here;
- * `finishProviderBStream` emits them at EOF.
+ * error payload carries, its quota read against `now` (the runner's time in a turn). Finish reason
+ * and usage are only remembered here; `finishProviderBStream` emits them at EOF.
  */
-export function translateProviderBPayload(payload: unknown, state: ProviderBStreamState): FrameStep {
-  const failure = providerBPayloadError(payload);
+export function translateProviderBPayload(
+  payload: unknown,
+  state: ProviderBStreamState,
+  now: number = Date.now(),
+): FrameStep {
+  const failure = providerBPayloadError(payload, now);
   if (failure) return { events: [], failure };
   return { events: payloadEvents(payload, state), accepted: true };
 }

@@ -10,11 +10,13 @@ import { LoginTokenTurn } from '../shared/login-rejection';
 import { unreadableFrame } from '../shared/unreadable-frame';
 import type { SsePayload } from '../shared/sse-event-parser';
 import { parseSseJson } from '../shared/sse-event-parser';
-import type { AttemptInfo, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
+import type { AttemptInfo, FailureContext, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
 import type { CodeAssistClient, OpenedResponse, TurnScope } from './provider-b.http';
 import { callCodeAssist, postCodeAssist, readJsonResponse } from './provider-b.http';
 import type { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
+import type { BuiltProviderBRequest } from './provider-b.request';
 import { buildProviderBRequest } from './provider-b.request';
+import { classifyProviderBFailure } from './provider-b.errors';
 import type { ProviderBStreamState } from './provider-b.stream';
 import { createProviderBStreamState, finishProviderBStream, translateProviderBPayload } from './provider-b.stream';
 import type { ThoughtSignatureStore } from './provider-b.thought-signatures';
@@ -68,38 +70,49 @@ export interface ProviderBConnect {
 
 export type ProviderBMethod = 'streamGenerateContent' | 'generateContent';
 
+/** One attempt's call, built for its login: the client with the login's token, and the envelope for its project. */
+export interface ProviderBRequest extends Pick<BuiltProviderBRequest, 'envelope' | 'customToolNames'> {
+  readonly client: CodeAssistClient;
+}
+
 /**
  * provider_b as an upstream family of the turn runner (docs/architecture.md "The family contract"): an attempt is the login
  * token, the project (discovered once per login), the body and one Code Assist call; a 401 gets
  * one forced refresh of the login through `reopenAfter`.
  */
-export class ProviderBUpstream implements UpstreamFamily<ProviderBLogin, SsePayload, ProviderBAttempt> {
+export class ProviderBUpstream implements UpstreamFamily<
+  ProviderBLogin,
+  SsePayload,
+  ProviderBAttempt,
+  ProviderBRequest
+> {
   readonly provider = 'provider_b' as const;
   readonly emptyTurnRetry = INVALID_TURN_RETRY;
   private readonly login: LoginTokenTurn<ProviderBCredential>;
 
   constructor(
     private readonly connect: ProviderBConnect,
-    private readonly request: ChatRequest,
+    private readonly chat: ChatRequest,
     private readonly context: CallContext,
     private readonly method: ProviderBMethod,
   ) {
     this.login = new LoginTokenTurn('provider_b', context.logger);
   }
 
-  async open(attempt: AttemptInfo<ProviderBLogin>, signal: AbortSignal): Promise<ProviderBAttempt> {
-    const { connect, request, context, method } = this;
+  /** The login's token, its project (discovered once per login) and the envelope built for them. */
+  async request(attempt: AttemptInfo<ProviderBLogin>, signal: AbortSignal): Promise<ProviderBRequest> {
+    const { connect, chat, context, method } = this;
     const credential = await this.login.token(attempt.login.tokens, signal);
     const client: CodeAssistClient = {
       baseUrl: connect.baseUrl,
       accessToken: credential.accessToken,
       turn: { signal, deadlineAt: attempt.deadlineAt },
       logger: context.logger,
-      model: request.model.upstreamModel,
+      model: chat.model.upstreamModel,
       proxy: connect.proxy,
     };
     const project = await connect.projects.resolve(credential.loginKey, discoveryTransport(client));
-    const built = buildProviderBRequest(request, {
+    const built = buildProviderBRequest(chat, {
       project,
       userPromptId: context.requestId,
       signatureFor: (id) => connect.signatures.lookup(id),
@@ -126,17 +139,28 @@ export class ProviderBUpstream implements UpstreamFamily<ProviderBLogin, SsePayl
       },
       'provider_b_attempt',
     );
-    const opened = await postCodeAssist(client, method, built.envelope);
+    return { client, envelope: built.envelope, customToolNames: built.customToolNames };
+  }
+
+  /** The Code Assist call; a non-2xx rejects with its `CodeAssistRefusal`. */
+  async send(call: ProviderBRequest): Promise<ProviderBAttempt> {
+    const { client } = call;
+    const opened = await postCodeAssist(client, this.method, call.envelope);
     return providerBAttempt(opened, client.turn, {
-      streaming: method === 'streamGenerateContent',
-      customToolNames: built.customToolNames,
-      requestId: context.requestId,
-      onToolCall: connect.rememberSignature,
+      streaming: this.method === 'streamGenerateContent',
+      customToolNames: call.customToolNames,
+      requestId: this.context.requestId,
+      onToolCall: this.connect.rememberSignature,
     });
   }
 
-  translate(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
-    return translatePayload(payload, attempt);
+  /** A refusal by its status and body (a quota read against `atMs`), anything else a transport error. */
+  classify(failure: unknown, { atMs }: FailureContext<ProviderBLogin>): GatewayError {
+    return classifyProviderBFailure(failure, atMs);
+  }
+
+  translate(payload: SsePayload, attempt: ProviderBAttempt, atMs: number): FrameStep {
+    return translatePayload(payload, attempt, atMs);
   }
 
   end(attempt: ProviderBAttempt): FrameStep {
@@ -173,8 +197,14 @@ export async function readProviderBUsage(
     model,
     proxy: connect.proxy,
   };
-  const project = await connect.projects.resolve(credential.loginKey, discoveryTransport(client));
-  const body = await readJsonResponse(await postCodeAssist(client, 'retrieveUserQuota', { project }), client.turn);
+  let body: unknown;
+  try {
+    const project = await connect.projects.resolve(credential.loginKey, discoveryTransport(client));
+    body = await readJsonResponse(await postCodeAssist(client, 'retrieveUserQuota', { project }), client.turn);
+  } catch (error) {
+    // Outside a turn there is no runner: the failure is read against the time it is met.
+    throw signal.aborted ? error : classifyProviderBFailure(error, Date.now());
+  }
   return planReportFromQuota(body);
 }
 
@@ -224,10 +254,10 @@ async function providerBAttempt(
   };
 }
 
-/** One payload's step, with reasoning held back until the turn shows something visible. */
-function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
+/** One payload's step (an error payload read at `atMs`), with reasoning held back until the turn shows something visible. */
+function translatePayload(payload: SsePayload, attempt: ProviderBAttempt, atMs: number): FrameStep {
   if (!payload.ok) return unreadableFrame('provider_b', 'non-JSON stream data');
-  const step = translateProviderBPayload(payload.value, attempt.stream);
+  const step = translateProviderBPayload(payload.value, attempt.stream, atMs);
   if (step.failure) return step;
   const events: ChatEvent[] = [];
   for (const event of step.events) {

@@ -13,7 +13,6 @@ import {
   createProviderCPool,
   ProviderCAccount,
 } from '../../accounts/provider-c/provider-c.accounts';
-import { buildProviderCArgs } from './provider-c.argv';
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
 import { ClaudeChild } from './provider-c.process';
 import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check';
@@ -21,7 +20,6 @@ import { ProviderCProcessSlots } from './provider-c.process-slots';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
 import { providerCUsageUrl, readProviderCUsage } from './provider-c.usage';
-import { renderProviderCPrompt } from './provider-c.prompt';
 import { planToolChoice } from './provider-c.protocol';
 import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
 
@@ -126,15 +124,15 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
     );
   }
 
-  /** What every run of this turn shares: argv, the prompt, the fence settings. */
+  /** What every run of this turn shares: the request (the family builds argv and prompt from it), the fence settings. */
   private run(request: ChatRequest, context: CallContext): ClaudeRun {
     const tools = request.normalizedTools;
     const plan = planToolChoice(request.toolChoice, tools);
     return {
       command: this.command,
       baseEnv: this.baseEnv,
-      args: buildProviderCArgs(request.model),
-      prompt: renderProviderCPrompt(request.messages, tools, plan),
+      request,
+      toolPlan: plan,
       streamOptions: {
         toolKinds: new Map(tools.map((tool) => [tool.name, tool.type === 'custom' ? 'custom' : 'function'] as const)),
         fenceDetection: plan.enabled,

@@ -84,6 +84,17 @@ export type RunFailure =
   | { readonly kind: 'error_result'; readonly report: CliErrorReport; readonly stderr: string };
 
 /**
+ * A run that failed as the turn met it (a spawn refused, the child's exit): what
+ * `classifyRunFailure` reads, classified by the family's `classify` at the runner's time.
+ */
+export class RunFailed extends Error {
+  constructor(readonly failure: RunFailure) {
+    super(`provider_c run failed: ${failure.kind}`);
+    this.name = 'RunFailed';
+  }
+}
+
+/**
  * docs/upstream/provider-c.md §8.3: a failed run → our error code. An error result is classified from the CLI's structured
  * fields first (`classifyReport`); text (the result text, else the stderr tail) is the fallback,
  * case-insensitive, checked in the table's order. The classification leaves this

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { classifyRunFailure } from './provider-c.errors';
+import { RunFailed } from './provider-c.errors';
 import { LineSplitter } from './provider-c.line-splitter';
 
 /** docs/upstream/provider-c.md §3.4: stderr is kept only as a rolling tail for error classification. */
@@ -79,7 +79,7 @@ export class ClaudeChild {
 
   /**
    * Creates the private working directory and spawns the child; spawn failures surface in
-   * `closed`, except arguments spawn() refuses outright, which reject as a classified `spawn` failure.
+   * `closed`, except arguments spawn() refuses outright, which reject as a `spawn` run failure (`RunFailed`).
    */
   static async start(options: ChildSpawnOptions): Promise<ClaudeChild> {
     const workDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-pc-'));
@@ -98,7 +98,7 @@ export class ClaudeChild {
       // there is no child whose `close` would remove the directory, and Node's message quotes
       // the argument, so only its code travels on, as the same failure as an async one.
       await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
-      throw classifyRunFailure({ kind: 'spawn', errno: (error as NodeJS.ErrnoException).code ?? 'spawn_error' });
+      throw new RunFailed({ kind: 'spawn', errno: (error as NodeJS.ErrnoException).code ?? 'spawn_error' });
     }
     const run = new ClaudeChild(child, workDir);
     // EPIPE when the child exits without reading: its exit status explains the failure.

@@ -32,7 +32,7 @@ export interface StreamStateOptions {
   readonly fenceDetection: boolean;
   readonly diagnostic?: StreamDiagnostic;
   readonly newId?: () => string;
-  /** The clock a rejected limit's reset is read against (Date.now unless a spec fixes it). */
+  /** The clock a rejected limit's reset is read against when `translateLine` is given no time (a spec's; a turn gives the runner's). */
   readonly now?: () => number;
 }
 
@@ -105,12 +105,17 @@ export function parseStreamLine(line: string): JsonObject | undefined {
 
 /**
  * docs/upstream/provider-c.md §6: one stream-json object → the runner's step. The `result` line
- * ends the run: terminal on success, the classified failure on an error result (`run`'s stderr is
- * its fallback text).
+ * ends the run: terminal on success, the failure on an error result classified at `now` (epoch
+ * ms: the runner's time in a turn; `run`'s stderr is its fallback text).
  */
-export function translateLine(message: JsonObject, state: ProviderCStreamState, run: CliRun): FrameStep {
+export function translateLine(
+  message: JsonObject,
+  state: ProviderCStreamState,
+  run: CliRun,
+  now: number = state.options.now?.() ?? Date.now(),
+): FrameStep {
   const line = readLine(message);
-  if (line?.type === 'result') return resultStep(line, state, run);
+  if (line?.type === 'result') return resultStep(line, state, run, now);
   const events = translateMessage(line, state);
   if (!state.accepted && events.some(isModelOutput)) state.accepted = true;
   return state.accepted ? { events, accepted: true } : { events };
@@ -211,16 +216,13 @@ function translateAssistant(line: AssistantLine, state: ProviderCStreamState): C
 }
 
 /** The run's `result` line: the turn's finish, or the failure the CLI reported (never accepted then). */
-function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun): FrameStep {
+function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun, now: number): FrameStep {
   const subtype = line.subtype ?? '';
   if (line.is_error === true || subtype.startsWith('error')) {
     const report = errorReport(line, state);
     return {
       events: [],
-      failure: classifyRunFailure(
-        { kind: 'error_result', report, stderr: run.stderr() },
-        state.options.now?.() ?? Date.now(),
-      ),
+      failure: classifyRunFailure({ kind: 'error_result', report, stderr: run.stderr() }, now),
     };
   }
   if (line.stop_reason !== undefined && state.stopReason === undefined) state.stopReason = line.stop_reason;

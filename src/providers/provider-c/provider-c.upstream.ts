@@ -3,9 +3,22 @@ import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { JsonObject } from '../../common/json';
 import type { PlanReporter } from '../../core/plan-usage';
-import type { AttemptInfo, CloseReason, FrameStep, UpstreamAttempt, UpstreamFamily } from '../shared/turn-runner';
+import type { ChatRequest } from '../shared/provider-adapter';
+import type {
+  AttemptInfo,
+  CloseReason,
+  FailureContext,
+  FrameStep,
+  UpstreamAttempt,
+  UpstreamFamily,
+} from '../shared/turn-runner';
+import { transportFailure } from '../shared/turn-runner';
 import type { ProviderCAccount } from '../../accounts/provider-c/provider-c.accounts';
-import { classifyRunFailure } from './provider-c.errors';
+import { buildProviderCArgs } from './provider-c.argv';
+import type { RunFailure } from './provider-c.errors';
+import { classifyRunFailure, RunFailed } from './provider-c.errors';
+import { renderProviderCPrompt } from './provider-c.prompt';
+import type { ToolChoicePlan } from './provider-c.protocol';
 import { LineTooLongError } from './provider-c.line-splitter';
 import type { ChildExit } from './provider-c.process';
 import { ClaudeChild } from './provider-c.process';
@@ -37,9 +50,10 @@ export interface ClaudeRun {
   readonly command: string;
   /** The child environment without the login's variables. */
   readonly baseEnv: Readonly<Record<string, string>>;
-  readonly args: readonly string[];
-  /** Written to stdin (never argv, docs/upstream/provider-c.md §3.4). */
-  readonly prompt: string;
+  /** The turn's request: its model makes the argv, its messages and tools the prompt. */
+  readonly request: Pick<ChatRequest, 'model' | 'messages' | 'normalizedTools'>;
+  /** How the request's tool choice is carried by the prompt (`planToolChoice`). */
+  readonly toolPlan: ToolChoicePlan;
   readonly streamOptions: StreamStateOptions;
   readonly logger: EventLogger;
   /** The children alive now (the adapter terminates them on shutdown). */
@@ -48,21 +62,69 @@ export interface ClaudeRun {
   readonly plans: PlanReporter;
 }
 
+/** One run's invocation on its login: argv and stdin (the same for every run of the turn) and the login's environment. */
+export interface ClaudeInvocation {
+  readonly args: readonly string[];
+  /** The complete child environment: the base one with the login's variables. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Written to stdin (never argv, docs/upstream/provider-c.md §3.4). */
+  readonly stdin: string;
+}
+
 /**
  * provider_c as an upstream family of the turn runner: an attempt is one child process on the
- * turn's login; its frames are its stdout lines, and how the child exited is what `end` reads.
+ * turn's login; its frames are its stdout lines, and how the child exited is what `end` hands the
+ * runner to classify (the exit is when the CLI's refusal becomes known).
  */
-export class ProviderCUpstream implements UpstreamFamily<ProviderCAccount, JsonObject, ProviderCAttempt> {
+export class ProviderCUpstream implements UpstreamFamily<
+  ProviderCAccount,
+  JsonObject,
+  ProviderCAttempt,
+  ClaudeInvocation
+> {
   readonly provider = 'provider_c' as const;
+  /** The argv of every run of this turn, built with its first request. */
+  private args?: readonly string[];
+  /** The prompt of every run of this turn (it does not depend on the login), built with its first request. */
+  private prompt?: string;
 
   constructor(private readonly run: ClaudeRun) {}
 
-  open(attempt: AttemptInfo<ProviderCAccount>, signal: AbortSignal): Promise<ProviderCAttempt> {
-    return spawnAttempt(this.run, attempt, signal);
+  /** The login's child variables (or the auth error that makes the login unusable), with the turn's argv and prompt. */
+  request(attempt: AttemptInfo<ProviderCAccount>, signal: AbortSignal): ClaudeInvocation {
+    let loginEnv: Record<string, string>;
+    try {
+      loginEnv = attempt.login.childEnv();
+    } catch (error) {
+      throw error instanceof GatewayError
+        ? error
+        : new GatewayError('auth', { detail: 'provider_c login unusable', cause: error });
+    }
+    if (signal.aborted) throw signal.reason;
+    const { run } = this;
+    this.args ??= buildProviderCArgs(run.request.model);
+    this.prompt ??= renderProviderCPrompt(run.request.messages, run.request.normalizedTools, run.toolPlan);
+    return { args: this.args, env: { ...run.baseEnv, ...loginEnv }, stdin: this.prompt };
   }
 
-  translate(message: JsonObject, attempt: ProviderCAttempt): FrameStep {
-    const step = translateLine(message, attempt.state, attempt.child);
+  /** Starts the child: it is the attempt; a spawn refused outright rejects with its `RunFailed`. */
+  send(
+    invocation: ClaudeInvocation,
+    attempt: AttemptInfo<ProviderCAccount>,
+    signal: AbortSignal,
+  ): Promise<ProviderCAttempt> {
+    return spawnAttempt(this.run, invocation, attempt, signal);
+  }
+
+  /** A failed run (`RunFailed`, or the exit `end` hands over) by the table of docs/upstream/provider-c.md §8.3, at `atMs`. */
+  classify(failure: unknown, { atMs }: FailureContext<ProviderCAccount>): GatewayError {
+    return failure instanceof RunFailed
+      ? classifyRunFailure(failure.failure, atMs)
+      : transportFailure(this.provider, failure);
+  }
+
+  translate(message: JsonObject, attempt: ProviderCAttempt, atMs: number): FrameStep {
+    const step = translateLine(message, attempt.state, attempt.child, atMs);
     const { planReport } = attempt.state;
     if (planReport) {
       attempt.state.planReport = undefined;
@@ -84,28 +146,19 @@ export class ProviderCUpstream implements UpstreamFamily<ProviderCAccount, JsonO
 
 async function spawnAttempt(
   run: ClaudeRun,
+  invocation: ClaudeInvocation,
   attempt: AttemptInfo<ProviderCAccount>,
   signal: AbortSignal,
 ): Promise<ProviderCAttempt> {
-  // The child variables of the login, or the auth error that makes the login unusable.
-  let loginEnv: Record<string, string>;
-  try {
-    loginEnv = attempt.login.childEnv();
-  } catch (error) {
-    throw error instanceof GatewayError
-      ? error
-      : new GatewayError('auth', { detail: 'provider_c login unusable', cause: error });
-  }
-  if (signal.aborted) throw signal.reason;
   // Waits for a background refresh of this login in flight; marks the login busy until the child exits.
   const childEnded = await attempt.login.childStarting();
   let child: ClaudeChild;
   try {
     child = await ClaudeChild.start({
       command: run.command,
-      args: run.args,
-      env: { ...run.baseEnv, ...loginEnv },
-      stdin: run.prompt,
+      args: invocation.args,
+      env: invocation.env,
+      stdin: invocation.stdin,
     });
   } catch (error) {
     childEnded();
@@ -207,22 +260,26 @@ async function closeChild(child: ClaudeChild, reason: CloseReason): Promise<void
   await child.reaped;
 }
 
-/** How a run that printed no `result` ended (docs/upstream/provider-c.md §8.3). */
+/**
+ * How a run that printed no `result` ended (docs/upstream/provider-c.md §8.3): a failed run is
+ * handed to the runner as it is (`unclassified`), which classifies it through `classify`.
+ */
 function exitStep(attempt: ProviderCAttempt): FrameStep {
   const { child, state, exit } = attempt;
-  const classified = (failure: GatewayError): FrameStep => ({ events: [], failure });
-  if (attempt.lineTooLong) return classified(classifyRunFailure({ kind: 'line_too_long' }));
-  if (!exit) return classified(new GatewayError('upstream', { detail: 'provider_c run ended without an exit' }));
-  if (exit.spawnError) return classified(classifyRunFailure({ kind: 'spawn', errno: exit.spawnError }));
-  if (child.terminatedBy === 'timeout') return classified(classifyRunFailure({ kind: 'timeout', idle: false }));
-  if (child.terminatedBy === 'idle') return classified(classifyRunFailure({ kind: 'timeout', idle: true }));
+  const failed = (failure: RunFailure): FrameStep => ({ events: [], unclassified: new RunFailed(failure) });
+  if (attempt.lineTooLong) return failed({ kind: 'line_too_long' });
+  if (!exit)
+    return { events: [], failure: new GatewayError('upstream', { detail: 'provider_c run ended without an exit' }) };
+  if (exit.spawnError) return failed({ kind: 'spawn', errno: exit.spawnError });
+  if (child.terminatedBy === 'timeout') return failed({ kind: 'timeout', idle: false });
+  if (child.terminatedBy === 'idle') return failed({ kind: 'timeout', idle: true });
   if (child.terminatedBy === 'shutdown')
-    return classified(new GatewayError('upstream', { detail: 'gateway shutting down' }));
+    return { events: [], failure: new GatewayError('upstream', { detail: 'gateway shutting down' }) };
   if (exit.code === 0 && child.terminatedBy === undefined && state.accepted) {
     // The API answered and the CLI exited cleanly without its result line: the answer so far stands.
     attempt.logger.warn({ event: 'provider_c_missing_result' }, 'provider_c_missing_result');
     return { events: endWithoutResult(state), terminal: true };
   }
   // Exit 0 without a single JSON line is no answer at all.
-  return classified(classifyRunFailure({ kind: 'exit', code: exit.code, signal: exit.signal, stderr: child.stderr() }));
+  return failed({ kind: 'exit', code: exit.code, signal: exit.signal, stderr: child.stderr() });
 }

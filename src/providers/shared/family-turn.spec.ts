@@ -5,20 +5,23 @@ import { runFamilyTurn } from './family-turn';
 import type { FamilyTurnOptions } from './family-turn';
 import type { CallContext } from './provider-adapter';
 import type { FrameStep, UpstreamAttempt, UpstreamFamily } from './turn-runner';
+import { transportFailure } from './turn-runner';
 
 /** A family whose one attempt answers `finish` (or fails before output, not retryable, when `refuse` is set). */
 function oneFrameFamily(refuse?: GatewayError) {
   const opened: string[] = [];
-  const family: UpstreamFamily<string, string, UpstreamAttempt<string>> = {
+  const family: UpstreamFamily<string, string, UpstreamAttempt<string>, string> = {
     provider: 'provider_c',
-    open: (attempt) => {
-      opened.push(attempt.login);
+    request: (attempt) => attempt.login,
+    send: (login) => {
+      opened.push(login);
       if (refuse) return Promise.reject(refuse);
       const frames = ['done'][Symbol.iterator]();
       return Promise.resolve({ frames: { next: () => Promise.resolve(frames.next()) }, close: () => undefined });
     },
     translate: (): FrameStep => ({ events: [{ type: 'finish', reason: 'stop' }], accepted: true, terminal: true }),
     end: (): FrameStep => ({ events: [], failure: new GatewayError('upstream', { detail: 'no frame' }) }),
+    classify: (failure) => transportFailure('provider_c', failure),
   };
   return { family, opened };
 }

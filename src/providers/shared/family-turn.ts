@@ -27,8 +27,8 @@ export interface FamilyTurnOptions<L> {
  * One turn of a family on the turn runner: the chat's login (a 429 or 401 at once when no login
  * can take the turn), then `before`, then `runTurn`. Resolves once the upstream accepted the turn.
  */
-export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>>(
-  family: UpstreamFamily<L, F, A>,
+export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
+  family: UpstreamFamily<L, F, A, R>,
   options: FamilyTurnOptions<L>,
 ): Promise<AcceptedTurn<A>> {
   const { pool, chat, timeoutMs, idleTimeoutMs, context, before } = options;

@@ -10,7 +10,7 @@ export function isUpstreamAuthRejection(error: unknown): error is GatewayError {
 
 /**
  * A turn's token of a CLI login file, with the one forced refresh a turn gets after the upstream
- * refused the token (docs/accounts.md): a family's `open` takes its token here, and its
+ * refused the token (docs/accounts.md): a family's `request` takes its token here, and its
  * `reopenAfter` asks `reopenAfter` here, so the next attempt opens at once on the file's newer
  * token or a refreshed one, outside the retry budget. A second refusal in the turn is final.
  */

@@ -6,14 +6,31 @@ import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error'
 import type { CallContext } from './provider-adapter';
 import type { RetryClock } from './retry-policy';
 import type { AttemptInfo, CloseReason, FrameStep, TurnOptions, UpstreamAttempt, UpstreamFamily } from './turn-runner';
-import { runTurn } from './turn-runner';
+import { runTurn, transportFailure } from './turn-runner';
 
 /**
  * The lifecycle every family runs on, proved once with a fake family whose frames are scripted:
  * `ok` accepts, `text` is output, `done` finishes, `fail:<code>` fails the attempt, `hang` never
- * answers. Each script is one attempt; `open` takes the next.
+ * answers. Each script is one attempt; `send` takes the next. A script starting with
+ * `refuse:<code>` has `send` reject with that GatewayError, `refuse-raw:<code>` with a `Refusal`
+ * the family's `classify` reads; the frame `throw:<code>` rejects the read with a `Refusal`, and
+ * `exit:<code>` hands one to the runner as the step's `unclassified`.
  */
 type Frame = string;
+
+/** A failure as a fake upstream gives it: only the family's `classify` knows what it means. */
+class Refusal extends Error {
+  constructor(readonly code: string) {
+    super(`refused: ${code}`);
+  }
+}
+
+/** What the family's `classify` was given: the failure, the runner's time and the attempt's number. */
+interface Classified {
+  readonly failure: unknown;
+  readonly atMs: number;
+  readonly attempt: number;
+}
 
 interface FakeAttempt extends UpstreamAttempt<Frame> {
   readonly info: AttemptInfo<string>;
@@ -36,9 +53,13 @@ const failures: Record<string, () => GatewayError> = {
 
 function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
   const opened: FakeAttempt[] = [];
-  const family: UpstreamFamily<string, Frame, FakeAttempt> = {
+  const classified: Classified[] = [];
+  /** The time each frame was translated at, as the runner gave it. */
+  const translatedAt: number[] = [];
+  const family: UpstreamFamily<string, Frame, FakeAttempt, AttemptInfo<string>> = {
     provider: 'provider_a',
-    open: async (info, signal) => {
+    request: (info) => info,
+    send: async (info, _attempt, signal) => {
       const script = scripts[opened.length] ?? [];
       let index = 0;
       let stop: (() => void) | undefined;
@@ -48,6 +69,7 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
           next: () => {
             const frame = script[index++];
             if (frame === undefined) return Promise.resolve({ done: true, value: undefined });
+            if (frame.startsWith('throw:')) return Promise.reject(new Refusal(frame.slice('throw:'.length)));
             if (frame !== 'hang') return Promise.resolve({ done: false, value: frame });
             return new Promise((_resolve, reject) => {
               stop = () => reject(signal.reason);
@@ -62,13 +84,20 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
       };
       opened.push(attempt);
       if (script[0]?.startsWith('refuse:')) throw failures[script[0].slice('refuse:'.length)]();
+      if (script[0]?.startsWith('refuse-raw:')) throw new Refusal(script[0].slice('refuse-raw:'.length));
       return attempt;
     },
-    translate: (frame): FrameStep => {
+    classify: (failure, { atMs, attempt }) => {
+      classified.push({ failure, atMs, attempt: attempt.number });
+      return failure instanceof Refusal ? failures[failure.code]() : transportFailure('provider_a', failure);
+    },
+    translate: (frame, _attempt, atMs): FrameStep => {
+      translatedAt.push(atMs);
       if (frame === 'ok') return { events: [], accepted: true };
       if (frame === 'text') return { events: [{ type: 'text-delta', text: 't' }], accepted: true };
       if (frame === 'done') return { events: [{ type: 'finish', reason: 'stop' }], accepted: true, terminal: true };
       if (frame.startsWith('fail:')) return { events: [], failure: failures[frame.slice('fail:'.length)]() };
+      if (frame.startsWith('exit:')) return { events: [], unclassified: new Refusal(frame.slice('exit:'.length)) };
       return { events: [] };
     },
     end: () =>
@@ -77,7 +106,7 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
         : { events: [], failure: new GatewayError('upstream', { retryable: true, detail: 'closed early' }) },
     ...(options.again ? { emptyTurnRetry: { maxRetries: 2, delayMs: () => 1 } } : {}),
   };
-  return { family, opened };
+  return { family, opened, classified, translatedAt };
 }
 
 function recordingLogger() {
@@ -167,6 +196,71 @@ describe('runTurn', () => {
       upstream_status: 502,
       upstream_type: 'server_error',
       upstream_message: 'overloaded',
+    });
+  });
+
+  describe('classifies through the family, at the time of its own clock', () => {
+    /** Far from the system's time: a classification read against any other clock would show. */
+    const AT = 1_234_567_890_123;
+
+    it('hands a refusal of send, a failed read and a step left unclassified to classify, with the attempt', async () => {
+      const { family, classified, translatedAt } = fakeFamily([
+        ['refuse-raw:upstream'],
+        ['ok', 'throw:upstream'],
+        ['ok', 'exit:bad_request'],
+      ]);
+      const { options, events } = setup();
+      const clock: RetryClock = { now: () => AT, random: () => 0.5, sleep: async () => undefined };
+      const turn = await runTurn(family, options({ clock }));
+      expect(await drain(turn.events)).toEqual([
+        { type: 'error', error: expect.objectContaining({ code: 'bad_request' }) },
+      ]);
+      expect(classified.map(({ failure, atMs, attempt }) => [(failure as Refusal).code, atMs, attempt])).toEqual([
+        ['upstream', AT, 1],
+        ['upstream', AT, 2],
+        ['bad_request', AT, 3],
+      ]);
+      // Frames are translated at the same time: an error frame's reset is read against it too.
+      expect(translatedAt).toEqual([AT, AT, AT]);
+      // What the family made of each failure is what the runner acted on and logged.
+      expect(
+        events('upstream_attempt_failed').map((line) => [line.attempt, line.error_code, line.upstream_status]),
+      ).toEqual([
+        [1, 'upstream', 502],
+        [2, 'upstream', 502],
+        [3, 'bad_request', 400],
+      ]);
+    });
+
+    it('reads the time when the failure is met, not when the turn began', async () => {
+      let now = AT;
+      const clock: RetryClock = {
+        now: () => now,
+        random: () => 0.5,
+        sleep: async (ms) => {
+          now += ms;
+        },
+      };
+      const { family, classified } = fakeFamily([
+        ['refuse-raw:upstream'],
+        ['refuse-raw:upstream'],
+        ['refuse-raw:bad_request'],
+      ]);
+      const { options } = setup();
+      await expect(runTurn(family, options({ clock }))).rejects.toMatchObject({ code: 'bad_request' });
+      expect(classified.map(({ attempt, atMs }) => [attempt, atMs])).toEqual([
+        [1, AT],
+        [2, AT + 250],
+        [3, AT + 1250],
+      ]);
+    });
+
+    it('never hands it a GatewayError: a failure the family already classified is used as it is', async () => {
+      const { family, classified } = fakeFamily([['refuse:upstream'], ['ok', 'fail:upstream'], ['ok', 'done']]);
+      const { options } = setup();
+      const turn = await runTurn(family, options());
+      expect((await drain(turn.events)).map((event) => event.type)).toEqual(['finish']);
+      expect(classified).toEqual([]);
     });
   });
 

@@ -13,13 +13,14 @@ import { RETRY_DELAYS_MS, retryDelayMs, SYSTEM_RETRY_CLOCK } from './retry-polic
  * turn"): take the login, open attempts until one shows output (the shared retry rule before
  * output, never after), resolve once the upstream accepted the turn, bound it by the deadline and
  * the idle timer, move once to another login, close the attempt whatever happens, and log every
- * failure once as `upstream_*`. A family only says how to open an attempt and what its frames mean.
+ * failure once as `upstream_*`. A family only says how to build and send an attempt's request, how
+ * its failures map to the error table, and what its frames mean.
  */
 
 /** Why an attempt is closed; a family may close differently (a child after its result gets a grace). */
 export type CloseReason = 'done' | 'failed' | 'canceled' | 'timeout' | 'idle';
 
-/** One upstream attempt as its family opened it: a connection, a fetch, a child process. */
+/** One upstream attempt as its family's `send` resolved it: a connection, a fetch, a child process. */
 export interface UpstreamAttempt<F> {
   /** The attempt's frames in order; ends when the upstream closes. */
   readonly frames: AsyncIterator<F>;
@@ -37,7 +38,7 @@ export interface UpstreamAttempt<F> {
 
 /** What one frame (or the end of the frames) means for the turn. */
 export interface FrameStep {
-  /** Events for the client, in order (ignored on a failure: the runner decides what the client sees). */
+  /** Events for the client, in order (ignored on a failure, classified or not: the runner decides what the client sees). */
   readonly events: readonly ChatEvent[];
   /** The upstream took the turn (the first real answer; headers may be committed). */
   readonly accepted?: boolean;
@@ -46,13 +47,18 @@ export interface FrameStep {
   /** The attempt failed; retried before output by the shared rule. */
   readonly failure?: GatewayError;
   /**
+   * The attempt failed with what only the family's `classify` reads (provider_c: how its child
+   * exited); the runner classifies it with its own clock, like a refusal of `send`.
+   */
+  readonly unclassified?: unknown;
+  /**
    * The attempt ended showing nothing and the family wants it sent again (`emptyTurnRetry`); the
    * value names why (for the log), `events` are what the client gets if it is not.
    */
   readonly again?: string;
 }
 
-/** What a family's `open` is told about the attempt. */
+/** What a family's `request`, `send` and `classify` are told about the attempt. */
 export interface AttemptInfo<L> {
   /** 1 for the first attempt of the turn, counting across logins. */
   readonly number: number;
@@ -62,19 +68,49 @@ export interface AttemptInfo<L> {
   readonly deadlineAt: number;
 }
 
-/** How one family talks to its upstream; everything else is the runner's. */
-export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>> {
+/** What a family's `classify` is told with a failure. */
+export interface FailureContext<L> {
+  /** When the runner met the failure, epoch ms by its clock: what a reset or a hint is read against. */
+  readonly atMs: number;
+  /** The attempt that failed (its login: a family may learn from the refusal, as provider_a's plan meter does). */
+  readonly attempt: AttemptInfo<L>;
+}
+
+/**
+ * How one family talks to its upstream; everything else is the runner's. An attempt is opened in
+ * the same two steps for every family, `request` then `send`, and whatever either step or the
+ * frames fail with that is not already a `GatewayError` reaches `classify`, with the runner's
+ * time. `R` is the family's request: the body, headers and token, or the argv, stdin and env.
+ */
+export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>, R = unknown> {
   readonly provider: ProviderId;
-  /** Opens one attempt; rejects with a classified GatewayError when the upstream refused it. */
-  open(attempt: AttemptInfo<L>, signal: AbortSignal): Promise<A>;
-  /** One frame's meaning (translation state lives on the attempt). */
-  translate(frame: F, attempt: A): FrameStep;
-  /** The frames ended: a terminal step, a failure, or `again`. */
+  /**
+   * The attempt's request for the login it runs on (`attempt.login`): its token (maybe a refresh,
+   * waited for on `signal`) and the body and headers, or argv and environment, built for it.
+   * Synchronous when nothing is waited for, so an attempt pays no promise for it.
+   */
+  request(attempt: AttemptInfo<L>, signal: AbortSignal): R | Promise<R>;
+  /**
+   * Sends the request: resolves with the attempt once the upstream took it (a 2xx, an upgrade, a
+   * spawned child); rejects with the refusal as it came (a status and body) for `classify`.
+   */
+  send(request: R, attempt: AttemptInfo<L>, signal: AbortSignal): Promise<A>;
+  /**
+   * The one place a family maps a failure to the error table: a refusal of `send`, a transport
+   * error of any step or of the frames, a step's `unclassified`. Never given a `GatewayError`, nor
+   * the turn's abort. Side effects of a refusal (a plan meter learning from its headers) happen
+   * here; `transportFailure` is the reading of an error the family does not know.
+   */
+  classify(failure: unknown, context: FailureContext<L>): GatewayError;
+  /**
+   * One frame's meaning (translation state lives on the attempt). `atMs` is when the runner took
+   * the frame, by its clock (epoch ms): what an error frame's reset or hint is read against.
+   */
+  translate(frame: F, attempt: A, atMs: number): FrameStep;
+  /** The frames ended: a terminal step, a failure (or one left `unclassified`), or `again`. */
   end(attempt: A): FrameStep;
   /** Events held back from the client (reasoning, possible fence text), released before a terminal error. */
   held?(attempt: A): readonly ChatEvent[];
-  /** A failure that is not a GatewayError (a transport error); default: retryable `upstream`. */
-  classify?(error: unknown): GatewayError;
   /**
    * A failure before output that the family recovers from itself, at once and outside the retry
    * budget (a login's one forced refresh after an upstream 401; provider_a's kept WebSocket found
@@ -116,8 +152,8 @@ const isOutput = (event: ChatEvent) =>
  * caller's abort reason when the client left) when no attempt was accepted. After acceptance every
  * failure is one terminal `error` event; the events throw only when the client left.
  */
-export async function runTurn<L, F, A extends UpstreamAttempt<F>>(
-  family: UpstreamFamily<L, F, A>,
+export async function runTurn<L, F, A extends UpstreamAttempt<F>, R>(
+  family: UpstreamFamily<L, F, A, R>,
   options: TurnOptions<L>,
 ): Promise<AcceptedTurn<A>> {
   const turn = new UpstreamTurn(family, options);
@@ -131,6 +167,11 @@ export async function runTurn<L, F, A extends UpstreamAttempt<F>>(
   return turn;
 }
 
+/** A failure a family does not know (a reset socket, a failed read): retryable `upstream`, its cause kept for the log. */
+export function transportFailure(provider: ProviderId, error: unknown): GatewayError {
+  return new GatewayError('upstream', { detail: `${provider} transport error`, retryable: true, cause: error });
+}
+
 // setTimeout runs a delay above 2^31−1 ms at once: such a deadline is none.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -141,10 +182,12 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * the idle bound or the deadline, whichever ends first, whose callback is a module function
  * given the turn.
  */
-class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A> {
+class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTurn<A> {
   /** The run: ACCEPTED once (taken by `runTurn`), then the client's events. */
   readonly events: AsyncGenerator<ChatEvent> & AsyncGenerator<ChatEvent | typeof ACCEPTED>;
   attempt?: A;
+  /** What the family is told about the current attempt; set when it starts, before anything can fail. */
+  private info?: AttemptInfo<L>;
   private readonly controller = new AbortController();
   private readonly deadlineAt: number;
   /**
@@ -170,7 +213,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
   private readonly clock: RetryClock;
 
   constructor(
-    private readonly family: UpstreamFamily<L, F, A>,
+    private readonly family: UpstreamFamily<L, F, A, R>,
     private readonly options: TurnOptions<L>,
   ) {
     const { timeoutMs, context } = options;
@@ -179,7 +222,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
     if (context.signal.aborted) this.controller.abort(context.signal.reason);
     else context.signal.addEventListener('abort', this);
     this.armTimer();
-    this.events = this.run() as UpstreamTurn<L, F, A>['events'];
+    this.events = this.run() as UpstreamTurn<L, F, A, R>['events'];
   }
 
   current(): A | undefined {
@@ -279,14 +322,16 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
         let failure: GatewayError | undefined;
         let again: FrameStep | undefined;
         this.attempt = undefined;
+        const info: AttemptInfo<L> = { number: ++this.number, login: account.handle, alias: account.alias, deadlineAt };
+        this.info = info;
         try {
-          const number = ++this.number;
           // Opening (a login token, a handshake, the first answer) is bounded by the idle timer too.
           this.armTimer();
           this.openingAttempt = true;
           let opened: A;
           try {
-            opened = await family.open({ number, login: account.handle, alias: account.alias, deadlineAt }, signal);
+            const request = family.request(info, signal);
+            opened = await family.send(request instanceof Promise ? await request : request, info, signal);
           } finally {
             this.openingAttempt = false;
           }
@@ -295,15 +340,15 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
           for (;;) {
             const next = opened.poll?.() ?? (await this.read(opened));
             if (signal.aborted) throw signal.reason;
-            const step = next === DONE ? family.end(opened) : family.translate(next, opened);
+            const step = next === DONE ? family.end(opened) : family.translate(next, opened, this.clock.now());
             if (step.accepted && !this.accepted) {
               this.accepted = true;
               this.suspended = true;
               yield ACCEPTED;
               this.suspended = false;
             }
-            if (step.failure) {
-              failure = step.failure;
+            if (step.failure !== undefined || step.unclassified !== undefined) {
+              failure = step.failure ?? this.classified(step.unclassified);
               break;
             }
             if (step.again !== undefined) {
@@ -474,10 +519,13 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>> implements AcceptedTurn<A
     if (signal.aborted) throw signal.reason ?? error;
     if (this.signal.aborted) return this.signal.reason as GatewayError;
     if (error instanceof GatewayError) return error;
-    return (
-      this.family.classify?.(error) ??
-      new GatewayError('upstream', { detail: `${this.family.provider} transport error`, retryable: true, cause: error })
-    );
+    return this.classified(error);
+  }
+
+  /** The family's reading of a failure, at the runner's time: the one call of `classify`. */
+  private classified(failure: unknown): GatewayError {
+    // Every failure follows the start of an attempt (`run` sets `info` before anything can fail).
+    return this.family.classify(failure, { atMs: this.clock.now(), attempt: this.info! });
   }
 
   private causeOf(failure: GatewayError): UpstreamLogFields {

@@ -16,6 +16,7 @@ import type {
   UpstreamAttempt,
   UpstreamFamily,
 } from '../../../src/providers/shared/turn-runner';
+import { transportFailure } from '../../../src/providers/shared/turn-runner';
 import { unreadableFrame } from '../../../src/providers/shared/unreadable-frame';
 import { ECHO_MODEL_RETIRED } from './echo.constants';
 
@@ -29,50 +30,73 @@ export interface EchoAttempt extends UpstreamAttempt<SsePayload> {
   usage?: UsageEvent;
 }
 
+/** One echo attempt's request, built for its login. */
+export interface EchoRequest {
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+/** A refusal of the echo upstream as it came: classified by the family's `classify`. */
+export class EchoRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(`echo upstream answered HTTP ${status}`);
+    this.name = 'EchoRefusal';
+  }
+}
+
 /** Bound on an error body read before classifying it, and on a whole non-streamed answer. */
 const MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * The echo family as an upstream of the shared turn runner (the same contract the built-in
- * families implement): an attempt is one POST with the login's bearer; a refusal is classified
- * into the gateway's error codes here, and the runner decides retries, login moves and what the
- * client sees.
+ * families implement): an attempt's request is one POST with the login's bearer; a refusal is
+ * classified into the gateway's error codes by `classify`, and the runner decides retries, login
+ * moves and what the client sees.
  */
-export class EchoUpstream implements UpstreamFamily<EchoLogin, SsePayload, EchoAttempt> {
+export class EchoUpstream implements UpstreamFamily<EchoLogin, SsePayload, EchoAttempt, EchoRequest> {
   constructor(
     readonly provider: ProviderId,
     private readonly url: string,
-    private readonly request: ChatRequest,
+    private readonly chat: ChatRequest,
     private readonly streaming: boolean,
   ) {}
 
-  async open(attempt: AttemptInfo<EchoLogin>, signal: AbortSignal): Promise<EchoAttempt> {
-    // The attempt's own signal: the turn's, plus the attempt's close.
-    const own = linkedAbort([signal]);
-    try {
-      return await this.send(attempt.login, own);
-    } catch (error) {
-      own.dispose();
-      if (signal.aborted) throw signal.reason;
-      if (error instanceof GatewayError) throw error;
-      throw new GatewayError('upstream', { detail: `${this.provider} transport error`, retryable: true, cause: error });
-    }
-  }
-
-  private async send(login: EchoLogin, own: LinkedAbort): Promise<EchoAttempt> {
-    const lastUser = [...this.request.messages].reverse().find((message) => message.role === 'user');
-    const response = await fetch(this.url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${login.token}`, 'content-type': 'application/json' },
+  request(attempt: AttemptInfo<EchoLogin>): EchoRequest {
+    const lastUser = [...this.chat.messages].reverse().find((message) => message.role === 'user');
+    return {
+      headers: { authorization: `Bearer ${attempt.login.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({
-        model: this.request.model.upstreamModel,
+        model: this.chat.model.upstreamModel,
         prompt: lastUser ? messageText(lastUser) : '',
         stream: this.streaming,
       }),
-      signal: own.signal,
-    });
-    if (!response.ok)
-      throw classifyEchoRefusal(this.provider, response.status, await readJsonCapped(response, MAX_BODY_BYTES));
+    };
+  }
+
+  async send(request: EchoRequest, _attempt: AttemptInfo<EchoLogin>, signal: AbortSignal): Promise<EchoAttempt> {
+    // The attempt's own signal: the turn's, plus the attempt's close.
+    const own = linkedAbort([signal]);
+    try {
+      return await this.post(request, own);
+    } catch (error) {
+      own.dispose();
+      throw error;
+    }
+  }
+
+  classify(failure: unknown): GatewayError {
+    return failure instanceof EchoRefusal
+      ? classifyEchoRefusal(this.provider, failure.status, failure.body)
+      : transportFailure(this.provider, failure);
+  }
+
+  private async post(request: EchoRequest, own: LinkedAbort): Promise<EchoAttempt> {
+    const { headers, body } = request;
+    const response = await fetch(this.url, { method: 'POST', headers, body, signal: own.signal });
+    if (!response.ok) throw new EchoRefusal(response.status, await readJsonCapped(response, MAX_BODY_BYTES));
     if (this.streaming && response.body) {
       const frames = parseSseJson(response.body);
       return {
