@@ -330,8 +330,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
           this.openingAttempt = true;
           let opened: A;
           try {
-            const request = family.request(info, signal);
-            opened = await family.send(request instanceof Promise ? await request : request, info, signal);
+            opened = await this.open(info, signal);
           } finally {
             this.openingAttempt = false;
           }
@@ -520,6 +519,18 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     if (this.signal.aborted) return this.signal.reason as GatewayError;
     if (error instanceof GatewayError) return error;
     return this.classified(error);
+  }
+
+  /**
+   * The open step: the attempt's request built, then sent. Outside `run`, so the request is not
+   * kept in the turn's suspended frame for the stream's life (the attempt keeps what it needs).
+   */
+  private open(info: AttemptInfo<L>, signal: AbortSignal): Promise<A> {
+    const { family } = this;
+    const request = family.request(info, signal);
+    return request instanceof Promise
+      ? request.then((built) => family.send(built, info, signal))
+      : family.send(request, info, signal);
   }
 
   /** The family's reading of a failure, at the runner's time: the one call of `classify`. */
