@@ -4,7 +4,7 @@ import { ERROR_BODY_MAX_BYTES } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
 import { lowerCaseHeaders, parseJsonOrUndefined, readBodyCapped } from '../../common/egress/http-body';
 import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import { UpstreamRejection } from './provider-a.transport';
+import { UpstreamRefusal } from '../shared/upstream-refusal';
 
 /** Bytes of a fetch body that stop (with the abort reason) as soon as `signal` aborts. */
 async function* bodyChunks(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {
@@ -68,7 +68,7 @@ export async function openSseConnection(input: AttemptInput): Promise<UpstreamCo
     const text = await readBodyCapped(response, ERROR_BODY_MAX_BYTES).catch(() => '');
     close();
     if (signal.aborted) throw signal.reason;
-    throw new UpstreamRejection(response.status, headers, parseJsonOrUndefined(text));
+    throw new UpstreamRefusal(response.status, parseJsonOrUndefined(text), headers);
   }
   const frames = sseFrames(response.body, signal);
   return {

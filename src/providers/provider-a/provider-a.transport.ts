@@ -57,23 +57,10 @@ export interface HttpFallback {
 
 /**
  * Opens one connection (one attempt = one connection = one scripted reply in tests). Rejects with
- * an `UpstreamRejection` when the upgrade/POST got a non-success status, with a `GatewayError`
+ * an `UpstreamRefusal` (providers/shared/upstream-refusal.ts) when the upgrade/POST got a non-success status, with a `GatewayError`
  * (`upstream`, retryable) on connect errors, or with the signal's reason on abort.
  */
 export type OpenConnection = (input: AttemptInput) => Promise<UpstreamConnection>;
-
-/** A failed upgrade/POST: classified by the family's `classify` with docs/upstream/provider-a.md §10 (it knows the login's plan meter). */
-export class UpstreamRejection extends Error {
-  constructor(
-    readonly status: number,
-    readonly headers: Readonly<Record<string, string | undefined>>,
-    /** Parsed JSON body, or `undefined`; never logged or echoed. */
-    readonly payload: unknown,
-  ) {
-    super(`upstream answered HTTP ${status}`);
-    this.name = 'UpstreamRejection';
-  }
-}
 
 /** The same endpoint over HTTP: `wss:` → `https:`, `ws:` → `http:` (others as they are). */
 export function httpUrlFor(url: string): string {

@@ -17,7 +17,7 @@ import { rateLimitsFromHeaders } from './provider-a.rate-limits';
 import type { StreamState } from './provider-a.stream';
 import { createStreamState, translateEvent } from './provider-a.stream';
 import type { AttemptInput, OpenConnection, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import { UpstreamRejection } from './provider-a.transport';
+import { UpstreamRefusal } from '../shared/upstream-refusal';
 
 /** Headers and body of one upstream attempt, built for the login it runs on. */
 export interface AttemptRequest {
@@ -94,7 +94,7 @@ export class ProviderAUpstream implements UpstreamFamily<
       : this.requests.build(token, attempt.number);
   }
 
-  /** The connection (the chat's kept one when its lease can); a refused upgrade or POST rejects with its `UpstreamRejection`. */
+  /** The connection (the chat's kept one when its lease can); a refused upgrade or POST rejects with its `UpstreamRefusal`. */
   async send(
     request: AttemptRequest,
     attempt: AttemptInfo<ProviderALogin>,
@@ -123,18 +123,18 @@ export class ProviderAUpstream implements UpstreamFamily<
    * Anything else is a transport failure.
    */
   classify(failure: unknown, { atMs, attempt }: FailureContext<ProviderALogin>): GatewayError {
-    if (!(failure instanceof UpstreamRejection)) return transportFailure(this.provider, failure);
+    if (!(failure instanceof UpstreamRefusal)) return transportFailure(this.provider, failure);
     const { plan } = attempt.login;
     plan.record(rateLimitsFromHeaders(failure.headers), this.context.logger, false);
     const classified = classifyUpstreamFailure({
       status: failure.status,
       headers: failure.headers,
-      payload: failure.payload,
+      payload: failure.body,
       planWindows: plan.latest()?.windows,
       now: atMs,
     });
     if (classified.code === 'usage_limit')
-      plan.usageLimit(failure.payload, failure.headers['x-codex-rate-limit-reached-type']);
+      plan.usageLimit(failure.body, failure.headers['x-codex-rate-limit-reached-type']);
     return classified;
   }
 

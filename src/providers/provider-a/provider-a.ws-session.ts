@@ -7,7 +7,7 @@ import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.con
 import { connectionFailure } from './provider-a.errors';
 import { FrameQueue } from './provider-a.frame-queue';
 import type { UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import { UpstreamRejection } from './provider-a.transport';
+import { UpstreamRefusal } from '../shared/upstream-refusal';
 
 // provider_a's WebSocket side (docs/providers.md): one upstream connection that carries a chat's
 // turns one after another (WsSession). Its frame queue is provider-a.frame-queue.ts; the pool that
@@ -127,7 +127,7 @@ export class WsSession {
   }
 
   /**
-   * Opens a fresh connection without permessage-deflate. Rejects with an `UpstreamRejection`
+   * Opens a fresh connection without permessage-deflate. Rejects with an `UpstreamRefusal`
    * when the upgrade got a non-101 status, a retryable `upstream` GatewayError on connect errors,
    * or the signal's reason when it aborts (the socket is dropped at once).
    */
@@ -165,7 +165,7 @@ export class WsSession {
         const status = response.statusCode ?? 502;
         const rejectedHeaders = lowerCaseHeaders(response.headers);
         void readIncomingCapped(response, ERROR_BODY_MAX_BYTES).then((text) => {
-          settle(() => reject(new UpstreamRejection(status, rejectedHeaders, parseJsonOrUndefined(text))));
+          settle(() => reject(new UpstreamRefusal(status, parseJsonOrUndefined(text), rejectedHeaders)));
           socket.terminate();
         });
       };

@@ -1,24 +1,9 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
+import { UpstreamRefusal } from '../shared/upstream-refusal';
 import type { QuotaErrorFacts } from './provider-b.quota';
 import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
-
-/**
- * A non-2xx answer of a Code Assist call, as it came: its status and the error body read (at
- * most MAX_ERROR_BODY_BYTES). Classified by `classifyProviderBFailure` with the time the failure
- * was met: in a turn, the runner's (the family's `classify`).
- */
-export class CodeAssistRefusal extends Error {
-  constructor(
-    readonly status: number,
-    /** The parsed error body, or `undefined`; never logged or echoed. */
-    readonly body: unknown,
-  ) {
-    super(`Code Assist answered HTTP ${status}`);
-    this.name = 'CodeAssistRefusal';
-  }
-}
 
 /**
  * Any failure of a Code Assist turn as our error (docs/upstream/provider-b.md §10.2), at `atMs`
@@ -27,7 +12,7 @@ export class CodeAssistRefusal extends Error {
  */
 export function classifyProviderBFailure(failure: unknown, atMs: number): GatewayError {
   if (failure instanceof GatewayError) return failure;
-  if (failure instanceof CodeAssistRefusal) return classifyProviderBError(failure.status, failure.body, atMs);
+  if (failure instanceof UpstreamRefusal) return classifyProviderBError(failure.status, failure.body, atMs);
   return new GatewayError('upstream', { detail: 'provider_b transport error', retryable: true, cause: failure });
 }
 

@@ -4,7 +4,7 @@ import { GatewayError } from '../../core/gateway.error';
 import { readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
-import { CodeAssistRefusal } from './provider-b.errors';
+import { UpstreamRefusal } from '../shared/upstream-refusal';
 
 /**
  * The turn a call belongs to (docs/upstream/provider-b.md §9.5): its signal aborts when the client leaves (with
@@ -74,7 +74,7 @@ export function postCodeAssist(
 
 /**
  * One call with the login's bearer (docs/providers.md, provider_b). Any non-2xx rejects with a
- * `CodeAssistRefusal` (its status and error body), which the family classifies
+ * `UpstreamRefusal` (its status and error body), which the family classifies
  * (`classifyProviderBFailure`; a 401 is `auth`, answered with one forced refresh of the login and
  * a new attempt).
  */
@@ -82,7 +82,7 @@ export async function callCodeAssist(client: CodeAssistClient, call: CodeAssistC
   const opened = await send(client, call);
   if (!opened.response.ok) {
     const errorBody = await readJsonCapped(opened.response, MAX_ERROR_BODY_BYTES);
-    throw new CodeAssistRefusal(opened.response.status, errorBody);
+    throw new UpstreamRefusal(opened.response.status, errorBody);
   }
   return opened;
 }

@@ -142,7 +142,7 @@ export class ProviderBUpstream implements UpstreamFamily<
     return { client, envelope: built.envelope, customToolNames: built.customToolNames };
   }
 
-  /** The Code Assist call; a non-2xx rejects with its `CodeAssistRefusal`. */
+  /** The Code Assist call; a non-2xx rejects with its `UpstreamRefusal`. */
   async send(call: ProviderBRequest): Promise<ProviderBAttempt> {
     const { client } = call;
     const opened = await postCodeAssist(client, this.method, call.envelope);

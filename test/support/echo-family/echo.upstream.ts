@@ -18,6 +18,7 @@ import type {
 } from '../../../src/providers/shared/turn-runner';
 import { transportFailure } from '../../../src/providers/shared/turn-runner';
 import { unreadableFrame } from '../../../src/providers/shared/unreadable-frame';
+import { UpstreamRefusal } from '../../../src/providers/shared/upstream-refusal';
 import { ECHO_MODEL_RETIRED } from './echo.constants';
 
 /** What the pool holds per echo login: the bearer its upstream knows it by. */
@@ -34,17 +35,6 @@ export interface EchoAttempt extends UpstreamAttempt<SsePayload> {
 export interface EchoRequest {
   readonly headers: Record<string, string>;
   readonly body: string;
-}
-
-/** A refusal of the echo upstream as it came: classified by the family's `classify`. */
-export class EchoRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: unknown,
-  ) {
-    super(`echo upstream answered HTTP ${status}`);
-    this.name = 'EchoRefusal';
-  }
 }
 
 /** Bound on an error body read before classifying it, and on a whole non-streamed answer. */
@@ -88,7 +78,7 @@ export class EchoUpstream implements UpstreamFamily<EchoLogin, SsePayload, EchoA
   }
 
   classify(failure: unknown): GatewayError {
-    return failure instanceof EchoRefusal
+    return failure instanceof UpstreamRefusal
       ? classifyEchoRefusal(this.provider, failure.status, failure.body)
       : transportFailure(this.provider, failure);
   }
@@ -96,7 +86,7 @@ export class EchoUpstream implements UpstreamFamily<EchoLogin, SsePayload, EchoA
   private async post(request: EchoRequest, own: LinkedAbort): Promise<EchoAttempt> {
     const { headers, body } = request;
     const response = await fetch(this.url, { method: 'POST', headers, body, signal: own.signal });
-    if (!response.ok) throw new EchoRefusal(response.status, await readJsonCapped(response, MAX_BODY_BYTES));
+    if (!response.ok) throw new UpstreamRefusal(response.status, await readJsonCapped(response, MAX_BODY_BYTES));
     if (this.streaming && response.body) {
       const frames = parseSseJson(response.body);
       return {
