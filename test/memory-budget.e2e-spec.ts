@@ -15,7 +15,7 @@ import {
 } from './support/memory-load';
 
 /** How far above its post-warm-up baseline RSS may stay once a burst is over (docs/deployment.md "Memory budget"). */
-const RETAINED_BOUND = 48 * MIB;
+const RETAINED_BOUND = 64 * MIB;
 /** The share of the manifest's memory limit the worst documented case may reach. */
 const WORST_CASE_SHARE = 0.75;
 const PAUSED_READERS = 200;
@@ -50,7 +50,7 @@ function imageArenaMax(): string {
 /**
  * The memory budget (docs/deployment.md "Memory budget") held by a real child gateway against the
  * three families' fakes, started as the image starts it (its node flags and allocator setting):
- * after a burst of mixed requests RSS comes back to within 48 MiB of its post-warm-up baseline, and
+ * after a burst of mixed requests RSS comes back to within 64 MiB of its post-warm-up baseline, and
  * the worst documented case, 200 clients that stopped reading large streams plus a burst beside
  * them, peaks under 75 % of the manifest's memory limit. Memory amounts are asserted, never times:
  * the settle polls RSS until it stops moving (bounded), and a busy machine only makes it slower.
@@ -72,7 +72,7 @@ describe('the memory budget (child process)', () => {
   });
 
   it(
-    'comes back to within 48 MiB of its post-warm-up baseline after a burst of mixed requests',
+    'comes back to within 64 MiB of its post-warm-up baseline after a burst of mixed requests',
     async () => {
       const pid = gateway.process.pid!;
       await mixedBurst(gateway.url, { requests: 300, concurrency: 20, providerCEvery: 25, from: 1_000_000 });
