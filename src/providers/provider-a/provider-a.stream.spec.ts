@@ -4,6 +4,8 @@ import type { ChatEvent } from '../../core/chat-event';
 import type { StreamStep } from './provider-a.stream';
 import { createStreamState, readUsage, translateEvent } from './provider-a.stream';
 import type { JsonObject } from '../../common/json';
+import { UpstreamErrorEvent } from '../shared/upstream-failure';
+import { classifyUpstreamFailure } from './provider-a.errors';
 
 function frames(name: string): JsonObject[] {
   return fs
@@ -118,20 +120,26 @@ describe('provider_a stream translation', () => {
     ]);
   });
 
-  it('turns response.failed and error events into one terminal, non-accepting error', () => {
-    const state = createStreamState();
-    const failedStep = translateEvent(state, {
+  it("hands response.failed and error events over as they came: terminal, not accepting, for the family's classify", () => {
+    const failed = {
       type: 'response.failed',
       response: { id: 'x', status: 'failed', error: { code: 'server_error', message: 'boom' } },
-    });
-    expect(failedStep).toMatchObject({ accepted: false, terminal: true, failure: { code: 'upstream' } });
-    expect(failedStep.events).toEqual([{ type: 'error', error: failedStep.failure }]);
-    const usage = translateEvent(createStreamState(), {
+    };
+    const failedStep = translateEvent(createStreamState(), failed);
+    expect(failedStep).toMatchObject({ accepted: false, terminal: true, events: [] });
+    expect(failedStep.unclassified).toEqual(new UpstreamErrorEvent(failed));
+    expect(classifyUpstreamFailure({ payload: failedStep.unclassified!.payload })).toMatchObject({ code: 'upstream' });
+    const limit = {
       type: 'error',
       status: 429,
       error: { type: 'usage_limit_reached', message: 'limit', resets_in_seconds: 30 },
+    };
+    const usage = translateEvent(createStreamState(), limit);
+    expect(usage.unclassified).toEqual(new UpstreamErrorEvent(limit));
+    expect(classifyUpstreamFailure({ payload: usage.unclassified!.payload })).toMatchObject({
+      code: 'usage_limit',
+      retryAfterSeconds: 30,
     });
-    expect(usage.failure).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 30 });
   });
 
   it('never turns web_search, reasoning or message items into tool calls and ignores unknown events', () => {

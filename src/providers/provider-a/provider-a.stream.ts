@@ -1,8 +1,6 @@
-import type { GatewayError } from '../../core/gateway.error';
 import type { FrameStep } from '../shared/turn-runner';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
-import { classifyUpstreamFailure } from './provider-a.errors';
-import type { PlanWindow } from '../../core/plan-usage';
+import { UpstreamErrorEvent } from '../shared/upstream-failure';
 import type { RateLimitSnapshot } from './provider-a.rate-limits';
 import { rateLimitsFromEvent } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject, str, int } from '../../common/json';
@@ -56,8 +54,8 @@ export interface StreamStep extends FrameStep {
   readonly accepted: boolean;
   /** The turn is over (completed, incomplete, failed or error). */
   readonly terminal: boolean;
-  /** Set when the event was `response.failed` / `error` (also present as the `error` event). */
-  readonly failure?: GatewayError;
+  /** The event was `response.failed` / `error`: handed over as it came, for the family's `classify`. */
+  readonly unclassified?: UpstreamErrorEvent;
   readonly rateLimits?: RateLimitSnapshot;
 }
 
@@ -68,17 +66,11 @@ const step = (events: ChatEvent[], extra: Partial<StreamStep> = {}): StreamStep 
   ...extra,
 });
 
-/** Context needed to classify an error event (for a usage limit's fallback reset). */
-export interface TranslateOptions {
-  readonly planWindows?: readonly PlanWindow[];
-  readonly now?: number;
-}
-
 /**
  * Pure translation of one upstream JSON event into typed events (docs/upstream/provider-a.md §9.1). Unknown
  * event types are ignored. The only effect is on `state`.
  */
-export function translateEvent(state: StreamState, frame: JsonObject, options: TranslateOptions = {}): StreamStep {
+export function translateEvent(state: StreamState, frame: JsonObject): StreamStep {
   const event = readEvent(frame);
   if (!event) return step([]);
   switch (event.type) {
@@ -123,10 +115,8 @@ export function translateEvent(state: StreamState, frame: JsonObject, options: T
       return step([...releaseCalls(state, 'discard'), ...usageAndFinish(event.response, finish)], { terminal: true });
     }
     case 'response.failed':
-    case 'error': {
-      const failure = classifyUpstreamFailure({ payload: frame, planWindows: options.planWindows, now: options.now });
-      return step([{ type: 'error', error: failure }], { accepted: false, terminal: true, failure });
-    }
+    case 'error':
+      return step([], { accepted: false, terminal: true, unclassified: new UpstreamErrorEvent(frame) });
     case 'codex.rate_limits':
       return step([], { rateLimits: rateLimitsFromEvent(frame) });
   }

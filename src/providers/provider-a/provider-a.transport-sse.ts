@@ -4,7 +4,7 @@ import { ERROR_BODY_MAX_BYTES } from './provider-a.constants';
 import { connectionFailure } from './provider-a.errors';
 import { lowerCaseHeaders, parseJsonOrUndefined, readBodyCapped } from '../../common/egress/http-body';
 import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import { UpstreamRefusal } from '../shared/upstream-refusal';
+import { UpstreamRefusal } from '../shared/upstream-failure';
 
 /** Bytes of a fetch body that stop (with the abort reason) as soon as `signal` aborts. */
 async function* bodyChunks(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {

@@ -57,7 +57,7 @@ export interface HttpFallback {
 
 /**
  * Opens one connection (one attempt = one connection = one scripted reply in tests). Rejects with
- * an `UpstreamRefusal` (providers/shared/upstream-refusal.ts) when the upgrade/POST got a non-success status, with a `GatewayError`
+ * an `UpstreamRefusal` (providers/shared/upstream-failure.ts) when the upgrade/POST got a non-success status, with a `GatewayError`
  * (`upstream`, retryable) on connect errors, or with the signal's reason on abort.
  */
 export type OpenConnection = (input: AttemptInput) => Promise<UpstreamConnection>;

@@ -17,7 +17,7 @@ import { rateLimitsFromHeaders } from './provider-a.rate-limits';
 import type { StreamState } from './provider-a.stream';
 import { createStreamState, translateEvent } from './provider-a.stream';
 import type { AttemptInput, OpenConnection, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import { UpstreamRefusal } from '../shared/upstream-refusal';
+import { UpstreamErrorEvent, UpstreamRefusal } from '../shared/upstream-failure';
 
 /** Headers and body of one upstream attempt, built for the login it runs on. */
 export interface AttemptRequest {
@@ -118,13 +118,22 @@ export class ProviderAUpstream implements UpstreamFamily<
   }
 
   /**
-   * A refused upgrade or POST (docs/upstream/provider-a.md §10), read against the login's plan:
-   * its rate-limit headers go to the login's plan meter first, and a spent limit marks the plan.
-   * Anything else is a transport failure.
+   * A refused upgrade or POST, or an error event of the stream (docs/upstream/provider-a.md §10),
+   * read against the login's plan at `atMs`: a refusal's rate-limit headers go to the login's plan
+   * meter first, and a spent limit marks the plan. Anything else is a transport failure.
    */
   classify(failure: unknown, { atMs, attempt }: FailureContext<ProviderALogin>): GatewayError {
-    if (!(failure instanceof UpstreamRefusal)) return transportFailure(this.provider, failure);
     const { plan } = attempt.login;
+    if (failure instanceof UpstreamErrorEvent) {
+      const classified = classifyUpstreamFailure({
+        payload: failure.payload,
+        planWindows: plan.latest()?.windows,
+        now: atMs,
+      });
+      if (classified.code === 'usage_limit') plan.usageLimit(failure.payload, undefined);
+      return classified;
+    }
+    if (!(failure instanceof UpstreamRefusal)) return transportFailure(this.provider, failure);
     plan.record(rateLimitsFromHeaders(failure.headers), this.context.logger, false);
     const classified = classifyUpstreamFailure({
       status: failure.status,
@@ -146,8 +155,8 @@ export class ProviderAUpstream implements UpstreamFamily<
     return this.connect.lease?.reopenAfter(failure) === true || this.login.reopenAfter(failure);
   }
 
-  translate(frame: UpstreamFrame, attempt: ProviderAAttempt, atMs: number): FrameStep {
-    return translateFrame(frame, attempt, atMs);
+  translate(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
+    return translateFrame(frame, attempt);
   }
 
   end(): FrameStep {
@@ -186,18 +195,14 @@ class ConnectionAttempt implements ProviderAAttempt {
 
 /**
  * One frame's meaning (docs/upstream/provider-a.md §9.1); a binary or non-JSON frame is a protocol
- * failure. An error event is classified against the login's plan at `atMs`, the runner's time.
+ * failure, and an error event is handed over for `classify`.
  */
-function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt, atMs: number): FrameStep {
+function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
   if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
-  const step = translateEvent(attempt.state, frame.value, {
-    planWindows: attempt.plan.latest()?.windows,
-    now: atMs,
-  });
+  const step = translateEvent(attempt.state, frame.value);
   if (step.rateLimits) attempt.plan.record(step.rateLimits, attempt.logger, true);
-  if (step.failure?.code === 'usage_limit') attempt.plan.usageLimit(frame.value, undefined);
   const { toolNames } = attempt;
-  if (!toolNames || step.failure || !step.events.some((event) => event.type === 'tool-call')) return step;
+  if (!toolNames || step.unclassified || !step.events.some((event) => event.type === 'tool-call')) return step;
   // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.
   const events = step.events.map((event): ChatEvent =>
     event.type === 'tool-call'

@@ -7,7 +7,7 @@ import { ERROR_BODY_MAX_BYTES, WEBSOCKET_CLOSE_GRACE_MS } from './provider-a.con
 import { connectionFailure } from './provider-a.errors';
 import { FrameQueue } from './provider-a.frame-queue';
 import type { UpstreamConnection, UpstreamFrame } from './provider-a.transport';
-import { UpstreamRefusal } from '../shared/upstream-refusal';
+import { UpstreamRefusal } from '../shared/upstream-failure';
 
 // provider_a's WebSocket side (docs/providers.md): one upstream connection that carries a chat's
 // turns one after another (WsSession). Its frame queue is provider-a.frame-queue.ts; the pool that

@@ -1,18 +1,20 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
-import { UpstreamRefusal } from '../shared/upstream-refusal';
+import { UpstreamErrorEvent, UpstreamRefusal } from '../shared/upstream-failure';
 import type { QuotaErrorFacts } from './provider-b.quota';
 import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
 
 /**
  * Any failure of a Code Assist turn as our error (docs/upstream/provider-b.md §10.2), at `atMs`
- * (epoch ms): a refusal by its status and body (the quota read against that time), a
- * `GatewayError` as it is, anything else a transport error, retried before output.
+ * (epoch ms): a refusal by its status and body, an error payload inside the stream by its body (the
+ * quota read against that time), a `GatewayError` as it is, anything else a transport error,
+ * retried before output.
  */
 export function classifyProviderBFailure(failure: unknown, atMs: number): GatewayError {
   if (failure instanceof GatewayError) return failure;
   if (failure instanceof UpstreamRefusal) return classifyProviderBError(failure.status, failure.body, atMs);
+  if (failure instanceof UpstreamErrorEvent) return classifyProviderBError(undefined, failure.payload, atMs);
   return new GatewayError('upstream', { detail: 'provider_b transport error', retryable: true, cause: failure });
 }
 

@@ -4,7 +4,7 @@ import { GatewayError } from '../../core/gateway.error';
 import { readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
-import { UpstreamRefusal } from '../shared/upstream-refusal';
+import { UpstreamRefusal } from '../shared/upstream-failure';
 
 /**
  * The turn a call belongs to (docs/upstream/provider-b.md §9.5): its signal aborts when the client leaves (with

@@ -8,6 +8,10 @@ import {
   mapUsage,
   translateProviderBPayload,
 } from './provider-b.stream';
+import { classifyProviderBFailure } from './provider-b.errors';
+
+/** The runner's time an error payload is classified at. */
+const NOW = Date.UTC(2026, 0, 1);
 
 /** One upstream payload per line of a `.chunks.txt` fixture. */
 function chunks(name: string): unknown[] {
@@ -24,6 +28,9 @@ function run(payloads: unknown[], customNames: string[] = []): ChatEvent[] {
   for (const payload of payloads) {
     const step = translateProviderBPayload(payload, state);
     if (step.failure) return [...events, { type: 'error', error: step.failure }];
+    // An error payload is the family's `classify` to read, at the runner's time.
+    if (step.unclassified)
+      return [...events, { type: 'error', error: classifyProviderBFailure(step.unclassified, NOW) }];
     events.push(...step.events);
   }
   return [...events, ...finishProviderBStream(state)];

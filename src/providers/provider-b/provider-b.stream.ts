@@ -1,7 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { FrameStep } from '../shared/turn-runner';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
-import { classifyProviderBError } from './provider-b.errors';
+import { UpstreamErrorEvent } from '../shared/upstream-failure';
 import { isJsonObject, type JsonObject, str, num } from '../../common/json';
 import type {
   CodeAssistResponse,
@@ -35,25 +35,15 @@ export function createProviderBStreamState(
   return { customToolNames, requestId, callSeq: 0, emittedCallIds: new Set(), frames: 0, blocked: false };
 }
 
-/** The classified error of an `{"error": …}` payload at `now` (epoch ms), else undefined. */
-function providerBPayloadError(payload: unknown, now: number): GatewayError | undefined {
-  return isJsonObject(payload) && payload.error !== undefined
-    ? classifyProviderBError(undefined, payload, now)
-    : undefined;
-}
-
 /**
- * One upstream payload → the turn runner's step (candidate 0 only): its events, or the failure an
- * error payload carries, its quota read against `now` (the runner's time in a turn). Finish reason
- * and usage are only remembered here; `finishProviderBStream` emits them at EOF.
+ * One upstream payload → the turn runner's step (candidate 0 only): its events, or an `{"error": …}`
+ * payload handed over unclassified, for the family's `classify` to read (its quota against the
+ * runner's time). Finish reason and usage are only remembered here; `finishProviderBStream` emits
+ * them at EOF.
  */
-export function translateProviderBPayload(
-  payload: unknown,
-  state: ProviderBStreamState,
-  now: number = Date.now(),
-): FrameStep {
-  const failure = providerBPayloadError(payload, now);
-  if (failure) return { events: [], failure };
+export function translateProviderBPayload(payload: unknown, state: ProviderBStreamState): FrameStep {
+  if (isJsonObject(payload) && payload.error !== undefined)
+    return { events: [], unclassified: new UpstreamErrorEvent(payload) };
   return { events: payloadEvents(payload, state), accepted: true };
 }
 

@@ -159,8 +159,8 @@ export class ProviderBUpstream implements UpstreamFamily<
     return classifyProviderBFailure(failure, atMs);
   }
 
-  translate(payload: SsePayload, attempt: ProviderBAttempt, atMs: number): FrameStep {
-    return translatePayload(payload, attempt, atMs);
+  translate(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
+    return translatePayload(payload, attempt);
   }
 
   end(attempt: ProviderBAttempt): FrameStep {
@@ -254,11 +254,11 @@ async function providerBAttempt(
   };
 }
 
-/** One payload's step (an error payload read at `atMs`), with reasoning held back until the turn shows something visible. */
-function translatePayload(payload: SsePayload, attempt: ProviderBAttempt, atMs: number): FrameStep {
+/** One payload's step (an error payload handed over for `classify`), with reasoning held back until the turn shows something visible. */
+function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
   if (!payload.ok) return unreadableFrame('provider_b', 'non-JSON stream data');
-  const step = translateProviderBPayload(payload.value, attempt.stream, atMs);
-  if (step.failure) return step;
+  const step = translateProviderBPayload(payload.value, attempt.stream);
+  if (step.failure || step.unclassified) return step;
   const events: ChatEvent[] = [];
   for (const event of step.events) {
     if (!attempt.visible && event.type === 'reasoning-delta') {

@@ -26,8 +26,9 @@ function run(name: string): { events: ChatEvent[]; terminal: boolean; failed: bo
     events.push(...step.events);
     if (state.planReport) reports.push(state.planReport);
     state.planReport = undefined;
-    if (step.terminal || step.failure)
-      return { events, terminal: step.terminal === true, failed: !!step.failure, reports };
+    // A failed run ends on a step whose failure the family's `classify` reads (`unclassified`).
+    const failed = step.failure !== undefined || step.unclassified !== undefined;
+    if (step.terminal || failed) return { events, terminal: step.terminal === true, failed, reports };
   }
   return { events, terminal: false, failed: false, reports };
 }

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
-import { GatewayError } from '../../core/gateway.error';
+import type { GatewayError } from '../../core/gateway.error';
 import type { FrameStep } from '../shared/turn-runner';
+import { classifyRunFailure, RunFailed } from './provider-c.errors';
 import type { CliRun, StreamStateOptions } from './provider-c.stream';
 import {
   createStreamState,
@@ -34,8 +35,8 @@ const describeLine = (message: Record<string, any>) =>
 
 /** A run that wrote nothing to stderr. */
 const QUIET_RUN: CliRun = { stderr: () => '' };
-/** The clock of the limit fixtures: 4321 s before their reset. */
-const NOW = () => (1_900_000_000 - 4321) * 1000;
+/** The runner's time for the limit fixtures: 4321 s before their reset. */
+const NOW = (1_900_000_000 - 4321) * 1000;
 
 function translateLines(
   lines: readonly string[],
@@ -50,7 +51,6 @@ function translateLines(
     diagnostic: (event, fields) =>
       diagnostics.push(`${event}${fields.accepted !== undefined ? `:${String(fields.accepted)}` : ''}`),
     newId: () => `call_${String(++counter).padStart(24, '0')}`,
-    now: NOW,
     ...options,
   });
   const steps: FrameStep[] = [];
@@ -67,15 +67,19 @@ function translateLines(
     steps.push(step);
     if (step.accepted) acceptedAt ??= describeLine(message);
     events.push(...step.events);
-    if (step.terminal || step.failure) return { steps, end: step, events, nonJson, diagnostics, acceptedAt };
+    if (step.terminal || step.failure || step.unclassified)
+      return { steps, end: step, events, nonJson, diagnostics, acceptedAt };
   }
   return { steps, events: [...events, ...endWithoutResult(state)], nonJson, diagnostics, acceptedAt };
 }
 
-/** The failure a run ended with (the spec fails when it ended otherwise). */
+/**
+ * The failure a run ended with, as the family's `classify` reads the run's `RunFailed` at the
+ * runner's time (the spec fails when the run ended otherwise).
+ */
 function failureOf(translation: Translation): GatewayError {
-  expect(translation.end).toStrictEqual({ events: [], failure: expect.any(GatewayError) });
-  return translation.end!.failure!;
+  expect(translation.end).toStrictEqual({ events: [], unclassified: expect.any(RunFailed) });
+  return classifyRunFailure((translation.end!.unclassified as RunFailed).failure, NOW);
 }
 
 /** Real stdout lines of Claude Code 2.1.332 (see __fixtures__/README.md). */

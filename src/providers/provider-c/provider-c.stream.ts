@@ -2,7 +2,7 @@ import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, UsageEvent } from '../../core/chat-event';
 import type { FrameStep } from '../shared/turn-runner';
 import type { CliErrorReport } from './provider-c.errors';
-import { classifyRunFailure } from './provider-c.errors';
+import { RunFailed } from './provider-c.errors';
 import type { PlanReport } from '../../core/plan-usage';
 import { planReportOf } from './provider-c.plan';
 import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
@@ -32,8 +32,6 @@ export interface StreamStateOptions {
   readonly fenceDetection: boolean;
   readonly diagnostic?: StreamDiagnostic;
   readonly newId?: () => string;
-  /** The clock a rejected limit's reset is read against when `translateLine` is given no time (a spec's; a turn gives the runner's). */
-  readonly now?: () => number;
 }
 
 /** The run whose lines are translated: its stderr is the fallback text of an error result. */
@@ -105,17 +103,13 @@ export function parseStreamLine(line: string): JsonObject | undefined {
 
 /**
  * docs/upstream/provider-c.md §6: one stream-json object → the runner's step. The `result` line
- * ends the run: terminal on success, the failure on an error result classified at `now` (epoch
- * ms: the runner's time in a turn; `run`'s stderr is its fallback text).
+ * ends the run: terminal on success; an error result is handed over unclassified, as the run's
+ * `RunFailed` (with `run`'s stderr as its fallback text), for the family's `classify` at the
+ * runner's time.
  */
-export function translateLine(
-  message: JsonObject,
-  state: ProviderCStreamState,
-  run: CliRun,
-  now: number = state.options.now?.() ?? Date.now(),
-): FrameStep {
+export function translateLine(message: JsonObject, state: ProviderCStreamState, run: CliRun): FrameStep {
   const line = readLine(message);
-  if (line?.type === 'result') return resultStep(line, state, run, now);
+  if (line?.type === 'result') return resultStep(line, state, run);
   const events = translateMessage(line, state);
   if (!state.accepted && events.some(isModelOutput)) state.accepted = true;
   return state.accepted ? { events, accepted: true } : { events };
@@ -216,14 +210,11 @@ function translateAssistant(line: AssistantLine, state: ProviderCStreamState): C
 }
 
 /** The run's `result` line: the turn's finish, or the failure the CLI reported (never accepted then). */
-function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun, now: number): FrameStep {
+function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun): FrameStep {
   const subtype = line.subtype ?? '';
   if (line.is_error === true || subtype.startsWith('error')) {
     const report = errorReport(line, state);
-    return {
-      events: [],
-      failure: classifyRunFailure({ kind: 'error_result', report, stderr: run.stderr() }, now),
-    };
+    return { events: [], unclassified: new RunFailed({ kind: 'error_result', report, stderr: run.stderr() }) };
   }
   if (line.stop_reason !== undefined && state.stopReason === undefined) state.stopReason = line.stop_reason;
   state.accepted = true;

@@ -123,8 +123,8 @@ export class ProviderCUpstream implements UpstreamFamily<
       : transportFailure(this.provider, failure);
   }
 
-  translate(message: JsonObject, attempt: ProviderCAttempt, atMs: number): FrameStep {
-    const step = translateLine(message, attempt.state, attempt.child, atMs);
+  translate(message: JsonObject, attempt: ProviderCAttempt): FrameStep {
+    const step = translateLine(message, attempt.state, attempt.child);
     const { planReport } = attempt.state;
     if (planReport) {
       attempt.state.planReport = undefined;

@@ -55,7 +55,6 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
   const opened: FakeAttempt[] = [];
   const classified: Classified[] = [];
   /** The time each frame was translated at, as the runner gave it. */
-  const translatedAt: number[] = [];
   const family: UpstreamFamily<string, Frame, FakeAttempt, AttemptInfo<string>> = {
     provider: 'provider_a',
     request: (info) => info,
@@ -91,8 +90,7 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
       classified.push({ failure, atMs, attempt: attempt.number });
       return failure instanceof Refusal ? failures[failure.code]() : transportFailure('provider_a', failure);
     },
-    translate: (frame, _attempt, atMs): FrameStep => {
-      translatedAt.push(atMs);
+    translate: (frame): FrameStep => {
       if (frame === 'ok') return { events: [], accepted: true };
       if (frame === 'text') return { events: [{ type: 'text-delta', text: 't' }], accepted: true };
       if (frame === 'done') return { events: [{ type: 'finish', reason: 'stop' }], accepted: true, terminal: true };
@@ -106,7 +104,7 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
         : { events: [], failure: new GatewayError('upstream', { retryable: true, detail: 'closed early' }) },
     ...(options.again ? { emptyTurnRetry: { maxRetries: 2, delayMs: () => 1 } } : {}),
   };
-  return { family, opened, classified, translatedAt };
+  return { family, opened, classified };
 }
 
 function recordingLogger() {
@@ -204,7 +202,7 @@ describe('runTurn', () => {
     const AT = 1_234_567_890_123;
 
     it('hands a refusal of send, a failed read and a step left unclassified to classify, with the attempt', async () => {
-      const { family, classified, translatedAt } = fakeFamily([
+      const { family, classified } = fakeFamily([
         ['refuse-raw:upstream'],
         ['ok', 'throw:upstream'],
         ['ok', 'exit:bad_request'],
@@ -220,8 +218,6 @@ describe('runTurn', () => {
         ['upstream', AT, 2],
         ['bad_request', AT, 3],
       ]);
-      // Frames are translated at the same time: an error frame's reset is read against it too.
-      expect(translatedAt).toEqual([AT, AT, AT]);
       // What the family made of each failure is what the runner acted on and logged.
       expect(
         events('upstream_attempt_failed').map((line) => [line.attempt, line.error_code, line.upstream_status]),

@@ -47,8 +47,9 @@ export interface FrameStep {
   /** The attempt failed; retried before output by the shared rule. */
   readonly failure?: GatewayError;
   /**
-   * The attempt failed with what only the family's `classify` reads (provider_c: how its child
-   * exited); the runner classifies it with its own clock, like a refusal of `send`.
+   * The attempt failed with what only the family's `classify` reads (an error event or payload of
+   * the stream, provider_c's failed run); the runner classifies it with its own clock, like a
+   * refusal of `send`.
    */
   readonly unclassified?: unknown;
   /**
@@ -103,10 +104,11 @@ export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>, R = unknown>
    */
   classify(failure: unknown, context: FailureContext<L>): GatewayError;
   /**
-   * One frame's meaning (translation state lives on the attempt). `atMs` is when the runner took
-   * the frame, by its clock (epoch ms): what an error frame's reset or hint is read against.
+   * One frame's meaning (translation state lives on the attempt). An error the upstream reports in
+   * a frame is handed over as the step's `unclassified` failure, so `classify` reads it at the
+   * runner's time like any other.
    */
-  translate(frame: F, attempt: A, atMs: number): FrameStep;
+  translate(frame: F, attempt: A): FrameStep;
   /** The frames ended: a terminal step, a failure (or one left `unclassified`), or `again`. */
   end(attempt: A): FrameStep;
   /** Events held back from the client (reasoning, possible fence text), released before a terminal error. */
@@ -339,7 +341,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
           for (;;) {
             const next = opened.poll?.() ?? (await this.read(opened));
             if (signal.aborted) throw signal.reason;
-            const step = next === DONE ? family.end(opened) : family.translate(next, opened, this.clock.now());
+            const step = next === DONE ? family.end(opened) : family.translate(next, opened);
             if (step.accepted && !this.accepted) {
               this.accepted = true;
               this.suspended = true;

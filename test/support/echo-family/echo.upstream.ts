@@ -18,7 +18,7 @@ import type {
 } from '../../../src/providers/shared/turn-runner';
 import { transportFailure } from '../../../src/providers/shared/turn-runner';
 import { unreadableFrame } from '../../../src/providers/shared/unreadable-frame';
-import { UpstreamRefusal } from '../../../src/providers/shared/upstream-refusal';
+import { UpstreamRefusal } from '../../../src/providers/shared/upstream-failure';
 import { ECHO_MODEL_RETIRED } from './echo.constants';
 
 /** What the pool holds per echo login: the bearer its upstream knows it by. */

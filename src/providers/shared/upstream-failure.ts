@@ -15,3 +15,15 @@ export class UpstreamRefusal extends Error {
     this.name = 'UpstreamRefusal';
   }
 }
+
+/**
+ * An error the upstream reported inside a stream it had accepted (an error event, an error
+ * payload), as it came: `translate` hands it to the runner as a step's `unclassified` failure, and
+ * the family's `classify` reads it with the runner's time, as it reads a refusal.
+ */
+export class UpstreamErrorEvent {
+  constructor(
+    /** The event or payload; never logged or echoed. */
+    readonly payload: unknown,
+  ) {}
+}
