@@ -123,27 +123,22 @@ export class ProviderAUpstream implements UpstreamFamily<
    * meter first, and a spent limit marks the plan. Anything else is a transport failure.
    */
   classify(failure: unknown, { atMs, attempt }: FailureContext<ProviderALogin>): GatewayError {
+    const refusal = failure instanceof UpstreamRefusal ? failure : undefined;
+    const event = failure instanceof UpstreamErrorEvent ? failure : undefined;
+    if (!refusal && !event) return transportFailure(this.provider, failure);
     const { plan } = attempt.login;
-    if (failure instanceof UpstreamErrorEvent) {
-      const classified = classifyUpstreamFailure({
-        payload: failure.payload,
-        planWindows: plan.latest()?.windows,
-        now: atMs,
-      });
-      if (classified.code === 'usage_limit') plan.usageLimit(failure.payload, undefined);
-      return classified;
-    }
-    if (!(failure instanceof UpstreamRefusal)) return transportFailure(this.provider, failure);
-    plan.record(rateLimitsFromHeaders(failure.headers), this.context.logger, false);
+    // An error event carries no status or headers: only a refusal's reach the plan meter.
+    if (refusal) plan.record(rateLimitsFromHeaders(refusal.headers), this.context.logger, false);
+    const payload = refusal ? refusal.body : event?.payload;
     const classified = classifyUpstreamFailure({
-      status: failure.status,
-      headers: failure.headers,
-      payload: failure.body,
+      status: refusal?.status,
+      headers: refusal?.headers,
+      payload,
       planWindows: plan.latest()?.windows,
       now: atMs,
     });
     if (classified.code === 'usage_limit')
-      plan.usageLimit(failure.body, failure.headers['x-codex-rate-limit-reached-type']);
+      plan.usageLimit(payload, refusal?.headers['x-codex-rate-limit-reached-type']);
     return classified;
   }
 

@@ -1,6 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
+import { transportFailure } from '../shared/turn-runner';
 import { UpstreamErrorEvent, UpstreamRefusal } from '../shared/upstream-failure';
 import type { QuotaErrorFacts } from './provider-b.quota';
 import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
@@ -15,7 +16,7 @@ export function classifyProviderBFailure(failure: unknown, atMs: number): Gatewa
   if (failure instanceof GatewayError) return failure;
   if (failure instanceof UpstreamRefusal) return classifyProviderBError(failure.status, failure.body, atMs);
   if (failure instanceof UpstreamErrorEvent) return classifyProviderBError(undefined, failure.payload, atMs);
-  return new GatewayError('upstream', { detail: 'provider_b transport error', retryable: true, cause: failure });
+  return transportFailure('provider_b', failure);
 }
 
 /** What we read from a Code Assist error body (docs/upstream/provider-b.md §10.1); message text stays internal. */
