@@ -6,7 +6,7 @@ import { allSettings, settingsByFlag } from './settings';
 import { BUILT_IN_FAMILIES } from '../families';
 import { CODEX_CLI_VERSION } from '../providers/provider-a/codex-cli-version';
 import { codexClient } from '../providers/provider-a/provider-a.client';
-import { familyIds } from '../core/family-registry';
+import { familyIds, familyOf } from '../core/family-registry';
 import { ModelCatalog } from '../models/model-catalog';
 import { loadFaithfulProfile } from '../providers/provider-a/provider-a.faithful-profile';
 import { StructuredAllowlist } from '../structured/structured-allowlist';
@@ -122,12 +122,14 @@ describe('SETTINGS', () => {
       expect(loadFaithfulProfile(undefined)).toBeDefined();
     },
     STRUCTURED_MODELS: (text) => {
-      expect(text).toBe('sol, terra, luna of provider_a with effort and -fast variants');
+      expect(text).toBe(
+        'the sol, terra and luna tier models that serve strict schemas, with effort and -fast variants',
+      );
       expect(loadConfig({}).structured.models).toBeUndefined();
       const catalog = ModelCatalog.load(undefined, familyIds()).bundledEntries();
       const { ids } = StructuredAllowlist.build({ catalog, enabledProviders: familyIds() });
       const rows = new Map(catalog.map((entry) => [entry.id, entry]));
-      expect(ids.every((id) => rows.get(id)?.provider === 'provider_a')).toBe(true);
+      expect(ids.every((id) => familyOf(rows.get(id)!.provider).catalog?.strictTierModels === true)).toBe(true);
       const shape = /-(sol|terra|luna)(-fast)?(-[a-z]+)?$/;
       expect(ids.filter((id) => !shape.test(id))).toEqual([]);
       const tiers = new Set(ids.map((id) => shape.exec(id)![1]));
@@ -162,6 +164,17 @@ describe('SETTINGS', () => {
     // @ts-expect-error GATEWAY_BEARER_SECRET has no default, so it can only be read as possibly unset
     const noDefault: DefaultedSettingName = 'GATEWAY_BEARER_SECRET';
     expect([port, portText, unknown, noDefault]).toEqual([8088, '8088', 'GATEWAY_PORTS', 'GATEWAY_BEARER_SECRET']);
+  });
+
+  it('names no family in a shared row, so a family added or removed leaves them true', () => {
+    const familyRows = new Set(BUILT_IN_FAMILIES.flatMap((family) => family.settings?.rows ?? []));
+    const shared = SETTINGS.filter((definition) => !familyRows.has(definition));
+    const named = shared.flatMap((definition) =>
+      BUILT_IN_FAMILIES.filter((family) =>
+        `${definition.description} ${definition.defaultText ?? ''}`.includes(family.id),
+      ).map((family) => `${definition.env}: ${family.id}`),
+    );
+    expect(named).toEqual([]);
   });
 
   it('marks the bearer secret sensitive so errors never echo it', () => {
