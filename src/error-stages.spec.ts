@@ -11,6 +11,7 @@ import { ChunkFactory, ToolCallCollector, writeChatStream } from './chat/chat-co
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { markStructuredRoute, rawErrorResponse, streamErrorContent } from './common/errors/error-writer';
 import { hostHeaderMiddleware, jsonBodyMiddleware } from './common/http/http-middleware';
+import { KeepAliveSweep } from './common/sse/keep-alive-sweep';
 import { SseWriter } from './common/sse/sse-writer';
 import type { EventLogger } from './core/event-logger';
 import type { ErrorCode } from './core/error-codes';
@@ -58,6 +59,7 @@ interface Answer {
 
 describe('every stage writes an error through the one writer', () => {
   let server: Server;
+  const keepAlive = new KeepAliveSweep();
   let base: string;
 
   beforeAll(async () => {
@@ -80,7 +82,7 @@ describe('every stage writes an error through the one writer', () => {
         yield { type: 'error' as const, error: errorOf(request) };
       }
       void writeChatStream(
-        new SseWriter(response),
+        new SseWriter(response, keepAlive),
         events(),
         new ChunkFactory('gpt-5.6-sol'),
         new ToolCallCollector('req-1', 'function'),
@@ -92,7 +94,10 @@ describe('every stage writes an error through the one writer', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
 
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  afterAll(() => {
+    keepAlive.onModuleDestroy();
+    return new Promise((resolve) => server.close(resolve));
+  });
 
   async function answer(pathname: string, init?: RequestInit): Promise<Answer> {
     const response = await fetch(`${base}${pathname}`, init);

@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../core/gateway.error';
+import { KeepAliveSweep } from '../common/sse/keep-alive-sweep';
 import { SseWriter } from '../common/sse/sse-writer';
 import type { ChatEvent } from '../core/chat-event';
 import type { StreamOutcome } from './chat-completion.renderer';
@@ -11,12 +12,13 @@ import { sseChunks } from '../../test/support/chat-sse';
 /** Serves one scripted turn through the real writer on a loopback socket and returns the SSE data lines. */
 async function serve(events: ChatEvent[], options: { includeUsage?: boolean; wire?: 'function' | 'custom' } = {}) {
   let outcome: StreamOutcome | undefined;
+  const keepAlive = new KeepAliveSweep();
   const server = http.createServer((_request, response) => {
     async function* source() {
       for (const event of events) yield event;
     }
     const collector = new ToolCallCollector('req-1', options.wire ?? 'function');
-    void writeChatStream(new SseWriter(response), source(), new ChunkFactory('gpt-5.6-sol'), collector, {
+    void writeChatStream(new SseWriter(response, keepAlive), source(), new ChunkFactory('gpt-5.6-sol'), collector, {
       includeUsage: options.includeUsage ?? false,
       signal: new AbortController().signal,
     }).then((result) => (outcome = result));
@@ -29,6 +31,7 @@ async function serve(events: ChatEvent[], options: { includeUsage?: boolean; wir
     return { response, data, chunks, outcome: outcome! };
   } finally {
     server.close();
+    keepAlive.onModuleDestroy();
   }
 }
 

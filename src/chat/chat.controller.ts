@@ -5,6 +5,7 @@ import { compressUnlessStream } from '../common/http/compression.interceptor';
 import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
 import { requestLoggerOf } from '../common/logging/request-log';
+import { KeepAliveSweep } from '../common/sse/keep-alive-sweep';
 import { SseWriter } from '../common/sse/sse-writer';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
@@ -36,6 +37,7 @@ export class ChatController {
     private readonly chat: ChatOrchestrator,
     private readonly catalog: ModelCatalog,
     @Inject(ROOT_LOGGER) private readonly rootLogger: EventLogger,
+    private readonly keepAlive: KeepAliveSweep,
   ) {}
 
   /**
@@ -82,7 +84,7 @@ export class ChatController {
   private sse(response: Response, command: ChatCommand): TurnRenderer<void> {
     return (events) =>
       writeChatStream(
-        new SseWriter(response),
+        new SseWriter(response, this.keepAlive),
         events,
         new ChunkFactory(command.request.model),
         this.collector(command),

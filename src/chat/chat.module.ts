@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { KeepAliveSweep } from '../common/sse/keep-alive-sweep';
 import { OutputValidator } from '../common/json-schema/output-validator';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ModelsModule } from '../models/models.module';
@@ -10,6 +11,6 @@ import { ChatOrchestrator } from './chat-orchestrator';
 @Module({
   imports: [ProvidersModule, ModelsModule, QueueModule, MetricsModule],
   controllers: [ChatController],
-  providers: [ChatOrchestrator, OutputValidator],
+  providers: [ChatOrchestrator, OutputValidator, KeepAliveSweep],
 })
 export class ChatModule {}

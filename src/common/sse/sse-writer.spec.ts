@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { KEEP_ALIVE_INTERVAL_MS, SseWriter } from './sse-writer';
+import { KEEP_ALIVE_INTERVAL_MS, KEEP_ALIVE_SWEEP_MS, KeepAliveSweep } from './keep-alive-sweep';
+import { SseWriter } from './sse-writer';
 
 /** The parts of a ServerResponse the writer uses, recording what reached the socket. */
 class FakeResponse extends EventEmitter {
@@ -30,12 +31,19 @@ class FakeResponse extends EventEmitter {
 }
 
 describe(SseWriter.name, () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
+  let keepAlive: KeepAliveSweep;
+  beforeEach(() => {
+    jest.useFakeTimers();
+    keepAlive = new KeepAliveSweep();
+  });
+  afterEach(() => {
+    keepAlive.onModuleDestroy();
+    jest.useRealTimers();
+  });
 
   const writerFor = () => {
     const response = new FakeResponse();
-    return { response, writer: new SseWriter(response as unknown as ServerResponse) };
+    return { response, writer: new SseWriter(response as unknown as ServerResponse, keepAlive) };
   };
 
   it('commits the SSE headers only when opened (the adapter reported acceptance), in one write with the first event', () => {
@@ -54,34 +62,57 @@ describe(SseWriter.name, () => {
     expect(response.written).toEqual(['data: {"role":"assistant"}\n\n']);
   });
 
-  it('writes a keep-alive comment after each silence of the interval, well inside a 60 s proxy idle limit', async () => {
+  it('never leaves a stream silent for longer than the interval, well inside a 60 s proxy idle limit', () => {
     expect(KEEP_ALIVE_INTERVAL_MS).toBeLessThan(60_000 / 2);
     const { response, writer } = writerFor();
     expect(writer.open({ n: 0 })).toBe(true);
-    jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 1);
-    expect(response.written).toEqual(['data: {"n":0}\n\n']);
-    jest.advanceTimersByTime(1);
-    expect(response.written).toEqual(['data: {"n":0}\n\n', ': keep-alive\n\n']);
-    // A long reasoning phase: one comment per interval, nothing else.
-    jest.advanceTimersByTime(3 * KEEP_ALIVE_INTERVAL_MS);
-    expect(response.written).toEqual(['data: {"n":0}\n\n', ...Array(4).fill(': keep-alive\n\n')]);
+    // The silence that elapses before each comment, read off the fake clock.
+    const silences: number[] = [];
+    let last = Date.now();
+    for (let step = 0; step < 8 * KEEP_ALIVE_INTERVAL_MS; step += 500) {
+      jest.advanceTimersByTime(500);
+      if (response.written.length > 1 + silences.length) {
+        silences.push(Date.now() - last);
+        last = Date.now();
+      }
+    }
+    expect(response.written.slice(1)).toEqual(Array(silences.length).fill(': keep-alive\n\n'));
+    // A long reasoning phase: a comment per sweep round, none sooner than a quiet round.
+    expect(silences.length).toBeGreaterThanOrEqual(7);
+    expect(Math.max(...silences)).toBeLessThanOrEqual(KEEP_ALIVE_INTERVAL_MS);
+    expect(Math.min(...silences)).toBeGreaterThanOrEqual(KEEP_ALIVE_SWEEP_MS);
   });
 
-  it('restarts the silence clock on every event and stops once the client left or the stream ended', async () => {
+  it('writes no comment to a stream that keeps writing, and stops once the client left or the stream ended', async () => {
     const { response, writer } = writerFor();
     expect(writer.open({ n: 0 })).toBe(true);
-    jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 10);
-    await writer.sendJson({ n: 1 });
-    jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS - 10);
-    expect(response.written).toEqual(['data: {"n":0}\n\n', 'data: {"n":1}\n\n']);
+    for (let n = 1; n <= 6; n++) {
+      jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS - 10);
+      await writer.sendJson({ n });
+    }
+    expect(response.written).toEqual([0, 1, 2, 3, 4, 5, 6].map((n) => `data: {"n":${n}}\n\n`));
     response.emit('close');
+    expect(keepAlive.size).toBe(0);
     jest.advanceTimersByTime(5 * KEEP_ALIVE_INTERVAL_MS);
-    expect(response.written).toEqual(['data: {"n":0}\n\n', 'data: {"n":1}\n\n']);
+    expect(response.written).toHaveLength(7);
 
     const ended = writerFor();
     expect(ended.writer.open({ n: 0 })).toBe(true);
     ended.writer.end();
+    expect(keepAlive.size).toBe(0);
     jest.advanceTimersByTime(5 * KEEP_ALIVE_INTERVAL_MS);
     expect(ended.response.written).toEqual(['data: {"n":0}\n\n']);
+  });
+
+  it('keeps every open stream of the gateway alive on one timer, which stops when none is open', () => {
+    const streams = [writerFor(), writerFor(), writerFor()];
+    for (const { writer } of streams) expect(writer.open({ n: 0 })).toBe(true);
+    expect(keepAlive.size).toBe(3);
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(KEEP_ALIVE_INTERVAL_MS);
+    for (const { response } of streams) expect(response.written).toEqual(['data: {"n":0}\n\n', ': keep-alive\n\n']);
+    for (const { writer } of streams) writer.end();
+    jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
+    expect(jest.getTimerCount()).toBe(0);
   });
 });

@@ -1,7 +1,5 @@
 import type { ServerResponse } from 'node:http';
-
-/** Comment line written after this much silence so proxies and clients keep the stream open. */
-export const KEEP_ALIVE_INTERVAL_MS = 15_000;
+import type { KeepAliveStream, KeepAliveSweep } from './keep-alive-sweep';
 
 /**
  * Server-sent events over a raw Node/Express response (docs/design/code-shape.md §5): headers are committed only by
@@ -11,10 +9,16 @@ export const KEEP_ALIVE_INTERVAL_MS = 15_000;
  * growing memory. Hand-written: Nest's @Sse adds id lines, a leading newline and its own error
  * frames that the OpenAI wire format does not have (docs/design/code-shape.md B.5 items 5–7).
  */
-export class SseWriter {
-  private keepAlive?: NodeJS.Timeout;
+export class SseWriter implements KeepAliveStream {
+  /** Something went out since the keep-alive sweep last looked. */
+  private wrote = false;
+  /** Listed in the sweep (from `open` until the response closes or ends). */
+  private inSweep = false;
 
-  constructor(private readonly response: ServerResponse) {}
+  constructor(
+    private readonly response: ServerResponse,
+    private readonly keepAlive: KeepAliveSweep,
+  ) {}
 
   get isClosed(): boolean {
     return this.response.destroyed || this.response.writableEnded;
@@ -32,9 +36,11 @@ export class SseWriter {
     this.response.setHeader('Cache-Control', 'no-cache, no-transform');
     this.response.setHeader('Connection', 'keep-alive');
     this.response.setHeader('X-Accel-Buffering', 'no');
-    // A client that leaves ends the stream without end(); stop the keep-alive timer with it.
+    // A client that leaves ends the stream without end(); it leaves the keep-alive sweep with it.
     (this.response as ResponseWithWriter)[WRITER] = this;
     this.response.once('close', stopKeepAlive);
+    this.inSweep = true;
+    this.keepAlive.add(this);
     return this.sendJson(first);
   }
 
@@ -52,25 +58,30 @@ export class SseWriter {
   }
 
   end(): void {
-    clearTimeout(this.keepAlive);
+    this.stopKeepAlive();
     if (!this.isClosed) this.response.end();
   }
 
-  /** The response closed: no more keep-alive comments. */
+  /** The response closed or ended: no more keep-alive comments. */
   stopKeepAlive(): void {
-    clearTimeout(this.keepAlive);
+    if (!this.inSweep) return;
+    this.inSweep = false;
+    this.keepAlive.delete(this);
   }
 
-  /** The silence timer fired: an SSE comment, ignored by clients, proves the connection alive. */
-  keepAliveDue(): void {
-    if (this.isClosed) return;
-    this.response.write(': keep-alive\n\n');
-    this.keepAlive?.refresh();
+  /**
+   * The sweep's round: after a whole round without a write, an SSE comment (ignored by clients)
+   * proves the connection alive, so no silence outlasts KEEP_ALIVE_INTERVAL_MS.
+   */
+  sweep(): void {
+    if (this.wrote) this.wrote = false;
+    else if (this.isClosed) this.stopKeepAlive();
+    else this.response.write(': keep-alive\n\n');
   }
 
   private write(text: string): boolean | Promise<boolean> {
     if (this.isClosed) return false;
-    this.armKeepAlive();
+    this.wrote = true;
     if (this.response.write(text)) return true;
     return new Promise<boolean>((resolve) => {
       const done = (open: boolean) => {
@@ -84,31 +95,13 @@ export class SseWriter {
       this.response.once('close', onClose);
     });
   }
-
-  /**
-   * Restarts the silence timer. One timer per stream, re-armed with `refresh()`: a write per
-   * chunk must not allocate and cancel a timer per chunk.
-   */
-  private armKeepAlive(): void {
-    if (this.keepAlive) {
-      this.keepAlive.refresh();
-      return;
-    }
-    this.keepAlive = setTimeout(keepAliveDue, KEEP_ALIVE_INTERVAL_MS, this);
-    this.keepAlive.unref();
-  }
 }
 
-// The writer's response listener and timer callback are module functions given the writer: no
-// closure per stream.
+// The writer's response listener is a module function given the writer: no closure per stream.
 const WRITER = Symbol('sseWriter');
 type ResponseWithWriter = ServerResponse & { [WRITER]?: SseWriter };
 
 /** The response's 'close' listener (`this` is the response). */
 function stopKeepAlive(this: ResponseWithWriter): void {
   this[WRITER]?.stopKeepAlive();
-}
-
-function keepAliveDue(writer: SseWriter): void {
-  writer.keepAliveDue();
 }

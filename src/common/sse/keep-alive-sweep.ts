@@ -1,0 +1,62 @@
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+
+/** The longest silence an open stream is left in: well inside the 60 s idle limit of common proxies. */
+export const KEEP_ALIVE_INTERVAL_MS = 15_000;
+
+/** How often the open streams are looked at: a stream quiet for a whole period is at most two periods silent. */
+export const KEEP_ALIVE_SWEEP_MS = KEEP_ALIVE_INTERVAL_MS / 2;
+
+/** What the sweep asks of an open stream. */
+export interface KeepAliveStream {
+  /** Called once per sweep: writes a comment when nothing went out since the last call. */
+  sweep(): void;
+}
+
+/**
+ * The keep-alive of every open SSE stream of one gateway, on one timer. A stream only raises a
+ * flag when it writes, instead of re-arming a timer per chunk (a clock read and a timer-list move
+ * each) and holding one for its whole life. The timer starts with the first open stream, stops at
+ * the first round that finds none, and is unref'd: it never keeps the process up by itself.
+ */
+@Injectable()
+export class KeepAliveSweep implements OnModuleDestroy {
+  private readonly streams = new Set<KeepAliveStream>();
+  private timer?: NodeJS.Timeout;
+
+  /** Open streams now (for specs and the memory accounting). */
+  get size(): number {
+    return this.streams.size;
+  }
+
+  add(stream: KeepAliveStream): void {
+    this.streams.add(stream);
+    this.timer ??= setInterval(sweepAll, KEEP_ALIVE_SWEEP_MS, this).unref();
+  }
+
+  delete(stream: KeepAliveStream): void {
+    this.streams.delete(stream);
+  }
+
+  /** One round: every open stream writes its comment if it was quiet; no stream left stops the timer. */
+  sweep(): void {
+    if (this.streams.size === 0) {
+      this.stop();
+      return;
+    }
+    for (const stream of this.streams) stream.sweep();
+  }
+
+  onModuleDestroy(): void {
+    this.stop();
+  }
+
+  private stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+// The timer's callback is a module function given the sweep: no closure.
+function sweepAll(sweep: KeepAliveSweep): void {
+  sweep.sweep();
+}
