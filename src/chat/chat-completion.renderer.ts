@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SseWriter } from '../common/sse/sse-writer';
-import type { ChatEvent, FinishReason, UsageEvent } from '../core/chat-event';
+import type { ChatEvent, FinishReason, PolledEvents, UsageEvent } from '../core/chat-event';
 import type { CustomToolWire } from '../config/app-config';
 import type { ToolCallEvent } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
@@ -165,6 +165,9 @@ export class ChunkFactory {
 
 // ── Reading a turn ──────────────────────────────────────────────────────────────────────
 
+/** A turn's events as read here: `poll` first where the source has it (`PolledEvents`), else `next`. */
+type EventReader = AsyncIterator<ChatEvent> & Pick<PolledEvents, 'poll'>;
+
 /** A piece of text to show, or the turn's end (`reader.ended` then says how). */
 type TurnPiece = { readonly channel: 'content' | 'reasoning'; readonly text: string } | undefined;
 
@@ -246,15 +249,20 @@ export async function writeChatStream(
   const opened = writer.open(chunks.role());
   if (opened !== true && !(await opened)) return gone(collector);
   const turn = new TurnReader(collector);
-  const iterator = events[Symbol.asyncIterator]();
+  const iterator: EventReader = events[Symbol.asyncIterator]();
   try {
     while (!turn.ended) {
-      const step = await iterator.next();
-      if (step.done) {
-        turn.unfinished();
-        break;
+      // An event already at hand is taken without a promise; only a wait is awaited.
+      let event = iterator.poll?.();
+      if (event === undefined) {
+        const step = await iterator.next();
+        if (step.done) {
+          turn.unfinished();
+          break;
+        }
+        event = step.value;
       }
-      const piece = turn.take(step.value);
+      const piece = turn.take(event);
       if (piece === undefined) continue;
       const written = writer.sendJson(
         piece.channel === 'content' ? chunks.content(piece.text) : chunks.reasoning(piece.text),
@@ -325,13 +333,21 @@ export async function aggregateCompletion(
   let text = '';
   let reasoning = '';
   const turn = new TurnReader(collector);
-  for await (const event of events) {
+  const iterator: EventReader = events[Symbol.asyncIterator]();
+  while (!turn.ended) {
+    let event = iterator.poll?.();
+    if (event === undefined) {
+      const step = await iterator.next();
+      if (step.done) {
+        turn.unfinished();
+        break;
+      }
+      event = step.value;
+    }
     const piece = turn.take(event);
     if (piece?.channel === 'content') text += piece.text;
     else if (piece) reasoning += piece.text;
-    if (turn.ended) break;
   }
-  if (!turn.ended) turn.unfinished();
   if (turn.failure) throw turn.failure;
   if (collector.allInvalid) throw new GatewayError('invalid_tool_call');
   const usage = turn.usage;

@@ -1,7 +1,7 @@
 import { OutputValidator } from '../common/json-schema/output-validator';
 import type { EventLogger } from '../core/event-logger';
 import { loadConfig } from '../config/app-config';
-import type { ChatEvent } from '../core/chat-event';
+import type { ChatEvent, PolledEvents } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { ModelCatalog } from '../models/model-catalog';
@@ -32,7 +32,7 @@ class FakeAdapter implements ProviderAdapter {
     } = {},
   ) {}
 
-  async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+  async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     this.requests.push(request);
     this.contexts.push(context);
     await this.script.acceptAfter;
@@ -42,7 +42,8 @@ class FakeAdapter implements ProviderAdapter {
       ...(attempts ? attempts[Math.min(this.requests.length, attempts.length) - 1] : (this.script.events ?? [])),
     ];
     // A hand-made iterator: unlike an unstarted generator, it notices return() before any next().
-    const iterator: AsyncIterator<ChatEvent> = {
+    const iterator: PolledEvents = {
+      [Symbol.asyncIterator]: () => iterator,
       next: async () => {
         this.pulled++;
         const value = events.shift();
@@ -53,10 +54,10 @@ class FakeAdapter implements ProviderAdapter {
         return { value: undefined, done: true };
       },
     };
-    return { [Symbol.asyncIterator]: () => iterator };
+    return iterator;
   }
 
-  complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+  complete(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     return this.stream(request, context);
   }
 }

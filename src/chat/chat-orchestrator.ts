@@ -5,7 +5,7 @@ import { OutputValidator } from '../common/json-schema/output-validator';
 import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
-import type { ChatEvent, UsageEvent } from '../core/chat-event';
+import type { ChatEvent, PolledEvents, UsageEvent } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
@@ -105,7 +105,7 @@ export class ChatOrchestrator {
       });
       // A turn the queue lets through at once (no tools, or the queue off) awaits nothing here.
       const slot = admitted instanceof Promise ? await admitted : admitted;
-      let events: AsyncIterator<ChatEvent> | undefined;
+      let events: PolledEvents | undefined;
       try {
         const chatRequest: ChatRequest = {
           model: route.model,
@@ -127,9 +127,11 @@ export class ChatOrchestrator {
             request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
           seen = await this.heldToFormat(json, call, telemetry, logger);
         } else {
-          const turn = request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
-          events = (await turn)[Symbol.asyncIterator]();
-          seen = observed(events, telemetry);
+          const turn = await (request.stream
+            ? adapter.stream(chatRequest, context)
+            : adapter.complete(chatRequest, context));
+          events = turn;
+          seen = observed(turn, telemetry);
         }
         const stops = request.parameters.stop;
         // The parameter table (chat-parameters.ts): families whose upstream cannot stop get the gateway's cut.
@@ -196,12 +198,12 @@ export class ChatOrchestrator {
    */
   private async heldToFormat(
     json: JsonAnswer,
-    call: () => Promise<AsyncIterable<ChatEvent>>,
+    call: () => Promise<PolledEvents>,
     telemetry: ChatTelemetry,
     logger: EventLogger,
   ): Promise<AsyncIterable<ChatEvent>> {
     for (let attempt = 1; ; attempt++) {
-      const events = (await call())[Symbol.asyncIterator]();
+      const events = await call();
       let verdict: JsonVerdict;
       try {
         verdict = json.judge(await bufferTurn(observed(events, telemetry)));
@@ -249,11 +251,11 @@ export class ChatOrchestrator {
  * `for await` does; the orchestrator's `finally` closes it again for renderers that did not.
  * One object, its own iterator, with its methods on the prototype.
  */
-function observed(events: AsyncIterator<ChatEvent>, telemetry: ChatTelemetry): AsyncIterable<ChatEvent> {
+function observed(events: PolledEvents, telemetry: ChatTelemetry): PolledEvents {
   return new ObservedEvents(events, telemetry);
 }
 
-class ObservedEvents implements AsyncIterable<ChatEvent>, AsyncIterator<ChatEvent> {
+class ObservedEvents implements PolledEvents {
   /**
    * Made once per turn and handed to every read: `next` chains it onto the turn's own promise
    * instead of awaiting it, so a read waiting on the upstream holds no suspended function here.
@@ -264,7 +266,7 @@ class ObservedEvents implements AsyncIterable<ChatEvent>, AsyncIterator<ChatEven
   };
 
   constructor(
-    private readonly events: AsyncIterator<ChatEvent>,
+    private readonly events: PolledEvents,
     private readonly telemetry: ChatTelemetry,
   ) {}
 
@@ -272,11 +274,17 @@ class ObservedEvents implements AsyncIterable<ChatEvent>, AsyncIterator<ChatEven
     return this.events.next().then(this.seen);
   }
 
+  poll(): ChatEvent | undefined {
+    const event = this.events.poll?.();
+    if (event !== undefined) this.telemetry.observe(event);
+    return event;
+  }
+
   async return(): Promise<IteratorResult<ChatEvent>> {
     return (await this.events.return?.()) ?? { done: true, value: undefined };
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<ChatEvent> {
+  [Symbol.asyncIterator](): PolledEvents {
     return this;
   }
 }

@@ -33,3 +33,13 @@ export type ChatEvent =
   | { readonly type: 'finish'; readonly reason: FinishReason }
   /** Terminal; `error.code` is an internal upstream code; never carries upstream text. */
   | { readonly type: 'error'; readonly error: GatewayError };
+
+/**
+ * A turn's events that may also hand over an event already at hand without a promise: a reader
+ * tries `poll()` first and awaits `next()` only when it returns undefined, so a burst of upstream
+ * frames reaches the client in one synchronous run instead of a promise per event per layer.
+ */
+export interface PolledEvents extends AsyncIterable<ChatEvent>, AsyncIterator<ChatEvent> {
+  /** The next event when it is at hand now; undefined when `next()` must be awaited for it. */
+  poll?(): ChatEvent | undefined;
+}

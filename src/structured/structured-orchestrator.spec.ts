@@ -2,7 +2,7 @@ import type { EventLogger } from '../core/event-logger';
 import type { BuildInfo } from '../common/build/build-info';
 import { DrainService } from '../common/lifecycle/drain.service';
 import { loadConfig } from '../config/app-config';
-import type { ChatEvent } from '../core/chat-event';
+import type { PolledEvents } from '../core/chat-event';
 import { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { ModelCatalog } from '../models/model-catalog';
@@ -48,11 +48,11 @@ class FakeExtractor implements ProviderAdapter {
     };
   }
 
-  stream(): Promise<AsyncIterable<ChatEvent>> {
+  stream(): Promise<PolledEvents> {
     throw new Error('not used');
   }
 
-  complete(): Promise<AsyncIterable<ChatEvent>> {
+  complete(): Promise<PolledEvents> {
     throw new Error('not used');
   }
 }

@@ -5,7 +5,7 @@ import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
-import type { ChatEvent, UsageEvent } from '../../core/chat-event';
+import type { PolledEvents, UsageEvent } from '../../core/chat-event';
 import { customToolNames } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
@@ -143,7 +143,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     void this.proxy.close();
   }
 
-  async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+  async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     const startedAt = performance.now();
     const lease = this.sessions?.lease(request.conversationId, customToolNames(request.normalizedTools));
     const requests = new ChatAttempts(this, request, context);
@@ -171,7 +171,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   }
 
   /** Same events as `stream()`; the chat layer aggregates them. */
-  complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+  complete(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     return this.stream(request, context);
   }
 

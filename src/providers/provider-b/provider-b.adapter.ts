@@ -4,7 +4,7 @@ import { AccountPools } from '../../accounts/account-pools';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
-import type { ChatEvent } from '../../core/chat-event';
+import type { PolledEvents } from '../../core/chat-event';
 import { runFamilyTurn } from '../shared/family-turn';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { createProviderBPool, ProviderBLogin } from '../../accounts/provider-b/provider-b.accounts';
@@ -51,20 +51,16 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     void this.proxy.close();
   }
 
-  stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+  stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     return this.run(request, context, 'streamGenerateContent');
   }
 
-  complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+  complete(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     return this.run(request, context, 'generateContent');
   }
 
   /** Resolves once the upstream accepted the turn; retries (docs/upstream/provider-b.md §10.3) happen before that, on the runner. */
-  private async run(
-    request: ChatRequest,
-    context: CallContext,
-    method: ProviderBMethod,
-  ): Promise<AsyncIterable<ChatEvent>> {
+  private async run(request: ChatRequest, context: CallContext, method: ProviderBMethod): Promise<PolledEvents> {
     const turn = await runFamilyTurn(new ProviderBUpstream(this.connect, request, context, method), {
       // Throws `rate_limited` / `auth` at once when no login can take the turn.
       pool: this.accounts,

@@ -5,7 +5,7 @@ import { AccountPools } from '../../accounts/account-pools';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
-import type { ChatEvent } from '../../core/chat-event';
+import type { PolledEvents } from '../../core/chat-event';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
 import { runFamilyTurn } from '../shared/family-turn';
 import {
@@ -90,7 +90,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
    * Login → slot → runs → events. Resolves once the API answered (its `message_start`, or the first model
    * output); the slot is released after the last child was reaped (docs/upstream/provider-c.md §2, §3.6).
    */
-  async stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+  async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context)), {
       // The chat's login first: a 429/401 at once when every login is cooling or dead, before any slot wait.
       pool: this.accounts,
@@ -108,7 +108,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
   }
 
   /** Same child, same events; the chat layer aggregates them (docs/upstream/provider-c.md §6). */
-  complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+  complete(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     return this.stream(request, context);
   }
 

@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import type { ChatEvent, UsageEvent } from '../../core/chat-event';
+import type { PolledEvents, UsageEvent } from '../../core/chat-event';
 import type { ChatMessage, NormalizedTool, ToolDefinition } from '../../core/chat-message';
 import type { EventLogger } from '../../core/event-logger';
 import type { ProviderId } from '../../core/provider-id';
@@ -114,10 +114,10 @@ export interface ExtractionResult {
  */
 export interface ProviderAdapter {
   readonly id: ProviderId;
-  /** A turn whose events are written to the client as they arrive. */
-  stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>>;
+  /** A turn whose events are written to the client as they arrive (an async generator will do; the turn runner's also poll). */
+  stream(request: ChatRequest, context: CallContext): Promise<PolledEvents>;
   /** A turn the chat layer aggregates into one `chat.completion` (same events). */
-  complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>>;
+  complete(request: ChatRequest, context: CallContext): Promise<PolledEvents>;
   /** Strict JSON-schema extraction; only families that honour strict schemas implement it. */
   extract?(request: ExtractionRequest, context: CallContext): Promise<ExtractionResult>;
 }

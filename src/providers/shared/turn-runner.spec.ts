@@ -51,9 +51,15 @@ const failures: Record<string, () => GatewayError> = {
     new GatewayError('rate_limited', { retryable: true, upstreamStatus: 429, retryAfterSeconds: 60 }),
 };
 
-function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
+/**
+ * `again`: the frames' end asks for the turn again. `buffered`: frames other than `hang` and
+ * `throw:` are already at hand, so the attempt's `poll` gives them without a wait.
+ */
+function fakeFamily(scripts: Frame[][], options: { again?: boolean; buffered?: boolean } = {}) {
   const opened: FakeAttempt[] = [];
   const classified: Classified[] = [];
+  /** Every frame translated, in order. */
+  const translated: Frame[] = [];
   /** The time each frame was translated at, as the runner gave it. */
   const family: UpstreamFamily<string, Frame, FakeAttempt, AttemptInfo<string>> = {
     provider: 'provider_a',
@@ -80,6 +86,16 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
           attempt.closedWith ??= reason;
           stop?.();
         },
+        ...(options.buffered
+          ? {
+              poll: () => {
+                const frame = script[index];
+                if (frame === undefined || frame === 'hang' || frame.startsWith('throw:')) return undefined;
+                index++;
+                return frame;
+              },
+            }
+          : {}),
       };
       opened.push(attempt);
       if (script[0]?.startsWith('refuse:')) throw failures[script[0].slice('refuse:'.length)]();
@@ -91,6 +107,7 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
       return failure instanceof Refusal ? failures[failure.code]() : transportFailure('provider_a', failure);
     },
     translate: (frame): FrameStep => {
+      translated.push(frame);
       if (frame === 'ok') return { events: [], accepted: true };
       if (frame === 'text') return { events: [{ type: 'text-delta', text: 't' }], accepted: true };
       if (frame === 'done') return { events: [{ type: 'finish', reason: 'stop' }], accepted: true, terminal: true };
@@ -104,7 +121,7 @@ function fakeFamily(scripts: Frame[][], options: { again?: boolean } = {}) {
         : { events: [], failure: new GatewayError('upstream', { retryable: true, detail: 'closed early' }) },
     ...(options.again ? { emptyTurnRetry: { maxRetries: 2, delayMs: () => 1 } } : {}),
   };
-  return { family, opened, classified };
+  return { family, opened, classified, translated };
 }
 
 function recordingLogger() {
@@ -411,6 +428,57 @@ describe('runTurn', () => {
     expect(opened[0].closedWith).toBe('canceled');
     expect(events('upstream_canceled')).toHaveLength(1);
     expect(closed).toHaveBeenCalledTimes(1);
+  });
+
+  it('hands over frames the attempt already holds through poll, without a promise, and leaves the last step to the run', async () => {
+    const { family, opened, translated } = fakeFamily([['ok', 'text', 'text', 'text', 'done']], { buffered: true });
+    const { options, closed } = setup();
+    const turn = await runTurn(family, options());
+    const events = turn.events;
+    expect(await events.next()).toEqual({ done: false, value: { type: 'text-delta', text: 't' } });
+    expect(events.poll!()).toEqual({ type: 'text-delta', text: 't' });
+    expect(events.poll!()).toEqual({ type: 'text-delta', text: 't' });
+    // The finishing frame is the run's to take: translated once, kept, and handed over by next().
+    expect(events.poll!()).toBeUndefined();
+    expect(translated).toEqual(['ok', 'text', 'text', 'text', 'done']);
+    expect(closed).not.toHaveBeenCalled();
+    expect(await events.next()).toEqual({ done: false, value: { type: 'finish', reason: 'stop' } });
+    expect(await events.next()).toEqual({ done: true, value: undefined });
+    expect(translated).toEqual(['ok', 'text', 'text', 'text', 'done']);
+    expect(opened[0].closedWith).toBe('done');
+    expect(closed).toHaveBeenCalledTimes(1);
+  });
+
+  it('ends a polled turn whose next frame fails after output with one error event, not a retry', async () => {
+    const { family, opened } = fakeFamily(
+      [
+        ['ok', 'text', 'text', 'fail:upstream'],
+        ['ok', 'done'],
+      ],
+      {
+        buffered: true,
+      },
+    );
+    const { options } = setup();
+    const turn = await runTurn(family, options());
+    expect((await turn.events.next()).value).toEqual({ type: 'text-delta', text: 't' });
+    expect(turn.events.poll!()).toEqual({ type: 'text-delta', text: 't' });
+    expect(turn.events.poll!()).toBeUndefined();
+    expect((await drain(turn.events)).map((event) => event.type)).toEqual(['error']);
+    expect(opened).toHaveLength(1);
+    expect(opened[0].closedWith).toBe('failed');
+  });
+
+  it('polls nothing once the client left: the run closes the turn as canceled', async () => {
+    const { family, opened, translated } = fakeFamily([['ok', 'text', 'text', 'text', 'done']], { buffered: true });
+    const { options, client, events } = setup();
+    const turn = await runTurn(family, options());
+    expect((await turn.events.next()).value).toEqual({ type: 'text-delta', text: 't' });
+    client.abort(new ClientDisconnectedError());
+    expect(turn.events.poll!()).toBeUndefined();
+    expect(translated).toEqual(['ok', 'text']);
+    expect(opened[0].closedWith).toBe('canceled');
+    expect(events('upstream_canceled')).toHaveLength(1);
   });
 
   it('closes an accepted turn whose consumer returns without reading', async () => {

@@ -1,5 +1,5 @@
 import type { AccountTurn } from '../../accounts/account-turn';
-import type { ChatEvent } from '../../core/chat-event';
+import type { ChatEvent, PolledEvents } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import type { ProviderId } from '../../core/provider-id';
 import type { CallContext } from './provider-adapter';
@@ -139,7 +139,7 @@ export interface TurnOptions<L> {
 
 /** An accepted turn: its events and the attempt that is running (the extraction reads its ids). */
 export interface AcceptedTurn<A> {
-  readonly events: AsyncIterable<ChatEvent>;
+  readonly events: PolledEvents;
   current(): A | undefined;
 }
 
@@ -148,6 +148,13 @@ const ACCEPTED = Symbol('accepted');
 const DONE = Symbol('done');
 const isOutput = (event: ChatEvent) =>
   event.type === 'text-delta' || event.type === 'reasoning-delta' || event.type === 'tool-call';
+/** A step `poll` may hand over itself: events only (none of what the generator decides on). */
+const isPlain = (step: FrameStep, accepted: boolean) =>
+  (accepted || !step.accepted) &&
+  !step.terminal &&
+  step.failure === undefined &&
+  step.unclassified === undefined &&
+  step.again === undefined;
 
 /**
  * Runs one turn. Resolves once the upstream accepted it; rejects with the classified error (the
@@ -160,7 +167,7 @@ export async function runTurn<L, F, A extends UpstreamAttempt<F>, R>(
 ): Promise<AcceptedTurn<A>> {
   const turn = new UpstreamTurn(family, options);
   try {
-    await turn.events.next();
+    await turn.run.next();
   } catch (error) {
     throw turn.rejected(error);
   }
@@ -179,15 +186,26 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The state of one turn, kept cheap because a gateway holds thousands of open streams: one
- * object that is itself the listener on the client's signal (`handleEvent`), one generator, one
- * AbortController (the turn's signal every wait of its attempts listens to) and one timer, for
- * the idle bound or the deadline, whichever ends first, whose callback is a module function
- * given the turn.
+ * object that is itself the listener on the client's signal (`handleEvent`) and the client's
+ * events (`next`, `poll`), one generator, one AbortController (the turn's signal every wait of
+ * its attempts listens to) and one timer, for the idle bound or the deadline, whichever ends
+ * first, whose callback is a module function given the turn.
+ *
+ * The generator decides everything: retries, moves, failures, the end. While it waits on its
+ * consumer after a plain step, `poll` translates frames the attempt already holds and hands over
+ * their events without resuming it; any other step is kept for the generator to take next.
  */
-class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTurn<A> {
+class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTurn<A>, PolledEvents {
   /** The run: ACCEPTED once (taken by `runTurn`), then the client's events. */
-  readonly events: AsyncGenerator<ChatEvent> & AsyncGenerator<ChatEvent | typeof ACCEPTED>;
+  readonly run: AsyncGenerator<ChatEvent> & AsyncGenerator<ChatEvent | typeof ACCEPTED>;
   attempt?: A;
+  /** Events of the current step not yet handed over (the first went out through the generator's yield or `poll`). */
+  private queued?: readonly ChatEvent[];
+  private queuedAt = 0;
+  /** The generator waits on its consumer after a step that is not the last: `poll` may read on. */
+  private readable = false;
+  /** A step `poll` translated but leaves to the generator (it accepts, ends, fails or asks again). */
+  private kept?: FrameStep;
   /** What the family is told about the current attempt; set when it starts, before anything can fail. */
   private info?: AttemptInfo<L>;
   private readonly controller = new AbortController();
@@ -224,11 +242,67 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     if (context.signal.aborted) this.controller.abort(context.signal.reason);
     else context.signal.addEventListener('abort', this);
     this.armTimer();
-    this.events = this.run() as UpstreamTurn<L, F, A, R>['events'];
+    this.run = this.steps() as UpstreamTurn<L, F, A, R>['run'];
   }
 
   current(): A | undefined {
     return this.attempt;
+  }
+
+  get events(): PolledEvents {
+    return this;
+  }
+
+  [Symbol.asyncIterator](): PolledEvents {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<ChatEvent>> {
+    const ready = this.poll();
+    return ready === undefined ? this.run.next() : Promise.resolve({ done: false, value: ready });
+  }
+
+  return(): Promise<IteratorResult<ChatEvent>> {
+    this.queued = undefined;
+    this.readable = false;
+    return this.run.return(undefined);
+  }
+
+  /**
+   * The next event without a wait: one left of the current step, else the first of the next
+   * frame the attempt already holds, translated here while the generator waits at its yield.
+   */
+  poll(): ChatEvent | undefined {
+    const queued = this.queued;
+    if (queued !== undefined) {
+      const event = queued[this.queuedAt++];
+      if (this.queuedAt === queued.length) this.queued = undefined;
+      return event;
+    }
+    const attempt = this.attempt;
+    if (!this.readable || attempt?.poll === undefined) return undefined;
+    for (;;) {
+      if (this.controller.signal.aborted) return undefined;
+      const frame = attempt.poll();
+      if (frame === undefined) return undefined;
+      const step = this.family.translate(frame, attempt);
+      if (!isPlain(step, this.accepted)) {
+        this.kept = step;
+        this.readable = false;
+        return undefined;
+      }
+      if (step.events.length > 0) return this.handOver(step.events);
+    }
+  }
+
+  /** Hands over a step's first event and queues the rest (output marked: it is the client's now). */
+  private handOver(events: readonly ChatEvent[]): ChatEvent {
+    if (!this.output) this.output = events.some(isOutput);
+    if (events.length > 1) {
+      this.queued = events;
+      this.queuedAt = 1;
+    }
+    return events[0];
   }
 
   /** Aborted when the client leaves (its reason, unchanged) or the deadline passes (`timeout`). */
@@ -314,7 +388,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     else if (this.suspended && this.options.context.signal.aborted) this.close('canceled');
   }
 
-  private async *run(): AsyncGenerator<ChatEvent | typeof ACCEPTED> {
+  private async *steps(): AsyncGenerator<ChatEvent | typeof ACCEPTED> {
     const { family, signal, deadlineAt } = this;
     const { account } = this.options;
     let retries = 0;
@@ -339,9 +413,14 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
           this.attempt = opened;
           if (signal.aborted) throw signal.reason;
           for (;;) {
-            const next = opened.poll?.() ?? (await this.read(opened));
+            let step = this.kept;
+            if (step !== undefined) this.kept = undefined;
+            else {
+              const next = opened.poll?.() ?? (await this.read(opened));
+              if (signal.aborted) throw signal.reason;
+              step = next === DONE ? family.end(opened) : family.translate(next, opened);
+            }
             if (signal.aborted) throw signal.reason;
-            const step = next === DONE ? family.end(opened) : family.translate(next, opened);
             if (step.accepted && !this.accepted) {
               this.accepted = true;
               this.suspended = true;
@@ -359,11 +438,14 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
             // The turn ends as the upstream meant it to: told before its last events, which a
             // consumer may stop reading at.
             if (step.terminal) account.succeeded();
-            for (const event of step.events) {
-              if (!this.output && isOutput(event)) this.output = true;
+            if (step.events.length > 0) {
+              const first = this.handOver(step.events);
+              // After a step that is not the last, `poll` may read on while the consumer holds this one.
+              this.readable = !step.terminal;
               this.suspended = true;
-              yield event;
+              yield first;
               this.suspended = false;
+              this.readable = false;
             }
             if (step.terminal) return;
           }
@@ -440,6 +522,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
   close(reason: CloseReason): void {
     if (this.closed) return;
     this.closed = true;
+    this.readable = false;
     clearTimeout(this.timer);
     this.timerFor = 'none';
     this.options.context.signal.removeEventListener('abort', this);

@@ -4,7 +4,7 @@ import type { AccountPool } from '../../../src/accounts/account-pool';
 import { AccountPools } from '../../../src/accounts/account-pools';
 import type { AppConfig } from '../../../src/config/app-config';
 import { APP_CONFIG } from '../../../src/config/config.tokens';
-import type { ChatEvent } from '../../../src/core/chat-event';
+import type { PolledEvents } from '../../../src/core/chat-event';
 import { runFamilyTurn } from '../../../src/providers/shared/family-turn';
 import type { CallContext, ChatRequest, ProviderAdapter } from '../../../src/providers/shared/provider-adapter';
 import { ECHO_ID } from './echo.constants';
@@ -38,19 +38,15 @@ export function echoAdapterClass(options: EchoFamilyOptions): Type<ProviderAdapt
       );
     }
 
-    stream(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
       return this.run(request, context, true);
     }
 
-    complete(request: ChatRequest, context: CallContext): Promise<AsyncIterable<ChatEvent>> {
+    complete(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
       return this.run(request, context, false);
     }
 
-    private async run(
-      request: ChatRequest,
-      context: CallContext,
-      streaming: boolean,
-    ): Promise<AsyncIterable<ChatEvent>> {
+    private async run(request: ChatRequest, context: CallContext, streaming: boolean): Promise<PolledEvents> {
       const turn = await runFamilyTurn(new EchoUpstream(ECHO_ID, this.settings.url ?? '', request, streaming), {
         pool: this.accounts,
         chat: request.conversationId,
