@@ -7,7 +7,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { bundledTierModel } from './support/bundled-tiers';
 import { FakeProviderA } from './support/fake-provider-a';
-import { postChatBody, sseData } from './support/chat-sse';
+import { postChatBody, sseChunks, sseData } from './support/chat-sse';
 import { eventually } from './support/poll';
 import { metricValue } from './support/prometheus-text';
 import {
@@ -71,6 +71,30 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     expect(whenFirstArrived).not.toContain('"content":"second"');
     expect(text).toContain('"content":"second"');
     expect(sseData(text).at(-1)).toBe('[DONE]');
+  });
+
+  it('delivers every delta of a large stream in order to a client that stops reading and resumes', async () => {
+    // 4 MiB of numbered deltas: more than loopback buffers hold, so while the client does not read,
+    // the gateway's writes wait for the socket and the upstream's frames pile up behind them.
+    const deltas = Array.from({ length: 4096 }, (_, index) => `<${index}>${'x'.repeat(1000)}`);
+    fake.enqueue({ frames: [created(), ...deltas.map((text) => textDelta(text)), completed()] });
+    const response = await post({ stream: true, messages: [{ role: 'user', content: 'a long answer' }] });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value, { stream: true });
+    // The client stops reading for a while; however long the pause, nothing may be lost or reordered.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+    const { chunks, done } = sseChunks(text);
+    expect(done).toBe(true);
+    const content = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
+    expect(content).toBe(deltas.join(''));
+    expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('stop');
   });
 
   it('compresses a non-streaming JSON answer when the client accepts gzip', async () => {
