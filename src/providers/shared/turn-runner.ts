@@ -413,14 +413,14 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
           this.attempt = opened;
           if (signal.aborted) throw signal.reason;
           for (;;) {
+            // A step `poll` translated and left to the run comes first; else the next frame.
             let step = this.kept;
-            if (step !== undefined) this.kept = undefined;
-            else {
+            this.kept = undefined;
+            if (step === undefined) {
               const next = opened.poll?.() ?? (await this.read(opened));
               if (signal.aborted) throw signal.reason;
               step = next === DONE ? family.end(opened) : family.translate(next, opened);
-            }
-            if (signal.aborted) throw signal.reason;
+            } else if (signal.aborted) throw signal.reason;
             if (step.accepted && !this.accepted) {
               this.accepted = true;
               this.suspended = true;
