@@ -211,8 +211,15 @@ class TurnReader {
     return undefined;
   }
 
+  /** An awaited read's event; undefined when the events ran out (the turn is then unfinished). */
+  eventOf(step: IteratorResult<ChatEvent>): ChatEvent | undefined {
+    if (!step.done) return step.value;
+    this.unfinished();
+    return undefined;
+  }
+
   /** The events ran out before `finish`. */
-  unfinished(): void {
+  private unfinished(): void {
     this.failure = new GatewayError('upstream', { detail: 'turn ended without a finish event' });
     this.ended = true;
   }
@@ -253,15 +260,8 @@ export async function writeChatStream(
   try {
     while (!turn.ended) {
       // An event already at hand is taken without a promise; only a wait is awaited.
-      let event = iterator.poll?.();
-      if (event === undefined) {
-        const step = await iterator.next();
-        if (step.done) {
-          turn.unfinished();
-          break;
-        }
-        event = step.value;
-      }
+      const event = iterator.poll?.() ?? turn.eventOf(await iterator.next());
+      if (event === undefined) break;
       const piece = turn.take(event);
       if (piece === undefined) continue;
       const written = writer.sendJson(
@@ -335,15 +335,8 @@ export async function aggregateCompletion(
   const turn = new TurnReader(collector);
   const iterator: EventReader = events[Symbol.asyncIterator]();
   while (!turn.ended) {
-    let event = iterator.poll?.();
-    if (event === undefined) {
-      const step = await iterator.next();
-      if (step.done) {
-        turn.unfinished();
-        break;
-      }
-      event = step.value;
-    }
+    const event = iterator.poll?.() ?? turn.eventOf(await iterator.next());
+    if (event === undefined) break;
     const piece = turn.take(event);
     if (piece?.channel === 'content') text += piece.text;
     else if (piece) reasoning += piece.text;
