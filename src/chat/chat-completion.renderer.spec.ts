@@ -244,13 +244,15 @@ describe(ToolCallCollector.name, () => {
 
   it('drops a call with unparsable JSON next to a valid one, and reports all-invalid turns', () => {
     const invalid: unknown[] = [];
-    const collector = new ToolCallCollector('r', 'function', (index, reason) => invalid.push([index, reason]));
+    const collector = new ToolCallCollector('r', 'function', {
+      warn: (fields) => invalid.push([fields.event, fields.index, fields.reason]),
+    });
     collector.add({ id: 'x', name: 'bad', kind: 'function', arguments: '{"a":' });
     collector.add({ id: 'y', name: 'good', kind: 'function', arguments: '{"a":1}' });
     expect(collector.valid.map((call) => call.id)).toEqual(['y']);
     expect(collector.valid[0].index).toBe(0);
     expect(collector.allInvalid).toBe(false);
-    expect(invalid).toEqual([[0, 'invalid_json_arguments']]);
+    expect(invalid).toEqual([['tool_call_invalid', 0, 'invalid_json_arguments']]);
 
     const onlyBad = new ToolCallCollector('r', 'function');
     onlyBad.add({ id: 'x', name: 'bad', kind: 'function', arguments: 'nope' });

@@ -3,6 +3,7 @@ import type { SseWriter } from '../common/sse/sse-writer';
 import type { ChatEvent, FinishReason, PolledEvents, UsageEvent } from '../core/chat-event';
 import type { CustomToolWire } from '../config/app-config';
 import type { ToolCallEvent } from '../core/chat-event';
+import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import { streamErrorContent } from '../common/errors/error-writer';
 
@@ -32,7 +33,7 @@ export type InvalidReason = 'empty_name' | 'invalid_json_arguments';
  * Validates and renders complete tool calls once for all families (docs/design/behaviours.md §1.3):
  * ids synthesized when missing, a repeated id ignored, function arguments must parse as JSON
  * (blank → `{}`), custom calls rendered per PRIMARY_CUSTOM_TOOL_WIRE, indices 0…n−1 in arrival
- * order. Invalid calls are dropped and reported to `onInvalid` (index and reason only).
+ * order. Invalid calls are dropped and logged as `tool_call_invalid` (index and reason only).
  */
 export class ToolCallCollector {
   private readonly calls: RenderedToolCall[] = [];
@@ -44,7 +45,8 @@ export class ToolCallCollector {
   constructor(
     private readonly requestId: string,
     private readonly wire: CustomToolWire,
-    private readonly onInvalid: (index: number, reason: InvalidReason) => void = () => undefined,
+    /** Where dropped calls are reported: the request's logger (no closure per request). */
+    private readonly logger?: Pick<EventLogger, 'warn'>,
     /** `parallel_tool_calls: false`: only the first valid call is passed on (the parameter table in chat-parameters.ts). */
     private readonly firstCallOnly = false,
   ) {}
@@ -90,7 +92,7 @@ export class ToolCallCollector {
 
   private reject(position: number, reason: InvalidReason): void {
     this.invalid++;
-    this.onInvalid(position, reason);
+    this.logger?.warn({ event: 'tool_call_invalid', index: position, reason }, 'tool_call_invalid');
   }
 }
 

@@ -119,7 +119,7 @@ export class ChatController {
     return new ToolCallCollector(
       command.requestId,
       this.config.customToolWire,
-      (index, reason) => command.logger.warn({ event: 'tool_call_invalid', index, reason }, 'tool_call_invalid'),
+      command.logger,
       command.request.parallelToolCalls === false,
     );
   }

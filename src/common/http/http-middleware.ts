@@ -29,8 +29,7 @@ export function hostHeaderMiddleware(): RequestHandler {
 export function inFlightMiddleware(drain: DrainService): RequestHandler {
   return (request, response, next) => {
     if (request.path.startsWith('/health')) return next();
-    const done = drain.track();
-    response.once('close', done);
+    drain.track(response);
     next();
   };
 }

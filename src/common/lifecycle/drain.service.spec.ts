@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { DrainService } from './drain.service';
 
 describe(DrainService.name, () => {
@@ -9,24 +10,27 @@ describe(DrainService.name, () => {
     expect(drain.isDraining).toBe(true);
   });
 
-  it('counts requests in flight; ending one twice counts once', () => {
+  it('counts requests in flight until their responses close; a second close counts nothing', () => {
     const drain = new DrainService();
-    const first = drain.track();
-    const second = drain.track();
+    const first = new EventEmitter();
+    const second = new EventEmitter();
+    drain.track(first);
+    drain.track(second);
     expect(drain.inFlightCount).toBe(2);
-    first();
-    first();
+    first.emit('close');
+    first.emit('close');
     expect(drain.inFlightCount).toBe(1);
-    second();
+    second.emit('close');
     expect(drain.inFlightCount).toBe(0);
   });
 
   it('resolves waitForIdle at once when idle, and when the last request ends', async () => {
     const drain = new DrainService();
     await expect(drain.waitForIdle(10)).resolves.toBe(true);
-    const done = drain.track();
+    const response = new EventEmitter();
+    drain.track(response);
     const idle = drain.waitForIdle(5000);
-    setTimeout(done, 20);
+    setTimeout(() => response.emit('close'), 20);
     await expect(idle).resolves.toBe(true);
   });
 
@@ -34,7 +38,7 @@ describe(DrainService.name, () => {
     jest.useFakeTimers();
     try {
       const drain = new DrainService();
-      drain.track();
+      drain.track(new EventEmitter());
       const idle = drain.waitForIdle(30_000);
       jest.advanceTimersByTime(29_999);
       let settled = false;

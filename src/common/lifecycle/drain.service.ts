@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EventEmitter } from 'node:events';
 
 /**
  * Server availability (docs/design/decisions.md §6): serving, or draining after SIGTERM/SIGINT. Tracks
@@ -22,16 +23,20 @@ export class DrainService {
     this.drainingSince ??= Date.now();
   }
 
-  /** Marks one request in flight; the returned function ends it (idempotent). */
-  track(): () => void {
+  /**
+   * Counts one request in flight until its response closes (once, whatever ends it). The
+   * listener is a module function given the service through the response: no closure per request.
+   */
+  track(response: EventEmitter): void {
     this.inFlight++;
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      this.inFlight--;
-      if (this.inFlight === 0) for (const wake of [...this.idleWaiters]) wake();
-    };
+    (response as TrackedResponse)[DRAIN] = this;
+    response.once('close', requestClosed);
+  }
+
+  /** A tracked request's response closed. */
+  ended(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) for (const wake of [...this.idleWaiters]) wake();
   }
 
   /** Resolves `true` when nothing is in flight, or `false` after `timeoutMs`. */
@@ -50,4 +55,12 @@ export class DrainService {
       this.idleWaiters.add(wake);
     });
   }
+}
+
+const DRAIN = Symbol('drain');
+type TrackedResponse = EventEmitter & { [DRAIN]?: DrainService };
+
+/** The 'close' listener of a tracked response (`this` is the response). */
+function requestClosed(this: TrackedResponse): void {
+  this[DRAIN]?.ended();
 }

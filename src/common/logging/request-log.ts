@@ -78,7 +78,8 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
     // (the body parsers are) strips its mount path from `request.url` for the rest of the chain.
     const url = request.url;
     const probe = url.startsWith('/health');
-    if (!probe || root.isLevelEnabled('debug')) logAccessWhenDone(logged, response, root, { id, url, probe });
+    if (!probe || root.isLevelEnabled('debug'))
+      logAccessWhenDone(response, new AccessLine(logged, root, id, url, probe));
     next();
   };
 }
@@ -91,34 +92,39 @@ export function requestLoggerOf(request: IncomingMessage, fallback: EventLogger)
   return (request as LoggedRequest)[REQUEST_LOG] ?? fallback;
 }
 
-interface AccessLine {
-  readonly id: string;
-  /** `request.url` as it arrived (path and query). */
-  readonly url: string;
-  /** A health probe: logged at debug level, whatever its status. */
-  readonly probe: boolean;
-}
+/**
+ * The access line of one request, written once its response finished, closed or failed. Kept on
+ * the response, whose three listeners are one module function: no closure per request, which an
+ * open stream would hold for its whole life.
+ */
+class AccessLine {
+  private readonly started = Date.now();
 
-function logAccessWhenDone(
-  request: LoggedRequest,
-  response: ServerResponse,
-  root: Logger,
-  { id, url, probe }: AccessLine,
-): void {
-  const started = Date.now();
-  const done = (error?: Error) => {
-    response.off('finish', done);
-    response.off('close', done);
-    response.off('error', done);
+  constructor(
+    private readonly request: LoggedRequest,
+    private readonly root: Logger,
+    private readonly id: string,
+    /** `request.url` as it arrived (path and query). */
+    private readonly url: string,
+    /** A health probe: logged at debug level, whatever its status. */
+    private readonly probe: boolean,
+  ) {}
+
+  /** Written at the first of the three; the listeners are removed with it. */
+  write(response: ServerResponse, error?: Error): void {
+    response.off('finish', accessLineDue);
+    response.off('close', accessLineDue);
+    response.off('error', accessLineDue);
+    const { id, root } = this;
     const status = response.statusCode;
     const fields: Record<string, unknown> = {
       reqId: id,
-      req: { id, method: request.method, path: sanitizeIdentifier(url.split('?')[0]) },
+      req: { id, method: this.request.method, path: sanitizeIdentifier(this.url.split('?')[0]) },
       res: { statusCode: status },
-      responseTime: Date.now() - started,
+      responseTime: Date.now() - this.started,
     };
     const outcome = response.writableEnded ? 'request completed' : 'request aborted';
-    if (probe) {
+    if (this.probe) {
       root.debug(fields, outcome);
     } else if (error || status >= 500) {
       // The status says what happened and the turn's `upstream_*` line why. A plain field, not
@@ -129,10 +135,22 @@ function logAccessWhenDone(
     } else {
       root[status >= 400 ? 'warn' : 'info'](fields, outcome);
     }
-  };
-  response.on('finish', done);
-  response.on('close', done);
-  response.on('error', done);
+  }
+}
+
+const ACCESS_LINE = Symbol('accessLine');
+type LoggedResponse = ServerResponse & { [ACCESS_LINE]?: AccessLine };
+
+function logAccessWhenDone(response: ServerResponse, line: AccessLine): void {
+  (response as LoggedResponse)[ACCESS_LINE] = line;
+  response.on('finish', accessLineDue);
+  response.on('close', accessLineDue);
+  response.on('error', accessLineDue);
+}
+
+/** The response's 'finish', 'close' and 'error' listener (`this` is the response). */
+function accessLineDue(this: LoggedResponse, error?: Error): void {
+  this[ACCESS_LINE]?.write(this, error);
 }
 
 // ── What a log line may carry ────────────────────────────────────────────────────────────────

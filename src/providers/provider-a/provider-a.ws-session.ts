@@ -118,12 +118,23 @@ export class WsSession {
     readonly responseHeaders: Readonly<Record<string, string>>,
   ) {
     this.maxMessageBytes = byteLimit(responseHeaders[MAX_MESSAGE_BYTES_HEADER]);
-    socket.on('message', (data, isBinary) => this.onFrame(parseFrame(data, isBinary)));
-    socket.on('close', () => {
-      clearTimeout(this.graceTimer);
-      this.turn?.end();
-      for (const listener of this.closeListeners) listener();
-    });
+    // The socket's listeners are module functions given the session through the socket: no
+    // closure per connection, which a kept chat holds for its whole life.
+    (socket as SessionSocket)[SESSION] = this;
+    socket.on('message', sessionFrame);
+    socket.on('close', sessionClosed);
+  }
+
+  /** The socket delivered a message. */
+  frameArrived(data: WebSocket.RawData, isBinary: boolean): void {
+    this.onFrame(parseFrame(data, isBinary));
+  }
+
+  /** The socket closed: the turn on it ends, and the session's close listeners are told. */
+  socketClosed(): void {
+    clearTimeout(this.graceTimer);
+    this.turn?.end();
+    for (const listener of this.closeListeners) listener();
   }
 
   /**
@@ -323,4 +334,17 @@ function noteEvent(record: TurnRecord, event: JsonObject): void {
     const response = event.response;
     if (isJsonObject(response) && typeof response.id === 'string') record.responseId = response.id;
   }
+}
+
+const SESSION = Symbol('wsSession');
+type SessionSocket = WebSocket & { [SESSION]?: WsSession };
+
+/** The socket's 'message' listener (`this` is the socket). */
+function sessionFrame(this: SessionSocket, data: WebSocket.RawData, isBinary: boolean): void {
+  this[SESSION]?.frameArrived(data, isBinary);
+}
+
+/** The socket's 'close' listener (`this` is the socket). */
+function sessionClosed(this: SessionSocket): void {
+  this[SESSION]?.socketClosed();
 }
