@@ -23,7 +23,7 @@ export class KeepAliveSweep implements OnModuleDestroy {
   private readonly streams = new Set<KeepAliveStream>();
   private timer?: NodeJS.Timeout;
 
-  /** Open streams now (for specs and the memory accounting). */
+  /** The streams open now. */
   get size(): number {
     return this.streams.size;
   }
