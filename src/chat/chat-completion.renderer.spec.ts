@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../core/gateway.error';
@@ -292,5 +293,30 @@ describe(ToolCallCollector.name, () => {
     const collector = new ToolCallCollector('r', 'function');
     collector.add({ id: 'g1', name: 'ls', kind: 'function', arguments: '{}', thoughtSignature: 'sig-1' });
     expect(collector.valid[0].extra_content).toEqual({ google: { thought_signature: 'sig-1' } });
+  });
+});
+
+describe(ChunkFactory.name, () => {
+  it("writes a text delta's chunk as the same JSON as the whole chunk object, for any text and model", () => {
+    // Full Unicode, lone surrogates and control characters included: what JSON.stringify escapes.
+    const text = fc.string({ unit: 'binary', maxLength: 40 });
+    fc.assert(
+      fc.property(text, text, fc.constantFrom('content', 'reasoning'), (model, delta, channel) => {
+        const factory = new ChunkFactory(model);
+        const field = channel === 'content' ? 'content' : 'reasoning_content';
+        const chunk = {
+          id: factory.id,
+          object: 'chat.completion.chunk',
+          created: factory.created,
+          model,
+          choices: [{ index: 0, delta: { [field]: delta }, finish_reason: null }],
+        };
+        expect(factory.deltaJson(channel, delta)).toBe(JSON.stringify(chunk));
+        // The head made with the first delta serves the next ones.
+        expect(factory.deltaJson(channel, `${delta}"`)).toBe(
+          JSON.stringify({ ...chunk, choices: [{ index: 0, delta: { [field]: `${delta}"` }, finish_reason: null }] }),
+        );
+      }),
+    );
   });
 });

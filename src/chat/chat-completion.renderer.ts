@@ -113,6 +113,10 @@ export function usageBody(usage: UsageEvent | undefined): Record<string, unknown
   return body;
 }
 
+/** What follows a text delta's text in its chunk's JSON (`finish_reason` is null for a delta). */
+const DELTA_TAIL = '},"finish_reason":null}]}';
+const EMPTY_TEXT = '""';
+
 /**
  * Builds `chat.completion.chunk` objects that all share one `id`, `created` and the `model` the
  * client sent (docs/design/behaviours.md §1.2).
@@ -120,8 +124,30 @@ export function usageBody(usage: UsageEvent | undefined): Record<string, unknown
 export class ChunkFactory {
   readonly id = `chatcmpl-${randomUUID()}`;
   readonly created = Math.floor(Date.now() / 1000);
+  /** A text delta's JSON up to its text, per channel, made with the first (most chunks are deltas). */
+  private contentHead?: string;
+  private reasoningHead?: string;
 
   constructor(private readonly model: string) {}
+
+  /**
+   * A text delta's chunk as JSON text, the same bytes as `JSON.stringify(content(text))` (or
+   * `reasoning`): the part before the text is made once per answer, so a delta costs the
+   * serialization of its text only, not of a new chunk object.
+   */
+  deltaJson(channel: 'content' | 'reasoning', text: string): string {
+    const head =
+      channel === 'content'
+        ? (this.contentHead ??= this.headOf({ content: '' }))
+        : (this.reasoningHead ??= this.headOf({ reasoning_content: '' }));
+    return `${head}${JSON.stringify(text)}${DELTA_TAIL}`;
+  }
+
+  /** The JSON of a chunk with this one-field delta, up to the field's value (the empty string cut off). */
+  private headOf(delta: Record<string, string>): string {
+    const whole = JSON.stringify(this.chunk(delta));
+    return whole.slice(0, whole.length - EMPTY_TEXT.length - DELTA_TAIL.length);
+  }
 
   /** A chunk of this answer (its id, creation time and model) with these choices. */
   private envelope(choices: readonly unknown[]): Record<string, unknown> {
@@ -137,14 +163,6 @@ export class ChunkFactory {
 
   role() {
     return this.chunk({ role: 'assistant' });
-  }
-
-  content(text: string) {
-    return this.chunk({ content: text });
-  }
-
-  reasoning(text: string) {
-    return this.chunk({ reasoning_content: text });
   }
 
   toolCall(call: RenderedToolCall) {
@@ -266,9 +284,7 @@ export async function writeChatStream(
       if (event === undefined) break;
       const piece = turn.take(event);
       if (piece === undefined) continue;
-      const written = writer.sendJson(
-        piece.channel === 'content' ? chunks.content(piece.text) : chunks.reasoning(piece.text),
-      );
+      const written = writer.sendJsonText(chunks.deltaJson(piece.channel, piece.text));
       // Awaited only when the write had to wait for the socket (backpressure).
       if (written !== true && !(await written)) return gone(collector, turn.usage);
     }

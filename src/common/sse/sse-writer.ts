@@ -53,6 +53,11 @@ export class SseWriter implements KeepAliveStream {
     return this.write(`data: ${JSON.stringify(value)}\n\n`);
   }
 
+  /** `sendJson` for a value already serialized (one JSON text, no newline in it). */
+  sendJsonText(json: string): boolean | Promise<boolean> {
+    return this.write(`data: ${json}\n\n`);
+  }
+
   sendDone(): boolean | Promise<boolean> {
     return this.write('data: [DONE]\n\n');
   }
