@@ -131,9 +131,9 @@ export class ChunkFactory {
   constructor(private readonly model: string) {}
 
   /**
-   * A text delta's chunk as JSON text, the same bytes as `JSON.stringify(content(text))` (or
-   * `reasoning`): the part before the text is made once per answer, so a delta costs the
-   * serialization of its text only, not of a new chunk object.
+   * A text delta's chunk as JSON text, the same bytes as serializing the chunk object whose delta
+   * is `{ content: text }` (or `reasoning_content`): the part before the text is made once per
+   * answer, so a delta costs the serialization of its text only, not of a new chunk object.
    */
   deltaJson(channel: 'content' | 'reasoning', text: string): string {
     const head =

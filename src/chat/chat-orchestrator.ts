@@ -127,11 +127,10 @@ export class ChatOrchestrator {
             request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
           seen = await this.heldToFormat(json, call, telemetry, logger);
         } else {
-          const turn = await (request.stream
+          events = await (request.stream
             ? adapter.stream(chatRequest, context)
             : adapter.complete(chatRequest, context));
-          events = turn;
-          seen = observed(turn, telemetry);
+          seen = observed(events, telemetry);
         }
         const stops = request.parameters.stop;
         // The parameter table (chat-parameters.ts): families whose upstream cannot stop get the gateway's cut.

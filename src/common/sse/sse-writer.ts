@@ -12,8 +12,6 @@ import type { KeepAliveStream, KeepAliveSweep } from './keep-alive-sweep';
 export class SseWriter implements KeepAliveStream {
   /** Something went out since the keep-alive sweep last looked. */
   private wrote = false;
-  /** Listed in the sweep (from `open` until the response closes or ends). */
-  private inSweep = false;
 
   constructor(
     private readonly response: ServerResponse,
@@ -39,7 +37,6 @@ export class SseWriter implements KeepAliveStream {
     // A client that leaves ends the stream without end(); it leaves the keep-alive sweep with it.
     (this.response as ResponseWithWriter)[WRITER] = this;
     this.response.once('close', stopKeepAlive);
-    this.inSweep = true;
     this.keepAlive.add(this);
     return this.sendJson(first);
   }
@@ -50,7 +47,7 @@ export class SseWriter implements KeepAliveStream {
    * case, so a stream of thousands of chunks does not make a promise per chunk.
    */
   sendJson(value: unknown): boolean | Promise<boolean> {
-    return this.write(`data: ${JSON.stringify(value)}\n\n`);
+    return this.sendJsonText(JSON.stringify(value));
   }
 
   /** `sendJson` for a value already serialized (one JSON text, no newline in it). */
@@ -69,8 +66,6 @@ export class SseWriter implements KeepAliveStream {
 
   /** The response closed or ended: no more keep-alive comments. */
   stopKeepAlive(): void {
-    if (!this.inSweep) return;
-    this.inSweep = false;
     this.keepAlive.delete(this);
   }
 
