@@ -142,7 +142,9 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     });
     const [record] = contextRecords(defaults, requestId);
     expect(record).toMatchObject({ messages: 130, tool_messages: 63, truncated: 0, compacted: 52, recent_kept: 24 });
-    expect(record.bytes_before as number).toBeGreaterThan(record.bytes_after as number);
+    // The tool results' text as sent and as forwarded (docs/queue-and-context.md "Log").
+    const forwarded = outputs(input).reduce((sum, item) => sum + Buffer.byteLength(item.output!, 'utf8'), 0);
+    expect(record).toMatchObject({ bytes_before: 63 * 2_000, bytes_after: forwarded });
   });
 
   it('leaves a small old tool result alone (item 33)', async () => {

@@ -5,7 +5,10 @@ import { utf8Length, utf8Prefix } from './utf8-prefix';
 
 export type ContextSettings = AppConfig['contextManagement'];
 
-/** Counts for the `context_manage` log record (docs/design/behaviours.md §5.5); never any text. */
+/**
+ * Counts for the `context_manage` log record (docs/design/behaviours.md §5.5); never any text.
+ * `bytes_before` and `bytes_after` are the UTF-8 size of the tool results' text.
+ */
 export interface ContextStats {
   messages: number;
   bytes_before: number;
@@ -54,12 +57,18 @@ const hasCallId = (message: ChatMessage) =>
 const jsonSize = (message: ChatMessage) => utf8Length(JSON.stringify(message) ?? 'null');
 
 /**
- * UTF-8 size of `JSON.stringify(array)` from its elements' sizes: the brackets and n − 1 commas.
- * Keeping one size per message means a rewritten message is re-measured alone, instead of the
- * whole history (up to megabytes) being serialized again for the trigger and for each statistic.
+ * Whether `JSON.stringify(messages)` is longer than `limit` UTF-8 bytes. Messages are measured
+ * one at a time and the walk stops once the bound is crossed, so the trigger costs at most about
+ * `limit` bytes of serializing however long the history is.
  */
-const arraySize = (sizes: readonly number[]) =>
-  sizes.reduce((sum, size) => sum + size, 2 + Math.max(0, sizes.length - 1));
+function serializedOver(messages: readonly ChatMessage[], limit: number): boolean {
+  let size = 2; // the brackets
+  for (let index = 0; index < messages.length; index++) {
+    size += jsonSize(messages[index]) + (index > 0 ? 1 : 0);
+    if (size > limit) return true;
+  }
+  return false;
+}
 
 /**
  * Context management for tool-capable chat requests (docs/design/behaviours.md §5). Pure: the input
@@ -69,11 +78,13 @@ const arraySize = (sizes: readonly number[]) =>
  * call/result pair survives. The result may still exceed the budget; it is sent as is.
  *
  * 1. Per-result cap (always): a tool result over `toolOutputMaxBytes` is truncated.
- * 2. Trigger: serialized size over `maxBytes` or message count over `maxMessages` (0 = off).
+ * 2. Trigger: message count over `maxMessages` or serialized size over `maxBytes` (0 = off); the
+ *    count is read first, and the size is only measured as far as the bound.
  * 3. Compaction: tool results with a `tool_call_id` before the last `recentMessages` messages
  *    shrink to `compactedToolOutputBytes`, when that makes them shorter.
  *
- * `stats` is present only when something changed.
+ * `stats` is present only when something changed. Its byte counts are the UTF-8 size of the tool
+ * results' text, the only text this rewrites: sizing the whole history would serialize it all.
  */
 export function manageContext(
   messages: readonly ChatMessage[],
@@ -84,17 +95,19 @@ export function manageContext(
 
   // Original text and size of each tool result; markers always name the client's original size.
   const originals = new Map<number, { text: string; bytes: number }>();
+  let toolBytesBefore = 0;
   messages.forEach((message, index) => {
     if (message?.role !== 'tool') return;
     const text = messageText(message);
-    originals.set(index, { text, bytes: utf8Length(text) });
+    const bytes = utf8Length(text);
+    originals.set(index, { text, bytes });
+    toolBytesBefore += bytes;
   });
-
-  const originalSizes = messages.map(jsonSize);
-  const sizes = [...originalSizes];
+  // What each rewritten result is cut to, in UTF-8 bytes; results absent here are sent as they came.
+  const keptBytes = new Map<number, number>();
   const rewrite = (index: number, content: string) => {
     output[index] = { ...messages[index], content };
-    sizes[index] = jsonSize(output[index]);
+    keptBytes.set(index, utf8Length(content));
   };
 
   let truncated = 0;
@@ -108,8 +121,8 @@ export function manageContext(
   }
 
   const triggered =
-    (settings.maxBytes > 0 && arraySize(sizes) > settings.maxBytes) ||
-    (settings.maxMessages > 0 && output.length > settings.maxMessages);
+    (settings.maxMessages > 0 && output.length > settings.maxMessages) ||
+    (settings.maxBytes > 0 && serializedOver(output, settings.maxBytes));
 
   let compacted = 0;
   const tailStart = Math.max(0, output.length - settings.recentMessages);
@@ -118,19 +131,21 @@ export function manageContext(
       if (index >= tailStart || !hasCallId(messages[index])) continue;
       const candidate = compact(original.text, original.bytes, settings.compactedToolOutputBytes);
       // Compared with what would be sent otherwise (possibly already truncated): never grow a result.
-      if (utf8Length(candidate) >= utf8Length(messageText(output[index]))) continue;
+      if (utf8Length(candidate) >= (keptBytes.get(index) ?? original.bytes)) continue;
       rewrite(index, candidate);
       compacted++;
     }
   }
 
   if (truncated === 0 && compacted === 0) return { messages: output };
+  let toolBytesAfter = toolBytesBefore;
+  for (const [index, bytes] of keptBytes) toolBytesAfter -= originals.get(index)!.bytes - bytes;
   return {
     messages: output,
     stats: {
       messages: output.length,
-      bytes_before: arraySize(originalSizes),
-      bytes_after: arraySize(sizes),
+      bytes_before: toolBytesBefore,
+      bytes_after: toolBytesAfter,
       tool_messages: originals.size,
       truncated,
       compacted,

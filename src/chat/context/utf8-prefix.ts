@@ -10,8 +10,12 @@ export function utf8Length(text: string): number {
  * bytes (0b10xxxxxx); no library call does exactly this.
  */
 export function utf8Prefix(text: string, maxBytes: number): { text: string; bytes: number } {
-  const encoded = Buffer.from(text, 'utf8');
-  if (encoded.length <= maxBytes) return { text, bytes: encoded.length };
+  // Every UTF-16 unit takes at least one byte, so the prefix lies within the first `maxBytes`
+  // units: only those are encoded, however long the text. A pair cut there encodes as a 3-byte
+  // replacement that ends past `maxBytes`, so the walk below drops it.
+  const head = text.length > maxBytes ? text.slice(0, Math.max(0, maxBytes)) : text;
+  const encoded = Buffer.from(head, 'utf8');
+  if (encoded.length <= maxBytes) return { text: head, bytes: encoded.length };
   let end = Math.max(0, maxBytes);
   while (end > 0 && (encoded[end] & 0xc0) === 0x80) end--;
   return { text: encoded.subarray(0, end).toString('utf8'), bytes: end };
