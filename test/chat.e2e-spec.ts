@@ -54,6 +54,8 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     );
     expect(response.status).toBe(200);
     expect(response.headers.get('content-encoding')).toBeNull();
+    // Nothing of compression is set up for a stream, so it names no Vary either.
+    expect(response.headers.get('vary')).toBeNull();
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let text = '';

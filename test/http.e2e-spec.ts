@@ -148,6 +148,20 @@ describe('HTTP surface', () => {
         expect(response.headers.vary).toMatch(/accept-encoding/i);
       },
     );
+
+    it.each([undefined, 'gzip'])(
+      'sets up no compression for a stream request (Accept-Encoding %s), even answered with JSON: no Vary',
+      async (encoding) => {
+        const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(encoding ? { 'accept-encoding': encoding } : {}) },
+          body: JSON.stringify({ model: 'no-such-model', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(response.status).toBe(404);
+        expect(response.headers['content-encoding']).toBeUndefined();
+        expect(response.headers.vary).toBeUndefined();
+      },
+    );
   });
 
   describe('request bodies on POST /v1/chat/completions', () => {
