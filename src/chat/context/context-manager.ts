@@ -95,13 +95,10 @@ export function manageContext(
 
   // Original text and size of each tool result; markers always name the client's original size.
   const originals = new Map<number, { text: string; bytes: number }>();
-  let toolBytesBefore = 0;
   messages.forEach((message, index) => {
     if (message?.role !== 'tool') return;
     const text = messageText(message);
-    const bytes = utf8Length(text);
-    originals.set(index, { text, bytes });
-    toolBytesBefore += bytes;
+    originals.set(index, { text, bytes: utf8Length(text) });
   });
   // What each rewritten result is cut to, in UTF-8 bytes; results absent here are sent as they came.
   const keptBytes = new Map<number, number>();
@@ -138,14 +135,18 @@ export function manageContext(
   }
 
   if (truncated === 0 && compacted === 0) return { messages: output };
-  let toolBytesAfter = toolBytesBefore;
-  for (const [index, bytes] of keptBytes) toolBytesAfter -= originals.get(index)!.bytes - bytes;
+  let bytesBefore = 0;
+  let bytesAfter = 0;
+  for (const [index, original] of originals) {
+    bytesBefore += original.bytes;
+    bytesAfter += keptBytes.get(index) ?? original.bytes;
+  }
   return {
     messages: output,
     stats: {
       messages: output.length,
-      bytes_before: toolBytesBefore,
-      bytes_after: toolBytesAfter,
+      bytes_before: bytesBefore,
+      bytes_after: bytesAfter,
       tool_messages: originals.size,
       truncated,
       compacted,
