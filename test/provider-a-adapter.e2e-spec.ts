@@ -249,11 +249,12 @@ describe('ProviderAAdapter (login, transport, body)', () => {
 
     it('sends the faithful profile, scaffold with today, developer message, metadata and headers (docs/upstream/provider-a.md §12.23)', async () => {
       const profilePath = writeFaithfulProfile(home());
-      const { adapter, codexHome } = await makeProviderAAdapter(fake(), home(), {
+      // Read once, when the adapter starts: the file is there before the gateway, as a CLI's is.
+      writeInstallationId(path.join(home(), '.codex'));
+      const { adapter } = await makeProviderAAdapter(fake(), home(), {
         transport,
         settings: { PRIMARY_FAITHFUL_PROFILE: profilePath },
       });
-      writeInstallationId(codexHome);
       fake().enqueue(textReply('ok'));
       const request = providerAChatRequest({
         faithful: true,

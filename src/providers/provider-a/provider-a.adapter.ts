@@ -29,8 +29,8 @@ import { CODEX_CLI_VERSION } from './codex-cli-version';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
 import {
   buildChatBody,
-  InstallationIds,
   newTurnId,
+  readInstallationId,
   sessionIdForChat,
   structuredPromptCacheKey,
   toLiteShape,
@@ -66,9 +66,10 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   private readonly proxy: UpstreamProxy;
   /** The proxy of each attempt's connection; none without a proxy setting, so nothing is asked per connection. */
   private readonly attemptProxy?: UpstreamProxy;
-  private readonly installationIds = new InstallationIds();
   /** Read in `onModuleInit`, before the application serves. */
   private profile!: FaithfulProfile;
+  /** Faithful mode's installation id, read in `onModuleInit` (no file read on a request). */
+  private installationId!: string;
   private readonly transport: ProviderATransportKind;
   /** The Codex CLI version and encodings the gateway claims (PROVIDER_A_CLIENT_VERSION). */
   private readonly client: CodexClient;
@@ -127,9 +128,10 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     });
   }
 
-  /** A missing or invalid faithful profile fails startup (ConfigError). */
+  /** A missing or invalid faithful profile fails startup (ConfigError); the installation id is read once. */
   onModuleInit(): void {
     this.profile = loadFaithfulProfile(this.config.providerA.faithfulProfilePath);
+    this.installationId = readInstallationId(this.config.providerA.codexHome);
   }
 
   /** In the background: readiness and startup never wait for the upstream's list. */
@@ -251,7 +253,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
       return { ...built, ...shapedFor(this.transport), overHttp: () => shapedFor('sse') };
     }
     const turnId = newTurnId();
-    const installationId = this.installationIds.for(this.config.providerA.codexHome);
+    const installationId = this.installationId;
     const now = new Date();
     const metadata = turnMetadata({
       sessionId,

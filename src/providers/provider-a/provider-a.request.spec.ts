@@ -9,10 +9,10 @@ import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { loadFaithfulProfile } from './provider-a.faithful-profile';
 import {
   buildChatBody,
-  InstallationIds,
   LITE_HEADER,
   LITE_METADATA_KEY,
   newTurnId,
+  readInstallationId,
   sessionIdForChat,
   structuredPromptCacheKey,
   toLiteShape,
@@ -380,23 +380,21 @@ describe('provider_a identifiers', () => {
     expect(windowIdFor('s')).toBe('s:0');
   });
 
-  it('reads installation_id once per home and otherwise uses one random id per process (one InstallationIds per adapter)', () => {
-    const ids = new InstallationIds();
-    const installationIdFor = (codexHome: string) => ids.for(codexHome);
+  it('reads installation_id trimmed, else makes up a random id it never writes', () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
-    const other = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
-    const third = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'pa-ids-'));
     try {
       fs.writeFileSync(path.join(home, 'installation_id'), ' install-test-1 \n');
-      expect(installationIdFor(home)).toBe('install-test-1');
-      fs.writeFileSync(path.join(home, 'installation_id'), 'changed');
-      expect(installationIdFor(home)).toBe('install-test-1');
-      const generated = installationIdFor(other);
-      expect(generated).toMatch(UUID);
-      expect(installationIdFor(third)).toBe(generated);
-      expect(fs.existsSync(path.join(other, 'installation_id'))).toBe(false);
+      expect(readInstallationId(home)).toBe('install-test-1');
+      fs.writeFileSync(path.join(empty, 'installation_id'), '  \n');
+      const madeUp = readInstallationId(empty);
+      expect(madeUp).toMatch(UUID);
+      expect(readInstallationId(path.join(empty, 'missing'))).toMatch(UUID);
+      expect(readInstallationId(path.join(empty, 'missing'))).not.toBe(madeUp);
+      expect(fs.readFileSync(path.join(empty, 'installation_id'), 'utf8')).toBe('  \n');
+      expect(fs.existsSync(path.join(empty, 'missing'))).toBe(false);
     } finally {
-      for (const dir of [home, other, third]) fs.rmSync(dir, { recursive: true, force: true });
+      for (const dir of [home, empty]) fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -70,27 +70,17 @@ export function windowIdFor(sessionId: string): string {
 }
 
 /**
- * Installation ids (docs/upstream/provider-a.md §3): `$CODEX_HOME/installation_id` trimmed, read once per home; else one
- * random UUIDv4, generated once and never written to disk. State of the instance, not of the
- * module: the adapter holds one (so "per process" in production) and tests make their own.
+ * The installation id (docs/upstream/provider-a.md §3): `$CODEX_HOME/installation_id` trimmed, else
+ * a random UUIDv4 that is never written to disk. The adapter reads it once, at startup.
  */
-export class InstallationIds {
-  private readonly byHome = new Map<string, string>();
-  private generated?: string;
-
-  for(codexHome: string): string {
-    const known = this.byHome.get(codexHome);
-    if (known !== undefined) return known;
-    let value: string | undefined;
-    try {
-      value = fs.readFileSync(path.join(codexHome, 'installation_id'), 'utf8').trim() || undefined;
-    } catch {
-      value = undefined;
-    }
-    value ??= this.generated ??= randomUUID();
-    this.byHome.set(codexHome, value);
-    return value;
+export function readInstallationId(codexHome: string): string {
+  try {
+    const value = fs.readFileSync(path.join(codexHome, 'installation_id'), 'utf8').trim();
+    if (value !== '') return value;
+  } catch {
+    // No file (or an unreadable one): the Codex CLI would make one up too; ours lives only in memory.
   }
+  return randomUUID();
 }
 
 export interface FaithfulHeaderInput {
