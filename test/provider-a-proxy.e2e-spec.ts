@@ -49,6 +49,26 @@ describe('provider_a through an egress proxy', () => {
     },
   );
 
+  it.each(['ws', 'sse'] as const)(
+    'reads the upstream answer headers through the proxy over %s: a 429 keeps its Retry-After',
+    async (transport) => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), path.join(home(), transport), { transport }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        HTTP_PROXY: proxy.url,
+      });
+      // Beyond the retry cap, so the hint goes to the client instead of being waited out.
+      fake().enqueue({
+        reject: { status: 429, headers: { 'retry-after': '60' }, body: { error: { code: 'rate_limit_exceeded' } } },
+        frames: [],
+      });
+      const response = await chat(gateway);
+      expect(response.status).toBe(429);
+      expect(response.headers.get('retry-after')).toBe('60');
+      expect(proxy.connections()).toHaveLength(1);
+    },
+  );
+
   it('sends the token refresh through the proxy as well', async () => {
     gateway = await startGateway({
       ...providerASettings(fake(), home(), { transport: 'sse', auth: { exp: Math.floor(Date.now() / 1000) - 60 } }),

@@ -63,12 +63,16 @@ export async function readJsonCapped(response: Response, maxBytes: number): Prom
   return parseJsonOrUndefined(await readBodyCapped(response, maxBytes).catch(() => ''));
 }
 
-/** Lower-cases header names and joins repeated values (node and fetch header shapes). */
+/**
+ * Lower-cases header names and joins repeated values (node and fetch header shapes). A fetch
+ * `Headers` is told by its methods, not by `instanceof`: the proxy's fetch is the `undici`
+ * package's, whose `Headers` is another class than the built-in fetch's.
+ */
 export function lowerCaseHeaders(
   headers: Headers | Record<string, string | string[] | undefined>,
 ): Record<string, string> {
   const result: Record<string, string> = {};
-  if (headers instanceof Headers) {
+  if (isFetchHeaders(headers)) {
     headers.forEach((value, name) => (result[name.toLowerCase()] = value));
     return result;
   }
@@ -76,6 +80,11 @@ export function lowerCaseHeaders(
     if (value !== undefined) result[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   return result;
+}
+
+/** A node header record holds strings and arrays; only a fetch `Headers` has a `forEach` method. */
+function isFetchHeaders(headers: Headers | Record<string, string | string[] | undefined>): headers is Headers {
+  return typeof headers.forEach === 'function';
 }
 
 /**
