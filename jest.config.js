@@ -4,8 +4,8 @@
 const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
 };
-// NestJS 12 and https-proxy-agent 9 ship ES modules only. The gateway's CommonJS build require()s
-// them natively (Node 24), but Jest's own module system loads them only through node:vm's
+// NestJS 12 and several other dependencies ship ES modules only. The gateway's CommonJS build
+// require()s them natively (Node 24), but Jest's own module system loads them only through node:vm's
 // SourceTextModule, which Node exposes only with --experimental-vm-modules: the npm test scripts
 // run Jest that way (docs/architecture.md "Runtime and toolchain"), and nothing is transpiled to
 // CommonJS for Jest. Without the flag every spec would fail on its first Nest import, so say the

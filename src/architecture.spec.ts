@@ -12,7 +12,8 @@ import { isProductionTs, sourceFilesBelow } from '../test/support/source-files';
  */
 const ROOT = path.resolve(__dirname, '..');
 const CONFIG = path.join(ROOT, '.dependency-cruiser.cjs');
-const DEPCRUISE = path.join(ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
+// The package's own command, as npm links it (its file inside the package is the package's business).
+const DEPCRUISE = path.join(ROOT, 'node_modules', '.bin', 'depcruise');
 
 interface Violation {
   readonly rule: { readonly name: string };
@@ -30,7 +31,12 @@ async function violationsIn(cwd: string): Promise<string[]> {
       cwd,
       maxBuffer: 64 * 1024 * 1024,
     },
-  ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+  ).catch((error: { stdout?: string; stderr?: string }) => ({
+    stdout: error.stdout ?? '',
+    stderr: error.stderr ?? '',
+  }));
+  // No report at all means depcruise itself failed: show why rather than a JSON parse error.
+  if (output.stdout === '') throw new Error(`depcruise wrote no report: ${output.stderr}`);
   const result = JSON.parse(output.stdout) as { summary: { violations: Violation[] } };
   return result.summary.violations.map(({ rule, from, to, cycle }) =>
     cycle ? `${rule.name}: ${from} → ${cycle.map((step) => step.name).join(' → ')}` : `${rule.name}: ${from} → ${to}`,

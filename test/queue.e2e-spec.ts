@@ -172,6 +172,16 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       expect(chatX.key_hash).not.toBe(chatY.key_hash);
     });
 
+    it('keys a first user message given as parts by its content, lone surrogates included', async () => {
+      const parts = (text: string) => ({ messages: [{ role: 'user', content: [{ type: 'text', text }] }] });
+      const first = await keyOf(toolTurn(parts('fix \ud800 this')));
+      const again = await keyOf(toolTurn(parts('fix \ud800 this')));
+      const other = await keyOf(toolTurn(parts('fix \ud801 this')));
+      expect(first.key_mode).toBe('chat:first_user');
+      expect(again.key_hash).toBe(first.key_hash);
+      expect(other.key_hash).not.toBe(first.key_hash);
+    });
+
     it('falls back to X-Forwarded-For, then to the remote address (item 18)', async () => {
       // No chat id, no tool call, no user text: only the client address is left.
       const noText = toolTurn({

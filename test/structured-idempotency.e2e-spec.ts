@@ -138,6 +138,25 @@ describe('structured idempotency', () => {
     expect(harness.fake.requests()).toHaveLength(1);
   });
 
+  it('keys any JSON text: a lone surrogate in the key and the schema replays, another one re-runs', async () => {
+    // JSON allows an unpaired UTF-16 escape; the identity must not refuse what the admission took.
+    const schema = (unit: string) => ({ ...SCHEMA, description: `quarter ${unit} summary` });
+    harness.fake.enqueue(extractionReply(), extractionReply());
+    const first = await postStructured(harness.gateway, keyed('k-\ud800', { schema: schema('\udc00') }));
+    expect(first.status).toBe(200);
+    const replay = await postStructured(
+      harness.gateway,
+      keyed('k-\ud800', { request_id: 'again', schema: schema('\udc00') }),
+    );
+    expect([replay.status, replay.body.idempotent_replay]).toEqual([200, true]);
+    const other = await postStructured(
+      harness.gateway,
+      keyed('k-\ud801', { request_id: 'third', schema: schema('\udc00') }),
+    );
+    expect([other.status, other.body.idempotent_replay]).toEqual([200, false]);
+    expect(harness.fake.requests()).toHaveLength(2);
+  });
+
   it('re-runs for another caller, operation, input or schema_version (items 13, 46)', async () => {
     harness.fake.enqueue(...Array.from({ length: 6 }, () => extractionReply()));
     const base = { request_id: 'r-46' };

@@ -1,7 +1,7 @@
 import type { Agent } from 'node:http';
 import type { Dispatcher } from 'undici';
 
-// undici 7 and https-proxy-agent are loaded on first use: a deployment without a proxy (the
+// undici and https-proxy-agent are loaded on first use: a deployment without a proxy (the
 // default) never needs them, and undici alone costs the idle process 4.7 MiB of heap.
 type Undici = typeof import('undici');
 type HttpsProxyAgentModule = typeof import('https-proxy-agent');
@@ -58,13 +58,18 @@ export class UpstreamProxy {
     this.noProxy = parseNoProxy(settings.noProxy ?? '');
   }
 
-  /** undici's EnvHttpProxyAgent built from our settings, made on first use. */
+  /**
+   * undici's EnvHttpProxyAgent built from our settings, made on first use. Every request is
+   * tunnelled with CONNECT, a plain http:// one too (undici would otherwise forward it in absolute
+   * form): the proxy the docs ask for is a CONNECT proxy, as for the WebSocket.
+   */
   get dispatcher(): Dispatcher {
     const { settings } = this;
     this.proxyDispatcher ??= new (loadUndici().EnvHttpProxyAgent)({
       httpsProxy: settings.httpsProxy ?? '',
       httpProxy: settings.httpProxy ?? '',
       noProxy: settings.noProxy ?? '',
+      proxyTunnel: true,
     });
     return this.proxyDispatcher;
   }
@@ -99,8 +104,8 @@ export class UpstreamProxy {
   }
 
   /**
-   * `fetch` through the proxy dispatcher (the built-in fetch when no proxy is set). undici's own fetch is used because Node 20's built-in
-   * fetch bundles an older undici whose dispatchers are not interchangeable with undici 7's.
+   * `fetch` through the proxy dispatcher (the built-in fetch when no proxy is set). undici's own fetch is used because the built-in
+   * fetch bundles Node's own undici, whose dispatchers need not be interchangeable with this major's.
    */
   fetch(url: string, init: RequestInit): Promise<Response> {
     if (!this.enabled) return fetch(url, init);
