@@ -30,17 +30,20 @@ describe('provider_a through an egress proxy', () => {
   const fakePort = () => new URL(fake().httpUrl).port;
   const chat = (gw: TestGateway, body: Json = {}) =>
     postChatBody(gw, { model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }], ...body });
+  /** A provider_a gateway on `transport` with the proxy settings given (a home per transport). */
+  const startOver = async (transport: 'ws' | 'sse', proxySettings: Record<string, string>) =>
+    (gateway = await startGateway({
+      ...providerASettings(fake(), path.join(home(), transport), { transport }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      ...proxySettings,
+    }));
 
   it.each(['ws', 'sse'] as const)(
     'tunnels the %s transport through HTTP_PROXY (read in lower case too)',
     async (transport) => {
-      gateway = await startGateway({
-        ...providerASettings(fake(), path.join(home(), transport), { transport }),
-        GATEWAY_PROVIDERS: 'provider_a',
-        http_proxy: proxy.url,
-      });
+      const gw = await startOver(transport, { http_proxy: proxy.url });
       fake().enqueue(textReply('via proxy'));
-      const response = await chat(gateway);
+      const response = await chat(gw);
       expect(response.status).toBe(200);
       expect(((await response.json()) as Json).choices[0].message.content).toBe('via proxy');
       expect(proxy.connections()).toEqual([
@@ -52,17 +55,13 @@ describe('provider_a through an egress proxy', () => {
   it.each(['ws', 'sse'] as const)(
     'reads the upstream answer headers through the proxy over %s: a 429 keeps its Retry-After',
     async (transport) => {
-      gateway = await startGateway({
-        ...providerASettings(fake(), path.join(home(), transport), { transport }),
-        GATEWAY_PROVIDERS: 'provider_a',
-        HTTP_PROXY: proxy.url,
-      });
+      const gw = await startOver(transport, { HTTP_PROXY: proxy.url });
       // Beyond the retry cap, so the hint goes to the client instead of being waited out.
       fake().enqueue({
         reject: { status: 429, headers: { 'retry-after': '60' }, body: { error: { code: 'rate_limit_exceeded' } } },
         frames: [],
       });
-      const response = await chat(gateway);
+      const response = await chat(gw);
       expect(response.status).toBe(429);
       expect(response.headers.get('retry-after')).toBe('60');
       expect(proxy.connections()).toHaveLength(1);
@@ -87,14 +86,10 @@ describe('provider_a through an egress proxy', () => {
   it.each(['ws', 'sse'] as const)(
     'fails with 502 over %s when the proxy refuses: the traffic really depends on it',
     async (transport) => {
-      gateway = await startGateway({
-        ...providerASettings(fake(), path.join(home(), transport), { transport }),
-        GATEWAY_PROVIDERS: 'provider_a',
-        HTTP_PROXY: proxy.url,
-      });
+      const gw = await startOver(transport, { HTTP_PROXY: proxy.url });
       proxy.refuse();
       fake().enqueue(textReply('never'), textReply('never'), textReply('never'));
-      const response = await chat(gateway);
+      const response = await chat(gw);
       expect(response.status).toBe(502);
       expect(fake().requests()).toHaveLength(0);
       expect(proxy.connections().length).toBeGreaterThanOrEqual(1);
@@ -102,15 +97,13 @@ describe('provider_a through an egress proxy', () => {
   );
 
   it.each(['ws', 'sse'] as const)('goes direct over %s for a host in NO_PROXY', async (transport) => {
-    gateway = await startGateway({
-      ...providerASettings(fake(), path.join(home(), transport), { transport }),
-      GATEWAY_PROVIDERS: 'provider_a',
+    const gw = await startOver(transport, {
       HTTP_PROXY: proxy.url,
       HTTPS_PROXY: proxy.url,
       NO_PROXY: 'localhost,127.0.0.1',
     });
     fake().enqueue(textReply('direct'));
-    expect((await chat(gateway)).status).toBe(200);
+    expect((await chat(gw)).status).toBe(200);
     expect(proxy.connections()).toEqual([]);
   });
 });
