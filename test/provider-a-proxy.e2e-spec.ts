@@ -2,9 +2,9 @@ import * as path from 'node:path';
 import { ConnectProxy } from './support/connect-proxy';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
-import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { created, providerASettings, textDelta, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
-import { postChatBody } from './support/chat-sse';
+import { postChatBody, readUntil } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
@@ -64,6 +64,25 @@ describe('provider_a through an egress proxy', () => {
       const response = await chat(gw);
       expect(response.status).toBe(429);
       expect(response.headers.get('retry-after')).toBe('60');
+      expect(proxy.connections()).toHaveLength(1);
+    },
+  );
+
+  it.each(['ws', 'sse'] as const)(
+    'closes the upstream connection through the proxy when the client leaves over %s',
+    async (transport) => {
+      const gw = await startOver(transport, { HTTP_PROXY: proxy.url });
+      fake().enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
+      const client = new AbortController();
+      const response = await postChatBody(
+        gw,
+        { model: 'gpt-6.1-sol', messages: [{ role: 'user', content: 'hi' }], stream: true },
+        { signal: client.signal },
+      );
+      await readUntil(response.body!.getReader(), 'first');
+      client.abort();
+      const [recorded] = fake().requests();
+      await recorded.closedByClient;
       expect(proxy.connections()).toHaveLength(1);
     },
   );

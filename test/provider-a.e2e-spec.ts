@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { createGatewayApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
 import { BUILT_IN_CATALOG_PATH } from '../src/models/model-catalog';
-import { postChatBody, sseChunks } from './support/chat-sse';
+import { postChatBody, readUntil, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway, useGateway } from './support/create-test-app';
 import type { FakeScript } from './support/fake-provider-a';
@@ -70,8 +70,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(response.headers.get('content-type')).toMatch(/text\/event-stream/);
       const reader = response.body!.getReader();
       const decoder = new TextDecoder();
-      let text = '';
-      while (!text.includes('"content":"A"')) text += decoder.decode((await reader.read()).value);
+      let text = await readUntil(reader, '"content":"A"');
       // The second frame leaves the fake 700 ms later (under this suite's 1 s idle timeout): the
       // first chunk is here while B is not, an order of events rather than a duration.
       expect(text).not.toContain('"content":"B"');
@@ -209,9 +208,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       fake().enqueue({ frames: [created(), textDelta('first')], holdOpen: true });
       const controller = new AbortController();
       const response = await post(gateway, chatBody({ stream: true }), controller.signal);
-      const reader = response.body!.getReader();
-      let text = '';
-      while (!text.includes('first')) text += new TextDecoder().decode((await reader.read()).value);
+      await readUntil(response.body!.getReader(), 'first');
       controller.abort();
       const [recorded] = fake().requests();
       await recorded.closedByClient;

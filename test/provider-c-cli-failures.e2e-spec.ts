@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { contents, postChat, streamChat } from './support/chat-sse';
+import { contents, postChat, readUntil, streamChat } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { FakeClaudeRun } from './support/provider-c-fixtures';
@@ -177,9 +177,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       });
       const client = new AbortController();
       const response = await postChat(gateway, { stream: true }, client.signal);
-      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-      let seen = '';
-      while (!seen.includes('partial')) seen += new TextDecoder().decode((await reader.read()).value);
+      await readUntil((response.body as ReadableStream<Uint8Array>).getReader(), 'partial');
       client.abort();
       // The child hangs for good: only the disconnect can have terminated it.
       await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 1000);

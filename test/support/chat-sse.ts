@@ -61,6 +61,21 @@ export function postChatBody(
   });
 }
 
+/**
+ * Reads a response body until the text read so far holds `needle`, and returns that text; the
+ * reader stays usable. A stream that ends first fails the test instead of spinning on `done`.
+ */
+export async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, needle: string): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!text.includes(needle)) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`the stream ended before ${JSON.stringify(needle)}: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  return text;
+}
+
 /** POST /v1/chat/completions with `model` and a one-message conversation unless the body overrides them. */
 export function postChat(
   gateway: TestGateway,
