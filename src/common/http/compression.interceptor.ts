@@ -22,9 +22,9 @@ const compress = compression({ filter: compressible });
  * `Vary: Accept-Encoding` header on a compressible response, set under the same conditions.
  */
 export function compressUnlessStream(request: Request, response: Response): void {
-  // A streamed request is never compressed, and compression then leaves no trace (no `Vary`):
-  // nothing to set up for it.
-  if (askedForStream(request)) return;
+  // A streamed request (`stream: true`) is never compressed, and compression then leaves no trace
+  // (no `Vary`): nothing to set up for it, so `compressible` never sees one.
+  if ((request.body as { stream?: unknown } | undefined)?.stream === true) return;
   // compression sets up its wrappers and calls `next` synchronously.
   if (request.headers['accept-encoding'] !== undefined) compress(request, response, ignore);
   else onHeaders(response, varyLikeCompression);
@@ -48,16 +48,11 @@ export class CompressionInterceptor implements NestInterceptor {
 /** Compression for a controller's JSON answers (see CompressionInterceptor). */
 export const CompressJson = (): ClassDecorator & MethodDecorator => UseInterceptors(CompressionInterceptor);
 
-/** Streams are never compressed: asked for (`stream: true`) or answered as SSE. */
+/** Streams are never compressed: an SSE answer here (one asked for is skipped before). */
 function compressible(request: Request, response: Response): boolean {
-  if (askedForStream(request)) return false;
   const type = String(response.getHeader('Content-Type') ?? '');
   if (type.startsWith('text/event-stream')) return false;
   return compression.filter(request, response);
-}
-
-function askedForStream(request: Request): boolean {
-  return (request.body as { stream?: unknown } | undefined)?.stream === true;
 }
 
 /** compression's own test for `Cache-Control: no-transform` (it then leaves the response alone). */
