@@ -144,7 +144,7 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     expect(usedAccounts()).toEqual(['one', 'two', 'three']);
   });
 
-  it('takes a login whose token is refused out until its file is rewritten', async () => {
+  it('takes a login whose token is refused out until its file is rewritten, then starts its children with the new token', async () => {
     await start();
     // The CLI itself asks once more after a 401 (it may have refreshed its token meanwhile).
     api.script([API_ERRORS.unauthorized(), API_ERRORS.unauthorized(), textReply('ok')]);
@@ -153,6 +153,9 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     expect(await stateOf('one')).toBe('login_dead');
     writeLogin('one', 'fake-account-one-renewed');
     await eventually(async () => (await stateOf('one')) === 'ready');
+    // New chats go to the least recently chosen login: `three` (never chosen), then `one`.
+    for (const name of ['after-three', 'after-one']) expect((await post(chat(name))).status).toBe(200);
+    expect(usedAccounts().slice(3)).toEqual(['three', 'one-renewed']);
   });
 
   it("refreshes an idle config directory's login before it expires, and its next child uses the new token", async () => {

@@ -290,6 +290,41 @@ describe(AccountPool.name, () => {
     }
   });
 
+  it("has the family read a login file again at the sweep's first reading and at each change, not at every sweep", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+    try {
+      const file = path.join(dir, 'token');
+      fs.writeFileSync(file, 'one');
+      const reads: string[] = [];
+      const pool = new AccountPool(
+        'provider_c',
+        [
+          {
+            alias: 'a',
+            handle: 'a',
+            loginFile: file,
+            loginFileChanged: () => reads.push(fs.readFileSync(file, 'utf8')),
+          },
+        ],
+        OPTIONS,
+        { clock: manualClock(), logger: recordingLogger(), metrics: recordingAccountMetrics().metrics },
+      );
+      expect(reads).toEqual([]);
+      pool.sweep();
+      expect(reads).toEqual(['one']);
+      pool.sweep();
+      fs.writeFileSync(file, 'second');
+      pool.acquire('chat-1').release();
+      expect(reads).toEqual(['one']);
+      pool.sweep();
+      expect(reads).toEqual(['one', 'second']);
+      pool.sweep();
+      expect(reads).toEqual(['one', 'second']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('ignores failures that say nothing about the account', () => {
     const { pool } = makePool(['a']);
     expect(pool.applyFailure('a', new GatewayError('upstream'))).toBe(false);

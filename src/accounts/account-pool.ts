@@ -16,6 +16,11 @@ export interface PoolAccountSpec<T> {
   readonly alias: string;
   readonly loginFile?: string;
   readonly handle: T;
+  /**
+   * Reads again what the family keeps in memory from the login file. `sweep()` calls it at its
+   * first reading and whenever the file changed, so a turn reads memory, never the file.
+   */
+  readonly loginFileChanged?: () => void;
 }
 
 export interface AccountPoolOptions {
@@ -101,6 +106,7 @@ interface Account<T> {
   readonly alias: string;
   readonly loginFile?: string;
   readonly handle: T;
+  readonly loginFileChanged?: () => void;
   state: AccountState;
   inFlight: number;
   lastSelectedAt: number;
@@ -443,10 +449,12 @@ export class AccountPool<T> implements PlanReporter {
     this.deps.metrics.accountPinnedChats(this.family, alias, count);
   }
 
-  /** The login file's fingerprint now (a stat), for `sweep()` only. */
+  /** The login file's fingerprint now (a stat), for `sweep()` only; a changed file is read again by its family. */
   private readLoginFile(account: Account<T>): void {
     if (!account.loginFile) return;
-    account.onDisk = loginFingerprint(account.loginFile) ?? null;
+    const onDisk = loginFingerprint(account.loginFile) ?? null;
+    if (onDisk !== account.onDisk) account.loginFileChanged?.();
+    account.onDisk = onDisk;
     if (account.deathUnread && account.state.kind === 'login_dead') {
       account.state = { kind: 'login_dead', fingerprint: account.onDisk ?? undefined };
     }

@@ -27,14 +27,21 @@ describe('provider_c logins', () => {
       JSON.stringify({ claudeAiOauth: { accessToken, refreshToken: 'r', expiresAt: 4102444800000 } }),
     );
 
-  it("points each child at its login: a config dir, or a token file's trimmed token read at every spawn", async () => {
+  it("points each child at its login: a config dir, or a token file's trimmed token as the pool's sweep last read it", async () => {
     const listed = config(`dir=${path.join(scratch, 'dir')},file=${path.join(scratch, 'token')}`);
     const pool = createProviderCPool(listed, await accountPools(listed));
+    pool.sweep();
     const dir = pool.acquire(undefined);
     const file = pool.acquire(undefined);
     expect([dir.alias, dir.handle.childEnv()]).toEqual(['dir', { CLAUDE_CONFIG_DIR: path.join(scratch, 'dir') }]);
     expect([file.alias, file.handle.childEnv()]).toEqual(['file', { CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-one' }]);
+    // A spawn reads memory: the rewritten file counts from the sweep that sees it changed.
+    fs.writeFileSync(path.join(scratch, 'token'), 'sk-ant-oat01-two');
+    expect(file.handle.childEnv()).toEqual({ CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-one' });
+    pool.sweep();
+    expect(file.handle.childEnv()).toEqual({ CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-two' });
     fs.writeFileSync(path.join(scratch, 'token'), '\n');
+    pool.sweep();
     expect(() => file.handle.childEnv()).toThrow(GatewayError);
     dir.release();
     file.release();

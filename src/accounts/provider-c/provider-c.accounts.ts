@@ -13,8 +13,10 @@ import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credent
 
 /** What the pool holds per Claude Code login: how a child of that login is started, and its idle refresh. */
 export interface ProviderCAccount {
-  /** The variables that point a child at this login; read anew for every spawn (a rewritten token file counts at once). */
+  /** The variables that point a child at this login, from memory (a token file's token as last read). */
   childEnv(): Record<string, string>;
+  /** Reads the token file again (the pool's sweep calls it when the file changed); nothing for other logins. */
+  loginFileChanged(): void;
   /**
    * Marks a child of this login running until the returned function is called. A running CLI
    * refreshes its login itself, so the background refresh leaves the login alone meanwhile; and a
@@ -96,7 +98,11 @@ function accountOf(
   inherited: Readonly<Record<string, string>>,
 ): ProviderCAccount {
   const activity = new LoginActivity();
-  const common = { childStarting: () => activity.childStarting(), refreshAhead: async () => undefined };
+  const common = {
+    childStarting: () => activity.childStarting(),
+    refreshAhead: async () => undefined,
+    loginFileChanged: () => undefined,
+  };
   switch (login.kind) {
     case 'cli':
       return {
@@ -114,21 +120,26 @@ function accountOf(
           activity.refreshUnlessBusy(() => refreshCredentialsAhead(login.location!, tokenUrl, aheadMs, logger)),
         oauthToken: () => storedAccessToken(credentialsFileOf(login.location!)),
       };
-    case 'token_file':
+    case 'token_file': {
+      let token = '';
       return {
         ...common,
+        loginFileChanged: () => {
+          token = tokenFileContent(login.location!);
+        },
         childEnv: () => {
-          const token = tokenFileContent(login.location!);
           // An auth failure marks the account dead until its file changes (docs/accounts.md).
           if (token === '') throw new GatewayError('auth', { detail: 'provider_c token file is empty or unreadable' });
           return { CLAUDE_CODE_OAUTH_TOKEN: token };
         },
+        // Read from the file: the usage reads and the setup check run off the request path, the latter without a pool.
         oauthToken: async () => {
-          const token = tokenFileContent(login.location!);
-          if (token === '') throw new LoginNotReadable();
-          return token;
+          const stored = tokenFileContent(login.location!);
+          if (stored === '') throw new LoginNotReadable();
+          return stored;
         },
       };
+    }
   }
 }
 
@@ -159,11 +170,15 @@ export function createProviderCPool(
   pools: AccountPools,
   readUsage?: PlanUsageRead<ProviderCAccount>,
 ): AccountPool<ProviderCAccount> {
-  const specs = config.providerC.accounts.map((login) => ({
-    alias: login.alias,
-    loginFile: login.loginFile,
-    handle: accountOf(login, config.providerC.tokenUrl, config.providerC.childEnv),
-  }));
+  const specs = config.providerC.accounts.map((login) => {
+    const handle = accountOf(login, config.providerC.tokenUrl, config.providerC.childEnv);
+    return {
+      alias: login.alias,
+      loginFile: login.loginFile,
+      handle,
+      loginFileChanged: () => handle.loginFileChanged(),
+    };
+  });
   return pools.create(
     'provider_c',
     specs,
