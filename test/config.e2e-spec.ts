@@ -80,7 +80,7 @@ describe('gateway configuration (child process)', () => {
         /^gateway: invalid setting STRUCTURED_REPLICAS.*must be exactly 1: one process must own the idempotency keys/,
       ],
       [{ GATEWAY_DRAIN_TIMEOUT: 'soon' }, [], /^gateway: invalid setting GATEWAY_DRAIN_TIMEOUT.*must be a duration/],
-      [{}, ['--gateway-prot=1'], /^gateway: unknown flag "--gateway-prot=1"; run with --help/],
+      [{}, ['--gateway-prot=1'], /^gateway: unknown flag "--gateway-prot"; run with --help/],
       [
         { PRIMARY_CUSTOM_TOOL_WIRE: 'xml' },
         [],

@@ -333,7 +333,17 @@ describe(loadConfig.name, () => {
     it('rejects an unknown flag, a flag without a value and a positional argument', () => {
       expect(configError(() => load({}, ['--gateway-prot', '8080']))).toMatch(/unknown flag "--gateway-prot".*--help/);
       expect(configError(() => load({}, ['--gateway-port']))).toMatch(/--gateway-port needs a value/);
-      expect(configError(() => load({}, ['serve']))).toMatch(/unknown flag "serve"/);
+      expect(configError(() => load({}, ['--gateway-port=8080', 'serve']))).toMatch(
+        /^unexpected argument 2: settings are flags such as --gateway-port=8080; run with --help/,
+      );
+    });
+
+    it('shows only the name of an unknown flag, never its value nor a bare argument', () => {
+      const secret = '9f8e7d6c5b4a39281706f5e4d3c2b1a0';
+      const typo = configError(() => load({}, [`--gateway-bearer-secert=${secret}`]));
+      expect(typo).toMatch(/^unknown flag "--gateway-bearer-secert"; run with --help/);
+      expect(typo).not.toContain(secret.slice(0, 8));
+      expect(configError(() => load({}, [secret]))).not.toContain(secret.slice(0, 8));
     });
 
     it('never echoes the bearer secret in its error', () => {

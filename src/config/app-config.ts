@@ -79,9 +79,16 @@ function parseArgv(argv: readonly string[], definitions: readonly SettingDefinit
     const equals = argument.indexOf('=');
     const name = equals === -1 ? argument : argument.slice(0, equals);
     const definition = byFlag.get(name);
+    // Only a flag's name is shown, never what follows `=` nor a bare argument: a mistyped
+    // `--gateway-bearer-secret=…` must not put the secret on stderr.
+    if (!definition && name.startsWith('-')) {
+      throw new ConfigError(
+        `unknown flag ${JSON.stringify(name.slice(0, 60))}; run with --help for the list of settings`,
+      );
+    }
     if (!definition) {
       throw new ConfigError(
-        `unknown flag ${JSON.stringify(argument.slice(0, 60))}; run with --help for the list of settings`,
+        `unexpected argument ${index + 1}: settings are flags such as --gateway-port=8080; run with --help for the list`,
       );
     }
     if (equals !== -1) {
