@@ -277,6 +277,7 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
     const byName = new Map(rules.map((rule) => [rule.alert as string, rule.expr as string]));
     expect(byName.get('GatewayUpstreamLoginFailing')).toContain('code="auth"');
     expect(byName.get('GatewayUpstreamAccountUnsupported')).toContain('code="provider_account_unsupported"');
+    expect(byName.get('GatewayUpstreamProjectRequired')).toContain('code="provider_project_required"');
     expect(byName.get('GatewayUpstreamErrorRatioHigh')).toContain('gateway_chat_api_upstream_errors_total');
     expect(byName.get('GatewayQueueSaturated')).toMatch(/result=~"full\|timeout"/);
     expect(byName.get('GatewayNotReady')).toContain('gateway_chat_api_ready');

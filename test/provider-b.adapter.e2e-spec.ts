@@ -203,11 +203,17 @@ describe(ProviderBAdapter.name, () => {
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
     });
 
-    it('fails with auth when an onboarded account has no project', async () => {
+    it('fails naming PROVIDER_B_PROJECT when an onboarded account has no project, and so does the log line', async () => {
       fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier' } } });
-      await expect((await adapterWith()).stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
+      const failure = (await adapterWith()).stream(chatRequest(), context());
+      await expect(failure).rejects.toMatchObject({ code: 'provider_project_required' });
+      await expect(failure).rejects.toHaveProperty('publicMessage', expect.stringContaining('set PROVIDER_B_PROJECT'));
       expect(logger.records).toContainEqual(
-        expect.objectContaining({ event: 'provider_b_project_unavailable', reason: 'provider_b_project_required' }),
+        expect.objectContaining({
+          event: 'provider_b_project_unavailable',
+          reason: 'provider_b_project_required',
+          fix: expect.stringContaining('set PROVIDER_B_PROJECT'),
+        }),
       );
     });
 

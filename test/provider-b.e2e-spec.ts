@@ -10,6 +10,7 @@ import {
   quotaFailure,
   textFrame,
 } from './support/provider-b-fixtures';
+import { accountState } from './support/accounts';
 import { postChatBody, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -592,7 +593,7 @@ describe('provider_b disabled (docs/upstream/provider-b.md §13.28)', () => {
   });
 });
 
-describe('provider_b with an account Google no longer serves through Code Assist (docs/upstream/provider-b.md §4.2)', () => {
+describe('provider_b accounts Code Assist cannot serve as they are (docs/upstream/provider-b.md §4.2)', () => {
   let fake: FakeCodeAssist;
   let home: string;
   let gateway: TestGateway;
@@ -602,10 +603,29 @@ describe('provider_b with an account Google no longer serves through Code Assist
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-b-ineligible-'));
     gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
   });
+  beforeEach(() => fake.reset());
   afterAll(async () => {
     await gateway.close();
     await fake.close();
     fs.rmSync(home, { recursive: true, force: true });
+  });
+
+  it('answers an account with a licence but no project with 403 upstream_project_required naming PROVIDER_B_PROJECT, and leaves the login usable', async () => {
+    fake.enqueue('loadCodeAssist', { body: { currentTier: { id: 'standard-tier' } } });
+    const response = await postChat(gateway, { stream: true });
+    expect(response.status).toBe(403);
+    const error = ((await response.json()) as any).error;
+    expect(error).toMatchObject({ type: 'permission_error', code: 'upstream_project_required', param: null });
+    expect(error.message).toMatch(/^provider_b: .*set PROVIDER_B_PROJECT.*docs\/providers\.md#project-setup/);
+    // Not a login to renew: the account stays ready, and the log line says what to do.
+    expect(await accountState(gateway, 'provider_b', 'default')).toBe('ready');
+    expect(gateway.logs.records('provider_b_project_unavailable')).toEqual([
+      expect.objectContaining({
+        reason: 'provider_b_project_required',
+        fix: expect.stringContaining('PROVIDER_B_PROJECT'),
+      }),
+    ]);
+    expect(fake.requests('streamGenerateContent')).toHaveLength(0);
   });
 
   it('answers a burst with 403 permission_error provider_account_unsupported after one loadCodeAssist, no onboarding, no upstream text', async () => {

@@ -15,6 +15,19 @@ export const PROVIDER_B_ERRORS = {
     upstream: true,
     refusesAccount: true,
   },
+  // Code Assist serves the account but has no project for it: a setting or a one-time run of the
+  // CLI fixes it, not a new login, so the account pool leaves the login as it is.
+  provider_project_required: {
+    status: 403,
+    type: 'permission_error',
+    openaiCode: 'upstream_project_required',
+    structuredCode: 'auth_error',
+    structuredStatus: 401,
+    streamText: 'upstream project required',
+    message:
+      'the upstream has no Code Assist project for this login: set PROVIDER_B_PROJECT, or open the Gemini CLI once with that Google account; see docs/providers.md#project-setup-loadcodeassist-as-the-gemini-cli-does-it',
+    upstream: true,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 declare module '../../core/error-codes' {

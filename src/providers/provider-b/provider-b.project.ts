@@ -35,6 +35,21 @@ export type LoadDecision =
       readonly ineligible: string[];
     };
 
+/** Where docs/ explain the project set-up and each of its failures. */
+const PROJECT_SETUP_DOC = 'docs/providers.md#project-setup-loadcodeassist-as-the-gemini-cli-does-it';
+
+/** What the operator does about each way the set-up gives no project (the log line's `fix`, the client's message). */
+const SETUP_FIXES = {
+  provider_b_project_required:
+    'this Google account has a Code Assist licence but no default project: set PROVIDER_B_PROJECT to the id of a Code Assist project it may use',
+  provider_b_validation_required:
+    'Google asks this account to be validated: open the Gemini CLI (`gemini`) once with it and follow the link it shows',
+  provider_b_account_unsupported:
+    'Code Assist does not serve this kind of Google account: use a Code Assist Standard or Enterprise licence with PROVIDER_B_PROJECT, or another family',
+  provider_b_onboarding_failed:
+    'Code Assist did not finish setting this account up: open the Gemini CLI (`gemini`) once with it, then retry',
+} as const;
+
 /** Google's answer to Gemini CLI logins of individual accounts since 2026-06-18. */
 const UNSUPPORTED_CLIENT = 'UNSUPPORTED_CLIENT';
 const FREE_TIER = 'free-tier';
@@ -108,12 +123,13 @@ export async function discoverProject(
     case 'unsupported':
       return unsupported(transport, decision.ineligible);
     case 'fail': {
+      const fix = SETUP_FIXES[decision.reason];
       logUnavailable(transport, decision.reason, decision.ineligible);
-      const hint =
-        decision.reason === 'provider_b_project_required'
-          ? 'set PROVIDER_B_PROJECT'
-          : 'open the Gemini CLI once to validate the account';
-      throw new GatewayError('auth', { detail: `${decision.reason}: ${hint}` });
+      throw new GatewayError('provider_project_required', {
+        publicMessage: `provider_b: ${fix}; see ${PROJECT_SETUP_DOC}`,
+        detail: decision.reason,
+        provider: 'provider_b',
+      });
     }
     case 'onboard':
       return onboard(transport, decision.tier, decision.ineligible, configured, pollIntervalMs);
@@ -168,12 +184,13 @@ function onboardingFailed(transport: DiscoveryTransport, why: string): never {
   throw new GatewayError('auth', { detail: `provider_b_onboarding_failed: ${why}` });
 }
 
-function logUnavailable(transport: DiscoveryTransport, reason: string, ineligible: string[]): void {
+function logUnavailable(transport: DiscoveryTransport, reason: keyof typeof SETUP_FIXES, ineligible: string[]): void {
   transport.logger.warn(
     {
       event: 'provider_b_project_unavailable',
       reason,
       ineligibleReasons: ineligible.map((code) => sanitizeIdentifier(code)),
+      fix: SETUP_FIXES[reason],
     },
     'provider_b_project_unavailable',
   );
