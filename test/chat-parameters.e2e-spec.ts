@@ -317,6 +317,64 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     });
   });
 
+  it('a schema Ajv cannot compile is a 400 naming response_format and the reason, before any claude run', async () => {
+    const before = api.messages().length;
+    const schemaOf = (schema: Record<string, unknown>) => ({
+      type: 'json_schema' as const,
+      json_schema: { name: 'bad', schema },
+    });
+    const cases: [Record<string, unknown>, string][] = [
+      [{ $ref: '#/$defs/nope' }, "can't resolve reference #/$defs/nope"],
+      [{ $ref: 'http://127.0.0.1:9/s.json' }, "can't resolve reference http://127.0.0.1:9/s.json"],
+      [{ type: 'string', pattern: '(' }, 'Invalid regular expression'],
+    ];
+    for (const [schema, reason] of cases) {
+      const error = await refusal(
+        client(gateway).chat.completions.create({
+          model: 'claude-fable-5',
+          messages: ASK,
+          response_format: schemaOf(schema),
+        }),
+      );
+      expect(error.status).toBe(400);
+      expect(error.param).toBe('response_format');
+      expect(error.message).toContain('response_format.json_schema.schema is not a valid JSON Schema');
+      expect(error.message).toContain(reason);
+    }
+    expect(api.messages().length).toBe(before);
+  });
+
+  it("one request's schema $id is never another's: the same $id twice compiles, and a $ref to it resolves nowhere", async () => {
+    api.enqueue(claudeTextReply(CITY_JSON, usage), claudeTextReply(['{"n":1}'], usage));
+    const shared = 'https://schemas.example/shared';
+    const first = await client(gateway).chat.completions.create({
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'city', schema: { ...CITY_FORMAT.json_schema.schema, $id: shared } },
+      },
+    });
+    expect(JSON.parse(first.choices[0].message.content!)).toEqual({ city: 'Paris', population: 2_100_000 });
+    const stolen = await refusal(
+      client(gateway).chat.completions.create({
+        model: 'claude-fable-5',
+        messages: ASK,
+        response_format: { type: 'json_schema', json_schema: { name: 'other', schema: { $ref: shared } } },
+      }),
+    );
+    expect(stolen.message).toContain(`can't resolve reference ${shared}`);
+    const again = await client(gateway).chat.completions.create({
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'again', schema: { $id: shared, type: 'object', properties: { n: { type: 'number' } } } },
+      },
+    });
+    expect(again.choices[0].message.content).toBe('{"n":1}');
+  });
+
   it('a stop sequence split across two deltas of the CLI never reaches the client', async () => {
     api.enqueue(claudeTextReply(['Counting: one two', ' thr', 'ee four'], { input_tokens: 3, output_tokens: 4 }));
     const streamed = await streamChat(gateway, { model: 'claude-fable-5', messages: ASK, stop: 'three' });

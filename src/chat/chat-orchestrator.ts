@@ -180,10 +180,11 @@ export class ChatOrchestrator {
     const format = request.parameters.responseFormat;
     if (!format || !fates.enforcesJson) return undefined;
     const json = new JsonAnswer(format, this.validator);
-    if (json.schemaProblems().length > 0) {
+    const problems = json.schemaProblems();
+    if (problems.length > 0) {
       throw new GatewayError('invalid_request', {
         param: 'response_format',
-        publicMessage: 'response_format.json_schema.schema is not a valid JSON Schema',
+        publicMessage: `response_format.json_schema.schema is not a valid JSON Schema (${problems[0]})`,
       });
     }
     return json;

@@ -21,6 +21,28 @@ describe(OutputValidator.name, () => {
     expect(ajvCacheSize(validator) - before).toBeLessThanOrEqual(VALIDATOR_CACHE_SIZE);
   });
 
+  it('returns what keeps a schema from compiling instead of throwing: a dangling $ref, a remote one, a bad pattern', () => {
+    const validator = new OutputValidator();
+    expect(validator.prepare('a', { $ref: '#/$defs/nope' })).toEqual([
+      "$: the schema cannot be compiled: can't resolve reference #/$defs/nope from id #",
+    ]);
+    expect(validator.prepare('b', { $ref: 'https://example.test/s.json' })).toEqual([
+      expect.stringContaining("can't resolve reference https://example.test/s.json"),
+    ]);
+    expect(validator.prepare('c', { type: 'string', pattern: '(' })).toEqual([
+      expect.stringContaining('Invalid regular expression'),
+    ]);
+  });
+
+  it('compiles every schema on its own: an $id is not shared between schemas', () => {
+    const validator = new OutputValidator();
+    const id = 'https://example.test/shared';
+    expect(validator.prepare('first', { $id: id, type: 'object' })).toEqual([]);
+    expect(validator.prepare('second', { $id: id, type: 'string' })).toEqual([]);
+    expect(validator.check('second', { $id: id, type: 'string' }, 'text')).toEqual({ valid: true });
+    expect(validator.prepare('third', { $ref: id })).toEqual([expect.stringContaining("can't resolve reference")]);
+  });
+
   it('reuses a cached validator, recompiles an evicted one, and still validates with both', () => {
     const validator = new OutputValidator();
     validator.prepare('sha-0', oneOff(0));

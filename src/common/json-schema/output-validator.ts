@@ -41,10 +41,12 @@ export class OutputValidator {
   });
   private compilations = 0;
 
-  // allErrors: the client sees every failure at once. strict off: the subset walker already
-  // vetted the schema, and strict mode only adds console warnings.
+  // allErrors: the client sees every failure at once. strict off: strict mode only adds console
+  // warnings. addUsedSchema off: Ajv would otherwise register every schema with an `$id` for the
+  // whole process, so one client's schema could be `$ref`ed by another's and a second schema
+  // with the same `$id` would fail to compile; each schema is compiled on its own.
   private get ajv(): Ajv {
-    this.ajvInstance ??= new (loadAjv().default)({ allErrors: true, strict: false });
+    this.ajvInstance ??= new (loadAjv().default)({ allErrors: true, strict: false, addUsedSchema: false });
     return this.ajvInstance;
   }
 
@@ -62,7 +64,14 @@ export class OutputValidator {
     if (this.compiled.has(schemaSha256)) return [];
     const body = withoutMetaSchema(schema);
     if (!this.ajv.validateSchema(body)) return mostSpecific(this.ajv.errors ?? []).map(describeSchemaError);
-    this.validatorFor(schemaSha256, schema);
+    try {
+      this.validatorFor(schemaSha256, schema);
+    } catch (error) {
+      // What the meta-schema cannot see: a `$ref` that resolves nowhere (a local one, or any
+      // remote one: nothing is fetched), a `pattern` that is no regular expression, an `$id` given
+      // twice. Ajv's message names the schema's own text, never anything else.
+      return [`$: the schema cannot be compiled: ${compileProblem(error)}`];
+    }
     return [];
   }
 
@@ -85,6 +94,13 @@ export class OutputValidator {
     this.compiled.set(schemaSha256, validate);
     return validate;
   }
+}
+
+/** Ajv's compile error in one bounded line. */
+function compileProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const line = message.split('\n')[0].trim();
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
 /** `$schema` is tolerated at the root and ignored (docs/design/behaviours.md §6.3); Ajv would try to resolve it. */
