@@ -349,6 +349,25 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
+  it('refuses tool schemas whose $refs expand past the inlining bound with a 400 naming tools, at once and without any upstream call', async () => {
+    // Eight definitions, each referencing the next eight times: about 2 KB that would inline to 8^8 copies.
+    const defs: Record<string, unknown> = {};
+    for (let level = 0; level < 8; level++) {
+      const properties: Record<string, unknown> = {};
+      for (let field = 0; field < 8; field++)
+        properties[`f${field}`] = level < 7 ? { $ref: `#/$defs/d${level + 1}` } : { type: 'string' };
+      defs[`d${level}`] = { type: 'object', properties };
+    }
+    const parameters = { type: 'object', properties: { root: { $ref: '#/$defs/d0' } }, $defs: defs };
+    const response = await postChat(gateway, { tools: [{ type: 'function', function: { name: 'bomb', parameters } }] });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as any;
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'tools' });
+    expect(body.error.message).toContain('fewer shared definitions');
+    expect(fake.requests('streamGenerateContent')).toHaveLength(0);
+    expect(fake.requests('generateContent')).toHaveLength(0);
+  });
+
   it('round-trips a thought signature through a continuation even without extra_content (docs/upstream/provider-b.md §13.19)', async () => {
     fake.enqueue('streamGenerateContent', {
       frames: [{ json: callFrame('read_file', { path: 'a' }, { signature: 'sig-1' }) }, { json: finishFrame() }],

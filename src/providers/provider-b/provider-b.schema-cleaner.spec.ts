@@ -1,6 +1,8 @@
 import nestedSchema from './__fixtures__/provider-b-nested-schema.json';
 import refSchema from './__fixtures__/provider-b-ref-schema.json';
-import { cleanSchema, MAX_REF_DEPTH } from './provider-b.schema-cleaner';
+import { errorSpec } from '../../core/error-codes';
+import { GatewayError } from '../../core/gateway.error';
+import { cleanSchema, MAX_INLINED_CHARS, MAX_REF_DEPTH } from './provider-b.schema-cleaner';
 
 const DROPPED = ['$schema', '$id', '$comment', '$ref', '$defs', 'definitions', 'strict'];
 
@@ -16,6 +18,54 @@ function schemaNodes(node: unknown, out: Record<string, unknown>[] = []): Record
     if (Array.isArray(schema[key])) (schema[key] as unknown[]).forEach((child) => schemaNodes(child, out));
   schemaNodes(schema.not, out);
   return out;
+}
+
+/** `$defs` d0…d{depth-1}, each with `width` properties that all reference the next one: width^depth copies. */
+function exponentialSchema(width: number, depth = 8): Record<string, unknown> {
+  const $defs: Record<string, unknown> = {};
+  for (let level = 0; level < depth; level++) {
+    const properties: Record<string, unknown> = {};
+    for (let index = 0; index < width; index++)
+      properties[`p${index}`] = level === depth - 1 ? { type: 'string' } : { $ref: `#/$defs/d${level + 1}` };
+    $defs[`d${level}`] = { type: 'object', properties };
+  }
+  return { type: 'object', properties: { root: { $ref: '#/$defs/d0' } }, $defs };
+}
+
+const ITEM = {
+  type: 'object',
+  description: 'One edit of a file: the path, the 1-based line and the replacement text.',
+  properties: { path: { type: 'string' }, line: { type: 'integer', minimum: 1 }, text: { type: 'string' } },
+  required: ['path', 'line'],
+  additionalProperties: false,
+};
+
+/** A tool schema whose `count` properties all reference one definition (ITEM). */
+function sharedSchema(count: number): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (let index = 0; index < count; index++) properties[`edit${index}`] = { $ref: '#/$defs/Item' };
+  return { type: 'object', properties, $defs: { Item: ITEM } };
+}
+
+/** The error `run` throws; fails the test when it returns instead. */
+function thrownBy(run: () => unknown): GatewayError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(GatewayError);
+    return error as GatewayError;
+  }
+  throw new Error('expected a refusal');
+}
+
+function expectExpansionRefusal(error: GatewayError): void {
+  expect(error.code).toBe('invalid_request');
+  expect(errorSpec(error.code).status).toBe(400);
+  expect(error.param).toBe('tools');
+  expect(error.publicMessage).toBe(
+    "tools: the $refs of the tools' parameters schemas expand past 1 MiB when inlined (provider_b must send " +
+      'every schema without references); send schemas with fewer shared definitions or without the recursion',
+  );
 }
 
 describe(cleanSchema.name, () => {
@@ -158,5 +208,59 @@ describe(cleanSchema.name, () => {
     const beyond = cleanSchema(chain(MAX_REF_DEPTH + 1), report);
     expect(depthOf(beyond)).not.toContain('"type":"string"');
     expect(report.unresolvedRefs).toBe(1);
+  });
+
+  describe(`bounds what inlining adds to ${MAX_INLINED_CHARS} characters per request`, () => {
+    it('refuses definitions that reference each other exponentially (8 × 8: a 2 KB body, 8^8 copies) with 400 invalid_request naming tools', () => {
+      const schema = exponentialSchema(8);
+      expect(JSON.stringify(schema).length).toBeLessThan(2500);
+      expectExpansionRefusal(thrownBy(() => cleanSchema(schema)));
+    });
+
+    it('refuses the same shape with 50 properties per definition: the budget, not the shape, bounds the work', () => {
+      expectExpansionRefusal(thrownBy(() => cleanSchema(exponentialSchema(50))));
+    });
+
+    it('still inlines a schema just inside the budget, and refuses it one reference later', () => {
+      const fits = Math.floor(MAX_INLINED_CHARS / JSON.stringify(ITEM).length);
+      const report = { unresolvedRefs: 0 };
+      const cleaned = cleanSchema(sharedSchema(fits), report);
+      const properties = cleaned.properties as Record<string, unknown>;
+      expect(Object.keys(properties)).toHaveLength(fits);
+      expect(properties[`edit${fits - 1}`]).toEqual(ITEM);
+      expect(report.unresolvedRefs).toBe(0);
+      expect(JSON.stringify(cleaned).length).toBeGreaterThan(MAX_INLINED_CHARS * 0.9);
+      expectExpansionRefusal(thrownBy(() => cleanSchema(sharedSchema(fits + 1))));
+    });
+
+    it('inlines one definition shared many times below the budget exactly as before', () => {
+      const report = { unresolvedRefs: 0 };
+      const cleaned = cleanSchema(sharedSchema(500), report);
+      expect(cleaned).toEqual({
+        type: 'object',
+        properties: Object.fromEntries(Array.from({ length: 500 }, (_, index) => [`edit${index}`, ITEM])),
+      });
+      expect(report.unresolvedRefs).toBe(0);
+      // A realistic nested schema (exponent 3 over 8 levels: 6,561 leaves) fits as well.
+      expect(JSON.stringify(cleanSchema(exponentialSchema(3)))).not.toContain('$ref');
+    });
+
+    it('counts every tool cleaned with the same report (one request), so many tools cannot multiply the budget', () => {
+      const half = Math.ceil(MAX_INLINED_CHARS / 2 / JSON.stringify(ITEM).length) + 1;
+      const report = { unresolvedRefs: 0 };
+      cleanSchema(sharedSchema(half), report);
+      expectExpansionRefusal(thrownBy(() => cleanSchema(sharedSchema(half), report)));
+      expect(() => cleanSchema(sharedSchema(half), { unresolvedRefs: 0 })).not.toThrow();
+    });
+
+    it('does not count a schema without references, whatever its size', () => {
+      const report: { unresolvedRefs: number; inlinedChars?: number } = { unresolvedRefs: 0 };
+      const big = {
+        type: 'object',
+        properties: { text: { type: 'string', description: 'x'.repeat(2 * MAX_INLINED_CHARS) } },
+      };
+      expect(cleanSchema(big, report)).toEqual(big);
+      expect(report.inlinedChars).toBeUndefined();
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { isJsonObject } from '../../common/json';
+import { GatewayError } from '../../core/gateway.error';
 
 /**
  * Tool schemas go to Code Assist as `parametersJsonSchema` (as the Gemini CLI declares every
@@ -13,27 +14,55 @@ import { isJsonObject } from '../../common/json';
 const DROPPED_KEYWORDS = new Set(['$schema', '$id', '$comment', '$ref', '$defs', 'definitions', 'strict']);
 const COMBINATORS = ['anyOf', 'oneOf', 'allOf'] as const;
 export const MAX_REF_DEPTH = 8;
+/**
+ * What inlining may add to one request's tool schemas, in characters of serialized JSON. The depth
+ * bound alone does not bound the copies: definitions that each reference the next one many times
+ * grow exponentially (8 definitions of 8 such properties: a 2 KB body, 8^8 copies). Only copies of
+ * `$ref` targets count (the client's own schema is copied once, and the body cap bounds it), each
+ * inlining its whole target: an upper bound on what it adds, for one serialization per distinct
+ * reference. 1 MiB is four times the whole schema the structured endpoint accepts and far above
+ * what real agents' `$defs` expand to; it is per request, so many small tools cannot multiply it.
+ */
+export const MAX_INLINED_CHARS = 1024 * 1024;
 const OPAQUE_OBJECT = { type: 'object' } as const;
 
 export interface SchemaCleanReport {
   /** References replaced by `{"type":"object"}` (cyclic, deeper than 8, not local, or missing). */
   unresolvedRefs: number;
+  /**
+   * Characters of `$ref` targets inlined so far by every schema cleaned with this report (the
+   * tools of one request), checked against MAX_INLINED_CHARS; absent until something is inlined.
+   */
+  inlinedChars?: number;
 }
 
 type Schema = Record<string, unknown>;
-/** Returns a cleaned deep copy of `schema`; the input is not modified. */
+/** Serialized sizes of the `$ref` targets of one schema, by reference text. */
+type TargetSizes = Map<string, number>;
+
+/**
+ * Returns a cleaned deep copy of `schema`; the input is not modified. Throws 400 `invalid_request`
+ * (`param: "tools"`) once the references inlined with this report pass MAX_INLINED_CHARS.
+ */
 export function cleanSchema(schema: Schema, report: SchemaCleanReport = { unresolvedRefs: 0 }): Schema {
-  return cleanNode(schema, schema, [], report);
+  return cleanNode(schema, schema, [], report, new Map());
 }
 
-function cleanNode(node: Schema, root: Schema, refStack: readonly string[], report: SchemaCleanReport): Schema {
-  const inlined = inlineRefs(node, root, refStack);
+function cleanNode(
+  node: Schema,
+  root: Schema,
+  refStack: readonly string[],
+  report: SchemaCleanReport,
+  sizes: TargetSizes,
+): Schema {
+  const inlined = inlineRefs(node, root, refStack, report, sizes);
   if (!inlined) {
     report.unresolvedRefs++;
     return { ...OPAQUE_OBJECT };
   }
   const { schema, stack } = inlined;
-  const clean = (child: unknown): unknown => (isJsonObject(child) ? cleanNode(child, root, stack, report) : child);
+  const clean = (child: unknown): unknown =>
+    isJsonObject(child) ? cleanNode(child, root, stack, report, sizes) : child;
   const result: Schema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (DROPPED_KEYWORDS.has(key)) continue;
@@ -54,13 +83,16 @@ function cleanNode(node: Schema, root: Schema, refStack: readonly string[], repo
 
 /**
  * Replaces `{"$ref": "#/…"}` by a copy of the target merged with the node's sibling keys (the
- * siblings win), repeatedly, while tracking the chain of references on the current path.
+ * siblings win), repeatedly, while tracking the chain of references on the current path and
+ * counting each target against MAX_INLINED_CHARS before it is copied.
  * Returns undefined for a cyclic, too deep, non-local or dangling reference.
  */
 function inlineRefs(
   node: Schema,
   root: Schema,
   refStack: readonly string[],
+  report: SchemaCleanReport,
+  sizes: TargetSizes,
 ): { schema: Schema; stack: readonly string[] } | undefined {
   let schema = node;
   let stack = refStack;
@@ -69,11 +101,33 @@ function inlineRefs(
     if (stack.includes(ref) || stack.length >= MAX_REF_DEPTH) return undefined;
     const target = resolveLocalRef(root, ref);
     if (!target) return undefined;
+    spend(report, sizeOf(target, ref, sizes));
     const { $ref: _omitted, ...siblings } = schema;
     schema = { ...target, ...siblings };
     stack = [...stack, ref];
   }
   return { schema, stack };
+}
+
+function sizeOf(target: Schema, ref: string, sizes: TargetSizes): number {
+  let size = sizes.get(ref);
+  if (size === undefined) {
+    size = JSON.stringify(target).length;
+    sizes.set(ref, size);
+  }
+  return size;
+}
+
+function spend(report: SchemaCleanReport, chars: number): void {
+  report.inlinedChars = (report.inlinedChars ?? 0) + chars;
+  if (report.inlinedChars <= MAX_INLINED_CHARS) return;
+  throw new GatewayError('invalid_request', {
+    param: 'tools',
+    publicMessage:
+      `tools: the $refs of the tools' parameters schemas expand past ${MAX_INLINED_CHARS / 1024 / 1024} MiB when ` +
+      'inlined (provider_b must send every schema without references); send schemas with fewer shared ' +
+      'definitions or without the recursion',
+  });
 }
 
 /** Resolves a local JSON pointer (`#/$defs/X`, `#/definitions/X`, …) against the root schema. */
