@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { contents, finishReason, streamChat } from './support/chat-sse';
+import { contents, finishReason, postChatBody, streamChat } from './support/chat-sse';
 import type { FakeUpstream } from './support/client-scenarios';
 import { fakeUpstream } from './support/client-scenarios';
 import type { TestGateway } from './support/create-test-app';
@@ -100,6 +100,32 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
       code: 'invalid_request',
       param: 'temperature',
     });
+    expect(upstreamCalls()).toBe(0);
+  });
+
+  it('a body no family could read as sent is a 400 naming the field, never a silent drop', async () => {
+    const read = { type: 'function', function: { name: 'read', parameters: { type: 'object' } } };
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ messages: [ASK] }, 'messages', 'messages.0 must be a message object'],
+      [{ tool_choice: 'required' }, 'tool_choice', 'tool_choice asks for a tool call, but the request has no tools'],
+      [
+        { tools: [read], tool_choice: { type: 'function', function: { name: 'write' } } },
+        'tool_choice',
+        'tool_choice names a tool that is not in tools',
+      ],
+      [{ tools: [read], tool_choice: 'bogus' }, 'tool_choice', 'tool_choice must be "auto", "none", "required"'],
+      [{ tools: [{ type: 'function', function: { description: 'd' } }] }, 'tools', 'tools.0.function.name'],
+      [{ stream: true, stream_options: { include_usage: 'yes' } }, 'stream_options', 'stream_options must be'],
+      [{ user: 5 }, 'user', 'user must be a string'],
+      [{ store: 'yes' }, 'store', 'store must be a boolean'],
+    ];
+    for (const [fields, param, message] of cases) {
+      const response = await postChatBody(gateway(), { model, messages: ASK, ...fields });
+      expect(response.status).toBe(400);
+      const { error } = (await response.json()) as { error: Record<string, unknown> };
+      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param });
+      expect(error.message).toContain(message);
+    }
     expect(upstreamCalls()).toBe(0);
   });
 }

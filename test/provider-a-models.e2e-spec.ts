@@ -72,7 +72,11 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
       const response = await post({ model, reasoning_effort: effort });
       expect(response.status).toBe(400);
       const error = ((await response.json()) as Json).error;
-      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+      expect(error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'reasoning_effort',
+      });
       expect(error.message).toContain(allowed);
       expect(fake().requests()).toHaveLength(0);
     },

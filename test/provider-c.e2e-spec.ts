@@ -99,6 +99,24 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
+    it.concurrent('refuses an image or audio part with a 400 naming it, without starting claude', async () => {
+      const marker = `scenario-${randomUUID()}`;
+      for (const [part, named] of [
+        [{ type: 'image_url', image_url: { url: 'https://example.test/cat.png' } }, 'part type "image_url"'],
+        [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }, 'part type "input_audio"'],
+      ] as const) {
+        const messages = [{ role: 'user', content: [{ type: 'text', text: `Look ${marker}` }, part] }];
+        const response = await postChat(gateway, { messages });
+        expect(response.status).toBe(400);
+        const body = (await response.json()) as any;
+        expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+        expect(body.error.message).toBe(
+          `messages[0].content[1]: ${named} is not supported by provider_c (Claude Code takes the conversation as text)`,
+        );
+      }
+      expect(JSON.stringify(api.messages())).not.toContain(marker);
+    });
+
     it.concurrent('a non-streamed request gets the whole answer and the usage the CLI reports', async () => {
       const { messages } = scripted([
         textReply(['Hel', 'lo'], { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 }),

@@ -1,13 +1,7 @@
-import {
-  IsBoolean,
-  IsObject,
-  IsOptional,
-  classValidator,
-  IsString,
-  ValidateBy,
-} from '../common/validation/class-validator';
+import { IsBoolean, IsOptional, classValidator, IsString, ValidateBy } from '../common/validation/class-validator';
 import type { ValidationOptions, ValidatorOptions } from '../common/validation/class-validator';
 import { isJsonObject } from '../common/json';
+import { forcedToolName, toolSource } from '../core/chat-message';
 
 /*
  * The field and message rules of a chat body: what makes a body a 400 before anything reads it.
@@ -25,8 +19,8 @@ export const MAX_REPORTED_ERRORS = 5;
 const SEPARATOR = '; ';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
-const NESTED_NOT_OBJECT = 'nested property messages must be either object or array';
 const NO_MESSAGES = 'messages must contain at least one message';
+const TOOL_CHOICE_WORDS = new Set(['auto', 'none', 'required']);
 
 type Predicate = (value: unknown) => boolean;
 const isString: Predicate = (value) => typeof value === 'string';
@@ -47,14 +41,61 @@ function satisfies(name: string, predicate: Predicate, message: string) {
     );
 }
 
-const IsArrayOfObjects = satisfies('isArrayOfObjects', isArrayOfObjects, '$property must be an array of objects');
-
-/** `tool_choice`: `auto`, `none`, `required`, or an object naming a tool (`null` is refused). */
+/**
+ * `tool_choice`: `auto`, `none`, `required`, or a forced tool, `{"type":"function"|"custom", <type>: {"name"}}`
+ * or flat `{"type", "name"}` (`null` counts as absent). Whether the tool is among `tools` is the
+ * parser's check, after the tools are read.
+ */
 const IsToolChoice = satisfies(
   'isToolChoice',
-  (value) => typeof value === 'string' || isJsonObject(value),
-  '$property must be "auto", "none", "required" or an object naming a tool',
+  (value) =>
+    value === null || (typeof value === 'string' ? TOOL_CHOICE_WORDS.has(value) : forcedToolName(value) !== undefined),
+  '$property must be "auto", "none", "required" or an object naming a function or custom tool',
 );
+
+/** `stream_options`: an object whose `include_usage` and `include_obfuscation`, when present, are booleans. */
+const IsStreamOptions = satisfies(
+  'isStreamOptions',
+  (value) =>
+    isJsonObject(value) &&
+    (value.include_usage === undefined || typeof value.include_usage === 'boolean') &&
+    (value.include_obfuscation === undefined || typeof value.include_obfuscation === 'boolean'),
+  '$property must be an object whose include_usage and include_obfuscation are booleans',
+);
+
+/**
+ * `tools`: an array of tool definitions; a function or custom tool names itself where its form
+ * keeps the name (nested or flat, `toolSource`), with `parameters`, when given, an object.
+ */
+function IsChatTools(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isChatTools',
+    validator: {
+      validate: (value: unknown) => value === undefined || toolsErrors(value, 1).length === 0,
+      defaultMessage: (args) => toolsErrors(args?.value, MAX_REPORTED_ERRORS).join(SEPARATOR),
+    },
+  });
+}
+
+function toolsErrors(tools: unknown, limit: number): string[] {
+  if (!Array.isArray(tools)) return ['tools must be an array of objects'];
+  const errors: string[] = [];
+  for (let index = 0; index < tools.length && errors.length < limit; index++) {
+    const raw: unknown = tools[index];
+    if (!isJsonObject(raw)) {
+      errors.push(`tools.${index} must be an object`);
+      continue;
+    }
+    const { type, source, path } = toolSource(raw);
+    // Other types (web_search…) are hosted tools that only provider_a's backend reads; it checks them.
+    if (type !== 'function' && type !== 'custom') continue;
+    if (typeof source.name !== 'string' || source.name.trim() === '')
+      errors.push(`tools.${index}${path}.name must be a non-empty string`);
+    if (source.parameters !== undefined && source.parameters !== null && !isJsonObject(source.parameters))
+      errors.push(`tools.${index}${path}.parameters must be an object`);
+  }
+  return errors.slice(0, limit);
+}
 
 /**
  * `messages`: a non-empty array whose messages pass the message rules below, walked in place.
@@ -88,11 +129,11 @@ export class ChatCompletionRequestDto {
   stream?: unknown;
 
   @IsOptional()
-  @IsObject()
+  @IsStreamOptions()
   stream_options?: unknown;
 
   @IsOptional()
-  @IsArrayOfObjects()
+  @IsChatTools()
   tools?: unknown;
 
   @IsToolChoice()
@@ -144,17 +185,25 @@ const VALIDATOR_OPTIONS: ValidatorOptions = {
 
 const validateChatBody = classValidator(ChatCompletionRequestDto, VALIDATOR_OPTIONS);
 
+/** What is wrong with a chat body: the rules it breaks, and the first field that breaks one (the error's `param`). */
+export interface ChatBodyErrors {
+  readonly messages: string[];
+  readonly field?: string;
+}
+
+const VALID: ChatBodyErrors = Object.freeze({ messages: [] });
+
 /**
  * What is wrong with a chat body (a JSON object), as field-and-rule messages in report order,
- * at most `MAX_REPORTED_ERRORS`; empty when it is valid. Unknown fields are never checked.
+ * at most `MAX_REPORTED_ERRORS`; no messages when it is valid. Unknown fields are never checked.
  */
-export function chatBodyErrors(body: Record<string, unknown>): string[] {
+export function chatBodyErrors(body: Record<string, unknown>): ChatBodyErrors {
   const failures = validateChatBody(ChatCompletionRequestDto.of(body));
-  if (failures.length === 0) return [];
-  const errors: string[] = [];
+  if (failures.length === 0) return VALID;
+  const messages: string[] = [];
   for (const failure of failures)
-    for (const message of Object.values(failure.constraints ?? {})) errors.push(...message.split(SEPARATOR));
-  return errors.slice(0, MAX_REPORTED_ERRORS);
+    for (const message of Object.values(failure.constraints ?? {})) messages.push(...message.split(SEPARATOR));
+  return { messages: messages.slice(0, MAX_REPORTED_ERRORS), field: failures[0].property };
 }
 
 /** Which values of a message field are not checked at all: absent and `null`, only absent, or none. */
@@ -194,6 +243,14 @@ const MESSAGE_RULES: readonly FieldRule[] = [
   ),
   rule('tool_calls', 'missing-or-null', isArrayOfObjects, 'must be an array of objects'),
   rule('tool_call_id', 'missing-or-null', isString, 'must be a string'),
+  rule('refusal', 'missing-or-null', isString, 'must be a string'),
+  // The deprecated call form: its result would come back as a `function` message, whose role is refused above.
+  rule(
+    'function_call',
+    'missing-or-null',
+    () => false,
+    'is not supported (the deprecated form of tool_calls): send tool_calls',
+  ),
 ];
 
 function checkFields(message: Record<string, unknown>, prefix: string, errors: string[], limit: number): void {
@@ -208,29 +265,16 @@ function checkFields(message: Record<string, unknown>, prefix: string, errors: s
 
 /**
  * What is wrong with a `messages` value, at most `limit` messages: not a non-empty array, or else
- * its items depth first and in order, where an object is a message, an array is walked the same
- * way (`messages.0.1.role`) and anything else is reported. Iterative, with its own stack, so a
- * hostile nesting of arrays cannot exhaust the call stack.
+ * its items in order, each a message object (an array among them is refused too: no family could
+ * read one, so it would be dropped).
  */
 function messagesErrors(messages: unknown, limit: number): string[] {
   if (!Array.isArray(messages) || messages.length === 0) return [NO_MESSAGES];
   const errors: string[] = [];
-  const stack: Array<{ readonly items: readonly unknown[]; readonly path: string; index: number }> = [
-    { items: messages, path: 'messages', index: 0 },
-  ];
-  while (stack.length > 0 && errors.length < limit) {
-    const frame = stack[stack.length - 1];
-    if (frame.index >= frame.items.length) {
-      stack.pop();
-      continue;
-    }
-    const index = frame.index++;
-    const item = frame.items[index];
-    const path = `${frame.path}.${index}`;
-    if (Array.isArray(item)) stack.push({ items: item, path, index: 0 });
-    else if (typeof item === 'object' && item !== null)
-      checkFields(item as Record<string, unknown>, `${path}.`, errors, limit);
-    else errors.push(NESTED_NOT_OBJECT);
+  for (let index = 0; index < messages.length && errors.length < limit; index++) {
+    const item: unknown = messages[index];
+    if (isJsonObject(item)) checkFields(item, `messages.${index}.`, errors, limit);
+    else errors.push(`messages.${index} must be a message object`);
   }
   return errors;
 }

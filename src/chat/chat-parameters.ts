@@ -72,6 +72,7 @@ const numberIn = (low: number, high: number) => (value: unknown) =>
 const positiveInteger = (value: unknown) =>
   Number.isSafeInteger(value) && (value as number) >= 1 ? undefined : 'must be a positive integer';
 const boolean = (value: unknown) => (typeof value === 'boolean' ? undefined : 'must be a boolean');
+const string = (value: unknown) => (typeof value === 'string' ? undefined : 'must be a string');
 const object = (value: unknown) =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? undefined : 'must be an object';
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -217,7 +218,12 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     key: 'maxTokens',
     read: (value) => value,
   },
-  { name: 'metadata', type: 'object', everywhere: ignored(`tags for stored completions: ${NOTHING_STORED}`) },
+  {
+    name: 'metadata',
+    type: 'object',
+    invalid: object,
+    everywhere: ignored(`tags for stored completions: ${NOTHING_STORED}`),
+  },
   {
     name: 'modalities',
     type: 'array of strings',
@@ -240,12 +246,13 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
   {
     name: 'prediction',
     type: 'object',
+    invalid: object,
     everywhere: ignored('predicted output only speeds generation up on OpenAI; it never changes the answer'),
   },
   samplingField('presence_penalty', 'number (−2…2)', numberIn(-2, 2), 'presencePenalty'),
-  { name: 'prompt_cache_key', type: 'string', everywhere: ignored(CACHE_ONLY) },
-  { name: 'prompt_cache_options', type: 'object', everywhere: ignored(CACHE_ONLY) },
-  { name: 'prompt_cache_retention', type: 'string', everywhere: ignored(CACHE_ONLY) },
+  { name: 'prompt_cache_key', type: 'string', invalid: string, everywhere: ignored(CACHE_ONLY) },
+  { name: 'prompt_cache_options', type: 'object', invalid: object, everywhere: ignored(CACHE_ONLY) },
+  { name: 'prompt_cache_retention', type: 'string', invalid: string, everywhere: ignored(CACHE_ONLY) },
   { name: 'reasoning_effort', type: 'string' },
   {
     name: 'response_format',
@@ -257,6 +264,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
   {
     name: 'safety_identifier',
     type: 'string',
+    invalid: string,
     everywhere: ignored(`an abuse-monitoring id for OpenAI: ${NOTHING_STORED}`),
   },
   {
@@ -266,7 +274,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     key: 'seed',
     read: (value) => value,
   },
-  { name: 'service_tier', type: 'string' },
+  { name: 'service_tier', type: 'string', invalid: string },
   {
     name: 'stop',
     type: 'string or array of ≤ 4 strings (each 1…256 characters)',
@@ -274,7 +282,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     key: 'stop',
     read: readStop,
   },
-  { name: 'store', type: 'boolean' },
+  { name: 'store', type: 'boolean', invalid: boolean },
   {
     name: 'stream',
     type: 'boolean',
@@ -305,6 +313,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
   {
     name: 'user',
     type: 'string',
+    invalid: string,
     everywhere: ignored(`an end-user id for OpenAI's abuse monitoring: ${NOTHING_STORED}`),
   },
   { name: 'verbosity', type: 'string' },

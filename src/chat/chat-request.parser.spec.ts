@@ -97,12 +97,17 @@ const RULE_MESSAGE = new RegExp(
       'messages(?:\\.\\d+)+\\.role must be one of system, developer, user, assistant, tool',
       'messages(?:\\.\\d+)+\\.content must be a string, an array of content parts, or null',
       'messages(?:\\.\\d+)+\\.tool_calls must be an array of objects',
-      'messages(?:\\.\\d+)+\\.tool_call_id must be a string',
-      'nested property messages must be either object or array',
+      'messages(?:\\.\\d+)+\\.(?:tool_call_id|refusal) must be a string',
+      'messages(?:\\.\\d+)+\\.function_call is not supported \\(the deprecated form of tool_calls\\): send tool_calls',
+      'messages\\.\\d+ must be a message object',
       '(?:stream|parallel_tool_calls|faithful) must be a boolean value',
-      'stream_options must be an object',
+      'stream_options must be an object whose include_usage and include_obfuscation are booleans',
       'tools must be an array of objects',
-      'tool_choice must be "auto", "none", "required" or an object naming a tool',
+      'tools\\.\\d+ must be an object',
+      'tools\\.\\d+(?:\\.function|\\.custom)?\\.(?:name must be a non-empty string|parameters must be an object)',
+      'tool_choice must be "auto", "none", "required" or an object naming a function or custom tool',
+      'tool_choice asks for a tool call, but the request has no tools',
+      'tool_choice names a tool that is not in tools',
       '(?:reasoning_effort|verbosity) must be a string',
     ].join('|') +
     ')$',
@@ -126,7 +131,7 @@ describe('chat body validation', () => {
   it('names fields and rules, at most five of them, in field order', () => {
     expect(messageOf({ messages: [] })).toBe('messages must contain at least one message');
     expect(messageOf({ model: 5, messages: [{ role: 'bot', content: 5 }, 7], stream: 'yes', tool_choice: null })).toBe(
-      'model must be a string; messages.0.role must be one of system, developer, user, assistant, tool; messages.0.content must be a string, an array of content parts, or null; nested property messages must be either object or array; stream must be a boolean value',
+      'model must be a string; messages.0.role must be one of system, developer, user, assistant, tool; messages.0.content must be a string, an array of content parts, or null; messages.1 must be a message object; stream must be a boolean value',
     );
     expect(
       messageOf({
@@ -139,13 +144,95 @@ describe('chat body validation', () => {
     expect(messageOf([])).toBe('the request body must be a JSON object');
   });
 
-  it('walks arrays nested 10,000 deep without recursing', () => {
-    let nested: unknown[] = [{ role: 'user' }];
+  it('refuses an array among the messages, however deep, without walking into it', () => {
+    let nested: unknown[] = [{ role: 'user', content: 'What is 2+2?' }];
     for (let depth = 0; depth < 10_000; depth++) nested = [nested];
-    expect(chatBodyErrors({ messages: nested })).toEqual([]);
-    let bad: unknown[] = [1];
-    for (let depth = 0; depth < 10_000; depth++) bad = [bad];
-    expect(chatBodyErrors({ messages: bad })).toEqual(['nested property messages must be either object or array']);
+    expect(chatBodyErrors({ messages: nested })).toEqual({
+      messages: ['messages.0 must be a message object'],
+      field: 'messages',
+    });
+    expect(chatBodyErrors({ messages: [{ role: 'user', content: 'hi' }] })).toEqual({ messages: [] });
+  });
+
+  it("carries an assistant message's refusal as its content when it has no text, and refuses the deprecated function_call", () => {
+    const refused = { role: 'assistant', content: null, refusal: 'I cannot help with that.' };
+    const answered = { role: 'assistant', content: 'Here it is.', refusal: 'ignored' };
+    const history = [{ role: 'user', content: 'help' }, refused, answered, { role: 'user', content: 'why?' }];
+    const parsed = parseChatBody({ messages: history }, 'gpt-6.1-sol');
+    expect(parsed.messages[1]).toEqual({ ...refused, content: 'I cannot help with that.' });
+    expect(parsed.messages[2]).toBe(answered);
+    expect(history[1].content).toBeNull();
+    const plain = [{ role: 'user', content: 'hi' }];
+    expect(parseChatBody({ messages: plain }, 'gpt-6.1-sol').messages).toBe(plain);
+    expect(
+      messageOf({ messages: [{ role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }] }),
+    ).toBe('messages.0.function_call is not supported (the deprecated form of tool_calls): send tool_calls');
+    expect(messageOf({ messages: [{ role: 'assistant', content: null, refusal: 5 }] })).toBe(
+      'messages.0.refusal must be a string',
+    );
+  });
+
+  it("names the field a body's first broken rule is about as the error's param", () => {
+    const paramOf = (fields: Record<string, unknown>) => {
+      try {
+        parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...fields }, 'gpt-6.1-sol');
+      } catch (error) {
+        return [(error as GatewayError).code, (error as GatewayError).param];
+      }
+      return undefined;
+    };
+    expect(paramOf({ stream: 'yes' })).toEqual(['invalid_request', 'stream']);
+    expect(paramOf({ parallel_tool_calls: 'no' })).toEqual(['invalid_request', 'parallel_tool_calls']);
+    expect(paramOf({ tools: {} })).toEqual(['invalid_request', 'tools']);
+    expect(paramOf({ verbosity: 5 })).toEqual(['invalid_request', 'verbosity']);
+    expect(paramOf({ stream_options: { include_usage: 'yes' } })).toEqual(['invalid_request', 'stream_options']);
+    expect(paramOf({ messages: [[{ role: 'user', content: 'hi' }]] })).toEqual(['invalid_request', 'messages']);
+    for (const [field, value] of Object.entries({
+      store: 'yes',
+      user: 5,
+      metadata: 'x',
+      service_tier: 5,
+      prediction: 5,
+      safety_identifier: 1,
+      prompt_cache_key: 2,
+    }))
+      expect(paramOf({ [field]: value })).toEqual(['invalid_request', field]);
+    expect(paramOf({ tool_choice: null, user: 'alice', store: false })).toBeUndefined();
+  });
+
+  it('refuses a function or custom tool without a name or with parameters that are not an object, and a tool_choice no tool can obey', () => {
+    const read = { type: 'function', function: { name: 'read', parameters: { type: 'object' } } };
+    const messageOfTools = (fields: Record<string, unknown>) =>
+      messageOf({ messages: [{ role: 'user', content: 'hi' }], ...fields });
+    expect(messageOfTools({ tools: [{ type: 'function', function: { description: 'd' } }] })).toBe(
+      'tools.0.function.name must be a non-empty string',
+    );
+    expect(messageOfTools({ tools: [read, { type: 'custom', name: ' ' }] })).toBe(
+      'tools.1.name must be a non-empty string',
+    );
+    expect(messageOfTools({ tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] })).toBe(
+      'tools.0.function.parameters must be an object',
+    );
+    expect(messageOfTools({ tools: [read, 7] })).toBe('tools.1 must be an object');
+    // A hosted tool is provider_a's backend's to judge.
+    expect(messageOfTools({ tools: [read, { type: 'web_search' }] })).toBeUndefined();
+    expect(messageOfTools({ tool_choice: 'bogus', tools: [read] })).toBe(
+      'tool_choice must be "auto", "none", "required" or an object naming a function or custom tool',
+    );
+    expect(messageOfTools({ tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } } })).toBe(
+      'tool_choice must be "auto", "none", "required" or an object naming a function or custom tool',
+    );
+    expect(messageOfTools({ tool_choice: 'required' })).toBe(
+      'tool_choice asks for a tool call, but the request has no tools',
+    );
+    expect(messageOfTools({ tool_choice: { type: 'function', function: { name: 'write' } }, tools: [read] })).toBe(
+      'tool_choice names a tool that is not in tools',
+    );
+    expect(
+      messageOfTools({ tool_choice: { type: 'function', function: { name: 'read' } }, tools: [read] }),
+    ).toBeUndefined();
+    expect(messageOfTools({ tool_choice: { type: 'function', name: 'read' }, tools: [read] })).toBeUndefined();
+    expect(messageOfTools({ tool_choice: 'none' })).toBeUndefined();
   });
 });
 

@@ -1,4 +1,5 @@
 import type { ChatMessage, NormalizedTool, ToolDefinition } from '../core/chat-message';
+import { forcedToolName, messageTextParts } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
 import { chatBodyErrors } from './chat-body-rules';
 import type { ChatParameterValues } from './chat-parameters';
@@ -44,26 +45,68 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
     throw new GatewayError('invalid_request', { publicMessage: 'the request body must be a JSON object' });
   }
   const errors = chatBodyErrors(body as Record<string, unknown>);
-  if (errors.length > 0) throw new GatewayError('invalid_request', { publicMessage: errors.join('; ') });
+  if (errors.messages.length > 0)
+    throw new GatewayError('invalid_request', { publicMessage: errors.messages.join('; '), param: errors.field });
   const raw = body as Record<string, unknown>;
   const model = typeof raw.model === 'string' && raw.model.trim() !== '' ? raw.model : defaultModel;
   const streamOptions = raw.stream_options as { include_usage?: unknown } | undefined;
   const tools = Array.isArray(raw.tools) ? (raw.tools as ToolDefinition[]) : [];
+  const normalizedTools = normalizeTools(tools);
+  const toolChoice = raw.tool_choice ?? undefined;
+  checkToolChoice(toolChoice, normalizedTools);
   return {
     model,
     // The raw objects, not the DTO instances: adapters must see every field the client sent.
-    messages: raw.messages as ChatMessage[],
+    messages: withRefusalsAsContent(raw.messages as ChatMessage[]),
     stream: raw.stream === true,
     includeUsage: raw.stream === true && streamOptions?.include_usage === true,
     tools,
-    normalizedTools: normalizeTools(tools),
-    toolChoice: raw.tool_choice,
+    normalizedTools,
+    toolChoice,
     parallelToolCalls: typeof raw.parallel_tool_calls === 'boolean' ? raw.parallel_tool_calls : undefined,
     faithful: raw.faithful === true,
     reasoningEffort: typeof raw.reasoning_effort === 'string' ? raw.reasoning_effort : undefined,
     verbosity: typeof raw.verbosity === 'string' ? raw.verbosity : undefined,
     parameters: readParameters(raw),
   };
+}
+
+/**
+ * An assistant message's `refusal` is what the model said instead of an answer: an assistant
+ * message without text of its own carries it as its content, so every family sends it back. The
+ * array and a message are copied only when there is one (a history rarely has any).
+ */
+function withRefusalsAsContent(messages: ChatMessage[]): ChatMessage[] {
+  let result: ChatMessage[] | undefined;
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index];
+    const { refusal } = message;
+    if (message.role !== 'assistant' || typeof refusal !== 'string' || refusal === '' || hasText(message)) continue;
+    result ??= messages.slice();
+    result[index] = { ...message, content: refusal };
+  }
+  return result ?? messages;
+}
+
+const hasText = (message: ChatMessage) => messageTextParts(message).some((text) => text !== '');
+
+/**
+ * A `tool_choice` that asks for a tool call needs tools to call, and a forced tool must be one of
+ * them (as OpenAI answers both): otherwise no family could obey it, and each would drop it.
+ */
+function checkToolChoice(toolChoice: unknown, tools: readonly NormalizedTool[]): void {
+  if (toolChoice === undefined || toolChoice === 'auto' || toolChoice === 'none') return;
+  if (tools.length === 0)
+    throw new GatewayError('invalid_request', {
+      publicMessage: 'tool_choice asks for a tool call, but the request has no tools',
+      param: 'tool_choice',
+    });
+  const forced = forcedToolName(toolChoice);
+  if (forced !== undefined && !tools.some((tool) => tool.name === forced))
+    throw new GatewayError('invalid_request', {
+      publicMessage: 'tool_choice names a tool that is not in tools',
+      param: 'tool_choice',
+    });
 }
 
 const NO_PARAMETERS: ChatParameterValues = Object.freeze({});

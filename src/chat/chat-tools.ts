@@ -1,22 +1,21 @@
 import { isJsonObject } from '../common/json';
 import type { NormalizedTool, ToolDefinition } from '../core/chat-message';
+import { toolSource } from '../core/chat-message';
 
 const NO_TOOLS: readonly NormalizedTool[] = Object.freeze([]);
 
 /**
  * The client's tool definitions, read once here so no family reads them again: nested
  * (`{type:"function", function:{…}}`, `{type:"custom", custom:{…}}`) and flat
- * (`{type, name, parameters}`) forms; a missing type means `function`. Nameless entries are
- * dropped. One request may mix the forms. The result is shared: never mutate it.
+ * (`{type, name, parameters}`) forms; a missing type means `function`. Nameless entries (which
+ * the body rules refuse before this runs) are skipped. One request may mix the forms. The result is shared: never mutate it.
  */
 export function normalizeTools(tools: readonly ToolDefinition[]): readonly NormalizedTool[] {
   if (tools.length === 0) return NO_TOOLS;
   const result: NormalizedTool[] = [];
   for (const raw of tools) {
     if (!isJsonObject(raw)) continue;
-    const type = typeof raw.type === 'string' && raw.type !== '' ? raw.type : 'function';
-    const nested = isJsonObject(raw[type]) ? (raw[type] as Record<string, unknown>) : undefined;
-    const source = nested ?? raw;
+    const { type, source } = toolSource(raw);
     const name = typeof source.name === 'string' ? source.name.trim() : '';
     if (name === '') continue;
     result.push({

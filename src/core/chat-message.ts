@@ -81,7 +81,8 @@ export function partTypeName(type: unknown): string {
 
 /**
  * The text parts of a message: a string content is one part; from an array, every text part
- * (`textOfPart`) is kept; images, audio and files are dropped; null is no part. Shared by all
+ * (`textOfPart`) is kept, other parts skipped (each family refuses what it cannot carry before
+ * this reads the message); null is no part. Shared by all
  * three adapters (docs/upstream/provider-a.md §7.1, docs/upstream/provider-b.md §6, docs/upstream/provider-c.md §4).
  */
 export function messageTextParts(message: Pick<ChatMessage, 'content'>): string[] {
@@ -107,6 +108,30 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 const NO_NAMES: ReadonlySet<string> = new Set();
+
+/**
+ * Where one tool definition keeps its fields: `{type, [type]: {name, …}}` (nested) or the entry
+ * itself (flat); a missing type means `function`. `path` is how a message names that place.
+ */
+export function toolSource(raw: Record<string, unknown>): {
+  readonly type: string;
+  readonly source: Record<string, unknown>;
+  readonly path: string;
+} {
+  const type = typeof raw.type === 'string' && raw.type !== '' ? raw.type : 'function';
+  const nested = raw[type];
+  return isObject(nested) ? { type, source: nested, path: `.${type}` } : { type, source: raw, path: '' };
+}
+
+/**
+ * The name of the tool a `tool_choice` object forces (`{"type":"function"|"custom", <type>: {"name"}}`
+ * or the flat `{"type", "name"}`), `undefined` when it forces none.
+ */
+export function forcedToolName(choice: unknown): string | undefined {
+  if (!isObject(choice) || (choice.type !== 'function' && choice.type !== 'custom')) return undefined;
+  const { source } = toolSource(choice);
+  return typeof source.name === 'string' && source.name.trim() !== '' ? source.name.trim() : undefined;
+}
 
 /**
  * Names of the tools declared with type `custom` in this request; one shared empty set for the

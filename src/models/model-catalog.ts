@@ -250,6 +250,7 @@ export class ModelCatalog {
 function checkEffort(modelId: string, allowed: readonly string[] | undefined, requested: string | undefined): void {
   if (requested === undefined || allowed === undefined || allowed.includes(requested)) return;
   throw new GatewayError('invalid_request', {
+    param: 'reasoning_effort',
     publicMessage: `reasoning_effort must be one of ${allowed.join(', ')} for model ${modelId.slice(0, 128)}`,
   });
 }

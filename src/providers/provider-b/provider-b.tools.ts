@@ -1,5 +1,5 @@
 import type { NormalizedTool } from '../../core/chat-message';
-import { customToolNames } from '../../core/chat-message';
+import { customToolNames, forcedToolName } from '../../core/chat-message';
 import { CUSTOM_TOOL_FALLBACK_PARAMETERS } from './provider-b.constants';
 import type { SchemaCleanReport } from './provider-b.schema-cleaner';
 import { cleanSchema } from './provider-b.schema-cleaner';
@@ -44,14 +44,4 @@ export function convertToolChoice(toolChoice: unknown): FunctionCallingConfig | 
   if (toolChoice === 'required') return { mode: 'ANY' };
   const forced = forcedToolName(toolChoice);
   return forced ? { mode: 'ANY', allowedFunctionNames: [forced] } : undefined;
-}
-
-/** `{type:"function",function:{name}}`, `{type:"custom",custom:{name}}` or the flat `{type, name}`. */
-function forcedToolName(toolChoice: unknown): string | undefined {
-  if (typeof toolChoice !== 'object' || toolChoice === null) return undefined;
-  const choice = toolChoice as Record<string, unknown>;
-  if (choice.type !== 'function' && choice.type !== 'custom') return undefined;
-  const nested = choice[choice.type];
-  const source = typeof nested === 'object' && nested !== null ? (nested as Record<string, unknown>) : choice;
-  return typeof source.name === 'string' && source.name.trim() !== '' ? source.name.trim() : undefined;
 }

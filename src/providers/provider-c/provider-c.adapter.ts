@@ -21,6 +21,7 @@ import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
 import { providerCUsageUrl, readProviderCUsage } from './provider-c.usage';
 import { planToolChoice } from './provider-c.protocol';
+import { assertTextOnlyConversation } from './provider-c.prompt';
 import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
 
 /**
@@ -91,6 +92,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
    * output); the slot is released after the last child was reaped (docs/upstream/provider-c.md §2, §3.6).
    */
   async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
+    assertTextOnlyConversation(request.messages);
     const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context)), {
       // The chat's login first: a 429/401 at once when every login is cooling or dead, before any slot wait.
       pool: this.accounts,

@@ -20,7 +20,9 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
   max_completion_tokens: ignored(LIMIT_NOT_TAKEN),
   parallel_tool_calls: enforced('`false`: the gateway passes on only the first tool call of the turn'),
   presence_penalty: ignored(SAMPLING_NOT_TAKEN),
-  reasoning_effort: honoured('`low`/`medium`/`high` → `--effort`; other values: no flag'),
+  reasoning_effort: honoured(
+    "`low`/`medium`/`high`/`xhigh`/`max` → `--effort`; other values (`none`, `minimal`): no flag, the CLI's default",
+  ),
   response_format: enforced(
     'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before anything is sent, then 422 `output_validation_failed`; only the JSON object is written',
   ),

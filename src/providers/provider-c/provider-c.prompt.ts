@@ -1,5 +1,13 @@
 import type { ChatMessage, HistoryToolCall, NormalizedTool } from '../../core/chat-message';
-import { customToolNames, historyToolCallsById, messageText, readHistoryToolCall } from '../../core/chat-message';
+import {
+  customToolNames,
+  historyToolCallsById,
+  messageText,
+  partTypeName,
+  readHistoryToolCall,
+  textOfPart,
+} from '../../core/chat-message';
+import { GatewayError } from '../../core/gateway.error';
 import { FENCE_OPENER } from './provider-c.fence-parser';
 import type { ToolChoicePlan } from './provider-c.protocol';
 import { CLOSING_REMINDER, renderProtocol } from './provider-c.protocol';
@@ -20,6 +28,25 @@ export function renderProviderCPrompt(
   sections.push(...(transcript.length > 0 ? transcript : ['Continue.']));
   if (plan.enabled) sections.push(CLOSING_REMINDER);
   return sections.join('\n\n') + '\n';
+}
+
+/**
+ * The CLI takes the conversation as text on stdin, so only text parts can reach the model: any
+ * other part (an image, audio, a file) is a 400 naming where it is, before a child is started,
+ * never a silent drop.
+ */
+export function assertTextOnlyConversation(messages: readonly ChatMessage[]): void {
+  messages.forEach((message, messageIndex) => {
+    if (!Array.isArray(message.content)) return;
+    message.content.forEach((part: unknown, partIndex) => {
+      const record = typeof part === 'object' && part !== null ? (part as Record<string, unknown>) : undefined;
+      if (record !== undefined && textOfPart(record) !== undefined) return;
+      const what = record === undefined ? 'a part that is not an object' : partTypeName(record.type);
+      throw new GatewayError('invalid_request', {
+        publicMessage: `messages[${messageIndex}].content[${partIndex}]: ${what} is not supported by provider_c (Claude Code takes the conversation as text)`,
+      });
+    });
+  });
 }
 
 function renderTranscript(messages: readonly ChatMessage[], tools: readonly NormalizedTool[]): string[] {

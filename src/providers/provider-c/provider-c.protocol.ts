@@ -1,4 +1,5 @@
 import type { NormalizedTool } from '../../core/chat-message';
+import { forcedToolName } from '../../core/chat-message';
 
 /** The tool protocol block (docs/upstream/provider-c.md §5.2), our wording of the rules in §5.1. */
 const PROTOCOL_TEMPLATE = `## Tools
@@ -40,7 +41,7 @@ export interface ToolChoicePlan {
 /**
  * docs/upstream/provider-c.md §5.4: absent/`auto` → protocol; `none` → no protocol, no reminder, no fence detection;
  * `required` → must-call rule; a forced function or custom tool X → must-call-X rule. The
- * gateway never adds a rule on its own; `parallel_tool_calls` has no effect.
+ * gateway never adds a rule on its own, nor for `parallel_tool_calls` (`false` is enforced on the answer).
  */
 export function planToolChoice(toolChoice: unknown, tools: readonly NormalizedTool[]): ToolChoicePlan {
   if (tools.length === 0 || toolChoice === 'none') return { enabled: false };
@@ -49,16 +50,6 @@ export function planToolChoice(toolChoice: unknown, tools: readonly NormalizedTo
   const forced = forcedToolName(toolChoice);
   if (forced !== undefined) return { enabled: true, extraRule: `This reply must call the tool "${forced}".` };
   return { enabled: true };
-}
-
-/** `{"type":"function","function":{"name":X}}`, `{"type":"custom","custom":{"name":X}}` or the flat `{"type",…,"name":X}`. */
-function forcedToolName(toolChoice: unknown): string | undefined {
-  if (typeof toolChoice !== 'object' || toolChoice === null) return undefined;
-  const choice = toolChoice as Record<string, unknown>;
-  if (choice.type !== 'function' && choice.type !== 'custom') return undefined;
-  const nested = choice[choice.type];
-  const name = typeof nested === 'object' && nested !== null ? (nested as Record<string, unknown>).name : choice.name;
-  return typeof name === 'string' && name.trim() !== '' ? name.trim() : undefined;
 }
 
 /**
