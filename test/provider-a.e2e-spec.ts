@@ -216,9 +216,18 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
 
     it('ends a silent upstream with a timeout error chunk after the 1 s idle timeout (docs/upstream/provider-a.md §12.39)', async () => {
       fake().enqueue({ frames: [created(), textDelta('then silence')], holdOpen: true });
-      const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
+      const response = await post(gateway, chatBody({ stream: true }));
+      const { chunks, done } = await readSse(response);
       expect(chunks.at(-1)!.choices[0].delta.content).toBe('[error: timeout]');
       expect(done).toBe(true);
+      // The operator's line tells the idle bound from the turn's deadline, and names the setting.
+      const requestId = response.headers.get('x-request-id');
+      expect(gateway.logs.records('upstream_attempt_failed').filter((line) => line.reqId === requestId)).toEqual([
+        expect.objectContaining({
+          error_code: 'timeout',
+          detail: 'provider_a: no upstream event for 1000 ms (GATEWAY_STREAM_IDLE_TIMEOUT)',
+        }),
+      ]);
     });
 
     it('sends one prompt_cache_key and session header per x-conversation-id, different across chats (docs/upstream/provider-a.md §12.15)', async () => {

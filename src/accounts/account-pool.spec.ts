@@ -476,13 +476,21 @@ describe(startBackgroundRefresh.name, () => {
     const { pool, logger } = makePool(['a', 'b']);
     const refresh = jest.fn(async (handle: string) => {
       if (handle === 'handle-a') throw new GatewayError('auth');
-      throw new Error('network');
+      throw Object.assign(new Error("EROFS: read-only file system, open '/secret/path'"), { code: 'EROFS' });
     });
     const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 1000, aheadMs: 1, random: () => 0.5 }, logger);
     await jest.advanceTimersByTimeAsync(1000);
     expect(pool.stateOf('a').kind).toBe('login_dead');
     expect(pool.stateOf('b').kind).toBe('ready');
-    expect(logger.records.some((line) => line.event === 'account_refresh_failed' && line.account === 'b')).toBe(true);
+    // The line says what failed and what to do, by code: the message (a path, an answer) stays out.
+    expect(logger.records.filter((line) => line.event === 'account_refresh_failed')).toEqual([
+      expect.objectContaining({
+        account: 'b',
+        reason: 'EROFS',
+        fix: expect.stringContaining('a read-only mount cannot take the renewed token'),
+      }),
+    ]);
+    expect(JSON.stringify(logger.records)).not.toContain('/secret/path');
     await jest.advanceTimersByTimeAsync(1000);
     expect(refresh.mock.calls.map(([handle]) => handle)).toEqual(['handle-a', 'handle-b', 'handle-b']);
     stop();

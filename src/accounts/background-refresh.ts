@@ -1,4 +1,6 @@
 import type { EventLogger } from '../core/event-logger';
+import { GatewayError } from '../core/gateway.error';
+import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { AccountPool } from './account-pool';
 
 /** Renews one login's access token when it expires within `aheadMs` (the family's auth code). */
@@ -10,6 +12,25 @@ export interface BackgroundRefreshOptions {
   readonly aheadMs: number;
   /** 0..1; default Math.random. */
   readonly random?: () => number;
+}
+
+/**
+ * What failed, as a code (ours, or the file system's errno; never a message, which may quote a
+ * path or an answer) and what to do about it.
+ */
+function refreshFailure(error: unknown): { reason: string; fix: string } {
+  if (error instanceof GatewayError)
+    return {
+      reason: error.code,
+      fix: 'the token endpoint did not answer as expected: check the network and HTTPS_PROXY; the login is used as it is until it expires',
+    };
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof errno === 'string')
+    return {
+      reason: sanitizeIdentifier(errno),
+      fix: 'the login file could not be read or written: let the gateway read and write it (a read-only mount cannot take the renewed token, and a rotated refresh token that is not written back is lost)',
+    };
+  return { reason: 'unexpected', fix: 'see the other log lines of this login; the refresh is tried again' };
 }
 
 /** ±20 %, so replicas and accounts sharing a start time do not all hit the token endpoint together. */
@@ -42,7 +63,7 @@ export function startBackgroundRefresh<T>(
     } catch (error) {
       if (!pool.applyFailure(alias, error)) {
         logger.warn(
-          { event: 'account_refresh_failed', provider: pool.family, account: alias },
+          { event: 'account_refresh_failed', provider: pool.family, account: alias, ...refreshFailure(error) },
           'account_refresh_failed',
         );
       }

@@ -48,7 +48,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   plan_usage_read_failed:
     '{provider} login "{account}": the vendor\'s usage endpoint could not be read ({reason}); the plan is shown from turns only',
   account_refresh_failed:
-    '{provider} login "{account}" could not be refreshed ahead of expiry; trying again at the next check',
+    '{provider} login "{account}" could not be refreshed ahead of expiry ({reason}): {fix}; trying again at the next check',
   provider_a_auth_retry:
     'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
   provider_b_auth_retry:

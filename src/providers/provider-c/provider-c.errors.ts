@@ -53,8 +53,8 @@ const EXTRA_USAGE_PATTERNS = [/\bdraw from (?:your )?extra usage\b/, /\bout of e
  * `api_error_status`, `api_error_type`, `api_error` (`usage_limit_reached`,
  * `claude_code_version_too_old`), the limit's reset
  * (`api_error_params.rate_limit_info.resetsAt`, or a rejected `rate_limit_event`), and the
- * `result` line's `subtype` and `terminal_reason`. `text` is the CLI's own message: used only as
- * a fallback for classification, never shown and never logged.
+ * `result` line's `subtype` and `terminal_reason`. `text` is the CLI's own message: a fallback for
+ * classification, never shown to a client, and logged only sanitized (`upstream_message`).
  */
 export interface CliErrorReport {
   readonly text: string;

@@ -115,7 +115,7 @@ export class ClaudeChild {
     return this.hasClosed;
   }
 
-  /** The stderr tail, for classification only: never logged, never sent. */
+  /** The stderr tail, for classification; never sent, and only its last line, sanitized, reaches a log line (`upstream_message`). */
   stderr(): string {
     return this.stderrTail.toString('utf8');
   }

@@ -358,13 +358,17 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
 
   /** The deadline passed. */
   deadlinePassed(): void {
-    this.abort(new GatewayError('timeout', { detail: `${this.family.provider} turn deadline reached` }));
+    this.abort(
+      new GatewayError('timeout', {
+        detail: `${this.family.provider}: the turn's deadline passed (the family's timeout setting, or the request's own deadline)`,
+      }),
+    );
   }
 
   /** The idle bound passed; only a wait on the upstream fails (not a slow client holding a value). */
   idleBoundPassed(): void {
     const silence = new GatewayError('timeout', {
-      detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms`,
+      detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms (GATEWAY_STREAM_IDLE_TIMEOUT)`,
     });
     if (this.rejectRead) this.failRead(silence);
     // Silence while opening (a hung token endpoint, handshake or first answer) ends the turn: the

@@ -1,5 +1,6 @@
 import type { EventLogger } from '../../core/event-logger';
 import type { GatewayError } from '../../core/gateway.error';
+import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 
 /**
  * The fields of the `upstream_*` log lines (docs/endpoints.md "Log records"). The family, the
@@ -9,11 +10,17 @@ import type { GatewayError } from '../../core/gateway.error';
  */
 export type UpstreamLogFields = Record<string, string | number | boolean | null | undefined>;
 
-/** A failure's cause as log fields (the upstream's own words only as `sanitizeUpstreamMessage` left them). */
+/**
+ * A failure's cause as log fields: the gateway's own account of it (`detail`, which tells apart
+ * what one code covers, such as the idle bound and the turn's deadline for `timeout`), and the
+ * upstream's own words only as `sanitizeUpstreamMessage` left them (`detail` passes it too: some
+ * carry the error codes a CLI printed).
+ */
 export function upstreamCauseFields(failure: GatewayError): UpstreamLogFields {
   const cause = failure.upstream;
   return {
     error_code: failure.code,
+    detail: sanitizeUpstreamMessage(failure.detail),
     retryable: failure.retryable,
     upstream_status: failure.upstreamStatus,
     upstream_type: cause?.type,
