@@ -63,10 +63,11 @@ export function renderConfigurationDoc(settings = SETTINGS) {
     'it (`unknown flag "--gateway-prot"; run with --help …`), and an argument that is not a flag only',
     'by its position.',
     '',
-    'Formats: durations are `500ms`, `90s`, `5m`, `1h` or `0`; booleans are `true`/`false` (also',
-    '`1`/`0`, `yes`/`no`, `on`/`off`); lists are comma-separated. An empty environment variable counts',
-    "as unset. `~` at the start of a path is the user's home directory. `node dist/main.js --help`",
-    'prints the same list.',
+    'Formats: durations are `500ms`, `90s`, `5m`, `1h` or `0` (a timeout or deadline longer than 24.8',
+    'days, the longest a Node timer holds, bounds nothing); booleans are `true`/`false` (also `1`/`0`,',
+    '`yes`/`no`, `on`/`off`); lists are comma-separated. An empty environment variable counts as unset.',
+    "`~` at the start of a path is the user's home directory. `node dist/main.js --help` prints the",
+    'same list.',
     '',
   ];
   const placed = new Set();

@@ -149,6 +149,24 @@ describe(FairQueue.name, () => {
     }
   });
 
+  it('waits without a bound when the timeout or the deadline is longer than a timer can hold', async () => {
+    const beyondTimers = 2 ** 32;
+    const queue = new FairQueue(options({ maxActive: 1, queueTimeoutMs: beyondTimers }));
+    const held = await queue.acquire('a', { signal: signal() });
+    const waiter = queue.acquire('b', { signal: signal(), deadlineAt: Date.now() + beyondTimers });
+    let outcome = 'waiting';
+    void waiter.then(
+      () => (outcome = 'granted'),
+      (error: GatewayError) => (outcome = error.code),
+    );
+    // setTimeout turns such a delay into 1 ms: a timer armed with it would have fired by now.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(outcome).toBe('waiting');
+    held.release();
+    (await waiter).release();
+    expect(outcome).toBe('granted');
+  });
+
   it('removes an aborted waiter at once and grants the next waiter first', async () => {
     const queue = new FairQueue(options({ maxActive: 1 }));
     const held = await queue.acquire('a', { signal: signal() });

@@ -1,4 +1,5 @@
 import { GatewayError } from '../core/gateway.error';
+import { MAX_TIMER_MS } from '../common/async/abortable';
 
 export interface FairQueueOptions {
   /** Slots in use at once. */
@@ -98,15 +99,16 @@ export class FairQueue {
       this.waiters.push(waiter);
       observer?.waiting?.({ position: this.waiters.length, depth: this.waiters.length });
       signal.addEventListener('abort', onAbort, { once: true });
-      // The waiter's own request keeps the process alive; its timers alone must not (unref).
-      if (this.options.queueTimeoutMs > 0) {
-        timers.push(
-          setTimeout(() => leave('timeout', new GatewayError('queue_timeout')), this.options.queueTimeoutMs).unref(),
-        );
+      // The waiter's own request keeps the process alive; its timers alone must not (unref). A wait
+      // longer than a timer can hold is no bound: setTimeout would fire it at once.
+      const { queueTimeoutMs } = this.options;
+      if (queueTimeoutMs > 0 && queueTimeoutMs <= MAX_TIMER_MS) {
+        timers.push(setTimeout(() => leave('timeout', new GatewayError('queue_timeout')), queueTimeoutMs).unref());
       }
-      if (deadlineAt !== undefined) {
+      const untilDeadline = deadlineAt === undefined ? Infinity : Math.max(0, deadlineAt - Date.now());
+      if (untilDeadline <= MAX_TIMER_MS) {
         const error = new GatewayError('timeout', { publicMessage: 'deadline elapsed while waiting for admission' });
-        timers.push(setTimeout(() => leave('deadline', error), Math.max(0, deadlineAt - Date.now())).unref());
+        timers.push(setTimeout(() => leave('deadline', error), untilDeadline).unref());
       }
     });
   }

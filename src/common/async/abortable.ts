@@ -8,8 +8,11 @@ import { setTimeout as delay } from 'node:timers/promises';
  * `timeout` GatewayError), which callers pass through as is.
  */
 
-// setTimeout (and AbortSignal.timeout) run a delay above 2^31−1 ms at once: such a deadline is none.
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * The longest delay setTimeout (and AbortSignal.timeout) keeps: a longer one fires at once, so a
+ * wait or deadline beyond it is treated as none.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export async function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,6 +1,7 @@
 import type { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent, PolledEvents } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
+import { MAX_TIMER_MS } from '../../common/async/abortable';
 import type { ProviderId } from '../../core/provider-id';
 import type { CallContext } from './provider-adapter';
 import type { UpstreamLogFields } from './upstream-log';
@@ -180,9 +181,6 @@ export async function runTurn<L, F, A extends UpstreamAttempt<F>, R>(
 export function transportFailure(provider: ProviderId, error: unknown): GatewayError {
   return new GatewayError('upstream', { detail: `${provider} transport error`, retryable: true, cause: error });
 }
-
-// setTimeout runs a delay above 2^31−1 ms at once: such a deadline is none.
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The state of one turn, kept cheap because a gateway holds thousands of open streams: one
