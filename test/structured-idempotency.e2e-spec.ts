@@ -157,6 +157,19 @@ describe('structured idempotency', () => {
     expect(harness.fake.requests()).toHaveLength(2);
   });
 
+  it('binds each input to its own checksum: inputs that differ only in an unpaired surrogate re-run, never replay', async () => {
+    harness.fake.enqueue(extractionReply(), extractionReply(), extractionReply());
+    const answers = [];
+    for (const [index, input] of ['Revenue \ud800 grew', 'Revenue \udfff grew', 'Revenue \ufffd grew'].entries())
+      answers.push(await postStructured(harness.gateway, keyed('k-surrogate', { request_id: `s-${index}`, input })));
+    expect(answers.map((answer) => [answer.status, answer.body.idempotent_replay])).toEqual([
+      [200, false],
+      [200, false],
+      [200, false],
+    ]);
+    expect(harness.fake.requests()).toHaveLength(3);
+  });
+
   it('re-runs for another caller, operation, input or schema_version (items 13, 46)', async () => {
     harness.fake.enqueue(...Array.from({ length: 6 }, () => extractionReply()));
     const base = { request_id: 'r-46' };

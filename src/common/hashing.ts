@@ -5,7 +5,7 @@ import { hash } from 'node:crypto';
  * `createHash` builds: a chat turn hashes its caller, chat identity and upstream keys, and on
  * short strings the object was most of the cost.
  */
-export function sha256Hex(value: string): string {
+export function sha256Hex(value: string | Buffer): string {
   return hash('sha256', value, 'hex');
 }
 

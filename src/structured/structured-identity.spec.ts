@@ -6,6 +6,7 @@ import {
   canonicalSha256,
   deriveIdentity,
   extractionConversationId,
+  inputBytes,
   upstreamSchemaName,
 } from './structured-identity';
 import type { StructuredEnvelope } from './structured-request.parser';
@@ -57,6 +58,17 @@ describe('canonicalJson (RFC 8785)', () => {
 
 describe('deriveIdentity', () => {
   const base = identity();
+
+  it('gives each unpaired surrogate of the input its own checksum, and a well-formed input its UTF-8 SHA-256', () => {
+    const sums = ['Revenue \ud800 grew', 'Revenue \udfff grew', 'Revenue \ufffd grew', 'Revenue \ud800\ud800 grew'].map(
+      (input) => identity({ input }).inputSha256,
+    );
+    expect(new Set(sums).size).toBe(4);
+    expect(sums[2]).toBe(sha('Revenue \ufffd grew'));
+    expect(inputBytes('a\ud83d\ude00b\udc00')).toEqual(
+      Buffer.from([0x61, 0xf0, 0x9f, 0x98, 0x80, 0x62, 0xed, 0xb0, 0x80]),
+    );
+  });
 
   it('hashes exactly the documented replay-key and fingerprint objects', () => {
     const inputSha = sha('Revenue grew 12%.');

@@ -23,6 +23,29 @@ export function canonicalJson(value: unknown): string {
 
 export const canonicalSha256 = (value: unknown): string => sha256Hex(canonicalJson(value));
 
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The input's raw bytes: its UTF-8. JSON may also carry an unpaired surrogate (`\ud800`), which
+ * UTF-8 cannot hold and Node would encode as U+FFFD, so two different inputs would share one
+ * checksum, and one binding. Such a surrogate is written in its three-byte generalized form
+ * (WTF-8) instead, which no UTF-8 text contains: every input keeps a checksum of its own, and a
+ * well-formed one the plain SHA-256 of its UTF-8.
+ */
+export function inputBytes(input: string): Buffer {
+  if (!LONE_SURROGATE.test(input)) return Buffer.from(input, 'utf8');
+  const parts: Buffer[] = [];
+  for (const character of input) {
+    const code = character.codePointAt(0)!;
+    parts.push(
+      code >= 0xd800 && code <= 0xdfff
+        ? Buffer.from([0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)])
+        : Buffer.from(character, 'utf8'),
+    );
+  }
+  return Buffer.concat(parts);
+}
+
 /**
  * Checksums, replay key and fingerprint. `deadline_ms`, `schema_name`, `request_id` and
  * `max_output_tokens` are deliberately absent, so they may vary on a retry.
@@ -34,7 +57,7 @@ export function deriveIdentity(
   policyVersion: string,
   schemaSha256 = canonicalSha256(envelope.schema),
 ): StructuredIdentity {
-  const inputSha256 = sha256Hex(envelope.input);
+  const inputSha256 = sha256Hex(inputBytes(envelope.input));
   const shared = {
     caller,
     operation: envelope.operation ?? '',
