@@ -205,6 +205,15 @@ describe('POST /v1/structured/inference', () => {
       expect(harness.fake.requests()).toHaveLength(0);
     });
 
+    it('refuses an effort the model does not take with invalid_request naming the ones it does, without calling the upstream', async () => {
+      for (const effort of ['none', 'minimal']) {
+        const answer = await postStructured(harness.gateway, structuredBody({ reasoning_effort: effort }));
+        expect([answer.status, answer.error?.code]).toEqual([400, 'invalid_request']);
+        expect(answer.error?.message).toMatch(/^reasoning_effort must be one of low, medium, high/);
+      }
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
     it('rejects an input over 1 MiB and a schema over 256 KiB without calling the upstream (item 37)', async () => {
       const input = await postStructured(harness.gateway, structuredBody({ input: 'x'.repeat(1_048_577) }));
       expect([input.status, input.error?.code, input.error?.message]).toEqual([

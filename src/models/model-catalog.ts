@@ -247,7 +247,11 @@ export class ModelCatalog {
  * model accepts (the backend would refuse it, or worse, quietly use another). The client's value
  * is not echoed.
  */
-function checkEffort(modelId: string, allowed: readonly string[] | undefined, requested: string | undefined): void {
+export function checkEffort(
+  modelId: string,
+  allowed: readonly string[] | undefined,
+  requested: string | undefined,
+): void {
   if (requested === undefined || allowed === undefined || allowed.includes(requested)) return;
   throw new GatewayError('invalid_request', {
     param: 'reasoning_effort',

@@ -5,7 +5,7 @@ import { GatewayError } from '../core/gateway.error';
 import { ConfigError } from '../config/app-config';
 import type { ProviderId } from '../core/provider-id';
 import type { CatalogEntry } from '../models/model-catalog';
-import { resolveEntry } from '../models/model-catalog';
+import { checkEffort, resolveEntry } from '../models/model-catalog';
 import { pickTierModels, tierOfSlug } from '../models/model-tiers';
 import type { ResolvedModel } from '../core/resolved-model';
 import { REASONING_EFFORTS } from './structured-request.parser';
@@ -84,7 +84,9 @@ export class StructuredAllowlist {
 
   /**
    * Exact, case-sensitive lookup with the request's effort and verbosity overrides applied
-   * (docs/design/decisions.md §3). A miss is `unsupported_model` listing the allowed ids.
+   * (docs/design/decisions.md §3). A miss is `unsupported_model` listing the allowed ids; an effort
+   * the model does not take is `invalid_request` naming the ones it does, before any upstream call
+   * (the backend would refuse it, and no retry could succeed).
    */
   resolve(id: string, overrides: { reasoningEffort?: string; verbosity?: string } = {}): ResolvedModel {
     const entry = this.byId.get(id);
@@ -94,6 +96,7 @@ export class StructuredAllowlist {
         details: [`supported models: ${this.ids.join(', ')}`],
       });
     }
+    checkEffort(entry.id, entry.reasoning_efforts, overrides.reasoningEffort);
     return resolveEntry(entry, overrides);
   }
 
