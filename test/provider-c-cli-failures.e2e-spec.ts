@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { contents, postChat, readUntil, streamChat } from './support/chat-sse';
@@ -186,6 +187,48 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(contents(next)).toEqual(['next']);
       await waitFor(() => gateway.logs.records().some((record) => record.event === 'upstream_canceled'), 1000);
     });
+
+    /** A streamed chat sent over a raw socket that never reads a byte of the answer. */
+    function silentClient(gateway: TestGateway): void {
+      const body = JSON.stringify({
+        model: 'claude-fable-5',
+        stream: true,
+        messages: [{ role: 'user', content: 'flood' }],
+      });
+      const socket = net.connect(Number(new URL(gateway.url).port), '127.0.0.1');
+      cleanups.push(() => void socket.destroy());
+      socket.pause();
+      socket.write(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+    }
+
+    /** Far more output than the sockets between the gateway and a client that reads nothing can hold. */
+    const flood = (): FakeClaudeRun => ({
+      stdout: [{ line: initLine() }, ...Array.from({ length: 2000 }, () => ({ line: textDelta('y'.repeat(8000)) }))],
+      hang: true,
+    });
+
+    it('a client that stops reading holds no child or slot past the turn deadline: the child is ended and reaped, the next turn runs', async () => {
+      const { gateway, dir } = await gatewayWith([flood(), answerRun('next')], {
+        PROVIDER_C_MAX_PROCESSES: '1',
+        PROVIDER_C_TIMEOUT: '2s',
+      });
+      silentClient(gateway);
+      await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 5000);
+      await expectAllChildrenReaped(dir);
+      expect(contents(await streamChat(gateway, {}))).toEqual(['next']);
+      expect(gateway.logs.records('provider_c_process_exit')[0]).toMatchObject({ terminated_by: 'timeout' });
+    });
+
+    it('a client that takes no byte for GATEWAY_STREAM_IDLE_TIMEOUT is gone: its response is closed and its turn canceled (499)', async () => {
+      const { gateway, dir } = await gatewayWith([flood()], { GATEWAY_STREAM_IDLE_TIMEOUT: '1s' });
+      silentClient(gateway);
+      // Found by the keep-alive sweep (every 7.5 s) once a whole round went by without a byte taken.
+      await waitFor(() => readRuns(dir)[0]?.signal === 'SIGTERM', 25_000);
+      await expectAllChildrenReaped(dir);
+      await waitFor(() => gateway.logs.records('chat_completion').some((record) => record.status === 499), 2000);
+    }, 40_000);
 
     it('no child outlives its request: after answers, errors, timeouts and disconnects every child is gone', async () => {
       const hanging = hangingRun('...');

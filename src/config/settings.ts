@@ -278,7 +278,7 @@ const LEADING_ROWS = [
     'GATEWAY_STREAM_IDLE_TIMEOUT',
     'server.streamIdleTimeoutMs',
     '240s',
-    'Longest silence between upstream events; 0 disables.',
+    'Longest silence between upstream events, and longest a client may take nothing of a stream the gateway waits to write (it is then treated as gone); 0 disables both.',
     parseDuration,
   ),
   setting(

@@ -1,4 +1,6 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
+import type { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.tokens';
 
 /** The longest silence an open stream is left in: well inside the 60 s idle limit of common proxies. */
 export const KEEP_ALIVE_INTERVAL_MS = 15_000;
@@ -8,8 +10,11 @@ export const KEEP_ALIVE_SWEEP_MS = KEEP_ALIVE_INTERVAL_MS / 2;
 
 /** What the sweep asks of an open stream. */
 export interface KeepAliveStream {
-  /** Called once per sweep: writes a comment when nothing went out since the last call. */
-  sweep(): void;
+  /**
+   * Called once per sweep: writes a comment when nothing went out since the last call, and ends
+   * the stream when its client has taken nothing for `stalledRoundsLimit` rounds.
+   */
+  sweep(stalledRoundsLimit: number): void;
 }
 
 /**
@@ -22,6 +27,17 @@ export interface KeepAliveStream {
 export class KeepAliveSweep implements OnModuleDestroy {
   private readonly streams = new Set<KeepAliveStream>();
   private timer?: NodeJS.Timeout;
+  /**
+   * Rounds a client may take nothing of a stream waiting to write before it counts as gone: the
+   * stream idle bound (GATEWAY_STREAM_IDLE_TIMEOUT), which bounds silence on the client's side as
+   * on the upstream's; none when that is 0 or no configuration is given.
+   */
+  private readonly stalledRoundsLimit: number;
+
+  constructor(@Optional() @Inject(APP_CONFIG) config?: Pick<AppConfig, 'server'>) {
+    const idleMs = config?.server.streamIdleTimeoutMs ?? 0;
+    this.stalledRoundsLimit = idleMs > 0 ? Math.ceil(idleMs / KEEP_ALIVE_SWEEP_MS) : Infinity;
+  }
 
   /** The streams open now. */
   get size(): number {
@@ -43,7 +59,7 @@ export class KeepAliveSweep implements OnModuleDestroy {
       this.stop();
       return;
     }
-    for (const stream of this.streams) stream.sweep();
+    for (const stream of this.streams) stream.sweep(this.stalledRoundsLimit);
   }
 
   onModuleDestroy(): void {

@@ -11,6 +11,13 @@ class FakeResponse extends EventEmitter {
   written: string[] = [];
   writableEnded = false;
   destroyed = false;
+  writableNeedDrain = false;
+  socket = { bytesWritten: 0, writableLength: 0 };
+
+  destroy(): void {
+    this.destroyed = true;
+    this.emit('close');
+  }
 
   setHeader(name: string, value: string): void {
     this.headers[name.toLowerCase()] = value;
@@ -114,5 +121,39 @@ describe(SseWriter.name, () => {
     for (const { writer } of streams) writer.end();
     jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
     expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('ends a stream whose client took no byte for the idle bound while a write waited, and no sooner', () => {
+    keepAlive.onModuleDestroy();
+    keepAlive = new KeepAliveSweep({ server: { streamIdleTimeoutMs: 4 * KEEP_ALIVE_SWEEP_MS } } as never);
+    const stalled = writerFor();
+    const slow = writerFor();
+    for (const { writer } of [stalled, slow]) expect(writer.open({ n: 0 })).toBe(true);
+    for (const { response } of [stalled, slow]) response.writableNeedDrain = true;
+    for (let round = 1; round <= 3; round++) {
+      // The slow client reads a little every round; the stalled one nothing: what is written to
+      // its socket stays in the socket's buffer.
+      slow.response.socket.bytesWritten += 100;
+      stalled.response.socket.bytesWritten += 50;
+      stalled.response.socket.writableLength += 50;
+      jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
+    }
+    expect(stalled.response.destroyed).toBe(false);
+    slow.response.socket.bytesWritten += 100;
+    jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
+    expect(stalled.response.destroyed).toBe(true);
+    expect(slow.response.destroyed).toBe(false);
+    // Nothing queued behind what a client has not read.
+    expect(slow.response.written).toEqual(['data: {"n":0}\n\n']);
+  });
+
+  it('never ends a stream for a slow client when the idle bound is off', () => {
+    keepAlive.onModuleDestroy();
+    keepAlive = new KeepAliveSweep({ server: { streamIdleTimeoutMs: 0 } } as never);
+    const stalled = writerFor();
+    expect(stalled.writer.open({ n: 0 })).toBe(true);
+    stalled.response.writableNeedDrain = true;
+    jest.advanceTimersByTime(100 * KEEP_ALIVE_SWEEP_MS);
+    expect(stalled.response.destroyed).toBe(false);
   });
 });

@@ -12,6 +12,9 @@ import type { KeepAliveStream, KeepAliveSweep } from './keep-alive-sweep';
 export class SseWriter implements KeepAliveStream {
   /** Something went out since the keep-alive sweep last looked. */
   private wrote = false;
+  /** Consecutive sweep rounds in which a write waited and the socket handed the client no byte. */
+  private stalledRounds = 0;
+  private sentAtLastRound = 0;
 
   constructor(
     private readonly response: ServerResponse,
@@ -73,9 +76,25 @@ export class SseWriter implements KeepAliveStream {
    * The sweep's round: after a whole round without a write, an SSE comment (ignored by clients)
    * proves the connection alive, so no silence outlasts KEEP_ALIVE_INTERVAL_MS.
    */
-  sweep(): void {
+  sweep(stalledRoundsLimit: number): void {
+    if (this.isClosed) {
+      this.stopKeepAlive();
+      return;
+    }
+    if (this.response.writableNeedDrain) {
+      // A write waits for the client: a comment would only queue behind what it has not read. A
+      // client that took no byte for the idle bound is gone; ending the response frees the turn
+      // (its 'close' is the client leaving), which a write waiting on it would otherwise hold.
+      // `bytesWritten` counts what the socket still buffers too: what left it is the difference.
+      const socket = this.response.socket;
+      const sent = socket ? socket.bytesWritten - socket.writableLength : 0;
+      this.stalledRounds = sent === this.sentAtLastRound ? this.stalledRounds + 1 : 0;
+      this.sentAtLastRound = sent;
+      if (this.stalledRounds >= stalledRoundsLimit) this.response.destroy();
+      return;
+    }
+    this.stalledRounds = 0;
     if (this.wrote) this.wrote = false;
-    else if (this.isClosed) this.stopKeepAlive();
     else this.response.write(': keep-alive\n\n');
   }
 

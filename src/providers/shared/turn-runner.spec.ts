@@ -415,6 +415,27 @@ describe('runTurn', () => {
     }
   });
 
+  it('frees the attempt, the login and the slot at the deadline while the consumer holds an event and reads no more', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
+    try {
+      const { family, opened } = fakeFamily([['ok', 'text', 'text', 'hang']]);
+      const { options, closed } = setup();
+      const turn = await runTurn(family, options({ timeoutMs: 100 }));
+      const iterator = turn.events[Symbol.asyncIterator]();
+      expect(await iterator.next()).toMatchObject({ value: { type: 'text-delta' } });
+      // A client that stopped reading: nothing calls next() again.
+      jest.advanceTimersByTime(110);
+      expect(opened[0].closedWith).toBe('timeout');
+      expect(closed).toHaveBeenCalledTimes(1);
+      // Should it read on after all, it gets the turn's end.
+      const next = await iterator.next();
+      expect(next.value).toMatchObject({ type: 'error', error: { code: 'timeout' } });
+      expect(closed).toHaveBeenCalledTimes(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('passes the client abort through as is, closes the attempt as canceled and logs upstream_canceled', async () => {
     const { family, opened } = fakeFamily([['ok', 'text', 'hang']]);
     const { options, client, events, closed } = setup();

@@ -376,8 +376,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
 
   /**
    * Ends the turn's signal. A wait on the upstream fails at once; a turn waiting on its consumer
-   * (suspended at a yield, perhaps never to be read again) is closed here when the client left,
-   * so its child, socket, login and slot are freed now. Anywhere else the run is itself awaiting
+   * (suspended at a yield, perhaps never to be read again: the client left, or reads nothing
+   * until the deadline) is closed here, so its child, socket, login and slot are freed now; a
+   * consumer that reads on still gets the turn's end. Anywhere else the run is itself awaiting
    * something the signal ends (open, a retry's sleep) and closes on its own.
    */
   private abort(reason: unknown): void {
@@ -387,7 +388,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     this.options.context.signal.removeEventListener('abort', this);
     this.controller.abort(reason);
     if (this.rejectRead) this.failRead(reason);
-    else if (this.suspended && this.options.context.signal.aborted) this.close('canceled');
+    else if (this.suspended) this.close(this.options.context.signal.aborted ? 'canceled' : 'timeout');
   }
 
   private async *steps(): AsyncGenerator<ChatEvent | typeof ACCEPTED> {
