@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { contents, postChat, readUntil, streamChat } from './support/chat-sse';
@@ -229,6 +231,48 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       await expectAllChildrenReaped(dir);
       await waitFor(() => gateway.logs.records('chat_completion').some((record) => record.status === 499), 2000);
     }, 40_000);
+
+    it("a client that leaves while its login's background refresh is in flight is canceled at once and starts no child", async () => {
+      // A token endpoint that answers only when the spec lets it: the refresh stays in flight meanwhile.
+      const waiting: http.ServerResponse[] = [];
+      const tokenEndpoint = http.createServer((_request, response) => void waiting.push(response));
+      const answer = () => {
+        for (const response of waiting.splice(0)) {
+          response.setHeader('content-type', 'application/json');
+          response.end(JSON.stringify({ access_token: 'renewed', refresh_token: 'renewed-refresh', expires_in: 3600 }));
+        }
+      };
+      await new Promise<void>((resolve) => tokenEndpoint.listen(0, '127.0.0.1', resolve));
+      cleanups.push(() => {
+        tokenEndpoint.closeAllConnections();
+        tokenEndpoint.close();
+      });
+      const configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-refreshing-'));
+      cleanups.push(() => fs.rmSync(configDir, { recursive: true, force: true }));
+      const credentials = { accessToken: 'old', refreshToken: 'old-refresh', expiresAt: Date.now() + 60_000 };
+      fs.writeFileSync(
+        path.join(configDir, '.credentials.json'),
+        JSON.stringify({ claudeAiOauth: { ...credentials, scopes: ['user:inference'] } }),
+      );
+      const { port } = tokenEndpoint.address() as AddressInfo;
+      const { gateway, dir } = await gatewayWith([answerRun('late')], {
+        PROVIDER_C_ACCOUNTS: `one=${configDir}`,
+        PROVIDER_C_TOKEN_URL: `http://127.0.0.1:${port}/v1/oauth/token`,
+        ACCOUNT_REFRESH_INTERVAL: '200ms',
+        ACCOUNT_REFRESH_AHEAD: '5m',
+      });
+      await waitFor(() => waiting.length > 0, 5000);
+      const client = new AbortController();
+      const sent = postChat(gateway, { stream: true }, client.signal).catch(() => undefined);
+      // Time for the turn to reach the child's start, where it waits for the refresh.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      client.abort();
+      await sent;
+      await waitFor(() => gateway.logs.records('chat_completion').some((record) => record.status === 499), 2000);
+      answer();
+      await waitFor(() => gateway.logs.records('provider_c_token_refreshed').length > 0, 3000);
+      expect(readRuns(dir)).toHaveLength(0);
+    });
 
     it('no child outlives its request: after answers, errors, timeouts and disconnects every child is gone', async () => {
       const hanging = hangingRun('...');

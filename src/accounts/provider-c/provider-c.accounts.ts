@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import type { AccountPool } from '../account-pool';
 import type { AccountPools } from '../account-pools';
 import type { AppConfig } from '../../config/app-config';
+import { untilAborted } from '../../common/async/abortable';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
@@ -21,9 +22,10 @@ export interface ProviderCAccount {
    * Marks a child of this login running until the returned function is called. A running CLI
    * refreshes its login itself, so the background refresh leaves the login alone meanwhile; and a
    * child waits for a background refresh in flight, so it never starts with a refresh token that
-   * is about to be spent.
+   * is about to be spent. Rejects with `signal`'s reason the moment it aborts (the refresh goes
+   * on), so a client that leaves meanwhile starts no child.
    */
-  childStarting(): Promise<() => void>;
+  childStarting(signal: AbortSignal): Promise<() => void>;
   /** Renews the login's token when it expires within `aheadMs` (config directories only). */
   refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
   /**
@@ -46,8 +48,13 @@ class LoginActivity {
   private children = 0;
   private refreshing?: Promise<void>;
 
-  async childStarting(): Promise<() => void> {
-    await this.refreshing?.catch(() => undefined);
+  async childStarting(signal: AbortSignal): Promise<() => void> {
+    if (this.refreshing)
+      await untilAborted(
+        this.refreshing.catch(() => undefined),
+        signal,
+      );
+    if (signal.aborted) throw signal.reason;
     this.children++;
     let ended = false;
     return () => {
@@ -99,7 +106,7 @@ function accountOf(
 ): ProviderCAccount {
   const activity = new LoginActivity();
   const common = {
-    childStarting: () => activity.childStarting(),
+    childStarting: (signal: AbortSignal) => activity.childStarting(signal),
     refreshAhead: async () => undefined,
     loginFileChanged: () => undefined,
   };

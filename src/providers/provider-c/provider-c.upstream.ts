@@ -150,8 +150,9 @@ async function spawnAttempt(
   attempt: AttemptInfo<ProviderCAccount>,
   signal: AbortSignal,
 ): Promise<ProviderCAttempt> {
-  // Waits for a background refresh of this login in flight; marks the login busy until the child exits.
-  const childEnded = await attempt.login.childStarting();
+  // Waits for a background refresh of this login in flight (not for a client that left); marks the
+  // login busy until the child exits.
+  const childEnded = await attempt.login.childStarting(signal);
   let child: ClaudeChild;
   try {
     child = await ClaudeChild.start({
