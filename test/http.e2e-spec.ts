@@ -94,6 +94,20 @@ describe('HTTP surface', () => {
       expect((await rawRequest(`${gateway.url}/v1/models`)).status).toBe(200);
       expect((await rawRequest(`${gateway.url}/health`)).status).toBe(200);
     });
+
+    it('serves a request with an expectation it does not know as any other, not with a bare 417', async () => {
+      const models = await rawRequest(`${gateway.url}/v1/models`, { headers: { expect: 'something-else' } });
+      expect(models.status).toBe(200);
+      expect(JSON.parse(models.body.toString()).object).toBe('list');
+      const refused = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { expect: 'something-else', 'content-type': 'application/json' },
+        body: '{"messages":[]}',
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.headers['x-request-id']).toEqual(expect.any(String));
+      expect(JSON.parse(refused.body.toString()).error).toMatchObject({ code: 'invalid_request', param: 'messages' });
+    });
   });
 
   describe('compression of JSON responses (docs/endpoints.md)', () => {

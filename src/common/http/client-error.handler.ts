@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { rawErrorResponse } from '../errors/error-writer';
 import type { ErrorCode } from '../../core/error-codes';
@@ -20,6 +20,11 @@ const LINGER_MS = 1000;
 const ANSWERED = Symbol('clientErrorAnswered');
 type AnsweredSocket = Socket & { [ANSWERED]?: boolean; _httpMessage?: { headersSent?: boolean } | null };
 
+/** A request with an expectation we do not know, served as if it had none (`this` is the server). */
+function serveAnyway(this: Server, request: IncomingMessage, response: ServerResponse): void {
+  this.emit('request', request, response);
+}
+
 /** Node's parser error codes → our error table; everything not listed is a malformed request (400). */
 const CODE_BY_PARSER_ERROR: Record<string, ErrorCode> = {
   HPE_HEADER_OVERFLOW: 'headers_too_large',
@@ -38,6 +43,10 @@ const CODE_BY_PARSER_ERROR: Record<string, ErrorCode> = {
 export function installClientErrorHandler(server: Server, logger: ClientErrorLogger): void {
   // Node's missing-Host check answers a bare 400; hostHeaderMiddleware answers it in our shape.
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  // Node answers an `Expect` other than 100-continue with a bare 417 of its own. A server may
+  // ignore such an expectation (RFC 9110, section 10.1.1): the request is served as any other,
+  // so every answer keeps the documented shape.
+  server.on('checkExpectation', serveAnyway);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: AnsweredSocket) => {
     // Node emits again for every later chunk on a connection whose parser has failed.
     if (socket[ANSWERED]) return;
