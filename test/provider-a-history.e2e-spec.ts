@@ -240,7 +240,11 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
   ])('answers 400 naming a part it cannot carry (%j), with no upstream call', async (part, message) => {
     const response = await post([{ role: 'user', content: [{ type: 'text', text: 'hi' }, part] }]);
     expect(response.status).toBe(400);
-    expect(((await response.json()) as Json).error).toMatchObject({ type: 'invalid_request_error', message });
+    expect(((await response.json()) as Json).error).toMatchObject({
+      type: 'invalid_request_error',
+      message,
+      param: 'messages',
+    });
     expect(fake().requests()).toHaveLength(0);
   });
 });

@@ -342,7 +342,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
       const response = await postChat(gateway, { messages: [message, { role: 'user', content: 'go' }] });
       expect(response.status).toBe(400);
       const body = (await response.json()) as any;
-      expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+      expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
       expect(body.error.message).toMatch(expected);
       expect(fake.requests('streamGenerateContent')).toHaveLength(0);
       expect(fake.requests('generateContent')).toHaveLength(0);

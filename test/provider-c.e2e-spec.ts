@@ -109,7 +109,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         const response = await postChat(gateway, { messages });
         expect(response.status).toBe(400);
         const body = (await response.json()) as any;
-        expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+        expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
         expect(body.error.message).toBe(
           `messages[0].content[1]: ${named} is not supported by provider_c (Claude Code takes the conversation as text)`,
         );

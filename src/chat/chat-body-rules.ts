@@ -23,6 +23,11 @@ const NO_MESSAGES = 'messages must contain at least one message';
 const TOOL_CHOICE_WORDS = new Set(['auto', 'none', 'required']);
 
 type Predicate = (value: unknown) => boolean;
+
+/** A content part: an object; a text part (typed `text`, or untyped with a `text`) carries a string. */
+const isContentPart: Predicate = (part) =>
+  isJsonObject(part) &&
+  (part.type === 'text' || (part.type === undefined && 'text' in part) ? typeof part.text === 'string' : true);
 const isString: Predicate = (value) => typeof value === 'string';
 const isArrayOfObjects: Predicate = (value) => Array.isArray(value) && value.every(isJsonObject);
 
@@ -235,11 +240,8 @@ const MESSAGE_RULES: readonly FieldRule[] = [
   rule(
     'content',
     'missing',
-    (value) =>
-      value === null ||
-      typeof value === 'string' ||
-      (Array.isArray(value) && value.every((part) => typeof part === 'object' && part !== null)),
-    'must be a string, an array of content parts, or null',
+    (value) => value === null || typeof value === 'string' || (Array.isArray(value) && value.every(isContentPart)),
+    'must be a string, an array of content parts (a text part with a string text), or null',
   ),
   rule('tool_calls', 'missing-or-null', isArrayOfObjects, 'must be an array of objects'),
   rule('tool_call_id', 'missing-or-null', isString, 'must be a string'),

@@ -95,7 +95,7 @@ const RULE_MESSAGE = new RegExp(
       'model must be a string',
       'messages must contain at least one message',
       'messages(?:\\.\\d+)+\\.role must be one of system, developer, user, assistant, tool',
-      'messages(?:\\.\\d+)+\\.content must be a string, an array of content parts, or null',
+      'messages(?:\\.\\d+)+\\.content must be a string, an array of content parts \\(a text part with a string text\\), or null',
       'messages(?:\\.\\d+)+\\.tool_calls must be an array of objects',
       'messages(?:\\.\\d+)+\\.(?:tool_call_id|refusal) must be a string',
       'messages(?:\\.\\d+)+\\.function_call is not supported \\(the deprecated form of tool_calls\\): send tool_calls',
@@ -131,7 +131,7 @@ describe('chat body validation', () => {
   it('names fields and rules, at most five of them, in field order', () => {
     expect(messageOf({ messages: [] })).toBe('messages must contain at least one message');
     expect(messageOf({ model: 5, messages: [{ role: 'bot', content: 5 }, 7], stream: 'yes', tool_choice: null })).toBe(
-      'model must be a string; messages.0.role must be one of system, developer, user, assistant, tool; messages.0.content must be a string, an array of content parts, or null; messages.1 must be a message object; stream must be a boolean value',
+      'model must be a string; messages.0.role must be one of system, developer, user, assistant, tool; messages.0.content must be a string, an array of content parts (a text part with a string text), or null; messages.1 must be a message object; stream must be a boolean value',
     );
     expect(
       messageOf({
@@ -169,6 +169,9 @@ describe('chat body validation', () => {
     ).toBe('messages.0.function_call is not supported (the deprecated form of tool_calls): send tool_calls');
     expect(messageOf({ messages: [{ role: 'assistant', content: null, refusal: 5 }] })).toBe(
       'messages.0.refusal must be a string',
+    );
+    expect(messageOf({ messages: [{ role: 'user', content: [{ type: 'text', text: 1 }] }] })).toBe(
+      'messages.0.content must be a string, an array of content parts (a text part with a string text), or null',
     );
   });
 

@@ -113,7 +113,10 @@ const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
 const CARRIED_IMAGE_URL = /^(https:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+)$/i;
 
 const refuse = (where: string, what: string) =>
-  new GatewayError('invalid_request', { publicMessage: `${where}: ${what} is not supported by provider_a` });
+  new GatewayError('invalid_request', {
+    publicMessage: `${where}: ${what} is not supported by provider_a`,
+    param: 'messages',
+  });
 
 function imagePart(part: Readonly<Record<string, unknown>>, where: string): ResponsesPart {
   const url = imageUrlOf(part);

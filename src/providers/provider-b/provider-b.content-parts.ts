@@ -8,7 +8,10 @@ import type { CodeAssistPart } from './provider-b.wire-types';
 const DATA_IMAGE_URL = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/=\s]+)$/i;
 
 const refuse = (where: string, what: string, hint = '') =>
-  new GatewayError('invalid_request', { publicMessage: `${where}: ${what} is not supported by provider_b${hint}` });
+  new GatewayError('invalid_request', {
+    publicMessage: `${where}: ${what} is not supported by provider_b${hint}`,
+    param: 'messages',
+  });
 
 /**
  * The parts of one user message as Code Assist takes them, in order: texts as `text` parts and

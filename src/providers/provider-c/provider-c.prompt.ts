@@ -44,6 +44,7 @@ export function assertTextOnlyConversation(messages: readonly ChatMessage[]): vo
       const what = record === undefined ? 'a part that is not an object' : partTypeName(record.type);
       throw new GatewayError('invalid_request', {
         publicMessage: `messages[${messageIndex}].content[${partIndex}]: ${what} is not supported by provider_c (Claude Code takes the conversation as text)`,
+        param: 'messages',
       });
     });
   });
