@@ -1,5 +1,5 @@
 import * as zlib from 'node:zlib';
-import { rawRequest } from './support/raw-http';
+import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered } from './support/raw-http';
 import { useGateway } from './support/create-test-app';
 
 /** The body of every 404 on chat and models routes (docs/design/decisions.md §4 OpenAI shape). */
@@ -183,6 +183,15 @@ describe('HTTP surface', () => {
       expect(JSON.parse(response.body.toString())).toEqual({
         error: { message: expect.any(String), type: 'invalid_request_error', code: 'request_too_large', param: null },
       });
+    });
+
+    it('answers a chunked body that never ends with 413 as soon as it passes the cap, and closes the connection', async () => {
+      const { answer, chunksSent } = await sendChunkedUntilAnswered(gateway.url, '/v1/chat/completions');
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(answer).toContain('"code":"request_too_large"');
+      // The cap is 2 KiB: the answer came long before the client would have stopped on its own.
+      expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
     });
 
     it('answers 400 invalid_request_error for malformed JSON, without echoing the body', async () => {

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import { startGateway } from './support/create-test-app';
-import { rawRequest } from './support/raw-http';
+import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered } from './support/raw-http';
 import { completed, created, textDelta } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
 import { metricValue, scrapeMetrics } from './support/prometheus-text';
@@ -211,6 +211,15 @@ describe('POST /v1/structured/inference', () => {
         expect([answer.status, answer.error?.code]).toEqual([400, 'invalid_request']);
         expect(answer.error?.message).toMatch(/^reasoning_effort must be one of low, medium, high/);
       }
+      expect(harness.fake.requests()).toHaveLength(0);
+    });
+
+    it('answers a chunked body that never ends as soon as it passes the 4 MiB cap, and closes the connection', async () => {
+      const { answer, chunksSent } = await sendChunkedUntilAnswered(harness.gateway.url, '/v1/structured/inference');
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(answer).toContain('"code":"invalid_request"');
+      expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
       expect(harness.fake.requests()).toHaveLength(0);
     });
 

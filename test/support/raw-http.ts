@@ -125,3 +125,35 @@ export function parseRawAnswer(raw: string): RawAnswer {
   const body = Number.isInteger(length) ? Buffer.from(rest, 'utf8').subarray(0, length).toString('utf8') : rest;
   return { status, headers, body, raw };
 }
+
+/** How many 16 KiB chunks `sendChunkedUntilAnswered` sends at most: 16 MiB, if no answer comes. */
+export const CHUNKED_UPLOAD_LIMIT = 1024;
+
+/**
+ * POSTs a chunked JSON body to `route` that goes on (16 KiB chunks, one every 5 ms) until the
+ * server answers or closes, as a client uploading without end would; returns what the server sent
+ * by the time it closed, and how many chunks went out.
+ */
+export async function sendChunkedUntilAnswered(
+  baseUrl: string,
+  route: string,
+): Promise<{ readonly answer: string; readonly chunksSent: number }> {
+  const socket = net.connect(Number(new URL(baseUrl).port), '127.0.0.1');
+  const received: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => received.push(chunk));
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write(
+    `POST ${route} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  );
+  const chunk = `4000\r\n${'x'.repeat(16384)}\r\n`;
+  let chunksSent = 0;
+  while (received.length === 0 && !socket.destroyed && chunksSent < CHUNKED_UPLOAD_LIMIT) {
+    socket.write(chunk);
+    chunksSent++;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  socket.end('0\r\n\r\n');
+  await closed;
+  return { answer: Buffer.concat(received).toString('latin1'), chunksSent };
+}

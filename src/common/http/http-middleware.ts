@@ -49,6 +49,8 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
   const read = express.raw({ type: 'application/json', limit: limitBytes });
   return (request: Request, response: Response, next: NextFunction) => {
     read(request, response, (readError?: unknown) => {
+      // Answered already, as the body grew past the cap (below).
+      if (response.headersSent) return;
       let error = readError;
       if (!error && Buffer.isBuffer(request.body)) {
         try {
@@ -70,7 +72,37 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
       (request as RequestWithBodyError)[BODY_ERROR] = gatewayError;
       next();
     });
+    // After `read` set up its own reading (in this same tick, so no chunk is missed).
+    answerOnceOverCap(request, response, limitBytes);
   };
+}
+
+/**
+ * body-parser answers a body over the cap only once the client has sent all of it (it reads the
+ * rest to keep the connection usable): a client may send gigabytes, or a chunked body that never
+ * ends, before it learns anything. A body arriving as it is sent (no Content-Encoding, whose cap
+ * counts the inflated bytes) is answered 413 the moment it passes the cap instead, before any other
+ * check, with `Connection: close`: Node then closes the connection instead of reading on.
+ */
+function answerOnceOverCap(request: Request, response: Response, limitBytes: number): void {
+  const encoding = request.headers['content-encoding'];
+  if (request.readableEnded || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) return;
+  const counted = request as CountedRequest;
+  counted[BODY_CAP] = limitBytes;
+  counted[BODY_RECEIVED] = 0;
+  request.on('data', countBodyBytes);
+}
+
+const BODY_CAP = Symbol('bodyCap');
+const BODY_RECEIVED = Symbol('bodyReceived');
+type CountedRequest = Request & { [BODY_CAP]: number; [BODY_RECEIVED]: number };
+
+/** The request's 'data' listener (`this` is the request): one module function, no closure per request. */
+function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
+  this[BODY_RECEIVED] += chunk.length;
+  if (this[BODY_RECEIVED] <= this[BODY_CAP]) return;
+  this.off('data', countBodyBytes);
+  writeErrorResponse(this, this.res!, new GatewayError('request_too_large'), { connectionClose: true });
 }
 
 /**
