@@ -242,4 +242,35 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     expect(fake().requests()).toEqual([]);
     expect(await entry('work')).toMatchObject({ source: 'usage_endpoint', plan_type: 'plus' });
   });
+
+  it("never sends a turn on the family's only login while its plan is spent, even once a refused refresh marked it dead", async () => {
+    const now = nowSeconds();
+    writeAuthFile(path.join(home(), 'work'), { accountId: 'acct-work', refreshToken: 'rt-work', exp: now + 180 });
+    fake().serveUsage({
+      ...defaultUsageBody(),
+      rate_limit: {
+        allowed: false,
+        limit_reached: true,
+        primary_window: {
+          used_percent: 100,
+          limit_window_seconds: 18_000,
+          reset_after_seconds: 2400,
+          reset_at: now + 2400,
+        },
+      },
+      credits: { has_credits: true, unlimited: false, balance: '3.00' },
+    });
+    // The background refresh of the soon-expiring token is refused for good: the login dies.
+    fake().enqueueToken({ status: 400, body: { error: { code: 'refresh_token_reused' } } });
+    fake().enqueue(textReply('served on a spent plan'));
+    await start(['work'], {
+      ACCOUNT_USAGE_REFRESH_INTERVAL: '5m',
+      ACCOUNT_REFRESH_INTERVAL: '1s',
+      ACCOUNT_REFRESH_AHEAD: '5m',
+    });
+    await eventually(async () => (await entry('work')).state === 'login_dead');
+    const refused = await post('after-death');
+    expect(refused.status).not.toBe(200);
+    expect(fake().requests()).toEqual([]);
+  });
 });

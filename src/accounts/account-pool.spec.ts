@@ -553,6 +553,49 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     expect(pool.acquire('chat').alias).toBe('only');
   });
 
+  it('lets no shorter 429 or usage limit end the rest early: the login rests until its plan resets', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    const resetsAt = clock.now() + 2 * HOUR;
+    pool.reportPlan('a', paidTurn(resetsAt));
+    // A turn still in flight on the login comes back with a short 429.
+    expect(pool.applyFailure('a', rateLimited(5))).toBe(true);
+    expect(pool.stateOf('a')).toEqual({ kind: 'plan_spent', until: resetsAt, reason: 'paid_usage_in_use' });
+    clock.advance(6_000);
+    expect(pool.acquire('chat').alias).toBe('b');
+    expect(pool.stateOf('a').kind).toBe('plan_spent');
+  });
+
+  it("never bypasses a family's only login on a spent plan, even once a failed refresh marked it dead", () => {
+    const { pool, clock } = makePool(['only'], {}, { only: '/nonexistent/auth.json' });
+    const resetsAt = clock.now() + HOUR;
+    pool.reportPlan('only', paidTurn(resetsAt));
+    pool.applyFailure('only', new GatewayError('auth'));
+    expect(pool.stateOf('only').kind).toBe('login_dead');
+    expect(() => pool.acquire('chat')).toThrow(GatewayError);
+  });
+
+  it('sends a login that comes back from the dead while its plan is still spent to rest, not to work', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-spent-'));
+    try {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, '{"v":1}');
+      const { pool, clock } = makePool(['a', 'b'], {}, { a: file });
+      pool.sweep();
+      const resetsAt = clock.now() + HOUR;
+      pool.reportPlan('a', paidTurn(resetsAt));
+      pool.applyFailure('a', new GatewayError('auth'));
+      expect(pool.stateOf('a').kind).toBe('login_dead');
+      // `codex login` again: the login is back, its plan is not.
+      fs.writeFileSync(file, '{"v":2,"renewed":true}');
+      pool.sweep();
+      expect(pool.stateOf('a')).toEqual({ kind: 'plan_spent', until: resetsAt, reason: 'plan_spent' });
+      clock.advance(HOUR);
+      expect(pool.stateOf('a').kind).toBe('ready');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('rests a login whose plan is spent (a window at 100 % ahead of its reset) while paid usage is available to draw', () => {
     const { pool, clock } = makePool(['a', 'b']);
     pool.reportPlan('a', {

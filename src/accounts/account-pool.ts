@@ -271,8 +271,10 @@ export class AccountPool<T> implements PlanReporter {
       const resetMs =
         error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : this.options.cooldownDefaultMs;
       const until = this.deps.clock.now() + Math.max(resetMs, 1000);
-      // A later reset reported meanwhile (another window) wins; never shorten a cooldown.
-      if (account.state.kind === 'cooling' && account.state.until >= until) return true;
+      // A later reset reported meanwhile (another window) wins; never shorten a cooldown, nor the
+      // paid-usage guard's rest.
+      if ((account.state.kind === 'cooling' || account.state.kind === 'plan_spent') && account.state.until >= until)
+        return true;
       this.deps.metrics.accountCooldown(this.family, alias, reason);
       this.transition(account, { kind: 'cooling', until, reason });
       return true;
@@ -404,6 +406,7 @@ export class AccountPool<T> implements PlanReporter {
       others.length > 0 ||
       only.alias === exclude ||
       only.state.kind === 'plan_spent' ||
+      this.planResetAt(only) !== undefined ||
       (maxInFlight !== 0 && only.inFlight >= maxInFlight)
     )
       return undefined;
@@ -465,7 +468,7 @@ export class AccountPool<T> implements PlanReporter {
   private heal(account: Account<T>): void {
     const state = account.state;
     if ((state.kind === 'cooling' || state.kind === 'plan_spent') && this.deps.clock.now() >= state.until)
-      this.transition(account, { kind: 'ready' });
+      this.recover(account);
     else if (
       state.kind === 'login_dead' &&
       account.loginFile &&
@@ -473,8 +476,21 @@ export class AccountPool<T> implements PlanReporter {
       !account.deathUnread &&
       (account.onDisk ?? undefined) !== state.fingerprint
     ) {
-      this.transition(account, { kind: 'ready' });
+      this.recover(account);
     }
+  }
+
+  /**
+   * A cooldown or a dead login is over: the login is ready, unless its plan is still spent with
+   * paid usage behind it (a limit, a 429 or a dead login may have replaced the guard's rest, and
+   * must not end it early): then it rests until the plan resets.
+   */
+  private recover(account: Account<T>): void {
+    const until = this.planResetAt(account);
+    this.transition(
+      account,
+      until === undefined ? { kind: 'ready' } : { kind: 'plan_spent', until, reason: 'plan_spent' },
+    );
   }
 
   /**
@@ -572,6 +588,22 @@ export class AccountPool<T> implements PlanReporter {
     if (state.kind === 'login_dead') return;
     if ((state.kind === 'plan_spent' || state.kind === 'cooling') && state.until >= until) return;
     this.transition(account, { kind: 'plan_spent', until, reason: inUse ? 'paid_usage_in_use' : 'plan_spent' });
+  }
+
+  /**
+   * When the plan the login last reported resets, while it is spent with paid usage behind it that
+   * the guard must not let a turn draw (`undefined` otherwise, or when no reset is known: the
+   * guard's own rest then ends after the default cooldown, and the next answer tells again).
+   */
+  private planResetAt(account: Account<T>): number | undefined {
+    const plan = account.plan;
+    if (this.paidUsage === 'allow' || plan === undefined) return undefined;
+    const now = this.deps.clock.now();
+    const spentWindows = spentWindowsOf(plan.windows, now);
+    const spent = plan.planSpent === true || spentWindows.length > 0;
+    if (plan.paid?.inUse !== true && !(spent && plan.paid?.available === true)) return undefined;
+    const resets = spentWindows.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
+    return resets.length > 0 ? Math.max(...resets) : undefined;
   }
 
   private paidTurn(account: Account<T>): void {
