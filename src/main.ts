@@ -126,7 +126,10 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
       await drain.waitForIdle(ABORT_GRACE_MS);
     }
     logger.log({ event: 'drain_end', idle, in_flight: drain.inFlightCount }, 'drain_end', LOG_CONTEXT);
-    await app.close().catch(() => undefined);
+    // Closing waits for every connection, counted in flight or not (one still sending its
+    // headers, one that arrived since): bounded, so the exit comes when the drain said it would.
+    const closed = app.close().catch(() => undefined);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, ABORT_GRACE_MS).unref())]);
     process.exit(0);
   };
   // A listener's returned promise is ignored by the emitter: a failing drain must still exit, and say why.

@@ -334,14 +334,14 @@ describe('docker/k8s rendered by the real kustomize', () => {
       }
     });
 
-    it('drains for as long as the longest turn, and terminationGracePeriodSeconds covers the drain plus the 3 s abort grace', () => {
+    it('drains for as long as the longest turn, and terminationGracePeriodSeconds covers the drain plus the 6 s of closing', () => {
       const longestTurnMs = Math.max(
         config.providerA.timeoutMs,
         config.providerB.timeoutMs,
         config.providerC.timeoutMs,
       );
       expect(config.server.drainTimeoutMs).toBeGreaterThanOrEqual(longestTurnMs);
-      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(config.server.drainTimeoutMs / 1000 + 3);
+      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(config.server.drainTimeoutMs / 1000 + 6);
     });
 
     it('mounts the Codex, Gemini and Claude login directories under HOME, writable, from the claim', () => {
@@ -397,12 +397,12 @@ describe('docker/compose.yaml (and the provider_c switch docker/compose.provider
     expect(parseInt(service.mem_limit, 10)).toBeGreaterThanOrEqual(GATEWAY_MIB);
   });
 
-  it('mounts the three CLI login directories and stops with a grace above the drain timeout plus the abort grace', () => {
+  it('mounts the three CLI login directories and stops with a grace above the drain timeout plus the 6 s of closing', () => {
     for (const directory of LOGIN_DIRECTORIES) {
       expect(service.volumes.some((volume: string) => volume.endsWith(`:/home/node/${directory}`))).toBe(true);
     }
     expect(parseDuration(service.stop_grace_period)).toBeGreaterThan(
-      parseDuration(service.environment.GATEWAY_DRAIN_TIMEOUT) + 3000,
+      parseDuration(service.environment.GATEWAY_DRAIN_TIMEOUT) + 6000,
     );
     expect(service.ports).toEqual(['127.0.0.1:8088:8088']);
   });

@@ -1,8 +1,10 @@
+import * as net from 'node:net';
 import type { ChildGateway } from './support/child-gateway';
 import { spawnGateway } from './support/child-gateway';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { postChatBody } from './support/chat-sse';
+import { eventually } from './support/poll';
 
 /**
  * Draining (docs/design/decisions.md §6) with a REAL child process and a REAL signal: readiness turns 503 at
@@ -121,6 +123,27 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     expect(Date.now() - signalledAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
     expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ in_flight: 1 });
     expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true, in_flight: 0 });
+  });
+
+  it('exits within the grace after the drain ends, whatever connection arrived or still sends its headers', async () => {
+    fake().enqueue({ frames: [created(), textDelta('late')], holdOpen: true });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '1s' });
+    // A client that has sent half its headers is no request in flight yet.
+    const late = net.connect(Number(new URL(gateway.url).port), '127.0.0.1');
+    late.on('error', () => undefined);
+    late.write('POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\n');
+    await new Promise((resolve) => late.once('ready', resolve));
+    const signalledAt = Date.now();
+    gateway.process.kill('SIGTERM');
+    await eventually(() => gateway.records.some((record) => record.event === 'drain_end'));
+    const body = JSON.stringify({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    late.write(`Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const status = await gateway.exited;
+    late.destroy();
+    expect(status).toEqual({ code: 0, signal: null });
+    expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true });
+    // The drain ended at once (nothing in flight); the held stream did not keep the process up.
+    expect(Date.now() - signalledAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
   });
 
   it('exits at GATEWAY_DRAIN_TIMEOUT when a request hangs, closing the upstream turn', async () => {

@@ -51,4 +51,18 @@ describe(DrainService.name, () => {
       jest.useRealTimers();
     }
   });
+
+  it('waits for the last request without a bound when the timeout is longer than a timer can hold', async () => {
+    const drain = new DrainService();
+    const response = new EventEmitter();
+    drain.track(response);
+    let outcome: boolean | undefined;
+    void drain.waitForIdle(2 ** 32).then((idle) => (outcome = idle));
+    // setTimeout turns such a delay into 1 ms: a timer armed with it would have fired by now.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(outcome).toBeUndefined();
+    response.emit('close');
+    await Promise.resolve();
+    expect(outcome).toBe(true);
+  });
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EventEmitter } from 'node:events';
+import { MAX_TIMER_MS } from '../async/abortable';
 
 /**
  * Server availability (docs/design/decisions.md §6): serving, or draining after SIGTERM/SIGINT. Tracks
@@ -39,7 +40,10 @@ export class DrainService {
     if (this.inFlight === 0) for (const wake of [...this.idleWaiters]) wake();
   }
 
-  /** Resolves `true` when nothing is in flight, or `false` after `timeoutMs`. */
+  /**
+   * Resolves `true` when nothing is in flight, or `false` after `timeoutMs` (never, for a wait
+   * longer than a timer can hold: setTimeout would end it at once).
+   */
   waitForIdle(timeoutMs: number): Promise<boolean> {
     if (this.inFlight === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
@@ -48,10 +52,13 @@ export class DrainService {
         this.idleWaiters.delete(wake);
         resolve(true);
       };
-      const timer = setTimeout(() => {
-        this.idleWaiters.delete(wake);
-        resolve(false);
-      }, timeoutMs);
+      const timer =
+        timeoutMs <= MAX_TIMER_MS
+          ? setTimeout(() => {
+              this.idleWaiters.delete(wake);
+              resolve(false);
+            }, timeoutMs)
+          : undefined;
       this.idleWaiters.add(wake);
     });
   }
