@@ -90,6 +90,23 @@ describe(ProviderAAuth.name, () => {
     expect(fs.readFileSync(written.path, 'utf8').endsWith('}\n')).toBe(true);
   });
 
+  it('never writes the old login over a file rewritten during the refresh (a new codex login), and uses the new one', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-old', accountId: 'acct-old' });
+    fake.enqueueToken({
+      status: 200,
+      delayMs: 300,
+      body: { access_token: makeJwt({ exp: now() + 3600, jti: 'old-refreshed' }), refresh_token: 'rt-old-rotated' },
+    });
+    const pending = authFor(written.path).current(signal, logger);
+    await tokenRequestArrived();
+    const fresh = writeAuthFile(dir, { exp: now() + 3600, refreshToken: 'rt-new-login', accountId: 'acct-new' });
+    const credentials = await pending;
+    const after = JSON.parse(fs.readFileSync(written.path, 'utf8'));
+    expect(after.tokens).toMatchObject({ refresh_token: 'rt-new-login', account_id: 'acct-new' });
+    expect(credentials).toEqual({ accessToken: fresh.accessToken, accountId: 'acct-new' });
+    expect(logger.records.map((record) => record.event)).toContain('provider_a_auth_persist_superseded');
+  });
+
   it('keeps the old refresh token when the endpoint returns none, and updates expires_at only when present', async () => {
     const written = writeAuthFile(dir, { exp: now() + 3600, expiresAt: now() - 5, refreshToken: 'rt-keep' });
     fake.enqueueToken({

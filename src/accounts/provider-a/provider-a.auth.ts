@@ -1,5 +1,6 @@
 import { GatewayError } from '../../core/gateway.error';
 import { sha256Hex } from '../../common/hashing';
+import { isJsonObject } from '../../common/json';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
@@ -99,11 +100,17 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     this.deadLogin = undefined;
     const refreshed = await this.refresh(state.refreshToken, fingerprint, logger);
     // Refresh tokens are single use: persist the rotated one before the new access token is used.
-    await this.persist(refreshed, logger);
+    const kept = await this.persist(refreshed, state.refreshToken, logger);
     logger.info(
       { event: 'provider_a_token_refreshed', forced: rejectedToken !== undefined },
       'provider_a_token_refreshed',
     );
+    if (!kept) {
+      // The file holds another login now (a new `codex login`): that one is the operator's choice.
+      const now = await this.readLogin();
+      if (this.tokens.isUsable(now.state, undefined))
+        return cachedToken(now.state.accessToken, now.state.accountId, now.state.expiresAt);
+    }
     return cachedToken(refreshed.accessToken, state.accountId, refreshed.expiresAt);
   }
 
@@ -156,10 +163,20 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     }
   }
 
-  /** Write-back (docs/upstream/provider-a.md §1.6); a failure is logged and the new token stays cached in memory. */
-  private async persist(refreshed: RefreshedTokens, logger: EventLogger): Promise<void> {
+  /**
+   * Write-back (docs/upstream/provider-a.md §1.6); a failure is logged and the new token stays
+   * cached in memory. `false` when the file no longer holds the refresh token that was spent: it
+   * was written meanwhile (a new `codex login`, or the CLI's own refresh), and writing the old
+   * login's tokens over it would lose that login.
+   */
+  private async persist(refreshed: RefreshedTokens, spent: string, logger: EventLogger): Promise<boolean> {
     try {
       const current = await readJsonObject(this.authFile);
+      const tokens = isJsonObject(current.tokens) ? current.tokens : {};
+      if (tokens.refresh_token !== spent) {
+        logger.warn({ event: 'provider_a_auth_persist_superseded' }, 'provider_a_auth_persist_superseded');
+        return false;
+      }
       await writeJsonFileAtomic(this.authFile, applyRefresh(current, refreshed, new Date(this.now())));
     } catch (error) {
       logger.error(
@@ -167,6 +184,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
         'provider_a_auth_persist_failed',
       );
     }
+    return true;
   }
 }
 

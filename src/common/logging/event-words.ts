@@ -56,6 +56,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_c_auth_retry:
     'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
   provider_a_token_refreshed: 'the Codex CLI login token was refreshed',
+  provider_a_auth_persist_superseded:
+    'the Codex CLI login file was rewritten while its token was refreshed (a new `codex login`): the file is kept as it is, and its login used',
   provider_a_token_refresh_failed: 'the Codex CLI login token could not be refreshed',
   provider_a_login_expired: 'the Codex CLI login expired and has no refresh token: run `codex login`',
   provider_a_login_revoked: 'the Codex CLI login was revoked and its file has not changed: run `codex login`',
