@@ -4,7 +4,11 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
-import { markStructuredRoute, STRUCTURED_ROUTE } from './common/errors/error-writer';
+import { markStructuredRoute, STRUCTURED_ROUTE, writeErrorResponse } from './common/errors/error-writer';
+import type { RouteFailureAnswer } from './common/errors/all-exceptions.filter';
+import { STRUCTURED_FAILURE_ANSWER } from './common/errors/all-exceptions.filter';
+import { ChatOrchestrator } from './chat/chat-orchestrator';
+import type { EventLogger } from './core/event-logger';
 import { installClientErrorHandler } from './common/http/client-error.handler';
 import {
   hostHeaderMiddleware,
@@ -15,7 +19,7 @@ import {
 import { DrainService } from './common/lifecycle/drain.service';
 import { FrameworkLogger } from './common/logging/framework-logger';
 import { ROOT_LOGGER } from './common/logging/logging.module';
-import { requestLogMiddleware } from './common/logging/request-log';
+import { requestLogMiddleware, requestLoggerOf } from './common/logging/request-log';
 import type { AppConfig } from './config/app-config';
 
 const CHAT_ROUTE = '/v1/chat/completions';
@@ -59,10 +63,28 @@ export async function createGatewayApp(
     app.use(
       STRUCTURED_ROUTE,
       onPostToMountPath(markStructuredRoute()),
-      onPostToMountPath(jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, { deferErrors: true })),
+      onPostToMountPath(
+        jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, {
+          deferErrors: true,
+          // Recorded like every structured error (audit line, failure metric).
+          answer: (request, response, error) =>
+            app.get<RouteFailureAnswer>(STRUCTURED_FAILURE_ANSWER, { strict: false }).answer(request, response, error),
+        }),
+      ),
     );
   }
-  app.use(CHAT_ROUTE, onPostToMountPath(jsonBodyMiddleware(config.server.maxBodyBytes)));
+  const chat = app.get(ChatOrchestrator, { strict: false });
+  const rootLogger = app.get<EventLogger>(ROOT_LOGGER);
+  app.use(
+    CHAT_ROUTE,
+    onPostToMountPath(
+      jsonBodyMiddleware(config.server.maxBodyBytes, {
+        // Counted in the chat metrics like every other refused chat request.
+        answer: (request, response, error) =>
+          writeErrorResponse(request, response, chat.rejected(error, requestLoggerOf(request, rootLogger))),
+      }),
+    ),
+  );
   // Then Nest's router: every route, chat included, is a controller behind the global guard,
   // interceptor and exception filter (app.module.ts).
   return app;

@@ -99,6 +99,25 @@ describe('GET /metrics', () => {
       expect(text).not.toContain(SECRET);
     });
 
+    it('counts a chat request refused for its body (not JSON, too deep) like every other refused chat request', async () => {
+      const count = async () =>
+        sampleValue((await scrape()).text, 'gateway_chat_api_requests_total', {
+          provider: 'none',
+          model: 'other',
+          status: '400',
+        }) ?? 0;
+      const before = await count();
+      for (const body of ['{"model":', `${'['.repeat(300)}${']'.repeat(300)}`]) {
+        const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
+          body,
+        });
+        expect(response.status).toBe(400);
+      }
+      expect(await count()).toBe(before + 2);
+    });
+
     it("includes prom-client's process metrics under the gateway prefix, and the memory limit", async () => {
       const { text } = await scrape();
       for (const [name, kind] of Object.entries(PROCESS_SERIES)) expect(declaredType(text, name)).toBe(kind);

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import { startGateway } from './support/create-test-app';
+import { eventually } from './support/poll';
 import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered } from './support/raw-http';
 import { completed, created, textDelta } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
@@ -221,6 +222,8 @@ describe('POST /v1/structured/inference', () => {
       expect(answer).toContain('"code":"invalid_request"');
       expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
       expect(harness.fake.requests()).toHaveLength(0);
+      // Recorded like every structured error response.
+      await eventually(() => harness.gateway.logs.records('structured_failure').some((line) => line.status === 400));
     });
 
     it('rejects an input over 1 MiB and a schema over 256 KiB without calling the upstream (item 37)', async () => {

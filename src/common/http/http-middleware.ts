@@ -45,8 +45,15 @@ export function inFlightMiddleware(drain: DrainService): RequestHandler {
  * about 7 MiB of resident memory kept for the process's life (docs/performance.md), for bodies that
  * are UTF-8 in practice.
  */
-export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: boolean } = {}): RequestHandler {
+/** How a route answers (and records, as every other of its errors) a body error the middleware itself answers. */
+export type BodyErrorAnswer = (request: Request, response: Response, error: GatewayError) => void;
+
+export function jsonBodyMiddleware(
+  limitBytes: number,
+  options: { deferErrors?: boolean; answer?: BodyErrorAnswer } = {},
+): RequestHandler {
   const read = express.raw({ type: 'application/json', limit: limitBytes });
+  const answer: BodyErrorAnswer = options.answer ?? writeErrorResponse;
   return (request: Request, response: Response, next: NextFunction) => {
     read(request, response, (readError?: unknown) => {
       // Answered already, as the body grew past the cap (below).
@@ -64,7 +71,7 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
       if (!error) return next();
       const gatewayError = toGatewayError(error);
       if (!options.deferErrors) {
-        writeErrorResponse(request, response, gatewayError);
+        answer(request, response, gatewayError);
         return;
       }
       // Structured admission checks auth and draining before the body (docs/design/behaviours.md §6.1),
@@ -73,7 +80,7 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
       next();
     });
     // After `read` set up its own reading (in this same tick, so no chunk is missed).
-    answerOnceOverCap(request, response, limitBytes);
+    answerOnceOverCap(request, limitBytes, answer);
   };
 }
 
@@ -84,25 +91,30 @@ export function jsonBodyMiddleware(limitBytes: number, options: { deferErrors?: 
  * counts the inflated bytes) is answered 413 the moment it passes the cap instead, before any other
  * check, with `Connection: close`: Node then closes the connection instead of reading on.
  */
-function answerOnceOverCap(request: Request, response: Response, limitBytes: number): void {
+function answerOnceOverCap(request: Request, limitBytes: number, answer: BodyErrorAnswer): void {
   const encoding = request.headers['content-encoding'];
   if (request.readableEnded || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) return;
   const counted = request as CountedRequest;
   counted[BODY_CAP] = limitBytes;
   counted[BODY_RECEIVED] = 0;
+  counted[BODY_ANSWER] = answer;
   request.on('data', countBodyBytes);
 }
 
 const BODY_CAP = Symbol('bodyCap');
 const BODY_RECEIVED = Symbol('bodyReceived');
-type CountedRequest = Request & { [BODY_CAP]: number; [BODY_RECEIVED]: number };
+const BODY_ANSWER = Symbol('bodyAnswer');
+type CountedRequest = Request & { [BODY_CAP]: number; [BODY_RECEIVED]: number; [BODY_ANSWER]: BodyErrorAnswer };
 
 /** The request's 'data' listener (`this` is the request): one module function, no closure per request. */
 function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
   this[BODY_RECEIVED] += chunk.length;
   if (this[BODY_RECEIVED] <= this[BODY_CAP]) return;
   this.off('data', countBodyBytes);
-  writeErrorResponse(this, this.res!, new GatewayError('request_too_large'), { connectionClose: true });
+  const response = this.res!;
+  // Node closes a `Connection: close` connection once answered, instead of reading the rest.
+  response.setHeader('Connection', 'close');
+  this[BODY_ANSWER](this, response, new GatewayError('request_too_large'));
 }
 
 /**
