@@ -325,6 +325,25 @@ describe(AccountPool.name, () => {
     }
   });
 
+  it('holds a login dead for the file version its work used, not for one written while that work ran', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+    try {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, '{"v":1}');
+      const { pool } = makePool(['a', 'b'], {}, { a: file });
+      pool.sweep();
+      const lease = pool.acquire('chat-1');
+      expect(lease.alias).toBe('a');
+      // `codex login` while the turn's refresh is being refused; the sweep sees the new file first.
+      fs.writeFileSync(file, '{"v":2,"fresh":true}');
+      pool.sweep();
+      expect(pool.moveAfter(lease, new GatewayError('auth'), 'chat-1')?.alias).toBe('b');
+      expect(pool.stateOf('a').kind).toBe('ready');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('ignores failures that say nothing about the account', () => {
     const { pool } = makePool(['a']);
     expect(pool.applyFailure('a', new GatewayError('upstream'))).toBe(false);

@@ -6,6 +6,11 @@ import { formatWait } from '../core/error-codes';
 import type { ProviderId } from '../core/provider-id';
 import { loginFingerprint } from './login-fingerprint';
 
+/** A login file's version as the pool read it (`Account.onDisk`): `null` no file, `undefined` not read yet. */
+export interface LoginFileSeen {
+  readonly onDisk: string | null | undefined;
+}
+
 /** A pin is forgotten after a day without a turn of its chat (docs/accounts.md). */
 export const PIN_IDLE_TTL_MS = 24 * 60 * 60 * 1000;
 /** Retry-After when every usable login is at its in-flight cap: a slot frees within seconds. */
@@ -64,6 +69,8 @@ export interface AccountPoolDeps {
 export interface AccountLease<T> {
   readonly alias: string;
   readonly handle: T;
+  /** The login file as the pool had last read it when the lease was taken: the version the turn used. */
+  readonly loginFileSeen: LoginFileSeen;
   /** The turn was delivered: a paid-usage report during it makes it a paid turn when released. */
   succeeded(): void;
   release(): void;
@@ -75,12 +82,14 @@ class PoolLease<T> implements AccountLease<T> {
   private isReleased = false;
   /** The account's paid-usage reports when the lease was taken. */
   private readonly paidReports: number;
+  readonly loginFileSeen: LoginFileSeen;
 
   constructor(
     private readonly pool: AccountPool<T>,
     private readonly account: Account<T>,
   ) {
     this.paidReports = account.paidReports;
+    this.loginFileSeen = { onDisk: account.onDisk };
   }
 
   get alias(): string {
@@ -195,6 +204,11 @@ export class AccountPool<T> implements PlanReporter {
     return this.accounts.map((account) => account.alias);
   }
 
+  /** The login file of one account as the sweep last read it: what work starting now uses. */
+  loginFileSeen(alias: string): LoginFileSeen {
+    return { onDisk: this.account(alias).onDisk };
+  }
+
   /** The current state of one account (after healing what is due). */
   stateOf(alias: string): AccountState {
     const account = this.account(alias);
@@ -227,7 +241,7 @@ export class AccountPool<T> implements PlanReporter {
    * `undefined` when the failure is not about the account or no other account can take the turn.
    */
   moveAfter(lease: AccountLease<T>, error: unknown, chatKey: string | undefined): AccountLease<T> | undefined {
-    if (!this.applyFailure(lease.alias, error)) return undefined;
+    if (!this.applyFailure(lease.alias, error, lease.loginFileSeen)) return undefined;
     lease.release();
     let next: AccountLease<T>;
     try {
@@ -245,7 +259,7 @@ export class AccountPool<T> implements PlanReporter {
    * upstream reported, else the default; authentication: dead until the login file changes).
    * Returns whether the failure was about the account.
    */
-  applyFailure(alias: string, error: unknown): boolean {
+  applyFailure(alias: string, error: unknown, seen?: LoginFileSeen): boolean {
     if (!(error instanceof GatewayError)) return false;
     const account = this.account(alias);
     if (error.code === 'extra_usage_required') {
@@ -281,8 +295,11 @@ export class AccountPool<T> implements PlanReporter {
     }
     if (error.code === 'auth') {
       if (account.state.kind !== 'login_dead') {
-        account.deathUnread = account.loginFile !== undefined && account.onDisk === undefined;
-        this.transition(account, { kind: 'login_dead', fingerprint: account.onDisk ?? undefined });
+        // The file that failed is the one the work used, not a newer one the sweep saw since (a
+        // `codex login` while a refresh was refused must bring the login back).
+        const onDisk = seen ? seen.onDisk : account.onDisk;
+        account.deathUnread = account.loginFile !== undefined && onDisk === undefined;
+        this.transition(account, { kind: 'login_dead', fingerprint: onDisk ?? undefined });
       }
       return true;
     }

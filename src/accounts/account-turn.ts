@@ -32,7 +32,7 @@ export class AccountTurn<T> {
    */
   moveAfter(error: unknown): boolean {
     if (this.moved) {
-      this.pool.applyFailure(this.lease.alias, error);
+      this.pool.applyFailure(this.lease.alias, error, this.lease.loginFileSeen);
       return false;
     }
     const next = this.pool.moveAfter(this.lease, error, this.chatKey);
@@ -44,7 +44,7 @@ export class AccountTurn<T> {
 
   /** A failure after output began: the account's state changes, the turn stays where it is. */
   noteFailure(error: unknown): void {
-    this.pool.applyFailure(this.lease.alias, error);
+    this.pool.applyFailure(this.lease.alias, error, this.lease.loginFileSeen);
   }
 
   /**

@@ -58,10 +58,11 @@ export function startBackgroundRefresh<T>(
 
   const refreshOne = async (alias: string, handle: T) => {
     running.add(alias);
+    const seen = pool.loginFileSeen(alias);
     try {
       await refresh(handle, options.aheadMs, logger);
     } catch (error) {
-      if (!pool.applyFailure(alias, error)) {
+      if (!pool.applyFailure(alias, error, seen)) {
         logger.warn(
           { event: 'account_refresh_failed', provider: pool.family, account: alias, ...refreshFailure(error) },
           'account_refresh_failed',
