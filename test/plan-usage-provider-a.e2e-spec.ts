@@ -58,6 +58,16 @@ describe('provider_a plan usage and the paid-usage guard', () => {
   const entry = async (alias: string): Promise<Json> =>
     (await accounts()).data.find((row: Json) => row.provider === 'provider_a' && row.account === alias);
   const metrics = () => scrapeMetrics(gateway!, AUTH);
+  /** What wham/usage says of a plan whose 5-hour window is spent until `resetAt`, credits behind it. */
+  const spentPlanUsage = (resetAt: number) => ({
+    ...defaultUsageBody(),
+    rate_limit: {
+      allowed: false,
+      limit_reached: true,
+      primary_window: { used_percent: 100, limit_window_seconds: 18_000, reset_after_seconds: 2400, reset_at: resetAt },
+    },
+    credits: { has_credits: true, unlimited: false, balance: '3.00' },
+  });
   /** The answer that spends the plan: the 5-hour window at 100 % and credits paying for it. */
   const spentAnswer = (resetAt: number) => ({
     ...textReply('paid by credits'),
@@ -211,22 +221,7 @@ describe('provider_a plan usage and the paid-usage guard', () => {
   });
 
   it("refuses before any turn when wham/usage says the plan's limit is reached", async () => {
-    const resetAt = nowSeconds() + 2400;
-    const usage = defaultUsageBody();
-    fake().serveUsage({
-      ...usage,
-      rate_limit: {
-        allowed: false,
-        limit_reached: true,
-        primary_window: {
-          used_percent: 100,
-          limit_window_seconds: 18_000,
-          reset_after_seconds: 2400,
-          reset_at: resetAt,
-        },
-      },
-      credits: { has_credits: true, unlimited: false, balance: '3.00' },
-    });
+    fake().serveUsage(spentPlanUsage(nowSeconds() + 2400));
     await start(['work'], { ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' });
     await eventually(async () => (await entry('work')).state === 'plan_spent');
     const [read] = fake().usageRequests();
@@ -246,20 +241,7 @@ describe('provider_a plan usage and the paid-usage guard', () => {
   it("never sends a turn on the family's only login while its plan is spent, even once a refused refresh marked it dead", async () => {
     const now = nowSeconds();
     writeAuthFile(path.join(home(), 'work'), { accountId: 'acct-work', refreshToken: 'rt-work', exp: now + 180 });
-    fake().serveUsage({
-      ...defaultUsageBody(),
-      rate_limit: {
-        allowed: false,
-        limit_reached: true,
-        primary_window: {
-          used_percent: 100,
-          limit_window_seconds: 18_000,
-          reset_after_seconds: 2400,
-          reset_at: now + 2400,
-        },
-      },
-      credits: { has_credits: true, unlimited: false, balance: '3.00' },
-    });
+    fake().serveUsage(spentPlanUsage(now + 2400));
     // The background refresh of the soon-expiring token is refused for good: the login dies.
     fake().enqueueToken({ status: 400, body: { error: { code: 'refresh_token_reused' } } });
     fake().enqueue(textReply('served on a spent plan'));

@@ -15,6 +15,16 @@ function manualClock(start = Date.UTC(2026, 10, 23, 12)) {
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
+/** Runs `check` with a scratch directory for login files, removed afterwards whatever happens. */
+function inScratchDir(check: (dir: string) => void): void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+  try {
+    check(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const OPTIONS: AccountPoolOptions = { maxInFlight: 2, cooldownDefaultMs: 300_000, pinnedChatsMax: 100 };
 
 function makePool(
@@ -189,8 +199,7 @@ describe(AccountPool.name, () => {
   });
 
   it('tells the login report what requests learned: a refused login, an account the upstream does not serve (until the file changes)', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-verdict-'));
-    try {
+    inScratchDir((dir) => {
       const file = path.join(dir, 'oauth_creds.json');
       fs.writeFileSync(file, '{}');
       const { pool } = makePool(['a', 'b'], {}, { b: file });
@@ -205,14 +214,11 @@ describe(AccountPool.name, () => {
       fs.renameSync(`${file}.tmp`, file);
       pool.sweep();
       expect(pool.loginVerdict('b')).toBeUndefined();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('brings a dead login back once its file changes on disk, and not before', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
-    try {
+    inScratchDir((dir) => {
       const file = path.join(dir, 'auth.json');
       fs.writeFileSync(file, '{"tokens":{}}\n');
       const { pool, logger } = makePool(['a', 'b'], {}, { a: file });
@@ -229,14 +235,11 @@ describe(AccountPool.name, () => {
       pool.sweep();
       expect(pool.acquire('chat-3').alias).toBe('a');
       expect(logger.records.map((line) => line.state)).toEqual(['login_dead', 'ready']);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('treats a login file that appears as a change', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
-    try {
+    inScratchDir((dir) => {
       const file = path.join(dir, 'auth.json');
       const { pool } = makePool(['a'], {}, { a: file });
       pool.applyFailure('a', new GatewayError('auth'));
@@ -245,14 +248,11 @@ describe(AccountPool.name, () => {
       fs.writeFileSync(file, '{}');
       pool.sweep();
       expect(pool.stateOf('a').kind).toBe('ready');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('keeps a login that died before its file was first read dead until that file changes', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
-    try {
+    inScratchDir((dir) => {
       const file = path.join(dir, 'auth.json');
       fs.writeFileSync(file, '{}');
       const { pool } = makePool(['a'], {}, { a: file });
@@ -263,14 +263,11 @@ describe(AccountPool.name, () => {
       fs.writeFileSync(file, '{"tokens":{}}');
       pool.sweep();
       expect(pool.stateOf('a').kind).toBe('ready');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('reads no file while serving a turn: what a turn sees of the login files is what sweep() last read', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
-    try {
+    inScratchDir((dir) => {
       const file = path.join(dir, 'auth.json');
       fs.writeFileSync(file, '{}');
       const { pool } = makePool(['a', 'b'], {}, { a: file, b: file });
@@ -285,14 +282,11 @@ describe(AccountPool.name, () => {
       pool.sweep();
       expect(pool.stateOf('a').kind).toBe('ready');
       expect(pool.loginVerdict('b')).toBeUndefined();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("has the family read a login file again at the sweep's first reading and at each change, not at every sweep", () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
-    try {
+    inScratchDir((dir) => {
       const file = path.join(dir, 'token');
       fs.writeFileSync(file, 'one');
       const reads: string[] = [];
@@ -320,14 +314,11 @@ describe(AccountPool.name, () => {
       expect(reads).toEqual(['one', 'second']);
       pool.sweep();
       expect(reads).toEqual(['one', 'second']);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('holds a login dead for the file version its work used, not for one written while that work ran', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
-    try {
+    inScratchDir((dir) => {
       const file = path.join(dir, 'auth.json');
       fs.writeFileSync(file, '{"v":1}');
       const { pool } = makePool(['a', 'b'], {}, { a: file });
@@ -339,9 +330,7 @@ describe(AccountPool.name, () => {
       pool.sweep();
       expect(pool.moveAfter(lease, new GatewayError('auth'), 'chat-1')?.alias).toBe('b');
       expect(pool.stateOf('a').kind).toBe('ready');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('ignores failures that say nothing about the account', () => {
@@ -594,8 +583,7 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
   });
 
   it('sends a login that comes back from the dead while its plan is still spent to rest, not to work', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-spent-'));
-    try {
+    inScratchDir((dir) => {
       const file = path.join(dir, 'auth.json');
       fs.writeFileSync(file, '{"v":1}');
       const { pool, clock } = makePool(['a', 'b'], {}, { a: file });
@@ -610,9 +598,7 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
       expect(pool.stateOf('a')).toEqual({ kind: 'plan_spent', until: resetsAt, reason: 'plan_spent' });
       clock.advance(HOUR);
       expect(pool.stateOf('a').kind).toBe('ready');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('rests a login whose plan is spent (a window at 100 % ahead of its reset) while paid usage is available to draw', () => {
