@@ -149,6 +149,14 @@ export function writeErrorResponse(
 }
 
 /**
+ * Has the error answer about to be written on `response` close its connection: an answer given
+ * before the request's body was read to its end, which Node would otherwise go on reading.
+ */
+export function closeConnectionAfterAnswer(response: Response): void {
+  response.setHeader('Connection', 'close');
+}
+
+/**
  * The OpenAI answer to `thrown` as a whole HTTP/1.1 response with `Connection: close`, for a socket
  * whose request never became a request object (the `clientError` handler).
  */

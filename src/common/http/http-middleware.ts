@@ -3,7 +3,7 @@ import express from 'express';
 import type { ServerResponse } from 'node:http';
 import { MIMEType } from 'node:util';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
-import { writeErrorResponse } from '../errors/error-writer';
+import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-writer';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
 import type { DrainService } from '../lifecycle/drain.service';
@@ -113,7 +113,7 @@ function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
   this.off('data', countBodyBytes);
   const response = this.res!;
   // Node closes a `Connection: close` connection once answered, instead of reading the rest.
-  response.setHeader('Connection', 'close');
+  closeConnectionAfterAnswer(response);
   this[BODY_ANSWER](this, response, new GatewayError('request_too_large'));
 }
 
