@@ -339,7 +339,7 @@ export class AccountPool<T> implements PlanReporter {
     };
     account.planUpdatedAt = this.deps.clock.now();
     if (report.source === 'turn' && report.paid?.inUse) account.paidReports++;
-    this.guard(account, report);
+    this.guard(account);
     this.publishPlan(account);
   }
 
@@ -423,7 +423,7 @@ export class AccountPool<T> implements PlanReporter {
       others.length > 0 ||
       only.alias === exclude ||
       only.state.kind === 'plan_spent' ||
-      this.planResetAt(only) !== undefined ||
+      this.paidRisk(only)?.resetsAt !== undefined ||
       (maxInFlight !== 0 && only.inFlight >= maxInFlight)
     )
       return undefined;
@@ -500,10 +500,11 @@ export class AccountPool<T> implements PlanReporter {
   /**
    * A cooldown or a dead login is over: the login is ready, unless its plan is still spent with
    * paid usage behind it (a limit, a 429 or a dead login may have replaced the guard's rest, and
-   * must not end it early): then it rests until the plan resets.
+   * must not end it early): then it rests until the plan resets. With no reset known the guard's
+   * own rest ended after the default cooldown, and the next answer tells again.
    */
   private recover(account: Account<T>): void {
-    const until = this.planResetAt(account);
+    const until = this.paidRisk(account)?.resetsAt;
     this.transition(
       account,
       until === undefined ? { kind: 'ready' } : { kind: 'plan_spent', until, reason: 'plan_spent' },
@@ -589,38 +590,33 @@ export class AccountPool<T> implements PlanReporter {
    * windows; the default cooldown when none is known). Under `allow` the
    * facts are only shown, and each paid turn counted when its lease ends.
    */
-  private guard(account: Account<T>, report: PlanReport): void {
-    if (this.paidUsage === 'allow') return;
+  private guard(account: Account<T>): void {
+    const risk = this.paidRisk(account);
+    if (risk === undefined) return;
     const now = this.deps.clock.now();
-    const spentWindows = spentWindowsOf(account.plan?.windows ?? [], now);
-    const inUse = report.paid?.inUse === true;
-    const spent = report.planSpent === true || spentWindows.length > 0;
-    // A spent plan risks paid usage only where the vendor would draw it. Without paid usage the
-    // upstream refuses the turn itself (a usage limit), which cools the login as any limit does.
-    if (!inUse && !(spent && account.plan?.paid?.available === true)) return;
-    const resets = spentWindows.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
-    const until = resets.length > 0 ? Math.max(...resets) : now + this.options.cooldownDefaultMs;
+    const until = risk.resetsAt ?? now + this.options.cooldownDefaultMs;
     if (until <= now) return;
     const state = account.state;
     if (state.kind === 'login_dead') return;
     if ((state.kind === 'plan_spent' || state.kind === 'cooling') && state.until >= until) return;
-    this.transition(account, { kind: 'plan_spent', until, reason: inUse ? 'paid_usage_in_use' : 'plan_spent' });
+    this.transition(account, { kind: 'plan_spent', until, reason: risk.inUse ? 'paid_usage_in_use' : 'plan_spent' });
   }
 
   /**
-   * When the plan the login last reported resets, while it is spent with paid usage behind it that
-   * the guard must not let a turn draw (`undefined` otherwise, or when no reset is known: the
-   * guard's own rest then ends after the default cooldown, and the next answer tells again).
+   * Whether the plan the login last reported (`account.plan`, the latest report's facts) would
+   * have a turn draw paid usage under `plan_only`: paid usage in use, or a spent plan with paid
+   * usage available (without it the upstream refuses the turn itself, a usage limit that cools the
+   * login as any limit does). `resetsAt`: the latest reset among the spent windows, when known.
    */
-  private planResetAt(account: Account<T>): number | undefined {
+  private paidRisk(account: Account<T>): { readonly inUse: boolean; readonly resetsAt?: number } | undefined {
     const plan = account.plan;
     if (this.paidUsage === 'allow' || plan === undefined) return undefined;
-    const now = this.deps.clock.now();
-    const spentWindows = spentWindowsOf(plan.windows, now);
+    const spentWindows = spentWindowsOf(plan.windows, this.deps.clock.now());
+    const inUse = plan.paid?.inUse === true;
     const spent = plan.planSpent === true || spentWindows.length > 0;
-    if (plan.paid?.inUse !== true && !(spent && plan.paid?.available === true)) return undefined;
+    if (!inUse && !(spent && plan.paid?.available === true)) return undefined;
     const resets = spentWindows.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
-    return resets.length > 0 ? Math.max(...resets) : undefined;
+    return { inUse, resetsAt: resets.length > 0 ? Math.max(...resets) : undefined };
   }
 
   private paidTurn(account: Account<T>): void {
