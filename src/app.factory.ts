@@ -60,6 +60,7 @@ export async function createGatewayApp(
   // elsewhere would turn an unknown route's 404 into a 400 (bad JSON) or 413 (too big), and any
   // other method or sub-path must be the plain 404 of an unknown route (docs/endpoints.md).
   if (config.structured.enabled) {
+    const structuredFailure = app.get<RouteFailureAnswer>(STRUCTURED_FAILURE_ANSWER, { strict: false });
     app.use(
       STRUCTURED_ROUTE,
       onPostToMountPath(markStructuredRoute()),
@@ -67,8 +68,7 @@ export async function createGatewayApp(
         jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, {
           deferErrors: true,
           // Recorded like every structured error (audit line, failure metric).
-          answer: (request, response, error) =>
-            app.get<RouteFailureAnswer>(STRUCTURED_FAILURE_ANSWER, { strict: false }).answer(request, response, error),
+          answer: (request, response, error) => structuredFailure.answer(request, response, error),
         }),
       ),
     );

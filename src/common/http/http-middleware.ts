@@ -34,10 +34,13 @@ export function inFlightMiddleware(drain: DrainService): RequestHandler {
   };
 }
 
+/** How a route answers (and records, as every other of its errors) a body error the middleware itself answers. */
+export type BodyErrorAnswer = (request: Request, response: Response, error: GatewayError) => void;
+
 /**
  * JSON bodies with our cap and nesting bound; parse, size and depth errors are answered here in the
- * route's error shape (413 request_too_large, 400 invalid_request), because body-parser errors
- * raised by express middleware never reach Nest's exception filters.
+ * route's error shape (413 request_too_large, 400 invalid_request) through the route's `answer`,
+ * because body-parser errors raised by express middleware never reach Nest's exception filters.
  *
  * body-parser reads the body (`Content-Type: application/json` only, the size cap, Content-Length
  * checks, gzip/deflate/br inflation) and `parseJsonBody` below turns the bytes into JSON: body-parser's
@@ -45,9 +48,6 @@ export function inFlightMiddleware(drain: DrainService): RequestHandler {
  * about 7 MiB of resident memory kept for the process's life (docs/performance.md), for bodies that
  * are UTF-8 in practice.
  */
-/** How a route answers (and records, as every other of its errors) a body error the middleware itself answers. */
-export type BodyErrorAnswer = (request: Request, response: Response, error: GatewayError) => void;
-
 export function jsonBodyMiddleware(
   limitBytes: number,
   options: { deferErrors?: boolean; answer?: BodyErrorAnswer } = {},
