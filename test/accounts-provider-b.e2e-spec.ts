@@ -4,7 +4,6 @@ import { accountState, advanceAccountClock, chatTurn } from './support/accounts'
 import { postChatBody } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
-import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { errorFrame, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
@@ -57,6 +56,12 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
       .requests('generateContent')
       .map((request) => String(request.headers.authorization));
   const stateOf = (alias: Alias) => accountState(gateway!, 'provider_b', alias);
+  /** One login's entry in GET /v1/accounts. */
+  const accountEntry = async (alias: Alias): Promise<Json> => {
+    const response = await fetch(`${gateway!.url}/v1/accounts`);
+    const { data } = (await response.json()) as { data: Json[] };
+    return data.find((entry) => entry.provider === 'provider_b' && entry.account === alias)!;
+  };
 
   it('keeps the turns of one chat on one login and spreads new chats over the others', async () => {
     await start();
@@ -66,22 +71,38 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(new Set(usedTokens().slice(3))).toEqual(new Set(['Bearer access-home', 'Bearer access-spare']));
   });
 
-  it('cools a login on a spent quota, retries the turn on another, and the cooldown ends by itself', async () => {
+  it("rests only the model on a login whose quota for it is spent: the turn moves, the login's other models still serve", async () => {
     await start();
     harness.fake().enqueue('generateContent', quotaSpent(600));
     const response = await post(chat('limited'));
     expect(response.status).toBe(200);
     expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-home']);
-    expect(await stateOf('work')).toBe('cooling');
-    const text = await scrapeMetrics(gateway!);
-    expect(
-      sampleValue(text, 'gateway_chat_api_account_cooling_until_seconds', { provider: 'provider_b', account: 'work' }),
-    ).toBeGreaterThan(Date.now() / 1000 + 590);
+    expect(await stateOf('work')).toBe('ready');
+    const work = await accountEntry('work');
+    expect(work.windows).toEqual([
+      expect.objectContaining({ name: 'gemini-2.5-pro', model: 'gemini-2.5-pro', used_ratio: 1 }),
+    ]);
+    expect(Date.parse(work.windows[0].resets_at)).toBeGreaterThan(Date.now() + 590_000);
+    expect(gateway!.logs.records('account_model_resting')[0]).toMatchObject({
+      provider: 'provider_b',
+      account: 'work',
+      model: 'gemini-2.5-pro',
+    });
+    // New chats on that model go to the other logins; another model still reaches every login.
+    for (const name of ['pro-1', 'pro-2']) expect((await post(chat(name))).status).toBe(200);
+    expect(usedTokens().slice(2)).not.toContain('Bearer access-work');
+    for (const name of ['flash-1', 'flash-2', 'flash-3'])
+      expect((await post(chatTurn('gemini-2.5-flash', name, 1))).status).toBe(200);
+    expect(new Set(usedTokens().slice(4))).toEqual(
+      new Set(['Bearer access-work', 'Bearer access-home', 'Bearer access-spare']),
+    );
+    // The rest ends by itself at the reset: the login least recently chosen takes the model's next new chat.
     advanceAccountClock(gateway!, 601_000);
-    await eventually(async () => (await stateOf('work')) === 'ready');
+    expect((await post(chat('after-reset'))).status).toBe(200);
+    expect(usedTokens().at(-1)).toBe('Bearer access-work');
   });
 
-  it('answers 429 with the earliest reset when every login is cooling', async () => {
+  it('answers 429 naming the model, with the earliest reset, when every login spent its quota for it', async () => {
     await start();
     harness.fake().enqueue('generateContent', quotaSpent(900), quotaSpent(300), quotaSpent(1200));
     expect((await post(chat('one'))).status).toBe(429);
@@ -90,7 +111,35 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(last.status).toBe(429);
     expect(Number(last.headers.get('retry-after'))).toBeGreaterThanOrEqual(295);
     expect(Number(last.headers.get('retry-after'))).toBeLessThanOrEqual(300);
+    expect(((await last.json()) as Json).error).toMatchObject({
+      code: 'usage_limit_reached',
+      message: expect.stringContaining('usage limit for gemini-2.5-pro; retry in 5 min, or choose another model'),
+    });
     expect(usedTokens()).toHaveLength(3);
+    expect((await post(chatTurn('gemini-2.5-flash', 'other-model', 1))).status).toBe(200);
+    expect(usedTokens()).toHaveLength(4);
+  });
+
+  it('answers a model short of capacity for everyone with 503 after the retries, resting no login', async () => {
+    await start();
+    const busy = {
+      status: 429,
+      body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'busy', [
+        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'MODEL_CAPACITY_EXHAUSTED' },
+      ]),
+    };
+    harness.fake().enqueue('generateContent', busy, busy, busy);
+    const response = await post(chat('busy'));
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('30');
+    expect(((await response.json()) as Json).error).toMatchObject({
+      type: 'upstream_error',
+      code: 'model_at_capacity',
+      message: expect.stringContaining('choose another model from GET /v1/models'),
+    });
+    expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-work', 'Bearer access-work']);
+    for (const alias of ALIASES) expect(await stateOf(alias)).toBe('ready');
+    expect((await accountEntry('work')).windows).toEqual([]);
   });
 
   it('says in the message of a moved 429 when to retry, as its Retry-After does', async () => {
@@ -136,7 +185,7 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(usedTokens()).toEqual([]);
   });
 
-  it('never moves a streamed turn once output has begun; the login still cools for later turns', async () => {
+  it('never moves a streamed turn once output has begun; the model still rests on that login for later turns', async () => {
     await start();
     harness.fake().enqueue('streamGenerateContent', {
       frames: [
@@ -150,6 +199,8 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(text).toContain('partial');
     expect(text.trim().endsWith('data: [DONE]')).toBe(true);
     expect(harness.fake().requests('streamGenerateContent')).toHaveLength(1);
-    expect(await stateOf('work')).toBe('cooling');
+    expect((await accountEntry('work')).windows).toEqual([expect.objectContaining({ used_ratio: 1 })]);
+    expect((await post({ ...chat('streamed'), stream: true })).status).toBe(200);
+    expect(harness.fake().requests('streamGenerateContent')[1].headers.authorization).not.toBe('Bearer access-work');
   });
 });

@@ -45,6 +45,9 @@ function makePool(
 }
 
 const usageLimit = (seconds?: number) => new GatewayError('usage_limit', { retryAfterSeconds: seconds });
+/** A usage limit of the turn's model only (provider_b's per-model quota buckets). */
+const modelLimit = (seconds: number) =>
+  new GatewayError('usage_limit', { retryAfterSeconds: seconds, limitsModel: true });
 const rateLimited = (seconds?: number) =>
   new GatewayError('rate_limited', { retryAfterSeconds: seconds, retryable: true });
 
@@ -432,6 +435,87 @@ describe(AccountTurn.name, () => {
     turn.noteFailure(usageLimit(60));
     expect(turn.alias).toBe(alias);
     expect(pool.stateOf(alias).kind).toBe('cooling');
+  });
+
+  it("rests one model on a login after that model's quota error, not the login: the model moves, the others stay", () => {
+    const { pool, clock, logger } = makePool(['a', 'b']);
+    pool.acquire('chat-1', 'pro').release();
+    const turn = new AccountTurn(pool, 'chat-1', 'pro');
+    const first = turn.alias;
+    const other = first === 'a' ? 'b' : 'a';
+    expect(turn.moveAfter(modelLimit(3600))).toBe(true);
+    expect(turn.alias).toBe(other);
+    turn.end();
+    expect(pool.stateOf(first).kind).toBe('ready');
+    expect(pool.planView(first).windows).toEqual([
+      { name: 'pro', model: 'pro', usedRatio: 1, resetsAt: clock.now() + 3_600_000 },
+    ]);
+    expect(logger.records.find((record) => record.event === 'account_model_resting')).toMatchObject({
+      provider: 'provider_a',
+      account: first,
+      model: 'pro',
+    });
+    // The pinned chat stays off the spent model's login; a chat on another model may use it.
+    for (let turnNumber = 0; turnNumber < 3; turnNumber++) {
+      const lease = pool.acquire('chat-1', 'pro');
+      expect(lease.alias).toBe(other);
+      lease.release();
+    }
+    pool.acquire('chat-2', 'flash').release();
+    const flash = pool.acquire('chat-3', 'flash');
+    expect(flash.alias).toBe(first);
+    flash.release();
+    clock.advance(3_600_000);
+    const afterReset = [pool.acquire('chat-4', 'pro'), pool.acquire('chat-5', 'pro')];
+    expect(new Set(afterReset.map((lease) => lease.alias))).toEqual(new Set(['a', 'b']));
+  });
+
+  it("answers usage_limit naming the model, with the earliest reset, when every login spent that model's quota", () => {
+    const { pool } = makePool(['a', 'b']);
+    pool.applyFailure('a', modelLimit(600), undefined, 'pro');
+    pool.applyFailure('b', modelLimit(60), undefined, 'pro');
+    expect(() => pool.acquire('chat-1', 'pro')).toThrow(
+      expect.objectContaining({ code: 'usage_limit', retryAfterSeconds: 60 }) as Error,
+    );
+    const turn = new AccountTurn(pool, 'chat-1', 'flash');
+    turn.end();
+    const error = pool.unavailableError('pro');
+    expect(error?.publicMessage).toContain('usage limit for pro');
+    expect(error?.publicMessage).toContain('choose another model');
+  });
+
+  it("gives the turn's final error the pool's words and earliest reset when no login has the model left", () => {
+    const { pool } = makePool(['a', 'b']);
+    pool.applyFailure('b', modelLimit(30), undefined, 'pro');
+    const turn = new AccountTurn(pool, 'chat-1', 'pro');
+    expect(turn.alias).toBe('a');
+    const failure = modelLimit(900);
+    expect(turn.moveAfter(failure)).toBe(false);
+    const final = turn.finalError(failure);
+    expect(final).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 30 });
+    expect(final.publicMessage).toContain('for pro');
+  });
+
+  it("steers a model off a login whose usage-endpoint bucket for it is at 0, and keeps a family's only login", () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    pool.reportPlan('a', {
+      source: 'usage_endpoint',
+      windows: [{ name: 'pro', model: 'pro', usedRatio: 1, resetsAt: clock.now() + 3_600_000 }],
+    });
+    for (const chat of ['chat-1', 'chat-2', 'chat-3']) {
+      const lease = pool.acquire(chat, 'pro');
+      expect(lease.alias).toBe('b');
+      lease.release();
+    }
+    const sole = makePool(['a']);
+    sole.pool.applyFailure('a', modelLimit(600), undefined, 'pro');
+    expect(sole.pool.acquire('chat-1', 'pro').alias).toBe('a');
+  });
+
+  it('cools the whole login for a usage limit that does not name the model as its scope', () => {
+    const { pool } = makePool(['a', 'b']);
+    pool.applyFailure('a', usageLimit(600), undefined, 'pro');
+    expect(pool.stateOf('a').kind).toBe('cooling');
   });
 
   it('gives the account back at the end', () => {

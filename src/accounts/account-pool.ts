@@ -218,20 +218,21 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * The account for a turn of `chatKey` (a new chat, or none for one-off work such as structured
-   * inference): its pinned account while usable, else the one with the most headroom. Throws
+   * inference) on the upstream `model`: its pinned account while usable, else the one with the
+   * most headroom. A login whose quota for `model` is spent is not usable for that model. Throws
    * `rate_limited` (Retry-After = the earliest reset) when every login is cooling or busy, and
    * `auth` naming the family when every login is dead.
    */
-  acquire(chatKey: string | undefined, exclude?: string): AccountLease<T> {
+  acquire(chatKey: string | undefined, model?: string, exclude?: string): AccountLease<T> {
     this.accounts.forEach((account) => this.heal(account));
     const pinned = chatKey !== undefined ? this.pins.get(chatKey) : undefined;
     const pinnedAccount =
       pinned !== undefined && pinned !== exclude
         ? this.accounts.find((account) => account.alias === pinned)
         : undefined;
-    if (pinnedAccount && this.usable(pinnedAccount)) return this.lease(pinnedAccount, chatKey, 'pinned');
-    const best = this.best(exclude) ?? this.soleLogin(exclude);
-    if (!best) throw this.unavailable();
+    if (pinnedAccount && this.usable(pinnedAccount, model)) return this.lease(pinnedAccount, chatKey, 'pinned');
+    const best = this.best(exclude, model) ?? this.soleLogin(exclude);
+    if (!best) throw this.unavailable(model);
     return this.lease(best, chatKey, exclude !== undefined ? 'moved' : 'new');
   }
 
@@ -240,12 +241,17 @@ export class AccountPool<T> implements PlanReporter {
    * (cooldown, dead login) and returns a lease on another usable account for one more try, or
    * `undefined` when the failure is not about the account or no other account can take the turn.
    */
-  moveAfter(lease: AccountLease<T>, error: unknown, chatKey: string | undefined): AccountLease<T> | undefined {
-    if (!this.applyFailure(lease.alias, error, lease.loginFileSeen)) return undefined;
+  moveAfter(
+    lease: AccountLease<T>,
+    error: unknown,
+    chatKey: string | undefined,
+    model?: string,
+  ): AccountLease<T> | undefined {
+    if (!this.applyFailure(lease.alias, error, lease.loginFileSeen, model)) return undefined;
     lease.release();
     let next: AccountLease<T>;
     try {
-      next = this.acquire(chatKey, lease.alias);
+      next = this.acquire(chatKey, model, lease.alias);
     } catch {
       return undefined;
     }
@@ -256,10 +262,11 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * Records what a failure says about an account (usage limit or 429: cooldown until the reset the
-   * upstream reported, else the default; authentication: dead until the login file changes).
-   * Returns whether the failure was about the account.
+   * upstream reported, else the default; a limit of one model's quota: that model rests on this
+   * login until then; authentication: dead until the login file changes). `model` is the upstream
+   * model the failed turn asked for. Returns whether the failure was about the account.
    */
-  applyFailure(alias: string, error: unknown, seen?: LoginFileSeen): boolean {
+  applyFailure(alias: string, error: unknown, seen?: LoginFileSeen, model?: string): boolean {
     if (!(error instanceof GatewayError)) return false;
     const account = this.account(alias);
     if (error.code === 'extra_usage_required') {
@@ -285,6 +292,10 @@ export class AccountPool<T> implements PlanReporter {
       const resetMs =
         error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : this.options.cooldownDefaultMs;
       const until = this.deps.clock.now() + Math.max(resetMs, 1000);
+      if (error.limitsModel && model !== undefined) {
+        this.restModel(account, model, until);
+        return true;
+      }
       // A later reset reported meanwhile (another window) wins; never shorten a cooldown, nor the
       // paid-usage guard's rest.
       if ((account.state.kind === 'cooling' || account.state.kind === 'plan_spent') && account.state.until >= until)
@@ -328,11 +339,9 @@ export class AccountPool<T> implements PlanReporter {
    */
   reportPlan(alias: string, report: PlanReport): void {
     const account = this.account(alias);
-    const windows = new Map((account.plan?.windows ?? []).map((window) => [window.name, window]));
-    for (const window of report.windows) windows.set(window.name, window);
     account.plan = {
       ...report,
-      windows: [...windows.values()],
+      windows: mergedWindows(account.plan?.windows, report.windows),
       // Paid-usage facts not repeated by this report stand, but only this report can say they are in use now.
       paid: report.paid ?? (account.plan?.paid && { ...account.plan.paid, inUse: false }),
       planType: report.planType ?? account.plan?.planType,
@@ -366,10 +375,10 @@ export class AccountPool<T> implements PlanReporter {
     return this.account(alias).plan;
   }
 
-  /** The error a new turn would get now, or `undefined` while some account is usable. */
-  unavailableError(): GatewayError | undefined {
+  /** The error a new turn on `model` would get now, or `undefined` while some account is usable. */
+  unavailableError(model?: string): GatewayError | undefined {
     this.accounts.forEach((account) => this.heal(account));
-    return (this.best(undefined) ?? this.soleLogin(undefined)) ? undefined : this.unavailable();
+    return (this.best(undefined, model) ?? this.soleLogin(undefined)) ? undefined : this.unavailable(model);
   }
 
   /** Reads the login files, heals what is due, forgets silent chats and refreshes the gauges; run on a timer. */
@@ -390,16 +399,59 @@ export class AccountPool<T> implements PlanReporter {
     return account;
   }
 
-  private usable(account: Account<T>): boolean {
+  private usable(account: Account<T>, model: string | undefined): boolean {
     const { maxInFlight } = this.options;
-    return account.state.kind === 'ready' && (maxInFlight === 0 || account.inFlight < maxInFlight);
+    return (
+      account.state.kind === 'ready' &&
+      (maxInFlight === 0 || account.inFlight < maxInFlight) &&
+      this.modelRestsUntil(account, model) === undefined
+    );
   }
 
-  private best(exclude: string | undefined): Account<T> | undefined {
+  /**
+   * Until when `model` rests on this login: its quota window for that model (a per-model bucket
+   * the usage endpoint reported, or a model's limit a turn hit) is spent and resets later.
+   */
+  private modelRestsUntil(account: Account<T>, model: string | undefined): number | undefined {
+    if (model === undefined) return undefined;
+    const now = this.deps.clock.now();
+    let until: number | undefined;
+    for (const window of account.plan?.windows ?? []) {
+      if (window.model !== model || window.usedRatio === undefined || window.usedRatio < 1) continue;
+      if (window.resetsAt !== undefined && window.resetsAt > now) until = Math.max(until ?? 0, window.resetsAt);
+    }
+    return until;
+  }
+
+  /**
+   * A turn hit this login's limit for one model: the model's window reads spent until `until` (a
+   * later reset already known stands), so new turns on that model go to another login while the
+   * login's other models still serve. The usage endpoint's next reading replaces it.
+   */
+  private restModel(account: Account<T>, model: string, until: number): void {
+    if ((this.modelRestsUntil(account, model) ?? 0) >= until) return;
+    const spent: PlanWindow = { name: model, model, usedRatio: 1, resetsAt: until };
+    account.plan = { source: 'turn', ...account.plan, windows: mergedWindows(account.plan?.windows, [spent]) };
+    account.planUpdatedAt = this.deps.clock.now();
+    this.deps.metrics.accountCooldown(this.family, account.alias, 'usage_limit');
+    this.deps.logger.warn(
+      {
+        event: 'account_model_resting',
+        provider: this.family,
+        account: account.alias,
+        model,
+        until: new Date(until).toISOString(),
+      },
+      'account_model_resting',
+    );
+    this.publishPlan(account);
+  }
+
+  private best(exclude: string | undefined, model: string | undefined): Account<T> | undefined {
     let best: Account<T> | undefined;
     let bestScore = -Infinity;
     for (const account of this.accounts) {
-      if (account.alias === exclude || !this.usable(account)) continue;
+      if (account.alias === exclude || !this.usable(account, model)) continue;
       const score = this.headroom(account);
       if (score > bestScore || (score === bestScore && best && account.lastSelectedAt < best.lastSelectedAt)) {
         best = account;
@@ -512,10 +564,11 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * No usable account: 429 with the earliest reset while any account is cooling or busy; when the
-   * only logins left are resting on a spent plan, the paid-usage refusal; else 401.
+   * No usable account: 429 with the earliest reset while any account is cooling or busy; when
+   * every ready login has spent its quota for `model`, 429 until the earliest of those resets;
+   * when the only logins left are resting on a spent plan, the paid-usage refusal; else 401.
    */
-  private unavailable(): GatewayError {
+  private unavailable(model: string | undefined): GatewayError {
     const spent = this.accounts.flatMap((account) => (account.state.kind === 'plan_spent' ? [account.state] : []));
     const others = this.accounts.some((account) => account.state.kind === 'ready' || account.state.kind === 'cooling');
     if (spent.length > 0 && !others) {
@@ -530,7 +583,21 @@ export class AccountPool<T> implements PlanReporter {
     const cooling = this.accounts.flatMap((account) =>
       account.state.kind === 'cooling' || account.state.kind === 'plan_spent' ? [account.state.until] : [],
     );
-    const busy = this.accounts.some((account) => account.state.kind === 'ready');
+    const modelResets = this.accounts.flatMap((account) => {
+      const until = account.state.kind === 'ready' ? this.modelRestsUntil(account, model) : undefined;
+      return until === undefined ? [] : [until];
+    });
+    const busy = this.accounts.some(
+      (account) => account.state.kind === 'ready' && this.modelRestsUntil(account, model) === undefined,
+    );
+    if (!busy && modelResets.length > 0) {
+      const seconds = Math.max(1, Math.ceil((Math.min(...modelResets, ...cooling) - this.deps.clock.now()) / 1000));
+      return new GatewayError('usage_limit', {
+        retryAfterSeconds: seconds,
+        publicMessage: `every ${this.family} login has reached its usage limit for ${model}; retry in ${formatWait(seconds)}, or choose another model from GET /v1/models`,
+        detail: `${this.family} accounts all cooling or resting ${model}`,
+      });
+    }
     if (busy || cooling.length > 0) {
       const seconds = busy
         ? ALL_BUSY_RETRY_AFTER_SECONDS
@@ -652,6 +719,13 @@ export class AccountPool<T> implements PlanReporter {
       restsUntil: account.state.kind === 'plan_spent' ? account.state.until : undefined,
     };
   }
+}
+
+/** `earlier` with `later` put over it, window by window (by name). */
+function mergedWindows(earlier: readonly PlanWindow[] | undefined, later: readonly PlanWindow[]): PlanWindow[] {
+  const windows = new Map((earlier ?? []).map((window) => [window.name, window]));
+  for (const window of later) windows.set(window.name, window);
+  return [...windows.values()];
 }
 
 /** Plan windows (not one model's) used up (>= 100 %) whose reset is still ahead (or unknown). */

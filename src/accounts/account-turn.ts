@@ -11,11 +11,13 @@ export class AccountTurn<T> {
   private lease: AccountLease<T>;
   private moved = false;
 
+  /** `model`: the upstream model the turn asks for (a login whose quota for it is spent is passed over). */
   constructor(
     private readonly pool: AccountPool<T>,
     private readonly chatKey: string | undefined,
+    private readonly model?: string,
   ) {
-    this.lease = pool.acquire(chatKey);
+    this.lease = pool.acquire(chatKey, model);
   }
 
   get alias(): string {
@@ -32,10 +34,10 @@ export class AccountTurn<T> {
    */
   moveAfter(error: unknown): boolean {
     if (this.moved) {
-      this.pool.applyFailure(this.lease.alias, error, this.lease.loginFileSeen);
+      this.pool.applyFailure(this.lease.alias, error, this.lease.loginFileSeen, this.model);
       return false;
     }
-    const next = this.pool.moveAfter(this.lease, error, this.chatKey);
+    const next = this.pool.moveAfter(this.lease, error, this.chatKey, this.model);
     if (!next) return false;
     this.moved = true;
     this.lease = next;
@@ -44,7 +46,7 @@ export class AccountTurn<T> {
 
   /** A failure after output began: the account's state changes, the turn stays where it is. */
   noteFailure(error: unknown): void {
-    this.pool.applyFailure(this.lease.alias, error, this.lease.loginFileSeen);
+    this.pool.applyFailure(this.lease.alias, error, this.lease.loginFileSeen, this.model);
   }
 
   /**
@@ -52,9 +54,17 @@ export class AccountTurn<T> {
    * the pool's Retry-After (the earliest reset), so a client waits no longer than it must.
    */
   finalError(error: GatewayError): GatewayError {
-    const pooled = error.spec.status === 429 ? this.pool.unavailableError() : undefined;
-    if (pooled?.code !== 'rate_limited') return error;
-    return error.with({ retryAfterSeconds: pooled.retryAfterSeconds, cause: error });
+    const pooled = error.spec.status === 429 ? this.pool.unavailableError(this.model) : undefined;
+    if (pooled?.code === 'rate_limited')
+      return error.with({ retryAfterSeconds: pooled.retryAfterSeconds, cause: error });
+    // Every login has spent its quota for this model: the pool's words name the model and the way out.
+    if (pooled?.code === 'usage_limit' && error.limitsModel)
+      return error.with({
+        retryAfterSeconds: pooled.retryAfterSeconds,
+        publicMessage: pooled.publicMessage,
+        cause: error,
+      });
+    return error;
   }
 
   /** The turn ended as the upstream meant it to (not a failure): what the login's success says is applied. */

@@ -19,6 +19,11 @@ export interface GatewayErrorOptions {
   retryable?: boolean;
   /** Epoch ms at which a spent limit or credit resets, when the upstream said; named in the message. */
   resetsAt?: number;
+  /**
+   * A usage limit of the one upstream model the turn asked for, not of the whole login (provider_b's
+   * per-model quota buckets): the account pool rests that model on the login, not the login.
+   */
+  limitsModel?: boolean;
   /** The family that failed; the per-family messages of the error table need it. */
   provider?: ProviderId;
   /** What the upstream said about the failure, for the log only (providers/shared/upstream-log.ts). */
@@ -52,6 +57,7 @@ export class GatewayError extends Error {
   readonly upstreamStatus?: number;
   readonly retryable: boolean;
   readonly resetsAt?: number;
+  readonly limitsModel: boolean;
   /** Set where the failure happens, or by whoever knows the request's family (`attributeTo`). */
   provider?: ProviderId;
   readonly upstream?: UpstreamCause;
@@ -69,6 +75,7 @@ export class GatewayError extends Error {
     this.retryable = options.retryable ?? false;
     this.upstream = options.upstream;
     this.resetsAt = options.resetsAt;
+    this.limitsModel = options.limitsModel ?? false;
     this.provider = options.provider;
   }
 
@@ -87,6 +94,7 @@ export class GatewayError extends Error {
       upstreamStatus: this.upstreamStatus,
       retryable: this.retryable,
       resetsAt: this.resetsAt,
+      limitsModel: this.limitsModel,
       provider: this.provider,
       upstream: this.upstream,
       cause: this.cause,

@@ -42,6 +42,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   // ── Logins and accounts ──────────────────────────────────────────────────────────────────────
   login_check_failed: 'the check of login "{account}" failed',
   account_state: '{provider} login "{account}": {from} → {state}',
+  account_model_resting:
+    '{provider} login "{account}" spent its quota for {model} until {until}; its other models still serve, and {model} goes to another login meanwhile',
   account_needs_extra_usage:
     '{provider} login "{account}" was refused as a third-party app that needs extra usage; the account owner can add it on the vendor\'s usage page',
   paid_usage_turn: '{provider} login "{account}" served a turn billed as {paid_usage} (ACCOUNT_PAID_USAGE={setting})',

@@ -65,6 +65,7 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
       // Throws `rate_limited` / `auth` at once when no login can take the turn.
       pool: this.accounts,
       chat: request.conversationId,
+      model: request.model.upstreamModel,
       timeoutMs: this.config.providerB.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
       context,

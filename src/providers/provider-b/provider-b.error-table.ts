@@ -28,6 +28,19 @@ export const PROVIDER_B_ERRORS = {
       'the upstream has no Code Assist project for this login: set PROVIDER_B_PROJECT, or open the Gemini CLI once with that Google account; see docs/providers.md#project-setup-loadcodeassist-as-the-gemini-cli-does-it',
     upstream: true,
   },
+  // The model is short of capacity for every user (the Gemini CLI's "high demand"), not this
+  // login's quota: no login is rested, and a retry later or another model serves.
+  provider_model_at_capacity: {
+    status: 503,
+    type: 'upstream_error',
+    openaiCode: 'model_at_capacity',
+    structuredCode: 'unavailable',
+    streamText: 'model at capacity',
+    message:
+      'the upstream has no capacity for this model right now (high demand for every user, not a limit of this login); retry shortly, or choose another model from GET /v1/models',
+    retryAfterSeconds: 30,
+    upstream: true,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 declare module '../../core/error-codes' {

@@ -44,16 +44,6 @@ describe(classifyProviderBError.name, () => {
       3600,
     ],
     [
-      'MODEL_CAPACITY_EXHAUSTED',
-      body(429, 'RESOURCE_EXHAUSTED', 'x', [
-        detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' }),
-      ]),
-    ],
-    [
-      'MODEL_CAPACITY_EXCEEDED',
-      body(503, 'UNAVAILABLE', 'x', [detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXCEEDED' })]),
-    ],
-    [
       'RATE_LIMIT_EXCEEDED on the Code Assist domain without RetryInfo',
       body(429, 'RESOURCE_EXHAUSTED', 'x', [
         detail('ErrorInfo', { reason: 'RATE_LIMIT_EXCEEDED', domain: 'cloudcode-pa.googleapis.com' }),
@@ -64,17 +54,44 @@ describe(classifyProviderBError.name, () => {
       body(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded for metric: x, limit: 0, model: gemini-3-pro'),
     ],
     ['"limit: 0" on a 503', body(503, 'UNAVAILABLE', 'limit: 0')],
+    ['"Please retry in" over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 4000s.'), 4000],
+  ])(
+    '429 with %s is a usage_limit of the model, never retried, with a long Retry-After (CLI googleQuotaErrors)',
+    (_label, errorBody, retryAfter = 300) => {
+      const error = classifyProviderBError(errorBody.error.code, errorBody);
+      expect(error).toMatchObject({ code: 'usage_limit', retryable: false, limitsModel: true });
+      expect(error.retryAfterHeader).toBe(retryAfter);
+    },
+  );
+
+  it.each([
+    [
+      'MODEL_CAPACITY_EXHAUSTED',
+      body(429, 'RESOURCE_EXHAUSTED', 'x', [
+        detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' }),
+      ]),
+      undefined,
+    ],
+    [
+      'MODEL_CAPACITY_EXCEEDED with a RetryInfo',
+      body(503, 'UNAVAILABLE', 'x', [
+        detail('ErrorInfo', { reason: 'MODEL_CAPACITY_EXCEEDED' }),
+        detail('RetryInfo', { retryDelay: '2s' }),
+      ]),
+      2,
+    ],
     [
       'an exhausted-capacity message',
       body(429, 'RESOURCE_EXHAUSTED', 'You have exhausted your capacity on this model.'),
+      undefined,
     ],
-    ['"Please retry in" over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 4000s.'), 4000],
   ])(
-    '429 with %s is usage_limit, never retried, with a long Retry-After (CLI googleQuotaErrors)',
-    (_label, errorBody, retryAfter = 300) => {
+    '%s is the model at capacity for everyone: retried, no login at fault (CLI "high demand")',
+    (_label, errorBody, retryAfter) => {
       const error = classifyProviderBError(errorBody.error.code, errorBody);
-      expect(error).toMatchObject({ code: 'usage_limit', retryable: false });
-      expect(error.retryAfterHeader).toBe(retryAfter);
+      expect(error).toMatchObject({ code: 'provider_model_at_capacity', retryable: true, limitsModel: false });
+      expect(error.retryAfterSeconds).toBe(retryAfter);
+      expect(error.spec.status).toBe(503);
     },
   );
 

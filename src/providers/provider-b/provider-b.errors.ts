@@ -115,10 +115,22 @@ export function classifyProviderBError(
   if (status === 404) return new GatewayError('not_found', base);
   if (QUOTA_STATUSES.has(status) || info.status === 'RESOURCE_EXHAUSTED') {
     const quota = classifyQuota(status, info, now);
-    if (quota?.terminal)
-      return new GatewayError('usage_limit', { ...base, retryAfterSeconds: quota.retryAfterSeconds });
-    if (quota)
+    // A Code Assist quota is a bucket per model: spending it rests that model on the login, not the login.
+    if (quota?.kind === 'terminal')
+      return new GatewayError('usage_limit', {
+        ...base,
+        retryAfterSeconds: quota.retryAfterSeconds,
+        limitsModel: true,
+      });
+    if (quota?.kind === 'retryable')
       return new GatewayError('rate_limited', { ...base, retryable: true, retryAfterSeconds: quota.retryAfterSeconds });
+    // The model is busy for everyone: retried like the CLI's silent retries, no login at fault.
+    if (quota?.kind === 'capacity')
+      return new GatewayError('provider_model_at_capacity', {
+        ...base,
+        retryable: true,
+        retryAfterSeconds: quota.retryAfterSeconds,
+      });
   }
   if (status === 400) {
     return CONTEXT_WINDOW_MESSAGE.test(info.message ?? '')

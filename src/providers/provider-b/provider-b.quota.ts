@@ -13,6 +13,8 @@ import type { PlanReport, PlanWindow } from '../../core/plan-usage';
  * - a retry delay (RetryInfo or "Please retry in …") over 300 s;
  * - a message about exhausted or exceeded capacity.
  *
+ * Capacity errors (the model busy for everyone) are told apart from the login's own quota.
+ *
  * Everything else is a short rate limit with the upstream's delay, 60 s for a per-minute quota,
  * else our defaults. Terminal ones carry the real reset when known: the upstream's delay, or for a
  * daily quota the next midnight in Pacific time (when Google's daily quotas reset); otherwise a
@@ -61,10 +63,15 @@ export interface QuotaErrorFacts {
   readonly detailCount: number;
 }
 
-export interface QuotaVerdict {
-  readonly terminal: boolean;
-  readonly retryAfterSeconds: number;
-}
+/**
+ * `terminal`: this login's quota for the model is spent until `retryAfterSeconds`; retrying now only
+ * burns calls. `retryable`: a short rate limit. `capacity`: the model is short of capacity for
+ * everyone (the CLI's "high demand"), not this login's quota: the CLI retries it silently a few
+ * times, then offers another model; no login is at fault. Its delay is the upstream's, when given.
+ */
+export type QuotaVerdict =
+  | { readonly kind: 'terminal' | 'retryable'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'capacity'; readonly retryAfterSeconds?: number };
 
 export const QUOTA_STATUSES = new Set([429, 499, 503]);
 /** The CLI's boundary between a retryable and a terminal delay. */
@@ -84,16 +91,17 @@ const RETRY_IN_MESSAGE = /Please retry in ([0-9.]+)(ms|s)\b/;
 export function classifyQuota(status: number, info: QuotaErrorFacts, now: number): QuotaVerdict | undefined {
   const message = info.message ?? '';
   const terminal = (seconds?: number): QuotaVerdict => ({
-    terminal: true,
+    kind: 'terminal',
     retryAfterSeconds: seconds ?? TERMINAL_UNKNOWN_RESET_SECONDS,
   });
-  const retryable = (seconds: number): QuotaVerdict => ({ terminal: false, retryAfterSeconds: seconds });
+  const retryable = (seconds: number): QuotaVerdict => ({ kind: 'retryable', retryAfterSeconds: seconds });
+  const capacity = (seconds?: number): QuotaVerdict => ({ kind: 'capacity', retryAfterSeconds: seconds });
 
   if (NO_ACCESS_MESSAGE.test(message.toLowerCase())) return terminal();
   if (info.detailCount === 0) {
     const hinted = retryHintFromMessage(message);
     if (hinted !== undefined) return hinted > MAX_RETRYABLE_DELAY_SECONDS ? terminal(hinted) : retryable(hinted);
-    if (CAPACITY_MESSAGE.test(message)) return terminal();
+    if (CAPACITY_MESSAGE.test(message)) return capacity();
     if (status === 429) return retryable(5);
     if (status === 499) return retryable(5);
     return undefined;
@@ -102,10 +110,9 @@ export function classifyQuota(status: number, info: QuotaErrorFacts, now: number
     return terminal(secondsUntilPacificMidnight(now));
   const delay = info.retryDelaySeconds;
   for (const entry of info.errorInfos) {
-    if (
-      ['MODEL_CAPACITY_EXHAUSTED', 'MODEL_CAPACITY_EXCEEDED', 'INSUFFICIENT_G1_CREDITS_BALANCE'].includes(entry.reason)
-    )
-      return terminal(delay);
+    if (entry.reason === 'MODEL_CAPACITY_EXHAUSTED' || entry.reason === 'MODEL_CAPACITY_EXCEEDED')
+      return capacity(delay);
+    if (entry.reason === 'INSUFFICIENT_G1_CREDITS_BALANCE') return terminal(delay);
     if (entry.domain !== undefined && CLOUDCODE_DOMAINS.has(entry.domain.replace(/[^a-zA-Z0-9.-]/g, ''))) {
       if (entry.reason === 'RATE_LIMIT_EXCEEDED')
         return delay === undefined || delay > MAX_RETRYABLE_DELAY_SECONDS ? terminal(delay) : retryable(delay);
@@ -115,7 +122,7 @@ export function classifyQuota(status: number, info: QuotaErrorFacts, now: number
   if (delay !== undefined && delay > 0) return delay > MAX_RETRYABLE_DELAY_SECONDS ? terminal(delay) : retryable(delay);
   if (info.quotaIds.some((id) => id.includes('PerMinute'))) return retryable(60);
   if (info.errorInfos.some((entry) => entry.quotaLimit?.includes('PerMinute'))) return retryable(60);
-  if (CAPACITY_MESSAGE.test(message)) return terminal();
+  if (CAPACITY_MESSAGE.test(message)) return capacity();
   if (info.reasons.includes('RATE_LIMIT_EXCEEDED')) return retryable(10);
   return status === 503 ? undefined : retryable(5);
 }

@@ -10,6 +10,8 @@ export interface FamilyTurnOptions<L> {
   readonly pool: AccountPool<L>;
   /** The chat whose login the turn takes (`request.conversationId`); none for one-off work, which takes the login with the most headroom. */
   readonly chat: string | undefined;
+  /** The upstream model the turn asks for: a login whose quota for it is spent is passed over. */
+  readonly model?: string;
   /** The family's whole-turn bound (PROVIDER_*_TIMEOUT); 0 = none of its own. */
   readonly timeoutMs: number;
   /** GATEWAY_STREAM_IDLE_TIMEOUT: longest wait for the next frame; 0 = off. */
@@ -31,10 +33,10 @@ export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
   family: UpstreamFamily<L, F, A, R>,
   options: FamilyTurnOptions<L>,
 ): Promise<AcceptedTurn<A>> {
-  const { pool, chat, timeoutMs, idleTimeoutMs, context, before } = options;
+  const { pool, chat, model, timeoutMs, idleTimeoutMs, context, before } = options;
   let account: AccountTurn<L>;
   try {
-    account = new AccountTurn(pool, chat);
+    account = new AccountTurn(pool, chat, model);
   } catch (error) {
     return Promise.reject(error);
   }
