@@ -169,6 +169,31 @@ describe('provider_a upstream sessions per chat', () => {
     );
   });
 
+  it('keeps a chat without an id on its connection and cache key past its first tool call, though its queue key changes', async () => {
+    fake().enqueue(toolCallReply('resp_n1', 'call_n1'), reply('resp_n2', 'Done.'));
+    const first = [{ role: 'user', content: 'Read a.ts, no chat id' }];
+    const anonymous = (messages: Json[]) => postChatBody(gateway, { model: 'gpt-5.6-sol', messages, tools: TOOLS });
+    const call = (await (await anonymous(first)).json()) as { choices: Array<{ message: Json }> };
+    const toolTurn = [
+      ...first,
+      { role: 'assistant', content: null, tool_calls: call.choices[0].message.tool_calls },
+      { role: 'tool', tool_call_id: 'call_n1', content: 'export {}' },
+    ];
+    expect((await anonymous(toolTurn)).status).toBe(200);
+
+    const [one, two] = fake().requests().slice(-2);
+    expect(two.connection).toBe(one.connection);
+    expect(two.headers['session-id']).toBe(one.headers['session-id']);
+    expect(two.body!.prompt_cache_key).toBe(one.body!.prompt_cache_key);
+    expect(two.body!.previous_response_id).toBe('resp_n1');
+    expect(two.body!.input).toEqual([{ type: 'function_call_output', call_id: 'call_n1', output: 'export {}' }]);
+    // The queue still keys the second turn by its earliest tool call, as the cascade says.
+    expect(gateway.logs.records('queue_acquire').slice(-2)).toEqual([
+      expect.objectContaining({ key_mode: 'chat:first_user' }),
+      expect.objectContaining({ key_mode: 'chat:earliest_tool' }),
+    ]);
+  });
+
   it('falls back once to a full send on a fresh connection when the server lost the chain: one failed attempt, opened again at once by the runner', async () => {
     const before = await scrapeMetrics(gateway);
     const fallbacks = { result: 'fallback' };

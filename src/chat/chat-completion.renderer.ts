@@ -255,6 +255,8 @@ export interface StreamOutcome {
   /** The client left; nothing more was written. */
   readonly clientGone: boolean;
   readonly toolCalls: number;
+  /** The id of the first tool call the client got (the chat's identity from its next turn on). */
+  readonly firstToolCallId?: string;
   readonly usage?: UsageEvent;
 }
 
@@ -318,7 +320,13 @@ export async function writeChatStream(
   const done = writer.sendDone();
   if (typeof done !== 'boolean') await done;
   writer.end();
-  return { finishReason, clientGone: false, toolCalls: collector.valid.length, usage };
+  return {
+    finishReason,
+    clientGone: false,
+    toolCalls: collector.valid.length,
+    firstToolCallId: collector.valid[0]?.id,
+    usage,
+  };
 }
 
 /** The outcome of a stream whose client left: nothing more was written. */
@@ -332,6 +340,7 @@ export interface CompletionOutcome {
   readonly body: Record<string, unknown>;
   readonly finishReason: ClientFinishReason;
   readonly toolCalls: number;
+  readonly firstToolCallId?: string;
   readonly usage?: UsageEvent;
 }
 
@@ -381,6 +390,7 @@ export async function aggregateCompletion(
     },
     finishReason,
     toolCalls: toolCalls.length,
+    firstToolCallId: toolCalls[0]?.id,
     usage,
   };
 }

@@ -13,6 +13,7 @@ import type { ChatCommand, TurnRenderer } from './chat-orchestrator';
 import { ChatOrchestrator } from './chat-orchestrator';
 import { parseChatBody } from './chat-request.parser';
 import { conversationIdOf } from '../queue/chat-identity';
+import { ConversationAliases } from '../queue/conversation-aliases';
 
 /** A scripted provider_a: records what it was asked and whether its events were closed. */
 class FakeAdapter implements ProviderAdapter {
@@ -86,6 +87,7 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
     new AgentQueueService(config, metrics),
     metrics,
     new OutputValidator(),
+    new ConversationAliases(),
   );
   const command = (body: Record<string, unknown>, signal = new AbortController().signal): ChatCommand => {
     const conversation = conversationIdOf({ body, headers: {} });

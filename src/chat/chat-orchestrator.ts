@@ -16,6 +16,7 @@ import type { CallContext, ChatRequest } from '../providers/shared/provider-adap
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/chat-identity';
+import { ConversationAliases } from '../queue/conversation-aliases';
 import type { ParsedChatBody } from './chat-request.parser';
 import type { FamilyParameterFates } from './chat-parameters';
 import { parameterFatesOf } from './chat-parameters';
@@ -48,6 +49,8 @@ export interface TurnOutcome {
   /** An error written in-band after acceptance (the contract's error chunk). */
   readonly errorCode?: ErrorCode;
   readonly toolCalls: number;
+  /** The id of the first tool call the client got: how the chat's next turn will find its identity. */
+  readonly firstToolCallId?: string;
 }
 
 /**
@@ -74,6 +77,7 @@ export class ChatOrchestrator {
     private readonly queue: AgentQueueService,
     private readonly metrics: GatewayMetrics,
     private readonly validator: OutputValidator,
+    private readonly aliases: ConversationAliases,
   ) {}
 
   async run<T>(command: ChatCommand, render: TurnRenderer<T>): Promise<T> {
@@ -117,7 +121,7 @@ export class ChatOrchestrator {
           faithful: request.faithful,
           sampling: parameters,
           responseFormat: parameters.responseFormat,
-          conversationId: command.conversation.value,
+          conversationId: this.aliases.upstreamIdentity(command.conversation).value,
         };
         const context = new TurnContext(signal, requestId, logger, telemetry);
         const { adapter } = route;
@@ -139,6 +143,7 @@ export class ChatOrchestrator {
         if (outcome.clientGone || signal.aborted) {
           telemetry.finished({ status: 499, errorCode: 'canceled' });
         } else {
+          this.aliases.remember(command.conversation, outcome.firstToolCallId);
           if (outcome.errorCode) telemetry.upstreamError(outcome.errorCode);
           telemetry.finished({
             status: 200,

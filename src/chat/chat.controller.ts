@@ -109,6 +109,7 @@ export class ChatController {
           clientGone: command.signal.aborted,
           finishReason: completion.finishReason,
           toolCalls: completion.toolCalls,
+          firstToolCallId: completion.firstToolCallId,
         },
         result: completion.body,
       };

@@ -69,6 +69,12 @@ function earliestToolCallId(messages: readonly ChatMessage[]): string | undefine
   return undefined;
 }
 
+/** §3.4 step 4's identity for a tool-call id (trimmed; none for a blank one). */
+export function earliestToolConversation(toolCallId: string | undefined): ConversationId | undefined {
+  const id = toolCallId?.trim();
+  return id ? { source: 'chat:earliest_tool', value: `chat:earliest_tool:${id}` } : undefined;
+}
+
 /**
  * docs/design/behaviours.md §3.4 step 5: the first `user` message that has text — its trimmed string, or the RFC 8785
  * canonical JSON of its parts array (so a re-serialized but identical array keys the same).
@@ -105,8 +111,8 @@ export function conversationIdOf(input: ConversationInput): ConversationId {
     if (text !== undefined) return { source: `chat:header:${name}`, value: `chat:header:${name}:${text}` };
   }
   const messages = messagesOf(body);
-  const toolId = earliestToolCallId(messages);
-  if (toolId !== undefined) return { source: 'chat:earliest_tool', value: `chat:earliest_tool:${toolId}` };
+  const byTool = earliestToolConversation(earliestToolCallId(messages));
+  if (byTool !== undefined) return byTool;
   const userText = firstUserText(messages);
   if (userText !== undefined) return { source: 'chat:first_user', value: `chat:first_user:${sha256Hex(userText)}` };
   const forwarded = headerText(headers, 'x-forwarded-for')?.split(',')[0].trim();

@@ -1,0 +1,54 @@
+import { conversationIdOf } from './chat-identity';
+import { ConversationAliases } from './conversation-aliases';
+
+const user = { role: 'user', content: 'Fix the build' };
+const toolTurn = (id: string) => [
+  user,
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name: 'ls', arguments: '{}' } }],
+  },
+  { role: 'tool', tool_call_id: id, content: 'a.ts' },
+];
+const identityOf = (messages: unknown[], headers = {}) => conversationIdOf({ body: { messages }, headers });
+
+describe(ConversationAliases.name, () => {
+  it('keeps a chat known by its first user message on that identity once its first tool call keys it', () => {
+    const aliases = new ConversationAliases();
+    const first = identityOf([user]);
+    aliases.remember(first, 'call_1');
+    const later = identityOf(toolTurn('call_1'));
+    expect(later.source).toBe('chat:earliest_tool');
+    expect(aliases.upstreamIdentity(later)).toEqual(first);
+    expect(aliases.upstreamIdentity(identityOf([...toolTurn('call_1'), user]))).toEqual(first);
+  });
+
+  it('leaves alone a chat whose tool call it never saw, and any identity not found by a tool call', () => {
+    const aliases = new ConversationAliases();
+    aliases.remember(identityOf([user]), 'call_1');
+    const other = identityOf(toolTurn('call_2'));
+    expect(aliases.upstreamIdentity(other)).toEqual(other);
+    const byHeader = identityOf(toolTurn('call_1'), { 'x-conversation-id': 'c-1' });
+    expect(aliases.upstreamIdentity(byHeader)).toEqual(byHeader);
+  });
+
+  it('remembers only for a chat known by its first user message: a client id, an address or nothing stays as it is', () => {
+    const aliases = new ConversationAliases();
+    aliases.remember(identityOf([user], { 'x-conversation-id': 'c-1' }), 'call_1');
+    aliases.remember(conversationIdOf({ body: { messages: [] }, headers: {}, remoteAddress: '10.0.0.1' }), 'call_2');
+    aliases.remember(identityOf([]), 'call_3');
+    aliases.remember(identityOf([user]), undefined);
+    for (const id of ['call_1', 'call_2', 'call_3']) {
+      const later = identityOf(toolTurn(id));
+      expect(aliases.upstreamIdentity(later)).toEqual(later);
+    }
+  });
+
+  it('finds the call by the id the cascade reads (trimmed)', () => {
+    const aliases = new ConversationAliases();
+    const first = identityOf([user]);
+    aliases.remember(first, ' call_1 ');
+    expect(aliases.upstreamIdentity(identityOf(toolTurn('call_1')))).toEqual(first);
+  });
+});
