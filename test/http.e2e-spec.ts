@@ -46,6 +46,31 @@ describe('HTTP surface', () => {
       expect(JSON.parse(response.body.toString())).toEqual(NOT_FOUND);
     });
 
+    // Express answers HEAD with its GET route, without the body (docs/endpoints.md).
+    it.each(['/health', '/health/ready', '/v1/models', '/metrics'])(
+      'HEAD %s is answered as GET, headers only',
+      async (route) => {
+        const [head, get] = [
+          await rawRequest(`${gateway.url}${route}`, { method: 'HEAD' }),
+          await rawRequest(`${gateway.url}${route}`),
+        ];
+        expect({ status: head.status, type: head.headers['content-type'], body: head.body.length }).toEqual({
+          status: get.status,
+          type: get.headers['content-type'],
+          body: 0,
+        });
+        expect(head.status).toBe(200);
+      },
+    );
+
+    it('HEAD on a path with no GET route is the JSON 404 as headers only', async () => {
+      for (const route of ['/v1/chat/completions', '/v2/models']) {
+        const response = await rawRequest(`${gateway.url}${route}`, { method: 'HEAD' });
+        expect({ status: response.status, body: response.body.length }).toEqual({ status: 404, body: 0 });
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+      }
+    });
+
     it('answers 404 on an unknown path whatever its body: malformed or oversized JSON is not parsed there', async () => {
       for (const body of ['{"model": ', JSON.stringify({ padding: 'x'.repeat(10_000) })]) {
         const response = await rawRequest(`${gateway.url}/v1/unknown`, {
