@@ -566,7 +566,8 @@ export class AccountPool<T> implements PlanReporter {
   /**
    * No usable account: 429 with the earliest reset while any account is cooling or busy; when
    * every ready login has spent its quota for `model`, 429 until the earliest of those resets;
-   * when the only logins left are resting on a spent plan, the paid-usage refusal; else 401.
+   * when the only logins left are resting on a spent plan, the paid-usage refusal; else `auth`
+   * (chat 403).
    */
   private unavailable(model: string | undefined): GatewayError {
     const spent = this.accounts.flatMap((account) => (account.state.kind === 'plan_spent' ? [account.state] : []));
