@@ -4,7 +4,8 @@
  * show these words instead. `{field}` names a field of the record: its value is written in its
  * place and the field is not repeated after the message. Events logged with a sentence as their
  * `msg` (SENTENCE_EVENTS, and pino-http's `request completed`) need no entry here.
- * src/common/logging/event-words.spec.ts fails on an event logged anywhere in src/ without words.
+ * src/common/logging/event-words.spec.ts fails on an event logged anywhere in src/ without words
+ * or named nowhere in docs/, and on words for an event nothing logs.
  */
 /** Events whose `msg` is the readable sentence itself (the fix included), in JSON too. */
 export const SENTENCE_EVENTS: ReadonlySet<string> = new Set(['login_state', 'login_none_usable', 'plan_usage']);
@@ -54,8 +55,6 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_a_auth_retry:
     'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
   provider_b_auth_retry:
-    'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
-  provider_c_auth_retry:
     'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
   provider_a_token_refreshed: 'the Codex CLI login token was refreshed',
   provider_a_auth_persist_superseded:
