@@ -9,12 +9,16 @@ import { REPO_ROOT } from './support/child-gateway';
 import { writeAuthFile } from './support/provider-a-fixtures';
 
 /**
- * The code blocks of README.md and docs/clients.md, taken out of the Markdown as they are and run
- * so they stay true: the shell blocks with bash, the TypeScript blocks type-checked and run with node,
- * against `npm run demo` (the real gateway in front of fake upstreams) started by the README's
- * own block. The one change made to a block: the documented address 127.0.0.1:8088 becomes the
+ * The code blocks a reader would paste (shell and TypeScript/JavaScript) of README.md and every
+ * page under docs/, taken out of the Markdown as they are and run so they stay true: the shell
+ * blocks with bash, the TypeScript blocks type-checked and run with node, against `npm run demo`
+ * (the real gateway in front of fake upstreams) started by the README's own block, or against
+ * `npm start`. The one change made to a block: the documented address 127.0.0.1:8088 becomes the
  * free port the demo (or `npm start`) listens on, so parallel runs never collide. A block that
- * cannot run here carries a `<!-- docs-run: skip — why -->` line right above it.
+ * cannot run here carries a `<!-- docs-run: skip — why -->` line right above it; the first test
+ * fails on a pasteable block that is neither run below nor marked so. Output, configuration and
+ * diagrams (`json`, `text`, `yaml`, `promql`, an unlabelled fence) are shown, not pasted into a
+ * shell, and are not run.
  *
  * No wall-clock bound: the only limit is Jest's per-test timeout below, a hang guard generous
  * enough for a busy 2-core machine (the `npm start` block may build dist/ first).
@@ -57,9 +61,42 @@ function blocksOf(relative: string): Block[] {
   return blocks;
 }
 
-const readme = blocksOf('README.md');
-const clients = blocksOf('docs/clients.md');
+/** Fence languages a reader pastes into a shell or a source file. */
+const PASTED = new Set(['sh', 'bash', 'shell', 'console', 'zsh', 'ts', 'typescript', 'js', 'javascript', 'mjs']);
+/** An unlabelled fence is output or a diagram, unless it opens with a command a reader would type. */
+const COMMAND = /^(?:\$ )?(?:curl|npm|npx|node|docker|kubectl|export|cd) /;
+
+const PAGES = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(REPO_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+const pasted = PAGES.flatMap(blocksOf).filter(
+  (block) => PASTED.has(block.lang) || (block.lang === '' && COMMAND.test(block.code)),
+);
 const where = (block: Block) => `${block.file}:${block.line}`;
+
+/** The blocks the tests below run, each claimed where its test is declared (before any test runs). */
+const run = new Set<Block>();
+
+/** The one pasteable, unskipped block of `file` that `matches`, claimed as run by the caller. */
+function claim(file: string, matches: (code: string) => boolean): Block {
+  const found = pasted.filter((block) => block.file === file && !block.skip && matches(block.code));
+  if (found.length !== 1) throw new Error(`${file}: ${found.length} unskipped blocks match ${String(matches)}`);
+  run.add(found[0]);
+  return found[0];
+}
+
+/** Every unskipped block of `file`, claimed as run by the caller. */
+function claimAll(file: string): Block[] {
+  const found = pasted.filter((block) => block.file === file && !block.skip);
+  found.forEach((block) => run.add(block));
+  return found;
+}
+
 const withPort = (code: string, port: number) => code.split(DOCUMENTED_ADDRESS).join(`127.0.0.1:${port}`);
 
 /** A free loopback port (closed again at once; the block's server takes it a moment later). */
@@ -114,31 +151,51 @@ function runShell(code: string, env: NodeJS.ProcessEnv): Promise<Ran> {
   return runToEnd('bash', ['-euo', 'pipefail', '-c', code], env);
 }
 
-describe('README.md and docs/clients.md: every block is run, or says why not', () => {
-  it('has no block that is neither runnable here (sh, ts) nor marked with the reason it is skipped', () => {
-    const unaccounted = [...readme, ...clients]
-      .filter((block) => !block.skip && !['sh', 'ts'].includes(block.lang))
-      .map(where);
-    expect(unaccounted).toEqual([]);
-    expect(readme.filter((block) => !block.skip).length).toBeGreaterThanOrEqual(3);
-    expect(clients.filter((block) => !block.skip).map((block) => block.lang)).toEqual(['ts', 'ts', 'ts']);
+/**
+ * Starts a block that serves until stopped (`npm run demo`, `npm start`) in its own process group,
+ * and resolves once its output matches `listening` (the match), or rejects when it exits first.
+ */
+function serve(
+  code: string,
+  env: NodeJS.ProcessEnv,
+  listening: RegExp,
+): { child: ChildProcess; ready: Promise<RegExpExecArray> } {
+  const child = spawn('bash', ['-euo', 'pipefail', '-c', code], {
+    cwd: REPO_ROOT,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let printed = '';
+  const ready = new Promise<RegExpExecArray>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+      const match = listening.exec(printed);
+      if (match) resolve(match);
+    });
+    child.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+    child.once('exit', (status) => reject(new Error(`\`${code}\` exited (${status}) before it listened:\n${printed}`)));
+  });
+  return { child, ready };
+}
+
+describe('README.md and docs/: every block a reader would paste is run, or says why not', () => {
+  it('has no pasteable block that is neither run below nor marked with the reason it is skipped', () => {
+    expect(pasted.filter((block) => !block.skip && !run.has(block)).map(where)).toEqual([]);
+    expect(pasted.filter((block) => block.lang === '').map(where)).toEqual([]);
+    // The walk itself works: the pages' blocks are found, the README's runnable four among those run.
+    expect(pasted.length).toBeGreaterThanOrEqual(30);
+    expect([...run].filter((block) => block.file === 'README.md').length).toBeGreaterThanOrEqual(4);
   });
 });
 
 describe("the docs name the catalog's default model", () => {
-  const docs = [
-    'README.md',
-    ...fs
-      .readdirSync(path.join(REPO_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
-      .filter((name) => name.endsWith('.md'))
-      .map((name) => `docs/${name}`),
-  ];
   // The tier ids are derived from the tier models, not rows of the file (docs/chat.md "Model ids").
   const modelIds = new Set([...CATALOG.models.map((model) => model.id), 'sol', 'terra', 'luna']);
 
   it(`calls only ${CATALOG.default_model} (src/models/catalog.json default_model) the default`, () => {
     const claims: string[] = [];
-    for (const file of docs) {
+    for (const file of PAGES) {
       const text = fs.readFileSync(path.join(REPO_ROOT, file), 'utf8');
       // `id` (default) / `id` (the default model) in prose and tables, and `default_model` (`id` …
       for (const match of text.matchAll(/`([^`\s]+)` \((?:the )?default(?: model)?\)|`default_model` \(`([^`\s]+)`/g)) {
@@ -158,6 +215,13 @@ describe("the docs name the catalog's default model", () => {
 
 describe("the blocks, run against `npm run demo` started by the README's block", () => {
   jest.setTimeout(HANG_GUARD_MS);
+  const demoBlock = claim('README.md', (code) => /^npm run demo\b/m.test(code));
+  const tourBlock = claim('README.md', (code) => code.includes('/health/ready') && code.includes('/metrics'));
+  const bearerBlock = claim('README.md', (code) => /^npm start &$/m.test(code));
+  const checkBlock = claim('README.md', (code) => /^npm run check\b/m.test(code));
+  const structuredBlock = claim('docs/structured.md', (code) => code.includes('/v1/structured/inference'));
+  const familiesBlock = claim('docs/providers.md', (code) => code.startsWith('GATEWAY_PROVIDERS='));
+  const clientBlocks = claimAll('docs/clients.md');
   let demo: ChildProcess | undefined;
   let port = 0;
   let home = '';
@@ -168,25 +232,14 @@ describe("the blocks, run against `npm run demo` started by the README's block",
     snippets = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-run-snippets-'));
     // The snippets import the SDKs as a reader's project would, from its node_modules.
     fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(snippets, 'node_modules'), 'dir');
-    const block = readme.find((candidate) => /^npm run demo\b/m.test(candidate.code));
-    if (!block) throw new Error('README.md has no `npm run demo` block');
     // GATEWAY_PORT=0: the demo picks a free port and prints it.
-    demo = spawn('bash', ['-euo', 'pipefail', '-c', block.code], {
-      cwd: REPO_ROOT,
-      env: readerEnvironment(home, { GATEWAY_PORT: '0' }),
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let printed = '';
-    port = await new Promise<number>((resolve, reject) => {
-      demo!.stdout!.on('data', (chunk: Buffer) => {
-        printed += chunk.toString();
-        const match = /gateway\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(printed);
-        if (match) resolve(Number(match[1]));
-      });
-      demo!.stderr!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-      demo!.once('exit', (code) => reject(new Error(`npm run demo exited (${code}) before it listened:\n${printed}`)));
-    });
+    const started = serve(
+      demoBlock.code,
+      readerEnvironment(home, { GATEWAY_PORT: '0' }),
+      /gateway\s+http:\/\/127\.0\.0\.1:(\d+)/,
+    );
+    demo = started.child;
+    port = Number((await started.ready)[1]);
   }, HANG_GUARD_MS);
 
   afterAll(() => {
@@ -195,11 +248,12 @@ describe("the blocks, run against `npm run demo` started by the README's block",
     fs.rmSync(snippets, { recursive: true, force: true });
   });
 
+  it('has only TypeScript blocks in docs/clients.md', () => {
+    expect(clientBlocks.map((block) => block.lang)).toEqual(['ts', 'ts', 'ts']);
+  });
+
   it('README "A short tour with curl": every command succeeds against the demo', async () => {
-    const block = readme.find(
-      (candidate) => candidate.code.includes('/health/ready') && candidate.code.includes('/metrics'),
-    )!;
-    const ran = await runShell(withPort(block.code, port), readerEnvironment(home));
+    const ran = await runShell(withPort(tourBlock.code, port), readerEnvironment(home));
     expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
     expect(ran.stdout).toContain('"contract_version":"2.0.0"');
     expect(ran.stdout).toContain('{"status":"ready"}');
@@ -215,11 +269,10 @@ describe("the blocks, run against `npm run demo` started by the README's block",
   });
 
   it('README bearer example: `npm start` with a generated secret serves /v1/models to that bearer', async () => {
-    const block = readme.find((candidate) => /^npm start &$/m.test(candidate.code))!;
     const gatewayPort = await freePort();
     // GATEWAY_PORT stands in for the documented default port, as the URL substitution does.
     const ran = await runShell(
-      withPort(block.code, gatewayPort),
+      withPort(bearerBlock.code, gatewayPort),
       readerEnvironment(home, { GATEWAY_PORT: String(gatewayPort) }),
     );
     // stdout also carries the gateway's own log lines (it runs in the same terminal).
@@ -231,13 +284,12 @@ describe("the blocks, run against `npm run demo` started by the README's block",
   });
 
   it('README "First run": `npm run check` names what it found and the fix for what it did not', async () => {
-    const block = readme.find((candidate) => /^npm run check\b/m.test(candidate.code))!;
     // A reader who has run `codex login` only: a Codex login in HOME, no Gemini login, and
     // whatever Claude Code this PATH has (none, or one that is not logged in under this HOME).
     const readerHome = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-run-check-home-'));
     try {
       writeAuthFile(path.join(readerHome, '.codex'));
-      const ran = await runShell(block.code, readerEnvironment(readerHome));
+      const ran = await runShell(checkBlock.code, readerEnvironment(readerHome));
       expect(ran.code).toBe(1);
       expect(ran.stdout).toContain('provider_a login "default" (Codex CLI): usable');
       expect(ran.stdout).toMatch(/^ {4}token expires: \S+ \(in [^)]+\)$/m);
@@ -253,7 +305,35 @@ describe("the blocks, run against `npm run demo` started by the README's block",
     }
   });
 
-  describe.each(clients.filter((block) => !block.skip).map((block) => [where(block), block] as const))(
+  it('docs/structured.md: the curl request is answered with an object valid against its schema', async () => {
+    const ran = await runShell(withPort(structuredBlock.code, port), readerEnvironment(home));
+    expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
+    const answer = JSON.parse(ran.stdout) as { data: Record<string, unknown>; request_id: string };
+    expect(answer).toMatchObject({ request_id: 'req-0001', idempotent_replay: false });
+    expect(answer.data).toEqual({ headline: expect.any(String), growth_percent: expect.any(Number) });
+    expect(Number.isInteger(answer.data.growth_percent)).toBe(true);
+  });
+
+  it('docs/providers.md "Disabling a family": `npm start` without provider_c serves no provider_c model', async () => {
+    const gatewayPort = await freePort();
+    const started = serve(
+      familiesBlock.code,
+      readerEnvironment(home, { GATEWAY_PORT: String(gatewayPort) }),
+      /"event":"gateway_listening".*\n/,
+    );
+    try {
+      const listening = (await started.ready)[0];
+      expect(listening).toContain('"providers":["provider_a","provider_b"]');
+      const models = (await (await fetch(`http://127.0.0.1:${gatewayPort}/v1/models`)).json()) as {
+        data: Array<{ owned_by: string }>;
+      };
+      expect([...new Set(models.data.map((model) => model.owned_by))].sort()).toEqual(['provider_a', 'provider_b']);
+    } finally {
+      stopGroup(started.child);
+    }
+  });
+
+  describe.each(clientBlocks.map((block) => [where(block), block] as const))(
     'docs/clients.md TypeScript block at %s',
     (_where, block) => {
       const name = `snippet-${block.line}`;
