@@ -69,7 +69,7 @@ function earliestToolCallId(messages: readonly ChatMessage[]): string | undefine
   return undefined;
 }
 
-/** §3.4 step 4's identity for a tool-call id (trimmed; none for a blank one). */
+/** docs/design/behaviours.md §3.4 step 4's identity for a tool-call id (trimmed; none for a blank one). */
 export function earliestToolConversation(toolCallId: string | undefined): ConversationId | undefined {
   const id = toolCallId?.trim();
   return id ? { source: 'chat:earliest_tool', value: `chat:earliest_tool:${id}` } : undefined;
