@@ -108,7 +108,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     ]);
   });
 
-  it('compacts tool results older than the last 24 of 130 messages and keeps every pair (items 31, 32)', async () => {
+  it('compacts tool results before the boundary of 130 messages (the last 24 and up to 11 more kept) and keeps every pair', async () => {
     const messages = agentHistory(63, 2_000);
     messages.push({ role: 'user', content: 'Really continue.' });
     expect(messages).toHaveLength(130);
@@ -127,8 +127,8 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
       ),
     );
 
-    // Tool messages at index ≥ 106 (the last 24 messages) are untouched; older ones are compacted.
-    const tailStart = 130 - 24;
+    // Tool messages at index ≥ 96 (the boundary: 24 messages, moved in steps of 12) are untouched; older ones are compacted.
+    const tailStart = 96;
     outputs(input).forEach((item, index) => {
       const messageIndex = 3 + index * 2;
       const original = messages[messageIndex].content as string;
@@ -141,7 +141,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
       }
     });
     const [record] = contextRecords(defaults, requestId);
-    expect(record).toMatchObject({ messages: 130, tool_messages: 63, truncated: 0, compacted: 52, recent_kept: 24 });
+    expect(record).toMatchObject({ messages: 130, tool_messages: 63, truncated: 0, compacted: 47, recent_kept: 34 });
     // The tool results' text as sent and as forwarded (docs/queue-and-context.md "Log").
     const forwarded = outputs(input).reduce((sum, item) => sum + Buffer.byteLength(item.output!, 'utf8'), 0);
     expect(record).toMatchObject({ bytes_before: 63 * 2_000, bytes_after: forwarded });
@@ -207,7 +207,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     messages[13] = { ...messages[13], content: 'q'.repeat(5_000) }; // the newest tool result, inside the tail
     const { input, requestId } = await send(tuned, { tools: TOOLS, messages });
     const sent = outputs(input).map((item) => item.output!);
-    // Tool results at index 3, 5, 7, 9 lie before the last 4 messages (11–14): compacted to 100 bytes.
+    // Tool results at index 3, 5, 7, 9 lie before the boundary (10: the last 4 messages, moved in steps of 2): compacted to 100 bytes.
     sent
       .slice(0, 4)
       .forEach((text, index) =>
@@ -221,7 +221,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     expect(Buffer.byteLength(sent[5], 'utf8')).toBe(1000);
     expect(sent[5]).toMatch(/^q+\n\n\[gateway: tool output truncated from 5000 bytes; kept 934 bytes\]$/);
     expect(contextRecords(tuned, requestId)).toEqual([
-      expect.objectContaining({ truncated: 1, compacted: 4, recent_kept: 4, messages: 15 }),
+      expect.objectContaining({ truncated: 1, compacted: 4, recent_kept: 5, messages: 15 }),
     ]);
   });
 });

@@ -194,6 +194,39 @@ describe('provider_a upstream sessions per chat', () => {
     ]);
   });
 
+  it('continues the chain of a compacted agent history on the turns its compaction boundary stays put', async () => {
+    const compacting = await start({
+      PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES: '4',
+      PRIMARY_CONTEXT_MANAGEMENT_RECENT_MESSAGES: '8',
+      PRIMARY_CONTEXT_MANAGEMENT_COMPACTED_TOOL_OUTPUT_BYTES: '100',
+    });
+    const messages: Json[] = [{ role: 'user', content: 'Read every file' }];
+    for (let turn = 0; turn < 10; turn++) {
+      fake().enqueue(toolCallReply(`resp_c${turn}`, `call_c${turn}`));
+      const answer = await complete(compacting, messages, 'chat-compacted', { tools: TOOLS });
+      messages.push(
+        { role: 'assistant', content: null, tool_calls: answer.tool_calls },
+        { role: 'tool', tool_call_id: `call_c${turn}`, content: `file ${turn} `.repeat(100) },
+      );
+    }
+    // The boundary stays at least 8 messages from the end and moves in steps of 4 (two turns): it
+    // first cuts a result on the seventh turn, then on every other turn. Each turn that leaves it
+    // where it was continues the chain with only the new result.
+    expect(timings(compacting).map((line) => line.incremental)).toEqual([
+      false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      true,
+      false,
+      true,
+    ]);
+    expect(compacting.logs.records('context_manage').map((line) => line.compacted)).toEqual([1, 1, 3, 3]);
+  });
+
   it('falls back once to a full send on a fresh connection when the server lost the chain: one failed attempt, opened again at once by the runner', async () => {
     const before = await scrapeMetrics(gateway);
     const fallbacks = { result: 'fallback' };

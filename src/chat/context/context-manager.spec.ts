@@ -3,7 +3,7 @@ import { loadConfig } from '../../config/app-config';
 import type { ChatMessage } from '../../core/chat-message';
 import { messageText } from '../../core/chat-message';
 import type { ContextSettings } from './context-manager';
-import { manageContext } from './context-manager';
+import { compactionBoundary, manageContext } from './context-manager';
 import { utf8Prefix } from './utf8-prefix';
 
 // The documented defaults (their values are asserted in app-config.spec.ts).
@@ -118,13 +118,13 @@ describe('manageContext', () => {
   });
 
   describe('compaction (docs/design/behaviours.md §5.2–§5.3)', () => {
-    it('with 130 messages shrinks tool results older than the last 24 and keeps the tail byte-identical', () => {
+    it('with 130 messages shrinks tool results before the boundary (96: the last 24 and up to 11 more) and keeps the tail byte-identical', () => {
       const messages = history(63, 2_000); // 2 + 126 + 1 = 129 messages; one more makes 130
       messages.push({ role: 'user', content: 'really continue' });
       expect(messages).toHaveLength(130);
       const before = JSON.stringify(messages);
       const result = manageContext(messages, settings());
-      const tailStart = 130 - 24;
+      const tailStart = 96;
       expect(JSON.stringify(result.messages.slice(tailStart))).toBe(JSON.stringify(messages.slice(tailStart)));
       result.messages.slice(tailStart).forEach((message, offset) => expect(message).toBe(messages[tailStart + offset]));
       const old = result.messages.slice(0, tailStart).filter((message) => message.role === 'tool');
@@ -141,7 +141,7 @@ describe('manageContext', () => {
         tool_messages: 63,
         truncated: 0,
         compacted: old.length,
-        recent_kept: 24,
+        recent_kept: 34,
       });
       expect(JSON.stringify(messages)).toBe(before);
     });
@@ -250,13 +250,38 @@ describe('manageContext', () => {
 
     it('RECENT_MESSAGES sets the protected tail; 0 leaves no tail', () => {
       const messages = long();
-      const toolsBefore = (recent: number) =>
-        messages.filter((message, index) => message.role === 'tool' && index < messages.length - recent).length;
+      const toolsBefore = (boundary: number) =>
+        messages.filter((message, index) => message.role === 'tool' && index < boundary).length;
       for (const recent of [0, 5, 24, 100]) {
         const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: recent }));
-        expect(result.stats?.compacted ?? 0).toBe(toolsBefore(recent));
-        if (recent < messages.length) expect(result.stats!.recent_kept).toBe(recent);
+        const boundary = compactionBoundary(messages.length, recent);
+        expect(result.stats?.compacted ?? 0).toBe(toolsBefore(boundary));
+        if (recent < messages.length) expect(result.stats!.recent_kept).toBe(messages.length - boundary);
       }
+    });
+
+    it('moves the boundary in steps of half RECENT_MESSAGES, keeping at least RECENT_MESSAGES behind it', () => {
+      expect([24, 25, 35, 36, 47, 48].map((length) => compactionBoundary(length, 24))).toEqual([0, 0, 0, 12, 12, 24]);
+      expect(compactionBoundary(130, 24)).toBe(96);
+      expect(compactionBoundary(10, 0)).toBe(10);
+      expect(compactionBoundary(10, 1)).toBe(9);
+      for (let length = 0; length < 300; length++) {
+        expect(length - compactionBoundary(length, 24)).toBeGreaterThanOrEqual(Math.min(length, 24));
+        expect(length - compactionBoundary(length, 24)).toBeLessThan(36);
+      }
+    });
+
+    it('keeps what it sent of a growing agent history byte-identical between the boundary moves', () => {
+      const turns = Array.from({ length: 14 }, (_, turn) => manageContext(history(60 + turn, 2_000), settings()));
+      const sentPrefix = (index: number, length: number) => JSON.stringify(turns[index].messages.slice(0, length));
+      let unchanged = 0;
+      for (let turn = 1; turn < turns.length; turn++) {
+        // What the previous turn sent, but for its closing user message (the next turn has a call there).
+        const previous = turns[turn - 1].messages.length - 1;
+        if (sentPrefix(turn, previous) === sentPrefix(turn - 1, previous)) unchanged++;
+      }
+      // Each turn adds a call and its result; the boundary moves every 12 messages: every sixth turn.
+      expect(unchanged).toBe(11);
     });
 
     it('COMPACTED_TOOL_OUTPUT_BYTES sets the kept prefix', () => {

@@ -53,6 +53,18 @@ function compact(text: string, originalBytes: number, keepBytes: number): string
 const hasCallId = (message: ChatMessage) =>
   typeof message.tool_call_id === 'string' && message.tool_call_id.trim() !== '';
 
+/**
+ * Where the protected tail starts in a history of `length` messages: at least `recent` messages
+ * before the end, moved in steps of half of `recent`. A growing agent history then keeps its
+ * compacted part byte-identical for several turns, so the upstream's prompt cache and provider_a's
+ * response chain continue across them; a boundary moving one message a turn would change the
+ * history a few dozen messages from its end on every turn.
+ */
+export function compactionBoundary(length: number, recent: number): number {
+  const step = Math.max(1, Math.floor(recent / 2));
+  return Math.max(0, Math.floor((length - recent) / step) * step);
+}
+
 /** UTF-8 size of one message as `JSON.stringify` renders it inside an array. */
 const jsonSize = (message: ChatMessage) => utf8Length(JSON.stringify(message) ?? 'null');
 
@@ -80,8 +92,9 @@ function serializedOver(messages: readonly ChatMessage[], limit: number): boolea
  * 1. Per-result cap (always): a tool result over `toolOutputMaxBytes` is truncated.
  * 2. Trigger: message count over `maxMessages` or serialized size over `maxBytes` (0 = off); the
  *    count is read first, and the size is only measured as far as the bound.
- * 3. Compaction: tool results with a `tool_call_id` before the last `recentMessages` messages
- *    shrink to `compactedToolOutputBytes`, when that makes them shorter.
+ * 3. Compaction: tool results with a `tool_call_id` before the compaction boundary (at least the
+ *    last `recentMessages` messages behind it) shrink to `compactedToolOutputBytes`, when that
+ *    makes them shorter.
  *
  * `stats` is present only when something changed. Its byte counts are the UTF-8 size of the tool
  * results' text, the only text this rewrites: sizing the whole history would serialize it all.
@@ -122,7 +135,7 @@ export function manageContext(
     (settings.maxBytes > 0 && serializedOver(output, settings.maxBytes));
 
   let compacted = 0;
-  const tailStart = Math.max(0, output.length - settings.recentMessages);
+  const tailStart = compactionBoundary(output.length, settings.recentMessages);
   if (triggered) {
     for (const [index, original] of originals) {
       if (index >= tailStart || !hasCallId(messages[index])) continue;
