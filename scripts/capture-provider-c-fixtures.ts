@@ -170,6 +170,50 @@ const CASES: Record<string, CaptureCase> = {
         type: 'stream',
         blocks: [{ kind: 'text', deltas: ['Half an ', 'answer'] }],
         failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+        // The CLI's non-streaming retry fails too: it gets the broken stream again.
+        alwaysStream: true,
+      },
+    ],
+  },
+  // The stream breaks mid-answer and the CLI asks again without streaming: the whole new answer.
+  'abandoned-text': {
+    replies: [
+      {
+        type: 'stream',
+        blocks: [{ kind: 'text', deltas: ['Half an ', 'answer'] }],
+        failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+      },
+      textReply('Full new answer'),
+    ],
+  },
+  // The stream breaks inside a fence; the non-streaming answer has the whole fence.
+  'abandoned-tool-fence': {
+    replies: [
+      {
+        type: 'stream',
+        blocks: [{ kind: 'text', deltas: ['Checking.\n' + FENCE.slice(0, 7), FENCE.slice(7, 32)] }],
+        failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+      },
+      textReply('Checking.\n' + FENCE),
+    ],
+  },
+  // A complete thinking block, then the text breaks: only the blocks from the text on are abandoned.
+  'abandoned-after-thinking': {
+    replies: [
+      {
+        type: 'stream',
+        blocks: [
+          { kind: 'thinking', deltas: ['Pon', 'dering'] },
+          { kind: 'text', deltas: ['Half an ', 'answer'] },
+        ],
+        failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+      },
+      {
+        type: 'stream',
+        blocks: [
+          { kind: 'thinking', deltas: ['Pondering again'] },
+          { kind: 'text', deltas: ['Full new answer'] },
+        ],
       },
     ],
   },

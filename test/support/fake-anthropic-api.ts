@@ -18,7 +18,9 @@ import type { AddressInfo } from 'node:net';
  * stream (`message_start`, `content_block_start`, `content_block_delta` with `text_delta` /
  * `thinking_delta` / `signature_delta`, `content_block_stop`, `message_delta`, `message_stop`,
  * with the `event:` names and a `ping` as the real API sends them) or an error with the real API's
- * body `{"type":"error","error":{type,message},"request_id"}` and headers. Without a bearer token
+ * body `{"type":"error","error":{type,message},"request_id"}` and headers. A request without
+ * `"stream": true` (Claude Code's non-streaming retry of a stream that broke) gets the same reply
+ * as one JSON message, as the real API answers it. Without a bearer token
  * or API key the request is refused with 401 `authentication_error`, like the real API; below a
  * minimum Claude Code version (`requireClientVersion`, read from the `claude-cli/<version>`
  * user agent as the real API reads it) with its 400 `claude_code_version_too_old`.
@@ -116,10 +118,19 @@ export interface FakeStreamReply {
   readonly deltaDelayMs?: number;
   /** After the blocks' deltas, keep the response open (no stop events) until the client leaves. */
   readonly hang?: boolean;
-  /** After the first block's deltas, an SSE `error` event (what the API sends when it fails mid-answer), then the end. */
+  /**
+   * After the last block's deltas (the blocks before it complete), an SSE `error` event (what the
+   * API sends when it fails mid-answer), then the end. Asked without streaming, the reply is that error as an HTTP error
+   * (`FAIL_MIDWAY_STATUS`).
+   */
   readonly failMidway?: { readonly errorType: string; readonly message: string };
   /** This answer's meters instead of the fake's (`meter`). */
   readonly meters?: FakeUnifiedMeters;
+  /**
+   * Sent as an event stream even to a request without `"stream": true` (a proxy that forces
+   * streaming): Claude Code reports its non-streaming retry as answered with a malformed response.
+   */
+  readonly alwaysStream?: boolean;
 }
 
 export interface FakeErrorReply {
@@ -283,6 +294,14 @@ function compareVersions(a: string, b: string): number {
 }
 
 const requestId = () => `req_${randomBytes(12).toString('hex')}`;
+const messageId = () => `msg_${randomBytes(12).toString('hex')}`;
+
+/** The HTTP status the real API gives each error type that `failMidway` sends (500 for any other). */
+const FAIL_MIDWAY_STATUS: Readonly<Record<string, number>> = {
+  overloaded_error: 529,
+  rate_limit_error: 429,
+  api_error: 500,
+};
 
 interface Script {
   readonly replies: readonly FakeReply[];
@@ -462,12 +481,19 @@ export class FakeAnthropicApi {
       this.sendError(response, reply);
       return;
     }
+    const streamed = (body as { stream?: unknown })?.stream === true || reply.alwaysStream === true;
+    if (reply.failMidway && !streamed) {
+      const { errorType, message } = reply.failMidway;
+      this.sendError(response, { type: 'error', status: FAIL_MIDWAY_STATUS[errorType] ?? 500, errorType, message });
+      return;
+    }
     this.open.add(response);
     response.on('close', () => {
       this.open.delete(response);
       if (!response.writableFinished) recorded.closedEarly = true;
     });
-    await this.stream(response, reply, model ?? 'claude-fable-5');
+    if (streamed) await this.stream(response, reply, model ?? 'claude-fable-5');
+    else this.whole(response, reply, model ?? 'claude-fable-5');
   }
 
   private sendError(response: http.ServerResponse, reply: FakeErrorReply): void {
@@ -491,14 +517,45 @@ export class FakeAnthropicApi {
     );
   }
 
-  private async stream(response: http.ServerResponse, reply: FakeStreamReply, model: string): Promise<void> {
-    const usage = {
+  /** A reply's usage: 12 tokens in and 6 out unless it says otherwise. */
+  private static usageOf(reply: FakeStreamReply) {
+    return {
       input_tokens: 12,
       output_tokens: 6,
       cache_read_input_tokens: 0,
       cache_creation_input_tokens: 0,
       ...(reply.usage ?? {}),
     };
+  }
+
+  /** A non-streaming answer: the reply's blocks whole in one JSON message (a `hang` reply never answers). */
+  private whole(response: http.ServerResponse, reply: FakeStreamReply, model: string): void {
+    if (reply.hang) return; // Left open: the client's disconnect is what ends it.
+    response.writeHead(200, {
+      'content-type': 'application/json',
+      'request-id': requestId(),
+      ...unifiedRateLimitHeaders(reply.meters ?? this.meters ?? DEFAULT_METERS),
+    });
+    response.end(
+      JSON.stringify({
+        id: messageId(),
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: reply.blocks.map((block) =>
+          block.kind === 'text'
+            ? { type: 'text', text: block.deltas.join('') }
+            : { type: 'thinking', thinking: block.deltas.join(''), signature: randomBytes(24).toString('base64') },
+        ),
+        stop_reason: reply.stopReason ?? 'end_turn',
+        stop_sequence: null,
+        usage: FakeAnthropicApi.usageOf(reply),
+      }),
+    );
+  }
+
+  private async stream(response: http.ServerResponse, reply: FakeStreamReply, model: string): Promise<void> {
+    const usage = FakeAnthropicApi.usageOf(reply);
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -512,7 +569,7 @@ export class FakeAnthropicApi {
     send({
       type: 'message_start',
       message: {
-        id: `msg_${randomBytes(12).toString('hex')}`,
+        id: messageId(),
         type: 'message',
         role: 'assistant',
         model,
@@ -551,7 +608,7 @@ export class FakeAnthropicApi {
           delta: { type: 'signature_delta', signature: randomBytes(24).toString('base64') },
         });
       if (reply.hang) return; // Left open: the client's disconnect is what ends it.
-      if (reply.failMidway) {
+      if (reply.failMidway && index === reply.blocks.length - 1) {
         send({ type: 'error', error: { type: reply.failMidway.errorType, message: reply.failMidway.message } });
         response.end();
         return;
