@@ -526,6 +526,51 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
   });
 
+  describe('an answer the CLI restarts after the API stream broke (docs/upstream/provider-c.md §6.1)', () => {
+    const broken = (deltas: string[]) =>
+      stream([{ kind: 'text', deltas }], { failMidway: { errorType: 'overloaded_error', message: 'Overloaded' } });
+
+    it.concurrent(
+      'text already sent and a different new answer: the text, the error chunk and [DONE], never the two joined; a non-streamed request gets the new answer',
+      async () => {
+        const { marker, messages } = scripted([broken(['Half an ', 'answer']), textReply('Full new answer')]);
+        const result = await streamChat(gateway, { messages });
+        expect(result.status).toBe(200);
+        expect(contents(result)).toEqual(['Half an ', 'answer', '[error: upstream error]']);
+        expect(result.done).toBe(true);
+        // The CLI asked twice (the broken stream, then without streaming); the gateway ran one child.
+        expect(api.messages(marker).map((request) => request.body.stream === true)).toEqual([true, false]);
+        expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(recordsOf(result.headers, 'provider_c_answer_restarted')).toHaveLength(1);
+        expect(recordsOf(result.headers, 'upstream_attempt_failed')).toEqual([
+          expect.objectContaining({ error_code: 'upstream', detail: expect.stringContaining('does not continue') }),
+        ]);
+        const again = scripted([broken(['Half an ', 'answer']), textReply('Full new answer')]);
+        const plain = await postChat(gateway, { messages: again.messages });
+        expect(plain.status).toBe(200);
+        expect(((await plain.json()) as any).choices[0].message).toMatchObject({ content: 'Full new answer' });
+      },
+    );
+
+    it.concurrent(
+      'a stream broken inside a fence: the new answer repeats the text sent and its complete fence is the call',
+      async () => {
+        const fence = fenceText('read_file', { path: 'a' });
+        const { messages } = scripted([
+          broken(['Checking.\n' + fence.slice(0, 7), fence.slice(7, 32)]),
+          textReply('Checking.\n' + fence),
+        ]);
+        const result = await streamChat(gateway, { messages, tools: [READ_FILE] });
+        expect(contents(result)).toEqual(['Checking.\n']);
+        expect(toolFrames(result)).toEqual([
+          expect.objectContaining({ function: { name: 'read_file', arguments: '{"path":"a"}' } }),
+        ]);
+        expect(finishReason(result)).toBe('tool_calls');
+        expect(result.done).toBe(true);
+      },
+    );
+  });
+
   describe('client disconnect', () => {
     it.concurrent('ends the child within 3 s and the fake API sees its connection close', async () => {
       const { marker, messages } = scripted([stream([{ kind: 'text', deltas: ['partial'] }], { hang: true })]);

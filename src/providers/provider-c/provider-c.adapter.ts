@@ -91,9 +91,21 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
    * Login → slot → runs → events. Resolves once the API answered (its `message_start`, or the first model
    * output); the slot is released after the last child was reaped (docs/upstream/provider-c.md §2, §3.6).
    */
-  async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
+  stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
+    return this.turn(request, context, false);
+  }
+
+  /**
+   * The same child as `stream`, its output held until the run ends well; the chat layer
+   * aggregates it (docs/upstream/provider-c.md §6). An answer the CLI restarts is taken whole (§6.1).
+   */
+  complete(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
+    return this.turn(request, context, true);
+  }
+
+  private async turn(request: ChatRequest, context: CallContext, holdUntilEnd: boolean): Promise<PolledEvents> {
     assertTextOnlyConversation(request.messages);
-    const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context)), {
+    const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context, holdUntilEnd)), {
       // The chat's login first: a 429/401 at once when every login is cooling or dead, before any slot wait.
       pool: this.accounts,
       chat: request.conversationId,
@@ -109,11 +121,6 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
     return turn.events;
   }
 
-  /** Same child, same events; the chat layer aggregates them (docs/upstream/provider-c.md §6). */
-  complete(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
-    return this.stream(request, context);
-  }
-
   /** No child outlives the gateway: terminate and reap every running child on shutdown. */
   async onModuleDestroy(): Promise<void> {
     void this.proxy.close();
@@ -127,7 +134,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
   }
 
   /** What every run of this turn shares: the request (the family builds argv and prompt from it), the fence settings. */
-  private run(request: ChatRequest, context: CallContext): ClaudeRun {
+  private run(request: ChatRequest, context: CallContext, holdUntilEnd: boolean): ClaudeRun {
     const tools = request.normalizedTools;
     const plan = planToolChoice(request.toolChoice, tools);
     return {
@@ -138,6 +145,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
       streamOptions: {
         toolKinds: new Map(tools.map((tool) => [tool.name, tool.type === 'custom' ? 'custom' : 'function'] as const)),
         fenceDetection: plan.enabled,
+        holdUntilEnd,
         diagnostic: (event, fields) =>
           event === 'tool_fence_duplicate'
             ? context.logger.debug({ event, ...fields }, event)

@@ -32,11 +32,25 @@ export interface SystemLine {
 /** The Messages API's stream events, as the CLI relays them with `--include-partial-messages`. */
 export interface StreamEventLine {
   readonly type: 'stream_event';
-  /** Absent for an event the translation ignores (`content_block_stop`, `message_stop`, `ping`…). */
+  /** Absent for an event the translation ignores (`content_block_stop`, `ping`…). */
   readonly event?: ApiStreamEvent;
+  /** On a `message_stop` the CLI printed itself after the API's stream broke: the blocks it gave up. */
+  readonly abandoned_blocks?: AbandonedBlocks;
 }
 
-export type ApiStreamEvent = MessageStartEvent | ContentBlockStartEvent | ContentBlockDeltaEvent | MessageDeltaEvent;
+/**
+ * The response `api_message_id` (its `message_start` id) lost its content blocks from
+ * `from_block_index` on (an `index` of the `content_block_*` events; 0 = all of them): they get
+ * no `assistant` line and the CLI answers again (docs/upstream/provider-c.md §6.1). The CLI
+ * states nothing about lower blocks.
+ */
+export interface AbandonedBlocks {
+  readonly api_message_id: string;
+  readonly from_block_index: number;
+}
+
+export type ApiStreamEvent =
+  MessageStartEvent | ContentBlockStartEvent | ContentBlockDeltaEvent | MessageDeltaEvent | MessageStopEvent;
 
 /** The API answered: the message's id and model, and the input side of its usage. */
 export interface MessageStartEvent {
@@ -66,6 +80,11 @@ export interface MessageDeltaEvent {
   readonly type: 'message_delta';
   readonly delta: { readonly stop_reason?: string };
   readonly usage?: StreamJsonUsage;
+}
+
+/** The end of a response: the API's own, or one the CLI printed when it stopped reading a broken stream. */
+export interface MessageStopEvent {
+  readonly type: 'message_stop';
 }
 
 /** A block of a message: `text` has `text`, `thinking` has `thinking`. */

@@ -1,13 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
-import type { GatewayError } from '../../core/gateway.error';
+import { GatewayError } from '../../core/gateway.error';
 import type { FrameStep } from '../shared/turn-runner';
 import { classifyRunFailure, RunFailed } from './provider-c.errors';
-import type { CliRun, StreamStateOptions } from './provider-c.stream';
+import type { CliRun, ProviderCStreamState, StreamStateOptions } from './provider-c.stream';
 import {
   createStreamState,
   endWithoutResult,
+  flushVisibleText,
   mapStopReason,
   parseStreamLine,
   toUsageEvent,
@@ -18,6 +19,7 @@ const FENCE = (name: string, args: unknown) =>
   '```agent_tool_call\n' + JSON.stringify({ name, arguments: args }) + '\n```';
 
 interface Translation {
+  readonly state: ProviderCStreamState;
   /** The runner's step for each JSON line, up to the line that ended the run. */
   readonly steps: FrameStep[];
   /** The step of the line that ended the run (terminal, or a failure); none when the lines just stopped. */
@@ -68,9 +70,11 @@ function translateLines(
     if (step.accepted) acceptedAt ??= describeLine(message);
     events.push(...step.events);
     if (step.terminal || step.failure || step.unclassified)
-      return { steps, end: step, events, nonJson, diagnostics, acceptedAt };
+      return { state, steps, end: step, events, nonJson, diagnostics, acceptedAt };
   }
-  return { steps, events: [...events, ...endWithoutResult(state)], nonJson, diagnostics, acceptedAt };
+  const end = endWithoutResult(state);
+  if (end.failure) return { state, steps, end, events, nonJson, diagnostics, acceptedAt };
+  return { state, steps, events: [...events, ...end.events], nonJson, diagnostics, acceptedAt };
 }
 
 /**
@@ -330,6 +334,216 @@ describe(translateLine.name, () => {
     });
   });
 
+  describe('an answer the CLI restarts after the API stream broke (docs/upstream/provider-c.md §6.1)', () => {
+    /** Both requests' usage, as the restarted runs' result lines report it. */
+    const RESTARTED_USAGE = {
+      type: 'usage',
+      usage: { promptTokens: 24, completionTokens: 7, totalTokens: 31, cachedPromptTokens: 0 },
+    };
+    const FINISH = { type: 'finish', reason: 'stop' };
+    /** `lines` with the text of the replacement (the assistant line after the abandonment) set to `text`. */
+    const withReplacement = (lines: readonly string[], text: string) => {
+      const stop = lines.findIndex((text) => text.includes('"abandoned_blocks"'));
+      return lines.map((entry, index) => {
+        const message = JSON.parse(entry);
+        if (index < stop || message.type !== 'assistant') return entry;
+        return line({ ...message, message: { ...message.message, content: [{ type: 'text', text }] } });
+      });
+    };
+    /** The real lines with the `abandoned_blocks` of their `message_stop` replaced (or removed, with undefined). */
+    const withAbandoned = (lines: readonly string[], abandoned: unknown) =>
+      lines.map((entry) => {
+        const message = JSON.parse(entry);
+        return message.event?.type === 'message_stop' ? line({ ...message, abandoned_blocks: abandoned }) : entry;
+      });
+
+    it('the real lines carry the marker: the CLI gave up the whole first response and answered again under a new id', () => {
+      const lines = fixture('abandoned-text').map((entry) => JSON.parse(entry));
+      const stop = lines.find((message) => message.abandoned_blocks !== undefined);
+      const start = lines.find((message) => message.event?.type === 'message_start');
+      expect(stop.abandoned_blocks).toEqual({ api_message_id: start.event.message.id, from_block_index: 0 });
+      const replacement = lines.find((message) => message.type === 'assistant');
+      expect(replacement.message.id).not.toBe(start.event.message.id);
+      expect(replacement.message.content).toEqual([{ type: 'text', text: 'Full new answer' }]);
+      expect(lines.at(-1)).toMatchObject({ type: 'result', subtype: 'success', result: 'Full new answer' });
+    });
+
+    it('text already sent and a new answer that does not continue it: the text, then an upstream failure, never the two joined', () => {
+      for (const fenceDetection of [true, false]) {
+        const result = translateLines(fixture('abandoned-text'), { fenceDetection });
+        expect(visible(result.events)).toEqual(['Half an ', 'answer']);
+        expect(result.end).toStrictEqual({ events: [], failure: expect.any(GatewayError) });
+        expect(result.end!.failure).toMatchObject({ code: 'upstream', retryable: false });
+        expect(result.end!.failure!.publicMessage).toContain('cannot be taken back');
+        expect(result.end!.failure!.detail).toContain('does not continue what the client was already sent');
+        expect(result.diagnostics).toEqual(['provider_c_answer_restarted']);
+      }
+      // What the runner releases before the error chunk holds nothing of the new answer.
+      const heldBack = translateLines(withReplacement(fixture('abandoned-text'), 'Full new answer ``'));
+      expect(heldBack.end!.failure).toBeDefined();
+      expect(flushVisibleText(heldBack.state)).toEqual([]);
+    });
+
+    it('a new answer that continues the text sent: only the rest goes out', () => {
+      const result = translateLines(withReplacement(fixture('abandoned-text'), 'Half an answer, in full'));
+      expect(result.events).toEqual([
+        { type: 'text-delta', text: 'Half an ' },
+        { type: 'text-delta', text: 'answer' },
+        { type: 'text-delta', text: ', in full' },
+        RESTARTED_USAGE,
+        FINISH,
+      ]);
+    });
+
+    it('a new answer shorter than the text sent: an upstream failure at the result', () => {
+      const result = translateLines(withReplacement(fixture('abandoned-text'), 'Half an'));
+      expect(visible(result.events)).toEqual(['Half an ', 'answer']);
+      expect(result.end).toStrictEqual({ events: [], failure: expect.any(GatewayError), accepted: true });
+      expect(result.end!.failure!.detail).toContain('shorter than what the client was already sent');
+    });
+
+    it('a stream broken inside a fence: the open fence is dropped, and the new answer that repeats the text sent gives its call', () => {
+      const result = translateLines(fixture('abandoned-tool-fence'), { toolKinds: READ_FILE_KINDS });
+      expect(result.events).toEqual([
+        { type: 'text-delta', text: 'Checking.\n' },
+        READ_FILE_CALL,
+        RESTARTED_USAGE,
+        FINISH,
+      ]);
+      expect(result.diagnostics).toEqual(['provider_c_answer_restarted']);
+    });
+
+    it('a call already sent is not sent again when the new answer repeats it', () => {
+      const call = FENCE('read_file', { path: 'a' });
+      const lines = fixture('abandoned-tool-fence').map((entry) => {
+        const message = JSON.parse(entry);
+        if (message.event?.type !== 'content_block_delta') return entry;
+        const text = message.event.delta.text.startsWith('Checking') ? `Checking.\n${call}\nand ` : 'th';
+        return line({ ...message, event: { ...message.event, delta: { ...message.event.delta, text } } });
+      });
+      const result = translateLines(withReplacement(lines, `Checking.\n${call}\nand then done.`), {
+        toolKinds: READ_FILE_KINDS,
+      });
+      expect(result.events).toEqual([
+        { type: 'text-delta', text: 'Checking.\n' },
+        READ_FILE_CALL,
+        { type: 'text-delta', text: '\nand ' },
+        { type: 'text-delta', text: 'th' },
+        { type: 'text-delta', text: 'en done.' },
+        RESTARTED_USAGE,
+        FINISH,
+      ]);
+    });
+
+    /** `lines` with the text deltas of the first response set to `deltas`, in order. */
+    const withDeltas = (lines: readonly string[], deltas: readonly string[]) => {
+      let next = 0;
+      return lines.map((entry) => {
+        const message = JSON.parse(entry);
+        if (message.event?.type !== 'content_block_delta') return entry;
+        const delta = { ...message.event.delta, text: deltas[next++] };
+        return line({ ...message, event: { ...message.event, delta } });
+      });
+    };
+
+    it('a new answer that writes another call than the one sent: an upstream failure', () => {
+      const sent = FENCE('read_file', { path: 'a' });
+      const lines = withDeltas(fixture('abandoned-tool-fence'), [`Checking.\n${sent}`, '\nand ']);
+      const result = translateLines(
+        withReplacement(lines, `Checking.\n${FENCE('read_file', { path: 'b' })}\nand then`),
+        {
+          toolKinds: READ_FILE_KINDS,
+        },
+      );
+      expect(result.events).toEqual([
+        { type: 'text-delta', text: 'Checking.\n' },
+        READ_FILE_CALL,
+        { type: 'text-delta', text: '\nand ' },
+      ]);
+      expect(result.end).toMatchObject({ events: [], failure: { code: 'upstream' } });
+      expect(result.end!.failure!.detail).toContain('does not continue');
+    });
+
+    it('a fence the abandoned blocks dropped no longer counts: the new answer without one finishes normally', () => {
+      const lines = withDeltas(fixture('abandoned-tool-fence'), ['```agent_tool_call\n{,}\n```', 'Done']);
+      const result = translateLines(withReplacement(lines, 'Done.'), { toolKinds: READ_FILE_KINDS });
+      expect(result.events).toEqual([
+        { type: 'text-delta', text: 'Done' },
+        { type: 'text-delta', text: '.' },
+        RESTARTED_USAGE,
+        FINISH,
+      ]);
+      expect(result.diagnostics).toEqual(['tool_fence_invalid', 'provider_c_answer_restarted']);
+    });
+
+    it("the abandoned response's stop reason is forgotten: the new answer's counts", () => {
+      const lines = fixture('abandoned-text').flatMap((entry) =>
+        entry.includes('"abandoned_blocks"')
+          ? [
+              line({ type: 'stream_event', event: { type: 'message_delta', delta: { stop_reason: 'max_tokens' } } }),
+              entry,
+            ]
+          : [entry],
+      );
+      expect(translateLines(lines, { holdUntilEnd: true }).events.at(-1)).toEqual(FINISH);
+    });
+
+    it('a resumed answer after a kept thinking block: the reasoning sent stays, the text sent must be repeated', () => {
+      const result = translateLines(fixture('abandoned-after-thinking'));
+      expect(
+        JSON.parse(fixture('abandoned-after-thinking').find((entry) => entry.includes('"abandoned_blocks"'))!),
+      ).toMatchObject({ abandoned_blocks: { from_block_index: 1 } });
+      expect(result.events).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        { type: 'text-delta', text: 'Half an ' },
+        { type: 'text-delta', text: 'answer' },
+        { type: 'reasoning-delta', text: 'Pondering again' },
+      ]);
+      expect(result.end).toMatchObject({ events: [], failure: { code: 'upstream' } });
+    });
+
+    it.each([
+      ['abandoned-text', {}, [{ type: 'text-delta', text: 'Full new answer' }]],
+      [
+        'abandoned-tool-fence',
+        { toolKinds: READ_FILE_KINDS },
+        [{ type: 'text-delta', text: 'Checking.\n' }, READ_FILE_CALL],
+      ],
+      [
+        'abandoned-after-thinking',
+        {},
+        [
+          { type: 'reasoning-delta', text: 'Pon' },
+          { type: 'reasoning-delta', text: 'dering' },
+          { type: 'reasoning-delta', text: 'Pondering again' },
+          { type: 'text-delta', text: 'Full new answer' },
+        ],
+      ],
+    ])('a non-streaming request (%s) holds the output and takes the new answer whole', (name, options, output) => {
+      const result = translateLines(fixture(name), { ...options, holdUntilEnd: true });
+      expect(result.steps.slice(0, -1).every((step) => step.events.length === 0)).toBe(true);
+      expect(result.events).toEqual([...output, RESTARTED_USAGE, FINISH]);
+    });
+
+    it('undoes nothing for a marker past every block streamed, or naming another response', () => {
+      const expected = translateLines(fixture('text'));
+      const start = fixture('text')
+        .map((entry) => JSON.parse(entry))
+        .find((message) => message.event?.type === 'message_start');
+      for (const abandoned of [
+        { api_message_id: start.event.message.id, from_block_index: 1 },
+        { api_message_id: 'msg_another', from_block_index: 0 },
+        { api_message_id: start.event.message.id, from_block_index: -1 },
+        { api_message_id: start.event.message.id },
+      ]) {
+        const result = translateLines(withAbandoned(fixture('text'), abandoned));
+        expect(result.events).toEqual(expected.events);
+        expect(result.diagnostics).toEqual([]);
+      }
+    });
+  });
+
   it('reads past line types, events and fields it does not know (each CLI release adds some)', () => {
     const lines = fixture('text');
     const extended = lines.flatMap((text) => {
@@ -344,8 +558,8 @@ describe(translateLine.name, () => {
           ]
         : [withNewField];
     });
-    const { steps: longer, ...read } = translateLines(extended);
-    const { steps, ...expected } = translateLines(lines);
+    const { steps: longer, state: _longerState, ...read } = translateLines(extended);
+    const { steps, state: _state, ...expected } = translateLines(lines);
     expect(read).toStrictEqual(expected);
     expect(longer.filter((step) => step.events.length > 0)).toStrictEqual(
       steps.filter((step) => step.events.length > 0),

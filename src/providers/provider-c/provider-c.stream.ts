@@ -9,8 +9,11 @@ import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
 import { FenceParser, PassthroughParser } from './provider-c.fence-parser';
 import type { Channel } from './provider-c.tool-calls';
 import { blockToToolCall, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
+import type { RestartMark } from './provider-c.restarts';
+import { AnswerRestarts } from './provider-c.restarts';
 import { isJsonObject, type JsonObject, str, num } from '../../common/json';
 import type {
+  AbandonedBlocks,
   ApiErrorFields,
   ApiStreamEvent,
   AssistantLine,
@@ -30,6 +33,11 @@ export interface StreamStateOptions {
   readonly toolKinds: ReadonlyMap<string, 'function' | 'custom'>;
   /** False with no tools or `tool_choice: "none"`: text passes through unchanged (docs/upstream/provider-c.md §5.4, §6). */
   readonly fenceDetection: boolean;
+  /**
+   * A non-streaming request: model output is held until the run ends well, so a part the CLI
+   * abandons is dropped rather than sent (docs/upstream/provider-c.md §6.1).
+   */
+  readonly holdUntilEnd?: boolean;
   readonly diagnostic?: StreamDiagnostic;
   readonly newId?: () => string;
 }
@@ -46,6 +54,10 @@ export interface ProviderCStreamState {
   readonly duplicates: CrossChannelDuplicates;
   readonly streamedMessageIds: Set<string>;
   readonly blockKinds: Map<number, string>;
+  /** What the client was sent of a streamed message the CLI may abandon, and its answer since (docs/upstream/provider-c.md §6.1). */
+  readonly restarts: AnswerRestarts;
+  /** The streamed message being read: its id (as an abandonment names it) and where each of its blocks started. */
+  openMessage?: { readonly id?: string; readonly blocks: Map<number, BlockStart> };
   sessionId?: string;
   model?: string;
   /** The running CLI's version, from its `init` line. */
@@ -75,14 +87,25 @@ export interface ProviderCStreamState {
   planReport?: PlanReport;
 }
 
+/** Where the turn stood when a block of the open streamed message started: what abandoning it from there undoes. */
+interface BlockStart {
+  readonly channel?: Channel;
+  readonly mark: RestartMark;
+  readonly validCalls: number;
+  readonly droppedBlocks: number;
+}
+
+const newParser = (options: StreamStateOptions): ChannelParser =>
+  options.fenceDetection ? new FenceParser() : new PassthroughParser();
+
 export function createStreamState(options: StreamStateOptions): ProviderCStreamState {
-  const parser = () => (options.fenceDetection ? new FenceParser() : new PassthroughParser());
   return {
     options,
-    parsers: { content: parser(), reasoning: parser() },
+    parsers: { content: newParser(options), reasoning: newParser(options) },
     duplicates: new CrossChannelDuplicates(),
     streamedMessageIds: new Set(),
     blockKinds: new Map(),
+    restarts: new AnswerRestarts(options.holdUntilEnd === true),
     streamedUsage: {},
     deltasSinceAssistant: false,
     validCalls: 0,
@@ -112,6 +135,8 @@ export function translateLine(message: JsonObject, state: ProviderCStreamState, 
   if (line?.type === 'result') return resultStep(line, state, run);
   const events = translateMessage(line, state);
   if (!state.accepted && events.some(isModelOutput)) state.accepted = true;
+  const failure = state.restarts.diverged ? state.restarts.restartFailure() : undefined;
+  if (failure) return { events: [], failure };
   return state.accepted ? { events, accepted: true } : { events };
 }
 
@@ -128,6 +153,7 @@ function translateMessage(
       }
       return []; // init, status, api_retry, thinking_tokens, ui_invalidate, hooks
     case 'stream_event':
+      if (line.event?.type === 'message_stop') endMessage(line.abandoned_blocks, state);
       return line.event ? translateStreamEvent(line.event, state) : [];
     case 'assistant':
       return translateAssistant(line, state);
@@ -148,6 +174,8 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
       state.accepted = true;
       const { message } = event;
       if (message.id !== undefined) state.streamedMessageIds.add(message.id);
+      state.openMessage = { id: message.id, blocks: new Map() };
+      state.restarts.messageStarted();
       state.model = message.model ?? state.model;
       if (message.usage) state.streamedUsage = { ...message.usage };
       return [];
@@ -155,6 +183,7 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
     case 'content_block_start': {
       const block = event.content_block;
       if (event.index !== undefined && block.type !== undefined) state.blockKinds.set(event.index, block.type);
+      if (event.index !== undefined) noteBlockStart(event.index, block.type, state);
       // Anthropic starts blocks empty; any initial text still belongs to the block.
       if (block.type === 'text' && block.text !== undefined) return feed('content', block.text, state);
       if (block.type === 'thinking' && block.thinking !== undefined) return feed('reasoning', block.thinking, state);
@@ -177,7 +206,44 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
       if (event.delta.stop_reason !== undefined) state.stopReason = event.delta.stop_reason;
       if (event.usage) state.streamedUsage = { ...state.streamedUsage, ...event.usage };
       return [];
+    case 'message_stop':
+      return [];
   }
+}
+
+function noteBlockStart(index: number, type: string | undefined, state: ProviderCStreamState): void {
+  const channel = type === 'text' ? 'content' : type === 'thinking' ? 'reasoning' : undefined;
+  state.openMessage?.blocks.set(index, {
+    channel,
+    mark: state.restarts.mark(),
+    validCalls: state.validCalls,
+    droppedBlocks: state.droppedBlocks,
+  });
+}
+
+/**
+ * The streamed message ended. When the CLI says it abandoned its blocks from an index on
+ * (docs/upstream/provider-c.md §6.1), what they did is undone: their channels' parsers start
+ * afresh (a fence they left open cannot swallow the answer that follows), their dropped or valid
+ * fences no longer count, and what they sent must be written again before anything new goes out.
+ */
+function endMessage(abandoned: AbandonedBlocks | undefined, state: ProviderCStreamState): void {
+  const open = state.openMessage;
+  state.openMessage = undefined;
+  if (open && abandoned && abandoned.api_message_id === open.id) {
+    const from = [...open.blocks.entries()].filter(([index]) => index >= abandoned.from_block_index);
+    if (from.length > 0) {
+      const [, first] = from.reduce((lowest, entry) => (entry[0] < lowest[0] ? entry : lowest));
+      const channels = [...new Set(from.flatMap(([, block]) => (block.channel ? [block.channel] : [])))];
+      state.restarts.rewind(first.mark, channels);
+      for (const channel of channels) state.parsers[channel] = newParser(state.options);
+      state.validCalls = first.validCalls;
+      state.droppedBlocks = first.droppedBlocks;
+      state.stopReason = undefined;
+      state.options.diagnostic?.('provider_c_answer_restarted', { from_block_index: abandoned.from_block_index });
+    }
+  }
+  state.restarts.messageEnded();
 }
 
 /**
@@ -218,29 +284,39 @@ function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun):
   }
   if (line.stop_reason !== undefined && state.stopReason === undefined) state.stopReason = line.stop_reason;
   state.accepted = true;
-  return { events: finishEvents(state, line.usage ?? state.streamedUsage), accepted: true, terminal: true };
+  return { ...finishStep(state, line.usage ?? state.streamedUsage), accepted: true };
 }
 
 /** docs/upstream/provider-c.md §6: exit status 0 without a `result` line: flush, usage from what was seen, finish. */
-export function endWithoutResult(state: ProviderCStreamState): ChatEvent[] {
-  return finishEvents(state, state.streamedUsage);
+export function endWithoutResult(state: ProviderCStreamState): FrameStep {
+  return finishStep(state, state.streamedUsage);
 }
 
-/** Before a terminal error event: release held visible text; open fences are dropped (docs/upstream/provider-c.md §7.3). */
+/**
+ * Before a terminal error event: release held visible text; open fences are dropped (docs/upstream/provider-c.md §7.3).
+ * Text that only repeats what a restarted answer already sent is not sent again (docs/upstream/provider-c.md §6.1).
+ */
 export function flushVisibleText(state: ProviderCStreamState): ChatEvent[] {
   const events: ChatEvent[] = [];
   for (const channel of ['reasoning', 'content'] as const) {
     for (const item of state.parsers[channel].end()) {
-      if (item.type === 'text') events.push(textEvent(channel, item.text));
+      if (item.type === 'text') events.push(...state.restarts.text(channel, item.text));
     }
   }
   return events;
 }
 
-function finishEvents(state: ProviderCStreamState, usage: StreamJsonUsage): ChatEvent[] {
-  const events: ChatEvent[] = [];
+/**
+ * The turn's end: the held and flushed output, usage, and the finish; a failure instead when
+ * what the client was sent is not the answer the CLI restarted (docs/upstream/provider-c.md §6.1).
+ */
+function finishStep(state: ProviderCStreamState, usage: StreamJsonUsage): FrameStep {
+  const flushed: ChatEvent[] = [];
   for (const channel of ['reasoning', 'content'] as const)
-    events.push(...handleOutputs(channel, state.parsers[channel].end(), state));
+    flushed.push(...handleOutputs(channel, state.parsers[channel].end(), state));
+  const failure = state.restarts.restartFailure();
+  if (failure) return { events: [], failure };
+  const events = [...state.restarts.release(), ...flushed];
   events.push({ type: 'usage', usage: toUsageEvent(usage) });
   if (state.validCalls === 0 && state.droppedBlocks > 0) {
     events.push({
@@ -252,7 +328,7 @@ function finishEvents(state: ProviderCStreamState, usage: StreamJsonUsage): Chat
   } else {
     events.push({ type: 'finish', reason: mapStopReason(state.stopReason) });
   }
-  return events;
+  return { events, terminal: true };
 }
 
 function feed(channel: Channel, text: string, state: ProviderCStreamState): ChatEvent[] {
@@ -264,7 +340,7 @@ function handleOutputs(channel: Channel, outputs: FenceOutput[], state: Provider
   const log = state.options.diagnostic ?? (() => undefined);
   for (const item of outputs) {
     if (item.type === 'text') {
-      events.push(textEvent(channel, item.text));
+      events.push(...state.restarts.text(channel, item.text));
       continue;
     }
     if (item.type === 'dropped') {
@@ -287,13 +363,9 @@ function handleOutputs(channel: Channel, outputs: FenceOutput[], state: Provider
       log('tool_fence_duplicate', { channel });
       continue;
     }
-    events.push({ type: 'tool-call', call: converted.call });
+    events.push(...state.restarts.call(channel, converted.call));
   }
   return events;
-}
-
-function textEvent(channel: Channel, text: string): ChatEvent {
-  return channel === 'content' ? { type: 'text-delta', text } : { type: 'reasoning-delta', text };
 }
 
 /** docs/upstream/provider-c.md §8.1: prompt = input + cache creation + cache read; cached = cache read; completion = output. */
@@ -385,7 +457,11 @@ function readLine(raw: JsonObject): StreamJsonLine | undefined {
         claude_code_version: str(raw.claude_code_version),
       };
     case 'stream_event':
-      return { type, event: isJsonObject(raw.event) ? readApiEvent(raw.event) : undefined };
+      return {
+        type,
+        event: isJsonObject(raw.event) ? readApiEvent(raw.event) : undefined,
+        abandoned_blocks: isJsonObject(raw.abandoned_blocks) ? readAbandoned(raw.abandoned_blocks) : undefined,
+      };
     case 'assistant': {
       const message = isJsonObject(raw.message) ? raw.message : {};
       const content = Array.isArray(message.content) ? (message.content as unknown[]) : undefined;
@@ -470,9 +546,20 @@ function readApiEvent(raw: JsonObject): ApiStreamEvent | undefined {
         usage: isJsonObject(raw.usage) ? readUsage(raw.usage) : undefined,
       };
     }
+    case 'message_stop':
+      return { type: 'message_stop' }; // not terminal: the CLI may answer again after it
     default:
-      return undefined; // content_block_stop, message_stop (not terminal), ping
+      return undefined; // content_block_stop, ping
   }
+}
+
+/** Both fields or nothing: an abandonment the gateway cannot place undoes nothing. */
+function readAbandoned(raw: JsonObject): AbandonedBlocks | undefined {
+  const id = str(raw.api_message_id);
+  const from = num(raw.from_block_index);
+  return id !== undefined && from !== undefined && Number.isInteger(from) && from >= 0
+    ? { api_message_id: id, from_block_index: from }
+    : undefined;
 }
 
 function readBlock(raw: unknown): ContentBlock {

@@ -62,8 +62,8 @@ export class CrossChannelDuplicates {
   }
 }
 
-/** Name plus RFC 8785 form of the arguments, so key order and spacing do not matter. */
-function callIdentity(call: ToolCallEvent): string {
+/** Name plus RFC 8785 form of the arguments, so key order and spacing do not matter (not the id). */
+export function callIdentity(call: ToolCallEvent): string {
   const payload = call.kind === 'custom' ? (call.input ?? '') : (call.arguments ?? '');
   let canonical = payload;
   if (call.kind === 'function') {

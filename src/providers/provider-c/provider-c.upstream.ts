@@ -279,7 +279,7 @@ function exitStep(attempt: ProviderCAttempt): FrameStep {
   if (exit.code === 0 && child.terminatedBy === undefined && state.accepted) {
     // The API answered and the CLI exited cleanly without its result line: the answer so far stands.
     attempt.logger.warn({ event: 'provider_c_missing_result' }, 'provider_c_missing_result');
-    return { events: endWithoutResult(state), terminal: true };
+    return endWithoutResult(state);
   }
   // Exit 0 without a single JSON line is no answer at all.
   return failed({ kind: 'exit', code: exit.code, signal: exit.signal, stderr: child.stderr() });

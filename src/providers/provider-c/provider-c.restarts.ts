@@ -1,0 +1,178 @@
+import type { ChatEvent, ToolCallEvent } from '../../core/chat-event';
+import { GatewayError } from '../../core/gateway.error';
+import type { Channel } from './provider-c.tool-calls';
+import { callIdentity } from './provider-c.tool-calls';
+
+/**
+ * docs/upstream/provider-c.md §6.1: when the API's stream breaks mid-answer, Claude Code gives up
+ * the blocks it streamed from some index on (`abandoned_blocks` on the `message_stop` it prints
+ * itself) and answers again: the same request without streaming (one whole `assistant` message
+ * under a new id) or a new streamed message that resumes after the blocks it kept.
+ *
+ * This is what the client was sent of a streamed message, per channel, and how far the CLI's
+ * current answer has reproduced it. Normally the answer is "live": every output goes out. After a
+ * restart the answer is rewound to where the abandoned blocks began: what it writes again is
+ * compared with what was sent and not sent twice, and once it has caught up it is live again. An
+ * answer that writes something else has diverged: what the client holds cannot be taken back, so
+ * the turn ends with `restartFailure`. Non-streaming turns hold every output until the end
+ * instead, so a restart simply drops the abandoned part.
+ */
+
+/** One output sent on a channel: a text piece, or a tool call by its identity (`callIdentity`). */
+type Sent = { readonly text: string } | { readonly call: string };
+
+/** A place in a channel's sent outputs: before `item`, `offset` characters into it when it is text. */
+interface Position {
+  readonly item: number;
+  readonly offset: number;
+}
+
+/** Where the answer stood when a block started: what a restart from that block rewinds to. */
+export interface RestartMark {
+  readonly positions: Readonly<Record<Channel, Position>>;
+  /** How many outputs a non-streaming turn held. */
+  readonly held: number;
+}
+
+const START: Position = { item: 0, offset: 0 };
+
+export class AnswerRestarts {
+  private readonly sent: Record<Channel, Sent[]> = { content: [], reasoning: [] };
+  /** How far the current answer reproduced `sent`; at its end the channel is live. */
+  private readonly replayed: Record<Channel, Position> = { content: START, reasoning: START };
+  /** A streamed message is open: what goes out now may be abandoned, so it is kept. */
+  private recording = false;
+  /** Outputs of a non-streaming turn, released when it ends. */
+  private readonly held: ChatEvent[] = [];
+  /** The answer wrote something other than what was sent. */
+  diverged = false;
+
+  constructor(private readonly holdUntilEnd: boolean) {}
+
+  /** A streamed message starts: what it sends may be abandoned, so it is kept. */
+  messageStarted(): void {
+    this.recording = true;
+  }
+
+  /** The streamed message ended, whole or cut: once the answer is live again, what was kept is dropped. */
+  messageEnded(): void {
+    this.recording = false;
+    this.forgetSettled();
+  }
+
+  mark(): RestartMark {
+    return { positions: { ...this.replayed }, held: this.held.length };
+  }
+
+  /** The CLI gave up what `channels` got since `mark`: it must be written again before anything new goes out. */
+  rewind(mark: RestartMark, channels: readonly Channel[]): void {
+    if (this.holdUntilEnd) {
+      this.held.length = Math.min(this.held.length, mark.held);
+      return;
+    }
+    for (const channel of channels) this.replayed[channel] = mark.positions[channel];
+  }
+
+  /** The events of a text output: sent, held, or nothing when it only repeats what was sent. */
+  text(channel: Channel, text: string): ChatEvent[] {
+    const event: ChatEvent = channel === 'content' ? { type: 'text-delta', text } : { type: 'reasoning-delta', text };
+    if (this.holdUntilEnd) return this.hold(event);
+    const rest = this.replayText(channel, text);
+    if (rest === '') return [];
+    this.record(channel, { text: rest });
+    return [rest === text ? event : { ...event, text: rest }];
+  }
+
+  /** The events of a tool call: sent, held, or nothing when it repeats one that was sent. */
+  call(channel: Channel, call: ToolCallEvent): ChatEvent[] {
+    const event: ChatEvent = { type: 'tool-call', call };
+    if (this.holdUntilEnd) return this.hold(event);
+    const identity = callIdentity(call);
+    if (this.diverged) return [];
+    if (!this.live(channel)) {
+      const position = this.replayed[channel];
+      const expected = this.sent[channel][position.item];
+      if (position.offset !== 0 || !('call' in expected) || expected.call !== identity) return this.diverge();
+      this.replayed[channel] = { item: position.item + 1, offset: 0 };
+      return [];
+    }
+    this.record(channel, { call: identity });
+    return [event];
+  }
+
+  /** A non-streaming turn's outputs, once it ends well. */
+  release(): ChatEvent[] {
+    return this.held.splice(0);
+  }
+
+  /**
+   * At the end of the turn: why what the client was sent is not the answer (it diverged, or the
+   * answer stopped short of what was sent), else undefined.
+   */
+  restartFailure(): GatewayError | undefined {
+    if (!this.diverged && this.live('content') && this.live('reasoning')) return undefined;
+    return new GatewayError('upstream', {
+      detail: this.diverged
+        ? 'the Claude Code CLI restarted an answer after the API stream broke, and the new answer does not continue what the client was already sent'
+        : 'the Claude Code CLI restarted an answer after the API stream broke, and the new answer is shorter than what the client was already sent',
+      publicMessage:
+        "provider_c: the upstream's answer broke off mid-stream and the Claude Code CLI wrote a different one; the part already sent cannot be taken back, so send the request again",
+    });
+  }
+
+  private live(channel: Channel): boolean {
+    return this.replayed[channel].item === this.sent[channel].length;
+  }
+
+  /** `text` compared with what was sent at the replay position: the part beyond it ('' when it is all a repeat). */
+  private replayText(channel: Channel, text: string): string {
+    if (this.diverged) return '';
+    const sent = this.sent[channel];
+    let { item, offset } = this.replayed[channel];
+    let rest = text;
+    while (rest !== '' && item < sent.length) {
+      const expected = sent[item];
+      if (!('text' in expected)) return this.divergeText();
+      const length = Math.min(rest.length, expected.text.length - offset);
+      if (rest.slice(0, length) !== expected.text.slice(offset, offset + length)) return this.divergeText();
+      rest = rest.slice(length);
+      offset += length;
+      if (offset === expected.text.length) {
+        item++;
+        offset = 0;
+      }
+    }
+    this.replayed[channel] = { item, offset };
+    return rest;
+  }
+
+  private record(channel: Channel, output: Sent): void {
+    if (!this.recording) return;
+    this.sent[channel].push(output);
+    this.replayed[channel] = { item: this.sent[channel].length, offset: 0 };
+  }
+
+  /** Outputs of ended messages can no longer be abandoned: dropped once every channel is live. */
+  private forgetSettled(): void {
+    if (!this.live('content') || !this.live('reasoning')) return;
+    for (const channel of ['content', 'reasoning'] as const) {
+      this.sent[channel] = [];
+      this.replayed[channel] = START;
+    }
+  }
+
+  private hold(event: ChatEvent): ChatEvent[] {
+    this.held.push(event);
+    return [];
+  }
+
+  private diverge(): ChatEvent[] {
+    this.diverged = true;
+    return [];
+  }
+
+  private divergeText(): string {
+    this.diverged = true;
+    return '';
+  }
+}
