@@ -93,6 +93,17 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     expect(new Set(usedAccounts().slice(2))).toEqual(new Set(['two', 'three']));
   });
 
+  it('docs/upstream/provider-c.md §11.6 gives each child its login even when the gateway environment holds other Claude credentials', async () => {
+    await start({
+      ANTHROPIC_AUTH_TOKEN: 'fake-account-api-token',
+      CLAUDE_CODE_USE_BEDROCK: '1',
+      AWS_BEARER_TOKEN_BEDROCK: 'fake-account-bedrock',
+      ANTHROPIC_BEDROCK_BASE_URL: api.baseUrl,
+    });
+    for (const name of ['first', 'second', 'third']) expect((await post(chat(name))).status).toBe(200);
+    expect(new Set(usedAccounts())).toEqual(new Set(ALIASES));
+  });
+
   it('cools a login on a usage limit, answers from another, and the cooldown ends by itself', async () => {
     await start();
     api.script([API_ERRORS.limit(inSeconds(600)), textReply('from another login')]);

@@ -162,10 +162,14 @@ describe('ProviderCAdapter with the fake claude', () => {
       await waitFor(() => !fs.existsSync(run.cwd), 3000);
     });
 
-    it('docs/upstream/provider-c.md §11.6 the child env has no GATEWAY_BEARER_SECRET, ANTHROPIC_API_KEY or CLAUDECODE kin, keeps CLAUDE_CODE_OAUTH_TOKEN, and turns the CLI retries off', async () => {
+    it('docs/upstream/provider-c.md §11.6 the child env has no GATEWAY_BEARER_SECRET, credential route or CLAUDECODE kin, keeps CLAUDE_CODE_OAUTH_TOKEN and ANTHROPIC_BASE_URL, and turns the CLI retries off', async () => {
       const h = await harness([answerRun('a')], {
         GATEWAY_BEARER_SECRET: 'bearer-secret-0123',
         ANTHROPIC_API_KEY: 'sk-ant-x',
+        ANTHROPIC_AUTH_TOKEN: 'api-token-value-77',
+        CLAUDE_CODE_USE_BEDROCK: '1',
+        ANTHROPIC_FOUNDRY_API_KEY: 'foundry-key-value-78',
+        ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
         CLAUDE_CODE_OAUTH_TOKEN: 'oauth-x',
         CLAUDECODE: '1',
         CLAUDE_CODE_ENTRYPOINT: 'cli',
@@ -175,12 +179,39 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)[0].env).toEqual({
         GATEWAY_BEARER_SECRET: false,
         ANTHROPIC_API_KEY: false,
+        ANTHROPIC_AUTH_TOKEN: false,
+        CLAUDE_CODE_USE_BEDROCK: false,
+        ANTHROPIC_FOUNDRY_API_KEY: false,
+        ANTHROPIC_BASE_URL: true,
         CLAUDE_CODE_OAUTH_TOKEN: true,
         CLAUDECODE: false,
         CLAUDE_CODE_ENTRYPOINT: false,
         CLAUDE_CODE_SESSION_ID: false,
         CLAUDE_CODE_MAX_RETRIES: '0',
       });
+      // One startup warning names what was dropped, never a value.
+      const warnings = h.startupWarnings.filter(
+        (fields) => (fields as { event?: string }).event === 'provider_c_credential_variables_ignored',
+      );
+      expect(warnings).toEqual([
+        {
+          event: 'provider_c_credential_variables_ignored',
+          variables: [
+            'ANTHROPIC_API_KEY',
+            'ANTHROPIC_AUTH_TOKEN',
+            'ANTHROPIC_FOUNDRY_API_KEY',
+            'CLAUDE_CODE_USE_BEDROCK',
+          ],
+        },
+      ]);
+      expect(JSON.stringify(h.startupWarnings)).not.toMatch(/sk-ant-x|api-token-value-77|foundry-key-value-78/);
+    });
+
+    it('docs/upstream/provider-c.md §11.6 a gateway without credential routes in its environment warns about none', async () => {
+      const h = await harness([answerRun('a')], { CLAUDE_CODE_OAUTH_TOKEN: 'oauth-x' });
+      expect(h.startupWarnings).not.toContainEqual(
+        expect.objectContaining({ event: 'provider_c_credential_variables_ignored' }),
+      );
     });
   });
 

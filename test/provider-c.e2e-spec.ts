@@ -686,3 +686,60 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
     });
   });
 });
+
+describe('provider_c with the real Claude Code CLI and other Claude credentials in the gateway environment', () => {
+  let otherApi: FakeAnthropicApi;
+  let otherGateway: TestGateway;
+  let otherHome: string;
+  /** Each would bill something other than the login: an API token, Bedrock (pointed at the fake to be seen), Foundry. */
+  const credentialRoutes = (apiBaseUrl: string) => ({
+    ANTHROPIC_AUTH_TOKEN: 'fake-account-api-token',
+    CLAUDE_CODE_USE_BEDROCK: '1',
+    AWS_BEARER_TOKEN_BEDROCK: 'fake-account-bedrock',
+    ANTHROPIC_BEDROCK_BASE_URL: apiBaseUrl,
+    ANTHROPIC_FOUNDRY_API_KEY: 'fake-account-foundry',
+  });
+
+  beforeAll(async () => {
+    otherApi = await FakeAnthropicApi.start([textReply('from the login')]);
+    otherHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-routes-home-'));
+    otherGateway = await startGateway({
+      ...realClaudeGatewaySettings(otherApi.baseUrl, otherHome),
+      CLAUDE_CODE_OAUTH_TOKEN: 'fake-account-login',
+      ...credentialRoutes(otherApi.baseUrl),
+    });
+  });
+
+  afterAll(async () => {
+    await otherGateway?.close();
+    await otherApi?.close();
+    fs.rmSync(otherHome, { recursive: true, force: true });
+  });
+
+  it('docs/upstream/provider-c.md §11.6 the API sees only the login, the login is usable, and one startup warning names the variables without their values', async () => {
+    const response = await postChat(otherGateway, {});
+    expect(response.status).toBe(200);
+    // Every call that carried a credential carried the login's (Bedrock's calls would reach the fake too).
+    const accounts = otherApi.requests.filter((request) => request.hadCredential).map((request) => request.account);
+    expect(new Set(accounts)).toEqual(new Set(['login']));
+    expect(otherApi.messages()).not.toHaveLength(0);
+    // `claude auth status` asked with the children's environment: Anthropic's API, with the login.
+    await otherGateway.logs.waitForLine((line) => line.includes('"event":"login_state"'), 20_000);
+    expect(otherGateway.logs.records('login_state')).toContainEqual(
+      expect.objectContaining({ provider: 'provider_c', account: 'default', state: 'usable' }),
+    );
+    expect(otherGateway.logs.records('provider_c_credential_variables_ignored')).toEqual([
+      expect.objectContaining({
+        level: 40,
+        variables: [
+          'ANTHROPIC_AUTH_TOKEN',
+          'ANTHROPIC_BEDROCK_BASE_URL',
+          'ANTHROPIC_FOUNDRY_API_KEY',
+          'AWS_BEARER_TOKEN_BEDROCK',
+          'CLAUDE_CODE_USE_BEDROCK',
+        ],
+      }),
+    ]);
+    expect(otherGateway.logs.text).not.toMatch(/fake-account-(api-token|bedrock|foundry)/);
+  });
+});

@@ -227,14 +227,41 @@ describe(loadConfig.name, () => {
       expect(load({ CLAUDE_CONFIG_DIR: '/c' }).providerC.accounts[0].loginFile).toBe('/c/.credentials.json');
     });
 
-    it('keeps the environment for provider_c children minus the bearer secret', () => {
+    it('keeps the environment for provider_c children minus the bearer secret and every credential route', () => {
       const config = loadConfig({
         HOME,
         PATH: '/bin',
         GATEWAY_BEARER_SECRET: 'top-secret-top-secret',
         ANTHROPIC_API_KEY: 'k',
+        ANTHROPIC_AUTH_TOKEN: 't',
+        CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR: '3',
+        CLAUDE_CODE_USE_VERTEX: '1',
+        CLAUDE_CODE_USE_GATEWAY: '1',
+        ANTHROPIC_FOUNDRY_API_KEY: 'f',
+        AWS_BEARER_TOKEN_BEDROCK: 'b',
+        ANTHROPIC_UNIX_SOCKET: '/run/api.sock',
+        // Not credential routes: the login itself, where the first-party API is, a feature switch.
+        CLAUDE_CODE_OAUTH_TOKEN: 'o',
+        ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+        CLAUDE_CODE_USE_POWERSHELL_TOOL: '1',
       });
-      expect(config.providerC.childEnv).toEqual({ HOME, PATH: '/bin' });
+      expect(config.providerC.childEnv).toEqual({
+        HOME,
+        PATH: '/bin',
+        CLAUDE_CODE_OAUTH_TOKEN: 'o',
+        ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+        CLAUDE_CODE_USE_POWERSHELL_TOOL: '1',
+      });
+      expect(config.providerC.droppedCredentialVariables).toEqual([
+        'ANTHROPIC_API_KEY',
+        'ANTHROPIC_AUTH_TOKEN',
+        'ANTHROPIC_FOUNDRY_API_KEY',
+        'ANTHROPIC_UNIX_SOCKET',
+        'AWS_BEARER_TOKEN_BEDROCK',
+        'CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR',
+        'CLAUDE_CODE_USE_GATEWAY',
+        'CLAUDE_CODE_USE_VERTEX',
+      ]);
     });
   });
 

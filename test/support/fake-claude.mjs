@@ -73,6 +73,10 @@ record(
     CLAUDECODE: process.env.CLAUDECODE !== undefined,
     CLAUDE_CODE_ENTRYPOINT: process.env.CLAUDE_CODE_ENTRYPOINT !== undefined,
     CLAUDE_CODE_SESSION_ID: process.env.CLAUDE_CODE_SESSION_ID !== undefined,
+    ANTHROPIC_AUTH_TOKEN: process.env.ANTHROPIC_AUTH_TOKEN !== undefined,
+    CLAUDE_CODE_USE_BEDROCK: process.env.CLAUDE_CODE_USE_BEDROCK !== undefined,
+    ANTHROPIC_FOUNDRY_API_KEY: process.env.ANTHROPIC_FOUNDRY_API_KEY !== undefined,
+    ANTHROPIC_BASE_URL: process.env.ANTHROPIC_BASE_URL !== undefined,
     // Not a secret: the gateway's default for the CLI's own API retries.
     CLAUDE_CODE_MAX_RETRIES: process.env.CLAUDE_CODE_MAX_RETRIES ?? null,
   }),

@@ -62,6 +62,10 @@ export interface FakeClaudeRecord {
     CLAUDECODE: boolean;
     CLAUDE_CODE_ENTRYPOINT: boolean;
     CLAUDE_CODE_SESSION_ID: boolean;
+    ANTHROPIC_AUTH_TOKEN: boolean;
+    CLAUDE_CODE_USE_BEDROCK: boolean;
+    ANTHROPIC_FOUNDRY_API_KEY: boolean;
+    ANTHROPIC_BASE_URL: boolean;
     CLAUDE_CODE_MAX_RETRIES: string | null;
   };
   readonly pid: number;

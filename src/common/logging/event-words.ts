@@ -86,6 +86,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   // ── provider_c ───────────────────────────────────────────────────────────────────────────────
   provider_c_command_missing:
     'the Claude Code CLI ({command}) is not on the PATH: install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
+  provider_c_credential_variables_ignored:
+    "the claude children do not get {variables}: the gateway only uses the Claude Code CLI's login, never an API key or a cloud account; unset them in the gateway's environment",
   provider_c_process_start: 'started a claude child (pid {pid}, attempt {attempt})',
   provider_c_process_exit: 'the claude child ended with code {exit_code} after {duration_ms} ms',
   provider_c_spawn_failed: 'the claude child could not start ({errno})',

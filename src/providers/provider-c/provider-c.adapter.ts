@@ -76,9 +76,18 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
     );
   }
 
-  /** docs/upstream/provider-c.md §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails. */
+  /**
+   * docs/upstream/provider-c.md §1: a missing CLI is not fatal; each request then fails with 502 when its spawn fails.
+   * docs/upstream/provider-c.md §3.2: the credential routes kept from the children are named once (names only, never values).
+   */
   onModuleInit(): void {
     const { providerC } = this.config;
+    if (providerC.droppedCredentialVariables.length > 0) {
+      this.logger.warn(
+        { event: 'provider_c_credential_variables_ignored', variables: providerC.droppedCredentialVariables },
+        'provider_c_credential_variables_ignored',
+      );
+    }
     if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
       this.logger.warn(
         { event: 'provider_c_command_missing', command: providerC.command },

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isClaudeCredentialRoute } from '../../accounts/provider-c/provider-c.credential-routes';
 import type { ProviderCLogin } from '../../accounts/provider-c/provider-c.credentials';
 import type { FamilyDerivedConfig } from '../../config/app-config';
 import { ConfigError, DEFAULT_ACCOUNT_ALIAS, expandHome } from '../../config/app-config';
@@ -49,16 +50,18 @@ declare module '../../config/settings' {
 declare module '../../config/app-config' {
   interface FamilyDerivedConfig {
     readonly providerC: {
-      /** Environment for the child: the gateway's, minus secrets it must never see. */
+      /** Environment for the child: the gateway's, minus secrets it must never see and every credential route. */
       readonly childEnv: Readonly<Record<string, string>>;
+      /** The credential routes set in the gateway's environment and kept from the children (names, sorted). */
+      readonly droppedCredentialVariables: readonly string[];
       /** The logins (docs/accounts.md); one, `default` (the CLI's own), unless PROVIDER_C_ACCOUNTS is set. */
       readonly accounts: readonly ProviderCLogin[];
     };
   }
 }
 
-/** Variables a provider_c child must never inherit (docs/upstream/provider-c.md §3.2). */
-const CHILD_ENV_DENYLIST = ['GATEWAY_BEARER_SECRET', 'ANTHROPIC_API_KEY'];
+/** The gateway's own secret, which no provider_c child may inherit (docs/upstream/provider-c.md §3.2). */
+const GATEWAY_SECRET = 'GATEWAY_BEARER_SECRET';
 
 /**
  * The settings of provider_c, the environment its children start from, and its logins. The one
@@ -68,11 +71,21 @@ const CHILD_ENV_DENYLIST = ['GATEWAY_BEARER_SECRET', 'ANTHROPIC_API_KEY'];
 export const PROVIDER_C_SETTINGS: FamilySettings = {
   rows: PROVIDER_C_ROWS,
   derive: (read, { env, home }): Pick<FamilyDerivedConfig, 'providerC'> => {
+    // Every child starts from this environment, the CLI's own login and PROVIDER_C_ACCOUNTS alike.
     const childEnv: Record<string, string> = {};
+    const dropped: string[] = [];
     for (const [key, entry] of Object.entries(env)) {
-      if (entry !== undefined && !CHILD_ENV_DENYLIST.includes(key)) childEnv[key] = entry;
+      if (entry === undefined || key === GATEWAY_SECRET) continue;
+      if (isClaudeCredentialRoute(key)) dropped.push(key);
+      else childEnv[key] = entry;
     }
-    return { providerC: { childEnv, accounts: providerCLogins(read.given('PROVIDER_C_ACCOUNTS'), childEnv, home) } };
+    return {
+      providerC: {
+        childEnv,
+        droppedCredentialVariables: dropped.sort(),
+        accounts: providerCLogins(read.given('PROVIDER_C_ACCOUNTS'), childEnv, home),
+      },
+    };
   },
 };
 
