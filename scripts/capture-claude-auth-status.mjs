@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Records what the pinned Claude Code CLI prints for `claude auth status --json` — the offline
-// check provider_c's startup login report runs — into
+// Records what the pinned Claude Code CLI prints for `claude --setting-sources "" auth status --json`
+// — the offline check provider_c's startup login report runs — into
 // src/providers/provider-c/__fixtures__/claude-code-<version>/auth-status.json: exit code and the
 // JSON, unedited except that the scratch directories become `<home>` / `<config>`. Run offline:
 //
@@ -30,7 +30,7 @@ const QUIET = {
 };
 
 function run(name, env, scratch) {
-  const result = spawnSync(CLAUDE, ['auth', 'status', '--json'], {
+  const result = spawnSync(CLAUDE, ['--setting-sources', '', 'auth', 'status', '--json'], {
     env: { PATH: process.env.PATH, ...QUIET, ...env },
     encoding: 'utf8',
     timeout: 30_000,
@@ -42,6 +42,16 @@ function run(name, env, scratch) {
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-status-home-'));
 const config = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-status-config-'));
+// A Console login: the CLI keeps the API key it was given in ~/.claude.json and bills it.
+const consoleHome = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-status-console-'));
+fs.writeFileSync(path.join(consoleHome, '.claude.json'), JSON.stringify({ primaryApiKey: 'sk-ant-api03-fake' }));
+// A settings file's apiKeyHelper, which `--setting-sources ""` leaves out as it does for the children.
+const helperHome = fs.mkdtempSync(path.join(os.tmpdir(), 'auth-status-helper-'));
+fs.mkdirSync(path.join(helperHome, '.claude'));
+fs.writeFileSync(
+  path.join(helperHome, '.claude', 'settings.json'),
+  JSON.stringify({ apiKeyHelper: 'echo sk-ant-api03-fake' }),
+);
 const day = 24 * 3600 * 1000;
 fs.writeFileSync(
   path.join(config, '.credentials.json'),
@@ -60,18 +70,27 @@ try {
   const scratch = [
     [config, '<config>'],
     [home, '<home>'],
+    [consoleHome, '<home>'],
+    [helperHome, '<home>'],
   ];
+  const token = { CLAUDE_CODE_OAUTH_TOKEN: 'fake-oauth-token-for-tests' };
   const cases = Object.fromEntries([
     run('not-logged-in', { HOME: home }, scratch),
-    run('oauth-token', { HOME: home, CLAUDE_CODE_OAUTH_TOKEN: 'fake-oauth-token-for-tests' }, scratch),
+    run('oauth-token', { HOME: home, ...token }, scratch),
     run('config-dir-expired-token', { HOME: home, CLAUDE_CONFIG_DIR: config }, scratch),
+    run('bedrock', { HOME: home, ...token, CLAUDE_CODE_USE_BEDROCK: '1' }, scratch),
+    run('console-api-key', { HOME: consoleHome }, scratch),
+    run('settings-api-key-helper', { HOME: helperHome, ...token }, scratch),
   ]);
   const out =
     process.env.ORACLE_OUT ??
     path.join(ROOT, 'src', 'providers', 'provider-c', '__fixtures__', `claude-code-${version}`, 'auth-status.json');
-  fs.writeFileSync(out, `${JSON.stringify({ version, command: 'claude auth status --json', cases }, null, 2)}\n`);
+  const command = 'claude --setting-sources "" auth status --json';
+  fs.writeFileSync(out, `${JSON.stringify({ version, command, cases }, null, 2)}\n`);
   console.log(`wrote ${path.relative(ROOT, out)}`);
 } finally {
   fs.rmSync(home, { recursive: true, force: true });
   fs.rmSync(config, { recursive: true, force: true });
+  fs.rmSync(consoleHome, { recursive: true, force: true });
+  fs.rmSync(helperHome, { recursive: true, force: true });
 }

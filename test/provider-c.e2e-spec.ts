@@ -703,6 +703,12 @@ describe('provider_c with the real Claude Code CLI and other Claude credentials 
   beforeAll(async () => {
     otherApi = await FakeAnthropicApi.start([textReply('from the login')]);
     otherHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-routes-home-'));
+    // A settings file the children never read (`--setting-sources ""`), so the login check must not either.
+    fs.mkdirSync(path.join(otherHome, '.claude'));
+    fs.writeFileSync(
+      path.join(otherHome, '.claude', 'settings.json'),
+      JSON.stringify({ apiKeyHelper: 'echo fake-account-helper', env: { CLAUDE_CODE_USE_VERTEX: '1' } }),
+    );
     otherGateway = await startGateway({
       ...realClaudeGatewaySettings(otherApi.baseUrl, otherHome),
       CLAUDE_CODE_OAUTH_TOKEN: 'fake-account-login',
@@ -723,7 +729,7 @@ describe('provider_c with the real Claude Code CLI and other Claude credentials 
     const accounts = otherApi.requests.filter((request) => request.hadCredential).map((request) => request.account);
     expect(new Set(accounts)).toEqual(new Set(['login']));
     expect(otherApi.messages()).not.toHaveLength(0);
-    // `claude auth status` asked with the children's environment: Anthropic's API, with the login.
+    // `claude auth status` asked as the children run: Anthropic's API, with the login.
     await otherGateway.logs.waitForLine((line) => line.includes('"event":"login_state"'), 20_000);
     expect(otherGateway.logs.records('login_state')).toContainEqual(
       expect.objectContaining({ provider: 'provider_c', account: 'default', state: 'usable' }),

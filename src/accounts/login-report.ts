@@ -110,7 +110,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
       state: check.state,
       reason: check.reason,
       cli_version: check.cliVersion,
-      fix: loginFix(entry.provider, check.state),
+      fix: check.fix ?? loginFix(entry.provider, check.state),
     };
     const message = loginStateMessage(entry.provider, entry.account, check);
     if (startup || isUsable(check.state)) this.logger.info(fields, message);

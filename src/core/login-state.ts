@@ -42,6 +42,8 @@ export interface LoginCheck {
   readonly expiresAt?: number;
   /** The installed CLI's version as it reports it, for a family that runs one (as its `--version` prints it). */
   readonly cliVersion?: string;
+  /** The fix when this check's cause has another one than its state's (loginFix): a CLI set to bill something else. */
+  readonly fix?: string;
 }
 
 /** Whether a turn on this login can be expected to reach the upstream. */
@@ -81,7 +83,7 @@ export function noUsableLogin(
 
 /** The readable message of a login's line: family, alias, state and the fix. */
 export function loginStateMessage(provider: ProviderId, account: string, check: LoginCheck): string {
-  const fix = loginFix(provider, check.state);
+  const fix = check.fix ?? loginFix(provider, check.state);
   const cli = check.cliVersion ? `${familyOf(provider).fix.cli} ${check.cliVersion}` : familyOf(provider).fix.cli;
   const what = `${provider} login "${account}" (${cli}): ${check.state.replace(/_/g, ' ')}${check.reason ? ` (${check.reason})` : ''}`;
   return fix ? `${what}; to fix: ${fix}` : what;

@@ -10,7 +10,9 @@ import * as path from 'node:path';
 // `claude auth status --json` (the gateway's startup login report) answers like the real CLI
 // (src/providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json) and is not a run:
 // it records nothing and takes no run index. FAKE_CLAUDE_LOGGED_IN=0 plays a CLI without a login.
-if (process.argv[2] === 'auth' && process.argv[3] === 'status') {
+// The gateway asks it as `claude --setting-sources "" auth status --json`.
+const statusAt = process.argv.indexOf('auth');
+if (statusAt >= 2 && process.argv[statusAt + 1] === 'status') {
   const loggedIn = process.env.FAKE_CLAUDE_LOGGED_IN !== '0';
   process.stdout.write(
     `${JSON.stringify({ loggedIn, authMethod: loggedIn ? 'oauth_token' : 'none', apiProvider: 'firstParty' }, null, 2)}\n`,

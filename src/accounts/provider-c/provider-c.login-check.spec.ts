@@ -21,6 +21,36 @@ describe(parseAuthStatus.name, () => {
     expect(cases['not-logged-in'].exit_code).toBe(1);
     expect(parseAuthStatus(JSON.stringify(cases['oauth-token'].stdout))).toEqual({ state: 'usable' });
     expect(parseAuthStatus(JSON.stringify(cases['config-dir-expired-token'].stdout))).toEqual({ state: 'usable' });
+    // Asked as the children run, without settings files: a settings file's apiKeyHelper is not what they use.
+    expect(parseAuthStatus(JSON.stringify(cases['settings-api-key-helper'].stdout))).toEqual({ state: 'usable' });
+  });
+
+  it('finds a CLI set to bill a cloud account or an API key unusable, naming why and the fix', () => {
+    expect(parseAuthStatus(JSON.stringify(cases.bedrock.stdout))).toEqual({
+      state: 'unusable',
+      reason: "claude auth status: apiProvider bedrock, not Anthropic's API",
+      fix: expect.stringMatching(/CLAUDE_CODE_USE_\*.*only serves the CLI's Claude login/),
+    });
+    expect(parseAuthStatus(JSON.stringify(cases['console-api-key'].stdout))).toEqual({
+      state: 'unusable',
+      reason: 'claude auth status: api_key, not a Claude login',
+      fix: expect.stringContaining('Claude subscription'),
+    });
+    expect(parseAuthStatus('{"loggedIn":true,"authMethod":"api_key_helper","apiProvider":"firstParty"}')).toMatchObject(
+      {
+        state: 'unusable',
+        reason: 'claude auth status: api_key_helper, not a Claude login',
+      },
+    );
+    // Another backend is the cause even when it reports no login (a cloud gateway not signed in).
+    expect(parseAuthStatus('{"loggedIn":false,"authMethod":"none","apiProvider":"gateway"}')).toMatchObject({
+      state: 'unusable',
+      reason: "claude auth status: apiProvider gateway, not Anthropic's API",
+    });
+    // Only a closed word of the answer reaches the reason.
+    expect(parseAuthStatus('{"loggedIn":true,"apiProvider":"evil provider\\nline"}')).toMatchObject({
+      reason: "claude auth status: apiProvider unknown, not Anthropic's API",
+    });
   });
 
   it('never takes anything else from the answer (it carries the e-mail)', () => {

@@ -24,7 +24,7 @@ export interface ProviderCCheckSettings {
  * (no CLI, no login that matters). A config directory's `.credentials.json` and a token file are
  * read as the CLI would; the CLI's own login (`cli`: the keychain, `CLAUDE_CODE_OAUTH_TOKEN`, a
  * file under `~/.claude`) is only knowable by asking the CLI: `claude auth status --json` prints
- * `{"loggedIn": …, "authMethod": …}` offline (fixture: providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json).
+ * `{"loggedIn": …, "authMethod": …, "apiProvider": …}` offline (fixture: providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json).
  * A found executable's version (`claude --version`, asked once) comes with every state.
  */
 export async function checkProviderCLogin(
@@ -76,12 +76,16 @@ async function configDirState(dir: string, now: number): Promise<LoginCheck> {
   return tokenCheck(isExpired(expiresAt, now), nonEmptyString(oauth.refreshToken) !== undefined, expiresAt);
 }
 
-/** Runs `claude auth status --json`; only `loggedIn` and `authMethod` are read (it also prints the e-mail). */
+/**
+ * Runs `claude --setting-sources "" auth status --json`: without settings files, as the children
+ * run (provider-c.argv.ts), so a settings file's apiKeyHelper or env does not decide a status the
+ * children never see. Only `loggedIn`, `apiProvider` and `authMethod` are read (it also prints the e-mail).
+ */
 function authStatus(executable: string, env: Readonly<Record<string, string>>): Promise<LoginCheck> {
   return new Promise((resolve) => {
     execFile(
       executable,
-      ['auth', 'status', '--json'],
+      ['--setting-sources', '', 'auth', 'status', '--json'],
       { env, cwd: os.tmpdir(), timeout: AUTH_STATUS_TIMEOUT_MS, maxBuffer: 1 << 20 },
       (_error, stdout) => {
         resolve(parseAuthStatus(stdout));
@@ -90,7 +94,20 @@ function authStatus(executable: string, env: Readonly<Record<string, string>>): 
   });
 }
 
-/** The answer of `claude auth status --json` (exit 1 when logged out, with the same JSON). */
+/** What a child would bill when the CLI is set to another backend than Anthropic's API. */
+const OTHER_BACKEND_FIX =
+  "remove what switches Claude Code to that backend (a CLAUDE_CODE_USE_* variable, in its managed settings or the gateway's environment): the gateway only serves the CLI's Claude login";
+/** What a child would bill when the CLI's credential is an API key (a Console login, an apiKeyHelper). */
+const API_KEY_FIX =
+  "log the CLI in with a Claude subscription instead: run `claude` on the gateway's machine, then `/login` (or create a token with `claude setup-token`)";
+
+/**
+ * The answer of `claude auth status --json` (exit 1 when logged out, with the same JSON). Logged in
+ * is not enough: `apiProvider` other than `firstParty` (`bedrock`, `vertex`, `foundry`,
+ * `anthropicAws`, `anthropicGoogleCloud`, `mantle`, `gateway` in 2.1.332) means the children would
+ * bill a cloud account, and `authMethod` `api_key` or `api_key_helper` that they would bill an API
+ * key; neither has plan meters, so both are unusable (docs/upstream/provider-c.md §3.2).
+ */
 export function parseAuthStatus(stdout: string): LoginCheck {
   let status: unknown;
   try {
@@ -100,7 +117,24 @@ export function parseAuthStatus(stdout: string): LoginCheck {
   }
   if (!isJsonObject(status) || typeof status.loggedIn !== 'boolean')
     return { state: 'unusable', reason: 'claude auth status gave no answer' };
-  return status.loggedIn ? { state: 'usable' } : { state: 'missing', reason: 'claude auth status: not logged in' };
+  const provider = status.apiProvider;
+  if (provider !== undefined && provider !== 'firstParty') {
+    // A closed word in the reason: the CLI's own name for the backend when it is one, never free text.
+    const named = typeof provider === 'string' && /^[A-Za-z]{1,32}$/.test(provider) ? provider : 'unknown';
+    return {
+      state: 'unusable',
+      reason: `claude auth status: apiProvider ${named}, not Anthropic's API`,
+      fix: OTHER_BACKEND_FIX,
+    };
+  }
+  if (!status.loggedIn) return { state: 'missing', reason: 'claude auth status: not logged in' };
+  if (status.authMethod === 'api_key' || status.authMethod === 'api_key_helper')
+    return {
+      state: 'unusable',
+      reason: `claude auth status: ${status.authMethod}, not a Claude login`,
+      fix: API_KEY_FIX,
+    };
+  return { state: 'usable' };
 }
 
 /**

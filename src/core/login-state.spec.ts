@@ -1,0 +1,15 @@
+import { loginStateMessage } from './login-state';
+
+describe(loginStateMessage.name, () => {
+  it("names the state's usual fix, or the check's own when its cause has another", () => {
+    expect(loginStateMessage('provider_c', 'default', { state: 'missing' })).toContain('to fix: run `claude`');
+    const check = {
+      state: 'unusable' as const,
+      reason: 'set to another backend',
+      fix: 'unset CLAUDE_CODE_USE_BEDROCK',
+    };
+    expect(loginStateMessage('provider_c', 'default', check)).toBe(
+      'provider_c login "default" (Claude Code CLI): unusable (set to another backend); to fix: unset CLAUDE_CODE_USE_BEDROCK',
+    );
+  });
+});
