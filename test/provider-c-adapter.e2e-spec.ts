@@ -487,6 +487,10 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(error.code).toBe('queue_timeout');
       expect(error.spec.status).toBe(429);
       expect(error.retryAfterHeader).toBe(5);
+      expect(error.publicMessage).toBe(
+        'waited 100ms (PRIMARY_AGENT_QUEUE_TIMEOUT) for a slot: all provider_c process slots are busy ' +
+          '(PROVIDER_C_MAX_PROCESSES=1); retry in 5 s, or raise PROVIDER_C_MAX_PROCESSES or PRIMARY_AGENT_QUEUE_TIMEOUT',
+      );
       expect(readRuns(h.dir)).toHaveLength(1);
       expect(h.metrics.queueWaited).toHaveBeenCalledWith('provider_c_processes', 'timeout', expect.any(Number));
       c.abort.abort(new Error('done'));

@@ -406,10 +406,18 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       expect(refused.headers.get('retry-after')).toBe('5');
       expect(refused.headers.get('content-type')).toMatch(/application\/json/);
       expect(await refused.json()).toEqual({
-        error: expect.objectContaining({ type: 'rate_limit_error', code: 'queue_full', param: null }),
+        error: {
+          type: 'rate_limit_error',
+          code: 'queue_full',
+          param: null,
+          message:
+            'the waiting list is full (PRIMARY_AGENT_QUEUE_LIMIT=0): all provider_b slots are busy ' +
+            '(PRIMARY_AGENT_MAX_ACTIVE=1); retry in 5 s, or raise PRIMARY_AGENT_MAX_ACTIVE or PRIMARY_AGENT_QUEUE_LIMIT',
+        },
       });
       expect(fake.requests('streamGenerateContent')).toHaveLength(before);
-      await waitForRecords(gateway, 'queue_full', withHash(keyHash('chat:body:conversation_id=full-b')));
+      const [full] = await waitForRecords(gateway, 'queue_full', withHash(keyHash('chat:body:conversation_id=full-b')));
+      expect(full).toMatchObject({ blocked_by: 'queue_limit', setting: 'PRIMARY_AGENT_QUEUE_LIMIT' });
 
       const bypassed = await metricValue(gateway, 'gateway_chat_api_queue_wait_seconds_count', {
         provider: 'provider_b',
@@ -456,7 +464,13 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toBe('5');
       expect(await refused.json()).toEqual({
-        error: expect.objectContaining({ type: 'rate_limit_error', code: 'queue_timeout' }),
+        error: expect.objectContaining({
+          type: 'rate_limit_error',
+          code: 'queue_timeout',
+          message:
+            'waited 50ms (PRIMARY_AGENT_QUEUE_TIMEOUT) for a slot: all provider_b slots are busy ' +
+            '(PRIMARY_AGENT_MAX_ACTIVE=1); retry in 5 s, or raise PRIMARY_AGENT_MAX_ACTIVE or PRIMARY_AGENT_QUEUE_TIMEOUT',
+        }),
       });
       // Not before the timeout; the holder is HELD for good, so only the timeout can end the wait.
       expect(elapsed).toBeGreaterThanOrEqual(45);
@@ -466,6 +480,51 @@ describe('agent queue (POST /v1/chat/completions)', () => {
         withHash(keyHash('chat:body:conversation_id=timeout-b')),
       );
       expect(record.wait_ms).toBeGreaterThanOrEqual(45);
+      expect(record).toMatchObject({ blocked_by: 'global', setting: 'PRIMARY_AGENT_MAX_ACTIVE' });
+      expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+      holder.leave();
+    });
+  });
+
+  describe("timeout on the chat's own turn (PRIMARY_AGENT_QUEUE_TIMEOUT=300ms, default slots)", () => {
+    let harness: Harness;
+    beforeAll(async () => {
+      harness = await startHarness({ PRIMARY_AGENT_QUEUE_TIMEOUT: '300ms' });
+    });
+    afterAll(() => stopHarness(harness));
+
+    it("says that the same chat's earlier turn holds the slot, and logs blocked_by key", async () => {
+      const { gateway, fake } = harness;
+      fake.enqueue('streamGenerateContent', HELD);
+      const headers = { 'x-conversation-id': 'own-turn' };
+      const holder = leavable(gateway, toolTurn({}, 'first turn'), headers);
+      await holder.response;
+      // Fifteen of the sixteen family slots are free: only the chat's own cap holds this turn back.
+      const refused = await postChatBody(gateway, toolTurn({}, 'second turn'), { headers });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(await refused.json()).toEqual({
+        error: {
+          type: 'rate_limit_error',
+          code: 'queue_timeout',
+          param: null,
+          message:
+            'waited 300ms (PRIMARY_AGENT_QUEUE_TIMEOUT) for a slot: another turn of the same chat is still running ' +
+            '(PRIMARY_AGENT_MAX_ACTIVE_PER_KEY=1); retry once it has ended, or raise PRIMARY_AGENT_QUEUE_TIMEOUT to ' +
+            'wait for it, or PRIMARY_AGENT_MAX_ACTIVE_PER_KEY to run them side by side',
+        },
+      });
+      const [record] = await waitForRecords(
+        gateway,
+        'queue_timeout',
+        withHash(keyHash('chat:header:x-conversation-id:own-turn')),
+      );
+      expect(record).toMatchObject({
+        level: 40,
+        key_mode: 'chat:header:x-conversation-id',
+        blocked_by: 'key',
+        setting: 'PRIMARY_AGENT_MAX_ACTIVE_PER_KEY',
+      });
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
       holder.leave();
     });

@@ -207,6 +207,10 @@ describe('structured queue (docs/design/behaviours.md §4.3)', () => {
         'rate_limited',
         '5',
       ]);
+      expect(rejected.error?.message).toBe(
+        'the waiting list is full (STRUCTURED_QUEUE_LIMIT=1): all structured slots are busy ' +
+          '(STRUCTURED_MAX_ACTIVE=1); retry in 5 s, or raise STRUCTURED_MAX_ACTIVE or STRUCTURED_QUEUE_LIMIT',
+      );
       expect(
         await metricValue(harness.gateway, 'gateway_chat_api_queue_wait_seconds_count', {
           provider: 'structured',
@@ -218,7 +222,13 @@ describe('structured queue (docs/design/behaviours.md §4.3)', () => {
       expect((await holder).status).toBe(200);
       expect(harness.fake.requests()).toHaveLength(1);
       const logged = harness.gateway.logs.records('queue_full').at(-1);
-      expect(logged).toMatchObject({ provider: 'structured', key_mode: 'caller', request_id: 'rejected' });
+      expect(logged).toMatchObject({
+        provider: 'structured',
+        key_mode: 'caller',
+        request_id: 'rejected',
+        blocked_by: 'queue_limit',
+        setting: 'STRUCTURED_QUEUE_LIMIT',
+      });
       expect(logged?.key_hash).toMatch(/^[0-9a-f]{16}$/);
     } finally {
       await harness.close();
@@ -270,6 +280,16 @@ describe('structured queue (docs/design/behaviours.md §4.3)', () => {
         headers: { authorization: 'Bearer caller-a' },
       });
       expect([sameCaller.status, sameCaller.error?.code]).toEqual([429, 'rate_limited']);
+      expect(sameCaller.error?.message).toBe(
+        'waited 100ms (STRUCTURED_QUEUE_TIMEOUT) for a slot: another request of the same caller is still running ' +
+          '(STRUCTURED_MAX_ACTIVE_PER_KEY=1); retry once it has ended, or raise STRUCTURED_QUEUE_TIMEOUT to wait ' +
+          'for it, or STRUCTURED_MAX_ACTIVE_PER_KEY to run them side by side',
+      );
+      expect(harness.gateway.logs.records('queue_timeout').at(-1)).toMatchObject({
+        provider: 'structured',
+        blocked_by: 'key',
+        setting: 'STRUCTURED_MAX_ACTIVE_PER_KEY',
+      });
       const otherCaller = await postStructured(harness.gateway, structuredBody(), {
         headers: { authorization: 'Bearer caller-b' },
       });

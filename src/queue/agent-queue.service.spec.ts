@@ -1,4 +1,5 @@
 import { loadConfig } from '../config/app-config';
+import type { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
 import type { AdmitParams } from './agent-queue.service';
@@ -123,7 +124,38 @@ describe(AgentQueueService.name, () => {
       retryAfterHeader: 5,
     });
     expect(waited[waited.length - 1]).toEqual(['provider_a', 'full', 0]);
-    expect(records[records.length - 1]).toMatchObject({ event: 'queue_full', request_id: 'r2' });
+    expect(records[records.length - 1]).toMatchObject({
+      event: 'queue_full',
+      request_id: 'r2',
+      blocked_by: 'queue_limit',
+      setting: 'PRIMARY_AGENT_QUEUE_LIMIT',
+    });
+    held.release();
+  });
+
+  it('names the PRIMARY_AGENT_* setting behind each bound and what the same key means in its mode', async () => {
+    const { service, params, keyOf } = setup({ PRIMARY_AGENT_MAX_ACTIVE: '2', PRIMARY_AGENT_QUEUE_LIMIT: '0' });
+    const held = await service.admit(params());
+    const messageOf = async (overrides: Partial<AdmitParams>) =>
+      ((await Promise.resolve(service.admit(params(overrides))).catch((error: unknown) => error)) as GatewayError)
+        .publicMessage;
+    expect(await messageOf({})).toBe(
+      'the waiting list is full (PRIMARY_AGENT_QUEUE_LIMIT=0): another turn of the same chat is still running ' +
+        '(PRIMARY_AGENT_MAX_ACTIVE_PER_KEY=1); retry once it has ended, or raise PRIMARY_AGENT_QUEUE_LIMIT to wait ' +
+        'for it, or PRIMARY_AGENT_MAX_ACTIVE_PER_KEY to run them side by side',
+    );
+    const other = await service.admit(params({ key: keyOf('s2') }));
+    expect(await messageOf({ key: keyOf('s3') })).toBe(
+      'the waiting list is full (PRIMARY_AGENT_QUEUE_LIMIT=0): all provider_a slots are busy ' +
+        '(PRIMARY_AGENT_MAX_ACTIVE=2); retry in 5 s, or raise PRIMARY_AGENT_MAX_ACTIVE or PRIMARY_AGENT_QUEUE_LIMIT',
+    );
+    other.release();
+    const global: QueueKey = { mode: 'global', value: 'global', hash: 'h' };
+    const globalHeld = await service.admit(params({ key: global }));
+    expect(await messageOf({ key: global })).toContain(
+      'another turn with the same queue key (global) is still running',
+    );
+    globalHeld.release();
     held.release();
   });
 
@@ -134,7 +166,12 @@ describe(AgentQueueService.name, () => {
     const [, result, seconds] = waited[waited.length - 1];
     expect(result).toBe('timeout');
     expect(seconds).toBeGreaterThanOrEqual(0.045);
-    expect(records[records.length - 1]).toMatchObject({ event: 'queue_timeout', wait_ms: expect.any(Number) });
+    expect(records[records.length - 1]).toMatchObject({
+      event: 'queue_timeout',
+      wait_ms: expect.any(Number),
+      blocked_by: 'key',
+      setting: 'PRIMARY_AGENT_MAX_ACTIVE_PER_KEY',
+    });
     held.release();
   });
 

@@ -22,6 +22,25 @@ export interface AdmitParams {
   readonly requestId: string;
 }
 
+/** The settings behind the agent queues' bounds, named in their refusals. */
+const AGENT_QUEUE_SETTINGS = {
+  maxActive: 'PRIMARY_AGENT_MAX_ACTIVE',
+  maxActivePerKey: 'PRIMARY_AGENT_MAX_ACTIVE_PER_KEY',
+  queueLimit: 'PRIMARY_AGENT_QUEUE_LIMIT',
+  queueTimeout: 'PRIMARY_AGENT_QUEUE_TIMEOUT',
+};
+
+/**
+ * Who holds a key's slots, in a client's words, by the key's logged mode: in the default `chat`
+ * mode that is the same chat's earlier turn. Other modes name the mode, so the client can tell
+ * what "the same key" means there (`global`, `header:x-team`).
+ */
+function sameKeyWords(mode: string): string {
+  if (mode.startsWith('chat')) return 'another turn of the same chat';
+  if (mode === 'caller') return 'another turn of the same caller';
+  return `another turn with the same queue key (${mode})`;
+}
+
 /** Held by requests that never queue (plain chats, or the queue switched off). */
 const BYPASS_SLOT: QueueSlot = { release: () => undefined };
 
@@ -40,7 +59,8 @@ export class AgentQueueService {
   ) {
     const { maxActive, maxActivePerKey, queueLimit, queueTimeoutMs } = config.agentQueue;
     for (const family of familyIds()) {
-      this.queues.set(family, new FairQueue({ maxActive, maxActivePerKey, queueLimit, queueTimeoutMs }));
+      const wording = { slots: `${family} slots`, settings: AGENT_QUEUE_SETTINGS };
+      this.queues.set(family, new FairQueue({ maxActive, maxActivePerKey, queueLimit, queueTimeoutMs, wording }));
       this.metrics.queueDepthChanged(family, 0);
     }
   }
@@ -66,7 +86,11 @@ export class AgentQueueService {
       throw signal.reason;
     }
     const queue = this.queues.get(provider)!;
-    return queue.acquire(params.key.value, { signal, observer: this.observerFor(params) });
+    return queue.acquire(params.key.value, {
+      signal,
+      observer: this.observerFor(params),
+      sameKey: sameKeyWords(params.key.mode),
+    });
   }
 
   /** Metrics and the queue_* log records for one acquire (docs/design/behaviours.md §4.2, §8). */

@@ -2,11 +2,22 @@ import { GatewayError } from '../core/gateway.error';
 import type { FairQueueOptions, QueueSlot } from './fair-queue';
 import { FairQueue } from './fair-queue';
 
+const WORDING = {
+  slots: 'spec slots',
+  settings: {
+    maxActive: 'SPEC_MAX_ACTIVE',
+    maxActivePerKey: 'SPEC_MAX_ACTIVE_PER_KEY',
+    queueLimit: 'SPEC_QUEUE_LIMIT',
+    queueTimeout: 'SPEC_QUEUE_TIMEOUT',
+  },
+};
+
 const options = (overrides: Partial<FairQueueOptions> = {}): FairQueueOptions => ({
   maxActive: 2,
   maxActivePerKey: 1,
   queueLimit: 10,
   queueTimeoutMs: 0,
+  wording: WORDING,
   ...overrides,
 });
 
@@ -101,7 +112,7 @@ describe(FairQueue.name, () => {
     const error = await queue.acquire('b', { signal: signal(), observer: { rejected } }).catch((caught) => caught);
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).code).toBe('queue_full');
-    expect(rejected).toHaveBeenCalledWith({ reason: 'full', waitMs: 0, depth: 0 });
+    expect(rejected).toHaveBeenCalledWith(expect.objectContaining({ reason: 'full', waitMs: 0, depth: 0 }));
     held.release();
   });
 
@@ -247,5 +258,96 @@ describe(FairQueue.name, () => {
     expect(acquired.mock.calls[0][0].waitMs).toBeGreaterThanOrEqual(10);
     slot.release();
     expect(released).toHaveBeenCalledWith(expect.objectContaining({ depth: 0 }));
+  });
+
+  describe('names the bound that held a refused request back', () => {
+    /** The refusal of one acquire and what its observer heard. */
+    async function refusalOf(queue: FairQueue, key: string, extra: { deadlineAt?: number } = {}) {
+      const rejected = jest.fn();
+      const error = (await queue
+        .acquire(key, { signal: signal(), observer: { rejected }, sameKey: 'another turn of the same chat', ...extra })
+        .catch((caught: unknown) => caught)) as GatewayError;
+      return { error, info: rejected.mock.calls[0][0] as Record<string, unknown> };
+    }
+
+    it('times out on its own key when the same key holds the slot while global slots are free', async () => {
+      const queue = new FairQueue(options({ maxActive: 2, queueTimeoutMs: 30 }));
+      const held = await queue.acquire('a', { signal: signal() });
+      const { error, info } = await refusalOf(queue, 'a');
+      expect(queue.activeCount).toBe(1);
+      expect(info).toMatchObject({ reason: 'timeout', blockedBy: 'key', setting: 'SPEC_MAX_ACTIVE_PER_KEY' });
+      expect(error.code).toBe('queue_timeout');
+      expect(error.publicMessage).toBe(
+        'waited 30ms (SPEC_QUEUE_TIMEOUT) for a slot: another turn of the same chat is still running ' +
+          '(SPEC_MAX_ACTIVE_PER_KEY=1); retry once it has ended, or raise SPEC_QUEUE_TIMEOUT to wait for it, ' +
+          'or SPEC_MAX_ACTIVE_PER_KEY to run them side by side',
+      );
+      held.release();
+    });
+
+    it('times out on the global cap when every slot is busy with other keys', async () => {
+      const queue = new FairQueue(options({ maxActive: 1, queueTimeoutMs: 60_000 * 5 }));
+      jest.useFakeTimers();
+      try {
+        const held = await queue.acquire('a', { signal: signal() });
+        const refused = refusalOf(queue, 'b');
+        jest.advanceTimersByTime(60_000 * 5);
+        const { error, info } = await refused;
+        expect(info).toMatchObject({ reason: 'timeout', blockedBy: 'global', setting: 'SPEC_MAX_ACTIVE' });
+        expect(error.publicMessage).toBe(
+          'waited 5m (SPEC_QUEUE_TIMEOUT) for a slot: all spec slots are busy (SPEC_MAX_ACTIVE=1); ' +
+            'retry in 5 s, or raise SPEC_MAX_ACTIVE or SPEC_QUEUE_TIMEOUT',
+        );
+        held.release();
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('names its own key when both its key and the global cap are reached', async () => {
+      const queue = new FairQueue(options({ maxActive: 1, queueTimeoutMs: 20 }));
+      const held = await queue.acquire('a', { signal: signal() });
+      const { info } = await refusalOf(queue, 'a');
+      expect(info).toMatchObject({ blockedBy: 'key' });
+      held.release();
+    });
+
+    it('names the waiter limit for queue_full, and in the message what it would have waited for', async () => {
+      const queue = new FairQueue(options({ maxActive: 2, queueLimit: 0 }));
+      const held = await queue.acquire('a', { signal: signal() });
+      const ownKey = await refusalOf(queue, 'a');
+      expect(ownKey.info).toMatchObject({ reason: 'full', blockedBy: 'queue_limit', setting: 'SPEC_QUEUE_LIMIT' });
+      expect(ownKey.error.code).toBe('queue_full');
+      expect(ownKey.error.publicMessage).toBe(
+        'the waiting list is full (SPEC_QUEUE_LIMIT=0): another turn of the same chat is still running ' +
+          '(SPEC_MAX_ACTIVE_PER_KEY=1); retry once it has ended, or raise SPEC_QUEUE_LIMIT to wait for it, ' +
+          'or SPEC_MAX_ACTIVE_PER_KEY to run them side by side',
+      );
+      const other = await queue.acquire('b', { signal: signal() });
+      const busy = await refusalOf(queue, 'c');
+      expect(busy.info).toMatchObject({ blockedBy: 'queue_limit' });
+      expect(busy.error.publicMessage).toBe(
+        'the waiting list is full (SPEC_QUEUE_LIMIT=0): all spec slots are busy (SPEC_MAX_ACTIVE=2); ' +
+          'retry in 5 s, or raise SPEC_MAX_ACTIVE or SPEC_QUEUE_LIMIT',
+      );
+      held.release();
+      other.release();
+    });
+
+    it('names the bound of a wait ended by the deadline, and none for a client that left', async () => {
+      const queue = new FairQueue(options({ maxActive: 1 }));
+      const held = await queue.acquire('a', { signal: signal() });
+      const { error, info } = await refusalOf(queue, 'b', { deadlineAt: Date.now() + 20 });
+      expect(error.code).toBe('timeout');
+      expect(info).toMatchObject({ reason: 'deadline', blockedBy: 'global', setting: 'SPEC_MAX_ACTIVE' });
+
+      const leaving = new AbortController();
+      const rejected = jest.fn();
+      const waiting = queue.acquire('c', { signal: leaving.signal, observer: { rejected } }).catch(() => undefined);
+      leaving.abort(new Error('gone'));
+      await waiting;
+      expect(rejected.mock.calls[0][0]).not.toHaveProperty('blockedBy');
+      held.release();
+    });
   });
 });

@@ -1,5 +1,7 @@
 import { GatewayError } from '../core/gateway.error';
 import { MAX_TIMER_MS } from '../common/async/abortable';
+import type { QueueBound, QueueWording, Refusal } from './queue-refusal';
+import { boundSetting, queueRefusal, refusalBound } from './queue-refusal';
 
 export interface FairQueueOptions {
   /** Slots in use at once. */
@@ -10,13 +12,25 @@ export interface FairQueueOptions {
   readonly queueLimit: number;
   /** Longest wait; 0 = until the caller's signal aborts. */
   readonly queueTimeoutMs: number;
+  /** How its refusals name this queue's slots and settings to the client. */
+  readonly wording: QueueWording;
+}
+
+/** Why a request left without a slot; `blockedBy` and `setting` name the bound that held it back (not for `canceled`). */
+export interface RejectionInfo {
+  readonly reason: 'full' | 'timeout' | 'canceled' | 'deadline';
+  readonly waitMs: number;
+  readonly depth: number;
+  readonly blockedBy?: QueueBound;
+  /** The setting behind `blockedBy`. */
+  readonly setting?: string;
 }
 
 /** What happened to one acquire, for metrics and logs (the queue itself logs nothing). */
 export interface FairQueueObserver {
   waiting?(info: { position: number; depth: number }): void;
   acquired?(info: { waitMs: number; active: number; activeForKey: number; depth: number; queued: boolean }): void;
-  rejected?(info: { reason: 'full' | 'timeout' | 'canceled' | 'deadline'; waitMs: number; depth: number }): void;
+  rejected?(info: RejectionInfo): void;
   released?(info: { runMs: number; depth: number }): void;
 }
 
@@ -25,6 +39,8 @@ export interface AcquireOptions {
   /** Epoch ms; reaching it while waiting ends the wait with `timeout` (structured deadline_ms). */
   readonly deadlineAt?: number;
   readonly observer?: FairQueueObserver;
+  /** The client's words for another holder of this key's slots; `another request with the same key` when absent. */
+  readonly sameKey?: string;
 }
 
 /** A held slot; `release()` is idempotent and must be called on every path. */
@@ -41,8 +57,9 @@ interface Waiter {
 /**
  * Admission with a global cap, a per-key cap and a bounded FIFO (docs/design/behaviours.md §4.2).
  * A freed slot goes to the oldest waiter whose key is below its cap, so a key is FIFO within
- * itself, a key at its cap never blocks other keys, and no key starves. Hand-written: the
- * per-key fairness rule is ours and no queue library implements it.
+ * itself, a key at its cap never blocks other keys, and no key starves. A refusal says which bound
+ * held the request back and the setting behind it (queue-refusal.ts). Hand-written: the per-key
+ * fairness rule is ours and no queue library implements it.
  */
 export class FairQueue {
   private active = 0;
@@ -59,7 +76,7 @@ export class FairQueue {
     return this.active;
   }
 
-  async acquire(key: string, { signal, deadlineAt, observer }: AcquireOptions): Promise<QueueSlot> {
+  async acquire(key: string, { signal, deadlineAt, observer, sameKey }: AcquireOptions): Promise<QueueSlot> {
     if (signal.aborted) throw signal.reason;
     const arrivedAt = Date.now();
     if (
@@ -69,9 +86,17 @@ export class FairQueue {
     ) {
       return this.grantSlot(key, arrivedAt, false, observer);
     }
+    // What holds this request back now: its own key at its cap comes first, as a free global slot
+    // would not let it run either.
+    const refusal = (code: Refusal['code']): Refusal => ({
+      code,
+      waitingFor: this.keyHasRoom(key) ? 'global' : 'key',
+      sameKey: sameKey ?? 'another request with the same key',
+    });
     if (this.waiters.length >= this.options.queueLimit) {
-      observer?.rejected?.({ reason: 'full', waitMs: 0, depth: this.waiters.length });
-      throw new GatewayError('queue_full');
+      const full = refusal('queue_full');
+      observer?.rejected?.({ reason: 'full', waitMs: 0, depth: this.waiters.length, ...this.bound(full) });
+      throw queueRefusal(full, this.options.wording, this.options);
     }
     return new Promise<QueueSlot>((resolve, reject) => {
       const timers: NodeJS.Timeout[] = [];
@@ -80,9 +105,10 @@ export class FairQueue {
         signal.removeEventListener('abort', onAbort);
         this.waiters = this.waiters.filter((entry) => entry !== waiter);
       };
-      const leave = (reason: 'timeout' | 'canceled' | 'deadline', error: unknown) => {
+      const leave = (reason: RejectionInfo['reason'], error: unknown, blocked?: Refusal) => {
         cleanup();
-        observer?.rejected?.({ reason, waitMs: Date.now() - arrivedAt, depth: this.waiters.length });
+        const waitMs = Date.now() - arrivedAt;
+        observer?.rejected?.({ reason, waitMs, depth: this.waiters.length, ...(blocked && this.bound(blocked)) });
         reject(error);
         // A leaving waiter may have been the oldest eligible one; others may now run.
         this.dispatch();
@@ -103,14 +129,25 @@ export class FairQueue {
       // longer than a timer can hold is no bound: setTimeout would fire it at once.
       const { queueTimeoutMs } = this.options;
       if (queueTimeoutMs > 0 && queueTimeoutMs <= MAX_TIMER_MS) {
-        timers.push(setTimeout(() => leave('timeout', new GatewayError('queue_timeout')), queueTimeoutMs).unref());
+        const timedOut = () => {
+          const timeout = refusal('queue_timeout');
+          leave('timeout', queueRefusal(timeout, this.options.wording, this.options), timeout);
+        };
+        timers.push(setTimeout(timedOut, queueTimeoutMs).unref());
       }
       const untilDeadline = deadlineAt === undefined ? Infinity : Math.max(0, deadlineAt - Date.now());
       if (untilDeadline <= MAX_TIMER_MS) {
         const error = new GatewayError('timeout', { publicMessage: 'deadline elapsed while waiting for admission' });
-        timers.push(setTimeout(() => leave('deadline', error), untilDeadline).unref());
+        // Its log line names what the wait was for, as a queue timeout's does.
+        timers.push(setTimeout(() => leave('deadline', error, refusal('queue_timeout')), untilDeadline).unref());
       }
     });
+  }
+
+  /** The log fields naming the bound behind a refusal. */
+  private bound(refusal: Refusal): Pick<RejectionInfo, 'blockedBy' | 'setting'> {
+    const blockedBy = refusalBound(refusal);
+    return { blockedBy, setting: boundSetting(blockedBy, this.options.wording) };
   }
 
   private keyHasRoom(key: string): boolean {

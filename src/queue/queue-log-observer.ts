@@ -23,11 +23,18 @@ export function queueLogObserver(logger: EventLogger, ids: QueueLogIds): FairQue
     waiting: ({ position }) => log('info', 'queue_wait', { position }),
     acquired: ({ waitMs, active, activeForKey }) =>
       log('info', 'queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
-    rejected: ({ reason, waitMs }) => {
-      if (reason === 'full') log('warn', 'queue_full');
+    rejected: ({ reason, waitMs, blockedBy, setting }) => {
+      // The bound that held the request back, and the setting behind it.
+      const bound = { blocked_by: blockedBy, setting };
+      if (reason === 'full') log('warn', 'queue_full', bound);
       // The route records the request itself (499); this line says it left the list.
       else if (reason === 'canceled') log('info', 'queue_canceled', { wait_ms: waitMs });
-      else log('warn', 'queue_timeout', { wait_ms: waitMs, ...(reason === 'deadline' ? { deadline: true } : {}) });
+      else
+        log('warn', 'queue_timeout', {
+          wait_ms: waitMs,
+          ...bound,
+          ...(reason === 'deadline' ? { deadline: true } : {}),
+        });
     },
     released: ({ runMs }) => log('info', 'queue_release', { run_ms: runMs }),
   };

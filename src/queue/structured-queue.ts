@@ -19,6 +19,17 @@ export interface StructuredAdmission {
   readonly logger: EventLogger;
 }
 
+/** Its slots and the STRUCTURED_* settings behind its bounds, named in its refusals. */
+const STRUCTURED_WORDING = {
+  slots: 'structured slots',
+  settings: {
+    maxActive: 'STRUCTURED_MAX_ACTIVE',
+    maxActivePerKey: 'STRUCTURED_MAX_ACTIVE_PER_KEY',
+    queueLimit: 'STRUCTURED_QUEUE_LIMIT',
+    queueTimeout: 'STRUCTURED_QUEUE_TIMEOUT',
+  },
+};
+
 /**
  * The structured queue (docs/design/behaviours.md §4.3): its own FairQueue with the STRUCTURED_*
  * budget, keyed by caller, so chat traffic never takes structured slots and the reverse.
@@ -33,7 +44,7 @@ export class StructuredQueue {
     private readonly metrics: GatewayMetrics,
   ) {
     const { maxActive, maxActivePerKey, queueLimit, queueTimeoutMs } = config.structured;
-    this.queue = new FairQueue({ maxActive, maxActivePerKey, queueLimit, queueTimeoutMs });
+    this.queue = new FairQueue({ maxActive, maxActivePerKey, queueLimit, queueTimeoutMs, wording: STRUCTURED_WORDING });
   }
 
   acquire(admission: StructuredAdmission): Promise<QueueSlot> {
@@ -41,6 +52,7 @@ export class StructuredQueue {
     return this.queue.acquire(keyValue, {
       signal: admission.signal,
       deadlineAt: admission.deadlineAt,
+      sameKey: 'another request of the same caller',
       observer: this.observer(admission, sha256Hex(keyValue).slice(0, 16)),
     });
   }

@@ -36,8 +36,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   // ── Queues ───────────────────────────────────────────────────────────────────────────────────
   queue_wait: 'waiting in the queue at position {position}',
   queue_acquire: 'got a slot after {wait_ms} ms',
-  queue_full: 'refused: the queue is full',
-  queue_timeout: 'refused: no slot freed after {wait_ms} ms',
+  queue_full: 'refused: the waiting list is full ({setting})',
+  queue_timeout: 'refused: no slot freed after {wait_ms} ms, held back by the {blocked_by} cap ({setting})',
   queue_canceled: 'the client left after waiting {wait_ms} ms',
   queue_release: 'freed its slot after {run_ms} ms',
   // ── Logins and accounts ──────────────────────────────────────────────────────────────────────

@@ -9,6 +9,16 @@ const PROCESS_SLOTS_QUEUE = 'provider_c_processes';
 /** All requests share one key: the cap is global, FIFO across requests (docs/upstream/provider-c.md §2). */
 const SLOT_KEY = 'provider_c';
 
+/** The settings behind the slots' bounds, named in their refusals; one shared key, so no per-key cap. */
+const PROCESS_SLOTS_WORDING = {
+  slots: 'provider_c process slots',
+  settings: {
+    maxActive: 'PROVIDER_C_MAX_PROCESSES',
+    queueLimit: 'PRIMARY_AGENT_QUEUE_LIMIT',
+    queueTimeout: 'PRIMARY_AGENT_QUEUE_TIMEOUT',
+  },
+};
+
 export interface ProcessSlotOptions {
   /** PROVIDER_C_MAX_PROCESSES. */
   readonly maxProcesses: number;
@@ -35,6 +45,7 @@ export class ProviderCProcessSlots {
       maxActivePerKey: Infinity,
       queueLimit: options.queueLimit,
       queueTimeoutMs: options.queueTimeoutMs,
+      wording: PROCESS_SLOTS_WORDING,
     });
     this.observer = queueMetricsObserver(metrics, PROCESS_SLOTS_QUEUE);
   }
