@@ -6,7 +6,7 @@ import type { TestGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
-import { errorFrame, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
+import { errorFrame, errorInfo, helpLinks, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
 
 type Json = Record<string, any>;
 
@@ -168,6 +168,40 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(await stateOf('work')).toBe('login_dead');
     writeLogin('work');
     await eventually(async () => (await stateOf('work')) === 'ready');
+  });
+
+  it('leaves a login Google asks to validate usable: 403 upstream_project_required naming the fix, and its next turn reaches the upstream', async () => {
+    await start({
+      PROVIDER_B_ACCOUNTS: `work=${path.join(loginDir('work'), 'oauth_creds.json')},home=${path.join(loginDir('home'), 'oauth_creds.json')}`,
+    });
+    // Google's answer to an account it wants verified in a browser: the token itself is fine.
+    const validationUrl =
+      'https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=AKgnsbsQ0aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2yZ';
+    harness.fake().enqueue('generateContent', {
+      status: 403,
+      body: errorFrame(403, 'PERMISSION_DENIED', 'Verify your account to continue.', [
+        errorInfo('VALIDATION_REQUIRED'),
+        helpLinks(validationUrl, 'https://support.google.com/accounts?p=al_alert'),
+      ]),
+    });
+    const refused = await post(chat('validate'));
+    expect(refused.status).toBe(403);
+    const error = ((await refused.json()) as Json).error;
+    expect(error).toMatchObject({ type: 'permission_error', code: 'upstream_project_required' });
+    expect(error.message).toMatch(/^provider_b: Google asks this account to be validated: open the Gemini CLI/);
+    expect(JSON.stringify(error)).not.toMatch(/Verify your account|accounts\.google/);
+    // Not a login to renew, nor one to move away from: validating in a browser leaves the file as it is.
+    expect(usedTokens()).toEqual(['Bearer access-work']);
+    expect(await stateOf('work')).toBe('ready');
+    expect(gateway!.logs.records('provider_b_login_refused')).toEqual([
+      expect.objectContaining({
+        reason: 'provider_b_validation_required',
+        fix: expect.stringContaining('gemini'),
+        link: 'https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=[redacted]',
+      }),
+    ]);
+    expect((await post(chat('validate', 2))).status).toBe(200);
+    expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-work']);
   });
 
   it('refreshes an idle login before its token expires', async () => {

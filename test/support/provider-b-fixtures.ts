@@ -115,6 +115,14 @@ export function errorInfo(reason: string): Record<string, unknown> {
   return { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'cloudcode-pa.googleapis.com' };
 }
 
+/** A `google.rpc.Help` detail whose links point at `urls`, in order. */
+export function helpLinks(...urls: string[]): Record<string, unknown> {
+  return {
+    '@type': 'type.googleapis.com/google.rpc.Help',
+    links: urls.map((url, index) => ({ description: `link ${index + 1}`, url })),
+  };
+}
+
 /**
  * Gateway settings (as environment variables) that point provider_b at `fake`, after writing a
  * valid login file under `<home>/.gemini/oauth_creds.json`. Pass `project` to set

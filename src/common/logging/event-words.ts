@@ -83,6 +83,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_b_attempt: 'sending attempt {attempt} ({method})',
   provider_b_request_adjusted: 'the request was adjusted to what Code Assist accepts',
   provider_b_project_unavailable: 'Code Assist set-up gave no project ({reason}): {fix}',
+  provider_b_login_refused: 'Code Assist refused this login for a reason a new login does not fix ({reason}): {fix}',
   // ── provider_c ───────────────────────────────────────────────────────────────────────────────
   provider_c_command_missing:
     'the Claude Code CLI ({command}) is not on the PATH: install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',

@@ -1,3 +1,4 @@
+import { recordingLogger } from '../../../test/support/recorders';
 import daily429 from './__fixtures__/provider-b-error-429-daily.json';
 import retry429 from './__fixtures__/provider-b-error-429-retry.json';
 import { classifyProviderBError, parseProviderBError, parseRetryDelay } from './provider-b.errors';
@@ -152,15 +153,126 @@ describe(classifyProviderBError.name, () => {
     expect(classifyProviderBError(status, undefined)).toMatchObject({ code, retryable });
   });
 
-  it('403 VALIDATION_REQUIRED is auth and not retryable', () => {
-    expect(
-      classifyProviderBError(
+  describe('a 403 that a new login does not fix (docs/upstream/provider-b.md §10.2)', () => {
+    const CODE_ASSIST = 'cloudcode-pa.googleapis.com';
+    // Google's link carries a sign-in token (`plt`) and may name the account: neither reaches a log.
+    const VALIDATION_URL =
+      'https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=AKgnsbsHydDq7Xv0b1c2d3e4f5g6h7i8j9k0lmnopqrstuv&authuser=someone@example.com#frag';
+    const forbidden = (reason: string, fields: Record<string, unknown> = {}, more: unknown[] = []) =>
+      body(403, 'PERMISSION_DENIED', 'UPSTREAM-SECRET-403', [detail('ErrorInfo', { reason, ...fields }), ...more]);
+    const help = (...urls: string[]) =>
+      detail('Help', { links: urls.map((url, index) => ({ description: `link ${index}`, url })) });
+
+    it('VALIDATION_REQUIRED on the Code Assist domain is provider_project_required naming the validation, and the log line carries the link without its token', () => {
+      const logger = recordingLogger();
+      const error = classifyProviderBError(
         403,
-        body(403, 'PERMISSION_DENIED', 'x', [detail('ErrorInfo', { reason: 'VALIDATION_REQUIRED' })]),
-      ),
-    ).toMatchObject({
-      code: 'auth',
-      retryable: false,
+        forbidden('VALIDATION_REQUIRED', { domain: CODE_ASSIST }, [
+          help(VALIDATION_URL, 'https://support.google.com/accounts?p=al_alert'),
+        ]),
+        Date.now(),
+        logger,
+      );
+      expect(error).toMatchObject({ code: 'provider_project_required', retryable: false, upstreamStatus: 403 });
+      expect(error.publicMessage).toMatch(
+        /^provider_b: Google asks this account to be validated: open the Gemini CLI \(`gemini`\) once .*; see docs\/providers\.md#a-403-that-a-new-login-does-not-fix$/,
+      );
+      expect(`${error.publicMessage} ${error.detail}`).not.toMatch(/UPSTREAM-SECRET|accounts\.google/);
+      expect(error.detail).toMatch(/^provider_b_validation_required: /);
+      expect(logger.records).toEqual([
+        expect.objectContaining({
+          event: 'provider_b_login_refused',
+          reason: 'provider_b_validation_required',
+          fix: expect.stringContaining('validated'),
+          link: 'https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=[redacted]&authuser=[redacted]',
+        }),
+      ]);
+    });
+
+    it.each([
+      [
+        'the validation_link metadata',
+        { validation_link: 'https://accounts.google.com/v?x=1' },
+        'https://accounts.google.com/v?x=1',
+      ],
+      [
+        'the validation_url metadata',
+        { validation_url: 'https://accounts.google.com/u' },
+        'https://accounts.google.com/u',
+      ],
+      ['a link off Google', { validation_link: 'https://accounts.google.com.evil.example/v' }, undefined],
+      ['a plain-http link', { validation_link: 'http://accounts.google.com/v' }, undefined],
+    ])('without Help links reads %s', (_label, metadata, link) => {
+      const logger = recordingLogger();
+      const error = classifyProviderBError(
+        403,
+        forbidden('VALIDATION_REQUIRED', { domain: CODE_ASSIST, metadata }),
+        Date.now(),
+        logger,
+      );
+      expect(error.code).toBe('provider_project_required');
+      expect(logger.records[0]?.link).toBe(link);
+    });
+
+    it.each([
+      [
+        'SERVICE_DISABLED',
+        'provider_project_required',
+        'provider_b_api_disabled',
+        {
+          metadata: {
+            activationUrl:
+              'https://console.developers.google.com/apis/api/cloudaicompanion.googleapis.com/overview?project=123',
+          },
+        },
+      ],
+      [
+        'IAM_PERMISSION_DENIED',
+        'provider_project_required',
+        'provider_b_project_denied',
+        { domain: 'iam.googleapis.com' },
+      ],
+      ['SECURITY_POLICY_VIOLATED', 'provider_project_required', 'provider_b_network_denied', {}],
+      [
+        'TOS_VIOLATION',
+        'provider_account_unsupported',
+        'provider_b_account_suspended',
+        { metadata: { appeal_url: 'https://support.google.com/appeal' } },
+      ],
+    ])('%s is %s (%s), not a login error', (reason, code, fixReason, fields) => {
+      const logger = recordingLogger();
+      const error = classifyProviderBError(403, forbidden(reason, fields), Date.now(), logger);
+      expect(error).toMatchObject({ code, retryable: false });
+      expect(error.publicMessage).toContain('docs/providers.md#a-403-that-a-new-login-does-not-fix');
+      expect(logger.records).toEqual([
+        expect.objectContaining({ event: 'provider_b_login_refused', reason: fixReason }),
+      ]);
+    });
+
+    it.each([
+      ['ACCESS_TOKEN_SCOPE_INSUFFICIENT', forbidden('ACCESS_TOKEN_SCOPE_INSUFFICIENT', { domain: 'googleapis.com' })],
+      [
+        'VALIDATION_REQUIRED off the Code Assist domain (the CLI reads it only there)',
+        forbidden('VALIDATION_REQUIRED', { domain: 'example.com' }),
+      ],
+      ['no ErrorInfo', body(403, 'PERMISSION_DENIED', 'The caller does not have permission')],
+      [
+        'a token reason before a project reason (the CLI reads the first)',
+        forbidden('ACCESS_TOKEN_SCOPE_INSUFFICIENT', {}, [detail('ErrorInfo', { reason: 'SERVICE_DISABLED' })]),
+      ],
+    ])('a 403 with %s stays a login error, logged by nothing but the turn', (_label, errorBody) => {
+      const logger = recordingLogger();
+      expect(classifyProviderBError(403, errorBody, Date.now(), logger)).toMatchObject({
+        code: 'auth',
+        retryable: false,
+      });
+      expect(logger.records).toEqual([]);
+    });
+
+    it('reads an error frame inside the stream the same way', () => {
+      expect(classifyProviderBError(undefined, forbidden('VALIDATION_REQUIRED', { domain: CODE_ASSIST })).code).toBe(
+        'provider_project_required',
+      );
     });
   });
 

@@ -3,26 +3,30 @@ import { isJsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 import { transportFailure } from '../shared/turn-runner';
 import { UpstreamErrorEvent, UpstreamRefusal } from '../shared/upstream-failure';
+import type { EventLogger } from '../../core/event-logger';
 import type { QuotaErrorFacts } from './provider-b.quota';
 import { classifyQuota, QUOTA_STATUSES } from './provider-b.quota';
+import type { ForbiddenFacts, RefusedLogin } from './provider-b.refusals';
+import { PROVIDER_B_FIXES, readRefusedLogin, REFUSED_LOGIN_DOC } from './provider-b.refusals';
 
 /**
  * Any failure of a Code Assist turn as our error (docs/upstream/provider-b.md §10.2), at `atMs`
  * (epoch ms): a refusal by its status and body, an error payload inside the stream by its body (the
  * quota read against that time), a `GatewayError` as it is, anything else a transport error,
- * retried before output.
+ * retried before output. A 403 that a new login does not fix is logged on `logger` with its fix.
  */
-export function classifyProviderBFailure(failure: unknown, atMs: number): GatewayError {
+export function classifyProviderBFailure(failure: unknown, atMs: number, logger?: EventLogger): GatewayError {
   if (failure instanceof GatewayError) return failure;
-  if (failure instanceof UpstreamRefusal) return classifyProviderBError(failure.status, failure.body, atMs);
-  if (failure instanceof UpstreamErrorEvent) return classifyProviderBError(undefined, failure.payload, atMs);
+  if (failure instanceof UpstreamRefusal) return classifyProviderBError(failure.status, failure.body, atMs, logger);
+  if (failure instanceof UpstreamErrorEvent) return classifyProviderBError(undefined, failure.payload, atMs, logger);
   return transportFailure('provider_b', failure);
 }
 
 /** What we read from a Code Assist error body (docs/upstream/provider-b.md §10.1); message text stays internal. */
-export interface ProviderBErrorInfo extends QuotaErrorFacts {
+export interface ProviderBErrorInfo extends QuotaErrorFacts, ForbiddenFacts {
   readonly code?: number;
   readonly status?: string;
+  readonly errorInfos: readonly (QuotaErrorFacts['errorInfos'][number] & ForbiddenFacts['errorInfos'][number])[];
 }
 
 /** `"34.5s"`, `"900ms"` → seconds; anything else → undefined. */
@@ -40,7 +44,8 @@ export function parseProviderBError(body: unknown): ProviderBErrorInfo {
   const error = isJsonObject(root) && isJsonObject(root.error) ? root.error : undefined;
   const quotaIds: string[] = [];
   const reasons: string[] = [];
-  const errorInfos: { reason: string; domain?: string; quotaLimit?: string }[] = [];
+  const errorInfos: { reason: string; domain?: string; quotaLimit?: string; metadata: Record<string, string> }[] = [];
+  const helpLinks: string[] = [];
   let retryDelaySeconds: number | undefined;
   const details = Array.isArray(error?.details) ? error.details : [];
   for (const detail of details) {
@@ -54,15 +59,16 @@ export function parseProviderBError(body: unknown): ProviderBErrorInfo {
       }
     } else if (type.endsWith('google.rpc.ErrorInfo') && typeof detail.reason === 'string') {
       reasons.push(detail.reason);
-      const quotaLimit =
-        isJsonObject(detail.metadata) && typeof detail.metadata.quota_limit === 'string'
-          ? detail.metadata.quota_limit
-          : undefined;
+      const metadata = stringMembers(detail.metadata);
+      const quotaLimit = metadata.quota_limit;
       errorInfos.push({
         reason: detail.reason,
         ...(typeof detail.domain === 'string' ? { domain: detail.domain } : {}),
         ...(quotaLimit ? { quotaLimit } : {}),
+        metadata,
       });
+    } else if (type.endsWith('google.rpc.Help') && Array.isArray(detail.links)) {
+      for (const link of detail.links) if (isJsonObject(link) && typeof link.url === 'string') helpLinks.push(link.url);
     }
   }
   return {
@@ -73,8 +79,17 @@ export function parseProviderBError(body: unknown): ProviderBErrorInfo {
     quotaIds,
     reasons,
     errorInfos,
+    helpLinks,
     detailCount: details.length,
   };
+}
+
+/** The string-valued members of an object (an `ErrorInfo`'s `metadata`); anything else reads as none. */
+function stringMembers(value: unknown): Record<string, string> {
+  const members: Record<string, string> = {};
+  if (!isJsonObject(value)) return members;
+  for (const [key, member] of Object.entries(value)) if (typeof member === 'string') members[key] = member;
+  return members;
 }
 
 /** gRPC status names → the HTTP status they travel with (for error frames inside a 200 stream). */
@@ -100,17 +115,22 @@ const CONTEXT_WINDOW_MESSAGE = /input token count|maximum number of tokens/i;
  * undefined for an error frame inside a 2xx stream (then the body's own code/status decides).
  * The result carries retryability and the Retry-After hint; `detail` names only statuses,
  * reasons and quota ids, never the upstream message (which only the log's `upstream_message` carries, sanitized).
+ * A 403 about the account or its project rather than its token is logged on `logger`
+ * (`provider_b_login_refused`, with its fix and Google's link) and leaves the login usable.
  */
 export function classifyProviderBError(
   httpStatus: number | undefined,
   body: unknown,
   now: number = Date.now(),
+  logger?: EventLogger,
 ): GatewayError {
   const info = parseProviderBError(body);
   const status = httpStatus ?? info.code ?? (info.status ? GRPC_STATUS_TO_HTTP[info.status] : undefined) ?? 500;
   const detail = describe(status, info);
   const upstream = { type: info.status, code: info.reasons[0], message: sanitizeUpstreamMessage(info.message) };
   const base = { detail, upstreamStatus: status, upstream };
+  const refusal = status === 403 ? readRefusedLogin(info) : undefined;
+  if (refusal) return refusedLogin(refusal, base, logger);
   if (status === 401 || status === 403) return new GatewayError('auth', base);
   if (status === 404) return new GatewayError('not_found', base);
   if (QUOTA_STATUSES.has(status) || info.status === 'RESOURCE_EXHAUSTED') {
@@ -140,6 +160,33 @@ export function classifyProviderBError(
   if (status >= 400 && status < 500 && !RETRY_STATUSES.has(status)) return new GatewayError('bad_request', base);
   return new GatewayError('upstream', { ...base, retryable: RETRY_STATUSES.has(status) || status >= 500 });
 }
+
+/**
+ * A 403 that a new login does not fix: an account Google suspended is refused like one Code
+ * Assist does not serve (parked until its login file changes); the others, which the project or
+ * a one-time validation fixes, leave the login as it is. The client's message names the fix, the
+ * log line the fix and Google's link.
+ */
+function refusedLogin(
+  refusal: RefusedLogin,
+  base: { detail: string; upstreamStatus: number; upstream: GatewayError['upstream'] },
+  logger: EventLogger | undefined,
+): GatewayError {
+  const fix = PROVIDER_B_FIXES[refusal.reason];
+  logger?.warn(
+    { event: 'provider_b_login_refused', reason: refusal.reason, fix, ...(refusal.link ? { link: refusal.link } : {}) },
+    'provider_b_login_refused',
+  );
+  const code =
+    refusal.reason === 'provider_b_account_suspended' ? 'provider_account_unsupported' : 'provider_project_required';
+  return new GatewayError(code, {
+    ...base,
+    detail: `${refusal.reason}: ${base.detail}`,
+    publicMessage: `provider_b: ${fix}; see ${REFUSED_LOGIN_DOC}`,
+    provider: 'provider_b',
+  });
+}
+
 function describe(status: number, info: ProviderBErrorInfo): string {
   const parts = [`provider_b upstream status ${status}`];
   if (info.status) parts.push(info.status);

@@ -5,6 +5,8 @@ import { isAbortError } from '../shared/abort';
 import type { EventLogger } from '../../core/event-logger';
 import { CODE_ASSIST_METADATA } from './provider-b.constants';
 import { isJsonObject } from '../../common/json';
+import type { ProviderBFixReason } from './provider-b.refusals';
+import { PROJECT_SETUP_DOC, PROVIDER_B_FIXES } from './provider-b.refusals';
 
 /** How discovery talks to the upstream; the adapter binds it to one turn. */
 export interface DiscoveryTransport {
@@ -34,21 +36,6 @@ export type LoadDecision =
       readonly reason: 'provider_b_project_required' | 'provider_b_validation_required';
       readonly ineligible: string[];
     };
-
-/** Where docs/ explain the project set-up and each of its failures. */
-const PROJECT_SETUP_DOC = 'docs/providers.md#project-setup-loadcodeassist-as-the-gemini-cli-does-it';
-
-/** What the operator does about each way the set-up gives no project (the log line's `fix`, the client's message). */
-const SETUP_FIXES = {
-  provider_b_project_required:
-    'this Google account has a Code Assist licence but no default project: set PROVIDER_B_PROJECT to the id of a Code Assist project it may use',
-  provider_b_validation_required:
-    'Google asks this account to be validated: open the Gemini CLI (`gemini`) once with it and follow the link it shows',
-  provider_b_account_unsupported:
-    'Code Assist does not serve this kind of Google account: use a Code Assist Standard or Enterprise licence with PROVIDER_B_PROJECT, or another family',
-  provider_b_onboarding_failed:
-    'Code Assist did not finish setting this account up: open the Gemini CLI (`gemini`) once with it, then retry',
-} as const;
 
 /** Google's answer to Gemini CLI logins of individual accounts since 2026-06-18. */
 const UNSUPPORTED_CLIENT = 'UNSUPPORTED_CLIENT';
@@ -123,7 +110,7 @@ export async function discoverProject(
     case 'unsupported':
       return unsupported(transport, decision.ineligible);
     case 'fail': {
-      const fix = SETUP_FIXES[decision.reason];
+      const fix = PROVIDER_B_FIXES[decision.reason];
       logUnavailable(transport, decision.reason, decision.ineligible);
       throw new GatewayError('provider_project_required', {
         publicMessage: `provider_b: ${fix}; see ${PROJECT_SETUP_DOC}`,
@@ -184,13 +171,13 @@ function onboardingFailed(transport: DiscoveryTransport, why: string): never {
   throw new GatewayError('auth', { detail: `provider_b_onboarding_failed: ${why}` });
 }
 
-function logUnavailable(transport: DiscoveryTransport, reason: keyof typeof SETUP_FIXES, ineligible: string[]): void {
+function logUnavailable(transport: DiscoveryTransport, reason: ProviderBFixReason, ineligible: string[]): void {
   transport.logger.warn(
     {
       event: 'provider_b_project_unavailable',
       reason,
       ineligibleReasons: ineligible.map((code) => sanitizeIdentifier(code)),
-      fix: SETUP_FIXES[reason],
+      fix: PROVIDER_B_FIXES[reason],
     },
     'provider_b_project_unavailable',
   );

@@ -156,7 +156,7 @@ export class ProviderBUpstream implements UpstreamFamily<
 
   /** A refusal by its status and body (a quota read against `atMs`), anything else a transport error. */
   classify(failure: unknown, { atMs }: FailureContext<ProviderBLogin>): GatewayError {
-    return classifyProviderBFailure(failure, atMs);
+    return classifyProviderBFailure(failure, atMs, this.context.logger);
   }
 
   translate(payload: SsePayload, attempt: ProviderBAttempt): FrameStep {
@@ -203,7 +203,7 @@ export async function readProviderBUsage(
     body = await readJsonResponse(await postCodeAssist(client, 'retrieveUserQuota', { project }), client.turn);
   } catch (error) {
     // Outside a turn there is no runner: the failure is read against the time it is met.
-    throw signal.aborted ? error : classifyProviderBFailure(error, Date.now());
+    throw signal.aborted ? error : classifyProviderBFailure(error, Date.now(), logger);
   }
   return planReportFromQuota(body);
 }
