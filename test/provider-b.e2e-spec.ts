@@ -15,7 +15,8 @@ import { postChatBody, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
-import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.upstream';
+import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from '../src/providers/provider-b/provider-b.constants';
+import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.empty-turn';
 
 interface SseResult {
   readonly status: number;
@@ -475,6 +476,66 @@ describe('provider_b over POST /v1/chat/completions', () => {
       expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, { content: 'fine' }, {}]);
       expect(result.chunks.at(-1).choices[0].finish_reason).toBe('stop');
       expect(fake.requests('streamGenerateContent')).toHaveLength(2);
+    });
+
+    describe('after tool results (the Gemini CLI takes an empty answer to them as the answer, docs/upstream/provider-b.md §13.29)', () => {
+      const tools = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }];
+      const messages = [
+        { role: 'user', content: 'read a' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_a', content: 'file a' },
+      ];
+
+      it.each([
+        ['an empty STOP', [{ json: finishFrame('STOP') }]],
+        ['no finishReason', [{ json: textFrame('', {}) }]],
+      ])('delivers %s at once: one upstream call, an empty answer that stops', async (_label, frames) => {
+        fake.enqueue('streamGenerateContent', { frames }, { frames: [{ json: textFrame('never') }] });
+        const result = await streamChat(gateway, { tools, messages });
+        expect(result.status).toBe(200);
+        expect(deltas(result.chunks)).toEqual([{ role: 'assistant' }, {}]);
+        expect(result.chunks.at(-1).choices[0].finish_reason).toBe('stop');
+        expect(fake.requests('streamGenerateContent')).toHaveLength(1);
+      });
+
+      it("sends a thoughts-only answer again with the CLI's nudge after a model turn that closes the results", async () => {
+        fake.enqueue(
+          'streamGenerateContent',
+          { frames: [{ json: textFrame('plan', { thought: true }) }, { json: finishFrame('STOP') }] },
+          { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP') }] },
+        );
+        const result = await streamChat(gateway, { tools, messages });
+        expect(deltas(result.chunks)).toContainEqual({ content: 'done' });
+        const [first, second] = fake.requests('streamGenerateContent').map((request) => request.body.request.contents);
+        expect(first.map((content: any) => content.role)).toEqual(['user', 'model', 'user']);
+        expect(second).toEqual([
+          ...first,
+          { role: 'model', parts: [{ text: TOOL_RESULTS_CLOSED }] },
+          { role: 'user', parts: [{ text: RETRY_NUDGES.THINKING_ONLY_RESPONSE }] },
+        ]);
+      });
+    });
+
+    it("appends the CLI's nudge to the user's turn when an empty answer is sent again, and drops it after an invalid call", async () => {
+      fake.enqueue(
+        'streamGenerateContent',
+        { frames: [{ json: finishFrame('STOP') }] },
+        { frames: [{ json: finishFrame('MALFORMED_FUNCTION_CALL') }] },
+        { frames: [{ json: textFrame('fine') }, { json: finishFrame('STOP') }] },
+      );
+      const result = await streamChat(gateway, {});
+      expect(deltas(result.chunks)).toContainEqual({ content: 'fine' });
+      const sent = fake.requests('streamGenerateContent').map((request) => request.body.request.contents);
+      expect(sent[0]).toEqual([{ role: 'user', parts: [{ text: 'hi' }] }]);
+      expect(sent[1]).toEqual([
+        { role: 'user', parts: [{ text: 'hi' }, { text: `\n${RETRY_NUDGES.NO_RESPONSE_TEXT}` }] },
+      ]);
+      // An invalid call has no nudge of its own: the attempt after it is the client's contents again.
+      expect(sent[2]).toEqual(sent[0]);
     });
 
     it("gives up after the CLI's 4 attempts and then reports the last turn as it ended", async () => {

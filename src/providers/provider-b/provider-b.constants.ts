@@ -29,6 +29,19 @@ export const CODE_ASSIST_METADATA = {
 /** Signature the backend accepts on a replayed call whose real signature is unknown (docs/upstream/provider-b.md §8). */
 export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 
+/**
+ * What the pinned CLI adds to the contents when it sends a thoughts-only or empty turn again
+ * (geminiChat `applyRetryNudge`), by the reason the turn was invalid; sent as the CLI sends them so
+ * the backend sees the same retry. After tool results it first closes them with a model turn.
+ */
+export const RETRY_NUDGES: Readonly<Record<string, string>> = {
+  THINKING_ONLY_RESPONSE:
+    '[System: You previously generated thoughts but failed to provide a final user-facing response. Please ensure you provide your final answer or call a tool now.]',
+  NO_RESPONSE_TEXT:
+    '[System: You previously returned an empty response with no text or thoughts. Please ensure you provide your final answer or call a tool now.]',
+};
+export const TOOL_RESULTS_CLOSED = '[Tool execution completed.]';
+
 /** Fallback declaration of a custom tool without parameters (docs/upstream/provider-b.md §7.1). */
 export const CUSTOM_TOOL_FALLBACK_PARAMETERS = {
   type: 'object',

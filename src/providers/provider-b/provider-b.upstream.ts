@@ -1,6 +1,5 @@
 import { sleep } from '../../common/async/abortable';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
-import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { ProviderBCredential } from '../../accounts/provider-b/provider-b.auth';
 import type { ProviderBLogin } from '../../accounts/provider-b/provider-b.accounts';
 import type { ChatEvent } from '../../core/chat-event';
@@ -23,6 +22,7 @@ import type { ThoughtSignatureStore } from './provider-b.thought-signatures';
 import type { EventLogger } from '../../core/event-logger';
 import type { PlanReport } from '../../core/plan-usage';
 import { planReportFromQuota } from './provider-b.quota';
+import { endsWithToolResults, INVALID_TURN_RETRY, invalidTurnReason, withRetryNudge } from './provider-b.empty-turn';
 
 /**
  * provider_b's attempts as the turn runner reads them (docs/upstream/provider-b.md §9): the SSE payloads of one
@@ -35,25 +35,16 @@ export interface ProviderBAttempt extends UpstreamAttempt<SsePayload> {
   visible: boolean;
   /** A tool call with a thought signature was emitted (the adapter remembers it, docs/upstream/provider-b.md §8). */
   readonly onToolCall: (callId: string, signature: string) => void;
+  /** The request ended with tool results: an empty answer to them is accepted (docs/upstream/provider-b.md §9.3). */
+  readonly afterToolResults: boolean;
 }
-
-/**
- * The pinned Gemini CLI retries a turn that ends with nothing to show — no finish reason, an
- * empty or thoughts-only answer, MALFORMED_FUNCTION_CALL / UNEXPECTED_TOOL_CALL, an empty answer
- * cut by MAX_TOKENS or a filter — up to 3 more times (4 attempts), waiting 1 s, 2 s, 4 s
- * (`MID_STREAM_RETRY_OPTIONS` in geminiChat.ts). So do we (the runner's `emptyTurnRetry`), as long
- * as nothing visible (text or a tool call) reached the client.
- */
-export const INVALID_TURN_RETRY = {
-  maxRetries: 3,
-  delayMs: (retry: number): number => 1000 * 2 ** retry,
-};
 
 export interface AttemptShape {
   readonly streaming: boolean;
   readonly customToolNames: ReadonlySet<string>;
   readonly requestId: string;
   readonly onToolCall: (callId: string, signature: string) => void;
+  readonly afterToolResults: boolean;
 }
 
 /** What every provider_b turn shares: the endpoint, the proxy and the process-wide memories. */
@@ -73,6 +64,8 @@ export type ProviderBMethod = 'streamGenerateContent' | 'generateContent';
 /** One attempt's call, built for its login: the client with the login's token, and the envelope for its project. */
 export interface ProviderBRequest extends Pick<BuiltProviderBRequest, 'envelope' | 'customToolNames'> {
   readonly client: CodeAssistClient;
+  /** The client's contents end with tool results (a nudge after them does not change that). */
+  readonly afterToolResults: boolean;
 }
 
 /**
@@ -89,6 +82,8 @@ export class ProviderBUpstream implements UpstreamFamily<
   readonly provider = 'provider_b' as const;
   readonly emptyTurnRetry = INVALID_TURN_RETRY;
   private readonly login: LoginTokenTurn<ProviderBCredential>;
+  /** Why the last attempt that ended showing nothing was invalid: the next attempts carry its nudge. */
+  private invalid?: string;
 
   constructor(
     private readonly connect: ProviderBConnect,
@@ -130,16 +125,18 @@ export class ProviderBUpstream implements UpstreamFamily<
         'provider_b_request_adjusted',
       );
     }
+    const contents = withRetryNudge(built.envelope.request.contents, this.invalid);
+    const envelope = { ...built.envelope, request: { ...built.envelope.request, contents } };
     context.logger.debug(
-      {
-        event: 'provider_b_attempt',
-        method,
-        attempt: attempt.number,
-        contents: built.envelope.request.contents.length,
-      },
+      { event: 'provider_b_attempt', method, attempt: attempt.number, contents: contents.length },
       'provider_b_attempt',
     );
-    return { client, envelope: built.envelope, customToolNames: built.customToolNames };
+    return {
+      client,
+      envelope,
+      customToolNames: built.customToolNames,
+      afterToolResults: endsWithToolResults(built.envelope.request.contents),
+    };
   }
 
   /** The Code Assist call; a non-2xx rejects with its `UpstreamRefusal`. */
@@ -151,6 +148,7 @@ export class ProviderBUpstream implements UpstreamFamily<
       customToolNames: call.customToolNames,
       requestId: this.context.requestId,
       onToolCall: this.connect.rememberSignature,
+      afterToolResults: call.afterToolResults,
     });
   }
 
@@ -164,7 +162,9 @@ export class ProviderBUpstream implements UpstreamFamily<
   }
 
   end(attempt: ProviderBAttempt): FrameStep {
-    return endOfPayloads(attempt);
+    const step = endOfPayloads(attempt);
+    if (step.again !== undefined) this.invalid = step.again;
+    return step;
   }
 
   held(attempt: ProviderBAttempt): readonly ChatEvent[] {
@@ -227,7 +227,13 @@ async function providerBAttempt(
   shape: AttemptShape,
 ): Promise<ProviderBAttempt> {
   const stream = createProviderBStreamState(shape.customToolNames, shape.requestId);
-  const base = { stream, held: [], visible: false, onToolCall: shape.onToolCall };
+  const base = {
+    stream,
+    held: [],
+    visible: false,
+    onToolCall: shape.onToolCall,
+    afterToolResults: shape.afterToolResults,
+  };
   if (!shape.streaming) {
     const body = await readJsonResponse(opened, scope);
     let read = false;
@@ -276,7 +282,10 @@ function translatePayload(payload: SsePayload, attempt: ProviderBAttempt): Frame
   return { events, accepted: true };
 }
 
-/** End of the payloads (docs/upstream/provider-b.md §9.3): usage and finish; a turn that showed nothing asks to be sent again. */
+/**
+ * End of the payloads (docs/upstream/provider-b.md §9.3): usage and finish; a turn that showed
+ * nothing and that the CLI counts as invalid asks to be sent again.
+ */
 function endOfPayloads(attempt: ProviderBAttempt): FrameStep {
   const { stream, held } = attempt;
   if (stream.frames === 0)
@@ -286,16 +295,9 @@ function endOfPayloads(attempt: ProviderBAttempt): FrameStep {
     };
   const tail = finishProviderBStream(stream);
   if (attempt.visible) return { events: tail, terminal: true };
-  return { events: [...held, ...tail], again: sanitizeIdentifier(invalidTurnReason(stream, held.length > 0)) };
-}
-
-/** The CLI's InvalidStreamError types, for the log line (every invisible end is one of them). */
-function invalidTurnReason(state: ProviderBStreamState, thoughts: boolean): string {
-  if (state.finishReason === undefined) return 'NO_FINISH_REASON';
-  if (state.finishReason === 'MALFORMED_FUNCTION_CALL' || state.finishReason === 'UNEXPECTED_TOOL_CALL')
-    return state.finishReason;
-  if (thoughts) return 'THINKING_ONLY_RESPONSE';
-  return state.finishReason === 'STOP' ? 'NO_RESPONSE_TEXT' : `EMPTY_${state.finishReason}`;
+  const invalid = invalidTurnReason(stream, held.length > 0, attempt.afterToolResults);
+  if (invalid === undefined) return { events: [...held, ...tail], terminal: true };
+  return { events: [...held, ...tail], again: invalid };
 }
 
 async function* emptyBytes(): AsyncGenerator<Uint8Array> {
