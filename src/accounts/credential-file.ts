@@ -40,3 +40,23 @@ export async function writeJsonFileAtomic(filePath: string, value: unknown): Pro
     await fs.chmod(filePath, 0o600).catch(() => undefined);
   }
 }
+
+/**
+ * The write-back of a refreshed login (docs/upstream/provider-a.md §1.6,
+ * docs/upstream/provider-b.md §2.4): the file as it is now, changed by `update` and written
+ * atomically, but only while it still holds `spent`, the refresh token the refresh used
+ * (`refreshTokenIn` finds it in the family's file). A file holding another one was written meanwhile (a new CLI login, or the CLI's own
+ * refresh): writing the old login's tokens over it would lose that login, so it is left as it is
+ * and the answer is `false`. A file that cannot be read or written rejects.
+ */
+export async function writeBackRefreshed(
+  filePath: string,
+  spent: string,
+  refreshTokenIn: (document: Record<string, unknown>) => unknown,
+  update: (document: Record<string, unknown>) => Record<string, unknown>,
+): Promise<boolean> {
+  const current = await readJsonObject(filePath);
+  if (refreshTokenIn(current) !== spent) return false;
+  await writeJsonFileAtomic(filePath, update(current));
+  return true;
+}

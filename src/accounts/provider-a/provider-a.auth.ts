@@ -3,7 +3,7 @@ import { sha256Hex } from '../../common/hashing';
 import { isJsonObject } from '../../common/json';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
-import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
+import { readJsonObject, writeBackRefreshed } from '../credential-file';
 import type { LoginToken } from '../login-token-cache';
 import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
@@ -171,13 +171,16 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
    */
   private async persist(refreshed: RefreshedTokens, spent: string, logger: EventLogger): Promise<boolean> {
     try {
-      const current = await readJsonObject(this.authFile);
-      const tokens = isJsonObject(current.tokens) ? current.tokens : {};
-      if (tokens.refresh_token !== spent) {
+      const kept = await writeBackRefreshed(
+        this.authFile,
+        spent,
+        (document) => (isJsonObject(document.tokens) ? document.tokens.refresh_token : undefined),
+        (document) => applyRefresh(document, refreshed, new Date(this.now())),
+      );
+      if (!kept) {
         logger.warn({ event: 'provider_a_auth_persist_superseded' }, 'provider_a_auth_persist_superseded');
         return false;
       }
-      await writeJsonFileAtomic(this.authFile, applyRefresh(current, refreshed, new Date(this.now())));
     } catch (error) {
       logger.error(
         { event: 'provider_a_auth_persist_failed', errno: (error as NodeJS.ErrnoException).code },

@@ -2,7 +2,7 @@ import { sha256Hex } from '../../common/hashing';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
-import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
+import { readJsonObject, writeBackRefreshed } from '../credential-file';
 import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
 import type { RefreshGrantAnswer } from '../refresh-grant';
@@ -31,7 +31,6 @@ export interface ProviderBCredential {
 }
 
 interface CredentialFile {
-  readonly raw: Record<string, unknown>;
   readonly accessToken?: string;
   readonly refreshToken?: string;
   readonly expiresAt?: number;
@@ -99,7 +98,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
         detail: 'provider_b login expired and has no refresh token; run the Gemini CLI login',
       });
     }
-    return this.refresh(file, file.refreshToken, logger);
+    return this.refresh(file.refreshToken, logger);
   }
 
   private async readFile(logger: EventLogger): Promise<CredentialFile> {
@@ -112,7 +111,6 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
       throw new GatewayError('auth', { detail: `provider_b login file ${reason}` });
     }
     const file: CredentialFile = {
-      raw,
       accessToken: nonEmpty(raw.access_token),
       refreshToken: nonEmpty(raw.refresh_token),
       expiresAt: typeof raw.expiry_date === 'number' && Number.isFinite(raw.expiry_date) ? raw.expiry_date : undefined,
@@ -128,7 +126,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
   }
 
   /** docs/upstream/provider-b.md §2.2 refresh, then §2.4 write-back (a write failure is logged and does not fail the request). */
-  private async refresh(file: CredentialFile, refreshToken: string, logger: EventLogger): Promise<ProviderBCredential> {
+  private async refresh(refreshToken: string, logger: EventLogger): Promise<ProviderBCredential> {
     let answer: RefreshGrantAnswer;
     try {
       answer = await postRefreshGrant(
@@ -164,8 +162,14 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     }
     const { accessToken, body } = answer;
     const expiresAt = answer.expiresInSeconds !== undefined ? this.now() + answer.expiresInSeconds * 1000 : undefined;
-    await this.persist(file, body, accessToken, expiresAt, logger);
+    const kept = await this.persist(body, accessToken, expiresAt, refreshToken, logger);
     logger.info({ event: 'provider_b_auth_refreshed' }, 'provider_b_auth_refreshed');
+    if (!kept) {
+      // The file holds another login now (a new `gemini` login): that one is the operator's choice.
+      const now = await this.readFile(logger);
+      if (now.accessToken && this.tokens.isUsable(now, undefined))
+        return { accessToken: now.accessToken, expiresAt: now.expiresAt, loginKey: loginKey(now) };
+    }
     return {
       accessToken,
       expiresAt,
@@ -173,29 +177,45 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     };
   }
 
+  /**
+   * docs/upstream/provider-b.md §2.4: the file as it is now (its unknown fields survive) with the
+   * refreshed tokens; a failure is logged and the new token stays cached in memory. `false` when the
+   * file no longer holds the refresh token that was `spent`: it was written meanwhile (a new
+   * `gemini` login), and writing the old login's tokens over it would lose that login.
+   */
   private async persist(
-    file: CredentialFile,
     body: Record<string, unknown>,
     accessToken: string,
     expiresAt: number | undefined,
+    spent: string,
     logger: EventLogger,
-  ): Promise<void> {
+  ): Promise<boolean> {
     try {
-      // Re-read: the CLI may have rewritten the file meanwhile; its unknown fields must survive.
-      const current = await readJsonObject(this.authFile).catch(() => ({ ...file.raw }));
-      current.access_token = accessToken;
-      if (expiresAt !== undefined) current.expiry_date = expiresAt;
-      for (const key of ['refresh_token', 'id_token', 'scope', 'token_type']) {
-        const value = nonEmpty(body[key]);
-        if (value) current[key] = value;
+      const kept = await writeBackRefreshed(
+        this.authFile,
+        spent,
+        (document) => document.refresh_token,
+        (document) => {
+          const updated: Record<string, unknown> = { ...document, access_token: accessToken };
+          if (expiresAt !== undefined) updated.expiry_date = expiresAt;
+          for (const key of ['refresh_token', 'id_token', 'scope', 'token_type']) {
+            const value = nonEmpty(body[key]);
+            if (value) updated[key] = value;
+          }
+          return updated;
+        },
+      );
+      if (!kept) {
+        logger.warn({ event: 'provider_b_auth_persist_superseded' }, 'provider_b_auth_persist_superseded');
+        return false;
       }
-      await writeJsonFileAtomic(this.authFile, current);
     } catch (error) {
       logger.warn(
         { event: 'provider_b_auth_persist_failed', code: (error as NodeJS.ErrnoException).code },
         'provider_b_auth_persist_failed',
       );
     }
+    return true;
   }
 }
 

@@ -64,6 +64,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_a_login_revoked: 'the Codex CLI login was revoked and its file has not changed: run `codex login`',
   provider_a_auth_persist_failed: 'the refreshed Codex CLI login could not be written back ({errno})',
   provider_b_auth_refreshed: 'the Gemini CLI login token was refreshed',
+  provider_b_auth_persist_superseded:
+    'the Gemini CLI login file was rewritten while its token was refreshed (a new `gemini` login): the file is kept as it is, and its login used',
   provider_b_auth_refresh_failed: 'the Gemini CLI login token could not be refreshed',
   provider_b_auth_unavailable: 'the Gemini CLI login at {path} is not usable: {reason}',
   provider_b_auth_persist_failed: 'the refreshed Gemini CLI login could not be written back ({code})',
