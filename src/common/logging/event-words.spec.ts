@@ -23,7 +23,10 @@ const NAME = '([a-z][a-z0-9]*(?:_[a-z0-9]+)+)';
 const PATTERNS = [
   new RegExp(`\\bevent: '${NAME}'`, 'g'),
   new RegExp(`\\}\\s*,\\s*'${NAME}'\\s*[,)]`, 'g'),
-  new RegExp(`\\b(?:log|diagnostic|logUpstream)\\(\\s*(?:'(?:info|warn|error|debug)'\\s*,\\s*)?'${NAME}'`, 'g'),
+  new RegExp(
+    `\\b(?:log|diagnostic|logUpstream)(?:\\?\\.)?\\(\\s*(?:'(?:info|warn|error|debug)'\\s*,\\s*)?'${NAME}'`,
+    'g',
+  ),
   new RegExp(`\\b(?:event|fields)\\(\\s*'${NAME}'`, 'g'),
   new RegExp(`\\bevent = [^;]*\\? '${NAME}' : '${NAME}'`, 'g'),
 ];
