@@ -410,12 +410,17 @@ describe(AccountTurn.name, () => {
     expect(pool.stateOf(turn.alias).kind).toBe('ready');
   });
 
-  it('moves a turn whose login died to a live one', () => {
-    const { pool } = makePool(['a', 'b']);
+  it('moves a turn whose login died to a live one, and its state line names the new login it needs', () => {
+    const { pool, logger } = makePool(['a', 'b']);
     const turn = new AccountTurn(pool, 'chat-1');
     const first = turn.alias;
     expect(turn.moveAfter(new GatewayError('auth'))).toBe(true);
     expect(pool.stateOf(first).kind).toBe('login_dead');
+    expect(logger.records.find((record) => record.event === 'account_state')).toMatchObject({
+      account: first,
+      state: 'login_dead',
+      fix: "run `codex login` on the gateway's machine",
+    });
   });
 
   it('reports the earliest reset when the only other account is cooling too', () => {

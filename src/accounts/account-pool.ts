@@ -3,6 +3,7 @@ import type { EventLogger } from '../core/event-logger';
 import type { PlanReport, PlanReporter, PlanWindow } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import { formatWait } from '../core/error-codes';
+import { loginFix } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
 import { loginFingerprint } from './login-fingerprint';
 
@@ -637,6 +638,8 @@ export class AccountPool<T> implements PlanReporter {
       fields.reason = next.reason;
       fields.until = new Date(next.until).toISOString();
     }
+    // The upstream or its token endpoint refused the login: only a new login brings it back.
+    if (next.kind === 'login_dead') fields.fix = loginFix(this.family, 'refresh_refused');
     if (next.kind === 'ready') this.deps.logger.info(fields, 'account_state');
     else this.deps.logger.warn(fields, 'account_state');
   }

@@ -2,6 +2,7 @@ import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import type { AccountPool } from './account-pool';
 import { LoginNotReadable, readPoolUsage } from './plan-usage-refresh';
+import { PROVIDER_C_FIX } from '../providers/provider-c/provider-c.fix';
 
 /** A pool of one login as far as the usage round sees it. */
 function onePool(): AccountPool<string> {
@@ -38,5 +39,16 @@ describe('readPoolUsage', () => {
       ['warn', 'not readable'],
     ]);
     expect(logger.lines.every(([, record]) => record.event === 'plan_usage_read_failed')).toBe(true);
+    // A login that cannot be read or was refused needs a new login; each line says so.
+    expect(logger.lines.map(([, record]) => record.fix)).toEqual(Array(4).fill(PROVIDER_C_FIX.login));
+  });
+
+  it('says a failure that passes by itself needs nothing but the next read', async () => {
+    const pool = onePool();
+    const logger = recorder();
+    await readPoolUsage(pool, () => Promise.reject(new GatewayError('upstream', { upstreamStatus: 503 })), logger);
+    expect(logger.lines.map(([, record]) => record.fix)).toEqual([
+      'nothing, if it passes: the next read comes after ACCOUNT_USAGE_REFRESH_INTERVAL',
+    ]);
   });
 });

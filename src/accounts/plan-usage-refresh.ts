@@ -1,5 +1,7 @@
 import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
+import type { ProviderId } from '../core/provider-id';
+import { loginFix } from '../core/login-state';
 import type { PlanUsageRead } from '../core/plan-usage';
 import { planSummary } from '../core/plan-usage';
 import type { AccountPool } from './account-pool';
@@ -25,6 +27,16 @@ export function usageReadFailure(error: unknown): string {
     return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
   const code = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
   return code ?? (error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'network');
+}
+
+/**
+ * What to do about a failed usage read: a login the endpoint refused, or one that cannot be read,
+ * needs a new login (the `login_state` line says the same); anything else passes by itself.
+ */
+function usageReadFix(provider: ProviderId, reason: string): string {
+  if (reason === 'not readable' || reason === 'auth' || reason === 'status 401' || reason === 'status 403')
+    return loginFix(provider, 'refresh_refused') ?? 'log in again with the CLI';
+  return 'nothing, if it passes: the next read comes after ACCOUNT_USAGE_REFRESH_INTERVAL';
 }
 
 /** The logins of each pool already reported not readable: said once, until a read gets further. */
@@ -71,11 +83,13 @@ export async function readPoolUsage<T>(
         `${pool.family} login ${alias}: ${planSummary(view)}`,
       );
     } catch (error) {
+      const reason = usageReadFailure(error);
       const record = {
         event: 'plan_usage_read_failed',
         provider: pool.family,
         account: alias,
-        reason: usageReadFailure(error),
+        reason,
+        fix: usageReadFix(pool.family, reason),
       };
       if (!(error instanceof LoginNotReadable)) unreadable.delete(alias);
       else if (unreadable.has(alias)) {

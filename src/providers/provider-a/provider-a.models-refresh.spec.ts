@@ -149,7 +149,11 @@ describe(ProviderAModelsRefresh.name, () => {
     const none = harness([], []);
     expect(await none.refresh.refresh()).toBe(false);
     expect(none.records).toContainEqual(
-      expect.objectContaining({ event: 'provider_a_models_refresh_failed', reason: 'no ready login' }),
+      expect.objectContaining({
+        event: 'provider_a_models_refresh_failed',
+        reason: 'no ready login',
+        fix: "run `codex login` on the gateway's machine",
+      }),
     );
   });
 

@@ -6,6 +6,7 @@ import type { TierModel } from '../../models/model-tiers';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import { loginFix } from '../../core/login-state';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { CodexClient } from './provider-a.client';
 import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
@@ -91,8 +92,13 @@ export class ProviderAModelsRefresh {
     try {
       const outcome = await this.fetchWithSomeLogin(controller.signal);
       if (typeof outcome === 'string') {
+        // Without a usable login only a new login helps; anything else passes by itself.
+        const fix =
+          outcome === 'no ready login' || outcome.endsWith('has no usable token')
+            ? loginFix('provider_a', 'refresh_refused')
+            : 'nothing, if it passes: the next fetch comes at the next refresh';
         this.options.logger.warn(
-          { event: 'provider_a_models_refresh_failed', reason: outcome },
+          { event: 'provider_a_models_refresh_failed', reason: outcome, fix },
           'provider_a_models_refresh_failed',
         );
         return false;
