@@ -11,6 +11,7 @@ import {
   textFrame,
 } from './support/provider-b-fixtures';
 import { postChatBody } from './support/chat-sse';
+import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from '../src/providers/provider-b/provider-b.constants';
 
 /**
  * The oracle comparison: the gateway's Code Assist requests against what the real
@@ -120,6 +121,18 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
     const pinned = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'oracles', 'package.json'), 'utf8'))
       .devDependencies['@google/gemini-cli'];
     expect(capture.version).toBe(pinned);
+  });
+
+  it("sends the retry notes the pinned CLI sends: each is in the installed CLI's own code", () => {
+    const bundle = path.join(__dirname, '..', 'oracles', 'node_modules', '@google', 'gemini-cli', 'bundle');
+    const notes = [...Object.values(RETRY_NUDGES), TOOL_RESULTS_CLOSED];
+    const found = new Set<string>();
+    for (const file of fs.readdirSync(bundle).filter((name) => name.endsWith('.js'))) {
+      const code = fs.readFileSync(path.join(bundle, file), 'utf8');
+      for (const note of notes) if (code.includes(JSON.stringify(note)) || code.includes(`'${note}'`)) found.add(note);
+      if (found.size === notes.length) break;
+    }
+    expect([...found].sort()).toEqual([...notes].sort());
   });
 
   it('setup, headers and the tool-turn envelope (discovered project, a tool call and its result)', async () => {
