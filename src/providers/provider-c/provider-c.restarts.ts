@@ -1,7 +1,6 @@
 import type { ChatEvent, ToolCallEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
 import type { Channel } from './provider-c.tool-calls';
-import { callIdentity } from './provider-c.tool-calls';
 
 /**
  * docs/upstream/provider-c.md §6.1: when the API's stream breaks mid-answer, Claude Code gives up
@@ -9,17 +8,21 @@ import { callIdentity } from './provider-c.tool-calls';
  * itself) and answers again: the same request without streaming (one whole `assistant` message
  * under a new id) or a new streamed message that resumes after the blocks it kept.
  *
- * This is what the client was sent of a streamed message, per channel, and how far the CLI's
- * current answer has reproduced it. Normally the answer is "live": every output goes out. After a
- * restart the answer is rewound to where the abandoned blocks began: what it writes again is
- * compared with what was sent and not sent twice, and once it has caught up it is live again. An
- * answer that writes something else has diverged: what the client holds cannot be taken back, so
- * the turn ends with `restartFailure`. Non-streaming turns hold every output until the end
- * instead, so a restart simply drops the abandoned part.
+ * This is the text the client was sent of a streamed message, per channel, and how far the CLI's
+ * current answer has reproduced it. Normally the answer is "live": its text goes out at once.
+ * After a restart the answer is rewound to where the abandoned blocks began: the text it writes
+ * again is compared with what was sent and not sent twice, and once it has caught up it is live
+ * again. An answer that writes other text has diverged: what the client holds cannot be taken back,
+ * so the turn ends with `restartFailure`. Tool calls reach a client only at the turn's end, so a
+ * streamed message's calls are kept until it ends and those of abandoned blocks dropped.
+ * Non-streaming turns hold every output until the end instead, so a restart simply drops the
+ * abandoned part.
  */
 
-/** One output sent on a channel: a text piece, or a tool call by its identity (`callIdentity`). */
-type Sent = { readonly text: string } | { readonly call: string };
+/** One text piece sent on a channel. Tool calls are never sent mid-answer: the client gets them at its end. */
+interface Sent {
+  readonly text: string;
+}
 
 /** A place in a channel's sent outputs: before `item`, `offset` characters into it when it is text. */
 interface Position {
@@ -32,6 +35,8 @@ export interface RestartMark {
   readonly positions: Readonly<Record<Channel, Position>>;
   /** How many outputs a non-streaming turn held. */
   readonly held: number;
+  /** How many tool calls of the open streamed message were kept. */
+  readonly calls: number;
 }
 
 const START: Position = { item: 0, offset: 0 };
@@ -44,6 +49,11 @@ export class AnswerRestarts {
   private recording = false;
   /** Outputs of a non-streaming turn, released when it ends. */
   private readonly held: ChatEvent[] = [];
+  /**
+   * Tool calls of the open streamed message. Clients get tool calls only once the turn ended, so
+   * none is out yet: a call the CLI abandons is dropped, and the new answer's calls count instead.
+   */
+  private readonly calls: ChatEvent[] = [];
   /** The answer wrote something other than what was sent. */
   diverged = false;
 
@@ -54,14 +64,18 @@ export class AnswerRestarts {
     this.recording = true;
   }
 
-  /** The streamed message ended, whole or cut: once the answer is live again, what was kept is dropped. */
-  messageEnded(): void {
+  /**
+   * The streamed message ended, whole or cut (after `rewind` when the CLI abandoned some of it):
+   * its kept tool calls go out, and once the answer is live again, what was kept is dropped.
+   */
+  messageEnded(): ChatEvent[] {
     this.recording = false;
     this.forgetSettled();
+    return this.calls.splice(0);
   }
 
   mark(): RestartMark {
-    return { positions: { ...this.replayed }, held: this.held.length };
+    return { positions: { ...this.replayed }, held: this.held.length, calls: this.calls.length };
   }
 
   /** The CLI gave up what `channels` got since `mark`: it must be written again before anything new goes out. */
@@ -71,6 +85,7 @@ export class AnswerRestarts {
       return;
     }
     for (const channel of channels) this.replayed[channel] = mark.positions[channel];
+    this.calls.length = Math.min(this.calls.length, mark.calls);
   }
 
   /** The events of a text output: sent, held, or nothing when it only repeats what was sent. */
@@ -83,26 +98,19 @@ export class AnswerRestarts {
     return [rest === text ? event : { ...event, text: rest }];
   }
 
-  /** The events of a tool call: sent, held, or nothing when it repeats one that was sent. */
-  call(channel: Channel, call: ToolCallEvent): ChatEvent[] {
+  /** The events of a tool call: at once, or kept until its streamed message ends, or held to the turn's end. */
+  call(call: ToolCallEvent): ChatEvent[] {
     const event: ChatEvent = { type: 'tool-call', call };
     if (this.holdUntilEnd) return this.hold(event);
-    const identity = callIdentity(call);
     if (this.diverged) return [];
-    if (!this.live(channel)) {
-      const position = this.replayed[channel];
-      const expected = this.sent[channel][position.item];
-      if (position.offset !== 0 || !('call' in expected) || expected.call !== identity) return this.diverge();
-      this.replayed[channel] = { item: position.item + 1, offset: 0 };
-      return [];
-    }
-    this.record(channel, { call: identity });
-    return [event];
+    if (!this.recording) return [event];
+    this.calls.push(event);
+    return [];
   }
 
-  /** A non-streaming turn's outputs, once it ends well. */
+  /** What the turn kept, once it ends well: a non-streaming turn's outputs, an unended message's calls. */
   release(): ChatEvent[] {
-    return this.held.splice(0);
+    return [...this.held.splice(0), ...this.calls.splice(0)];
   }
 
   /**
@@ -132,7 +140,6 @@ export class AnswerRestarts {
     let rest = text;
     while (rest !== '' && item < sent.length) {
       const expected = sent[item];
-      if (!('text' in expected)) return this.divergeText();
       const length = Math.min(rest.length, expected.text.length - offset);
       if (rest.slice(0, length) !== expected.text.slice(offset, offset + length)) return this.divergeText();
       rest = rest.slice(length);
@@ -163,11 +170,6 @@ export class AnswerRestarts {
 
   private hold(event: ChatEvent): ChatEvent[] {
     this.held.push(event);
-    return [];
-  }
-
-  private diverge(): ChatEvent[] {
-    this.diverged = true;
     return [];
   }
 

@@ -171,10 +171,11 @@ describe(translateLine.name, () => {
 
   it('turns fences in thinking and text into one tool call when both channels write the same call (docs/upstream/provider-c.md §7.5)', () => {
     const result = translateLines(fixture('thinking-fence'), { toolKinds: READ_FILE_KINDS });
+    // A streamed message's calls come out when it ends (clients get calls only at the turn's end).
     expect(result.events).toEqual([
       { type: 'reasoning-delta', text: 'I should read it.\n' },
-      READ_FILE_CALL,
       { type: 'text-delta', text: 'Reading.\n' },
+      READ_FILE_CALL,
       CAPTURED_USAGE,
       { type: 'finish', reason: 'stop' },
     ]);
@@ -413,7 +414,7 @@ describe(translateLine.name, () => {
       expect(result.diagnostics).toEqual(['provider_c_answer_restarted']);
     });
 
-    it('a call already sent is not sent again when the new answer repeats it', () => {
+    it('a call of the abandoned blocks is dropped: the new answer that repeats it gives it once', () => {
       const call = FENCE('read_file', { path: 'a' });
       const lines = fixture('abandoned-tool-fence').map((entry) => {
         const message = JSON.parse(entry);
@@ -426,9 +427,9 @@ describe(translateLine.name, () => {
       });
       expect(result.events).toEqual([
         { type: 'text-delta', text: 'Checking.\n' },
-        READ_FILE_CALL,
         { type: 'text-delta', text: '\nand ' },
         { type: 'text-delta', text: 'th' },
+        { ...READ_FILE_CALL, call: { ...READ_FILE_CALL.call, id: 'call_000000000000000000000002' } },
         { type: 'text-delta', text: 'en done.' },
         RESTARTED_USAGE,
         FINISH,
@@ -446,7 +447,7 @@ describe(translateLine.name, () => {
       });
     };
 
-    it('a new answer that writes another call than the one sent: an upstream failure', () => {
+    it('a new answer that writes another call than the abandoned one: only the new call goes out', () => {
       const sent = FENCE('read_file', { path: 'a' });
       const lines = withDeltas(fixture('abandoned-tool-fence'), [`Checking.\n${sent}`, '\nand ']);
       const result = translateLines(
@@ -457,11 +458,15 @@ describe(translateLine.name, () => {
       );
       expect(result.events).toEqual([
         { type: 'text-delta', text: 'Checking.\n' },
-        READ_FILE_CALL,
         { type: 'text-delta', text: '\nand ' },
+        {
+          type: 'tool-call',
+          call: { id: 'call_000000000000000000000002', name: 'read_file', kind: 'function', arguments: '{"path":"b"}' },
+        },
+        { type: 'text-delta', text: 'then' },
+        RESTARTED_USAGE,
+        FINISH,
       ]);
-      expect(result.end).toMatchObject({ events: [], failure: { code: 'upstream' } });
-      expect(result.end!.failure!.detail).toContain('does not continue');
     });
 
     it('a fence the abandoned blocks dropped no longer counts: the new answer without one finishes normally', () => {

@@ -153,7 +153,7 @@ function translateMessage(
       }
       return []; // init, status, api_retry, thinking_tokens, ui_invalidate, hooks
     case 'stream_event':
-      if (line.event?.type === 'message_stop') endMessage(line.abandoned_blocks, state);
+      if (line.event?.type === 'message_stop') return endMessage(line.abandoned_blocks, state);
       return line.event ? translateStreamEvent(line.event, state) : [];
     case 'assistant':
       return translateAssistant(line, state);
@@ -227,7 +227,7 @@ function noteBlockStart(index: number, type: string | undefined, state: Provider
  * afresh (a fence they left open cannot swallow the answer that follows), their dropped or valid
  * fences no longer count, and what they sent must be written again before anything new goes out.
  */
-function endMessage(abandoned: AbandonedBlocks | undefined, state: ProviderCStreamState): void {
+function endMessage(abandoned: AbandonedBlocks | undefined, state: ProviderCStreamState): ChatEvent[] {
   const open = state.openMessage;
   state.openMessage = undefined;
   if (open && abandoned && abandoned.api_message_id === open.id) {
@@ -243,7 +243,7 @@ function endMessage(abandoned: AbandonedBlocks | undefined, state: ProviderCStre
       state.options.diagnostic?.('provider_c_answer_restarted', { from_block_index: abandoned.from_block_index });
     }
   }
-  state.restarts.messageEnded();
+  return state.restarts.messageEnded();
 }
 
 /**
@@ -363,7 +363,7 @@ function handleOutputs(channel: Channel, outputs: FenceOutput[], state: Provider
       log('tool_fence_duplicate', { channel });
       continue;
     }
-    events.push(...state.restarts.call(channel, converted.call));
+    events.push(...state.restarts.call(converted.call));
   }
   return events;
 }
