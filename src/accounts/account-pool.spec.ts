@@ -517,6 +517,17 @@ describe(AccountTurn.name, () => {
     expect(sole.pool.acquire('chat-1', 'pro').alias).toBe('a');
   });
 
+  it("answers a family's only login at its in-flight cap as busy, whatever its model rests", () => {
+    const { pool } = makePool(['only'], { maxInFlight: 1 });
+    pool.applyFailure('only', modelLimit(72_000), undefined, 'pro');
+    const held = pool.acquire('chat-1', 'pro');
+    expect(() => pool.acquire('chat-2', 'pro')).toThrow(
+      expect.objectContaining({ code: 'rate_limited', retryAfterSeconds: 1 }) as Error,
+    );
+    held.release();
+    expect(pool.acquire('chat-2', 'pro').alias).toBe('only');
+  });
+
   it('cools the whole login for a usage limit that does not name the model as its scope', () => {
     const { pool } = makePool(['a', 'b']);
     pool.applyFailure('a', usageLimit(600), undefined, 'pro');

@@ -585,12 +585,14 @@ export class AccountPool<T> implements PlanReporter {
     const cooling = this.accounts.flatMap((account) =>
       account.state.kind === 'cooling' || account.state.kind === 'plan_spent' ? [account.state.until] : [],
     );
+    // A family's only login is asked whatever its model rests (soleLogin): if it is held back, it is busy.
+    const restedModel = this.accounts.length > 1 ? model : undefined;
     const modelResets = this.accounts.flatMap((account) => {
-      const until = account.state.kind === 'ready' ? this.modelRestsUntil(account, model) : undefined;
+      const until = account.state.kind === 'ready' ? this.modelRestsUntil(account, restedModel) : undefined;
       return until === undefined ? [] : [until];
     });
     const busy = this.accounts.some(
-      (account) => account.state.kind === 'ready' && this.modelRestsUntil(account, model) === undefined,
+      (account) => account.state.kind === 'ready' && this.modelRestsUntil(account, restedModel) === undefined,
     );
     if (!busy && modelResets.length > 0) {
       const seconds = Math.max(1, Math.ceil((Math.min(...modelResets, ...cooling) - this.deps.clock.now()) / 1000));

@@ -45,6 +45,19 @@ describe(ConversationAliases.name, () => {
     }
   });
 
+  it('keeps one chat on a first identity: a second chat that started with the same message keeps its own', () => {
+    const aliases = new ConversationAliases();
+    const first = identityOf([user]);
+    aliases.remember(first, 'call_A');
+    aliases.remember(identityOf([user]), 'call_B');
+    expect(aliases.upstreamIdentity(identityOf(toolTurn('call_A')))).toEqual(first);
+    const second = identityOf(toolTurn('call_B'));
+    expect(aliases.upstreamIdentity(second)).toEqual(second);
+    // The chat that holds it may answer its first tool turn again (a retried turn): still its own.
+    aliases.remember(first, 'call_A');
+    expect(aliases.upstreamIdentity(identityOf(toolTurn('call_A')))).toEqual(first);
+  });
+
   it('finds the call by the id the cascade reads (trimmed)', () => {
     const aliases = new ConversationAliases();
     const first = identityOf([user]);

@@ -18,7 +18,14 @@ const ALIAS_IDLE_TTL_MS = 24 * 60 * 60 * 1000;
  */
 @Injectable()
 export class ConversationAliases {
+  /** The first identity a chat had, by the identity its first tool call gives it. */
   private readonly aliases = new LRUCache<string, ConversationId>({
+    max: MAX_ALIASES,
+    ttl: ALIAS_IDLE_TTL_MS,
+    updateAgeOnGet: true,
+  });
+  /** Which tool-call identity took each first identity: one chat per first identity. */
+  private readonly claimedBy = new LRUCache<string, string>({
     max: MAX_ALIASES,
     ttl: ALIAS_IDLE_TTL_MS,
     updateAgeOnGet: true,
@@ -27,11 +34,17 @@ export class ConversationAliases {
   /**
    * A turn of `conversation` answered with a tool call whose id is `firstToolCallId`. Only a chat
    * still known by its first user message changes identity at its next turn: others keep theirs.
+   * Two chats that start with the same message share that identity until their first tool calls;
+   * only the first of them keeps it, so they do not share an upstream identity for good.
    */
   remember(conversation: ConversationId, firstToolCallId: string | undefined): void {
     if (conversation.source !== 'chat:first_user' || firstToolCallId === undefined) return;
     const next = earliestToolConversation(firstToolCallId);
-    if (next !== undefined) this.aliases.set(next.value, conversation);
+    if (next === undefined) return;
+    const owner = this.claimedBy.get(conversation.value);
+    if (owner !== undefined && owner !== next.value) return;
+    this.claimedBy.set(conversation.value, next.value);
+    this.aliases.set(next.value, conversation);
   }
 
   /** The identity a turn's upstream sees: the one its chat started with, when remembered. */
