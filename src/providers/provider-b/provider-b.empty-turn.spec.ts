@@ -64,6 +64,14 @@ describe(withRetryNudge.name, () => {
     ]);
   });
 
+  it('closes tool results followed by user words in the same turn the same way, as the CLI looks at every part', () => {
+    const mixed = { role: 'user' as const, parts: [...result.parts, { text: 'and stop' }] };
+    expect(withRetryNudge([question, call, mixed], 'NO_RESPONSE_TEXT').slice(-2)).toEqual([
+      { role: 'model', parts: [{ text: TOOL_RESULTS_CLOSED }] },
+      { role: 'user', parts: [{ text: empty }] },
+    ]);
+  });
+
   it("appends the nudge to the user's last turn on a new line, leaving the client's contents as they were", () => {
     const contents = [question];
     expect(withRetryNudge(contents, 'NO_RESPONSE_TEXT')).toEqual([

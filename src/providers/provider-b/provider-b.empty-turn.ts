@@ -56,9 +56,10 @@ export function endsWithToolResults(contents: readonly CodeAssistContent[]): boo
 
 /**
  * The contents of an attempt after one that ended invalid for `reason`, as the CLI sends them: for a
- * thoughts-only or empty answer, a nudge to answer now — after tool results as a user turn behind a
- * model turn that closes them, after a user turn appended to it on a new line, else as a user turn
- * of its own. Any other reason sends the contents unchanged.
+ * thoughts-only or empty answer, a nudge to answer now — after a user turn holding tool results
+ * (any of its parts, as the CLI's `applyRetryNudge` looks) as a user turn behind a model turn that
+ * closes them, after another user turn appended to it on a new line, else as a user turn of its
+ * own. Any other reason sends the contents unchanged.
  */
 export function withRetryNudge(
   contents: readonly CodeAssistContent[],
@@ -68,7 +69,7 @@ export function withRetryNudge(
   if (nudge === undefined) return contents;
   const last = contents.at(-1);
   if (last === undefined || last.role !== 'user') return [...contents, { role: 'user', parts: [{ text: nudge }] }];
-  if (endsWithToolResults(contents))
+  if (last.parts.some((part) => part.functionResponse !== undefined))
     return [
       ...contents,
       { role: 'model', parts: [{ text: TOOL_RESULTS_CLOSED }] },
