@@ -21,6 +21,7 @@ import { FrameworkLogger } from './common/logging/framework-logger';
 import { ROOT_LOGGER } from './common/logging/logging.module';
 import { requestLogMiddleware, requestLoggerOf } from './common/logging/request-log';
 import type { AppConfig } from './config/app-config';
+import { BearerCheck } from './common/auth/bearer-check';
 
 const CHAT_ROUTE = '/v1/chat/completions';
 
@@ -58,7 +59,9 @@ export async function createGatewayApp(
   app.use(inFlightMiddleware(app.get(DrainService)));
   // Only the routes that take a body parse one, and only on POST to exactly their path: parsing
   // elsewhere would turn an unknown route's 404 into a 400 (bad JSON) or 413 (too big), and any
-  // other method or sub-path must be the plain 404 of an unknown route (docs/endpoints.md).
+  // other method or sub-path must be the plain 404 of an unknown route (docs/endpoints.md). A
+  // client the bearer guard will refuse gets no byte of its body read (the guard's own rule).
+  const bearer = new BearerCheck(config.server.bearerSecret);
   if (config.structured.enabled) {
     const structuredFailure = app.get<RouteFailureAnswer>(STRUCTURED_FAILURE_ANSWER, { strict: false });
     app.use(
@@ -67,6 +70,7 @@ export async function createGatewayApp(
       onPostToMountPath(
         jsonBodyMiddleware(STRUCTURED_MAX_BODY_BYTES, {
           deferErrors: true,
+          bearer,
           // Recorded like every structured error (audit line, failure metric).
           answer: (request, response, error) => structuredFailure.answer(request, response, error),
         }),
@@ -79,6 +83,7 @@ export async function createGatewayApp(
     CHAT_ROUTE,
     onPostToMountPath(
       jsonBodyMiddleware(config.server.maxBodyBytes, {
+        bearer,
         // Counted in the chat metrics like every other refused chat request.
         answer: (request, response, error) =>
           writeErrorResponse(request, response, chat.rejected(error, requestLoggerOf(request, rootLogger))),

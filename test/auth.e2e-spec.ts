@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { useGateway } from './support/create-test-app';
+import { CHUNKED_UPLOAD_LIMIT, parseRawAnswer, sendChunkedUntilAnswered } from './support/raw-http';
 
 /**
  * docs/endpoints.md "Authentication", docs/design/decisions.md §5, docs/design/behaviours.md §3.1 and §10 items 11–14.
@@ -92,6 +93,19 @@ describe('inbound bearer authentication', () => {
         contract_version: '2.0.0',
       });
     });
+
+    it.each(['/v1/chat/completions', '/v1/structured/inference'])(
+      'POST %s refuses a wrong bearer before reading its body: 401 while the upload goes on, and the connection closed',
+      async (route) => {
+        const { answer, chunksSent } = await sendChunkedUntilAnswered(gateway.url, route, {
+          authorization: 'Bearer nope',
+        });
+        const parsed = parseRawAnswer(answer);
+        expect(parsed.status).toBe(401);
+        expect(parsed.headers.connection).toBe('close');
+        expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
+      },
+    );
 
     it('lets exactly "Bearer <secret>" through on models and metrics', async () => {
       const models = await call(`${gateway.url}/v1/models`, { authorization: `Bearer ${SECRET}` });

@@ -264,7 +264,7 @@ const LEADING_ROWS = [
     'GATEWAY_CALLER_HEADER',
     'server.callerHeader',
     undefined,
-    'Header whose value names the caller (multi-tenant use).',
+    'Header whose value names the caller (multi-tenant use); taken as sent, so set it only behind a proxy that writes it.',
     (raw) => parseNonEmpty(raw).trim().toLowerCase(),
   ),
   setting(

@@ -132,19 +132,23 @@ export const CHUNKED_UPLOAD_LIMIT = 1024;
 /**
  * POSTs a chunked JSON body to `route` that goes on (16 KiB chunks, one every 5 ms) until the
  * server answers or closes, as a client uploading without end would; returns what the server sent
- * by the time it closed, and how many chunks went out.
+ * by the time it closed, and how many chunks went out. `headers` are added to the request's head.
  */
 export async function sendChunkedUntilAnswered(
   baseUrl: string,
   route: string,
+  headers: Record<string, string> = {},
 ): Promise<{ readonly answer: string; readonly chunksSent: number }> {
   const socket = net.connect(Number(new URL(baseUrl).port), '127.0.0.1');
   const received: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => received.push(chunk));
   socket.on('error', () => undefined);
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.write(
-    `POST ${route} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    `POST ${route} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n${extra}\r\n`,
   );
   const chunk = `4000\r\n${'x'.repeat(16384)}\r\n`;
   let chunksSent = 0;

@@ -4,7 +4,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { loadConfig } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
 import { sha256Hex } from '../hashing';
-import { BearerAuthGuard, bearerToken, callerHash, resolveCaller } from './bearer-auth.guard';
+import { BearerAuthGuard, callerHash, resolveCaller } from './bearer-auth.guard';
+import { bearerToken } from './bearer-check';
 import { Public } from './public.decorator';
 
 // Wrap (not replace) timingSafeEqual so the test can see that every comparison goes through it.

@@ -1,12 +1,12 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayError } from '../../core/gateway.error';
-import { sha256Digest, sha256Hex } from '../hashing';
+import { sha256Hex } from '../hashing';
+import { BearerCheck, bearerToken } from './bearer-check';
 import { IS_PUBLIC_ROUTE } from './public.decorator';
 
 /**
@@ -16,7 +16,7 @@ import { IS_PUBLIC_ROUTE } from './public.decorator';
  */
 @Injectable()
 export class BearerAuthGuard implements CanActivate {
-  private readonly secretDigest?: Buffer;
+  private readonly check: BearerCheck;
   private readonly callerHeader?: string;
   /**
    * Whether a route is `@Public`, by controller class and handler. Route metadata is fixed once the
@@ -29,7 +29,7 @@ export class BearerAuthGuard implements CanActivate {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly reflector: Reflector,
   ) {
-    if (config.server.bearerSecret !== undefined) this.secretDigest = sha256Digest(config.server.bearerSecret);
+    this.check = new BearerCheck(config.server.bearerSecret);
     this.callerHeader = config.server.callerHeader;
   }
 
@@ -54,26 +54,11 @@ export class BearerAuthGuard implements CanActivate {
 
   /** The check itself: attaches the caller; throws `invalid_api_key` when the bearer is refused. */
   private authorize(request: Request): void {
-    const header = request.headers.authorization;
-    const token = bearerToken(header);
+    const token = bearerToken(request.headers.authorization);
     // The caller is resolved here once, refused or not (a refusal's audit record names it too).
     attachCaller(request, resolveCaller(request.headers, this.callerHeader, token));
-    if (this.secretDigest) {
-      // Hashing both sides gives equal lengths, so timingSafeEqual never leaks the secret's length.
-      if (token === undefined || !timingSafeEqual(sha256Digest(token), this.secretDigest))
-        throw new GatewayError('invalid_api_key');
-      return;
-    }
-    if (header !== undefined && token === undefined) throw new GatewayError('invalid_api_key');
+    if (this.check.refuses(request.headers, token)) throw new GatewayError('invalid_api_key');
   }
-}
-
-/** The token of `Authorization: Bearer <token>`; `undefined` when absent, malformed or empty. */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (typeof header !== 'string') return undefined;
-  const match = /^Bearer[ \t]+(.+)$/i.exec(header.trim());
-  const token = match?.[1].trim();
-  return token ? token : undefined;
 }
 
 /**

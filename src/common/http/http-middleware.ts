@@ -3,6 +3,7 @@ import express from 'express';
 import type { ServerResponse } from 'node:http';
 import { MIMEType } from 'node:util';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
+import type { BearerCheck } from '../auth/bearer-check';
 import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-writer';
 import { toGatewayError } from '../errors/to-gateway-error';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
@@ -50,11 +51,18 @@ export type BodyErrorAnswer = (request: Request, response: Response, error: Gate
  */
 export function jsonBodyMiddleware(
   limitBytes: number,
-  options: { deferErrors?: boolean; answer?: BodyErrorAnswer } = {},
+  options: { deferErrors?: boolean; answer?: BodyErrorAnswer; bearer?: BearerCheck } = {},
 ): RequestHandler {
   const read = express.raw({ type: 'application/json', limit: limitBytes });
   const answer: BodyErrorAnswer = options.answer ?? writeErrorResponse;
+  const { bearer } = options;
   return (request: Request, response: Response, next: NextFunction) => {
+    // A refused client's body is never read: the route's guard answers it 401, and the connection
+    // closes rather than read what is left (a small compressed body may inflate to the cap).
+    if (bearer?.refuses(request.headers)) {
+      closeConnectionAfterAnswer(response);
+      return next();
+    }
     read(request, response, (readError?: unknown) => {
       // Answered already, as the body grew past the cap (below).
       if (response.headersSent) return;
