@@ -352,7 +352,8 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ $ref: '#/$defs/nope' }, "can't resolve reference #/$defs/nope"],
       [{ $ref: 'http://127.0.0.1:9/s.json' }, "can't resolve reference http://127.0.0.1:9/s.json"],
-      [{ type: 'string', pattern: '(' }, 'Invalid regular expression'],
+      [{ type: 'string', pattern: '(' }, 'error parsing regexp'],
+      [{ type: 'string', pattern: '(?<=a)b' }, 'invalid named capture'],
     ];
     for (const [schema, reason] of cases) {
       const error = await refusal(

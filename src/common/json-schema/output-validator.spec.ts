@@ -30,8 +30,37 @@ describe(OutputValidator.name, () => {
       expect.stringContaining("can't resolve reference https://example.test/s.json"),
     ]);
     expect(validator.prepare('c', { type: 'string', pattern: '(' })).toEqual([
-      expect.stringContaining('Invalid regular expression'),
+      expect.stringContaining('error parsing regexp: missing closing )'),
     ]);
+    // RE2 has no lookaround or backreferences: such a pattern is refused, not run on a backtracking engine.
+    expect(validator.prepare('d', { type: 'string', pattern: '^(?=a)a$' })).toEqual([
+      expect.stringContaining('invalid or unsupported Perl syntax'),
+    ]);
+  });
+
+  it("runs a schema's pattern in linear time: a pattern that backtracks exponentially in JavaScript's engine answers at once", () => {
+    const validator = new OutputValidator();
+    const schema = { type: 'object', properties: { a: { type: 'string', pattern: '^(a+)+$' } } };
+    expect(validator.prepare('redos', schema)).toEqual([]);
+    expect(validator.check('redos', schema, { a: `${'a'.repeat(30)}!` })).toMatchObject({ valid: false });
+    expect(validator.check('redos', schema, { a: 'a'.repeat(5_000) })).toEqual({ valid: true });
+    // A pattern matches anywhere in the text unless anchored, as JSON Schema says.
+    const unanchored = { type: 'string', pattern: 'b' };
+    expect(validator.check('unanchored', unanchored, 'abc')).toEqual({ valid: true });
+  });
+
+  it("never writes a client's unknown format to stderr, where a line break would forge a log record", () => {
+    const validator = new OutputValidator();
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      expect(validator.prepare('format', { type: 'string', format: 'x"\n{"level":60,"msg":"forged"}' })).toEqual([]);
+      expect(warn).not.toHaveBeenCalled();
+      expect(log).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      log.mockRestore();
+    }
   });
 
   it('compiles every schema on its own: an $id is not shared between schemas', () => {

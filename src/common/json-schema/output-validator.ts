@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type Ajv from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { CodeOptions, ErrorObject, ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
 import { propertyPath } from './schema-paths';
 
@@ -23,6 +23,20 @@ function loadAjv(): AjvModule {
 }
 
 /**
+ * The engine a schema's `pattern` runs on: RE2's (re2js), which matches in time linear in the
+ * text. A client's pattern is tested against the model's output, which the same client steers, so
+ * a backtracking pattern (`^(a+)+$`) on JavaScript's engine could block the event loop for every
+ * request. A pattern RE2 cannot read (lookaround, backreferences) does not compile: the schema is
+ * refused with a 400 naming it.
+ */
+function linearRegExpEngine(): NonNullable<CodeOptions['regExp']> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded with Ajv, on first use
+  const { RE2JS } = require('re2js') as typeof import('re2js');
+  const engine = (pattern: string) => RE2JS.compile(pattern);
+  return Object.assign(engine, { code: 'RE2JS.compile' });
+}
+
+/**
  * Validates parsed model output against the caller's schema with Ajv (docs/design/decisions.md §7). Details name
  * instance paths and keywords only, never values, so no model output reaches the client through
  * an error.
@@ -42,11 +56,18 @@ export class OutputValidator {
   private compilations = 0;
 
   // allErrors: the client sees every failure at once. strict off: strict mode only adds console
-  // warnings. addUsedSchema off: Ajv would otherwise register every schema with an `$id` for the
-  // whole process, so one client's schema could be `$ref`ed by another's and a second schema
-  // with the same `$id` would fail to compile; each schema is compiled on its own.
+  // warnings. logger off: Ajv would write a client's `format` name raw to stderr, where a line
+  // break in it forges a log record. addUsedSchema off: Ajv would otherwise register every schema
+  // with an `$id` for the whole process, so one client's schema could be `$ref`ed by another's and
+  // a second schema with the same `$id` would fail to compile; each schema is compiled on its own.
   private get ajv(): Ajv {
-    this.ajvInstance ??= new (loadAjv().default)({ allErrors: true, strict: false, addUsedSchema: false });
+    this.ajvInstance ??= new (loadAjv().default)({
+      allErrors: true,
+      strict: false,
+      logger: false,
+      addUsedSchema: false,
+      code: { regExp: linearRegExpEngine() },
+    });
     return this.ajvInstance;
   }
 
