@@ -92,6 +92,13 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
     expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-sol', reasoning: { effort: 'max' } });
   });
 
+  it('refuses a passthrough model id no upstream can name with 400 naming model, before any upstream call', async () => {
+    const response = await post({ model: 'provider_a/gpt-7-sol✓' });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as Json).error).toMatchObject({ type: 'invalid_request_error', param: 'model' });
+    expect(fake().requests()).toHaveLength(0);
+  });
+
   it('answers a passthrough model the upstream does not know with 404 naming the model, without a retry', async () => {
     // The upgrade takes a script; the refused frame leaves it queued.
     fake().enqueue(textReply('never sent'));

@@ -88,10 +88,13 @@ function request(
     messages?: ChatMessage[];
     tools?: ToolDefinition[];
     toolChoice?: unknown;
+    /** Sent upstream in place of the resolved one: what the catalog itself would refuse. */
+    upstreamModel?: string;
   } = {},
 ): ChatRequest {
-  const model = catalog.resolve(options.model ?? 'claude-fable-5', { reasoningEffort: options.effort });
-  if (!model) throw new Error(`unknown model ${options.model}`);
+  const resolved = catalog.resolve(options.model ?? 'claude-fable-5', { reasoningEffort: options.effort });
+  if (!resolved) throw new Error(`unknown model ${options.model}`);
+  const model = options.upstreamModel === undefined ? resolved : { ...resolved, upstreamModel: options.upstreamModel };
   return {
     model,
     messages: options.messages ?? [{ role: 'user', content: 'Say hello' }],
@@ -516,7 +519,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)).toHaveLength(0);
     });
 
-    it('an argument spawn() refuses outright (NUL in a passthrough model) → upstream (502), temp dir removed, slot released', async () => {
+    it('an argument spawn() refuses outright (NUL in the model, which the catalog refuses before an adapter sees it) → upstream (502), temp dir removed, slot released', async () => {
       const h = await harness([answerRun('never')], {
         PROVIDER_C_MAX_PROCESSES: '1',
         PRIMARY_AGENT_QUEUE_TIMEOUT: '200ms',
@@ -528,7 +531,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       try {
         for (let attempt = 0; attempt < 2; attempt++) {
           const error = (await h.adapter
-            .stream(request({ model: 'provider_c/claude-x\u0000y' }), call().context)
+            .stream(request({ upstreamModel: 'claude-x\u0000y' }), call().context)
             .catch((thrown: unknown) => thrown)) as GatewayError;
           expect(error).toBeInstanceOf(GatewayError);
           expect(error.code).toBe('upstream');

@@ -144,6 +144,14 @@ describe(ModelCatalog.name, () => {
       for (const id of ['gpt-4o', 'provider_a/', 'provider_z/model', '/gpt', 'GPT-5.6-SOL'])
         expect(catalog.resolve(id)).toBeUndefined();
     });
+
+    it('refuses with 400 a passthrough model id no upstream can name: non-ASCII, spaces, controls, over 128', () => {
+      for (const model of ['gemini-2.5-pro✓', 'two words', 'line\nbreak', 'x'.repeat(129)])
+        expect(() => catalog.resolve(`provider_a/${model}`)).toThrow(
+          expect.objectContaining({ code: 'invalid_request', param: 'model' }) as Error,
+        );
+      expect(catalog.resolve(`provider_a/${'x'.repeat(128)}`)).toMatchObject({ upstreamModel: 'x'.repeat(128) });
+    });
   });
 
   describe('GATEWAY_MODEL_CATALOG replacing the built-in file', () => {

@@ -218,6 +218,7 @@ export class ModelCatalog {
     const provider = slash > 0 ? id.slice(0, slash) : '';
     const model = id.slice(slash + 1).trim();
     if (!isFamilyId(provider) || model === '' || !this.isEnabled(provider)) return undefined;
+    checkPassthroughName(model);
     // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
     const known = this.view().entries.find(
       (row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts,
@@ -240,6 +241,24 @@ export class ModelCatalog {
   private effortsOf(upstreamModel: string): readonly string[] | undefined {
     return this.view().infos.get(upstreamModel)?.efforts;
   }
+}
+
+/** What an upstream model id may hold: it travels in headers (provider_b's User-Agent), argv and URLs. */
+const PASSTHROUGH_NAME = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * 400 `invalid_request_error` for a passthrough model id no upstream can name: more than 128
+ * characters, or a space, a control character or one outside ASCII. Sent on, it would fail on the
+ * gateway's own side (a header cannot carry it) and be retried as an upstream failure. The id is
+ * not echoed.
+ */
+function checkPassthroughName(model: string): void {
+  if (PASSTHROUGH_NAME.test(model)) return;
+  throw new GatewayError('invalid_request', {
+    param: 'model',
+    publicMessage:
+      'the model id after "<family>/" must be 1 to 128 printable ASCII characters without spaces; choose one from GET /v1/models',
+  });
 }
 
 /**
