@@ -188,6 +188,8 @@ describe(sanitizeIdentifier.name, () => {
     const result = sanitizeIdentifier(value);
     expect(Array.from(result)).toHaveLength(128);
     expect(result).toBe('😀'.repeat(128));
+    // Only a bounded prefix of a huge value is read, with the pairs still whole at its end.
+    expect(sanitizeIdentifier(`a${'😀'.repeat(100_000)}`)).toBe(`a${'😀'.repeat(127)}`);
   });
 
   it('renders absent values as an empty string and leaves clean values alone', () => {

@@ -169,7 +169,8 @@ export const MAX_LOGGED_IDENTIFIER_LENGTH = 128;
 export function sanitizeIdentifier(value: unknown): string {
   if (value === undefined || value === null) return '';
   const text = typeof value === 'string' ? value : String(value);
-  const replaced = text.replace(CONTROL_CHARACTERS, ' ');
+  // At most two code units a code point: only that prefix can be kept, whatever the value's size.
+  const replaced = text.slice(0, 2 * MAX_LOGGED_IDENTIFIER_LENGTH + 1).replace(CONTROL_CHARACTERS, ' ');
   // Array.from iterates by code point, so a surrogate pair is never split.
   const codePoints = Array.from(replaced);
   return codePoints.length <= MAX_LOGGED_IDENTIFIER_LENGTH
