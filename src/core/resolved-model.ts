@@ -14,4 +14,6 @@ export interface ResolvedModel {
   readonly verbosity: string | null;
   /** `priority` for `-fast` ids; taken from the id only. */
   readonly serviceTier: 'priority' | null;
+  /** The most output tokens the upstream model gives, when its model list (or the bundled data) says. */
+  readonly maxOutputTokens?: number;
 }

@@ -212,7 +212,7 @@ export class ModelCatalog {
     const entry = this.view().byId.get(id);
     if (entry) {
       checkEffort(entry.id, this.effortsOf(entry.upstream_model) ?? entry.reasoning_efforts, overrides.reasoningEffort);
-      return resolveEntry(entry, overrides);
+      return resolveEntry(entry, overrides, this.view().infos.get(entry.upstream_model)?.maxOutputTokens);
     }
     const slash = id.indexOf('/');
     const provider = slash > 0 ? id.slice(0, slash) : '';
@@ -234,6 +234,7 @@ export class ModelCatalog {
       reasoningEffort: wireEffort(provider, overrides.reasoningEffort ?? defaults.effort),
       verbosity: overrides.verbosity ?? defaults.verbosity,
       serviceTier: null,
+      maxOutputTokens: this.view().infos.get(model)?.maxOutputTokens,
     };
   }
 
@@ -279,7 +280,11 @@ export function checkEffort(
 }
 
 /** A catalog row as the upstream receives it; request effort/verbosity override the row's defaults. */
-export function resolveEntry(entry: CatalogEntry, overrides: ResolveOverrides = {}): ResolvedModel {
+export function resolveEntry(
+  entry: CatalogEntry,
+  overrides: ResolveOverrides = {},
+  maxOutputTokens?: number,
+): ResolvedModel {
   return {
     requestedId: entry.id,
     catalogId: entry.id,
@@ -288,6 +293,7 @@ export function resolveEntry(entry: CatalogEntry, overrides: ResolveOverrides = 
     reasoningEffort: wireEffort(entry.provider, overrides.reasoningEffort ?? entry.reasoning_effort),
     verbosity: overrides.verbosity ?? entry.verbosity,
     serviceTier: entry.service_tier,
+    maxOutputTokens,
   };
 }
 

@@ -11,10 +11,10 @@ export const PROVIDER_B_PARAMETERS: FamilyParameters = {
   messages: honoured('`contents` and `systemInstruction`'),
   frequency_penalty: honoured('`generationConfig.frequencyPenalty`'),
   max_tokens: honoured(
-    '`generationConfig.maxOutputTokens` (`max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`',
+    '`generationConfig.maxOutputTokens`, at most the model\'s `max_output_tokens` (`GET /v1/models`; `max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`',
   ),
   max_completion_tokens: honoured(
-    '`generationConfig.maxOutputTokens`; a cut answer ends with `finish_reason: "length"`',
+    '`generationConfig.maxOutputTokens`, at most the model\'s `max_output_tokens` (`GET /v1/models`); a cut answer ends with `finish_reason: "length"`',
   ),
   parallel_tool_calls: enforced('`false`: the gateway passes on only the first tool call of the turn'),
   presence_penalty: honoured('`generationConfig.presencePenalty`'),

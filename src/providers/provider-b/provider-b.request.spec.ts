@@ -239,6 +239,17 @@ describe(buildProviderBRequest.name, () => {
       });
     });
 
+    it("sends a cap above the model's maximum (from its catalog row) as that maximum", () => {
+      const request = chatRequest({ sampling: { maxTokens: 200_000 } });
+      expect(request.model.maxOutputTokens).toBe(65_536);
+      expect(buildProviderBRequest(request, options).envelope.request.generationConfig?.maxOutputTokens).toBe(65_536);
+      const unknown = chatRequest({
+        model: { ...request.model, maxOutputTokens: undefined },
+        sampling: { maxTokens: 200_000 },
+      });
+      expect(buildProviderBRequest(unknown, options).envelope.request.generationConfig?.maxOutputTokens).toBe(200_000);
+    });
+
     it('forwards seed and penalties, and asks for JSON with responseMimeType + responseJsonSchema as Gemini CLI does', () => {
       const schema = {
         type: 'object',

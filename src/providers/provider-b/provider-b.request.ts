@@ -1,4 +1,5 @@
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
+import type { ResolvedModel } from '../../core/resolved-model';
 import type { ChatRequest, ResponseFormat, SamplingOptions } from '../shared/provider-adapter';
 import type { ContentsReport } from './provider-b.contents';
 import { convertMessages } from './provider-b.contents';
@@ -46,11 +47,7 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
   );
   const hasTools = tools.declarations.length > 0;
   const functionCallingConfig = hasTools ? convertToolChoice(request.toolChoice) : undefined;
-  const generationConfig = buildGenerationConfig(
-    request.model.reasoningEffort,
-    request.sampling,
-    request.responseFormat,
-  );
+  const generationConfig = buildGenerationConfig(request.model, request.sampling, request.responseFormat);
 
   const body: GenerateContentRequest = {
     contents,
@@ -81,15 +78,18 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
  * (its Code Assist converter forwards both fields unchanged).
  */
 function buildGenerationConfig(
-  reasoningEffort: string | null,
+  model: ResolvedModel,
   sampling: SamplingOptions,
   format: ResponseFormat | undefined,
 ): GenerationConfig | undefined {
+  // A cap above what the model gives is the model's maximum: the backend refuses a larger one.
+  const maxTokens =
+    sampling.maxTokens !== undefined ? Math.min(sampling.maxTokens, model.maxOutputTokens ?? Infinity) : undefined;
   const config: GenerationConfig = {
-    ...(reasoningEffort !== 'none' ? { thinkingConfig: { includeThoughts: true } } : {}),
+    ...(model.reasoningEffort !== 'none' ? { thinkingConfig: { includeThoughts: true } } : {}),
     ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
     ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
-    ...(sampling.maxTokens !== undefined ? { maxOutputTokens: sampling.maxTokens } : {}),
+    ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
     ...(sampling.stop !== undefined && sampling.stop.length > 0 ? { stopSequences: [...sampling.stop] } : {}),
     ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
     ...(sampling.presencePenalty !== undefined ? { presencePenalty: sampling.presencePenalty } : {}),
