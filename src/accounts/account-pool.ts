@@ -573,11 +573,12 @@ export class AccountPool<T> implements PlanReporter {
   private unavailable(model: string | undefined): GatewayError {
     const spent = this.accounts.flatMap((account) => (account.state.kind === 'plan_spent' ? [account.state] : []));
     const others = this.accounts.some((account) => account.state.kind === 'ready' || account.state.kind === 'cooling');
+    const secondsUntil = (epochMs: number) => Math.max(1, Math.ceil((epochMs - this.deps.clock.now()) / 1000));
     if (spent.length > 0 && !others) {
       const resetsAt = Math.min(...spent.map((state) => state.until));
       return new GatewayError('paid_usage_not_allowed', {
         provider: this.family,
-        retryAfterSeconds: Math.max(1, Math.ceil((resetsAt - this.deps.clock.now()) / 1000)),
+        retryAfterSeconds: secondsUntil(resetsAt),
         resetsAt,
         detail: `${this.family} accounts all on a spent plan (ACCOUNT_PAID_USAGE=plan_only)`,
       });
@@ -587,15 +588,17 @@ export class AccountPool<T> implements PlanReporter {
     );
     // A family's only login is asked whatever its model rests (soleLogin): if it is held back, it is busy.
     const restedModel = this.accounts.length > 1 ? model : undefined;
-    const modelResets = this.accounts.flatMap((account) => {
-      const until = account.state.kind === 'ready' ? this.modelRestsUntil(account, restedModel) : undefined;
-      return until === undefined ? [] : [until];
-    });
-    const busy = this.accounts.some(
-      (account) => account.state.kind === 'ready' && this.modelRestsUntil(account, restedModel) === undefined,
-    );
+    // Ready logins are either resting the model (until its reset) or at their in-flight cap (busy).
+    const modelResets: number[] = [];
+    let busy = false;
+    for (const account of this.accounts) {
+      if (account.state.kind !== 'ready') continue;
+      const until = this.modelRestsUntil(account, restedModel);
+      if (until === undefined) busy = true;
+      else modelResets.push(until);
+    }
     if (!busy && modelResets.length > 0) {
-      const seconds = Math.max(1, Math.ceil((Math.min(...modelResets, ...cooling) - this.deps.clock.now()) / 1000));
+      const seconds = secondsUntil(Math.min(...modelResets, ...cooling));
       return new GatewayError('usage_limit', {
         retryAfterSeconds: seconds,
         publicMessage: `every ${this.family} login has reached its usage limit for ${model}; retry in ${formatWait(seconds)}, or choose another model from GET /v1/models`,
@@ -603,9 +606,7 @@ export class AccountPool<T> implements PlanReporter {
       });
     }
     if (busy || cooling.length > 0) {
-      const seconds = busy
-        ? ALL_BUSY_RETRY_AFTER_SECONDS
-        : Math.max(1, Math.ceil((Math.min(...cooling) - this.deps.clock.now()) / 1000));
+      const seconds = busy ? ALL_BUSY_RETRY_AFTER_SECONDS : secondsUntil(Math.min(...cooling));
       return new GatewayError('rate_limited', {
         retryAfterSeconds: seconds,
         publicMessage: busy
