@@ -49,7 +49,12 @@ for (;;) {
     index++;
   }
 }
-const record = (name, content) => fs.writeFileSync(path.join(recordDir, name), content);
+// Written whole, then renamed: a test polling the run never reads a half-written record.
+const record = (name, content) => {
+  const file = path.join(recordDir, name);
+  fs.writeFileSync(`${file}.partial`, content);
+  fs.renameSync(`${file}.partial`, file);
+};
 record('started-at.txt', String(Date.now()));
 
 const script = JSON.parse(fs.readFileSync(scriptPath, 'utf8'));
