@@ -10,7 +10,7 @@ import { describeCase, httpCase, rawCase, ROUTE_PATHS } from './support/fuzz-cas
 import type { RawAnswer } from './support/raw-http';
 import { rawRequest, sendRawBytes } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
-import { startGateway } from './support/create-test-app';
+import { startGateway, useGateway } from './support/create-test-app';
 import { writeAuthFile } from './support/provider-a-fixtures';
 
 /**
@@ -420,5 +420,39 @@ describe('bad input', () => {
       },
       FUZZ_HANG_GUARD_MS,
     );
+  });
+});
+
+// The cap of the gateway above (1 MiB) is below the bodies these cases need.
+describe('bad input at the default body cap', () => {
+  const wide = useGateway(() => ({ GATEWAY_PROVIDERS: 'provider_a', STRUCTURED_INFERENCE_ENABLED: 'true' }));
+
+  it('a body of more than 1,000,000 arrays and objects is a 400 before it is parsed, on both routes', async () => {
+    const objects = (count: number) => Array.from({ length: count }, () => '{}').join(',');
+    const message =
+      'the request body holds more than 1,000,000 arrays and objects; send a shorter history or fewer tools';
+    const tooMany = await rawRequest(`${wide.url}${CHAT_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"model":"gpt-5.6-sol","messages":[{"role":"user","content":"hi"}],"x":[${objects(1_000_000)}]}`,
+    });
+    expect(JSON.parse(tooMany.body.toString())).toEqual({
+      error: { message, type: 'invalid_request_error', code: 'invalid_request', param: null },
+    });
+    expect(tooMany.status).toBe(400);
+    const structured = await rawRequest(`${wide.url}${STRUCTURED_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"request_id":"r-wide","model":"gpt-5.6-sol","input":"x","schema":{"type":"string"},"x":[${objects(1_000_000)}]}`,
+    });
+    expect(structured.status).toBe(400);
+    expect(JSON.parse(structured.body.toString())).toMatchObject({ error: { code: 'invalid_request', message } });
+    // At the bound the request goes on (here to the model check).
+    const atBound = await rawRequest(`${wide.url}${CHAT_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"model":"no-such-model","messages":[{"role":"user","content":"hi"}],"x":[${objects(999_996)}]}`,
+    });
+    expect(JSON.parse(atBound.body.toString()).error.code).toBe('model_not_found');
   });
 });

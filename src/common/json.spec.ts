@@ -1,4 +1,4 @@
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json';
+import { exceedsJsonContainers, exceedsJsonDepth, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './json';
 
 const nestedArrays = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels));
 const nestedObjects = (levels: number): unknown =>
@@ -29,5 +29,44 @@ describe(exceedsJsonDepth.name, () => {
 
   it('walks a million levels without recursion (it must survive what it refuses)', () => {
     expect(exceedsJsonDepth(nestedArrays(1_000_000))).toBe(true);
+  });
+});
+
+describe(exceedsJsonContainers.name, () => {
+  const body = (count: number, unit = '{}') => `[${Array.from({ length: count }, () => unit).join(',')}]`;
+
+  it('counts every array and object, the body itself included, and refuses one past the bound', () => {
+    expect(exceedsJsonContainers(body(9), 10)).toBe(false); // 9 objects and the array
+    expect(exceedsJsonContainers(body(10), 10)).toBe(true);
+    expect(exceedsJsonContainers(body(10, '[]'), 10)).toBe(true);
+    expect(exceedsJsonContainers(body(10, '0'), 10)).toBe(false);
+  });
+
+  it('skips brackets inside strings, escaped quotes and backslashes included', () => {
+    const text = (value: string) => JSON.stringify({ content: value, padding: 'x'.repeat(40) });
+    expect(exceedsJsonContainers(text('{[{[{[{[{[{[{[{[{[{[{[{['), 3)).toBe(false);
+    expect(exceedsJsonContainers(text('say \\"{[{[{[{[{[\\" and {[{[{[{['), 3)).toBe(false);
+    // After an escaped backslash the quote closes the string, so what follows is structure.
+    expect(exceedsJsonContainers(`["\\\\",{},{},{},"${'x'.repeat(20)}"]`, 3)).toBe(true);
+  });
+
+  it('reads nothing of text too short to hold more than the bound', () => {
+    expect(exceedsJsonContainers('[[[[', 2)).toBe(false);
+  });
+
+  it('refuses the default bound’s worth of empty objects, and passes a long history of long texts', () => {
+    expect(exceedsJsonContainers(body(MAX_JSON_CONTAINERS))).toBe(true);
+    const message = JSON.stringify({
+      role: 'tool',
+      tool_call_id: 'call_1',
+      content: '{"a":[1,2,{"b":3}]}'.repeat(200),
+    });
+    expect(exceedsJsonContainers(`{"messages":[${Array.from({ length: 2_000 }, () => message).join(',')}]}`)).toBe(
+      false,
+    );
+  });
+
+  it('stops at an unterminated string', () => {
+    expect(exceedsJsonContainers(`[{}, "${'{'.repeat(100)}`, 5)).toBe(false);
   });
 });

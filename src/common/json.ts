@@ -36,6 +36,53 @@ export function nonEmptyString(value: unknown): string | undefined {
 export const MAX_JSON_DEPTH = 256;
 
 /**
+ * The most arrays and objects a request body may hold, counted before it is parsed. Parsing is
+ * where a body's memory goes: 32 MiB of `{},` parses into 11 million objects, over 700 MiB of heap
+ * and seconds of a blocked event loop, where the same bytes of text cost about their own size.
+ * Real requests stay far below: a message is a few containers, a tool schema some dozens, and a
+ * history of 100,000 messages is past every model's context window. The bound is also what keeps
+ * the count cheap: text shorter than twice the bound, which includes the long agent histories of
+ * a megabyte, cannot exceed it and is not read.
+ */
+export const MAX_JSON_CONTAINERS = 1_000_000;
+
+/**
+ * True when the JSON text opens more than `max` arrays and objects, brackets inside strings not
+ * counted. Run on the text before `JSON.parse`, so a body that would parse into millions of
+ * objects never does. A container takes at least two characters, so shorter text is not read at
+ * all; strings are skipped by `indexOf`, so a history of long texts costs little more than a scan
+ * of its structure. Text that is not JSON is counted as far as it goes (the parser refuses it).
+ */
+export function exceedsJsonContainers(text: string, max: number = MAX_JSON_CONTAINERS): boolean {
+  if (text.length < 2 * (max + 1)) return false;
+  let containers = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === QUOTE) index = closingQuote(text, index);
+    else if ((code === OPEN_BRACE || code === OPEN_BRACKET) && ++containers > max) return true;
+  }
+  return false;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+
+/** The index of the quote that closes the string opened at `open` (past the end when none does). */
+function closingQuote(text: string, open: number): number {
+  let quote = text.indexOf('"', open + 1);
+  while (quote !== -1) {
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++;
+    // An even run of backslashes escapes itself, not the quote.
+    if (backslashes % 2 === 0) return quote;
+    quote = text.indexOf('"', quote + 1);
+  }
+  return text.length;
+}
+
+/**
  * True when `value` nests arrays/objects deeper than `maxDepth` levels. Iterative on purpose (an
  * explicit stack, no recursion), because it must survive exactly the inputs it refuses; O(n) in the
  * number of containers and their entries, and it stops at the first level too deep.

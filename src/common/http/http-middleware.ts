@@ -6,7 +6,7 @@ import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error'
 import type { BearerCheck } from '../auth/bearer-check';
 import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-writer';
 import { toGatewayError } from '../errors/to-gateway-error';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json';
+import { exceedsJsonContainers, exceedsJsonDepth, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from '../json';
 import type { DrainService } from '../lifecycle/drain.service';
 
 /**
@@ -127,15 +127,17 @@ function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
 
 /**
  * The body as body-parser's JSON parser read it: its declared charset (UTF-8 when none; UTF-16 as
- * declared; any other 415, as body-parser refuses a charset that is not UTF), a leading byte-order
- * mark dropped, an empty body `{}`, and only an object or array at the top (its strict mode), else
- * the syntax error.
+ * declared; any other refused, as body-parser refuses a charset that is not UTF), a leading
+ * byte-order mark dropped, an empty body `{}`, and only an object or array at the top (its strict
+ * mode), else the syntax error. A body of more arrays and objects than `MAX_JSON_CONTAINERS` is
+ * refused before it is parsed.
  */
 export function parseJsonBody(bytes: Buffer, contentType: string | undefined): unknown {
   const text = decodeBody(bytes, charsetOf(contentType));
   if (text.length === 0) return {};
   const start = text.search(/[^ \t\n\r]/);
   if (start < 0 || (text[start] !== '{' && text[start] !== '[')) throw notJson();
+  if (exceedsJsonContainers(text)) throw tooManyContainers();
   try {
     return JSON.parse(text);
   } catch {
@@ -166,6 +168,11 @@ function decodeBody(bytes: Buffer, charset: string): string {
 }
 
 const notJson = () => new GatewayError('invalid_request', { publicMessage: 'the request body is not valid JSON' });
+
+const tooManyContainers = () =>
+  new GatewayError('invalid_request', {
+    publicMessage: `the request body holds more than ${MAX_JSON_CONTAINERS.toLocaleString('en-US')} arrays and objects; send a shorter history or fewer tools`,
+  });
 
 const tooDeep = () =>
   new GatewayError('invalid_request', {
