@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { defaultUsageBody } from './support/fake-provider-a';
-import { planHeaders, textReply, writeAuthFile } from './support/provider-a-fixtures';
+import { planHeaders, textReply, usageLimitEvent, writeAuthFile } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { chatTurn } from './support/accounts';
 import { postChatBody } from './support/chat-sse';
@@ -236,6 +236,16 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     expect(((await refused.json()) as Json).error.code).toBe('paid_usage_not_allowed');
     expect(fake().requests()).toEqual([]);
     expect(await entry('work')).toMatchObject({ source: 'usage_endpoint', plan_type: 'plus' });
+  });
+
+  it('shows the plan spent after a usage limit that came as a WebSocket event, with no headers', async () => {
+    fake().enqueue({ frames: [usageLimitEvent(600)] });
+    await start(['work']);
+    const refused = await post('limit-event');
+    expect(refused.status).toBe(429);
+    expect(await entry('work')).toMatchObject({ state: 'cooling', plan_spent: true });
+    const labels = { provider: 'provider_a', account: 'work' };
+    expect(sampleValue(await metrics(), 'gateway_chat_api_account_plan_spent', labels)).toBe(1);
   });
 
   it("never sends a turn on the family's only login while its plan is spent, even once a refused refresh marked it dead", async () => {

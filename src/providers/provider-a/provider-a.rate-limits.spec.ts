@@ -118,6 +118,7 @@ describe('the Codex plan meter (docs/upstream/provider-a.md §4.3)', () => {
     const body = { error: { type: 'usage_limit_reached', plan_type: 'plus', resets_at: NOW_S + 60 } };
     expect(planReportOfUsageLimit(body, undefined)).toEqual({
       windows: [],
+      planSpent: true,
       planType: 'plus',
       paid: { kind: 'credits', available: false, inUse: false, disabledReason: 'no_credits' },
       source: 'turn',

@@ -211,6 +211,7 @@ export function planReportOfUsageLimit(payload: unknown, reachedType: string | u
   const error = objectOf(root?.error) ?? objectOf(objectOf(root?.response)?.error) ?? root;
   return {
     windows: [],
+    planSpent: true,
     planType: toWord(error?.plan_type),
     paid: { kind: 'credits', available: false, inUse: false, disabledReason: toWord(reachedType) ?? 'no_credits' },
     source: 'turn',
