@@ -85,7 +85,7 @@ export class StructuredAllowlist {
   /**
    * Exact, case-sensitive lookup with the request's effort and verbosity overrides applied
    * (docs/design/decisions.md §3). A miss is `unsupported_model` listing the allowed ids; an effort
-   * the model does not take is `invalid_request` naming the ones it does, before any upstream call
+   * the model does not take is `invalid_request` naming the ones it does on this route, before any upstream call
    * (the backend would refuse it, and no retry could succeed).
    */
   resolve(id: string, overrides: { reasoningEffort?: string; verbosity?: string } = {}): ResolvedModel {
@@ -96,7 +96,11 @@ export class StructuredAllowlist {
         details: [`supported models: ${this.ids.join(', ')}`],
       });
     }
-    checkEffort(entry.id, entry.reasoning_efforts, overrides.reasoningEffort);
+    // Named as this route takes them: the row may list efforts its body rules refuse (`max`).
+    const efforts = entry.reasoning_efforts?.filter((effort) =>
+      (REASONING_EFFORTS as readonly string[]).includes(effort),
+    );
+    checkEffort(entry.id, efforts, overrides.reasoningEffort);
     return resolveEntry(entry, overrides);
   }
 
