@@ -20,8 +20,8 @@ export interface GatewayErrorOptions {
   /** Epoch ms at which a spent limit or credit resets, when the upstream said; named in the message. */
   resetsAt?: number;
   /**
-   * A usage limit of the one upstream model the turn asked for, not of the whole login (provider_b's
-   * per-model quota buckets): the account pool rests that model on the login, not the login.
+   * A usage limit of the one upstream model the turn asked for, not of the whole login (a family
+   * whose quota is kept per model): the account pool rests that model on the login, not the login.
    */
   limitsModel?: boolean;
   /** The family that failed; the per-family messages of the error table need it. */

@@ -56,8 +56,8 @@ const hasCallId = (message: ChatMessage) =>
 /**
  * Where the protected tail starts in a history of `length` messages: at least `recent` messages
  * before the end, moved in steps of half of `recent`. A growing agent history then keeps its
- * compacted part byte-identical for several turns, so the upstream's prompt cache and provider_a's
- * response chain continue across them; a boundary moving one message a turn would change the
+ * compacted part byte-identical for several turns, so the upstream's prompt cache and a chained
+ * upstream's response chain continue across them; a boundary moving one message a turn would change the
  * history a few dozen messages from its end on every turn.
  */
 export function compactionBoundary(length: number, recent: number): number {
