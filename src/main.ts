@@ -16,6 +16,9 @@ const LOG_CONTEXT = 'main';
 /** Grace for children and sockets to finish closing after the drain deadline aborted them. */
 const ABORT_GRACE_MS = 3000;
 
+/** How long nothing must be in flight before idle keep-alive connections are closed. */
+const DRAIN_SETTLE_MS = 500;
+
 /** `--check [--live]`: run the setup check (docs/troubleshooting.md) instead of serving. */
 const CHECK_FLAG = '--check';
 const LIVE_FLAG = '--live';
@@ -119,7 +122,7 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
     signalled = true;
     drain.startDraining();
     logger.log({ event: 'drain_start', signal, in_flight: drain.inFlightCount }, 'drain_start', LOG_CONTEXT);
-    const idle = await drain.waitForIdle(drainTimeoutMs);
+    const idle = await drain.waitForQuiet(drainTimeoutMs, DRAIN_SETTLE_MS);
     server.closeIdleConnections();
     if (!idle) {
       server.closeAllConnections();

@@ -1,3 +1,4 @@
+import * as http from 'node:http';
 import * as net from 'node:net';
 import type { ChildGateway } from './support/child-gateway';
 import { spawnGateway } from './support/child-gateway';
@@ -123,6 +124,57 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     expect(Date.now() - signalledAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
     expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ in_flight: 1 });
     expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true, in_flight: 0 });
+  });
+
+  it("answers a keep-alive client's next request sent the moment its stream ended, with Connection: close", async () => {
+    fake().enqueue(
+      { frames: [created(), textDelta('first '), textDelta('turn', 'msg_1', 1500), completed()] },
+      { frames: [created(), textDelta('next turn'), completed()] },
+    );
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const turn = (name: string) =>
+      new Promise<{ status: number; connection?: string; reused: boolean; text: string }>((resolve, reject) => {
+        const body = JSON.stringify({
+          model: 'gpt-5.6-sol',
+          stream: true,
+          messages: [{ role: 'user', content: name }],
+        });
+        const request = http.request(
+          `${gateway.url}/v1/chat/completions`,
+          { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('end', () =>
+              resolve({
+                status: response.statusCode!,
+                connection: response.headers.connection,
+                reused: request.reusedSocket,
+                text,
+              }),
+            );
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+    try {
+      const first = turn('first');
+      await eventually(() => fake().requests().length === 1);
+      gateway.process.kill('SIGTERM');
+      await waitForDraining(gateway);
+      // The next turn goes out on the same connection as soon as the first one's answer ended.
+      const [firstAnswer, nextAnswer] = await first.then(async (answer) => [answer, await turn('second')] as const);
+      expect(firstAnswer).toMatchObject({ status: 200, connection: 'keep-alive' });
+      expect(nextAnswer).toMatchObject({ status: 200, connection: 'close', reused: true });
+      expect(nextAnswer.text).toContain('"content":"next turn"');
+      expect(await gateway.exited).toEqual({ code: 0, signal: null });
+      expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('exits within the grace after the drain ends, whatever connection arrived or still sends its headers', async () => {

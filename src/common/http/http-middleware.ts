@@ -26,11 +26,16 @@ export function hostHeaderMiddleware(): RequestHandler {
   };
 }
 
-/** Counts requests in flight (ended on the response's close) so draining can wait for idle. */
+/**
+ * Counts requests in flight (ended on the response's close) so draining can wait for idle. A
+ * request that arrives while draining is answered with `Connection: close`, so its client opens
+ * its next request elsewhere instead of on a connection about to close.
+ */
 export function inFlightMiddleware(drain: DrainService): RequestHandler {
   return (request, response, next) => {
     if (request.path.startsWith('/health')) return next();
     drain.track(response);
+    if (drain.isDraining) closeConnectionAfterAnswer(response);
     next();
   };
 }

@@ -65,4 +65,42 @@ describe(DrainService.name, () => {
     await Promise.resolve();
     expect(outcome).toBe(true);
   });
+  it('waits for quiet: nothing in flight for the settle time, counting what arrives meanwhile', async () => {
+    jest.useFakeTimers();
+    try {
+      const drain = new DrainService();
+      const first = new EventEmitter();
+      drain.track(first);
+      let outcome: boolean | undefined;
+      void drain.waitForQuiet(10_000, 500).then((quiet) => (outcome = quiet));
+      first.emit('close');
+      await jest.advanceTimersByTimeAsync(300);
+      // The client's next request on the same connection arrives within the settle time.
+      const next = new EventEmitter();
+      drain.track(next);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(outcome).toBeUndefined();
+      next.emit('close');
+      await jest.advanceTimersByTimeAsync(499);
+      expect(outcome).toBeUndefined();
+      await jest.advanceTimersByTimeAsync(1);
+      expect(outcome).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('gives up waiting for quiet at the timeout', async () => {
+    jest.useFakeTimers();
+    try {
+      const drain = new DrainService();
+      drain.track(new EventEmitter());
+      let outcome: boolean | undefined;
+      void drain.waitForQuiet(2000, 500).then((quiet) => (outcome = quiet));
+      await jest.advanceTimersByTimeAsync(2000);
+      expect(outcome).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

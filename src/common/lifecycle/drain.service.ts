@@ -41,6 +41,21 @@ export class DrainService {
   }
 
   /**
+   * Resolves `true` once nothing has been in flight for `settleMs`, or `false` at `timeoutMs` (no
+   * bound, for a wait longer than a timer can hold). A keep-alive client sends its next request on
+   * the connection its last answer just ended: that request is counted and answered, not cut off by
+   * the idle connections closing in the same moment.
+   */
+  async waitForQuiet(timeoutMs: number, settleMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (!(await this.waitForIdle(Math.max(0, deadline - Date.now())))) return false;
+      await new Promise((resolve) => setTimeout(resolve, settleMs));
+      if (this.inFlight === 0) return true;
+    }
+  }
+
+  /**
    * Resolves `true` when nothing is in flight, or `false` after `timeoutMs` (never, for a wait
    * longer than a timer can hold: setTimeout would end it at once).
    */

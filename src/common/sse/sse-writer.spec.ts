@@ -23,6 +23,10 @@ class FakeResponse extends EventEmitter {
     this.headers[name.toLowerCase()] = value;
   }
 
+  hasHeader(name: string): boolean {
+    return name.toLowerCase() in this.headers;
+  }
+
   flushHeaders(): void {
     this.headersFlushed = true;
   }
@@ -52,6 +56,16 @@ describe(SseWriter.name, () => {
     const response = new FakeResponse();
     return { response, writer: new SseWriter(response as unknown as ServerResponse, keepAlive) };
   };
+
+  it('keeps a Connection: close set before it opens (a draining gateway), else asks for keep-alive', () => {
+    const open = writerFor();
+    expect(open.writer.open({ role: 'assistant' })).toBe(true);
+    expect(open.response.headers.connection).toBe('keep-alive');
+    const closing = writerFor();
+    closing.response.setHeader('Connection', 'close');
+    expect(closing.writer.open({ role: 'assistant' })).toBe(true);
+    expect(closing.response.headers.connection).toBe('close');
+  });
 
   it('commits the SSE headers only when opened (the adapter reported acceptance), in one write with the first event', () => {
     const { response, writer } = writerFor();

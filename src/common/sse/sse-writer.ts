@@ -35,7 +35,8 @@ export class SseWriter implements KeepAliveStream {
     this.response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     // no-transform and X-Accel-Buffering stop proxies (and the compression middleware) from buffering.
     this.response.setHeader('Cache-Control', 'no-cache, no-transform');
-    this.response.setHeader('Connection', 'keep-alive');
+    // Unless the connection is to close after this answer (a draining gateway says so).
+    if (!this.response.hasHeader('Connection')) this.response.setHeader('Connection', 'keep-alive');
     this.response.setHeader('X-Accel-Buffering', 'no');
     // A client that leaves ends the stream without end(); it leaves the keep-alive sweep with it.
     (this.response as ResponseWithWriter)[WRITER] = this;
