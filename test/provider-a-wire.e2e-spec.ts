@@ -1,6 +1,6 @@
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
-import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { providerASettings, textReply, writeFaithfulProfile } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { postChatBody } from './support/chat-sse';
 
@@ -75,5 +75,63 @@ describe('PROVIDER_A_WIRE forces one request shape', () => {
     expect(((await response.json()) as Json).error.code).toBe('upstream_rejected_request');
     expect(fake().requests()).toHaveLength(1);
     expect(fake().requests()[0].violation).toMatch(/not supported for model 'gpt-5.5'/);
+  });
+
+  describe("a client's hosted tool (web_search…)", () => {
+    const HOSTED = [...TOOLS, { type: 'web_search' }];
+    const ask = (model: string, extra: Json = {}) =>
+      postChatBody(gateway!, { model, tools: HOSTED, messages: [{ role: 'user', content: 'search' }], ...extra });
+
+    it('on a lite model is 400 naming tools, the model and the way out, with no upstream request', async () => {
+      gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+      fake().enqueue(textReply('never'));
+      const response = await ask('gpt-5.6-sol', { stream: true });
+      expect(response.status).toBe(400);
+      const { error } = (await response.json()) as Json;
+      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'tools' });
+      expect(error.message).toContain('tools.1 is the hosted tool "web_search"');
+      expect(error.message).toContain('model "gpt-5.6-sol"');
+      expect(error.message).toContain('gpt-5.5');
+      expect(error.message).toContain('or drop the tool');
+      expect(fake().requests()).toHaveLength(0);
+      expect(fake().pendingScripts()).toBe(1);
+    });
+
+    it('forced by tool_choice is 400 naming tool_choice on any model: a forced tool is a function or custom one', async () => {
+      gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+      for (const model of ['gpt-5.6-sol', 'gpt-5.5']) {
+        const response = await ask(model, { tool_choice: { type: 'web_search' } });
+        expect(response.status).toBe(400);
+        expect(((await response.json()) as Json).error).toMatchObject({
+          code: 'invalid_request',
+          param: 'tool_choice',
+        });
+      }
+      expect(fake().requests()).toHaveLength(0);
+    });
+
+    it('on a classic model is sent to the backend as the client sent it', async () => {
+      gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+      fake().enqueue(textReply('ok'));
+      expect((await ask('gpt-5.5')).status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.body!.tools).toEqual([expect.objectContaining({ name: 'read_file' }), { type: 'web_search' }]);
+    });
+
+    it("of a captured faithful profile is left out on a lite model, as the CLI leaves it out; the client's are replaced", async () => {
+      gateway = await startGateway({
+        ...providerASettings(fake(), home()),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PRIMARY_FAITHFUL_PROFILE: writeFaithfulProfile(home(), [{ type: 'web_search' }]),
+      });
+      fake().enqueue(textReply('ok'));
+      expect((await ask('gpt-5.6-sol', { faithful: true })).status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.violation).toBeUndefined();
+      const [tools] = request.body!.input as Json[];
+      expect(tools.type).toBe('additional_tools');
+      expect(JSON.stringify(tools)).not.toContain('web_search');
+      expect(tools.tools[0].tools.map((tool: Json) => tool.name)).toEqual(['profile_tool']);
+    });
   });
 });

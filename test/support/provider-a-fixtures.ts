@@ -79,8 +79,8 @@ export function writeInstallationId(dir: string, value = 'install-test-1'): stri
   return value;
 }
 
-/** A tiny faithful profile with one scaffold developer message; returns its path. */
-export function writeFaithfulProfile(dir: string): string {
+/** A tiny faithful profile with one scaffold developer message (and `extraTools` after its tool); returns its path. */
+export function writeFaithfulProfile(dir: string, extraTools: readonly object[] = []): string {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'faithful-profile.json');
   const profile = {
@@ -93,6 +93,7 @@ export function writeFaithfulProfile(dir: string): string {
         description: 'From the profile.',
         parameters: { type: 'object', properties: {} },
       },
+      ...extraTools,
     ],
     tool_choice: 'auto',
     parallel_tool_calls: false,

@@ -27,8 +27,10 @@ import { buildExtractionBody } from './provider-a.extraction';
 import { CodexClient, codexClient } from './provider-a.client';
 import { CODEX_CLI_VERSION } from './codex-cli-version';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
+import type { WireShape } from './provider-a.request';
 import {
   buildChatBody,
+  hostedToolRefusal,
   newTurnId,
   readInstallationId,
   sessionIdForChat,
@@ -147,8 +149,14 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
 
   async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     const startedAt = performance.now();
+    // Decided once per turn: every attempt goes out in it, and the client's tools are checked against it.
+    const shape = this.shapeOf(request.model.upstreamModel);
+    if (shape === 'lite' && !request.faithful) {
+      const refusal = hostedToolRefusal(request.tools, request.model.requestedId, this.classicModels());
+      if (refusal) throw refusal;
+    }
     const lease = this.sessions?.lease(request.conversationId, customToolNames(request.normalizedTools));
-    const requests = new ChatAttempts(this, request, context);
+    const requests = new ChatAttempts(this, request, context, shape);
     let turn: AcceptedTurn<ProviderAAttempt>;
     try {
       turn = await this.run(requests, request.conversationId, context, lease);
@@ -162,12 +170,13 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   /** Body and headers of one chat attempt, and the shape of the first one at debug (`ChatAttempts`). */
   chatAttemptRequest(
     request: ChatRequest,
+    shape: WireShape,
     sessionId: string,
     context: CallContext,
     credentials: ProviderACredentials,
     attempt: number,
   ) {
-    const built = this.chatAttempt(request, sessionId, credentials);
+    const built = this.chatAttempt(request, shape, sessionId, credentials);
     if (attempt === 1) logRequest(context, this.transport, request.faithful, built);
     return built;
   }
@@ -181,10 +190,11 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   async extract(request: ExtractionRequest, context: CallContext): Promise<ExtractionResult> {
     const promptCacheKey = structuredPromptCacheKey(request.conversationId);
     const body = buildExtractionBody(request, promptCacheKey);
+    const shape = this.shapeOf(request.model.upstreamModel);
     // One-off work: the login with the most headroom, no pin.
     const attempt = (credentials: ProviderACredentials, transport: ProviderATransportKind) =>
       this.shaped(
-        request.model.upstreamModel,
+        shape,
         { headers: upstreamHeaders(transport, this.client, credentials, promptCacheKey), body },
         transport,
       );
@@ -241,12 +251,12 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
    * Body and headers of one chat attempt; faithful mode gets a fresh turn id per attempt.
    * `overHttp` is the same attempt for HTTP + SSE (a WebSocket frame too large for the server).
    */
-  private chatAttempt(request: ChatRequest, sessionId: string, credentials: ProviderACredentials) {
+  private chatAttempt(request: ChatRequest, shape: WireShape, sessionId: string, credentials: ProviderACredentials) {
     if (!request.faithful) {
       const built = buildChatBody(request, { sessionId });
       const shapedFor = (transport: ProviderATransportKind) =>
         this.shaped(
-          request.model.upstreamModel,
+          shape,
           { headers: upstreamHeaders(transport, this.client, credentials, sessionId), body: built.body },
           transport,
         );
@@ -275,7 +285,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     });
     const shapedFor = (transport: ProviderATransportKind) =>
       this.shaped(
-        request.model.upstreamModel,
+        shape,
         {
           headers: upstreamHeaders(transport, this.client, credentials, sessionId, { turnMetadata: metadata }),
           body: built.body,
@@ -285,10 +295,23 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     return { ...built, ...shapedFor(this.transport), overHttp: () => shapedFor('sse') };
   }
 
-  /** The request in the shape the model takes (PROVIDER_A_WIRE, else the model list's `use_responses_lite`). */
-  private shaped(upstreamModel: string, plan: AttemptPlan, transport: ProviderATransportKind): AttemptPlan {
-    const shape = wireShapeFor(this.config.providerA.wire, this.catalog.upstreamInfo(upstreamModel));
+  /** The shape a model takes: PROVIDER_A_WIRE, else the model list's `use_responses_lite`. */
+  private shapeOf(upstreamModel: string): WireShape {
+    return wireShapeFor(this.config.providerA.wire, this.catalog.upstreamInfo(upstreamModel));
+  }
+
+  /** The request in the turn's shape. */
+  private shaped(shape: WireShape, plan: AttemptPlan, transport: ProviderATransportKind): AttemptPlan {
     return shape === 'lite' ? toLiteShape(plan, transport) : plan;
+  }
+
+  /** The models `/v1/models` lists that take the classic shape now (only for a refusal's way out). */
+  private classicModels(): string[] {
+    const models = new Set<string>();
+    for (const entry of this.catalog.listed)
+      if (entry.provider === this.id && this.shapeOf(entry.upstream_model) === 'classic')
+        models.add(entry.upstream_model);
+    return [...models];
   }
 
   /** A model refusal names the model, and the model leaves the live list; then it is thrown on. */
@@ -313,12 +336,21 @@ class ChatAttempts implements AttemptBuilder {
     private readonly adapter: ProviderAAdapter,
     private readonly request: ChatRequest,
     private readonly context: CallContext,
+    /** The turn's request shape, the same for all its attempts. */
+    private readonly shape: WireShape,
   ) {
     this.sessionId = sessionIdForChat(request.conversationId);
   }
 
   build(credentials: ProviderACredentials, attempt: number): AttemptRequest {
-    const built = this.adapter.chatAttemptRequest(this.request, this.sessionId, this.context, credentials, attempt);
+    const built = this.adapter.chatAttemptRequest(
+      this.request,
+      this.shape,
+      this.sessionId,
+      this.context,
+      credentials,
+      attempt,
+    );
     this.inputItems = (built.body.input as unknown[]).length;
     return { headers: built.headers, body: built.body, toolNames: built.toolNames, overHttp: built.overHttp };
   }

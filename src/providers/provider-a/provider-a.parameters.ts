@@ -33,7 +33,9 @@ export const PROVIDER_A_PARAMETERS: FamilyParameters = {
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
   temperature: ignored(SAMPLING_NOT_TAKEN),
   tool_choice: honoured('`tool_choice`, forced tools flattened'),
-  tools: honoured('flat function and custom tools'),
+  tools: honoured(
+    'flat function and custom tools; hosted tools (`web_search`…) as sent on classic-shape models, 400 on lite-shape ones (docs/providers.md "Two request shapes")',
+  ),
   top_p: ignored(SAMPLING_NOT_TAKEN),
   verbosity: honoured("`text.verbosity` (overrides the catalog's)"),
   faithful: honoured("`true`: the captured CLI profile replaces the client's tools (faithful mode)"),

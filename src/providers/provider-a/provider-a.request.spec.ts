@@ -9,6 +9,7 @@ import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { loadFaithfulProfile } from './provider-a.faithful-profile';
 import {
   buildChatBody,
+  hostedToolRefusal,
   LITE_HEADER,
   LITE_METADATA_KEY,
   newTurnId,
@@ -465,5 +466,35 @@ describe('the Responses lite request shape (docs/providers.md "Two request shape
     const { body } = toLiteShape({ headers: {}, body: plain }, 'ws');
     expect((body.input as Array<Record<string, unknown>>).map((item) => item.type)).toEqual(['message', 'message']);
     expect(body.reasoning).toEqual({ context: 'all_turns' });
+  });
+});
+
+describe('hostedToolRefusal (a lite model and a client hosted tool)', () => {
+  const fn = { type: 'function', function: { name: 'read_file' } };
+
+  it('passes function, custom, untyped and namespace tools: the lite shape carries them', () => {
+    const tools = [
+      fn,
+      { name: 'flat' },
+      { type: 'custom', name: 'patch' },
+      { type: 'namespace', name: 'n', tools: [] },
+    ];
+    expect(hostedToolRefusal(tools, 'sol', ['gpt-5.5'])).toBeUndefined();
+  });
+
+  it('is 400 invalid_request on tools naming the first hosted tool, the model and the way out', () => {
+    const refusal = hostedToolRefusal([fn, { type: 'web_search' }, { type: 'file_search' }], 'sol', ['gpt-5.5']);
+    expect(refusal).toMatchObject({ code: 'invalid_request', param: 'tools' });
+    expect(refusal!.publicMessage).toBe(
+      'tools.1 is the hosted tool "web_search", which model "sol" cannot take: provider_a sends it the Responses lite request shape, where the Codex backend refuses hosted tools; use a model that takes hosted tools (the classic request shape: gpt-5.5; see GET /v1/models) or drop the tool',
+    );
+  });
+
+  it('names a type that is no plain identifier in its own words, and says so when no model takes the classic shape', () => {
+    const refusal = hostedToolRefusal([{ type: 'Web Search <x>' }], 'sol', []);
+    expect(refusal!.publicMessage).toMatch(/^tools\.0 is a hosted tool, which model "sol" cannot take/);
+    expect(refusal!.publicMessage).toMatch(
+      /drop the tool: no model of this gateway takes the classic request shape now$/,
+    );
   });
 });
