@@ -3,7 +3,16 @@ import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { defaultUsageBody } from './support/fake-provider-a';
-import { planHeaders, textReply, usageLimitEvent, writeAuthFile } from './support/provider-a-fixtures';
+import {
+  completed,
+  created,
+  planHeaders,
+  rateLimitsEvent,
+  textDelta,
+  textReply,
+  usageLimitEvent,
+  writeAuthFile,
+} from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { chatTurn } from './support/accounts';
 import { postChatBody } from './support/chat-sse';
@@ -135,6 +144,40 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_in_use', labels)).toBe(0);
     expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', labels)).toBe(0);
     expect(sampleValue(text, 'gateway_chat_api_account_needs_extra_usage', labels)).toBe(0);
+  });
+
+  it("keeps a turn's codex.rate_limits figures when the next turn reuses the WebSocket: the upgrade's are older", async () => {
+    await start(['work']);
+    fake().keepConnectionsOpen();
+    const resetAt = nowSeconds() + 3600;
+    // The upgrade answer says 50 %; the first turn's own event then says 97 %.
+    fake().sendMeter(planHeaders({ primaryUsedPercent: 50, primaryResetAt: resetAt }));
+    fake().enqueue(
+      { frames: [created('resp_1'), rateLimitsEvent(97, resetAt), textDelta('one'), completed(undefined, 'resp_1')] },
+      { frames: [created('resp_2'), textDelta('two'), completed(undefined, 'resp_2')] },
+    );
+    const turn = (turns: number) =>
+      postChatBody(gateway!, chatTurn('gpt-5.6-sol', 'meter', turns), {
+        headers: { ...AUTH, 'x-conversation-id': 'meter-chat' },
+      });
+    const primaryRatio = async () =>
+      (await entry('work')).windows.find((row: Json) => row.name === 'primary').used_ratio;
+
+    expect((await turn(1)).status).toBe(200);
+    expect(await primaryRatio()).toBe(0.97);
+    expect((await turn(2)).status).toBe(200);
+    // The second turn ran on the first one's connection, which has no new upgrade to read.
+    const [first, second] = fake().requests();
+    expect(second.connection).toBe(first.connection);
+    expect(await primaryRatio()).toBe(0.97);
+    expect(
+      sampleValue(await metrics(), 'gateway_chat_api_account_quota_used_ratio', {
+        provider: 'provider_a',
+        account: 'work',
+        window: 'primary',
+      }),
+    ).toBeCloseTo(0.97);
+    fake().dropConnections();
   });
 
   it('delivers the answer that drew credits, then refuses the next turn with no upstream request', async () => {

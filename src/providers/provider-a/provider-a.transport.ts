@@ -14,7 +14,10 @@ export type UpstreamFrame =
 
 /** An accepted upgrade / 2xx POST: the event frames of one upstream attempt. */
 export interface UpstreamConnection {
-  /** Response headers (lower-case names) of the upgrade or POST, for rate-limit telemetry. */
+  /**
+   * Response headers (lower-case names) of the upgrade or POST, for rate-limit telemetry; none on
+   * a later turn of a kept WebSocket, whose upgrade answered an earlier turn.
+   */
   readonly responseHeaders: Readonly<Record<string, string | undefined>>;
   /**
    * Frames in order. Ends when the upstream closes (with or without a terminal event); rejects

@@ -112,7 +112,8 @@ export class ProviderAUpstream implements UpstreamFamily<
       overHttp: request.overHttp && { request: request.overHttp, logger },
     };
     const connection = await (connect.lease ? connect.lease.open(input) : connect.open(input));
-    // The upstream serves this turn: windows at 100 % here mean credits are paying for it.
+    // The upstream serves this turn: windows at 100 % here mean credits are paying for it. A turn
+    // on a kept WebSocket has no headers of its own: its stream's `codex.rate_limits` report instead.
     plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
     return new ConnectionAttempt(connection, plan, logger, request.toolNames);
   }

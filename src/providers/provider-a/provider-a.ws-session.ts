@@ -94,6 +94,9 @@ export interface TurnRecord {
   readonly outputItems: JsonObject[];
 }
 
+/** What a turn on a socket the session had already used reports of the upgrade: nothing. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** Where a turn that completed hands its socket (`ChatTurnLease`: back to the chat's pool). */
 export interface SessionKeeper {
   keep(session: WsSession, record: TurnRecord): void;
@@ -107,6 +110,8 @@ export interface SessionKeeper {
  */
 export class WsSession {
   private turn?: WsTurn;
+  /** A turn was sent: the upgrade's headers went with it, and later turns report none. */
+  private used = false;
   private graceTimer?: NodeJS.Timeout;
   private readonly closeListeners = new Set<() => void>();
   /** The largest message the server said it reads (`x-codex-websocket-max-message-bytes`), if it said. */
@@ -114,7 +119,7 @@ export class WsSession {
 
   private constructor(
     private readonly socket: WebSocket,
-    /** Response headers of the upgrade (lower-case names), for rate-limit telemetry. */
+    /** Response headers of the upgrade (lower-case names): its message limit, and the first turn's rate limits. */
     readonly responseHeaders: Readonly<Record<string, string>>,
   ) {
     this.maxMessageBytes = byteLimit(responseHeaders[MAX_MESSAGE_BYTES_HEADER]);
@@ -230,7 +235,11 @@ export class WsSession {
       const bytes = Buffer.byteLength(text);
       if (bytes > this.maxMessageBytes) throw new FrameTooLarge(bytes, this.maxMessageBytes);
     }
-    const turn = new WsTurn(this, signal, keeper);
+    // The upgrade's rate-limit headers describe the plan when the socket opened: the turn that
+    // opened it reports them; a later turn on the kept socket learns the plan from its own
+    // `codex.rate_limits` events, never from headers minutes old.
+    const turn = new WsTurn(this, signal, this.used ? NO_HEADERS : this.responseHeaders, keeper);
+    this.used = true;
     this.turn = turn;
     if (signal.aborted) turn.handleEvent();
     else {
@@ -289,13 +298,11 @@ export class WsTurn extends FrameQueue<UpstreamFrame> implements UpstreamConnect
   constructor(
     private readonly session: WsSession,
     private readonly signal: AbortSignal,
+    /** The upgrade's headers on the socket's first turn; none on a later one (`WsSession.send`). */
+    readonly responseHeaders: Readonly<Record<string, string>>,
     private readonly keeper?: SessionKeeper,
   ) {
     super(undefined, 64);
-  }
-
-  get responseHeaders(): Readonly<Record<string, string>> {
-    return this.session.responseHeaders;
   }
 
   get frames(): AsyncIterable<UpstreamFrame> {
