@@ -96,4 +96,13 @@ describe('source layering', () => {
       .map((file) => path.relative(__dirname, file));
     expect(offenders).toEqual([]);
   });
+
+  // A family is its folder (docs/architecture.md "How to add a family"): the shared layers never name one, not even in a comment.
+  it('names no family in src/core or src/chat', () => {
+    const offenders = ['core', 'chat']
+      .flatMap((folder) => sourceFilesBelow(path.join(__dirname, folder), isProductionTs))
+      .filter((file) => /provider_[abc]/.test(fs.readFileSync(file, 'utf8')))
+      .map((file) => path.relative(__dirname, file));
+    expect(offenders).toEqual([]);
+  });
 });

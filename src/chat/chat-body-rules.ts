@@ -92,8 +92,7 @@ function toolsErrors(tools: unknown, limit: number): string[] {
       continue;
     }
     const { type, source, path } = toolSource(raw);
-    // Other types (web_search…) are hosted tools that only provider_a's backend reads; it checks
-    // them (provider_a refuses them on a model that takes the lite request shape).
+    // Other types (web_search…) are hosted tools, left to each family (docs/chat.md, `tools`).
     if (type !== 'function' && type !== 'custom') continue;
     if (typeof source.name !== 'string' || source.name.trim() === '')
       errors.push(`tools.${index}${path}.name must be a non-empty string`);
