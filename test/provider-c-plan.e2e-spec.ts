@@ -7,7 +7,7 @@ import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { AccountPools } from '../src/accounts/account-pools';
-import type { THIRD_PARTY_MESSAGES } from './support/fake-anthropic-api';
+import type { FakeStreamReply, FakeUnifiedMeters, THIRD_PARTY_MESSAGES } from './support/fake-anthropic-api';
 import { API_ERRORS, useFakeAnthropicApi } from './support/fake-anthropic-api';
 import { realClaudeGatewaySettings } from './support/real-claude';
 
@@ -115,15 +115,23 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
 
 describe('provider_c: an answer paid from extra usage, with the real claude', () => {
   /** The meters of an answer served past the plan: the five-hour window spent, extra usage paying. */
-  function meterPaid(reset: number): void {
-    api().meter({
-      status: 'rejected',
-      reset,
-      representativeClaim: 'five_hour',
-      windows: { '5h': { status: 'rejected', reset, utilization: 1.01 } },
-      overage: { status: 'allowed', reset: reset + 86_400, inUse: true },
-    });
-  }
+  const paidMeters = (reset: number): FakeUnifiedMeters => ({
+    status: 'rejected',
+    reset,
+    representativeClaim: 'five_hour',
+    windows: { '5h': { status: 'rejected', reset, utilization: 1.01 } },
+    overage: { status: 'allowed', reset: reset + 86_400, inUse: true },
+  });
+  /** Every answer from now on is paid. */
+  const meterPaid = (reset: number) => api().meter(paidMeters(reset));
+  /** A paid answer that takes over a second: other turns arrive while its child holds its process slot. */
+  const slowPaidAnswer = (reset: number): FakeStreamReply => ({
+    type: 'stream',
+    blocks: [{ kind: 'text', deltas: ['slow ', 'paid ', 'answer'] }],
+    deltaDelayMs: 400,
+    meters: paidMeters(reset),
+  });
+  const inAnHour = () => Math.floor(Date.now() / 1000) + 3600;
 
   it("docs/upstream/provider-c.md §11.32 is delivered (200, exit 0), and the login's plan shows the five-hour window spent and extra usage in use", async () => {
     await start();
@@ -182,6 +190,45 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_in_use', labels)).toBe(1);
     expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', labels)).toBe(1);
     expect(sampleValue(text, PAID_TURNS, labels)).toBe(counted + 1);
+  });
+
+  it('a turn that waited for a process slot while the paid answer ran is refused after the wait, with no claude run', async () => {
+    await start({ PROVIDER_C_MAX_PROCESSES: '1' });
+    const counted = await paidTurns();
+    api().script([slowPaidAnswer(inAnHour())]);
+    const first = postChatBody(gateway!, chatTurn('claude-fable-5', 'first'));
+    // The first child holds the only slot: the second chat takes its login, then waits for the slot.
+    await eventually(() => gateway!.logs.records('provider_c_process_start').length === 1);
+    const second = await postChatBody(gateway!, chatTurn('claude-fable-5', 'second'));
+    expect((await first).status).toBe(200);
+    expect(second.status).toBe(429);
+    const error = ((await second.json()) as { error: Record<string, string> }).error;
+    expect(error).toMatchObject({ type: 'insufficient_quota', code: 'paid_usage_not_allowed' });
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(3500);
+    expect(recordsOf(second.headers, 'provider_c_process_start')).toEqual([]);
+    expect(api().messages('second')).toEqual([]);
+    await eventually(() => gateway!.logs.records('paid_usage_turn').length === 1);
+    expect(await paidTurns()).toBe(counted + 1);
+  });
+
+  it('a turn that waited for a process slot on a login the guard rested meanwhile runs on another usable login', async () => {
+    await start({ PROVIDER_C_MAX_PROCESSES: '1' }, ['one', 'two']);
+    // New chats go to the login chosen least recently: `paying` and `waiting` share `one`.
+    for (const name of ['paying', 'other', 'waiting'])
+      expect((await postChatBody(gateway!, chatTurn('claude-fable-5', name))).status).toBe(200);
+    const accountsOf = (marker?: string) =>
+      api()
+        .messages(marker)
+        .map((request) => request.account);
+    expect(accountsOf()).toEqual(['one', 'two', 'one']);
+    api().scriptFor('paying: turn 1', [slowPaidAnswer(inAnHour())]);
+    const paying = postChatBody(gateway!, chatTurn('claude-fable-5', 'paying', 2));
+    await eventually(() => gateway!.logs.records('provider_c_process_start').length === 4);
+    const waiting = await postChatBody(gateway!, chatTurn('claude-fable-5', 'waiting', 2));
+    expect((await paying).status).toBe(200);
+    expect(waiting.status).toBe(200);
+    expect(accountsOf('paying: turn 1')).toEqual(['one']);
+    expect(accountsOf('waiting: turn 1')).toEqual(['two']);
   });
 
   it('with another usable login, the next chat moves there instead of spending extra usage', async () => {

@@ -661,6 +661,32 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     expect(pool.acquire('chat').alias).toBe('only');
   });
 
+  it("retakes a waiting turn's login: kept at its in-flight cap, left for the best other once the guard rests it", () => {
+    const { pool, clock } = makePool(['a', 'b'], { maxInFlight: 1 });
+    const waiting = pool.acquire('chat');
+    expect(waiting.alias).toBe('a');
+    // The turn holds its own place under the cap: it keeps its login.
+    expect(pool.retake(waiting, 'chat')).toBe(waiting);
+    pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    const moved = pool.retake(waiting, 'chat');
+    expect(moved.alias).toBe('b');
+    // The old lease was given back, and the chat now sticks to its new login.
+    moved.release();
+    expect(pool.acquire('chat').alias).toBe('b');
+  });
+
+  it("retakes a family's only login unless the guard rests it: then the paid-usage refusal", () => {
+    const { pool, clock, last } = makePool(['only'], { maxInFlight: 1 });
+    const waiting = pool.acquire('chat');
+    pool.applyFailure('only', usageLimit(60));
+    // A cooling only login is asked anyway, as when the turn took it.
+    expect(pool.retake(waiting, 'chat')).toBe(waiting);
+    pool.reportPlan('only', paidTurn(clock.now() + HOUR));
+    expect(thrown(() => pool.retake(waiting, 'chat')).code).toBe('paid_usage_not_allowed');
+    // The login the turn held is given back.
+    expect(last('inFlight', 'only')).toEqual(['inFlight', 'provider_a', 'only', 0]);
+  });
+
   it('lets no shorter 429 or usage limit end the rest early: the login rests until its plan resets', () => {
     const { pool, clock } = makePool(['a', 'b']);
     const resetsAt = clock.now() + 2 * HOUR;

@@ -238,6 +238,23 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
+   * A turn that waited between taking `lease` and its first attempt (provider_c: for a process
+   * slot) takes its login again, as if it took it now: the same lease while the pool would still
+   * give that login to the turn (its in-flight cap aside: the turn holds its place), else the lease
+   * is given back and the pool chooses again. So a login the paid-usage guard rested, or that
+   * cooled or died, during the wait is never started on; throws the pool's answer (the
+   * paid-usage refusal among them) when no login can take the turn.
+   */
+  retake(lease: AccountLease<T>, chatKey: string | undefined, model?: string): AccountLease<T> {
+    const account = this.account(lease.alias);
+    this.heal(account);
+    const keeps = this.accounts.length === 1 ? !this.guardHolds(account) : this.servesNow(account, model);
+    if (keeps) return lease;
+    lease.release();
+    return this.acquire(chatKey, model);
+  }
+
+  /**
    * A turn on `lease` failed before any output. Applies what the failure says about the account
    * (cooldown, dead login) and returns a lease on another usable account for one more try, or
    * `undefined` when the failure is not about the account or no other account can take the turn.
@@ -402,11 +419,17 @@ export class AccountPool<T> implements PlanReporter {
 
   private usable(account: Account<T>, model: string | undefined): boolean {
     const { maxInFlight } = this.options;
-    return (
-      account.state.kind === 'ready' &&
-      (maxInFlight === 0 || account.inFlight < maxInFlight) &&
-      this.modelRestsUntil(account, model) === undefined
-    );
+    return (maxInFlight === 0 || account.inFlight < maxInFlight) && this.servesNow(account, model);
+  }
+
+  /** Ready, and `model` does not rest on it: a login with several others would be given the turn, its cap aside. */
+  private servesNow(account: Account<T>, model: string | undefined): boolean {
+    return account.state.kind === 'ready' && this.modelRestsUntil(account, model) === undefined;
+  }
+
+  /** The paid-usage guard holds the login back: it rests on a spent plan, or its plan is spent until a known reset. */
+  private guardHolds(account: Account<T>): boolean {
+    return account.state.kind === 'plan_spent' || this.paidRisk(account)?.resetsAt !== undefined;
   }
 
   /**
@@ -475,8 +498,7 @@ export class AccountPool<T> implements PlanReporter {
     if (
       others.length > 0 ||
       only.alias === exclude ||
-      only.state.kind === 'plan_spent' ||
-      this.paidRisk(only)?.resetsAt !== undefined ||
+      this.guardHolds(only) ||
       (maxInFlight !== 0 && only.inFlight >= maxInFlight)
     )
       return undefined;

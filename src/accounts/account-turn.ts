@@ -44,6 +44,15 @@ export class AccountTurn<T> {
     return true;
   }
 
+  /**
+   * After a wait between taking the account and the first attempt: the turn takes it again, or
+   * the pool's choice now when it rests since (AccountPool.retake). Throws the pool's answer when
+   * no account can take the turn; the account taken before is then given back.
+   */
+  retake(): void {
+    this.lease = this.pool.retake(this.lease, this.chatKey, this.model);
+  }
+
   /** A failure after output began: the account's state changes, the turn stays where it is. */
   noteFailure(error: unknown): void {
     this.pool.applyFailure(this.lease.alias, error, this.lease.loginFileSeen, this.model);

@@ -115,7 +115,8 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
   private async turn(request: ChatRequest, context: CallContext, holdUntilEnd: boolean): Promise<PolledEvents> {
     assertTextOnlyConversation(request.messages);
     const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context, holdUntilEnd)), {
-      // The chat's login first: a 429/401 at once when every login is cooling or dead, before any slot wait.
+      // The chat's login first: a 429/401 at once when every login is cooling or dead, before any slot
+      // wait; taken again after the wait, so a login the paid-usage guard rested meanwhile never starts.
       pool: this.accounts,
       chat: request.conversationId,
       // PROVIDER_C_TIMEOUT bounds the whole turn, retries included, from the first spawn.

@@ -1,5 +1,6 @@
 import { AccountPool } from '../../accounts/account-pool';
 import type { ChatEvent } from '../../core/chat-event';
+import type { PlanReport } from '../../core/plan-usage';
 import { GatewayError } from '../../core/gateway.error';
 import { runFamilyTurn } from './family-turn';
 import type { FamilyTurnOptions } from './family-turn';
@@ -62,6 +63,14 @@ function setup(aliases = ['only']) {
   return { pool, options, turnsInFlight: () => inFlight.slice(aliases.length) };
 }
 
+/** A turn's report of extra usage drawn on a spent plan that resets in an hour. */
+const PAID_REPORT: PlanReport = {
+  source: 'turn',
+  windows: [{ name: 'five_hour', usedRatio: 1, resetsAt: Date.now() + 3_600_000 }],
+  planSpent: true,
+  paid: { kind: 'extra_usage', available: true, inUse: true },
+};
+
 async function drain(events: AsyncIterable<ChatEvent>): Promise<ChatEvent[]> {
   const seen: ChatEvent[] = [];
   for await (const event of events) seen.push(event);
@@ -87,6 +96,34 @@ describe(runFamilyTurn.name, () => {
     await expect(runFamilyTurn(family, options(before))).rejects.toMatchObject({ code: 'rate_limited' });
     expect(before).not.toHaveBeenCalled();
     expect(opened).toEqual([]);
+  });
+
+  it('takes the login again after the wait: one the paid-usage guard rested meanwhile is passed for another', async () => {
+    const { family, opened } = oneFrameFamily();
+    const { pool, options } = setup(['one', 'two']);
+    // Another turn on the login reports extra usage drawn while this one waits for its slot.
+    const before = () => {
+      pool.reportPlan('one', PAID_REPORT);
+      return Promise.resolve(() => undefined);
+    };
+    const turn = await runFamilyTurn(family, options(before));
+    await drain(turn.events);
+    expect(opened).toEqual(['login-two']);
+    expect(pool.stateOf('one').kind).toBe('plan_spent');
+  });
+
+  it("refuses with the pool's paid-usage answer when no login is left after the wait: nothing opens, slot and login given back", async () => {
+    const { family, opened } = oneFrameFamily();
+    const { pool, options, turnsInFlight } = setup();
+    const onClosed = jest.fn();
+    const before = () => {
+      pool.reportPlan('only', PAID_REPORT);
+      return Promise.resolve(onClosed);
+    };
+    await expect(runFamilyTurn(family, options(before))).rejects.toMatchObject({ code: 'paid_usage_not_allowed' });
+    expect(opened).toEqual([]);
+    expect(onClosed).toHaveBeenCalledTimes(1);
+    expect(turnsInFlight()).toEqual([1, 0]);
   });
 
   it('a failed wait gives the login back and rejects with its error; no attempt opens', async () => {

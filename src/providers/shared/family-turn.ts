@@ -20,14 +20,16 @@ export interface FamilyTurnOptions<L> {
   /**
    * A wait between taking the login and the first attempt (provider_c: a process slot), so a full
    * or dead pool fails before it; it resolves to what runs once the turn is closed (the slot
-   * freed). When it rejects, the login is given back and the turn rejects with its error.
+   * freed). When it rejects, the login is given back and the turn rejects with its error. After
+   * it, the turn takes its login again: one the paid-usage guard rested meanwhile never starts.
    */
   readonly before?: () => Promise<() => void>;
 }
 
 /**
  * One turn of a family on the turn runner: the chat's login (a 429 or 401 at once when no login
- * can take the turn), then `before`, then `runTurn`. Resolves once the upstream accepted the turn.
+ * can take the turn), then `before` and the login taken again (AccountTurn.retake), then
+ * `runTurn`. Resolves once the upstream accepted the turn.
  */
 export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
   family: UpstreamFamily<L, F, A, R>,
@@ -43,7 +45,16 @@ export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
   // Without a wait of its own the turn is the runner's promise itself: no layer in between.
   if (!before) return runTurn(family, { account, timeoutMs, idleTimeoutMs, context });
   return before().then(
-    (onClosed) => runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed }),
+    (onClosed) => {
+      try {
+        account.retake();
+      } catch (error) {
+        account.end();
+        onClosed();
+        throw error;
+      }
+      return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed });
+    },
     (error: unknown) => {
       account.end();
       throw error;
