@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { chatTurn } from './support/accounts';
+import { advanceAccountClock, chatTurn } from './support/accounts';
 import { contents, postChat, postChatBody, streamChat } from './support/chat-sse';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
@@ -148,6 +148,7 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
       windows: [{ name: 'five_hour', windowSeconds: 18_000, usedRatio: 1, resetsAt: reset * 1000 }],
       paid: { kind: 'extra_usage', available: true, inUse: true },
       planSpent: true,
+      spentUntil: reset * 1000,
       source: 'turn',
     });
   });
@@ -229,6 +230,39 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     expect(waiting.status).toBe(200);
     expect(accountsOf('paying: turn 1')).toEqual(['one']);
     expect(accountsOf('waiting: turn 1')).toEqual(['two']);
+  });
+
+  it('extra usage named as the limit itself (claim `overage`) rests the login until the later reset the API gave, not for the default cooldown', async () => {
+    await start({ ACCOUNT_COOLDOWN_DEFAULT: '3s' });
+    const reset = inAnHour();
+    const overageReset = reset + 1800;
+    api().meter({
+      status: 'rejected',
+      reset,
+      representativeClaim: 'overage',
+      overage: { status: 'allowed', reset: overageReset, inUse: true },
+    });
+    expect((await postChatBody(gateway!, chatTurn('claude-fable-5', 'paid'))).status).toBe(200);
+    await eventually(() => gateway!.logs.records('paid_usage_turn').length === 1);
+    const calls = api().messages().length;
+    // Past the default cooldown: the login still rests, until the reset.
+    advanceAccountClock(gateway!, 4_000);
+    const refused = await postChatBody(gateway!, chatTurn('claude-fable-5', 'paid', 2));
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { error: Record<string, string> }).error.code).toBe('paid_usage_not_allowed');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(5300);
+    expect(retryAfter).toBeLessThanOrEqual(5400);
+    expect(api().messages()).toHaveLength(calls);
+    expect(gateway!.logs.records('paid_usage_turn')).toHaveLength(1);
+    const accounts = (await (await fetch(`${gateway!.url}/v1/accounts`)).json()) as {
+      data: Record<string, unknown>[];
+    };
+    expect(accounts.data.find((row) => row.provider === 'provider_c')).toMatchObject({
+      account: 'default',
+      state: 'plan_spent',
+      rests_until: new Date(overageReset * 1000).toISOString(),
+    });
   });
 
   it('with another usable login, the next chat moves there instead of spending extra usage', async () => {

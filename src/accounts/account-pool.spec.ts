@@ -775,6 +775,34 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     expect(pool.stateOf('a')).toMatchObject({ kind: 'plan_spent', until: clock.now() + OPTIONS.cooldownDefaultMs });
   });
 
+  it('rests until the reset the upstream gave for the spent plan when no plan window carries it, and comes back then', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    const spentUntil = clock.now() + HOUR;
+    // Claude names its extra usage itself as the limit: no plan window, the plan's reset only.
+    pool.reportPlan('a', {
+      source: 'turn',
+      windows: [],
+      planSpent: true,
+      spentUntil,
+      paid: { kind: 'extra_usage', available: true, inUse: true },
+    });
+    expect(pool.stateOf('a')).toEqual({ kind: 'plan_spent', until: spentUntil, reason: 'paid_usage_in_use' });
+    expect(pool.planView('a').restsUntil).toBe(spentUntil);
+    clock.advance(OPTIONS.cooldownDefaultMs);
+    expect(pool.stateOf('a').kind).toBe('plan_spent');
+    // A later spent window wins; a reset already past counts for nothing.
+    pool.reportPlan('b', {
+      source: 'turn',
+      windows: [{ name: 'seven_day', usedRatio: 1, resetsAt: clock.now() + 2 * HOUR }],
+      planSpent: true,
+      spentUntil: clock.now() - 1,
+      paid: { kind: 'extra_usage', available: true, inUse: true },
+    });
+    expect(pool.stateOf('b')).toMatchObject({ kind: 'plan_spent', until: clock.now() + 2 * HOUR });
+    clock.advance(HOUR);
+    expect(pool.stateOf('a').kind).toBe('ready');
+  });
+
   it("does not rest a login for one model's spent quota bucket", () => {
     const { pool, clock } = makePool(['a']);
     pool.reportPlan('a', {

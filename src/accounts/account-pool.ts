@@ -682,8 +682,8 @@ export class AccountPool<T> implements PlanReporter {
   /**
    * The paid-usage guard (docs/accounts.md "What each login has left, and paid usage"). Under
    * `plan_only`, a login whose report says paid usage is in use, or whose plan is spent while paid
-   * usage is available to draw, rests until the spent window resets (the latest reset among spent
-   * windows; the default cooldown when none is known). Under `allow` the
+   * usage is available to draw, rests until the plan resets (`paidRisk`; the default cooldown when
+   * no reset is known). Under `allow` the
    * facts are only shown, and each paid turn counted when its lease ends.
    */
   private guard(account: Account<T>): void {
@@ -702,16 +702,20 @@ export class AccountPool<T> implements PlanReporter {
    * Whether the plan the login last reported (`account.plan`, the latest report's facts) would
    * have a turn draw paid usage under `plan_only`: paid usage in use, or a spent plan with paid
    * usage available (without it the upstream refuses the turn itself, a usage limit that cools the
-   * login as any limit does). `resetsAt`: the latest reset among the spent windows, when known.
+   * login as any limit does). `resetsAt`: the latest reset still ahead among the spent windows
+   * and the one the upstream gave for the spent plan (`spentUntil`, also when the meter it named
+   * is not a plan window), when known.
    */
   private paidRisk(account: Account<T>): { readonly inUse: boolean; readonly resetsAt?: number } | undefined {
     const plan = account.plan;
     if (this.paidUsage === 'allow' || plan === undefined) return undefined;
-    const spentWindows = spentWindowsOf(plan.windows, this.deps.clock.now());
+    const now = this.deps.clock.now();
+    const spentWindows = spentWindowsOf(plan.windows, now);
     const inUse = plan.paid?.inUse === true;
     const spent = plan.planSpent === true || spentWindows.length > 0;
     if (!inUse && !(spent && plan.paid?.available === true)) return undefined;
     const resets = spentWindows.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
+    if (plan.spentUntil !== undefined && plan.spentUntil > now) resets.push(plan.spentUntil);
     return { inUse, resetsAt: resets.length > 0 ? Math.max(...resets) : undefined };
   }
 

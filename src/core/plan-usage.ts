@@ -51,6 +51,11 @@ export interface PlanReport {
    * bucket at 0): what still gets served is paid usage, or nothing.
    */
   readonly planSpent?: boolean;
+  /**
+   * With `planSpent`: when the upstream said the plan serves again (epoch ms), whichever meter it
+   * named as the limit, a plan window or not (Claude's `overage`: the extra usage itself).
+   */
+  readonly spentUntil?: number;
   /** The vendor's plan name when it says one. */
   readonly planType?: string;
   /** Where it came from: an answer to a turn, or the vendor's usage endpoint. */

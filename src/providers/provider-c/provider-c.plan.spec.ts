@@ -47,6 +47,7 @@ describe(planReportOf.name, () => {
         windows: [{ name: 'five_hour', windowSeconds: 18_000, usedRatio: 1, resetsAt: FIVE_HOUR_RESET }],
         paid: { kind: 'extra_usage', available: true, inUse: true },
         planSpent: true,
+        spentUntil: FIVE_HOUR_RESET,
         source: 'turn',
       },
     ]);
@@ -101,6 +102,40 @@ describe(planReportOf.name, () => {
     ]);
   });
 
+  it('keeps the reset of a rejected plan whatever meter limits: for extra usage itself (`overage`) the later of its two resets', () => {
+    const paidOverage = {
+      status: 'rejected',
+      rateLimitType: 'overage',
+      overageStatus: 'allowed',
+      isUsingOverage: true,
+    } as const;
+    expect(planReportOf({ ...paidOverage, resetsAt: 1_900_000_000, overageResetsAt: 1_900_086_400 })).toEqual({
+      windows: [],
+      paid: { kind: 'extra_usage', available: true, inUse: true },
+      planSpent: true,
+      spentUntil: 1_900_086_400_000,
+      source: 'turn',
+    });
+    expect(planReportOf({ ...paidOverage, resetsAt: 1_900_086_400, overageResetsAt: 1_900_000_000 })?.spentUntil).toBe(
+      1_900_086_400_000,
+    );
+    expect(planReportOf({ ...paidOverage, overageResetsAt: 1_900_000_000 })?.spentUntil).toBe(1_900_000_000_000);
+    // A plan window's own reset is the plan's; the extra usage's reset is not when it does not limit.
+    expect(
+      planReportOf({
+        status: 'rejected',
+        rateLimitType: 'five_hour',
+        resetsAt: 1_900_000_000,
+        overageResetsAt: 1_900_086_400,
+      })?.spentUntil,
+    ).toBe(1_900_000_000_000);
+    // Within the plan, or with no reset given, nothing rests on it.
+    expect(planReportOf({ status: 'allowed', rateLimitType: 'overage', resetsAt: 1_900_000_000 })?.spentUntil).toBe(
+      undefined,
+    );
+    expect(planReportOf({ status: 'rejected', rateLimitType: 'overage', resetsAt: 0 })?.spentUntil).toBe(undefined);
+  });
+
   it('reads each field on its own: overage-in-use alone counts as paid, a limiting `overage` claim is no plan window, an empty event is nothing', () => {
     expect(planReportOf({ status: 'allowed', overageStatus: 'allowed', overageInUse: true })).toEqual({
       windows: [],
@@ -111,6 +146,7 @@ describe(planReportOf.name, () => {
     expect(planReportOf({ status: 'rejected', rateLimitType: 'overage', resetsAt: 1_900_000_000 })).toEqual({
       windows: [],
       planSpent: true,
+      spentUntil: 1_900_000_000_000,
       source: 'turn',
     });
     expect(planReportOf({ overageEnabled: false })).toEqual({

@@ -21,7 +21,9 @@ const OVERAGE_SERVES = new Set(['allowed', 'allowed_warning']);
  * has left and its extra usage, or `undefined` when the event says nothing of either:
  * - the window is the limiting one (`rateLimitType`) with its `utilization` and `resetsAt`; a
  *   `rejected` status without a utilization means that window is spent (1);
- * - `planSpent` is the plan's status `rejected`: what still answers is extra usage;
+ * - `planSpent` is the plan's status `rejected`: what still answers is extra usage; it is spent
+ *   until `resetsAt` whatever meter limits, and when that meter is the extra usage itself
+ *   (`overage`, no plan window) until the later of that and `overageResetsAt`;
  * - extra usage is available while `overageStatus` is `allowed`/`allowed_warning` (or the CLI
  *   says `overageEnabled`), not while it is `rejected`; `overageDisabledReason` says why not;
  * - extra usage is in use when the CLI says `isUsingOverage` (plan rejected, overage allowed) or
@@ -42,11 +44,14 @@ export function planReportOf(info: RateLimitInfo): PlanReport | undefined {
   }
   const paid = paidUsageOf(info);
   const planSpent = info.status === undefined ? undefined : info.status === 'rejected';
+  const resets = [info.resetsAt, type === 'overage' ? info.overageResetsAt : undefined].filter(positive);
+  const spentUntil = planSpent && resets.length > 0 ? Math.max(...resets) * 1000 : undefined;
   if (windows.length === 0 && paid === undefined && planSpent === undefined) return undefined;
   return {
     windows,
     ...(paid ? { paid } : {}),
     ...(planSpent !== undefined ? { planSpent } : {}),
+    ...(spentUntil !== undefined ? { spentUntil } : {}),
     source: 'turn',
   };
 }
