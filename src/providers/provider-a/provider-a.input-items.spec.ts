@@ -1,9 +1,10 @@
 import { GatewayError } from '../../core/gateway.error';
 import fc from 'fast-check';
+import { buildToolNameMap } from '../shared/tool-names';
 import {
-  buildToolNameMap,
   normalizeCallId,
   pairCallsWithOutputs,
+  RESPONSES_TOOL_NAMES,
   responsesParts,
   VALID_TOOL_NAME,
   withUpstreamToolNames,
@@ -108,13 +109,13 @@ describe('provider_a tool names', () => {
     );
     fc.assert(
       fc.property(fc.uniqueArray(name, { maxLength: 30 }), (names) => {
-        const map = buildToolNameMap(names);
+        const map = buildToolNameMap(names, RESPONSES_TOOL_NAMES);
         const upstream = names.map((entry) => map.toUpstream(entry));
         for (const entry of upstream) expect(entry).toMatch(VALID_TOOL_NAME);
         expect(new Set(upstream).size).toBe(names.length);
         for (const entry of names) expect(map.toClient(map.toUpstream(entry))).toBe(entry);
         // Deterministic: the same set in another order gives the same names.
-        const again = buildToolNameMap([...names].reverse());
+        const again = buildToolNameMap([...names].reverse(), RESPONSES_TOOL_NAMES);
         for (const entry of names) expect(again.toUpstream(entry)).toBe(map.toUpstream(entry));
       }),
       { numRuns: 300 },
@@ -123,7 +124,7 @@ describe('provider_a tool names', () => {
 
   it('keeps valid names, the mcp__ prefix and the tail of a long MCP name', () => {
     const long = 'mcp__a_very_long_server_name_that_goes_on_and_on__list_all_open_pull_requests';
-    const map = buildToolNameMap(['read_file', long, 'fs.read']);
+    const map = buildToolNameMap(['read_file', long, 'fs.read'], RESPONSES_TOOL_NAMES);
     expect(map.toUpstream('read_file')).toBe('read_file');
     expect(map.toUpstream(long)).toMatch(/^mcp__.*list_all_open_pull_requests_[0-9a-f]{8}$/);
     expect(map.toUpstream('fs.read')).toMatch(/^fs_read_[0-9a-f]{8}$/);
@@ -131,9 +132,9 @@ describe('provider_a tool names', () => {
   });
 
   it('never renames into a name the client already uses', () => {
-    const map = buildToolNameMap(['a.b']);
+    const map = buildToolNameMap(['a.b'], RESPONSES_TOOL_NAMES);
     const taken = map.toUpstream('a.b');
-    const both = buildToolNameMap(['a.b', taken]);
+    const both = buildToolNameMap(['a.b', taken], RESPONSES_TOOL_NAMES);
     expect(both.toUpstream(taken)).toBe(taken);
     expect(both.toUpstream('a.b')).not.toBe(taken);
     expect(both.toUpstream('a.b')).toMatch(VALID_TOOL_NAME);

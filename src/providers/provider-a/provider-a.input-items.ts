@@ -10,6 +10,11 @@ import {
   textOfPart,
 } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
+import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
+import { buildToolNameMap } from '../shared/tool-names';
+
+// The request and the stream read the map's type from here, beside the body renaming.
+export type { ToolNameMap } from '../shared/tool-names';
 
 /*
  * What the chat request's messages and tools become on the Responses wire (docs/upstream/provider-a.md §7):
@@ -293,73 +298,11 @@ function withoutUndefined(value: JsonObject): JsonObject {
 
 /** The backend's rule for function and custom tool names (the OpenAI function-name rule). */
 export const VALID_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const MAX_NAME_LENGTH = 64;
-const MCP_PREFIX = 'mcp__';
-/** `_` + 8 hex characters of the original name's SHA-256: what makes a shortened name unique. */
-const SUFFIX_LENGTH = 9;
-
-/** Client tool name ↔ the name sent upstream, for one request. */
-export interface ToolNameMap {
-  /** The upstream name of a client name (unchanged when it is already valid). */
-  toUpstream(clientName: string): string;
-  /** The client's name of an upstream name (unchanged when it was never renamed). */
-  toClient(upstreamName: string): string;
-  /** How many client names had to be renamed. */
-  readonly renamed: number;
-}
-
-/**
- * The readable part of a replacement name: characters outside `[a-zA-Z0-9_-]` become `_`, and a
- * long name keeps its `mcp__` prefix and its tail (the tool's own name, which MCP clients put
- * last: `mcp__<server>__<tool>`), else its head.
- */
-function readablePart(name: string): string {
-  const sanitized = name.replace(/[^a-zA-Z0-9_-]/g, '_');
-  const room = MAX_NAME_LENGTH - SUFFIX_LENGTH;
-  if (sanitized.length <= room) return sanitized === '' ? 'tool' : sanitized;
-  if (sanitized.startsWith(MCP_PREFIX)) return MCP_PREFIX + sanitized.slice(-(room - MCP_PREFIX.length));
-  return sanitized.slice(0, room);
-}
-
-/** The map of a request whose names all are valid: every name goes up and comes back as it is. */
-const NAMES_AS_THEY_ARE: ToolNameMap = { toUpstream: (name) => name, toClient: (name) => name, renamed: 0 };
-
-/**
- * Builds the renaming for one request's tool names. Valid names are kept as they are; an invalid
- * one becomes `<readable part>_<8 hex of its SHA-256>`, which depends only on the name itself
- * (so the same tool gets the same upstream name on every turn of a chat, and the prompt cache
- * still matches). A clash with another name of the request (practically impossible) is resolved
- * by hashing again with a counter, visiting names in sorted order so the result stays
- * deterministic. Hand-written: no library implements this naming rule.
- */
-export function buildToolNameMap(clientNames: Iterable<string>): ToolNameMap {
-  const names = [...new Set(clientNames)];
-  // Nearly every request's names are valid (or it has none): then nothing is renamed, and the
-  // shared map spares each request its maps and closures.
-  if (names.every((name) => VALID_TOOL_NAME.test(name))) return NAMES_AS_THEY_ARE;
-  names.sort();
-  const upstreamOf = new Map<string, string>();
-  const clientOf = new Map<string, string>();
-  const taken = new Set(names.filter((name) => VALID_TOOL_NAME.test(name)));
-  let renamed = 0;
-  for (const name of names) {
-    if (VALID_TOOL_NAME.test(name)) continue;
-    const readable = readablePart(name);
-    let candidate = '';
-    for (let attempt = 0; candidate === '' || taken.has(candidate); attempt++) {
-      candidate = `${readable}_${sha256Hex(attempt === 0 ? name : `${name}#${attempt}`).slice(0, SUFFIX_LENGTH - 1)}`;
-    }
-    taken.add(candidate);
-    upstreamOf.set(name, candidate);
-    clientOf.set(candidate, name);
-    renamed++;
-  }
-  return {
-    toUpstream: (name) => upstreamOf.get(name) ?? name,
-    toClient: (name) => clientOf.get(name) ?? name,
-    renamed,
-  };
-}
+export const RESPONSES_TOOL_NAMES: ToolNameRule = {
+  valid: VALID_TOOL_NAME,
+  badCharacter: /[^a-zA-Z0-9_-]/g,
+  maxLength: 64,
+};
 
 const NAMED_ITEM_TYPES = new Set(['function_call', 'custom_tool_call']);
 const NAMED_TOOL_TYPES = new Set(['function', 'custom']);
@@ -382,7 +325,7 @@ function toolNamesOf(body: JsonObject): string[] {
  * calls coming back into the client's names.
  */
 export function withUpstreamToolNames(body: JsonObject): { body: JsonObject; names: ToolNameMap } {
-  const names = buildToolNameMap(toolNamesOf(body));
+  const names = buildToolNameMap(toolNamesOf(body), RESPONSES_TOOL_NAMES);
   if (names.renamed === 0) return { body, names };
   const rename = (entry: unknown, types: ReadonlySet<string>) =>
     isJsonObject(entry) && types.has(String(entry.type)) && typeof entry.name === 'string'
