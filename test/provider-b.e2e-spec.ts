@@ -294,6 +294,105 @@ describe('provider_b over POST /v1/chat/completions', () => {
     });
   });
 
+  describe('tool names Gemini refuses (docs/upstream/provider-b.md §7.4, §13.30)', () => {
+    // What agent clients send: MCP names with dots, slashes and spaces, a leading digit, over 64
+    // characters, and two names that read the same once their refused characters are replaced.
+    const names = [
+      'read.file',
+      `mcp__${'x'.repeat(70)}__tool`,
+      'github/create issue',
+      'github create/issue',
+      '1password_lookup',
+    ];
+    const tools = [
+      ...names.map((name) => ({ type: 'function', function: { name, parameters: { type: 'object' } } })),
+      { type: 'custom', custom: { name: 'apply patch' } },
+    ];
+    const clientNames = [...names, 'apply patch'];
+    const history = clientNames.map((name, index) => ({
+      id: `call_${index}`,
+      type: 'function',
+      function: { name, arguments: '{}' },
+    }));
+    const messages = [
+      { role: 'user', content: 'use every tool' },
+      { role: 'assistant', content: null, tool_calls: history },
+      ...history.map((call) => ({ role: 'tool', tool_call_id: call.id, content: `result of ${call.id}` })),
+    ];
+    const declaredNames = (request: { body: any }): string[] =>
+      request.body.request.tools[0].functionDeclarations.map((declaration: any) => declaration.name);
+
+    it('sends every name in a form the backend accepts, the same in declarations, tool_choice and history', async () => {
+      const result = await streamChat(gateway, {
+        tools,
+        messages,
+        tool_choice: { type: 'function', function: { name: 'github/create issue' } },
+      });
+      // The fake refuses an invalid function name anywhere in the body with the backend's 400.
+      expect(result.status).toBe(200);
+      const [sent] = fake.requests('streamGenerateContent');
+      const declared = declaredNames(sent);
+      expect(declared[0]).toBe('read.file');
+      expect(new Set(declared).size).toBe(clientNames.length);
+      const { contents, toolConfig } = sent.body.request;
+      expect(contents[1].parts.map((part: any) => part.functionCall.name)).toEqual(declared);
+      expect(contents[2].parts.map((part: any) => part.functionResponse.name)).toEqual(declared);
+      expect(toolConfig.functionCallingConfig.allowedFunctionNames).toEqual([declared[2]]);
+
+      // The fake refuses the client's own name as the real backend does.
+      const refused = await fetch(`${fake.baseUrl}:streamGenerateContent?alt=sse`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          model: 'gemini-2.5-pro',
+          project: 'p',
+          request: {
+            contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+            tools: [{ functionDeclarations: [{ name: 'read_file' }, { name: '1password_lookup' }] }],
+          },
+        }),
+      });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error).toEqual({
+        code: 400,
+        message: expect.stringMatching(
+          /^The GenerateContentRequest proto is invalid:\n {2}\* tools\[0\]\.function_declarations\[1\]\.name: \[FIELD_INVALID\] Invalid function name\./,
+        ),
+        status: 'INVALID_ARGUMENT',
+      });
+    });
+
+    it("returns the model's calls under the client's exact names, streamed and not", async () => {
+      await streamChat(gateway, { tools, messages });
+      const declared = declaredNames(fake.requests('streamGenerateContent')[0]);
+      // The model calls the tools by the names it was given (the last one is the custom tool).
+      const args = (index: number) => (index === declared.length - 1 ? { input: 'raw patch' } : {});
+      fake.enqueue('streamGenerateContent', {
+        frames: [
+          ...declared.map((name, index) => ({ json: callFrame(name, args(index), { id: `up_${index}` }) })),
+          { json: finishFrame() },
+        ],
+      });
+      const parts = declared.map((name, index) => ({ functionCall: { id: `up_${index}`, name, args: args(index) } }));
+      fake.enqueue('generateContent', {
+        body: { response: { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP' }] } },
+      });
+
+      const streamed = await streamChat(gateway, { tools, messages });
+      expect(streamed.status).toBe(200);
+      const streamedCalls = deltas(streamed.chunks).flatMap((delta) => delta.tool_calls ?? []);
+      expect(streamedCalls.map((call: any) => call.function.name)).toEqual(clientNames);
+      expect(streamedCalls.at(-1).function.arguments).toBe('raw patch');
+
+      const response = await postChat(gateway, { tools, messages });
+      expect(response.status).toBe(200);
+      const message = ((await response.json()) as any).choices[0].message;
+      expect(message.tool_calls.map((call: any) => call.function.name)).toEqual(clientNames);
+      // The same client name gets the same upstream name on every turn (the prompt cache holds).
+      expect(declaredNames(fake.requests('generateContent')[0])).toEqual(declared);
+    });
+  });
+
   describe('image parts (docs/upstream/provider-b.md §6)', () => {
     // A 1×1 PNG, as an agent pastes a screenshot.
     const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';

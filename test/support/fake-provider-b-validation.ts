@@ -10,7 +10,13 @@
  * - a declaration with both `parameters` and `parametersJsonSchema` (they are mutually exclusive);
  * - a function-call turn whose next content does not answer every call with exactly one
  *   `functionResponse` ("Please ensure that the number of function response parts is equal to
- *   the number of function call parts of the function call turn.").
+ *   the number of function call parts of the function call turn.");
+ * - a function name that breaks Gemini's rule (a letter or `_` first, then `[A-Za-z0-9_.:-]`, at
+ *   most 64 characters). The real answer reads
+ *   `The GenerateContentRequest proto is invalid:\n  * tools[0].function_declarations[15].name: [FIELD_INVALID] Invalid function name. …`
+ *   (router-for-me/CLIProxyAPI#218, google-gemini/gemini-cli#12425). The fake holds the names in
+ *   `allowedFunctionNames` and in the history's calls and results to the same rule, so a name
+ *   that escapes the gateway's renaming anywhere in the body fails the tests.
  */
 const SCHEMA_FIELDS = new Set([
   'type',
@@ -80,11 +86,36 @@ function generationConfigProblem(config: any): string | undefined {
   return undefined;
 }
 
+/** Gemini's function-name rule, as the backend states it in its refusal. */
+const FUNCTION_NAME = /^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/;
+const FUNCTION_NAME_RULE =
+  'Invalid function name. Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or dashes (-), with a maximum length of 64.';
+
+/** The backend's refusal of the first function name that breaks the rule, wherever a name appears. */
+function functionNameProblem(request: any): string | undefined {
+  const places: [string, unknown][] = [];
+  for (const [index, declaration] of (request?.tools?.[0]?.functionDeclarations ?? []).entries())
+    places.push([`tools[0].function_declarations[${index}].name`, declaration?.name]);
+  for (const [index, name] of (request?.toolConfig?.functionCallingConfig?.allowedFunctionNames ?? []).entries())
+    places.push([`tool_config.function_calling_config.allowed_function_names[${index}]`, name]);
+  for (const [contentIndex, content] of (request?.contents ?? []).entries()) {
+    for (const [partIndex, part] of (content?.parts ?? []).entries()) {
+      const at = `contents[${contentIndex}].parts[${partIndex}]`;
+      if (part?.functionCall) places.push([`${at}.function_call.name`, part.functionCall.name]);
+      if (part?.functionResponse) places.push([`${at}.function_response.name`, part.functionResponse.name]);
+    }
+  }
+  const bad = places.find(([, name]) => typeof name !== 'string' || !FUNCTION_NAME.test(name));
+  return bad && `The GenerateContentRequest proto is invalid:\n  * ${bad[0]}: [FIELD_INVALID] ${FUNCTION_NAME_RULE}`;
+}
+
 /** The backend's error message for the first problem found, or undefined when the body is acceptable. */
 export function rejectionOf(body: any): string | undefined {
   const request = body?.request;
   const configProblem = generationConfigProblem(request?.generationConfig);
   if (configProblem) return configProblem;
+  const nameProblem = functionNameProblem(request);
+  if (nameProblem) return nameProblem;
   const declarations: any[] = (request?.tools ?? []).flatMap((tool: any) => tool?.functionDeclarations ?? []);
   for (const [index, declaration] of declarations.entries()) {
     const at = `request.tools[0].function_declarations[${index}]`;

@@ -4,7 +4,7 @@ import { createProviderBStreamState } from './provider-b.stream';
 import type { CodeAssistContent } from './provider-b.wire-types';
 
 const ended = (finishReason?: string) => ({
-  ...createProviderBStreamState(new Set(), 'req-1'),
+  ...createProviderBStreamState(new Set(), { toClient: (name) => name }, 'req-1'),
   frames: 1,
   finishReason,
 });

@@ -4,6 +4,8 @@ import type { ChatRequest, ResponseFormat, SamplingOptions } from '../shared/pro
 import type { ContentsReport } from './provider-b.contents';
 import { convertMessages } from './provider-b.contents';
 import { convertToolChoice, convertTools } from './provider-b.tools';
+import { withUpstreamToolNames } from './provider-b.tool-names';
+import type { ToolNameMap } from '../shared/tool-names';
 import type { CodeAssistEnvelope, GenerateContentRequest, GenerationConfig } from './provider-b.wire-types';
 
 export interface ProviderBRequestOptions {
@@ -18,18 +20,23 @@ export interface ProviderBRequestOptions {
 /** Counts the adapter logs; the translation itself stays pure. */
 export interface ProviderBRequestReport extends ContentsReport {
   unresolvedRefs: number;
+  /** Client tool names Gemini would refuse, sent under names of their own (provider-b.tool-names.ts). */
+  renamedToolNames: number;
 }
 
 export interface BuiltProviderBRequest {
   readonly envelope: CodeAssistEnvelope;
   /** Custom tool names of this request; the stream translation needs them for returned calls. */
   readonly customToolNames: ReadonlySet<string>;
+  /** The client's tool names ↔ the names sent; the stream gives returned calls the client's name. */
+  readonly toolNames: ToolNameMap;
   readonly report: ProviderBRequestReport;
 }
 
 /**
  * Pure: ChatRequest → the Code Assist envelope (docs/upstream/provider-b.md §5–§8). Empty members
- * (`systemInstruction`, `tools`, `toolConfig`, `generationConfig`) are omitted.
+ * (`systemInstruction`, `tools`, `toolConfig`, `generationConfig`) are omitted; tool names Gemini
+ * would refuse are renamed everywhere in the body (docs/upstream/provider-b.md §7.4).
  */
 export function buildProviderBRequest(request: ChatRequest, options: ProviderBRequestOptions): BuiltProviderBRequest {
   const report: ProviderBRequestReport = {
@@ -37,6 +44,7 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
     cancelledToolCalls: 0,
     orphanToolResults: 0,
     unresolvedRefs: 0,
+    renamedToolNames: 0,
   };
   const tools = convertTools(request.normalizedTools, report);
   const { systemText, contents } = convertMessages(
@@ -49,7 +57,7 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
   const functionCallingConfig = hasTools ? convertToolChoice(request.toolChoice) : undefined;
   const generationConfig = buildGenerationConfig(request.model, request.sampling, request.responseFormat);
 
-  const body: GenerateContentRequest = {
+  const built: GenerateContentRequest = {
     contents,
     // The CLI sends its system instruction as a content with role `user` (captured).
     ...(systemText !== undefined ? { systemInstruction: { role: 'user', parts: [{ text: systemText }] } } : {}),
@@ -58,6 +66,9 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
     ...(generationConfig ? { generationConfig } : {}),
     session_id: providerBSessionId(request.conversationId),
   };
+  // Names are mapped last, over every place a name appears in the finished body.
+  const { body, names } = withUpstreamToolNames(built);
+  report.renamedToolNames = names.renamed;
   return {
     envelope: {
       model: request.model.upstreamModel,
@@ -66,6 +77,7 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
       request: body,
     },
     customToolNames: tools.customNames,
+    toolNames: names,
     report,
   };
 }

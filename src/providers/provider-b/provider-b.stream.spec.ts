@@ -23,7 +23,7 @@ function chunks(name: string): unknown[] {
 }
 
 function run(payloads: unknown[], customNames: string[] = []): ChatEvent[] {
-  const state = createProviderBStreamState(new Set(customNames), 'req-9');
+  const state = createProviderBStreamState(new Set(customNames), { toClient: (name) => name }, 'req-9');
   const events: ChatEvent[] = [];
   for (const payload of payloads) {
     const step = translateProviderBPayload(payload, state);

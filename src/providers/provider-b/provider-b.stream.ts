@@ -1,6 +1,7 @@
 import { GatewayError } from '../../core/gateway.error';
 import type { FrameStep } from '../shared/turn-runner';
 import type { ChatEvent, FinishReason, ToolCallEvent, UsageEvent } from '../../core/chat-event';
+import type { ToolNameMap } from '../shared/tool-names';
 import { UpstreamErrorEvent } from '../shared/upstream-failure';
 import { isJsonObject, type JsonObject, str, num } from '../../common/json';
 import type {
@@ -17,7 +18,10 @@ import type {
  * distinct ids (docs/upstream/provider-b.md §9.2).
  */
 export interface ProviderBStreamState {
+  /** The client's custom tools, by the client's names. */
   readonly customToolNames: ReadonlySet<string>;
+  /** The names the request sent ↔ the client's (provider-b.tool-names.ts): returned calls take the client's. */
+  readonly toolNames: Pick<ToolNameMap, 'toClient'>;
   /** Last resort for synthesized call ids: the gateway request id. */
   readonly requestId: string;
   callSeq: number;
@@ -30,9 +34,10 @@ export interface ProviderBStreamState {
 
 export function createProviderBStreamState(
   customToolNames: ReadonlySet<string>,
+  toolNames: Pick<ToolNameMap, 'toClient'>,
   requestId: string,
 ): ProviderBStreamState {
-  return { customToolNames, requestId, callSeq: 0, emittedCallIds: new Set(), frames: 0, blocked: false };
+  return { customToolNames, toolNames, requestId, callSeq: 0, emittedCallIds: new Set(), frames: 0, blocked: false };
 }
 
 /**
@@ -143,7 +148,7 @@ function toolCall(
   }
   const id = upstreamId ?? `call_${idBase.replace(/[^A-Za-z0-9_-]/g, '')}_${state.callSeq}`;
   state.callSeq++;
-  const name = functionCall.name ?? '';
+  const name = state.toolNames.toClient(functionCall.name ?? '');
   const args = functionCall.args ?? {};
   const thoughtSignature = signature !== '' ? signature : undefined;
   const common = { id, name, ...(thoughtSignature ? { thoughtSignature } : {}) };

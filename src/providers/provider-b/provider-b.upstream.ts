@@ -42,6 +42,7 @@ export interface ProviderBAttempt extends UpstreamAttempt<SsePayload> {
 export interface AttemptShape {
   readonly streaming: boolean;
   readonly customToolNames: ReadonlySet<string>;
+  readonly toolNames: BuiltProviderBRequest['toolNames'];
   readonly requestId: string;
   readonly onToolCall: (callId: string, signature: string) => void;
   readonly afterToolResults: boolean;
@@ -62,7 +63,7 @@ export interface ProviderBConnect {
 export type ProviderBMethod = 'streamGenerateContent' | 'generateContent';
 
 /** One attempt's call, built for its login: the client with the login's token, and the envelope for its project. */
-export interface ProviderBRequest extends Pick<BuiltProviderBRequest, 'envelope' | 'customToolNames'> {
+export interface ProviderBRequest extends Pick<BuiltProviderBRequest, 'envelope' | 'customToolNames' | 'toolNames'> {
   readonly client: CodeAssistClient;
   /** The client's contents end with tool results (a nudge after them does not change that). */
   readonly afterToolResults: boolean;
@@ -112,8 +113,8 @@ export class ProviderBUpstream implements UpstreamFamily<
       userPromptId: context.requestId,
       signatureFor: (id) => connect.signatures.lookup(id),
     });
-    const { invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs } = built.report;
-    if (invalidArguments + cancelledToolCalls + orphanToolResults + unresolvedRefs > 0) {
+    const { invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs, renamedToolNames } = built.report;
+    if (invalidArguments + cancelledToolCalls + orphanToolResults + unresolvedRefs + renamedToolNames > 0) {
       context.logger.debug(
         {
           event: 'provider_b_request_adjusted',
@@ -121,6 +122,7 @@ export class ProviderBUpstream implements UpstreamFamily<
           cancelledToolCalls,
           orphanToolResults,
           unresolvedRefs,
+          renamedToolNames,
         },
         'provider_b_request_adjusted',
       );
@@ -135,6 +137,7 @@ export class ProviderBUpstream implements UpstreamFamily<
       client,
       envelope,
       customToolNames: built.customToolNames,
+      toolNames: built.toolNames,
       afterToolResults: endsWithToolResults(built.envelope.request.contents),
     };
   }
@@ -146,6 +149,7 @@ export class ProviderBUpstream implements UpstreamFamily<
     return providerBAttempt(opened, client.turn, {
       streaming: this.method === 'streamGenerateContent',
       customToolNames: call.customToolNames,
+      toolNames: call.toolNames,
       requestId: this.context.requestId,
       onToolCall: this.connect.rememberSignature,
       afterToolResults: call.afterToolResults,
@@ -226,7 +230,7 @@ async function providerBAttempt(
   scope: TurnScope,
   shape: AttemptShape,
 ): Promise<ProviderBAttempt> {
-  const stream = createProviderBStreamState(shape.customToolNames, shape.requestId);
+  const stream = createProviderBStreamState(shape.customToolNames, shape.toolNames, shape.requestId);
   const base = {
     stream,
     held: [],
