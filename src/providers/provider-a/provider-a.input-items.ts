@@ -13,9 +13,6 @@ import { GatewayError } from '../../core/gateway.error';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
 
-// The request and the stream read the map's type from here, beside the body renaming.
-export type { ToolNameMap } from '../shared/tool-names';
-
 /*
  * What the chat request's messages and tools become on the Responses wire (docs/upstream/provider-a.md §7):
  * content parts and input items, tool calls paired with their results, the client's tool

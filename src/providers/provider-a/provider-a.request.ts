@@ -21,7 +21,7 @@ import {
 } from './provider-a.constants';
 import type { FaithfulProfile } from './provider-a.faithful-profile';
 import { scaffoldForToday } from './provider-a.faithful-profile';
-import type { ToolNameMap } from './provider-a.input-items';
+import type { ToolNameMap } from '../shared/tool-names';
 import {
   conversationInput,
   pairCallsWithOutputs,

@@ -8,7 +8,7 @@ import { transportFailure } from '../shared/turn-runner';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { ProviderALogin } from './provider-a.accounts';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
-import type { ToolNameMap } from './provider-a.input-items';
+import type { ToolNameMap } from '../shared/tool-names';
 import { classifyUpstreamFailure, connectionFailure } from './provider-a.errors';
 import { LoginTokenTurn } from '../shared/login-rejection';
 import { unreadableFrame } from '../shared/unreadable-frame';
