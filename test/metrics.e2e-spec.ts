@@ -1,4 +1,7 @@
 import { DrainService } from '../src/common/lifecycle/drain.service';
+import type { AppConfig } from '../src/config/app-config';
+import { APP_CONFIG } from '../src/config/config.tokens';
+import { upstreamErrorCodes } from '../src/core/error-codes';
 import { sampleValue } from './support/prometheus-text';
 import { rawRequest } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
@@ -76,6 +79,32 @@ describe('GET /metrics', () => {
         expect(sampleValue(text, 'gateway_chat_api_structured_idempotency_total', { result })).toBe(0);
       }
       expect(sampleValue(text, 'gateway_chat_api_structured_inflight')).toBe(0);
+    });
+
+    it('lists every upstream error code of each enabled family and the refused queue waits at zero before any request, so an alert on increase() sees the first one', async () => {
+      const { text } = await scrape();
+      const config = gateway.app.get<AppConfig>(APP_CONFIG);
+      expect(config.enabledProviders).toEqual(['provider_a', 'provider_b', 'provider_c']);
+      const missing: string[] = [];
+      const expectZero = (name: string, labels: Record<string, string>) => {
+        if (sampleValue(text, name, labels) !== 0) missing.push(`${name}${JSON.stringify(labels)}`);
+      };
+      for (const provider of config.enabledProviders) {
+        for (const code of upstreamErrorCodes(provider))
+          expectZero('gateway_chat_api_upstream_errors_total', { provider, code });
+      }
+      for (const provider of [...config.enabledProviders, 'provider_c_processes'])
+        for (const result of ['full', 'timeout'])
+          expectZero('gateway_chat_api_queue_wait_seconds_count', { provider, result });
+      expect(missing).toEqual([]);
+      // The codes the login alerts read, by name.
+      for (const [provider, code] of [
+        ['provider_a', 'auth'],
+        ['provider_b', 'provider_account_unsupported'],
+        ['provider_b', 'provider_project_required'],
+      ])
+        expect(sampleValue(text, 'gateway_chat_api_upstream_errors_total', { provider, code })).toBe(0);
+      expect(text).not.toMatch(/gateway_chat_api_upstream_errors_total\{[^}]*code="canceled"/);
     });
 
     it('counts a chat request for a model outside the catalog as model="other", never the raw id (docs/design/behaviours.md §10 item 58)', async () => {

@@ -14,6 +14,7 @@ import { rawRequest } from './support/raw-http';
 import { fakeUpstream } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
+import type { ToolResult } from './support/real-tools';
 import { promtool, render } from './support/real-tools';
 
 /**
@@ -368,5 +369,141 @@ describe('promtool check rules', () => {
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * `promtool test rules` against llm-gateway.rules.yaml: when each alert fires, from given series.
+ * The annotations are left out of the copy under test (promtool compares them verbatim, and they
+ * are templated prose); what is tested is the expression, the `for` and the labels.
+ */
+function promtoolTestRules(tests: Doc[]): ToolResult {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'promtool-test-'));
+  try {
+    const bare = {
+      groups: rulesFile.groups.map((group: Doc) => ({
+        ...group,
+        rules: group.rules.map(({ annotations: _annotations, ...rule }: Doc) => rule),
+      })),
+    };
+    fs.writeFileSync(path.join(scratch, 'rules.yaml'), stringify(bare));
+    fs.writeFileSync(
+      path.join(scratch, 'tests.yaml'),
+      stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests }),
+    );
+    return promtool(['test', 'rules', path.join(scratch, 'tests.yaml')]);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** A series selector of the text format promtool's input_series take. */
+const series = (name: string, labels: Record<string, string>) =>
+  `${name}{${Object.entries({ job: 'llm-gateway', ...labels })
+    .map(([key, value]) => `${key}="${value}"`)
+    .join(',')}}`;
+
+describe('promtool test rules', () => {
+  const passes = (result: ToolResult) =>
+    expect({ status: result.status, output: result.stdout + result.stderr }).toEqual({
+      status: 0,
+      output: expect.stringContaining('SUCCESS'),
+    });
+
+  it.each([
+    ['GatewayUpstreamLoginFailing', 'provider_a', 'auth'],
+    ['GatewayUpstreamAccountUnsupported', 'provider_b', 'provider_account_unsupported'],
+    ['GatewayUpstreamProjectRequired', 'provider_b', 'provider_project_required'],
+  ])(
+    '%s fires on the first failure after a start when the series starts at 0 (as the gateway exports it); one born at 1 would be missed',
+    (alertname, provider, code) => {
+      const errors = (instance: string) =>
+        series('gateway_chat_api_upstream_errors_total', { instance, provider, code });
+      passes(
+        promtoolTestRules([
+          {
+            interval: '1m',
+            input_series: [
+              // Started at 0, one failure at minute 2.
+              { series: errors('from-zero:8088'), values: '0 0 1 1 1' },
+              // The same failure on a series that did not exist before it: increase() has no earlier sample.
+              { series: errors('born-at-one:8088'), values: '_ _ 1 1 1' },
+            ],
+            alert_rule_test: [
+              { eval_time: '1m', alertname, exp_alerts: [] },
+              {
+                eval_time: '3m',
+                alertname,
+                exp_alerts: [
+                  { exp_labels: { severity: 'critical', job: 'llm-gateway', instance: 'from-zero:8088', provider } },
+                ],
+              },
+            ],
+          },
+        ]),
+      );
+    },
+  );
+
+  it('GatewayQueueSaturated fires after 5 minutes of refusals on a series that starts at 0, not on one that stays at 0', () => {
+    const waits = (provider: string, result: string) =>
+      series('gateway_chat_api_queue_wait_seconds_count', { instance: 'gw:8088', provider, result });
+    passes(
+      promtoolTestRules([
+        {
+          interval: '1m',
+          input_series: [
+            { series: waits('provider_c_processes', 'full'), values: '0+1x12' },
+            { series: waits('structured', 'timeout'), values: '0x12' },
+          ],
+          alert_rule_test: [
+            { eval_time: '4m', alertname: 'GatewayQueueSaturated', exp_alerts: [] },
+            {
+              eval_time: '8m',
+              alertname: 'GatewayQueueSaturated',
+              exp_alerts: [
+                {
+                  exp_labels: {
+                    severity: 'warning',
+                    job: 'llm-gateway',
+                    instance: 'gw:8088',
+                    provider: 'provider_c_processes',
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ]),
+    );
+  });
+
+  it('fails a case whose expected alert does not fire (the check is real)', () => {
+    const result = promtoolTestRules([
+      {
+        interval: '1m',
+        input_series: [
+          {
+            series: series('gateway_chat_api_upstream_errors_total', {
+              instance: 'gw:8088',
+              provider: 'provider_a',
+              code: 'auth',
+            }),
+            values: '_ _ 1 1 1',
+          },
+        ],
+        alert_rule_test: [
+          {
+            eval_time: '3m',
+            alertname: 'GatewayUpstreamLoginFailing',
+            exp_alerts: [
+              { exp_labels: { severity: 'critical', job: 'llm-gateway', instance: 'gw:8088', provider: 'provider_a' } },
+            ],
+          },
+        ],
+      },
+    ]);
+    expect(result.status).not.toBe(0);
+    expect(result.stdout + result.stderr).toMatch(/FAILED/);
   });
 });

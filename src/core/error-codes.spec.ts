@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ErrorCode } from './error-codes';
-import { errorSpec, errorTable, formatWait, structuredStatus } from './error-codes';
+import { errorSpec, errorTable, formatWait, structuredStatus, upstreamErrorCodes } from './error-codes';
 import { GatewayError } from './gateway.error';
 
 const DOC = path.resolve(__dirname, '..', '..', 'docs', 'error-codes.md');
@@ -101,5 +101,22 @@ describe(formatWait.name, () => {
     expect(formatWait(7140)).toBe('119 min');
     expect(formatWait(7200)).toBe('2 h');
     expect(formatWait(18_000 + 181)).toBe('5 h 4 min');
+  });
+});
+
+describe(upstreamErrorCodes.name, () => {
+  it("is every row marked upstream: the core table's for every family, each family's own only for it", () => {
+    const upstream = [...errorTable()].filter(([, spec]) => spec.upstream).map(([code]) => code);
+    const all = ['provider_a', 'provider_b', 'provider_c'].flatMap((provider) => upstreamErrorCodes(provider));
+    expect(new Set(all)).toEqual(new Set(upstream));
+    expect(upstreamErrorCodes('provider_a')).toEqual(expect.arrayContaining(['auth', 'upstream', 'timeout']));
+    expect(upstreamErrorCodes('provider_b')).toEqual(
+      expect.arrayContaining(['auth', 'provider_account_unsupported', 'provider_project_required']),
+    );
+    expect(upstreamErrorCodes('provider_a')).not.toContain('provider_account_unsupported');
+    for (const provider of ['provider_a', 'provider_b', 'provider_c']) {
+      expect(upstreamErrorCodes(provider)).not.toContain('canceled');
+      expect(upstreamErrorCodes(provider)).not.toContain('queue_full');
+    }
   });
 });

@@ -505,3 +505,14 @@ export function errorTable(): ReadonlyMap<ErrorCode, ErrorSpec> {
     }
   return table;
 }
+
+/**
+ * The codes an upstream failure of one family can carry (rows marked `upstream`): the core
+ * table's and the family's own. A closed set per family: `GatewayMetrics` starts each at zero.
+ */
+export function upstreamErrorCodes(provider: ProviderId): ErrorCode[] {
+  const rows = { ...(CORE_ERROR_CODES as Readonly<Record<string, ErrorSpec>>), ...familyOf(provider).errors };
+  return Object.entries(rows)
+    .filter(([, spec]) => spec.upstream === true)
+    .map(([code]) => code as ErrorCode);
+}

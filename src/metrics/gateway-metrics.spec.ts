@@ -1,4 +1,8 @@
-import { GatewayMetrics, type MetricInstruments } from './gateway-metrics';
+import { upstreamErrorCodes } from '../core/error-codes';
+import { GatewayMetrics, type MetricInstruments, type MetricsScope } from './gateway-metrics';
+
+/** provider_a alone, structured off: the smallest set of closed label sets. */
+const SCOPE: MetricsScope = { enabledProviders: ['provider_a'], structured: { enabled: false } };
 
 /** Every instrument a stub that records its calls. */
 function recordingInstruments(): { instruments: MetricInstruments; calls: Map<string, unknown[][]> } {
@@ -20,7 +24,7 @@ function recordingInstruments(): { instruments: MetricInstruments; calls: Map<st
 describe('GatewayMetrics queue labels', () => {
   it("keeps a family's id, a queue its family declares (provider_c's process slots) and structured", () => {
     const { instruments, calls } = recordingInstruments();
-    const metrics = new GatewayMetrics(instruments);
+    const metrics = new GatewayMetrics(instruments, SCOPE);
     for (const queue of ['provider_a', 'provider_c_processes', 'structured']) metrics.queueDepthChanged(queue, 1);
     expect(calls.get('queueDepth.set')).toEqual([
       [{ provider: 'provider_a' }, 1],
@@ -31,7 +35,43 @@ describe('GatewayMetrics queue labels', () => {
 
   it('maps any other queue name to structured, so no caller value becomes a label value', () => {
     const { instruments, calls } = recordingInstruments();
-    new GatewayMetrics(instruments).queueWaited('provider_a_processes', 'acquired', 0.5);
+    new GatewayMetrics(instruments, SCOPE).queueWaited('provider_a_processes', 'acquired', 0.5);
     expect(calls.get('queueWait.observe')).toEqual([[{ provider: 'structured', result: 'acquired' }, 0.5]]);
+  });
+});
+
+describe('GatewayMetrics series at zero from boot', () => {
+  it("creates each enabled family's upstream error codes at 0, never canceled or a disabled family's", () => {
+    const { instruments, calls } = recordingInstruments();
+    new GatewayMetrics(instruments, { enabledProviders: ['provider_a', 'provider_b'], structured: { enabled: false } });
+    const created = calls.get('upstreamErrors.inc')!;
+    expect(created.every(([, value]) => value === 0)).toBe(true);
+    const labels = created.map(([label]) => label);
+    expect(labels).toEqual([
+      ...upstreamErrorCodes('provider_a').map((code) => ({ provider: 'provider_a', code })),
+      ...upstreamErrorCodes('provider_b').map((code) => ({ provider: 'provider_b', code })),
+    ]);
+    expect(labels).toContainEqual({ provider: 'provider_a', code: 'auth' });
+    expect(labels).toContainEqual({ provider: 'provider_b', code: 'provider_account_unsupported' });
+    expect(labels).toContainEqual({ provider: 'provider_b', code: 'provider_project_required' });
+    expect(labels.filter((label) => (label as { code: string }).code === 'canceled')).toEqual([]);
+    expect(labels.filter((label) => (label as { provider: string }).provider === 'provider_c')).toEqual([]);
+  });
+
+  it('creates the refusing queue results (full, timeout) of every enabled queue: families, their own queues, structured when on', () => {
+    const { instruments, calls } = recordingInstruments();
+    new GatewayMetrics(instruments, { enabledProviders: ['provider_a', 'provider_c'], structured: { enabled: true } });
+    expect(calls.get('queueWait.zero')).toEqual(
+      ['provider_a', 'provider_c', 'provider_c_processes', 'structured'].flatMap((provider) => [
+        [{ provider, result: 'full' }],
+        [{ provider, result: 'timeout' }],
+      ]),
+    );
+    const { instruments: without, calls: none } = recordingInstruments();
+    new GatewayMetrics(without, SCOPE);
+    expect(none.get('queueWait.zero')).toEqual([
+      [{ provider: 'provider_a', result: 'full' }],
+      [{ provider: 'provider_a', result: 'timeout' }],
+    ]);
   });
 });

@@ -1,8 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Counter, Gauge, Histogram } from 'prom-client';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.tokens';
+import { upstreamErrorCodes } from '../core/error-codes';
 import type { PaidUsage, PlanWindow } from '../core/plan-usage';
 import { LOGIN_STATES, LoginStateKind } from '../core/login-state';
-import { families, isFamilyId } from '../core/family-registry';
+import { families, familyOf, isFamilyId } from '../core/family-registry';
 import type {
   IdempotencyResult,
   MetricDeclaration,
@@ -61,6 +64,14 @@ declare module '../core/family' {
 const queueLabel = (queue: string) =>
   isFamilyId(queue) || families().some((family) => family.queues?.includes(queue)) ? queue : 'structured';
 
+/** The queue results that turn a request away (429): what the queue-saturation alert reads. */
+const REFUSING_QUEUE_RESULTS = ['full', 'timeout'] as const satisfies readonly QueueResult[];
+
+/** The settings that decide which closed label sets exist at all: the enabled families and structured. */
+export type MetricsScope = Pick<AppConfig, 'enabledProviders'> & {
+  readonly structured: Pick<AppConfig['structured'], 'enabled'>;
+};
+
 /**
  * Named instruments over the shared registry. Every label is mapped into a closed set here,
  * so caller values can never become label values (docs/design/behaviours.md §8).
@@ -68,8 +79,20 @@ const queueLabel = (queue: string) =>
  */
 @Injectable()
 export class GatewayMetrics {
-  constructor(@Inject(METRIC_INSTRUMENTS) private readonly metric: MetricInstruments) {
-    // Closed label sets start at zero so dashboards see every series from boot.
+  constructor(
+    @Inject(METRIC_INSTRUMENTS) private readonly metric: MetricInstruments,
+    @Inject(APP_CONFIG) scope: MetricsScope,
+  ) {
+    // Closed label sets start at zero so dashboards see every series from boot, and so an alert on
+    // `increase()` sees the first failure after a start: a series born at 1 has no earlier sample
+    // to increase from.
+    for (const provider of scope.enabledProviders) {
+      for (const code of upstreamErrorCodes(provider)) this.metric.upstreamErrors.inc({ provider, code }, 0);
+      for (const queue of [provider, ...(familyOf(provider).queues ?? [])])
+        for (const result of REFUSING_QUEUE_RESULTS) this.metric.queueWait.zero({ provider: queue, result });
+    }
+    if (scope.structured.enabled)
+      for (const result of REFUSING_QUEUE_RESULTS) this.metric.queueWait.zero({ provider: 'structured', result });
     for (const result of ['valid', 'invalid', 'unparsable', 'unknown'])
       this.metric.structuredValidation.inc({ result }, 0);
     for (const result of IDEMPOTENCY_RESULTS) this.metric.structuredIdempotency.inc({ result }, 0);

@@ -1,5 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { register } from 'prom-client';
+import { loadConfig } from '../config/app-config';
+import { ConfigModule } from '../config/config.module';
 import { GatewayMetrics } from './gateway-metrics';
 import { METRIC_PREFIX, METRICS } from './metric-declarations';
 import { MetricsModule } from './metrics.module';
@@ -29,7 +31,9 @@ describe('METRICS', () => {
 
 describe('MetricsModule', () => {
   it('registers every declared metric that is not collected with its kind, help and labels, and gives them to GatewayMetrics', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [MetricsModule] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [ConfigModule.forRoot(loadConfig({})), MetricsModule],
+    }).compile();
     expect(moduleRef.get(GatewayMetrics)).toBeInstanceOf(GatewayMetrics);
     for (const declaration of declarations) {
       if ('collected' in declaration) continue;
