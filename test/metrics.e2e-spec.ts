@@ -37,6 +37,7 @@ const PROCESS_SERIES: Record<string, 'counter' | 'histogram' | 'gauge'> = {
   gateway_chat_api_nodejs_heap_size_used_bytes: 'gauge',
   gateway_chat_api_nodejs_gc_duration_seconds: 'histogram',
   gateway_chat_api_process_memory_limit_bytes: 'gauge',
+  gateway_chat_api_container_memory_working_set_bytes: 'gauge',
   gateway_chat_api_ready: 'gauge',
 };
 
@@ -147,12 +148,16 @@ describe('GET /metrics', () => {
       expect(await count()).toBe(before + 2);
     });
 
-    it("includes prom-client's process metrics under the gateway prefix, and the memory limit", async () => {
+    it("includes prom-client's process metrics under the gateway prefix, the memory limit and the memory charged against it", async () => {
       const { text } = await scrape();
       for (const [name, kind] of Object.entries(PROCESS_SERIES)) expect(declaredType(text, name)).toBe(kind);
       expect(sampleValue(text, 'gateway_chat_api_process_resident_memory_bytes')).toBeGreaterThan(0);
       const limit = sampleValue(text, 'gateway_chat_api_process_memory_limit_bytes') ?? 0;
       expect(limit).toBeGreaterThanOrEqual(sampleValue(text, 'gateway_chat_api_process_resident_memory_bytes')!);
+      // The cgroup's working set (this process and its children), or the RSS outside a cgroup v2.
+      const used = sampleValue(text, 'gateway_chat_api_container_memory_working_set_bytes') ?? 0;
+      expect(used).toBeGreaterThan(0);
+      expect(used).toBeLessThanOrEqual(limit);
       // Every series the gateway exports carries the prefix: no bare process_* or nodejs_* names.
       const names = [...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]);
       expect(names.filter((name) => !name.startsWith('gateway_chat_api_'))).toEqual([]);

@@ -283,6 +283,9 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
     expect(byName.get('GatewayQueueSaturated')).toMatch(/result=~"full\|timeout"/);
     expect(byName.get('GatewayNotReady')).toContain('gateway_chat_api_ready');
     expect(byName.get('GatewayMemoryNearLimit')).toContain('gateway_chat_api_process_memory_limit_bytes');
+    // The whole container against its limit: provider_c's claude children count too.
+    expect(byName.get('GatewayMemoryNearLimit')).toContain('gateway_chat_api_container_memory_working_set_bytes');
+    expect(byName.get('GatewayMemoryNearLimit')).not.toContain('resident');
   });
 
   it('each runbook_url points at a heading of docs/deployment.md named after the alert', () => {
@@ -471,6 +474,40 @@ describe('promtool test rules', () => {
                   },
                 },
               ],
+            },
+          ],
+        },
+      ]),
+    );
+  });
+
+  it("GatewayMemoryNearLimit compares the container's working set (claude children included) with the limit, not the gateway's RSS", () => {
+    const MiB = 1024 ** 2;
+    const memory = (instance: string, rssMiB: number, containerMiB: number) => [
+      { series: series('gateway_chat_api_process_resident_memory_bytes', { instance }), values: `${rssMiB * MiB}x15` },
+      {
+        series: series('gateway_chat_api_container_memory_working_set_bytes', { instance }),
+        values: `${containerMiB * MiB}x15`,
+      },
+      // The provider-c overlay's limit.
+      { series: series('gateway_chat_api_process_memory_limit_bytes', { instance }), values: `${1536 * MiB}x15` },
+    ];
+    passes(
+      promtoolTestRules([
+        {
+          interval: '1m',
+          input_series: [
+            // Four claude children beside a 300 MiB gateway: 1450 of 1536 MiB, near the OOM kill.
+            ...memory('children:8088', 300, 1450),
+            // The gateway alone near its own share, the container far from its limit.
+            ...memory('gateway-alone:8088', 500, 700),
+          ],
+          alert_rule_test: [
+            { eval_time: '5m', alertname: 'GatewayMemoryNearLimit', exp_alerts: [] },
+            {
+              eval_time: '11m',
+              alertname: 'GatewayMemoryNearLimit',
+              exp_alerts: [{ exp_labels: { severity: 'warning', job: 'llm-gateway', instance: 'children:8088' } }],
             },
           ],
         },

@@ -191,6 +191,10 @@ export const METRICS = {
     'gateway_chat_api_process_memory_limit_bytes',
     'Memory limit of the process: the container (cgroup) limit, else the machine total.',
   ),
+  containerMemory: collectedGauge(
+    'gateway_chat_api_container_memory_working_set_bytes',
+    "Memory charged against that limit: the working set of the process's cgroup v2 (the gateway and its child processes, less inactive file cache), else the process's resident memory.",
+  ),
   ready: collectedGauge(
     'gateway_chat_api_ready',
     'Readiness: 1 while serving, 0 while draining (GET /health/ready answers 503).',

@@ -1,4 +1,8 @@
-import { effectiveMemoryLimitBytes } from './process-metrics';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { CgroupFiles } from './process-metrics';
+import { cgroupWorkingSetBytes, containerMemoryBytes, effectiveMemoryLimitBytes } from './process-metrics';
 
 describe('effectiveMemoryLimitBytes', () => {
   const GiB = 1024 ** 3;
@@ -11,5 +15,65 @@ describe('effectiveMemoryLimitBytes', () => {
     expect(effectiveMemoryLimitBytes(2 ** 64, 16 * GiB)).toBe(16 * GiB);
     expect(effectiveMemoryLimitBytes(0, 16 * GiB)).toBe(16 * GiB);
     expect(effectiveMemoryLimitBytes(32 * GiB, 16 * GiB)).toBe(16 * GiB);
+  });
+});
+
+describe('the cgroup memory the alert divides by the limit', () => {
+  let root: string;
+  let files: CgroupFiles;
+  const MiB = 1024 ** 2;
+
+  /** A cgroup tree under `root`: /proc/self/cgroup's text and the files of the process's cgroup. */
+  function cgroup(membership: string, at: string, contents: Record<string, string>): void {
+    fs.writeFileSync(files.membership, membership);
+    const directory = path.join(files.mount, at);
+    fs.mkdirSync(directory, { recursive: true });
+    for (const [name, text] of Object.entries(contents)) fs.writeFileSync(path.join(directory, name), text);
+  }
+
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'cgroup-'));
+    files = { mount: path.join(root, 'sys-fs-cgroup'), membership: path.join(root, 'proc-self-cgroup') };
+    fs.mkdirSync(files.mount);
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("reads a container's own cgroup namespace (0::/): memory.current less inactive_file", async () => {
+    cgroup('0::/\n', '/', {
+      'memory.current': `${1400 * MiB}\n`,
+      'memory.stat': `anon ${1200 * MiB}\nfile ${200 * MiB}\nactive_file ${50 * MiB}\ninactive_file ${150 * MiB}\n`,
+    });
+    expect(await cgroupWorkingSetBytes(files)).toBe(1250 * MiB);
+  });
+
+  it('follows the path /proc/self/cgroup names (a container without its own namespace)', async () => {
+    cgroup('0::/kubepods/burstable/pod1/gateway\n', '/kubepods/burstable/pod1/gateway', {
+      'memory.current': '1000\n',
+      'memory.stat': 'inactive_file 300\n',
+    });
+    expect(await cgroupWorkingSetBytes(files)).toBe(700);
+  });
+
+  it('is memory.current itself when memory.stat is missing', async () => {
+    cgroup('0::/\n', '/', { 'memory.current': '4096\n' });
+    expect(await cgroupWorkingSetBytes(files)).toBe(4096);
+  });
+
+  it('is undefined on cgroup v1 (no 0:: line), without memory.current (hybrid, host root), or without the files', async () => {
+    cgroup('4:memory:/docker/abc\n1:cpu:/docker/abc\n', '/', { 'memory.current': '4096\n' });
+    expect(await cgroupWorkingSetBytes(files)).toBeUndefined();
+    cgroup('4:memory:/user.slice\n0::/\n', '/', {});
+    fs.rmSync(path.join(files.mount, 'memory.current'), { force: true });
+    expect(await cgroupWorkingSetBytes(files)).toBeUndefined();
+    expect(await cgroupWorkingSetBytes({ mount: '/nonexistent', membership: '/nonexistent/cgroup' })).toBeUndefined();
+  });
+
+  it("falls back to the process's resident memory where there is no cgroup v2", async () => {
+    const rss = process.memoryUsage.rss();
+    const fallback = await containerMemoryBytes({ mount: '/nonexistent', membership: '/nonexistent/cgroup' });
+    expect(fallback).toBeGreaterThan(rss / 2);
+    expect(fallback).toBeLessThan(rss * 2);
+    cgroup('0::/\n', '/', { 'memory.current': `${3000 * MiB}\n` });
+    expect(await containerMemoryBytes(files)).toBe(3000 * MiB);
   });
 });
