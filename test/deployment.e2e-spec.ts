@@ -290,6 +290,19 @@ describe('docker/k8s rendered by the real kustomize', () => {
       expect(byKind('Secret')).toEqual([]);
     });
 
+    it('carries no prometheus.io scrape annotation: /metrics needs the bearer, which annotation-driven scrapes never send', () => {
+      const annotated = manifests.flatMap((manifest) =>
+        [manifest.metadata?.annotations, manifest.spec?.template?.metadata?.annotations].flatMap((annotations) =>
+          Object.keys(annotations ?? {})
+            .filter((key) => key.startsWith('prometheus.io/'))
+            .map((key) => `${manifest.kind}/${manifest.metadata.name}: ${key}`),
+        ),
+      );
+      expect(annotated).toEqual([]);
+      // What such a scrape would meet: the gateway the manifests start has a bearer, so /metrics answers 401 without it.
+      expect(config.server.bearerSecret).toBe(HAND_MADE_SECRET);
+    });
+
     it('enables provider_c only together with the image built with the claude CLI', () => {
       const claudeImage = /-claude$/.test(container.image);
       expect({ image: container.image, providerC: config.enabledProviders.includes('provider_c') }).toEqual({
