@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { register } from 'prom-client';
 import { parse, stringify } from 'yaml';
+import { parseDuration } from '../src/config/setting-parsers';
 import { errorTable } from '../src/core/error-codes';
 import { REPO_ROOT } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
@@ -26,6 +27,7 @@ import { promtool, render } from './support/real-tools';
  * closed sets.
  */
 const MONITORING = path.join(REPO_ROOT, 'docker', 'k8s', 'monitoring');
+const BASE = path.join(REPO_ROOT, 'docker', 'k8s', 'base');
 const SECRET = 'monitoring-secret';
 
 // Manifests and dashboards are free-form documents; the tests walk them like plain objects.
@@ -296,13 +298,28 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
     }
   });
 
-  it('the PrometheusRule carries exactly the groups of the plain rules file', () => {
+  it('the PrometheusRule carries the groups of the plain rules file without GatewayNotReady', () => {
     expect(prometheusRule).toMatchObject({
       apiVersion: 'monitoring.coreos.com/v1',
       kind: 'PrometheusRule',
       metadata: { name: 'llm-gateway' },
     });
-    expect(prometheusRule.spec).toEqual(rulesFile);
+    const withoutNotReady = {
+      groups: rulesFile.groups.map((group: Doc) => ({
+        ...group,
+        rules: group.rules.filter((rule: Doc) => rule.alert !== 'GatewayNotReady'),
+      })),
+    };
+    expect(prometheusRule.spec).toEqual(withoutNotReady);
+  });
+
+  it('GatewayNotReady cannot fire on Kubernetes: the kubelet kills a draining pod before its `for` has passed', () => {
+    const notReady = rules.find((rule) => rule.alert === 'GatewayNotReady')!;
+    const deployment = render(BASE).find((manifest) => manifest.kind === 'Deployment')!;
+    const graceMs = deployment.spec.template.spec.terminationGracePeriodSeconds * 1000;
+    // Were the grace ever longer than the alert's wait, the PrometheusRule should carry it again.
+    expect(graceMs).toBeLessThan(parseDuration(notReady.for));
+    expect(deploymentDoc).toMatch(/#### GatewayNotReady\n\n[^#]*cannot fire on\s+Kubernetes/);
   });
 });
 
