@@ -139,6 +139,25 @@ describe(ChatOrchestrator.name, () => {
     ]);
   });
 
+  it('counts a stream that ended in an error chunk as an upstream error only when the code is an upstream one', async () => {
+    const endedIn =
+      (errorCode: 'timeout' | 'internal'): TurnRenderer<ChatEvent[]> =>
+      async (events) => ({
+        outcome: { clientGone: false, toolCalls: 0, errorCode },
+        result: await readAll(events).then((r) => r.result),
+      });
+    for (const code of ['timeout', 'internal'] as const) {
+      const { orchestrator, command, counted } = setup(new FakeAdapter({ events: reply }));
+      await orchestrator.run(
+        command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: code }] }),
+        endedIn(code),
+      );
+      expect(counted.filter((entry) => entry.startsWith('upstream_error'))).toEqual(
+        code === 'timeout' ? ['upstream_error:timeout'] : [],
+      );
+    }
+  });
+
   it('gives the adapter the neutral conversation id and nothing of the queue key or the client wire', async () => {
     const adapter = new FakeAdapter({ events: reply });
     const { orchestrator, command } = setup(adapter, {

@@ -10,6 +10,7 @@ import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
+import { errorSpec } from '../core/error-codes';
 import { GatewayError } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { CallContext, ChatRequest } from '../providers/shared/provider-adapter';
@@ -144,7 +145,7 @@ export class ChatOrchestrator {
           telemetry.finished({ status: 499, errorCode: 'canceled' });
         } else {
           this.aliases.remember(command.conversation, outcome.firstToolCallId);
-          if (outcome.errorCode) telemetry.upstreamError(outcome.errorCode);
+          if (outcome.errorCode && errorSpec(outcome.errorCode).upstream) telemetry.upstreamError(outcome.errorCode);
           telemetry.finished({
             status: 200,
             finishReason: outcome.finishReason,
