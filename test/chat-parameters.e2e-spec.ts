@@ -115,6 +115,8 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
       ],
       [{ tools: [read], tool_choice: 'bogus' }, 'tool_choice', 'tool_choice must be "auto", "none", "required"'],
       [{ tools: [{ type: 'function', function: { description: 'd' } }] }, 'tools', 'tools.0.function.name'],
+      // A hosted tool the vendor would run: no current model of any family takes one.
+      [{ tools: [read, { type: 'web_search' }] }, 'tools', 'tools.1 is the hosted tool "web_search", which '],
       [{ stream: true, stream_options: { include_usage: 'yes' } }, 'stream_options', 'stream_options must be'],
       [{ user: 5 }, 'user', 'user must be a string'],
       [{ store: 'yes' }, 'store', 'store must be a boolean'],
@@ -368,6 +370,24 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
       expect(error.message).toContain('response_format.json_schema.schema is not a valid JSON Schema');
       expect(error.message).toContain(reason);
     }
+    expect(api.messages().length).toBe(before);
+  });
+
+  it('a hosted tool is a 400 naming tools, before any claude run', async () => {
+    const before = api.messages().length;
+    const response = await postChatBody(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      tools: [{ type: 'web_search' }],
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: unknown }).error).toEqual({
+      message:
+        'tools.0 is the hosted tool "web_search", which provider_c cannot take: the claude CLI is given only the function and custom tools the client executes; drop the tool',
+      type: 'invalid_request_error',
+      code: 'invalid_request',
+      param: 'tools',
+    });
     expect(api.messages().length).toBe(before);
   });
 

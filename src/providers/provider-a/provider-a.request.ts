@@ -5,12 +5,12 @@ import { v7 as uuidv7 } from 'uuid';
 import { sha256Hex, uuidFromHex } from '../../common/hashing';
 import type { ProviderAWire } from './provider-a.settings';
 import type { ToolDefinition } from '../../core/chat-message';
-import { customToolNames, toolSource } from '../../core/chat-message';
-import { GatewayError } from '../../core/gateway.error';
-import { isJsonObject } from '../../common/json';
+import { customToolNames } from '../../core/chat-message';
+import type { GatewayError } from '../../core/gateway.error';
 import type { ResolvedModel } from '../../core/resolved-model';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import type { ChatRequest, ResponseFormat } from '../shared/provider-adapter';
+import { unusableToolRefusal } from '../shared/hosted-tools';
 import type { ProviderACredentials } from '../../accounts/provider-a/provider-a.auth';
 import type { CodexClient } from './provider-a.client';
 import {
@@ -346,35 +346,28 @@ export function wireShapeFor(setting: ProviderAWire, info: UpstreamModelInfo | u
 const NAMESPACED_TYPES = new Set(['function', 'custom']);
 
 /** What the lite shape carries: function and custom tools (in `functions`) and namespaces; no hosted tool. */
-const carriedUnderLite = (type: unknown) => NAMESPACED_TYPES.has(String(type)) || type === 'namespace';
-
-/** A tool type a refusal may name: a plain identifier, else our own words. */
-const SAFE_TOOL_TYPE = /^[a-z][a-z0-9_]{0,63}$/;
+const carriedUnderLite = (type: string) => NAMESPACED_TYPES.has(type) || type === 'namespace';
 
 /**
  * 400 `invalid_request` (`param: "tools"`) for the first tool of the client's own that the lite
- * shape cannot carry (a hosted tool: `web_search`…), else `undefined`. The backend refuses hosted
- * tools under the lite flag, and sending the turn without the tool would answer as if the client
- * had never asked for it. `modelId` is the id the client asked for; `classicModels` are the models
- * that take the classic shape now (where a hosted tool goes), for the way out.
+ * shape cannot carry (a hosted tool: `web_search`…), else `undefined`: the backend refuses hosted
+ * tools under the lite flag. `modelId` is the id the client asked for; `classicModels` are the
+ * models that take the classic shape now (where a hosted tool goes), for the way out.
  */
 export function hostedToolRefusal(
   tools: readonly ToolDefinition[],
   modelId: string,
   classicModels: readonly string[],
 ): GatewayError | undefined {
-  const index = tools.findIndex((raw) => isJsonObject(raw) && !carriedUnderLite(toolSource(raw).type));
-  if (index < 0) return undefined;
-  const { type } = toolSource(tools[index]);
-  const what = SAFE_TOOL_TYPE.test(type) ? `the hosted tool "${type}"` : 'a hosted tool';
   const way =
     classicModels.length > 0
       ? `use a model that takes hosted tools (the classic request shape: ${classicModels.join(', ')}; see GET /v1/models) or drop the tool`
       : 'drop the tool: no model of this gateway takes the classic request shape now';
-  return new GatewayError('invalid_request', {
-    param: 'tools',
-    publicMessage: `tools.${index} is ${what}, which model ${JSON.stringify(modelId.slice(0, 128))} cannot take: provider_a sends it the Responses lite request shape, where the Codex backend refuses hosted tools; ${way}`,
-  });
+  return unusableToolRefusal(
+    tools,
+    carriedUnderLite,
+    `which model ${JSON.stringify(modelId.slice(0, 128))} cannot take: provider_a sends it the Responses lite request shape, where the Codex backend refuses hosted tools; ${way}`,
+  );
 }
 
 /**

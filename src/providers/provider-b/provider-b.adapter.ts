@@ -13,6 +13,11 @@ import { ThoughtSignatureStore } from './provider-b.thought-signatures';
 import type { ProviderBConnect, ProviderBMethod } from './provider-b.upstream';
 import { readProviderBUsage, ProviderBUpstream } from './provider-b.upstream';
 import { GEMINI_CLI_DEFAULT_MODEL } from './provider-b.constants';
+import { clientExecutedTool, unusableToolRefusal } from '../shared/hosted-tools';
+
+/** Why provider_b refuses a hosted tool (`web_search`…), and what to do. */
+const HOSTED_TOOLS_NOT_TAKEN =
+  'which provider_b cannot take: Code Assist runs only function tools the client executes; drop the tool';
 
 /**
  * provider_b: Gemini Code Assist `v1internal` with the Gemini CLI's login (docs/upstream/provider-b.md).
@@ -61,6 +66,8 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** Resolves once the upstream accepted the turn; retries (docs/upstream/provider-b.md §10.3) happen before that, on the runner. */
   private async run(request: ChatRequest, context: CallContext, method: ProviderBMethod): Promise<PolledEvents> {
+    const refusal = unusableToolRefusal(request.tools, clientExecutedTool, HOSTED_TOOLS_NOT_TAKEN);
+    if (refusal) throw refusal;
     const turn = await runFamilyTurn(new ProviderBUpstream(this.connect, request, context, method), {
       // Throws `rate_limited` / `auth` at once when no login can take the turn.
       pool: this.accounts,

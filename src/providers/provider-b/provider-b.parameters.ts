@@ -29,7 +29,9 @@ export const PROVIDER_B_PARAMETERS: FamilyParameters = {
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
   temperature: honoured('`generationConfig.temperature`'),
   tool_choice: honoured('`toolConfig.functionCallingConfig`'),
-  tools: honoured('`functionDeclarations` (schemas cleaned of keywords the backend rejects)'),
+  tools: honoured(
+    '`functionDeclarations` (schemas cleaned of keywords the backend rejects); a hosted tool (`web_search`…) is 400',
+  ),
   top_p: honoured('`generationConfig.topP`'),
   verbosity: ignored('Code Assist has no verbosity control; the model answers at its own length'),
   faithful: ignored("faithful mode is provider_a's"),

@@ -23,6 +23,11 @@ import { providerCUsageUrl, readProviderCUsage } from './provider-c.usage';
 import { planToolChoice } from './provider-c.protocol';
 import { assertTextOnlyConversation } from './provider-c.prompt';
 import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
+import { clientExecutedTool, unusableToolRefusal } from '../shared/hosted-tools';
+
+/** Why provider_c refuses a hosted tool (`web_search`…), and what to do. */
+const HOSTED_TOOLS_NOT_TAKEN =
+  'which provider_c cannot take: the claude CLI is given only the function and custom tools the client executes; drop the tool';
 
 /**
  * provider_c: the Claude Code CLI as one child process per attempt (docs/upstream/provider-c.md), with client
@@ -114,6 +119,8 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
 
   private async turn(request: ChatRequest, context: CallContext, holdUntilEnd: boolean): Promise<PolledEvents> {
     assertTextOnlyConversation(request.messages);
+    const refusal = unusableToolRefusal(request.tools, clientExecutedTool, HOSTED_TOOLS_NOT_TAKEN);
+    if (refusal) throw refusal;
     const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context, holdUntilEnd)), {
       // The chat's login first: a 429/401 at once when every login is cooling or dead, before any slot
       // wait; taken again after the wait, so a login the paid-usage guard rested meanwhile never starts.

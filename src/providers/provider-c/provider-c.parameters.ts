@@ -35,7 +35,9 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
   temperature: ignored(SAMPLING_NOT_TAKEN),
   tool_choice: enforced('a rule line of the injected tool protocol; `none` disables the bridge'),
-  tools: enforced('an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls'),
+  tools: enforced(
+    'an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls; a hosted tool (`web_search`…) is 400',
+  ),
   top_p: ignored(SAMPLING_NOT_TAKEN),
   verbosity: ignored('the `claude` CLI has no verbosity control; the model answers at its own length'),
   faithful: ignored("faithful mode is provider_a's"),
