@@ -225,6 +225,54 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
+      'results sent in another order than the calls reach the model right after them in call order; an unanswered call reads as cancelled, a stray result is left out',
+      async () => {
+        const { marker, messages } = scripted([textReply('a.ts holds A.')]);
+        const call = (id: string, name: string, args: unknown) => ({
+          id,
+          type: 'function',
+          function: { name, arguments: JSON.stringify(args) },
+        });
+        const history = [
+          ...messages,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              call('call_1', 'read_file', { path: 'a.ts' }),
+              call('call_2', 'read_file', { path: 'b.ts' }),
+              call('call_3', 'run', { cmd: 'touch x' }),
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_2', content: 'CONTENT-OF-B' },
+          { role: 'tool', tool_call_id: 'call_gone', content: 'STRAY-RESULT' },
+          { role: 'tool', tool_call_id: 'call_1', content: 'CONTENT-OF-A' },
+          { role: 'user', content: 'What is in a.ts?' },
+        ];
+        const run = { type: 'function', function: { name: 'run', parameters: { type: 'object' } } };
+        const result = await streamChat(gateway, { messages: history, tools: [READ_FILE, run] });
+        expect(contents(result).join('')).toBe('a.ts holds A.');
+        const [request] = api.messages(marker);
+        const sent = JSON.stringify(request.body);
+        const calls = [
+          fenceText('read_file', { path: 'a.ts' }),
+          fenceText('read_file', { path: 'b.ts' }),
+          fenceText('run', { cmd: 'touch x' }),
+        ].join('\n');
+        expect(sent).toContain(
+          JSON.stringify(
+            `Assistant:\n${calls}\n\n` +
+              'Tool result (read_file):\nCONTENT-OF-A\n\n' +
+              'Tool result (read_file):\nCONTENT-OF-B\n\n' +
+              'Tool result (run):\nThe tool call was cancelled before it returned a result.\n\n' +
+              'User:\nWhat is in a.ts?',
+          ).slice(1, -1),
+        );
+        expect(sent).not.toContain('STRAY-RESULT');
+      },
+    );
+
+    it.concurrent(
       'docs/upstream/provider-c.md §11.12 "here " streams at once while only the partial opener is held',
       async () => {
         const { messages } = scripted([

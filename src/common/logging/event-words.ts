@@ -96,6 +96,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_c_spawn_failed: 'the claude child could not start ({errno})',
   provider_c_missing_result: 'the claude child ended without a result line',
   provider_c_non_json_line: 'skipped a line of the claude child that is not JSON',
+  provider_c_prompt_adjusted:
+    'the prompt answers {cancelled_tool_calls} unanswered tool calls as cancelled and leaves out {orphan_tool_results} tool results without their call',
   provider_c_answer_restarted:
     'the API stream broke mid-answer; the claude child gave up the answer from block {from_block_index} to write it again',
   tool_fence_unclosed: 'a tool-call block was still open at the end of the answer',

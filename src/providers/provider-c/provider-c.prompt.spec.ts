@@ -1,5 +1,6 @@
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import { normalizeTools } from '../../chat/chat-tools';
+import { CANCELLED_TOOL_OUTPUT } from '../shared/tool-pairing';
 import { renderProviderCPrompt } from './provider-c.prompt';
 import { CLOSING_REMINDER, planToolChoice, renderToolsJson } from './provider-c.protocol';
 
@@ -16,7 +17,7 @@ const FLAT_LS: ToolDefinition = { name: 'ls', parameters: { type: 'object', prop
 
 function render(messages: ChatMessage[], tools: ToolDefinition[] = [], toolChoice?: unknown): string {
   const normalized = normalizeTools(tools);
-  return renderProviderCPrompt(messages, normalized, planToolChoice(toolChoice, normalized));
+  return renderProviderCPrompt(messages, normalized, planToolChoice(toolChoice, normalized)).text;
 }
 
 describe(renderProviderCPrompt.name, () => {
@@ -61,12 +62,52 @@ describe(renderProviderCPrompt.name, () => {
         'User:\nWhat is the package name?',
         'Assistant:\n```agent_tool_call\n{"name":"read_file","arguments":{"path":"package.json"}}\n```',
         'Tool result (read_file):\n{"name": "demo-app", "version": "1.0.0"}',
-        'Tool result:\norphan',
         CLOSING_REMINDER,
       ].join('\n\n') + '\n',
     );
     expect(prompt.split('demo-app')).toHaveLength(2);
     expect(prompt).not.toContain('call_1');
+    // A result answering no call in the history is left out, as provider_b does.
+    expect(prompt).not.toContain('orphan');
+  });
+
+  it('renders results right after their calls in call order, whatever order the client sent them in', () => {
+    const call = (id: string, name: string, args: string) => ({
+      id,
+      type: 'function',
+      function: { name, arguments: args },
+    });
+    const { text, cancelledCalls, orphanResults } = renderProviderCPrompt(
+      [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            call('c1', 'read_file', '{"path":"a.ts"}'),
+            call('c2', 'read_file', '{"path":"b.ts"}'),
+            call('c3', 'run', '{"cmd":"touch x"}'),
+          ],
+        },
+        { role: 'tool', tool_call_id: 'c2', content: 'CONTENT-OF-B' },
+        { role: 'tool', tool_call_id: 'c9', content: 'STRAY' },
+        { role: 'tool', tool_call_id: 'c1', content: 'CONTENT-OF-A' },
+        { role: 'user', content: 'Go on' },
+      ],
+      normalizeTools([READ_FILE]),
+      { enabled: false },
+    );
+    expect(text).toBe(
+      [
+        'Assistant:\n```agent_tool_call\n{"name":"read_file","arguments":{"path":"a.ts"}}\n```\n' +
+          '```agent_tool_call\n{"name":"read_file","arguments":{"path":"b.ts"}}\n```\n' +
+          '```agent_tool_call\n{"name":"run","arguments":{"cmd":"touch x"}}\n```',
+        'Tool result (read_file):\nCONTENT-OF-A',
+        'Tool result (read_file):\nCONTENT-OF-B',
+        `Tool result (run):\n${CANCELLED_TOOL_OUTPUT}`,
+        'User:\nGo on',
+      ].join('\n\n') + '\n',
+    );
+    expect({ cancelledCalls, orphanResults }).toEqual({ cancelledCalls: 1, orphanResults: 1 });
   });
 
   it('renders assistant text before its calls, custom calls with a string input, and skips empty messages', () => {
@@ -118,11 +159,14 @@ describe(renderProviderCPrompt.name, () => {
           content: null,
           tool_calls: [{ id: 'a', type: 'function', function: { name: 'ls', arguments: '' } }],
         },
+        { role: 'tool', tool_call_id: 'a', content: 'x.ts' },
       ],
       [FLAT_LS],
       'none',
     );
-    expect(prompt).toBe('Assistant:\n```agent_tool_call\n{"name":"ls","arguments":{}}\n```\n');
+    expect(prompt).toBe(
+      'Assistant:\n```agent_tool_call\n{"name":"ls","arguments":{}}\n```\n\nTool result (ls):\nx.ts\n',
+    );
   });
 
   it('tool_choice "required" adds the must-call rule line', () => {

@@ -1,33 +1,43 @@
 import type { ChatMessage, HistoryToolCall, NormalizedTool } from '../../core/chat-message';
-import {
-  customToolNames,
-  historyToolCallsById,
-  messageText,
-  partTypeName,
-  readHistoryToolCall,
-  textOfPart,
-} from '../../core/chat-message';
+import { customToolNames, messageText, partTypeName, readHistoryToolCall, textOfPart } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
+import { pairToolResults } from '../shared/tool-pairing';
 import { FENCE_OPENER } from './provider-c.fence-parser';
 import type { ToolChoicePlan } from './provider-c.protocol';
 import { CLOSING_REMINDER, renderProtocol } from './provider-c.protocol';
 
+/** The stdin prompt, and what pairing the history's calls and results changed (counts only, for the debug log). */
+export interface ProviderCPrompt {
+  readonly text: string;
+  /** Calls the client never answered, rendered with the cancelled result. */
+  readonly cancelledCalls: number;
+  /** Tool results with no call right before them (an unknown id, a second answer), left out. */
+  readonly orphanResults: number;
+}
+
 /**
  * docs/upstream/provider-c.md §4: the whole stdin prompt. Protocol block (when the plan enables tools), the transcript as
  * role-labelled blocks separated by one blank line, then the closing reminder. Call ids are
- * never shown to the model; tool results are paired by order and name.
+ * never shown to the model, so the results of each assistant turn are rendered right after its
+ * calls, in call order, paired by id (shared/tool-pairing.ts): the model pairs them by place.
  */
 export function renderProviderCPrompt(
   messages: readonly ChatMessage[],
   tools: readonly NormalizedTool[],
   plan: ToolChoicePlan,
-): string {
+): ProviderCPrompt {
+  const customNames = customToolNames(tools);
+  const paired = pairToolResults(messages, customNames);
   const sections: string[] = [];
   if (plan.enabled) sections.push(renderProtocol(tools, plan));
-  const transcript = renderTranscript(messages, tools);
+  const transcript = renderTranscript(paired.messages, customNames);
   sections.push(...(transcript.length > 0 ? transcript : ['Continue.']));
   if (plan.enabled) sections.push(CLOSING_REMINDER);
-  return sections.join('\n\n') + '\n';
+  return {
+    text: sections.join('\n\n') + '\n',
+    cancelledCalls: paired.cancelledCalls,
+    orphanResults: paired.orphanResults,
+  };
 }
 
 /**
@@ -50,10 +60,11 @@ export function assertTextOnlyConversation(messages: readonly ChatMessage[]): vo
   });
 }
 
-function renderTranscript(messages: readonly ChatMessage[], tools: readonly NormalizedTool[]): string[] {
-  const customNames = customToolNames(tools);
-  const callsById = historyToolCallsById(messages, customNames);
+/** The transcript of a paired history: every call's result follows its assistant message, in call order. */
+function renderTranscript(messages: readonly ChatMessage[], customNames: ReadonlySet<string>): string[] {
   const blocks: string[] = [];
+  /** The calls of the last assistant message still waiting for their result block, in order. */
+  let unanswered: HistoryToolCall[] = [];
   for (const message of messages) {
     const text = messageText(message);
     switch (message.role) {
@@ -68,14 +79,15 @@ function renderTranscript(messages: readonly ChatMessage[], tools: readonly Norm
         const calls = (message.tool_calls ?? [])
           .map((call) => readHistoryToolCall(call, customNames))
           .filter((call) => call !== undefined);
+        unanswered = calls;
         const parts = [...(text !== '' ? [text] : []), ...calls.map(renderCallBlock)];
         if (parts.length > 0) blocks.push(`Assistant:\n${parts.join('\n')}`);
         break;
       }
       case 'tool': {
+        const call = unanswered.shift();
         if (text === '') break;
-        const name = message.tool_call_id ? callsById.get(message.tool_call_id)?.name : undefined;
-        blocks.push(`${name !== undefined ? `Tool result (${name}):` : 'Tool result:'}\n${text}`);
+        blocks.push(`Tool result${call ? ` (${call.name})` : ''}:\n${text}`);
         break;
       }
     }

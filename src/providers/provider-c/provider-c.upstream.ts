@@ -103,8 +103,24 @@ export class ProviderCUpstream implements UpstreamFamily<
     if (signal.aborted) throw signal.reason;
     const { run } = this;
     this.args ??= buildProviderCArgs(run.request.model);
-    this.prompt ??= renderProviderCPrompt(run.request.messages, run.request.normalizedTools, run.toolPlan);
+    this.prompt ??= this.renderPrompt();
     return { args: this.args, env: { ...run.baseEnv, ...loginEnv }, stdin: this.prompt };
+  }
+
+  /** The turn's prompt; what pairing the history's calls and results changed is logged once, as counts. */
+  private renderPrompt(): string {
+    const { request, toolPlan, logger } = this.run;
+    const prompt = renderProviderCPrompt(request.messages, request.normalizedTools, toolPlan);
+    if (prompt.cancelledCalls + prompt.orphanResults > 0)
+      logger.debug(
+        {
+          event: 'provider_c_prompt_adjusted',
+          cancelled_tool_calls: prompt.cancelledCalls,
+          orphan_tool_results: prompt.orphanResults,
+        },
+        'provider_c_prompt_adjusted',
+      );
+    return prompt.text;
   }
 
   /** Starts the child: it is the attempt; a spawn refused outright rejects with its `RunFailed`. */
