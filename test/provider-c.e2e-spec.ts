@@ -272,6 +272,29 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
+    it.concurrent('an empty tool result reaches the model as "(no output)", answering its call', async () => {
+      const { marker, messages } = scripted([textReply('x was created.')]);
+      const history = [
+        ...messages,
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_t', type: 'function', function: { name: 'run', arguments: '{"cmd":"touch x"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_t', content: '' },
+      ];
+      const run = { type: 'function', function: { name: 'run', parameters: { type: 'object' } } };
+      const body = (await (await postChat(gateway, { messages: history, tools: [run] })).json()) as any;
+      expect(body.choices[0].message.content).toBe('x was created.');
+      const sent = JSON.stringify(api.messages(marker)[0].body);
+      expect(sent).toContain(
+        JSON.stringify(
+          `Assistant:\n${fenceText('run', { cmd: 'touch x' })}\n\nTool result (run):\n(no output)\n\n(Continue`,
+        ).slice(1, -1),
+      );
+      expect(sent).not.toContain('cancelled before it returned');
+    });
+
     it.concurrent(
       'docs/upstream/provider-c.md §11.12 "here " streams at once while only the partial opener is held',
       async () => {

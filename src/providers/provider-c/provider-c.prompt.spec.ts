@@ -110,6 +110,22 @@ describe(renderProviderCPrompt.name, () => {
     expect({ cancelledCalls, orphanResults }).toEqual({ cancelledCalls: 1, orphanResults: 1 });
   });
 
+  it('renders an empty tool result as "(no output)", so its call stays answered', () => {
+    const prompt = render(
+      [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'ls', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: '' },
+      ],
+      [FLAT_LS],
+    );
+    expect(prompt).toContain('```\n\nTool result (ls):\n(no output)\n\n');
+    expect(prompt).not.toContain(CANCELLED_TOOL_OUTPUT);
+  });
+
   it('renders assistant text before its calls, custom calls with a string input, and skips empty messages', () => {
     const prompt = render(
       [

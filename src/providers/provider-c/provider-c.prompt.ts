@@ -60,6 +60,9 @@ export function assertTextOnlyConversation(messages: readonly ChatMessage[]): vo
   });
 }
 
+/** What a tool result with empty output reads as. */
+export const EMPTY_TOOL_OUTPUT = '(no output)';
+
 /** The transcript of a paired history: every call's result follows its assistant message, in call order. */
 function renderTranscript(messages: readonly ChatMessage[], customNames: ReadonlySet<string>): string[] {
   const blocks: string[] = [];
@@ -85,9 +88,9 @@ function renderTranscript(messages: readonly ChatMessage[], customNames: Readonl
         break;
       }
       case 'tool': {
+        // An empty output is still the call's answer: without its block the call would look unanswered.
         const call = unanswered.shift();
-        if (text === '') break;
-        blocks.push(`Tool result${call ? ` (${call.name})` : ''}:\n${text}`);
+        blocks.push(`Tool result${call ? ` (${call.name})` : ''}:\n${text !== '' ? text : EMPTY_TOOL_OUTPUT}`);
         break;
       }
     }
