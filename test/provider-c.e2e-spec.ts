@@ -372,8 +372,20 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(frames.map((frame) => frame.function.name)).toEqual(['read_file', 'ls']);
         expect(frames[0].id).not.toBe(frames[1].id);
         expect(finishReason(result)).toBe('tool_calls');
+        // The newline between the blocks is no answer: no content delta (no empty bubble).
+        expect(result.chunks.filter((chunk) => chunk.choices?.[0]?.delta?.content !== undefined)).toEqual([]);
       },
     );
+
+    it.concurrent('only tool calls, non-streamed: content is null, not the whitespace between the blocks', async () => {
+      const { messages } = scripted([
+        textReply(['\n', fenceText('read_file', { path: 'a' }), '\n', fenceText('ls', {}), '\n']),
+      ]);
+      const body = (await (await postChat(gateway, { messages, tools: [READ_FILE, LS] })).json()) as any;
+      expect(body.choices[0].message.content).toBeNull();
+      expect(body.choices[0].message.tool_calls.map((call: any) => call.function.name)).toEqual(['read_file', 'ls']);
+      expect(body.choices[0].finish_reason).toBe('tool_calls');
+    });
 
     it.concurrent(
       'docs/upstream/provider-c.md §11.18 a custom tool block is a function-typed call with the raw patch as arguments',

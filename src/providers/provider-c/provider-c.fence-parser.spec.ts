@@ -127,6 +127,25 @@ describe(FenceParser.name, () => {
     ]);
   });
 
+  it('shows no whitespace that only borders fences, and shows it with the real text that follows', () => {
+    const ls = `${O}\n{"name":"ls","arguments":{}}\n${TICKS}`;
+    const only = collect([`\n ${ls}`, '\n', ls, '\n\n']);
+    expect(only.pushes).toEqual([]);
+    expect(only.values).toHaveLength(2);
+    const parser = new FenceParser();
+    expect(parser.push(`${ls}\n`)).toEqual([{ type: 'block', value: { name: 'ls', arguments: {} }, unclosed: false }]);
+    expect(parser.push('\n')).toEqual([]);
+    // Real text arrives: the held whitespace goes out with it, at once.
+    expect(parser.push('Done.')).toEqual([{ type: 'text', text: '\n\nDone.' }]);
+    expect(parser.push('\n')).toEqual([{ type: 'text', text: '\n' }]);
+    // Whitespace after real text before a fence is part of that text, as before.
+    expect(collect(['Looking.\n', ls]).text).toBe('Looking.\n');
+  });
+
+  it('keeps a whitespace-only answer that has no fence', () => {
+    expect(collect(['\n', ' ']).text).toBe('\n ');
+  });
+
   it('skips a stray word before the JSON object', () => {
     const result = collect([`${O}\njson\n{"name":"ls","arguments":{}}\n${TICKS}`]);
     expect(result.values).toEqual([{ name: 'ls', arguments: {} }]);

@@ -5,6 +5,7 @@ export const MAX_FENCE_BODY_BYTES = 8 * 1024 * 1024;
 
 const BACKTICK = '`';
 const WHITESPACE = /\s/;
+const BLANK = /^\s*$/;
 
 export type DroppedReason = 'empty' | 'invalid_json' | 'too_large' | 'unclosed';
 
@@ -53,6 +54,14 @@ type Mode =
 export class FenceParser implements ChannelParser {
   private mode: Mode = 'text';
   private held = '';
+  /**
+   * Whitespace-only text since the start or the last fence, not yet shown: it is only the gap
+   * around a fence (`"\n"` between two blocks) unless real text follows (docs/upstream/provider-c.md §7.1).
+   */
+  private gap = '';
+  /** Text other than whitespace was shown since the last fence (or the start). */
+  private shownSinceFence = false;
+  private sawFence = false;
   // Fence state (reset at every opener).
   private objectParts: string[] = [];
   private depth = 0;
@@ -78,7 +87,9 @@ export class FenceParser implements ChannelParser {
   end(): FenceOutput[] {
     const output = new OutputList();
     if (this.mode === 'text') {
-      output.text(this.held);
+      this.show(this.held, output);
+      // Whitespace after the last fence is no answer; an answer with no fence keeps it.
+      if (!this.sawFence) output.text(this.gap);
     } else if (this.mode === 'after-object' && this.pendingValue && !this.junkAfterObject) {
       output.push({ type: 'block', value: this.pendingValue.value, unclosed: true });
     } else {
@@ -88,6 +99,7 @@ export class FenceParser implements ChannelParser {
     }
     this.mode = 'text';
     this.held = '';
+    this.gap = '';
     this.objectParts = [];
     return output.items;
   }
@@ -103,13 +115,13 @@ export class FenceParser implements ChannelParser {
       const after = index + FENCE_OPENER.length;
       if (after === buffer.length) {
         // `agent_tool_call` or `agent_tool_calls`? Undecided until the next character arrives.
-        output.text(buffer.slice(0, index));
+        this.show(buffer.slice(0, index), output);
         this.held = buffer.slice(index);
         return '';
       }
       const next = buffer[after];
       if (next === '{' || WHITESPACE.test(next)) {
-        output.text(buffer.slice(0, index));
+        this.show(buffer.slice(0, index), output);
         this.enterFence();
         return buffer.slice(after);
       }
@@ -117,12 +129,29 @@ export class FenceParser implements ChannelParser {
       from = index + 1;
     }
     const holdLength = partialOpenerLength(buffer);
-    output.text(buffer.slice(0, buffer.length - holdLength));
+    this.show(buffer.slice(0, buffer.length - holdLength), output);
     this.held = buffer.slice(buffer.length - holdLength);
     return '';
   }
 
+  /** Visible text, except whitespace that so far only borders a fence (held in `gap` until real text follows). */
+  private show(text: string, output: OutputList): void {
+    if (this.shownSinceFence) {
+      output.text(text);
+    } else if (BLANK.test(text)) {
+      this.gap += text;
+    } else {
+      output.text(this.gap + text);
+      this.gap = '';
+      this.shownSinceFence = true;
+    }
+  }
+
   private enterFence(): void {
+    // Whitespace right before a block is dropped with it unless real text came before.
+    this.gap = '';
+    this.shownSinceFence = false;
+    this.sawFence = true;
     this.mode = 'before-object';
     this.objectParts = [];
     this.depth = 0;
