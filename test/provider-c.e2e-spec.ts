@@ -424,6 +424,35 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
+    it.concurrent(
+      'tool_choice none: no protocol in the prompt, and a block the model writes anyway is dropped, never text or a call',
+      async () => {
+        const reply = () =>
+          textReply(['Listing. ', fenceText('ls', {}).slice(0, 20), fenceText('ls', {}).slice(20), ' Done.']);
+        const { marker, messages } = scripted([reply(), reply()]);
+        const body = { messages, tools: [LS], tool_choice: 'none' };
+        const streamed = await streamChat(gateway, body);
+        expect(contents(streamed).join('')).toBe('Listing.  Done.');
+        expect(toolFrames(streamed)).toEqual([]);
+        expect(finishReason(streamed)).toBe('stop');
+        expect(streamed.raw).not.toContain('agent_tool_call');
+        expect(recordsOf(streamed.headers, 'tool_fence_discarded')).toEqual([
+          expect.objectContaining({ channel: 'content' }),
+        ]);
+        const response = await postChat(gateway, body);
+        const whole = (await response.json()) as any;
+        expect(whole.choices[0].message.content).toBe('Listing.  Done.');
+        expect(whole.choices[0].message.tool_calls).toBeUndefined();
+        expect(whole.choices[0].finish_reason).toBe('stop');
+        const prompts = api.messages(marker).map((request) => JSON.stringify(request.body));
+        expect(prompts).toHaveLength(2);
+        for (const prompt of prompts) {
+          expect(prompt).not.toContain('## Tools');
+          expect(prompt).not.toContain('agent_tool_call');
+        }
+      },
+    );
+
     it.concurrent('a non-streamed request runs the same bridge and aggregates content and tool calls', async () => {
       const { messages } = scripted([textReply(['Looking.\n', fenceText('ls', {})])]);
       const body = (await (await postChat(gateway, { messages, tools: [LS] })).json()) as any;

@@ -105,6 +105,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   tool_fence_empty: 'an empty tool-call block was dropped',
   tool_fence_too_large: 'a tool-call block over 8 MiB was dropped',
   tool_fence_duplicate: 'a tool call drafted in thinking and repeated in the answer was skipped',
+  tool_fence_discarded: 'a tool-call block was dropped: the request forbids tool calls (tool_choice "none")',
   // ── Upstream turns (every family) ────────────────────────────────────────────────────────────
   upstream_attempt_failed: '{provider} attempt {attempt} failed: {error_code}',
   upstream_retry: '{provider}: trying the turn again in {delay_ms} ms',

@@ -34,7 +34,9 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
   // The docs row reads the same on every family: the remark is about provider_a's wire body.
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
   temperature: ignored(SAMPLING_NOT_TAKEN),
-  tool_choice: enforced('a rule line of the injected tool protocol; `none` disables the bridge'),
+  tool_choice: enforced(
+    'a rule line of the injected tool protocol; `none` leaves the protocol out and drops any tool-call block the model writes',
+  ),
   tools: enforced(
     'an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls; a hosted tool (`web_search`…) is 400',
   ),

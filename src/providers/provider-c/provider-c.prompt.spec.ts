@@ -94,7 +94,7 @@ describe(renderProviderCPrompt.name, () => {
         { role: 'user', content: 'Go on' },
       ],
       normalizeTools([READ_FILE]),
-      { enabled: false },
+      { enabled: false, callsAllowed: false },
     );
     expect(text).toBe(
       [
@@ -209,10 +209,10 @@ describe(renderProviderCPrompt.name, () => {
 });
 
 describe(planToolChoice.name, () => {
-  it('turns fence detection off without tools or with "none"', () => {
-    expect(planToolChoice(undefined, []).enabled).toBe(false);
-    expect(planToolChoice('none', normalizeTools([READ_FILE])).enabled).toBe(false);
-    expect(planToolChoice('auto', normalizeTools([READ_FILE])).enabled).toBe(true);
+  it('turns fence detection off only without tools; "none" keeps it on but allows no call', () => {
+    expect(planToolChoice(undefined, [])).toEqual({ enabled: false, callsAllowed: false });
+    expect(planToolChoice('none', normalizeTools([READ_FILE]))).toEqual({ enabled: true, callsAllowed: false });
+    expect(planToolChoice('auto', normalizeTools([READ_FILE]))).toEqual({ enabled: true, callsAllowed: true });
     expect(
       planToolChoice(undefined, normalizeTools([{ type: 'function', function: { description: 'nameless' } }])).enabled,
     ).toBe(false);

@@ -16,7 +16,7 @@ export interface ProviderCPrompt {
 }
 
 /**
- * docs/upstream/provider-c.md §4: the whole stdin prompt. Protocol block (when the plan enables tools), the transcript as
+ * docs/upstream/provider-c.md §4: the whole stdin prompt. Protocol block (when the plan allows calls), the transcript as
  * role-labelled blocks separated by one blank line, then the closing reminder. Call ids are
  * never shown to the model, so the results of each assistant turn are rendered right after its
  * calls, in call order, paired by id (shared/tool-pairing.ts): the model pairs them by place.
@@ -29,10 +29,10 @@ export function renderProviderCPrompt(
   const customNames = customToolNames(tools);
   const paired = pairToolResults(messages, customNames);
   const sections: string[] = [];
-  if (plan.enabled) sections.push(renderProtocol(tools, plan));
+  if (plan.callsAllowed) sections.push(renderProtocol(tools, plan));
   const transcript = renderTranscript(paired.messages, customNames);
   sections.push(...(transcript.length > 0 ? transcript : ['Continue.']));
-  if (plan.enabled) sections.push(CLOSING_REMINDER);
+  if (plan.callsAllowed) sections.push(CLOSING_REMINDER);
   return {
     text: sections.join('\n\n') + '\n',
     cancelledCalls: paired.cancelledCalls,

@@ -582,7 +582,21 @@ describe(translateLine.name, () => {
     expect(error).toMatchObject({ code: 'upstream', retryable: true, detail: 'error result' });
   });
 
-  it('passes fences through unchanged when fence detection is off (no tools, tool_choice none)', () => {
+  it('tool_choice none: cuts every block out and drops it, no call and no invalid-tool-call error', () => {
+    const broken = '```agent_tool_call\n{"name":"ls","arguments":{,}}\n```';
+    const result = translateLines([textLine(`Sure. ${FENCE('ls', {})}${broken} Done.`), RESULT], {
+      toolKinds: new Map([['ls', 'function']]),
+      discardBlocks: true,
+    });
+    expect(result.events.filter((event) => event.type !== 'usage')).toEqual([
+      { type: 'text-delta', text: 'Sure. ' },
+      { type: 'text-delta', text: ' Done.' },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(result.diagnostics).toEqual(['tool_fence_discarded', 'tool_fence_discarded']);
+  });
+
+  it('passes fences through unchanged when fence detection is off (no tools)', () => {
     const text = FENCE('ls', {});
     const result = translateLines([textLine(text), RESULT], { fenceDetection: false });
     expect(result.events.filter((event) => event.type === 'text-delta')).toEqual([{ type: 'text-delta', text }]);

@@ -31,8 +31,13 @@ export type StreamDiagnostic = (event: string, fields: Record<string, unknown>) 
 export interface StreamStateOptions {
   /** Declared tool kinds by name; empty when the request has no tools. */
   readonly toolKinds: ReadonlyMap<string, 'function' | 'custom'>;
-  /** False with no tools or `tool_choice: "none"`: text passes through unchanged (docs/upstream/provider-c.md §5.4, §6). */
+  /** False with no tools: text passes through unchanged (docs/upstream/provider-c.md §5.4, §6). */
   readonly fenceDetection: boolean;
+  /**
+   * `tool_choice: "none"` (the turn's ToolChoicePlan): a block is still cut out of the answer, but
+   * dropped instead of becoming a call; it makes no invalid-tool-call error either (docs/upstream/provider-c.md §5.4).
+   */
+  readonly discardBlocks?: boolean;
   /**
    * A non-streaming request: model output is held until the run ends well, so a part the CLI
    * abandons is dropped rather than sent (docs/upstream/provider-c.md §6.1).
@@ -341,6 +346,10 @@ function handleOutputs(channel: Channel, outputs: FenceOutput[], state: Provider
   for (const item of outputs) {
     if (item.type === 'text') {
       events.push(...state.restarts.text(channel, item.text));
+      continue;
+    }
+    if (state.options.discardBlocks) {
+      log('tool_fence_discarded', { channel });
       continue;
     }
     if (item.type === 'dropped') {
