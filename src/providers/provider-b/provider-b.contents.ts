@@ -1,7 +1,7 @@
 import type { ChatMessage, HistoryToolCall } from '../../core/chat-message';
 import { historyToolCallsById, messageText, readHistoryToolCall } from '../../core/chat-message';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
-import { pairToolResults } from './provider-b.tool-pairing';
+import { pairToolResults } from '../shared/tool-pairing';
 import { assertTextOnly, userParts } from './provider-b.content-parts';
 
 /** Roles whose content Code Assist takes as text only; every other role is a user turn. */
@@ -12,7 +12,7 @@ import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types'
 export interface ContentsReport {
   /** Function-call arguments that were not a JSON object and were sent as `{}`. */
   invalidArguments: number;
-  /** Calls the client never answered, sent with the cancelled result (provider-b.tool-pairing.ts). */
+  /** Calls the client never answered, sent with the cancelled result (shared/tool-pairing.ts). */
   cancelledToolCalls: number;
   /** Tool results without a call right before them, dropped. */
   orphanToolResults: number;
@@ -44,6 +44,7 @@ export function convertMessages(
     if (TEXT_ONLY_ROLES.has(message.role)) assertTextOnly(message, index);
     else userPartsOf.set(message, userParts(message, index));
   });
+  // Gemini answers 400 unless each function-call turn is followed by exactly one response per call.
   const paired = pairToolResults(clientMessages, customNames);
   report.cancelledToolCalls += paired.cancelledCalls;
   report.orphanToolResults += paired.orphanResults;

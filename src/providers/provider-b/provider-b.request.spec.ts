@@ -1,7 +1,7 @@
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import { providerBChatRequest as chatRequest } from '../../../test/support/provider-b-fixtures';
 import toolHistory from './__fixtures__/provider-b-tool-history.json';
-import { CANCELLED_TOOL_OUTPUT } from './provider-b.tool-pairing';
+import { CANCELLED_TOOL_OUTPUT } from '../shared/tool-pairing';
 import { buildProviderBRequest, providerBSessionId } from './provider-b.request';
 
 const options = { project: 'proj-1', userPromptId: 'req-1' };

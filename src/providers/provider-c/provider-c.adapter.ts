@@ -162,6 +162,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
       streamOptions: {
         toolKinds: new Map(tools.map((tool) => [tool.name, tool.type === 'custom' ? 'custom' : 'function'] as const)),
         fenceDetection: plan.enabled,
+        discardBlocks: !plan.callsAllowed,
         holdUntilEnd,
         diagnostic: (event, fields) =>
           event === 'tool_fence_duplicate'

@@ -205,9 +205,7 @@ async function spawnAttempt(
     else logger.info({ event: 'provider_c_process_exit', ...fields }, 'provider_c_process_exit');
   });
   void child.reaped.then(() => run.live.delete(child));
-  // `tool_choice: "none"` forbids calls: the turn's blocks are dropped rather than made calls.
-  const streamOptions = { ...run.streamOptions, discardBlocks: !run.toolPlan.callsAllowed };
-  return new ChildAttempt(child, createStreamState(streamOptions), logger, attempt.alias, signal);
+  return new ChildAttempt(child, createStreamState(run.streamOptions), logger, attempt.alias, signal);
 }
 
 /** One child as the runner reads it. */
