@@ -161,7 +161,6 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
       toolPlan: plan,
       streamOptions: {
         toolKinds: new Map(tools.map((tool) => [tool.name, tool.type === 'custom' ? 'custom' : 'function'] as const)),
-        fenceDetection: plan.enabled,
         discardBlocks: !plan.callsAllowed,
         holdUntilEnd,
         diagnostic: (event, fields) =>

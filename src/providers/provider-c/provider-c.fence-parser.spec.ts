@@ -1,5 +1,5 @@
 import type { FenceOutput } from './provider-c.fence-parser';
-import { FENCE_OPENER, FenceParser, PassthroughParser } from './provider-c.fence-parser';
+import { FENCE_OPENER, FenceParser } from './provider-c.fence-parser';
 
 const O = FENCE_OPENER;
 const TICKS = '```';
@@ -219,14 +219,5 @@ describe(FenceParser.name, () => {
   it('tracks escaped quotes so a brace after them stays inside the string', () => {
     const result = collect([`${O}{"name":"a","arguments":{"v":"\\"}"}}${TICKS}`]);
     expect(result.values).toEqual([{ name: 'a', arguments: { v: '"}' } }]);
-  });
-});
-
-describe(PassthroughParser.name, () => {
-  it('passes fences through unchanged (no detection without tools)', () => {
-    const parser = new PassthroughParser();
-    const text = `${O}\n{"name":"ls","arguments":{}}\n${TICKS}`;
-    expect(parser.push(text)).toEqual([{ type: 'text', text }]);
-    expect(parser.end()).toEqual([]);
   });
 });

@@ -25,17 +25,6 @@ export interface ChannelParser {
   end(): FenceOutput[];
 }
 
-/** No tools, or `tool_choice: "none"`: no fence detection at all, text passes through unchanged. */
-export class PassthroughParser implements ChannelParser {
-  push(delta: string): FenceOutput[] {
-    return delta === '' ? [] : [{ type: 'text', text: delta }];
-  }
-
-  end(): FenceOutput[] {
-    return [];
-  }
-}
-
 type Mode =
   /** Outside a fence; at most 17 characters (a partial opener) are held, or exactly the opener while the next character is unknown. */
   | 'text'

@@ -18,7 +18,7 @@ const WEEK_RESET = 1_900_400_000_000;
 
 /** A captured run through the translation: its events, how it ended, and the plan reports it left. */
 function run(name: string): { events: ChatEvent[]; terminal: boolean; failed: boolean; reports: PlanReport[] } {
-  const state = createStreamState({ toolKinds: new Map(), fenceDetection: false });
+  const state = createStreamState({ toolKinds: new Map(), discardBlocks: true });
   const events: ChatEvent[] = [];
   const reports: PlanReport[] = [];
   for (const text of fixture(name)) {

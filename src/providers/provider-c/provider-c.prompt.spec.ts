@@ -94,7 +94,7 @@ describe(renderProviderCPrompt.name, () => {
         { role: 'user', content: 'Go on' },
       ],
       normalizeTools([READ_FILE]),
-      { enabled: false, callsAllowed: false },
+      { callsAllowed: false },
     );
     expect(text).toBe(
       [
@@ -209,12 +209,13 @@ describe(renderProviderCPrompt.name, () => {
 });
 
 describe(planToolChoice.name, () => {
-  it('turns fence detection off only without tools; "none" keeps it on but allows no call', () => {
-    expect(planToolChoice(undefined, [])).toEqual({ enabled: false, callsAllowed: false });
-    expect(planToolChoice('none', normalizeTools([READ_FILE]))).toEqual({ enabled: true, callsAllowed: false });
-    expect(planToolChoice('auto', normalizeTools([READ_FILE]))).toEqual({ enabled: true, callsAllowed: true });
+  it('allows no call without tools or with "none", and calls otherwise', () => {
+    expect(planToolChoice(undefined, [])).toEqual({ callsAllowed: false });
+    expect(planToolChoice('none', normalizeTools([READ_FILE]))).toEqual({ callsAllowed: false });
+    expect(planToolChoice('auto', normalizeTools([READ_FILE]))).toEqual({ callsAllowed: true });
     expect(
-      planToolChoice(undefined, normalizeTools([{ type: 'function', function: { description: 'nameless' } }])).enabled,
+      planToolChoice(undefined, normalizeTools([{ type: 'function', function: { description: 'nameless' } }]))
+        .callsAllowed,
     ).toBe(false);
   });
 });

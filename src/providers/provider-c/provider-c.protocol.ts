@@ -32,8 +32,6 @@ export const CLOSING_REMINDER =
 
 /** How the client's `tool_choice` shapes this turn (docs/upstream/provider-c.md §5.4). */
 export interface ToolChoicePlan {
-  /** Fence detection is on: blocks are cut out of the answer, whatever becomes of them. */
-  readonly enabled: boolean;
   /** The protocol block and reminder are in the prompt and a block becomes a tool call; off for `none`, whose blocks are dropped. */
   readonly callsAllowed: boolean;
   /** The one extra rule line, for `required` or a forced tool. */
@@ -41,24 +39,21 @@ export interface ToolChoicePlan {
 }
 
 /**
- * docs/upstream/provider-c.md §5.4: absent/`auto` → protocol; `none` → no protocol, no reminder,
+ * docs/upstream/provider-c.md §5.4: absent/`auto` → protocol; no tools or `none` → no protocol, no reminder,
  * and a block the model writes anyway is cut out and dropped (never text, never a call);
  * `required` → must-call rule; a forced function or custom tool X → must-call-X rule. The
  * gateway never adds a rule on its own, nor for `parallel_tool_calls` (`false` is enforced on the answer).
  */
 export function planToolChoice(toolChoice: unknown, tools: readonly NormalizedTool[]): ToolChoicePlan {
-  if (tools.length === 0) return { enabled: false, callsAllowed: false };
-  if (toolChoice === 'none') return { enabled: true, callsAllowed: false };
+  if (tools.length === 0 || toolChoice === 'none') return { callsAllowed: false };
   if (toolChoice === 'required')
     return {
-      enabled: true,
       callsAllowed: true,
       extraRule: 'This reply must contain at least one agent_tool_call block.',
     };
   const forced = forcedToolName(toolChoice);
-  if (forced !== undefined)
-    return { enabled: true, callsAllowed: true, extraRule: `This reply must call the tool "${forced}".` };
-  return { enabled: true, callsAllowed: true };
+  if (forced !== undefined) return { callsAllowed: true, extraRule: `This reply must call the tool "${forced}".` };
+  return { callsAllowed: true };
 }
 
 /**

@@ -49,7 +49,6 @@ function translateLines(
   let counter = 0;
   const state = createStreamState({
     toolKinds: new Map(),
-    fenceDetection: true,
     diagnostic: (event, fields) =>
       diagnostics.push(`${event}${fields.accepted !== undefined ? `:${String(fields.accepted)}` : ''}`),
     newId: () => `call_${String(++counter).padStart(24, '0')}`,
@@ -370,8 +369,8 @@ describe(translateLine.name, () => {
     });
 
     it('text already sent and a new answer that does not continue it: the text, then an upstream failure, never the two joined', () => {
-      for (const fenceDetection of [true, false]) {
-        const result = translateLines(fixture('abandoned-text'), { fenceDetection });
+      {
+        const result = translateLines(fixture('abandoned-text'));
         expect(visible(result.events)).toEqual(['Half an ', 'answer']);
         expect(result.end).toStrictEqual({ events: [], failure: expect.any(GatewayError) });
         expect(result.end!.failure).toMatchObject({ code: 'upstream', retryable: false });
@@ -596,11 +595,13 @@ describe(translateLine.name, () => {
     expect(result.diagnostics).toEqual(['tool_fence_discarded', 'tool_fence_discarded']);
   });
 
-  it('passes fences through unchanged when fence detection is off (no tools)', () => {
-    const text = FENCE('ls', {});
-    const result = translateLines([textLine(text), RESULT], { fenceDetection: false });
-    expect(result.events.filter((event) => event.type === 'text-delta')).toEqual([{ type: 'text-delta', text }]);
+  it('cuts a block out and drops it when no call is allowed (no tools, or tool_choice none): never text, never a call', () => {
+    const result = translateLines([textLine(`Here.${FENCE('ls', {})}`), RESULT], { discardBlocks: true });
+    expect(result.events.filter((event) => event.type === 'text-delta')).toEqual([
+      { type: 'text-delta', text: 'Here.' },
+    ]);
     expect(result.events.some((event) => event.type === 'tool-call')).toBe(false);
+    expect(result.diagnostics).toEqual(['tool_fence_discarded']);
   });
 
   it('shows unfenced JSON as text', () => {

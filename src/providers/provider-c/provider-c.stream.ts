@@ -6,7 +6,7 @@ import { RunFailed } from './provider-c.errors';
 import type { PlanReport } from '../../core/plan-usage';
 import { planReportOf } from './provider-c.plan';
 import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
-import { FenceParser, PassthroughParser } from './provider-c.fence-parser';
+import { FenceParser } from './provider-c.fence-parser';
 import type { Channel } from './provider-c.tool-calls';
 import { blockToToolCall, CrossChannelDuplicates, newToolCallId } from './provider-c.tool-calls';
 import type { RestartMark } from './provider-c.restarts';
@@ -31,11 +31,10 @@ export type StreamDiagnostic = (event: string, fields: Record<string, unknown>) 
 export interface StreamStateOptions {
   /** Declared tool kinds by name; empty when the request has no tools. */
   readonly toolKinds: ReadonlyMap<string, 'function' | 'custom'>;
-  /** False with no tools: text passes through unchanged (docs/upstream/provider-c.md §5.4, §6). */
-  readonly fenceDetection: boolean;
   /**
-   * `tool_choice: "none"` (the turn's ToolChoicePlan): a block is still cut out of the answer, but
-   * dropped instead of becoming a call; it makes no invalid-tool-call error either (docs/upstream/provider-c.md §5.4).
+   * No call allowed (the turn's ToolChoicePlan: no tools, or `tool_choice: "none"`): a block is
+   * still cut out of the answer, but dropped instead of becoming a call; it makes no
+   * invalid-tool-call error either (docs/upstream/provider-c.md §5.4).
    */
   readonly discardBlocks?: boolean;
   /**
@@ -100,13 +99,10 @@ interface BlockStart {
   readonly droppedBlocks: number;
 }
 
-const newParser = (options: StreamStateOptions): ChannelParser =>
-  options.fenceDetection ? new FenceParser() : new PassthroughParser();
-
 export function createStreamState(options: StreamStateOptions): ProviderCStreamState {
   return {
     options,
-    parsers: { content: newParser(options), reasoning: newParser(options) },
+    parsers: { content: new FenceParser(), reasoning: new FenceParser() },
     duplicates: new CrossChannelDuplicates(),
     streamedMessageIds: new Set(),
     blockKinds: new Map(),
@@ -241,7 +237,7 @@ function endMessage(abandoned: AbandonedBlocks | undefined, state: ProviderCStre
       const [, first] = from.reduce((lowest, entry) => (entry[0] < lowest[0] ? entry : lowest));
       const channels = [...new Set(from.flatMap(([, block]) => (block.channel ? [block.channel] : [])))];
       state.restarts.rewind(first.mark, channels);
-      for (const channel of channels) state.parsers[channel] = newParser(state.options);
+      for (const channel of channels) state.parsers[channel] = new FenceParser();
       state.validCalls = first.validCalls;
       state.droppedBlocks = first.droppedBlocks;
       state.stopReason = undefined;
