@@ -48,6 +48,22 @@ function postChat(
   );
 }
 
+/** Sends `declarations` to the fake directly, as a request the gateway never builds: what the fake refuses. */
+function declareToFake(baseUrl: string, declarations: Record<string, unknown>[]): Promise<Response> {
+  return fetch(`${baseUrl}:streamGenerateContent?alt=sse`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      model: 'gemini-2.5-pro',
+      project: 'p',
+      request: {
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        tools: [{ functionDeclarations: declarations }],
+      },
+    }),
+  });
+}
+
 const deltas = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices.map((choice: any) => choice.delta));
 
 describe('provider_b over POST /v1/chat/completions', () => {
@@ -217,18 +233,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(declaration).not.toHaveProperty('parameters');
 
     // The fake refuses the same schema as `parameters`, word for word like the real backend.
-    const refused = await fetch(`${fake.baseUrl}:streamGenerateContent?alt=sse`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        model: 'gemini-2.5-pro',
-        project: 'p',
-        request: {
-          contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
-          tools: [{ functionDeclarations: [{ name: 'edit_files', parameters: withoutMeta }] }],
-        },
-      }),
-    });
+    const refused = await declareToFake(fake.baseUrl, [{ name: 'edit_files', parameters: withoutMeta }]);
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as any).error.message).toMatch(
       /^Invalid JSON payload received\. Unknown name "oneOf" at .*: Cannot find field\.$/,
@@ -340,18 +345,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
       expect(toolConfig.functionCallingConfig.allowedFunctionNames).toEqual([declared[2]]);
 
       // The fake refuses the client's own name as the real backend does.
-      const refused = await fetch(`${fake.baseUrl}:streamGenerateContent?alt=sse`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          model: 'gemini-2.5-pro',
-          project: 'p',
-          request: {
-            contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
-            tools: [{ functionDeclarations: [{ name: 'read_file' }, { name: '1password_lookup' }] }],
-          },
-        }),
-      });
+      const refused = await declareToFake(fake.baseUrl, [{ name: 'read_file' }, { name: '1password_lookup' }]);
       expect(refused.status).toBe(400);
       expect(((await refused.json()) as any).error).toEqual({
         code: 400,
