@@ -233,6 +233,26 @@ describe('HTTP surface', () => {
       expect(response.body.toString()).not.toContain('SECRET-PROMPT');
     });
 
+    it('answers 400 naming the Content-Type for a JSON body sent as another type (curl -d sends a form type)', async () => {
+      const body = JSON.stringify({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hi' }] });
+      for (const type of ['application/x-www-form-urlencoded', 'text/plain']) {
+        const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': type },
+          body,
+        });
+        expect(response.status).toBe(400);
+        expect(JSON.parse(response.body.toString())).toEqual({
+          error: {
+            message: 'Content-Type must be application/json (the body was sent as another type, so it was not read)',
+            type: 'invalid_request_error',
+            code: 'invalid_request',
+            param: null,
+          },
+        });
+      }
+    });
+
     it('answers 400 for a body that is JSON but not a chat request', async () => {
       const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',

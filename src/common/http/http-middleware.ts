@@ -78,6 +78,9 @@ export function jsonBodyMiddleware(
         } catch (parseError) {
           error = parseError;
         }
+      } else if (!error && !options.deferErrors && hasBody(request)) {
+        // body-parser leaves a body of another type unread; without this it would read as no body at all.
+        error = notJsonContentType();
       }
       // V8's JSON.parse is iterative, so any depth parses; everything after it may recurse.
       error ??= exceedsJsonDepth(request.body) ? tooDeep() : undefined;
@@ -171,6 +174,17 @@ function decodeBody(bytes: Buffer, charset: string): string {
     });
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
+
+/** The request says it carries a body (RFC 9112, section 6.3: a framing header, a length other than 0). */
+function hasBody(request: Request): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+const notJsonContentType = () =>
+  new GatewayError('invalid_request', {
+    publicMessage: 'Content-Type must be application/json (the body was sent as another type, so it was not read)',
+  });
 
 const notJson = () => new GatewayError('invalid_request', { publicMessage: 'the request body is not valid JSON' });
 
