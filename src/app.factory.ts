@@ -84,6 +84,7 @@ export async function createGatewayApp(
     onPostToMountPath(
       jsonBodyMiddleware(config.server.maxBodyBytes, {
         bearer,
+        limitSetting: 'GATEWAY_MAX_BODY_BYTES',
         // Counted in the chat metrics like every other refused chat request.
         answer: (request, response, error) =>
           writeErrorResponse(request, response, chat.rejected(error, requestLoggerOf(request, rootLogger))),

@@ -184,14 +184,17 @@ describe('every stage writes an error through the one writer', () => {
     };
     const post = (body: string) =>
       answer('/body', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    await sameAsFilter(await post(JSON.stringify({ pad: 'x'.repeat(100) })), new GatewayError('request_too_large'));
+    const overCap = new GatewayError('request_too_large', {
+      publicMessage: 'the request body is larger than 64 bytes',
+    });
+    await sameAsFilter(await post(JSON.stringify({ pad: 'x'.repeat(100) })), overCap);
     await sameAsFilter(
       await post('{"a":'),
       new GatewayError('invalid_request', { publicMessage: 'the request body is not valid JSON' }),
     );
     // The raw form of the same error is byte-equal too (Node's parser refusing an oversized chunk extension).
     const tooLarge = await post(JSON.stringify({ pad: 'x'.repeat(100) }));
-    expect(rawAnswer(new GatewayError('request_too_large'))).toMatchObject({
+    expect(rawAnswer(overCap)).toMatchObject({
       status: tooLarge.status,
       text: tooLarge.text,
     });

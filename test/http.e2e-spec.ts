@@ -206,7 +206,13 @@ describe('HTTP surface', () => {
       });
       expect(response.status).toBe(413);
       expect(JSON.parse(response.body.toString())).toEqual({
-        error: { message: expect.any(String), type: 'invalid_request_error', code: 'request_too_large', param: null },
+        error: {
+          message:
+            "the request body is larger than 2048 bytes (GATEWAY_MAX_BODY_BYTES); send a shorter history, or have the gateway's operator raise GATEWAY_MAX_BODY_BYTES",
+          type: 'invalid_request_error',
+          code: 'request_too_large',
+          param: null,
+        },
       });
     });
 
@@ -215,6 +221,7 @@ describe('HTTP surface', () => {
       expect(answer).toMatch(/^HTTP\/1\.1 413 /);
       expect(answer).toMatch(/\r\nconnection: close\r\n/i);
       expect(answer).toContain('"code":"request_too_large"');
+      expect(answer).toContain('"message":"the request body is larger than 2048 bytes (GATEWAY_MAX_BODY_BYTES);');
       // The cap is 2 KiB: the answer came long before the client would have stopped on its own.
       expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
     });
@@ -310,5 +317,29 @@ describe('GET /v1/models filtered by GATEWAY_PROVIDERS', () => {
     const owners = new Set(body.data.map((entry: { owned_by: string }) => entry.owned_by));
     expect(owners).toEqual(new Set(['provider_b', 'provider_c']));
     expect(body.data.some((entry: { id: string }) => entry.id === 'gpt-5.6-sol')).toBe(false);
+  });
+
+  it('answers a model of a family it does not enable with 404 naming the family and the setting', async () => {
+    const ask = async (model: string) => {
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(response.status).toBe(404);
+      return JSON.parse(response.body.toString()).error;
+    };
+    for (const model of ['gpt-5.6-sol', 'provider_a/gpt-9']) {
+      expect(await ask(model)).toEqual({
+        message:
+          'the model belongs to provider_a, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves',
+        type: 'invalid_request_error',
+        code: 'model_not_found',
+        param: null,
+      });
+    }
+    expect((await ask('no-such-model')).message).toBe(
+      'the model does not exist or is not enabled; GET /v1/models lists the models this gateway serves',
+    );
   });
 });

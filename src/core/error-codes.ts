@@ -132,7 +132,7 @@ export const CORE_ERROR_CODES = {
     openaiCode: 'model_not_found',
     structuredCode: 'unsupported_model',
     streamText: 'model not found',
-    message: 'the model does not exist or is not enabled',
+    message: 'the model does not exist or is not enabled; GET /v1/models lists the models this gateway serves',
   },
   route_not_found: {
     status: 404,

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { isFamilyId } from '../core/family-registry';
 import { GatewayError } from '../core/gateway.error';
 import { ModelCatalog, ResolveOverrides } from '../models/model-catalog';
 import type { ProviderAdapter } from './shared/provider-adapter';
@@ -23,12 +24,27 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationBootstrap, O
     this.adapters = new Map(adapters.map((adapter) => [adapter.id, adapter]));
   }
 
-  /** Throws `model_not_found` for an unknown id or a disabled family, before any upstream call. */
+  /**
+   * Throws `model_not_found` for an unknown id or a disabled family, before any upstream call; for
+   * a model of a family the gateway does not enable, the message names the family and the setting.
+   */
   resolve(modelId: string, overrides: ResolveOverrides = {}): ResolvedRoute {
     const model = this.catalog.resolve(modelId, overrides);
     const adapter = model && this.adapters.get(model.provider);
-    if (!model || !adapter) throw new GatewayError('model_not_found');
+    if (!model || !adapter) throw this.notFound(modelId);
     return { model, adapter };
+  }
+
+  private notFound(modelId: string): GatewayError {
+    const slash = modelId.indexOf('/');
+    const prefix = slash > 0 ? modelId.slice(0, slash) : '';
+    const family =
+      this.catalog.allEntries.find((entry) => entry.id === modelId)?.provider ??
+      (isFamilyId(prefix) ? prefix : undefined);
+    if (family === undefined || this.adapters.has(family)) return new GatewayError('model_not_found');
+    return new GatewayError('model_not_found', {
+      publicMessage: `the model belongs to ${family}, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves`,
+    });
   }
 
   adapter(provider: ProviderId): ProviderAdapter | undefined {

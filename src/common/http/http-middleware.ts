@@ -56,10 +56,17 @@ export type BodyErrorAnswer = (request: Request, response: Response, error: Gate
  */
 export function jsonBodyMiddleware(
   limitBytes: number,
-  options: { deferErrors?: boolean; answer?: BodyErrorAnswer; bearer?: BearerCheck } = {},
+  options: {
+    deferErrors?: boolean;
+    answer?: BodyErrorAnswer;
+    bearer?: BearerCheck;
+    /** The setting behind `limitBytes`, named in the 413 (none: a fixed cap). */
+    limitSetting?: string;
+  } = {},
 ): RequestHandler {
   const read = express.raw({ type: 'application/json', limit: limitBytes });
   const answer: BodyErrorAnswer = options.answer ?? writeErrorResponse;
+  const tooLarge = tooLargeMessage(limitBytes, options.limitSetting);
   const { bearer } = options;
   return (request: Request, response: Response, next: NextFunction) => {
     // A refused client's body is never read: the route's guard answers it 401, and the connection
@@ -85,7 +92,8 @@ export function jsonBodyMiddleware(
       // V8's JSON.parse is iterative, so any depth parses; everything after it may recurse.
       error ??= exceedsJsonDepth(request.body) ? tooDeep() : undefined;
       if (!error) return next();
-      const gatewayError = toGatewayError(error);
+      let gatewayError = toGatewayError(error);
+      if (gatewayError.code === 'request_too_large') gatewayError = gatewayError.with({ publicMessage: tooLarge });
       if (!options.deferErrors) {
         answer(request, response, gatewayError);
         return;
@@ -96,7 +104,7 @@ export function jsonBodyMiddleware(
       next();
     });
     // After `read` set up its own reading (in this same tick, so no chunk is missed).
-    answerOnceOverCap(request, limitBytes, answer);
+    answerOnceOverCap(request, limitBytes, answer, tooLarge);
   };
 }
 
@@ -107,20 +115,35 @@ export function jsonBodyMiddleware(
  * counts the inflated bytes) is answered 413 the moment it passes the cap instead, before any other
  * check, with `Connection: close`: Node then closes the connection instead of reading on.
  */
-function answerOnceOverCap(request: Request, limitBytes: number, answer: BodyErrorAnswer): void {
+function answerOnceOverCap(request: Request, limitBytes: number, answer: BodyErrorAnswer, tooLarge: string): void {
   const encoding = request.headers['content-encoding'];
   if (request.readableEnded || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) return;
   const counted = request as CountedRequest;
   counted[BODY_CAP] = limitBytes;
   counted[BODY_RECEIVED] = 0;
   counted[BODY_ANSWER] = answer;
+  counted[BODY_TOO_LARGE] = tooLarge;
   request.on('data', countBodyBytes);
 }
 
 const BODY_CAP = Symbol('bodyCap');
 const BODY_RECEIVED = Symbol('bodyReceived');
 const BODY_ANSWER = Symbol('bodyAnswer');
-type CountedRequest = Request & { [BODY_CAP]: number; [BODY_RECEIVED]: number; [BODY_ANSWER]: BodyErrorAnswer };
+const BODY_TOO_LARGE = Symbol('bodyTooLarge');
+type CountedRequest = Request & {
+  [BODY_CAP]: number;
+  [BODY_RECEIVED]: number;
+  [BODY_ANSWER]: BodyErrorAnswer;
+  [BODY_TOO_LARGE]: string;
+};
+
+/** The 413's words: the cap, and the setting behind it when there is one. */
+function tooLargeMessage(limitBytes: number, setting: string | undefined): string {
+  const cap = `the request body is larger than ${limitBytes} bytes`;
+  return setting === undefined
+    ? cap
+    : `${cap} (${setting}); send a shorter history, or have the gateway's operator raise ${setting}`;
+}
 
 /** The request's 'data' listener (`this` is the request): one module function, no closure per request. */
 function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
@@ -130,7 +153,7 @@ function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
   const response = this.res!;
   // Node closes a `Connection: close` connection once answered, instead of reading the rest.
   closeConnectionAfterAnswer(response);
-  this[BODY_ANSWER](this, response, new GatewayError('request_too_large'));
+  this[BODY_ANSWER](this, response, new GatewayError('request_too_large', { publicMessage: this[BODY_TOO_LARGE] }));
 }
 
 /**
