@@ -75,17 +75,20 @@ describe(requestLogMiddleware.name, () => {
 
   it('writes one access line per request, at the level its status calls for, with a sanitized path', async () => {
     const { root, records } = capture();
-    const cases: Array<[number, boolean, string]> = [
-      [200, true, 'info'],
-      [404, true, 'warn'],
-      [502, true, 'error'],
-      [200, false, 'info'],
+    // [status set, ended, headers sent]
+    const cases: Array<[number, boolean, boolean]> = [
+      [200, true, true],
+      [404, true, true],
+      [502, true, true],
+      [200, false, true],
+      [200, false, false],
     ];
-    for (const [status, ended] of cases) {
+    for (const [status, ended, headersSent] of cases) {
       const { request, response } = exchange('/v1/chat/completions\n{"level":60}?q=secret');
       requestLogMiddleware(root)(request, response, () => undefined);
       response.statusCode = status;
       response.writableEnded = ended;
+      (response as unknown as { headersSent: boolean }).headersSent = headersSent;
       response.emit(ended ? 'finish' : 'close');
       response.emit('close'); // a finished response closes too: still one line
     }
@@ -101,7 +104,9 @@ describe(requestLogMiddleware.name, () => {
       ['info', 'request completed', 200],
       ['warn', 'request completed', 404],
       ['error', 'request errored', 502],
+      // A stream the client left: its status went out. A request left before any answer: 499.
       ['info', 'request aborted', 200],
+      ['info', 'request aborted', 499],
     ]);
     for (const record of records) {
       expect(record.reqId).toMatch(UUID);

@@ -97,6 +97,9 @@ export function requestLoggerOf(request: IncomingMessage, fallback: EventLogger)
  * the response, whose three listeners are one module function: no closure per request, which an
  * open stream would hold for its whole life.
  */
+/** The status of a request whose client left before it was answered (nginx's convention). */
+const CLIENT_CLOSED = 499;
+
 class AccessLine {
   private readonly started = Date.now();
 
@@ -116,16 +119,22 @@ class AccessLine {
     response.off('close', accessLineDue);
     response.off('error', accessLineDue);
     const { id, root } = this;
-    const status = response.statusCode;
+    const aborted = !response.writableEnded;
+    // A client that left before any answer got none: 499, as the chat line and the metrics say,
+    // not the 200 a response object holds until a status is set.
+    const status = aborted && !response.headersSent ? CLIENT_CLOSED : response.statusCode;
     const fields: Record<string, unknown> = {
       reqId: id,
       req: { id, method: this.request.method, path: sanitizeIdentifier(this.url.split('?')[0]) },
       res: { statusCode: status },
       responseTime: Date.now() - this.started,
     };
-    const outcome = response.writableEnded ? 'request completed' : 'request aborted';
+    const outcome = aborted ? 'request aborted' : 'request completed';
     if (this.probe) {
       root.debug(fields, outcome);
+    } else if (status === CLIENT_CLOSED && !error) {
+      // Leaving is the client's right (a stopped agent turn), not a failure of the request.
+      root.info(fields, outcome);
     } else if (error || status >= 500) {
       // The status says what happened and the turn's `upstream_*` line why. A plain field, not
       // pino's `err`: its serializer writes a stack, which would say nothing here and may name
