@@ -281,6 +281,7 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
     expect(byName.get('GatewayUpstreamLoginFailing')).toContain('code="auth"');
     expect(byName.get('GatewayUpstreamAccountUnsupported')).toContain('code="provider_account_unsupported"');
     expect(byName.get('GatewayUpstreamProjectRequired')).toContain('code="provider_project_required"');
+    expect(byName.get('GatewayProviderCliMissing')).toContain('code="provider_cli_missing"');
     expect(byName.get('GatewayUpstreamErrorRatioHigh')).toContain('gateway_chat_api_upstream_errors_total');
     expect(byName.get('GatewayQueueSaturated')).toMatch(/result=~"full\|timeout"/);
     expect(byName.get('GatewayNotReady')).toContain('gateway_chat_api_ready');
@@ -434,6 +435,7 @@ describe('promtool test rules', () => {
     ['GatewayUpstreamLoginFailing', 'provider_a', 'auth'],
     ['GatewayUpstreamAccountUnsupported', 'provider_b', 'provider_account_unsupported'],
     ['GatewayUpstreamProjectRequired', 'provider_b', 'provider_project_required'],
+    ['GatewayProviderCliMissing', 'provider_c', 'provider_cli_missing'],
   ])(
     '%s fires on the first failure after a start when the series starts at 0 (as the gateway exports it); one born at 1 would be missed',
     (alertname, provider, code) => {
