@@ -107,6 +107,11 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
     const read = { type: 'function', function: { name: 'read', parameters: { type: 'object' } } };
     const cases: [Record<string, unknown>, string, string][] = [
       [{ messages: [ASK] }, 'messages', 'messages.0 must be a message object'],
+      [
+        { messages: [...ASK, { role: 'tool', content: 'output' }] },
+        'messages',
+        'messages.1.tool_call_id is required on a tool message',
+      ],
       [{ tool_choice: 'required' }, 'tool_choice', 'tool_choice asks for a tool call, but the request has no tools'],
       [
         { tools: [read], tool_choice: { type: 'function', function: { name: 'write' } } },

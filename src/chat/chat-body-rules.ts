@@ -263,6 +263,9 @@ function checkFields(message: Record<string, unknown>, prefix: string, errors: s
       continue;
     errors.push(`${prefix}${field} ${text}`);
   }
+  // A result names the call it answers, as OpenAI requires: without the id no family can pair it.
+  if (message.role === 'tool' && errors.length < limit && (message.tool_call_id ?? '') === '')
+    errors.push(`${prefix}tool_call_id is required on a tool message (the id of the call it answers)`);
 }
 
 /**

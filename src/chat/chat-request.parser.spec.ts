@@ -98,6 +98,7 @@ const RULE_MESSAGE = new RegExp(
       'messages(?:\\.\\d+)+\\.content must be a string, an array of content parts \\(a text part with a string text\\), or null',
       'messages(?:\\.\\d+)+\\.tool_calls must be an array of objects',
       'messages(?:\\.\\d+)+\\.(?:tool_call_id|refusal) must be a string',
+      'messages\\.\\d+\\.tool_call_id is required on a tool message \\(the id of the call it answers\\)',
       'messages(?:\\.\\d+)+\\.function_call is not supported \\(the deprecated form of tool_calls\\): send tool_calls',
       'messages\\.\\d+ must be a message object',
       '(?:stream|parallel_tool_calls|faithful) must be a boolean value',
