@@ -611,6 +611,27 @@ describe(startBackgroundRefresh.name, () => {
     await jest.advanceTimersByTimeAsync(60_000);
     expect(refresh).not.toHaveBeenCalled();
   });
+
+  it('does nothing when the interval is longer than a timer holds (Node would tick every 1 ms)', async () => {
+    const { pool, logger } = makePool(['a']);
+    const refresh = jest.fn(async () => undefined);
+    const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 720 * 3_600_000, aheadMs: 1 }, logger);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(refresh).not.toHaveBeenCalled();
+    stop();
+  });
+
+  it('keeps an interval a timer holds within that range when the jitter would take it beyond', async () => {
+    const { pool, logger } = makePool(['a']);
+    const refresh = jest.fn(async () => undefined);
+    const days22 = 22 * 24 * 3_600_000;
+    const stop = startBackgroundRefresh(pool, refresh, { intervalMs: days22, aheadMs: 1, random: () => 1 }, logger);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(refresh).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(2 ** 31 - 1 - 60_000);
+    expect(refresh).toHaveBeenCalledTimes(1);
+    stop();
+  });
 });
 
 describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {

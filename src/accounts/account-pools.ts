@@ -8,6 +8,7 @@ import { AccountClock, AccountPool, PoolAccountSpec } from './account-pool';
 import { RefreshLogin, startBackgroundRefresh } from './background-refresh';
 import type { PlanUsageRead } from '../core/plan-usage';
 import { readPoolUsage } from './plan-usage-refresh';
+import { intervalOrNever } from '../common/async/timer-range';
 
 /** Injection token of the pools' clock (a plain `{ now() }`; e2e specs move it forward). */
 export const ACCOUNT_CLOCK = Symbol('ACCOUNT_CLOCK');
@@ -70,16 +71,16 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * Starts each pool's sweep and background refresh (the pools are built while Nest constructs the
    * adapters), then the first read of every login's usage endpoint, beside startup (never awaited
-   * by the boot), and one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = no reads). A round still
-   * running when the next is due is not doubled.
+   * by the boot), and one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = no reads; longer than a
+   * timer holds = the startup read only, timer-range.ts). A round still running when the next is
+   * due is not doubled.
    */
   onApplicationBootstrap(): void {
     this.built.forEach(({ pool, refresh }) => this.startTimers(pool, refresh));
     const intervalMs = this.config.accounts.usageRefreshIntervalMs;
     if (this.usageReaders.length === 0 || intervalMs <= 0) return;
     this.readUsageRound();
-    const usageTimer = setInterval(() => this.readUsageRound(), intervalMs);
-    usageTimer.unref();
+    const usageTimer = intervalOrNever(() => this.readUsageRound(), intervalMs)?.unref();
     this.stops.push(() => clearInterval(usageTimer));
   }
 

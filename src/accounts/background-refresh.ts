@@ -2,12 +2,13 @@ import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { AccountPool } from './account-pool';
+import { isNever, MAX_TIMER_MS, timeoutOrNever } from '../common/async/timer-range';
 
 /** Renews one login's access token when it expires within `aheadMs` (the family's auth code). */
 export type RefreshLogin<T> = (handle: T, aheadMs: number, logger: EventLogger) => Promise<void>;
 
 export interface BackgroundRefreshOptions {
-  /** 0 = off. */
+  /** 0, or longer than a timer holds (timer-range.ts) = off. */
   readonly intervalMs: number;
   readonly aheadMs: number;
   /** 0..1; default Math.random. */
@@ -50,7 +51,7 @@ export function startBackgroundRefresh<T>(
   options: BackgroundRefreshOptions,
   logger: EventLogger,
 ): () => void {
-  if (options.intervalMs <= 0) return () => undefined;
+  if (options.intervalMs <= 0 || isNever(options.intervalMs)) return () => undefined;
   const random = options.random ?? Math.random;
   const running = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
@@ -78,8 +79,9 @@ export function startBackgroundRefresh<T>(
   };
   const schedule = () => {
     if (stopped) return;
-    timer = setTimeout(tick, options.intervalMs * (1 - JITTER + 2 * JITTER * random()));
-    timer.unref();
+    // The jitter never pushes an interval a timer holds beyond it.
+    const delayMs = Math.min(options.intervalMs * (1 - JITTER + 2 * JITTER * random()), MAX_TIMER_MS);
+    timer = timeoutOrNever(tick, delayMs)?.unref();
   };
   schedule();
   return () => {

@@ -1,5 +1,5 @@
 import { GatewayError } from '../core/gateway.error';
-import { MAX_TIMER_MS } from '../common/async/abortable';
+import { timeoutOrNever } from '../common/async/timer-range';
 import type { QueueBound, QueueWording, Refusal } from './queue-refusal';
 import { boundSetting, queueRefusal, refusalBound } from './queue-refusal';
 
@@ -99,7 +99,7 @@ export class FairQueue {
       throw queueRefusal(full, this.options.wording, this.options);
     }
     return new Promise<QueueSlot>((resolve, reject) => {
-      const timers: NodeJS.Timeout[] = [];
+      const timers: (NodeJS.Timeout | undefined)[] = [];
       const cleanup = () => {
         timers.forEach(clearTimeout);
         signal.removeEventListener('abort', onAbort);
@@ -126,20 +126,20 @@ export class FairQueue {
       observer?.waiting?.({ position: this.waiters.length, depth: this.waiters.length });
       signal.addEventListener('abort', onAbort, { once: true });
       // The waiter's own request keeps the process alive; its timers alone must not (unref). A wait
-      // longer than a timer can hold is no bound: setTimeout would fire it at once.
+      // longer than a timer holds is no bound (timer-range.ts).
       const { queueTimeoutMs } = this.options;
-      if (queueTimeoutMs > 0 && queueTimeoutMs <= MAX_TIMER_MS) {
+      if (queueTimeoutMs > 0) {
         const timedOut = () => {
           const timeout = refusal('queue_timeout');
           leave('timeout', queueRefusal(timeout, this.options.wording, this.options), timeout);
         };
-        timers.push(setTimeout(timedOut, queueTimeoutMs).unref());
+        timers.push(timeoutOrNever(timedOut, queueTimeoutMs)?.unref());
       }
-      const untilDeadline = deadlineAt === undefined ? Infinity : Math.max(0, deadlineAt - Date.now());
-      if (untilDeadline <= MAX_TIMER_MS) {
+      if (deadlineAt !== undefined) {
         const error = new GatewayError('timeout', { publicMessage: 'deadline elapsed while waiting for admission' });
         // Its log line names what the wait was for, as a queue timeout's does.
-        timers.push(setTimeout(() => leave('deadline', error, refusal('queue_timeout')), untilDeadline).unref());
+        const deadlinePassed = () => leave('deadline', error, refusal('queue_timeout'));
+        timers.push(timeoutOrNever(deadlinePassed, deadlineAt - Date.now())?.unref());
       }
     });
   }

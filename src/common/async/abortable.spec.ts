@@ -85,6 +85,16 @@ describe('sleep', () => {
     await expect(waiting).rejects.toBe(reason);
     await expect(sleep(10, controller.signal)).rejects.toBe(reason);
   });
+
+  it('never ends by itself when longer than a timer holds (Node would end it after 1 ms), only at the abort', async () => {
+    const controller = new AbortController();
+    let ended = false;
+    const waiting = sleep(720 * 3_600_000, controller.signal).finally(() => (ended = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ended).toBe(false);
+    controller.abort('gone');
+    await expect(waiting).rejects.toBe('gone');
+  });
 });
 
 describe('untilAborted', () => {

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { isNever, timeoutOrNever } from './timer-range';
 
 /**
  * The gateway's waits that a signal or a silence can cut short, once: a sleep, waiting on shared
@@ -9,13 +10,11 @@ import { setTimeout as delay } from 'node:timers/promises';
  */
 
 /**
- * The longest delay setTimeout (and AbortSignal.timeout) keeps: a longer one fires at once, so a
- * wait or deadline beyond it is treated as none.
+ * Resolves after `ms`, or rejects with the signal's reason as soon as it aborts; a sleep longer
+ * than a timer holds never ends by itself (timer-range.ts).
  */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (isNever(ms)) return untilAborted(new Promise<never>(() => undefined), signal);
   // timers/promises rejects with its own AbortError; callers want the reason the signal carries.
   await delay(ms, undefined, { signal }).catch((error: unknown) => {
     throw signal.aborted ? signal.reason : error;
@@ -94,13 +93,10 @@ export interface Deadline {
  */
 export function deadline(deadlineAt: number, reason: () => unknown, parents: readonly AbortSignal[] = []): Deadline {
   const link = linkedAbort(parents);
-  const delayMs = deadlineAt - Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  if (delayMs <= MAX_TIMER_MS && !link.signal.aborted) {
-    timer = setTimeout(() => link.abort(reason()), Math.max(0, delayMs));
-    // The work being timed keeps the process alive; the deadline alone must not.
-    timer.unref();
-  }
+  // A deadline further away than a timer holds is none (timer-range.ts).
+  const timer = link.signal.aborted ? undefined : timeoutOrNever(() => link.abort(reason()), deadlineAt - Date.now());
+  // The work being timed keeps the process alive; the deadline alone must not.
+  timer?.unref();
   return {
     signal: link.signal,
     deadlineAt,

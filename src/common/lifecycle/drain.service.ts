@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EventEmitter } from 'node:events';
-import { MAX_TIMER_MS } from '../async/abortable';
+import { timeoutOrNever } from '../async/timer-range';
 
 /**
  * Server availability (docs/design/decisions.md §6): serving, or draining after SIGTERM/SIGINT. Tracks
@@ -50,14 +50,14 @@ export class DrainService {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (!(await this.waitForIdle(Math.max(0, deadline - Date.now())))) return false;
-      await new Promise((resolve) => setTimeout(resolve, settleMs));
+      await new Promise<void>((resolve) => timeoutOrNever(() => resolve(), settleMs));
       if (this.inFlight === 0) return true;
     }
   }
 
   /**
    * Resolves `true` when nothing is in flight, or `false` after `timeoutMs` (never, for a wait
-   * longer than a timer can hold: setTimeout would end it at once).
+   * longer than a timer holds: timer-range.ts).
    */
   waitForIdle(timeoutMs: number): Promise<boolean> {
     if (this.inFlight === 0) return Promise.resolve(true);
@@ -67,13 +67,10 @@ export class DrainService {
         this.idleWaiters.delete(wake);
         resolve(true);
       };
-      const timer =
-        timeoutMs <= MAX_TIMER_MS
-          ? setTimeout(() => {
-              this.idleWaiters.delete(wake);
-              resolve(false);
-            }, timeoutMs)
-          : undefined;
+      const timer = timeoutOrNever(() => {
+        this.idleWaiters.delete(wake);
+        resolve(false);
+      }, timeoutMs);
       this.idleWaiters.add(wake);
     });
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy, Optional } from '@nestjs/common';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
+import { isNever } from '../async/timer-range';
 
 /** The longest silence an open stream is left in: well inside the 60 s idle limit of common proxies. */
 export const KEEP_ALIVE_INTERVAL_MS = 15_000;
@@ -30,13 +31,14 @@ export class KeepAliveSweep implements OnModuleDestroy {
   /**
    * Rounds a client may take nothing of a stream waiting to write before it counts as gone: the
    * stream idle bound (GATEWAY_STREAM_IDLE_TIMEOUT), which bounds silence on the client's side as
-   * on the upstream's; none when that is 0 or no configuration is given.
+   * on the upstream's; none when that is 0, longer than a timer holds (it bounds nothing upstream
+   * either: timer-range.ts), or no configuration is given.
    */
   private readonly stalledRoundsLimit: number;
 
   constructor(@Optional() @Inject(APP_CONFIG) config?: Pick<AppConfig, 'server'>) {
     const idleMs = config?.server.streamIdleTimeoutMs ?? 0;
-    this.stalledRoundsLimit = idleMs > 0 ? Math.ceil(idleMs / KEEP_ALIVE_SWEEP_MS) : Infinity;
+    this.stalledRoundsLimit = idleMs > 0 && !isNever(idleMs) ? Math.ceil(idleMs / KEEP_ALIVE_SWEEP_MS) : Infinity;
   }
 
   /** The streams open now. */

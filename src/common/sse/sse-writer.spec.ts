@@ -161,13 +161,16 @@ describe(SseWriter.name, () => {
     expect(slow.response.written).toEqual(['data: {"n":0}\n\n']);
   });
 
-  it('never ends a stream for a slow client when the idle bound is off', () => {
+  it.each([
+    ['0', 0, 100 * KEEP_ALIVE_SWEEP_MS],
+    ['longer than a timer holds', 720 * 3_600_000, 721 * 3_600_000],
+  ])('never ends a stream for a slow client when the idle bound is off (%s)', (_name, idleMs, watchMs) => {
     keepAlive.onModuleDestroy();
-    keepAlive = new KeepAliveSweep({ server: { streamIdleTimeoutMs: 0 } } as never);
+    keepAlive = new KeepAliveSweep({ server: { streamIdleTimeoutMs: idleMs } } as never);
     const stalled = writerFor();
     expect(stalled.writer.open({ n: 0 })).toBe(true);
     stalled.response.writableNeedDrain = true;
-    jest.advanceTimersByTime(100 * KEEP_ALIVE_SWEEP_MS);
+    jest.advanceTimersByTime(watchMs);
     expect(stalled.response.destroyed).toBe(false);
   });
 });

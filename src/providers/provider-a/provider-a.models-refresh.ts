@@ -5,6 +5,7 @@ import type { ModelCatalog } from '../../models/model-catalog';
 import type { TierModel } from '../../models/model-tiers';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { readJsonCapped } from '../../common/egress/http-body';
+import { timeoutOrNever } from '../../common/async/timer-range';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { loginFix } from '../../core/login-state';
 import type { ProviderALogin } from './provider-a.accounts';
@@ -22,26 +23,25 @@ const FETCH_TIMEOUT_MS = 30_000;
 /** After a failed fetch the next try comes sooner than the period (a login may appear any time). */
 const RETRY_AFTER_FAILURE_MS = 60_000;
 
-/** setTimeout/clearTimeout, injectable so specs drive the schedule without waiting. */
+/**
+ * setTimeout/clearTimeout, injectable so specs drive the schedule without waiting. A delay longer
+ * than a timer holds arms nothing (timer-range.ts): the fetch at startup is then the only one.
+ */
 export interface RefreshTimers {
   set(callback: () => void, ms: number): unknown;
   clear(handle: unknown): void;
 }
 
 const NODE_TIMERS: RefreshTimers = {
-  set: (callback, ms) => {
-    const timer = setTimeout(callback, ms);
-    timer.unref();
-    return timer;
-  },
-  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  set: (callback, ms) => timeoutOrNever(callback, ms)?.unref(),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
 };
 
 export interface ModelsRefreshOptions {
   readonly responsesUrl: string;
   /** The client version the list is asked for (the backend shapes the list by it). */
   readonly client: CodexClient;
-  /** PROVIDER_A_MODELS_REFRESH; 0 = never fetched (the bundled catalog only). */
+  /** PROVIDER_A_MODELS_REFRESH; 0 = never fetched (the bundled catalog only); longer than a timer holds = at startup only. */
   readonly periodMs: number;
   /** Read for the log lines: what the list added and which tiers it leads. */
   readonly catalog: ModelCatalog;

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { JsonObject } from '../../common/json';
+import { isNever } from '../../common/async/timer-range';
 import type { GatewayError } from '../../core/gateway.error';
 import type { ChainState } from './provider-a.chain';
 import { chainAfterTurn, chainedBody, chainErrorCode, continuationItems, requestShape } from './provider-a.chain';
@@ -18,7 +19,7 @@ import type { ConnectionLease } from './provider-a.upstream';
 export interface SessionLimits {
   /** PROVIDER_A_MAX_KEPT_SESSIONS; 0 = never keep a connection. */
   readonly maxKept: number;
-  /** PROVIDER_A_SESSION_IDLE_TIMEOUT: a kept connection unused this long is closed. */
+  /** PROVIDER_A_SESSION_IDLE_TIMEOUT: a kept connection unused this long is closed (never, beyond a timer's range). */
   readonly idleTimeoutMs: number;
 }
 
@@ -95,7 +96,9 @@ export class SessionPool {
     if (limits.maxKept === 0) return;
     this.kept = new LRUCache<number, KeptSession>({
       max: limits.maxKept,
-      ttl: Math.max(1, limits.idleTimeoutMs),
+      // lru-cache arms its purge timer at ttl + 1 ms; an idle timeout longer than a timer holds is
+      // none (ttl 0: no expiry), so a kept connection is closed only by the cap or at shutdown.
+      ttl: isNever(limits.idleTimeoutMs + 1) ? 0 : Math.max(1, limits.idleTimeoutMs),
       ttlAutopurge: true,
       updateAgeOnGet: false,
       disposeAfter: (entry, id, reason) => {

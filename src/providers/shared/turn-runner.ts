@@ -1,7 +1,7 @@
 import type { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent, PolledEvents } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
-import { MAX_TIMER_MS } from '../../common/async/abortable';
+import { isNever, timeoutOrNever } from '../../common/async/timer-range';
 import type { ProviderId } from '../../core/provider-id';
 import type { CallContext } from './provider-adapter';
 import type { UpstreamLogFields } from './upstream-log';
@@ -321,26 +321,24 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
   private armTimer(): void {
     const idleMs = this.options.idleTimeoutMs;
     const now = this.clock.now();
-    if (idleMs > 0 && now + idleMs < this.deadlineAt) {
+    // An idle bound longer than a timer holds is none, as 0 is (timer-range.ts).
+    if (idleMs > 0 && !isNever(idleMs) && now + idleMs < this.deadlineAt) {
       if (this.timerFor === 'idle') this.timer!.refresh();
       else {
         clearTimeout(this.timer);
         // The work being timed keeps the process alive (the deadline alone does not).
-        this.timer = setTimeout(turnTimerFired, idleMs, this);
+        this.timer = timeoutOrNever(turnTimerFired, idleMs, this);
         this.timerFor = 'idle';
       }
     } else if (this.timerFor !== 'deadline') this.armDeadline(now);
   }
 
-  /** Arms the timer for the deadline (none when it is beyond setTimeout's range: no deadline). */
+  /** Arms the timer for the deadline (none when it is further than a timer holds: no deadline). */
   private armDeadline(now: number): void {
     clearTimeout(this.timer);
-    this.timer = undefined;
     this.timerFor = 'none';
-    const delayMs = this.deadlineAt - now;
-    if (delayMs > MAX_TIMER_MS) return;
-    this.timer = setTimeout(turnTimerFired, Math.max(0, delayMs), this).unref();
-    this.timerFor = 'deadline';
+    this.timer = timeoutOrNever(turnTimerFired, this.deadlineAt - now, this)?.unref();
+    if (this.timer) this.timerFor = 'deadline';
   }
 
   /** The timer fired: the deadline passed, or the idle bound did and the deadline still counts. */
