@@ -55,7 +55,7 @@ const PROVIDER_A_ROWS = [
     'PROVIDER_A_TIMEOUT',
     'providerA.timeoutMs',
     '10m',
-    'Bound on a whole provider_a turn, retries included.',
+    'Bound on a whole provider_a turn, retries included; `0`: no bound.',
     parseDuration,
   ),
   setting(

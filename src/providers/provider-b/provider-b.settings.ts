@@ -59,7 +59,7 @@ const PROVIDER_B_ROWS = [
     'PROVIDER_B_TIMEOUT',
     'providerB.timeoutMs',
     '10m',
-    'Bound on a whole provider_b turn, retries included.',
+    'Bound on a whole provider_b turn, retries included; `0`: no bound.',
     parseDuration,
   ),
   setting(

@@ -38,7 +38,13 @@ const PROVIDER_C_ROWS = [
     'provider_c child processes at once; beyond it requests wait.',
     parsePositiveInteger,
   ),
-  setting('PROVIDER_C_TIMEOUT', 'providerC.timeoutMs', '10m', 'Bound on a whole provider_c turn.', parseDuration),
+  setting(
+    'PROVIDER_C_TIMEOUT',
+    'providerC.timeoutMs',
+    '10m',
+    'Bound on a whole provider_c turn; `0`: no bound.',
+    parseDuration,
+  ),
 ];
 
 declare module '../../config/settings' {
