@@ -58,7 +58,7 @@ export async function runSetupCheck(config: AppConfig, options: SetupCheckOption
         `  ${
           noUsableLogin(
             provider,
-            mine.map(({ check }) => check.state),
+            mine.map(({ check }) => check),
           ).message
         }`,
       );

@@ -149,3 +149,29 @@ describe('a gateway started with no logins', () => {
     ).toBe('logged in now');
   });
 });
+
+describe('a login file the gateway cannot read', () => {
+  it('names the errno and the fix for the file in the login_state line and the family warning, not a new login', async () => {
+    // A directory where the file should be: what a bind mount of a login file missing on the host
+    // leaves, and a refusal a test running as root meets too (test/setup-check.e2e-spec.ts has EACCES).
+    const file = path.join(dir, 'mounted', 'oauth_creds.json');
+    fs.mkdirSync(file, { recursive: true });
+    const unreadable = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_b',
+      PROVIDER_B_AUTH_FILE: file,
+      PROVIDER_B_URL: fakeB.baseUrl,
+      PROVIDER_B_TOKEN_URL: fakeB.tokenUrl,
+    });
+    try {
+      const [line] = unreadable.logs.records('login_state');
+      const fix = `${file} is a directory, not a login file (a bind mount of a file missing on the host creates one): remove it, log in so the file exists, and point the setting or the mount at that file`;
+      expect(line).toMatchObject({ state: 'unusable', reason: 'login file unreadable: EISDIR', fix });
+      expect(line.msg).toBe(
+        `provider_b login "default" (Gemini CLI): unusable (login file unreadable: EISDIR); to fix: ${fix}`,
+      );
+      expect(unreadable.logs.records('login_none_usable')).toEqual([expect.objectContaining({ fix })]);
+    } finally {
+      await unreadable.close();
+    }
+  });
+});

@@ -3,7 +3,8 @@ import { readJsonObject } from './credential-file';
 
 /**
  * The login file as JSON for an offline login check (docs/accounts.md), or the check's answer when there
- * is nothing to read: no file is `missing` (a login was never made), anything else `unusable`.
+ * is nothing to read: no file is `missing` (a login was never made), anything else `unusable`
+ * (`unreadableLoginFile`).
  */
 export async function readLoginDocument(
   file: string,
@@ -16,8 +17,37 @@ export async function readLoginDocument(
       check:
         (error as NodeJS.ErrnoException).code === 'ENOENT'
           ? { state: 'missing', reason: `no ${name}` }
-          : { state: 'unusable', reason: `${name} unreadable` },
+          : unreadableLoginFile(file, name, error),
     };
+  }
+}
+
+/**
+ * A login file that is there but cannot be read (`name`: how the reason calls it). A file the
+ * system refuses carries its errno in the reason and a fix about the file, not a new login: a
+ * login command run as another user (the host's, beside a container's) cannot mend a file the
+ * gateway's user may not read. The fix names the path (the operator's own setting), never what
+ * the file holds. Content that is not a JSON object needs a new login, the state's own fix.
+ */
+export function unreadableLoginFile(file: string, name: string, error: unknown): LoginCheck {
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof errno !== 'string' || !/^E[A-Z0-9]{1,15}$/.test(errno))
+    return { state: 'unusable', reason: `${name} not a JSON object` };
+  return { state: 'unusable', reason: `${name} unreadable: ${errno}`, fix: unreadableFileFix(file, errno) };
+}
+
+function unreadableFileFix(file: string, errno: string): string {
+  const uid = process.getuid?.();
+  const user = uid === undefined ? "the gateway's user" : `the gateway's user (uid ${uid})`;
+  switch (errno) {
+    case 'EACCES':
+    case 'EPERM':
+      return `make ${file} readable by ${user}: chown or chmod it (and let that user into its directories)`;
+    case 'EISDIR':
+      // What a bind mount of a host file that did not exist leaves: Docker creates a directory there.
+      return `${file} is a directory, not a login file (a bind mount of a file missing on the host creates one): remove it, log in so the file exists, and point the setting or the mount at that file`;
+    default:
+      return `make ${file} a login file that ${user} can read`;
   }
 }
 

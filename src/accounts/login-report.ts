@@ -125,7 +125,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
     if (usable || (!startup && before === false)) return;
     const { fix, message } = noUsableLogin(
       provider,
-      entries.map((entry) => entry.last?.state),
+      entries.map((entry) => entry.last),
     );
     const fields = { event: 'login_none_usable', provider, accounts: entries.map((entry) => entry.account) };
     this.logger.warn({ ...fields, fix }, message);

@@ -1,4 +1,4 @@
-import { loginStateMessage } from './login-state';
+import { loginStateMessage, noUsableLogin } from './login-state';
 
 describe(loginStateMessage.name, () => {
   it("names the state's usual fix, or the check's own when its cause has another", () => {
@@ -11,5 +11,14 @@ describe(loginStateMessage.name, () => {
     expect(loginStateMessage('provider_c', 'default', check)).toBe(
       'provider_c login "default" (Claude Code CLI): unusable (set to another backend); to fix: unset CLAUDE_CODE_USE_BEDROCK',
     );
+  });
+});
+
+describe(noUsableLogin.name, () => {
+  it("names the fix the logins' checks share, else the family's login command", () => {
+    const unreadable = { state: 'unusable' as const, reason: 'login file unreadable: EACCES', fix: 'make /l readable' };
+    expect(noUsableLogin('provider_a', [unreadable, unreadable]).fix).toBe('make /l readable');
+    expect(noUsableLogin('provider_c', [{ state: 'cli_missing' }]).fix).toContain('npm install -g');
+    expect(noUsableLogin('provider_a', [unreadable, { state: 'missing' }]).fix).toContain('`codex login`');
   });
 });

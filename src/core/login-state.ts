@@ -42,7 +42,10 @@ export interface LoginCheck {
   readonly expiresAt?: number;
   /** The installed CLI's version as it reports it, for a family that runs one (as its `--version` prints it). */
   readonly cliVersion?: string;
-  /** The fix when this check's cause has another one than its state's (loginFix): a CLI set to bill something else. */
+  /**
+   * The fix when this check's cause has another one than its state's (loginFix): a CLI set to bill
+   * something else, a login file the gateway's user may not read.
+   */
   readonly fix?: string;
 }
 
@@ -69,15 +72,15 @@ export function loginFix(provider: ProviderId, state: LoginStateKind): string | 
 }
 
 /**
- * What to say about a family none of whose logins is usable: the fix of their common state, or
- * the family's login command when they differ.
+ * What to say about a family none of whose logins is usable: the fix their checks share (a state's
+ * own, or a check's, such as a file's permissions), or the family's login command when they differ.
  */
 export function noUsableLogin(
   provider: ProviderId,
-  states: ReadonlyArray<LoginStateKind | undefined>,
+  checks: ReadonlyArray<LoginCheck | undefined>,
 ): { readonly fix: string; readonly message: string } {
-  const distinct = [...new Set(states)];
-  const fix = (distinct.length === 1 && distinct[0] && loginFix(provider, distinct[0])) || familyOf(provider).fix.login;
+  const distinct = [...new Set(checks.map((check) => check && (check.fix ?? loginFix(provider, check.state))))];
+  const fix = (distinct.length === 1 && distinct[0]) || familyOf(provider).fix.login;
   return { fix, message: `${provider} has no usable login: its models answer errors until you ${fix}` };
 }
 

@@ -33,4 +33,22 @@ describe(checkProviderALogin.name, () => {
       expiresAt: NOW - 10_000,
     });
   });
+
+  it('names the errno of a file it cannot read, and a fix about the file rather than a new login', async () => {
+    // A directory where the file should be (what a bind mount of a missing host file leaves):
+    // EISDIR, the one refusal a test running as root meets too (root reads any mode).
+    fs.mkdirSync(file);
+    expect(await checkProviderALogin(file, NOW)).toEqual({
+      state: 'unusable',
+      reason: 'login file unreadable: EISDIR',
+      fix: expect.stringContaining(`${file} is a directory, not a login file`),
+    });
+    fs.rmdirSync(file);
+    fs.writeFileSync(file, '[1]');
+    // Content that is no login is still the login command's to mend (the state's own fix).
+    expect(await checkProviderALogin(file, NOW)).toEqual({
+      state: 'unusable',
+      reason: 'login file not a JSON object',
+    });
+  });
 });

@@ -112,4 +112,17 @@ describe(checkProviderCLogin.name, () => {
     fs.writeFileSync(file, 'sk-ant-oat01-x\n');
     expect(await checkProviderCLogin(login, settings(), now)).toEqual({ state: 'usable' });
   });
+
+  it('names the errno of a token file it cannot read and the fix for the file, not a login command', async () => {
+    const file = path.join(dir, 'claude.token');
+    fs.mkdirSync(file);
+    const login: ProviderCLogin = { alias: 'ci', kind: 'token_file', location: file, loginFile: file };
+    expect(await checkProviderCLogin(login, settings(), now)).toEqual({
+      state: 'unusable',
+      reason: 'token file unreadable: EISDIR',
+      fix: expect.stringContaining(`${file} is a directory, not a login file`),
+    });
+    fs.rmdirSync(file);
+    expect(await checkProviderCLogin(login, settings(), now)).toEqual({ state: 'missing', reason: 'no token file' });
+  });
 });

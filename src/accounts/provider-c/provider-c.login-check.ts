@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { LoginCheck } from '../../core/login-state';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import { isExpired } from '../login-token-cache';
-import { readLoginDocument, tokenCheck } from '../login-file-check';
+import { readLoginDocument, tokenCheck, unreadableLoginFile } from '../login-file-check';
 import { claudeCodeVersion } from './provider-c.cli-version';
 import type { ProviderCLogin } from './provider-c.credentials';
 import { credentialsFileOf } from './provider-c.credentials';
@@ -58,13 +58,15 @@ function loginState(
 }
 
 function tokenFileState(file: string): LoginCheck {
+  let token: string;
   try {
-    return fs.readFileSync(file, 'utf8').trim() !== ''
-      ? { state: 'usable' }
-      : { state: 'missing', reason: 'token file empty' };
-  } catch {
-    return { state: 'missing', reason: 'token file unreadable' };
+    token = fs.readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT'
+      ? { state: 'missing', reason: 'no token file' }
+      : unreadableLoginFile(file, 'token file', error);
   }
+  return token !== '' ? { state: 'usable' } : { state: 'missing', reason: 'token file empty' };
 }
 
 async function configDirState(dir: string, now: number): Promise<LoginCheck> {
