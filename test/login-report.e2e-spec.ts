@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { accountState } from './support/accounts';
 import { postChat } from './support/chat-sse';
 import { startGateway, type TestGateway } from './support/create-test-app';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { FakeProviderA } from './support/fake-provider-a';
 import { textReply, writeAuthFile } from './support/provider-a-fixtures';
-import { providerCSettings } from './support/provider-c-fixtures';
+import { answerRun, FAKE_CLAUDE_PATH, providerCSettings } from './support/provider-c-fixtures';
 import { metricValue } from './support/prometheus-text';
 
 /**
@@ -107,6 +108,24 @@ describe('a gateway started with no logins', () => {
     });
   });
 
+  it("the account pools agree: each family's login is login_dead in GET /v1/accounts and the account gauge", async () => {
+    // provider_c's CLI answers, but not logged in: its pool learns that from the report, not from a turn.
+    const response = await fetch(`${gateway.url}/v1/accounts`);
+    const rows = ((await response.json()) as { data: Array<{ provider: string; state: string }> }).data;
+    expect(rows.map(({ provider, state }) => ({ provider, state }))).toEqual(
+      FAMILIES.map(({ provider }) => ({ provider, state: 'login_dead' })),
+    );
+    for (const { provider } of FAMILIES) expect(await accountState(gateway, provider, 'default')).toBe('login_dead');
+    expect(gateway.logs.records('account_state')).toContainEqual(
+      expect.objectContaining({
+        provider: 'provider_c',
+        state: 'login_dead',
+        reason: 'missing',
+        fix: expect.stringContaining('`/login`'),
+      }),
+    );
+  });
+
   it.each(FAMILIES)(
     'a $provider chat answers 403 upstream_login_required whose message names $command, with the cause on one line under the request id',
     async ({ provider, model, command }) => {
@@ -147,31 +166,70 @@ describe('a gateway started with no logins', () => {
     expect(
       ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0].message.content,
     ).toBe('logged in now');
+    expect(await accountState(gateway, 'provider_a', 'default')).toBe('ready');
   });
 });
 
-describe('a login file the gateway cannot read', () => {
-  it('names the errno and the fix for the file in the login_state line and the family warning, not a new login', async () => {
-    // A directory where the file should be: what a bind mount of a login file missing on the host
-    // leaves, and a refusal a test running as root meets too (test/setup-check.e2e-spec.ts has EACCES).
-    const file = path.join(dir, 'mounted', 'oauth_creds.json');
-    fs.mkdirSync(file, { recursive: true });
-    const unreadable = await startGateway({
-      GATEWAY_PROVIDERS: 'provider_b',
-      PROVIDER_B_AUTH_FILE: file,
-      PROVIDER_B_URL: fakeB.baseUrl,
-      PROVIDER_B_TOKEN_URL: fakeB.tokenUrl,
+describe("a gateway where provider_c's CLI is missing", () => {
+  const install = 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path';
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** provider_c alone, its command a path under `scratch` where nothing is installed yet. */
+  async function start(settings: (scratch: string) => Record<string, string> = () => ({})) {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'login-report-no-cli-'));
+    cleanups.push(() => fs.rmSync(scratch, { recursive: true, force: true }));
+    const started = await startGateway({
+      ...providerCSettings(scratch, [answerRun('installed now')]),
+      GATEWAY_PROVIDERS: 'provider_c',
+      PROVIDER_C_COMMAND: path.join(scratch, 'bin', 'claude'),
+      ...settings(scratch),
     });
-    try {
-      const [line] = unreadable.logs.records('login_state');
-      const fix = `${file} is a directory, not a login file (a bind mount of a file missing on the host creates one): remove it, log in so the file exists, and point the setting or the mount at that file`;
-      expect(line).toMatchObject({ state: 'unusable', reason: 'login file unreadable: EISDIR', fix });
-      expect(line.msg).toBe(
-        `provider_b login "default" (Gemini CLI): unusable (login file unreadable: EISDIR); to fix: ${fix}`,
-      );
-      expect(unreadable.logs.records('login_none_usable')).toEqual([expect.objectContaining({ fix })]);
-    } finally {
-      await unreadable.close();
-    }
+    cleanups.push(() => started.close());
+    return { gateway: started, scratch };
+  }
+
+  const accountRows = async (target: TestGateway) =>
+    ((await (await fetch(`${target.url}/v1/accounts`)).json()) as { data: unknown[] }).data;
+
+  it('shows its login as login_dead, answers a chat 502 provider_cli_missing, and names the install for the usage read', async () => {
+    // The CLI's own login (PROVIDER_C_ACCOUNTS unset) in an empty HOME, its usage read at startup.
+    const { gateway: noCli } = await start(() => ({ ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' }));
+    expect(noCli.logs.records('login_state')).toEqual([
+      expect.objectContaining({ state: 'cli_missing', fix: install }),
+    ]);
+    expect(await accountRows(noCli)).toEqual([
+      expect.objectContaining({ provider: 'provider_c', account: 'default', state: 'login_dead' }),
+    ]);
+    expect(await accountState(noCli, 'provider_c', 'default')).toBe('login_dead');
+    expect(noCli.logs.records('account_state')).toEqual([
+      expect.objectContaining({ from: 'ready', state: 'login_dead', reason: 'cli_missing', fix: install }),
+    ]);
+    await eventually(() => expect(noCli.logs.records('plan_usage_read_failed')).toHaveLength(1));
+    expect(noCli.logs.records('plan_usage_read_failed')).toEqual([
+      expect.objectContaining({ provider: 'provider_c', reason: 'cli missing', fix: install }),
+    ]);
+    // A family's only login is still asked: the client hears that the CLI is missing, not to log in.
+    const chat = await postChat(noCli, { model: 'claude-fable-5' });
+    expect(chat.status).toBe(502);
+    expect(((await chat.json()) as { error: { code: string } }).error.code).toBe('provider_cli_missing');
+  });
+
+  it('brings the login back once a later check finds the CLI, and a chat runs on it', async () => {
+    // A token file: checked every 10 s (the CLI's own login is asked again only every minute).
+    const { gateway: later, scratch } = await start((dir) => {
+      fs.writeFileSync(path.join(dir, 'ci.token'), 'fake-token\n');
+      return { PROVIDER_C_ACCOUNTS: `ci=${path.join(dir, 'ci.token')}` };
+    });
+    expect(await accountState(later, 'provider_c', 'ci')).toBe('login_dead');
+    fs.mkdirSync(path.join(scratch, 'bin'));
+    fs.symlinkSync(FAKE_CLAUDE_PATH, path.join(scratch, 'bin', 'claude'));
+    await eventually(async () => expect(await accountState(later, 'provider_c', 'ci')).toBe('ready'));
+    expect(later.logs.records('account_state').map((line) => line.state)).toEqual(['login_dead', 'ready']);
+    expect(await accountRows(later)).toEqual([expect.objectContaining({ account: 'ci', state: 'ready' })]);
+    const chat = await postChat(later, { model: 'claude-fable-5' });
+    expect(chat.status).toBe(200);
   });
 });

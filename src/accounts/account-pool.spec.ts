@@ -241,6 +241,60 @@ describe(AccountPool.name, () => {
     });
   });
 
+  it("rules a login out while the login report's check finds it not usable, and back in when a check finds it usable", () => {
+    inScratchDir((dir) => {
+      const file = path.join(dir, 'auth.json');
+      const { pool, logger } = makePool(['a', 'b'], {}, { a: file });
+      pool.sweep();
+      pool.loginChecked('a', { state: 'missing', reason: 'no login file' });
+      expect(pool.stateOf('a').kind).toBe('login_dead');
+      expect(pool.acquire('chat-1').alias).toBe('b');
+      // The check's own finding: not something requests learned (the report shows `missing`, not `refresh_refused`).
+      expect(pool.loginVerdict('a')).toBeUndefined();
+      // A file that appears is not yet a usable login: the check decides.
+      fs.writeFileSync(file, '{}');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('login_dead');
+      pool.loginChecked('a', { state: 'expired_refreshable' });
+      expect(pool.stateOf('a').kind).toBe('ready');
+      expect(logger.records).toEqual([
+        expect.objectContaining({
+          state: 'login_dead',
+          reason: 'missing',
+          fix: expect.stringContaining('`codex login`'),
+        }),
+        expect.objectContaining({ from: 'login_dead', state: 'ready' }),
+      ]);
+    });
+  });
+
+  it('keeps a refused login dead whatever the check finds until its file changes', () => {
+    const { pool } = makePool(['a', 'b']);
+    pool.applyFailure('a', new GatewayError('auth'));
+    pool.loginChecked('a', { state: 'usable' });
+    expect(pool.stateOf('a').kind).toBe('login_dead');
+    expect(pool.loginVerdict('a')).toBe('refresh_refused');
+  });
+
+  it('still gives a new turn to a login only the check ruled out when no login is left, never a moved one', () => {
+    const { pool } = makePool(['a', 'b']);
+    pool.loginChecked('a', { state: 'cli_missing' });
+    pool.loginChecked('b', { state: 'cli_missing' });
+    // The family's own error (a missing CLI) then reaches the client, not the pool's "log in".
+    const lease = pool.acquire('chat-1');
+    expect(['a', 'b']).toContain(lease.alias);
+    expect(pool.unavailableError()).toBeUndefined();
+    expect(pool.moveAfter(lease, new GatewayError('auth'), 'chat-1')).toBeUndefined();
+    lease.release();
+    pool.loginChecked('a', { state: 'usable' });
+    pool.applyFailure('a', new GatewayError('auth'));
+    expect(pool.acquire('chat-2').alias).toBe('b');
+    // Logins the upstream refused are not tried again this way.
+    pool.loginChecked('b', { state: 'usable' });
+    pool.applyFailure('b', new GatewayError('auth'));
+    expect(() => pool.acquire('chat-3')).toThrow(expect.objectContaining({ code: 'auth' }));
+  });
+
   it('treats a login file that appears as a change', () => {
     inScratchDir((dir) => {
       const file = path.join(dir, 'auth.json');

@@ -3,7 +3,8 @@ import type { EventLogger } from '../core/event-logger';
 import type { PlanReport, PlanReporter, PlanWindow } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import { formatWait } from '../core/error-codes';
-import { loginFix } from '../core/login-state';
+import type { LoginCheck } from '../core/login-state';
+import { isUsable, loginFix } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
 import { loginFingerprint } from './login-fingerprint';
 
@@ -150,10 +151,12 @@ interface Account<T> {
  * Family-independent: the adapter supplies a handle per login (its auth object) and reports
  * failures and quota windows; the pool decides.
  *
- * - States heal by themselves: a cooldown is over when the clock passes its end; a dead login is
- *   usable again once its file changed on disk. Both are checked on every selection and by the
- *   periodic `sweep()`, so neither a restart nor a request is needed for the state to change.
- *   Only `sweep()` reads the login files (a stat each); a selection compares what it last read.
+ * - States heal by themselves: a cooldown is over when the clock passes its end; a login the
+ *   upstream refused is usable again once its file changed on disk. Both are checked on every
+ *   selection and by the periodic `sweep()`, so neither a restart nor a request is needed for the
+ *   state to change. Only `sweep()` reads the login files (a stat each); a selection compares what
+ *   it last read. A login the login report's offline check finds not usable is dead too, until a
+ *   later check finds it usable (`loginChecked`).
  * - Chats stick to their account (soft pins in a bounded LRU that forgets a chat after a day of
  *   silence); a pinned account that is not usable gives way to the best other one.
  * - New chats go to the usable account with the most headroom: the unused share of its tightest
@@ -232,7 +235,7 @@ export class AccountPool<T> implements PlanReporter {
         ? this.accounts.find((account) => account.alias === pinned)
         : undefined;
     if (pinnedAccount && this.usable(pinnedAccount, model)) return this.lease(pinnedAccount, chatKey, 'pinned');
-    const best = this.best(exclude, model) ?? this.soleLogin(exclude);
+    const best = this.best(exclude, model) ?? this.soleLogin(exclude) ?? this.ruledOutByCheck(exclude);
     if (!best) throw this.unavailable(model);
     return this.lease(best, chatKey, exclude !== undefined ? 'moved' : 'new');
   }
@@ -336,6 +339,27 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
+   * What the login report's offline check found (docs/accounts.md "Login report"), each time it
+   * ran. A login it finds not usable (no login, a file that cannot serve, the family's CLI missing)
+   * is `login_dead` like one the upstream refused: the views say so, and new turns go to the other
+   * logins. Only a later check that finds it usable brings it back (a refused login keeps its own
+   * cause and heals when its file changes).
+   */
+  loginChecked(alias: string, check: LoginCheck): void {
+    const account = this.account(alias);
+    this.heal(account);
+    const state = account.state;
+    if (isUsable(check.state)) {
+      if (state.kind === 'login_dead' && state.check) this.recover(account);
+    } else if (state.kind !== 'login_dead') {
+      this.transition(account, { kind: 'login_dead', fingerprint: account.onDisk ?? undefined, check });
+    } else if (state.check) {
+      // Still ruled out, maybe for another cause: the newest one is what a move or a view names.
+      account.state = { ...state, check };
+    }
+  }
+
+  /**
    * What requests learned about a login that its files cannot show (for the login report): the
    * upstream or its token endpoint refused it (`login_dead`), or the upstream does not serve the
    * account — until the login file changes.
@@ -343,7 +367,8 @@ export class AccountPool<T> implements PlanReporter {
   loginVerdict(alias: string): 'refresh_refused' | 'account_unsupported' | undefined {
     const account = this.account(alias);
     this.heal(account);
-    if (account.state.kind === 'login_dead') return 'refresh_refused';
+    // A login the check ruled out is the check's own finding, not something requests learned.
+    if (account.state.kind === 'login_dead') return account.state.check ? undefined : 'refresh_refused';
     if (account.unsupportedFingerprint === undefined) return undefined;
     const current = account.loginFile ? (account.onDisk ?? null) : null;
     if (current === account.unsupportedFingerprint) return 'account_unsupported';
@@ -396,7 +421,9 @@ export class AccountPool<T> implements PlanReporter {
   /** The error a new turn on `model` would get now, or `undefined` while some account is usable. */
   unavailableError(model?: string): GatewayError | undefined {
     this.accounts.forEach((account) => this.heal(account));
-    return (this.best(undefined, model) ?? this.soleLogin(undefined)) ? undefined : this.unavailable(model);
+    return (this.best(undefined, model) ?? this.soleLogin(undefined) ?? this.ruledOutByCheck(undefined))
+      ? undefined
+      : this.unavailable(model);
   }
 
   /** Reads the login files, heals what is due, forgets silent chats and refreshes the gauges; run on a timer. */
@@ -505,6 +532,26 @@ export class AccountPool<T> implements PlanReporter {
     return only;
   }
 
+  /**
+   * When every login is dead and some only because the offline check ruled them out
+   * (`loginChecked`), the least recently chosen of those still takes a new turn, as a family's
+   * only login does (`soleLogin`): the family's own error then names the cause (a missing CLI is
+   * 502 `provider_cli_missing`) where the pool's would only say to log in, and a login the check
+   * cannot see (a keychain) still serves. Never for a turn moving away (`exclude`): one turn is
+   * not walked through every login the check ruled out.
+   */
+  private ruledOutByCheck(exclude: string | undefined): Account<T> | undefined {
+    if (exclude !== undefined || this.accounts.some((account) => account.state.kind !== 'login_dead')) return undefined;
+    const { maxInFlight } = this.options;
+    let chosen: Account<T> | undefined;
+    for (const account of this.accounts) {
+      if (account.state.kind !== 'login_dead' || !account.state.check) continue;
+      if (maxInFlight !== 0 && account.inFlight >= maxInFlight) continue;
+      if (!chosen || account.lastSelectedAt < chosen.lastSelectedAt) chosen = account;
+    }
+    return chosen;
+  }
+
   /** Unused share of the tightest window still running, per turn the account would then carry. */
   private headroom(account: Account<T>): number {
     const now = this.deps.clock.now();
@@ -556,13 +603,17 @@ export class AccountPool<T> implements PlanReporter {
     account.deathUnread = false;
   }
 
-  /** Ends a cooldown whose time has come, and a dead login whose file changed (as `sweep()` last read it). */
+  /**
+   * Ends a cooldown whose time has come, and a login the upstream refused whose file changed (as
+   * `sweep()` last read it).
+   */
   private heal(account: Account<T>): void {
     const state = account.state;
     if ((state.kind === 'cooling' || state.kind === 'plan_spent') && this.deps.clock.now() >= state.until)
       this.recover(account);
     else if (
       state.kind === 'login_dead' &&
+      !state.check &&
       account.loginFile &&
       account.onDisk !== undefined &&
       !account.deathUnread &&
@@ -663,8 +714,12 @@ export class AccountPool<T> implements PlanReporter {
       fields.reason = next.reason;
       fields.until = new Date(next.until).toISOString();
     }
-    // The upstream or its token endpoint refused the login: only a new login brings it back.
-    if (next.kind === 'login_dead') fields.fix = loginFix(this.family, 'refresh_refused');
+    // The offline check's finding and its fix; else the upstream or its token endpoint refused
+    // the login, and only a new login brings it back.
+    if (next.kind === 'login_dead' && next.check) {
+      fields.reason = next.check.state;
+      fields.fix = next.check.fix ?? loginFix(this.family, next.check.state);
+    } else if (next.kind === 'login_dead') fields.fix = loginFix(this.family, 'refresh_refused');
     if (next.kind === 'ready') this.deps.logger.info(fields, 'account_state');
     else this.deps.logger.warn(fields, 'account_state');
   }
@@ -797,13 +852,14 @@ export type PlanSpentReason = 'paid_usage_in_use' | 'plan_spent';
 
 /**
  * The state of one login. `cooling` ends by itself at `until`; `login_dead` ends when the login
- * file differs from `fingerprint` (the file as it was when the login failed).
+ * file differs from `fingerprint` (the file as it was when the login failed), or, when the
+ * login report's offline `check` found it not usable, when a later check finds it usable.
  */
 export type AccountState =
   | { readonly kind: 'ready' }
   | { readonly kind: 'cooling'; readonly until: number; readonly reason: CooldownReason }
   | { readonly kind: 'plan_spent'; readonly until: number; readonly reason: PlanSpentReason }
-  | { readonly kind: 'login_dead'; readonly fingerprint: string | undefined };
+  | { readonly kind: 'login_dead'; readonly fingerprint: string | undefined; readonly check?: LoginCheck };
 
 export type AccountStateKind = AccountState['kind'];
 

@@ -24,8 +24,10 @@ interface LoginEntry extends ConfiguredLogin {
  * told at startup without any network call — one readable line per login (family, alias, state and
  * the one command that fixes it; never a token, path content or e-mail), a warning per family left
  * without a usable login — and kept current afterwards: a login written later, or refused by a
- * request, changes the line and the `gateway_chat_api_login_state` gauge without a restart. It
- * runs beside startup, never before readiness: nothing here is awaited by the boot.
+ * request, changes the line and the `gateway_chat_api_login_state` gauge without a restart. Each
+ * finding also goes to the family's account pool (`AccountPool.loginChecked`), so the pool's
+ * state agrees with the report. It runs beside startup, never before readiness: nothing here is
+ * awaited by the boot.
  */
 @Injectable()
 export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
@@ -92,6 +94,8 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
         );
       }
       entry.checkedAt = now;
+      // A fresh finding rules the login out of the pool or back in (one mechanism for every family).
+      this.pools.poolOf(entry.provider)?.loginChecked(entry.account, check);
     }
     // What requests learned (a refused login, an ineligible account) outranks a file that looks fine.
     const verdict = this.pools.poolOf(entry.provider)?.loginVerdict(entry.account);

@@ -43,6 +43,14 @@ describe('readPoolUsage', () => {
     expect(logger.lines.map(([, record]) => record.fix)).toEqual(Array(4).fill(PROVIDER_C_FIX.login));
   });
 
+  it("names the CLI's install for a login whose CLI is missing, as its login_state line does", async () => {
+    const logger = recorder();
+    await readPoolUsage(onePool(), () => Promise.reject(new LoginNotReadable('cli_missing')), logger);
+    expect(logger.lines).toEqual([
+      ['warn', expect.objectContaining({ reason: 'cli missing', fix: PROVIDER_C_FIX.install })],
+    ]);
+  });
+
   it('says a failure that passes by itself needs nothing but the next read', async () => {
     const pool = onePool();
     const logger = recorder();

@@ -11,10 +11,11 @@ export const USAGE_READ_TIMEOUT_MS = 30_000;
 
 /**
  * The login's credential cannot be read by the gateway (the CLI's own login kept in a keychain,
- * or a missing credentials file): there is nothing to send, so nothing is asked.
+ * or a missing credentials file), or the login serves nothing because the family's CLI is missing
+ * (`cli_missing`, its login report's state): there is nothing to send, so nothing is asked.
  */
 export class LoginNotReadable extends Error {
-  constructor() {
+  constructor(readonly state: 'missing' | 'cli_missing' = 'missing') {
     super('login not readable');
     this.name = 'LoginNotReadable';
   }
@@ -22,7 +23,7 @@ export class LoginNotReadable extends Error {
 
 /** Why a read failed, in words safe for a log: an error code, an HTTP status, an errno — never a body. */
 export function usageReadFailure(error: unknown): string {
-  if (error instanceof LoginNotReadable) return 'not readable';
+  if (error instanceof LoginNotReadable) return error.state === 'cli_missing' ? 'cli missing' : 'not readable';
   if (error instanceof GatewayError)
     return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
   const code = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
@@ -30,10 +31,12 @@ export function usageReadFailure(error: unknown): string {
 }
 
 /**
- * What to do about a failed usage read: a login the endpoint refused, or one that cannot be read,
- * needs a new login (the `login_state` line says the same); anything else passes by itself.
+ * What to do about a failed usage read, as the `login_state` line says it: a missing CLI is
+ * installed; a login the endpoint refused, or one that cannot be read, needs a new login;
+ * anything else passes by itself.
  */
 function usageReadFix(provider: ProviderId, reason: string): string {
+  if (reason === 'cli missing') return loginFix(provider, 'cli_missing') ?? 'install the CLI';
   if (reason === 'not readable' || reason === 'auth' || reason === 'status 401' || reason === 'status 403')
     return loginFix(provider, 'refresh_refused') ?? 'log in again with the CLI';
   return 'nothing, if it passes: the next read comes after ACCOUNT_USAGE_REFRESH_INTERVAL';

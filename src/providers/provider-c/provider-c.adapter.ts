@@ -16,6 +16,7 @@ import {
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
 import { ClaudeChild } from './provider-c.process';
 import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check';
+import { LoginNotReadable } from '../../accounts/plan-usage-refresh';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
@@ -70,15 +71,17 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
     );
     this.proxy = new UpstreamProxy(config.proxy);
     const usageUrl = providerCUsageUrl(providerC.childEnv);
-    this.accounts = createProviderCPool(config, pools, async (account, signal) =>
-      readProviderCUsage({
+    this.accounts = createProviderCPool(config, pools, async (account, signal) => {
+      // No CLI, no turn: its install is the fix, whatever the login holds (the login report says the same).
+      if (resolveCommand(this.command, this.baseEnv.PATH) === undefined) throw new LoginNotReadable('cli_missing');
+      return readProviderCUsage({
         url: usageUrl,
         token: await account.oauthToken(),
         cliVersion: installedClaudeCodeVersion(),
         proxy: this.proxy,
         signal,
-      }),
-    );
+      });
+    });
   }
 
   /**
