@@ -260,6 +260,18 @@ describe('HTTP surface', () => {
       }
     });
 
+    it('answers a body of another type that never ends at once, closes the connection, and keeps serving', async () => {
+      const { answer, chunksSent } = await sendChunkedUntilAnswered(gateway.url, '/v1/chat/completions', {
+        'content-type': 'text/plain',
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(answer).toContain('Content-Type must be application/json');
+      expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
+      // The gateway is still up (the unread body passing the cap once threw after the answer).
+      expect((await rawRequest(`${gateway.url}/health/live`)).status).toBe(200);
+    });
+
     it('answers 400 for a body that is JSON but not a chat request', async () => {
       const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',

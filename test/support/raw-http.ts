@@ -132,7 +132,8 @@ export const CHUNKED_UPLOAD_LIMIT = 1024;
 /**
  * POSTs a chunked JSON body to `route` that goes on (16 KiB chunks, one every 5 ms) until the
  * server answers or closes, as a client uploading without end would; returns what the server sent
- * by the time it closed, and how many chunks went out. `headers` are added to the request's head.
+ * by the time it closed, and how many chunks went out. `headers` are added to the request's head
+ * (a `content-type` among them replaces the JSON one).
  */
 export async function sendChunkedUntilAnswered(
   baseUrl: string,
@@ -144,11 +145,12 @@ export async function sendChunkedUntilAnswered(
   socket.on('data', (chunk: Buffer) => received.push(chunk));
   socket.on('error', () => undefined);
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  const extra = Object.entries(headers)
+  const { 'content-type': contentType = 'application/json', ...others } = headers;
+  const extra = Object.entries(others)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
   socket.write(
-    `POST ${route} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n${extra}\r\n`,
+    `POST ${route} HTTP/1.1\r\nHost: gateway\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: chunked\r\n${extra}\r\n`,
   );
   const chunk = `4000\r\n${'x'.repeat(16384)}\r\n`;
   let chunksSent = 0;

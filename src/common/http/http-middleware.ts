@@ -86,7 +86,9 @@ export function jsonBodyMiddleware(
           error = parseError;
         }
       } else if (!error && !options.deferErrors && hasBody(request)) {
-        // body-parser leaves a body of another type unread; without this it would read as no body at all.
+        // body-parser leaves a body of another type unread; without this it would read as no body
+        // at all. The connection closes after the answer rather than read the rest.
+        closeConnectionAfterAnswer(response);
         error = notJsonContentType();
       }
       // V8's JSON.parse is iterative, so any depth parses; everything after it may recurse.
@@ -151,6 +153,12 @@ function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
   if (this[BODY_RECEIVED] <= this[BODY_CAP]) return;
   this.off('data', countBodyBytes);
   const response = this.res!;
+  // Answered already, before the body was read (a body of another type, a route's own refusal):
+  // the rest of it is not read either.
+  if (response.headersSent) {
+    this.socket?.destroy();
+    return;
+  }
   // Node closes a `Connection: close` connection once answered, instead of reading the rest.
   closeConnectionAfterAnswer(response);
   this[BODY_ANSWER](this, response, new GatewayError('request_too_large', { publicMessage: this[BODY_TOO_LARGE] }));
