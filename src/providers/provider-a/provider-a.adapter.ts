@@ -374,8 +374,6 @@ function logRequest(
     renamed_tools: built.toolNames.renamed,
   };
   context.logger.debug(fields, 'provider_a_request');
-  if (built.orphanToolMessages > 0)
-    context.logger.info({ event: 'orphan_tool_message', count: built.orphanToolMessages }, 'orphan_tool_message');
 }
 
 /**

@@ -33,8 +33,6 @@ export interface ConversationInput {
   readonly systemTexts: string[];
   /** The conversation as Responses input items, in order. */
   readonly items: JsonObject[];
-  /** `tool` messages without `tool_call_id`, dropped. */
-  readonly orphanToolMessages: number;
 }
 
 /**
@@ -48,7 +46,6 @@ export function conversationInput(
   const calls = historyToolCallsById(messages, customNames);
   const systemTexts: string[] = [];
   const items: JsonObject[] = [];
-  let orphanToolMessages = 0;
 
   for (const [index, message] of messages.entries()) {
     // Images go up in user messages and tool results; anything the backend cannot take is a 400.
@@ -87,10 +84,8 @@ export function conversationInput(
       }
       case 'tool': {
         const id = typeof message.tool_call_id === 'string' ? message.tool_call_id : '';
-        if (id === '') {
-          orphanToolMessages++;
-          break;
-        }
+        // The body rules refuse a tool message without its call's id; none gets here.
+        if (id === '') break;
         const kind = calls.get(id)?.kind ?? 'function';
         items.push({
           type: kind === 'custom' ? 'custom_tool_call_output' : 'function_call_output',
@@ -102,7 +97,7 @@ export function conversationInput(
       }
     }
   }
-  return { systemTexts, items, orphanToolMessages };
+  return { systemTexts, items };
 }
 
 /** One part of a Responses message or tool output, in the backend's spelling. */

@@ -150,9 +150,7 @@ export interface ChatBodyOptions {
 
 export interface ChatBody {
   readonly body: Json;
-  /** Counts for the debug log (never the content). */
-  readonly orphanToolMessages: number;
-  /** Calls without an output that got an `aborted` one, and outputs without a call, dropped. */
+  /** Counts for the debug log (never the content): calls without an output that got an `aborted` one, and outputs without a call, dropped. */
   readonly abortedCalls: number;
   readonly orphanOutputs: number;
   /** Client tool name ↔ upstream name (names the backend would reject are shortened). */
@@ -278,7 +276,6 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
   const named = withUpstreamToolNames(body);
   return {
     body: named.body,
-    orphanToolMessages: conversation.orphanToolMessages,
     abortedCalls: paired.abortedCalls,
     orphanOutputs: paired.orphanOutputs,
     toolNames: named.names,
