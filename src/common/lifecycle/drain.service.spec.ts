@@ -90,6 +90,24 @@ describe(DrainService.name, () => {
     }
   });
 
+  it('settles no longer than the timeout leaves', async () => {
+    jest.useFakeTimers();
+    try {
+      const drain = new DrainService();
+      const response = new EventEmitter();
+      drain.track(response);
+      let outcome: boolean | undefined;
+      void drain.waitForQuiet(1000, 500).then((quiet) => (outcome = quiet));
+      await jest.advanceTimersByTimeAsync(900);
+      response.emit('close');
+      // 100 ms of the drain were left: the settle ends with them, not 500 ms later.
+      await jest.advanceTimersByTimeAsync(100);
+      expect(outcome).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('gives up waiting for quiet at the timeout', async () => {
     jest.useFakeTimers();
     try {

@@ -50,7 +50,9 @@ export class DrainService {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (!(await this.waitForIdle(Math.max(0, deadline - Date.now())))) return false;
-      await new Promise<void>((resolve) => timeoutOrNever(() => resolve(), settleMs));
+      // Never past the deadline: the exit comes when the drain said it would.
+      const settle = Math.max(0, Math.min(settleMs, deadline - Date.now()));
+      await new Promise<void>((resolve) => timeoutOrNever(() => resolve(), settle));
       if (this.inFlight === 0) return true;
     }
   }

@@ -27,7 +27,6 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   chat_json_invalid: 'the answer did not satisfy response_format (attempt {attempt})',
   context_manage: 'the conversation history was compacted',
   tool_call_invalid: 'an upstream tool call was dropped: {reason}',
-  orphan_tool_message: '{count} tool messages without tool_call_id were dropped',
   structured_success: 'structured inference succeeded on {model}',
   structured_replay: 'structured inference replayed a stored answer',
   structured_failure: 'structured inference failed: {code}',
@@ -105,7 +104,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   tool_fence_empty: 'an empty tool-call block was dropped',
   tool_fence_too_large: 'a tool-call block over 8 MiB was dropped',
   tool_fence_duplicate: 'a tool call drafted in thinking and repeated in the answer was skipped',
-  tool_fence_discarded: 'a tool-call block was dropped: the request forbids tool calls (tool_choice "none")',
+  tool_fence_discarded:
+    'a tool-call block was dropped: the request allows no tool call (no tools, or tool_choice "none")',
   // ── Upstream turns (every family) ────────────────────────────────────────────────────────────
   upstream_attempt_failed: '{provider} attempt {attempt} failed: {error_code}',
   upstream_retry: '{provider}: trying the turn again in {delay_ms} ms',
