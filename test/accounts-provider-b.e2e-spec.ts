@@ -102,6 +102,19 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(usedTokens().at(-1)).toBe('Bearer access-work');
   });
 
+  it('moves a turn to another login when Code Assist says the login has no such model (no preview access)', async () => {
+    await start();
+    const notFound = { status: 404, body: errorFrame(404, 'NOT_FOUND', 'Requested entity was not found.') };
+    harness.fake().enqueue('generateContent', notFound);
+    const response = await post(chat('preview'));
+    expect(response.status).toBe(200);
+    expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-home']);
+    // The chat's next turn stays on the login that served it.
+    expect((await post(chat('preview', 2))).status).toBe(200);
+    expect(usedTokens().at(-1)).toBe('Bearer access-home');
+    expect(await stateOf('work')).toBe('ready');
+  });
+
   it('answers 429 naming the model, with the earliest reset, when every login spent its quota for it', async () => {
     await start();
     harness.fake().enqueue('generateContent', quotaSpent(900), quotaSpent(300), quotaSpent(1200));

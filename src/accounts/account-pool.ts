@@ -302,6 +302,8 @@ export class AccountPool<T> implements PlanReporter {
       }
       return false;
     }
+    // The login has no access to this model (another login may): the turn tries another one.
+    if (error.code === 'not_found' && error.limitsModel) return true;
     if (error.spec.refusesAccount) {
       // The upstream refuses this kind of account: parked until the login file changes, no move.
       account.unsupportedFingerprint = account.loginFile ? (account.onDisk ?? null) : null;

@@ -20,8 +20,9 @@ export interface GatewayErrorOptions {
   /** Epoch ms at which a spent limit or credit resets, when the upstream said; named in the message. */
   resetsAt?: number;
   /**
-   * A usage limit of the one upstream model the turn asked for, not of the whole login (a family
-   * whose quota is kept per model): the account pool rests that model on the login, not the login.
+   * A failure about the one upstream model the turn asked for on this login, not the whole login:
+   * a usage limit of a family whose quota is kept per model (the account pool rests that model on
+   * the login), or a login without access to the model (the turn tries another login).
    */
   limitsModel?: boolean;
   /** The family that failed; the per-family messages of the error table need it. */

@@ -132,7 +132,9 @@ export function classifyProviderBError(
   const refusal = status === 403 ? readRefusedLogin(info) : undefined;
   if (refusal) return refusedLogin(refusal, base, logger);
   if (status === 401 || status === 403) return new GatewayError('auth', base);
-  if (status === 404) return new GatewayError('not_found', base);
+  // Code Assist answers 404 to a login without access to a model (a preview model, say) that
+  // another login of the pool may well have: about the login and this model, not the model alone.
+  if (status === 404) return new GatewayError('not_found', { ...base, limitsModel: true });
   if (QUOTA_STATUSES.has(status) || info.status === 'RESOURCE_EXHAUSTED') {
     const quota = classifyQuota(status, info, now);
     // A Code Assist quota is a bucket per model: spending it rests that model on the login, not the login.
