@@ -47,11 +47,6 @@ export interface ChildOptions {
   readonly nodeFlags?: readonly string[];
   /** `node scripts/start.mjs`, what `npm start` runs (it builds dist/ first when it is stale). */
   readonly startScript?: boolean;
-  /**
-   * Runs the child as this user id (and the group of the same number), its HOME given to it: a
-   * gateway user other than the owner of its files, as in a container. Only a root test may.
-   */
-  readonly uid?: number;
 }
 
 function spawnMain(
@@ -61,12 +56,10 @@ function spawnMain(
   options: ChildOptions = {},
 ): ChildProcess {
   const entry = options.startScript ? [START_SCRIPT] : options.built ? [BUILT_MAIN] : ['-r', REGISTER, MAIN];
-  if (options.uid !== undefined) fs.chownSync(home, options.uid, options.uid);
   return spawn(process.execPath, [...(options.nodeFlags ?? []), ...entry, ...argv], {
     cwd: REPO_ROOT,
     env: gatewayEnvironment(settings, home),
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
   });
 }
 
