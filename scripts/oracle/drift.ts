@@ -19,6 +19,8 @@ import * as path from 'node:path';
 import { checkClaude } from './claude-check';
 import { checkCodex } from './codex-check';
 import { captureGemini, diffGeminiCaptures, geminiFixture } from './capture-gemini-cli';
+import type { CliModelLists } from './model-ids-drift';
+import { diffModelLists, readCliModelLists } from './model-ids-drift';
 import type { GeminiCapture } from './capture-gemini-cli';
 import type { CliDrift } from './drift-report';
 import { driftExitCode, EXIT_COULD_NOT_RUN, formatDrift } from './drift-report';
@@ -163,9 +165,27 @@ async function offline(nodeModules: string, resultFile: string): Promise<void> {
       const check = checkCodex({ nodeModules, scratch: fs.mkdtempSync(path.join(scratch, 'codex-')) });
       return { cli: CODEX, pinned: check.pinned, newest: check.ran, differences: check.differences };
     });
+    // The model ids each CLI knows itself, pinned against newest (no capture asks for every model),
+    // read once, inside the first attempt that needs them, so a failure is that CLI's.
+    let lists: { pinned: CliModelLists; newest: CliModelLists } | undefined;
+    const modelLists = () =>
+      (lists ??= {
+        pinned: readCliModelLists(path.join(ROOT, 'oracles')),
+        newest: readCliModelLists(path.dirname(nodeModules)),
+      });
     await attempt(CLAUDE_CODE, () => {
       const check = checkClaude({ nodeModules, scratch: fs.mkdtempSync(path.join(scratch, 'claude-')) });
-      return { cli: CLAUDE_CODE, pinned: check.pinned, newest: check.ran, differences: check.differences };
+      const models = diffModelLists(
+        'claude-code',
+        modelLists().pinned['claude-code'],
+        modelLists().newest['claude-code'],
+      );
+      return {
+        cli: CLAUDE_CODE,
+        pinned: check.pinned,
+        newest: check.ran,
+        differences: [...check.differences, ...models],
+      };
     });
     await attempt(GEMINI_CLI, async () => {
       const pinned = pinnedVersion(GEMINI_CLI);
@@ -178,7 +198,10 @@ async function offline(nodeModules: string, resultFile: string): Promise<void> {
         cli: GEMINI_CLI,
         pinned,
         newest: fresh.version,
-        differences: diffGeminiCaptures(path.basename(fixture), committed, fresh),
+        differences: [
+          ...diffGeminiCaptures(path.basename(fixture), committed, fresh),
+          ...diffModelLists('gemini-cli', modelLists().pinned['gemini-cli'], modelLists().newest['gemini-cli']),
+        ],
       };
     });
   } finally {
