@@ -152,7 +152,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     // Decided once per turn: every attempt goes out in it, and the client's tools are checked against it.
     const shape = this.shapeOf(request.model.upstreamModel);
     if (shape === 'lite' && !request.faithful) {
-      const refusal = hostedToolRefusal(request.tools, request.model.requestedId, this.classicModels());
+      const refusal = hostedToolRefusal(request.tools, request.model.requestedId, () => this.classicModels());
       if (refusal) throw refusal;
     }
     const lease = this.sessions?.lease(request.conversationId, customToolNames(request.normalizedTools));

@@ -478,11 +478,14 @@ describe('hostedToolRefusal (a lite model and a client hosted tool)', () => {
       { type: 'custom', name: 'patch' },
       { type: 'namespace', name: 'n', tools: [] },
     ];
-    expect(hostedToolRefusal(tools, 'sol', ['gpt-5.5'])).toBeUndefined();
+    const classicModels = jest.fn(() => ['gpt-5.5']);
+    expect(hostedToolRefusal(tools, 'sol', classicModels)).toBeUndefined();
+    // The way out is looked up only for a refusal: every turn of a lite model passes here.
+    expect(classicModels).not.toHaveBeenCalled();
   });
 
   it('is 400 invalid_request on tools naming the first hosted tool, the model and the way out', () => {
-    const refusal = hostedToolRefusal([fn, { type: 'web_search' }, { type: 'file_search' }], 'sol', ['gpt-5.5']);
+    const refusal = hostedToolRefusal([fn, { type: 'web_search' }, { type: 'file_search' }], 'sol', () => ['gpt-5.5']);
     expect(refusal).toMatchObject({ code: 'invalid_request', param: 'tools' });
     expect(refusal!.publicMessage).toBe(
       'tools.1 is the hosted tool "web_search", which model "sol" cannot take: provider_a sends it the Responses lite request shape, where the Codex backend refuses hosted tools; use a model that takes hosted tools (the classic request shape: gpt-5.5; see GET /v1/models) or drop the tool',
@@ -490,7 +493,7 @@ describe('hostedToolRefusal (a lite model and a client hosted tool)', () => {
   });
 
   it('names a type that is no plain identifier in its own words, and says so when no model takes the classic shape', () => {
-    const refusal = hostedToolRefusal([{ type: 'Web Search <x>' }], 'sol', []);
+    const refusal = hostedToolRefusal([{ type: 'Web Search <x>' }], 'sol', () => []);
     expect(refusal!.publicMessage).toMatch(/^tools\.0 is a hosted tool, which model "sol" cannot take/);
     expect(refusal!.publicMessage).toMatch(
       /drop the tool: no model of this gateway takes the classic request shape now$/,

@@ -348,23 +348,23 @@ const carriedUnderLite = (type: string) => NAMESPACED_TYPES.has(type) || type ==
 /**
  * 400 `invalid_request` (`param: "tools"`) for the first tool of the client's own that the lite
  * shape cannot carry (a hosted tool: `web_search`…), else `undefined`: the backend refuses hosted
- * tools under the lite flag. `modelId` is the id the client asked for; `classicModels` are the
- * models that take the classic shape now (where a hosted tool goes), for the way out.
+ * tools under the lite flag. `modelId` is the id the client asked for; `classicModels` gives the
+ * models that take the classic shape now (where a hosted tool goes), for the way out: asked, and
+ * the message built, only for a refusal, since every turn of a lite model passes here.
  */
 export function hostedToolRefusal(
   tools: readonly ToolDefinition[],
   modelId: string,
-  classicModels: readonly string[],
+  classicModels: () => readonly string[],
 ): GatewayError | undefined {
-  const way =
-    classicModels.length > 0
-      ? `use a model that takes hosted tools (the classic request shape: ${classicModels.join(', ')}; see GET /v1/models) or drop the tool`
-      : 'drop the tool: no model of this gateway takes the classic request shape now';
-  return unusableToolRefusal(
-    tools,
-    carriedUnderLite,
-    `which model ${JSON.stringify(modelId.slice(0, 128))} cannot take: provider_a sends it the Responses lite request shape, where the Codex backend refuses hosted tools; ${way}`,
-  );
+  return unusableToolRefusal(tools, carriedUnderLite, () => {
+    const classic = classicModels();
+    const way =
+      classic.length > 0
+        ? `use a model that takes hosted tools (the classic request shape: ${classic.join(', ')}; see GET /v1/models) or drop the tool`
+        : 'drop the tool: no model of this gateway takes the classic request shape now';
+    return `which model ${JSON.stringify(modelId.slice(0, 128))} cannot take: provider_a sends it the Responses lite request shape, where the Codex backend refuses hosted tools; ${way}`;
+  });
 }
 
 /**
