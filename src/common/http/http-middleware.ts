@@ -66,7 +66,7 @@ export function jsonBodyMiddleware(
 ): RequestHandler {
   const read = express.raw({ type: 'application/json', limit: limitBytes });
   const answer: BodyErrorAnswer = options.answer ?? writeErrorResponse;
-  const tooLarge = tooLargeMessage(limitBytes, options.limitSetting);
+  const cap: BodyCap = { bytes: limitBytes, answer, tooLarge: tooLargeMessage(limitBytes, options.limitSetting) };
   const { bearer } = options;
   return (request: Request, response: Response, next: NextFunction) => {
     // A refused client's body is never read: the route's guard answers it 401, and the connection
@@ -95,7 +95,7 @@ export function jsonBodyMiddleware(
       error ??= exceedsJsonDepth(request.body) ? tooDeep() : undefined;
       if (!error) return next();
       let gatewayError = toGatewayError(error);
-      if (gatewayError.code === 'request_too_large') gatewayError = gatewayError.with({ publicMessage: tooLarge });
+      if (gatewayError.code === 'request_too_large') gatewayError = gatewayError.with({ publicMessage: cap.tooLarge });
       if (!options.deferErrors) {
         answer(request, response, gatewayError);
         return;
@@ -106,7 +106,7 @@ export function jsonBodyMiddleware(
       next();
     });
     // After `read` set up its own reading (in this same tick, so no chunk is missed).
-    answerOnceOverCap(request, limitBytes, answer, tooLarge);
+    answerOnceOverCap(request, cap);
   };
 }
 
@@ -117,27 +117,25 @@ export function jsonBodyMiddleware(
  * counts the inflated bytes) is answered 413 the moment it passes the cap instead, before any other
  * check, with `Connection: close`: Node then closes the connection instead of reading on.
  */
-function answerOnceOverCap(request: Request, limitBytes: number, answer: BodyErrorAnswer, tooLarge: string): void {
+function answerOnceOverCap(request: Request, cap: BodyCap): void {
   const encoding = request.headers['content-encoding'];
   if (request.readableEnded || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) return;
   const counted = request as CountedRequest;
-  counted[BODY_CAP] = limitBytes;
+  counted[BODY_CAP] = cap;
   counted[BODY_RECEIVED] = 0;
-  counted[BODY_ANSWER] = answer;
-  counted[BODY_TOO_LARGE] = tooLarge;
   request.on('data', countBodyBytes);
+}
+
+/** A route's body cap, made once per route: its bytes, how the route answers, and the 413's words. */
+interface BodyCap {
+  readonly bytes: number;
+  readonly answer: BodyErrorAnswer;
+  readonly tooLarge: string;
 }
 
 const BODY_CAP = Symbol('bodyCap');
 const BODY_RECEIVED = Symbol('bodyReceived');
-const BODY_ANSWER = Symbol('bodyAnswer');
-const BODY_TOO_LARGE = Symbol('bodyTooLarge');
-type CountedRequest = Request & {
-  [BODY_CAP]: number;
-  [BODY_RECEIVED]: number;
-  [BODY_ANSWER]: BodyErrorAnswer;
-  [BODY_TOO_LARGE]: string;
-};
+type CountedRequest = Request & { [BODY_CAP]: BodyCap; [BODY_RECEIVED]: number };
 
 /** The 413's words: the cap, and the setting behind it when there is one. */
 function tooLargeMessage(limitBytes: number, setting: string | undefined): string {
@@ -150,7 +148,8 @@ function tooLargeMessage(limitBytes: number, setting: string | undefined): strin
 /** The request's 'data' listener (`this` is the request): one module function, no closure per request. */
 function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
   this[BODY_RECEIVED] += chunk.length;
-  if (this[BODY_RECEIVED] <= this[BODY_CAP]) return;
+  const cap = this[BODY_CAP];
+  if (this[BODY_RECEIVED] <= cap.bytes) return;
   this.off('data', countBodyBytes);
   const response = this.res!;
   // Answered already, before the body was read (a body of another type, a route's own refusal):
@@ -161,7 +160,7 @@ function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
   }
   // Node closes a `Connection: close` connection once answered, instead of reading the rest.
   closeConnectionAfterAnswer(response);
-  this[BODY_ANSWER](this, response, new GatewayError('request_too_large', { publicMessage: this[BODY_TOO_LARGE] }));
+  cap.answer(this, response, new GatewayError('request_too_large', { publicMessage: cap.tooLarge }));
 }
 
 /**
