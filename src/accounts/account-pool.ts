@@ -235,7 +235,7 @@ export class AccountPool<T> implements PlanReporter {
         ? this.accounts.find((account) => account.alias === pinned)
         : undefined;
     if (pinnedAccount && this.usable(pinnedAccount, model)) return this.lease(pinnedAccount, chatKey, 'pinned');
-    const best = this.best(exclude, model) ?? this.soleLogin(exclude) ?? this.ruledOutByCheck(exclude);
+    const best = this.candidate(exclude, model);
     if (!best) throw this.unavailable(model);
     return this.lease(best, chatKey, exclude !== undefined ? 'moved' : 'new');
   }
@@ -423,9 +423,7 @@ export class AccountPool<T> implements PlanReporter {
   /** The error a new turn on `model` would get now, or `undefined` while some account is usable. */
   unavailableError(model?: string): GatewayError | undefined {
     this.accounts.forEach((account) => this.heal(account));
-    return (this.best(undefined, model) ?? this.soleLogin(undefined) ?? this.ruledOutByCheck(undefined))
-      ? undefined
-      : this.unavailable(model);
+    return this.candidate(undefined, model) ? undefined : this.unavailable(model);
   }
 
   /** Reads the login files, heals what is due, forgets silent chats and refreshes the gauges; run on a timer. */
@@ -532,6 +530,11 @@ export class AccountPool<T> implements PlanReporter {
     )
       return undefined;
     return only;
+  }
+
+  /** The login a new turn would get, leaving the chat's pin aside: the best usable, else a fallback. */
+  private candidate(exclude: string | undefined, model: string | undefined): Account<T> | undefined {
+    return this.best(exclude, model) ?? this.soleLogin(exclude) ?? this.ruledOutByCheck(exclude);
   }
 
   /**
