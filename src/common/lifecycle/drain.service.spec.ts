@@ -65,60 +65,50 @@ describe(DrainService.name, () => {
     await Promise.resolve();
     expect(outcome).toBe(true);
   });
-  it('waits for quiet: nothing in flight for the settle time, counting what arrives meanwhile', async () => {
-    jest.useFakeTimers();
-    try {
+
+  describe('waitForQuiet', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    /** A drain with one request in flight, and what its wait for quiet has resolved to so far. */
+    function waiting(timeoutMs: number, settleMs: number) {
       const drain = new DrainService();
       const first = new EventEmitter();
       drain.track(first);
-      let outcome: boolean | undefined;
-      void drain.waitForQuiet(10_000, 500).then((quiet) => (outcome = quiet));
+      const result: { outcome?: boolean } = {};
+      void drain.waitForQuiet(timeoutMs, settleMs).then((quiet) => (result.outcome = quiet));
+      return { drain, first, result };
+    }
+
+    it('waits for nothing in flight for the settle time, counting what arrives meanwhile', async () => {
+      const { drain, first, result } = waiting(10_000, 500);
       first.emit('close');
       await jest.advanceTimersByTimeAsync(300);
       // The client's next request on the same connection arrives within the settle time.
       const next = new EventEmitter();
       drain.track(next);
       await jest.advanceTimersByTimeAsync(1000);
-      expect(outcome).toBeUndefined();
+      expect(result.outcome).toBeUndefined();
       next.emit('close');
       await jest.advanceTimersByTimeAsync(499);
-      expect(outcome).toBeUndefined();
+      expect(result.outcome).toBeUndefined();
       await jest.advanceTimersByTimeAsync(1);
-      expect(outcome).toBe(true);
-    } finally {
-      jest.useRealTimers();
-    }
-  });
+      expect(result.outcome).toBe(true);
+    });
 
-  it('settles no longer than the timeout leaves', async () => {
-    jest.useFakeTimers();
-    try {
-      const drain = new DrainService();
-      const response = new EventEmitter();
-      drain.track(response);
-      let outcome: boolean | undefined;
-      void drain.waitForQuiet(1000, 500).then((quiet) => (outcome = quiet));
+    it('settles no longer than the timeout leaves', async () => {
+      const { first, result } = waiting(1000, 500);
       await jest.advanceTimersByTimeAsync(900);
-      response.emit('close');
+      first.emit('close');
       // 100 ms of the drain were left: the settle ends with them, not 500 ms later.
       await jest.advanceTimersByTimeAsync(100);
-      expect(outcome).toBe(true);
-    } finally {
-      jest.useRealTimers();
-    }
-  });
+      expect(result.outcome).toBe(true);
+    });
 
-  it('gives up waiting for quiet at the timeout', async () => {
-    jest.useFakeTimers();
-    try {
-      const drain = new DrainService();
-      drain.track(new EventEmitter());
-      let outcome: boolean | undefined;
-      void drain.waitForQuiet(2000, 500).then((quiet) => (outcome = quiet));
+    it('gives up at the timeout', async () => {
+      const { result } = waiting(2000, 500);
       await jest.advanceTimersByTimeAsync(2000);
-      expect(outcome).toBe(false);
-    } finally {
-      jest.useRealTimers();
-    }
+      expect(result.outcome).toBe(false);
+    });
   });
 });
