@@ -111,6 +111,18 @@ describe('manageContext', () => {
       expect(off.stats).toBeUndefined();
     });
 
+    it('keeps a cap too small for the marker: the first cap bytes, no marker', () => {
+      const messages: ChatMessage[] = [{ role: 'tool', tool_call_id: 'a', content: 'é'.repeat(40) }];
+      // The marker for an 80-byte result, with its blank line, takes 62 bytes.
+      for (const cap of [1, 10, 61]) {
+        const content = manageContext(messages, settings({ toolOutputMaxBytes: cap })).messages[0].content as string;
+        expect(bytes(content)).toBeLessThanOrEqual(cap);
+        expect(content).toBe('é'.repeat(Math.floor(cap / 2)));
+      }
+      const roomy = manageContext(messages, settings({ toolOutputMaxBytes: 66 })).messages[0].content as string;
+      expect(roomy).toBe('éé\n\n[gateway: tool output truncated from 80 bytes; kept 4 bytes]');
+    });
+
     it('caps a tool message even without tool_call_id (the cap is per result, always)', () => {
       const result = manageContext([{ role: 'tool', content: 'q'.repeat(40_000) }], settings());
       expect(bytes(result.messages[0].content)).toBe(32_768);

@@ -36,8 +36,13 @@ function truncationBudget(cap: number, originalBytes: number): number {
   return kept;
 }
 
-/** docs/design/behaviours.md §5.1: prefix, blank line, marker; the whole string is at most `cap` bytes (for any sane cap). */
+/**
+ * docs/design/behaviours.md §5.1: prefix, blank line, marker; the whole string is at most `cap`
+ * bytes. A cap too small to hold even the marker (under about 70 bytes) keeps the first `cap`
+ * bytes and no marker: the bound is the operator's, and a marker alone would break it.
+ */
 function truncate(text: string, originalBytes: number, cap: number): string {
+  if (SEPARATOR.length + truncationMarker(originalBytes, 0).length > cap) return utf8Prefix(text, cap).text;
   // The kept prefix may come out shorter than the budget (a multi-byte character is never
   // split); the marker then names the bytes really kept, and is never longer than budgeted.
   const prefix = utf8Prefix(text, truncationBudget(cap, originalBytes));
