@@ -17,7 +17,7 @@ export const PROVIDER_A_PARAMETERS: FamilyParameters = {
   frequency_penalty: ignored(SAMPLING_NOT_TAKEN),
   max_tokens: ignored(LIMIT_NOT_TAKEN),
   max_completion_tokens: ignored(LIMIT_NOT_TAKEN),
-  parallel_tool_calls: honoured('`parallel_tool_calls` (only with tools)'),
+  parallel_tool_calls: honoured("`parallel_tool_calls` (only with tools); with `faithful: true`, the profile's"),
   presence_penalty: ignored(SAMPLING_NOT_TAKEN),
   reasoning_effort: honoured("`reasoning.effort`, checked against the model's efforts"),
   response_format: honoured(
@@ -32,11 +32,13 @@ export const PROVIDER_A_PARAMETERS: FamilyParameters = {
   ),
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
   temperature: ignored(SAMPLING_NOT_TAKEN),
-  tool_choice: honoured('`tool_choice`, forced tools flattened'),
+  tool_choice: honoured("`tool_choice`, forced tools flattened; with `faithful: true`, the profile's"),
   tools: honoured(
     'flat function and custom tools; hosted tools (`web_search`…) as sent on classic-shape models, 400 on lite-shape ones (docs/providers.md "Two request shapes")',
   ),
   top_p: ignored(SAMPLING_NOT_TAKEN),
   verbosity: honoured("`text.verbosity` (overrides the catalog's)"),
-  faithful: honoured("`true`: the captured CLI profile replaces the client's tools (faithful mode)"),
+  faithful: honoured(
+    "`true`: the captured CLI profile replaces the client's tools, `tool_choice` and `parallel_tool_calls` (faithful mode)",
+  ),
 };
