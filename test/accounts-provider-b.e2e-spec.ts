@@ -102,6 +102,72 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(usedTokens().at(-1)).toBe('Bearer access-work');
   });
 
+  describe('model ids the Gemini CLI counts as one quota bucket (gemini-3-flash, gemini-3.5-flash, gemini-3.8-flash)', () => {
+    /** Two logins only: whatever the first cannot take goes to the second. */
+    const twoLogins = (settings: Record<string, string> = {}) =>
+      start({
+        PROVIDER_B_ACCOUNTS: (['work', 'home'] as const)
+          .map((alias) => `${alias}=${path.join(loginDir(alias), 'oauth_creds.json')}`)
+          .join(','),
+        ...settings,
+      });
+    /** The upstream model of every generate call so far, with the login that sent it. */
+    const generateCalls = () =>
+      harness
+        .fake()
+        .requests('generateContent')
+        .map((request) => `${String(request.headers.authorization)} ${String(request.body.model)}`);
+
+    it('sends no turn of another id of the bucket to a login whose quota read shows the bucket spent', async () => {
+      const tomorrow = new Date(Date.now() + 20 * 3600_000).toISOString();
+      const bucket = (modelId: string, remainingFraction: number) => ({
+        modelId,
+        tokenType: 'REQUESTS',
+        remainingFraction,
+        resetTime: tomorrow,
+      });
+      // Read one login after the other, in the order PROVIDER_B_ACCOUNTS lists them.
+      harness
+        .fake()
+        .enqueue(
+          'retrieveUserQuota',
+          { body: { buckets: [bucket('gemini-2.5-pro', 0.5), bucket('gemini-3.8-flash', 0)] } },
+          { body: { buckets: [bucket('gemini-2.5-pro', 0.5), bucket('gemini-3.8-flash', 0.9)] } },
+        );
+      await twoLogins({ ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' });
+      await eventually(async () => (await accountEntry('home')).source === 'usage_endpoint');
+      expect((await accountEntry('work')).windows).toContainEqual(
+        expect.objectContaining({ name: 'gemini-3.8-flash', model: 'gemini-3.8-flash', used_ratio: 1 }),
+      );
+      for (const [model, name] of [
+        ['gemini-3.5-flash', 'base'],
+        ['gemini-3-flash', 'legacy'],
+      ])
+        expect((await post(chatTurn(model, name))).status).toBe(200);
+      expect(generateCalls()).toEqual(['Bearer access-home gemini-3-flash', 'Bearer access-home gemini-3-flash']);
+      // Another bucket of the login still serves.
+      expect((await post(chat('pro'))).status).toBe(200);
+      expect(generateCalls().at(-1)).toBe('Bearer access-work gemini-2.5-pro');
+    });
+
+    it('sends no turn of another id of the bucket to a login after a quota error of one id', async () => {
+      await twoLogins();
+      harness.fake().enqueue('generateContent', quotaSpent(600));
+      expect((await post(chatTurn('gemini-3.8-flash', 'latest'))).status).toBe(200);
+      expect((await post(chatTurn('gemini-3.5-flash', 'base'))).status).toBe(200);
+      expect(generateCalls()).toEqual([
+        'Bearer access-work gemini-3.8-flash',
+        'Bearer access-home gemini-3.8-flash',
+        'Bearer access-home gemini-3-flash',
+      ]);
+      // The rest names the id the turn asked for; the login's view shows that id's window spent.
+      expect(gateway!.logs.records('account_model_resting')).toEqual([
+        expect.objectContaining({ account: 'work', model: 'gemini-3.8-flash' }),
+      ]);
+      expect(await stateOf('work')).toBe('ready');
+    });
+  });
+
   it('moves a turn to another login when Code Assist says the login has no such model (no preview access)', async () => {
     await start();
     const notFound = { status: 404, body: errorFrame(404, 'NOT_FOUND', 'Requested entity was not found.') };

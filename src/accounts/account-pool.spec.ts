@@ -571,6 +571,23 @@ describe(AccountTurn.name, () => {
     expect(sole.pool.acquire('chat-1', 'pro').alias).toBe('a');
   });
 
+  it('rests every model id of a quota bucket the family names (quotaBucketOf), from a turn or a usage read', () => {
+    const quotaBucketOf = (model: string) => (model === 'flash-new' ? 'flash' : model);
+    const { pool, clock } = makePool(['a', 'b'], { quotaBucketOf });
+    pool.applyFailure('a', modelLimit(600), undefined, 'flash-new');
+    for (const model of ['flash', 'flash-new']) {
+      const lease = pool.acquire(undefined, model);
+      expect(lease.alias).toBe('b');
+      lease.release();
+    }
+    pool.reportPlan('b', {
+      source: 'usage_endpoint',
+      windows: [{ name: 'flash', model: 'flash', usedRatio: 1, resetsAt: clock.now() + 900_000 }],
+    });
+    expect(pool.unavailableError('flash-new')?.publicMessage).toContain('usage limit for flash-new');
+    expect(pool.acquire(undefined, 'pro').alias).toBe('a');
+  });
+
   it("answers a family's only login at its in-flight cap as busy, whatever its model rests", () => {
     const { pool } = makePool(['only'], { maxInFlight: 1 });
     pool.applyFailure('only', modelLimit(72_000), undefined, 'pro');

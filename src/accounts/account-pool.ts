@@ -37,6 +37,12 @@ export interface AccountPoolOptions {
   readonly pinnedChatsMax: number;
   /** ACCOUNT_PAID_USAGE: `plan_only` rests a login whose plan is spent; `allow` serves it and counts paid turns. */
   readonly paidUsage?: 'plan_only' | 'allow';
+  /**
+   * The family's quota bucket of an upstream model id, where its vendor counts several ids as one
+   * quota: a spent window of any id of a bucket rests all of them on that login. Unset: each id is
+   * its own bucket.
+   */
+  readonly quotaBucketOf?: (model: string) => string;
 }
 
 /** The account series of GatewayMetrics; labels are family and alias only. */
@@ -460,15 +466,19 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * Until when `model` rests on this login: its quota window for that model (a per-model bucket
-   * the usage endpoint reported, or a model's limit a turn hit) is spent and resets later.
+   * Until when `model` rests on this login: its quota window for that model, or for another id of
+   * its quota bucket (`quotaBucketOf`), is spent and resets later (a per-model bucket the usage
+   * endpoint reported, or a model's limit a turn hit).
    */
   private modelRestsUntil(account: Account<T>, model: string | undefined): number | undefined {
     if (model === undefined) return undefined;
+    const bucketOf = this.options.quotaBucketOf;
+    const bucket = bucketOf ? bucketOf(model) : model;
     const now = this.deps.clock.now();
     let until: number | undefined;
     for (const window of account.plan?.windows ?? []) {
-      if (window.model !== model || window.usedRatio === undefined || window.usedRatio < 1) continue;
+      if (window.model === undefined || window.usedRatio === undefined || window.usedRatio < 1) continue;
+      if ((bucketOf ? bucketOf(window.model) : window.model) !== bucket) continue;
       if (window.resetsAt !== undefined && window.resetsAt > now) until = Math.max(until ?? 0, window.resetsAt);
     }
     return until;

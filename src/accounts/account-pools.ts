@@ -43,12 +43,14 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
   /**
    * @param readUsage the family's reader of its vendor's usage endpoint (docs/accounts.md "What each
    *   login has left"): read at startup and every ACCOUNT_USAGE_REFRESH_INTERVAL, never per request.
+   * @param quotaBucketOf the family's model ids that share one quota (AccountPoolOptions).
    */
   create<T>(
     family: ProviderId,
     specs: readonly PoolAccountSpec<T>[],
     refresh?: RefreshLogin<T>,
     readUsage?: PlanUsageRead<T>,
+    quotaBucketOf?: (model: string) => string,
   ): AccountPool<T> {
     const { accounts } = this.config;
     const pool = new AccountPool(
@@ -59,6 +61,7 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
         cooldownDefaultMs: accounts.cooldownDefaultMs,
         pinnedChatsMax: accounts.pinnedChatsMax,
         paidUsage: accounts.paidUsage,
+        quotaBucketOf,
       },
       { clock: this.clock, logger: this.logger, metrics: this.metrics },
     );

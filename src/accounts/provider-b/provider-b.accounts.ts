@@ -4,6 +4,7 @@ import type { AppConfig } from '../../config/app-config';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { PlanUsageRead } from '../../core/plan-usage';
 import { ProviderBTokenSource } from './provider-b.auth';
+import { providerBQuotaBucket } from './provider-b.quota-buckets';
 
 /** What the pool holds per Gemini login: its token source (cache, refresh, write-back). */
 export interface ProviderBLogin {
@@ -14,7 +15,8 @@ export interface ProviderBLogin {
  * The provider_b pool: one account per configured Gemini login file (docs/accounts.md); idle
  * logins are refreshed ahead of expiry in the background. `readUsage` (the adapter's
  * `retrieveUserQuota`) gives each login its quota buckets as per-model windows; new chats are
- * spread by turns in flight, and quota errors cool the login.
+ * spread by turns in flight, and quota errors cool the login. A spent bucket rests every model id
+ * the Gemini CLI counts in it (provider-b.quota-buckets.ts).
  */
 export function createProviderBPool(
   config: AppConfig,
@@ -32,5 +34,6 @@ export function createProviderBPool(
     specs,
     (login, aheadMs, logger) => login.tokens.refreshAhead(aheadMs, logger),
     readUsage,
+    providerBQuotaBucket,
   );
 }
