@@ -118,6 +118,36 @@ describe('PROVIDER_A_WIRE forces one request shape', () => {
       expect(request.body!.tools).toEqual([expect.objectContaining({ name: 'read_file' }), { type: 'web_search' }]);
     });
 
+    it('alone with tool_choice "required" on a classic model is a tool to call: both reach the backend as sent', async () => {
+      gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+      fake().enqueue(textReply('found'));
+      const response = await postChatBody(gateway, {
+        model: 'gpt-5.5',
+        tools: [{ type: 'web_search' }],
+        tool_choice: 'required',
+        messages: [{ role: 'user', content: 'search' }],
+      });
+      expect(response.status).toBe(200);
+      const [request] = fake().requests();
+      expect(request.violation).toBeUndefined();
+      expect(request.body).toMatchObject({ tools: [{ type: 'web_search' }], tool_choice: 'required' });
+    });
+
+    it('alone with tool_choice "required" on a lite model is refused for the tool, not for a missing one', async () => {
+      gateway = await startGateway({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' });
+      const response = await postChatBody(gateway, {
+        model: 'gpt-5.6-sol',
+        tools: [{ type: 'web_search' }],
+        tool_choice: 'required',
+        messages: [{ role: 'user', content: 'search' }],
+      });
+      expect(response.status).toBe(400);
+      const { error } = (await response.json()) as Json;
+      expect(error).toMatchObject({ code: 'invalid_request', param: 'tools' });
+      expect(error.message).toContain('tools.0 is the hosted tool "web_search"');
+      expect(fake().requests()).toHaveLength(0);
+    });
+
     it("of a captured faithful profile is left out on a lite model, as the CLI leaves it out; the client's are replaced", async () => {
       gateway = await startGateway({
         ...providerASettings(fake(), home()),

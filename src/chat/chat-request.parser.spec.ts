@@ -220,6 +220,8 @@ describe('chat body validation', () => {
     expect(messageOfTools({ tools: [read, 7] })).toBe('tools.1 must be an object');
     // A hosted tool is provider_a's backend's to judge.
     expect(messageOfTools({ tools: [read, { type: 'web_search' }] })).toBeUndefined();
+    // ...and a tool `required` can call, though it has no name.
+    expect(messageOfTools({ tool_choice: 'required', tools: [{ type: 'web_search' }] })).toBeUndefined();
     expect(messageOfTools({ tool_choice: 'bogus', tools: [read] })).toBe(
       'tool_choice must be "auto", "none", "required" or an object naming a function or custom tool',
     );

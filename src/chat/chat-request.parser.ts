@@ -53,7 +53,7 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
   const tools = Array.isArray(raw.tools) ? (raw.tools as ToolDefinition[]) : [];
   const normalizedTools = normalizeTools(tools);
   const toolChoice = raw.tool_choice ?? undefined;
-  checkToolChoice(toolChoice, normalizedTools);
+  checkToolChoice(toolChoice, tools, normalizedTools);
   return {
     model,
     // The raw objects, not the DTO instances: adapters must see every field the client sent.
@@ -92,9 +92,16 @@ const hasText = (message: ChatMessage) => messageTextParts(message).some((text) 
 
 /**
  * A `tool_choice` that asks for a tool call needs tools to call, and a forced tool must be one of
- * them (as OpenAI answers both): otherwise no family could obey it, and each would drop it.
+ * them (as OpenAI answers both): otherwise no family could obey it, and each would drop it. A
+ * hosted tool (`web_search`…, nameless, so not among `normalized`) is a tool to call here, as it
+ * is to the Responses API: whether the turn's model takes it is its family's to answer, with a 400
+ * naming the tool when it cannot.
  */
-function checkToolChoice(toolChoice: unknown, tools: readonly NormalizedTool[]): void {
+function checkToolChoice(
+  toolChoice: unknown,
+  tools: readonly ToolDefinition[],
+  normalized: readonly NormalizedTool[],
+): void {
   if (toolChoice === undefined || toolChoice === 'auto' || toolChoice === 'none') return;
   if (tools.length === 0)
     throw new GatewayError('invalid_request', {
@@ -102,7 +109,7 @@ function checkToolChoice(toolChoice: unknown, tools: readonly NormalizedTool[]):
       param: 'tool_choice',
     });
   const forced = forcedToolName(toolChoice);
-  if (forced !== undefined && !tools.some((tool) => tool.name === forced))
+  if (forced !== undefined && !normalized.some((tool) => tool.name === forced))
     throw new GatewayError('invalid_request', {
       publicMessage: 'tool_choice names a tool that is not in tools',
       param: 'tool_choice',
