@@ -1,17 +1,20 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { hash, timingSafeEqual } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { loadConfig } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
 import { sha256Hex } from '../hashing';
 import { BearerAuthGuard, callerHash, resolveCaller } from './bearer-auth.guard';
-import { bearerToken } from './bearer-check';
+import { jsonBodyMiddleware } from '../http/http-middleware';
+import { BearerCheck, bearerToken } from './bearer-check';
 import { Public } from './public.decorator';
 
-// Wrap (not replace) timingSafeEqual so the test can see that every comparison goes through it.
+// Wrap (not replace) timingSafeEqual and hash so the test can see every comparison and digest.
 jest.mock('node:crypto', () => {
   const actual = jest.requireActual<typeof import('node:crypto')>('node:crypto');
-  return { ...actual, timingSafeEqual: jest.fn(actual.timingSafeEqual) };
+  return { ...actual, timingSafeEqual: jest.fn(actual.timingSafeEqual), hash: jest.fn(actual.hash) };
 });
 
 class ProtectedController {
@@ -27,8 +30,8 @@ class HealthLikeController {
 function httpContext(
   authorization: string | undefined,
   controller: new () => { handle(): void } = ProtectedController,
+  request: object = { headers: authorization === undefined ? {} : { authorization } },
 ): ExecutionContext {
-  const request = { headers: authorization === undefined ? {} : { authorization } };
   return {
     getHandler: () => controller.prototype.handle,
     getClass: () => controller,
@@ -103,6 +106,46 @@ describe(BearerAuthGuard.name, () => {
     });
   });
 
+  describe('one admitted request with a body', () => {
+    const secret = 's3cret-value-0123';
+
+    /** A POST with a JSON body, as the body reader gets it from Node. */
+    function postRequest(body: string): Request {
+      const request = Readable.from([Buffer.from(body)]) as unknown as Request;
+      Object.assign(request, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${secret}`,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
+      });
+      return request;
+    }
+
+    it('hashes the bearer once across the body reader, the check and the caller', async () => {
+      const request = postRequest('{"model":"m"}');
+      // Both digest the secret once, when built.
+      const reader = jsonBodyMiddleware(1024, { bearer: new BearerCheck(secret) });
+      const subject = guard(secret);
+      const spy = hash as jest.MockedFunction<typeof hash>;
+      spy.mockClear();
+      const readError = await new Promise<unknown>((resolve) =>
+        reader(request, { headersSent: false } as Response, resolve),
+      );
+      expect(readError).toBeUndefined();
+      expect(request.body).toEqual({ model: 'm' });
+      expect(subject.canActivate(httpContext(undefined, ProtectedController, request))).toBe(true);
+      const ofBearer = spy.mock.calls.filter(([, value]) => value === secret);
+      expect(ofBearer).toHaveLength(1);
+      // What the request keeps of it is the digest, never the token.
+      const kept = Object.getOwnPropertySymbols(request).map(
+        (key) => (request as unknown as Record<symbol, unknown>)[key],
+      );
+      expect(kept).not.toContain(secret);
+    });
+  });
+
   describe('without a secret', () => {
     const subject = guard();
 
@@ -145,25 +188,25 @@ describe(resolveCaller.name, () => {
   const bearer = { authorization: 'Bearer team-token' };
 
   it('uses the caller header when configured and present (docs/design/behaviours.md §3.1)', () => {
-    expect(resolveCaller({ ...bearer, 'x-tenant': 'acme' }, 'x-tenant')).toBe('header:acme');
+    expect(resolveCaller({ headers: { ...bearer, 'x-tenant': 'acme' } }, 'x-tenant')).toBe('header:acme');
   });
 
   it('makes two tenants with the same bearer two different callers', () => {
-    const first = resolveCaller({ ...bearer, 'x-tenant': 'acme' }, 'x-tenant');
-    const second = resolveCaller({ ...bearer, 'x-tenant': 'globex' }, 'x-tenant');
+    const first = resolveCaller({ headers: { ...bearer, 'x-tenant': 'acme' } }, 'x-tenant');
+    const second = resolveCaller({ headers: { ...bearer, 'x-tenant': 'globex' } }, 'x-tenant');
     expect(first).not.toBe(second);
   });
 
   it('falls back to the SHA-256 of the bearer when the header is absent or blank', () => {
     const expected = `bearer:${sha256Hex('team-token')}`;
-    expect(resolveCaller(bearer, 'x-tenant')).toBe(expected);
-    expect(resolveCaller({ ...bearer, 'x-tenant': '   ' }, 'x-tenant')).toBe(expected);
-    expect(resolveCaller(bearer, undefined)).toBe(expected);
+    expect(resolveCaller({ headers: bearer }, 'x-tenant')).toBe(expected);
+    expect(resolveCaller({ headers: { ...bearer, 'x-tenant': '   ' } }, 'x-tenant')).toBe(expected);
+    expect(resolveCaller({ headers: bearer }, undefined)).toBe(expected);
   });
 
   it('is anonymous without a header or bearer', () => {
-    expect(resolveCaller({}, 'x-tenant')).toBe('anonymous');
-    expect(resolveCaller({ authorization: 'Bearer' }, undefined)).toBe('anonymous');
+    expect(resolveCaller({ headers: {} }, 'x-tenant')).toBe('anonymous');
+    expect(resolveCaller({ headers: { authorization: 'Bearer' } }, undefined)).toBe('anonymous');
   });
 });
 

@@ -1,12 +1,12 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayError } from '../../core/gateway.error';
 import { sha256Hex } from '../hashing';
-import { BearerCheck, bearerToken } from './bearer-check';
+import type { BearerRequest } from './bearer-check';
+import { BearerCheck, bearerDigest } from './bearer-check';
 import { IS_PUBLIC_ROUTE } from './public.decorator';
 
 /**
@@ -54,10 +54,9 @@ export class BearerAuthGuard implements CanActivate {
 
   /** The check itself: attaches the caller; throws `invalid_api_key` when the bearer is refused. */
   private authorize(request: Request): void {
-    const token = bearerToken(request.headers.authorization);
     // The caller is resolved here once, refused or not (a refusal's audit record names it too).
-    attachCaller(request, resolveCaller(request.headers, this.callerHeader, token));
-    if (this.check.refuses(request.headers, token)) throw new GatewayError('invalid_api_key');
+    attachCaller(request, resolveCaller(request, this.callerHeader));
+    if (this.check.refuses(request)) throw new GatewayError('invalid_api_key');
   }
 }
 
@@ -66,18 +65,15 @@ export class BearerAuthGuard implements CanActivate {
  * GATEWAY_CALLER_HEADER when set and non-blank, else `bearer:<sha256 of the bearer>`, else
  * `anonymous`. The raw value is never logged; use `callerHash` in logs.
  */
-export function resolveCaller(
-  headers: IncomingHttpHeaders,
-  callerHeader: string | undefined,
-  token: string | undefined = bearerToken(headers.authorization),
-): string {
+export function resolveCaller(request: BearerRequest, callerHeader: string | undefined): string {
   if (callerHeader) {
-    const raw = headers[callerHeader];
+    const raw = request.headers[callerHeader];
     const value = Array.isArray(raw) ? raw[0] : raw;
     if (typeof value === 'string' && value.trim() !== '') return `header:${value}`;
   }
-  if (token !== undefined) return `bearer:${sha256Hex(token)}`;
-  return 'anonymous';
+  // The same digest the bearer check compares: one hash of the bearer per request.
+  const digest = bearerDigest(request);
+  return digest === undefined ? 'anonymous' : `bearer:${digest.toString('hex')}`;
 }
 
 const CALLER = Symbol('caller');
@@ -89,8 +85,8 @@ export function attachCaller(request: object, caller: string): void {
 }
 
 /** The caller the guard attached; resolved from the headers for a request the guard did not see. */
-export function callerOf(request: { readonly headers: IncomingHttpHeaders }, callerHeader: string | undefined): string {
-  return (request as RequestWithCaller)[CALLER] ?? resolveCaller(request.headers, callerHeader);
+export function callerOf(request: BearerRequest, callerHeader: string | undefined): string {
+  return (request as RequestWithCaller)[CALLER] ?? resolveCaller(request, callerHeader);
 }
 
 /** What logs may show of a caller: the first 16 hex characters of SHA-256 of the caller string. */

@@ -10,11 +10,34 @@ export function bearerToken(header: string | undefined): string | undefined {
   return token ? token : undefined;
 }
 
+/** What the bearer is read from: a request's headers (the Node request, one object for its life). */
+export interface BearerRequest {
+  readonly headers: IncomingHttpHeaders;
+}
+
+const DIGEST = Symbol('bearerDigest');
+type RequestWithDigest = { [DIGEST]?: Buffer | null };
+
+/**
+ * SHA-256 of the request's bearer token, `undefined` without one. Hashed at most once per request
+ * and kept on it, so the body reader's check, the guard's check and the caller share one digest;
+ * only the digest is kept, the token lives no longer than this call.
+ */
+export function bearerDigest(request: BearerRequest): Buffer | undefined {
+  const kept = (request as RequestWithDigest)[DIGEST];
+  if (kept !== undefined) return kept ?? undefined;
+  const token = bearerToken(request.headers.authorization);
+  const digest = token === undefined ? null : sha256Digest(token);
+  (request as RequestWithDigest)[DIGEST] = digest;
+  return digest ?? undefined;
+}
+
 /**
  * Whether a request's bearer is refused (docs/endpoints.md "Authentication"). With a secret:
  * anything but exactly `Bearer <secret>`, compared in constant time. Without: only a malformed
- * `Authorization` header. The one rule of the global guard, and of the body readers, which ask it
- * before reading a byte of a body (a refused client never gets its body read, inflated or parsed).
+ * `Authorization` header, and nothing is hashed. The one rule of the global guard, and of the body
+ * readers, which ask it before reading a byte of a body (a refused client never gets its body
+ * read, inflated or parsed).
  */
 export class BearerCheck {
   private readonly secretDigest?: Buffer;
@@ -23,9 +46,13 @@ export class BearerCheck {
     if (secret !== undefined) this.secretDigest = sha256Digest(secret);
   }
 
-  refuses(headers: IncomingHttpHeaders, token: string | undefined = bearerToken(headers.authorization)): boolean {
-    // Hashing both sides gives equal lengths, so timingSafeEqual never leaks the secret's length.
-    if (this.secretDigest) return token === undefined || !timingSafeEqual(sha256Digest(token), this.secretDigest);
-    return headers.authorization !== undefined && token === undefined;
+  refuses(request: BearerRequest): boolean {
+    if (this.secretDigest) {
+      // Digests on both sides have equal lengths, so timingSafeEqual never leaks the secret's length.
+      const digest = bearerDigest(request);
+      return digest === undefined || !timingSafeEqual(digest, this.secretDigest);
+    }
+    const { authorization } = request.headers;
+    return authorization !== undefined && bearerToken(authorization) === undefined;
   }
 }

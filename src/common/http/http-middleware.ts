@@ -71,7 +71,7 @@ export function jsonBodyMiddleware(
   return (request: Request, response: Response, next: NextFunction) => {
     // A refused client's body is never read: the route's guard answers it 401, and the connection
     // closes rather than read what is left (a small compressed body may inflate to the cap).
-    if (bearer?.refuses(request.headers)) {
+    if (bearer?.refuses(request)) {
       closeConnectionAfterAnswer(response);
       return next();
     }
