@@ -1,8 +1,26 @@
 import * as fs from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { register } from 'prom-client';
+import { METRICS } from './metric-declarations';
 import type { CgroupFiles } from './process-metrics';
-import { cgroupWorkingSetBytes, containerMemoryBytes, effectiveMemoryLimitBytes } from './process-metrics';
+import {
+  cgroupWorkingSet,
+  containerMemoryBytes,
+  effectiveMemoryLimitBytes,
+  registerProcessMetrics,
+} from './process-metrics';
+
+// Wrap (not replace) readFile so a test can count which files a scrape reads.
+jest.mock('node:fs/promises', () => {
+  const actual = jest.requireActual<typeof import('node:fs/promises')>('node:fs/promises');
+  return { ...actual, readFile: jest.fn(actual.readFile) };
+});
+
+/** How many times `file` was read since the spy was last cleared. */
+const readsOf = (file: string) =>
+  (readFile as jest.MockedFunction<typeof readFile>).mock.calls.filter(([name]) => name === file).length;
 
 describe('effectiveMemoryLimitBytes', () => {
   const GiB = 1024 ** 3;
@@ -43,7 +61,7 @@ describe('the cgroup memory the alert divides by the limit', () => {
       'memory.current': `${1400 * MiB}\n`,
       'memory.stat': `anon ${1200 * MiB}\nfile ${200 * MiB}\nactive_file ${50 * MiB}\ninactive_file ${150 * MiB}\n`,
     });
-    expect(await cgroupWorkingSetBytes(files)).toBe(1250 * MiB);
+    expect(await cgroupWorkingSet(files)()).toBe(1250 * MiB);
   });
 
   it('follows the path /proc/self/cgroup names (a container without its own namespace)', async () => {
@@ -51,29 +69,57 @@ describe('the cgroup memory the alert divides by the limit', () => {
       'memory.current': '1000\n',
       'memory.stat': 'inactive_file 300\n',
     });
-    expect(await cgroupWorkingSetBytes(files)).toBe(700);
+    expect(await cgroupWorkingSet(files)()).toBe(700);
+  });
+
+  it('reads which cgroup once and its memory at each call', async () => {
+    cgroup('0::/gateway\n', '/gateway', { 'memory.current': '1000\n', 'memory.stat': 'inactive_file 300\n' });
+    (readFile as jest.MockedFunction<typeof readFile>).mockClear();
+    const workingSet = cgroupWorkingSet(files);
+    expect(readsOf(files.membership)).toBe(0);
+    expect(await workingSet()).toBe(700);
+    fs.writeFileSync(path.join(files.mount, 'gateway', 'memory.current'), '2000\n');
+    expect(await workingSet()).toBe(1700);
+    expect(readsOf(files.membership)).toBe(1);
+    expect(readsOf(path.join(files.mount, 'gateway', 'memory.current'))).toBe(2);
   });
 
   it('is memory.current itself when memory.stat is missing', async () => {
     cgroup('0::/\n', '/', { 'memory.current': '4096\n' });
-    expect(await cgroupWorkingSetBytes(files)).toBe(4096);
+    expect(await cgroupWorkingSet(files)()).toBe(4096);
   });
 
   it('is undefined on cgroup v1 (no 0:: line), without memory.current (hybrid, host root), or without the files', async () => {
     cgroup('4:memory:/docker/abc\n1:cpu:/docker/abc\n', '/', { 'memory.current': '4096\n' });
-    expect(await cgroupWorkingSetBytes(files)).toBeUndefined();
+    expect(await cgroupWorkingSet(files)()).toBeUndefined();
     cgroup('4:memory:/user.slice\n0::/\n', '/', {});
     fs.rmSync(path.join(files.mount, 'memory.current'), { force: true });
-    expect(await cgroupWorkingSetBytes(files)).toBeUndefined();
-    expect(await cgroupWorkingSetBytes({ mount: '/nonexistent', membership: '/nonexistent/cgroup' })).toBeUndefined();
+    expect(await cgroupWorkingSet(files)()).toBeUndefined();
+    expect(await cgroupWorkingSet({ mount: '/nonexistent', membership: '/nonexistent/cgroup' })()).toBeUndefined();
   });
 
   it("falls back to the process's resident memory where there is no cgroup v2", async () => {
     const rss = process.memoryUsage.rss();
-    const fallback = await containerMemoryBytes({ mount: '/nonexistent', membership: '/nonexistent/cgroup' });
+    const fallback = await containerMemoryBytes(
+      cgroupWorkingSet({ mount: '/nonexistent', membership: '/nonexistent/cgroup' }),
+    );
     expect(fallback).toBeGreaterThan(rss / 2);
     expect(fallback).toBeLessThan(rss * 2);
     cgroup('0::/\n', '/', { 'memory.current': `${3000 * MiB}\n` });
-    expect(await containerMemoryBytes(files)).toBe(3000 * MiB);
+    expect(await containerMemoryBytes(cgroupWorkingSet(files))).toBe(3000 * MiB);
+  });
+});
+
+describe(registerProcessMetrics.name, () => {
+  afterAll(() => register.clear());
+
+  it('reads which cgroup the process is in (/proc/self/cgroup) once, at the first scrape, not at each', async () => {
+    (readFile as jest.MockedFunction<typeof readFile>).mockClear();
+    registerProcessMetrics();
+    expect(readsOf('/proc/self/cgroup')).toBe(0);
+    const gauge = register.getSingleMetric(METRICS.containerMemory.name)!;
+    await gauge.get();
+    await gauge.get();
+    expect(readsOf('/proc/self/cgroup')).toBe(1);
   });
 });
