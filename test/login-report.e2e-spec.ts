@@ -14,7 +14,9 @@ import { metricValue } from './support/prometheus-text';
  * A gateway started on a machine where no CLI is logged in (docs/accounts.md "Login report"): it says so at startup, one
  * line per login naming the command that fixes it and one warning per family; each family's chat
  * answers an error naming that command (not the caller's key); and a login written afterwards is
- * picked up, by requests and by the report, without a restart. provider_c runs the project's fake
+ * picked up, by requests and by the report, without a restart. A login file the gateway may not
+ * read (a directory where it should be) makes each family's chat name that file's error code and
+ * fix instead of the login command. provider_c runs the project's fake
  * `claude` here (its `auth status` answers "not logged in"); the real binary's not-logged-in case
  * is in provider-c.e2e-spec.ts.
  */
@@ -168,6 +170,65 @@ describe('a gateway started with no logins', () => {
     ).toBe('logged in now');
     expect(await accountState(gateway, 'provider_a', 'default')).toBe('ready');
   });
+});
+
+describe('a gateway whose login files are directories (EISDIR: its user may not read them)', () => {
+  // A directory where the login file should be is what a bind mount of a host file that did not
+  // exist leaves, and the one refusal a test running as root meets too (root reads any mode).
+  let unreadable: TestGateway;
+  let scratch: string;
+  let files: Record<(typeof FAMILIES)[number]['provider'], string>;
+
+  beforeAll(async () => {
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'login-report-eisdir-'));
+    files = {
+      provider_a: path.join(scratch, 'codex', 'auth.json'),
+      provider_b: path.join(scratch, 'gemini', 'oauth_creds.json'),
+      provider_c: path.join(scratch, 'claude', '.credentials.json'),
+    };
+    for (const file of Object.values(files)) fs.mkdirSync(file, { recursive: true });
+    unreadable = await startGateway({
+      CODEX_HOME: path.dirname(files.provider_a),
+      PROVIDER_A_URL: fakeA.wsUrl,
+      PROVIDER_A_TOKEN_URL: fakeA.tokenUrl,
+      GEMINI_HOME: path.dirname(files.provider_b),
+      PROVIDER_B_URL: fakeB.baseUrl,
+      PROVIDER_B_TOKEN_URL: fakeB.tokenUrl,
+      // A config directory: the CLI reads its login file, and says what it says when it cannot.
+      ...providerCSettings(scratch, [{ stdout: [], stderr: 'Not logged in · Please run /login', exitCode: 1 }]),
+      PROVIDER_C_ACCOUNTS: `default=${path.dirname(files.provider_c)}`,
+    });
+  });
+
+  afterAll(async () => {
+    await unreadable?.close();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it.each(FAMILIES)(
+    'a $provider chat answers 403 upstream_login_required naming EISDIR and the file, not a new login',
+    async ({ provider, model, command }) => {
+      const requestId = `eisdir-${provider}`;
+      const response = await postChat(unreadable, { model }, undefined, { 'x-request-id': requestId });
+      expect(response.status).toBe(403);
+      const { error } = (await response.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('upstream_login_required');
+      expect(error.message).toContain(provider);
+      expect(error.message).toContain('EISDIR');
+      expect(error.message).toContain(`${files[provider]} is a directory, not a login file`);
+      expect(error.message).not.toContain(command);
+      expect(error.message).not.toMatch(/log in again|has no usable/);
+      // The failure's line says the same: the errno and the file's fix, whole.
+      const [line] = unreadable.logs.records('upstream_turn_failed').filter((record) => record.reqId === requestId);
+      expect(line).toMatchObject({
+        provider,
+        error_code: 'auth',
+        detail: expect.stringContaining('EISDIR'),
+        fix: expect.stringMatching(/is a directory, not a login file .*point the setting or the mount at that file$/),
+      });
+      expect(line.fix).toContain(files[provider]);
+    },
+  );
 });
 
 describe("a gateway where provider_c's CLI is missing", () => {

@@ -367,6 +367,12 @@ export class AccountPool<T> implements PlanReporter {
     }
   }
 
+  /** What the offline check found when it is why a login is dead (`loginChecked`); undefined otherwise. */
+  ruledOutBy(alias: string): LoginCheck | undefined {
+    const state = this.account(alias).state;
+    return state.kind === 'login_dead' ? state.check : undefined;
+  }
+
   /**
    * What requests learned about a login that its files cannot show (for the login report): the
    * upstream or its token endpoint refused it (`login_dead`), or the upstream does not serve the

@@ -1,4 +1,5 @@
 import type { GatewayError } from '../core/gateway.error';
+import { ownFixFailure } from '../core/login-state';
 import type { AccountLease, AccountPool } from './account-pool';
 
 /**
@@ -60,9 +61,21 @@ export class AccountTurn<T> {
 
   /**
    * The error a turn that could not move reports. A 429 when no account is usable any more carries
-   * the pool's Retry-After (the earliest reset), so a client waits no longer than it must.
+   * the pool's Retry-After (the earliest reset), so a client waits no longer than it must; a login
+   * failure on a login the offline check ruled out says the check's own fix, when it has one.
    */
   finalError(error: GatewayError): GatewayError {
+    // A login the offline check ruled out for a cause with its own fix (a login file the gateway's
+    // user may not read, which a family's CLI reads itself): the check's cause and fix, not a new login.
+    if (error.code === 'auth' && error.publicMessage === undefined && error.fix === undefined) {
+      const own = ownFixFailure(this.pool.family, this.pool.ruledOutBy(this.lease.alias));
+      if (own)
+        return error.with({
+          ...own,
+          detail: error.detail ? `${own.detail}; ${error.detail}` : own.detail,
+          cause: error,
+        });
+    }
     const pooled = error.spec.status === 429 ? this.pool.unavailableError(this.model) : undefined;
     if (pooled?.code === 'rate_limited')
       return error.with({ retryAfterSeconds: pooled.retryAfterSeconds, cause: error });

@@ -1,4 +1,7 @@
+import { GatewayError } from '../core/gateway.error';
 import type { LoginCheck } from '../core/login-state';
+import { ownFixFailure } from '../core/login-state';
+import type { ProviderId } from '../core/provider-id';
 import { readJsonObject } from './credential-file';
 
 /**
@@ -34,6 +37,23 @@ export function unreadableLoginFile(file: string, name: string, error: unknown):
   if (typeof errno !== 'string' || !/^E[A-Z0-9]{1,15}$/.test(errno))
     return { state: 'unusable', reason: `${name} not a JSON object` };
   return { state: 'unusable', reason: `${name} unreadable: ${errno}`, fix: unreadableFileFix(file, errno) };
+}
+
+/**
+ * The failure of a turn whose login file the system refused to read (errno in `error`): `auth`
+ * whose message names the errno and the file's fix, as the login check says it
+ * (`unreadableLoginFile`). Undefined for any other failure (no file, content that is not JSON),
+ * whose fix is the family's login command.
+ */
+export function unreadableLoginError(
+  provider: ProviderId,
+  file: string,
+  name: string,
+  error: unknown,
+): GatewayError | undefined {
+  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return undefined;
+  const failure = ownFixFailure(provider, unreadableLoginFile(file, name, error));
+  return failure && new GatewayError('auth', { ...failure, cause: error });
 }
 
 function unreadableFileFix(file: string, errno: string): string {

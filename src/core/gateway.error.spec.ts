@@ -7,6 +7,7 @@ describe('GatewayError.with', () => {
     details: ['one'],
     retryAfterSeconds: 60,
     detail: 'for the log',
+    fix: 'what the operator does',
     upstreamStatus: 429,
     retryable: true,
     resetsAt: Date.UTC(2030, 0, 1),

@@ -13,6 +13,11 @@ export interface GatewayErrorOptions {
   retryAfterSeconds?: number;
   /** Internal detail for logs only; never sent to a client. Must not contain secrets or prompts. */
   detail?: string;
+  /**
+   * What the operator does about this failure when it is not the family's usual fix (a login file
+   * the gateway's user may not read): the failure's log lines carry it whole, beside `detail`.
+   */
+  fix?: string;
   /** Upstream HTTP status, for logs and retry decisions. */
   upstreamStatus?: number;
   /** Whether an adapter may retry this failure before output began. */
@@ -55,6 +60,7 @@ export class GatewayError extends Error {
   readonly details?: string[];
   readonly retryAfterSeconds?: number;
   readonly detail?: string;
+  readonly fix?: string;
   readonly upstreamStatus?: number;
   readonly retryable: boolean;
   readonly resetsAt?: number;
@@ -72,6 +78,7 @@ export class GatewayError extends Error {
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.detail = options.detail;
+    this.fix = options.fix;
     this.upstreamStatus = options.upstreamStatus;
     this.retryable = options.retryable ?? false;
     this.upstream = options.upstream;
@@ -92,6 +99,7 @@ export class GatewayError extends Error {
       details: this.details,
       retryAfterSeconds: this.retryAfterSeconds,
       detail: this.detail,
+      fix: this.fix,
       upstreamStatus: this.upstreamStatus,
       retryable: this.retryable,
       resetsAt: this.resetsAt,

@@ -1,4 +1,5 @@
 import { familyOf } from './family-registry';
+import type { GatewayErrorOptions } from './gateway.error';
 import type { ProviderId } from './provider-id';
 
 /**
@@ -82,6 +83,26 @@ export function noUsableLogin(
   const distinct = [...new Set(checks.map((check) => check && (check.fix ?? loginFix(provider, check.state))))];
   const fix = (distinct.length === 1 && distinct[0]) || familyOf(provider).fix.login;
   return { fix, message: `${provider} has no usable login: its models answer errors until you ${fix}` };
+}
+
+/**
+ * The `auth` failure of a turn whose login has a cause with its own fix (`LoginCheck.fix`: a login
+ * file the gateway's user may not read, which a login run as another user cannot mend): the
+ * client's message names the cause and that fix instead of the family's login command, and the
+ * failure's log lines carry both. Undefined for a check without a fix of its own.
+ */
+export function ownFixFailure(
+  provider: ProviderId,
+  check: LoginCheck | undefined,
+): Pick<GatewayErrorOptions, 'provider' | 'publicMessage' | 'detail' | 'fix'> | undefined {
+  if (check?.fix === undefined) return undefined;
+  const cause = check.reason ?? check.state.replace(/_/g, ' ');
+  return {
+    provider,
+    publicMessage: `${provider} cannot use its ${familyOf(provider).fix.cli} login on the gateway (${cause}; this is not about your API key): ${check.fix}; the gateway picks the change up without a restart`,
+    detail: `${provider} ${cause}`,
+    fix: check.fix,
+  };
 }
 
 /** The readable message of a login's line: family, alias, state and the fix. */

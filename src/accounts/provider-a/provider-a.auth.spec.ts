@@ -164,6 +164,24 @@ describe(ProviderAAuth.name, () => {
     expect(failure.detail).toContain(reason);
   });
 
+  it('fails a login file the system refuses with its errno and the file fix, not a new login', async () => {
+    // A directory where the file should be: EISDIR, the refusal a test running as root meets too.
+    const file = path.join(dir, 'auth.json');
+    fs.mkdirSync(file);
+    const failure = (await authFor(file)
+      .current(signal, logger)
+      .catch((error: unknown) => error)) as GatewayError;
+    expect(failure).toMatchObject({
+      code: 'auth',
+      provider: 'provider_a',
+      detail: 'provider_a login file unreadable: EISDIR',
+      fix: expect.stringContaining(`${file} is a directory, not a login file`),
+    });
+    expect(failure.publicMessage).toContain('(login file unreadable: EISDIR;');
+    expect(failure.publicMessage).toContain(failure.fix);
+    expect(failure.publicMessage).not.toContain('`codex login`');
+  });
+
   it('forces a refresh after an upstream rejection even though the token did not look expired', async () => {
     const written = writeAuthFile(dir);
     const auth = authFor(written.path);

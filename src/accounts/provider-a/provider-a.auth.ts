@@ -4,6 +4,7 @@ import { isJsonObject } from '../../common/json';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeBackRefreshed } from '../credential-file';
+import { unreadableLoginError } from '../login-file-check';
 import type { LoginToken } from '../login-token-cache';
 import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
@@ -120,8 +121,10 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     try {
       document = await readJsonObject(this.authFile);
     } catch (error) {
-      throw loginError(
-        (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'login file missing' : 'login file unreadable',
+      // A file the system refuses names its errno and the file's fix: a new login would not mend it.
+      throw (
+        unreadableLoginError('provider_a', this.authFile, 'login file', error) ??
+        loginError((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'login file missing' : 'login file unreadable')
       );
     }
     try {

@@ -5,6 +5,7 @@ import { FakeCodeAssist } from '../../../test/support/fake-provider-b';
 import { writeCredsFile } from '../../../test/support/provider-b-fixtures';
 import type { RecordingLogger } from '../../../test/support/recorders';
 import { recordingLogger } from '../../../test/support/recorders';
+import type { GatewayError } from '../../core/gateway.error';
 import { ProviderBTokenSource } from './provider-b.auth';
 
 describe(ProviderBTokenSource.name, () => {
@@ -40,6 +41,26 @@ describe(ProviderBTokenSource.name, () => {
       id_token: 'id-old',
     });
     expect(logger.records.map((record) => record.event)).not.toContain('provider_b_auth_persist_superseded');
+  });
+
+  it('fails a login file the system refuses with its errno and the file fix, not a new login', async () => {
+    // A directory where the file should be: EISDIR, the refusal a test running as root meets too.
+    const file = path.join(dir, 'oauth_creds.json');
+    fs.mkdirSync(file);
+    const failure = (await new ProviderBTokenSource(file, fake.tokenUrl)
+      .current(signal, logger)
+      .catch((error: unknown) => error)) as GatewayError;
+    expect(failure).toMatchObject({
+      code: 'auth',
+      provider: 'provider_b',
+      detail: 'provider_b login file unreadable: EISDIR',
+      fix: expect.stringContaining(`${file} is a directory, not a login file`),
+    });
+    expect(failure.publicMessage).toContain('(login file unreadable: EISDIR;');
+    expect(failure.publicMessage).not.toContain('"Login with Google"');
+    expect(logger.records).toEqual([
+      expect.objectContaining({ event: 'provider_b_auth_unavailable', reason: 'unreadable' }),
+    ]);
   });
 
   it('never writes the old login over a file rewritten during the refresh (a new gemini login), and uses the new one', async () => {

@@ -3,6 +3,7 @@ import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeBackRefreshed } from '../credential-file';
+import { unreadableLoginError } from '../login-file-check';
 import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
 import type { RefreshGrantAnswer } from '../refresh-grant';
@@ -108,7 +109,11 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unreadable';
       logger.warn({ event: 'provider_b_auth_unavailable', reason, path: this.authFile }, 'provider_b_auth_unavailable');
-      throw new GatewayError('auth', { detail: `provider_b login file ${reason}` });
+      // A file the system refuses names its errno and the file's fix: a new login would not mend it.
+      throw (
+        unreadableLoginError('provider_b', this.authFile, 'login file', error) ??
+        new GatewayError('auth', { detail: `provider_b login file ${reason}` })
+      );
     }
     const file: CredentialFile = {
       accessToken: nonEmpty(raw.access_token),

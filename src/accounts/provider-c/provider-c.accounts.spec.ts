@@ -43,6 +43,24 @@ describe('provider_c logins', () => {
     fs.writeFileSync(path.join(scratch, 'token'), '\n');
     pool.sweep();
     expect(() => file.handle.childEnv()).toThrow(GatewayError);
+    // A token file the system refuses (a directory now: EISDIR, which root meets too) says the
+    // errno and the file's fix, not a new login.
+    fs.rmSync(path.join(scratch, 'token'));
+    fs.mkdirSync(path.join(scratch, 'token'));
+    pool.sweep();
+    let refused: GatewayError | undefined;
+    try {
+      file.handle.childEnv();
+    } catch (error) {
+      refused = error as GatewayError;
+    }
+    expect(refused).toMatchObject({
+      code: 'auth',
+      provider: 'provider_c',
+      detail: 'provider_c token file unreadable: EISDIR',
+    });
+    expect(refused?.publicMessage).toContain(`${path.join(scratch, 'token')} is a directory, not a login file`);
+    expect(refused?.publicMessage).not.toContain('`/login`');
     dir.release();
     file.release();
   });

@@ -8,6 +8,7 @@ import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { PlanUsageRead } from '../../core/plan-usage';
 import { readJsonObject } from '../credential-file';
+import { unreadableLoginError } from '../login-file-check';
 import { LoginNotReadable } from '../plan-usage-refresh';
 import type { ProviderCLogin } from './provider-c.credentials';
 import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
@@ -75,13 +76,15 @@ class LoginActivity {
   }
 }
 
-/** A token file's token, or '' when the file is missing, unreadable or empty. */
-function tokenFileContent(file: string): string {
+/**
+ * A token file's token ('' when the file is missing or empty), or the failure a turn on it gets
+ * when the system refuses to read it: that names the errno and the file's fix, not a new login.
+ */
+function tokenFileContent(file: string): string | GatewayError {
   try {
     return fs.readFileSync(file, 'utf8').trim();
-  } catch {
-    // Unreadable is the same as empty: the login is unusable until the file is fixed.
-    return '';
+  } catch (error) {
+    return unreadableLoginError('provider_c', file, 'token file', error) ?? '';
   }
 }
 
@@ -128,7 +131,7 @@ function accountOf(
         oauthToken: () => storedAccessToken(credentialsFileOf(login.location!)),
       };
     case 'token_file': {
-      let token = '';
+      let token: string | GatewayError = '';
       return {
         ...common,
         loginFileChanged: () => {
@@ -136,13 +139,14 @@ function accountOf(
         },
         childEnv: () => {
           // An auth failure marks the account dead until its file changes (docs/accounts.md).
-          if (token === '') throw new GatewayError('auth', { detail: 'provider_c token file is empty or unreadable' });
+          if (token instanceof GatewayError) throw token.with({});
+          if (token === '') throw new GatewayError('auth', { detail: 'provider_c token file is missing or empty' });
           return { CLAUDE_CODE_OAUTH_TOKEN: token };
         },
         // Read from the file: the usage reads and the setup check run off the request path, the latter without a pool.
         oauthToken: async () => {
           const stored = tokenFileContent(login.location!);
-          if (stored === '') throw new LoginNotReadable();
+          if (typeof stored !== 'string' || stored === '') throw new LoginNotReadable();
           return stored;
         },
       };

@@ -12,7 +12,8 @@ export type UpstreamLogFields = Record<string, string | number | boolean | null 
 
 /**
  * A failure's cause as log fields: the gateway's own account of it (`detail`, which tells apart
- * what one code covers, such as the idle bound and the turn's deadline for `timeout`), and the
+ * what one code covers, such as the idle bound and the turn's deadline for `timeout`; `fix`, when
+ * the failure's fix is not the family's usual one, such as a login file it may not read), and the
  * upstream's own words only as `sanitizeUpstreamMessage` left them (`detail` passes it too: some
  * carry the error codes a CLI printed).
  */
@@ -21,6 +22,8 @@ export function upstreamCauseFields(failure: GatewayError): UpstreamLogFields {
   return {
     error_code: failure.code,
     detail: sanitizeUpstreamMessage(failure.detail),
+    // The gateway's own words, whole: a fix is cut short of no use.
+    fix: failure.fix,
     retryable: failure.retryable,
     upstream_status: failure.upstreamStatus,
     upstream_type: cause?.type,
