@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { rawRequest, rawSocketExchange } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
@@ -11,6 +13,9 @@ import {
   textDelta,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { providerBSettings } from './support/provider-b-fixtures';
+import { useFakeProviderB } from './support/provider-b-harness';
+import { initLine, providerCSettings, resultLine } from './support/provider-c-fixtures';
 import { STRUCTURED_PATH, structuredBody } from './support/structured-client';
 
 /**
@@ -254,5 +259,103 @@ describe('log records', () => {
       [20, '/health'],
       [20, '/health/ready'],
     ]);
+  });
+});
+
+describe('upstream error messages that quote the request', () => {
+  // Each family's fake answers with an error quoting the prompt back, as the real upstreams do
+  // (Google's `Invalid value at '…' (TYPE_STRING), "…"`, OpenAI's `Invalid '…': …`, the
+  // Claude Code CLI's `API Error: 400 …`): the quote must stay out of every line, trace included.
+  const PROMPT = 'QUOTED-PROMPT-TEXT';
+  let gateway: TestGateway;
+  let providerCDir: string;
+  afterAll(async () => {
+    await gateway?.close();
+    fs.rmSync(providerCDir, { recursive: true, force: true });
+  });
+  const providerA = useFakeProviderA({ homePrefix: 'logging-quoted-a-' });
+  const providerB = useFakeProviderB({ homePrefix: 'logging-quoted-b-', home: 'suite' });
+
+  beforeAll(async () => {
+    providerCDir = fs.mkdtempSync(path.join(os.tmpdir(), 'logging-quoted-c-'));
+    gateway = await startGateway({
+      GATEWAY_BEARER_SECRET: 'log-secret-4411-long',
+      LOG_LEVEL: 'trace',
+      ...providerASettings(providerA.fake(), providerA.home()),
+      ...providerBSettings(providerB.fake(), providerB.home(), { project: 'logging-project' }),
+      CLAUDE_CODE_OAUTH_TOKEN: 'logging-oauth-token',
+      ...providerCSettings(providerCDir, [
+        {
+          stdout: [
+            { line: initLine() },
+            {
+              line: resultLine({ isError: true, text: `API Error: 400 messages.0: invalid value '${PROMPT} please'` }),
+            },
+          ],
+          exitCode: 1,
+        },
+        { stdout: [{ line: initLine() }], stderr: `Error: could not send "${PROMPT} please"\n`, exitCode: 1 },
+      ]),
+    });
+  });
+
+  const chat = (model: string) =>
+    rawRequest(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json' },
+      body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: `${PROMPT} please` }] }),
+    });
+
+  it("keeps the upstream's words and replaces what it quoted, on every upstream_* line of every family", async () => {
+    providerA.fake().enqueue(
+      { frames: [created(), errorEvent({ code: 'server_error', message: `Could not process '${PROMPT} please'` })] },
+      {
+        reject: {
+          status: 400,
+          body: { error: { message: `Invalid 'input[0].content': '${PROMPT} please'`, code: 'invalid_value' } },
+        },
+        frames: [],
+      },
+    );
+    providerB.fake().enqueue(
+      'streamGenerateContent',
+      {
+        status: 500,
+        body: { error: { code: 500, message: `Internal error on "${PROMPT} please"`, status: 'INTERNAL' } },
+      },
+      {
+        status: 400,
+        body: {
+          error: {
+            code: 400,
+            message: `Invalid value at 'contents[0].parts[0].text' (TYPE_STRING), "${PROMPT} please"`,
+            status: 'INVALID_ARGUMENT',
+          },
+        },
+      },
+    );
+    for (const model of ['gpt-5.6-sol', 'gemini-2.5-pro', 'sonnet', 'sonnet']) await chat(model);
+
+    // Positive control: every family logged its failures, with the upstream's own words.
+    const logged = (provider: string) =>
+      gateway.logs
+        .records('upstream_attempt_failed')
+        .filter((record) => record.provider === provider)
+        .map((record) => record.upstream_message);
+    expect(logged('provider_a')).toEqual(['Could not process [quoted]', 'Invalid [quoted]: [quoted]']);
+    expect(logged('provider_b')).toEqual([
+      'Internal error on [quoted]',
+      'Invalid value at [quoted] (TYPE_STRING), [quoted]',
+    ]);
+    expect(new Set(logged('provider_c'))).toEqual(
+      new Set(['API Error: 400 messages.0: invalid value [quoted]', 'Error: could not send [quoted]']),
+    );
+    expect(gateway.logs.records('upstream_retry').map((record) => record.upstream_message)).toEqual(
+      expect.arrayContaining(['Could not process [quoted]', 'Internal error on [quoted]']),
+    );
+    expect(gateway.logs.records('upstream_turn_failed').map((record) => record.upstream_message)).toContain(
+      'Error: could not send [quoted]',
+    );
+    expect(gateway.logs.text).not.toContain(PROMPT);
   });
 });

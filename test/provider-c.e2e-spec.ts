@@ -554,8 +554,9 @@ describe('provider_c with the real Claude Code CLI', () => {
             error_code: 'model_requires_newer_client',
             upstream_status: 400,
             upstream_code: 'claude_code_version_too_old',
-            // The operator's line names the fix too, in the API's words.
-            upstream_message: expect.stringContaining("Run 'claude update'"),
+            // The operator's line keeps the API's words, the version it requires included; the
+            // command the API quotes goes like any quoted span.
+            upstream_message: expect.stringContaining('or newer is required. Run [quoted], or update'),
           }),
         ]);
       },

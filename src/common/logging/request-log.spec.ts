@@ -206,8 +206,69 @@ describe(sanitizeIdentifier.name, () => {
 describe(sanitizeUpstreamMessage.name, () => {
   it('keeps the words of an upstream error and nothing that could forge a record', () => {
     expect(sanitizeUpstreamMessage('Not logged in · Please run /login\n{"level":50}')).toBe(
-      'Not logged in · Please run /login {"level":50}',
+      'Not logged in · Please run /login {[quoted]:50}',
     );
+  });
+
+  // Upstreams quote back what they were sent; the span goes, the upstream's own words stay.
+  it.each([
+    [
+      'Invalid value at \'contents[0].parts[0].text\' (TYPE_STRING), "SECRET prompt words"',
+      'Invalid value at [quoted] (TYPE_STRING), [quoted]',
+    ],
+    [
+      'Invalid JSON payload received. Unknown name "SECRET_field" at \'generation_config\': Cannot find field.',
+      'Invalid JSON payload received. Unknown name [quoted] at [quoted]: Cannot find field.',
+    ],
+    ['Request contains an invalid argument.', 'Request contains an invalid argument.'],
+    [
+      "API Error: 400 Claude Code 2.1.332 does not support this model; version 2.1.400 or newer is required. Run 'claude update', or update the Claude desktop app, then try again.",
+      'API Error: 400 Claude Code 2.1.332 does not support this model; version 2.1.400 or newer is required. Run [quoted], or update the Claude desktop app, then try again.',
+    ],
+    [
+      "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+      'tools.0.custom.name: String should match pattern [quoted]',
+    ],
+    [
+      "API Error: 400 You're out of extra usage. Add more at claude.ai/settings/usage and keep going.",
+      "API Error: 400 You're out of extra usage. Add more at claude.ai/settings/usage and keep going.",
+    ],
+    [
+      "Invalid value: 'SECRET'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
+      'Invalid value: [quoted]. Supported values are: [quoted], [quoted], [quoted], [quoted], [quoted], and [quoted].',
+    ],
+    [
+      'The model `SECRET-model` does not exist or you do not have access to it.',
+      'The model [quoted] does not exist or you do not have access to it.',
+    ],
+    [
+      "Invalid 'input[2].content': string too long. Expected a string with maximum length 1048576, but got a string with length 2000000 instead.",
+      'Invalid [quoted]: string too long. Expected a string with maximum length 1048576, but got a string with length 2000000 instead.',
+    ],
+    [
+      'Unexpected token \'S\', "SECRET prompt" is not valid JSON',
+      'Unexpected token [quoted], [quoted] is not valid JSON',
+    ],
+    ['the value \u201cSECRET\u201d was refused', 'the value [quoted] was refused'],
+  ])('replaces each quoted span of %j', (message, logged) => {
+    expect(sanitizeUpstreamMessage(message)).toBe(logged);
+  });
+
+  it.each([
+    // An apostrophe inside or at the end of a word neither opens nor closes a quote.
+    ["The caller doesn't have permission", "The caller doesn't have permission"],
+    ["the users' files can't be read", "the users' files can't be read"],
+    ["Invalid value 'I don't know SECRET' here", 'Invalid value [quoted] here'],
+    ['a 5" screen and a 6\' shelf', 'a 5" screen and a 6\' shelf'],
+    // An escaped quote does not end the span.
+    ['value "he said \\"SECRET\\" to me" refused', 'value [quoted] refused'],
+    // A quote left open runs to the end: the upstream may have cut the rest off.
+    [
+      "Invalid value at 'contents[0]' (TYPE_STRING), \"SECRET prompt cut",
+      'Invalid value at [quoted] (TYPE_STRING), [quoted]',
+    ],
+  ])('reads %j as %j', (message, logged) => {
+    expect(sanitizeUpstreamMessage(message)).toBe(logged);
   });
 
   it('redacts bearer tokens, JWTs, API keys, long opaque strings and e-mail addresses', () => {

@@ -199,12 +199,15 @@ const SECRET_PATTERNS = [
 ];
 
 /**
- * An upstream's error message fit for a log line: secrets and e-mail addresses replaced by
- * `[redacted]`, control characters by spaces, cut to 200 code points. `undefined` for no text.
+ * An upstream's error message fit for a log line: every quoted span replaced by `[quoted]` (an
+ * upstream quotes back what it was sent: Google's `Invalid value at 'contents[0]' (TYPE_STRING),
+ * "…"` holds the prompt), secrets and e-mail addresses by `[redacted]`, control characters by
+ * spaces, cut to 200 code points. The upstream's own words around them stay: they tell the operator
+ * what happened. `undefined` for no text.
  */
 export function sanitizeUpstreamMessage(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  let text = value;
+  let text = replaceQuotedSpans(value);
   for (const pattern of SECRET_PATTERNS) text = text.replace(pattern, '[redacted]');
   text = text.replace(CONTROL_CHARACTERS, ' ').trim();
   if (text === '') return undefined;
@@ -212,4 +215,49 @@ export function sanitizeUpstreamMessage(value: unknown): string | undefined {
   return codePoints.length <= MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH
     ? text
     : codePoints.slice(0, MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH).join('');
+}
+
+/** What stands in a logged upstream message for a span it quoted. */
+export const QUOTED_PLACEHOLDER = '[quoted]';
+// Each opening quote and the quote that closes it: ASCII ones close themselves.
+const CLOSING_QUOTES: Readonly<Record<string, string>> = {
+  "'": "'",
+  '"': '"',
+  '`': '`',
+  '\u201c': '\u201d',
+  '\u2018': '\u2019',
+  '\u00ab': '\u00bb',
+};
+const WORD_CHARACTER = /[\p{L}\p{N}_]/u;
+const isWordCharacter = (character: string | undefined): boolean =>
+  character !== undefined && WORD_CHARACTER.test(character);
+
+/**
+ * `text` with each quoted span, quotes included, replaced by `[quoted]`. A quote opens a span
+ * only at the start or after a character that is not a letter, digit or underscore, and closes it
+ * only before the end or such a character, so the apostrophe of "doesn't" or "users' files"
+ * neither opens nor closes one; a backslash-escaped quote never closes one. A span left open runs
+ * to the end: what follows may be the rest of a quote the upstream cut off.
+ */
+function replaceQuotedSpans(text: string): string {
+  let result = '';
+  let kept = 0;
+  for (let index = 0; index < text.length; index++) {
+    const closing = CLOSING_QUOTES[text[index]];
+    if (closing === undefined || isWordCharacter(text[index - 1])) continue;
+    const end = closingQuoteIndex(text, index + 1, closing);
+    result += text.slice(kept, index) + QUOTED_PLACEHOLDER;
+    if (end === -1) return result;
+    kept = end + 1;
+    index = end;
+  }
+  return kept === 0 ? text : result + text.slice(kept);
+}
+
+function closingQuoteIndex(text: string, from: number, closing: string): number {
+  for (let index = from; index < text.length; index++) {
+    if (text[index] === '\\') index++;
+    else if (text[index] === closing && !isWordCharacter(text[index + 1])) return index;
+  }
+  return -1;
 }
