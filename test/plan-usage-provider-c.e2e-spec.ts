@@ -50,6 +50,12 @@ async function accountRow(): Promise<Json> {
   return ((await response.json()) as Json).data.find((row: Json) => row.provider === 'provider_c');
 }
 
+/** `answer` with `extra_usage.disabled_reason` set, as the endpoint gives it when extra usage is off. */
+function withDisabledReason(answer: { body: unknown }, reason: string): { body: unknown } {
+  const body = answer.body as Json;
+  return { body: { ...body, extra_usage: { ...body.extra_usage, disabled_reason: reason } } };
+}
+
 describe('provider_c plan usage (GET /api/oauth/usage)', () => {
   it('reads a spent five-hour window with extra usage enabled at startup into GET /v1/accounts and /metrics; under plan_only the first turn is refused with no claude run', async () => {
     const resetsAt = Date.now() + 3_600_000;
@@ -88,17 +94,34 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
   });
 
   it('with extra usage disabled and the plan spent, the gateway refuses nothing: the turn runs and the upstream answers', async () => {
-    api().usage(usageAnswer(100, Date.now() + 3_600_000, false));
+    api().usage(withDisabledReason(usageAnswer(100, Date.now() + 3_600_000, false), 'org_level_disabled'));
     await start();
     expect(await accountRow()).toMatchObject({
       plan_spent: true,
-      paid_usage: { kind: 'extra_usage', available: false },
+      paid_usage: { kind: 'extra_usage', available: false, disabled_reason: 'org_level_disabled' },
     });
 
     const served = await postChat(gateway!, {}, undefined, AUTH);
     expect(served.status).toBe(200);
     expect(gateway!.logs.records('provider_c_process_start')).toHaveLength(1);
     expect(api().messages()).toHaveLength(1);
+  });
+
+  it('passes on the reason extra usage is off only as one closed word: free text, an e-mail or a line break is left out of GET /v1/accounts and the log', async () => {
+    const reason = 'disabled by admin victim.mark@example.org\n{"level":60,"event":"forged"}';
+    api().usage(withDisabledReason(usageAnswer(100, Date.now() + 3_600_000, false), reason));
+    await start();
+    const response = await fetch(`${gateway!.url}/v1/accounts`, { headers: AUTH });
+    const text = await response.text();
+    const row = (JSON.parse(text) as Json).data.find((entry: Json) => entry.provider === 'provider_c');
+    // Positive control: the read reached the row; only the reason is left out.
+    expect(row).toMatchObject({
+      source: 'usage_endpoint',
+      paid_usage: { kind: 'extra_usage', available: false, disabled_reason: null },
+    });
+    expect(text).not.toContain('victim');
+    expect(gateway!.logs.records('plan_usage')).toHaveLength(1);
+    expect(gateway!.logs.text).not.toContain('victim');
   });
 
   it('a refused read logs plan_usage_read_failed once, with the status and no token', async () => {

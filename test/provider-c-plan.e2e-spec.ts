@@ -311,4 +311,25 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
       planSpent: false,
     });
   });
+
+  it('a reason for extra usage being off that is not one closed word is not passed on: GET /v1/accounts shows null, no log line carries it', async () => {
+    await start();
+    api().meter({
+      status: 'allowed',
+      windows: { '5h': { status: 'allowed', utilization: 0.2 } },
+      overage: { status: 'rejected', disabledReason: 'disabled by admin victim.mark@example.org' },
+    });
+    expect((await streamChat(gateway!, {})).status).toBe(200);
+    const response = await fetch(`${gateway!.url}/v1/accounts`);
+    const text = await response.text();
+    const row = (JSON.parse(text) as { data: Record<string, unknown>[] }).data.find(
+      (entry) => entry.provider === 'provider_c',
+    );
+    // Positive control: the turn's report reached the row; only the reason is left out.
+    expect(row).toMatchObject({
+      paid_usage: { kind: 'extra_usage', available: false, in_use: false, disabled_reason: null },
+    });
+    expect(text).not.toContain('victim');
+    expect(gateway!.logs.text).not.toContain('victim');
+  });
 });

@@ -28,6 +28,17 @@ export interface PlanWindow {
 /** The kind of paid usage a vendor draws after the plan: extra usage billed on top, or prepaid credits. */
 export type PaidUsageKind = 'extra_usage' | 'credits';
 
+/**
+ * A word an upstream chose for a plan (a plan type, a limit's name, why paid usage is off), kept
+ * only when it is one short identifier: letters, digits, `_`, `.` and `-`, at most 64. Anything
+ * else (free text, an e-mail address, a line break) is `undefined`: these words reach
+ * GET /v1/accounts and log lines, and an upstream's free text has no place in either.
+ */
+export function vendorWord(value: unknown): string | undefined {
+  return typeof value === 'string' && VENDOR_WORD.test(value) ? value : undefined;
+}
+const VENDOR_WORD = /^[A-Za-z0-9_.-]{1,64}$/;
+
 /** The paid usage behind a plan, as far as the upstream said. Every field is optional: vendors say part of it. */
 export interface PaidUsage {
   readonly kind: PaidUsageKind;
@@ -37,7 +48,7 @@ export interface PaidUsage {
   readonly inUse?: boolean;
   /** The vendor's balance as it wrote it (credits); shown, never computed with. */
   readonly balance?: string;
-  /** Why paid usage is unavailable, in the vendor's word (`out_of_credits`, `org_level_disabled`). */
+  /** Why paid usage is unavailable, in the vendor's word (`out_of_credits`, `org_level_disabled`; see vendorWord). */
   readonly disabledReason?: string;
 }
 

@@ -1,5 +1,5 @@
 import type { EventLogger } from '../../core/event-logger';
-import type { PaidUsage, PlanReport, PlanWindow } from '../../core/plan-usage';
+import { type PaidUsage, type PlanReport, type PlanWindow, vendorWord } from '../../core/plan-usage';
 
 /**
  * What Codex says about a ChatGPT plan (docs/upstream/provider-a.md §4.3): the usage windows and
@@ -46,10 +46,6 @@ const toBoolean = (value: unknown): boolean | undefined => {
   const word = value.trim().toLowerCase();
   return word === 'true' || word === '1' ? true : word === 'false' || word === '0' ? false : undefined;
 };
-
-/** A word the upstream chose (a plan or limit type): kept only as a short identifier, never free text. */
-const toWord = (value: unknown): string | undefined =>
-  typeof value === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : undefined;
 
 /** A balance as a short decimal, never free text. */
 const toBalance = (value: unknown): string | undefined => {
@@ -99,7 +95,7 @@ export function rateLimitsFromHeaders(
       headers['x-codex-credits-unlimited'],
       headers['x-codex-credits-balance'],
     ),
-    reachedType: toWord(headers['x-codex-rate-limit-reached-type']),
+    reachedType: vendorWord(headers['x-codex-rate-limit-reached-type']),
   });
 }
 
@@ -117,7 +113,7 @@ export function rateLimitsFromEvent(event: Record<string, unknown>): RateLimitSn
     primary: read(objectOf(limits.primary)),
     secondary: read(objectOf(limits.secondary)),
     credits: credit && credits(credit.has_credits, credit.unlimited, credit.balance),
-    planType: toWord(event.plan_type ?? limits.plan_type),
+    planType: vendorWord(event.plan_type ?? limits.plan_type),
   });
 }
 
@@ -143,7 +139,7 @@ export function rateLimitsFromUsage(body: unknown, nowMs: number): RateLimitSnap
     secondary: read(objectOf(limit?.secondary_window)),
     credits: credit && credits(credit.has_credits, credit.unlimited, credit.balance),
     limitReached: toBoolean(limit?.limit_reached),
-    planType: toWord(root.plan_type),
+    planType: vendorWord(root.plan_type),
   });
 }
 
@@ -212,8 +208,8 @@ export function planReportOfUsageLimit(payload: unknown, reachedType: string | u
   return {
     windows: [],
     planSpent: true,
-    planType: toWord(error?.plan_type),
-    paid: { kind: 'credits', available: false, inUse: false, disabledReason: toWord(reachedType) ?? 'no_credits' },
+    planType: vendorWord(error?.plan_type),
+    paid: { kind: 'credits', available: false, inUse: false, disabledReason: vendorWord(reachedType) ?? 'no_credits' },
     source: 'turn',
   };
 }

@@ -1,4 +1,4 @@
-import type { PaidUsage, PlanReport, PlanWindow } from '../../core/plan-usage';
+import { type PaidUsage, type PlanReport, type PlanWindow, vendorWord } from '../../core/plan-usage';
 import type { RateLimitInfo } from './provider-c.stream-json';
 
 /**
@@ -71,11 +71,13 @@ function paidUsageOf(info: RateLimitInfo): PaidUsage | undefined {
       ? OVERAGE_SERVES.has(overageStatus)
       : (overageEnabled ?? (overageDisabledReason !== undefined ? false : undefined));
   const inUse = isUsingOverage === true || overageInUse === true;
+  // Any reason says extra usage is off (above); only a closed word is passed on.
+  const disabledReason = vendorWord(overageDisabledReason);
   return {
     kind: 'extra_usage',
     ...(available !== undefined ? { available } : {}),
     inUse,
-    ...(overageDisabledReason !== undefined ? { disabledReason: overageDisabledReason } : {}),
+    ...(disabledReason !== undefined ? { disabledReason } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { readJsonCapped, usageReadRefused } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { isJsonObject } from '../../common/json';
-import type { PaidUsage, PlanReport, PlanWindow } from '../../core/plan-usage';
+import { type PaidUsage, type PlanReport, type PlanWindow, vendorWord } from '../../core/plan-usage';
 
 /**
  * The host Claude Code 2.1.332 reads its usage from: its OAuth configuration's `BASE_API_URL`,
@@ -81,8 +81,7 @@ export function planReportFromUsage(answer: unknown): PlanReport | undefined {
 
 function extraUsageOf(raw: unknown): PaidUsage | undefined {
   if (!isJsonObject(raw) || typeof raw.is_enabled !== 'boolean') return undefined;
-  const reason =
-    typeof raw.disabled_reason === 'string' && raw.disabled_reason !== '' ? raw.disabled_reason : undefined;
+  const reason = vendorWord(raw.disabled_reason);
   return { kind: 'extra_usage', available: raw.is_enabled, ...(reason ? { disabledReason: reason } : {}) };
 }
 
