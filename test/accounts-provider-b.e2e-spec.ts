@@ -276,7 +276,7 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
       expect.objectContaining({
         reason: 'provider_b_validation_required',
         fix: expect.stringContaining('gemini'),
-        link: 'https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=[redacted]',
+        link: 'https://accounts.google.com/signin/continue',
       }),
     ]);
     expect((await post(chat('validate', 2))).status).toBe(200);

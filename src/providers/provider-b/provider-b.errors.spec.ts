@@ -157,13 +157,13 @@ describe(classifyProviderBError.name, () => {
     const CODE_ASSIST = 'cloudcode-pa.googleapis.com';
     // Google's link carries a sign-in token (`plt`) and may name the account: neither reaches a log.
     const VALIDATION_URL =
-      'https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=AKgnsbsHydDq7Xv0b1c2d3e4f5g6h7i8j9k0lmnopqrstuv&authuser=someone@example.com#frag';
+      'https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=AKgnsbsHydDq7Xv0b1c2d3e4f5g6h7i8j9k0lmnopqrstuv&authuser=someone@example.com&Email=victim%40example.org#frag';
     const forbidden = (reason: string, fields: Record<string, unknown> = {}, more: unknown[] = []) =>
       body(403, 'PERMISSION_DENIED', 'UPSTREAM-SECRET-403', [detail('ErrorInfo', { reason, ...fields }), ...more]);
     const help = (...urls: string[]) =>
       detail('Help', { links: urls.map((url, index) => ({ description: `link ${index}`, url })) });
 
-    it('VALIDATION_REQUIRED on the Code Assist domain is provider_project_required naming the validation, and the log line carries the link without its token', () => {
+    it('VALIDATION_REQUIRED on the Code Assist domain is provider_project_required naming the validation, and the log line carries the link without its query', () => {
       const logger = recordingLogger();
       const error = classifyProviderBError(
         403,
@@ -184,7 +184,9 @@ describe(classifyProviderBError.name, () => {
           event: 'provider_b_login_refused',
           reason: 'provider_b_validation_required',
           fix: expect.stringContaining('validated'),
-          link: 'https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=[redacted]&authuser=[redacted]',
+          // The page only: its query (a sign-in token, the account's e-mail, percent-encoded or
+          // not) and fragment stay out of the log.
+          link: 'https://accounts.google.com/signin/continue',
         }),
       ]);
     });
@@ -193,7 +195,7 @@ describe(classifyProviderBError.name, () => {
       [
         'the validation_link metadata',
         { validation_link: 'https://accounts.google.com/v?x=1' },
-        'https://accounts.google.com/v?x=1',
+        'https://accounts.google.com/v',
       ],
       [
         'the validation_url metadata',

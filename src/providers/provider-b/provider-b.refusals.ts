@@ -104,8 +104,10 @@ function refused(reason: RefusedLogin['reason'], link: string | undefined): Refu
 
 /**
  * A link an upstream body names, fit for a log line: an https URL on google.com or one of its
- * subdomains only, without its fragment, token-like values and e-mail addresses redacted, and
- * bounded by the upstream message's limit. Anything else is left out.
+ * subdomains only, as its origin and path. The query and fragment are left out: Google puts the
+ * sign-in token and the account's e-mail there (`Email=someone%40example.com`, which no pattern
+ * for an address matches), and the page alone tells the operator where to go. Sanitized and
+ * bounded like an upstream message. Anything else is left out.
  */
 export function logLink(value: string | undefined): string | undefined {
   if (value === undefined || !URL.canParse(value)) return undefined;
@@ -113,6 +115,5 @@ export function logLink(value: string | undefined): string | undefined {
   const host = url.hostname.toLowerCase();
   if (url.protocol !== 'https:' || url.username !== '' || url.password !== '') return undefined;
   if (host !== 'google.com' && !host.endsWith('.google.com')) return undefined;
-  url.hash = '';
-  return sanitizeUpstreamMessage(url.toString());
+  return sanitizeUpstreamMessage(`${url.origin}${url.pathname}`);
 }
