@@ -111,6 +111,15 @@ describe('docker/Dockerfile (parsed by dockerfile-ast)', () => {
     expect(inStage(runtimeStage, 'EXPOSE').map(text)).toEqual(['8088']);
   });
 
+  it('makes the login directories under /home/node for node alone (mode 0700): the logins in them hold refresh tokens', () => {
+    const makesLoginDirectories = inStage(runtimeStage, 'RUN')
+      .map(text)
+      .filter((run) => /\bmkdir\b/.test(run) && run.includes('/home/node/.'));
+    expect(makesLoginDirectories).toEqual([
+      'mkdir -p -m 0700 /home/node/.codex /home/node/.gemini /home/node/.claude && chown -R node:node /home/node',
+    ]);
+  });
+
   it('ships no vendor CLI unless CLAUDE_CODE_PACKAGE is given: neither stage installs one from the lock, and oracles/ stays out of the context', () => {
     const rootPackage = JSON.parse(readText(path.join(REPO_ROOT, 'package.json')));
     const lock = JSON.parse(readText(path.join(REPO_ROOT, 'package-lock.json')));
