@@ -202,6 +202,11 @@ describe(classifyProviderBError.name, () => {
         { validation_url: 'https://accounts.google.com/u' },
         'https://accounts.google.com/u',
       ],
+      [
+        'an activation link, keeping its project',
+        { validation_link: 'https://console.cloud.google.com/apis/library/x?project=my-proj-1&authuser=a%40b.c' },
+        'https://console.cloud.google.com/apis/library/x?project=my-proj-1',
+      ],
       ['a link off Google', { validation_link: 'https://accounts.google.com.evil.example/v' }, undefined],
       ['a plain-http link', { validation_link: 'http://accounts.google.com/v' }, undefined],
     ])('without Help links reads %s', (_label, metadata, link) => {

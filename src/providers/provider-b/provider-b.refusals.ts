@@ -104,9 +104,10 @@ function refused(reason: RefusedLogin['reason'], link: string | undefined): Refu
 
 /**
  * A link an upstream body names, fit for a log line: an https URL on google.com or one of its
- * subdomains only, as its origin and path. The query and fragment are left out: Google puts the
- * sign-in token and the account's e-mail there (`Email=someone%40example.com`, which no pattern
- * for an address matches), and the page alone tells the operator where to go. Sanitized and
+ * subdomains only, as its origin and path, and the `project` an API activation page is for. The
+ * rest of the query and the fragment are left out: Google puts the sign-in token and the account's
+ * e-mail there (`Email=someone%40example.com`, which no pattern for an address matches), and the
+ * page alone tells the operator where to go. Sanitized and
  * bounded like an upstream message. Anything else is left out.
  */
 export function logLink(value: string | undefined): string | undefined {
@@ -115,5 +116,8 @@ export function logLink(value: string | undefined): string | undefined {
   const host = url.hostname.toLowerCase();
   if (url.protocol !== 'https:' || url.username !== '' || url.password !== '') return undefined;
   if (host !== 'google.com' && !host.endsWith('.google.com')) return undefined;
-  return sanitizeUpstreamMessage(`${url.origin}${url.pathname}`);
+  // The one query value kept: which Google Cloud project an activation page is for (an id, not a secret).
+  const project = url.searchParams.get('project');
+  const query = project !== null && /^[a-z0-9][a-z0-9-]{0,62}$/.test(project) ? `?project=${project}` : '';
+  return sanitizeUpstreamMessage(`${url.origin}${url.pathname}${query}`);
 }
