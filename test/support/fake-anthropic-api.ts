@@ -119,6 +119,11 @@ export interface FakeStreamReply {
   /** After the blocks' deltas, keep the response open (no stop events) until the client leaves. */
   readonly hang?: boolean;
   /**
+   * After the blocks, hold the stop events until this settles: the answer ends when the test says
+   * so (a turn that keeps its process slot until then), not after a guessed delay.
+   */
+  readonly holdUntil?: Promise<unknown>;
+  /**
    * After the last block's deltas (the blocks before it complete), an SSE `error` event (what the
    * API sends when it fails mid-answer), then the end. Asked without streaming, the reply is that error as an HTTP error
    * (`FAIL_MIDWAY_STATUS`).
@@ -615,6 +620,7 @@ export class FakeAnthropicApi {
       }
       send({ type: 'content_block_stop', index });
     }
+    if (reply.holdUntil) await reply.holdUntil;
     send({
       type: 'message_delta',
       delta: { stop_reason: reply.stopReason ?? 'end_turn', stop_sequence: null },
