@@ -484,10 +484,25 @@ describe('ProviderCAdapter with the fake claude', () => {
       const h = await harness([hangingRun()], { PROVIDER_C_MAX_PROCESSES: '1', PRIMARY_AGENT_QUEUE_TIMEOUT: '100ms' });
       const c = call();
       await h.adapter.stream(request(), c.context);
+      const waiting = call();
       const error = (await h.adapter
-        .stream(request(), call().context)
+        .stream(request(), waiting.context)
         .catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error.code).toBe('queue_timeout');
+      // The wait and its refusal are logged under the waiting request; the turn that ran at once logs neither.
+      const ids = { provider: 'provider_c_processes', request_id: 'req-1' };
+      expect(waiting.logs.filter((log) => String(log.event).startsWith('queue_'))).toEqual([
+        { level: 'info', event: 'queue_wait', ...ids, position: 1 },
+        {
+          level: 'warn',
+          event: 'queue_timeout',
+          ...ids,
+          wait_ms: expect.any(Number),
+          blocked_by: 'global',
+          setting: 'PROVIDER_C_MAX_PROCESSES',
+        },
+      ]);
+      expect(c.logs.filter((log) => String(log.event).startsWith('queue_'))).toEqual([]);
       expect(error.spec.status).toBe(429);
       expect(error.retryAfterHeader).toBe(5);
       expect(error.publicMessage).toBe(

@@ -702,6 +702,71 @@ describe('provider_c with the real Claude Code CLI', () => {
   });
 });
 
+describe('provider_c with the real Claude Code CLI and PROVIDER_C_MAX_PROCESSES=1', () => {
+  let slotGateway: TestGateway;
+  let slotHome: string;
+
+  beforeAll(async () => {
+    slotHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-slots-home-'));
+    slotGateway = await startGateway({
+      ...realClaudeGatewaySettings(api.baseUrl, slotHome),
+      PROVIDER_C_MAX_PROCESSES: '1',
+    });
+  });
+
+  afterAll(async () => {
+    await slotGateway?.close();
+    fs.rmSync(slotHome, { recursive: true, force: true });
+  });
+
+  /** This gateway's records of one request. */
+  const slotRecordsOf = (headers: Headers, event: string) =>
+    slotGateway.logs.records(event).filter((record) => record.reqId === headers.get('x-request-id'));
+
+  it('docs/upstream/provider-c.md §2 a turn waiting for the only process slot logs queue_wait, then queue_acquire with its wait; the turn that got it at once logs no queue line', async () => {
+    let endFirst!: () => void;
+    const firstHeld = new Promise<void>((resolve) => (endFirst = resolve));
+    const first = scripted([stream([{ kind: 'text', deltas: ['one'] }], { holdUntil: firstHeld })]);
+    const second = scripted([textReply('two')]);
+    const firstTurn = streamChat(slotGateway, { messages: first.messages });
+    let secondTurn: ReturnType<typeof streamChat> | undefined;
+    try {
+      // The first child holds the only slot until its answer is let go.
+      await waitFor(() => api.messages(first.marker).length > 0, 20_000);
+      secondTurn = streamChat(slotGateway, { messages: second.messages });
+      await slotGateway.logs.waitForLine(
+        (line) => line.includes('"event":"queue_wait"') && line.includes('"provider":"provider_c_processes"'),
+        20_000,
+      );
+      expect(api.messages(second.marker)).toEqual([]);
+    } finally {
+      endFirst();
+    }
+    const [firstResult, secondResult] = await Promise.all([firstTurn, secondTurn]);
+    expect(firstResult.status).toBe(200);
+    expect(contents(firstResult)).toEqual(['one']);
+    expect(secondResult.status).toBe(200);
+    expect(contents(secondResult)).toEqual(['two']);
+
+    const requestId = secondResult.headers.get('x-request-id');
+    expect(slotRecordsOf(secondResult.headers, 'queue_wait')).toEqual([
+      expect.objectContaining({ level: 30, provider: 'provider_c_processes', request_id: requestId, position: 1 }),
+    ]);
+    const [acquired, ...more] = slotRecordsOf(secondResult.headers, 'queue_acquire');
+    expect(more).toEqual([]);
+    expect(acquired).toMatchObject({ provider: 'provider_c_processes', request_id: requestId, active: 1 });
+    expect(acquired.wait_ms).toEqual(expect.any(Number));
+    // One shared key: no key fields, and no line naming the prompt.
+    expect(acquired).not.toHaveProperty('key_hash');
+    expect(
+      JSON.stringify(slotGateway.logs.records().filter((record) => String(record.event).startsWith('queue_'))),
+    ).not.toContain(second.marker);
+    // The hot path: a slot taken at once writes nothing.
+    for (const event of ['queue_wait', 'queue_acquire', 'queue_release'])
+      expect(slotRecordsOf(firstResult.headers, event)).toEqual([]);
+  });
+});
+
 describe('provider_c with the real Claude Code CLI and PRIMARY_CUSTOM_TOOL_WIRE=custom', () => {
   let customGateway: TestGateway;
   let customHome: string;

@@ -6,13 +6,14 @@ export interface QueueLogIds {
   readonly provider: string;
   /** Already sanitized. */
   readonly request_id: string;
-  readonly key_mode: string;
-  readonly key_hash: string;
+  /** Absent for a queue whose requests all share one key (provider_c's process slots). */
+  readonly key_mode?: string;
+  readonly key_hash?: string;
 }
 
 /**
  * The queue_* records of docs/design/behaviours.md §4.2, one line each, for any FairQueue (agent
- * queues and the structured queue). Refusals log at warn. `logger` is the acquiring request's
+ * queues, the structured queue and provider_c's process slots). Refusals log at warn. `logger` is the acquiring request's
  * own logger, so a waiter granted by another request's release or ended from its client's
  * 'close' event is still logged under its own request id.
  */
@@ -21,8 +22,13 @@ export function queueLogObserver(logger: EventLogger, ids: QueueLogIds): FairQue
     logger[level]({ event, ...ids, ...fields }, event);
   return {
     waiting: ({ position }) => log('info', 'queue_wait', { position }),
+    // Without a key of its own, a request's key slots are all the slots: `active` says it.
     acquired: ({ waitMs, active, activeForKey }) =>
-      log('info', 'queue_acquire', { wait_ms: waitMs, active, active_key: activeForKey }),
+      log('info', 'queue_acquire', {
+        wait_ms: waitMs,
+        active,
+        ...(ids.key_mode === undefined ? {} : { active_key: activeForKey }),
+      }),
     rejected: ({ reason, waitMs, blockedBy, setting }) => {
       // The bound that held the request back, and the setting behind it.
       const bound = { blocked_by: blockedBy, setting };

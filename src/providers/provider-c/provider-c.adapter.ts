@@ -134,7 +134,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
       context,
       before: async () => {
-        const slot = await this.slots.acquire(context.signal, context.deadlineAt);
+        const slot = await this.slots.acquire(context);
         return () => slot.release();
       },
     });
