@@ -272,6 +272,67 @@ describe('HTTP surface', () => {
       expect((await rawRequest(`${gateway.url}/health/live`)).status).toBe(200);
     });
 
+    describe('compressed bodies (Content-Encoding)', () => {
+      const CHAT = JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] });
+      // Keep-alive asked for, so `Connection: close` in an answer is the gateway's own choice.
+      const send = (encoding: string, body: Buffer) =>
+        rawRequest(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding, connection: 'keep-alive' },
+          body,
+        });
+      const invalid = (message: string) => ({
+        error: { message, type: 'invalid_request_error', code: 'invalid_request', param: null },
+      });
+
+      it.each([
+        ['gzip', zlib.gzipSync],
+        ['deflate', zlib.deflateSync],
+        ['br', zlib.brotliCompressSync],
+        ['zstd', zlib.zstdCompressSync],
+      ] as const)('reads a body compressed with %s', async (encoding, compress) => {
+        const response = await send(encoding, compress(Buffer.from(CHAT)));
+        // Read and parsed: the request reached the model check.
+        expect(JSON.parse(response.body.toString()).error.code).toBe('model_not_found');
+      });
+
+      it.each([
+        ['compress', 'compress', 'Content-Encoding "compress" is not supported'],
+        ['a list', 'gzip, br', 'Content-Encoding "gzip, br" is not supported'],
+        // Never echoed: a long value, or one that is not a list of encoding names.
+        ['a 202-character value', `x-${'a'.repeat(200)}`, 'this Content-Encoding is not supported'],
+        ['a value with quotes', 'x"\\SECRET', 'this Content-Encoding is not supported'],
+      ])(
+        'answers Content-Encoding %s with the encodings the gateway reads, and closes the unread connection',
+        async (_label, encoding, what) => {
+          const response = await send(encoding, Buffer.from(CHAT));
+          expect(response.status).toBe(400);
+          expect(JSON.parse(response.body.toString())).toEqual(
+            invalid(
+              `${what}; send the body uncompressed, or compressed once with gzip, deflate, br or zstd (and Content-Encoding naming it)`,
+            ),
+          );
+          expect(response.headers.connection).toBe('close');
+        },
+      );
+
+      it.each([
+        ['gzip', Buffer.from(CHAT)],
+        ['gzip', zlib.gzipSync(CHAT).subarray(0, 20)],
+        ['deflate', Buffer.from('not deflate')],
+        ['br', Buffer.from(CHAT)],
+        ['zstd', Buffer.from(CHAT)],
+      ])('answers a body that is not valid %s data with that, and the fix', async (encoding, body) => {
+        const response = await send(encoding, body);
+        expect(response.status).toBe(400);
+        expect(JSON.parse(response.body.toString())).toEqual(
+          invalid(
+            `the body is not valid ${encoding} data (Content-Encoding: ${encoding}); send it compressed as that header says, or uncompressed without Content-Encoding`,
+          ),
+        );
+      });
+    });
+
     it('answers 400 for a body that is JSON but not a chat request', async () => {
       const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',

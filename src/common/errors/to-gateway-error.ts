@@ -8,16 +8,68 @@ export function toGatewayError(error: unknown): GatewayError {
   if (status === HttpStatus.NOT_FOUND || status === HttpStatus.METHOD_NOT_ALLOWED)
     return new GatewayError('route_not_found');
   if (status === HttpStatus.PAYLOAD_TOO_LARGE) return new GatewayError('request_too_large');
+  const readError = bodyReaderError(error);
+  if (readError) return readError;
   if (status === HttpStatus.UNSUPPORTED_MEDIA_TYPE) {
     return new GatewayError('invalid_request', { publicMessage: 'Content-Type must be application/json' });
   }
   if (status !== undefined && status >= 400 && status < 500) {
-    const isJsonSyntax = (error as { type?: string }).type === 'entity.parse.failed';
-    return new GatewayError('invalid_request', {
-      publicMessage: isJsonSyntax ? 'the request body is not valid JSON' : validationMessage(error),
-    });
+    return new GatewayError('invalid_request', { publicMessage: validationMessage(error) });
   }
   return new GatewayError('internal', { cause: error });
+}
+
+/** The encodings the body reader (body-parser) inflates, as a client reads them in a message. */
+export const BODY_ENCODINGS = 'gzip, deflate, br or zstd';
+
+/**
+ * The body reader's own failures (body-parser and raw-body name each by its `type`), in words that
+ * say what was wrong with the body and how to send it. `undefined` for anything else.
+ */
+function bodyReaderError(error: unknown): GatewayError | undefined {
+  const { type, encoding } = (error ?? {}) as { type?: unknown; encoding?: unknown };
+  switch (type) {
+    case 'encoding.unsupported':
+      return unsupportedEncoding(encoding);
+    case 'entity.parse.failed':
+      return new GatewayError('invalid_request', { publicMessage: 'the request body is not valid JSON' });
+    case 'request.size.invalid':
+      return new GatewayError('invalid_request', {
+        publicMessage:
+          'the body is shorter or longer than its Content-Length; send the length of the bytes sent (compressed, when compressed), or send the body chunked without Content-Length',
+      });
+    case 'request.aborted':
+      return new GatewayError('invalid_request', {
+        publicMessage: 'the connection closed before the whole body arrived; send the request again',
+      });
+    default:
+      return undefined;
+  }
+}
+
+/** A Content-Encoding value short and plain enough to quote back: encoding names, comma-separated. */
+const QUOTABLE_ENCODING = /^[a-z0-9._+-]{1,24}(?:, ?[a-z0-9._+-]{1,24}){0,3}$/i;
+
+function unsupportedEncoding(encoding: unknown): GatewayError {
+  // A header value is the client's own input: quoted only when it is a short list of names.
+  const what =
+    typeof encoding === 'string' && QUOTABLE_ENCODING.test(encoding)
+      ? `Content-Encoding "${encoding}"`
+      : 'this Content-Encoding';
+  return new GatewayError('invalid_request', {
+    publicMessage: `${what} is not supported; send the body uncompressed, or compressed once with ${BODY_ENCODINGS} (and Content-Encoding naming it)`,
+  });
+}
+
+/**
+ * The answer to a body that does not inflate with the encoding its Content-Encoding names (the
+ * decompressor's error: corrupt, truncated, or not compressed at all). `encoding` is one the body
+ * reader supports, so it is one of a few known names.
+ */
+export function undecodableBody(encoding: string): GatewayError {
+  return new GatewayError('invalid_request', {
+    publicMessage: `the body is not valid ${encoding} data (Content-Encoding: ${encoding}); send it compressed as that header says, or uncompressed without Content-Encoding`,
+  });
 }
 
 function httpStatusOf(error: unknown): number | undefined {

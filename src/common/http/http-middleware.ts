@@ -5,7 +5,7 @@ import { MIMEType } from 'node:util';
 import { ClientDisconnectedError, GatewayError } from '../../core/gateway.error';
 import type { BearerCheck } from '../auth/bearer-check';
 import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-writer';
-import { toGatewayError } from '../errors/to-gateway-error';
+import { toGatewayError, undecodableBody } from '../errors/to-gateway-error';
 import { exceedsJsonContainers, exceedsJsonDepth, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from '../json';
 import type { DrainService } from '../lifecycle/drain.service';
 
@@ -94,7 +94,13 @@ export function jsonBodyMiddleware(
       // V8's JSON.parse is iterative, so any depth parses; everything after it may recurse.
       error ??= exceedsJsonDepth(request.body) ? tooDeep() : undefined;
       if (!error) return next();
-      let gatewayError = toGatewayError(error);
+      let gatewayError = isInflateError(readError, request)
+        ? undecodableBody(encodingOf(request))
+        : toGatewayError(error);
+      // body-parser refuses an encoding it does not read before reading any of the body: the
+      // connection closes after the answer rather than read the rest.
+      if ((readError as { type?: unknown } | undefined)?.type === 'encoding.unsupported')
+        closeConnectionAfterAnswer(response);
       if (gatewayError.code === 'request_too_large') gatewayError = gatewayError.with({ publicMessage: cap.tooLarge });
       if (!options.deferErrors) {
         answer(request, response, gatewayError);
@@ -124,6 +130,22 @@ function answerOnceOverCap(request: Request, cap: BodyCap): void {
   counted[BODY_CAP] = cap;
   counted[BODY_RECEIVED] = 0;
   request.on('data', countBodyBytes);
+}
+
+/** The request's Content-Encoding as body-parser reads it (lower case); `identity` when none. */
+function encodingOf(request: Request): string {
+  return (request.headers['content-encoding'] ?? 'identity').toLowerCase();
+}
+
+/**
+ * The decompressor's failure (zlib, brotli, zstd) on a compressed body: body-parser passes it on as
+ * it is, with a zlib `errno` and none of the `type`s its own failures carry.
+ */
+function isInflateError(error: unknown, request: Request): boolean {
+  const { type, errno } = (error ?? {}) as { type?: unknown; errno?: unknown };
+  return (
+    error instanceof Error && type === undefined && typeof errno === 'number' && encodingOf(request) !== 'identity'
+  );
 }
 
 /** A route's body cap, made once per route: its bytes, how the route answers, and the 413's words. */
