@@ -333,15 +333,25 @@ describe('HTTP surface', () => {
       });
     });
 
-    it('answers 400 for a body that is JSON but not a chat request', async () => {
-      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify([1, 2, 3]),
-      });
-      expect(response.status).toBe(400);
-      expect(JSON.parse(response.body.toString()).error.type).toBe('invalid_request_error');
-    });
+    it.each(['[1,2,3]', 'null', '"str"', '42', 'true'])(
+      'answers 400 "must be a JSON object" for %s, valid JSON that is not an object',
+      async (body) => {
+        const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
+        expect(response.status).toBe(400);
+        expect(JSON.parse(response.body.toString())).toEqual({
+          error: {
+            message: 'the request body must be a JSON object',
+            type: 'invalid_request_error',
+            code: 'invalid_request',
+            param: null,
+          },
+        });
+      },
+    );
 
     it('answers 404 model_not_found in the OpenAI shape for a model outside the catalog', async () => {
       const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {

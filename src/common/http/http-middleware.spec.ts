@@ -39,9 +39,13 @@ describe(parseJsonBody.name, () => {
 
   it('takes an empty body as {} and refuses anything but an object or array at the top', () => {
     expect(parseJsonBody(Buffer.alloc(0), 'application/json')).toEqual({});
-    for (const text of [' ', '"text"', '42', 'null', '{"a":', '{a:1}'])
+    for (const text of [' ', '{"a":', '{a:1}', 'nul', '"open'])
       expect(message(() => parseJsonBody(Buffer.from(text), 'application/json'))).toBe(
         'invalid_request: the request body is not valid JSON',
+      );
+    for (const text of ['"text"', '42', ' null ', 'true'])
+      expect(message(() => parseJsonBody(Buffer.from(text), 'application/json'))).toBe(
+        'invalid_request: the request body must be a JSON object',
       );
   });
 

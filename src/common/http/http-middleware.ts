@@ -189,14 +189,16 @@ function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
  * The body as body-parser's JSON parser read it: its declared charset (UTF-8 when none; UTF-16 as
  * declared; any other refused, as body-parser refuses a charset that is not UTF), a leading
  * byte-order mark dropped, an empty body `{}`, and only an object or array at the top (its strict
- * mode), else the syntax error. A body of more arrays and objects than `MAX_JSON_CONTAINERS` is
+ * mode): other valid JSON (`null`, a string, a number) is refused as not an object, anything else
+ * as not JSON. An array goes on to the route's parser, which refuses it the same way. A body of more arrays and objects than `MAX_JSON_CONTAINERS` is
  * refused before it is parsed.
  */
 export function parseJsonBody(bytes: Buffer, contentType: string | undefined): unknown {
   const text = decodeBody(bytes, charsetOf(contentType));
   if (text.length === 0) return {};
   const start = text.search(/[^ \t\n\r]/);
-  if (start < 0 || (text[start] !== '{' && text[start] !== '[')) throw notJson();
+  if (start < 0) throw notJson();
+  if (text[start] !== '{' && text[start] !== '[') throw isJson(text) ? notObject() : notJson();
   if (exceedsJsonContainers(text)) throw tooManyContainers();
   try {
     return JSON.parse(text);
@@ -239,6 +241,20 @@ const notJsonContentType = () =>
   });
 
 const notJson = () => new GatewayError('invalid_request', { publicMessage: 'the request body is not valid JSON' });
+
+/** The words of the routes' own parsers for an array, so every non-object body reads alike. */
+const notObject = () =>
+  new GatewayError('invalid_request', { publicMessage: 'the request body must be a JSON object' });
+
+/** Whether `text`, a scalar (no container at its top, so no depth or size bound applies), is JSON. */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const tooManyContainers = () =>
   new GatewayError('invalid_request', {
