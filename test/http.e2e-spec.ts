@@ -353,6 +353,23 @@ describe('HTTP surface', () => {
       },
     );
 
+    it.each([
+      ['a string', '"hi"', 'messages must be an array of message objects'],
+      ['an object', '{"role":"user","content":"hi"}', 'messages must be an array of message objects'],
+      ['null', 'null', 'messages must be an array of message objects'],
+      ['an empty array', '[]', 'messages must contain at least one message'],
+    ])('answers messages as %s with what messages must be', async (_name, messages, message) => {
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"model":"gpt-5.6-sol","messages":${messages}}`,
+      });
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.body.toString())).toEqual({
+        error: { message, type: 'invalid_request_error', code: 'invalid_request', param: 'messages' },
+      });
+    });
+
     it('answers 404 model_not_found in the OpenAI shape for a model outside the catalog', async () => {
       const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',

@@ -20,6 +20,7 @@ const SEPARATOR = '; ';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 const NO_MESSAGES = 'messages must contain at least one message';
+const NOT_MESSAGE_ARRAY = 'messages must be an array of message objects';
 const TOOL_CHOICE_WORDS = new Set(['auto', 'none', 'required']);
 
 type Predicate = (value: unknown) => boolean;
@@ -269,12 +270,13 @@ function checkFields(message: Record<string, unknown>, prefix: string, errors: s
 }
 
 /**
- * What is wrong with a `messages` value, at most `limit` messages: not a non-empty array, or else
- * its items in order, each a message object (an array among them is refused too: no family could
+ * What is wrong with a `messages` value, at most `limit` messages: absent or empty, not an array
+ * (a string, one message object, null), or else its items in order, each a message object (an array among them is refused too: no family could
  * read one, so it would be dropped).
  */
 function messagesErrors(messages: unknown, limit: number): string[] {
-  if (!Array.isArray(messages) || messages.length === 0) return [NO_MESSAGES];
+  if (messages === undefined || (Array.isArray(messages) && messages.length === 0)) return [NO_MESSAGES];
+  if (!Array.isArray(messages)) return [NOT_MESSAGE_ARRAY];
   const errors: string[] = [];
   for (let index = 0; index < messages.length && errors.length < limit; index++) {
     const item: unknown = messages[index];

@@ -94,6 +94,7 @@ const RULE_MESSAGE = new RegExp(
     [
       'model must be a string',
       'messages must contain at least one message',
+      'messages must be an array of message objects',
       'messages(?:\\.\\d+)+\\.role must be one of system, developer, user, assistant, tool',
       'messages(?:\\.\\d+)+\\.content must be a string, an array of content parts \\(a text part with a string text\\), or null',
       'messages(?:\\.\\d+)+\\.tool_calls must be an array of objects',
