@@ -59,6 +59,16 @@ describe('inbound bearer authentication', () => {
       expect(response.json).toEqual(OPENAI_AUTH_ERROR);
     });
 
+    it.each(rejected)('GET /v1/models/{id} answers 401 as the list does for %s', async (_name, authorization) => {
+      for (const id of ['gpt-5.6-sol', 'no-such-model']) {
+        const response = await call(`${gateway.url}/v1/models/${id}`, { authorization });
+        expect(response.status).toBe(401);
+        expect(response.json).toEqual(OPENAI_AUTH_ERROR);
+      }
+      const allowed = await call(`${gateway.url}/v1/models/gpt-5.6-sol`, { authorization: `Bearer ${SECRET}` });
+      expect([allowed.status, (allowed.json as { id?: string }).id]).toEqual([200, 'gpt-5.6-sol']);
+    });
+
     it.each(rejected)('GET /metrics answers 401 for %s', async (_name, authorization) => {
       const response = await call(`${gateway.url}/metrics`, { authorization });
       expect(response.status).toBe(401);

@@ -1,4 +1,5 @@
 import * as zlib from 'node:zlib';
+import OpenAI from 'openai';
 import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered } from './support/raw-http';
 import { useGateway } from './support/create-test-app';
 
@@ -17,7 +18,6 @@ describe('HTTP surface', () => {
       ['GET', '/v1'],
       // /v1/responses: the same 404 with its own message, test/clients-docs.e2e-spec.ts.
       ['GET', '/v2/models'],
-      ['GET', '/v1/models/extra'],
       ['GET', '/health/deep'],
       ['POST', '/v1/completions'],
       ['GET', '/v1/chat/completions/extra'],
@@ -30,6 +30,8 @@ describe('HTTP surface', () => {
 
     it.each([
       ['DELETE', '/v1/models'],
+      ['DELETE', '/v1/models/gpt-5.6-sol'],
+      ['POST', '/v1/models/gpt-5.6-sol'],
       ['POST', '/v1/models'],
       ['PUT', '/v1/models'],
       ['OPTIONS', '/v1/models'],
@@ -407,6 +409,69 @@ describe('HTTP surface', () => {
       expect(owners).toEqual(new Set(['provider_a', 'provider_b', 'provider_c']));
     });
   });
+
+  describe("GET /v1/models/{id} (the openai SDK's client.models.retrieve)", () => {
+    const NOT_FOUND_MODEL = {
+      error: {
+        message: 'the model does not exist or is not enabled; GET /v1/models lists the models this gateway serves',
+        type: 'invalid_request_error',
+        code: 'model_not_found',
+        param: null,
+      },
+    };
+    let listed: Map<string, unknown>;
+
+    beforeAll(async () => {
+      const body = JSON.parse((await rawRequest(`${gateway.url}/v1/models`)).body.toString());
+      listed = new Map(body.data.map((entry: { id: string }) => [entry.id, entry]));
+    });
+
+    it.each(['gpt-5.6-sol', 'sol-high', 'api/claude-sonnet-5', 'api%2Fclaude-sonnet-5'])(
+      'answers %s with the object the list gives for it',
+      async (id) => {
+        const response = await rawRequest(`${gateway.url}/v1/models/${id}`);
+        expect(response.status).toBe(200);
+        expect(response.headers['content-type']).toMatch(/^application\/json/);
+        // Compression is set up as on the list (this small body stays below its threshold).
+        expect(response.headers.vary).toMatch(/accept-encoding/i);
+        const model = JSON.parse(response.body.toString());
+        expect(model).toEqual(listed.get(decodeURIComponent(id)));
+        expect(model).toMatchObject({ id: decodeURIComponent(id), object: 'model' });
+      },
+    );
+
+    it('answers a provider_x/<model> passthrough id of an enabled family with what the gateway knows of it', async () => {
+      const response = await rawRequest(`${gateway.url}/v1/models/provider_a/gpt-9-preview`);
+      expect(response.status).toBe(200);
+      expect(JSON.parse(response.body.toString())).toEqual({
+        id: 'provider_a/gpt-9-preview',
+        object: 'model',
+        created: expect.any(Number),
+        owned_by: 'provider_a',
+        family: 'gpt-9-preview',
+      });
+    });
+
+    it.each(['no-such-model', 'provider_z/gpt-9', 'provider_a/', 'a/b/c'])(
+      'answers %s with 404 model_not_found naming GET /v1/models',
+      async (id) => {
+        const response = await rawRequest(`${gateway.url}/v1/models/${id}`);
+        expect(response.status).toBe(404);
+        expect(JSON.parse(response.body.toString())).toEqual(NOT_FOUND_MODEL);
+      },
+    );
+
+    it('is what the real openai SDK retrieves, an id with a slash included', async () => {
+      const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'any', maxRetries: 0 });
+      for (const id of ['gpt-5.6-sol', 'api/claude-sonnet-5']) {
+        expect(await client.models.retrieve(id)).toEqual(listed.get(id));
+      }
+      await expect(client.models.retrieve('no-such-model')).rejects.toMatchObject({
+        status: 404,
+        code: 'model_not_found',
+      });
+    });
+  });
 });
 
 describe('GET /v1/models filtered by GATEWAY_PROVIDERS', () => {
@@ -417,6 +482,22 @@ describe('GET /v1/models filtered by GATEWAY_PROVIDERS', () => {
     const owners = new Set(body.data.map((entry: { owned_by: string }) => entry.owned_by));
     expect(owners).toEqual(new Set(['provider_b', 'provider_c']));
     expect(body.data.some((entry: { id: string }) => entry.id === 'gpt-5.6-sol')).toBe(false);
+  });
+
+  it('answers GET /v1/models/{id} of a family it does not enable with the same 404', async () => {
+    for (const id of ['gpt-5.6-sol', 'provider_a/gpt-9']) {
+      const response = await rawRequest(`${gateway.url}/v1/models/${id}`);
+      expect(response.status).toBe(404);
+      expect(JSON.parse(response.body.toString())).toEqual({
+        error: {
+          message:
+            'the model belongs to provider_a, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves',
+          type: 'invalid_request_error',
+          code: 'model_not_found',
+          param: null,
+        },
+      });
+    }
   });
 
   it('answers a model of a family it does not enable with 404 naming the family and the setting', async () => {

@@ -162,6 +162,25 @@ export class ModelCatalog {
     return this.enabledProviders.includes(provider);
   }
 
+  /**
+   * The 404 `model_not_found` for an id no enabled family serves (chat, and `GET /v1/models/{id}`):
+   * for a model of a family the gateway does not enable (`serves` says which do), the message
+   * names the family and the setting.
+   */
+  notFound(
+    modelId: string,
+    serves: (family: ProviderId) => boolean = (family) => this.isEnabled(family),
+  ): GatewayError {
+    const slash = modelId.indexOf('/');
+    const prefix = slash > 0 ? modelId.slice(0, slash) : '';
+    const family =
+      this.allEntries.find((entry) => entry.id === modelId)?.provider ?? (isFamilyId(prefix) ? prefix : undefined);
+    if (family === undefined || serves(family)) return new GatewayError('model_not_found');
+    return new GatewayError('model_not_found', {
+      publicMessage: `the model belongs to ${family}, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves`,
+    });
+  }
+
   /** What is known about an upstream model (bundled data, the live list over it). */
   upstreamInfo(upstreamModel: string): UpstreamModelInfo | undefined {
     return this.view().infos.get(upstreamModel);

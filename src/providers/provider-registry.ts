@@ -1,6 +1,5 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { isFamilyId } from '../core/family-registry';
-import { GatewayError } from '../core/gateway.error';
+import type { GatewayError } from '../core/gateway.error';
 import { ModelCatalog, ResolveOverrides } from '../models/model-catalog';
 import type { ProviderAdapter } from './shared/provider-adapter';
 import type { ProviderId } from '../core/provider-id';
@@ -36,15 +35,7 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationBootstrap, O
   }
 
   private notFound(modelId: string): GatewayError {
-    const slash = modelId.indexOf('/');
-    const prefix = slash > 0 ? modelId.slice(0, slash) : '';
-    const family =
-      this.catalog.allEntries.find((entry) => entry.id === modelId)?.provider ??
-      (isFamilyId(prefix) ? prefix : undefined);
-    if (family === undefined || this.adapters.has(family)) return new GatewayError('model_not_found');
-    return new GatewayError('model_not_found', {
-      publicMessage: `the model belongs to ${family}, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves`,
-    });
+    return this.catalog.notFound(modelId, (family) => this.adapters.has(family));
   }
 
   adapter(provider: ProviderId): ProviderAdapter | undefined {
