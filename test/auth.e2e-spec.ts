@@ -33,6 +33,12 @@ async function call(
 
 const chatBody = { model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hello' }] };
 
+/** The 401's words: what to send, and where the gateway's key is set. */
+const WRONG_BEARER =
+  "missing or invalid bearer token: send `Authorization: Bearer <the gateway's key>`, the value of GATEWAY_BEARER_SECRET on the gateway";
+const MALFORMED_HEADER =
+  'malformed Authorization header: send `Authorization: Bearer <any token>`, or no Authorization header (this gateway sets no GATEWAY_BEARER_SECRET, so it takes any bearer)';
+
 describe('inbound bearer authentication', () => {
   describe('with GATEWAY_BEARER_SECRET set', () => {
     const SECRET = 'e2e-secret-Zq81-long';
@@ -57,6 +63,7 @@ describe('inbound bearer authentication', () => {
       const response = await call(`${gateway.url}/v1/models`, { authorization });
       expect(response.status).toBe(401);
       expect(response.json).toEqual(OPENAI_AUTH_ERROR);
+      expect((response.json as typeof OPENAI_AUTH_ERROR).error.message).toBe(WRONG_BEARER);
     });
 
     it.each(rejected)('GET /v1/models/{id} answers 401 as the list does for %s', async (_name, authorization) => {
@@ -99,7 +106,7 @@ describe('inbound bearer authentication', () => {
       });
       expect(response.status).toBe(401);
       expect(response.json).toMatchObject({
-        error: { code: 'auth_error', message: expect.any(String) },
+        error: { code: 'auth_error', message: WRONG_BEARER },
         contract_version: '2.0.0',
       });
     });
@@ -203,10 +210,12 @@ describe('inbound bearer authentication', () => {
         const response = await call(`${gateway.url}${route}`, { authorization });
         expect(response.status).toBe(401);
         expect(response.json).toEqual(OPENAI_AUTH_ERROR);
+        expect((response.json as typeof OPENAI_AUTH_ERROR).error.message).toBe(MALFORMED_HEADER);
       }
       const chat = await call(`${gateway.url}/v1/chat/completions`, { method: 'POST', authorization, body: chatBody });
       expect(chat.status).toBe(401);
       expect(chat.json).toEqual(OPENAI_AUTH_ERROR);
+      expect((chat.json as typeof OPENAI_AUTH_ERROR).error.message).toBe(MALFORMED_HEADER);
     });
   });
 });

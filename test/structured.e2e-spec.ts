@@ -605,7 +605,11 @@ describe('structured inference settings', () => {
       expect(answer.status).toBe(401);
       // The body was never read, so its request_id is not echoed.
       expect(answer.body).toEqual({
-        error: { code: 'auth_error', message: 'missing or invalid bearer token' },
+        error: {
+          code: 'auth_error',
+          message:
+            "missing or invalid bearer token: send `Authorization: Bearer <the gateway's key>`, the value of GATEWAY_BEARER_SECRET on the gateway",
+        },
         contract_version: '2.0.0',
       });
       expect(await failures()).toBe(before + 1);

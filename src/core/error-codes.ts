@@ -124,7 +124,8 @@ export const CORE_ERROR_CODES = {
     openaiCode: 'invalid_api_key',
     structuredCode: 'auth_error',
     streamText: 'authentication failed',
-    message: 'missing or invalid bearer token',
+    message:
+      "missing or invalid bearer token: send `Authorization: Bearer <the gateway's key>`, the value of GATEWAY_BEARER_SECRET on the gateway",
   },
   model_not_found: {
     status: 404,

@@ -56,9 +56,14 @@ export class BearerAuthGuard implements CanActivate {
   private authorize(request: Request): void {
     // The caller is resolved here once, refused or not (a refusal's audit record names it too).
     attachCaller(request, resolveCaller(request, this.callerHeader));
-    if (this.check.refuses(request)) throw new GatewayError('invalid_api_key');
+    if (!this.check.refuses(request)) return;
+    // Without a secret only a malformed header is refused: the table's words (about the key) would mislead.
+    throw new GatewayError('invalid_api_key', this.check.hasSecret ? {} : { publicMessage: MALFORMED_HEADER });
   }
 }
+
+const MALFORMED_HEADER =
+  'malformed Authorization header: send `Authorization: Bearer <any token>`, or no Authorization header (this gateway sets no GATEWAY_BEARER_SECRET, so it takes any bearer)';
 
 /**
  * The caller (docs/design/decisions.md §5, docs/design/behaviours.md §3.1): `header:<value>` of

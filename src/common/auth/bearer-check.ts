@@ -46,6 +46,11 @@ export class BearerCheck {
     if (secret !== undefined) this.secretDigest = sha256Digest(secret);
   }
 
+  /** Whether a secret is set (else only a malformed header is refused). */
+  get hasSecret(): boolean {
+    return this.secretDigest !== undefined;
+  }
+
   refuses(request: BearerRequest): boolean {
     if (this.secretDigest) {
       // Digests on both sides have equal lengths, so timingSafeEqual never leaks the secret's length.
