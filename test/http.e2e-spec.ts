@@ -1,6 +1,6 @@
 import * as zlib from 'node:zlib';
 import OpenAI from 'openai';
-import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered } from './support/raw-http';
+import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered, sendRawBytes } from './support/raw-http';
 import { useGateway } from './support/create-test-app';
 
 /** The body of every 404 on chat and models routes (docs/design/decisions.md §4 OpenAI shape). */
@@ -134,6 +134,49 @@ describe('HTTP surface', () => {
       expect(refused.status).toBe(400);
       expect(refused.headers['x-request-id']).toEqual(expect.any(String));
       expect(JSON.parse(refused.body.toString()).error).toMatchObject({ code: 'invalid_request', param: 'messages' });
+    });
+  });
+
+  describe("requests Node's HTTP parser refuses (docs/endpoints.md)", () => {
+    const port = () => Number(new URL(gateway.url).port);
+
+    it('answers headers over the limit with 431 naming the limit and the fix', async () => {
+      const answer = await sendRawBytes(
+        port(),
+        Buffer.from(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`, 'latin1'),
+      );
+      expect(answer.status).toBe(431);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: {
+          message:
+            "the request headers are larger than 16384 bytes in all (Node's limit); send fewer or shorter headers (a large Cookie or custom header is the usual cause), or have the gateway's operator raise the limit with NODE_OPTIONS=--max-http-header-size=<bytes>",
+          type: 'invalid_request_error',
+          code: 'request_header_fields_too_large',
+          param: null,
+        },
+      });
+    });
+
+    it('logs the client address and port, and the method and path when the request line was read', async () => {
+      const before = gateway.logs.records('http_request_rejected').length;
+      await sendRawBytes(
+        port(),
+        Buffer.from('POST /v1/chat/completions?key=SECRET HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n', 'latin1'),
+      );
+      await sendRawBytes(port(), Buffer.from(`GET /v1/models HTTP/1.1\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`));
+      const records = gateway.logs.records('http_request_rejected').slice(before);
+      expect(records).toEqual([
+        expect.objectContaining({
+          reason: 'HPE_INVALID_HEADER_TOKEN',
+          status: 400,
+          remote_address: '127.0.0.1',
+          remote_port: expect.any(Number),
+          method: 'POST',
+          path: '/v1/chat/completions',
+        }),
+        expect.objectContaining({ reason: 'HPE_HEADER_OVERFLOW', status: 431, remote_address: '127.0.0.1' }),
+      ]);
+      expect(JSON.stringify(records)).not.toContain('SECRET');
     });
   });
 

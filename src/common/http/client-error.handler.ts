@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import { rawErrorResponse } from '../errors/error-writer';
 import type { ErrorCode } from '../../core/error-codes';
@@ -32,6 +33,33 @@ const CODE_BY_PARSER_ERROR: Record<string, ErrorCode> = {
   ERR_HTTP_REQUEST_TIMEOUT: 'request_timeout',
 };
 
+/** The words of the answers whose table message says less than the parser knows. */
+const MESSAGE_BY_CODE: Partial<Record<ErrorCode, { publicMessage: string }>> = {
+  invalid_request: { publicMessage: 'the request is not valid HTTP/1.1' },
+  // http.maxHeaderSize is Node's limit in force (--max-http-header-size, 16 KiB by default).
+  headers_too_large: {
+    publicMessage: `the request headers are larger than ${maxHeaderSize} bytes in all (Node's limit); send fewer or shorter headers (a large Cookie or custom header is the usual cause), or have the gateway's operator raise the limit with NODE_OPTIONS=--max-http-header-size=<bytes>`,
+  },
+};
+
+/** Node's parser error: `rawPacket` is the chunk of the connection the parser failed on. */
+type ParserError = NodeJS.ErrnoException & { rawPacket?: unknown };
+
+/** A request line of visible ASCII only (a target with any other byte is not logged at all). */
+const REQUEST_LINE = /^([A-Z]{1,16}) (\/[\x21\x22\x24-\x3e\x40-\x7e]{0,2047})[\x21-\x7e]* HTTP\/1\.[01]\r?\n/;
+
+/**
+ * The method and path (never the query, which may carry a key) of the request line at the start
+ * of the failed chunk; nothing when that chunk does not start with one (a later part of a long
+ * head, bytes that are not HTTP, a target with bytes other than visible ASCII). The path is the
+ * caller's: cut as every logged identifier is.
+ */
+function requestLineOf(rawPacket: unknown): { method?: string; path?: string } {
+  if (!Buffer.isBuffer(rawPacket)) return {};
+  const match = REQUEST_LINE.exec(rawPacket.subarray(0, 4096).toString('latin1'));
+  return match ? { method: match[1], path: sanitizeIdentifier(match[2]) } : {};
+}
+
 /**
  * Requests Node's HTTP parser rejects (oversized or malformed headers, bad bytes, folded headers,
  * both Content-Length and Transfer-Encoding, a request too slow to arrive) never reach Express, and
@@ -58,13 +86,18 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
       return;
     }
     const code = CODE_BY_PARSER_ERROR[error.code ?? ''] ?? 'invalid_request';
-    const gatewayError = new GatewayError(
-      code,
-      code === 'invalid_request' ? { publicMessage: 'the request is not valid HTTP/1.1' } : {},
-    );
+    const gatewayError = new GatewayError(code, MESSAGE_BY_CODE[code] ?? {});
     const { status, bytes } = rawErrorResponse(gatewayError);
     logger.warn(
-      { event: 'http_request_rejected', reason: sanitizeIdentifier(error.code ?? 'unknown'), status },
+      {
+        event: 'http_request_rejected',
+        reason: sanitizeIdentifier(error.code ?? 'unknown'),
+        status,
+        // Who sent it, so the operator can find the client; the request line when it was read.
+        remote_address: socket.remoteAddress ?? 'unknown',
+        remote_port: socket.remotePort,
+        ...requestLineOf((error as ParserError).rawPacket),
+      },
       'http_request_rejected',
       'http',
     );

@@ -16,7 +16,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   semi_space_unbounded: "node was started without {flag}, so V8's young generation is not bounded",
   drain_start: '{signal}: draining, {in_flight} requests in flight',
   drain_end: 'drained, {in_flight} requests still in flight',
-  http_request_rejected: "Node's HTTP parser refused a request ({reason}), answered {status}",
+  http_request_rejected:
+    "Node's HTTP parser refused a request from {remote_address} port {remote_port} ({reason}), answered {status}",
   unhandled_error: 'a request failed on a bug in the gateway',
   structured_enabled: 'structured inference is on, {models} models allowed',
   structured_models_dropped: 'STRUCTURED_MODELS names models that cannot serve structured inference: {models}',
