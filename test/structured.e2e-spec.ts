@@ -257,6 +257,16 @@ describe('POST /v1/structured/inference', () => {
       ]);
       const array = await postStructured(harness.gateway, '[1]');
       expect([array.status, array.error?.code]).toEqual([400, 'invalid_request']);
+      const scalar = await postStructured(harness.gateway, 'null');
+      expect([scalar.status, scalar.error?.message]).toEqual([400, 'the request body must be a JSON object']);
+      const compress = await postStructured(harness.gateway, JSON.stringify(structuredBody()), {
+        headers: { 'content-encoding': 'compress' },
+      });
+      expect([compress.status, compress.error?.code, compress.error?.message]).toEqual([
+        400,
+        'invalid_request',
+        'Content-Encoding "compress" is not supported; send the body uncompressed, or compressed once with gzip, deflate, br or zstd (and Content-Encoding naming it)',
+      ]);
       const plain = await postStructured(harness.gateway, JSON.stringify(structuredBody()), {
         headers: { 'content-type': 'text/plain' },
       });
