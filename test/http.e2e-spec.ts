@@ -504,6 +504,23 @@ describe('HTTP surface', () => {
       },
     );
 
+    it.each(['%E0%A4%A', 'sol%', 'SECRET%ZZ'])(
+      'answers a malformed percent-encoding (%s) with 400 and the fix',
+      async (id) => {
+        const response = await rawRequest(`${gateway.url}/v1/models/${id}`);
+        expect(response.status).toBe(400);
+        expect(JSON.parse(response.body.toString())).toEqual({
+          error: {
+            message:
+              'the request path is not valid percent-encoding (each % takes two hex digits, and the bytes must be UTF-8); encode the id with encodeURIComponent',
+            type: 'invalid_request_error',
+            code: 'invalid_request',
+            param: null,
+          },
+        });
+      },
+    );
+
     it('is what the real openai SDK retrieves, an id with a slash included', async () => {
       const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'any', maxRetries: 0 });
       for (const id of ['gpt-5.6-sol', 'api/claude-sonnet-5']) {

@@ -8,6 +8,14 @@ export function toGatewayError(error: unknown): GatewayError {
   if (status === HttpStatus.NOT_FOUND || status === HttpStatus.METHOD_NOT_ALLOWED)
     return new GatewayError('route_not_found');
   if (status === HttpStatus.PAYLOAD_TOO_LARGE) return new GatewayError('request_too_large');
+  // Express's router could not decode a path parameter (`GET /v1/models/%E0%A4`): its own words
+  // quote the raw segment and say nothing of the fix.
+  if (error instanceof HttpException && error.cause instanceof URIError) {
+    return new GatewayError('invalid_request', {
+      publicMessage:
+        'the request path is not valid percent-encoding (each % takes two hex digits, and the bytes must be UTF-8); encode the id with encodeURIComponent',
+    });
+  }
   const readError = bodyReaderError(error);
   if (readError) return readError;
   if (status === HttpStatus.UNSUPPORTED_MEDIA_TYPE) {
