@@ -241,6 +241,36 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     const last = await post(chat('nobody-3'));
     expect(last.status).toBe(403);
     expect(((await last.json()) as Json).error.message).toContain('`codex login`');
+    // Each login's own line names it, its file and the login command for its own Codex home.
+    const expired = gateway!.logs.records('provider_a_login_expired');
+    expect(new Set(expired.map((line) => line.account))).toEqual(new Set(ALIASES));
+    for (const line of expired)
+      expect(line).toMatchObject({
+        provider: 'provider_a',
+        path: loginFile(line.account as Alias),
+        fix: `run \`CODEX_HOME=${path.dirname(loginFile(line.account as Alias))} codex login\` on the gateway's machine (it rewrites ${loginFile(line.account as Alias)})`,
+      });
+  });
+
+  it('says which login the token endpoint refused, its file and its own login command, never a token', async () => {
+    for (const alias of ALIASES) writeLogin(alias, { exp: nowSeconds() - 60 });
+    await start();
+    for (let refusal = 0; refusal < 3; refusal++)
+      fake().enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'secret words' } });
+    expect((await post(chat('refused'))).status).toBe(403);
+    expect((await post(chat('refused-2'))).status).toBe(403);
+    const refused = gateway!.logs.records('provider_a_token_refresh_failed');
+    expect(refused).toHaveLength(3);
+    expect(new Set(refused.map((line) => line.account))).toEqual(new Set(ALIASES));
+    for (const line of refused)
+      expect(line).toMatchObject({
+        provider: 'provider_a',
+        path: loginFile(line.account as Alias),
+        error_code: 'invalid_grant',
+        upstream_status: 400,
+        fix: expect.stringContaining(`CODEX_HOME=${path.dirname(loginFile(line.account as Alias))} codex login`),
+      });
+    expect(JSON.stringify(refused)).not.toMatch(/rt-personal|rt-team|rt-spare|secret words/);
   });
 
   it('refreshes an idle login before its token expires, and writes it back', async () => {

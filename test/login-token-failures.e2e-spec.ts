@@ -56,7 +56,7 @@ async function hungEndpoint(): Promise<{ url: string; hits: () => number; close:
 async function gatewayWithExpiredLogins(
   tokenUrl: string,
   settings: Record<string, string>,
-): Promise<{ gateway: TestGateway; dir: string }> {
+): Promise<{ gateway: TestGateway; dir: string; files: Record<string, string> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'login-token-failures-'));
   const unreachable = `http://127.0.0.1:${await refusingPort()}`;
   const codex = writeAuthFile(path.join(dir, '.codex'), { exp: Math.floor(Date.now() / 1000) - 3600 });
@@ -76,7 +76,7 @@ async function gatewayWithExpiredLogins(
     PROVIDER_A_MODELS_REFRESH: '0',
     ...settings,
   });
-  return { gateway, dir };
+  return { gateway, dir, files: { provider_a: codex.path, provider_b: gemini } };
 }
 
 async function chat(
@@ -92,9 +92,10 @@ async function chat(
 describe('an unreachable token endpoint', () => {
   let gateway: TestGateway;
   let dir: string;
+  let files: Record<string, string>;
 
   beforeAll(async () => {
-    ({ gateway, dir } = await gatewayWithExpiredLogins(`http://127.0.0.1:${await refusingPort()}/token`, {}));
+    ({ gateway, dir, files } = await gatewayWithExpiredLogins(`http://127.0.0.1:${await refusingPort()}/token`, {}));
   });
 
   afterAll(async () => {
@@ -119,6 +120,17 @@ describe('an unreachable token endpoint', () => {
       expect(
         refreshFailures.every((record) => record.error_code === 'unreachable' || record.reason === 'unreachable'),
       ).toBe(true);
+      // Each line says which login, which file, and what to do: not a login problem.
+      for (const record of refreshFailures)
+        expect(record).toMatchObject({
+          provider,
+          account: 'default',
+          path: files[provider],
+          fix: expect.stringMatching(
+            /^the token endpoint \(PROVIDER_[AB]_TOKEN_URL\) did not answer: check the network/,
+          ),
+        });
+      expect(JSON.stringify(refreshFailures)).not.toMatch(/rt-initial|fake-refresh-token/);
     },
   );
 

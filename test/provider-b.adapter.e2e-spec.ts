@@ -377,8 +377,12 @@ describe(ProviderBAdapter.name, () => {
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
       expect(logger.records).toContainEqual({
         event: 'provider_b_auth_refresh_failed',
+        provider: 'provider_b',
+        account: 'default',
+        path: authFile(),
         status: 400,
         error: 'invalid_grant',
+        fix: `run \`GEMINI_CLI_HOME=${home} gemini\` on the gateway's machine and choose "Login with Google" (it rewrites ${authFile()})`,
       });
       expect(JSON.stringify(logger.records)).not.toMatch(/revoked|fake-refresh-token|fake-access/);
     });
@@ -389,8 +393,11 @@ describe(ProviderBAdapter.name, () => {
       await expect(adapter.stream(chatRequest(), context())).rejects.toMatchObject({ code: 'auth' });
       expect(logger.records).toContainEqual({
         event: 'provider_b_auth_unavailable',
-        reason: 'missing',
+        provider: 'provider_b',
+        account: 'default',
         path: authFile(),
+        reason: 'missing',
+        fix: `run \`GEMINI_CLI_HOME=${home} gemini\` on the gateway's machine and choose "Login with Google" (it rewrites ${authFile()})`,
       });
       expect(fake.requests()).toHaveLength(0);
     });

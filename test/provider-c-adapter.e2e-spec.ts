@@ -205,6 +205,8 @@ describe('ProviderCAdapter with the fake claude', () => {
             'ANTHROPIC_FOUNDRY_API_KEY',
             'CLAUDE_CODE_USE_BEDROCK',
           ],
+          // The fix is a field: a JSON line's message is only the event's name.
+          fix: "unset ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_FOUNDRY_API_KEY, CLAUDE_CODE_USE_BEDROCK in the gateway's environment; the claude children use only the Claude Code CLI's login, never an API key or a cloud account",
         },
       ]);
       expect(JSON.stringify(h.startupWarnings)).not.toMatch(/sk-ant-x|api-token-value-77|foundry-key-value-78/);
@@ -521,7 +523,11 @@ describe('ProviderCAdapter with the fake claude', () => {
         PRIMARY_AGENT_QUEUE_TIMEOUT: '200ms',
       });
       expect(h.startupWarnings).toEqual([
-        { event: 'provider_c_command_missing', command: 'definitely-not-claude-xyz' },
+        {
+          event: 'provider_c_command_missing',
+          command: 'definitely-not-claude-xyz',
+          fix: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
+        },
       ]);
       for (let attempt = 0; attempt < 2; attempt++) {
         const error = (await h.adapter

@@ -922,6 +922,9 @@ describe('provider_c with the real Claude Code CLI and other Claude credentials 
           'AWS_BEARER_TOKEN_BEDROCK',
           'CLAUDE_CODE_USE_BEDROCK',
         ],
+        fix: expect.stringMatching(
+          /^unset ANTHROPIC_AUTH_TOKEN, .*CLAUDE_CODE_USE_BEDROCK in the gateway's environment;/,
+        ),
       }),
     ]);
     expect(otherGateway.logs.text).not.toMatch(/fake-account-(api-token|bedrock|foundry)/);

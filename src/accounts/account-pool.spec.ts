@@ -8,6 +8,7 @@ import type { AccountPoolOptions } from './account-pool';
 import { AccountPool, PIN_IDLE_TTL_MS } from './account-pool';
 import { AccountTurn } from './account-turn';
 import { startBackgroundRefresh } from './background-refresh';
+import { LoginFileFailure } from './login-file-check';
 
 /** A clock the spec moves by hand. */
 function manualClock(start = Date.UTC(2026, 10, 23, 12)) {
@@ -673,6 +674,27 @@ describe(startBackgroundRefresh.name, () => {
     await jest.advanceTimersByTimeAsync(1000);
     expect(refresh.mock.calls.map(([handle]) => handle)).toEqual(['handle-a', 'handle-b', 'handle-b']);
     stop();
+  });
+
+  it("names the login's file, its errno and the family's fix for it when the family says what the file failed on", async () => {
+    const { pool, logger } = makePool(['a'], {}, { a: '/logins/claude-team/.credentials.json' });
+    const refresh = jest.fn(async () => {
+      throw new LoginFileFailure('EROFS', 'mount the file read-write', { cause: new Error('EROFS: secret words') });
+    });
+    const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 1000, aheadMs: 1, random: () => 0.5 }, logger);
+    await jest.advanceTimersByTimeAsync(1000);
+    stop();
+    expect(pool.stateOf('a').kind).toBe('ready');
+    expect(logger.records.filter((line) => line.event === 'account_refresh_failed')).toEqual([
+      expect.objectContaining({
+        provider: 'provider_a',
+        account: 'a',
+        path: '/logins/claude-team/.credentials.json',
+        reason: 'EROFS',
+        fix: 'mount the file read-write',
+      }),
+    ]);
+    expect(logger.text()).not.toContain('secret words');
   });
 
   it('does nothing when the interval is 0', async () => {

@@ -214,6 +214,11 @@ export class AccountPool<T> implements PlanReporter {
     return this.accounts.map((account) => account.alias);
   }
 
+  /** The file that holds one account's login (for its log lines), when it has one. */
+  loginFileOf(alias: string): string | undefined {
+    return this.account(alias).loginFile;
+  }
+
   /** The login file of one account as the sweep last read it: what work starting now uses. */
   loginFileSeen(alias: string): LoginFileSeen {
     return { onDisk: this.account(alias).onDisk };

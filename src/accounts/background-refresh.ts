@@ -2,6 +2,7 @@ import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { AccountPool } from './account-pool';
+import { LoginFileFailure } from './login-file-check';
 import { isNever, MAX_TIMER_MS, timeoutOrNever } from '../common/async/timer-range';
 
 /** Renews one login's access token when it expires within `aheadMs` (the family's auth code). */
@@ -25,6 +26,8 @@ function refreshFailure(error: unknown): { reason: string; fix: string } {
       reason: error.code,
       fix: 'the token endpoint did not answer as expected: check the network and HTTPS_PROXY; the login is used as it is until it expires',
     };
+  // The family's auth code knew the file and what it failed on: its errno and the file's fix.
+  if (error instanceof LoginFileFailure) return { reason: error.errno ?? 'login_file', fix: error.fix };
   const errno = (error as NodeJS.ErrnoException | undefined)?.code;
   if (typeof errno === 'string')
     return {
@@ -65,7 +68,13 @@ export function startBackgroundRefresh<T>(
     } catch (error) {
       if (!pool.applyFailure(alias, error, seen)) {
         logger.warn(
-          { event: 'account_refresh_failed', provider: pool.family, account: alias, ...refreshFailure(error) },
+          {
+            event: 'account_refresh_failed',
+            provider: pool.family,
+            account: alias,
+            path: pool.loginFileOf(alias),
+            ...refreshFailure(error),
+          },
           'account_refresh_failed',
         );
       }

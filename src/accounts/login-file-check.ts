@@ -33,9 +33,8 @@ export async function readLoginDocument(
  * the file holds. Content that is not a JSON object needs a new login, the state's own fix.
  */
 export function unreadableLoginFile(file: string, name: string, error: unknown): LoginCheck {
-  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof errno !== 'string' || !/^E[A-Z0-9]{1,15}$/.test(errno))
-    return { state: 'unusable', reason: `${name} not a JSON object` };
+  const errno = errnoOf(error);
+  if (errno === undefined) return { state: 'unusable', reason: `${name} not a JSON object` };
   return { state: 'unusable', reason: `${name} unreadable: ${errno}`, fix: unreadableFileFix(file, errno) };
 }
 
@@ -56,9 +55,98 @@ export function unreadableLoginError(
   return failure && new GatewayError('auth', { ...failure, cause: error });
 }
 
-function unreadableFileFix(file: string, errno: string): string {
+/** The gateway's user as a fix names it, with its uid where the platform has one. */
+function gatewayUser(): string {
   const uid = process.getuid?.();
-  const user = uid === undefined ? "the gateway's user" : `the gateway's user (uid ${uid})`;
+  return uid === undefined ? "the gateway's user" : `the gateway's user (uid ${uid})`;
+}
+
+/** A failure's errno (`EACCES`, `EROFS`…) when it is one; never its message, which quotes paths or content. */
+export function errnoOf(error: unknown): string | undefined {
+  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof errno === 'string' && /^E[A-Z0-9]{1,15}$/.test(errno) ? errno : undefined;
+}
+
+/** A path as one shell word, quoted only when it needs to be, for a command a fix names. */
+export function shellWord(value: string): string {
+  return /^[\w@%+=:,./~-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Who a log line about one login is about: its family, its alias (as the pool, the login report
+ * and GET /v1/accounts name it) and its login file. The path is the operator's own setting; what
+ * the file holds never goes into a line.
+ */
+export interface LoginLogFields {
+  readonly provider: ProviderId;
+  readonly account: string;
+  readonly path: string;
+}
+
+/**
+ * A login file the gateway could not read or write outside a request (a background refresh): its
+ * errno and the file's fix travel with it, so the refresh's log line (`account_refresh_failed`)
+ * says both.
+ */
+export class LoginFileFailure extends Error {
+  constructor(
+    readonly errno: string | undefined,
+    readonly fix: string,
+    options?: ErrorOptions,
+  ) {
+    super(`login file failure${errno ? ` (${errno})` : ''}`, options);
+    this.name = 'LoginFileFailure';
+  }
+}
+
+/**
+ * What a refreshed token that lives only in the gateway's memory costs: when the token endpoint
+ * rotated the refresh token, the one the file keeps is spent and the login lasts until the
+ * gateway restarts; else the file's refresh token still works.
+ */
+export function keptInMemoryCost(rotated: boolean, loginAgain: string): string {
+  return rotated
+    ? `the login works until the gateway restarts, then needs a new login (${loginAgain})`
+    : "the file's refresh token still works, so the login survives a restart";
+}
+
+/**
+ * What to do after a refreshed login could not be written back to `file`: the errno, what the
+ * failure costs (`cost`, as the family keeps the new token), and the file's fix. `loginAgain` is
+ * the login's own login command.
+ */
+export function writeBackFailure(
+  file: string,
+  error: unknown,
+  cost: string,
+  loginAgain: string,
+): { readonly errno: string | undefined; readonly fix: string } {
+  const errno = errnoOf(error);
+  const what = `the refreshed token could not be written to ${file}${errno ? ` (${errno})` : ''}`;
+  const user = gatewayUser();
+  let remedy: string;
+  switch (errno) {
+    case 'EROFS':
+      remedy = `mount the file read-write for ${user}`;
+      break;
+    case 'EACCES':
+    case 'EPERM':
+      remedy = `let ${user} write the file and its directory: chown or chmod them`;
+      break;
+    case 'ENOENT':
+      remedy = `the file was removed meanwhile: put the login back (${loginAgain})`;
+      break;
+    case 'EISDIR':
+      remedy = unreadableFileFix(file, errno);
+      break;
+    default:
+      remedy = `make ${file} a login file that ${user} can read and write`;
+  }
+  return { errno, fix: `${what}; ${cost}; ${remedy}` };
+}
+
+function unreadableFileFix(file: string, errno: string): string {
+  const user = gatewayUser();
   switch (errno) {
     case 'EACCES':
     case 'EPERM':

@@ -26,7 +26,19 @@ describe(ProviderAAuth.name, () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const authFor = (file: string) => new ProviderAAuth(file, fake.tokenUrl);
+  const authFor = (file: string) => new ProviderAAuth({ alias: 'team', loginFile: file }, fake.tokenUrl);
+
+  /**
+   * The one line of `event`: it names the login (its alias and file) and carries a fix, and no
+   * token of the login is anywhere in the log.
+   */
+  function loginLine(event: string, file: string, tokens: ReadonlyArray<string | undefined>): Record<string, unknown> {
+    const lines = logger.records.filter((record) => record.event === event);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ provider: 'provider_a', account: 'team', path: file, fix: expect.any(String) });
+    for (const token of tokens) if (token) expect(logger.text()).not.toContain(token);
+    return lines[0];
+  }
 
   /** Resolves once the fake token endpoint received a request: the login file was read before it. */
   async function tokenRequestArrived(): Promise<void> {
@@ -128,6 +140,33 @@ describe(ProviderAAuth.name, () => {
     expect((failure as GatewayError).code).toBe('auth');
     expect((failure as GatewayError).detail).toMatch(/run codex login/);
     expect(fake.tokenRequests()).toHaveLength(0);
+    expect(loginLine('provider_a_login_expired', written.path, [written.accessToken]).fix).toBe(
+      `run \`CODEX_HOME=${dir} codex login\` on the gateway's machine (it rewrites ${written.path})`,
+    );
+  });
+
+  it('says which login was revoked and its own login command, once its refresh token failed for good', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-spent', fileName: 'team.json' });
+    fake.enqueueToken({ status: 401, body: { error: { code: 'refresh_token_reused' } } });
+    const auth = authFor(written.path);
+    await expect(auth.current(signal, logger)).rejects.toMatchObject({ code: 'auth' });
+    await expect(auth.current(signal, logger)).rejects.toMatchObject({ code: 'auth' });
+    expect(fake.tokenRequests()).toHaveLength(1);
+    // A file that is not a Codex home's auth.json (a mounted copy): the login goes there by hand.
+    expect(loginLine('provider_a_login_revoked', written.path, ['rt-secret-spent', written.accessToken]).fix).toBe(
+      `run \`codex login\` and put the auth.json it writes at ${written.path}`,
+    );
+  });
+
+  it('says which login could not be refreshed when the token endpoint does not answer, and that it is no login problem', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-value' });
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    const failure = await new ProviderAAuth({ alias: 'team', loginFile: written.path }, 'http://127.0.0.1:1/token')
+      .current(signal, logger)
+      .catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 'upstream' });
+    const line = loginLine('provider_a_token_refresh_failed', written.path, ['rt-secret-value', written.accessToken]);
+    expect(line).toMatchObject({ error_code: 'unreachable', fix: expect.stringContaining('PROVIDER_A_TOKEN_URL') });
   });
 
   it('maps a token endpoint invalid_grant to auth and logs only the error code', async () => {
@@ -145,6 +184,9 @@ describe(ProviderAAuth.name, () => {
     expect(logged).not.toContain('DESCRIPTION-SECRET');
     expect(logged).not.toContain('rt-secret-value');
     expect(logged).not.toContain(written.accessToken);
+    const line = loginLine('provider_a_token_refresh_failed', written.path, ['rt-secret-value']);
+    expect(line).toMatchObject({ error_code: 'invalid_grant', upstream_status: 400 });
+    expect(line.fix).toContain(`CODEX_HOME=${dir} codex login`);
   });
 
   it.each([
@@ -219,6 +261,32 @@ describe(ProviderAAuth.name, () => {
     expect(logger.records.map((record) => record.event)).toContain('provider_a_auth_persist_failed');
     expect(JSON.stringify(logger.records)).not.toContain(credentials.accessToken);
     expect(await auth.current(signal, logger)).toEqual(credentials);
+  });
+
+  it('says which login file could not take the rotated token, what that costs and the fix', async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-old' });
+    fake.enqueueToken({
+      status: 200,
+      delayMs: 150,
+      body: { access_token: makeJwt({ exp: now() + 3600, jti: 'kept' }), refresh_token: 'rt-secret-rotated' },
+    });
+    const pending = authFor(written.path).current(signal, logger);
+    await tokenRequestArrived();
+    // A directory where the file was: the write-back fails as it would on a read-only mount, as root too.
+    fs.rmSync(written.path);
+    fs.mkdirSync(written.path);
+    const credentials = await pending;
+    const line = loginLine('provider_a_auth_persist_failed', written.path, [
+      'rt-secret-old',
+      'rt-secret-rotated',
+      credentials.accessToken,
+    ]);
+    expect(line.errno).toBe('EISDIR');
+    expect(line.fix).toContain(`the refreshed token could not be written to ${written.path} (EISDIR)`);
+    expect(line.fix).toContain(
+      `the login works until the gateway restarts, then needs a new login (run \`CODEX_HOME=${dir} codex login\``,
+    );
+    expect(line.fix).toContain(`${written.path} is a directory, not a login file`);
   });
 
   it('stops waiting at once when the caller aborts', async () => {

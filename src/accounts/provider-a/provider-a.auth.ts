@@ -1,10 +1,13 @@
+import * as path from 'node:path';
+import type { AccountLogin } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
 import { sha256Hex } from '../../common/hashing';
 import { isJsonObject } from '../../common/json';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeBackRefreshed } from '../credential-file';
-import { unreadableLoginError } from '../login-file-check';
+import type { LoginLogFields } from '../login-file-check';
+import { keptInMemoryCost, shellWord, unreadableLoginError, writeBackFailure } from '../login-file-check';
 import type { LoginToken } from '../login-token-cache';
 import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
@@ -22,6 +25,20 @@ export interface ProviderACredentials {
 interface CachedToken extends LoginToken {
   readonly credentials: ProviderACredentials;
 }
+
+/**
+ * What logs one Codex login in again: `codex login` in the login's own Codex home when its file is
+ * that home's auth.json, else a login whose auth.json is put at the file's path (a mounted copy).
+ */
+export function codexLoginCommand(file: string): string {
+  return path.basename(file) === 'auth.json'
+    ? `run \`CODEX_HOME=${shellWord(path.dirname(file))} codex login\` on the gateway's machine (it rewrites ${file})`
+    : `run \`codex login\` and put the auth.json it writes at ${file}`;
+}
+
+/** What to do when the token endpoint gave no answer: not a login problem. */
+const TOKEN_ENDPOINT_FIX =
+  'the token endpoint (PROVIDER_A_TOKEN_URL) did not answer: check the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again';
 
 const loginError = (reason: string) => new GatewayError('auth', { detail: `provider_a ${reason}; run codex login` });
 
@@ -47,14 +64,20 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
    * disk (`codex login`, or the CLI refreshing), requests fail at once without a refresh request.
    */
   private deadLogin?: string;
+  private readonly authFile: string;
+  /** What each of this login's lines names: family, alias and file. */
+  private readonly logFields: LoginLogFields;
 
+  /** `login`: the alias the pool knows the login by, and its auth.json. */
   constructor(
-    private readonly authFile: string,
+    login: AccountLogin,
     private readonly tokenUrl: string,
     private readonly proxy?: UpstreamProxy,
     private readonly now: () => number = Date.now,
   ) {
     this.tokens = new LoginTokenCache(now);
+    this.authFile = login.loginFile;
+    this.logFields = { provider: 'provider_a', account: login.alias, path: login.loginFile };
   }
 
   /** A usable token for the next upstream attempt (docs/upstream/provider-a.md §1.4). */
@@ -91,11 +114,17 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     if (this.tokens.isUsable(state, rejectedToken))
       return cachedToken(state.accessToken, state.accountId, state.expiresAt);
     if (!state.refreshToken) {
-      logger.warn({ event: 'provider_a_login_expired' }, 'provider_a_login_expired');
+      logger.warn(
+        { event: 'provider_a_login_expired', ...this.logFields, fix: codexLoginCommand(this.authFile) },
+        'provider_a_login_expired',
+      );
       throw loginError('login expired');
     }
     if (this.deadLogin === fingerprint) {
-      logger.warn({ event: 'provider_a_login_revoked' }, 'provider_a_login_revoked');
+      logger.warn(
+        { event: 'provider_a_login_revoked', ...this.logFields, fix: codexLoginCommand(this.authFile) },
+        'provider_a_login_revoked',
+      );
       throw loginError('refresh token no longer valid');
     }
     this.deadLogin = undefined;
@@ -103,7 +132,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     // Refresh tokens are single use: persist the rotated one before the new access token is used.
     const kept = await this.persist(refreshed, state.refreshToken, logger);
     logger.info(
-      { event: 'provider_a_token_refreshed', forced: rejectedToken !== undefined },
+      { event: 'provider_a_token_refreshed', ...this.logFields, forced: rejectedToken !== undefined },
       'provider_a_token_refreshed',
     );
     if (!kept) {
@@ -144,7 +173,9 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
         logger.warn(
           {
             event: 'provider_a_token_refresh_failed',
+            ...this.logFields,
             error_code: error.code === 'timeout' ? 'timeout' : 'unreachable',
+            fix: TOKEN_ENDPOINT_FIX,
           },
           'provider_a_token_refresh_failed',
         );
@@ -155,8 +186,11 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
       logger.warn(
         {
           event: 'provider_a_token_refresh_failed',
+          ...this.logFields,
           error_code: sanitizeIdentifier(failure.errorCode ?? 'unknown'),
           upstream_status: failure.status,
+          // Any refusal leaves the login dead until its file changes: a new login is the way back.
+          fix: codexLoginCommand(this.authFile),
         },
         'provider_a_token_refresh_failed',
       );
@@ -181,12 +215,26 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
         (document) => applyRefresh(document, refreshed, new Date(this.now())),
       );
       if (!kept) {
-        logger.warn({ event: 'provider_a_auth_persist_superseded' }, 'provider_a_auth_persist_superseded');
+        logger.warn(
+          { event: 'provider_a_auth_persist_superseded', ...this.logFields },
+          'provider_a_auth_persist_superseded',
+        );
         return false;
       }
     } catch (error) {
+      // A rotated refresh token lives only in memory now: the line says what that costs and the fix.
+      const rotated = refreshed.refreshToken !== undefined && refreshed.refreshToken !== spent;
       logger.error(
-        { event: 'provider_a_auth_persist_failed', errno: (error as NodeJS.ErrnoException).code },
+        {
+          event: 'provider_a_auth_persist_failed',
+          ...this.logFields,
+          ...writeBackFailure(
+            this.authFile,
+            error,
+            keptInMemoryCost(rotated, codexLoginCommand(this.authFile)),
+            codexLoginCommand(this.authFile),
+          ),
+        },
         'provider_a_auth_persist_failed',
       );
     }

@@ -27,7 +27,7 @@ export function createProviderBPool(
   const specs = config.providerB.accounts.map(({ alias, loginFile }) => ({
     alias,
     loginFile,
-    handle: { tokens: new ProviderBTokenSource(loginFile, config.providerB.tokenUrl, Date.now, proxy) },
+    handle: { tokens: new ProviderBTokenSource({ alias, loginFile }, config.providerB.tokenUrl, Date.now, proxy) },
   }));
   return pools.create(
     'provider_b',

@@ -24,6 +24,88 @@ describe(ProviderBTokenSource.name, () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const readFile = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
+  const sourceFor = (file: string, tokenUrl = fake.tokenUrl) =>
+    new ProviderBTokenSource({ alias: 'work', loginFile: file }, tokenUrl);
+
+  /**
+   * The one line of `event`: it names the login (its alias and file) and carries a fix, and no
+   * token of the login is anywhere in the log.
+   */
+  function loginLine(event: string, file: string, tokens: readonly string[]): Record<string, unknown> {
+    const lines = logger.records.filter((record) => record.event === event);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ provider: 'provider_b', account: 'work', path: file, fix: expect.any(String) });
+    for (const token of tokens) expect(logger.text()).not.toContain(token);
+    return lines[0];
+  }
+
+  /** A home whose `.gemini/oauth_creds.json` is the login, as `GEMINI_CLI_HOME=<home> gemini` writes it. */
+  const geminiHome = () => path.join(dir, 'home');
+  const loginCommand = () =>
+    `run \`GEMINI_CLI_HOME=${geminiHome()} gemini\` on the gateway's machine and choose "Login with Google"`;
+
+  it.each([
+    ['missing', () => path.join(geminiHome(), '.gemini', 'oauth_creds.json')],
+    ['no_tokens', () => writeCredsFile(path.join(geminiHome(), '.gemini'), { accessToken: null, refreshToken: null })],
+    [
+      'no_refresh_token',
+      () =>
+        writeCredsFile(path.join(geminiHome(), '.gemini'), {
+          accessToken: 'access-secret',
+          refreshToken: null,
+          expiryDateMs: Date.now() - 1000,
+        }),
+    ],
+  ])('says which login is not usable (%s) and its own login command', async (reason, prepare) => {
+    const file = prepare();
+    await expect(sourceFor(file).current(signal, logger)).rejects.toMatchObject({ code: 'auth' });
+    const line = loginLine('provider_b_auth_unavailable', file, ['access-secret']);
+    expect(line.reason).toBe(reason);
+    expect(line.fix).toContain(loginCommand());
+  });
+
+  it('says which login could not be refreshed and its login command when the token endpoint refuses it', async () => {
+    const file = writeCredsFile(path.join(geminiHome(), '.gemini'), {
+      accessToken: 'access-secret',
+      refreshToken: 'refresh-secret',
+      expiryDateMs: Date.now() - 1000,
+    });
+    fake.enqueue('token', {
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'Token has been expired' },
+    });
+    await expect(sourceFor(file).current(signal, logger)).rejects.toMatchObject({ code: 'auth' });
+    const line = loginLine('provider_b_auth_refresh_failed', file, ['access-secret', 'refresh-secret']);
+    expect(line).toMatchObject({ status: 400, error: 'invalid_grant' });
+    expect(line.fix).toContain(loginCommand());
+  });
+
+  it('says which login could not be refreshed when the token endpoint does not answer, and that it is no login problem', async () => {
+    const file = writeCredsFile(dir, { refreshToken: 'refresh-secret', expiryDateMs: Date.now() - 1000 });
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    await expect(sourceFor(file, 'http://127.0.0.1:1/token').current(signal, logger)).rejects.toMatchObject({
+      code: 'upstream',
+    });
+    const line = loginLine('provider_b_auth_refresh_failed', file, ['refresh-secret']);
+    expect(line).toMatchObject({ reason: 'unreachable', fix: expect.stringContaining('PROVIDER_B_TOKEN_URL') });
+  });
+
+  it('says which login file could not take the refreshed token, what that costs and the fix', async () => {
+    const file = writeCredsFile(dir, { refreshToken: 'refresh-secret', expiryDateMs: Date.now() - 1000 });
+    fake.enqueue('token', { delayMs: 150, body: { access_token: 'access-secret-refreshed', expires_in: 3600 } });
+    const pending = sourceFor(file).current(signal, logger);
+    await fake.waitForRequests('token', 1);
+    // A directory where the file was: the write-back fails as it would on a read-only mount, as root too.
+    fs.rmSync(file);
+    fs.mkdirSync(file);
+    expect((await pending).accessToken).toBe('access-secret-refreshed');
+    const line = loginLine('provider_b_auth_persist_failed', file, ['refresh-secret', 'access-secret-refreshed']);
+    expect(line.code).toBe('EISDIR');
+    expect(line.fix).toContain(`the refreshed token could not be written to ${file} (EISDIR)`);
+    // Google kept the refresh token: the one in the file still works after a restart.
+    expect(line.fix).toContain("the file's refresh token still works, so the login survives a restart");
+    expect(line.fix).toContain(`${file} is a directory, not a login file`);
+  });
 
   it('writes the refreshed token back into the file it refreshed, keeping its other members (docs/upstream/provider-b.md §2.4)', async () => {
     const file = writeCredsFile(dir, {
@@ -33,7 +115,7 @@ describe(ProviderBTokenSource.name, () => {
       extra: { id_token: 'id-old' },
     });
     fake.enqueue('token', { body: { access_token: 'access-refreshed', expires_in: 3600 } });
-    const credential = await new ProviderBTokenSource(file, fake.tokenUrl).current(signal, logger);
+    const credential = await sourceFor(file).current(signal, logger);
     expect(credential.accessToken).toBe('access-refreshed');
     expect(readFile(file)).toMatchObject({
       access_token: 'access-refreshed',
@@ -47,7 +129,7 @@ describe(ProviderBTokenSource.name, () => {
     // A directory where the file should be: EISDIR, the refusal a test running as root meets too.
     const file = path.join(dir, 'oauth_creds.json');
     fs.mkdirSync(file);
-    const failure = (await new ProviderBTokenSource(file, fake.tokenUrl)
+    const failure = (await sourceFor(file)
       .current(signal, logger)
       .catch((error: unknown) => error)) as GatewayError;
     expect(failure).toMatchObject({
@@ -59,8 +141,9 @@ describe(ProviderBTokenSource.name, () => {
     expect(failure.publicMessage).toContain('(login file unreadable: EISDIR;');
     expect(failure.publicMessage).not.toContain('"Login with Google"');
     expect(logger.records).toEqual([
-      expect.objectContaining({ event: 'provider_b_auth_unavailable', reason: 'unreadable' }),
+      expect.objectContaining({ event: 'provider_b_auth_unavailable', reason: 'unreadable', errno: 'EISDIR' }),
     ]);
+    expect(loginLine('provider_b_auth_unavailable', file, []).fix).toBe(failure.fix);
   });
 
   it('never writes the old login over a file rewritten during the refresh (a new gemini login), and uses the new one', async () => {
@@ -74,7 +157,7 @@ describe(ProviderBTokenSource.name, () => {
       delayMs: 300,
       body: { access_token: 'access-old-refreshed', expires_in: 3600, id_token: 'id-old-refreshed' },
     });
-    const source = new ProviderBTokenSource(file, fake.tokenUrl);
+    const source = sourceFor(file);
     const pending = source.current(signal, logger);
     await fake.waitForRequests('token', 1);
     // `gemini` logged in again (perhaps with another account) while the refresh was on its way.

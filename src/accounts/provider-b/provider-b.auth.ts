@@ -1,9 +1,19 @@
+import * as path from 'node:path';
+import type { AccountLogin } from '../../config/app-config';
 import { sha256Hex } from '../../common/hashing';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeBackRefreshed } from '../credential-file';
-import { unreadableLoginError } from '../login-file-check';
+import type { LoginLogFields } from '../login-file-check';
+import {
+  errnoOf,
+  keptInMemoryCost,
+  shellWord,
+  unreadableLoginError,
+  unreadableLoginFile,
+  writeBackFailure,
+} from '../login-file-check';
 import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
 import type { RefreshGrantAnswer } from '../refresh-grant';
@@ -37,6 +47,21 @@ interface CredentialFile {
   readonly expiresAt?: number;
 }
 
+/**
+ * What logs one Gemini login in again: the Gemini CLI in the login's own home when its file is that
+ * home's `.gemini/oauth_creds.json`, else a login whose file is put at the path (a mounted copy).
+ */
+export function geminiLoginCommand(file: string): string {
+  const geminiDir = path.dirname(file);
+  return path.basename(file) === 'oauth_creds.json' && path.basename(geminiDir) === '.gemini'
+    ? `run \`GEMINI_CLI_HOME=${shellWord(path.dirname(geminiDir))} gemini\` on the gateway's machine and choose "Login with Google" (it rewrites ${file})`
+    : `run \`gemini\`, choose "Login with Google", and put the oauth_creds.json it writes at ${file}`;
+}
+
+/** What to do when the token endpoint gave no answer: not a login problem. */
+const TOKEN_ENDPOINT_FIX =
+  'the token endpoint (PROVIDER_B_TOKEN_URL) did not answer: check the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again';
+
 const nonEmpty = (value: unknown): string | undefined =>
   typeof value === 'string' && value !== '' ? value : undefined;
 
@@ -47,15 +72,21 @@ const nonEmpty = (value: unknown): string | undefined =>
  */
 export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredential> {
   private readonly tokens: LoginTokenCache<ProviderBCredential>;
+  private readonly authFile: string;
+  /** What each of this login's lines names: family, alias and file. */
+  private readonly logFields: LoginLogFields;
 
+  /** `login`: the alias the pool knows the login by, and its oauth_creds.json. */
   constructor(
-    private readonly authFile: string,
+    login: AccountLogin,
     private readonly tokenUrl: string,
     private readonly now: () => number = Date.now,
     /** The egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY); absent = direct. */
     private readonly proxy?: UpstreamProxy,
   ) {
     this.tokens = new LoginTokenCache(now);
+    this.authFile = login.loginFile;
+    this.logFields = { provider: 'provider_b', account: login.alias, path: login.loginFile };
   }
 
   /** docs/upstream/provider-b.md §2.3: cached token, else the file's, else a refresh. */
@@ -92,7 +123,12 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     }
     if (!file.refreshToken) {
       logger.warn(
-        { event: 'provider_b_auth_unavailable', reason: 'no_refresh_token', path: this.authFile },
+        {
+          event: 'provider_b_auth_unavailable',
+          ...this.logFields,
+          reason: 'no_refresh_token',
+          fix: geminiLoginCommand(this.authFile),
+        },
         'provider_b_auth_unavailable',
       );
       throw new GatewayError('auth', {
@@ -107,8 +143,21 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     try {
       raw = await readJsonObject(this.authFile);
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'unreadable';
-      logger.warn({ event: 'provider_b_auth_unavailable', reason, path: this.authFile }, 'provider_b_auth_unavailable');
+      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+      const reason = missing ? 'missing' : 'unreadable';
+      logger.warn(
+        {
+          event: 'provider_b_auth_unavailable',
+          ...this.logFields,
+          reason,
+          errno: missing ? undefined : errnoOf(error),
+          // A file the system refuses has the file's fix; no file, or content that is no login, a new login.
+          fix:
+            (!missing && unreadableLoginFile(this.authFile, 'login file', error).fix) ||
+            geminiLoginCommand(this.authFile),
+        },
+        'provider_b_auth_unavailable',
+      );
       // A file the system refuses names its errno and the file's fix: a new login would not mend it.
       throw (
         unreadableLoginError('provider_b', this.authFile, 'login file', error) ??
@@ -122,7 +171,12 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     };
     if (!file.accessToken && !file.refreshToken) {
       logger.warn(
-        { event: 'provider_b_auth_unavailable', reason: 'no_tokens', path: this.authFile },
+        {
+          event: 'provider_b_auth_unavailable',
+          ...this.logFields,
+          reason: 'no_tokens',
+          fix: geminiLoginCommand(this.authFile),
+        },
         'provider_b_auth_unavailable',
       );
       throw new GatewayError('auth', { detail: 'provider_b login file holds no token' });
@@ -149,7 +203,12 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
       // Not an auth problem: the token endpoint did not answer (the classification is shared with provider_a).
       const failure = tokenEndpointFailure('provider_b', error);
       logger.warn(
-        { event: 'provider_b_auth_refresh_failed', reason: failure.code === 'timeout' ? 'timeout' : 'unreachable' },
+        {
+          event: 'provider_b_auth_refresh_failed',
+          ...this.logFields,
+          reason: failure.code === 'timeout' ? 'timeout' : 'unreachable',
+          fix: TOKEN_ENDPOINT_FIX,
+        },
         'provider_b_auth_refresh_failed',
       );
       throw failure;
@@ -157,7 +216,14 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     if (!answer.ok) {
       const code = answer.errorCode !== undefined ? sanitizeIdentifier(answer.errorCode) : undefined;
       logger.warn(
-        { event: 'provider_b_auth_refresh_failed', status: answer.status, error: code },
+        {
+          event: 'provider_b_auth_refresh_failed',
+          ...this.logFields,
+          status: answer.status,
+          error: code,
+          // Any refusal leaves the login dead until its file changes: a new login is the way back.
+          fix: geminiLoginCommand(this.authFile),
+        },
         'provider_b_auth_refresh_failed',
       );
       throw new GatewayError('auth', {
@@ -168,7 +234,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     const { accessToken, body } = answer;
     const expiresAt = answer.expiresInSeconds !== undefined ? this.now() + answer.expiresInSeconds * 1000 : undefined;
     const kept = await this.persist(body, accessToken, expiresAt, refreshToken, logger);
-    logger.info({ event: 'provider_b_auth_refreshed' }, 'provider_b_auth_refreshed');
+    logger.info({ event: 'provider_b_auth_refreshed', ...this.logFields }, 'provider_b_auth_refreshed');
     if (!kept) {
       // The file holds another login now (a new `gemini` login): that one is the operator's choice.
       const now = await this.readFile(logger);
@@ -211,12 +277,24 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
         },
       );
       if (!kept) {
-        logger.warn({ event: 'provider_b_auth_persist_superseded' }, 'provider_b_auth_persist_superseded');
+        logger.warn(
+          { event: 'provider_b_auth_persist_superseded', ...this.logFields },
+          'provider_b_auth_persist_superseded',
+        );
         return false;
       }
     } catch (error) {
+      // Google may send a new refresh token; when it did, the one the file keeps may not work again.
+      const renewed = nonEmpty(body.refresh_token);
+      const loginAgain = geminiLoginCommand(this.authFile);
+      const { errno, fix } = writeBackFailure(
+        this.authFile,
+        error,
+        keptInMemoryCost(renewed !== undefined && renewed !== spent, loginAgain),
+        loginAgain,
+      );
       logger.warn(
-        { event: 'provider_b_auth_persist_failed', code: (error as NodeJS.ErrnoException).code },
+        { event: 'provider_b_auth_persist_failed', ...this.logFields, code: errno, fix },
         'provider_b_auth_persist_failed',
       );
     }

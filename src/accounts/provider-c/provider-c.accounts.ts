@@ -127,7 +127,9 @@ function accountOf(
         ...common,
         childEnv: () => ({ CLAUDE_CONFIG_DIR: login.location! }),
         refreshAhead: (aheadMs, logger) =>
-          activity.refreshUnlessBusy(() => refreshCredentialsAhead(login.location!, tokenUrl, aheadMs, logger)),
+          activity.refreshUnlessBusy(() =>
+            refreshCredentialsAhead({ alias: login.alias, configDir: login.location! }, tokenUrl, aheadMs, logger),
+          ),
         oauthToken: () => storedAccessToken(credentialsFileOf(login.location!)),
       };
     case 'token_file': {

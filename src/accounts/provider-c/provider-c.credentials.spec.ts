@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GatewayError } from '../../core/gateway.error';
+import type { RecordingLogger } from '../../../test/support/recorders';
+import { recordingLogger } from '../../../test/support/recorders';
+import { LoginFileFailure } from '../login-file-check';
 import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
 
 const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
@@ -12,7 +15,7 @@ describe(refreshCredentialsAhead.name, () => {
   let dir: string;
   let server: http.Server;
   let url: string;
-  let answer: { status: number; body: unknown };
+  let answer: { status: number; body: unknown; before?: () => void };
   const grants: unknown[] = [];
 
   beforeAll(async () => {
@@ -21,6 +24,7 @@ describe(refreshCredentialsAhead.name, () => {
       request.on('data', (chunk) => (text += chunk));
       request.on('end', () => {
         grants.push({ contentType: request.headers['content-type'], body: JSON.parse(text) });
+        answer.before?.();
         response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
       });
     });
@@ -43,17 +47,19 @@ describe(refreshCredentialsAhead.name, () => {
       }),
     );
   const stored = () => JSON.parse(fs.readFileSync(credentialsFileOf(dir), 'utf8'));
+  const login = () => ({ alias: 'team', configDir: dir });
+  const loginCommand = () => `run \`CLAUDE_CONFIG_DIR=${dir} claude\` on the gateway's machine, then \`/login\``;
 
   it('leaves a login alone until it expires within the window', async () => {
     store(Date.now() + 3600_000);
-    await refreshCredentialsAhead(dir, url, 300_000, silent);
+    await refreshCredentialsAhead(login(), url, 300_000, silent);
     expect(grants).toEqual([]);
   });
 
   it("renews a login about to expire with the CLI's JSON grant and keeps every other field", async () => {
     store(1_000_000 + 60_000);
     answer = { status: 200, body: { access_token: 'new', expires_in: 3600 } };
-    await refreshCredentialsAhead(dir, url, 300_000, silent, () => 1_000_000);
+    await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000);
     expect(grants).toEqual([
       {
         contentType: 'application/json',
@@ -79,11 +85,78 @@ describe(refreshCredentialsAhead.name, () => {
   it('calls a refused refresh token a dead login, and any other failure worth another try', async () => {
     store(Date.now() + 60_000);
     answer = { status: 400, body: { error: 'invalid_grant' } };
-    await expect(refreshCredentialsAhead(dir, url, 300_000, silent)).rejects.toMatchObject({ code: 'auth' });
+    await expect(refreshCredentialsAhead(login(), url, 300_000, silent)).rejects.toMatchObject({ code: 'auth' });
     answer = { status: 503, body: {} };
-    const failure = await refreshCredentialsAhead(dir, url, 300_000, silent).catch((error: unknown) => error);
+    const failure = await refreshCredentialsAhead(login(), url, 300_000, silent).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(GatewayError);
     expect((failure as GatewayError).code).toBe('upstream');
     expect(stored().claudeAiOauth.accessToken).toBe('old');
+  });
+
+  describe('its lines and failures', () => {
+    let logger: RecordingLogger;
+    beforeEach(() => (logger = recordingLogger()));
+
+    /** The one line of `event`: the login, its file and a fix, and no token of the login. */
+    function loginLine(event: string): Record<string, unknown> {
+      const lines = logger.records.filter((record) => record.event === event);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({
+        provider: 'provider_c',
+        account: 'team',
+        path: credentialsFileOf(dir),
+        fix: expect.any(String),
+      });
+      expect(logger.text()).not.toMatch(/"old"|"r1"|"new"|secret/);
+      return lines[0];
+    }
+
+    it("says which login's refresh token was refused and that login's own login command", async () => {
+      store(Date.now() + 60_000);
+      answer = { status: 400, body: { error: 'invalid_grant', error_description: 'secret words' } };
+      await expect(refreshCredentialsAhead(login(), url, 300_000, logger)).rejects.toMatchObject({ code: 'auth' });
+      const line = loginLine('provider_c_refresh_failed');
+      expect(line.status).toBe(400);
+      expect(line.fix).toContain(loginCommand());
+    });
+
+    it('says an endpoint failure passes by itself', async () => {
+      store(Date.now() + 60_000);
+      answer = { status: 503, body: {} };
+      await expect(refreshCredentialsAhead(login(), url, 300_000, logger)).rejects.toMatchObject({ code: 'upstream' });
+      expect(loginLine('provider_c_refresh_failed').fix).toContain('tried again at the next check');
+    });
+
+    it("names a refreshed login's file and errno when the renewed token cannot be written, what it costs and the fix", async () => {
+      store(Date.now() + 60_000);
+      // A directory where the file was when the answer comes: the write fails as on a read-only mount, as root too.
+      answer = {
+        status: 200,
+        body: { access_token: 'new', refresh_token: 'r2-secret', expires_in: 3600 },
+        before: () => {
+          fs.rmSync(credentialsFileOf(dir));
+          fs.mkdirSync(credentialsFileOf(dir));
+        },
+      };
+      const failure = await refreshCredentialsAhead(login(), url, 300_000, logger).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(LoginFileFailure);
+      const { errno, fix } = failure as LoginFileFailure;
+      expect(errno).toBe('EISDIR');
+      expect(fix).toContain(`the refreshed token could not be written to ${credentialsFileOf(dir)} (EISDIR)`);
+      expect(fix).toContain(`the login then needs a new login (${loginCommand()}`);
+      expect(fix).toContain(`${credentialsFileOf(dir)} is a directory, not a login file`);
+      expect(fix).not.toMatch(/r2-secret|"new"/);
+      expect(logger.records).toEqual([]);
+    });
+
+    it("names the login file's errno and the file's fix when it cannot be read", async () => {
+      fs.mkdirSync(credentialsFileOf(dir));
+      const failure = await refreshCredentialsAhead(login(), url, 300_000, logger).catch((error: unknown) => error);
+      expect(failure).toMatchObject({
+        errno: 'EISDIR',
+        fix: expect.stringContaining(`${credentialsFileOf(dir)} is a directory, not a login file`),
+      });
+      expect(grants).toEqual([]);
+    });
   });
 });

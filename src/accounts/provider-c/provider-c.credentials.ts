@@ -4,6 +4,8 @@ import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
+import type { LoginLogFields } from '../login-file-check';
+import { errnoOf, LoginFileFailure, shellWord, unreadableLoginFile, writeBackFailure } from '../login-file-check';
 import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 
 /**
@@ -32,21 +34,36 @@ export interface ProviderCLogin extends AccountLogin {
 /** The file a config directory keeps its login in (plain JSON on Linux). */
 export const credentialsFileOf = (configDir: string) => path.join(configDir, '.credentials.json');
 
+/** What logs one Claude Code config directory in again. */
+export function claudeLoginCommand(configDir: string): string {
+  return `run \`CLAUDE_CONFIG_DIR=${shellWord(configDir)} claude\` on the gateway's machine, then \`/login\` (it rewrites ${credentialsFileOf(configDir)})`;
+}
+
 /**
- * Renews the access token of a Claude Code config directory when it expires within `aheadMs`, and
- * writes it back atomically in the CLI's own shape (other fields of the file survive). A refused
- * refresh token (400/401) is `auth`: the login is dead until the file changes; an unreachable or
- * failing endpoint is retried at the next tick. Never logs a token.
+ * Renews the access token of a Claude Code config directory (`login`: its alias and directory)
+ * when it expires within `aheadMs`, and writes it back atomically in the CLI's own shape (other
+ * fields of the file survive). A refused refresh token (400/401) is `auth`: the login is dead
+ * until the file changes; an unreachable or failing endpoint is retried at the next tick. A file
+ * that cannot be read or written rejects with LoginFileFailure (its errno and the file's fix).
+ * Never logs a token.
  */
 export async function refreshCredentialsAhead(
-  configDir: string,
+  login: { readonly alias: string; readonly configDir: string },
   tokenUrl: string,
   aheadMs: number,
   logger: EventLogger,
   now: () => number = Date.now,
 ): Promise<void> {
-  const file = credentialsFileOf(configDir);
-  const stored = await readJsonObject(file);
+  const file = credentialsFileOf(login.configDir);
+  const fields: LoginLogFields = { provider: 'provider_c', account: login.alias, path: file };
+  const loginAgain = claudeLoginCommand(login.configDir);
+  let stored: Record<string, unknown>;
+  try {
+    stored = await readJsonObject(file);
+  } catch (error) {
+    const fix = unreadableLoginFile(file, 'credentials file', error).fix ?? loginAgain;
+    throw new LoginFileFailure(errnoOf(error), fix, { cause: error });
+  }
   const oauth = stored.claudeAiOauth;
   if (!isJsonObject(oauth)) return;
   const refreshToken = nonEmptyString(oauth.refreshToken);
@@ -69,9 +86,19 @@ export async function refreshCredentialsAhead(
     throw tokenEndpointFailure('provider_c', error);
   }
   if (!answer.ok) {
-    logger.warn({ event: 'provider_c_refresh_failed', status: answer.status }, 'provider_c_refresh_failed');
-    if (answer.status === 400 || answer.status === 401)
-      throw new GatewayError('auth', { detail: `provider_c refresh refused (${answer.status})` });
+    const refused = answer.status === 400 || answer.status === 401;
+    logger.warn(
+      {
+        event: 'provider_c_refresh_failed',
+        ...fields,
+        status: answer.status,
+        fix: refused
+          ? loginAgain
+          : `the token endpoint (PROVIDER_C_TOKEN_URL) answered HTTP ${answer.status}: nothing to do if it passes; the refresh is tried again at the next check (ACCOUNT_REFRESH_INTERVAL)`,
+      },
+      'provider_c_refresh_failed',
+    );
+    if (refused) throw new GatewayError('auth', { detail: `provider_c refresh refused (${answer.status})` });
     throw new GatewayError('upstream', { detail: `provider_c refresh failed (${answer.status})`, retryable: true });
   }
   const granted =
@@ -83,6 +110,16 @@ export async function refreshCredentialsAhead(
     expiresAt: now() + (answer.expiresInSeconds ?? 3600) * 1000,
     ...(granted && granted.length > 0 ? { scopes: granted } : {}),
   };
-  await writeJsonFileAtomic(file, { ...stored, claudeAiOauth: renewed });
-  logger.info({ event: 'provider_c_token_refreshed' }, 'provider_c_token_refreshed');
+  try {
+    await writeJsonFileAtomic(file, { ...stored, claudeAiOauth: renewed });
+  } catch (error) {
+    // The children read the login from the file: a token not written there is used by nothing.
+    const cost =
+      renewed.refreshToken !== refreshToken
+        ? `its children use the old token until it expires, and the refresh token the file keeps was spent: the login then needs a new login (${loginAgain})`
+        : "its children use the old token until it expires; the file's refresh token still works, and the next check tries again";
+    const { errno, fix } = writeBackFailure(file, error, cost, loginAgain);
+    throw new LoginFileFailure(errno, fix, { cause: error });
+  }
+  logger.info({ event: 'provider_c_token_refreshed', ...fields }, 'provider_c_token_refreshed');
 }

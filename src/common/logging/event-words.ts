@@ -56,21 +56,23 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
     'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
   provider_b_auth_retry:
     'the upstream refused the login token (HTTP {upstream_status}); refreshing it and trying again',
-  provider_a_token_refreshed: 'the Codex CLI login token was refreshed',
+  provider_a_token_refreshed: 'the token of Codex CLI login "{account}" was refreshed',
   provider_a_auth_persist_superseded:
-    'the Codex CLI login file was rewritten while its token was refreshed (a new `codex login`): the file is kept as it is, and its login used',
-  provider_a_token_refresh_failed: 'the Codex CLI login token could not be refreshed',
-  provider_a_login_expired: 'the Codex CLI login expired and has no refresh token: run `codex login`',
-  provider_a_login_revoked: 'the Codex CLI login was revoked and its file has not changed: run `codex login`',
-  provider_a_auth_persist_failed: 'the refreshed Codex CLI login could not be written back ({errno})',
-  provider_b_auth_refreshed: 'the Gemini CLI login token was refreshed',
+    'the file of Codex CLI login "{account}" was rewritten while its token was refreshed (a new `codex login`): the file is kept as it is, and its login used',
+  provider_a_token_refresh_failed:
+    'the token of Codex CLI login "{account}" could not be refreshed ({error_code}): {fix}',
+  provider_a_login_expired: 'Codex CLI login "{account}" expired and has no refresh token: {fix}',
+  provider_a_login_revoked: 'Codex CLI login "{account}" was revoked and its file has not changed: {fix}',
+  provider_a_auth_persist_failed: 'Codex CLI login "{account}": {fix}',
+  provider_b_auth_refreshed: 'the token of Gemini CLI login "{account}" was refreshed',
   provider_b_auth_persist_superseded:
-    'the Gemini CLI login file was rewritten while its token was refreshed (a new `gemini` login): the file is kept as it is, and its login used',
-  provider_b_auth_refresh_failed: 'the Gemini CLI login token could not be refreshed',
-  provider_b_auth_unavailable: 'the Gemini CLI login at {path} is not usable: {reason}',
-  provider_b_auth_persist_failed: 'the refreshed Gemini CLI login could not be written back ({code})',
-  provider_c_token_refreshed: 'the Claude Code CLI login token was refreshed',
-  provider_c_refresh_failed: 'the Claude Code CLI login token could not be refreshed (HTTP {status})',
+    'the file of Gemini CLI login "{account}" was rewritten while its token was refreshed (a new `gemini` login): the file is kept as it is, and its login used',
+  provider_b_auth_refresh_failed: 'the token of Gemini CLI login "{account}" could not be refreshed: {fix}',
+  provider_b_auth_unavailable: 'Gemini CLI login "{account}" at {path} is not usable ({reason}): {fix}',
+  provider_b_auth_persist_failed: 'Gemini CLI login "{account}": {fix}',
+  provider_c_token_refreshed: 'the token of Claude Code CLI login "{account}" was refreshed',
+  provider_c_refresh_failed:
+    'the token of Claude Code CLI login "{account}" could not be refreshed (HTTP {status}): {fix}',
   // ── provider_a ───────────────────────────────────────────────────────────────────────────────
   provider_a_request: 'sending a turn over {transport}',
   provider_a_rate_limits: 'the plan usage the upstream reported',
@@ -87,10 +89,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_b_project_unavailable: 'Code Assist set-up gave no project ({reason}): {fix}',
   provider_b_login_refused: 'Code Assist refused this login for a reason a new login does not fix ({reason}): {fix}',
   // ── provider_c ───────────────────────────────────────────────────────────────────────────────
-  provider_c_command_missing:
-    'the Claude Code CLI ({command}) is not on the PATH: install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
-  provider_c_credential_variables_ignored:
-    "the claude children do not get {variables}: the gateway only uses the Claude Code CLI's login, never an API key or a cloud account; unset them in the gateway's environment",
+  provider_c_command_missing: 'the Claude Code CLI ({command}) is not on the PATH: {fix}',
+  provider_c_credential_variables_ignored: 'the claude children do not get {variables}: {fix}',
   provider_c_process_start: 'started a claude child (pid {pid}, attempt {attempt})',
   provider_c_process_exit: 'the claude child ended with code {exit_code} after {duration_ms} ms',
   provider_c_spawn_failed: 'the claude child could not start ({errno})',

@@ -31,7 +31,7 @@ export function createProviderAPool(
     alias,
     loginFile,
     handle: {
-      auth: new ProviderAAuth(loginFile, config.providerA.tokenUrl, proxy),
+      auth: new ProviderAAuth({ alias, loginFile }, config.providerA.tokenUrl, proxy),
       plan: new ProviderAPlanMeter(
         (report) => pool?.reportPlan(alias, report),
         () => pool?.planOf(alias),

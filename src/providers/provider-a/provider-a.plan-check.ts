@@ -13,7 +13,7 @@ export async function readProviderAPlan({
   logger,
 }: PlanRead): Promise<PlanReport | undefined> {
   const login = config.providerA.accounts.find((account) => account.alias === alias)!;
-  const auth = new ProviderAAuth(login.loginFile, config.providerA.tokenUrl, proxy);
+  const auth = new ProviderAAuth(login, config.providerA.tokenUrl, proxy);
   return await readProviderAUsage({
     url: whamUsageUrl(config.providerA.url),
     credentials: await auth.current(signal, logger),

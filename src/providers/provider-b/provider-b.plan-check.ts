@@ -14,7 +14,7 @@ export async function readProviderBPlan({
   logger,
 }: PlanRead): Promise<PlanReport | undefined> {
   const login = config.providerB.accounts.find((account) => account.alias === alias)!;
-  const tokens = new ProviderBTokenSource(login.loginFile, config.providerB.tokenUrl, Date.now, proxy);
+  const tokens = new ProviderBTokenSource(login, config.providerB.tokenUrl, Date.now, proxy);
   const projects = new ProviderBProjectResolver(config.providerB.project, config.providerB.onboardingPollIntervalMs);
   return await readProviderBUsage(
     { baseUrl: config.providerB.url, proxy, projects },

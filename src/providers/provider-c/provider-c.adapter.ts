@@ -18,6 +18,7 @@ import { ClaudeChild } from './provider-c.process';
 import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check';
 import { LoginNotReadable } from '../../accounts/plan-usage-refresh';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
+import { PROVIDER_C_FIX } from './provider-c.fix';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
 import { providerCUsageUrl, readProviderCUsage } from './provider-c.usage';
@@ -92,13 +93,17 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
     const { providerC } = this.config;
     if (providerC.droppedCredentialVariables.length > 0) {
       this.logger.warn(
-        { event: 'provider_c_credential_variables_ignored', variables: providerC.droppedCredentialVariables },
+        {
+          event: 'provider_c_credential_variables_ignored',
+          variables: providerC.droppedCredentialVariables,
+          fix: `unset ${providerC.droppedCredentialVariables.join(', ')} in the gateway's environment; the claude children use only the Claude Code CLI's login, never an API key or a cloud account`,
+        },
         'provider_c_credential_variables_ignored',
       );
     }
     if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
       this.logger.warn(
-        { event: 'provider_c_command_missing', command: providerC.command },
+        { event: 'provider_c_command_missing', command: providerC.command, fix: PROVIDER_C_FIX.install },
         'provider_c_command_missing',
       );
     }
