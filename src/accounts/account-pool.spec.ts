@@ -296,6 +296,53 @@ describe(AccountPool.name, () => {
     expect(() => pool.acquire('chat-3')).toThrow(expect.objectContaining({ code: 'auth' }));
   });
 
+  it("answers a turn refused on the last login the check left with the others' fix too, not only a new login", () => {
+    const { pool } = makePool(['a', 'b', 'c']);
+    // One mount the gateway's user may not read holds the other two logins: the check's fix is theirs.
+    const check = {
+      state: 'unusable',
+      reason: 'login file unreadable: EACCES',
+      fix: 'chmod the /logins mount',
+    } as const;
+    pool.loginChecked('b', check);
+    pool.loginChecked('c', check);
+    const turn = new AccountTurn(pool, 'chat-1');
+    expect(turn.alias).toBe('a');
+    const refused = new GatewayError('auth', { detail: 'provider_a token refresh failed' });
+    expect(turn.moveAfter(refused)).toBe(false);
+    const final = turn.finalError(refused);
+    expect(final).toMatchObject({ code: 'auth', provider: 'provider_a' });
+    expect(final.publicMessage).toContain('the upstream refused login "a" (run `codex login`');
+    expect(final.publicMessage).toContain('the login check ruled out every other one (chmod the /logins mount)');
+    expect(final.fix).toContain('chmod the /logins mount');
+    turn.end();
+  });
+
+  it('answers its own 403 with the fix every dead login shares, as the login report does, when it is not a new login', () => {
+    const { pool } = makePool(['a', 'b'], { maxInFlight: 1 });
+    const check = {
+      state: 'unusable',
+      reason: 'login file unreadable: EACCES',
+      fix: 'chmod the /logins mount',
+    } as const;
+    pool.loginChecked('a', check);
+    pool.loginChecked('b', check);
+    // Both are ruled out and each holds a turn at its cap: nothing is left for a new one.
+    const leases = [pool.acquire('chat-1'), pool.acquire('chat-2')];
+    const error = pool.unavailableError();
+    expect(error).toMatchObject({ code: 'auth', provider: 'provider_a', fix: 'chmod the /logins mount' });
+    expect(error?.publicMessage).toBe(
+      'provider_a has no usable login: its models answer errors until you chmod the /logins mount',
+    );
+    leases.forEach((lease) => lease.release());
+    // A refused login among them: the fixes differ, and the family's login command is what the table says.
+    pool.loginChecked('a', { state: 'usable' });
+    pool.applyFailure('a', new GatewayError('auth'));
+    const lease = pool.acquire('chat-3');
+    expect(pool.unavailableError()).toMatchObject({ code: 'auth', publicMessage: undefined, fix: undefined });
+    lease.release();
+  });
+
   it('treats a login file that appears as a change', () => {
     inScratchDir((dir) => {
       const file = path.join(dir, 'auth.json');

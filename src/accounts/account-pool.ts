@@ -4,7 +4,7 @@ import type { PlanReport, PlanReporter, PlanWindow } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import { formatWait } from '../core/error-codes';
 import type { LoginCheck } from '../core/login-state';
-import { isUsable, loginFix } from '../core/login-state';
+import { isUsable, loginFix, noUsableLogin } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
 import { loginFingerprint } from './login-fingerprint';
 
@@ -379,6 +379,19 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
+   * What the offline check found of every login but `alias`, when each of them is dead because of
+   * it (`loginChecked`); undefined while another login is alive or was refused by the upstream.
+   */
+  ruledOutOthers(alias: string): LoginCheck[] | undefined {
+    const others = this.accounts.filter((account) => account.alias !== alias);
+    const checks = others.flatMap((account) => {
+      this.heal(account);
+      return account.state.kind === 'login_dead' && account.state.check ? [account.state.check] : [];
+    });
+    return others.length > 0 && checks.length === others.length ? checks : undefined;
+  }
+
+  /**
    * What requests learned about a login that its files cannot show (for the login report): the
    * upstream or its token endpoint refused it (`login_dead`), or the upstream does not serve the
    * account — until the login file changes.
@@ -714,10 +727,20 @@ export class AccountPool<T> implements PlanReporter {
         detail: busy ? `${this.family} accounts all at their in-flight cap` : `${this.family} accounts all cooling`,
       });
     }
-    // The table's message for the family names its CLI and login command.
+    // Every login is dead. The fix their causes share (the offline check's, such as a login file
+    // the gateway may not read, or a new login for a refused one), as the login report says it;
+    // the table's message names the family's CLI and login command when that is the fix.
+    const { fix, message } = noUsableLogin(
+      this.family,
+      this.accounts.map((account) =>
+        account.state.kind === 'login_dead' ? (account.state.check ?? { state: 'refresh_refused' }) : undefined,
+      ),
+    );
+    const own = fix !== loginFix(this.family, 'refresh_refused');
     return new GatewayError('auth', {
       provider: this.family,
       detail: `${this.family} accounts all logged out`,
+      ...(own ? { publicMessage: message, fix } : {}),
     });
   }
 

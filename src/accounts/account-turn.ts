@@ -1,5 +1,5 @@
 import type { GatewayError } from '../core/gateway.error';
-import { ownFixFailure } from '../core/login-state';
+import { loginFix, noUsableLogin, ownFixFailure } from '../core/login-state';
 import type { AccountLease, AccountPool } from './account-pool';
 
 /**
@@ -73,6 +73,19 @@ export class AccountTurn<T> {
         return error.with({
           ...own,
           detail: error.detail ? `${own.detail}; ${error.detail}` : own.detail,
+          cause: error,
+        });
+      // The upstream refused this login and the turn had nowhere to move: every other login was
+      // ruled out by the offline check. When their shared fix is not a new login (a login file the
+      // gateway may not read), the message names both: a new login alone leaves the family down.
+      const others = this.pool.ruledOutOthers(this.lease.alias);
+      const login = loginFix(this.pool.family, 'refresh_refused');
+      const shared = others && noUsableLogin(this.pool.family, others).fix;
+      if (shared !== undefined && shared !== login)
+        return error.with({
+          provider: this.pool.family,
+          publicMessage: `${this.pool.family} has no usable login: the upstream refused login "${this.lease.alias}" (${login}), and the login check ruled out every other one (${shared})`,
+          fix: `${login}; ${shared}`,
           cause: error,
         });
     }

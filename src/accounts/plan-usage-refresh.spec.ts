@@ -9,6 +9,7 @@ function onePool(): AccountPool<string> {
   return {
     family: 'provider_c',
     liveAccounts: () => [{ alias: 'default', handle: 'login' }],
+    loginFileOf: () => undefined,
     reportPlan: () => undefined,
     planView: () => ({ state: 'ready', windows: [], planSpent: false }),
   } as unknown as AccountPool<string>;

@@ -1,6 +1,7 @@
 import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
+import type { LoginCheck } from '../core/login-state';
 import { loginFix } from '../core/login-state';
 import type { PlanUsageRead } from '../core/plan-usage';
 import { planSummary } from '../core/plan-usage';
@@ -13,9 +14,14 @@ export const USAGE_READ_TIMEOUT_MS = 30_000;
  * The login's credential cannot be read by the gateway (the CLI's own login kept in a keychain,
  * or a missing credentials file), or the login serves nothing because the family's CLI is missing
  * (`cli_missing`, its login report's state): there is nothing to send, so nothing is asked.
+ * `refused`: a file the system refused to read, as the login check says it (its errno in the
+ * reason, and the file's fix, not a new login).
  */
 export class LoginNotReadable extends Error {
-  constructor(readonly state: 'missing' | 'cli_missing' = 'missing') {
+  constructor(
+    readonly state: 'missing' | 'cli_missing' = 'missing',
+    readonly refused?: LoginCheck,
+  ) {
     super('login not readable');
     this.name = 'LoginNotReadable';
   }
@@ -23,7 +29,8 @@ export class LoginNotReadable extends Error {
 
 /** Why a read failed, in words safe for a log: an error code, an HTTP status, an errno — never a body. */
 export function usageReadFailure(error: unknown): string {
-  if (error instanceof LoginNotReadable) return error.state === 'cli_missing' ? 'cli missing' : 'not readable';
+  if (error instanceof LoginNotReadable)
+    return error.state === 'cli_missing' ? 'cli missing' : (error.refused?.reason ?? 'not readable');
   if (error instanceof GatewayError)
     return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
   const code = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
@@ -32,10 +39,11 @@ export function usageReadFailure(error: unknown): string {
 
 /**
  * What to do about a failed usage read, as the `login_state` line says it: a missing CLI is
- * installed; a login the endpoint refused, or one that cannot be read, needs a new login;
- * anything else passes by itself.
+ * installed; a file the system refused to read gets the file's fix; a login the endpoint
+ * refused, or one that cannot be read, needs a new login; anything else passes by itself.
  */
-function usageReadFix(provider: ProviderId, reason: string): string {
+function usageReadFix(provider: ProviderId, reason: string, error: unknown): string {
+  if (error instanceof LoginNotReadable && error.refused?.fix) return error.refused.fix;
   if (reason === 'cli missing') return loginFix(provider, 'cli_missing') ?? 'install the CLI';
   if (reason === 'not readable' || reason === 'auth' || reason === 'status 401' || reason === 'status 403')
     return loginFix(provider, 'refresh_refused') ?? 'log in again with the CLI';
@@ -91,8 +99,9 @@ export async function readPoolUsage<T>(
         event: 'plan_usage_read_failed',
         provider: pool.family,
         account: alias,
+        path: pool.loginFileOf(alias),
         reason,
-        fix: usageReadFix(pool.family, reason),
+        fix: usageReadFix(pool.family, reason, error),
       };
       if (!(error instanceof LoginNotReadable)) unreadable.delete(alias);
       else if (unreadable.has(alias)) {

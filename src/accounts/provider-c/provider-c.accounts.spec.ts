@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { accountPools, closeAdapterModules } from '../../../test/support/adapter-module';
 import { loadConfig } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
-import { LoginNotReadable, usageReadFailure } from '../plan-usage-refresh';
+import { recordingLogger } from '../../../test/support/recorders';
+import { LoginNotReadable, readPoolUsage, usageReadFailure } from '../plan-usage-refresh';
 import { accountBaseEnvironment, createProviderCPool, providerCLoginToken } from './provider-c.accounts';
 
 describe('provider_c logins', () => {
@@ -83,6 +84,38 @@ describe('provider_c logins', () => {
     await expect(providerCLoginToken(listed, 'file')).rejects.toBeInstanceOf(LoginNotReadable);
     // What plan_usage_read_failed says of it: nothing was sent.
     expect(usageReadFailure(new LoginNotReadable())).toBe('not readable');
+  });
+
+  it("says by plan_usage_read_failed which login file the system refuses, its errno and the file's fix, not a new login", async () => {
+    // Directories where the files should be: EISDIR, the refusal a test running as root meets too.
+    const credentialsFile = path.join(scratch, 'dir', '.credentials.json');
+    const tokenFile = path.join(scratch, 'token');
+    fs.mkdirSync(credentialsFile);
+    const listed = config(`dir=${path.join(scratch, 'dir')},file=${tokenFile}`);
+    const pool = createProviderCPool(listed, await accountPools(listed));
+    // The token file was a file at startup, so it is one; a directory now.
+    fs.rmSync(tokenFile);
+    fs.mkdirSync(tokenFile);
+    const logger = recordingLogger();
+    await readPoolUsage(pool, async (account) => (await account.oauthToken(), undefined), logger);
+    const lines = logger.records.filter((record) => record.event === 'plan_usage_read_failed');
+    expect(lines).toEqual([
+      expect.objectContaining({
+        provider: 'provider_c',
+        account: 'dir',
+        path: credentialsFile,
+        reason: 'credentials file unreadable: EISDIR',
+        fix: expect.stringContaining(`${credentialsFile} is a directory, not a login file`),
+      }),
+      expect.objectContaining({
+        provider: 'provider_c',
+        account: 'file',
+        path: tokenFile,
+        reason: 'token file unreadable: EISDIR',
+        fix: expect.stringContaining(`${tokenFile} is a directory, not a login file`),
+      }),
+    ]);
+    expect(logger.text()).not.toContain('/login');
   });
 
   it("reads the CLI's own login from its environment token, else its config dir's credentials, else not at all", async () => {

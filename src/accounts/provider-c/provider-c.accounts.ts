@@ -8,7 +8,7 @@ import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { PlanUsageRead } from '../../core/plan-usage';
 import { readJsonObject } from '../credential-file';
-import { unreadableLoginError } from '../login-file-check';
+import { unreadableLoginError, unreadableLoginFile } from '../login-file-check';
 import { LoginNotReadable } from '../plan-usage-refresh';
 import type { ProviderCLogin } from './provider-c.credentials';
 import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
@@ -88,13 +88,18 @@ function tokenFileContent(file: string): string | GatewayError {
   }
 }
 
-/** The access token a Claude Code credentials file holds (plain JSON on Linux), else LoginNotReadable. */
+/**
+ * The access token a Claude Code credentials file holds (plain JSON on Linux), else
+ * LoginNotReadable: with the errno and the file's fix when the system refused to read it.
+ */
 async function storedAccessToken(file: string): Promise<string> {
   let stored: Record<string, unknown>;
   try {
     stored = await readJsonObject(file);
-  } catch {
-    throw new LoginNotReadable();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const check = code === 'ENOENT' ? undefined : unreadableLoginFile(file, 'credentials file', error);
+    throw new LoginNotReadable('missing', check?.fix === undefined ? undefined : check);
   }
   const oauth = stored.claudeAiOauth;
   const token = isJsonObject(oauth) ? nonEmptyString(oauth.accessToken) : undefined;
@@ -147,8 +152,16 @@ function accountOf(
         },
         // Read from the file: the usage reads and the setup check run off the request path, the latter without a pool.
         oauthToken: async () => {
-          const stored = tokenFileContent(login.location!);
-          if (typeof stored !== 'string' || stored === '') throw new LoginNotReadable();
+          let stored: string;
+          try {
+            stored = fs.readFileSync(login.location!, 'utf8').trim();
+          } catch (error) {
+            // A file the system refuses: its errno and the file's fix, as a turn on it says.
+            const code = (error as NodeJS.ErrnoException).code;
+            const check = code === 'ENOENT' ? undefined : unreadableLoginFile(login.location!, 'token file', error);
+            throw new LoginNotReadable('missing', check?.fix === undefined ? undefined : check);
+          }
+          if (stored === '') throw new LoginNotReadable();
           return stored;
         },
       };
