@@ -6,6 +6,7 @@ import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment, processExecArgv } from './config/process-env';
 import { SEMI_SPACE_ARGUMENT, startedSemiSpaceMib } from './common/lifecycle/young-generation';
+import { checkListenAddress, listenFailureMessage } from './common/lifecycle/listen-address';
 
 /**
  * nestjs-pino's Logger takes its LAST string argument as the context; naming one keeps the event
@@ -35,11 +36,19 @@ async function bootstrap(): Promise<void> {
       const write = (text: string) => process.stdout.write(text);
       process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
     }
+    const { host, port } = config.server;
+    // A port in use or a foreign address fails here, before the modules' startup work logs
+    // anything, so its one line is the only word.
+    await checkListenAddress(host, port);
     // The framework is loaded only once the settings are valid: a bad value or --help answers
     // at once instead of after a second of module loading.
     const { createGatewayApp } = await import('./app.factory');
     const app = await createGatewayApp(config);
-    await app.listen(config.server.port, config.server.host);
+    await app.listen(port, host).catch((error: unknown) => {
+      // Taken since the check (another process was quicker): still the one line.
+      const message = listenFailureMessage(error, host, port);
+      throw message === undefined ? error : new ConfigError(message);
+    });
     await installDrainHandlers(app, config.server.drainTimeoutMs);
     await logListening(app, config, startedSemiSpaceMib(processExecArgv(), env.NODE_OPTIONS) ?? null);
   } catch (error) {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { allSettings } from '../src/config/settings';
@@ -132,6 +133,41 @@ describe('gateway configuration (child process)', () => {
     ];
     const runs = await mapLimited(cases, 4, ([env, argv]) => runGateway(env, argv));
     runs.forEach((run, index) => expectOneLineFailure(run, cases[index][2]));
+  });
+
+  it('exits with one line naming the setting to change when the address cannot be bound, before any startup work logs', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const heldPort = (holder.address() as net.AddressInfo).port;
+    // A host other than loopback needs a bearer secret before the address is even tried.
+    const bearer = { GATEWAY_BEARER_SECRET: 'a-secret-for-the-listen-cases' };
+    const cases: [Record<string, string>, RegExp][] = [
+      [
+        { GATEWAY_PORT: String(heldPort) },
+        /^gateway: cannot listen on "127\.0\.0\.1" port \d+: the port is already in use \(EADDRINUSE\).*set GATEWAY_PORT \/ --gateway-port to a free port/,
+      ],
+      // TEST-NET-1 (RFC 5737): never an address of this machine.
+      [
+        { ...bearer, GATEWAY_HOST: '192.0.2.1' },
+        /^gateway: cannot listen on "192\.0\.2\.1" port \d+: .*not an address of this machine \(EADDRNOTAVAIL\); set GATEWAY_HOST \/ --gateway-host/,
+      ],
+      // .invalid never resolves (RFC 6761); a resolver that cannot answer says EAI_AGAIN instead.
+      [
+        { ...bearer, GATEWAY_HOST: 'gateway.invalid' },
+        /^gateway: cannot listen on "gateway\.invalid" port \d+: .*\((ENOTFOUND|EAI_AGAIN).*GATEWAY_HOST \/ --gateway-host/,
+      ],
+    ];
+    try {
+      const runs = await mapLimited(cases, 3, ([env]) => runGateway(env));
+      runs.forEach((run, index) => {
+        expectOneLineFailure(run, cases[index][1]);
+        expect(run.stderr).not.toContain('    at ');
+        // Refused before the modules start (logins, plan reads): the stderr line is the only word.
+        expect(run.stdout).toBe('');
+      });
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('fails on STRUCTURED_REPLICAS=2 even with structured inference disabled', async () => {
