@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { closedLoopbackPort } from './support/closed-port';
 import { ConnectProxy } from './support/connect-proxy';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -125,4 +126,49 @@ describe('provider_a through an egress proxy', () => {
     expect((await chat(gw)).status).toBe(200);
     expect(proxy.connections()).toEqual([]);
   });
+
+  /** The turn's failure line: the one line an operator reads for a 502. */
+  const turnFailed = (gw: TestGateway) => {
+    const lines = gw.logs.records('upstream_turn_failed');
+    expect(lines).toHaveLength(1);
+    return lines[0];
+  };
+
+  it.each(['ws', 'sse'] as const)(
+    'names the errno, the host and the setting when PROVIDER_A_URL refuses over %s',
+    async (transport) => {
+      const port = await closedLoopbackPort();
+      const url =
+        transport === 'ws' ? `ws://127.0.0.1:${port}/backend-api/codex` : `http://127.0.0.1:${port}/backend-api/codex`;
+      const gw = await startOver(transport, { PROVIDER_A_URL: url });
+      expect((await chat(gw)).status).toBe(502);
+      const line = turnFailed(gw);
+      expect(line).toMatchObject({
+        error_code: 'upstream',
+        upstream_errno: 'ECONNREFUSED',
+        upstream_host: `127.0.0.1:${port}`,
+      });
+      expect(line).not.toHaveProperty('proxy_host');
+      expect(line.fix).toMatch(/PROVIDER_A_URL.*HTTPS_PROXY/);
+      expect(JSON.stringify(line)).not.toContain('/backend-api');
+    },
+  );
+
+  it.each(['ws', 'sse'] as const)(
+    'names the proxy, never its credentials, when the proxy cannot be reached over %s',
+    async (transport) => {
+      const port = await closedLoopbackPort();
+      const gw = await startOver(transport, { HTTP_PROXY: `http://someone:proxy-password@127.0.0.1:${port}` });
+      expect((await chat(gw)).status).toBe(502);
+      const line = turnFailed(gw);
+      expect(line).toMatchObject({
+        upstream_errno: 'ECONNREFUSED',
+        upstream_host: `127.0.0.1:${fakePort()}`,
+        proxy_host: `127.0.0.1:${port}`,
+      });
+      expect(line.fix).toMatch(/HTTPS_PROXY.*NO_PROXY/);
+      expect(gw.logs.text).not.toContain('proxy-password');
+      expect(gw.logs.text).not.toContain('someone');
+    },
+  );
 });

@@ -1,3 +1,4 @@
+import { closedLoopbackPort } from './support/closed-port';
 import { ConnectProxy } from './support/connect-proxy';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -79,5 +80,36 @@ describe('provider_b through an egress proxy', () => {
     });
     expect((await chat(gateway)).status).toBe(200);
     expect(proxy.connections()).toEqual([]);
+  });
+
+  it('names the errno, the host and the setting when PROVIDER_B_URL refuses', async () => {
+    const port = await closedLoopbackPort();
+    gateway = await startGateway({
+      ...providerBSettings(fake, home, { project: 'test-project' }),
+      GATEWAY_PROVIDERS: 'provider_b',
+      PROVIDER_B_URL: `http://127.0.0.1:${port}/v1internal`,
+    });
+    expect((await chat(gateway)).status).toBe(502);
+    const lines = gateway.logs.records('upstream_turn_failed');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      error_code: 'upstream',
+      upstream_errno: 'ECONNREFUSED',
+      upstream_host: `127.0.0.1:${port}`,
+    });
+    expect(lines[0].fix).toMatch(/PROVIDER_B_URL.*HTTPS_PROXY/);
+  });
+
+  it('names the proxy, never its credentials, when the proxy cannot be reached', async () => {
+    const port = await closedLoopbackPort();
+    gateway = await startGateway({
+      ...providerBSettings(fake, home, { project: 'test-project' }),
+      GATEWAY_PROVIDERS: 'provider_b',
+      HTTP_PROXY: `http://someone:proxy-password@127.0.0.1:${port}`,
+    });
+    expect((await chat(gateway)).status).toBe(502);
+    const [line] = gateway.logs.records('upstream_turn_failed');
+    expect(line).toMatchObject({ upstream_errno: 'ECONNREFUSED', proxy_host: `127.0.0.1:${port}` });
+    expect(gateway.logs.text).not.toContain('proxy-password');
   });
 });

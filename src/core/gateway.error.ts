@@ -50,6 +50,14 @@ export interface UpstreamCause {
   /** The exit code of a family's CLI run as a child process; null when a signal ended it. */
   readonly exitCode?: number | null;
   readonly exitSignal?: string | null;
+  /** A connection that never reached the upstream: the system's error code (`ECONNREFUSED`, …). */
+  readonly errno?: string;
+  /** The upstream's host and port that connection was for (never a path, query or credentials). */
+  readonly host?: string;
+  /** The egress proxy's host and port when it went through one (never its credentials). */
+  readonly proxyHost?: string;
+  /** What the operator can do about it, naming the family's settings. */
+  readonly fix?: string;
 }
 
 /** The one error type services throw; the global filter and the SSE writer render it. */

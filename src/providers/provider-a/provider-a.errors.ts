@@ -4,6 +4,8 @@ import { MODEL_REFUSAL_FIX } from './provider-a.error-table';
 import { exhaustedWindowResetSeconds } from './provider-a.rate-limits';
 import { isJsonObject, type JsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
+import type { ConnectionTarget } from '../shared/connection-failure';
+import { connectionCause } from '../shared/connection-failure';
 
 /** Everything known about one upstream failure (docs/upstream/provider-a.md §10). */
 export interface UpstreamFailure {
@@ -151,9 +153,18 @@ export function classifyUpstreamFailure(failure: UpstreamFailure): GatewayError 
   return new GatewayError('upstream', { ...base, retryable: true, retryAfterSeconds: latestHint });
 }
 
-/** Connect errors, early closes and protocol errors: `upstream`, retried before output (docs/upstream/provider-a.md §10 row 6). */
-export function connectionFailure(detail: string, cause?: unknown): GatewayError {
-  return new GatewayError('upstream', { detail, retryable: true, cause: sanitizeCause(cause) });
+/**
+ * Connect errors, early closes and protocol errors: `upstream`, retried before output (docs/upstream/provider-a.md §10 row 6).
+ * With the `target` the connection was for, the log line names its errno, host and proxy and the fix.
+ */
+export function connectionFailure(
+  detail: string,
+  cause?: unknown,
+  target?: Omit<ConnectionTarget, 'setting'>,
+): GatewayError {
+  const upstream =
+    target && cause !== undefined ? connectionCause(cause, { ...target, setting: 'PROVIDER_A_URL' }) : undefined;
+  return new GatewayError('upstream', { detail, retryable: true, cause: sanitizeCause(cause), upstream });
 }
 
 /**

@@ -61,7 +61,7 @@ export async function openSseConnection(input: AttemptInput): Promise<UpstreamCo
   } catch (error) {
     close();
     if (signal.aborted) throw signal.reason;
-    throw connectionFailure('sse connection failed', error);
+    throw connectionFailure('sse connection failed', error, { url: input.url, proxy: input.proxy });
   }
   const headers = lowerCaseHeaders(response.headers);
   if (response.status < 200 || response.status >= 300 || !response.body) {

@@ -185,7 +185,8 @@ export class WsSession {
           socket.terminate();
         });
       };
-      const onError = (error: Error) => settle(() => reject(connectionFailure('websocket connection failed', error)));
+      const onError = (error: Error) =>
+        settle(() => reject(connectionFailure('websocket connection failed', error, { url, proxy })));
       const onEarlyClose = () => settle(() => reject(connectionFailure('websocket closed during the handshake')));
       socket.on('upgrade', onUpgrade);
       socket.on('unexpected-response', onUnexpectedResponse);

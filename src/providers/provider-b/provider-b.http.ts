@@ -5,6 +5,7 @@ import { readBodyWithin, readJsonCapped } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { GOOG_API_CLIENT, providerBUserAgent } from './provider-b.constants';
 import { UpstreamRefusal } from '../shared/upstream-failure';
+import { connectionCause } from '../shared/connection-failure';
 
 /**
  * The turn a call belongs to (docs/upstream/provider-b.md §9.5): its signal aborts when the client leaves (with
@@ -140,6 +141,13 @@ async function send(client: CodeAssistClient, call: CodeAssistCall): Promise<Ope
     });
     return { response, abort: (reason?: unknown) => ownAbort.abort(reason) };
   } catch (error) {
-    throw turnFailure(client.turn, error);
+    if (client.turn.signal.aborted) throw turnFailure(client.turn, error);
+    // Nothing came back: the log line names the errno, the host, the proxy and the fix.
+    throw new GatewayError('upstream', {
+      detail: 'provider_b connection failed',
+      retryable: true,
+      cause: error,
+      upstream: connectionCause(error, { url, setting: 'PROVIDER_B_URL', proxy: client.proxy }),
+    });
   }
 }

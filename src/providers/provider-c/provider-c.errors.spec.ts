@@ -131,6 +131,15 @@ describe(classifyRunFailure.name, () => {
       code: 'upstream',
       retryable: false,
     });
+    // The log line's errno and fix (upstream_errno, fix).
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'ENOENT' }).upstream).toEqual({
+      errno: 'ENOENT',
+      fix: expect.stringContaining('PROVIDER_C_COMMAND'),
+    });
+    expect(classifyRunFailure({ kind: 'spawn', errno: 'EMFILE' }).upstream).toEqual({
+      errno: 'EMFILE',
+      fix: expect.stringContaining('limits on processes and open files'),
+    });
     expect(classifyRunFailure({ kind: 'line_too_long' })).toMatchObject({ code: 'upstream', retryable: false });
     expect(classifyRunFailure({ kind: 'timeout', idle: true })).toMatchObject({ code: 'timeout', retryable: false });
   });

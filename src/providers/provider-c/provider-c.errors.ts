@@ -115,9 +115,15 @@ export function classifyRunFailure(failure: RunFailure, now: number = Date.now()
         ? new GatewayError('provider_cli_missing', {
             detail: `spawn failed: ${failure.errno}`,
             provider: 'provider_c',
-            upstream: { code: failure.errno },
+            upstream: { errno: failure.errno, fix: PROVIDER_C_FIX.install },
           })
-        : new GatewayError('upstream', { detail: `spawn failed: ${failure.errno}`, upstream: { code: failure.errno } });
+        : new GatewayError('upstream', {
+            detail: `spawn failed: ${failure.errno}`,
+            upstream: {
+              errno: failure.errno,
+              fix: "the system refused to start PROVIDER_C_COMMAND: check the gateway's limits on processes and open files",
+            },
+          });
     case 'line_too_long':
       return new GatewayError('upstream', { detail: 'stdout line over 16 MiB' });
     case 'exit':

@@ -15,15 +15,14 @@ export type UpstreamLogFields = Record<string, string | number | boolean | null 
  * what one code covers, such as the idle bound and the turn's deadline for `timeout`; `fix`, when
  * the failure's fix is not the family's usual one, such as a login file it may not read), and the
  * upstream's own words only as `sanitizeUpstreamMessage` left them (`detail` passes it too: some
- * carry the error codes a CLI printed).
+ * carry the error codes a CLI printed), and for a connection that never reached the upstream its
+ * errno, host, proxy and fix (connection-failure.ts).
  */
 export function upstreamCauseFields(failure: GatewayError): UpstreamLogFields {
   const cause = failure.upstream;
   return {
     error_code: failure.code,
     detail: sanitizeUpstreamMessage(failure.detail),
-    // The gateway's own words, whole: a fix is cut short of no use.
-    fix: failure.fix,
     retryable: failure.retryable,
     upstream_status: failure.upstreamStatus,
     upstream_type: cause?.type,
@@ -31,6 +30,11 @@ export function upstreamCauseFields(failure: GatewayError): UpstreamLogFields {
     upstream_message: cause?.message,
     exit_code: cause?.exitCode,
     exit_signal: cause?.exitSignal,
+    upstream_errno: cause?.errno,
+    upstream_host: cause?.host,
+    proxy_host: cause?.proxyHost,
+    // The gateway's own words, whole (a fix cut short is of no use): the failure's own, else the connection's.
+    fix: failure.fix ?? cause?.fix,
   };
 }
 

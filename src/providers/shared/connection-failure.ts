@@ -1,0 +1,81 @@
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import type { UpstreamCause } from '../../core/gateway.error';
+
+/** A system error code (`ECONNREFUSED`, `ENOTFOUND`) or undici's (`UND_ERR_CONNECT_TIMEOUT`); nothing else is logged. */
+const ERROR_CODE = /^(E[A-Z0-9_]+|UND_ERR_[A-Z0-9_]+)$/;
+const NAME_LOOKUP_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
+
+/** Where a failed connection was going: the URL, the family's setting that names it, the proxy. */
+export interface ConnectionTarget {
+  readonly url: string;
+  /** The setting the URL comes from (`PROVIDER_A_URL`, …), named in the fix. */
+  readonly setting: string;
+  readonly proxy?: UpstreamProxy;
+}
+
+/**
+ * What a connection that never reached the upstream tells the operator, for the `upstream_*` line:
+ * the error code (read from the error or its causes, kept only when it looks like one), the host
+ * and port it was for, the proxy's host and port when it went through one, and the fix. Hosts
+ * only: a path, a query or a proxy's credentials never reach the log.
+ */
+export function connectionCause(error: unknown, target: ConnectionTarget): UpstreamCause {
+  const errno = errorCodeOf(error);
+  const host = hostOf(target.url);
+  const proxyUrl = proxyUrlFor(target);
+  const proxyHost = proxyUrl === undefined ? undefined : hostOf(proxyUrl);
+  return { errno, host, proxyHost, fix: connectionFix(errno, target.setting, proxyHost) };
+}
+
+function connectionFix(errno: string | undefined, setting: string, proxyHost: string | undefined): string {
+  if (proxyHost !== undefined) {
+    return `the connection goes through the proxy ${proxyHost}: check that it runs and is reachable (HTTPS_PROXY / HTTP_PROXY), or list the upstream's host in NO_PROXY to go direct; then check ${setting}`;
+  }
+  if (errno !== undefined && NAME_LOOKUP_CODES.has(errno)) {
+    return `the upstream's host name did not resolve: check ${setting} and this machine's DNS, or set HTTPS_PROXY if the upstream is reachable only through a proxy`;
+  }
+  return `check ${setting} (host and port) and that this machine reaches it (network, firewall), or set HTTPS_PROXY / NO_PROXY if it must go through a proxy`;
+}
+
+/**
+ * The first error code along the error's `cause` chain (fetch wraps the socket's error) or in an
+ * AggregateError's first error. Read by shape, not `instanceof`: Node's own errors may come from
+ * another realm than this module's `Error`.
+ */
+function errorCodeOf(error: unknown): string | undefined {
+  let current = error as ErrorShape | undefined;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const code = codeOf(current) ?? (Array.isArray(current.errors) ? codeOf(current.errors[0]) : undefined);
+    if (code !== undefined) return code;
+    current = current.cause as ErrorShape | undefined;
+  }
+  return undefined;
+}
+
+interface ErrorShape {
+  readonly code?: unknown;
+  readonly cause?: unknown;
+  readonly errors?: unknown;
+}
+
+function codeOf(value: unknown): string | undefined {
+  const code = (value as ErrorShape | undefined)?.code;
+  return typeof code === 'string' && ERROR_CODE.test(code) ? code : undefined;
+}
+
+function proxyUrlFor(target: ConnectionTarget): string | undefined {
+  try {
+    return target.proxy?.proxyFor(target.url);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `host:port` of a URL (the port only when it has one), without credentials, path or query. */
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).host || undefined;
+  } catch {
+    return undefined;
+  }
+}
