@@ -41,7 +41,13 @@ const ANSWER_BOUND_MS = 15_000;
 const FUZZ_HANG_GUARD_MS = 600_000;
 
 const TIMEOUT_ANSWER = {
-  error: { message: 'the upstream did not answer in time', type: 'timeout', code: 'timeout', param: null },
+  error: {
+    message:
+      "provider_a: the upstream did not answer in time; retry, and if it keeps timing out, the gateway's operator can raise PROVIDER_A_TIMEOUT (the longest a turn may take) or GATEWAY_STREAM_IDLE_TIMEOUT (the longest wait for the upstream's next event)",
+    type: 'timeout',
+    code: 'timeout',
+    param: null,
+  },
 };
 
 /** A token endpoint that takes the request and never answers (until closed). */

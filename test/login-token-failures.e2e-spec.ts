@@ -20,12 +20,25 @@ const MODELS = [
   ['provider_b', 'gemini-2.5-flash'],
 ] as const;
 
+/** The chat answer says what to do and where the operator finds the cause. */
 const UPSTREAM_ERROR = {
-  error: { message: 'upstream error', type: 'upstream_error', code: 'upstream_error', param: null },
+  error: {
+    message:
+      "the upstream failed to answer; retry in a few seconds. If it keeps failing, the gateway's operator finds the cause in the gateway log under this response's x-request-id",
+    type: 'upstream_error',
+    code: 'upstream_error',
+    param: null,
+  },
 };
-const TIMEOUT = {
-  error: { message: 'the upstream did not answer in time', type: 'timeout', code: 'timeout', param: null },
-};
+/** The chat answer names the family's own turn timeout and the idle bound, the two an operator can raise. */
+const timeoutAnswer = (provider: string) => ({
+  error: {
+    message: `${provider}: the upstream did not answer in time; retry, and if it keeps timing out, the gateway's operator can raise ${provider.toUpperCase()}_TIMEOUT (the longest a turn may take) or GATEWAY_STREAM_IDLE_TIMEOUT (the longest wait for the upstream's next event)`,
+    type: 'timeout',
+    code: 'timeout',
+    param: null,
+  },
+});
 
 /** A loopback port nothing listens on: a server bound to it, then closed. */
 async function refusingPort(): Promise<number> {
@@ -165,18 +178,26 @@ describe('a token endpoint that never answers', () => {
   afterAll(() => hung.close());
 
   it.each([
-    ['the idle timeout (turn timeout at its 10-minute default)', { GATEWAY_STREAM_IDLE_TIMEOUT: '1s' }],
+    [
+      'the idle timeout (turn timeout at its 10-minute default)',
+      { GATEWAY_STREAM_IDLE_TIMEOUT: '1s' },
+      () => /no upstream event for 1000 ms \(GATEWAY_STREAM_IDLE_TIMEOUT\)/,
+    ],
     [
       'the turn timeout (idle timeout off)',
       { GATEWAY_STREAM_IDLE_TIMEOUT: '0', PROVIDER_A_TIMEOUT: '1s', PROVIDER_B_TIMEOUT: '1s' },
+      // The log line names the setting that ended the turn, not "the family's timeout setting".
+      (provider: string) => new RegExp(`the turn's deadline passed \\(${provider.toUpperCase()}_TIMEOUT, 1000 ms\\)`),
     ],
-  ])('holds a request no longer than %s, on both families: 504 timeout', async (_name, settings) => {
+  ])('holds a request no longer than %s, on both families: 504 timeout', async (_name, settings, detail) => {
     const { gateway, dir } = await gatewayWithExpiredLogins(hung.url, settings);
     try {
-      for (const [, model] of MODELS) {
+      for (const [provider, model] of MODELS) {
         const hitsBefore = hung.hits();
         const answer = await chat(gateway, model, false);
-        expect(answer.body).toEqual(TIMEOUT);
+        expect(answer.body).toEqual(timeoutAnswer(provider));
+        const failed = gateway.logs.records('upstream_turn_failed').filter((record) => record.provider === provider);
+        expect(String(failed.at(-1)?.detail)).toMatch(detail(provider));
         expect(answer.status).toBe(504);
         expect(hung.hits()).toBeGreaterThan(hitsBefore);
         // The refresh's own bound is 30 s; the request ends at the 1 s clock (the bound is half of 30 s).

@@ -72,7 +72,12 @@ describe('PROVIDER_A_WIRE forces one request shape', () => {
     fake().enqueue(textReply('never'));
     const response = await chat('gpt-5.5');
     expect(response.status).toBe(400);
-    expect(((await response.json()) as Json).error.code).toBe('upstream_rejected_request');
+    const { error } = (await response.json()) as Json;
+    expect(error.code).toBe('upstream_rejected_request');
+    // What the user can try and where the operator finds the reason; never the upstream's words.
+    expect(error.message).toBe(
+      "the upstream rejected the request as the gateway sent it; try again without unusual parameters, tools or attachments, or with another model from GET /v1/models. The gateway's operator finds the upstream's reason in the gateway log under this response's x-request-id",
+    );
     expect(fake().requests()).toHaveLength(1);
     expect(fake().requests()[0].violation).toMatch(/not supported for model 'gpt-5.5'/);
   });

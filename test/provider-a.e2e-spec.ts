@@ -174,6 +174,9 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       expect(((await response.json()) as Json).error).toMatchObject({
         type: 'invalid_request_error',
         code: 'context_length_exceeded',
+        // What the user can do, and where a larger window is listed; never the upstream's words.
+        message:
+          "the conversation exceeds the model's context window; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)",
       });
     });
 

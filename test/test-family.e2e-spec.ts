@@ -140,7 +140,8 @@ describe('a family registered by a test runs end to end on the shared machinery'
       type: 'upstream_error',
       code: 'upstream_error',
       param: null,
-      message: 'upstream error',
+      message:
+        "the upstream failed to answer; retry in a few seconds. If it keeps failing, the gateway's operator finds the cause in the gateway log under this response's x-request-id",
     });
     // The shared retry rule: two more attempts before output; a 500 is not the login's fault.
     expect(askedLogins()).toEqual(['first', 'first', 'first']);

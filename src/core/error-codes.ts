@@ -267,7 +267,8 @@ export const CORE_ERROR_CODES = {
     structuredCode: 'upstream_error',
     structuredStatus: 502,
     streamText: 'context window exceeded',
-    message: "the conversation exceeds the model's context window",
+    message:
+      "the conversation exceeds the model's context window; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)",
     upstream: true,
   },
   bad_request: {
@@ -277,7 +278,8 @@ export const CORE_ERROR_CODES = {
     structuredCode: 'upstream_error',
     structuredStatus: 502,
     streamText: 'upstream rejected the request',
-    message: 'the upstream rejected the request',
+    message:
+      "the upstream rejected the request as the gateway sent it; try again without unusual parameters, tools or attachments, or with another model from GET /v1/models. The gateway's operator finds the upstream's reason in the gateway log under this response's x-request-id",
     upstream: true,
   },
   not_found: {
@@ -318,7 +320,8 @@ export const CORE_ERROR_CODES = {
     openaiCode: 'upstream_error',
     structuredCode: 'upstream_error',
     streamText: 'upstream error',
-    message: 'upstream error',
+    message:
+      "the upstream failed to answer; retry in a few seconds. If it keeps failing, the gateway's operator finds the cause in the gateway log under this response's x-request-id",
     upstream: true,
   },
   invalid_tool_call: {
@@ -336,7 +339,9 @@ export const CORE_ERROR_CODES = {
     openaiCode: 'timeout',
     structuredCode: 'timeout',
     streamText: 'timeout',
-    message: 'the upstream did not answer in time',
+    // The family's words name its own turn timeout (`Family.timeoutSetting`, `familyMessage`).
+    message:
+      "the upstream did not answer in time; retry, and if it keeps timing out, the gateway's operator can raise the model family's turn timeout (PROVIDER_*_TIMEOUT) or GATEWAY_STREAM_IDLE_TIMEOUT",
     upstream: true,
   },
   canceled: {
@@ -451,6 +456,10 @@ export function familyMessage(
       return `${provider}: this ${fix.cli} login reached its usage limit${reset}; ${retry ?? 'retry after the reset'}, or add another login`;
     case 'rate_limited':
       return `${provider}: the upstream is rate limiting this ${fix.cli} login${reset}; ${retry ?? 'retry later'}`;
+    case 'timeout':
+      return family.timeoutSetting === undefined
+        ? undefined
+        : `${provider}: the upstream did not answer in time; retry, and if it keeps timing out, the gateway's operator can raise ${family.timeoutSetting} (the longest a turn may take) or GATEWAY_STREAM_IDLE_TIMEOUT (the longest wait for the upstream's next event)`;
     case 'paid_usage_not_allowed':
       return fix.paidUsage
         ? `${provider}: this ${fix.cli} login's plan limit is spent${reset} and the upstream would now bill ${fix.paidUsage.name}, which this gateway does not spend unless the operator sets ACCOUNT_PAID_USAGE=allow; ${retry ?? 'retry after the reset'}, add another login, or manage paid usage at ${fix.paidUsage.page}`

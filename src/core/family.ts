@@ -43,6 +43,8 @@ export interface Family {
   /** Other names GATEWAY_PROVIDERS takes for it: the name of the CLI whose login it uses. */
   readonly cliNames: readonly string[];
   readonly fix: FamilyFix;
+  /** The setting that bounds one of its turns (its PROVIDER_*_TIMEOUT), named by timeout messages. */
+  readonly timeoutSetting?: string;
   /**
    * Its fate (and the doc's note) for every Chat Completions field whose fate differs by family
    * (core/parameter-fate.ts): what its upstream takes, what the chat layer does for it, what it

@@ -9,7 +9,15 @@ describe(errorAnswer.name, () => {
     expect(errorAnswer(error, 'openai')).toEqual({
       status: 502,
       headers: [],
-      body: { error: { message: 'upstream error', type: 'upstream_error', code: 'upstream_error', param: null } },
+      body: {
+        error: {
+          message:
+            "the upstream failed to answer; retry in a few seconds. If it keeps failing, the gateway's operator finds the cause in the gateway log under this response's x-request-id",
+          type: 'upstream_error',
+          code: 'upstream_error',
+          param: null,
+        },
+      },
     });
   });
 

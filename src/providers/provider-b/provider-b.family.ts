@@ -20,6 +20,7 @@ export const providerB: Family = {
   },
   logins: (config) => fileLogins('provider_b', config.providerB.accounts, checkProviderBLogin),
   parameters: PROVIDER_B_PARAMETERS,
+  timeoutSetting: 'PROVIDER_B_TIMEOUT',
   adapter: () => import('./provider-b.adapter').then((module) => module.ProviderBAdapter),
   readPlan: (read) => import('./provider-b.plan-check').then((module) => module.readProviderBPlan(read)),
   // docs/upstream/provider-b.md §11.

@@ -107,7 +107,9 @@ export function classifyRunFailure(failure: RunFailure, now: number = Date.now()
   switch (failure.kind) {
     case 'timeout':
       return new GatewayError('timeout', {
-        detail: failure.idle ? 'provider_c idle timeout' : 'provider_c turn timeout',
+        detail: failure.idle
+          ? 'provider_c: the child was stopped after no output for GATEWAY_STREAM_IDLE_TIMEOUT'
+          : "provider_c: the child was stopped at the turn's deadline (PROVIDER_C_TIMEOUT, or the request's own deadline)",
       });
     case 'spawn':
       // No such executable, or not one we may run: the operator installs the CLI, no retry helps.

@@ -28,6 +28,7 @@ export const providerC: Family = {
     }));
   },
   parameters: PROVIDER_C_PARAMETERS,
+  timeoutSetting: 'PROVIDER_C_TIMEOUT',
   adapter: () => import('./provider-c.adapter').then((module) => module.ProviderCAdapter),
   readPlan: (read) => import('./provider-c.plan-check').then((module) => module.readProviderCPlan(read)),
   catalog: {

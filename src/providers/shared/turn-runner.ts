@@ -1,6 +1,7 @@
 import type { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent, PolledEvents } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
+import { familyOf, isFamilyId } from '../../core/family-registry';
 import { isNever, timeoutOrNever } from '../../common/async/timer-range';
 import type { ProviderId } from '../../core/provider-id';
 import type { CallContext } from './provider-adapter';
@@ -352,13 +353,15 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     if (!this.closed && !this.controller.signal.aborted) this.armDeadline(now);
   }
 
-  /** The deadline passed. */
+  /** The deadline passed: the family's turn timeout, or the request's own deadline when that came first. */
   deadlinePassed(): void {
-    this.abort(
-      new GatewayError('timeout', {
-        detail: `${this.family.provider}: the turn's deadline passed (the family's timeout setting, or the request's own deadline)`,
-      }),
-    );
+    const { provider } = this.family;
+    const { timeoutMs, context } = this.options;
+    const bound =
+      this.deadlineAt === context.deadlineAt
+        ? "the request's own deadline"
+        : `${(isFamilyId(provider) && familyOf(provider).timeoutSetting) || "the family's turn timeout"}, ${timeoutMs} ms`;
+    this.abort(new GatewayError('timeout', { detail: `${provider}: the turn's deadline passed (${bound})` }));
   }
 
   /** The idle bound passed; only a wait on the upstream fails (not a slow client holding a value). */
