@@ -84,6 +84,92 @@ describe('log records', () => {
     for (const record of poisoned) expect(JSON.stringify(record)).not.toMatch(/\\n|\\r|\\t|\\u0000|\\u2028|\\u0085/);
   });
 
+  /** A chat body with `fields` beside a model and a prompt. */
+  const chatWith = (fields: Record<string, unknown>) =>
+    rawRequest(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'gpt-5.6-sol',
+        messages: [{ role: 'user', content: 'SECRET-PROMPT-TEXT' }],
+        ...fields,
+      }),
+    });
+
+  it('says on the chat_completion line why a client error was refused: the field and the message the client got', async () => {
+    let response!: Awaited<ReturnType<typeof rawRequest>>;
+    const records = await recordsOf(async () => {
+      response = await chatWith({ temperature: 'SECRET-VALUE-hot' });
+    });
+    const { error } = JSON.parse(response.body.toString()) as { error: { message: string; param: string } };
+    expect(error.param).toBe('temperature');
+    const completion = records.find((record) => record.event === 'chat_completion');
+    expect(completion).toMatchObject({
+      status: 400,
+      error_code: 'invalid_request',
+      param: 'temperature',
+      error_message: error.message,
+    });
+    expect(String(completion?.error_message)).toMatch(/^temperature /);
+    for (const record of records) expect(JSON.stringify(record)).not.toMatch(/SECRET-VALUE|SECRET-PROMPT/);
+  });
+
+  it("keeps only the field when the client's message quotes the request (a schema validator's words)", async () => {
+    let response!: Awaited<ReturnType<typeof rawRequest>>;
+    const records = await recordsOf(async () => {
+      response = await chatWith({
+        // provider_c's answers are held to the schema by the gateway, which compiles it first.
+        model: 'claude-fable-5',
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: 'x',
+            schema: { type: 'object', properties: { a: { type: 'string', pattern: '(SECRET-SCHEMA-PATTERN' } } },
+          },
+        },
+      });
+    });
+    expect(response.status).toBe(400);
+    const completion = records.find((record) => record.event === 'chat_completion');
+    expect(completion).toMatchObject({ status: 400, param: 'response_format' });
+    expect(completion).not.toHaveProperty('error_message');
+    for (const record of records) expect(JSON.stringify(record)).not.toContain('SECRET-SCHEMA');
+  });
+
+  it("keeps the message out when it quotes the caller's Content-Type charset", async () => {
+    const records = await recordsOf(() =>
+      rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer log-secret-4411-long',
+          'content-type': 'application/json; charset="SECRET-CHARSET"',
+        },
+        body: JSON.stringify({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hi' }] }),
+      }),
+    );
+    const completion = records.find((record) => record.event === 'chat_completion');
+    expect(completion).toMatchObject({ status: 400, error_code: 'invalid_request' });
+    expect(completion).not.toHaveProperty('error_message');
+    for (const record of records) expect(JSON.stringify(record)).not.toContain('SECRET-CHARSET');
+  });
+
+  it('says on the structured_failure line why a structured request was refused', async () => {
+    const records = await recordsOf(() =>
+      rawRequest(`${gateway.url}${STRUCTURED_PATH}`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer log-secret-4411-long', 'content-type': 'application/json' },
+        body: JSON.stringify(structuredBody({ schema: 'SECRET-NOT-AN-OBJECT' })),
+      }),
+    );
+    const failure = records.find((record) => record.event === 'structured_failure');
+    expect(failure).toMatchObject({
+      status: 400,
+      code: 'invalid_schema',
+      error_message: 'schema must be a JSON object',
+    });
+    for (const record of records) expect(JSON.stringify(record)).not.toContain('SECRET-NOT');
+  });
+
   it('cuts a 10 000-character identifier to its first 128 characters', async () => {
     const records = await recordsOf(() => chat('m'.repeat(10_000)));
     expect(records.find((record) => record.event === 'chat_completion')?.model).toBe('m'.repeat(128));

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { toGatewayError } from '../common/errors/to-gateway-error';
+import { clientErrorLogFields } from '../common/errors/error-writer';
 import { OutputValidator } from '../common/json-schema/output-validator';
 import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
@@ -191,6 +192,8 @@ export class ChatOrchestrator {
       throw new GatewayError('invalid_request', {
         param: 'response_format',
         publicMessage: `response_format.json_schema.schema is not a valid JSON Schema (${problems[0]})`,
+        // The validator's words name the schema's own keys.
+        quotesRequest: true,
       });
     }
     return json;
@@ -246,7 +249,10 @@ export class ChatOrchestrator {
     if (error.code === 'internal')
       telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
     if (error.spec.upstream) telemetry.upstreamError(error.code);
-    telemetry.finished({ status: error.spec.status, errorCode: error.code });
+    const status = error.spec.status;
+    // A refusal the client can fix: the line says why, as the client was told.
+    const reason = status >= 400 && status < 500 ? clientErrorLogFields(error) : undefined;
+    telemetry.finished({ status, errorCode: error.code, ...reason });
     return error;
   }
 }
@@ -385,7 +391,15 @@ class ChatTelemetry {
     this.metrics.tokensUsed(provider, 'reasoning', usage.reasoningTokens ?? 0);
   }
 
-  finished(fields: { status: number; finishReason?: string; errorCode?: string; toolCalls?: number }): void {
+  finished(fields: {
+    status: number;
+    finishReason?: string;
+    errorCode?: string;
+    toolCalls?: number;
+    /** A client error's field and message (`clientErrorLogFields`). */
+    param?: string;
+    error_message?: string;
+  }): void {
     if (this.recorded) return;
     this.recorded = true;
     const durationMs = performance.now() - this.startedAt;
@@ -404,6 +418,8 @@ class ChatTelemetry {
       status: fields.status,
       finish_reason: fields.finishReason,
       error_code: fields.errorCode,
+      param: fields.param,
+      error_message: fields.error_message,
       tool_calls: fields.toolCalls ?? 0,
       duration_ms: Math.round(durationMs),
       ttft_ms: this.firstOutputAt === undefined ? undefined : Math.round(this.firstOutputAt - this.startedAt),

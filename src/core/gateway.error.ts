@@ -7,6 +7,11 @@ export interface GatewayErrorOptions {
   publicMessage?: string;
   /** The request field the error is about: OpenAI's `error.param` on chat routes (e.g. `n`, `response_format`). */
   param?: string;
+  /**
+   * The public message quotes the client's request (a schema validator's words about the schema
+   * sent): the request's log line then keeps only `param`, never the message.
+   */
+  quotesRequest?: boolean;
   /** Structured `error.details` (invalid_schema, unsupported_model, output_validation_failed). */
   details?: string[];
   /** Retry-After hint in seconds (rounded up, at least 1, when written). */
@@ -65,6 +70,7 @@ export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly publicMessage?: string;
   readonly param?: string;
+  readonly quotesRequest: boolean;
   readonly details?: string[];
   readonly retryAfterSeconds?: number;
   readonly detail?: string;
@@ -83,6 +89,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.publicMessage = options.publicMessage;
     this.param = options.param;
+    this.quotesRequest = options.quotesRequest ?? false;
     this.details = options.details;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.detail = options.detail;
@@ -104,6 +111,7 @@ export class GatewayError extends Error {
     return new GatewayError(this.code, {
       publicMessage: this.publicMessage,
       param: this.param,
+      quotesRequest: this.quotesRequest,
       details: this.details,
       retryAfterSeconds: this.retryAfterSeconds,
       detail: this.detail,

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { callerHash } from '../common/auth/bearer-auth.guard';
 import { sanitizeIdentifier } from '../common/logging/request-log';
+import { clientErrorLogFields } from '../common/errors/error-writer';
 import type { EventLogger } from '../core/event-logger';
 import type { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -51,7 +52,9 @@ export class StructuredTelemetry {
     const event = code === 'idempotency_conflict' ? 'structured_conflict' : 'structured_failure';
     this.metrics.structuredFailure(code);
     this.metrics.structuredCompleted(this.subject.modelLabel, code, this.latencyMs / 1000);
-    const record = { ...this.fields(event), code, status };
+    // A refusal the client can fix: the line says why, as the client was told.
+    const reason = status >= 400 && status < 500 ? clientErrorLogFields(error) : undefined;
+    const record = { ...this.fields(event), code, status, ...reason };
     if (status >= 500) this.logger.error(record, event);
     else this.logger.warn(record, event);
   }

@@ -94,6 +94,37 @@ export interface ErrorAnswerOptions {
 }
 
 /**
+ * The message a client gets for `error`: the error's own, else its family's fix, else the table's.
+ * `knownWait` is the wait its Retry-After carries, when the error knows one.
+ */
+export function publicMessageOf(
+  error: GatewayError,
+  knownWait = error.retryAfterSeconds === undefined ? undefined : error.retryAfterHeader,
+): string {
+  return (
+    error.publicMessage ?? familyMessage(error.code, error.provider, error.resetsAt, knownWait) ?? error.spec.message
+  );
+}
+
+/** Longest `error_message` a log line carries, in code points; the public messages are far shorter. */
+const LOGGED_MESSAGE_MAX = 400;
+// eslint-disable-next-line no-control-regex -- these are the characters a log line must not carry
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/**
+ * `param` and `error_message` for the request's log line of a client error (4xx): why it was
+ * refused, in the words the client got. Only the gateway's own words: a message that quotes the
+ * request (`quotesRequest`) is left out, and the rest has control characters replaced and is
+ * bounded, as the model ids it may name are (they are the line's `model` already).
+ */
+export function clientErrorLogFields(error: GatewayError): { param?: string; error_message?: string } {
+  if (error.quotesRequest) return { param: error.param };
+  const message = publicMessageOf(error).replace(CONTROL_CHARACTERS, ' ');
+  const bounded = message.length <= LOGGED_MESSAGE_MAX ? message : [...message].slice(0, LOGGED_MESSAGE_MAX).join('');
+  return { param: error.param, error_message: bounded };
+}
+
+/**
  * The answer to `thrown` (a GatewayError, or anything else through toGatewayError) in `shape`:
  * the table's status, `type`/`code` or structured code, our own message (the error's, else the
  * family's fix, else the table's), `param` and `details`; Retry-After on every 429 and 503.
@@ -103,8 +134,7 @@ export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAn
   const spec = error.spec;
   // A wait the error knows (not the table's default) is the one its Retry-After carries, in the same whole seconds.
   const knownWait = error.retryAfterSeconds === undefined ? undefined : error.retryAfterHeader;
-  const message =
-    error.publicMessage ?? familyMessage(error.code, error.provider, error.resetsAt, knownWait) ?? spec.message;
+  const message = publicMessageOf(error, knownWait);
   let status: number;
   let body: OpenAiErrorBody | StructuredErrorBody;
   if (shape === 'structured') {

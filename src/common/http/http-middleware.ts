@@ -225,6 +225,8 @@ function decodeBody(bytes: Buffer, charset: string): string {
   else
     throw new GatewayError('invalid_request', {
       publicMessage: `Content-Type must be application/json in UTF-8 or UTF-16 (charset ${charset} is not supported)`,
+      // The charset is the caller's header value: the request's log line keeps it out.
+      quotesRequest: true,
     });
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
