@@ -274,6 +274,44 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(readRuns(dir)).toHaveLength(0);
     });
 
+    /** Kills the runs' helpers when the test ends (before its gateway closes: cleanups run in reverse). */
+    function killHelpersAtEnd(dir: string): void {
+      cleanups.push(() => {
+        for (const { helperPid } of readRuns(dir)) {
+          if (helperPid !== undefined && isAlive(helperPid)) process.kill(helperPid, 'SIGKILL');
+        }
+      });
+    }
+
+    it('a child that exits while a helper in a session of its own still holds its stdout and stderr is reaped: exit logged, directory removed, slot freed', async () => {
+      const { gateway, dir } = await gatewayWith([{ ...answerRun('first'), helper: 'session' }, answerRun('second')], {
+        PROVIDER_C_MAX_PROCESSES: '1',
+        PRIMARY_AGENT_QUEUE_TIMEOUT: '20s',
+      });
+      killHelpersAtEnd(dir);
+      expect(contents(await streamChat(gateway, {}))).toEqual(['first']);
+      await waitFor(() => gateway.logs.records('provider_c_process_exit').length === 1, 3000);
+      const [first] = readRuns(dir);
+      await waitFor(() => !fs.existsSync(first.cwd), 3000);
+      // Out of the group's reach, the helper lives on; only the gateway's ends of the pipes are let go.
+      expect(isAlive(first.helperPid!)).toBe(true);
+      expect(contents(await streamChat(gateway, {}))).toEqual(['second']);
+    });
+
+    it('a child that exits 0 without its result line while a helper in its group holds stdout finishes normally with the answer so far, and the helper is killed', async () => {
+      const { gateway, dir } = await gatewayWith(
+        [{ stdout: [{ line: initLine() }, { line: textDelta('partial') }], helper: 'group' }],
+        { GATEWAY_STREAM_IDLE_TIMEOUT: '20s' },
+      );
+      killHelpersAtEnd(dir);
+      const result = await streamChat(gateway, {});
+      expect(contents(result)).toEqual(['partial']);
+      expect(result.done).toBe(true);
+      expect(gateway.logs.records('provider_c_missing_result')).toHaveLength(1);
+      const [run] = readRuns(dir);
+      await waitFor(() => !isAlive(run.helperPid!) && !fs.existsSync(run.cwd), 3000);
+    });
+
     it('no child outlives its request: after answers, errors, timeouts and disconnects every child is gone', async () => {
       const hanging = hangingRun('...');
       const { gateway, dir } = await gatewayWith(

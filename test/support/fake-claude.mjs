@@ -4,6 +4,7 @@
 //   argv.json, cwd.txt, env.json (presence flags only, never values of secrets), pid.txt, stdin.txt
 //   (when readStdin), signal.txt (on SIGTERM), plus started-at.txt / exited-at.txt (epoch ms)
 //   so tests can check that runs did not overlap.
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -153,6 +154,17 @@ async function main() {
   // 3. The prompt, read to EOF first.
   const prompt = run.readStdin === true || run.demo === true ? await readStdin() : '';
   if (run.readStdin === true) record('stdin.txt', prompt);
+  // A helper that holds our stdout and stderr and outlives us: in our process group, or in a
+  // session of its own (out of the group's reach). Started before any output, so it is running
+  // whenever the gateway acts on that output. Its pid goes to helper-pid.txt.
+  if (run.helper) {
+    const helper = spawn('sleep', ['300'], {
+      detached: run.helper === 'session',
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    helper.unref();
+    record('helper-pid.txt', String(helper.pid));
+  }
   // 4. stdout items in order, then stderr.
   for (const item of run.demo === true ? demoStdout(prompt) : (run.stdout ?? [])) {
     if (item.delayMs) await delay(item.delayMs);

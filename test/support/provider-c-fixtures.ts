@@ -46,6 +46,11 @@ export interface FakeClaudeRun {
   readonly killWith?: NodeJS.Signals;
   /** Answer any prompt (`npm run demo`): a tool call when tools are offered and unanswered, else text. */
   readonly demo?: boolean;
+  /**
+   * Before printing, start a `sleep` that inherits stdout and stderr and outlives the fake: in its
+   * process group (`group`) or in a session of its own (`session`). Its pid is `helperPid`.
+   */
+  readonly helper?: 'group' | 'session';
 }
 
 /** What one run of the fake recorded. */
@@ -73,6 +78,8 @@ export interface FakeClaudeRecord {
   readonly stdin?: string;
   /** `SIGTERM` when it was terminated. */
   readonly signal?: string;
+  /** The pid of the run's `helper`, once started. */
+  readonly helperPid?: number;
   /** Epoch ms when the fake started and when it exited (absent while it still runs). */
   readonly startedAt: number;
   readonly exitedAt?: number;
@@ -129,6 +136,7 @@ export function readRuns(dir: string): FakeClaudeRecord[] {
         pid: Number(read(runDir, 'pid.txt') ?? 0),
         stdin: read(runDir, 'stdin.txt'),
         signal: read(runDir, 'signal.txt'),
+        helperPid: read(runDir, 'helper-pid.txt') === undefined ? undefined : Number(read(runDir, 'helper-pid.txt')),
         startedAt: Number(read(runDir, 'started-at.txt') ?? 0),
         exitedAt: exitedAt === undefined ? undefined : Number(exitedAt),
       };

@@ -10,6 +10,11 @@ import { LineSplitter } from './provider-c.line-splitter';
 const STDERR_TAIL_BYTES = 64 * 1024;
 /** docs/upstream/provider-c.md §3.6: SIGTERM first, SIGKILL when the group is still there after this long. */
 const KILL_GRACE_MS = 2000;
+/**
+ * docs/upstream/provider-c.md §3.6: how long after the child exited its pipes may stay open (a
+ * helper it left behind holds them); then the group is killed and the pipes let go.
+ */
+const EXIT_DRAIN_MS = 2000;
 
 export interface ChildExit {
   readonly code: number | null;
@@ -31,7 +36,8 @@ export interface ChildSpawnOptions {
  * One `claude` child (docs/upstream/provider-c.md §3): spawned directly (no shell) as the leader of its own process group
  * in a fresh private working directory; terminate = close stdin, SIGTERM to the group, SIGKILL
  * after 2 s; `reaped` resolves after the `close` event (all stdio closed, exit status known) and
- * the working directory was removed. Never `unref`ed: the gateway always waits for its children.
+ * the working directory was removed. Pipes still open 2 s after the exit are let go
+ * (`releasePipes`). Never `unref`ed: the gateway always waits for its children.
  */
 export class ClaudeChild {
   /** Why we terminated it, when we did (first reason wins). */
@@ -42,8 +48,11 @@ export class ClaudeChild {
   private hasClosed = false;
   private hasExited = false;
   private discardRequested = false;
+  /** The pipes were let go after the exit (`releasePipes`): their early end is no failure. */
+  private pipesReleased = false;
   private stderrTail = Buffer.alloc(0);
   private killTimer?: NodeJS.Timeout;
+  private drainTimer?: NodeJS.Timeout;
   private spawnError?: string;
 
   private constructor(
@@ -53,6 +62,7 @@ export class ClaudeChild {
     this.closed = new Promise((resolve) => {
       child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
         this.hasClosed = true;
+        clearTimeout(this.drainTimer);
         // A terminated group keeps its SIGKILL timer: a helper that ignored SIGTERM and let go
         // of our pipes still gets killed. It must not keep the gateway alive, though.
         this.killTimer?.unref();
@@ -62,6 +72,9 @@ export class ClaudeChild {
     child.once('exit', () => {
       this.hasExited = true;
       if (this.discardRequested) this.destroyStdout();
+      // `close` waits for every pipe to end: normally at once, but a helper the CLI left behind
+      // may hold them for as long as it lives.
+      this.drainTimer = setTimeout(() => this.releasePipes(), EXIT_DRAIN_MS);
     });
     this.reaped = this.closed.then(async (exit) => {
       await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
@@ -125,8 +138,13 @@ export class ClaudeChild {
     const stdout = this.child.stdout;
     if (!stdout) return;
     const splitter = new LineSplitter();
-    for await (const chunk of stdout as AsyncIterable<Buffer>) {
-      yield* splitter.push(chunk);
+    try {
+      for await (const chunk of stdout as AsyncIterable<Buffer>) {
+        yield* splitter.push(chunk);
+      }
+    } catch (error) {
+      // Let go after the exit, stdout ends where the child's output ended.
+      if (!this.pipesReleased) throw error;
     }
     const last = splitter.end();
     if (last !== undefined) yield last;
@@ -144,6 +162,26 @@ export class ClaudeChild {
 
   private destroyStdout(): void {
     if (this.child.stdout && !this.child.stdout.destroyed) this.child.stdout.destroy();
+  }
+
+  /**
+   * The child exited a while ago and its pipes are still open: what is left of its group is
+   * killed, and the pipes are let go so `close` fires and the run ends. Stdout is let go only
+   * once its reader took everything buffered (a slow reader loses none of the child's output);
+   * a helper in a session of its own lives on, but no longer holds the run.
+   */
+  private releasePipes(): void {
+    if (this.hasClosed) return;
+    const pid = this.child.pid;
+    if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+    const { stdout, stderr } = this.child;
+    if (stdout && !stdout.destroyed && stdout.readableLength > 0) {
+      this.drainTimer = setTimeout(() => this.releasePipes(), EXIT_DRAIN_MS);
+      return;
+    }
+    this.pipesReleased = true;
+    this.destroyStdout();
+    if (stderr && !stderr.destroyed) stderr.destroy();
   }
 
   /** docs/upstream/provider-c.md §3.6 steps 1–3; idempotent. Step 4 (wait for `close`) is `reaped`. */
