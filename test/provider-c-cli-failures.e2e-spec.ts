@@ -10,6 +10,7 @@ import { startGateway } from './support/create-test-app';
 import type { FakeClaudeRun } from './support/provider-c-fixtures';
 import {
   answerRun,
+  FAKE_CLAUDE_PATH,
   hangingRun,
   initLine,
   isAlive,
@@ -337,6 +338,14 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
           .readdirSync(os.tmpdir())
           .filter((name) => readRuns(dir).some((record) => path.basename(record.cwd) === name)),
       ).toEqual([]);
+    });
+
+    it('a gateway that closed leaves no exit hook behind (many gateways run in one test process)', async () => {
+      const before = process.listenerCount('exit');
+      const gateway = await startGateway({ GATEWAY_PROVIDERS: 'provider_c', PROVIDER_C_COMMAND: FAKE_CLAUDE_PATH });
+      expect(process.listenerCount('exit')).toBeGreaterThan(before);
+      await gateway.close();
+      expect(process.listenerCount('exit')).toBe(before);
     });
 
     it('docs/upstream/provider-c.md §11.30 with provider_c disabled: sonnet is not listed, chat is 404 model_not_found, nothing is spawned', async () => {

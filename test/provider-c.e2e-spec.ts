@@ -3,7 +3,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ChatStreamResult } from './support/chat-sse';
-import { contents, finishReason, postChat, readUntil, reasonings, streamChat, toolFrames } from './support/chat-sse';
+import {
+  contents,
+  finishReason,
+  postChat,
+  postChatBody,
+  readUntil,
+  reasonings,
+  streamChat,
+  toolFrames,
+} from './support/chat-sse';
+import type { ChildGateway } from './support/child-gateway';
+import { spawnGateway } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { FakeReply, FakeStreamReply } from './support/fake-anthropic-api';
@@ -764,6 +775,56 @@ describe('provider_c with the real Claude Code CLI and PROVIDER_C_MAX_PROCESSES=
     // The hot path: a slot taken at once writes nothing.
     for (const event of ['queue_wait', 'queue_acquire', 'queue_release'])
       expect(slotRecordsOf(firstResult.headers, event)).toEqual([]);
+  });
+});
+
+describe('provider_c with the real Claude Code CLI in a gateway process that exits on a second signal', () => {
+  let exitHome: string;
+  let child: ChildGateway | undefined;
+  /** The claude child's process group and directory, removed after the test should the gateway have left them. */
+  let claudeGroup: number | undefined;
+  let claudeDir: string | undefined;
+
+  beforeAll(() => {
+    exitHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-exit-home-'));
+  });
+
+  afterAll(async () => {
+    await child?.close();
+    if (claudeGroup !== undefined && groupAlive(claudeGroup)) process.kill(-claudeGroup, 'SIGKILL');
+    if (claudeDir !== undefined) fs.rmSync(claudeDir, { recursive: true, force: true });
+    fs.rmSync(exitHome, { recursive: true, force: true });
+  });
+
+  /** True while any process of group `pgid` exists (signal 0 only checks). */
+  const groupAlive = (pgid: number) => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('docs/upstream/provider-c.md §3.6 a second SIGTERM exits at once and still kills the claude process group and removes its directory', async () => {
+    child = await spawnGateway({ ...realClaudeGatewaySettings(api.baseUrl, exitHome), GATEWAY_DRAIN_TIMEOUT: '5m' });
+    const gatewayProcess = child;
+    const { messages } = scripted([stream([{ kind: 'text', deltas: ['partial'] }], { hang: true })]);
+    const response = await postChatBody(gatewayProcess, { model: 'claude-fable-5', messages, stream: true });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await readUntil(reader, 'partial');
+    const start = gatewayProcess.records.find((record) => record.event === 'provider_c_process_start');
+    const pid = start?.pid as number;
+    claudeGroup = pid;
+    const workDir = fs.readlinkSync(`/proc/${pid}/cwd`);
+    claudeDir = workDir;
+    expect(path.basename(workDir)).toMatch(/^gateway-pc-/);
+    gatewayProcess.process.kill('SIGTERM');
+    await waitFor(() => gatewayProcess.records.some((record) => record.event === 'drain_start'), 3000);
+    gatewayProcess.process.kill('SIGTERM');
+    expect(await gatewayProcess.exited).toEqual({ code: 130, signal: null });
+    await waitFor(() => !groupAlive(pid), 3000);
+    expect(fs.existsSync(workDir)).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
@@ -14,7 +14,7 @@ import {
   ProviderCAccount,
 } from '../../accounts/provider-c/provider-c.accounts';
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
-import { ClaudeChild } from './provider-c.process';
+import { ClaudeChild, killChildrenOnExit } from './provider-c.process';
 import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check';
 import { LoginNotReadable } from '../../accounts/plan-usage-refresh';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
@@ -42,7 +42,7 @@ const HOSTED_TOOLS_NOT_TAKEN =
  * runner; `provider-c.upstream.ts` says how to start a run and what its lines mean.
  */
 @Injectable()
-export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModuleDestroy {
+export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   readonly id = 'provider_c' as const;
   private readonly command: string;
   private readonly baseEnv: Readonly<Record<string, string>>;
@@ -52,6 +52,8 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
   private readonly accounts: AccountPool<ProviderCAccount>;
   /** Every child alive now: none outlives the gateway. */
   private readonly live = new Set<ClaudeChild>();
+  /** Uninstalls the exit hook that kills `live` (installed while the application runs). */
+  private uninstallExitHook?: () => void;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -146,7 +148,19 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
     return turn.events;
   }
 
-  /** No child outlives the gateway: terminate and reap every running child on shutdown. */
+  /**
+   * A gateway that exits without closing (`process.exit` on a second signal, a crash) still leaves
+   * no child or directory behind: they are killed and removed as the process exits.
+   */
+  onApplicationBootstrap(): void {
+    this.uninstallExitHook = killChildrenOnExit(this.live);
+  }
+
+  /**
+   * No child outlives the gateway: terminate and reap every running child on shutdown. The exit
+   * hook stays until they were reaped (an exit meanwhile still kills them), then goes, so many
+   * gateways in one process (the tests) do not pile up listeners.
+   */
   async onModuleDestroy(): Promise<void> {
     void this.proxy.close();
     await Promise.all(
@@ -156,6 +170,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnModule
         return child.reaped;
       }),
     );
+    this.uninstallExitHook?.();
   }
 
   /** What every run of this turn shares: the request (the family builds argv and prompt from it), the fence settings. */

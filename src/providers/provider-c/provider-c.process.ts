@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -184,6 +185,20 @@ export class ClaudeChild {
     if (stderr && !stderr.destroyed) stderr.destroy();
   }
 
+  /**
+   * The gateway process is exiting (`killChildrenOnExit`): no time for the grace, so SIGKILL to
+   * the group and the directory removed at once, synchronously.
+   */
+  killNow(): void {
+    const pid = this.child.pid;
+    if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+    try {
+      rmSync(this.workDir, { recursive: true, force: true });
+    } catch {
+      // Nothing more can be done while exiting.
+    }
+  }
+
   /** docs/upstream/provider-c.md §3.6 steps 1–3; idempotent. Step 4 (wait for `close`) is `reaped`. */
   terminate(reason: string): void {
     if (this.hasClosed || this.terminatedBy !== undefined) return;
@@ -194,6 +209,19 @@ export class ClaudeChild {
     signalGroup(pid, 'SIGTERM');
     this.killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
   }
+}
+
+/**
+ * While installed, the gateway process exiting by any path (`process.exit` on a second signal, a
+ * crash) first kills every child in `live` and removes its directory: children lead their own
+ * process groups, so nothing else would stop them. Returns the uninstaller.
+ */
+export function killChildrenOnExit(live: ReadonlySet<ClaudeChild>): () => void {
+  const onExit = () => {
+    for (const child of live) child.killNow();
+  };
+  process.on('exit', onExit);
+  return () => void process.off('exit', onExit);
 }
 
 /** Signals the whole process group (negative pid), so helpers the CLI started stop with it. */
