@@ -828,6 +828,41 @@ describe('provider_c with the real Claude Code CLI in a gateway process that exi
   });
 });
 
+describe("provider_c with the real Claude Code CLI and the children's TMPDIR pointed at a scratch directory", () => {
+  let tmpHome: string;
+  let scratch: string;
+  let tmpGateway: TestGateway;
+
+  beforeAll(async () => {
+    tmpHome = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-tmp-home-'));
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-tmpdir-'));
+    tmpGateway = await startGateway({ ...realClaudeGatewaySettings(api.baseUrl, tmpHome), TMPDIR: scratch });
+  });
+
+  afterAll(async () => {
+    await tmpGateway?.close();
+    fs.rmSync(tmpHome, { recursive: true, force: true });
+    fs.rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('docs/upstream/provider-c.md §3.3 what the CLI writes to its temp directory goes with the working directory: nothing is left in TMPDIR', async () => {
+    for (const reply of ['one', 'two']) {
+      const { messages } = scripted([textReply(reply)]);
+      expect(contents(await streamChat(tmpGateway, { messages }))).toEqual([reply]);
+    }
+    await waitFor(() => tmpGateway.logs.records('provider_c_process_exit').length === 2, 3000);
+    const left = (dir: string): string[] =>
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        .flatMap((entry) =>
+          entry.isDirectory()
+            ? [entry.name, ...left(path.join(dir, entry.name)).map((name) => path.join(entry.name, name))]
+            : [entry.name],
+        );
+    expect(left(scratch)).toEqual([]);
+  });
+});
+
 describe('provider_c with the real Claude Code CLI and PRIMARY_CUSTOM_TOOL_WIRE=custom', () => {
   let customGateway: TestGateway;
   let customHome: string;

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RunFailed } from './provider-c.errors';
@@ -97,20 +97,25 @@ export class ClaudeChild {
    */
   static async start(options: ChildSpawnOptions): Promise<ClaudeChild> {
     const workDir = await mkdtemp(path.join(os.tmpdir(), 'gateway-pc-'));
+    // The CLI's own temp directory (CLAUDE_CODE_TMPDIR, before TMPDIR) inside the working one: what
+    // it leaves there (its fs.watch probe, whose cleanup our SIGTERM cuts short) goes with the directory.
+    const tempDir = path.join(workDir, 'tmp');
     let child: ChildProcess;
     try {
+      await mkdir(tempDir, { mode: 0o700 });
       child = spawn(options.command, options.args, {
         cwd: workDir,
-        env: { ...options.env },
+        env: { ...options.env, CLAUDE_CODE_TMPDIR: tempDir },
         detached: true,
         shell: false,
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
       });
     } catch (error) {
-      // spawn() rejects some arguments synchronously (a NUL byte in a passthrough model name):
-      // there is no child whose `close` would remove the directory, and Node's message quotes
-      // the argument, so only its code travels on, as the same failure as an async one.
+      // spawn() rejects some arguments synchronously (a NUL byte in a passthrough model name), or
+      // the temp directory could not be made: there is no child whose `close` would remove the
+      // directory, and Node's message quotes the argument, so only its code travels on, as the
+      // same failure as an async one.
       await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
       throw new RunFailed({ kind: 'spawn', errno: (error as NodeJS.ErrnoException).code ?? 'spawn_error' });
     }
