@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { contents, postChat, readUntil, streamChat } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
+import { eventually } from './support/poll';
 import type { FakeClaudeRun } from './support/provider-c-fixtures';
 import {
   answerRun,
@@ -23,7 +24,8 @@ import {
 /**
  * provider_c against the project's own fake `claude` (test/support/fake-claude.mjs), only for what
  * the real binary cannot be made to do: die by a signal, print garbage or only stderr, never
- * exit, or not exist. Every other provider_c scenario runs the real CLI (provider-c.e2e-spec.ts).
+ * exit, not exist, or report a login that bills an API key or a cloud account (the gateway's
+ * children never see the credentials that would make the real one say so). Every other provider_c scenario runs the real CLI (provider-c.e2e-spec.ts).
  */
 
 const LS = { type: 'function', function: { name: 'ls', parameters: { type: 'object', properties: {} } } };
@@ -156,6 +158,47 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
         message: expect.stringContaining('npm install -g @anthropic-ai/claude-code'),
       });
     });
+  });
+
+  describe('a CLI logged in to bill something else than the Claude login', () => {
+    it.each<{ knob: Record<string, string>; reason: string; fix: string }>([
+      {
+        knob: { FAKE_CLAUDE_AUTH_METHOD: 'api_key' },
+        reason: 'api_key, not a Claude login',
+        fix: '`claude setup-token`',
+      },
+      {
+        knob: { FAKE_CLAUDE_API_PROVIDER: 'bedrock' },
+        reason: "apiProvider bedrock, not Anthropic's API",
+        fix: 'CLAUDE_CODE_USE_*',
+      },
+    ])(
+      'auth status says $reason: the only login is never run, the chat is 403 naming the fix',
+      async ({ knob, reason, fix }) => {
+        const { gateway, dir } = await gatewayWith([answerRun('billed elsewhere')], knob);
+        await eventually(
+          () => gateway.logs.records('login_state').some((line) => line.provider === 'provider_c'),
+          20_000,
+          'the login report',
+        );
+        expect(gateway.logs.records('login_state')).toContainEqual(
+          expect.objectContaining({ state: 'unusable', reason: `claude auth status: ${reason}` }),
+        );
+        const accounts = (await (await fetch(`${gateway.url}/v1/accounts`)).json()) as {
+          data: Array<{ provider: string; state: string }>;
+        };
+        expect(accounts.data.find((row) => row.provider === 'provider_c')?.state).toBe('login_dead');
+        for (const stream of [false, true]) {
+          const response = await postChat(gateway, { stream });
+          expect(response.status).toBe(403);
+          const { error } = (await response.json()) as { error: { code: string; message: string } };
+          expect(error.code).toBe('upstream_login_required');
+          expect(error.message).toContain('provider_c has no usable login');
+          expect(error.message).toContain(fix);
+        }
+        expect(readRuns(dir)).toEqual([]);
+      },
+    );
   });
 
   describe('process lifecycle', () => {

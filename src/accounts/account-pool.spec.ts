@@ -296,6 +296,37 @@ describe(AccountPool.name, () => {
     expect(() => pool.acquire('chat-3')).toThrow(expect.objectContaining({ code: 'auth' }));
   });
 
+  it("never gives a turn to a login the check found billing an API key, not even a family's only one: the 403 names its fix", () => {
+    const apiKey = {
+      state: 'unusable',
+      reason: 'claude auth status: api_key, not a Claude login',
+      fix: 'log the CLI in with a Claude subscription instead',
+      billsElsewhere: true,
+    } as const;
+    const { pool: sole } = makePool(['only'], { maxInFlight: 1 });
+    const waiting = sole.acquire('chat');
+    sole.loginChecked('only', apiKey);
+    // A turn that took the login before the check said so does not start on it.
+    expect(thrown(() => sole.retake(waiting, 'chat'))).toMatchObject({
+      code: 'auth',
+      fix: 'log the CLI in with a Claude subscription instead',
+      publicMessage:
+        'provider_a has no usable login: its models answer errors until you log the CLI in with a Claude subscription instead',
+    });
+    expect(sole.unavailableError()).toMatchObject({ code: 'auth', fix: apiKey.fix });
+    // Among logins the check ruled out, the last ones left go to one that would not bill elsewhere.
+    const { pool } = makePool(['a', 'b']);
+    pool.loginChecked('a', apiKey);
+    pool.loginChecked('b', { state: 'cli_missing' });
+    for (const chat of ['c1', 'c2']) {
+      const lease = pool.acquire(chat);
+      expect(lease.alias).toBe('b');
+      lease.release();
+    }
+    pool.loginChecked('b', apiKey);
+    expect(thrown(() => pool.acquire('c3'))).toMatchObject({ code: 'auth', fix: apiKey.fix });
+  });
+
   it("answers a turn refused on the last login the check left with the others' fix too, not only a new login", () => {
     const { pool } = makePool(['a', 'b', 'c']);
     // One mount the gateway's user may not read holds the other two logins: the check's fix is theirs.
@@ -867,6 +898,30 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     pool.applyFailure('only', new GatewayError('auth'));
     expect(pool.stateOf('only').kind).toBe('login_dead');
     expect(() => pool.acquire('chat')).toThrow(GatewayError);
+  });
+
+  it('gives no login the check ruled out a turn while its plan is spent, whatever its reset', () => {
+    const { pool, clock } = makePool(['a', 'b']);
+    pool.loginChecked('a', { state: 'cli_missing' });
+    pool.loginChecked('b', { state: 'cli_missing' });
+    pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    for (const chat of ['c1', 'c2']) {
+      const lease = pool.acquire(chat);
+      expect(lease.alias).toBe('b');
+      lease.release();
+    }
+    // Paid usage in use with no reset known: still held while the login is dead.
+    pool.reportPlan('b', { source: 'turn', windows: [], paid: { kind: 'extra_usage', available: true, inUse: true } });
+    expect(pool.stateOf('b').kind).toBe('login_dead');
+    expect(thrown(() => pool.acquire('c3')).code).toBe('auth');
+    const { pool: sole } = makePool(['only']);
+    sole.loginChecked('only', { state: 'missing' });
+    sole.reportPlan('only', {
+      source: 'turn',
+      windows: [],
+      paid: { kind: 'extra_usage', available: true, inUse: true },
+    });
+    expect(thrown(() => sole.acquire('chat')).code).toBe('auth');
   });
 
   it('sends a login that comes back from the dead while its plan is still spent to rest, not to work', () => {

@@ -484,9 +484,18 @@ export class AccountPool<T> implements PlanReporter {
     return account.state.kind === 'ready' && this.modelRestsUntil(account, model) === undefined;
   }
 
-  /** The paid-usage guard holds the login back: it rests on a spent plan, or its plan is spent until a known reset. */
+  /**
+   * The paid-usage guard holds the login back, even from the turns a family's last logins still
+   * get (`soleLogin`, `ruledOutByCheck`, `retake`): it rests on a spent plan; its plan is spent
+   * until a known reset, or at all while it is dead (a dead login keeps its state, `guard`); or the
+   * check found that its turns would be billed outside the plan (`LoginCheck.billsElsewhere`).
+   */
   private guardHolds(account: Account<T>): boolean {
-    return account.state.kind === 'plan_spent' || this.paidRisk(account)?.resetsAt !== undefined;
+    const state = account.state;
+    if (state.kind === 'plan_spent' || (state.kind === 'login_dead' && state.check?.billsElsewhere === true))
+      return true;
+    const risk = this.paidRisk(account);
+    return risk !== undefined && (risk.resetsAt !== undefined || state.kind === 'login_dead');
   }
 
   /**
@@ -550,8 +559,9 @@ export class AccountPool<T> implements PlanReporter {
    * A family with one login keeps working as it did before pooling: with no other login to turn
    * to, the upstream is asked even while the login is cooling or dead (it answers the same 429 or
    * 401, and notices at once when the plan or the login changed). Its state is still tracked and
-   * shown. Only an explicit in-flight cap holds it back, and the paid-usage guard: a spent plan
-   * would be served from the owner's money, so it is never bypassed.
+   * shown. Only an explicit in-flight cap holds it back, and the paid-usage guard (`guardHolds`): a
+   * spent plan, or a login the check found billing an API key, would be served from the owner's
+   * money, so it is never bypassed.
    */
   private soleLogin(exclude: string | undefined): Account<T> | undefined {
     const [only, ...others] = this.accounts;
@@ -577,14 +587,16 @@ export class AccountPool<T> implements PlanReporter {
    * only login does (`soleLogin`): the family's own error then names the cause (a missing CLI is
    * 502 `provider_cli_missing`) where the pool's would only say to log in, and a login the check
    * cannot see (a keychain) still serves. Never for a turn moving away (`exclude`): one turn is
-   * not walked through every login the check ruled out.
+   * not walked through every login the check ruled out. Never a login the paid-usage guard holds
+   * (`guardHolds`): one whose check says it would bill an API key or a cloud account, or whose
+   * plan is spent; with none left the pool answers, naming the check's fix.
    */
   private ruledOutByCheck(exclude: string | undefined): Account<T> | undefined {
     if (exclude !== undefined || this.accounts.some((account) => account.state.kind !== 'login_dead')) return undefined;
     const { maxInFlight } = this.options;
     let chosen: Account<T> | undefined;
     for (const account of this.accounts) {
-      if (account.state.kind !== 'login_dead' || !account.state.check) continue;
+      if (account.state.kind !== 'login_dead' || !account.state.check || this.guardHolds(account)) continue;
       if (maxInFlight !== 0 && account.inFlight >= maxInFlight) continue;
       if (!chosen || account.lastSelectedAt < chosen.lastSelectedAt) chosen = account;
     }
@@ -797,6 +809,8 @@ export class AccountPool<T> implements PlanReporter {
     const until = risk.resetsAt ?? now + this.options.cooldownDefaultMs;
     if (until <= now) return;
     const state = account.state;
+    // A dead login stays dead: its own fix comes first, `guardHolds` keeps the turns that may still
+    // ask a dead login off it while its plan is spent, and `recover` rests it if it comes back.
     if (state.kind === 'login_dead') return;
     if ((state.kind === 'plan_spent' || state.kind === 'cooling') && state.until >= until) return;
     this.transition(account, { kind: 'plan_spent', until, reason: risk.inUse ? 'paid_usage_in_use' : 'plan_spent' });

@@ -48,6 +48,12 @@ export interface LoginCheck {
    * something else, a login file the gateway's user may not read.
    */
   readonly fix?: string;
+  /**
+   * A turn on this login would be billed outside the family's plan (the CLI set to bill an API key
+   * or a cloud account): no plan meters it and no setting consents to it, so the pool never gives
+   * it a turn, not even as a family's last login.
+   */
+  readonly billsElsewhere?: boolean;
 }
 
 /** Whether a turn on this login can be expected to reach the upstream. */

@@ -25,27 +25,31 @@ describe(parseAuthStatus.name, () => {
     expect(parseAuthStatus(JSON.stringify(cases['settings-api-key-helper'].stdout))).toEqual({ state: 'usable' });
   });
 
-  it('finds a CLI set to bill a cloud account or an API key unusable, naming why and the fix', () => {
+  it('finds a CLI set to bill a cloud account or an API key unusable, naming why and the fix, and says it would bill elsewhere', () => {
     expect(parseAuthStatus(JSON.stringify(cases.bedrock.stdout))).toEqual({
       state: 'unusable',
       reason: "claude auth status: apiProvider bedrock, not Anthropic's API",
       fix: expect.stringMatching(/CLAUDE_CODE_USE_\*.*only serves the CLI's Claude login/),
+      billsElsewhere: true,
     });
     expect(parseAuthStatus(JSON.stringify(cases['console-api-key'].stdout))).toEqual({
       state: 'unusable',
       reason: 'claude auth status: api_key, not a Claude login',
       fix: expect.stringContaining('Claude subscription'),
+      billsElsewhere: true,
     });
     expect(parseAuthStatus('{"loggedIn":true,"authMethod":"api_key_helper","apiProvider":"firstParty"}')).toMatchObject(
       {
         state: 'unusable',
         reason: 'claude auth status: api_key_helper, not a Claude login',
+        billsElsewhere: true,
       },
     );
     // Another backend is the cause even when it reports no login (a cloud gateway not signed in).
     expect(parseAuthStatus('{"loggedIn":false,"authMethod":"none","apiProvider":"gateway"}')).toMatchObject({
       state: 'unusable',
       reason: "claude auth status: apiProvider gateway, not Anthropic's API",
+      billsElsewhere: true,
     });
     // Only a closed word of the answer reaches the reason.
     expect(parseAuthStatus('{"loggedIn":true,"apiProvider":"evil provider\\nline"}')).toMatchObject({
@@ -59,8 +63,14 @@ describe(parseAuthStatus.name, () => {
   });
 
   it('does not mistake garbage for a logout', () => {
-    expect(parseAuthStatus('Usage: claude …')).toMatchObject({ state: 'unusable' });
-    expect(parseAuthStatus('{"loggedIn":"yes"}')).toMatchObject({ state: 'unusable' });
+    expect(parseAuthStatus('Usage: claude …')).toEqual({
+      state: 'unusable',
+      reason: 'claude auth status gave no answer',
+    });
+    expect(parseAuthStatus('{"loggedIn":"yes"}')).toEqual({
+      state: 'unusable',
+      reason: 'claude auth status gave no answer',
+    });
   });
 });
 

@@ -108,7 +108,8 @@ const API_KEY_FIX =
  * is not enough: `apiProvider` other than `firstParty` (`bedrock`, `vertex`, `foundry`,
  * `anthropicAws`, `anthropicGoogleCloud`, `mantle`, `gateway` in 2.1.332) means the children would
  * bill a cloud account, and `authMethod` `api_key` or `api_key_helper` that they would bill an API
- * key; neither has plan meters, so both are unusable (docs/upstream/provider-c.md §3.2).
+ * key; neither has plan meters, so both are unusable, and `billsElsewhere`: the pool gives such a
+ * login no turn at all (docs/upstream/provider-c.md §3.2).
  */
 export function parseAuthStatus(stdout: string): LoginCheck {
   let status: unknown;
@@ -127,6 +128,7 @@ export function parseAuthStatus(stdout: string): LoginCheck {
       state: 'unusable',
       reason: `claude auth status: apiProvider ${named}, not Anthropic's API`,
       fix: OTHER_BACKEND_FIX,
+      billsElsewhere: true,
     };
   }
   if (!status.loggedIn) return { state: 'missing', reason: 'claude auth status: not logged in' };
@@ -135,6 +137,7 @@ export function parseAuthStatus(stdout: string): LoginCheck {
       state: 'unusable',
       reason: `claude auth status: ${status.authMethod}, not a Claude login`,
       fix: API_KEY_FIX,
+      billsElsewhere: true,
     };
   return { state: 'usable' };
 }
