@@ -107,6 +107,56 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
     expect(api().messages()).toHaveLength(1);
   });
 
+  it('a spent weekly Opus window with extra usage enabled holds only Opus: a Sonnet turn runs, an Opus turn is refused with no claude run; the setup check says so', async () => {
+    const now = Date.now();
+    const opusReset = now + 5 * 86_400_000;
+    const window = (utilization: number, resetsAt: number) => ({
+      utilization,
+      resets_at: new Date(resetsAt).toISOString(),
+    });
+    api().usage({
+      body: {
+        five_hour: window(10, now + 3_600_000),
+        seven_day: window(40, opusReset),
+        seven_day_opus: window(100, opusReset),
+        seven_day_sonnet: window(5, opusReset),
+        extra_usage: { is_enabled: true, monthly_limit: 5000, used_credits: 0, utilization: 0, currency: 'USD' },
+      },
+    });
+    await start();
+    const row = await accountRow();
+    expect(row).toMatchObject({ state: 'ready', plan_spent: false, rests_until: null });
+    expect(row.windows).toContainEqual(
+      expect.objectContaining({ name: 'seven_day_opus', used_ratio: 1, model: 'opus' }),
+    );
+    expect(row.windows).toContainEqual(expect.objectContaining({ name: 'seven_day_sonnet', model: 'sonnet' }));
+
+    const sonnet = await postChat(gateway!, { model: 'claude-sonnet-5' }, undefined, AUTH);
+    expect(sonnet.status).toBe(200);
+    expect(api().messages()).toHaveLength(1);
+
+    for (const model of ['claude-opus-4-8', 'opus']) {
+      const opus = await postChat(gateway!, { model }, undefined, AUTH);
+      expect(opus.status).toBe(429);
+      const retryAfter = Number(opus.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(4 * 86_400);
+      expect(retryAfter).toBeLessThanOrEqual(5 * 86_400);
+      const { error } = (await opus.json()) as { error: Record<string, string> };
+      expect(error).toMatchObject({ type: 'insufficient_quota', code: 'paid_usage_not_allowed' });
+      expect(error.message).toContain(`the usage limit for ${model}`);
+      expect(error.message).toContain('choose another model');
+    }
+    expect(gateway!.logs.records('provider_c_process_start')).toHaveLength(1);
+    expect(api().messages()).toHaveLength(1);
+    await gateway!.close();
+    gateway = undefined;
+
+    const run = await runGateway(realClaudeGatewaySettings(api().baseUrl, home()), ['--check']);
+    expect(run.stdout).toMatch(
+      /^ {4}plan: five_hour 10 % used .*seven_day_opus 100 % used \(7d, resets [^)]+\); seven_day_sonnet 5 % used .*extra usage: available, not in use -> no new opus turn on this login until [^ ]+ \(ACCOUNT_PAID_USAGE=plan_only\)$/m,
+    );
+  });
+
   it('passes on the reason extra usage is off only as one closed word: free text, an e-mail or a line break is left out of GET /v1/accounts and the log', async () => {
     const reason = 'disabled by admin victim.mark@example.org\n{"level":60,"event":"forged"}';
     api().usage(withDisabledReason(usageAnswer(100, Date.now() + 3_600_000, false), reason));

@@ -9,6 +9,9 @@ import { AccountPool, PIN_IDLE_TTL_MS } from './account-pool';
 import { AccountTurn } from './account-turn';
 import { startBackgroundRefresh } from './background-refresh';
 import { LoginFileFailure } from './login-file-check';
+import { providerCQuotaBucket } from './provider-c/provider-c.quota-buckets';
+import { planReportOf } from '../providers/provider-c/provider-c.plan';
+import { planReportFromUsage } from '../providers/provider-c/provider-c.usage';
 
 /** A clock the spec moves by hand. */
 function manualClock(start = Date.UTC(2026, 10, 23, 12)) {
@@ -1027,6 +1030,79 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     });
     expect(pool.stateOf('a').kind).toBe('ready');
     expect(pool.planView('a').planSpent).toBe(false);
+  });
+
+  describe("a spent window of one model family (provider_c's seven_day_opus, seven_day_sonnet)", () => {
+    /** A provider_c pool of `aliases` that reads each login's usage as `usage` says. */
+    function claudePool(aliases: string[], paidUsage: 'plan_only' | 'allow' = 'plan_only') {
+      const clock = manualClock();
+      const pool = new AccountPool(
+        'provider_c',
+        aliases.map((alias) => ({ alias, handle: alias })),
+        { ...OPTIONS, maxInFlight: 0, paidUsage, quotaBucketOf: providerCQuotaBucket },
+        { clock, logger: recordingLogger(), metrics: recordingAccountMetrics().metrics },
+      );
+      const opusSpentUntil = clock.now() + 5 * 24 * HOUR;
+      const report = planReportFromUsage({
+        five_hour: { utilization: 10, resets_at: new Date(clock.now() + HOUR).toISOString() },
+        seven_day: { utilization: 40, resets_at: new Date(opusSpentUntil).toISOString() },
+        seven_day_opus: { utilization: 100, resets_at: new Date(opusSpentUntil).toISOString() },
+        extra_usage: { is_enabled: true },
+      })!;
+      aliases.forEach((alias) => pool.reportPlan(alias, report));
+      return { pool, clock, opusSpentUntil };
+    }
+
+    it('rests only Opus ids: a Sonnet turn is served, an Opus one refused with paid_usage_not_allowed naming it', () => {
+      const { pool, opusSpentUntil } = claudePool(['a', 'b']);
+      for (const alias of ['a', 'b']) {
+        expect(pool.stateOf(alias).kind).toBe('ready');
+        expect(pool.planView(alias)).toMatchObject({ planSpent: false, restsUntil: undefined });
+      }
+      for (const model of ['claude-sonnet-5', 'sonnet', 'haiku']) pool.acquire(undefined, model).release();
+      for (const model of ['claude-opus-4-8', 'opus']) {
+        const error = thrown(() => pool.acquire(undefined, model));
+        expect(error).toMatchObject({
+          code: 'paid_usage_not_allowed',
+          provider: 'provider_c',
+          retryAfterSeconds: 5 * 24 * 3600,
+          resetsAt: opusSpentUntil,
+        });
+        expect(error.publicMessage).toContain(`the usage limit for ${model} of every Claude Code CLI login`);
+        expect(error.publicMessage).toContain("Claude's extra usage");
+        expect(error.publicMessage).toContain('choose another model');
+      }
+    });
+
+    it("holds a family's only login for Opus too (never bypassed), and serves it the other models", () => {
+      const { pool, clock } = claudePool(['only']);
+      const lease = pool.acquire('chat', 'claude-sonnet-5');
+      // A turn waiting for its slot on Opus is not started on it either.
+      expect(thrown(() => pool.retake(lease, 'chat', 'claude-opus-4-8')).code).toBe('paid_usage_not_allowed');
+      expect(thrown(() => pool.acquire('chat', 'opus')).code).toBe('paid_usage_not_allowed');
+      // A turn that drew extra usage on Opus (its event names the Opus window) rests Opus, not the login.
+      pool.reportPlan(
+        'only',
+        planReportOf({
+          status: 'rejected',
+          rateLimitType: 'seven_day_opus',
+          resetsAt: Math.floor((clock.now() + 24 * HOUR) / 1000),
+          overageStatus: 'allowed',
+          isUsingOverage: true,
+        })!,
+      );
+      expect(pool.stateOf('only').kind).toBe('ready');
+      pool.acquire('chat', 'claude-sonnet-5').release();
+      expect(thrown(() => pool.acquire('chat', 'opus')).code).toBe('paid_usage_not_allowed');
+    });
+
+    it("with allow, steers Opus to a login with Opus left, and a family's only login serves it", () => {
+      const { pool: sole } = claudePool(['only'], 'allow');
+      expect(sole.acquire(undefined, 'claude-opus-4-8').alias).toBe('only');
+      const { pool } = claudePool(['a', 'b'], 'allow');
+      pool.reportPlan('b', planReportFromUsage({ seven_day_opus: { utilization: 50, resets_at: null } })!);
+      expect(pool.acquire(undefined, 'claude-opus-4-8').alias).toBe('b');
+    });
   });
 
   it('with allow, serves the login and counts and logs each paid turn once', () => {

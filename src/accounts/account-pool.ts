@@ -3,6 +3,7 @@ import type { EventLogger } from '../core/event-logger';
 import type { PlanReport, PlanReporter, PlanWindow } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import { formatWait } from '../core/error-codes';
+import { familyOf } from '../core/family-registry';
 import type { LoginCheck } from '../core/login-state';
 import { isUsable, loginFix, noUsableLogin } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
@@ -262,7 +263,7 @@ export class AccountPool<T> implements PlanReporter {
   retake(lease: AccountLease<T>, chatKey: string | undefined, model?: string): AccountLease<T> {
     const account = this.account(lease.alias);
     this.heal(account);
-    const keeps = this.accounts.length === 1 ? !this.guardHolds(account) : this.servesNow(account, model);
+    const keeps = this.accounts.length === 1 ? !this.guardHolds(account, model) : this.servesNow(account, model);
     if (keeps) return lease;
     lease.release();
     return this.acquire(chatKey, model);
@@ -487,15 +488,29 @@ export class AccountPool<T> implements PlanReporter {
   /**
    * The paid-usage guard holds the login back, even from the turns a family's last logins still
    * get (`soleLogin`, `ruledOutByCheck`, `retake`): it rests on a spent plan; its plan is spent
-   * until a known reset, or at all while it is dead (a dead login keeps its state, `guard`); or the
-   * check found that its turns would be billed outside the plan (`LoginCheck.billsElsewhere`).
+   * until a known reset, or at all while it is dead (a dead login keeps its state, `guard`); the
+   * window of `model` is spent with paid usage behind it (`paidModelRest`); or the check found
+   * that its turns would be billed outside the plan (`LoginCheck.billsElsewhere`).
    */
-  private guardHolds(account: Account<T>): boolean {
+  private guardHolds(account: Account<T>, model?: string): boolean {
     const state = account.state;
     if (state.kind === 'plan_spent' || (state.kind === 'login_dead' && state.check?.billsElsewhere === true))
       return true;
+    if (this.paidModelRest(account, model) !== undefined) return true;
     const risk = this.paidRisk(account);
     return risk !== undefined && (risk.resetsAt !== undefined || state.kind === 'login_dead');
+  }
+
+  /**
+   * Under `plan_only`, until when turns on `model` stay off this login because its window for that
+   * model (a per-model window, `modelRestsUntil`) is spent while paid usage stands behind the plan
+   * (available, or reported in use): the upstream would serve that model from paid usage. Unlike a
+   * rest of the model alone, this holds a family's only login too.
+   */
+  private paidModelRest(account: Account<T>, model: string | undefined): number | undefined {
+    const paid = account.plan?.paid;
+    if (this.paidUsage === 'allow' || (paid?.available !== true && paid?.inUse !== true)) return undefined;
+    return this.modelRestsUntil(account, model);
   }
 
   /**
@@ -563,13 +578,13 @@ export class AccountPool<T> implements PlanReporter {
    * spent plan, or a login the check found billing an API key, would be served from the owner's
    * money, so it is never bypassed.
    */
-  private soleLogin(exclude: string | undefined): Account<T> | undefined {
+  private soleLogin(exclude: string | undefined, model: string | undefined): Account<T> | undefined {
     const [only, ...others] = this.accounts;
     const { maxInFlight } = this.options;
     if (
       others.length > 0 ||
       only.alias === exclude ||
-      this.guardHolds(only) ||
+      this.guardHolds(only, model) ||
       (maxInFlight !== 0 && only.inFlight >= maxInFlight)
     )
       return undefined;
@@ -578,7 +593,7 @@ export class AccountPool<T> implements PlanReporter {
 
   /** The login a new turn would get, leaving the chat's pin aside: the best usable, else a fallback. */
   private candidate(exclude: string | undefined, model: string | undefined): Account<T> | undefined {
-    return this.best(exclude, model) ?? this.soleLogin(exclude) ?? this.ruledOutByCheck(exclude);
+    return this.best(exclude, model) ?? this.soleLogin(exclude, model) ?? this.ruledOutByCheck(exclude, model);
   }
 
   /**
@@ -591,12 +606,12 @@ export class AccountPool<T> implements PlanReporter {
    * (`guardHolds`): one whose check says it would bill an API key or a cloud account, or whose
    * plan is spent; with none left the pool answers, naming the check's fix.
    */
-  private ruledOutByCheck(exclude: string | undefined): Account<T> | undefined {
+  private ruledOutByCheck(exclude: string | undefined, model: string | undefined): Account<T> | undefined {
     if (exclude !== undefined || this.accounts.some((account) => account.state.kind !== 'login_dead')) return undefined;
     const { maxInFlight } = this.options;
     let chosen: Account<T> | undefined;
     for (const account of this.accounts) {
-      if (account.state.kind !== 'login_dead' || !account.state.check || this.guardHolds(account)) continue;
+      if (account.state.kind !== 'login_dead' || !account.state.check || this.guardHolds(account, model)) continue;
       if (maxInFlight !== 0 && account.inFlight >= maxInFlight) continue;
       if (!chosen || account.lastSelectedAt < chosen.lastSelectedAt) chosen = account;
     }
@@ -691,8 +706,9 @@ export class AccountPool<T> implements PlanReporter {
   /**
    * No usable account: 429 with the earliest reset while any account is cooling or busy; when
    * every ready login has spent its quota for `model`, 429 until the earliest of those resets;
-   * when the only logins left are resting on a spent plan, the paid-usage refusal; else `auth`
-   * (chat 403).
+   * when the only logins left are resting on a spent plan, or (none cooling) hold `model` back
+   * because its window is spent with paid usage behind it (`paidModelRest`), the paid-usage
+   * refusal; else `auth` (chat 403).
    */
   private unavailable(model: string | undefined): GatewayError {
     const spent = this.accounts.flatMap((account) => (account.state.kind === 'plan_spent' ? [account.state] : []));
@@ -707,6 +723,16 @@ export class AccountPool<T> implements PlanReporter {
         detail: `${this.family} accounts all on a spent plan (ACCOUNT_PAID_USAGE=plan_only)`,
       });
     }
+    // Every ready login's window for the model is spent with paid usage behind it, and none cools.
+    const ready = this.accounts.filter((account) => account.state.kind === 'ready');
+    const held = ready.flatMap((account) => this.paidModelRest(account, model) ?? []);
+    if (
+      model !== undefined &&
+      held.length > 0 &&
+      held.length === ready.length &&
+      !this.accounts.some((account) => account.state.kind === 'cooling')
+    )
+      return paidModelRefusal(this.family, model, Math.min(...held), secondsUntil);
     const cooling = this.accounts.flatMap((account) =>
       account.state.kind === 'cooling' || account.state.kind === 'plan_spent' ? [account.state.until] : [],
     );
@@ -829,8 +855,10 @@ export class AccountPool<T> implements PlanReporter {
     if (this.paidUsage === 'allow' || plan === undefined) return undefined;
     const now = this.deps.clock.now();
     const spentWindows = spentWindowsOf(plan.windows, now);
-    const inUse = plan.paid?.inUse === true;
     const spent = plan.planSpent === true || spentWindows.length > 0;
+    // Paid usage in use while only one model's window is spent is that model's (`paidModelRest`).
+    const inUse =
+      plan.paid?.inUse === true && (spent || !plan.windows.some((window) => isSpentModelWindow(window, now)));
     if (!inUse && !(spent && plan.paid?.available === true)) return undefined;
     const resets = spentWindows.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
     if (plan.spentUntil !== undefined && plan.spentUntil > now) resets.push(plan.spentUntil);
@@ -877,6 +905,39 @@ function mergedWindows(earlier: readonly PlanWindow[] | undefined, later: readon
   const windows = new Map((earlier ?? []).map((window) => [window.name, window]));
   for (const window of later) windows.set(window.name, window);
   return [...windows.values()];
+}
+
+/** A window of one model used up (>= 100 %) whose reset is still ahead (or unknown). */
+function isSpentModelWindow(window: PlanWindow, now: number): boolean {
+  return (
+    window.model !== undefined &&
+    window.usedRatio !== undefined &&
+    window.usedRatio >= 1 &&
+    (window.resetsAt === undefined || window.resetsAt > now)
+  );
+}
+
+/**
+ * The paid-usage refusal of a turn on `model` whose window is spent on every login that could take
+ * it, with paid usage behind it: the family's other models still serve, so the message says so.
+ */
+function paidModelRefusal(
+  family: ProviderId,
+  model: string,
+  resetsAt: number,
+  secondsUntil: (epochMs: number) => number,
+): GatewayError {
+  const seconds = secondsUntil(resetsAt);
+  const { cli, paidUsage } = familyOf(family).fix;
+  const paid = paidUsage ? paidUsage.name : 'paid usage';
+  const page = paidUsage ? `, or manage paid usage at ${paidUsage.page}` : '';
+  return new GatewayError('paid_usage_not_allowed', {
+    provider: family,
+    retryAfterSeconds: seconds,
+    resetsAt,
+    publicMessage: `${family}: the usage limit for ${model} of every ${cli} login that could take this turn is spent (resets ${new Date(resetsAt).toISOString()}) and the upstream would now bill ${paid}, which this gateway does not spend unless the operator sets ACCOUNT_PAID_USAGE=allow; retry in ${formatWait(seconds)}, choose another model from GET /v1/models${page}`,
+    detail: `${family} accounts all resting ${model} on a spent window (ACCOUNT_PAID_USAGE=plan_only)`,
+  });
 }
 
 /** Plan windows (not one model's) used up (>= 100 %) whose reset is still ahead (or unknown). */

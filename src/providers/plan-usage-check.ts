@@ -63,10 +63,24 @@ export async function planLineForCheck(
   );
   const resets = spent.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
   const guarded = report.planSpent === true || report.paid?.inUse === true;
-  const verdict = !guarded
-    ? ''
-    : config.accounts.paidUsage === 'plan_only'
-      ? ` -> no new turn on this login${resets.length > 0 ? ` until ${resetText(Math.max(...resets))}` : ''} (ACCOUNT_PAID_USAGE=plan_only)`
-      : ' -> served, and each paid turn is logged and counted (ACCOUNT_PAID_USAGE=allow)';
+  // A spent window of one model with paid usage behind it holds that model only (docs/accounts.md).
+  const heldModels =
+    report.paid?.available === true
+      ? report.windows.filter(
+          (window) =>
+            window.model !== undefined &&
+            (window.usedRatio ?? 0) >= 1 &&
+            (window.resetsAt === undefined || window.resetsAt > now),
+        )
+      : [];
+  const until = (times: number[]) => (times.length > 0 ? ` until ${resetText(Math.max(...times))}` : '');
+  const verdict =
+    !guarded && heldModels.length === 0
+      ? ''
+      : config.accounts.paidUsage === 'allow'
+        ? ' -> served, and each paid turn is logged and counted (ACCOUNT_PAID_USAGE=allow)'
+        : guarded
+          ? ` -> no new turn on this login${until(resets)} (ACCOUNT_PAID_USAGE=plan_only)`
+          : ` -> no new ${heldModels.map((window) => window.model).join(' or ')} turn on this login${until(heldModels.flatMap((window) => window.resetsAt ?? []))} (ACCOUNT_PAID_USAGE=plan_only)`;
   return `plan: ${planSummary(report)}${verdict}`;
 }

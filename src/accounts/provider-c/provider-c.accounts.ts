@@ -12,6 +12,7 @@ import { unreadableLoginError, unreadableLoginFile } from '../login-file-check';
 import { LoginNotReadable } from '../plan-usage-refresh';
 import type { ProviderCLogin } from './provider-c.credentials';
 import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
+import { providerCQuotaBucket } from './provider-c.quota-buckets';
 
 /** What the pool holds per Claude Code login: how a child of that login is started, and its idle refresh. */
 export interface ProviderCAccount {
@@ -189,7 +190,8 @@ export function accountBaseEnvironment(
  * the CLI's `rate_limit_event` after a turn and from `readUsage` (the adapter's reader of the
  * usage endpoint the CLI's `/usage` reads, at startup and every ACCOUNT_USAGE_REFRESH_INTERVAL).
  * Its usage-limit and 429 errors cool the login, its authentication errors mark it dead until the
- * login file changes.
+ * login file changes. A spent weekly window of one model family (`seven_day_opus`,
+ * `seven_day_sonnet`) rests only that family's ids on the login (provider-c.quota-buckets.ts).
  */
 export function createProviderCPool(
   config: AppConfig,
@@ -210,6 +212,7 @@ export function createProviderCPool(
     specs,
     (account, aheadMs, logger) => account.refreshAhead(aheadMs, logger),
     readUsage,
+    providerCQuotaBucket,
   );
 }
 

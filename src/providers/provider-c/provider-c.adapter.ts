@@ -136,6 +136,8 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
       // wait; taken again after the wait, so a login the paid-usage guard rested meanwhile never starts.
       pool: this.accounts,
       chat: request.conversationId,
+      // A login whose weekly window of this model's family is spent is passed over for it (quota buckets).
+      model: request.model.upstreamModel,
       // PROVIDER_C_TIMEOUT bounds the whole turn, retries included, from the first spawn.
       timeoutMs: this.config.providerC.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,

@@ -156,7 +156,32 @@ describe(planReportOf.name, () => {
     });
     expect(planReportOf({})).toBeUndefined();
     expect(planReportOf({ rateLimitType: 'seven_day_opus', utilization: 0.9, resetsAt: 0 })).toEqual({
-      windows: [{ name: 'seven_day_opus', windowSeconds: 604_800, usedRatio: 0.9 }],
+      windows: [{ name: 'seven_day_opus', windowSeconds: 604_800, usedRatio: 0.9, model: 'opus' }],
+      source: 'turn',
+    });
+  });
+
+  it("a rejected Opus or Sonnet weekly window spends that model family's window, not the plan", () => {
+    expect(
+      planReportOf({
+        status: 'rejected',
+        rateLimitType: 'seven_day_sonnet',
+        resetsAt: 1_900_000_000,
+        overageStatus: 'allowed',
+        isUsingOverage: true,
+      }),
+    ).toEqual({
+      windows: [
+        {
+          name: 'seven_day_sonnet',
+          windowSeconds: 604_800,
+          usedRatio: 1,
+          resetsAt: 1_900_000_000_000,
+          model: 'sonnet',
+        },
+      ],
+      paid: { kind: 'extra_usage', available: true, inUse: true },
+      planSpent: false,
       source: 'turn',
     });
   });

@@ -1,3 +1,4 @@
+import { PROVIDER_C_MODEL_WINDOWS } from '../../accounts/provider-c/provider-c.quota-buckets';
 import { type PaidUsage, type PlanReport, type PlanWindow, vendorWord } from '../../core/plan-usage';
 import type { RateLimitInfo } from './provider-c.stream-json';
 
@@ -20,8 +21,10 @@ const OVERAGE_SERVES = new Set(['allowed', 'allowed_warning']);
  * The CLI's `rate_limit_event` (docs/upstream/provider-c.md "Plan meters") → what the login's plan
  * has left and its extra usage, or `undefined` when the event says nothing of either:
  * - the window is the limiting one (`rateLimitType`) with its `utilization` and `resetsAt`; a
- *   `rejected` status without a utilization means that window is spent (1);
- * - `planSpent` is the plan's status `rejected`: what still answers is extra usage; it is spent
+ *   `rejected` status without a utilization means that window is spent (1); `seven_day_opus` and
+ *   `seven_day_sonnet` limit one model family (`model`, PROVIDER_C_MODEL_WINDOWS);
+ * - `planSpent` is the plan's status `rejected` on a window of the whole plan (a family's window
+ *   spends only that family): what still answers is extra usage; it is spent
  *   until `resetsAt` whatever meter limits, and when that meter is the extra usage itself
  *   (`overage`, no plan window) until the later of that and `overageResetsAt`;
  * - extra usage is available while `overageStatus` is `allowed`/`allowed_warning` (or the CLI
@@ -33,6 +36,7 @@ const OVERAGE_SERVES = new Set(['allowed', 'allowed_warning']);
 export function planReportOf(info: RateLimitInfo): PlanReport | undefined {
   const windows: PlanWindow[] = [];
   const type = info.rateLimitType;
+  const model = type !== undefined ? PROVIDER_C_MODEL_WINDOWS[type] : undefined;
   if (type !== undefined && PLAN_WINDOW_SECONDS[type] !== undefined) {
     const usedRatio = info.utilization ?? (info.status === 'rejected' ? 1 : undefined);
     windows.push({
@@ -40,10 +44,12 @@ export function planReportOf(info: RateLimitInfo): PlanReport | undefined {
       windowSeconds: PLAN_WINDOW_SECONDS[type],
       ...(usedRatio !== undefined ? { usedRatio } : {}),
       ...(positive(info.resetsAt) ? { resetsAt: info.resetsAt * 1000 } : {}),
+      ...(model !== undefined ? { model } : {}),
     });
   }
   const paid = paidUsageOf(info);
-  const planSpent = info.status === undefined ? undefined : info.status === 'rejected';
+  // A rejected window of one model family spends that family's window, not the whole plan.
+  const planSpent = info.status === undefined ? undefined : info.status === 'rejected' && model === undefined;
   const resets = [info.resetsAt, type === 'overage' ? info.overageResetsAt : undefined].filter(positive);
   const spentUntil = planSpent && resets.length > 0 ? Math.max(...resets) * 1000 : undefined;
   if (windows.length === 0 && paid === undefined && planSpent === undefined) return undefined;

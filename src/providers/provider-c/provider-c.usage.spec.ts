@@ -20,11 +20,32 @@ describe('planReportFromUsage', () => {
       windows: [
         { name: 'five_hour', usedRatio: 1, windowSeconds: 18_000, resetsAt: Date.parse('2026-11-29T05:00:00Z') },
         { name: 'seven_day', usedRatio: 0.375, windowSeconds: 604_800, resetsAt: Date.parse('2026-12-03T12:00:00Z') },
-        { name: 'seven_day_sonnet', usedRatio: 0.04, windowSeconds: 604_800 },
+        { name: 'seven_day_sonnet', usedRatio: 0.04, windowSeconds: 604_800, model: 'sonnet' },
       ],
       paid: { kind: 'extra_usage', available: true },
       planSpent: true,
       source: 'usage_endpoint',
+    });
+  });
+
+  it('scopes the Opus and Sonnet weekly windows to their model family: spending one does not spend the plan', () => {
+    const resets_at = '2026-12-03T12:00:00+00:00';
+    expect(
+      planReportFromUsage({
+        five_hour: { utilization: 10, resets_at },
+        seven_day: { utilization: 40, resets_at },
+        seven_day_opus: { utilization: 100, resets_at },
+        seven_day_sonnet: { utilization: 100, resets_at },
+        extra_usage: { is_enabled: true },
+      }),
+    ).toMatchObject({
+      windows: [
+        { name: 'five_hour', usedRatio: 0.1 },
+        { name: 'seven_day', usedRatio: 0.4 },
+        { name: 'seven_day_opus', usedRatio: 1, model: 'opus' },
+        { name: 'seven_day_sonnet', usedRatio: 1, model: 'sonnet' },
+      ],
+      planSpent: false,
     });
   });
 

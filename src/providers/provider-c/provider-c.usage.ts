@@ -1,6 +1,7 @@
 import { readJsonCapped, usageReadRefused } from '../../common/egress/http-body';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { isJsonObject } from '../../common/json';
+import { PROVIDER_C_MODEL_WINDOWS } from '../../accounts/provider-c/provider-c.quota-buckets';
 import { type PaidUsage, type PlanReport, type PlanWindow, vendorWord } from '../../core/plan-usage';
 
 /**
@@ -50,7 +51,8 @@ export function providerCUsageUrl(childEnv: Readonly<Record<string, string>>): s
  * - each window object (`five_hour`, `seven_day`, …) with a non-null `utilization` (a percentage,
  *   as the CLI prints `${Math.floor(utilization)}% used`) becomes a window of `utilization / 100`,
  *   resetting at `resets_at` (an ISO time); a null window or utilization is not reported;
- * - the plan is spent when a reported window is at 100 % or more;
+ *   `seven_day_opus` and `seven_day_sonnet` limit one model family (`model`, PROVIDER_C_MODEL_WINDOWS);
+ * - the plan is spent when a reported window of the whole plan is at 100 % or more;
  * - `extra_usage.is_enabled` says whether extra usage stands behind the plan, `disabled_reason`
  *   why not. The endpoint does not say whether a turn draws it (`inUse` is left unknown).
  */
@@ -62,11 +64,13 @@ export function planReportFromUsage(answer: unknown): PlanReport | undefined {
     if (!isJsonObject(window) || typeof window.utilization !== 'number' || !Number.isFinite(window.utilization))
       continue;
     const resetsAt = typeof window.resets_at === 'string' ? Date.parse(window.resets_at) : Number.NaN;
+    const model = PROVIDER_C_MODEL_WINDOWS[name];
     windows.push({
       name,
       usedRatio: Math.max(0, window.utilization) / 100,
       windowSeconds,
       ...(Number.isFinite(resetsAt) ? { resetsAt } : {}),
+      ...(model !== undefined ? { model } : {}),
     });
   }
   const paid = extraUsageOf(answer.extra_usage);
@@ -74,7 +78,7 @@ export function planReportFromUsage(answer: unknown): PlanReport | undefined {
   return {
     windows,
     ...(paid ? { paid } : {}),
-    planSpent: windows.some((window) => (window.usedRatio ?? 0) >= 1),
+    planSpent: windows.some((window) => window.model === undefined && (window.usedRatio ?? 0) >= 1),
     source: 'usage_endpoint',
   };
 }
