@@ -6,6 +6,7 @@ import { defaultUsageBody } from './support/fake-provider-a';
 import {
   completed,
   created,
+  failed,
   planHeaders,
   rateLimitsEvent,
   textDelta,
@@ -236,6 +237,46 @@ describe('provider_a plan usage and the paid-usage guard', () => {
         .requests()
         .map((request) => request.headers['chatgpt-account-id']),
     ).toEqual(['acct-work', 'acct-spare']);
+  });
+
+  // The first attempt's headers show the plan spent with credits behind it, then it fails before
+  // any output: sending the turn again on that login would be a paid request.
+  const spentThenFailed = (resetAt: number, failure: 'disconnect' | 'server_error') => ({
+    headers: spentAnswer(resetAt).headers,
+    frames: [created('resp_1'), failure === 'disconnect' ? { disconnect: true as const } : failed()],
+  });
+
+  it.each(['disconnect', 'server_error'] as const)(
+    'never retries a turn on the login the guard rested during its failed attempt (%s): the pool answers',
+    async (failure) => {
+      await start(['work']);
+      const resetAt = nowSeconds() + 1800;
+      fake().enqueue(spentThenFailed(resetAt, failure), spentAnswer(resetAt));
+      const refused = await post(`retry-${failure}`);
+      expect(refused.status).toBe(429);
+      expect(((await refused.json()) as Json).error.code).toBe('paid_usage_not_allowed');
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(1790);
+      expect(retryAfter).toBeLessThanOrEqual(1800);
+      expect(fake().requests()).toHaveLength(1);
+      expect(await entry('work')).toMatchObject({ state: 'plan_spent' });
+    },
+  );
+
+  it('moves the retry of a failed attempt to another login when the guard rested the first one', async () => {
+    await start(['work', 'spare']);
+    fake().enqueue(spentThenFailed(nowSeconds() + 1800, 'server_error'), textReply('on the plan'));
+    const moved = await post('retry-moves');
+    expect(moved.status).toBe(200);
+    expect(((await moved.json()) as Json).choices[0].message.content).toBe('on the plan');
+    expect(
+      fake()
+        .requests()
+        .map((request) => request.headers['chatgpt-account-id']),
+    ).toEqual(['acct-work', 'acct-spare']);
+    expect(gateway!.logs.records('upstream_account_moved')).toContainEqual(
+      expect.objectContaining({ from_account: 'work', to_account: 'spare' }),
+    );
   });
 
   it('with ACCOUNT_PAID_USAGE=allow, serves the turn and logs and counts each paid one', async () => {

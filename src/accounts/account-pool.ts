@@ -261,12 +261,20 @@ export class AccountPool<T> implements PlanReporter {
    * paid-usage refusal among them) when no login can take the turn.
    */
   retake(lease: AccountLease<T>, chatKey: string | undefined, model?: string): AccountLease<T> {
-    const account = this.account(lease.alias);
-    this.heal(account);
-    const keeps = this.accounts.length === 1 ? !this.guardHolds(account, model) : this.servesNow(account, model);
-    if (keeps) return lease;
+    if (this.keeps(lease, model)) return lease;
     lease.release();
     return this.acquire(chatKey, model);
+  }
+
+  /**
+   * Whether the pool would still give the login of `lease` to its turn on `model` now (its
+   * in-flight cap aside): ready with the model not resting on it, or for a family's only login,
+   * not held back by the paid-usage guard. What `retake` keeps a lease on.
+   */
+  keeps(lease: AccountLease<T>, model?: string): boolean {
+    const account = this.account(lease.alias);
+    this.heal(account);
+    return this.accounts.length === 1 ? !this.guardHolds(account, model) : this.servesNow(account, model);
   }
 
   /**

@@ -46,12 +46,20 @@ export class AccountTurn<T> {
   }
 
   /**
-   * After a wait between taking the account and the first attempt: the turn takes it again, or
-   * the pool's choice now when it rests since (AccountPool.retake). Throws the pool's answer when
-   * no account can take the turn; the account taken before is then given back.
+   * Before the turn sends anything after a wait (a process slot, a retry's sleep, a token
+   * refresh, a failed attempt): the turn takes its account again, or the pool's choice now when
+   * it rests since (AccountPool.retake). True when the turn now runs on another account. Throws
+   * the pool's answer when no account can take the turn; the account taken before is then given back.
    */
-  retake(): void {
-    this.lease = this.pool.retake(this.lease, this.chatKey, this.model);
+  retake(): boolean {
+    const before = this.lease;
+    this.lease = this.pool.retake(before, this.chatKey, this.model);
+    return this.lease.alias !== before.alias;
+  }
+
+  /** Whether the pool would still give the turn its account now (AccountPool.keeps); changes nothing. */
+  kept(): boolean {
+    return this.pool.keeps(this.lease, this.model);
   }
 
   /** A failure after output began: the account's state changes, the turn stays where it is. */

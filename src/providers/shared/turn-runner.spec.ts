@@ -161,6 +161,7 @@ function setup(aliases = ['first']) {
     ...overrides,
   });
   return {
+    pool,
     logger,
     slept,
     client,
@@ -357,6 +358,75 @@ describe('runTurn', () => {
     expect(events('upstream_account_moved')).toEqual([
       expect.objectContaining({ from_account: 'first', to_account: 'second', error_code: 'usage_limit' }),
     ]);
+  });
+
+  describe('sends nothing on a login the paid-usage guard rested before an open after the first', () => {
+    /** The report of a turn that drew credits: the guard rests the login until the window resets. */
+    const paidTurn = {
+      source: 'turn',
+      windows: [{ name: 'primary', usedRatio: 1, resetsAt: Date.now() + 60_000 }],
+      paid: { kind: 'credits', available: true, inUse: true },
+    } as const;
+
+    it('a retry: the pool answers for a family with one login, and no second attempt is sent', async () => {
+      const { family, opened } = fakeFamily([['refuse:upstream'], ['ok', 'done']]);
+      const { options, pool } = setup();
+      const send = family.send;
+      family.send = (request, info, signal) => {
+        // The failed attempt's own answer said the plan is spent with credits behind it.
+        pool.reportPlan('first', paidTurn);
+        return send(request, info, signal);
+      };
+      await expect(runTurn(family, options())).rejects.toMatchObject({
+        code: 'paid_usage_not_allowed',
+        retryAfterSeconds: expect.any(Number),
+      });
+      expect(opened).toHaveLength(1);
+    });
+
+    it('a retry: moves to another login, logged as a move, and starts its budget again there', async () => {
+      const { family, opened } = fakeFamily([
+        ['refuse:upstream'],
+        ['refuse:upstream'],
+        ['refuse:upstream'],
+        ['ok', 'done'],
+      ]);
+      const { options, pool, events } = setup(['first', 'second']);
+      const send = family.send;
+      family.send = (request, info, signal) => {
+        if (info.alias === 'first') pool.reportPlan('first', paidTurn);
+        return send(request, info, signal);
+      };
+      const turn = await runTurn(family, options());
+      await drain(turn.events);
+      expect(opened.map((attempt) => attempt.info.alias)).toEqual(['first', 'second', 'second', 'second']);
+      expect(events('upstream_account_moved')).toEqual([
+        expect.objectContaining({ from_account: 'first', to_account: 'second', reason: 'login_withdrawn', attempt: 1 }),
+      ]);
+    });
+
+    it('a request that waited (a token refresh) while the guard fired: the pool answers, or the turn moves', async () => {
+      for (const aliases of [['first'], ['first', 'second']]) {
+        const { family, opened } = fakeFamily([['ok', 'done']]);
+        const { options, pool } = setup(aliases);
+        family.request = (info) => {
+          if (info.alias !== 'first') return info;
+          // Another turn's paid answer reported itself while this one waited for its token.
+          return Promise.resolve().then(() => {
+            pool.reportPlan('first', paidTurn);
+            return info;
+          });
+        };
+        const turn = runTurn(family, options());
+        if (aliases.length === 1) {
+          await expect(turn).rejects.toMatchObject({ code: 'paid_usage_not_allowed' });
+          expect(opened).toEqual([]);
+        } else {
+          await drain((await turn).events);
+          expect(opened.map((attempt) => [attempt.info.alias, attempt.info.number])).toEqual([['second', 1]]);
+        }
+      }
+    });
   });
 
   it('sends an empty accepted turn again when the family asks, and ends with its tail when the budget is spent', async () => {

@@ -146,6 +146,8 @@ export interface AcceptedTurn<A> {
 }
 
 const ACCEPTED = Symbol('accepted');
+/** The attempt's request waited (a token refresh) and the pool no longer gives the turn its login: nothing was sent. */
+const WITHDRAWN = Symbol('withdrawn');
 /** The attempt's frames ended. */
 const DONE = Symbol('done');
 const isOutput = (event: ChatEvent) =>
@@ -397,22 +399,32 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     const { account } = this.options;
     let retries = 0;
     let emptyRetries = 0;
+    let opens = 0;
     try {
       for (;;) {
         let failure: GatewayError | undefined;
         let again: FrameStep | undefined;
         this.attempt = undefined;
+        // Every open after the first (a retry, a reopen, a move, a withdrawn request) asks the pool
+        // again, as the turn's first did: the paid-usage guard may have rested the login since (its
+        // failed attempt's own headers may have said the plan is spent), or it cooled or died.
+        if (opens++ > 0 && this.retake()) retries = 0;
         const info: AttemptInfo<L> = { number: ++this.number, login: account.handle, alias: account.alias, deadlineAt };
         this.info = info;
         try {
           // Opening (a login token, a handshake, the first answer) is bounded by the idle timer too.
           this.armTimer();
           this.openingAttempt = true;
-          let opened: A;
+          let opened: A | typeof WITHDRAWN;
           try {
             opened = await this.open(info, signal);
           } finally {
             this.openingAttempt = false;
+          }
+          if (opened === WITHDRAWN) {
+            // Nothing was sent: the attempt's number goes to the one opened on the pool's choice.
+            this.number--;
+            continue;
           }
           this.attempt = opened;
           if (signal.aborted) throw signal.reason;
@@ -613,13 +625,35 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
   /**
    * The open step: the attempt's request built, then sent. Outside `run`, so the request is not
    * kept in the turn's suspended frame for the stream's life (the attempt keeps what it needs).
+   * A request that waited (a token refresh) is sent only while the pool still gives the turn its
+   * login; else WITHDRAWN, and the run takes the pool's choice. A request built at once costs no check.
    */
-  private open(info: AttemptInfo<L>, signal: AbortSignal): Promise<A> {
+  private open(info: AttemptInfo<L>, signal: AbortSignal): Promise<A | typeof WITHDRAWN> {
     const { family } = this;
     const request = family.request(info, signal);
     return request instanceof Promise
-      ? request.then((built) => family.send(built, info, signal))
+      ? request.then<A | typeof WITHDRAWN>((built) =>
+          this.options.account.kept() ? family.send(built, info, signal) : WITHDRAWN,
+        )
       : family.send(request, info, signal);
+  }
+
+  /**
+   * Takes the turn's login again before an open after the first (AccountTurn.retake): the same
+   * one while the pool would still give it to the turn, else the pool's choice now, logged as a
+   * move; throws the pool's answer (the paid-usage refusal, with its Retry-After) when no login
+   * can take the turn. True when the turn moved.
+   */
+  private retake(): boolean {
+    const { account } = this.options;
+    const from = account.alias;
+    if (!account.retake()) return false;
+    this.log('info', 'upstream_account_moved', {
+      reason: 'login_withdrawn',
+      from_account: from,
+      to_account: account.alias,
+    });
+    return true;
   }
 
   /** The family's reading of a failure, at the runner's time: the one call of `classify`. */
