@@ -322,6 +322,39 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     expect(await entry('work')).toMatchObject({ source: 'usage_endpoint', plan_type: 'plus' });
   });
 
+  it("waits for a login's first wham/usage read: a chat right after startup is refused on a spent plan, unsent", async () => {
+    fake().serveUsage(spentPlanUsage(nowSeconds() + 2400));
+    const release = fake().holdUsage();
+    fake().enqueue(spentAnswer(nowSeconds() + 2400));
+    await start(['work'], { ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' });
+    const answer = post('right-after-boot');
+    // The turn is at the gateway, waiting for the read, before the endpoint answers.
+    await eventually(async () => gateway!.logs.records('account_usage_wait').length === 1);
+    expect(gateway!.logs.records('account_usage_wait')[0]).toMatchObject({ provider: 'provider_a', account: 'work' });
+    release();
+    const refused = await answer;
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as Json).error.code).toBe('paid_usage_not_allowed');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(2300);
+    expect(fake().requests()).toEqual([]);
+  });
+
+  it('gives a chat right after startup to a login already read rather than wait for one still being read', async () => {
+    const release = fake().holdUsage('acct-work');
+    await start(['work', 'spare'], { ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' });
+    await eventually(async () => (await entry('spare')).source === 'usage_endpoint');
+    fake().enqueue(textReply('from the login already read'));
+    const served = await post('prefers-read');
+    expect(served.status).toBe(200);
+    expect(
+      fake()
+        .requests()
+        .map((request) => request.headers['chatgpt-account-id']),
+    ).toEqual(['acct-spare']);
+    expect(gateway!.logs.records('account_usage_wait')).toEqual([]);
+    release();
+  });
+
   it('shows the plan spent after a usage limit that came as a WebSocket event, with no headers', async () => {
     fake().enqueue({ frames: [usageLimitEvent(600)] });
     await start(['work']);

@@ -121,6 +121,25 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
     expect(JSON.stringify(upstream[0].body)).toContain('Reply with the single word OK.');
   });
 
+  it("with --live, sends no chat on a login whose plan wham/usage says is spent with credits: the guard's 429", async () => {
+    fake().serveUsage({
+      plan_type: 'plus',
+      rate_limit: {
+        limit_reached: true,
+        primary_window: { used_percent: 100, limit_window_seconds: 18_000, reset_at: nowSeconds() + HOUR_S },
+      },
+      credits: { has_credits: true, unlimited: false, balance: '7.25' },
+    });
+    fake().enqueue({ frames: [created(), textDelta('OK'), completed()] });
+    const run = await runGateway(
+      { GATEWAY_PROVIDERS: 'provider_a', ...providerASettings(fake(), path.join(home(), 'pa')) },
+      ['--check', '--live'],
+    );
+    expect(run.stdout).toMatch(/^ {2}live chat \(sol\): failed with HTTP 429 paid_usage_not_allowed: /m);
+    expect(run.code).toBe(1);
+    expect(fake().requests()).toEqual([]);
+  });
+
   it('with --live, fails when the live chat fails, with the error the client would get', async () => {
     fake().enqueue({ frames: [created(), errorEvent({ code: 'server_error', message: 'upstream broke' })] });
     const run = await runGateway(

@@ -173,6 +173,12 @@ export class AccountPool<T> implements PlanReporter {
   private readonly accounts: Account<T>[];
   private readonly pins: LRUCache<string, string>;
   private readonly pinCounts = new Map<string, number>();
+  /**
+   * Under `plan_only`, the logins whose first usage-endpoint read is still running, each with its
+   * read (`firstUsageReadStarted`); undefined once every one settled, so no selection pays for it
+   * after startup.
+   */
+  private firstReads?: Map<string, Promise<void>>;
 
   constructor(
     readonly family: ProviderId,
@@ -275,6 +281,25 @@ export class AccountPool<T> implements PlanReporter {
     const account = this.account(lease.alias);
     this.heal(account);
     return this.accounts.length === 1 ? !this.guardHolds(account, model) : this.servesNow(account, model);
+  }
+
+  /**
+   * The startup round's read of `alias` started (plan-usage-refresh.ts); `settled` never rejects.
+   * Under `plan_only` what it says may rest the login, so until it settles a turn on the login
+   * waits for it (`firstUsageRead`) and new turns prefer logins already read (`best`).
+   */
+  firstUsageReadStarted(alias: string, settled: Promise<void>): void {
+    if (this.paidUsage === 'allow') return;
+    (this.firstReads ??= new Map()).set(alias, settled);
+    void settled.then(() => {
+      this.firstReads?.delete(alias);
+      if (this.firstReads?.size === 0) this.firstReads = undefined;
+    });
+  }
+
+  /** The first usage read of `alias` a turn on it waits for, while it runs (`firstUsageReadStarted`). */
+  firstUsageRead(alias: string): Promise<void> | undefined {
+    return this.firstReads?.get(alias);
   }
 
   /**
@@ -569,7 +594,8 @@ export class AccountPool<T> implements PlanReporter {
     let bestScore = -Infinity;
     for (const account of this.accounts) {
       if (account.alias === exclude || !this.usable(account, model)) continue;
-      const score = this.headroom(account);
+      // A login whose first usage read still runs comes after every login already read.
+      const score = this.firstReads?.has(account.alias) ? this.headroom(account) - 2 : this.headroom(account);
       if (score > bestScore || (score === bestScore && best && account.lastSelectedAt < best.lastSelectedAt)) {
         best = account;
         bestScore = score;

@@ -28,7 +28,7 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
   /** Every pool built, with its background refresh: their timers start at application bootstrap. */
   private readonly built: Array<{ readonly pool: AccountPool<unknown>; readonly refresh?: RefreshLogin<unknown> }> = [];
   /** The usage-endpoint reader of each family that has one, run from `onApplicationBootstrap`. */
-  private readonly usageReaders: Array<() => Promise<void>> = [];
+  private readonly usageReaders: Array<(first: boolean) => Promise<void>> = [];
   private usageRound?: Promise<void>;
   /** The pool of each family, for the login report (docs/accounts.md). */
   private readonly byFamily = new Map<ProviderId, AccountPool<unknown>>();
@@ -67,34 +67,35 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
     );
     this.byFamily.set(family, pool);
     this.built.push({ pool, refresh } as (typeof this.built)[number]);
-    if (readUsage) this.usageReaders.push(() => readPoolUsage(pool, readUsage, this.logger));
+    if (readUsage) this.usageReaders.push((first) => readPoolUsage(pool, readUsage, this.logger, undefined, first));
     return pool;
   }
 
   /**
    * Starts each pool's sweep and background refresh (the pools are built while Nest constructs the
    * adapters), then the first read of every login's usage endpoint, beside startup (never awaited
-   * by the boot), and one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = no reads; longer than a
-   * timer holds = the startup read only, timer-range.ts). A round still running when the next is
+   * by the boot; under `plan_only` a turn on a login waits for that login's first read, see
+   * readPoolUsage), and one round every ACCOUNT_USAGE_REFRESH_INTERVAL (0 = no reads; longer than
+   * a timer holds = the startup read only, timer-range.ts). A round still running when the next is
    * due is not doubled.
    */
   onApplicationBootstrap(): void {
     this.built.forEach(({ pool, refresh }) => this.startTimers(pool, refresh));
     const intervalMs = this.config.accounts.usageRefreshIntervalMs;
     if (this.usageReaders.length === 0 || intervalMs <= 0) return;
-    this.readUsageRound();
-    const usageTimer = intervalOrNever(() => this.readUsageRound(), intervalMs)?.unref();
+    this.readUsageRound(true);
+    const usageTimer = intervalOrNever(() => this.readUsageRound(false), intervalMs)?.unref();
     this.stops.push(() => clearInterval(usageTimer));
   }
 
-  /** Resolves once the current usage round (the startup one at first) is over (specs wait on it). */
+  /** Resolves once the current usage round (the startup one at first) is over (specs and `--live` wait on it). */
   async usageSettled(): Promise<void> {
     await this.usageRound;
   }
 
-  private readUsageRound(): void {
+  private readUsageRound(first: boolean): void {
     if (this.usageRound) return;
-    this.usageRound = Promise.all(this.usageReaders.map((read) => read())).then(
+    this.usageRound = Promise.all(this.usageReaders.map((read) => read(first))).then(
       () => (this.usageRound = undefined),
       () => (this.usageRound = undefined),
     );

@@ -9,6 +9,7 @@ function onePool(): AccountPool<string> {
   return {
     family: 'provider_c',
     liveAccounts: () => [{ alias: 'default', handle: 'login' }],
+    firstUsageReadStarted: () => undefined,
     loginFileOf: () => undefined,
     reportPlan: () => undefined,
     planView: () => ({ state: 'ready', windows: [], planSpent: false }),
@@ -19,6 +20,14 @@ function recorder(): EventLogger & { lines: Array<[string, Record<string, unknow
   const lines: Array<[string, Record<string, unknown>]> = [];
   const at = (level: string) => (record: object) => void lines.push([level, record as Record<string, unknown>]);
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** Answers the reads as they start until `count` started (a round reading one login after another). */
+async function eventuallyStarted(started: string[], count: number, answers: Array<() => void>): Promise<void> {
+  while (started.length < count) {
+    await new Promise((resolve) => setImmediate(resolve));
+    answers.splice(0).forEach((answer) => answer());
+  }
 }
 
 describe('readPoolUsage', () => {
@@ -50,6 +59,43 @@ describe('readPoolUsage', () => {
     expect(logger.lines).toEqual([
       ['warn', expect.objectContaining({ reason: 'cli missing', fix: PROVIDER_C_FIX.install })],
     ]);
+  });
+
+  it("starts every login's read at once in the first round and tells the pool of each; later rounds read one after another", async () => {
+    const started: string[] = [];
+    const told: string[] = [];
+    const answers: Array<() => void> = [];
+    const pool = {
+      ...onePool(),
+      liveAccounts: () => [
+        { alias: 'one', handle: 'login-one' },
+        { alias: 'two', handle: 'login-two' },
+      ],
+      firstUsageReadStarted: (alias: string) => void told.push(alias),
+    } as unknown as AccountPool<string>;
+    const read = (handle: string) => {
+      started.push(handle);
+      return new Promise<undefined>((resolve) => answers.push(() => resolve(undefined)));
+    };
+    const first = readPoolUsage(pool, read, recorder(), 60_000, true);
+    expect(started).toEqual(['login-one', 'login-two']);
+    expect(told).toEqual(['one', 'two']);
+    answers.splice(0).forEach((answer) => answer());
+    await first;
+    started.length = 0;
+    const later = readPoolUsage(pool, read, recorder(), 60_000);
+    await Promise.resolve();
+    expect(started).toEqual(['login-one']);
+    answers.splice(0).forEach((answer) => answer());
+    await eventuallyStarted(started, 2, answers);
+    await later;
+    expect(told).toEqual(['one', 'two']);
+  });
+
+  it('ends a read the family does not end at its timeout: logged, and the round goes on', async () => {
+    const logger = recorder();
+    await readPoolUsage(onePool(), () => new Promise(() => undefined), logger, 5, true);
+    expect(logger.lines).toEqual([['warn', expect.objectContaining({ reason: 'timeout' })]]);
   });
 
   it('says a failure that passes by itself needs nothing but the next read', async () => {

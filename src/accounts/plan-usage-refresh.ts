@@ -6,6 +6,7 @@ import { loginFix } from '../core/login-state';
 import type { PlanUsageRead } from '../core/plan-usage';
 import { planSummary } from '../core/plan-usage';
 import type { AccountPool } from './account-pool';
+import { untilAborted } from '../common/async/abortable';
 
 /** Bound on one read of a vendor's usage endpoint (token refresh included). */
 export const USAGE_READ_TIMEOUT_MS = 30_000;
@@ -34,7 +35,8 @@ export function usageReadFailure(error: unknown): string {
   if (error instanceof GatewayError)
     return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
   const code = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
-  return code ?? (error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'network');
+  // A timeout signal's reason is a DOMException, not an Error in every realm: read by its name.
+  return code ?? ((error as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'timeout' : 'network');
 }
 
 /**
@@ -57,58 +59,87 @@ const reportedUnreadable = new WeakMap<object, Set<string>>();
  * Reads every live login of a pool once from its vendor's usage endpoint and gives each answer to
  * the pool (`source: usage_endpoint`), which guards and shows it. Each login gets one `plan_usage`
  * info line (family, alias, the summary), or `plan_usage_read_failed` (warn, with a safe reason).
- * Logins are read one after another: a few requests every few minutes, never a burst. A login
- * whose credential cannot be read (LoginNotReadable) is warned about once, then only at debug.
+ * A login whose credential cannot be read (LoginNotReadable) is warned about once, then only at debug.
+ *
+ * The `first` round, at startup, reads every login at once (one request per login, each its own
+ * account) and tells the pool each read as it starts (`firstUsageReadStarted`): under `plan_only`
+ * a turn on a login waits for that login's read, so a plan the endpoint says is spent is refused
+ * from the first turn. Later rounds read logins one after another: nothing waits on them, and a
+ * few requests every few minutes never come as a burst. Each read is bounded by `timeoutMs`, also
+ * when the family's reader does not notice its signal.
  */
 export async function readPoolUsage<T>(
   pool: AccountPool<T>,
   read: PlanUsageRead<T>,
   logger: EventLogger,
   timeoutMs: number = USAGE_READ_TIMEOUT_MS,
+  first = false,
 ): Promise<void> {
   let unreadable = reportedUnreadable.get(pool);
   if (!unreadable) reportedUnreadable.set(pool, (unreadable = new Set()));
-  for (const { alias, handle } of pool.liveAccounts()) {
-    try {
-      const report = await read(handle, AbortSignal.timeout(timeoutMs), logger);
-      unreadable.delete(alias);
-      if (!report) throw new GatewayError('upstream', { detail: 'usage answer unreadable' });
-      pool.reportPlan(alias, report);
-      const view = pool.planView(alias);
-      logger.info(
-        {
-          event: 'plan_usage',
-          provider: pool.family,
-          account: alias,
-          state: view.state,
-          plan_spent: view.planSpent,
-          paid_usage: view.paid?.kind,
-          paid_available: view.paid?.available,
-          paid_in_use: view.paid?.inUse,
-          windows: view.windows.map((window) => ({
-            name: window.name,
-            used_ratio: window.usedRatio,
-            resets_at: window.resetsAt !== undefined ? new Date(window.resetsAt).toISOString() : undefined,
-          })),
-        },
-        `${pool.family} login ${alias}: ${planSummary(view)}`,
-      );
-    } catch (error) {
-      const reason = usageReadFailure(error);
-      const record = {
-        event: 'plan_usage_read_failed',
+  const readOne = (alias: string, handle: T) => readLogin(pool, read, logger, timeoutMs, unreadable, alias, handle);
+  if (first) {
+    const reads = pool.liveAccounts().map(({ alias, handle }) => {
+      const settled = readOne(alias, handle);
+      pool.firstUsageReadStarted(alias, settled);
+      return settled;
+    });
+    await Promise.all(reads);
+    return;
+  }
+  for (const { alias, handle } of pool.liveAccounts()) await readOne(alias, handle);
+}
+
+/** One login's read, reported to the pool and logged; never rejects. */
+async function readLogin<T>(
+  pool: AccountPool<T>,
+  read: PlanUsageRead<T>,
+  logger: EventLogger,
+  timeoutMs: number,
+  unreadable: Set<string>,
+  alias: string,
+  handle: T,
+): Promise<void> {
+  try {
+    const signal = AbortSignal.timeout(timeoutMs);
+    const report = await untilAborted(read(handle, signal, logger), signal);
+    unreadable.delete(alias);
+    if (!report) throw new GatewayError('upstream', { detail: 'usage answer unreadable' });
+    pool.reportPlan(alias, report);
+    const view = pool.planView(alias);
+    logger.info(
+      {
+        event: 'plan_usage',
         provider: pool.family,
         account: alias,
-        path: pool.loginFileOf(alias),
-        reason,
-        fix: usageReadFix(pool.family, reason, error),
-      };
-      if (!(error instanceof LoginNotReadable)) unreadable.delete(alias);
-      else if (unreadable.has(alias)) {
-        logger.debug(record, 'plan_usage_read_failed');
-        continue;
-      } else unreadable.add(alias);
-      logger.warn(record, 'plan_usage_read_failed');
-    }
+        state: view.state,
+        plan_spent: view.planSpent,
+        paid_usage: view.paid?.kind,
+        paid_available: view.paid?.available,
+        paid_in_use: view.paid?.inUse,
+        windows: view.windows.map((window) => ({
+          name: window.name,
+          used_ratio: window.usedRatio,
+          resets_at: window.resetsAt !== undefined ? new Date(window.resetsAt).toISOString() : undefined,
+        })),
+      },
+      `${pool.family} login ${alias}: ${planSummary(view)}`,
+    );
+  } catch (error) {
+    const reason = usageReadFailure(error);
+    const record = {
+      event: 'plan_usage_read_failed',
+      provider: pool.family,
+      account: alias,
+      path: pool.loginFileOf(alias),
+      reason,
+      fix: usageReadFix(pool.family, reason, error),
+    };
+    if (!(error instanceof LoginNotReadable)) unreadable.delete(alias);
+    else if (unreadable.has(alias)) {
+      logger.debug(record, 'plan_usage_read_failed');
+      return;
+    } else unreadable.add(alias);
+    logger.warn(record, 'plan_usage_read_failed');
   }
 }

@@ -228,6 +228,8 @@ export class FakeProviderA {
   /** `serveUsage()`: the `wham/usage` answer (a function of now), until `reset()`. */
   private usage: () => Record<string, unknown> = () => defaultUsageBody();
   private readonly usageCalls: RecordedModelsRequest[] = [];
+  /** `holdUsage()`: which logins' `wham/usage` calls wait (undefined: all), and the answers waiting, until `reset()`. */
+  private usageHeld?: { readonly accountId?: string; readonly answers: Array<() => void> };
   /** `sendMeter()`: headers every upgrade / POST answer carries (the plan's windows and credits), until `reset()`. */
   private meter: Record<string, string> = {};
 
@@ -406,6 +408,20 @@ export class FakeProviderA {
     this.usage = typeof body === 'function' ? body : () => body;
   }
 
+  /**
+   * From now until the returned release (or `reset()`), `wham/usage` calls (of the login with
+   * `ChatGPT-Account-Id: accountId` only, when given) are recorded but answered only at the
+   * release: a usage endpoint as slow as a spec needs, without a timer.
+   */
+  holdUsage(accountId?: string): () => void {
+    const held = { accountId, answers: [] as Array<() => void> };
+    this.usageHeld = held;
+    return () => {
+      if (this.usageHeld === held) this.usageHeld = undefined;
+      held.answers.splice(0).forEach((answer) => answer());
+    };
+  }
+
   /** The `GET wham/usage` calls the fake saw (URL and lower-cased headers). */
   usageRequests(): RecordedModelsRequest[] {
     return [...this.usageCalls];
@@ -425,6 +441,8 @@ export class FakeProviderA {
   reset(): void {
     this.usage = () => defaultUsageBody();
     this.usageCalls.length = 0;
+    this.usageHeld?.answers.splice(0).forEach((answer) => answer());
+    this.usageHeld = undefined;
     this.meter = {};
     this.keepOpen = false;
     this.handshakeDelayMs = 0;
@@ -590,7 +608,10 @@ export class FakeProviderA {
       void response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (!/^Bearer \S+$/.test(headers.authorization ?? '')) return json(401, { detail: 'Unauthorized' });
     if (!headers['chatgpt-account-id']) return json(403, { detail: 'Forbidden' });
-    json(200, this.usage());
+    const held = this.usageHeld;
+    if (held && (held.accountId === undefined || held.accountId === headers['chatgpt-account-id']))
+      held.answers.push(() => json(200, this.usage()));
+    else json(200, this.usage());
   }
 
   private answerModels(request: http.IncomingMessage, response: http.ServerResponse): void {

@@ -1,3 +1,4 @@
+import { recordingAccountMetrics } from '../../../test/support/recorders';
 import { AccountPool } from '../../accounts/account-pool';
 import type { ChatEvent } from '../../core/chat-event';
 import type { PlanReport } from '../../core/plan-usage';
@@ -124,6 +125,62 @@ describe(runFamilyTurn.name, () => {
     expect(opened).toEqual([]);
     expect(onClosed).toHaveBeenCalledTimes(1);
     expect(turnsInFlight()).toEqual([1, 0]);
+  });
+
+  describe("the login's first usage read, while it runs (ACCOUNT_PAID_USAGE=plan_only)", () => {
+    it('is waited for, then the login is taken again: a spent plan it reports refuses the turn unsent', async () => {
+      const { family, opened } = oneFrameFamily();
+      const { pool, options, turnsInFlight } = setup();
+      let answer!: () => void;
+      pool.firstUsageReadStarted(
+        'only',
+        new Promise<void>((resolve) => (answer = resolve)).then(() => pool.reportPlan('only', PAID_REPORT)),
+      );
+      const turn = runFamilyTurn(family, options());
+      await Promise.resolve();
+      expect(opened).toEqual([]);
+      answer();
+      await expect(turn).rejects.toMatchObject({ code: 'paid_usage_not_allowed' });
+      expect(opened).toEqual([]);
+      expect(turnsInFlight()).toEqual([1, 0]);
+    });
+
+    it('lets the turn through on its login when the read failed (it reported nothing)', async () => {
+      const { family, opened } = oneFrameFamily();
+      const { pool, options } = setup();
+      pool.firstUsageReadStarted('only', Promise.resolve());
+      await drain((await runFamilyTurn(family, options())).events);
+      expect(opened).toEqual(['login-only']);
+    });
+
+    it("gives the login back and rejects with the client's reason when it leaves during the wait", async () => {
+      const { family, opened } = oneFrameFamily();
+      const { pool, options, turnsInFlight } = setup();
+      pool.firstUsageReadStarted('only', new Promise<void>(() => undefined));
+      const client = new AbortController();
+      const turn = runFamilyTurn(family, { ...options(), context: { ...options().context, signal: client.signal } });
+      client.abort(new Error('client left'));
+      await expect(turn).rejects.toThrow('client left');
+      expect(opened).toEqual([]);
+      expect(turnsInFlight()).toEqual([1, 0]);
+    });
+
+    it('is not waited for under ACCOUNT_PAID_USAGE=allow', async () => {
+      const { family, opened } = oneFrameFamily();
+      const pool = new AccountPool(
+        'provider_c',
+        [{ alias: 'only', handle: 'login-only' }],
+        { maxInFlight: 0, cooldownDefaultMs: 60_000, pinnedChatsMax: 10, paidUsage: 'allow' },
+        {
+          clock: { now: () => Date.now() },
+          logger: setup().options().context.logger,
+          metrics: recordingAccountMetrics().metrics,
+        },
+      );
+      pool.firstUsageReadStarted('only', new Promise<void>(() => undefined));
+      await drain((await runFamilyTurn(family, { ...setup().options(), pool })).events);
+      expect(opened).toEqual(['login-only']);
+    });
   });
 
   it('a failed wait gives the login back and rejects with its error; no attempt opens', async () => {

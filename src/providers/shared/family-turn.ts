@@ -1,5 +1,6 @@
 import type { AccountPool } from '../../accounts/account-pool';
 import { AccountTurn } from '../../accounts/account-turn';
+import { untilAborted } from '../../common/async/abortable';
 import type { CallContext } from './provider-adapter';
 import type { AcceptedTurn, UpstreamAttempt, UpstreamFamily } from './turn-runner';
 import { runTurn } from './turn-runner';
@@ -28,7 +29,9 @@ export interface FamilyTurnOptions<L> {
 
 /**
  * One turn of a family on the turn runner: the chat's login (a 429 or 401 at once when no login
- * can take the turn), then `before` and the login taken again (AccountTurn.retake), then
+ * can take the turn), then the waits before its first attempt, each followed by the login taken
+ * again (AccountTurn.retake): the login's first usage read while it runs (under `plan_only`, so a
+ * plan the usage endpoint says is spent is refused from the first turn), then `before`. Then
  * `runTurn`. Resolves once the upstream accepted the turn.
  */
 export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
@@ -42,22 +45,38 @@ export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
   } catch (error) {
     return Promise.reject(error);
   }
-  // Without a wait of its own the turn is the runner's promise itself: no layer in between.
-  if (!before) return runTurn(family, { account, timeoutMs, idleTimeoutMs, context });
-  return before().then(
-    (onClosed) => {
-      try {
-        account.retake();
-      } catch (error) {
-        account.end();
-        onClosed();
-        throw error;
-      }
-      return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed });
-    },
-    (error: unknown) => {
-      account.end();
-      throw error;
-    },
-  );
+  // Without a wait the turn is the runner's promise itself: no layer in between (after startup,
+  // a login's first usage read is over and costs one property read).
+  if (!before && pool.firstUsageRead(account.alias) === undefined)
+    return runTurn(family, { account, timeoutMs, idleTimeoutMs, context });
+  return afterWaits(family, options, account);
+}
+
+async function afterWaits<L, F, A extends UpstreamAttempt<F>, R>(
+  family: UpstreamFamily<L, F, A, R>,
+  options: FamilyTurnOptions<L>,
+  account: AccountTurn<L>,
+): Promise<AcceptedTurn<A>> {
+  const { pool, timeoutMs, idleTimeoutMs, context, before } = options;
+  let onClosed: (() => void) | undefined;
+  try {
+    // A login taken again may be one whose first read still runs too (every login's may).
+    for (let read = pool.firstUsageRead(account.alias); read; read = pool.firstUsageRead(account.alias)) {
+      context.logger.info(
+        { event: 'account_usage_wait', provider: pool.family, account: account.alias },
+        'account_usage_wait',
+      );
+      await untilAborted(read, context.signal);
+      account.retake();
+    }
+    if (before) {
+      onClosed = await before();
+      account.retake();
+    }
+  } catch (error) {
+    account.end();
+    onClosed?.();
+    throw error;
+  }
+  return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed });
 }
