@@ -330,6 +330,16 @@ describe(AccountPool.name, () => {
     expect(thrown(() => pool.acquire('c3'))).toMatchObject({ code: 'auth', fix: apiKey.fix });
   });
 
+  it('keeps a turn on the login the check ruled out that it was given while every login is dead: no walk through them', () => {
+    const { pool } = makePool(['a', 'b']);
+    pool.loginChecked('a', { state: 'cli_missing' });
+    pool.loginChecked('b', { state: 'cli_missing' });
+    const lease = pool.acquire('chat-1');
+    // Taken again before a retry: the same login, not the other one the check ruled out.
+    expect(pool.retake(lease, 'chat-1')).toBe(lease);
+    lease.release();
+  });
+
   it("answers a turn refused on the last login the check left with the others' fix too, not only a new login", () => {
     const { pool } = makePool(['a', 'b', 'c']);
     // One mount the gateway's user may not read holds the other two logins: the check's fix is theirs.

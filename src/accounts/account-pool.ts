@@ -275,12 +275,23 @@ export class AccountPool<T> implements PlanReporter {
   /**
    * Whether the pool would still give the login of `lease` to its turn on `model` now (its
    * in-flight cap aside): ready with the model not resting on it, or for a family's only login,
-   * not held back by the paid-usage guard. What `retake` keeps a lease on.
+   * not held back by the paid-usage guard. A login the offline check ruled out, given to the turn
+   * because every login is dead, stays the turn's own while that lasts: a turn is not walked
+   * through the logins the check ruled out. What `retake` keeps a lease on.
    */
   keeps(lease: AccountLease<T>, model?: string): boolean {
     const account = this.account(lease.alias);
     this.heal(account);
-    return this.accounts.length === 1 ? !this.guardHolds(account, model) : this.servesNow(account, model);
+    if (this.accounts.length === 1) return !this.guardHolds(account, model);
+    if (this.servesNow(account, model)) return true;
+    // Every login dead: the one the check ruled out that the turn was given stays (no walk
+    // through them), unless the paid-usage guard holds it.
+    return (
+      account.state.kind === 'login_dead' &&
+      account.state.check !== undefined &&
+      this.accounts.every((other) => other.state.kind === 'login_dead') &&
+      !this.guardHolds(account, model)
+    );
   }
 
   /**
