@@ -18,6 +18,12 @@
 //                            (file suffix .ws-limit)
 //   ORACLE_COMPRESS=gzip     the fake gzips the model list and the SSE answers when the request accepts
 //                            gzip (file suffix .gzip; shows the CLI decodes both)
+//   ORACLE_MODELS_PATCH=<json>  with ORACLE_SERVE_MODELS=1: the served list is the bundled one with these
+//                            per-model changes, `{"<slug>": {"<field>": <value>, …}, …}` (null removes the
+//                            field; a slug of `null` removes the model). Shows what the CLI does when the
+//                            backend's list says something else than its bundled one. Needs ORACLE_LABEL
+//   ORACLE_CONFIG=<toml>     more lines for the CLI's config.toml (e.g. `model_verbosity = "high"`); needs ORACLE_LABEL
+//   ORACLE_LABEL=<name>      file suffix `.<name>` naming such a variant
 //   ORACLE_OUT=<file>        where to write the capture (default: the fixture name)
 //   ORACLE_NODE_MODULES=<dir> run the Codex CLI installed there instead of the pinned one
 // scripts/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift.
@@ -55,12 +61,23 @@ const WS_MAX_MESSAGE_BYTES = process.env.ORACLE_WS_MAX_MESSAGE_BYTES
   : undefined;
 /** ORACLE_COMPRESS=gzip: answers compressed as a real server would for `accept-encoding: …gzip…`. */
 const COMPRESS = process.env.ORACLE_COMPRESS === 'gzip';
+const MODELS_PATCH = process.env.ORACLE_MODELS_PATCH ? JSON.parse(process.env.ORACLE_MODELS_PATCH) : undefined;
+const EXTRA_CONFIG = process.env.ORACLE_CONFIG ? process.env.ORACLE_CONFIG.split('\n') : [];
+const LABEL = process.env.ORACLE_LABEL;
+if ((MODELS_PATCH || EXTRA_CONFIG.length > 0) && !LABEL) {
+  process.stderr.write('ORACLE_MODELS_PATCH and ORACLE_CONFIG need ORACLE_LABEL (the capture is not the plain one)\n');
+  process.exit(2);
+}
+if (MODELS_PATCH && !SERVE_MODELS) {
+  process.stderr.write('ORACLE_MODELS_PATCH needs ORACLE_SERVE_MODELS=1 (the patched list is what the fake serves)\n');
+  process.exit(2);
+}
 const fixtureDir = path.join(root, 'test/fixtures/codex-oracle');
 const outFile =
   process.env.ORACLE_OUT ??
   path.join(
     fixtureDir,
-    `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}${OUTPUT_SCHEMA ? '.output-schema' : ''}${WS_MAX_MESSAGE_BYTES ? '.ws-limit' : ''}${COMPRESS ? '.gzip' : ''}${EFFORT ? `.effort-${EFFORT}` : ''}${SERVE_MODELS ? '.models-served' : ''}.capture.json`,
+    `codex-${codexPackage.version}.${MODEL}${WEBSOCKETS ? '' : '.http'}${process.env.ORACLE_APP_SERVER ? '.app-server' : ''}${OUTPUT_SCHEMA ? '.output-schema' : ''}${WS_MAX_MESSAGE_BYTES ? '.ws-limit' : ''}${COMPRESS ? '.gzip' : ''}${EFFORT ? `.effort-${EFFORT}` : ''}${SERVE_MODELS ? '.models-served' : ''}${LABEL ? `.${LABEL}` : ''}.capture.json`,
   );
 
 const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -118,6 +135,24 @@ const bundledList = await new Promise((resolve) => {
     resolve(JSON.parse(output));
   });
 });
+
+/** The list the fake serves: the bundled one, with ORACLE_MODELS_PATCH applied. */
+function servedList() {
+  if (!MODELS_PATCH) return bundledList;
+  const models = [];
+  for (const model of bundledList.models) {
+    const patch = MODELS_PATCH[model.slug];
+    if (patch === null) continue;
+    const patched = { ...model };
+    for (const [field, value] of Object.entries(patch ?? {})) {
+      if (value === null) delete patched[field];
+      else patched[field] = value;
+    }
+    models.push(patched);
+  }
+  return { ...bundledList, models };
+}
+const served = servedList();
 
 const log = [];
 let connectionCounter = 0;
@@ -218,7 +253,7 @@ const server = http.createServer((request, response) => {
       entry.answered_with = gzip ? 'gzip' : 'identity';
     };
     if (SERVE_MODELS && request.method === 'GET' && request.url.split('?')[0].endsWith('/models')) {
-      answer('application/json', JSON.stringify(bundledList));
+      answer('application/json', JSON.stringify(served));
       return;
     }
     if (request.method === 'POST' && request.url.split('?')[0].endsWith('/responses')) {
@@ -268,6 +303,7 @@ fs.writeFileSync(
   [
     `model = "${MODEL}"`,
     ...(EFFORT ? [`model_reasoning_effort = "${EFFORT}"`] : []),
+    ...EXTRA_CONFIG,
     'model_provider = "oracle"',
     'check_for_update_on_startup = false',
     '[features]',
@@ -451,6 +487,8 @@ const capture = {
   note: 'Captured from the real Codex CLI by scripts/capture-codex-oracle.mjs; tokens redacted. Do not edit by hand.',
   codex_version: codexPackage.version,
   model: MODEL,
+  ...(MODELS_PATCH ? { models_patch: MODELS_PATCH } : {}),
+  ...(EXTRA_CONFIG.length > 0 ? { config: EXTRA_CONFIG } : {}),
   transcript: log.map(({ at, ...entry }) => ({ ...entry, at_ms: at - t0 })),
   exit_codes: [first.code, second.code],
 };

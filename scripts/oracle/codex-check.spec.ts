@@ -66,6 +66,23 @@ describe('the Codex oracle comparison', () => {
     ]);
   });
 
+  it('shows what the per-model flags decide by value: a CLI that sends another effort or verbosity drifts', () => {
+    const capture = read<CodexCapture>('gpt-6.1-sol.http.models-served.live-defaults.capture.json');
+    const changed = clone(capture);
+    for (const entry of entries(changed)) {
+      const body = entry.body as { reasoning?: { effort?: string }; text?: { verbosity?: string } } | undefined;
+      if (body?.reasoning?.effort === 'high') body.reasoning.effort = 'low';
+      if (body?.text?.verbosity === 'medium') body.text.verbosity = 'low';
+    }
+    const keys = diffRecorded('http', codexRequests(capture), codexRequests(changed)).map((difference) => [
+      difference.key,
+      difference.committed,
+      difference.fresh,
+    ]);
+    expect(keys).toContainEqual(['body reasoning.effort (value)', ['high'], ['low']]);
+    expect(keys).toContainEqual(['body text.verbosity (value)', ['medium'], ['low']]);
+  });
+
   it('counts the repeated model-list request once per distinct shape', () => {
     const list = entries(websocket).find((entry) => entry.kind === 'http')!;
     const changed: CodexCapture = { transcript: [...clone(websocket).transcript, clone(list)] };

@@ -36,6 +36,43 @@ export const CONNECTION_MECHANICS: ReadonlySet<string> = new Set([
   'content-length',
 ]);
 
+/**
+ * A capture against a served list that says something else about gpt-6.1-sol than the CLI's
+ * bundled one (`patch` over its entry), optionally with more CLI settings: what the CLI does with
+ * the per-model flags the gateway follows (docs/providers.md "What the gateway reads from the list").
+ */
+function changedListRun(label: string, patch: Record<string, unknown>, config?: string) {
+  return {
+    name: `gpt-6.1-sol.http.models-served.${label}.capture.json`,
+    env: {
+      ORACLE_MODEL: 'gpt-6.1-sol',
+      ORACLE_TRANSPORT: 'http',
+      ORACLE_SERVE_MODELS: '1',
+      ORACLE_LABEL: label,
+      ORACLE_MODELS_PATCH: JSON.stringify({ 'gpt-6.1-sol': patch }),
+      ...(config ? { ORACLE_CONFIG: config } : {}),
+    },
+  };
+}
+const level = (effort: string) => ({ effort, description: '' });
+
+/** The changed-list captures (each fixture records its patch and settings as `models_patch` and `config`). */
+export const CODEX_CHANGED_LIST_RUNS = [
+  changedListRun('live-defaults', { default_reasoning_level: 'high', default_verbosity: 'medium' }),
+  changedListRun('effort-dropped', {
+    default_reasoning_level: 'medium',
+    supported_reasoning_levels: ['medium', 'high', 'xhigh', 'max', 'ultra'].map(level),
+  }),
+  changedListRun('no-effort-levels', { supported_reasoning_levels: [] }, 'model_reasoning_effort = "high"'),
+  changedListRun('no-verbosity', { support_verbosity: false }, 'model_verbosity = "high"'),
+  changedListRun('summary-detailed', { default_reasoning_summary: 'detailed' }),
+  changedListRun('summary-setting-auto', {}, 'model_reasoning_summary = "auto"'),
+  changedListRun('no-summary-parameter', {
+    default_reasoning_summary: 'auto',
+    supports_reasoning_summary_parameter: false,
+  }),
+];
+
 /** The captures compared: fixture name (after `codex-<version>.`) and the capture script's mode. */
 export const CODEX_RUNS: readonly { readonly name: string; readonly env: Readonly<Record<string, string>> }[] = [
   { name: 'gpt-5.5.capture.json', env: { ORACLE_MODEL: 'gpt-5.5' } },
@@ -53,6 +90,7 @@ export const CODEX_RUNS: readonly { readonly name: string; readonly env: Readonl
     name: 'gpt-6.1-sol.http.gzip.models-served.capture.json',
     env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_TRANSPORT: 'http', ORACLE_COMPRESS: 'gzip', ORACLE_SERVE_MODELS: '1' },
   },
+  ...CODEX_CHANGED_LIST_RUNS,
 ];
 /** The efforts table covers one Responses-lite and one classic model. */
 const EFFORT_MODELS = ['gpt-6.1-sol', 'gpt-5.5'];
@@ -92,6 +130,17 @@ function codexRequest(entry: CaptureEntry): Recorded {
   const facts = headerFacts(entry.headers, { ignore: CONNECTION_MECHANICS });
   for (const [name, value] of new URLSearchParams(query ?? '')) addFact(facts, `query ${name}`, value);
   addJsonFacts(facts, 'body ', body);
+  // What the model list's per-model flags and the effort setting decide, by value: the
+  // changed-list captures differ from the plain ones only there.
+  const reasoning = isRecord(body.reasoning) ? body.reasoning : {};
+  const text = isRecord(body.text) ? body.text : {};
+  for (const [name, value] of [
+    ['reasoning.effort', reasoning.effort],
+    ['reasoning.summary', reasoning.summary],
+    ['text.verbosity', text.verbosity],
+  ] as const) {
+    if (typeof value === 'string') addFact(facts, `body ${name} (value)`, value);
+  }
   // The order of the input items is what the backend replays; the shape facts alone keep only their kinds.
   if (Array.isArray(body.input))
     addFact(
@@ -104,6 +153,10 @@ function codexRequest(entry: CaptureEntry): Recorded {
         .join(' '),
     );
   return { identity, facts };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** The reduced bundled list (codex-<version>.models.json) by value, keyed by model. */
