@@ -4,7 +4,7 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { FakeModel } from './support/fake-provider-a-rules';
 import { bundledTierModel } from './support/bundled-tiers';
-import { cliModelList } from './support/fake-provider-a';
+import { cliChangedListCapture, cliModelList } from './support/fake-provider-a';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
@@ -195,6 +195,71 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       expect((await chat({ model: 'sol-high' })).model).toBe(bundledTier('sol'));
       expect((await chat({ model: 'terra' })).model).toBe(bundledTier('terra'));
       expect((await chat({ model: 'luna' })).model).toBe(bundledTier('luna'));
+    });
+  });
+
+  describe("the list's per-model flags, as the real CLI reads them (its captures against the same list)", () => {
+    const startWith = async (models: FakeModel[]) => {
+      fake().serveModels(models);
+      gateway = await startGateway({
+        ...providerASettings(fake(), home()),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
+      });
+      await pollUntil(
+        async () => gateway!.logs.lines.filter((line) => line.includes('provider_a_models_refresh')),
+        (lines) => lines.length > 0,
+      );
+    };
+    const chat = async (body: Json) => {
+      fake().enqueue(textReply('ok'));
+      const response = await postChatBody(gateway!, { messages: [{ role: 'user', content: 'hi' }], ...body });
+      const text = await response.text();
+      return { status: response.status, text, sent: fake().lastBody() as Json };
+    };
+    const entry = async (id: string) => (await models()).find((model) => model.id === id);
+
+    it("a bundled model's plain and -fast ids take the list's default effort and verbosity; -<effort> ids keep theirs", async () => {
+      const cli = cliChangedListCapture('live-defaults');
+      expect(cli.sent).toMatchObject({ reasoning: { effort: 'high' }, text: { verbosity: 'medium' } });
+      await startWith(cli.models);
+      for (const id of ['gpt-6.1-sol', 'gpt-6.1-sol-fast']) {
+        const { status, sent } = await chat({ model: id });
+        expect(status).toBe(200);
+        expect(sent.reasoning.effort).toBe(cli.sent.reasoning!.effort);
+        expect(sent.text.verbosity).toBe(cli.sent.text!.verbosity);
+        expect(await entry(id)).toMatchObject({ reasoning_effort: 'high' });
+      }
+      const low = await chat({ model: 'gpt-6.1-sol-low' });
+      expect(low.sent).toMatchObject({ reasoning: { effort: 'low' }, text: { verbosity: 'medium' } });
+      // A request's own values still win.
+      const asked = await chat({ model: 'gpt-6.1-sol', reasoning_effort: 'medium', verbosity: 'low' });
+      expect(asked.sent).toMatchObject({ reasoning: { effort: 'medium' }, text: { verbosity: 'low' } });
+    });
+
+    it('a tier alias copies the changed default of its model', async () => {
+      const tierModel = cliModelList().find((model) => model.slug.endsWith('-sol'))!.slug;
+      await startWith(
+        cliModelList().map((model) =>
+          model.slug === tierModel ? { ...model, default_reasoning_level: 'xhigh', default_verbosity: 'high' } : model,
+        ),
+      );
+      const { sent } = await chat({ model: 'sol' });
+      expect(sent).toMatchObject({ model: tierModel, reasoning: { effort: 'xhigh' }, text: { verbosity: 'high' } });
+      expect(await entry('sol-fast')).toMatchObject({ reasoning_effort: 'xhigh' });
+    });
+
+    it('a list that drops the bundled default effort: the plain id stays listed and sends the new default', async () => {
+      const cli = cliChangedListCapture('effort-dropped');
+      expect(cli.sent.reasoning).toMatchObject({ effort: 'medium' });
+      await startWith(cli.models);
+      const ids = await modelIds();
+      expect(ids).toEqual(expect.arrayContaining(['gpt-6.1-sol', 'gpt-6.1-sol-fast', 'gpt-6.1-sol-medium']));
+      expect(ids).not.toContain('gpt-6.1-sol-low');
+      expect(ids).not.toContain('gpt-6.1-sol-fast-low');
+      const { status, sent } = await chat({ model: 'gpt-6.1-sol' });
+      expect(status).toBe(200);
+      expect(sent.reasoning.effort).toBe(cli.sent.reasoning!.effort);
     });
   });
 

@@ -189,17 +189,22 @@ export class ModelCatalog {
   private build(): CatalogState {
     const bundled = this.allEntries.filter((entry) => this.enabledProviders.includes(entry.provider));
     const infos = new Map(this.bundledInfos);
-    const entries = [...bundled];
-    const known = new Set(bundled.map((entry) => entry.id));
+    const liveInfos: UpstreamModelInfo[] = [];
     for (const [provider, list] of this.live.published()) {
       if (!this.enabledProviders.includes(provider)) continue;
       for (const info of [...list].sort((left, right) => (left.priority ?? 0) - (right.priority ?? 0))) {
         infos.set(info.slug, mergeInfo(infos.get(info.slug), info)!);
-        for (const row of variantRows(info)) {
-          if (known.has(row.id)) continue;
-          known.add(row.id);
-          entries.push(row);
-        }
+        liveInfos.push(info);
+      }
+    }
+    // A bundled default id takes the live list's default effort and verbosity, as the CLI does.
+    const entries = bundled.map((entry) => withLiveDefaults(entry, infos.get(entry.upstream_model)));
+    const known = new Set(bundled.map((entry) => entry.id));
+    for (const info of liveInfos) {
+      for (const row of variantRows(info)) {
+        if (known.has(row.id)) continue;
+        known.add(row.id);
+        entries.push(row);
       }
     }
     // Tier aliases last: they copy the rows of their tier's model, live variants included.
@@ -469,6 +474,30 @@ export function variantRows(info: UpstreamModelInfo): CatalogEntry[] {
     for (const effort of efforts) rows.push(row(`${base}-${effort}`, effort));
   }
   return rows;
+}
+
+/**
+ * `<slug>` and `<slug>-fast`: the ids that mean "the model's default" effort (an effort-suffixed
+ * id means its effort whatever the default is).
+ */
+export function isDefaultRow(entry: CatalogEntry): boolean {
+  return entry.id === entry.upstream_model || entry.id === `${entry.upstream_model}-fast`;
+}
+
+/**
+ * A row with what the live list gives its model as the defaults, where it gives them: what the
+ * Codex CLI sends when no effort or verbosity is set. The effort of a default row
+ * (`isDefaultRow`), and the verbosity of every id spelled from the slug (`<slug>`,
+ * `<slug>-high`, `<slug>-fast-low`, …; no id names a verbosity). The row's own values are the
+ * fallback; a row of another name (a catalog file's own id) is returned as it is.
+ */
+export function withLiveDefaults(entry: CatalogEntry, info: UpstreamModelInfo | undefined): CatalogEntry {
+  const slug = entry.upstream_model;
+  if (!info || (entry.id !== slug && !entry.id.startsWith(`${slug}-`))) return entry;
+  const effort = isDefaultRow(entry) ? (info.defaultEffort ?? entry.reasoning_effort) : entry.reasoning_effort;
+  const verbosity = info.defaultVerbosity ?? entry.verbosity;
+  if (effort === entry.reasoning_effort && verbosity === entry.verbosity) return entry;
+  return { ...entry, reasoning_effort: effort, verbosity };
 }
 
 /**

@@ -71,6 +71,9 @@ export interface FakeModel {
   input_modalities?: string[];
   default_verbosity?: string;
   priority?: number;
+  support_verbosity?: boolean;
+  default_reasoning_summary?: string;
+  supports_reasoning_summary_parameter?: boolean;
   /** The backend lists and serves the model only to a client at least this new. */
   minimal_client_version?: string;
 }

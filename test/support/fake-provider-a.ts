@@ -133,6 +133,49 @@ export function cliModelList(): FakeModel[] {
   }));
 }
 
+/**
+ * A capture of the real Codex CLI against a list that says something else about one model
+ * (scripts/oracle/codex-check.ts, CODEX_CHANGED_LIST_RUNS): that list, as the fake serves it, and
+ * the `reasoning` and `text` of the CLI's first sampling request.
+ */
+export function cliChangedListCapture(label: string): {
+  models: FakeModel[];
+  config: string[];
+  sent: { reasoning?: Record<string, unknown>; text?: Record<string, unknown> };
+} {
+  const file = path.join(
+    __dirname,
+    '..',
+    'fixtures',
+    'codex-oracle',
+    `codex-0.171.0.gpt-6.1-sol.http.models-served.${label}.capture.json`,
+  );
+  const capture = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+    models_patch: Record<string, Record<string, unknown> | null>;
+    config?: string[];
+    transcript: Array<{ kind: string; method?: string; body?: Record<string, any> }>;
+  };
+  const models: FakeModel[] = [];
+  for (const model of cliModelList()) {
+    const patch = capture.models_patch[model.slug];
+    if (patch === null) continue;
+    const patched: Record<string, unknown> = { ...model };
+    for (const [field, value] of Object.entries(patch ?? {})) {
+      if (value === null) delete patched[field];
+      else patched[field] = value;
+    }
+    models.push(patched as unknown as FakeModel);
+  }
+  const sampling = capture.transcript.find(
+    (entry) => entry.kind === 'http' && entry.method === 'POST' && Array.isArray(entry.body?.input),
+  )!;
+  return {
+    models,
+    config: capture.config ?? [],
+    sent: { reasoning: sampling.body!.reasoning, text: sampling.body!.text },
+  };
+}
+
 /** One GET of the model list, as the fake saw it. */
 export interface RecordedModelsRequest {
   readonly url: string;
