@@ -263,6 +263,37 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     });
   });
 
+  describe('support_verbosity: false', () => {
+    it('sends no text.verbosity, not even one the request asks for; a response_format still goes in text.format', async () => {
+      const cli = cliChangedListCapture('no-verbosity');
+      // The CLI drops even its model_verbosity setting for such a model.
+      expect(cli.config).toEqual(['model_verbosity = "high"']);
+      expect(cli.sent.text).toBeUndefined();
+      fake().serveModels(cli.models);
+      gateway = await startGateway({
+        ...providerASettings(fake(), home()),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
+      });
+      await pollUntil(
+        async () => gateway!.logs.lines.filter((line) => line.includes('provider_a_models_refreshed')),
+        (lines) => lines.length > 0,
+      );
+      const send = async (body: Json) => {
+        fake().enqueue(textReply('{}'));
+        const response = await postChatBody(gateway!, { messages: [{ role: 'user', content: 'hi' }], ...body });
+        expect(response.status).toBe(200);
+        return fake().lastBody() as Json;
+      };
+      expect((await send({ model: 'gpt-6.1-sol' })).text).toBeUndefined();
+      expect((await send({ model: 'gpt-6.1-sol-fast-high', verbosity: 'high' })).text).toBeUndefined();
+      const json = await send({ model: 'gpt-6.1-sol', verbosity: 'high', response_format: { type: 'json_object' } });
+      expect(json.text).toEqual({ format: { type: 'json_object' } });
+      // Another model of the same list still gets its verbosity.
+      expect((await send({ model: 'gpt-5.5' })).text).toEqual({ verbosity: 'low' });
+    });
+  });
+
   it('asks for the list as the pinned CLI does: path, client_version, header names', async () => {
     gateway = await startGateway({
       ...providerASettings(fake(), home(), { transport: 'sse' }),

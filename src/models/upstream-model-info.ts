@@ -15,6 +15,8 @@ export interface UpstreamModelInfo {
   readonly efforts?: readonly string[];
   readonly defaultEffort?: string | null;
   readonly defaultVerbosity?: string | null;
+  /** provider_a: `false` when the model takes no `text.verbosity` (the list's `support_verbosity`). */
+  readonly supportsVerbosity?: boolean;
   /** Upstream service tiers (`priority` makes `-fast` ids). */
   readonly serviceTiers?: readonly string[];
   /** provider_a: the model takes the "Responses lite" request shape (docs/providers.md). */

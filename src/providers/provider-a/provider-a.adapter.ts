@@ -252,8 +252,9 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
    * `overHttp` is the same attempt for HTTP + SSE (a WebSocket frame too large for the server).
    */
   private chatAttempt(request: ChatRequest, shape: WireShape, sessionId: string, credentials: ProviderACredentials) {
+    const info = this.catalog.upstreamInfo(request.model.upstreamModel);
     if (!request.faithful) {
-      const built = buildChatBody(request, { sessionId });
+      const built = buildChatBody(request, { sessionId, info });
       const shapedFor = (transport: ProviderATransportKind) =>
         this.shaped(
           shape,
@@ -274,6 +275,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     });
     const built = buildChatBody(request, {
       sessionId,
+      info,
       faithful: {
         profile: this.profile,
         turnId,

@@ -68,6 +68,7 @@ export function parseModelsList(body: unknown): UpstreamModelInfo[] | undefined 
       efforts: names(model.supported_reasoning_levels, 'effort'),
       defaultEffort: word(model.default_reasoning_level) ?? null,
       defaultVerbosity: word(model.default_verbosity) ?? null,
+      supportsVerbosity: typeof model.support_verbosity === 'boolean' ? model.support_verbosity : undefined,
       serviceTiers: names(model.service_tiers, 'id'),
       responsesLite: typeof model.use_responses_lite === 'boolean' ? model.use_responses_lite : undefined,
       contextWindow: positiveInteger(model.context_window),

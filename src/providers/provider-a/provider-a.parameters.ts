@@ -37,7 +37,9 @@ export const PROVIDER_A_PARAMETERS: FamilyParameters = {
     'flat function and custom tools; hosted tools (`web_search`…) as sent on classic-shape models, 400 on lite-shape ones (docs/providers.md "Two request shapes")',
   ),
   top_p: ignored(SAMPLING_NOT_TAKEN),
-  verbosity: honoured("`text.verbosity` (overrides the catalog's)"),
+  verbosity: honoured(
+    "`text.verbosity` (overrides the catalog's); ignored for a model the live list marks `support_verbosity: false`, which gets no `text.verbosity` at all, as from the Codex CLI",
+  ),
   faithful: honoured(
     "`true`: the captured CLI profile replaces the client's tools, `tool_choice` and `parallel_tool_calls` (faithful mode)",
   ),

@@ -146,6 +146,8 @@ export interface ChatBodyOptions {
   readonly sessionId: string;
   /** Present only when the request asked for faithful mode. */
   readonly faithful?: FaithfulTurn;
+  /** What the catalog knows about the upstream model (the live list's per-model flags). */
+  readonly info?: UpstreamModelInfo;
 }
 
 export interface ChatBody {
@@ -249,7 +251,9 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     store: false,
     reasoning: reasoningField(request.model, { summary: 'auto' }),
   };
-  const text = textField(request.model.verbosity, request.responseFormat);
+  // A model the list marks `support_verbosity: false` gets none, as from the CLI, even when asked.
+  const verbosity = options.info?.supportsVerbosity === false ? null : request.model.verbosity;
+  const text = textField(verbosity, request.responseFormat);
   if (text) body.text = text;
   body.prompt_cache_key = options.sessionId;
   if (request.model.serviceTier) body.service_tier = request.model.serviceTier;
