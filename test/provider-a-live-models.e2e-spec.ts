@@ -263,6 +263,67 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     });
   });
 
+  describe('a list the gateway cannot read is not applied', () => {
+    const refreshLines = () =>
+      gateway!.logs.lines
+        .map((line) => JSON.parse(line) as Json)
+        .filter((line) => String(line.event).startsWith('provider_a_models_refresh'));
+
+    it('entries without a slug (renamed): the last good list stays, and the warning says what to do', async () => {
+      fake().serveModels([{ ...cliModelList()[0], slug: 'gpt-7-sol', priority: -1 }, ...cliModelList()]);
+      gateway = await startGateway({
+        ...providerASettings(fake(), home()),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '1s',
+      });
+      await pollUntil(modelIds, (list) => list.includes('gpt-7-sol'));
+      const before = await modelIds();
+      fake().reshapeModelsList((models) => ({
+        models: models.map(({ slug, ...rest }) => ({ ...rest, id: slug })),
+      }));
+      const failures = await pollUntil(
+        async () => refreshLines().filter((line) => line.event === 'provider_a_models_refresh_failed'),
+        (lines) => lines.length > 0,
+      );
+      expect(failures[0]).toMatchObject({
+        reason: 'no entry of the model list has a readable slug',
+        fix: expect.stringContaining('PROVIDER_A_MODELS_REFRESH=0'),
+      });
+      expect(await modelIds()).toEqual(before);
+      fake().enqueue(textReply('ok'));
+      const chat = await postChatBody(gateway, { model: 'sol', messages: [{ role: 'user', content: 'hi' }] });
+      expect(chat.status).toBe(200);
+      expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-sol' });
+    });
+
+    it('a reshaped supported_reasoning_levels leaves the efforts unknown: every id listed, every effort sent', async () => {
+      fake().reshapeModelsList((models) => ({
+        models: models.map((model) => ({
+          ...model,
+          supported_reasoning_levels: model.supported_reasoning_levels.map(({ effort }) => ({ level: effort })),
+        })),
+      }));
+      gateway = await startGateway({
+        ...providerASettings(fake(), home()),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
+      });
+      await pollUntil(
+        async () => refreshLines().filter((line) => line.event === 'provider_a_models_refreshed'),
+        (lines) => lines.length > 0,
+      );
+      expect(await modelIds()).toEqual(expect.arrayContaining(['gpt-6.1-sol', 'gpt-6.1-sol-high', 'gpt-5.5-xhigh']));
+      fake().enqueue(textReply('ok'));
+      const chat = await postChatBody(gateway, {
+        model: 'gpt-6.1-sol',
+        reasoning_effort: 'high',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(chat.status).toBe(200);
+      expect(fake().lastBody()).toMatchObject({ reasoning: { effort: 'high' } });
+    });
+  });
+
   describe('support_verbosity: false', () => {
     it('sends no text.verbosity, not even one the request asks for; a response_format still goes in text.format', async () => {
       const cli = cliChangedListCapture('no-verbosity');

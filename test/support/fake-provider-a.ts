@@ -265,6 +265,7 @@ export class FakeProviderA {
   private readonly chainStores = new Set<Map<string, unknown[]>>();
   /** The models the fake serves and accepts (`GET …/models`, and `model` of every request). */
   private models: FakeModel[] = cliModelList();
+  private listShape?: (models: FakeModel[]) => unknown;
   /** Scripted failures of the next `GET …/models` calls (FIFO), then the list. */
   private readonly modelsFailures: number[] = [];
   private readonly modelsCalls: RecordedModelsRequest[] = [];
@@ -319,6 +320,14 @@ export class FakeProviderA {
   /** Replaces the model list the fake serves and accepts (until `reset()`: the CLI's list). */
   serveModels(models: FakeModel[]): void {
     this.models = models;
+  }
+
+  /**
+   * The list body as a backend that changed its shape would send it (`reshape` of the served
+   * models); the models themselves are still served and accepted as before. Until `reset()`.
+   */
+  reshapeModelsList(reshape: (models: FakeModel[]) => unknown): void {
+    this.listShape = reshape;
   }
 
   /** The models served now. */
@@ -501,6 +510,7 @@ export class FakeProviderA {
     this.tokenCounter = 0;
     this.responder = undefined;
     this.models = cliModelList();
+    this.listShape = undefined;
     this.modelsFailures.length = 0;
     this.modelsCalls.length = 0;
   }
@@ -669,7 +679,7 @@ export class FakeProviderA {
     const models = this.models.filter(
       (model) => model.minimal_client_version === undefined || !olderThan(asked, model.minimal_client_version),
     );
-    const text = JSON.stringify({ models });
+    const text = JSON.stringify(this.listShape ? this.listShape(models) : { models });
     const coding = this.codingOf(request);
     if (coding)
       response

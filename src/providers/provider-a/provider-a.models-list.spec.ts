@@ -1,4 +1,5 @@
 import { codexClient } from './provider-a.client';
+import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
 
 describe('the live model list, read as Codex CLI 0.171.0 reads it', () => {
@@ -55,7 +56,7 @@ describe('the live model list, read as Codex CLI 0.171.0 reads it', () => {
           some_future_field: { nested: [1, 2] },
         },
       ],
-    })!;
+    }) as UpstreamModelInfo[];
     expect(info).toMatchObject({ slug: 'gpt-6.2-sol', listed: true, efforts: ['low'] });
   });
 
@@ -106,8 +107,28 @@ describe('the live model list, read as Codex CLI 0.171.0 reads it', () => {
     ]);
   });
 
-  it('answers undefined for a body that is not a model list (the last good list is kept)', () => {
+  it('says why a body is not a list it can apply (the last good list is kept)', () => {
     for (const body of [undefined, null, [], { data: [] }, { models: 'x' }])
-      expect(parseModelsList(body)).toBeUndefined();
+      expect(parseModelsList(body)).toBe('not_a_model_list');
+    // Entries, none readable: the backend renamed `slug`. Applying it would empty the catalog.
+    expect(parseModelsList({ models: [{ id: 'gpt-6.2-sol' }, { id: 'gpt-6.1-sol' }] })).toBe('no_readable_entry');
+    expect(parseModelsList({ models: [] })).toEqual([]);
+  });
+
+  it('reads a reshaped effort or tier field as unknown (not checked), never as "none"', () => {
+    const [info] = parseModelsList({
+      models: [
+        {
+          slug: 'gpt-6.2-sol',
+          supported_reasoning_levels: [{ level: 'low' }, { level: 'high' }],
+          service_tiers: [{ tier: 'priority' }],
+        },
+      ],
+    }) as UpstreamModelInfo[];
+    expect(info.efforts).toBeUndefined();
+    expect(info.serviceTiers).toBeUndefined();
+    expect(
+      (parseModelsList({ models: [{ slug: 'm', supported_reasoning_levels: [] }] }) as UpstreamModelInfo[])[0].efforts,
+    ).toEqual([]);
   });
 });

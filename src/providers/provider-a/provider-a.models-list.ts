@@ -40,21 +40,31 @@ const positiveInteger = (value: unknown) =>
   typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 const word = (value: unknown) => (typeof value === 'string' && /^[a-z0-9_-]{1,32}$/i.test(value) ? value : undefined);
 
-/** `["low", …]` or `[{effort: "low", …}, …]` (the CLI's form); ids (`{id: "priority"}`) for tiers. */
+/**
+ * `["low", …]` or `[{effort: "low", …}, …]` (the CLI's form); ids (`{id: "priority"}`) for tiers.
+ * `undefined` (unknown, so not checked) for anything else, and for a non-empty array none of whose
+ * entries reads: a reshaped field says nothing, it does not say "none".
+ */
 function names(value: unknown, key: 'effort' | 'id'): string[] | undefined {
   if (!Array.isArray(value)) return undefined;
-  return value
+  const read = value
     .map((entry) => word(isJsonObject(entry) ? entry[key] : entry))
     .filter((entry): entry is string => entry !== undefined);
+  return value.length > 0 && read.length === 0 ? undefined : read;
 }
+
+/** Why a fetched list was not applied (the last good list is kept). */
+export type UnreadableList = 'not_a_model_list' | 'no_readable_entry';
 
 /**
  * The backend's answer (`{models: [...]}`, entries as `codex debug models --bundled` prints
- * them) → what the catalog merges. Entries without a usable slug are skipped; `undefined` when
- * the body is not a model list at all (the previous list is then kept).
+ * them) → what the catalog merges. Entries without a usable slug are skipped. Not a list:
+ * `not_a_model_list` when the body is not a model list at all, `no_readable_entry` when it has
+ * entries but none with a usable slug (the list changed shape; applying it would empty the
+ * catalog's provider_a part).
  */
-export function parseModelsList(body: unknown): UpstreamModelInfo[] | undefined {
-  if (!isJsonObject(body) || !Array.isArray(body.models)) return undefined;
+export function parseModelsList(body: unknown): UpstreamModelInfo[] | UnreadableList {
+  if (!isJsonObject(body) || !Array.isArray(body.models)) return 'not_a_model_list';
   const infos: UpstreamModelInfo[] = [];
   for (const model of body.models) {
     if (!isJsonObject(model) || typeof model.slug !== 'string' || !SLUG.test(model.slug)) continue;
@@ -76,5 +86,5 @@ export function parseModelsList(body: unknown): UpstreamModelInfo[] | undefined 
       priority: typeof model.priority === 'number' ? model.priority : undefined,
     });
   }
-  return infos;
+  return body.models.length > 0 && infos.length === 0 ? 'no_readable_entry' : infos;
 }

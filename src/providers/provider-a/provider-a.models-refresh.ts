@@ -23,6 +23,10 @@ const FETCH_TIMEOUT_MS = 30_000;
 /** After a failed fetch the next try comes sooner than the period (a login may appear any time). */
 const RETRY_AFTER_FAILURE_MS = 60_000;
 
+/** A list the gateway cannot read does not pass by itself. */
+const UNREADABLE_LIST_FIX =
+  'the backend changed the shape of its model list: update the gateway, or set PROVIDER_A_MODELS_REFRESH=0 to use the bundled list; the last good list stays in use meanwhile';
+
 /**
  * setTimeout/clearTimeout, injectable so specs drive the schedule without waiting. A delay longer
  * than a timer holds arms nothing (timer-range.ts): the fetch at startup is then the only one.
@@ -96,7 +100,9 @@ export class ProviderAModelsRefresh {
         const fix =
           outcome === 'no ready login' || outcome.endsWith('has no usable token')
             ? loginFix('provider_a', 'refresh_refused')
-            : 'nothing, if it passes: the next fetch comes at the next refresh';
+            : outcome.startsWith('no entry')
+              ? UNREADABLE_LIST_FIX
+              : 'nothing, if it passes: the next fetch comes at the next refresh';
         this.options.logger.warn(
           { event: 'provider_a_models_refresh_failed', reason: outcome, fix },
           'provider_a_models_refresh_failed',
@@ -182,7 +188,9 @@ export class ProviderAModelsRefresh {
           return `upstream status ${response.status}`;
         }
         const infos = parseModelsList(await readJsonCapped(response, MAX_LIST_BYTES));
-        return infos ? { account: alias, infos } : 'the answer is not a model list';
+        if (infos === 'not_a_model_list') return 'the answer is not a model list';
+        if (infos === 'no_readable_entry') return 'no entry of the model list has a readable slug';
+        return { account: alias, infos };
       } catch (error) {
         // fetch() wraps the socket error; only its errno code is logged (never a message).
         const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
