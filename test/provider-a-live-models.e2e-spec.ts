@@ -263,6 +263,23 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     });
   });
 
+  it('a bundled model the live list no longer has leaves /v1/models at once, and its ids still reach the upstream', async () => {
+    fake().serveModels(cliModelList().filter((model) => model.slug !== 'gpt-5.5'));
+    gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '15m',
+    });
+    await pollUntil(modelIds, (list) => !list.includes('gpt-5.5'));
+    expect((await modelIds()).filter((id) => id.startsWith('gpt-5.5'))).toEqual([]);
+    expect(await modelIds()).toContain('gpt-6.1-sol-high');
+    expect((await fetch(`${gateway.url}/v1/models/gpt-5.5-high`)).status).toBe(404);
+    // Still resolvable for chat: what the backend says about it is the answer.
+    fake().enqueue(textReply('ok'));
+    await postChatBody(gateway, { model: 'gpt-5.5-high', messages: [{ role: 'user', content: 'hi' }] });
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-5.5', reasoning: { effort: 'high' } });
+  });
+
   describe('a list the gateway cannot read is not applied', () => {
     const refreshLines = () =>
       gateway!.logs.lines

@@ -80,7 +80,7 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
     );
   });
 
-  it('does not list hidden slugs, efforts the list no longer offers, or -fast ids without the tier; bundled ids still resolve', () => {
+  it('does not list hidden or missing slugs, efforts the list no longer offers, or -fast ids without the tier; bundled ids still resolve', () => {
     const catalog = fresh();
     catalog.live.publish('provider_a', [
       live('gpt-6.1-sol', { efforts: ['low', 'medium'], serviceTiers: [] }),
@@ -99,9 +99,11 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
       reasoningEffort: 'high',
     });
     expect(catalog.resolve('gpt-7-hidden-low')).toMatchObject({ upstreamModel: 'gpt-7-hidden' });
-    // Families without a live list, and bundled slugs the list does not mention, are untouched.
+    // Families without a live list are untouched; a bundled slug the list does not mention is
+    // no longer offered, yet its ids still resolve.
     expect(ids).toContain('gemini-2.5-pro');
-    expect(ids).toContain('gpt-5.5-xhigh');
+    expect(ids.filter((id) => id.startsWith('gpt-5.5'))).toEqual([]);
+    expect(catalog.resolve('gpt-5.5-xhigh')).toMatchObject({ upstreamModel: 'gpt-5.5', reasoningEffort: 'xhigh' });
   });
 
   it('takes wire flags and metadata from the live list over the bundled data', () => {

@@ -220,7 +220,17 @@ export class ModelCatalog {
         aliases.set(row.id, alias);
       }
     }
-    const isDropped = (entry: CatalogEntry) => this.live.isRefused(entry.provider, entry.upstream_model);
+    // Once a family's live list is held, it alone says which of its models are offered; a tier
+    // kept from the file (its list has no model of that tier) is the one exception.
+    const liveSlugs = new Map(
+      [...this.live.published()].map(([provider, list]) => [provider, new Set(list.map((info) => info.slug))]),
+    );
+    const isDropped = (entry: CatalogEntry) => {
+      if (this.live.isRefused(entry.provider, entry.upstream_model)) return true;
+      if (aliases.get(entry.id)?.source === 'bundled_catalog') return false;
+      const slugs = liveSlugs.get(entry.provider);
+      return slugs !== undefined && !slugs.has(entry.upstream_model);
+    };
     const listed = entries.filter((entry) => isListed(entry, infos.get(entry.upstream_model), isDropped(entry)));
     this.changes += 1;
     return { entries, byId: new Map(entries.map((entry) => [entry.id, entry])), infos, listed, tiers, aliases };
@@ -501,8 +511,8 @@ export function withLiveDefaults(entry: CatalogEntry, info: UpstreamModelInfo | 
 }
 
 /**
- * Whether `/v1/models` shows a row: not a CLI-only effort, and where the upstream's entry is
- * known, not hidden or dropped, its effort one the upstream lists, its tier one it offers.
+ * Whether `/v1/models` shows a row: not dropped (refused for the login, or missing from its
+ * family's live list), not a CLI-only effort, and where the upstream's entry is known, not hidden, its effort one the upstream lists, its tier one it offers.
  */
 export function isListed(row: CatalogEntry, info: UpstreamModelInfo | undefined, dropped: boolean): boolean {
   if (dropped || isCliOnlyEffort(row.provider, row.reasoning_effort)) return false;
