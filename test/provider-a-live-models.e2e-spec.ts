@@ -249,6 +249,24 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       expect(await entry('sol-fast')).toMatchObject({ reasoning_effort: 'xhigh' });
     });
 
+    it.each([
+      // The model's own default summary, as the CLI sends it.
+      ['summary-detailed', 'detailed'],
+      // No summary at all for a model that takes none, as the CLI.
+      ['no-summary-parameter', undefined],
+      // The list's default is `none`: auto, what the CLI sends with model_reasoning_summary = "auto".
+      ['summary-setting-auto', 'auto'],
+    ])('reasoning.summary follows the list as the CLI does (capture %s)', async (label, summary) => {
+      const cli = cliChangedListCapture(label);
+      expect(cli.sent.reasoning?.summary).toBe(summary);
+      await startWith(cli.models);
+      for (const body of [{ model: 'gpt-6.1-sol' }, { model: 'gpt-6.1-sol-fast-high', faithful: true }]) {
+        const { status, sent } = await chat(body);
+        expect(status).toBe(200);
+        expect(sent.reasoning.summary).toBe(cli.sent.reasoning!.summary);
+      }
+    });
+
     it('a list that drops the bundled default effort: the plain id stays listed and sends the new default', async () => {
       const cli = cliChangedListCapture('effort-dropped');
       expect(cli.sent.reasoning).toMatchObject({ effort: 'medium' });

@@ -17,6 +17,10 @@ export interface UpstreamModelInfo {
   readonly defaultVerbosity?: string | null;
   /** provider_a: `false` when the model takes no `text.verbosity` (the list's `support_verbosity`). */
   readonly supportsVerbosity?: boolean;
+  /** provider_a: the list's `default_reasoning_summary` (`none`, `auto`, `detailed`, …). */
+  readonly defaultReasoningSummary?: string;
+  /** provider_a: `false` when the model takes no `reasoning.summary` (`supports_reasoning_summary_parameter`). */
+  readonly supportsReasoningSummary?: boolean;
   /** Upstream service tiers (`priority` makes `-fast` ids). */
   readonly serviceTiers?: readonly string[];
   /** provider_a: the model takes the "Responses lite" request shape (docs/providers.md). */

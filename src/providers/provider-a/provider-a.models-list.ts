@@ -79,6 +79,11 @@ export function parseModelsList(body: unknown): UpstreamModelInfo[] | Unreadable
       defaultEffort: word(model.default_reasoning_level) ?? null,
       defaultVerbosity: word(model.default_verbosity) ?? null,
       supportsVerbosity: typeof model.support_verbosity === 'boolean' ? model.support_verbosity : undefined,
+      defaultReasoningSummary: word(model.default_reasoning_summary),
+      supportsReasoningSummary:
+        typeof model.supports_reasoning_summary_parameter === 'boolean'
+          ? model.supports_reasoning_summary_parameter
+          : undefined,
       serviceTiers: names(model.service_tiers, 'id'),
       responsesLite: typeof model.use_responses_lite === 'boolean' ? model.use_responses_lite : undefined,
       contextWindow: positiveInteger(model.context_window),

@@ -164,6 +164,20 @@ export function reasoningField(model: ResolvedModel, extra: Json = {}): Json {
   return model.reasoningEffort ? { effort: model.reasoningEffort, ...extra } : { ...extra };
 }
 
+/**
+ * `reasoning.summary`, as Codex CLI 0.171.0 decides it from the model list
+ * (test/fixtures/codex-oracle/*.models-served.summary-*.capture.json, …no-summary-parameter…):
+ * none for a model marked `supports_reasoning_summary_parameter: false`; else the model's
+ * `default_reasoning_summary`. Where that is `none` or unknown (every model of the 0.171.0
+ * list), `auto`, which the CLI sends with `model_reasoning_summary = "auto"`: reasoning
+ * summaries are how clients get `reasoning_content`.
+ */
+export function summaryField(info: UpstreamModelInfo | undefined): Json {
+  if (info?.supportsReasoningSummary === false) return {};
+  const summary = info?.defaultReasoningSummary;
+  return { summary: summary === undefined || summary === 'none' ? 'auto' : summary };
+}
+
 /** What the turn metadata of one faithful attempt is made of. */
 export interface TurnMetadataInput {
   readonly sessionId: string;
@@ -249,7 +263,7 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     input,
     stream: true,
     store: false,
-    reasoning: reasoningField(request.model, { summary: 'auto' }),
+    reasoning: reasoningField(request.model, summaryField(options.info)),
   };
   // A model the list marks `support_verbosity: false` gets none, as from the CLI, even when asked.
   const verbosity = options.info?.supportsVerbosity === false ? null : request.model.verbosity;
