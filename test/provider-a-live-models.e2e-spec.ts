@@ -267,6 +267,17 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       }
     });
 
+    it('a model listed without effort levels takes any effort, as the CLI sends its setting', async () => {
+      const cli = cliChangedListCapture('no-effort-levels');
+      expect(cli.config).toEqual(['model_reasoning_effort = "high"']);
+      await startWith(cli.models);
+      const { status, text, sent } = await chat({ model: 'gpt-6.1-sol', reasoning_effort: 'high' });
+      expect(text).not.toContain('must be one of');
+      expect(status).toBe(200);
+      expect(sent.reasoning.effort).toBe(cli.sent.reasoning!.effort);
+      expect(await modelIds()).toEqual(expect.arrayContaining(['gpt-6.1-sol', 'gpt-6.1-sol-high']));
+    });
+
     it('a list that drops the bundled default effort: the plain id stays listed and sends the new default', async () => {
       const cli = cliChangedListCapture('effort-dropped');
       expect(cli.sent.reasoning).toMatchObject({ effort: 'medium' });

@@ -299,14 +299,15 @@ function checkPassthroughName(model: string): void {
 /**
  * 400 `invalid_request_error` naming the allowed values when a request effort is not one the
  * model accepts (the backend would refuse it, or worse, quietly use another). The client's value
- * is not echoed.
+ * is not echoed. No list, or an empty one (a model list that names no efforts for the model, to
+ * which the Codex CLI still sends its effort setting), is not checked.
  */
 export function checkEffort(
   modelId: string,
   allowed: readonly string[] | undefined,
   requested: string | undefined,
 ): void {
-  if (requested === undefined || allowed === undefined || allowed.includes(requested)) return;
+  if (requested === undefined || allowed === undefined || allowed.length === 0 || allowed.includes(requested)) return;
   throw new GatewayError('invalid_request', {
     param: 'reasoning_effort',
     publicMessage: `reasoning_effort must be one of ${allowed.join(', ')} for model ${modelId.slice(0, 128)}`,
@@ -518,7 +519,9 @@ export function isListed(row: CatalogEntry, info: UpstreamModelInfo | undefined,
   if (dropped || isCliOnlyEffort(row.provider, row.reasoning_effort)) return false;
   if (!info) return true;
   if (info.listed === false) return false;
-  if (info.efforts && row.reasoning_effort !== null && !info.efforts.includes(row.reasoning_effort)) return false;
+  // An empty effort list names none, as in checkEffort: no effort id is hidden for it.
+  const efforts = info.efforts?.length ? info.efforts : undefined;
+  if (efforts && row.reasoning_effort !== null && !efforts.includes(row.reasoning_effort)) return false;
   if (info.serviceTiers && row.service_tier !== null && !info.serviceTiers.includes(row.service_tier)) return false;
   return true;
 }

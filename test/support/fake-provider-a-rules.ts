@@ -129,7 +129,8 @@ export function modelRefusal(
       'model',
     );
   const reasoning = isObject(body.reasoning) ? body.reasoning : {};
-  if (reasoning.effort !== undefined) {
+  // A model listed without effort levels is not held to any (the CLI still sends its setting).
+  if (reasoning.effort !== undefined && model.supported_reasoning_levels.length > 0) {
     const allowed = model.supported_reasoning_levels
       .map((level) => level.effort)
       .filter((effort) => WIRE_EFFORTS.has(effort));
