@@ -452,6 +452,27 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     expect(chat.status).toBe(200);
   });
 
+  it.each([
+    [503, /^nothing, if it passes: the list is fetched again in 60 s$/],
+    [401, /codex login/],
+    [404, /^check PROVIDER_A_URL/],
+  ])('a list fetch answered %i logs the fix for that failure', async (status, fix) => {
+    fake().failModelsList(status, 10);
+    gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '15m',
+    });
+    const [failure] = await pollUntil(
+      async () =>
+        gateway!.logs.lines
+          .map((line) => JSON.parse(line) as Json)
+          .filter((line) => line.event === 'provider_a_models_refresh_failed'),
+      (lines) => lines.length > 0,
+    );
+    expect(failure).toMatchObject({ reason: `upstream status ${status}`, fix: expect.stringMatching(fix) });
+  });
+
   it('PROVIDER_A_MODELS_REFRESH=0 never asks for the list', async () => {
     gateway = await startGateway({
       ...providerASettings(fake(), home()),

@@ -133,6 +133,37 @@ describe(ProviderAModelsRefresh.name, () => {
     expect(timers.pending).toEqual([]);
   });
 
+  it('gives each failure its own fix: only a passing one needs nothing, and it says when the next try comes', async () => {
+    const { refresh, records } = harness([
+      { status: 503 },
+      { status: 401 },
+      { status: 403 },
+      { status: 404 },
+      { status: 200, body: { nope: true } },
+      { status: 200, body: { models: [{ id: 'gpt-6.2-sol' }] } },
+      new TypeError('fetch failed'),
+    ]);
+    for (const _ of [1, 2, 3, 4, 5, 6, 7]) expect(await refresh.refresh()).toBe(false);
+    const fixes = records
+      .filter((record) => record.event === 'provider_a_models_refresh_failed')
+      .map((record) => [record.reason, record.fix]);
+    expect(fixes).toEqual([
+      ['upstream status 503', 'nothing, if it passes: the list is fetched again in 60 s'],
+      ['upstream status 401', "run `codex login` on the gateway's machine"],
+      ['upstream status 403', "run `codex login` on the gateway's machine"],
+      ['upstream status 404', expect.stringMatching(/^check PROVIDER_A_URL: .*PROVIDER_A_MODELS_REFRESH=0/)],
+      [
+        'the answer is not a model list',
+        expect.stringMatching(/update the gateway, or set PROVIDER_A_MODELS_REFRESH=0/),
+      ],
+      [
+        'no entry of the model list has a readable slug',
+        expect.stringMatching(/update the gateway, or set PROVIDER_A_MODELS_REFRESH=0/),
+      ],
+      [expect.stringMatching(/^connection failed/), 'nothing, if it passes: the list is fetched again in 60 s'],
+    ]);
+  });
+
   it('skips logins that are not ready, reports a failed token to the pool, and says so when no login is ready', async () => {
     const some = harness(
       [{ status: 200, body: LIST }],

@@ -23,7 +23,7 @@ const FETCH_TIMEOUT_MS = 30_000;
 /** After a failed fetch the next try comes sooner than the period (a login may appear any time). */
 const RETRY_AFTER_FAILURE_MS = 60_000;
 
-/** A list the gateway cannot read does not pass by itself. */
+/** A list the gateway cannot read does not pass by itself; the bundled list is the way out. */
 const UNREADABLE_LIST_FIX =
   'the backend changed the shape of its model list: update the gateway, or set PROVIDER_A_MODELS_REFRESH=0 to use the bundled list; the last good list stays in use meanwhile';
 
@@ -95,16 +95,9 @@ export class ProviderAModelsRefresh {
     timeout.unref();
     try {
       const outcome = await this.fetchWithSomeLogin(controller.signal);
-      if (typeof outcome === 'string') {
-        // Without a usable login only a new login helps; anything else passes by itself.
-        const fix =
-          outcome === 'no ready login' || outcome.endsWith('has no usable token')
-            ? loginFix('provider_a', 'refresh_refused')
-            : outcome.startsWith('no entry')
-              ? UNREADABLE_LIST_FIX
-              : 'nothing, if it passes: the next fetch comes at the next refresh';
+      if ('reason' in outcome) {
         this.options.logger.warn(
-          { event: 'provider_a_models_refresh_failed', reason: outcome, fix },
+          { event: 'provider_a_models_refresh_failed', reason: outcome.reason, fix: this.fixFor(outcome) },
           'provider_a_models_refresh_failed',
         );
         return false;
@@ -128,6 +121,22 @@ export class ProviderAModelsRefresh {
     } finally {
       clearTimeout(timeout);
       if (this.inFlight === controller) this.inFlight = undefined;
+    }
+  }
+
+  /** What the operator does about a failed fetch: only a passing failure needs nothing. */
+  private fixFor(failure: FetchFailure): string {
+    switch (failure.kind) {
+      case 'login':
+        return loginFix('provider_a', 'refresh_refused') ?? 'log in again';
+      case 'not_found':
+        return 'check PROVIDER_A_URL: the model list is read at its path with /models in place of /responses, and nothing answers there (404); PROVIDER_A_MODELS_REFRESH=0 uses the bundled list';
+      case 'unreadable':
+        return UNREADABLE_LIST_FIX;
+      case 'transient': {
+        const retryMs = Math.min(this.options.periodMs, RETRY_AFTER_FAILURE_MS);
+        return `nothing, if it passes: the list is fetched again in ${Math.ceil(retryMs / 1000)} s`;
+      }
     }
   }
 
@@ -160,13 +169,12 @@ export class ProviderAModelsRefresh {
   /** The list as the first login that can get a token sees it, or why none could (a reason, never a token or body text). */
   private async fetchWithSomeLogin(
     signal: AbortSignal,
-  ): Promise<{ account: string; infos: UpstreamModelInfo[] } | string> {
+  ): Promise<{ account: string; infos: UpstreamModelInfo[] } | FetchFailure> {
     // A login that is cooling (usage limit) or dead is left alone; an expired token is refreshed as for a turn.
     const logins = this.options.accounts
       .liveAccounts()
       .filter(({ alias }) => this.options.accounts.stateOf(alias).kind === 'ready');
-    if (logins.length === 0) return 'no ready login';
-    let reason = 'no ready login';
+    let failure: FetchFailure = { reason: 'no ready login', kind: 'login' };
     for (const { alias, handle } of logins) {
       let credentials;
       try {
@@ -174,7 +182,7 @@ export class ProviderAModelsRefresh {
       } catch (error) {
         // What a failed refresh says about the login counts, as for a turn (a revoked login is dead).
         this.options.accounts.applyFailure(alias, error);
-        reason = `login ${alias} has no usable token`;
+        failure = { reason: `login ${alias} has no usable token`, kind: 'login' };
         continue;
       }
       try {
@@ -185,18 +193,38 @@ export class ProviderAModelsRefresh {
         });
         if (!response.ok) {
           void response.body?.cancel().catch(() => undefined);
-          return `upstream status ${response.status}`;
+          return { reason: `upstream status ${response.status}`, kind: statusKind(response.status) };
         }
         const infos = parseModelsList(await readJsonCapped(response, MAX_LIST_BYTES));
-        if (infos === 'not_a_model_list') return 'the answer is not a model list';
-        if (infos === 'no_readable_entry') return 'no entry of the model list has a readable slug';
+        if (infos === 'not_a_model_list') return { reason: 'the answer is not a model list', kind: 'unreadable' };
+        if (infos === 'no_readable_entry')
+          return { reason: 'no entry of the model list has a readable slug', kind: 'unreadable' };
         return { account: alias, infos };
       } catch (error) {
         // fetch() wraps the socket error; only its errno code is logged (never a message).
         const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
-        return signal.aborted ? 'timed out or stopped' : `connection failed (${code ?? 'network'})`;
+        return {
+          reason: signal.aborted ? 'timed out or stopped' : `connection failed (${code ?? 'network'})`,
+          kind: 'transient',
+        };
       }
     }
-    return reason;
+    return failure;
   }
+}
+
+/**
+ * Why a fetch failed (`reason`, for the log) and what kind of failure it is, which decides the
+ * fix: only a transient one passes by itself; the others come back at every retry until fixed.
+ */
+interface FetchFailure {
+  readonly reason: string;
+  readonly kind: 'login' | 'not_found' | 'unreadable' | 'transient';
+}
+
+/** 401/403: the backend refuses the login; 404: nothing answers at that URL; else it may pass. */
+function statusKind(status: number): FetchFailure['kind'] {
+  if (status === 401 || status === 403) return 'login';
+  if (status === 404) return 'not_found';
+  return 'transient';
 }
