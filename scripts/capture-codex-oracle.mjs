@@ -509,6 +509,14 @@ const models = bundled.models.map((model) => ({
   use_responses_lite: model.use_responses_lite,
   context_window: model.context_window,
   max_context_window: model.max_context_window,
+  // Per-model flags that decide what the CLI sends (reasoning.summary, text.verbosity, the
+  // service tier) or whether it offers the model: kept by value so a release that flips one drifts.
+  support_verbosity: model.support_verbosity,
+  default_reasoning_summary: model.default_reasoning_summary,
+  supports_reasoning_summary_parameter: model.supports_reasoning_summary_parameter,
+  default_service_tier: model.default_service_tier,
+  supported_in_api: model.supported_in_api,
+  truncation_policy: model.truncation_policy,
 }));
 fs.writeFileSync(
   path.join(path.dirname(outFile), `codex-${codexPackage.version}.models.json`),

@@ -112,6 +112,28 @@ describe('the Codex oracle comparison', () => {
     ).toEqual(expect.arrayContaining(['model gpt-next', 'model gpt-next context_window']));
   });
 
+  it('reports a per-model flag that changed value (what the CLI sends depends on it)', () => {
+    const models = read<{ models: Record<string, unknown>[] }>('models.json').models;
+    const changed = clone(models);
+    const [first] = changed;
+    expect(first).toMatchObject({ support_verbosity: true, default_reasoning_summary: expect.any(String) });
+    first.support_verbosity = false;
+    first.default_reasoning_summary = 'detailed';
+    (first.truncation_policy as { limit: number }).limit += 1;
+    const keys = diffFacts('models', codexModelFacts(models), codexModelFacts(changed)).map(
+      (difference) => `${difference.change} ${difference.key}`,
+    );
+    const slug = String(first.slug);
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        `changed model ${slug} support_verbosity`,
+        `changed model ${slug} default_reasoning_summary`,
+        `changed model ${slug} truncation_policy.limit`,
+      ]),
+    );
+    expect(keys).toHaveLength(3);
+  });
+
   it('compares the efforts table by value', () => {
     const efforts = read<{ efforts: Parameters<typeof codexEffortFacts>[0] }>('efforts.json').efforts;
     expect(diffFacts('efforts', codexEffortFacts(efforts), codexEffortFacts(clone(efforts)))).toEqual([]);

@@ -130,6 +130,9 @@ export function cliModelList(): FakeModel[] {
     context_window: model.context_window,
     input_modalities: model.input_modalities,
     default_verbosity: model.default_verbosity,
+    support_verbosity: model.support_verbosity,
+    default_reasoning_summary: model.default_reasoning_summary,
+    supports_reasoning_summary_parameter: model.supports_reasoning_summary_parameter,
   }));
 }
 
