@@ -68,6 +68,11 @@ describe('provider_a plan usage and the paid-usage guard', () => {
   const entry = async (alias: string): Promise<Json> =>
     (await accounts()).data.find((row: Json) => row.provider === 'provider_a' && row.account === alias);
   const metrics = () => scrapeMetrics(gateway!, AUTH);
+  /** The logins the fake saw requests from, in order. */
+  const accountsAsked = () =>
+    fake()
+      .requests()
+      .map((request) => request.headers['chatgpt-account-id']);
   /** What wham/usage says of a plan whose 5-hour window is spent until `resetAt`, credits behind it. */
   const spentPlanUsage = (resetAt: number) => ({
     ...defaultUsageBody(),
@@ -232,11 +237,7 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     const moved = await post('second');
     expect(moved.status).toBe(200);
     expect(((await moved.json()) as Json).choices[0].message.content).toBe('on the plan');
-    expect(
-      fake()
-        .requests()
-        .map((request) => request.headers['chatgpt-account-id']),
-    ).toEqual(['acct-work', 'acct-spare']);
+    expect(accountsAsked()).toEqual(['acct-work', 'acct-spare']);
   });
 
   // The first attempt's headers show the plan spent with credits behind it, then it fails before
@@ -269,11 +270,7 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     const moved = await post('retry-moves');
     expect(moved.status).toBe(200);
     expect(((await moved.json()) as Json).choices[0].message.content).toBe('on the plan');
-    expect(
-      fake()
-        .requests()
-        .map((request) => request.headers['chatgpt-account-id']),
-    ).toEqual(['acct-work', 'acct-spare']);
+    expect(accountsAsked()).toEqual(['acct-work', 'acct-spare']);
     expect(gateway!.logs.records('upstream_account_moved')).toContainEqual(
       expect.objectContaining({ from_account: 'work', to_account: 'spare' }),
     );
@@ -346,11 +343,7 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     fake().enqueue(textReply('from the login already read'));
     const served = await post('prefers-read');
     expect(served.status).toBe(200);
-    expect(
-      fake()
-        .requests()
-        .map((request) => request.headers['chatgpt-account-id']),
-    ).toEqual(['acct-spare']);
+    expect(accountsAsked()).toEqual(['acct-spare']);
     expect(gateway!.logs.records('account_usage_wait')).toEqual([]);
     release();
   });
