@@ -1,3 +1,4 @@
+import { errnoOf } from '../common/errno';
 import { GatewayError } from '../core/gateway.error';
 import type { LoginCheck } from '../core/login-state';
 import { ownFixFailure } from '../core/login-state';
@@ -59,12 +60,6 @@ export function unreadableLoginError(
 function gatewayUser(): string {
   const uid = process.getuid?.();
   return uid === undefined ? "the gateway's user" : `the gateway's user (uid ${uid})`;
-}
-
-/** A failure's errno (`EACCES`, `EROFS`…) when it is one; never its message, which quotes paths or content. */
-export function errnoOf(error: unknown): string | undefined {
-  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
-  return typeof errno === 'string' && /^E[A-Z0-9]{1,15}$/.test(errno) ? errno : undefined;
 }
 
 /** A path as one shell word, quoted only when it needs to be, for a command a fix names. */

@@ -1,13 +1,13 @@
 import * as path from 'node:path';
 import type { AccountLogin } from '../../config/app-config';
 import { sha256Hex } from '../../common/hashing';
+import { errnoOf } from '../../common/errno';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeBackRefreshed } from '../credential-file';
 import type { LoginLogFields } from '../login-file-check';
 import {
-  errnoOf,
   keptInMemoryCost,
   shellWord,
   unreadableLoginError,

@@ -2,10 +2,11 @@ import * as path from 'node:path';
 import type { AccountLogin } from '../../config/app-config';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
+import { errnoOf } from '../../common/errno';
 import { GatewayError } from '../../core/gateway.error';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
 import type { LoginLogFields } from '../login-file-check';
-import { errnoOf, LoginFileFailure, shellWord, unreadableLoginFile, writeBackFailure } from '../login-file-check';
+import { LoginFileFailure, shellWord, unreadableLoginFile, writeBackFailure } from '../login-file-check';
 import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 
 /**

@@ -5,6 +5,7 @@ import type { StructuredErrorCode } from '../../core/error-codes';
 import { familyMessage, structuredHttpStatus } from '../../core/error-codes';
 import type { GatewayError } from '../../core/gateway.error';
 import { codePointLength } from '../text';
+import { oneLogLine } from '../logging/request-log';
 import { toGatewayError } from './to-gateway-error';
 
 /*
@@ -108,8 +109,6 @@ export function publicMessageOf(
 
 /** Longest `error_message` a log line carries, in code points; the public messages are far shorter. */
 const LOGGED_MESSAGE_MAX = 400;
-// eslint-disable-next-line no-control-regex -- these are the characters a log line must not carry
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 /**
  * `param` and `error_message` for the request's log line of a client error (4xx): why it was
@@ -119,9 +118,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
  */
 export function clientErrorLogFields(error: GatewayError): { param?: string; error_message?: string } {
   if (error.quotesRequest) return { param: error.param };
-  const message = publicMessageOf(error).replace(CONTROL_CHARACTERS, ' ');
-  const bounded = message.length <= LOGGED_MESSAGE_MAX ? message : [...message].slice(0, LOGGED_MESSAGE_MAX).join('');
-  return { param: error.param, error_message: bounded };
+  return { param: error.param, error_message: oneLogLine(publicMessageOf(error), LOGGED_MESSAGE_MAX) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import { ConfigError } from '../../config/app-config';
+import { errnoOf } from '../errno';
 
 const HOST_SETTING = 'GATEWAY_HOST / --gateway-host';
 const PORT_SETTING = 'GATEWAY_PORT / --gateway-port';
@@ -10,8 +11,8 @@ const PORT_SETTING = 'GATEWAY_PORT / --gateway-port';
  * an address or permission failure, which main.ts reports as a bug.
  */
 export function listenFailureMessage(error: unknown, host: string, port: number): string | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code !== 'string' || !/^E[A-Z0-9_]+$/.test(code)) return undefined;
+  const code = errnoOf(error);
+  if (code === undefined) return undefined;
   const shownHost = JSON.stringify(host.slice(0, 80));
   const where = `cannot listen on ${shownHost} port ${port}`;
   switch (code) {

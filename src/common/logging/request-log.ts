@@ -176,15 +176,18 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 export const MAX_LOGGED_IDENTIFIER_LENGTH = 128;
 
 export function sanitizeIdentifier(value: unknown): string {
+  return oneLogLine(value, MAX_LOGGED_IDENTIFIER_LENGTH);
+}
+
+/** `value` as one line of at most `maxCodePoints` code points: the identifier rule with another bound. */
+export function oneLogLine(value: unknown, maxCodePoints: number): string {
   if (value === undefined || value === null) return '';
   const text = typeof value === 'string' ? value : String(value);
   // At most two code units a code point: only that prefix can be kept, whatever the value's size.
-  const replaced = text.slice(0, 2 * MAX_LOGGED_IDENTIFIER_LENGTH + 1).replace(CONTROL_CHARACTERS, ' ');
+  const replaced = text.slice(0, 2 * maxCodePoints + 1).replace(CONTROL_CHARACTERS, ' ');
   // Array.from iterates by code point, so a surrogate pair is never split.
   const codePoints = Array.from(replaced);
-  return codePoints.length <= MAX_LOGGED_IDENTIFIER_LENGTH
-    ? replaced
-    : codePoints.slice(0, MAX_LOGGED_IDENTIFIER_LENGTH).join('');
+  return codePoints.length <= maxCodePoints ? replaced : codePoints.slice(0, maxCodePoints).join('');
 }
 
 /** The longest upstream error message a log line carries. */

@@ -1,8 +1,7 @@
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
+import { errnoOf } from '../../common/errno';
 import type { UpstreamCause } from '../../core/gateway.error';
 
-/** A system error code (`ECONNREFUSED`, `ENOTFOUND`) or undici's (`UND_ERR_CONNECT_TIMEOUT`); nothing else is logged. */
-const ERROR_CODE = /^(E[A-Z0-9_]+|UND_ERR_[A-Z0-9_]+)$/;
 const NAME_LOOKUP_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 /** Where a failed connection was going: the URL, the family's setting that names it, the proxy. */
@@ -45,7 +44,7 @@ function connectionFix(errno: string | undefined, setting: string, proxyHost: st
 function errorCodeOf(error: unknown): string | undefined {
   let current = error as ErrorShape | undefined;
   for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-    const code = codeOf(current) ?? (Array.isArray(current.errors) ? codeOf(current.errors[0]) : undefined);
+    const code = errnoOf(current) ?? (Array.isArray(current.errors) ? errnoOf(current.errors[0]) : undefined);
     if (code !== undefined) return code;
     current = current.cause as ErrorShape | undefined;
   }
@@ -56,11 +55,6 @@ interface ErrorShape {
   readonly code?: unknown;
   readonly cause?: unknown;
   readonly errors?: unknown;
-}
-
-function codeOf(value: unknown): string | undefined {
-  const code = (value as ErrorShape | undefined)?.code;
-  return typeof code === 'string' && ERROR_CODE.test(code) ? code : undefined;
 }
 
 function proxyUrlFor(target: ConnectionTarget): string | undefined {

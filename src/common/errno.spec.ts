@@ -1,0 +1,14 @@
+import { errnoOf } from './errno';
+
+describe(errnoOf.name, () => {
+  it.each(['EACCES', 'EAI_AGAIN', 'EISDIR', 'UND_ERR_CONNECT_TIMEOUT'])('keeps the code %s', (code) => {
+    expect(errnoOf(Object.assign(new Error('at /secret/path'), { code }))).toBe(code);
+  });
+
+  it.each([undefined, null, 'EACCES', {}, { code: 42 }, { code: 'ERR_INVALID_ARG_TYPE x' }, { code: 'eacces' }])(
+    'finds no code in %p',
+    (error) => {
+      expect(errnoOf(error)).toBeUndefined();
+    },
+  );
+});
