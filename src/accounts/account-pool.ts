@@ -564,12 +564,16 @@ export class AccountPool<T> implements PlanReporter {
    */
   private modelRestsUntil(account: Account<T>, model: string | undefined): number | undefined {
     if (model === undefined) return undefined;
+    const windows = account.plan?.windows;
+    if (windows === undefined || windows.length === 0) return undefined;
     const bucketOf = this.options.quotaBucketOf;
-    const bucket = bucketOf ? bucketOf(model) : model;
+    // The turn's bucket only once a spent model window is there to compare: most logins have none.
+    let bucket: string | undefined;
     const now = this.deps.clock.now();
     let until: number | undefined;
-    for (const window of account.plan?.windows ?? []) {
+    for (const window of windows) {
       if (window.model === undefined || window.usedRatio === undefined || window.usedRatio < 1) continue;
+      bucket ??= bucketOf ? bucketOf(model) : model;
       if ((bucketOf ? bucketOf(window.model) : window.model) !== bucket) continue;
       if (window.resetsAt !== undefined && window.resetsAt > now) until = Math.max(until ?? 0, window.resetsAt);
     }
