@@ -259,8 +259,8 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * A turn that waited between taking `lease` and its first attempt (provider_c: for a process
-   * slot) takes its login again, as if it took it now: the same lease while the pool would still
+   * A turn about to send again (an attempt after its first, or a first attempt that waited, as
+   * provider_c's for a process slot) takes its login again, as if it took it now: the same lease while the pool would still
    * give that login to the turn (its in-flight cap aside: the turn holds its place), else the lease
    * is given back and the pool chooses again. So a login the paid-usage guard rested, or that
    * cooled or died, during the wait is never started on; throws the pool's answer (the

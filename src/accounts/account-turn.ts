@@ -5,8 +5,10 @@ import type { AccountLease, AccountPool } from './account-pool';
 /**
  * The account one turn runs on (docs/accounts.md "A turn"). It starts on the pool's choice for the
  * chat; a failure before any output that is about the account (usage limit, 429, dead login)
- * moves it, once, to another usable account. After output has begun the turn never moves: a
- * failure then only updates the account's state. `end()` gives the account back (idempotent).
+ * moves it, once, to another usable account; an attempt after the first takes its login again
+ * (`retake`) and moves when that login stopped taking turns meanwhile. After output has begun the
+ * turn never moves: a failure then only updates the account's state. `end()` gives the account
+ * back (idempotent).
  */
 export class AccountTurn<T> {
   private lease: AccountLease<T>;
