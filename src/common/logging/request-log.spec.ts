@@ -262,6 +262,8 @@ describe(sanitizeUpstreamMessage.name, () => {
     ['a 5" screen and a 6\' shelf', 'a 5" screen and a 6\' shelf'],
     // An escaped quote does not end the span.
     ['value "he said \\"SECRET\\" to me" refused', 'value [quoted] refused'],
+    // Unescaped quotes inside a quote: where it ends cannot be told, so it runs to the end.
+    ['Invalid value "tell "Bob" my PIN is 4411" for field x', 'Invalid value [quoted]'],
     // A quote left open runs to the end: the upstream may have cut the rest off.
     [
       "Invalid value at 'contents[0]' (TYPE_STRING), \"SECRET prompt cut",

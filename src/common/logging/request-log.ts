@@ -240,7 +240,8 @@ const isWordCharacter = (character: string | undefined): boolean =>
  * only at the start or after a character that is not a letter, digit or underscore, and closes it
  * only before the end or such a character, so the apostrophe of "doesn't" or "users' files"
  * neither opens nor closes one; a backslash-escaped quote never closes one. A span left open runs
- * to the end: what follows may be the rest of a quote the upstream cut off.
+ * to the end: what follows may be the rest of a quote the upstream cut off; so does one holding a
+ * quote that would open another (`"tell "Bob" my PIN"`), whose end cannot be told.
  */
 function replaceQuotedSpans(text: string): string {
   let result = '';
@@ -260,7 +261,12 @@ function replaceQuotedSpans(text: string): string {
 function closingQuoteIndex(text: string, from: number, closing: string): number {
   for (let index = from; index < text.length; index++) {
     if (text[index] === '\\') index++;
-    else if (text[index] === closing && !isWordCharacter(text[index + 1])) return index;
+    else if (text[index] === closing) {
+      if (!isWordCharacter(text[index + 1])) return index;
+      // A quote that would open one inside an open span: the upstream quoted a text holding
+      // unescaped quotes, whose end cannot be told, so the span runs to the end.
+      if (!isWordCharacter(text[index - 1])) return -1;
+    }
   }
   return -1;
 }
