@@ -829,3 +829,71 @@ describe('provider_b accounts Code Assist cannot serve as they are (docs/upstrea
     expect(fake.requests('generateContent')).toHaveLength(0);
   });
 });
+
+describe('provider_b set-up refused by VPC Service Controls (docs/upstream/provider-b.md §4.2)', () => {
+  const harness = useFakeProviderB({ homePrefix: 'provider-b-vpcsc-' });
+  /** The 403 a VPC Service Controls perimeter answers `:loadCodeAssist` with. */
+  const perimeterRefusal = {
+    status: 403,
+    body: errorFrame(403, 'PERMISSION_DENIED', "Request is prohibited by organization's policy.", [
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: 'SECURITY_POLICY_VIOLATED',
+        domain: 'googleapis.com',
+      },
+    ]),
+  };
+
+  it('goes on with PROVIDER_B_PROJECT as the Gemini CLI does, setting it up once per login', async () => {
+    const fake = harness.fake();
+    const gateway = await startGateway({
+      ...providerBSettings(fake, harness.home(), { project: 'perimeter-project' }),
+      GATEWAY_PROVIDERS: 'provider_b',
+    });
+    try {
+      fake.enqueue('loadCodeAssist', perimeterRefusal, perimeterRefusal);
+      for (const stream of [true, false]) {
+        const response = await postChat(gateway, { stream });
+        expect(response.status).toBe(200);
+        await response.text();
+      }
+      expect(fake.requests('loadCodeAssist').map((request) => request.body.cloudaicompanionProject)).toEqual([
+        'perimeter-project',
+      ]);
+      expect(fake.requests('onboardUser')).toHaveLength(0);
+      expect(
+        [...fake.requests('streamGenerateContent'), ...fake.requests('generateContent')].map(
+          (request) => request.body.project,
+        ),
+      ).toEqual(['perimeter-project', 'perimeter-project']);
+      expect(gateway.logs.records('provider_b_login_refused')).toEqual([]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('without PROVIDER_B_PROJECT answers 403 upstream_project_required naming the setting, and leaves the login usable', async () => {
+    const fake = harness.fake();
+    const gateway = await startGateway({ ...providerBSettings(fake, harness.home()), GATEWAY_PROVIDERS: 'provider_b' });
+    try {
+      fake.enqueue('loadCodeAssist', perimeterRefusal);
+      const response = await postChat(gateway, { stream: true });
+      expect(response.status).toBe(403);
+      const error = ((await response.json()) as any).error;
+      expect(error).toMatchObject({ type: 'permission_error', code: 'upstream_project_required', param: null });
+      expect(error.message).toMatch(
+        /^provider_b: .*VPC Service Controls.*set PROVIDER_B_PROJECT.*docs\/providers\.md#project-setup/,
+      );
+      expect(await accountState(gateway, 'provider_b', 'default')).toBe('ready');
+      expect(gateway.logs.records('provider_b_project_unavailable')).toEqual([
+        expect.objectContaining({
+          reason: 'provider_b_project_required',
+          fix: expect.stringContaining('set PROVIDER_B_PROJECT'),
+        }),
+      ]);
+      expect(fake.requests('streamGenerateContent')).toHaveLength(0);
+    } finally {
+      await gateway.close();
+    }
+  });
+});

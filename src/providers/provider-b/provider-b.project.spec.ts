@@ -1,4 +1,11 @@
-import { decideFromLoadResponse, loadCodeAssistBody, onboardUserBody, projectIdOf } from './provider-b.project';
+import { UpstreamRefusal } from '../shared/upstream-failure';
+import {
+  decideFromLoadResponse,
+  isPerimeterRefusal,
+  loadCodeAssistBody,
+  onboardUserBody,
+  projectIdOf,
+} from './provider-b.project';
 
 describe(decideFromLoadResponse.name, () => {
   it('uses the project of an onboarded account, in string or object form', () => {
@@ -104,5 +111,24 @@ describe(projectIdOf.name, () => {
     expect(projectIdOf('  ')).toBeUndefined();
     expect(projectIdOf({ name: 'x' })).toBeUndefined();
     expect(projectIdOf(7)).toBeUndefined();
+  });
+});
+
+describe(isPerimeterRefusal.name, () => {
+  const refusal = (status: number, details: unknown[]) =>
+    new UpstreamRefusal(status, { error: { code: status, status: 'PERMISSION_DENIED', details } });
+
+  it("reads any detail's reason, whatever the status, as the CLI's isVpcScAffectedUser does", () => {
+    const info = { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'SECURITY_POLICY_VIOLATED' };
+    expect(isPerimeterRefusal(refusal(403, [info]))).toBe(true);
+    expect(isPerimeterRefusal(refusal(403, [{ reason: 'OTHER' }, { reason: 'SECURITY_POLICY_VIOLATED' }]))).toBe(true);
+    expect(isPerimeterRefusal(refusal(400, [info]))).toBe(true);
+  });
+
+  it('takes nothing else for a perimeter', () => {
+    expect(isPerimeterRefusal(refusal(403, [{ reason: 'IAM_PERMISSION_DENIED' }]))).toBe(false);
+    expect(isPerimeterRefusal(refusal(403, []))).toBe(false);
+    expect(isPerimeterRefusal(new UpstreamRefusal(403, undefined))).toBe(false);
+    expect(isPerimeterRefusal(new Error('SECURITY_POLICY_VIOLATED'))).toBe(false);
   });
 });

@@ -6,7 +6,8 @@ import type { EventLogger } from '../../core/event-logger';
 import { CODE_ASSIST_METADATA } from './provider-b.constants';
 import { isJsonObject } from '../../common/json';
 import type { ProviderBFixReason } from './provider-b.refusals';
-import { PROJECT_SETUP_DOC, PROVIDER_B_FIXES } from './provider-b.refusals';
+import { PERIMETER_PROJECT_FIX, PROJECT_SETUP_DOC, PROVIDER_B_FIXES } from './provider-b.refusals';
+import { UpstreamRefusal } from '../shared/upstream-failure';
 
 /** How discovery talks to the upstream; the adapter binds it to one turn. */
 export interface DiscoveryTransport {
@@ -94,24 +95,53 @@ export function onboardUserBody(tier: OnboardTier, configured: string | undefine
   };
 }
 
+/**
+ * What the pinned CLI's `CodeAssistServer.loadCodeAssist` answers itself when VPC Service Controls
+ * refuse the call: a standard tier and no project, so set-up goes on with the configured project.
+ */
+const PERIMETER_ANSWER = { currentTier: { id: 'standard-tier' } };
+
+/**
+ * A refusal by VPC Service Controls, read as the CLI's `isVpcScAffectedUser` reads it: any
+ * `details[]` entry of the error body with reason `SECURITY_POLICY_VIOLATED`, whatever the status.
+ */
+export function isPerimeterRefusal(failure: unknown): boolean {
+  if (!(failure instanceof UpstreamRefusal)) return false;
+  const error = isJsonObject(failure.body) ? failure.body.error : undefined;
+  const details = isJsonObject(error) && Array.isArray(error.details) ? error.details : [];
+  return details.some((detail) => isJsonObject(detail) && detail.reason === 'SECURITY_POLICY_VIOLATED');
+}
+
+/** `:loadCodeAssist`'s answer, or the CLI's stand-in when a VPC Service Controls perimeter refuses the call. */
+async function loadCodeAssist(
+  transport: DiscoveryTransport,
+  configured: string | undefined,
+): Promise<{ readonly answer: unknown; readonly perimeter: boolean }> {
+  try {
+    return { answer: await transport.call('loadCodeAssist', loadCodeAssistBody(configured)), perimeter: false };
+  } catch (error) {
+    if (!isPerimeterRefusal(error)) throw error;
+    return { answer: PERIMETER_ANSWER, perimeter: true };
+  }
+}
+
 /** `loadCodeAssist` always (the configured project too must be known to Code Assist), then onboarding if needed. */
 export async function discoverProject(
   transport: DiscoveryTransport,
   configured: string | undefined,
   pollIntervalMs: number,
 ): Promise<string> {
-  const decision = decideFromLoadResponse(
-    await transport.call('loadCodeAssist', loadCodeAssistBody(configured)),
-    configured,
-  );
+  const { answer, perimeter } = await loadCodeAssist(transport, configured);
+  const decision = decideFromLoadResponse(answer, configured);
   switch (decision.kind) {
     case 'project':
       return decision.project;
     case 'unsupported':
       return unsupported(transport, decision.ineligible);
     case 'fail': {
-      const fix = PROVIDER_B_FIXES[decision.reason];
-      logUnavailable(transport, decision.reason, decision.ineligible);
+      // Behind a perimeter the answer is the CLI's stand-in: the fix says so, the setting stays the way out.
+      const fix = perimeter ? PERIMETER_PROJECT_FIX : PROVIDER_B_FIXES[decision.reason];
+      logUnavailable(transport, decision.reason, decision.ineligible, fix);
       throw new GatewayError('provider_project_required', {
         publicMessage: `provider_b: ${fix}; see ${PROJECT_SETUP_DOC}`,
         detail: decision.reason,
@@ -171,13 +201,18 @@ function onboardingFailed(transport: DiscoveryTransport, why: string): never {
   throw new GatewayError('auth', { detail: `provider_b_onboarding_failed: ${why}` });
 }
 
-function logUnavailable(transport: DiscoveryTransport, reason: ProviderBFixReason, ineligible: string[]): void {
+function logUnavailable(
+  transport: DiscoveryTransport,
+  reason: ProviderBFixReason,
+  ineligible: string[],
+  fix: string = PROVIDER_B_FIXES[reason],
+): void {
   transport.logger.warn(
     {
       event: 'provider_b_project_unavailable',
       reason,
       ineligibleReasons: ineligible.map((code) => sanitizeIdentifier(code)),
-      fix: PROVIDER_B_FIXES[reason],
+      fix,
     },
     'provider_b_project_unavailable',
   );

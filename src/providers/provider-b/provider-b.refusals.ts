@@ -23,6 +23,13 @@ export const PROVIDER_B_FIXES = {
     'Google suspended this Google account for Gemini (terms of service): appeal with Google, or log in with another account',
 } as const;
 
+/**
+ * `provider_b_project_required` when a VPC Service Controls perimeter refused `:loadCodeAssist`:
+ * the pinned CLI then goes on with the configured project, so the fix is to configure it.
+ */
+export const PERIMETER_PROJECT_FIX =
+  'a VPC Service Controls perimeter refused Code Assist set-up (:loadCodeAssist), so no project is known: set PROVIDER_B_PROJECT to the id of the Code Assist project inside the perimeter, as GOOGLE_CLOUD_PROJECT is set for the Gemini CLI';
+
 export type ProviderBFixReason = keyof typeof PROVIDER_B_FIXES;
 
 /** Where docs/ explain the project set-up and each of its failures. */
