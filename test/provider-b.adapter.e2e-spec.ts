@@ -257,13 +257,25 @@ describe(ProviderBAdapter.name, () => {
       await collect(await adapter.stream(chatRequest(), context()));
       const refresh = fake.requests('token');
       expect(refresh).toHaveLength(1);
-      expect(refresh[0].headers['content-type']).toBe('application/x-www-form-urlencoded');
-      expect(refresh[0].body).toEqual({
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-        refresh_token: 'fake-refresh-token',
-        grant_type: 'refresh_token',
+      // The pinned CLI's refresh (google-auth-library 10.9.0 in its bundle, captured by the oracle):
+      // its headers and its field order. Node's fetch adds accept-language and sec-fetch-mode on top.
+      const { host, connection, 'content-length': length, ...headers } = refresh[0].headers;
+      expect(headers).toEqual({
+        accept: '*/*',
+        'accept-encoding': 'gzip, deflate, br',
+        'content-type': 'application/x-www-form-urlencoded;charset=UTF-8',
+        'user-agent': 'google-api-nodejs-client/10.9.0',
+        'x-goog-api-client': `gl-node/${process.versions.node}`,
+        'accept-language': '*',
+        'sec-fetch-mode': 'cors',
       });
+      expect([host, connection, length]).toEqual([expect.any(String), 'keep-alive', expect.any(String)]);
+      expect(Object.entries(refresh[0].body)).toEqual([
+        ['refresh_token', 'fake-refresh-token'],
+        ['client_id', CLIENT_ID],
+        ['client_secret', CLIENT_SECRET],
+        ['grant_type', 'refresh_token'],
+      ]);
       expect(fake.requests('streamGenerateContent')[0].headers.authorization).toBe('Bearer fake-access-1');
     });
 

@@ -46,11 +46,16 @@ export async function postRefreshGrant(
   proxy?: UpstreamProxy,
   /** How the grant is sent: a form (RFC 6749, the Codex and Gemini CLIs) or JSON (the Claude Code CLI). */
   encoding: 'form' | 'json' = 'form',
+  /**
+   * The headers the family's CLI sends with its grant, in place of the plain ones (the content
+   * type of `encoding`, `accept: application/json`). The form's fields go in `form`'s order.
+   */
+  headers?: Readonly<Record<string, string>>,
 ): Promise<RefreshGrantAnswer> {
   const send = proxy ? proxy.fetch.bind(proxy) : fetch;
   const response = await send(tokenUrl, {
     method: 'POST',
-    headers: {
+    headers: headers ?? {
       'content-type': encoding === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
       accept: 'application/json',
     },

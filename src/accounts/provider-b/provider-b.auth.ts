@@ -29,6 +29,27 @@ import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 export const GEMINI_CLI_CLIENT_ID = '681255809395-oo8ft2oprdrnp9e3aqf6av3hmdib135j.apps.googleusercontent.com';
 export const GEMINI_CLI_CLIENT_SECRET = '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';
 
+/**
+ * The pinned Gemini CLI's auth library (google-auth-library 10.9.0 in its bundle) as it names
+ * itself in every User-Agent: alone on its token refresh, after the CLI's own on Code Assist calls.
+ */
+export const GOOGLE_AUTH_LIBRARY_AGENT = 'google-api-nodejs-client/10.9.0';
+
+/** `x-goog-api-client` as that library sends it on every request: the Node.js runtime version. */
+export const GOOG_API_CLIENT = `gl-node/${process.versions.node}`;
+
+/**
+ * The headers of the CLI's refresh grant (captured from the pinned CLI); Node's fetch adds
+ * `accept-language` and `sec-fetch-mode` to them, as to every Code Assist call.
+ */
+const REFRESH_HEADERS = {
+  accept: '*/*',
+  'accept-encoding': 'gzip, deflate, br',
+  'content-type': 'application/x-www-form-urlencoded;charset=UTF-8',
+  'user-agent': GOOGLE_AUTH_LIBRARY_AGENT,
+  'x-goog-api-client': GOOG_API_CLIENT,
+} as const;
+
 /** Bound on one call to the OAuth token endpoint. */
 export const TOKEN_REQUEST_TIMEOUT_MS = 30_000;
 
@@ -190,14 +211,17 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     try {
       answer = await postRefreshGrant(
         this.tokenUrl,
+        // The CLI's field order.
         {
+          refresh_token: refreshToken,
           client_id: GEMINI_CLI_CLIENT_ID,
           client_secret: GEMINI_CLI_CLIENT_SECRET,
-          refresh_token: refreshToken,
           grant_type: 'refresh_token',
         },
         TOKEN_REQUEST_TIMEOUT_MS,
         this.proxy,
+        'form',
+        REFRESH_HEADERS,
       );
     } catch (error) {
       // Not an auth problem: the token endpoint did not answer (the classification is shared with provider_a).

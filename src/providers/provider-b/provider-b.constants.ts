@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import { GOOGLE_AUTH_LIBRARY_AGENT } from '../../accounts/provider-b/provider-b.auth';
 
 /**
  * The pinned Gemini CLI whose requests we match (oracles/package.json, the oracle capture in
@@ -13,11 +14,11 @@ export const GEMINI_CLI_VERSION = '0.61.0';
  * appends, kept so the backend sees the same client string.
  */
 export function providerBUserAgent(model: string): string {
-  return `GeminiCLI-tui/${GEMINI_CLI_VERSION}/${model} (${os.platform()}; ${os.arch()}; terminal) google-api-nodejs-client/10.9.0`;
+  return `GeminiCLI-tui/${GEMINI_CLI_VERSION}/${model} (${os.platform()}; ${os.arch()}; terminal) ${GOOGLE_AUTH_LIBRARY_AGENT}`;
 }
 
 /** `x-goog-api-client` as the CLI's auth library sends it: the Node.js runtime version. */
-export const GOOG_API_CLIENT = `gl-node/${process.versions.node}`;
+export { GOOG_API_CLIENT } from '../../accounts/provider-b/provider-b.auth';
 
 /** Client metadata of `:loadCodeAssist` and `:onboardUser` (captured from the pinned CLI). */
 export const CODE_ASSIST_METADATA = {
