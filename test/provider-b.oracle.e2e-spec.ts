@@ -11,6 +11,7 @@ import {
   textFrame,
 } from './support/provider-b-fixtures';
 import { postChatBody } from './support/chat-sse';
+import { eventually } from './support/poll';
 import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from '../src/providers/provider-b/provider-b.constants';
 
 /**
@@ -46,7 +47,11 @@ const FIXTURE = path.join(
 const capture: Capture = JSON.parse(fs.readFileSync(FIXTURE, 'utf8'));
 const cliRequests = (name: string) => capture.scenarios.find((scenario) => scenario.name === name)!.requests;
 
-/** Intended difference 1: the CLI's own bookkeeping calls (quota display, experiments, metrics); the gateway makes none. */
+/**
+ * Intended difference 1: the CLI's own bookkeeping calls around a turn (quota display, experiments,
+ * metrics); the gateway makes none of them per turn (its plan-usage read of `retrieveUserQuota`,
+ * outside turns, is compared by value below).
+ */
 const CLI_ONLY_ROUTES = new Set([
   'retrieveUserQuota',
   'listExperiments',
@@ -239,6 +244,50 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
     const tail = (body: any) =>
       body.request.contents.slice(-2).map((content: any) => ({ role: content.role, parts: shape(content.parts) }));
     expect(tail(ourSecond)).toEqual(tail(cliSecond));
+  });
+
+  it("the plan-usage read is the CLI's retrieveUserQuota, after the same set-up", async () => {
+    fake.enqueue('loadCodeAssist', {
+      body: {
+        currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' },
+        cloudaicompanionProject: 'fake-project',
+      },
+    });
+    const gateway = await startGateway({
+      ...providerBSettings(fake, home),
+      GATEWAY_PROVIDERS: 'provider_b',
+      ACCOUNT_USAGE_REFRESH_INTERVAL: '5m',
+    });
+    try {
+      await eventually(() => fake.requests('retrieveUserQuota').length > 0);
+    } finally {
+      await gateway.close();
+    }
+    const cli = cliRequests('discovered-project-tool-turn');
+    const [theirSetup, theirRead] = [
+      cli.find((request) => request.route === 'loadCodeAssist')!,
+      cli.find((request) => request.route === 'retrieveUserQuota')!,
+    ];
+    const ours = fake.requests();
+    expect(ours.map((request) => request.route)).toEqual(['loadCodeAssist', 'retrieveUserQuota']);
+    for (const [theirs, mine] of [
+      [theirSetup, ours[0]],
+      [theirRead, ours[1]],
+    ] as const) {
+      expect({
+        method: mine.method,
+        path: mine.path,
+        query: mine.query,
+        body: mine.body,
+        headers: comparableHeaders(mine.headers as Record<string, unknown>, FETCH_ONLY_HEADERS),
+      }).toEqual({
+        method: theirs.method,
+        path: theirs.path,
+        query: theirs.query,
+        body: theirs.body,
+        headers: comparableHeaders(theirs.headers),
+      });
+    }
   });
 
   it('setup with a configured project that the backend onboards through a long-running operation', async () => {

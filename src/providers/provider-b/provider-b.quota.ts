@@ -26,7 +26,7 @@ import type { PlanReport, PlanWindow } from '../../core/plan-usage';
  * and `remainingAmount`. One plan window per bucket that names a model and a fraction (the CLI
  * skips the others too): named by its model (and token type when the answer has one), used =
  * 1 − remaining. A bucket at 0 spends the plan for that model. No paid usage: the gateway never
- * asks for Google One AI credits (`enabledCreditTypes`), so none is drawn.
+ * asks for Google One AI credits (the envelope's `enabled_credit_types`), so none is drawn.
  */
 export function planReportFromQuota(body: unknown): PlanReport | undefined {
   const buckets = isJsonObject(body) && Array.isArray(body.buckets) ? body.buckets : undefined;
