@@ -139,13 +139,25 @@ describe('provider_b over POST /v1/chat/completions', () => {
     ]) {
       expect(models).toContain(id);
     }
-    // On Code Assist the CLI sends gemini-3.5-flash as gemini-3-flash (its backend model mapping).
-    await streamChat(gateway, { model: 'gemini-3.5-flash' });
-    await streamChat(gateway, { model: 'gemini-3.1-pro-preview' });
-    expect(fake.requests('streamGenerateContent').map((request) => request.body.model)).toEqual([
+    // On Code Assist the CLI sends gemini-3.5-flash as gemini-3-flash (its backend model mapping),
+    // naming the id it was asked for in its User-Agent.
+    for (const model of [
+      'gemini-3.5-flash',
+      'gemini-3.1-pro-preview',
+      'gemini-2.5-pro',
+      'provider_b/gemini-3-pro-preview',
+    ])
+      await streamChat(gateway, { model });
+    const sent = fake.requests('streamGenerateContent');
+    expect(sent.map((request) => request.body.model)).toEqual([
       'gemini-3-flash',
       'gemini-3.1-pro-preview',
+      'gemini-2.5-pro',
+      'gemini-3-pro-preview',
     ]);
+    expect(
+      sent.map((request) => /^GeminiCLI-tui\/[^/]+\/(\S+) /.exec(String(request.headers['user-agent']))?.[1]),
+    ).toEqual(['gemini-3.5-flash', 'gemini-3.1-pro-preview', 'gemini-2.5-pro', 'gemini-3-pro-preview']);
   });
 
   it('answers non-streaming with reasoning_content apart from content (docs/upstream/provider-b.md §13.18)', async () => {

@@ -36,7 +36,7 @@ export interface CodeAssistClient {
   readonly accessToken: string;
   readonly turn: TurnScope;
   readonly logger: EventLogger;
-  /** The turn's upstream model: the CLI names its model in the User-Agent of every call. */
+  /** The turn's model as the CLI names it in the User-Agent of every call (`cliModelId`, not the backend's id). */
   readonly model: string;
   /** The egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY); absent = direct. */
   readonly proxy?: UpstreamProxy;

@@ -113,6 +113,16 @@ function buildGenerationConfig(
 }
 
 /**
+ * The id the Gemini CLI would be started with (`gemini -m <id>`): the catalog id the client asked
+ * for, else the passthrough's model. The CLI names it in its User-Agent and chooses its generation
+ * config by it; the envelope's `model` is the backend's id (`gemini-3.5-flash` is sent as
+ * `gemini-3-flash`).
+ */
+export function cliModelId(model: ResolvedModel): string {
+  return model.catalogId ?? model.upstreamModel;
+}
+
+/**
  * Stable per chat (docs/upstream/provider-b.md §5.3), derivation v1 (docs/providers.md "Conversation identity"):
  * UUID-formatted `sha256_hex("provider_b.session:" + conversationId)`.
  */

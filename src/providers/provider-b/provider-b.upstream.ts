@@ -14,7 +14,7 @@ import type { CodeAssistClient, OpenedResponse, TurnScope } from './provider-b.h
 import { callCodeAssist, postCodeAssist, readJsonResponse } from './provider-b.http';
 import type { DiscoveryTransport, ProviderBProjectResolver } from './provider-b.project';
 import type { BuiltProviderBRequest } from './provider-b.request';
-import { buildProviderBRequest } from './provider-b.request';
+import { buildProviderBRequest, cliModelId } from './provider-b.request';
 import { classifyProviderBFailure } from './provider-b.errors';
 import type { ProviderBStreamState } from './provider-b.stream';
 import { createProviderBStreamState, finishProviderBStream, translateProviderBPayload } from './provider-b.stream';
@@ -104,7 +104,7 @@ export class ProviderBUpstream implements UpstreamFamily<
       accessToken: credential.accessToken,
       turn: { signal, deadlineAt: attempt.deadlineAt },
       logger: context.logger,
-      model: chat.model.upstreamModel,
+      model: cliModelId(chat.model),
       proxy: connect.proxy,
     };
     const project = await connect.projects.resolve(credential.loginKey, discoveryTransport(client));
