@@ -6,6 +6,7 @@ import {
   callFrame,
   errorFrame,
   finishFrame,
+  PERIMETER_REFUSAL,
   providerBSettings,
   quotaFailure,
   textFrame,
@@ -140,7 +141,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
       expect(models).toContain(id);
     }
     // On Code Assist the CLI sends gemini-3.5-flash as gemini-3-flash (its backend model mapping),
-    // naming the id it was asked for in its User-Agent.
+    // naming the id it was asked for in its User-Agent; its Gemini 3 ids ask for thinkingLevel HIGH.
     for (const model of [
       'gemini-3.5-flash',
       'gemini-3.1-pro-preview',
@@ -158,6 +159,13 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(
       sent.map((request) => /^GeminiCLI-tui\/[^/]+\/(\S+) /.exec(String(request.headers['user-agent']))?.[1]),
     ).toEqual(['gemini-3.5-flash', 'gemini-3.1-pro-preview', 'gemini-2.5-pro', 'gemini-3-pro-preview']);
+    const high = { includeThoughts: true, thinkingLevel: 'HIGH' };
+    expect(sent.map((request) => request.body.request.generationConfig.thinkingConfig)).toEqual([
+      high,
+      high,
+      { includeThoughts: true },
+      high,
+    ]);
   });
 
   it('answers non-streaming with reasoning_content apart from content (docs/upstream/provider-b.md §13.18)', async () => {
@@ -844,17 +852,6 @@ describe('provider_b accounts Code Assist cannot serve as they are (docs/upstrea
 
 describe('provider_b set-up refused by VPC Service Controls (docs/upstream/provider-b.md §4.2)', () => {
   const harness = useFakeProviderB({ homePrefix: 'provider-b-vpcsc-' });
-  /** The 403 a VPC Service Controls perimeter answers `:loadCodeAssist` with. */
-  const perimeterRefusal = {
-    status: 403,
-    body: errorFrame(403, 'PERMISSION_DENIED', "Request is prohibited by organization's policy.", [
-      {
-        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
-        reason: 'SECURITY_POLICY_VIOLATED',
-        domain: 'googleapis.com',
-      },
-    ]),
-  };
 
   it('goes on with PROVIDER_B_PROJECT as the Gemini CLI does, setting it up once per login', async () => {
     const fake = harness.fake();
@@ -863,7 +860,7 @@ describe('provider_b set-up refused by VPC Service Controls (docs/upstream/provi
       GATEWAY_PROVIDERS: 'provider_b',
     });
     try {
-      fake.enqueue('loadCodeAssist', perimeterRefusal, perimeterRefusal);
+      fake.enqueue('loadCodeAssist', PERIMETER_REFUSAL, PERIMETER_REFUSAL);
       for (const stream of [true, false]) {
         const response = await postChat(gateway, { stream });
         expect(response.status).toBe(200);
@@ -888,7 +885,7 @@ describe('provider_b set-up refused by VPC Service Controls (docs/upstream/provi
     const fake = harness.fake();
     const gateway = await startGateway({ ...providerBSettings(fake, harness.home()), GATEWAY_PROVIDERS: 'provider_b' });
     try {
-      fake.enqueue('loadCodeAssist', perimeterRefusal);
+      fake.enqueue('loadCodeAssist', PERIMETER_REFUSAL);
       const response = await postChat(gateway, { stream: true });
       expect(response.status).toBe(403);
       const error = ((await response.json()) as any).error;

@@ -115,6 +115,18 @@ export function errorInfo(reason: string): Record<string, unknown> {
   return { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'cloudcode-pa.googleapis.com' };
 }
 
+/** The 403 a VPC Service Controls perimeter answers a Code Assist call with (the capture and the specs share it). */
+export const PERIMETER_REFUSAL = {
+  status: 403,
+  body: errorFrame(403, 'PERMISSION_DENIED', "Request is prohibited by organization's policy.", [
+    {
+      '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+      reason: 'SECURITY_POLICY_VIOLATED',
+      domain: 'googleapis.com',
+    },
+  ]),
+};
+
 /** A `google.rpc.Help` detail whose links point at `urls`, in order. */
 export function helpLinks(...urls: string[]): Record<string, unknown> {
   return {

@@ -52,3 +52,23 @@ export const CUSTOM_TOOL_FALLBACK_PARAMETERS = {
 
 /** The pinned Gemini CLI's default model (`DEFAULT_GEMINI_MODEL`): the User-Agent of calls outside a turn (the quota read). */
 export const GEMINI_CLI_DEFAULT_MODEL = 'gemini-2.5-pro';
+
+/**
+ * The model ids the pinned CLI configures with its `chat-base-3` alias (`DEFAULT_MODEL_CONFIGS`),
+ * which asks for `thinkingConfig.thinkingLevel: "HIGH"`; it picks the config by the id it runs
+ * with (`cliModelId`), and an id it has no config for gets `chat-base`, thoughts alone. The oracle
+ * spec checks this list against the installed CLI.
+ */
+export const THINKING_LEVEL_HIGH_MODELS: ReadonlySet<string> = new Set([
+  'gemini-3-pro-preview',
+  'gemini-3-flash-preview',
+  'gemini-3.1-pro-preview',
+  'gemini-3.1-pro-preview-customtools',
+  'gemini-3.1-flash-lite-preview',
+  'gemini-3.1-flash-lite',
+  'gemini-3.5-flash-lite',
+  'gemini-3.5-flash',
+  'gemini-3.8-flash',
+  'gemma-4-31b-it',
+  'gemma-4-26b-a4b-it',
+]);

@@ -228,6 +228,23 @@ describe(buildProviderBRequest.name, () => {
       });
     });
 
+    it("asks the CLI's Gemini 3 ids for thinkingLevel HIGH, as its chat-base-3 config does, and nothing more", () => {
+      const config = (catalogId: string | null, upstreamModel: string, reasoningEffort = 'medium') =>
+        buildProviderBRequest(
+          chatRequest({ model: { ...chatRequest().model, catalogId, upstreamModel, reasoningEffort } }),
+          options,
+        ).envelope.request.generationConfig;
+      expect(config('gemini-3.5-flash', 'gemini-3-flash')).toEqual({
+        thinkingConfig: { includeThoughts: true, thinkingLevel: 'HIGH' },
+      });
+      expect(config(null, 'gemini-3.1-pro-preview')).toEqual({
+        thinkingConfig: { includeThoughts: true, thinkingLevel: 'HIGH' },
+      });
+      expect(config('gemini-3-pro-preview', 'gemini-3-pro-preview', 'none')).toBeUndefined();
+      // Not in the CLI's table: its chat-base config, thoughts alone.
+      expect(config(null, 'gemini-3-unknown')).toEqual({ thinkingConfig: { includeThoughts: true } });
+    });
+
     it('forwards temperature, top_p, max tokens and stop sequences only', () => {
       const request = chatRequest({ sampling: { temperature: 0.2, topP: 0.9, maxTokens: 100, stop: ['END'] } });
       expect(buildProviderBRequest(request, options).envelope.request.generationConfig).toEqual({

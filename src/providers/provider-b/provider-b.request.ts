@@ -7,6 +7,7 @@ import { convertToolChoice, convertTools } from './provider-b.tools';
 import { withUpstreamToolNames } from './provider-b.tool-names';
 import type { ToolNameMap } from '../shared/tool-names';
 import type { CodeAssistEnvelope, GenerateContentRequest, GenerationConfig } from './provider-b.wire-types';
+import { THINKING_LEVEL_HIGH_MODELS } from './provider-b.constants';
 
 export interface ProviderBRequestOptions {
   /** The Code Assist project (configured or discovered). */
@@ -83,7 +84,8 @@ export function buildProviderBRequest(request: ChatRequest, options: ProviderBRe
 }
 
 /**
- * Thoughts stay on unless the effective effort is `none`; the effort value itself is not sent.
+ * Thoughts stay on unless the effective effort is `none`; the effort value itself is not sent
+ * (a Gemini 3 id gets the CLI's fixed `thinkingLevel: "HIGH"`).
  * Sampling fields arrive already filtered to what Code Assist honours (provider-b.parameters.ts);
  * a JSON `response_format` becomes `responseMimeType: "application/json"` with the client's schema
  * as `responseJsonSchema`, as Gemini CLI 0.61.0's `BaseLlmClient.generateJson` asks for JSON
@@ -98,7 +100,7 @@ function buildGenerationConfig(
   const maxTokens =
     sampling.maxTokens !== undefined ? Math.min(sampling.maxTokens, model.maxOutputTokens ?? Infinity) : undefined;
   const config: GenerationConfig = {
-    ...(model.reasoningEffort !== 'none' ? { thinkingConfig: { includeThoughts: true } } : {}),
+    ...(model.reasoningEffort !== 'none' ? { thinkingConfig: thinkingConfig(model) } : {}),
     ...(sampling.temperature !== undefined ? { temperature: sampling.temperature } : {}),
     ...(sampling.topP !== undefined ? { topP: sampling.topP } : {}),
     ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
@@ -110,6 +112,13 @@ function buildGenerationConfig(
     ...(format?.type === 'json_schema' ? { responseJsonSchema: format.schema } : {}),
   };
   return Object.keys(config).length > 0 ? config : undefined;
+}
+
+/** Thoughts on; the CLI's Gemini 3 ids also ask for the high thinking level, as its config does. */
+function thinkingConfig(model: ResolvedModel): NonNullable<GenerationConfig['thinkingConfig']> {
+  return THINKING_LEVEL_HIGH_MODELS.has(cliModelId(model))
+    ? { includeThoughts: true, thinkingLevel: 'HIGH' }
+    : { includeThoughts: true };
 }
 
 /**

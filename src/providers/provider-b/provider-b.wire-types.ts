@@ -35,7 +35,7 @@ export interface FunctionCallingConfig {
 }
 
 export interface GenerationConfig {
-  readonly thinkingConfig?: { readonly includeThoughts: boolean };
+  readonly thinkingConfig?: { readonly includeThoughts: boolean; readonly thinkingLevel?: 'HIGH' };
   readonly temperature?: number;
   readonly topP?: number;
   readonly maxOutputTokens?: number;
