@@ -7,12 +7,17 @@ import {
   callFrame,
   enqueueOnboardingThroughOperation,
   finishFrame,
+  PERIMETER_REFUSAL,
   providerBSettings,
   textFrame,
 } from './support/provider-b-fixtures';
 import { postChatBody } from './support/chat-sse';
 import { eventually } from './support/poll';
-import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from '../src/providers/provider-b/provider-b.constants';
+import {
+  RETRY_NUDGES,
+  THINKING_LEVEL_HIGH_MODELS,
+  TOOL_RESULTS_CLOSED,
+} from '../src/providers/provider-b/provider-b.constants';
 
 /**
  * The oracle comparison: the gateway's Code Assist requests against what the real
@@ -138,6 +143,17 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
       if (found.size === notes.length) break;
     }
     expect([...found].sort()).toEqual([...notes].sort());
+  });
+
+  it("asks for thinkingLevel HIGH on exactly the ids the installed CLI's chat-base-3 config names", () => {
+    const bundle = path.join(__dirname, '..', 'oracles', 'node_modules', '@google', 'gemini-cli', 'bundle');
+    const configured = new Set<string>();
+    for (const file of fs.readdirSync(bundle).filter((name) => name.endsWith('.js'))) {
+      const code = fs.readFileSync(path.join(bundle, file), 'utf8');
+      if (!code.includes('"chat-base-3"')) continue;
+      for (const match of code.matchAll(/"([\w.-]+)": \{\s*extends: "chat-base-3"/g)) configured.add(match[1]);
+    }
+    expect([...THINKING_LEVEL_HIGH_MODELS].sort()).toEqual([...configured].sort());
   });
 
   it('setup, headers and the tool-turn envelope (discovered project, a tool call and its result)', async () => {
@@ -288,6 +304,68 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
         headers: comparableHeaders(theirs.headers),
       });
     }
+  });
+
+  it('a Gemini 3 turn: the id asked for in the User-Agent, the backend id in the body, thinkingLevel HIGH', async () => {
+    fake.enqueue('loadCodeAssist', {
+      body: {
+        currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' },
+        cloudaicompanionProject: 'fake-project',
+      },
+    });
+    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP') }] });
+    const gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
+    try {
+      await chat(gateway.url, { model: 'gemini-3.5-flash', messages: [{ role: 'user', content: 'hi' }] });
+    } finally {
+      await gateway.close();
+    }
+    const cli = cliRequests('gemini-3-text-turn');
+    const ours = fake.requests();
+    expect(gatewayCalls(ours)).toEqual(cliCalls(cli));
+    const sent = cli.filter((request) => !CLI_ONLY_ROUTES.has(request.route));
+    for (const [index, theirs] of sent.entries())
+      expect(comparableHeaders(ours[index].headers as Record<string, unknown>, FETCH_ONLY_HEADERS)).toEqual(
+        comparableHeaders(theirs.headers),
+      );
+    expect(ours[0].body).toEqual(sent[0].body);
+    const [theirs, mine] = [sent[1].body, ours[1].body];
+    const strip = (body: any, extra: readonly string[]) =>
+      shape(
+        withoutPaths(body, [
+          // The CLI's own system prompt and tools; the turn above sends neither (the tool turn compares them).
+          'request.contents',
+          'request.systemInstruction',
+          'request.tools',
+          ...extra.map((key) => `request.generationConfig.${key}`),
+        ]),
+      );
+    expect(strip(mine, [])).toEqual(strip(theirs, CLI_ONLY_GENERATION_CONFIG));
+    expect([mine.model, mine.project]).toEqual([theirs.model, theirs.project]);
+    expect(mine.request.generationConfig.thinkingConfig).toEqual(theirs.request.generationConfig.thinkingConfig);
+  });
+
+  it('set-up refused by VPC Service Controls goes on with the configured project', async () => {
+    fake.enqueue('loadCodeAssist', PERIMETER_REFUSAL);
+    const gateway = await startGateway({
+      ...providerBSettings(fake, home, { project: 'perimeter-project' }),
+      GATEWAY_PROVIDERS: 'provider_b',
+    });
+    try {
+      await chat(gateway.url, { messages: [{ role: 'user', content: 'hi' }] });
+    } finally {
+      await gateway.close();
+    }
+    const cli = cliRequests('vpc-sc-configured-project');
+    const ours = fake.requests();
+    expect(gatewayCalls(ours)).toEqual(cliCalls(cli));
+    const sent = cli.filter((request) => !CLI_ONLY_ROUTES.has(request.route));
+    for (const [index, theirs] of sent.entries())
+      expect(comparableHeaders(ours[index].headers as Record<string, unknown>, FETCH_ONLY_HEADERS)).toEqual(
+        comparableHeaders(theirs.headers),
+      );
+    expect(ours[0].body).toEqual(sent[0].body);
+    expect(ours[1].body.project).toBe(sent[1].body.project);
   });
 
   it('setup with a configured project that the backend onboards through a long-running operation', async () => {

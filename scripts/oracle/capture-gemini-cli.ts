@@ -13,10 +13,11 @@
  * comparison is scripts/oracle/shape-diff.ts, shared with `npm run oracle:drift`, which imports
  * captureGemini to run the newest release the same way.
  *
- * Scenario: one headless turn (`-p … --output-format stream-json`) where the fake's first
- * answer is a `list_directory` call and its second a short text, so the capture holds the
- * setup calls and two `streamGenerateContent` envelopes (with tool declarations, then with the
- * function response). The CLI is told to send no telemetry, usage statistics or update checks,
+ * Scenarios (SCENARIOS): headless turns (`-p … --output-format stream-json`). The first has the
+ * fake answer a `list_directory` call and then a short text, so the capture holds the setup calls
+ * and two `streamGenerateContent` envelopes (with tool declarations, then with the function
+ * response); the others are set-up through onboarding, a Gemini 3 model, and a set-up refused by
+ * VPC Service Controls, each with a text turn. The CLI is told to send no telemetry, usage statistics or update checks,
  * and every proxy variable points at a refusing loopback port.
  */
 import { spawn } from 'node:child_process';
@@ -29,6 +30,7 @@ import {
   callFrame,
   enqueueOnboardingThroughOperation,
   finishFrame,
+  PERIMETER_REFUSAL,
   textFrame,
 } from '../../test/support/provider-b-fixtures';
 import { driftExitCode, formatDrift } from './drift-report';
@@ -44,7 +46,25 @@ interface Scenario {
   readonly name: string;
   readonly description: string;
   readonly env: Record<string, string>;
+  /** `-m`: MODEL unless the scenario is about another model. */
+  readonly model?: string;
   script(fake: FakeCodeAssist): void;
+}
+
+/** A loadCodeAssist answer naming a current tier and the project `fake-project`. */
+function discoveredProject(fake: FakeCodeAssist): void {
+  fake.enqueue('loadCodeAssist', {
+    body: {
+      currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' },
+      cloudaicompanionProject: 'fake-project',
+    },
+  });
+}
+
+function textTurn(fake: FakeCodeAssist): void {
+  fake.enqueue('streamGenerateContent', {
+    frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }],
+  });
 }
 
 const SCENARIOS: readonly Scenario[] = [
@@ -54,12 +74,7 @@ const SCENARIOS: readonly Scenario[] = [
       'no project configured; loadCodeAssist answers a current tier and project; the fake answers a list_directory call, then text',
     env: {},
     script: (fake) => {
-      fake.enqueue('loadCodeAssist', {
-        body: {
-          currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' },
-          cloudaicompanionProject: 'fake-project',
-        },
-      });
+      discoveredProject(fake);
       fake.enqueue('streamGenerateContent', {
         frames: [
           { json: callFrame('list_directory', { dir_path: '.' }, { signature: 'oracle-signature' }) },
@@ -78,9 +93,28 @@ const SCENARIOS: readonly Scenario[] = [
     env: { GOOGLE_CLOUD_PROJECT: 'oracle-project-123' },
     script: (fake) => {
       enqueueOnboardingThroughOperation(fake, 'oracle-project-123');
-      fake.enqueue('streamGenerateContent', {
-        frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 9, candidates: 1 }) }],
-      });
+      textTurn(fake);
+    },
+  },
+  {
+    name: 'gemini-3-text-turn',
+    description:
+      '-m gemini-3.5-flash (sent to Code Assist as gemini-3-flash, configured by the CLI as a Gemini 3 model); discovered project; a text turn',
+    env: {},
+    model: 'gemini-3.5-flash',
+    script: (fake) => {
+      discoveredProject(fake);
+      textTurn(fake);
+    },
+  },
+  {
+    name: 'vpc-sc-configured-project',
+    description:
+      'GOOGLE_CLOUD_PROJECT=perimeter-project; loadCodeAssist refused by VPC Service Controls (403, ErrorInfo SECURITY_POLICY_VIOLATED); a text turn',
+    env: { GOOGLE_CLOUD_PROJECT: 'perimeter-project' },
+    script: (fake) => {
+      fake.enqueue('loadCodeAssist', PERIMETER_REFUSAL);
+      textTurn(fake);
     },
   },
 ];
@@ -95,7 +129,7 @@ export async function captureGemini(nodeModules = ORACLES_NODE_MODULES) {
     version,
     node: process.version,
     capturedAt: new Date().toISOString().slice(0, 10),
-    command: `gemini -m ${MODEL} -p <prompt> --output-format stream-json`,
+    command: `gemini -m <model> -p <prompt> --output-format stream-json`,
     scenarios,
   };
 }
@@ -189,11 +223,13 @@ async function capture(scenario: Scenario, cli: string) {
   const fake = await FakeCodeAssist.start();
   scenario.script(fake);
   try {
-    const result = await runCli(cli, home, workdir, fake.baseUrl.replace(/\/v1internal$/, ''), scenario.env);
+    const endpoint = fake.baseUrl.replace(/\/v1internal$/, '');
+    const result = await runCli(cli, home, workdir, endpoint, scenario.env, scenario.model ?? MODEL);
     if (result.code !== 0) process.stderr.write(result.stderr.slice(-4000));
     return {
       name: scenario.name,
       description: scenario.description,
+      model: scenario.model ?? MODEL,
       exitCode: result.code,
       requests: fake.requests().map((request) => redact(request, home)),
     };
@@ -231,6 +267,7 @@ function runCli(
   cwd: string,
   endpoint: string,
   extraEnv: Record<string, string>,
+  model: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const refusing = 'http://127.0.0.1:9';
   const env = {
@@ -251,7 +288,7 @@ function runCli(
     NO_PROXY: '127.0.0.1,localhost',
   };
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, '-m', MODEL, '-p', PROMPT, '--output-format', 'stream-json'], {
+    const child = spawn(process.execPath, [cli, '-m', model, '-p', PROMPT, '--output-format', 'stream-json'], {
       cwd,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
