@@ -158,5 +158,11 @@ describe(refreshCredentialsAhead.name, () => {
       });
       expect(grants).toEqual([]);
     });
+
+    it('names the login command when there is no credentials file at all', async () => {
+      const failure = await refreshCredentialsAhead(login(), url, 300_000, logger).catch((error: unknown) => error);
+      expect(failure).toMatchObject({ errno: 'ENOENT', fix: expect.stringContaining(loginCommand()) });
+      expect(grants).toEqual([]);
+    });
   });
 });

@@ -62,7 +62,9 @@ export async function refreshCredentialsAhead(
   try {
     stored = await readJsonObject(file);
   } catch (error) {
-    const fix = unreadableLoginFile(file, 'credentials file', error).fix ?? loginAgain;
+    // No file is no login (its fix is a login); a file the system refused has the file's own fix.
+    const missing = errnoOf(error) === 'ENOENT';
+    const fix = missing ? loginAgain : (unreadableLoginFile(file, 'credentials file', error).fix ?? loginAgain);
     throw new LoginFileFailure(errnoOf(error), fix, { cause: error });
   }
   const oauth = stored.claudeAiOauth;
