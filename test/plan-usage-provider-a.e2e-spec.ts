@@ -301,6 +301,69 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     expect((await accounts()).paid_usage_setting).toBe('allow');
   });
 
+  describe('with ACCOUNT_PAID_USAGE=allow, counts each turn that drew credits once, and no other', () => {
+    const labels = { provider: 'provider_a', account: 'work' };
+    const paidTurns = async () => sampleValue(await metrics(), 'gateway_chat_api_paid_turns_total', labels) ?? 0;
+    /** Every turn has given its login back: what it counts is counted. */
+    const settled = () =>
+      eventually(async () => sampleValue(await metrics(), 'gateway_chat_api_account_in_flight', labels) === 0);
+    const requestIds = (event: string) => gateway!.logs.records(event).map((line) => line.reqId);
+
+    it('a turn on its plan running while another turn of the login draws credits is not counted', async () => {
+      await start(['work'], { ACCOUNT_PAID_USAGE: 'allow' });
+      const before = await paidTurns();
+      const resetAt = nowSeconds() + 1800;
+      let finishFree!: () => void;
+      const freeMayFinish = new Promise<void>((resolve) => (finishFree = resolve));
+      fake().enqueue(
+        {
+          headers: planHeaders({ primaryUsedPercent: 50, primaryResetAt: resetAt }),
+          frames: [created(), textDelta('on the plan'), { ...completed(), after: freeMayFinish }],
+        },
+        spentAnswer(resetAt),
+      );
+      const free = post('free');
+      await fake().waitForRequests(1);
+      const paid = await post('paid');
+      expect(paid.status).toBe(200);
+      finishFree();
+      expect((await free).status).toBe(200);
+      await settled();
+      expect(await paidTurns()).toBe(before + 1);
+      expect(requestIds('paid_usage_turn')).toEqual([paid.headers.get('x-request-id')]);
+    });
+
+    it("a turn whose answer headers were within the plan and whose stream's codex.rate_limits says it is spent is counted", async () => {
+      await start(['work'], { ACCOUNT_PAID_USAGE: 'allow' });
+      const before = await paidTurns();
+      const resetAt = nowSeconds() + 1800;
+      fake().enqueue({
+        headers: planHeaders({ primaryUsedPercent: 99, primaryResetAt: resetAt }),
+        frames: [created(), rateLimitsEvent(100, resetAt), textDelta('paid'), completed()],
+      });
+      const paid = await post('paid');
+      expect(paid.status).toBe(200);
+      await settled();
+      expect(await paidTurns()).toBe(before + 1);
+      expect(requestIds('paid_usage_turn')).toEqual([paid.headers.get('x-request-id')]);
+    });
+
+    it('a turn that drew credits and broke after output is counted: the credits were spent', async () => {
+      await start(['work'], { ACCOUNT_PAID_USAGE: 'allow' });
+      const before = await paidTurns();
+      fake().enqueue({
+        headers: spentAnswer(nowSeconds() + 1800).headers,
+        frames: [created(), textDelta('partial'), { disconnect: true }],
+      });
+      const broken = await post('broken');
+      expect(broken.status).toBe(502);
+      await settled();
+      expect(await paidTurns()).toBe(before + 1);
+      expect(requestIds('paid_usage_turn')).toEqual([broken.headers.get('x-request-id')]);
+      expect(gateway!.logs.records('paid_usage_turn')[0]).toMatchObject({ account: 'work', paid_usage: 'credits' });
+    });
+  });
+
   it("refuses before any turn when wham/usage says the plan's limit is reached", async () => {
     fake().serveUsage(spentPlanUsage(nowSeconds() + 2400));
     await start(['work'], { ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' });

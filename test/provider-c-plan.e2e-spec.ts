@@ -293,6 +293,60 @@ describe('provider_c: an answer paid from extra usage, with the real claude', ()
     expect(await paidTurns()).toBe(counted + 2);
   });
 
+  describe('with ACCOUNT_PAID_USAGE=allow, a turn is counted once when it drew extra usage, and only then', () => {
+    /** Every turn has given its login back (its child exited): what it counts is counted. */
+    const settled = () =>
+      eventually(
+        async () =>
+          sampleValue(await scrapeMetrics(gateway!), 'gateway_chat_api_account_in_flight', DEFAULT_LOGIN) === 0,
+      );
+    const paidRequests = () => gateway!.logs.records('paid_usage_turn').map((line) => line.reqId);
+
+    it('a turn on the plan running while another turn of the login draws extra usage is not counted', async () => {
+      await start({ ACCOUNT_PAID_USAGE: 'allow' });
+      const counted = await paidTurns();
+      let finishFree!: () => void;
+      const freeMayFinish = new Promise<void>((resolve) => (finishFree = resolve));
+      api().scriptFor('free', [
+        { type: 'stream', blocks: [{ kind: 'text', deltas: ['on the plan'] }], holdUntil: freeMayFinish },
+      ]);
+      api().scriptFor('paid', [
+        { type: 'stream', blocks: [{ kind: 'text', deltas: ['paid'] }], meters: paidMeters(inAnHour()) },
+      ]);
+      const free = postChatBody(gateway!, chatTurn('claude-fable-5', 'free'));
+      await eventually(() => api().messages('free').length === 1);
+      const paid = await postChatBody(gateway!, chatTurn('claude-fable-5', 'paid'));
+      expect(paid.status).toBe(200);
+      finishFree();
+      expect((await free).status).toBe(200);
+      await settled();
+      expect(await paidTurns()).toBe(counted + 1);
+      expect(paidRequests()).toEqual([paid.headers.get('x-request-id')]);
+    });
+
+    it('a turn that drew extra usage and failed after output is counted: the extra usage was spent', async () => {
+      await start({ ACCOUNT_PAID_USAGE: 'allow' });
+      const counted = await paidTurns();
+      const meters = paidMeters(inAnHour());
+      // The stream breaks mid-answer; the CLI asks again and gets another answer: the turn fails.
+      api().scriptFor('broken', [
+        {
+          type: 'stream',
+          blocks: [{ kind: 'text', deltas: ['Half an ', 'answer'] }],
+          failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+          meters,
+        },
+        { type: 'stream', blocks: [{ kind: 'text', deltas: ['Another answer'] }], meters },
+      ]);
+      const result = await streamChat(gateway!, { messages: chatTurn('claude-fable-5', 'broken').messages });
+      expect(result.status).toBe(200);
+      expect(contents(result)).toEqual(['Half an ', 'answer', '[error: upstream error]']);
+      await settled();
+      expect(await paidTurns()).toBe(counted + 1);
+      expect(paidRequests()).toEqual([result.headers.get('x-request-id')]);
+    });
+  });
+
   it('within the plan, with extra usage spent: the plan report says so, nothing is paid', async () => {
     await start();
     const reset = Math.floor(Date.now() / 1000) + 3600;

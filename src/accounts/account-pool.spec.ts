@@ -1115,21 +1115,32 @@ describe('the paid-usage guard (ACCOUNT_PAID_USAGE)', () => {
     });
   });
 
-  it('with allow, serves the login and counts and logs each paid turn once', () => {
+  it('with allow, serves the login and counts and logs each turn that reported paid usage once, delivered or not', () => {
     const { pool, clock, logger, calls } = makePool(['a'], { paidUsage: 'allow' });
-    const lease = pool.acquire('chat');
+    const turnLogger = recordingLogger();
+    const paid = pool.acquire('chat');
+    // Another turn on the same login meanwhile, on its plan: the paid report is not its own.
+    const free = pool.acquire('free');
     // Two reports within one turn (the answer's headers, then the stream's event): one paid turn.
     pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    paid.paidReported(turnLogger);
     pool.reportPlan('a', paidTurn(clock.now() + HOUR));
-    lease.succeeded();
-    lease.release();
-    // A turn that failed after a paid report (a refusal in the stream) is not a paid turn.
+    paid.paidReported(turnLogger);
+    paid.release();
+    paid.release();
+    free.release();
+    expect(calls.filter((call) => call[0] === 'paidTurn')).toEqual([['paidTurn', 'provider_a', 'a']]);
+    // A turn that failed after its paid report (the stream broke after output) drew paid usage too.
     const failed = pool.acquire('other');
     pool.reportPlan('a', paidTurn(clock.now() + HOUR));
+    failed.paidReported(turnLogger);
     failed.release();
     expect(pool.stateOf('a').kind).toBe('ready');
-    expect(calls.filter((call) => call[0] === 'paidTurn')).toEqual([['paidTurn', 'provider_a', 'a']]);
-    expect(logger.records.filter((line) => line.event === 'paid_usage_turn')).toEqual([
+    expect(calls.filter((call) => call[0] === 'paidTurn')).toHaveLength(2);
+    // The line is the turn's (it names the request), not the pool's.
+    expect(logger.records.filter((line) => line.event === 'paid_usage_turn')).toEqual([]);
+    expect(turnLogger.records.filter((line) => line.event === 'paid_usage_turn')).toEqual([
+      expect.objectContaining({ provider: 'provider_a', account: 'a', paid_usage: 'credits', setting: 'allow' }),
       expect.objectContaining({ provider: 'provider_a', account: 'a', paid_usage: 'credits', setting: 'allow' }),
     ]);
     expect(pool.acquire('chat').alias).toBe('a');

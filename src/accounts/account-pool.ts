@@ -80,24 +80,26 @@ export interface AccountLease<T> {
   readonly handle: T;
   /** The login file as the pool had last read it when the lease was taken: the version the turn used. */
   readonly loginFileSeen: LoginFileSeen;
-  /** The turn was delivered: a paid-usage report during it makes it a paid turn when released. */
-  succeeded(): void;
+  /**
+   * The upstream said this turn draws paid usage (a report of one of its attempts with `paid.inUse`):
+   * when the lease is given back the turn is one paid turn of the login, delivered or not (paid
+   * usage was drawn either way), logged with `logger` (the turn's: its line names the request).
+   */
+  paidReported(logger: EventLogger): void;
   release(): void;
 }
 
 /** The pool's lease: one object per turn, its methods on the prototype. */
 class PoolLease<T> implements AccountLease<T> {
-  private delivered = false;
   private isReleased = false;
-  /** The account's paid-usage reports when the lease was taken. */
-  private readonly paidReports: number;
+  /** Set by `paidReported`: the logger of the turn that drew paid usage on this lease. */
+  private paidBy?: EventLogger;
   readonly loginFileSeen: LoginFileSeen;
 
   constructor(
     private readonly pool: AccountPool<T>,
     private readonly account: Account<T>,
   ) {
-    this.paidReports = account.paidReports;
     this.loginFileSeen = { onDisk: account.onDisk };
   }
 
@@ -109,14 +111,14 @@ class PoolLease<T> implements AccountLease<T> {
     return this.account.handle;
   }
 
-  succeeded(): void {
-    this.delivered = true;
+  paidReported(logger: EventLogger): void {
+    this.paidBy ??= logger;
   }
 
   release(): void {
     if (this.isReleased) return;
     this.isReleased = true;
-    this.pool.released(this.account, this.delivered, this.paidReports);
+    this.pool.released(this.account, this.paidBy);
   }
 }
 
@@ -132,8 +134,6 @@ interface Account<T> {
   plan?: PlanReport;
   /** When the last report arrived (epoch ms). */
   planUpdatedAt?: number;
-  /** Counts turn reports that said paid usage is in use; a lease compares it at release to count a paid turn. */
-  paidReports: number;
   /**
    * Since when (epoch ms) the upstream has refused requests of this login as needing extra usage
    * (`extra_usage_required`); cleared by the login's next successful turn.
@@ -192,7 +192,6 @@ export class AccountPool<T> implements PlanReporter {
       state: { kind: 'ready' },
       inFlight: 0,
       lastSelectedAt: 0,
-      paidReports: 0,
     }));
     this.pins = new LRUCache<string, string>({
       max: options.pinnedChatsMax,
@@ -467,7 +466,6 @@ export class AccountPool<T> implements PlanReporter {
       planType: report.planType ?? account.plan?.planType,
     };
     account.planUpdatedAt = this.deps.clock.now();
-    if (report.source === 'turn' && report.paid?.inUse) account.paidReports++;
     this.guard(account);
     this.publishPlan(account);
   }
@@ -691,13 +689,15 @@ export class AccountPool<T> implements PlanReporter {
     return new PoolLease(this, account);
   }
 
-  /** A lease of `account` was given back (`PoolLease.release`, once). */
-  released(account: Account<T>, delivered: boolean, paidReportsAtLease: number): void {
+  /**
+   * A lease of `account` was given back (`PoolLease.release`, once); `paidBy` is set when the
+   * turn reported drawing paid usage on it: one paid turn (logged once, however many reports),
+   * counted here because a family may report after its answer.
+   */
+  released(account: Account<T>, paidBy: EventLogger | undefined): void {
     account.inFlight--;
     this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
-    // A delivered turn during which the upstream reported paid usage in use is one paid turn
-    // (logged once, however many reports); counted at release, as a family may report after its answer.
-    if (delivered && account.paidReports > paidReportsAtLease) this.paidTurn(account);
+    if (paidBy) this.paidTurn(account, paidBy);
   }
 
   private countPin(alias: string, delta: number): void {
@@ -914,9 +914,10 @@ export class AccountPool<T> implements PlanReporter {
     return { inUse, resetsAt: resets.length > 0 ? Math.max(...resets) : undefined };
   }
 
-  private paidTurn(account: Account<T>): void {
+  /** One turn that drew paid usage on `account`, logged with the turn's `logger`. */
+  private paidTurn(account: Account<T>, logger: EventLogger): void {
     this.deps.metrics.accountPaidTurn(this.family, account.alias);
-    this.deps.logger.info(
+    logger.info(
       {
         event: 'paid_usage_turn',
         provider: this.family,

@@ -1,3 +1,4 @@
+import type { EventLogger } from '../core/event-logger';
 import type { GatewayError } from '../core/gateway.error';
 import { loginFix, noUsableLogin, ownFixFailure } from '../core/login-state';
 import type { AccountLease, AccountPool } from './account-pool';
@@ -112,9 +113,16 @@ export class AccountTurn<T> {
     return error;
   }
 
+  /**
+   * The attempt running now reported drawing paid usage: the turn counts as one paid turn of its
+   * login when it ends, delivered or not (AccountLease.paidReported); `logger` is the turn's.
+   */
+  paidReported(logger: EventLogger): void {
+    this.lease.paidReported(logger);
+  }
+
   /** The turn ended as the upstream meant it to (not a failure): what the login's success says is applied. */
   succeeded(): void {
-    this.lease.succeeded();
     this.pool.succeeded(this.lease.alias);
   }
 

@@ -19,7 +19,12 @@ export type ContentCoding = 'gzip' | 'zstd';
 export const WAIT_GUARD_MS = 30_000;
 
 /** One frame of a scripted upstream reply (docs/upstream/provider-a.md §11.1). */
-export type FakeFrame =
+export type FakeFrame = FakeFrameContent & {
+  /** The frame waits until this settles: the reply goes on when the test says so, not after a guessed delay. */
+  after?: Promise<unknown>;
+};
+
+type FakeFrameContent =
   /** One JSON event: a WebSocket text frame, or `event: <type>\ndata: <json>\n\n` over SSE. */
   | { event: object; delayMs?: number }
   /** Text sent as is (protocol-error tests): a WebSocket text frame, or raw bytes over SSE. */
@@ -630,6 +635,7 @@ export class FakeProviderA {
     const gone = () => response.destroyed || response.writableEnded;
     const frames = script.respond ? script.respond(parseJson(raw) ?? {}) : script.frames;
     for (const frame of frames) {
+      if (frame.after) await frame.after;
       if (!(await pause(frame.delayMs, gone))) return;
       if ('disconnect' in frame) {
         response.socket?.destroy();
@@ -787,6 +793,7 @@ export class FakeProviderA {
       const output: unknown[] = [];
       let terminal = false;
       for (const frame of script.respond ? script.respond(body) : script.frames) {
+        if (frame.after) await frame.after;
         if (!(await pause(frame.delayMs, gone))) return;
         if ('disconnect' in frame) {
           closingByFake = true;

@@ -245,9 +245,10 @@ export class ProviderAPlanMeter {
   /**
    * @param answered the upstream is serving the turn these limits came with (a 2xx answer or its
    *   stream), as opposed to a refusal.
+   * @returns whether the limits say the turn draws credits (the caller tells its turn).
    */
-  record(limits: RateLimitSnapshot | undefined, logger: EventLogger, answered: boolean): void {
-    if (!limits) return;
+  record(limits: RateLimitSnapshot | undefined, logger: EventLogger, answered: boolean): boolean {
+    if (!limits) return false;
     const report = planReportOf(limits, 'turn', answered, this.now());
     this.report(report);
     logger.debug(
@@ -262,5 +263,6 @@ export class ProviderAPlanMeter {
       },
       'provider_a_rate_limits',
     );
+    return report.paid?.inUse === true;
   }
 }

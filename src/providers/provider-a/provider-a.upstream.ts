@@ -32,6 +32,8 @@ export interface AttemptRequest {
 /** One provider_a attempt: a WebSocket turn or an SSE POST, and the translation state of its events. */
 export interface ProviderAAttempt extends UpstreamAttempt<UpstreamFrame> {
   readonly state: StreamState;
+  /** What the runner said of this attempt: its stream's report of credits in use is told to it. */
+  readonly info: AttemptInfo<ProviderALogin>;
   /** The plan meter of the login this attempt runs on. */
   readonly plan: ProviderAPlanMeter;
   readonly logger: EventLogger;
@@ -114,8 +116,8 @@ export class ProviderAUpstream implements UpstreamFamily<
     const connection = await (connect.lease ? connect.lease.open(input) : connect.open(input));
     // The upstream serves this turn: windows at 100 % here mean credits are paying for it. A turn
     // on a kept WebSocket has no headers of its own: its stream's `codex.rate_limits` report instead.
-    plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true);
-    return new ConnectionAttempt(connection, plan, logger, request.toolNames);
+    if (plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true)) attempt.paidReported();
+    return new ConnectionAttempt(connection, attempt, plan, logger, request.toolNames);
   }
 
   /**
@@ -167,6 +169,7 @@ class ConnectionAttempt implements ProviderAAttempt {
 
   constructor(
     private readonly connection: UpstreamConnection,
+    readonly info: AttemptInfo<ProviderALogin>,
     readonly plan: ProviderAPlanMeter,
     readonly logger: EventLogger,
     readonly toolNames?: Pick<ToolNameMap, 'toClient'>,
@@ -196,7 +199,7 @@ class ConnectionAttempt implements ProviderAAttempt {
 function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
   if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
   const step = translateEvent(attempt.state, frame.value);
-  if (step.rateLimits) attempt.plan.record(step.rateLimits, attempt.logger, true);
+  if (step.rateLimits && attempt.plan.record(step.rateLimits, attempt.logger, true)) attempt.info.paidReported();
   const { toolNames } = attempt;
   if (!toolNames || step.unclassified || !step.events.some((event) => event.type === 'tool-call')) return step;
   // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.

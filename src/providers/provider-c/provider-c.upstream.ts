@@ -37,8 +37,11 @@ export interface ProviderCAttempt extends UpstreamAttempt<JsonObject> {
   /** Its translation state; once `state.accepted`, a clean exit without `result` still ends the turn. */
   readonly state: ProviderCStreamState;
   readonly logger: EventLogger;
-  /** The login this run uses: what its `rate_limit_event` says of the plan is reported for it. */
-  readonly alias: string;
+  /**
+   * What the runner said of this run: what its `rate_limit_event` says of the plan is reported for
+   * its login (`info.alias`), and extra usage in use is told to the turn (`info.paidReported`).
+   */
+  readonly info: AttemptInfo<ProviderCAccount>;
   /** How the child ended, known once its lines ended (`end` reads it). */
   readonly exit?: ChildExit;
   /** A stdout line was longer than the bound: the run was terminated. */
@@ -144,7 +147,9 @@ export class ProviderCUpstream implements UpstreamFamily<
     const { planReport } = attempt.state;
     if (planReport) {
       attempt.state.planReport = undefined;
-      this.run.plans.reportPlan(attempt.alias, planReport);
+      const { info } = attempt;
+      this.run.plans.reportPlan(info.alias, planReport);
+      if (planReport.paid?.inUse) info.paidReported();
     }
     return step;
   }
@@ -205,7 +210,7 @@ async function spawnAttempt(
     else logger.info({ event: 'provider_c_process_exit', ...fields }, 'provider_c_process_exit');
   });
   void child.reaped.then(() => run.live.delete(child));
-  return new ChildAttempt(child, createStreamState(run.streamOptions), logger, attempt.alias, signal);
+  return new ChildAttempt(child, createStreamState(run.streamOptions), logger, attempt, signal);
 }
 
 /** One child as the runner reads it. */
@@ -219,7 +224,7 @@ class ChildAttempt implements ProviderCAttempt {
     readonly child: ClaudeChild,
     readonly state: ProviderCStreamState,
     readonly logger: EventLogger,
-    readonly alias: string,
+    readonly info: AttemptInfo<ProviderCAccount>,
     private readonly signal: AbortSignal,
   ) {
     this.frames = this.lines();

@@ -429,6 +429,29 @@ describe('runTurn', () => {
     });
   });
 
+  it('counts a turn whose attempt reported paid usage once, when it gives its login back, even when it failed after output', async () => {
+    const { family, opened } = fakeFamily([
+      ['text', 'fail:upstream'],
+      ['ok', 'done'],
+    ]);
+    const { options, events } = setup();
+    const send = family.send;
+    family.send = (request, info, signal) => {
+      if (opened.length === 0) {
+        // The answer's headers and then its stream both say paid usage is in use: one paid turn.
+        info.paidReported();
+        info.paidReported();
+      }
+      return send(request, info, signal);
+    };
+    const paid = await runTurn(family, options());
+    expect((await drain(paid.events)).at(-1)).toMatchObject({ type: 'error' });
+    expect(events('paid_usage_turn')).toEqual([expect.objectContaining({ provider: 'provider_a', account: 'first' })]);
+    // The next turn on the login reported nothing: it is not counted.
+    await drain((await runTurn(family, options())).events);
+    expect(events('paid_usage_turn')).toHaveLength(1);
+  });
+
   it('sends an empty accepted turn again when the family asks, and ends with its tail when the budget is spent', async () => {
     const { family, opened } = fakeFamily([['ok'], ['ok'], ['ok']], { again: true });
     const { options, events } = setup();

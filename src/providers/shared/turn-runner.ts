@@ -69,6 +69,32 @@ export interface AttemptInfo<L> {
   readonly alias: string;
   /** Epoch ms; Infinity when unbounded. */
   readonly deadlineAt: number;
+  /**
+   * The upstream said this attempt draws paid usage (a plan report with `paid.inUse`): the turn is
+   * one paid turn of the attempt's login, counted and logged when the turn gives the login back,
+   * delivered or not (docs/accounts.md "What each login has left, and paid usage").
+   */
+  paidReported(): void;
+}
+
+/** What an attempt's report of paid usage reaches: the turn it belongs to. */
+interface PaidUsageSink {
+  paidReported(): void;
+}
+
+/** The `AttemptInfo` the runner gives a family: one object per attempt, its method on the prototype. */
+class Attempt<L> implements AttemptInfo<L> {
+  constructor(
+    readonly number: number,
+    readonly login: L,
+    readonly alias: string,
+    readonly deadlineAt: number,
+    private readonly turn: PaidUsageSink,
+  ) {}
+
+  paidReported(): void {
+    this.turn.paidReported();
+  }
 }
 
 /** What a family's `classify` is told with a failure. */
@@ -196,7 +222,7 @@ export function transportFailure(provider: ProviderId, error: unknown): GatewayE
  * consumer after a plain step, `poll` translates frames the attempt already holds and hands over
  * their events without resuming it; any other step is kept for the generator to take next.
  */
-class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTurn<A>, PolledEvents {
+class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTurn<A>, PolledEvents, PaidUsageSink {
   /** The run: ACCEPTED once (taken by `runTurn`), then the client's events. */
   readonly run: AsyncGenerator<ChatEvent> & AsyncGenerator<ChatEvent | typeof ACCEPTED>;
   attempt?: A;
@@ -311,6 +337,14 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     return this.controller.signal;
   }
 
+  /**
+   * The current attempt reported drawing paid usage (`AttemptInfo.paidReported`): a flag on the
+   * login's lease, read when the turn gives it back, its line logged by the turn's logger.
+   */
+  paidReported(): void {
+    this.options.account.paidReported(this.options.context.logger);
+  }
+
   /** The client's signal aborted (this object is its listener: no closure per turn). */
   handleEvent(): void {
     this.abort(this.options.context.signal.reason);
@@ -409,7 +443,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
         // again, as the turn's first did: the paid-usage guard may have rested the login since (its
         // failed attempt's own headers may have said the plan is spent), or it cooled or died.
         if (opens++ > 0 && this.retake()) retries = 0;
-        const info: AttemptInfo<L> = { number: ++this.number, login: account.handle, alias: account.alias, deadlineAt };
+        const info = new Attempt(++this.number, account.handle, account.alias, deadlineAt, this);
         this.info = info;
         try {
           // Opening (a login token, a handshake, the first answer) is bounded by the idle timer too.
