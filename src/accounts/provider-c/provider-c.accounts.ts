@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import type { AccountPool } from '../account-pool';
 import type { AccountPools } from '../account-pools';
 import type { AppConfig } from '../../config/app-config';
-import { untilAborted } from '../../common/async/abortable';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
@@ -21,13 +20,18 @@ export interface ProviderCAccount {
   /** Reads the token file again (the pool's sweep calls it when the file changed); nothing for other logins. */
   loginFileChanged(): void;
   /**
-   * Marks a child of this login running until the returned function is called. A running CLI
-   * refreshes its login itself, so the background refresh leaves the login alone meanwhile; and a
-   * child waits for a background refresh in flight, so it never starts with a refresh token that
-   * is about to be spent. Rejects with `signal`'s reason the moment it aborts (the refresh goes
-   * on), so a client that leaves meanwhile starts no child.
+   * The background refresh of this login in flight, settled either way; undefined when there is
+   * none. A child must not start meanwhile (the refresh token it would read is about to be
+   * spent), so a turn's request waits for it first (ProviderCUpstream.request), as another
+   * family's request waits for its token refresh.
    */
-  childStarting(signal: AbortSignal): Promise<() => void>;
+  refreshInFlight(): Promise<void> | undefined;
+  /**
+   * Marks a child of this login running until the returned function is called: a running CLI
+   * refreshes its login itself, so the background refresh leaves the login alone meanwhile.
+   * Called with no refresh in flight (the turn's request waited for it).
+   */
+  childStarting(): () => void;
   /** Renews the login's token when it expires within `aheadMs` (config directories only). */
   refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
   /**
@@ -50,13 +54,11 @@ class LoginActivity {
   private children = 0;
   private refreshing?: Promise<void>;
 
-  async childStarting(signal: AbortSignal): Promise<() => void> {
-    if (this.refreshing)
-      await untilAborted(
-        this.refreshing.catch(() => undefined),
-        signal,
-      );
-    if (signal.aborted) throw signal.reason;
+  refreshInFlight(): Promise<void> | undefined {
+    return this.refreshing?.catch(() => undefined);
+  }
+
+  childStarting(): () => void {
     this.children++;
     let ended = false;
     return () => {
@@ -115,7 +117,8 @@ function accountOf(
 ): ProviderCAccount {
   const activity = new LoginActivity();
   const common = {
-    childStarting: (signal: AbortSignal) => activity.childStarting(signal),
+    refreshInFlight: () => activity.refreshInFlight(),
+    childStarting: () => activity.childStarting(),
     refreshAhead: async () => undefined,
     loginFileChanged: () => undefined,
   };

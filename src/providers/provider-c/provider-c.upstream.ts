@@ -13,6 +13,7 @@ import type {
   UpstreamFamily,
 } from '../shared/turn-runner';
 import { transportFailure } from '../shared/turn-runner';
+import { untilAborted } from '../../common/async/abortable';
 import type { ProviderCAccount } from '../../accounts/provider-c/provider-c.accounts';
 import { buildProviderCArgs } from './provider-c.argv';
 import type { RunFailure } from './provider-c.errors';
@@ -93,8 +94,15 @@ export class ProviderCUpstream implements UpstreamFamily<
 
   constructor(private readonly run: ClaudeRun) {}
 
-  /** The login's child variables (or the auth error that makes the login unusable), with the turn's argv and prompt. */
-  request(attempt: AttemptInfo<ProviderCAccount>, signal: AbortSignal): ClaudeInvocation {
+  /**
+   * The login's child variables (or the auth error that makes the login unusable), with the turn's
+   * argv and prompt. A background refresh of the login in flight is waited for first, as another
+   * family's request waits for its token: the runner then starts the child only while the pool
+   * still gives the turn this login, else the turn takes the pool's choice. Synchronous without one.
+   */
+  request(attempt: AttemptInfo<ProviderCAccount>, signal: AbortSignal): ClaudeInvocation | Promise<ClaudeInvocation> {
+    const refresh = attempt.login.refreshInFlight();
+    if (refresh) return untilAborted(refresh, signal).then(() => this.request(attempt, signal));
     let loginEnv: Record<string, string>;
     try {
       loginEnv = attempt.login.childEnv();
@@ -171,9 +179,10 @@ async function spawnAttempt(
   attempt: AttemptInfo<ProviderCAccount>,
   signal: AbortSignal,
 ): Promise<ProviderCAttempt> {
-  // Waits for a background refresh of this login in flight (not for a client that left); marks the
-  // login busy until the child exits.
-  const childEnded = await attempt.login.childStarting(signal);
+  // The request waited for a background refresh of the login in flight; a client that left
+  // meanwhile starts no child. The login is busy until the child exits.
+  if (signal.aborted) throw signal.reason;
+  const childEnded = attempt.login.childStarting();
   let child: ClaudeChild;
   try {
     child = await ClaudeChild.start({
