@@ -250,8 +250,8 @@ export class ChatOrchestrator {
       telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
     if (error.spec.upstream) telemetry.upstreamError(error.code);
     const status = error.spec.status;
-    // A refusal the client can fix: the line says why, as the client was told.
-    const reason = status >= 400 && status < 500 ? clientErrorLogFields(error) : undefined;
+    // A refusal the client can fix (a 4xx, not a client that left): the line says why, as it was told.
+    const reason = status >= 400 && status < 499 ? clientErrorLogFields(error) : undefined;
     telemetry.finished({ status, errorCode: error.code, ...reason });
     return error;
   }
