@@ -1,14 +1,19 @@
+import * as net from 'node:net';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { FakeFrame, FakeScript } from './support/fake-provider-a';
 import {
   completed,
   created,
+  errorEvent,
   functionCallItem,
   messageDone,
   providerASettings,
+  rateLimitsEvent,
   textDelta,
 } from './support/provider-a-fixtures';
+import { ProviderRegistry } from '../src/providers/provider-registry';
+import type { ProviderAAdapter } from '../src/providers/provider-a/provider-a.adapter';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { eventually } from './support/poll';
 import { postChatBody } from './support/chat-sse';
@@ -39,6 +44,42 @@ function settles(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A chain error event as the backend sends it when a continuation cannot go on (`code`). */
+function chainError(code: string): FakeFrame {
+  return errorEvent({ status: 400, type: 'invalid_request_error', code, message: 'the chain cannot continue' });
+}
+
+/**
+ * A TCP relay in front of the fake whose connections open so far can go silent at once: bytes in
+ * either direction vanish and nothing closes, as when a NAT or load balancer forgot an idle
+ * connection (no FIN, no RST). Connections opened after `silence()` relay as before.
+ */
+async function silenceableRelay(target: URL) {
+  const pairs = new Set<{ silent: boolean; client: net.Socket; upstream: net.Socket }>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    const pair = { silent: false, client, upstream };
+    pairs.add(pair);
+    client.on('data', (data) => pair.silent || upstream.write(data));
+    upstream.on('data', (data) => pair.silent || client.write(data));
+    client.on('error', () => undefined);
+    upstream.on('error', () => undefined);
+    client.on('close', () => (upstream.destroy(), pairs.delete(pair)));
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    silence: () => pairs.forEach((pair) => (pair.silent = true)),
+    close: () => {
+      pairs.forEach((pair) => pair.client.destroy());
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 /**
@@ -267,6 +308,76 @@ describe('provider_a upstream sessions per chat', () => {
       }),
     ]);
     expect(sampleValue(after, RETRIES, RETRY_LABELS) ?? 0).toBe(sampleValue(before, RETRIES, RETRY_LABELS) ?? 0);
+  });
+
+  it.each([
+    [
+      'a chain error after telemetry events',
+      [rateLimitsEvent(10, 4_000_000_000), chainError('previous_response_not_found')],
+    ],
+    ['a close after telemetry events', [rateLimitsEvent(10, 4_000_000_000), { disconnect: true }]],
+    [
+      'a chain error after the response began, before any output',
+      [created('resp_e2'), chainError('websocket_connection_limit_reached')],
+    ],
+  ] as Array<[string, FakeFrame[]]>)(
+    'sends the turn again at once, in full on a fresh connection, when a continuation gets %s',
+    async (when, frames) => {
+      const chat = `chat-late-${when}`;
+      fake().enqueue(reply('resp_e1', 'One.'), { frames }, reply('resp_e3', 'Three.'));
+      const first = [{ role: 'user', content: `Count (${when})` }];
+      await complete(gateway, first, chat);
+      const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Next' }];
+      const from = gateway.logs.lines.length;
+      expect((await complete(gateway, second, chat)).content).toBe('Three.');
+
+      const [one, chained, full] = fake().requests();
+      expect(chained.connection).toBe(one.connection);
+      expect(chained.body!.previous_response_id).toBe('resp_e1');
+      expect(full.connection).not.toBe(one.connection);
+      expect(full.body).not.toHaveProperty('previous_response_id');
+      expect(full.body!.input).toHaveLength(3);
+      expect(timings(gateway).at(-1)).toEqual(
+        expect.objectContaining({ session_reused: false, chain_fallback: true, input_items_sent: 3 }),
+      );
+      // One failed attempt, opened again at once: no retry.
+      expect(upstreamLinesSince(gateway, from)).toEqual([
+        expect.objectContaining({ event: 'upstream_attempt_failed', attempt: 1 }),
+      ]);
+    },
+  );
+
+  it('checks a kept connection idle past the threshold with a ping, and replaces one that went silent without closing', async () => {
+    const relay = await silenceableRelay(new URL(fake().wsUrl));
+    try {
+      const relayed = await start({ PROVIDER_A_URL: relay.url, GATEWAY_STREAM_IDLE_TIMEOUT: '5s' });
+      // Every reuse counts as idle here, and a missing pong is given up on soon: the spec waits
+      // for no real idle time.
+      const adapter = relayed.app.get(ProviderRegistry, { strict: false }).adapter('provider_a') as ProviderAAdapter;
+      Object.assign(adapter.sessions!.check, { pingAfterIdleMs: 0, pongTimeoutMs: 200 });
+      fake().enqueue(reply('resp_h1', 'One.'), reply('resp_h2', 'Two.'), reply('resp_h3', 'Three.'));
+      const first = [{ role: 'user', content: 'Go' }];
+      await complete(relayed, first, 'chat-silent');
+      // Answered ping: the kept connection carries the continuation.
+      const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'On' }];
+      expect((await complete(relayed, second, 'chat-silent')).content).toBe('Two.');
+      relay.silence();
+      const third = [...second, { role: 'assistant', content: 'Two.' }, { role: 'user', content: 'And on' }];
+      expect((await complete(relayed, third, 'chat-silent')).content).toBe('Three.');
+
+      const [one, two, three] = fake().requests();
+      expect(two.connection).toBe(one.connection);
+      expect(two.body!.previous_response_id).toBe('resp_h1');
+      expect(three.connection).not.toBe(one.connection);
+      expect(three.body).not.toHaveProperty('previous_response_id');
+      expect(three.body!.input).toHaveLength(5);
+      expect(timings(relayed).slice(-2)).toEqual([
+        expect.objectContaining({ session_reused: true, incremental: true, chain_fallback: false }),
+        expect.objectContaining({ session_reused: false, chain_fallback: true, input_items_sent: 5 }),
+      ]);
+    } finally {
+      await relay.close();
+    }
   });
 
   it('opens a fresh connection when the kept one was closed, or dies before the first event', async () => {

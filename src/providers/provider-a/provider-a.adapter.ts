@@ -40,7 +40,7 @@ import {
   upstreamHeaders,
   wireShapeFor,
 } from './provider-a.request';
-import { ChatTurnLease, SessionPool } from './provider-a.session-pool';
+import { ChatTurnLease, SessionPool, sessionUseFields } from './provider-a.session-pool';
 import { MODEL_REFUSAL_CODES, namingModel } from './provider-a.errors';
 import { ProviderAModelsRefresh } from './provider-a.models-refresh';
 import { OpenConnection, ProviderATransportKind, transportForUrl } from './provider-a.transport';
@@ -76,8 +76,11 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   /** The Codex CLI version and encodings the gateway claims (PROVIDER_A_CLIENT_VERSION). */
   private readonly client: CodexClient;
   private readonly open: OpenConnection;
-  /** Chat connections kept between turns (WebSocket only; never used by structured inference). */
-  private readonly sessions?: SessionPool;
+  /**
+   * Chat connections kept between turns (WebSocket only; never used by structured inference).
+   * Readable so a spec can shorten its checks on a running gateway (`SessionPool.check`).
+   */
+  readonly sessions?: SessionPool;
   /** The live model list (PROVIDER_A_MODELS_REFRESH; `0` never starts it). */
   private readonly modelsRefresh: ProviderAModelsRefresh;
 
@@ -155,7 +158,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
       const refusal = hostedToolRefusal(request.tools, request.model.requestedId, () => this.classicModels());
       if (refusal) throw refusal;
     }
-    const lease = this.sessions?.lease(request.conversationId, customToolNames(request.normalizedTools));
+    const lease = this.sessions?.lease(request.conversationId, customToolNames(request.normalizedTools), context);
     const requests = new ChatAttempts(this, request, context, shape);
     let turn: AcceptedTurn<ProviderAAttempt>;
     try {
@@ -389,14 +392,12 @@ function logTiming(
   inputItems: number,
   acceptMs: number,
 ): void {
-  const use = lease?.use;
   context.note?.({
     transport,
-    session_reused: use?.reused ?? false,
-    incremental: use?.incremental ?? false,
-    chain_fallback: use?.fallback ?? false,
+    ...(lease
+      ? sessionUseFields(lease.use)
+      : { session_reused: false, incremental: false, chain_fallback: false, input_items_sent: inputItems }),
     input_items: inputItems,
-    input_items_sent: use ? use.itemsSent : inputItems,
     accept_ms: Math.round(acceptMs),
   });
 }

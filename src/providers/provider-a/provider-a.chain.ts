@@ -119,5 +119,10 @@ export function chainErrorCode(event: unknown): string | undefined {
       ? event.response.error
       : {};
   const code = String(error.code ?? '');
-  return CHAIN_ERROR_CODES.has(code) ? code : undefined;
+  return isChainErrorCode(code) ? code : undefined;
+}
+
+/** Whether an upstream error code says the chain is gone (the request itself was not wrong). */
+export function isChainErrorCode(code: string | undefined): boolean {
+  return code !== undefined && CHAIN_ERROR_CODES.has(code);
 }

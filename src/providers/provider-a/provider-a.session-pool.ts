@@ -3,11 +3,18 @@ import type { JsonObject } from '../../common/json';
 import { isNever } from '../../common/async/timer-range';
 import type { GatewayError } from '../../core/gateway.error';
 import type { ChainState } from './provider-a.chain';
-import { chainAfterTurn, chainedBody, chainErrorCode, continuationItems, requestShape } from './provider-a.chain';
+import {
+  chainAfterTurn,
+  chainedBody,
+  chainErrorCode,
+  continuationItems,
+  isChainErrorCode,
+  requestShape,
+} from './provider-a.chain';
 import { staleSessionFailure } from './provider-a.errors';
 import { postInstead } from './provider-a.http-fallback';
 import { websocketFrame } from './provider-a.request';
-import type { AttemptInput, UpstreamConnection } from './provider-a.transport';
+import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import type { SessionKeeper, TurnRecord, WsTurn } from './provider-a.ws-session';
 import { WsSession } from './provider-a.ws-session';
 import type { ConnectionLease } from './provider-a.upstream';
@@ -22,6 +29,28 @@ export interface SessionLimits {
   /** PROVIDER_A_SESSION_IDLE_TIMEOUT: a kept connection unused this long is closed (never, beyond a timer's range). */
   readonly idleTimeoutMs: number;
 }
+
+/**
+ * How a kept connection is checked before a turn reuses it (docs/providers.md "Upstream sessions
+ * per chat"). Fixed values, not settings: they trade a round trip against a turn swallowed by a
+ * dead connection, which no deployment needs to tune. The pool holds its own copy, so a spec may
+ * shorten it on a running gateway, as specs move a gateway's clocks.
+ */
+export interface KeptConnectionCheck {
+  /**
+   * A connection kept at least this long is pinged first. One kept moments ago (an agent's next
+   * turn after a quick tool call) is not: no round trip on that path, and a NAT entry or load
+   * balancer does not forget a connection that soon.
+   */
+  pingAfterIdleMs: number;
+  /** Longest wait for the pong; none by then and the connection is dropped for a fresh one. */
+  pongTimeoutMs: number;
+}
+
+export const KEPT_CONNECTION_CHECK: Readonly<KeptConnectionCheck> = Object.freeze({
+  pingAfterIdleMs: 5_000,
+  pongTimeoutMs: 2_000,
+});
 
 /** Where the pool reports (the gateway's metrics; nothing in unit tests). */
 export interface SessionObserver {
@@ -44,6 +73,21 @@ export interface SessionUse {
   items: number;
 }
 
+/** A turn's `SessionUse` as fields of its `chat_completion` log line. */
+export function sessionUseFields(use: SessionUse): Record<string, number | boolean> {
+  return {
+    session_reused: use.reused,
+    incremental: use.incremental,
+    chain_fallback: use.fallback,
+    input_items_sent: use.itemsSent,
+  };
+}
+
+/** What takes fields for the turn's `chat_completion` log line (its `CallContext`). */
+interface TurnNotes {
+  note?(fields: Readonly<Record<string, number | boolean>>): void;
+}
+
 interface KeptSession {
   readonly chat: string;
   readonly session: WsSession;
@@ -51,12 +95,16 @@ interface KeptSession {
   readonly handshake: string;
   readonly chain?: ChainState;
   stopWatching?: () => void;
+  /** `performance.now()` when it was kept. */
+  keptAt?: number;
 }
 
 /** A kept connection taken for a turn, with the items to send when the turn continues its chain. */
 export interface TakenSession {
   readonly entry: KeptSession;
   readonly continuation?: JsonObject[];
+  /** It lay idle long enough to be pinged before use (`KeptConnectionCheck`). */
+  readonly ping: boolean;
 }
 
 /** Headers sent anew by every faithful turn; the rest identify what a connection was opened for. */
@@ -88,11 +136,15 @@ export class SessionPool {
   /** Ids of the kept connections of each chat, oldest first. */
   private readonly byChat = new Map<string, Set<number>>();
   private serial = 0;
+  /** When a kept connection is pinged before reuse, and how long its pong is waited for. */
+  readonly check: KeptConnectionCheck;
 
   constructor(
     limits: SessionLimits,
     private readonly observer?: SessionObserver,
+    check: Readonly<KeptConnectionCheck> = KEPT_CONNECTION_CHECK,
   ) {
+    this.check = { ...check };
     if (limits.maxKept === 0) return;
     this.kept = new LRUCache<number, KeptSession>({
       max: limits.maxKept,
@@ -114,8 +166,8 @@ export class SessionPool {
   }
 
   /** A turn-scoped opener for one chat: reuses, continues or opens the chat's connection. */
-  lease(chat: string, customNames: ReadonlySet<string>): ChatTurnLease {
-    return new ChatTurnLease(this, chat, customNames, this.observer);
+  lease(chat: string, customNames: ReadonlySet<string>, notes?: TurnNotes): ChatTurnLease {
+    return new ChatTurnLease(this, chat, customNames, this.observer, notes);
   }
 
   /** Number of connections kept now. */
@@ -125,13 +177,14 @@ export class SessionPool {
 
   /**
    * Takes one of the chat's kept connections out of the pool: one whose chain `body` continues,
-   * else the most recently kept one. Only open, idle connections opened with the same handshake.
+   * else the most recently kept one. Only open, idle connections opened with the same handshake;
+   * one kept longer than `check.pingAfterIdleMs` is to be pinged before use.
    */
   take(chat: string, handshake: string, body: JsonObject, shapeOf: () => string): TakenSession | undefined {
     const ids = this.byChat.get(chat);
     if (!this.kept || !ids) return undefined;
     const shape = shapeOf();
-    let chosen: TakenSession | undefined;
+    let chosen: Omit<TakenSession, 'ping'> | undefined;
     let chosenId: number | undefined;
     for (const id of ids) {
       const entry = this.kept.peek(id);
@@ -141,8 +194,10 @@ export class SessionPool {
       chosenId = id;
       if (continuation) break;
     }
-    if (chosenId !== undefined) this.kept.delete(chosenId);
-    return chosen;
+    if (!chosen) return undefined;
+    this.kept.delete(chosenId!);
+    const idleMs = performance.now() - (chosen.entry.keptAt ?? 0);
+    return { ...chosen, ping: idleMs >= this.check.pingAfterIdleMs };
   }
 
   /** Keeps a connection whose turn completed; without room for it (max 0) it is closed. */
@@ -152,6 +207,7 @@ export class SessionPool {
       return;
     }
     const id = ++this.serial;
+    entry.keptAt = performance.now();
     // A connection the server closes while kept leaves the pool at once.
     entry.stopWatching = entry.session.onClose(() => this.kept?.delete(id));
     this.kept.set(id, entry);
@@ -196,6 +252,7 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
     private readonly chat: string,
     private readonly customNames: ReadonlySet<string>,
     private readonly observer?: SessionObserver,
+    private readonly notes?: TurnNotes,
   ) {}
 
   async open(input: AttemptInput): Promise<UpstreamConnection> {
@@ -205,9 +262,19 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
     const items = Array.isArray(input.body.input) ? input.body.input.length : 0;
     const fallback = this.stale !== undefined;
     Object.assign(this.use, { reused: false, incremental: false, fallback, itemsSent: items, items });
+    // A later attempt may open after the turn was accepted, its log fields already noted: noted
+    // again (it is never a reuse, so they are final here).
+    if (this.attempts > 0) this.notes?.note?.(sessionUseFields(this.use));
 
-    const taken =
+    let taken =
       this.attempts++ === 0 ? this.pool.take(this.chat, this.handshake, input.body, () => this.shapeOf()) : undefined;
+    if (taken?.ping && !(await taken.entry.session.answersPing(this.pool.check.pongTimeoutMs, input.signal))) {
+      // Idle for a while and no pong: the connection died without a close reaching us (the check
+      // closed it). Nothing was sent on it: this attempt opens a fresh one and sends in full.
+      this.use.fallback = true;
+      this.observer?.chainFallback();
+      taken = undefined;
+    }
     if (taken) {
       const { entry: kept, continuation } = taken;
       this.use.reused = true;
@@ -227,7 +294,7 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
         Object.assign(this.use, { reused: false, incremental: false, itemsSent: items });
         return postInstead(kept.session, input, error);
       }
-      const stale = await staleAtFirstFrame(sent);
+      const stale = await staleBeforeResponse(sent);
       if (stale === undefined) return sent;
       this.observer?.chainFallback();
       this.stale = stale;
@@ -251,9 +318,18 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
     });
   }
 
-  /** True for the failure of the kept connection found stale: the runner sends the turn again now, in full, on a fresh connection. */
+  /**
+   * True for the failure of the kept connection found stale, and for a chain error the server
+   * sent later in a continuation's answer (after the response began, say): the runner asks only
+   * while nothing reached the client, and sends the turn again now, in full, on a fresh
+   * connection. Once per turn: that attempt is no continuation.
+   */
   reopenAfter(failure: GatewayError): boolean {
-    return failure === this.stale;
+    if (failure === this.stale) return true;
+    if (this.stale !== undefined || !this.use.incremental || !isChainErrorCode(failure.upstream?.code)) return false;
+    this.stale = failure;
+    this.observer?.chainFallback();
+    return true;
   }
 
   private shapeOf(): string {
@@ -262,18 +338,33 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
 }
 
 /**
- * Waits for the turn's first event on a reused connection: none (the socket closed under us)
- * or a chain error shows the connection stale, and the turn can still be sent again elsewhere,
- * since nothing reached the client; that failure is returned. Otherwise the event is put back
- * in front of the turn's frames, to be read first, and nothing is returned.
+ * Reads a reused connection's answer up to its first event that is not telemetry (`codex.*`: the
+ * backend may report rate limits or metadata before anything else). The socket closing first, or
+ * a chain error, shows the connection stale, and the turn can still be sent again elsewhere,
+ * since nothing reached the client: that failure is returned, and the telemetry read goes with
+ * the connection (the fresh one's upgrade reports the plan anew). Otherwise every event read is
+ * put back in front of the turn's frames, in order, to be read (and a plan report applied) as
+ * though never looked at, and nothing is returned.
  */
-async function staleAtFirstFrame(turn: WsTurn): Promise<GatewayError | undefined> {
-  const first = await turn.next();
-  const chainError = first.done || !first.value.ok ? undefined : chainErrorCode(first.value.value);
-  if (first.done || chainError !== undefined) {
-    turn.close();
-    return staleSessionFailure(chainError);
+async function staleBeforeResponse(turn: WsTurn): Promise<GatewayError | undefined> {
+  let telemetry: UpstreamFrame[] | undefined;
+  for (;;) {
+    const next = await turn.next();
+    const chainError = next.done || !next.value.ok ? undefined : chainErrorCode(next.value.value);
+    if (next.done || chainError !== undefined) {
+      turn.close();
+      return staleSessionFailure(chainError);
+    }
+    if (!isTelemetry(next.value)) {
+      turn.unshift(next.value);
+      if (telemetry) for (let i = telemetry.length - 1; i >= 0; i--) turn.unshift(telemetry[i]);
+      return undefined;
+    }
+    (telemetry ??= []).push(next.value);
   }
-  turn.unshift(first.value);
-  return undefined;
+}
+
+/** A `codex.*` event: about the plan or the request, not the response (docs/upstream/provider-a.md §9.1). */
+function isTelemetry(frame: UpstreamFrame): boolean {
+  return frame.ok && typeof frame.value.type === 'string' && frame.value.type.startsWith('codex.');
 }

@@ -8,6 +8,7 @@ import { connectionFailure } from './provider-a.errors';
 import { FrameQueue } from './provider-a.frame-queue';
 import type { UpstreamConnection, UpstreamFrame } from './provider-a.transport';
 import { UpstreamRefusal } from '../shared/upstream-failure';
+import { timeoutOrNever } from '../../common/async/timer-range';
 
 // provider_a's WebSocket side (docs/providers.md): one upstream connection that carries a chat's
 // turns one after another (WsSession). Its frame queue is provider-a.frame-queue.ts; the pool that
@@ -113,6 +114,8 @@ export class WsSession {
   /** A turn was sent: the upgrade's headers went with it, and later turns report none. */
   private used = false;
   private graceTimer?: NodeJS.Timeout;
+  /** Settles the pending `answersPing`: true on a pong, false when the socket closes first. */
+  private pongWaiter?: (answered: boolean) => void;
   private readonly closeListeners = new Set<() => void>();
   /** The largest message the server said it reads (`x-codex-websocket-max-message-bytes`), if it said. */
   readonly maxMessageBytes: number | undefined;
@@ -128,6 +131,7 @@ export class WsSession {
     (socket as SessionSocket)[SESSION] = this;
     socket.on('message', sessionFrame);
     socket.on('close', sessionClosed);
+    socket.on('pong', sessionPong);
   }
 
   /** The socket delivered a message. */
@@ -138,6 +142,7 @@ export class WsSession {
   /** The socket closed: the turn on it ends, and the session's close listeners are told. */
   socketClosed(): void {
     clearTimeout(this.graceTimer);
+    this.pongWaiter?.(false);
     this.turn?.end();
     for (const listener of this.closeListeners) listener();
   }
@@ -212,6 +217,44 @@ export class WsSession {
 
   get open(): boolean {
     return this.socket.readyState === WebSocket.OPEN;
+  }
+
+  /** The socket got a pong. */
+  pongArrived(): void {
+    this.pongWaiter?.(true);
+  }
+
+  /**
+   * Whether the peer still answers: sends a ping and resolves true when a pong arrives within
+   * `timeoutMs`, false when none does (the socket is then closed) or the socket closes first.
+   * Rejects with the signal's reason when it aborts (the socket is closed: nothing was sent on it
+   * yet, but whether it lives is unknown). For a connection that lay idle: one that silently died
+   * (a NAT or load balancer forgot it; no close or reset ever arrives) would swallow a turn.
+   */
+  answersPing(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (!this.idle) return Promise.resolve(false);
+    return new Promise<boolean>((resolve, reject) => {
+      const stopWaiting = () => {
+        this.pongWaiter = undefined;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      };
+      const settle = (answered: boolean) => {
+        stopWaiting();
+        if (!answered) this.close();
+        resolve(answered);
+      };
+      const onAbort = () => {
+        stopWaiting();
+        this.close();
+        reject(signal.reason);
+      };
+      const timer = timeoutOrNever(settle, timeoutMs, false);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.pongWaiter = settle;
+      this.socket.ping();
+    });
   }
 
   /** Called once when the socket closes, whoever closed it. */
@@ -350,6 +393,11 @@ type SessionSocket = WebSocket & { [SESSION]?: WsSession };
 /** The socket's 'message' listener (`this` is the socket). */
 function sessionFrame(this: SessionSocket, data: WebSocket.RawData, isBinary: boolean): void {
   this[SESSION]?.frameArrived(data, isBinary);
+}
+
+/** The socket's 'pong' listener (`this` is the socket). */
+function sessionPong(this: SessionSocket): void {
+  this[SESSION]?.pongArrived();
 }
 
 /** The socket's 'close' listener (`this` is the socket). */
