@@ -85,6 +85,7 @@ function describeStructuredOutput(model: string, gateway: () => TestGateway, ups
 /** The refusals no family can serve, answered before any upstream call. */
 function describeRefusals(model: string, gateway: () => TestGateway, upstreamCalls: () => number): void {
   it('n: 2 is a 400 in the OpenAI shape with param "n", before any upstream call', async () => {
+    const before = upstreamCalls();
     const error = await refusal(client(gateway()).chat.completions.create({ model, messages: ASK, n: 2 }));
     expect(error.error).toEqual({
       message: expect.stringContaining('n must be 1'),
@@ -100,10 +101,11 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
       code: 'invalid_request',
       param: 'temperature',
     });
-    expect(upstreamCalls()).toBe(0);
+    expect(upstreamCalls()).toBe(before);
   });
 
   it('a body no family could read as sent is a 400 naming the field, never a silent drop', async () => {
+    const before = upstreamCalls();
     const read = { type: 'function', function: { name: 'read', parameters: { type: 'object' } } };
     const cases: [Record<string, unknown>, string, string][] = [
       [{ messages: [ASK] }, 'messages', 'messages.0 must be a message object'],
@@ -125,6 +127,12 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
       [{ stream: true, stream_options: { include_usage: 'yes' } }, 'stream_options', 'stream_options must be'],
       [{ user: 5 }, 'user', 'user must be a string'],
       [{ store: 'yes' }, 'store', 'store must be a boolean'],
+      // An audio answer replayed by id: no family can send it back, and without text the message would vanish.
+      [
+        { messages: [...ASK, { role: 'assistant', content: null, audio: { id: 'audio_123' } }, ASK[0]] },
+        'messages',
+        'messages.1.audio is not supported (no family can replay an audio answer): send its transcript as content',
+      ],
     ];
     for (const [fields, param, message] of cases) {
       const response = await postChatBody(gateway(), { model, messages: ASK, ...fields });
@@ -133,7 +141,7 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
       expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param });
       expect(error.message).toContain(message);
     }
-    expect(upstreamCalls()).toBe(0);
+    expect(upstreamCalls()).toBe(before);
   });
 }
 
@@ -294,6 +302,12 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     api = upstream.fake;
   });
   afterAll(() => upstream.stop());
+
+  describeRefusals(
+    'claude-fable-5',
+    () => gateway,
+    () => api.messages().length,
+  );
 
   const usage = { input_tokens: 3, output_tokens: 4 };
   const fencedCity = ['```json\n{"city":"Pa', 'ris","population":', '2100000}\n```'];

@@ -254,6 +254,14 @@ const MESSAGE_RULES: readonly FieldRule[] = [
     () => false,
     'is not supported (the deprecated form of tool_calls): send tool_calls',
   ),
+  // An audio answer replayed by id: no family's upstream can take it back, and a message without
+  // text would otherwise leave the history unnoticed.
+  rule(
+    'audio',
+    'missing-or-null',
+    () => false,
+    'is not supported (no family can replay an audio answer): send its transcript as content',
+  ),
 ];
 
 function checkFields(message: Record<string, unknown>, prefix: string, errors: string[], limit: number): void {

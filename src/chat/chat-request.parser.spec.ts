@@ -55,6 +55,7 @@ const message = fc.record(
     tool_calls: anyValue,
     tool_call_id: anyValue,
     name: anyValue,
+    audio: anyValue,
   },
   { requiredKeys: [] },
 );
@@ -101,6 +102,7 @@ const RULE_MESSAGE = new RegExp(
       'messages(?:\\.\\d+)+\\.(?:tool_call_id|refusal) must be a string',
       'messages\\.\\d+\\.tool_call_id is required on a tool message \\(the id of the call it answers\\)',
       'messages(?:\\.\\d+)+\\.function_call is not supported \\(the deprecated form of tool_calls\\): send tool_calls',
+      'messages(?:\\.\\d+)+\\.audio is not supported \\(no family can replay an audio answer\\): send its transcript as content',
       'messages\\.\\d+ must be a message object',
       '(?:stream|parallel_tool_calls|faithful) must be a boolean value',
       'stream_options must be an object whose include_usage and include_obfuscation are booleans',
@@ -156,7 +158,7 @@ describe('chat body validation', () => {
     expect(chatBodyErrors({ messages: [{ role: 'user', content: 'hi' }] })).toEqual({ messages: [] });
   });
 
-  it("carries an assistant message's refusal as its content when it has no text, and refuses the deprecated function_call", () => {
+  it("carries an assistant message's refusal as its content when it has no text, and refuses the deprecated function_call and a replayed audio answer", () => {
     const refused = { role: 'assistant', content: null, refusal: 'I cannot help with that.' };
     const answered = { role: 'assistant', content: 'Here it is.', refusal: 'ignored' };
     const history = [{ role: 'user', content: 'help' }, refused, answered, { role: 'user', content: 'why?' }];
@@ -169,6 +171,10 @@ describe('chat body validation', () => {
     expect(
       messageOf({ messages: [{ role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }] }),
     ).toBe('messages.0.function_call is not supported (the deprecated form of tool_calls): send tool_calls');
+    expect(messageOf({ messages: [{ role: 'assistant', content: null, audio: { id: 'audio_1' } }] })).toBe(
+      'messages.0.audio is not supported (no family can replay an audio answer): send its transcript as content',
+    );
+    expect(messageOf({ messages: [{ role: 'assistant', content: 'hi', audio: null }] })).toBeUndefined();
     expect(messageOf({ messages: [{ role: 'assistant', content: null, refusal: 5 }] })).toBe(
       'messages.0.refusal must be a string',
     );
