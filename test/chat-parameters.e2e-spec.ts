@@ -133,6 +133,8 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
         'messages',
         'messages.1.audio is not supported (no family can replay an audio answer): send its transcript as content',
       ],
+      // Sent on, provider_a's backend would answer a vague 400; the others would drop it unnoticed.
+      [{ verbosity: 'loud' }, 'verbosity', 'verbosity must be one of low, medium, high'],
     ];
     for (const [fields, param, message] of cases) {
       const response = await postChatBody(gateway(), { model, messages: ASK, ...fields });

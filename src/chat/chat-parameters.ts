@@ -78,6 +78,9 @@ const object = (value: unknown) =>
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** OpenAI's verbosity words: any other is refused on every family rather than sent on or dropped. */
+const VERBOSITIES: ReadonlySet<string> = new Set(['low', 'medium', 'high']);
+
 /** OpenAI allows up to 4 stop sequences; our bound on their length keeps the matcher linear. */
 export const MAX_STOP_SEQUENCES = 4;
 export const MAX_STOP_LENGTH = 256;
@@ -316,7 +319,12 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     invalid: string,
     everywhere: ignored(`an end-user id for OpenAI's abuse monitoring: ${NOTHING_STORED}`),
   },
-  { name: 'verbosity', type: 'string' },
+  {
+    name: 'verbosity',
+    type: 'string (`low`, `medium`, `high`)',
+    invalid: (value) =>
+      typeof value === 'string' && VERBOSITIES.has(value) ? undefined : 'must be one of low, medium, high',
+  },
   refusedEverywhere('web_search_options', 'object', 'web search', 'no family searches the web for the client'),
   { name: 'faithful', type: 'boolean (gateway extension)' },
 ];

@@ -113,6 +113,7 @@ const RULE_MESSAGE = new RegExp(
       'tool_choice asks for a tool call, but the request has no tools',
       'tool_choice names a tool that is not in tools',
       '(?:reasoning_effort|verbosity) must be a string',
+      'verbosity must be one of low, medium, high',
     ].join('|') +
     ')$',
 );
@@ -196,6 +197,8 @@ describe('chat body validation', () => {
     expect(paramOf({ parallel_tool_calls: 'no' })).toEqual(['invalid_request', 'parallel_tool_calls']);
     expect(paramOf({ tools: {} })).toEqual(['invalid_request', 'tools']);
     expect(paramOf({ verbosity: 5 })).toEqual(['invalid_request', 'verbosity']);
+    expect(paramOf({ verbosity: 'loud' })).toEqual(['invalid_request', 'verbosity']);
+    expect(paramOf({ verbosity: 'high' })).toBeUndefined();
     expect(paramOf({ stream_options: { include_usage: 'yes' } })).toEqual(['invalid_request', 'stream_options']);
     expect(paramOf({ messages: [[{ role: 'user', content: 'hi' }]] })).toEqual(['invalid_request', 'messages']);
     for (const [field, value] of Object.entries({
