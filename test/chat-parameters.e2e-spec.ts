@@ -266,7 +266,7 @@ describe('provider_b: response_format and sampling upstream', () => {
   describeStructuredOutput('gemini-2.5-pro', gateway, formats);
   describeRefusals('gemini-2.5-pro', gateway, () => generateRequests().length);
 
-  it('sends responseMimeType + responseJsonSchema and the sampling fields Code Assist takes', async () => {
+  it('sends responseMimeType + responseJsonSchema and the sampling fields Code Assist takes, never a penalty', async () => {
     await client(gateway()).chat.completions.parse({
       model: 'gemini-2.5-pro',
       messages: ASK,
@@ -276,6 +276,9 @@ describe('provider_b: response_format and sampling upstream', () => {
       max_completion_tokens: 99,
       seed: 7,
       stop: ['END'],
+      // Gemini 2.5 and later refuse penalties; clients send them by default.
+      presence_penalty: 0.5,
+      frequency_penalty: 0.4,
     });
     const [request] = generateRequests();
     expect(request.body.request.generationConfig).toEqual({

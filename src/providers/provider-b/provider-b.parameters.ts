@@ -7,9 +7,12 @@ import type { FamilyParameters } from '../../core/parameter-fate';
  * at the request builder only when honoured here.
  */
 
+const PENALTY_NOT_TAKEN =
+  "Gemini 2.5 and later refuse penalties (`Penalty is not enabled for models/…`) and the Gemini CLI never sends them; IDE clients send them by default, so refusing would break them — the answer is the model's default sampling";
+
 export const PROVIDER_B_PARAMETERS: FamilyParameters = {
   messages: honoured('`contents` and `systemInstruction`'),
-  frequency_penalty: honoured('`generationConfig.frequencyPenalty`'),
+  frequency_penalty: ignored(PENALTY_NOT_TAKEN),
   max_tokens: honoured(
     '`generationConfig.maxOutputTokens`, at most the model\'s `max_output_tokens` (`GET /v1/models`; `max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`',
   ),
@@ -17,7 +20,7 @@ export const PROVIDER_B_PARAMETERS: FamilyParameters = {
     '`generationConfig.maxOutputTokens`, at most the model\'s `max_output_tokens` (`GET /v1/models`); a cut answer ends with `finish_reason: "length"`',
   ),
   parallel_tool_calls: enforced('`false`: the gateway passes on only the first tool call of the turn'),
-  presence_penalty: honoured('`generationConfig.presencePenalty`'),
+  presence_penalty: ignored(PENALTY_NOT_TAKEN),
   reasoning_effort: honoured('`none` turns thoughts off (`thinkingConfig` omitted); other values keep them on'),
   response_format: honoured(
     '`generationConfig.responseMimeType: "application/json"` with `responseJsonSchema` (as Gemini CLI\'s `generateJson`), or the MIME type alone for `json_object`',

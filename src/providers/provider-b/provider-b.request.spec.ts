@@ -267,7 +267,7 @@ describe(buildProviderBRequest.name, () => {
       expect(buildProviderBRequest(unknown, options).envelope.request.generationConfig?.maxOutputTokens).toBe(200_000);
     });
 
-    it('forwards seed and penalties, and asks for JSON with responseMimeType + responseJsonSchema as Gemini CLI does', () => {
+    it('forwards seed, and asks for JSON with responseMimeType + responseJsonSchema as Gemini CLI does', () => {
       const schema = {
         type: 'object',
         properties: { city: { type: 'string' } },
@@ -275,14 +275,12 @@ describe(buildProviderBRequest.name, () => {
         additionalProperties: false,
       };
       const request = chatRequest({
-        sampling: { seed: 7, presencePenalty: 0.5, frequencyPenalty: -0.5 },
+        sampling: { seed: 7 },
         responseFormat: { type: 'json_schema', name: 'city', schema, strict: true },
       });
       expect(buildProviderBRequest(request, options).envelope.request.generationConfig).toEqual({
         thinkingConfig: { includeThoughts: true },
         seed: 7,
-        presencePenalty: 0.5,
-        frequencyPenalty: -0.5,
         responseMimeType: 'application/json',
         responseJsonSchema: schema,
       });

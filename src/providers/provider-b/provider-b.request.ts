@@ -106,8 +106,6 @@ function buildGenerationConfig(
     ...(maxTokens !== undefined ? { maxOutputTokens: maxTokens } : {}),
     ...(sampling.stop !== undefined && sampling.stop.length > 0 ? { stopSequences: [...sampling.stop] } : {}),
     ...(sampling.seed !== undefined ? { seed: sampling.seed } : {}),
-    ...(sampling.presencePenalty !== undefined ? { presencePenalty: sampling.presencePenalty } : {}),
-    ...(sampling.frequencyPenalty !== undefined ? { frequencyPenalty: sampling.frequencyPenalty } : {}),
     ...(format ? { responseMimeType: 'application/json' } : {}),
     ...(format?.type === 'json_schema' ? { responseJsonSchema: format.schema } : {}),
   };

@@ -41,8 +41,6 @@ export interface GenerationConfig {
   readonly maxOutputTokens?: number;
   readonly stopSequences?: readonly string[];
   readonly seed?: number;
-  readonly presencePenalty?: number;
-  readonly frequencyPenalty?: number;
   readonly responseMimeType?: 'application/json';
   /** A full JSON Schema (unlike `responseSchema`, the OpenAPI subset), as sent by the client. */
   readonly responseJsonSchema?: Record<string, unknown>;
