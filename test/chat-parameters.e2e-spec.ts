@@ -292,6 +292,48 @@ describe('provider_b: response_format and sampling upstream', () => {
       responseJsonSchema: CITY_FORMAT.json_schema.schema,
     });
   });
+
+  it('reasoning_effort: none turns thoughts off, an effort word reaches no wire field, any other value is a 400', async () => {
+    const configOf = async (model: string, effort: string) => {
+      const before = generateRequests().length;
+      const response = await postChatBody(gateway(), { model, messages: ASK, reasoning_effort: effort });
+      expect(response.status).toBe(200);
+      const sent = generateRequests().slice(before);
+      expect(sent).toHaveLength(1);
+      return sent[0].body.request.generationConfig;
+    };
+    // The Gemini CLI sends no effort to Gemini 2.5 and its fixed thinking level to Gemini 3.
+    for (const effort of ['minimal', 'low', 'high', 'xhigh'])
+      expect(await configOf('gemini-2.5-pro', effort)).toEqual({ thinkingConfig: { includeThoughts: true } });
+    expect(await configOf('gemini-3-pro-preview', 'low')).toEqual({
+      thinkingConfig: { includeThoughts: true, thinkingLevel: 'HIGH' },
+    });
+    expect(await configOf('gemini-2.5-pro', 'none')).toBeUndefined();
+    const before = generateRequests().length;
+    for (const model of ['gemini-2.5-pro', 'provider_b/gemini-9-pro']) {
+      const response = await postChatBody(gateway(), { model, messages: ASK, reasoning_effort: 'loud' });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
+        message: `reasoning_effort must be one of none, minimal, low, medium, high, xhigh for model ${model}`,
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'reasoning_effort',
+      });
+    }
+    expect(generateRequests()).toHaveLength(before);
+  });
+
+  it('GET /v1/models claims no reasoning_effort for a Gemini model: none is on the wire', async () => {
+    const { data } = (await (await fetch(`${gateway().url}/v1/models`)).json()) as {
+      data: Record<string, unknown>[];
+    };
+    const gemini = data.filter((entry) => entry.owned_by === 'provider_b');
+    expect(gemini.length).toBeGreaterThan(0);
+    for (const entry of gemini) {
+      expect(entry).not.toHaveProperty('reasoning_effort');
+      expect(entry).not.toHaveProperty('supported_reasoning_efforts');
+    }
+  });
 });
 
 describe('provider_c: response_format and stop enforced by the gateway', () => {

@@ -14,6 +14,12 @@ export interface FamilyCatalog {
    */
   readonly cliOnlyEfforts?: Readonly<Record<string, string>>;
   /**
+   * The request efforts any of its models takes when neither the live list nor its row names any:
+   * another value is 400 naming `reasoning_effort`, as an effort outside a model's list is. Not
+   * listed in `GET /v1/models` (they are accepted, not offered). Absent: such a model is not checked.
+   */
+  readonly acceptedEfforts?: readonly string[];
+  /**
    * Its model slugs end in a tier word (`sol`, `terra`, `luna`): the tier aliases reach its models,
    * picked from its live model list, else from its bundled rows. At most one family says so.
    */

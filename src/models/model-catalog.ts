@@ -245,7 +245,11 @@ export class ModelCatalog {
   resolve(id: string, overrides: ResolveOverrides = {}): ResolvedModel | undefined {
     const entry = this.view().byId.get(id);
     if (entry) {
-      checkEffort(entry.id, this.effortsOf(entry.upstream_model) ?? entry.reasoning_efforts, overrides.reasoningEffort);
+      checkEffort(
+        entry.id,
+        this.effortsOf(entry.upstream_model) ?? entry.reasoning_efforts ?? acceptedEfforts(entry.provider),
+        overrides.reasoningEffort,
+      );
       return resolveEntry(entry, overrides, this.view().infos.get(entry.upstream_model)?.maxOutputTokens);
     }
     const slash = id.indexOf('/');
@@ -257,7 +261,11 @@ export class ModelCatalog {
     const known = this.view().entries.find(
       (row) => row.provider === provider && row.upstream_model === model && row.reasoning_efforts,
     );
-    checkEffort(id, this.effortsOf(model) ?? known?.reasoning_efforts, overrides.reasoningEffort);
+    checkEffort(
+      id,
+      this.effortsOf(model) ?? known?.reasoning_efforts ?? acceptedEfforts(provider),
+      overrides.reasoningEffort,
+    );
     const { passthroughDefaults: defaults = NO_PASSTHROUGH_DEFAULTS, passthroughModel } =
       familyOf(provider).catalog ?? {};
     return {
@@ -442,6 +450,11 @@ function validateEntry(row: unknown): string | undefined {
  */
 function cliOnlyEfforts(provider: ProviderId): Readonly<Record<string, string>> | undefined {
   return familyOf(provider).catalog?.cliOnlyEfforts;
+}
+
+/** The efforts a family takes on any model whose own list names none (`catalog.acceptedEfforts`). */
+function acceptedEfforts(provider: ProviderId): readonly string[] | undefined {
+  return familyOf(provider).catalog?.acceptedEfforts;
 }
 
 /** The effort the upstream receives for a catalog or request effort. */

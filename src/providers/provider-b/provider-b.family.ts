@@ -25,7 +25,9 @@ export const providerB: Family = {
   readPlan: (read) => import('./provider-b.plan-check').then((module) => module.readProviderBPlan(read)),
   // docs/upstream/provider-b.md §11.
   catalog: {
-    passthroughDefaults: { effort: 'medium', verbosity: null },
+    // No effort is on the wire (provider-b.parameters.ts), so none is claimed; `none` turns thoughts off.
+    passthroughDefaults: { effort: null, verbosity: null },
+    acceptedEfforts: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'],
     rows: path.join(__dirname, 'provider-b.catalog.json'),
   },
 };

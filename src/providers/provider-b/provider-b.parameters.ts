@@ -21,7 +21,9 @@ export const PROVIDER_B_PARAMETERS: FamilyParameters = {
   ),
   parallel_tool_calls: enforced('`false`: the gateway passes on only the first tool call of the turn'),
   presence_penalty: ignored(PENALTY_NOT_TAKEN),
-  reasoning_effort: honoured('`none` turns thoughts off (`thinkingConfig` omitted); other values keep them on'),
+  reasoning_effort: honoured(
+    'only `none`: no `thinkingConfig` (thoughts off). `minimal`, `low`, `medium`, `high` and `xhigh` are accepted and not sent, as from the Gemini CLI, which sends no effort to Gemini 2.5 and its fixed `thinkingLevel: "HIGH"` to Gemini 3 (thoughts stay on); any other value is 400 naming the allowed ones',
+  ),
   response_format: honoured(
     '`generationConfig.responseMimeType: "application/json"` with `responseJsonSchema` (as Gemini CLI\'s `generateJson`), or the MIME type alone for `json_object`',
   ),
