@@ -14,8 +14,9 @@ export interface ConvertedTools {
 /**
  * Client tools → one `functionDeclarations` list (docs/upstream/provider-b.md §7.1), each schema as
  * `parametersJsonSchema` like the Gemini CLI's own tools. Function tools send their prepared
- * schema; custom tools their prepared parameters or the raw-text `input` fallback. Other
- * tool types (hosted tools such as web search) have no Code Assist equivalent and are skipped.
+ * schema; custom tools their prepared parameters or the raw-text `input` fallback, and their
+ * grammar in the description. Other tool types (hosted tools such as web search) have no Code
+ * Assist equivalent and are skipped.
  */
 export function convertTools(tools: readonly NormalizedTool[], report: SchemaCleanReport): ConvertedTools {
   const normalized = tools.filter((tool) => tool.type === 'function' || tool.type === 'custom');
@@ -25,13 +26,28 @@ export function convertTools(tools: readonly NormalizedTool[], report: SchemaCle
       : tool.type === 'custom'
         ? structuredClone(CUSTOM_TOOL_FALLBACK_PARAMETERS)
         : undefined;
+    const description = tool.type === 'custom' ? withInputFormat(tool.description, tool.format) : tool.description;
     return {
       name: tool.name,
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      ...(description !== undefined ? { description } : {}),
       ...(parameters ? { parametersJsonSchema: parameters } : {}),
     };
   });
   return { declarations, customNames: customToolNames(normalized) };
+}
+
+/**
+ * A custom tool's description with its input format: a declaration has no field for a grammar,
+ * so the model reads the syntax and the definition there (as provider_c's protocol lists a custom
+ * tool's format). `text`, the default, or a format without a string definition adds nothing.
+ */
+function withInputFormat(description: string | undefined, format: unknown): string | undefined {
+  if (typeof format !== 'object' || format === null) return description;
+  const { type, grammar } = format as { type?: unknown; grammar?: { definition?: unknown; syntax?: unknown } };
+  if (type !== 'grammar' || typeof grammar?.definition !== 'string') return description;
+  const syntax = typeof grammar.syntax === 'string' ? `${grammar.syntax} ` : '';
+  const rule = `The input must match this ${syntax}grammar:\n${grammar.definition}`;
+  return description ? `${description}\n\n${rule}` : rule;
 }
 
 /**
