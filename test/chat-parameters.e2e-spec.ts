@@ -147,6 +147,28 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
   });
 }
 
+/** History shapes every family carries to its upstream rather than dropping or refusing them. */
+function describeHistory(model: string, gateway: () => TestGateway, sentBodies: () => unknown[], arm = () => {}): void {
+  it("an assistant message's refusal content part reaches the upstream as that message's text", async () => {
+    arm();
+    const before = sentBodies().length;
+    const response = await postChatBody(gateway(), {
+      model,
+      messages: [
+        ...ASK,
+        { role: 'assistant', content: [{ type: 'refusal', refusal: 'I will not name that city.' }] },
+        { role: 'user', content: 'Why not?' },
+      ],
+    });
+    expect(response.status).toBe(200);
+    const sent = sentBodies().slice(before);
+    expect(sent).toHaveLength(1);
+    const body = JSON.stringify(sent[0]);
+    expect(body).toContain('I will not name that city.');
+    expect(body.indexOf('I will not name that city.')).toBeLessThan(body.indexOf('Why not?'));
+  });
+}
+
 /** Starts the fake and its gateway for the enclosing describe; before each test resets the fake and arms its responder. */
 function useGateway<F extends { reset(): void; close(): Promise<void> }>(
   upstream: FakeUpstream<F>,
@@ -189,6 +211,7 @@ describe('provider_a: response_format, refusals and stop sequences', () => {
 
   describeStructuredOutput('gpt-5.6-sol', gateway, formats);
   describeRefusals('gpt-5.6-sol', gateway, () => upstream.fake.requests().length);
+  describeHistory('gpt-5.6-sol', gateway, () => upstream.fake.requests().map((request) => request.body));
 
   it('sends the schema as text.format the way codex exec --output-schema does, and never a sampling field or output cap', async () => {
     await client(gateway()).chat.completions.parse({
@@ -265,6 +288,7 @@ describe('provider_b: response_format and sampling upstream', () => {
 
   describeStructuredOutput('gemini-2.5-pro', gateway, formats);
   describeRefusals('gemini-2.5-pro', gateway, () => generateRequests().length);
+  describeHistory('gemini-2.5-pro', gateway, () => generateRequests().map((request) => request.body));
 
   it('sends responseMimeType + responseJsonSchema and the sampling fields Code Assist takes, never a penalty', async () => {
     await client(gateway()).chat.completions.parse({
@@ -354,6 +378,12 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     'claude-fable-5',
     () => gateway,
     () => api.messages().length,
+  );
+  describeHistory(
+    'claude-fable-5',
+    () => gateway,
+    () => api.messages().map((message) => message.body),
+    () => api.enqueue(claudeTextReply(PROSE, { input_tokens: 3, output_tokens: 4 })),
   );
 
   const usage = { input_tokens: 3, output_tokens: 4 };

@@ -169,6 +169,21 @@ describe('chat body validation', () => {
     expect(history[1].content).toBeNull();
     const plain = [{ role: 'user', content: 'hi' }];
     expect(parseChatBody({ messages: plain }, 'gpt-6.1-sol').messages).toBe(plain);
+    const parted = {
+      role: 'assistant',
+      content: [
+        { type: 'refusal', refusal: 'No.' },
+        { type: 'text', text: 'Sorry.' },
+      ],
+    };
+    expect(parseChatBody({ messages: [parted] }, 'gpt-6.1-sol').messages[0]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'No.' },
+        { type: 'text', text: 'Sorry.' },
+      ],
+    });
+    expect(parted.content[0]).toEqual({ type: 'refusal', refusal: 'No.' });
     expect(
       messageOf({ messages: [{ role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }] }),
     ).toBe('messages.0.function_call is not supported (the deprecated form of tool_calls): send tool_calls');

@@ -1,4 +1,4 @@
-import type { ChatMessage, NormalizedTool, ToolDefinition } from '../core/chat-message';
+import type { ChatMessage, ContentPart, NormalizedTool, ToolDefinition } from '../core/chat-message';
 import { forcedToolName, messageTextParts } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
 import { chatBodyErrors } from './chat-body-rules';
@@ -72,20 +72,35 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
 }
 
 /**
- * An assistant message's `refusal` is what the model said instead of an answer: an assistant
- * message without text of its own carries it as its content, so every family sends it back. The
- * array and a message are copied only when there is one (a history rarely has any).
+ * An assistant message's `refusal` is what the model said instead of an answer, as the message's
+ * field or as `{"type":"refusal","refusal"}` content parts: refusal parts become text parts, and an
+ * assistant message without text of its own carries the field as its content, so every family
+ * sends it back. The array and a message are copied only when there is one (a history rarely has any).
  */
 function withRefusalsAsContent(messages: ChatMessage[]): ChatMessage[] {
   let result: ChatMessage[] | undefined;
   for (let index = 0; index < messages.length; index++) {
-    const message = messages[index];
+    const original = messages[index];
+    if (original.role !== 'assistant') continue;
+    let message = original;
+    const content = refusalPartsAsText(message.content);
+    if (content !== message.content) message = { ...message, content };
     const { refusal } = message;
-    if (message.role !== 'assistant' || typeof refusal !== 'string' || refusal === '' || hasText(message)) continue;
+    if (typeof refusal === 'string' && refusal !== '' && !hasText(message)) message = { ...message, content: refusal };
+    if (message === original) continue;
     result ??= messages.slice();
-    result[index] = { ...message, content: refusal };
+    result[index] = message;
   }
   return result ?? messages;
+}
+
+const isRefusalPart = (part: ContentPart | null | undefined) =>
+  part?.type === 'refusal' && typeof part.refusal === 'string';
+
+/** The content with its refusal parts as text parts; the same value when it has none. */
+function refusalPartsAsText(content: ChatMessage['content']): ChatMessage['content'] {
+  if (!Array.isArray(content) || !content.some(isRefusalPart)) return content;
+  return content.map((part) => (isRefusalPart(part) ? { type: 'text', text: part.refusal } : part));
 }
 
 const hasText = (message: ChatMessage) => messageTextParts(message).some((text) => text !== '');
