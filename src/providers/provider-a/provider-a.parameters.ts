@@ -21,7 +21,7 @@ export const PROVIDER_A_PARAMETERS: FamilyParameters = {
   presence_penalty: ignored(SAMPLING_NOT_TAKEN),
   reasoning_effort: honoured("`reasoning.effort`, checked against the model's efforts"),
   response_format: honoured(
-    '`text.format`: `{type: "json_schema", name, schema, strict}` as `codex exec --output-schema` sends it, or `{type: "json_object"}`',
+    '`text.format`: `{type: "json_schema", name, schema, strict}` as `codex exec --output-schema` sends it (with `json_schema.description` when sent), or `{type: "json_object"}`',
   ),
   seed: ignored('the Codex backend takes no seed; determinism is best effort even on OpenAI'),
   service_tier: ignored(

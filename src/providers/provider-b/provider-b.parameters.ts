@@ -25,7 +25,7 @@ export const PROVIDER_B_PARAMETERS: FamilyParameters = {
     'only `none`: no `thinkingConfig` (thoughts off). `minimal`, `low`, `medium`, `high` and `xhigh` are accepted and not sent, as from the Gemini CLI, which sends no effort to Gemini 2.5 and its fixed `thinkingLevel: "HIGH"` to Gemini 3 (thoughts stay on); any other value is 400 naming the allowed ones',
   ),
   response_format: honoured(
-    '`generationConfig.responseMimeType: "application/json"` with `responseJsonSchema` (as Gemini CLI\'s `generateJson`), or the MIME type alone for `json_object`',
+    '`generationConfig.responseMimeType: "application/json"` with `responseJsonSchema` (as Gemini CLI\'s `generateJson`), or the MIME type alone for `json_object`; `json_schema.description` is not sent (Code Assist has no field for it: put guidance in the schema\'s own `description`s or the messages)',
   ),
   seed: honoured('`generationConfig.seed`'),
   service_tier: ignored('Code Assist has one tier'),

@@ -24,7 +24,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
     "`low`/`medium`/`high`/`xhigh`/`max` → `--effort`; other values (`none`, `minimal`): no flag, the CLI's default",
   ),
   response_format: enforced(
-    'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before anything is sent, then 422 `output_validation_failed`; only the JSON object is written',
+    "the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before anything is sent, then 422 `output_validation_failed`; only the JSON object is written; `json_schema.description` is not given to the model (put guidance in the schema's own `description`s or the messages)",
   ),
   seed: ignored('the `claude` CLI takes no seed; determinism is best effort even on OpenAI'),
   service_tier: ignored('the `claude` CLI has one tier'),
