@@ -38,7 +38,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
     'a rule line of the injected tool protocol; `none` leaves the protocol out and drops any tool-call block the model writes',
   ),
   tools: enforced(
-    'an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls; a hosted tool (`web_search`…) is 400',
+    "an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls; a hosted tool (`web_search`…) is 400; a tool's `strict: true` is not enforced: a call's arguments are checked only for being JSON, not against the schema",
   ),
   top_p: ignored(SAMPLING_NOT_TAKEN),
   verbosity: ignored('the `claude` CLI has no verbosity control; the model answers at its own length'),
