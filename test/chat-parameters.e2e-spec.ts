@@ -386,6 +386,21 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     () => api.enqueue(claudeTextReply(PROSE, { input_tokens: 3, output_tokens: 4 })),
   );
 
+  it('reasoning_effort outside the CLI levels and the words that send none is a 400 before any claude runs', async () => {
+    const before = api.messages().length;
+    for (const model of ['claude-fable-5', 'provider_c/claude-fable-9']) {
+      const response = await postChatBody(gateway, { model, messages: ASK, reasoning_effort: 'loud' });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
+        message: `reasoning_effort must be one of none, minimal, low, medium, high, xhigh, max for model ${model}`,
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'reasoning_effort',
+      });
+    }
+    expect(api.messages()).toHaveLength(before);
+  });
+
   const usage = { input_tokens: 3, output_tokens: 4 };
   const fencedCity = ['```json\n{"city":"Pa', 'ris","population":', '2100000}\n```'];
 

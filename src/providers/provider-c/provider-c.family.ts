@@ -7,6 +7,7 @@ import { accountBaseEnvironment } from '../../accounts/provider-c/provider-c.acc
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
 import { checkProviderCLogin } from '../../accounts/provider-c/provider-c.login-check';
 import { PROVIDER_C_PARAMETERS } from './provider-c.parameters';
+import { CLI_EFFORTS } from './provider-c.argv';
 import { PROVIDER_C_SETTINGS } from './provider-c.settings';
 
 /** Claude Code: the `claude` CLI run as a child per turn, with its own login. */
@@ -34,6 +35,8 @@ export const providerC: Family = {
   catalog: {
     // docs/upstream/provider-c.md §9.
     passthroughDefaults: { effort: null, verbosity: null },
+    // The CLI's `--effort` levels, and the words that send none (the CLI's default): anything else is a 400.
+    acceptedEfforts: ['none', 'minimal', ...CLI_EFFORTS],
     // Drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`.
     passthroughModel: (model) => {
       const bare = model.startsWith('anthropic/') ? model.slice('anthropic/'.length) : model;

@@ -21,7 +21,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
   parallel_tool_calls: enforced('`false`: the gateway passes on only the first tool call of the turn'),
   presence_penalty: ignored(SAMPLING_NOT_TAKEN),
   reasoning_effort: honoured(
-    "`low`/`medium`/`high`/`xhigh`/`max` → `--effort`; other values (`none`, `minimal`): no flag, the CLI's default",
+    "`low`/`medium`/`high`/`xhigh`/`max` → `--effort`; `none`, `minimal`: no flag, the CLI's default; any other value is a 400",
   ),
   response_format: enforced(
     "the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before anything is sent, then 422 `output_validation_failed`; only the JSON object is written; `json_schema.description` is not given to the model (put guidance in the schema's own `description`s or the messages)",
