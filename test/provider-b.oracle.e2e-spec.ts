@@ -306,21 +306,19 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
     }
   });
 
-  it('a Gemini 3 turn: the id asked for in the User-Agent, the backend id in the body, thinkingLevel HIGH', async () => {
-    fake.enqueue('loadCodeAssist', {
-      body: {
-        currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' },
-        cloudaicompanionProject: 'fake-project',
-      },
-    });
-    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP') }] });
-    const gateway = await startGateway({ ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' });
+  /**
+   * One chat on a gateway with `settings`, compared with the CLI's `scenario`: the same calls, the
+   * same headers on each call the gateway makes, the same set-up body. Both sides' requests are
+   * given back for the scenario's own checks.
+   */
+  async function oneTurnAgainst(scenario: string, settings: Record<string, string>, body: Record<string, unknown>) {
+    const gateway = await startGateway(settings);
     try {
-      await chat(gateway.url, { model: 'gemini-3.5-flash', messages: [{ role: 'user', content: 'hi' }] });
+      await chat(gateway.url, body);
     } finally {
       await gateway.close();
     }
-    const cli = cliRequests('gemini-3-text-turn');
+    const cli = cliRequests(scenario);
     const ours = fake.requests();
     expect(gatewayCalls(ours)).toEqual(cliCalls(cli));
     const sent = cli.filter((request) => !CLI_ONLY_ROUTES.has(request.route));
@@ -329,6 +327,22 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
         comparableHeaders(theirs.headers),
       );
     expect(ours[0].body).toEqual(sent[0].body);
+    return { ours, sent };
+  }
+
+  it('a Gemini 3 turn: the id asked for in the User-Agent, the backend id in the body, thinkingLevel HIGH', async () => {
+    fake.enqueue('loadCodeAssist', {
+      body: {
+        currentTier: { id: 'standard-tier', name: 'Gemini Code Assist' },
+        cloudaicompanionProject: 'fake-project',
+      },
+    });
+    fake.enqueue('streamGenerateContent', { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP') }] });
+    const { ours, sent } = await oneTurnAgainst(
+      'gemini-3-text-turn',
+      { ...providerBSettings(fake, home), GATEWAY_PROVIDERS: 'provider_b' },
+      { model: 'gemini-3.5-flash', messages: [{ role: 'user', content: 'hi' }] },
+    );
     const [theirs, mine] = [sent[1].body, ours[1].body];
     const strip = (body: any, extra: readonly string[]) =>
       shape(
@@ -347,24 +361,11 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
 
   it('set-up refused by VPC Service Controls goes on with the configured project', async () => {
     fake.enqueue('loadCodeAssist', PERIMETER_REFUSAL);
-    const gateway = await startGateway({
-      ...providerBSettings(fake, home, { project: 'perimeter-project' }),
-      GATEWAY_PROVIDERS: 'provider_b',
-    });
-    try {
-      await chat(gateway.url, { messages: [{ role: 'user', content: 'hi' }] });
-    } finally {
-      await gateway.close();
-    }
-    const cli = cliRequests('vpc-sc-configured-project');
-    const ours = fake.requests();
-    expect(gatewayCalls(ours)).toEqual(cliCalls(cli));
-    const sent = cli.filter((request) => !CLI_ONLY_ROUTES.has(request.route));
-    for (const [index, theirs] of sent.entries())
-      expect(comparableHeaders(ours[index].headers as Record<string, unknown>, FETCH_ONLY_HEADERS)).toEqual(
-        comparableHeaders(theirs.headers),
-      );
-    expect(ours[0].body).toEqual(sent[0].body);
+    const { ours, sent } = await oneTurnAgainst(
+      'vpc-sc-configured-project',
+      { ...providerBSettings(fake, home, { project: 'perimeter-project' }), GATEWAY_PROVIDERS: 'provider_b' },
+      { messages: [{ role: 'user', content: 'hi' }] },
+    );
     expect(ours[1].body.project).toBe(sent[1].body.project);
   });
 
