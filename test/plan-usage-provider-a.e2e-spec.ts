@@ -348,6 +348,17 @@ describe('provider_a plan usage and the paid-usage guard', () => {
       expect(requestIds('paid_usage_turn')).toEqual([paid.headers.get('x-request-id')]);
     });
 
+    it('a turn the upstream refused after a handshake that promised credits is not counted: nothing was drawn', async () => {
+      await start(['work'], { ACCOUNT_PAID_USAGE: 'allow' });
+      const before = await paidTurns();
+      fake().enqueue({ headers: spentAnswer(nowSeconds() + 1800).headers, frames: [usageLimitEvent(600)] });
+      const refused = await post('refused');
+      expect(refused.status).toBe(429);
+      await settled();
+      expect(await paidTurns()).toBe(before);
+      expect(requestIds('paid_usage_turn')).toEqual([]);
+    });
+
     it('a turn that drew credits and broke after output is counted: the credits were spent', async () => {
       await start(['work'], { ACCOUNT_PAID_USAGE: 'allow' });
       const before = await paidTurns();

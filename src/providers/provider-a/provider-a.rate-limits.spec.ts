@@ -94,6 +94,20 @@ describe('the Codex plan meter (docs/upstream/provider-a.md §4.3)', () => {
       available: true,
     });
     expect(planReportOf(limits, 'turn', false, NOW).paid).toMatchObject({ inUse: false });
+    // No credits, or credits spent: nothing can pay, the upstream refuses the turn.
+    for (const credits of [{ hasCredits: false }, undefined])
+      expect(
+        planReportOf(
+          {
+            primary: { usedPercent: 100, resetAt: NOW_S + 600 },
+            credits,
+            reachedType: credits ? undefined : 'workspace_member_credits_depleted',
+          },
+          'turn',
+          true,
+          NOW,
+        ).paid,
+      ).toMatchObject({ inUse: false, available: false });
     // Below 100 % nothing is paid, whatever the credits.
     const fresh = planReportOf({ primary: { usedPercent: 99.9 }, credits: { hasCredits: true } }, 'turn', true, NOW);
     expect(fresh).toMatchObject({ planSpent: false, paid: { inUse: false } });

@@ -189,7 +189,8 @@ export function planReportOf(
       ? {
           kind: 'credits',
           available: depleted ? false : available,
-          inUse: answered && planSpent,
+          // Credits known to be absent or spent pay for nothing: the upstream refuses the turn.
+          inUse: answered && planSpent && available !== false && depleted === undefined,
           balance: credit?.balance,
           disabledReason: depleted ?? (available === false ? 'no_credits' : undefined),
         }

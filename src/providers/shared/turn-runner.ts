@@ -253,6 +253,8 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
   private readFailed?: (error: unknown) => void;
   private number = 0;
   private accepted = false;
+  /** The current attempt reported paid usage before the upstream accepted the turn. */
+  private paidPending = false;
   private output = false;
   private closed = false;
   /** True while the run waits at a yield for its consumer. */
@@ -339,10 +341,14 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
 
   /**
    * The current attempt reported drawing paid usage (`AttemptInfo.paidReported`): a flag on the
-   * login's lease, read when the turn gives it back, its line logged by the turn's logger.
+   * login's lease, read when the turn gives it back, its line logged by the turn's logger. Held
+   * (`paidPending`) until the upstream accepts the turn.
    */
   paidReported(): void {
-    this.options.account.paidReported(this.options.context.logger);
+    // Before the upstream took the turn a report is only a promise (a handshake's headers, telemetry
+    // ahead of a refusal): it counts once the turn is accepted, and a refused attempt's is dropped.
+    if (this.accepted) this.options.account.paidReported(this.options.context.logger);
+    else this.paidPending = true;
   }
 
   /** The client's signal aborted (this object is its listener: no closure per turn). */
@@ -443,6 +449,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
         // again, as the turn's first did: the paid-usage guard may have rested the login since (its
         // failed attempt's own headers may have said the plan is spent), or it cooled or died.
         if (opens++ > 0 && this.retake()) retries = 0;
+        this.paidPending = false;
         const info = new Attempt(++this.number, account.handle, account.alias, deadlineAt, this);
         this.info = info;
         try {
@@ -473,6 +480,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
             } else if (signal.aborted) throw signal.reason;
             if (step.accepted && !this.accepted) {
               this.accepted = true;
+              if (this.paidPending) this.paidReported();
               this.suspended = true;
               yield ACCEPTED;
               this.suspended = false;
