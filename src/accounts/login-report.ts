@@ -8,6 +8,7 @@ import type { ProviderId } from '../core/provider-id';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { ConfiguredLogin } from './configured-logins';
 import { configuredLogins } from './configured-logins';
+import { errnoOf } from '../common/errno';
 
 /** File checks are a stat and a small read: cheap enough to follow a new login within seconds. */
 const CHECK_INTERVAL_MS = 10_000;
@@ -88,7 +89,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
             event: 'login_check_failed',
             provider: entry.provider,
             account: entry.account,
-            errno: (error as NodeJS.ErrnoException).code,
+            errno: errnoOf(error),
           },
           'login_check_failed',
         );

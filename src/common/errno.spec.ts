@@ -1,7 +1,14 @@
 import { errnoOf } from './errno';
 
 describe(errnoOf.name, () => {
-  it.each(['EACCES', 'EAI_AGAIN', 'EISDIR', 'UND_ERR_CONNECT_TIMEOUT'])('keeps the code %s', (code) => {
+  it.each([
+    'EACCES',
+    'EAI_AGAIN',
+    'EISDIR',
+    'UND_ERR_CONNECT_TIMEOUT',
+    'ERR_SSL_WRONG_VERSION_NUMBER',
+    'CERT_HAS_EXPIRED',
+  ])('keeps the code %s', (code) => {
     expect(errnoOf(Object.assign(new Error('at /secret/path'), { code }))).toBe(code);
   });
 

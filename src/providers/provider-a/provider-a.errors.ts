@@ -6,6 +6,7 @@ import { isJsonObject, type JsonObject } from '../../common/json';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 import type { ConnectionTarget } from '../shared/connection-failure';
 import { connectionCause } from '../shared/connection-failure';
+import { errnoOf } from '../../common/errno';
 
 /** Everything known about one upstream failure (docs/upstream/provider-a.md §10). */
 export interface UpstreamFailure {
@@ -185,7 +186,7 @@ export function staleSessionFailure(code?: string): GatewayError {
 /** Keeps only the error class and errno code of a network failure (messages may echo upstream text). */
 function sanitizeCause(cause: unknown): unknown {
   if (!(cause instanceof Error)) return undefined;
-  const code = (cause as NodeJS.ErrnoException).code ?? (cause.cause as NodeJS.ErrnoException | undefined)?.code;
+  const code = errnoOf(cause) ?? errnoOf(cause.cause);
   return { name: cause.name, code };
 }
 

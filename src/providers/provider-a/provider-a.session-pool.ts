@@ -18,6 +18,7 @@ import type { AttemptInput, UpstreamConnection, UpstreamFrame } from './provider
 import type { SessionKeeper, TurnRecord, WsTurn } from './provider-a.ws-session';
 import { WsSession } from './provider-a.ws-session';
 import type { ConnectionLease } from './provider-a.upstream';
+import type { CallContext } from '../shared/provider-adapter';
 
 // The pool that keeps each chat's WebSocket connections between turns and continues their response
 // chains (SessionPool), and the lease one turn takes from it (ChatTurnLease). They stay together:
@@ -38,9 +39,10 @@ export interface SessionLimits {
  */
 export interface KeptConnectionCheck {
   /**
-   * A connection kept at least this long is pinged first. One kept moments ago (an agent's next
-   * turn after a quick tool call) is not: no round trip on that path, and a NAT entry or load
-   * balancer does not forget a connection that soon.
+   * A connection kept at least this long is pinged first. One kept for less (an agent's next turn
+   * after a tool call, a person's quick reply) is not: no round trip on those paths, and NAT
+   * entries and load balancers forget idle connections after minutes (four at the shortest common
+   * defaults), not within one.
    */
   pingAfterIdleMs: number;
   /** Longest wait for the pong; none by then and the connection is dropped for a fresh one. */
@@ -48,7 +50,7 @@ export interface KeptConnectionCheck {
 }
 
 export const KEPT_CONNECTION_CHECK: Readonly<KeptConnectionCheck> = Object.freeze({
-  pingAfterIdleMs: 5_000,
+  pingAfterIdleMs: 60_000,
   pongTimeoutMs: 2_000,
 });
 
@@ -83,10 +85,8 @@ export function sessionUseFields(use: SessionUse): Record<string, number | boole
   };
 }
 
-/** What takes fields for the turn's `chat_completion` log line (its `CallContext`). */
-interface TurnNotes {
-  note?(fields: Readonly<Record<string, number | boolean>>): void;
-}
+/** What takes fields for the turn's `chat_completion` log line: its `CallContext`. */
+type TurnNotes = Pick<CallContext, 'note'>;
 
 interface KeptSession {
   readonly chat: string;
@@ -230,8 +230,9 @@ export class SessionPool {
  * (called once per attempt): the turn's first attempt takes the chat's kept connection when there
  * is one and sends only the new items with `previous_response_id` when the translated input
  * extends the chain that connection holds; every other attempt opens a fresh connection and sends
- * in full. A kept connection that turns out stale at its first event (closed, or the server no
- * longer knows the chain) fails that attempt before anything reached the turn, and `reopenAfter`
+ * in full. A kept connection idle a minute or more is pinged first; one that turns out stale (no
+ * pong, closed, or the server no longer knows the chain, read past its `codex.*` telemetry, or a
+ * chain error before any output) fails that attempt before anything reached the turn, and `reopenAfter`
  * has the turn runner open again at once, outside the retry budget: the runner is the one loop
  * that sends a turn again (docs/architecture.md "The family contract"). A turn that completes
  * hands its connection back to the pool.

@@ -232,8 +232,11 @@ export class WsSession {
    * (a NAT or load balancer forgot it; no close or reset ever arrives) would swallow a turn.
    */
   answersPing(timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    if (signal.aborted) return Promise.reject(signal.reason);
-    if (!this.idle) return Promise.resolve(false);
+    // Taken out of the pool, the socket is this check's to close whenever it does not answer.
+    if (signal.aborted || !this.idle) {
+      this.close();
+      return signal.aborted ? Promise.reject(signal.reason) : Promise.resolve(false);
+    }
     return new Promise<boolean>((resolve, reject) => {
       const stopWaiting = () => {
         this.pongWaiter = undefined;

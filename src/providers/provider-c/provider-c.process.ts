@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { RunFailed } from './provider-c.errors';
 import { LineSplitter } from './provider-c.line-splitter';
+import { errnoOf } from '../../common/errno';
 
 /** docs/upstream/provider-c.md §3.4: stderr is kept only as a rolling tail for error classification. */
 const STDERR_TAIL_BYTES = 64 * 1024;
@@ -117,7 +118,7 @@ export class ClaudeChild {
       // directory, and Node's message quotes the argument, so only its code travels on, as the
       // same failure as an async one.
       await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
-      throw new RunFailed({ kind: 'spawn', errno: (error as NodeJS.ErrnoException).code ?? 'spawn_error' });
+      throw new RunFailed({ kind: 'spawn', errno: errnoOf(error) ?? 'spawn_error' });
     }
     const run = new ClaudeChild(child, workDir);
     // EPIPE when the child exits without reading: its exit status explains the failure.
