@@ -40,10 +40,20 @@ export function unreadableLoginFile(file: string, name: string, error: unknown):
 }
 
 /**
- * The failure of a turn whose login file the system refused to read (errno in `error`): `auth`
- * whose message names the errno and the file's fix, as the login check says it
- * (`unreadableLoginFile`). Undefined for any other failure (no file, content that is not JSON),
- * whose fix is the family's login command.
+ * What the login check says of a login file the system refused to read (errno in `error`, a fix
+ * about the file: `unreadableLoginFile`). Undefined for any other failure to read it (no file,
+ * content that is not JSON), whose fix is the family's login command.
+ */
+export function refusedLoginFile(file: string, name: string, error: unknown): LoginCheck | undefined {
+  if (errnoOf(error) === 'ENOENT') return undefined;
+  const check = unreadableLoginFile(file, name, error);
+  return check.fix === undefined ? undefined : check;
+}
+
+/**
+ * The failure of a turn whose login file the system refused to read (`refusedLoginFile`): `auth`
+ * whose message names the errno and the file's fix, as the login check says it. Undefined for any
+ * other failure, whose fix is the family's login command.
  */
 export function unreadableLoginError(
   provider: ProviderId,
@@ -51,8 +61,7 @@ export function unreadableLoginError(
   name: string,
   error: unknown,
 ): GatewayError | undefined {
-  if ((error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return undefined;
-  const failure = ownFixFailure(provider, unreadableLoginFile(file, name, error));
+  const failure = ownFixFailure(provider, refusedLoginFile(file, name, error));
   return failure && new GatewayError('auth', { ...failure, cause: error });
 }
 

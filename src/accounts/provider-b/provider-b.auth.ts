@@ -9,9 +9,9 @@ import { readJsonObject, writeBackRefreshed } from '../credential-file';
 import type { LoginLogFields } from '../login-file-check';
 import {
   keptInMemoryCost,
+  refusedLoginFile,
   shellWord,
   unreadableLoginError,
-  unreadableLoginFile,
   writeBackFailure,
 } from '../login-file-check';
 import type { LoginTokenSource } from '../login-token-cache';
@@ -164,7 +164,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     try {
       raw = await readJsonObject(this.authFile);
     } catch (error) {
-      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+      const missing = errnoOf(error) === 'ENOENT';
       const reason = missing ? 'missing' : 'unreadable';
       logger.warn(
         {
@@ -173,9 +173,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
           reason,
           errno: missing ? undefined : errnoOf(error),
           // A file the system refuses has the file's fix; no file, or content that is no login, a new login.
-          fix:
-            (!missing && unreadableLoginFile(this.authFile, 'login file', error).fix) ||
-            geminiLoginCommand(this.authFile),
+          fix: refusedLoginFile(this.authFile, 'login file', error)?.fix ?? geminiLoginCommand(this.authFile),
         },
         'provider_b_auth_unavailable',
       );

@@ -7,7 +7,7 @@ import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { PlanUsageRead } from '../../core/plan-usage';
 import { readJsonObject } from '../credential-file';
-import { unreadableLoginError, unreadableLoginFile } from '../login-file-check';
+import { refusedLoginFile, unreadableLoginError } from '../login-file-check';
 import { LoginNotReadable } from '../plan-usage-refresh';
 import type { ProviderCLogin } from './provider-c.credentials';
 import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
@@ -100,9 +100,7 @@ async function storedAccessToken(file: string): Promise<string> {
   try {
     stored = await readJsonObject(file);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const check = code === 'ENOENT' ? undefined : unreadableLoginFile(file, 'credentials file', error);
-    throw new LoginNotReadable('missing', check?.fix === undefined ? undefined : check);
+    throw new LoginNotReadable('missing', refusedLoginFile(file, 'credentials file', error));
   }
   const oauth = stored.claudeAiOauth;
   const token = isJsonObject(oauth) ? nonEmptyString(oauth.accessToken) : undefined;
@@ -161,9 +159,7 @@ function accountOf(
             stored = fs.readFileSync(login.location!, 'utf8').trim();
           } catch (error) {
             // A file the system refuses: its errno and the file's fix, as a turn on it says.
-            const code = (error as NodeJS.ErrnoException).code;
-            const check = code === 'ENOENT' ? undefined : unreadableLoginFile(login.location!, 'token file', error);
-            throw new LoginNotReadable('missing', check?.fix === undefined ? undefined : check);
+            throw new LoginNotReadable('missing', refusedLoginFile(login.location!, 'token file', error));
           }
           if (stored === '') throw new LoginNotReadable();
           return stored;

@@ -6,7 +6,7 @@ import { errnoOf } from '../../common/errno';
 import { GatewayError } from '../../core/gateway.error';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
 import type { LoginLogFields } from '../login-file-check';
-import { LoginFileFailure, shellWord, unreadableLoginFile, writeBackFailure } from '../login-file-check';
+import { LoginFileFailure, refusedLoginFile, shellWord, writeBackFailure } from '../login-file-check';
 import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 
 /**
@@ -62,9 +62,8 @@ export async function refreshCredentialsAhead(
   try {
     stored = await readJsonObject(file);
   } catch (error) {
-    // No file is no login (its fix is a login); a file the system refused has the file's own fix.
-    const missing = errnoOf(error) === 'ENOENT';
-    const fix = missing ? loginAgain : (unreadableLoginFile(file, 'credentials file', error).fix ?? loginAgain);
+    // A file the system refused has the file's own fix; no file, or one not JSON, needs a login.
+    const fix = refusedLoginFile(file, 'credentials file', error)?.fix ?? loginAgain;
     throw new LoginFileFailure(errnoOf(error), fix, { cause: error });
   }
   const oauth = stored.claudeAiOauth;
