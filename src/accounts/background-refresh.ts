@@ -1,6 +1,6 @@
 import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
-import { sanitizeIdentifier } from '../common/logging/request-log';
+import { errnoOf } from '../common/errno';
 import type { AccountPool } from './account-pool';
 import { LoginFileFailure } from './login-file-check';
 import { isNever, MAX_TIMER_MS, timeoutOrNever } from '../common/async/timer-range';
@@ -28,10 +28,10 @@ function refreshFailure(error: unknown): { reason: string; fix: string } {
     };
   // The family's auth code knew the file and what it failed on: its errno and the file's fix.
   if (error instanceof LoginFileFailure) return { reason: error.errno ?? 'login_file', fix: error.fix };
-  const errno = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof errno === 'string')
+  const errno = errnoOf(error);
+  if (errno !== undefined)
     return {
-      reason: sanitizeIdentifier(errno),
+      reason: errno,
       fix: 'the login file could not be read or written: let the gateway read and write it (a read-only mount cannot take the renewed token, and a rotated refresh token that is not written back is lost)',
     };
   return { reason: 'unexpected', fix: 'see the other log lines of this login; the refresh is tried again' };
