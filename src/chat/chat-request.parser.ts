@@ -1,5 +1,6 @@
 import type { ChatMessage, ContentPart, NormalizedTool, ToolDefinition } from '../core/chat-message';
 import { forcedToolName, messageTextParts } from '../core/chat-message';
+import { BODY_NOT_AN_OBJECT } from '../common/http/http-middleware';
 import { GatewayError } from '../core/gateway.error';
 import { chatBodyErrors } from './chat-body-rules';
 import type { ChatParameterValues } from './chat-parameters';
@@ -42,7 +43,7 @@ export interface ParsedChatBody {
  */
 export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBody {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new GatewayError('invalid_request', { publicMessage: 'the request body must be a JSON object' });
+    throw new GatewayError('invalid_request', { publicMessage: BODY_NOT_AN_OBJECT });
   }
   const errors = chatBodyErrors(body as Record<string, unknown>);
   if (errors.messages.length > 0)

@@ -11,6 +11,7 @@ import {
 import type { ValidationError, ValidatorOptions } from '../common/validation/class-validator';
 import { MAX_REQUEST_ID_CHARS } from '../common/errors/error-writer';
 import { codePointLength } from '../common/text';
+import { BODY_NOT_AN_OBJECT } from '../common/http/http-middleware';
 import { GatewayError } from '../core/gateway.error';
 import { findSchemaViolations, limitDetails } from './schema-subset.walker';
 
@@ -143,8 +144,7 @@ function fill<T extends object>(target: T, source: Record<string, unknown>): T {
 export function parseStructuredRequest(isJson: boolean, body: unknown): StructuredEnvelope {
   // Step 3: a JSON object body (size and syntax errors were deferred by the body middleware).
   if (!isJson) throw invalid('Content-Type must be application/json');
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw invalid('the request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid(BODY_NOT_AN_OBJECT);
   const fields = body as Record<string, unknown>;
   // Step 4: field types.
   assertValid(fill(new StructuredFieldTypes(), fields), validateFieldTypes);

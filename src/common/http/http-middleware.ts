@@ -8,6 +8,7 @@ import { closeConnectionAfterAnswer, writeErrorResponse } from '../errors/error-
 import { toGatewayError, undecodableBody } from '../errors/to-gateway-error';
 import { exceedsJsonContainers, exceedsJsonDepth, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from '../json';
 import type { DrainService } from '../lifecycle/drain.service';
+import { parseJsonOrUndefined } from '../egress/http-body';
 
 /**
  * HTTP/1.1 requires a Host header (RFC 9112, section 3.2). Node's own check answers a bare 400 without a
@@ -198,7 +199,9 @@ export function parseJsonBody(bytes: Buffer, contentType: string | undefined): u
   if (text.length === 0) return {};
   const start = text.search(/[^ \t\n\r]/);
   if (start < 0) throw notJson();
-  if (text[start] !== '{' && text[start] !== '[') throw isJson(text) ? notObject() : notJson();
+  // A scalar at the top: no container, so no depth or size bound applies to parsing it.
+  if (text[start] !== '{' && text[start] !== '[')
+    throw parseJsonOrUndefined(text) !== undefined ? notObject() : notJson();
   if (exceedsJsonContainers(text)) throw tooManyContainers();
   try {
     return JSON.parse(text);
@@ -244,19 +247,10 @@ const notJsonContentType = () =>
 
 const notJson = () => new GatewayError('invalid_request', { publicMessage: 'the request body is not valid JSON' });
 
-/** The words of the routes' own parsers for an array, so every non-object body reads alike. */
-const notObject = () =>
-  new GatewayError('invalid_request', { publicMessage: 'the request body must be a JSON object' });
+/** The words for a body that is JSON but no object: here, and in the routes' parsers for an array. */
+export const BODY_NOT_AN_OBJECT = 'the request body must be a JSON object';
 
-/** Whether `text`, a scalar (no container at its top, so no depth or size bound applies), is JSON. */
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const notObject = () => new GatewayError('invalid_request', { publicMessage: BODY_NOT_AN_OBJECT });
 
 const tooManyContainers = () =>
   new GatewayError('invalid_request', {
