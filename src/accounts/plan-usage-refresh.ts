@@ -7,7 +7,7 @@ import type { PlanUsageRead } from '../core/plan-usage';
 import { planSummary } from '../core/plan-usage';
 import type { AccountPool } from './account-pool';
 import { untilAborted } from '../common/async/abortable';
-import { errnoOf } from '../common/errno';
+import { errnoAlong } from '../common/errno';
 
 /** Bound on one read of a vendor's usage endpoint (token refresh included). */
 export const USAGE_READ_TIMEOUT_MS = 30_000;
@@ -35,7 +35,7 @@ export function usageReadFailure(error: unknown): string {
     return error.state === 'cli_missing' ? 'cli missing' : (error.refused?.reason ?? 'not readable');
   if (error instanceof GatewayError)
     return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
-  const code = errnoOf((error as { cause?: unknown } | undefined)?.cause);
+  const code = errnoAlong(error);
   // A timeout signal's reason is a DOMException, not an Error in every realm: read by its name.
   return code ?? ((error as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'timeout' : 'network');
 }

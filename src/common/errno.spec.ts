@@ -1,4 +1,4 @@
-import { errnoOf } from './errno';
+import { errnoAlong, errnoOf } from './errno';
 
 describe(errnoOf.name, () => {
   it.each([
@@ -18,4 +18,13 @@ describe(errnoOf.name, () => {
       expect(errnoOf(error)).toBeUndefined();
     },
   );
+});
+
+describe(errnoAlong.name, () => {
+  it("reads the code of a failure's cause, or of an aggregate's first error", () => {
+    const socket = Object.assign(new Error('connect'), { code: 'ECONNREFUSED' });
+    expect(errnoAlong(new TypeError('fetch failed', { cause: socket }))).toBe('ECONNREFUSED');
+    expect(errnoAlong(new TypeError('fetch failed', { cause: new AggregateError([socket]) }))).toBe('ECONNREFUSED');
+    expect(errnoAlong(new TypeError('fetch failed'))).toBeUndefined();
+  });
 });

@@ -11,3 +11,24 @@ export function errnoOf(error: unknown): string | undefined {
 }
 
 const ERROR_CODE = /^[A-Z][A-Z0-9_]{1,63}$/;
+
+/**
+ * The first error code along a failure's `cause` chain (fetch wraps the socket's error) or in an
+ * AggregateError's first error (a connection tried on several addresses). Read by shape, not
+ * `instanceof`: Node's own errors may come from another realm than this module's `Error`.
+ */
+export function errnoAlong(error: unknown): string | undefined {
+  let current = error as ErrorShape | undefined;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const code = errnoOf(current) ?? (Array.isArray(current.errors) ? errnoOf(current.errors[0]) : undefined);
+    if (code !== undefined) return code;
+    current = current.cause as ErrorShape | undefined;
+  }
+  return undefined;
+}
+
+interface ErrorShape {
+  readonly code?: unknown;
+  readonly cause?: unknown;
+  readonly errors?: unknown;
+}

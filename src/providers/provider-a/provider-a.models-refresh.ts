@@ -5,7 +5,7 @@ import type { ModelCatalog } from '../../models/model-catalog';
 import type { TierModel } from '../../models/model-tiers';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { readJsonCapped } from '../../common/egress/http-body';
-import { errnoOf } from '../../common/errno';
+import { errnoAlong } from '../../common/errno';
 import { timeoutOrNever } from '../../common/async/timer-range';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { loginFix } from '../../core/login-state';
@@ -203,7 +203,7 @@ export class ProviderAModelsRefresh {
         return { account: alias, infos };
       } catch (error) {
         // fetch() wraps the socket error; only its errno code is logged (never a message).
-        const code = errnoOf((error as { cause?: unknown }).cause);
+        const code = errnoAlong(error);
         return {
           reason: signal.aborted ? 'timed out or stopped' : `connection failed (${code ?? 'network'})`,
           kind: 'transient',

@@ -1,5 +1,5 @@
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
-import { errnoOf } from '../../common/errno';
+import { errnoAlong } from '../../common/errno';
 import type { UpstreamCause } from '../../core/gateway.error';
 
 const NAME_LOOKUP_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN']);
@@ -19,7 +19,7 @@ export interface ConnectionTarget {
  * only: a path, a query or a proxy's credentials never reach the log.
  */
 export function connectionCause(error: unknown, target: ConnectionTarget): UpstreamCause {
-  const errno = errorCodeOf(error);
+  const errno = errnoAlong(error);
   const host = hostOf(target.url);
   const proxyUrl = proxyUrlFor(target);
   const proxyHost = proxyUrl === undefined ? undefined : hostOf(proxyUrl);
@@ -34,27 +34,6 @@ function connectionFix(errno: string | undefined, setting: string, proxyHost: st
     return `the upstream's host name did not resolve: check ${setting} and this machine's DNS, or set HTTPS_PROXY if the upstream is reachable only through a proxy`;
   }
   return `check ${setting} (host and port) and that this machine reaches it (network, firewall), or set HTTPS_PROXY / NO_PROXY if it must go through a proxy`;
-}
-
-/**
- * The first error code along the error's `cause` chain (fetch wraps the socket's error) or in an
- * AggregateError's first error. Read by shape, not `instanceof`: Node's own errors may come from
- * another realm than this module's `Error`.
- */
-function errorCodeOf(error: unknown): string | undefined {
-  let current = error as ErrorShape | undefined;
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-    const code = errnoOf(current) ?? (Array.isArray(current.errors) ? errnoOf(current.errors[0]) : undefined);
-    if (code !== undefined) return code;
-    current = current.cause as ErrorShape | undefined;
-  }
-  return undefined;
-}
-
-interface ErrorShape {
-  readonly code?: unknown;
-  readonly cause?: unknown;
-  readonly errors?: unknown;
 }
 
 function proxyUrlFor(target: ConnectionTarget): string | undefined {
