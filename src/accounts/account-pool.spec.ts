@@ -340,14 +340,17 @@ describe(AccountPool.name, () => {
     lease.release();
   });
 
+  /** What the login check says of logins on a mount the gateway's user may not read. */
+  const UNREADABLE_MOUNT = {
+    state: 'unusable',
+    reason: 'login file unreadable: EACCES',
+    fix: 'chmod the /logins mount',
+  } as const;
+
   it("answers a turn refused on the last login the check left with the others' fix too, not only a new login", () => {
     const { pool } = makePool(['a', 'b', 'c']);
     // One mount the gateway's user may not read holds the other two logins: the check's fix is theirs.
-    const check = {
-      state: 'unusable',
-      reason: 'login file unreadable: EACCES',
-      fix: 'chmod the /logins mount',
-    } as const;
+    const check = UNREADABLE_MOUNT;
     pool.loginChecked('b', check);
     pool.loginChecked('c', check);
     const turn = new AccountTurn(pool, 'chat-1');
@@ -364,11 +367,7 @@ describe(AccountPool.name, () => {
 
   it('answers its own 403 with the fix every dead login shares, as the login report does, when it is not a new login', () => {
     const { pool } = makePool(['a', 'b'], { maxInFlight: 1 });
-    const check = {
-      state: 'unusable',
-      reason: 'login file unreadable: EACCES',
-      fix: 'chmod the /logins mount',
-    } as const;
+    const check = UNREADABLE_MOUNT;
     pool.loginChecked('a', check);
     pool.loginChecked('b', check);
     // Both are ruled out and each holds a turn at its cap: nothing is left for a new one.
