@@ -401,6 +401,90 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     });
   });
 
+  describe('input_modalities: images reach only a model whose list entry takes them (docs/chat.md "messages")', () => {
+    const PNG = 'data:image/png;base64,iVBORw0KGgo=';
+    const image = { type: 'image_url', image_url: { url: PNG } };
+    const shot = { id: 'call_shot', type: 'function', function: { name: 'screenshot', arguments: '{}' } };
+    const screenshotTool = {
+      type: 'function',
+      function: { name: 'screenshot', description: 'd', parameters: { type: 'object', properties: {} } },
+    };
+    const start = async () => {
+      const luna = cliModelList().find((model) => model.slug === 'gpt-6-luna')!;
+      // First in priority: the `luna` tier reaches it.
+      fake().serveModels([
+        { ...luna, slug: 'gpt-7-luna', priority: -1, input_modalities: ['text'] },
+        ...cliModelList(),
+      ]);
+      gateway = await startGateway({
+        ...providerASettings(fake(), home()),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
+      });
+      await pollUntil(modelIds, (list) => list.includes('gpt-7-luna'));
+    };
+
+    it.each([
+      [
+        'luna',
+        'an image in a user message',
+        [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, image] }],
+        0,
+      ],
+      [
+        'gpt-7-luna',
+        'an image in a tool result',
+        [
+          { role: 'user', content: 'take a screenshot' },
+          { role: 'assistant', content: null, tool_calls: [shot] },
+          { role: 'tool', tool_call_id: 'call_shot', content: [{ type: 'text', text: 'here' }, image] },
+        ],
+        2,
+      ],
+    ])(
+      '%s, whose entry says ["text"]: %s is 400 naming the part, the model and the fix, with no upstream call',
+      async (model, _what, messages, index) => {
+        await start();
+        expect((await models()).find((entry) => entry.id === 'gpt-7-luna')).toMatchObject({
+          input_modalities: ['text'],
+        });
+        const response = await postChatBody(gateway!, { model, tools: [screenshotTool], messages });
+        expect(response.status).toBe(400);
+        const error = ((await response.json()) as Json).error;
+        expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
+        expect(error.message).toMatch(
+          new RegExp(`^messages\\[${index}\\]\\.content\\[1\\]: an image is not supported by model "${model}"`),
+        );
+        expect(error.message).toContain('gpt-7-luna');
+        expect(error.message).toContain('["text"]');
+        expect(error.message).toContain('choose a model whose input_modalities include image, see GET /v1/models');
+        // Streamed: the same JSON 400, before any SSE header.
+        const streamed = await postChatBody(gateway!, { model, stream: true, tools: [screenshotTool], messages });
+        expect(streamed.status).toBe(400);
+        expect(((await streamed.json()) as Json).error.message).toBe(error.message);
+        expect(fake().requests()).toHaveLength(0);
+      },
+    );
+
+    it('an image to a model whose entry includes image still goes upstream; text alone still reaches the text-only model', async () => {
+      await start();
+      fake().enqueue(textReply('a cat'));
+      const withImage = await postChatBody(gateway!, {
+        model: 'gpt-6-luna',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, image] }],
+      });
+      expect(withImage.status).toBe(200);
+      expect(JSON.stringify(fake().lastBody())).toContain(`{"type":"input_image","image_url":"${PNG}"}`);
+      fake().enqueue(textReply('ok'));
+      const textOnly = await postChatBody(gateway!, {
+        model: 'luna',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      });
+      expect(textOnly.status).toBe(200);
+      expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-luna' });
+    });
+  });
+
   it('asks for the list as the pinned CLI does: path, client_version, header names', async () => {
     gateway = await startGateway({
       ...providerASettings(fake(), home(), { transport: 'sse' }),

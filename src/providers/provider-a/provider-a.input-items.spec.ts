@@ -2,8 +2,10 @@ import { GatewayError } from '../../core/gateway.error';
 import fc from 'fast-check';
 import { buildToolNameMap } from '../shared/tool-names';
 import {
+  conversationInput,
   normalizeCallId,
   pairCallsWithOutputs,
+  modelImageRefusal,
   RESPONSES_TOOL_NAMES,
   responsesParts,
   VALID_TOOL_NAME,
@@ -23,7 +25,7 @@ describe(responsesParts.name, () => {
           ],
         },
         0,
-        true,
+        undefined,
       ),
     ).toEqual([
       { type: 'input_text', text: 'a' },
@@ -33,27 +35,86 @@ describe(responsesParts.name, () => {
     ]);
   });
 
+  const textOnly = modelImageRefusal({ requestedId: 'luna', upstreamModel: 'gpt-7-luna' }, ['text']);
   it.each([
     [
       { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
-      true,
+      undefined,
       /messages\[2\]\.content\[0\]: part type "input_audio"/,
     ],
-    [{ type: 'file', file: { file_data: 'x' } }, true, /part type "file"/],
-    [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }, true, /not an https URL/],
-    [{ type: 'image_url', image_url: { url: 'data:text/plain;base64,AAAA' } }, true, /not an https URL/],
-    [{ type: 'image_url', image_url: { url: 'https://example.test/a.png' } }, false, /an image in this message role/],
-    [{ type: 'x\n"forged"' }, true, /this part type/],
-  ])('refuses %j with a 400 naming where it is', (part, imagesAllowed, message) => {
+    [{ type: 'file', file: { file_data: 'x' } }, undefined, /part type "file"/],
+    [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }, undefined, /not an https URL/],
+    [{ type: 'image_url', image_url: { url: 'data:text/plain;base64,AAAA' } }, undefined, /not an https URL/],
+    [{ type: 'x\n"forged"' }, undefined, /this part type/],
+    [
+      { type: 'image_url', image_url: { url: 'https://example.test/a.png' } },
+      textOnly,
+      /^messages\[2\]\.content\[0\]: an image is not supported by model "luna" \(upstream gpt-7-luna\), whose input_modalities are \["text"\]; remove the image, or choose a model whose input_modalities include image, see GET \/v1\/models$/,
+    ],
+  ])('refuses %j with a 400 naming where it is', (part, imageRefusal, message) => {
     let error: unknown;
     try {
-      responsesParts({ content: [part] }, 2, imagesAllowed);
+      responsesParts({ content: [part] }, 2, imageRefusal);
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).code).toBe('invalid_request');
     expect((error as GatewayError).publicMessage).toMatch(message);
+  });
+});
+
+describe(conversationInput.name, () => {
+  const image = { type: 'image_url', image_url: { url: 'https://example.test/a.png' } };
+  const refusalOf = (run: () => unknown) => {
+    try {
+      run();
+    } catch (error) {
+      return (error as GatewayError).publicMessage;
+    }
+    return undefined;
+  };
+
+  it('refuses an image in a system or assistant message whatever the model', () => {
+    for (const role of ['system', 'assistant'] as const)
+      expect(refusalOf(() => conversationInput([{ role, content: [image] }], new Set()))).toBe(
+        'messages[0].content[0]: an image in this message role is not supported by provider_a',
+      );
+  });
+
+  it("refuses an image in a user message or a tool result with the model's refusal when given", () => {
+    const refusal = modelImageRefusal({ requestedId: 'm', upstreamModel: 'm' }, ['text']);
+    const call = { id: 'c1', type: 'function', function: { name: 'shot', arguments: '{}' } };
+    expect(refusalOf(() => conversationInput([{ role: 'user', content: [image] }], new Set(), refusal))).toMatch(
+      /^messages\[0\]\.content\[0\]: an image is not supported by model "m"/,
+    );
+    const history = [
+      { role: 'assistant' as const, content: null, tool_calls: [call] },
+      { role: 'tool' as const, tool_call_id: 'c1', content: [image] },
+    ];
+    expect(refusalOf(() => conversationInput(history, new Set(), refusal))).toMatch(
+      /^messages\[1\]\.content\[0\]: an image is not supported by model "m"/,
+    );
+    expect(conversationInput(history, new Set()).items.at(-1)).toMatchObject({
+      output: [{ type: 'input_image', image_url: image.image_url.url }],
+    });
+  });
+});
+
+describe(modelImageRefusal.name, () => {
+  const model = { requestedId: 'gpt-7-luna', upstreamModel: 'gpt-7-luna' };
+
+  it('refuses nothing when the modalities include image or are unknown', () => {
+    expect(modelImageRefusal(model, ['text', 'image'])).toBeUndefined();
+    expect(modelImageRefusal(model, undefined)).toBeUndefined();
+  });
+
+  it('names the model once when it was asked for by its own id, and the param is messages', () => {
+    const error = modelImageRefusal(model, ['text'])!('messages[0].content[1]');
+    expect(error.publicMessage).toMatch(
+      /^messages\[0\]\.content\[1\]: an image is not supported by model "gpt-7-luna", whose/,
+    );
+    expect(error.param).toBe('messages');
   });
 });
 

@@ -10,6 +10,7 @@ import {
   textOfPart,
 } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
+import type { ResolvedModel } from '../../core/resolved-model';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
 
@@ -38,18 +39,25 @@ export interface ConversationInput {
 /**
  * Pure: messages → instructions texts and input items. Tool calls and their results are paired
  * by the normalized call id N(id), and a result takes the kind (function/custom) of its call.
+ * `imageRefusal` is given when the turn's model takes no images (`modelImageRefusal`).
  */
 export function conversationInput(
   messages: readonly ChatMessage[],
   customNames: ReadonlySet<string>,
+  imageRefusal?: ImageRefusal,
 ): ConversationInput {
   const calls = historyToolCallsById(messages, customNames);
   const systemTexts: string[] = [];
   const items: JsonObject[] = [];
 
   for (const [index, message] of messages.entries()) {
-    // Images go up in user messages and tool results; anything the backend cannot take is a 400.
-    const parts = responsesParts(message, index, message.role === 'user' || message.role === 'tool');
+    // Images go up in user messages and tool results, to a model that takes them; anything the
+    // backend cannot take is a 400.
+    const parts = responsesParts(
+      message,
+      index,
+      message.role === 'user' || message.role === 'tool' ? imageRefusal : refuseImageInRole,
+    );
     switch (message.role) {
       case 'system':
       case 'developer': {
@@ -115,6 +123,36 @@ const refuse = (where: string, what: string) =>
     param: 'messages',
   });
 
+/** The 400 for an image part at `where` (a content part path), when it cannot go up. */
+export type ImageRefusal = (where: string) => GatewayError;
+
+const refuseImageInRole: ImageRefusal = (where) => refuse(where, 'an image in this message role');
+
+/**
+ * The refusal of every image part when the model's input modalities (its live-list entry, else
+ * the bundled catalog's) are known and lack `image`: the Codex CLI sends no image to such a
+ * model. `undefined` when it takes images or nothing says (an unlisted model: the backend's
+ * answer is the answer). The parts are looked at only by the translation itself, so this costs a
+ * request without images nothing; the message is written only for an image it refuses.
+ */
+export function modelImageRefusal(
+  model: Pick<ResolvedModel, 'requestedId' | 'upstreamModel'>,
+  inputModalities: readonly string[] | undefined,
+): ImageRefusal | undefined {
+  if (inputModalities === undefined || inputModalities.includes('image')) return undefined;
+  return (where) => {
+    const requested = JSON.stringify(model.requestedId.slice(0, 128));
+    const named =
+      model.requestedId === model.upstreamModel
+        ? requested
+        : `${requested} (upstream ${model.upstreamModel.slice(0, 128)})`;
+    return new GatewayError('invalid_request', {
+      publicMessage: `${where}: an image is not supported by model ${named}, whose input_modalities are ${JSON.stringify(inputModalities)}; remove the image, or choose a model whose input_modalities include image, see GET /v1/models`,
+      param: 'messages',
+    });
+  };
+}
+
 function imagePart(part: Readonly<Record<string, unknown>>, where: string): ResponsesPart {
   const url = imageUrlOf(part);
   const detail = isJsonObject(part.image_url) ? part.image_url.detail : part.detail;
@@ -127,15 +165,15 @@ function imagePart(part: Readonly<Record<string, unknown>>, where: string): Resp
 
 /**
  * The parts of one chat message as the backend takes them, in order: texts (string content, or
- * parts of type text/input_text/output_text or untyped with a string `text`) and, where
- * `imagesAllowed`, `image_url` / `input_image` parts as `input_image` items (https and data URLs;
- * detail kept). Nothing is dropped silently: any other part (audio, files, an image where the
- * backend takes none) is a 400 naming where it is, before any upstream call.
+ * parts of type text/input_text/output_text or untyped with a string `text`) and, unless
+ * `imageRefusal` is given, `image_url` / `input_image` parts as `input_image` items (https and
+ * data URLs; detail kept). Nothing is dropped silently: any other part (audio, files, an image
+ * where the backend or the model takes none) is a 400 naming where it is, before any upstream call.
  */
 export function responsesParts(
   message: Pick<ChatMessage, 'content'>,
   messageIndex: number,
-  imagesAllowed: boolean,
+  imageRefusal: ImageRefusal | undefined,
 ): ResponsesPart[] {
   const content = message.content;
   if (typeof content === 'string') return [{ type: 'input_text', text: content }];
@@ -146,7 +184,7 @@ export function responsesParts(
     const text = textOfPart(part);
     if (text !== undefined) return { type: 'input_text', text };
     if (isImagePart(part)) {
-      if (!imagesAllowed) throw refuse(where, 'an image in this message role');
+      if (imageRefusal) throw imageRefusal(where);
       return imagePart(part, where);
     }
     throw refuse(where, partTypeName(part.type));
