@@ -145,7 +145,84 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
     }
     expect(upstreamCalls()).toBe(before);
   });
+
+  it('a history tool call no upstream could carry as sent is a 400 naming its field, before any upstream call', async () => {
+    const before = upstreamCalls();
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: { path: 'a.txt' } } },
+        'messages.1.tool_calls.0.function.arguments must be a string',
+      ],
+      [
+        { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: 7 } },
+        'messages.1.tool_calls.0.function.arguments must be a string',
+      ],
+      [{ id: 'call_1', type: 'function', function: null }, 'messages.1.tool_calls.0.function must be an object'],
+      [
+        { id: 'call_1', type: 'function', function: { arguments: '{}' } },
+        'messages.1.tool_calls.0.function.name must be a non-empty string',
+      ],
+      [
+        { type: 'function', function: { name: 'read_file', arguments: '{}' } },
+        'messages.1.tool_calls.0.id must be a non-empty string',
+      ],
+      [
+        { id: 'call_1', type: 'web_search', function: { name: 'read_file', arguments: '{}' } },
+        'messages.1.tool_calls.0.type must be "function" or "custom"',
+      ],
+      [
+        { id: 'call_1', type: 'custom', function: { name: 'apply_patch', arguments: 'x' } },
+        'messages.1.tool_calls.0.custom must be an object',
+      ],
+      [
+        { id: 'call_1', type: 'custom', custom: { name: 'apply_patch', input: ['x'] } },
+        'messages.1.tool_calls.0.custom.input must be a string',
+      ],
+    ];
+    for (const [call, message] of cases) {
+      const response = await postChatBody(gateway(), {
+        model,
+        tools: HISTORY_TOOLS,
+        messages: [
+          ...ASK,
+          { role: 'assistant', content: null, tool_calls: [call] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'FILE-CONTENTS' },
+        ],
+      });
+      expect(response.status).toBe(400);
+      const { error } = (await response.json()) as { error: Record<string, unknown> };
+      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
+      expect(error.message).toContain(message);
+    }
+    expect(upstreamCalls()).toBe(before);
+  });
 }
+
+/** A function and a custom tool, and a history that called each of them (both call forms the gateway writes). */
+const HISTORY_TOOLS = [
+  {
+    type: 'function',
+    function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  },
+  { type: 'custom', custom: { name: 'apply_patch', description: 'Applies a patch' } },
+];
+const TOOL_HISTORY = [
+  ...ASK,
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'call_read', type: 'function', function: { name: 'read_file', arguments: '{"path":"census.txt"}' } },
+    ],
+  },
+  { role: 'tool', tool_call_id: 'call_read', content: 'CENSUS-FILE-CONTENTS' },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_patch', type: 'custom', custom: { name: 'apply_patch', input: 'PATCH-INPUT-TEXT' } }],
+  },
+  { role: 'tool', tool_call_id: 'call_patch', content: 'PATCH-APPLIED' },
+];
 
 /** History shapes every family carries to its upstream rather than dropping or refusing them. */
 function describeHistory(model: string, gateway: () => TestGateway, sentBodies: () => unknown[], arm = () => {}): void {
@@ -166,6 +243,20 @@ function describeHistory(model: string, gateway: () => TestGateway, sentBodies: 
     const body = JSON.stringify(sent[0]);
     expect(body).toContain('I will not name that city.');
     expect(body.indexOf('I will not name that city.')).toBeLessThan(body.indexOf('Why not?'));
+  });
+
+  it('a history with function and custom tool calls reaches the upstream with every call and result', async () => {
+    arm();
+    const before = sentBodies().length;
+    const response = await postChatBody(gateway(), { model, tools: HISTORY_TOOLS, messages: TOOL_HISTORY });
+    expect(response.status).toBe(200);
+    const sent = sentBodies().slice(before);
+    expect(sent).toHaveLength(1);
+    const body = JSON.stringify(sent[0]);
+    for (const text of ['census.txt', 'CENSUS-FILE-CONTENTS', 'PATCH-INPUT-TEXT', 'PATCH-APPLIED'])
+      expect(body).toContain(text);
+    expect(body.indexOf('census.txt')).toBeLessThan(body.indexOf('CENSUS-FILE-CONTENTS'));
+    expect(body.indexOf('PATCH-INPUT-TEXT')).toBeLessThan(body.indexOf('PATCH-APPLIED'));
   });
 }
 

@@ -215,20 +215,71 @@ export function chatBodyErrors(body: Record<string, unknown>): ChatBodyErrors {
 /** Which values of a message field are not checked at all: absent and `null`, only absent, or none. */
 type Skip = 'missing-or-null' | 'missing' | 'never';
 
+/** Reports what is wrong inside a field's value that passed its rule; `prefix` is the message's (`messages.1.`). */
+type EntriesCheck = (value: unknown, prefix: string, errors: string[], limit: number) => void;
+
 /** One checked message field. Messages name the field and the rule, never the value. */
 interface FieldRule {
   readonly field: string;
   readonly skip: Skip;
   readonly valid: Predicate;
   readonly message: string;
+  /** The checks of the value's entries, when it has rules of its own beyond `valid`. */
+  readonly entries?: EntriesCheck;
 }
 
-const rule = (field: string, skip: Skip, valid: Predicate, message: string): FieldRule => ({
+const rule = (field: string, skip: Skip, valid: Predicate, message: string, entries?: EntriesCheck): FieldRule => ({
   field,
   skip,
   valid,
   message,
+  entries,
 });
+
+/** The payload field of each kind of history call, and what its message says about it. */
+const CALL_PAYLOADS = {
+  function: { field: 'arguments', rule: 'must be a string: the arguments as JSON text (JSON.stringify the object)' },
+  custom: { field: 'input', rule: "must be a string (the custom tool's raw input text)" },
+} as const;
+
+const isNonBlankString = (value: unknown) => typeof value === 'string' && value.trim() !== '';
+
+/**
+ * The entries of a `tool_calls` array (objects, by its own rule), as OpenAI takes them:
+ * `{id, type:"function", function:{name, arguments}}` or `{id, type:"custom", custom:{name, input}}`,
+ * a missing or null `type` meaning `function`, a missing or null payload an empty one. Every family
+ * sends a call back by its name and pairs its result by its id, so a call broken here would be
+ * dropped with its result, or its arguments replaced. Reads each entry in place; a message string
+ * is built only for a broken one.
+ */
+function checkToolCalls(value: unknown, prefix: string, errors: string[], limit: number): void {
+  const calls = value as readonly Record<string, unknown>[];
+  for (let index = 0; index < calls.length && errors.length < limit; index++) {
+    const call = calls[index];
+    if (typeof call.id !== 'string' || call.id === '')
+      errors.push(
+        `${prefix}tool_calls.${index}.id must be a non-empty string (the id its tool message names as tool_call_id)`,
+      );
+    const type = call.type ?? 'function';
+    if (type !== 'function' && type !== 'custom') {
+      errors.push(`${prefix}tool_calls.${index}.type must be "function" or "custom" (the calls a client tool makes)`);
+      continue;
+    }
+    const body = call[type];
+    if (!isJsonObject(body)) {
+      errors.push(
+        `${prefix}tool_calls.${index}.${type} must be an object with the called tool's name (the form of a "${type}" call)`,
+      );
+      continue;
+    }
+    if (!isNonBlankString(body.name))
+      errors.push(`${prefix}tool_calls.${index}.${type}.name must be a non-empty string`);
+    const payload = CALL_PAYLOADS[type];
+    const sent = body[payload.field];
+    if (sent !== undefined && sent !== null && typeof sent !== 'string')
+      errors.push(`${prefix}tool_calls.${index}.${type}.${payload.field} ${payload.rule}`);
+  }
+}
 
 /** Fields of one message, in report order (docs/chat.md "Request"). */
 const MESSAGE_RULES: readonly FieldRule[] = [
@@ -244,7 +295,7 @@ const MESSAGE_RULES: readonly FieldRule[] = [
     (value) => value === null || typeof value === 'string' || (Array.isArray(value) && value.every(isContentPart)),
     'must be a string, an array of content parts (a text part with a string text), or null',
   ),
-  rule('tool_calls', 'missing-or-null', isArrayOfObjects, 'must be an array of objects'),
+  rule('tool_calls', 'missing-or-null', isArrayOfObjects, 'must be an array of objects', checkToolCalls),
   rule('tool_call_id', 'missing-or-null', isString, 'must be a string'),
   rule('refusal', 'missing-or-null', isString, 'must be a string'),
   // The deprecated call form: its result would come back as a `function` message, whose role is refused above.
@@ -265,12 +316,12 @@ const MESSAGE_RULES: readonly FieldRule[] = [
 ];
 
 function checkFields(message: Record<string, unknown>, prefix: string, errors: string[], limit: number): void {
-  for (const { field, skip, valid, message: text } of MESSAGE_RULES) {
+  for (const { field, skip, valid, message: text, entries } of MESSAGE_RULES) {
     if (errors.length >= limit) return;
     const value = message[field];
-    if ((value === undefined && skip !== 'never') || (value === null && skip === 'missing-or-null') || valid(value))
-      continue;
-    errors.push(`${prefix}${field} ${text}`);
+    if ((value === undefined && skip !== 'never') || (value === null && skip === 'missing-or-null')) continue;
+    if (!valid(value)) errors.push(`${prefix}${field} ${text}`);
+    else if (entries) entries(value, prefix, errors, limit);
   }
   // A result names the call it answers, as OpenAI requires: without the id no family can pair it.
   if (message.role === 'tool' && errors.length < limit && (message.tool_call_id ?? '') === '')

@@ -48,11 +48,27 @@ const anyValue = fc.oneof(
   fc.integer(),
   fc.jsonValue({ maxDepth: 2 }),
 );
+/** History tool calls: either kind, each field right, wrong or missing. */
+const toolCall = fc.record(
+  {
+    id: fc.oneof(fc.constantFrom('call_1', ''), anyValue),
+    type: fc.oneof(fc.constantFrom('function', 'custom'), anyValue),
+    function: fc.oneof(
+      fc.record({ name: fc.oneof(fc.constant('read'), anyValue), arguments: anyValue }, { requiredKeys: [] }),
+      anyValue,
+    ),
+    custom: fc.oneof(
+      fc.record({ name: fc.oneof(fc.constant('patch'), anyValue), input: anyValue }, { requiredKeys: [] }),
+      anyValue,
+    ),
+  },
+  { requiredKeys: [] },
+);
 const message = fc.record(
   {
     role: fc.oneof(fc.constantFrom('system', 'developer', 'user', 'assistant', 'tool'), anyValue),
     content: anyValue,
-    tool_calls: anyValue,
+    tool_calls: fc.oneof(fc.array(toolCall, { maxLength: 3 }), anyValue),
     tool_call_id: anyValue,
     name: anyValue,
     audio: anyValue,
@@ -99,6 +115,12 @@ const RULE_MESSAGE = new RegExp(
       'messages(?:\\.\\d+)+\\.role must be one of system, developer, user, assistant, tool',
       'messages(?:\\.\\d+)+\\.content must be a string, an array of content parts \\(a text part with a string text\\), or null',
       'messages(?:\\.\\d+)+\\.tool_calls must be an array of objects',
+      'messages\\.\\d+\\.tool_calls\\.\\d+\\.id must be a non-empty string \\(the id its tool message names as tool_call_id\\)',
+      'messages\\.\\d+\\.tool_calls\\.\\d+\\.type must be "function" or "custom" \\(the calls a client tool makes\\)',
+      'messages\\.\\d+\\.tool_calls\\.\\d+\\.(function|custom) must be an object with the called tool\'s name \\(the form of a "\\1" call\\)',
+      'messages\\.\\d+\\.tool_calls\\.\\d+\\.(?:function|custom)\\.name must be a non-empty string',
+      'messages\\.\\d+\\.tool_calls\\.\\d+\\.function\\.arguments must be a string: the arguments as JSON text \\(JSON\\.stringify the object\\)',
+      "messages\\.\\d+\\.tool_calls\\.\\d+\\.custom\\.input must be a string \\(the custom tool's raw input text\\)",
       'messages(?:\\.\\d+)+\\.(?:tool_call_id|refusal) must be a string',
       'messages\\.\\d+\\.tool_call_id is required on a tool message \\(the id of the call it answers\\)',
       'messages(?:\\.\\d+)+\\.function_call is not supported \\(the deprecated form of tool_calls\\): send tool_calls',
@@ -199,6 +221,70 @@ describe('chat body validation', () => {
     );
   });
 
+  it('refuses a history tool call no family could send back as it is, naming the field and the fix', () => {
+    const history = (...calls: unknown[]) => ({
+      messages: [
+        { role: 'user', content: 'read a.txt' },
+        { role: 'assistant', content: null, tool_calls: calls },
+        { role: 'tool', tool_call_id: 'call_1', content: 'contents of a.txt' },
+      ],
+    });
+    const read = { id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"a.txt"}' } };
+    const patch = { id: 'call_2', type: 'custom', custom: { name: 'patch', input: '*** Begin Patch' } };
+    // Both kinds of call, a missing or null type (function), and a missing or null payload are what clients send.
+    for (const accepted of [
+      history(read, patch),
+      history({ id: 'call_1', function: { name: 'read', arguments: '' } }),
+      history({ id: 'call_1', type: null, function: { name: 'read' } }),
+      history({ id: 'call_1', type: 'function', function: { name: 'read', arguments: null } }),
+      history({ id: 'call_1', type: 'custom', custom: { name: 'patch' } }),
+      history(),
+    ])
+      expect(messageOf(accepted)).toBeUndefined();
+    const refused: [unknown, string][] = [
+      [
+        { ...read, function: { name: 'read', arguments: { path: 'a.txt' } } },
+        'function.arguments must be a string: the arguments as JSON text (JSON.stringify the object)',
+      ],
+      [
+        { ...read, function: { name: 'read', arguments: 7 } },
+        'function.arguments must be a string: the arguments as JSON text (JSON.stringify the object)',
+      ],
+      [
+        { ...read, function: null },
+        'function must be an object with the called tool\'s name (the form of a "function" call)',
+      ],
+      [{ ...read, function: { arguments: '{}' } }, 'function.name must be a non-empty string'],
+      [{ ...read, function: { name: ' ', arguments: '{}' } }, 'function.name must be a non-empty string'],
+      [{ ...read, id: '' }, 'id must be a non-empty string (the id its tool message names as tool_call_id)'],
+      [{ ...read, id: 1 }, 'id must be a non-empty string (the id its tool message names as tool_call_id)'],
+      [{ ...read, type: 'web_search' }, 'type must be "function" or "custom" (the calls a client tool makes)'],
+      [
+        { ...patch, custom: undefined, function: { name: 'patch', arguments: 'x' } },
+        'custom must be an object with the called tool\'s name (the form of a "custom" call)',
+      ],
+      [{ ...patch, custom: { input: 'x' } }, 'custom.name must be a non-empty string'],
+      [
+        { ...patch, custom: { name: 'patch', input: ['x'] } },
+        "custom.input must be a string (the custom tool's raw input text)",
+      ],
+    ];
+    for (const [call, rule] of refused) {
+      expect(messageOf(history(patch, call))).toBe(`messages.1.tool_calls.1.${rule}`);
+      expect(chatBodyErrors(history(call)).field).toBe('messages');
+    }
+    // Every broken field of a call is named, and the calls after it are still read.
+    expect(
+      chatBodyErrors(history({ type: 'function', function: { arguments: 1 } }, { ...read, id: '' })).messages,
+    ).toEqual([
+      'messages.1.tool_calls.0.id must be a non-empty string (the id its tool message names as tool_call_id)',
+      'messages.1.tool_calls.0.function.name must be a non-empty string',
+      'messages.1.tool_calls.0.function.arguments must be a string: the arguments as JSON text (JSON.stringify the object)',
+      'messages.1.tool_calls.1.id must be a non-empty string (the id its tool message names as tool_call_id)',
+    ]);
+    expect(messageOf(history(7))).toBe('messages.1.tool_calls must be an array of objects');
+  });
+
   it("names the field a body's first broken rule is about as the error's param", () => {
     const paramOf = (fields: Record<string, unknown>) => {
       try {
@@ -276,7 +362,9 @@ describe('hostile keys (fuzz test)', () => {
       // Anywhere in the body, including inside tool calls, none of them crashes the parser…
       expect(parse(`{"${key}":{"polluted":1},"messages":[${message}]}`).messages).toHaveLength(1);
       expect(
-        parse(`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"${key}":{"prototype":{}}}]}]}`).messages,
+        parse(
+          `{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","function":{"name":"f","${key}":{}},"${key}":{"prototype":{}}}]}]}`,
+        ).messages,
       ).toHaveLength(1);
       // …or switches validation off: the rules still apply to the real fields.
       expect(messageOf(JSON.parse(`{"${key}":{},"messages":5}`))).toMatch(/^messages /);

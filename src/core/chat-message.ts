@@ -156,6 +156,11 @@ export interface HistoryToolCall {
  * A history call is custom when it has `type: "custom"` with a `custom` object (custom wire), or
  * when it is a `function` call whose name is declared as a custom tool in this request (what the
  * function wire produced); its input is then `function.arguments` taken as raw text.
+ *
+ * A client's calls have passed the body rules (chat/chat-body-rules.ts): an id, a name, and a
+ * string payload or none. An absent payload reads as empty here; an empty name or id is still
+ * read safely for the calls an adapter builds itself from upstream output (a chain's echoed
+ * answer), where either may be empty.
  */
 export function readHistoryToolCall(call: ChatToolCall, customNames: ReadonlySet<string>): HistoryToolCall | undefined {
   const id = typeof call.id === 'string' ? call.id : '';
