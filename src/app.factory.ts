@@ -17,6 +17,7 @@ import {
   onPostToMountPath,
 } from './common/http/http-middleware';
 import { DrainService } from './common/lifecycle/drain.service';
+import { applyServerTimeouts } from './common/lifecycle/server-timeouts';
 import { FrameworkLogger } from './common/logging/framework-logger';
 import { ROOT_LOGGER } from './common/logging/logging.module';
 import { requestLogMiddleware, requestLoggerOf } from './common/logging/request-log';
@@ -50,6 +51,8 @@ export async function createGatewayApp(
   app.useLogger(new FrameworkLogger(app.get(Logger)));
   app.flushLogs();
   installClientErrorHandler(app.getHttpServer(), app.get(Logger));
+  // Every entry point listens after this, so each connection gets the configured timeouts.
+  applyServerTimeouts(app.getHttpServer(), config.server);
   app.disable('x-powered-by');
   // An ETag would hash every JSON body for a header no client of a POST API revalidates with.
   app.set('etag', false);

@@ -81,6 +81,11 @@ describe('gateway configuration (child process)', () => {
         /^gateway: invalid setting STRUCTURED_REPLICAS.*must be exactly 1: one process must own the idempotency keys/,
       ],
       [{ GATEWAY_DRAIN_TIMEOUT: 'soon' }, [], /^gateway: invalid setting GATEWAY_DRAIN_TIMEOUT.*must be a duration/],
+      [
+        { GATEWAY_REQUEST_TIMEOUT: '30s' },
+        [],
+        /^gateway: invalid setting GATEWAY_HEADERS_TIMEOUT \/ --gateway-headers-timeout: 60000 ms is longer than GATEWAY_REQUEST_TIMEOUT \(30000 ms\).*; lower GATEWAY_HEADERS_TIMEOUT or raise GATEWAY_REQUEST_TIMEOUT/,
+      ],
       [{}, ['--gateway-prot=1'], /^gateway: unknown flag "--gateway-prot"; run with --help/],
       [
         { PRIMARY_CUSTOM_TOOL_WIRE: 'xml' },

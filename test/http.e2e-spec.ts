@@ -180,6 +180,20 @@ describe('HTTP surface', () => {
     });
   });
 
+  describe('HTTP server timeouts (docs/deployment.md "Behind a load balancer")', () => {
+    it("holds an idle client connection for longer than the common balancers' 60 s, and keeps Node's header and request timeouts", async () => {
+      const server = gateway.app.getHttpServer();
+      expect({
+        keepAlive: server.keepAliveTimeout,
+        headers: server.headersTimeout,
+        request: server.requestTimeout,
+      }).toEqual({ keepAlive: 65_000, headers: 60_000, request: 300_000 });
+      // What a client or balancer that reads the header is told.
+      const response = await rawRequest(`${gateway.url}/health`, { headers: { connection: 'keep-alive' } });
+      expect(response.headers['keep-alive']).toBe('timeout=65');
+    });
+  });
+
   describe('compression of JSON responses (docs/endpoints.md)', () => {
     let plain: Buffer;
 
@@ -582,5 +596,24 @@ describe('GET /v1/models filtered by GATEWAY_PROVIDERS', () => {
     expect((await ask('no-such-model')).message).toBe(
       'the model does not exist or is not enabled; GET /v1/models lists the models this gateway serves',
     );
+  });
+});
+
+describe('HTTP server timeouts from their settings', () => {
+  const gateway = useGateway(() => ({
+    GATEWAY_KEEP_ALIVE_TIMEOUT: '620s',
+    GATEWAY_HEADERS_TIMEOUT: '20s',
+    GATEWAY_REQUEST_TIMEOUT: '10m',
+  }));
+
+  it('applies GATEWAY_KEEP_ALIVE_TIMEOUT, GATEWAY_HEADERS_TIMEOUT and GATEWAY_REQUEST_TIMEOUT to the server', async () => {
+    const server = gateway.app.getHttpServer();
+    expect({
+      keepAlive: server.keepAliveTimeout,
+      headers: server.headersTimeout,
+      request: server.requestTimeout,
+    }).toEqual({ keepAlive: 620_000, headers: 20_000, request: 600_000 });
+    const response = await rawRequest(`${gateway.url}/health`, { headers: { connection: 'keep-alive' } });
+    expect(response.headers['keep-alive']).toBe('timeout=620');
   });
 });

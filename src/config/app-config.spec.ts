@@ -36,6 +36,9 @@ describe(loadConfig.name, () => {
         bearerSecret: undefined,
         callerHeader: undefined,
         maxBodyBytes: 33_554_432,
+        keepAliveTimeoutMs: 65_000,
+        headersTimeoutMs: 60_000,
+        requestTimeoutMs: 300_000,
         streamIdleTimeoutMs: 240_000,
         drainTimeoutMs: 30_000,
       });
@@ -315,6 +318,8 @@ describe(loadConfig.name, () => {
       [{ GATEWAY_DRAIN_TIMEOUT: '30' }, /GATEWAY_DRAIN_TIMEOUT.*duration such as 500ms, 90s, 5m, 1h or 0/],
       [{ PROVIDER_A_TIMEOUT: '10 minutes' }, /PROVIDER_A_TIMEOUT.*duration/],
       [{ STRUCTURED_MAX_DEADLINE: '0' }, /STRUCTURED_MAX_DEADLINE.*positive duration/],
+      [{ GATEWAY_KEEP_ALIVE_TIMEOUT: '0' }, /GATEWAY_KEEP_ALIVE_TIMEOUT.*positive duration/],
+      [{ GATEWAY_HEADERS_TIMEOUT: '60' }, /GATEWAY_HEADERS_TIMEOUT.*duration such as/],
       [{ PRIMARY_CUSTOM_TOOL_WIRE: 'xml' }, /PRIMARY_CUSTOM_TOOL_WIRE.*one of function, custom/],
       [{ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:' }, /PRIMARY_AGENT_QUEUE_KEY_MODE.*header:<name>.*non-empty/],
       [{ PRIMARY_AGENT_QUEUE_KEY_MODE: 'session' }, /PRIMARY_AGENT_QUEUE_KEY_MODE/],
@@ -406,6 +411,21 @@ describe(loadConfig.name, () => {
       for (const host of ['127.0.0.1', '127.0.0.53', 'localhost', '::1', '[::1]'])
         expect(load({ GATEWAY_HOST: host }).server.host).toBe(host);
       expect(configError(() => load({}, ['--gateway-host', '0.0.0.0']))).toMatch(/GATEWAY_HOST.*not loopback/);
+    });
+
+    it('refuses a headers timeout longer than the request timeout, naming both settings and the fix', () => {
+      const expected =
+        'invalid setting GATEWAY_HEADERS_TIMEOUT / --gateway-headers-timeout: 600000 ms is longer than GATEWAY_REQUEST_TIMEOUT (300000 ms), which bounds the headers too; lower GATEWAY_HEADERS_TIMEOUT or raise GATEWAY_REQUEST_TIMEOUT to at least that';
+      expect(configError(() => load({ GATEWAY_HEADERS_TIMEOUT: '10m' }))).toBe(expected);
+      expect(configError(() => load({}, ['--gateway-headers-timeout=10m']))).toBe(expected);
+      expect(configError(() => load({ GATEWAY_REQUEST_TIMEOUT: '30s' }))).toMatch(
+        /GATEWAY_HEADERS_TIMEOUT.*60000 ms is longer than GATEWAY_REQUEST_TIMEOUT \(30000 ms\)/,
+      );
+      // Equal is Node's own bound, and allowed; the keep-alive timeout is free of both.
+      const equal = load({ GATEWAY_HEADERS_TIMEOUT: '5m', GATEWAY_KEEP_ALIVE_TIMEOUT: '620s' }).server;
+      expect([equal.headersTimeoutMs, equal.requestTimeoutMs, equal.keepAliveTimeoutMs]).toEqual([
+        300_000, 300_000, 620_000,
+      ]);
     });
 
     it('caps the echoed value so a huge value cannot flood the terminal', () => {

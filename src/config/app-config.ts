@@ -155,6 +155,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     value('GATEWAY_ALLOW_UNAUTHENTICATED'),
   );
 
+  refuseHeadersTimeoutOverRequestTimeout(
+    value('GATEWAY_HEADERS_TIMEOUT'),
+    value('GATEWAY_REQUEST_TIMEOUT'),
+    byEnv.get('GATEWAY_HEADERS_TIMEOUT')!.flag,
+  );
+
   const home = env.HOME ?? os.homedir();
   const config: Record<string, unknown> = {
     ...placeSettings(definitions, values),
@@ -216,6 +222,20 @@ function refuseOpenBindWithoutSecret(
   if (bearerSecret !== undefined || allowUnauthenticated || isLoopbackHost(host)) return;
   throw new ConfigError(
     `invalid setting GATEWAY_HOST / --gateway-host: ${JSON.stringify(host.slice(0, 80))} is not loopback, so GATEWAY_BEARER_SECRET must be set (or GATEWAY_ALLOW_UNAUTHENTICATED=true to serve anyone who reaches the port)`,
+  );
+}
+
+/**
+ * Node times a request's headers within its request timeout, so a longer headers timeout would
+ * never be reached; Node refuses the pair when a server is created with it, and is not asked again
+ * when they are set later, so the loader refuses it here. No rule ties either to the keep-alive
+ * timeout: Node times the headers of a request from its first byte, not from the end of the answer
+ * before it, so an idle kept-alive connection is bound by the keep-alive timeout alone.
+ */
+function refuseHeadersTimeoutOverRequestTimeout(headersMs: number, requestMs: number, headersFlag: string): void {
+  if (headersMs <= requestMs) return;
+  throw new ConfigError(
+    `invalid setting GATEWAY_HEADERS_TIMEOUT / ${headersFlag}: ${headersMs} ms is longer than GATEWAY_REQUEST_TIMEOUT (${requestMs} ms), which bounds the headers too; lower GATEWAY_HEADERS_TIMEOUT or raise GATEWAY_REQUEST_TIMEOUT to at least that`,
   );
 }
 

@@ -275,6 +275,27 @@ const LEADING_ROWS = [
     parsePositiveInteger,
   ),
   setting(
+    'GATEWAY_KEEP_ALIVE_TIMEOUT',
+    'server.keepAliveTimeoutMs',
+    '65s',
+    'How long an idle client connection stays open for its next request (announced as `Keep-Alive: timeout=`). Keep it longer than the idle timeout of any load balancer or proxy in front (60 s for ingress-nginx and AWS ALB), so the balancer closes an idle connection first and never sends a request on one the gateway is closing.',
+    positiveDuration,
+  ),
+  setting(
+    'GATEWAY_HEADERS_TIMEOUT',
+    'server.headersTimeoutMs',
+    '60s',
+    "Longest a client may take to send a request's headers, from its first byte (or from connecting); then 408 and the connection closes. At most GATEWAY_REQUEST_TIMEOUT.",
+    positiveDuration,
+  ),
+  setting(
+    'GATEWAY_REQUEST_TIMEOUT',
+    'server.requestTimeoutMs',
+    '5m',
+    'Longest a client may take to send a whole request, headers and body; then 408 and the connection closes. It bounds receiving the request only: a streamed answer runs as long as it lasts.',
+    positiveDuration,
+  ),
+  setting(
     'GATEWAY_STREAM_IDLE_TIMEOUT',
     'server.streamIdleTimeoutMs',
     '240s',

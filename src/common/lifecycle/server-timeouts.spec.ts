@@ -1,0 +1,32 @@
+import * as http from 'node:http';
+import { MAX_TIMER_MS } from '../async/timer-range';
+import { applyServerTimeouts } from './server-timeouts';
+
+describe('applyServerTimeouts', () => {
+  it('sets the keep-alive, headers and request timeouts on the server', () => {
+    const server = http.createServer();
+    applyServerTimeouts(server, { keepAliveTimeoutMs: 65_000, headersTimeoutMs: 20_000, requestTimeoutMs: 600_000 });
+    expect([server.keepAliveTimeout, server.headersTimeout, server.requestTimeout]).toEqual([65_000, 20_000, 600_000]);
+  });
+
+  it('makes a timeout longer than a timer holds never (0), as for every timer', () => {
+    const server = http.createServer();
+    const longestKeepAlive = MAX_TIMER_MS - server.keepAliveTimeoutBuffer;
+    applyServerTimeouts(server, {
+      keepAliveTimeoutMs: longestKeepAlive,
+      headersTimeoutMs: MAX_TIMER_MS,
+      requestTimeoutMs: MAX_TIMER_MS,
+    });
+    expect([server.keepAliveTimeout, server.headersTimeout, server.requestTimeout]).toEqual([
+      longestKeepAlive,
+      MAX_TIMER_MS,
+      MAX_TIMER_MS,
+    ]);
+    applyServerTimeouts(server, {
+      keepAliveTimeoutMs: longestKeepAlive + 1,
+      headersTimeoutMs: MAX_TIMER_MS + 1,
+      requestTimeoutMs: 720 * 3_600_000,
+    });
+    expect([server.keepAliveTimeout, server.headersTimeout, server.requestTimeout]).toEqual([0, 0, 0]);
+  });
+});

@@ -1,0 +1,30 @@
+import type { Server } from 'node:http';
+import { isNever } from '../async/timer-range';
+
+/** The client-side timeouts of the HTTP server (GATEWAY_KEEP_ALIVE_TIMEOUT, …_HEADERS_…, …_REQUEST_…). */
+export interface ServerTimeouts {
+  readonly keepAliveTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+}
+
+/**
+ * Sets the timeouts on the server before it listens (docs/deployment.md "Behind a load balancer").
+ * Node reads the keep-alive timeout when an answer ends, and the other two on each of its periodic
+ * checks of the open connections, so values set after the server was created apply to every
+ * connection. The request timeout bounds receiving a request only: Node stops timing a request once
+ * its body is in, so a streamed answer runs as long as it lasts.
+ *
+ * A timeout longer than a timer holds means never, as for every timer here (timer-range.ts), and
+ * is Node's 0: Node would clamp the keep-alive socket timer (it adds `keepAliveTimeoutBuffer`) with
+ * a warning per connection, and take the other two modulo 2^32 ms.
+ */
+export function applyServerTimeouts(server: Server, timeouts: ServerTimeouts): void {
+  server.keepAliveTimeout = isNever(timeouts.keepAliveTimeoutMs + server.keepAliveTimeoutBuffer)
+    ? 0
+    : timeouts.keepAliveTimeoutMs;
+  server.headersTimeout = orNever(timeouts.headersTimeoutMs);
+  server.requestTimeout = orNever(timeouts.requestTimeoutMs);
+}
+
+const orNever = (ms: number) => (isNever(ms) ? 0 : ms);
