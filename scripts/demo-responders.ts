@@ -99,7 +99,7 @@ export function providerBResponder(envelope: Record<string, any>): unknown[] {
       functionCall: {
         id: `call_gemini_${++callCounter}`,
         name: declaration.name,
-        args: exampleFor(declaration.parameters),
+        args: exampleFor(declaration.parametersJsonSchema ?? declaration.parameters),
       },
       thoughtSignature: 'demo-signature',
     };
