@@ -1,6 +1,14 @@
 import * as zlib from 'node:zlib';
 import OpenAI from 'openai';
-import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered, sendRawBytes } from './support/raw-http';
+import {
+  CHUNKED_UPLOAD_LIMIT,
+  exchangeUntilClosed,
+  parseRawAnswers,
+  rawRequest,
+  sendAfterContinue,
+  sendChunkedUntilAnswered,
+  sendRawBytes,
+} from './support/raw-http';
 import { useGateway } from './support/create-test-app';
 
 /** The body of every 404 on chat and models routes (docs/design/decisions.md §4 OpenAI shape). */
@@ -11,6 +19,7 @@ const NOT_FOUND = {
 describe('HTTP surface', () => {
   // A small chat body cap so the 413 case stays cheap; structured inference is off (the default).
   const gateway = useGateway(() => ({ GATEWAY_MAX_BODY_BYTES: '2048' }));
+  const port = () => Number(new URL(gateway.url).port);
 
   describe('404 for every other path and every other method (never 405)', () => {
     it.each([
@@ -138,8 +147,6 @@ describe('HTTP surface', () => {
   });
 
   describe("requests Node's HTTP parser refuses (docs/endpoints.md)", () => {
-    const port = () => Number(new URL(gateway.url).port);
-
     it('answers headers over the limit with 431 naming the limit and the fix', async () => {
       const answer = await sendRawBytes(
         port(),
@@ -285,6 +292,46 @@ describe('HTTP surface', () => {
       expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
     });
 
+    const chatHead = 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n';
+
+    it('refuses a Content-Length over the cap with 413 before reading the body, and closes the connection', async () => {
+      const answer = await sendRawBytes(port(), Buffer.from(`${chatHead}Content-Length: 100000000\r\n\r\n{"model":`), {
+        halfClose: false,
+      });
+      expect(answer.status).toBe(413);
+      expect(answer.headers.connection).toBe('close');
+      expect(JSON.parse(answer.body).error.code).toBe('request_too_large');
+    });
+
+    it('answers Expect: 100-continue with 413, not 100 Continue, when the Content-Length is over the cap', async () => {
+      const answer = await sendRawBytes(
+        port(),
+        Buffer.from(`${chatHead}Content-Length: 100000000\r\nExpect: 100-continue\r\n\r\n`),
+        { halfClose: false },
+      );
+      expect(answer.raw).toMatch(/^HTTP\/1\.1 413 /);
+      expect(answer.headers.connection).toBe('close');
+      expect(JSON.parse(answer.body).error.code).toBe('request_too_large');
+    });
+
+    it('invites a body within the cap with 100 Continue once it is read, and serves it', async () => {
+      const chat = Buffer.from(JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] }));
+      const received = await sendAfterContinue(
+        port(),
+        `${chatHead}Content-Length: ${chat.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+        chat,
+      );
+      expect(received.toString('latin1')).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 404 /);
+      expect(JSON.parse(parseRawAnswers(received)[0].body).error.code).toBe('model_not_found');
+      // A route that reads no body answers without inviting one (and closes: the client may still send it).
+      const models = await exchangeUntilClosed(
+        port(),
+        Buffer.from('GET /v1/models HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n'),
+      );
+      expect(models.received.subarray(0, 13).toString('latin1')).toBe('HTTP/1.1 200 ');
+      expect(models.closed).toBe(true);
+    });
+
     it('answers 400 invalid_request_error for malformed JSON, without echoing the body', async () => {
       const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
@@ -374,6 +421,30 @@ describe('HTTP surface', () => {
           expect(response.headers.connection).toBe('close');
         },
       );
+
+      it('answers a compressed body that inflates past the cap with 413 at once, however much more is coming', async () => {
+        // Each chunk is a whole gzip member inflating to 16 KiB: an upload that never ends.
+        const { answer, chunksSent } = await sendChunkedUntilAnswered(
+          gateway.url,
+          '/v1/chat/completions',
+          { 'content-encoding': 'gzip' },
+          zlib.gzipSync(Buffer.alloc(16384, 'x')),
+        );
+        expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+        expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+        expect(answer).toContain('"message":"the request body is larger than 2048 bytes (GATEWAY_MAX_BODY_BYTES);');
+        expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
+      });
+
+      it('answers a body that does not inflate with 400 at once, however much more is coming', async () => {
+        const { answer, chunksSent } = await sendChunkedUntilAnswered(gateway.url, '/v1/chat/completions', {
+          'content-encoding': 'gzip',
+        });
+        expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+        expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+        expect(answer).toContain('"message":"the body is not valid gzip data (Content-Encoding: gzip);');
+        expect(chunksSent).toBeLessThan(CHUNKED_UPLOAD_LIMIT);
+      });
 
       it.each([
         ['gzip', Buffer.from(CHAT)],

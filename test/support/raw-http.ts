@@ -130,15 +130,16 @@ export function parseRawAnswer(raw: string): RawAnswer {
 export const CHUNKED_UPLOAD_LIMIT = 1024;
 
 /**
- * POSTs a chunked JSON body to `route` that goes on (16 KiB chunks, one every 5 ms) until the
- * server answers or closes, as a client uploading without end would; returns what the server sent
- * by the time it closed, and how many chunks went out. `headers` are added to the request's head
- * (a `content-type` among them replaces the JSON one).
+ * POSTs a chunked JSON body to `route` that goes on (one chunk every 5 ms, each `chunk`: 16 KiB of
+ * `x` unless given) until the server answers or closes, as a client uploading without end would;
+ * returns what the server sent by the time it closed, and how many chunks went out. `headers` are
+ * added to the request's head (a `content-type` among them replaces the JSON one).
  */
 export async function sendChunkedUntilAnswered(
   baseUrl: string,
   route: string,
   headers: Record<string, string> = {},
+  chunk: Buffer = Buffer.alloc(16384, 'x'),
 ): Promise<{ readonly answer: string; readonly chunksSent: number }> {
   const socket = net.connect(Number(new URL(baseUrl).port), '127.0.0.1');
   const received: Buffer[] = [];
@@ -152,14 +153,81 @@ export async function sendChunkedUntilAnswered(
   socket.write(
     `POST ${route} HTTP/1.1\r\nHost: gateway\r\nContent-Type: ${contentType}\r\nTransfer-Encoding: chunked\r\n${extra}\r\n`,
   );
-  const chunk = `4000\r\n${'x'.repeat(16384)}\r\n`;
+  const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
   let chunksSent = 0;
   while (received.length === 0 && !socket.destroyed && chunksSent < CHUNKED_UPLOAD_LIMIT) {
-    socket.write(chunk);
+    socket.write(framed);
     chunksSent++;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   socket.end('0\r\n\r\n');
   await closed;
   return { answer: Buffer.concat(received).toString('latin1'), chunksSent };
+}
+
+/**
+ * Writes `bytes` on a plain socket and returns everything the server sent until it closed the
+ * connection, or until `timeoutMs` (a bound, so a server that never closes fails the test rather
+ * than hangs it), with whether it closed. Several pipelined requests may go in one write.
+ */
+export function exchangeUntilClosed(
+  port: number,
+  bytes: Buffer,
+  timeoutMs = 5000,
+): Promise<{ readonly received: Buffer; readonly closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    const finish = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ received: Buffer.concat(chunks), closed });
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => finish(true));
+    socket.on('error', () => undefined);
+  });
+}
+
+/**
+ * Sends `head` (request line and headers, its blank line included) and waits for the server's
+ * first bytes: `body` follows only if they are `100 Continue`, as a client sending `Expect:
+ * 100-continue` does. Returns everything the server sent until it closed, or until `timeoutMs`.
+ */
+export function sendAfterContinue(port: number, head: string, body: Buffer, timeoutMs = 5000): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(head));
+    const chunks: Buffer[] = [];
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(Buffer.concat(chunks));
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (chunks.length === 1 && /^HTTP\/1\.1 100 /.test(chunk.toString('latin1'))) socket.write(body);
+    });
+    socket.on('close', finish);
+    socket.on('error', () => undefined);
+  });
+}
+
+/**
+ * Every answer in `received`, in order, each read by its Content-Length; interim answers (`100
+ * Continue`) are left out, as `parseRawAnswer` leaves them.
+ */
+export function parseRawAnswers(received: Buffer): RawAnswer[] {
+  const answers: RawAnswer[] = [];
+  let offset = 0;
+  for (;;) {
+    const end = received.indexOf('\r\n\r\n', offset);
+    if (end < 0) return answers;
+    const head = received.subarray(offset, end).toString('latin1');
+    const next = end + 4 + Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+    if (!/^HTTP\/1\.[01] 1\d\d /.test(head))
+      answers.push(parseRawAnswer(received.subarray(offset, next).toString('utf8')));
+    offset = next;
+  }
 }

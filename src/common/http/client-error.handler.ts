@@ -26,6 +26,21 @@ function serveAnyway(this: Server, request: IncomingMessage, response: ServerRes
   this.emit('request', request, response);
 }
 
+/**
+ * A request with `Expect: 100-continue` (curl sends it for a body over 1 MiB), served with
+ * `100 Continue` sent once its body is first read, not on arrival as Node would (`this` is the
+ * server). A body refused before it is read (a Content-Length over the cap, a refused bearer,
+ * another Content-Type) is then answered without inviting the upload, and Node closes the
+ * connection after that answer rather than wait for a body the client will not send.
+ */
+function continueOnceRead(this: Server, request: IncomingMessage, response: ServerResponse): void {
+  request.once('resume', () => {
+    // Node resumes an unread body itself once answered, to drain it: no invitation then.
+    if (!response.headersSent) response.writeContinue();
+  });
+  this.emit('request', request, response);
+}
+
 /** Node's parser error codes → our error table; everything not listed is a malformed request (400). */
 const CODE_BY_PARSER_ERROR: Record<string, ErrorCode> = {
   HPE_HEADER_OVERFLOW: 'headers_too_large',
@@ -75,6 +90,7 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
   // ignore such an expectation (RFC 9110, section 10.1.1): the request is served as any other,
   // so every answer keeps the documented shape.
   server.on('checkExpectation', serveAnyway);
+  server.on('checkContinue', continueOnceRead);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: AnsweredSocket) => {
     // Node emits again for every later chunk on a connection whose parser has failed.
     if (socket[ANSWERED]) return;

@@ -76,8 +76,17 @@ export function jsonBodyMiddleware(
       closeConnectionAfterAnswer(response);
       return next();
     }
+    // A body its Content-Length already puts over the cap is refused before a byte of it is read:
+    // with `Expect: 100-continue`, before the client is invited to send it (client-error.handler.ts).
+    const encoded = encodingOf(request) !== 'identity';
+    if (!encoded && Number(request.headers['content-length']) > limitBytes) {
+      answerOverCap(request, response, cap);
+      return;
+    }
+    // Within `read`, body-parser pipes an encoded body into its decompressor: watched from the start.
+    if (encoded) watchInflatedBody(request, cap);
     read(request, response, (readError?: unknown) => {
-      // Answered already, as the body grew past the cap (below).
+      // Answered already, as the body grew past the cap or did not inflate (below).
       if (response.headersSent) return;
       let error = readError;
       if (!error && Buffer.isBuffer(request.body)) {
@@ -95,9 +104,7 @@ export function jsonBodyMiddleware(
       // V8's JSON.parse is iterative, so any depth parses; everything after it may recurse.
       error ??= exceedsJsonDepth(request.body) ? tooDeep() : undefined;
       if (!error) return next();
-      let gatewayError = isInflateError(readError, request)
-        ? undecodableBody(encodingOf(request))
-        : toGatewayError(error);
+      let gatewayError = toGatewayError(error);
       // body-parser refuses an encoding it does not read before reading any of the body: the
       // connection closes after the answer rather than read the rest.
       if ((readError as { type?: unknown } | undefined)?.type === 'encoding.unsupported')
@@ -113,40 +120,75 @@ export function jsonBodyMiddleware(
       next();
     });
     // After `read` set up its own reading (in this same tick, so no chunk is missed).
-    answerOnceOverCap(request, cap);
+    if (!encoded) answerOnceOverCap(request, cap);
   };
 }
 
-/**
- * body-parser answers a body over the cap only once the client has sent all of it (it reads the
- * rest to keep the connection usable): a client may send gigabytes, or a chunked body that never
- * ends, before it learns anything. A body arriving as it is sent (no Content-Encoding, whose cap
- * counts the inflated bytes) is answered 413 the moment it passes the cap instead, before any other
- * check, with `Connection: close`: Node then closes the connection instead of reading on.
+/*
+ * body-parser reports a body over the cap, or one that does not inflate, only once the client has
+ * sent all of it (it reads the rest to keep the connection usable): a client may send gigabytes,
+ * or a chunked body that never ends, before it learns anything. Instead the body is counted as it
+ * arrives, and answered the moment it passes the cap (413) or fails to inflate (400), before any
+ * other check, with `Connection: close`: Node then closes the connection instead of reading on.
  */
+
+/** An uncompressed body: its bytes are counted as they arrive. */
 function answerOnceOverCap(request: Request, cap: BodyCap): void {
-  const encoding = request.headers['content-encoding'];
-  if (request.readableEnded || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) return;
+  if (request.readableEnded) return;
   const counted = request as CountedRequest;
   counted[BODY_CAP] = cap;
   counted[BODY_RECEIVED] = 0;
   request.on('data', countBodyBytes);
 }
 
-/** The request's Content-Encoding as body-parser reads it (lower case); `identity` when none. */
-function encodingOf(request: Request): string {
-  return (request.headers['content-encoding'] ?? 'identity').toLowerCase();
+/**
+ * A compressed body, whose cap counts its inflated bytes: the decompressor body-parser pipes the
+ * request into (`request.pipe(decompressor)`, its one way in) is seen through an own `pipe` of the
+ * request, which hands it on to the prototype's; its output is counted as it comes, its failure
+ * answered at once.
+ */
+function watchInflatedBody(request: Request, cap: BodyCap): void {
+  const counted = request as CountedRequest;
+  counted[BODY_CAP] = cap;
+  counted[BODY_RECEIVED] = 0;
+  (counted as WatchedRequest).pipe = pipeIntoWatched;
 }
 
-/**
- * The decompressor's failure (zlib, brotli, zstd) on a compressed body: body-parser passes it on as
- * it is, with a zlib `errno` and none of the `type`s its own failures carry.
- */
-function isInflateError(error: unknown, request: Request): boolean {
-  const { type, errno } = (error ?? {}) as { type?: unknown; errno?: unknown };
-  return (
-    error instanceof Error && type === undefined && typeof errno === 'number' && encodingOf(request) !== 'identity'
-  );
+const INFLATING = Symbol('inflating');
+type Decompressor = NodeJS.WritableStream & NodeJS.ReadableStream & { [INFLATING]: CountedRequest };
+type WatchedRequest = CountedRequest & { pipe: typeof pipeIntoWatched };
+
+/** The request's own `pipe` (`this` is the request): watches the decompressor, then pipes as the prototype does. */
+function pipeIntoWatched<T extends NodeJS.WritableStream>(
+  this: CountedRequest,
+  destination: T,
+  options?: { end?: boolean },
+): T {
+  Reflect.deleteProperty(this, 'pipe');
+  const decompressor = destination as unknown as Decompressor;
+  decompressor[INFLATING] = this;
+  decompressor.on('data', countInflatedBytes);
+  decompressor.on('error', answerUndecodable);
+  return this.pipe(destination, options);
+}
+
+/** The decompressor's 'data' listener (`this` is the decompressor). */
+function countInflatedBytes(this: Decompressor, chunk: Buffer): void {
+  if (passesCap(this[INFLATING], chunk.length)) this.off('data', countInflatedBytes);
+}
+
+/** The decompressor's 'error' listener (`this` is the decompressor): corrupt, cut short, or not compressed at all. */
+function answerUndecodable(this: Decompressor): void {
+  const request = this[INFLATING];
+  const response = request.res!;
+  if (response.headersSent) return;
+  closeConnectionAfterAnswer(response);
+  request[BODY_CAP].answer(request, response, undecodableBody(encodingOf(request)));
+}
+
+/** The request's Content-Encoding as body-parser reads it (lower case); `identity` when none or empty. */
+function encodingOf(request: Request): string {
+  return (request.headers['content-encoding'] || 'identity').toLowerCase();
 }
 
 /** A route's body cap, made once per route: its bytes, how the route answers, and the 413's words. */
@@ -170,20 +212,25 @@ function tooLargeMessage(limitBytes: number, setting: string | undefined): strin
 
 /** The request's 'data' listener (`this` is the request): one module function, no closure per request. */
 function countBodyBytes(this: CountedRequest, chunk: Buffer): void {
-  this[BODY_RECEIVED] += chunk.length;
-  const cap = this[BODY_CAP];
-  if (this[BODY_RECEIVED] <= cap.bytes) return;
-  this.off('data', countBodyBytes);
-  const response = this.res!;
+  if (passesCap(this, chunk.length)) this.off('data', countBodyBytes);
+}
+
+/** Counts `length` more bytes of the body; once past the cap, answers it and says so. */
+function passesCap(request: CountedRequest, length: number): boolean {
+  request[BODY_RECEIVED] += length;
+  if (request[BODY_RECEIVED] <= request[BODY_CAP].bytes) return false;
+  const response = request.res!;
   // Answered already, before the body was read (a body of another type, a route's own refusal):
   // the rest of it is not read either.
-  if (response.headersSent) {
-    this.socket?.destroy();
-    return;
-  }
-  // Node closes a `Connection: close` connection once answered, instead of reading the rest.
+  if (response.headersSent) request.socket?.destroy();
+  else answerOverCap(request, response, request[BODY_CAP]);
+  return true;
+}
+
+/** 413 with `Connection: close`: Node closes the connection once answered, instead of reading the rest. */
+function answerOverCap(request: Request, response: Response, cap: BodyCap): void {
   closeConnectionAfterAnswer(response);
-  cap.answer(this, response, new GatewayError('request_too_large', { publicMessage: cap.tooLarge }));
+  cap.answer(request, response, new GatewayError('request_too_large', { publicMessage: cap.tooLarge }));
 }
 
 /**
