@@ -185,6 +185,58 @@ describe('HTTP surface', () => {
       ]);
       expect(JSON.stringify(records)).not.toContain('SECRET');
     });
+
+    it('answers the requests pipelined before a malformed one first, then the 400, then closes', async () => {
+      const chat = JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] });
+      const { received, closed } = await exchangeUntilClosed(
+        port(),
+        Buffer.from(
+          'GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n' +
+            `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${chat.length}\r\n\r\n${chat}` +
+            'GET /v1/models HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n',
+          'latin1',
+        ),
+      );
+      const answers = parseRawAnswers(received);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 404, 400]);
+      expect(JSON.parse(answers[0].body).object).toBe('list');
+      expect(JSON.parse(answers[1].body).error.code).toBe('model_not_found');
+      expect(JSON.parse(answers[2].body).error.message).toBe('the request is not valid HTTP/1.1');
+      expect(answers[2].headers.connection).toBe('close');
+      expect(closed).toBe(true);
+    });
+
+    it('answers a pipelined request whose own body is malformed with the 400 after the one ahead of it', async () => {
+      const { received, closed } = await exchangeUntilClosed(
+        port(),
+        Buffer.from(
+          'GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n' +
+            'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+          'latin1',
+        ),
+      );
+      const answers = parseRawAnswers(received);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 400]);
+      expect(JSON.parse(answers[1].body).error.message).toBe('the request is not valid HTTP/1.1');
+      expect(closed).toBe(true);
+    });
+
+    it('answers CONNECT with the JSON 404 of any other method, closes, and logs the refusal', async () => {
+      const before = gateway.logs.records('http_request_rejected').length;
+      const answer = await sendRawBytes(
+        port(),
+        Buffer.from('CONNECT user:SECRET@127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n'),
+        { halfClose: false },
+      );
+      expect(answer.status).toBe(404);
+      expect(JSON.parse(answer.body)).toEqual(NOT_FOUND);
+      expect(answer.headers.connection).toBe('close');
+      const records = gateway.logs.records('http_request_rejected').slice(before);
+      expect(records).toEqual([
+        expect.objectContaining({ reason: 'CONNECT', status: 404, remote_address: '127.0.0.1', method: 'CONNECT' }),
+      ]);
+      expect(JSON.stringify(records)).not.toContain('SECRET');
+    });
   });
 
   describe('HTTP server timeouts (docs/deployment.md "Behind a load balancer")', () => {

@@ -19,7 +19,8 @@ export interface ClientErrorLogger {
 const LINGER_MS = 1000;
 
 const ANSWERED = Symbol('clientErrorAnswered');
-type AnsweredSocket = Socket & { [ANSWERED]?: boolean; _httpMessage?: { headersSent?: boolean } | null };
+/** Node's own: the response being written on the socket (a pipelined one waits behind it). */
+type AnsweredSocket = Socket & { [ANSWERED]?: boolean; _httpMessage?: ServerResponse | null };
 
 /** A request with an expectation we do not know, served as if it had none (`this` is the server). */
 function serveAnyway(this: Server, request: IncomingMessage, response: ServerResponse): void {
@@ -95,29 +96,94 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
     // Node emits again for every later chunk on a connection whose parser has failed.
     if (socket[ANSWERED]) return;
     socket[ANSWERED] = true;
-    // Once an answer's headers went out, any bytes of ours would corrupt it (Node's own rule).
-    const midAnswer = socket._httpMessage?.headersSent === true;
-    if (error.code === 'ECONNRESET' || !socket.writable || midAnswer) {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    // Once the failing request's own answer sent headers, any bytes of ours would corrupt it
+    // (Node's own rule).
+    if (answerOfFailedRequest(socket)?.headersSent) {
       socket.destroy();
       return;
     }
     const code = CODE_BY_PARSER_ERROR[error.code ?? ''] ?? 'invalid_request';
     const gatewayError = new GatewayError(code, MESSAGE_BY_CODE[code] ?? {});
     const { status, bytes } = rawErrorResponse(gatewayError);
-    logger.warn(
-      {
-        event: 'http_request_rejected',
-        reason: sanitizeIdentifier(error.code ?? 'unknown'),
-        status,
-        // Who sent it, so the operator can find the client; the request line when it was read.
-        remote_address: socket.remoteAddress ?? 'unknown',
-        remote_port: socket.remotePort,
-        ...requestLineOf((error as ParserError).rawPacket),
-      },
-      'http_request_rejected',
-      'http',
+    logRejection(
+      logger,
+      socket,
+      sanitizeIdentifier(error.code ?? 'unknown'),
+      status,
+      requestLineOf((error as ParserError).rawPacket),
     );
-    socket.end(bytes);
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    answerAfterInFlight(socket, bytes);
   });
+  // Node drops a CONNECT (a proxy's method) without a word unless something listens for it.
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    // Node no longer watches this socket: a client's reset must not become an uncaught error.
+    socket.on('error', ignore);
+    const { status, bytes } = rawErrorResponse(new GatewayError('route_not_found'));
+    // The target (host:port) is not logged: it is not a path, and may carry userinfo.
+    logRejection(logger, socket, 'CONNECT', status, { method: 'CONNECT' });
+    endWith(socket, bytes);
+  });
+}
+
+function ignore(): void {}
+
+/** The one `http_request_rejected` line of a request refused before any route saw it. */
+function logRejection(
+  logger: ClientErrorLogger,
+  socket: Socket,
+  reason: string,
+  status: number,
+  requestLine: { method?: string; path?: string },
+): void {
+  logger.warn(
+    {
+      event: 'http_request_rejected',
+      reason,
+      status,
+      // Who sent it, so the operator can find the client; the request line when it was read.
+      remote_address: socket.remoteAddress ?? 'unknown',
+      remote_port: socket.remotePort,
+      ...requestLine,
+    },
+    'http_request_rejected',
+    'http',
+  );
+}
+
+/** Writes the answer and closes, lingering a moment so the client reads it (LINGER_MS). */
+function endWith(socket: Socket, bytes: Buffer): void {
+  socket.end(bytes);
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/**
+ * The answer on the socket when it belongs to the request the parser failed on (its body cut
+ * short by the failure); none when the socket is idle or answering a request read in full.
+ */
+function answerOfFailedRequest(socket: AnsweredSocket): ServerResponse | undefined {
+  const inFlight = socket._httpMessage;
+  return inFlight && !inFlight.req.complete ? inFlight : undefined;
+}
+
+/**
+ * Writes `bytes` and closes once the answers to the requests pipelined ahead of the failed one
+ * (read in full) went out, one after the other as Node hands the socket to each: their clients
+ * get them rather than a 400 in their place. An answer that closed the connection itself, or a
+ * client that left, leaves nothing to write; so does an answer to the failed request itself that
+ * started meanwhile.
+ */
+function answerAfterInFlight(socket: AnsweredSocket, bytes: Buffer): void {
+  if (socket.destroyed) return;
+  // Node hands the socket to the next pipelined answer on the previous one's 'finish', before its 'close'.
+  const inFlight = socket._httpMessage;
+  if (inFlight && inFlight.req.complete) {
+    inFlight.once('close', () => answerAfterInFlight(socket, bytes));
+    return;
+  }
+  if (socket.writable && !inFlight?.headersSent) endWith(socket, bytes);
+  else socket.destroy();
 }

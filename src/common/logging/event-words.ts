@@ -17,7 +17,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   drain_start: '{signal}: draining, {in_flight} requests in flight',
   drain_end: 'drained, {in_flight} requests still in flight',
   http_request_rejected:
-    "Node's HTTP parser refused a request from {remote_address} port {remote_port} ({reason}), answered {status}",
+    'a request from {remote_address} port {remote_port} was refused before any route saw it ({reason}), answered {status}',
   unhandled_error: 'a request failed on a bug in the gateway',
   structured_enabled: 'structured inference is on, {models} models allowed',
   structured_models_dropped: 'STRUCTURED_MODELS names models that cannot serve structured inference: {models}',
