@@ -237,6 +237,25 @@ describe('HTTP surface', () => {
       ]);
       expect(JSON.stringify(records)).not.toContain('SECRET');
     });
+
+    it('serves an absolute-form target and logs its path only, never the userinfo, host or query', async () => {
+      const chat = JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] });
+      const before = gateway.logs.lines.length;
+      const answer = await sendRawBytes(
+        port(),
+        Buffer.from(
+          'POST http://alice:S3CRET@evil.example/v1/chat/completions?key=K3Y HTTP/1.1\r\nHost: x\r\n' +
+            `Content-Type: application/json\r\nContent-Length: ${chat.length}\r\n\r\n${chat}`,
+        ),
+        { halfClose: false },
+      );
+      expect(JSON.parse(answer.body).error.code).toBe('model_not_found');
+      const isAccessLine = (line: string) => line.includes('"msg":"request completed"');
+      await gateway.logs.waitForLine(() => gateway.logs.lines.slice(before).some(isAccessLine));
+      const logged = gateway.logs.lines.slice(before);
+      expect(logged.filter(isAccessLine).map((line) => JSON.parse(line).req.path)).toEqual(['/v1/chat/completions']);
+      for (const secret of ['S3CRET', 'alice', 'evil.example', 'K3Y']) expect(logged.join('\n')).not.toContain(secret);
+    });
   });
 
   describe('HTTP server timeouts (docs/deployment.md "Behind a load balancer")', () => {

@@ -125,7 +125,7 @@ class AccessLine {
     const status = aborted && !response.headersSent ? CLIENT_CLOSED : response.statusCode;
     const fields: Record<string, unknown> = {
       reqId: id,
-      req: { id, method: this.request.method, path: sanitizeIdentifier(this.url.split('?')[0]) },
+      req: { id, method: this.request.method, path: sanitizeIdentifier(pathOf(this.url)) },
       res: { statusCode: status },
       responseTime: Date.now() - this.started,
     };
@@ -144,6 +144,22 @@ class AccessLine {
     } else {
       root[status >= 400 ? 'warn' : 'info'](fields, outcome);
     }
+  }
+}
+
+/**
+ * The path of a request target, never its query (which may carry a key). A target in absolute
+ * form (`http://user:password@host/path`, which Node and Express serve as the path) is reduced to
+ * its path too: its userinfo may be a password, and its scheme and host say nothing of the route.
+ * Anything else (`*`) logs as no path.
+ */
+function pathOf(url: string): string {
+  if (url.startsWith('/')) return url.split('?')[0];
+  try {
+    const { pathname } = new URL(url);
+    return pathname.startsWith('/') ? pathname : '';
+  } catch {
+    return '';
   }
 }
 
