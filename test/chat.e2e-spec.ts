@@ -142,6 +142,26 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     });
   });
 
+  it('takes a null model as no model (the default), and answers an empty or blank model 400 naming the field, no upstream call', async () => {
+    fake.enqueue(textReply('ok'));
+    const defaulted = await post({ model: null, messages: [{ role: 'user', content: 'hi' }] });
+    expect(defaulted.status).toBe(200);
+    expect(fake.lastBody()?.model).toBe(bundledTierModel('sol').model);
+    fake.reset();
+    for (const model of ['', '   ', '\t\n']) {
+      const response = await post({ model, messages: [{ role: 'user', content: 'hi' }] });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
+        message:
+          "model must not be empty or blank: send a model id from GET /v1/models, or leave model out (or null) for the gateway's default model",
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'model',
+      });
+    }
+    expect(fake.requests()).toHaveLength(0);
+  });
+
   it('ends a turn whose only call has broken arguments with the invalid-tool-call chunk and logs index and reason only', async () => {
     fake.enqueue({
       frames: [created(), ...functionCallItem('call_bad', 'read_file', '{"path": MARKER-BROKEN'), completed()],

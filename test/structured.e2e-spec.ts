@@ -184,6 +184,7 @@ describe('POST /v1/structured/inference', () => {
         [{ idempotency_key: 'k'.repeat(201) }, 'idempotency_key exceeds 200 characters'],
         [{ operation: 'o'.repeat(129) }, 'operation exceeds 128 characters'],
         [{ model: '' }, 'model is required'],
+        [{ model: '  ' }, 'model is required'],
         [{ input: ' ' }, 'input is required'],
         [{ deadline_ms: -5 }, 'deadline_ms must be a non-negative integer'],
         [{ deadline_ms: 2.5 }, 'deadline_ms must be a non-negative integer'],

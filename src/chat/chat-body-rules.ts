@@ -59,6 +59,17 @@ const IsToolChoice = satisfies(
   '$property must be "auto", "none", "required" or an object naming a function or custom tool',
 );
 
+/**
+ * `model`, when it is a string, must hold a non-space character. Only an absent or `null` model
+ * means the default model: an empty string is what a client sends when its model setting is
+ * empty, and serving the default for it would hide that mistake behind a model nobody chose.
+ */
+const IsModelId = satisfies(
+  'isModelId',
+  (value) => typeof value !== 'string' || /\S/.test(value),
+  "$property must not be empty or blank: send a model id from GET /v1/models, or leave $property out (or null) for the gateway's default model",
+);
+
 /** `stream_options`: an object whose `include_usage` and `include_obfuscation`, when present, are booleans. */
 const IsStreamOptions = satisfies(
   'isStreamOptions',
@@ -125,6 +136,7 @@ function IsChatMessages(): PropertyDecorator {
 export class ChatCompletionRequestDto {
   @IsOptional()
   @IsString()
+  @IsModelId()
   model?: unknown;
 
   @IsChatMessages()

@@ -110,6 +110,7 @@ const RULE_MESSAGE = new RegExp(
   '^(?:' +
     [
       'model must be a string',
+      "model must not be empty or blank: send a model id from GET /v1/models, or leave model out \\(or null\\) for the gateway's default model",
       'messages must contain at least one message',
       'messages must be an array of message objects',
       'messages(?:\\.\\d+)+\\.role must be one of system, developer, user, assistant, tool',

@@ -39,7 +39,7 @@ export interface ParsedChatBody {
 
 /**
  * Validates a chat body; failures are 400 `invalid_request` naming fields and rules, never values.
- * A body without `model` asks for `defaultModel` (the catalog's `default_model`).
+ * A body without `model` (or with `null`) asks for `defaultModel` (the catalog's `default_model`).
  */
 export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBody {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -49,7 +49,8 @@ export function parseChatBody(body: unknown, defaultModel: string): ParsedChatBo
   if (errors.messages.length > 0)
     throw new GatewayError('invalid_request', { publicMessage: errors.messages.join('; '), param: errors.field });
   const raw = body as Record<string, unknown>;
-  const model = typeof raw.model === 'string' && raw.model.trim() !== '' ? raw.model : defaultModel;
+  // The body rules refuse an empty or blank string: only an absent or null model is the default.
+  const model = typeof raw.model === 'string' ? raw.model : defaultModel;
   const streamOptions = raw.stream_options as { include_usage?: unknown } | undefined;
   const tools = Array.isArray(raw.tools) ? (raw.tools as ToolDefinition[]) : [];
   const normalizedTools = normalizeTools(tools);

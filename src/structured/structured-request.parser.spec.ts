@@ -90,6 +90,7 @@ describe('parseStructuredRequest', () => {
     );
     expectInvalid({ ...valid, schema_version: 'v'.repeat(65), model: '' }, 'schema_version exceeds 64 characters');
     expectInvalid({ ...valid, model: '', input: '' }, 'model is required');
+    expectInvalid({ ...valid, model: ' \t' }, 'model is required');
     expectInvalid({ ...valid, input: '  ' }, 'input is required');
     expectInvalid({ ...valid, input: 'x'.repeat(MAX_INPUT_BYTES + 1), deadline_ms: -1 }, 'input exceeds 1048576 bytes');
     expectInvalid({ ...valid, deadline_ms: -1, reasoning_effort: 'max' }, 'deadline_ms must be a non-negative integer');

@@ -1,7 +1,6 @@
 import {
   IsIn,
   IsInt,
-  IsNotEmpty,
   IsOptional,
   IsString,
   Min,
@@ -90,7 +89,7 @@ class StructuredEnvelopeBounds {
   @IsOptional() @MaxCodePoints('operation', 128) operation?: string;
   @IsOptional() @MaxCodePoints('schema_version', 64) schema_version?: string;
 
-  @IsNotEmpty({ message: 'model is required' }) model?: string;
+  @HasText('model') model?: string;
 
   @MaxUtf8Bytes('input', MAX_INPUT_BYTES)
   @HasText('input')
