@@ -3,9 +3,11 @@
 // "Where the provider_b and provider_c lists come from"):
 //
 //   - Gemini CLI: the `VALID_GEMINI_MODELS` set of its core `config/models.ts`, read from the
-//     bundled JavaScript of @google/gemini-cli (the core package is bundled into it);
+//     bundled JavaScript of @google/gemini-cli (the core package is bundled into it), and the
+//     model aliases of the same file (`GEMINI_MODEL_ALIAS_*`: `pro`, `flash`, …);
 //   - Claude Code: the model table compiled into the native `claude` binary (records
-//     `{id:"claude-…",family:"…",display_name:"…"`), read from the platform package.
+//     `{id:"claude-…",family:"…",display_name:"…"`), read from the platform package, and its
+//     list of model aliases (the array literal that holds `"opusplan"`).
 //
 // Both are read from the package files rather than by running the CLIs: neither prints its model
 // list without a login and a network. Usage:
@@ -54,11 +56,16 @@ function geminiModels() {
   }
   const members = [...text.slice(setStart, setEnd).matchAll(/^\s*(\w+),?$/gm)].map((match) => match[1]);
   const ids = [...new Set(members.map((name) => values.get(name)))].filter((id) => id && id !== 'none');
+  const end = text.indexOf('\n// ', setEnd);
+  const aliases = [
+    ...text.slice(start, end < 0 ? undefined : end).matchAll(/var GEMINI_MODEL_ALIAS_\w+ = "([^"]+)";/g),
+  ];
   return {
     version: readJson(path.join(packageDir, 'package.json')).version,
     source: `${path.relative(packageDir, file)} (${marker.slice(3)}: VALID_GEMINI_MODELS)`,
     models: ids.sort(),
     default_model: values.get('DEFAULT_GEMINI_MODEL'),
+    aliases: aliases.map((match) => match[1]).sort(),
   };
 }
 
@@ -72,6 +79,9 @@ function claudeModels() {
   const records = new Map();
   // The binary is hundreds of MiB: scanned in slices that overlap by more than one record head.
   const pattern = /\{id:"(claude-[a-z0-9-]+)",family:"([a-z]+)",display_name:"([^"]*)"/g;
+  // The alias list: `["sonnet","opus",…,"opus[1m]",…,"opusplan"]`.
+  const aliasList = /=\[((?:"[a-z0-9[\]]+",)*"opusplan"(?:,"[a-z0-9[\]]+")*)\]/g;
+  const aliases = new Set();
   const fd = fs.openSync(binary, 'r');
   try {
     const size = fs.fstatSync(fd).size;
@@ -83,16 +93,21 @@ function claudeModels() {
       for (const match of buffer.toString('latin1', 0, read).matchAll(pattern)) {
         records.set(match[1], { id: match[1], family: match[2], display_name: match[3] });
       }
+      for (const match of buffer.toString('latin1', 0, read).matchAll(aliasList)) {
+        for (const alias of match[1].matchAll(/"([^"]+)"/g)) aliases.add(alias[1]);
+      }
     }
   } finally {
     fs.closeSync(fd);
   }
   if (records.size === 0) throw new Error(`no model table found in ${binary}`);
+  if (aliases.size === 0) throw new Error(`no model alias list found in ${binary}`);
   return {
     version: readJson(path.join(platformDir, 'package.json')).version,
     wrapper_version: fs.existsSync(wrapper) ? readJson(path.join(wrapper, 'package.json')).version : undefined,
     source: `${path.basename(platformDir)}/claude (model table records {id, family, display_name})`,
     models: [...records.values()].sort((left, right) => (left.id < right.id ? -1 : 1)),
+    aliases: [...aliases].sort(),
   };
 }
 

@@ -1,6 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { familyOf } from '../src/core/family-registry';
+import { useGateway } from './support/create-test-app';
+import { postChatBody } from './support/chat-sse';
 
 /**
  * The bundled provider_b and provider_c ids keep up with the pinned CLIs (docs/providers.md
@@ -10,8 +13,8 @@ import * as path from 'node:path';
 const ROOT = path.join(__dirname, '..');
 
 interface CliModels {
-  'gemini-cli': { version: string; models: string[] };
-  'claude-code': { version: string; models: Array<{ id: string; family: string }> };
+  'gemini-cli': { version: string; models: string[]; aliases: string[] };
+  'claude-code': { version: string; models: Array<{ id: string; family: string }>; aliases: string[] };
 }
 interface Row {
   readonly id: string;
@@ -40,15 +43,18 @@ const newer = (left: string, right: string) => {
   return false;
 };
 
+const readCli = () =>
+  JSON.parse(
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts/cli-model-ids.mjs')], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    }),
+  ) as CliModels;
+
 describe('the bundled provider_b and provider_c ids against the pinned CLIs', () => {
   let cli: CliModels;
   beforeAll(() => {
-    cli = JSON.parse(
-      execFileSync(process.execPath, [path.join(ROOT, 'scripts/cli-model-ids.mjs')], {
-        encoding: 'utf8',
-        timeout: 120_000,
-      }),
-    ) as CliModels;
+    cli = readCli();
   });
 
   it('reads the pinned versions of oracles/package.json', () => {
@@ -77,5 +83,76 @@ describe('the bundled provider_b and provider_c ids against the pinned CLIs', ()
         .reduce((best, id) => (newer(id, best) ? id : best)),
     );
     expect(newest.filter((id) => !served('provider_c').has(id))).toEqual([]);
+  });
+});
+
+/**
+ * Names users paste from the CLIs (their model aliases, an id in another case or with a space)
+ * are no ids of the gateway: the 404 keeps them unserved but names what works instead
+ * (docs/error-codes.md "model_not_found"). No upstream is asked: the answer comes before any.
+ */
+describe('a 404 for a name pasted from a CLI names what works', () => {
+  const gateway = useGateway();
+  let cli: CliModels;
+  beforeAll(() => {
+    cli = readCli();
+  });
+
+  const notFound = async (model: string) => {
+    const response = await postChatBody(gateway, { model, messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.status).toBe(404);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('model_not_found');
+    expect(error.message).toMatch(/GET \/v1\/models lists the models this gateway serves$/);
+    return error.message;
+  };
+  const retrievable = async (id: string) =>
+    (await fetch(`${gateway.url}/v1/models/${encodeURIComponent(id)}`)).status === 200;
+  const aliasesOf = (provider: string) => familyOf(provider).catalog?.cliAliases ?? {};
+
+  it.each([
+    ['provider_b', 'gemini-cli', 'Gemini CLI'],
+    ['provider_c', 'claude-code', 'Claude Code CLI'],
+  ] as const)(
+    'answers every model alias of the pinned CLI that is no id here (%s) naming the ids it declares, each of them served',
+    async (provider, name, cliName) => {
+      const aliases = cli[name].aliases.filter((alias) => !served(provider).has(alias));
+      expect(aliases.length).toBeGreaterThan(0);
+      // A pin that brings a new alias fails here until the family declares what it means.
+      expect(aliases.filter((alias) => aliasesOf(provider)[alias] === undefined)).toEqual([]);
+      for (const alias of Object.keys(aliasesOf(provider))) {
+        const message = await notFound(alias);
+        expect(message).toContain(`${alias} is a model alias of the ${cliName}`);
+        for (const id of aliasesOf(provider)[alias]) {
+          expect(message).toContain(id);
+          expect({ id, served: await retrievable(id) }).toEqual({ id, served: true });
+        }
+      }
+    },
+  );
+
+  it.each([
+    ['GPT-6.2-SOL', 'did you mean gpt-6.2-sol?'],
+    [' gpt-6.2-sol', 'did you mean gpt-6.2-sol?'],
+    ['gemini-2.5-pro ', 'did you mean gemini-2.5-pro?'],
+    ['Sonnet', 'did you mean sonnet?'],
+    [' provider_b/gemini-2.5-pro', 'did you mean provider_b/gemini-2.5-pro'],
+    ['claude-opus-5-5[1m]', 'did you mean claude-opus-5-5 or provider_c/claude-opus-5-5[1m]'],
+    ['claude-opus-4-1', 'did you mean provider_c/claude-opus-4-1'],
+    ['gemini-1.5-pro', 'did you mean provider_b/gemini-1.5-pro'],
+    ['default', 'use sol or provider_c/default'],
+  ])('answers %j naming what works: %s', async (model, words) => {
+    expect(await notFound(model)).toContain(words);
+  });
+
+  it('answers an id that looks like nothing with the plain 404, and GET /v1/models/{id} as chat does', async () => {
+    expect(await notFound('no-such-model')).toBe(
+      'the model does not exist or is not enabled; GET /v1/models lists the models this gateway serves',
+    );
+    const response = await fetch(`${gateway.url}/v1/models/GPT-6.2-SOL`);
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain(
+      'did you mean gpt-6.2-sol?',
+    );
   });
 });

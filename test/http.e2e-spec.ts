@@ -688,6 +688,10 @@ describe('HTTP surface', () => {
       });
     });
   });
+
+  it('says nothing about the default model at startup while its family is enabled', () => {
+    expect(gateway.logs.text).not.toContain('default_model_not_served');
+  });
 });
 
 describe('GET /v1/models filtered by GATEWAY_PROVIDERS', () => {
@@ -738,6 +742,56 @@ describe('GET /v1/models filtered by GATEWAY_PROVIDERS', () => {
     expect((await ask('no-such-model')).message).toBe(
       'the model does not exist or is not enabled; GET /v1/models lists the models this gateway serves',
     );
+  });
+
+  it("answers the disabled family's tier ids (sol, sol-high, any <tier>-…) naming the family, chat and GET alike", async () => {
+    const familyMessage =
+      'the model belongs to provider_a, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves';
+    for (const id of ['sol-high', 'terra', 'luna-fast-low', 'sol-nothing', 'GPT-6.2-SOL']) {
+      const chat = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: id, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const retrieved = await rawRequest(`${gateway.url}/v1/models/${id}`);
+      for (const response of [chat, retrieved]) {
+        expect([id, response.status, JSON.parse(response.body.toString()).error.message]).toEqual([
+          id,
+          404,
+          familyMessage,
+        ]);
+      }
+    }
+  });
+
+  it('answers a body without model (the default, sol) naming the family and what fixes it, as it warned once at startup', async () => {
+    const defaultMessage =
+      "the model belongs to provider_a, which this gateway does not enable (GATEWAY_PROVIDERS), and it is the gateway's default model (a request without model asks for it): send a model from GET /v1/models, or have the operator enable provider_a or name another default_model (GATEWAY_MODEL_CATALOG)";
+    for (const body of [{}, { model: null }, { model: 'sol' }]) {
+      const response = await rawRequest(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...body, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(response.status).toBe(404);
+      expect(JSON.parse(response.body.toString()).error).toMatchObject({
+        code: 'model_not_found',
+        message: defaultMessage,
+      });
+    }
+    const warnings = gateway.logs.lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.event === 'default_model_not_served');
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        default_model: 'sol',
+        family: 'provider_a',
+        fix: expect.stringMatching(
+          /^add provider_a to GATEWAY_PROVIDERS, or name a default_model .*GATEWAY_MODEL_CATALOG/,
+        ),
+      }),
+    ]);
   });
 });
 

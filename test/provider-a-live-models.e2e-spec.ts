@@ -182,6 +182,59 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       expect((await chat({ model: 'sol' })).model).toBe('gpt-6.2-sol');
     });
 
+    it('a tier moved to a model without some suffixes: those ids answer 404 naming what the tier means now, and a warning says which went', async () => {
+      const pinnedLuna = cliModelList().find((model) => model.slug === bundledTier('luna'))!;
+      fake().serveModels([
+        {
+          ...pinnedLuna,
+          slug: 'gpt-7-luna',
+          priority: -1,
+          default_reasoning_level: 'low',
+          supported_reasoning_levels: [
+            { effort: 'low', description: '' },
+            { effort: 'medium', description: '' },
+          ],
+          service_tiers: [],
+        },
+        ...newerList(),
+      ]);
+      await start();
+      await pollUntil(modelIds, (list) => list.includes('gpt-7-luna'));
+      expect((await modelIds()).filter((id) => id.startsWith('luna'))).toEqual(['luna', 'luna-low', 'luna-medium']);
+      const moved =
+        'luna now means gpt-7-luna, which offers luna, luna-low, luna-medium; GET /v1/models lists the models this gateway serves';
+      for (const model of ['luna-high', 'luna-max', 'luna-fast', 'luna-fast-low']) {
+        const response = await postChatBody(gateway!, { model, messages: [{ role: 'user', content: 'hi' }] });
+        const retrieved = await fetch(`${gateway!.url}/v1/models/${model}`);
+        for (const answer of [response, retrieved]) {
+          expect([model, answer.status, ((await answer.json()) as Json).error]).toEqual([
+            model,
+            404,
+            expect.objectContaining({ code: 'model_not_found', message: moved }),
+          ]);
+        }
+      }
+      expect(fake().requests()).toHaveLength(0);
+      const gone = gateway!.logs.lines
+        .map((line) => JSON.parse(line) as Json)
+        .filter((line) => line.event === 'provider_a_tier_ids_gone');
+      expect(gone).toEqual([
+        expect.objectContaining({
+          level: 40,
+          ids: expect.arrayContaining(['luna-high', 'luna-max', 'luna-fast', 'luna-fast-low', 'luna-fast-medium']),
+          tiers: { luna: 'gpt-7-luna' },
+          fix: expect.stringContaining('GET /v1/models'),
+        }),
+      ]);
+      expect(gone[0].ids).not.toContain('luna-medium');
+      expect((gone[0].ids as string[]).filter((id) => !id.startsWith('luna'))).toEqual([]);
+      // The ids the tier still has are served by the new model.
+      expect(await chat({ model: 'luna-medium' })).toMatchObject({
+        model: 'gpt-7-luna',
+        reasoning: { effort: 'medium' },
+      });
+    });
+
     it('without a live list (the fetch fails) every tier and the default are the bundled tier models', async () => {
       fake().serveModels(newerList());
       fake().failModelsList(503, 10);

@@ -35,6 +35,19 @@ export interface FamilyCatalog {
    * registered family's rows file. Absent: only its passthrough ids reach it.
    */
   readonly rows?: string;
+  /**
+   * What its upstream's own model names look like (`claude-…`): an id of that shape that is no id
+   * of the catalog is answered 404 suggesting its passthrough form `<family>/<id>`, and while the
+   * family is disabled, 404 naming the family (docs/error-codes.md "model_not_found").
+   */
+  readonly modelNames?: RegExp;
+  /**
+   * The model aliases of its CLI that are no ids of the catalog (the CLI resolves them by account,
+   * access or mode), each with the ids a 404 for it suggests: ids of the catalog, or
+   * `<family>/<alias>` where the CLI itself takes the alias. The gateway never routes such a name
+   * itself: which model it means is the CLI's choice, per account.
+   */
+  readonly cliAliases?: Readonly<Record<string, readonly string[]>>;
 }
 
 // The part of a family's declaration the model catalog (and the structured allowlist over it) reads.

@@ -7,10 +7,12 @@ import { families, familyIds, familyOf, isFamilyId } from '../core/family-regist
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
 import { LiveModelLists } from './live-model-lists';
+import { familyOfId, modelNotFound } from './model-not-found';
 import type { TierAlias, TierModel } from './model-tiers';
 import { pickTierModels, tierAliasRows } from './model-tiers';
 import type { UpstreamModelInfo } from './upstream-model-info';
 import { mergeInfo, parseUpstreamModels } from './upstream-model-info';
+import { PASSTHROUGH_NAME } from './passthrough-name';
 
 /*
  * The model catalog: the bundled rows and the live lists over them, how a public id resolves to
@@ -163,22 +165,27 @@ export class ModelCatalog {
   }
 
   /**
-   * The 404 `model_not_found` for an id no enabled family serves (chat, and `GET /v1/models/{id}`):
-   * for a model of a family the gateway does not enable (`serves` says which do), the message
-   * names the family and the setting.
+   * The 404 `model_not_found` for an id no enabled family serves (chat, and `GET /v1/models/{id}`),
+   * naming what works instead (model-not-found.ts); `serves` says which families are served.
    */
   notFound(
     modelId: string,
     serves: (family: ProviderId) => boolean = (family) => this.isEnabled(family),
   ): GatewayError {
-    const slash = modelId.indexOf('/');
-    const prefix = slash > 0 ? modelId.slice(0, slash) : '';
-    const family =
-      this.allEntries.find((entry) => entry.id === modelId)?.provider ?? (isFamilyId(prefix) ? prefix : undefined);
-    if (family === undefined || serves(family)) return new GatewayError('model_not_found');
-    return new GatewayError('model_not_found', {
-      publicMessage: `the model belongs to ${family}, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves`,
-    });
+    const { byId, listed, tiers, aliases } = this.view();
+    return modelNotFound(
+      modelId,
+      { allEntries: this.allEntries, byId, listed, tiers, aliases, defaultModel: this.defaultModel },
+      serves,
+    );
+  }
+
+  /**
+   * The family an id belongs to, enabled or not (a row of the file, a tier id, a passthrough, an
+   * upstream name of a family's shape); undefined when none says so.
+   */
+  familyOfModel(id: string): ProviderId | undefined {
+    return familyOfId(id, this);
   }
 
   /** What is known about an upstream model (bundled data, the live list over it). */
@@ -285,9 +292,6 @@ export class ModelCatalog {
     return this.view().infos.get(upstreamModel)?.efforts;
   }
 }
-
-/** What an upstream model id may hold: it travels in headers (provider_b's User-Agent), argv and URLs. */
-const PASSTHROUGH_NAME = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * 400 `invalid_request_error` for a passthrough model id no upstream can name: more than 128

@@ -22,6 +22,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   structured_enabled: 'structured inference is on, {models} models allowed',
   structured_models_dropped: 'STRUCTURED_MODELS names models that cannot serve structured inference: {models}',
   structured_internal_error: 'a structured request failed on a bug in the gateway',
+  default_model_not_served:
+    'the default model {default_model} belongs to {family}, which is not enabled: every chat request without model fails',
   // ── Chat and structured requests ─────────────────────────────────────────────────────────────
   chat_completion: 'chat {status} on {model}',
   chat_internal_error: 'a chat failed on a bug in the gateway',
@@ -83,6 +85,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_a_models_refreshed: 'the live model list has {models} models, {ids_added} new',
   provider_a_models_refresh_failed: 'the live model list could not be fetched ({reason}); the last good one stays',
   provider_a_tier_not_in_live_list: 'the live model list has no model of some tiers; their ids keep the bundled model',
+  provider_a_tier_ids_gone: 'tier ids no longer exist, their tier now means a model without those suffixes: {ids}',
   provider_a_websocket_message_too_large:
     'a turn of {frame_bytes} bytes exceeded the connection limit of {limit_bytes}; sent over HTTP instead',
   // ── provider_b ───────────────────────────────────────────────────────────────────────────────

@@ -34,6 +34,8 @@ export const providerA: Family = {
     cliOnlyEfforts: { ultra: 'xhigh' },
     tiers: true,
     strictTierModels: true,
+    // The backend's model slugs: an unknown `gpt-…` id is answered with its `provider_a/` form.
+    modelNames: /^gpt-/,
     rows: path.join(__dirname, 'provider-a.catalog.json'),
   },
 };

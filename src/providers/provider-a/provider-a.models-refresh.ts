@@ -17,6 +17,10 @@ import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.
 const tierMap = (tiers: readonly TierModel[]) =>
   Object.fromEntries(tiers.map(({ tier, upstreamModel }) => [tier, upstreamModel]));
 
+/** The tier ids `/v1/models` lists now (`sol`, `sol-high`, `luna-fast-low`, …). */
+const listedTierIds = (catalog: ModelCatalog) =>
+  catalog.listed.filter((entry) => catalog.aliasOf(entry.id) !== undefined).map((entry) => entry.id);
+
 /** A list is a few hundred KiB at most (the CLI's bundled one, prompts included, is ~200 KiB). */
 const MAX_LIST_BYTES = 4 * 1024 * 1024;
 /** Bound on one fetch, token refresh included; the list is never on a request's path. */
@@ -69,10 +73,13 @@ export class ProviderAModelsRefresh {
   private stopped = false;
   private readonly timers: RefreshTimers;
   private readonly url: string;
+  /** The tier ids the bundled catalog lists (no live list is held yet): what clients were configured with. */
+  private readonly bundledTierIds: readonly string[];
 
   constructor(private readonly options: ModelsRefreshOptions) {
     this.timers = options.timers ?? NODE_TIMERS;
     this.url = modelsListUrl(options.responsesUrl, options.client);
+    this.bundledTierIds = listedTierIds(options.catalog);
   }
 
   start(): void {
@@ -104,6 +111,7 @@ export class ProviderAModelsRefresh {
         return false;
       }
       const before = new Set(this.options.catalog.entries.map((entry) => entry.id));
+      const tierIdsBefore = new Set([...this.bundledTierIds, ...listedTierIds(this.options.catalog)]);
       this.options.live.publish('provider_a', outcome.infos);
       const added = this.options.catalog.entries.filter((entry) => !before.has(entry.id)).length;
       this.options.logger.info(
@@ -118,6 +126,7 @@ export class ProviderAModelsRefresh {
         'provider_a_models_refreshed',
       );
       this.warnMissingTiers();
+      this.warnGoneTierIds(tierIdsBefore);
       return true;
     } finally {
       clearTimeout(timeout);
@@ -155,6 +164,29 @@ export class ProviderAModelsRefresh {
         fix: 'nothing while the bundled model still answers; a client that wants another model names its id (GET /v1/models)',
       },
       'provider_a_tier_not_in_live_list',
+    );
+  }
+
+  /**
+   * A tier whose model moved to one without some suffix (`luna` now a model with only low and
+   * medium efforts and no priority tier) loses those ids: a client configured with `luna-high`
+   * gets a 404 naming the tier's ids (docs/chat.md "Model ids"). Said once per fetch while ids the
+   * bundled catalog lists, or the previous list listed, are gone, so the operator knows before the
+   * clients complain.
+   */
+  private warnGoneTierIds(before: ReadonlySet<string>): void {
+    const catalog = this.options.catalog;
+    const gone = [...before].filter((id) => catalog.get(id) === undefined);
+    if (gone.length === 0) return;
+    const moved = catalog.tiers.filter(({ tier }) => gone.some((id) => id === tier || id.startsWith(`${tier}-`)));
+    this.options.logger.warn(
+      {
+        event: 'provider_a_tier_ids_gone',
+        ids: gone,
+        tiers: tierMap(moved),
+        fix: 'clients configured with these ids get 404 naming the ids their tier offers now: switch them to one of those (GET /v1/models); a GATEWAY_MODEL_CATALOG file with a row of that id keeps it meaning a model of your choice',
+      },
+      'provider_a_tier_ids_gone',
     );
   }
 

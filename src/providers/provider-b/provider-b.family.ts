@@ -5,6 +5,7 @@ import { checkProviderBLogin } from '../../accounts/provider-b/provider-b.login-
 import { fileLogins } from '../../accounts/configured-logins';
 import { PROVIDER_B_PARAMETERS } from './provider-b.parameters';
 import { PROVIDER_B_SETTINGS } from './provider-b.settings';
+import { GEMINI_CLI_ALIASES } from './provider-b.constants';
 
 /** Gemini Code Assist: the Google login of the Gemini CLI. */
 export const providerB: Family = {
@@ -29,5 +30,8 @@ export const providerB: Family = {
     passthroughDefaults: { effort: null, verbosity: null },
     acceptedEfforts: ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'],
     rows: path.join(__dirname, 'provider-b.catalog.json'),
+    // Gemini model names; `gemma-…` ids are no Code Assist models for a Google login.
+    modelNames: /^gemini-/,
+    cliAliases: GEMINI_CLI_ALIASES,
   },
 };

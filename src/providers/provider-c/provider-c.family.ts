@@ -9,6 +9,7 @@ import { checkProviderCLogin } from '../../accounts/provider-c/provider-c.login-
 import { PROVIDER_C_PARAMETERS } from './provider-c.parameters';
 import { CLI_EFFORTS } from './provider-c.argv';
 import { PROVIDER_C_SETTINGS } from './provider-c.settings';
+import { CLAUDE_CODE_ALIASES } from './provider-c.model-aliases';
 
 /** Claude Code: the `claude` CLI run as a child per turn, with its own login. */
 export const providerC: Family = {
@@ -43,6 +44,8 @@ export const providerC: Family = {
       return bare.startsWith('claude-') ? bare.replace(/\./g, '-') : bare;
     },
     rows: path.join(__dirname, 'provider-c.catalog.json'),
+    modelNames: /^claude-/,
+    cliAliases: CLAUDE_CODE_ALIASES,
   },
   // The process slots (provider-c.process-slots.ts), a literal here: importing that file would
   // load the queue code with the declaration.

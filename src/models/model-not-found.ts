@@ -1,0 +1,159 @@
+import { families, isFamilyId } from '../core/family-registry';
+import { GatewayError } from '../core/gateway.error';
+import type { ProviderId } from '../core/provider-id';
+import type { CatalogEntry } from './catalog-entry';
+import type { Tier, TierAlias, TierModel } from './model-tiers';
+import { TIERS } from './model-tiers';
+import { PASSTHROUGH_NAME } from './passthrough-name';
+
+/*
+ * The 404 `model_not_found` for an id no enabled family serves (chat, and `GET /v1/models/{id}`),
+ * worded to name what works instead (docs/error-codes.md "model_not_found"). It is built only on a
+ * miss: an id that resolves never runs any of this. A near miss is named, never served: which
+ * model a CLI alias or a differently spelled id means is the client's choice to make.
+ */
+
+/** What the 404 reads of the catalog as it is now. */
+export interface CatalogNow {
+  /** Every row of the file, disabled families included. */
+  readonly allEntries: readonly CatalogEntry[];
+  /** The ids that resolve now: enabled families' rows, live variants and tier aliases. */
+  readonly byId: ReadonlyMap<string, CatalogEntry>;
+  /** The rows `/v1/models` shows now. */
+  readonly listed: readonly CatalogEntry[];
+  readonly tiers: readonly TierModel[];
+  readonly aliases: ReadonlyMap<string, TierAlias>;
+  /** What a chat body without `model` asks for. */
+  readonly defaultModel: string;
+}
+
+const LIST_TAIL = 'GET /v1/models lists the models this gateway serves';
+/** How many ids one answer suggests at most. */
+const MAX_SUGGESTIONS = 3;
+/** A trailing `[…]` tag, as Claude Code's `opus[1m]` (a context-window switch of that CLI). */
+const TAG = /\[[^\]]*\]$/;
+
+/**
+ * The 404 for `modelId`; `serves` says which families the gateway serves. In order: a family the
+ * gateway does not enable (a row of the file, a tier id, a passthrough prefix or an upstream name
+ * of that family) is named with the setting; an id that differs from a served one only in case
+ * or surrounding spaces names that id; a tier id with a suffix its tier's model does
+ * not have names what the tier means now and its ids; else the answer suggests the id without a
+ * `[…]` tag, what the family's CLI alias stands for, and the passthrough form of an id shaped
+ * like a family's upstream names, whichever of them the gateway serves.
+ */
+export function modelNotFound(modelId: string, now: CatalogNow, serves: (family: ProviderId) => boolean): GatewayError {
+  const trimmed = modelId.trim();
+  const normalized = trimmed.toLowerCase();
+  const bare = normalized.replace(TAG, '');
+  const family = familyOfId(modelId, now) ?? familyOfId(normalized, now) ?? familyOfId(bare, now);
+  if (family !== undefined && !serves(family)) return notEnabled(family, modelId === now.defaultModel);
+
+  const suggestions: string[] = [];
+  const suggest = (candidate: string | undefined) => {
+    if (candidate === undefined || candidate === modelId || suggestions.includes(candidate)) return;
+    if (now.byId.has(candidate) || isServedPassthrough(candidate, serves)) suggestions.push(candidate);
+  };
+  const lowered = lowerCaseIds(now.byId);
+  suggest(lowered.get(normalized));
+  suggest(trimmed);
+  // A client asking for "default" most likely means the gateway's own default.
+  if (normalized === 'default') suggest(now.defaultModel);
+  if (suggestions.length === 0) {
+    const tier = movedTier(normalized, now);
+    if (tier !== undefined) return tierMoved(tier, now);
+  }
+  const servedFamilies = families().filter((candidate) => serves(candidate.id));
+  const alias = servedFamilies.find(
+    ({ catalog }) => catalog?.cliAliases !== undefined && Object.hasOwn(catalog.cliAliases, normalized),
+  );
+  alias?.catalog?.cliAliases?.[normalized].forEach(suggest);
+  if (bare !== normalized) suggest(lowered.get(bare));
+  // The passthrough form only of a name the catalog does not have in any spelling.
+  for (const candidate of servedFamilies)
+    if (candidate.catalog?.modelNames?.test(normalized) && !lowered.has(normalized))
+      suggest(`${candidate.id}/${normalized}`);
+  const named = suggestions.slice(0, MAX_SUGGESTIONS);
+  if (named.length === 0) return new GatewayError('model_not_found');
+  const passthrough = named.some((id) => id.includes('/'))
+    ? " (an id with a family's prefix goes to that family's upstream as written)"
+    : '';
+  const choices = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} or ${named.at(-1)}`;
+  const publicMessage = alias
+    ? `the model does not exist or is not enabled: ${normalized} is a model alias of the ${alias.fix.cli}, which resolves it by account or mode; use ${choices}${passthrough}. ${LIST_TAIL}`
+    : `the model does not exist or is not enabled; did you mean ${choices}${passthrough}? ${LIST_TAIL}`;
+  return new GatewayError('model_not_found', { publicMessage });
+}
+
+/**
+ * The family an id names, whether or not it is enabled: a row of the file, a tier id of the
+ * family with tiers (`sol`, `sol-high`, any `<tier>-…`), a `<family>/…` passthrough, or an
+ * upstream name of a family's shape (`claude-…`). A CLI alias names none: `auto` or `default`
+ * may mean anything to a client, so a disabled family is not claimed for them.
+ */
+export function familyOfId(id: string, now: Pick<CatalogNow, 'allEntries'>): ProviderId | undefined {
+  const row = now.allEntries.find((entry) => entry.id === id);
+  if (row !== undefined) return row.provider;
+  const slash = id.indexOf('/');
+  if (slash >= 0) {
+    const prefix = id.slice(0, slash);
+    return isFamilyId(prefix) ? prefix : undefined;
+  }
+  for (const family of families()) {
+    const catalog = family.catalog;
+    if (catalog === undefined) continue;
+    if (catalog.tiers === true && tierWordOf(id) !== undefined) return family.id;
+    if (catalog.modelNames?.test(id)) return family.id;
+  }
+  return undefined;
+}
+
+/** `luna-high` → `luna`: the tier word an id starts with, as a whole word. */
+function tierWordOf(id: string): Tier | undefined {
+  return TIERS.find((tier) => id === tier || id.startsWith(`${tier}-`));
+}
+
+/** The tier of a tier-shaped id that is no tier id now (its tier's model lacks that suffix). */
+function movedTier(id: string, now: CatalogNow): TierModel | undefined {
+  if (now.aliases.has(id)) return undefined;
+  const tier = tierWordOf(id);
+  return tier === undefined ? undefined : now.tiers.find((model) => model.tier === tier);
+}
+
+/** `luna now means gpt-7-luna, which offers luna, luna-low, luna-medium; …` */
+function tierMoved(tier: TierModel, now: CatalogNow): GatewayError {
+  const ofTier = (id: string) => now.aliases.get(id)?.tier === tier.tier;
+  const listed = now.listed.filter((entry) => ofTier(entry.id)).map((entry) => entry.id);
+  const ids = listed.length > 0 ? listed : [...now.aliases.keys()].filter(ofTier);
+  return new GatewayError('model_not_found', {
+    publicMessage: `${tier.tier} now means ${tier.upstreamModel}, which offers ${ids.join(', ')}; ${LIST_TAIL}`,
+  });
+}
+
+function notEnabled(family: ProviderId, isDefault: boolean): GatewayError {
+  const publicMessage = isDefault
+    ? `the model belongs to ${family}, which this gateway does not enable (GATEWAY_PROVIDERS), and it is the gateway's default model (a request without model asks for it): send a model from GET /v1/models, or have the operator enable ${family} or name another default_model (GATEWAY_MODEL_CATALOG)`
+    : `the model belongs to ${family}, which this gateway does not enable (GATEWAY_PROVIDERS); GET /v1/models lists the models it serves`;
+  return new GatewayError('model_not_found', { publicMessage });
+}
+
+/** `<family>/<model>` of a served family, with a model part an upstream can take. */
+function isServedPassthrough(id: string, serves: (family: ProviderId) => boolean): boolean {
+  const slash = id.indexOf('/');
+  const prefix = id.slice(0, Math.max(slash, 0));
+  return slash > 0 && isFamilyId(prefix) && serves(prefix) && PASSTHROUGH_NAME.test(id.slice(slash + 1));
+}
+
+/** Each resolvable id by its lower-case spelling; made once per catalog view, on its first miss. */
+const lowerCaseCache = new WeakMap<ReadonlyMap<string, CatalogEntry>, ReadonlyMap<string, string>>();
+
+function lowerCaseIds(byId: ReadonlyMap<string, CatalogEntry>): ReadonlyMap<string, string> {
+  let lowered = lowerCaseCache.get(byId);
+  if (lowered === undefined) {
+    const map = new Map<string, string>();
+    for (const id of byId.keys()) if (!map.has(id.toLowerCase())) map.set(id.toLowerCase(), id);
+    lowered = map;
+    lowerCaseCache.set(byId, lowered);
+  }
+  return lowered;
+}
