@@ -145,6 +145,29 @@ describe('a 404 for a name pasted from a CLI names what works', () => {
     expect(await notFound(model)).toContain(words);
   });
 
+  it("lists a provider_c alias (sonnet, opus, …) with no more than the pinned CLI's model for it: the same limits and inputs", async () => {
+    const listed = new Map(
+      ((await (await fetch(`${gateway.url}/v1/models`)).json()) as { data: Array<Record<string, unknown>> }).data.map(
+        (entry) => [entry.id as string, entry],
+      ),
+    );
+    const limits = (entry: Record<string, unknown> | undefined) => ({
+      context_window: entry?.context_window,
+      max_output_tokens: entry?.max_output_tokens,
+      input_modalities: entry?.input_modalities,
+    });
+    const aliases = ['sonnet', 'opus', 'haiku', 'fable'];
+    for (const alias of aliases) {
+      const newest = cli['claude-code'].models
+        .filter((model) => model.family === alias)
+        .map((model) => model.id)
+        .reduce((best, id) => (newer(id, best) ? id : best));
+      // The alias is its own family: the installed claude picks the model when the turn runs.
+      expect(listed.get(alias)).toMatchObject({ owned_by: 'provider_c', family: alias });
+      expect({ alias, ...limits(listed.get(alias)) }).toEqual({ alias, ...limits(listed.get(newest)) });
+    }
+  });
+
   it('answers an id that looks like nothing with the plain 404, and GET /v1/models/{id} as chat does', async () => {
     expect(await notFound('no-such-model')).toBe(
       'the model does not exist or is not enabled; GET /v1/models lists the models this gateway serves',
