@@ -2,7 +2,11 @@ import * as path from 'node:path';
 import { diffModelLists, readCliModelLists } from './model-ids-drift';
 
 describe(diffModelLists.name, () => {
-  const list = (version: string, models: (string | { id: string })[], default_model?: string) => ({
+  const list = (
+    version: string,
+    models: (string | { id: string; [limit: string]: unknown })[],
+    default_model?: string,
+  ) => ({
     version,
     models,
     default_model,
@@ -32,6 +36,29 @@ describe(diffModelLists.name, () => {
   it('reads records by id and finds nothing between equal lists', () => {
     const records = [{ id: 'claude-x' }, { id: 'claude-y' }];
     expect(diffModelLists('claude-code', list('2.0.0', records), list('2.0.1', [...records].reverse()))).toEqual([]);
+  });
+
+  it("names a model whose context window or max output tokens a release changed (Claude Code's table)", () => {
+    const pinned = list('2.0.0', [
+      { id: 'claude-x', context_window: 200000, max_output_tokens: 32000, max_output_tokens_upper: 64000 },
+      { id: 'claude-y', context_window: 1000000, max_output_tokens: 64000 },
+    ]);
+    const newest = list('2.1.0', [
+      { id: 'claude-x', context_window: 1000000, max_output_tokens: 32000, max_output_tokens_upper: 128000 },
+      { id: 'claude-y', context_window: 1000000 },
+    ]);
+    const where = 'claude-code model list (2.0.0 → 2.1.0)';
+    expect(diffModelLists('claude-code', pinned, newest)).toEqual([
+      { where, change: 'changed', key: 'model claude-x context_window', committed: ['200000'], fresh: ['1000000'] },
+      {
+        where,
+        change: 'changed',
+        key: 'model claude-x max_output_tokens_upper',
+        committed: ['64000'],
+        fresh: ['128000'],
+      },
+      { where, change: 'removed', key: 'model claude-y max_output_tokens', committed: ['64000'] },
+    ]);
   });
 
   it('reads the pinned CLIs: the same release compared with itself shows no drift', () => {
