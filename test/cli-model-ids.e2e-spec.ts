@@ -12,18 +12,34 @@ import { postChatBody } from './support/chat-sse';
  */
 const ROOT = path.join(__dirname, '..');
 
+/** A record of Claude Code's model table with the limits it gives the model (scripts/cli-model-ids.mjs). */
+interface ClaudeRecord {
+  readonly id: string;
+  readonly family: string;
+  readonly first_party_id?: string;
+  readonly context_window?: number;
+  readonly max_output_tokens?: number;
+}
 interface CliModels {
   'gemini-cli': { version: string; models: string[]; aliases: string[] };
-  'claude-code': { version: string; models: Array<{ id: string; family: string }>; aliases: string[] };
+  'claude-code': { version: string; models: ClaudeRecord[]; aliases: string[] };
 }
 interface Row {
   readonly id: string;
   readonly provider: string;
   readonly upstream_model: string;
 }
+interface UpstreamModel {
+  readonly provider: string;
+  readonly context_window?: number;
+  readonly max_output_tokens?: number;
+}
 
-const catalog = (JSON.parse(fs.readFileSync(path.join(ROOT, 'src/models/catalog.json'), 'utf8')) as { models: Row[] })
-  .models;
+const catalogFile = JSON.parse(fs.readFileSync(path.join(ROOT, 'src/models/catalog.json'), 'utf8')) as {
+  models: Row[];
+  upstream_models: Record<string, UpstreamModel>;
+};
+const catalog = catalogFile.models;
 const pins = (
   JSON.parse(fs.readFileSync(path.join(ROOT, 'oracles/package.json'), 'utf8')) as {
     devDependencies: Record<string, string>;
@@ -83,6 +99,28 @@ describe('the bundled provider_b and provider_c ids against the pinned CLIs', ()
         .reduce((best, id) => (newer(id, best) ? id : best)),
     );
     expect(newest.filter((id) => !served('provider_c').has(id))).toEqual([]);
+  });
+
+  it('lists every provider_c model with the context window and max output tokens the pinned Claude Code gives it', () => {
+    // The CLI takes a table id or the dated id it sends for it (`claude-haiku-4-5-20251001`); the
+    // plain id gets the record's window (1M where the table says the model has it natively) and
+    // `max_tokens` is the record's default. A pin that changes either fails here.
+    const models = Object.entries(catalogFile.upstream_models).filter(
+      ([name, info]) => info.provider === 'provider_c' && name.startsWith('claude-'),
+    );
+    expect(models.length).toBeGreaterThanOrEqual(8);
+    const limits = (info: UpstreamModel | ClaudeRecord | undefined) =>
+      info === undefined
+        ? 'not in the pinned model table'
+        : { context_window: info.context_window, max_output_tokens: info.max_output_tokens };
+    expect(models.map(([name, info]) => ({ model: name, limits: limits(info) }))).toEqual(
+      models.map(([name]) => ({
+        model: name,
+        limits: limits(
+          cli['claude-code'].models.find((record) => record.id === name || record.first_party_id === name),
+        ),
+      })),
+    );
   });
 });
 

@@ -128,6 +128,33 @@ describe('provider_c with the real Claude Code CLI', () => {
       expect(JSON.stringify(api.messages())).not.toContain(marker);
     });
 
+    it.concurrent(
+      'sends every listed model with the max_tokens GET /v1/models lists and no long-context beta: its 1M window is native',
+      async () => {
+        const listed = (
+          (await (await fetch(`${gateway.url}/v1/models`)).json()) as {
+            data: Array<{ id: string; owned_by: string; max_output_tokens?: number; reasoning_effort?: string }>;
+          }
+        ).data.filter(
+          (entry) => entry.owned_by === 'provider_c' && !entry.id.startsWith('api/') && !entry.reasoning_effort,
+        );
+        expect(listed.map((entry) => entry.id)).toEqual(
+          expect.arrayContaining(['sonnet', 'claude-haiku-4-5-20251001']),
+        );
+        const sent = await Promise.all(
+          listed.map(async ({ id }) => {
+            const { marker, messages } = scripted([textReply('ok')]);
+            expect((await postChat(gateway, { model: id, messages })).status).toBe(200);
+            const [request] = api.messages(marker);
+            return { id, max_tokens: request.body.max_tokens, context_1m_beta: /context-1m/.test(request.beta ?? '') };
+          }),
+        );
+        expect(sent).toEqual(
+          listed.map(({ id, max_output_tokens }) => ({ id, max_tokens: max_output_tokens, context_1m_beta: false })),
+        );
+      },
+    );
+
     it.concurrent('a non-streamed request gets the whole answer and the usage the CLI reports', async () => {
       const { messages } = scripted([
         textReply(['Hel', 'lo'], { input_tokens: 3, cache_read_input_tokens: 2, output_tokens: 2 }),

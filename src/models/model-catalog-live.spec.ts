@@ -239,7 +239,7 @@ describe(modelListEntry.name, () => {
     expect(entry('claude-haiku-4-5-20251001')).toMatchObject({
       owned_by: 'provider_c',
       context_window: 200000,
-      max_output_tokens: 64000,
+      max_output_tokens: 32000,
       input_modalities: ['text'],
     });
     expect(entry('sonnet')).not.toHaveProperty('reasoning_effort');
