@@ -30,8 +30,21 @@ export interface CatalogNow {
 const LIST_TAIL = 'GET /v1/models lists the models this gateway serves';
 /** How many ids one answer suggests at most. */
 const MAX_SUGGESTIONS = 3;
-/** A trailing `[…]` tag, as Claude Code's `opus[1m]` (a context-window switch of that CLI). */
-const TAG = /\[[^\]]*\]$/;
+/**
+ * The longest id worth a suggestion: a `<family>/` prefix and the 128 characters an upstream name
+ * may hold. A longer one is no model anyone meant, and gets the plain 404 after the family check.
+ */
+const MAX_SUGGESTED_ID = 160;
+
+/**
+ * `opus[1m]` → `opus`: the id without a trailing `[…]` tag (Claude Code's context-window switch).
+ * Read by index, not by a pattern that backtracks on a run of `[`.
+ */
+export function withoutTag(id: string): string {
+  if (!id.endsWith(']')) return id;
+  const open = id.lastIndexOf('[');
+  return open >= 0 && !id.slice(open + 1, -1).includes(']') ? id.slice(0, open) : id;
+}
 
 /**
  * The 404 for `modelId`; `serves` says which families the gateway serves. In order: a family the
@@ -45,9 +58,12 @@ const TAG = /\[[^\]]*\]$/;
 export function modelNotFound(modelId: string, now: CatalogNow, serves: (family: ProviderId) => boolean): GatewayError {
   const trimmed = modelId.trim();
   const normalized = trimmed.toLowerCase();
-  const bare = normalized.replace(TAG, '');
-  const family = familyOfId(modelId, now) ?? familyOfId(normalized, now) ?? familyOfId(bare, now);
-  if (family !== undefined && !serves(family)) return notEnabled(family, modelId === now.defaultModel);
+  const family = familyOfId(modelId, now) ?? familyOfId(normalized, now);
+  if (modelId.length > MAX_SUGGESTED_ID)
+    return family !== undefined && !serves(family) ? notEnabled(family, false) : new GatewayError('model_not_found');
+  const bare = withoutTag(normalized);
+  const ofBare = family ?? familyOfId(bare, now);
+  if (ofBare !== undefined && !serves(ofBare)) return notEnabled(ofBare, modelId === now.defaultModel);
 
   const suggestions: string[] = [];
   const suggest = (candidate: string | undefined) => {
