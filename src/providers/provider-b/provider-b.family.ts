@@ -5,7 +5,7 @@ import { checkProviderBLogin } from '../../accounts/provider-b/provider-b.login-
 import { fileLogins } from '../../accounts/configured-logins';
 import { PROVIDER_B_PARAMETERS } from './provider-b.parameters';
 import { PROVIDER_B_SETTINGS } from './provider-b.settings';
-import { GEMINI_CLI_ALIASES } from './provider-b.constants';
+import { GEMINI_CLI_ALIASES } from './provider-b.model-aliases';
 
 /** Gemini Code Assist: the Google login of the Gemini CLI. */
 export const providerB: Family = {
