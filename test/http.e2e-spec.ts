@@ -238,6 +238,21 @@ describe('HTTP surface', () => {
       expect(JSON.stringify(records)).not.toContain('SECRET');
     });
 
+    it('answers the requests pipelined before a CONNECT first, then its 404', async () => {
+      const { received, closed } = await exchangeUntilClosed(
+        port(),
+        Buffer.from(
+          'GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\nCONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n',
+          'latin1',
+        ),
+      );
+      const answers = parseRawAnswers(received);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 404]);
+      expect(JSON.parse(answers[0].body).object).toBe('list');
+      expect(JSON.parse(answers[1].body)).toEqual(NOT_FOUND);
+      expect(closed).toBe(true);
+    });
+
     it('serves an absolute-form target and logs its path only, never the userinfo, host or query', async () => {
       const chat = JSON.stringify({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] });
       const before = gateway.logs.lines.length;

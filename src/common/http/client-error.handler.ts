@@ -125,7 +125,8 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
     const { status, bytes } = rawErrorResponse(new GatewayError('route_not_found'));
     // The target (host:port) is not logged: it is not a path, and may carry userinfo.
     logRejection(logger, socket, 'CONNECT', status, { method: 'CONNECT' });
-    endWith(socket, bytes);
+    // Pipelined behind other requests, it is answered after them, as a malformed request is.
+    answerAfterInFlight(socket, bytes);
   });
 }
 
