@@ -29,4 +29,11 @@ describe('applyServerTimeouts', () => {
     });
     expect([server.keepAliveTimeout, server.headersTimeout, server.requestTimeout]).toEqual([0, 0, 0]);
   });
+
+  it("keeps the keep-alive timeout on a Node without keepAliveTimeoutBuffer (before 24.6), reckoning Node's 1 s", () => {
+    const server = http.createServer();
+    Object.defineProperty(server, 'keepAliveTimeoutBuffer', { value: undefined });
+    applyServerTimeouts(server, { keepAliveTimeoutMs: 65_000, headersTimeoutMs: 60_000, requestTimeoutMs: 300_000 });
+    expect(server.keepAliveTimeout).toBe(65_000);
+  });
 });

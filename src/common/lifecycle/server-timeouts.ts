@@ -20,7 +20,8 @@ export interface ServerTimeouts {
  * a warning per connection, and take the other two modulo 2^32 ms.
  */
 export function applyServerTimeouts(server: Server, timeouts: ServerTimeouts): void {
-  server.keepAliveTimeout = isNever(timeouts.keepAliveTimeoutMs + server.keepAliveTimeoutBuffer)
+  // `keepAliveTimeoutBuffer` (Node's own 1 s) exists from Node 24.6 on.
+  server.keepAliveTimeout = isNever(timeouts.keepAliveTimeoutMs + (server.keepAliveTimeoutBuffer ?? 1000))
     ? 0
     : timeouts.keepAliveTimeoutMs;
   server.headersTimeout = orNever(timeouts.headersTimeoutMs);
