@@ -52,6 +52,7 @@ function hostOf(request: Request, response: Response): ArgumentsHost {
 interface Answer {
   readonly status: number;
   readonly retryAfter: string | null;
+  readonly shouldRetry: string | null;
   readonly connection: string | null;
   readonly contentType: string | null;
   readonly text: string;
@@ -104,6 +105,7 @@ describe('every stage writes an error through the one writer', () => {
     return {
       status: response.status,
       retryAfter: response.headers.get('retry-after'),
+      shouldRetry: response.headers.get('x-should-retry'),
       connection: response.headers.get('connection'),
       contentType: response.headers.get('content-type'),
       text: await response.text(),
@@ -118,6 +120,7 @@ describe('every stage writes an error through the one writer', () => {
     return {
       status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]),
       retryAfter: header('Retry-After'),
+      shouldRetry: header('x-should-retry'),
       connection: header('Connection'),
       contentType: header('Content-Type'),
       text: body,
@@ -141,8 +144,13 @@ describe('every stage writes an error through the one writer', () => {
         type: spec.type,
         code: spec.openaiCode,
       });
-      const retryAfter = spec.status === 429 || spec.status === 503 ? '7' : null;
-      expect(filtered).toMatchObject({ retryAfter, contentType: 'application/json; charset=utf-8' });
+      const waits = spec.status === 429 || spec.status === 503;
+      // 7 s is within the minute clients wait out by themselves: they may retry.
+      expect(filtered).toMatchObject({
+        retryAfter: waits ? '7' : null,
+        shouldRetry: waits ? 'true' : null,
+        contentType: 'application/json; charset=utf-8',
+      });
       expect(raw).toEqual({ ...filtered, connection: 'close' });
 
       // The structured form: the contract's code and status, the same message.
@@ -152,8 +160,11 @@ describe('every stage writes an error through the one writer', () => {
         code: spec.structuredCode,
         message: body.error.message,
       });
-      const structuredRetry = structured.status === 429 || structured.status === 503 ? '7' : null;
-      expect(structured.retryAfter).toBe(structuredRetry);
+      const structuredWaits = structured.status === 429 || structured.status === 503;
+      expect({ retryAfter: structured.retryAfter, shouldRetry: structured.shouldRetry }).toEqual({
+        retryAfter: structuredWaits ? '7' : null,
+        shouldRetry: structuredWaits ? 'true' : null,
+      });
 
       // After the headers: HTTP 200, the table's stream text in one error chunk, then [DONE].
       const data = sseData(stream.text);
@@ -223,7 +234,7 @@ const WRITING_CALLS = new Set(['json', 'send', 'end', 'write', 'sendJson', 'stri
 /**
  * What in `text` builds or writes an error for a client: an `{ error: {…} }` body, the table's
  * wire fields (`openaiCode`, `streamText`), the `[error: …]` chunk, a raw HTTP response head, a
- * Retry-After or `Connection: close` header, or an error status set on a response. Read from the
+ * Retry-After, x-should-retry or `Connection: close` header, or an error status set on a response. Read from the
  * syntax tree, so comments do not count and reading an upstream's `headers['retry-after']` is not
  * writing one.
  */
@@ -271,8 +282,8 @@ function errorWritesIn(file: string, text: string): string[] {
       const value = node.text;
       if (value.includes('[error:')) report(node, 'writes an [error: …] chunk');
       if (/HTTP\/1\.[01] (\d|$)/.test(value)) report(node, 'writes a raw HTTP response head');
-      if (/^retry-after$/i.test(value) && !ts.isElementAccessExpression(node.parent))
-        report(node, 'writes a Retry-After header');
+      if (/^(?:retry-after|x-should-retry)$/i.test(value) && !ts.isElementAccessExpression(node.parent))
+        report(node, `writes a ${value} header`);
     }
     if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
       const method = node.expression.name.text;
@@ -306,7 +317,7 @@ function errorWritesIn(file: string, text: string): string[] {
 }
 
 describe('no file but the error writer builds an error answer', () => {
-  it('finds no error body, wire field, error chunk, raw head, Retry-After or error status outside the writer', () => {
+  it('finds no error body, wire field, error chunk, raw head, Retry-After, x-should-retry or error status outside the writer', () => {
     const offenders = sourceFilesBelow(SRC, isProductionTs)
       .map((file) => path.relative(SRC, file).split(path.sep).join('/'))
       .filter((file) => !WRITER_FILES.has(file))
@@ -326,6 +337,7 @@ describe('no file but the error writer builds an error answer', () => {
       'writer.sendJson({ content: `[error: ${text}]` });',
       'socket.end(`HTTP/1.1 ${status} Bad\\r\\n`);',
       "response.setHeader('Retry-After', '5');",
+      "response.setHeader('x-should-retry', 'false');",
       "response.setHeader('Connection', 'close');",
       'response.statusCode = 502;',
       'response.writeHead(HttpStatus.BAD_GATEWAY);',

@@ -16,6 +16,7 @@ import {
   completed,
   created,
   DEFAULT_USAGE,
+  errorEvent,
   functionCallItem,
   providerASettings,
   textDelta,
@@ -219,6 +220,38 @@ describe('LangChain.js @langchain/openai 1.x as configured in docs/clients.md', 
       ]),
     );
   });
+});
+
+describe('LangChain.js with its default retries (docs/clients.md "Retries: usage limits and rate limits")', () => {
+  // A hang guard only: a Retry-After that LangChain.js waits out (60 s or less, up to six times)
+  // would hold the call far past it, while the expected answer is immediate.
+  const HANG_GUARD_MS = 30_000;
+
+  it(
+    'stops at once on a usage limit with no reset known: one upstream request, the 429 with its code',
+    async () => {
+      const limit = { frames: [errorEvent({ status: 429, type: 'usage_limit_reached', message: 'limit' })] };
+      // One script per attempt its default maxRetries (6) could make.
+      upstream.fake.enqueue(...Array.from({ length: 7 }, () => limit));
+      const model = new ChatOpenAICompletions({
+        model: 'sol',
+        apiKey: ALIAS,
+        configuration: { baseURL },
+        timeout: 8000,
+      });
+      const failure: Error & { status?: number; code?: string } = await model.invoke([new HumanMessage('hi')]).then(
+        () => new Error('answered'),
+        (error: unknown) => error as Error,
+      );
+      expect({ name: failure.name, status: failure.status, code: failure.code }).toEqual({
+        name: 'RateLimitCapacityError',
+        status: 429,
+        code: 'usage_limit_reached',
+      });
+      expect(upstream.fake.requests()).toHaveLength(1);
+    },
+    HANG_GUARD_MS,
+  );
 });
 
 describe('LangChain.js ChatOpenAI on a gpt-5.6 id (docs/clients.md: use ChatOpenAICompletions)', () => {

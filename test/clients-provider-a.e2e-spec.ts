@@ -5,6 +5,7 @@ import {
   completed,
   created,
   DEFAULT_USAGE,
+  errorEvent,
   functionCallItem,
   providerASettings,
   textDelta,
@@ -63,6 +64,14 @@ function providerAFamily(transport: 'ws' | 'sse'): ClientFamily {
       expect(
         input.filter((item) => item.type === 'function_call' || item.type === 'function_call_output'),
       ).toHaveLength(2);
+    },
+    scriptUsageLimit(turns) {
+      // The plan's limit without a reset time: no `resets_in_seconds`, no rate-limit headers.
+      const limit = { frames: [errorEvent({ status: 429, type: 'usage_limit_reached', message: 'limit' })] };
+      upstream.fake.enqueue(...Array.from({ length: turns }, () => limit));
+    },
+    upstreamTurns() {
+      return upstream.fake.requests().length;
     },
   };
 }

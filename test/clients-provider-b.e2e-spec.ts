@@ -1,7 +1,14 @@
 import type { ClientFamily, ReadFileArgs } from './support/client-scenarios';
 import { describeClientScenarios, fakeUpstream } from './support/client-scenarios';
 import { FakeCodeAssist } from './support/fake-provider-b';
-import { callFrame, finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
+import {
+  callFrame,
+  errorFrame,
+  errorInfo,
+  finishFrame,
+  providerBSettings,
+  textFrame,
+} from './support/provider-b-fixtures';
 
 // Usage every scripted turn reports, and what the gateway turns it into.
 const FAKE_USAGE = { prompt: 11, candidates: 6, total: 17 };
@@ -89,6 +96,18 @@ function providerBFamily(): ClientFamily {
         role: 'user',
         parts: [{ functionResponse: { id: callId, name: 'read_file', response: { output } } }],
       });
+    },
+    scriptUsageLimit(turns) {
+      // Code Assist's spent quota for the model, no reset given (QUOTA_EXHAUSTED without RetryInfo).
+      const spent = {
+        status: 429,
+        body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'quota exhausted', [errorInfo('QUOTA_EXHAUSTED')]),
+      };
+      for (const route of ['generateContent', 'streamGenerateContent'] as const)
+        upstream.fake.enqueue(route, ...Array.from({ length: turns }, () => spent));
+    },
+    upstreamTurns() {
+      return upstream.fake.requests('generateContent').length + upstream.fake.requests('streamGenerateContent').length;
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { ClientFamily, ReadFileArgs } from './support/client-scenarios';
 import { describeClientScenarios, fakeUpstream } from './support/client-scenarios';
-import { FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
+import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
 import { realClaudeGatewaySettings } from './support/real-claude';
 
 // Usage on every scripted answer; the gateway reports input + cache tokens as prompt tokens.
@@ -58,6 +58,14 @@ function providerCFamily(): ClientFamily {
           -1,
         ),
       );
+    },
+    scriptUsageLimit(turns) {
+      // The five-hour window spent, resetting in five hours.
+      const reset = Math.floor(Date.now() / 1000) + 5 * 3600;
+      api.enqueue(...Array.from({ length: turns }, () => API_ERRORS.limit(reset)));
+    },
+    upstreamTurns() {
+      return api.messages().length;
     },
   };
 }

@@ -331,14 +331,14 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)).toHaveLength(1);
     });
 
-    it('docs/upstream/provider-c.md §11.25 a usage-limit message → usage_limit (429) with Retry-After 60 after one run', async () => {
+    it("docs/upstream/provider-c.md §11.25 a usage-limit message → usage_limit (429) with the table's Retry-After after one run", async () => {
       const h = await harness([{ stdout: [], stderr: 'Claude AI usage limit reached', exitCode: 1 }]);
       const error = (await h.adapter
         .stream(request(), call().context)
         .catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error.code).toBe('usage_limit');
       expect(error.spec.status).toBe(429);
-      expect(error.retryAfterHeader).toBe(60);
+      expect(error.retryAfterHeader).toBe(300);
       expect(readRuns(h.dir)).toHaveLength(1);
     });
 

@@ -222,7 +222,9 @@ export const CORE_ERROR_CODES = {
     structuredCode: 'rate_limited',
     streamText: 'usage limit reached',
     message: 'the upstream usage limit was reached; retry after the reset',
-    retryAfterSeconds: 60,
+    // The reset is unknown and plans reset in hours: over the minute clients wait by themselves, so
+    // none of them retries into the same limit (x-should-retry: false); ACCOUNT_COOLDOWN_DEFAULT's 5 min.
+    retryAfterSeconds: 300,
     upstream: true,
   },
   // OpenAI's own answer for spent credit (429, type and code `insufficient_quota`): clients know it.

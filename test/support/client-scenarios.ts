@@ -54,6 +54,13 @@ export interface ClientFamily {
    * format: the `read_file` call with `args` and the result `output`, paired by `callId`.
    */
   expectContinuation(callId: string, args: ReadFileArgs, output: string): Promise<void>;
+  /**
+   * Scripts the next `turns` upstream turns to fail with the family's usage limit: the login's plan
+   * (or its quota for the model) is spent, and its reset is unknown or hours away.
+   */
+  scriptUsageLimit(turns: number): void;
+  /** How many chat turns reached the upstream since `reset()`. */
+  upstreamTurns(): number;
 }
 
 /** The start/stop half of a `ClientFamily` whose fake is an upstream server. */
@@ -283,6 +290,47 @@ export function describeClientScenarios(family: ClientFamily): void {
         expect(second.usage).toMatchObject(family.usage);
         await family.expectContinuation(call.id, args, output);
       });
+    });
+
+    it('openai SDK with its default retries: a usage limit arrives as one 429 that the SDK does not retry', async () => {
+      // One script per attempt the SDK's default (maxRetries 2) could make: a retry reaches the fake.
+      family.scriptUsageLimit(3);
+      // The SDK waits out a Retry-After of up to 60 s before a retry: the call is aborted as soon as
+      // the SDK says it will retry, so a retry shows at once instead of as a test timeout.
+      const retrying = new AbortController();
+      const retries: string[] = [];
+      const ignore = () => undefined;
+      const defaults = new OpenAI({
+        baseURL: `${gateway.url}/v1`,
+        apiKey: 'test',
+        timeout: 8000,
+        logLevel: 'info',
+        logger: {
+          info: (message: string) => {
+            if (!message.includes('retrying')) return;
+            retries.push(message);
+            retrying.abort();
+          },
+          debug: ignore,
+          warn: ignore,
+          error: ignore,
+        },
+      });
+      const failure = await defaults.chat.completions
+        .create(
+          { model: family.model, messages: [{ role: 'user', content: 'Say hello.' }] },
+          { signal: retrying.signal },
+        )
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(retries).toEqual([]);
+      expect(failure).toBeInstanceOf(OpenAI.APIError);
+      const error = failure as InstanceType<typeof OpenAI.APIError>;
+      expect(error.status).toBe(429);
+      expect(error.headers?.get('x-should-retry')).toBe('false');
+      expect(family.upstreamTurns()).toBe(1);
     });
 
     it("openai SDK stream helper: finalChatCompletion() assembles the streamed tool call with the SDK's own accumulator", async () => {

@@ -1,7 +1,13 @@
 import { errorSpec, errorTable } from '../../core/error-codes';
 import { familyIds, familyOf } from '../../core/family-registry';
 import { GatewayError } from '../../core/gateway.error';
-import { errorAnswer, rawErrorResponse, streamErrorContent } from './error-writer';
+import {
+  CLIENT_RETRY_AFTER_MAX_SECONDS,
+  errorAnswer,
+  rawErrorResponse,
+  shouldRetryHeader,
+  streamErrorContent,
+} from './error-writer';
 
 describe(errorAnswer.name, () => {
   it('renders the OpenAI shape with param null and our message, never the internal detail', () => {
@@ -47,11 +53,15 @@ describe(errorAnswer.name, () => {
     expect(errorAnswer(new Error('boom'), 'structured').status).toBe(502);
   });
 
-  it('adds Retry-After (the hint rounded up, else the table default) on 429 and 503, and Connection: close when asked', () => {
+  it('adds Retry-After (the hint rounded up, else the table default) and x-should-retry on 429 and 503, and Connection: close when asked', () => {
     expect(errorAnswer(new GatewayError('rate_limited', { retryAfterSeconds: 1.2 }), 'openai').headers).toEqual([
       ['Retry-After', '2'],
+      ['x-should-retry', 'true'],
     ]);
-    expect(errorAnswer(new GatewayError('draining'), 'structured').headers).toEqual([['Retry-After', '5']]);
+    expect(errorAnswer(new GatewayError('draining'), 'structured').headers).toEqual([
+      ['Retry-After', '5'],
+      ['x-should-retry', 'true'],
+    ]);
     expect(errorAnswer(new GatewayError('invalid_request'), 'openai', { connectionClose: true }).headers).toEqual([
       ['Connection', 'close'],
     ]);
@@ -137,7 +147,10 @@ describe('failures of a known family name the fix', () => {
     );
     expect(credit).toEqual({
       status: 429,
-      headers: [['Retry-After', '3600']],
+      headers: [
+        ['Retry-After', '3600'],
+        ['x-should-retry', 'false'],
+      ],
       body: {
         error: {
           message: expect.stringContaining('the usage credit of this Claude Code CLI login is used up'),
@@ -171,7 +184,10 @@ describe('every 429 says when', () => {
     '%s %s: the message carries the wait its Retry-After says',
     (provider, code) => {
       const answer = errorAnswer(new GatewayError(code, { provider, retryAfterSeconds: 39.2 }), 'openai');
-      expect(answer.headers).toEqual([['Retry-After', '40']]);
+      expect(answer.headers).toEqual([
+        ['Retry-After', '40'],
+        ['x-should-retry', 'true'],
+      ]);
       const { message } = (answer.body as { error: { message: string } }).error;
       // A family whose vendor bills no paid usage never meets paid_usage_not_allowed: the table's words stand.
       if (code === 'paid_usage_not_allowed' && familyOf(provider).fix.paidUsage === undefined) return;
@@ -194,7 +210,10 @@ describe('every 429 says when', () => {
 
   it("keeps the family's own words when nothing says when", () => {
     const answer = errorAnswer(new GatewayError('rate_limited', { provider: 'provider_b' }), 'openai');
-    expect(answer.headers).toEqual([['Retry-After', '5']]);
+    expect(answer.headers).toEqual([
+      ['Retry-After', '5'],
+      ['x-should-retry', 'true'],
+    ]);
     expect(answer.body).toMatchObject({
       error: { message: 'provider_b: the upstream is rate limiting this Gemini CLI login; retry later' },
     });
@@ -203,8 +222,58 @@ describe('every 429 says when', () => {
   it("says the queue's own Retry-After", () => {
     for (const code of ['queue_full', 'queue_timeout'] as const) {
       const answer = errorAnswer(new GatewayError(code), 'openai');
-      expect(answer.headers).toEqual([['Retry-After', '5']]);
+      expect(answer.headers).toEqual([
+        ['Retry-After', '5'],
+        ['x-should-retry', 'true'],
+      ]);
       expect((answer.body as { error: { message: string } }).error.message).toMatch(/; retry in 5 s$/);
     }
+  });
+});
+
+describe('x-should-retry: whether a client may retry by itself', () => {
+  const headersOf = (error: GatewayError) => Object.fromEntries(errorAnswer(error, 'openai').headers);
+
+  it('says true up to the 60 s the openai SDK and LangChain.js wait out, false beyond', () => {
+    expect(CLIENT_RETRY_AFTER_MAX_SECONDS).toBe(60);
+    expect([1, 5, 59, 60].map(shouldRetryHeader)).toEqual(['true', 'true', 'true', 'true']);
+    expect([61, 300, 3600, 18_000].map(shouldRetryHeader)).toEqual(['false', 'false', 'false', 'false']);
+  });
+
+  it.each(['usage_limit', 'usage_credit_exhausted', 'paid_usage_not_allowed'] as const)(
+    '%s with its reset unknown: no client retry (the table wait is over the minute)',
+    (code) => {
+      const headers = headersOf(new GatewayError(code, { provider: 'provider_a' }));
+      expect(Number(headers['Retry-After'])).toBeGreaterThan(CLIENT_RETRY_AFTER_MAX_SECONDS);
+      expect(headers['x-should-retry']).toBe('false');
+    },
+  );
+
+  it('a usage limit with no reset known waits 300 s, the default cooldown of the login', () => {
+    expect(headersOf(new GatewayError('usage_limit'))).toEqual({ 'Retry-After': '300', 'x-should-retry': 'false' });
+  });
+
+  it('follows the wait the error knows, whatever its code: a reset within the minute may be retried', () => {
+    expect(headersOf(new GatewayError('usage_limit', { retryAfterSeconds: 30 }))).toEqual({
+      'Retry-After': '30',
+      'x-should-retry': 'true',
+    });
+    expect(headersOf(new GatewayError('usage_limit', { retryAfterSeconds: 18_000 }))['x-should-retry']).toBe('false');
+    // A rate limit longer than a minute: the SDK would ignore its Retry-After and ask again at once.
+    expect(headersOf(new GatewayError('rate_limited', { retryAfterSeconds: 120 }))).toEqual({
+      'Retry-After': '120',
+      'x-should-retry': 'false',
+    });
+    expect(headersOf(new GatewayError('rate_limited', { retryAfterSeconds: 60 }))['x-should-retry']).toBe('true');
+  });
+
+  it('is sent only beside a Retry-After: never on other statuses', () => {
+    for (const code of ['upstream', 'timeout', 'auth', 'invalid_request'] as const)
+      expect(headersOf(new GatewayError(code))).toEqual({});
+  });
+
+  it('is in the raw clientError answer too', () => {
+    const head = rawErrorResponse(new GatewayError('usage_limit')).bytes.toString('latin1').split('\r\n\r\n')[0];
+    expect(head).toContain('\r\nRetry-After: 300\r\nx-should-retry: false\r\n');
   });
 });

@@ -122,9 +122,30 @@ export function clientErrorLogFields(error: GatewayError): { param?: string; err
 }
 
 /**
+ * The longest Retry-After that the clients which honour it wait for before they retry by
+ * themselves: the `openai` SDK (and the other Stainless-generated SDKs) and LangChain.js wait up
+ * to 60 s. The SDK ignores a longer Retry-After and retries after its own backoff of about a second.
+ */
+export const CLIENT_RETRY_AFTER_MAX_SECONDS = 60;
+
+/**
+ * The `x-should-retry` of a 429 or 503 whose Retry-After is `retryAfterSeconds`. The value is
+ * `true` when a client that waits that long and retries finds what it asked for: a short rate
+ * limit, a full queue, or a reset within the minute. It is `false` when the wait is longer than
+ * such a client waits: a spent plan, quota or credit that resets in minutes or hours. The `openai`
+ * SDK obeys the header over its own rule ("retry every 429 and 5xx"). Without a `false` it would
+ * ask again within a second or two, twice, and every attempt would reach the upstream
+ * (docs/error-codes.md "Retries by clients").
+ */
+export function shouldRetryHeader(retryAfterSeconds: number): 'true' | 'false' {
+  return retryAfterSeconds <= CLIENT_RETRY_AFTER_MAX_SECONDS ? 'true' : 'false';
+}
+
+/**
  * The answer to `thrown` (a GatewayError, or anything else through toGatewayError) in `shape`:
  * the table's status, `type`/`code` or structured code, our own message (the error's, else the
- * family's fix, else the table's), `param` and `details`; Retry-After on every 429 and 503.
+ * family's fix, else the table's), `param` and `details`; Retry-After and x-should-retry on every
+ * 429 and 503.
  */
 export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAnswerOptions = {}): ErrorAnswer {
   const error = toGatewayError(thrown);
@@ -147,7 +168,10 @@ export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAn
     body = { error: { message, type: spec.type, code: spec.openaiCode, param: error.param ?? null } };
   }
   const headers: [string, string][] = [];
-  if (status === 429 || status === 503) headers.push(['Retry-After', String(error.retryAfterHeader ?? 5)]);
+  if (status === 429 || status === 503) {
+    const wait = error.retryAfterHeader ?? 5;
+    headers.push(['Retry-After', String(wait)], ['x-should-retry', shouldRetryHeader(wait)]);
+  }
   if (options.connectionClose) headers.push(['Connection', 'close']);
   return { status, headers, body };
 }

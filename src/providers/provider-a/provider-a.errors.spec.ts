@@ -68,7 +68,7 @@ describe(classifyUpstreamFailure.name, () => {
     expect(classifyUpstreamFailure({ payload, now: NOW }).retryAfterSeconds).toBe(120);
   });
 
-  it('falls back to the earliest exhausted telemetry window, else the table default of 60 s', () => {
+  it('falls back to the earliest exhausted telemetry window, else the table default of 300 s', () => {
     const planWindows = [
       { name: 'primary', usedRatio: 1, resetsAt: NOW + 900_000 },
       { name: 'secondary', usedRatio: 0.4, resetsAt: NOW + 10_000 },
@@ -77,7 +77,7 @@ describe(classifyUpstreamFailure.name, () => {
     expect(classifyUpstreamFailure({ payload, planWindows, now: NOW }).retryAfterSeconds).toBe(900);
     const unknown = classifyUpstreamFailure({ payload, now: NOW });
     expect(unknown.retryAfterSeconds).toBeUndefined();
-    expect(unknown.retryAfterHeader).toBe(60);
+    expect(unknown.retryAfterHeader).toBe(300);
   });
 
   it('reads several hints the same way in every branch: the latest one', () => {

@@ -43,12 +43,14 @@ describe(classifyRunFailure.name, () => {
     'You’ve hit your weekly limit · resets Oct 12, 4am',
     "You've hit your 5-hour limit · resets 9:13pm (UTC)",
   ])(
-    'classifies the subscription cap %j as usage_limit (429) with Retry-After 60 when the reset is a clock time',
+    'classifies the subscription cap %j as usage_limit (429) whose reset stays unknown when it is a clock time',
     (stderr) => {
       const error = exit(stderr);
       expect(error.code).toBe('usage_limit');
       expect(error.spec.status).toBe(429);
-      expect(error.retryAfterHeader).toBe(60);
+      // No wait is made up: the table's Retry-After (300), the pool's default cooldown, "retry after the reset".
+      expect(error.retryAfterSeconds).toBeUndefined();
+      expect(error.retryAfterHeader).toBe(300);
       expect(error.retryable).toBe(false);
     },
   );
@@ -95,13 +97,13 @@ describe(classifyRunFailure.name, () => {
       expect(report(fields)).toMatchObject({ code, retryable });
     });
 
-    it('takes Retry-After from the reported reset, else 60', () => {
+    it('takes Retry-After from the reported reset, else the usage limit keeps it unknown and a rate limit assumes 60', () => {
       expect(
         report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 1_000_000_000 + 5400 }).retryAfterHeader,
       ).toBe(5400);
-      expect(report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 999_999_000 }).retryAfterHeader).toBe(
-        60,
-      );
+      const past = report({ apiStatus: 429, apiError: 'usage_limit_reached', resetsAt: 999_999_000 });
+      expect(past.retryAfterSeconds).toBeUndefined();
+      expect(past.retryAfterHeader).toBe(300);
       expect(report({ apiStatus: 429 }).retryAfterHeader).toBe(60);
     });
 

@@ -4,7 +4,11 @@ import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 
-/** docs/upstream/provider-c.md §8.3: without a parseable reset hint a limit message means "retry in a minute". */
+/**
+ * docs/upstream/provider-c.md §8.3: without a parseable reset hint a short-term rate limit means
+ * "retry in a minute". A usage limit without one keeps its reset unknown: the table's default
+ * Retry-After, and the account pool's default cooldown.
+ */
 export const DEFAULT_LIMIT_RETRY_AFTER_SECONDS = 60;
 
 const AUTH_PATTERNS = [
@@ -243,7 +247,10 @@ function retryAfterFromReset(resetsAt: number | undefined, now: number): number 
   return seconds > 0 ? seconds : undefined;
 }
 
-/** A spent subscription (`usage_limit`) or a short-term rate limit (`rate_limited`): both 429, never retried here. */
+/**
+ * A spent subscription (`usage_limit`) or a short-term rate limit (`rate_limited`): both 429, never
+ * retried here. Only the rate limit assumes a wait when none is reported.
+ */
 function limitError(
   usageLimit: boolean,
   detail: string,
@@ -255,7 +262,7 @@ function limitError(
     detail,
     upstreamStatus,
     resetsAt: usageLimit && resetsAtSeconds !== undefined ? resetsAtSeconds * 1000 : undefined,
-    retryAfterSeconds: retryAfterSeconds ?? DEFAULT_LIMIT_RETRY_AFTER_SECONDS,
+    retryAfterSeconds: retryAfterSeconds ?? (usageLimit ? undefined : DEFAULT_LIMIT_RETRY_AFTER_SECONDS),
   });
 }
 
