@@ -222,8 +222,8 @@ export const CORE_ERROR_CODES = {
     structuredCode: 'rate_limited',
     streamText: 'usage limit reached',
     message: 'the upstream usage limit was reached; retry after the reset',
-    // The reset is unknown and plans reset in hours: over the minute clients wait by themselves, so
-    // none of them retries into the same limit (x-should-retry: false); ACCOUNT_COOLDOWN_DEFAULT's 5 min.
+    // No reset known, and plans reset after hours: a wait longer than any client waits by itself
+    // (x-should-retry: false), and the login's default rest (ACCOUNT_COOLDOWN_DEFAULT's 5 min).
     retryAfterSeconds: 300,
     upstream: true,
   },
