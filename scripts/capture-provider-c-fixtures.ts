@@ -164,6 +164,9 @@ const CASES: Record<string, CaptureCase> = {
   'third-party-credit-400': { replies: [API_ERRORS.thirdParty('credit')] },
   'third-party-organization-400': { replies: [API_ERRORS.thirdParty('organization')] },
   'out-of-extra-usage-400': { replies: [API_ERRORS.thirdParty('outOfExtraUsage')] },
+  // Anthropic's long-context refusal (a conversation past 200,000 tokens without extra usage).
+  'long-context-429': { replies: [API_ERRORS.longContext('extraUsage')] },
+  'long-context-credits-429': { replies: [API_ERRORS.longContext('usageCredits')] },
   'failed-after-output': {
     replies: [
       {

@@ -206,6 +206,19 @@ export const THIRD_PARTY_MESSAGES = {
   outOfExtraUsage: "You're out of extra usage. Add more at claude.ai/settings/usage and keep going.",
 } as const;
 
+/**
+ * Anthropic's refusal of a conversation past 200,000 tokens to a model Claude Code gives a
+ * 1,000,000-token window, from a subscription login without extra usage: HTTP 429
+ * `rate_limit_error` without the unified meter headers (it is no meter). `extraUsage` is the
+ * wording users reported; `usageCredits` the other one Claude Code 2.1.332 recognises (its binary
+ * matches "Extra usage is required for long context" or "Usage credits are required for long
+ * context").
+ */
+export const LONG_CONTEXT_MESSAGES = {
+  extraUsage: 'Extra usage is required for long context requests.',
+  usageCredits: 'Usage credits are required for long context requests.',
+} as const;
+
 /** The errors the real API sends for each failure the gateway must tell apart. */
 export const API_ERRORS = {
   unauthorized: (): FakeErrorReply => ({
@@ -263,6 +276,13 @@ export const API_ERRORS = {
     status: 400,
     errorType: 'invalid_request_error',
     message: THIRD_PARTY_MESSAGES[wording],
+  }),
+  /** The long-context refusal in one of its wordings (LONG_CONTEXT_MESSAGES). */
+  longContext: (wording: keyof typeof LONG_CONTEXT_MESSAGES = 'extraUsage'): FakeErrorReply => ({
+    type: 'error',
+    status: 429,
+    errorType: 'rate_limit_error',
+    message: LONG_CONTEXT_MESSAGES[wording],
   }),
   overloaded: (): FakeErrorReply => ({
     type: 'error',
