@@ -7,14 +7,20 @@ import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { AccountPools } from '../src/accounts/account-pools';
-import type { FakeStreamReply, FakeUnifiedMeters, THIRD_PARTY_MESSAGES } from './support/fake-anthropic-api';
+import type {
+  FakeStreamReply,
+  FakeUnifiedMeters,
+  LONG_CONTEXT_MESSAGES,
+  THIRD_PARTY_MESSAGES,
+} from './support/fake-anthropic-api';
 import { API_ERRORS, useFakeAnthropicApi } from './support/fake-anthropic-api';
 import { realClaudeGatewaySettings } from './support/real-claude';
 
 /**
  * What Anthropic meters and refuses on a Claude subscription, end to end with the REAL Claude
  * Code binary (2.1.332) against the loopback fake of the Anthropic API: the third-party refusal
- * (docs/troubleshooting.md "extra_usage_required") and an answer paid from extra usage, which the
+ * (docs/troubleshooting.md "extra_usage_required"), the long-context refusal (docs/troubleshooting.md
+ * "context_length_exceeded") and an answer paid from extra usage, which the
  * CLI reports in its `rate_limit_event` and provider_c hands to the login's account pool. Each test
  * has its own gateway: what one login's plan says must not leak into another test's turns.
  */
@@ -107,6 +113,91 @@ describe("provider_c: Anthropic's third-party refusal with the real claude", () 
     expect(recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
     expect(api().messages()).toHaveLength(3);
     // Not a dead login: the next request (the fake now answers) runs on it.
+    const next = await streamChat(gateway!, {});
+    expect(next.status).toBe(200);
+    expect(contents(next)).toEqual(['ok']);
+  });
+});
+
+describe("provider_c: Anthropic's long-context refusal with the real claude", () => {
+  /** The 400 an agent compacts on, in the gateway's words: the 200,000-token rule of the login and every way out. */
+  function expectLongContext(status: number, headers: Headers, body: any): void {
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'context_length_exceeded',
+      param: null,
+    });
+    expect(body.error.message).toContain('longer than the 200,000 tokens this Claude Code CLI login may send');
+    expect(body.error.message).toContain('shorten or compact the conversation');
+    expect(body.error.message).toContain("turn on Claude's extra usage at claude.ai/settings/usage");
+    expect(body.error.message).toContain('choose another model');
+    // Nothing says to wait: no wait helps.
+    expect(headers.get('retry-after')).toBeNull();
+    // Our words only: the API's and the CLI's sentences are for the log.
+    expect(JSON.stringify(body)).not.toMatch(/Extra usage is required|Usage credits|API Error|--model/);
+  }
+
+  it.each<[keyof typeof LONG_CONTEXT_MESSAGES, string]>([
+    ['extraUsage', 'claude-opus-4-8'],
+    ['usageCredits', 'claude-fable-5'],
+  ])(
+    'the %s wording on %s, streamed: 400 context_length_exceeded before any SSE byte, one claude run and one API call, the fix on the log line',
+    async (wording, model) => {
+      await start();
+      api().script([API_ERRORS.longContext(wording), { type: 'stream', blocks: [{ kind: 'text', deltas: ['no'] }] }]);
+      const result = await streamChat(gateway!, { model });
+      expect(result.headers.get('content-type')).toContain('application/json');
+      expectLongContext(result.status, result.headers, result.body);
+      // The CLI asks once and the gateway never again: the answer scripted next was never asked for.
+      expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+      expect(api().messages()).toHaveLength(1);
+      expect(recordsOf(result.headers, 'upstream_retry')).toEqual([]);
+      expect(recordsOf(result.headers, 'upstream_account_moved')).toEqual([]);
+      expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+        expect.objectContaining({
+          provider: 'provider_c',
+          account: 'default',
+          error_code: 'context_window',
+          retryable: false,
+          upstream_status: 429,
+          upstream_type: 'rate_limit_error',
+          upstream_code: 'long_context_credits_required',
+          upstream_message: expect.stringContaining('Usage credits required for 1M context'),
+          fix: expect.stringContaining("turns on Claude's extra usage for this login at claude.ai/settings/usage"),
+        }),
+      ]);
+      expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+        expect.objectContaining({ status: 400, error_code: 'context_window' }),
+      ]);
+    },
+  );
+
+  it('not streamed: the same 400; the login is neither cooling nor spent, and the next (shorter) chat runs on it', async () => {
+    await start();
+    const cooldowns = async (): Promise<number> =>
+      sampleValue(await scrapeMetrics(gateway!), 'gateway_chat_api_account_cooldowns_total', {
+        ...DEFAULT_LOGIN,
+        reason: 'rate_limited',
+      }) ?? 0;
+    const cooled = await cooldowns();
+    api().script([
+      API_ERRORS.longContext('extraUsage'),
+      { type: 'stream', blocks: [{ kind: 'text', deltas: ['ok'] }] },
+    ]);
+    const response = await postChat(gateway!, {});
+    expectLongContext(response.status, response.headers, await response.json());
+    expect(api().messages()).toHaveLength(1);
+    const accounts = (await (await fetch(`${gateway!.url}/v1/accounts`)).json()) as {
+      data: Record<string, unknown>[];
+    };
+    expect(accounts.data.find((row) => row.provider === 'provider_c')).toMatchObject({
+      account: 'default',
+      state: 'ready',
+      plan_spent: false,
+    });
+    expect(sampleValue(await scrapeMetrics(gateway!), 'gateway_chat_api_account_plan_spent', DEFAULT_LOGIN)).toBe(0);
+    expect(await cooldowns()).toBe(cooled);
     const next = await streamChat(gateway!, {});
     expect(next.status).toBe(200);
     expect(contents(next)).toEqual(['ok']);

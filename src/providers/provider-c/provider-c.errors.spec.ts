@@ -260,6 +260,94 @@ describe("Anthropic's third-party refusal (docs/error-codes.md extra_usage_requi
   });
 });
 
+describe("Anthropic's long-context refusal (docs/error-codes.md context_window)", () => {
+  /** What Claude Code 2.1.332 reports (__fixtures__/claude-code-2.1.332/long-context-429.jsonl). */
+  const CLI_TEXT =
+    'API Error: Usage credits required for 1M context · turn on usage credits at https://claude.ai/settings/usage?from=cc_cli_limit_message (they take effect in a new session), or use --model to switch to standard context';
+  const report = (fields: Partial<CliErrorReport> = {}): GatewayError =>
+    classifyRunFailure(
+      {
+        kind: 'error_result',
+        report: {
+          text: CLI_TEXT,
+          error: 'rate_limit',
+          apiStatus: 429,
+          apiErrorType: 'rate_limit_error',
+          apiError: 'long_context_credits_required',
+          subtype: 'success',
+          terminalReason: 'api_error',
+          cliVersion: '2.1.332',
+          ...fields,
+        },
+        stderr: '',
+      },
+      1_000_000_000_000,
+    );
+
+  it('is context_window (400 context_length_exceeded), never retried, no Retry-After, for provider_c', () => {
+    const error = report();
+    expect(error).toMatchObject({
+      code: 'context_window',
+      retryable: false,
+      provider: 'provider_c',
+      upstreamStatus: 429,
+    });
+    expect(error.spec).toMatchObject({ status: 400, openaiCode: 'context_length_exceeded' });
+    expect(error.retryAfterHeader).toBeUndefined();
+    expect(error.detail).toBe(
+      'error result (rate_limit, 429, rate_limit_error, long_context_credits_required, api_error)',
+    );
+  });
+
+  it("says the 200,000-token rule of this login and every way out, in the gateway's words only", () => {
+    const message = report().publicMessage!;
+    expect(message).toContain('200,000 tokens');
+    expect(message).toContain('Claude Code CLI login');
+    expect(message).toMatch(/shorten or compact/);
+    expect(message).toContain("Claude's extra usage");
+    expect(message).toContain('claude.ai/settings/usage');
+    expect(message).toContain('another model');
+    expect(message).not.toMatch(/API Error|usage credits|--model|cc_cli_limit_message/);
+  });
+
+  it("carries the fix and the CLI's words, sanitized, for the log line only", () => {
+    const error = report();
+    expect(error.fix).toContain('claude.ai/settings/usage');
+    expect(error.fix).toContain('200,000');
+    expect(error.upstream).toEqual({
+      type: 'rate_limit_error',
+      code: 'long_context_credits_required',
+      message: expect.stringContaining('Usage credits required for 1M context'),
+    });
+  });
+
+  it("is recognised by the CLI's marker alone, whatever the text says", () => {
+    expect(report({ text: '' }).code).toBe('context_window');
+    expect(report({ text: 'misleading: please login' }).code).toBe('context_window');
+  });
+
+  it.each([
+    // The API's own words, as an older CLI printed them, or in the newer wording the CLI knows.
+    'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Extra usage is required for long context requests."}}',
+    'API Error: Extra usage is required for 1M context · run /extra-usage to enable, or /model to switch to standard context',
+    'Usage credits are required for long context requests.',
+    CLI_TEXT,
+  ])('is recognised by its words %j from a CLI that sets no marker, and from stderr alone', (text) => {
+    expect(report({ apiError: undefined, text }).code).toBe('context_window');
+    expect(report({ apiError: undefined, error: undefined, apiErrorType: undefined, text }).code).toBe(
+      'context_window',
+    );
+    expect(exit(text)).toMatchObject({ code: 'context_window', retryable: false });
+  });
+
+  it('other 429s stay limits', () => {
+    expect(report({ apiError: undefined, text: 'API Error: Server is temporarily limiting requests' }).code).toBe(
+      'rate_limited',
+    );
+    expect(report({ apiError: 'usage_limit_reached', text: "You've hit your 5-hour limit" }).code).toBe('usage_limit');
+  });
+});
+
 describe(parseRetryAfterSeconds.name, () => {
   const now = 1_767_225_600_000;
   it.each([

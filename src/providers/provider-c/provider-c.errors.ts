@@ -51,11 +51,25 @@ const CLIENT_TOO_OLD_PATTERN = /\bclaude code \S+ (?:does not support this model
 const EXTRA_USAGE_PATTERNS = [/\bdraw from (?:your )?extra usage\b/, /\bout of extra usage\b/];
 
 /**
+ * Anthropic's refusal of a conversation past 200,000 tokens, from a subscription login without
+ * extra usage, to a model Claude Code gives a 1,000,000-token window: the API's 429 "Extra usage is
+ * required for long context requests." (or "Usage credits are required for long context…"), which
+ * Claude Code 2.1.332 reports as `api_error: "long_context_credits_required"` in its own words
+ * ("Usage credits required for 1M context · …"; older builds: "Extra usage is required for 1M
+ * context · …"). The marker is what tells it apart from a limit; the words are the fallback.
+ */
+const LONG_CONTEXT_API_ERROR = 'long_context_credits_required';
+const LONG_CONTEXT_PATTERN = /\b(?:extra usage|usage credits) (?:is |are )?required for (?:long|1m) context\b/;
+
+/** The input a subscription login may send to such a model without extra usage (Anthropic's long-context rule). */
+const STANDARD_CONTEXT_TOKENS = '200,000';
+
+/**
  * What the CLI reported about a failed turn, read from its structured fields (Claude Code
  * 2.1.332, see __fixtures__/): the synthetic `assistant` line's `error` (`authentication_failed`,
  * `rate_limit`, `server_error`, `invalid_request`, `billing_error`, `unknown`),
  * `api_error_status`, `api_error_type`, `api_error` (`usage_limit_reached`,
- * `claude_code_version_too_old`), the limit's reset
+ * `claude_code_version_too_old`, `long_context_credits_required`), the limit's reset
  * (`api_error_params.rate_limit_info.resetsAt`, or a rejected `rate_limit_event`), and the
  * `result` line's `subtype` and `terminal_reason`. `text` is the CLI's own message: a fallback for
  * classification, never shown to a client, and logged only sanitized (`upstream_message`).
@@ -180,6 +194,8 @@ function classifyReport(report: CliErrorReport, now: number): GatewayError | und
   const detail = `error result${reportDetail(report)}`;
   if (report.apiError === 'claude_code_version_too_old' || CLIENT_TOO_OLD_PATTERN.test(report.text.toLowerCase()))
     return clientTooOld(detail, status, report.cliVersion);
+  // Not a limit although a 429: no wait helps, a shorter conversation does.
+  if (isLongContextRefusal(report)) return longContextRefused(detail, status);
   // A refusal, not a limit: a 429 or the CLI's `rate_limit` with such words is the plan's limit below.
   if (status !== 429 && error !== 'rate_limit' && isExtraUsageRefusal(report.text))
     return extraUsageRequired(detail, status);
@@ -287,6 +303,29 @@ function clientTooOld(
   });
 }
 
+/** The long-context refusal: the CLI's marker, else its words or the API's (case-insensitive). */
+export function isLongContextRefusal(report: Pick<CliErrorReport, 'apiError' | 'text'>): boolean {
+  return report.apiError === LONG_CONTEXT_API_ERROR || LONG_CONTEXT_PATTERN.test(report.text.toLowerCase());
+}
+
+/**
+ * The conversation is longer than this login may send without extra usage: a `context_window` error
+ * (400 `context_length_exceeded`), which coding agents answer by compacting the conversation and
+ * sending it again, the one fix that needs no account owner. Never retried (every run of the same
+ * conversation gets the same answer), and neither a dead login nor a spent plan: the login keeps
+ * serving shorter conversations.
+ */
+function longContextRefused(detail: string, upstreamStatus: number | undefined): GatewayError {
+  const { cli, paidUsage } = PROVIDER_C_FIX;
+  return new GatewayError('context_window', {
+    detail,
+    upstreamStatus,
+    provider: 'provider_c',
+    publicMessage: `provider_c: the conversation is longer than the ${STANDARD_CONTEXT_TOKENS} tokens this ${cli} login may send without ${paidUsage.name} (Anthropic's rule for long context on models with a 1,000,000-token window); shorten or compact the conversation below ${STANDARD_CONTEXT_TOKENS} tokens, have the account owner turn on ${paidUsage.name} at ${paidUsage.page}, or choose another model (not retried)`,
+    fix: `the account owner turns on ${paidUsage.name} for this login at ${paidUsage.page}, or clients keep their conversations on this login below ${STANDARD_CONTEXT_TOKENS} tokens (compacting them)`,
+  });
+}
+
 /** The third-party refusal's words, in any of its wordings (case-insensitive). */
 function isExtraUsageRefusal(text: string): boolean {
   const lower = text.toLowerCase();
@@ -306,6 +345,7 @@ function extraUsageRequired(detail: string, upstreamStatus: number | undefined):
 function classifyText(text: string, what: string, now: number): GatewayError {
   const lower = text.toLowerCase();
   if (CLIENT_TOO_OLD_PATTERN.test(lower)) return clientTooOld(`${what}: client too old`, undefined, undefined);
+  if (LONG_CONTEXT_PATTERN.test(lower)) return longContextRefused(`${what}: long context refused`, undefined);
   if (isExtraUsageRefusal(lower)) return extraUsageRequired(`${what}: extra usage required`, undefined);
   if (AUTH_PATTERNS.some((pattern) => pattern.test(lower)))
     return new GatewayError('auth', { detail: `${what}: login required` });

@@ -1,11 +1,11 @@
 import type { FamilyFix } from '../../core/family';
 
 /** The Claude Code CLI's login, install and update commands, and its paid usage: what provider_c's messages name. */
-export const PROVIDER_C_FIX: FamilyFix = {
+export const PROVIDER_C_FIX = {
   cli: 'Claude Code CLI',
   login: "run `claude` on the gateway's machine, then `/login` (or create a token with `claude setup-token`)",
   install: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
   update:
     "run `claude update` on the gateway's machine (in the container image: rebuild it with a newer CLAUDE_CODE_PACKAGE); the next request runs the new version, no restart needed",
   paidUsage: { name: "Claude's extra usage", page: 'claude.ai/settings/usage' },
-};
+} satisfies FamilyFix;

@@ -102,6 +102,21 @@ describe(planReportOf.name, () => {
     ]);
   });
 
+  it.each(['long-context-429', 'long-context-credits-429'])(
+    "%s: the long-context refusal's bare `rejected` is no report of the plan (the login is not spent)",
+    (name) => {
+      const result = run(name);
+      expect(result.failed).toBe(true);
+      expect(result.reports).toEqual([]);
+    },
+  );
+
+  it('a bare `rejected` of any other refused request still reports the plan, once the run says what was refused', () => {
+    const result = run('rate-limit-429-no-reset');
+    expect(result.failed).toBe(true);
+    expect(result.reports).toEqual([{ windows: [], planSpent: true, source: 'turn' }]);
+  });
+
   it('keeps the reset of a rejected plan whatever meter limits: for extra usage itself (`overage`) the later of its two resets', () => {
     const paidOverage = {
       status: 'rejected',

@@ -98,8 +98,9 @@ export interface ContentBlock {
  * What the CLI says about a failed API call, on its synthetic `assistant` message and again on
  * the `result` line: `error` (`authentication_failed`, `rate_limit`, `server_error`,
  * `invalid_request`, `billing_error`, `unknown`), the API's status and error type, `api_error`
- * (`usage_limit_reached`, `claude_code_version_too_old`, … — an open set: a value the gateway
- * does not know classifies by the other fields), and the reset of a rejected limit (Unix seconds).
+ * (`usage_limit_reached`, `claude_code_version_too_old`, `long_context_credits_required`, … — an
+ * open set: a value the gateway does not know classifies by the other fields), and the reset of a
+ * rejected limit (Unix seconds).
  */
 export interface ApiErrorFields {
   readonly error?: string;

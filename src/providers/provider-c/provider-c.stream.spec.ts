@@ -248,6 +248,18 @@ describe(translateLine.name, () => {
         'Credit balance is too low',
       ],
       [
+        'long-context-429',
+        { code: 'context_window', status: 400, retryable: false },
+        { type: 'rate_limit_error', code: 'long_context_credits_required' },
+        'Usage credits required for 1M context',
+      ],
+      [
+        'long-context-credits-429',
+        { code: 'context_window', status: 400, retryable: false },
+        { type: 'rate_limit_error', code: 'long_context_credits_required' },
+        'Usage credits required for 1M context',
+      ],
+      [
         'client-too-old-400',
         { code: 'model_requires_newer_client', status: 400, retryable: false },
         { type: 'invalid_request_error', code: 'claude_code_version_too_old' },

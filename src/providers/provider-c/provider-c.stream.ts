@@ -2,7 +2,7 @@ import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, UsageEvent } from '../../core/chat-event';
 import type { FrameStep } from '../shared/turn-runner';
 import type { CliErrorReport } from './provider-c.errors';
-import { RunFailed } from './provider-c.errors';
+import { isLongContextRefusal, RunFailed } from './provider-c.errors';
 import type { PlanReport } from '../../core/plan-usage';
 import { planReportOf } from './provider-c.plan';
 import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
@@ -89,6 +89,13 @@ export interface ProviderCStreamState {
    * handed to the account pool (the upstream takes it, knowing the run's login).
    */
   planReport?: PlanReport;
+  /**
+   * A plan report that says `rejected` and nothing else (no window, reset or extra usage): the
+   * CLI's reading of a refused request whose answer carried no meter. Held until the run's error
+   * line says what was refused: the long-context refusal spends no plan, so it is dropped; any
+   * other refusal hands it on as `planReport`.
+   */
+  refusalReport?: PlanReport;
 }
 
 /** Where the turn stood when a block of the open streamed message started: what abandoning it from there undoes. */
@@ -133,6 +140,7 @@ export function parseStreamLine(line: string): JsonObject | undefined {
  */
 export function translateLine(message: JsonObject, state: ProviderCStreamState, run: CliRun): FrameStep {
   const line = readLine(message);
+  if (state.refusalReport && (line?.type === 'assistant' || line?.type === 'result')) settleRefusalReport(line, state);
   if (line?.type === 'result') return resultStep(line, state, run);
   const events = translateMessage(line, state);
   if (!state.accepted && events.some(isModelOutput)) state.accepted = true;
@@ -430,9 +438,23 @@ function errorFields(line: ApiErrorFields): Omit<CliErrorReport, 'text'> {
 function noteRateLimit(line: RateLimitLine, state: ProviderCStreamState): void {
   const info = line.rate_limit_info;
   const report = info && planReportOf(info);
-  if (report) state.planReport = report;
+  if (report && isBareRejection(report)) state.refusalReport = report;
+  else if (report) state.planReport = report;
   if (info?.status !== 'rejected') return;
   if (info.resetsAt !== undefined && info.resetsAt > 0) state.limitResetsAt = info.resetsAt;
+}
+
+/** A spent plan and nothing about which window, until when, or extra usage. */
+function isBareRejection(report: PlanReport): boolean {
+  return report.planSpent === true && report.windows.length === 0 && !report.paid && report.spentUntil === undefined;
+}
+
+/** The held `rejected` is the plan's unless the refusal was the long-context one (no meter refused it). */
+function settleRefusalReport(line: AssistantLine | ResultLine, state: ProviderCStreamState): void {
+  const held = state.refusalReport;
+  state.refusalReport = undefined;
+  const text = line.type === 'assistant' ? messageText(line.message.content) : resultErrorText(line);
+  if (held && !isLongContextRefusal({ apiError: line.api_error, text })) state.planReport = held;
 }
 
 function messageText(content: readonly ContentBlock[] | undefined): string {
