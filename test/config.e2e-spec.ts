@@ -135,9 +135,67 @@ describe('gateway configuration (child process)', () => {
         [],
         /^gateway: invalid setting GATEWAY_HOST.*"0\.0\.0\.0" is not loopback, so GATEWAY_BEARER_SECRET must be set \(or GATEWAY_ALLOW_UNAUTHENTICATED=true/,
       ],
+      // A flag without its value is refused, not given the next flag as its value.
+      [
+        {},
+        ['--gateway-bearer-secret', '--gateway-host=0.0.0.0'],
+        /^gateway: --gateway-bearer-secret needs a value \(setting GATEWAY_BEARER_SECRET\): give it as --gateway-bearer-secret=VALUE/,
+      ],
+      [{}, ['--gateway-port', '1', '--gateway-port', '2'], /^gateway: --gateway-port is given twice.*give it once$/],
+      // Counts whose room is reserved up front: refused, not a RangeError's stack or gigabytes.
+      [
+        { ACCOUNT_PINNED_CHATS_MAX: '4294967296' },
+        [],
+        /^gateway: invalid setting ACCOUNT_PINNED_CHATS_MAX.*must be an integer from 1 to 100000/,
+      ],
+      [
+        { PROVIDER_A_MAX_KEPT_SESSIONS: '9007199254740991' },
+        [],
+        /^gateway: invalid setting PROVIDER_A_MAX_KEPT_SESSIONS.*must be an integer from 0 to 10000/,
+      ],
+      [
+        { STRUCTURED_MODELS: ',' },
+        ['--structured-enabled'],
+        /^gateway: invalid setting STRUCTURED_MODELS.*must name at least one model id of the catalog/,
+      ],
+      [
+        { PROVIDER_B_URL: 'htps://user:TOPSECRET@proxy.corp/v1internal' },
+        [],
+        /^gateway: invalid setting PROVIDER_B_URL.*\(got "htps:\/\/…@proxy\.corp\/v1internal"\)$/,
+      ],
+      [
+        { PROVIDER_B_ONBOARDING_POLL_INTERVAL: '0' },
+        [],
+        /^gateway: invalid setting PROVIDER_B_ONBOARDING_POLL_INTERVAL.*must be a positive duration/,
+      ],
+      // `~` and the trailing space of a path: the file under the home is the one read.
+      [
+        { HOME: scratch, GATEWAY_MODEL_CATALOG: '~/bad-catalog.json ' },
+        [],
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] has an unknown "provider"/,
+      ],
+      [
+        { HOME: scratch, PRIMARY_FAITHFUL_PROFILE: '~/missing-profile.json' },
+        [],
+        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE: file not found \(\/.*\/missing-profile\.json\)$/,
+      ],
     ];
     const runs = await mapLimited(cases, 4, ([env, argv]) => runGateway(env, argv));
     runs.forEach((run, index) => expectOneLineFailure(run, cases[index][2]));
+    for (const run of runs) expect(run.stderr).not.toContain('TOPSECRET');
+  });
+
+  it('takes a bearer secret that ends in a newline (a secret file) as clients send it, without the newline', async () => {
+    const secret = 'a-secret-read-from-a-file-0123456789';
+    const gateway = await spawnGateway({ GATEWAY_PROVIDERS: 'provider_a', GATEWAY_BEARER_SECRET: `${secret}\n` });
+    try {
+      const models = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
+      expect(models.status).toBe(200);
+      const wrong = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${secret}x` } });
+      expect(wrong.status).toBe(401);
+    } finally {
+      await gateway.close();
+    }
   });
 
   it('exits with one line naming the setting to change when the address cannot be bound, before any startup work logs', async () => {

@@ -5,7 +5,7 @@ import type { AppConfig } from './app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './app-config';
 import type { Family } from '../core/family';
 import { familyOf, registerFamily } from '../core/family-registry';
-import { allSettings, setting } from './settings';
+import { allSettings, setting, writtenDefault } from './settings';
 import { parseUrl } from './setting-parsers';
 
 const SETTINGS = allSettings();
@@ -148,6 +148,61 @@ describe(loadConfig.name, () => {
       const config = load({ GATEWAY_CALLER_HEADER: 'X-Tenant', GATEWAY_BEARER_SECRET: 'S3cret-S3cret-S3cret' });
       expect(config.server.callerHeader).toBe('x-tenant');
       expect(config.server.bearerSecret).toBe('S3cret-S3cret-S3cret');
+    });
+
+    it('drops the whitespace around a bearer secret (a secret file ends in a newline), as the request side drops it around the token', () => {
+      for (const written of ['S3cret-S3cret-S3cret\n', ' S3cret-S3cret-S3cret \r\n', '\tS3cret-S3cret-S3cret'])
+        expect(load({ GATEWAY_BEARER_SECRET: written }).server.bearerSecret).toBe('S3cret-S3cret-S3cret');
+      // Only the inside counts towards the 16 characters.
+      expect(configError(() => load({ GATEWAY_BEARER_SECRET: '0123456789abcde\n ' }))).toMatch(
+        /^invalid setting GATEWAY_BEARER_SECRET \/ --gateway-bearer-secret: must be at least 16 characters/,
+      );
+    });
+
+    it('trims path and command settings and makes a leading ~ the home, wherever the path is read', () => {
+      const config = load({
+        CODEX_HOME: '~/.codex ',
+        GEMINI_HOME: ' ~/gemini\n',
+        GATEWAY_MODEL_CATALOG: '~/catalog.json',
+        PRIMARY_FAITHFUL_PROFILE: '~/profile.json ',
+        PROVIDER_C_COMMAND: 'claude ',
+        PROVIDER_B_AUTH_FILE: '~/creds.json\t',
+      });
+      expect(config.providerA.codexHome).toBe(path.join(HOME, '.codex'));
+      expect(config.providerA.authFile).toBe(path.join(HOME, '.codex', 'auth.json'));
+      expect(config.providerB.geminiHome).toBe(path.join(HOME, 'gemini'));
+      expect(config.providerB.authFile).toBe(path.join(HOME, 'creds.json'));
+      expect(config.modelCatalogPath).toBe(path.join(HOME, 'catalog.json'));
+      expect(config.providerA.faithfulProfilePath).toBe(path.join(HOME, 'profile.json'));
+      expect(config.providerC.command).toBe('claude');
+      expect(load({ PROVIDER_C_COMMAND: '~/bin/claude' }).providerC.command).toBe(path.join(HOME, 'bin', 'claude'));
+      expect(load({ GATEWAY_MODEL_CATALOG: '~' }).modelCatalogPath).toBe(HOME);
+      // Only a leading ~ (of the path, or of `~/`): elsewhere it is a character of the name.
+      expect(load({ GATEWAY_MODEL_CATALOG: '/srv/~/c.json' }).modelCatalogPath).toBe('/srv/~/c.json');
+      expect(load({ PROVIDER_C_COMMAND: '~claude' }).providerC.command).toBe('~claude');
+      expect(configError(() => load({ PROVIDER_C_COMMAND: ' ' }))).toMatch(/PROVIDER_C_COMMAND.*must not be empty/);
+    });
+
+    it("reads the home from HOME, and from the user's entry when HOME is empty", () => {
+      const config = loadConfig({ HOME: '' });
+      expect(path.isAbsolute(config.providerA.codexHome)).toBe(true);
+      expect(config.providerA.codexHome).toBe(path.join(os.homedir() || os.userInfo().homedir, '.codex'));
+    });
+
+    it('refuses an empty structured allowlist, which would refuse every model', () => {
+      for (const written of [',', ' ', ' , ,'])
+        expect(configError(() => load({ STRUCTURED_MODELS: written }))).toBe(
+          `invalid setting STRUCTURED_MODELS / --structured-models: must name at least one model id of the catalog; unset it for the default allowlist (got ${JSON.stringify(written)})`,
+        );
+    });
+
+    it('reads the lower-case proxy variable when the upper-case one is empty, since empty counts as unset', () => {
+      expect(load({ HTTPS_PROXY: '', https_proxy: 'http://p:3128' }).proxy.httpsProxy).toBe('http://p:3128');
+      expect(load({ HTTP_PROXY: '', http_proxy: 'http://p:3129' }).proxy.httpProxy).toBe('http://p:3129');
+      expect(load({ NO_PROXY: '', no_proxy: 'internal' }).proxy.noProxy).toBe('internal');
+      expect(load({ HTTPS_PROXY: 'http://upper:1', https_proxy: 'http://lower:2' }).proxy.httpsProxy).toBe(
+        'http://upper:1',
+      );
     });
 
     it('takes build provenance overrides (docs/design/decisions.md §6)', () => {
@@ -362,6 +417,36 @@ describe(loadConfig.name, () => {
       );
     });
 
+    it('refuses a flag without a value when the next argument is a flag, instead of taking that flag as the value', () => {
+      const message = configError(() => load({}, ['--gateway-bearer-secret', '--gateway-host=0.0.0.0']));
+      expect(message).toBe(
+        '--gateway-bearer-secret needs a value (setting GATEWAY_BEARER_SECRET): give it as --gateway-bearer-secret=VALUE or --gateway-bearer-secret VALUE; a value that starts with -- only after =',
+      );
+      expect(configError(() => load({}, ['--gateway-port', '--structured-enabled']))).toMatch(
+        /^--gateway-port needs a value \(setting GATEWAY_PORT\)/,
+      );
+      // A value that starts with -- is still possible after =, and a single dash is a value.
+      expect(load({}, ['--gateway-bearer-secret=--0123456789abcdef']).server.bearerSecret).toBe('--0123456789abcdef');
+      expect(configError(() => load({}, ['--gateway-port', '-1']))).toMatch(/GATEWAY_PORT.*port number.*"-1"/);
+    });
+
+    it('refuses a flag given twice, also under its other name, instead of keeping the last', () => {
+      expect(configError(() => load({}, ['--gateway-port', '1', '--gateway-port', '2']))).toBe(
+        '--gateway-port is given twice (setting GATEWAY_PORT): give it once',
+      );
+      expect(configError(() => load({}, ['--gateway-port=1', '--gateway-port=1']))).toMatch(
+        /--gateway-port is given twice/,
+      );
+      expect(configError(() => load({}, ['--structured-enabled', '--structured-inference-enabled=false']))).toBe(
+        '--structured-inference-enabled is given twice (also as --structured-enabled; setting STRUCTURED_INFERENCE_ENABLED): give it once',
+      );
+      // Never a value: a secret given twice is named by its flag only.
+      const secret = '9f8e7d6c5b4a39281706f5e4d3c2b1a0';
+      expect(
+        configError(() => load({}, [`--gateway-bearer-secret=${secret}`, `--gateway-bearer-secret=${secret}x`])),
+      ).not.toContain(secret.slice(0, 8));
+    });
+
     it('rejects an unknown flag, a flag without a value and a positional argument', () => {
       expect(configError(() => load({}, ['--gateway-prot', '8080']))).toMatch(/unknown flag "--gateway-prot".*--help/);
       expect(configError(() => load({}, ['--gateway-port']))).toMatch(/--gateway-port needs a value/);
@@ -428,6 +513,49 @@ describe(loadConfig.name, () => {
       ]);
     });
 
+    it('refuses a count beyond its documented bound, which would reserve memory for it at startup', () => {
+      expect(configError(() => load({ ACCOUNT_PINNED_CHATS_MAX: '4294967296' }))).toBe(
+        'invalid setting ACCOUNT_PINNED_CHATS_MAX / --account-pinned-chats-max: must be an integer from 1 to 100000 (got "4294967296")',
+      );
+      expect(configError(() => load({ ACCOUNT_PINNED_CHATS_MAX: '100001' }))).toMatch(/from 1 to 100000/);
+      expect(load({ ACCOUNT_PINNED_CHATS_MAX: '100000' }).accounts.pinnedChatsMax).toBe(100_000);
+      expect(configError(() => load({ PROVIDER_A_MAX_KEPT_SESSIONS: '9007199254740991' }))).toMatch(
+        /^invalid setting PROVIDER_A_MAX_KEPT_SESSIONS \/ --provider-a-max-kept-sessions: must be an integer from 0 to 10000/,
+      );
+      expect(load({ PROVIDER_A_MAX_KEPT_SESSIONS: '10000' }).providerA.maxKeptSessions).toBe(10_000);
+      expect(load({ PROVIDER_A_MAX_KEPT_SESSIONS: '0' }).providerA.maxKeptSessions).toBe(0);
+      expect(configError(() => load({ GATEWAY_MAX_BODY_BYTES: '268435457' }))).toMatch(
+        /GATEWAY_MAX_BODY_BYTES.*must be an integer from 1 to 268435456/,
+      );
+      expect(load({ GATEWAY_MAX_BODY_BYTES: '268435456' }).server.maxBodyBytes).toBe(268_435_456);
+      expect(configError(() => load({ GATEWAY_MAX_BODY_BYTES: '0' }))).toMatch(/from 1 to 268435456/);
+    });
+
+    it('refuses an onboarding poll interval of 0, which would poll without a pause', () => {
+      expect(configError(() => load({ PROVIDER_B_ONBOARDING_POLL_INTERVAL: '0' }))).toBe(
+        'invalid setting PROVIDER_B_ONBOARDING_POLL_INTERVAL / --provider-b-onboarding-poll-interval: must be a positive duration (got "0")',
+      );
+      expect(load({ PROVIDER_B_ONBOARDING_POLL_INTERVAL: '500ms' }).providerB.onboardingPollIntervalMs).toBe(500);
+    });
+
+    it('never echoes the user and password of a URL it refuses', () => {
+      const message = configError(() => load({ PROVIDER_B_URL: 'htps://user:TOPSECRET@proxy.corp/v1internal' }));
+      expect(message).toBe(
+        'invalid setting PROVIDER_B_URL / --provider-b-url: must be a URL with scheme http, https (got "htps://…@proxy.corp/v1internal")',
+      );
+      for (const written of [
+        `ftp://user:TOPSECRET@host/x`,
+        `user:TOPSECRET@host:3128`,
+        `ftp://user:TOP@SECRET@host/x`,
+        `ftp://user:TOP/SECRET@host/x`,
+        `ftp://user:${'TOPSECRET'.repeat(20)}@host/x`,
+      ]) {
+        const refused = configError(() => load({ PROVIDER_A_TOKEN_URL: written }));
+        expect(refused).not.toMatch(/TOP|SECRET|user/);
+        expect(refused).toContain('…@host');
+      }
+    });
+
     it('caps the echoed value so a huge value cannot flood the terminal', () => {
       const message = configError(() => load({ GATEWAY_PORT: '9'.repeat(5000) }));
       expect(message.length).toBeLessThan(300);
@@ -449,7 +577,12 @@ describe('AppConfig from the settings table', () => {
     const config = load();
     for (const definition of SETTINGS) {
       if (definition.at !== undefined)
-        expect([definition.env, at(config, definition.at)]).toEqual([definition.env, definition.defaultValue]);
+        expect([definition.env, at(config, definition.at)]).toEqual([
+          definition.env,
+          writtenDefault(definition) === undefined
+            ? undefined
+            : definition.parse(writtenDefault(definition)!, { home: HOME }),
+        ]);
     }
   });
 
@@ -463,7 +596,7 @@ describe('AppConfig from the settings table', () => {
     };
     const config = load(given);
     for (const definition of SETTINGS.filter((row) => row.env in given)) {
-      expect(at(config, definition.at!)).toEqual(definition.parse(given[definition.env]));
+      expect(at(config, definition.at!)).toEqual(definition.parse(given[definition.env], { home: HOME }));
     }
     expect(config.accounts.paidUsage).toBe('allow');
     expect(config.structured.models).toEqual(['a', 'b']);

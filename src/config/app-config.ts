@@ -1,6 +1,5 @@
 import * as net from 'node:net';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import type {
   AccountSetting,
   DefaultedSettingName,
@@ -12,7 +11,8 @@ import type {
 } from './settings';
 import { familyIds, families } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
-import { allSettings, settingsByEnv, settingsByFlag } from './settings';
+import { allSettings, settingsByEnv, settingsByFlag, writtenDefault } from './settings';
+import type { ParseContext } from './setting-parsers';
 import { SettingRuleError } from './setting-parsers';
 
 /** One login of a family (docs/accounts.md); a family configured the old way has one, `default`. */
@@ -73,6 +73,8 @@ export class HelpRequested extends Error {}
 function parseArgv(argv: readonly string[], definitions: readonly SettingDefinition[]): Map<SettingDefinition, string> {
   const byFlag = settingsByFlag(definitions);
   const values = new Map<SettingDefinition, string>();
+  /** The name each setting was given under, for the refusal of a second one. */
+  const givenAs = new Map<SettingDefinition, string>();
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index];
     if (argument === '--help' || argument === '-h') throw new HelpRequested();
@@ -91,24 +93,64 @@ function parseArgv(argv: readonly string[], definitions: readonly SettingDefinit
         `unexpected argument ${index + 1}: settings are flags such as --gateway-port=8080; run with --help for the list`,
       );
     }
+    // Two values for one setting: which one the operator meant is unknown, so neither is taken.
+    const earlier = givenAs.get(definition);
+    if (earlier !== undefined) {
+      const also = earlier === name ? '' : `also as ${earlier}; `;
+      throw new ConfigError(`${name} is given twice (${also}setting ${definition.env}): give it once`);
+    }
+    givenAs.set(definition, name);
+    // Without `=`, the value is the next argument, unless that is a flag: taken as the value, a
+    // flag would be lost and its text become the value (a secret of "--gateway-host=0.0.0.0").
+    const next = equals === -1 ? argv[index + 1] : undefined;
+    const nextIsValue = next !== undefined && !next.startsWith('--');
     if (equals !== -1) {
       values.set(definition, argument.slice(equals + 1));
-    } else if (definition.isBoolean && (index + 1 >= argv.length || argv[index + 1].startsWith('--'))) {
+    } else if (nextIsValue) {
+      values.set(definition, next);
+      index++;
+    } else if (definition.isBoolean) {
       values.set(definition, 'true');
-    } else if (index + 1 < argv.length) {
-      values.set(definition, argv[++index]);
     } else {
-      throw new ConfigError(`${definition.flag} needs a value`);
+      throw new ConfigError(
+        `${name} needs a value (setting ${definition.env}): give it as ${name}=VALUE or ${name} VALUE; a value that starts with -- only after =`,
+      );
     }
   }
   return values;
 }
 
-/** A path with a leading `~` made the user's home. */
-export function expandHome(value: string, home: string): string {
-  if (value === '~') return home;
-  if (value.startsWith('~/')) return path.join(home, value.slice(2));
-  return value;
+/**
+ * The home a leading `~` stands for: HOME, else the user's entry. An empty HOME counts as unset,
+ * like every empty variable (node's own `os.homedir()` would answer it with ''), and paths relative
+ * to wherever the gateway was started are never what was meant.
+ */
+function homeDirectory(env: Readonly<Record<string, string | undefined>>): string {
+  if (env.HOME) return env.HOME;
+  for (const candidate of [() => os.homedir(), () => os.userInfo().homedir]) {
+    try {
+      const home = candidate();
+      if (home) return home;
+    } catch {
+      // No entry for this user (a container run with an arbitrary uid): the next source, or the refusal.
+    }
+  }
+  throw new ConfigError(
+    'HOME is empty or unset and this user has no home directory: set HOME to the directory under which ~ and the CLI logins are found',
+  );
+}
+
+/**
+ * A value as shown in a refusal: a URL's userinfo (`user:password@`) left out, then capped. All up
+ * to the last `@` goes, so a password with a `/` or `@` of its own is not shown either.
+ */
+function shownValue(raw: string): string {
+  return JSON.stringify(raw.replace(/^([^/?#@]*:\/\/)?.*@/s, (_, scheme = '') => `${scheme}…@`).slice(0, 80));
+}
+
+/** A variable as given; an empty one counts as unset (docs/configuration.md "Formats"). */
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === '' ? undefined : value;
 }
 
 const LOWER_CASE_ALIASED = new Set(['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']);
@@ -123,21 +165,20 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   // The table is built once per load: the shared rows and every registered family's.
   const definitions = allSettings();
   const fromFlags = parseArgv(argv, definitions);
+  const home = homeDirectory(env);
+  const context: ParseContext = { home };
   const values = new Map<SettingName, unknown>();
+  const defaults = new Map<SettingName, unknown>();
   for (const definition of definitions) {
     // The proxy variables are conventionally also spelled in lower case (curl, undici, reqwest).
     const raw =
       fromFlags.get(definition) ??
-      env[definition.env] ??
-      (LOWER_CASE_ALIASED.has(definition.env) ? env[definition.env.toLowerCase()] : undefined);
-    if (raw === undefined || (raw === '' && !fromFlags.has(definition))) continue;
-    try {
-      values.set(definition.env, definition.parse(raw));
-    } catch (error) {
-      if (!(error instanceof SettingRuleError)) throw error;
-      const shown = definition.sensitive ? '' : ` (got ${JSON.stringify(raw.slice(0, 80))})`;
-      throw new ConfigError(`invalid setting ${definition.env} / ${definition.flag}: ${error.message}${shown}`);
-    }
+      nonEmpty(env[definition.env]) ??
+      (LOWER_CASE_ALIASED.has(definition.env) ? nonEmpty(env[definition.env.toLowerCase()]) : undefined);
+    if (raw !== undefined) values.set(definition.env, parseSetting(definition, raw, context));
+    // A default is parsed here too, with this home: `~/.codex` is the home of this load.
+    const fallback = writtenDefault(definition);
+    if (fallback !== undefined) defaults.set(definition.env, parseSetting(definition, fallback, context));
   }
   // Each setting's type is the return type of its parser in the table, so these two readers are the
   // only place a parsed value is cast to it; a name outside the table does not compile.
@@ -145,7 +186,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   const read: SettingReader = {
     given: <K extends SettingName>(name: K) => values.get(name) as ParsedOf<K> | undefined,
     value: <K extends DefaultedSettingName>(name: K) =>
-      (values.has(name) ? values.get(name) : byEnv.get(name)!.defaultValue) as ParsedOf<K>,
+      (values.has(name) ? values.get(name) : defaults.get(name)) as ParsedOf<K>,
   };
   const { given, value } = read;
 
@@ -161,9 +202,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
     byEnv.get('GATEWAY_HEADERS_TIMEOUT')!.flag,
   );
 
-  const home = env.HOME ?? os.homedir();
   const config: Record<string, unknown> = {
-    ...placeSettings(definitions, values),
+    ...placeSettings(definitions, values, defaults),
     enabledProviders: given('GATEWAY_PROVIDERS') ?? familyIds(),
   };
   for (const family of families()) {
@@ -177,6 +217,17 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
   return config as unknown as AppConfig;
 }
 
+/** One value parsed by its row; a broken rule is the one-line ConfigError naming the setting. */
+function parseSetting(definition: SettingDefinition, raw: string, context: ParseContext): unknown {
+  try {
+    return definition.parse(raw, context);
+  } catch (error) {
+    if (!(error instanceof SettingRuleError)) throw error;
+    const shown = definition.sensitive ? '' : ` (got ${shownValue(raw)})`;
+    throw new ConfigError(`invalid setting ${definition.env} / ${definition.flag}: ${error.message}${shown}`);
+  }
+}
+
 /**
  * Each row with a place in `AppConfig` puts its value there: the given value, else its default
  * value, else `undefined`. `SettingsConfig` is the type of exactly this object (one field per placed
@@ -185,11 +236,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
 function placeSettings(
   definitions: readonly SettingDefinition<unknown, SettingName>[],
   values: ReadonlyMap<SettingName, unknown>,
+  defaults: ReadonlyMap<SettingName, unknown>,
 ): SettingsConfig {
   const root: Record<string, unknown> = {};
   for (const definition of definitions) {
     if (definition.at === undefined) continue;
-    const value = values.has(definition.env) ? values.get(definition.env) : definition.defaultValue;
+    const value = values.has(definition.env) ? values.get(definition.env) : defaults.get(definition.env);
     const dot = definition.at.indexOf('.');
     if (dot === -1) {
       root[definition.at] = value;
@@ -247,16 +299,15 @@ export function accountLogins(
   listed: readonly AccountSetting[] | undefined,
   singleFile: string | undefined,
   defaultFile: string,
-  home: string,
   prefix: string,
 ): AccountLogin[] {
-  if (!listed) return [{ alias: DEFAULT_ACCOUNT_ALIAS, loginFile: expandHome(singleFile ?? defaultFile, home) }];
+  if (!listed) return [{ alias: DEFAULT_ACCOUNT_ALIAS, loginFile: singleFile ?? defaultFile }];
   if (singleFile !== undefined) {
     throw new ConfigError(
       `invalid setting ${prefix}_ACCOUNTS: set either ${prefix}_ACCOUNTS or ${prefix}_AUTH_FILE, not both`,
     );
   }
-  return listed.map(({ alias, location }) => ({ alias, loginFile: expandHome(location, home) }));
+  return listed.map(({ alias, location }) => ({ alias, loginFile: location }));
 }
 
 /** The text of `--help`: every setting with its flag and default. */

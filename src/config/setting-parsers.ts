@@ -1,8 +1,15 @@
+import * as path from 'node:path';
+
 /**
  * Value parsers for settings. Each returns the typed value or throws a `SettingRuleError`
  * whose message is the rule that was broken (the loader adds the setting name).
  */
 export class SettingRuleError extends Error {}
+
+/** What a parser may read besides the value: the user's home, which a leading `~` stands for. */
+export interface ParseContext {
+  readonly home: string;
+}
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -14,6 +21,13 @@ export function parseDuration(raw: string): number {
   const match = DURATION.exec(value);
   if (!match) throw new SettingRuleError('must be a duration such as 500ms, 90s, 5m, 1h or 0');
   return Math.round(Number(match[1]) * UNIT_MS[match[2]]);
+}
+
+/** A duration of more than 0, for an interval or timeout that 0 would turn into a busy loop or an instant failure. */
+export function parsePositiveDuration(raw: string): number {
+  const ms = parseDuration(raw);
+  if (ms === 0) throw new SettingRuleError('must be a positive duration');
+  return ms;
 }
 
 export function parseBoolean(raw: string): boolean {
@@ -37,6 +51,20 @@ export function parsePositiveInteger(raw: string): number {
   return parsed;
 }
 
+/**
+ * An integer from `min` to `max`: for a count or size whose value is reserved or held at once (a
+ * cache sized up front, a body read into memory), so that a slip of a few digits is refused at
+ * startup instead of failing there with a stack trace or taking gigabytes.
+ */
+export function parseIntegerIn(min: number, max: number) {
+  return (raw: string): number => {
+    const value = raw.trim();
+    const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!(parsed >= min && parsed <= max)) throw new SettingRuleError(`must be an integer from ${min} to ${max}`);
+    return parsed;
+  };
+}
+
 export function parsePort(raw: string): number {
   const value = raw.trim();
   const port = /^\d+$/.test(value) ? Number(value) : NaN;
@@ -44,9 +72,26 @@ export function parsePort(raw: string): number {
   return port;
 }
 
+/** The value without surrounding whitespace (a pasted value, a secret file's last newline), not empty. */
 export function parseNonEmpty(raw: string): string {
-  if (raw.trim() === '') throw new SettingRuleError('must not be empty');
-  return raw;
+  const value = raw.trim();
+  if (value === '') throw new SettingRuleError('must not be empty');
+  return value;
+}
+
+/** A path with a leading `~` (alone or before `/`) made the user's home, as a shell would. */
+export function expandHome(value: string, home: string): string {
+  if (value === '~') return home;
+  if (value.startsWith('~/')) return path.join(home, value.slice(2));
+  return value;
+}
+
+/**
+ * The parser of every path and command row: trimmed, not empty, a leading `~` made the home, so
+ * whoever reads the value gets the path the operator meant (docs/configuration.md "Formats").
+ */
+export function parsePath(raw: string, context: ParseContext): string {
+  return expandHome(parseNonEmpty(raw), context.home);
 }
 
 export function parseUrl(schemes: readonly string[]) {

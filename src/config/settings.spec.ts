@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DefaultedSettingName, ParsedOf, SettingName } from './settings';
-import { allSettings, settingsByFlag } from './settings';
+import { allSettings, settingsByFlag, writtenDefault } from './settings';
 import { BUILT_IN_FAMILIES } from '../families';
 import { CODEX_CLI_VERSION } from '../providers/provider-a/codex-cli-version';
 import { codexClient } from '../providers/provider-a/provider-a.client';
@@ -139,15 +139,15 @@ describe('SETTINGS', () => {
     },
   };
 
-  it('holds each written default as the value its own parser gives, and resolves the derived ones as their text says', () => {
+  it('holds each written default as its own parser takes it, and resolves the derived ones as their text says', () => {
     for (const definition of SETTINGS) {
-      if (definition.defaultText === undefined) {
-        expect(definition.defaultValue).toBeUndefined();
-      } else if (definition.derivedDefault) {
-        expect(definition.defaultValue).toBeUndefined();
-        COMPUTED_DEFAULTS[definition.env](definition.defaultText);
+      if (definition.derivedDefault) {
+        expect(writtenDefault(definition)).toBeUndefined();
+        COMPUTED_DEFAULTS[definition.env](definition.defaultText!);
       } else {
-        expect(definition.defaultValue).toEqual(definition.parse(definition.defaultText));
+        expect(writtenDefault(definition)).toBe(definition.defaultText);
+        if (definition.defaultText !== undefined)
+          expect(() => definition.parse(definition.defaultText!, { home: '/home/someone' })).not.toThrow();
       }
     }
     const derived = SETTINGS.filter((definition) => definition.derivedDefault).map((definition) => definition.env);
@@ -156,7 +156,7 @@ describe('SETTINGS', () => {
 
   it('types each setting by what its parser returns, so the loader reads it without a cast', () => {
     const port: ParsedOf<'GATEWAY_PORT'> = 8088;
-    expect(SETTINGS.find((definition) => definition.env === 'GATEWAY_PORT')!.parse('8088')).toBe(port);
+    expect(SETTINGS.find((definition) => definition.env === 'GATEWAY_PORT')!.parse('8088', { home: '/' })).toBe(port);
     // @ts-expect-error GATEWAY_PORT parses to a number, not a string
     const portText: ParsedOf<'GATEWAY_PORT'> = '8088';
     // @ts-expect-error a name outside the table is no setting

@@ -1,13 +1,18 @@
 import { families, familyIds } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
+import type { ParseContext } from './setting-parsers';
 import {
+  expandHome,
   parseBoolean,
   parseDuration,
   parseEnum,
+  parseIntegerIn,
   parseList,
   parseNonEmpty,
   parseNonNegativeInteger,
+  parsePath,
   parsePort,
+  parsePositiveDuration,
   parsePositiveInteger,
   parseUrl,
   SettingRuleError,
@@ -30,18 +35,19 @@ export interface SettingDefinition<T = unknown, N extends string = string> {
    * read by a derivation (the loader's open-bind rule, a family's homes and login files) or ignored.
    */
   readonly at: string | undefined;
-  /** Default shown in `--help` and the docs; `undefined` means unset. */
+  /**
+   * Default shown in `--help` and the docs; `undefined` means unset. Unless `derivedDefault`, it is
+   * written as an operator would write the setting, and the loader parses it like a given value.
+   */
   readonly defaultText?: string;
-  /** The default as a value: `defaultText` parsed by the row's own parser when the table is built. */
-  readonly defaultValue?: T;
   /**
    * The default depends on other settings or on bundled data (`defaultText` says how): the row reads
    * as unset and the loader's derivation, or the module reading it, supplies the value.
    */
   readonly derivedDefault?: boolean;
   readonly description: string;
-  /** Parses a raw value; throws SettingRuleError naming the rule. */
-  readonly parse: (raw: string) => T;
+  /** Parses a raw value (a path row reads the home from `context`); throws SettingRuleError naming the rule. */
+  readonly parse: (raw: string, context: ParseContext) => T;
   /** Secret values are never echoed in errors. */
   readonly sensitive?: boolean;
   /** Boolean flags may be given without a value (`--structured-enabled`). */
@@ -114,8 +120,8 @@ export interface AccountSetting {
   readonly location: string;
 }
 
-/** `alias=path,alias=path`: aliases unique and label-safe, paths non-empty. */
-export function parseAccounts(raw: string): AccountSetting[] {
+/** `alias=path,alias=path`: aliases unique and label-safe, paths non-empty, a leading `~` the home. */
+export function parseAccounts(raw: string, context: ParseContext): AccountSetting[] {
   const entries = parseList(raw);
   if (entries.length === 0) throw new SettingRuleError('must list at least one alias=path');
   const seen = new Set<string>();
@@ -128,12 +134,8 @@ export function parseAccounts(raw: string): AccountSetting[] {
     }
     if (seen.has(alias)) throw new SettingRuleError(`alias "${alias}" is used twice`);
     seen.add(alias);
-    return { alias, location };
+    return { alias, location: expandHome(location, context.home) };
   });
-}
-
-function parseHost(raw: string): string {
-  return parseNonEmpty(raw).trim();
 }
 
 /**
@@ -149,19 +151,35 @@ export const PLACEHOLDER_BEARER_SECRETS: readonly string[] = [
 ];
 export const MIN_BEARER_SECRET_LENGTH = 16;
 
-/** The inbound bearer: long enough not to be guessed, and not a value copied from an example. */
+/**
+ * The inbound bearer: long enough not to be guessed, and not a value copied from an example. The
+ * whitespace around it is dropped, as it is around the token of a request (bearer-check.ts): a
+ * secret read from a file or an env file often ends in a newline no client sends, and kept, it
+ * would refuse every client.
+ */
 function parseBearerSecret(raw: string): string {
-  parseNonEmpty(raw);
-  if (PLACEHOLDER_BEARER_SECRETS.includes(raw.trim().toLowerCase())) {
+  const secret = parseNonEmpty(raw);
+  if (PLACEHOLDER_BEARER_SECRETS.includes(secret.toLowerCase())) {
     throw new SettingRuleError('is a documented placeholder, not a secret; generate one with `openssl rand -hex 32`');
   }
-  if (raw.length < MIN_BEARER_SECRET_LENGTH) {
+  if (secret.length < MIN_BEARER_SECRET_LENGTH) {
     throw new SettingRuleError(
       `must be at least ${MIN_BEARER_SECRET_LENGTH} characters; generate one with \`openssl rand -hex 32\``,
     );
   }
-  return raw;
+  return secret;
 }
+
+/** The structured allowlist: an empty one would answer every request unsupported_model. */
+function parseModelIds(raw: string): string[] {
+  const ids = parseList(raw);
+  if (ids.length === 0)
+    throw new SettingRuleError('must name at least one model id of the catalog; unset it for the default allowlist');
+  return ids;
+}
+
+/** The largest chat body: it is held in memory whole while it is read and parsed. */
+const MAX_BODY_BYTES_LIMIT = 256 * 1024 * 1024;
 
 /** How log lines are written (LOG_FORMAT); `auto` is decided at startup by whether stdout is a terminal. */
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
@@ -171,12 +189,6 @@ function parseLogLevel(raw: string): string {
   return parseEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)(raw.toLowerCase());
 }
 
-function positiveDuration(raw: string): number {
-  const ms = parseDuration(raw);
-  if (ms === 0) throw new SettingRuleError('must be a positive duration');
-  return ms;
-}
-
 const kebab = (env: string) => `--${env.toLowerCase().replace(/_/g, '-')}`;
 
 /** A default that is a function of other settings or bundled data, in the words the docs show. */
@@ -184,6 +196,12 @@ export interface DerivedDefault {
   readonly derived: string;
 }
 export const derived = (words: string): DerivedDefault => ({ derived: words });
+
+/**
+ * Where a written default is parsed when its row is built: the home is known only when the
+ * configuration is loaded (the loader parses the default again then), so `~` stands for it here.
+ */
+const TABLE_CONTEXT: ParseContext = { home: '~' };
 
 /**
  * One row of the table. The row keeps its env name, its place in `AppConfig`, the type its parser
@@ -201,16 +219,16 @@ export function setting<
   at: P,
   fallback: D,
   description: string,
-  parse: (raw: string) => T,
+  parse: (raw: string, context: ParseContext) => T,
   extra: Partial<Pick<SettingDefinition, 'flag' | 'sensitive' | 'isBoolean'>> = {},
 ): SettingDefinition<T, N> & { readonly at: P; readonly hasDefault: D extends string ? true : false } {
   const written = typeof fallback === 'string';
+  if (written) parse(fallback, TABLE_CONTEXT);
   return {
     env,
     at,
     flag: extra.flag ?? kebab(env),
     defaultText: written ? fallback : fallback?.derived,
-    ...(written ? { defaultValue: parse(fallback) } : {}),
     ...(fallback !== undefined && !written ? { derivedDefault: true } : {}),
     hasDefault: written as D extends string ? true : false,
     description,
@@ -230,13 +248,19 @@ const text = (raw: string) => raw;
 
 /** The shared rows listed before the families' rows: the server, its auth and its logs. */
 const LEADING_ROWS = [
-  setting('GATEWAY_HOST', 'server.host', '127.0.0.1', 'Bind address (the container image sets 0.0.0.0).', parseHost),
+  setting(
+    'GATEWAY_HOST',
+    'server.host',
+    '127.0.0.1',
+    'Bind address (the container image sets 0.0.0.0).',
+    parseNonEmpty,
+  ),
   setting('GATEWAY_PORT', 'server.port', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
   setting(
     'GATEWAY_BEARER_SECRET',
     'server.bearerSecret',
     undefined,
-    `Inbound bearer secret for /v1/* and /metrics: at least ${MIN_BEARER_SECRET_LENGTH} characters, not a documented placeholder (e.g. \`openssl rand -hex 32\`). Unset: any non-empty bearer, or none, is accepted, which only a loopback GATEWAY_HOST allows unless GATEWAY_ALLOW_UNAUTHENTICATED is true.`,
+    `Inbound bearer secret for /v1/* and /metrics: at least ${MIN_BEARER_SECRET_LENGTH} characters once the whitespace around it (a secret file's final newline) is dropped, not a documented placeholder (e.g. \`openssl rand -hex 32\`). Unset: any non-empty bearer, or none, is accepted, which only a loopback GATEWAY_HOST allows unless GATEWAY_ALLOW_UNAUTHENTICATED is true.`,
     parseBearerSecret,
     { sensitive: true },
   ),
@@ -258,42 +282,42 @@ const LEADING_ROWS = [
     'modelCatalogPath',
     undefined,
     'Path of a JSON model catalog that replaces the built-in one.',
-    parseNonEmpty,
+    parsePath,
   ),
   setting(
     'GATEWAY_CALLER_HEADER',
     'server.callerHeader',
     undefined,
     'Header whose value names the caller (multi-tenant use); taken as sent, so set it only behind a proxy that writes it.',
-    (raw) => parseNonEmpty(raw).trim().toLowerCase(),
+    (raw) => parseNonEmpty(raw).toLowerCase(),
   ),
   setting(
     'GATEWAY_MAX_BODY_BYTES',
     'server.maxBodyBytes',
     '33554432',
-    'Request body cap for chat, in bytes.',
-    parsePositiveInteger,
+    `Request body cap for chat, in bytes: at most ${MAX_BODY_BYTES_LIMIT} (256 MiB), since a body is held in memory whole while it is read.`,
+    parseIntegerIn(1, MAX_BODY_BYTES_LIMIT),
   ),
   setting(
     'GATEWAY_KEEP_ALIVE_TIMEOUT',
     'server.keepAliveTimeoutMs',
     '65s',
     'How long an idle client connection stays open for its next request (announced as `Keep-Alive: timeout=`). Keep it longer than the idle timeout of any load balancer or proxy in front (60 s for ingress-nginx and AWS ALB), so the balancer closes an idle connection first and never sends a request on one the gateway is closing.',
-    positiveDuration,
+    parsePositiveDuration,
   ),
   setting(
     'GATEWAY_HEADERS_TIMEOUT',
     'server.headersTimeoutMs',
     '60s',
     "Longest a client may take to send a request's headers, from its first byte (or from connecting); then 408 and the connection closes. At most GATEWAY_REQUEST_TIMEOUT.",
-    positiveDuration,
+    parsePositiveDuration,
   ),
   setting(
     'GATEWAY_REQUEST_TIMEOUT',
     'server.requestTimeoutMs',
     '5m',
     'Longest a client may take to send a whole request, headers and body; then 408 and the connection closes. It bounds receiving the request only: a streamed answer runs as long as it lasts.',
-    positiveDuration,
+    parsePositiveDuration,
   ),
   setting(
     'GATEWAY_STREAM_IDLE_TIMEOUT',
@@ -446,21 +470,21 @@ const TRAILING_ROWS = [
     'accounts.cooldownDefaultMs',
     '5m',
     'Cooldown after a usage limit or 429 when the upstream reported no reset time.',
-    positiveDuration,
+    parsePositiveDuration,
   ),
   setting(
     'ACCOUNT_PINNED_CHATS_MAX',
     'accounts.pinnedChatsMax',
     '10000',
-    'Chats remembered per family with the login they stick to (oldest forgotten first).',
-    parsePositiveInteger,
+    'Chats remembered per family with the login they stick to (oldest forgotten first): 1 to 100000, since room for them all is reserved at startup.',
+    parseIntegerIn(1, 100_000),
   ),
   setting(
     'ACCOUNT_REFRESH_AHEAD',
     'accounts.refreshAheadMs',
     '5m',
     'Background refresh renews a login whose access token expires within this.',
-    positiveDuration,
+    parsePositiveDuration,
   ),
   setting(
     'ACCOUNT_REFRESH_INTERVAL',
@@ -517,7 +541,7 @@ const TRAILING_ROWS = [
     'structured.maxDeadlineMs',
     '5m',
     'Cap for deadline_ms, and the deadline when it is absent.',
-    positiveDuration,
+    parsePositiveDuration,
   ),
   setting(
     'STRUCTURED_IDEMPOTENCY_TTL',
@@ -544,8 +568,8 @@ const TRAILING_ROWS = [
     'STRUCTURED_MODELS',
     'structured.models',
     derived('the sol, terra and luna tier models that serve strict schemas, with effort and -fast variants'),
-    'Structured allowlist (comma-separated catalog ids).',
-    parseList,
+    'Structured allowlist (comma-separated catalog ids, at least one).',
+    parseModelIds,
   ),
   setting(
     'STRUCTURED_MAX_OUTPUT_TOKENS',
@@ -635,7 +659,7 @@ export type DefaultedSettingName = Extract<SettingRow, { readonly hasDefault: tr
 
 /** Lists reach `AppConfig` read-only. */
 type Frozen<T> = T extends readonly (infer E)[] ? readonly E[] : T;
-type RowValue<R> = R extends { readonly parse: (raw: string) => infer T } ? Frozen<T> : never;
+type RowValue<R> = R extends { readonly parse: (raw: string, context: ParseContext) => infer T } ? Frozen<T> : never;
 type PlacedRow = Extract<SettingRow, { readonly at: string }>;
 type FieldOf<P> = P extends `${string}.${infer F}` ? F : P;
 type GroupOf<P> = P extends `${infer G}.${string}` ? G : never;
@@ -681,6 +705,11 @@ export function allSettings(): readonly SettingDefinition<unknown, SettingName>[
     if (row.at !== undefined) places.add(row.at);
   }
   return rows;
+}
+
+/** A row's default as an operator would write it; `undefined` when it has none, or a derived one. */
+export function writtenDefault(definition: SettingDefinition): string | undefined {
+  return definition.derivedDefault ? undefined : definition.defaultText;
 }
 
 /** Every setting by its env name. */

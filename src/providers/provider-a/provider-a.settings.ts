@@ -1,13 +1,14 @@
 import * as path from 'node:path';
 import type { AccountLogin, FamilyDerivedConfig } from '../../config/app-config';
-import { accountLogins, expandHome } from '../../config/app-config';
+import { accountLogins } from '../../config/app-config';
 import type { FamilySettings, ParsedOf } from '../../config/settings';
 import { derived, parseAccounts, setting } from '../../config/settings';
 import {
   parseDuration,
   parseEnum,
-  parseNonEmpty,
-  parseNonNegativeInteger,
+  parseIntegerIn,
+  parsePath,
+  parsePositiveDuration,
   parseUrl,
   SettingRuleError,
 } from '../../config/setting-parsers';
@@ -22,13 +23,13 @@ function parseClientVersion(raw: string): string {
 
 /** provider_a's rows: its home, its logins, its endpoints, its limits and its request shape. */
 const PROVIDER_A_ROWS = [
-  setting('CODEX_HOME', undefined, '~/.codex', "The Codex CLI's home directory.", parseNonEmpty),
+  setting('CODEX_HOME', undefined, '~/.codex', "The Codex CLI's home directory.", parsePath),
   setting(
     'PROVIDER_A_AUTH_FILE',
     undefined,
     derived('$CODEX_HOME/auth.json'),
     'provider_a login file (written by `codex login`).',
-    parseNonEmpty,
+    parsePath,
   ),
   setting(
     'PROVIDER_A_ACCOUNTS',
@@ -62,19 +63,15 @@ const PROVIDER_A_ROWS = [
     'PROVIDER_A_MAX_KEPT_SESSIONS',
     'providerA.maxKeptSessions',
     '64',
-    'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn).',
-    parseNonNegativeInteger,
+    'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn). At most 10000: room for them all is reserved at startup.',
+    parseIntegerIn(0, 10_000),
   ),
   setting(
     'PROVIDER_A_SESSION_IDLE_TIMEOUT',
     'providerA.sessionIdleTimeoutMs',
     '5m',
     'A kept provider_a connection unused this long is closed (must be more than 0).',
-    (raw) => {
-      const ms = parseDuration(raw);
-      if (ms === 0) throw new SettingRuleError('must be a positive duration');
-      return ms;
-    },
+    parsePositiveDuration,
   ),
   setting(
     'PROVIDER_A_MODELS_REFRESH',
@@ -102,7 +99,7 @@ const PROVIDER_A_ROWS = [
     'providerA.faithfulProfilePath',
     derived('built-in'),
     'JSON profile injected in faithful mode (faithful: true).',
-    parseNonEmpty,
+    parsePath,
   ),
 ];
 
@@ -131,13 +128,12 @@ export type ProviderAWire = ParsedOf<'PROVIDER_A_WIRE'>;
 /** The settings of provider_a, and its logins: PROVIDER_A_ACCOUNTS, else the one auth.json under CODEX_HOME. */
 export const PROVIDER_A_SETTINGS: FamilySettings = {
   rows: PROVIDER_A_ROWS,
-  derive: (read, { home }): Pick<FamilyDerivedConfig, 'providerA'> => {
-    const codexHome = expandHome(read.value('CODEX_HOME'), home);
+  derive: (read): Pick<FamilyDerivedConfig, 'providerA'> => {
+    const codexHome = read.value('CODEX_HOME');
     const accounts = accountLogins(
       read.given('PROVIDER_A_ACCOUNTS'),
       read.given('PROVIDER_A_AUTH_FILE'),
       path.join(codexHome, 'auth.json'),
-      home,
       'PROVIDER_A',
     );
     return { providerA: { codexHome, authFile: accounts[0].loginFile, accounts } };

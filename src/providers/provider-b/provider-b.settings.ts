@@ -1,9 +1,16 @@
 import * as path from 'node:path';
 import type { AccountLogin, FamilyDerivedConfig } from '../../config/app-config';
-import { accountLogins, expandHome } from '../../config/app-config';
+import { accountLogins } from '../../config/app-config';
 import type { FamilySettings } from '../../config/settings';
 import { derived, parseAccounts, setting } from '../../config/settings';
-import { parseDuration, parseNonEmpty, parseUrl, SettingRuleError } from '../../config/setting-parsers';
+import {
+  parseDuration,
+  parseNonEmpty,
+  parsePath,
+  parsePositiveDuration,
+  parseUrl,
+  SettingRuleError,
+} from '../../config/setting-parsers';
 
 /**
  * A Google Cloud project id such as `my-project-123`. Code Assist takes the id, not the numeric
@@ -11,7 +18,7 @@ import { parseDuration, parseNonEmpty, parseUrl, SettingRuleError } from '../../
  * the Gemini CLI refuses it before any call).
  */
 function parseProjectId(raw: string): string {
-  const value = parseNonEmpty(raw).trim();
+  const value = parseNonEmpty(raw);
   if (/^\d+$/.test(value))
     throw new SettingRuleError('must be the project id (e.g. my-project-123), not the numeric project number');
   return value;
@@ -19,13 +26,13 @@ function parseProjectId(raw: string): string {
 
 /** provider_b's rows: its home, its logins, its endpoints, its project and its limits. */
 const PROVIDER_B_ROWS = [
-  setting('GEMINI_HOME', undefined, '~/.gemini', "The Gemini CLI's home directory.", parseNonEmpty),
+  setting('GEMINI_HOME', undefined, '~/.gemini', "The Gemini CLI's home directory.", parsePath),
   setting(
     'PROVIDER_B_AUTH_FILE',
     undefined,
     derived('$GEMINI_HOME/oauth_creds.json'),
     'provider_b login file (written by the Gemini CLI).',
-    parseNonEmpty,
+    parsePath,
   ),
   setting(
     'PROVIDER_B_ACCOUNTS',
@@ -66,8 +73,8 @@ const PROVIDER_B_ROWS = [
     'PROVIDER_B_ONBOARDING_POLL_INTERVAL',
     'providerB.onboardingPollIntervalMs',
     '5s',
-    'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s).',
-    parseDuration,
+    'How often a first-time onboarding operation is polled (the Gemini CLI uses 5 s); more than 0.',
+    parsePositiveDuration,
   ),
 ];
 
@@ -93,13 +100,12 @@ declare module '../../config/app-config' {
 /** The settings of provider_b, and its logins: PROVIDER_B_ACCOUNTS, else the one oauth_creds.json under GEMINI_HOME. */
 export const PROVIDER_B_SETTINGS: FamilySettings = {
   rows: PROVIDER_B_ROWS,
-  derive: (read, { home }): Pick<FamilyDerivedConfig, 'providerB'> => {
-    const geminiHome = expandHome(read.value('GEMINI_HOME'), home);
+  derive: (read): Pick<FamilyDerivedConfig, 'providerB'> => {
+    const geminiHome = read.value('GEMINI_HOME');
     const accounts = accountLogins(
       read.given('PROVIDER_B_ACCOUNTS'),
       read.given('PROVIDER_B_AUTH_FILE'),
       path.join(geminiHome, 'oauth_creds.json'),
-      home,
       'PROVIDER_B',
     );
     return { providerB: { geminiHome, authFile: accounts[0].loginFile, accounts } };

@@ -3,10 +3,10 @@ import * as path from 'node:path';
 import { isClaudeCredentialRoute } from '../../accounts/provider-c/provider-c.credential-routes';
 import type { ProviderCLogin } from '../../accounts/provider-c/provider-c.credentials';
 import type { FamilyDerivedConfig } from '../../config/app-config';
-import { ConfigError, DEFAULT_ACCOUNT_ALIAS, expandHome } from '../../config/app-config';
+import { ConfigError, DEFAULT_ACCOUNT_ALIAS } from '../../config/app-config';
 import type { AccountSetting, FamilySettings } from '../../config/settings';
 import { parseAccounts, setting } from '../../config/settings';
-import { parseDuration, parseNonEmpty, parsePositiveInteger, parseUrl } from '../../config/setting-parsers';
+import { expandHome, parseDuration, parsePath, parsePositiveInteger, parseUrl } from '../../config/setting-parsers';
 
 /** provider_c's rows: its logins, its refresh endpoint, the CLI it runs and its limits. */
 const PROVIDER_C_ROWS = [
@@ -29,7 +29,7 @@ const PROVIDER_C_ROWS = [
     'providerC.command',
     'claude',
     'The Claude Code executable (name on PATH or a path).',
-    parseNonEmpty,
+    parsePath,
   ),
   setting(
     'PROVIDER_C_MAX_PROCESSES',
@@ -109,8 +109,7 @@ function providerCLogins(
     const configDir = expandHome(childEnv.CLAUDE_CONFIG_DIR ?? path.join(home, '.claude'), home);
     return [{ alias: DEFAULT_ACCOUNT_ALIAS, kind: 'cli', loginFile: path.join(configDir, '.credentials.json') }];
   }
-  return listed.map(({ alias, location }) => {
-    const resolved = expandHome(location, home);
+  return listed.map(({ alias, location: resolved }) => {
     let stat: fs.Stats;
     try {
       stat = fs.statSync(resolved);
