@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment, processExecArgv } from './config/process-env';
+import type { UnknownVariable } from './config/unknown-variables';
+import { unknownSettingVariables, unknownVariableFix } from './config/unknown-variables';
 import { SEMI_SPACE_ARGUMENT, startedSemiSpaceMib } from './common/lifecycle/young-generation';
 import { checkListenAddress, listenFailureMessage } from './common/lifecycle/listen-address';
 
@@ -31,9 +33,13 @@ async function bootstrap(): Promise<void> {
     const check = argv.includes(CHECK_FLAG);
     const settingsArgv = check ? argv.filter((argument) => argument !== CHECK_FLAG && argument !== LIVE_FLAG) : argv;
     const config = loadConfig(env, settingsArgv);
+    // Warned, not refused: a deployment that still sets an obsolete variable keeps starting.
+    const unknownVariables = unknownSettingVariables(env);
     if (check) {
       const { runSetupCheck } = await import('./setup-check');
       const write = (text: string) => process.stdout.write(text);
+      for (const unknown of unknownVariables) write(`warning: ${unknownVariableFix(unknown)}\n`);
+      if (unknownVariables.length > 0) write('\n');
       process.exit(await runSetupCheck(config, { live: argv.includes(LIVE_FLAG), write }));
     }
     const { host, port } = config.server;
@@ -50,7 +56,7 @@ async function bootstrap(): Promise<void> {
       throw message === undefined ? error : new ConfigError(message);
     });
     await installDrainHandlers(app, config.server.drainTimeoutMs);
-    await logListening(app, config, startedSemiSpaceMib(processExecArgv(), env.NODE_OPTIONS) ?? null);
+    await logListening(app, config, startedSemiSpaceMib(processExecArgv(), env.NODE_OPTIONS) ?? null, unknownVariables);
   } catch (error) {
     if (error instanceof HelpRequested) {
       process.stdout.write(renderHelp());
@@ -75,10 +81,19 @@ async function logListening(
   app: NestExpressApplication,
   config: AppConfig,
   semiSpaceMib: number | null,
+  unknownVariables: readonly UnknownVariable[],
 ): Promise<void> {
   const { Logger } = await import('nestjs-pino');
   const address = app.getHttpServer().address() as AddressInfo;
   const logger = app.get(Logger);
+  // One line per variable that looks like a setting and is none (a typo the gateway would ignore).
+  for (const unknown of unknownVariables) {
+    logger.warn(
+      { event: 'setting_variable_unknown', ...unknown, fix: unknownVariableFix(unknown) },
+      'setting_variable_unknown',
+      LOG_CONTEXT,
+    );
+  }
   if (semiSpaceMib === null) {
     // V8 takes the bound only when node starts: the gateway says so and runs on, unbounded.
     logger.warn(

@@ -198,6 +198,41 @@ describe('gateway configuration (child process)', () => {
     }
   });
 
+  it('starts, warning once of each variable with our prefixes that is no setting, with the setting it probably meant', async () => {
+    const gateway = await spawnGateway({
+      GATEWAY_PROVIDERS: 'provider_a',
+      STRUCTURED_ENABLED: 'value-never-logged',
+      GATEWAY_PROVIDER: 'value-never-logged',
+      // Variables of other software, and the clients' key: not named.
+      CLAUDE_CONFIG_DIR: path.join(scratch, 'claude'),
+      GEMINI_CLI_NO_RELAUNCH: 'true',
+      GATEWAY_KEY: 'local',
+    });
+    try {
+      const warnings = gateway.records.filter((record) => record.event === 'setting_variable_unknown');
+      expect(warnings).toEqual([
+        expect.objectContaining({ level: 40, variable: 'GATEWAY_PROVIDER', closest: 'GATEWAY_PROVIDERS' }),
+        expect.objectContaining({
+          level: 40,
+          variable: 'STRUCTURED_ENABLED',
+          closest: 'STRUCTURED_INFERENCE_ENABLED',
+          fix: expect.stringMatching(/^STRUCTURED_ENABLED is no setting.*rename it to STRUCTURED_INFERENCE_ENABLED/),
+        }),
+      ]);
+      expect(gateway.records.find((record) => record.event === 'gateway_listening')).toMatchObject({
+        structured: false,
+      });
+      expect(gateway.stdout()).not.toContain('value-never-logged');
+    } finally {
+      await gateway.close();
+    }
+    // The setup check says it first, in words.
+    const check = await runGateway({ GATEWAY_PROVIDERS: 'provider_b', STRUCTURED_ENABLED: 'true' }, ['--check']);
+    expect(check.stdout).toMatch(
+      /^warning: STRUCTURED_ENABLED is no setting of the gateway, so it is ignored: rename it to STRUCTURED_INFERENCE_ENABLED if that is what you meant, else remove it \(docs\/configuration\.md lists the settings\)\n\nprovider_b/,
+    );
+  });
+
   it('exits with one line naming the setting to change when the address cannot be bound, before any startup work logs', async () => {
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));

@@ -14,6 +14,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   // ── Lifecycle ────────────────────────────────────────────────────────────────────────────────
   gateway_listening: 'listening on {host}:{port}, serving {providers}',
   semi_space_unbounded: "node was started without {flag}, so V8's young generation is not bounded",
+  setting_variable_unknown: '{variable} is set but is no setting, so it is ignored (did you mean {closest}?)',
   drain_start: '{signal}: draining, {in_flight} requests in flight',
   drain_end: 'drained, {in_flight} requests still in flight',
   http_request_rejected:
