@@ -29,6 +29,8 @@ describe(classifyRunFailure.name, () => {
     'quota exhausted',
     '5-hour limit reached',
     'Server is temporarily limiting requests',
+    // Claude Code 2.1.332's whole wording (__fixtures__/claude-code-2.1.332/rate-limit-429-no-reset.jsonl).
+    'API Error: Server is temporarily limiting requests (not your usage limit) · Number of request tokens has exceeded your per-minute rate limit',
   ])('classifies %j as rate_limited with Retry-After 60 by default', (stderr) => {
     const error = exit(stderr);
     expect(error.code).toBe('rate_limited');

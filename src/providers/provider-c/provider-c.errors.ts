@@ -31,8 +31,12 @@ const LIMIT_PATTERNS = [
   /hit your (?:[\w-]+ )?limit/,
   /limiting requests/,
 ];
-/** The subscription cap itself, as opposed to a short-term rate limit: `You've hit your 5-hour limit · resets …` and kin. */
-const USAGE_LIMIT_PATTERNS = [/usage limit/, /hit your (?:[\w-]+ )?limit/];
+/**
+ * The subscription cap itself, as opposed to a short-term rate limit: `You've hit your 5-hour limit
+ * · resets …` and kin. The short-term limit's own words deny it: "Server is temporarily limiting
+ * requests (not your usage limit)".
+ */
+const USAGE_LIMIT_PATTERNS = [/(?<!not your )usage limit/, /hit your (?:[\w-]+ )?limit/];
 const CONTEXT_PATTERNS = [/prompt is too long/, /context (?:window|length)/, /too many tokens/];
 /**
  * The API's version gate in its own words, for a CLI that does not report
