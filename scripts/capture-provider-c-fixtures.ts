@@ -91,16 +91,9 @@ const CASES: Record<string, CaptureCase> = {
   'not-logged-in': { replies: [textReply('never sent')], loggedIn: false },
   'unauthorized-401': { replies: [API_ERRORS.unauthorized()] },
   'limit-429': { replies: [API_ERRORS.limit(CAPTURED_LIMIT_RESET)] },
-  'rate-limit-429-no-reset': {
-    replies: [
-      {
-        type: 'error',
-        status: 429,
-        errorType: 'rate_limit_error',
-        message: 'Number of request tokens has exceeded your per-minute rate limit',
-      },
-    ],
-  },
+  'rate-limit-429-no-reset': { replies: [API_ERRORS.temporaryLimit()] },
+  // The plan's limit (`usage_limit_reached`) with a bare `rejected` event: no window, no reset.
+  'daily-cap-paused-429': { replies: [API_ERRORS.dailyCapPaused()] },
   'overloaded-529': { replies: [API_ERRORS.overloaded()] },
   'credit-balance-too-low': { replies: [API_ERRORS.creditTooLow()] },
   'server-error-500': { replies: [API_ERRORS.internal()] },

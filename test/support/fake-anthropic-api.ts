@@ -270,6 +270,34 @@ export const API_ERRORS = {
       'anthropic-ratelimit-unified-5h-utilization': '1.0',
     },
   }),
+  /**
+   * A short-term rate limit: 429 `rate_limit_error` without the unified meter headers (no meter
+   * refused it). Claude Code 2.1.332 reports it as "Server is temporarily limiting requests (not
+   * your usage limit)" and prints a `rate_limit_event` with only `status: rejected`.
+   */
+  temporaryLimit: (): FakeErrorReply => ({
+    type: 'error',
+    status: 429,
+    errorType: 'rate_limit_error',
+    message: 'Number of request tokens has exceeded your per-minute rate limit',
+  }),
+  /**
+   * The plan's limit with no window or reset named: 429 with the unified status `rejected` and
+   * `overage-daily-cap-paused: true` only. Claude Code 2.1.332 reports it as the plan's limit
+   * (`api_error: "usage_limit_reached"`, "Usage is paused for your organization. …") and prints a
+   * `rate_limit_event` whose only plan field is `status: rejected` (read from its binary and run
+   * against this fake).
+   */
+  dailyCapPaused: (): FakeErrorReply => ({
+    type: 'error',
+    status: 429,
+    errorType: 'rate_limit_error',
+    message: "This request would exceed your account's rate limit. Please try again later.",
+    headers: {
+      'anthropic-ratelimit-unified-status': 'rejected',
+      'anthropic-ratelimit-unified-overage-daily-cap-paused': 'true',
+    },
+  }),
   /** The third-party refusal in one of its wordings (THIRD_PARTY_MESSAGES). */
   thirdParty: (wording: keyof typeof THIRD_PARTY_MESSAGES = 'plain'): FakeErrorReply => ({
     type: 'error',
