@@ -204,6 +204,54 @@ describe("provider_c: Anthropic's long-context refusal with the real claude", ()
   });
 });
 
+describe("provider_c: a limit refused without a meter's window or reset, with the real claude", () => {
+  /** The login's row in GET /v1/accounts and the plan-spent gauge. */
+  async function planOfDefault(): Promise<{ row: Record<string, unknown> | undefined; spentGauge?: number }> {
+    const accounts = (await (await fetch(`${gateway!.url}/v1/accounts`)).json()) as {
+      data: Record<string, unknown>[];
+    };
+    return {
+      row: accounts.data.find((row) => row.provider === 'provider_c'),
+      spentGauge: sampleValue(await scrapeMetrics(gateway!), 'gateway_chat_api_account_plan_spent', DEFAULT_LOGIN),
+    };
+  }
+
+  it('a short-term rate limit ("not your usage limit") is 429 rate_limit_exceeded, and the CLI\'s bare `rejected` does not mark the login\'s plan spent', async () => {
+    await start();
+    api().script([API_ERRORS.temporaryLimit()]);
+    const result = await streamChat(gateway!, {});
+    expect(result.status).toBe(429);
+    expect(result.body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+    expect(result.headers.get('retry-after')).toBe('60');
+    expect(api().messages()).toHaveLength(1);
+    expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+      expect.objectContaining({
+        error_code: 'rate_limited',
+        upstream_status: 429,
+        upstream_message: expect.stringContaining('not your usage limit'),
+      }),
+    ]);
+    const { row, spentGauge } = await planOfDefault();
+    expect(row).toMatchObject({ account: 'default', plan_spent: false });
+    expect(row?.state).not.toBe('plan_spent');
+    expect(spentGauge).toBe(0);
+  });
+
+  it("the plan's own limit (`usage_limit_reached`) with the same bare `rejected` still marks the login's plan spent", async () => {
+    await start();
+    api().script([API_ERRORS.dailyCapPaused()]);
+    const result = await streamChat(gateway!, {});
+    expect(result.status).toBe(429);
+    expect(result.body.error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_reached' });
+    expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
+      expect.objectContaining({ error_code: 'usage_limit', upstream_code: 'usage_limit_reached' }),
+    ]);
+    const { row, spentGauge } = await planOfDefault();
+    expect(row).toMatchObject({ account: 'default', plan_spent: true });
+    expect(spentGauge).toBe(1);
+  });
+});
+
 describe('provider_c: an answer paid from extra usage, with the real claude', () => {
   /** The meters of an answer served past the plan: the five-hour window spent, extra usage paying. */
   const paidMeters = (reset: number): FakeUnifiedMeters => ({

@@ -158,10 +158,7 @@ export function classifyRunFailure(failure: RunFailure, now: number = Date.now()
       });
     case 'error_result': {
       const { report } = failure;
-      const classified =
-        classifyReport(report, now) ??
-        classifyText(report.text !== '' ? report.text : failure.stderr, `error result${reportDetail(report)}`, now);
-      return withCause(classified, {
+      return withCause(classifyErrorResult(report, failure.stderr, now), {
         type: report.apiErrorType,
         code: report.apiError ?? report.error,
         message: sanitizeUpstreamMessage(report.text !== '' ? report.text : lastLine(failure.stderr)),
@@ -171,6 +168,23 @@ export function classifyRunFailure(failure: RunFailure, now: number = Date.now()
 }
 
 const MISSING_COMMAND_ERRNOS = new Set(['ENOENT', 'EACCES', 'ENOTDIR']);
+
+/**
+ * An error result failed on the login's plan itself: it classifies as `usage_limit` (the CLI's
+ * `usage_limit_reached` marker, or from a CLI that sets no structured field the subscription cap's
+ * words). A short-term rate limit, the long-context refusal and every other failure do not.
+ */
+export function isPlanLimitResult(report: CliErrorReport, stderr: string): boolean {
+  return classifyErrorResult(report, stderr, Date.now()).code === 'usage_limit';
+}
+
+/** An error result by the CLI's structured fields, else by its text (the stderr tail when it has none). */
+function classifyErrorResult(report: CliErrorReport, stderr: string, now: number): GatewayError {
+  return (
+    classifyReport(report, now) ??
+    classifyText(report.text !== '' ? report.text : stderr, `error result${reportDetail(report)}`, now)
+  );
+}
 
 /** The same classification, with what the CLI said for the log (`upstream_*` lines only). */
 function withCause(error: GatewayError, upstream: UpstreamCause): GatewayError {
@@ -308,7 +322,7 @@ function clientTooOld(
 }
 
 /** The long-context refusal: the CLI's marker, else its words or the API's (case-insensitive). */
-export function isLongContextRefusal(report: Pick<CliErrorReport, 'apiError' | 'text'>): boolean {
+function isLongContextRefusal(report: Pick<CliErrorReport, 'apiError' | 'text'>): boolean {
   return report.apiError === LONG_CONTEXT_API_ERROR || LONG_CONTEXT_PATTERN.test(report.text.toLowerCase());
 }
 

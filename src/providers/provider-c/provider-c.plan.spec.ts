@@ -16,12 +16,21 @@ const fixture = (name: string) =>
 const FIVE_HOUR_RESET = 1_900_000_000_000;
 const WEEK_RESET = 1_900_400_000_000;
 
+interface RunResult {
+  events: ChatEvent[];
+  terminal: boolean;
+  failed: boolean;
+  reports: PlanReport[];
+}
+
 /** A captured run through the translation: its events, how it ended, and the plan reports it left. */
-function run(name: string): { events: ChatEvent[]; terminal: boolean; failed: boolean; reports: PlanReport[] } {
+const run = (name: string): RunResult => runLines(fixture(name));
+
+function runLines(lines: readonly string[]): RunResult {
   const state = createStreamState({ toolKinds: new Map(), discardBlocks: true });
   const events: ChatEvent[] = [];
   const reports: PlanReport[] = [];
-  for (const text of fixture(name)) {
+  for (const text of lines) {
     const step = translateLine(parseStreamLine(text)!, state, { stderr: () => '' });
     events.push(...step.events);
     if (state.planReport) reports.push(state.planReport);
@@ -111,10 +120,33 @@ describe(planReportOf.name, () => {
     },
   );
 
-  it('a bare `rejected` of any other refused request still reports the plan, once the run says what was refused', () => {
+  it('a short-term rate limit\'s bare `rejected` ("not your usage limit") is no report of the plan: nothing is spent', () => {
     const result = run('rate-limit-429-no-reset');
     expect(result.failed).toBe(true);
+    expect(result.reports).toEqual([]);
+  });
+
+  it("the plan's own limit (`usage_limit_reached`) reports its bare `rejected` as the plan spent, once the run's error result says so", () => {
+    const lines = fixture('daily-cap-paused-429');
+    const result = run('daily-cap-paused-429');
+    expect(result.failed).toBe(true);
     expect(result.reports).toEqual([{ windows: [], planSpent: true, source: 'turn' }]);
+    // Held until the error result: the synthetic message before it reports nothing yet.
+    const state = createStreamState({ toolKinds: new Map(), discardBlocks: true });
+    for (const text of lines.slice(0, -1)) translateLine(parseStreamLine(text)!, state, { stderr: () => '' });
+    expect(state.planReport).toBeUndefined();
+  });
+
+  it("a bare `rejected` is dropped when the run ends otherwise: an answer, or a failure that is not the plan's limit", () => {
+    const bare = fixture('rate-limit-429-no-reset').find((text) => text.includes('"rate_limit_event"'))!;
+    // The CLI asked again and was answered: the answer's own event is the only report.
+    const answered = fixture('text');
+    expect(runLines([answered[0], bare, ...answered.slice(1)]).reports).toEqual(run('text').reports);
+    // An overloaded API, not a limit.
+    const overloaded = fixture('overloaded-529');
+    const failed = runLines([overloaded[0], bare, ...overloaded.slice(1)]);
+    expect(failed.failed).toBe(true);
+    expect(failed.reports).toEqual([]);
   });
 
   it('keeps the reset of a rejected plan whatever meter limits: for extra usage itself (`overage`) the later of its two resets', () => {

@@ -224,6 +224,12 @@ describe(translateLine.name, () => {
         "You've hit your 5-hour limit",
       ],
       [
+        'daily-cap-paused-429',
+        { code: 'usage_limit', status: 429, retryable: false, retryAfter: 300 },
+        { type: 'rate_limit_error', code: 'usage_limit_reached' },
+        'Usage is paused for your organization',
+      ],
+      [
         'rate-limit-429-no-reset',
         { code: 'rate_limited', status: 429, retryable: false, retryAfter: 60 },
         { type: 'rate_limit_error', code: 'rate_limit' },

@@ -2,7 +2,7 @@ import { GatewayError } from '../../core/gateway.error';
 import type { ChatEvent, FinishReason, UsageEvent } from '../../core/chat-event';
 import type { FrameStep } from '../shared/turn-runner';
 import type { CliErrorReport } from './provider-c.errors';
-import { isLongContextRefusal, RunFailed } from './provider-c.errors';
+import { isPlanLimitResult, RunFailed } from './provider-c.errors';
 import type { PlanReport } from '../../core/plan-usage';
 import { planReportOf } from './provider-c.plan';
 import type { ChannelParser, FenceOutput } from './provider-c.fence-parser';
@@ -91,9 +91,10 @@ export interface ProviderCStreamState {
   planReport?: PlanReport;
   /**
    * A plan report that says `rejected` and nothing else (no window, reset or extra usage): the
-   * CLI's reading of a refused request whose answer carried no meter. Held until the run's error
-   * line says what was refused: the long-context refusal spends no plan, so it is dropped; any
-   * other refusal hands it on as `planReport`.
+   * CLI's reading of any refused request, whatever refused it. Held until the run's `result` line:
+   * handed on as `planReport` only when the run failed on the plan's limit (`isPlanLimitResult`),
+   * dropped otherwise (a short-term rate limit, the long-context refusal, any other failure, an
+   * answer).
    */
   refusalReport?: PlanReport;
 }
@@ -140,7 +141,6 @@ export function parseStreamLine(line: string): JsonObject | undefined {
  */
 export function translateLine(message: JsonObject, state: ProviderCStreamState, run: CliRun): FrameStep {
   const line = readLine(message);
-  if (state.refusalReport && (line?.type === 'assistant' || line?.type === 'result')) settleRefusalReport(line, state);
   if (line?.type === 'result') return resultStep(line, state, run);
   const events = translateMessage(line, state);
   if (!state.accepted && events.some(isModelOutput)) state.accepted = true;
@@ -284,12 +284,19 @@ function translateAssistant(line: AssistantLine, state: ProviderCStreamState): C
   return events;
 }
 
-/** The run's `result` line: the turn's finish, or the failure the CLI reported (never accepted then). */
+/**
+ * The run's `result` line: the turn's finish, or the failure the CLI reported (never accepted then).
+ * A held bare `rejected` is the plan's only when the plan's limit is what failed the run.
+ */
 function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun): FrameStep {
   const subtype = line.subtype ?? '';
+  const refusal = state.refusalReport;
+  state.refusalReport = undefined;
   if (line.is_error === true || subtype.startsWith('error')) {
     const report = errorReport(line, state);
-    return { events: [], unclassified: new RunFailed({ kind: 'error_result', report, stderr: run.stderr() }) };
+    const stderr = run.stderr();
+    if (refusal && isPlanLimitResult(report, stderr)) state.planReport = refusal;
+    return { events: [], unclassified: new RunFailed({ kind: 'error_result', report, stderr }) };
   }
   if (line.stop_reason !== undefined && state.stopReason === undefined) state.stopReason = line.stop_reason;
   state.accepted = true;
@@ -433,7 +440,8 @@ function errorFields(line: ApiErrorFields): Omit<CliErrorReport, 'text'> {
 /**
  * The CLI's view of the login's meters: kept as a plan report for the account pool. A rejected
  * limit carries its reset time (Unix seconds): the best Retry-After there is should the run fail.
- * A rejected plan on a delivered answer is not a failure: extra usage paid for it.
+ * A rejected plan on a delivered answer is not a failure: extra usage paid for it. A bare
+ * `rejected` says only that some request was refused, so it waits for the run's `result` line.
  */
 function noteRateLimit(line: RateLimitLine, state: ProviderCStreamState): void {
   const info = line.rate_limit_info;
@@ -447,14 +455,6 @@ function noteRateLimit(line: RateLimitLine, state: ProviderCStreamState): void {
 /** A spent plan and nothing about which window, until when, or extra usage. */
 function isBareRejection(report: PlanReport): boolean {
   return report.planSpent === true && report.windows.length === 0 && !report.paid && report.spentUntil === undefined;
-}
-
-/** The held `rejected` is the plan's unless the refusal was the long-context one (no meter refused it). */
-function settleRefusalReport(line: AssistantLine | ResultLine, state: ProviderCStreamState): void {
-  const held = state.refusalReport;
-  state.refusalReport = undefined;
-  const text = line.type === 'assistant' ? messageText(line.message.content) : resultErrorText(line);
-  if (held && !isLongContextRefusal({ apiError: line.api_error, text })) state.planReport = held;
 }
 
 function messageText(content: readonly ContentBlock[] | undefined): string {
