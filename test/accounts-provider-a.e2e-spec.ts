@@ -230,6 +230,62 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     ).toEqual(['login_dead', 'ready']);
   });
 
+  it('uses a new login written over a login file at once: its account and token, and none of the old rest', async () => {
+    await start();
+    for (const name of ['on-personal', 'on-team', 'on-spare']) {
+      fake().enqueue(textReply(name));
+      expect((await post(chat(name))).status).toBe(200);
+    }
+    expect(usedAccounts()).toEqual(ALIASES.map(accountIdOf));
+    // spare hits its usage limit once output has begun: it cools, and its chat stays pinned to it.
+    fake().enqueue({ frames: [created(), textDelta('partial'), usageLimitEvent(600)] });
+    expect((await post({ ...chat('on-spare', 2), stream: true })).status).toBe(200);
+    expect(await stateOf('spare')).toBe('cooling');
+
+    // Another account's login is written over spare's file (`codex login` with another account).
+    const fresh = writeAuthFile(path.join(home(), 'spare'), { accountId: 'acct-other', refreshToken: 'rt-other' });
+    await eventually(async () => gateway!.logs.records('account_login_changed').length > 0);
+    expect(gateway!.logs.records('account_login_changed')).toEqual([
+      expect.objectContaining({
+        provider: 'provider_a',
+        account: 'spare',
+        path: loginFile('spare'),
+        from: 'cooling',
+        state: 'ready',
+      }),
+    ]);
+    // Its one line says it: no account_state line for the rest it ended.
+    expect(stateLines().filter((line) => line.account === 'spare')).toEqual([
+      expect.objectContaining({ from: 'ready', state: 'cooling' }),
+    ]);
+    expect(await stateOf('spare')).toBe('ready');
+
+    // The chat's next turn stays on spare and sends the new login, not the old token.
+    fake().enqueue(textReply('from the new login'));
+    expect((await post(chat('on-spare', 3))).status).toBe(200);
+    const last = fake().requests().at(-1)!;
+    expect(last.headers['chatgpt-account-id']).toBe('acct-other');
+    expect(last.headers.authorization).toBe(`Bearer ${fresh.accessToken}`);
+    // Nothing of either login reaches a log line.
+    expect(JSON.stringify(gateway!.logs.records())).not.toMatch(/acct-other|rt-other/);
+  });
+
+  it('keeps the state of a login whose file was rewritten with the same login (a refresh)', async () => {
+    await start();
+    fake().enqueue({ frames: [usageLimitEvent(600)] }, textReply('moved'));
+    expect((await post(chat('cooled'))).status).toBe(200);
+    expect(await stateOf('personal')).toBe('cooling');
+    // The same account's login with new tokens: its cooldown is the account's, and stays. team's
+    // file gets another account's login after it, so its line says the sweep read both.
+    writeLogin('personal', { refreshToken: 'rt-personal-rotated' });
+    writeAuthFile(path.join(home(), 'team'), { accountId: 'acct-other', refreshToken: 'rt-other' });
+    await eventually(async () => gateway!.logs.records('account_login_changed').length > 0);
+    expect(gateway!.logs.records('account_login_changed')).toEqual([
+      expect.objectContaining({ account: 'team', from: 'ready', state: 'ready' }),
+    ]);
+    expect(await stateOf('personal')).toBe('cooling');
+  });
+
   it('answers 403 naming the family when every login is dead', async () => {
     for (const alias of ALIASES) writeLogin(alias, { exp: nowSeconds() - 60, refreshToken: null });
     await start();

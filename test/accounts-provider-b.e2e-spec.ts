@@ -71,6 +71,20 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(new Set(usedTokens().slice(3))).toEqual(new Set(['Bearer access-home', 'Bearer access-spare']));
   });
 
+  it('sends the new login written over a login file from the next turn on, not the token it cached', async () => {
+    await start();
+    expect((await post(chat('sticky'))).status).toBe(200);
+    expect(usedTokens()).toEqual(['Bearer access-work']);
+    // `gemini` logged in with another account writes over work's file.
+    writeLogin('work', { accessToken: 'access-other', refreshToken: 'refresh-other' });
+    await eventually(async () => gateway!.logs.records('account_login_changed').length > 0);
+    expect(gateway!.logs.records('account_login_changed')).toEqual([
+      expect.objectContaining({ provider: 'provider_b', account: 'work', from: 'ready', state: 'ready' }),
+    ]);
+    expect((await post(chat('sticky', 2))).status).toBe(200);
+    expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-other']);
+  });
+
   it("rests only the model on a login whose quota for it is spent: the turn moves, the login's other models still serve", async () => {
     await start();
     harness.fake().enqueue('generateContent', quotaSpent(600));

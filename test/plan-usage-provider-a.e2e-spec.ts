@@ -422,6 +422,57 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     release();
   });
 
+  it('reads a new login written over a spent one afresh: its first turn waits for its usage read, and a spent plan is still refused', async () => {
+    const resetAt = nowSeconds() + 2400;
+    // Each login's own plan: the logins written later over work's file have spent plans or not.
+    fake().serveUsage((accountId) => (accountId === 'acct-spent-too' ? spentPlanUsage(resetAt) : defaultUsageBody()));
+    await start(['work', 'spare'], { ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' });
+    await eventually(async () => (await accounts()).data.every((row: Json) => row.source === 'usage_endpoint'));
+    fake().enqueue(spentAnswer(resetAt));
+    expect((await post('pinned')).status).toBe(200);
+    expect(await entry('work')).toMatchObject({ state: 'plan_spent', plan_spent: true });
+
+    // Another account's login, whose plan is spent too, is written over work's file.
+    const release = fake().holdUsage('acct-spent-too');
+    writeAuthFile(path.join(home(), 'work'), { accountId: 'acct-spent-too', refreshToken: 'rt-spent-too' });
+    await eventually(async () => gateway!.logs.records('account_login_changed').length === 1);
+    expect(gateway!.logs.records('account_login_changed')[0]).toMatchObject({
+      provider: 'provider_a',
+      account: 'work',
+      from: 'plan_spent',
+      state: 'ready',
+    });
+    // Nothing of the old login's plan is left: its rest, windows and credits are gone.
+    expect(await entry('work')).toMatchObject({ state: 'ready', plan_spent: false, windows: [], rests_until: null });
+    const work = { provider: 'provider_a', account: 'work' };
+    const text = await metrics();
+    expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', work)).toBe(0);
+    expect(
+      sampleValue(text, 'gateway_chat_api_account_quota_used_ratio', { ...work, window: 'primary' }),
+    ).toBeUndefined();
+
+    // The chat pinned to work waits for the new login's usage read, which rests it: the turn goes
+    // to spare, and nothing is ever sent on the new login's spent plan.
+    fake().enqueue(textReply('on the plan'));
+    const answer = post('pinned');
+    await eventually(async () => gateway!.logs.records('account_usage_wait').length === 1);
+    expect(gateway!.logs.records('account_usage_wait')[0]).toMatchObject({ provider: 'provider_a', account: 'work' });
+    release();
+    const moved = await answer;
+    expect(moved.status).toBe(200);
+    expect(((await moved.json()) as Json).choices[0].message.content).toBe('on the plan');
+    expect(accountsAsked()).toEqual(['acct-work', 'acct-spare']);
+    expect(await entry('work')).toMatchObject({ state: 'plan_spent', source: 'usage_endpoint' });
+
+    // A third login, this one on its plan, serves at once after its read.
+    writeAuthFile(path.join(home(), 'work'), { accountId: 'acct-fresh', refreshToken: 'rt-fresh' });
+    await eventually(async () => (await entry('work')).state === 'ready');
+    await eventually(async () => (await entry('work')).source === 'usage_endpoint');
+    fake().enqueue(textReply('from the fresh login'));
+    expect((await post('new-chat')).status).toBe(200);
+    expect(accountsAsked()).toEqual(['acct-work', 'acct-spare', 'acct-fresh']);
+  });
+
   it('shows the plan spent after a usage limit that came as a WebSocket event, with no headers', async () => {
     fake().enqueue({ frames: [usageLimitEvent(600)] });
     await start(['work']);

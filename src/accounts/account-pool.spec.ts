@@ -31,17 +31,37 @@ function inScratchDir(check: (dir: string) => void): void {
 
 const OPTIONS: AccountPoolOptions = { maxInFlight: 2, cooldownDefaultMs: 300_000, pinnedChatsMax: 100 };
 
+/**
+ * A pool of `aliases`, those in `loginFiles` with their file; `loginOf` is whose login a file's
+ * content is, as a family says it (PoolAccountSpec.loginFileChanged): by default it cannot tell.
+ */
 function makePool(
   aliases = ['a', 'b', 'c'],
   options: Partial<AccountPoolOptions> = {},
   loginFiles: Record<string, string> = {},
+  loginOf: (content: string) => string | undefined = () => undefined,
 ) {
   const clock = manualClock();
   const logger = recordingLogger();
   const recorded = recordingAccountMetrics();
+  const loginIn = (file: string) => () => {
+    try {
+      return loginOf(fs.readFileSync(file, 'utf8'));
+    } catch {
+      return undefined;
+    }
+  };
   const pool = new AccountPool(
     'provider_a',
-    aliases.map((alias) => ({ alias, handle: `handle-${alias}`, loginFile: loginFiles[alias] })),
+    aliases.map((alias) => {
+      const loginFile = loginFiles[alias];
+      return {
+        alias,
+        handle: `handle-${alias}`,
+        loginFile,
+        loginFileChanged: loginFile ? loginIn(loginFile) : undefined,
+      };
+    }),
     { ...OPTIONS, ...options },
     { clock, logger, metrics: recorded.metrics },
   );
@@ -445,7 +465,10 @@ describe(AccountPool.name, () => {
             alias: 'a',
             handle: 'a',
             loginFile: file,
-            loginFileChanged: () => reads.push(fs.readFileSync(file, 'utf8')),
+            loginFileChanged: () => {
+              reads.push(fs.readFileSync(file, 'utf8'));
+              return undefined;
+            },
           },
         ],
         OPTIONS,
@@ -462,6 +485,94 @@ describe(AccountPool.name, () => {
       expect(reads).toEqual(['one', 'second']);
       pool.sweep();
       expect(reads).toEqual(['one', 'second']);
+    });
+  });
+
+  it("drops what it knew of a login once its file holds another account's login, and reads the new one first", () => {
+    inScratchDir((dir) => {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, 'account-1');
+      const { pool, clock, logger, last } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+      const settle: Array<() => void> = [];
+      const reads: string[] = [];
+      pool.readsUsageWith((alias, handle) => {
+        reads.push(`${alias}:${handle}`);
+        return new Promise<void>((resolve) => settle.push(resolve));
+      });
+      pool.sweep();
+      const resetsAt = clock.now() + 3_600_000;
+      pool.reportPlan('a', {
+        source: 'turn',
+        windows: [{ name: 'primary', usedRatio: 1, resetsAt }],
+        planSpent: true,
+        paid: { kind: 'credits', available: true, inUse: true },
+      });
+      expect(pool.stateOf('a').kind).toBe('plan_spent');
+      // The same account's login again (a refresh): nothing changes.
+      fs.writeFileSync(file, 'account-1 ');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('plan_spent');
+      expect(reads).toEqual([]);
+
+      fs.writeFileSync(file, 'account-2');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('ready');
+      expect(pool.planOf('a')).toBeUndefined();
+      expect(pool.planView('a')).toMatchObject({ state: 'ready', windows: [], planSpent: false });
+      expect(pool.loginGeneration('a')).toBe(1);
+      expect(last('state', 'a')).toEqual(['state', 'provider_a', 'a', 'ready', undefined]);
+      expect(logger.records.filter((line) => line.account === 'a').map((line) => line.event)).toEqual([
+        'account_state',
+        'account_login_changed',
+      ]);
+      expect(logger.records.at(-1)).toMatchObject({ path: file, from: 'plan_spent', state: 'ready' });
+      // Its turns wait for the new login's read, and new chats prefer a login already read.
+      expect(reads).toEqual(['a:handle-a']);
+      expect(pool.firstUsageRead('a')).toBeDefined();
+      expect(pool.acquire('chat-1').alias).toBe('b');
+      settle[0]();
+    });
+  });
+
+  it("keeps a new login's read waited for when the startup read of the previous one ends after it", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+    try {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, 'account-1');
+      const { pool } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+      pool.readsUsageWith(() => new Promise<void>(() => undefined));
+      pool.sweep();
+      let endStartupRead!: () => void;
+      pool.firstUsageReadStarted('a', new Promise<void>((resolve) => (endStartupRead = resolve)));
+      fs.writeFileSync(file, 'account-22');
+      pool.sweep();
+      const newLoginRead = pool.firstUsageRead('a');
+      endStartupRead();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(pool.firstUsageRead('a')).toBe(newLoginRead);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes the login a file holds from the family, and keeps the state while it cannot tell', () => {
+    inScratchDir((dir) => {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, 'account-1');
+      const { pool } = makePool(['a', 'b'], {}, { a: file }, (text) => (text === '' ? undefined : text));
+      pool.sweep();
+      pool.applyFailure('a', usageLimit(600));
+      // An empty file says no login: the cooldown stays, and the next login is compared with the last one known.
+      fs.writeFileSync(file, '');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('cooling');
+      fs.writeFileSync(file, 'account-1');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('cooling');
+      // (Each write changes the size: two in one clock tick could leave the same modification time.)
+      fs.writeFileSync(file, 'account-22');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('ready');
     });
   });
 

@@ -19,16 +19,20 @@ export const PIN_IDLE_TTL_MS = 24 * 60 * 60 * 1000;
 /** Retry-After when every usable login is at its in-flight cap: a slot frees within seconds. */
 const ALL_BUSY_RETRY_AFTER_SECONDS = 1;
 
-/** One login as the family gives it: the alias, its login file (watched while dead) and the family's handle. */
+/** One login as the family gives it: the alias, its login file (watched by the sweep) and the family's handle. */
 export interface PoolAccountSpec<T> {
   readonly alias: string;
   readonly loginFile?: string;
   readonly handle: T;
   /**
-   * Reads again what the family keeps in memory from the login file. `sweep()` calls it at its
-   * first reading and whenever the file changed, so a turn reads memory, never the file.
+   * Reads again what the family keeps in memory from the login file (a cached token), so a turn
+   * reads memory, never the file: `sweep()` calls it at its first reading and whenever the file
+   * changed. Returns whose login the file holds now, as an opaque key (a hash) that stays the same
+   * across a refresh of one login and differs for another account's login; `undefined` when the
+   * family cannot tell (no usable file, or a file that names no account). When the key changes,
+   * what the pool knew of the previous login (its plan, its rest, its cooldown) is dropped.
    */
-  readonly loginFileChanged?: () => void;
+  readonly loginFileChanged?: () => string | undefined;
 }
 
 export interface AccountPoolOptions {
@@ -126,7 +130,11 @@ interface Account<T> {
   readonly alias: string;
   readonly loginFile?: string;
   readonly handle: T;
-  readonly loginFileChanged?: () => void;
+  readonly loginFileChanged?: () => string | undefined;
+  /** Whose login the file held when the sweep last read one (`PoolAccountSpec.loginFileChanged`). */
+  loginOf?: string;
+  /** Counts the logins the file came to hold (`loginReplaced`): a usage read started before one is dropped. */
+  generation: number;
   state: AccountState;
   inFlight: number;
   lastSelectedAt: number;
@@ -163,7 +171,8 @@ interface Account<T> {
  *   selection and by the periodic `sweep()`, so neither a restart nor a request is needed for the
  *   state to change. Only `sweep()` reads the login files (a stat each); a selection compares what
  *   it last read. A login the login report's offline check finds not usable is dead too, until a
- *   later check finds it usable (`loginChecked`).
+ *   later check finds it usable (`loginChecked`). A file that came to hold another account's login
+ *   drops what was known of the previous one (`loginReplaced`).
  * - Chats stick to their account (soft pins in a bounded LRU that forgets a chat after a day of
  *   silence); a pinned account that is not usable gives way to the best other one.
  * - New chats go to the usable account with the most headroom: the unused share of its tightest
@@ -179,6 +188,8 @@ export class AccountPool<T> implements PlanReporter {
    * after startup.
    */
   private firstReads?: Map<string, Promise<void>>;
+  /** Reads one login's usage endpoint now (`readsUsageWith`): after its file came to hold another login. */
+  private readUsage?: (alias: string) => Promise<void>;
 
   constructor(
     readonly family: ProviderId,
@@ -192,6 +203,7 @@ export class AccountPool<T> implements PlanReporter {
       state: { kind: 'ready' },
       inFlight: 0,
       lastSelectedAt: 0,
+      generation: 0,
     }));
     this.pins = new LRUCache<string, string>({
       max: options.pinnedChatsMax,
@@ -302,14 +314,36 @@ export class AccountPool<T> implements PlanReporter {
     if (this.paidUsage === 'allow') return;
     (this.firstReads ??= new Map()).set(alias, settled);
     void settled.then(() => {
-      this.firstReads?.delete(alias);
-      if (this.firstReads?.size === 0) this.firstReads = undefined;
+      // A later read of the login (its file came to hold another one meanwhile) stays waited for.
+      if (this.firstReads?.get(alias) !== settled) return;
+      this.firstReads.delete(alias);
+      if (this.firstReads.size === 0) this.firstReads = undefined;
     });
   }
 
-  /** The first usage read of `alias` a turn on it waits for, while it runs (`firstUsageReadStarted`). */
+  /**
+   * The first usage read of `alias` a turn on it waits for, while it runs: the startup one, or the
+   * one of a new login written over its file (`firstUsageReadStarted`, `loginReplaced`).
+   */
   firstUsageRead(alias: string): Promise<void> | undefined {
     return this.firstReads?.get(alias);
+  }
+
+  /**
+   * How the family reads one login's usage endpoint now (AccountPools sets it while usage reads
+   * are on): the first read of a new login written over a login's file, which its turns wait for
+   * under `plan_only` as they wait for the startup read.
+   */
+  readsUsageWith(read: (alias: string, handle: T) => Promise<void>): void {
+    this.readUsage = (alias) => read(alias, this.account(alias).handle);
+  }
+
+  /**
+   * Which login a login file holds, counted from 0 (a new one written over it counts one more): a
+   * usage read started for one generation reports nothing once the file holds another.
+   */
+  loginGeneration(alias: string): number {
+    return this.account(alias).generation;
   }
 
   /**
@@ -706,16 +740,59 @@ export class AccountPool<T> implements PlanReporter {
     this.deps.metrics.accountPinnedChats(this.family, alias, count);
   }
 
-  /** The login file's fingerprint now (a stat), for `sweep()` only; a changed file is read again by its family. */
+  /**
+   * The login file's fingerprint now (a stat), for `sweep()` only; a changed file is read again by
+   * its family, which says whose login it holds: another account's than before is a new login.
+   */
   private readLoginFile(account: Account<T>): void {
     if (!account.loginFile) return;
     const onDisk = loginFingerprint(account.loginFile) ?? null;
-    if (onDisk !== account.onDisk) account.loginFileChanged?.();
+    if (onDisk !== account.onDisk) {
+      const login = account.loginFileChanged?.();
+      if (login !== undefined) {
+        if (account.loginOf !== undefined && login !== account.loginOf) this.loginReplaced(account);
+        account.loginOf = login;
+      }
+    }
     account.onDisk = onDisk;
     if (account.deathUnread && account.state.kind === 'login_dead') {
       account.state = { kind: 'login_dead', fingerprint: account.onDisk ?? undefined };
     }
     account.deathUnread = false;
+  }
+
+  /**
+   * The login file holds another account's login now (`codex login` with another account over a
+   * mounted file): what the pool knew is the previous login's. Its plan facts go, and a cooldown or
+   * a rest on a spent plan ends (they were that account's); a dead login heals by its own rule
+   * (`heal`). The new login's usage is read at once, and under `plan_only` its turns wait for that
+   * read as the first turns after startup do, so a new login whose plan is spent too is still
+   * refused before anything is sent. One line says it (the state change included).
+   */
+  private loginReplaced(account: Account<T>): void {
+    const from = account.state.kind;
+    account.generation++;
+    account.plan = undefined;
+    account.planUpdatedAt = undefined;
+    account.needsExtraUsageSince = undefined;
+    if (from === 'cooling' || from === 'plan_spent') {
+      account.state = { kind: 'ready' };
+      this.publishState(account);
+    }
+    this.publishPlan(account);
+    this.deps.logger.info(
+      {
+        event: 'account_login_changed',
+        provider: this.family,
+        account: account.alias,
+        path: account.loginFile,
+        from,
+        state: account.state.kind,
+      },
+      'account_login_changed',
+    );
+    const read = this.readUsage?.(account.alias);
+    if (read) this.firstUsageReadStarted(account.alias, read);
   }
 
   /**

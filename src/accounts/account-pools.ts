@@ -7,7 +7,7 @@ import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { AccountClock, AccountPool, PoolAccountSpec } from './account-pool';
 import { RefreshLogin, startBackgroundRefresh } from './background-refresh';
 import type { PlanUsageRead } from '../core/plan-usage';
-import { readPoolUsage } from './plan-usage-refresh';
+import { readLoginUsage, readPoolUsage } from './plan-usage-refresh';
 import { intervalOrNever } from '../common/async/timer-range';
 
 /** Injection token of the pools' clock (a plain `{ now() }`; e2e specs move it forward). */
@@ -68,6 +68,9 @@ export class AccountPools implements OnApplicationBootstrap, OnModuleDestroy {
     this.byFamily.set(family, pool);
     this.built.push({ pool, refresh } as (typeof this.built)[number]);
     if (readUsage) this.usageReaders.push((first) => readPoolUsage(pool, readUsage, this.logger, undefined, first));
+    // A new login written over a login's file is read at once (ACCOUNT_USAGE_REFRESH_INTERVAL=0: never).
+    if (readUsage && accounts.usageRefreshIntervalMs > 0)
+      pool.readsUsageWith((alias, handle) => readLoginUsage(pool, readUsage, this.logger, alias, handle));
     return pool;
   }
 

@@ -81,6 +81,24 @@ describe(LoginTokenCache.name, () => {
     expect((await cache.current(load, never)).accessToken).toBe('refreshed');
   });
 
+  it('reads the file again once told it changed, and never caches what a load started before brought', async () => {
+    const cache = new LoginTokenCache<LoginToken>(() => 0);
+    const { load, calls, settle } = controlledLoad();
+    const first = cache.current(load, never);
+    settle(0, { accessToken: 'old-login' });
+    await first;
+    // A load of the old file is still running when the sweep says the file changed.
+    const stale = cache.afterRejection('old-login', load, never);
+    cache.forget();
+    const next = cache.current(load, never);
+    settle(2, { accessToken: 'new-login' });
+    expect((await next).accessToken).toBe('new-login');
+    settle(1, { accessToken: 'old-login-refreshed' });
+    expect((await stale).accessToken).toBe('old-login-refreshed');
+    expect((await cache.current(load, never)).accessToken).toBe('new-login');
+    expect(calls).toEqual([undefined, 'old-login', undefined]);
+  });
+
   it('stops waiting when the caller aborts while the shared load carries on', async () => {
     const cache = new LoginTokenCache<LoginToken>(() => 0);
     const { load, settle } = controlledLoad();

@@ -34,6 +34,8 @@ export type LoadLoginToken<T extends LoginToken> = (rejectedToken: string | unde
 export class LoginTokenCache<T extends LoginToken> {
   private cached?: T;
   private inFlight?: Promise<T>;
+  /** Counts `forget()` calls: a load started before one does not fill the cache it emptied. */
+  private generation = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -83,6 +85,16 @@ export class LoginTokenCache<T extends LoginToken> {
     await this.afterRejection(token.accessToken, load, signal);
   }
 
+  /**
+   * The login file changed on disk (the pool's sweep saw it): the cached token, and a load already
+   * running, may be the previous login's. The next caller reads the file again.
+   */
+  forget(): void {
+    this.cached = undefined;
+    this.inFlight = undefined;
+    this.generation++;
+  }
+
   /** Neither the rejected token nor expired (a file's token is checked with the same rule). */
   isUsable(
     token: { readonly accessToken?: string; readonly expiresAt?: number },
@@ -94,8 +106,12 @@ export class LoginTokenCache<T extends LoginToken> {
   }
 
   private start(load: LoadLoginToken<T>, rejectedToken: string | undefined): Promise<T> {
+    const generation = this.generation;
     const pending = load(rejectedToken)
-      .then((token) => (this.cached = token))
+      .then((token) => {
+        if (generation === this.generation) this.cached = token;
+        return token;
+      })
       .finally(() => {
         if (this.inFlight === pending) this.inFlight = undefined;
       });

@@ -1,4 +1,5 @@
 import type { EventLogger } from '../core/event-logger';
+import type { PlanReport } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import type { AccountPool } from './account-pool';
 import { LoginNotReadable, readPoolUsage } from './plan-usage-refresh';
@@ -11,6 +12,7 @@ function onePool(): AccountPool<string> {
     liveAccounts: () => [{ alias: 'default', handle: 'login' }],
     firstUsageReadStarted: () => undefined,
     loginFileOf: () => undefined,
+    loginGeneration: () => 0,
     reportPlan: () => undefined,
     planView: () => ({ state: 'ready', windows: [], planSpent: false }),
   } as unknown as AccountPool<string>;
@@ -90,6 +92,38 @@ describe('readPoolUsage', () => {
     await eventuallyStarted(started, 2, answers);
     await later;
     expect(told).toEqual(['one', 'two']);
+  });
+
+  it('drops a read that was running when the login file came to hold another login: it is the old login', async () => {
+    let generation = 0;
+    const reported: unknown[] = [];
+    const pool = {
+      ...onePool(),
+      loginGeneration: () => generation,
+      reportPlan: (_alias: string, report: unknown) => void reported.push(report),
+    } as unknown as AccountPool<string>;
+    const logger = recorder();
+    const spent: PlanReport = { source: 'usage_endpoint', windows: [], planSpent: true };
+    await readPoolUsage(
+      pool,
+      async () => {
+        generation++;
+        return spent;
+      },
+      logger,
+    );
+    await readPoolUsage(
+      pool,
+      async () => {
+        generation++;
+        throw new GatewayError('upstream', { upstreamStatus: 503 });
+      },
+      logger,
+    );
+    expect(reported).toEqual([]);
+    expect(logger.lines).toEqual([]);
+    await readPoolUsage(pool, async () => spent, logger);
+    expect(reported).toEqual([spent]);
   });
 
   it('ends a read the family does not end at its timeout: logged, and the round goes on', async () => {

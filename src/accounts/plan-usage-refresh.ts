@@ -76,9 +76,7 @@ export async function readPoolUsage<T>(
   timeoutMs: number = USAGE_READ_TIMEOUT_MS,
   first = false,
 ): Promise<void> {
-  let unreadable = reportedUnreadable.get(pool);
-  if (!unreadable) reportedUnreadable.set(pool, (unreadable = new Set()));
-  const readOne = (alias: string, handle: T) => readLogin(pool, read, logger, timeoutMs, unreadable, alias, handle);
+  const readOne = (alias: string, handle: T) => readLoginUsage(pool, read, logger, alias, handle, timeoutMs);
   if (first) {
     const reads = pool.liveAccounts().map(({ alias, handle }) => {
       const settled = readOne(alias, handle);
@@ -91,7 +89,28 @@ export async function readPoolUsage<T>(
   for (const { alias, handle } of pool.liveAccounts()) await readOne(alias, handle);
 }
 
-/** One login's read, reported to the pool and logged; never rejects. */
+/**
+ * Reads one login's usage endpoint now, as a round reads it (reported to the pool and logged,
+ * never rejects): the first read of a new login written over a login's file
+ * (AccountPool.readsUsageWith).
+ */
+export function readLoginUsage<T>(
+  pool: AccountPool<T>,
+  read: PlanUsageRead<T>,
+  logger: EventLogger,
+  alias: string,
+  handle: T,
+  timeoutMs: number = USAGE_READ_TIMEOUT_MS,
+): Promise<void> {
+  let unreadable = reportedUnreadable.get(pool);
+  if (!unreadable) reportedUnreadable.set(pool, (unreadable = new Set()));
+  return readLogin(pool, read, logger, timeoutMs, unreadable, alias, handle);
+}
+
+/**
+ * One login's read, reported to the pool and logged; never rejects. A read that was running when
+ * the file came to hold another login (AccountPool.loginGeneration) is that login's: dropped.
+ */
 async function readLogin<T>(
   pool: AccountPool<T>,
   read: PlanUsageRead<T>,
@@ -101,9 +120,11 @@ async function readLogin<T>(
   alias: string,
   handle: T,
 ): Promise<void> {
+  const generation = pool.loginGeneration(alias);
   try {
     const signal = AbortSignal.timeout(timeoutMs);
     const report = await untilAborted(read(handle, signal, logger), signal);
+    if (pool.loginGeneration(alias) !== generation) return;
     unreadable.delete(alias);
     if (!report) throw new GatewayError('upstream', { detail: 'usage answer unreadable' });
     pool.reportPlan(alias, report);
@@ -127,6 +148,7 @@ async function readLogin<T>(
       `${pool.family} login ${alias}: ${planSummary(view)}`,
     );
   } catch (error) {
+    if (pool.loginGeneration(alias) !== generation) return;
     const reason = usageReadFailure(error);
     const record = {
       event: 'plan_usage_read_failed',

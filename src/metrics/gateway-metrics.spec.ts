@@ -75,3 +75,18 @@ describe('GatewayMetrics series at zero from boot', () => {
     ]);
   });
 });
+
+describe('GatewayMetrics account plan', () => {
+  it("takes a login's window gauges away once its plan no longer has the window (a new login over its file)", () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    const window = { name: 'primary', usedRatio: 0.5, resetsAt: 1_800_000_000_000, windowSeconds: 18_000 };
+    metrics.accountPlan('provider_a', 'team', { windows: [window], planSpent: false });
+    metrics.accountPlan('provider_a', 'team', { windows: [window], planSpent: false });
+    expect(calls.get('accountQuotaUsed.remove')).toBeUndefined();
+    metrics.accountPlan('provider_a', 'team', { windows: [], planSpent: false });
+    const labels = { provider: 'provider_a', account: 'team', window: 'primary' };
+    for (const gauge of ['accountQuotaUsed', 'accountQuotaReset', 'accountQuotaWindow'])
+      expect(calls.get(`${gauge}.remove`)).toEqual([[labels]]);
+  });
+});

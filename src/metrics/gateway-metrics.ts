@@ -79,6 +79,9 @@ export type MetricsScope = Pick<AppConfig, 'enabledProviders'> & {
  */
 @Injectable()
 export class GatewayMetrics {
+  /** The window labels each login's quota gauges carry (`accountPlan`), by family and alias. */
+  private readonly windowsShown = new Map<string, readonly string[]>();
+
   constructor(
     @Inject(METRIC_INSTRUMENTS) private readonly metric: MetricInstruments,
     @Inject(APP_CONFIG) scope: MetricsScope,
@@ -240,6 +243,19 @@ export class GatewayMetrics {
     },
   ): void {
     const labels = { provider: providerLabel(provider), account };
+    // A window the plan no longer has (its login was replaced, and the new one has not reported
+    // it) leaves the gauges instead of showing the previous login's figures.
+    const key = `${labels.provider}:${account}`;
+    const shown = plan.windows.map((window) => windowLabel(window.name));
+    for (const window of this.windowsShown.get(key) ?? [])
+      if (!shown.includes(window))
+        for (const gauge of [
+          this.metric.accountQuotaUsed,
+          this.metric.accountQuotaReset,
+          this.metric.accountQuotaWindow,
+        ])
+          gauge.remove({ ...labels, window });
+    this.windowsShown.set(key, shown);
     for (const window of plan.windows) {
       const windowLabels = { ...labels, window: windowLabel(window.name) };
       if (window.usedRatio !== undefined) this.metric.accountQuotaUsed.set(windowLabels, window.usedRatio);

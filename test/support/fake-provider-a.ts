@@ -278,7 +278,7 @@ export class FakeProviderA {
   private readonly modelsFailures: number[] = [];
   private readonly modelsCalls: RecordedModelsRequest[] = [];
   /** `serveUsage()`: the `wham/usage` answer (a function of now), until `reset()`. */
-  private usage: () => Record<string, unknown> = () => defaultUsageBody();
+  private usage: (accountId: string | undefined) => Record<string, unknown> = () => defaultUsageBody();
   private readonly usageCalls: RecordedModelsRequest[] = [];
   /** `holdUsage()`: which logins' `wham/usage` calls wait (undefined: all), and the answers waiting, until `reset()`. */
   private usageHeld?: { readonly accountId?: string; readonly answers: Array<() => void> };
@@ -463,8 +463,11 @@ export class FakeProviderA {
     return this.wss.clients.size;
   }
 
-  /** Replaces the `wham/usage` answer (computed at each call) until `reset()`. */
-  serveUsage(body: Record<string, unknown> | (() => Record<string, unknown>)): void {
+  /**
+   * Replaces the `wham/usage` answer until `reset()`: a body, or one computed at each call from the
+   * call's `ChatGPT-Account-Id` (each login's own plan).
+   */
+  serveUsage(body: Record<string, unknown> | ((accountId: string | undefined) => Record<string, unknown>)): void {
     this.usage = typeof body === 'function' ? body : () => body;
   }
 
@@ -672,8 +675,8 @@ export class FakeProviderA {
     if (!headers['chatgpt-account-id']) return json(403, { detail: 'Forbidden' });
     const held = this.usageHeld;
     if (held && (held.accountId === undefined || held.accountId === headers['chatgpt-account-id']))
-      held.answers.push(() => json(200, this.usage()));
-    else json(200, this.usage());
+      held.answers.push(() => json(200, this.usage(headers['chatgpt-account-id'])));
+    else json(200, this.usage(headers['chatgpt-account-id']));
   }
 
   private answerModels(request: http.IncomingMessage, response: http.ServerResponse): void {

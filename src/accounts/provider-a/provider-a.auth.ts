@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { AccountLogin } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
@@ -13,7 +14,7 @@ import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { LoginState, RefreshedTokens } from './provider-a.login-file';
-import { applyRefresh, LoginFileError, parseLoginFile } from './provider-a.login-file';
+import { applyRefresh, decodeJwtClaims, LoginFileError, parseLoginFile } from './provider-a.login-file';
 import { requestTokenRefresh, TokenRefreshError } from './provider-a.token-refresh';
 
 /** What one upstream attempt needs from the login. */
@@ -106,6 +107,27 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
   /** Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`. */
   refreshAhead(aheadMs: number, logger: EventLogger): Promise<void> {
     return this.tokens.refreshAhead(aheadMs, (rejected) => this.load(logger, rejected));
+  }
+
+  /**
+   * The pool's sweep saw the login file change on disk (PoolAccountSpec.loginFileChanged): the
+   * cached token may be the previous login's, so the next attempt reads the file again. Returns
+   * whose login the file holds now: its ChatGPT account and, when its id token names one, the user
+   * (a team workspace's members share the account id), as a hash; undefined for a file that holds
+   * no usable login. A refresh of the same login keeps it; `codex login` with another account
+   * changes it.
+   */
+  loginFileChanged(): string | undefined {
+    this.tokens.forget();
+    try {
+      const document: unknown = JSON.parse(readFileSync(this.authFile, 'utf8'));
+      if (!isJsonObject(document)) return undefined;
+      const { accountId, idToken } = parseLoginFile(document);
+      const user = decodeJwtClaims(idToken)?.sub;
+      return sha256Hex(`provider_a.login:${accountId}:${typeof user === 'string' ? user : ''}`);
+    } catch {
+      return undefined;
+    }
   }
 
   /** docs/upstream/provider-a.md §1.4 steps 2–4: the file's token unless rejected or expired, else refresh and write back. */

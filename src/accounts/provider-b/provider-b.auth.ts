@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { AccountLogin } from '../../config/app-config';
 import { sha256Hex } from '../../common/hashing';
+import { isJsonObject } from '../../common/json';
 import { errnoOf } from '../../common/errno';
 import { GatewayError } from '../../core/gateway.error';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
@@ -135,6 +137,25 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
   /** Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`. */
   refreshAhead(aheadMs: number, logger: EventLogger): Promise<void> {
     return this.tokens.refreshAhead(aheadMs, (rejected) => this.loadOrRefresh(rejected, logger));
+  }
+
+  /**
+   * The pool's sweep saw the login file change on disk (PoolAccountSpec.loginFileChanged): the
+   * cached token may be the previous login's, so the next call reads the file again. Returns whose
+   * login the file holds now, as the family tells logins apart (`loginKey`: its refresh token,
+   * which a Gemini login keeps across refreshes); undefined for a file that holds no token.
+   */
+  loginFileChanged(): string | undefined {
+    this.tokens.forget();
+    try {
+      const file: unknown = JSON.parse(readFileSync(this.authFile, 'utf8'));
+      if (!isJsonObject(file)) return undefined;
+      const refreshToken = nonEmpty(file.refresh_token);
+      const accessToken = nonEmpty(file.access_token);
+      return refreshToken || accessToken ? loginKey({ refreshToken, accessToken }) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   private async loadOrRefresh(rejected: string | undefined, logger: EventLogger): Promise<ProviderBCredential> {

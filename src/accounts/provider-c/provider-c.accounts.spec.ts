@@ -66,6 +66,21 @@ describe('provider_c logins', () => {
     file.release();
   });
 
+  it('says another token in a token file is a new login; a config directory names none, so its state stays', async () => {
+    const listed = config(`dir=${path.join(scratch, 'dir')},file=${path.join(scratch, 'token')}`);
+    credentials(path.join(scratch, 'dir'), 'access-one');
+    const pools = await accountPools(listed);
+    const pool = createProviderCPool(listed, pools);
+    pool.sweep();
+    for (const alias of ['dir', 'file'])
+      pool.applyFailure(alias, new GatewayError('usage_limit', { retryAfterSeconds: 600 }));
+    fs.writeFileSync(path.join(scratch, 'token'), 'sk-ant-oat01-another-login');
+    credentials(path.join(scratch, 'dir'), 'access-another-one');
+    pool.sweep();
+    expect(pool.stateOf('file').kind).toBe('ready');
+    expect(pool.stateOf('dir').kind).toBe('cooling');
+  });
+
   it("drops an inherited token or config dir only when logins are listed (the CLI's own login keeps them)", () => {
     const inherited = { PATH: '/bin', CLAUDE_CODE_OAUTH_TOKEN: 'outer', CLAUDE_CONFIG_DIR: '/outer' };
     expect(accountBaseEnvironment(config(`dir=${path.join(scratch, 'dir')}`), inherited)).toEqual({ PATH: '/bin' });

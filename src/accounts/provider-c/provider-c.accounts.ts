@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import type { AccountPool } from '../account-pool';
 import type { AccountPools } from '../account-pools';
 import type { AppConfig } from '../../config/app-config';
+import { sha256Hex } from '../../common/hashing';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
@@ -17,8 +18,13 @@ import { providerCQuotaBucket } from './provider-c.quota-buckets';
 export interface ProviderCAccount {
   /** The variables that point a child at this login, from memory (a token file's token as last read). */
   childEnv(): Record<string, string>;
-  /** Reads the token file again (the pool's sweep calls it when the file changed); nothing for other logins. */
-  loginFileChanged(): void;
+  /**
+   * The pool's sweep saw the login file change (PoolAccountSpec.loginFileChanged): a token file is
+   * read again, and its token (hashed) says whose login it holds. A config directory's children
+   * read `.credentials.json` themselves, and the CLI rotates its tokens in it while naming no
+   * account there, so a new login cannot be told from a refresh: undefined, as for the CLI's own login.
+   */
+  loginFileChanged(): string | undefined;
   /**
    * The background refresh of this login in flight, settled either way; undefined when there is
    * none. A child must not start meanwhile (the refresh token it would read is about to be
@@ -145,6 +151,7 @@ function accountOf(
         ...common,
         loginFileChanged: () => {
           token = tokenFileContent(login.location!);
+          return typeof token === 'string' && token !== '' ? sha256Hex(`provider_c.login:${token}`) : undefined;
         },
         childEnv: () => {
           // An auth failure marks the account dead until its file changes (docs/accounts.md).

@@ -27,17 +27,22 @@ export function createProviderAPool(
 ): AccountPool<ProviderALogin> {
   let pool: AccountPool<ProviderALogin> | undefined;
   const usageUrl = whamUsageUrl(config.providerA.url);
-  const specs = config.providerA.accounts.map(({ alias, loginFile }) => ({
-    alias,
-    loginFile,
-    handle: {
-      auth: new ProviderAAuth({ alias, loginFile }, config.providerA.tokenUrl, proxy),
-      plan: new ProviderAPlanMeter(
-        (report) => pool?.reportPlan(alias, report),
-        () => pool?.planOf(alias),
-      ),
-    },
-  }));
+  const specs = config.providerA.accounts.map(({ alias, loginFile }) => {
+    const auth = new ProviderAAuth({ alias, loginFile }, config.providerA.tokenUrl, proxy);
+    return {
+      alias,
+      loginFile,
+      handle: {
+        auth,
+        plan: new ProviderAPlanMeter(
+          (report) => pool?.reportPlan(alias, report),
+          () => pool?.planOf(alias),
+        ),
+      },
+      // A rewritten auth.json (`codex login`, the CLI's own refresh) is read again by the next turn.
+      loginFileChanged: () => auth.loginFileChanged(),
+    };
+  });
   pool = pools.create(
     'provider_a',
     specs,
