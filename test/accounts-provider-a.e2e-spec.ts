@@ -2,9 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
+import type { FakeScript } from './support/fake-provider-a';
 import {
   completed,
   created,
+  planHeaders,
   rateLimitsEvent,
   textDelta,
   textReply,
@@ -284,6 +286,65 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
       expect.objectContaining({ account: 'team', from: 'ready', state: 'ready' }),
     ]);
     expect(await stateOf('personal')).toBe('cooling');
+  });
+
+  it('bounds one chat to one login’s cap across the family, keeps its pin, and still serves other chats', async () => {
+    await start({ ACCOUNT_MAX_IN_FLIGHT: '2', GATEWAY_STREAM_IDLE_TIMEOUT: '0' });
+    const resetAt = nowSeconds() + 3600;
+    // team's and spare's answers say their 5-hour window is 90 % used: new chats prefer personal.
+    let gate: Promise<void> | undefined;
+    fake().answerBy((headers): FakeScript => {
+      const account = headers['chatgpt-account-id'];
+      const frames = [created(), textDelta(`from ${account}`), { ...completed(), after: gate }];
+      return account === accountIdOf('personal')
+        ? { frames }
+        : { frames, headers: planHeaders({ primaryUsedPercent: 90, primaryResetAt: resetAt }) };
+    });
+    for (const name of ['warm-1', 'warm-2', 'warm-3', 'hog']) expect((await post(chat(name))).status).toBe(200);
+    expect(usedAccounts()).toEqual([...ALIASES.map(accountIdOf), accountIdOf('personal')]);
+
+    // From here every answer waits for `release`: two other chats fill personal, the hog's login.
+    let release!: () => void;
+    gate = new Promise<void>((resolve) => (release = resolve));
+    const held = [post(chat('other-1')), post(chat('other-2'))];
+    /** The logins of the requests the fake saw from the `from`-th on, once it saw `count`, in any order. */
+    const loginsOf = async (from: number, count: number) =>
+      (await fake().waitForRequests(count))
+        .slice(from)
+        .map((request) => request.headers['chatgpt-account-id'])
+        .sort();
+    expect(await loginsOf(4, 6)).toEqual([accountIdOf('personal'), accountIdOf('personal')]);
+    // The hog sends three turns at once: two overflow to the other logins, the third is over its bound.
+    const hog = [1, 2, 3].map(() => post(chat('hog', 2)));
+    expect(await loginsOf(6, 8)).toEqual([accountIdOf('spare'), accountIdOf('team')]);
+    // Other chats still get the slots left; once every login is full, the pool says why.
+    const others = [post(chat('other-3')), post(chat('other-4'))];
+    expect(await loginsOf(8, 10)).toEqual([accountIdOf('spare'), accountIdOf('team')]);
+    const full = await post(chat('other-5'));
+    release();
+    const hogAnswers = await Promise.all(hog);
+    expect(hogAnswers.map((answer) => answer.status).sort()).toEqual([200, 200, 429]);
+    for (const answer of [...held, ...others]) expect((await answer).status).toBe(200);
+    const over = hogAnswers.find((answer) => answer.status === 429)!;
+    expect(over.headers.get('retry-after')).toBe('1');
+    expect(((await over.json()) as Json).error).toMatchObject({
+      type: 'rate_limit_error',
+      message:
+        'this chat already has 2 turns running on provider_a logins, as many as one login takes at once (ACCOUNT_MAX_IN_FLIGHT=2); retry in 1 s, once one of them has ended, or raise ACCOUNT_MAX_IN_FLIGHT',
+    });
+
+    expect(full.status).toBe(429);
+    expect(full.headers.get('retry-after')).toBe('1');
+    expect(((await full.json()) as Json).error).toMatchObject({
+      type: 'rate_limit_error',
+      message:
+        'every provider_a login is at its in-flight cap (ACCOUNT_MAX_IN_FLIGHT=2); retry in 1 s, or raise ACCOUNT_MAX_IN_FLIGHT or add a login',
+    });
+
+    // The hog's turns that overflowed did not move its pin: its next turn is back on personal.
+    gate = undefined;
+    expect((await post(chat('hog', 3))).status).toBe(200);
+    expect(usedAccounts().at(-1)).toBe(accountIdOf('personal'));
   });
 
   it('answers 403 naming the family when every login is dead', async () => {

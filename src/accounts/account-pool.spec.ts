@@ -129,22 +129,80 @@ describe(AccountPool.name, () => {
     expect(pool.acquire('chat-1').alias).toBe('a');
   });
 
-  it('moves a pinned chat off an account that reached its in-flight cap, and keeps it there', () => {
-    const { pool } = makePool(['a', 'b'], { maxInFlight: 1 });
-    const first = pool.acquire('chat-1');
-    const second = pool.acquire('chat-1');
-    expect(second.alias).not.toBe(first.alias);
-    first.release();
-    second.release();
-    expect(pool.acquire('chat-1').alias).toBe(second.alias);
+  it("overflows a turn whose chat's login is full to another login, and keeps the chat on its login", () => {
+    const { pool, clock, last } = makePool(['a', 'b'], { maxInFlight: 2 });
+    pool.acquire('chat-1').release();
+    // b's window is nearly spent: new chats fill a.
+    pool.reportPlan('b', {
+      source: 'turn',
+      windows: [{ name: 'primary', usedRatio: 0.9, resetsAt: clock.now() + 3_600_000 }],
+    });
+    const others = [pool.acquire('chat-2'), pool.acquire('chat-3')];
+    expect(others.map((lease) => lease.alias)).toEqual(['a', 'a']);
+    const overflow = pool.acquire('chat-1');
+    expect(overflow.alias).toBe('b');
+    expect(last('selected', 'b')).toEqual(['selected', 'provider_a', 'b', 'new']);
+    expect(last('pinned', 'b')).toEqual(['pinned', 'provider_a', 'b', 0]);
+    [overflow, ...others].forEach((lease) => lease.release());
+    // The pin never moved: the chat's next turn is back where its prompt cache is.
+    expect(pool.acquire('chat-1').alias).toBe('a');
   });
 
-  it('answers 429 with a short Retry-After when every account is at its cap', () => {
+  it('moves the pin when the pinned login stops serving, or after a failure there', () => {
+    const { pool } = makePool(['a', 'b', 'c']);
+    pool.acquire('chat-1').release();
+    pool.applyFailure('a', usageLimit(600));
+    const moved = pool.acquire('chat-1');
+    expect(moved.alias).not.toBe('a');
+    moved.release();
+    const next = pool.moveAfter(pool.acquire('chat-1'), usageLimit(600), 'chat-1');
+    expect(next?.alias).not.toBe(moved.alias);
+    next!.release();
+    expect(pool.acquire('chat-1').alias).toBe(next!.alias);
+  });
+
+  it('runs at most maxInFlight turns of one chat at once across the logins, and counts a turn until it ends', () => {
+    const { pool } = makePool(['a', 'b', 'c'], { maxInFlight: 2 });
+    const held = [pool.acquire('chat-1'), pool.acquire('chat-1')];
+    const error = thrown(() => pool.acquire('chat-1'));
+    expect(error).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 1 });
+    expect(error.publicMessage).toBe(
+      'this chat already has 2 turns running on provider_a logins, as many as one login takes at once (ACCOUNT_MAX_IN_FLIGHT=2); retry in 1 s, once one of them has ended, or raise ACCOUNT_MAX_IN_FLIGHT',
+    );
+    // Other chats still get the slots left; one-off work has no chat to bound.
+    expect(pool.acquire('chat-2').alias).not.toBe(held[0].alias);
+    pool.acquire(undefined).release();
+    held[0].release();
+    held[0].release();
+    const again = pool.acquire('chat-1');
+    expect(thrown(() => pool.acquire('chat-1')).code).toBe('rate_limited');
+    // A turn that moves after a failure gives its place back before it takes the next login.
+    expect(pool.moveAfter(again, usageLimit(60), 'chat-1')).toBeDefined();
+  });
+
+  it('bounds no chat without a cap', () => {
+    const { pool } = makePool(['a'], { maxInFlight: 0 });
+    for (let turn = 0; turn < 20; turn++) expect(pool.acquire('chat-1').alias).toBe('a');
+  });
+
+  it('answers 429 naming the cap, its setting and the fix when every account is at its cap', () => {
     const { pool } = makePool(['a', 'b'], { maxInFlight: 1 });
     pool.acquire('chat-1');
     pool.acquire('chat-3');
     const error = thrown(() => pool.acquire('chat-2'));
     expect(error).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 1 });
+    expect(error.publicMessage).toBe(
+      'every provider_a login is at its in-flight cap (ACCOUNT_MAX_IN_FLIGHT=1); retry in 1 s, or raise ACCOUNT_MAX_IN_FLIGHT or add a login',
+    );
+    pool.applyFailure('a', usageLimit(600));
+    expect(thrown(() => pool.acquire('chat-2')).publicMessage).toMatch(
+      /^every usable provider_a login is at its in-flight cap \(ACCOUNT_MAX_IN_FLIGHT=1\)/,
+    );
+    const { pool: sole } = makePool(['only'], { maxInFlight: 1 });
+    sole.acquire('chat-1');
+    expect(thrown(() => sole.acquire('chat-2')).publicMessage).toMatch(
+      /^the provider_a login is at its in-flight cap \(ACCOUNT_MAX_IN_FLIGHT=1\)/,
+    );
   });
 
   it('lets a family with one login ask the upstream even while that login is cooling or dead, as before pooling', () => {

@@ -36,7 +36,7 @@ export interface PoolAccountSpec<T> {
 }
 
 export interface AccountPoolOptions {
-  /** 0 = no cap. */
+  /** ACCOUNT_MAX_IN_FLIGHT: turns at once per login, and per chat across the family; 0 = no cap. */
   readonly maxInFlight: number;
   readonly cooldownDefaultMs: number;
   readonly pinnedChatsMax: number;
@@ -103,6 +103,8 @@ class PoolLease<T> implements AccountLease<T> {
   constructor(
     private readonly pool: AccountPool<T>,
     private readonly account: Account<T>,
+    /** The chat the turn belongs to, counted against its bound (`AccountPool.chatTurns`) until release. */
+    private readonly chatKey: string | undefined,
   ) {
     this.loginFileSeen = { onDisk: account.onDisk };
   }
@@ -122,7 +124,7 @@ class PoolLease<T> implements AccountLease<T> {
   release(): void {
     if (this.isReleased) return;
     this.isReleased = true;
-    this.pool.released(this.account, this.paidBy);
+    this.pool.released(this.account, this.chatKey, this.paidBy);
   }
 }
 
@@ -174,7 +176,9 @@ interface Account<T> {
  *   later check finds it usable (`loginChecked`). A file that came to hold another account's login
  *   drops what was known of the previous one (`loginReplaced`).
  * - Chats stick to their account (soft pins in a bounded LRU that forgets a chat after a day of
- *   silence); a pinned account that is not usable gives way to the best other one.
+ *   silence); a pinned account that stops serving gives way to the best other one, and one that is
+ *   only full lends that turn to another without moving the pin. With a cap, one chat runs at most
+ *   as many turns at once as one login takes (`chatBound`).
  * - New chats go to the usable account with the most headroom: the unused share of its tightest
  *   quota window divided by its turns in flight plus one; ties go to the least recently chosen.
  */
@@ -188,6 +192,11 @@ export class AccountPool<T> implements PlanReporter {
    * after startup.
    */
   private firstReads?: Map<string, Promise<void>>;
+  /**
+   * Turns in flight per chat, across the family's logins (only chats with one running): one chat
+   * holds at most `maxInFlight` at once, so others keep getting served (`chatBound`).
+   */
+  private readonly chatTurns = new Map<string, number>();
   /** Reads one login's usage endpoint now (`readsUsageWith`): after its file came to hold another login. */
   private readUsage?: (alias: string) => Promise<void>;
 
@@ -252,21 +261,31 @@ export class AccountPool<T> implements PlanReporter {
   /**
    * The account for a turn of `chatKey` (a new chat, or none for one-off work such as structured
    * inference) on the upstream `model`: its pinned account while usable, else the one with the
-   * most headroom. A login whose quota for `model` is spent is not usable for that model. Throws
-   * `rate_limited` (Retry-After = the earliest reset) when every login is cooling or busy, and
-   * `auth` naming the family when every login is dead.
+   * most headroom. A login whose quota for `model` is spent is not usable for that model. The chat
+   * is pinned to the account chosen, unless its pinned account still serves and is only full: that
+   * turn overflows to another login and the chat stays where its prompt cache is. Throws
+   * `rate_limited` (Retry-After 1 s) when the chat already runs `maxInFlight` turns, `rate_limited`
+   * (Retry-After = the earliest reset) when every login is cooling or busy, and `auth` naming the
+   * family when every login is dead.
    */
   acquire(chatKey: string | undefined, model?: string, exclude?: string): AccountLease<T> {
+    if (chatKey !== undefined) this.chatBound(chatKey);
     this.accounts.forEach((account) => this.heal(account));
     const pinned = chatKey !== undefined ? this.pins.get(chatKey) : undefined;
     const pinnedAccount =
       pinned !== undefined && pinned !== exclude
         ? this.accounts.find((account) => account.alias === pinned)
         : undefined;
-    if (pinnedAccount && this.usable(pinnedAccount, model)) return this.lease(pinnedAccount, chatKey, 'pinned');
+    const kind = exclude !== undefined ? 'moved' : 'new';
+    if (pinnedAccount && this.servesNow(pinnedAccount, model)) {
+      if (this.hasRoom(pinnedAccount)) return this.lease(pinnedAccount, chatKey, 'pinned', true);
+      const overflow = this.candidate(exclude, model);
+      if (!overflow) throw this.unavailable(model);
+      return this.lease(overflow, chatKey, kind, false);
+    }
     const best = this.candidate(exclude, model);
     if (!best) throw this.unavailable(model);
-    return this.lease(best, chatKey, exclude !== undefined ? 'moved' : 'new');
+    return this.lease(best, chatKey, kind, true);
   }
 
   /**
@@ -552,8 +571,29 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   private usable(account: Account<T>, model: string | undefined): boolean {
+    return this.hasRoom(account) && this.servesNow(account, model);
+  }
+
+  /** Under its in-flight cap (`maxInFlight`; 0 = no cap). */
+  private hasRoom(account: Account<T>): boolean {
     const { maxInFlight } = this.options;
-    return (maxInFlight === 0 || account.inFlight < maxInFlight) && this.servesNow(account, model);
+    return maxInFlight === 0 || account.inFlight < maxInFlight;
+  }
+
+  /**
+   * One chat runs at most as many turns at once as one login takes (`maxInFlight`), whichever
+   * logins they run on: a chat sending many turns at once (plain turns bypass the agent queue)
+   * would otherwise take every slot of the family. Throws the pool's 429 saying so.
+   */
+  private chatBound(chatKey: string): void {
+    const cap = this.options.maxInFlight;
+    if (cap === 0 || (this.chatTurns.get(chatKey) ?? 0) < cap) return;
+    const seconds = ALL_BUSY_RETRY_AFTER_SECONDS;
+    throw new GatewayError('rate_limited', {
+      retryAfterSeconds: seconds,
+      publicMessage: `this chat already has ${cap} ${cap === 1 ? 'turn' : 'turns'} running on ${this.family} logins, as many as one login takes at once (ACCOUNT_MAX_IN_FLIGHT=${cap}); retry in ${formatWait(seconds)}, once one of them has ended, or raise ACCOUNT_MAX_IN_FLIGHT`,
+      detail: `${this.family} chat at its in-flight bound`,
+    });
   }
 
   /** Ready, and `model` does not rest on it: a login with several others would be given the turn, its cap aside. */
@@ -711,16 +751,20 @@ export class AccountPool<T> implements PlanReporter {
     return Math.max(0, 1 - used) / (account.inFlight + 1);
   }
 
-  private lease(account: Account<T>, chatKey: string | undefined, kind: SelectionKind): AccountLease<T> {
+  /** `pin`: the chat sticks to `account` from now on (not for a turn that only overflowed its full login). */
+  private lease(account: Account<T>, chatKey: string | undefined, kind: SelectionKind, pin: boolean): AccountLease<T> {
     account.inFlight++;
     account.lastSelectedAt = this.deps.clock.now();
-    if (chatKey !== undefined && this.pins.get(chatKey) !== account.alias) {
-      this.pins.set(chatKey, account.alias);
-      this.countPin(account.alias, +1);
+    if (chatKey !== undefined) {
+      this.chatTurns.set(chatKey, (this.chatTurns.get(chatKey) ?? 0) + 1);
+      if (pin && this.pins.get(chatKey) !== account.alias) {
+        this.pins.set(chatKey, account.alias);
+        this.countPin(account.alias, +1);
+      }
     }
     this.deps.metrics.accountSelected(this.family, account.alias, kind);
     this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
-    return new PoolLease(this, account);
+    return new PoolLease(this, account, chatKey);
   }
 
   /**
@@ -728,8 +772,13 @@ export class AccountPool<T> implements PlanReporter {
    * turn reported drawing paid usage on it: one paid turn (logged once, however many reports),
    * counted here because a family may report after its answer.
    */
-  released(account: Account<T>, paidBy: EventLogger | undefined): void {
+  released(account: Account<T>, chatKey: string | undefined, paidBy: EventLogger | undefined): void {
     account.inFlight--;
+    if (chatKey !== undefined) {
+      const turns = (this.chatTurns.get(chatKey) ?? 1) - 1;
+      if (turns > 0) this.chatTurns.set(chatKey, turns);
+      else this.chatTurns.delete(chatKey);
+    }
     this.deps.metrics.accountInFlight(this.family, account.alias, account.inFlight);
     if (paidBy) this.paidTurn(account, paidBy);
   }
@@ -883,11 +932,19 @@ export class AccountPool<T> implements PlanReporter {
     }
     if (busy || cooling.length > 0) {
       const seconds = busy ? ALL_BUSY_RETRY_AFTER_SECONDS : secondsUntil(Math.min(...cooling));
+      const cap = this.options.maxInFlight;
+      // The busy ones are the ready ones: `usable` when others are out (cooling, dead) meanwhile.
+      const logins =
+        this.accounts.length === 1
+          ? `the ${this.family} login is`
+          : `every ${ready.length === this.accounts.length ? '' : 'usable '}${this.family} login is`;
       return new GatewayError('rate_limited', {
         retryAfterSeconds: seconds,
-        publicMessage: busy
-          ? `every ${this.family} login is busy; retry in ${formatWait(seconds)}`
-          : `every ${this.family} login has reached its usage limit; retry in ${formatWait(seconds)}`,
+        publicMessage: !busy
+          ? `every ${this.family} login has reached its usage limit; retry in ${formatWait(seconds)}`
+          : cap > 0
+            ? `${logins} at its in-flight cap (ACCOUNT_MAX_IN_FLIGHT=${cap}); retry in ${formatWait(seconds)}, or raise ACCOUNT_MAX_IN_FLIGHT or add a login`
+            : `${logins} busy; retry in ${formatWait(seconds)}`,
         detail: busy ? `${this.family} accounts all at their in-flight cap` : `${this.family} accounts all cooling`,
       });
     }

@@ -75,6 +75,12 @@ export interface RecordedRequest {
   readonly violation?: string;
 }
 
+/** Picks the answer of one upgrade / POST from its lower-cased headers and body (`FakeProviderA.answerBy`). */
+export type FakeRouter = (
+  headers: Record<string, string>,
+  body: Record<string, unknown> | undefined,
+) => FakeScript | undefined;
+
 /** A scripted answer of the token endpoint. */
 export interface FakeTokenAnswer {
   status: number;
@@ -253,6 +259,7 @@ export class FakeProviderA {
   private readonly recorded: RecordedRequest[] = [];
   private readonly missed: Array<{ transport: 'ws' | 'sse'; path: string }> = [];
   private responder?: (body: Record<string, unknown>) => FakeFrame[];
+  private router?: FakeRouter;
   private readonly tokenAnswers: FakeTokenAnswer[] = [];
   private readonly tokenCalls: Array<Record<string, string>> = [];
   private readonly sockets = new Set<Duplex>();
@@ -520,6 +527,7 @@ export class FakeProviderA {
     this.tokenCalls.length = 0;
     this.tokenCounter = 0;
     this.responder = undefined;
+    this.router = undefined;
     this.models = cliModelList();
     this.listShape = undefined;
     this.modelsFailures.length = 0;
@@ -548,8 +556,25 @@ export class FakeProviderA {
     this.responder = responder;
   }
 
-  private nextScript(transport: 'ws' | 'sse', path: string): FakeScript | undefined {
-    const script = this.scripts.shift() ?? (this.responder ? { frames: [], respond: this.responder } : undefined);
+  /**
+   * Answers each upgrade / POST from its lower-cased headers (which login: `chatgpt-account-id`)
+   * and body (over WebSocket, undefined at the upgrade) before the script queue is looked at, until
+   * `reset()`; a request the router answers `undefined` takes the next script as usual.
+   */
+  answerBy(router: FakeRouter | undefined): void {
+    this.router = router;
+  }
+
+  private nextScript(
+    transport: 'ws' | 'sse',
+    path: string,
+    headers: Record<string, string>,
+    body: Record<string, unknown> | undefined,
+  ): FakeScript | undefined {
+    const script =
+      this.router?.(headers, body) ??
+      this.scripts.shift() ??
+      (this.responder ? { frames: [], respond: this.responder } : undefined);
     if (!script) this.missed.push({ transport, path });
     return script;
   }
@@ -603,7 +628,7 @@ export class FakeProviderA {
       response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(invalidRequest(violation)));
       return;
     }
-    const script = this.nextScript('sse', path);
+    const script = this.nextScript('sse', path, lowerHeaders(request.headers), body);
     recordRequest();
     if (!script) {
       response
@@ -731,7 +756,7 @@ export class FakeProviderA {
     // large): the script is then only looked at here and taken with the first frame.
     const lazy =
       this.maxMessageBytes !== undefined && (this.scripts.length === 0 ? !!this.responder : !this.scripts[0].reject);
-    const script = lazy ? (this.scripts[0] ?? { frames: [] }) : this.nextScript('ws', path);
+    const script = lazy ? (this.scripts[0] ?? { frames: [] }) : this.nextScript('ws', path, headers, undefined);
     if (!script || script.reject) {
       this.record({
         transport: 'ws',
@@ -823,8 +848,9 @@ export class FakeProviderA {
         return;
       }
       frames += 1;
+      const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
       if (frames === 1 && !upgradeScript) {
-        const taken = this.nextScript('ws', path);
+        const taken = this.nextScript('ws', path, headers, parseJson(raw));
         if (!taken) {
           void send(
             JSON.stringify({ type: 'error', status: 500, error: { code: 'server_error', message: 'no script' } }),
@@ -835,7 +861,6 @@ export class FakeProviderA {
       }
       // Without keepConnectionsOpen the fake reads exactly one frame (the request), then only watches for the close.
       if ((frames > 1 && !this.keepOpen) || busy) return;
-      const raw = Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8');
       const body = parseJson(raw) ?? {};
       const recordFrame = (fields: Pick<RecordedRequest, 'resolvedInput' | 'violation'>): void =>
         this.record({
@@ -888,7 +913,7 @@ export class FakeProviderA {
         );
         return;
       }
-      const script = frames === 1 ? firstScript : this.nextScript('ws', path);
+      const script = frames === 1 ? firstScript : this.nextScript('ws', path, headers, body);
       if (!script) {
         void send(
           JSON.stringify({ type: 'error', status: 500, error: { code: 'server_error', message: 'no script' } }),
