@@ -140,14 +140,13 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
         remainingFraction,
         resetTime: tomorrow,
       });
-      // Read one login after the other, in the order PROVIDER_B_ACCOUNTS lists them.
-      harness
-        .fake()
-        .enqueue(
-          'retrieveUserQuota',
-          { body: { buckets: [bucket('gemini-2.5-pro', 0.5), bucket('gemini-3.8-flash', 0)] } },
-          { body: { buckets: [bucket('gemini-2.5-pro', 0.5), bucket('gemini-3.8-flash', 0.9)] } },
-        );
+      // Each login's own read: the gateway reads its logins at once, in no set order.
+      harness.fake().enqueueFor('retrieveUserQuota', 'Bearer access-work', {
+        body: { buckets: [bucket('gemini-2.5-pro', 0.5), bucket('gemini-3.8-flash', 0)] },
+      });
+      harness.fake().enqueueFor('retrieveUserQuota', 'Bearer access-home', {
+        body: { buckets: [bucket('gemini-2.5-pro', 0.5), bucket('gemini-3.8-flash', 0.9)] },
+      });
       await twoLogins({ ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' });
       await eventually(async () => (await accountEntry('home')).source === 'usage_endpoint');
       expect((await accountEntry('work')).windows).toContainEqual(

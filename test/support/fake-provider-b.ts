@@ -106,6 +106,7 @@ export function defaultGeneratePayload(): unknown {
  */
 export class FakeCodeAssist {
   private readonly scripts = new Map<FakeCodeAssistRoute, FakeStreamScript[]>();
+  private readonly scriptsByLogin = new Map<string, FakeStreamScript[]>();
   private readonly recorded: FakeRecordedRequest[] = [];
   private readonly waiters = new Set<() => void>();
   private tokenCount = 0;
@@ -160,6 +161,18 @@ export class FakeCodeAssist {
     this.scripts.set(route, queue);
   }
 
+  /**
+   * Appends scripted replies to a route's FIFO for one login (the request's `Authorization`, e.g.
+   * `Bearer access-work`): taken before the route's shared FIFO, whatever order the logins' requests
+   * arrive in (the gateway reads its logins at once).
+   */
+  enqueueFor(route: FakeCodeAssistRoute, authorization: string, ...scripts: FakeStreamScript[]): void {
+    const key = `${route} ${authorization}`;
+    const queue = this.scriptsByLogin.get(key) ?? [];
+    queue.push(...scripts);
+    this.scriptsByLogin.set(key, queue);
+  }
+
   /** Recorded requests, in arrival order, optionally of one route. */
   requests(route?: FakeCodeAssistRoute): FakeRecordedRequest[] {
     return this.recorded.filter((entry) => route === undefined || entry.route === route);
@@ -203,6 +216,7 @@ export class FakeCodeAssist {
   reset(): void {
     this.recorded.length = 0;
     this.scripts.clear();
+    this.scriptsByLogin.clear();
     this.tokenCount = 0;
   }
 
@@ -250,6 +264,7 @@ export class FakeCodeAssist {
     if (rejection !== undefined)
       return sendJson(response, 400, { error: { code: 400, message: rejection, status: 'INVALID_ARGUMENT' } });
     const script =
+      this.scriptsByLogin.get(`${route} ${String(request.headers.authorization ?? '')}`)?.shift() ??
       this.scripts.get(route)?.shift() ??
       this.respondedScript(route, record.body) ??
       this.defaultScript(route, record.body);
