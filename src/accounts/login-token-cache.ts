@@ -34,6 +34,11 @@ export type LoadLoginToken<T extends LoginToken> = (rejectedToken: string | unde
 export class LoginTokenCache<T extends LoginToken> {
   private cached?: T;
   private inFlight?: Promise<T>;
+  /**
+   * A load of the file as it was before `forget()`: the next load starts once it settled, so the
+   * same refresh token is never spent twice at once (a file put back with an expired token).
+   */
+  private superseded?: Promise<T>;
   /** Counts `forget()` calls: a load started before one does not fill the cache it emptied. */
   private generation = 0;
 
@@ -87,10 +92,12 @@ export class LoginTokenCache<T extends LoginToken> {
 
   /**
    * The login file changed on disk (the pool's sweep saw it): the cached token, and a load already
-   * running, may be the previous login's. The next caller reads the file again.
+   * running, may be the previous login's. The next caller reads the file again, once that load is
+   * over: both may refresh with the same token, which a refresh spends.
    */
   forget(): void {
     this.cached = undefined;
+    this.superseded = this.inFlight ?? this.superseded;
     this.inFlight = undefined;
     this.generation++;
   }
@@ -107,7 +114,10 @@ export class LoginTokenCache<T extends LoginToken> {
 
   private start(load: LoadLoginToken<T>, rejectedToken: string | undefined): Promise<T> {
     const generation = this.generation;
-    const pending = load(rejectedToken)
+    const before = this.superseded;
+    this.superseded = undefined;
+    const loaded = before ? before.then(loadAfter, loadAfter).then(() => load(rejectedToken)) : load(rejectedToken);
+    const pending = loaded
       .then((token) => {
         if (generation === this.generation) this.cached = token;
         return token;
@@ -137,3 +147,6 @@ export interface LoginTokenSource<C extends { readonly accessToken: string }> {
   /** Renews the token when it expires within `aheadMs`. */
   refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
 }
+
+/** Whatever the superseded load ended with, the next one starts. */
+function loadAfter(): void {}
