@@ -592,6 +592,32 @@ describe(AccountPool.name, () => {
     });
   });
 
+  it('keeps a rest on a spent plan when a new login is written but no usage read could tell its plan', () => {
+    inScratchDir((dir) => {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, 'account-1');
+      const { pool, clock, logger } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+      pool.sweep();
+      pool.reportPlan('a', {
+        source: 'turn',
+        windows: [{ name: 'primary', usedRatio: 1, resetsAt: clock.now() + 3_600_000 }],
+        planSpent: true,
+        paid: { kind: 'credits', available: true, inUse: true },
+      });
+      // A refresh that rotated what the file is keyed by reads as another login.
+      fs.writeFileSync(file, 'account-2');
+      pool.sweep();
+      expect(pool.stateOf('a').kind).toBe('plan_spent');
+      expect(pool.planOf('a')?.planSpent).toBe(true);
+      expect(logger.records.at(-1)).toMatchObject({
+        event: 'account_login_changed',
+        from: 'plan_spent',
+        state: 'plan_spent',
+      });
+      expect(pool.acquire('chat-1').alias).toBe('b');
+    });
+  });
+
   it("keeps a new login's read waited for when the startup read of the previous one ends after it", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
     try {

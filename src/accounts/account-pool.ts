@@ -816,15 +816,21 @@ export class AccountPool<T> implements PlanReporter {
    * a rest on a spent plan ends (they were that account's); a dead login heals by its own rule
    * (`heal`). The new login's usage is read at once, and under `plan_only` its turns wait for that
    * read as the first turns after startup do, so a new login whose plan is spent too is still
-   * refused before anything is sent. One line says it (the state change included).
+   * refused before anything is sent. Without usage reads (ACCOUNT_USAGE_REFRESH_INTERVAL=0) nothing
+   * could tell, so a rest on a spent plan and its facts stay until their reset: a refresh that
+   * rotated the file's key must not open a spent login to paid turns. One line says it (the state
+   * change included).
    */
   private loginReplaced(account: Account<T>): void {
     const from = account.state.kind;
     account.generation++;
-    account.plan = undefined;
-    account.planUpdatedAt = undefined;
+    const unread = from === 'plan_spent' && this.readUsage === undefined;
+    if (!unread) {
+      account.plan = undefined;
+      account.planUpdatedAt = undefined;
+    }
     account.needsExtraUsageSince = undefined;
-    if (from === 'cooling' || from === 'plan_spent') {
+    if (from === 'cooling' || (from === 'plan_spent' && !unread)) {
       account.state = { kind: 'ready' };
       this.publishState(account);
     }
