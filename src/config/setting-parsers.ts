@@ -54,23 +54,19 @@ export function parsePositiveInteger(raw: string): number {
 /**
  * An integer from `min` to `max`: for a count or size whose value is reserved or held at once (a
  * cache sized up front, a body read into memory), so that a slip of a few digits is refused at
- * startup instead of failing there with a stack trace or taking gigabytes.
+ * startup instead of failing there with a stack trace or taking gigabytes. `rule` is the refusal's
+ * words when the range has a name of its own.
  */
-export function parseIntegerIn(min: number, max: number) {
+export function parseIntegerIn(min: number, max: number, rule = `must be an integer from ${min} to ${max}`) {
   return (raw: string): number => {
     const value = raw.trim();
     const parsed = /^\d+$/.test(value) ? Number(value) : NaN;
-    if (!(parsed >= min && parsed <= max)) throw new SettingRuleError(`must be an integer from ${min} to ${max}`);
+    if (!(parsed >= min && parsed <= max)) throw new SettingRuleError(rule);
     return parsed;
   };
 }
 
-export function parsePort(raw: string): number {
-  const value = raw.trim();
-  const port = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new SettingRuleError('must be a port number between 0 and 65535');
-  return port;
-}
+export const parsePort = parseIntegerIn(0, 65535, 'must be a port number between 0 and 65535');
 
 /** The value without surrounding whitespace (a pasted value, a secret file's last newline), not empty. */
 export function parseNonEmpty(raw: string): string {
