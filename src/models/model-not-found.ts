@@ -2,8 +2,8 @@ import { families, isFamilyId } from '../core/family-registry';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
 import type { CatalogEntry } from './catalog-entry';
-import type { Tier, TierAlias, TierModel } from './model-tiers';
-import { TIERS } from './model-tiers';
+import type { TierAlias, TierModel } from './model-tiers';
+import { tierWordOf } from './model-tiers';
 import { PASSTHROUGH_NAME } from './passthrough-name';
 
 /*
@@ -122,11 +122,6 @@ export function familyOfId(id: string, now: Pick<CatalogNow, 'allEntries'>): Pro
     if (catalog.modelNames?.test(id)) return family.id;
   }
   return undefined;
-}
-
-/** `luna-high` → `luna`: the tier word an id starts with, as a whole word. */
-function tierWordOf(id: string): Tier | undefined {
-  return TIERS.find((tier) => id === tier || id.startsWith(`${tier}-`));
 }
 
 /** The tier of a tier-shaped id that is no tier id now (its tier's model lacks that suffix). */

@@ -36,6 +36,11 @@ export function tierOfSlug(slug: string): Tier | undefined {
   return (TIERS as readonly string[]).includes(last) ? (last as Tier) : undefined;
 }
 
+/** `luna-high` → `luna`: the tier word an id starts with, as a whole word (a tier id or a suffixed one). */
+export function tierWordOf(id: string): Tier | undefined {
+  return TIERS.find((tier) => id === tier || id.startsWith(`${tier}-`));
+}
+
 /** Whether a family's models carry the tier words (its `catalog.tiers`). */
 export function hasTiers(provider: ProviderId): boolean {
   return familyOf(provider).catalog?.tiers === true;

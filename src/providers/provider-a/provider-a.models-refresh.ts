@@ -3,6 +3,7 @@ import type { EventLogger } from '../../core/event-logger';
 import type { LiveModelLists } from '../../models/live-model-lists';
 import type { ModelCatalog } from '../../models/model-catalog';
 import type { TierModel } from '../../models/model-tiers';
+import { tierWordOf } from '../../models/model-tiers';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { readJsonCapped } from '../../common/egress/http-body';
 import { errnoAlong } from '../../common/errno';
@@ -178,7 +179,7 @@ export class ProviderAModelsRefresh {
     const catalog = this.options.catalog;
     const gone = [...before].filter((id) => catalog.get(id) === undefined);
     if (gone.length === 0) return;
-    const moved = catalog.tiers.filter(({ tier }) => gone.some((id) => id === tier || id.startsWith(`${tier}-`)));
+    const moved = catalog.tiers.filter(({ tier }) => gone.some((id) => tierWordOf(id) === tier));
     this.options.logger.warn(
       {
         event: 'provider_a_tier_ids_gone',
