@@ -175,8 +175,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, ar
       fromFlags.get(definition) ??
       nonEmpty(env[definition.env]) ??
       (LOWER_CASE_ALIASED.has(definition.env) ? nonEmpty(env[definition.env.toLowerCase()]) : undefined);
-    if (raw !== undefined) values.set(definition.env, parseSetting(definition, raw, context));
-    // A default is parsed here too, with this home: `~/.codex` is the home of this load.
+    if (raw !== undefined) {
+      values.set(definition.env, parseSetting(definition, raw, context));
+      continue;
+    }
+    // A default is parsed here, with this home (`~/.codex` is the home of this load), when it is used.
     const fallback = writtenDefault(definition);
     if (fallback !== undefined) defaults.set(definition.env, parseSetting(definition, fallback, context));
   }
