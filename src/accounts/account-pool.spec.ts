@@ -283,6 +283,68 @@ describe(AccountPool.name, () => {
     expect(pool.stateOf('a')).toEqual({ kind: 'cooling', until: clock.now() + 120_000, reason: 'usage_limit' });
   });
 
+  describe("usage paused by the login's organization (usage_paused)", () => {
+    const FIX = 'an admin raises the cap';
+    const paused = (seconds?: number) => new GatewayError('usage_paused', { retryAfterSeconds: seconds, fix: FIX });
+
+    it("rests the login as usage_paused for the error's Retry-After (the table's hour without one), its plan not spent; the line names until and the fix", () => {
+      const { pool, clock, logger, last } = makePool(['a', 'b']);
+      expect(pool.applyFailure('a', paused())).toBe(true);
+      const until = clock.now() + 3_600_000;
+      expect(pool.stateOf('a')).toEqual({ kind: 'usage_paused', until, fix: FIX });
+      expect(last('state', 'a')).toEqual(['state', 'provider_a', 'a', 'usage_paused', until]);
+      expect(logger.records.at(-1)).toMatchObject({
+        event: 'account_state',
+        account: 'a',
+        from: 'ready',
+        state: 'usage_paused',
+        until: new Date(until).toISOString(),
+        fix: FIX,
+      });
+      expect(pool.planView('a')).toMatchObject({ state: 'usage_paused', planSpent: false, restsUntil: until });
+      expect(pool.acquire('chat-1').alias).toBe('b');
+      clock.advance(3_600_000);
+      pool.sweep();
+      expect(pool.stateOf('a')).toEqual({ kind: 'ready' });
+      expect(pool.planView('a').restsUntil).toBeUndefined();
+    });
+
+    it('is never shortened by a shorter limit or pause, and a longer cooldown stands', () => {
+      const { pool, clock } = makePool(['a', 'b']);
+      pool.applyFailure('a', paused(7200));
+      pool.applyFailure('a', usageLimit(60));
+      pool.applyFailure('a', paused(600));
+      expect(pool.stateOf('a')).toMatchObject({ kind: 'usage_paused', until: clock.now() + 7_200_000 });
+      pool.applyFailure('b', usageLimit(9000));
+      pool.applyFailure('b', paused());
+      expect(pool.stateOf('b')).toMatchObject({ kind: 'cooling', until: clock.now() + 9_000_000 });
+    });
+
+    it("still asks a family's only login while it is paused, as it asks one cooling", () => {
+      const { pool } = makePool(['only']);
+      pool.applyFailure('only', paused());
+      expect(pool.unavailableError()).toBeUndefined();
+      expect(pool.acquire('chat-1').alias).toBe('only');
+    });
+
+    it('answers usage_paused with the earliest end and the fix when every login that is not dead is paused; with another cooling, the 429 names both', () => {
+      const { pool, clock } = makePool(['a', 'b', 'c']);
+      pool.applyFailure('a', paused(3600));
+      pool.applyFailure('b', paused(1800));
+      pool.applyFailure('c', new GatewayError('auth'));
+      const error = thrown(() => pool.acquire('chat-1'));
+      expect(error).toMatchObject({ code: 'usage_paused', provider: 'provider_a', retryAfterSeconds: 1800, fix: FIX });
+      clock.advance(1000);
+      expect(thrown(() => pool.acquire('chat-1')).retryAfterSeconds).toBe(1799);
+      const { pool: mix } = makePool(['a', 'b']);
+      mix.applyFailure('a', paused(3600));
+      mix.applyFailure('b', usageLimit(600));
+      const mixed = thrown(() => mix.acquire('chat-2'));
+      expect(mixed).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 600 });
+      expect(mixed.publicMessage).toContain('has reached its usage limit or is paused by its organization');
+    });
+  });
+
   it('tells the login report what requests learned: a refused login, an account the upstream does not serve (until the file changes)', () => {
     inScratchDir((dir) => {
       const file = path.join(dir, 'oauth_creds.json');

@@ -392,7 +392,8 @@ export class AccountPool<T> implements PlanReporter {
   /**
    * Records what a failure says about an account (usage limit or 429: cooldown until the reset the
    * upstream reported, else the default; a limit of one model's quota: that model rests on this
-   * login until then; authentication: dead until the login file changes). `model` is the upstream
+   * login until then; usage paused by the login's organization: `usage_paused` for the error's
+   * Retry-After; authentication: dead until the login file changes). `model` is the upstream
    * model the failed turn asked for. Returns whether the failure was about the account.
    */
   applyFailure(alias: string, error: unknown, seen?: LoginFileSeen, model?: string): boolean {
@@ -417,6 +418,10 @@ export class AccountPool<T> implements PlanReporter {
       account.unsupportedFingerprint = account.loginFile ? (account.onDisk ?? null) : null;
       return false;
     }
+    if (error.code === 'usage_paused') {
+      this.pause(account, error);
+      return true;
+    }
     // A spent usage credit rests the login like a spent usage limit: until the reset it reported.
     if (error.code === 'usage_limit' || error.code === 'rate_limited' || error.code === 'usage_credit_exhausted') {
       const reason = error.code === 'rate_limited' ? 'rate_limited' : 'usage_limit';
@@ -427,10 +432,9 @@ export class AccountPool<T> implements PlanReporter {
         this.restModel(account, model, until);
         return true;
       }
-      // A later reset reported meanwhile (another window) wins; never shorten a cooldown, nor the
-      // paid-usage guard's rest.
-      if ((account.state.kind === 'cooling' || account.state.kind === 'plan_spent') && account.state.until >= until)
-        return true;
+      // A later reset reported meanwhile (another window) wins; never shorten a cooldown, a pause,
+      // nor the paid-usage guard's rest.
+      if ((restsUntil(account.state) ?? 0) >= until) return true;
       this.deps.metrics.accountCooldown(this.family, alias, reason);
       this.transition(account, { kind: 'cooling', until, reason });
       return true;
@@ -676,6 +680,18 @@ export class AccountPool<T> implements PlanReporter {
     this.publishPlan(account);
   }
 
+  /**
+   * The upstream paused all usage of the login's organization (`usage_paused`): the login rests
+   * for the error's Retry-After (the reset the upstream gave, else the table's hour), as a state of
+   * its own, so no view reads it as a spent plan or a limit of the login; the line names the
+   * error's fix. A longer rest already running stands.
+   */
+  private pause(account: Account<T>, error: GatewayError): void {
+    const until = this.deps.clock.now() + Math.max(1, error.retryAfterHeader ?? 0) * 1000;
+    if ((restsUntil(account.state) ?? 0) >= until || account.state.kind === 'login_dead') return;
+    this.transition(account, { kind: 'usage_paused', until, fix: error.fix });
+  }
+
   private best(exclude: string | undefined, model: string | undefined): Account<T> | undefined {
     let best: Account<T> | undefined;
     let bestScore = -Infinity;
@@ -812,9 +828,9 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * The login file holds another account's login now (`codex login` with another account over a
-   * mounted file): what the pool knew is the previous login's. Its plan facts go, and a cooldown or
-   * a rest on a spent plan ends (they were that account's); a dead login heals by its own rule
-   * (`heal`). The new login's usage is read at once, and under `plan_only` its turns wait for that
+   * mounted file): what the pool knew is the previous login's. Its plan facts go, and a cooldown, a
+   * pause of its organization or a rest on a spent plan ends (they were that account's); a dead
+   * login heals by its own rule (`heal`). The new login's usage is read at once, and under `plan_only` its turns wait for that
    * read as the first turns after startup do, so a new login whose plan is spent too is still
    * refused before anything is sent. Without usage reads (ACCOUNT_USAGE_REFRESH_INTERVAL=0) nothing
    * could tell, so a rest on a spent plan and its facts stay until their reset: a refresh that
@@ -830,7 +846,7 @@ export class AccountPool<T> implements PlanReporter {
       account.planUpdatedAt = undefined;
     }
     account.needsExtraUsageSince = undefined;
-    if (from === 'cooling' || (from === 'plan_spent' && !unread)) {
+    if (from === 'cooling' || from === 'usage_paused' || (from === 'plan_spent' && !unread)) {
       account.state = { kind: 'ready' };
       this.publishState(account);
     }
@@ -851,13 +867,13 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * Ends a cooldown whose time has come, and a login the upstream refused whose file changed (as
-   * `sweep()` last read it).
+   * Ends a cooldown, a pause or a rest whose time has come, and a login the upstream refused whose
+   * file changed (as `sweep()` last read it).
    */
   private heal(account: Account<T>): void {
     const state = account.state;
-    if ((state.kind === 'cooling' || state.kind === 'plan_spent') && this.deps.clock.now() >= state.until)
-      this.recover(account);
+    const until = restsUntil(state);
+    if (until !== undefined && this.deps.clock.now() >= until) this.recover(account);
     else if (
       state.kind === 'login_dead' &&
       !state.check &&
@@ -871,8 +887,8 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * A cooldown or a dead login is over: the login is ready, unless its plan is still spent with
-   * paid usage behind it (a limit, a 429 or a dead login may have replaced the guard's rest, and
+   * A cooldown, a pause or a dead login is over: the login is ready, unless its plan is still spent
+   * with paid usage behind it (a limit, a 429 or a dead login may have replaced the guard's rest, and
    * must not end it early): then it rests until the plan resets. With no reset known the guard's
    * own rest ended after the default cooldown, and the next answer tells again.
    */
@@ -885,15 +901,21 @@ export class AccountPool<T> implements PlanReporter {
   }
 
   /**
-   * No usable account: 429 with the earliest reset while any account is cooling or busy; when
-   * every ready login has spent its quota for `model`, 429 until the earliest of those resets;
+   * No usable account: the organization's pause (`usage_paused`, the earliest end of the rests)
+   * when every login that is not dead is paused; 429 with the earliest reset while any account is
+   * cooling, paused or busy; when every ready login has spent its quota for `model`, 429 until the
+   * earliest of those resets;
    * when the only logins left are resting on a spent plan, or (none cooling) hold `model` back
    * because its window is spent with paid usage behind it (`paidModelRest`), the paid-usage
    * refusal; else `auth` (chat 403).
    */
   private unavailable(model: string | undefined): GatewayError {
     const spent = this.accounts.flatMap((account) => (account.state.kind === 'plan_spent' ? [account.state] : []));
-    const others = this.accounts.some((account) => account.state.kind === 'ready' || account.state.kind === 'cooling');
+    const paused = this.accounts.flatMap((account) => (account.state.kind === 'usage_paused' ? [account.state] : []));
+    const others = this.accounts.some(
+      (account) =>
+        account.state.kind === 'ready' || account.state.kind === 'cooling' || account.state.kind === 'usage_paused',
+    );
     const secondsUntil = (epochMs: number) => Math.max(1, Math.ceil((epochMs - this.deps.clock.now()) / 1000));
     if (spent.length > 0 && !others) {
       const resetsAt = Math.min(...spent.map((state) => state.until));
@@ -902,6 +924,19 @@ export class AccountPool<T> implements PlanReporter {
         retryAfterSeconds: secondsUntil(resetsAt),
         resetsAt,
         detail: `${this.family} accounts all on a spent plan (ACCOUNT_PAID_USAGE=plan_only)`,
+      });
+    }
+    // Every login that is not dead is paused by its organization: the pause's own error and fix.
+    if (
+      paused.length > 0 &&
+      this.accounts.every((account) => ['usage_paused', 'login_dead'].includes(account.state.kind))
+    ) {
+      const until = Math.min(...paused.map((state) => state.until));
+      return new GatewayError('usage_paused', {
+        provider: this.family,
+        retryAfterSeconds: secondsUntil(until),
+        detail: `${this.family} accounts all paused by their organization`,
+        fix: paused.find((state) => state.fix !== undefined)?.fix,
       });
     }
     // Every ready login's window for the model is spent with paid usage behind it, and none cools.
@@ -914,9 +949,7 @@ export class AccountPool<T> implements PlanReporter {
       !this.accounts.some((account) => account.state.kind === 'cooling')
     )
       return paidModelRefusal(this.family, model, Math.min(...held), secondsUntil);
-    const cooling = this.accounts.flatMap((account) =>
-      account.state.kind === 'cooling' || account.state.kind === 'plan_spent' ? [account.state.until] : [],
-    );
+    const cooling = this.accounts.flatMap((account) => restsUntil(account.state) ?? []);
     // A family's only login is asked whatever its model rests (soleLogin): if it is held back, it is busy.
     const restedModel = this.accounts.length > 1 ? model : undefined;
     // Ready logins are either resting the model (until its reset) or at their in-flight cap (busy).
@@ -947,7 +980,7 @@ export class AccountPool<T> implements PlanReporter {
       return new GatewayError('rate_limited', {
         retryAfterSeconds: seconds,
         publicMessage: !busy
-          ? `every ${this.family} login has reached its usage limit; retry in ${formatWait(seconds)}`
+          ? `every ${this.family} login has reached its usage limit${paused.length > 0 ? ' or is paused by its organization' : ''}; retry in ${formatWait(seconds)}`
           : cap > 0
             ? `${logins} at its in-flight cap (ACCOUNT_MAX_IN_FLIGHT=${cap}); retry in ${formatWait(seconds)}, or raise ACCOUNT_MAX_IN_FLIGHT or add a login`
             : `${logins} busy; retry in ${formatWait(seconds)}`,
@@ -990,6 +1023,10 @@ export class AccountPool<T> implements PlanReporter {
       fields.reason = next.reason;
       fields.until = new Date(next.until).toISOString();
     }
+    if (next.kind === 'usage_paused') {
+      fields.until = new Date(next.until).toISOString();
+      fields.fix = next.fix;
+    }
     // The offline check's finding and its fix; else the upstream or its token endpoint refused
     // the login, and only a new login brings it back.
     if (next.kind === 'login_dead' && next.check) {
@@ -1002,12 +1039,7 @@ export class AccountPool<T> implements PlanReporter {
 
   private publishState(account: Account<T>): void {
     const state = account.state;
-    this.deps.metrics.accountState(
-      this.family,
-      account.alias,
-      state.kind,
-      state.kind === 'cooling' || state.kind === 'plan_spent' ? state.until : undefined,
-    );
+    this.deps.metrics.accountState(this.family, account.alias, state.kind, restsUntil(state));
   }
 
   /**
@@ -1027,7 +1059,7 @@ export class AccountPool<T> implements PlanReporter {
     // A dead login stays dead: its own fix comes first, `guardHolds` keeps the turns that may still
     // ask a dead login off it while its plan is spent, and `recover` rests it if it comes back.
     if (state.kind === 'login_dead') return;
-    if ((state.kind === 'plan_spent' || state.kind === 'cooling') && state.until >= until) return;
+    if ((restsUntil(state) ?? 0) >= until) return;
     this.transition(account, { kind: 'plan_spent', until, reason: risk.inUse ? 'paid_usage_in_use' : 'plan_spent' });
   }
 
@@ -1085,7 +1117,8 @@ export class AccountPool<T> implements PlanReporter {
       needsExtraUsageSince: account.needsExtraUsageSince,
       source: plan?.source,
       updatedAt: account.planUpdatedAt,
-      restsUntil: account.state.kind === 'plan_spent' ? account.state.until : undefined,
+      restsUntil:
+        account.state.kind === 'plan_spent' || account.state.kind === 'usage_paused' ? account.state.until : undefined,
     };
   }
 }
@@ -1154,7 +1187,10 @@ export interface LoginPlanView {
   readonly source?: PlanReport['source'];
   /** When the last report arrived (epoch ms). */
   readonly updatedAt?: number;
-  /** Under plan_only: until when the guard gives the login no new turn (epoch ms). */
+  /**
+   * Until when the login takes no new turn (epoch ms): the guard's rest on a spent plan (under
+   * plan_only), or the pause of its organization.
+   */
   readonly restsUntil?: number;
 }
 
@@ -1165,19 +1201,35 @@ export type CooldownReason = 'usage_limit' | 'rate_limited';
 export type PlanSpentReason = 'paid_usage_in_use' | 'plan_spent';
 
 /**
- * The state of one login. `cooling` ends by itself at `until`; `login_dead` ends when the login
- * file differs from `fingerprint` (the file as it was when the login failed), or, when the
+ * The state of one login. `cooling`, `usage_paused` and `plan_spent` end by themselves at `until`;
+ * `usage_paused` is the upstream pausing all usage of the login's organization (a spending cap of
+ * the organization), not a limit of the login, with the fix its error named. `login_dead` ends
+ * when the login file differs from `fingerprint` (the file as it was when the login failed), or, when the
  * login report's offline `check` found it not usable, when a later check finds it usable.
  */
 export type AccountState =
   | { readonly kind: 'ready' }
   | { readonly kind: 'cooling'; readonly until: number; readonly reason: CooldownReason }
   | { readonly kind: 'plan_spent'; readonly until: number; readonly reason: PlanSpentReason }
+  | { readonly kind: 'usage_paused'; readonly until: number; readonly fix?: string }
   | { readonly kind: 'login_dead'; readonly fingerprint: string | undefined; readonly check?: LoginCheck };
 
 export type AccountStateKind = AccountState['kind'];
 
-export const ACCOUNT_STATE_KINDS: readonly AccountStateKind[] = ['ready', 'cooling', 'login_dead', 'plan_spent'];
+export const ACCOUNT_STATE_KINDS: readonly AccountStateKind[] = [
+  'ready',
+  'cooling',
+  'login_dead',
+  'plan_spent',
+  'usage_paused',
+];
+
+/** Until when a state keeps the login from new turns (a cooldown, a pause, a rest); undefined for the others. */
+function restsUntil(state: AccountState): number | undefined {
+  return state.kind === 'cooling' || state.kind === 'plan_spent' || state.kind === 'usage_paused'
+    ? state.until
+    : undefined;
+}
 
 /** How an account was chosen for a turn (a metric label). */
 export type SelectionKind = 'pinned' | 'new' | 'moved';

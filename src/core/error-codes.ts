@@ -238,6 +238,22 @@ export const CORE_ERROR_CODES = {
     retryAfterSeconds: 3600,
     upstream: true,
   },
+  // The upstream paused all usage of the login's organization at a spending cap of the
+  // organization: not the login's plan, and only an admin of the organization (or the cap's reset)
+  // lifts it. The account pool rests the login (`usage_paused`) for the Retry-After, an hour when no
+  // reset is known: long enough not to send turns back to a login still paused, short enough to
+  // take it back soon after an admin lifted the pause. `insufficient_quota`: a billing cap clients know.
+  usage_paused: {
+    status: 429,
+    type: 'insufficient_quota',
+    openaiCode: 'usage_paused',
+    structuredCode: 'rate_limited',
+    streamText: 'usage paused',
+    message:
+      "the upstream paused usage for the organization of the gateway's login, at a spending cap of the organization (not your API key, and not the login's plan); an admin of that organization can raise or lift the cap, or retry after it resets",
+    retryAfterSeconds: 3600,
+    upstream: true,
+  },
   // The gateway's own refusal: the login's plan is spent and what would serve the turn is paid usage
   // the operator has not allowed (ACCOUNT_PAID_USAGE). No upstream is asked.
   paid_usage_not_allowed: {
@@ -458,6 +474,8 @@ export function familyMessage(
       return `${provider}: this ${fix.cli} login reached its usage limit${reset}; ${retry ?? 'retry after the reset'}, or add another login`;
     case 'rate_limited':
       return `${provider}: the upstream is rate limiting this ${fix.cli} login${reset}; ${retry ?? 'retry later'}`;
+    case 'usage_paused':
+      return `${provider}: the upstream paused usage for the organization of this ${fix.cli} login, at a spending cap of the organization (the login's plan is not spent); an admin of that organization can raise or lift the cap, else usage resumes when the cap resets${reset}; ${retry ?? 'retry after it resets'}, or add a login of another organization`;
     case 'timeout':
       return family.timeoutSetting === undefined
         ? undefined

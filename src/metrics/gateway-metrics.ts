@@ -40,7 +40,7 @@ const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout'
 const VALIDATION_RESULTS = new Set<string>(['valid', 'invalid', 'unparsable']);
 const IDEMPOTENCY_RESULTS = new Set<string>(['local_hit', 'miss', 'conflict', 'capacity']);
 const TOKEN_KINDS = new Set(['prompt', 'completion', 'cached', 'reasoning']);
-const ACCOUNT_STATES = ['ready', 'cooling', 'login_dead', 'plan_spent'] as const;
+const ACCOUNT_STATES = ['ready', 'cooling', 'login_dead', 'plan_spent', 'usage_paused'] as const;
 type AccountStateLabel = (typeof ACCOUNT_STATES)[number];
 /** A window name is the upstream's (Codex primary/secondary, Claude five_hour, a Gemini model id): a short identifier, else `other`. */
 const WINDOW_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,95}$/;

@@ -113,12 +113,12 @@ export const METRICS = {
   // Account pools (docs/accounts.md): labels are the family and the operator-given alias only.
   accountState: gauge(
     'gateway_chat_api_account_state',
-    '1 for the state each login is in (ready, cooling, login_dead, plan_spent), 0 for the others.',
+    '1 for the state each login is in (ready, cooling, login_dead, plan_spent, usage_paused), 0 for the others.',
     ['provider', 'account', 'state'],
   ),
   accountCoolingUntil: gauge(
     'gateway_chat_api_account_cooling_until_seconds',
-    'Unix time a cooling login, or one resting on a spent plan (plan_spent), becomes ready again; 0 otherwise.',
+    'Unix time a cooling login, one resting on a spent plan (plan_spent) or one paused by its organization (usage_paused) becomes ready again; 0 otherwise.',
     ['provider', 'account'],
   ),
   accountInFlight: gauge('gateway_chat_api_account_in_flight', 'Turns running on each login.', ['provider', 'account']),

@@ -19,7 +19,7 @@ export async function accountState(
   account: string,
 ): Promise<string | undefined> {
   const text = await scrapeMetrics(gateway);
-  return ['ready', 'cooling', 'login_dead', 'plan_spent'].find(
+  return ['ready', 'cooling', 'login_dead', 'plan_spent', 'usage_paused'].find(
     (state) => sampleValue(text, 'gateway_chat_api_account_state', { provider, account, state }) === 1,
   );
 }

@@ -240,7 +240,7 @@ describe('x-should-retry: whether a client may retry by itself', () => {
     expect([61, 300, 3600, 18_000].map(shouldRetryHeader)).toEqual(['false', 'false', 'false', 'false']);
   });
 
-  it.each(['usage_limit', 'usage_credit_exhausted', 'paid_usage_not_allowed'] as const)(
+  it.each(['usage_limit', 'usage_credit_exhausted', 'paid_usage_not_allowed', 'usage_paused'] as const)(
     '%s with its reset unknown: no client retry (the table wait is over the minute)',
     (code) => {
       const headers = headersOf(new GatewayError(code, { provider: 'provider_a' }));
