@@ -20,7 +20,8 @@ import { realClaudeGatewaySettings } from './support/real-claude';
  * What Anthropic meters and refuses on a Claude subscription, end to end with the REAL Claude
  * Code binary (2.1.332) against the loopback fake of the Anthropic API: the third-party refusal
  * (docs/troubleshooting.md "extra_usage_required"), the long-context refusal (docs/troubleshooting.md
- * "context_length_exceeded") and an answer paid from extra usage, which the
+ * "context_length_exceeded"), usage paused by the organization's daily cap
+ * (docs/upstream/provider-c.md §12.6) and an answer paid from extra usage, which the
  * CLI reports in its `rate_limit_event` and provider_c hands to the login's account pool. Each test
  * has its own gateway: what one login's plan says must not leak into another test's turns.
  */
@@ -236,19 +237,131 @@ describe("provider_c: a limit refused without a meter's window or reset, with th
     expect(row?.state).not.toBe('plan_spent');
     expect(spentGauge).toBe(0);
   });
+});
 
-  it("the plan's own limit (`usage_limit_reached`) with the same bare `rejected` still marks the login's plan spent", async () => {
+describe("provider_c: usage paused by the organization's daily cap (docs/upstream/provider-c.md §11.33, §12.6), with the real claude", () => {
+  const HOUR_MS = 3_600_000;
+  const ADMIN_PAGE = 'claude.ai/admin-settings/usage';
+
+  /** The 429 a client gets, in the gateway's words: what paused usage, that the plan is not spent, who lifts it. */
+  function expectPaused(status: number, headers: Headers, body: any): void {
+    expect(status).toBe(429);
+    expect(body.error).toMatchObject({ type: 'insufficient_quota', code: 'usage_paused', param: null });
+    const message: string = body.error.message;
+    expect(message).toContain('paused usage for the organization');
+    expect(message).toContain('daily spending cap');
+    expect(message).toContain('not spent');
+    expect(message).toContain(`an admin of that organization can raise or lift the cap at ${ADMIN_PAGE}`);
+    expect(message).toContain('when the daily cap resets');
+    // No client retries by itself: the pause lasts until an admin acts or the day's cap resets.
+    expect(headers.get('x-should-retry')).toBe('false');
+    // Our words only: the CLI's sentence is for the log.
+    expect(JSON.stringify(body)).not.toMatch(/Usage is paused|contact support|API Error/);
+  }
+
+  /** The rows of GET /v1/accounts by alias. */
+  async function accountRows(): Promise<Record<string, Record<string, unknown>>> {
+    const accounts = (await (await fetch(`${gateway!.url}/v1/accounts`)).json()) as {
+      data: Record<string, unknown>[];
+    };
+    return Object.fromEntries(accounts.data.map((row) => [row.account as string, row]));
+  }
+
+  const accountsAsked = (marker?: string) =>
+    api()
+      .messages(marker)
+      .map((request) => request.account);
+
+  it("streamed, on a family's only login: 429 usage_paused before any SSE byte; the login rests an hour as usage_paused with its plan not spent; the log lines name the pause and its fix", async () => {
     await start();
     api().script([API_ERRORS.dailyCapPaused()]);
+    const before = Date.now();
     const result = await streamChat(gateway!, {});
-    expect(result.status).toBe(429);
-    expect(result.body.error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_reached' });
+    const after = Date.now();
+    expect(result.headers.get('content-type')).toContain('application/json');
+    expectPaused(result.status, result.headers, result.body);
+    expect(result.headers.get('retry-after')).toBe('3600');
+    // The CLI asks once, the gateway never again.
+    expect(api().messages()).toHaveLength(1);
+    expect(recordsOf(result.headers, 'upstream_retry')).toEqual([]);
     expect(recordsOf(result.headers, 'upstream_turn_failed')).toEqual([
-      expect.objectContaining({ error_code: 'usage_limit', upstream_code: 'usage_limit_reached' }),
+      expect.objectContaining({
+        provider: 'provider_c',
+        account: 'default',
+        error_code: 'usage_paused',
+        retryable: false,
+        upstream_status: 429,
+        upstream_type: 'rate_limit_error',
+        upstream_code: 'usage_limit_reached',
+        upstream_message: expect.stringContaining('Usage is paused for your organization'),
+        fix: expect.stringContaining(`raises or lifts its daily spending cap at ${ADMIN_PAGE}`),
+      }),
     ]);
-    const { row, spentGauge } = await planOfDefault();
-    expect(row).toMatchObject({ account: 'default', plan_spent: true });
-    expect(spentGauge).toBe(1);
+    expect(recordsOf(result.headers, 'chat_completion')).toEqual([
+      expect.objectContaining({ status: 429, error_code: 'usage_paused' }),
+    ]);
+    // The pool's line: the state, until when, and the same fix.
+    const paused = gateway!.logs.records('account_state').filter((line) => line.state === 'usage_paused');
+    expect(paused).toEqual([
+      expect.objectContaining({
+        provider: 'provider_c',
+        account: 'default',
+        from: 'ready',
+        fix: expect.stringContaining(ADMIN_PAGE),
+      }),
+    ]);
+    const until = Date.parse(paused[0].until as string);
+    expect(until).toBeGreaterThanOrEqual(before + HOUR_MS - 1000);
+    expect(until).toBeLessThanOrEqual(after + HOUR_MS);
+    expect((await accountRows()).default).toMatchObject({
+      state: 'usage_paused',
+      rests_until: paused[0].until,
+      plan_spent: false,
+    });
+    const text = await scrapeMetrics(gateway!);
+    expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', DEFAULT_LOGIN)).toBe(0);
+    expect(sampleValue(text, 'gateway_chat_api_account_state', { ...DEFAULT_LOGIN, state: 'usage_paused' })).toBe(1);
+  });
+
+  it('with another login: the turn moves there and is served; new chats skip the paused login for an hour, then it serves again', async () => {
+    await start({}, ['one', 'two']);
+    // The first request is refused; every one after it is answered.
+    api().script([API_ERRORS.dailyCapPaused(), { type: 'stream', blocks: [{ kind: 'text', deltas: ['ok'] }] }]);
+    const first = await postChatBody(gateway!, chatTurn('claude-fable-5', 'first'));
+    expect(first.status).toBe(200);
+    expect(accountsAsked()).toEqual(['one', 'two']);
+    expect(recordsOf(first.headers, 'upstream_account_moved')).toEqual([
+      expect.objectContaining({ from_account: 'one', to_account: 'two', error_code: 'usage_paused' }),
+    ]);
+    const rows = await accountRows();
+    expect(rows.one).toMatchObject({ state: 'usage_paused', plan_spent: false });
+    expect(rows.two).toMatchObject({ state: 'ready', rests_until: null });
+    // A new chat goes to the other login without asking the paused one.
+    expect((await postChatBody(gateway!, chatTurn('claude-fable-5', 'second'))).status).toBe(200);
+    expect(accountsAsked('second')).toEqual(['two']);
+    // An hour on, the rest is over: the paused login takes new chats again.
+    advanceAccountClock(gateway!, HOUR_MS + 1000);
+    expect((await postChatBody(gateway!, chatTurn('claude-fable-5', 'third'))).status).toBe(200);
+    expect(accountsAsked('third')).toEqual(['one']);
+    expect((await accountRows()).one).toMatchObject({ state: 'ready' });
+  });
+
+  it("when every login is paused: the pool answers the next turn at once with usage_paused, no claude run, Retry-After the rest's end", async () => {
+    await start({}, ['one', 'two']);
+    api().script([API_ERRORS.dailyCapPaused(), API_ERRORS.dailyCapPaused()]);
+    const refused = await postChatBody(gateway!, chatTurn('claude-fable-5', 'first'));
+    expectPaused(refused.status, refused.headers, await refused.json());
+    expect(accountsAsked()).toEqual(['one', 'two']);
+    const again = await postChatBody(gateway!, chatTurn('claude-fable-5', 'second'));
+    expectPaused(again.status, again.headers, await again.json());
+    const retryAfter = Number(again.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(recordsOf(again.headers, 'provider_c_process_start')).toEqual([]);
+    expect(accountsAsked()).toHaveLength(2);
+    expect(recordsOf(again.headers, 'chat_completion')).toEqual([
+      expect.objectContaining({ status: 429, error_code: 'usage_paused' }),
+    ]);
   });
 });
 

@@ -282,11 +282,11 @@ export const API_ERRORS = {
     message: 'Number of request tokens has exceeded your per-minute rate limit',
   }),
   /**
-   * The plan's limit with no window or reset named: 429 with the unified status `rejected` and
-   * `overage-daily-cap-paused: true` only. Claude Code 2.1.332 reports it as the plan's limit
-   * (`api_error: "usage_limit_reached"`, "Usage is paused for your organization. …") and prints a
-   * `rate_limit_event` whose only plan field is `status: rejected` (read from its binary and run
-   * against this fake).
+   * All usage of the login's organization paused at its daily cap: 429 with the unified status
+   * `rejected` and `overage-daily-cap-paused: true` only, no window or reset. Claude Code 2.1.332
+   * reports it as `api_error: "usage_limit_reached"` with `dailyCapPaused: true` and "Usage is
+   * paused for your organization. …", and prints a `rate_limit_event` with `status: rejected` and
+   * `dailyCapPaused: true` (read from its binary and run against this fake; docs/upstream/provider-c.md §12.6).
    */
   dailyCapPaused: (): FakeErrorReply => ({
     type: 'error',

@@ -57,6 +57,13 @@ describe(classifyRunFailure.name, () => {
     },
   );
 
+  it("classifies the CLI's words for the organization's pause at its daily cap as usage_paused (429), resting an hour, not retried", () => {
+    // Claude Code 2.1.332's whole wording (__fixtures__/claude-code-2.1.332/daily-cap-paused-429.jsonl).
+    const error = exit('Usage is paused for your organization. For help, please contact support.');
+    expect(error).toMatchObject({ code: 'usage_paused', retryable: false, retryAfterSeconds: 3600 });
+    expect(error.fix).toContain('claude.ai/admin-settings/usage');
+  });
+
   it('checks auth before limits (table order)', () => {
     expect(exit('login required: usage limit reached').code).toBe('auth');
   });

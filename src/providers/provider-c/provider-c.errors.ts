@@ -1,7 +1,8 @@
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
-import { PROVIDER_C_FIX } from './provider-c.fix';
+import { PROVIDER_C_FIX, PROVIDER_C_ORGANIZATION_PAGE } from './provider-c.fix';
 import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
+import { errorSpec } from '../../core/error-codes';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 
 /**
@@ -65,6 +66,13 @@ const EXTRA_USAGE_PATTERNS = [/\bdraw from (?:your )?extra usage\b/, /\bout of e
 const LONG_CONTEXT_API_ERROR = 'long_context_credits_required';
 const LONG_CONTEXT_PATTERN = /\b(?:extra usage|usage credits) (?:is |are )?required for (?:long|1m) context\b/;
 
+/**
+ * Anthropic pausing all usage of the login's organization at its daily cap, for a CLI that does not
+ * report `dailyCapPaused`: Claude Code 2.1.332's own words for it ("Usage is paused for your
+ * organization. For help, please contact support.").
+ */
+const USAGE_PAUSED_PATTERN = /\busage is paused for your organization\b/;
+
 /** The input a subscription login may send to such a model without extra usage (Anthropic's long-context rule). */
 const STANDARD_CONTEXT_TOKENS = '200,000';
 
@@ -88,6 +96,11 @@ export interface CliErrorReport {
   readonly terminalReason?: string;
   /** Unix seconds at which a rejected limit resets. */
   readonly resetsAt?: number;
+  /**
+   * The API paused all usage of the login's organization at its daily cap: the CLI's
+   * `dailyCapPaused`, on the refused request's `rate_limit_info` or its `rate_limit_event`.
+   */
+  readonly dailyCapPaused?: boolean;
   /** The version the CLI printed on its `init` line (the binary that ran this turn). */
   readonly cliVersion?: string;
 }
@@ -226,6 +239,9 @@ function classifyReport(report: CliErrorReport, now: number): GatewayError | und
   ) {
     return new GatewayError('auth', { detail, upstreamStatus: status });
   }
+  // The organization's pause comes as the plan's limit (`usage_limit_reached`); only its marker tells.
+  if (report.dailyCapPaused === true || USAGE_PAUSED_PATTERN.test(report.text.toLowerCase()))
+    return usagePaused(detail, status, report.resetsAt, now);
   if (
     error === 'rate_limit' ||
     status === 429 ||
@@ -301,6 +317,30 @@ function limitError(
 }
 
 /**
+ * Anthropic paused all usage of the login's organization at the organization's daily spending cap
+ * (`overage-daily-cap-paused`, which Claude Code 2.1.332 reports with no reset and no way out but
+ * "contact support"): not the login's plan, so nothing says the plan is spent. Only an admin of
+ * the organization lifts it (or the cap's reset), so it is never retried; the account pool rests
+ * the login (`usage_paused`) for the Retry-After, the table's hour when no reset is known, and other
+ * logins serve meanwhile.
+ */
+function usagePaused(
+  detail: string,
+  upstreamStatus: number | undefined,
+  resetsAtSeconds: number | undefined,
+  now: number,
+): GatewayError {
+  return new GatewayError('usage_paused', {
+    detail,
+    upstreamStatus,
+    provider: 'provider_c',
+    retryAfterSeconds: retryAfterFromReset(resetsAtSeconds, now) ?? errorSpec('usage_paused').retryAfterSeconds,
+    resetsAt: resetsAtSeconds === undefined ? undefined : resetsAtSeconds * 1000,
+    fix: `Anthropic paused usage for the organization of this login at its daily spending cap (the plan is not spent): an admin of that organization raises or lifts its daily spending cap at ${PROVIDER_C_ORGANIZATION_PAGE} or asks Anthropic support, else usage resumes when the cap resets; the login rests meanwhile and logins of other organizations serve`,
+  });
+}
+
+/**
  * The API refused this Claude Code build as too old for the model (or for the organization's
  * policy): a 400 only the operator can fix, by updating the CLI, so the message names the
  * command and the version that was refused (the run's own, else the one the startup probe found).
@@ -365,6 +405,7 @@ function classifyText(text: string, what: string, now: number): GatewayError {
   if (CLIENT_TOO_OLD_PATTERN.test(lower)) return clientTooOld(`${what}: client too old`, undefined, undefined);
   if (LONG_CONTEXT_PATTERN.test(lower)) return longContextRefused(`${what}: long context refused`, undefined);
   if (isExtraUsageRefusal(lower)) return extraUsageRequired(`${what}: extra usage required`, undefined);
+  if (USAGE_PAUSED_PATTERN.test(lower)) return usagePaused(`${what}: usage paused`, undefined, undefined, now);
   if (AUTH_PATTERNS.some((pattern) => pattern.test(lower)))
     return new GatewayError('auth', { detail: `${what}: login required` });
   if (LIMIT_PATTERNS.some((pattern) => pattern.test(lower))) {

@@ -126,9 +126,26 @@ describe(planReportOf.name, () => {
     expect(result.reports).toEqual([]);
   });
 
-  it("the plan's own limit (`usage_limit_reached`) reports its bare `rejected` as the plan spent, once the run's error result says so", () => {
-    const lines = fixture('daily-cap-paused-429');
+  it("the organization's pause at its daily cap (`dailyCapPaused`) is no report of the plan: its `rejected` is the pause's", () => {
     const result = run('daily-cap-paused-429');
+    expect(result.failed).toBe(true);
+    expect(result.reports).toEqual([]);
+    expect(planReportOf({ status: 'rejected', isUsingOverage: false, dailyCapPaused: true })).toBeUndefined();
+    // A window named beside the pause keeps only the share the CLI printed: the pause spends none.
+    expect(
+      planReportOf({ status: 'rejected', rateLimitType: 'five_hour', utilization: 0.4, dailyCapPaused: true }),
+    ).toEqual({ windows: [{ name: 'five_hour', windowSeconds: 18_000, usedRatio: 0.4 }], source: 'turn' });
+  });
+
+  it("the plan's own limit (`usage_limit_reached`) reports its bare `rejected` as the plan spent, once the run's error result says so", () => {
+    // The daily-cap capture without its pause marker: a plan limit whose event names nothing but `rejected`.
+    const lines = fixture('daily-cap-paused-429').map((text) =>
+      text
+        .replace(/,"dailyCapPaused":true/g, '')
+        .replace(/Usage is paused for your organization/g, "You've hit your limit"),
+    );
+    expect(lines.join('\n')).not.toContain('dailyCapPaused');
+    const result = runLines(lines);
     expect(result.failed).toBe(true);
     expect(result.reports).toEqual([{ windows: [], planSpent: true, source: 'turn' }]);
     // Held until the error result: the synthetic message before it reports nothing yet.

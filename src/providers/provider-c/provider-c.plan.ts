@@ -23,6 +23,8 @@ const OVERAGE_SERVES = new Set(['allowed', 'allowed_warning']);
  * - the window is the limiting one (`rateLimitType`) with its `utilization` and `resetsAt`; a
  *   `rejected` status without a utilization means that window is spent (1); `seven_day_opus` and
  *   `seven_day_sonnet` limit one model family (`model`, PROVIDER_C_MODEL_WINDOWS);
+ * - with `dailyCapPaused` the `rejected` status is the organization's pause at its daily cap, which
+ *   Claude Code reports whatever the plan has left: it spends no window and not the plan;
  * - `planSpent` is the plan's status `rejected` on a window of the whole plan (a family's window
  *   spends only that family): what still answers is extra usage; it is spent
  *   until `resetsAt` whatever meter limits, and when that meter is the extra usage itself
@@ -37,8 +39,10 @@ export function planReportOf(info: RateLimitInfo): PlanReport | undefined {
   const windows: PlanWindow[] = [];
   const type = info.rateLimitType;
   const model = type !== undefined ? PROVIDER_C_MODEL_WINDOWS[type] : undefined;
+  const paused = info.dailyCapPaused === true;
+  const rejected = info.status === 'rejected' && !paused;
   if (type !== undefined && PLAN_WINDOW_SECONDS[type] !== undefined) {
-    const usedRatio = info.utilization ?? (info.status === 'rejected' ? 1 : undefined);
+    const usedRatio = info.utilization ?? (rejected ? 1 : undefined);
     windows.push({
       name: type,
       windowSeconds: PLAN_WINDOW_SECONDS[type],
@@ -49,7 +53,7 @@ export function planReportOf(info: RateLimitInfo): PlanReport | undefined {
   }
   const paid = paidUsageOf(info);
   // A rejected window of one model family spends that family's window, not the whole plan.
-  const planSpent = info.status === undefined ? undefined : info.status === 'rejected' && model === undefined;
+  const planSpent = info.status === undefined || paused ? undefined : rejected && model === undefined;
   const resets = [info.resetsAt, type === 'overage' ? info.overageResetsAt : undefined].filter(positive);
   const spentUntil = planSpent && resets.length > 0 ? Math.max(...resets) * 1000 : undefined;
   if (windows.length === 0 && paid === undefined && planSpent === undefined) return undefined;

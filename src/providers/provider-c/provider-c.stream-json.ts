@@ -107,7 +107,9 @@ export interface ApiErrorFields {
   readonly api_error_status?: number;
   readonly api_error_type?: string;
   readonly api_error?: string;
-  readonly api_error_params?: { readonly rate_limit_info?: { readonly resetsAt?: number } };
+  readonly api_error_params?: {
+    readonly rate_limit_info?: { readonly resetsAt?: number; readonly dailyCapPaused?: boolean };
+  };
 }
 
 /**
@@ -148,6 +150,11 @@ export interface RateLimitInfo {
   readonly isUsingOverage?: boolean;
   readonly overageInUse?: boolean;
   readonly overageEnabled?: boolean;
+  /**
+   * `true` while Anthropic pauses all usage of the login's organization at its daily cap (the
+   * `overage-daily-cap-paused` header): `status` is then `rejected` for the pause, not for the plan.
+   */
+  readonly dailyCapPaused?: boolean;
 }
 
 /** The state of the subscription's usage limits, as the CLI reports it. */

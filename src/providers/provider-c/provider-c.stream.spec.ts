@@ -225,7 +225,7 @@ describe(translateLine.name, () => {
       ],
       [
         'daily-cap-paused-429',
-        { code: 'usage_limit', status: 429, retryable: false, retryAfter: 300 },
+        { code: 'usage_paused', status: 429, retryable: false, retryAfter: 3600 },
         { type: 'rate_limit_error', code: 'usage_limit_reached' },
         'Usage is paused for your organization',
       ],
@@ -289,6 +289,72 @@ describe(translateLine.name, () => {
       );
       // …which ride along, bounded, only for the log line, beside the CLI's structured cause.
       expect(error.upstream).toEqual({ ...cause, message: expect.stringContaining(words) });
+    });
+
+    describe("the organization's usage paused at its daily cap (`dailyCapPaused`)", () => {
+      const lines = () => fixture('daily-cap-paused-429').map((text) => JSON.parse(text));
+      /** The fixture with `edit` applied to each parsed line (undefined drops it). */
+      const edited = (edit: (message: any) => any) =>
+        lines()
+          .map(edit)
+          .filter((message) => message !== undefined)
+          .map((message) => line(message));
+      const withoutParams = (message: any) => {
+        const { api_error_params: _dropped, ...rest } = message;
+        return rest;
+      };
+
+      it("→ usage_paused 429, never retried, resting an hour; the fix names the admin page, the CLI's words only for the log", () => {
+        const error = failureOf(translateLines(fixture('daily-cap-paused-429')));
+        expect(error).toMatchObject({
+          code: 'usage_paused',
+          retryable: false,
+          provider: 'provider_c',
+          upstreamStatus: 429,
+          retryAfterSeconds: 3600,
+          fix: expect.stringContaining('raises or lifts its daily spending cap at claude.ai/admin-settings/usage'),
+        });
+        expect(error.spec).toMatchObject({ status: 429, type: 'insufficient_quota', openaiCode: 'usage_paused' });
+        expect(`${error.message} ${error.detail ?? ''} ${error.fix}`).not.toMatch(/Usage is paused|contact support/);
+      });
+
+      it("is told by the refused request's `rate_limit_info` alone, by the `rate_limit_event` alone, or by the words alone", () => {
+        const eventOnly = edited(withoutParams);
+        const paramsOnly = edited((message) => (message.type === 'rate_limit_event' ? undefined : message));
+        for (const variant of [eventOnly, paramsOnly, withoutCliText(eventOnly), withoutCliText(paramsOnly)])
+          expect(failureOf(translateLines(variant)).code).toBe('usage_paused');
+        // A CLI that reports no marker: its words.
+        const wordsOnly = edited((message) =>
+          message.type === 'rate_limit_event' ? undefined : { ...withoutParams(message), api_error: undefined },
+        );
+        expect(failureOf(translateLines(wordsOnly)).code).toBe('usage_paused');
+        // Neither marker nor words: the plan's limit the CLI's `usage_limit_reached` says.
+        expect(
+          failureOf(
+            translateLines(
+              withoutCliText(
+                edited((message) => (message.type === 'rate_limit_event' ? undefined : withoutParams(message))),
+              ),
+            ),
+          ).code,
+        ).toBe('usage_limit');
+      });
+
+      it('a reset the CLI reports with it is the Retry-After and the rest', () => {
+        const resetsAt = NOW / 1000 + 7200;
+        const error = failureOf(
+          translateLines(
+            edited((message) =>
+              message.type === 'rate_limit_event'
+                ? { ...message, rate_limit_info: { ...message.rate_limit_info, resetsAt } }
+                : message,
+            ),
+          ),
+        );
+        expect(error.code).toBe('usage_paused');
+        expect(error.retryAfterSeconds).toBe(7200);
+        expect(error.resetsAt).toBe(resetsAt * 1000);
+      });
     });
 
     it("the API's version gate names `claude update` and the version the run's own init line reported", () => {

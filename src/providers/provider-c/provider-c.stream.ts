@@ -84,6 +84,8 @@ export interface ProviderCStreamState {
   apiFailure?: Omit<CliErrorReport, 'text'> & { readonly text?: string };
   /** Reset time of a limit the CLI reported as rejected in a `rate_limit_event`. */
   limitResetsAt?: number;
+  /** A `rate_limit_event` said the organization's usage is paused at its daily cap (`dailyCapPaused`). */
+  dailyCapPaused?: boolean;
   /**
    * What the run's latest `rate_limit_event` said of the login's plan and extra usage, not yet
    * handed to the account pool (the upstream takes it, knowing the run's login).
@@ -420,6 +422,7 @@ function errorReport(line: ResultLine, state: ProviderCStreamState): CliErrorRep
     apiErrorType: defined(fromResult.apiErrorType, earlier.apiErrorType),
     apiError: defined(fromResult.apiError, earlier.apiError),
     resetsAt: defined(earlier.resetsAt, state.limitResetsAt),
+    ...(fromResult.dailyCapPaused || earlier.dailyCapPaused || state.dailyCapPaused ? { dailyCapPaused: true } : {}),
     subtype: line.subtype,
     terminalReason: line.terminal_reason,
     cliVersion: state.cliVersion,
@@ -427,13 +430,15 @@ function errorReport(line: ResultLine, state: ProviderCStreamState): CliErrorRep
 }
 
 function errorFields(line: ApiErrorFields): Omit<CliErrorReport, 'text'> {
-  const resetsAt = line.api_error_params?.rate_limit_info?.resetsAt;
+  const limit = line.api_error_params?.rate_limit_info;
+  const resetsAt = limit?.resetsAt;
   return {
     error: line.error,
     apiStatus: line.api_error_status,
     apiErrorType: line.api_error_type,
     apiError: line.api_error,
     resetsAt: resetsAt !== undefined && resetsAt > 0 ? resetsAt : undefined,
+    ...(limit?.dailyCapPaused === true ? { dailyCapPaused: true } : {}),
   };
 }
 
@@ -442,6 +447,8 @@ function errorFields(line: ApiErrorFields): Omit<CliErrorReport, 'text'> {
  * limit carries its reset time (Unix seconds): the best Retry-After there is should the run fail.
  * A rejected plan on a delivered answer is not a failure: extra usage paid for it. A bare
  * `rejected` says only that some request was refused, so it waits for the run's `result` line.
+ * A rejection with `dailyCapPaused` is the organization's pause, no report of the plan
+ * (`planReportOf`): the run's failure says it (`classifyRunFailure`).
  */
 function noteRateLimit(line: RateLimitLine, state: ProviderCStreamState): void {
   const info = line.rate_limit_info;
@@ -449,6 +456,7 @@ function noteRateLimit(line: RateLimitLine, state: ProviderCStreamState): void {
   if (report && isBareRejection(report)) state.refusalReport = report;
   else if (report) state.planReport = report;
   if (info?.status !== 'rejected') return;
+  if (info.dailyCapPaused === true) state.dailyCapPaused = true;
   if (info.resetsAt !== undefined && info.resetsAt > 0) state.limitResetsAt = info.resetsAt;
 }
 
@@ -535,6 +543,7 @@ function readRateLimitInfo(info: JsonObject): RateLimitInfo {
     isUsingOverage: bool(info.isUsingOverage),
     overageInUse: bool(info.overageInUse),
     overageEnabled: bool(info.overageEnabled),
+    dailyCapPaused: bool(info.dailyCapPaused),
   };
 }
 
@@ -601,7 +610,9 @@ function readErrorFields(raw: JsonObject): ApiErrorFields {
     api_error_status: num(raw.api_error_status),
     api_error_type: str(raw.api_error_type),
     api_error: str(raw.api_error),
-    api_error_params: params && { rate_limit_info: limit && { resetsAt: num(limit.resetsAt) } },
+    api_error_params: params && {
+      rate_limit_info: limit && { resetsAt: num(limit.resetsAt), dailyCapPaused: bool(limit.dailyCapPaused) },
+    },
   };
 }
 
