@@ -430,16 +430,120 @@ describe('docker/compose.yaml (and the provider_c switch docker/compose.provider
   });
 });
 
+/** The fenced blocks of docs/deployment.md, each with its language and the `## ` section it sits in. */
+function deploymentDocBlocks(): Array<{ lang: string; code: string; section: string }> {
+  const blocks: Array<{ lang: string; code: string; section: string }> = [];
+  let section = '';
+  const lines = readText(path.join(REPO_ROOT, 'docs', 'deployment.md')).split('\n');
+  for (let index = 0; index < lines.length; index++) {
+    if (lines[index].startsWith('## ')) section = lines[index].slice(3);
+    const open = /^```(\w*)$/.exec(lines[index]);
+    if (!open) continue;
+    const end = lines.indexOf('```', index + 1);
+    blocks.push({ lang: open[1], code: lines.slice(index + 1, end).join('\n') + '\n', section });
+    index = end;
+  }
+  return blocks;
+}
+
+/** Every file under `directory`, as paths relative to it. */
+const filesUnder = (directory: string): string[] =>
+  fs
+    .readdirSync(directory, { recursive: true, encoding: 'utf8' })
+    .filter((name) => fs.statSync(path.join(directory, name)).isFile())
+    .sort();
+
+/**
+ * A stand-in for kubectl with a cluster behind it: `rollout status` succeeds, `exec -i <target> --
+ * <command>` runs the command here with HOME set to the pod's home (a scratch directory), and
+ * anything else (`run`, `cp`, another pod) fails: the block may reach the claim only through the
+ * gateway's own pod. Every call is written to $KUBECTL_CALLS.
+ */
+const STAND_IN_KUBECTL = `#!/bin/bash
+printf '%s\\n' "$*" >> "$KUBECTL_CALLS"
+case "$1" in
+  rollout) [ "$2" = status ] && exit 0 ;;
+  exec) if [ "$2" = -i ] && [ "$4" = -- ]; then shift 4; HOME="$POD_HOME" exec "$@"; fi ;;
+esac
+echo "stand-in kubectl: not something the login steps may run: kubectl $*" >&2
+exit 2
+`;
+
 describe('docs/deployment.md: loading the logins into the claim', () => {
-  it('copies the credential files only, never a whole CLI directory (transcripts, caches)', () => {
-    const copies = [...readText(path.join(REPO_ROOT, 'docs', 'deployment.md')).matchAll(/kubectl cp (\S+) (\S+)/g)].map(
-      (match) => match[1],
-    );
-    expect(copies.length).toBeGreaterThanOrEqual(3);
-    expect(copies.map((source) => path.basename(source)).sort()).toEqual([
-      '.credentials.json',
-      'auth.json',
-      'oauth_creds.json',
-    ]);
+  const blocks = deploymentDocBlocks().filter(
+    (block) => block.lang === 'sh' && block.code.includes('oauth_creds.json'),
+  );
+  const deployment = render(path.join(K8S, 'base')).find((manifest) => manifest.kind === 'Deployment')!;
+  const container = deployment.spec.template.spec.containers[0];
+  const containerHome = container.env.find((entry: Manifest) => entry.name === 'HOME').value as string;
+  const claimVolume = deployment.spec.template.spec.volumes.find(
+    (volume: Manifest) => volume.persistentVolumeClaim?.claimName,
+  ).name;
+  /** Where the claim is mounted in the gateway's container, relative to its HOME. */
+  const claimMounts = container.volumeMounts
+    .filter((mount: Manifest) => mount.name === claimVolume)
+    .map((mount: Manifest) => path.relative(containerHome, mount.mountPath));
+  const CREDENTIALS = ['.codex/auth.json', '.gemini/oauth_creds.json', '.claude/.credentials.json'];
+
+  it('is one block', () => {
+    expect(blocks).toHaveLength(1);
+  });
+
+  it("copies the credential files only (never a CLI's transcripts or caches) through the gateway's own pod into the claim, whole and readable by the gateway's user alone: a second pod on the ReadWriteOnce claim cannot start on another node", async () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'login-loading-'));
+    try {
+      const readerHome = path.join(scratch, 'reader');
+      const podHome = path.join(scratch, 'pod');
+      const bin = path.join(scratch, 'bin');
+      const calls = path.join(scratch, 'calls');
+      // A workstation after `codex login`, `gemini` and `claude`: the credentials, and what else the CLIs keep.
+      for (const [file, content] of [
+        ...CREDENTIALS.map((file) => [file, `{"fresh":"${file}"}`]),
+        ['.codex/sessions/2026/rollout.jsonl', 'a session'],
+        ['.claude/projects/repo/transcript.jsonl', 'a transcript'],
+        ['.gemini/settings.json', '{}'],
+      ]) {
+        fs.mkdirSync(path.dirname(path.join(readerHome, file)), { recursive: true });
+        fs.writeFileSync(path.join(readerHome, file), content);
+      }
+      // The pod: the claim's directories mounted, an old login in one of them.
+      for (const mount of claimMounts) fs.mkdirSync(path.join(podHome, mount), { recursive: true });
+      fs.writeFileSync(path.join(podHome, '.codex', 'auth.json'), '{"stale":true}');
+      fs.mkdirSync(bin);
+      fs.writeFileSync(path.join(bin, 'kubectl'), STAND_IN_KUBECTL, { mode: 0o755 });
+
+      const ran = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn('bash', ['-euo', 'pipefail', '-c', blocks[0].code], {
+          env: {
+            PATH: `${bin}:${process.env.PATH}`,
+            HOME: readerHome,
+            POD_HOME: podHome,
+            KUBECTL_CALLS: calls,
+          },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(ran).toEqual({ code: 0, stderr: '' });
+
+      // Only the gateway's own pod, found through its Deployment.
+      const targets = readText(calls)
+        .trim()
+        .split('\n')
+        // `rollout status <target>`, `exec -i <target> -- …`
+        .map((call) => call.split(' ')[2].replace(/^deploy\//, 'deployment/'));
+      expect([...new Set(targets)]).toEqual([`deployment/${deployment.metadata.name}`]);
+      // The three credential files, each where the claim is mounted, with the workstation's content.
+      expect(filesUnder(podHome)).toEqual([...CREDENTIALS].sort());
+      for (const file of CREDENTIALS) {
+        expect(claimMounts).toContain(path.dirname(file));
+        expect(readText(path.join(podHome, file))).toBe(readText(path.join(readerHome, file)));
+        expect(fs.statSync(path.join(podHome, file)).mode & 0o777).toBe(0o600);
+      }
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });
