@@ -5,6 +5,8 @@ import { register } from 'prom-client';
 import { parse, stringify } from 'yaml';
 import { parseDuration } from '../src/config/setting-parsers';
 import { errorTable } from '../src/core/error-codes';
+import type { LoginStateKind } from '../src/core/login-state';
+import { isUsable, LOGIN_STATES } from '../src/core/login-state';
 import { REPO_ROOT } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -54,6 +56,7 @@ const CLOSED_VALUES_BY_METRIC: Record<string, Record<string, ReadonlySet<string>
   gateway_chat_api_upstream_errors_total: { code: new Set(errorTable().keys()) },
   gateway_chat_api_upstream_retries_total: { code: new Set(errorTable().keys()) },
   gateway_chat_api_queue_wait_seconds: { result: new Set(['acquired', 'bypassed', 'full', 'timeout', 'canceled']) },
+  gateway_chat_api_login_state: { state: new Set(LOGIN_STATES) },
 };
 
 interface Exported {
@@ -282,6 +285,12 @@ describe('alerting rules (llm-gateway.rules.yaml and prometheusrule.yaml)', () =
     expect(byName.get('GatewayUpstreamAccountUnsupported')).toContain('code="provider_account_unsupported"');
     expect(byName.get('GatewayUpstreamProjectRequired')).toContain('code="provider_project_required"');
     expect(byName.get('GatewayProviderCliMissing')).toContain('code="provider_cli_missing"');
+    // A family without a usable login, before any request fails: the states that count as usable
+    // are the ones the pool serves from (isUsable), no more and no fewer.
+    const noUsableLogin = byName.get('GatewayNoUsableLogin');
+    expect(noUsableLogin).toContain('gateway_chat_api_login_state');
+    const usableStates = /state=~"([\w|]+)"/.exec(noUsableLogin ?? '')?.[1].split('|');
+    expect(usableStates?.sort()).toEqual(LOGIN_STATES.filter(isUsable).sort());
     expect(byName.get('GatewayUpstreamErrorRatioHigh')).toContain('gateway_chat_api_upstream_errors_total');
     expect(byName.get('GatewayQueueSaturated')).toMatch(/result=~"full\|timeout"/);
     expect(byName.get('GatewayNotReady')).toContain('gateway_chat_api_ready');
@@ -529,6 +538,40 @@ describe('promtool test rules', () => {
               exp_alerts: [{ exp_labels: { severity: 'warning', job: 'llm-gateway', instance: 'children:8088' } }],
             },
           ],
+        },
+      ]),
+    );
+  });
+
+  it('GatewayNoUsableLogin fires when a family has had no usable login for 5 minutes, before any request, and stops once one is written', () => {
+    /** One login's gauge as the gateway exports it: 1 for its state, 0 for every other, minute by minute. */
+    const login = (provider: string, account: string, states: readonly LoginStateKind[]) =>
+      LOGIN_STATES.map((state) => ({
+        series: series('gateway_chat_api_login_state', { instance: 'gw:8088', provider, account, state }),
+        values: states.map((current) => (current === state ? 1 : 0)).join(' '),
+      }));
+    const minutes = (state: LoginStateKind, count: number): LoginStateKind[] => Array(count).fill(state);
+    const noUsableLogin = (eval_time: string, providers: string[]) => ({
+      eval_time,
+      alertname: 'GatewayNoUsableLogin',
+      exp_alerts: providers.map((provider) => ({
+        exp_labels: { severity: 'critical', job: 'llm-gateway', instance: 'gw:8088', provider },
+      })),
+    });
+    passes(
+      promtoolTestRules([
+        {
+          interval: '1m',
+          input_series: [
+            // Started without a login; written at minute 8, as the report sees it 10 s later.
+            ...login('provider_a', 'default', [...minutes('missing', 8), ...minutes('usable', 7)]),
+            // Expired with a refresh token: the first request renews it, so it counts as usable.
+            ...login('provider_b', 'default', minutes('expired_refreshable', 15)),
+            // One refused login beside a usable one: the family still serves.
+            ...login('provider_c', 'default', minutes('refresh_refused', 15)),
+            ...login('provider_c', 'second', minutes('usable', 15)),
+          ],
+          alert_rule_test: [noUsableLogin('4m', []), noUsableLogin('6m', ['provider_a']), noUsableLogin('12m', [])],
         },
       ]),
     );
