@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Instruction, JSONInstruction } from 'dockerfile-ast';
 import { DockerfileParser } from 'dockerfile-ast';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig } from '../src/config/app-config';
 import { parseDuration } from '../src/config/setting-parsers';
 import { SEMI_SPACE_ARGUMENT } from '../src/common/lifecycle/young-generation';
@@ -545,5 +545,71 @@ describe('docs/deployment.md: loading the logins into the claim', () => {
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
     }
+  });
+});
+
+describe('docs/deployment.md "Beyond one machine": the chat replicas and their routes', () => {
+  const documents = deploymentDocBlocks()
+    .filter((block) => block.lang === 'yaml' && block.section.startsWith('Beyond one machine'))
+    .flatMap((block) => parseAllDocuments(block.code).map((document) => document.toJS() as Manifest));
+  const base = render(path.join(K8S, 'base'));
+  const baseDeployment = base.find((manifest) => manifest.kind === 'Deployment')!;
+  const baseConfig = base.find((manifest) => manifest.kind === 'ConfigMap')!;
+  const baseService = base.find((manifest) => manifest.kind === 'Service')!;
+  const chat = documents.find((manifest) => manifest.kind === 'StatefulSet');
+  const pod = chat?.spec.template.spec;
+  const container = pod?.containers[0];
+
+  /** The chat container's settings as the process sees them: the base ConfigMap, then its own env. */
+  function chatConfig() {
+    const env: Record<string, string> = {};
+    for (const source of container.envFrom ?? [])
+      if (source.configMapRef?.name === baseConfig.metadata.name) Object.assign(env, baseConfig.data);
+    for (const entry of container.env ?? []) {
+      if ('value' in entry) env[entry.name] = String(entry.value);
+      else if (entry.valueFrom?.secretKeyRef) env[entry.name] = HAND_MADE_SECRET;
+    }
+    return loadConfig(env);
+  }
+
+  it('runs several chat replicas, rolled, structured off, with settings the gateway accepts and a login volume per pod', () => {
+    expect(chat).toBeDefined();
+    expect(chat!.spec.replicas).toBeGreaterThan(1);
+    expect(chat!.spec.updateStrategy?.type ?? 'RollingUpdate').toBe('RollingUpdate');
+    const config = chatConfig();
+    expect(config.structured.enabled).toBe(false);
+    expect(config.server).toMatchObject({ host: '0.0.0.0', port: 8088, bearerSecret: HAND_MADE_SECRET });
+    expect(container.args).toEqual(baseDeployment.spec.template.spec.containers[0].args);
+    // The same login directories as the single replica, each pod's from its own claim.
+    const mounts = (manifest: Manifest) =>
+      manifest.volumeMounts.map((mount: Manifest) => [mount.mountPath, mount.subPath]).sort();
+    expect(mounts(container)).toEqual(mounts(baseDeployment.spec.template.spec.containers[0]));
+    const claims = chat!.spec.volumeClaimTemplates.map((claim: Manifest) => claim.metadata.name);
+    for (const mount of container.volumeMounts) expect(claims).toContain(mount.name);
+  });
+
+  it("routes chat to the chat replicas' Service and structured to the single replica's, which never selects a chat pod", () => {
+    const labels = chat!.spec.template.metadata.labels;
+    const selects = (service: Manifest) =>
+      Object.entries(service.spec.selector).every(([key, value]) => labels[key] === value);
+    const chatService = documents.find((manifest) => manifest.kind === 'Service' && selects(manifest));
+    expect(chatService).toBeDefined();
+    expect(selects(baseService)).toBe(false);
+    const backends = (name: string) =>
+      documents
+        .find((manifest) => manifest.kind === 'Ingress' && manifest.metadata.name === name)!
+        .spec.rules.flatMap((rule: Manifest) => rule.http.paths.map((entry: Manifest) => entry.backend.service.name));
+    expect(new Set(backends('llm-gateway-chat'))).toEqual(new Set([chatService!.metadata.name]));
+    expect(new Set(backends('llm-gateway-structured'))).toEqual(new Set([baseService.metadata.name]));
+  });
+
+  it('waits in preStop before SIGTERM, so the ingress stops routing to a pod before it closes its connections, and the grace covers that wait, the drain and the 6 s of closing', () => {
+    const preStop = container.lifecycle?.preStop;
+    // `sleep` in the image (its runtime stage is Debian's slim base), or the kubelet's own sleep action.
+    const seconds =
+      preStop?.sleep?.seconds ?? (preStop?.exec?.command[0] === 'sleep' && Number(preStop.exec.command[1]));
+    expect(seconds).toBeGreaterThanOrEqual(5);
+    if (preStop.exec) expect(readText(path.join(DOCKER, 'Dockerfile'))).toMatch(/^FROM \S+-bookworm-slim AS runtime$/m);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(seconds + chatConfig().server.drainTimeoutMs / 1000 + 6);
   });
 });
