@@ -577,6 +577,39 @@ describe('promtool test rules', () => {
     );
   });
 
+  it('GatewayLoginNeedsLogin fires for one login left unusable for 15 minutes while the family has others', () => {
+    const login = (provider: string, account: string, states: readonly LoginStateKind[]) =>
+      LOGIN_STATES.map((state) => ({
+        series: series('gateway_chat_api_login_state', { instance: 'gw:8088', provider, account, state }),
+        values: states.map((current) => (current === state ? 1 : 0)).join(' '),
+      }));
+    const minutes = (state: LoginStateKind, count: number): LoginStateKind[] => Array(count).fill(state);
+    const needsLogin = (eval_time: string, logins: [string, string, LoginStateKind][]) => ({
+      eval_time,
+      alertname: 'GatewayLoginNeedsLogin',
+      exp_alerts: logins.map(([provider, account, state]) => ({
+        exp_labels: { severity: 'warning', job: 'llm-gateway', instance: 'gw:8088', provider, account, state },
+      })),
+    });
+    passes(
+      promtoolTestRules([
+        {
+          interval: '1m',
+          input_series: [
+            // One refused login beside a usable one: the family serves, the refused login needs a person.
+            ...login('provider_c', 'default', minutes('refresh_refused', 25)),
+            ...login('provider_c', 'second', minutes('usable', 25)),
+            // Missing at start, written at minute 8: gone before the 15 minutes.
+            ...login('provider_a', 'default', [...minutes('missing', 8), ...minutes('usable', 17)]),
+            // Expired with a refresh token: renewed by the first request, nobody needs to act.
+            ...login('provider_b', 'default', minutes('expired_refreshable', 25)),
+          ],
+          alert_rule_test: [needsLogin('14m', []), needsLogin('16m', [['provider_c', 'default', 'refresh_refused']])],
+        },
+      ]),
+    );
+  });
+
   it('fails a case whose expected alert does not fire (the check is real)', () => {
     const result = promtoolTestRules([
       {
