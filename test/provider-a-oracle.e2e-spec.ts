@@ -159,6 +159,16 @@ function oracleTurnBody(model: string, parallelToolCalls: boolean, faithful: boo
   };
 }
 
+/**
+ * The oracle turn with its one tool sent flat and without `type` (`{name, description, strict,
+ * parameters}`), as some clients write a function tool, and a forced choice of it.
+ */
+function typelessToolBody(model: string): Json {
+  const body = oracleTurnBody(model, false, false, []);
+  const [{ function: tool }] = body.tools as Json[];
+  return { ...body, tools: [tool], tool_choice: { type: 'function', function: { name: tool.name } } };
+}
+
 describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-' });
   const gateway = useGateway(() => ({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' }));
@@ -274,6 +284,20 @@ describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)'
     } finally {
       await sse.close();
     }
+  });
+
+  it("a tool sent without type is the CLI's function tool on the wire, and a forced choice of it names it", async () => {
+    fake().enqueue(textReply('Done.'));
+    const response = await post(typelessToolBody('gpt-5.5'), 'oracle-typeless');
+    const [turn] = fake().requests();
+    // The backend refuses a tool without a type (the fake too): the turn would be a 400.
+    expect(turn.violation).toBeUndefined();
+    expect(response.status).toBe(200);
+    const cliTool = (cliTurn.tools as Json[]).find((tool) => tool.name === 'exec_command')!;
+    const [sent] = turn.body!.tools as Json[];
+    expect(sent).toMatchObject({ type: 'function', name: 'exec_command' });
+    expect(shape(sent)).toEqual(shape(cliTool));
+    expect(turn.body!.tool_choice).toEqual({ type: 'function', name: 'exec_command' });
   });
 
   it('documents from the app-server capture: one WebSocket across user turns, each request chained to the previous response', () => {
@@ -442,6 +466,29 @@ describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol
     );
     expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(litePost.body.client_metadata));
     expectLiteItems(turn.body!.input as Json[], litePost.body.input as Json[]);
+  });
+  it("a tool sent without type is the CLI's function tool in the functions namespace, and a forced choice of it names it", async () => {
+    const gateway = await startGateway({
+      ...providerASettings(fake(), path.join(home(), 'typeless')),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '0',
+    });
+    gateways.push(gateway);
+    fake().enqueue(textReply('Done.'));
+    const response = await postChatBody(gateway, typelessToolBody('gpt-6.1-sol'));
+    expect(response.status).toBe(200);
+    const [turn] = fake().requests();
+    expect(turn.violation).toBeUndefined();
+    // The tool is in the lite tools item, not left out of it.
+    const tools = (turn.body!.input as Json[]).find((item) => item.type === 'additional_tools');
+    expect(tools).toBeDefined();
+    const cliTools = (liteTurn.input as Json[]).find((item) => item.type === 'additional_tools')!;
+    const cliFunction = (cliTools.tools[0].tools as Json[]).find((tool) => tool.type === 'function')!;
+    expect(tools!.tools).toEqual([expect.objectContaining({ type: 'namespace', name: 'functions' })]);
+    const [sent] = tools!.tools[0].tools as Json[];
+    expect(sent).toMatchObject({ type: 'function', name: 'exec_command' });
+    expect(shape(sent)).toEqual(shape(cliFunction));
+    expect(turn.body!.tool_choice).toEqual({ type: 'function', name: 'exec_command' });
   });
 });
 

@@ -2,7 +2,7 @@
  * The request checks of the real Codex Responses backend that agent histories trip over, so the
  * fake rejects what the backend rejects (each message is the backend's wording, as reported by
  * users of the real service): unpaired call/output items, call ids longer than 64 characters,
- * tool names outside `^[a-zA-Z0-9_-]{1,64}$`, content parts of an unknown type and images that
+ * a tool without a type, tool names outside `^[a-zA-Z0-9_-]{1,64}$`, content parts of an unknown type and images that
  * are neither a URL nor a base64 data URL. Returns the error message, or undefined when the
  * body passes.
  */
@@ -22,6 +22,7 @@ export function responsesRequestViolation(body: Json): string | undefined {
   if (parameter) return parameter;
   const tools = Array.isArray(body.tools) ? body.tools : [];
   for (const [index, tool] of tools.entries()) {
+    if (isObject(tool) && typeof tool.type !== 'string') return `Missing required parameter: 'tools[${index}].type'.`;
     if (isObject(tool) && NAMED_TOOL_TYPES.has(String(tool.type)) && !VALID_NAME.test(String(tool.name))) {
       return `Invalid 'tools[${index}].name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`;
     }

@@ -270,11 +270,13 @@ const isOwnType = (type: unknown) => type === undefined || type === '' || type =
 
 /**
  * Client tools → Responses tools (docs/upstream/provider-a.md §7.5): nested function/custom definitions are
- * flattened (a function without parameters gets an empty object schema), flat ones pass
- * unchanged, nameless function/custom entries are dropped, and other types (web_search…) pass
- * unchanged whether or not they carry a name. Order is kept. `normalized` is the same list as
- * the chat parser read it (in order, nameless entries left out), so each definition's reading is
- * the next one whose `raw` is that definition.
+ * flattened (a function without parameters gets an empty object schema); flat ones keep their
+ * fields, under the type the chat parser read (a flat tool without `type` is a function, as on
+ * every family, and the backend refuses a tool without one) and, for a function without
+ * parameters, with the same empty schema; nameless function/custom entries are dropped, and
+ * other types (web_search…) pass unchanged whether or not they carry a name. Order is kept.
+ * `normalized` is the same list as the chat parser read it (in order, nameless entries left
+ * out), so each definition's reading is the next one whose `raw` is that definition.
  */
 export function responsesTools(tools: readonly ToolDefinition[], normalized: readonly NormalizedTool[]): JsonObject[] {
   const result: JsonObject[] = [];
@@ -288,7 +290,8 @@ export function responsesTools(tools: readonly ToolDefinition[], normalized: rea
     }
     if (!tool) continue;
     if (!isJsonObject(raw[tool.type])) {
-      result.push({ ...raw });
+      const parameters = tool.type === 'function' && tool.parameters === undefined ? EMPTY_PARAMETERS : undefined;
+      result.push(parameters ? { ...raw, type: tool.type, parameters } : { ...raw, type: tool.type });
     } else if (tool.type === 'custom') {
       result.push(
         withoutUndefined({ type: 'custom', name: tool.name, description: tool.description, format: tool.format }),

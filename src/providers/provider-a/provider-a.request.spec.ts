@@ -170,6 +170,36 @@ describe(buildChatBody.name, () => {
     expect(body).not.toHaveProperty('parallel_tool_calls');
   });
 
+  it('sends a flat tool without type as the function it was read as, keeping its fields, with an empty schema when it has none', () => {
+    const tools = [
+      {
+        name: 'typeless',
+        description: 'No type',
+        parameters: { type: 'object', properties: { a: {} } },
+        strict: false,
+      },
+      { name: 'bare' },
+      { type: 'function', name: 'flat_bare', description: 'Typed, no parameters' },
+    ];
+    const { body } = buildChatBody(request({ tools }), { sessionId: SESSION });
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        name: 'typeless',
+        description: 'No type',
+        parameters: { type: 'object', properties: { a: {} } },
+        strict: false,
+      },
+      { type: 'function', name: 'bare', parameters: { type: 'object', properties: {} } },
+      {
+        type: 'function',
+        name: 'flat_bare',
+        description: 'Typed, no parameters',
+        parameters: { type: 'object', properties: {} },
+      },
+    ]);
+  });
+
   it('maps a forced tool_choice and forwards parallel_tool_calls: false', () => {
     const tools = [
       { type: 'function', function: { name: 'x' } },
