@@ -438,6 +438,62 @@ describe('provider_b: response_format and sampling upstream', () => {
     expect(generateRequests()).toHaveLength(before);
   });
 
+  it('a history call whose arguments are not a JSON object is a 400 naming them, before any upstream call, never sent as {}', async () => {
+    const before = generateRequests().length;
+    for (const text of ['not json', '[1,2]', '"a.txt"', '7', 'null']) {
+      const response = await postChatBody(gateway(), {
+        model: 'gemini-2.5-pro',
+        tools: HISTORY_TOOLS,
+        messages: [
+          ...ASK,
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
+              { id: 'call_2', type: 'function', function: { name: 'read_file', arguments: text } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'call_1', content: 'A' },
+          { role: 'tool', tool_call_id: 'call_2', content: 'B' },
+        ],
+      });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
+        message:
+          'messages.1.tool_calls.1.function.arguments: text that is not a JSON object is not supported by provider_b (Gemini takes a call\'s arguments only as an object: send the JSON text of the object the call was made with, or "" for none)',
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'messages',
+      });
+    }
+    expect(generateRequests()).toHaveLength(before);
+    // Blank arguments are none ({}), and a function-form call of a custom tool carries raw input text.
+    const response = await postChatBody(gateway(), {
+      model: 'gemini-2.5-pro',
+      tools: HISTORY_TOOLS,
+      messages: [
+        ...ASK,
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: ' ' } },
+            { id: 'call_2', type: 'function', function: { name: 'apply_patch', arguments: 'RAW PATCH' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: 'A' },
+        { role: 'tool', tool_call_id: 'call_2', content: 'B' },
+      ],
+    });
+    expect(response.status).toBe(200);
+    const [sent] = generateRequests().slice(before);
+    expect(sent.body.request.contents[1].parts.map((part: { functionCall: unknown }) => part.functionCall)).toEqual([
+      { id: 'call_1', name: 'read_file', args: {} },
+      { id: 'call_2', name: 'apply_patch', args: { input: 'RAW PATCH' } },
+    ]);
+  });
+
   it('GET /v1/models claims no reasoning_effort for a Gemini model: none is on the wire', async () => {
     const { data } = (await (await fetch(`${gateway().url}/v1/models`)).json()) as {
       data: Record<string, unknown>[];

@@ -7,7 +7,11 @@ import type { CodeAssistPart } from './provider-b.wire-types';
 /** An inline base64 image: Gemini takes it as `inlineData`. */
 const DATA_IMAGE_URL = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/=\s]+)$/i;
 
-const refuse = (where: string, what: string, hint = '') =>
+/**
+ * 400 `invalid_request` (`param: "messages"`) for something in the history Code Assist cannot
+ * carry, named by where it is: every provider_b history refusal has this shape.
+ */
+export const historyRefusal = (where: string, what: string, hint = '') =>
   new GatewayError('invalid_request', {
     publicMessage: `${where}: ${what} is not supported by provider_b${hint}`,
     param: 'messages',
@@ -26,11 +30,11 @@ export function userParts(message: Pick<ChatMessage, 'content'>, messageIndex: n
   if (!Array.isArray(content)) return [];
   return content.flatMap((part, partIndex): CodeAssistPart[] => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
-    if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
+    if (!isJsonObject(part)) throw historyRefusal(where, 'a part that is not an object');
     const text = textOfPart(part);
     if (text !== undefined) return text === '' ? [] : [{ text }];
     if (isImagePart(part)) return [inlineImage(part, where)];
-    throw refuse(where, partTypeName(part.type));
+    throw historyRefusal(where, partTypeName(part.type));
   });
 }
 
@@ -42,8 +46,8 @@ export function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageInd
   if (!Array.isArray(message.content)) return;
   message.content.forEach((part, partIndex) => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
-    if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
-    if (textOfPart(part) === undefined) throw refuse(where, `${partTypeName(part.type)} in this message role`);
+    if (!isJsonObject(part)) throw historyRefusal(where, 'a part that is not an object');
+    if (textOfPart(part) === undefined) throw historyRefusal(where, `${partTypeName(part.type)} in this message role`);
   });
 }
 
@@ -51,7 +55,7 @@ function inlineImage(part: Readonly<Record<string, unknown>>, where: string): Co
   const url = imageUrlOf(part);
   const match = url === undefined ? null : DATA_IMAGE_URL.exec(url);
   if (!match)
-    throw refuse(
+    throw historyRefusal(
       where,
       'an image that is not a base64 data:image URL',
       ' (Code Assist does not fetch image URLs; send the image inline)',

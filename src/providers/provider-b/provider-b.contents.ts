@@ -2,7 +2,7 @@ import type { ChatMessage, HistoryToolCall } from '../../core/chat-message';
 import { historyToolCallsById, messageText, readHistoryToolCall } from '../../core/chat-message';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
 import { pairToolResults } from '../shared/tool-pairing';
-import { assertTextOnly, userParts } from './provider-b.content-parts';
+import { assertTextOnly, historyRefusal, userParts } from './provider-b.content-parts';
 
 /** Roles whose content Code Assist takes as text only; every other role is a user turn. */
 const TEXT_ONLY_ROLES = new Set(['system', 'developer', 'assistant', 'tool']);
@@ -10,8 +10,6 @@ import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types'
 
 /** Things worth a log line that the pure translation noticed (counts only, no content). */
 export interface ContentsReport {
-  /** Function-call arguments that were not a JSON object and were sent as `{}`. */
-  invalidArguments: number;
   /** Calls the client never answered, sent with the cancelled result (shared/tool-pairing.ts). */
   cancelledToolCalls: number;
   /** Tool results without a call right before them, dropped. */
@@ -38,11 +36,14 @@ export function convertMessages(
   report: ContentsReport,
 ): ConvertedMessages {
   // Parts are read (and anything Code Assist cannot carry refused, naming its place) on the
-  // client's own message list, before pairing changes the positions.
+  // client's own message list, before pairing changes the positions; so is the place of each
+  // message with calls, which pairing keeps as they are, for a refusal of their arguments.
   const userPartsOf = new Map<ChatMessage, CodeAssistPart[]>();
+  const callerIndex = new Map<ChatMessage, number>();
   clientMessages.forEach((message, index) => {
     if (TEXT_ONLY_ROLES.has(message.role)) assertTextOnly(message, index);
     else userPartsOf.set(message, userParts(message, index));
+    if (message.role === 'assistant' && message.tool_calls?.length) callerIndex.set(message, index);
   });
   // Gemini answers 400 unless each function-call turn is followed by exactly one response per call.
   const paired = pairToolResults(clientMessages, customNames);
@@ -68,7 +69,7 @@ export function convertMessages(
       const text = messageText(message);
       if (text !== '') systemTexts.push(text);
     } else if (message.role === 'assistant') {
-      const parts = modelParts(message, customNames, signatureFor, report);
+      const parts = modelParts(message, callerIndex.get(message) ?? 0, customNames, signatureFor);
       if (parts.length > 0) contents.push({ role: 'model', parts });
     } else {
       const parts = userPartsOf.get(message) ?? [];
@@ -99,17 +100,18 @@ function coalesceRoles(contents: readonly CodeAssistContent[]): CodeAssistConten
   return merged;
 }
 
+/** An assistant message's text and calls; `messageIndex` is its place in the client's list. */
 function modelParts(
   message: ChatMessage,
+  messageIndex: number,
   customNames: ReadonlySet<string>,
   signatureFor: (callId: string) => string | undefined,
-  report: ContentsReport,
 ): CodeAssistPart[] {
   const parts: CodeAssistPart[] = [];
   const text = messageText(message);
   if (text !== '') parts.push({ text });
   let firstCall = true;
-  for (const raw of message.tool_calls ?? []) {
+  for (const [callIndex, raw] of (message.tool_calls ?? []).entries()) {
     const call = readHistoryToolCall(raw, customNames);
     if (!call) continue;
     const known = call.thoughtSignature || (call.id !== '' ? signatureFor(call.id) : undefined);
@@ -119,25 +121,33 @@ function modelParts(
     const functionCall = {
       ...(call.id !== '' ? { id: call.id } : {}),
       name: call.name,
-      args: callArguments(call, report),
+      args: callArguments(call, `messages.${messageIndex}.tool_calls.${callIndex}.function.arguments`),
     };
     parts.push(signature ? { functionCall, thoughtSignature: signature } : { functionCall });
   }
   return parts;
 }
 
-function callArguments(call: HistoryToolCall, report: ContentsReport): Record<string, unknown> {
+/**
+ * A call's `args`: Gemini takes a function call's arguments only as an object, so arguments that
+ * are not a JSON object (not JSON, an array, a string…) are a 400 naming `where`, never sent as
+ * other arguments; blank arguments are none (`{}`). A custom tool's raw input is `{input}`.
+ */
+function callArguments(call: HistoryToolCall, where: string): Record<string, unknown> {
   if (call.kind === 'custom') return { input: call.payload };
   if (call.payload.trim() === '') return {};
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(call.payload);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
-      return parsed as Record<string, unknown>;
+    parsed = JSON.parse(call.payload);
   } catch {
-    // counted below
+    parsed = undefined;
   }
-  report.invalidArguments++;
-  return {};
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  throw historyRefusal(
+    where,
+    'text that is not a JSON object',
+    ' (Gemini takes a call\'s arguments only as an object: send the JSON text of the object the call was made with, or "" for none)',
+  );
 }
 
 function functionResponsePart(message: ChatMessage, callsById: ReadonlyMap<string, HistoryToolCall>): CodeAssistPart {

@@ -11,7 +11,9 @@ const PENALTY_NOT_TAKEN =
   "Gemini 2.5 and later refuse penalties (`Penalty is not enabled for models/…`) and the Gemini CLI never sends them; IDE clients send them by default, so refusing would break them — the answer is the model's default sampling";
 
 export const PROVIDER_B_PARAMETERS: FamilyParameters = {
-  messages: honoured('`contents` and `systemInstruction`'),
+  messages: honoured(
+    "`contents` and `systemInstruction`; a history call's `function.arguments` must be the JSON text of an object (or blank): Gemini takes only an object, so anything else is a 400 naming `messages.i.tool_calls.j.function.arguments`",
+  ),
   frequency_penalty: ignored(PENALTY_NOT_TAKEN),
   max_tokens: honoured(
     '`generationConfig.maxOutputTokens`, at most the model\'s `max_output_tokens` (`GET /v1/models`; `max_completion_tokens` wins when both are sent); a cut answer ends with `finish_reason: "length"`',

@@ -106,25 +106,38 @@ describe(buildProviderBRequest.name, () => {
     expect(built.report).toMatchObject({ cancelledToolCalls: 1, orphanToolResults: 1 });
   });
 
-  it('sends {} for arguments that are invalid or not a JSON object, and skips nameless calls', () => {
-    const messages: ChatMessage[] = [
-      {
-        role: 'assistant',
-        content: '',
-        tool_calls: [
-          { id: 'x1', type: 'function', function: { name: 'f', arguments: '{not json' } },
-          { id: 'x2', type: 'function', function: { name: 'f', arguments: '[1,2]' } },
-          { id: 'x3', type: 'function', function: { name: '', arguments: '{}' } },
-        ],
-      },
+  it('refuses arguments that are not a JSON object with a 400 naming the call, sends blank ones as {}, and skips nameless calls', () => {
+    const history = (calls: ChatMessage['tool_calls']): ChatMessage[] => [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: '', tool_calls: calls },
     ];
-    const built = buildProviderBRequest(chatRequest({ messages }), options);
-    const parts = built.envelope.request.contents[0].parts;
-    expect(parts.map((part) => part.functionCall)).toEqual([
+    for (const text of ['{not json', '[1,2]', '"x"', '3']) {
+      const messages = history([
+        { id: 'x1', type: 'function', function: { name: 'f', arguments: '{}' } },
+        { id: 'x2', type: 'function', function: { name: 'f', arguments: text } },
+      ]);
+      expect(() => buildProviderBRequest(chatRequest({ messages }), options)).toThrow(
+        expect.objectContaining({
+          code: 'invalid_request',
+          param: 'messages',
+          publicMessage: expect.stringMatching(
+            /^messages\.1\.tool_calls\.1\.function\.arguments: text that is not a JSON object is not supported by provider_b/,
+          ),
+        }),
+      );
+    }
+    const built = buildProviderBRequest(
+      chatRequest({
+        messages: history([
+          { id: 'x1', type: 'function', function: { name: 'f', arguments: '  ' } },
+          { id: 'x3', type: 'function', function: { name: '', arguments: 'not json' } },
+        ]),
+      }),
+      options,
+    );
+    expect(built.envelope.request.contents[1].parts.map((part) => part.functionCall)).toEqual([
       { id: 'x1', name: 'f', args: {} },
-      { id: 'x2', name: 'f', args: {} },
     ]);
-    expect(built.report.invalidArguments).toBe(2);
   });
 
   it('sends one empty user text when no message survives', () => {

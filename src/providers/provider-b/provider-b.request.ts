@@ -41,7 +41,6 @@ export interface BuiltProviderBRequest {
  */
 export function buildProviderBRequest(request: ChatRequest, options: ProviderBRequestOptions): BuiltProviderBRequest {
   const report: ProviderBRequestReport = {
-    invalidArguments: 0,
     cancelledToolCalls: 0,
     orphanToolResults: 0,
     unresolvedRefs: 0,

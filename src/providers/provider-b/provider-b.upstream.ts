@@ -113,12 +113,11 @@ export class ProviderBUpstream implements UpstreamFamily<
       userPromptId: context.requestId,
       signatureFor: (id) => connect.signatures.lookup(id),
     });
-    const { invalidArguments, cancelledToolCalls, orphanToolResults, unresolvedRefs, renamedToolNames } = built.report;
-    if (invalidArguments + cancelledToolCalls + orphanToolResults + unresolvedRefs + renamedToolNames > 0) {
+    const { cancelledToolCalls, orphanToolResults, unresolvedRefs, renamedToolNames } = built.report;
+    if (cancelledToolCalls + orphanToolResults + unresolvedRefs + renamedToolNames > 0) {
       context.logger.debug(
         {
           event: 'provider_b_request_adjusted',
-          invalidArguments,
           cancelledToolCalls,
           orphanToolResults,
           unresolvedRefs,
