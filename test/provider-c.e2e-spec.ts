@@ -491,6 +491,81 @@ describe('provider_c with the real Claude Code CLI', () => {
       },
     );
 
+    it.concurrent(
+      'tool_choice required: an answer without a call is asked again; the client gets the answer with the call, nothing of the first',
+      async () => {
+        const { marker, messages } = scripted([
+          textReply('The file probably says hello.'),
+          textReply(['Reading it.\n', fenceText('read_file', { path: 'a.txt' })]),
+        ]);
+        const result = await streamChat(gateway, { messages, tools: [READ_FILE, LS], tool_choice: 'required' });
+        expect(result.status).toBe(200);
+        expect(contents(result).join('')).toBe('Reading it.\n');
+        expect(result.raw).not.toContain('probably');
+        expect(toolFrames(result).map((frame) => frame.function)).toEqual([
+          { name: 'read_file', arguments: '{"path":"a.txt"}' },
+        ]);
+        expect(finishReason(result)).toBe('tool_calls');
+        expect(result.done).toBe(true);
+        const prompts = api.messages(marker).map((request) => JSON.stringify(request.body));
+        expect(prompts).toHaveLength(2);
+        // The model is still told, each time; the gateway holds the answer to it.
+        for (const prompt of prompts)
+          expect(prompt).toContain('This reply must contain at least one agent_tool_call block.');
+        expect(recordsOf(result.headers, 'chat_tool_choice_unmet')).toEqual([expect.objectContaining({ attempt: 1 })]);
+      },
+    );
+
+    it.concurrent(
+      'a forced tool: a call of another tool never reaches the client, and an answer calling only another tool is asked again',
+      async () => {
+        const { marker, messages } = scripted([
+          textReply(fenceText('ls', {})),
+          textReply([fenceText('ls', {}), '\n', fenceText('read_file', { path: 'a.txt' })]),
+        ]);
+        const response = await postChat(gateway, {
+          messages,
+          tools: [READ_FILE, LS],
+          tool_choice: { type: 'function', function: { name: 'read_file' } },
+        });
+        expect(response.status).toBe(200);
+        const body = (await response.json()) as any;
+        expect(body.choices[0].message.tool_calls).toEqual([
+          {
+            id: expect.stringMatching(/^call_/),
+            type: 'function',
+            function: { name: 'read_file', arguments: '{"path":"a.txt"}' },
+          },
+        ]);
+        expect(body.choices[0].finish_reason).toBe('tool_calls');
+        expect(api.messages(marker)).toHaveLength(2);
+        expect(recordsOf(response.headers, 'tool_call_unchosen')).toHaveLength(2);
+      },
+    );
+
+    it.concurrent(
+      'three answers without the forced call are 422 output_validation_failed naming tool_choice and the tool, nothing streamed',
+      async () => {
+        const { marker, messages } = scripted([textReply(['No tool is needed: ', fenceText('ls', {})])]);
+        const result = await streamChat(gateway, {
+          messages,
+          tools: [READ_FILE, LS],
+          tool_choice: { type: 'function', function: { name: 'read_file' } },
+        });
+        expect(result.status).toBe(422);
+        expect(result.body).toEqual({
+          error: {
+            message:
+              'the model did not call the tool "read_file" that tool_choice forces in 3 attempts; send the request again, or send tool_choice "auto" to take the model\'s answer as it comes',
+            type: 'upstream_error',
+            code: 'output_validation_failed',
+            param: 'tool_choice',
+          },
+        });
+        expect(api.messages(marker)).toHaveLength(3);
+      },
+    );
+
     it.concurrent('a non-streamed request runs the same bridge and aggregates content and tool calls', async () => {
       const { messages } = scripted([textReply(['Looking.\n', fenceText('ls', {})])]);
       const body = (await (await postChat(gateway, { messages, tools: [LS] })).json()) as any;

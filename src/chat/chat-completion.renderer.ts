@@ -30,6 +30,21 @@ export interface RenderedToolCall {
 export type InvalidReason = 'empty_name' | 'invalid_json_arguments';
 
 /**
+ * Why the collector would drop this call (a blank name, function arguments that are not JSON; blank
+ * arguments are `{}`), or undefined when it would pass it on.
+ */
+export function toolCallProblem(call: ToolCallEvent): InvalidReason | undefined {
+  if ((call.name?.trim() ?? '') === '') return 'empty_name';
+  if (call.kind !== 'function' || (call.arguments ?? '').trim() === '') return undefined;
+  try {
+    JSON.parse(call.arguments as string);
+    return undefined;
+  } catch {
+    return 'invalid_json_arguments';
+  }
+}
+
+/**
  * Validates and renders complete tool calls once for all families (docs/design/behaviours.md §1.3):
  * ids synthesized when missing, a repeated id ignored, function arguments must parse as JSON
  * (blank → `{}`), custom calls rendered per PRIMARY_CUSTOM_TOOL_WIRE, indices 0…n−1 in arrival
@@ -54,17 +69,11 @@ export class ToolCallCollector {
   add(call: ToolCallEvent): void {
     if (this.firstCallOnly && this.calls.length > 0) return;
     const position = this.received++;
-    const name = call.name?.trim() ?? '';
-    if (name === '') return this.reject(position, 'empty_name');
-    let argumentsText = '';
-    if (call.kind === 'function') {
-      argumentsText = (call.arguments ?? '').trim() === '' ? '{}' : (call.arguments as string);
-      try {
-        JSON.parse(argumentsText);
-      } catch {
-        return this.reject(position, 'invalid_json_arguments');
-      }
-    }
+    const problem = toolCallProblem(call);
+    if (problem) return this.reject(position, problem);
+    const name = call.name.trim();
+    const argumentsText =
+      call.kind !== 'function' ? '' : (call.arguments ?? '').trim() === '' ? '{}' : (call.arguments as string);
     const index = this.calls.length;
     const id = call.id && call.id !== '' ? call.id : `call_${this.requestId.replace(/[^A-Za-z0-9_-]/g, '')}_${index}`;
     this.seenIds ??= new Set();

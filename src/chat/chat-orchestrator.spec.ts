@@ -379,6 +379,130 @@ describe(ChatOrchestrator.name, () => {
       });
     });
 
+    describe('tool_choice held by the gateway (provider_c)', () => {
+      const tools = [
+        { type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } },
+        { type: 'function', function: { name: 'list_dir', parameters: { type: 'object' } } },
+      ];
+      const body = (toolChoice: unknown, extra: Record<string, unknown> = {}) => ({
+        model: 'claude-fable-5',
+        stream: true,
+        messages: [{ role: 'user', content: 'read a.txt' }],
+        tools,
+        tool_choice: toolChoice,
+        ...extra,
+      });
+      const forced = { type: 'function', function: { name: 'read_file' } };
+      const text = (value: string): ChatEvent => ({ type: 'text-delta', text: value });
+      const called = (name: string, args = '{}'): ChatEvent => ({
+        type: 'tool-call',
+        call: { id: `call_${name}`, name, kind: 'function', arguments: args },
+      });
+      const finish: ChatEvent = { type: 'finish', reason: 'stop' };
+      const providerC = (attempts: ChatEvent[][]) =>
+        Object.assign(new FakeAdapter({ attempts }), { id: 'provider_c' as const });
+      const events = (records: Record<string, unknown>[], name: string) =>
+        records.filter((record) => record.event === name);
+
+      it('required: asks again after an answer without a call, writes nothing of it, then the whole turn with the call', async () => {
+        const adapter = providerC([
+          [text('The file says hello.'), finish],
+          [text('Reading it.'), called('read_file'), text(' Done.'), finish],
+        ]);
+        const { orchestrator, command, records, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(command(body('required')), readAll);
+        expect(seen).toEqual([text('Reading it.'), called('read_file'), text(' Done.'), finish]);
+        expect(adapter.requests).toHaveLength(2);
+        expect(adapter.closed).toBeGreaterThanOrEqual(2);
+        expect(events(records, 'chat_tool_choice_unmet').map((record) => record.attempt)).toEqual([1]);
+        expect(counted).toContain('upstream_retry:output_validation_failed');
+      });
+
+      it('a forced tool: calls of other tools never reach the renderer, and an answer with only those is asked again', async () => {
+        const adapter = providerC([
+          [called('list_dir'), finish],
+          [called('list_dir'), called('read_file'), called('list_dir'), finish],
+        ]);
+        const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(command(body(forced)), readAll);
+        expect(seen).toEqual([called('read_file'), finish]);
+        expect(adapter.requests).toHaveLength(2);
+        expect(events(records, 'tool_call_unchosen')).toHaveLength(3);
+      });
+
+      it('answers 422 output_validation_failed naming tool_choice after three answers without the call, before any output', async () => {
+        for (const [choice, attempts, message] of [
+          [
+            'required',
+            [[text('No tool needed.'), finish]],
+            'the model answered without a tool call in 3 attempts, though tool_choice "required" asks for one; send the request again, or send tool_choice "auto" to take the model\'s answer as it comes',
+          ],
+          [
+            forced,
+            // A call whose arguments are not JSON would be dropped: it does not meet the choice either.
+            [
+              [called('list_dir'), finish],
+              [called('read_file', '{"path":'), finish],
+              [text('Done.'), finish],
+            ],
+            'the model did not call the tool "read_file" that tool_choice forces in 3 attempts; send the request again, or send tool_choice "auto" to take the model\'s answer as it comes',
+          ],
+        ] as const) {
+          const adapter = providerC(attempts as unknown as ChatEvent[][]);
+          const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+          let rendered = false;
+          const render: TurnRenderer<undefined> = async () => {
+            rendered = true;
+            return { outcome: { clientGone: false, toolCalls: 0 }, result: undefined };
+          };
+          await expect(orchestrator.run(command(body(choice)), render)).rejects.toMatchObject({
+            code: 'output_validation_failed',
+            param: 'tool_choice',
+            publicMessage: message,
+          });
+          expect(rendered).toBe(false);
+          expect(adapter.requests).toHaveLength(3);
+          expect(adapter.closed).toBeGreaterThanOrEqual(3);
+        }
+      });
+
+      it('throws a failure before the call with its own status, without asking again', async () => {
+        const failure = new GatewayError('upstream', { detail: 'test' });
+        const adapter = providerC([[text('Reading'), { type: 'error', error: failure }]]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        await expect(orchestrator.run(command(body('required')), readAll)).rejects.toBe(failure);
+        expect(adapter.requests).toHaveLength(1);
+      });
+
+      it('with response_format held too: an answer without the call is asked again, one with it is the answer', async () => {
+        const adapter = providerC([
+          [text('{"city":"Paris"}'), finish],
+          [called('read_file'), finish],
+        ]);
+        const { orchestrator, command, records } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const seen = await orchestrator.run(
+          command(body('required', { response_format: { type: 'json_object' } })),
+          readAll,
+        );
+        expect(seen).toEqual([called('read_file'), finish]);
+        expect(events(records, 'chat_tool_choice_unmet').map((record) => record.attempt)).toEqual([1]);
+      });
+
+      it('holds nothing for auto, none, or a family whose upstream takes tool_choice (provider_a)', async () => {
+        for (const choice of ['auto', 'none']) {
+          const adapter = providerC([[text('No tool needed.'), finish]]);
+          const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+          expect(await orchestrator.run(command(body(choice)), readAll)).toEqual([text('No tool needed.'), finish]);
+          expect(adapter.requests).toHaveLength(1);
+        }
+        const adapter = new FakeAdapter({ events: [text('No tool needed.'), finish] });
+        const { orchestrator, command } = setup(adapter);
+        const seen = await orchestrator.run(command({ ...body('required'), model: 'gpt-5.6-sol' }), readAll);
+        expect(seen).toEqual([text('No tool needed.'), finish]);
+        expect(adapter.requests).toHaveLength(1);
+      });
+    });
+
     it('cuts provider_a text at a stop sequence split across deltas, ends with stop and closes the upstream turn', async () => {
       const adapter = new FakeAdapter({
         events: [

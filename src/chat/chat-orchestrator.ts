@@ -26,6 +26,7 @@ import type { ConversationId } from '../queue/chat-identity';
 import { manageContext } from './context/context-manager';
 import { bufferTurn, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
 import { stopAtSequences } from './stop-sequences';
+import { ToolChoiceRule } from './tool-choice-rule';
 
 /** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
 export interface ChatCommand {
@@ -99,6 +100,8 @@ export class ChatOrchestrator {
       const fates = parameterFatesOf(provider);
       const parameters = fates.upstream(request.parameters);
       const json = this.jsonAnswer(fates, request);
+      // Only a family that cannot take tool_choice upstream reads it here (the parameter table).
+      const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice) : undefined;
       const managed = this.manageContext(request, logger);
       const messages = json ? [...managed, json.instruction()] : managed;
       const admitted = this.queue.admit({
@@ -127,11 +130,15 @@ export class ChatOrchestrator {
         };
         const context = new TurnContext(signal, requestId, logger, telemetry);
         const { adapter } = route;
+        const call = () =>
+          request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
         let seen: AsyncIterable<ChatEvent>;
         if (json) {
-          const call = () =>
-            request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
-          seen = await this.heldToFormat(json, call, telemetry, logger);
+          seen = await this.heldToFormat(json, choice, call, telemetry, logger);
+        } else if (choice) {
+          const chosen = await this.heldToToolChoice(choice, call, telemetry, logger);
+          events = chosen.events;
+          seen = chosen.seen;
         } else {
           events = await (request.stream
             ? adapter.stream(chatRequest, context)
@@ -200,13 +207,14 @@ export class ChatOrchestrator {
   }
 
   /**
-   * Runs the turn until its whole answer is a JSON object the format accepts, at most
-   * MAX_JSON_ATTEMPTS times, writing nothing meanwhile; every attempt's events are closed here.
-   * Returns the accepted answer to render; throws an upstream failure or, after the last
-   * attempt, `output_validation_failed`.
+   * Runs the turn until its whole answer is a JSON object the format accepts (or a tool call),
+   * and holds the call `choice` asks for when there is one, at most MAX_JSON_ATTEMPTS times,
+   * writing nothing meanwhile; every attempt's events are closed here. Returns the accepted answer
+   * to render; throws an upstream failure or, after the last attempt, `output_validation_failed`.
    */
   private async heldToFormat(
     json: JsonAnswer,
+    choice: ToolChoiceRule | undefined,
     call: () => Promise<PolledEvents>,
     telemetry: ChatTelemetry,
     logger: EventLogger,
@@ -214,19 +222,57 @@ export class ChatOrchestrator {
     for (let attempt = 1; ; attempt++) {
       const events = await call();
       let verdict: JsonVerdict;
+      let unmet: boolean;
       try {
-        verdict = json.judge(await bufferTurn(observed(events, telemetry)));
+        const turn = await bufferTurn(observed(events, telemetry));
+        const chosen = choice?.select(turn, logger);
+        verdict = json.judge(chosen ? chosen.events : turn);
+        unmet = chosen !== undefined && !chosen.met && verdict.kind !== 'failed';
       } finally {
         await events.return?.().catch(() => undefined);
       }
-      if (verdict.kind === 'answer') return replay(verdict.events);
       if (verdict.kind === 'failed') throw verdict.error;
-      logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
+      if (verdict.kind === 'answer' && !unmet) return replay(verdict.events);
+      if (unmet) logger.info({ event: 'chat_tool_choice_unmet', attempt }, 'chat_tool_choice_unmet');
+      else logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
       if (attempt >= MAX_JSON_ATTEMPTS) {
+        if (unmet) throw choice!.unmet(MAX_JSON_ATTEMPTS);
         throw new GatewayError('output_validation_failed', {
           publicMessage: `the model's answer did not satisfy response_format in ${MAX_JSON_ATTEMPTS} attempts`,
         });
       }
+      telemetry.upstreamRetry('output_validation_failed');
+    }
+  }
+
+  /**
+   * Runs the turn until it holds the call `choice` asks for, at most MAX_JSON_ATTEMPTS times (the
+   * bound of a held response_format), writing nothing before that call; an attempt without it is
+   * closed here. Returns the accepted attempt's events (the caller closes them) and the turn to
+   * render, from its start; throws an upstream failure or, after the last attempt,
+   * `output_validation_failed`.
+   */
+  private async heldToToolChoice(
+    choice: ToolChoiceRule,
+    call: () => Promise<PolledEvents>,
+    telemetry: ChatTelemetry,
+    logger: EventLogger,
+  ): Promise<{ events: PolledEvents; seen: PolledEvents }> {
+    for (let attempt = 1; ; attempt++) {
+      const events = await call();
+      let accepted = false;
+      try {
+        const verdict = await choice.hold(observed(events, telemetry), logger);
+        if (verdict.kind === 'failed') throw verdict.error;
+        if (verdict.kind === 'answer') {
+          accepted = true;
+          return { events, seen: verdict.events };
+        }
+      } finally {
+        if (!accepted) await events.return?.().catch(() => undefined);
+      }
+      logger.info({ event: 'chat_tool_choice_unmet', attempt }, 'chat_tool_choice_unmet');
+      if (attempt >= MAX_JSON_ATTEMPTS) throw choice.unmet(MAX_JSON_ATTEMPTS);
       telemetry.upstreamRetry('output_validation_failed');
     }
   }

@@ -365,6 +365,8 @@ export interface FamilyParameterFates {
   readonly enforcesStop: boolean;
   /** The chat layer holds the answer to `response_format` itself (json-answer.ts). */
   readonly enforcesJson: boolean;
+  /** The chat layer holds the answer to a `tool_choice` that asks for a call itself (tool-choice-rule.ts). */
+  readonly enforcesToolChoice: boolean;
   /** Only the values this family honours upstream; the same object when nothing is dropped. */
   upstream(values: ChatParameterValues): ChatParameterValues;
 }
@@ -410,6 +412,7 @@ export function readFamilyParameters(family: Family): FamilyParameterFates {
     fates,
     enforcesStop: fates.get('stop')!.fate === 'enforced',
     enforcesJson: fates.get('response_format')!.fate === 'enforced',
+    enforcesToolChoice: fates.get('tool_choice')!.fate === 'enforced',
     upstream(values) {
       let kept: Record<string, unknown> | undefined;
       for (const key in values) {

@@ -4,7 +4,7 @@ import type { FamilyParameters } from '../../core/parameter-fate';
 /*
  * What the `claude` CLI run does with each request field whose fate differs by family (the shared
  * rules and fates are in src/chat/chat-parameters.ts; docs/chat.md shows both). `enforced` ones
- * are the chat layer's work: the stop cut and the held JSON answer.
+ * are the chat layer's work: the stop cut, the held JSON answer and the held tool call.
  */
 
 const SAMPLING_NOT_TAKEN =
@@ -35,7 +35,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
   temperature: ignored(SAMPLING_NOT_TAKEN),
   tool_choice: enforced(
-    'a rule line of the injected tool protocol; `none` leaves the protocol out and drops any tool-call block the model writes',
+    '`required` and a forced tool are a rule line of the injected tool protocol, and the gateway holds the answer to them: nothing is written (no header, for `stream: true` too) until a call that meets the choice arrived, then the answer from its start; a call of another tool than the forced one is never passed on; an answer without the call is asked again up to 2 more times, then 422 `output_validation_failed` with `param: "tool_choice"`; `none` leaves the protocol out and drops any tool-call block the model writes',
   ),
   tools: enforced(
     "an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls; a hosted tool (`web_search`…) is 400; a tool's `strict: true` is not enforced: a call's arguments are checked only for being JSON, not against the schema",

@@ -41,8 +41,10 @@ export interface ToolChoicePlan {
 /**
  * docs/upstream/provider-c.md §5.4: absent/`auto` → protocol; no tools or `none` → no protocol, no reminder,
  * and a block the model writes anyway is cut out and dropped (never text, never a call);
- * `required` → must-call rule; a forced function or custom tool X → must-call-X rule. The
- * gateway never adds a rule on its own, nor for `parallel_tool_calls` (`false` is enforced on the answer).
+ * `required` → must-call rule; a forced function or custom tool X → must-call-X rule. The rule
+ * is only words to the model: the chat layer holds the answer to it (`enforced` in
+ * provider-c.parameters.ts). The gateway never adds a rule on its own, nor for
+ * `parallel_tool_calls` (`false` is enforced on the answer).
  */
 export function planToolChoice(toolChoice: unknown, tools: readonly NormalizedTool[]): ToolChoicePlan {
   if (tools.length === 0 || toolChoice === 'none') return { callsAllowed: false };

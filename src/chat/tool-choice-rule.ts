@@ -1,0 +1,162 @@
+import type { ChatEvent, PolledEvents, ToolCallEvent } from '../core/chat-event';
+import { forcedToolName } from '../core/chat-message';
+import type { EventLogger } from '../core/event-logger';
+import { GatewayError } from '../core/gateway.error';
+import { toolCallProblem } from './chat-completion.renderer';
+
+/*
+ * A `tool_choice` the gateway enforces itself, for families whose upstream takes it only as an
+ * instruction to the model (their `tool_choice` fate is `enforced`: chat-parameters.ts).
+ * `required` asks for at least one tool call, a forced tool for a call of that tool. A call of
+ * another tool than the forced one never reaches the client. An answer without the call asked for
+ * is asked again, within the bound of a held `response_format` (MAX_JSON_ATTEMPTS), then refused
+ * with 422 `output_validation_failed` saying which call was missing.
+ *
+ * Text cannot be taken back once streamed, so nothing is: what the answer says before the call
+ * (text, reasoning) is held, with the headers, until a call that meets the choice arrived; only
+ * then is the turn written, the held part first and the rest as it comes. An answer asked again
+ * was never seen by the client. Tool calls reach the ToolCallCollector as before, which writes
+ * them at the end of the turn.
+ */
+
+/** What a turn read up to the call the choice asks for amounts to. */
+export type ToolChoiceVerdict =
+  /** The call arrived: the turn to write, from its start, calls of other tools left out. */
+  | { readonly kind: 'answer'; readonly events: PolledEvents }
+  /** The turn failed upstream before the call: nothing was written, so it is answered with its own status. */
+  | { readonly kind: 'failed'; readonly error: GatewayError }
+  /** The turn ended without the call: worth asking again. */
+  | { readonly kind: 'unmet' };
+
+/** How dropped calls are reported: the request's logger (no closure per turn). */
+type DropLogger = Pick<EventLogger, 'warn'>;
+
+export class ToolChoiceRule {
+  /** The rule for a `tool_choice`; undefined when it asks for no call (absent, `auto`, `none`). */
+  static of(toolChoice: unknown): ToolChoiceRule | undefined {
+    if (toolChoice === 'required') return new ToolChoiceRule(undefined);
+    const forced = forcedToolName(toolChoice);
+    return forced === undefined ? undefined : new ToolChoiceRule(forced);
+  }
+
+  /** `forced`: the one tool a forced choice names; undefined for `required`. */
+  private constructor(private readonly forced: string | undefined) {}
+
+  /** Whether the call may reach the client: any call for `required`, only the forced tool's for a forced choice. */
+  admits(call: ToolCallEvent): boolean {
+    return this.forced === undefined || call.name?.trim() === this.forced;
+  }
+
+  /** Whether the call answers the choice: admitted, and one the collector passes on. */
+  private meets(call: ToolCallEvent): boolean {
+    return this.admits(call) && toolCallProblem(call) === undefined;
+  }
+
+  /**
+   * Reads a turn until a call that meets the choice, holding everything before it; the turn's
+   * events are not closed here (the caller owns them).
+   */
+  async hold(events: PolledEvents, logger: DropLogger): Promise<ToolChoiceVerdict> {
+    const held: ChatEvent[] = [];
+    for (;;) {
+      const event = events.poll?.() ?? (await nextEvent(events));
+      if (event === undefined)
+        return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
+      if (event.type === 'error') return { kind: 'failed', error: event.error };
+      if (event.type === 'finish') return { kind: 'unmet' };
+      if (event.type === 'tool-call' && !this.admits(event.call)) {
+        unchosen(logger);
+        continue;
+      }
+      held.push(event);
+      if (event.type === 'tool-call' && this.meets(event.call))
+        return { kind: 'answer', events: new ChosenEvents(held, events, this, logger) };
+    }
+  }
+
+  /**
+   * A whole buffered turn (one held to `response_format` too) without the calls the choice does
+   * not admit, and whether it holds a call that meets the choice.
+   */
+  select(events: readonly ChatEvent[], logger: DropLogger): { readonly events: ChatEvent[]; readonly met: boolean } {
+    let met = false;
+    const kept = events.filter((event) => {
+      if (event.type !== 'tool-call') return true;
+      if (!this.admits(event.call)) {
+        unchosen(logger);
+        return false;
+      }
+      met ||= this.meets(event.call);
+      return true;
+    });
+    return { events: kept, met };
+  }
+
+  /** The refusal once every attempt answered without the call: what was missing and what the client can do. */
+  unmet(attempts: number): GatewayError {
+    const asked =
+      this.forced === undefined
+        ? `the model answered without a tool call in ${attempts} attempts, though tool_choice "required" asks for one`
+        : `the model did not call the tool ${JSON.stringify(this.forced.slice(0, 64))} that tool_choice forces in ${attempts} attempts`;
+    return new GatewayError('output_validation_failed', {
+      param: 'tool_choice',
+      publicMessage: `${asked}; send the request again, or send tool_choice "auto" to take the model's answer as it comes`,
+      // A forced choice's message names the client's tool.
+      quotesRequest: this.forced !== undefined,
+    });
+  }
+}
+
+async function nextEvent(events: PolledEvents): Promise<ChatEvent | undefined> {
+  const step = await events.next();
+  return step.done ? undefined : step.value;
+}
+
+function unchosen(logger: DropLogger): void {
+  logger.warn({ event: 'tool_call_unchosen' }, 'tool_call_unchosen');
+}
+
+/**
+ * A turn whose call met the choice, as the renderer reads it: the held events first, then the rest
+ * of the turn, calls the choice does not admit left out. `return` closes the turn.
+ */
+class ChosenEvents implements PolledEvents {
+  private heldRead = 0;
+
+  constructor(
+    private readonly held: readonly ChatEvent[],
+    private readonly source: PolledEvents,
+    private readonly rule: ToolChoiceRule,
+    private readonly logger: DropLogger,
+  ) {}
+
+  async next(): Promise<IteratorResult<ChatEvent>> {
+    if (this.heldRead < this.held.length) return { done: false, value: this.held[this.heldRead++] };
+    for (;;) {
+      const step = await this.source.next();
+      if (step.done || this.passes(step.value)) return step;
+    }
+  }
+
+  poll(): ChatEvent | undefined {
+    if (this.heldRead < this.held.length) return this.held[this.heldRead++];
+    for (let event = this.source.poll?.(); event !== undefined; event = this.source.poll?.()) {
+      if (this.passes(event)) return event;
+    }
+    return undefined;
+  }
+
+  async return(): Promise<IteratorResult<ChatEvent>> {
+    return (await this.source.return?.()) ?? { done: true, value: undefined };
+  }
+
+  [Symbol.asyncIterator](): PolledEvents {
+    return this;
+  }
+
+  private passes(event: ChatEvent): boolean {
+    if (event.type !== 'tool-call' || this.rule.admits(event.call)) return true;
+    unchosen(this.logger);
+    return false;
+  }
+}
