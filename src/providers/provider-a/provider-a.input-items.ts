@@ -290,8 +290,10 @@ export function responsesTools(tools: readonly ToolDefinition[], normalized: rea
     }
     if (!tool) continue;
     if (!isJsonObject(raw[tool.type])) {
-      const parameters = tool.type === 'function' && tool.parameters === undefined ? EMPTY_PARAMETERS : undefined;
-      result.push(parameters ? { ...raw, type: tool.type, parameters } : { ...raw, type: tool.type });
+      // The type leads, as in the Codex CLI's own tools, whether or not the client wrote one.
+      const flat: JsonObject = Object.assign({ type: tool.type }, raw, { type: tool.type });
+      if (tool.type === 'function' && tool.parameters === undefined) flat.parameters = EMPTY_PARAMETERS;
+      result.push(flat);
     } else if (tool.type === 'custom') {
       result.push(
         withoutUndefined({ type: 'custom', name: tool.name, description: tool.description, format: tool.format }),

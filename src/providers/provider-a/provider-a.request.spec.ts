@@ -198,6 +198,12 @@ describe(buildChatBody.name, () => {
         parameters: { type: 'object', properties: {} },
       },
     ]);
+    // The type leads, as in the Codex CLI's own tools.
+    expect((body.tools as Array<Record<string, unknown>>).map((tool) => Object.keys(tool)[0])).toEqual([
+      'type',
+      'type',
+      'type',
+    ]);
   });
 
   it('maps a forced tool_choice and forwards parallel_tool_calls: false', () => {
