@@ -130,15 +130,17 @@ export class ChatOrchestrator {
         };
         const context = new TurnContext(signal, requestId, logger, telemetry);
         const { adapter } = route;
-        const call = () =>
-          request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
         let seen: AsyncIterable<ChatEvent>;
-        if (json) {
-          seen = await this.heldToFormat(json, choice, call, telemetry, logger);
-        } else if (choice) {
-          const chosen = await this.heldToToolChoice(choice, call, telemetry, logger);
-          events = chosen.events;
-          seen = chosen.seen;
+        if (json || choice) {
+          // A held answer may be asked for again; a plain turn calls once, without this closure.
+          const call = () =>
+            request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
+          if (json) seen = await this.heldToFormat(json, choice, call, telemetry, logger);
+          else {
+            const chosen = await this.heldToToolChoice(choice!, call, telemetry, logger);
+            events = chosen.events;
+            seen = chosen.seen;
+          }
         } else {
           events = await (request.stream
             ? adapter.stream(chatRequest, context)
