@@ -272,6 +272,59 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     expect(JSON.stringify(gateway!.logs.records())).not.toMatch(/acct-other|rt-other/);
   });
 
+  it('keeps what a turn still running on the previous login reports off the new login written over its file', async () => {
+    await start();
+    for (const name of ['on-personal', 'on-team', 'on-spare']) {
+      fake().enqueue(textReply(name));
+      expect((await post(chat(name))).status).toBe(200);
+    }
+    // spare's next turn streams on its login; the rest of its answer waits for the test.
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    fake().enqueue({
+      frames: [
+        created(),
+        textDelta('partial'),
+        // The old login's plan is spent (credits would pay), then its usage limit after output.
+        { ...rateLimitsEvent(100, nowSeconds() + 3600), after: held },
+        usageLimitEvent(600),
+      ],
+    });
+    const response = await post({ ...chat('on-spare', 2), stream: true });
+    expect(response.status).toBe(200);
+
+    // Another account's login is written over spare's file while that turn runs.
+    writeAuthFile(path.join(home(), 'spare'), { accountId: 'acct-other', refreshToken: 'rt-other' });
+    await eventually(async () => gateway!.logs.records('account_login_changed').length > 0);
+    answer();
+    const text = await response.text();
+    expect(text).toContain('partial');
+    expect(text).toContain('usage limit reached');
+
+    // What the old login's answer said is not the new login's: spare stays ready, with no plan.
+    expect(await stateOf('spare')).toBe('ready');
+    expect(stateLines().filter((line) => line.account === 'spare')).toEqual([]);
+    expect(
+      sampleValue(await metrics(), 'gateway_chat_api_account_quota_used_ratio', {
+        provider: 'provider_a',
+        account: 'spare',
+        window: 'primary',
+      }),
+    ).toBeUndefined();
+    // The log still says what the old login's turn reported (its rate limits, then its usage
+    // limit: the plan that limit spends, and the failure), naming the alias only.
+    expect(gateway!.logs.records('account_report_stale').map((line) => [line.account, line.report])).toEqual([
+      ['spare', 'plan'],
+      ['spare', 'plan'],
+      ['spare', 'usage_limit'],
+    ]);
+
+    // The chat's next turn runs on the new login.
+    fake().enqueue(textReply('from the new login'));
+    expect((await post(chat('on-spare', 3))).status).toBe(200);
+    expect(fake().requests().at(-1)!.headers['chatgpt-account-id']).toBe('acct-other');
+  });
+
   it('keeps the state of a login whose file was rewritten with the same login (a refresh)', async () => {
     await start();
     fake().enqueue({ frames: [usageLimitEvent(600)] }, textReply('moved'));

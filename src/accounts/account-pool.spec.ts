@@ -738,6 +738,85 @@ describe(AccountPool.name, () => {
     });
   });
 
+  it('keeps what a turn on the login a file held before reports off the new login written over it, and logs it', () => {
+    inScratchDir((dir) => {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, 'account-1');
+      const { pool, clock, logger } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+      pool.sweep();
+      const old = new AccountTurn(pool, 'chat-1');
+      expect(old.alias).toBe('a');
+      pool.applyFailure('a', new GatewayError('extra_usage_required'));
+      fs.writeFileSync(file, 'account-2');
+      pool.sweep();
+      expect(pool.loginGeneration('a')).toBe(1);
+
+      // The old login's answers: a spent plan with credits in use, its success, then its limits.
+      old.reportPlan({
+        source: 'turn',
+        windows: [{ name: 'primary', usedRatio: 1, resetsAt: clock.now() + 3_600_000 }],
+        planSpent: true,
+        paid: { kind: 'credits', available: true, inUse: true },
+      });
+      old.noteFailure(usageLimit(600));
+      expect(old.moveAfter(new GatewayError('auth'))).toBe(true);
+      expect(pool.stateOf('a').kind).toBe('ready');
+      expect(pool.planOf('a')).toBeUndefined();
+      expect(logger.records.filter((line) => line.event === 'account_report_stale')).toEqual([
+        expect.objectContaining({ provider: 'provider_a', account: 'a', report: 'plan' }),
+        expect.objectContaining({ provider: 'provider_a', account: 'a', report: 'usage_limit' }),
+        expect.objectContaining({ provider: 'provider_a', account: 'a', report: 'auth' }),
+      ]);
+      old.end();
+
+      // A turn of the new login reports for it.
+      const fresh = new AccountTurn(pool, 'chat-2');
+      expect(fresh.alias).toBe('a');
+      fresh.noteFailure(usageLimit(600));
+      expect(pool.stateOf('a').kind).toBe('cooling');
+      fresh.end();
+    });
+  });
+
+  it("lets no success of the previous login's turn clear what the new login was refused for", () => {
+    inScratchDir((dir) => {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, 'account-1');
+      const { pool } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+      pool.sweep();
+      const old = new AccountTurn(pool, 'chat-1');
+      fs.writeFileSync(file, 'account-2');
+      pool.sweep();
+      pool.applyFailure('a', new GatewayError('extra_usage_required'), pool.loginFileSeen('a'));
+      old.succeeded();
+      expect(pool.planView('a').needsExtraUsageSince).toBeDefined();
+      // The new login's own success clears it; no refusal of the old login's turn sets it again.
+      const fresh = new AccountTurn(pool, 'chat-1');
+      expect(fresh.alias).toBe('a');
+      fresh.succeeded();
+      expect(pool.planView('a').needsExtraUsageSince).toBeUndefined();
+      old.noteFailure(new GatewayError('extra_usage_required'));
+      expect(pool.planView('a').needsExtraUsageSince).toBeUndefined();
+    });
+  });
+
+  it('gives a turn that takes its login again after a new login was written over the file that login: its reports land', () => {
+    inScratchDir((dir) => {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, 'account-1');
+      const { pool } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+      pool.sweep();
+      const turn = new AccountTurn(pool, 'chat-1');
+      fs.writeFileSync(file, 'account-2');
+      pool.sweep();
+      // The attempt about to send reads the new login: the turn stays on `a`, now the new login's.
+      expect(turn.retake()).toBe(false);
+      expect(turn.alias).toBe('a');
+      turn.noteFailure(usageLimit(600));
+      expect(pool.stateOf('a').kind).toBe('cooling');
+    });
+  });
+
   it('ignores failures that say nothing about the account', () => {
     const { pool } = makePool(['a']);
     expect(pool.applyFailure('a', new GatewayError('upstream'))).toBe(false);
@@ -1021,6 +1100,36 @@ describe(startBackgroundRefresh.name, () => {
     await jest.advanceTimersByTimeAsync(1000);
     expect(refresh.mock.calls.map(([handle]) => handle)).toEqual(['handle-a', 'handle-b', 'handle-b']);
     stop();
+  });
+
+  it('drops a refresh failure of the login a file held before another was written over it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
+    try {
+      const file = path.join(dir, 'auth.json');
+      fs.writeFileSync(file, 'account-1');
+      const { pool, logger } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+      pool.sweep();
+      let refuse!: () => void;
+      const refresh = (handle: string) =>
+        handle === 'handle-a'
+          ? new Promise<void>((_resolve, reject) => (refuse = () => reject(new GatewayError('auth'))))
+          : Promise.resolve();
+      const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 1000, aheadMs: 1, random: () => 0.5 }, logger);
+      await jest.advanceTimersByTimeAsync(1000);
+      stop();
+      // Another account's login is written while the old one's refresh is being refused.
+      fs.writeFileSync(file, 'account-2');
+      pool.sweep();
+      refuse();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(pool.stateOf('a').kind).toBe('ready');
+      expect(logger.records.filter((line) => line.event === 'account_state')).toEqual([]);
+      expect(logger.records.filter((line) => line.event === 'account_report_stale')).toEqual([
+        expect.objectContaining({ account: 'a', report: 'auth' }),
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("names the login's file, its errno and the family's fix for it when the family says what the file failed on", async () => {

@@ -12,6 +12,11 @@ import { loginFingerprint } from './login-fingerprint';
 /** A login file's version as the pool read it (`Account.onDisk`): `null` no file, `undefined` not read yet. */
 export interface LoginFileSeen {
   readonly onDisk: string | null | undefined;
+  /**
+   * Which login the file held (`AccountPool.loginGeneration`): what work started on an earlier one
+   * reports is that login's, and never lands on the one the file holds now.
+   */
+  readonly generation: number;
 }
 
 /** A pin is forgotten after a day without a turn of its chat (docs/accounts.md). */
@@ -82,8 +87,13 @@ export interface AccountPoolDeps {
 export interface AccountLease<T> {
   readonly alias: string;
   readonly handle: T;
-  /** The login file as the pool had last read it when the lease was taken: the version the turn used. */
+  /**
+   * The login file as the pool had last read it when the lease was taken (or renewed): the version
+   * the turn used. What the turn reports of a login the file no longer holds is dropped.
+   */
   readonly loginFileSeen: LoginFileSeen;
+  /** The login file as the pool last read it becomes the version the turn uses (`AccountPool.retake`). */
+  renew(): void;
   /**
    * The upstream said this turn draws paid usage (a report of one of its attempts with `paid.inUse`):
    * when the lease is given back the turn is one paid turn of the login, delivered or not (paid
@@ -98,7 +108,7 @@ class PoolLease<T> implements AccountLease<T> {
   private isReleased = false;
   /** Set by `paidReported`: the logger of the turn that drew paid usage on this lease. */
   private paidBy?: EventLogger;
-  readonly loginFileSeen: LoginFileSeen;
+  loginFileSeen: LoginFileSeen;
 
   constructor(
     private readonly pool: AccountPool<T>,
@@ -106,7 +116,7 @@ class PoolLease<T> implements AccountLease<T> {
     /** The chat the turn belongs to, counted against its bound (`AccountPool.chatTurns`) until release. */
     private readonly chatKey: string | undefined,
   ) {
-    this.loginFileSeen = { onDisk: account.onDisk };
+    this.loginFileSeen = { onDisk: account.onDisk, generation: account.generation };
   }
 
   get alias(): string {
@@ -119,6 +129,10 @@ class PoolLease<T> implements AccountLease<T> {
 
   paidReported(logger: EventLogger): void {
     this.paidBy ??= logger;
+  }
+
+  renew(): void {
+    this.loginFileSeen = this.pool.loginFileSeen(this.account.alias);
   }
 
   release(): void {
@@ -248,7 +262,8 @@ export class AccountPool<T> implements PlanReporter {
 
   /** The login file of one account as the sweep last read it: what work starting now uses. */
   loginFileSeen(alias: string): LoginFileSeen {
-    return { onDisk: this.account(alias).onDisk };
+    const account = this.account(alias);
+    return { onDisk: account.onDisk, generation: account.generation };
   }
 
   /** The current state of one account (after healing what is due). */
@@ -297,9 +312,14 @@ export class AccountPool<T> implements PlanReporter {
    * paid-usage refusal among them) when no login can take the turn.
    */
   retake(lease: AccountLease<T>, chatKey: string | undefined, model?: string): AccountLease<T> {
-    if (this.keeps(lease, model)) return lease;
-    lease.release();
-    return this.acquire(chatKey, model);
+    if (!this.keeps(lease, model)) {
+      lease.release();
+      return this.acquire(chatKey, model);
+    }
+    // Another login was written over the file since the lease was taken: the attempt about to
+    // send uses it (its family read the file again), so what that attempt reports is its own.
+    if (lease.loginFileSeen.generation !== this.account(lease.alias).generation) lease.renew();
+    return lease;
   }
 
   /**
@@ -394,12 +414,16 @@ export class AccountPool<T> implements PlanReporter {
    * upstream reported, else the default; a limit of one model's quota: that model rests on this
    * login until then; usage paused by the login's organization: `usage_paused` for the error's
    * Retry-After; authentication: dead until the login file changes). `model` is the upstream
-   * model the failed turn asked for. Returns whether the failure was about the account.
+   * model the failed turn asked for; `seen` the login file the work used: a failure of a login the
+   * file no longer holds changes nothing (`staleReport`). Returns whether the failure was about
+   * the account.
    */
   applyFailure(alias: string, error: unknown, seen?: LoginFileSeen, model?: string): boolean {
     if (!(error instanceof GatewayError)) return false;
     const account = this.account(alias);
+    const stale = seen !== undefined && seen.generation !== account.generation;
     if (error.code === 'extra_usage_required') {
+      if (stale) return this.staleReport(account, error.code, false);
       // The vendor bills this request's content as a third-party app: the login still serves others on its plan.
       if (account.needsExtraUsageSince === undefined) {
         account.needsExtraUsageSince = this.deps.clock.now();
@@ -414,16 +438,19 @@ export class AccountPool<T> implements PlanReporter {
     // The login has no access to this model (another login may): the turn tries another one.
     if (error.code === 'not_found' && error.limitsModel) return true;
     if (error.spec.refusesAccount) {
+      if (stale) return this.staleReport(account, error.code, false);
       // The upstream refuses this kind of account: parked until the login file changes, no move.
       account.unsupportedFingerprint = account.loginFile ? (account.onDisk ?? null) : null;
       return false;
     }
     if (error.code === 'usage_paused') {
+      if (stale) return this.staleReport(account, error.code, true);
       this.pause(account, error);
       return true;
     }
     // A spent usage credit rests the login like a spent usage limit: until the reset it reported.
     if (error.code === 'usage_limit' || error.code === 'rate_limited' || error.code === 'usage_credit_exhausted') {
+      if (stale) return this.staleReport(account, error.code, true);
       const reason = error.code === 'rate_limited' ? 'rate_limited' : 'usage_limit';
       const resetMs =
         error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : this.options.cooldownDefaultMs;
@@ -440,6 +467,7 @@ export class AccountPool<T> implements PlanReporter {
       return true;
     }
     if (error.code === 'auth') {
+      if (stale) return this.staleReport(account, error.code, true);
       if (account.state.kind !== 'login_dead') {
         // The file that failed is the one the work used, not a newer one the sweep saw since (a
         // `codex login` while a refresh was refused must bring the login back).
@@ -450,6 +478,19 @@ export class AccountPool<T> implements PlanReporter {
       return true;
     }
     return false;
+  }
+
+  /**
+   * A report of work that started on a login the file held before another account's was written
+   * over it (`loginReplaced`): it is that login's, so it changes nothing of the account, which
+   * stands for the new login now. Logged (`report`: `plan`, or the failure's code); returns `about`.
+   */
+  private staleReport(account: Account<T>, report: string, about: boolean): boolean {
+    this.deps.logger.info(
+      { event: 'account_report_stale', provider: this.family, account: account.alias, report },
+      'account_report_stale',
+    );
+    return about;
   }
 
   /**
@@ -511,10 +552,16 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * What the upstream said about a login's plan and paid usage. Windows are merged by name with
-   * the ones reported before; the paid-usage facts and `planSpent` are the latest report's.
+   * the ones reported before; the paid-usage facts and `planSpent` are the latest report's. A
+   * turn's report comes with the login file its lease saw (`seen`): one of a login the file no
+   * longer holds is dropped (`staleReport`).
    */
-  reportPlan(alias: string, report: PlanReport): void {
+  reportPlan(alias: string, report: PlanReport, seen?: LoginFileSeen): void {
     const account = this.account(alias);
+    if (seen !== undefined && seen.generation !== account.generation) {
+      this.staleReport(account, 'plan', false);
+      return;
+    }
     account.plan = {
       ...report,
       windows: mergedWindows(account.plan?.windows, report.windows),
@@ -529,11 +576,13 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * A successful turn of a login: it is served on its plan again, so a standing refusal for extra
-   * usage (one request's content) no longer describes it.
+   * usage (one request's content) no longer describes it. Not when `seen` is a login the file no
+   * longer holds: that login's success says nothing of the one it holds now.
    */
-  succeeded(alias: string): void {
+  succeeded(alias: string, seen?: LoginFileSeen): void {
     const account = this.account(alias);
-    if (account.needsExtraUsageSince === undefined) return;
+    if (account.needsExtraUsageSince === undefined || (seen !== undefined && seen.generation !== account.generation))
+      return;
     account.needsExtraUsageSince = undefined;
     this.publishPlan(account);
   }

@@ -1,5 +1,6 @@
 import type { EventLogger } from '../core/event-logger';
 import type { GatewayError } from '../core/gateway.error';
+import type { PlanReport } from '../core/plan-usage';
 import { loginFix, noUsableLogin, ownFixFailure } from '../core/login-state';
 import type { AccountLease, AccountPool } from './account-pool';
 
@@ -121,9 +122,18 @@ export class AccountTurn<T> {
     this.lease.paidReported(logger);
   }
 
+  /**
+   * What the upstream said of the login's plan during the turn (AttemptInfo.reportPlan): the
+   * login's own, unless the login file came to hold another account's login since the turn took
+   * it (then the pool drops it).
+   */
+  reportPlan(report: PlanReport): void {
+    this.pool.reportPlan(this.lease.alias, report, this.lease.loginFileSeen);
+  }
+
   /** The turn ended as the upstream meant it to (not a failure): what the login's success says is applied. */
   succeeded(): void {
-    this.pool.succeeded(this.lease.alias);
+    this.pool.succeeded(this.lease.alias, this.lease.loginFileSeen);
   }
 
   end(): void {

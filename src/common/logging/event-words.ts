@@ -50,6 +50,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   account_state: '{provider} login "{account}": {from} → {state}',
   account_login_changed:
     '{provider} login "{account}": its file now holds another login, so what was known of the previous one ({from}: its plan, rest or cooldown) was dropped and the new one is read afresh',
+  account_report_stale:
+    '{provider} login "{account}": a turn that started on the login its file held before reported {report}; it is that login\'s, so nothing of the new login changed',
   account_model_resting:
     '{provider} login "{account}" spent its quota for {model} until {until}; its other models still serve, and {model} goes to another login meanwhile',
   account_needs_extra_usage:

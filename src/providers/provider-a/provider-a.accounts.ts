@@ -34,10 +34,7 @@ export function createProviderAPool(
       loginFile,
       handle: {
         auth,
-        plan: new ProviderAPlanMeter(
-          (report) => pool?.reportPlan(alias, report),
-          () => pool?.planOf(alias),
-        ),
+        plan: new ProviderAPlanMeter(() => pool?.planOf(alias)),
       },
       // A rewritten auth.json (`codex login`, the CLI's own refresh) is read again by the next turn.
       loginFileChanged: () => auth.loginFileChanged(),

@@ -226,21 +226,26 @@ export function exhaustedWindowResetSeconds(
   return resets.length > 0 ? Math.min(...resets) : undefined;
 }
 
+/** Where a plan report of a turn goes: its attempt, which hands it to the login's account pool through the turn. */
+export interface PlanReportSink {
+  reportPlan(report: PlanReport): void;
+}
+
 /**
- * One login's meter: every read goes to the login's account pool as a plan report (the pool keeps
- * the latest, guards against paid usage and shows it), and is logged at debug level.
+ * One login's meter: every read goes to the attempt it came with (`to`), and from there to the
+ * login's account pool as a plan report (the pool keeps the latest, guards against paid usage and
+ * shows it), and is logged at debug level.
  */
 export class ProviderAPlanMeter {
   constructor(
-    private readonly report: (report: PlanReport) => void,
     /** The pool's latest plan of this login: the fallback reset of a usage-limit error. */
     readonly latest: () => PlanReport | undefined,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** A usage-limit refusal of this login's turn (see `planReportOfUsageLimit`). */
-  usageLimit(payload: unknown, reachedType: string | undefined): void {
-    this.report(planReportOfUsageLimit(payload, reachedType));
+  usageLimit(payload: unknown, reachedType: string | undefined, to: PlanReportSink): void {
+    to.reportPlan(planReportOfUsageLimit(payload, reachedType));
   }
 
   /**
@@ -248,10 +253,10 @@ export class ProviderAPlanMeter {
    *   stream), as opposed to a refusal.
    * @returns whether the limits say the turn draws credits (the caller tells its turn).
    */
-  record(limits: RateLimitSnapshot | undefined, logger: EventLogger, answered: boolean): boolean {
+  record(limits: RateLimitSnapshot | undefined, to: PlanReportSink, logger: EventLogger, answered: boolean): boolean {
     if (!limits) return false;
     const report = planReportOf(limits, 'turn', answered, this.now());
-    this.report(report);
+    to.reportPlan(report);
     logger.debug(
       {
         event: 'provider_a_rate_limits',

@@ -116,7 +116,7 @@ export class ProviderAUpstream implements UpstreamFamily<
     const connection = await (connect.lease ? connect.lease.open(input) : connect.open(input));
     // The upstream serves this turn: windows at 100 % here mean credits are paying for it. A turn
     // on a kept WebSocket has no headers of its own: its stream's `codex.rate_limits` report instead.
-    if (plan.record(rateLimitsFromHeaders(connection.responseHeaders), logger, true)) attempt.paidReported();
+    if (plan.record(rateLimitsFromHeaders(connection.responseHeaders), attempt, logger, true)) attempt.paidReported();
     return new ConnectionAttempt(connection, attempt, plan, logger, request.toolNames);
   }
 
@@ -131,7 +131,7 @@ export class ProviderAUpstream implements UpstreamFamily<
     if (!refusal && !event) return transportFailure(this.provider, failure);
     const { plan } = attempt.login;
     // An error event carries no status or headers: only a refusal's reach the plan meter.
-    if (refusal) plan.record(rateLimitsFromHeaders(refusal.headers), this.context.logger, false);
+    if (refusal) plan.record(rateLimitsFromHeaders(refusal.headers), attempt, this.context.logger, false);
     const payload = refusal ? refusal.body : event?.payload;
     const classified = classifyUpstreamFailure({
       status: refusal?.status,
@@ -141,7 +141,7 @@ export class ProviderAUpstream implements UpstreamFamily<
       now: atMs,
     });
     if (classified.code === 'usage_limit')
-      plan.usageLimit(payload, refusal?.headers['x-codex-rate-limit-reached-type']);
+      plan.usageLimit(payload, refusal?.headers['x-codex-rate-limit-reached-type'], attempt);
     return classified;
   }
 
@@ -199,7 +199,8 @@ class ConnectionAttempt implements ProviderAAttempt {
 function translateFrame(frame: UpstreamFrame, attempt: ProviderAAttempt): FrameStep {
   if (!frame.ok) return unreadableFrame('provider_a', frame.reason === 'binary' ? 'binary frame' : 'non-JSON frame');
   const step = translateEvent(attempt.state, frame.value);
-  if (step.rateLimits && attempt.plan.record(step.rateLimits, attempt.logger, true)) attempt.info.paidReported();
+  if (step.rateLimits && attempt.plan.record(step.rateLimits, attempt.info, attempt.logger, true))
+    attempt.info.paidReported();
   const { toolNames } = attempt;
   if (!toolNames || step.unclassified || !step.events.some((event) => event.type === 'tool-call')) return step;
   // Calls coming back carry the upstream (possibly shortened) name; the client gets its own.

@@ -195,7 +195,6 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
       },
       logger: context.logger,
       live: this.live,
-      plans: this.accounts,
     };
   }
 }

@@ -58,7 +58,6 @@ function setup(aliases: readonly string[]) {
     streamOptions: { toolKinds: new Map() },
     logger,
     live: new Set(),
-    plans: pool,
   };
   const context = { signal: new AbortController().signal, requestId: 'req-1', logger };
   const turn = () =>

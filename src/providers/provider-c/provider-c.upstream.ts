@@ -2,7 +2,6 @@ import type { ChatEvent } from '../../core/chat-event';
 import type { EventLogger } from '../../core/event-logger';
 import { GatewayError } from '../../core/gateway.error';
 import type { JsonObject } from '../../common/json';
-import type { PlanReporter } from '../../core/plan-usage';
 import type { ChatRequest } from '../shared/provider-adapter';
 import type {
   AttemptInfo,
@@ -39,8 +38,9 @@ export interface ProviderCAttempt extends UpstreamAttempt<JsonObject> {
   readonly state: ProviderCStreamState;
   readonly logger: EventLogger;
   /**
-   * What the runner said of this run: what its `rate_limit_event` says of the plan is reported for
-   * its login (`info.alias`), and extra usage in use is told to the turn (`info.paidReported`).
+   * What the runner said of this run: what its `rate_limit_event` says of the plan is reported
+   * through it for its login (`info.reportPlan`), and extra usage in use is told to the turn
+   * (`info.paidReported`).
    */
   readonly info: AttemptInfo<ProviderCAccount>;
   /** How the child ended, known once its lines ended (`end` reads it). */
@@ -62,8 +62,6 @@ export interface ClaudeRun {
   readonly logger: EventLogger;
   /** The children alive now (the adapter terminates them on shutdown). */
   readonly live: Set<ClaudeChild>;
-  /** Where what a run's `rate_limit_event` says of its login's plan goes (the family's account pool). */
-  readonly plans: PlanReporter;
 }
 
 /** One run's invocation on its login: argv and stdin (the same for every run of the turn) and the login's environment. */
@@ -156,7 +154,7 @@ export class ProviderCUpstream implements UpstreamFamily<
     if (planReport) {
       attempt.state.planReport = undefined;
       const { info } = attempt;
-      this.run.plans.reportPlan(info.alias, planReport);
+      info.reportPlan(planReport);
       if (planReport.paid?.inUse) info.paidReported();
     }
     return step;

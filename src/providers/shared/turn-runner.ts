@@ -1,5 +1,6 @@
 import type { AccountTurn } from '../../accounts/account-turn';
 import type { ChatEvent, PolledEvents } from '../../core/chat-event';
+import type { PlanReport } from '../../core/plan-usage';
 import { GatewayError } from '../../core/gateway.error';
 import { familyOf, isFamilyId } from '../../core/family-registry';
 import { isNever, timeoutOrNever } from '../../common/async/timer-range';
@@ -75,11 +76,18 @@ export interface AttemptInfo<L> {
    * delivered or not (docs/accounts.md "What each login has left, and paid usage").
    */
   paidReported(): void;
+  /**
+   * What the upstream said of the attempt's login's plan (response headers, a stream's rate-limit
+   * event, a refusal): it reaches the login through the turn, which drops it when the login file
+   * came to hold another account's login since the turn took it (docs/accounts.md).
+   */
+  reportPlan(report: PlanReport): void;
 }
 
-/** What an attempt's report of paid usage reaches: the turn it belongs to. */
-interface PaidUsageSink {
+/** What an attempt's reports reach: the turn it belongs to. */
+interface AttemptReports {
   paidReported(): void;
+  reportPlan(report: PlanReport): void;
 }
 
 /** The `AttemptInfo` the runner gives a family: one object per attempt, its method on the prototype. */
@@ -89,11 +97,15 @@ class Attempt<L> implements AttemptInfo<L> {
     readonly login: L,
     readonly alias: string,
     readonly deadlineAt: number,
-    private readonly turn: PaidUsageSink,
+    private readonly turn: AttemptReports,
   ) {}
 
   paidReported(): void {
     this.turn.paidReported();
+  }
+
+  reportPlan(report: PlanReport): void {
+    this.turn.reportPlan(report);
   }
 }
 
@@ -222,7 +234,7 @@ export function transportFailure(provider: ProviderId, error: unknown): GatewayE
  * consumer after a plain step, `poll` translates frames the attempt already holds and hands over
  * their events without resuming it; any other step is kept for the generator to take next.
  */
-class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTurn<A>, PolledEvents, PaidUsageSink {
+class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTurn<A>, PolledEvents, AttemptReports {
   /** The run: ACCEPTED once (taken by `runTurn`), then the client's events. */
   readonly run: AsyncGenerator<ChatEvent> & AsyncGenerator<ChatEvent | typeof ACCEPTED>;
   attempt?: A;
@@ -349,6 +361,11 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     // ahead of a refusal): it counts once the turn is accepted, and a refused attempt's is dropped.
     if (this.accepted) this.options.account.paidReported(this.options.context.logger);
     else this.paidPending = true;
+  }
+
+  /** The current attempt's report of its login's plan (`AttemptInfo.reportPlan`). */
+  reportPlan(report: PlanReport): void {
+    this.options.account.reportPlan(report);
   }
 
   /** The client's signal aborted (this object is its listener: no closure per turn). */
