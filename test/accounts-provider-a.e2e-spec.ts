@@ -6,6 +6,7 @@ import type { FakeScript } from './support/fake-provider-a';
 import {
   completed,
   created,
+  errorEvent,
   planHeaders,
   rateLimitsEvent,
   textDelta,
@@ -15,7 +16,7 @@ import {
 } from './support/provider-a-fixtures';
 import { extractionReply, STRUCTURED_PATH, structuredBody } from './support/structured-client';
 import { useFakeProviderA } from './support/provider-a-harness';
-import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn, freezeAccountClock } from './support/accounts';
 import { postChatBody } from './support/chat-sse';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
@@ -201,6 +202,66 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
       expect(((await response.json()) as Json).error).toMatchObject({ type: 'rate_limit_error' });
     }
     expect(fake().requests()).toHaveLength(3);
+  });
+
+  describe('a usage limit whose reset the upstream does not tell', () => {
+    /** The plan's limit with no reset: no `resets_in_seconds`, no rate-limit headers. */
+    const limitWithoutReset = () => ({
+      frames: [errorEvent({ status: 429, type: 'usage_limit_reached', message: 'limit' })],
+    });
+
+    it.each([
+      ['30m', 1800, 'false', 'retry in 30 min'],
+      ['45s', 45, 'true', 'retry in 45 s'],
+    ])(
+      "tells a family's only login's client to come back when ACCOUNT_COOLDOWN_DEFAULT=%s rests the login",
+      async (cooldown, seconds, shouldRetry, retryIn) => {
+        await start({ ACCOUNT_COOLDOWN_DEFAULT: cooldown, PROVIDER_A_ACCOUNTS: `personal=${loginFile('personal')}` });
+        const now = freezeAccountClock(gateway!);
+        fake().enqueue(limitWithoutReset());
+        const response = await post(chat('no-reset'));
+        expect(response.status).toBe(429);
+        expect(response.headers.get('retry-after')).toBe(String(seconds));
+        expect(response.headers.get('x-should-retry')).toBe(shouldRetry);
+        expect(((await response.json()) as Json).error).toMatchObject({
+          code: 'usage_limit_reached',
+          message: expect.stringContaining(`usage limit; ${retryIn}, or add another login`),
+        });
+        // The wait is the login's own rest.
+        expect(await stateOf('personal')).toBe('cooling');
+        const coolingUntil = sampleValue(await metrics(), 'gateway_chat_api_account_cooling_until_seconds', {
+          provider: 'provider_a',
+          account: 'personal',
+        });
+        expect(coolingUntil).toBe(Math.ceil(now / 1000 + seconds));
+      },
+    );
+
+    it('says the same wait when the limit ends a turn the upstream took, its answer begun or not (a non-streamed chat answers 429)', async () => {
+      await start({ ACCOUNT_COOLDOWN_DEFAULT: '10m', PROVIDER_A_ACCOUNTS: `personal=${loginFile('personal')}` });
+      freezeAccountClock(gateway!);
+      fake().enqueue({ frames: [created(), textDelta('partial'), ...limitWithoutReset().frames] });
+      const response = await post(chat('begun-no-reset'));
+      expect(response.status).toBe(429);
+      expect(response.headers.get('retry-after')).toBe('600');
+      expect(response.headers.get('x-should-retry')).toBe('false');
+      // And when the upstream had taken the turn but nothing was shown yet.
+      fake().enqueue({ frames: [created(), ...limitWithoutReset().frames] });
+      const accepted = await post(chat('accepted-no-reset'));
+      expect(accepted.status).toBe(429);
+      expect(accepted.headers.get('retry-after')).toBe('600');
+    });
+
+    it('tells the client when the first resting login is back after the turn moved and failed again', async () => {
+      await start({ ACCOUNT_COOLDOWN_DEFAULT: '20m' });
+      freezeAccountClock(gateway!);
+      fake().enqueue(limitWithoutReset(), limitWithoutReset());
+      const response = await post(chat('moved-no-reset'));
+      expect(response.status).toBe(429);
+      expect(usedAccounts()).toHaveLength(2);
+      expect(response.headers.get('retry-after')).toBe('1200');
+      expect(response.headers.get('x-should-retry')).toBe('false');
+    });
   });
 
   it('takes a dead login out until its file is rewritten, then uses it again', async () => {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
+import { accountState, advanceAccountClock, chatTurn, freezeAccountClock } from './support/accounts';
 import { postChatBody } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
@@ -210,6 +210,27 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(usedTokens()).toHaveLength(3);
     expect((await post(chatTurn('gemini-2.5-flash', 'other-model', 1))).status).toBe(200);
     expect(usedTokens()).toHaveLength(4);
+  });
+
+  it('rests the model for ACCOUNT_COOLDOWN_DEFAULT when its quota error names no reset, and tells the client that wait', async () => {
+    await start({ ACCOUNT_COOLDOWN_DEFAULT: '20m' });
+    freezeAccountClock(gateway!);
+    const noReset = {
+      status: 429,
+      body: errorFrame(429, 'RESOURCE_EXHAUSTED', 'quota', [errorInfo('QUOTA_EXHAUSTED')]),
+    };
+    harness.fake().enqueue('generateContent', noReset, noReset);
+    const response = await post(chat('no-reset'));
+    expect(response.status).toBe(429);
+    expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-home']);
+    expect(response.headers.get('retry-after')).toBe('1200');
+    expect(response.headers.get('x-should-retry')).toBe('false');
+    expect(((await response.json()) as Json).error.message).toContain('retry in 20 min');
+    // The model rests that long on both logins: 19 minutes on, the chat's next turn still leaves
+    // home (where it moved) for spare.
+    advanceAccountClock(gateway!, 19 * 60_000);
+    expect((await post(chat('no-reset', 2))).status).toBe(200);
+    expect(usedTokens().at(-1)).toBe('Bearer access-spare');
   });
 
   it('answers a model short of capacity for everyone with 503 after the retries, resting no login', async () => {

@@ -126,7 +126,7 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       const { gateway, dir } = await gatewayWith([{ stdout: [], stderr: 'usage limit reached', exitCode: 1 }]);
       const response = await postChat(gateway, { stream: true });
       expect(response.status).toBe(429);
-      // No reset known: the table's 300 s, and no client retry into the same limit.
+      // No reset known: the login's rest (ACCOUNT_COOLDOWN_DEFAULT, 5 min), and no client retry into the same limit.
       expect(response.headers.get('retry-after')).toBe('300');
       expect(response.headers.get('x-should-retry')).toBe('false');
       expect(((await response.json()) as any).error.type).toBe('rate_limit_error');

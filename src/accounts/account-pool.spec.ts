@@ -914,6 +914,35 @@ describe(AccountTurn.name, () => {
     expect(turn.finalError(failure)).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 30 });
   });
 
+  it("tells a usage limit with no reset known the pool's own rest (ACCOUNT_COOLDOWN_DEFAULT), not the table's wait", () => {
+    const { pool } = makePool(['only'], { cooldownDefaultMs: 1_800_000 });
+    const turn = new AccountTurn(pool, 'chat-1');
+    const failure = usageLimit();
+    expect(turn.moveAfter(failure)).toBe(false);
+    const final = turn.finalError(failure);
+    expect(final).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 1800 });
+    expect(final.retryAfterHeader).toBe(1800);
+    const credit = new GatewayError('usage_credit_exhausted');
+    expect(turn.finalError(credit).retryAfterSeconds).toBe(1800);
+    // A known reset stays the client's wait, and a short rate limit keeps the table's few seconds.
+    expect(turn.finalError(usageLimit(40)).retryAfterSeconds).toBe(40);
+    expect(turn.finalError(rateLimited()).retryAfterHeader).toBe(5);
+  });
+
+  it('tells a usage limit with no reset known when the first resting login is back, while another login still serves', () => {
+    const { pool, clock } = makePool(['a', 'b', 'c'], { cooldownDefaultMs: 45_000 });
+    pool.applyFailure('b', usageLimit(20));
+    clock.advance(5000);
+    const turn = new AccountTurn(pool, 'chat-1');
+    expect(turn.alias).toBe('a');
+    expect(turn.moveAfter(usageLimit())).toBe(true);
+    // a rests 45 s, b 15 s more, c still serves: b is back first.
+    expect(turn.finalError(usageLimit())).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 15 });
+    // Once b is back, a (rested at 5 s for 45 s) is the first of those still resting.
+    clock.advance(15_000);
+    expect(turn.finalError(usageLimit()).retryAfterSeconds).toBe(30);
+  });
+
   it('after output only changes the account state', () => {
     const { pool } = makePool(['a', 'b']);
     const turn = new AccountTurn(pool, 'chat-1');

@@ -1,8 +1,17 @@
 import type { EventLogger } from '../core/event-logger';
+import type { ErrorCode } from '../core/error-codes';
 import type { GatewayError } from '../core/gateway.error';
 import type { PlanReport } from '../core/plan-usage';
 import { loginFix, noUsableLogin, ownFixFailure } from '../core/login-state';
 import type { AccountLease, AccountPool } from './account-pool';
+
+/**
+ * The limits that rest a login for ACCOUNT_COOLDOWN_DEFAULT when the upstream tells no reset
+ * (AccountPool.applyFailure): their client is told the pool's rest, not the table's fixed wait.
+ * A short rate limit keeps the table's few seconds: a retry then finds another login, or asks a
+ * family's only login again.
+ */
+const RESTS_FOR_THE_COOLDOWN: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['usage_limit', 'usage_credit_exhausted']);
 
 /**
  * The account one turn runs on (docs/accounts.md "A turn"). It starts on the pool's choice for the
@@ -73,8 +82,10 @@ export class AccountTurn<T> {
 
   /**
    * The error a turn that could not move reports. A 429 when no account is usable any more carries
-   * the pool's Retry-After (the earliest reset), so a client waits no longer than it must; a login
-   * failure on a login the offline check ruled out says the check's own fix, when it has one.
+   * the pool's Retry-After (the earliest reset), so a client waits no longer than it must; a usage
+   * limit or spent credit whose reset is unknown carries the wait until the family's first resting
+   * login is back (AccountPool.restWaitSeconds: ACCOUNT_COOLDOWN_DEFAULT after this one's limit);
+   * a login failure on a login the offline check ruled out says the check's own fix, when it has one.
    */
   finalError(error: GatewayError): GatewayError {
     // A login the offline check ruled out for a cause with its own fix (a login file the gateway's
@@ -111,6 +122,8 @@ export class AccountTurn<T> {
         publicMessage: pooled.publicMessage,
         cause: error,
       });
+    if (error.retryAfterSeconds === undefined && RESTS_FOR_THE_COOLDOWN.has(error.code))
+      return error.with({ retryAfterSeconds: this.pool.restWaitSeconds(this.model), cause: error });
     return error;
   }
 

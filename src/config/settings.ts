@@ -469,7 +469,7 @@ const TRAILING_ROWS = [
     'ACCOUNT_COOLDOWN_DEFAULT',
     'accounts.cooldownDefaultMs',
     '5m',
-    'Cooldown after a usage limit or 429 when the upstream reported no reset time.',
+    'Cooldown after a usage limit or 429 when the upstream reported no reset time; a usage limit or spent credit with no reset known tells its client this wait in Retry-After.',
     parsePositiveDuration,
   ),
   setting(

@@ -222,8 +222,9 @@ export const CORE_ERROR_CODES = {
     structuredCode: 'rate_limited',
     streamText: 'usage limit reached',
     message: 'the upstream usage limit was reached; retry after the reset',
-    // No reset known, and plans reset after hours: a wait longer than any client waits by itself
-    // (x-should-retry: false), and the login's default rest (ACCOUNT_COOLDOWN_DEFAULT's 5 min).
+    // A turn's limit with no reset known tells the account pool's rest of the login instead, which
+    // follows ACCOUNT_COOLDOWN_DEFAULT (AccountTurn.finalError). This is only for a failure no pool
+    // saw: the setting's default, longer than any client waits by itself (x-should-retry: false).
     retryAfterSeconds: 300,
     upstream: true,
   },
@@ -235,6 +236,7 @@ export const CORE_ERROR_CODES = {
     structuredCode: 'rate_limited',
     streamText: 'usage credit exhausted',
     message: "the upstream login's usage credit is used up; retry after it resets",
+    // As for usage_limit: with no reset known a turn tells the pool's rest of the login.
     retryAfterSeconds: 3600,
     upstream: true,
   },
@@ -255,7 +257,8 @@ export const CORE_ERROR_CODES = {
     upstream: true,
   },
   // The gateway's own refusal: the login's plan is spent and what would serve the turn is paid usage
-  // the operator has not allowed (ACCOUNT_PAID_USAGE). No upstream is asked.
+  // the operator has not allowed (ACCOUNT_PAID_USAGE). No upstream is asked. The pool always gives
+  // its wait (the plan's reset, else its rest of the login for ACCOUNT_COOLDOWN_DEFAULT).
   paid_usage_not_allowed: {
     status: 429,
     type: 'insufficient_quota',

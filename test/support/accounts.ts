@@ -12,6 +12,14 @@ export function advanceAccountClock(gateway: TestGateway, ms: number): void {
   clock.now = () => previous() + ms;
 }
 
+/** Stops the pools' clock of a running gateway where it is (a wait the pool computes is then exact); returns its time. */
+export function freezeAccountClock(gateway: TestGateway): number {
+  const clock = gateway.app.get<AccountClock>(ACCOUNT_CLOCK, { strict: false });
+  const now = clock.now();
+  clock.now = () => now;
+  return now;
+}
+
 /** The state gauge that is 1 for one account of a family. */
 export async function accountState(
   gateway: TestGateway,

@@ -57,11 +57,13 @@ describe(classifyProviderBError.name, () => {
     ['"limit: 0" on a 503', body(503, 'UNAVAILABLE', 'limit: 0')],
     ['"Please retry in" over 300 s', body(429, 'RESOURCE_EXHAUSTED', 'Please retry in 4000s.'), 4000],
   ])(
-    '429 with %s is a usage_limit of the model, never retried, with a long Retry-After (CLI googleQuotaErrors)',
-    (_label, errorBody, retryAfter = 300) => {
+    '429 with %s is a usage_limit of the model, never retried, with its reset when told (CLI googleQuotaErrors)',
+    (_label, errorBody, retryAfter: number | undefined = undefined) => {
       const error = classifyProviderBError(errorBody.error.code, errorBody);
       expect(error).toMatchObject({ code: 'usage_limit', retryable: false, limitsModel: true });
-      expect(error.retryAfterHeader).toBe(retryAfter);
+      // No reset told: none is made up; the account pool rests the model for ACCOUNT_COOLDOWN_DEFAULT
+      // and the client is told that rest (AccountTurn.finalError).
+      expect(error.retryAfterSeconds).toBe(retryAfter);
     },
   );
 

@@ -64,20 +64,20 @@ export interface QuotaErrorFacts {
 }
 
 /**
- * `terminal`: this login's quota for the model is spent until `retryAfterSeconds`; retrying now only
- * burns calls. `retryable`: a short rate limit. `capacity`: the model is short of capacity for
- * everyone (the CLI's "high demand"), not this login's quota: the CLI retries it silently a few
- * times, then offers another model; no login is at fault. Its delay is the upstream's, when given.
+ * `terminal`: this login's quota for the model is spent until `retryAfterSeconds`, when the
+ * upstream tells (else the account pool rests the model for ACCOUNT_COOLDOWN_DEFAULT, and the
+ * client is told that rest); retrying now only burns calls. `retryable`: a short rate limit.
+ * `capacity`: the model is short of capacity for everyone (the CLI's "high demand"), not this
+ * login's quota: the CLI retries it silently a few times, then offers another model; no login is
+ * at fault. Its delay is the upstream's, when given.
  */
 export type QuotaVerdict =
-  | { readonly kind: 'terminal' | 'retryable'; readonly retryAfterSeconds: number }
-  | { readonly kind: 'capacity'; readonly retryAfterSeconds?: number };
+  | { readonly kind: 'retryable'; readonly retryAfterSeconds: number }
+  | { readonly kind: 'terminal' | 'capacity'; readonly retryAfterSeconds?: number };
 
 export const QUOTA_STATUSES = new Set([429, 499, 503]);
 /** The CLI's boundary between a retryable and a terminal delay. */
 const MAX_RETRYABLE_DELAY_SECONDS = 300;
-/** Retry-After of a terminal quota error whose reset the upstream does not tell. */
-export const TERMINAL_UNKNOWN_RESET_SECONDS = 300;
 const CLOUDCODE_DOMAINS = new Set([
   'cloudcode-pa.googleapis.com',
   'staging-cloudcode-pa.googleapis.com',
@@ -90,10 +90,7 @@ const RETRY_IN_MESSAGE = /Please retry in ([0-9.]+)(ms|s)\b/;
 /** undefined: not a quota error (a plain 503 stays an upstream failure). */
 export function classifyQuota(status: number, info: QuotaErrorFacts, now: number): QuotaVerdict | undefined {
   const message = info.message ?? '';
-  const terminal = (seconds?: number): QuotaVerdict => ({
-    kind: 'terminal',
-    retryAfterSeconds: seconds ?? TERMINAL_UNKNOWN_RESET_SECONDS,
-  });
+  const terminal = (seconds?: number): QuotaVerdict => ({ kind: 'terminal', retryAfterSeconds: seconds });
   const retryable = (seconds: number): QuotaVerdict => ({ kind: 'retryable', retryAfterSeconds: seconds });
   const capacity = (seconds?: number): QuotaVerdict => ({ kind: 'capacity', retryAfterSeconds: seconds });
 

@@ -542,9 +542,10 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
         failure ??= new GatewayError('upstream', { detail: `${family.provider} attempt ended without an outcome` });
         this.log('warn', 'upstream_attempt_failed', this.causeOf(failure));
         if (this.output) {
-          // Output has begun: never retried; the login's state still learns from the failure.
+          // Output has begun: never retried; the login's state still learns from the failure. The
+          // error is the turn's last event, and a non-streamed chat's JSON answer with its Retry-After.
           account.noteFailure(failure);
-          yield* this.endWith(failure);
+          yield* this.endWith(account.finalError(failure));
           return;
         }
         if (family.reopenAfter?.(failure)) continue;
@@ -570,8 +571,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
           });
           continue;
         }
-        if (!this.accepted) throw account.finalError(failure);
-        yield* this.endWith(failure);
+        const final = account.finalError(failure);
+        if (!this.accepted) throw final;
+        yield* this.endWith(final);
         return;
       }
     } catch (error) {
