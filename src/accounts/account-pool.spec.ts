@@ -759,12 +759,14 @@ describe(AccountPool.name, () => {
         paid: { kind: 'credits', available: true, inUse: true },
       });
       old.noteFailure(usageLimit(600));
+      old.noteFailure(new GatewayError('usage_paused', { retryAfterSeconds: 3600 }));
       expect(old.moveAfter(new GatewayError('auth'))).toBe(true);
       expect(pool.stateOf('a').kind).toBe('ready');
       expect(pool.planOf('a')).toBeUndefined();
       expect(logger.records.filter((line) => line.event === 'account_report_stale')).toEqual([
         expect.objectContaining({ provider: 'provider_a', account: 'a', report: 'plan' }),
         expect.objectContaining({ provider: 'provider_a', account: 'a', report: 'usage_limit' }),
+        expect.objectContaining({ provider: 'provider_a', account: 'a', report: 'usage_paused' }),
         expect.objectContaining({ provider: 'provider_a', account: 'a', report: 'auth' }),
       ]);
       old.end();
