@@ -591,6 +591,16 @@ describe('structured inference settings', () => {
       const badBody = await postStructured(harness.gateway, '{not json');
       expect([badBody.status, badBody.error?.code]).toEqual([503, 'unavailable']);
       expect(harness.fake.requests()).toHaveLength(0);
+      // A drain's refusal is how the gateway is meant to work: info lines, no error line.
+      const { logs } = harness.gateway;
+      expect(logs.records('structured_failure').map((record) => [record.code, record.level])).toEqual([
+        ['unavailable', 30],
+        ['unavailable', 30],
+      ]);
+      expect(
+        logs.records('request completed').filter((record) => (record.res as { statusCode: number }).statusCode === 503),
+      ).toHaveLength(2);
+      expect(logs.records().filter((record) => (record.level as number) >= 50)).toEqual([]);
       expect((await fetch(`${harness.gateway.url}/health/ready`)).status).toBe(503);
     } finally {
       await harness.close();

@@ -11,7 +11,7 @@ import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
-import { errorSpec } from '../core/error-codes';
+import { answerLogLevel, errorSpec } from '../core/error-codes';
 import { GatewayError } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { CallContext, ChatRequest } from '../providers/shared/provider-adapter';
@@ -442,7 +442,7 @@ class ChatTelemetry {
   finished(fields: {
     status: number;
     finishReason?: string;
-    errorCode?: string;
+    errorCode?: ErrorCode;
     toolCalls?: number;
     /** A client error's field and message (`clientErrorLogFields`). */
     param?: string;
@@ -473,8 +473,6 @@ class ChatTelemetry {
       ttft_ms: this.firstOutputAt === undefined ? undefined : Math.round(this.firstOutputAt - this.startedAt),
       ...this.upstreamFields,
     };
-    if (fields.status >= 500) this.logger.error(record, 'chat_completion');
-    else if (fields.status >= 400 && fields.status !== 499) this.logger.warn(record, 'chat_completion');
-    else this.logger.info(record, 'chat_completion');
+    this.logger[answerLogLevel(fields.status, fields.errorCode)](record, 'chat_completion');
   }
 }

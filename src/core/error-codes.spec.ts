@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ErrorCode } from './error-codes';
-import { errorSpec, errorTable, formatWait, structuredStatus, upstreamErrorCodes } from './error-codes';
+import { answerLogLevel, errorSpec, errorTable, formatWait, structuredStatus, upstreamErrorCodes } from './error-codes';
 import { GatewayError } from './gateway.error';
 
 const DOC = path.resolve(__dirname, '..', '..', 'docs', 'error-codes.md');
@@ -88,6 +88,23 @@ describe('GatewayError', () => {
   it('attributes a failure to the request family only when it names none', () => {
     expect(new GatewayError('auth').attributeTo('provider_b').provider).toBe('provider_b');
     expect(new GatewayError('auth', { provider: 'provider_c' }).attributeTo('provider_b').provider).toBe('provider_c');
+  });
+});
+
+describe(answerLogLevel.name, () => {
+  it('is info for success, a client that left and a drain refusal; warn for another 4xx; error for a 5xx', () => {
+    expect(answerLogLevel(200)).toBe('info');
+    expect(answerLogLevel(200, 'draining')).toBe('info');
+    expect(answerLogLevel(499, 'canceled')).toBe('info');
+    expect(answerLogLevel(400, 'invalid_request')).toBe('warn');
+    expect(answerLogLevel(404)).toBe('warn');
+    expect(answerLogLevel(503, 'draining')).toBe('info');
+    expect(answerLogLevel(503, 'idempotency_store_full')).toBe('error');
+    expect(answerLogLevel(502, 'upstream')).toBe('error');
+  });
+
+  it('marks only the drain as routine', () => {
+    expect([...errorTable()].filter(([, spec]) => spec.routine).map(([code]) => code)).toEqual(['draining']);
   });
 });
 

@@ -36,6 +36,11 @@ export interface ErrorSpec {
    * login of that kind gets the same answer).
    */
   readonly refusesAccount?: true;
+  /**
+   * Part of the gateway's normal operation, not a fault of the request, the gateway or an upstream
+   * (a drain's refusal): the request's lines are written at info whatever the status (answerLogLevel).
+   */
+  readonly routine?: true;
 }
 
 export type StructuredErrorCode =
@@ -181,6 +186,7 @@ export const CORE_ERROR_CODES = {
     streamText: 'service unavailable',
     message: 'the gateway is shutting down; retry on another instance',
     retryAfterSeconds: 5,
+    routine: true,
   },
   internal: {
     status: 500,
@@ -490,6 +496,22 @@ export function familyMessage(
     default:
       return undefined;
   }
+}
+
+/** The level a request's lines are written at. */
+export type AnswerLogLevel = 'info' | 'warn' | 'error';
+
+/**
+ * The one rule for the level of a request's lines (its `chat_completion` or `structured_*` record
+ * and its access line), from the status it was answered with and, when it failed, its code: error
+ * for a 5xx, warn for any other 4xx, info otherwise. A client that left (499) and a `routine`
+ * refusal (a drain's 503) are info: they are how the gateway is meant to work, and an error line
+ * for each would page someone for every rollout.
+ */
+export function answerLogLevel(status: number, code?: ErrorCode): AnswerLogLevel {
+  if (code !== undefined && errorSpec(code).routine) return 'info';
+  if (status >= 500) return 'error';
+  return status >= 400 && status !== 499 ? 'warn' : 'info';
 }
 
 /** The row of a code: the core table's, or the family's that declares it. */

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { callerHash } from '../common/auth/bearer-auth.guard';
 import { sanitizeIdentifier } from '../common/logging/request-log';
 import { clientErrorLogFields } from '../common/errors/error-writer';
+import { answerLogLevel } from '../core/error-codes';
 import type { EventLogger } from '../core/event-logger';
 import type { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -55,8 +56,7 @@ export class StructuredTelemetry {
     // A refusal the client can fix: the line says why, as the client was told.
     const reason = status >= 400 && status < 500 ? clientErrorLogFields(error) : undefined;
     const record = { ...this.fields(event), code, status, ...reason };
-    if (status >= 500) this.logger.error(record, event);
-    else this.logger.warn(record, event);
+    this.logger[answerLogLevel(status, error.code)](record, event);
   }
 
   /** The client left before its answer: not an error, nothing written (docs/design/decisions.md §4). */

@@ -5,7 +5,7 @@ import type { StructuredErrorCode } from '../../core/error-codes';
 import { familyMessage, structuredHttpStatus } from '../../core/error-codes';
 import type { GatewayError } from '../../core/gateway.error';
 import { codePointLength } from '../text';
-import { oneLogLine } from '../logging/request-log';
+import { noteAnsweredError, oneLogLine } from '../logging/request-log';
 import { toGatewayError } from './to-gateway-error';
 
 /*
@@ -191,7 +191,9 @@ export function writeErrorResponse(
     return;
   }
   const structured = isStructuredRoute(request);
-  const answer = errorAnswer(thrown, structured ? 'structured' : 'openai', {
+  const error = toGatewayError(thrown);
+  noteAnsweredError(response, error.code);
+  const answer = errorAnswer(error, structured ? 'structured' : 'openai', {
     ...options,
     requestId: structured ? (request.body as { request_id?: unknown } | undefined)?.request_id : undefined,
   });

@@ -2,8 +2,10 @@ import type { Request, Response } from 'express';
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import type { ErrorCode } from '../../core/error-codes';
 import {
   MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH,
+  noteAnsweredError,
   requestLoggerOf,
   requestLogMiddleware,
   sanitizeIdentifier,
@@ -75,17 +77,20 @@ describe(requestLogMiddleware.name, () => {
 
   it('writes one access line per request, at the level its status calls for, with a sanitized path', async () => {
     const { root, records } = capture();
-    // [status set, ended, headers sent]
-    const cases: Array<[number, boolean, boolean]> = [
+    // [status set, ended, headers sent, the error code the writer noted]
+    const cases: Array<[number, boolean, boolean, ErrorCode?]> = [
       [200, true, true],
       [404, true, true],
       [502, true, true],
       [200, false, true],
       [200, false, false],
+      [503, true, true, 'idempotency_store_full'],
+      [503, true, true, 'draining'],
     ];
-    for (const [status, ended, headersSent] of cases) {
+    for (const [status, ended, headersSent, code] of cases) {
       const { request, response } = exchange('/v1/chat/completions\n{"level":60}?q=secret');
       requestLogMiddleware(root)(request, response, () => undefined);
+      if (code !== undefined) noteAnsweredError(response, code);
       response.statusCode = status;
       response.writableEnded = ended;
       (response as unknown as { headersSent: boolean }).headersSent = headersSent;
@@ -107,6 +112,9 @@ describe(requestLogMiddleware.name, () => {
       // A stream the client left: its status went out. A request left before any answer: 499.
       ['info', 'request aborted', 200],
       ['info', 'request aborted', 499],
+      ['error', 'request errored', 503],
+      // A drain's refusal is expected operation.
+      ['info', 'request completed', 503],
     ]);
     for (const record of records) {
       expect(record.reqId).toMatch(UUID);

@@ -2,6 +2,8 @@ import type { RequestHandler } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { ErrorCode } from '../../core/error-codes';
+import { answerLogLevel } from '../../core/error-codes';
 import type { EventLogger } from '../../core/event-logger';
 
 /**
@@ -14,8 +16,9 @@ import type { EventLogger } from '../../core/event-logger';
  * The records are the ones pino-http wrote: every line of a request carries `reqId`, and one
  * `request completed` (or `request aborted` when the client left first, `request errored` for a
  * 5xx) line per request with `req` (id, method, sanitized path), `res.statusCode` and
- * `responseTime` in ms, at info / warn (4xx) / error (5xx). Health probes, which load balancers
- * send every few seconds, get theirs only at debug level.
+ * `responseTime` in ms, at the level of the one rule (answerLogLevel: info, warn for a 4xx, error
+ * for a 5xx, info again for a drain's refusal). Health probes, which load balancers send every few
+ * seconds, get theirs only at debug level.
  */
 
 const REQUEST_LOG = Symbol('requestLog');
@@ -132,17 +135,19 @@ class AccessLine {
     const outcome = aborted ? 'request aborted' : 'request completed';
     if (this.probe) {
       root.debug(fields, outcome);
-    } else if (status === CLIENT_CLOSED && !error) {
-      // Leaving is the client's right (a stopped agent turn), not a failure of the request.
-      root.info(fields, outcome);
-    } else if (error || status >= 500) {
+      return;
+    }
+    // A client that left before any answer (499) is info: leaving is the client's right (a stopped
+    // agent turn), not a failure of the request.
+    const level = error ? 'error' : answerLogLevel(status, (response as LoggedResponse)[ANSWERED_CODE]);
+    if (level === 'error') {
       // The status says what happened and the turn's `upstream_*` line why. A plain field, not
       // pino's `err`: its serializer writes a stack, which would say nothing here and may name
       // files of the deployment.
       fields.error_message = error ? error.message : `failed with status code ${status}`;
       root.error(fields, 'request errored');
     } else {
-      root[status >= 400 ? 'warn' : 'info'](fields, outcome);
+      root[level](fields, outcome);
     }
   }
 }
@@ -164,7 +169,16 @@ function pathOf(url: string): string {
 }
 
 const ACCESS_LINE = Symbol('accessLine');
-type LoggedResponse = ServerResponse & { [ACCESS_LINE]?: AccessLine };
+const ANSWERED_CODE = Symbol('answeredCode');
+type LoggedResponse = ServerResponse & { [ACCESS_LINE]?: AccessLine; [ANSWERED_CODE]?: ErrorCode };
+
+/**
+ * Notes the error code a request is answered with (the error writer does, for every error answer),
+ * so its access line takes the level of the one rule: a drain's 503 is no error line.
+ */
+export function noteAnsweredError(response: ServerResponse, code: ErrorCode): void {
+  (response as LoggedResponse)[ANSWERED_CODE] = code;
+}
 
 function logAccessWhenDone(response: ServerResponse, line: AccessLine): void {
   (response as LoggedResponse)[ACCESS_LINE] = line;
