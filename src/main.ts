@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import './families';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
 import type { AppConfig } from './config/app-config';
 import { ConfigError, HelpRequested, loadConfig, renderHelp } from './config/app-config';
 import { processArguments, processEnvironment, processExecArgv } from './config/process-env';
@@ -132,7 +133,7 @@ function findConfigError(error: unknown): ConfigError | undefined {
  * SIGTERM/SIGINT (docs/design/decisions.md §6): readiness turns 503 at once, in-flight work finishes, the
  * process exits when idle or at GATEWAY_DRAIN_TIMEOUT after closing what remains (which aborts
  * upstream sockets, fetches and children through the client-disconnect path). A second signal
- * exits at once.
+ * exits at once, with 128 + the signal's number, as a shell reports a process the signal ended.
  */
 async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs: number): Promise<void> {
   const { DrainService } = await import('./common/lifecycle/drain.service');
@@ -142,7 +143,7 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
   const logger = app.get(Logger);
   let signalled = false;
   const onSignal = async (signal: NodeJS.Signals) => {
-    if (signalled) process.exit(130);
+    if (signalled) process.exit(128 + os.constants.signals[signal]);
     signalled = true;
     drain.startDraining();
     logger.log({ event: 'drain_start', signal, in_flight: drain.inFlightCount }, 'drain_start', LOG_CONTEXT);

@@ -218,4 +218,18 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     // The gateway has exited, so the upstream connection is closed; the fake only has to notice.
     await upstream.closedByClient;
   });
+
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('exits at once on a second %s, with status 128 + its number (%i)', async (signal, code) => {
+    fake().enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
+    await openStream(gateway);
+    gateway.process.kill(signal);
+    await eventually(() => gateway.records.some((record) => record.event === 'drain_start'));
+    gateway.process.kill(signal);
+    expect(await gateway.exited).toEqual({ code, signal: null });
+    expect(gateway.records.some((record) => record.event === 'drain_end')).toBe(false);
+  });
 });

@@ -931,7 +931,7 @@ describe('provider_c with the real Claude Code CLI in a gateway process that exi
     gatewayProcess.process.kill('SIGTERM');
     await waitFor(() => gatewayProcess.records.some((record) => record.event === 'drain_start'), 3000);
     gatewayProcess.process.kill('SIGTERM');
-    expect(await gatewayProcess.exited).toEqual({ code: 130, signal: null });
+    expect(await gatewayProcess.exited).toEqual({ code: 143, signal: null });
     await waitFor(() => !groupAlive(pid), 3000);
     expect(fs.existsSync(workDir)).toBe(false);
   });
