@@ -17,8 +17,20 @@ import { checkListenAddress, listenFailureMessage } from './common/lifecycle/lis
  */
 const LOG_CONTEXT = 'main';
 
-/** Grace for children and sockets to finish closing after the drain deadline aborted them. */
-const ABORT_GRACE_MS = 3000;
+/**
+ * After the drain deadline: how long the requests it ended have to write their `draining` answers
+ * and close their upstream turns, before their connections are closed.
+ */
+const ANSWER_GRACE_MS = 3000;
+
+/** How long closing the server may take once the drain ended (connections no request held). */
+const CLOSE_GRACE_MS = 3000;
+
+/** What the `drain_timeout` line tells the operator to do about requests the drain deadline ended. */
+const DRAIN_TIMEOUT_FIX =
+  'raise GATEWAY_DRAIN_TIMEOUT to the longest turn a rollout should let finish, and with it the time the ' +
+  'orchestrator waits before SIGKILL (Kubernetes terminationGracePeriodSeconds, Compose stop_grace_period, ' +
+  'docker stop -t) to more than GATEWAY_DRAIN_TIMEOUT + 6 s (docs/deployment.md, "Draining on SIGTERM")';
 
 /** How long nothing must be in flight before idle keep-alive connections are closed. */
 const DRAIN_SETTLE_MS = 500;
@@ -130,13 +142,18 @@ function findConfigError(error: unknown): ConfigError | undefined {
 }
 
 /**
- * SIGTERM/SIGINT (docs/design/decisions.md §6): readiness turns 503 at once, in-flight work finishes, the
- * process exits when idle or at GATEWAY_DRAIN_TIMEOUT after closing what remains (which aborts
- * upstream sockets, fetches and children through the client-disconnect path). A second signal
- * exits at once, with 128 + the signal's number, as a shell reports a process the signal ended.
+ * SIGTERM/SIGINT (docs/design/decisions.md §6, docs/deployment.md "Draining on SIGTERM"): readiness
+ * turns 503 at once, in-flight work finishes, the process exits when idle or at
+ * GATEWAY_DRAIN_TIMEOUT. At that deadline every request still in flight is ended with the
+ * `draining` error (its upstream turn canceled as a client's leaving cancels it, its answer still
+ * written), given ANSWER_GRACE_MS to write it; only then are the remaining connections closed. The
+ * exit comes at the deadline + ANSWER_GRACE_MS + CLOSE_GRACE_MS at the latest, the 6 s the
+ * docs tell operators to add to the orchestrator's grace. A second signal exits at once, with
+ * 128 + the signal's number, as a shell reports a process the signal ended.
  */
 async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs: number): Promise<void> {
   const { DrainService } = await import('./common/lifecycle/drain.service');
+  const { endRequestsInFlight } = await import('./common/http/http-middleware');
   const { Logger } = await import('nestjs-pino');
   const drain = app.get(DrainService);
   const server = app.getHttpServer();
@@ -148,16 +165,31 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
     drain.startDraining();
     logger.log({ event: 'drain_start', signal, in_flight: drain.inFlightCount }, 'drain_start', LOG_CONTEXT);
     const idle = await drain.waitForQuiet(drainTimeoutMs, DRAIN_SETTLE_MS);
-    server.closeIdleConnections();
+    let cut = 0;
     if (!idle) {
-      server.closeAllConnections();
-      await drain.waitForIdle(ABORT_GRACE_MS);
+      cut = endRequestsInFlight(drain);
+      logger.warn(
+        {
+          event: 'drain_timeout',
+          timeout_ms: drainTimeoutMs,
+          cut,
+          fix: DRAIN_TIMEOUT_FIX,
+        },
+        'drain_timeout',
+        LOG_CONTEXT,
+      );
+      await drain.waitForIdle(ANSWER_GRACE_MS);
     }
-    logger.log({ event: 'drain_end', idle, in_flight: drain.inFlightCount }, 'drain_end', LOG_CONTEXT);
+    server.closeIdleConnections();
+    // What is still in flight now did not get its answer out within the grace (a client that
+    // stopped reading, a request without a turn): its connection is closed.
+    const unanswered = drain.inFlightCount;
+    if (!idle) server.closeAllConnections();
+    logger.log({ event: 'drain_end', idle, cut, in_flight: unanswered }, 'drain_end', LOG_CONTEXT);
     // Closing waits for every connection, counted in flight or not (one still sending its
     // headers, one that arrived since): bounded, so the exit comes when the drain said it would.
     const closed = app.close().catch(() => undefined);
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, ABORT_GRACE_MS).unref())]);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS).unref())]);
     process.exit(0);
   };
   // A listener's returned promise is ignored by the emitter: a failing drain must still exit, and say why.

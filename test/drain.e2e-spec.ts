@@ -4,7 +4,17 @@ import type { ChildGateway } from './support/child-gateway';
 import { spawnGateway } from './support/child-gateway';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
-import { postChatBody } from './support/chat-sse';
+import { postChatBody, sseData } from './support/chat-sse';
+import { DrainService } from '../src/common/lifecycle/drain.service';
+import { endRequestsInFlight } from '../src/common/http/http-middleware';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
+import {
+  extractionReply,
+  postStructured,
+  startStructured,
+  STRUCTURED_PATH,
+  structuredBody,
+} from './support/structured-client';
 import { eventually } from './support/poll';
 
 /**
@@ -103,7 +113,7 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
   it('turns readiness 503 at once, finishes the in-flight stream, then exits when idle', async () => {
     // The second delta comes 8 s later: readiness turns 503 long before the stream ends.
     fake().enqueue({ frames: [created(), textDelta('first '), textDelta('second', 'msg_1', 8000), completed()] });
-    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: LONG_DRAIN, STRUCTURED_INFERENCE_ENABLED: 'true' });
     const stream = await openStream(gateway);
 
     gateway.process.kill('SIGTERM');
@@ -113,6 +123,14 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     expect(stream.isEnded()).toBe(false);
     expect((await fetch(`${gateway.url}/health/live`)).status).toBe(200);
     expect((await fetch(`${gateway.url}/v1/models`)).status).toBe(200);
+    // A new structured request is refused: expected operation, so its lines are info, not errors.
+    const refused = await fetch(`${gateway.url}${STRUCTURED_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(structuredBody({ request_id: 'r-refused' })),
+    });
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '5']);
+    const refusedId = refused.headers.get('x-request-id');
     expect(gateway.process.exitCode).toBeNull();
 
     const text = await stream.rest;
@@ -123,7 +141,24 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     // It waited for the stream (about 8 s), not for the minute of the drain timeout.
     expect(Date.now() - signalledAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
     expect(gateway.records.find((record) => record.event === 'drain_start')).toMatchObject({ in_flight: 1 });
-    expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: true, in_flight: 0 });
+    expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({
+      idle: true,
+      cut: 0,
+      in_flight: 0,
+    });
+    expect(gateway.records.find((record) => record.event === 'structured_failure')).toMatchObject({
+      request_id: 'r-refused',
+      code: 'unavailable',
+      status: 503,
+      level: 30,
+    });
+    expect(
+      gateway.records.find((record) => record.reqId === refusedId && record.msg === 'request completed'),
+    ).toMatchObject({
+      level: 30,
+      res: { statusCode: 503 },
+    });
+    expect(gateway.records.filter((record) => (record.level as number) >= 50)).toEqual([]);
   });
 
   it("answers a keep-alive client's next request sent the moment its stream ended, with Connection: close", async () => {
@@ -198,25 +233,91 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     expect(Date.now() - signalledAt).toBeLessThan(WELL_BEFORE_LONG_DRAIN_MS);
   });
 
-  it('exits at GATEWAY_DRAIN_TIMEOUT when a request hangs, closing the upstream turn', async () => {
-    fake().enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
-    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '1s' });
+  it('at GATEWAY_DRAIN_TIMEOUT ends what is still in flight with the draining error, records it as such, then exits', async () => {
+    // A stream, a non-streamed chat and a structured call, each held by its upstream past the drain timeout.
+    fake().enqueue(
+      { frames: [created(), textDelta('partial')], holdOpen: true },
+      { frames: [created(), textDelta('partial')], holdOpen: true },
+      extractionReply(undefined, { delayMs: 60_000 }),
+    );
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '1s', STRUCTURED_INFERENCE_ENABLED: 'true' });
     const stream = await openStream(gateway);
-    const [upstream] = await fake().waitForRequests(1);
+    await fake().waitForRequests(1);
+    const chat = postChatBody(gateway, { model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hi' }] });
+    await fake().waitForRequests(2);
+    const structured = fetch(`${gateway.url}${STRUCTURED_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(structuredBody({ request_id: 'r-cut' })),
+    });
+    const upstreams = await fake().waitForRequests(3);
 
     const signalledAt = Date.now();
     gateway.process.kill('SIGTERM');
     const status = await gateway.exited;
-    const elapsed = Date.now() - signalledAt;
     expect(status).toEqual({ code: 0, signal: null });
     // Not before the drain timeout; that it ends at all is what Jest's timeout guards.
-    expect(elapsed).toBeGreaterThanOrEqual(900);
-    expect(gateway.records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false });
-    // The hanging client was cut off without [DONE], and the upstream connection was closed by the gateway.
+    expect(Date.now() - signalledAt).toBeGreaterThanOrEqual(900);
+
+    // The stream: its partial output, then the error chunk and [DONE], as for any error after output began.
     const text = await stream.rest;
-    expect(text).not.toContain('[DONE]');
-    // The gateway has exited, so the upstream connection is closed; the fake only has to notice.
-    await upstream.closedByClient;
+    const chunks = sseData(text);
+    expect(chunks.at(-1)).toBe('[DONE]');
+    const errorChunk = JSON.parse(chunks.at(-2)!) as {
+      choices: { delta: { content?: string }; finish_reason: string }[];
+    };
+    expect(errorChunk.choices[0]).toMatchObject({
+      delta: { content: '[error: service unavailable]' },
+      finish_reason: 'stop',
+    });
+    expect(text).toContain('"content":"partial"');
+    // The non-streamed chat and the structured call: the draining 503 with Retry-After, not a hang-up.
+    const chatAnswer = await chat;
+    expect(chatAnswer.status).toBe(503);
+    expect(chatAnswer.headers.get('retry-after')).toBe('5');
+    expect(chatAnswer.headers.get('connection')).toBe('close');
+    const chatError = ((await chatAnswer.json()) as { error: { code: string; message: string } }).error;
+    expect(chatError.code).toBe('service_unavailable');
+    expect(chatError.message).toMatch(/drain timeout/);
+    expect(chatError.message).toMatch(/retry/);
+    const structuredAnswer = await structured;
+    expect(structuredAnswer.status).toBe(503);
+    expect(structuredAnswer.headers.get('retry-after')).toBe('5');
+    expect(await structuredAnswer.json()).toMatchObject({ error: { code: 'unavailable' }, request_id: 'r-cut' });
+    // The gateway closed every upstream turn it ended.
+    await Promise.all(upstreams.map((upstream) => upstream.closedByClient));
+
+    // Recorded as draining, at info: no client cancel (499), no error line.
+    const { records } = gateway;
+    const chatLines = records.filter((record) => record.event === 'chat_completion');
+    expect(chatLines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ stream: true, status: 200, error_code: 'draining', level: 30 }),
+        expect.objectContaining({ stream: false, status: 503, error_code: 'draining', level: 30 }),
+      ]),
+    );
+    expect(chatLines).toHaveLength(2);
+    const structuredLines = records.filter((record) => String(record.event).startsWith('structured_') && record.status);
+    expect(structuredLines).toEqual([
+      expect.objectContaining({
+        event: 'structured_failure',
+        request_id: 'r-cut',
+        code: 'unavailable',
+        status: 503,
+        level: 30,
+      }),
+    ]);
+    expect(records.filter((record) => (record.level as number) >= 50)).toEqual([]);
+    expect(records.filter((record) => record.status === 499)).toEqual([]);
+    expect(records.filter((record) => record.event === 'upstream_canceled').map((record) => record.error_code)).toEqual(
+      ['draining', 'draining', 'draining'],
+    );
+    // One warn line names the fix; drain_end says how many requests the deadline ended.
+    const timeouts = records.filter((record) => record.event === 'drain_timeout');
+    expect(timeouts).toEqual([expect.objectContaining({ level: 40, cut: 3 })]);
+    expect(timeouts[0].fix).toMatch(/GATEWAY_DRAIN_TIMEOUT/);
+    expect(timeouts[0].fix).toMatch(/terminationGracePeriodSeconds/);
+    expect(records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false, cut: 3, in_flight: 0 });
   });
 
   it.each([
@@ -231,5 +332,57 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     gateway.process.kill(signal);
     expect(await gateway.exited).toEqual({ code, signal: null });
     expect(gateway.records.some((record) => record.event === 'drain_end')).toBe(false);
+  });
+});
+
+/**
+ * What the drain deadline does to the requests in flight (endRequestsInFlight, which main.ts calls
+ * at GATEWAY_DRAIN_TIMEOUT), in process: the metrics a child's exit would take with it.
+ */
+describe('ending the requests in flight at the drain deadline (in process)', () => {
+  it('answers each with the draining error and counts it as that, not as a client cancel', async () => {
+    const { gateway, fake, close } = await startStructured();
+    try {
+      fake.enqueue(
+        { frames: [created(), textDelta('partial')], holdOpen: true },
+        { frames: [created(), textDelta('partial')], holdOpen: true },
+        extractionReply(undefined, { delayMs: 60_000 }),
+      );
+      const stream = await postChatBody(gateway, {
+        model: 'gpt-5.6-sol',
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      await fake.waitForRequests(1);
+      const chat = postChatBody(gateway, { model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hi' }] });
+      await fake.waitForRequests(2);
+      const structured = postStructured(gateway, structuredBody({ request_id: 'r-cut' }));
+      await fake.waitForRequests(3);
+
+      const drain = gateway.app.get(DrainService);
+      drain.startDraining();
+      expect(endRequestsInFlight(drain)).toBe(3);
+      expect(sseData(await stream.text()).slice(-2)).toEqual([
+        expect.stringContaining('"content":"[error: service unavailable]"'),
+        '[DONE]',
+      ]);
+      expect((await chat).status).toBe(503);
+      expect([(await structured).status, (await structured).error?.code]).toEqual([503, 'unavailable']);
+      await eventually(() => drain.inFlightCount === 0);
+
+      const metrics = await scrapeMetrics(gateway);
+      const requests = (status: string) =>
+        sampleValue(metrics, 'gateway_chat_api_requests_total', { provider: 'provider_a', status }) ?? 0;
+      // The stream's error went out in-band (status 200, as any error after output began); the
+      // non-streamed chat got its 503. Neither is a client cancel (499).
+      expect([requests('200'), requests('503'), requests('499')]).toEqual([1, 1, 0]);
+      expect(sampleValue(metrics, 'gateway_chat_api_structured_failures_total', { code: 'unavailable' })).toBe(1);
+      expect(gateway.logs.records('chat_completion').map((record) => record.error_code)).toEqual([
+        'draining',
+        'draining',
+      ]);
+    } finally {
+      await close();
+    }
   });
 });

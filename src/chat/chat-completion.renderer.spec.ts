@@ -11,17 +11,21 @@ import { ToolCallCollector } from './chat-completion.renderer';
 import { sseChunks } from '../../test/support/chat-sse';
 
 /** Serves one scripted turn through the real writer on a loopback socket and returns the SSE data lines. */
-async function serve(events: ChatEvent[], options: { includeUsage?: boolean; wire?: 'function' | 'custom' } = {}) {
+async function serve(
+  events: ChatEvent[] | (() => AsyncIterable<ChatEvent>),
+  options: { includeUsage?: boolean; wire?: 'function' | 'custom'; signal?: AbortSignal } = {},
+) {
   let outcome: StreamOutcome | undefined;
   const keepAlive = new KeepAliveSweep();
   const server = http.createServer((_request, response) => {
-    async function* source() {
-      for (const event of events) yield event;
+    async function* listed(list: ChatEvent[]) {
+      for (const event of list) yield event;
     }
+    const source = typeof events === 'function' ? events : () => listed(events);
     const collector = new ToolCallCollector('req-1', options.wire ?? 'function');
     void writeChatStream(new SseWriter(response, keepAlive), source(), new ChunkFactory('gpt-5.6-sol'), collector, {
       includeUsage: options.includeUsage ?? false,
-      signal: new AbortController().signal,
+      signal: options.signal ?? new AbortController().signal,
     }).then((result) => (outcome = result));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -115,6 +119,23 @@ describe(writeChatStream.name, () => {
     });
     expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
     expect(data.at(-1)).toBe('[DONE]');
+  });
+
+  it("writes the gateway's own abort reason (the drain deadline's) as the error chunk and [DONE], not as a client that left", async () => {
+    const client = new AbortController();
+    const reason = new GatewayError('draining');
+    async function* endedByTheGateway(): AsyncIterable<ChatEvent> {
+      yield { type: 'text-delta', text: 'partial' };
+      client.abort(reason);
+      throw reason;
+    }
+    const { chunks, data, outcome } = await serve(endedByTheGateway, { signal: client.signal });
+    expect(chunks.at(-1)!.choices[0]).toMatchObject({
+      delta: { content: '[error: service unavailable]' },
+      finish_reason: 'stop',
+    });
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(outcome).toMatchObject({ errorCode: 'draining', clientGone: false });
   });
 
   it('ends with the invalid-tool-call error chunk when every call was invalid', async () => {

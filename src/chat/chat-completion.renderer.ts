@@ -4,7 +4,7 @@ import type { ChatEvent, FinishReason, PolledEvents, UsageEvent } from '../core/
 import type { CustomToolWire } from '../config/app-config';
 import type { ToolCallEvent } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
-import { GatewayError } from '../core/gateway.error';
+import { clientLeft, GatewayError } from '../core/gateway.error';
 import { streamErrorContent } from '../common/errors/error-writer';
 
 /*
@@ -300,11 +300,14 @@ export async function writeChatStream(
       if (written !== true && !(await written)) return gone(collector, turn.usage);
     }
   } catch (error) {
-    if (options.signal.aborted) return gone(collector, turn.usage);
-    turn.failure = error instanceof GatewayError ? error : new GatewayError('upstream', { cause: error });
+    const { signal } = options;
+    if (clientLeft(signal)) return gone(collector, turn.usage);
+    // The gateway ended the turn (the drain deadline): its reason is the error the client is told.
+    const failure = signal.aborted ? signal.reason : error;
+    turn.failure = failure instanceof GatewayError ? failure : new GatewayError('upstream', { cause: failure });
   }
   const usage = turn.usage;
-  if (options.signal.aborted || writer.isClosed) return gone(collector, usage);
+  if (clientLeft(options.signal) || writer.isClosed) return gone(collector, usage);
   const failure = turn.failure ?? (collector.allInvalid ? new GatewayError('invalid_tool_call') : undefined);
 
   if (failure) {

@@ -267,6 +267,25 @@ describe(ChatOrchestrator.name, () => {
     expect(completions().map((record) => record.status)).toEqual([499, 200]);
   });
 
+  it('records a turn the gateway ends while queued (the drain deadline) as its error, not as 499, and throws that', async () => {
+    let accept!: () => void;
+    const adapter = new FakeAdapter({ events: reply, acceptAfter: new Promise<void>((resolve) => (accept = resolve)) });
+    const { orchestrator, command, completions, counted } = setup(adapter);
+    const first = orchestrator.run(command(toolTurn), readAll);
+    const client = new AbortController();
+    const reason = new GatewayError('draining');
+    const second = orchestrator.run(command(toolTurn, client.signal), readAll);
+    client.abort(reason);
+    await expect(second).rejects.toBe(reason);
+    accept();
+    await first;
+    expect(completions().map((record) => [record.status, record.error_code])).toEqual([
+      [503, 'draining'],
+      [200, undefined],
+    ]);
+    expect(counted).toContain('request:503');
+  });
+
   it('records a request refused before it became a command', () => {
     const { orchestrator, completions, logger } = setup(new FakeAdapter());
     const error = orchestrator.rejected(new GatewayError('invalid_request'), logger);

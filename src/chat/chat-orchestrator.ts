@@ -12,7 +12,7 @@ import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
 import { answerLogLevel, errorSpec } from '../core/error-codes';
-import { GatewayError } from '../core/gateway.error';
+import { clientLeft, GatewayError } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { CallContext, ChatRequest } from '../providers/shared/provider-adapter';
 import { ProviderRegistry } from '../providers/provider-registry';
@@ -39,7 +39,11 @@ export interface ChatCommand {
   readonly requestId: string;
   /** The request's logger: its lines carry the request id. */
   readonly logger: EventLogger;
-  /** Aborted when the client leaves: the turn is canceled at once and recorded as 499. */
+  /**
+   * Aborted when the client leaves: the turn is canceled at once and recorded as 499. Also aborted
+   * by the drain deadline, with the `draining` GatewayError as its reason: the turn is canceled
+   * the same way, but that error is answered and recorded (clientLeft tells the two apart).
+   */
   readonly signal: AbortSignal;
 }
 
@@ -151,7 +155,7 @@ export class ChatOrchestrator {
         // The parameter table (chat-parameters.ts): families whose upstream cannot stop get the gateway's cut.
         const { outcome, result } = await render(stops && fates.enforcesStop ? stopAtSequences(seen, stops) : seen);
         telemetry.countUsage();
-        if (outcome.clientGone || signal.aborted) {
+        if (outcome.clientGone || clientLeft(signal)) {
           telemetry.finished({ status: 499, errorCode: 'canceled' });
         } else {
           this.aliases.remember(command.conversation, outcome.firstToolCallId);
@@ -287,13 +291,16 @@ export class ChatOrchestrator {
     return result.messages;
   }
 
-  /** Records a failed turn once and returns what the front end should answer (the abort reason when the client left). */
+  /**
+   * Records a failed turn once and returns what the front end should answer: the abort reason when
+   * the client left, the gateway's own reason when it ended the turn (the drain deadline).
+   */
   private failed(thrown: unknown, signal: AbortSignal | undefined, telemetry: ChatTelemetry): unknown {
-    if (signal?.aborted) {
+    if (clientLeft(signal)) {
       telemetry.finished({ status: 499, errorCode: 'canceled' });
-      return signal.reason ?? thrown;
+      return signal!.reason ?? thrown;
     }
-    const error = toGatewayError(thrown).attributeTo(telemetry.provider);
+    const error = toGatewayError(signal?.aborted ? signal.reason : thrown).attributeTo(telemetry.provider);
     if (error.code === 'internal')
       telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
     if (error.spec.upstream) telemetry.upstreamError(error.code);

@@ -10,6 +10,7 @@ import { SseWriter } from '../common/sse/sse-writer';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
+import { clientLeft } from '../core/gateway.error';
 import { ModelCatalog } from '../models/model-catalog';
 import { queueKey } from '../queue/chat-identity';
 import type { StreamOutcome } from './chat-completion.renderer';
@@ -59,7 +60,7 @@ export class ChatController {
     // The turn's own promise is the route's: a stream holds no suspended handler of ours.
     if (command.request.stream) return this.chat.run(command, this.sse(response, command));
     return this.chat.run(command, this.json(command)).then((completion) => {
-      if (!client.signal.aborted) response.status(200).json(completion);
+      if (!clientLeft(client.signal)) response.status(200).json(completion);
     });
   }
 
@@ -106,7 +107,7 @@ export class ChatController {
       );
       return {
         outcome: {
-          clientGone: command.signal.aborted,
+          clientGone: clientLeft(command.signal),
           finishReason: completion.finishReason,
           toolCalls: completion.toolCalls,
           firstToolCallId: completion.firstToolCallId,

@@ -163,3 +163,12 @@ export class ClientDisconnectedError extends Error {
     this.name = 'ClientDisconnectedError';
   }
 }
+
+/**
+ * The request's client signal aborted because its client left, and not because the gateway ended
+ * the turn itself: the drain deadline aborts it with the `draining` GatewayError, which the route
+ * still answers (a 503, or a stream's error chunk) and records as that error, not as a cancel.
+ */
+export function clientLeft(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && !(signal.reason instanceof GatewayError);
+}

@@ -3,7 +3,7 @@ import { DrainService } from '../common/lifecycle/drain.service';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
-import { GatewayError } from '../core/gateway.error';
+import { clientLeft, GatewayError } from '../core/gateway.error';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { IdempotencyStore, InFlightBinding } from './idempotency-store';
 import { OutputValidator } from '../common/json-schema/output-validator';
@@ -32,7 +32,10 @@ export interface StructuredCommand {
   readonly bodyError?: GatewayError;
   /** The request's logger: its lines carry the request id. */
   readonly logger: EventLogger;
-  /** Aborted when the client leaves. */
+  /**
+   * Aborted when the client leaves; also by the drain deadline, with the `draining` GatewayError
+   * as its reason, which is answered (clientLeft tells the two apart).
+   */
   readonly signal: AbortSignal;
 }
 
@@ -101,13 +104,15 @@ export class StructuredOrchestrator {
       const { answer, replay } = envelope.idempotencyKey
         ? await this.keyed(plan, signal)
         : await this.keyless(plan, signal);
-      if (signal.aborted) return this.canceled(telemetry);
+      if (clientLeft(signal)) return this.canceled(telemetry);
       const body = renderSuccess(answer, envelope.requestId, telemetry.latencyMs, replay);
       telemetry.succeeded(replay);
       return { kind: 'success', body };
     } catch (error) {
-      if (signal.aborted) return this.canceled(telemetry);
-      return { kind: 'failure', error: recordStructuredFailure(error, telemetry, logger) };
+      if (clientLeft(signal)) return this.canceled(telemetry);
+      // The gateway ended the request (the drain deadline): its reason is the answer.
+      const failure = signal.aborted ? signal.reason : error;
+      return { kind: 'failure', error: recordStructuredFailure(failure, telemetry, logger) };
     } finally {
       if (inflight) this.metrics.structuredInflightChanged(-1);
     }

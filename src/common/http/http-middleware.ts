@@ -348,3 +348,27 @@ type ResponseWithClient = ServerResponse & { [CLIENT]?: AbortController };
 function abortIfUnfinished(this: ResponseWithClient): void {
   if (!this.writableFinished) this[CLIENT]?.abort(new ClientDisconnectedError());
 }
+
+/** What a client whose request the drain deadline ended is told: what happened, and to retry elsewhere. */
+export const DRAIN_DEADLINE_MESSAGE =
+  'the gateway is shutting down and its drain timeout ended this request before it finished; retry on another instance';
+
+/**
+ * The drain deadline (GATEWAY_DRAIN_TIMEOUT, main.ts): ends every request still in flight with the
+ * `draining` error. Its client signal aborts with that error as its reason, the path a client's
+ * leaving takes, so the turn stops its upstream (socket closed, fetch aborted, child killed) the
+ * same way; but the client is still there, so the route answers the error (a 503 with
+ * Retry-After, or a stream's error chunk and `[DONE]`) and records it as `draining`, not as a
+ * cancel (clientLeft). An answer not yet begun closes its connection after it. A request without a
+ * turn (no client signal: a body still arriving, another route) is left to finish or to be closed
+ * with the connections. Returns how many requests were in flight.
+ */
+export function endRequestsInFlight(drain: DrainService): number {
+  const responses = drain.inFlightResponses() as (Response & ResponseWithClient)[];
+  for (const response of responses) {
+    if (!response.headersSent) closeConnectionAfterAnswer(response);
+    // One error each: a route names its family on the error it records (GatewayError.attributeTo).
+    response[CLIENT]?.abort(new GatewayError('draining', { publicMessage: DRAIN_DEADLINE_MESSAGE }));
+  }
+  return responses.length;
+}

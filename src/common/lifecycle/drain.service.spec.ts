@@ -24,6 +24,17 @@ describe(DrainService.name, () => {
     expect(drain.inFlightCount).toBe(0);
   });
 
+  it('lists the responses in flight, so the drain deadline can reach each one', () => {
+    const drain = new DrainService();
+    const first = new EventEmitter();
+    const second = new EventEmitter();
+    drain.track(first);
+    drain.track(second);
+    expect(drain.inFlightResponses()).toEqual([first, second]);
+    first.emit('close');
+    expect(drain.inFlightResponses()).toEqual([second]);
+  });
+
   it('resolves waitForIdle at once when idle, and when the last request ends', async () => {
     const drain = new DrainService();
     await expect(drain.waitForIdle(10)).resolves.toBe(true);

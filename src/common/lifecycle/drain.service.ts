@@ -4,12 +4,14 @@ import { timeoutOrNever } from '../async/timer-range';
 
 /**
  * Server availability (docs/design/decisions.md §6): serving, or draining after SIGTERM/SIGINT. Tracks
- * requests in flight so shutdown can wait until the gateway is idle (docs/design/decisions.md §6).
+ * requests in flight so shutdown can wait until the gateway is idle, and can reach those still in
+ * flight at the drain deadline to end them (docs/deployment.md, "Draining on SIGTERM").
  */
 @Injectable()
 export class DrainService {
   private drainingSince: number | undefined;
-  private inFlight = 0;
+  /** The responses of the requests in flight: a set, so the drain deadline can reach each one. */
+  private readonly inFlight = new Set<EventEmitter>();
   private readonly idleWaiters = new Set<() => void>();
 
   get isDraining(): boolean {
@@ -17,7 +19,12 @@ export class DrainService {
   }
 
   get inFlightCount(): number {
-    return this.inFlight;
+    return this.inFlight.size;
+  }
+
+  /** The responses of the requests in flight now (a copy: ending one changes the set). */
+  inFlightResponses(): EventEmitter[] {
+    return [...this.inFlight];
   }
 
   startDraining(): void {
@@ -29,15 +36,15 @@ export class DrainService {
    * listener is a module function given the service through the response: no closure per request.
    */
   track(response: EventEmitter): void {
-    this.inFlight++;
+    this.inFlight.add(response);
     (response as TrackedResponse)[DRAIN] = this;
     response.once('close', requestClosed);
   }
 
   /** A tracked request's response closed. */
-  ended(): void {
-    this.inFlight--;
-    if (this.inFlight === 0) for (const wake of [...this.idleWaiters]) wake();
+  ended(response: EventEmitter): void {
+    this.inFlight.delete(response);
+    if (this.inFlight.size === 0) for (const wake of [...this.idleWaiters]) wake();
   }
 
   /**
@@ -53,7 +60,7 @@ export class DrainService {
       // Never past the deadline: the exit comes when the drain said it would.
       const settle = Math.max(0, Math.min(settleMs, deadline - Date.now()));
       await new Promise<void>((resolve) => timeoutOrNever(() => resolve(), settle));
-      if (this.inFlight === 0) return true;
+      if (this.inFlight.size === 0) return true;
     }
   }
 
@@ -62,7 +69,7 @@ export class DrainService {
    * longer than a timer holds: timer-range.ts).
    */
   waitForIdle(timeoutMs: number): Promise<boolean> {
-    if (this.inFlight === 0) return Promise.resolve(true);
+    if (this.inFlight.size === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const wake = () => {
         clearTimeout(timer);
@@ -83,5 +90,5 @@ type TrackedResponse = EventEmitter & { [DRAIN]?: DrainService };
 
 /** The 'close' listener of a tracked response (`this` is the response). */
 function requestClosed(this: TrackedResponse): void {
-  this[DRAIN]?.ended();
+  this[DRAIN]?.ended(this);
 }

@@ -16,7 +16,9 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   semi_space_unbounded: "node was started without {flag}, so V8's young generation is not bounded",
   setting_variable_unknown: '{variable} is set but is no setting, so it is ignored (did you mean {closest}?)',
   drain_start: '{signal}: draining, {in_flight} requests in flight',
-  drain_end: 'drained, {in_flight} requests still in flight',
+  drain_timeout:
+    'GATEWAY_DRAIN_TIMEOUT ({timeout_ms} ms) passed with {cut} requests in flight: each is ended with the draining error',
+  drain_end: 'drained: {cut} requests ended at the drain timeout, {in_flight} closed without their answer',
   http_request_rejected:
     'a request from {remote_address} port {remote_port} was refused before any route saw it ({reason}), answered {status}',
   unhandled_error: 'a request failed on a bug in the gateway',

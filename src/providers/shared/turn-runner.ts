@@ -603,7 +603,12 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     clearTimeout(this.timer);
     this.timerFor = 'none';
     this.options.context.signal.removeEventListener('abort', this);
-    if (reason === 'canceled' && this.options.context.signal.aborted) this.log('info', 'upstream_canceled', {});
+    const { signal } = this.options.context;
+    // The client left, or the gateway ended the turn (the drain deadline: its code is named).
+    if (reason === 'canceled' && signal.aborted)
+      this.log('info', 'upstream_canceled', {
+        error_code: signal.reason instanceof GatewayError ? signal.reason.code : undefined,
+      });
     // A consumer that leaves must not wait for a child's grace period; what it frees follows the close.
     const closing = this.attempt?.close(reason);
     const done = () => {
