@@ -1,4 +1,5 @@
 import * as net from 'node:net';
+import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { FakeFrame, FakeScript } from './support/fake-provider-a';
@@ -97,16 +98,21 @@ describe('provider_a upstream sessions per chat', () => {
   let gateway: TestGateway;
   let small: TestGateway;
 
+  let started = 0;
   const start = async (settings: Record<string, string> = {}) => {
     // Item counts below are the classic shape's; lite chaining (two prefix items more) is covered by provider-a-every-model and the oracle.
-    const started = await startGateway({
+    // A login file per gateway: each start writes its file anew (a new access token), and a gateway
+    // already running takes up a new token in its file at its next sweep, whenever that falls. Its
+    // kept connections, opened with the old bearer, are then not reused: with one shared file, a
+    // test asserting reuse would pass or fail by timing.
+    const running = await startGateway({
       GATEWAY_PROVIDERS: 'provider_a',
-      ...providerASettings(fake(), home()),
+      ...providerASettings(fake(), path.join(home(), `gateway-${++started}`)),
       PROVIDER_A_WIRE: 'classic',
       ...settings,
     });
-    gateways.push(started);
-    return started;
+    gateways.push(running);
+    return running;
   };
   beforeAll(async () => {
     gateway = await start();
