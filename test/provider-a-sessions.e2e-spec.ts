@@ -440,37 +440,49 @@ describe('provider_a upstream sessions per chat', () => {
 
     fake().reset();
     fake().keepConnectionsOpen();
-    fake().enqueue(
-      reply('resp_p1', 'P.'),
-      {
-        frames: [
-          created('resp_q1'),
-          { ...textDelta('slow'), delayMs: 200 },
-          messageDone('slow'),
-          completed(undefined, 'resp_q1'),
-        ],
-      },
-      reply('resp_p2', 'P2.'),
-    );
+    // The turn sent on chat-p's kept connection (continuing resp_p1) gets the slow reply, held
+    // until the other turn's answer is back, whichever of the two reaches the fake first.
+    let releaseSlow!: () => void;
+    const slowHeld = new Promise<void>((resolve) => (releaseSlow = resolve));
+    const slow: FakeScript = {
+      frames: [
+        created('resp_q1'),
+        { ...textDelta('slow'), after: slowHeld },
+        messageDone('slow'),
+        completed(undefined, 'resp_q1'),
+      ],
+    };
+    fake().answerBy((_headers, body) => (body?.previous_response_id === 'resp_p1' ? slow : undefined));
+    fake().enqueue(reply('resp_p1', 'P.'), reply('resp_p2', 'P2.'));
     await complete(gateway, [{ role: 'user', content: 'parallel' }], 'chat-p');
     const next = [
       { role: 'user', content: 'parallel' },
       { role: 'assistant', content: 'P.' },
       { role: 'user', content: 'x' },
     ];
-    await Promise.all([complete(gateway, next, 'chat-p'), complete(gateway, next, 'chat-p')]);
-    const [p1, q, p2] = fake().requests();
+    const both = [complete(gateway, next, 'chat-p'), complete(gateway, next, 'chat-p')];
+    expect((await Promise.race(both)).content).toBe('P2.');
+    releaseSlow();
+    expect((await Promise.all(both)).map((message) => message.content).sort()).toEqual(['P2.', 'slow']);
+    const [p1, first, second] = fake().requests();
+    // The turn that took the kept connection continued resp_p1 (the slow one); the other opened its own.
+    const [q, p2] = first.connection === p1.connection ? [first, second] : [second, first];
     expect(new Set([p1.connection, q.connection, p2.connection]).size).toBe(2);
-    // Both connections were kept; the next turn goes to the one whose chain it continues.
-    fake().enqueue(reply('resp_p3', 'P3.'));
+    expect(q.body!.previous_response_id).toBe('resp_p1');
+    // Both connections were kept, the slow one last. Each next turn goes to the connection whose
+    // chain it continues, though another was kept after it.
+    fake().enqueue(reply('resp_p3', 'P3.'), reply('resp_q2', 'Q2.'));
+    await complete(gateway, [...next, { role: 'assistant', content: 'P2.' }, { role: 'user', content: 'y' }], 'chat-p');
     await complete(
       gateway,
-      [...next, { role: 'assistant', content: 'slow' }, { role: 'user', content: 'y' }],
+      [...next, { role: 'assistant', content: 'slow' }, { role: 'user', content: 'z' }],
       'chat-p',
     );
-    const continued = fake().requests()[3];
-    expect(continued.connection).toBe(q.connection);
-    expect(continued.body!.previous_response_id).toBe('resp_q1');
+    const [afterP2, afterQ] = fake().requests().slice(3);
+    expect(afterP2.connection).toBe(p2.connection);
+    expect(afterP2.body!.previous_response_id).toBe('resp_p2');
+    expect(afterQ.connection).toBe(q.connection);
+    expect(afterQ.body!.previous_response_id).toBe('resp_q1');
   });
 
   it('closes a kept connection after the idle timeout, and the least recently used one beyond the maximum', async () => {
