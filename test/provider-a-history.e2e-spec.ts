@@ -79,7 +79,7 @@ describe('provider_a repairs agent histories before every request (fake rejects 
       fake().enqueue(textReply('ok'));
       const response = await post({
         model: 'gpt-5.6-sol',
-        tools: [tool('read_file')],
+        tools: [tool('read_file'), tool('grep')],
         messages: [
           { role: 'tool', tool_call_id: 'call_trimmed', content: 'ORPHAN-OUTPUT-SECRET' },
           { role: 'assistant', content: 'earlier answer' },
@@ -89,13 +89,15 @@ describe('provider_a repairs agent histories before every request (fake rejects 
       expect(response.status).toBe(200);
       const input = conversation(fake().requests()[0].body!);
       expect(input.some((item) => item.type === 'function_call_output')).toBe(false);
-      const orphans = gateway.logs.lines
+      const lines = gateway.logs.lines
         .map((text) => JSON.parse(text) as Json)
         .filter(
           (record) => record.event === 'provider_a_request' && record.reqId === response.headers.get('x-request-id'),
-        )
-        .map((record) => record.orphan_outputs);
-      expect(orphans).toEqual([1]);
+        );
+      expect(lines.map((record) => record.orphan_outputs)).toEqual([1]);
+      // gpt-5.6-sol takes the lite shape: its tools travel in the additional_tools item, and count.
+      expect(upstreamTools(fake().requests()[0].body!)).toHaveLength(2);
+      expect(lines.map((record) => record.tools)).toEqual([2]);
       expect(gateway.logs.text).not.toContain('ORPHAN-OUTPUT-SECRET');
     });
 

@@ -391,6 +391,22 @@ export function hostedToolRefusal(
 }
 
 /**
+ * How many tools a body sends, in either shape: the classic `tools` entries, or in the lite shape
+ * those of its `additional_tools` item, whose `functions` namespace holds what were the classic
+ * function and custom tools (`toLiteShape`), each other namespace counting as the one entry it was.
+ */
+export function toolsSent(body: Json): number {
+  if (Array.isArray(body.tools)) return body.tools.length;
+  const input = Array.isArray(body.input) ? (body.input as Json[]) : [];
+  const tools = input.find((entry) => entry?.type === 'additional_tools')?.tools;
+  let count = 0;
+  for (const entry of Array.isArray(tools) ? (tools as Json[]) : [])
+    count +=
+      entry.type === 'namespace' && entry.name === 'functions' && Array.isArray(entry.tools) ? entry.tools.length : 1;
+  return count;
+}
+
+/**
  * A classic body (and its headers) in the lite shape, as the CLI builds it: the tools become one
  * `additional_tools` developer item (function and custom tools in the `functions` namespace,
  * namespaces as their own entries), the instructions a developer message, both ahead of the
