@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { useGateway } from './support/create-test-app';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import { CHUNKED_UPLOAD_LIMIT, parseRawAnswer, sendChunkedUntilAnswered } from './support/raw-http';
 
 /**
@@ -51,6 +52,13 @@ describe('inbound bearer authentication', () => {
       LOG_LEVEL: 'debug',
     }));
 
+    const refusedChats = async () =>
+      sampleValue(
+        await scrapeMetrics(gateway, { authorization: `Bearer ${SECRET}` }),
+        'gateway_chat_api_requests_total',
+        { provider: 'none', model: 'other', status: '401' },
+      ) ?? 0;
+
     const rejected = [
       ['no Authorization header', undefined],
       ['a wrong bearer', 'Bearer not-the-secret'],
@@ -83,14 +91,28 @@ describe('inbound bearer authentication', () => {
       expect(response.text).not.toContain('gateway_chat_api');
     });
 
-    it('POST /v1/chat/completions answers 401 in the OpenAI shape with a wrong bearer', async () => {
+    it('POST /v1/chat/completions answers 401 in the OpenAI shape with a wrong bearer, counted and logged as a refused chat request', async () => {
+      const refusedBefore = await refusedChats();
       const response = await call(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
         authorization: 'Bearer nope',
         body: chatBody,
+        headers: { 'x-request-id': 'auth-refused-chat' },
       });
       expect(response.status).toBe(401);
       expect(response.json).toEqual(OPENAI_AUTH_ERROR);
+      // Before the model is known, as any other refused chat request: provider none, model other.
+      expect(await refusedChats()).toBe(refusedBefore + 1);
+      const lines = gateway.logs.records().filter((record) => record.reqId === 'auth-refused-chat');
+      expect(lines.filter((record) => record.event === 'chat_completion')).toEqual([
+        expect.objectContaining({
+          level: 40,
+          event: 'chat_completion',
+          status: 401,
+          error_code: 'invalid_api_key',
+          error_message: WRONG_BEARER,
+        }),
+      ]);
     });
 
     it('POST /v1/structured/inference answers auth_error 401 in its contract shape', async () => {

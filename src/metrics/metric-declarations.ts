@@ -42,7 +42,7 @@ const LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 
 export const METRICS = {
   requests: counter(
     'gateway_chat_api_requests_total',
-    'Chat and models requests by provider, model and HTTP status (499 = client canceled).',
+    'Chat requests by provider, model and HTTP status, refusals included (499 = client canceled).',
     ['provider', 'model', 'status'],
   ),
   requestDuration: histogram(

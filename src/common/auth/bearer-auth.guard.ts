@@ -3,7 +3,6 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
-import { GatewayError } from '../../core/gateway.error';
 import { sha256Hex } from '../hashing';
 import type { BearerRequest } from './bearer-check';
 import { BearerCheck, bearerDigest } from './bearer-check';
@@ -56,14 +55,9 @@ export class BearerAuthGuard implements CanActivate {
   private authorize(request: Request): void {
     // The caller is resolved here once, refused or not (a refusal's audit record names it too).
     attachCaller(request, resolveCaller(request, this.callerHeader));
-    if (!this.check.refuses(request)) return;
-    // Without a secret only a malformed header is refused: the table's words (about the key) would mislead.
-    throw new GatewayError('invalid_api_key', this.check.hasSecret ? {} : { publicMessage: MALFORMED_HEADER });
+    if (this.check.refuses(request)) throw this.check.refusal();
   }
 }
-
-const MALFORMED_HEADER =
-  'malformed Authorization header: send `Authorization: Bearer <any token>`, or no Authorization header (this gateway sets no GATEWAY_BEARER_SECRET, so it takes any bearer)';
 
 /**
  * The caller (docs/design/decisions.md §5, docs/design/behaviours.md §3.1): `header:<value>` of

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { GatewayError } from '../../core/gateway.error';
 import { sha256Digest } from '../hashing';
 
 /** The token of `Authorization: Bearer <token>`; `undefined` when absent, malformed or empty. */
@@ -51,6 +52,14 @@ export class BearerCheck {
     return this.secretDigest !== undefined;
   }
 
+  /**
+   * The answer to a refused request: 401 `invalid_api_key`. Without a secret only a malformed header
+   * is refused, and the table's words (about the key) would mislead.
+   */
+  refusal(): GatewayError {
+    return new GatewayError('invalid_api_key', this.hasSecret ? {} : { publicMessage: MALFORMED_HEADER });
+  }
+
   refuses(request: BearerRequest): boolean {
     if (this.secretDigest) {
       // Digests on both sides have equal lengths, so timingSafeEqual never leaks the secret's length.
@@ -61,3 +70,6 @@ export class BearerCheck {
     return authorization !== undefined && bearerToken(authorization) === undefined;
   }
 }
+
+const MALFORMED_HEADER =
+  'malformed Authorization header: send `Authorization: Bearer <any token>`, or no Authorization header (this gateway sets no GATEWAY_BEARER_SECRET, so it takes any bearer)';

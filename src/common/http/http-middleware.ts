@@ -70,11 +70,13 @@ export function jsonBodyMiddleware(
   const cap: BodyCap = { bytes: limitBytes, answer, tooLarge: tooLargeMessage(limitBytes, options.limitSetting) };
   const { bearer } = options;
   return (request: Request, response: Response, next: NextFunction) => {
-    // A refused client's body is never read: the route's guard answers it 401, and the connection
-    // closes rather than read what is left (a small compressed body may inflate to the cap).
+    // A refused client's body is never read: it is answered 401 here, through the route's `answer`
+    // (recorded as the route records every refusal), as the global guard would answer it, and the
+    // connection closes rather than read what is left (a small compressed body may inflate to the cap).
     if (bearer?.refuses(request)) {
       closeConnectionAfterAnswer(response);
-      return next();
+      answer(request, response, bearer.refusal());
+      return;
     }
     // A body its Content-Length already puts over the cap is refused before a byte of it is read:
     // with `Expect: 100-continue`, before the client is invited to send it (client-error.handler.ts).
