@@ -47,7 +47,7 @@ export async function runSetupCheck(config: AppConfig, options: SetupCheckOption
       ),
     );
     mine.forEach(({ login, check }, index) => {
-      lines.push(`  ${loginStateMessage(provider, login.account, check)}`);
+      lines.push(`  ${loginStateMessage(provider, login.account, check, login.loginCommand)}`);
       if (check.expiresAt !== undefined) lines.push(`    token expires: ${expiryText(check.expiresAt, now)}`);
       if (planLines[index] !== undefined) lines.push(`    ${planLines[index]}`);
     });
@@ -58,7 +58,7 @@ export async function runSetupCheck(config: AppConfig, options: SetupCheckOption
         `  ${
           noUsableLogin(
             provider,
-            mine.map(({ check }) => check),
+            mine.map(({ login, check }) => ({ alias: login.account, check, loginCommand: login.loginCommand })),
           ).message
         }`,
       );

@@ -42,9 +42,9 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
   const writeLogin = (alias: Alias, options: Parameters<typeof writeAuthFile>[1] = {}) =>
     writeAuthFile(path.join(home(), alias), { accountId: accountIdOf(alias), refreshToken: `rt-${alias}`, ...options });
 
-  /** A gateway with the three logins (each written unless the test wrote it already). */
-  async function start(settings: Record<string, string> = {}): Promise<TestGateway> {
-    for (const alias of ALIASES) if (!fs.existsSync(loginFile(alias))) writeLogin(alias);
+  /** A gateway with the three logins (each written unless the test wrote it already, or left `missing`). */
+  async function start(settings: Record<string, string> = {}, missing: readonly Alias[] = []): Promise<TestGateway> {
+    for (const alias of ALIASES) if (!fs.existsSync(loginFile(alias)) && !missing.includes(alias)) writeLogin(alias);
     gateway = await startGateway({
       GATEWAY_PROVIDERS: 'provider_a',
       PROVIDER_A_URL: fake().wsUrl,
@@ -76,6 +76,36 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     fake()
       .requests()
       .map((request) => request.headers['chatgpt-account-id']);
+
+  /** What logs one of these logins in again: `codex login` in the login's own Codex home. */
+  const ownCommand = (alias: Alias) =>
+    `run \`CODEX_HOME=${path.dirname(loginFile(alias))} codex login\` on the gateway's machine (it rewrites ${loginFile(alias)})`;
+
+  it("names each login's own command in the login report when no login is in the CLI's default home", async () => {
+    writeLogin('spare', { exp: nowSeconds() - 60, refreshToken: null });
+    await start({}, ['personal']);
+    const lines = gateway!.logs.records('login_state');
+    expect(lines.find((line) => line.account === 'personal')).toMatchObject({
+      state: 'missing',
+      fix: ownCommand('personal'),
+      msg: expect.stringContaining(`to fix: ${ownCommand('personal')}`),
+    });
+    expect(lines.find((line) => line.account === 'spare')).toMatchObject({
+      state: 'unusable',
+      fix: ownCommand('spare'),
+    });
+    expect(gateway!.logs.records('login_none_usable')).toEqual([]);
+  });
+
+  it('names every login with its own command when a family has no usable login', async () => {
+    for (const alias of ['team', 'spare'] as const) writeLogin(alias, { exp: nowSeconds() - 60, refreshToken: null });
+    await start({}, ['personal']);
+    const [none] = gateway!.logs.records('login_none_usable');
+    expect(none.fix).toBe(
+      `fix one of them: ${ALIASES.map((alias) => `login "${alias}": ${ownCommand(alias)}`).join('; ')}`,
+    );
+    expect(none.msg).toContain(none.fix as string);
+  });
 
   const metrics = () => scrapeMetrics(gateway!);
   const stateOf = (alias: Alias) => accountState(gateway!, 'provider_a', alias);
@@ -471,7 +501,10 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     await post(chat('nobody-2'));
     const last = await post(chat('nobody-3'));
     expect(last.status).toBe(403);
-    expect(((await last.json()) as Json).error.message).toContain('`codex login`');
+    // No login is in the Codex CLI's default home: the message names each one's own command.
+    const message = ((await last.json()) as Json).error.message as string;
+    for (const alias of ALIASES) expect(message).toContain(ownCommand(alias));
+    expect(message).not.toContain('`codex login`');
     // Each login's own line names it, its file and the login command for its own Codex home.
     const expired = gateway!.logs.records('provider_a_login_expired');
     expect(new Set(expired.map((line) => line.account))).toEqual(new Set(ALIASES));
@@ -489,7 +522,20 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     for (let refusal = 0; refusal < 3; refusal++)
       fake().enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'secret words' } });
     expect((await post(chat('refused'))).status).toBe(403);
-    expect((await post(chat('refused-2'))).status).toBe(403);
+    const second = await post(chat('refused-2'), { 'x-request-id': 'refused-2' });
+    expect(second.status).toBe(403);
+    // Every login is dead, none in the Codex CLI's default home: the client's message, the request's
+    // line and each login's own state line name the login's own command, never the plain `codex login`.
+    const message = ((await second.json()) as Json).error.message as string;
+    for (const alias of ALIASES) expect(message).toContain(`login "${alias}": ${ownCommand(alias)}`);
+    const [summary] = gateway!.logs.records('chat_completion').filter((line) => line.reqId === 'refused-2');
+    expect(summary).toMatchObject({ status: 403, error_code: 'auth' });
+    expect(message.startsWith(summary.error_message as string)).toBe(true);
+    for (const alias of ALIASES)
+      expect(stateLines().filter((line) => line.account === alias)).toEqual([
+        expect.objectContaining({ state: 'login_dead', fix: ownCommand(alias) }),
+      ]);
+    expect(JSON.stringify(gateway!.logs.records())).not.toContain('run `codex login`');
     const refused = gateway!.logs.records('provider_a_token_refresh_failed');
     expect(refused).toHaveLength(3);
     expect(new Set(refused.map((line) => line.account))).toEqual(new Set(ALIASES));

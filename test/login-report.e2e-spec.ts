@@ -21,8 +21,12 @@ import { metricValue } from './support/prometheus-text';
  * is in provider-c.e2e-spec.ts.
  */
 
+/**
+ * What each family's fix names. provider_a's login is not in the Codex CLI's default home (CODEX_HOME
+ * is a directory of this spec), so its command is the one for that home, naming the file it rewrites.
+ */
 const FAMILIES = [
-  { provider: 'provider_a', model: 'gpt-5.6-sol', command: '`codex login`' },
+  { provider: 'provider_a', model: 'gpt-5.6-sol', command: "codex login` on the gateway's machine (it rewrites" },
   { provider: 'provider_b', model: 'gemini-2.5-pro', command: '"Login with Google"' },
   { provider: 'provider_c', model: 'claude-fable-5', command: '`/login`' },
 ] as const;

@@ -424,18 +424,23 @@ describe('ProviderAAdapter (login, transport, body)', () => {
     expect((failure as ConfigError).message).toMatch(/PRIMARY_FAITHFUL_PROFILE/);
   });
 
-  it('does not read the login file at construction (a missing file only fails requests)', async () => {
+  it('does not read the login file at construction (a missing file only fails requests, naming where the login goes)', async () => {
+    const file = path.join(home(), 'none.json');
     const { adapter } = await adapterModule(
       ProviderAAdapter,
       loadConfig({
         HOME: home(),
         PROVIDER_A_URL: fake().wsUrl,
-        PROVIDER_A_AUTH_FILE: path.join(home(), 'none.json'),
+        PROVIDER_A_AUTH_FILE: file,
         PROVIDER_A_MODELS_REFRESH: '0',
       }),
     );
     const failure = await rejectionOf(adapter.stream(providerAChatRequest(), callContext()));
     expect(failure.code).toBe('auth');
-    expect(failure.detail).toMatch(/run codex login/);
+    expect(failure.detail).toBe('provider_a login file missing');
+    // Not the CLI's default file: `codex login` alone would write ~/.codex/auth.json, not this one.
+    const command = `run \`codex login\` and put the auth.json it writes at ${file}`;
+    expect(failure.fix).toBe(command);
+    expect(failure.publicMessage).toContain(command);
   });
 });

@@ -74,8 +74,9 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
     const settings = providerASettings(fake(), path.join(home(), 'pa'), { auth: { exp, refreshToken: null } });
     const run = await runGateway({ GATEWAY_PROVIDERS: 'provider_a', ...settings }, ['--check']);
     expect(run.code).toBe(1);
+    // The login is not in the Codex CLI's default home: its fix names the login's own.
     expect(run.stdout).toContain(
-      'provider_a login "default" (Codex CLI): unusable (expired, no refresh token); to fix: run `codex login`',
+      `provider_a login "default" (Codex CLI): unusable (expired, no refresh token); to fix: run \`CODEX_HOME=${path.join(home(), 'pa', '.codex')} codex login\``,
     );
     expect(run.stdout).toMatch(new RegExp(`^ {4}token expires: ${isoOf(exp)} \\(2 h \\d+ min ago\\)$`, 'm'));
   });

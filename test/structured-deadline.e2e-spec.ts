@@ -121,9 +121,10 @@ describe('structured deadline, upstream failures and output', () => {
     harness.fake.enqueue(reject, reject);
     const answer = await postStructured(harness.gateway, structuredBody({ request_id: 'r-up-auth' }));
     expect(answer.status).toBe(401);
-    // The contract's auth_error 401, with the message naming the family's CLI and its login command.
+    // The contract's auth_error 401, with the message naming the family's CLI and the login command
+    // of this login (not in the Codex CLI's default home: the spec's own CODEX_HOME).
     expect(answer.body).toEqual({
-      error: { code: 'auth_error', message: expect.stringContaining('run `codex login`') },
+      error: { code: 'auth_error', message: expect.stringMatching(/run `CODEX_HOME=\S+ codex login`/) },
       request_id: 'r-up-auth',
       contract_version: '2.0.0',
     });

@@ -518,11 +518,14 @@ describe(AccountPool.name, () => {
       'provider_a has no usable login: its models answer errors until you chmod the /logins mount',
     );
     leases.forEach((lease) => lease.release());
-    // A refused login among them: the fixes differ, and the family's login command is what the table says.
+    // A refused login among them: the fixes differ, and each login is named with its own.
     pool.loginChecked('a', { state: 'usable' });
     pool.applyFailure('a', new GatewayError('auth'));
     const lease = pool.acquire('chat-3');
-    expect(pool.unavailableError()).toMatchObject({ code: 'auth', publicMessage: undefined, fix: undefined });
+    expect(pool.unavailableError()).toMatchObject({
+      code: 'auth',
+      fix: 'fix one of them: login "a": run `codex login` on the gateway\'s machine; login "b": chmod the /logins mount',
+    });
     lease.release();
   });
 

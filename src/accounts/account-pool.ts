@@ -5,6 +5,7 @@ import { GatewayError } from '../core/gateway.error';
 import { formatWait } from '../core/error-codes';
 import { familyOf } from '../core/family-registry';
 import type { LoginCheck } from '../core/login-state';
+import type { LoginFinding } from '../core/login-state';
 import { isUsable, loginFix, noUsableLogin } from '../core/login-state';
 import type { ProviderId } from '../core/provider-id';
 import { loginFingerprint } from './login-fingerprint';
@@ -28,6 +29,8 @@ const ALL_BUSY_RETRY_AFTER_SECONDS = 1;
 export interface PoolAccountSpec<T> {
   readonly alias: string;
   readonly loginFile?: string;
+  /** AccountLogin.loginCommand: what logs this login in again when the family's plain command would not. */
+  readonly loginCommand?: string;
   readonly handle: T;
   /**
    * Reads again what the family keeps in memory from the login file (a cached token), so a turn
@@ -145,6 +148,7 @@ class PoolLease<T> implements AccountLease<T> {
 interface Account<T> {
   readonly alias: string;
   readonly loginFile?: string;
+  readonly loginCommand?: string;
   readonly handle: T;
   readonly loginFileChanged?: () => string | undefined;
   /** Whose login the file held when the sweep last read one (`PoolAccountSpec.loginFileChanged`). */
@@ -524,13 +528,25 @@ export class AccountPool<T> implements PlanReporter {
    * What the offline check found of every login but `alias`, when each of them is dead because of
    * it (`loginChecked`); undefined while another login is alive or was refused by the upstream.
    */
-  ruledOutOthers(alias: string): LoginCheck[] | undefined {
+  ruledOutOthers(alias: string): LoginFinding[] | undefined {
     const others = this.accounts.filter((account) => account.alias !== alias);
-    const checks = others.flatMap((account) => {
+    const findings = others.flatMap((account) => {
       this.heal(account);
-      return account.state.kind === 'login_dead' && account.state.check ? [account.state.check] : [];
+      return account.state.kind === 'login_dead' && account.state.check
+        ? [{ alias: account.alias, check: account.state.check, loginCommand: account.loginCommand }]
+        : [];
     });
-    return others.length > 0 && checks.length === others.length ? checks : undefined;
+    return others.length > 0 && findings.length === others.length ? findings : undefined;
+  }
+
+  /** What logs one login in again: its own command (PoolAccountSpec.loginCommand), else the family's. */
+  loginFixOf(alias: string): string {
+    return loginFix(this.family, 'refresh_refused', this.account(alias).loginCommand)!;
+  }
+
+  /** The login's own command when the family's plain one would log in another file; undefined otherwise. */
+  loginCommandOf(alias: string): string | undefined {
+    return this.account(alias).loginCommand;
   }
 
   /**
@@ -1060,9 +1076,11 @@ export class AccountPool<T> implements PlanReporter {
     // the table's message names the family's CLI and login command when that is the fix.
     const { fix, message } = noUsableLogin(
       this.family,
-      this.accounts.map((account) =>
-        account.state.kind === 'login_dead' ? (account.state.check ?? { state: 'refresh_refused' }) : undefined,
-      ),
+      this.accounts.map((account) => ({
+        alias: account.alias,
+        check: account.state.kind === 'login_dead' ? (account.state.check ?? { state: 'refresh_refused' }) : undefined,
+        loginCommand: account.loginCommand,
+      })),
     );
     const own = fix !== loginFix(this.family, 'refresh_refused');
     return new GatewayError('auth', {
@@ -1099,8 +1117,8 @@ export class AccountPool<T> implements PlanReporter {
     // the login, and only a new login brings it back.
     if (next.kind === 'login_dead' && next.check) {
       fields.reason = next.check.state;
-      fields.fix = next.check.fix ?? loginFix(this.family, next.check.state);
-    } else if (next.kind === 'login_dead') fields.fix = loginFix(this.family, 'refresh_refused');
+      fields.fix = next.check.fix ?? loginFix(this.family, next.check.state, account.loginCommand);
+    } else if (next.kind === 'login_dead') fields.fix = this.loginFixOf(account.alias);
     if (next.kind === 'ready') this.deps.logger.info(fields, 'account_state');
     else this.deps.logger.warn(fields, 'account_state');
   }

@@ -1,8 +1,9 @@
 import type { EventLogger } from '../core/event-logger';
 import type { ErrorCode } from '../core/error-codes';
+import { loginRequiredMessage } from '../core/error-codes';
 import type { GatewayError } from '../core/gateway.error';
 import type { PlanReport } from '../core/plan-usage';
-import { loginFix, noUsableLogin, ownFixFailure } from '../core/login-state';
+import { noUsableLogin, ownFixFailure } from '../core/login-state';
 import type { AccountLease, AccountPool } from './account-pool';
 
 /**
@@ -102,13 +103,33 @@ export class AccountTurn<T> {
       // ruled out by the offline check. When their shared fix is not a new login (a login file the
       // gateway may not read), the message names both: a new login alone leaves the family down.
       const others = this.pool.ruledOutOthers(this.lease.alias);
-      const login = loginFix(this.pool.family, 'refresh_refused');
+      const login = this.pool.loginFixOf(this.lease.alias);
       const shared = others && noUsableLogin(this.pool.family, others).fix;
       if (shared !== undefined && shared !== login)
         return error.with({
           provider: this.pool.family,
           publicMessage: `${this.pool.family} has no usable login: the upstream refused login "${this.lease.alias}" (${login}), and the login check ruled out every other one (${shared})`,
           fix: `${login}; ${shared}`,
+          cause: error,
+        });
+      // Every login is dead now: the pool's words name each one's own fix, or the one they share,
+      // when that is not the family's plain login command.
+      const everyLogin = this.pool.unavailableError(this.model);
+      if (everyLogin?.code === 'auth' && everyLogin.fix !== undefined)
+        return error.with({
+          provider: this.pool.family,
+          publicMessage: everyLogin.publicMessage,
+          fix: everyLogin.fix,
+          cause: error,
+        });
+      // A login its CLI does not keep by default: the family's plain login command would write
+      // another file, so the message and the line name this login's own.
+      const command = this.pool.loginCommandOf(this.lease.alias);
+      if (command !== undefined)
+        return error.with({
+          provider: this.pool.family,
+          publicMessage: loginRequiredMessage(this.pool.family, command),
+          fix: command,
           cause: error,
         });
     }

@@ -17,6 +17,8 @@ export interface ConfiguredLogin {
   readonly check: (now: number) => Promise<LoginCheck>;
   /** Whether a check starts the CLI (then it is repeated less often). */
   readonly spawnsCli: boolean;
+  /** AccountLogin.loginCommand: what logs this login in again when the family's plain command would not. */
+  readonly loginCommand?: string;
 }
 
 /**
@@ -33,9 +35,10 @@ export function fileLogins(
   accounts: readonly AccountLogin[],
   checkFile: (file: string, now: number) => Promise<LoginCheck>,
 ): ConfiguredLogin[] {
-  return accounts.map(({ alias, loginFile }) => ({
+  return accounts.map(({ alias, loginFile, loginCommand }) => ({
     provider,
     account: alias,
+    loginCommand,
     spawnsCli: false,
     check: (now) => checkFile(loginFile, now),
   }));

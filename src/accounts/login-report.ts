@@ -115,9 +115,9 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
       state: check.state,
       reason: check.reason,
       cli_version: check.cliVersion,
-      fix: check.fix ?? loginFix(entry.provider, check.state),
+      fix: check.fix ?? loginFix(entry.provider, check.state, entry.loginCommand),
     };
-    const message = loginStateMessage(entry.provider, entry.account, check);
+    const message = loginStateMessage(entry.provider, entry.account, check, entry.loginCommand);
     if (startup || isUsable(check.state)) this.logger.info(fields, message);
     else this.logger.warn(fields, message);
   }
@@ -130,7 +130,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
     if (usable || (!startup && before === false)) return;
     const { fix, message } = noUsableLogin(
       provider,
-      entries.map((entry) => entry.last),
+      entries.map((entry) => ({ alias: entry.account, check: entry.last, loginCommand: entry.loginCommand })),
     );
     const fields = { event: 'login_none_usable', provider, accounts: entries.map((entry) => entry.account) };
     this.logger.warn({ ...fields, fix }, message);

@@ -12,6 +12,7 @@ function onePool(): AccountPool<string> {
     liveAccounts: () => [{ alias: 'default', handle: 'login' }],
     firstUsageReadStarted: () => undefined,
     loginFileOf: () => undefined,
+    loginCommandOf: () => undefined,
     loginGeneration: () => 0,
     reportPlan: () => undefined,
     planView: () => ({ state: 'ready', windows: [], planSpent: false }),

@@ -45,11 +45,11 @@ export function usageReadFailure(error: unknown): string {
  * installed; a file the system refused to read gets the file's fix; a login the endpoint
  * refused, or one that cannot be read, needs a new login; anything else passes by itself.
  */
-function usageReadFix(provider: ProviderId, reason: string, error: unknown): string {
+function usageReadFix(provider: ProviderId, reason: string, error: unknown, loginCommand: string | undefined): string {
   if (error instanceof LoginNotReadable && error.refused?.fix) return error.refused.fix;
   if (reason === 'cli missing') return loginFix(provider, 'cli_missing') ?? 'install the CLI';
   if (reason === 'not readable' || reason === 'auth' || reason === 'status 401' || reason === 'status 403')
-    return loginFix(provider, 'refresh_refused') ?? 'log in again with the CLI';
+    return loginFix(provider, 'refresh_refused', loginCommand) ?? 'log in again with the CLI';
   return 'nothing, if it passes: the next read comes after ACCOUNT_USAGE_REFRESH_INTERVAL';
 }
 
@@ -156,7 +156,7 @@ async function readLogin<T>(
       account: alias,
       path: pool.loginFileOf(alias),
       reason,
-      fix: usageReadFix(pool.family, reason, error),
+      fix: usageReadFix(pool.family, reason, error, pool.loginCommandOf(alias)),
     };
     if (!(error instanceof LoginNotReadable)) unreadable.delete(alias);
     else if (unreadable.has(alias)) {

@@ -236,19 +236,44 @@ describe(loadConfig.name, () => {
         HOME,
         PROVIDER_A_ACCOUNTS: 'personal=~/.codex-personal/auth.json, team=/logins/team.json',
       });
+      // Neither file is the Codex CLI's default (~/.codex/auth.json): each names its own login command.
       expect(config.providerA.accounts).toEqual([
-        { alias: 'personal', loginFile: path.join(HOME, '.codex-personal', 'auth.json') },
-        { alias: 'team', loginFile: '/logins/team.json' },
+        {
+          alias: 'personal',
+          loginFile: path.join(HOME, '.codex-personal', 'auth.json'),
+          loginCommand: `run \`CODEX_HOME=${HOME}/.codex-personal codex login\` on the gateway's machine (it rewrites ${HOME}/.codex-personal/auth.json)`,
+        },
+        {
+          alias: 'team',
+          loginFile: '/logins/team.json',
+          loginCommand: 'run `codex login` and put the auth.json it writes at /logins/team.json',
+        },
       ]);
       expect(config.providerA.authFile).toBe(path.join(HOME, '.codex-personal', 'auth.json'));
       expect(loadConfig({ HOME, PROVIDER_A_AUTH_FILE: '/x/auth.json' }).providerA.accounts).toEqual([
-        { alias: 'default', loginFile: '/x/auth.json' },
+        {
+          alias: 'default',
+          loginFile: '/x/auth.json',
+          loginCommand: "run `CODEX_HOME=/x codex login` on the gateway's machine (it rewrites /x/auth.json)",
+        },
+      ]);
+      // The CLI's own default file: the family's plain command logs it in.
+      expect(loadConfig({ HOME }).providerA.accounts).toEqual([
+        { alias: 'default', loginFile: path.join(HOME, '.codex', 'auth.json') },
       ]);
       expect(
-        loadConfig({ HOME, PROVIDER_B_ACCOUNTS: 'work=/g/work.json,home=/g/home.json' }).providerB.accounts,
+        loadConfig({
+          HOME,
+          PROVIDER_B_ACCOUNTS: `work=/g/work/.gemini/oauth_creds.json,home=${HOME}/.gemini/oauth_creds.json`,
+        }).providerB.accounts,
       ).toEqual([
-        { alias: 'work', loginFile: '/g/work.json' },
-        { alias: 'home', loginFile: '/g/home.json' },
+        {
+          alias: 'work',
+          loginFile: '/g/work/.gemini/oauth_creds.json',
+          loginCommand:
+            'run `GEMINI_CLI_HOME=/g/work gemini` on the gateway\'s machine and choose "Login with Google" (it rewrites /g/work/.gemini/oauth_creds.json)',
+        },
+        { alias: 'home', loginFile: `${HOME}/.gemini/oauth_creds.json` },
       ]);
     });
 
@@ -264,12 +289,14 @@ describe(loadConfig.name, () => {
             kind: 'config_dir',
             location: path.join(scratch, 'work'),
             loginFile: path.join(scratch, 'work', '.credentials.json'),
+            loginCommand: `run \`CLAUDE_CONFIG_DIR=${scratch}/work claude\` on the gateway's machine, then \`/login\` (it rewrites ${scratch}/work/.credentials.json)`,
           },
           {
             alias: 'personal',
             kind: 'token_file',
             location: path.join(scratch, 'personal.token'),
             loginFile: path.join(scratch, 'personal.token'),
+            loginCommand: `run \`claude setup-token\` on the gateway's machine and write the token it prints to ${scratch}/personal.token`,
           },
         ]);
         expect(configError(() => load({ PROVIDER_C_ACCOUNTS: `gone=${path.join(scratch, 'missing')}` }))).toBe(

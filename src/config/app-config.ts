@@ -20,6 +20,12 @@ export interface AccountLogin {
   readonly alias: string;
   /** The file that holds the login, as the family's CLI writes it. */
   readonly loginFile: string;
+  /**
+   * What logs this login in again when the family's plain login command would write another file
+   * (the login is not where its CLI keeps one by default): the CLI pointed at the login's own home,
+   * or told where to put the file. Unset for the CLI's default login, whose fix is the family's.
+   */
+  readonly loginCommand?: string;
 }
 
 /** The alias of the one login of a family configured without an accounts list. */

@@ -447,6 +447,15 @@ export function formatWait(seconds: number): string {
 }
 
 /**
+ * The client's message of a turn refused for its login: the family, its CLI and `command`, the
+ * family's login command or, for a login its CLI does not keep by default, the login's own
+ * (AccountLogin.loginCommand).
+ */
+export function loginRequiredMessage(provider: ProviderId, command: string): string {
+  return `${provider} has no usable ${familyOf(provider).fix.cli} login on the gateway (this is not about your API key): ${command}; the gateway picks the new login up without a restart`;
+}
+
+/**
  * The public message of a failure of a known family, naming its CLI and the command that fixes
  * it; undefined when the table's generic message is all there is to say. A 429's message says when
  * whenever the gateway knows: the reset the upstream reported (`resetsAt`, epoch ms) and the wait
@@ -476,7 +485,7 @@ export function familyMessage(
   if (own !== undefined) return own({ provider, fix, reset, retry });
   switch (code) {
     case 'auth':
-      return `${provider} has no usable ${fix.cli} login on the gateway (this is not about your API key): ${fix.login}; the gateway picks the new login up without a restart`;
+      return loginRequiredMessage(provider, fix.login);
     case 'usage_credit_exhausted':
       return `${provider}: the usage credit of this ${fix.cli} login is used up${reset}; ${retry ?? 'wait for the reset'} or add another login`;
     case 'usage_limit':

@@ -12,13 +12,51 @@ describe(loginStateMessage.name, () => {
       'provider_c login "default" (Claude Code CLI): unusable (set to another backend); to fix: unset CLAUDE_CODE_USE_BEDROCK',
     );
   });
+
+  it("names the login's own command for a login its CLI does not keep by default", () => {
+    expect(
+      loginStateMessage('provider_a', 'a', { state: 'refresh_refused' }, 'run `CODEX_HOME=/x/a codex login`'),
+    ).toBe('provider_a login "a" (Codex CLI): refresh refused; to fix: run `CODEX_HOME=/x/a codex login`');
+  });
 });
 
 describe(noUsableLogin.name, () => {
-  it("names the fix the logins' checks share, else the family's login command", () => {
-    const unreadable = { state: 'unusable' as const, reason: 'login file unreadable: EACCES', fix: 'make /l readable' };
-    expect(noUsableLogin('provider_a', [unreadable, unreadable]).fix).toBe('make /l readable');
-    expect(noUsableLogin('provider_c', [{ state: 'cli_missing' }]).fix).toContain('npm install -g');
-    expect(noUsableLogin('provider_a', [unreadable, { state: 'missing' }]).fix).toContain('`codex login`');
+  const unreadable = { state: 'unusable' as const, reason: 'login file unreadable: EACCES', fix: 'make /l readable' };
+  const pooled = (alias: string) => ({
+    alias,
+    check: { state: 'refresh_refused' as const },
+    loginCommand: `run \`CODEX_HOME=/x/${alias} codex login\``,
+  });
+
+  it("names the fix the logins' checks share", () => {
+    expect(
+      noUsableLogin('provider_a', [
+        { alias: 'a', check: unreadable },
+        { alias: 'b', check: unreadable },
+      ]).fix,
+    ).toBe('make /l readable');
+    expect(noUsableLogin('provider_c', [{ alias: 'default', check: { state: 'cli_missing' } }]).fix).toContain(
+      'npm install -g',
+    );
+  });
+
+  it("names a login's own command, not the family's, when its file is not the CLI's default", () => {
+    const { fix, message } = noUsableLogin('provider_a', [pooled('a')]);
+    expect(fix).toBe('run `CODEX_HOME=/x/a codex login`');
+    expect(message).toBe(
+      'provider_a has no usable login: its models answer errors until you run `CODEX_HOME=/x/a codex login`',
+    );
+  });
+
+  it('names each login with its own fix when they differ', () => {
+    expect(noUsableLogin('provider_a', [pooled('a'), pooled('b'), { alias: 'c', check: unreadable }]).fix).toBe(
+      'fix one of them: login "a": run `CODEX_HOME=/x/a codex login`; login "b": run `CODEX_HOME=/x/b codex login`; login "c": make /l readable',
+    );
+    expect(
+      noUsableLogin('provider_a', [
+        { alias: 'c', check: unreadable },
+        { alias: 'default', check: { state: 'missing' } },
+      ]).fix,
+    ).toContain('login "default": run `codex login`');
   });
 });

@@ -63,9 +63,11 @@ export function isUsable(state: LoginStateKind): boolean {
 
 /**
  * The one thing to do about a login in this state, or undefined when there is nothing to do: the
- * family's own fix for the state (`Family.loginFixes`), else its CLI's install or login.
+ * family's own fix for the state (`Family.loginFixes`), else its CLI's install, else the login's
+ * own command (`loginCommand`: AccountLogin.loginCommand, for a login not where its CLI keeps one
+ * by default), else the family's login command.
  */
-export function loginFix(provider: ProviderId, state: LoginStateKind): string | undefined {
+export function loginFix(provider: ProviderId, state: LoginStateKind, loginCommand?: string): string | undefined {
   const family = familyOf(provider);
   switch (state) {
     case 'usable':
@@ -74,20 +76,44 @@ export function loginFix(provider: ProviderId, state: LoginStateKind): string | 
     case 'cli_missing':
       return family.loginFixes?.cli_missing ?? family.fix.install;
     default:
-      return family.loginFixes?.[state] ?? family.fix.login;
+      return family.loginFixes?.[state] ?? loginCommand ?? family.fix.login;
   }
 }
 
+/** One login as a fix names it: its alias, what was found of it, and its own login command. */
+export interface LoginFinding {
+  readonly alias: string;
+  /** What its check (or the upstream) found; undefined when nothing is known of it. */
+  readonly check: LoginCheck | undefined;
+  /** AccountLogin.loginCommand: the command when the family's plain one would log in another file. */
+  readonly loginCommand?: string;
+}
+
+/** The fix of one login: its check's own, else its state's (with the login's own command). */
+export function findingFix(provider: ProviderId, finding: LoginFinding): string | undefined {
+  const { check } = finding;
+  return check && (check.fix ?? loginFix(provider, check.state, finding.loginCommand));
+}
+
 /**
- * What to say about a family none of whose logins is usable: the fix their checks share (a state's
- * own, or a check's, such as a file's permissions), or the family's login command when they differ.
+ * What to say about a family none of whose logins is usable: the fix they share (a state's own,
+ * a check's such as a file's permissions, or one login command), else each login's own fix by alias.
  */
 export function noUsableLogin(
   provider: ProviderId,
-  checks: ReadonlyArray<LoginCheck | undefined>,
+  logins: readonly LoginFinding[],
 ): { readonly fix: string; readonly message: string } {
-  const distinct = [...new Set(checks.map((check) => check && (check.fix ?? loginFix(provider, check.state))))];
-  const fix = (distinct.length === 1 && distinct[0]) || familyOf(provider).fix.login;
+  const fixes = logins.flatMap((login) => {
+    const fix = findingFix(provider, login);
+    return fix === undefined ? [] : [{ alias: login.alias, fix }];
+  });
+  const distinct = new Set(fixes.map(({ fix }) => fix));
+  const fix =
+    distinct.size === 0
+      ? familyOf(provider).fix.login
+      : distinct.size === 1
+        ? fixes[0].fix
+        : `fix one of them: ${fixes.map(({ alias, fix: one }) => `login "${alias}": ${one}`).join('; ')}`;
   return { fix, message: `${provider} has no usable login: its models answer errors until you ${fix}` };
 }
 
@@ -111,9 +137,14 @@ export function ownFixFailure(
   };
 }
 
-/** The readable message of a login's line: family, alias, state and the fix. */
-export function loginStateMessage(provider: ProviderId, account: string, check: LoginCheck): string {
-  const fix = check.fix ?? loginFix(provider, check.state);
+/** The readable message of a login's line: family, alias, state and the fix (`loginCommand`: the login's own). */
+export function loginStateMessage(
+  provider: ProviderId,
+  account: string,
+  check: LoginCheck,
+  loginCommand?: string,
+): string {
+  const fix = check.fix ?? loginFix(provider, check.state, loginCommand);
   const cli = check.cliVersion ? `${familyOf(provider).fix.cli} ${check.cliVersion}` : familyOf(provider).fix.cli;
   const what = `${provider} login "${account}" (${cli}): ${check.state.replace(/_/g, ' ')}${check.reason ? ` (${check.reason})` : ''}`;
   return fix ? `${what}; to fix: ${fix}` : what;

@@ -138,7 +138,7 @@ describe(ProviderAAuth.name, () => {
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(GatewayError);
     expect((failure as GatewayError).code).toBe('auth');
-    expect((failure as GatewayError).detail).toMatch(/run codex login/);
+    expect((failure as GatewayError).detail).toBe('provider_a login expired');
     expect(fake.tokenRequests()).toHaveLength(0);
     expect(loginLine('provider_a_login_expired', written.path, [written.accessToken]).fix).toBe(
       `run \`CODEX_HOME=${dir} codex login\` on the gateway's machine (it rewrites ${written.path})`,

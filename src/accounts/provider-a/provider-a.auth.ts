@@ -41,7 +41,8 @@ export function codexLoginCommand(file: string): string {
 const TOKEN_ENDPOINT_FIX =
   'the token endpoint (PROVIDER_A_TOKEN_URL) did not answer: check the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again';
 
-const loginError = (reason: string) => new GatewayError('auth', { detail: `provider_a ${reason}; run codex login` });
+/** A login that cannot serve (its fix, the login's command, is named by whoever reports the turn: AccountTurn.finalError). */
+const loginError = (reason: string) => new GatewayError('auth', { detail: `provider_a ${reason}` });
 
 /**
  * Refresh failures no retry can fix: the refresh token is dead until the user logs in again

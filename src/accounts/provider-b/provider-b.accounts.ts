@@ -24,10 +24,10 @@ export function createProviderBPool(
   proxy: UpstreamProxy,
   readUsage?: PlanUsageRead<ProviderBLogin>,
 ): AccountPool<ProviderBLogin> {
-  const specs = config.providerB.accounts.map(({ alias, loginFile }) => {
+  const specs = config.providerB.accounts.map(({ alias, loginFile, loginCommand }) => {
     const tokens = new ProviderBTokenSource({ alias, loginFile }, config.providerB.tokenUrl, Date.now, proxy);
     // A rewritten oauth_creds.json (a new Gemini login, the CLI's own refresh) is read again by the next turn.
-    return { alias, loginFile, handle: { tokens }, loginFileChanged: () => tokens.loginFileChanged() };
+    return { alias, loginFile, loginCommand, handle: { tokens }, loginFileChanged: () => tokens.loginFileChanged() };
   });
   return pools.create(
     'provider_b',

@@ -174,7 +174,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
         'provider_b_auth_unavailable',
       );
       throw new GatewayError('auth', {
-        detail: 'provider_b login expired and has no refresh token; run the Gemini CLI login',
+        detail: 'provider_b login expired and has no refresh token',
       });
     }
     return this.refresh(file.refreshToken, logger);

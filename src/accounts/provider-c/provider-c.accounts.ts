@@ -209,6 +209,7 @@ export function createProviderCPool(
     return {
       alias: login.alias,
       loginFile: login.loginFile,
+      loginCommand: login.loginCommand,
       handle,
       loginFileChanged: () => handle.loginFileChanged(),
     };

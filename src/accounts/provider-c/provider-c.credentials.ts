@@ -40,6 +40,11 @@ export function claudeLoginCommand(configDir: string): string {
   return `run \`CLAUDE_CONFIG_DIR=${shellWord(configDir)} claude\` on the gateway's machine, then \`/login\` (it rewrites ${credentialsFileOf(configDir)})`;
 }
 
+/** What gives one token-file login a new token: a long-lived token written over the file. */
+export function claudeTokenFileCommand(file: string): string {
+  return `run \`claude setup-token\` on the gateway's machine and write the token it prints to ${file}`;
+}
+
 /**
  * Renews the access token of a Claude Code config directory (`login`: its alias and directory)
  * when it expires within `aheadMs`, and writes it back atomically in the CLI's own shape (other

@@ -27,11 +27,12 @@ export function createProviderAPool(
 ): AccountPool<ProviderALogin> {
   let pool: AccountPool<ProviderALogin> | undefined;
   const usageUrl = whamUsageUrl(config.providerA.url);
-  const specs = config.providerA.accounts.map(({ alias, loginFile }) => {
+  const specs = config.providerA.accounts.map(({ alias, loginFile, loginCommand }) => {
     const auth = new ProviderAAuth({ alias, loginFile }, config.providerA.tokenUrl, proxy);
     return {
       alias,
       loginFile,
+      loginCommand,
       handle: {
         auth,
         plan: new ProviderAPlanMeter(() => pool?.planOf(alias)),

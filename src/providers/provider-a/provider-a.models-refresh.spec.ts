@@ -49,6 +49,8 @@ function harness(
   const accounts = {
     stateOf: (alias: string) => ({ kind: alias === 'cooling' ? 'cooling' : 'ready' }),
     applyFailure: (alias: string) => failures.push(alias),
+    // The login's own command, as the pool names it (a login not in the Codex CLI's default home).
+    loginFixOf: (alias: string) => `run \`CODEX_HOME=/logins/${alias} codex login\``,
     liveAccounts: () =>
       logins.map(({ alias, token }) => ({
         alias,
@@ -149,8 +151,8 @@ describe(ProviderAModelsRefresh.name, () => {
       .map((record) => [record.reason, record.fix]);
     expect(fixes).toEqual([
       ['upstream status 503', 'nothing, if it passes: the list is fetched again in 60 s'],
-      ['upstream status 401', "run `codex login` on the gateway's machine"],
-      ['upstream status 403', "run `codex login` on the gateway's machine"],
+      ['upstream status 401', 'run `CODEX_HOME=/logins/default codex login`'],
+      ['upstream status 403', 'run `CODEX_HOME=/logins/default codex login`'],
       ['upstream status 404', expect.stringMatching(/^check PROVIDER_A_URL: .*PROVIDER_A_MODELS_REFRESH=0/)],
       [
         'the answer is not a model list',

@@ -139,7 +139,9 @@ export class ProviderAModelsRefresh {
   private fixFor(failure: FetchFailure): string {
     switch (failure.kind) {
       case 'login':
-        return loginFix('provider_a', 'refresh_refused') ?? 'log in again';
+        return failure.account !== undefined
+          ? this.options.accounts.loginFixOf(failure.account)
+          : (loginFix('provider_a', 'refresh_refused') ?? 'log in again');
       case 'not_found':
         return 'check PROVIDER_A_URL: the model list is read at its path with /models in place of /responses, and nothing answers there (404); PROVIDER_A_MODELS_REFRESH=0 uses the bundled list';
       case 'unreadable':
@@ -216,7 +218,7 @@ export class ProviderAModelsRefresh {
       } catch (error) {
         // What a failed refresh says about the login counts, as for a turn (a revoked login is dead).
         this.options.accounts.applyFailure(alias, error);
-        failure = { reason: `login ${alias} has no usable token`, kind: 'login' };
+        failure = { reason: `login ${alias} has no usable token`, kind: 'login', account: alias };
         continue;
       }
       try {
@@ -227,7 +229,7 @@ export class ProviderAModelsRefresh {
         });
         if (!response.ok) {
           void response.body?.cancel().catch(() => undefined);
-          return { reason: `upstream status ${response.status}`, kind: statusKind(response.status) };
+          return { reason: `upstream status ${response.status}`, kind: statusKind(response.status), account: alias };
         }
         const infos = parseModelsList(await readJsonCapped(response, MAX_LIST_BYTES));
         if (infos === 'not_a_model_list') return { reason: 'the answer is not a model list', kind: 'unreadable' };
@@ -254,6 +256,8 @@ export class ProviderAModelsRefresh {
 interface FetchFailure {
   readonly reason: string;
   readonly kind: 'login' | 'not_found' | 'unreadable' | 'transient';
+  /** The login it was tried with, when one was: a refusal's fix is that login's. */
+  readonly account?: string;
 }
 
 /** 401/403: the backend refuses the login; 404: nothing answers at that URL; else it may pass. */

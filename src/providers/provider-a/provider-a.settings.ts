@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { codexLoginCommand } from '../../accounts/provider-a/provider-a.auth';
 import type { AccountLogin, FamilyDerivedConfig } from '../../config/app-config';
 import { accountLogins } from '../../config/app-config';
 import type { FamilySettings, ParsedOf } from '../../config/settings';
@@ -128,13 +129,17 @@ export type ProviderAWire = ParsedOf<'PROVIDER_A_WIRE'>;
 /** The settings of provider_a, and its logins: PROVIDER_A_ACCOUNTS, else the one auth.json under CODEX_HOME. */
 export const PROVIDER_A_SETTINGS: FamilySettings = {
   rows: PROVIDER_A_ROWS,
-  derive: (read): Pick<FamilyDerivedConfig, 'providerA'> => {
+  derive: (read, { home }): Pick<FamilyDerivedConfig, 'providerA'> => {
     const codexHome = read.value('CODEX_HOME');
+    // `codex login` alone writes ~/.codex/auth.json; a login anywhere else names its own home.
+    const cliDefault = path.join(home, '.codex', 'auth.json');
     const accounts = accountLogins(
       read.given('PROVIDER_A_ACCOUNTS'),
       read.given('PROVIDER_A_AUTH_FILE'),
       path.join(codexHome, 'auth.json'),
       'PROVIDER_A',
+    ).map((login) =>
+      login.loginFile === cliDefault ? login : { ...login, loginCommand: codexLoginCommand(login.loginFile) },
     );
     return { providerA: { codexHome, authFile: accounts[0].loginFile, accounts } };
   },

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { geminiLoginCommand } from '../../accounts/provider-b/provider-b.auth';
 import type { AccountLogin, FamilyDerivedConfig } from '../../config/app-config';
 import { accountLogins } from '../../config/app-config';
 import type { FamilySettings } from '../../config/settings';
@@ -100,13 +101,17 @@ declare module '../../config/app-config' {
 /** The settings of provider_b, and its logins: PROVIDER_B_ACCOUNTS, else the one oauth_creds.json under GEMINI_HOME. */
 export const PROVIDER_B_SETTINGS: FamilySettings = {
   rows: PROVIDER_B_ROWS,
-  derive: (read): Pick<FamilyDerivedConfig, 'providerB'> => {
+  derive: (read, { home }): Pick<FamilyDerivedConfig, 'providerB'> => {
     const geminiHome = read.value('GEMINI_HOME');
+    // `gemini` alone writes ~/.gemini/oauth_creds.json; a login anywhere else names its own home.
+    const cliDefault = path.join(home, '.gemini', 'oauth_creds.json');
     const accounts = accountLogins(
       read.given('PROVIDER_B_ACCOUNTS'),
       read.given('PROVIDER_B_AUTH_FILE'),
       path.join(geminiHome, 'oauth_creds.json'),
       'PROVIDER_B',
+    ).map((login) =>
+      login.loginFile === cliDefault ? login : { ...login, loginCommand: geminiLoginCommand(login.loginFile) },
     );
     return { providerB: { geminiHome, authFile: accounts[0].loginFile, accounts } };
   },

@@ -25,6 +25,7 @@ export const providerC: Family = {
     return config.providerC.accounts.map((login: ProviderCLogin) => ({
       provider: 'provider_c',
       account: login.alias,
+      loginCommand: login.loginCommand,
       spawnsCli: login.kind === 'cli',
       check: (now) => checkProviderCLogin(login, { command: config.providerC.command, childEnv: base }, now),
     }));

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isClaudeCredentialRoute } from '../../accounts/provider-c/provider-c.credential-routes';
 import type { ProviderCLogin } from '../../accounts/provider-c/provider-c.credentials';
+import { claudeLoginCommand, claudeTokenFileCommand } from '../../accounts/provider-c/provider-c.credentials';
 import type { FamilyDerivedConfig } from '../../config/app-config';
 import { ConfigError, DEFAULT_ACCOUNT_ALIAS } from '../../config/app-config';
 import type { AccountSetting, FamilySettings } from '../../config/settings';
@@ -118,8 +119,21 @@ function providerCLogins(
         `invalid setting PROVIDER_C_ACCOUNTS: ${alias}: ${resolved} is neither a Claude Code config directory nor a token file`,
       );
     }
-    return stat.isDirectory()
-      ? { alias, kind: 'config_dir', location: resolved, loginFile: path.join(resolved, '.credentials.json') }
-      : { alias, kind: 'token_file', location: resolved, loginFile: resolved };
+    if (!stat.isDirectory())
+      return {
+        alias,
+        kind: 'token_file',
+        location: resolved,
+        loginFile: resolved,
+        loginCommand: claudeTokenFileCommand(resolved),
+      };
+    const login: ProviderCLogin = {
+      alias,
+      kind: 'config_dir',
+      location: resolved,
+      loginFile: path.join(resolved, '.credentials.json'),
+    };
+    // `claude` alone keeps its login in ~/.claude; any other directory is named in its command.
+    return resolved === path.join(home, '.claude') ? login : { ...login, loginCommand: claudeLoginCommand(resolved) };
   });
 }
