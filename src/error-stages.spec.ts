@@ -70,7 +70,7 @@ describe('every stage writes an error through the one writer', () => {
     app.get('/filter', (request, response) => filter.catch(errorOf(request), hostOf(request, response)));
     // The structured route's failure path (its failure answer, for the filter, and its controller).
     app.get('/structured', markStructuredRoute(), (request, response) =>
-      answerStructuredFailure(request, response, errorOf(request), false, telemetry, silent),
+      answerStructuredFailure(request, response, errorOf(request), false, telemetry),
     );
     // The HTTP middleware's own rejections.
     const ok: RequestHandler = (_request, response) => response.end('ok');

@@ -521,15 +521,26 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     await start();
     for (let refusal = 0; refusal < 3; refusal++)
       fake().enqueueToken({ status: 400, body: { error: 'invalid_grant', error_description: 'secret words' } });
-    expect((await post(chat('refused'))).status).toBe(403);
+    expect((await post(chat('refused'), { 'x-request-id': 'refused-1' })).status).toBe(403);
+    // Two logins refused and the turn moved once: its lines about each login are at info, its one
+    // warning names the login it ended on and that login's own command.
+    await gateway!.logs.failureLine('refused-1', 40, {
+      status: 403,
+      error_code: 'auth',
+      fix: expect.stringMatching(/^run `CODEX_HOME=\S+ codex login` on the gateway's machine/),
+    });
     const second = await post(chat('refused-2'), { 'x-request-id': 'refused-2' });
     expect(second.status).toBe(403);
     // Every login is dead, none in the Codex CLI's default home: the client's message, the request's
     // line and each login's own state line name the login's own command, never the plain `codex login`.
     const message = ((await second.json()) as Json).error.message as string;
     for (const alias of ALIASES) expect(message).toContain(`login "${alias}": ${ownCommand(alias)}`);
-    const [summary] = gateway!.logs.records('chat_completion').filter((line) => line.reqId === 'refused-2');
-    expect(summary).toMatchObject({ status: 403, error_code: 'auth' });
+    // One line at warn for the failed request, naming every login's own command whole.
+    const summary = await gateway!.logs.failureLine('refused-2', 40, {
+      status: 403,
+      error_code: 'auth',
+      fix: `fix one of them: ${ALIASES.map((alias) => `login "${alias}": ${ownCommand(alias)}`).join('; ')}`,
+    });
     expect(message.startsWith(summary.error_message as string)).toBe(true);
     for (const alias of ALIASES)
       expect(stateLines().filter((line) => line.account === alias)).toEqual([

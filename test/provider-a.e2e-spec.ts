@@ -153,6 +153,17 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       });
       expect(done).toBe(true);
       expect(fake().requests()).toHaveLength(1);
+      // A failure after output is an error of the request, not a success: one error line, saying
+      // what the upstream reported, though the client's status was 200.
+      await gateway.logs.failureLine(after.headers.get('x-request-id')!, 50, {
+        status: 200,
+        error_code: 'upstream',
+        upstream_code: 'server_error',
+      });
+      // The turn's own line says it too, at info, as for a turn that failed before acceptance.
+      expect(
+        gateway.logs.records('upstream_turn_failed').filter((line) => line.reqId === after.headers.get('x-request-id')),
+      ).toEqual([expect.objectContaining({ level: 30, error_code: 'upstream', upstream_code: 'server_error' })]);
     });
 
     it('answers a usage limit with 429 and Retry-After 30 after one connection (docs/upstream/provider-a.md §12.34)', async () => {
@@ -182,9 +193,12 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
 
     it('recovers from one 503 and gives 502 after three, counting connections (docs/upstream/provider-a.md §12.36)', async () => {
       fake().enqueue({ reject: { status: 503 }, frames: [] }, textReply('recovered'));
-      const ok = (await (await post(gateway, chatBody())).json()) as Json;
+      const recovered = await post(gateway, chatBody());
+      const ok = (await recovered.json()) as Json;
       expect(ok.choices[0].message.content).toBe('recovered');
       expect(fake().requests()).toHaveLength(2);
+      // A retried attempt that then succeeded is no warning.
+      expect(await gateway.logs.warnings(recovered.headers.get('x-request-id')!)).toEqual([]);
 
       fake().reset();
       fake().enqueue(
@@ -194,17 +208,40 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       const response = await post(gateway, chatBody());
       expect(response.status).toBe(502);
       expect(fake().requests()).toHaveLength(3);
+      // Three attempts, two retries, one failed turn: one error line for the request, with the
+      // upstream's answer; the attempts are told at info.
+      const requestId = response.headers.get('x-request-id')!;
+      await gateway.logs.failureLine(requestId, 50, { status: 502, error_code: 'upstream', upstream_status: 503 });
+      expect(
+        gateway.logs
+          .records()
+          .filter((line) => line.reqId === requestId && String(line.event).startsWith('upstream_'))
+          .map((line) => [line.event, line.level]),
+      ).toEqual([
+        ['upstream_attempt_failed', 30],
+        ['upstream_retry', 30],
+        ['upstream_attempt_failed', 30],
+        ['upstream_retry', 30],
+        ['upstream_attempt_failed', 30],
+        ['upstream_turn_failed', 30],
+      ]);
     });
 
     it('does not retry a socket dropped after text: error chunk, [DONE], one connection (docs/upstream/provider-a.md §12.37)', async () => {
       fake().enqueue({ frames: [created(), textDelta('partial'), { disconnect: true }] }, textReply('never'));
-      const { chunks, done } = await readSse(await post(gateway, chatBody({ stream: true })));
+      const response = await post(gateway, chatBody({ stream: true }));
+      const { chunks, done } = await readSse(response);
       expect(chunks.map((chunk) => chunk.choices[0]?.delta.content).filter(Boolean)).toEqual([
         'partial',
         '[error: upstream error]',
       ]);
       expect(done).toBe(true);
       expect(fake().requests()).toHaveLength(1);
+      await gateway.logs.failureLine(response.headers.get('x-request-id')!, 50, {
+        status: 200,
+        error_code: 'upstream',
+        detail: expect.any(String),
+      });
     });
 
     it('closes the upstream connection within 1 s when the client disconnects (docs/upstream/provider-a.md §12.38)', async () => {
@@ -223,10 +260,17 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       const { chunks, done } = await readSse(response);
       expect(chunks.at(-1)!.choices[0].delta.content).toBe('[error: timeout]');
       expect(done).toBe(true);
-      // The operator's line tells the idle bound from the turn's deadline, and names the setting.
-      const requestId = response.headers.get('x-request-id');
+      // The operator's one line tells the idle bound from the turn's deadline, and names the setting to raise.
+      const requestId = response.headers.get('x-request-id')!;
+      await gateway.logs.failureLine(requestId, 50, {
+        status: 200,
+        error_code: 'timeout',
+        detail: 'provider_a: no upstream event for 1000 ms (GATEWAY_STREAM_IDLE_TIMEOUT)',
+        fix: expect.stringContaining('raise GATEWAY_STREAM_IDLE_TIMEOUT'),
+      });
       expect(gateway.logs.records('upstream_attempt_failed').filter((line) => line.reqId === requestId)).toEqual([
         expect.objectContaining({
+          level: 30,
           error_code: 'timeout',
           detail: 'provider_a: no upstream event for 1000 ms (GATEWAY_STREAM_IDLE_TIMEOUT)',
         }),

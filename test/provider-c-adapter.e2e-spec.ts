@@ -491,12 +491,13 @@ describe('ProviderCAdapter with the fake claude', () => {
         .stream(request(), waiting.context)
         .catch((thrown: unknown) => thrown)) as GatewayError;
       expect(error.code).toBe('queue_timeout');
-      // The wait and its refusal are logged under the waiting request; the turn that ran at once logs neither.
+      // The wait and its refusal are logged under the waiting request, at info (the request's own line is
+      // its warning); the turn that ran at once logs neither.
       const ids = { provider: 'provider_c_processes', request_id: 'req-1' };
       expect(waiting.logs.filter((log) => String(log.event).startsWith('queue_'))).toEqual([
         { level: 'info', event: 'queue_wait', ...ids, position: 1 },
         {
-          level: 'warn',
+          level: 'info',
           event: 'queue_timeout',
           ...ids,
           wait_ms: expect.any(Number),

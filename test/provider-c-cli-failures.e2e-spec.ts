@@ -106,11 +106,18 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       expect(result.headers.get('content-type')).toContain('application/json');
       expect(result.body.error).toMatchObject({ type: 'permission_error', code: 'upstream_login_required' });
       expect(JSON.stringify(result.body)).not.toMatch(/Invalid API key|Please run \/login/);
-      // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message`.
+      // The CLI's words reach only the bounded, sanitized `upstream_message` of the upstream_* lines
+      // and of the request's own line (its one warning).
       const records = gateway.logs.records();
-      expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toContain(
+      expect(JSON.stringify(records.map(({ upstream_message: _words, ...rest }) => rest))).not.toContain(
         'Invalid API key',
       );
+      expect(records.find((record) => record.event === 'chat_completion')).toMatchObject({
+        level: 40,
+        error_code: 'auth',
+        upstream_message: 'Invalid API key · Please run /login',
+        fix: expect.stringContaining('`/login`'),
+      });
       expect(records.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({
         provider: 'provider_c',
         account: 'default',

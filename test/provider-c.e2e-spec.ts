@@ -1055,11 +1055,16 @@ describe('provider_c with the real Claude Code CLI and no login', () => {
     expect(plain.status).toBe(403);
     expectNoCliText(await plain.text());
     expect(noLoginApi.messages()).toEqual([]);
-    // The CLI's words reach only the upstream_* lines' bounded, sanitized `upstream_message`.
+    // The CLI's words reach only the bounded, sanitized `upstream_message` of the upstream_* lines
+    // and of the request's own line, its one warning, which names the fix.
     const records = noLoginGateway.logs.records();
-    expect(JSON.stringify(records.filter((record) => !String(record.event).startsWith('upstream_')))).not.toMatch(
-      CLI_ERROR_TEXT,
-    );
+    expect(JSON.stringify(records.map(({ upstream_message: _words, ...rest }) => rest))).not.toMatch(CLI_ERROR_TEXT);
+    await noLoginGateway.logs.failureLine('abc-123', 40, {
+      status: 403,
+      error_code: 'auth',
+      upstream_message: 'Not logged in · Please run /login',
+      fix: expect.stringContaining('`/login`'),
+    });
     expect(records.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({
       reqId: 'abc-123',
       provider: 'provider_c',

@@ -519,11 +519,18 @@ describe('agent queue (POST /v1/chat/completions)', () => {
         'queue_timeout',
         withHash(keyHash('chat:header:x-conversation-id:own-turn')),
       );
+      // The queue's line is the detail, at info; the request's one warning is its chat_completion,
+      // whose message names the same setting.
       expect(record).toMatchObject({
-        level: 40,
+        level: 30,
         key_mode: 'chat:header:x-conversation-id',
         blocked_by: 'key',
         setting: 'PRIMARY_AGENT_MAX_ACTIVE_PER_KEY',
+      });
+      await gateway.logs.failureLine(refused.headers.get('x-request-id')!, 40, {
+        status: 429,
+        error_code: 'queue_timeout',
+        error_message: expect.stringContaining('PRIMARY_AGENT_MAX_ACTIVE_PER_KEY=1'),
       });
       expect(fake.requests('streamGenerateContent')).toHaveLength(1);
       holder.leave();

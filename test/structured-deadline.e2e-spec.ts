@@ -128,6 +128,15 @@ describe('structured deadline, upstream failures and output', () => {
       request_id: 'r-up-auth',
       contract_version: '2.0.0',
     });
+    // The request's one warning is its audit line: what the upstream said and the login's own command.
+    await harness.gateway.logs.failureLine(answer.headers.get('x-request-id')!, 40, {
+      event: 'structured_failure',
+      code: 'auth_error',
+      error_code: 'auth',
+      upstream_status: 401,
+      upstream_message: 'token expired SECRET-UP',
+      fix: expect.stringMatching(/^run `CODEX_HOME=\S+ codex login`/),
+    });
   });
 
   it('maps an upstream usage limit to rate_limited 429 with the reset hint', async () => {

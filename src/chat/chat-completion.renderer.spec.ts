@@ -147,7 +147,7 @@ describe(writeChatStream.name, () => {
       delta: { content: '[error: invalid upstream tool call]' },
       finish_reason: 'stop',
     });
-    expect(outcome.errorCode).toBe('invalid_tool_call');
+    expect(outcome.failure?.code).toBe('invalid_tool_call');
   });
 
   it('treats a stream that ends without finish or error as an upstream error', async () => {

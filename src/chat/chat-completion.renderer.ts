@@ -259,8 +259,8 @@ class TurnReader {
 export interface StreamOutcome {
   /** Finish reason written to the client; undefined when the stream ended in an error chunk. */
   readonly finishReason?: ClientFinishReason;
-  /** Internal code of the error written as an error chunk. */
-  readonly errorCode?: GatewayError['code'];
+  /** The failure written as an error chunk (its code, cause and fix go to the request's line). */
+  readonly failure?: GatewayError;
   /** The client left; nothing more was written. */
   readonly clientGone: boolean;
   readonly toolCalls: number;
@@ -316,7 +316,7 @@ export async function writeChatStream(
     const done = writer.sendDone();
     if (typeof done !== 'boolean') await done;
     writer.end();
-    return { errorCode: failure.code, clientGone: false, toolCalls: 0, usage };
+    return { failure, clientGone: false, toolCalls: 0, usage };
   }
   for (const call of collector.valid) {
     const sent = writer.sendJson(chunks.toolCall(call));

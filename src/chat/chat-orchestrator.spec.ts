@@ -66,8 +66,8 @@ class FakeAdapter implements ProviderAdapter {
 function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
   const config = loadConfig({ HOME: '/nonexistent', GATEWAY_PROVIDERS: 'provider_a', ...env });
   const records: Record<string, unknown>[] = [];
-  const push = (fields: Record<string, unknown>) => records.push(fields);
-  const logger = { info: push, warn: push, debug: push, error: push } as EventLogger;
+  const at = (level: string) => (fields: Record<string, unknown>) => records.push({ level, ...fields });
+  const logger = { info: at('info'), warn: at('warn'), debug: at('debug'), error: at('error') } as EventLogger;
   const counted: string[] = [];
   const metrics = {
     chatRequest: (fields: { status: number }) => counted.push(`request:${fields.status}`),
@@ -141,9 +141,9 @@ describe(ChatOrchestrator.name, () => {
 
   it('counts a stream that ended in an error chunk as an upstream error only when the code is an upstream one', async () => {
     const endedIn =
-      (errorCode: 'timeout' | 'internal'): TurnRenderer<ChatEvent[]> =>
+      (code: 'timeout' | 'internal'): TurnRenderer<ChatEvent[]> =>
       async (events) => ({
-        outcome: { clientGone: false, toolCalls: 0, errorCode },
+        outcome: { clientGone: false, toolCalls: 0, failure: new GatewayError(code) },
         result: await readAll(events).then((r) => r.result),
       });
     for (const code of ['timeout', 'internal'] as const) {
@@ -155,6 +155,45 @@ describe(ChatOrchestrator.name, () => {
       expect(counted.filter((entry) => entry.startsWith('upstream_error'))).toEqual(
         code === 'timeout' ? ['upstream_error:timeout'] : [],
       );
+    }
+  });
+
+  it('logs a bug as the one error line of its request: chat_completion with error_code internal and the error itself', async () => {
+    const { orchestrator, command, records } = setup(new FakeAdapter({ events: reply }));
+    const bug = new TypeError('cannot read x of undefined');
+    const failure = await orchestrator
+      .run(command({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hi' }] }), async () => {
+        throw bug;
+      })
+      .catch((thrown: unknown) => thrown);
+    expect((failure as GatewayError).code).toBe('internal');
+    expect(records.filter((record) => record.level === 'warn' || record.level === 'error')).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        event: 'chat_completion',
+        status: 500,
+        error_code: 'internal',
+        err: bug,
+      }),
+    ]);
+  });
+
+  it('logs a stream that failed after its headers at the level of the failure, not of the 200 the client got', async () => {
+    for (const [code, level] of [
+      ['timeout', 'error'],
+      ['usage_limit', 'warn'],
+    ] as const) {
+      const { orchestrator, command, completions } = setup(new FakeAdapter({ events: reply }));
+      await orchestrator.run(
+        command({ model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: code }] }),
+        async (events) => ({
+          outcome: { clientGone: false, toolCalls: 0, failure: new GatewayError(code, { fix: `the fix of ${code}` }) },
+          result: await readAll(events).then((r) => r.result),
+        }),
+      );
+      expect(completions()).toEqual([
+        expect.objectContaining({ level, status: 200, error_code: code, fix: `the fix of ${code}` }),
+      ]);
     }
   });
 

@@ -11,10 +11,11 @@ import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
 import type { ErrorCode } from '../core/error-codes';
-import { answerLogLevel, errorSpec } from '../core/error-codes';
+import { answerLogLevel } from '../core/error-codes';
 import { clientLeft, GatewayError } from '../core/gateway.error';
 import { GatewayMetrics, modelLabel } from '../metrics/gateway-metrics';
 import type { CallContext, ChatRequest } from '../providers/shared/provider-adapter';
+import { failureLogFields } from '../providers/shared/upstream-log';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { isToolTurn, QueueKey } from '../queue/chat-identity';
@@ -53,8 +54,8 @@ export interface TurnOutcome {
   readonly clientGone: boolean;
   /** The finish reason given to the client (`tool_calls` when it got tool calls). */
   readonly finishReason?: string;
-  /** An error written in-band after acceptance (the contract's error chunk). */
-  readonly errorCode?: ErrorCode;
+  /** The failure written in-band after acceptance (the contract's error chunk). */
+  readonly failure?: GatewayError;
   readonly toolCalls: number;
   /** The id of the first tool call the client got: how the chat's next turn will find its identity. */
   readonly firstToolCallId?: string;
@@ -159,11 +160,12 @@ export class ChatOrchestrator {
           telemetry.finished({ status: 499, errorCode: 'canceled' });
         } else {
           this.aliases.remember(command.conversation, outcome.firstToolCallId);
-          if (outcome.errorCode && errorSpec(outcome.errorCode).upstream) telemetry.upstreamError(outcome.errorCode);
+          const { failure } = outcome;
+          if (failure?.spec.upstream) telemetry.upstreamError(failure.code);
           telemetry.finished({
             status: 200,
             finishReason: outcome.finishReason,
-            errorCode: outcome.errorCode,
+            failure: failure?.attributeTo(telemetry.provider),
             toolCalls: outcome.toolCalls,
           });
         }
@@ -301,13 +303,12 @@ export class ChatOrchestrator {
       return signal!.reason ?? thrown;
     }
     const error = toGatewayError(signal?.aborted ? signal.reason : thrown).attributeTo(telemetry.provider);
-    if (error.code === 'internal')
-      telemetry.logger.error({ event: 'chat_internal_error', err: thrown }, 'chat_internal_error');
     if (error.spec.upstream) telemetry.upstreamError(error.code);
     const status = error.spec.status;
     // A refusal the client can fix (a 4xx, not a client that left): the line says why, as it was told.
     const reason = status >= 400 && status < 499 ? clientErrorLogFields(error) : undefined;
-    telemetry.finished({ status, errorCode: error.code, ...reason });
+    // A bug: the one line of the request carries it (`err`: type, message and stack) to report.
+    telemetry.finished({ status, failure: error, ...reason, ...(error.code === 'internal' ? { err: thrown } : {}) });
     return error;
   }
 }
@@ -446,14 +447,25 @@ class ChatTelemetry {
     this.metrics.tokensUsed(provider, 'reasoning', usage.reasoningTokens ?? 0);
   }
 
+  /**
+   * Records the request once: its metrics and its one `chat_completion` line. A failed request's
+   * line is its only one at warn or above (docs/troubleshooting.md "One line per failure"): it
+   * carries what the turn's last failure was and its fix (`failureLogFields`), and its level is that
+   * failure's own status, error for a 5xx and warn for a 4xx, also after a stream went out as 200.
+   */
   finished(fields: {
     status: number;
     finishReason?: string;
+    /** The failure answered (a status) or written in-band (an error chunk). */
+    failure?: GatewayError;
+    /** The code of a request that did not fail (`canceled`: the client left). */
     errorCode?: ErrorCode;
     toolCalls?: number;
     /** A client error's field and message (`clientErrorLogFields`). */
     param?: string;
     error_message?: string;
+    /** A bug's own error, for the line (pino's `err` serializer). */
+    err?: unknown;
   }): void {
     if (this.recorded) return;
     this.recorded = true;
@@ -465,6 +477,7 @@ class ChatTelemetry {
       stream: this.request.stream,
       durationSeconds: durationMs / 1000,
     });
+    const { failure } = fields;
     const record = {
       event: 'chat_completion',
       provider: this.model?.provider ?? 'none',
@@ -472,14 +485,21 @@ class ChatTelemetry {
       stream: this.request.stream,
       status: fields.status,
       finish_reason: fields.finishReason,
-      error_code: fields.errorCode,
+      error_code: failure?.code ?? fields.errorCode,
       param: fields.param,
       error_message: fields.error_message,
+      ...(failure ? failureLogFields(failure) : undefined),
+      err: fields.err,
       tool_calls: fields.toolCalls ?? 0,
       duration_ms: Math.round(durationMs),
       ttft_ms: this.firstOutputAt === undefined ? undefined : Math.round(this.firstOutputAt - this.startedAt),
       ...this.upstreamFields,
     };
-    this.logger[answerLogLevel(fields.status, fields.errorCode)](record, 'chat_completion');
+    // The failure's own status decides, not the one the client got: a stream that failed after its
+    // headers went out as 200 is still an error of the request (the one rule: answerLogLevel).
+    this.logger[answerLogLevel(failure?.spec.status ?? fields.status, failure?.code ?? fields.errorCode)](
+      record,
+      'chat_completion',
+    );
   }
 }

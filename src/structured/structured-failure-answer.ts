@@ -35,6 +35,6 @@ export class StructuredFailureAnswer implements RouteFailureAnswer {
       logger,
       auditSubjectOf(request.body, caller, this.allowlist),
     );
-    answerStructuredFailure(request, response, exception, false, telemetry, logger);
+    answerStructuredFailure(request, response, exception, false, telemetry);
   }
 }

@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import { writeErrorResponse } from '../common/errors/error-writer';
 import { toGatewayError } from '../common/errors/to-gateway-error';
-import type { EventLogger } from '../core/event-logger';
 import { structuredHttpStatus } from '../core/error-codes';
 import type { GatewayError } from '../core/gateway.error';
 import type { StructuredAllowlist } from './structured-allowlist';
@@ -33,25 +32,22 @@ export function answerStructuredFailure(
   thrown: unknown,
   clientGone: boolean,
   telemetry: StructuredTelemetry,
-  logger: EventLogger,
 ): void {
   if (clientGone || response.headersSent || response.destroyed) {
     telemetry.canceled();
     return;
   }
-  writeErrorResponse(request, response, recordStructuredFailure(thrown, telemetry, logger));
+  writeErrorResponse(request, response, recordStructuredFailure(thrown, telemetry));
 }
 
 /** Records a structured failure once (audit line, metrics) and returns it as a GatewayError to answer. */
-export function recordStructuredFailure(
-  thrown: unknown,
-  telemetry: StructuredTelemetry,
-  logger: EventLogger,
-): GatewayError {
+export function recordStructuredFailure(thrown: unknown, telemetry: StructuredTelemetry): GatewayError {
   const error = toGatewayError(thrown);
-  // A bug, not an upstream failure: the client sees upstream_error, the log keeps the cause.
-  if (error.code === 'internal')
-    logger.error({ event: 'structured_internal_error', err: error.cause ?? error }, 'structured_internal_error');
-  telemetry.failed(error, structuredHttpStatus(error.spec));
+  // A bug, not an upstream failure: the client sees upstream_error, the request's line keeps the cause.
+  telemetry.failed(
+    error,
+    structuredHttpStatus(error.spec),
+    error.code === 'internal' ? (error.cause ?? error) : undefined,
+  );
   return error;
 }

@@ -112,7 +112,7 @@ export class StructuredOrchestrator {
       if (clientLeft(signal)) return this.canceled(telemetry);
       // The gateway ended the request (the drain deadline): its reason is the answer.
       const failure = signal.aborted ? signal.reason : error;
-      return { kind: 'failure', error: recordStructuredFailure(failure, telemetry, logger) };
+      return { kind: 'failure', error: recordStructuredFailure(failure, telemetry) };
     } finally {
       if (inflight) this.metrics.structuredInflightChanged(-1);
     }

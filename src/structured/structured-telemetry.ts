@@ -6,6 +6,7 @@ import { answerLogLevel } from '../core/error-codes';
 import type { EventLogger } from '../core/event-logger';
 import type { GatewayError } from '../core/gateway.error';
 import type { GatewayMetrics } from '../metrics/gateway-metrics';
+import { failureLogFields } from '../providers/shared/upstream-log';
 
 /** What the audit record knows about a request before (or without) a parsed envelope. */
 export interface AuditSubject {
@@ -46,8 +47,12 @@ export class StructuredTelemetry {
     this.logger.info({ ...this.fields(event), status: 200 }, event);
   }
 
-  /** An error body was written with `status`. */
-  failed(error: GatewayError, status: number): void {
+  /**
+   * An error body was written with `status`. The line is the request's one warning (docs/
+   * troubleshooting.md "One line per failure"): its code, and what the failure was and its fix
+   * (`failureLogFields`: the upstream's words, the setting or login command); a bug's own `err`.
+   */
+  failed(error: GatewayError, status: number, bug?: unknown): void {
     if (!this.claim()) return;
     const code = error.spec.structuredCode;
     const event = code === 'idempotency_conflict' ? 'structured_conflict' : 'structured_failure';
@@ -55,7 +60,15 @@ export class StructuredTelemetry {
     this.metrics.structuredCompleted(this.subject.modelLabel, code, this.latencyMs / 1000);
     // A refusal the client can fix: the line says why, as the client was told.
     const reason = status >= 400 && status < 500 ? clientErrorLogFields(error) : undefined;
-    const record = { ...this.fields(event), code, status, ...reason };
+    const record = {
+      ...this.fields(event),
+      code,
+      status,
+      error_code: error.code,
+      ...reason,
+      ...failureLogFields(error),
+      ...(bug === undefined ? {} : { err: bug }),
+    };
     this.logger[answerLogLevel(status, error.code)](record, event);
   }
 

@@ -29,6 +29,30 @@ export class LogCapture extends Writable {
     return this.lines.join('\n');
   }
 
+  /**
+   * The lines of one request at warn or above (pino level 40+), once its access line is written
+   * (the last line of a request, so none is still to come): what an operator who reads warnings
+   * sees of it. The rule (docs/troubleshooting.md "One line per failure") is at most one.
+   */
+  async warnings(requestId: string): Promise<Record<string, unknown>[]> {
+    await this.waitForLine((line) => line.includes(`"req":{"id":"${requestId}"`));
+    return this.records().filter((record) => record.reqId === requestId && Number(record.level) >= 40);
+  }
+
+  /**
+   * Asserts that a failed request has exactly one line at warn or above, its `chat_completion` at
+   * `level`, carrying `fields` (what happened and the fix); returns that line.
+   */
+  async failureLine(
+    requestId: string,
+    level: 40 | 50,
+    fields: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const lines = await this.warnings(requestId);
+    expect(lines).toEqual([expect.objectContaining({ event: 'chat_completion', level, ...fields })]);
+    return lines[0];
+  }
+
   /** Parsed records whose `event` (or msg) equals `name`. */
   records(name?: string): Record<string, unknown>[] {
     const parsed = this.lines.map((line) => JSON.parse(line) as Record<string, unknown>);

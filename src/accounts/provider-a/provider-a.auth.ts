@@ -136,15 +136,17 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     const { state, fingerprint } = await this.readLogin();
     if (this.tokens.isUsable(state, rejectedToken))
       return cachedToken(state.accessToken, state.accountId, state.expiresAt);
+    // The login's lines are the detail, at info: what the failure comes to is said once, at warn, by
+    // the request's line (its fix included) or the login's state line (docs/troubleshooting.md).
     if (!state.refreshToken) {
-      logger.warn(
+      logger.info(
         { event: 'provider_a_login_expired', ...this.logFields, fix: codexLoginCommand(this.authFile) },
         'provider_a_login_expired',
       );
       throw loginError('login expired');
     }
     if (this.deadLogin === fingerprint) {
-      logger.warn(
+      logger.info(
         { event: 'provider_a_login_revoked', ...this.logFields, fix: codexLoginCommand(this.authFile) },
         'provider_a_login_revoked',
       );
@@ -193,7 +195,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     } catch (error) {
       if (error instanceof GatewayError) {
         // The endpoint gave no answer: not a login problem (see tokenEndpointFailure).
-        logger.warn(
+        logger.info(
           {
             event: 'provider_a_token_refresh_failed',
             ...this.logFields,
@@ -202,11 +204,11 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
           },
           'provider_a_token_refresh_failed',
         );
-        throw error;
+        throw error.with({ fix: TOKEN_ENDPOINT_FIX });
       }
       const failure = error instanceof TokenRefreshError ? error : new TokenRefreshError(undefined, undefined);
       // Only the endpoint's error code is logged, never its description or any token.
-      logger.warn(
+      logger.info(
         {
           event: 'provider_a_token_refresh_failed',
           ...this.logFields,

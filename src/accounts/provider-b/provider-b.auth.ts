@@ -158,13 +158,17 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     }
   }
 
+  /**
+   * The login's lines are the detail, at info: what a failure comes to is said once, at warn, by the
+   * request's line (its fix included) or the login's state line (docs/troubleshooting.md).
+   */
   private async loadOrRefresh(rejected: string | undefined, logger: EventLogger): Promise<ProviderBCredential> {
     const file = await this.readFile(logger);
     if (file.accessToken && this.tokens.isUsable(file, rejected)) {
       return { accessToken: file.accessToken, expiresAt: file.expiresAt, loginKey: loginKey(file) };
     }
     if (!file.refreshToken) {
-      logger.warn(
+      logger.info(
         {
           event: 'provider_b_auth_unavailable',
           ...this.logFields,
@@ -187,7 +191,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     } catch (error) {
       const missing = errnoOf(error) === 'ENOENT';
       const reason = missing ? 'missing' : 'unreadable';
-      logger.warn(
+      logger.info(
         {
           event: 'provider_b_auth_unavailable',
           ...this.logFields,
@@ -210,7 +214,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
       expiresAt: typeof raw.expiry_date === 'number' && Number.isFinite(raw.expiry_date) ? raw.expiry_date : undefined,
     };
     if (!file.accessToken && !file.refreshToken) {
-      logger.warn(
+      logger.info(
         {
           event: 'provider_b_auth_unavailable',
           ...this.logFields,
@@ -245,7 +249,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     } catch (error) {
       // Not an auth problem: the token endpoint did not answer (the classification is shared with provider_a).
       const failure = tokenEndpointFailure('provider_b', error);
-      logger.warn(
+      logger.info(
         {
           event: 'provider_b_auth_refresh_failed',
           ...this.logFields,
@@ -254,11 +258,11 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
         },
         'provider_b_auth_refresh_failed',
       );
-      throw failure;
+      throw failure.with({ fix: TOKEN_ENDPOINT_FIX });
     }
     if (!answer.ok) {
       const code = answer.errorCode !== undefined ? sanitizeIdentifier(answer.errorCode) : undefined;
-      logger.warn(
+      logger.info(
         {
           event: 'provider_b_auth_refresh_failed',
           ...this.logFields,

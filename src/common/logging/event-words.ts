@@ -24,12 +24,10 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   unhandled_error: 'a request failed on a bug in the gateway',
   structured_enabled: 'structured inference is on, {models} models allowed',
   structured_models_dropped: 'STRUCTURED_MODELS names models that cannot serve structured inference: {models}',
-  structured_internal_error: 'a structured request failed on a bug in the gateway',
   default_model_not_served:
     'the default model {default_model} belongs to {family}, which is not enabled: every chat request without model fails',
   // ── Chat and structured requests ─────────────────────────────────────────────────────────────
   chat_completion: 'chat {status} on {model}',
-  chat_internal_error: 'a chat failed on a bug in the gateway',
   chat_json_invalid: 'the answer did not satisfy response_format (attempt {attempt})',
   chat_tool_choice_unmet: 'the answer did not make the tool call tool_choice asks for (attempt {attempt})',
   context_manage: 'the conversation history was compacted',

@@ -17,8 +17,10 @@ import type { EventLogger } from '../../core/event-logger';
  * `request completed` (or `request aborted` when the client left first, `request errored` for a
  * 5xx) line per request with `req` (id, method, sanitized path), `res.statusCode` and
  * `responseTime` in ms, at the level of the one rule (answerLogLevel: info, warn for a 4xx, error
- * for a 5xx, info again for a drain's refusal). Health probes, which load balancers send every few
- * seconds, get theirs only at debug level.
+ * for a 5xx, info again for a drain's refusal) — at info when a line of the request already said
+ * its failure at warn or error (the route's own, with its cause and fix): a failed request has one
+ * warning, never two (docs/troubleshooting.md "One line per failure"). Health probes, which load
+ * balancers send every few seconds, get theirs only at debug level.
  */
 
 const REQUEST_LOG = Symbol('requestLog');
@@ -29,6 +31,9 @@ const REQUEST_LOG = Symbol('requestLog');
  * open stream then holds; this is the one small record the request already keeps.
  */
 class RequestLog implements EventLogger {
+  /** A line of this request went out at warn or above: its access line is then no second warning. */
+  reported = false;
+
   constructor(
     readonly id: string,
     private readonly root: Logger,
@@ -39,10 +44,12 @@ class RequestLog implements EventLogger {
   }
 
   warn(fields: Record<string, unknown>, message: string): void {
+    this.reported = true;
     this.root.warn({ reqId: this.id, ...fields }, message);
   }
 
   error(fields: Record<string, unknown>, message: string): void {
+    this.reported = true;
     this.root.error({ reqId: this.id, ...fields }, message);
   }
 
@@ -140,7 +147,11 @@ class AccessLine {
     // A client that left before any answer (499) is info: leaving is the client's right (a stopped
     // agent turn), not a failure of the request.
     const level = error ? 'error' : answerLogLevel(status, (response as LoggedResponse)[ANSWERED_CODE]);
-    if (level === 'error') {
+    if (level !== 'info' && this.request[REQUEST_LOG]?.reported) {
+      // The route's own line already said what failed and the fix, at warn or error: this one
+      // records the exchange only, so a failure is one warning, not two.
+      root.info(fields, outcome);
+    } else if (level === 'error') {
       // The status says what happened and the turn's `upstream_*` line why. A plain field, not
       // pino's `err`: its serializer writes a stack, which would say nothing here and may name
       // files of the deployment.

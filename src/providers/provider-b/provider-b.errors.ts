@@ -175,7 +175,8 @@ function refusedLogin(
   logger: EventLogger | undefined,
 ): GatewayError {
   const fix = PROVIDER_B_FIXES[refusal.reason];
-  logger?.warn(
+  // At info: the request's own line carries the same fix and link, as its one warning.
+  logger?.info(
     { event: 'provider_b_login_refused', reason: refusal.reason, fix, ...(refusal.link ? { link: refusal.link } : {}) },
     'provider_b_login_refused',
   );
@@ -185,6 +186,7 @@ function refusedLogin(
     ...base,
     detail: `${refusal.reason}: ${base.detail}`,
     publicMessage: `provider_b: ${fix}; see ${REFUSED_LOGIN_DOC}`,
+    fix: refusal.link ? `${fix} (Google's page: ${refusal.link})` : fix,
     provider: 'provider_b',
   });
 }

@@ -145,6 +145,7 @@ export async function discoverProject(
       throw new GatewayError('provider_project_required', {
         publicMessage: `provider_b: ${fix}; see ${PROJECT_SETUP_DOC}`,
         detail: decision.reason,
+        fix,
         provider: 'provider_b',
       });
     }
@@ -192,13 +193,17 @@ function unsupported(transport: DiscoveryTransport, ineligible: string[]): never
   logUnavailable(transport, 'provider_b_account_unsupported', ineligible);
   throw new GatewayError('provider_account_unsupported', {
     detail: `provider_b loadCodeAssist: no usable tier (${ineligible.map((code) => sanitizeIdentifier(code)).join(',')})`,
+    fix: PROVIDER_B_FIXES.provider_b_account_unsupported,
     upstreamStatus: 403,
   });
 }
 
 function onboardingFailed(transport: DiscoveryTransport, why: string): never {
   logUnavailable(transport, 'provider_b_onboarding_failed', []);
-  throw new GatewayError('auth', { detail: `provider_b_onboarding_failed: ${why}` });
+  throw new GatewayError('auth', {
+    detail: `provider_b_onboarding_failed: ${why}`,
+    fix: PROVIDER_B_FIXES.provider_b_onboarding_failed,
+  });
 }
 
 function logUnavailable(
@@ -207,7 +212,8 @@ function logUnavailable(
   ineligible: string[],
   fix: string = PROVIDER_B_FIXES[reason],
 ): void {
-  transport.logger.warn(
+  // At info: the turn's failure carries the same fix to the request's one warning.
+  transport.logger.info(
     {
       event: 'provider_b_project_unavailable',
       reason,

@@ -145,6 +145,9 @@ export function classifyRunFailure(failure: RunFailure, now: number = Date.now()
         detail: failure.idle
           ? 'provider_c: the child was stopped after no output for GATEWAY_STREAM_IDLE_TIMEOUT'
           : "provider_c: the child was stopped at the turn's deadline (PROVIDER_C_TIMEOUT, or the request's own deadline)",
+        fix: failure.idle
+          ? 'raise GATEWAY_STREAM_IDLE_TIMEOUT if the model may think silently for longer (0 turns the bound off)'
+          : "raise PROVIDER_C_TIMEOUT, the longest one turn may take, if the model's turns take longer (or the client gives the request a longer deadline)",
       });
     case 'spawn':
       // No such executable, or not one we may run: the operator installs the CLI, no retry helps.

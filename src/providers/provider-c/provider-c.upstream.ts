@@ -209,8 +209,9 @@ async function spawnAttempt(
       terminated_by: child.terminatedBy ?? null,
       duration_ms: Date.now() - child.startedAt,
     };
+    // At info: the attempt's failure (its errno and the install fix) is the request's one warning.
     if (exit.spawnError)
-      logger.warn(
+      logger.info(
         { event: 'provider_c_spawn_failed', attempt: number, errno: exit.spawnError },
         'provider_c_spawn_failed',
       );

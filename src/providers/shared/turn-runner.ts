@@ -16,8 +16,10 @@ import { RETRY_DELAYS_MS, retryDelayMs, SYSTEM_RETRY_CLOCK } from './retry-polic
  * turn"): take the login, open attempts until one shows output (the shared retry rule before
  * output, never after), resolve once the upstream accepted the turn, bound it by the deadline and
  * the idle timer, move once to another login, close the attempt whatever happens, and log every
- * failure once as `upstream_*`. A family only says how to build and send an attempt's request, how
- * its failures map to the error table, and what its frames mean.
+ * failure once as `upstream_*`, at info: each attempt, each retry and the turn's end are the
+ * turn's story; the request's one warning is its summary line (`chat_completion`,
+ * `structured_failure`), which carries the turn's final failure. A family only says how to build
+ * and send an attempt's request, how its failures map to the error table, and what its frames mean.
  */
 
 /** Why an attempt is closed; a family may close differently (a child after its result gets a grace). */
@@ -416,17 +418,24 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
   deadlinePassed(): void {
     const { provider } = this.family;
     const { timeoutMs, context } = this.options;
-    const bound =
-      this.deadlineAt === context.deadlineAt
-        ? "the request's own deadline"
-        : `${(isFamilyId(provider) && familyOf(provider).timeoutSetting) || "the family's turn timeout"}, ${timeoutMs} ms`;
-    this.abort(new GatewayError('timeout', { detail: `${provider}: the turn's deadline passed (${bound})` }));
+    const own = this.deadlineAt === context.deadlineAt;
+    const setting = (isFamilyId(provider) && familyOf(provider).timeoutSetting) || "the family's turn timeout";
+    this.abort(
+      new GatewayError('timeout', {
+        detail: `${provider}: the turn's deadline passed (${own ? "the request's own deadline" : `${setting}, ${timeoutMs} ms`})`,
+        fix: own
+          ? 'the client may give the request a longer deadline (deadline_ms)'
+          : `raise ${setting} (now ${timeoutMs} ms), the longest one turn may take, if the model's turns take longer`,
+      }),
+    );
   }
 
   /** The idle bound passed; only a wait on the upstream fails (not a slow client holding a value). */
   idleBoundPassed(): void {
+    const { idleTimeoutMs } = this.options;
     const silence = new GatewayError('timeout', {
-      detail: `${this.family.provider}: no upstream event for ${this.options.idleTimeoutMs} ms (GATEWAY_STREAM_IDLE_TIMEOUT)`,
+      detail: `${this.family.provider}: no upstream event for ${idleTimeoutMs} ms (GATEWAY_STREAM_IDLE_TIMEOUT)`,
+      fix: `raise GATEWAY_STREAM_IDLE_TIMEOUT (now ${idleTimeoutMs} ms) if the model may think silently for longer (0 turns the bound off)`,
     });
     if (this.rejectRead) this.failRead(silence);
     // Silence while opening (a hung token endpoint, handshake or first answer) ends the turn: the
@@ -535,12 +544,12 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
             return;
           }
           emptyRetries++;
-          this.log('info', 'upstream_retry', { reason: again.again, delay_ms: Math.round(delayMs) });
+          this.log('upstream_retry', { reason: again.again, delay_ms: Math.round(delayMs) });
           await this.clock.sleep(delayMs, signal);
           continue;
         }
         failure ??= new GatewayError('upstream', { detail: `${family.provider} attempt ended without an outcome` });
-        this.log('warn', 'upstream_attempt_failed', this.causeOf(failure));
+        this.log('upstream_attempt_failed', this.causeOf(failure));
         if (this.output) {
           // Output has begun: never retried; the login's state still learns from the failure. The
           // error is the turn's last event, and a non-streamed chat's JSON answer with its Retry-After.
@@ -556,7 +565,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
         if (delayMs !== undefined && this.clock.now() + delayMs < deadlineAt) {
           retries++;
           this.options.context.retried?.(failure.code);
-          this.log('warn', 'upstream_retry', { ...this.causeOf(failure), delay_ms: Math.round(delayMs) });
+          this.log('upstream_retry', { ...this.causeOf(failure), delay_ms: Math.round(delayMs) });
           await this.clock.sleep(delayMs, signal);
           continue;
         }
@@ -564,7 +573,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
         if (account.moveAfter(failure)) {
           // A usage limit, 429 or dead login before any output: the attempts start over on another login.
           retries = 0;
-          this.log('info', 'upstream_account_moved', {
+          this.log('upstream_account_moved', {
             ...this.causeOf(failure),
             from_account: from,
             to_account: account.alias,
@@ -579,7 +588,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     } catch (error) {
       const failure = this.failureOf(error);
       if (!this.accepted) throw failure;
-      this.log('warn', 'upstream_attempt_failed', this.causeOf(failure));
+      this.log('upstream_attempt_failed', this.causeOf(failure));
       yield* this.endWith(failure);
     } finally {
       this.close(this.options.context.signal.aborted ? 'canceled' : 'done');
@@ -591,7 +600,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     this.close(this.options.context.signal.aborted ? 'canceled' : 'failed');
     if (this.options.context.signal.aborted) return this.options.context.signal.reason ?? error;
     const failure = error instanceof GatewayError ? error : this.failureOf(error);
-    this.log('warn', 'upstream_turn_failed', this.causeOf(failure));
+    this.log('upstream_turn_failed', this.causeOf(failure));
     return failure;
   }
 
@@ -606,7 +615,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     const { signal } = this.options.context;
     // The client left, or the gateway ended the turn (the drain deadline: its code is named).
     if (reason === 'canceled' && signal.aborted)
-      this.log('info', 'upstream_canceled', {
+      this.log('upstream_canceled', {
         error_code: signal.reason instanceof GatewayError ? signal.reason.code : undefined,
       });
     // A consumer that leaves must not wait for a child's grace period; what it frees follows the close.
@@ -664,8 +673,12 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     return this.clock.now() + delayMs < this.deadlineAt ? delayMs : undefined;
   }
 
-  /** The turn's last events: what the family held back, then the failure. */
+  /**
+   * The turn's last events after it was accepted: what the family held back, then the failure,
+   * logged as the turn's end (`upstream_turn_failed`) as a turn that failed before acceptance is.
+   */
   private endWith(failure: GatewayError): Generator<ChatEvent> {
+    this.log('upstream_turn_failed', this.causeOf(failure));
     const held = this.attempt && this.family.held ? this.family.held(this.attempt) : [];
     return this.suspendedAt([...held, { type: 'error', error: failure }]);
   }
@@ -714,7 +727,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     const { account } = this.options;
     const from = account.alias;
     if (!account.retake()) return false;
-    this.log('info', 'upstream_account_moved', {
+    this.log('upstream_account_moved', {
       reason: 'login_withdrawn',
       from_account: from,
       to_account: account.alias,
@@ -732,8 +745,9 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     return upstreamCauseFields(failure);
   }
 
-  private log(level: 'info' | 'warn', event: string, fields: UpstreamLogFields): void {
-    logUpstream(this.options.context.logger, level, event, {
+  /** One `upstream_*` line of the turn, at info (the request's summary line is its warning). */
+  private log(event: string, fields: UpstreamLogFields): void {
+    logUpstream(this.options.context.logger, event, {
       provider: this.family.provider,
       account: this.options.account.alias,
       attempt: this.number,

@@ -1,5 +1,7 @@
 import type { EventLogger } from '../../core/event-logger';
 import type { GatewayError } from '../../core/gateway.error';
+import { isFamilyId } from '../../core/family-registry';
+import { loginFix } from '../../core/login-state';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 
 /**
@@ -38,14 +40,29 @@ export function upstreamCauseFields(failure: GatewayError): UpstreamLogFields {
   };
 }
 
-/** One `upstream_*` line; absent fields are left out rather than written as null. */
-export function logUpstream(
-  logger: EventLogger,
-  level: 'info' | 'warn',
-  event: string,
-  fields: UpstreamLogFields,
-): void {
+/**
+ * What the one line of a failed request (`chat_completion`, `structured_failure`) says of its
+ * failure, beside its own code: the cause fields of the turn's last failure (what happened: the
+ * gateway's detail, the upstream's status and words, the connection's errno) and its fix, whole:
+ * the failure's own (a setting to raise, a login's own command, a file's permissions), the
+ * connection's, else for a login the upstream or its file refused the family's login command.
+ */
+export function failureLogFields(failure: GatewayError): UpstreamLogFields {
+  // The line has its own code; whether an attempt could be retried is the attempts' story.
+  const { error_code: _code, retryable: _retryable, ...cause } = upstreamCauseFields(failure);
+  const provider = failure.provider;
+  if (cause.fix === undefined && failure.code === 'auth' && provider !== undefined && isFamilyId(provider))
+    cause.fix = loginFix(provider, 'refresh_refused');
+  return cause;
+}
+
+/**
+ * One `upstream_*` line, at info: the turn's story. What the request's failure comes to is said
+ * once, at warn or error, by its summary line (docs/troubleshooting.md "One line per failure").
+ * Absent fields are left out rather than written as null.
+ */
+export function logUpstream(logger: EventLogger, event: string, fields: UpstreamLogFields): void {
   const record: Record<string, unknown> = { event };
   for (const key in fields) if (fields[key] !== undefined) record[key] = fields[key];
-  logger[level](record, event);
+  logger.info(record, event);
 }
