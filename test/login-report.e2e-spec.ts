@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { AccountPools } from '../src/accounts/account-pools';
 import { accountState } from './support/accounts';
 import { postChat } from './support/chat-sse';
 import { startGateway, type TestGateway } from './support/create-test-app';
@@ -122,14 +123,8 @@ describe('a gateway started with no logins', () => {
       FAMILIES.map(({ provider }) => ({ provider, state: 'login_dead' })),
     );
     for (const { provider } of FAMILIES) expect(await accountState(gateway, provider, 'default')).toBe('login_dead');
-    expect(gateway.logs.records('account_state')).toContainEqual(
-      expect.objectContaining({
-        provider: 'provider_c',
-        state: 'login_dead',
-        reason: 'missing',
-        fix: expect.stringContaining('`/login`'),
-      }),
-    );
+    // Without a line of their own: the report's login_state and login_none_usable lines tell it.
+    expect(gateway.logs.records('account_state')).toEqual([]);
   });
 
   it.each(FAMILIES)(
@@ -173,6 +168,53 @@ describe('a gateway started with no logins', () => {
       ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0].message.content,
     ).toBe('logged in now');
     expect(await accountState(gateway, 'provider_a', 'default')).toBe('ready');
+  });
+});
+
+describe('a gateway started with a login missing, its model list and usage reads on', () => {
+  let missing: TestGateway;
+  let scratch: string;
+
+  beforeAll(async () => {
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'login-report-missing-'));
+    missing = await startGateway({
+      GATEWAY_PROVIDERS: 'provider_a',
+      CODEX_HOME: path.join(scratch, 'codex'),
+      PROVIDER_A_URL: fakeA.wsUrl,
+      PROVIDER_A_TOKEN_URL: fakeA.tokenUrl,
+      // Both background reads run at startup, as they do by default.
+      PROVIDER_A_MODELS_REFRESH: '15m',
+      ACCOUNT_USAGE_REFRESH_INTERVAL: '5m',
+      LOG_LEVEL: 'debug',
+    });
+  });
+
+  afterAll(async () => {
+    await missing?.close();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('says so once: one info line for the login and one warning for the family, the reads skip it quietly', async () => {
+    await missing.app.get(AccountPools, { strict: false }).usageSettled();
+    // The model list's first fetch, in the background: it found no login to ask with.
+    await missing.logs.waitForLine((line) => line.includes('"event":"provider_a_models_refresh_failed"'));
+    expect(
+      missing.logs
+        .records()
+        .filter((record) => Number(record.level) >= 40)
+        .map((record) => record.event),
+    ).toEqual(['login_none_usable']);
+    expect(missing.logs.records('login_state')).toEqual([
+      expect.objectContaining({ level: 30, account: 'default', state: 'missing' }),
+    ]);
+    // The pool agrees without a line of its own: the report's line is the one about this login.
+    expect(await accountState(missing, 'provider_a', 'default')).toBe('login_dead');
+    expect(missing.logs.records('account_state')).toEqual([]);
+    // Whether the fetch came before the check or after, it leaves the telling to the report.
+    expect(missing.logs.records('provider_a_models_refresh_failed')).toEqual([expect.objectContaining({ level: 20 })]);
+    expect(missing.logs.records('plan_usage_read_failed').map((record) => record.level)).toEqual(
+      expect.not.arrayContaining([40]),
+    );
   });
 });
 
@@ -261,7 +303,7 @@ describe("a gateway where provider_c's CLI is missing", () => {
 
   it('shows its login as login_dead, answers a chat 502 provider_cli_missing, and names the install for the usage read', async () => {
     // The CLI's own login (PROVIDER_C_ACCOUNTS unset) in an empty HOME, its usage read at startup.
-    const { gateway: noCli } = await start(() => ({ ACCOUNT_USAGE_REFRESH_INTERVAL: '5m' }));
+    const { gateway: noCli } = await start(() => ({ ACCOUNT_USAGE_REFRESH_INTERVAL: '5m', LOG_LEVEL: 'debug' }));
     expect(noCli.logs.records('login_state')).toEqual([
       expect.objectContaining({ state: 'cli_missing', fix: install }),
     ]);
@@ -269,12 +311,11 @@ describe("a gateway where provider_c's CLI is missing", () => {
       expect.objectContaining({ provider: 'provider_c', account: 'default', state: 'login_dead' }),
     ]);
     expect(await accountState(noCli, 'provider_c', 'default')).toBe('login_dead');
-    expect(noCli.logs.records('account_state')).toEqual([
-      expect.objectContaining({ from: 'ready', state: 'login_dead', reason: 'cli_missing', fix: install }),
-    ]);
+    // The report's lines tell it (login_state, login_none_usable): the pool's state is set without one.
+    expect(noCli.logs.records('account_state')).toEqual([]);
     await eventually(() => expect(noCli.logs.records('plan_usage_read_failed')).toHaveLength(1));
     expect(noCli.logs.records('plan_usage_read_failed')).toEqual([
-      expect.objectContaining({ provider: 'provider_c', reason: 'cli missing', fix: install }),
+      expect.objectContaining({ level: 20, provider: 'provider_c', reason: 'cli missing', fix: install }),
     ]);
     // A family's only login is still asked: the client hears that the CLI is missing, not to log in.
     const chat = await postChat(noCli, { model: 'claude-fable-5' });
@@ -292,7 +333,8 @@ describe("a gateway where provider_c's CLI is missing", () => {
     fs.mkdirSync(path.join(scratch, 'bin'));
     fs.symlinkSync(FAKE_CLAUDE_PATH, path.join(scratch, 'bin', 'claude'));
     await eventually(async () => expect(await accountState(later, 'provider_c', 'ci')).toBe('ready'));
-    expect(later.logs.records('account_state').map((line) => line.state)).toEqual(['login_dead', 'ready']);
+    // Its first finding (no CLI) was the report's to tell; coming back is the pool's change.
+    expect(later.logs.records('account_state').map((line) => line.state)).toEqual(['ready']);
     expect(await accountRows(later)).toEqual([expect.objectContaining({ account: 'ci', state: 'ready' })]);
     const chat = await postChat(later, { model: 'claude-fable-5' });
     expect(chat.status).toBe(200);

@@ -401,15 +401,26 @@ describe(AccountPool.name, () => {
       expect(pool.stateOf('a').kind).toBe('login_dead');
       pool.loginChecked('a', { state: 'expired_refreshable' });
       expect(pool.stateOf('a').kind).toBe('ready');
-      expect(logger.records).toEqual([
-        expect.objectContaining({
-          state: 'login_dead',
-          reason: 'missing',
-          fix: expect.stringContaining('`codex login`'),
-        }),
-        expect.objectContaining({ from: 'login_dead', state: 'ready' }),
-      ]);
+      // The check's first finding on a login no turn used is the report's to tell (login_state):
+      // no line of the pool's own; coming back is a change, and its line.
+      expect(logger.records).toEqual([expect.objectContaining({ from: 'login_dead', state: 'ready' })]);
+      // A later finding is a change of a login that served: its line names the fix.
+      pool.loginChecked('a', { state: 'missing', reason: 'no login file' });
+      expect(logger.records.at(-1)).toMatchObject({
+        state: 'login_dead',
+        reason: 'missing',
+        fix: expect.stringContaining('`codex login`'),
+      });
     });
+  });
+
+  it("tells the check's first finding on a login a turn already used", () => {
+    const { pool, logger } = makePool(['a', 'b']);
+    pool.acquire('chat-1').release();
+    pool.loginChecked('a', { state: 'missing', reason: 'no login file' });
+    expect(logger.records).toEqual([
+      expect.objectContaining({ from: 'ready', state: 'login_dead', reason: 'missing' }),
+    ]);
   });
 
   it('keeps a refused login dead whatever the check finds until its file changes', () => {

@@ -179,6 +179,8 @@ interface Account<T> {
   onDisk?: string | null;
   /** Died before the file was first read: the next sweep's reading is the dead login's fingerprint. */
   deathUnread?: boolean;
+  /** The login report's check has reported on this login (`loginChecked`) at least once. */
+  checked?: boolean;
 }
 
 /**
@@ -508,10 +510,14 @@ export class AccountPool<T> implements PlanReporter {
     const account = this.account(alias);
     this.heal(account);
     const state = account.state;
+    // The check's first finding on a login no turn has used sets where it starts, no change: the
+    // report's own `login_state` line is the one that tells it (docs/troubleshooting.md).
+    const first = !account.checked && account.lastSelectedAt === 0 && state.kind === 'ready';
+    account.checked = true;
     if (isUsable(check.state)) {
       if (state.kind === 'login_dead' && state.check) this.recover(account);
     } else if (state.kind !== 'login_dead') {
-      this.transition(account, { kind: 'login_dead', fingerprint: account.onDisk ?? undefined, check });
+      this.transition(account, { kind: 'login_dead', fingerprint: account.onDisk ?? undefined, check }, first);
     } else if (state.check) {
       // Still ruled out, maybe for another cause: the newest one is what a move or a view names.
       account.state = { ...state, check };
@@ -1090,10 +1096,12 @@ export class AccountPool<T> implements PlanReporter {
     });
   }
 
-  private transition(account: Account<T>, next: AccountState): void {
+  /** `untold`: the login's state is set without a line of its own (another line tells it). */
+  private transition(account: Account<T>, next: AccountState, untold = false): void {
     const previous = account.state.kind;
     account.state = next;
     this.publishState(account);
+    if (untold) return;
     const fields: Record<string, unknown> = {
       event: 'account_state',
       provider: this.family,

@@ -62,7 +62,7 @@ export function unreadableLoginError(
   error: unknown,
 ): GatewayError | undefined {
   const failure = ownFixFailure(provider, refusedLoginFile(file, name, error));
-  return failure && new GatewayError('auth', { ...failure, cause: error });
+  return failure && new GatewayError('auth', { ...failure, loginFileCause: true, cause: error });
 }
 
 /** The gateway's user as a fix names it, with its uid where the platform has one. */

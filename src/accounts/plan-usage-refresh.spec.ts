@@ -13,6 +13,7 @@ function onePool(): AccountPool<string> {
     firstUsageReadStarted: () => undefined,
     loginFileOf: () => undefined,
     loginCommandOf: () => undefined,
+    ruledOutBy: () => undefined,
     loginGeneration: () => 0,
     reportPlan: () => undefined,
     planView: () => ({ state: 'ready', windows: [], planSpent: false }),
@@ -56,11 +57,23 @@ describe('readPoolUsage', () => {
     expect(logger.lines.map(([, record]) => record.fix)).toEqual(Array(4).fill(PROVIDER_C_FIX.login));
   });
 
-  it("names the CLI's install for a login whose CLI is missing, as its login_state line does", async () => {
+  it("names the CLI's install for a login whose CLI is missing, as its login_state line does, which is the one to warn", async () => {
     const logger = recorder();
     await readPoolUsage(onePool(), () => Promise.reject(new LoginNotReadable('cli_missing')), logger);
     expect(logger.lines).toEqual([
-      ['warn', expect.objectContaining({ reason: 'cli missing', fix: PROVIDER_C_FIX.install })],
+      ['debug', expect.objectContaining({ reason: 'cli missing', fix: PROVIDER_C_FIX.install })],
+    ]);
+  });
+
+  it('leaves a login file that cannot serve, or a login the check ruled out, to the login report: at debug', async () => {
+    const logger = recorder();
+    const missingFile = new GatewayError('auth', { detail: 'provider_a login file missing', loginFileCause: true });
+    await readPoolUsage(onePool(), () => Promise.reject(missingFile), logger);
+    const ruledOut = { ...onePool(), ruledOutBy: () => ({ state: 'missing' }) } as unknown as AccountPool<string>;
+    await readPoolUsage(ruledOut, () => Promise.reject(new LoginNotReadable()), logger);
+    expect(logger.lines.map(([level, record]) => [level, record.reason])).toEqual([
+      ['debug', 'auth'],
+      ['debug', 'not readable'],
     ]);
   });
 

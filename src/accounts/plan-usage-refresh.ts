@@ -53,6 +53,12 @@ function usageReadFix(provider: ProviderId, reason: string, error: unknown, logi
   return 'nothing, if it passes: the next read comes after ACCOUNT_USAGE_REFRESH_INTERVAL';
 }
 
+/** A read failure whose cause the login report's offline check finds by itself, with the same fix. */
+function reportedByTheLoginCheck(error: unknown): boolean {
+  if (error instanceof GatewayError) return error.loginFileCause;
+  return error instanceof LoginNotReadable && (error.state === 'cli_missing' || error.refused !== undefined);
+}
+
 /** The logins of each pool already reported not readable: said once, until a read gets further. */
 const reportedUnreadable = new WeakMap<object, Set<string>>();
 
@@ -60,7 +66,8 @@ const reportedUnreadable = new WeakMap<object, Set<string>>();
  * Reads every live login of a pool once from its vendor's usage endpoint and gives each answer to
  * the pool (`source: usage_endpoint`), which guards and shows it. Each login gets one `plan_usage`
  * info line (family, alias, the summary), or `plan_usage_read_failed` (warn, with a safe reason).
- * A login whose credential cannot be read (LoginNotReadable) is warned about once, then only at debug.
+ * A login whose credential cannot be read (LoginNotReadable) is warned about once, then only at
+ * debug; a cause the login report tells by itself (its file, its CLI, a login it ruled out) only at debug.
  *
  * The `first` round, at startup, reads every login at once (one request per login, each its own
  * account) and tells the pool each read as it starts (`firstUsageReadStarted`): under `plan_only`
@@ -158,6 +165,12 @@ async function readLogin<T>(
       reason,
       fix: usageReadFix(pool.family, reason, error, pool.loginCommandOf(alias)),
     };
+    // What the login report finds and tells by itself (a login file missing, unreadable or no
+    // login, a CLI missing, a login its check ruled out) is only the detail here: its line is the one.
+    if (reportedByTheLoginCheck(error) || (error instanceof LoginNotReadable && pool.ruledOutBy(alias) !== undefined)) {
+      logger.debug(record, 'plan_usage_read_failed');
+      return;
+    }
     if (!(error instanceof LoginNotReadable)) unreadable.delete(alias);
     else if (unreadable.has(alias)) {
       logger.debug(record, 'plan_usage_read_failed');

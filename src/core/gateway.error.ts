@@ -39,6 +39,12 @@ export interface GatewayErrorOptions {
   provider?: ProviderId;
   /** What the upstream said about the failure, for the log only (providers/shared/upstream-log.ts). */
   upstream?: UpstreamCause;
+  /**
+   * The login's own file is the cause (missing, not readable, not a login, expired without a refresh
+   * token): what the login report's offline check finds by itself and reports, so a background read
+   * that meets it leaves the telling to that report.
+   */
+  loginFileCause?: boolean;
   cause?: unknown;
 }
 
@@ -82,6 +88,7 @@ export class GatewayError extends Error {
   /** Set where the failure happens, or by whoever knows the request's family (`attributeTo`). */
   provider?: ProviderId;
   readonly upstream?: UpstreamCause;
+  readonly loginFileCause: boolean;
 
   constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
     super(options.detail ? `${code}: ${options.detail}` : code, { cause: options.cause });
@@ -100,6 +107,7 @@ export class GatewayError extends Error {
     this.resetsAt = options.resetsAt;
     this.limitsModel = options.limitsModel ?? false;
     this.provider = options.provider;
+    this.loginFileCause = options.loginFileCause ?? false;
   }
 
   /**
@@ -122,6 +130,7 @@ export class GatewayError extends Error {
       limitsModel: this.limitsModel,
       provider: this.provider,
       upstream: this.upstream,
+      loginFileCause: this.loginFileCause,
       cause: this.cause,
       ...changes,
     });

@@ -41,8 +41,12 @@ export function codexLoginCommand(file: string): string {
 const TOKEN_ENDPOINT_FIX =
   'the token endpoint (PROVIDER_A_TOKEN_URL) did not answer: check the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again';
 
-/** A login that cannot serve (its fix, the login's command, is named by whoever reports the turn: AccountTurn.finalError). */
-const loginError = (reason: string) => new GatewayError('auth', { detail: `provider_a ${reason}` });
+/**
+ * A login that cannot serve (its fix, the login's command, is named by whoever reports the turn:
+ * AccountTurn.finalError); `fileCause`: its file alone says so, as the login check finds it.
+ */
+const loginError = (reason: string, fileCause = false) =>
+  new GatewayError('auth', { detail: `provider_a ${reason}`, loginFileCause: fileCause });
 
 /**
  * Refresh failures no retry can fix: the refresh token is dead until the user logs in again
@@ -143,7 +147,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
         { event: 'provider_a_login_expired', ...this.logFields, fix: codexLoginCommand(this.authFile) },
         'provider_a_login_expired',
       );
-      throw loginError('login expired');
+      throw loginError('login expired', true);
     }
     if (this.deadLogin === fingerprint) {
       logger.info(
@@ -178,13 +182,16 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
       // A file the system refuses names its errno and the file's fix: a new login would not mend it.
       throw (
         unreadableLoginError('provider_a', this.authFile, 'login file', error) ??
-        loginError((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'login file missing' : 'login file unreadable')
+        loginError(
+          (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'login file missing' : 'login file unreadable',
+          true,
+        )
       );
     }
     try {
       return { state: parseLoginFile(document), fingerprint: sha256Hex(JSON.stringify(document)) };
     } catch (error) {
-      if (error instanceof LoginFileError) throw loginError(`login file unusable (${error.reason})`);
+      if (error instanceof LoginFileError) throw loginError(`login file unusable (${error.reason})`, true);
       throw error;
     }
   }

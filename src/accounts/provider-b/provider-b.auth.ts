@@ -179,6 +179,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
       );
       throw new GatewayError('auth', {
         detail: 'provider_b login expired and has no refresh token',
+        loginFileCause: true,
       });
     }
     return this.refresh(file.refreshToken, logger);
@@ -205,7 +206,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
       // A file the system refuses names its errno and the file's fix: a new login would not mend it.
       throw (
         unreadableLoginError('provider_b', this.authFile, 'login file', error) ??
-        new GatewayError('auth', { detail: `provider_b login file ${reason}` })
+        new GatewayError('auth', { detail: `provider_b login file ${reason}`, loginFileCause: true })
       );
     }
     const file: CredentialFile = {
@@ -223,7 +224,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
         },
         'provider_b_auth_unavailable',
       );
-      throw new GatewayError('auth', { detail: 'provider_b login file holds no token' });
+      throw new GatewayError('auth', { detail: 'provider_b login file holds no token', loginFileCause: true });
     }
     return file;
   }

@@ -1,3 +1,4 @@
+import { GatewayError } from '../../core/gateway.error';
 import { codexClient } from './provider-a.client';
 import { familyIds } from '../../core/family-registry';
 import { ModelCatalog } from '../../models/model-catalog';
@@ -27,16 +28,14 @@ function harness(
   answers: Array<{ status: number; body?: unknown } | Error>,
   logins = [{ alias: 'default', token: 'at' }],
   periodMs = 15 * 60_000,
+  /** What a login without a token fails with when asked for one. */
+  options: { rejectWith?: Error } = {},
 ) {
   const catalog = ModelCatalog.load(undefined, familyIds());
   const records: Json[] = [];
   const calls: Array<{ url: string; headers: Record<string, string> }> = [];
-  const logger = {
-    info: (fields: Json) => records.push(fields),
-    warn: (fields: Json) => records.push(fields),
-    debug: () => undefined,
-    error: () => undefined,
-  };
+  const at = (level: string) => (fields: Json) => records.push({ level, ...fields });
+  const logger = { info: at('info'), warn: at('warn'), debug: at('debug'), error: at('error') };
   const proxy = {
     fetch: async (url: string, init: RequestInit) => {
       calls.push({ url, headers: init.headers as Record<string, string> });
@@ -57,7 +56,9 @@ function harness(
         handle: {
           auth: {
             current: async () =>
-              token ? { accessToken: token, accountId: `acc-${alias}` } : Promise.reject(new Error('no login')),
+              token
+                ? { accessToken: token, accountId: `acc-${alias}` }
+                : Promise.reject(options.rejectWith ?? new Error('no login')),
           },
         },
       })),
@@ -181,13 +182,26 @@ describe(ProviderAModelsRefresh.name, () => {
     expect(some.failures).toEqual(['dead']);
     const none = harness([], []);
     expect(await none.refresh.refresh()).toBe(false);
+    // No login to ask with: the login report and the pool's states tell that, so this is detail.
     expect(none.records).toContainEqual(
       expect.objectContaining({
+        level: 'debug',
         event: 'provider_a_models_refresh_failed',
         reason: 'no ready login',
         fix: "run `codex login` on the gateway's machine",
       }),
     );
+  });
+
+  it('leaves a login whose file cannot serve to the login report: no state change, the detail at debug', async () => {
+    const { refresh, records, failures } = harness([], [{ alias: 'default', token: '' }], undefined, {
+      rejectWith: new GatewayError('auth', { detail: 'provider_a login file missing', loginFileCause: true }),
+    });
+    expect(await refresh.refresh()).toBe(false);
+    expect(failures).toEqual([]);
+    expect(records.filter((record) => record.event === 'provider_a_models_refresh_failed')).toEqual([
+      expect.objectContaining({ level: 'debug', reason: 'login default has no usable token' }),
+    ]);
   });
 
   it('never schedules anything with a period of 0', () => {

@@ -1,5 +1,6 @@
 import type { AccountPool } from '../../accounts/account-pool';
 import type { EventLogger } from '../../core/event-logger';
+import { GatewayError } from '../../core/gateway.error';
 import type { LiveModelLists } from '../../models/live-model-lists';
 import type { ModelCatalog } from '../../models/model-catalog';
 import type { TierModel } from '../../models/model-tiers';
@@ -105,10 +106,10 @@ export class ProviderAModelsRefresh {
     try {
       const outcome = await this.fetchWithSomeLogin(controller.signal);
       if ('reason' in outcome) {
-        this.options.logger.warn(
-          { event: 'provider_a_models_refresh_failed', reason: outcome.reason, fix: this.fixFor(outcome) },
-          'provider_a_models_refresh_failed',
-        );
+        const record = { event: 'provider_a_models_refresh_failed', reason: outcome.reason, fix: this.fixFor(outcome) };
+        // No login to ask with, as the login report tells by itself (its line, the fix): the detail only.
+        if (outcome.quiet) this.options.logger.debug(record, 'provider_a_models_refresh_failed');
+        else this.options.logger.warn(record, 'provider_a_models_refresh_failed');
         return false;
       }
       const before = new Set(this.options.catalog.entries.map((entry) => entry.id));
@@ -210,15 +211,18 @@ export class ProviderAModelsRefresh {
     const logins = this.options.accounts
       .liveAccounts()
       .filter(({ alias }) => this.options.accounts.stateOf(alias).kind === 'ready');
-    let failure: FetchFailure = { reason: 'no ready login', kind: 'login' };
+    let failure: FetchFailure = { reason: 'no ready login', kind: 'login', quiet: true };
     for (const { alias, handle } of logins) {
       let credentials;
       try {
         credentials = await handle.auth.current(signal, this.options.logger);
       } catch (error) {
-        // What a failed refresh says about the login counts, as for a turn (a revoked login is dead).
-        this.options.accounts.applyFailure(alias, error);
-        failure = { reason: `login ${alias} has no usable token`, kind: 'login', account: alias };
+        // A login file that cannot serve is the login report's to find and tell (it rules the login
+        // out, with its fix); what a failed refresh says about the login counts, as for a turn (a
+        // revoked login is dead).
+        const fileCause = error instanceof GatewayError && error.loginFileCause;
+        if (!fileCause) this.options.accounts.applyFailure(alias, error);
+        failure = { reason: `login ${alias} has no usable token`, kind: 'login', account: alias, quiet: fileCause };
         continue;
       }
       try {
@@ -258,6 +262,8 @@ interface FetchFailure {
   readonly kind: 'login' | 'not_found' | 'unreadable' | 'transient';
   /** The login it was tried with, when one was: a refusal's fix is that login's. */
   readonly account?: string;
+  /** No login could be asked for what the login report tells by itself: logged at debug. */
+  readonly quiet?: boolean;
 }
 
 /** 401/403: the backend refuses the login; 404: nothing answers at that URL; else it may pass. */
