@@ -275,6 +275,15 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
           detail: 'provider_a: no upstream event for 1000 ms (GATEWAY_STREAM_IDLE_TIMEOUT)',
         }),
       ]);
+      // The turn had been accepted: its end is told as any failed turn's, the setting named.
+      expect(gateway.logs.records('upstream_turn_failed').filter((line) => line.reqId === requestId)).toEqual([
+        expect.objectContaining({
+          level: 30,
+          error_code: 'timeout',
+          detail: 'provider_a: no upstream event for 1000 ms (GATEWAY_STREAM_IDLE_TIMEOUT)',
+          fix: expect.stringContaining('GATEWAY_STREAM_IDLE_TIMEOUT'),
+        }),
+      ]);
     });
 
     it('sends one prompt_cache_key and session header per x-conversation-id, different across chats (docs/upstream/provider-a.md §12.15)', async () => {
