@@ -135,7 +135,7 @@ describe(writeChatStream.name, () => {
       finish_reason: 'stop',
     });
     expect(data.at(-1)).toBe('[DONE]');
-    expect(outcome).toMatchObject({ errorCode: 'draining', clientGone: false });
+    expect(outcome).toMatchObject({ failure: reason, clientGone: false });
   });
 
   it('ends with the invalid-tool-call error chunk when every call was invalid', async () => {
