@@ -145,10 +145,13 @@ describe('every stage writes an error through the one writer', () => {
         code: spec.openaiCode,
       });
       const waits = spec.status === 429 || spec.status === 503;
-      // 7 s is within the minute clients wait out by themselves: they may retry.
+      // 7 s is within the minute clients wait out by themselves: they may retry. Any other 4xx
+      // but 408 is met again by the same request; a 5xx is left to the client.
+      const shouldRetry = (status: number) =>
+        status === 429 || status === 503 || status === 408 ? 'true' : status >= 400 && status < 500 ? 'false' : null;
       expect(filtered).toMatchObject({
         retryAfter: waits ? '7' : null,
-        shouldRetry: waits ? 'true' : null,
+        shouldRetry: shouldRetry(spec.status),
         contentType: 'application/json; charset=utf-8',
       });
       expect(raw).toEqual({ ...filtered, connection: 'close' });
@@ -163,7 +166,7 @@ describe('every stage writes an error through the one writer', () => {
       const structuredWaits = structured.status === 429 || structured.status === 503;
       expect({ retryAfter: structured.retryAfter, shouldRetry: structured.shouldRetry }).toEqual({
         retryAfter: structuredWaits ? '7' : null,
-        shouldRetry: structuredWaits ? 'true' : null,
+        shouldRetry: shouldRetry(structured.status),
       });
 
       // After the headers: HTTP 200, the table's stream text in one error chunk, then [DONE].

@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { created, errorEvent } from './support/provider-a-fixtures';
 import type { StructuredAnswer, StructuredHarness } from './support/structured-client';
 import { metricValue } from './support/prometheus-text';
@@ -89,6 +90,8 @@ describe('structured idempotency', () => {
         keyed('k-conflict', { request_id: 'r-conflict', ...variant }),
       );
       expect(answer.status).toBe(409);
+      // The openai SDK retries a 409 unless told not to.
+      expect(answer.headers.get('x-should-retry')).toBe('false');
       expect(answer.body).toEqual({
         error: {
           code: 'idempotency_conflict',
@@ -107,6 +110,18 @@ describe('structured idempotency', () => {
       code: 'idempotency_conflict',
       status: 409,
     });
+  });
+
+  it('is one conflict for one call of the openai SDK, which would otherwise send it three times', async () => {
+    harness.fake.enqueue(extractionReply());
+    const client = new OpenAI({ baseURL: `${harness.gateway.url}/v1`, apiKey: 'sdk-caller', maxRetries: 2 });
+    const post = (body: Record<string, unknown>) => client.post('/structured/inference', { body });
+    await post(keyed('k-sdk'));
+    const before = harness.gateway.logs.records('structured_conflict').length;
+    const refused = await post(keyed('k-sdk', { reasoning_effort: 'xhigh' })).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(OpenAI.ConflictError);
+    expect(harness.gateway.logs.records('structured_conflict').length - before).toBe(1);
+    expect(harness.fake.requests()).toHaveLength(1);
   });
 
   it('answers 409 at once for another fingerprint while the binding is in flight', async () => {

@@ -31,7 +31,7 @@ describe(errorAnswer.name, () => {
     const error = new GatewayError('invalid_schema', { details: ['$ref is not supported'] });
     expect(errorAnswer(error, 'structured', { requestId: 'req-1' })).toEqual({
       status: 400,
-      headers: [],
+      headers: [['x-should-retry', 'false']],
       body: {
         error: {
           code: 'invalid_schema',
@@ -63,6 +63,7 @@ describe(errorAnswer.name, () => {
       ['x-should-retry', 'true'],
     ]);
     expect(errorAnswer(new GatewayError('invalid_request'), 'openai', { connectionClose: true }).headers).toEqual([
+      ['x-should-retry', 'false'],
       ['Connection', 'close'],
     ]);
   });
@@ -90,6 +91,7 @@ describe(rawErrorResponse.name, () => {
       'HTTP/1.1 431 Request Header Fields Too Large\r\n' +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${body.length}\r\n` +
+        'x-should-retry: false\r\n' +
         'Connection: close\r\n\r\n' +
         body,
     );
@@ -267,8 +269,28 @@ describe('x-should-retry: whether a client may retry by itself', () => {
     expect(headersOf(new GatewayError('rate_limited', { retryAfterSeconds: 60 }))['x-should-retry']).toBe('true');
   });
 
-  it('is sent only beside a Retry-After: never on other statuses', () => {
-    for (const code of ['upstream', 'timeout', 'auth', 'invalid_request'] as const)
+  it('is false on every other 4xx, which the same request meets again: 409 and 422 above all, which the SDK would retry or a client might', () => {
+    for (const code of [
+      'invalid_request',
+      'auth',
+      'model_not_found',
+      'idempotency_conflict',
+      'output_validation_failed',
+    ] as const)
+      expect(headersOf(new GatewayError(code))).toEqual({ 'x-should-retry': 'false' });
+    const structured = (code: 'idempotency_conflict' | 'invalid_schema' | 'auth') =>
+      errorAnswer(new GatewayError(code), 'structured');
+    expect(structured('idempotency_conflict')).toMatchObject({ status: 409, headers: [['x-should-retry', 'false']] });
+    expect(structured('invalid_schema')).toMatchObject({ status: 400, headers: [['x-should-retry', 'false']] });
+    expect(structured('auth')).toMatchObject({ status: 401, headers: [['x-should-retry', 'false']] });
+  });
+
+  it('is true on 408: a request that was too slow to arrive may make it when sent again', () => {
+    expect(headersOf(new GatewayError('request_timeout'))).toEqual({ 'x-should-retry': 'true' });
+  });
+
+  it('is left to the client on the 5xx without a Retry-After', () => {
+    for (const code of ['upstream', 'timeout', 'internal'] as const)
       expect(headersOf(new GatewayError(code))).toEqual({});
   });
 

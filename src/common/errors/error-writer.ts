@@ -142,10 +142,20 @@ export function shouldRetryHeader(retryAfterSeconds: number): 'true' | 'false' {
 }
 
 /**
+ * The `x-should-retry` of any other 4xx: `true` for 408 (the request was too slow to arrive; sent
+ * again it may make it), `false` for the rest, which the same request meets again. The `openai`
+ * SDK retries 408 and 409 by default: without `false`, one SDK call that meets an
+ * `idempotency_conflict` becomes three conflicts (docs/error-codes.md "Retries by clients").
+ */
+export function clientErrorShouldRetry(status: number): 'true' | 'false' {
+  return status === 408 ? 'true' : 'false';
+}
+
+/**
  * The answer to `thrown` (a GatewayError, or anything else through toGatewayError) in `shape`:
  * the table's status, `type`/`code` or structured code, our own message (the error's, else the
  * family's fix, else the table's), `param` and `details`; Retry-After and x-should-retry on every
- * 429 and 503.
+ * 429 and 503, x-should-retry on every other 4xx.
  */
 export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAnswerOptions = {}): ErrorAnswer {
   const error = toGatewayError(thrown);
@@ -171,6 +181,8 @@ export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAn
   if (status === 429 || status === 503) {
     const wait = error.retryAfterHeader ?? 5;
     headers.push(['Retry-After', String(wait)], ['x-should-retry', shouldRetryHeader(wait)]);
+  } else if (status >= 400 && status < 500) {
+    headers.push(['x-should-retry', clientErrorShouldRetry(status)]);
   }
   if (options.connectionClose) headers.push(['Connection', 'close']);
   return { status, headers, body };
