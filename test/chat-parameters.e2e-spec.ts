@@ -581,6 +581,24 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(api.messages().length - before).toBe(2);
   });
 
+  it('asks again after a number too large for a double, which would go out as null', async () => {
+    api.enqueue(claudeTextReply(['{"city":"Paris","population":1e400}'], usage), claudeTextReply(CITY_JSON, usage));
+    const before = api.messages().length;
+    // A plain `number`, unbounded (Zod's int() would add safe-integer bounds that Infinity breaks anyway).
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, population: { type: 'number' } },
+      required: ['city', 'population'],
+    };
+    const completion = await client(gateway).chat.completions.create({
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: { type: 'json_schema', json_schema: { name: 'city', schema } },
+    });
+    expect(completion.choices[0].message.content).toBe('{"city":"Paris","population":2100000}');
+    expect(api.messages().length - before).toBe(2);
+  });
+
   it('three answers that are not the object end in 422 output_validation_failed, nothing streamed', async () => {
     api.enqueue(
       claudeTextReply(PROSE, usage),

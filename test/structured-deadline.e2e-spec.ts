@@ -84,6 +84,8 @@ describe('structured deadline, upstream failures and output', () => {
     ['a wrong property type', '{"headline":"h","growth_percent":"12"}', 'invalid'],
     ['an extra property', '{"headline":"h","growth_percent":12,"secret":"SECRET-OUT"}', 'invalid'],
     ['a missing property', '{"headline":"h"}', 'invalid'],
+    // JSON.parse reads 1e400 as Infinity, which JSON.stringify would write as null.
+    ['a number too large for a double', '{"headline":"h","growth_percent":1e400}', 'invalid'],
   ])('answers 422 output_validation_failed for %s (item 54)', async (_name, text, result) => {
     const before = await metricValue(harness.gateway, 'gateway_chat_api_structured_validation_total', { result });
     harness.fake.enqueue(extractionReply(text));
@@ -147,6 +149,21 @@ describe('structured deadline, upstream failures and output', () => {
     expect(answer.error?.message).toBe(
       'provider_a: this Codex CLI login reached its usage limit; retry in 30 s, or add another login',
     );
+  });
+
+  it('answers an overflowing number as 422 and stores nothing: data always satisfies the schema', async () => {
+    harness.fake.enqueue(extractionReply('{"headline":"h","growth_percent":1e400}'), extractionReply());
+    const body = structuredBody({ idempotency_key: 'k-infinity' });
+    const answer = await postStructured(harness.gateway, body);
+    expect([answer.status, answer.error?.details]).toEqual([422, ['/growth_percent: must be of type "integer"']]);
+    expect(answer.headers.get('x-should-retry')).toBe('false');
+    const retried = await postStructured(harness.gateway, body);
+    expect([retried.status, retried.body.idempotent_replay, retried.body.data]).toEqual([
+      200,
+      false,
+      { headline: 'Q3 revenue up 12%', growth_percent: 12 },
+    ]);
+    expect(harness.fake.requests()).toHaveLength(2);
   });
 
   it('maps other upstream failures to upstream_error 502 without upstream text', async () => {

@@ -1,5 +1,5 @@
 import { MAX_SHOWN_NAME_CHARS, propertyPath } from '../common/json-schema/schema-paths';
-import { findSchemaViolations, limitDetails, MAX_SCHEMA_DEPTH } from './schema-subset.walker';
+import { findSchemaViolations, limitDetails, SCHEMA_LIMITS } from './schema-subset.walker';
 
 const strictObject = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',
@@ -223,14 +223,87 @@ describe('findSchemaViolations', () => {
     expect(propertyPath('$.a[]', 'b-c')).toBe('$.a[]["b-c"]');
   });
 
-  it('refuses schemas nested deeper than the limit instead of recursing', () => {
-    let schema: Record<string, unknown> = { type: 'string' };
-    for (let level = 0; level < MAX_SCHEMA_DEPTH + 5; level++) schema = strictObject({ a: schema });
-    const violations = findSchemaViolations(schema);
-    expect(violations).toHaveLength(1);
-    expect(violations[0]).toMatch(
-      new RegExp(`^\\$(\\.a){${MAX_SCHEMA_DEPTH + 1}}: schema nesting exceeds ${MAX_SCHEMA_DEPTH} levels$`),
-    );
+  it('refuses schemas nested deeper than 10 levels instead of recursing', () => {
+    const nested = (levels: number) => {
+      let schema: Record<string, unknown> = { type: 'string' };
+      for (let level = 0; level < levels; level++) schema = strictObject({ a: schema });
+      return schema;
+    };
+    expect(SCHEMA_LIMITS.depth).toBe(10);
+    expect(findSchemaViolations(nested(10))).toEqual([]);
+    expect(findSchemaViolations(nested(11))).toEqual([`$${'.a'.repeat(11)}: schema nesting exceeds 10 levels`]);
+    // `items` is a level too.
+    expect(findSchemaViolations(strictObject({ list: { type: 'array', items: nested(9) } }))).toEqual([
+      `$.list[]${'.a'.repeat(9)}: schema nesting exceeds 10 levels`,
+    ]);
+    expect(findSchemaViolations(nested(200))).toHaveLength(1);
+  });
+
+  describe('size bounds (the whole schema, listed first)', () => {
+    const flat = (count: number, property: (index: number) => unknown = () => ({ type: 'string' })) =>
+      strictObject(Object.fromEntries(Array.from({ length: count }, (_, index) => [`p${index}`, property(index)])));
+
+    it('allows 1,000 nodes, counting the root, every property and every items schema', () => {
+      expect(findSchemaViolations(flat(999))).toEqual([]);
+      expect(findSchemaViolations(flat(1000))).toEqual([
+        `$: the schema has 1001 nodes (the root, each property's schema and each "items" schema); at most 1000 are allowed`,
+      ]);
+      const lists = flat(500, () => ({ type: 'array', items: { type: 'string' } }));
+      expect(findSchemaViolations(lists)[0]).toMatch(/^\$: the schema has 1001 nodes/);
+    });
+
+    it('allows 1,000 enum values in all', () => {
+      const enums = (each: number) =>
+        flat(10, (index) => ({
+          type: 'string',
+          enum: Array.from({ length: each }, (_, value) => `v${index}-${value}`),
+        }));
+      expect(findSchemaViolations(enums(100))).toEqual([]);
+      expect(findSchemaViolations(enums(101))).toEqual([
+        '$: the schema has 1010 enum values in all; at most 1000 are allowed',
+      ]);
+    });
+
+    it('allows 120,000 characters of property names and enum values in all, code points counted', () => {
+      const named = (length: number) => strictObject({ ['😀'.repeat(length)]: { type: 'string', enum: ['ab', 7] } });
+      // 3 more characters: "ab" and the JSON of 7.
+      expect(findSchemaViolations(named(119_997))).toEqual([]);
+      expect(findSchemaViolations(named(119_998))).toEqual([
+        '$: property names and enum values have 120001 characters in all; at most 120000 are allowed',
+      ]);
+    });
+
+    it('lists the bounds before the other violations, so the first details say what to shrink', () => {
+      const details = findSchemaViolations(flat(1200, () => ({ type: 'string', format: 'x' })));
+      expect(details[0]).toMatch(/^\$: the schema has 1201 nodes/);
+      expect(details[1]).toBe('$.p0: keyword "format" is not supported');
+    });
+  });
+
+  it('refuses a name listed twice in required, and a value listed twice in enum (JSON Schema wants them unique)', () => {
+    const schema = {
+      ...strictObject({
+        a: { type: 'string', enum: ['x', 'y', 'x'] },
+        n: { type: 'number', enum: [1, 1.0] },
+        o: {
+          type: 'object',
+          additionalProperties: false,
+          required: [],
+          properties: {},
+          enum: [
+            { k: 1, j: 2 },
+            { j: 2, k: 1 },
+          ],
+        },
+      }),
+      required: ['a', 'n', 'o', 'a'],
+    };
+    expect(findSchemaViolations(schema)).toEqual([
+      '$: "required" lists "a" more than once',
+      '$.a: "enum" holds the same value twice (entries 0 and 2)',
+      '$.n: "enum" holds the same value twice (entries 0 and 1)',
+      '$.o: "enum" holds the same value twice (entries 0 and 1)',
+    ]);
   });
 });
 
@@ -259,6 +332,7 @@ describe('limitDetails', () => {
     const cut = `${'n'.repeat(MAX_SHOWN_NAME_CHARS)}…`;
     const details = findSchemaViolations(strictObject({ [long]: { type: long, [long]: 1 } }));
     expect(details).toEqual([
+      '$: property names and enum values have 200000 characters in all; at most 120000 are allowed',
       `$["${cut}"]: keyword "${cut}" is not supported`,
       `$["${cut}"]: type "${cut}" is not supported`,
     ]);

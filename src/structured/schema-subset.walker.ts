@@ -1,5 +1,7 @@
+import canonicalize from 'canonicalize';
 import { isJsonObject } from '../common/json';
 import { propertyPath, quote } from '../common/json-schema/schema-paths';
+import { codePointLength } from '../common/text';
 
 /**
  * The strict JSON-schema subset of structured inference (contract endpoint rules 2–4,
@@ -28,18 +30,42 @@ const ARRAY_KEYWORDS = new Set(['items', 'minItems', 'maxItems']);
 export const MAX_SCHEMA_DETAILS = 50;
 
 /**
- * Deeper schemas are refused instead of walked: canonicalization and Ajv recurse too, and a
- * 256 KiB schema can nest thousands of levels, enough to exhaust the stack.
+ * The size bounds of a schema (docs/structured.md "Schema subset"). Depth, enum values and
+ * characters are the upstream's own strict-mode limits, checked here so that a schema over them
+ * costs neither an upstream call nor a compile. The node bound is the gateway's, below the
+ * upstream's 5,000 properties: the schema is compiled into a validator on the event loop at a
+ * cost that grows with its nodes, and this bound keeps short how long one schema can hold every
+ * other request back. The byte cap stays, for what these do not count (descriptions, titles).
  */
-export const MAX_SCHEMA_DEPTH = 64;
+export const SCHEMA_LIMITS = {
+  /** Schema objects in all: the root, each property's schema and each `items` schema. */
+  nodes: 1_000,
+  /** `properties` or `items` steps below the root; also what keeps every walk of it shallow. */
+  depth: 10,
+  /** Entries of every `enum` together. */
+  enumValues: 1_000,
+  /** Code points of every property name and enum value together (a non-string value counts as its JSON). */
+  characters: 120_000,
+} as const;
 
 type SchemaNode = Record<string, unknown>;
 
-/** Every violation of the subset, in walk order (root first, object keys sorted). */
+/** One walk: the violations in walk order and the counts the size bounds are checked against. */
+interface Walk {
+  readonly out: string[];
+  nodes: number;
+  enumValues: number;
+  characters: number;
+}
+
+/**
+ * Every violation of the subset: the size bounds broken (they concern the whole schema), then the
+ * rest in walk order (root first, object keys sorted).
+ */
 export function findSchemaViolations(schema: unknown): string[] {
-  const violations: string[] = [];
-  walkNode(schema, '$', 0, violations);
-  return violations;
+  const walk: Walk = { out: [], nodes: 0, enumValues: 0, characters: 0 };
+  walkNode(schema, '$', 0, walk);
+  return [...sizeViolations(walk), ...walk.out];
 }
 
 /** The `details` of an `invalid_schema` answer: at most 50 entries, then a summary entry. */
@@ -48,15 +74,32 @@ export function limitDetails(violations: readonly string[], max = MAX_SCHEMA_DET
   return [...violations.slice(0, max), `… and ${violations.length - max} more violations`];
 }
 
-function walkNode(node: unknown, path: string, depth: number, out: string[]): void {
+function sizeViolations({ nodes, enumValues, characters }: Walk): string[] {
+  const found: string[] = [];
+  if (nodes > SCHEMA_LIMITS.nodes)
+    found.push(
+      `$: the schema has ${nodes} nodes (the root, each property's schema and each "items" schema); at most ${SCHEMA_LIMITS.nodes} are allowed`,
+    );
+  if (enumValues > SCHEMA_LIMITS.enumValues)
+    found.push(`$: the schema has ${enumValues} enum values in all; at most ${SCHEMA_LIMITS.enumValues} are allowed`);
+  if (characters > SCHEMA_LIMITS.characters)
+    found.push(
+      `$: property names and enum values have ${characters} characters in all; at most ${SCHEMA_LIMITS.characters} are allowed`,
+    );
+  return found;
+}
+
+function walkNode(node: unknown, path: string, depth: number, walk: Walk): void {
+  const { out } = walk;
   if (!isJsonObject(node)) {
     out.push(`${path}: schema node must be a JSON object`);
     return;
   }
-  if (depth > MAX_SCHEMA_DEPTH) {
-    out.push(`${path}: schema nesting exceeds ${MAX_SCHEMA_DEPTH} levels`);
+  if (depth > SCHEMA_LIMITS.depth) {
+    out.push(`${path}: schema nesting exceeds ${SCHEMA_LIMITS.depth} levels`);
     return;
   }
+  walk.nodes++;
   const isRoot = depth === 0;
   const type = typeof node.type === 'string' && SUPPORTED_TYPES.has(node.type) ? node.type : undefined;
   for (const key of Object.keys(node).sort()) {
@@ -65,16 +108,17 @@ function walkNode(node: unknown, path: string, depth: number, out: string[]): vo
       out.push(`${path}: keyword ${quote(key)} is not supported`);
       continue;
     }
-    checkKeywordValue(node, key, type, path, out);
+    checkKeywordValue(node, key, type, path, walk);
   }
   if (!('type' in node)) out.push(`${path}: "type" is required`);
   if (isRoot && node.type !== 'object') out.push('$: the root schema must have type "object"');
-  if (type === 'object') walkObject(node, path, depth, out);
-  if (type === 'array') walkArray(node, path, depth, out);
+  if (type === 'object') walkObject(node, path, depth, walk);
+  if (type === 'array') walkArray(node, path, depth, walk);
 }
 
 /** Checks one allowed keyword's own value, at its place in the sorted key order. */
-function checkKeywordValue(node: SchemaNode, key: string, type: string | undefined, path: string, out: string[]): void {
+function checkKeywordValue(node: SchemaNode, key: string, type: string | undefined, path: string, walk: Walk): void {
+  const { out } = walk;
   const value = node[key];
   switch (key) {
     case 'type':
@@ -83,6 +127,7 @@ function checkKeywordValue(node: SchemaNode, key: string, type: string | undefin
       return;
     case 'enum':
       if (!Array.isArray(value) || value.length === 0) out.push(`${path}: "enum" must be a non-empty array`);
+      else checkEnumValues(value, path, walk);
       return;
     case 'description':
     case 'title':
@@ -99,7 +144,22 @@ function checkKeywordValue(node: SchemaNode, key: string, type: string | undefin
   }
 }
 
-function walkObject(node: SchemaNode, path: string, depth: number, out: string[]): void {
+/** Counts an enum's values and refuses one listed twice (JSON Schema wants them unique). */
+function checkEnumValues(values: readonly unknown[], path: string, walk: Walk): void {
+  walk.enumValues += values.length;
+  const seen = new Map<string, number>();
+  values.forEach((value, index) => {
+    // RFC 8785 text: equal JSON values (1 and 1.0, keys in any order) read the same.
+    const text = canonicalize(value) ?? '';
+    walk.characters += typeof value === 'string' ? codePointLength(value) : text.length;
+    const first = seen.get(text);
+    if (first === undefined) seen.set(text, index);
+    else walk.out.push(`${path}: "enum" holds the same value twice (entries ${first} and ${index})`);
+  });
+}
+
+function walkObject(node: SchemaNode, path: string, depth: number, walk: Walk): void {
+  const { out } = walk;
   if (node.additionalProperties !== false) out.push(`${path}: "additionalProperties" must be present and set to false`);
   const properties = isJsonObject(node.properties) ? node.properties : undefined;
   if (!properties) out.push(`${path}: "properties" must be an object`);
@@ -108,30 +168,32 @@ function walkObject(node: SchemaNode, path: string, depth: number, out: string[]
     Array.isArray(required) && required.every((name) => typeof name === 'string') ? required : undefined;
   if (!requiredNames) out.push(`${path}: "required" must be an array of strings`);
   const declared = properties ? Object.keys(properties).sort() : [];
+  for (const name of declared) walk.characters += codePointLength(name);
   if (requiredNames) {
     const declaredSet = new Set(declared);
-    for (const name of [...new Set(requiredNames)].sort()) {
+    const requiredSet = new Set<string>();
+    const repeated = new Set<string>();
+    for (const name of requiredNames) (requiredSet.has(name) ? repeated : requiredSet).add(name);
+    for (const name of [...repeated].sort()) out.push(`${path}: "required" lists ${quote(name)} more than once`);
+    for (const name of [...requiredSet].sort()) {
       if (!declaredSet.has(name)) out.push(`${path}: required property ${quote(name)} is not in "properties"`);
     }
-  }
-  // Strict mode needs every property required; a missing `required` was reported once above.
-  if (requiredNames) {
-    const requiredSet = new Set(requiredNames);
+    // Strict mode needs every property required; a missing `required` was reported once above.
     for (const name of declared) {
       if (!requiredSet.has(name)) out.push(`${path}: property ${quote(name)} is missing from "required"`);
     }
   }
-  for (const name of declared) walkNode(properties![name], propertyPath(path, name), depth + 1, out);
+  for (const name of declared) walkNode(properties![name], propertyPath(path, name), depth + 1, walk);
 }
 
-function walkArray(node: SchemaNode, path: string, depth: number, out: string[]): void {
+function walkArray(node: SchemaNode, path: string, depth: number, walk: Walk): void {
   const hasItems = isJsonObject(node.items);
-  if (!hasItems) out.push(`${path}: array schemas must declare "items"`);
+  if (!hasItems) walk.out.push(`${path}: array schemas must declare "items"`);
   const { minItems, maxItems } = node;
   if (isNonNegativeInteger(minItems) && isNonNegativeInteger(maxItems) && minItems > maxItems) {
-    out.push(`${path}: "minItems" is greater than "maxItems"`);
+    walk.out.push(`${path}: "minItems" is greater than "maxItems"`);
   }
-  if (hasItems) walkNode(node.items, `${path}[]`, depth + 1, out);
+  if (hasItems) walkNode(node.items, `${path}[]`, depth + 1, walk);
 }
 
 function isNonNegativeInteger(value: unknown): value is number {

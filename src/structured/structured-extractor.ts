@@ -16,6 +16,7 @@ import { StructuredQueue } from '../queue/structured-queue';
 import type { StructuredEnvelope } from './structured-request.parser';
 import type { SharedAnswer } from './structured-response';
 import { parseJsonObjectOutput } from '../common/json-schema/json-object-output';
+import { limitDetails } from './schema-subset.walker';
 
 /** Everything one inference needs; built by the leader (or a key-less request). */
 export interface ExtractionPlan {
@@ -56,6 +57,7 @@ export class StructuredExtractor {
     const { envelope, model, identity, deadlineAt, logger } = plan;
     const adapter = this.registry.adapter(model.provider);
     if (!adapter?.extract) throw new GatewayError('upstream', { detail: `${model.provider} has no extraction mode` });
+    this.compileSchema(identity.schemaSha256, envelope.schema);
     const slot = await this.queue.acquire({
       caller: plan.caller,
       signal,
@@ -131,6 +133,22 @@ export class StructuredExtractor {
       throw error;
     } finally {
       expiry.clear();
+    }
+  }
+
+  /**
+   * Step 13 (docs/design/behaviours.md §6.1): the schema's validator, compiled before a queue slot
+   * and any upstream call, and only by a call that will use it. The walker refused every schema
+   * JSON Schema itself refuses that it knows of (duplicates included); what Ajv still refuses is
+   * an `invalid_schema` all the same, before tokens are spent.
+   */
+  private compileSchema(schemaSha256: string, schema: Record<string, unknown>): void {
+    const problems = this.validator.prepare(schemaSha256, schema);
+    if (problems.length > 0) {
+      throw new GatewayError('invalid_schema', {
+        publicMessage: 'schema uses unsupported constructs',
+        details: limitDetails(problems),
+      });
     }
   }
 

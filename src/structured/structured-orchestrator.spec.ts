@@ -85,7 +85,7 @@ function setup(adapter: FakeExtractor) {
   );
   const drain = new DrainService();
   const store = new IdempotencyStore<SharedAnswer>({ capacity: 8, ttlMs: 60_000 });
-  const orchestrator = new StructuredOrchestrator(config, drain, allowlist, store, extractor, validator, metrics);
+  const orchestrator = new StructuredOrchestrator(config, drain, allowlist, store, extractor, metrics);
   const command = (body: unknown, overrides: Partial<StructuredCommand> = {}): StructuredCommand => ({
     arrivedAt: Date.now(),
     caller: 'anonymous',
@@ -99,7 +99,7 @@ function setup(adapter: FakeExtractor) {
     records
       .filter((record) => String(record.event).startsWith('structured_'))
       .map((record) => `${String(record.event)}:${String(record.status)}`);
-  return { orchestrator, command, drain, audit };
+  return { orchestrator, command, drain, audit, validator };
 }
 
 const body = (overrides: Record<string, unknown> = {}) => ({
@@ -168,6 +168,33 @@ describe(StructuredOrchestrator.name, () => {
     });
     expect(adapter.requests).toHaveLength(1);
     expect(audit()).toEqual(['structured_success:200', 'structured_replay:200']);
+  });
+
+  it('compiles the schema only for a call that runs: never for a model off the allowlist, a replay or a conflict', async () => {
+    const adapter = new FakeExtractor(async () => '{"total":3}');
+    const { orchestrator, command, audit, validator } = setup(adapter);
+    expect(await orchestrator.run(command(body({ model: 'gpt-6-astra', idempotency_key: 'k' })))).toMatchObject({
+      kind: 'failure',
+      error: { code: 'unsupported_model' },
+    });
+    expect(validator.compileCount).toBe(0);
+    await orchestrator.run(command(body({ idempotency_key: 'k' })));
+    expect(validator.compileCount).toBe(1);
+    // Another schema under the same key is a conflict; the same one a replay: neither compiles.
+    const other = { ...SCHEMA, title: 'other' };
+    expect(await orchestrator.run(command(body({ idempotency_key: 'k', schema: other })))).toMatchObject({
+      kind: 'failure',
+      error: { code: 'idempotency_conflict' },
+    });
+    await orchestrator.run(command(body({ idempotency_key: 'k' })));
+    expect(validator.compileCount).toBe(1);
+    expect(adapter.requests).toHaveLength(1);
+    expect(audit()).toEqual([
+      'structured_failure:404',
+      'structured_success:200',
+      'structured_conflict:409',
+      'structured_replay:200',
+    ]);
   });
 
   it('answers nothing to a client that left, records it as canceled, and aborts its upstream call', async () => {

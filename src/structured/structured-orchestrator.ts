@@ -6,14 +6,12 @@ import type { EventLogger } from '../core/event-logger';
 import { clientLeft, GatewayError } from '../core/gateway.error';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { IdempotencyStore, InFlightBinding } from './idempotency-store';
-import { OutputValidator } from '../common/json-schema/output-validator';
-import { limitDetails } from './schema-subset.walker';
 import { StructuredAllowlist } from './structured-allowlist';
 import { deadline, untilAborted } from '../common/async/abortable';
 import { deadlineFor, modelDeadlineError } from './structured-deadline';
 import { ExtractionPlan, StructuredExtractor } from './structured-extractor';
 import { auditSubjectOf, recordStructuredFailure } from './structured-failure';
-import { canonicalSha256, deriveIdentity } from './structured-identity';
+import { deriveIdentity } from './structured-identity';
 import { parseStructuredRequest } from './structured-request.parser';
 import { renderSuccess, SharedAnswer, StructuredSuccessBody } from './structured-response';
 import { StructuredTelemetry } from './structured-telemetry';
@@ -48,9 +46,10 @@ export type StructuredOutcome =
 /**
  * One structured inference end to end, without HTTP, in the admission order of
  * docs/design/behaviours.md §6.1 (the bearer was checked by the global guard): draining, body,
- * envelope, schema, model, identity, idempotency store, then one detached extraction that every
- * participant of the binding awaits under its own deadline and connection. Every outcome is
- * recorded once (audit line and metrics) before it is returned.
+ * envelope, schema, model, identity, idempotency store, then one detached extraction (which
+ * compiles the schema's validator first) that every participant of the binding awaits under its
+ * own deadline and connection. A replay, a conflict or a joiner compiles nothing. Every outcome
+ * is recorded once (audit line and metrics) before it is returned.
  */
 @Injectable()
 export class StructuredOrchestrator {
@@ -60,7 +59,6 @@ export class StructuredOrchestrator {
     private readonly allowlist: StructuredAllowlist,
     private readonly store: IdempotencyStore<SharedAnswer>,
     private readonly extractor: StructuredExtractor,
-    private readonly validator: OutputValidator,
     private readonly metrics: GatewayMetrics,
   ) {}
 
@@ -76,20 +74,11 @@ export class StructuredOrchestrator {
       if (this.drain.isDraining) throw new GatewayError('draining');
       if (command.bodyError) throw command.bodyError;
       const envelope = parseStructuredRequest(command.contentTypeIsJson, command.body);
-      // Still step 9: a schema JSON Schema itself refuses must fail before the model check.
-      const schemaSha256 = canonicalSha256(envelope.schema);
-      const schemaProblems = this.validator.prepare(schemaSha256, envelope.schema);
-      if (schemaProblems.length > 0) {
-        throw new GatewayError('invalid_schema', {
-          publicMessage: 'schema uses unsupported constructs',
-          details: limitDetails(schemaProblems),
-        });
-      }
       const model = this.allowlist.resolve(envelope.model, {
         reasoningEffort: envelope.reasoningEffort,
         verbosity: envelope.verbosity,
       });
-      const identity = deriveIdentity(envelope, model, caller, this.allowlist.policyVersion, schemaSha256);
+      const identity = deriveIdentity(envelope, model, caller, this.allowlist.policyVersion);
       this.metrics.structuredInflightChanged(1);
       inflight = true;
       const plan: ExtractionPlan = {

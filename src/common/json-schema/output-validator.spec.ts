@@ -1,4 +1,6 @@
-import { OutputValidator, VALIDATOR_CACHE_SIZE } from './output-validator';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { OutputValidator, VALIDATOR_CACHE_CHARACTERS, VALIDATOR_CACHE_SIZE } from './output-validator';
 
 /** A schema no other call uses, as a stream of one-off structured requests sends. */
 const oneOff = (index: number) => ({
@@ -8,17 +10,79 @@ const oneOff = (index: number) => ({
   properties: { [`field_${index}`]: { type: 'string' } },
 });
 
-/** Ajv's own cache of compiled schemas (keyed by schema object): where the memory actually is. */
-const ajvCacheSize = (validator: OutputValidator) =>
-  (validator as unknown as { ajv: { _cache: Map<unknown, unknown> } }).ajv._cache.size;
+/** The validators the cache holds, by schema key (white box: what is kept is the point). */
+const cached = (validator: OutputValidator) =>
+  (validator as unknown as { compiled: { size: number; peek(key: string): unknown } }).compiled;
+
+/** A full collection, as a test may ask for one (`node --expose-gc` without the flag). */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 describe(OutputValidator.name, () => {
-  it("keeps at most VALIDATOR_CACHE_SIZE compiled schemas after 3,000 one-off schemas, Ajv's own cache included", () => {
+  it('keeps at most VALIDATOR_CACHE_SIZE compiled schemas after 3,000 one-off schemas', () => {
     const validator = new OutputValidator();
-    const before = ajvCacheSize(validator);
     for (let index = 0; index < 3000; index++) expect(validator.prepare(`sha-${index}`, oneOff(index))).toEqual([]);
     expect(validator.compileCount).toBe(3000);
-    expect(ajvCacheSize(validator) - before).toBeLessThanOrEqual(VALIDATOR_CACHE_SIZE);
+    expect(cached(validator).size).toBe(VALIDATOR_CACHE_SIZE);
+  });
+
+  it('frees an evicted validator and its schema: nothing else, Ajv included, keeps them', async () => {
+    const validator = new OutputValidator();
+    // The schema's nested objects are the ones the validator holds (its root is a copy without `$schema`).
+    const sent = ((schema: Record<string, unknown>) => {
+      validator.prepare('sha-0', schema);
+      return new WeakRef(schema.properties as object);
+    })(oneOff(0));
+    const validate = new WeakRef(cached(validator).peek('sha-0') as object);
+    for (let index = 1; index <= VALIDATOR_CACHE_SIZE; index++) validator.prepare(`sha-${index}`, oneOff(index));
+    expect(cached(validator).peek('sha-0')).toBeUndefined();
+    // WeakRef targets stay alive until the current job ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(validate.deref()).toBeUndefined();
+    expect(sent.deref()).toBeUndefined();
+  });
+
+  it('keeps compiled validators within VALIDATOR_CACHE_CHARACTERS of schema and code, whatever their count', () => {
+    const validator = new OutputValidator();
+    // Each weighs a little over a third of the budget: two fit, a third evicts the oldest.
+    const heavy = (index: number) => ({ ...oneOff(index), description: 'd'.repeat(VALIDATOR_CACHE_CHARACTERS / 3) });
+    for (let index = 0; index < 5; index++) expect(validator.prepare(`heavy-${index}`, heavy(index))).toEqual([]);
+    expect(cached(validator).size).toBe(2);
+    expect(validator.check('heavy-4', heavy(4), { field_4: 'x' })).toEqual({ valid: true });
+    expect(validator.check('heavy-0', heavy(0), { field_0: 'x' })).toEqual({ valid: true });
+    expect(validator.compileCount).toBe(6);
+    expect(cached(validator).size).toBe(2);
+  });
+
+  it('uses a validator larger than the whole budget for its call only', () => {
+    const validator = new OutputValidator();
+    const huge = { ...oneOff(1), description: 'd'.repeat(VALIDATOR_CACHE_CHARACTERS) };
+    expect(validator.prepare('huge', huge)).toEqual([]);
+    expect(validator.check('huge', huge, {})).toEqual({
+      valid: false,
+      details: ['$: missing required property "field_1"'],
+    });
+    expect(validator.compileCount).toBe(2);
+    expect(cached(validator).size).toBe(0);
+  });
+
+  it('refuses NaN and ±Infinity as a number or an integer: JSON.parse reads 1e400 as Infinity, JSON.stringify writes it as null', () => {
+    const validator = new OutputValidator();
+    const schema = {
+      type: 'object',
+      properties: { n: { type: 'number' }, i: { type: 'integer' }, list: { type: 'array', items: { type: 'number' } } },
+    };
+    const overflowing = JSON.parse('{"n":1e400,"i":-1e400,"list":[1.5,1e999]}') as Record<string, unknown>;
+    expect(validator.check('numbers', schema, overflowing)).toEqual({
+      valid: false,
+      details: ['/n: must be of type "number"', '/i: must be of type "integer"', '/list/1: must be of type "number"'],
+    });
+    expect(validator.check('numbers', schema, { n: Number.NaN, i: 1e300, list: [] })).toEqual({
+      valid: false,
+      details: ['/n: must be of type "number"'],
+    });
+    expect(validator.check('numbers', schema, { n: -0.5, i: 12, list: [1e308] })).toEqual({ valid: true });
   });
 
   it('returns what keeps a schema from compiling instead of throwing: a dangling $ref, a remote one, a bad pattern', () => {

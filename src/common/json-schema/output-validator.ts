@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type Ajv from 'ajv';
-import type { CodeOptions, ErrorObject, ValidateFunction } from 'ajv';
+import type { CodeOptions, ErrorObject, Options, ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
 import { propertyPath } from './schema-paths';
 
@@ -8,10 +8,13 @@ import { propertyPath } from './schema-paths';
 export const MAX_OUTPUT_DETAILS = 20;
 /**
  * Compiled validators kept. Compiling is the costly part, so a schema is compiled once and reused
- * by its canonical checksum; the bound keeps a stream of one-off schemas from growing memory —
- * Ajv's own cache included: an evicted validator's schema is removed from Ajv too.
+ * by its canonical checksum; the bounds keep a stream of one-off schemas from growing memory. A
+ * validator holds its schema and its generated code, so the cache counts both (`validatorSize`)
+ * against VALIDATOR_CACHE_CHARACTERS, besides at most VALIDATOR_CACHE_SIZE entries; a validator
+ * larger than the whole budget serves its one call and is dropped.
  */
 export const VALIDATOR_CACHE_SIZE = 256;
+export const VALIDATOR_CACHE_CHARACTERS = 8 * 1024 * 1024;
 
 export type OutputCheck = { readonly valid: true } | { readonly valid: false; readonly details: string[] };
 
@@ -43,32 +46,51 @@ function linearRegExpEngine(): NonNullable<CodeOptions['regExp']> {
  */
 @Injectable()
 export class OutputValidator {
-  // Created on first use: chat holds a validator for `response_format` on families the gateway
+  // Loaded on first use: chat holds a validator for `response_format` on families the gateway
   // enforces it for, and loading Ajv costs an idle process about 8 MiB of RSS that a deployment
   // never asking for JSON output should not pay.
-  private ajvInstance: Ajv | undefined;
-  // Ajv keeps every compiled schema in its own cache (keyed by the schema object) until
-  // removeSchema; without the dispose hook, evicting here would free nothing.
+  private ajvModule: AjvModule | undefined;
+  private options: Options | undefined;
+  // Checks schemas against the meta-schema only; it never compiles a client's schema.
+  private metaInstance: Ajv | undefined;
+  // Each validator is compiled by an Ajv instance of its own, kept only by the validator: an Ajv
+  // instance keeps every validator it ever compiled (and its schema) in its code scope, which no
+  // removeSchema empties, so one shared instance would keep every schema ever sent. Evicting an
+  // entry here frees the validator, its instance and its schema together.
   private readonly compiled = new LRUCache<string, ValidateFunction>({
     max: VALIDATOR_CACHE_SIZE,
-    dispose: (validate) => this.ajv.removeSchema(validate.schema),
+    maxSize: VALIDATOR_CACHE_CHARACTERS,
   });
   private compilations = 0;
 
   // allErrors: the client sees every failure at once. strict off: strict mode only adds console
-  // warnings. logger off: Ajv would write a client's `format` name raw to stderr, where a line
-  // break in it forges a log record. addUsedSchema off: Ajv would otherwise register every schema
-  // with an `$id` for the whole process, so one client's schema could be `$ref`ed by another's and
-  // a second schema with the same `$id` would fail to compile; each schema is compiled on its own.
-  private get ajv(): Ajv {
-    this.ajvInstance ??= new (loadAjv().default)({
+  // warnings. strictNumbers: NaN and ±Infinity are no number (JSON.parse reads `1e400` as
+  // Infinity, which JSON.stringify writes as null: an answer must not pass as a number and go
+  // out as null). logger off: Ajv would write a client's `format` name raw to stderr, where a line
+  // break in it forges a log record. addUsedSchema off: an instance would otherwise register a
+  // schema's `$id`, which no other schema may `$ref` (each instance compiles one schema anyway).
+  // code.optimize off: the optimizing pass over the generated code costs more compile time than it
+  // saves in validation, most of all for deep schemas, and a compile holds up every other request.
+  private ajvOptions(): Options {
+    this.options ??= {
       allErrors: true,
       strict: false,
+      strictNumbers: true,
       logger: false,
       addUsedSchema: false,
-      code: { regExp: linearRegExpEngine() },
-    });
-    return this.ajvInstance;
+      code: { regExp: linearRegExpEngine(), optimize: false },
+    };
+    return this.options;
+  }
+
+  private newAjv(options: Options): Ajv {
+    this.ajvModule ??= loadAjv();
+    return new this.ajvModule.default(options);
+  }
+
+  private get meta(): Ajv {
+    this.metaInstance ??= this.newAjv(this.ajvOptions());
+    return this.metaInstance;
   }
 
   /** How many schemas were compiled so far (a cache hit does not compile). */
@@ -78,13 +100,13 @@ export class OutputValidator {
 
   /**
    * Compiles the schema before any upstream call, so a schema the subset walker let through but
-   * JSON Schema itself refuses (duplicate `required` or `enum` entries) is an `invalid_schema`
-   * answer instead of a failure after tokens were spent. Returns the problems, `[]` when usable.
+   * JSON Schema itself refuses is an `invalid_schema` answer instead of a failure after tokens
+   * were spent. Returns the problems, `[]` when usable.
    */
   prepare(schemaSha256: string, schema: Record<string, unknown>): string[] {
     if (this.compiled.has(schemaSha256)) return [];
     const body = withoutMetaSchema(schema);
-    if (!this.ajv.validateSchema(body)) return mostSpecific(this.ajv.errors ?? []).map(describeSchemaError);
+    if (!this.meta.validateSchema(body)) return mostSpecific(this.meta.errors ?? []).map(describeSchemaError);
     try {
       this.validatorFor(schemaSha256, schema);
     } catch (error) {
@@ -107,14 +129,29 @@ export class OutputValidator {
     return { valid: false, details };
   }
 
+  /**
+   * The cached validator, else a new one, kept when it fits the cache's budget. One larger than the
+   * budget serves this call and is then garbage, its instance with it.
+   */
   private validatorFor(schemaSha256: string, schema: Record<string, unknown>): ValidateFunction {
     const cached = this.compiled.get(schemaSha256);
     if (cached) return cached;
-    const validate = this.ajv.compile(withoutMetaSchema(schema));
+    const body = withoutMetaSchema(schema);
+    // The meta-schema check is prepare's, done once per schema before its first compile.
+    const validate = this.newAjv({ ...this.ajvOptions(), validateSchema: false }).compile(body);
     this.compilations++;
-    this.compiled.set(schemaSha256, validate);
+    this.compiled.set(schemaSha256, validate, { size: validatorSize(body, validate) });
     return validate;
   }
+}
+
+/**
+ * What a compiled validator keeps, in characters: its schema (as JSON) and its generated code.
+ * The schema alone is no fair measure: a deep schema generates many times more code per character
+ * than a flat one. Together they track the validator's heap closely (docs/deployment.md "Memory").
+ */
+function validatorSize(schema: Record<string, unknown>, validate: ValidateFunction): number {
+  return JSON.stringify(schema).length + Function.prototype.toString.call(validate).length;
 }
 
 /** Ajv's compile error in one bounded line. */
