@@ -1,7 +1,7 @@
 import { created, errorEvent, textDelta, usageLimitEvent } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
 import { metricValue } from './support/prometheus-text';
-import { extractionReply, postStructured, startStructured, structuredBody } from './support/structured-client';
+import { extractionReply, postStructured, SCHEMA, startStructured, structuredBody } from './support/structured-client';
 import { postChatBody } from './support/chat-sse';
 
 /**
@@ -167,11 +167,102 @@ describe('structured deadline, upstream failures and output', () => {
   });
 
   it('maps other upstream failures to upstream_error 502 without upstream text', async () => {
-    harness.fake.enqueue({
-      frames: [created(), errorEvent({ status: 400, code: 'context_length_exceeded', message: 'SECRET-UP too long' })],
-    });
+    const failed = {
+      frames: [created(), errorEvent({ status: 500, code: 'server_error', message: 'SECRET-UP broke' })],
+    };
+    harness.fake.enqueue(failed, failed, failed);
     const answer = await postStructured(harness.gateway, structuredBody());
     expect([answer.status, answer.error]).toEqual([502, { code: 'upstream_error', message: 'upstream error' }]);
+    expect(answer.headers.get('x-should-retry')).toBeNull();
+  });
+
+  describe('an upstream 400 about the request is a 400, not a 502 that SDKs retry', () => {
+    const SECRET_INPUT = 'SECRET-INPUT-4711 revenue grew';
+    /** The upstream_* lines and the answer of one request. */
+    const run = async (overrides: Record<string, unknown>) => {
+      const before = harness.gateway.logs.lines.length;
+      const answer = await postStructured(harness.gateway, structuredBody({ input: SECRET_INPUT, ...overrides }));
+      const lines = harness.gateway.logs.lines.slice(before);
+      const upstream = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((record) => String(record.event).startsWith('upstream_'));
+      return { answer, lines, upstream };
+    };
+
+    it('a schema the strict mode refuses is invalid_schema with its sanitized reason, sent once, x-should-retry false', async () => {
+      // The walker takes an enum value of another type than its node; the backend's strict mode does not.
+      const schema = { ...SCHEMA, properties: { ...SCHEMA.properties, headline: { type: 'string', enum: [7] } } };
+      // What the fake would answer, had the backend taken the schema.
+      harness.fake.enqueue(extractionReply());
+      const { answer, lines, upstream } = await run({ request_id: 'r-refused', schema, schema_name: 'quarter' });
+      expect(answer.status).toBe(400);
+      expect(answer.headers.get('x-should-retry')).toBe('false');
+      expect(answer.body).toEqual({
+        error: {
+          code: 'invalid_schema',
+          message: "the upstream's strict mode refused the schema; simplify it where details say",
+          details: [
+            'upstream: Invalid schema for response_format [quoted]: In context=([quoted], [quoted]), enum value 7 does not validate against {[quoted]: [quoted]}.',
+          ],
+        },
+        request_id: 'r-refused',
+        contract_version: '2.0.0',
+      });
+      expect(harness.fake.requests()).toHaveLength(1);
+      // The status and the upstream's code are logged; its words, which quote the schema, are not.
+      expect(upstream.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({
+        error_code: 'bad_request',
+        upstream_status: 400,
+        upstream_code: 'invalid_json_schema',
+      });
+      for (const record of upstream) expect(record).not.toHaveProperty('upstream_message');
+      expect(lines.join('\n')).not.toMatch(/SECRET-INPUT|validate against/);
+    });
+
+    it('an input over the context window is invalid_request, and so is any other refusal, with its reason', async () => {
+      harness.fake.enqueue({
+        frames: [
+          created(),
+          errorEvent({ status: 400, code: 'context_length_exceeded', message: 'SECRET-UP too long' }),
+        ],
+      });
+      const context = await run({});
+      expect([context.answer.status, context.answer.error]).toEqual([
+        400,
+        {
+          code: 'invalid_request',
+          message: "input exceeds the model's context window; shorten input, or choose a model with a larger one",
+        },
+      ]);
+      expect(context.answer.headers.get('x-should-retry')).toBe('false');
+      harness.fake.enqueue({
+        reject: {
+          status: 400,
+          body: {
+            error: {
+              type: 'invalid_request_error',
+              code: 'invalid_value',
+              message: "Invalid 'input': echoes 'SECRET-INPUT-4711'",
+            },
+          },
+        },
+        frames: [],
+      });
+      const other = await run({});
+      expect([other.answer.status, other.answer.error]).toEqual([
+        400,
+        {
+          code: 'invalid_request',
+          message:
+            'the upstream refused the request (invalid_value): details give its reason; change the input or the schema, as the same request fails the same way',
+          details: ['upstream: Invalid [quoted]: echoes [quoted]'],
+        },
+      ]);
+      expect(harness.fake.requests()).toHaveLength(2);
+      for (const record of [...context.upstream, ...other.upstream])
+        expect(record).not.toHaveProperty('upstream_message');
+      expect([...context.lines, ...other.lines].join('\n')).not.toMatch(/SECRET/);
+    });
   });
 
   it('sends the request effort, verbosity, tier and schema name upstream', async () => {

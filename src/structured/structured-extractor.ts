@@ -30,8 +30,47 @@ export interface ExtractionPlan {
   readonly logger: EventLogger;
 }
 
+/** The upstream's code for a schema its strict mode cannot honour (docs/upstream/provider-a.md §10). */
+const SCHEMA_REFUSED = 'invalid_json_schema';
+
+/**
+ * The structured words of an upstream 400 about the request itself, a 400 here as in the error
+ * table (a 502 is what SDKs retry unchanged): a schema the upstream's strict mode refuses is
+ * `invalid_schema`; an input over the model's context window, or any other refusal, keeps its code
+ * (`invalid_request` on this route). `details` names the upstream's reason as its log line would
+ * have (quoted spans, secrets and control characters removed by sanitizeUpstreamMessage), which
+ * names what to change without sending back what was quoted; the log line itself leaves it out.
+ */
+function requestRefusal(error: GatewayError): GatewayError | undefined {
+  const reason = error.upstreamMessage;
+  const details = reason === undefined ? undefined : [`upstream: ${reason}`];
+  if (error.code === 'bad_request' && error.upstream?.code === SCHEMA_REFUSED) {
+    return new GatewayError('invalid_schema', {
+      publicMessage: "the upstream's strict mode refused the schema; simplify it where details say",
+      details: details ?? ['$: the upstream refused the schema without a reason'],
+      cause: error,
+    });
+  }
+  if (error.code === 'context_window') {
+    return error.with({
+      publicMessage: "input exceeds the model's context window; shorten input, or choose a model with a larger one",
+    });
+  }
+  if (error.code === 'bad_request') {
+    const code = error.upstream?.code ?? error.upstream?.type;
+    const why = details ? 'details give its reason' : 'it gave no reason';
+    return error.with({
+      publicMessage: `the upstream refused the request${code ? ` (${code})` : ''}: ${why}; change the input or the schema, as the same request fails the same way`,
+      details,
+    });
+  }
+  return undefined;
+}
+
 /** The structured route's own wording for upstream failures (docs/design/behaviours.md §6.9). */
 function withStructuredMessage(error: GatewayError): GatewayError {
+  const refusal = requestRefusal(error);
+  if (refusal) return refusal;
   // A failure the table words per family (a login, a missing CLI) already names its fix.
   if (error.publicMessage !== undefined || familyMessage(error.code, error.provider) !== undefined) return error;
   if (error.spec.structuredCode !== 'upstream_error') return error;
@@ -81,6 +120,7 @@ export class StructuredExtractor {
           logger,
           deadlineAt,
           retried: (code) => this.metrics.upstreamRetry(model.provider, code),
+          omitUpstreamMessage: true,
         }),
       );
     } catch (error) {

@@ -173,8 +173,8 @@ export function modelRefusal(
 /**
  * Request fields the Codex backend refuses (docs/upstream/provider-a.md §5.1 "Never sent"): an output cap and
  * sampling fields (its reasoning models sample their own way), and a `text.format` the Responses
- * API would not take — a json_schema without a valid name or schema, or a strict schema that
- * breaks the strict rules (every object closed, every property required).
+ * API would not take — a json_schema without a valid name or schema. A strict schema it cannot
+ * honour is `strictSchemaRefusal`'s.
  */
 function parameterViolation(body: Json): string | undefined {
   for (const field of ['max_output_tokens', 'temperature', 'top_p']) {
@@ -188,24 +188,74 @@ function parameterViolation(body: Json): string | undefined {
   if (format.type !== 'json_schema') return undefined;
   if (!VALID_NAME.test(String(format.name))) return "Invalid 'text.format.name': string does not match pattern.";
   if (!isObject(format.schema)) return "Missing required parameter: 'text.format.schema'.";
-  return format.strict === true ? strictSchemaViolation(format.schema, String(format.name)) : undefined;
+  return undefined;
 }
 
-function strictSchemaViolation(schema: Json, name: string): string | undefined {
-  const pending: unknown[] = [schema];
-  while (pending.length > 0) {
-    const node = pending.pop();
-    if (Array.isArray(node)) pending.push(...node);
-    if (!isObject(node)) continue;
-    if (isObject(node.properties)) {
-      if (node.additionalProperties !== false)
-        return `Invalid schema for response_format '${name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
-      const required = Array.isArray(node.required) ? node.required : [];
-      const missing = Object.keys(node.properties).find((key) => !required.includes(key));
-      if (missing !== undefined)
-        return `Invalid schema for response_format '${name}': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+/**
+ * A strict `text.format` schema the backend cannot honour, refused as the backend does: 400
+ * `invalid_request_error` with code `invalid_json_schema` and param `text.format.schema`, the
+ * message naming the format and the place (`In context=('properties', 'x'), …`). Checked: every
+ * object closed and every property required, and every enum value of the node's own type.
+ */
+export function strictSchemaRefusal(body: Json): FakeRefusal | undefined {
+  const text = isObject(body.text) ? body.text : {};
+  const format = isObject(text.format) ? text.format : {};
+  if (format.type !== 'json_schema' || format.strict !== true || !isObject(format.schema)) return undefined;
+  const problem = strictSchemaProblem(format.schema, []);
+  if (problem === undefined) return undefined;
+  return {
+    status: 400,
+    body: {
+      error: {
+        message: `Invalid schema for response_format '${String(format.name)}': In context=(${problem.context.map((part) => `'${part}'`).join(', ')}), ${problem.reason}`,
+        type: 'invalid_request_error',
+        param: 'text.format.schema',
+        code: 'invalid_json_schema',
+      },
+    },
+  };
+}
+
+const JSON_TYPES: Record<string, (value: unknown) => boolean> = {
+  string: (value) => typeof value === 'string',
+  number: (value) => typeof value === 'number',
+  integer: (value) => Number.isInteger(value),
+  boolean: (value) => typeof value === 'boolean',
+  null: (value) => value === null,
+  object: isObject,
+  array: Array.isArray,
+};
+
+function strictSchemaProblem(node: Json, context: string[]): { context: string[]; reason: string } | undefined {
+  if (isObject(node.properties)) {
+    if (node.additionalProperties !== false)
+      return { context, reason: "'additionalProperties' is required to be supplied and to be false." };
+    const required = Array.isArray(node.required) ? node.required : [];
+    const missing = Object.keys(node.properties).find((key) => !required.includes(key));
+    if (missing !== undefined)
+      return {
+        context,
+        reason: `'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`,
+      };
+  }
+  const matches = typeof node.type === 'string' ? JSON_TYPES[node.type] : undefined;
+  if (matches && Array.isArray(node.enum)) {
+    const stray = node.enum.find((value) => !matches(value));
+    if (stray !== undefined)
+      return {
+        context,
+        reason: `enum value ${String(stray)} does not validate against {'type': '${String(node.type)}'}.`,
+      };
+  }
+  // Every nested object is looked at (`properties` maps and `anyOf` lists too), as the context shows it.
+  for (const [key, value] of Object.entries(node)) {
+    const children = Array.isArray(value)
+      ? value.map((item, index) => [[key, String(index)], item] as const)
+      : [[[key], value] as const];
+    for (const [steps, child] of children) {
+      const found = isObject(child) ? strictSchemaProblem(child, [...context, ...steps]) : undefined;
+      if (found) return found;
     }
-    pending.push(...Object.values(node));
   }
   return undefined;
 }

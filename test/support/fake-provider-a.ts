@@ -6,7 +6,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
-import { clientVersionOf, modelRefusal, olderThan, responsesRequestViolation } from './fake-provider-a-rules';
+import {
+  clientVersionOf,
+  modelRefusal,
+  olderThan,
+  responsesRequestViolation,
+  strictSchemaRefusal,
+} from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
 
 /** The content codings the fake can answer in (docs/providers.md "Compressed answers"). */
@@ -611,12 +617,13 @@ export class FakeProviderA {
           : { violation }),
         closedByClient: closed.promise,
       });
-    const refusal = modelRefusal(
-      body ?? {},
-      this.models,
-      request.headers['x-openai-internal-codex-responses-lite'] === 'true',
-      clientVersionOf(request.headers['user-agent']),
-    );
+    const refusal =
+      modelRefusal(
+        body ?? {},
+        this.models,
+        request.headers['x-openai-internal-codex-responses-lite'] === 'true',
+        clientVersionOf(request.headers['user-agent']),
+      ) ?? strictSchemaRefusal(body ?? {});
     if (refusal) {
       recordRequest(refusalText(refusal));
       response.writeHead(refusal.status, { 'content-type': 'application/json' }).end(JSON.stringify(refusal.body));
@@ -874,7 +881,8 @@ export class FakeProviderA {
           closedByClient: closed.promise,
           ...fields,
         });
-      const refusal = modelRefusal(body, this.models, false, clientVersionOf(headers['user-agent']));
+      const refusal =
+        modelRefusal(body, this.models, false, clientVersionOf(headers['user-agent'])) ?? strictSchemaRefusal(body);
       if (refusal) {
         recordFrame({ violation: refusalText(refusal) });
         // The backend answers a refused response.create with an error event; the script stays queued.

@@ -80,6 +80,12 @@ export interface CallContext {
    * used) to the turn's one `chat_completion` line, instead of a line of their own.
    */
   readonly note?: (fields: Readonly<Record<string, string | number | boolean>>) => void;
+  /**
+   * Leave the upstream's error message out of the `upstream_*` log lines (status, type and code
+   * stay): structured extraction, whose input and schema are never logged, while an upstream's
+   * refusal of a schema quotes it and a refusal of a request may echo its input.
+   */
+  readonly omitUpstreamMessage?: boolean;
 }
 
 /** Structured extraction request (provider_a only; docs/upstream/provider-a.md §6). */

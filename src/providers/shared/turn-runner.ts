@@ -742,7 +742,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
   }
 
   private causeOf(failure: GatewayError): UpstreamLogFields {
-    return upstreamCauseFields(failure);
+    return upstreamCauseFields(failure, { omitMessage: this.options.context.omitUpstreamMessage });
   }
 
   /** One `upstream_*` line of the turn, at info (the request's summary line is its warning). */

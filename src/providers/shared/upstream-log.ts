@@ -18,9 +18,10 @@ export type UpstreamLogFields = Record<string, string | number | boolean | null 
  * the failure's fix is not the family's usual one, such as a login file it may not read), and the
  * upstream's own words only as `sanitizeUpstreamMessage` left them (`detail` passes it too: some
  * carry the error codes a CLI printed), and for a connection that never reached the upstream its
- * errno, host, proxy and fix (connection-failure.ts).
+ * errno, host, proxy and fix (connection-failure.ts). `omitMessage` leaves the upstream's words
+ * out (CallContext.omitUpstreamMessage).
  */
-export function upstreamCauseFields(failure: GatewayError): UpstreamLogFields {
+export function upstreamCauseFields(failure: GatewayError, options: { omitMessage?: boolean } = {}): UpstreamLogFields {
   const cause = failure.upstream;
   return {
     error_code: failure.code,
@@ -29,7 +30,7 @@ export function upstreamCauseFields(failure: GatewayError): UpstreamLogFields {
     upstream_status: failure.upstreamStatus,
     upstream_type: cause?.type,
     upstream_code: cause?.code,
-    upstream_message: cause?.message,
+    upstream_message: options.omitMessage ? undefined : cause?.message,
     exit_code: cause?.exitCode,
     exit_signal: cause?.exitSignal,
     upstream_errno: cause?.errno,
