@@ -219,7 +219,7 @@ describe('structured deadline, upstream failures and output', () => {
       expect(lines.join('\n')).not.toMatch(/SECRET-INPUT|validate against/);
     });
 
-    it('an input over the context window is invalid_request, and so is any other refusal, with its reason', async () => {
+    it('an input over the context window is invalid_request, and so is any other refusal, naming its code, never its words', async () => {
       harness.fake.enqueue({
         frames: [
           created(),
@@ -235,15 +235,12 @@ describe('structured deadline, upstream failures and output', () => {
         },
       ]);
       expect(context.answer.headers.get('x-should-retry')).toBe('false');
+      // An upstream that echoes the input unquoted: its words reach neither the answer nor the log.
       harness.fake.enqueue({
         reject: {
           status: 400,
           body: {
-            error: {
-              type: 'invalid_request_error',
-              code: 'invalid_value',
-              message: "Invalid 'input': echoes 'SECRET-INPUT-4711'",
-            },
+            error: { type: 'invalid_request_error', code: 'invalid_value', message: `Invalid input ${SECRET_INPUT}` },
           },
         },
         frames: [],
@@ -254,13 +251,16 @@ describe('structured deadline, upstream failures and output', () => {
         {
           code: 'invalid_request',
           message:
-            'the upstream refused the request (invalid_value): details give its reason; change the input or the schema, as the same request fails the same way',
-          details: ['upstream: Invalid [quoted]: echoes [quoted]'],
+            'the upstream refused the request (invalid_value); the same request fails the same way: change the input or the schema',
         },
       ]);
       expect(harness.fake.requests()).toHaveLength(2);
       for (const record of [...context.upstream, ...other.upstream])
         expect(record).not.toHaveProperty('upstream_message');
+      expect(other.upstream.find((record) => record.event === 'upstream_turn_failed')).toMatchObject({
+        upstream_status: 400,
+        upstream_code: 'invalid_value',
+      });
       expect([...context.lines, ...other.lines].join('\n')).not.toMatch(/SECRET/);
     });
   });

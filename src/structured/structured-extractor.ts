@@ -36,18 +36,18 @@ const SCHEMA_REFUSED = 'invalid_json_schema';
 /**
  * The structured words of an upstream 400 about the request itself, a 400 here as in the error
  * table (a 502 is what SDKs retry unchanged): a schema the upstream's strict mode refuses is
- * `invalid_schema`; an input over the model's context window, or any other refusal, keeps its code
- * (`invalid_request` on this route). `details` names the upstream's reason as its log line would
- * have (quoted spans, secrets and control characters removed by sanitizeUpstreamMessage), which
- * names what to change without sending back what was quoted; the log line itself leaves it out.
+ * `invalid_schema`, with the upstream's reason in `details` as its log line would have had it
+ * (quoted spans, secrets and control characters removed by sanitizeUpstreamMessage): it names the
+ * place in the caller's own schema. An input over the model's context window, or any other
+ * refusal, keeps its code (`invalid_request` on this route) and names the upstream's error code
+ * only: such a message may echo the input, which is never sent back. Neither reaches the log.
  */
 function requestRefusal(error: GatewayError): GatewayError | undefined {
-  const reason = error.upstreamMessage;
-  const details = reason === undefined ? undefined : [`upstream: ${reason}`];
   if (error.code === 'bad_request' && error.upstream?.code === SCHEMA_REFUSED) {
+    const reason = error.upstreamMessage;
     return new GatewayError('invalid_schema', {
       publicMessage: "the upstream's strict mode refused the schema; simplify it where details say",
-      details: details ?? ['$: the upstream refused the schema without a reason'],
+      details: [reason === undefined ? '$: the upstream gave no reason' : `upstream: ${reason}`],
       cause: error,
     });
   }
@@ -58,10 +58,8 @@ function requestRefusal(error: GatewayError): GatewayError | undefined {
   }
   if (error.code === 'bad_request') {
     const code = error.upstream?.code ?? error.upstream?.type;
-    const why = details ? 'details give its reason' : 'it gave no reason';
     return error.with({
-      publicMessage: `the upstream refused the request${code ? ` (${code})` : ''}: ${why}; change the input or the schema, as the same request fails the same way`,
-      details,
+      publicMessage: `the upstream refused the request${code ? ` (${code})` : ''}; the same request fails the same way: change the input or the schema`,
     });
   }
   return undefined;
