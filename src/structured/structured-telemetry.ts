@@ -66,7 +66,8 @@ export class StructuredTelemetry {
       status,
       error_code: error.code,
       ...reason,
-      ...failureLogFields(error),
+      // The upstream may quote the schema or echo the input, which structured logs never carry.
+      ...failureLogFields(error, { omitMessage: true }),
       ...(bug === undefined ? {} : { err: bug }),
     };
     this.logger[answerLogLevel(status, error.code)](record, event);

@@ -48,9 +48,9 @@ export function upstreamCauseFields(failure: GatewayError, options: { omitMessag
  * the failure's own (a setting to raise, a login's own command, a file's permissions), the
  * connection's, else for a login the upstream or its file refused the family's login command.
  */
-export function failureLogFields(failure: GatewayError): UpstreamLogFields {
+export function failureLogFields(failure: GatewayError, options: { omitMessage?: boolean } = {}): UpstreamLogFields {
   // The line has its own code; whether an attempt could be retried is the attempts' story.
-  const { error_code: _code, retryable: _retryable, ...cause } = upstreamCauseFields(failure);
+  const { error_code: _code, retryable: _retryable, ...cause } = upstreamCauseFields(failure, options);
   const provider = failure.provider;
   if (cause.fix === undefined && failure.code === 'auth' && provider !== undefined && isFamilyId(provider))
     cause.fix = loginFix(provider, 'refresh_refused');
