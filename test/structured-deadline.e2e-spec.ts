@@ -136,9 +136,10 @@ describe('structured deadline, upstream failures and output', () => {
       code: 'auth_error',
       error_code: 'auth',
       upstream_status: 401,
-      upstream_message: 'token expired SECRET-UP',
       fix: expect.stringMatching(/^run `CODEX_HOME=\S+ codex login`/),
     });
+    // The upstream's words may quote the schema or echo the input: no structured line carries them.
+    expect(harness.gateway.logs.lines.join('\n')).not.toContain('SECRET-UP');
   });
 
   it('maps an upstream usage limit to rate_limited 429 with the reset hint', async () => {
@@ -176,7 +177,7 @@ describe('structured deadline, upstream failures and output', () => {
     expect(answer.headers.get('x-should-retry')).toBeNull();
   });
 
-  describe('an upstream 400 about the request is a 400, not a 502 that SDKs retry', () => {
+  describe('an upstream refusal of the request is told as such, and not retried by SDKs', () => {
     const SECRET_INPUT = 'SECRET-INPUT-4711 revenue grew';
     /** The upstream_* lines and the answer of one request. */
     const run = async (overrides: Record<string, unknown>) => {
@@ -219,7 +220,7 @@ describe('structured deadline, upstream failures and output', () => {
       expect(lines.join('\n')).not.toMatch(/SECRET-INPUT|validate against/);
     });
 
-    it('an input over the context window is invalid_request, and so is any other refusal, naming its code, never its words', async () => {
+    it('an input over the context window is upstream_error with x-should-retry false, and so is any other refusal, naming its code, never its words', async () => {
       harness.fake.enqueue({
         frames: [
           created(),
@@ -228,9 +229,9 @@ describe('structured deadline, upstream failures and output', () => {
       });
       const context = await run({});
       expect([context.answer.status, context.answer.error]).toEqual([
-        400,
+        502,
         {
-          code: 'invalid_request',
+          code: 'upstream_error',
           message: "input exceeds the model's context window; shorten input, or choose a model with a larger one",
         },
       ]);
@@ -247,13 +248,14 @@ describe('structured deadline, upstream failures and output', () => {
       });
       const other = await run({});
       expect([other.answer.status, other.answer.error]).toEqual([
-        400,
+        502,
         {
-          code: 'invalid_request',
+          code: 'upstream_error',
           message:
             'the upstream refused the request (invalid_value); the same request fails the same way: change the input or the schema',
         },
       ]);
+      expect(other.answer.headers.get('x-should-retry')).toBe('false');
       expect(harness.fake.requests()).toHaveLength(2);
       for (const record of [...context.upstream, ...other.upstream])
         expect(record).not.toHaveProperty('upstream_message');

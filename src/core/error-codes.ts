@@ -287,13 +287,15 @@ export const CORE_ERROR_CODES = {
       "the upstream bills this use from the account's extra usage, which is off or spent; the account owner can add extra usage on the vendor's usage page, or use another model family",
     upstream: true,
   },
-  // On the structured route the upstream's 400s about the request are 400s too: a 502 is what
-  // SDKs retry unchanged, and the same request meets the same refusal (docs/structured.md "Errors").
+  // On the structured route the upstream's refusals of the request stay the contract's
+  // upstream_error 502, sent with x-should-retry: false: the same request meets the same refusal
+  // (errorAnswer; docs/structured.md "Errors").
   context_window: {
     status: 400,
     type: 'invalid_request_error',
     openaiCode: 'context_length_exceeded',
-    structuredCode: 'invalid_request',
+    structuredCode: 'upstream_error',
+    structuredStatus: 502,
     streamText: 'context window exceeded',
     message:
       "the conversation exceeds the model's context window; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)",
@@ -303,7 +305,8 @@ export const CORE_ERROR_CODES = {
     status: 400,
     type: 'invalid_request_error',
     openaiCode: 'upstream_rejected_request',
-    structuredCode: 'invalid_request',
+    structuredCode: 'upstream_error',
+    structuredStatus: 502,
     streamText: 'upstream rejected the request',
     message:
       "the upstream rejected the request as the gateway sent it; try again without unusual parameters, tools or attachments, or with another model from GET /v1/models. The gateway's operator finds the upstream's reason in the gateway log under this response's x-request-id",

@@ -155,7 +155,7 @@ export function clientErrorShouldRetry(status: number): 'true' | 'false' {
  * The answer to `thrown` (a GatewayError, or anything else through toGatewayError) in `shape`:
  * the table's status, `type`/`code` or structured code, our own message (the error's, else the
  * family's fix, else the table's), `param` and `details`; Retry-After and x-should-retry on every
- * 429 and 503, x-should-retry on every other 4xx.
+ * 429 and 503, x-should-retry on every other 4xx and on a 5xx answering a refusal of the request.
  */
 export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAnswerOptions = {}): ErrorAnswer {
   const error = toGatewayError(thrown);
@@ -183,6 +183,10 @@ export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAn
     headers.push(['Retry-After', String(wait)], ['x-should-retry', shouldRetryHeader(wait)]);
   } else if (status >= 400 && status < 500) {
     headers.push(['x-should-retry', clientErrorShouldRetry(status)]);
+  } else if (status >= 500 && spec.status >= 400 && spec.status < 500) {
+    // The structured contract's 502 for an upstream refusal of the request itself: SDKs retry
+    // every 5xx, and the same request meets the same refusal.
+    headers.push(['x-should-retry', 'false']);
   }
   if (options.connectionClose) headers.push(['Connection', 'close']);
   return { status, headers, body };
