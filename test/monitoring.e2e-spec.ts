@@ -433,6 +433,14 @@ const series = (name: string, labels: Record<string, string>) =>
     .map(([key, value]) => `${key}="${value}"`)
     .join(',')}}`;
 
+/** One login's gauge as the gateway exports it: 1 for its state, 0 for every other, minute by minute. */
+const loginGauge = (provider: string, account: string, states: readonly LoginStateKind[]) =>
+  LOGIN_STATES.map((state) => ({
+    series: series('gateway_chat_api_login_state', { instance: 'gw:8088', provider, account, state }),
+    values: states.map((current) => (current === state ? 1 : 0)).join(' '),
+  }));
+const minutes = (state: LoginStateKind, count: number): LoginStateKind[] => Array(count).fill(state);
+
 describe('promtool test rules', () => {
   const passes = (result: ToolResult) =>
     expect({ status: result.status, output: result.stdout + result.stderr }).toEqual({
@@ -544,13 +552,6 @@ describe('promtool test rules', () => {
   });
 
   it('GatewayNoUsableLogin fires when a family has had no usable login for 5 minutes, before any request, and stops once one is written', () => {
-    /** One login's gauge as the gateway exports it: 1 for its state, 0 for every other, minute by minute. */
-    const login = (provider: string, account: string, states: readonly LoginStateKind[]) =>
-      LOGIN_STATES.map((state) => ({
-        series: series('gateway_chat_api_login_state', { instance: 'gw:8088', provider, account, state }),
-        values: states.map((current) => (current === state ? 1 : 0)).join(' '),
-      }));
-    const minutes = (state: LoginStateKind, count: number): LoginStateKind[] => Array(count).fill(state);
     const noUsableLogin = (eval_time: string, providers: string[]) => ({
       eval_time,
       alertname: 'GatewayNoUsableLogin',
@@ -564,12 +565,12 @@ describe('promtool test rules', () => {
           interval: '1m',
           input_series: [
             // Started without a login; written at minute 8, as the report sees it 10 s later.
-            ...login('provider_a', 'default', [...minutes('missing', 8), ...minutes('usable', 7)]),
+            ...loginGauge('provider_a', 'default', [...minutes('missing', 8), ...minutes('usable', 7)]),
             // Expired with a refresh token: the first request renews it, so it counts as usable.
-            ...login('provider_b', 'default', minutes('expired_refreshable', 15)),
+            ...loginGauge('provider_b', 'default', minutes('expired_refreshable', 15)),
             // One refused login beside a usable one: the family still serves.
-            ...login('provider_c', 'default', minutes('refresh_refused', 15)),
-            ...login('provider_c', 'second', minutes('usable', 15)),
+            ...loginGauge('provider_c', 'default', minutes('refresh_refused', 15)),
+            ...loginGauge('provider_c', 'second', minutes('usable', 15)),
           ],
           alert_rule_test: [noUsableLogin('4m', []), noUsableLogin('6m', ['provider_a']), noUsableLogin('12m', [])],
         },
@@ -578,12 +579,6 @@ describe('promtool test rules', () => {
   });
 
   it('GatewayLoginNeedsLogin fires for one login left unusable for 15 minutes while the family has others', () => {
-    const login = (provider: string, account: string, states: readonly LoginStateKind[]) =>
-      LOGIN_STATES.map((state) => ({
-        series: series('gateway_chat_api_login_state', { instance: 'gw:8088', provider, account, state }),
-        values: states.map((current) => (current === state ? 1 : 0)).join(' '),
-      }));
-    const minutes = (state: LoginStateKind, count: number): LoginStateKind[] => Array(count).fill(state);
     const needsLogin = (eval_time: string, logins: [string, string, LoginStateKind][]) => ({
       eval_time,
       alertname: 'GatewayLoginNeedsLogin',
@@ -597,12 +592,12 @@ describe('promtool test rules', () => {
           interval: '1m',
           input_series: [
             // One refused login beside a usable one: the family serves, the refused login needs a person.
-            ...login('provider_c', 'default', minutes('refresh_refused', 25)),
-            ...login('provider_c', 'second', minutes('usable', 25)),
+            ...loginGauge('provider_c', 'default', minutes('refresh_refused', 25)),
+            ...loginGauge('provider_c', 'second', minutes('usable', 25)),
             // Missing at start, written at minute 8: gone before the 15 minutes.
-            ...login('provider_a', 'default', [...minutes('missing', 8), ...minutes('usable', 17)]),
+            ...loginGauge('provider_a', 'default', [...minutes('missing', 8), ...minutes('usable', 17)]),
             // Expired with a refresh token: renewed by the first request, nobody needs to act.
-            ...login('provider_b', 'default', minutes('expired_refreshable', 25)),
+            ...loginGauge('provider_b', 'default', minutes('expired_refreshable', 25)),
           ],
           alert_rule_test: [needsLogin('14m', []), needsLogin('16m', [['provider_c', 'default', 'refresh_refused']])],
         },
