@@ -249,11 +249,12 @@ describe('structured idempotency', () => {
     const failures = await Promise.all(
       [0, 1, 2].map((index) => postStructured(harness.gateway, keyed('k-fail', { request_id: `f-${index}` }))),
     );
-    // An upstream 400 about the request: a 400, without the upstream's words (docs/structured.md "Errors").
+    // An upstream 400 about the request: the contract's upstream_error 502, not to be retried
+    // unchanged, without the upstream's words (docs/structured.md "Errors").
     for (const failure of failures) {
-      expect(failure.status).toBe(400);
+      expect([failure.status, failure.headers.get('x-should-retry')]).toEqual([502, 'false']);
       expect(failure.error).toEqual({
-        code: 'invalid_request',
+        code: 'upstream_error',
         message:
           'the upstream refused the request; the same request fails the same way: change the input or the schema',
       });
