@@ -75,6 +75,11 @@ export async function postRefreshGrant(
   return { ok: true, accessToken, body, expiresInSeconds };
 }
 
+/** What to do when the token endpoint (its URL's `setting`) gave no answer: not a login problem. */
+export function tokenEndpointFix(setting: string): string {
+  return `the token endpoint (${setting}) did not answer: check the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again`;
+}
+
 /**
  * What a refresh grant that never got an answer means, the same for every family (docs/error-codes.md):
  * not a login problem, so never `auth` ("log in again" would send the user to fix the wrong thing).

@@ -16,6 +16,7 @@ import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { LoginState, RefreshedTokens } from './provider-a.login-file';
 import { applyRefresh, decodeJwtClaims, LoginFileError, parseLoginFile } from './provider-a.login-file';
 import { requestTokenRefresh, TokenRefreshError } from './provider-a.token-refresh';
+import { tokenEndpointFix } from '../refresh-grant';
 
 /** What one upstream attempt needs from the login. */
 export interface ProviderACredentials {
@@ -38,8 +39,7 @@ export function codexLoginCommand(file: string): string {
 }
 
 /** What to do when the token endpoint gave no answer: not a login problem. */
-const TOKEN_ENDPOINT_FIX =
-  'the token endpoint (PROVIDER_A_TOKEN_URL) did not answer: check the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again';
+const TOKEN_ENDPOINT_FIX = tokenEndpointFix('PROVIDER_A_TOKEN_URL');
 
 /**
  * A login that cannot serve (its fix, the login's command, is named by whoever reports the turn:

@@ -19,7 +19,7 @@ import {
 import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
 import type { RefreshGrantAnswer } from '../refresh-grant';
-import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
+import { postRefreshGrant, tokenEndpointFailure, tokenEndpointFix } from '../refresh-grant';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 
 /**
@@ -82,8 +82,7 @@ export function geminiLoginCommand(file: string): string {
 }
 
 /** What to do when the token endpoint gave no answer: not a login problem. */
-const TOKEN_ENDPOINT_FIX =
-  'the token endpoint (PROVIDER_B_TOKEN_URL) did not answer: check the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again';
+const TOKEN_ENDPOINT_FIX = tokenEndpointFix('PROVIDER_B_TOKEN_URL');
 
 const nonEmpty = (value: unknown): string | undefined =>
   typeof value === 'string' && value !== '' ? value : undefined;

@@ -3,6 +3,7 @@ import { PROVIDER_C_FIX, PROVIDER_C_ORGANIZATION_PAGE } from './provider-c.fix';
 import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
 import { errorSpec } from '../../core/error-codes';
+import { idleTimeoutFix, turnTimeoutFix } from '../shared/timeout-fixes';
 import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
 
 /**
@@ -146,8 +147,8 @@ export function classifyRunFailure(failure: RunFailure, now: number = Date.now()
           ? 'provider_c: the child was stopped after no output for GATEWAY_STREAM_IDLE_TIMEOUT'
           : "provider_c: the child was stopped at the turn's deadline (PROVIDER_C_TIMEOUT, or the request's own deadline)",
         fix: failure.idle
-          ? 'raise GATEWAY_STREAM_IDLE_TIMEOUT if the model may think silently for longer (0 turns the bound off)'
-          : "raise PROVIDER_C_TIMEOUT, the longest one turn may take, if the model's turns take longer (or the client gives the request a longer deadline)",
+          ? idleTimeoutFix()
+          : `${turnTimeoutFix('PROVIDER_C_TIMEOUT')} (or the client gives the request a longer deadline)`,
       });
     case 'spawn':
       // No such executable, or not one we may run: the operator installs the CLI, no retry helps.

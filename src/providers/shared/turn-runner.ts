@@ -8,6 +8,7 @@ import type { ProviderId } from '../../core/provider-id';
 import type { CallContext } from './provider-adapter';
 import type { UpstreamLogFields } from './upstream-log';
 import { logUpstream, upstreamCauseFields } from './upstream-log';
+import { idleTimeoutFix, turnTimeoutFix } from './timeout-fixes';
 import type { RetryClock } from './retry-policy';
 import { RETRY_DELAYS_MS, retryDelayMs, SYSTEM_RETRY_CLOCK } from './retry-policy';
 
@@ -425,7 +426,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
         detail: `${provider}: the turn's deadline passed (${own ? "the request's own deadline" : `${setting}, ${timeoutMs} ms`})`,
         fix: own
           ? 'the client may give the request a longer deadline (deadline_ms)'
-          : `raise ${setting} (now ${timeoutMs} ms), the longest one turn may take, if the model's turns take longer`,
+          : turnTimeoutFix(setting, timeoutMs),
       }),
     );
   }
@@ -435,7 +436,7 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
     const { idleTimeoutMs } = this.options;
     const silence = new GatewayError('timeout', {
       detail: `${this.family.provider}: no upstream event for ${idleTimeoutMs} ms (GATEWAY_STREAM_IDLE_TIMEOUT)`,
-      fix: `raise GATEWAY_STREAM_IDLE_TIMEOUT (now ${idleTimeoutMs} ms) if the model may think silently for longer (0 turns the bound off)`,
+      fix: idleTimeoutFix(idleTimeoutMs),
     });
     if (this.rejectRead) this.failRead(silence);
     // Silence while opening (a hung token endpoint, handshake or first answer) ends the turn: the
