@@ -34,13 +34,13 @@ export interface ExtractionPlan {
 const SCHEMA_REFUSED = 'invalid_json_schema';
 
 /**
- * The structured words of an upstream 400 about the request itself, a 400 here as in the error
- * table (a 502 is what SDKs retry unchanged): a schema the upstream's strict mode refuses is
- * `invalid_schema`, with the upstream's reason in `details` as its log line would have had it
- * (quoted spans, secrets and control characters removed by sanitizeUpstreamMessage): it names the
- * place in the caller's own schema. An input over the model's context window, or any other
- * refusal, keeps its code (`invalid_request` on this route) and names the upstream's error code
- * only: such a message may echo the input, which is never sent back. Neither reaches the log.
+ * The structured words of an upstream 400 about the request itself: a schema the upstream's
+ * strict mode refuses is `invalid_schema` 400, with the upstream's reason in `details` as its log
+ * line would have had it (quoted spans, secrets and control characters removed by
+ * sanitizeUpstreamMessage): it names the place in the caller's own schema. An input over the
+ * model's context window, or any other refusal, keeps its code (the contract's `upstream_error`
+ * 502 on this route, sent with x-should-retry: false: errorAnswer) and names the upstream's error
+ * code only: such a message may echo the input, which is never sent back. Neither reaches the log.
  */
 function requestRefusal(error: GatewayError): GatewayError | undefined {
   if (error.code === 'bad_request' && error.upstream?.code === SCHEMA_REFUSED) {
