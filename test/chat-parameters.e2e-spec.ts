@@ -439,9 +439,9 @@ describe('provider_b: response_format and sampling upstream', () => {
   });
 
   it('a history call whose arguments are not a JSON object is a 400 naming them, before any upstream call, never sent as {}', async () => {
-    const before = generateRequests().length;
-    for (const text of ['not json', '[1,2]', '"a.txt"', '7', 'null']) {
-      const response = await postChatBody(gateway(), {
+    /** A turn whose history holds two answered calls, as `[name, arguments]`. */
+    const withHistoryCalls = (...calls: [string, string][]) =>
+      postChatBody(gateway(), {
         model: 'gemini-2.5-pro',
         tools: HISTORY_TOOLS,
         messages: [
@@ -449,15 +449,18 @@ describe('provider_b: response_format and sampling upstream', () => {
           {
             role: 'assistant',
             content: null,
-            tool_calls: [
-              { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
-              { id: 'call_2', type: 'function', function: { name: 'read_file', arguments: text } },
-            ],
+            tool_calls: calls.map(([name, args], index) => ({
+              id: `call_${index + 1}`,
+              type: 'function',
+              function: { name, arguments: args },
+            })),
           },
-          { role: 'tool', tool_call_id: 'call_1', content: 'A' },
-          { role: 'tool', tool_call_id: 'call_2', content: 'B' },
+          ...calls.map((_, index) => ({ role: 'tool', tool_call_id: `call_${index + 1}`, content: 'AB'[index] })),
         ],
       });
+    const before = generateRequests().length;
+    for (const text of ['not json', '[1,2]', '"a.txt"', '7', 'null']) {
+      const response = await withHistoryCalls(['read_file', '{"path":"a.txt"}'], ['read_file', text]);
       expect(response.status).toBe(400);
       expect(((await response.json()) as { error: unknown }).error).toEqual({
         message:
@@ -469,23 +472,7 @@ describe('provider_b: response_format and sampling upstream', () => {
     }
     expect(generateRequests()).toHaveLength(before);
     // Blank arguments are none ({}), and a function-form call of a custom tool carries raw input text.
-    const response = await postChatBody(gateway(), {
-      model: 'gemini-2.5-pro',
-      tools: HISTORY_TOOLS,
-      messages: [
-        ...ASK,
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: ' ' } },
-            { id: 'call_2', type: 'function', function: { name: 'apply_patch', arguments: 'RAW PATCH' } },
-          ],
-        },
-        { role: 'tool', tool_call_id: 'call_1', content: 'A' },
-        { role: 'tool', tool_call_id: 'call_2', content: 'B' },
-      ],
-    });
+    const response = await withHistoryCalls(['read_file', ' '], ['apply_patch', 'RAW PATCH']);
     expect(response.status).toBe(200);
     const [sent] = generateRequests().slice(before);
     expect(sent.body.request.contents[1].parts.map((part: { functionCall: unknown }) => part.functionCall)).toEqual([
