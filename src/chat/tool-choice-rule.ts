@@ -43,8 +43,15 @@ export class ToolChoiceRule {
   private constructor(private readonly forced: string | undefined) {}
 
   /** Whether the call may reach the client: any call for `required`, only the forced tool's for a forced choice. */
-  admits(call: ToolCallEvent): boolean {
+  private admits(call: ToolCallEvent): boolean {
     return this.forced === undefined || call.name?.trim() === this.forced;
+  }
+
+  /** Whether the call may reach the client, a call left out reported as `tool_call_unchosen`. */
+  passes(call: ToolCallEvent, logger: DropLogger): boolean {
+    if (this.admits(call)) return true;
+    logger.warn({ event: 'tool_call_unchosen' }, 'tool_call_unchosen');
+    return false;
   }
 
   /** Whether the call answers the choice: admitted, and one the collector passes on. */
@@ -64,10 +71,7 @@ export class ToolChoiceRule {
         return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
       if (event.type === 'error') return { kind: 'failed', error: event.error };
       if (event.type === 'finish') return { kind: 'unmet' };
-      if (event.type === 'tool-call' && !this.admits(event.call)) {
-        unchosen(logger);
-        continue;
-      }
+      if (event.type === 'tool-call' && !this.passes(event.call, logger)) continue;
       held.push(event);
       if (event.type === 'tool-call' && this.meets(event.call))
         return { kind: 'answer', events: new ChosenEvents(held, events, this, logger) };
@@ -82,10 +86,7 @@ export class ToolChoiceRule {
     let met = false;
     const kept = events.filter((event) => {
       if (event.type !== 'tool-call') return true;
-      if (!this.admits(event.call)) {
-        unchosen(logger);
-        return false;
-      }
+      if (!this.passes(event.call, logger)) return false;
       met ||= this.meets(event.call);
       return true;
     });
@@ -110,10 +111,6 @@ export class ToolChoiceRule {
 async function nextEvent(events: PolledEvents): Promise<ChatEvent | undefined> {
   const step = await events.next();
   return step.done ? undefined : step.value;
-}
-
-function unchosen(logger: DropLogger): void {
-  logger.warn({ event: 'tool_call_unchosen' }, 'tool_call_unchosen');
 }
 
 /**
@@ -155,8 +152,6 @@ class ChosenEvents implements PolledEvents {
   }
 
   private passes(event: ChatEvent): boolean {
-    if (event.type !== 'tool-call' || this.rule.admits(event.call)) return true;
-    unchosen(this.logger);
-    return false;
+    return event.type !== 'tool-call' || this.rule.passes(event.call, this.logger);
   }
 }
