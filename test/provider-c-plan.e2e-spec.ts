@@ -7,6 +7,7 @@ import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { AccountPools } from '../src/accounts/account-pools';
+import { formatWait } from '../src/core/error-codes';
 import type {
   FakeStreamReply,
   FakeUnifiedMeters,
@@ -344,6 +345,26 @@ describe("provider_c: usage paused by the organization's daily cap (docs/upstrea
     expect((await postChatBody(gateway!, chatTurn('claude-fable-5', 'third'))).status).toBe(200);
     expect(accountsAsked('third')).toEqual(['one']);
     expect((await accountRows()).one).toMatchObject({ state: 'ready' });
+  });
+
+  it("a limit with no reset known on the login the turn moved to: Retry-After is the paused login's end when it is back first, not ACCOUNT_COOLDOWN_DEFAULT", async () => {
+    await start({ ACCOUNT_COOLDOWN_DEFAULT: '2h' }, ['one', 'two', 'three']);
+    // The first login is paused for an hour; the one the turn moves to has spent its credit, no reset told.
+    api().script([API_ERRORS.dailyCapPaused(), API_ERRORS.creditTooLow()]);
+    const refused = await postChatBody(gateway!, chatTurn('claude-fable-5', 'first'));
+    expect(refused.status).toBe(429);
+    expect(accountsAsked()).toEqual(['one', 'two']);
+    const body = (await refused.json()) as any;
+    expect(body.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
+    // "one" is back within the hour, "two" only after two: the wait is the pause's end, and the message says it.
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(body.error.message).toContain(`retry in ${formatWait(retryAfter)}`);
+    const rows = await accountRows();
+    expect(rows.one).toMatchObject({ state: 'usage_paused' });
+    expect(rows.two).toMatchObject({ state: 'cooling' });
+    expect(rows.three).toMatchObject({ state: 'ready' });
   });
 
   it("when every login is paused: the pool answers the next turn at once with usage_paused, no claude run, Retry-After the rest's end", async () => {

@@ -959,6 +959,21 @@ describe(AccountTurn.name, () => {
     expect(turn.finalError(usageLimit()).retryAfterSeconds).toBe(30);
   });
 
+  it("counts a login its organization paused among the resting ones: when it is back first, that is the client's wait", () => {
+    const { pool, clock } = makePool(['a', 'b', 'c'], { cooldownDefaultMs: 7_200_000 });
+    pool.applyFailure('b', new GatewayError('usage_paused', { retryAfterSeconds: 3600 }));
+    clock.advance(600_000);
+    const turn = new AccountTurn(pool, 'chat-1');
+    expect(turn.alias).toBe('a');
+    expect(turn.moveAfter(usageLimit())).toBe(true);
+    // a rests two hours, b's pause ends in 50 min, c still serves: b is back first.
+    expect(pool.restWaitSeconds()).toBe(3000);
+    expect(turn.finalError(usageLimit())).toMatchObject({ code: 'usage_limit', retryAfterSeconds: 3000 });
+    // Once b is back, a is the first of those still resting.
+    clock.advance(3_000_000);
+    expect(turn.finalError(usageLimit()).retryAfterSeconds).toBe(4200);
+  });
+
   it('after output only changes the account state', () => {
     const { pool } = makePool(['a', 'b']);
     const turn = new AccountTurn(pool, 'chat-1');

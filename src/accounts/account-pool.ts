@@ -623,17 +623,15 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * Seconds until the first of the family's resting logins is back for a turn on `model`: the end
-   * of its cooldown or of the paid-usage guard's rest, or later while `model` rests on it too.
-   * ACCOUNT_COOLDOWN_DEFAULT when no login rests. A limit whose reset is unknown tells its client
+   * of its state's rest (`restsUntil`: a cooldown, the paid-usage guard's rest, its organization's
+   * pause), or later while `model` rests on it too. ACCOUNT_COOLDOWN_DEFAULT when no login rests. A limit whose reset is unknown tells its client
    * this wait (`AccountTurn.finalError`): the gateway's own rest of the login is what it knows.
    */
   restWaitSeconds(model?: string): number {
     const now = this.deps.clock.now();
     let first = Infinity;
     for (const account of this.accounts) {
-      const state = account.state;
-      const rest = state.kind === 'cooling' || state.kind === 'plan_spent' ? state.until : 0;
-      const back = Math.max(rest, this.modelRestsUntil(account, model) ?? 0);
+      const back = Math.max(restsUntil(account.state) ?? 0, this.modelRestsUntil(account, model) ?? 0);
       if (back > now && back < first) first = back;
     }
     const until = first === Infinity ? now + this.options.cooldownDefaultMs : first;
