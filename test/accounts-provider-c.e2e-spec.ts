@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
 import { postChatBody } from './support/chat-sse';
+import { ConnectProxy } from './support/connect-proxy';
 import { eventually } from './support/poll';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
@@ -195,6 +196,28 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     // Three chats spread over the three logins; the config directory's child reads the renewed file.
     for (const name of ['a', 'b', 'c']) expect((await post(chat(name))).status).toBe(200);
     expect(usedAccounts()).toEqual(['one', 'two', 'three-refresh-renewed']);
+  });
+
+  it("refreshes an idle config directory's login through the gateway's egress proxy (HTTP_PROXY), like its other upstream calls", async () => {
+    const proxy = await ConnectProxy.start();
+    try {
+      writeLogin('three', 'fake-account-three', Date.now() + 120_000);
+      // No usage reads: the refresh is the only call the gateway itself makes here.
+      await start({
+        ACCOUNT_REFRESH_INTERVAL: '200ms',
+        ACCOUNT_USAGE_REFRESH_INTERVAL: '0',
+        HTTP_PROXY: proxy.url,
+        NO_PROXY: '',
+      });
+      await eventually(() => api.tokenGrants().length === 1);
+      expect(proxy.connections()).toEqual([
+        expect.objectContaining({ method: 'CONNECT', target: `127.0.0.1:${new URL(api.baseUrl).port}` }),
+      ]);
+    } finally {
+      await gateway?.close();
+      gateway = undefined;
+      await proxy.close();
+    }
   });
 
   it('never moves a streamed turn once output has begun', async () => {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import type { AccountPool } from '../account-pool';
 import type { AccountPools } from '../account-pools';
 import type { AppConfig } from '../../config/app-config';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { sha256Hex } from '../../common/hashing';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
@@ -114,10 +115,12 @@ async function storedAccessToken(file: string): Promise<string> {
   return token;
 }
 
+/** `proxy`: the gateway's egress for the idle refresh of a config directory (the children find their own). */
 function accountOf(
   login: ProviderCLogin,
   tokenUrl: string,
   inherited: Readonly<Record<string, string>>,
+  proxy?: UpstreamProxy,
 ): ProviderCAccount {
   const activity = new LoginActivity();
   const common = {
@@ -141,7 +144,14 @@ function accountOf(
         childEnv: () => ({ CLAUDE_CONFIG_DIR: login.location! }),
         refreshAhead: (aheadMs, logger) =>
           activity.refreshUnlessBusy(() =>
-            refreshCredentialsAhead({ alias: login.alias, configDir: login.location! }, tokenUrl, aheadMs, logger),
+            refreshCredentialsAhead(
+              { alias: login.alias, configDir: login.location! },
+              tokenUrl,
+              aheadMs,
+              logger,
+              Date.now,
+              proxy,
+            ),
           ),
         oauthToken: () => storedAccessToken(credentialsFileOf(login.location!)),
       };
@@ -191,7 +201,7 @@ export function accountBaseEnvironment(
 /**
  * The provider_c pool: one account per configured login (docs/accounts.md). The CLI refreshes a
  * config directory's token itself while it runs; idle config directories are refreshed in the
- * background ahead of expiry, and a token file is a long-lived token that needs none (neither does
+ * background ahead of expiry through the gateway's egress `proxy`, and a token file is a long-lived token that needs none (neither does
  * the CLI's own login, `cli`, which the gateway does not own). What each plan has left comes from
  * the CLI's `rate_limit_event` after a turn and from `readUsage` (the adapter's reader of the
  * usage endpoint the CLI's `/usage` reads, at startup and every ACCOUNT_USAGE_REFRESH_INTERVAL).
@@ -202,10 +212,11 @@ export function accountBaseEnvironment(
 export function createProviderCPool(
   config: AppConfig,
   pools: AccountPools,
+  proxy?: UpstreamProxy,
   readUsage?: PlanUsageRead<ProviderCAccount>,
 ): AccountPool<ProviderCAccount> {
   const specs = config.providerC.accounts.map((login) => {
-    const handle = accountOf(login, config.providerC.tokenUrl, config.providerC.childEnv);
+    const handle = accountOf(login, config.providerC.tokenUrl, config.providerC.childEnv, proxy);
     return {
       alias: login.alias,
       loginFile: login.loginFile,

@@ -3,6 +3,7 @@ import type { AccountLogin } from '../../config/app-config';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { errnoOf } from '../../common/errno';
+import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { GatewayError } from '../../core/gateway.error';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
 import type { LoginLogFields } from '../login-file-check';
@@ -51,7 +52,8 @@ export function claudeTokenFileCommand(file: string): string {
  * fields of the file survive). A refused refresh token (400/401) is `auth`: the login is dead
  * until the file changes; an unreachable or failing endpoint is retried at the next tick. A file
  * that cannot be read or written rejects with LoginFileFailure (its errno and the file's fix).
- * Never logs a token.
+ * `proxy`: the gateway's egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY), as for its other
+ * upstream calls. Never logs a token.
  */
 export async function refreshCredentialsAhead(
   login: { readonly alias: string; readonly configDir: string },
@@ -59,6 +61,7 @@ export async function refreshCredentialsAhead(
   aheadMs: number,
   logger: EventLogger,
   now: () => number = Date.now,
+  proxy?: UpstreamProxy,
 ): Promise<void> {
   const file = credentialsFileOf(login.configDir);
   const fields: LoginLogFields = { provider: 'provider_c', account: login.alias, path: file };
@@ -88,7 +91,7 @@ export async function refreshCredentialsAhead(
   };
   let answer: Awaited<ReturnType<typeof postRefreshGrant>>;
   try {
-    answer = await postRefreshGrant(tokenUrl, grant, REFRESH_TIMEOUT_MS, undefined, 'json');
+    answer = await postRefreshGrant(tokenUrl, grant, REFRESH_TIMEOUT_MS, proxy, 'json');
   } catch (error) {
     throw tokenEndpointFailure('provider_c', error);
   }

@@ -47,7 +47,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   private readonly command: string;
   private readonly baseEnv: Readonly<Record<string, string>>;
   private readonly slots: ProviderCProcessSlots;
-  /** The gateway's own egress (the usage endpoint); the children find their proxy in their environment. */
+  /** The gateway's own egress (the usage endpoint, the idle refresh); the children find their proxy in their environment. */
   private readonly proxy: UpstreamProxy;
   private readonly accounts: AccountPool<ProviderCAccount>;
   /** Every child alive now: none outlives the gateway. */
@@ -74,7 +74,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     );
     this.proxy = new UpstreamProxy(config.proxy);
     const usageUrl = providerCUsageUrl(providerC.childEnv);
-    this.accounts = createProviderCPool(config, pools, async (account, signal) => {
+    this.accounts = createProviderCPool(config, pools, this.proxy, async (account, signal) => {
       // No CLI, no turn: its install is the fix, whatever the login holds (the login report says the same).
       if (resolveCommand(this.command, this.baseEnv.PATH) === undefined) throw new LoginNotReadable('cli_missing');
       return readProviderCUsage({
