@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { accountState, advanceAccountClock, chatTurn } from './support/accounts';
 import { postChatBody } from './support/chat-sse';
+import { closedLoopbackPort } from './support/closed-port';
 import { ConnectProxy } from './support/connect-proxy';
 import { eventually } from './support/poll';
 import type { TestGateway } from './support/create-test-app';
@@ -218,6 +219,67 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
       gateway = undefined;
       await proxy.close();
     }
+  });
+
+  describe("an idle config directory's refresh that fails: one warn line, naming the fix", () => {
+    /** The first `event` line of the failed check, and every line of that login at warn or above up to it. */
+    async function failedCheck(
+      event = 'account_refresh_failed',
+    ): Promise<{ line: Record<string, unknown>; warnings: Record<string, unknown>[] }> {
+      await eventually(() => gateway!.logs.records(event).length > 0);
+      const records = gateway!.logs.records();
+      const upTo = records.findIndex((record) => record.event === event);
+      const warnings = records
+        .slice(0, upTo + 1)
+        .filter((record) => record.account === 'three' && Number(record.level) >= 40);
+      return { line: records[upTo], warnings };
+    }
+
+    afterEach(() => api.tokenFailure(undefined));
+
+    it('an unreachable token endpoint: the line names PROVIDER_C_TOKEN_URL, the network and the proxy, not a new login', async () => {
+      writeLogin('three', 'fake-account-three', Date.now() + 120_000);
+      await start({
+        ACCOUNT_REFRESH_INTERVAL: '200ms',
+        ACCOUNT_USAGE_REFRESH_INTERVAL: '0',
+        PROVIDER_C_TOKEN_URL: `http://127.0.0.1:${await closedLoopbackPort()}/v1/oauth/token`,
+      });
+      const { line, warnings } = await failedCheck();
+      expect(line).toMatchObject({ level: 40, provider: 'provider_c', account: 'three', reason: 'upstream' });
+      expect(line.fix).toBe(
+        'the token endpoint (PROVIDER_C_TOKEN_URL) did not answer: check the network and HTTPS_PROXY / NO_PROXY; not a login problem: its children use the current token until it expires',
+      );
+      expect(warnings).toEqual([line]);
+      expect(await stateOf('three')).toBe('ready');
+    });
+
+    it('a token endpoint answering 503: the line names PROVIDER_C_TOKEN_URL and its status; the family line is info', async () => {
+      writeLogin('three', 'fake-account-three', Date.now() + 120_000);
+      api.tokenFailure(503);
+      await start({ ACCOUNT_REFRESH_INTERVAL: '200ms', ACCOUNT_USAGE_REFRESH_INTERVAL: '0' });
+      const { line, warnings } = await failedCheck();
+      const fix =
+        'the token endpoint (PROVIDER_C_TOKEN_URL) answered HTTP 503: nothing to do if it passes; the refresh is tried again at the next check (ACCOUNT_REFRESH_INTERVAL)';
+      expect(line).toMatchObject({ level: 40, provider: 'provider_c', account: 'three', reason: 'upstream', fix });
+      expect(gateway!.logs.records('provider_c_refresh_failed')[0]).toMatchObject({ level: 30, status: 503, fix });
+      expect(warnings).toEqual([line]);
+      expect(await stateOf('three')).toBe('ready');
+    });
+
+    it("a refused refresh token: the login's state line is the warning, naming its own login command", async () => {
+      writeLogin('three', 'fake-account-three', Date.now() + 120_000);
+      api.tokenFailure(400);
+      await start({ ACCOUNT_REFRESH_INTERVAL: '200ms', ACCOUNT_USAGE_REFRESH_INTERVAL: '0' });
+      const { line, warnings } = await failedCheck('account_state');
+      expect(line).toMatchObject({ level: 40, provider: 'provider_c', account: 'three', state: 'login_dead' });
+      expect(line.fix).toContain(`CLAUDE_CONFIG_DIR=${loginPath('three')} claude`);
+      expect(gateway!.logs.records('provider_c_refresh_failed')[0]).toMatchObject({
+        level: 30,
+        status: 400,
+        fix: line.fix,
+      });
+      expect(warnings).toEqual([line]);
+    });
   });
 
   it('never moves a streamed turn once output has begun', async () => {

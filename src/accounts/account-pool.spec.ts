@@ -1162,6 +1162,28 @@ describe(startBackgroundRefresh.name, () => {
     stop();
   });
 
+  it("names the family's fix when its token endpoint failure carries one, else what to check", async () => {
+    const { pool, logger } = makePool(['a', 'b']);
+    const refresh = jest.fn(async (handle: string) => {
+      throw new GatewayError('upstream', {
+        retryable: true,
+        fix: handle === 'handle-a' ? 'check PROVIDER_A_TOKEN_URL' : undefined,
+      });
+    });
+    const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 1000, aheadMs: 1, random: () => 0.5 }, logger);
+    await jest.advanceTimersByTimeAsync(1000);
+    stop();
+    expect(logger.records.filter((line) => line.event === 'account_refresh_failed')).toEqual([
+      expect.objectContaining({ account: 'a', reason: 'upstream', fix: 'check PROVIDER_A_TOKEN_URL' }),
+      expect.objectContaining({
+        account: 'b',
+        reason: 'upstream',
+        fix: expect.stringContaining('check the network and HTTPS_PROXY'),
+      }),
+    ]);
+    expect(pool.stateOf('a').kind).toBe('ready');
+  });
+
   it('drops a refresh failure of the login a file held before another was written over it', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pool-login-'));
     try {

@@ -21,10 +21,13 @@ export interface BackgroundRefreshOptions {
  * path or an answer) and what to do about it.
  */
 function refreshFailure(error: unknown): { reason: string; fix: string } {
+  // The family's own fix names its token URL setting and what the login does meanwhile.
   if (error instanceof GatewayError)
     return {
       reason: error.code,
-      fix: 'the token endpoint did not answer as expected: check the network and HTTPS_PROXY; the login is used as it is until it expires',
+      fix:
+        error.fix ??
+        'the token endpoint did not answer as expected: check the network and HTTPS_PROXY; the login is used as it is until it expires',
     };
   // The family's auth code knew the file and what it failed on: its errno and the file's fix.
   if (error instanceof LoginFileFailure) return { reason: error.errno ?? 'login_file', fix: error.fix };

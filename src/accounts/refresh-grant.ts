@@ -75,9 +75,12 @@ export async function postRefreshGrant(
   return { ok: true, accessToken, body, expiresInSeconds };
 }
 
-/** What to do when the token endpoint (its URL's `setting`) gave no answer: not a login problem. */
-export function tokenEndpointFix(setting: string): string {
-  return `the token endpoint (${setting}) did not answer: check the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again`;
+/**
+ * What to do when the token endpoint (its URL's `setting`) gave no answer: not a login problem.
+ * `then`: what happens meanwhile, for a family whose requests do not refresh the login themselves.
+ */
+export function tokenEndpointFix(setting: string, then = 'the next request refreshes again'): string {
+  return `the token endpoint (${setting}) did not answer: check the network and HTTPS_PROXY / NO_PROXY; ${then}`;
 }
 
 /**

@@ -369,6 +369,7 @@ export class FakeAnthropicApi {
   private readonly minimumClientVersions = new Map<string | undefined, string>();
   private meters: FakeUnifiedMeters | undefined;
   private usageAnswerSet: FakeUsageAnswer | undefined;
+  private tokenFailureStatus: number | undefined;
 
   private constructor(
     private readonly server: http.Server,
@@ -426,6 +427,14 @@ export class FakeAnthropicApi {
     return this.requests.filter((request) => request.path === '/api/oauth/usage');
   }
 
+  /**
+   * What `POST /v1/oauth/token` answers from now on: `status` with an empty JSON object (the
+   * endpoint failing), or, undefined, renewed tokens.
+   */
+  tokenFailure(status: number | undefined): void {
+    this.tokenFailureStatus = status;
+  }
+
   /** The OAuth refresh grants received (their JSON bodies). */
   tokenGrants(): any[] {
     return this.requests.filter((request) => request.path === '/v1/oauth/token').map((request) => request.body);
@@ -474,6 +483,10 @@ export class FakeAnthropicApi {
     this.requests.push(recorded);
     if (url.pathname === '/v1/oauth/token' && request.method === 'POST') {
       // The OAuth refresh grant of a config directory's login (the CLI's token endpoint, moved here by PROVIDER_C_TOKEN_URL).
+      if (this.tokenFailureStatus !== undefined) {
+        response.writeHead(this.tokenFailureStatus, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
       const grant = body as { refresh_token?: string } | undefined;
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { GatewayError } from '../../core/gateway.error';
 import type { RecordingLogger } from '../../../test/support/recorders';
 import { recordingLogger } from '../../../test/support/recorders';
+import { closedLoopbackPort } from '../../../test/support/closed-port';
 import { LoginFileFailure } from '../login-file-check';
 import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
 
@@ -120,11 +121,27 @@ describe(refreshCredentialsAhead.name, () => {
       expect(line.fix).toContain(loginCommand());
     });
 
-    it('says an endpoint failure passes by itself', async () => {
+    it('says an endpoint failure passes by itself, on its line and in the failure the refresh line names', async () => {
       store(Date.now() + 60_000);
       answer = { status: 503, body: {} };
-      await expect(refreshCredentialsAhead(login(), url, 300_000, logger)).rejects.toMatchObject({ code: 'upstream' });
-      expect(loginLine('provider_c_refresh_failed').fix).toContain('tried again at the next check');
+      const failure = await refreshCredentialsAhead(login(), url, 300_000, logger).catch((error: unknown) => error);
+      const fix = loginLine('provider_c_refresh_failed').fix;
+      expect(fix).toContain('(PROVIDER_C_TOKEN_URL) answered HTTP 503');
+      expect(fix).toContain('tried again at the next check');
+      expect(failure).toMatchObject({ code: 'upstream', fix });
+    });
+
+    it('says a token endpoint that gave no answer is the network or the proxy to check, not the login', async () => {
+      store(Date.now() + 60_000);
+      const unreachable = `http://127.0.0.1:${await closedLoopbackPort()}/v1/oauth/token`;
+      const failure = await refreshCredentialsAhead(login(), unreachable, 300_000, logger).catch(
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({
+        code: 'upstream',
+        fix: 'the token endpoint (PROVIDER_C_TOKEN_URL) did not answer: check the network and HTTPS_PROXY / NO_PROXY; not a login problem: its children use the current token until it expires',
+      });
+      expect(stored().claudeAiOauth.accessToken).toBe('old');
     });
 
     it("names a refreshed login's file and errno when the renewed token cannot be written, what it costs and the fix", async () => {

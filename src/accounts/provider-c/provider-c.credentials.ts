@@ -8,7 +8,7 @@ import { GatewayError } from '../../core/gateway.error';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
 import type { LoginLogFields } from '../login-file-check';
 import { LoginFileFailure, refusedLoginFile, shellWord, writeBackFailure } from '../login-file-check';
-import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
+import { postRefreshGrant, tokenEndpointFailure, tokenEndpointFix } from '../refresh-grant';
 
 /**
  * The Claude Code CLI's OAuth client and refresh grant, as the 2.1.332 binary has them (its OAuth
@@ -21,6 +21,19 @@ export const PROVIDER_C_CLIENT_ID = '9d1c250a-e61b-44d9-88ed-5944d1962f5e';
 const DEFAULT_SCOPES = 'user:profile user:inference user:sessions:claude_code user:mcp_servers';
 /** The CLI bounds its own refresh at 30 s; an idle refresh has no reason to wait longer than ours elsewhere. */
 const REFRESH_TIMEOUT_MS = 10_000;
+
+/**
+ * What to do when the token endpoint gave no answer. Only the idle refresh asks it (a running CLI
+ * renews its own login), so no request is waiting on it: the children go on with the stored token.
+ */
+const TOKEN_ENDPOINT_FIX = tokenEndpointFix(
+  'PROVIDER_C_TOKEN_URL',
+  'not a login problem: its children use the current token until it expires',
+);
+
+/** What to do when the token endpoint answered `status`, neither a token nor a refusal of the login. */
+const endpointFailedFix = (status: number) =>
+  `the token endpoint (PROVIDER_C_TOKEN_URL) answered HTTP ${status}: nothing to do if it passes; the refresh is tried again at the next check (ACCOUNT_REFRESH_INTERVAL)`;
 
 /**
  * One provider_c login: a Claude Code config directory (its `.credentials.json` is the watched
@@ -93,23 +106,23 @@ export async function refreshCredentialsAhead(
   try {
     answer = await postRefreshGrant(tokenUrl, grant, REFRESH_TIMEOUT_MS, proxy, 'json');
   } catch (error) {
-    throw tokenEndpointFailure('provider_c', error);
+    // No line here: the background refresh's account_refresh_failed says it, with this fix.
+    throw tokenEndpointFailure('provider_c', error).with({ fix: TOKEN_ENDPOINT_FIX });
   }
   if (!answer.ok) {
     const refused = answer.status === 400 || answer.status === 401;
-    logger.warn(
-      {
-        event: 'provider_c_refresh_failed',
-        ...fields,
-        status: answer.status,
-        fix: refused
-          ? loginAgain
-          : `the token endpoint (PROVIDER_C_TOKEN_URL) answered HTTP ${answer.status}: nothing to do if it passes; the refresh is tried again at the next check (ACCOUNT_REFRESH_INTERVAL)`,
-      },
+    const fix = refused ? loginAgain : endpointFailedFix(answer.status);
+    // At info: the line the failure ends in (the login's state, or account_refresh_failed) is the warning.
+    logger.info(
+      { event: 'provider_c_refresh_failed', ...fields, status: answer.status, fix },
       'provider_c_refresh_failed',
     );
     if (refused) throw new GatewayError('auth', { detail: `provider_c refresh refused (${answer.status})` });
-    throw new GatewayError('upstream', { detail: `provider_c refresh failed (${answer.status})`, retryable: true });
+    throw new GatewayError('upstream', {
+      detail: `provider_c refresh failed (${answer.status})`,
+      retryable: true,
+      fix,
+    });
   }
   const granted =
     typeof answer.body.scope === 'string' ? answer.body.scope.split(' ').filter((scope) => scope !== '') : undefined;
