@@ -2,7 +2,7 @@ import { postChat } from './support/chat-sse';
 import { runGateway } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
-import { usageAnswer, useFakeAnthropicApi } from './support/fake-anthropic-api';
+import { API_ERRORS, usageAnswer, useFakeAnthropicApi } from './support/fake-anthropic-api';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import { FAKE_OAUTH_TOKEN, realClaudeGatewaySettings } from './support/real-claude';
@@ -70,7 +70,7 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
       account: 'default',
       source: 'usage_endpoint',
       plan_spent: true,
-      paid_usage: { kind: 'extra_usage', available: true },
+      paid_usage: { kind: 'extra_usage', available: true, balance: '48.80 USD' },
     });
     expect(row.windows).toContainEqual(expect.objectContaining({ name: 'five_hour', used_ratio: 1 }));
     expect(row.windows).toContainEqual(expect.objectContaining({ name: 'seven_day', used_ratio: 0.2 }));
@@ -106,6 +106,55 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
     expect(gateway!.logs.records('provider_c_process_start')).toHaveLength(1);
     expect(api().messages()).toHaveLength(1);
   });
+
+  it.each(['plan_only', 'allow'])(
+    "extra usage enabled with its monthly limit used up is none to draw (ACCOUNT_PAID_USAGE=%s): GET /v1/accounts says what is left, the turn gets the upstream's usage limit (wait for the reset or add a login), and the login rests until the reset",
+    async (setting) => {
+      const resetsAt = Date.now() + 3_600_000;
+      const base = usageAnswer(100, resetsAt, true).body as Json;
+      api().usage({
+        body: {
+          ...base,
+          extra_usage: { is_enabled: true, monthly_limit: 5000, used_credits: 5000, utilization: 100, currency: 'USD' },
+        },
+      });
+      // What the API answers such a login: the plan rejected, and its extra usage with it.
+      api().meter({ overage: { status: 'rejected', disabledReason: 'out_of_credits' } });
+      api().script([API_ERRORS.limit(Math.floor(resetsAt / 1000))]);
+      await start({ ACCOUNT_PAID_USAGE: setting });
+      expect(await accountRow()).toMatchObject({
+        state: 'ready',
+        plan_spent: true,
+        rests_until: null,
+        paid_usage: { kind: 'extra_usage', available: false, balance: '0.00 USD', disabled_reason: 'out_of_credits' },
+      });
+      const text = await scrapeMetrics(gateway!, AUTH);
+      expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_available', LOGIN)).toBe(0);
+      expect(gateway!.logs.records('plan_usage')).toContainEqual(
+        expect.objectContaining({ ...LOGIN, plan_spent: true, paid_available: false }),
+      );
+
+      // Nothing can be billed, so the turn runs and the API refuses it on the spent plan.
+      const refused = await postChat(gateway!, {}, undefined, AUTH);
+      expect(refused.status).toBe(429);
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(3000);
+      expect(retryAfter).toBeLessThanOrEqual(3600);
+      const { error } = (await refused.json()) as { error: Record<string, string> };
+      expect(error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_reached' });
+      expect(error.message).toMatch(/reached its usage limit .*; retry in .*, or add another login$/);
+      expect(error.message).not.toContain('ACCOUNT_PAID_USAGE');
+      expect(gateway!.logs.records('provider_c_process_start')).toHaveLength(1);
+      expect(api().messages()).toHaveLength(1);
+      // The login rests until the reset, as on any spent plan with nothing behind it.
+      expect((await accountRow()).state).toBe('cooling');
+      const [cooled] = gateway!.logs.records('account_state');
+      expect(cooled).toMatchObject({ ...LOGIN, state: 'cooling', reason: 'usage_limit' });
+      expect(Date.parse(cooled.until as string)).toBeGreaterThan(Date.now() + 3_000_000);
+      expect(Date.parse(cooled.until as string)).toBeLessThanOrEqual(resetsAt + 1000);
+      expect(gateway!.logs.records('paid_usage_turn')).toEqual([]);
+    },
+  );
 
   it('a spent weekly Opus window with extra usage enabled holds only Opus: a Sonnet turn runs, an Opus turn is refused with no claude run; the setup check says so', async () => {
     const now = Date.now();
@@ -153,7 +202,7 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
 
     const run = await runGateway(realClaudeGatewaySettings(api().baseUrl, home()), ['--check']);
     expect(run.stdout).toMatch(
-      /^ {4}plan: five_hour 10 % used .*seven_day_opus 100 % used \(7d, resets [^)]+\); seven_day_sonnet 5 % used .*extra usage: available, not in use -> no new opus turn on this login until [^ ]+ \(ACCOUNT_PAID_USAGE=plan_only\)$/m,
+      /^ {4}plan: five_hour 10 % used .*seven_day_opus 100 % used \(7d, resets [^)]+\); seven_day_sonnet 5 % used .*extra usage: available, not in use, balance 50\.00 USD -> no new opus turn on this login until [^ ]+ \(ACCOUNT_PAID_USAGE=plan_only\)$/m,
     );
   });
 
@@ -188,7 +237,7 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
     api().usage(usageAnswer(100, resetsAt, true));
     const run = await runGateway(realClaudeGatewaySettings(api().baseUrl, home()), ['--check']);
     expect(run.stdout).toMatch(
-      /^ {4}plan: five_hour 100 % used \(5h, resets [^)]+\); seven_day 20 % used \(7d, resets [^)]+\); seven_day_sonnet 3 % used \(7d\); plan spent; extra usage: available, not in use -> no new turn on this login until [^ ]+ \(ACCOUNT_PAID_USAGE=plan_only\)$/m,
+      /^ {4}plan: five_hour 100 % used \(5h, resets [^)]+\); seven_day 20 % used \(7d, resets [^)]+\); seven_day_sonnet 3 % used \(7d\); plan spent; extra usage: available, not in use, balance 48\.80 USD -> no new turn on this login until [^ ]+ \(ACCOUNT_PAID_USAGE=plan_only\)$/m,
     );
     expect(api().usageReads()).toHaveLength(1);
   });

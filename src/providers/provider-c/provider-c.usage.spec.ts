@@ -15,14 +15,14 @@ const ANSWER = {
 };
 
 describe('planReportFromUsage', () => {
-  it('turns percentages into ratios, ISO resets into epoch ms, and is_enabled into available extra usage', () => {
+  it('turns percentages into ratios, ISO resets into epoch ms, and enabled extra usage into available paid usage with what is left of its monthly limit', () => {
     expect(planReportFromUsage(ANSWER)).toEqual({
       windows: [
         { name: 'five_hour', usedRatio: 1, windowSeconds: 18_000, resetsAt: Date.parse('2026-11-29T05:00:00Z') },
         { name: 'seven_day', usedRatio: 0.375, windowSeconds: 604_800, resetsAt: Date.parse('2026-12-03T12:00:00Z') },
         { name: 'seven_day_sonnet', usedRatio: 0.04, windowSeconds: 604_800, model: 'sonnet' },
       ],
-      paid: { kind: 'extra_usage', available: true },
+      paid: { kind: 'extra_usage', available: true, balance: '37.66 USD' },
       planSpent: true,
       source: 'usage_endpoint',
     });
@@ -65,6 +65,49 @@ describe('planReportFromUsage', () => {
       paid: { kind: 'extra_usage', available: false, disabledReason: 'org_level_disabled' },
       planSpent: false,
     });
+  });
+
+  it.each([
+    ['at 100 % of its monthly limit', { monthly_limit: 5000, used_credits: 5000, utilization: 100, currency: 'USD' }],
+    [
+      'with its credits at the limit and no utilization',
+      { monthly_limit: 5000, used_credits: 5200, utilization: null },
+    ],
+    ['at 100 % with the amounts null', { monthly_limit: null, used_credits: null, utilization: 100 }],
+  ])('enabled extra usage %s is not available: out_of_credits, nothing left', (_, spent) => {
+    const paid = planReportFromUsage({ extra_usage: { is_enabled: true, ...spent } })?.paid;
+    expect(paid).toMatchObject({ kind: 'extra_usage', available: false, disabledReason: 'out_of_credits' });
+    expect(paid?.balance).toBe(spent.monthly_limit === null ? undefined : '0.00 USD');
+  });
+
+  it("keeps the vendor's reason for spent extra usage when it gives one", () => {
+    const extra = { is_enabled: true, monthly_limit: 100, used_credits: 100, disabled_reason: 'member_level_disabled' };
+    expect(planReportFromUsage({ extra_usage: extra })?.paid).toMatchObject({
+      available: false,
+      disabledReason: 'member_level_disabled',
+    });
+  });
+
+  it.each([
+    ['without a monthly limit', { monthly_limit: null, used_credits: 900, utilization: null }, undefined],
+    [
+      'with a monthly limit of 0 (no limit or nothing left: not read as spent)',
+      { monthly_limit: 0, used_credits: 0, utilization: null },
+      undefined,
+    ],
+    [
+      'in a currency without minor digits',
+      { monthly_limit: 3000, used_credits: 500, utilization: 16.7, currency: 'jpy' },
+      '2500 JPY',
+    ],
+    [
+      'in a currency that is no code',
+      { monthly_limit: 3000, used_credits: 500, utilization: 16.7, currency: 'US dollars' },
+      undefined,
+    ],
+  ])('enabled extra usage %s is available; its balance is what is left, when known', (_, extra, balance) => {
+    const paid = planReportFromUsage({ extra_usage: { is_enabled: true, ...extra } })?.paid;
+    expect(paid).toEqual({ kind: 'extra_usage', available: true, ...(balance !== undefined ? { balance } : {}) });
   });
 
   it('is undefined when the answer carries neither a window nor extra usage', () => {

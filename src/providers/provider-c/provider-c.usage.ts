@@ -53,8 +53,9 @@ export function providerCUsageUrl(childEnv: Readonly<Record<string, string>>): s
  *   resetting at `resets_at` (an ISO time); a null window or utilization is not reported;
  *   `seven_day_opus` and `seven_day_sonnet` limit one model family (`model`, PROVIDER_C_MODEL_WINDOWS);
  * - the plan is spent when a reported window of the whole plan is at 100 % or more;
- * - `extra_usage.is_enabled` says whether extra usage stands behind the plan, `disabled_reason`
- *   why not. The endpoint does not say whether a turn draws it (`inUse` is left unknown).
+ * - extra usage stands behind the plan while `extra_usage.is_enabled` and its monthly limit is not
+ *   used up (`extraUsageOf`), `disabled_reason` says why not, and what is left of the limit is
+ *   the balance. The endpoint does not say whether a turn draws it (`inUse` is left unknown).
  */
 export function planReportFromUsage(answer: unknown): PlanReport | undefined {
   if (!isJsonObject(answer)) return undefined;
@@ -83,10 +84,62 @@ export function planReportFromUsage(answer: unknown): PlanReport | undefined {
   };
 }
 
+/**
+ * `extra_usage` as paid usage: available while it is enabled and its monthly limit is not used up.
+ * `is_enabled` alone does not say that: an answer may say enabled with `utilization` at 100 or
+ * `used_credits` at `monthly_limit`, and then nothing is left to draw (the API refuses a spent
+ * plan's turns itself), so it is not available, for the vendor's reason when it gives one, else
+ * `out_of_credits` (the word Claude Code's `overageDisabledReason` uses for spent extra usage).
+ * A `monthly_limit` of 0 is left unread: "no limit" or "nothing left" alike, and reading it as
+ * spent would let a spent plan's turn be billed without the guard.
+ */
 function extraUsageOf(raw: unknown): PaidUsage | undefined {
   if (!isJsonObject(raw) || typeof raw.is_enabled !== 'boolean') return undefined;
-  const reason = vendorWord(raw.disabled_reason);
-  return { kind: 'extra_usage', available: raw.is_enabled, ...(reason ? { disabledReason: reason } : {}) };
+  // A limit of 0 is unread (above).
+  const limit = amount(raw.monthly_limit) || undefined;
+  const used = amount(raw.used_credits);
+  const utilization = typeof raw.utilization === 'number' && Number.isFinite(raw.utilization) ? raw.utilization : 0;
+  const spent = utilization >= 100 || (limit !== undefined && used !== undefined && used >= limit);
+  const available = raw.is_enabled && !spent;
+  const reason = vendorWord(raw.disabled_reason) ?? (raw.is_enabled && spent ? 'out_of_credits' : undefined);
+  const balance = raw.is_enabled ? leftOf(limit, used, raw.currency) : undefined;
+  return {
+    kind: 'extra_usage',
+    available,
+    ...(balance !== undefined ? { balance } : {}),
+    ...(reason ? { disabledReason: reason } : {}),
+  };
+}
+
+/** A non-negative finite number, else `undefined` (the schema's `null`, or anything else). */
+function amount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * What is left of the monthly limit, in the currency's major unit with its code (`37.66 USD`):
+ * the answer's amounts are minor units of `currency` (cents for USD; the CLI reads an answer
+ * without one as USD). `undefined` without both amounts (no monthly limit, or one of 0) or with
+ * a currency that is no three-letter code.
+ */
+function leftOf(limit: number | undefined, used: number | undefined, currency: unknown): string | undefined {
+  if (limit === undefined || used === undefined) return undefined;
+  const code = currency === undefined || currency === null ? 'USD' : currency;
+  if (typeof code !== 'string' || !/^[A-Za-z]{3}$/.test(code)) return undefined;
+  const upper = code.toUpperCase();
+  const digits = minorDigits(upper);
+  return `${(Math.max(0, limit - used) / 10 ** digits).toFixed(digits)} ${upper}`;
+}
+
+/** The minor-unit digits of a currency (2 for USD, 0 for JPY); 2 for a code Intl does not know. */
+function minorDigits(code: string): number {
+  try {
+    return (
+      new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions().maximumFractionDigits ?? 2
+    );
+  } catch {
+    return 2;
+  }
 }
 
 export interface ProviderCUsageRead {
