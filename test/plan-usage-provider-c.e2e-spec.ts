@@ -153,6 +153,16 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
       expect(Date.parse(cooled.until as string)).toBeGreaterThan(Date.now() + 3_000_000);
       expect(Date.parse(cooled.until as string)).toBeLessThanOrEqual(resetsAt + 1000);
       expect(gateway!.logs.records('paid_usage_turn')).toEqual([]);
+      await gateway!.close();
+      gateway = undefined;
+
+      const run = await runGateway(
+        { ...realClaudeGatewaySettings(api().baseUrl, home()), ACCOUNT_PAID_USAGE: setting },
+        ['--check'],
+      );
+      expect(run.stdout).toMatch(
+        /^ {4}plan: five_hour 100 % used .*; plan spent; extra usage: not available, not in use, balance 0\.00 USD, out_of_credits -> the upstream refuses its turns until [^ ]+: the plan is spent and no paid usage is left to draw$/m,
+      );
     },
   );
 

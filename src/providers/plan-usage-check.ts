@@ -62,7 +62,9 @@ export async function planLineForCheck(
       (window.resetsAt === undefined || window.resetsAt > now),
   );
   const resets = spent.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
-  const guarded = report.planSpent === true || report.paid?.inUse === true;
+  // As the pool's guard: a spent plan with no paid usage left to draw is the upstream's to refuse.
+  const nothingToDraw = report.planSpent === true && report.paid?.available === false && report.paid.inUse !== true;
+  const guarded = !nothingToDraw && (report.planSpent === true || report.paid?.inUse === true);
   // A spent window of one model with paid usage behind it holds that model only (docs/accounts.md).
   const heldModels =
     report.paid?.available === true
@@ -74,8 +76,9 @@ export async function planLineForCheck(
         )
       : [];
   const until = (times: number[]) => (times.length > 0 ? ` until ${resetText(Math.max(...times))}` : '');
-  const verdict =
-    !guarded && heldModels.length === 0
+  const verdict = nothingToDraw
+    ? ` -> the upstream refuses its turns${until(resets)}: the plan is spent and no paid usage is left to draw`
+    : !guarded && heldModels.length === 0
       ? ''
       : config.accounts.paidUsage === 'allow'
         ? ' -> served, and each paid turn is logged and counted (ACCOUNT_PAID_USAGE=allow)'
