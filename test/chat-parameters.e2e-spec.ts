@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
+import { OutputValidator } from '../src/common/json-schema/output-validator';
 import { contents, finishReason, postChatBody, streamChat } from './support/chat-sse';
 import type { FakeUpstream } from './support/client-scenarios';
 import { fakeUpstream } from './support/client-scenarios';
@@ -634,6 +635,49 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
       expect(error.message).toContain(reason);
     }
     expect(api.messages().length).toBe(before);
+  });
+
+  it('a schema over the size bounds is a 400 naming the field and the bound, before any compile or claude run', async () => {
+    const before = api.messages().length;
+    const validator = gateway.app.get(OutputValidator, { strict: false });
+    const compiled = validator.compileCount;
+    const names = Array.from({ length: 7_700 }, (_, index) => `field_${index}`);
+    // About 250 KB, far inside the body cap: the gateway once compiled it on the event loop, holding
+    // every other request for hundreds of milliseconds, before checking the answer against it.
+    const wide = {
+      type: 'object',
+      properties: Object.fromEntries(names.map((name) => [name, { type: 'string' }])),
+      required: names,
+      additionalProperties: false,
+    };
+    expect(Buffer.byteLength(JSON.stringify(wide))).toBeGreaterThan(240_000);
+    const nodes =
+      '$: the schema has 7701 nodes (the root, each property\'s schema, each "items" schema and any other object); at most 1000 are allowed';
+    const cases: [Record<string, unknown>, string][] = [
+      [wide, nodes],
+      // Ajv compiles whatever a `$ref` points at, under any key: every object counts.
+      [{ $ref: '#/x-wide', 'x-wide': wide }, nodes.replace('7701', '7702')],
+      [
+        { type: 'string', enum: Array.from({ length: 1_001 }, (_, index) => `v${index}`) },
+        '$: the schema has 1001 enum values in all; at most 1000 are allowed',
+      ],
+    ];
+    for (const [schema, bound] of cases) {
+      const response = await postChatBody(gateway, {
+        model: 'claude-fable-5',
+        messages: ASK,
+        response_format: { type: 'json_schema', json_schema: { name: 'wide', schema } },
+      });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
+        message: `response_format.json_schema.schema is too large for the gateway to check answers against (${bound}); make it smaller (docs/chat.md "Structured output")`,
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'response_format',
+      });
+    }
+    expect(validator.compileCount).toBe(compiled);
+    expect(api.messages()).toHaveLength(before);
   });
 
   it('a hosted tool is a 400 naming tools, before any claude run', async () => {

@@ -343,7 +343,7 @@ describe('POST /v1/structured/inference', () => {
             code: 'invalid_schema',
             message: 'schema uses unsupported constructs',
             details: [
-              `$: the schema has 7701 nodes (the root, each property's schema and each "items" schema); at most 1000 are allowed`,
+              `$: the schema has 7701 nodes (the root, each property's schema, each "items" schema and any other object); at most 1000 are allowed`,
             ],
           },
           request_id: 'r-wide',

@@ -196,21 +196,14 @@ export class ChatOrchestrator {
 
   /**
    * The checker of a `response_format` this family cannot take upstream (the parameter table);
-   * a schema Ajv itself refuses is a 400 before the queue and any upstream call.
+   * a schema over the size bounds or refused by Ajv is a 400 before the queue and any upstream call.
    */
   private jsonAnswer(fates: FamilyParameterFates, request: ParsedChatBody): JsonAnswer | undefined {
     const format = request.parameters.responseFormat;
     if (!format || !fates.enforcesJson) return undefined;
     const json = new JsonAnswer(format, this.validator);
-    const problems = json.schemaProblems();
-    if (problems.length > 0) {
-      throw new GatewayError('invalid_request', {
-        param: 'response_format',
-        publicMessage: `response_format.json_schema.schema is not a valid JSON Schema (${problems[0]})`,
-        // The validator's words name the schema's own keys.
-        quotesRequest: true,
-      });
-    }
+    const refusal = json.schemaRefusal();
+    if (refusal) throw refusal;
     return json;
   }
 

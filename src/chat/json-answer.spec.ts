@@ -49,13 +49,34 @@ describe(JsonAnswer.name, () => {
   });
 
   it('finds a schema Ajv refuses before any call', () => {
-    expect(
-      new JsonAnswer(
-        { type: 'json_schema', name: 'x', schema: { type: 'object', required: 'n' }, strict: false },
-        new OutputValidator(),
-      ).schemaProblems(),
-    ).not.toEqual([]);
-    expect(strictJson.schemaProblems()).toEqual([]);
+    const refusal = new JsonAnswer(
+      { type: 'json_schema', name: 'x', schema: { type: 'object', required: 'n' }, strict: false },
+      new OutputValidator(),
+    ).schemaRefusal();
+    expect(refusal).toMatchObject({ code: 'invalid_request', param: 'response_format' });
+    expect(refusal?.publicMessage).toBe(
+      'response_format.json_schema.schema is not a valid JSON Schema ($: "required" must be array)',
+    );
+    expect(strictJson.schemaRefusal()).toBeUndefined();
+    expect(anyObject.schemaRefusal()).toBeUndefined();
+  });
+
+  it('refuses a schema over the size bounds without compiling it, naming every bound passed', () => {
+    const validator = new OutputValidator();
+    const names = Array.from({ length: 1_000 }, (_, index) => `v${index}`);
+    const schema = {
+      anyOf: names.map((name) => ({ type: 'object', properties: { [name]: { enum: [name, 1] } } })),
+    };
+    const refusal = new JsonAnswer(
+      { type: 'json_schema', name: 'x', schema, strict: false },
+      validator,
+    ).schemaRefusal();
+    expect(refusal?.publicMessage).toBe(
+      'response_format.json_schema.schema is too large for the gateway to check answers against (' +
+        '$: the schema has 2001 nodes (the root, each property\'s schema, each "items" schema and any other object); at most 1000 are allowed; ' +
+        '$: the schema has 2000 enum values in all; at most 1000 are allowed); make it smaller (docs/chat.md "Structured output")',
+    );
+    expect(validator.compileCount).toBe(0);
   });
 });
 

@@ -1,6 +1,7 @@
 import { sha256Hex } from '../common/hashing';
 import { parseJsonObjectOutput } from '../common/json-schema/json-object-output';
 import type { OutputValidator } from '../common/json-schema/output-validator';
+import { findSchemaBoundViolations } from '../common/json-schema/schema-bounds';
 import type { ChatEvent } from '../core/chat-event';
 import type { ChatMessage } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
@@ -37,9 +38,32 @@ export class JsonAnswer {
     this.schemaKey = format.type === 'json_schema' ? sha256Hex(JSON.stringify(format.schema)) : undefined;
   }
 
-  /** What Ajv finds wrong with the schema itself, before any upstream call ([] when usable). */
-  schemaProblems(): string[] {
-    return this.format.type === 'json_schema' ? this.validator.prepare(this.schemaKey!, this.format.schema) : [];
+  /**
+   * Why the schema cannot be used, as the 400 to answer before the queue and any upstream call,
+   * or undefined. The size bounds (the structured route's: common/json-schema/schema-bounds.ts)
+   * come first: they are what keeps a compile, which holds the event loop for a time growing with
+   * the schema, short. Then what Ajv finds wrong with the schema itself, compiling it.
+   */
+  schemaRefusal(): GatewayError | undefined {
+    if (this.format.type !== 'json_schema') return undefined;
+    const passed = findSchemaBoundViolations(this.format.schema);
+    if (passed.length > 0) {
+      const more = passed.length > 3 ? `; … and ${passed.length - 3} more` : '';
+      return new GatewayError('invalid_request', {
+        param: 'response_format',
+        publicMessage: `response_format.json_schema.schema is too large for the gateway to check answers against (${passed.slice(0, 3).join('; ')}${more}); make it smaller (docs/chat.md "Structured output")`,
+        // A place nested too deep is named by the schema's own keys.
+        quotesRequest: true,
+      });
+    }
+    const problems = this.validator.prepare(this.schemaKey!, this.format.schema);
+    if (problems.length === 0) return undefined;
+    return new GatewayError('invalid_request', {
+      param: 'response_format',
+      publicMessage: `response_format.json_schema.schema is not a valid JSON Schema (${problems[0]})`,
+      // The validator's words name the schema's own keys.
+      quotesRequest: true,
+    });
   }
 
   /** The instruction the model gets, after the conversation (our own words; the schema as sent). */

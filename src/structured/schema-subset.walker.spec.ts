@@ -1,5 +1,6 @@
 import { MAX_SHOWN_NAME_CHARS, propertyPath } from '../common/json-schema/schema-paths';
-import { findSchemaViolations, limitDetails, SCHEMA_LIMITS } from './schema-subset.walker';
+import { SCHEMA_LIMITS } from '../common/json-schema/schema-bounds';
+import { findSchemaViolations, limitDetails } from './schema-subset.walker';
 
 const strictObject = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',
@@ -246,7 +247,7 @@ describe('findSchemaViolations', () => {
     it('allows 1,000 nodes, counting the root, every property and every items schema', () => {
       expect(findSchemaViolations(flat(999))).toEqual([]);
       expect(findSchemaViolations(flat(1000))).toEqual([
-        `$: the schema has 1001 nodes (the root, each property's schema and each "items" schema); at most 1000 are allowed`,
+        `$: the schema has 1001 nodes (the root, each property's schema, each "items" schema and any other object); at most 1000 are allowed`,
       ]);
       const lists = flat(500, () => ({ type: 'array', items: { type: 'string' } }));
       expect(findSchemaViolations(lists)[0]).toMatch(/^\$: the schema has 1001 nodes/);

@@ -1,7 +1,7 @@
 import canonicalize from 'canonicalize';
 import { isJsonObject } from '../common/json';
+import { findSchemaBoundViolations, SCHEMA_LIMITS } from '../common/json-schema/schema-bounds';
 import { propertyPath, quote } from '../common/json-schema/schema-paths';
-import { codePointLength } from '../common/text';
 
 /**
  * The strict JSON-schema subset of structured inference (contract endpoint rules 2–4,
@@ -29,43 +29,22 @@ const ARRAY_KEYWORDS = new Set(['items', 'minItems', 'maxItems']);
 /** At most this many violations are listed; one summary entry follows when there were more. */
 export const MAX_SCHEMA_DETAILS = 50;
 
-/**
- * The size bounds of a schema (docs/structured.md "Schema subset"). Depth, enum values and
- * characters are the upstream's own strict-mode limits, checked here so that a schema over them
- * costs neither an upstream call nor a compile. The node bound is the gateway's, below the
- * upstream's 5,000 properties: the schema is compiled into a validator on the event loop at a
- * cost that grows with its nodes, and this bound keeps short how long one schema can hold every
- * other request back. The byte cap stays, for what these do not count (descriptions, titles).
- */
-export const SCHEMA_LIMITS = {
-  /** Schema objects in all: the root, each property's schema and each `items` schema. */
-  nodes: 1_000,
-  /** `properties` or `items` steps below the root; also what keeps every walk of it shallow. */
-  depth: 10,
-  /** Entries of every `enum` together. */
-  enumValues: 1_000,
-  /** Code points of every property name and enum value together (a non-string value counts as its JSON). */
-  characters: 120_000,
-} as const;
-
 type SchemaNode = Record<string, unknown>;
 
-/** One walk: the violations in walk order and the counts the size bounds are checked against. */
+/** One walk: the violations in walk order. */
 interface Walk {
   readonly out: string[];
-  nodes: number;
-  enumValues: number;
-  characters: number;
 }
 
 /**
- * Every violation of the subset: the size bounds broken (they concern the whole schema), then the
- * rest in walk order (root first, object keys sorted).
+ * Every violation of the subset: the size bounds broken (they concern the whole schema; shared
+ * with every other schema the gateway compiles), then the rest in walk order (root first, object
+ * keys sorted).
  */
 export function findSchemaViolations(schema: unknown): string[] {
-  const walk: Walk = { out: [], nodes: 0, enumValues: 0, characters: 0 };
+  const walk: Walk = { out: [] };
   walkNode(schema, '$', 0, walk);
-  return [...sizeViolations(walk), ...walk.out];
+  return [...findSchemaBoundViolations(schema), ...walk.out];
 }
 
 /** The `details` of an `invalid_schema` answer: at most 50 entries, then a summary entry. */
@@ -74,32 +53,14 @@ export function limitDetails(violations: readonly string[], max = MAX_SCHEMA_DET
   return [...violations.slice(0, max), `… and ${violations.length - max} more violations`];
 }
 
-function sizeViolations({ nodes, enumValues, characters }: Walk): string[] {
-  const found: string[] = [];
-  if (nodes > SCHEMA_LIMITS.nodes)
-    found.push(
-      `$: the schema has ${nodes} nodes (the root, each property's schema and each "items" schema); at most ${SCHEMA_LIMITS.nodes} are allowed`,
-    );
-  if (enumValues > SCHEMA_LIMITS.enumValues)
-    found.push(`$: the schema has ${enumValues} enum values in all; at most ${SCHEMA_LIMITS.enumValues} are allowed`);
-  if (characters > SCHEMA_LIMITS.characters)
-    found.push(
-      `$: property names and enum values have ${characters} characters in all; at most ${SCHEMA_LIMITS.characters} are allowed`,
-    );
-  return found;
-}
-
 function walkNode(node: unknown, path: string, depth: number, walk: Walk): void {
   const { out } = walk;
   if (!isJsonObject(node)) {
     out.push(`${path}: schema node must be a JSON object`);
     return;
   }
-  if (depth > SCHEMA_LIMITS.depth) {
-    out.push(`${path}: schema nesting exceeds ${SCHEMA_LIMITS.depth} levels`);
-    return;
-  }
-  walk.nodes++;
+  // The bounds walk reports it; stopping here keeps this walk shallow too.
+  if (depth > SCHEMA_LIMITS.depth) return;
   const isRoot = depth === 0;
   const type = typeof node.type === 'string' && SUPPORTED_TYPES.has(node.type) ? node.type : undefined;
   for (const key of Object.keys(node).sort()) {
@@ -144,14 +105,12 @@ function checkKeywordValue(node: SchemaNode, key: string, type: string | undefin
   }
 }
 
-/** Counts an enum's values and refuses one listed twice (JSON Schema wants them unique). */
+/** Refuses an enum value listed twice (JSON Schema wants them unique). */
 function checkEnumValues(values: readonly unknown[], path: string, walk: Walk): void {
-  walk.enumValues += values.length;
   const seen = new Map<string, number>();
   values.forEach((value, index) => {
     // RFC 8785 text: equal JSON values (1 and 1.0, keys in any order) read the same.
     const text = canonicalize(value) ?? '';
-    walk.characters += typeof value === 'string' ? codePointLength(value) : text.length;
     const first = seen.get(text);
     if (first === undefined) seen.set(text, index);
     else walk.out.push(`${path}: "enum" holds the same value twice (entries ${first} and ${index})`);
@@ -168,7 +127,6 @@ function walkObject(node: SchemaNode, path: string, depth: number, walk: Walk): 
     Array.isArray(required) && required.every((name) => typeof name === 'string') ? required : undefined;
   if (!requiredNames) out.push(`${path}: "required" must be an array of strings`);
   const declared = properties ? Object.keys(properties).sort() : [];
-  for (const name of declared) walk.characters += codePointLength(name);
   if (requiredNames) {
     const declaredSet = new Set(declared);
     const requiredSet = new Set<string>();
