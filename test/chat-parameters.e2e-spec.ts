@@ -587,6 +587,41 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(api.messages().length - before).toBe(2);
   });
 
+  it('asks again after a number too large for a double where no type is checked: an untyped field, json_object', async () => {
+    const formats = [
+      {
+        type: 'json_schema' as const,
+        json_schema: { name: 'city', schema: { type: 'object', properties: { city: {}, population: {} } } },
+      },
+      { type: 'json_schema' as const, json_schema: { name: 'anything', schema: { description: 'anything' } } },
+      { type: 'json_object' as const },
+    ];
+    for (const response_format of formats) {
+      // Parsed as Infinity, it would go out as null: a value the model never wrote.
+      api.enqueue(
+        claudeTextReply(['{"city":"Paris","population":[1,-2e400]}'], usage),
+        claudeTextReply(CITY_JSON, usage),
+      );
+      const before = api.messages().length;
+      const completion = await client(gateway).chat.completions.create({
+        model: 'claude-fable-5',
+        messages: ASK,
+        response_format,
+      });
+      expect(completion.choices[0].message.content).toBe('{"city":"Paris","population":2100000}');
+      expect(api.messages().length - before).toBe(2);
+    }
+    const overflowing = claudeTextReply(['{"city":"Paris","population":1' + '0'.repeat(309) + '}'], usage);
+    api.enqueue(overflowing, overflowing, overflowing);
+    const refused = await postChatBody(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: formats[0],
+    });
+    expect(refused.status).toBe(422);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('output_validation_failed');
+  });
+
   it('three answers that are not the object end in 422 output_validation_failed, nothing streamed', async () => {
     api.enqueue(
       claudeTextReply(PROSE, usage),

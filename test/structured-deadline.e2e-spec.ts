@@ -156,7 +156,7 @@ describe('structured deadline, upstream failures and output', () => {
     harness.fake.enqueue(extractionReply('{"headline":"h","growth_percent":1e400}'), extractionReply());
     const body = structuredBody({ idempotency_key: 'k-infinity' });
     const answer = await postStructured(harness.gateway, body);
-    expect([answer.status, answer.error?.details]).toEqual([422, ['/growth_percent: must be of type "integer"']]);
+    expect([answer.status, answer.error?.details]).toEqual([422, ['/growth_percent: must be a finite number']]);
     expect(answer.headers.get('x-should-retry')).toBe('false');
     const retried = await postStructured(harness.gateway, body);
     expect([retried.status, retried.body.idempotent_replay, retried.body.data]).toEqual([
@@ -164,6 +164,11 @@ describe('structured deadline, upstream failures and output', () => {
       false,
       { headline: 'Q3 revenue up 12%', growth_percent: 12 },
     ]);
+    expect(harness.fake.requests()).toHaveLength(2);
+    // Every node has a type here, so no answer field is left unchecked: an untyped one is refused first.
+    const untyped = { ...SCHEMA, properties: { ...SCHEMA.properties, growth_percent: {} } };
+    const refused = await postStructured(harness.gateway, structuredBody({ schema: untyped }));
+    expect([refused.status, refused.error?.details]).toEqual([400, ['$.growth_percent: "type" is required']]);
     expect(harness.fake.requests()).toHaveLength(2);
   });
 

@@ -33,11 +33,13 @@ describe(JsonAnswer.name, () => {
     });
   });
 
-  it('calls prose, arrays and schema misses invalid; json_object takes any object', () => {
+  it('calls prose, arrays, schema misses and overflowing numbers invalid; json_object takes any other object', () => {
     expect(strictJson.judge([text('four'), finish])).toEqual({ kind: 'invalid' });
     expect(strictJson.judge([text('[{"n":4}]'), finish])).toEqual({ kind: 'invalid' });
     expect(strictJson.judge([text('{"n":"4"}'), finish])).toEqual({ kind: 'invalid' });
     expect(anyObject.judge([text('{"anything":true}'), finish])).toMatchObject({ kind: 'answer' });
+    // JSON.parse reads 1e400 as Infinity, which would go out as null.
+    expect(anyObject.judge([text('{"anything":[1e400]}'), finish])).toEqual({ kind: 'invalid' });
   });
 
   it('passes tool calls through and reports upstream failures and unfinished turns as failed', () => {

@@ -8,7 +8,7 @@ import type { EventLogger } from '../core/event-logger';
 import type { ExtractionRequest, ExtractionResult } from '../providers/shared/provider-adapter';
 import type { ResolvedModel } from '../core/resolved-model';
 import { ProviderRegistry } from '../providers/provider-registry';
-import { OutputValidator } from '../common/json-schema/output-validator';
+import { limitOutputDetails, OutputValidator } from '../common/json-schema/output-validator';
 import { deadline, untilAborted } from '../common/async/abortable';
 import { modelDeadlineError } from './structured-deadline';
 import { extractionConversationId, StructuredIdentity, upstreamSchemaName } from './structured-identity';
@@ -193,6 +193,13 @@ export class StructuredExtractor {
   /** Step 15 (docs/design/behaviours.md §6.8): unparsable or non-conforming output is a 422. */
   private validatedData(text: string, schemaSha256: string, schema: Record<string, unknown>): Record<string, unknown> {
     const parsed = parseJsonObjectOutput(text);
+    if (!parsed.ok && parsed.nonFinite) {
+      // An object, but not one any schema accepts: a schema miss.
+      this.metrics.structuredValidated('invalid');
+      throw new GatewayError('output_validation_failed', {
+        details: limitOutputDetails(parsed.nonFinite.map((path) => `${path}: must be a finite number`)),
+      });
+    }
     if (!parsed.ok) {
       this.metrics.structuredValidated('unparsable');
       throw new GatewayError('output_validation_failed', {

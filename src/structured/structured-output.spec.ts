@@ -30,6 +30,21 @@ describe('parseJsonObjectOutput', () => {
   ])('rejects %s as unparsable', (_name, text) => {
     expect(parseJsonObjectOutput(text)).toEqual({ ok: false });
   });
+
+  it('refuses numbers JSON.parse reads as ±Infinity, naming where they are: they would go out as null', () => {
+    const huge = '1' + '0'.repeat(309);
+    expect(parseJsonObjectOutput(`{"a":1e400,"b":{"c/d~":[0,-2E+309]},"e":${huge},"f":{}}`)).toEqual({
+      ok: false,
+      nonFinite: ['/a', '/b/c~1d~0/1', '/e'],
+    });
+    // A 2-digit exponent after 250 digits, and prose around the object.
+    expect(parseJsonObjectOutput(`Here: {"a":[${'9'.repeat(250)}e99]}`)).toEqual({ ok: false, nonFinite: ['/a/0'] });
+  });
+
+  it('keeps the numbers a double holds, and the text of strings that look like numbers', () => {
+    const text = `{"max":1.7976931348623157e308,"tiny":1e-400,"long":${'1'.repeat(300)},"s":"1e400 ${'9'.repeat(400)}"}`;
+    expect(parseJsonObjectOutput(text)).toEqual({ ok: true, value: JSON.parse(text) });
+  });
 });
 
 describe(OutputValidator.name, () => {

@@ -16,6 +16,13 @@ export const MAX_OUTPUT_DETAILS = 20;
 export const VALIDATOR_CACHE_SIZE = 256;
 export const VALIDATOR_CACHE_CHARACTERS = 8 * 1024 * 1024;
 
+/** The `details` of an output failure: at most MAX_OUTPUT_DETAILS, then one summary entry. */
+export function limitOutputDetails(details: readonly string[]): string[] {
+  if (details.length <= MAX_OUTPUT_DETAILS) return [...details];
+  const extra = details.length - MAX_OUTPUT_DETAILS;
+  return [...details.slice(0, MAX_OUTPUT_DETAILS), `… and ${extra} more violations`];
+}
+
 export type OutputCheck = { readonly valid: true } | { readonly valid: false; readonly details: string[] };
 
 type AjvModule = typeof import('ajv');
@@ -121,12 +128,7 @@ export class OutputValidator {
   check(schemaSha256: string, schema: Record<string, unknown>, value: unknown): OutputCheck {
     const validate = this.validatorFor(schemaSha256, schema);
     if (validate(value)) return { valid: true };
-    const details = (validate.errors ?? []).map(describeError);
-    if (details.length > MAX_OUTPUT_DETAILS) {
-      const extra = details.length - MAX_OUTPUT_DETAILS;
-      return { valid: false, details: [...details.slice(0, MAX_OUTPUT_DETAILS), `… and ${extra} more violations`] };
-    }
-    return { valid: false, details };
+    return { valid: false, details: limitOutputDetails((validate.errors ?? []).map(describeError)) };
   }
 
   /**
