@@ -50,4 +50,16 @@ describe(findSchemaBoundViolations.name, () => {
       '$: property names and enum values have 120001 characters in all; at most 120000 are allowed',
     ]);
   });
+
+  it('counts each name a dependencies or dependentRequired list requires as a node', () => {
+    const names = (count: number) => Array.from({ length: count }, (_, index) => `p${index}`);
+    expect(findSchemaBoundViolations({ dependencies: { a: names(999) } })).toEqual([]);
+    expect(
+      findSchemaBoundViolations({ dependencies: { a: names(600) }, dependentRequired: { b: names(400) } }),
+    ).toEqual([
+      `$: the schema has 1002 nodes (the root, each property's schema, each "items" schema and any other object, 1000 of them names that "dependencies" or "dependentRequired" lists require); at most ${SCHEMA_LIMITS.nodes} are allowed`,
+    ]);
+    // A schema under `dependencies` is a node as anywhere else.
+    expect(findSchemaBoundViolations({ dependencies: { a: { anyOf: objects(999) } } })).toEqual([nodes(1001)]);
+  });
 });

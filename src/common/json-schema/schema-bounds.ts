@@ -12,7 +12,10 @@ import { MAX_SHOWN_NAME_CHARS, propertyPath, quote } from './schema-paths';
  * its nodes, and this bound keeps short how long one schema can hold every other request back.
  */
 export const SCHEMA_LIMITS = {
-  /** Objects in the schema: the root, each property's schema, each `items` schema and any other. */
+  /**
+   * Objects in the schema (the root, each property's schema, each `items` schema and any other),
+   * and each name a `dependencies` or `dependentRequired` list requires.
+   */
   nodes: 1_000,
   /** Steps below the root (`properties`, `items` or any other keyword); also what keeps every walk of it shallow. */
   depth: 10,
@@ -32,9 +35,18 @@ const SCHEMA_MAPS: ReadonlySet<string> = new Set([
   'dependencies',
 ]);
 
+/**
+ * Keywords whose value maps a property to the names it requires: Ajv's code for such a list grows
+ * faster than its length (a list of 2,000 names compiles for most of a second), so each listed name
+ * counts as a node.
+ */
+const NAME_LISTS: ReadonlySet<string> = new Set(['dependencies', 'dependentRequired']);
+
 /** What one walk counts. */
 interface Tally {
   nodes: number;
+  /** Of `nodes`, the names listed under NAME_LISTS. */
+  listedNames: number;
   enumValues: number;
   characters: number;
   /** The places nested too deep, in walk order. */
@@ -50,12 +62,12 @@ interface Tally {
  * (`properties` entries are `.name`, `items` is `[]`, another keyword is `/keyword`).
  */
 export function findSchemaBoundViolations(schema: unknown): string[] {
-  const tally: Tally = { nodes: 0, enumValues: 0, characters: 0, tooDeep: [] };
+  const tally: Tally = { nodes: 0, listedNames: 0, enumValues: 0, characters: 0, tooDeep: [] };
   visit(schema, '$', 0, tally);
   const found: string[] = [];
   if (tally.nodes > SCHEMA_LIMITS.nodes)
     found.push(
-      `$: the schema has ${tally.nodes} nodes (the root, each property's schema, each "items" schema and any other object); at most ${SCHEMA_LIMITS.nodes} are allowed`,
+      `$: the schema has ${tally.nodes} nodes (the root, each property's schema, each "items" schema and any other object${listed(tally)}); at most ${SCHEMA_LIMITS.nodes} are allowed`,
     );
   if (tally.enumValues > SCHEMA_LIMITS.enumValues)
     found.push(
@@ -82,6 +94,7 @@ function visit(value: unknown, path: string, depth: number, tally: Tally): void 
   tally.nodes++;
   for (const key of Object.keys(value).sort()) {
     const child = value[key];
+    if (NAME_LISTS.has(key) && isJsonObject(child)) countListedNames(child, tally);
     if (SCHEMA_MAPS.has(key) && isJsonObject(child)) {
       const mapPath = key === 'properties' ? path : keywordPath(path, key);
       for (const name of Object.keys(child).sort()) {
@@ -96,6 +109,20 @@ function visit(value: unknown, path: string, depth: number, tally: Tally): void 
     visit(child, childPath, depth + 1, tally);
   }
 }
+
+function countListedNames(lists: Record<string, unknown>, tally: Tally): void {
+  for (const list of Object.values(lists))
+    if (Array.isArray(list)) {
+      tally.nodes += list.length;
+      tally.listedNames += list.length;
+    }
+}
+
+/** The node count's own words for the listed names, when there are any. */
+const listed = (tally: Tally) =>
+  tally.listedNames === 0
+    ? ''
+    : `, ${tally.listedNames} of them names that "dependencies" or "dependentRequired" lists require`;
 
 function countEnumValues(values: readonly unknown[], tally: Tally): void {
   tally.enumValues += values.length;
