@@ -35,6 +35,8 @@ export class KeepAliveSweep implements OnModuleDestroy {
    * either: timer-range.ts), or no configuration is given.
    */
   private readonly stalledRoundsLimit: number;
+  /** Rounds run on the timer; false once `sweepOnlyWhenCalled` handed them to its caller. */
+  private timed = true;
 
   constructor(@Optional() @Inject(APP_CONFIG) config?: Pick<AppConfig, 'server'>) {
     const idleMs = config?.server.streamIdleTimeoutMs ?? 0;
@@ -48,7 +50,16 @@ export class KeepAliveSweep implements OnModuleDestroy {
 
   add(stream: KeepAliveStream): void {
     this.streams.add(stream);
-    this.timer ??= setInterval(sweepAll, KEEP_ALIVE_SWEEP_MS, this).unref();
+    if (this.timed) this.timer ??= setInterval(sweepAll, KEEP_ALIVE_SWEEP_MS, this).unref();
+  }
+
+  /**
+   * From now on a round runs only when `sweep()` is called, never on the timer: for a caller that
+   * decides when rounds happen (an e2e spec sees the round it asks for, without waiting 7.5 s).
+   */
+  sweepOnlyWhenCalled(): void {
+    this.timed = false;
+    this.stop();
   }
 
   delete(stream: KeepAliveStream): void {

@@ -137,6 +137,18 @@ describe(SseWriter.name, () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
+  it('runs rounds only when called once told so (sweepOnlyWhenCalled): no timer', () => {
+    keepAlive.sweepOnlyWhenCalled();
+    const { response, writer } = writerFor();
+    expect(writer.open({ n: 0 })).toBe(true);
+    expect(jest.getTimerCount()).toBe(0);
+    jest.advanceTimersByTime(5 * KEEP_ALIVE_INTERVAL_MS);
+    expect(response.written).toEqual(['data: {"n":0}\n\n']);
+    keepAlive.sweep();
+    keepAlive.sweep();
+    expect(response.written).toEqual(['data: {"n":0}\n\n', ': keep-alive\n\n']);
+  });
+
   it('ends a stream whose client took no byte for the idle bound while a write waited, and no sooner', () => {
     keepAlive.onModuleDestroy();
     keepAlive = new KeepAliveSweep({ server: { streamIdleTimeoutMs: 4 * KEEP_ALIVE_SWEEP_MS } } as never);
