@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { OutputValidator } from '../src/common/json-schema/output-validator';
-import { contents, finishReason, postChatBody, streamChat } from './support/chat-sse';
+import { contents, finishReason, postChatBody, readRest, readUntil, sseChunks, streamChat } from './support/chat-sse';
 import type { FakeUpstream } from './support/client-scenarios';
 import { fakeUpstream } from './support/client-scenarios';
 import type { TestGateway } from './support/create-test-app';
@@ -11,7 +11,9 @@ import { FakeProviderA } from './support/fake-provider-a';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
+import { eventually } from './support/poll';
 import { realClaudeGatewaySettings } from './support/real-claude';
+import { KeepAliveSweep } from '../src/common/sse/keep-alive-sweep';
 
 /*
  * The request-parameter table end to end (docs/chat.md): the `openai` SDK's structured-output helpers against every family, the
@@ -503,9 +505,14 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
   });
   let api: FakeAnthropicApi;
   let gateway: TestGateway;
+  let sweep: KeepAliveSweep;
   beforeAll(async () => {
     gateway = await upstream.start();
     api = upstream.fake;
+    // Keep-alive rounds run only when a test runs them: a held answer's head goes out only with a
+    // comment a round writes, so the 422 of a refusal does not depend on the machine's speed.
+    sweep = gateway.app.get(KeepAliveSweep, { strict: false });
+    sweep.sweepOnlyWhenCalled();
   });
   afterAll(() => upstream.stop());
 
@@ -620,6 +627,34 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     });
     expect(refused.status).toBe(422);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('output_validation_failed');
+  });
+
+  it('a streamed answer held past a silent round: the head and a comment keep its connection, then only the object', async () => {
+    let open!: () => void;
+    const held = new Promise<void>((resolve) => (open = resolve));
+    api.enqueue({ ...claudeTextReply(PROSE, usage), holdUntil: held }, claudeTextReply(fencedCity, usage));
+    const sent = postChatBody(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      stream: true,
+      response_format: CITY_FORMAT,
+    });
+    // Held once the first attempt was accepted; the first round finds it just held, the second silent.
+    await eventually(() => sweep.size === 1, 30_000, 'the held answer in the keep-alive sweep');
+    sweep.sweep();
+    sweep.sweep();
+    const response = await sent;
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    expect(await readUntil(reader, '\n\n')).toBe(': keep-alive\n\n');
+    open();
+    const { chunks, done } = sseChunks(await readRest(reader));
+    expect(chunks.map((chunk) => chunk.choices[0])).toEqual([
+      { index: 0, delta: { role: 'assistant' }, finish_reason: null },
+      { index: 0, delta: { content: '{"city":"Paris","population":2100000}' }, finish_reason: null },
+      { index: 0, delta: {}, finish_reason: 'stop' },
+    ]);
+    expect(done).toBe(true);
   });
 
   it('three answers that are not the object end in 422 output_validation_failed, nothing streamed', async () => {

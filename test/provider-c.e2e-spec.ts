@@ -8,8 +8,10 @@ import {
   finishReason,
   postChat,
   postChatBody,
+  readRest,
   readUntil,
   reasonings,
+  sseChunks,
   streamChat,
   toolFrames,
 } from './support/chat-sse';
@@ -19,7 +21,9 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { FakeReply, FakeStreamReply } from './support/fake-anthropic-api';
 import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
+import { eventually } from './support/poll';
 import { isAlive, waitFor } from './support/provider-c-fixtures';
+import { KeepAliveSweep } from '../src/common/sse/keep-alive-sweep';
 import { formatWait } from '../src/core/error-codes';
 import {
   REAL_CLAUDE_PATH,
@@ -60,6 +64,9 @@ beforeAll(async () => {
   api = await FakeAnthropicApi.start();
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-real-home-'));
   gateway = await startGateway(realClaudeGatewaySettings(api.baseUrl, home));
+  // No keep-alive round on a timer: a held answer's head goes out only with a comment a round
+  // writes, so a refusal of tool_choice is the 422 of its test however slow the machine is.
+  gateway.app.get(KeepAliveSweep, { strict: false }).sweepOnlyWhenCalled();
 });
 
 afterAll(async () => {
@@ -575,6 +582,104 @@ describe('provider_c with the real Claude Code CLI', () => {
         { id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'ls', arguments: '{}' } },
       ]);
       expect(body.choices[0].finish_reason).toBe('tool_calls');
+    });
+  });
+
+  describe('an answer held for tool_choice keeps its connection alive', () => {
+    // A gateway of its own whose keep-alive rounds run only when a test runs them: a round reaches
+    // no other test's stream, and no test waits 7.5 s for one.
+    let held: TestGateway;
+    let sweep: KeepAliveSweep;
+    beforeAll(async () => {
+      held = await startGateway(realClaudeGatewaySettings(api.baseUrl, home));
+      sweep = held.app.get(KeepAliveSweep, { strict: false });
+      sweep.sweepOnlyWhenCalled();
+    });
+    afterAll(() => held?.close());
+
+    /** A promise the test settles: the fake API holds the end of an answer until then. */
+    function gate(): { readonly promise: Promise<void>; open(): void } {
+      let open!: () => void;
+      const promise = new Promise<void>((resolve) => (open = resolve));
+      return { promise, open };
+    }
+
+    /**
+     * Sends a streamed tool_choice request and waits until the gateway holds its answer (its stream
+     * joined the keep-alive sweep: the upstream accepted the first attempt); then runs two rounds:
+     * the first finds the stream just joined, the second finds it silent for a whole round.
+     */
+    async function heldAnswer(messages: unknown[]): Promise<Response> {
+      const sent = postChat(held, { stream: true, messages, tools: [READ_FILE, LS], tool_choice: 'required' });
+      await eventually(() => sweep.size === 1, 30_000, 'the held answer in the keep-alive sweep');
+      sweep.sweep();
+      sweep.sweep();
+      return sent;
+    }
+
+    it('a comment per silent round while the answer is held, across attempts, then exactly the answer with the call', async () => {
+      const first = gate();
+      const second = gate();
+      const { marker, messages } = scripted([
+        { ...textReply('The file probably says hello.'), holdUntil: first.promise },
+        { ...textReply('It says hello, I would guess.'), holdUntil: second.promise },
+        textReply(['Reading it.\n', fenceText('read_file', { path: 'a.txt' })]),
+      ]);
+      const response = await heldAnswer(messages);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      const reader = response.body!.getReader();
+      // The head went out with the comment of the silent round, and nothing of the answer.
+      expect(await readUntil(reader, '\n\n')).toBe(': keep-alive\n\n');
+      first.open();
+      await eventually(() => api.messages(marker).length === 2, 30_000, 'the second attempt at the API');
+      expect(sweep.size).toBe(1);
+      sweep.sweep();
+      expect(await readUntil(reader, '\n\n')).toBe(': keep-alive\n\n');
+      second.open();
+      const rest = await readRest(reader);
+      const answer = { ...sseChunks(rest), raw: rest } as unknown as ChatStreamResult;
+      expect(answer.chunks[0].choices[0].delta).toEqual({ role: 'assistant' });
+      expect(contents(answer).join('')).toBe('Reading it.\n');
+      expect(toolFrames(answer)).toEqual([
+        {
+          index: 0,
+          id: expect.stringMatching(/^call_/),
+          type: 'function',
+          function: { name: 'read_file', arguments: '{"path":"a.txt"}' },
+        },
+      ]);
+      expect(finishReason(answer)).toBe('tool_calls');
+      expect(answer.done).toBe(true);
+      expect(rest).not.toMatch(/probably|guess|keep-alive/);
+      expect(api.messages(marker)).toHaveLength(3);
+      await eventually(() => sweep.size === 0, 30_000, 'the ended stream out of the keep-alive sweep');
+    });
+
+    it('a refusal after the head went out is the error chunk and [DONE] of an open stream, not a 422', async () => {
+      const first = gate();
+      const { marker, messages } = scripted([
+        { ...textReply('No tool is needed.'), holdUntil: first.promise },
+        textReply('No tool is needed.'),
+      ]);
+      const response = await heldAnswer(messages);
+      expect(response.status).toBe(200);
+      const reader = response.body!.getReader();
+      expect(await readUntil(reader, '\n\n')).toBe(': keep-alive\n\n');
+      first.open();
+      const { chunks, data, done } = sseChunks(await readRest(reader));
+      expect(data).toHaveLength(3);
+      expect(chunks.map((chunk) => chunk.choices[0])).toEqual([
+        { index: 0, delta: { role: 'assistant' }, finish_reason: null },
+        { index: 0, delta: { content: '[error: output validation failed]' }, finish_reason: 'stop' },
+      ]);
+      expect(done).toBe(true);
+      expect(api.messages(marker)).toHaveLength(3);
+      const requestId = response.headers.get('x-request-id');
+      expect(held.logs.records('chat_completion').filter((record) => record.reqId === requestId)).toEqual([
+        expect.objectContaining({ status: 200, error_code: 'output_validation_failed' }),
+      ]);
+      await eventually(() => sweep.size === 0, 30_000, 'the ended stream out of the keep-alive sweep');
     });
   });
 

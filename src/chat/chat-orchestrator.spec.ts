@@ -9,7 +9,7 @@ import type { CallContext, ChatRequest, ProviderAdapter } from '../providers/sha
 import { ProviderRegistry } from '../providers/provider-registry';
 import { AgentQueueService } from '../queue/agent-queue.service';
 import { queueKey } from '../queue/chat-identity';
-import type { ChatCommand, TurnRenderer } from './chat-orchestrator';
+import type { ChatCommand, HeldAnswerKeepAlive, TurnRenderer } from './chat-orchestrator';
 import { ChatOrchestrator } from './chat-orchestrator';
 import { parseChatBody } from './chat-request.parser';
 import { conversationIdOf } from '../queue/chat-identity';
@@ -103,6 +103,22 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
   };
   const completions = () => records.filter((record) => record.event === 'chat_completion');
   return { orchestrator, command, records, counted, completions, logger };
+}
+
+/** A streamed front end's keep-alive of a held answer: what it was asked, and whether it committed. */
+class FakeKeepAlive implements HeldAnswerKeepAlive {
+  holds = 0;
+  stops = 0;
+
+  constructor(public committed = false) {}
+
+  hold(): void {
+    this.holds++;
+  }
+
+  stopKeepAlive(): void {
+    this.stops++;
+  }
 }
 
 /** Reads every event, as the SSE writer and the aggregator do. */
@@ -544,6 +560,73 @@ describe(ChatOrchestrator.name, () => {
         );
         expect(seen).toEqual([called('read_file'), finish]);
         expect(events(records, 'chat_tool_choice_unmet').map((record) => record.attempt)).toEqual([1]);
+      });
+
+      it('keeps the connection alive from the first acceptance until the answer, across attempts, and not for a plain turn', async () => {
+        const adapter = providerC([
+          [text('The file says hello.'), finish],
+          [text('Reading it.'), called('read_file'), finish],
+        ]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const keepAlive = new FakeKeepAlive();
+        let holdsBeforeRender = 0;
+        const render: TurnRenderer<ChatEvent[]> = (events) => {
+          holdsBeforeRender = keepAlive.holds;
+          return readAll(events);
+        };
+        expect(await orchestrator.run(command(body('required')), render, keepAlive)).toEqual([
+          text('Reading it.'),
+          called('read_file'),
+          finish,
+        ]);
+        expect([holdsBeforeRender, keepAlive.stops]).toEqual([1, 0]);
+        const plain = new FakeKeepAlive();
+        await orchestrator.run(command(body('auto')), readAll, plain);
+        expect(plain.holds).toBe(0);
+      });
+
+      it('a refusal once a keep-alive comment committed the stream is rendered in-band and recorded as the 200 it went out as', async () => {
+        const adapter = providerC([[text('No tool needed.'), finish]]);
+        const { orchestrator, command, completions, counted } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const keepAlive = new FakeKeepAlive(true);
+        const render: TurnRenderer<ChatEvent[]> = async (events) => {
+          const { result } = await readAll(events);
+          const failure = result[0]?.type === 'error' ? result[0].error : undefined;
+          return { outcome: { clientGone: false, failure, toolCalls: 0 }, result };
+        };
+        const seen = await orchestrator.run(command(body('required')), render, keepAlive);
+        expect(seen).toEqual([
+          { type: 'error', error: expect.objectContaining({ code: 'output_validation_failed', param: 'tool_choice' }) },
+        ]);
+        expect(adapter.requests).toHaveLength(3);
+        expect([keepAlive.holds, keepAlive.stops]).toEqual([1, 0]);
+        expect(completions()).toEqual([
+          expect.objectContaining({ status: 200, error_code: 'output_validation_failed', level: 'warn' }),
+        ]);
+        expect(counted.filter((entry) => entry.startsWith('request:'))).toEqual(['request:200']);
+      });
+
+      it('a refusal while nothing went out is thrown with its status, and the keep-alive stopped before the JSON answer', async () => {
+        const adapter = providerC([[text('No tool needed.'), finish]]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const keepAlive = new FakeKeepAlive(false);
+        await expect(orchestrator.run(command(body('required')), readAll, keepAlive)).rejects.toMatchObject({
+          code: 'output_validation_failed',
+        });
+        expect([keepAlive.holds, keepAlive.stops]).toEqual([1, 1]);
+      });
+
+      it('keeps a held response_format answer alive too, and renders its refusal in-band once committed', async () => {
+        const adapter = providerC([[text('Paris, I think.'), finish]]);
+        const { orchestrator, command } = setup(adapter, { GATEWAY_PROVIDERS: 'provider_c' });
+        const keepAlive = new FakeKeepAlive(true);
+        const seen = await orchestrator.run(
+          command({ ...body('auto'), response_format: { type: 'json_object' } }),
+          readAll,
+          keepAlive,
+        );
+        expect(seen).toEqual([{ type: 'error', error: expect.objectContaining({ code: 'output_validation_failed' }) }]);
+        expect([keepAlive.holds, keepAlive.stops]).toEqual([1, 0]);
       });
 
       it('holds nothing for auto, none, or a family whose upstream takes tool_choice (provider_a)', async () => {

@@ -71,6 +71,20 @@ export type TurnRenderer<T> = (
 ) => Promise<{ readonly outcome: TurnOutcome; readonly result: T }>;
 
 /**
+ * How a streamed front end keeps its client's connection alive while the gateway holds an accepted
+ * answer back (a `tool_choice` or `response_format` it enforces, asked again until it passes): the
+ * SSE writer. The answer's silence may last several upstream runs; a proxy would cut it.
+ */
+export interface HeldAnswerKeepAlive {
+  /** The upstream accepted the first attempt: the answer is held from now on, nothing of it written. */
+  hold(): void;
+  /** The front end had to commit its response to keep it alive: a failure is then written in the stream. */
+  readonly committed: boolean;
+  /** The hold ended in a failure answered with its status: the connection needs no more keep-alive. */
+  stopKeepAlive(): void;
+}
+
+/**
  * One chat turn end to end, without HTTP: resolve the model → context management → agent queue
  * → adapter → the front end's renderer, with telemetry recorded once. Failures before the
  * upstream accepted the turn are thrown as GatewayError for the front end to answer; the queue
@@ -88,7 +102,8 @@ export class ChatOrchestrator {
     private readonly aliases: ConversationAliases,
   ) {}
 
-  async run<T>(command: ChatCommand, render: TurnRenderer<T>): Promise<T> {
+  /** `keepAlive`: a streamed front end's, for an answer the gateway holds (none for one JSON body). */
+  async run<T>(command: ChatCommand, render: TurnRenderer<T>, keepAlive?: HeldAnswerKeepAlive): Promise<T> {
     const telemetry = new ChatTelemetry(this.metrics, command.logger, {
       stream: command.request.stream,
       requestedModel: command.request.model,
@@ -140,11 +155,15 @@ export class ChatOrchestrator {
           // A held answer may be asked for again; a plain turn calls once, without this closure.
           const call = () =>
             request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
-          if (json) seen = await this.heldToFormat(json, choice, call, telemetry, logger);
-          else {
-            const chosen = await this.heldToToolChoice(choice!, call, telemetry, logger);
-            events = chosen.events;
-            seen = chosen.seen;
+          try {
+            if (json) seen = await this.heldToFormat(json, choice, call, telemetry, logger, keepAlive);
+            else {
+              const chosen = await this.heldToToolChoice(choice!, call, telemetry, logger, keepAlive);
+              events = chosen.events;
+              seen = chosen.seen;
+            }
+          } catch (thrown) {
+            seen = heldFailure(thrown, signal, keepAlive);
           }
         } else {
           events = await (request.stream
@@ -210,8 +229,9 @@ export class ChatOrchestrator {
   /**
    * Runs the turn until its whole answer is a JSON object the format accepts (or a tool call),
    * and holds the call `choice` asks for when there is one, at most MAX_JSON_ATTEMPTS times,
-   * writing nothing meanwhile; every attempt's events are closed here. Returns the accepted answer
-   * to render; throws an upstream failure or, after the last attempt, `output_validation_failed`.
+   * writing nothing of it meanwhile (`keepAlive` keeps the connection open from the first
+   * acceptance on); every attempt's events are closed here. Returns the accepted answer to
+   * render; throws an upstream failure or, after the last attempt, `output_validation_failed`.
    */
   private async heldToFormat(
     json: JsonAnswer,
@@ -219,9 +239,11 @@ export class ChatOrchestrator {
     call: () => Promise<PolledEvents>,
     telemetry: ChatTelemetry,
     logger: EventLogger,
+    keepAlive: HeldAnswerKeepAlive | undefined,
   ): Promise<AsyncIterable<ChatEvent>> {
     for (let attempt = 1; ; attempt++) {
       const events = await call();
+      if (attempt === 1) keepAlive?.hold();
       let verdict: JsonVerdict;
       let unmet: boolean;
       try {
@@ -248,9 +270,10 @@ export class ChatOrchestrator {
 
   /**
    * Runs the turn until it holds the call `choice` asks for, at most MAX_JSON_ATTEMPTS times (the
-   * bound of a held response_format), writing nothing before that call; an attempt without it is
-   * closed here. Returns the accepted attempt's events (the caller closes them) and the turn to
-   * render, from its start; throws an upstream failure or, after the last attempt,
+   * bound of a held response_format), writing nothing of the answer before that call (`keepAlive`
+   * keeps the connection open from the first acceptance on); an attempt without it is closed
+   * here. Returns the accepted attempt's events (the caller closes them) and the turn to render,
+   * from its start; throws an upstream failure or, after the last attempt,
    * `output_validation_failed`.
    */
   private async heldToToolChoice(
@@ -258,9 +281,11 @@ export class ChatOrchestrator {
     call: () => Promise<PolledEvents>,
     telemetry: ChatTelemetry,
     logger: EventLogger,
+    keepAlive: HeldAnswerKeepAlive | undefined,
   ): Promise<{ events: PolledEvents; seen: PolledEvents }> {
     for (let attempt = 1; ; attempt++) {
       const events = await call();
+      if (attempt === 1) keepAlive?.hold();
       let accepted = false;
       try {
         const verdict = await choice.hold(observed(events, telemetry), logger);
@@ -304,6 +329,25 @@ export class ChatOrchestrator {
     telemetry.finished({ status, failure: error, ...reason, ...(error.code === 'internal' ? { err: thrown } : {}) });
     return error;
   }
+}
+
+/**
+ * What becomes of a held answer that failed (every attempt refused, an upstream failure, the drain
+ * deadline): thrown for the front end to answer with its status while nothing was written; once a
+ * keep-alive comment committed the stream's headers, the turn to render instead, its one error
+ * event written in-band as after any accepted turn. A client that left is thrown either way.
+ */
+function heldFailure(
+  thrown: unknown,
+  signal: AbortSignal,
+  keepAlive: HeldAnswerKeepAlive | undefined,
+): AsyncIterable<ChatEvent> {
+  if (!keepAlive?.committed || clientLeft(signal)) {
+    keepAlive?.stopKeepAlive();
+    throw thrown;
+  }
+  // The gateway ended the turn (the drain deadline): its reason is the error the client is told.
+  return replay([{ type: 'error', error: toGatewayError(signal.aborted ? signal.reason : thrown) }]);
 }
 
 /**

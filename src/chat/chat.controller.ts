@@ -58,7 +58,11 @@ export class ChatController {
       throw this.chat.rejected(error, requestLoggerOf(request, this.rootLogger));
     }
     // The turn's own promise is the route's: a stream holds no suspended handler of ours.
-    if (command.request.stream) return this.chat.run(command, this.sse(response, command));
+    if (command.request.stream) {
+      const writer = new SseWriter(response, this.keepAlive);
+      // The writer also keeps the connection alive while the gateway holds an answer back.
+      return this.chat.run(command, this.sse(writer, command), writer);
+    }
     return this.chat.run(command, this.json(command)).then((completion) => {
       if (!clientLeft(client.signal)) response.status(200).json(completion);
     });
@@ -82,18 +86,12 @@ export class ChatController {
   }
 
   /** SSE: role chunk, deltas as they arrive, tool-call frames, finish, usage?, `[DONE]`. */
-  private sse(response: Response, command: ChatCommand): TurnRenderer<void> {
+  private sse(writer: SseWriter, command: ChatCommand): TurnRenderer<void> {
     return (events) =>
-      writeChatStream(
-        new SseWriter(response, this.keepAlive),
-        events,
-        new ChunkFactory(command.request.model),
-        this.collector(command),
-        {
-          includeUsage: command.request.includeUsage,
-          signal: command.signal,
-        },
-      ).then(streamRendered);
+      writeChatStream(writer, events, new ChunkFactory(command.request.model), this.collector(command), {
+        includeUsage: command.request.includeUsage,
+        signal: command.signal,
+      }).then(streamRendered);
   }
 
   /** One `chat.completion`, written by `create` once the turn is closed. */

@@ -13,8 +13,9 @@ import { toolCallProblem } from './chat-completion.renderer';
  * with 422 `output_validation_failed` saying which call was missing.
  *
  * Text cannot be taken back once streamed, so nothing is: what the answer says before the call
- * (text, reasoning) is held, with the headers, until a call that meets the choice arrived; only
- * then is the turn written, the held part first and the rest as it comes. An answer asked again
+ * (text, reasoning) is held until a call that meets the choice arrived; only then is the turn
+ * written, the held part first and the rest as it comes. A stream's headers are held too, until a
+ * keep-alive comment must go out (the orchestrator's HeldAnswerKeepAlive). An answer asked again
  * was never seen by the client. Tool calls reach the ToolCallCollector as before, which writes
  * them at the end of the turn.
  */

@@ -76,6 +76,15 @@ export async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>,
   return text;
 }
 
+/** Reads a response body from where `reader` stands to its end, as text. */
+export async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  for (let step = await reader.read(); !step.done; step = await reader.read())
+    text += decoder.decode(step.value, { stream: true });
+  return text + decoder.decode();
+}
+
 /** POST /v1/chat/completions with `model` and a one-message conversation unless the body overrides them. */
 export function postChat(
   gateway: TestGateway,

@@ -8,6 +8,7 @@ class FakeResponse extends EventEmitter {
   statusCode = 0;
   headers: Record<string, string> = {};
   headersFlushed = false;
+  headersSent = false;
   written: string[] = [];
   writableEnded = false;
   destroyed = false;
@@ -20,6 +21,8 @@ class FakeResponse extends EventEmitter {
   }
 
   setHeader(name: string, value: string): void {
+    // As Node does (ERR_HTTP_HEADERS_SENT).
+    if (this.headersSent) throw new Error(`header ${name} set after the headers went out`);
     this.headers[name.toLowerCase()] = value;
   }
 
@@ -29,9 +32,11 @@ class FakeResponse extends EventEmitter {
 
   flushHeaders(): void {
     this.headersFlushed = true;
+    this.headersSent = true;
   }
 
   write(text: string): boolean {
+    this.headersSent = true;
     this.written.push(text);
     return true;
   }
@@ -135,6 +140,60 @@ describe(SseWriter.name, () => {
     for (const { writer } of streams) writer.end();
     jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
     expect(jest.getTimerCount()).toBe(0);
+  });
+
+  describe('an answer the gateway holds back (hold)', () => {
+    const SSE_HEADERS = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    };
+
+    it('sends nothing until a round finds it silent for a whole round, then the headers with a comment: never silent past the interval', () => {
+      const { response, writer } = writerFor();
+      writer.hold();
+      expect(keepAlive.size).toBe(1);
+      jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
+      expect([response.statusCode, response.written, writer.committed]).toEqual([0, [], false]);
+      jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
+      expect(KEEP_ALIVE_SWEEP_MS * 2).toBe(KEEP_ALIVE_INTERVAL_MS);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers).toEqual(SSE_HEADERS);
+      expect(response.written).toEqual([': keep-alive\n\n']);
+      expect(writer.committed).toBe(true);
+      jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
+      expect(response.written).toEqual([': keep-alive\n\n', ': keep-alive\n\n']);
+      // The answer, released: its first event after the comments, the headers left as they went out.
+      expect(writer.open({ role: 'assistant' })).toBe(true);
+      expect(response.written.at(-1)).toBe('data: {"role":"assistant"}\n\n');
+      expect([keepAlive.size, response.listenerCount('close')]).toEqual([1, 1]);
+      writer.end();
+      expect(keepAlive.size).toBe(0);
+    });
+
+    it('opens an answer released before a silent round as any stream: the headers with its first event', () => {
+      const { response, writer } = writerFor();
+      writer.hold();
+      jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
+      expect(writer.open({ role: 'assistant' })).toBe(true);
+      expect(response.headers).toEqual(SSE_HEADERS);
+      expect(response.written).toEqual(['data: {"role":"assistant"}\n\n']);
+      expect([keepAlive.size, response.listenerCount('close')]).toEqual([1, 1]);
+    });
+
+    it('writes nothing more once the hold ends in a failure answered as JSON, or the client left', () => {
+      const refused = writerFor();
+      refused.writer.hold();
+      refused.writer.stopKeepAlive();
+      const left = writerFor();
+      left.writer.hold();
+      left.response.destroy();
+      expect(keepAlive.size).toBe(0);
+      jest.advanceTimersByTime(5 * KEEP_ALIVE_INTERVAL_MS);
+      expect([refused.response.written, left.response.written]).toEqual([[], []]);
+      expect(jest.getTimerCount()).toBe(0);
+    });
   });
 
   it('runs rounds only when called once told so (sweepOnlyWhenCalled): no timer', () => {

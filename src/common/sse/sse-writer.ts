@@ -4,7 +4,8 @@ import type { KeepAliveStream, KeepAliveSweep } from './keep-alive-sweep';
 /**
  * Server-sent events over a raw Node/Express response (docs/design/code-shape.md §5): headers are committed only by
  * `open(first)` — called once the upstream accepted the turn, so earlier failures stay plain JSON
- * errors — and every write honours backpressure: when the socket buffer is full, `send()`
+ * errors — or, for an answer the gateway holds back, by the first keep-alive comment it needs
+ * (`hold`); and every write honours backpressure: when the socket buffer is full, `send()`
  * waits for 'drain' (or 'close'), so a slow client slows the upstream reader instead of
  * growing memory. Hand-written: Nest's @Sse adds id lines, a leading newline and its own error
  * frames that the OpenAI wire format does not have (docs/design/code-shape.md B.5 items 5–7).
@@ -15,6 +16,8 @@ export class SseWriter implements KeepAliveStream {
   /** Consecutive sweep rounds in which a write waited and the socket handed the client no byte. */
   private stalledRounds = 0;
   private sentAtLastRound = 0;
+  /** In the keep-alive sweep since `hold`, before `open`. */
+  private held = false;
 
   constructor(
     private readonly response: ServerResponse,
@@ -31,18 +34,31 @@ export class SseWriter implements KeepAliveStream {
    * stream a second socket write. Resolves like `sendJson`.
    */
   open(first: unknown): boolean | Promise<boolean> {
-    this.response.statusCode = 200;
-    this.response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    // no-transform and X-Accel-Buffering stop proxies (and the compression middleware) from buffering.
-    this.response.setHeader('Cache-Control', 'no-cache, no-transform');
-    // Unless the connection is to close after this answer (a draining gateway says so).
-    if (!this.response.hasHeader('Connection')) this.response.setHeader('Connection', 'keep-alive');
-    this.response.setHeader('X-Accel-Buffering', 'no');
-    // A client that leaves ends the stream without end(); it leaves the keep-alive sweep with it.
-    (this.response as ResponseWithWriter)[WRITER] = this;
-    this.response.once('close', stopKeepAlive);
-    this.keepAlive.add(this);
+    // A held answer is in the sweep already, and may have had to commit its headers there.
+    if (!this.held) {
+      this.setHeaders();
+      this.joinSweep();
+    } else if (!this.response.headersSent) this.setHeaders();
     return this.sendJson(first);
+  }
+
+  /**
+   * Keeps the connection of an answer the gateway holds back (a `tool_choice` or `response_format`
+   * it enforces, asked again until it passes) alive before any of it may be written. The stream
+   * joins the keep-alive sweep with nothing sent; a round that finds it silent for a whole round
+   * commits the headers with the comment, the first moment a byte is needed. Until then a refusal
+   * or failure is still a JSON error with its status; after it, `committed` says it goes in-band.
+   */
+  hold(): void {
+    this.held = true;
+    // Counted as a write: the round that comes first only clears it, so only a whole silent round commits.
+    this.wrote = true;
+    this.joinSweep();
+  }
+
+  /** The headers went out (a held answer's keep-alive comment, or `open`): a failure is written in the stream. */
+  get committed(): boolean {
+    return this.response.headersSent;
   }
 
   /**
@@ -68,7 +84,7 @@ export class SseWriter implements KeepAliveStream {
     if (!this.isClosed) this.response.end();
   }
 
-  /** The response closed or ended: no more keep-alive comments. */
+  /** The response closed or ended, or a held answer is refused as JSON (`hold`): no more keep-alive comments. */
   stopKeepAlive(): void {
     this.keepAlive.delete(this);
   }
@@ -96,7 +112,28 @@ export class SseWriter implements KeepAliveStream {
     }
     this.stalledRounds = 0;
     if (this.wrote) this.wrote = false;
-    else this.response.write(': keep-alive\n\n');
+    else {
+      // A held answer's headers go out with the first comment it needs (`hold`).
+      if (!this.response.headersSent) this.setHeaders();
+      this.response.write(': keep-alive\n\n');
+    }
+  }
+
+  private setHeaders(): void {
+    this.response.statusCode = 200;
+    this.response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    // no-transform and X-Accel-Buffering stop proxies (and the compression middleware) from buffering.
+    this.response.setHeader('Cache-Control', 'no-cache, no-transform');
+    // Unless the connection is to close after this answer (a draining gateway says so).
+    if (!this.response.hasHeader('Connection')) this.response.setHeader('Connection', 'keep-alive');
+    this.response.setHeader('X-Accel-Buffering', 'no');
+  }
+
+  private joinSweep(): void {
+    // A client that leaves ends the stream without end(); it leaves the keep-alive sweep with it.
+    (this.response as ResponseWithWriter)[WRITER] = this;
+    this.response.once('close', stopKeepAlive);
+    this.keepAlive.add(this);
   }
 
   private write(text: string): boolean | Promise<boolean> {
