@@ -17,6 +17,15 @@ import {
 } from './support/structured-client';
 import { eventually } from './support/poll';
 
+const PLAIN_TURN = { model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] };
+
+/** A turn with tools: it takes the agent queue, which runs one turn of a chat at a time. */
+const TOOL_TURN = {
+  ...PLAIN_TURN,
+  messages: [{ role: 'user', content: 'list the files' }],
+  tools: [{ type: 'function', function: { name: 'list_files', parameters: { type: 'object', properties: {} } } }],
+};
+
 /**
  * Draining (docs/design/decisions.md §6) with a REAL child process and a REAL signal: readiness turns 503 at
  * once, in-flight chat streams finish, and the process exits when idle or at
@@ -41,12 +50,8 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
   }
 
   /** Starts a streamed chat; resolves once the first SSE bytes arrived, with a reader for the rest. */
-  async function openStream(gateway: ChildGateway) {
-    const response = await postChatBody(gateway, {
-      model: 'gpt-5.6-sol',
-      stream: true,
-      messages: [{ role: 'user', content: 'hi' }],
-    });
+  async function openStream(gateway: ChildGateway, body: Record<string, unknown> = PLAIN_TURN) {
+    const response = await postChatBody(gateway, body);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = response.body!.getReader();
@@ -248,7 +253,9 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     const structured = fetch(`${gateway.url}${STRUCTURED_PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(structuredBody({ request_id: 'r-cut' })),
+      // With an idempotency key: the call is shared by whoever sends that key, and ends for the
+      // drain when its last waiter is ended by the drain.
+      body: JSON.stringify(structuredBody({ request_id: 'r-cut', idempotency_key: 'drain-cut' })),
     });
     const upstreams = await fake().waitForRequests(3);
 
@@ -318,6 +325,54 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     expect(timeouts[0].fix).toMatch(/GATEWAY_DRAIN_TIMEOUT/);
     expect(timeouts[0].fix).toMatch(/terminationGracePeriodSeconds/);
     expect(records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false, cut: 3, in_flight: 0 });
+  });
+
+  it('at GATEWAY_DRAIN_TIMEOUT answers a turn still waiting in the agent queue with the draining 503, not as a cancel', async () => {
+    // Two turns of one chat (the same first user message: one queue key). The first holds its
+    // upstream past the deadline; the second waits behind it for the chat's one slot.
+    fake().enqueue({ frames: [created(), textDelta('partial')], holdOpen: true });
+    const gateway = await start({ GATEWAY_DRAIN_TIMEOUT: '1s' });
+    const first = await openStream(gateway, TOOL_TURN);
+    await fake().waitForRequests(1);
+    const queued = postChatBody(gateway, { ...TOOL_TURN, stream: false });
+    await eventually(() => gateway.records.some((record) => record.event === 'queue_wait'));
+
+    gateway.process.kill('SIGTERM');
+    expect(await gateway.exited).toEqual({ code: 0, signal: null });
+
+    expect(sseData(await first.rest).at(-1)).toBe('[DONE]');
+    const answer = await queued;
+    expect([answer.status, answer.headers.get('retry-after'), answer.headers.get('connection')]).toEqual([
+      503,
+      '5',
+      'close',
+    ]);
+    const { error } = (await answer.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('service_unavailable');
+    expect(error.message).toMatch(/drain timeout/);
+    // The queued turn never reached the upstream.
+    expect(fake().requests()).toHaveLength(1);
+
+    const { records } = gateway;
+    const queuedId = answer.headers.get('x-request-id');
+    expect(records.find((record) => record.event === 'chat_completion' && record.reqId === queuedId)).toMatchObject({
+      stream: false,
+      status: 503,
+      error_code: 'draining',
+      level: 30,
+    });
+    expect(records.filter((record) => record.event === 'chat_completion').map((record) => record.error_code)).toEqual([
+      'draining',
+      'draining',
+    ]);
+    // The queue's own line says the drain ended its wait, not that its client left.
+    expect(records.filter((record) => String(record.event).startsWith('queue_') && record.reqId === queuedId)).toEqual([
+      expect.objectContaining({ event: 'queue_wait' }),
+      expect.objectContaining({ event: 'queue_draining', level: 30 }),
+    ]);
+    expect(records.filter((record) => record.status === 499 || record.event === 'queue_canceled')).toEqual([]);
+    expect(records.filter((record) => (record.level as number) >= 50)).toEqual([]);
+    expect(records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false, cut: 2, in_flight: 0 });
   });
 
   it.each([

@@ -55,7 +55,9 @@ const CLOSED_VALUES: Record<string, ReadonlySet<string>> = {
 const CLOSED_VALUES_BY_METRIC: Record<string, Record<string, ReadonlySet<string>>> = {
   gateway_chat_api_upstream_errors_total: { code: new Set(errorTable().keys()) },
   gateway_chat_api_upstream_retries_total: { code: new Set(errorTable().keys()) },
-  gateway_chat_api_queue_wait_seconds: { result: new Set(['acquired', 'bypassed', 'full', 'timeout', 'canceled']) },
+  gateway_chat_api_queue_wait_seconds: {
+    result: new Set(['acquired', 'bypassed', 'full', 'timeout', 'canceled', 'draining']),
+  },
   gateway_chat_api_login_state: { state: new Set(LOGIN_STATES) },
 };
 

@@ -36,7 +36,7 @@ export type MetricInstruments = {
 /** Nest token of the `MetricInstruments` object, provided by `MetricsModule`. */
 export const METRIC_INSTRUMENTS = Symbol('METRIC_INSTRUMENTS');
 
-const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout', 'canceled']);
+const QUEUE_RESULTS = new Set<string>(['acquired', 'bypassed', 'full', 'timeout', 'canceled', 'draining']);
 const VALIDATION_RESULTS = new Set<string>(['valid', 'invalid', 'unparsable']);
 const IDEMPOTENCY_RESULTS = new Set<string>(['local_hit', 'miss', 'conflict', 'capacity']);
 const TOKEN_KINDS = new Set(['prompt', 'completion', 'cached', 'reasoning']);

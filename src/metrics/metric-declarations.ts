@@ -206,7 +206,7 @@ export const METRICS = {
  * family declares of its own (its `queues`, e.g. a CLI family's process slots), and `structured`.
  */
 export type QueueLabel = string;
-export type QueueResult = 'acquired' | 'bypassed' | 'full' | 'timeout' | 'canceled';
+export type QueueResult = 'acquired' | 'bypassed' | 'full' | 'timeout' | 'canceled' | 'draining';
 export type ValidationResult = 'valid' | 'invalid' | 'unparsable' | 'unknown';
 export type IdempotencyResult = 'local_hit' | 'miss' | 'conflict' | 'capacity';
 export type UpstreamSessionTurn = 'reused' | 'incremental' | 'fallback';

@@ -6,7 +6,7 @@ import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { EventLogger } from '../core/event-logger';
 import { familyIds } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
-import { FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
+import { abortedWaitReason, FairQueue, FairQueueObserver, QueueSlot } from './fair-queue';
 import { queueLogObserver } from './queue-log-observer';
 import { queueMetricsObserver } from './queue-metrics-observer';
 import type { QueueKey } from './chat-identity';
@@ -68,7 +68,8 @@ export class AgentQueueService {
   /**
    * Waits for a slot (tool turns) or returns a no-op slot at once, not wrapped in a promise (metric
    * result `bypassed`). Rejects with GatewayError `queue_full` / `queue_timeout`, or with the
-   * signal's reason when the client leaves while waiting (metric result `canceled`). The slot's
+   * signal's reason when the client leaves while waiting (metric result `canceled`) or the drain
+   * deadline ends the wait (`draining`). The slot's
    * `release()` is idempotent and must be called when the turn ends.
    */
   admit(params: AdmitParams): QueueSlot | Promise<QueueSlot> {
@@ -82,7 +83,7 @@ export class AgentQueueService {
   private async acquire(params: AdmitParams): Promise<QueueSlot> {
     const { provider, signal } = params;
     if (signal.aborted) {
-      this.metrics.queueWaited(provider, 'canceled', 0);
+      this.metrics.queueWaited(provider, abortedWaitReason(signal.reason), 0);
       throw signal.reason;
     }
     const queue = this.queues.get(provider)!;

@@ -16,9 +16,12 @@ export interface FairQueueOptions {
   readonly wording: QueueWording;
 }
 
-/** Why a request left without a slot; `blockedBy` and `setting` name the bound that held it back (not for `canceled`). */
+/**
+ * Why a request left without a slot; `blockedBy` and `setting` name the bound that held it back
+ * (not for `canceled` or `draining`).
+ */
 export interface RejectionInfo {
-  readonly reason: 'full' | 'timeout' | 'canceled' | 'deadline';
+  readonly reason: 'full' | 'timeout' | 'canceled' | 'draining' | 'deadline';
   readonly waitMs: number;
   readonly depth: number;
   readonly blockedBy?: QueueBound;
@@ -52,6 +55,14 @@ interface Waiter {
   readonly key: string;
   readonly enqueuedAt: number;
   readonly grant: () => void;
+}
+
+/**
+ * Why a waiter whose signal aborted left: the drain deadline ends a request with the `draining`
+ * error, whose client is still there and told so; any other reason is its client leaving.
+ */
+export function abortedWaitReason(reason: unknown): 'canceled' | 'draining' {
+  return reason instanceof GatewayError && reason.code === 'draining' ? 'draining' : 'canceled';
 }
 
 /**
@@ -113,7 +124,7 @@ export class FairQueue {
         // A leaving waiter may have been the oldest eligible one; others may now run.
         this.dispatch();
       };
-      const onAbort = () => leave('canceled', signal.reason);
+      const onAbort = () => leave(abortedWaitReason(signal.reason), signal.reason);
       const waiter: Waiter = {
         key,
         enqueuedAt: arrivedAt,

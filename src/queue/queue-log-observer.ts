@@ -34,8 +34,9 @@ export function queueLogObserver(logger: EventLogger, ids: QueueLogIds): FairQue
       // The bound that held the request back, and the setting behind it.
       const bound = { blocked_by: blockedBy, setting };
       if (reason === 'full') log('queue_full', bound);
-      // The route records the request itself (499); this line says it left the list.
+      // The route records the request itself (499, or the drain's 503); this line says it left the list.
       else if (reason === 'canceled') log('queue_canceled', { wait_ms: waitMs });
+      else if (reason === 'draining') log('queue_draining', { wait_ms: waitMs });
       else
         log('queue_timeout', {
           wait_ms: waitMs,

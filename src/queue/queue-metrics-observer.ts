@@ -9,6 +9,7 @@ const REJECTION_RESULT: Record<RejectionReason, QueueResult> = {
   full: 'full',
   timeout: 'timeout',
   canceled: 'canceled',
+  draining: 'draining',
   deadline: 'timeout',
 };
 

@@ -123,15 +123,15 @@ export class IdempotencyStore<T> {
 
   /**
    * A participant stopped waiting (client gone, or its own deadline). When the last one leaves
-   * before the outcome, the upstream call is aborted and the binding removed.
+   * before the outcome, the upstream call is aborted with `reason` and the binding removed: the
+   * drain deadline's `draining` error ends the call for the drain, as it ended that participant.
    */
-  leave(binding: InFlightBinding<T>): void {
+  leave(binding: InFlightBinding<T>, reason: unknown = new ClientDisconnectedError()): void {
     const flight = binding as Flight<T>;
     if (this.bindings.get(binding.replayKey) !== flight) return;
     flight.participants = Math.max(0, flight.participants - 1);
     if (flight.participants > 0) return;
     this.bindings.delete(binding.replayKey);
-    const reason = new ClientDisconnectedError();
     flight.reject(reason);
     flight.controller.abort(reason);
   }

@@ -167,9 +167,10 @@ export class StructuredOrchestrator {
     try {
       return await untilAborted(binding.outcome, waitSignal);
     } catch (error) {
-      // This participant left (client gone, or its deadline): the last one out aborts the call.
-      // After an outcome there is nothing to leave; the outcome ended the binding for everyone.
-      if (waitSignal.aborted) this.store.leave(binding);
+      // This participant left (client gone, the drain deadline, or its own deadline): the last one
+      // out aborts the call, with its client signal's reason when that is why it left. After an
+      // outcome there is nothing to leave; the outcome ended the binding for everyone.
+      if (waitSignal.aborted) this.store.leave(binding, clientSignal.aborted ? clientSignal.reason : undefined);
       throw error;
     } finally {
       expiry?.clear();

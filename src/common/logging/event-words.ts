@@ -44,6 +44,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   queue_full: 'refused: the waiting list is full ({setting})',
   queue_timeout: 'refused: no slot freed after {wait_ms} ms, held back by the {blocked_by} cap ({setting})',
   queue_canceled: 'the client left after waiting {wait_ms} ms',
+  queue_draining: 'the drain timeout ended its wait after {wait_ms} ms',
   queue_release: 'freed its slot after {run_ms} ms',
   // ── Logins and accounts ──────────────────────────────────────────────────────────────────────
   login_check_failed: 'the check of login "{account}" failed',
