@@ -145,11 +145,12 @@ function findConfigError(error: unknown): ConfigError | undefined {
  * SIGTERM/SIGINT (docs/design/decisions.md §6, docs/deployment.md "Draining on SIGTERM"): readiness
  * turns 503 at once, in-flight work finishes, the process exits when idle or at
  * GATEWAY_DRAIN_TIMEOUT. At that deadline every request still in flight is ended with the
- * `draining` error (its upstream turn canceled as a client's leaving cancels it, its answer still
- * written), given ANSWER_GRACE_MS to write it; only then are the remaining connections closed. The
- * exit comes at the deadline + ANSWER_GRACE_MS + CLOSE_GRACE_MS at the latest, the 6 s the
- * docs tell operators to add to the orchestrator's grace. A second signal exits at once, with
- * 128 + the signal's number, as a shell reports a process the signal ended.
+ * `draining` error, whatever its stage (its upstream turn or wait canceled as a client's leaving
+ * cancels it, its answer still written: endRequestsInFlight), given ANSWER_GRACE_MS to write it;
+ * only then are the remaining connections closed. The exit comes at the deadline +
+ * ANSWER_GRACE_MS + CLOSE_GRACE_MS at the latest, the 6 s the docs tell operators to add to the
+ * orchestrator's grace. A second signal exits at once, with 128 + the signal's number, as a shell
+ * reports a process the signal ended.
  */
 async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs: number): Promise<void> {
   const { DrainService } = await import('./common/lifecycle/drain.service');
@@ -182,7 +183,7 @@ async function installDrainHandlers(app: NestExpressApplication, drainTimeoutMs:
     }
     server.closeIdleConnections();
     // What is still in flight now did not get its answer out within the grace (a client that
-    // stopped reading, a request without a turn): its connection is closed.
+    // stopped reading): its connection is closed.
     const unanswered = drain.inFlightCount;
     if (!idle) server.closeAllConnections();
     logger.log({ event: 'drain_end', idle, cut, in_flight: unanswered }, 'drain_end', LOG_CONTEXT);

@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import type { ChildGateway } from './support/child-gateway';
 import { spawnGateway } from './support/child-gateway';
+import type { ProviderASettingsOptions } from './support/provider-a-fixtures';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { postChatBody, sseData } from './support/chat-sse';
@@ -16,6 +17,7 @@ import {
   structuredBody,
 } from './support/structured-client';
 import { eventually } from './support/poll';
+import { postHalfABody } from './support/raw-http';
 
 const PLAIN_TURN = { model: 'gpt-5.6-sol', stream: true, messages: [{ role: 'user', content: 'hi' }] };
 
@@ -39,9 +41,12 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     await Promise.all(children.splice(0).map((child) => child.close()));
   });
 
-  async function start(settings: Record<string, string> = {}): Promise<ChildGateway> {
+  async function start(
+    settings: Record<string, string> = {},
+    providerA: ProviderASettingsOptions = {},
+  ): Promise<ChildGateway> {
     const child = await spawnGateway({
-      ...providerASettings(fake(), home()),
+      ...providerASettings(fake(), home(), providerA),
       GATEWAY_PROVIDERS: 'provider_a',
       ...settings,
     });
@@ -375,6 +380,71 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
     expect(records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false, cut: 2, in_flight: 0 });
   });
 
+  it('at GATEWAY_DRAIN_TIMEOUT answers the requests that have no turn yet with the draining 503 too', async () => {
+    // The login's token has expired: a chat turn first waits for its refresh, which the token
+    // endpoint holds past the deadline.
+    fake().enqueueToken({ status: 200, body: {}, after: new Promise(() => undefined) });
+    const gateway = await start(
+      { GATEWAY_DRAIN_TIMEOUT: '1s', STRUCTURED_INFERENCE_ENABLED: 'true' },
+      { auth: { exp: Math.floor(Date.now() / 1000) - 3600 } },
+    );
+    const refreshing = postChatBody(gateway, { ...PLAIN_TURN, stream: false });
+    await eventually(() => fake().tokenRequests().length === 1);
+    // Two requests whose bodies are still arriving: no route has them yet.
+    const port = Number(new URL(gateway.url).port);
+    const chatBody = await postHalfABody(port, '/v1/chat/completions', JSON.stringify(PLAIN_TURN));
+    const structuredHalf = await postHalfABody(
+      port,
+      STRUCTURED_PATH,
+      JSON.stringify(structuredBody({ request_id: 'r-half' })),
+    );
+
+    gateway.process.kill('SIGTERM');
+    expect(await gateway.exited).toEqual({ code: 0, signal: null });
+
+    const refreshed = await refreshing;
+    expect([refreshed.status, refreshed.headers.get('retry-after'), refreshed.headers.get('connection')]).toEqual([
+      503,
+      '5',
+      'close',
+    ]);
+    expect(((await refreshed.json()) as { error: { message: string } }).error.message).toMatch(/drain timeout/);
+    const chat = await chatBody.answer;
+    expect([chat.status, chat.headers['retry-after'], chat.headers.connection]).toEqual([503, '5', 'close']);
+    expect(JSON.parse(chat.body)).toMatchObject({
+      error: { code: 'service_unavailable', message: expect.stringMatching(/drain timeout/) },
+    });
+    const structured = await structuredHalf.answer;
+    expect([structured.status, structured.headers['retry-after'], structured.headers.connection]).toEqual([
+      503,
+      '5',
+      'close',
+    ]);
+    expect(JSON.parse(structured.body)).toMatchObject({
+      error: { code: 'unavailable', message: expect.stringMatching(/drain timeout/) },
+    });
+    // None of them reached the upstream.
+    expect(fake().requests()).toEqual([]);
+
+    // Each recorded as its route records a failure: draining, at info.
+    const { records } = gateway;
+    expect(records.filter((record) => record.event === 'chat_completion')).toEqual([
+      expect.objectContaining({ status: 503, error_code: 'draining', level: 30 }),
+      expect.objectContaining({ status: 503, error_code: 'draining', level: 30 }),
+    ]);
+    expect(records.filter((record) => String(record.event).startsWith('structured_') && record.status)).toEqual([
+      expect.objectContaining({ event: 'structured_failure', code: 'unavailable', status: 503, level: 30 }),
+    ]);
+    expect(records.filter((record) => record.msg === 'request completed').map((record) => record.res)).toEqual([
+      { statusCode: 503 },
+      { statusCode: 503 },
+      { statusCode: 503 },
+    ]);
+    expect(records.filter((record) => (record.level as number) >= 50)).toEqual([]);
+    expect(records.find((record) => record.event === 'drain_timeout')).toMatchObject({ level: 40, cut: 3 });
+    expect(records.find((record) => record.event === 'drain_end')).toMatchObject({ idle: false, cut: 3, in_flight: 0 });
+  });
+
   it.each([
     ['SIGTERM', 143],
     ['SIGINT', 130],
@@ -395,7 +465,7 @@ describe('draining on SIGTERM / SIGINT (child process)', () => {
  * at GATEWAY_DRAIN_TIMEOUT), in process: the metrics a child's exit would take with it.
  */
 describe('ending the requests in flight at the drain deadline (in process)', () => {
-  it('answers each with the draining error and counts it as that, not as a client cancel', async () => {
+  it('answers each with the draining error, whatever its stage, and counts it as that, not as a client cancel', async () => {
     const { gateway, fake, close } = await startStructured();
     try {
       fake.enqueue(
@@ -403,36 +473,49 @@ describe('ending the requests in flight at the drain deadline (in process)', () 
         { frames: [created(), textDelta('partial')], holdOpen: true },
         extractionReply(undefined, { delayMs: 60_000 }),
       );
-      const stream = await postChatBody(gateway, {
-        model: 'gpt-5.6-sol',
-        stream: true,
-        messages: [{ role: 'user', content: 'hi' }],
-      });
+      // A tool turn holds its chat's one slot of the agent queue.
+      const stream = await postChatBody(gateway, TOOL_TURN);
       await fake.waitForRequests(1);
       const chat = postChatBody(gateway, { model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hi' }] });
       await fake.waitForRequests(2);
       const structured = postStructured(gateway, structuredBody({ request_id: 'r-cut' }));
       await fake.waitForRequests(3);
+      // The same chat's next turn waits for that slot; another request's body is still arriving.
+      const queued = postChatBody(gateway, { ...TOOL_TURN, stream: false });
+      await eventually(() => gateway.logs.records('queue_wait').length === 1);
+      const halfBody = await postHalfABody(
+        Number(new URL(gateway.url).port),
+        '/v1/chat/completions',
+        JSON.stringify(PLAIN_TURN),
+      );
 
       const drain = gateway.app.get(DrainService);
       drain.startDraining();
-      expect(endRequestsInFlight(drain)).toBe(3);
+      expect(endRequestsInFlight(drain)).toBe(5);
       expect(sseData(await stream.text()).slice(-2)).toEqual([
         expect.stringContaining('"content":"[error: service unavailable]"'),
         '[DONE]',
       ]);
       expect((await chat).status).toBe(503);
       expect([(await structured).status, (await structured).error?.code]).toEqual([503, 'unavailable']);
+      expect((await queued).status).toBe(503);
+      expect((await halfBody.answer).status).toBe(503);
       await eventually(() => drain.inFlightCount === 0);
 
       const metrics = await scrapeMetrics(gateway);
-      const requests = (status: string) =>
-        sampleValue(metrics, 'gateway_chat_api_requests_total', { provider: 'provider_a', status }) ?? 0;
+      const requests = (status: string, provider = 'provider_a') =>
+        sampleValue(metrics, 'gateway_chat_api_requests_total', { provider, status }) ?? 0;
       // The stream's error went out in-band (status 200, as any error after output began); the
-      // non-streamed chat got its 503. Neither is a client cancel (499).
-      expect([requests('200'), requests('503'), requests('499')]).toEqual([1, 1, 0]);
+      // non-streamed chat and the queued turn got their 503, and so did the body that never came
+      // in full (no model read yet). None is a client cancel (499).
+      expect([requests('200'), requests('503'), requests('503', 'none'), requests('499')]).toEqual([1, 2, 1, 0]);
+      const waits = (result: string) =>
+        sampleValue(metrics, 'gateway_chat_api_queue_wait_seconds_count', { provider: 'provider_a', result }) ?? 0;
+      expect([waits('draining'), waits('canceled')]).toEqual([1, 0]);
       expect(sampleValue(metrics, 'gateway_chat_api_structured_failures_total', { code: 'unavailable' })).toBe(1);
       expect(gateway.logs.records('chat_completion').map((record) => record.error_code)).toEqual([
+        'draining',
+        'draining',
         'draining',
         'draining',
       ]);

@@ -92,6 +92,8 @@ export interface FakeTokenAnswer {
   status: number;
   body: unknown;
   delayMs?: number;
+  /** The answer waits until this settles (a refresh held as long as a spec needs, without a timer). */
+  after?: Promise<unknown>;
 }
 
 export const FAKE_RESPONSES_PATH = '/backend-api/codex/responses';
@@ -736,6 +738,7 @@ export class FakeProviderA {
     this.tokenCalls.push(Object.fromEntries(new URLSearchParams(raw)));
     const answer = this.tokenAnswers.shift() ?? this.defaultTokenAnswer();
     if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+    if (answer.after) await answer.after;
     response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
   }
 

@@ -231,3 +231,38 @@ export function parseRawAnswers(received: Buffer): RawAnswer[] {
     offset = next;
   }
 }
+
+/**
+ * A POST whose body stops halfway: its head goes out with `Expect: 100-continue`, and once the
+ * server invited the body (a route is reading it) the first half of `body`; the rest never comes.
+ * Resolves when the server is reading the body, with the answer it gives meanwhile (read until it
+ * closed the connection).
+ */
+export function postHalfABody(
+  port: number,
+  path: string,
+  body: string,
+): Promise<{ readonly answer: Promise<RawAnswer> }> {
+  return new Promise((reading, reject) => {
+    const bytes = Buffer.from(body);
+    const socket = net.connect(port, '127.0.0.1', () =>
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${bytes.length}\r\nExpect: 100-continue\r\n\r\n`,
+      ),
+    );
+    const chunks: Buffer[] = [];
+    let invited = false;
+    const answer = new Promise<RawAnswer>((resolve) =>
+      socket.on('close', () => resolve(parseRawAnswer(Buffer.concat(chunks).toString('utf8')))),
+    );
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (invited || !Buffer.concat(chunks).toString('latin1').includes(' 100 Continue\r\n\r\n')) return;
+      invited = true;
+      socket.write(bytes.subarray(0, bytes.length >> 1));
+      reading({ answer });
+    });
+    socket.on('error', (error) => (invited ? undefined : reject(error)));
+  });
+}

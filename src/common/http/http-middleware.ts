@@ -357,20 +357,42 @@ export const DRAIN_DEADLINE_MESSAGE =
 
 /**
  * The drain deadline (GATEWAY_DRAIN_TIMEOUT, main.ts): ends every request still in flight with the
- * `draining` error. Its client signal aborts with that error as its reason, the path a client's
- * leaving takes, so the turn stops its upstream (socket closed, fetch aborted, child killed) the
- * same way; but the client is still there, so the route answers the error (a 503 with
+ * `draining` error, whatever stage it is in. A request with a turn (its client signal) has that
+ * signal aborted with the error as its reason, the path a client's leaving takes, so the turn stops
+ * its upstream (socket closed, fetch aborted, child killed) and leaves the agent queue or a token
+ * wait the same way; but the client is still there, so the route answers the error (a 503 with
  * Retry-After, or a stream's error chunk and `[DONE]`) and records it as `draining`, not as a
- * cancel (clientLeft). An answer not yet begun closes its connection after it. A request without a
- * turn (no client signal: a body still arriving, another route) is left to finish or to be closed
- * with the connections. Returns how many requests were in flight.
+ * cancel (clientLeft). A request without a turn yet (its body still arriving) is answered here,
+ * through its route's own answer for a body error, which records it as the route records every
+ * failure. An answer not yet begun closes its connection after it. Nothing here is kept per
+ * request: what it reads is on the response and request already. Returns how many requests were
+ * in flight.
  */
 export function endRequestsInFlight(drain: DrainService): number {
   const responses = drain.inFlightResponses() as (Response & ResponseWithClient)[];
   for (const response of responses) {
-    if (!response.headersSent) closeConnectionAfterAnswer(response);
     // One error each: a route names its family on the error it records (GatewayError.attributeTo).
-    response[CLIENT]?.abort(new GatewayError('draining', { publicMessage: DRAIN_DEADLINE_MESSAGE }));
+    const error = new GatewayError('draining', { publicMessage: DRAIN_DEADLINE_MESSAGE });
+    const client = response[CLIENT];
+    if (response.headersSent) client?.abort(error);
+    else {
+      closeConnectionAfterAnswer(response);
+      if (client) client.abort(error);
+      else answerWithoutTurn(response, error);
+    }
   }
   return responses.length;
+}
+
+/**
+ * Answers a request that has no turn (no route has taken it: its body is still being read) with
+ * `error`: through its route's body-error answer when its body is counted (every body still
+ * arriving is), else in the route's error shape. The body's reader then finds the answer sent and
+ * stops (jsonBodyMiddleware), and the connection closes instead of reading the rest.
+ */
+function answerWithoutTurn(response: Response, error: GatewayError): void {
+  const request = response.req as Request & Partial<CountedRequest>;
+  const cap = request[BODY_CAP];
+  if (cap) cap.answer(request, response, error);
+  else writeErrorResponse(request, response, error);
 }
