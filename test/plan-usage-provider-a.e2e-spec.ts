@@ -15,7 +15,7 @@ import {
   writeAuthFile,
 } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
-import { chatTurn } from './support/accounts';
+import { advanceAccountClock, chatTurn } from './support/accounts';
 import { postChatBody } from './support/chat-sse';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
@@ -23,6 +23,7 @@ import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 type Json = Record<string, any>;
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+const isoOfSeconds = (seconds: number) => new Date(seconds * 1000).toISOString();
 const SECRET = 'plan-usage-secret';
 const AUTH = { authorization: `Bearer ${SECRET}` };
 
@@ -472,6 +473,49 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     expect((await post('new-chat')).status).toBe(200);
     expect(accountsAsked()).toEqual(['acct-work', 'acct-spare', 'acct-fresh']);
   });
+
+  it.each(['plan_only', 'allow'] as const)(
+    'once the spent window has reset, shows the login neither spent nor drawing credits in GET /v1/accounts and /metrics, with no new report (%s)',
+    async (setting) => {
+      // No usage reads: nothing but the clock tells that the window reset.
+      await start(['work'], { ACCOUNT_USAGE_REFRESH_INTERVAL: '0', ACCOUNT_PAID_USAGE: setting });
+      const resetAt = nowSeconds() + 1800;
+      fake().enqueue(spentAnswer(resetAt));
+      expect((await post('paid')).status).toBe(200);
+      const labels = { provider: 'provider_a', account: 'work' };
+      expect(await entry('work')).toMatchObject({ plan_spent: true, paid_usage: { in_use: true } });
+      expect(sampleValue(await metrics(), 'gateway_chat_api_account_paid_usage_in_use', labels)).toBe(1);
+
+      advanceAccountClock(gateway!, 1_900_000);
+      const row = await entry('work');
+      expect(row).toMatchObject({
+        state: 'ready',
+        rests_until: null,
+        plan_spent: false,
+        paid_usage: { kind: 'credits', available: true, in_use: false, balance: '12.50' },
+      });
+      // The spent window reads as reset (used 0 since the time it reset); the weekly one as reported.
+      expect(row.windows).toEqual([
+        { name: 'primary', model: null, used_ratio: 0, window_seconds: 18_000, resets_at: isoOfSeconds(resetAt) },
+        {
+          name: 'secondary',
+          model: null,
+          used_ratio: 0.4,
+          window_seconds: 604_800,
+          resets_at: isoOfSeconds(resetAt + 86_400),
+        },
+      ]);
+      const text = await metrics();
+      expect(sampleValue(text, 'gateway_chat_api_account_state', { ...labels, state: 'ready' })).toBe(1);
+      expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', labels)).toBe(0);
+      expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_in_use', labels)).toBe(0);
+      expect(sampleValue(text, 'gateway_chat_api_account_paid_usage_available', labels)).toBe(1);
+      const window = (name: string) => ({ ...labels, window: name });
+      expect(sampleValue(text, 'gateway_chat_api_account_quota_used_ratio', window('primary'))).toBe(0);
+      expect(sampleValue(text, 'gateway_chat_api_account_quota_reset_seconds', window('primary'))).toBe(resetAt);
+      expect(sampleValue(text, 'gateway_chat_api_account_quota_used_ratio', window('secondary'))).toBeCloseTo(0.4);
+    },
+  );
 
   it('shows the plan spent after a usage limit that came as a WebSocket event, with no headers', async () => {
     fake().enqueue({ frames: [usageLimitEvent(600)] });

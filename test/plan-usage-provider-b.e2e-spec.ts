@@ -5,6 +5,7 @@ import { runGateway } from './support/child-gateway';
 import { providerBSettings } from './support/provider-b-fixtures';
 import { useFakeProviderB } from './support/provider-b-harness';
 import { quotaBody } from './support/fake-provider-b';
+import { advanceAccountClock } from './support/accounts';
 import { eventually } from './support/poll';
 import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 
@@ -65,6 +66,15 @@ describe('provider_b plan usage (retrieveUserQuota)', () => {
     expect(gateway.logs.records('plan_usage')).toContainEqual(
       expect.objectContaining({ provider: 'provider_b', account: 'default', plan_spent: false }),
     );
+
+    // Past the buckets' reset, before the next read: the spent flash bucket reads as reset.
+    const flash = { ...labels, window: 'gemini-2.5-flash' };
+    expect(sampleValue(text, 'gateway_chat_api_account_quota_used_ratio', flash)).toBe(1);
+    advanceAccountClock(gateway, 21 * 3600_000);
+    expect((await entry()).windows).toContainEqual(
+      expect.objectContaining({ name: 'gemini-2.5-flash', used_ratio: 0 }),
+    );
+    expect(sampleValue(await scrapeMetrics(gateway, AUTH), 'gateway_chat_api_account_quota_used_ratio', flash)).toBe(0);
   });
 
   it('prints each bucket in the setup check', async () => {

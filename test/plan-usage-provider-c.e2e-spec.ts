@@ -1,3 +1,4 @@
+import { advanceAccountClock } from './support/accounts';
 import { postChat } from './support/chat-sse';
 import { runGateway } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
@@ -90,6 +91,19 @@ describe('provider_c plan usage (GET /api/oauth/usage)', () => {
     expect(gateway!.logs.records('provider_c_process_start')).toEqual([]);
     expect(api().messages()).toEqual([]);
     // Read at startup only: the turn asked nothing of the usage endpoint.
+    expect(api().usageReads()).toHaveLength(1);
+
+    // Past the five-hour window's reset, before any new read: the window reads as reset and the
+    // plan as not spent, in the JSON and the gauges alike.
+    advanceAccountClock(gateway!, 3_700_000);
+    const after = await accountRow();
+    expect(after).toMatchObject({ state: 'ready', rests_until: null, plan_spent: false });
+    expect(after.windows).toContainEqual(
+      expect.objectContaining({ name: 'five_hour', used_ratio: 0, resets_at: new Date(resetsAt).toISOString() }),
+    );
+    const later = await scrapeMetrics(gateway!, AUTH);
+    expect(sampleValue(later, 'gateway_chat_api_account_plan_spent', LOGIN)).toBe(0);
+    expect(sampleValue(later, 'gateway_chat_api_account_quota_used_ratio', { ...LOGIN, window: 'five_hour' })).toBe(0);
     expect(api().usageReads()).toHaveLength(1);
   });
 

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { EventLogger } from '../core/event-logger';
 import type { PlanReport, PlanReporter, PlanWindow } from '../core/plan-usage';
+import { planAt } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import { formatWait } from '../core/error-codes';
 import { familyOf } from '../core/family-registry';
@@ -162,6 +163,11 @@ interface Account<T> {
   plan?: PlanReport;
   /** When the last report arrived (epoch ms). */
   planUpdatedAt?: number;
+  /**
+   * When what the gauges show of the plan changes by itself (`PlanReading.changesAt`, as of the
+   * last publication): `heal` publishes it again then.
+   */
+  planChangesAt?: number;
   /**
    * Since when (epoch ms) the upstream has refused requests of this login as needing extra usage
    * (`extra_usage_required`); cleared by the login's next successful turn.
@@ -956,12 +962,14 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * Ends a cooldown, a pause or a rest whose time has come, and a login the upstream refused whose
-   * file changed (as `sweep()` last read it).
+   * file changed (as `sweep()` last read it); sets the plan's gauges again once what they show
+   * changed by itself (`planChangesAt`).
    */
   private heal(account: Account<T>): void {
     const state = account.state;
     const until = restsUntil(state);
-    if (until !== undefined && this.deps.clock.now() >= until) this.recover(account);
+    const now = this.deps.clock.now();
+    if (until !== undefined && now >= until) this.recover(account);
     else if (
       state.kind === 'login_dead' &&
       !state.check &&
@@ -972,6 +980,9 @@ export class AccountPool<T> implements PlanReporter {
     ) {
       this.recover(account);
     }
+    // A window reset or a spent state ended since the gauges were set: they show it now, as the
+    // JSON route does, not at the next report (which never comes while usage reads are off).
+    if (account.planChangesAt !== undefined && now >= account.planChangesAt) this.publishPlan(account);
   }
 
   /**
@@ -1167,13 +1178,16 @@ export class AccountPool<T> implements PlanReporter {
     const plan = account.plan;
     if (this.paidUsage === 'allow' || plan === undefined) return undefined;
     const now = this.deps.clock.now();
-    const spentWindows = spentWindowsOf(plan.windows, now);
-    const spent = plan.planSpent === true || spentWindows.length > 0;
+    // The report as it stands now: its spent state and paid usage in use end at its `spentUntil`.
+    const reading = planAt(plan, now);
+    const spent = reading.planSpent;
     // Paid usage in use while only one model's window is spent is that model's (`paidModelRest`).
     const inUse =
-      plan.paid?.inUse === true && (spent || !plan.windows.some((window) => isSpentModelWindow(window, now)));
-    if (!inUse && !(spent && plan.paid?.available === true)) return undefined;
-    const resets = spentWindows.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
+      reading.paid?.inUse === true && (spent || !reading.windows.some((window) => isSpentModelWindow(window, now)));
+    if (!inUse && !(spent && reading.paid?.available === true)) return undefined;
+    const resets = spentWindowsOf(reading.windows, now).flatMap((window) =>
+      window.resetsAt !== undefined ? [window.resetsAt] : [],
+    );
     if (plan.spentUntil !== undefined && plan.spentUntil > now) resets.push(plan.spentUntil);
     return { inUse, resetsAt: resets.length > 0 ? Math.max(...resets) : undefined };
   }
@@ -1193,18 +1207,20 @@ export class AccountPool<T> implements PlanReporter {
     );
   }
 
+  /** The gauges of the plan as it reads now; `heal` publishes them again when that reading changes. */
   private publishPlan(account: Account<T>): void {
-    this.deps.metrics.accountPlan(this.family, account.alias, this.viewOf(account));
+    const view = this.viewOf(account);
+    account.planChangesAt = view.changesAt;
+    this.deps.metrics.accountPlan(this.family, account.alias, view);
   }
 
-  private viewOf(account: Account<T>): LoginPlanView {
+  /** What the JSON route and the gauges show: the latest report as it reads now (`planAt`). */
+  private viewOf(account: Account<T>): LoginPlanView & { readonly changesAt?: number } {
     const plan = account.plan;
-    const now = this.deps.clock.now();
+    const reading = planAt(plan, this.deps.clock.now());
     return {
+      ...reading,
       state: account.state.kind,
-      windows: plan?.windows ?? [],
-      paid: plan?.paid,
-      planSpent: plan?.planSpent === true || spentWindowsOf(plan?.windows ?? [], now).length > 0,
       planType: plan?.planType,
       needsExtraUsageSince: account.needsExtraUsageSince,
       source: plan?.source,
@@ -1271,7 +1287,10 @@ export interface LoginPlanView {
   readonly state: AccountStateKind;
   readonly windows: readonly PlanWindow[];
   readonly paid?: PlanReport['paid'];
-  /** The latest report said the plan is spent, or a window is at 100 % until a reset still ahead. */
+  /**
+   * The latest report said the plan is spent and the time it gave for that (`spentUntil`) is still
+   * ahead, or a plan window is at 100 % until a reset still ahead (`planAt`).
+   */
   readonly planSpent: boolean;
   readonly planType?: string;
   /** Since when (epoch ms) the upstream has asked for extra usage on this login's requests. */

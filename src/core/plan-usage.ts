@@ -63,7 +63,9 @@ export interface PlanReport {
    */
   readonly planSpent?: boolean;
   /**
-   * With `planSpent`: when the upstream said the plan serves again (epoch ms), whichever meter it
+   * When this report's spent facts end (epoch ms): `planSpent` and `paid.inUse` hold until then
+   * and no longer (`planAt`); without it, until the next report. The latest reset among the
+   * report's spent windows, or the reset the upstream gave for the spent plan, whichever meter it
    * named as the limit, a plan window or not (Claude's `overage`: the extra usage itself).
    */
   readonly spentUntil?: number;
@@ -71,6 +73,61 @@ export interface PlanReport {
   readonly planType?: string;
   /** Where it came from: an answer to a turn, or the vendor's usage endpoint. */
   readonly source: 'turn' | 'usage_endpoint';
+}
+
+/**
+ * When the spent state of a report whose spent plan windows are `spent` ends (`PlanReport.spentUntil`):
+ * the latest of their resets; undefined when there is none, or one of them gave no reset (then the
+ * plan stays spent until a later report says otherwise).
+ */
+export function spentUntilOf(spent: readonly PlanWindow[]): number | undefined {
+  if (spent.length === 0 || spent.some((window) => window.resetsAt === undefined)) return undefined;
+  return Math.max(...spent.map((window) => window.resetsAt!));
+}
+
+/** A login's latest plan report as it stands at a given time (`planAt`). */
+export interface PlanReading {
+  /** The report's windows; one whose reset has passed reads as reset: used 0, `resetsAt` when it reset. */
+  readonly windows: readonly PlanWindow[];
+  /** The report's paid usage; `inUse` only while the report's spent facts hold. */
+  readonly paid?: PaidUsage;
+  /**
+   * The plan is spent: the report said so and its `spentUntil` is still ahead (or not given), or a
+   * window of the whole plan reads 100 % or more with its reset ahead (or not given).
+   */
+  readonly planSpent: boolean;
+  /** The next time (epoch ms) this reading changes by itself: a window's reset, or `spentUntil`. */
+  readonly changesAt?: number;
+}
+
+/**
+ * What a login's latest plan report says at `now`: the one reading the account pool's paid-usage
+ * guard, GET /v1/accounts, the account gauges and the setup check share. A report describes the
+ * moment it was made; its windows reset and its spent state ends at times it gave, and past those
+ * times it no longer reads as it did, whether or not another report came since. A window past its
+ * reset reads as a fresh window (used 0): the upstream counts it from zero, and the next report
+ * says how much of it is used.
+ */
+export function planAt(plan: PlanReport | undefined, now: number): PlanReading {
+  if (plan === undefined) return { windows: [], planSpent: false };
+  let changesAt: number | undefined;
+  const ahead = (at: number | undefined) => {
+    if (at !== undefined && at > now && (changesAt === undefined || at < changesAt)) changesAt = at;
+  };
+  // A window that reset with some of it used; copied only then: most readings change nothing.
+  const reset = (window: PlanWindow) =>
+    window.resetsAt !== undefined && window.resetsAt <= now && window.usedRatio !== undefined && window.usedRatio !== 0;
+  const windows = plan.windows.some(reset)
+    ? plan.windows.map((window) => (reset(window) ? { ...window, usedRatio: 0 } : window))
+    : plan.windows;
+  for (const window of windows) ahead(window.resetsAt);
+  ahead(plan.spentUntil);
+  const factsHold = plan.spentUntil === undefined || plan.spentUntil > now;
+  const planSpent =
+    (factsHold && plan.planSpent === true) ||
+    windows.some((window) => window.model === undefined && (window.usedRatio ?? 0) >= 1);
+  const paid = plan.paid?.inUse === true && !factsHold ? { ...plan.paid, inUse: false } : plan.paid;
+  return { windows, paid, planSpent, changesAt };
 }
 
 /**

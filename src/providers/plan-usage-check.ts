@@ -4,7 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import type { EventLogger } from '../core/event-logger';
 import { familyOf } from '../core/family-registry';
 import type { PlanReport } from '../core/plan-usage';
-import { planSummary, resetText } from '../core/plan-usage';
+import { planAt, planSummary, resetText } from '../core/plan-usage';
 import type { ProviderId } from '../core/provider-id';
 
 /** The setup check prints its own lines; the readers' debug lines go nowhere. */
@@ -55,25 +55,17 @@ export async function planLineForCheck(
     return `plan: not read (${usageReadFailure(error)})`;
   }
   if (!report) return 'plan: not read (the answer carried no usage)';
-  const spent = report.windows.filter(
-    (window) =>
-      window.model === undefined &&
-      (window.usedRatio ?? 0) >= 1 &&
-      (window.resetsAt === undefined || window.resetsAt > now),
-  );
+  // As the pool reads it: a window whose reset passed is a fresh one, a spent state ends at its time.
+  const reading = planAt(report, now);
+  const spent = reading.windows.filter((window) => window.model === undefined && (window.usedRatio ?? 0) >= 1);
   const resets = spent.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
   // As the pool's guard: a spent plan with no paid usage left to draw is the upstream's to refuse.
-  const nothingToDraw = report.planSpent === true && report.paid?.available === false && report.paid.inUse !== true;
-  const guarded = !nothingToDraw && (report.planSpent === true || report.paid?.inUse === true);
+  const nothingToDraw = reading.planSpent && reading.paid?.available === false && reading.paid.inUse !== true;
+  const guarded = !nothingToDraw && (reading.planSpent || reading.paid?.inUse === true);
   // A spent window of one model with paid usage behind it holds that model only (docs/accounts.md).
   const heldModels =
-    report.paid?.available === true
-      ? report.windows.filter(
-          (window) =>
-            window.model !== undefined &&
-            (window.usedRatio ?? 0) >= 1 &&
-            (window.resetsAt === undefined || window.resetsAt > now),
-        )
+    reading.paid?.available === true
+      ? reading.windows.filter((window) => window.model !== undefined && (window.usedRatio ?? 0) >= 1)
       : [];
   const until = (times: number[]) => (times.length > 0 ? ` until ${resetText(Math.max(...times))}` : '');
   const verdict = nothingToDraw
@@ -85,5 +77,5 @@ export async function planLineForCheck(
         : guarded
           ? ` -> no new turn on this login${until(resets)} (ACCOUNT_PAID_USAGE=plan_only)`
           : ` -> no new ${heldModels.map((window) => window.model).join(' or ')} turn on this login${until(heldModels.flatMap((window) => window.resetsAt ?? []))} (ACCOUNT_PAID_USAGE=plan_only)`;
-  return `plan: ${planSummary(report)}${verdict}`;
+  return `plan: ${planSummary({ ...report, ...reading })}${verdict}`;
 }

@@ -78,6 +78,8 @@ describe('the Codex plan meter (docs/upstream/provider-a.md §4.3)', () => {
       source: 'usage_endpoint',
       planType: 'pro',
       planSpent: true,
+      // Spent until the spent window resets.
+      spentUntil: NOW + 900_000,
       windows: [
         { name: 'primary', usedRatio: 1, windowSeconds: 18_000, resetsAt: NOW + 900_000 },
         { name: 'secondary', usedRatio: 0.1, windowSeconds: 604_800, resetsAt: NOW + 86_400_000 },

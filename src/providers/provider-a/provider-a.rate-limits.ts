@@ -1,5 +1,5 @@
 import type { EventLogger } from '../../core/event-logger';
-import { type PaidUsage, type PlanReport, type PlanWindow, vendorWord } from '../../core/plan-usage';
+import { type PaidUsage, type PlanReport, type PlanWindow, spentUntilOf, vendorWord } from '../../core/plan-usage';
 
 /**
  * What Codex says about a ChatGPT plan (docs/upstream/provider-a.md §4.3): the usage windows and
@@ -162,9 +162,10 @@ function planWindows(limits: RateLimitSnapshot): PlanWindow[] {
 
 /**
  * One read as a plan report. The plan is spent when a window is at 100 % (with its reset ahead)
- * or `wham/usage` says `limit_reached`. Codex draws credits by itself once the plan is spent
- * (nothing in the request opts in), so an answer the upstream serves on a spent plan (`answered`)
- * is a paid turn: credits are in use.
+ * or `wham/usage` says `limit_reached`, until the latest reset of the spent windows (`spentUntil`;
+ * with none, or one whose reset is not given, until the next report). Codex draws credits by itself
+ * once the plan is spent (nothing in the request opts in), so an answer the upstream serves on a
+ * spent plan (`answered`) is a paid turn: credits are in use, as long as the plan is spent.
  */
 export function planReportOf(
   limits: RateLimitSnapshot,
@@ -173,11 +174,12 @@ export function planReportOf(
   nowMs: number,
 ): PlanReport {
   const windows = planWindows(limits);
-  const spentWindow = windows.some(
+  const spentWindows = windows.filter(
     (entry) =>
       entry.usedRatio !== undefined && entry.usedRatio >= 1 && (entry.resetsAt === undefined || entry.resetsAt > nowMs),
   );
-  const planSpent = spentWindow || limits.limitReached === true;
+  const planSpent = spentWindows.length > 0 || limits.limitReached === true;
+  const spentUntil = spentUntilOf(spentWindows);
   const credit = limits.credits;
   const depleted = limits.reachedType?.includes('credits_depleted') ? limits.reachedType : undefined;
   const available =
@@ -195,7 +197,14 @@ export function planReportOf(
           disabledReason: depleted ?? (available === false ? 'no_credits' : undefined),
         }
       : undefined;
-  return { windows, paid, planSpent, planType: limits.planType, source };
+  return {
+    windows,
+    paid,
+    planSpent,
+    ...(spentUntil !== undefined ? { spentUntil } : {}),
+    planType: limits.planType,
+    source,
+  };
 }
 
 /**

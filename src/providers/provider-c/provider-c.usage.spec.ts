@@ -24,6 +24,7 @@ describe('planReportFromUsage', () => {
       ],
       paid: { kind: 'extra_usage', available: true, balance: '37.66 USD' },
       planSpent: true,
+      spentUntil: Date.parse('2026-11-29T05:00:00Z'),
       source: 'usage_endpoint',
     });
   });

@@ -2,7 +2,7 @@ import { readJsonCapped, usageReadRefused } from '../../common/egress/http-body'
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { isJsonObject } from '../../common/json';
 import { PROVIDER_C_MODEL_WINDOWS } from '../../accounts/provider-c/provider-c.quota-buckets';
-import { type PaidUsage, type PlanReport, type PlanWindow, vendorWord } from '../../core/plan-usage';
+import { type PaidUsage, type PlanReport, type PlanWindow, spentUntilOf, vendorWord } from '../../core/plan-usage';
 
 /**
  * The host Claude Code 2.1.332 reads its usage from: its OAuth configuration's `BASE_API_URL`,
@@ -52,7 +52,8 @@ export function providerCUsageUrl(childEnv: Readonly<Record<string, string>>): s
  *   as the CLI prints `${Math.floor(utilization)}% used`) becomes a window of `utilization / 100`,
  *   resetting at `resets_at` (an ISO time); a null window or utilization is not reported;
  *   `seven_day_opus` and `seven_day_sonnet` limit one model family (`model`, PROVIDER_C_MODEL_WINDOWS);
- * - the plan is spent when a reported window of the whole plan is at 100 % or more;
+ * - the plan is spent when a reported window of the whole plan is at 100 % or more, until the
+ *   latest of those windows' resets (`spentUntil`);
  * - extra usage stands behind the plan while `extra_usage.is_enabled` and its monthly limit is not
  *   used up (`extraUsageOf`), `disabled_reason` says why not, and what is left of the limit is
  *   the balance. The endpoint does not say whether a turn draws it (`inUse` is left unknown).
@@ -76,10 +77,13 @@ export function planReportFromUsage(answer: unknown): PlanReport | undefined {
   }
   const paid = extraUsageOf(answer.extra_usage);
   if (windows.length === 0 && paid === undefined) return undefined;
+  const spent = windows.filter((window) => window.model === undefined && (window.usedRatio ?? 0) >= 1);
+  const spentUntil = spentUntilOf(spent);
   return {
     windows,
     ...(paid ? { paid } : {}),
-    planSpent: windows.some((window) => window.model === undefined && (window.usedRatio ?? 0) >= 1),
+    planSpent: spent.length > 0,
+    ...(spentUntil !== undefined ? { spentUntil } : {}),
     source: 'usage_endpoint',
   };
 }
