@@ -517,14 +517,45 @@ describe('provider_a plan usage and the paid-usage guard', () => {
     },
   );
 
-  it('shows the plan spent after a usage limit that came as a WebSocket event, with no headers', async () => {
-    fake().enqueue({ frames: [usageLimitEvent(600)] });
+  it('after a usage limit that came as a WebSocket event, shows the login cooling until its reset as /metrics does, and its plan spent until then', async () => {
+    const resetAt = nowSeconds() + 3600;
+    // The upgrade's headers say the 5-hour window is at 40 %; the stream then refuses on the usage
+    // limit, an event with no headers of its own, resetting in 10 minutes.
+    fake().enqueue({
+      headers: planHeaders({ primaryUsedPercent: 40, primaryResetAt: resetAt }),
+      frames: [usageLimitEvent(600)],
+    });
     await start(['work']);
+    const before = Date.now();
     const refused = await post('limit-event');
     expect(refused.status).toBe(429);
-    expect(await entry('work')).toMatchObject({ state: 'cooling', plan_spent: true });
     const labels = { provider: 'provider_a', account: 'work' };
-    expect(sampleValue(await metrics(), 'gateway_chat_api_account_plan_spent', labels)).toBe(1);
+    const row = await entry('work');
+    expect(row).toMatchObject({ state: 'cooling', plan_spent: true });
+    // The refusal names no window: the 5-hour one stays as the headers gave it.
+    expect(row.windows).toEqual([
+      { name: 'primary', model: null, used_ratio: 0.4, window_seconds: 18_000, resets_at: isoOfSeconds(resetAt) },
+    ]);
+    const restsUntil = Date.parse(row.rests_until);
+    expect(restsUntil).toBeGreaterThanOrEqual(before + 600_000);
+    expect(restsUntil).toBeLessThanOrEqual(Date.now() + 600_000);
+    let text = await metrics();
+    expect(sampleValue(text, 'gateway_chat_api_account_cooling_until_seconds', labels)).toBe(
+      Math.ceil(restsUntil / 1000),
+    );
+    expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', labels)).toBe(1);
+
+    // Well past the refusal's reset, and before the window's: the login is back and its plan not spent.
+    advanceAccountClock(gateway!, 1_200_000);
+    expect(await entry('work')).toMatchObject({
+      state: 'ready',
+      rests_until: null,
+      plan_spent: false,
+      windows: [expect.objectContaining({ name: 'primary', used_ratio: 0.4 })],
+    });
+    text = await metrics();
+    expect(sampleValue(text, 'gateway_chat_api_account_plan_spent', labels)).toBe(0);
+    expect(sampleValue(text, 'gateway_chat_api_account_cooling_until_seconds', labels)).toBe(0);
   });
 
   it("never sends a turn on the family's only login while its plan is spent, even once a refused refresh marked it dead", async () => {

@@ -1225,8 +1225,7 @@ export class AccountPool<T> implements PlanReporter {
       needsExtraUsageSince: account.needsExtraUsageSince,
       source: plan?.source,
       updatedAt: account.planUpdatedAt,
-      restsUntil:
-        account.state.kind === 'plan_spent' || account.state.kind === 'usage_paused' ? account.state.until : undefined,
+      restsUntil: restsUntil(account.state),
     };
   }
 }
@@ -1299,8 +1298,8 @@ export interface LoginPlanView {
   /** When the last report arrived (epoch ms). */
   readonly updatedAt?: number;
   /**
-   * Until when the login takes no new turn (epoch ms): the guard's rest on a spent plan (under
-   * plan_only), or the pause of its organization.
+   * Until when the login takes no new turn (epoch ms): its cooldown, the guard's rest on a spent
+   * plan (under plan_only), or the pause of its organization; what the cooling-until gauge holds.
    */
   readonly restsUntil?: number;
 }

@@ -130,11 +130,12 @@ describe('the Codex plan meter (docs/upstream/provider-a.md §4.3)', () => {
     });
   });
 
-  it('reads a usage-limit refusal as a spent plan with no credits available, and its plan type', () => {
+  it('reads a usage-limit refusal as a plan spent until its reset, with no credits available, and its plan type', () => {
     const body = { error: { type: 'usage_limit_reached', plan_type: 'plus', resets_at: NOW_S + 60 } };
-    expect(planReportOfUsageLimit(body, undefined)).toEqual({
+    expect(planReportOfUsageLimit(body, undefined, NOW + 60_000)).toEqual({
       windows: [],
       planSpent: true,
+      spentUntil: NOW + 60_000,
       planType: 'plus',
       paid: { kind: 'credits', available: false, inUse: false, disabledReason: 'no_credits' },
       source: 'turn',

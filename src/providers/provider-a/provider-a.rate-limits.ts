@@ -209,15 +209,22 @@ export function planReportOf(
 
 /**
  * What a usage-limit refusal (429 or an error event `usage_limit_reached`, with `plan_type` and
- * `resets_at`) says about the plan: it is spent and the backend did not draw credits, so none are
- * available (`x-codex-rate-limit-reached-type` names why when a workspace ran out).
+ * `resets_at`) says about the plan: it is spent until the refusal's reset (`resetsAt`, epoch ms:
+ * what the login cools until; without one, until the next report), and the backend did not draw
+ * credits, so none are available (`x-codex-rate-limit-reached-type` names why when a workspace ran
+ * out). It names no window: the windows stay as the latest report gave them.
  */
-export function planReportOfUsageLimit(payload: unknown, reachedType: string | undefined): PlanReport {
+export function planReportOfUsageLimit(
+  payload: unknown,
+  reachedType: string | undefined,
+  resetsAt?: number,
+): PlanReport {
   const root = objectOf(payload);
   const error = objectOf(root?.error) ?? objectOf(objectOf(root?.response)?.error) ?? root;
   return {
     windows: [],
     planSpent: true,
+    ...(resetsAt !== undefined ? { spentUntil: resetsAt } : {}),
     planType: vendorWord(error?.plan_type),
     paid: { kind: 'credits', available: false, inUse: false, disabledReason: vendorWord(reachedType) ?? 'no_credits' },
     source: 'turn',
@@ -252,9 +259,9 @@ export class ProviderAPlanMeter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** A usage-limit refusal of this login's turn (see `planReportOfUsageLimit`). */
-  usageLimit(payload: unknown, reachedType: string | undefined, to: PlanReportSink): void {
-    to.reportPlan(planReportOfUsageLimit(payload, reachedType));
+  /** A usage-limit refusal of this login's turn, resetting at `resetsAt` when it said (see `planReportOfUsageLimit`). */
+  usageLimit(payload: unknown, reachedType: string | undefined, to: PlanReportSink, resetsAt?: number): void {
+    to.reportPlan(planReportOfUsageLimit(payload, reachedType, resetsAt));
   }
 
   /**

@@ -140,8 +140,14 @@ export class ProviderAUpstream implements UpstreamFamily<
       planWindows: plan.latest()?.windows,
       now: atMs,
     });
+    // The plan is spent until the reset the login cools until (every hint of the refusal, else its spent window's).
     if (classified.code === 'usage_limit')
-      plan.usageLimit(payload, refusal?.headers['x-codex-rate-limit-reached-type'], attempt);
+      plan.usageLimit(
+        payload,
+        refusal?.headers['x-codex-rate-limit-reached-type'],
+        attempt,
+        classified.retryAfterSeconds !== undefined ? atMs + classified.retryAfterSeconds * 1000 : undefined,
+      );
     return classified;
   }
 
