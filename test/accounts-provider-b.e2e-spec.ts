@@ -283,6 +283,19 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     await eventually(async () => (await stateOf('work')) === 'ready');
   });
 
+  it('keeps a login whose token endpoint failed for a moment: the turn is retried, no login is taken out', async () => {
+    writeLogin('work', { expiryDateMs: Date.now() - 60_000 });
+    await start();
+    harness.fake().enqueue('token', { status: 503, body: { error: 'backend_error' } });
+    expect((await post(chat('blip'))).status).toBe(200);
+    expect(usedTokens()).toEqual(['Bearer fake-access-1']);
+    for (const alias of ALIASES) expect(await stateOf(alias)).toBe('ready');
+    // Its later turns stay on it, on the refreshed token.
+    expect((await post(chat('blip', 2))).status).toBe(200);
+    expect(usedTokens()).toEqual(['Bearer fake-access-1', 'Bearer fake-access-1']);
+    expect(harness.fake().requests('token')).toHaveLength(2);
+  });
+
   it('leaves a login Google asks to validate usable: 403 upstream_project_required naming the fix, and its next turn reaches the upstream', async () => {
     await start({
       PROVIDER_B_ACCOUNTS: `work=${path.join(loginDir('work'), 'oauth_creds.json')},home=${path.join(loginDir('home'), 'oauth_creds.json')}`,

@@ -932,3 +932,71 @@ describe('provider_b set-up refused by VPC Service Controls (docs/upstream/provi
     }
   });
 });
+
+describe('provider_b token endpoint failing for a moment (docs/providers.md "Tokens and login failures")', () => {
+  const harness = useFakeProviderB({ homePrefix: 'provider-b-token-' });
+
+  it.each([
+    [
+      'a server error',
+      { status: 503, body: { error: 'backend_error', error_description: 'UPSTREAM-SECRET Backend Error' } },
+    ],
+    ['a rate limit', { status: 429, body: { error: 'rate_limit_exceeded' } }],
+  ])(
+    'retries a refresh the endpoint answers with %s, answers the turn and keeps the login usable',
+    async (_name, failure) => {
+      const fake = harness.fake();
+      fake.enqueue('token', failure);
+      const gateway = await startGateway({
+        ...providerBSettings(fake, harness.home(), { project: 'p', creds: { expiryDateMs: Date.now() - 1000 } }),
+        GATEWAY_PROVIDERS: 'provider_b',
+      });
+      try {
+        const response = await postChat(gateway, {});
+        expect(response.status).toBe(200);
+        await response.text();
+        // Retried before output like an endpoint that gave no answer: the second refresh serves the turn.
+        expect(fake.requests('token')).toHaveLength(2);
+        expect(fake.requests('generateContent').map((request) => request.headers.authorization)).toEqual([
+          'Bearer fake-access-1',
+        ]);
+        expect(await accountState(gateway, 'provider_b', 'default')).toBe('ready');
+        // The line says the endpoint failed and what to check, not "log in again".
+        expect(gateway.logs.records('provider_b_auth_refresh_failed')).toEqual([
+          expect.objectContaining({
+            status: failure.status,
+            fix: expect.stringMatching(
+              /^the token endpoint \(PROVIDER_B_TOKEN_URL\) did not answer: check the network/,
+            ),
+          }),
+        ]);
+        expect(gateway.logs.lines.join('\n')).not.toMatch(/UPSTREAM-SECRET|fake-refresh-token/);
+      } finally {
+        await gateway.close();
+      }
+    },
+  );
+
+  it('answers 502 upstream_error, not 403, when the endpoint keeps failing, and the next turn refreshes again', async () => {
+    const fake = harness.fake();
+    const unavailable = { status: 503, body: { error: 'backend_error' } };
+    fake.enqueue('token', unavailable, unavailable, unavailable);
+    const gateway = await startGateway({
+      ...providerBSettings(fake, harness.home(), { project: 'p', creds: { expiryDateMs: Date.now() - 1000 } }),
+      GATEWAY_PROVIDERS: 'provider_b',
+    });
+    try {
+      const failed = await postChat(gateway, { stream: true });
+      expect(failed.status).toBe(502);
+      expect(((await failed.json()) as any).error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+      expect(fake.requests('token')).toHaveLength(3);
+      expect(await accountState(gateway, 'provider_b', 'default')).toBe('ready');
+      const next = await postChat(gateway, { stream: true });
+      expect(next.status).toBe(200);
+      await next.text();
+      expect(fake.requests('token')).toHaveLength(4);
+    } finally {
+      await gateway.close();
+    }
+  });
+});

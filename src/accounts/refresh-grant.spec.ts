@@ -1,4 +1,4 @@
-import { tokenEndpointFailure } from './refresh-grant';
+import { failedGrantError, tokenEndpointFailure } from './refresh-grant';
 
 describe(tokenEndpointFailure.name, () => {
   it('is a retryable upstream error when the endpoint cannot be reached: never a login problem', () => {
@@ -23,5 +23,34 @@ describe(tokenEndpointFailure.name, () => {
       retryable: false,
       status: 504,
     });
+  });
+});
+
+describe(failedGrantError.name, () => {
+  it.each([
+    [400, 'invalid_grant'],
+    [401, 'invalid_client'],
+  ])('is auth, the login to make again, when the endpoint refuses the grant (%i %s)', (status, errorCode) => {
+    const failure = failedGrantError('provider_b', { ok: false, status, errorCode }, 'check the network');
+    expect({ code: failure.code, retryable: failure.retryable, detail: failure.detail }).toEqual({
+      code: 'auth',
+      retryable: false,
+      detail: `provider_b token refresh refused (${status} ${errorCode})`,
+    });
+  });
+
+  it.each([
+    ['a server error', 503, 'backend_error'],
+    ['a rate limit', 429, undefined],
+    ['a 200 without a token or a body that is not JSON', 200, undefined],
+  ])('is a retryable upstream error with the given fix for %s: never a login problem', (_name, status, errorCode) => {
+    const failure = failedGrantError('provider_c', { ok: false, status, errorCode }, 'check the network');
+    expect({
+      code: failure.code,
+      retryable: failure.retryable,
+      status: failure.spec.status,
+      upstreamStatus: failure.upstreamStatus,
+      fix: failure.fix,
+    }).toEqual({ code: 'upstream', retryable: true, status: 502, upstreamStatus: status, fix: 'check the network' });
   });
 });

@@ -2,6 +2,7 @@ import { readJsonCapped } from '../common/egress/http-body';
 import type { UpstreamProxy } from '../common/egress/upstream-proxy';
 import { nonEmptyString, type JsonObject } from '../common/json';
 import { GatewayError } from '../core/gateway.error';
+import { sanitizeIdentifier } from '../common/logging/request-log';
 
 /** Bound on a token endpoint's answer (docs/upstream/provider-a.md §1.5); a larger body is a failed refresh. */
 const TOKEN_RESPONSE_MAX_BYTES = 1024 * 1024;
@@ -22,6 +23,9 @@ export type RefreshGrantAnswer =
       /** The endpoint's `error` code (loggable after sanitizing), never its description. */
       readonly errorCode?: string;
     };
+
+/** A grant the endpoint answered without a token: a refusal (`grantRefused`) or a failure of its own. */
+export type FailedRefreshGrant = Extract<RefreshGrantAnswer, { readonly ok: false }>;
 
 /** `error` as a string (RFC 6749), or the `code` of an `error` object (the Codex endpoint's shape). */
 function errorCodeOf(body: JsonObject | undefined): string | undefined {
@@ -99,5 +103,32 @@ export function tokenEndpointFailure(provider: string, error: unknown): GatewayE
     detail: `${provider} token endpoint unreachable`,
     retryable: true,
     cause: error,
+  });
+}
+
+/**
+ * Whether the endpoint refused the grant itself: 400 (RFC 6749 section 5.2: `invalid_grant` for a
+ * revoked or expired refresh token, `invalid_client`, …) or 401 (a client it does not know). Only
+ * these are the login's problem, which a new login mends.
+ */
+export function grantRefused(answer: FailedRefreshGrant): boolean {
+  return answer.status === 400 || answer.status === 401;
+}
+
+/**
+ * What a grant the endpoint answered without a token means (docs/error-codes.md), one rule for
+ * the families that use it: a refusal (`grantRefused`) is `auth`, and the pool takes the login
+ * out until its file changes; any other answer (5xx, 429, a 200 without a token or whose body is
+ * not JSON) is the endpoint failing, not the login: a retryable `upstream` error (502), retried
+ * before output like an endpoint that gave no answer, with `fix`.
+ */
+export function failedGrantError(provider: string, answer: FailedRefreshGrant, fix?: string): GatewayError {
+  const said = `${answer.status}${answer.errorCode !== undefined ? ` ${sanitizeIdentifier(answer.errorCode)}` : ''}`;
+  if (grantRefused(answer)) return new GatewayError('auth', { detail: `${provider} token refresh refused (${said})` });
+  return new GatewayError('upstream', {
+    detail: `${provider} token endpoint failed (${said})`,
+    upstreamStatus: answer.status,
+    retryable: true,
+    fix,
   });
 }

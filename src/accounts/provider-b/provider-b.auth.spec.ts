@@ -80,6 +80,32 @@ describe(ProviderBTokenSource.name, () => {
     expect(line.fix).toContain(loginCommand());
   });
 
+  it.each([
+    ['a server error', { status: 503, body: { error: 'backend_error', error_description: 'Backend Error' } }],
+    ['a rate limit', { status: 429, body: { error: 'rate_limit_exceeded' } }],
+    // The fake writes no body at all: an answer that is not JSON.
+    ['an empty 200', { status: 200 }],
+  ])(
+    "says the token endpoint failed, not the login, when it answers with %s: retryable, the endpoint's fix",
+    async (_name, answer) => {
+      const file = writeCredsFile(path.join(geminiHome(), '.gemini'), {
+        accessToken: 'access-secret',
+        refreshToken: 'refresh-secret',
+        expiryDateMs: Date.now() - 1000,
+      });
+      fake.enqueue('token', answer);
+      await expect(sourceFor(file).current(signal, logger)).rejects.toMatchObject({
+        code: 'upstream',
+        retryable: true,
+        fix: expect.stringContaining('PROVIDER_B_TOKEN_URL'),
+      });
+      const line = loginLine('provider_b_auth_refresh_failed', file, ['access-secret', 'refresh-secret']);
+      expect(line.status).toBe(answer.status);
+      expect(line.fix).toContain('the token endpoint (PROVIDER_B_TOKEN_URL)');
+      expect(line.fix).not.toContain(loginCommand());
+    },
+  );
+
   it('says which login could not be refreshed when the token endpoint does not answer, and that it is no login problem', async () => {
     const file = writeCredsFile(dir, { refreshToken: 'refresh-secret', expiryDateMs: Date.now() - 1000 });
     // Port 1 on loopback: nothing listens, the connection is refused at once.

@@ -19,7 +19,13 @@ import {
 import type { LoginTokenSource } from '../login-token-cache';
 import { LoginTokenCache } from '../login-token-cache';
 import type { RefreshGrantAnswer } from '../refresh-grant';
-import { postRefreshGrant, tokenEndpointFailure, tokenEndpointFix } from '../refresh-grant';
+import {
+  failedGrantError,
+  grantRefused,
+  postRefreshGrant,
+  tokenEndpointFailure,
+  tokenEndpointFix,
+} from '../refresh-grant';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 
 /**
@@ -81,7 +87,7 @@ export function geminiLoginCommand(file: string): string {
     : `run \`gemini\`, choose "Login with Google", and put the oauth_creds.json it writes at ${file}`;
 }
 
-/** What to do when the token endpoint gave no answer: not a login problem. */
+/** What to do when the token endpoint gave no answer, or failed: not a login problem. */
 const TOKEN_ENDPOINT_FIX = tokenEndpointFix('PROVIDER_B_TOKEN_URL');
 
 const nonEmpty = (value: unknown): string | undefined =>
@@ -261,22 +267,20 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
       throw failure.with({ fix: TOKEN_ENDPOINT_FIX });
     }
     if (!answer.ok) {
-      const code = answer.errorCode !== undefined ? sanitizeIdentifier(answer.errorCode) : undefined;
+      // Only a refusal is the login's: anything else the endpoint answers passes by itself (the split is shared).
+      const refused = grantRefused(answer);
       logger.info(
         {
           event: 'provider_b_auth_refresh_failed',
           ...this.logFields,
           status: answer.status,
-          error: code,
-          // Any refusal leaves the login dead until its file changes: a new login is the way back.
-          fix: geminiLoginCommand(this.authFile),
+          error: answer.errorCode !== undefined ? sanitizeIdentifier(answer.errorCode) : undefined,
+          // A refusal leaves the login dead until its file changes: a new login is the way back.
+          fix: refused ? geminiLoginCommand(this.authFile) : TOKEN_ENDPOINT_FIX,
         },
         'provider_b_auth_refresh_failed',
       );
-      throw new GatewayError('auth', {
-        detail: `provider_b token refresh failed (${answer.status}${code ? ` ${code}` : ''})`,
-        upstreamStatus: answer.status,
-      });
+      throw failedGrantError('provider_b', answer, TOKEN_ENDPOINT_FIX);
     }
     const { accessToken, body } = answer;
     const expiresAt = answer.expiresInSeconds !== undefined ? this.now() + answer.expiresInSeconds * 1000 : undefined;

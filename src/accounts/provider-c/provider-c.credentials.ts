@@ -4,11 +4,16 @@ import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
 import { errnoOf } from '../../common/errno';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
-import { GatewayError } from '../../core/gateway.error';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
 import type { LoginLogFields } from '../login-file-check';
 import { LoginFileFailure, refusedLoginFile, shellWord, writeBackFailure } from '../login-file-check';
-import { postRefreshGrant, tokenEndpointFailure, tokenEndpointFix } from '../refresh-grant';
+import {
+  failedGrantError,
+  grantRefused,
+  postRefreshGrant,
+  tokenEndpointFailure,
+  tokenEndpointFix,
+} from '../refresh-grant';
 
 /**
  * The Claude Code CLI's OAuth client and refresh grant, as the 2.1.332 binary has them (its OAuth
@@ -110,19 +115,14 @@ export async function refreshCredentialsAhead(
     throw tokenEndpointFailure('provider_c', error).with({ fix: TOKEN_ENDPOINT_FIX });
   }
   if (!answer.ok) {
-    const refused = answer.status === 400 || answer.status === 401;
+    const refused = grantRefused(answer);
     const fix = refused ? loginAgain : endpointFailedFix(answer.status);
     // At info: the line the failure ends in (the login's state, or account_refresh_failed) is the warning.
     logger.info(
       { event: 'provider_c_refresh_failed', ...fields, status: answer.status, fix },
       'provider_c_refresh_failed',
     );
-    if (refused) throw new GatewayError('auth', { detail: `provider_c refresh refused (${answer.status})` });
-    throw new GatewayError('upstream', {
-      detail: `provider_c refresh failed (${answer.status})`,
-      retryable: true,
-      fix,
-    });
+    throw failedGrantError('provider_c', answer, refused ? undefined : fix);
   }
   const granted =
     typeof answer.body.scope === 'string' ? answer.body.scope.split(' ').filter((scope) => scope !== '') : undefined;
