@@ -847,6 +847,32 @@ describe('provider_b accounts Code Assist cannot serve as they are (docs/upstrea
     expect(fake.requests('streamGenerateContent')).toHaveLength(0);
   });
 
+  it('answers an onboarding that ends without a project with 403 upstream_project_required naming PROVIDER_B_PROJECT, and leaves the login usable', async () => {
+    // The Gemini CLI's setup ends here with ProjectIdRequiredError, which says to set GOOGLE_CLOUD_PROJECT.
+    const notSetUp = { body: { allowedTiers: [{ id: 'standard-tier', isDefault: true }] } };
+    fake.enqueue('loadCodeAssist', notSetUp, notSetUp);
+    fake.enqueue('onboardUser', { body: { name: 'operations/onboard-1', done: true, response: {} } });
+    const linesBefore = gateway.logs.records('provider_b_project_unavailable').length;
+    const response = await postChat(gateway, {});
+    expect(response.status).toBe(403);
+    const error = ((await response.json()) as any).error;
+    expect(error).toMatchObject({ type: 'permission_error', code: 'upstream_project_required', param: null });
+    expect(error.message).toMatch(/^provider_b: .*set PROVIDER_B_PROJECT.*docs\/providers\.md#project-setup/);
+    expect(await accountState(gateway, 'provider_b', 'default')).toBe('ready');
+    expect(gateway.logs.records('provider_b_project_unavailable').slice(linesBefore)).toEqual([
+      expect.objectContaining({ reason: 'provider_b_project_required', ineligibleReasons: [] }),
+    ]);
+    expect(fake.requests('onboardUser')).toHaveLength(1);
+    expect(fake.requests('generateContent')).toHaveLength(0);
+    // The login still takes turns: the next one sets the account up again (a dead login would get no call).
+    fake.enqueue('onboardUser', { body: { name: 'operations/onboard-2', done: true, response: {} } });
+    const next = await postChat(gateway, { stream: true });
+    expect(next.status).toBe(403);
+    expect(((await next.json()) as any).error.code).toBe('upstream_project_required');
+    expect(fake.requests('loadCodeAssist')).toHaveLength(2);
+    expect(fake.requests('onboardUser')).toHaveLength(2);
+  });
+
   it('answers a burst with 403 permission_error provider_account_unsupported after one loadCodeAssist, no onboarding, no upstream text', async () => {
     // The answer individual accounts get since 2026-06-18 (gemini-cli 0.58.0 IneligibleTierError, quoted in Digital-Process-Tools/claude-remember#532).
     fake.enqueue('loadCodeAssist', {

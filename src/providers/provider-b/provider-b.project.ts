@@ -138,17 +138,14 @@ export async function discoverProject(
       return decision.project;
     case 'unsupported':
       return unsupported(transport, decision.ineligible);
-    case 'fail': {
+    case 'fail':
       // Behind a perimeter the answer is the CLI's stand-in: the fix says so, the setting stays the way out.
-      const fix = perimeter ? PERIMETER_PROJECT_FIX : PROVIDER_B_FIXES[decision.reason];
-      logUnavailable(transport, decision.reason, decision.ineligible, fix);
-      throw new GatewayError('provider_project_required', {
-        publicMessage: `provider_b: ${fix}; see ${PROJECT_SETUP_DOC}`,
-        detail: decision.reason,
-        fix,
-        provider: 'provider_b',
-      });
-    }
+      return projectRequired(
+        transport,
+        decision.reason,
+        decision.ineligible,
+        perimeter ? PERIMETER_PROJECT_FIX : PROVIDER_B_FIXES[decision.reason],
+      );
     case 'onboard':
       return onboard(transport, decision.tier, decision.ineligible, configured, pollIntervalMs);
   }
@@ -181,7 +178,9 @@ async function onboard(
   const project = projectIdOf(response.cloudaicompanionProject) ?? configured;
   if (project) return project;
   if (ineligible.length > 0) return unsupported(transport, ineligible);
-  return onboardingFailed(transport, 'done without a project');
+  // The CLI's setup ends here with ProjectIdRequiredError (set GOOGLE_CLOUD_PROJECT): the account
+  // needs a project, not a new login.
+  return projectRequired(transport, 'provider_b_project_required', []);
 }
 
 /** `operations/<id>`-style names only: the name becomes part of a URL path. */
@@ -195,6 +194,22 @@ function unsupported(transport: DiscoveryTransport, ineligible: string[]): never
     detail: `provider_b loadCodeAssist: no usable tier (${ineligible.map((code) => sanitizeIdentifier(code)).join(',')})`,
     fix: PROVIDER_B_FIXES.provider_b_account_unsupported,
     upstreamStatus: 403,
+  });
+}
+
+/** The account needs a one-time fix that is not a new login (a project, a validation): the login stays usable. */
+function projectRequired(
+  transport: DiscoveryTransport,
+  reason: 'provider_b_project_required' | 'provider_b_validation_required',
+  ineligible: string[],
+  fix: string = PROVIDER_B_FIXES[reason],
+): never {
+  logUnavailable(transport, reason, ineligible, fix);
+  throw new GatewayError('provider_project_required', {
+    publicMessage: `provider_b: ${fix}; see ${PROJECT_SETUP_DOC}`,
+    detail: reason,
+    fix,
+    provider: 'provider_b',
   });
 }
 
