@@ -6,6 +6,7 @@ import type { TestGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
+import { RETRY_CLOCK, type RetryClock } from '../src/providers/shared/retry-policy';
 import { errorFrame, errorInfo, helpLinks, retryInfo, textFrame, writeCredsFile } from './support/provider-b-fixtures';
 
 type Json = Record<string, any>;
@@ -253,6 +254,31 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-work', 'Bearer access-work']);
     for (const alias of ALIASES) expect(await stateOf(alias)).toBe('ready');
     expect((await accountEntry('work')).windows).toEqual([]);
+  });
+
+  it('waits out a short "exhausted your capacity" 429 and retries it as the Gemini CLI does, resting no model', async () => {
+    await start();
+    // The waits of the turn's retries, recorded instead of slept.
+    const slept: number[] = [];
+    gateway!.app.get<RetryClock>(RETRY_CLOCK, { strict: false }).sleep = async (ms) => void slept.push(ms);
+    harness.fake().enqueue('generateContent', {
+      status: 429,
+      body: errorFrame(
+        429,
+        'RESOURCE_EXHAUSTED',
+        'You have exhausted your capacity on this model. Your quota will reset after 5s.',
+        [errorInfo('QUOTA_EXHAUSTED'), retryInfo('5.1s')],
+      ),
+    });
+    const response = await post(chat('capacity'));
+    expect(response.status).toBe(200);
+    // Retried in place after the upstream's delay, the model not rested on the login.
+    expect(slept).toEqual([5100]);
+    expect(usedTokens()).toEqual(['Bearer access-work', 'Bearer access-work']);
+    expect((await accountEntry('work')).windows).toEqual([]);
+    for (const alias of ALIASES) expect(await stateOf(alias)).toBe('ready');
+    expect((await post(chat('capacity', 2))).status).toBe(200);
+    expect(usedTokens().at(-1)).toBe('Bearer access-work');
   });
 
   it('says in the message of a moved 429 when to retry, as its Retry-After does', async () => {

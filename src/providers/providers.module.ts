@@ -9,6 +9,7 @@ import { ModelsModule } from '../models/models.module';
 import { ProviderRegistry } from './provider-registry';
 import { LoginReport } from '../accounts/login-report';
 import { PROVIDER_ADAPTERS } from './provider.tokens';
+import { ownRetryClock, RETRY_CLOCK } from './shared/retry-policy';
 
 /**
  * The adapters of the enabled families and the registry that routes model ids to them. Only
@@ -25,6 +26,8 @@ import { PROVIDER_ADAPTERS } from './provider.tokens';
         Promise.all(config.enabledProviders.map(async (id) => moduleRef.create(await familyOf(id).adapter()))),
       inject: [APP_CONFIG, ModuleRef],
     },
+    // A fresh clock object per application, so a spec changing one gateway's waits changes no other.
+    { provide: RETRY_CLOCK, useFactory: ownRetryClock },
     ProviderRegistry,
     LoginReport,
   ],

@@ -8,6 +8,7 @@ import { APP_CONFIG } from '../../src/config/config.tokens';
 import { GatewayMetrics } from '../../src/metrics/gateway-metrics';
 import { LiveModelLists } from '../../src/models/live-model-lists';
 import { ModelCatalog } from '../../src/models/model-catalog';
+import { ownRetryClock, RETRY_CLOCK } from '../../src/providers/shared/retry-policy';
 
 /** An adapter built by Nest's testing module with the application's wiring of its dependencies. */
 export interface AdapterModule<T> {
@@ -53,6 +54,7 @@ function gatewayProviders(config: AppConfig, doubles: AdapterDoubles): Provider[
       useValue: doubles.readUsage ? config : { ...config, accounts: { ...config.accounts, usageRefreshIntervalMs: 0 } },
     },
     { provide: ACCOUNT_CLOCK, useFactory: ownSystemClock },
+    { provide: RETRY_CLOCK, useFactory: ownRetryClock },
     { provide: GatewayMetrics, useValue: { ...silentMetrics(), ...doubles.metrics } },
     { provide: PinoLogger, useValue: { ...quiet(), ...doubles.logger } },
     LiveModelLists,

@@ -14,6 +14,7 @@ import type { ProviderBConnect, ProviderBMethod } from './provider-b.upstream';
 import { readProviderBUsage, ProviderBUpstream } from './provider-b.upstream';
 import { GEMINI_CLI_DEFAULT_MODEL } from './provider-b.constants';
 import { clientExecutedTool, unusableToolRefusal } from '../shared/hosted-tools';
+import { RETRY_CLOCK, type RetryClock } from '../shared/retry-policy';
 
 /** Why provider_b refuses a hosted tool (`web_search`…), and what to do. */
 const HOSTED_TOOLS_NOT_TAKEN =
@@ -37,6 +38,8 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     pools: AccountPools,
+    /** The waits of the turn's retries. */
+    @Inject(RETRY_CLOCK) private readonly retryClock: RetryClock,
   ) {
     this.proxy = new UpstreamProxy(config.proxy);
     const signatures = new ThoughtSignatureStore();
@@ -76,6 +79,7 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
       timeoutMs: this.config.providerB.timeoutMs,
       idleTimeoutMs: this.config.server.streamIdleTimeoutMs,
       context,
+      clock: this.retryClock,
     });
     return turn.events;
   }

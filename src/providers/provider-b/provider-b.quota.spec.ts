@@ -1,4 +1,5 @@
-import { planReportFromQuota } from './provider-b.quota';
+import type { QuotaErrorFacts } from './provider-b.quota';
+import { classifyQuota, planReportFromQuota } from './provider-b.quota';
 
 describe('planReportFromQuota (retrieveUserQuota, Gemini CLI 0.61.0 /stats)', () => {
   it('makes one model window per bucket: used = 1 − remaining, the reset, the token type when not requests', () => {
@@ -31,5 +32,70 @@ describe('planReportFromQuota (retrieveUserQuota, Gemini CLI 0.61.0 /stats)', ()
     ).toEqual({ source: 'usage_endpoint', windows: [] });
     expect(planReportFromQuota({})).toBeUndefined();
     expect(planReportFromQuota('nope')).toBeUndefined();
+  });
+});
+
+describe(classifyQuota.name, () => {
+  const NOW = Date.parse('2026-11-23T20:00:00Z');
+  /** Google's message to a login out of its quota for a model (the free tier's), with the reset it names. */
+  const capacityMessage = (reset: string) =>
+    `You have exhausted your capacity on this model. Your quota will reset after ${reset}.`;
+  const quotaExhausted = { reason: 'QUOTA_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com' };
+  const facts = (fields: Partial<QuotaErrorFacts>): QuotaErrorFacts => ({
+    quotaIds: [],
+    reasons: [],
+    errorInfos: [],
+    detailCount: 1,
+    ...fields,
+  });
+
+  it.each([
+    ['with a short RetryInfo', 5.1, { kind: 'capacity', retryAfterSeconds: 5.1 }],
+    ['with a RetryInfo of exactly 300 s', 300, { kind: 'capacity', retryAfterSeconds: 300 }],
+    ['without a RetryInfo', undefined, { kind: 'capacity', retryAfterSeconds: undefined }],
+    // Past the CLI's retryable bound: the login's quota is spent until then.
+    ['with a RetryInfo over 300 s', 71_366, { kind: 'terminal', retryAfterSeconds: 71_366 }],
+  ])(
+    'retries QUOTA_EXHAUSTED whose message says "exhausted your capacity" as capacity, as the CLI does, %s',
+    (_label, retryDelaySeconds, verdict) => {
+      const info = facts({
+        message: capacityMessage('5s'),
+        retryDelaySeconds,
+        reasons: ['QUOTA_EXHAUSTED'],
+        errorInfos: [quotaExhausted],
+        detailCount: retryDelaySeconds === undefined ? 1 : 2,
+      });
+      expect(classifyQuota(429, info, NOW)).toEqual(verdict);
+    },
+  );
+
+  it('leaves a rate limit the CLI retries anyway as it is: a capacity message changes only terminal verdicts', () => {
+    const rateLimit = { reason: 'RATE_LIMIT_EXCEEDED', domain: 'cloudcode-pa.googleapis.com' };
+    const info = (retryDelaySeconds?: number) =>
+      facts({
+        message: capacityMessage('7s'),
+        retryDelaySeconds,
+        reasons: ['RATE_LIMIT_EXCEEDED'],
+        errorInfos: [rateLimit],
+      });
+    // With a short delay the CLI's RetryableQuotaError; without one its TerminalQuotaError, retried as capacity.
+    expect(classifyQuota(429, info(7), NOW)).toEqual({ kind: 'retryable', retryAfterSeconds: 7 });
+    expect(classifyQuota(429, info(), NOW)).toEqual({ kind: 'capacity', retryAfterSeconds: undefined });
+  });
+
+  it('keeps QUOTA_EXHAUSTED with another message terminal, its delay the reset', () => {
+    const info = facts({
+      message: 'Quota exceeded.',
+      retryDelaySeconds: 5.1,
+      reasons: ['QUOTA_EXHAUSTED'],
+      errorInfos: [quotaExhausted],
+      detailCount: 2,
+    });
+    expect(classifyQuota(429, info, NOW)).toEqual({ kind: 'terminal', retryAfterSeconds: 5.1 });
+  });
+
+  it('keeps a daily quota terminal until midnight Pacific whatever its message says', () => {
+    const info = facts({ message: capacityMessage('12h'), quotaIds: ['GenerateRequestsPerDayPerProjectPerModel'] });
+    expect(classifyQuota(429, info, NOW)).toEqual({ kind: 'terminal', retryAfterSeconds: 12 * 3600 });
   });
 });

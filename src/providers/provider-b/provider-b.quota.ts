@@ -11,9 +11,14 @@ import type { PlanReport, PlanWindow } from '../../core/plan-usage';
  * - `ErrorInfo` `MODEL_CAPACITY_EXHAUSTED`/`_EXCEEDED`, `INSUFFICIENT_G1_CREDITS_BALANCE`, and on
  *   a Code Assist domain `QUOTA_EXHAUSTED`, or `RATE_LIMIT_EXCEEDED` without a retry delay;
  * - a retry delay (RetryInfo or "Please retry in …") over 300 s;
- * - a message about exhausted or exceeded capacity.
+ * - a message about exhausted or exceeded capacity, with nothing else to go by.
  *
- * Capacity errors (the model busy for everyone) are told apart from the login's own quota.
+ * Capacity errors (the model busy for everyone) are told apart from the login's own quota: the
+ * `MODEL_CAPACITY_*` reasons, and any of the terminal errors above whose message is about
+ * exhausted or exceeded capacity (not a daily quota's, whose message the CLI replaces), which the
+ * CLI's `retryWithBackoff` retries silently (twice, after the error's delay, else 1 s then 3 s)
+ * before it gives up. It waits any delay; the gateway waits up to 300 s, and past that the error
+ * is the login's quota, terminal.
  *
  * Everything else is a short rate limit with the upstream's delay, 60 s for a per-minute quota,
  * else our defaults. Terminal ones carry the real reset when known: the upstream's delay, or for a
@@ -106,14 +111,22 @@ export function classifyQuota(status: number, info: QuotaErrorFacts, now: number
   if (info.quotaIds.some((id) => id.includes('PerDay') || id.includes('Daily')))
     return terminal(secondsUntilPacificMidnight(now));
   const delay = info.retryDelaySeconds;
+  // A terminal verdict that keeps the upstream's message: the CLI's retryWithBackoff retries it
+  // when that message is about capacity, whatever the reason code (QUOTA_EXHAUSTED with "Your
+  // quota will reset after 5s.", say), after the error's delay. Past the retryable bound the
+  // gateway does not wait: that is the login's spent quota.
+  const spent = (seconds?: number): QuotaVerdict =>
+    CAPACITY_MESSAGE.test(message) && (seconds === undefined || seconds <= MAX_RETRYABLE_DELAY_SECONDS)
+      ? capacity(seconds)
+      : terminal(seconds);
   for (const entry of info.errorInfos) {
     if (entry.reason === 'MODEL_CAPACITY_EXHAUSTED' || entry.reason === 'MODEL_CAPACITY_EXCEEDED')
       return capacity(delay);
-    if (entry.reason === 'INSUFFICIENT_G1_CREDITS_BALANCE') return terminal(delay);
+    if (entry.reason === 'INSUFFICIENT_G1_CREDITS_BALANCE') return spent(delay);
     if (entry.domain !== undefined && CLOUDCODE_DOMAINS.has(entry.domain.replace(/[^a-zA-Z0-9.-]/g, ''))) {
       if (entry.reason === 'RATE_LIMIT_EXCEEDED')
-        return delay === undefined || delay > MAX_RETRYABLE_DELAY_SECONDS ? terminal(delay) : retryable(delay);
-      if (entry.reason === 'QUOTA_EXHAUSTED') return terminal(delay);
+        return delay === undefined || delay > MAX_RETRYABLE_DELAY_SECONDS ? spent(delay) : retryable(delay);
+      if (entry.reason === 'QUOTA_EXHAUSTED') return spent(delay);
     }
   }
   if (delay !== undefined && delay > 0) return delay > MAX_RETRYABLE_DELAY_SECONDS ? terminal(delay) : retryable(delay);

@@ -2,6 +2,7 @@ import type { AccountPool } from '../../accounts/account-pool';
 import { AccountTurn } from '../../accounts/account-turn';
 import { untilAborted } from '../../common/async/abortable';
 import type { CallContext } from './provider-adapter';
+import type { RetryClock } from './retry-policy';
 import type { AcceptedTurn, UpstreamAttempt, UpstreamFamily } from './turn-runner';
 import { runTurn } from './turn-runner';
 
@@ -25,6 +26,8 @@ export interface FamilyTurnOptions<L> {
    * it, the turn takes its login again: one the paid-usage guard rested meanwhile never starts.
    */
   readonly before?: () => Promise<() => void>;
+  /** The time, jitter and waits of the turn's retries (TurnOptions.clock); the system's when absent. */
+  readonly clock?: RetryClock;
 }
 
 /**
@@ -38,7 +41,7 @@ export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
   family: UpstreamFamily<L, F, A, R>,
   options: FamilyTurnOptions<L>,
 ): Promise<AcceptedTurn<A>> {
-  const { pool, chat, model, timeoutMs, idleTimeoutMs, context, before } = options;
+  const { pool, chat, model, timeoutMs, idleTimeoutMs, context, before, clock } = options;
   let account: AccountTurn<L>;
   try {
     account = new AccountTurn(pool, chat, model);
@@ -48,7 +51,7 @@ export function runFamilyTurn<L, F, A extends UpstreamAttempt<F>, R>(
   // Without a wait the turn is the runner's promise itself: no layer in between (after startup,
   // a login's first usage read is over and costs one property read).
   if (!before && pool.firstUsageRead(account.alias) === undefined)
-    return runTurn(family, { account, timeoutMs, idleTimeoutMs, context });
+    return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, clock });
   return afterWaits(family, options, account);
 }
 
@@ -57,7 +60,7 @@ async function afterWaits<L, F, A extends UpstreamAttempt<F>, R>(
   options: FamilyTurnOptions<L>,
   account: AccountTurn<L>,
 ): Promise<AcceptedTurn<A>> {
-  const { pool, timeoutMs, idleTimeoutMs, context, before } = options;
+  const { pool, timeoutMs, idleTimeoutMs, context, before, clock } = options;
   let onClosed: (() => void) | undefined;
   try {
     // A login taken again may be one whose first read still runs too (every login's may).
@@ -78,5 +81,5 @@ async function afterWaits<L, F, A extends UpstreamAttempt<F>, R>(
     onClosed?.();
     throw error;
   }
-  return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed });
+  return runTurn(family, { account, timeoutMs, idleTimeoutMs, context, onClosed, clock });
 }

@@ -23,6 +23,14 @@ export interface RetryClock {
 
 export const SYSTEM_RETRY_CLOCK: RetryClock = { now: () => Date.now(), random: () => Math.random(), sleep };
 
+/** Nest token of the application's RetryClock (`ownRetryClock`; the providers module provides it). */
+export const RETRY_CLOCK = Symbol('RETRY_CLOCK');
+
+/** The system's retry clock as an object of its own (one per application, so a spec can change its waits). */
+export function ownRetryClock(): RetryClock {
+  return { ...SYSTEM_RETRY_CLOCK };
+}
+
 /** The delay before retry `retryNumber`; `undefined` when the hint says not to retry at all. */
 export function retryDelayMs(retryNumber: number, hintSeconds?: undefined, random?: () => number): number;
 export function retryDelayMs(
