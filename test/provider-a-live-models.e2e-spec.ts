@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
+import { LiveModelLists } from '../src/models/live-model-lists';
 import type { FakeModel } from './support/fake-provider-a-rules';
 import { bundledTierModel } from './support/bundled-tiers';
 import { cliChangedListCapture, cliModelList } from './support/fake-provider-a';
@@ -669,4 +670,38 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       expect((await modelIds()).filter((id) => id.startsWith('gpt-6-luna'))).toEqual([]);
     },
   );
+
+  it('a refused passthrough id the catalog never had is not remembered: made-up ids cannot grow the gateway', async () => {
+    gateway = await startGateway({
+      ...providerASettings(fake(), home(), { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '0',
+    });
+    const live = gateway.app.get(LiveModelLists, { strict: false });
+    const before = live.revision;
+    for (const id of ['gpt-made-up-1', 'gpt-made-up-2']) {
+      fake().enqueue({
+        reject: {
+          status: 400,
+          body: {
+            error: {
+              message: `The '${id}' model is not supported when using Codex with a ChatGPT account.`,
+              type: 'invalid_request_error',
+              param: 'model',
+              code: null,
+            },
+          },
+        },
+        frames: [],
+      });
+      const response = await postChatBody(gateway, {
+        model: `provider_a/${id}`,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as Json).error).toMatchObject({ code: 'model_not_found' });
+      expect(live.isRefused('provider_a', id)).toBe(false);
+    }
+    expect(live.revision).toBe(before);
+  });
 });

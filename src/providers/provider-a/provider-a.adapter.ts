@@ -320,11 +320,19 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     return [...models];
   }
 
-  /** A model refusal names the model, and the model leaves the live list; then it is thrown on. */
+  /**
+   * A model refusal names the model, and a model the catalog has leaves the list; then it is
+   * thrown on. A passthrough id the catalog never had is not remembered: nothing lists it, and a
+   * client could otherwise grow the set with every id it makes up.
+   */
   private modelRefused(error: unknown, upstreamModel: string): never {
-    if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code))
+    if (error instanceof GatewayError && MODEL_REFUSAL_CODES.has(error.code) && this.inCatalog(upstreamModel))
       this.liveModels.refuse('provider_a', upstreamModel);
     throw namingModel(error, upstreamModel);
+  }
+
+  private inCatalog(upstreamModel: string): boolean {
+    return this.catalog.entries.some((entry) => entry.provider === this.id && entry.upstream_model === upstreamModel);
   }
 }
 
