@@ -323,6 +323,55 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     ).toEqual(['login_dead', 'ready']);
   });
 
+  it('keeps a login whose token endpoint failed for a moment: the turn is retried on it, no login is taken out', async () => {
+    writeLogin('personal', { exp: nowSeconds() - 60 });
+    await start();
+    fake().enqueueToken({ status: 503, body: { error: 'temporarily_unavailable' } });
+    fake().enqueue(textReply('after the blip'));
+    expect((await post(chat('blip'))).status).toBe(200);
+    // Answered on the same login, on the token its second refresh got: no other login was needed.
+    expect(usedAccounts()).toEqual([accountIdOf('personal')]);
+    expect(
+      fake()
+        .tokenRequests()
+        .map((form) => form.refresh_token),
+    ).toEqual(['rt-personal', 'rt-personal']);
+    for (const alias of ALIASES) expect(await stateOf(alias)).toBe('ready');
+    expect(stateLines()).toEqual([]);
+  });
+
+  it("keeps an idle login whose background refresh the token endpoint failed: one warn line naming the endpoint's fix", async () => {
+    writeLogin('spare', { exp: nowSeconds() + 120 });
+    fake().enqueueToken({ status: 503, body: { error: 'temporarily_unavailable' } });
+    await start({ ACCOUNT_REFRESH_INTERVAL: '200ms', ACCOUNT_REFRESH_AHEAD: '5m' });
+    // The check's one warning: account_refresh_failed, or account_state had it taken the login out.
+    const warned = (record: Record<string, unknown>) =>
+      record.event === 'account_refresh_failed' || record.event === 'account_state';
+    await eventually(() => gateway!.logs.records().some(warned));
+    const records = gateway!.logs.records();
+    const upTo = records.findIndex(warned);
+    const line = records[upTo];
+    expect(line).toMatchObject({
+      level: 40,
+      provider: 'provider_a',
+      account: 'spare',
+      path: loginFile('spare'),
+      reason: 'upstream',
+      fix: 'the token endpoint (PROVIDER_A_TOKEN_URL) answered HTTP 503 without a token, not a refusal of the login: nothing to do if it passes, else check the endpoint, the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again',
+    });
+    // The family's own line is the detail, at info; the login is no login problem and stays in.
+    expect(gateway!.logs.records('provider_a_token_refresh_failed')[0]).toMatchObject({
+      level: 30,
+      upstream_status: 503,
+      fix: line.fix,
+    });
+    expect(records.slice(0, upTo + 1).filter((record) => Number(record.level) >= 40)).toEqual([line]);
+    expect(await stateOf('spare')).toBe('ready');
+    // The next check refreshes it.
+    await eventually(() => JSON.parse(fs.readFileSync(loginFile('spare'), 'utf8')).tokens.refresh_token === 'rt-1');
+    expect(stateLines()).toEqual([]);
+  });
+
   it('uses a new login written over a login file at once: its account and token, and none of the old rest', async () => {
     await start();
     for (const name of ['on-personal', 'on-team', 'on-spare']) {

@@ -486,13 +486,82 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       },
     );
 
-    it('keeps retrying the refresh after a failure that is not permanent (invalid_grant, network)', async () => {
+    it('refreshes again on the next request after a refusal that is not permanent (invalid_grant)', async () => {
       const gw = await boot({ exp: now() - 60, refreshToken: 'rt-flaky' }, 'login-transient');
-      fake().enqueueToken({ status: 500, body: { error: 'server_error' } });
+      fake().enqueueToken({ status: 400, body: { error: 'invalid_grant' } });
       expect((await post(gw, chatBody())).status).toBe(403);
       fake().enqueue(textReply('ok'));
       expect((await post(gw, chatBody())).status).toBe(200);
       expect(fake().tokenRequests()).toHaveLength(2);
+    });
+
+    /** The login's entry in GET /v1/accounts. */
+    const accountEntry = async (gw: TestGateway): Promise<Json> => {
+      const response = await fetch(`${gw.url}/v1/accounts`);
+      const { data } = (await response.json()) as { data: Json[] };
+      return data.find((entry) => entry.provider === 'provider_a' && entry.account === 'default')!;
+    };
+
+    it.each([
+      [
+        'a server error',
+        { status: 503, body: { error: 'temporarily_unavailable', error_description: 'rt-e2e-secret' } },
+      ],
+      ['a rate limit', { status: 429, body: { error: { code: 'rate_limit_exceeded' } } }],
+      ['a 500 without an error code', { status: 500, body: {} }],
+      ['a 200 without a token', { status: 200, body: { token_type: 'Bearer' } }],
+      // The fake writes no body at all: an answer that is not JSON.
+      ['an empty 200', { status: 200, body: undefined }],
+    ])(
+      'retries a refresh the token endpoint answers with %s, answers the turn and keeps the login ready',
+      async (_name, failure) => {
+        const gw = await boot({ exp: now() - 60, refreshToken: 'rt-e2e-secret' }, 'login-endpoint-blip');
+        fake().enqueueToken(failure);
+        fake().enqueue(textReply('after the blip'));
+        const response = await post(gw, chatBody());
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as Json).choices[0].message.content).toBe('after the blip');
+        // Retried before output like an endpoint that gave no answer: the second refresh serves the turn.
+        expect(fake().tokenRequests()).toHaveLength(2);
+        expect(fake().requests()).toHaveLength(1);
+        expect((await accountEntry(gw)).state).toBe('ready');
+        // The line says the endpoint failed and what to check, never "log in again".
+        const [line] = gw.logs.records('provider_a_token_refresh_failed');
+        expect(line).toMatchObject({
+          level: 30,
+          account: 'default',
+          upstream_status: failure.status,
+          fix: `the token endpoint (PROVIDER_A_TOKEN_URL) answered HTTP ${failure.status} without a token, not a refusal of the login: nothing to do if it passes, else check the endpoint, the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again`,
+        });
+        expect(gw.logs.records('provider_a_token_refresh_failed')).toHaveLength(1);
+        expect(gw.logs.text).not.toMatch(/codex login|rt-e2e-secret/);
+      },
+    );
+
+    it('answers 502 upstream_error, not 403, when the token endpoint fails every attempt; the next request refreshes again', async () => {
+      const gw = await boot({ exp: now() - 60, refreshToken: 'rt-e2e' }, 'login-endpoint-down');
+      const unavailable = { status: 503, body: { error: 'temporarily_unavailable' } };
+      for (const stream of [false, true]) {
+        const before = fake().tokenRequests().length;
+        fake().enqueueToken(unavailable, unavailable, unavailable);
+        const failed = await post(gw, chatBody({ stream }));
+        expect(failed.status).toBe(502);
+        const error = ((await failed.json()) as Json).error;
+        expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
+        expect(error.message).not.toMatch(/log in|login/i);
+        // Each attempt refreshed once: the retries before output, as for any upstream connect error.
+        expect(fake().tokenRequests()).toHaveLength(before + 3);
+        expect(fake().requests()).toHaveLength(0);
+        expect((await accountEntry(gw)).state).toBe('ready');
+      }
+      const [turnFailed] = gw.logs.records('upstream_turn_failed');
+      expect(turnFailed).toMatchObject({
+        error_code: 'upstream',
+        fix: expect.stringMatching(/^the token endpoint \(PROVIDER_A_TOKEN_URL\) answered HTTP 503/),
+      });
+      fake().enqueue(textReply('back'));
+      expect((await post(gw, chatBody())).status).toBe(200);
+      expect(fake().tokenRequests()).toHaveLength(7);
     });
 
     it('refreshes an expiring token once and sends the new bearer (docs/upstream/provider-a.md §12.3)', async () => {

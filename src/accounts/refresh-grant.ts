@@ -88,6 +88,19 @@ export function tokenEndpointFix(setting: string, then = 'the next request refre
 }
 
 /**
+ * What to do when the token endpoint (its URL's `setting`) answered `status` without a token and
+ * without refusing the grant (a 5xx, a 429, a body that is not JSON: `failedGrantError`): the
+ * endpoint's problem, not the login's. `then` as for `tokenEndpointFix`.
+ */
+export function tokenEndpointFailedFix(
+  setting: string,
+  status: number,
+  then = 'the next request refreshes again',
+): string {
+  return `the token endpoint (${setting}) answered HTTP ${status} without a token, not a refusal of the login: nothing to do if it passes, else check the endpoint, the network and HTTPS_PROXY / NO_PROXY; ${then}`;
+}
+
+/**
  * What a refresh grant that never got an answer means, the same for every family (docs/error-codes.md):
  * not a login problem, so never `auth` ("log in again" would send the user to fix the wrong thing).
  * The endpoint's own time bound passing is `timeout` (504), like the turn and idle clocks that may

@@ -169,6 +169,33 @@ describe(ProviderAAuth.name, () => {
     expect(line).toMatchObject({ error_code: 'unreachable', fix: expect.stringContaining('PROVIDER_A_TOKEN_URL') });
   });
 
+  it.each([
+    [
+      'a server error',
+      { status: 503, body: { error: 'temporarily_unavailable', error_description: 'DESCRIPTION-SECRET' } },
+    ],
+    ['a rate limit', { status: 429, body: { error: { code: 'rate_limit_exceeded' } } }],
+    ['a 200 without a token', { status: 200, body: { token_type: 'Bearer' } }],
+    // The fake writes no body at all: an answer that is not JSON.
+    ['an empty 200', { status: 200, body: undefined }],
+  ])(
+    "says the token endpoint failed, not the login, when it answers with %s: retryable upstream, the endpoint's fix",
+    async (_name, answer) => {
+      const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-value' });
+      fake.enqueueToken(answer);
+      const auth = authFor(written.path);
+      const failure = (await auth.current(signal, logger).catch((error: unknown) => error)) as GatewayError;
+      const fix = `the token endpoint (PROVIDER_A_TOKEN_URL) answered HTTP ${answer.status} without a token, not a refusal of the login: nothing to do if it passes, else check the endpoint, the network and HTTPS_PROXY / NO_PROXY; the next request refreshes again`;
+      expect(failure).toMatchObject({ code: 'upstream', retryable: true, upstreamStatus: answer.status, fix });
+      const line = loginLine('provider_a_token_refresh_failed', written.path, ['rt-secret-value', written.accessToken]);
+      expect(line).toMatchObject({ upstream_status: answer.status, fix });
+      expect(logger.text()).not.toContain('DESCRIPTION-SECRET');
+      // Not remembered as a dead login: the next call refreshes again and gets a token.
+      await expect(auth.current(signal, logger)).resolves.toMatchObject({ accountId: 'acct-test-1' });
+      expect(fake.tokenRequests()).toHaveLength(2);
+    },
+  );
+
   it('maps a token endpoint invalid_grant to auth and logs only the error code', async () => {
     const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-value' });
     fake.enqueueToken({

@@ -16,7 +16,7 @@ import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { LoginState, RefreshedTokens } from './provider-a.login-file';
 import { applyRefresh, decodeJwtClaims, LoginFileError, parseLoginFile } from './provider-a.login-file';
 import { requestTokenRefresh, TokenRefreshError } from './provider-a.token-refresh';
-import { tokenEndpointFix } from '../refresh-grant';
+import { failedGrantError, grantRefused, tokenEndpointFailedFix, tokenEndpointFix } from '../refresh-grant';
 
 /** What one upstream attempt needs from the login. */
 export interface ProviderACredentials {
@@ -49,8 +49,9 @@ const loginError = (reason: string, fileCause = false) =>
   new GatewayError('auth', { detail: `provider_a ${reason}`, loginFileCause: fileCause });
 
 /**
- * Refresh failures no retry can fix: the refresh token is dead until the user logs in again
- * (the Codex CLI's `classify_refresh_token_failure` treats these three the same way).
+ * Refusals no retry can fix: the refresh token is dead until the user logs in again (the Codex
+ * CLI's `classify_refresh_token_failure` treats these three the same way). Another refusal ends
+ * the request the same way but is tried again by the next one.
  */
 const PERMANENT_REFRESH_FAILURES = new Set([
   'refresh_token_expired',
@@ -213,22 +214,29 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
         );
         throw error.with({ fix: TOKEN_ENDPOINT_FIX });
       }
-      const failure = error instanceof TokenRefreshError ? error : new TokenRefreshError(undefined, undefined);
+      if (!(error instanceof TokenRefreshError)) throw error;
+      // Only a refusal of the grant is the login's; anything else the endpoint answers (5xx, 429, no
+      // token, not JSON) is its own failure, retried like one that gave no answer (refresh-grant.ts).
+      const { answer } = error;
+      const refused = grantRefused(answer);
+      // A refusal leaves the login dead until its file changes: a new login is the way back.
+      const fix = refused
+        ? codexLoginCommand(this.authFile)
+        : tokenEndpointFailedFix('PROVIDER_A_TOKEN_URL', answer.status);
       // Only the endpoint's error code is logged, never its description or any token.
       logger.info(
         {
           event: 'provider_a_token_refresh_failed',
           ...this.logFields,
-          error_code: sanitizeIdentifier(failure.errorCode ?? 'unknown'),
-          upstream_status: failure.status,
-          // Any refusal leaves the login dead until its file changes: a new login is the way back.
-          fix: codexLoginCommand(this.authFile),
+          error_code: sanitizeIdentifier(answer.errorCode ?? 'unknown'),
+          upstream_status: answer.status,
+          fix,
         },
         'provider_a_token_refresh_failed',
       );
-      if (failure.errorCode !== undefined && PERMANENT_REFRESH_FAILURES.has(failure.errorCode))
+      if (refused && answer.errorCode !== undefined && PERMANENT_REFRESH_FAILURES.has(answer.errorCode))
         this.deadLogin = fingerprint;
-      throw loginError('token refresh failed');
+      throw failedGrantError('provider_a', answer, refused ? undefined : fix);
     }
   }
 

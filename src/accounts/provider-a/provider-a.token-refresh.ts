@@ -1,3 +1,4 @@
+import type { FailedRefreshGrant } from '../refresh-grant';
 import { postRefreshGrant, tokenEndpointFailure } from '../refresh-grant';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import type { RefreshedTokens } from './provider-a.login-file';
@@ -10,13 +11,14 @@ export const CODEX_OAUTH_CLIENT_ID = 'app_EMoamEEZ73f0CkXaXp7hrann';
 /** The token endpoint is not bounded by any caller's turn (the rotated token must be saved). */
 export const TOKEN_REFRESH_TIMEOUT_MS = 30_000;
 
-/** A failed refresh; `errorCode` is the endpoint's `error` field (logged), never its description. */
+/**
+ * The endpoint answered without a token: a refusal of the grant or a failure of its own, which
+ * `answer` tells apart (`grantRefused`). Its `errorCode` is the endpoint's `error` field (logged),
+ * never its description.
+ */
 export class TokenRefreshError extends Error {
-  constructor(
-    readonly errorCode: string | undefined,
-    readonly status: number | undefined,
-  ) {
-    super(`token refresh failed${status !== undefined ? ` (HTTP ${status})` : ''}`);
+  constructor(readonly answer: FailedRefreshGrant) {
+    super(`token refresh failed (HTTP ${answer.status})`);
     this.name = 'TokenRefreshError';
   }
 }
@@ -25,7 +27,7 @@ export class TokenRefreshError extends Error {
  * One OAuth refresh-token grant against the Codex token endpoint (docs/upstream/provider-a.md §1.5). The new
  * expiry is `now + expires_in`, else the new access token's JWT `exp`. An endpoint that gives no
  * answer at all rejects with the shared `tokenEndpointFailure` (a GatewayError, not a login
- * problem); an answer that refuses the grant rejects with TokenRefreshError.
+ * problem); an answer without a token rejects with TokenRefreshError.
  */
 export async function requestTokenRefresh(
   tokenUrl: string,
@@ -44,7 +46,7 @@ export async function requestTokenRefresh(
   } catch (error) {
     throw tokenEndpointFailure('provider_a', error);
   }
-  if (!answer.ok) throw new TokenRefreshError(answer.errorCode, answer.status);
+  if (!answer.ok) throw new TokenRefreshError(answer);
   const { accessToken, body, expiresInSeconds } = answer;
   const exp = decodeJwtClaims(accessToken)?.exp;
   const expiresAt =
