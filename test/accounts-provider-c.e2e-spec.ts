@@ -259,7 +259,7 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
       await start({ ACCOUNT_REFRESH_INTERVAL: '200ms', ACCOUNT_USAGE_REFRESH_INTERVAL: '0' });
       const { line, warnings } = await failedCheck();
       const fix =
-        'the token endpoint (PROVIDER_C_TOKEN_URL) answered HTTP 503: nothing to do if it passes; the refresh is tried again at the next check (ACCOUNT_REFRESH_INTERVAL)';
+        'the token endpoint (PROVIDER_C_TOKEN_URL) answered HTTP 503 without a token, not a refusal of the login: nothing to do if it passes, else check the endpoint, the network and HTTPS_PROXY / NO_PROXY; the refresh is tried again at the next check (ACCOUNT_REFRESH_INTERVAL)';
       expect(line).toMatchObject({ level: 40, provider: 'provider_c', account: 'three', reason: 'upstream', fix });
       expect(gateway!.logs.records('provider_c_refresh_failed')[0]).toMatchObject({ level: 30, status: 503, fix });
       expect(warnings).toEqual([line]);

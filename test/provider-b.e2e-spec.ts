@@ -992,7 +992,9 @@ describe('provider_b token endpoint failing for a moment (docs/providers.md "Tok
           expect.objectContaining({
             status: failure.status,
             fix: expect.stringMatching(
-              /^the token endpoint \(PROVIDER_B_TOKEN_URL\) did not answer: check the network/,
+              new RegExp(
+                `^the token endpoint \\(PROVIDER_B_TOKEN_URL\\) answered HTTP ${failure.status} without a token, not a refusal of the login: .*HTTPS_PROXY`,
+              ),
             ),
           }),
         ]);

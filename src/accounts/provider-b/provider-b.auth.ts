@@ -24,6 +24,7 @@ import {
   grantRefused,
   postRefreshGrant,
   tokenEndpointFailure,
+  tokenEndpointFailedFix,
   tokenEndpointFix,
 } from '../refresh-grant';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
@@ -269,6 +270,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     if (!answer.ok) {
       // Only a refusal is the login's: anything else the endpoint answers passes by itself (the split is shared).
       const refused = grantRefused(answer);
+      const failedFix = tokenEndpointFailedFix('PROVIDER_B_TOKEN_URL', answer.status);
       logger.info(
         {
           event: 'provider_b_auth_refresh_failed',
@@ -276,11 +278,11 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
           status: answer.status,
           error: answer.errorCode !== undefined ? sanitizeIdentifier(answer.errorCode) : undefined,
           // A refusal leaves the login dead until its file changes: a new login is the way back.
-          fix: refused ? geminiLoginCommand(this.authFile) : TOKEN_ENDPOINT_FIX,
+          fix: refused ? geminiLoginCommand(this.authFile) : failedFix,
         },
         'provider_b_auth_refresh_failed',
       );
-      throw failedGrantError('provider_b', answer, TOKEN_ENDPOINT_FIX);
+      throw failedGrantError('provider_b', answer, failedFix);
     }
     const { accessToken, body } = answer;
     const expiresAt = answer.expiresInSeconds !== undefined ? this.now() + answer.expiresInSeconds * 1000 : undefined;

@@ -12,6 +12,7 @@ import {
   grantRefused,
   postRefreshGrant,
   tokenEndpointFailure,
+  tokenEndpointFailedFix,
   tokenEndpointFix,
 } from '../refresh-grant';
 
@@ -38,7 +39,11 @@ const TOKEN_ENDPOINT_FIX = tokenEndpointFix(
 
 /** What to do when the token endpoint answered `status`, neither a token nor a refusal of the login. */
 const endpointFailedFix = (status: number) =>
-  `the token endpoint (PROVIDER_C_TOKEN_URL) answered HTTP ${status}: nothing to do if it passes; the refresh is tried again at the next check (ACCOUNT_REFRESH_INTERVAL)`;
+  tokenEndpointFailedFix(
+    'PROVIDER_C_TOKEN_URL',
+    status,
+    'the refresh is tried again at the next check (ACCOUNT_REFRESH_INTERVAL)',
+  );
 
 /**
  * One provider_c login: a Claude Code config directory (its `.credentials.json` is the watched
