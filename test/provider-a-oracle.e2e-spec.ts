@@ -3,8 +3,10 @@ import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway, useGateway } from './support/create-test-app';
 import type { FakeProviderA, RecordedRequest } from './support/fake-provider-a';
+import { cliChangedListCapture } from './support/fake-provider-a';
 import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
+import { pollUntil } from './support/poll';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
 import { CONNECTION_MECHANICS } from '../scripts/oracle/codex-check';
 import { postChatBody } from './support/chat-sse';
@@ -430,6 +432,8 @@ describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol
     expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(liteTurn.client_metadata));
     expect(turn.body!.client_metadata).toMatchObject({ [LITE_FLAG]: 'true' });
     expect(turn.body!.reasoning).toMatchObject({ context: 'all_turns' });
+    // Faithful mode sends what the CLI sends, whatever the profile says for a classic model.
+    expect(turn.body!.parallel_tool_calls).toBe(liteTurn.parallel_tool_calls);
     expectLiteItems(turn.body!.input as Json[], liteTurn.input as Json[]);
 
     expect(shape(afterTool.body!)).toEqual(shape(liteAfterTool));
@@ -465,8 +469,36 @@ describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol
       shape(litePost.body.reasoning),
     );
     expect(shape(turn.body!.client_metadata as Json)).toEqual(shape(litePost.body.client_metadata));
+    expect(turn.body!.parallel_tool_calls).toBe(litePost.body.parallel_tool_calls);
     expectLiteItems(turn.body!.input as Json[], litePost.body.input as Json[]);
   });
+  // The CLI sends `parallel_tool_calls: false` exactly when it sends the lite shape: against a list
+  // that marks gpt-6.1-sol classic it sends true, and one without the model's `tool_mode` changes nothing.
+  it.each(['classic-shape', 'no-tool-mode'])(
+    'faithful mode sends the parallel_tool_calls the CLI sent against the %s list, whatever the client sent',
+    async (label) => {
+      const cli = cliChangedListCapture(label);
+      fake().serveModels(cli.models);
+      const gateway = await startGateway({
+        ...providerASettings(fake(), path.join(home(), label), { transport: 'sse' }),
+        GATEWAY_PROVIDERS: 'provider_a',
+        PROVIDER_A_MODELS_REFRESH: '15m',
+      });
+      gateways.push(gateway);
+      await pollUntil(
+        async () => gateway.logs.lines.filter((line) => line.includes('provider_a_models_refreshed')),
+        (lines) => lines.length > 0,
+      );
+      fake().enqueue(textReply('Done.'));
+      const body = oracleTurnBody('gpt-6.1-sol', !cli.sent.parallel_tool_calls, true, []);
+      expect((await postChatBody(gateway, body)).status).toBe(200);
+      const [turn] = fake().requests();
+      expect(turn.violation).toBeUndefined();
+      expect(typeof cli.sent.parallel_tool_calls).toBe('boolean');
+      expect(turn.body!.parallel_tool_calls).toBe(cli.sent.parallel_tool_calls);
+    },
+  );
+
   it("a tool sent without type is the CLI's function tool in the functions namespace, and a forced choice of it names it", async () => {
     const gateway = await startGateway({
       ...providerASettings(fake(), path.join(home(), 'typeless')),
@@ -556,6 +588,7 @@ describe('provider_a over the WebSocket message limit matches the real Codex CLI
     expect(post.headers['x-openai-internal-codex-responses-lite']).toBe('true');
     expectCliEncodings(post.headers, cliHeaders);
     expect(shape(post.body!)).toEqual(shape(cliFallbackPost.body));
+    expect(post.body!.parallel_tool_calls).toBe(cliFallbackPost.body.parallel_tool_calls);
     expect(fake().oversizedFrames()).toEqual([]);
   });
 });

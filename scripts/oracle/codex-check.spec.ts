@@ -66,13 +66,15 @@ describe('the Codex oracle comparison', () => {
     ]);
   });
 
-  it('shows what the per-model flags decide by value: a CLI that sends another effort or verbosity drifts', () => {
+  it('shows what the per-model flags decide by value: a CLI that sends another effort, verbosity or parallel_tool_calls drifts', () => {
     const capture = read<CodexCapture>('gpt-6.1-sol.http.models-served.live-defaults.capture.json');
     const changed = clone(capture);
     for (const entry of entries(changed)) {
-      const body = entry.body as { reasoning?: { effort?: string }; text?: { verbosity?: string } } | undefined;
+      const body = entry.body as
+        { reasoning?: { effort?: string }; text?: { verbosity?: string }; parallel_tool_calls?: boolean } | undefined;
       if (body?.reasoning?.effort === 'high') body.reasoning.effort = 'low';
       if (body?.text?.verbosity === 'medium') body.text.verbosity = 'low';
+      if (body?.parallel_tool_calls === false) body.parallel_tool_calls = true;
     }
     const keys = diffRecorded('http', codexRequests(capture), codexRequests(changed)).map((difference) => [
       difference.key,
@@ -81,6 +83,7 @@ describe('the Codex oracle comparison', () => {
     ]);
     expect(keys).toContainEqual(['body reasoning.effort (value)', ['high'], ['low']]);
     expect(keys).toContainEqual(['body text.verbosity (value)', ['medium'], ['low']]);
+    expect(keys).toContainEqual(['body parallel_tool_calls (value)', ['false'], ['true']]);
   });
 
   it('counts the repeated model-list request once per distinct shape', () => {

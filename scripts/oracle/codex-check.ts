@@ -71,6 +71,9 @@ export const CODEX_CHANGED_LIST_RUNS = [
     default_reasoning_summary: 'auto',
     supports_reasoning_summary_parameter: false,
   }),
+  // What decides `parallel_tool_calls` (false to a lite model): the request shape, not `tool_mode`.
+  changedListRun('no-tool-mode', { tool_mode: null }),
+  changedListRun('classic-shape', { use_responses_lite: false }),
 ];
 
 /** The captures compared: fixture name (after `codex-<version>.`) and the capture script's mode. */
@@ -130,16 +133,17 @@ function codexRequest(entry: CaptureEntry): Recorded {
   const facts = headerFacts(entry.headers, { ignore: CONNECTION_MECHANICS });
   for (const [name, value] of new URLSearchParams(query ?? '')) addFact(facts, `query ${name}`, value);
   addJsonFacts(facts, 'body ', body);
-  // What the model list's per-model flags and the effort setting decide, by value: the
-  // changed-list captures differ from the plain ones only there.
+  // What the model list's per-model flags and the effort setting decide, by value: where a
+  // changed-list capture differs from the plain one (`classic-shape` also in the request shape).
   const reasoning = isRecord(body.reasoning) ? body.reasoning : {};
   const text = isRecord(body.text) ? body.text : {};
   for (const [name, value] of [
     ['reasoning.effort', reasoning.effort],
     ['reasoning.summary', reasoning.summary],
     ['text.verbosity', text.verbosity],
+    ['parallel_tool_calls', body.parallel_tool_calls],
   ] as const) {
-    if (typeof value === 'string') addFact(facts, `body ${name} (value)`, value);
+    if (typeof value === 'string' || typeof value === 'boolean') addFact(facts, `body ${name} (value)`, String(value));
   }
   // The order of the input items is what the backend replays; the shape facts alone keep only their kinds.
   if (Array.isArray(body.input))

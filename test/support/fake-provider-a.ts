@@ -158,12 +158,12 @@ export function cliModelList(): FakeModel[] {
 /**
  * A capture of the real Codex CLI against a list that says something else about one model
  * (scripts/oracle/codex-check.ts, CODEX_CHANGED_LIST_RUNS): that list, as the fake serves it, and
- * the `reasoning` and `text` of the CLI's first sampling request.
+ * the `reasoning`, `text` and `parallel_tool_calls` of the CLI's first sampling request.
  */
 export function cliChangedListCapture(label: string): {
   models: FakeModel[];
   config: string[];
-  sent: { reasoning?: Record<string, unknown>; text?: Record<string, unknown> };
+  sent: { reasoning?: Record<string, unknown>; text?: Record<string, unknown>; parallel_tool_calls?: boolean };
 } {
   const file = path.join(
     __dirname,
@@ -194,7 +194,11 @@ export function cliChangedListCapture(label: string): {
   return {
     models,
     config: capture.config ?? [],
-    sent: { reasoning: sampling.body!.reasoning, text: sampling.body!.text },
+    sent: {
+      reasoning: sampling.body!.reasoning,
+      text: sampling.body!.text,
+      parallel_tool_calls: sampling.body!.parallel_tool_calls,
+    },
   };
 }
 

@@ -287,6 +287,7 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
         turnMetadata: metadata,
         now,
         timeZone: localTimeZone(),
+        shape,
       },
     });
     const shapedFor = (transport: ProviderATransportKind) =>

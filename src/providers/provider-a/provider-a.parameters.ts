@@ -17,7 +17,9 @@ export const PROVIDER_A_PARAMETERS: FamilyParameters = {
   frequency_penalty: ignored(SAMPLING_NOT_TAKEN),
   max_tokens: ignored(LIMIT_NOT_TAKEN),
   max_completion_tokens: ignored(LIMIT_NOT_TAKEN),
-  parallel_tool_calls: honoured("`parallel_tool_calls` (only with tools); with `faithful: true`, the profile's"),
+  parallel_tool_calls: honoured(
+    "`parallel_tool_calls` (only with tools); with `faithful: true`, the profile's, and `false` to a lite-shape model as from the Codex CLI",
+  ),
   presence_penalty: ignored(SAMPLING_NOT_TAKEN),
   reasoning_effort: honoured("`reasoning.effort`, checked against the model's efforts"),
   response_format: honoured(

@@ -295,6 +295,7 @@ describe(buildChatBody.name, () => {
           turnMetadata: '{"turn_id":"turn-1"}',
           now: new Date('2026-04-05T10:00:00Z'),
           timeZone: 'UTC',
+          shape: 'classic',
         },
       },
     );

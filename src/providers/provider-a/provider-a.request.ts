@@ -140,6 +140,8 @@ export interface FaithfulTurn {
   readonly turnMetadata: string;
   readonly now: Date;
   readonly timeZone: string;
+  /** The shape the body goes in (`parallel_tool_calls` follows it, `faithfulParallelToolCalls`). */
+  readonly shape: WireShape;
 }
 
 export interface ChatBodyOptions {
@@ -280,7 +282,7 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
   if (faithful) {
     body.tools = [...faithful.profile.tools];
     body.tool_choice = faithful.profile.toolChoice;
-    body.parallel_tool_calls = faithful.profile.parallelToolCalls;
+    body.parallel_tool_calls = faithfulParallelToolCalls(faithful.profile, faithful.shape);
     body.include = [...faithful.profile.include];
     body.client_metadata = {
       session_id: options.sessionId,
@@ -303,6 +305,16 @@ export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): C
     orphanOutputs: paired.orphanOutputs,
     toolNames: named.names,
   };
+}
+
+/**
+ * Faithful `parallel_tool_calls`: `false` in the lite shape, the profile's in the classic one.
+ * Codex CLI 0.171.0 sends `false` exactly when it sends a model the lite shape, whatever its
+ * settings and the list's `tool_mode` say (test/fixtures/codex-oracle/: the gpt-6.1-sol captures,
+ * and the `classic-shape` and `no-tool-mode` ones against a list that changed either).
+ */
+export function faithfulParallelToolCalls(profile: FaithfulProfile, shape: WireShape): boolean {
+  return shape === 'lite' ? false : profile.parallelToolCalls;
 }
 
 /**
