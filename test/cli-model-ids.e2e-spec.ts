@@ -206,6 +206,26 @@ describe('a 404 for a name pasted from a CLI names what works', () => {
     }
   });
 
+  // The passthrough form goes upstream as written: a suffix only the gateway's own ids carry
+  // (`-<effort>`, `-fast`) would make the upstream answer 404 a second time.
+  it.each([
+    [
+      'gpt-7-sol-high',
+      'did you mean provider_a/gpt-7-sol with reasoning_effort: "high" (an id with a family\'s prefix goes to that family\'s upstream as written)?',
+    ],
+    [
+      'gpt-7-sol',
+      "did you mean provider_a/gpt-7-sol (an id with a family's prefix goes to that family's upstream as written)?",
+    ],
+    ['gpt-5.5-hihg', 'did you mean gpt-5.5?'],
+    ['gpt-5.5-max', 'did you mean gpt-5.5?'],
+    ['gpt-7-sol-fast', 'the model does not exist or is not enabled; GET /v1/models'],
+  ])('answers the provider_a-shaped %j with a passthrough only where one can work: %s', async (model, words) => {
+    const message = await notFound(model);
+    expect(message).toContain(words);
+    if (!words.includes('provider_a/')) expect(message).not.toContain('provider_a/');
+  });
+
   it('answers an id that looks like nothing with the plain 404, and GET /v1/models/{id} as chat does', async () => {
     expect(await notFound('no-such-model')).toBe(
       'the model does not exist or is not enabled; GET /v1/models lists the models this gateway serves',

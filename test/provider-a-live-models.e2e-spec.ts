@@ -363,6 +363,71 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
     expect(fake().lastBody()).toMatchObject({ model: 'gpt-5.5', reasoning: { effort: 'high' } });
   });
 
+  it('a live-only model the list dropped: its ids answer 404 saying so and naming a passthrough that works, effort as a field', async () => {
+    const gpt7: FakeModel = {
+      slug: 'gpt-7-sol',
+      visibility: 'list',
+      priority: 0,
+      supported_reasoning_levels: [{ effort: 'low' }, { effort: 'high' }],
+      default_reasoning_level: 'high',
+      service_tiers: [{ id: 'priority' }],
+      use_responses_lite: false,
+      context_window: 123456,
+      input_modalities: ['text'],
+      default_verbosity: 'medium',
+    };
+    fake().serveModels([gpt7, ...cliModelList()]);
+    gateway = await startGateway({
+      ...providerASettings(fake(), home()),
+      GATEWAY_PROVIDERS: 'provider_a',
+      PROVIDER_A_MODELS_REFRESH: '1s',
+    });
+    await pollUntil(modelIds, (list) => list.includes('gpt-7-sol-high'));
+    fake().enqueue(textReply('ok'));
+    const served = await postChatBody(gateway, {
+      model: 'gpt-7-sol-high',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(served.status).toBe(200);
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-sol', reasoning: { effort: 'high' } });
+
+    // The list withdraws it; the backend still serves it to a client that names it.
+    fake().reshapeModelsList((models) => ({ models: models.filter((model) => model.slug !== 'gpt-7-sol') }));
+    await pollUntil(modelIds, (list) => !list.includes('gpt-7-sol'));
+    const requestsBefore = fake().requests().length;
+    const notFound = async (model: string) => {
+      const response = await postChatBody(gateway!, { model, messages: [{ role: 'user', content: 'hi' }] });
+      return [response.status, ((await response.json()) as Json).error];
+    };
+    const dropped = "the model does not exist or is not enabled: the upstream's model list no longer offers gpt-7-sol";
+    const tail = 'GET /v1/models lists the models this gateway serves';
+    const passthrough = (effort: string) =>
+      `; did you mean provider_a/gpt-7-sol with reasoning_effort: "${effort}" (an id with a family's prefix goes to that family's upstream as written)? ${tail}`;
+    expect(await notFound('gpt-7-sol-high')).toEqual([
+      404,
+      expect.objectContaining({ code: 'model_not_found', message: `${dropped}${passthrough('high')}` }),
+    ]);
+    // The plain id meant the model's default effort, which the passthrough would not send by itself.
+    expect(await notFound('gpt-7-sol')).toEqual([
+      404,
+      expect.objectContaining({ message: `${dropped}${passthrough('high')}` }),
+    ]);
+    // An effort the model never had, and the priority tier (no passthrough carries it): no passthrough.
+    for (const model of ['gpt-7-sol-medium', 'gpt-7-sol-fast-high'])
+      expect(await notFound(model)).toEqual([404, expect.objectContaining({ message: `${dropped}; ${tail}` })]);
+    expect(fake().requests()).toHaveLength(requestsBefore);
+
+    // Following the hint reaches the model with the effort the id named.
+    fake().enqueue(textReply('ok'));
+    const followed = await postChatBody(gateway, {
+      model: 'provider_a/gpt-7-sol',
+      reasoning_effort: 'high',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(followed.status).toBe(200);
+    expect(fake().lastBody()).toMatchObject({ model: 'gpt-7-sol', reasoning: { effort: 'high' } });
+  });
+
   describe('a list the gateway cannot read is not applied', () => {
     const refreshLines = () =>
       gateway!.logs.lines

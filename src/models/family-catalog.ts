@@ -42,6 +42,14 @@ export interface FamilyCatalog {
    */
   readonly modelNames?: RegExp;
   /**
+   * Its ids are spelled from upstream model names with the gateway's own suffixes, `-<effort>`
+   * and `-fast` (the live list's variant ids, variant-id.ts), which its upstream does not know: the
+   * passthrough form a 404 suggests has them taken off (the effort named as `reasoning_effort`),
+   * or is left out where it cannot mean the same (`-fast`, an effort the model lacks, a misspelled
+   * suffix of a model the catalog knows; docs/error-codes.md "model_not_found").
+   */
+  readonly variantSuffixes?: boolean;
+  /**
    * The model aliases of its CLI that are no ids of the catalog (the CLI resolves them by account,
    * access or mode), each with the ids a 404 for it suggests: ids of the catalog, or
    * `<family>/<alias>` where the CLI itself takes the alias. The gateway never routes such a name

@@ -17,6 +17,12 @@ export class LiveModelLists {
    * for this login; a list that still offers the same entry does not overrule it).
    */
   private readonly refusals = new Map<ProviderId, Map<string, string>>();
+  /**
+   * Models a family's live list offered earlier in this process and no longer does, with their
+   * last entry: what a 404 for one of their ids says (model-not-found.ts). Kept until a list
+   * offers the model again; at most every slug the upstream ever listed.
+   */
+  private readonly dropped = new Map<ProviderId, Map<string, UpstreamModelInfo>>();
   private changes = 0;
 
   /** Bumped on every change. */
@@ -37,14 +43,38 @@ export class LiveModelLists {
     return this.refusals.get(provider)?.has(upstreamModel) ?? false;
   }
 
+  /** The last live entry of a model the family's list offered earlier and no longer does. */
+  droppedModel(provider: ProviderId, slug: string): UpstreamModelInfo | undefined {
+    return this.dropped.get(provider)?.get(slug);
+  }
+
+  /** The models the family's list no longer offers (`droppedModel`). */
+  droppedModels(provider: ProviderId): Iterable<UpstreamModelInfo> {
+    return this.dropped.get(provider)?.values() ?? [];
+  }
+
   /** Replaces a family's live list; a refusal ends once the list's entry for that model changed. */
   publish(provider: ProviderId, infos: readonly UpstreamModelInfo[]): void {
+    this.noteDropped(provider, this.lists.get(provider) ?? [], infos);
     this.lists.set(provider, infos);
     const refused = this.refusals.get(provider);
     for (const [slug, entry] of refused ?? []) {
       if (liveEntryOf(infos, slug) !== entry) refused!.delete(slug);
     }
     this.changes += 1;
+  }
+
+  private noteDropped(
+    provider: ProviderId,
+    previous: readonly UpstreamModelInfo[],
+    next: readonly UpstreamModelInfo[],
+  ): void {
+    const offered = new Set(next.map((info) => info.slug));
+    const dropped = this.dropped.get(provider) ?? new Map<string, UpstreamModelInfo>();
+    for (const info of previous) if (!offered.has(info.slug)) dropped.set(info.slug, info);
+    for (const slug of offered) dropped.delete(slug);
+    if (dropped.size > 0) this.dropped.set(provider, dropped);
+    else this.dropped.delete(provider);
   }
 
   /** A model the upstream refused as unknown or not served to this login: no longer listed. */

@@ -138,6 +138,31 @@ describe('ModelCatalog with a live provider_a list (docs/design/decisions.md §3
     expect(catalog.revision).toBe(start + 3);
   });
 
+  it('a 404 for an id of a model the list dropped says so until a list offers it again, with the passthrough of what the id meant', () => {
+    const catalog = fresh();
+    const message = (id: string) => catalog.notFound(id).publicMessage;
+    const gpt9 = live('gpt-9-sol', { efforts: ['low', 'high'], defaultEffort: 'low', serviceTiers: [] });
+    catalog.live.publish('provider_a', [gpt9, live('gpt-6-luna')]);
+    expect(catalog.resolve('gpt-9-sol-high')).toBeDefined();
+    catalog.live.publish('provider_a', [live('gpt-6-luna')]);
+    expect(catalog.live.droppedModel('provider_a', 'gpt-9-sol')).toEqual(gpt9);
+    expect(message('gpt-9-sol-high')).toMatch(
+      /^the model does not exist or is not enabled: the upstream's model list no longer offers gpt-9-sol; did you mean provider_a\/gpt-9-sol with reasoning_effort: "high" \(/,
+    );
+    expect(message('gpt-9-sol')).toContain('provider_a/gpt-9-sol with reasoning_effort: "low"');
+    // A name spelled past the model's name that the gateway never gave it: no passthrough.
+    expect(message('gpt-9-sol-hihg')).toBe(
+      "the model does not exist or is not enabled: the upstream's model list no longer offers gpt-9-sol; GET /v1/models lists the models this gateway serves",
+    );
+    // Never listed in this process: no such words, only the passthrough.
+    expect(message('gpt-8-sol-high')).toMatch(
+      /^the model does not exist or is not enabled; did you mean provider_a\/gpt-8-sol with/,
+    );
+    catalog.live.publish('provider_a', [gpt9]);
+    expect(catalog.live.droppedModel('provider_a', 'gpt-9-sol')).toBeUndefined();
+    expect(catalog.live.droppedModel('provider_a', 'gpt-6-luna')).toBeDefined();
+  });
+
   it('keeps aliases working and lists them while their upstream model is listed', () => {
     const catalog = fresh();
     catalog.live.publish('provider_a', [live('gpt-5.6-sol', { efforts: ['low', 'medium', 'high'] })]);

@@ -13,6 +13,7 @@ import { pickTierModels, tierAliasRows } from './model-tiers';
 import type { UpstreamModelInfo } from './upstream-model-info';
 import { mergeInfo, parseUpstreamModels } from './upstream-model-info';
 import { PASSTHROUGH_NAME } from './passthrough-name';
+import { variantId } from './variant-id';
 
 /*
  * The model catalog: the bundled rows and the live lists over them, how a public id resolves to
@@ -172,10 +173,20 @@ export class ModelCatalog {
     modelId: string,
     serves: (family: ProviderId) => boolean = (family) => this.isEnabled(family),
   ): GatewayError {
-    const { byId, listed, tiers, aliases } = this.view();
+    const { byId, infos, listed, tiers, aliases } = this.view();
+    const droppedModels = (family: ProviderId) => this.live.droppedModels(family);
     return modelNotFound(
       modelId,
-      { allEntries: this.allEntries, byId, listed, tiers, aliases, defaultModel: this.defaultModel },
+      {
+        allEntries: this.allEntries,
+        byId,
+        infos,
+        droppedModels,
+        listed,
+        tiers,
+        aliases,
+        defaultModel: this.defaultModel,
+      },
       serves,
     );
   }
@@ -487,9 +498,10 @@ export function variantRows(info: UpstreamModelInfo): CatalogEntry[] {
   const tiers: Array<'priority' | null> = info.serviceTiers?.includes('priority') ? [null, 'priority'] : [null];
   const rows: CatalogEntry[] = [];
   for (const tier of tiers) {
-    const base = tier ? `${info.slug}-fast` : info.slug;
-    const row = (id: string, effort: string | null): CatalogEntry => ({
-      id,
+    const fast = tier !== null;
+    // `named`: the effort the id spells (none on the default row); `effort`: what the row sends.
+    const row = (named: string | null, effort: string | null): CatalogEntry => ({
+      id: variantId({ slug: info.slug, fast, effort: named }),
       provider: info.provider,
       upstream_model: info.slug,
       reasoning_effort: effort,
@@ -498,8 +510,8 @@ export function variantRows(info: UpstreamModelInfo): CatalogEntry[] {
       service_tier: tier,
       structured: false,
     });
-    rows.push(row(base, info.defaultEffort ?? efforts[0] ?? null));
-    for (const effort of efforts) rows.push(row(`${base}-${effort}`, effort));
+    rows.push(row(null, info.defaultEffort ?? efforts[0] ?? null));
+    for (const effort of efforts) rows.push(row(effort, effort));
   }
   return rows;
 }
@@ -509,7 +521,8 @@ export function variantRows(info: UpstreamModelInfo): CatalogEntry[] {
  * id means its effort whatever the default is).
  */
 export function isDefaultRow(entry: CatalogEntry): boolean {
-  return entry.id === entry.upstream_model || entry.id === `${entry.upstream_model}-fast`;
+  const slug = entry.upstream_model;
+  return entry.id === slug || entry.id === variantId({ slug, fast: true, effort: null });
 }
 
 /**

@@ -3,6 +3,8 @@ import { modelNotFound, withoutTag } from './model-not-found';
 const EMPTY = {
   allEntries: [],
   byId: new Map(),
+  infos: new Map(),
+  droppedModels: () => [],
   listed: [],
   tiers: [],
   aliases: new Map(),

@@ -5,6 +5,8 @@ import type { CatalogEntry } from './catalog-entry';
 import type { TierAlias, TierModel } from './model-tiers';
 import { tierWordOf } from './model-tiers';
 import { PASSTHROUGH_NAME } from './passthrough-name';
+import type { VariantCatalogView } from './variant-hint';
+import { variantHint } from './variant-hint';
 
 /*
  * The 404 `model_not_found` for an id no enabled family serves (chat, and `GET /v1/models/{id}`),
@@ -14,7 +16,7 @@ import { PASSTHROUGH_NAME } from './passthrough-name';
  */
 
 /** What the 404 reads of the catalog as it is now. */
-export interface CatalogNow {
+export interface CatalogNow extends VariantCatalogView {
   /** Every row of the file, disabled families included. */
   readonly allEntries: readonly CatalogEntry[];
   /** The ids that resolve now: enabled families' rows, live variants and tier aliases. */
@@ -53,7 +55,8 @@ export function withoutTag(id: string): string {
  * or surrounding spaces names that id; a tier id with a suffix its tier's model does
  * not have names what the tier means now and its ids; else the answer suggests the id without a
  * `[…]` tag, what the family's CLI alias stands for, and the passthrough form of an id shaped
- * like a family's upstream names, whichever of them the gateway serves.
+ * like a family's upstream names (without the gateway's own suffixes, variant-hint.ts), whichever
+ * of them the gateway serves, and says when the live list no longer offers the model.
  */
 export function modelNotFound(modelId: string, now: CatalogNow, serves: (family: ProviderId) => boolean): GatewayError {
   const trimmed = modelId.trim();
@@ -85,19 +88,39 @@ export function modelNotFound(modelId: string, now: CatalogNow, serves: (family:
   );
   alias?.catalog?.cliAliases?.[normalized].forEach(suggest);
   if (bare !== normalized) suggest(lowered.get(bare));
-  // The passthrough form only of a name the catalog does not have in any spelling.
-  for (const candidate of servedFamilies)
-    if (candidate.catalog?.modelNames?.test(normalized) && !lowered.has(normalized))
+  // The passthrough form only of a name the catalog does not have in any spelling; for a family
+  // whose ids carry the gateway's suffixes, the upstream's name and the effort as a field.
+  const efforts = new Map<string, string>();
+  let dropped: string | undefined;
+  for (const candidate of servedFamilies) {
+    if (!candidate.catalog?.modelNames?.test(normalized) || lowered.has(normalized)) continue;
+    if (!candidate.catalog.variantSuffixes) {
       suggest(`${candidate.id}/${normalized}`);
+      continue;
+    }
+    const hint = variantHint(candidate.id, normalized, now);
+    dropped ??= hint.dropped;
+    suggest(hint.served);
+    if (hint.passthrough === undefined) continue;
+    suggest(hint.passthrough.id);
+    if (hint.passthrough.effort !== null) efforts.set(hint.passthrough.id, hint.passthrough.effort);
+  }
   const named = suggestions.slice(0, MAX_SUGGESTIONS);
-  if (named.length === 0) return new GatewayError('model_not_found');
+  // The model is named from the live list it was on, never from the request.
+  const gone = dropped === undefined ? '' : `: the upstream's model list no longer offers ${dropped}`;
+  if (named.length === 0)
+    return new GatewayError(
+      'model_not_found',
+      gone === '' ? {} : { publicMessage: `the model does not exist or is not enabled${gone}; ${LIST_TAIL}` },
+    );
   const passthrough = named.some((id) => id.includes('/'))
     ? " (an id with a family's prefix goes to that family's upstream as written)"
     : '';
-  const choices = named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} or ${named.at(-1)}`;
+  const spelled = named.map((id) => (efforts.has(id) ? `${id} with reasoning_effort: "${efforts.get(id)}"` : id));
+  const choices = spelled.length === 1 ? spelled[0] : `${spelled.slice(0, -1).join(', ')} or ${spelled.at(-1)}`;
   const publicMessage = alias
     ? `the model does not exist or is not enabled: ${normalized} is a model alias of the ${alias.fix.cli}, which resolves it by account or mode; use ${choices}${passthrough}. ${LIST_TAIL}`
-    : `the model does not exist or is not enabled; did you mean ${choices}${passthrough}? ${LIST_TAIL}`;
+    : `the model does not exist or is not enabled${gone}; did you mean ${choices}${passthrough}? ${LIST_TAIL}`;
   return new GatewayError('model_not_found', { publicMessage });
 }
 

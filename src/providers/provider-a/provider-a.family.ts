@@ -36,6 +36,7 @@ export const providerA: Family = {
     strictTierModels: true,
     // The backend's model slugs: an unknown `gpt-…` id is answered with its `provider_a/` form.
     modelNames: /^gpt-/,
+    variantSuffixes: true,
     rows: path.join(__dirname, 'provider-a.catalog.json'),
   },
 };
