@@ -114,7 +114,7 @@ describe('every stage writes an error through the one writer', () => {
 
   /** The raw `clientError` form, read back as an answer. */
   function rawAnswer(error: GatewayError): Answer {
-    const text = rawErrorResponse(error).bytes.toString('latin1');
+    const text = rawErrorResponse(error, 'id').bytes.toString('latin1');
     const [head, body] = text.split('\r\n\r\n');
     const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1] ?? null;
     return {

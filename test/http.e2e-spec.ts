@@ -11,6 +11,9 @@ import {
 } from './support/raw-http';
 import { useGateway } from './support/create-test-app';
 
+/** A request id the gateway made (a UUID), as opposed to one a caller sent. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** The body of every 404 on chat and models routes (docs/design/decisions.md §4 OpenAI shape). */
 const NOT_FOUND = {
   error: { message: 'no such route', type: 'invalid_request_error', code: 'not_found', param: null },
@@ -166,14 +169,22 @@ describe('HTTP surface', () => {
 
     it('logs the client address and port, and the method and path when the request line was read', async () => {
       const before = gateway.logs.records('http_request_rejected').length;
-      await sendRawBytes(
+      const malformed = await sendRawBytes(
         port(),
         Buffer.from('POST /v1/chat/completions?key=SECRET HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n', 'latin1'),
       );
-      await sendRawBytes(port(), Buffer.from(`GET /v1/models HTTP/1.1\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`));
+      const oversized = await sendRawBytes(
+        port(),
+        Buffer.from(`GET /v1/models HTTP/1.1\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`),
+      );
       const records = gateway.logs.records('http_request_rejected').slice(before);
+      // Each refusal carries its own new x-request-id, the reqId of its log line (docs/endpoints.md).
+      const ids = [malformed, oversized].map((answer) => answer.headers['x-request-id']);
+      expect(ids).toEqual([expect.stringMatching(UUID), expect.stringMatching(UUID)]);
+      expect(ids[0]).not.toBe(ids[1]);
       expect(records).toEqual([
         expect.objectContaining({
+          reqId: ids[0],
           reason: 'HPE_INVALID_HEADER_TOKEN',
           status: 400,
           remote_address: '127.0.0.1',
@@ -181,7 +192,12 @@ describe('HTTP surface', () => {
           method: 'POST',
           path: '/v1/chat/completions',
         }),
-        expect.objectContaining({ reason: 'HPE_HEADER_OVERFLOW', status: 431, remote_address: '127.0.0.1' }),
+        expect.objectContaining({
+          reqId: ids[1],
+          reason: 'HPE_HEADER_OVERFLOW',
+          status: 431,
+          remote_address: '127.0.0.1',
+        }),
       ]);
       expect(JSON.stringify(records)).not.toContain('SECRET');
     });
@@ -231,9 +247,16 @@ describe('HTTP surface', () => {
       expect(answer.status).toBe(404);
       expect(JSON.parse(answer.body)).toEqual(NOT_FOUND);
       expect(answer.headers.connection).toBe('close');
+      expect(answer.headers['x-request-id']).toMatch(UUID);
       const records = gateway.logs.records('http_request_rejected').slice(before);
       expect(records).toEqual([
-        expect.objectContaining({ reason: 'CONNECT', status: 404, remote_address: '127.0.0.1', method: 'CONNECT' }),
+        expect.objectContaining({
+          reqId: answer.headers['x-request-id'],
+          reason: 'CONNECT',
+          status: 404,
+          remote_address: '127.0.0.1',
+          method: 'CONNECT',
+        }),
       ]);
       expect(JSON.stringify(records)).not.toContain('SECRET');
     });

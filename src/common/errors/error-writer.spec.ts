@@ -82,8 +82,8 @@ describe(errorAnswer.name, () => {
 });
 
 describe(rawErrorResponse.name, () => {
-  it('writes the OpenAI answer as one HTTP/1.1 response with Content-Length and Connection: close', () => {
-    const { status, bytes } = rawErrorResponse(new GatewayError('headers_too_large'));
+  it('writes the OpenAI answer as one HTTP/1.1 response with Content-Length, its x-request-id and Connection: close', () => {
+    const { status, bytes } = rawErrorResponse(new GatewayError('headers_too_large'), 'the-request-id');
     const body =
       '{"error":{"message":"the request headers exceed the maximum size","type":"invalid_request_error","code":"request_header_fields_too_large","param":null}}';
     expect(status).toBe(431);
@@ -91,6 +91,7 @@ describe(rawErrorResponse.name, () => {
       'HTTP/1.1 431 Request Header Fields Too Large\r\n' +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${body.length}\r\n` +
+        'x-request-id: the-request-id\r\n' +
         'x-should-retry: false\r\n' +
         'Connection: close\r\n\r\n' +
         body,
@@ -295,7 +296,7 @@ describe('x-should-retry: whether a client may retry by itself', () => {
   });
 
   it('is in the raw clientError answer too', () => {
-    const head = rawErrorResponse(new GatewayError('usage_limit')).bytes.toString('latin1').split('\r\n\r\n')[0];
+    const head = rawErrorResponse(new GatewayError('usage_limit'), 'id').bytes.toString('latin1').split('\r\n\r\n')[0];
     expect(head).toContain('\r\nRetry-After: 300\r\nx-should-retry: false\r\n');
   });
 });

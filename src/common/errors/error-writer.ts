@@ -227,15 +227,20 @@ export function closeConnectionAfterAnswer(response: Response): void {
 
 /**
  * The OpenAI answer to `thrown` as a whole HTTP/1.1 response with `Connection: close`, for a socket
- * whose request never became a request object (the `clientError` handler).
+ * whose request never became a request object (the `clientError` handler). It carries
+ * `x-request-id` as every answer does: `requestId` is the id its log line names.
  */
-export function rawErrorResponse(thrown: unknown): { readonly status: number; readonly bytes: Buffer } {
+export function rawErrorResponse(
+  thrown: unknown,
+  requestId: string,
+): { readonly status: number; readonly bytes: Buffer } {
   const { status, headers, body } = errorAnswer(thrown, 'openai', { connectionClose: true });
   const payload = Buffer.from(JSON.stringify(body));
   const head =
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
     'Content-Type: application/json; charset=utf-8\r\n' +
     `Content-Length: ${payload.length}\r\n` +
+    `x-request-id: ${requestId}\r\n` +
     headers.map(([name, value]) => `${name}: ${value}\r\n`).join('') +
     '\r\n';
   return { status, bytes: Buffer.concat([Buffer.from(head, 'latin1'), payload]) };

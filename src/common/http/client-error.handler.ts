@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
@@ -80,9 +81,9 @@ function requestLineOf(rawPacket: unknown): { method?: string; path?: string } {
  * Requests Node's HTTP parser rejects (oversized or malformed headers, bad bytes, folded headers,
  * both Content-Length and Transfer-Encoding, a request too slow to arrive) never reach Express, and
  * Node's default answer is a bare status line. This answers them as the chat route answers errors,
- * in the OpenAI shape, with `Connection: close`, written as raw HTTP since no response object
- * exists (the error writer's `rawErrorResponse`). Connections already gone (ECONNRESET) or
- * mid-answer are just closed, quietly.
+ * in the OpenAI shape, with `Connection: close` and a new `x-request-id`, written as raw HTTP since
+ * no response object exists (the error writer's `rawErrorResponse`). Connections already gone
+ * (ECONNRESET) or mid-answer are just closed, quietly.
  */
 export function installClientErrorHandler(server: Server, logger: ClientErrorLogger): void {
   // Node's missing-Host check answers a bare 400; hostHeaderMiddleware answers it in our shape.
@@ -108,10 +109,12 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
     }
     const code = CODE_BY_PARSER_ERROR[error.code ?? ''] ?? 'invalid_request';
     const gatewayError = new GatewayError(code, MESSAGE_BY_CODE[code] ?? {});
-    const { status, bytes } = rawErrorResponse(gatewayError);
+    const requestId = randomUUID();
+    const { status, bytes } = rawErrorResponse(gatewayError, requestId);
     logRejection(
       logger,
       socket,
+      requestId,
       sanitizeIdentifier(error.code ?? 'unknown'),
       status,
       requestLineOf((error as ParserError).rawPacket),
@@ -122,9 +125,10 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
   server.on('connect', (_request: IncomingMessage, socket: Socket) => {
     // Node no longer watches this socket: a client's reset must not become an uncaught error.
     socket.on('error', ignore);
-    const { status, bytes } = rawErrorResponse(new GatewayError('route_not_found'));
+    const requestId = randomUUID();
+    const { status, bytes } = rawErrorResponse(new GatewayError('route_not_found'), requestId);
     // The target (host:port) is not logged: it is not a path, and may carry userinfo.
-    logRejection(logger, socket, 'CONNECT', status, { method: 'CONNECT' });
+    logRejection(logger, socket, requestId, 'CONNECT', status, { method: 'CONNECT' });
     // Pipelined behind other requests, it is answered after them, as a malformed request is.
     answerAfterInFlight(socket, bytes);
   });
@@ -132,16 +136,21 @@ export function installClientErrorHandler(server: Server, logger: ClientErrorLog
 
 function ignore(): void {}
 
-/** The one `http_request_rejected` line of a request refused before any route saw it. */
+/**
+ * The one `http_request_rejected` line of a request refused before any route saw it, under the
+ * `reqId` its answer's `x-request-id` carries, as every request's lines are.
+ */
 function logRejection(
   logger: ClientErrorLogger,
   socket: Socket,
+  requestId: string,
   reason: string,
   status: number,
   requestLine: { method?: string; path?: string },
 ): void {
   logger.warn(
     {
+      reqId: requestId,
       event: 'http_request_rejected',
       reason,
       status,
