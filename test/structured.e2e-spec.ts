@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { DrainService } from '../src/common/lifecycle/drain.service';
 import { startGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
-import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered } from './support/raw-http';
+import { CHUNKED_UPLOAD_LIMIT, rawRequest, sendChunkedUntilAnswered, sendRawBytes } from './support/raw-http';
 import { completed, created, textDelta } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
 import { metricValue, scrapeMetrics } from './support/prometheus-text';
@@ -158,6 +158,22 @@ describe('POST /v1/structured/inference', () => {
         expect(JSON.parse(response.body.toString())).toEqual(NOT_FOUND);
         expect(response.headers['retry-after']).toBeUndefined();
       }
+    });
+
+    it("answers a POST whose headers Node's parser refuses with the OpenAI 431, as on every path (docs/error-codes.md)", async () => {
+      const body = '{"request_id": "probe"}';
+      const answer = await sendRawBytes(
+        Number(new URL(harness.gateway.url).port),
+        Buffer.from(
+          `POST ${STRUCTURED_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+            `X-Big: ${'b'.repeat(20_000)}\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+          'latin1',
+        ),
+      );
+      expect(answer.status).toBe(431);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: expect.objectContaining({ type: 'invalid_request_error', code: 'request_header_fields_too_large' }),
+      });
     });
 
     it('still treats a trailing slash as the route itself', async () => {

@@ -11,17 +11,13 @@ import type { FamilyMessageParts } from './family';
 import { familyOf, families } from './family-registry';
 import type { ProviderId } from './provider-id';
 
-export interface ErrorSpec {
+interface ErrorSpecCommon {
   /** HTTP status on chat/models routes (and the default on structured). */
   readonly status: number;
   /** OpenAI `error.type`. */
   readonly type: string;
   /** OpenAI `error.code`. */
   readonly openaiCode: string;
-  /** Structured-inference contract code (docs/error-codes.md). */
-  readonly structuredCode: StructuredErrorCode;
-  /** Status on the structured route when it differs from `status`. */
-  readonly structuredStatus?: number;
   /** Text inside `[error: …]` when the failure happens after SSE headers were sent. */
   readonly streamText: string;
   /** Public message. */
@@ -42,6 +38,28 @@ export interface ErrorSpec {
    */
   readonly routine?: true;
 }
+
+/** An error the structured route answers in its contract's shape. */
+interface StructuredAnsweredSpec extends ErrorSpecCommon {
+  /** Structured-inference contract code (docs/error-codes.md). */
+  readonly structuredCode: StructuredErrorCode;
+  /** Status on the structured route when it differs from `status`. */
+  readonly structuredStatus?: number;
+  readonly openaiShapeOnly?: never;
+}
+
+/**
+ * An error answered in the OpenAI shape on every path, the structured one included: a request
+ * Node's parser refused before any route, or a path no route serves (a disabled structured route
+ * is indistinguishable from an unknown one). No contract code applies.
+ */
+interface OpenAiShapeOnlySpec extends ErrorSpecCommon {
+  readonly openaiShapeOnly: true;
+  readonly structuredCode?: never;
+  readonly structuredStatus?: never;
+}
+
+export type ErrorSpec = StructuredAnsweredSpec | OpenAiShapeOnlySpec;
 
 export type StructuredErrorCode =
   | 'auth_error'
@@ -72,8 +90,9 @@ export function structuredStatus(code: StructuredErrorCode): number {
   return STRUCTURED_STATUS[code];
 }
 
-/** The HTTP status of an error on the structured route. */
+/** The HTTP status of an error on the structured route (the OpenAI answer's for one it never answers in its shape). */
 export function structuredHttpStatus(spec: ErrorSpec): number {
+  if (spec.openaiShapeOnly) return spec.status;
   return spec.structuredStatus ?? structuredStatus(spec.structuredCode);
 }
 
@@ -109,8 +128,7 @@ export const CORE_ERROR_CODES = {
     status: 431,
     type: 'invalid_request_error',
     openaiCode: 'request_header_fields_too_large',
-    structuredCode: 'invalid_request',
-    structuredStatus: 400,
+    openaiShapeOnly: true,
     streamText: 'request headers too large',
     message: 'the request headers exceed the maximum size',
   },
@@ -118,8 +136,7 @@ export const CORE_ERROR_CODES = {
     status: 408,
     type: 'invalid_request_error',
     openaiCode: 'request_timeout',
-    structuredCode: 'invalid_request',
-    structuredStatus: 400,
+    openaiShapeOnly: true,
     streamText: 'request timeout',
     message: 'the request did not arrive in time',
   },
@@ -144,7 +161,7 @@ export const CORE_ERROR_CODES = {
     status: 404,
     type: 'invalid_request_error',
     openaiCode: 'not_found',
-    structuredCode: 'invalid_request',
+    openaiShapeOnly: true,
     streamText: 'not found',
     message: 'no such route',
   },
@@ -152,7 +169,7 @@ export const CORE_ERROR_CODES = {
     status: 404,
     type: 'invalid_request_error',
     openaiCode: 'not_found',
-    structuredCode: 'invalid_request',
+    openaiShapeOnly: true,
     streamText: 'not found',
     message:
       'this gateway serves OpenAI Chat Completions (POST /v1/chat/completions), not the Responses API: ' +

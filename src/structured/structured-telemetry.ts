@@ -54,7 +54,8 @@ export class StructuredTelemetry {
    */
   failed(error: GatewayError, status: number, bug?: unknown): void {
     if (!this.claim()) return;
-    const code = error.spec.structuredCode;
+    // An error the table answers in the OpenAI shape on every path has no contract code: its own.
+    const code = error.spec.structuredCode ?? error.code;
     const event = code === 'idempotency_conflict' ? 'structured_conflict' : 'structured_failure';
     this.metrics.structuredFailure(code);
     this.metrics.structuredCompleted(this.subject.modelLabel, code, this.latencyMs / 1000);

@@ -165,7 +165,8 @@ export function errorAnswer(thrown: unknown, shape: ErrorShape, options: ErrorAn
   const message = publicMessageOf(error, knownWait);
   let status: number;
   let body: OpenAiErrorBody | StructuredErrorBody;
-  if (shape === 'structured') {
+  // An error of a request no route took (table row `openaiShapeOnly`) is OpenAI-shaped on every path.
+  if (shape === 'structured' && !spec.openaiShapeOnly) {
     status = structuredHttpStatus(spec);
     const echoed = echoableRequestId(options.requestId);
     body = {
