@@ -4,18 +4,22 @@
 // (a file under src/, tsconfig*.json, package.json, package-lock.json): after `git pull` or an
 // edit, `npm start` must never run the old build. When nothing changed it only stats the inputs.
 //
-// The gateway runs IN THIS PROCESS (require), not as a child: it then receives SIGTERM/SIGINT
-// itself and its exit code is this process's exit code, with nothing in between. A forwarding
-// parent would deliver Ctrl-C twice (once from the terminal's process group, once forwarded,
-// and npm forwards too), and the gateway treats a second signal as "exit now, skip draining".
-// For the same reason an older Node is refused with the fix rather than re-run under a newer one:
-// `npm start` already runs this script on the Node that `npm ci` brought (docs/deployment.md
-// "Runtime").
+// package.json runs this script with `exec`, so it is npm's own child, not that of a shell: npm
+// passes each SIGTERM or SIGINT it gets on to its child, and a shell that does not exec its last
+// command (dash, Debian's /bin/sh) would die of it and leave this process and the gateway running.
 //
-// The one exception is the young generation's bound (docs/performance.md "Young generation"): V8
-// reads `--max-semi-space-size` only when node starts, so when this node was started without one
-// (on its command line or in NODE_OPTIONS) the gateway runs as a child started with it. That child
-// is in this process's group, so Ctrl-C reaches it from the terminal once; this process forwards
+// Run as `node scripts/start.mjs`, the gateway runs IN THIS PROCESS (require) when node already
+// has the young generation's bound: it then receives SIGTERM/SIGINT itself and its exit code is
+// this process's exit code, with nothing in between. A forwarding parent would deliver Ctrl-C
+// twice (once from the terminal's process group, once forwarded), and the gateway treats a second
+// signal as "exit now, skip draining". For the same reason an older Node is refused with the fix
+// rather than re-run under a newer one: `npm start` already runs this script on the Node that
+// `npm ci` brought (docs/deployment.md "Runtime").
+//
+// Otherwise the gateway runs as a child, in this process's group: when node lacks the young
+// generation's bound (docs/performance.md "Young generation"), which V8 reads only when node
+// starts, the child is started with it; and under npm, which is itself such a forwarding parent,
+// always. Ctrl-C reaches the child from the terminal once; this process ignores SIGINT, forwards
 // only SIGTERM (a supervisor's or npm's, sent to this pid) and exits as the child did.
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -112,12 +116,21 @@ function build(reason) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-/** Runs dist/main.js in a child node started with the young generation's bound, until it exits. */
-function runBounded(bound) {
-  const child = spawn(process.execPath, [...process.execArgv, bound, MAIN, ...process.argv.slice(2)], {
+/**
+ * Whether npm runs this script as the command of one of its scripts (`npm start`, `npm run
+ * check`): npm_lifecycle_script is the command npm runs, and npm passes signals on to it.
+ */
+function runByNpm() {
+  return (process.env.npm_lifecycle_script ?? '').includes('scripts/start.mjs');
+}
+
+/** Runs dist/main.js in a child node started with `nodeFlags` added, until it exits. */
+function runChild(nodeFlags) {
+  const child = spawn(process.execPath, [...process.execArgv, ...nodeFlags, MAIN, ...process.argv.slice(2)], {
     stdio: 'inherit',
   });
-  // The terminal delivers SIGINT to the whole process group, the child included.
+  // The terminal delivers SIGINT to the whole process group, the child included (npm's forwarded
+  // one, sent to this pid only, would be its second).
   process.on('SIGINT', () => undefined);
   process.on('SIGTERM', () => child.kill('SIGTERM'));
   child.on('error', (error) => {
@@ -137,9 +150,11 @@ requireSupportedNode();
 const reason = staleReason();
 if (reason !== undefined) build(reason);
 const nodeFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-if (nodeFlags.some((flag) => SEMI_SPACE_FLAG.test(flag))) {
+const bounded = nodeFlags.some((flag) => SEMI_SPACE_FLAG.test(flag));
+if (bounded && !runByNpm()) {
   // dist/main.js reads process.argv.slice(2), which here is exactly the arguments given to this script.
   createRequire(import.meta.url)(MAIN);
 } else {
-  runBounded(SEMI_SPACE_ARGUMENT);
+  // The child inherits NODE_OPTIONS, and with it a bound given there.
+  runChild(bounded ? [] : [SEMI_SPACE_ARGUMENT]);
 }

@@ -115,6 +115,8 @@ interface Ran {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
+  /** Whether a process the block started (a server it put in the background) outlived its shell. */
+  readonly leftRunning: boolean;
 }
 
 /** The environment a reader's shell would have: PATH, a private HOME, and the page's GATEWAY_KEY. */
@@ -133,17 +135,19 @@ function runToEnd(command: string, args: string[], env: NodeJS.ProcessEnv): Prom
     // A block may leave a server running in the background (`npm start &`), which holds the
     // pipes open: the block is done when its shell exits, and then its group is stopped.
     child.once('exit', (code) => {
-      child.once('close', () => resolve({ code, stdout, stderr }));
-      stopGroup(child);
+      const leftRunning = stopGroup(child);
+      child.once('close', () => resolve({ code, stdout, stderr, leftRunning }));
     });
   });
 }
 
-function stopGroup(child: ChildProcess): void {
+/** Stops every process of the child's group; whether any was still running. */
+function stopGroup(child: ChildProcess): boolean {
   try {
     process.kill(-child.pid!, 'SIGKILL');
+    return true;
   } catch {
-    // already gone
+    return false; // already gone
   }
 }
 
@@ -268,7 +272,7 @@ describe("the blocks, run against `npm run demo` started by the README's block",
     );
   });
 
-  it('README bearer example: `npm start` with a generated secret serves /v1/models to that bearer', async () => {
+  it('README bearer example: `npm start` with a generated secret serves /v1/models to that bearer, and stops', async () => {
     const gatewayPort = await freePort();
     // GATEWAY_PORT stands in for the documented default port, as the URL substitution does.
     const ran = await runShell(
@@ -281,6 +285,9 @@ describe("the blocks, run against `npm run demo` started by the README's block",
       models: true,
     });
     expect(ran.stdout).toContain('"event":"gateway_listening"');
+    // The block's own stop line stopped the gateway: it drained, and nothing it started outlived it.
+    expect(ran.stdout).toContain('"event":"drain_end"');
+    expect(ran.leftRunning).toBe(false);
   });
 
   it('README "First run": `npm run check` names what it found and the fix for what it did not', async () => {

@@ -13,8 +13,9 @@ import { SEMI_SPACE_ARGUMENT } from '../src/common/lifecycle/young-generation';
  */
 const START = path.resolve(__dirname, '..', 'scripts', 'start.mjs');
 
+const PACKAGE = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'package.json'), 'utf8'));
 /** The real package.json's engines: the scratch project admits exactly the Nodes the gateway does. */
-const ENGINES = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', 'package.json'), 'utf8')).engines;
+const ENGINES = PACKAGE.engines;
 
 function scratchProject(engines: Record<string, string> = ENGINES): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'start-script-'));
@@ -174,4 +175,103 @@ describe('npm start (scripts/start.mjs)', () => {
     expect(result.stderr).toContain('installs Node 999.0.0 (node_modules/.bin/node)');
     expect(result.stderr).toContain('Node 999 or newer (docs/deployment.md "Runtime")');
   });
+});
+
+/**
+ * `npm start` and `npm run check` as the real package.json spells them, run by npm in the scratch
+ * project under each shell npm may run scripts with (dash is Debian's /bin/sh; bash is /bin/sh
+ * elsewhere). npm passes a SIGINT or SIGTERM it gets on to the one process it started: the
+ * gateway must be stopped by it, and nothing may be left running once npm has exited.
+ */
+describe.each(['dash', 'bash'])('npm start under npm --script-shell=%s', (shell) => {
+  let root: string;
+  beforeEach(async () => {
+    root = scratchProject();
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    pkg.scripts = { ...pkg.scripts, start: PACKAGE.scripts.start, check: PACKAGE.scripts.check };
+    fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify(pkg));
+    await start(root);
+    // A gateway that says who started it, drains on SIGTERM or SIGINT and exits 3.
+    fs.writeFileSync(
+      path.join(root, 'dist', 'main.js'),
+      [
+        "const stop = (signal) => { process.stdout.write('drained on ' + signal + '\\n'); process.exit(3); };",
+        "process.on('SIGTERM', stop);",
+        "process.on('SIGINT', stop);",
+        "process.stdout.write(JSON.stringify({ ready: process.argv.slice(2), parent: process.ppid }) + '\\n');",
+        'setInterval(() => undefined, 1000);',
+      ].join('\n'),
+    );
+    makeNewerThanDist(root, 'build.cjs');
+  });
+  let running: number | undefined;
+  afterEach(() => {
+    if (running !== undefined) leftRunning(running);
+    running = undefined;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  /** `npm run <script>` in its own process group, once the gateway said it is ready. */
+  async function npmRun(script: string, extraEnv: Record<string, string> = {}) {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
+    if (!('NODE_OPTIONS' in extraEnv)) delete env.NODE_OPTIONS;
+    // Under `npm test`, npm_execpath is npm's own CLI: the same npm runs the scratch project's scripts.
+    const npmCli = process.env.npm_execpath;
+    const [command, ...prefix] = npmCli?.endsWith('.js') ? [process.execPath, npmCli] : ['npm'];
+    const npm = spawn(command, [...prefix, '--script-shell', shell, 'run', script], {
+      cwd: root,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    const ready = new Promise<{ ready: string[]; parent: number }>((resolve) =>
+      npm.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const line = /^\{"ready".*$/m.exec(stdout);
+        if (line) resolve(JSON.parse(line[0]));
+      }),
+    );
+    // npm's own exit: its output closes only once every process holding it has exited too.
+    const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
+    const closed = new Promise<void>((resolve) => npm.on('close', () => resolve()));
+    running = npm.pid;
+    return { npm, ready, exited, output: async () => (await closed, stdout) };
+  }
+
+  /** Whether any process of the group is still running; then none is. */
+  function leftRunning(group: number): boolean {
+    try {
+      process.kill(-group, 0);
+    } catch {
+      return false;
+    }
+    process.kill(-group, 'SIGKILL');
+    return true;
+  }
+
+  it.each([
+    ['start', []],
+    ['check', ['--check']],
+  ])('`npm run %s`: a SIGTERM sent to npm drains the gateway, and npm exits as it did', async (script, args) => {
+    const run = await npmRun(script);
+    expect((await run.ready).ready).toEqual(args);
+    run.npm.kill('SIGTERM');
+    expect(await run.exited).toBe(3);
+    expect(leftRunning(run.npm.pid!)).toBe(false);
+    expect(await run.output()).toContain('drained on SIGTERM\n');
+  });
+
+  it.each([[{}], [{ NODE_OPTIONS: '--max-semi-space-size=2' }]])(
+    "never runs the gateway as npm's own child, which would get a terminal's Ctrl-C twice (%j)",
+    async (extraEnv) => {
+      const run = await npmRun('start', extraEnv);
+      // npm passes the Ctrl-C it gets on to its child, while the terminal sends it to the whole group.
+      expect((await run.ready).parent).not.toBe(run.npm.pid);
+      process.kill(-run.npm.pid!, 'SIGINT');
+      expect(await run.exited).toBe(3);
+      expect(leftRunning(run.npm.pid!)).toBe(false);
+      expect(await run.output()).toContain('drained on SIGINT\n');
+    },
+  );
 });

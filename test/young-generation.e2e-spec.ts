@@ -105,7 +105,7 @@ describe('the young-generation bound (child process)', () => {
     expect(warnings(child)).toHaveLength(1);
   }, 180_000);
 
-  it("under `npm start`, leaves node's own bound in NODE_OPTIONS in force and runs in that same process", async () => {
+  it("started as `node scripts/start.mjs`, leaves node's own bound in NODE_OPTIONS in force and runs in that same process", async () => {
     const child = await start({ startScript: true }, { NODE_OPTIONS: '--max-semi-space-size=1' });
     expect(listening(child)).toMatchObject({ max_semi_space_mib: 1, pid: child.process.pid });
     expect(commandLine(child.process.pid!).some((arg) => arg.includes('semi-space'))).toBe(false);
