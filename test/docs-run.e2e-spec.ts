@@ -151,6 +151,30 @@ function stopGroup(child: ChildProcess): boolean {
   }
 }
 
+/** The problems `tsc` finds in a reader's TypeScript file (strict, ES modules, the repo's packages). */
+function typeProblems(file: string): string[] {
+  const program = ts.createProgram([file], {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: ['node'],
+    typeRoots: [path.join(REPO_ROOT, 'node_modules', '@types')],
+  });
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+}
+
+/** A TypeScript block as the ES module JavaScript node runs. */
+function transpiled(code: string): string {
+  return ts.transpileModule(code, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  }).outputText;
+}
+
 function runShell(code: string, env: NodeJS.ProcessEnv): Promise<Ran> {
   return runToEnd('bash', ['-euo', 'pipefail', '-c', code], env);
 }
@@ -226,6 +250,7 @@ describe("the blocks, run against `npm run demo` started by the README's block",
   const structuredBlock = claim('docs/structured.md', (code) => code.includes('/v1/structured/inference'));
   const familiesBlock = claim('docs/providers.md', (code) => code.startsWith('GATEWAY_PROVIDERS='));
   const clientBlocks = claimAll('docs/clients.md');
+  const headerLimitBlock = claim('docs/queue-and-context.md', (code) => code.includes("from 'undici'"));
   let demo: ChildProcess | undefined;
   let port = 0;
   let home = '';
@@ -340,6 +365,45 @@ describe("the blocks, run against `npm run demo` started by the README's block",
     }
   });
 
+  describe(`docs/queue-and-context.md: the fetch with a longer header limit (${where(headerLimitBlock)})`, () => {
+    it('type-checks as written (strict, ES modules)', () => {
+      const file = path.join(snippets, 'header-limit.mts');
+      fs.writeFileSync(file, headerLimitBlock.code);
+      expect(typeProblems(file)).toEqual([]);
+    });
+
+    it('serves each client its comments name, through its own dispatcher', async () => {
+      // The block only builds the fetch; the clients below use it as its comments say. A request
+      // that waits minutes for its headers (the limit it lifts) is not made here: that is undici's.
+      const clients = [
+        "import OpenAI from 'openai';",
+        "import { createOpenAICompatible } from '@ai-sdk/openai-compatible';",
+        "import { generateText } from 'ai';",
+        "import { ChatOpenAICompletions } from '@langchain/openai';",
+        `const baseURL = 'http://127.0.0.1:${port}/v1';`,
+        'const apiKey = process.env.GATEWAY_KEY;',
+        "const messages = [{ role: 'user', content: 'Say hello' }];",
+        'const openai = new OpenAI({ baseURL, apiKey, fetch, timeout: 10 * 60_000 });',
+        "const sdk = await openai.chat.completions.create({ model: 'sol', messages });",
+        "console.log('openai:', sdk.choices[0].message.content);",
+        "const gateway = createOpenAICompatible({ name: 'gateway', baseURL, apiKey, fetch });",
+        "const ai = await generateText({ model: gateway.chatModel('sol'), prompt: 'Say hello' });",
+        "console.log('ai:', ai.text);",
+        "const langchain = new ChatOpenAICompletions({ model: 'sol', apiKey, configuration: { baseURL, fetch } });",
+        "console.log('langchain:', (await langchain.invoke('Say hello')).content);",
+        "console.log('dispatcher:', JSON.stringify(Object.keys(dispatcher.stats)));",
+        'await dispatcher.close();',
+      ].join('\n');
+      const file = path.join(snippets, 'header-limit.mjs');
+      fs.writeFileSync(file, `${transpiled(withPort(headerLimitBlock.code, port))}\n${clients}\n`);
+      const ran = await runToEnd(process.execPath, [file], readerEnvironment(home));
+      expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
+      for (const client of ['openai', 'ai', 'langchain'])
+        expect(ran.stdout).toMatch(new RegExp(`^${client}: \\S`, 'm'));
+      expect(ran.stdout).toContain(`dispatcher: ["http://127.0.0.1:${port}"]`);
+    });
+  });
+
   describe.each(clientBlocks.map((block) => [where(block), block] as const))(
     'docs/clients.md TypeScript block at %s',
     (_where, block) => {
@@ -348,28 +412,12 @@ describe("the blocks, run against `npm run demo` started by the README's block",
       it('type-checks as written (strict, ES modules)', () => {
         const file = path.join(snippets, `${name}.mts`);
         fs.writeFileSync(file, block.code);
-        const program = ts.createProgram([file], {
-          module: ts.ModuleKind.NodeNext,
-          moduleResolution: ts.ModuleResolutionKind.NodeNext,
-          target: ts.ScriptTarget.ES2022,
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-          typeRoots: [path.join(REPO_ROOT, 'node_modules', '@types')],
-        });
-        const problems = ts
-          .getPreEmitDiagnostics(program)
-          .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
-        expect(problems).toEqual([]);
+        expect(typeProblems(file)).toEqual([]);
       });
 
       it('runs to the end against the demo: a tool call, its result, and usage', async () => {
-        const output = ts.transpileModule(withPort(block.code, port), {
-          compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-        }).outputText;
         const file = path.join(snippets, `${name}.mjs`);
-        fs.writeFileSync(file, output);
+        fs.writeFileSync(file, transpiled(withPort(block.code, port)));
         const ran = await runToEnd(process.execPath, [file], readerEnvironment(home));
         expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: '' });
         expect(ran.stdout).toMatch(/usage: \{.*("prompt_tokens"|"inputTokens"|"input_tokens"):\s*[1-9]/);
