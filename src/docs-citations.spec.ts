@@ -9,7 +9,9 @@ import { sourceFilesBelow } from '../test/support/source-files';
  * repository can follow every citation. This spec reads every comment and test title in src/,
  * test/, scripts/ and the config files at the root, and fails on a section sign that does not
  * follow a docs/ page, a page that does not exist, a section the page does not have, and an issue
- * number: the history of a change belongs in git, not beside the code.
+ * number: the history of a change belongs in git, not beside the code. The pages' own links
+ * to each other (README.md and docs/) are held to the same: each names a file that exists and,
+ * with `#…`, a heading that page has.
  */
 const ROOT = path.resolve(__dirname, '..');
 const SCANNED = ['src', 'test', 'scripts'];
@@ -96,6 +98,66 @@ export function citingTexts(fileName: string, text: string): { line: number; tex
   };
   visit(source);
   return found;
+}
+
+/**
+ * The anchors of a Markdown page as GitHub makes them: each heading's text (a link's words, no
+ * tags) lower-cased, with everything but letters, digits, `_`, `-` and spaces dropped and spaces
+ * made dashes; a repeated heading's anchor gets `-1`, `-2`, …; plus every `<a id|name="…">`.
+ * Headings inside code blocks are none.
+ */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    if (fenced) continue;
+    for (const named of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(named[1]);
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const text = heading[1].replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/<[^>]+>/g, '');
+    const slug = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    anchors.add(count === 0 ? slug : `${slug}-${count}`);
+  }
+  return anchors;
+}
+
+/**
+ * What is wrong with the relative links of one Markdown page (`page`, relative to the repository):
+ * a target that does not exist, or an `#anchor` that is no heading of the Markdown page it names
+ * (the page itself for a bare `#anchor`). Links to other sites, and text in code, are not read.
+ * `read` gives a file's text (any text for a file that is not Markdown, or a directory), or
+ * undefined when there is no such file.
+ */
+export function linkProblems(page: string, markdown: string, read: (relative: string) => string | undefined): string[] {
+  const problems: string[] = [];
+  let fenced = false;
+  markdown.split('\n').forEach((line, index) => {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    if (fenced) return;
+    for (const link of line.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = link[1];
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
+      const [file, anchor] = target.split('#');
+      const relative = file === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), file));
+      const where = `${page}:${index + 1}: ${target}`;
+      const text = read(relative);
+      if (text === undefined) problems.push(`${where}: ${relative} does not exist`);
+      else if (
+        anchor !== undefined &&
+        relative.endsWith('.md') &&
+        !headingAnchors(text).has(decodeURIComponent(anchor))
+      )
+        problems.push(`${where}: ${relative} has no heading with the anchor #${anchor}`);
+    }
+  });
+  return problems;
 }
 
 const pageCache = new Map<string, Set<string> | undefined>();
@@ -190,5 +252,63 @@ describe('citations in comments and test titles', () => {
       ),
     );
     expect(problems).toEqual([]);
+  });
+});
+
+describe('links between README.md and the docs/ pages', () => {
+  it("makes GitHub's anchors: punctuation and code marks dropped, a link's words kept, repeats numbered", () => {
+    const markdown = [
+      '# Error codes',
+      '### `model_not_found`: what the 404 names',
+      '## The model list (`GET /v1/models`)',
+      '### Per open stream',
+      '### Per open stream',
+      '## See [chat.md](chat.md) — errors',
+      '<a id="custom-anchor"></a>',
+      '```',
+      '## Not a heading',
+      '```',
+    ].join('\n');
+    expect([...headingAnchors(markdown)].sort()).toEqual(
+      [
+        'error-codes',
+        'model_not_found-what-the-404-names',
+        'the-model-list-get-v1models',
+        'per-open-stream',
+        'per-open-stream-1',
+        'see-chatmd--errors',
+        'custom-anchor',
+      ].sort(),
+    );
+  });
+
+  it('refuses a missing file and an anchor its page does not have, on this page or another', () => {
+    const pages: Record<string, string> = { 'docs/a.md': '# A\n## Per open stream\n' };
+    const markdown = [
+      'See [one](a.md#per-open-stream), [two](#a), [three](https://example.com/#x) and `[four](a.md#nowhere)`.',
+      'Broken: [five](a.md#per-open-stream-issue-24), [six](#nowhere), [seven](missing.md).',
+    ].join('\n');
+    expect(linkProblems('docs/a.md', markdown, (page) => pages[page])).toEqual([
+      'docs/a.md:2: a.md#per-open-stream-issue-24: docs/a.md has no heading with the anchor #per-open-stream-issue-24',
+      'docs/a.md:2: #nowhere: docs/a.md has no heading with the anchor #nowhere',
+      'docs/a.md:2: missing.md: docs/missing.md does not exist',
+    ]);
+  });
+
+  it('holds for every relative link of README.md and the pages under docs/', () => {
+    const pages = [
+      'README.md',
+      ...fs
+        .readdirSync(path.join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => `docs/${name}`),
+    ];
+    const read = (relative: string) => {
+      const file = path.join(ROOT, relative);
+      if (!fs.existsSync(file)) return undefined;
+      return relative.endsWith('.md') ? fs.readFileSync(file, 'utf8') : '';
+    };
+    expect(pages.length).toBeGreaterThan(10);
+    expect(pages.flatMap((page) => linkProblems(page, read(page)!, read))).toEqual([]);
   });
 });
