@@ -309,6 +309,36 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     await eventually(async () => (await stateOf('work')) === 'ready');
   });
 
+  it("names the CLI's default login's one fix everywhere: `gemini`, on its refused refresh, its state change and the 403", async () => {
+    // `gemini` alone writes ~/.gemini/oauth_creds.json: the login nothing configures.
+    const home = harness.home();
+    writeCredsFile(path.join(home, '.gemini'), {
+      accessToken: 'access-default',
+      refreshToken: 'refresh-default',
+      expiryDateMs: Date.now() - 60_000,
+    });
+    gateway = await startGateway({
+      HOME: home,
+      GATEWAY_PROVIDERS: 'provider_b',
+      PROVIDER_B_URL: harness.fake().baseUrl,
+      PROVIDER_B_TOKEN_URL: harness.fake().tokenUrl,
+      PROVIDER_B_PROJECT: 'test-project',
+    });
+    harness.fake().enqueue('token', { status: 400, body: { error: 'invalid_grant' } });
+    const refused = await post(chat('default'));
+    expect(refused.status).toBe(403);
+    const fix = 'run `gemini` on the gateway\'s machine and choose "Login with Google"';
+    expect(((await refused.json()) as Json).error.message).toContain(fix);
+    const lines = [
+      ...gateway.logs.records('provider_b_auth_refresh_failed'),
+      ...gateway.logs.records('account_state').filter((line) => line.state === 'login_dead'),
+    ];
+    expect(lines.map((line) => [line.event, line.fix])).toEqual([
+      ['provider_b_auth_refresh_failed', fix],
+      ['account_state', fix],
+    ]);
+  });
+
   it('keeps a login whose token endpoint failed for a moment: the turn is retried, no login is taken out', async () => {
     writeLogin('work', { expiryDateMs: Date.now() - 60_000 });
     await start();

@@ -25,7 +25,12 @@ export function createProviderBPool(
   readUsage?: PlanUsageRead<ProviderBLogin>,
 ): AccountPool<ProviderBLogin> {
   const specs = config.providerB.accounts.map(({ alias, loginFile, loginCommand }) => {
-    const tokens = new ProviderBTokenSource({ alias, loginFile }, config.providerB.tokenUrl, Date.now, proxy);
+    const tokens = new ProviderBTokenSource(
+      { alias, loginFile, loginCommand },
+      config.providerB.tokenUrl,
+      Date.now,
+      proxy,
+    );
     // A rewritten oauth_creds.json (a new Gemini login, the CLI's own refresh) is read again by the next turn.
     return { alias, loginFile, loginCommand, handle: { tokens }, loginFileChanged: () => tokens.loginFileChanged() };
   });

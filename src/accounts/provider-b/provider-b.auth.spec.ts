@@ -6,7 +6,7 @@ import { writeCredsFile } from '../../../test/support/provider-b-fixtures';
 import type { RecordingLogger } from '../../../test/support/recorders';
 import { recordingLogger } from '../../../test/support/recorders';
 import type { GatewayError } from '../../core/gateway.error';
-import { ProviderBTokenSource } from './provider-b.auth';
+import { geminiLoginCommand, ProviderBTokenSource } from './provider-b.auth';
 
 describe(ProviderBTokenSource.name, () => {
   let fake: FakeCodeAssist;
@@ -24,8 +24,9 @@ describe(ProviderBTokenSource.name, () => {
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const readFile = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
+  // A login outside the CLI's default home, with the command the settings give such a login.
   const sourceFor = (file: string, tokenUrl = fake.tokenUrl) =>
-    new ProviderBTokenSource({ alias: 'work', loginFile: file }, tokenUrl);
+    new ProviderBTokenSource({ alias: 'work', loginFile: file, loginCommand: geminiLoginCommand(file) }, tokenUrl);
 
   /**
    * The one line of `event`: it names the login (its alias and file) and carries a fix, and no
@@ -62,6 +63,16 @@ describe(ProviderBTokenSource.name, () => {
     const line = loginLine('provider_b_auth_unavailable', file, ['access-secret']);
     expect(line.reason).toBe(reason);
     expect(line.fix).toContain(loginCommand());
+  });
+
+  it("names the family's own fix for a login without a command of its own (the CLI's default login)", async () => {
+    const file = path.join(geminiHome(), '.gemini', 'oauth_creds.json');
+    await expect(
+      new ProviderBTokenSource({ alias: 'work', loginFile: file }, fake.tokenUrl).current(signal, logger),
+    ).rejects.toMatchObject({ code: 'auth' });
+    expect(loginLine('provider_b_auth_unavailable', file, []).fix).toBe(
+      'run `gemini` on the gateway\'s machine and choose "Login with Google"',
+    );
   });
 
   it('says which login could not be refreshed and its login command when the token endpoint refuses it', async () => {

@@ -5,6 +5,7 @@ import { sha256Hex } from '../../common/hashing';
 import { isJsonObject } from '../../common/json';
 import { errnoOf } from '../../common/errno';
 import { GatewayError } from '../../core/gateway.error';
+import { loginFix } from '../../core/login-state';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
 import { readJsonObject, writeBackRefreshed } from '../credential-file';
@@ -102,10 +103,12 @@ const nonEmpty = (value: unknown): string | undefined =>
 export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredential> {
   private readonly tokens: LoginTokenCache<ProviderBCredential>;
   private readonly authFile: string;
+  /** What logs this login in again: its own command, else the family's (the CLI's default login). */
+  private readonly loginAgain: string;
   /** What each of this login's lines names: family, alias and file. */
   private readonly logFields: LoginLogFields;
 
-  /** `login`: the alias the pool knows the login by, and its oauth_creds.json. */
+  /** `login`: the alias the pool knows the login by, its oauth_creds.json and its own login command. */
   constructor(
     login: AccountLogin,
     private readonly tokenUrl: string,
@@ -115,6 +118,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
   ) {
     this.tokens = new LoginTokenCache(now);
     this.authFile = login.loginFile;
+    this.loginAgain = loginFix('provider_b', 'refresh_refused', login.loginCommand)!;
     this.logFields = { provider: 'provider_b', account: login.alias, path: login.loginFile };
   }
 
@@ -179,7 +183,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
           event: 'provider_b_auth_unavailable',
           ...this.logFields,
           reason: 'no_refresh_token',
-          fix: geminiLoginCommand(this.authFile),
+          fix: this.loginAgain,
         },
         'provider_b_auth_unavailable',
       );
@@ -205,7 +209,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
           reason,
           errno: missing ? undefined : errnoOf(error),
           // A file the system refuses has the file's fix; no file, or content that is no login, a new login.
-          fix: refusedLoginFile(this.authFile, 'login file', error)?.fix ?? geminiLoginCommand(this.authFile),
+          fix: refusedLoginFile(this.authFile, 'login file', error)?.fix ?? this.loginAgain,
         },
         'provider_b_auth_unavailable',
       );
@@ -226,7 +230,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
           event: 'provider_b_auth_unavailable',
           ...this.logFields,
           reason: 'no_tokens',
-          fix: geminiLoginCommand(this.authFile),
+          fix: this.loginAgain,
         },
         'provider_b_auth_unavailable',
       );
@@ -278,7 +282,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
           status: answer.status,
           error: answer.errorCode !== undefined ? sanitizeIdentifier(answer.errorCode) : undefined,
           // A refusal leaves the login dead until its file changes: a new login is the way back.
-          fix: refused ? geminiLoginCommand(this.authFile) : failedFix,
+          fix: refused ? this.loginAgain : failedFix,
         },
         'provider_b_auth_refresh_failed',
       );
@@ -339,12 +343,11 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
     } catch (error) {
       // Google may send a new refresh token; when it did, the one the file keeps may not work again.
       const renewed = nonEmpty(body.refresh_token);
-      const loginAgain = geminiLoginCommand(this.authFile);
       const { errno, fix } = writeBackFailure(
         this.authFile,
         error,
-        keptInMemoryCost(renewed !== undefined && renewed !== spent, loginAgain),
-        loginAgain,
+        keptInMemoryCost(renewed !== undefined && renewed !== spent, this.loginAgain),
+        this.loginAgain,
       );
       logger.warn(
         { event: 'provider_b_auth_persist_failed', ...this.logFields, code: errno, fix },
