@@ -94,7 +94,7 @@ export async function createGatewayApp(
       }),
     ),
   );
-  // Then Nest's router: every route, chat included, is a controller behind the global guard,
-  // interceptor and exception filter (app.module.ts).
+  // Then Nest's router: every route, chat included, is a controller behind the global guard and
+  // exception filter (app.module.ts).
   return app;
 }

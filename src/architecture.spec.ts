@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import * as ts from 'typescript';
 import { isProductionTs, sourceFilesBelow } from '../test/support/source-files';
 
 /**
@@ -42,6 +43,65 @@ async function violationsIn(cwd: string): Promise<string[]> {
     cycle ? `${rule.name}: ${from} → ${cycle.map((step) => step.name).join(' → ')}` : `${rule.name}: ${from} → ${to}`,
   );
 }
+
+/**
+ * What each Nest module of src/ imports of the project's own modules, by short name (`Metrics` for
+ * MetricsModule): the identifiers ending in `Module` in its `imports` (in `@Module(…)` or the
+ * object a `static forRoot` returns) that the file imports from a relative path. The app module,
+ * the root of the tree, is not one of them.
+ */
+function projectModuleImports(): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const file of sourceFilesBelow(__dirname, (name) => name.endsWith('.module.ts'))) {
+    const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const relative = new Set<string>();
+    for (const statement of source.statements)
+      if (
+        ts.isImportDeclaration(statement) &&
+        ts.isStringLiteral(statement.moduleSpecifier) &&
+        statement.moduleSpecifier.text.startsWith('.')
+      )
+        statement.importClause?.namedBindings?.forEachChild((binding) => relative.add(binding.getText(source)));
+    for (const statement of source.statements) {
+      if (!ts.isClassDeclaration(statement) || !statement.name || statement.name.text === 'AppModule') continue;
+      const names = new Set<string>();
+      const visit = (node: ts.Node, inImports: boolean) => {
+        if (inImports && ts.isIdentifier(node) && relative.has(node.text) && node.text.endsWith('Module'))
+          names.add(node.text.replace(/Module$/, ''));
+        const imports = ts.isPropertyAssignment(node) && node.name.getText(source) === 'imports';
+        node.forEachChild((child) => visit(child, inImports || imports));
+      };
+      visit(statement, false);
+      if (/^\s*@Module\(/m.test(statement.getText(source)) || names.size > 0)
+        found.set(statement.name.text, [...names].sort());
+    }
+  }
+  return found;
+}
+
+/** The lines of docs/architecture.md's "Module map" block that name a module: its name, and the modules it says it imports. */
+function documentedModules(): Map<string, string[]> {
+  const page = fs.readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8');
+  const block = /## Module map\n+```\n([\s\S]*?)\n```/.exec(page)?.[1] ?? '';
+  const modules = new Map<string, string[]>();
+  for (const line of block.split('\n')) {
+    // A module's own line starts with its name (after the tree's lines); other lines only mention one.
+    const name = /^[│├└─\s]*([A-Z]\w*Module)\b/.exec(line)?.[1];
+    if (!name || name === 'AppModule') continue;
+    const imports = /\bimports ([A-Z]\w*(?:, [A-Z]\w*)*)/.exec(line)?.[1];
+    modules.set(name, imports ? imports.split(', ').sort() : []);
+  }
+  return modules;
+}
+
+describe('docs/architecture.md "Module map"', () => {
+  it('names every module of src/ with exactly the project modules it imports', () => {
+    const actual = projectModuleImports();
+    // The walk itself works: a module known to import four.
+    expect(actual.get('ChatModule')).toEqual(['Metrics', 'Models', 'Providers', 'Queue']);
+    expect(Object.fromEntries(documentedModules())).toEqual(Object.fromEntries(actual));
+  });
+});
 
 describe('source layering', () => {
   jest.setTimeout(60_000);
