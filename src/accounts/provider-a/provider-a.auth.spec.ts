@@ -6,7 +6,8 @@ import { FakeProviderA } from '../../../test/support/fake-provider-a';
 import { makeJwt, writeAuthFile } from '../../../test/support/provider-a-fixtures';
 import type { RecordingLogger } from '../../../test/support/recorders';
 import { recordingLogger } from '../../../test/support/recorders';
-import { ProviderAAuth } from './provider-a.auth';
+import { codexLoginCommand, ProviderAAuth } from './provider-a.auth';
+import { loginFix } from '../../core/login-state';
 import { CODEX_OAUTH_CLIENT_ID } from './provider-a.token-refresh';
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -26,7 +27,9 @@ describe(ProviderAAuth.name, () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const authFor = (file: string) => new ProviderAAuth({ alias: 'team', loginFile: file }, fake.tokenUrl);
+  // A login outside the CLI's default home carries its own command (provider-a.settings.ts); null: none.
+  const authFor = (file: string, loginCommand: string | null = codexLoginCommand(file)) =>
+    new ProviderAAuth({ alias: 'team', loginFile: file, loginCommand: loginCommand ?? undefined }, fake.tokenUrl);
 
   /**
    * The one line of `event`: it names the login (its alias and file) and carries a fix, and no
@@ -214,6 +217,17 @@ describe(ProviderAAuth.name, () => {
     const line = loginLine('provider_a_token_refresh_failed', written.path, ['rt-secret-value']);
     expect(line).toMatchObject({ error_code: 'invalid_grant', upstream_status: 400 });
     expect(line.fix).toContain(`CODEX_HOME=${dir} codex login`);
+  });
+
+  it("names the family's plain `codex login` for a login without a command of its own (the CLI's default home)", async () => {
+    const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-value' });
+    fake.enqueueToken({ status: 401, body: { error: 'invalid_grant' } });
+    await authFor(written.path, null)
+      .current(signal, logger)
+      .catch(() => undefined);
+    const line = loginLine('provider_a_token_refresh_failed', written.path, ['rt-secret-value']);
+    expect(line.fix).toBe(loginFix('provider_a', 'refresh_refused'));
+    expect(line.fix).not.toContain('CODEX_HOME');
   });
 
   it.each([

@@ -6,6 +6,7 @@ import { sha256Hex } from '../../common/hashing';
 import { isJsonObject } from '../../common/json';
 import { sanitizeIdentifier } from '../../common/logging/request-log';
 import type { EventLogger } from '../../core/event-logger';
+import { loginFix } from '../../core/login-state';
 import { readJsonObject, writeBackRefreshed } from '../credential-file';
 import type { LoginLogFields } from '../login-file-check';
 import { keptInMemoryCost, shellWord, unreadableLoginError, writeBackFailure } from '../login-file-check';
@@ -74,6 +75,8 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
   private readonly authFile: string;
   /** What each of this login's lines names: family, alias and file. */
   private readonly logFields: LoginLogFields;
+  /** What logs this login in again: its own command, else the family's (as its state line and the 403 say). */
+  private readonly loginAgain: string;
 
   /** `login`: the alias the pool knows the login by, and its auth.json. */
   constructor(
@@ -84,6 +87,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
   ) {
     this.tokens = new LoginTokenCache(now);
     this.authFile = login.loginFile;
+    this.loginAgain = loginFix('provider_a', 'refresh_refused', login.loginCommand)!;
     this.logFields = { provider: 'provider_a', account: login.alias, path: login.loginFile };
   }
 
@@ -145,14 +149,14 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
     // the request's line (its fix included) or the login's state line (docs/troubleshooting.md).
     if (!state.refreshToken) {
       logger.info(
-        { event: 'provider_a_login_expired', ...this.logFields, fix: codexLoginCommand(this.authFile) },
+        { event: 'provider_a_login_expired', ...this.logFields, fix: this.loginAgain },
         'provider_a_login_expired',
       );
       throw loginError('login expired', true);
     }
     if (this.deadLogin === fingerprint) {
       logger.info(
-        { event: 'provider_a_login_revoked', ...this.logFields, fix: codexLoginCommand(this.authFile) },
+        { event: 'provider_a_login_revoked', ...this.logFields, fix: this.loginAgain },
         'provider_a_login_revoked',
       );
       throw loginError('refresh token no longer valid');
@@ -220,9 +224,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
       const { answer } = error;
       const refused = grantRefused(answer);
       // A refusal leaves the login dead until its file changes: a new login is the way back.
-      const fix = refused
-        ? codexLoginCommand(this.authFile)
-        : tokenEndpointFailedFix('PROVIDER_A_TOKEN_URL', answer.status);
+      const fix = refused ? this.loginAgain : tokenEndpointFailedFix('PROVIDER_A_TOKEN_URL', answer.status);
       // Only the endpoint's error code is logged, never its description or any token.
       logger.info(
         {
@@ -268,12 +270,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
         {
           event: 'provider_a_auth_persist_failed',
           ...this.logFields,
-          ...writeBackFailure(
-            this.authFile,
-            error,
-            keptInMemoryCost(rotated, codexLoginCommand(this.authFile)),
-            codexLoginCommand(this.authFile),
-          ),
+          ...writeBackFailure(this.authFile, error, keptInMemoryCost(rotated, this.loginAgain), this.loginAgain),
         },
         'provider_a_auth_persist_failed',
       );

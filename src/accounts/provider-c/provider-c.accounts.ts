@@ -145,7 +145,7 @@ function accountOf(
         refreshAhead: (aheadMs, logger) =>
           activity.refreshUnlessBusy(() =>
             refreshCredentialsAhead(
-              { alias: login.alias, configDir: login.location! },
+              { alias: login.alias, configDir: login.location!, loginCommand: login.loginCommand },
               tokenUrl,
               aheadMs,
               logger,

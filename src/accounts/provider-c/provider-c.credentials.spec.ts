@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GatewayError } from '../../core/gateway.error';
+import { loginFix } from '../../core/login-state';
 import type { RecordingLogger } from '../../../test/support/recorders';
 import { recordingLogger } from '../../../test/support/recorders';
 import { closedLoopbackPort } from '../../../test/support/closed-port';
 import { LoginFileFailure } from '../login-file-check';
-import { credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
+import { claudeLoginCommand, credentialsFileOf, refreshCredentialsAhead } from './provider-c.credentials';
 
 const silent = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
 
@@ -48,7 +49,7 @@ describe(refreshCredentialsAhead.name, () => {
       }),
     );
   const stored = () => JSON.parse(fs.readFileSync(credentialsFileOf(dir), 'utf8'));
-  const login = () => ({ alias: 'team', configDir: dir });
+  const login = () => ({ alias: 'team', configDir: dir, loginCommand: claudeLoginCommand(dir) });
   const loginCommand = () => `run \`CLAUDE_CONFIG_DIR=${dir} claude\` on the gateway's machine, then \`/login\``;
 
   it('leaves a login alone until it expires within the window', async () => {
@@ -119,6 +120,18 @@ describe(refreshCredentialsAhead.name, () => {
       const line = loginLine('provider_c_refresh_failed');
       expect(line.status).toBe(400);
       expect(line.fix).toContain(loginCommand());
+    });
+
+    it("names the family's plain command for a login without one of its own (the CLI's default directory)", async () => {
+      store(Date.now() + 60_000);
+      answer = { status: 401, body: { error: 'invalid_grant' } };
+      const { alias, configDir } = login();
+      await expect(refreshCredentialsAhead({ alias, configDir }, url, 300_000, logger)).rejects.toMatchObject({
+        code: 'auth',
+      });
+      const fix = loginLine('provider_c_refresh_failed').fix as string;
+      expect(fix).toBe(loginFix('provider_c', 'refresh_refused'));
+      expect(fix).not.toContain('CLAUDE_CONFIG_DIR');
     });
 
     it('says an endpoint failure passes by itself, on its line and in the failure the refresh line names', async () => {

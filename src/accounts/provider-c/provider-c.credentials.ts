@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { AccountLogin } from '../../config/app-config';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import type { EventLogger } from '../../core/event-logger';
+import { loginFix } from '../../core/login-state';
 import { errnoOf } from '../../common/errno';
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { readJsonObject, writeJsonFileAtomic } from '../credential-file';
@@ -79,7 +80,7 @@ export function claudeTokenFileCommand(file: string): string {
  * upstream calls. Never logs a token.
  */
 export async function refreshCredentialsAhead(
-  login: { readonly alias: string; readonly configDir: string },
+  login: { readonly alias: string; readonly configDir: string; readonly loginCommand?: string },
   tokenUrl: string,
   aheadMs: number,
   logger: EventLogger,
@@ -88,7 +89,8 @@ export async function refreshCredentialsAhead(
 ): Promise<void> {
   const file = credentialsFileOf(login.configDir);
   const fields: LoginLogFields = { provider: 'provider_c', account: login.alias, path: file };
-  const loginAgain = claudeLoginCommand(login.configDir);
+  // The login's own command, else the family's (the CLI's default directory), as its state line says.
+  const loginAgain = loginFix('provider_c', 'refresh_refused', login.loginCommand)!;
   let stored: Record<string, unknown>;
   try {
     stored = await readJsonObject(file);

@@ -28,7 +28,7 @@ export function createProviderAPool(
   let pool: AccountPool<ProviderALogin> | undefined;
   const usageUrl = whamUsageUrl(config.providerA.url);
   const specs = config.providerA.accounts.map(({ alias, loginFile, loginCommand }) => {
-    const auth = new ProviderAAuth({ alias, loginFile }, config.providerA.tokenUrl, proxy);
+    const auth = new ProviderAAuth({ alias, loginFile, loginCommand }, config.providerA.tokenUrl, proxy);
     return {
       alias,
       loginFile,
