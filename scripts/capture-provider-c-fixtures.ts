@@ -49,7 +49,16 @@ interface CaptureCase {
   readonly withoutPartialMessages?: boolean;
   /** The fake API refuses Claude Code builds below this version (its `claude_code_version_too_old` 400). */
   readonly minimumClientVersion?: string;
+  /** Leave the CLI's own retry of a refused answer on, as the CLI has it without the gateway's switch. */
+  readonly cliRefusalRetry?: boolean;
 }
+
+/** An answer the API's safety classifier stopped: `stop_reason: "refusal"` after some text. */
+const refusedAnswer: FakeReply = {
+  type: 'stream',
+  blocks: [{ kind: 'text', deltas: ['I will ', 'not.'] }],
+  stopReason: 'refusal',
+};
 
 const CASES: Record<string, CaptureCase> = {
   text: { replies: [textReply(['Hel', 'lo'])] },
@@ -193,6 +202,10 @@ const CASES: Record<string, CaptureCase> = {
       textReply('Checking.\n' + FENCE),
     ],
   },
+  // A refused answer with the gateway's environment: the CLI ends the run on it (the second reply is never asked for).
+  refusal: { replies: [refusedAnswer, textReply('Another answer.')] },
+  // The same with the CLI's refusal retry on: it asks once more, with a note, and takes that answer.
+  'refusal-retried': { replies: [refusedAnswer, textReply('Another answer.')], cliRefusalRetry: true },
   // A complete thinking block, then the text breaks: only the blocks from the text on are abandoned.
   'abandoned-after-thinking': {
     replies: [
@@ -217,7 +230,7 @@ const CASES: Record<string, CaptureCase> = {
 
 async function capture(
   name: string,
-  { replies, loggedIn = true, withoutPartialMessages = false, minimumClientVersion }: CaptureCase,
+  { replies, loggedIn = true, withoutPartialMessages = false, minimumClientVersion, cliRefusalRetry }: CaptureCase,
 ): Promise<string> {
   const api = await FakeAnthropicApi.start(replies);
   if (minimumClientVersion !== undefined) api.requireClientVersion(minimumClientVersion);
@@ -228,6 +241,7 @@ async function capture(
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       ...realClaudeEnvironment({ apiBaseUrl: api.baseUrl, home, loggedIn }),
     });
+    if (cliRefusalRetry) delete env.CLAUDE_CODE_DISABLE_REFUSAL_RETRY;
     const args = buildProviderCArgs({ upstreamModel: 'claude-fable-5', reasoningEffort: null }).filter(
       (arg) => !(withoutPartialMessages && arg === '--include-partial-messages'),
     );

@@ -909,6 +909,82 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
   });
 
+  describe('docs/upstream/provider-c.md §11.34 a refusal (stop_reason "refusal": the safety classifier stopped the answer)', () => {
+    const refused = (deltas: string[]) =>
+      stream([{ kind: 'text', deltas }], { stopReason: 'refusal', usage: { input_tokens: 9, output_tokens: 4 } });
+
+    /** The request's one summary line: a refusal is the model's answer, logged at info. */
+    function expectRefusalLine(headers: Headers, stream: boolean): void {
+      const lines = recordsOf(headers, 'chat_completion');
+      expect(lines).toEqual([
+        expect.objectContaining({ level: 30, stream, status: 200, finish_reason: 'content_filter' }),
+      ]);
+      expect(lines[0].error_code).toBeUndefined();
+    }
+
+    it.concurrent(
+      'streamed: the refused text once, then finish_reason content_filter and [DONE]; one API call, the CLI does not ask again',
+      async () => {
+        const { marker, messages } = scripted([refused(['I will ', 'not.']), textReply('Another answer.')]);
+        const result = await streamChat(gateway, { messages, stream_options: { include_usage: true } });
+        expect(result.status).toBe(200);
+        expect(
+          result.chunks.map((chunk) => [chunk.choices[0]?.delta ?? null, chunk.choices[0]?.finish_reason ?? null]),
+        ).toEqual([
+          [{ role: 'assistant' }, null],
+          [{ content: 'I will ' }, null],
+          [{ content: 'not.' }, null],
+          [{}, 'content_filter'],
+          [null, null],
+        ]);
+        expect(result.chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 });
+        expect(result.done).toBe(true);
+        expectNoCliText(result);
+        expect(api.messages(marker)).toHaveLength(1);
+        expectRefusalLine(result.headers, true);
+      },
+    );
+
+    it.concurrent(
+      'non-streamed: 200 with the refused text and finish_reason content_filter, not a 400; one API call',
+      async () => {
+        const { marker, messages } = scripted([refused(['I will ', 'not.']), textReply('Another answer.')]);
+        const response = await postChat(gateway, { messages });
+        expect(response.status).toBe(200);
+        const raw = await response.text();
+        expectNoCliText(raw);
+        const body = JSON.parse(raw);
+        expect(body.choices[0]).toMatchObject({
+          message: { role: 'assistant', content: 'I will not.' },
+          finish_reason: 'content_filter',
+        });
+        expect(body.usage).toMatchObject({ prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 });
+        expect(api.messages(marker)).toHaveLength(1);
+        expectRefusalLine(response.headers, false);
+      },
+    );
+
+    it.concurrent(
+      'a tool-call block in the refused answer is no call: the text before it and content_filter, streamed and not',
+      async () => {
+        const fence = fenceText('read_file', { path: 'a' });
+        const replies = () => [refused(['Checking.\n', fence]), textReply('Another answer.')];
+        const streamed = scripted(replies());
+        const result = await streamChat(gateway, { messages: streamed.messages, tools: [READ_FILE] });
+        expect(contents(result)).toEqual(['Checking.\n']);
+        expect(toolFrames(result)).toEqual([]);
+        expect(finishReason(result)).toBe('content_filter');
+        expect(result.done).toBe(true);
+        expect(api.messages(streamed.marker)).toHaveLength(1);
+        const plain = scripted(replies());
+        const body = (await (await postChat(gateway, { messages: plain.messages, tools: [READ_FILE] })).json()) as any;
+        expect(body.choices[0].message.tool_calls).toBeUndefined();
+        expect(body.choices[0]).toMatchObject({ message: { content: 'Checking.\n' }, finish_reason: 'content_filter' });
+        expect(api.messages(plain.marker)).toHaveLength(1);
+      },
+    );
+  });
+
   describe('client disconnect', () => {
     it.concurrent('ends the child within 3 s and the fake API sees its connection close', async () => {
       const { marker, messages } = scripted([stream([{ kind: 'text', deltas: ['partial'] }], { hang: true })]);

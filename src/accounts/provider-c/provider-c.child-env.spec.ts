@@ -13,11 +13,21 @@ describe(claudeChildEnvironment.name, () => {
       CLAUDE_CODE_OAUTH_TOKEN: 't',
       CLAUDE_CONFIG_DIR: '/c',
       CLAUDE_CODE_MAX_RETRIES: '0',
+      CLAUDE_CODE_DISABLE_REFUSAL_RETRY: '1',
+      CLAUDE_CODE_DISABLE_REFUSAL_FALLBACK: '1',
     });
   });
 
   it("turns the CLI's own API retries off unless the operator chose a value", () => {
     expect(claudeChildEnvironment({}).CLAUDE_CODE_MAX_RETRIES).toBe('0');
     expect(claudeChildEnvironment({ CLAUDE_CODE_MAX_RETRIES: '3' }).CLAUDE_CODE_MAX_RETRIES).toBe('3');
+  });
+
+  it("turns the CLI's own answer to a refusal off (asking again, another model), whatever the gateway's environment says", () => {
+    const env = claudeChildEnvironment({
+      CLAUDE_CODE_DISABLE_REFUSAL_RETRY: '',
+      CLAUDE_CODE_DISABLE_REFUSAL_FALLBACK: '',
+    });
+    expect(env).toMatchObject({ CLAUDE_CODE_DISABLE_REFUSAL_RETRY: '1', CLAUDE_CODE_DISABLE_REFUSAL_FALLBACK: '1' });
   });
 });

@@ -26,10 +26,25 @@ export const CLAUDE_SESSION_VARIABLES = [
  */
 const DEFAULT_CLI_MAX_RETRIES = '0';
 
+/**
+ * When the API stops an answer with `stop_reason: "refusal"` (its safety classifier), Claude Code
+ * 2.1.332 asks again on its own: once more with the refused text and a note telling the model not to
+ * repeat it, and, where it has a fallback model for the refused one, that model. Either bills a
+ * second request and joins a second answer, possibly another model's, to what the client was
+ * already sent. The gateway answers the refusal itself (`finish_reason: "content_filter"`,
+ * docs/upstream/provider-c.md §8.2), so both are always off, whatever the gateway's environment
+ * says: the CLI then ends the run on the refusal (the switches are the 2.1.332 binary's).
+ */
+const REFUSAL_SWITCHES = {
+  CLAUDE_CODE_DISABLE_REFUSAL_RETRY: '1',
+  CLAUDE_CODE_DISABLE_REFUSAL_FALLBACK: '1',
+} as const;
+
 /** The child's environment: the gateway's (already without secrets, docs/upstream/provider-c.md §3.2) minus the session kin. */
 export function claudeChildEnvironment(base: Readonly<Record<string, string>>): Record<string, string> {
   const env: Record<string, string> = { ...base };
   for (const name of CLAUDE_SESSION_VARIABLES) delete env[name];
   env.CLAUDE_CODE_MAX_RETRIES ??= DEFAULT_CLI_MAX_RETRIES;
+  Object.assign(env, REFUSAL_SWITCHES);
   return env;
 }

@@ -821,6 +821,74 @@ describe(translateLine.name, () => {
     expect(fromMessage).toMatchObject(classified);
     expect(fromMessage.upstream).toEqual({ type: 'rate_limit_error', message: 'Limit reached' });
   });
+
+  describe('a refused answer: stop_reason "refusal" (docs/upstream/provider-c.md §8.2)', () => {
+    const REFUSED = [
+      { type: 'text-delta', text: 'I will ' },
+      { type: 'text-delta', text: 'not.' },
+    ];
+    const CONTENT_FILTER = { type: 'finish', reason: 'content_filter' };
+    /** The refusal's lines with its two text deltas set to `deltas`. */
+    const refusalWith = (deltas: readonly [string, string]) => {
+      let next = 0;
+      return fixture('refusal').map((entry) => {
+        const message = JSON.parse(entry);
+        if (message.event?.type !== 'content_block_delta') return entry;
+        return line({
+          ...message,
+          event: { ...message.event, delta: { ...message.event.delta, text: deltas[next++] } },
+        });
+      });
+    };
+
+    it("the CLI's error result after it is the turn's end: the text once, usage and content_filter; the CLI's words are nowhere", () => {
+      const result = translateLines(fixture('refusal'));
+      expect(result.end).toStrictEqual({ events: [CAPTURED_USAGE, CONTENT_FILTER], accepted: true, terminal: true });
+      expect(result.events).toEqual([...REFUSED, CAPTURED_USAGE, CONTENT_FILTER]);
+      // What the run printed: the refused answer, a synthetic "API Error: …" message, an error result.
+      const lines = fixture('refusal').map((entry) => JSON.parse(entry));
+      expect(lines.find((message) => message.is_api_error_message)).toMatchObject({
+        error: 'invalid_request',
+        message: { model: '<synthetic>', stop_reason: 'refusal' },
+      });
+      expect(lines.at(-1)).toMatchObject({ type: 'result', is_error: true, stop_reason: 'refusal' });
+    });
+
+    it('held for a non-streaming request: the same answer at the end', () => {
+      const result = translateLines(fixture('refusal'), { holdUntilEnd: true });
+      expect(result.steps.slice(0, -1).flatMap((step) => step.events)).toEqual([]);
+      expect(result.events).toEqual([...REFUSED, CAPTURED_USAGE, CONTENT_FILTER]);
+    });
+
+    it('a tool-call block in it is no call, streamed or held; a broken one is no invalid-tool-call error', () => {
+      const call = FENCE('read_file', { path: 'a' });
+      for (const holdUntilEnd of [false, true]) {
+        const result = translateLines(refusalWith(['Checking.\n', call]), { toolKinds: READ_FILE_KINDS, holdUntilEnd });
+        expect(result.events).toEqual([{ type: 'text-delta', text: 'Checking.\n' }, CAPTURED_USAGE, CONTENT_FILTER]);
+        const broken = translateLines(refusalWith(['Checking.\n', '```agent_tool_call\n{,}\n```']), {
+          toolKinds: READ_FILE_KINDS,
+          holdUntilEnd,
+        });
+        expect(broken.events).toEqual([{ type: 'text-delta', text: 'Checking.\n' }, CAPTURED_USAGE, CONTENT_FILTER]);
+      }
+    });
+
+    it('a CLI that asks again anyway: the turn ends at the new message, which never reaches the client', () => {
+      const lines = fixture('refusal-retried');
+      const result = translateLines(lines);
+      const second = lines.findIndex((entry, index) => index > 3 && entry.includes('"message_start"'));
+      expect(result.steps).toHaveLength(second + 1);
+      expect(result.end).toStrictEqual({
+        events: [
+          { type: 'usage', usage: { promptTokens: 12, completionTokens: 6, totalTokens: 18, cachedPromptTokens: 0 } },
+          CONTENT_FILTER,
+        ],
+        accepted: true,
+        terminal: true,
+      });
+      expect(visible(result.events)).toEqual(['I will ', 'not.']);
+    });
+  });
 });
 
 describe(mapStopReason.name, () => {

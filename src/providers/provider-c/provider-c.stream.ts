@@ -69,6 +69,12 @@ export interface ProviderCStreamState {
   /** Usage merged from message_start / message_delta, used when the result line has none. */
   streamedUsage: StreamJsonUsage;
   stopReason?: string;
+  /**
+   * The API stopped the answer with `stop_reason: "refusal"` (its safety classifier): the turn ends
+   * there, with `content_filter`, and no tool call of that answer reaches the client
+   * (docs/upstream/provider-c.md §8.2).
+   */
+  answerRefused: boolean;
   /** Deltas seen since the last `assistant` line (fallback when message ids are missing). */
   deltasSinceAssistant: boolean;
   validCalls: number;
@@ -118,6 +124,7 @@ export function createStreamState(options: StreamStateOptions): ProviderCStreamS
     blockKinds: new Map(),
     restarts: new AnswerRestarts(options.holdUntilEnd === true),
     streamedUsage: {},
+    answerRefused: false,
     deltasSinceAssistant: false,
     validCalls: 0,
     droppedBlocks: 0,
@@ -144,6 +151,10 @@ export function parseStreamLine(line: string): JsonObject | undefined {
 export function translateLine(message: JsonObject, state: ProviderCStreamState, run: CliRun): FrameStep {
   const line = readLine(message);
   if (line?.type === 'result') return resultStep(line, state, run);
+  // The CLI's refusal retry is switched off (provider-c.child-env.ts); should a CLI ask again all
+  // the same, its new answer is no part of this turn, which ends now (the child is stopped).
+  if (state.answerRefused && line?.type === 'stream_event' && line.event?.type === 'message_start')
+    return { ...finishStep(state, state.streamedUsage), accepted: true };
   const events = translateMessage(line, state);
   if (!state.accepted && events.some(isModelOutput)) state.accepted = true;
   const failure = state.restarts.diverged ? state.restarts.restartFailure() : undefined;
@@ -254,7 +265,10 @@ function endMessage(abandoned: AbandonedBlocks | undefined, state: ProviderCStre
       state.options.diagnostic?.('provider_c_answer_restarted', { from_block_index: abandoned.from_block_index });
     }
   }
-  return state.restarts.messageEnded();
+  const calls = state.restarts.messageEnded();
+  if (state.stopReason !== 'refusal') return calls;
+  state.answerRefused = true;
+  return [];
 }
 
 /**
@@ -294,6 +308,13 @@ function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun):
   const subtype = line.subtype ?? '';
   const refusal = state.refusalReport;
   state.refusalReport = undefined;
+  // The CLI reports a refused answer as an error result (`is_error`, `stop_reason: "refusal"`,
+  // after a synthetic "API Error: … safeguards flagged this message"): it is the model's answer.
+  if (line.stop_reason === 'refusal') state.answerRefused = true;
+  if (state.answerRefused) {
+    state.accepted = true;
+    return { ...finishStep(state, line.usage ?? state.streamedUsage), accepted: true };
+  }
   if (line.is_error === true || subtype.startsWith('error')) {
     const report = errorReport(line, state);
     const stderr = run.stderr();
@@ -334,7 +355,13 @@ function finishStep(state: ProviderCStreamState, usage: StreamJsonUsage): FrameS
     flushed.push(...handleOutputs(channel, state.parsers[channel].end(), state));
   const failure = state.restarts.restartFailure();
   if (failure) return { events: [], failure };
-  const events = [...state.restarts.release(), ...flushed];
+  const kept = [...state.restarts.release(), ...flushed];
+  if (state.answerRefused) {
+    const events = kept.filter((event) => event.type !== 'tool-call');
+    events.push({ type: 'usage', usage: toUsageEvent(usage) }, { type: 'finish', reason: 'content_filter' });
+    return { events, terminal: true };
+  }
+  const events = kept;
   events.push({ type: 'usage', usage: toUsageEvent(usage) });
   if (state.validCalls === 0 && state.droppedBlocks > 0) {
     events.push({
