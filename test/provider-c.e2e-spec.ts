@@ -983,6 +983,37 @@ describe('provider_c with the real Claude Code CLI', () => {
         expect(api.messages(plain.marker)).toHaveLength(1);
       },
     );
+
+    it.concurrent(
+      'an answer the gateway holds for tool_choice or response_format: the refusal is the answer, never asked again nor a 422',
+      async () => {
+        for (const held of [
+          { tools: [READ_FILE], tool_choice: 'required' },
+          { response_format: { type: 'json_object' } },
+          { tools: [READ_FILE], tool_choice: 'required', response_format: { type: 'json_object' } },
+        ]) {
+          for (const stream of [true, false]) {
+            const { marker, messages } = scripted([refused(['I will ', 'not.']), textReply('{"a":1}')]);
+            const response = await postChat(gateway, { messages, stream, ...held });
+            expect(response.status).toBe(200);
+            const raw = await response.text();
+            if (stream) {
+              const answer = { ...sseChunks(raw), raw } as unknown as ChatStreamResult;
+              expect(contents(answer).join('')).toBe('I will not.');
+              expect(finishReason(answer)).toBe('content_filter');
+              expect(answer.done).toBe(true);
+            } else {
+              expect(JSON.parse(raw).choices[0]).toMatchObject({
+                message: { content: 'I will not.' },
+                finish_reason: 'content_filter',
+              });
+            }
+            expect(api.messages(marker)).toHaveLength(1);
+            expectRefusalLine(response.headers, stream);
+          }
+        }
+      },
+    );
   });
 
   describe('client disconnect', () => {

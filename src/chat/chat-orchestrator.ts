@@ -7,6 +7,7 @@ import { sanitizeIdentifier } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { ChatEvent, PolledEvents, UsageEvent } from '../core/chat-event';
+import { isRefusalFinish } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { ChatMessage } from '../core/chat-message';
@@ -250,7 +251,7 @@ export class ChatOrchestrator {
         const turn = await bufferTurn(observed(events, telemetry));
         const chosen = choice?.select(turn, logger);
         verdict = json.judge(chosen ? chosen.events : turn);
-        unmet = chosen !== undefined && !chosen.met && verdict.kind !== 'failed';
+        unmet = chosen !== undefined && !chosen.met && verdict.kind !== 'failed' && !turn.some(isRefusalFinish);
       } finally {
         await events.return?.().catch(() => undefined);
       }

@@ -3,6 +3,7 @@ import { parseJsonObjectOutput } from '../common/json-schema/json-object-output'
 import type { OutputValidator } from '../common/json-schema/output-validator';
 import { findSchemaBoundViolations } from '../common/json-schema/schema-bounds';
 import type { ChatEvent } from '../core/chat-event';
+import { isRefusalFinish } from '../core/chat-event';
 import type { ChatMessage } from '../core/chat-message';
 import { GatewayError } from '../core/gateway.error';
 import type { ResponseFormat } from '../providers/shared/provider-adapter';
@@ -20,7 +21,7 @@ export const MAX_JSON_ATTEMPTS = 3;
 
 /** What a buffered turn amounts to. */
 export type JsonVerdict =
-  /** Events to write: the answer reduced to the JSON object, or the model's tool calls untouched. */
+  /** Events to write: the answer reduced to the JSON object, the model's tool calls untouched, or a refusal as it came. */
   | { readonly kind: 'answer'; readonly events: readonly ChatEvent[] }
   /** The turn failed upstream: nothing was written, so it is answered with its own status. */
   | { readonly kind: 'failed'; readonly error: GatewayError }
@@ -84,6 +85,8 @@ export class JsonAnswer {
       if (event.type === 'error') return { kind: 'failed', error: event.error };
       // A tool call is the model's answer too; its arguments are checked by the renderer as always.
       if (event.type === 'tool-call') return { kind: 'answer', events };
+      // So is a refusal: the safety system stopped the answer, and asking again bills what was refused.
+      if (isRefusalFinish(event)) return { kind: 'answer', events };
       if (event.type === 'text-delta') text += event.text;
       if (event.type === 'finish') ended = true;
     }

@@ -1,4 +1,5 @@
 import type { ChatEvent, PolledEvents, ToolCallEvent } from '../core/chat-event';
+import { isRefusalFinish } from '../core/chat-event';
 import { forcedToolName } from '../core/chat-message';
 import type { EventLogger } from '../core/event-logger';
 import { GatewayError } from '../core/gateway.error';
@@ -17,7 +18,8 @@ import { toolCallProblem } from './chat-completion.renderer';
  * written, the held part first and the rest as it comes. A stream's headers are held too, until a
  * keep-alive comment must go out (the orchestrator's HeldAnswerKeepAlive). An answer asked again
  * was never seen by the client. Tool calls reach the ToolCallCollector as before, which writes
- * them at the end of the turn.
+ * them at the end of the turn. An answer the upstream's safety system stopped (`content_filter`)
+ * is not asked again: asking bills another turn for what was refused, so it is the answer.
  */
 
 /** What a turn read up to the call the choice asks for amounts to. */
@@ -26,7 +28,7 @@ export type ToolChoiceVerdict =
   | { readonly kind: 'answer'; readonly events: PolledEvents }
   /** The turn failed upstream before the call: nothing was written, so it is answered with its own status. */
   | { readonly kind: 'failed'; readonly error: GatewayError }
-  /** The turn ended without the call: worth asking again. */
+  /** The turn ended without the call (and was not refused): worth asking again. */
   | { readonly kind: 'unmet' };
 
 /** How dropped calls are reported: the request's logger (no closure per turn). */
@@ -71,6 +73,8 @@ export class ToolChoiceRule {
       if (event === undefined)
         return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
       if (event.type === 'error') return { kind: 'failed', error: event.error };
+      if (isRefusalFinish(event))
+        return { kind: 'answer', events: new ChosenEvents([...held, event], events, this, logger) };
       if (event.type === 'finish') return { kind: 'unmet' };
       if (event.type === 'tool-call' && !this.passes(event.call, logger)) continue;
       held.push(event);

@@ -24,6 +24,13 @@ export interface UsageEvent {
 
 export type FinishReason = 'stop' | 'length' | 'content_filter';
 
+/**
+ * The upstream's safety system stopped the answer (`content_filter`): the model's answer as it is,
+ * never one a held `tool_choice` or `response_format` asks again (docs/chat.md).
+ */
+export const isRefusalFinish = (event: ChatEvent): boolean =>
+  event.type === 'finish' && event.reason === 'content_filter';
+
 /** The typed event union every adapter yields; SSE text exists only in the chat layer. */
 export type ChatEvent =
   | { readonly type: 'text-delta'; readonly text: string }

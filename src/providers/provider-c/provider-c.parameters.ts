@@ -24,7 +24,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
     "`low`/`medium`/`high`/`xhigh`/`max` → `--effort`; `none`, `minimal`: no flag, the CLI's default; any other value is a 400",
   ),
   response_format: enforced(
-    "the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before any of it is sent (a stream gets keep-alive comments meanwhile), then 422 `output_validation_failed` (the error chunk of a stream held past a keep-alive round); only the JSON object is written; `json_schema.description` is not given to the model (put guidance in the schema's own `description`s or the messages)",
+    'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before any of it is sent (a stream gets keep-alive comments meanwhile), then 422 `output_validation_failed` (the error chunk of a stream held past a keep-alive round); only the JSON object is written, except for a refusal (`finish_reason: "content_filter"`), written as it came and never asked again; `json_schema.description` is not given to the model (put guidance in the schema\'s own `description`s or the messages)',
   ),
   seed: ignored('the `claude` CLI takes no seed; determinism is best effort even on OpenAI'),
   service_tier: ignored('the `claude` CLI has one tier'),
@@ -35,7 +35,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
   temperature: ignored(SAMPLING_NOT_TAKEN),
   tool_choice: enforced(
-    '`required` and a forced tool are a rule line of the injected tool protocol, and the gateway holds the answer to them: nothing of it is written until a call that meets the choice arrived (a stream gets keep-alive comments meanwhile), then the answer from its start; a call of another tool than the forced one is never passed on; an answer without the call is asked again up to 2 more times, then 422 `output_validation_failed` with `param: "tool_choice"` (the error chunk of a stream held past a keep-alive round); `none` leaves the protocol out and drops any tool-call block the model writes',
+    '`required` and a forced tool are a rule line of the injected tool protocol, and the gateway holds the answer to them: nothing of it is written until a call that meets the choice arrived (a stream gets keep-alive comments meanwhile), then the answer from its start; a call of another tool than the forced one is never passed on; an answer without the call is asked again up to 2 more times (not a refusal, `finish_reason: "content_filter"`: written as it came), then 422 `output_validation_failed` with `param: "tool_choice"` (the error chunk of a stream held past a keep-alive round); `none` leaves the protocol out and drops any tool-call block the model writes',
   ),
   tools: enforced(
     "an injected protocol; fenced `agent_tool_call` blocks are parsed back into tool calls; a hosted tool (`web_search`…) is 400; a tool's `strict: true` is not enforced: a call's arguments are checked only for being JSON, not against the schema",
