@@ -394,7 +394,8 @@ describe(ProviderBAdapter.name, () => {
         path: authFile(),
         status: 400,
         error: 'invalid_grant',
-        fix: `run \`GEMINI_CLI_HOME=${home} gemini\` on the gateway's machine and choose "Login with Google" (it rewrites ${authFile()})`,
+        // The login is the CLI's default one (under HOME): the family's plain command.
+        fix: 'run `gemini` on the gateway\'s machine and choose "Login with Google"',
       });
       expect(JSON.stringify(logger.records)).not.toMatch(/revoked|fake-refresh-token|fake-access/);
     });
@@ -409,7 +410,8 @@ describe(ProviderBAdapter.name, () => {
         account: 'default',
         path: authFile(),
         reason: 'missing',
-        fix: `run \`GEMINI_CLI_HOME=${home} gemini\` on the gateway's machine and choose "Login with Google" (it rewrites ${authFile()})`,
+        // The login is the CLI's default one (under HOME): the family's plain command.
+        fix: 'run `gemini` on the gateway\'s machine and choose "Login with Google"',
       });
       expect(fake.requests()).toHaveLength(0);
     });
