@@ -18,6 +18,9 @@ const TOOLS = [
   },
 ];
 const TRUNCATED_40000 = '[gateway: tool output truncated from 40000 bytes; kept 32699 bytes]';
+const IMAGE_OMITTED = '[gateway: image of older tool output omitted]';
+const PIXEL =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 type Message = Record<string, unknown>;
 type InputItem = { type: string; call_id?: string; output?: string; role?: string; content?: unknown };
@@ -108,6 +111,84 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
     ]);
   });
 
+  it('keeps the images of the newest tool result over the cap, in their place, and cuts only its text (item 30)', async () => {
+    // A browser agent's result: a page title, its screenshot, a 40 000-byte accessibility tree, a second screenshot.
+    const secondShot = 'data:image/png;base64,' + 'B'.repeat(64);
+    const messages = agentHistory(1, 10);
+    messages[3] = {
+      role: 'tool',
+      tool_call_id: 'call_0',
+      content: [
+        { type: 'text', text: 'page 1' },
+        { type: 'image_url', image_url: { url: PIXEL } },
+        { type: 'text', text: 'a11y tree '.repeat(3_999) + 'end' }, // 39 993 bytes: 40 000 with 'page 1' and a newline
+        { type: 'image_url', image_url: { url: secondShot, detail: 'low' } },
+      ],
+    };
+    const { input, requestId } = await send(defaults, { tools: TOOLS, messages });
+    const parts = outputs(input)[0].output as unknown as Array<{ type: string; text?: string }>;
+    expect(parts.map((part) => part.type)).toEqual(['input_text', 'input_image', 'input_text', 'input_image']);
+    expect(parts[0]).toEqual({ type: 'input_text', text: 'page 1' });
+    expect(parts[1]).toEqual({ type: 'input_image', image_url: PIXEL });
+    expect(parts[3]).toEqual({ type: 'input_image', image_url: secondShot, detail: 'low' });
+    // The text parts, joined as every family reads them, are the 40 000 bytes cut to the cap.
+    const text = `${parts[0].text}\n${parts[2].text}`;
+    expect(Buffer.byteLength(text, 'utf8')).toBe(32_768);
+    expect(text.endsWith(`\n\n${TRUNCATED_40000}`)).toBe(true);
+    expect(parts[2].text!.startsWith('a11y tree a11y tree')).toBe(true);
+    const [record] = contextRecords(defaults, requestId);
+    expect(record).toMatchObject({ truncated: 1, compacted: 0, images_omitted: 0 });
+    // The images count on both sides: only the text shrank.
+    expect(Number(record.bytes_before) - Number(record.bytes_after)).toBe(40_000 - 32_768);
+  });
+
+  it('replaces the screenshots of tool results before the boundary with a marker, keeps the tail as sent, and does it the same way every turn', async () => {
+    // A computer-use agent: 70 screenshot results of 4 bytes of text and a 20 kB image; 141 messages.
+    const screenshot = 'data:image/png;base64,' + 'A'.repeat(20_000);
+    const messages: Message[] = [{ role: 'user', content: 'Book the flight.' }];
+    for (let index = 0; index < 70; index++) {
+      messages.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `call_${index}`, type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+      });
+      messages.push({
+        role: 'tool',
+        tool_call_id: `call_${index}`,
+        content: [
+          { type: 'text', text: 'shot' },
+          { type: 'image_url', image_url: { url: screenshot } },
+        ],
+      });
+    }
+    const first = await send(defaults, { tools: TOOLS, messages });
+    // The boundary of 141 messages is 108 (the last 24 and 9 more): results 0–52 lie before it.
+    outputs(first.input).forEach((item, index) => {
+      if (index <= 52) expect(item.output).toBe(`shot\n${IMAGE_OMITTED}`);
+      else
+        expect(item.output).toEqual([
+          { type: 'input_text', text: 'shot' },
+          { type: 'input_image', image_url: screenshot },
+        ]);
+    });
+    const imageBytes = Buffer.byteLength(screenshot, 'utf8');
+    expect(contextRecords(defaults, first.requestId)).toEqual([
+      expect.objectContaining({
+        messages: 141,
+        tool_messages: 70,
+        truncated: 0,
+        compacted: 53,
+        images_omitted: 53,
+        recent_kept: 33,
+        bytes_before: 70 * (4 + imageBytes),
+        bytes_after: 53 * Buffer.byteLength(`shot\n${IMAGE_OMITTED}`, 'utf8') + 17 * (4 + imageBytes),
+      }),
+    ]);
+    // The same history again goes up byte for byte the same (the upstream's prompt cache keys on it).
+    const second = await send(defaults, { tools: TOOLS, messages });
+    expect(JSON.stringify(second.input)).toBe(JSON.stringify(first.input));
+  });
+
   it('compacts tool results before the boundary of 130 messages (the last 24 and up to 11 more kept) and keeps every pair', async () => {
     const messages = agentHistory(63, 2_000);
     messages.push({ role: 'user', content: 'Really continue.' });
@@ -166,6 +247,7 @@ describe('context management (POST /v1/chat/completions → provider_a)', () => 
       'tool_messages',
       'truncated',
       'compacted',
+      'images_omitted',
       'recent_kept',
     ];
     const pinoFields = ['level', 'time', 'pid', 'hostname', 'reqId', 'event', 'msg'];

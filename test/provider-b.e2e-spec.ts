@@ -462,6 +462,44 @@ describe('provider_b over POST /v1/chat/completions', () => {
       ]);
     });
 
+    it('sends the screenshots of old tool results, which context management replaced, as its marker text; one in the newest result is refused (docs/design/behaviours.md §5.3)', async () => {
+      // 61 screenshot results make 123 messages, over the 120 that trigger compaction; results
+      // 0–46 lie before the boundary (96). Code Assist takes no image in a functionResponse.
+      const tools = [{ type: 'function', function: { name: 'screenshot', parameters: { type: 'object' } } }];
+      const shot = { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } };
+      const messages: Record<string, unknown>[] = [{ role: 'user', content: 'book the flight' }];
+      for (let index = 0; index < 61; index++) {
+        messages.push({
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `call_${index}`, type: 'function', function: { name: 'screenshot', arguments: '{}' } }],
+        });
+        messages.push({
+          role: 'tool',
+          tool_call_id: `call_${index}`,
+          content: index < 40 ? [{ type: 'text', text: `shot ${index}` }, shot] : `page ${index}`,
+        });
+      }
+      const result = await streamChat(gateway, { tools, messages });
+      expect(result.status).toBe(200);
+      const responses = fake
+        .requests('streamGenerateContent')[0]
+        .body.request.contents.flatMap((content: any) => content.parts)
+        .filter((part: any) => part.functionResponse)
+        .map((part: any) => part.functionResponse.response.output);
+      expect(responses).toHaveLength(61);
+      expect(responses[0]).toBe('shot 0\n[gateway: image of older tool output omitted]');
+      expect(responses[39]).toBe('shot 39\n[gateway: image of older tool output omitted]');
+      expect(responses[40]).toBe('page 40');
+
+      messages[122] = { ...messages[122], content: [{ type: 'text', text: 'page 60' }, shot] };
+      const refused = await postChat(gateway, { tools, messages });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as any).error.message).toMatch(
+        /^messages\[122\]\.content\[1\]: part type "image_url" in this message role is not supported by provider_b/,
+      );
+    });
+
     it.each([
       [
         'an https image URL',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { loadConfig } from '../../config/app-config';
-import type { ChatMessage } from '../../core/chat-message';
-import { messageText } from '../../core/chat-message';
+import type { ChatMessage, ContentPart } from '../../core/chat-message';
+import { imageUrlOf, isImagePart, messageText, textOfPart } from '../../core/chat-message';
 import type { ContextSettings } from './context-manager';
 import { compactionBoundary, manageContext } from './context-manager';
 import { utf8Prefix } from './utf8-prefix';
@@ -10,9 +10,22 @@ import { utf8Prefix } from './utf8-prefix';
 const DEFAULTS: ContextSettings = loadConfig({}).contextManagement;
 const settings = (overrides: Partial<ContextSettings> = {}): ContextSettings => ({ ...DEFAULTS, ...overrides });
 const bytes = (text: unknown) => Buffer.byteLength(String(text), 'utf8');
-/** What `context_manage` counts: the UTF-8 size of the tool results' text. */
+const partsOf = (message: ChatMessage): readonly ContentPart[] =>
+  Array.isArray(message.content) ? (message.content as readonly ContentPart[]) : [];
+const imagesOf = (message: ChatMessage) => partsOf(message).filter((part) => isImagePart(part));
+/** What `context_manage` counts: the UTF-8 size of the tool results' text and image URLs. */
 const toolBytes = (messages: readonly ChatMessage[]) =>
-  messages.filter((message) => message.role === 'tool').reduce((sum, message) => sum + bytes(messageText(message)), 0);
+  messages
+    .filter((message) => message.role === 'tool')
+    .reduce(
+      (sum, message) =>
+        sum +
+        bytes(messageText(message)) +
+        imagesOf(message).reduce((urls, part) => urls + bytes(imageUrlOf(part) ?? ''), 0),
+      0,
+    );
+const IMAGE_OMITTED = '[gateway: image of older tool output omitted]';
+const image = (url: string): ContentPart => ({ type: 'image_url', image_url: { url } });
 const deepFreeze = <T>(value: T): T => {
   if (value && typeof value === 'object') {
     Object.values(value).forEach(deepFreeze);
@@ -76,10 +89,9 @@ describe('manageContext', () => {
       }
     });
 
-    it('flattens a parts array joined with newlines before measuring', () => {
+    it('measures the text parts joined with newlines, and a result of text parts only becomes one string', () => {
       const content = [
         { type: 'text', text: 'a'.repeat(60) },
-        { type: 'image_url', image_url: { url: 'u' } },
         { type: 'text', text: 'b'.repeat(60) },
       ];
       const result = manageContext(
@@ -90,6 +102,62 @@ describe('manageContext', () => {
       expect(typeof text).toBe('string');
       expect(text).toMatch(/^a+\n\n\[gateway: tool output truncated from 121 bytes; kept \d+ bytes\]$/);
       expect(bytes(text)).toBeLessThanOrEqual(100);
+    });
+
+    it('keeps every part that is not text, in its place, and cuts only the text parts', () => {
+      const audio: ContentPart = { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } };
+      const content: ContentPart[] = [
+        { type: 'text', text: 'a'.repeat(60), cache_control: { type: 'ephemeral' } },
+        image('data:image/png;base64,AAAA'),
+        { type: 'text', text: 'b'.repeat(60) },
+        audio,
+        { type: 'text', text: 'c'.repeat(60) },
+        image('https://example.test/2.png'),
+      ];
+      const result = manageContext(
+        [{ role: 'tool', tool_call_id: 'c', content }],
+        settings({ toolOutputMaxBytes: 140 }),
+      );
+      const sent = result.messages[0];
+      const parts = partsOf(sent);
+      // The cut falls in the second text part: it ends with the marker, the third is past it.
+      expect(parts).toEqual([
+        content[0],
+        content[1],
+        {
+          type: 'text',
+          text: expect.stringMatching(/^b+\n\n\[gateway: tool output truncated from 182 bytes; kept \d+ bytes\]$/),
+        },
+        audio,
+        content[5],
+      ]);
+      expect(parts[1]).toBe(content[1]);
+      expect(parts[3]).toBe(content[3]);
+      expect(bytes(messageText(sent))).toBeLessThanOrEqual(140);
+      // The images count on both sides; only the text shrank.
+      expect(result.stats).toMatchObject({ truncated: 1, images_omitted: 0 });
+      expect(result.stats!.bytes_before - result.stats!.bytes_after).toBe(182 - bytes(messageText(sent)));
+    });
+
+    it('reads the same text from the cut parts as from the cut string, wherever the cut falls', () => {
+      // The join between two parts is a character of the text: a cut ending on it keeps it.
+      const text = (first: number) => [
+        { type: 'text', text: 'x'.repeat(first) },
+        image('data:image/png;base64,AAAA'),
+        { type: 'text', text: 'y'.repeat(200 - first) },
+      ];
+      for (let first = 0; first <= 200; first++) {
+        const parts = manageContext(
+          [{ role: 'tool', tool_call_id: 'c', content: text(first) }],
+          settings({ toolOutputMaxBytes: 120 }),
+        ).messages[0];
+        const string = manageContext(
+          [{ role: 'tool', tool_call_id: 'c', content: 'x'.repeat(first) + '\n' + 'y'.repeat(200 - first) }],
+          settings({ toolOutputMaxBytes: 120 }),
+        ).messages[0];
+        expect(messageText(parts)).toBe(string.content);
+        expect(imagesOf(parts)).toHaveLength(1);
+      }
     });
 
     it('leaves results at or under the cap alone and applies the cap without any trigger', () => {
@@ -153,6 +221,7 @@ describe('manageContext', () => {
         tool_messages: 63,
         truncated: 0,
         compacted: old.length,
+        images_omitted: 0,
         recent_kept: 34,
       });
       expect(JSON.stringify(messages)).toBe(before);
@@ -223,6 +292,65 @@ describe('manageContext', () => {
         'w'.repeat(512) + '\n\n[gateway: older tool output compacted from 40000 bytes; kept 512 bytes]',
       );
       expect(result.stats).toMatchObject({ truncated: 1, compacted: 1, recent_kept: 1 });
+    });
+
+    it('replaces every image of an old result with a marker, and keeps those of the tail and of results without a call id', () => {
+      const shot = 'data:image/png;base64,' + 'A'.repeat(100_000);
+      const audio: ContentPart = { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } };
+      const screenshots = (text: string): ContentPart[] => [{ type: 'text', text }, image(shot), audio, image(shot)];
+      const messages: ChatMessage[] = [
+        { role: 'tool', tool_call_id: 'a', content: screenshots('shot') },
+        { role: 'tool', tool_call_id: 'b', content: screenshots('t'.repeat(2_000)) },
+        { role: 'tool', tool_call_id: 'c', content: [image(shot)] },
+        { role: 'tool', content: screenshots('no id') },
+        { role: 'tool', tool_call_id: 'd', content: screenshots('tail') },
+      ];
+      const result = manageContext(messages, settings({ maxMessages: 1, recentMessages: 1 }));
+      const omitted = { type: 'text', text: IMAGE_OMITTED };
+      // Short text stays as it is; only the images go.
+      expect(result.messages[0].content).toEqual([{ type: 'text', text: 'shot' }, omitted, audio, omitted]);
+      // Long text is compacted as well.
+      expect(result.messages[1].content).toEqual([
+        {
+          type: 'text',
+          text: 't'.repeat(512) + '\n\n[gateway: older tool output compacted from 2000 bytes; kept 512 bytes]',
+        },
+        omitted,
+        audio,
+        omitted,
+      ]);
+      expect(result.messages[2].content).toEqual([omitted]);
+      expect(result.messages[3]).toBe(messages[3]);
+      expect(result.messages[4]).toBe(messages[4]);
+      expect(result.stats).toEqual({
+        messages: 5,
+        bytes_before: toolBytes(messages),
+        bytes_after: toolBytes(result.messages),
+        tool_messages: 5,
+        truncated: 0,
+        compacted: 3,
+        images_omitted: 5,
+        recent_kept: 1,
+      });
+      expect(toolBytes(messages) - toolBytes(result.messages)).toBeGreaterThan(5 * 100_000);
+      // Deterministic: the same input gives the same bytes.
+      expect(JSON.stringify(manageContext(messages, settings({ maxMessages: 1, recentMessages: 1 })).messages)).toBe(
+        JSON.stringify(result.messages),
+      );
+    });
+
+    it('leaves the images of old results alone below both triggers', () => {
+      const messages: ChatMessage[] = [
+        {
+          role: 'tool',
+          tool_call_id: 'a',
+          content: [{ type: 'text', text: 'shot' }, image('data:image/png;base64,AA')],
+        },
+        { role: 'user', content: 'tail' },
+      ];
+      const result = manageContext(messages, settings({ recentMessages: 1 }));
+      expect(result.messages[0]).toBe(messages[0]);
+      expect(result.stats).toBeUndefined();
     });
 
     it('does nothing below both triggers (beyond the per-result cap)', () => {
@@ -317,12 +445,22 @@ describe('manageContext', () => {
     // The trigger measures message by message and stops at the bound; it must still decide as the
     // UTF-8 length of the whole serialized array does.
     const text = fc.string({ unit: 'grapheme', maxLength: 300 });
+    const part = fc.oneof(
+      fc.record({ type: fc.constant('text'), text }),
+      fc.record({ type: fc.constant('image_url'), image_url: fc.record({ url: fc.string({ maxLength: 200 }) }) }),
+      fc.record({ type: fc.constant('input_audio'), input_audio: fc.constant({ data: 'AAAA', format: 'wav' }) }),
+    );
     const message = fc.oneof(
       fc.record({ role: fc.constantFrom('system', 'user', 'assistant'), content: text }),
       fc.record({ role: fc.constant('tool'), tool_call_id: fc.constantFrom('c1', 'c2', ' '), content: text }),
       fc.record({
         role: fc.constant('tool'),
         content: fc.string({ unit: 'grapheme', minLength: 200, maxLength: 600 }),
+      }),
+      fc.record({
+        role: fc.constant('tool'),
+        tool_call_id: fc.constantFrom('c1', ' '),
+        content: fc.array(part, { maxLength: 5 }),
       }),
     );
     const limits = fc.record({
@@ -340,6 +478,17 @@ describe('manageContext', () => {
           expect(result.stats.bytes_before).toBe(toolBytes(messages));
           expect(result.stats.bytes_after).toBe(toolBytes(result.messages));
         }
+        // Every part that is not text keeps its place among the others; images all stay or all
+        // become the marker.
+        const skeleton = (message: ChatMessage) =>
+          partsOf(message).flatMap((part): (ContentPart | 'omitted')[] =>
+            part.text === IMAGE_OMITTED ? ['omitted'] : textOfPart(part) === undefined ? [part] : [],
+          );
+        result.messages.forEach((sent, index) => {
+          const kept = skeleton(messages[index]);
+          const omitted = kept.map((part) => (part !== 'omitted' && isImagePart(part) ? 'omitted' : part));
+          expect([kept, omitted]).toContainEqual(skeleton(sent));
+        });
         // Only the byte trigger, no per-result cap: compaction ran exactly when the serialized size
         // is over the bound (a ran compaction reports its tail, even when it changed nothing it
         // could shrink, so compare with a run whose trigger surely fires).

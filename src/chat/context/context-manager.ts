@@ -1,13 +1,14 @@
 import type { AppConfig } from '../../config/app-config';
 import type { ChatMessage } from '../../core/chat-message';
-import { messageText } from '../../core/chat-message';
+import type { TextCut, ToolResult } from './tool-result';
+import { imageBytes, readToolResult, rewriteContent } from './tool-result';
 import { utf8Length, utf8Prefix } from './utf8-prefix';
 
 export type ContextSettings = AppConfig['contextManagement'];
 
 /**
  * Counts for the `context_manage` log record (docs/design/behaviours.md §5.5); never any text.
- * `bytes_before` and `bytes_after` are the UTF-8 size of the tool results' text.
+ * `bytes_before` and `bytes_after` are the UTF-8 size of the tool results' text and image URLs.
  */
 export interface ContextStats {
   messages: number;
@@ -16,6 +17,7 @@ export interface ContextStats {
   tool_messages: number;
   truncated: number;
   compacted: number;
+  images_omitted: number;
   recent_kept: number;
 }
 
@@ -41,19 +43,29 @@ function truncationBudget(cap: number, originalBytes: number): number {
  * bytes. A cap too small to hold even the marker (under about 70 bytes) keeps the first `cap`
  * bytes and no marker: the bound is the operator's, and a marker alone would break it.
  */
-function truncate(text: string, originalBytes: number, cap: number): string {
-  if (SEPARATOR.length + truncationMarker(originalBytes, 0).length > cap) return utf8Prefix(text, cap).text;
+function truncate(text: string, originalBytes: number, cap: number): TextCut {
+  if (SEPARATOR.length + truncationMarker(originalBytes, 0).length > cap) {
+    const prefix = utf8Prefix(text, cap);
+    return { kept: prefix.text, suffix: '', bytes: prefix.bytes };
+  }
   // The kept prefix may come out shorter than the budget (a multi-byte character is never
   // split); the marker then names the bytes really kept, and is never longer than budgeted.
   const prefix = utf8Prefix(text, truncationBudget(cap, originalBytes));
-  return prefix.text + SEPARATOR + truncationMarker(originalBytes, prefix.bytes);
+  return withMarker(prefix, truncationMarker(originalBytes, prefix.bytes));
 }
 
 /** docs/design/behaviours.md §5.3: a prefix of `keepBytes`, blank line, marker. */
-function compact(text: string, originalBytes: number, keepBytes: number): string {
+function compact(text: string, originalBytes: number, keepBytes: number): TextCut {
   const prefix = utf8Prefix(text, keepBytes);
-  return prefix.text + SEPARATOR + compactionMarker(originalBytes, prefix.bytes);
+  return withMarker(prefix, compactionMarker(originalBytes, prefix.bytes));
 }
+
+/** The markers are ASCII: their length is their size. */
+const withMarker = (prefix: { text: string; bytes: number }, marker: string): TextCut => ({
+  kept: prefix.text,
+  suffix: SEPARATOR + marker,
+  bytes: prefix.bytes + SEPARATOR.length + marker.length,
+});
 
 const hasCallId = (message: ChatMessage) =>
   typeof message.tool_call_id === 'string' && message.tool_call_id.trim() !== '';
@@ -90,19 +102,23 @@ function serializedOver(messages: readonly ChatMessage[], limit: number): boolea
 /**
  * Context management for tool-capable chat requests (docs/design/behaviours.md §5). Pure: the input
  * array and its messages are never mutated; a changed message is a shallow copy with a new
- * string `content`. Only `tool` message content is ever rewritten — no message is dropped,
- * reordered or merged, and ids, `tool_calls` and `tool_call_id` are untouched, so every
- * call/result pair survives. The result may still exceed the budget; it is sent as is.
+ * `content`. Only `tool` message content is ever rewritten — no message is dropped, reordered or
+ * merged, and ids, `tool_calls` and `tool_call_id` are untouched, so every call/result pair
+ * survives. The result may still exceed the budget; it is sent as is.
  *
- * 1. Per-result cap (always): a tool result over `toolOutputMaxBytes` is truncated.
+ * 1. Per-result cap (always): a tool result whose text is over `toolOutputMaxBytes` has its text
+ *    truncated; its images stay (they are not its text).
  * 2. Trigger: message count over `maxMessages` or serialized size over `maxBytes` (0 = off); the
  *    count is read first, and the size is only measured as far as the bound.
  * 3. Compaction: tool results with a `tool_call_id` before the compaction boundary (at least the
- *    last `recentMessages` messages behind it) shrink to `compactedToolOutputBytes`, when that
- *    makes them shorter.
+ *    last `recentMessages` messages behind it) have their text shrunk to
+ *    `compactedToolOutputBytes`, when that makes it shorter, and every image replaced by a
+ *    fixed text.
  *
- * `stats` is present only when something changed. Its byte counts are the UTF-8 size of the tool
- * results' text, the only text this rewrites: sizing the whole history would serialize it all.
+ * The same input always gives the same output, byte for byte: the upstream's prompt cache and a
+ * chained upstream's response chain depend on it. `stats` is present only when something changed.
+ * Its byte counts are the UTF-8 size of the tool results' text and image URLs, the only things
+ * this rewrites: sizing the whole history would serialize it all.
  */
 export function manageContext(
   messages: readonly ChatMessage[],
@@ -111,26 +127,22 @@ export function manageContext(
   const output = [...messages];
   if (!settings.enabled) return { messages: output };
 
-  // Original text and size of each tool result; markers always name the client's original size.
-  const originals = new Map<number, { text: string; bytes: number }>();
+  // What each tool result holds as the client sent it; markers always name the original text's size.
+  const results = new Map<number, ToolResult>();
   messages.forEach((message, index) => {
-    if (message?.role !== 'tool') return;
-    const text = messageText(message);
-    originals.set(index, { text, bytes: utf8Length(text) });
+    if (message?.role === 'tool') results.set(index, readToolResult(message));
   });
-  // What each rewritten result is cut to, in UTF-8 bytes; results absent here are sent as they came.
-  const keptBytes = new Map<number, number>();
-  const rewrite = (index: number, content: string) => {
-    output[index] = { ...messages[index], content };
-    keptBytes.set(index, utf8Length(content));
-  };
+  // How the text of a rewritten result is cut; results absent here keep their text as it came.
+  const cuts = new Map<number, TextCut>();
+  // Results whose images are replaced by a marker.
+  const withoutImages = new Set<number>();
 
   let truncated = 0;
   const cap = settings.toolOutputMaxBytes;
   if (cap > 0) {
-    for (const [index, original] of originals) {
-      if (original.bytes <= cap) continue;
-      rewrite(index, truncate(original.text, original.bytes, cap));
+    for (const [index, result] of results) {
+      if (result.bytes <= cap) continue;
+      cuts.set(index, truncate(result.text, result.bytes, cap));
       truncated++;
     }
   }
@@ -140,24 +152,39 @@ export function manageContext(
     (settings.maxBytes > 0 && serializedOver(output, settings.maxBytes));
 
   let compacted = 0;
+  let imagesOmitted = 0;
   const tailStart = compactionBoundary(output.length, settings.recentMessages);
   if (triggered) {
-    for (const [index, original] of originals) {
+    for (const [index, result] of results) {
       if (index >= tailStart || !hasCallId(messages[index])) continue;
-      const candidate = compact(original.text, original.bytes, settings.compactedToolOutputBytes);
-      // Compared with what would be sent otherwise (possibly already truncated): never grow a result.
-      if (utf8Length(candidate) >= (keptBytes.get(index) ?? original.bytes)) continue;
-      rewrite(index, candidate);
-      compacted++;
+      const candidate = compact(result.text, result.bytes, settings.compactedToolOutputBytes);
+      // Compared with what would be sent otherwise (possibly already truncated): never grow a text.
+      const shorter = candidate.bytes < (cuts.get(index)?.bytes ?? result.bytes);
+      if (shorter) cuts.set(index, candidate);
+      if (result.images > 0) {
+        withoutImages.add(index);
+        imagesOmitted += result.images;
+      }
+      if (shorter || result.images > 0) compacted++;
     }
   }
 
   if (truncated === 0 && compacted === 0) return { messages: output };
   let bytesBefore = 0;
   let bytesAfter = 0;
-  for (const [index, original] of originals) {
-    bytesBefore += original.bytes;
-    bytesAfter += keptBytes.get(index) ?? original.bytes;
+  for (const [index, result] of results) {
+    const before = result.bytes + imageBytes(result);
+    bytesBefore += before;
+    const cut = cuts.get(index);
+    const omitImages = withoutImages.has(index);
+    if (cut === undefined && !omitImages) {
+      bytesAfter += before;
+      continue;
+    }
+    const sent: ChatMessage = { ...messages[index], content: rewriteContent(result, cut, omitImages) };
+    output[index] = sent;
+    // The images' markers are text now: measure what is sent rather than add up its pieces.
+    bytesAfter += omitImages ? readToolResult(sent).bytes : (cut?.bytes ?? 0) + imageBytes(result);
   }
   return {
     messages: output,
@@ -165,9 +192,10 @@ export function manageContext(
       messages: output.length,
       bytes_before: bytesBefore,
       bytes_after: bytesAfter,
-      tool_messages: originals.size,
+      tool_messages: results.size,
       truncated,
       compacted,
+      images_omitted: imagesOmitted,
       recent_kept: triggered ? output.length - tailStart : 0,
     },
   };
