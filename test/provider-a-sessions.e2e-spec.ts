@@ -241,6 +241,49 @@ describe('provider_a upstream sessions per chat', () => {
     ]);
   });
 
+  it('keeps two callers apart whose chats start with the same message: own cache key, connection and chain, past the first tool call', async () => {
+    fake().enqueue(
+      toolCallReply('resp_alice1', 'call_alice'),
+      toolCallReply('resp_bob1', 'call_bob'),
+      reply('resp_alice2', 'Alice done.'),
+      reply('resp_bob2', 'Bob done.'),
+    );
+    const first = [{ role: 'user', content: 'Read a.ts, as two people' }];
+    const as = (bearer: string, messages: Json[]) =>
+      postChatBody(
+        gateway,
+        { model: 'gpt-5.6-sol', messages, tools: TOOLS },
+        { headers: { authorization: `Bearer ${bearer}` } },
+      );
+    const toolTurn = async (bearer: string, callId: string) => {
+      const call = (await (await as(bearer, first)).json()) as { choices: Array<{ message: Json }> };
+      return [
+        ...first,
+        { role: 'assistant', content: null, tool_calls: call.choices[0].message.tool_calls },
+        { role: 'tool', tool_call_id: callId, content: 'export {}' },
+      ];
+    };
+    const aliceNext = await toolTurn('alice', 'call_alice');
+    const bobNext = await toolTurn('bob', 'call_bob');
+    expect((await as('alice', aliceNext)).status).toBe(200);
+    expect((await as('bob', bobNext)).status).toBe(200);
+
+    const [alice1, bob1, alice2, bob2] = fake().requests().slice(-4);
+    expect(bob1.body!.prompt_cache_key).not.toBe(alice1.body!.prompt_cache_key);
+    expect(bob1.headers['session-id']).not.toBe(alice1.headers['session-id']);
+    expect(bob1.connection).not.toBe(alice1.connection);
+    // Each caller's chat goes on under the identity it started with, on its own kept connection.
+    for (const [one, two, previous] of [
+      [alice1, alice2, 'resp_alice1'],
+      [bob1, bob2, 'resp_bob1'],
+    ] as const) {
+      expect(two.body!.prompt_cache_key).toBe(one.body!.prompt_cache_key);
+      expect(two.headers['session-id']).toBe(one.headers['session-id']);
+      expect(two.connection).toBe(one.connection);
+      expect(two.body!.previous_response_id).toBe(previous);
+    }
+  });
+
   it('continues the chain of a compacted agent history on the turns its compaction boundary stays put', async () => {
     const compacting = await start({
       PRIMARY_CONTEXT_MANAGEMENT_MAX_MESSAGES: '4',

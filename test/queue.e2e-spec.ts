@@ -101,6 +101,53 @@ const eventsFor = (gateway: TestGateway, hash: string) =>
     .filter((record) => record.key_hash === hash && String(record.event).startsWith('queue_'))
     .map((record) => record.event);
 
+type Turn = { body?: Record<string, unknown>; headers?: Record<string, string> };
+
+/**
+ * Holds one turn, sends a second one; reports whether it had to wait, its queue_acquire record
+ * and the session_id each of the two turns reached the upstream with. Decided by the queue's records, not by a timer: while the first turn is held, a
+ * serialized second turn can only log `queue_wait`; one that is not can only finish.
+ */
+async function secondTurnWaits(
+  harness: Harness,
+  held: Turn,
+  next: Turn,
+): Promise<{ waited: boolean; record: LogRecord; sessions: unknown[] }> {
+  const { gateway, fake } = harness;
+  fake.reset();
+  fake.enqueue('streamGenerateContent', HELD);
+  const holder = leavable(gateway, toolTurn(held.body), held.headers);
+  await holder.response;
+  const waitsBefore = gateway.logs.records('queue_wait').length;
+  const second = postChatBody(gateway, toolTurn(next.body), { headers: next.headers });
+  let finished = false;
+  const waited = await Promise.race([
+    second.then(() => {
+      finished = true;
+      return false;
+    }),
+    (async () => {
+      while (!finished && gateway.logs.records('queue_wait').length === waitsBefore)
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      return !finished;
+    })(),
+  ]);
+  finished = true;
+  holder.leave();
+  const response = await second;
+  expect(await response.text()).toContain('[DONE]');
+  const [record] = await waitForRecords(
+    gateway,
+    'queue_acquire',
+    (candidate) => candidate.request_id === response.headers.get('x-request-id'),
+  );
+  // The other branch of the race, checked too: a turn that did not wait logged no queue_wait.
+  expect(gateway.logs.records('queue_wait').length).toBe(waitsBefore + (waited ? 1 : 0));
+  // The upstream identity of each turn: provider_b's session_id, derived from the conversation id.
+  const sessions = fake.requests('streamGenerateContent').map((turn) => turn.body.request.session_id as unknown);
+  return { waited, record, sessions };
+}
+
 describe('agent queue (POST /v1/chat/completions)', () => {
   providerB = useFakeProviderB({ homePrefix: 'queue-e2e-', home: 'suite' });
   describe('queue keys in the logs (PRIMARY_AGENT_MAX_ACTIVE=2)', () => {
@@ -537,6 +584,83 @@ describe('agent queue (POST /v1/chat/completions)', () => {
     });
   });
 
+  describe('callers (no GATEWAY_BEARER_SECRET, GATEWAY_CALLER_HEADER=x-tenant)', () => {
+    let harness: Harness;
+    beforeAll(async () => {
+      harness = await startHarness({ GATEWAY_CALLER_HEADER: 'x-tenant' });
+    });
+    afterAll(() => stopHarness(harness));
+
+    const as = (bearer: string, headers: Record<string, string> = {}) => ({
+      authorization: `Bearer ${bearer}`,
+      ...headers,
+    });
+    const sameStart = { messages: [{ role: 'user', content: 'fix the failing test' }] };
+
+    it('runs two callers whose chats start with the same message side by side, each under its own upstream identity', async () => {
+      const outcome = await secondTurnWaits(
+        harness,
+        { body: sameStart, headers: as('alice') },
+        { body: sameStart, headers: as('bob') },
+      );
+      expect(outcome.waited).toBe(false);
+      expect(outcome.record.key_mode).toBe('chat:first_user');
+      expect(outcome.sessions).toHaveLength(2);
+      expect(outcome.sessions[1]).not.toBe(outcome.sessions[0]);
+    });
+
+    it("queues one caller's second turn behind its first, under the same upstream identity", async () => {
+      const outcome = await secondTurnWaits(
+        harness,
+        { body: sameStart, headers: as('alice') },
+        { body: sameStart, headers: as('alice') },
+      );
+      expect(outcome.waited).toBe(true);
+      expect(outcome.sessions).toHaveLength(2);
+      expect(outcome.sessions[1]).toBe(outcome.sessions[0]);
+    });
+
+    it('keeps two tenants apart that send the same explicit chat id, and one tenant on it', async () => {
+      const chat = { 'x-session-id': '1' };
+      const tenants = await secondTurnWaits(
+        harness,
+        { headers: as('shared', { ...chat, 'x-tenant': 'red' }) },
+        { headers: as('shared', { ...chat, 'x-tenant': 'blue' }) },
+      );
+      expect(tenants.waited).toBe(false);
+      expect(tenants.record.key_mode).toBe('chat:header:x-session-id');
+      expect(tenants.sessions[1]).not.toBe(tenants.sessions[0]);
+      const oneTenant = await secondTurnWaits(
+        harness,
+        { headers: as('shared', { ...chat, 'x-tenant': 'red' }) },
+        { headers: as('other', { ...chat, 'x-tenant': 'red' }) },
+      );
+      expect(oneTenant.waited).toBe(true);
+      expect(oneTenant.sessions[1]).toBe(oneTenant.sessions[0]);
+    });
+  });
+
+  describe('behind GATEWAY_BEARER_SECRET', () => {
+    let harness: Harness;
+    beforeAll(async () => {
+      harness = await startHarness({ GATEWAY_BEARER_SECRET: 'queue-secret-0123456789' });
+    });
+    afterAll(() => stopHarness(harness));
+
+    it('keys conv-42 to hash 02d98b38b300cc5e: every bearer is the one secret, so nothing is scoped (item 15)', async () => {
+      const response = await postChatBody(harness.gateway, toolTurn(), {
+        headers: { authorization: 'Bearer queue-secret-0123456789', 'x-conversation-id': 'conv-42' },
+      });
+      expect(await response.text()).toContain('[DONE]');
+      const [record] = await waitForRecords(
+        harness.gateway,
+        'queue_acquire',
+        (candidate) => candidate.request_id === response.headers.get('x-request-id'),
+      );
+      expect(record).toMatchObject({ key_mode: 'chat:header:x-conversation-id', key_hash: '02d98b38b300cc5e' });
+    });
+  });
+
   describe('key modes (item 19)', () => {
     let harness: Harness | undefined;
     afterEach(async () => {
@@ -544,50 +668,13 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       harness = undefined;
     });
 
-    type Turn = { body?: Record<string, unknown>; headers?: Record<string, string> };
-
-    /**
-     * Holds one turn, sends a second one; reports whether it had to wait, and its queue_acquire
-     * record. Decided by the queue's records, not by a timer: while the first turn is held, a
-     * serialized second turn can only log `queue_wait`; one that is not can only finish.
-     */
-    async function secondTurnWaits(held: Turn, next: Turn): Promise<{ waited: boolean; record: LogRecord }> {
-      const { gateway, fake } = harness!;
-      fake.reset();
-      fake.enqueue('streamGenerateContent', HELD);
-      const holder = leavable(gateway, toolTurn(held.body), held.headers);
-      await holder.response;
-      const waitsBefore = gateway.logs.records('queue_wait').length;
-      const second = postChatBody(gateway, toolTurn(next.body), { headers: next.headers });
-      let finished = false;
-      const waited = await Promise.race([
-        second.then(() => {
-          finished = true;
-          return false;
-        }),
-        (async () => {
-          while (!finished && gateway.logs.records('queue_wait').length === waitsBefore)
-            await new Promise((resolve) => setTimeout(resolve, 5));
-          return !finished;
-        })(),
-      ]);
-      finished = true;
-      holder.leave();
-      const response = await second;
-      expect(await response.text()).toContain('[DONE]');
-      const [record] = await waitForRecords(
-        gateway,
-        'queue_acquire',
-        (candidate) => candidate.request_id === response.headers.get('x-request-id'),
-      );
-      // The other branch of the race, checked too: a turn that did not wait logged no queue_wait.
-      expect(gateway.logs.records('queue_wait').length).toBe(waitsBefore + (waited ? 1 : 0));
-      return { waited, record };
-    }
-
     it('global serializes every tool turn of the family', async () => {
       harness = await startHarness({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'global' });
-      const outcome = await secondTurnWaits({ body: { conversation_id: 'g-1' } }, { body: { conversation_id: 'g-2' } });
+      const outcome = await secondTurnWaits(
+        harness,
+        { body: { conversation_id: 'g-1' } },
+        { body: { conversation_id: 'g-2' } },
+      );
       expect(outcome).toMatchObject({ waited: true, record: { key_mode: 'global', key_hash: keyHash('global') } });
       const waits = harness.gateway.logs.records('queue_wait');
       expect(waits).toHaveLength(1);
@@ -596,12 +683,13 @@ describe('agent queue (POST /v1/chat/completions)', () => {
 
     it('header:x-team groups by that header', async () => {
       harness = await startHarness({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:x-team' });
-      const other = await secondTurnWaits({ headers: { 'x-team': 'red' } }, { headers: { 'x-team': 'blue' } });
+      const other = await secondTurnWaits(harness, { headers: { 'x-team': 'red' } }, { headers: { 'x-team': 'blue' } });
       expect(other).toMatchObject({
         waited: false,
         record: { key_mode: 'header:x-team', key_hash: keyHash('header:x-team:blue') },
       });
       const same = await secondTurnWaits(
+        harness,
         { headers: { 'x-team': 'red', 'x-conversation-id': 'c1' } },
         { headers: { 'x-team': ' red ', 'x-conversation-id': 'c2' } },
       );
@@ -613,12 +701,13 @@ describe('agent queue (POST /v1/chat/completions)', () => {
 
     it('body:user groups by the body field', async () => {
       harness = await startHarness({ PRIMARY_AGENT_QUEUE_KEY_MODE: 'body:user' });
-      const other = await secondTurnWaits({ body: { user: 'alice' } }, { body: { user: 'bob' } });
+      const other = await secondTurnWaits(harness, { body: { user: 'alice' } }, { body: { user: 'bob' } });
       expect(other).toMatchObject({
         waited: false,
         record: { key_mode: 'body:user', key_hash: keyHash('body:user:bob') },
       });
       const same = await secondTurnWaits(
+        harness,
         { body: { user: 'alice', conversation_id: 'x' } },
         { body: { user: 'alice', conversation_id: 'y' } },
       );

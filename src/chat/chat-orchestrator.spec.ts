@@ -90,7 +90,7 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
     new ConversationAliases(),
   );
   const command = (body: Record<string, unknown>, signal = new AbortController().signal): ChatCommand => {
-    const conversation = conversationIdOf({ body, headers: {} });
+    const conversation = conversationIdOf({ body, headers: {}, scope: undefined });
     return {
       request: parseChatBody(body, 'gpt-5.6-sol'),
       caller: 'anonymous',

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { callerOf } from '../common/auth/bearer-auth.guard';
+import { callerOf, chatScope } from '../common/auth/bearer-auth.guard';
 import { compressUnlessStream } from '../common/http/compression.interceptor';
 import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
@@ -73,7 +73,8 @@ export class ChatController {
     const parsed = parseChatBody(request.body, this.catalog.defaultModel);
     const body = request.body as Record<string, unknown>;
     const caller = callerOf(request, this.config.server.callerHeader);
-    const conversation = conversationIdOf(new ConversationSource(body, request));
+    const scope = chatScope(caller, this.config.server.bearerSecret !== undefined);
+    const conversation = conversationIdOf(new ConversationSource(body, request, scope));
     return {
       request: parsed,
       caller,
@@ -141,6 +142,7 @@ class ConversationSource {
   constructor(
     readonly body: Record<string, unknown>,
     private readonly request: Request,
+    readonly scope: string | undefined,
   ) {
     this.headers = request.headers;
   }

@@ -31,7 +31,7 @@ function setup(env: Record<string, string> = {}) {
   const log = fakeLogger();
   const service = new AgentQueueService(config, metrics.metrics);
   const keyOf = (id: string): QueueKey => {
-    const request = { body: {}, headers: { 'x-session-id': id } };
+    const request = { body: {}, headers: { 'x-session-id': id }, scope: undefined };
     return queueKey('chat', { ...request, caller: 'anonymous', conversation: conversationIdOf(request) });
   };
   const params = (overrides: Partial<AdmitParams> = {}): AdmitParams => ({

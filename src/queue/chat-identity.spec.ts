@@ -13,9 +13,15 @@ function input(
     headers?: IncomingHttpHeaders;
     remoteAddress?: string;
     caller?: string;
+    scope?: string;
   } = {},
 ): QueueKeyInput {
-  const request = { body: parts.body ?? {}, headers: parts.headers ?? {}, remoteAddress: parts.remoteAddress };
+  const request = {
+    body: parts.body ?? {},
+    headers: parts.headers ?? {},
+    remoteAddress: parts.remoteAddress,
+    scope: parts.scope,
+  };
   return { ...request, caller: parts.caller ?? 'anonymous', conversation: conversationIdOf(request) };
 }
 
@@ -237,6 +243,51 @@ describe('conversationIdOf (as the chat queue key)', () => {
     });
   });
 
+  describe("the caller's scope", () => {
+    const alice = `bearer:${sha256('alice')}`;
+    const [turn1, turn2] = chatTurns('same start', 'call_1');
+    /** One request per cascade step, steps 1–8. */
+    const everyStep = [
+      { body: { conversation_id: '1' } },
+      { body: { metadata: { chat_id: '1' } } },
+      { headers: { 'x-session-id': '1' } },
+      { body: turn2 },
+      { body: turn1 },
+      { headers: { 'x-forwarded-for': '203.0.113.7' } },
+      { remoteAddress: '127.0.0.1' },
+      {},
+    ];
+
+    it('puts the caller and a line feed before the value of every step, the source unchanged', () => {
+      for (const request of everyStep) {
+        const unscoped = chatKey(input(request));
+        const scoped = chatKey(input({ ...request, scope: alice }));
+        expect(scoped.mode).toBe(unscoped.mode);
+        expect(scoped.value).toBe(`${alice}\n${unscoped.value}`);
+      }
+      expect(new Set(everyStep.map((request) => chatKey(input(request)).mode)).size).toBe(8);
+    });
+
+    it('keeps two callers apart on every step, and one caller on one key', () => {
+      for (const request of everyStep) {
+        const red = chatKey(input({ ...request, scope: 'header:red' }));
+        expect(chatKey(input({ ...request, scope: 'header:blue' })).hash).not.toBe(red.hash);
+        expect(chatKey(input({ ...request, scope: 'header:red' })).hash).toBe(red.hash);
+      }
+    });
+
+    it('keeps the value of a request without a scope as the steps give it', () => {
+      expect(chatKey(input({ headers: { 'x-conversation-id': 'conv-42' } }))).toMatchObject({
+        value: 'chat:header:x-conversation-id:conv-42',
+        hash: '02d98b38b300cc5e',
+      });
+      expect(conversationIdOf({ body: {}, headers: {}, scope: undefined })).toEqual({
+        source: 'chat:global',
+        value: 'global',
+      });
+    });
+  });
+
   describe('stability', () => {
     it('keeps one key across turns 2 and 3 of a chat without ids or headers', () => {
       const [, turn2, turn3] = chatTurns('refactor module x', 'call_abc');
@@ -262,26 +313,28 @@ describe('conversationIdOf (as the chat queue key)', () => {
 });
 
 /**
- * Derivation v1 end to end: request → conversation id → upstream cache identity. These values
+ * Derivation v2 end to end: request → conversation id → upstream cache identity. These values
  * are what the upstreams hold caches under today; a test failing here means every upstream
  * cache would go cold — bump CONVERSATION_ID_VERSION and document it instead (docs/providers.md).
  */
-describe('upstream identities derived from the conversation id (v1)', () => {
+describe('upstream identities derived from the conversation id (v2)', () => {
   const identities = (request: {
     body?: Record<string, unknown>;
     headers?: IncomingHttpHeaders;
     remoteAddress?: string;
+    scope?: string;
   }) => {
     const { value } = conversationIdOf({
       body: request.body ?? {},
       headers: request.headers ?? {},
       remoteAddress: request.remoteAddress,
+      scope: request.scope,
     });
     return { providerA: sessionIdForChat(value), providerB: providerBSessionId(value) };
   };
 
   it('keeps the reference example of docs/upstream/provider-a.md §3 and the provider_b session id', () => {
-    expect(CONVERSATION_ID_VERSION).toBe(1);
+    expect(CONVERSATION_ID_VERSION).toBe(2);
     expect(identities({ headers: { 'x-conversation-id': 'conv-42' } })).toEqual({
       providerA: '47b61fd1-c0eb-3d05-2adc-5c4396baffee',
       providerB: 'ecc59c21-598a-c9f9-b979-fb8d4160f0f5',
@@ -303,8 +356,30 @@ describe('upstream identities derived from the conversation id (v1)', () => {
     });
   });
 
+  it("gives a scoped chat the values of its caller's scope", () => {
+    const conv42 = { headers: { 'x-conversation-id': 'conv-42' } };
+    const fixTheBug = { body: { messages: [{ role: 'user', content: 'fix the bug' }] } };
+    const alice = `bearer:${sha256('alice')}`;
+    expect(identities({ ...conv42, scope: alice })).toEqual({
+      providerA: 'bf225956-cea6-9726-c046-6f438bd3383b',
+      providerB: 'de51e4a4-e299-8ec8-8cfe-bb1e8de48d2c',
+    });
+    expect(identities({ ...fixTheBug, scope: alice })).toEqual({
+      providerA: 'cd84b55f-84af-3875-4115-17ee46da6095',
+      providerB: '778579eb-f142-a7e5-536c-91e291db51c0',
+    });
+    expect(identities({ ...conv42, scope: 'header:red' })).toEqual({
+      providerA: '9be17736-8410-869e-be03-32b65d0b5676',
+      providerB: 'ec7e50cf-b82c-047a-fb2b-6c6b3d2764de',
+    });
+  });
+
   it('does not depend on the queue key mode', () => {
-    const request = { body: { conversation_id: 'conv-7', user: 'alice' }, headers: { 'x-team': 'blue' } };
+    const request = {
+      body: { conversation_id: 'conv-7', user: 'alice' },
+      headers: { 'x-team': 'blue' },
+      scope: undefined,
+    };
     const conversation = conversationIdOf(request);
     for (const mode of ['global', 'caller', 'header:x-team', 'body:user']) {
       expect(queueKey(mode, { ...request, caller: 'anonymous', conversation }).value).not.toBe(conversation.value);

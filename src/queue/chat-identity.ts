@@ -10,31 +10,37 @@ import { messageText } from '../core/chat-message';
 // the same rules (scalarText, headerText). It lives in queue/ because the queue, below the routes,
 // takes the key, and chat/ builds both from the HTTP request.
 
-/** What a conversation id is derived from: the request as the client sent it. */
+/** What a conversation id is derived from: the request as the client sent it, and its caller. */
 export interface ConversationInput {
   /** The JSON body, as sent (fields beyond the parsed ones are read: conversation_id, metadata…). */
   readonly body: Record<string, unknown>;
   readonly headers: IncomingHttpHeaders;
   readonly remoteAddress?: string;
+  /** The caller the chat belongs to (`chatScope`); `undefined` where callers are not told apart. */
+  readonly scope: string | undefined;
 }
 
 /**
- * The identity of one chat, the same on every turn of it and different across chats. `value`
- * may carry client session ids or an IP, so it never reaches a log; `source` names the cascade
- * step that produced it (`chat:body`, `chat:header:x-conversation-id`, …) and may be logged.
+ * The identity of one chat, the same on every turn of it and different across chats and across
+ * callers. `value` may carry client session ids, an IP or a caller, so it never reaches a log;
+ * `source` names the cascade step that produced it (`chat:body`, `chat:header:x-conversation-id`,
+ * …) and may be logged.
  */
 export interface ConversationId {
   readonly source: string;
   readonly value: string;
+  /** The caller `value` is scoped to, as the input had it. */
+  readonly scope?: string;
 }
 
 /**
  * Version of the derivation below. Its exact strings feed the upstream cache identities
  * (provider_a `prompt_cache_key`, provider_b `session_id`; docs/providers.md "Conversation
- * identity"), so any change to a field list, an order or a prefix cools every upstream cache:
- * make it only as a new version, documented there. `chat-identity.spec.ts` pins the values.
+ * identity"), so any change to a field list, an order, a prefix or the caller scope cools every
+ * upstream cache: make it only as a new version, documented there. `chat-identity.spec.ts` pins
+ * the values. v2 scopes every value by its caller.
  */
-export const CONVERSATION_ID_VERSION = 1;
+export const CONVERSATION_ID_VERSION = 2;
 
 const GLOBAL_VALUE = 'global';
 /** docs/design/behaviours.md §3.4 steps 1–2, in this order. */
@@ -69,10 +75,26 @@ function earliestToolCallId(messages: readonly ChatMessage[]): string | undefine
   return undefined;
 }
 
-/** docs/design/behaviours.md §3.4 step 4's identity for a tool-call id (trimmed; none for a blank one). */
-export function earliestToolConversation(toolCallId: string | undefined): ConversationId | undefined {
+/**
+ * A cascade step's identity within its caller's scope: `<caller>` and a line feed before the
+ * step's value, so that two callers sending the same chat id, first message or address never
+ * share a chat. A caller holds no line feed (a header value cannot, a digest does not), so no
+ * scoped value equals another caller's, nor an unscoped one.
+ */
+function conversation(scope: string | undefined, source: string, value: string): ConversationId {
+  return scope === undefined ? { source, value } : { source, value: `${scope}\n${value}`, scope };
+}
+
+/**
+ * docs/design/behaviours.md §3.4 step 4's identity for a tool-call id (trimmed; none for a blank
+ * one), in the scope of the caller that made the call.
+ */
+export function earliestToolConversation(
+  toolCallId: string | undefined,
+  scope: string | undefined,
+): ConversationId | undefined {
   const id = toolCallId?.trim();
-  return id ? { source: 'chat:earliest_tool', value: `chat:earliest_tool:${id}` } : undefined;
+  return id ? conversation(scope, 'chat:earliest_tool', `chat:earliest_tool:${id}`) : undefined;
 }
 
 /**
@@ -88,38 +110,39 @@ function firstUserText(messages: readonly ChatMessage[]): string | undefined {
 }
 
 /**
- * The conversation cascade of docs/design/behaviours.md §3.4 (first hit wins), derivation v1. It
- * stays the same across the turns of one chat: every source is either a client-supplied chat id
- * or something fixed at the chat's start (the earliest tool-call id, the first user message).
- * Computed once per request; the `chat` queue mode and the adapters both use it.
+ * The conversation cascade of docs/design/behaviours.md §3.4 (first hit wins), derivation v2: the
+ * step's value within the caller's scope. It stays the same across the turns of one chat: every
+ * source is either a client-supplied chat id or something fixed at the chat's start (the earliest
+ * tool-call id, the first user message), and the caller is the same on every turn. Computed once
+ * per request; the `chat` queue mode and the adapters both use it.
  */
 export function conversationIdOf(input: ConversationInput): ConversationId {
-  const { body, headers } = input;
+  const { body, headers, scope } = input;
   for (const field of CHAT_ID_FIELDS) {
     const text = scalarText(body[field]);
-    if (text !== undefined) return { source: 'chat:body', value: `chat:body:${field}=${text}` };
+    if (text !== undefined) return conversation(scope, 'chat:body', `chat:body:${field}=${text}`);
   }
   const metadata = body.metadata;
   if (typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata)) {
     for (const field of CHAT_ID_FIELDS) {
       const text = scalarText((metadata as Record<string, unknown>)[field]);
-      if (text !== undefined) return { source: 'chat:metadata', value: `chat:metadata:${field}=${text}` };
+      if (text !== undefined) return conversation(scope, 'chat:metadata', `chat:metadata:${field}=${text}`);
     }
   }
   for (const name of CHAT_ID_HEADERS) {
     const text = headerText(headers, name);
-    if (text !== undefined) return { source: `chat:header:${name}`, value: `chat:header:${name}:${text}` };
+    if (text !== undefined) return conversation(scope, `chat:header:${name}`, `chat:header:${name}:${text}`);
   }
   const messages = messagesOf(body);
-  const byTool = earliestToolConversation(earliestToolCallId(messages));
+  const byTool = earliestToolConversation(earliestToolCallId(messages), scope);
   if (byTool !== undefined) return byTool;
   const userText = firstUserText(messages);
-  if (userText !== undefined) return { source: 'chat:first_user', value: `chat:first_user:${sha256Hex(userText)}` };
+  if (userText !== undefined) return conversation(scope, 'chat:first_user', `chat:first_user:${sha256Hex(userText)}`);
   const forwarded = headerText(headers, 'x-forwarded-for')?.split(',')[0].trim();
-  if (forwarded) return { source: 'chat:x-forwarded-for', value: `chat:x-forwarded-for:${forwarded}` };
+  if (forwarded) return conversation(scope, 'chat:x-forwarded-for', `chat:x-forwarded-for:${forwarded}`);
   const remote = input.remoteAddress?.trim();
-  if (remote) return { source: 'chat:remote_ip', value: `chat:remote_ip:${remote}` };
-  return { source: 'chat:global', value: GLOBAL_VALUE };
+  if (remote) return conversation(scope, 'chat:remote_ip', `chat:remote_ip:${remote}`);
+  return conversation(scope, 'chat:global', GLOBAL_VALUE);
 }
 
 /** What a queue key may be derived from (docs/design/behaviours.md §3). */

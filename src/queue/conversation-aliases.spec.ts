@@ -11,7 +11,8 @@ const toolTurn = (id: string) => [
   },
   { role: 'tool', tool_call_id: id, content: 'a.ts' },
 ];
-const identityOf = (messages: unknown[], headers = {}) => conversationIdOf({ body: { messages }, headers });
+const identityOf = (messages: unknown[], headers = {}, scope?: string) =>
+  conversationIdOf({ body: { messages }, headers, scope });
 
 describe(ConversationAliases.name, () => {
   it('keeps a chat known by its first user message on that identity once its first tool call keys it', () => {
@@ -36,7 +37,10 @@ describe(ConversationAliases.name, () => {
   it('remembers only for a chat known by its first user message: a client id, an address or nothing stays as it is', () => {
     const aliases = new ConversationAliases();
     aliases.remember(identityOf([user], { 'x-conversation-id': 'c-1' }), 'call_1');
-    aliases.remember(conversationIdOf({ body: { messages: [] }, headers: {}, remoteAddress: '10.0.0.1' }), 'call_2');
+    aliases.remember(
+      conversationIdOf({ body: { messages: [] }, headers: {}, remoteAddress: '10.0.0.1', scope: undefined }),
+      'call_2',
+    );
     aliases.remember(identityOf([]), 'call_3');
     aliases.remember(identityOf([user]), undefined);
     for (const id of ['call_1', 'call_2', 'call_3']) {
@@ -56,6 +60,20 @@ describe(ConversationAliases.name, () => {
     // The chat that holds it may answer its first tool turn again (a retried turn): still its own.
     aliases.remember(first, 'call_A');
     expect(aliases.upstreamIdentity(identityOf(toolTurn('call_A')))).toEqual(first);
+  });
+
+  it("keeps each caller's chat on its own first identity, and never maps one caller's call to another's chat", () => {
+    const aliases = new ConversationAliases();
+    const alice = identityOf([user], {}, 'header:alice');
+    const bob = identityOf([user], {}, 'header:bob');
+    expect(bob.value).not.toBe(alice.value);
+    aliases.remember(alice, 'call_A');
+    aliases.remember(bob, 'call_B');
+    expect(aliases.upstreamIdentity(identityOf(toolTurn('call_A'), {}, 'header:alice'))).toEqual(alice);
+    expect(aliases.upstreamIdentity(identityOf(toolTurn('call_B'), {}, 'header:bob'))).toEqual(bob);
+    // Another caller sending alice's call id is not alice's chat.
+    const stranger = identityOf(toolTurn('call_A'), {}, 'header:bob');
+    expect(aliases.upstreamIdentity(stranger)).toEqual(stranger);
   });
 
   it('finds the call by the id the cascade reads (trimmed)', () => {

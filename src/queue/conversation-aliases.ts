@@ -34,12 +34,14 @@ export class ConversationAliases {
   /**
    * A turn of `conversation` answered with a tool call whose id is `firstToolCallId`. Only a chat
    * still known by its first user message changes identity at its next turn: others keep theirs.
-   * Two chats that start with the same message share that identity until their first tool calls;
-   * only the first of them keeps it, so they do not share an upstream identity for good.
+   * Two chats of one caller that start with the same message share that identity until their
+   * first tool calls; only the first of them keeps it, so they do not share an upstream identity
+   * for good. Both identities are in the caller's scope, so an alias never crosses callers.
    */
   remember(conversation: ConversationId, firstToolCallId: string | undefined): void {
     if (conversation.source !== 'chat:first_user' || firstToolCallId === undefined) return;
-    const next = earliestToolConversation(firstToolCallId);
+    // The call's identity in the caller's own scope: aliases never cross callers.
+    const next = earliestToolConversation(firstToolCallId, conversation.scope);
     if (next === undefined) return;
     const owner = this.claimedBy.get(conversation.value);
     if (owner !== undefined && owner !== next.value) return;

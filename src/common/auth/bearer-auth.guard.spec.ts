@@ -7,7 +7,7 @@ import { loadConfig } from '../../config/app-config';
 import { GatewayError } from '../../core/gateway.error';
 import * as hashing from '../hashing';
 import { sha256Hex } from '../hashing';
-import { BearerAuthGuard, callerHash, resolveCaller } from './bearer-auth.guard';
+import { BearerAuthGuard, callerHash, chatScope, resolveCaller } from './bearer-auth.guard';
 import { jsonBodyMiddleware } from '../http/http-middleware';
 import { BearerCheck, bearerToken } from './bearer-check';
 import { Public } from './public.decorator';
@@ -210,6 +210,23 @@ describe(resolveCaller.name, () => {
   it('is anonymous without a header or bearer', () => {
     expect(resolveCaller({ headers: {} }, 'x-tenant')).toBe('anonymous');
     expect(resolveCaller({ headers: { authorization: 'Bearer' } }, undefined)).toBe('anonymous');
+  });
+});
+
+describe(chatScope.name, () => {
+  const byBearer = (token: string) => resolveCaller({ headers: { authorization: `Bearer ${token}` } }, undefined);
+
+  it('is the caller where callers differ: a caller header always, a bearer digest without a secret', () => {
+    expect(chatScope('header:acme', false)).toBe('header:acme');
+    expect(chatScope('header:acme', true)).toBe('header:acme');
+    expect(chatScope(byBearer('alice'), false)).toBe(`bearer:${sha256Hex('alice')}`);
+    expect(chatScope(byBearer('alice'), false)).not.toBe(chatScope(byBearer('bob'), false));
+  });
+
+  it('is none for the one caller every request would share: anonymous, or the bearer behind a secret', () => {
+    expect(chatScope('anonymous', false)).toBeUndefined();
+    expect(chatScope('anonymous', true)).toBeUndefined();
+    expect(chatScope(byBearer('the-secret'), true)).toBeUndefined();
   });
 });
 

@@ -72,7 +72,21 @@ export function resolveCaller(request: BearerRequest, callerHeader: string | und
   }
   // The same digest the bearer check compares: one hash of the bearer per request.
   const digest = bearerDigest(request);
-  return digest === undefined ? 'anonymous' : `bearer:${digest.toString('hex')}`;
+  return digest === undefined ? ANONYMOUS : `${BEARER_CALLER}${digest.toString('hex')}`;
+}
+
+const ANONYMOUS = 'anonymous';
+const BEARER_CALLER = 'bearer:';
+
+/**
+ * The caller a chat's identity is scoped to (docs/queue-and-context.md "Chat identity"), where
+ * callers can be told apart: a caller header's value always, a bearer's digest only without
+ * GATEWAY_BEARER_SECRET. Behind a secret every bearer is that secret, and `anonymous` is everyone
+ * without a bearer: each is one caller, so their chats keep the unscoped identity.
+ */
+export function chatScope(caller: string, bearerSecretSet: boolean): string | undefined {
+  if (caller === ANONYMOUS || (bearerSecretSet && caller.startsWith(BEARER_CALLER))) return undefined;
+  return caller;
 }
 
 const CALLER = Symbol('caller');
