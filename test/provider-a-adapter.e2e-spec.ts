@@ -367,7 +367,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
         verbosity: 'low',
         format: { type: 'json_schema', name: 'quarter_summary', strict: true, schema },
       });
-      // Derivation v1 of the structured cache key from the neutral conversation id (docs/providers.md).
+      // The structured cache key derived from the neutral conversation id (docs/providers.md).
       expect(recorded.body!.prompt_cache_key).toBe('1745057b-868b-4cd5-6c06-648f79f732a0');
       expect(recorded.headers).not.toHaveProperty('x-codex-beta-features');
     });

@@ -153,7 +153,7 @@ describe('upstreamSchemaName', () => {
 });
 
 describe('extractionConversationId', () => {
-  // The upstream value is provider_a's derivation v1 over this neutral id (docs/providers.md).
+  // The upstream value is provider_a's derivation over this neutral id (docs/providers.md).
   const promptCacheKey = (caller: string, operation: string | undefined, schema: string) =>
     structuredPromptCacheKey(extractionConversationId(caller, operation, schema));
 

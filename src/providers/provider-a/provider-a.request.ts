@@ -47,7 +47,7 @@ type Json = Record<string, unknown>;
 /**
  * The session id of one chat: stable for every turn of the chat, distinct across chats, so the
  * backend can reuse its prompt cache (`prompt_cache_key`, `session-id`, faithful `thread-id`).
- * Derivation v1 (docs/providers.md "Conversation identity"): UUID-formatted SHA-256 of
+ * Derivation (docs/providers.md "Conversation identity"): UUID-formatted SHA-256 of
  * `provider_a.prompt_cache_key:` + the conversation id. Changing it cools every upstream cache.
  */
 export function sessionIdForChat(conversationId: string): string {
@@ -55,7 +55,7 @@ export function sessionIdForChat(conversationId: string): string {
 }
 
 /**
- * The structured route's cache key (docs/upstream/provider-a.md §6.4), derivation v1: UUID-formatted SHA-256
+ * The structured route's cache key (docs/upstream/provider-a.md §6.4), derived as: UUID-formatted SHA-256
  * of `provider_a.structured:` + the extraction's conversation id (caller, operation and schema
  * checksum, one per line).
  */

@@ -129,7 +129,7 @@ export function cliModelId(model: ResolvedModel): string {
 }
 
 /**
- * Stable per chat (docs/upstream/provider-b.md §5.3), derivation v1 (docs/providers.md "Conversation identity"):
+ * Stable per chat (docs/upstream/provider-b.md §5.3), derived as docs/providers.md "Conversation identity" says:
  * UUID-formatted `sha256_hex("provider_b.session:" + conversationId)`.
  */
 export function providerBSessionId(conversationId: string): string {

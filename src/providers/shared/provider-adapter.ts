@@ -57,7 +57,7 @@ export interface ChatRequest {
   readonly responseFormat?: ResponseFormat;
   /**
    * The conversation this turn belongs to: opaque, the same on every turn of one chat, different
-   * across chats (src/queue/chat-identity.ts, derivation v1). Adapters derive their own
+   * across chats and callers (src/queue/chat-identity.ts, CONVERSATION_ID_VERSION). Adapters derive their own
    * upstream identities from it with a versioned, documented prefix (provider_a
    * `prompt_cache_key`, provider_b `session_id`; docs/providers.md "Conversation identity") and
    * never parse it. It is not the queue key: queue modes may change without touching it.
