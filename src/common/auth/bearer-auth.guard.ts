@@ -79,7 +79,7 @@ const ANONYMOUS = 'anonymous';
 const BEARER_CALLER = 'bearer:';
 
 /**
- * The caller a chat's identity is scoped to (docs/queue-and-context.md "Chat identity"), where
+ * The caller a chat's identity is scoped to (docs/providers.md "Conversation identity"), where
  * callers can be told apart: a caller header's value always, a bearer's digest only without
  * GATEWAY_BEARER_SECRET. Behind a secret every bearer is that secret, and `anonymous` is everyone
  * without a bearer: each is one caller, so their chats keep the unscoped identity.
