@@ -12,6 +12,7 @@ import { FakeCodeAssist } from './support/fake-provider-b';
 import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { eventually } from './support/poll';
+import { scrapeMetrics, sampleValue } from './support/prometheus-text';
 import { realClaudeGatewaySettings } from './support/real-claude';
 import { KeepAliveSweep } from '../src/common/sse/keep-alive-sweep';
 
@@ -29,6 +30,21 @@ const PROSE = ['Sure! The largest city ', 'is Paris.'];
 const ASK = [{ role: 'user' as const, content: 'Name the largest city of France and its population.' }];
 
 type BadRequest = InstanceType<typeof OpenAI.BadRequestError>;
+
+/** The family's `gateway_chat_api_tokens_total` counters now, by kind. */
+async function tokenCounters(gateway: TestGateway, provider: string): Promise<Record<string, number>> {
+  const text = await scrapeMetrics(gateway);
+  const kinds = ['prompt', 'completion', 'cached'] as const;
+  return Object.fromEntries(
+    kinds.map((kind) => [kind, sampleValue(text, 'gateway_chat_api_tokens_total', { provider, kind }) ?? 0]),
+  );
+}
+
+/** What the counters rose by since `before`. */
+async function tokensSince(gateway: TestGateway, provider: string, before: Record<string, number>) {
+  const now = await tokenCounters(gateway, provider);
+  return Object.fromEntries(Object.entries(now).map(([kind, value]) => [kind, value - (before[kind] ?? 0)]));
+}
 
 /** The SDK's error for a call that must be refused (fails the test when the call succeeds). */
 async function refusal(call: Promise<unknown>): Promise<BadRequest> {
@@ -806,5 +822,40 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(streamed.raw).not.toContain('thr');
     expect(finishReason(streamed)).toBe('stop');
     expect(streamed.done).toBe(true);
+  });
+
+  it('a stop sequence cut before the run ends still reports the prompt the API read, to the client and the token counters', async () => {
+    // The API's stop events wait until the test ends: the cut comes before any message_delta or result line.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    api.enqueue({
+      ...claudeTextReply(['Hello ', 'STOP', ' more text'], {
+        input_tokens: 1000,
+        cache_read_input_tokens: 500,
+        output_tokens: 30,
+      }),
+      holdUntil: held,
+    });
+    const before = await tokenCounters(gateway, 'provider_c');
+    try {
+      const streamed = await streamChat(gateway, {
+        model: 'claude-fable-5',
+        messages: ASK,
+        stop: ['STOP'],
+        stream_options: { include_usage: true },
+      });
+      expect(contents(streamed).join('')).toBe('Hello ');
+      expect(finishReason(streamed)).toBe('stop');
+      // message_start's usage: the prompt (input + cache read) and the one output token it counts.
+      expect(streamed.chunks.at(-1)?.usage).toEqual({
+        prompt_tokens: 1500,
+        completion_tokens: 1,
+        total_tokens: 1501,
+        prompt_tokens_details: { cached_tokens: 500 },
+      });
+      expect(await tokensSince(gateway, 'provider_c', before)).toEqual({ prompt: 1500, completion: 1, cached: 500 });
+    } finally {
+      release();
+    }
   });
 });

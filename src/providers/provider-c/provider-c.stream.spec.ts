@@ -24,7 +24,10 @@ interface Translation {
   readonly steps: FrameStep[];
   /** The step of the line that ended the run (terminal, or a failure); none when the lines just stopped. */
   readonly end?: FrameStep;
-  /** Every event the steps carried; when no line ended the run, then the end without a result. */
+  /**
+   * Every event the steps carried, as the client keeps them (a later usage event replaces an
+   * earlier one, so only the last is listed); when no line ended the run, then the end without a result.
+   */
   readonly events: ChatEvent[];
   readonly nonJson: number;
   readonly diagnostics: string[];
@@ -69,11 +72,17 @@ function translateLines(
     if (step.accepted) acceptedAt ??= describeLine(message);
     events.push(...step.events);
     if (step.terminal || step.failure || step.unclassified)
-      return { state, steps, end: step, events, nonJson, diagnostics, acceptedAt };
+      return { state, steps, end: step, events: lastUsageOnly(events), nonJson, diagnostics, acceptedAt };
   }
   const end = endWithoutResult(state);
-  if (end.failure) return { state, steps, end, events, nonJson, diagnostics, acceptedAt };
-  return { state, steps, events: [...events, ...end.events], nonJson, diagnostics, acceptedAt };
+  if (end.failure) return { state, steps, end, events: lastUsageOnly(events), nonJson, diagnostics, acceptedAt };
+  return { state, steps, events: lastUsageOnly([...events, ...end.events]), nonJson, diagnostics, acceptedAt };
+}
+
+/** `events` without the usage events a later one replaces. */
+function lastUsageOnly(events: readonly ChatEvent[]): ChatEvent[] {
+  const last = events.map((event) => event.type).lastIndexOf('usage');
+  return events.filter((event, index) => event.type !== 'usage' || index === last);
 }
 
 /**
@@ -92,6 +101,9 @@ const fixture = (name: string) =>
     .split('\n')
     .filter((line) => line !== '');
 
+/** The events without usage: what a test of the answer's output compares. */
+const withoutUsage = (events: readonly ChatEvent[]) => events.filter((event) => event.type !== 'usage');
+
 /** Every text the client could see: content and reasoning deltas. */
 const visible = (events: ChatEvent[]) =>
   events.flatMap((event) => (event.type === 'text-delta' || event.type === 'reasoning-delta' ? [event.text] : []));
@@ -105,6 +117,17 @@ const CAPTURED_USAGE = {
   type: 'usage',
   usage: { promptTokens: 12, completionTokens: 6, totalTokens: 18, cachedPromptTokens: 0 },
 };
+
+/** A usage event of `prompt` tokens in and `completion` out, without cache. */
+const usageOf = (prompt: number, completion: number) => ({
+  type: 'usage',
+  usage: {
+    promptTokens: prompt,
+    completionTokens: completion,
+    totalTokens: prompt + completion,
+    cachedPromptTokens: 0,
+  },
+});
 
 const line = (value: unknown) => JSON.stringify(value);
 const textLine = (text: string) =>
@@ -120,13 +143,14 @@ describe(translateLine.name, () => {
       quiet, // system/ui_invalidate
       quiet, // system/init: printed before the CLI calls the API
       quiet, // system/status
-      accepted, // message_start
+      // message_start: the prompt the API read, and its first output token (provisional usage)
+      { events: [usageOf(12, 1)], accepted: true },
       accepted, // content_block_start
       { events: [{ type: 'text-delta', text: 'Hel' }], accepted: true },
       { events: [{ type: 'text-delta', text: 'lo' }], accepted: true },
       accepted, // the assistant copy of what was streamed
       accepted, // content_block_stop
-      accepted, // message_delta
+      { events: [usageOf(12, 6)], accepted: true }, // message_delta: the output so far
       accepted, // message_stop
       accepted, // rate_limit_event
       { events: [CAPTURED_USAGE, { type: 'finish', reason: 'stop' }], accepted: true, terminal: true },
@@ -581,7 +605,7 @@ describe(translateLine.name, () => {
       expect(
         JSON.parse(fixture('abandoned-after-thinking').find((entry) => entry.includes('"abandoned_blocks"'))!),
       ).toMatchObject({ abandoned_blocks: { from_block_index: 1 } });
-      expect(result.events).toEqual([
+      expect(withoutUsage(result.events)).toEqual([
         { type: 'reasoning-delta', text: 'Pon' },
         { type: 'reasoning-delta', text: 'dering' },
         { type: 'text-delta', text: 'Half an ' },
@@ -610,7 +634,8 @@ describe(translateLine.name, () => {
       ],
     ])('a non-streaming request (%s) holds the output and takes the new answer whole', (name, options, output) => {
       const result = translateLines(fixture(name), { ...options, holdUntilEnd: true });
-      expect(result.steps.slice(0, -1).every((step) => step.events.length === 0)).toBe(true);
+      // Only the usage the API reported so far goes out before the end: no model output.
+      expect(result.steps.slice(0, -1).every((step) => withoutUsage(step.events).length === 0)).toBe(true);
       expect(result.events).toEqual([...output, RESTARTED_USAGE, FINISH]);
     });
 
@@ -856,7 +881,7 @@ describe(translateLine.name, () => {
 
     it('held for a non-streaming request: the same answer at the end', () => {
       const result = translateLines(fixture('refusal'), { holdUntilEnd: true });
-      expect(result.steps.slice(0, -1).flatMap((step) => step.events)).toEqual([]);
+      expect(withoutUsage(result.steps.slice(0, -1).flatMap((step) => step.events))).toEqual([]);
       expect(result.events).toEqual([...REFUSED, CAPTURED_USAGE, CONTENT_FILTER]);
     });
 

@@ -199,8 +199,9 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
       state.openMessage = { id: message.id, blocks: new Map() };
       state.restarts.messageStarted();
       state.model = message.model ?? state.model;
-      if (message.usage) state.streamedUsage = { ...message.usage };
-      return [];
+      if (!message.usage) return [];
+      state.streamedUsage = { ...message.usage };
+      return [provisionalUsage(state)];
     }
     case 'content_block_start': {
       const block = event.content_block;
@@ -226,11 +227,22 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
     }
     case 'message_delta':
       if (event.delta.stop_reason !== undefined) state.stopReason = event.delta.stop_reason;
-      if (event.usage) state.streamedUsage = { ...state.streamedUsage, ...event.usage };
-      return [];
+      if (!event.usage) return [];
+      state.streamedUsage = { ...state.streamedUsage, ...event.usage };
+      return [provisionalUsage(state)];
     case 'message_stop':
       return [];
   }
+}
+
+/**
+ * What the API reported of the message so far, as a usage event (once per message_start and
+ * message_delta, never per delta): a turn the gateway cuts before the run's `result` line (a stop
+ * sequence) still reports the prompt the API read. The result line's usage, when it comes, is the
+ * last usage event and the one the client and the metrics keep (docs/upstream/provider-c.md §8.1).
+ */
+function provisionalUsage(state: ProviderCStreamState): ChatEvent {
+  return { type: 'usage', usage: toUsageEvent(state.streamedUsage) };
 }
 
 function noteBlockStart(index: number, type: string | undefined, state: ProviderCStreamState): void {
