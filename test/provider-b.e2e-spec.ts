@@ -16,6 +16,7 @@ import { postChatBody, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { useFakeProviderB } from './support/provider-b-harness';
+import { sampleValue, scrapeMetrics } from './support/prometheus-text';
 import { RETRY_NUDGES, TOOL_RESULTS_CLOSED } from '../src/providers/provider-b/provider-b.constants';
 import { INVALID_TURN_RETRY } from '../src/providers/provider-b/provider-b.empty-turn';
 
@@ -65,6 +66,21 @@ function declareToFake(baseUrl: string, declarations: Record<string, unknown>[])
   });
 }
 
+/** What provider_b's `gateway_chat_api_tokens_total` counters rose by while `run` ran. */
+async function tokensCounted(gateway: TestGateway, run: () => Promise<void>): Promise<Record<string, number>> {
+  const kinds = ['prompt', 'completion', 'cached', 'reasoning'];
+  const read = async () => {
+    const text = await scrapeMetrics(gateway);
+    return kinds.map(
+      (kind) => sampleValue(text, 'gateway_chat_api_tokens_total', { provider: 'provider_b', kind }) ?? 0,
+    );
+  };
+  const before = await read();
+  await run();
+  const after = await read();
+  return Object.fromEntries(kinds.map((kind, index) => [kind, after[index] - before[index]]));
+}
+
 const deltas = (chunks: any[]) => chunks.flatMap((chunk) => chunk.choices.map((choice: any) => choice.delta));
 
 describe('provider_b over POST /v1/chat/completions', () => {
@@ -111,6 +127,36 @@ describe('provider_b over POST /v1/chat/completions', () => {
       'fake-project',
       'fake-project',
     ]);
+  });
+
+  it('counts the tool-use prompt in prompt_tokens, and total_tokens is prompt + completion, streamed or not, in the token counters too (docs/upstream/provider-b.md §9.3)', async () => {
+    const usage = { prompt: 10, candidates: 4, thoughts: 3, toolUse: 6, cached: 2, total: 23 };
+    const expected = {
+      prompt_tokens: 16,
+      completion_tokens: 7,
+      total_tokens: 23,
+      prompt_tokens_details: { cached_tokens: 2 },
+      completion_tokens_details: { reasoning_tokens: 3 },
+    };
+    const counted = { prompt: 16, completion: 7, cached: 2, reasoning: 3 };
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: textFrame('ok') }, { json: finishFrame('STOP', usage) }],
+    });
+    expect(
+      await tokensCounted(gateway, async () => {
+        const result = await streamChat(gateway, { stream_options: { include_usage: true } });
+        expect(result.chunks.at(-1).usage).toEqual(expected);
+      }),
+    ).toEqual(counted);
+    const answer = { ...(finishFrame('STOP', usage) as { response: Record<string, any> }) };
+    answer.response.candidates[0].content.parts = [{ text: 'ok' }];
+    fake.enqueue('generateContent', { body: answer });
+    expect(
+      await tokensCounted(gateway, async () => {
+        const response = await postChat(gateway, {});
+        expect(((await response.json()) as { usage: unknown }).usage).toEqual(expected);
+      }),
+    ).toEqual(counted);
   });
 
   it('refuses a :generateContent answer larger than 16 MiB with 502 instead of buffering it', async () => {

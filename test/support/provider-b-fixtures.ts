@@ -44,6 +44,7 @@ export interface FrameUsage {
   readonly prompt?: number;
   readonly candidates?: number;
   readonly thoughts?: number;
+  readonly toolUse?: number;
   readonly total?: number;
   readonly cached?: number;
 }
@@ -83,6 +84,7 @@ export function finishFrame(reason = 'STOP', usage?: FrameUsage): unknown {
         ...(usage.prompt !== undefined ? { promptTokenCount: usage.prompt } : {}),
         ...(usage.candidates !== undefined ? { candidatesTokenCount: usage.candidates } : {}),
         ...(usage.thoughts !== undefined ? { thoughtsTokenCount: usage.thoughts } : {}),
+        ...(usage.toolUse !== undefined ? { toolUsePromptTokenCount: usage.toolUse } : {}),
         ...(usage.total !== undefined ? { totalTokenCount: usage.total } : {}),
         ...(usage.cached !== undefined ? { cachedContentTokenCount: usage.cached } : {}),
       }

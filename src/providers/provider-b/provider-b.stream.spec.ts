@@ -191,4 +191,17 @@ describe(mapUsage.name, () => {
       reasoningTokens: 3,
     });
   });
+
+  it('adds the tool-use prompt to the prompt, and the total is prompt + completion', () => {
+    expect(
+      mapUsage({
+        promptTokenCount: 10,
+        candidatesTokenCount: 4,
+        thoughtsTokenCount: 3,
+        toolUsePromptTokenCount: 6,
+        cachedContentTokenCount: 2,
+        totalTokenCount: 23,
+      }),
+    ).toEqual({ promptTokens: 16, completionTokens: 7, totalTokens: 23, cachedPromptTokens: 2, reasoningTokens: 3 });
+  });
 });

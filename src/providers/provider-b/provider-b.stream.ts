@@ -130,6 +130,7 @@ function readUsageMetadata(raw: JsonObject): UsageMetadata {
     promptTokenCount: num(raw.promptTokenCount),
     candidatesTokenCount: num(raw.candidatesTokenCount),
     thoughtsTokenCount: num(raw.thoughtsTokenCount),
+    toolUsePromptTokenCount: num(raw.toolUsePromptTokenCount),
     totalTokenCount: num(raw.totalTokenCount),
     cachedContentTokenCount: num(raw.cachedContentTokenCount),
   };
@@ -191,16 +192,20 @@ function mapFinishReason(reason: string | undefined, blocked: boolean): FinishRe
   return 'stop';
 }
 
-/** Gemini usage → ours: completion counts thoughts too; total is summed when absent. */
+/**
+ * Gemini usage → ours (docs/upstream/provider-b.md §9.3): the prompt counts the tool-use prompt
+ * too, completion counts thoughts too, and total is always their sum (Gemini's `totalTokenCount`
+ * is the same sum when every count is there).
+ */
 export function mapUsage(metadata: UsageMetadata): UsageEvent {
-  const prompt = metadata.promptTokenCount ?? 0;
+  const prompt = (metadata.promptTokenCount ?? 0) + (metadata.toolUsePromptTokenCount ?? 0);
   const thoughts = metadata.thoughtsTokenCount;
   const completion = (metadata.candidatesTokenCount ?? 0) + (thoughts ?? 0);
   const cached = metadata.cachedContentTokenCount;
   return {
     promptTokens: prompt,
     completionTokens: completion,
-    totalTokens: metadata.totalTokenCount ?? prompt + completion,
+    totalTokens: prompt + completion,
     ...(cached !== undefined ? { cachedPromptTokens: cached } : {}),
     ...(thoughts !== undefined ? { reasoningTokens: thoughts } : {}),
   };

@@ -112,6 +112,8 @@ export interface UsageMetadata {
   readonly promptTokenCount?: number;
   readonly candidatesTokenCount?: number;
   readonly thoughtsTokenCount?: number;
+  /** Input the model read from its own tool use (a search's results); not in `promptTokenCount`. */
+  readonly toolUsePromptTokenCount?: number;
   readonly totalTokenCount?: number;
   readonly cachedContentTokenCount?: number;
 }
