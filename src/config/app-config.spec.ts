@@ -139,7 +139,7 @@ describe(loadConfig.name, () => {
     });
 
     it('accepts every queue key mode of docs/design/behaviours.md §3.3', () => {
-      for (const mode of ['chat', 'global', 'caller', 'header:x-team', 'body:user']) {
+      for (const mode of ['chat', 'global', 'caller', 'header:x-team', "header:X_Team.v2!#$%&'*+^`|~", 'body:user']) {
         expect(load({ PRIMARY_AGENT_QUEUE_KEY_MODE: mode }).agentQueue.keyMode).toBe(mode);
       }
     });
@@ -405,6 +405,18 @@ describe(loadConfig.name, () => {
       [{ PRIMARY_CUSTOM_TOOL_WIRE: 'xml' }, /PRIMARY_CUSTOM_TOOL_WIRE.*one of function, custom/],
       [{ PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:' }, /PRIMARY_AGENT_QUEUE_KEY_MODE.*header:<name>.*non-empty/],
       [{ PRIMARY_AGENT_QUEUE_KEY_MODE: 'session' }, /PRIMARY_AGENT_QUEUE_KEY_MODE/],
+      // No request can carry such a header, so the key would always be the global one.
+      [
+        { PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:x y' },
+        /PRIMARY_AGENT_QUEUE_KEY_MODE.*"x y" is not an HTTP header name.*\(got "header:x y"\)$/,
+      ],
+      [
+        { PRIMARY_AGENT_QUEUE_KEY_MODE: 'header:X-Team:' },
+        /PRIMARY_AGENT_QUEUE_KEY_MODE.*"X-Team:" is not an HTTP header/,
+      ],
+      [{ GATEWAY_CALLER_HEADER: 'x y' }, /GATEWAY_CALLER_HEADER.*"x y" is not an HTTP header name/],
+      [{ GATEWAY_CALLER_HEADER: 'X-Caller:' }, /GATEWAY_CALLER_HEADER.*"X-Caller:" is not an HTTP header name/],
+      [{ GATEWAY_CALLER_HEADER: 'x-caller\u00e9' }, /GATEWAY_CALLER_HEADER.*not an HTTP header name/],
       [{ PRIMARY_AGENT_MAX_ACTIVE: '0' }, /PRIMARY_AGENT_MAX_ACTIVE.*at least 1/],
       [{ PRIMARY_AGENT_QUEUE_LIMIT: '-1' }, /PRIMARY_AGENT_QUEUE_LIMIT.*non-negative integer/],
       [{ METRICS_ENABLED: 'maybe' }, /METRICS_ENABLED.*true or false/],

@@ -75,6 +75,23 @@ export function parseNonEmpty(raw: string): string {
   return value;
 }
 
+/** The `token` rule of RFC 9110 (section 5.6.2): the only characters a header field name may hold. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * An HTTP header name, trimmed. A name with a space, a colon or another character outside the
+ * token rule can never arrive on a request, so a setting naming one would silently never match.
+ */
+export function parseHeaderName(raw: string): string {
+  const name = parseNonEmpty(raw);
+  if (!HEADER_NAME.test(name)) {
+    throw new SettingRuleError(
+      `${JSON.stringify(name.slice(0, 60))} is not an HTTP header name: use only letters, digits and !#$%&'*+-.^_\`|~ (no spaces or colons)`,
+    );
+  }
+  return name;
+}
+
 /** A path with a leading `~` (alone or before `/`) made the user's home, as a shell would. */
 export function expandHome(value: string, home: string): string {
   if (value === '~') return home;

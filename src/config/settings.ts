@@ -6,6 +6,7 @@ import {
   parseBoolean,
   parseDuration,
   parseEnum,
+  parseHeaderName,
   parseIntegerIn,
   parseList,
   parseNonEmpty,
@@ -81,7 +82,10 @@ function parseQueueKeyMode(raw: string): string {
   const value = raw.trim();
   if (['chat', 'global', 'caller'].includes(value)) return value;
   const match = /^(header|body):(.*)$/.exec(value);
-  if (match && match[2].trim() !== '') return `${match[1]}:${match[2].trim()}`;
+  if (match && match[2].trim() !== '') {
+    const name = match[1] === 'header' ? parseHeaderName(match[2]) : match[2].trim();
+    return `${match[1]}:${name}`;
+  }
   throw new SettingRuleError('must be chat, global, caller, header:<name> or body:<field> (with a non-empty name)');
 }
 
@@ -289,7 +293,7 @@ const LEADING_ROWS = [
     'server.callerHeader',
     undefined,
     'Header whose value names the caller (multi-tenant use); taken as sent, so set it only behind a proxy that writes it.',
-    (raw) => parseNonEmpty(raw).toLowerCase(),
+    (raw) => parseHeaderName(raw).toLowerCase(),
   ),
   setting(
     'GATEWAY_MAX_BODY_BYTES',
