@@ -1113,7 +1113,7 @@ describe(startBackgroundRefresh.name, () => {
     const finish: Array<() => void> = [];
     const refresh = jest.fn((handle: string) => {
       started.push(handle);
-      return new Promise<void>((resolve) => finish.push(resolve));
+      return new Promise<undefined>((resolve) => finish.push(() => resolve(undefined)));
     });
     const stop = startBackgroundRefresh(
       pool,
@@ -1194,8 +1194,8 @@ describe(startBackgroundRefresh.name, () => {
       let refuse!: () => void;
       const refresh = (handle: string) =>
         handle === 'handle-a'
-          ? new Promise<void>((_resolve, reject) => (refuse = () => reject(new GatewayError('auth'))))
-          : Promise.resolve();
+          ? new Promise<undefined>((_resolve, reject) => (refuse = () => reject(new GatewayError('auth'))))
+          : Promise.resolve(undefined);
       const stop = startBackgroundRefresh(pool, refresh, { intervalMs: 1000, aheadMs: 1, random: () => 0.5 }, logger);
       await jest.advanceTimersByTimeAsync(1000);
       stop();
@@ -1233,6 +1233,55 @@ describe(startBackgroundRefresh.name, () => {
       }),
     ]);
     expect(logger.text()).not.toContain('secret words');
+  });
+
+  it('renews a login whose new token already falls inside ACCOUNT_REFRESH_AHEAD once per half its life, with one warning', async () => {
+    const HOUR = 3_600_000;
+    const { pool, logger } = makePool(['a', 'b']);
+    // The family's rule (LoginTokenCache.refreshAhead): renew when the token expires within `aheadMs`;
+    // every token lives an hour, as Gemini's do. b's token is renewed on its own schedule.
+    const expiry: Record<string, number> = { 'handle-a': Date.now() + 10_000, 'handle-b': Date.now() + 30 * HOUR };
+    const renewed: string[] = [];
+    const refresh = jest.fn(async (handle: string, aheadMs: number) => {
+      if (expiry[handle] - Date.now() > aheadMs) return undefined;
+      renewed.push(handle);
+      expiry[handle] = Date.now() + HOUR;
+      return expiry[handle];
+    });
+    const stop = startBackgroundRefresh(
+      pool,
+      refresh,
+      { intervalMs: 60_000, aheadMs: HOUR, random: () => 0.5 },
+      logger,
+    );
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(renewed).toEqual(['handle-a']);
+    const warnings = () => logger.records.filter((line) => line.event === 'account_refresh_ahead_over_lifetime');
+    expect(warnings()).toEqual([
+      expect.objectContaining({
+        provider: 'provider_a',
+        account: 'a',
+        setting: 'ACCOUNT_REFRESH_AHEAD',
+        refresh_ahead_ms: HOUR,
+        token_lifetime_ms: HOUR,
+        renews_at_ms: HOUR / 2,
+        fix: expect.stringContaining('set ACCOUNT_REFRESH_AHEAD below 3600000 ms'),
+      }),
+    ]);
+    // Not renewed at every check: the next renewal comes when half the token's life is left.
+    await jest.advanceTimersByTimeAsync(29 * 60_000);
+    expect(renewed).toEqual(['handle-a']);
+    const windowsOf = (handle: string) =>
+      refresh.mock.calls.filter(([called]) => called === handle).map(([, aheadMs]) => aheadMs);
+    expect(windowsOf('handle-a').at(-1)).toBe(HOUR / 2);
+    await jest.advanceTimersByTimeAsync(2 * 60_000);
+    expect(renewed).toEqual(['handle-a', 'handle-a']);
+    await jest.advanceTimersByTimeAsync(HOUR);
+    expect(renewed).toEqual(['handle-a', 'handle-a', 'handle-a', 'handle-a']);
+    // One warning for the login, however often it is renewed; the other login keeps the setting.
+    expect(warnings()).toHaveLength(1);
+    expect(new Set(windowsOf('handle-b'))).toEqual(new Set([HOUR]));
+    stop();
   });
 
   it('does nothing when the interval is 0', async () => {

@@ -5,8 +5,12 @@ import type { AccountPool } from './account-pool';
 import { LoginFileFailure } from './login-file-check';
 import { isNever, MAX_TIMER_MS, timeoutOrNever } from '../common/async/timer-range';
 
-/** Renews one login's access token when it expires within `aheadMs` (the family's auth code). */
-export type RefreshLogin<T> = (handle: T, aheadMs: number, logger: EventLogger) => Promise<void>;
+/**
+ * Renews one login's access token when it expires within `aheadMs` (the family's auth code).
+ * Resolves with the expiry (epoch ms) of the token it renewed to, or undefined when it renewed
+ * none or cannot tell that token's expiry.
+ */
+export type RefreshLogin<T> = (handle: T, aheadMs: number, logger: EventLogger) => Promise<number | undefined>;
 
 export interface BackgroundRefreshOptions {
   /** 0, or longer than a timer holds (timer-range.ts) = off. */
@@ -60,6 +64,11 @@ export function startBackgroundRefresh<T>(
   if (options.intervalMs <= 0 || isNever(options.intervalMs)) return () => undefined;
   const random = options.random ?? Math.random;
   const running = new Set<string>();
+  /**
+   * The window of each login whose new token was already inside ACCOUNT_REFRESH_AHEAD: half that
+   * token's life. With the setting's own window the login would be renewed at every check.
+   */
+  const shortened = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
@@ -67,7 +76,11 @@ export function startBackgroundRefresh<T>(
     running.add(alias);
     const seen = pool.loginFileSeen(alias);
     try {
-      await refresh(handle, options.aheadMs, logger);
+      const aheadMs = shortened.get(alias) ?? options.aheadMs;
+      const expiresAt = await refresh(handle, aheadMs, logger);
+      if (expiresAt !== undefined && expiresAt - Date.now() <= aheadMs) {
+        shortenWindow(alias, expiresAt - Date.now());
+      }
     } catch (error) {
       if (!pool.applyFailure(alias, error, seen)) {
         logger.warn(
@@ -84,6 +97,25 @@ export function startBackgroundRefresh<T>(
     } finally {
       running.delete(alias);
     }
+  };
+  const shortenWindow = (alias: string, lifetimeMs: number) => {
+    const renewsAtMs = Math.max(0, Math.floor(lifetimeMs / 2));
+    const warned = shortened.has(alias);
+    shortened.set(alias, renewsAtMs);
+    if (warned) return;
+    logger.warn(
+      {
+        event: 'account_refresh_ahead_over_lifetime',
+        provider: pool.family,
+        account: alias,
+        setting: 'ACCOUNT_REFRESH_AHEAD',
+        refresh_ahead_ms: options.aheadMs,
+        token_lifetime_ms: lifetimeMs,
+        renews_at_ms: renewsAtMs,
+        fix: `set ACCOUNT_REFRESH_AHEAD below ${lifetimeMs} ms, the life of this login's tokens (the default is 5m); meanwhile the login is renewed when ${renewsAtMs} ms of its token are left`,
+      },
+      'account_refresh_ahead_over_lifetime',
+    );
   };
   const tick = () => {
     for (const { alias, handle } of pool.liveAccounts()) if (!running.has(alias)) void refreshOne(alias, handle);

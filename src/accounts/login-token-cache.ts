@@ -81,13 +81,14 @@ export class LoginTokenCache<T extends LoginToken> {
   /**
    * Background refresh (docs/accounts.md): when the current token expires within `aheadMs`,
    * renew it now through the same single flight as a request's refresh (a newer token the CLI
-   * wrote to the file meanwhile is taken instead), so an idle login stays logged in.
+   * wrote to the file meanwhile is taken instead), so an idle login stays logged in. Resolves
+   * with the expiry of the token it renewed to, undefined when none was due (RefreshLogin).
    */
-  async refreshAhead(aheadMs: number, load: LoadLoginToken<T>): Promise<void> {
+  async refreshAhead(aheadMs: number, load: LoadLoginToken<T>): Promise<number | undefined> {
     const signal = new AbortController().signal;
     const token = await this.current(load, signal);
-    if (token.expiresAt === undefined || token.expiresAt - this.now() > aheadMs) return;
-    await this.afterRejection(token.accessToken, load, signal);
+    if (token.expiresAt === undefined || token.expiresAt - this.now() > aheadMs) return undefined;
+    return (await this.afterRejection(token.accessToken, load, signal)).expiresAt;
   }
 
   /**
@@ -144,8 +145,8 @@ export interface LoginTokenSource<C extends { readonly accessToken: string }> {
   cached?(): C | undefined;
   /** The upstream refused `rejected` (401): the file's newer token, else a forced refresh. */
   afterRejection(rejected: C, signal: AbortSignal, logger: EventLogger): Promise<C>;
-  /** Renews the token when it expires within `aheadMs`. */
-  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
+  /** Renews the token when it expires within `aheadMs`; resolves with the new token's expiry, if any. */
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<number | undefined>;
 }
 
 /** Whatever the superseded load ended with, the next one starts. */

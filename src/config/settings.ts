@@ -487,7 +487,7 @@ const TRAILING_ROWS = [
     'ACCOUNT_REFRESH_AHEAD',
     'accounts.refreshAheadMs',
     '5m',
-    'Background refresh renews a login whose access token expires within this.',
+    "Background refresh renews a login whose access token expires within this. Keep it below the tokens' life (Gemini's last an hour): a login whose renewed token is still within it is renewed when half its token's life is left instead, with one warning (docs/accounts.md).",
     parsePositiveDuration,
   ),
   setting(

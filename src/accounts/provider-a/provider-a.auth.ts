@@ -115,7 +115,7 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
   }
 
   /** Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`. */
-  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void> {
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<number | undefined> {
     return this.tokens.refreshAhead(aheadMs, (rejected) => this.load(logger, rejected));
   }
 

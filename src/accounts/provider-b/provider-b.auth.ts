@@ -145,7 +145,7 @@ export class ProviderBTokenSource implements LoginTokenSource<ProviderBCredentia
   }
 
   /** Background refresh (docs/accounts.md): renews the token when it expires within `aheadMs`. */
-  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void> {
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<number | undefined> {
     return this.tokens.refreshAhead(aheadMs, (rejected) => this.loadOrRefresh(rejected, logger));
   }
 

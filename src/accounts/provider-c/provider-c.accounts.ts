@@ -39,8 +39,11 @@ export interface ProviderCAccount {
    * Called with no refresh in flight (the turn's request waited for it).
    */
   childStarting(): () => void;
-  /** Renews the login's token when it expires within `aheadMs` (config directories only). */
-  refreshAhead(aheadMs: number, logger: EventLogger): Promise<void>;
+  /**
+   * Renews the login's token when it expires within `aheadMs` (config directories only); resolves
+   * with the new token's expiry, undefined when it renewed none.
+   */
+  refreshAhead(aheadMs: number, logger: EventLogger): Promise<number | undefined>;
   /**
    * The OAuth access token a child of this login sends, read anew each time, for the usage
    * endpoint: the token file's content, a config directory's `.credentials.json`
@@ -59,10 +62,13 @@ const INHERITED_LOGIN_VARIABLES = ['CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CONFIG_DIR
 /** Children running and the refresh in flight of one login. */
 class LoginActivity {
   private children = 0;
-  private refreshing?: Promise<void>;
+  private refreshing?: Promise<number | undefined>;
 
   refreshInFlight(): Promise<void> | undefined {
-    return this.refreshing?.catch(() => undefined);
+    return this.refreshing?.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   childStarting(): () => void {
@@ -75,11 +81,11 @@ class LoginActivity {
   }
 
   /** Runs `refresh` unless a child is running (then the CLI keeps its own login fresh). */
-  async refreshUnlessBusy(refresh: () => Promise<void>): Promise<void> {
-    if (this.children > 0 || this.refreshing) return;
+  async refreshUnlessBusy(refresh: () => Promise<number | undefined>): Promise<number | undefined> {
+    if (this.children > 0 || this.refreshing) return undefined;
     this.refreshing = refresh();
     try {
-      await this.refreshing;
+      return await this.refreshing;
     } finally {
       this.refreshing = undefined;
     }

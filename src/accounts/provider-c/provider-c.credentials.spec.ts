@@ -54,14 +54,15 @@ describe(refreshCredentialsAhead.name, () => {
 
   it('leaves a login alone until it expires within the window', async () => {
     store(Date.now() + 3600_000);
-    await refreshCredentialsAhead(login(), url, 300_000, silent);
+    expect(await refreshCredentialsAhead(login(), url, 300_000, silent)).toBeUndefined();
     expect(grants).toEqual([]);
   });
 
   it("renews a login about to expire with the CLI's JSON grant and keeps every other field", async () => {
     store(1_000_000 + 60_000);
     answer = { status: 200, body: { access_token: 'new', expires_in: 3600 } };
-    await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000);
+    // Resolves with the new token's expiry, which the background refresh holds against the window.
+    expect(await refreshCredentialsAhead(login(), url, 300_000, silent, () => 1_000_000)).toBe(1_000_000 + 3_600_000);
     expect(grants).toEqual([
       {
         contentType: 'application/json',

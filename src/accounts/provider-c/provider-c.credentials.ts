@@ -77,7 +77,8 @@ export function claudeTokenFileCommand(file: string): string {
  * until the file changes; an unreachable or failing endpoint is retried at the next tick. A file
  * that cannot be read or written rejects with LoginFileFailure (its errno and the file's fix).
  * `proxy`: the gateway's egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY), as for its other
- * upstream calls. Never logs a token.
+ * upstream calls. Resolves with the renewed token's expiry, undefined when none was due. Never
+ * logs a token.
  */
 export async function refreshCredentialsAhead(
   login: { readonly alias: string; readonly configDir: string; readonly loginCommand?: string },
@@ -86,7 +87,7 @@ export async function refreshCredentialsAhead(
   logger: EventLogger,
   now: () => number = Date.now,
   proxy?: UpstreamProxy,
-): Promise<void> {
+): Promise<number | undefined> {
   const file = credentialsFileOf(login.configDir);
   const fields: LoginLogFields = { provider: 'provider_c', account: login.alias, path: file };
   // The login's own command, else the family's (the CLI's default directory), as its state line says.
@@ -100,10 +101,10 @@ export async function refreshCredentialsAhead(
     throw new LoginFileFailure(errnoOf(error), fix, { cause: error });
   }
   const oauth = stored.claudeAiOauth;
-  if (!isJsonObject(oauth)) return;
+  if (!isJsonObject(oauth)) return undefined;
   const refreshToken = nonEmptyString(oauth.refreshToken);
   const expiresAt = typeof oauth.expiresAt === 'number' ? oauth.expiresAt : undefined;
-  if (!refreshToken || expiresAt === undefined || expiresAt - now() > aheadMs) return;
+  if (!refreshToken || expiresAt === undefined || expiresAt - now() > aheadMs) return undefined;
   const scopes =
     Array.isArray(oauth.scopes) && oauth.scopes.length > 0 && oauth.scopes.every((scope) => typeof scope === 'string')
       ? oauth.scopes.join(' ')
@@ -152,4 +153,5 @@ export async function refreshCredentialsAhead(
     throw new LoginFileFailure(errno, fix, { cause: error });
   }
   logger.info({ event: 'provider_c_token_refreshed', ...fields }, 'provider_c_token_refreshed');
+  return renewed.expiresAt;
 }

@@ -62,6 +62,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   paid_usage_turn: '{provider} login "{account}" served a turn billed as {paid_usage} (ACCOUNT_PAID_USAGE={setting})',
   plan_usage_read_failed:
     '{provider} login "{account}": the vendor\'s usage endpoint could not be read ({reason}); the plan is shown from turns only',
+  account_refresh_ahead_over_lifetime:
+    '{provider} login "{account}": its new token lives {token_lifetime_ms} ms, within ACCOUNT_REFRESH_AHEAD ({refresh_ahead_ms} ms), so every check would renew it again; it is renewed when {renews_at_ms} ms are left instead',
   account_refresh_failed:
     '{provider} login "{account}" could not be refreshed ahead of expiry ({reason}): {fix}; trying again at the next check',
   provider_a_auth_retry:

@@ -31,7 +31,7 @@ function login(alias: string, refreshing: boolean) {
       account.started++;
       return () => undefined;
     },
-    refreshAhead: () => Promise.resolve(),
+    refreshAhead: () => Promise.resolve(undefined),
     oauthToken: () => Promise.resolve('token'),
   } satisfies ProviderCAccount & { started: number };
   return { account, refreshed: () => refreshed() };
