@@ -2,7 +2,7 @@ import type { EventLogger } from '../core/event-logger';
 import type { PlanReport } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import type { AccountPool } from './account-pool';
-import { LoginNotReadable, readPoolUsage } from './plan-usage-refresh';
+import { LoginNotReadable, readPoolUsage, usageReadFailure } from './plan-usage-refresh';
 import { PROVIDER_C_FIX } from '../providers/provider-c/provider-c.fix';
 
 /** A pool of one login as far as the usage round sees it. */
@@ -153,5 +153,24 @@ describe('readPoolUsage', () => {
     expect(logger.lines.map(([, record]) => record.fix)).toEqual([
       'nothing, if it passes: the next read comes after ACCOUNT_USAGE_REFRESH_INTERVAL',
     ]);
+  });
+});
+
+describe(usageReadFailure.name, () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+
+  it('names the status, else the errno of a connection that never reached the endpoint, else the error code', () => {
+    expect(usageReadFailure(new GatewayError('upstream', { upstreamStatus: 503 }))).toBe('status 503');
+    // The usage endpoint unreachable: the family's connection cause holds the errno.
+    expect(usageReadFailure(new GatewayError('upstream', { upstream: { errno: 'EAI_AGAIN', host: 'x:443' } }))).toBe(
+      'EAI_AGAIN',
+    );
+    // The token endpoint unreachable on the way: fetch's TypeError wraps the socket's error.
+    const fetchFailed = new TypeError('fetch failed', { cause: refused });
+    expect(usageReadFailure(new GatewayError('upstream', { cause: fetchFailed }))).toBe('ECONNREFUSED');
+    expect(usageReadFailure(new GatewayError('upstream'))).toBe('upstream');
+    // A login file's errno behind another code keeps that code, whose fix is the login's.
+    expect(usageReadFailure(new GatewayError('auth', { cause: refused }))).toBe('auth');
+    expect(usageReadFailure(refused)).toBe('ECONNREFUSED');
   });
 });

@@ -33,8 +33,14 @@ export class LoginNotReadable extends Error {
 export function usageReadFailure(error: unknown): string {
   if (error instanceof LoginNotReadable)
     return error.state === 'cli_missing' ? 'cli missing' : (error.refused?.reason ?? 'not readable');
-  if (error instanceof GatewayError)
-    return error.upstreamStatus !== undefined ? `status ${error.upstreamStatus}` : error.code;
+  // A connection that never reached an endpoint (the usage one, or the token one on the way) is
+  // told by its errno: the family's connection cause holds it, or the socket error an `upstream`
+  // failure wraps (another code's cause, a login file's errno, keeps the code and its fix).
+  if (error instanceof GatewayError) {
+    if (error.upstreamStatus !== undefined) return `status ${error.upstreamStatus}`;
+    const errno = error.upstream?.errno ?? (error.code === 'upstream' ? errnoAlong(error.cause) : undefined);
+    return errno ?? error.code;
+  }
   const code = errnoAlong(error);
   // A timeout signal's reason is a DOMException, not an Error in every realm: read by its name.
   return code ?? ((error as { name?: unknown } | undefined)?.name === 'TimeoutError' ? 'timeout' : 'network');
