@@ -102,7 +102,22 @@ describe('gateway configuration (child process)', () => {
         [],
         /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] has an unknown "provider"/,
       ],
-      [{ GATEWAY_MODEL_CATALOG: notJson }, [], /^gateway: invalid setting GATEWAY_MODEL_CATALOG: not readable JSON/],
+      [
+        { GATEWAY_MODEL_CATALOG: notJson },
+        [],
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: not readable JSON: Unexpected end of JSON input \(/,
+      ],
+      // A directory where the file should be (a bind mount of a file missing on the host).
+      [
+        { GATEWAY_MODEL_CATALOG: scratch },
+        [],
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: is a directory, not a file \(EISDIR\): point the setting at the JSON file/,
+      ],
+      [
+        { PRIMARY_FAITHFUL_PROFILE: scratch },
+        [],
+        /^gateway: invalid setting PRIMARY_FAITHFUL_PROFILE: is a directory, not a file \(EISDIR\)/,
+      ],
       [
         { GATEWAY_MODEL_CATALOG: path.join(scratch, 'missing.json') },
         [],

@@ -1,4 +1,5 @@
 import { errnoOf } from '../common/errno';
+import { gatewayUser } from '../common/gateway-user';
 import { GatewayError } from '../core/gateway.error';
 import type { LoginCheck } from '../core/login-state';
 import { ownFixFailure } from '../core/login-state';
@@ -63,12 +64,6 @@ export function unreadableLoginError(
 ): GatewayError | undefined {
   const failure = ownFixFailure(provider, refusedLoginFile(file, name, error));
   return failure && new GatewayError('auth', { ...failure, loginFileCause: true, cause: error });
-}
-
-/** The gateway's user as a fix names it, with its uid where the platform has one. */
-function gatewayUser(): string {
-  const uid = process.getuid?.();
-  return uid === undefined ? "the gateway's user" : `the gateway's user (uid ${uid})`;
 }
 
 /** A path as one shell word, quoted only when it needs to be, for a command a fix names. */

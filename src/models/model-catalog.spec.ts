@@ -205,7 +205,16 @@ describe(ModelCatalog.name, () => {
 
     it.each([
       ['a missing file', () => path.join(directory, 'nope.json'), /GATEWAY_MODEL_CATALOG: file not found/],
-      ['invalid JSON', () => write('bad.json', '{"models": ['), /GATEWAY_MODEL_CATALOG: not readable JSON/],
+      [
+        'invalid JSON',
+        () => write('bad.json', '{"models": ['),
+        /GATEWAY_MODEL_CATALOG: not readable JSON: Unexpected end of JSON input \(.*bad\.json\)$/,
+      ],
+      [
+        'a directory',
+        () => directory,
+        /GATEWAY_MODEL_CATALOG: is a directory, not a file \(EISDIR\): point the setting at the JSON file/,
+      ],
       ['no models array', () => write('shape.json', { data: [] }), /"models" array/],
       [
         'an unknown provider',

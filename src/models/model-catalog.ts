@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
+import { JsonFileProblem, readJsonFile } from '../common/json-file';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
 import { families, familyIds, familyOf, isFamilyId } from '../core/family-registry';
@@ -359,9 +360,10 @@ type CatalogProblem = (text: string) => ConfigError;
 
 function readCatalogDocument(source: string, problem: CatalogProblem): unknown {
   try {
-    return JSON.parse(fs.readFileSync(source, 'utf8'));
+    return readJsonFile(source);
   } catch (error) {
-    throw problem((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable JSON');
+    if (error instanceof JsonFileProblem) throw problem(error.message);
+    throw error;
   }
 }
 

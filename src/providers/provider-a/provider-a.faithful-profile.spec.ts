@@ -34,7 +34,10 @@ describe('provider_a faithful profile', () => {
     expect(() => loadFaithfulProfile(missing)).toThrow(/PRIMARY_FAITHFUL_PROFILE: file not found/);
     const broken = path.join(dir, 'broken.json');
     fs.writeFileSync(broken, '{');
-    expect(() => loadFaithfulProfile(broken)).toThrow(/PRIMARY_FAITHFUL_PROFILE: not readable JSON/);
+    expect(() => loadFaithfulProfile(broken)).toThrow(
+      /PRIMARY_FAITHFUL_PROFILE: not readable JSON: Expected property name or '}' in JSON at position 1/,
+    );
+    expect(() => loadFaithfulProfile(dir)).toThrow(/PRIMARY_FAITHFUL_PROFILE: is a directory, not a file \(EISDIR\)/);
     const invalid = path.join(dir, 'invalid.json');
     fs.writeFileSync(invalid, JSON.stringify({ instructions: 'x', tools: 'no' }));
     expect(() => loadFaithfulProfile(invalid)).toThrow(/PRIMARY_FAITHFUL_PROFILE: "tools" must be an array of objects/);

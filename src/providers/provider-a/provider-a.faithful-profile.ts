@@ -1,7 +1,7 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../../config/app-config';
 import { isJsonObject, type JsonObject } from '../../common/json';
+import { JsonFileProblem, readJsonFile } from '../../common/json-file';
 
 /** The faithful-mode profile (docs/upstream/provider-a.md §5.2); `model`, `reasoning`, `text` keys are ignored. */
 export interface FaithfulProfile {
@@ -51,10 +51,10 @@ export function loadFaithfulProfile(filePath: string | undefined): FaithfulProfi
   const source = filePath === undefined || filePath === 'built-in' ? BUILT_IN_FAITHFUL_PROFILE_PATH : filePath;
   let document: unknown;
   try {
-    document = JSON.parse(fs.readFileSync(source, 'utf8'));
+    document = readJsonFile(source);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : 'not readable JSON';
-    throw new ConfigError(`invalid setting ${SETTING}: ${reason} (${source})`);
+    if (!(error instanceof JsonFileProblem)) throw error;
+    throw new ConfigError(`invalid setting ${SETTING}: ${error.message} (${source})`);
   }
   const profile = parseFaithfulProfile(document);
   if (typeof profile === 'string') throw new ConfigError(`invalid setting ${SETTING}: ${profile} (${source})`);
