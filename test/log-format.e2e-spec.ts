@@ -113,7 +113,7 @@ describe('log format: readable at a terminal, JSON otherwise (docs/configuration
     expect(lines.filter(isJson)).toEqual([]);
     expect(lines).toContainEqual(
       expect.stringMatching(
-        /^\[[\d:.]+\] WARN: the Claude Code CLI \(claude-not-installed-here\) is not on the PATH: .* {2}event=provider_c_command_missing$/,
+        /^\[[\d:.]+\] WARN: the Claude Code CLI \(claude-not-installed-here\) cannot be run \(command not found\): .* {2}event=provider_c_command_missing$/,
       ),
     );
     const fixed = lines.filter((line) => line.includes('npm install -g @anthropic-ai/claude-code'));

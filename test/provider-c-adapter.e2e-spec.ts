@@ -527,6 +527,7 @@ describe('ProviderCAdapter with the fake claude', () => {
         {
           event: 'provider_c_command_missing',
           command: 'definitely-not-claude-xyz',
+          reason: 'command not found',
           fix: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
         },
       ]);

@@ -169,6 +169,41 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
     });
   });
 
+  describe('a PROVIDER_C_COMMAND path that cannot be run', () => {
+    it.each([
+      ['a directory', (dir: string) => dir, /is a directory, not the claude executable: set PROVIDER_C_COMMAND/],
+      [
+        'a file without the execute bit',
+        (dir: string) => {
+          const file = path.join(dir, 'claude-copy.mjs');
+          fs.copyFileSync(FAKE_CLAUDE_PATH, file);
+          fs.chmodSync(file, 0o644);
+          return file;
+        },
+        /is not executable: run `chmod \+x .*claude-copy\.mjs`/,
+      ],
+    ])(
+      '%s: the login report and the 502 name what is wrong and its fix, not the install',
+      async (_name, command, fix) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'provider-c-command-'));
+        cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+        const { gateway } = await gatewayWith([], { PROVIDER_C_COMMAND: command(dir) });
+        await eventually(() => gateway.logs.records('login_state').length > 0);
+        expect(gateway.logs.records('login_state')).toEqual([
+          expect.objectContaining({ state: 'cli_missing', reason: expect.stringMatching(/^PROVIDER_C_COMMAND is /) }),
+        ]);
+        expect(gateway.logs.records('login_state')[0].fix).toMatch(fix);
+        const response = await postChat(gateway, { stream: true });
+        expect(response.status).toBe(502);
+        const { error } = (await response.json()) as { error: { code: string; message: string } };
+        expect(error.code).toBe('provider_cli_missing');
+        expect(error.message).toMatch(fix);
+        expect(error.message).not.toContain('npm install');
+        expect(JSON.stringify(gateway.logs.records())).not.toContain('npm install');
+      },
+    );
+  });
+
   describe('a CLI logged in to bill something else than the Claude login', () => {
     it.each<{ knob: Record<string, string>; reason: string; fix: string }>([
       {

@@ -96,6 +96,28 @@ describe(checkProviderCLogin.name, () => {
     ).toEqual({ state: 'cli_missing', reason: 'command not found' });
   });
 
+  it('tells a PROVIDER_C_COMMAND path that is a directory or not executable from one not found, with its own fix', async () => {
+    const login = configDir({ accessToken: 'a' });
+    const check = (command: string) => checkProviderCLogin(login, { command, childEnv: { PATH: '' } }, now);
+    expect(await check(dir)).toEqual({
+      state: 'cli_missing',
+      reason: 'PROVIDER_C_COMMAND is a directory',
+      fix: `${dir} is a directory, not the claude executable: set PROVIDER_C_COMMAND to the executable file itself, or unset it to run claude from the PATH`,
+    });
+    const script = path.join(dir, 'claude');
+    fs.writeFileSync(script, '#!/bin/sh\n', { mode: 0o644 });
+    expect(await check(script)).toEqual({
+      state: 'cli_missing',
+      reason: 'PROVIDER_C_COMMAND is not executable',
+      fix: `${script} is not executable: run \`chmod +x ${script}\` (or set PROVIDER_C_COMMAND to the claude executable)`,
+    });
+    // No such file: the install is the fix, as for a name not on the PATH.
+    expect(await check(path.join(dir, 'nowhere', 'claude'))).toEqual({
+      state: 'cli_missing',
+      reason: 'command not found',
+    });
+  });
+
   it('reads a config directory as the CLI would', async () => {
     expect(await checkProviderCLogin(configDir(), settings(), now)).toMatchObject({ state: 'missing' });
     expect(

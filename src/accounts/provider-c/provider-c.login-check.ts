@@ -5,7 +5,9 @@ import * as path from 'node:path';
 import type { LoginCheck } from '../../core/login-state';
 import { isJsonObject, nonEmptyString } from '../../common/json';
 import { isExpired } from '../login-token-cache';
-import { readLoginDocument, tokenCheck, unreadableLoginFile } from '../login-file-check';
+import { readLoginDocument, shellWord, tokenCheck, unreadableLoginFile } from '../login-file-check';
+import { errnoOf } from '../../common/errno';
+import { gatewayUser } from '../../common/gateway-user';
 import { claudeCodeVersion } from './provider-c.cli-version';
 import type { ProviderCLogin } from './provider-c.credentials';
 import { credentialsFileOf } from './provider-c.credentials';
@@ -33,7 +35,7 @@ export async function checkProviderCLogin(
   now: number = Date.now(),
 ): Promise<LoginCheck> {
   const executable = resolveCommand(settings.command, settings.childEnv.PATH);
-  if (executable === undefined) return { state: 'cli_missing', reason: 'command not found' };
+  if (executable === undefined) return { state: 'cli_missing', ...(commandProblem(settings.command) ?? NOT_FOUND) };
   const [check, cliVersion] = await Promise.all([
     loginState(login, executable, settings, now),
     claudeCodeVersion(executable, settings.childEnv),
@@ -163,4 +165,54 @@ export function resolveCommand(command: string, searchPath: string | undefined):
     }
   }
   return undefined;
+}
+
+/** A command not found: the CLI's install is the fix (the family's, so none of its own here). */
+const NOT_FOUND = { reason: 'command not found' } as const;
+
+/** What is wrong with a PROVIDER_C_COMMAND that exists but cannot be run, and what to change. */
+export interface CommandProblem {
+  /** A few closed words, as a login check's reason. */
+  readonly reason: string;
+  readonly fix: string;
+}
+
+/**
+ * Why a PROVIDER_C_COMMAND path (a name with `/`) that resolveCommand refused cannot be run: a
+ * directory, a file without the execute permission, or a path the gateway's user may not look
+ * into. Undefined for a bare name not on the PATH or a path to nothing: the CLI is to be installed
+ * (the family's install fix), which for an existing path the operator has already done.
+ */
+export function commandProblem(command: string): CommandProblem | undefined {
+  if (!command.includes('/')) return undefined;
+  let stats: fs.Stats;
+  try {
+    stats = fs.statSync(command);
+  } catch (error) {
+    const errno = errnoOf(error);
+    if (errno !== 'EACCES' && errno !== 'EPERM') return undefined;
+    return {
+      reason: `PROVIDER_C_COMMAND not reachable (${errno})`,
+      fix: `${gatewayUser()} may not look into the directories of ${command}: let that user into them (chmod or chown)`,
+    };
+  }
+  if (stats.isDirectory()) {
+    return {
+      reason: 'PROVIDER_C_COMMAND is a directory',
+      fix: `${command} is a directory, not the claude executable: set PROVIDER_C_COMMAND to the executable file itself, or unset it to run claude from the PATH`,
+    };
+  }
+  if (!stats.isFile()) return undefined;
+  try {
+    fs.accessSync(command, fs.constants.X_OK);
+    return undefined;
+  } catch {
+    // Not executable for this user: below, which of the two causes it is.
+  }
+  // No execute bit at all is a chmod away; with one, the owner or the mount (noexec) refuses.
+  const fix =
+    (stats.mode & 0o111) === 0
+      ? `${command} is not executable: run \`chmod +x ${shellWord(command)}\` (or set PROVIDER_C_COMMAND to the claude executable)`
+      : `${command} may not be run by ${gatewayUser()}: let that user execute it (chmod or chown), and check that its file system is not mounted noexec`;
+  return { reason: 'PROVIDER_C_COMMAND is not executable', fix };
 }

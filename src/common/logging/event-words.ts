@@ -104,7 +104,7 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   provider_b_project_unavailable: 'Code Assist set-up gave no project ({reason}): {fix}',
   provider_b_login_refused: 'Code Assist refused this login for a reason a new login does not fix ({reason}): {fix}',
   // ── provider_c ───────────────────────────────────────────────────────────────────────────────
-  provider_c_command_missing: 'the Claude Code CLI ({command}) is not on the PATH: {fix}',
+  provider_c_command_missing: 'the Claude Code CLI ({command}) cannot be run ({reason}): {fix}',
   provider_c_credential_variables_ignored: 'the claude children do not get {variables}: {fix}',
   provider_c_process_start: 'started a claude child (pid {pid}, attempt {attempt})',
   provider_c_process_exit: 'the claude child ended with code {exit_code} after {duration_ms} ms',

@@ -34,14 +34,16 @@ describe('readable lines (LOG_FORMAT=pretty)', () => {
       level: 40,
       event: 'provider_c_command_missing',
       command: 'claude',
+      reason: 'command not found',
       fix: 'install it (`npm install -g @anthropic-ai/claude-code`) or set PROVIDER_C_COMMAND to its path',
       msg: 'provider_c_command_missing',
     });
-    expect(shown).toContain('WARN: the Claude Code CLI (claude) is not on the PATH: install it');
+    expect(shown).toContain('WARN: the Claude Code CLI (claude) cannot be run (command not found): install it');
     expect(count(shown, 'provider_c_command_missing')).toBe(1);
     expect(count(shown, 'PROVIDER_C_COMMAND')).toBe(1);
     expect(shown).not.toContain('command=');
     expect(shown).not.toContain('fix=');
+    expect(shown).not.toContain('reason=');
   });
 
   it('keeps a sentence as it is and drops the fields it already says: the fix once, the event once', () => {

@@ -15,7 +15,7 @@ import {
 } from '../../accounts/provider-c/provider-c.accounts';
 import { claudeChildEnvironment } from '../../accounts/provider-c/provider-c.child-env';
 import { ClaudeChild, killChildrenOnExit } from './provider-c.process';
-import { resolveCommand } from '../../accounts/provider-c/provider-c.login-check';
+import { commandProblem, resolveCommand } from '../../accounts/provider-c/provider-c.login-check';
 import { LoginNotReadable } from '../../accounts/plan-usage-refresh';
 import { ProviderCProcessSlots } from './provider-c.process-slots';
 import { PROVIDER_C_FIX } from './provider-c.fix';
@@ -76,7 +76,10 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     const usageUrl = providerCUsageUrl(providerC.childEnv);
     this.accounts = createProviderCPool(config, pools, this.proxy, async (account, signal) => {
       // No CLI, no turn: its install is the fix, whatever the login holds (the login report says the same).
-      if (resolveCommand(this.command, this.baseEnv.PATH) === undefined) throw new LoginNotReadable('cli_missing');
+      if (resolveCommand(this.command, this.baseEnv.PATH) === undefined) {
+        const problem = commandProblem(this.command);
+        throw new LoginNotReadable('cli_missing', problem && { state: 'cli_missing', ...problem });
+      }
       return readProviderCUsage({
         url: usageUrl,
         token: await account.oauthToken(),
@@ -104,8 +107,13 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
       );
     }
     if (resolveCommand(providerC.command, providerC.childEnv.PATH) === undefined) {
+      // A path that is there but cannot run (a directory, no execute bit) is no install away.
+      const { reason, fix } = commandProblem(providerC.command) ?? {
+        reason: 'command not found',
+        fix: PROVIDER_C_FIX.install,
+      };
       this.logger.warn(
-        { event: 'provider_c_command_missing', command: providerC.command, fix: PROVIDER_C_FIX.install },
+        { event: 'provider_c_command_missing', command: providerC.command, reason, fix },
         'provider_c_command_missing',
       );
     }

@@ -147,6 +147,13 @@ describe(classifyRunFailure.name, () => {
       errno: 'ENOENT',
       fix: expect.stringContaining('PROVIDER_C_COMMAND'),
     });
+    // A command path that is there but cannot run: its own fix, for the client and the log.
+    const directory = { reason: 'PROVIDER_C_COMMAND is a directory', fix: 'set PROVIDER_C_COMMAND to the file' };
+    const refused = classifyRunFailure({ kind: 'spawn', errno: 'EACCES' }, 0, directory);
+    expect(refused).toMatchObject({ code: 'provider_cli_missing', upstream: { errno: 'EACCES', fix: directory.fix } });
+    expect(refused.publicMessage).toBe(
+      "provider_c cannot run the Claude Code CLI on the gateway's machine (PROVIDER_C_COMMAND is a directory): set PROVIDER_C_COMMAND to the file",
+    );
     expect(classifyRunFailure({ kind: 'spawn', errno: 'EMFILE' }).upstream).toEqual({
       errno: 'EMFILE',
       fix: expect.stringContaining('limits on processes and open files'),

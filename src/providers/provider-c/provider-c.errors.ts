@@ -1,4 +1,5 @@
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
+import type { CommandProblem } from '../../accounts/provider-c/provider-c.login-check';
 import { PROVIDER_C_FIX, PROVIDER_C_ORGANIZATION_PAGE } from './provider-c.fix';
 import type { UpstreamCause } from '../../core/gateway.error';
 import { GatewayError } from '../../core/gateway.error';
@@ -137,9 +138,14 @@ export class RunFailed extends Error {
  * function, and for the log only (`upstream_message`) the result text or the last stderr line,
  * sanitized and bounded: they never reach a client. Only plain `upstream`
  * failures from the CLI are `retryable` (never a spawn failure, a login error, a limit, a version
- * refusal or a timeout).
+ * refusal or a timeout). `command`: what is wrong with a PROVIDER_C_COMMAND path that exists, for
+ * a spawn refused (the client's message and the log's fix then name it instead of the install).
  */
-export function classifyRunFailure(failure: RunFailure, now: number = Date.now()): GatewayError {
+export function classifyRunFailure(
+  failure: RunFailure,
+  now: number = Date.now(),
+  command?: CommandProblem,
+): GatewayError {
   switch (failure.kind) {
     case 'timeout':
       return new GatewayError('timeout', {
@@ -156,7 +162,10 @@ export function classifyRunFailure(failure: RunFailure, now: number = Date.now()
         ? new GatewayError('provider_cli_missing', {
             detail: `spawn failed: ${failure.errno}`,
             provider: 'provider_c',
-            upstream: { errno: failure.errno, fix: PROVIDER_C_FIX.install },
+            ...(command && {
+              publicMessage: `provider_c cannot run the ${PROVIDER_C_FIX.cli} on the gateway's machine (${command.reason}): ${command.fix}`,
+            }),
+            upstream: { errno: failure.errno, fix: command?.fix ?? PROVIDER_C_FIX.install },
           })
         : new GatewayError('upstream', {
             detail: `spawn failed: ${failure.errno}`,

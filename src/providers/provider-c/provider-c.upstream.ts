@@ -14,6 +14,7 @@ import type {
 import { transportFailure } from '../shared/turn-runner';
 import { untilAborted } from '../../common/async/abortable';
 import type { ProviderCAccount } from '../../accounts/provider-c/provider-c.accounts';
+import { commandProblem } from '../../accounts/provider-c/provider-c.login-check';
 import { buildProviderCArgs } from './provider-c.argv';
 import type { RunFailure } from './provider-c.errors';
 import { classifyRunFailure, RunFailed } from './provider-c.errors';
@@ -143,9 +144,10 @@ export class ProviderCUpstream implements UpstreamFamily<
 
   /** A failed run (`RunFailed`, or the exit `end` hands over) by the table of docs/upstream/provider-c.md §8.3, at `atMs`. */
   classify(failure: unknown, { atMs }: FailureContext<ProviderCAccount>): GatewayError {
-    return failure instanceof RunFailed
-      ? classifyRunFailure(failure.failure, atMs)
-      : transportFailure(this.provider, failure);
+    if (!(failure instanceof RunFailed)) return transportFailure(this.provider, failure);
+    // A spawn refused: a command path that is there but cannot run has its own fix, not the install.
+    const problem = failure.failure.kind === 'spawn' ? commandProblem(this.run.command) : undefined;
+    return classifyRunFailure(failure.failure, atMs, problem);
   }
 
   translate(message: JsonObject, attempt: ProviderCAttempt): FrameStep {
