@@ -63,7 +63,7 @@ describe('setup check (--check, docs/troubleshooting.md)', () => {
     expect(run.stdout).toContain(
       'provider_b login "default" (Gemini CLI): missing (no login file); to fix: run `gemini` on the gateway\'s machine and choose "Login with Google"',
     );
-    expect(run.stdout).toContain('provider_b has no usable login: its models answer errors until you run `gemini`');
+    expect(run.stdout).toContain('provider_b has no usable login, so its models answer errors; to fix: run `gemini`');
     expect(run.stdout).toContain(
       'setup check failed: 1 of 1 enabled families have no usable login (provider_b); run the fix above, or leave the family out of GATEWAY_PROVIDERS',
     );

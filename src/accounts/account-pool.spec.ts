@@ -465,7 +465,7 @@ describe(AccountPool.name, () => {
       code: 'auth',
       fix: 'log the CLI in with a Claude subscription instead',
       publicMessage:
-        'provider_a has no usable login: its models answer errors until you log the CLI in with a Claude subscription instead',
+        'provider_a has no usable login, so its models answer errors; to fix: log the CLI in with a Claude subscription instead',
     });
     expect(sole.unavailableError()).toMatchObject({ code: 'auth', fix: apiKey.fix });
     // Among logins the check ruled out, the last ones left go to one that would not bill elsewhere.
@@ -526,7 +526,7 @@ describe(AccountPool.name, () => {
     const error = pool.unavailableError();
     expect(error).toMatchObject({ code: 'auth', provider: 'provider_a', fix: 'chmod the /logins mount' });
     expect(error?.publicMessage).toBe(
-      'provider_a has no usable login: its models answer errors until you chmod the /logins mount',
+      'provider_a has no usable login, so its models answer errors; to fix: chmod the /logins mount',
     );
     leases.forEach((lease) => lease.release());
     // A refused login among them: the fixes differ, and each login is named with its own.

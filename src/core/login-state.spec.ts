@@ -44,7 +44,21 @@ describe(noUsableLogin.name, () => {
     const { fix, message } = noUsableLogin('provider_a', [pooled('a')]);
     expect(fix).toBe('run `CODEX_HOME=/x/a codex login`');
     expect(message).toBe(
-      'provider_a has no usable login: its models answer errors until you run `CODEX_HOME=/x/a codex login`',
+      'provider_a has no usable login, so its models answer errors; to fix: run `CODEX_HOME=/x/a codex login`',
+    );
+  });
+
+  it('reads right whatever the fix is: a command, a sentence of its own, or one fix per login', () => {
+    const directory = {
+      state: 'unusable',
+      reason: 'login file unreadable: EISDIR',
+      fix: '/tmp/x is a directory, not a login file',
+    } as const;
+    expect(noUsableLogin('provider_a', [{ alias: 'a', check: directory }]).message).toBe(
+      'provider_a has no usable login, so its models answer errors; to fix: /tmp/x is a directory, not a login file',
+    );
+    expect(noUsableLogin('provider_a', [pooled('a'), { alias: 'c', check: unreadable }]).message).toBe(
+      'provider_a has no usable login, so its models answer errors; to fix one of them: login "a": run `CODEX_HOME=/x/a codex login`; login "c": make /l readable',
     );
   });
 

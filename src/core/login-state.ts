@@ -98,6 +98,8 @@ export function findingFix(provider: ProviderId, finding: LoginFinding): string 
 /**
  * What to say about a family none of whose logins is usable: the fix they share (a state's own,
  * a check's such as a file's permissions, or one login command), else each login's own fix by alias.
+ * The message follows the fix after `to fix:` as a login's line does, since a fix may be a command
+ * ("run `codex login` …") or a sentence of its own ("/x is a directory, not a login file").
  */
 export function noUsableLogin(
   provider: ProviderId,
@@ -108,13 +110,13 @@ export function noUsableLogin(
     return fix === undefined ? [] : [{ alias: login.alias, fix }];
   });
   const distinct = new Set(fixes.map(({ fix }) => fix));
-  const fix =
-    distinct.size === 0
-      ? familyOf(provider).fix.login
-      : distinct.size === 1
-        ? fixes[0].fix
-        : `fix one of them: ${fixes.map(({ alias, fix: one }) => `login "${alias}": ${one}`).join('; ')}`;
-  return { fix, message: `${provider} has no usable login: its models answer errors until you ${fix}` };
+  const outcome = `${provider} has no usable login, so its models answer errors`;
+  if (distinct.size > 1) {
+    const each = fixes.map(({ alias, fix: one }) => `login "${alias}": ${one}`).join('; ');
+    return { fix: `fix one of them: ${each}`, message: `${outcome}; to fix one of them: ${each}` };
+  }
+  const fix = distinct.size === 0 ? familyOf(provider).fix.login : fixes[0].fix;
+  return { fix, message: `${outcome}; to fix: ${fix}` };
 }
 
 /**
