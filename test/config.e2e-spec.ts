@@ -283,6 +283,17 @@ describe('gateway configuration (child process)', () => {
     }
   });
 
+  it('listens on an IPv6 address written with brackets, as in a URL', async () => {
+    const gateway = await spawnGateway({ GATEWAY_PROVIDERS: 'provider_a', GATEWAY_HOST: '[::1]' });
+    try {
+      const listening = gateway.records.find((record) => record.event === 'gateway_listening')!;
+      expect(listening.host).toBe('::1');
+      expect((await fetch(`http://[::1]:${String(listening.port)}/health/live`)).status).toBe(200);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('fails on STRUCTURED_REPLICAS=2 even with structured inference disabled', async () => {
     const run = await runGateway({ STRUCTURED_REPLICAS: '2', STRUCTURED_INFERENCE_ENABLED: 'false' });
     expectOneLineFailure(run, /STRUCTURED_REPLICAS.*replicas: 1 with strategy: Recreate or maxSurge: 0/);

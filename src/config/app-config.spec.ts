@@ -532,8 +532,15 @@ describe(loadConfig.name, () => {
         expect(load({ GATEWAY_HOST: host, GATEWAY_ALLOW_UNAUTHENTICATED: 'true' }).server.host).toBe(host);
         expect(load({ GATEWAY_HOST: host, GATEWAY_BEARER_SECRET: 'a-secret-of-16+chars' }).server.host).toBe(host);
       }
-      for (const host of ['127.0.0.1', '127.0.0.53', 'localhost', '::1', '[::1]'])
+      for (const host of ['127.0.0.1', '127.0.0.53', 'localhost', '::1'])
         expect(load({ GATEWAY_HOST: host }).server.host).toBe(host);
+      // An IPv6 address as written in a URL: the brackets go, since listen() would look the bracketed text up as a name.
+      expect(load({ GATEWAY_HOST: '[::1]' }).server.host).toBe('::1');
+      expect(load({ GATEWAY_HOST: ' [fd00::5] ', GATEWAY_ALLOW_UNAUTHENTICATED: 'true' }).server.host).toBe('fd00::5');
+      expect(configError(() => load({ GATEWAY_HOST: '[::]' }))).toMatch(/GATEWAY_HOST.*"::" is not loopback/);
+      expect(configError(() => load({ GATEWAY_HOST: '[localhost]' }))).toBe(
+        'invalid setting GATEWAY_HOST / --gateway-host: brackets go only around an IPv6 address (as in [::1]); write a name or an IPv4 address without them (got "[localhost]")',
+      );
       expect(configError(() => load({}, ['--gateway-host', '0.0.0.0']))).toMatch(/GATEWAY_HOST.*not loopback/);
     });
 

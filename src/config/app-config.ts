@@ -263,9 +263,9 @@ function placeSettings(
   return root as SettingsConfig;
 }
 
-/** Addresses only this machine can reach: the IPv4 loopback range, ::1 and the name localhost. */
+/** Addresses only this machine can reach: the IPv4 loopback range, ::1 and the name localhost (brackets gone: parseHost). */
 export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const bare = host.toLowerCase();
   if (bare === 'localhost' || bare === '::1') return true;
   return net.isIPv4(bare) && bare.startsWith('127.');
 }

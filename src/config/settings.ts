@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import { families, familyIds } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
 import type { ParseContext } from './setting-parsers';
@@ -87,6 +88,22 @@ function parseQueueKeyMode(raw: string): string {
     return `${match[1]}:${name}`;
   }
   throw new SettingRuleError('must be chat, global, caller, header:<name> or body:<field> (with a non-empty name)');
+}
+
+/**
+ * The bind address. An IPv6 address may be written as in a URL (`[::1]`): the brackets go, since
+ * listen() takes the bare address and would look the bracketed text up as a host name.
+ */
+function parseHost(raw: string): string {
+  const value = parseNonEmpty(raw);
+  const bracketed = /^\[(.*)\]$/.exec(value);
+  if (!bracketed) return value;
+  if (!isIPv6(bracketed[1])) {
+    throw new SettingRuleError(
+      'brackets go only around an IPv6 address (as in [::1]); write a name or an IPv4 address without them',
+    );
+  }
+  return bracketed[1];
 }
 
 function parseReplicas(raw: string): number {
@@ -256,8 +273,8 @@ const LEADING_ROWS = [
     'GATEWAY_HOST',
     'server.host',
     '127.0.0.1',
-    'Bind address (the container image sets 0.0.0.0).',
-    parseNonEmpty,
+    'Bind address (the container image sets 0.0.0.0); an IPv6 address with or without brackets (::1 or [::1]).',
+    parseHost,
   ),
   setting('GATEWAY_PORT', 'server.port', '8088', 'TCP port to listen on (0 picks a free port).', parsePort),
   setting(
