@@ -8,6 +8,7 @@ import { contents, postChat, readUntil, streamChat } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { eventually } from './support/poll';
+import { accountState } from './support/accounts';
 import type { FakeClaudeRun } from './support/provider-c-fixtures';
 import {
   answerRun,
@@ -152,6 +153,26 @@ describe('provider_c with the fake claude: what the real CLI cannot do', () => {
       const result = await streamChat(recovering.gateway, {});
       expect(contents(result)).toEqual(['fine']);
       expect(readRuns(recovering.dir)).toHaveLength(2);
+    });
+
+    it('a crash whose earlier stderr lines name a login or OAuth file → 502 after three runs, the login still ready', async () => {
+      const crash: FakeClaudeRun = {
+        stdout: [],
+        stderr:
+          'reading /home/gateway/.claude/oauth-login.json\nNot logged in to the MCP server "docs"\nClaude crashed\n',
+        exitCode: 1,
+      };
+      const { gateway, dir } = await gatewayWith([crash]);
+      const response = await postChat(gateway, { stream: true });
+      expect(response.status).toBe(502);
+      expect(((await response.json()) as { error: unknown }).error).toMatchObject({ type: 'upstream_error' });
+      // A crash is retried as one: its last line, not a word of an earlier one, says what happened.
+      expect(readRuns(dir)).toHaveLength(3);
+      expect(gateway.logs.records('upstream_turn_failed')).toEqual([
+        expect.objectContaining({ error_code: 'upstream', exit_code: 1, upstream_message: 'Claude crashed' }),
+      ]);
+      expect(gateway.logs.records('account_state')).toEqual([]);
+      expect(await accountState(gateway, 'provider_c', 'default')).toBe('ready');
     });
 
     it('a missing executable answers 502 provider_cli_missing, naming the install, before any SSE header', async () => {

@@ -8,14 +8,20 @@ import { classifyRunFailure, parseRetryAfterSeconds, type CliErrorReport } from 
 const exit = (stderr: string, code = 1) => classifyRunFailure({ kind: 'exit', code, signal: null, stderr });
 
 describe(classifyRunFailure.name, () => {
+  // Claude Code 2.1.332's own words (its bundle, __fixtures__/claude-code-2.1.332/) and the API's.
   it.each([
     'Invalid API key · Please run /login',
+    'Not logged in · Please run /login',
     'Error: Not logged in',
-    'Please log in first',
+    'Failed to authenticate. API Error: 401 Invalid bearer token',
+    'Failed to authenticate: OAuth token revoked. Please log in again or contact your administrator.',
+    'Authentication required · Sign in again to continue',
+    'Invalid auth token · Fix external auth token',
     'OAuth token has expired',
     'API Error: 401 {"type":"error"}',
-    'Unauthorized',
     'authentication_error',
+    // The reason is the last line; what came before is progress.
+    'Loading settings\nNot logged in · Please run /login\n',
   ])('classifies %j as auth (401), not retryable', (stderr) => {
     const error = exit(stderr);
     expect(error.code).toBe('auth');
@@ -65,7 +71,7 @@ describe(classifyRunFailure.name, () => {
   });
 
   it('checks auth before limits (table order)', () => {
-    expect(exit('login required: usage limit reached').code).toBe('auth');
+    expect(exit('Invalid API key · Please run /login · usage limit reached').code).toBe('auth');
   });
 
   it('classifies anything else as a retryable upstream error', () => {
@@ -74,14 +80,47 @@ describe(classifyRunFailure.name, () => {
     expect(error.retryable).toBe(true);
   });
 
+  it.each([
+    ['an earlier line naming a login or OAuth file', 'reading /home/gw/.claude/oauth-login.json\nClaude crashed\n'],
+    ['an earlier line with login words', 'Not logged in to the MCP server "docs"\nsegmentation fault\n'],
+    [
+      'a last stack frame of the OAuth code',
+      'TypeError: undefined is not a function\n    at refreshOAuthLogin (/$bunfs/root/claude:401:12)',
+    ],
+    ['a last stack frame at line 429', 'RangeError: boom\n    at handleRateLimit (/$bunfs/root/claude:429:7)'],
+    ["a proxy's own refusal", 'error: 407 Proxy Authentication Required'],
+  ])(
+    'classifies a crash with %s as a retryable upstream error: its last line is no login or limit message',
+    (_case, stderr) => {
+      const error = exit(stderr);
+      expect(error.code).toBe('upstream');
+      expect(error.retryable).toBe(true);
+    },
+  );
+
   it('prefers the result text of an error result over stderr when the CLI set no structured field', () => {
     expect(
-      classifyRunFailure({ kind: 'error_result', report: { text: 'usage limit reached' }, stderr: 'please login' })
-        .code,
+      classifyRunFailure({
+        kind: 'error_result',
+        report: { text: 'usage limit reached' },
+        stderr: 'Not logged in · Please run /login',
+      }).code,
     ).toBe('usage_limit');
-    expect(classifyRunFailure({ kind: 'error_result', report: { text: '' }, stderr: 'please login' }).code).toBe(
-      'auth',
-    );
+    expect(
+      classifyRunFailure({
+        kind: 'error_result',
+        report: { text: '' },
+        stderr: 'Not logged in · Please run /login',
+      }).code,
+    ).toBe('auth');
+    // Its last line alone, as for an exit.
+    expect(
+      classifyRunFailure({
+        kind: 'error_result',
+        report: { text: '' },
+        stderr: 'Not logged in · Please run /login\nClaude crashed',
+      }).code,
+    ).toBe('upstream');
   });
 
   describe('structured fields of an error result', () => {

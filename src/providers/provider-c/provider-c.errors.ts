@@ -14,22 +14,32 @@ import { sanitizeUpstreamMessage } from '../../common/logging/request-log';
  */
 export const DEFAULT_LIMIT_RETRY_AFTER_SECONDS = 60;
 
+/**
+ * A login the CLI cannot use or the API refused, in Claude Code 2.1.332's own words ("Not logged in
+ * · Please run /login", "Invalid API key · Please run /login", "Invalid auth token · Fix external
+ * auth token", "Authentication required · Sign in again to continue", "Failed to authenticate. API
+ * Error: 401 …", "Failed to authenticate: OAuth token revoked. …") and the API's ("Invalid bearer
+ * token", "OAuth token has expired", "OAuth access token has been revoked", its
+ * `authentication_error`). Whole phrases only: a word such as "login" or "oauth" in a path or a
+ * stack frame says nothing of the login.
+ */
 const AUTH_PATTERNS = [
-  /not logged in/,
-  /log in/,
-  /login/,
-  /unauthorized/,
-  /authentication/,
-  /oauth/,
-  /invalid api key/,
-  /\b401\b/,
+  /\bnot logged in\b/,
+  /\bplease run \/login\b/,
+  /\binvalid (?:api key|auth token|bearer token|x-api-key)\b/,
+  /\bauthentication required · sign in again\b/,
+  /\bfailed to authenticate\b/,
+  /\boauth (?:access )?token (?:has expired|has been revoked|revoked)\b/,
+  /\bauthentication_(?:error|failed)\b/,
+  /\bapi error: 401\b/,
 ];
+/** A status is a limit only as the CLI reports the API's ("API Error: 429"), never a number in a stack frame. */
 const LIMIT_PATTERNS = [
   /rate limit/,
   /usage limit/,
   /limit reached/,
   /too many requests/,
-  /\b429\b/,
+  /\bapi error: 429\b/,
   /quota/,
   /hit your (?:[\w-]+ )?limit/,
   /limiting requests/,
@@ -133,7 +143,7 @@ export class RunFailed extends Error {
 
 /**
  * docs/upstream/provider-c.md §8.3: a failed run → our error code. An error result is classified from the CLI's structured
- * fields first (`classifyReport`); text (the result text, else the stderr tail) is the fallback,
+ * fields first (`classifyReport`); text (the result text, else the last stderr line) is the fallback,
  * case-insensitive, checked in the table's order. The classification leaves this
  * function, and for the log only (`upstream_message`) the result text or the last stderr line,
  * sanitized and bounded: they never reach a client. Only plain `upstream`
@@ -177,7 +187,7 @@ export function classifyRunFailure(
     case 'line_too_long':
       return new GatewayError('upstream', { detail: 'stdout line over 16 MiB' });
     case 'exit':
-      return withCause(classifyText(failure.stderr, `exit ${failure.code ?? failure.signal}`, now), {
+      return withCause(classifyText(lastLine(failure.stderr) ?? '', `exit ${failure.code ?? failure.signal}`, now), {
         exitCode: failure.code,
         exitSignal: failure.signal,
         message: sanitizeUpstreamMessage(lastLine(failure.stderr)),
@@ -204,11 +214,15 @@ export function isPlanLimitResult(report: CliErrorReport, stderr: string): boole
   return classifyErrorResult(report, stderr, Date.now()).code === 'usage_limit';
 }
 
-/** An error result by the CLI's structured fields, else by its text (the stderr tail when it has none). */
+/** An error result by the CLI's structured fields, else by its text (its last stderr line when it has none). */
 function classifyErrorResult(report: CliErrorReport, stderr: string, now: number): GatewayError {
   return (
     classifyReport(report, now) ??
-    classifyText(report.text !== '' ? report.text : stderr, `error result${reportDetail(report)}`, now)
+    classifyText(
+      report.text !== '' ? report.text : (lastLine(stderr) ?? ''),
+      `error result${reportDetail(report)}`,
+      now,
+    )
   );
 }
 
@@ -217,7 +231,10 @@ function withCause(error: GatewayError, upstream: UpstreamCause): GatewayError {
   return error.with({ upstream });
 }
 
-/** The CLI prints its reason last; earlier stderr lines are progress and warnings. */
+/**
+ * The CLI prints its reason last; earlier stderr lines are progress and warnings (a path, a stack
+ * frame): a run is classified by this line alone, and it is the one logged.
+ */
 function lastLine(text: string): string | undefined {
   const lines = text
     .split('\n')

@@ -135,7 +135,7 @@ export class ClaudeChild {
     return this.hasClosed;
   }
 
-  /** The stderr tail, for classification; never sent, and only its last line, sanitized, reaches a log line (`upstream_message`). */
+  /** The stderr tail: its last line classifies a failed run and, sanitized, is the one logged (`upstream_message`); never sent. */
   stderr(): string {
     return this.stderrTail.toString('utf8');
   }
