@@ -323,6 +323,45 @@ describe('several provider_a logins (account pool, docs/accounts.md)', () => {
     ).toEqual(['login_dead', 'ready']);
   });
 
+  describe("a family's only login", () => {
+    const onlyPersonal = (settings: Record<string, string> = {}) =>
+      start({ PROVIDER_A_ACCOUNTS: `personal=${loginFile('personal')}`, ...settings });
+
+    it('comes back at its next answered turn after the API refused its token twice', async () => {
+      await onlyPersonal();
+      // A 401, the forced refresh (granted), a 401 again: the API refused the login.
+      fake().enqueue({ reject: { status: 401 }, frames: [] }, { reject: { status: 401 }, frames: [] });
+      expect((await post(chat('refused'))).status).toBe(403);
+      expect(await stateOf('personal')).toBe('login_dead');
+      // Still asked, as the family's only login: its answer brings it back.
+      fake().enqueue(textReply('back'));
+      const answered = await post(chat('answered'));
+      expect(answered.status).toBe(200);
+      expect(((await answered.json()) as Json).choices[0].message.content).toBe('back');
+      expect(await stateOf('personal')).toBe('ready');
+      expect(stateLines().map(({ from, state, reason }) => ({ from, state, reason }))).toEqual([
+        { from: 'ready', state: 'login_dead', reason: 'login_refused' },
+        { from: 'login_dead', state: 'ready', reason: undefined },
+      ]);
+    });
+
+    it('stays dead once its refresh token was refused, though it still serves on the access token it had', async () => {
+      writeLogin('personal', { exp: nowSeconds() + 120 });
+      fake().enqueueToken({ status: 400, body: { error: 'refresh_token_reused' } });
+      await onlyPersonal({ ACCOUNT_REFRESH_INTERVAL: '200ms', ACCOUNT_REFRESH_AHEAD: '5m' });
+      await eventually(async () => (await stateOf('personal')) === 'login_dead');
+      fake().enqueue(textReply('on the old token'));
+      expect((await post(chat('served'))).status).toBe(200);
+      expect(usedAccounts()).toEqual([accountIdOf('personal')]);
+      // Its next refresh would be refused again: a new login is the way back, not this answer.
+      expect(await stateOf('personal')).toBe('login_dead');
+      expect(stateLines().map(({ state, reason }) => ({ state, reason }))).toEqual([
+        { state: 'login_dead', reason: 'refresh_refused' },
+      ]);
+      expect(fake().tokenRequests()).toHaveLength(1);
+    });
+  });
+
   it('keeps a login whose token endpoint failed for a moment: the turn is retried on it, no login is taken out', async () => {
     writeLogin('personal', { exp: nowSeconds() - 60 });
     await start();

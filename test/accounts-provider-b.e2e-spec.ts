@@ -309,6 +309,21 @@ describe('several provider_b logins (account pool, docs/accounts.md)', () => {
     await eventually(async () => (await stateOf('work')) === 'ready');
   });
 
+  it("brings a family's only login the API refused back at its next answered turn", async () => {
+    await start({ PROVIDER_B_ACCOUNTS: `work=${path.join(loginDir('work'), 'oauth_creds.json')}` });
+    // A 401, the forced refresh (granted), a 401 again: the API refused the login.
+    const unauthorized = { status: 401, body: errorFrame(401, 'UNAUTHENTICATED') };
+    harness.fake().enqueue('generateContent', unauthorized, unauthorized);
+    expect((await post(chat('refused'))).status).toBe(403);
+    expect(await stateOf('work')).toBe('login_dead');
+    expect((await post(chat('answered'))).status).toBe(200);
+    expect(await stateOf('work')).toBe('ready');
+    expect(gateway!.logs.records('account_state').map(({ from, state, reason }) => ({ from, state, reason }))).toEqual([
+      { from: 'ready', state: 'login_dead', reason: 'login_refused' },
+      { from: 'login_dead', state: 'ready', reason: undefined },
+    ]);
+  });
+
   it("names the CLI's default login's one fix everywhere: `gemini`, on its refused refresh, its state change and the 403", async () => {
     // `gemini` alone writes ~/.gemini/oauth_creds.json: the login nothing configures.
     const home = harness.home();

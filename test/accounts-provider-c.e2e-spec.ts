@@ -6,6 +6,7 @@ import { postChatBody } from './support/chat-sse';
 import { closedLoopbackPort } from './support/closed-port';
 import { ConnectProxy } from './support/connect-proxy';
 import { eventually } from './support/poll';
+import { metricValue } from './support/prometheus-text';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { formatWait } from '../src/core/error-codes';
@@ -169,6 +170,56 @@ describe('several provider_c logins (account pool, docs/accounts.md)', () => {
     // New chats go to the least recently chosen login: `three` (never chosen), then `one`.
     for (const name of ['after-three', 'after-one']) expect((await post(chat(name))).status).toBe(200);
     expect(usedAccounts().slice(3)).toEqual(['three', 'one-renewed']);
+  });
+
+  it("brings the CLI's own login back at its next answered turn after one 401; the login report says the API refused it, not a refresh", async () => {
+    // The CLI's own login (PROVIDER_C_ACCOUNTS unset): its token is CLAUDE_CODE_OAUTH_TOKEN, no login file.
+    gateway = await startGateway({
+      ...realClaudeGatewaySettings(api.baseUrl, home),
+      ACCOUNT_USAGE_REFRESH_INTERVAL: '0',
+    });
+    const loginLines = () => gateway!.logs.records('login_state').filter((line) => line.account === 'default');
+    await eventually(() => loginLines().length > 0, 30_000, 'the startup login report');
+    // The CLI itself asks once more after a 401 before it gives up.
+    api.script([API_ERRORS.unauthorized(), API_ERRORS.unauthorized(), textReply('back')]);
+    const refused = await post(chat('refused'));
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as Json).error.code).toBe('upstream_login_required');
+    expect(await accountState(gateway, 'provider_c', 'default')).toBe('login_dead');
+    // The report's next check tells it as the API's refusal of a login the gateway never refreshes.
+    await eventually(() => loginLines().length > 1, 30_000, 'the login report of the refused login');
+    expect(loginLines()[1]).toMatchObject({
+      level: 40,
+      provider: 'provider_c',
+      state: 'login_refused',
+      fix: expect.stringContaining('`/login`'),
+    });
+    expect(loginLines()[1].msg).toContain('login refused');
+    expect(JSON.stringify(gateway.logs.records())).not.toContain('refresh_refused');
+
+    // The family's only login is still asked, and its answer brings it back: once, as the pool's line says.
+    const answered = await post(chat('answered'));
+    expect(answered.status).toBe(200);
+    expect(((await answered.json()) as Json).choices[0].message.content).toBe('back');
+    expect(await accountState(gateway, 'provider_c', 'default')).toBe('ready');
+    expect(
+      gateway.logs.records('account_state').map(({ level, from, state, reason }) => ({ level, from, state, reason })),
+    ).toEqual([
+      { level: 40, from: 'ready', state: 'login_dead', reason: 'login_refused' },
+      { level: 30, from: 'login_dead', state: 'ready', reason: undefined },
+    ]);
+    // The report's next check agrees: usable again, in its line and its gauge.
+    await eventually(() => loginLines().length > 2, 30_000, 'the login report of the login back');
+    expect(loginLines()[2]).toMatchObject({ level: 30, state: 'usable' });
+    expect(
+      await metricValue(gateway, 'gateway_chat_api_login_state', {
+        provider: 'provider_c',
+        account: 'default',
+        state: 'usable',
+      }),
+    ).toBe(1);
+    expect((await post(chat('later'))).status).toBe(200);
+    expect(gateway.logs.records('account_state')).toHaveLength(2);
   });
 
   it("refreshes an idle config directory's login before it expires, and its next child uses the new token", async () => {

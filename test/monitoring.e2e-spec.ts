@@ -596,12 +596,22 @@ describe('promtool test rules', () => {
             // One refused login beside a usable one: the family serves, the refused login needs a person.
             ...loginGauge('provider_c', 'default', minutes('refresh_refused', 25)),
             ...loginGauge('provider_c', 'second', minutes('usable', 25)),
+            // Refused by the API and never answered again (another login serves the family).
+            ...loginGauge('provider_c', 'third', minutes('login_refused', 25)),
+            // Refused by the API once, then answered a turn at minute 4: back before the 15 minutes.
+            ...loginGauge('provider_c', 'fourth', [...minutes('login_refused', 4), ...minutes('usable', 21)]),
             // Missing at start, written at minute 8: gone before the 15 minutes.
             ...loginGauge('provider_a', 'default', [...minutes('missing', 8), ...minutes('usable', 17)]),
             // Expired with a refresh token: renewed by the first request, nobody needs to act.
             ...loginGauge('provider_b', 'default', minutes('expired_refreshable', 25)),
           ],
-          alert_rule_test: [needsLogin('14m', []), needsLogin('16m', [['provider_c', 'default', 'refresh_refused']])],
+          alert_rule_test: [
+            needsLogin('14m', []),
+            needsLogin('16m', [
+              ['provider_c', 'default', 'refresh_refused'],
+              ['provider_c', 'third', 'login_refused'],
+            ]),
+          ],
         },
       ]),
     );

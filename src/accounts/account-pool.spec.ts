@@ -9,6 +9,7 @@ import { AccountPool, PIN_IDLE_TTL_MS } from './account-pool';
 import { AccountTurn } from './account-turn';
 import { startBackgroundRefresh } from './background-refresh';
 import { LoginFileFailure } from './login-file-check';
+import { failedGrantError } from './refresh-grant';
 import { providerCQuotaBucket } from './provider-c/provider-c.quota-buckets';
 import { planReportOf } from '../providers/provider-c/provider-c.plan';
 import { planReportFromUsage } from '../providers/provider-c/provider-c.usage';
@@ -74,6 +75,12 @@ const modelLimit = (seconds: number) =>
   new GatewayError('usage_limit', { retryAfterSeconds: seconds, limitsModel: true });
 const rateLimited = (seconds?: number) =>
   new GatewayError('rate_limited', { retryAfterSeconds: seconds, retryable: true });
+/** The upstream's API refused the login's token in its answer to a turn. */
+const apiRefusal = () => new GatewayError('auth', { upstreamStatus: 401 });
+/** The token endpoint refused the login's refresh token (refresh-grant.ts). */
+const refreshRefusal = () => failedGrantError('provider_a', { ok: false, status: 400, errorCode: 'invalid_grant' });
+/** The login's own file failed the turn (missing, unreadable, expired without a refresh token). */
+const fileFailure = () => new GatewayError('auth', { detail: 'provider_a login expired', loginFileCause: true });
 
 describe(AccountPool.name, () => {
   it('keeps a chat on its account turn after turn', () => {
@@ -345,15 +352,17 @@ describe(AccountPool.name, () => {
     });
   });
 
-  it('tells the login report what requests learned: a refused login, an account the upstream does not serve (until the file changes)', () => {
+  it('tells the login report what requests learned: a login its API or its token endpoint refused, an account the upstream does not serve (until the file changes)', () => {
     inScratchDir((dir) => {
       const file = path.join(dir, 'oauth_creds.json');
       fs.writeFileSync(file, '{}');
-      const { pool } = makePool(['a', 'b'], {}, { b: file });
+      const { pool } = makePool(['a', 'b', 'c'], {}, { b: file });
       pool.sweep();
       expect(pool.loginVerdict('a')).toBeUndefined();
-      pool.applyFailure('a', new GatewayError('auth'));
-      expect(pool.loginVerdict('a')).toBe('refresh_refused');
+      pool.applyFailure('a', apiRefusal());
+      expect(pool.loginVerdict('a')).toBe('login_refused');
+      pool.applyFailure('c', refreshRefusal());
+      expect(pool.loginVerdict('c')).toBe('refresh_refused');
       expect(pool.applyFailure('b', new GatewayError('provider_account_unsupported'))).toBe(false);
       expect(pool.loginVerdict('b')).toBe('account_unsupported');
       expect(pool.stateOf('b').kind).toBe('ready');
@@ -382,6 +391,113 @@ describe(AccountPool.name, () => {
       pool.sweep();
       expect(pool.acquire('chat-3').alias).toBe('a');
       expect(logger.records.map((line) => line.state)).toEqual(['login_dead', 'ready']);
+    });
+  });
+
+  describe("a login the upstream's API refused", () => {
+    it("comes back at the next answered turn of a family's only login: one line, its gauge, and no verdict left", () => {
+      const { pool, logger, last } = makePool(['only']);
+      const refused = new AccountTurn(pool, 'chat-1');
+      // Nowhere to move: the turn fails, the login is dead as the API said.
+      expect(refused.moveAfter(apiRefusal())).toBe(false);
+      refused.end();
+      expect(pool.stateOf('only').kind).toBe('login_dead');
+      expect(logger.records).toEqual([
+        expect.objectContaining({
+          event: 'account_state',
+          from: 'ready',
+          state: 'login_dead',
+          reason: 'login_refused',
+          fix: "run `codex login` on the gateway's machine",
+        }),
+      ]);
+      expect(pool.loginVerdict('only')).toBe('login_refused');
+      // A family's only login is still asked; its answer is what brings it back.
+      const answered = new AccountTurn(pool, 'chat-1');
+      expect(answered.alias).toBe('only');
+      answered.succeeded();
+      expect(pool.stateOf('only')).toEqual({ kind: 'ready' });
+      expect(last('state', 'only')).toEqual(['state', 'provider_a', 'only', 'ready', undefined]);
+      expect(pool.loginVerdict('only')).toBeUndefined();
+      answered.succeeded();
+      answered.end();
+      expect(logger.records.slice(1)).toEqual([
+        expect.objectContaining({ event: 'account_state', from: 'login_dead', state: 'ready' }),
+      ]);
+    });
+
+    it('comes back when a turn that was running on it is answered after another turn was refused', () => {
+      const { pool } = makePool(['a', 'b']);
+      const running = new AccountTurn(pool, 'chat-1');
+      const refused = new AccountTurn(pool, 'chat-1');
+      expect([running.alias, refused.alias]).toEqual(['a', 'a']);
+      expect(refused.moveAfter(apiRefusal())).toBe(true);
+      expect(pool.stateOf('a').kind).toBe('login_dead');
+      running.succeeded();
+      expect(pool.stateOf('a').kind).toBe('ready');
+    });
+
+    it('never comes back on a turn of the login the file held before another one was written over it', () => {
+      inScratchDir((dir) => {
+        const file = path.join(dir, 'auth.json');
+        fs.writeFileSync(file, 'account-1');
+        const { pool } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+        pool.sweep();
+        const old = new AccountTurn(pool, 'chat-1');
+        fs.writeFileSync(file, 'account-2');
+        pool.sweep();
+        const fresh = new AccountTurn(pool, 'chat-1');
+        expect(fresh.alias).toBe('a');
+        expect(fresh.moveAfter(apiRefusal())).toBe(true);
+        old.succeeded();
+        expect(pool.stateOf('a').kind).toBe('login_dead');
+      });
+    });
+
+    it.each([
+      ['its refresh token was refused', refreshRefusal, 'refresh_refused'],
+      // The file's own state is the login report's check to tell.
+      ['its file failed', fileFailure, undefined],
+    ] as const)(
+      'stays dead when %s, whatever turns it still serves on the access token it had, until its file changes',
+      (_cause, failure, refusal) => {
+        inScratchDir((dir) => {
+          const file = path.join(dir, 'auth.json');
+          fs.writeFileSync(file, '{}');
+          const { pool, logger } = makePool(['only'], {}, { only: file });
+          pool.sweep();
+          pool.applyFailure('only', failure());
+          expect(logger.records.map(({ state, reason }) => ({ state, reason }))).toEqual([
+            { state: 'login_dead', reason: refusal },
+          ]);
+          const served = new AccountTurn(pool, 'chat-1');
+          served.succeeded();
+          served.end();
+          expect(pool.stateOf('only').kind).toBe('login_dead');
+          expect(pool.loginVerdict('only')).toBe(refusal);
+          // Refused by the API first, then its refresh token or its file failed too: a new login is the one way back.
+          const { pool: both } = makePool(['only']);
+          both.applyFailure('only', apiRefusal());
+          both.applyFailure('only', failure());
+          const turn = new AccountTurn(both, 'chat-1');
+          turn.succeeded();
+          expect(both.stateOf('only').kind).toBe('login_dead');
+          expect(both.loginVerdict('only')).toBe(refusal);
+          fs.writeFileSync(file, '{"tokens":{}}');
+          pool.sweep();
+          expect(pool.stateOf('only').kind).toBe('ready');
+        });
+      },
+    );
+
+    it('leaves a login the check ruled out to the check, whatever a turn on it says', () => {
+      const { pool } = makePool(['only']);
+      pool.loginChecked('only', { state: 'missing', reason: 'no login file' });
+      const turn = new AccountTurn(pool, 'chat-1');
+      turn.succeeded();
+      expect(pool.stateOf('only').kind).toBe('login_dead');
+      pool.loginChecked('only', { state: 'usable' });
+      expect(pool.stateOf('only').kind).toBe('ready');
     });
   });
 
@@ -428,7 +544,7 @@ describe(AccountPool.name, () => {
     pool.applyFailure('a', new GatewayError('auth'));
     pool.loginChecked('a', { state: 'usable' });
     expect(pool.stateOf('a').kind).toBe('login_dead');
-    expect(pool.loginVerdict('a')).toBe('refresh_refused');
+    expect(pool.loginVerdict('a')).toBe('login_refused');
   });
 
   it('still gives a new turn to a login only the check ruled out when no login is left, never a moved one', () => {
@@ -579,7 +695,7 @@ describe(AccountPool.name, () => {
       fs.rmSync(dir, { recursive: true, force: true });
       expect(pool.acquire('chat-1').alias).toBe('b');
       expect(pool.unavailableError()).toBeUndefined();
-      expect(pool.loginVerdict('a')).toBe('refresh_refused');
+      expect(pool.loginVerdict('a')).toBe('login_refused');
       expect(pool.loginVerdict('b')).toBe('account_unsupported');
       pool.sweep();
       expect(pool.stateOf('a').kind).toBe('ready');

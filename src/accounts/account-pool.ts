@@ -195,7 +195,8 @@ interface Account<T> {
  * failures and quota windows; the pool decides.
  *
  * - States heal by themselves: a cooldown is over when the clock passes its end; a login the
- *   upstream refused is usable again once its file changed on disk. Both are checked on every
+ *   upstream refused is usable again once its file changed on disk (one its API refused also once
+ *   a turn on it is answered: `succeeded`). Both are checked on every
  *   selection and by the periodic `sweep()`, so neither a restart nor a request is needed for the
  *   state to change. Only `sweep()` reads the login files (a stat each); a selection compares what
  *   it last read. A login the login report's offline check finds not usable is dead too, until a
@@ -480,12 +481,23 @@ export class AccountPool<T> implements PlanReporter {
     }
     if (error.code === 'auth') {
       if (stale) return this.staleReport(account, error.code, true);
-      if (account.state.kind !== 'login_dead') {
+      // Who refused it: its token endpoint the refresh token, else the upstream's API in its answer
+      // (a later answered turn on it disproves that), unless the login's own file failed.
+      const refusedBy = error.refreshRefused ? 'token_endpoint' : error.loginFileCause ? undefined : 'api';
+      const state = account.state;
+      if (state.kind !== 'login_dead') {
         // The file that failed is the one the work used, not a newer one the sweep saw since (a
         // `codex login` while a refresh was refused must bring the login back).
         const onDisk = seen ? seen.onDisk : account.onDisk;
         account.deathUnread = account.loginFile !== undefined && onDisk === undefined;
-        this.transition(account, { kind: 'login_dead', fingerprint: onDisk ?? undefined });
+        this.transition(account, {
+          kind: 'login_dead',
+          fingerprint: onDisk ?? undefined,
+          ...(refusedBy ? { refusedBy } : {}),
+        });
+      } else if (state.refusedBy === 'api' && refusedBy !== 'api' && !state.check) {
+        // Its refresh token or its file failed too: only a new login brings it back now.
+        account.state = { kind: 'login_dead', fingerprint: state.fingerprint, ...(refusedBy ? { refusedBy } : {}) };
       }
       return true;
     }
@@ -563,14 +575,16 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * What requests learned about a login that its files cannot show (for the login report): the
-   * upstream or its token endpoint refused it (`login_dead`), or the upstream does not serve the
-   * account — until the login file changes.
+   * upstream's API refused it (`login_refused`, until a turn on it is answered or the login file
+   * changes), its token endpoint refused its refresh token (`refresh_refused`, until the login file
+   * changes), or the upstream does not serve the account (until the login file changes).
    */
-  loginVerdict(alias: string): 'refresh_refused' | 'account_unsupported' | undefined {
+  loginVerdict(alias: string): 'refresh_refused' | 'login_refused' | 'account_unsupported' | undefined {
     const account = this.account(alias);
     this.heal(account);
-    // A login the check ruled out is the check's own finding, not something requests learned.
-    if (account.state.kind === 'login_dead') return account.state.check ? undefined : 'refresh_refused';
+    // A login the check ruled out is the check's own finding, not something requests learned; a
+    // file that failed a request is what the check reads itself (`refusalOf`).
+    if (account.state.kind === 'login_dead') return account.state.check ? undefined : refusalOf(account.state);
     if (account.unsupportedFingerprint === undefined) return undefined;
     const current = account.loginFile ? (account.onDisk ?? null) : null;
     if (current === account.unsupportedFingerprint) return 'account_unsupported';
@@ -604,13 +618,19 @@ export class AccountPool<T> implements PlanReporter {
 
   /**
    * A successful turn of a login: it is served on its plan again, so a standing refusal for extra
-   * usage (one request's content) no longer describes it. Not when `seen` is a login the file no
-   * longer holds: that login's success says nothing of the one it holds now.
+   * usage (one request's content) no longer describes it, and a refusal by its API (a family's only
+   * login is still asked) is over: the login is back (`recover`). Not a login dead for another
+   * cause: the offline check's finding ends at a later check, and a turn served on the access token
+   * the login still had proves nothing of a refused refresh token or a failed login file. Not when
+   * `seen` is a login the file no longer holds: that login's success says nothing of the one it
+   * holds now.
    */
   succeeded(alias: string, seen?: LoginFileSeen): void {
     const account = this.account(alias);
-    if (account.needsExtraUsageSince === undefined || (seen !== undefined && seen.generation !== account.generation))
-      return;
+    if (seen !== undefined && seen.generation !== account.generation) return;
+    const state = account.state;
+    if (state.kind === 'login_dead' && state.refusedBy === 'api' && !state.check) this.recover(account);
+    if (account.needsExtraUsageSince === undefined) return;
     account.needsExtraUsageSince = undefined;
     this.publishPlan(account);
   }
@@ -915,7 +935,7 @@ export class AccountPool<T> implements PlanReporter {
     }
     account.onDisk = onDisk;
     if (account.deathUnread && account.state.kind === 'login_dead') {
-      account.state = { kind: 'login_dead', fingerprint: account.onDisk ?? undefined };
+      account.state = { ...account.state, fingerprint: account.onDisk ?? undefined };
     }
     account.deathUnread = false;
   }
@@ -1093,7 +1113,11 @@ export class AccountPool<T> implements PlanReporter {
       this.family,
       this.accounts.map((account) => ({
         alias: account.alias,
-        check: account.state.kind === 'login_dead' ? (account.state.check ?? { state: 'refresh_refused' }) : undefined,
+        // A failed login file is refused as a refresh is: a new login (the check names its cause).
+        check:
+          account.state.kind === 'login_dead'
+            ? (account.state.check ?? { state: refusalOf(account.state) ?? 'refresh_refused' })
+            : undefined,
         loginCommand: account.loginCommand,
       })),
     );
@@ -1130,12 +1154,16 @@ export class AccountPool<T> implements PlanReporter {
       fields.until = new Date(next.until).toISOString();
       fields.fix = next.fix;
     }
-    // The offline check's finding and its fix; else the upstream or its token endpoint refused
-    // the login, and only a new login brings it back.
+    // The offline check's finding and its fix; else who refused the login (the upstream's API, or
+    // its token endpoint the refresh) as the login report names it, and the new login that fixes it.
     if (next.kind === 'login_dead' && next.check) {
       fields.reason = next.check.state;
       fields.fix = next.check.fix ?? loginFix(this.family, next.check.state, account.loginCommand);
-    } else if (next.kind === 'login_dead') fields.fix = this.loginFixOf(account.alias);
+    } else if (next.kind === 'login_dead') {
+      const refusal = refusalOf(next);
+      if (refusal) fields.reason = refusal;
+      fields.fix = this.loginFixOf(account.alias);
+    }
     if (next.kind === 'ready') this.deps.logger.info(fields, 'account_state');
     else this.deps.logger.warn(fields, 'account_state');
   }
@@ -1314,15 +1342,22 @@ export type PlanSpentReason = 'paid_usage_in_use' | 'plan_spent';
  * The state of one login. `cooling`, `usage_paused` and `plan_spent` end by themselves at `until`;
  * `usage_paused` is the upstream pausing all usage of the login's organization (a spending cap of
  * the organization), not a limit of the login, with the fix its error named. `login_dead` ends
- * when the login file differs from `fingerprint` (the file as it was when the login failed), or, when the
- * login report's offline `check` found it not usable, when a later check finds it usable.
+ * when the login file differs from `fingerprint` (the file as it was when the login failed), or
+ * also, when the upstream's API refused it (`refusedBy: 'api'`; `token_endpoint` when its refresh
+ * token was refused, none when its own file failed), when a later turn on it is answered; when the
+ * login report's offline `check` found it not usable, only when a later check finds it usable.
  */
 export type AccountState =
   | { readonly kind: 'ready' }
   | { readonly kind: 'cooling'; readonly until: number; readonly reason: CooldownReason }
   | { readonly kind: 'plan_spent'; readonly until: number; readonly reason: PlanSpentReason }
   | { readonly kind: 'usage_paused'; readonly until: number; readonly fix?: string }
-  | { readonly kind: 'login_dead'; readonly fingerprint: string | undefined; readonly check?: LoginCheck };
+  | {
+      readonly kind: 'login_dead';
+      readonly fingerprint: string | undefined;
+      readonly check?: LoginCheck;
+      readonly refusedBy?: 'api' | 'token_endpoint';
+    };
 
 export type AccountStateKind = AccountState['kind'];
 
@@ -1333,6 +1368,18 @@ export const ACCOUNT_STATE_KINDS: readonly AccountStateKind[] = [
   'plan_spent',
   'usage_paused',
 ];
+
+/**
+ * Who refused a login dead by a request's or a refresh's failure, as the login report names it:
+ * the upstream's API (`login_refused`) or its token endpoint the refresh token (`refresh_refused`);
+ * undefined when its own file failed (the report's check tells the file's state).
+ */
+function refusalOf(
+  state: Extract<AccountState, { kind: 'login_dead' }>,
+): 'login_refused' | 'refresh_refused' | undefined {
+  if (state.refusedBy === 'api') return 'login_refused';
+  return state.refusedBy === 'token_endpoint' ? 'refresh_refused' : undefined;
+}
 
 /** Until when a state keeps the login from new turns (a cooldown, a pause, a rest); undefined for the others. */
 function restsUntil(state: AccountState): number | undefined {

@@ -16,6 +16,9 @@ const CHECK_INTERVAL_MS = 10_000;
 const CLI_STATUS_INTERVAL_MS = 60_000;
 
 interface LoginEntry extends ConfiguredLogin {
+  /** What the offline check found last. */
+  found?: LoginCheck;
+  /** What the report told last: that finding, or what requests learned over it (`loginVerdict`). */
   last?: LoginCheck;
   checkedAt?: number;
 }
@@ -74,11 +77,13 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async checkOne(entry: LoginEntry, now: number, startup: boolean): Promise<void> {
-    let check = entry.last;
+    // A CLI is asked again by its own last finding, not by what requests learned over it (read
+    // anew every round, below): a refused login's line comes back with the login, no CLI started.
+    let check = entry.found;
     const due =
       entry.checkedAt === undefined ||
       !entry.spawnsCli ||
-      (!isUsable(entry.last!.state) && now - entry.checkedAt >= CLI_STATUS_INTERVAL_MS);
+      (!isUsable(entry.found!.state) && now - entry.checkedAt >= CLI_STATUS_INTERVAL_MS);
     if (due) {
       try {
         check = await entry.check(now);
@@ -94,6 +99,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
           'login_check_failed',
         );
       }
+      entry.found = check;
       entry.checkedAt = now;
       // A fresh finding rules the login out of the pool or back in (one mechanism for every family).
       this.pools.poolOf(entry.provider)?.loginChecked(entry.account, check);
@@ -102,7 +108,7 @@ export class LoginReport implements OnApplicationBootstrap, OnModuleDestroy {
     const verdict = this.pools.poolOf(entry.provider)?.loginVerdict(entry.account);
     // Only over a login that looks fine on disk: a missing or unusable file (or CLI) is the more
     // precise cause of the same refusal, and names the same fix.
-    if (verdict && check && isUsable(check.state)) check = { state: verdict };
+    if (verdict && check && isUsable(check.state)) check = { state: verdict, cliVersion: check.cliVersion };
     if (!check) return;
     const changed = entry.last?.state !== check.state || entry.last?.reason !== check.reason;
     entry.last = check;

@@ -32,10 +32,18 @@ describe(failedGrantError.name, () => {
     [401, 'invalid_client'],
   ])('is auth, the login to make again, when the endpoint refuses the grant (%i %s)', (status, errorCode) => {
     const failure = failedGrantError('provider_b', { ok: false, status, errorCode }, 'check the network');
-    expect({ code: failure.code, retryable: failure.retryable, detail: failure.detail }).toEqual({
+    // A refusal of the refresh token: a turn served on the access token the login still had says
+    // nothing of it (the pool keeps the login dead until its file changes).
+    expect({
+      code: failure.code,
+      retryable: failure.retryable,
+      detail: failure.detail,
+      refreshRefused: failure.refreshRefused,
+    }).toEqual({
       code: 'auth',
       retryable: false,
       detail: `provider_b token refresh refused (${status} ${errorCode})`,
+      refreshRefused: true,
     });
   });
 
@@ -51,6 +59,14 @@ describe(failedGrantError.name, () => {
       status: failure.spec.status,
       upstreamStatus: failure.upstreamStatus,
       fix: failure.fix,
-    }).toEqual({ code: 'upstream', retryable: true, status: 502, upstreamStatus: status, fix: 'check the network' });
+      refreshRefused: failure.refreshRefused,
+    }).toEqual({
+      code: 'upstream',
+      retryable: true,
+      status: 502,
+      upstreamStatus: status,
+      fix: 'check the network',
+      refreshRefused: false,
+    });
   });
 });

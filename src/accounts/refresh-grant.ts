@@ -137,7 +137,8 @@ export function grantRefused(answer: FailedRefreshGrant): boolean {
  */
 export function failedGrantError(provider: string, answer: FailedRefreshGrant, fix?: string): GatewayError {
   const said = `${answer.status}${answer.errorCode !== undefined ? ` ${sanitizeIdentifier(answer.errorCode)}` : ''}`;
-  if (grantRefused(answer)) return new GatewayError('auth', { detail: `${provider} token refresh refused (${said})` });
+  if (grantRefused(answer))
+    return new GatewayError('auth', { detail: `${provider} token refresh refused (${said})`, refreshRefused: true });
   return new GatewayError('upstream', {
     detail: `${provider} token endpoint failed (${said})`,
     upstreamStatus: answer.status,

@@ -45,6 +45,12 @@ export interface GatewayErrorOptions {
    * that meets it leaves the telling to that report.
    */
   loginFileCause?: boolean;
+  /**
+   * The token endpoint refused the login's refresh token (its grant, or one it refused for good
+   * before): a turn the login still serves on the access token it had proves nothing of its next
+   * refresh, so only a new login brings it back (AccountPool.succeeded).
+   */
+  refreshRefused?: boolean;
   cause?: unknown;
 }
 
@@ -89,6 +95,7 @@ export class GatewayError extends Error {
   provider?: ProviderId;
   readonly upstream?: UpstreamCause;
   readonly loginFileCause: boolean;
+  readonly refreshRefused: boolean;
 
   constructor(code: ErrorCode, options: GatewayErrorOptions = {}) {
     super(options.detail ? `${code}: ${options.detail}` : code, { cause: options.cause });
@@ -108,6 +115,7 @@ export class GatewayError extends Error {
     this.limitsModel = options.limitsModel ?? false;
     this.provider = options.provider;
     this.loginFileCause = options.loginFileCause ?? false;
+    this.refreshRefused = options.refreshRefused ?? false;
   }
 
   /**
@@ -131,6 +139,7 @@ export class GatewayError extends Error {
       provider: this.provider,
       upstream: this.upstream,
       loginFileCause: this.loginFileCause,
+      refreshRefused: this.refreshRefused,
       cause: this.cause,
       ...changes,
     });

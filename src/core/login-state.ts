@@ -11,8 +11,11 @@ import type { ProviderId } from './provider-id';
  * - `expired_refreshable`: the access token expired, a refresh token is there: renewed on first use
  * - `missing`: no login at all (no file, an empty token file, the CLI says it is not logged in)
  * - `unusable`: a file that cannot serve (unreadable, no tokens, expired without a refresh token)
- * - `refresh_refused`: the token endpoint or the upstream refused this login (seen on a request or
- *   a background refresh); only a new login fixes it
+ * - `refresh_refused`: the token endpoint refused this login's refresh token (on a request or a
+ *   background refresh); only a new login fixes it
+ * - `login_refused`: the upstream's API refused this login in its answer to a request (a login the
+ *   gateway never refreshes, such as a CLI's own login or a token file, is only ever refused so); a
+ *   later answered turn on it brings it back, else a new login fixes it
  * - `account_unsupported`: the upstream does not serve this kind of account (seen on a request)
  * - `cli_missing`: the CLI a family runs as a child process cannot be found
  */
@@ -22,6 +25,7 @@ export const LOGIN_STATES = [
   'missing',
   'unusable',
   'refresh_refused',
+  'login_refused',
   'account_unsupported',
   'cli_missing',
 ] as const;

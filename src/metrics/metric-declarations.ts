@@ -148,7 +148,7 @@ export const METRICS = {
   ),
   loginState: gauge(
     'gateway_chat_api_login_state',
-    '1 for what the gateway can tell about each configured login without asking the upstream (usable, expired_refreshable, missing, unusable, refresh_refused, account_unsupported, cli_missing), 0 for the others.',
+    '1 for what the gateway can tell about each configured login without asking the upstream (usable, expired_refreshable, missing, unusable, refresh_refused, login_refused, account_unsupported, cli_missing), 0 for the others.',
     ['provider', 'account', 'state'],
   ),
   accountQuotaReset: gauge(

@@ -142,6 +142,7 @@ describe(ProviderAAuth.name, () => {
     expect(failure).toBeInstanceOf(GatewayError);
     expect((failure as GatewayError).code).toBe('auth');
     expect((failure as GatewayError).detail).toBe('provider_a login expired');
+    expect((failure as GatewayError).loginFileCause).toBe(true);
     expect(fake.tokenRequests()).toHaveLength(0);
     expect(loginLine('provider_a_login_expired', written.path, [written.accessToken]).fix).toBe(
       `run \`CODEX_HOME=${dir} codex login\` on the gateway's machine (it rewrites ${written.path})`,
@@ -152,8 +153,13 @@ describe(ProviderAAuth.name, () => {
     const written = writeAuthFile(dir, { exp: now() - 10, refreshToken: 'rt-secret-spent', fileName: 'team.json' });
     fake.enqueueToken({ status: 401, body: { error: { code: 'refresh_token_reused' } } });
     const auth = authFor(written.path);
-    await expect(auth.current(signal, logger)).rejects.toMatchObject({ code: 'auth' });
-    await expect(auth.current(signal, logger)).rejects.toMatchObject({ code: 'auth' });
+    // A refusal of the refresh token, then that refusal remembered: no answered turn brings it back.
+    await expect(auth.current(signal, logger)).rejects.toMatchObject({ code: 'auth', refreshRefused: true });
+    await expect(auth.current(signal, logger)).rejects.toMatchObject({
+      code: 'auth',
+      detail: 'provider_a refresh token no longer valid',
+      refreshRefused: true,
+    });
     expect(fake.tokenRequests()).toHaveLength(1);
     // A file that is not a Codex home's auth.json (a mounted copy): the login goes there by hand.
     expect(loginLine('provider_a_login_revoked', written.path, ['rt-secret-spent', written.accessToken]).fix).toBe(

@@ -44,10 +44,15 @@ const TOKEN_ENDPOINT_FIX = tokenEndpointFix('PROVIDER_A_TOKEN_URL');
 
 /**
  * A login that cannot serve (its fix, the login's command, is named by whoever reports the turn:
- * AccountTurn.finalError); `fileCause`: its file alone says so, as the login check finds it.
+ * AccountTurn.finalError); `cause`: its file alone says so, as the login check finds it (`file`),
+ * or its refresh token was refused for good (`refresh`).
  */
-const loginError = (reason: string, fileCause = false) =>
-  new GatewayError('auth', { detail: `provider_a ${reason}`, loginFileCause: fileCause });
+const loginError = (reason: string, cause?: 'file' | 'refresh') =>
+  new GatewayError('auth', {
+    detail: `provider_a ${reason}`,
+    loginFileCause: cause === 'file',
+    refreshRefused: cause === 'refresh',
+  });
 
 /**
  * Refusals no retry can fix: the refresh token is dead until the user logs in again (the Codex
@@ -152,14 +157,14 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
         { event: 'provider_a_login_expired', ...this.logFields, fix: this.loginAgain },
         'provider_a_login_expired',
       );
-      throw loginError('login expired', true);
+      throw loginError('login expired', 'file');
     }
     if (this.deadLogin === fingerprint) {
       logger.info(
         { event: 'provider_a_login_revoked', ...this.logFields, fix: this.loginAgain },
         'provider_a_login_revoked',
       );
-      throw loginError('refresh token no longer valid');
+      throw loginError('refresh token no longer valid', 'refresh');
     }
     this.deadLogin = undefined;
     const refreshed = await this.refresh(state.refreshToken, fingerprint, logger);
@@ -189,14 +194,14 @@ export class ProviderAAuth implements LoginTokenSource<ProviderACredentials> {
         unreadableLoginError('provider_a', this.authFile, 'login file', error) ??
         loginError(
           (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'login file missing' : 'login file unreadable',
-          true,
+          'file',
         )
       );
     }
     try {
       return { state: parseLoginFile(document), fingerprint: sha256Hex(JSON.stringify(document)) };
     } catch (error) {
-      if (error instanceof LoginFileError) throw loginError(`login file unusable (${error.reason})`, true);
+      if (error instanceof LoginFileError) throw loginError(`login file unusable (${error.reason})`, 'file');
       throw error;
     }
   }

@@ -172,7 +172,11 @@ function accountOf(
         childEnv: () => {
           // An auth failure marks the account dead until its file changes (docs/accounts.md).
           if (token instanceof GatewayError) throw token.with({});
-          if (token === '') throw new GatewayError('auth', { detail: 'provider_c token file is missing or empty' });
+          if (token === '')
+            throw new GatewayError('auth', {
+              detail: 'provider_c token file is missing or empty',
+              loginFileCause: true,
+            });
           return { CLAUDE_CODE_OAUTH_TOKEN: token };
         },
         // Read from the file: the usage reads and the setup check run off the request path, the latter without a pool.
