@@ -159,6 +159,32 @@ describe('provider_b over POST /v1/chat/completions', () => {
     ).toEqual(counted);
   });
 
+  it('keeps each usage count from the latest frame that has it when the counts are spread over frames, to the client and the token counters (docs/upstream/provider-b.md §9.3)', async () => {
+    // Gemini's counts are running totals and a frame may carry only some: the prompt early, the
+    // candidates at the end.
+    const spread = (response: Record<string, any>) => {
+      response.usageMetadata = { promptTokenCount: 10, cachedContentTokenCount: 2, totalTokenCount: 10 };
+      return { response };
+    };
+    fake.enqueue('streamGenerateContent', {
+      frames: [
+        { json: spread({ candidates: [{ content: { role: 'model', parts: [{ text: 'a' }] } }] }) },
+        { json: finishFrame('STOP', { candidates: 4, total: 14 }) },
+      ],
+    });
+    expect(
+      await tokensCounted(gateway, async () => {
+        const result = await streamChat(gateway, { stream_options: { include_usage: true } });
+        expect(result.chunks.at(-1).usage).toEqual({
+          prompt_tokens: 10,
+          completion_tokens: 4,
+          total_tokens: 14,
+          prompt_tokens_details: { cached_tokens: 2 },
+        });
+      }),
+    ).toEqual({ prompt: 10, completion: 4, cached: 2, reasoning: 0 });
+  });
+
   it('refuses a :generateContent answer larger than 16 MiB with 502 instead of buffering it', async () => {
     const huge = 'x'.repeat(17 * 1024 * 1024);
     fake.enqueue('generateContent', {

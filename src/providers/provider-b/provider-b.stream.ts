@@ -56,7 +56,7 @@ function payloadEvents(payload: unknown, state: ProviderBStreamState): ChatEvent
   state.frames++;
   if (!isJsonObject(payload)) return [];
   const { response, traceId } = readCodeAssistResponse(payload);
-  if (response.usageMetadata) state.usage = response.usageMetadata;
+  if (response.usageMetadata) state.usage = latestUsage(state.usage, response.usageMetadata);
   const candidates = response.candidates ?? [];
   const blockReason = response.promptFeedback?.blockReason;
   if (candidates.length === 0 && blockReason !== undefined && blockReason !== '') state.blocked = true;
@@ -133,6 +133,23 @@ function readUsageMetadata(raw: JsonObject): UsageMetadata {
     toolUsePromptTokenCount: num(raw.toolUsePromptTokenCount),
     totalTokenCount: num(raw.totalTokenCount),
     cachedContentTokenCount: num(raw.cachedContentTokenCount),
+  };
+}
+
+/**
+ * Gemini's counts are running totals, and a frame may carry only some of them (the prompt early,
+ * the candidates at the end): each count is the latest frame's that has it, so a later partial
+ * `usageMetadata` does not erase what an earlier one said.
+ */
+function latestUsage(previous: UsageMetadata | undefined, next: UsageMetadata): UsageMetadata {
+  if (!previous) return next;
+  return {
+    promptTokenCount: next.promptTokenCount ?? previous.promptTokenCount,
+    candidatesTokenCount: next.candidatesTokenCount ?? previous.candidatesTokenCount,
+    thoughtsTokenCount: next.thoughtsTokenCount ?? previous.thoughtsTokenCount,
+    toolUsePromptTokenCount: next.toolUsePromptTokenCount ?? previous.toolUsePromptTokenCount,
+    totalTokenCount: next.totalTokenCount ?? previous.totalTokenCount,
+    cachedContentTokenCount: next.cachedContentTokenCount ?? previous.cachedContentTokenCount,
   };
 }
 
