@@ -13,6 +13,7 @@ import { completed, created, providerASettings, textDelta } from './support/prov
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { eventually } from './support/poll';
 import { scrapeMetrics, sampleValue } from './support/prometheus-text';
+import { fenceText } from './support/provider-c-fixtures';
 import { realClaudeGatewaySettings } from './support/real-claude';
 import { KeepAliveSweep } from '../src/common/sse/keep-alive-sweep';
 
@@ -28,6 +29,11 @@ const CITY_FORMAT = zodResponseFormat(City, 'city');
 const CITY_JSON = ['{"city":"Pa', 'ris","population":', '2100000}'];
 const PROSE = ['Sure! The largest city ', 'is Paris.'];
 const ASK = [{ role: 'user' as const, content: 'Name the largest city of France and its population.' }];
+
+const READ_FILE = {
+  type: 'function',
+  function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+};
 
 type BadRequest = InstanceType<typeof OpenAI.BadRequestError>;
 
@@ -592,6 +598,49 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(api.messages().length - before).toBe(2);
   });
 
+  it("an answer asked again: the client is told the delivered attempt's usage, the token counters count every attempt", async () => {
+    api.enqueue(
+      claudeTextReply(PROSE, { input_tokens: 100, output_tokens: 10 }),
+      claudeTextReply(CITY_JSON, { input_tokens: 1000, output_tokens: 7 }),
+    );
+    const before = await tokenCounters(gateway, 'provider_c');
+    const response = await postChatBody(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: { type: 'json_object' },
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { usage: unknown }).usage).toEqual({
+      prompt_tokens: 1000,
+      completion_tokens: 7,
+      total_tokens: 1007,
+      prompt_tokens_details: { cached_tokens: 0 },
+    });
+    expect(await tokensSince(gateway, 'provider_c', before)).toEqual({ prompt: 1100, completion: 17, cached: 0 });
+  });
+
+  it('tool_choice required asked again: the token counters count the attempt without a call too', async () => {
+    api.enqueue(
+      claudeTextReply(PROSE, { input_tokens: 100, output_tokens: 10 }),
+      claudeTextReply(['Reading it.\n', fenceText('read_file', { path: 'a.txt' })], {
+        input_tokens: 1000,
+        output_tokens: 7,
+      }),
+    );
+    const before = await tokenCounters(gateway, 'provider_c');
+    const response = await postChatBody(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      tools: [READ_FILE],
+      tool_choice: 'required',
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { choices: { finish_reason: string }[]; usage: unknown };
+    expect(body.choices[0].finish_reason).toBe('tool_calls');
+    expect(body.usage).toMatchObject({ prompt_tokens: 1000, completion_tokens: 7 });
+    expect(await tokensSince(gateway, 'provider_c', before)).toEqual({ prompt: 1100, completion: 17, cached: 0 });
+  });
+
   it('asks again after a number too large for a double, which would go out as null', async () => {
     api.enqueue(claudeTextReply(['{"city":"Paris","population":1e400}'], usage), claudeTextReply(CITY_JSON, usage));
     const before = api.messages().length;
@@ -679,6 +728,7 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
       claudeTextReply(PROSE, usage),
       claudeTextReply(['{"city":"Paris"}'], usage),
     );
+    const before = await tokenCounters(gateway, 'provider_c');
     const streamed = await streamChat(gateway, {
       model: 'claude-fable-5',
       messages: ASK,
@@ -693,6 +743,8 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
         param: null,
       },
     });
+    // Every attempt was billed, though none was delivered.
+    expect(await tokensSince(gateway, 'provider_c', before)).toEqual({ prompt: 9, completion: 12, cached: 0 });
   });
 
   it('a schema Ajv cannot compile is a 400 naming response_format and the reason, before any claude run', async () => {

@@ -710,6 +710,25 @@ describe('provider_b over POST /v1/chat/completions', () => {
       expect(fake.requests('streamGenerateContent')).toHaveLength(2);
     });
 
+    it("tells the client the delivered turn's usage, and the token counters count the turn sent again too", async () => {
+      fake.enqueue(
+        'streamGenerateContent',
+        {
+          frames: [
+            { json: textFrame('plan', { thought: true }) },
+            { json: finishFrame('STOP', { prompt: 100, candidates: 0, thoughts: 50 }) },
+          ],
+        },
+        { frames: [{ json: textFrame('done') }, { json: finishFrame('STOP', { prompt: 120, candidates: 5 }) }] },
+      );
+      expect(
+        await tokensCounted(gateway, async () => {
+          const result = await streamChat(gateway, { stream_options: { include_usage: true } });
+          expect(result.chunks.at(-1).usage).toEqual({ prompt_tokens: 120, completion_tokens: 5, total_tokens: 125 });
+        }),
+      ).toEqual({ prompt: 220, completion: 55, cached: 0, reasoning: 50 });
+    });
+
     it.each([
       ['an empty STOP', [{ json: finishFrame('STOP') }]],
       ['no finishReason', [{ json: textFrame('', {}) }]],

@@ -257,6 +257,7 @@ export class ChatOrchestrator {
       }
       if (verdict.kind === 'failed') throw verdict.error;
       if (verdict.kind === 'answer' && !unmet) return replay(verdict.events);
+      telemetry.attemptEnded();
       if (unmet) logger.info({ event: 'chat_tool_choice_unmet', attempt }, 'chat_tool_choice_unmet');
       else logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
       if (attempt >= MAX_JSON_ATTEMPTS) {
@@ -298,6 +299,7 @@ export class ChatOrchestrator {
       } finally {
         if (!accepted) await events.return?.().catch(() => undefined);
       }
+      telemetry.attemptEnded();
       logger.info({ event: 'chat_tool_choice_unmet', attempt }, 'chat_tool_choice_unmet');
       if (attempt >= MAX_JSON_ATTEMPTS) throw choice.unmet(MAX_JSON_ATTEMPTS);
       telemetry.upstreamRetry('output_validation_failed');
@@ -317,6 +319,8 @@ export class ChatOrchestrator {
    * the client left, the gateway's own reason when it ended the turn (the drain deadline).
    */
   private failed(thrown: unknown, signal: AbortSignal | undefined, telemetry: ChatTelemetry): unknown {
+    // What the upstreams reported was billed, delivered or not (a held answer no attempt satisfied).
+    telemetry.countUsage();
     if (clientLeft(signal)) {
       telemetry.finished({ status: 499, errorCode: 'canceled' });
       return signal!.reason ?? thrown;
@@ -408,6 +412,10 @@ class TurnContext implements CallContext {
     this.telemetry.upstreamRetry(code);
   }
 
+  billed(usage: UsageEvent): void {
+    this.telemetry.billed(usage);
+  }
+
   note(fields: Readonly<Record<string, string | number | boolean>>): void {
     this.telemetry.note(fields);
   }
@@ -424,6 +432,8 @@ class ChatTelemetry {
   private model?: ResolvedModel;
   private recorded = false;
   private lastUsage?: UsageEvent;
+  /** The usage of the attempts that ended before the one observed now (asked again, or dropped). */
+  private billedUsage?: UsageEvent;
   /** What the adapter noted about the upstream side (CallContext.note), written on the one line. */
   private upstreamFields?: Readonly<Record<string, string | number | boolean>>;
 
@@ -453,9 +463,29 @@ class ChatTelemetry {
       this.firstOutput();
   }
 
-  /** The tokens of the last usage event, counted once when a turn's answer was written. */
+  /** An attempt's usage the client never gets (an attempt sent again): counted with the turn's. */
+  billed(usage: UsageEvent): void {
+    this.billedUsage = this.billedUsage ? addUsage(this.billedUsage, usage) : usage;
+  }
+
+  /**
+   * The attempt observed so far was not delivered (a held answer asked again): its last usage
+   * joins what was billed, and the next attempt's usage starts afresh.
+   */
+  attemptEnded(): void {
+    if (this.lastUsage) this.billed(this.lastUsage);
+    this.lastUsage = undefined;
+  }
+
+  /**
+   * The tokens the upstreams reported for the turn, counted once when it ended: every attempt's
+   * last usage event, the delivered one's and those billed before it.
+   */
   countUsage(): void {
-    this.usage(this.lastUsage);
+    this.attemptEnded();
+    const usage = this.billedUsage;
+    this.billedUsage = undefined;
+    this.usage(usage);
   }
 
   private firstOutput(): void {
@@ -540,4 +570,14 @@ class ChatTelemetry {
       'chat_completion',
     );
   }
+}
+
+function addUsage(a: UsageEvent, b: UsageEvent): UsageEvent {
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+    cachedPromptTokens: (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0),
+    reasoningTokens: (a.reasoningTokens ?? 0) + (b.reasoningTokens ?? 0),
+  };
 }

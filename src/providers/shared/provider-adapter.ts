@@ -76,6 +76,12 @@ export interface CallContext {
   /** Told of each retry before output (the internal code that caused it), so the caller can meter it. */
   readonly retried?: (code: string) => void;
   /**
+   * Told of the usage an upstream reported for an attempt the client never gets (one the runner
+   * sends again), so the caller can count what was billed; the client's usage stays the
+   * delivered attempt's.
+   */
+  readonly billed?: (usage: UsageEvent) => void;
+  /**
    * Adds counts and flags about the upstream side of the turn (provider_a: how its connection was
    * used) to the turn's one `chat_completion` line, instead of a line of their own.
    */

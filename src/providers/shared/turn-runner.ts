@@ -545,6 +545,8 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
             return;
           }
           emptyRetries++;
+          // The attempt dropped was billed all the same: its usage goes to the caller's count.
+          for (const event of again.events) if (event.type === 'usage') this.options.context.billed?.(event.usage);
           this.log('upstream_retry', { reason: again.again, delay_ms: Math.round(delayMs) });
           await this.clock.sleep(delayMs, signal);
           continue;
