@@ -6,6 +6,7 @@ import { contents, finishReason, postChatBody, readRest, readUntil, sseChunks, s
 import type { FakeUpstream } from './support/client-scenarios';
 import { fakeUpstream } from './support/client-scenarios';
 import type { TestGateway } from './support/create-test-app';
+import type { FakeStreamReply } from './support/fake-anthropic-api';
 import { FakeAnthropicApi, textReply as claudeTextReply } from './support/fake-anthropic-api';
 import { FakeProviderA } from './support/fake-provider-a';
 import { FakeCodeAssist } from './support/fake-provider-b';
@@ -874,6 +875,40 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(streamed.raw).not.toContain('thr');
     expect(finishReason(streamed)).toBe('stop');
     expect(streamed.done).toBe(true);
+  });
+
+  it("an answer the CLI asked again after a broken stream: the client is told the delivered message's usage, the token counters the run's sum (docs/upstream/provider-c.md §8.1)", async () => {
+    const run = (): FakeStreamReply[] => [
+      {
+        ...claudeTextReply(['Hel'], { input_tokens: 100, output_tokens: 10 }),
+        failMidway: { errorType: 'overloaded_error', message: 'Overloaded' },
+      },
+      claudeTextReply('Hello', { input_tokens: 1000, cache_read_input_tokens: 50, output_tokens: 7 }),
+    ];
+    const delivered = {
+      prompt_tokens: 1050,
+      completion_tokens: 7,
+      total_tokens: 1057,
+      prompt_tokens_details: { cached_tokens: 50 },
+    };
+    // The run's sum: the broken message's prompt and its first output token, and the answer's.
+    const sum = { prompt: 1150, completion: 8, cached: 50 };
+    api.enqueue(...run());
+    let before = await tokenCounters(gateway, 'provider_c');
+    const streamed = await streamChat(gateway, {
+      model: 'claude-fable-5',
+      messages: ASK,
+      stream_options: { include_usage: true },
+    });
+    expect(contents(streamed).join('')).toBe('Hello');
+    expect(streamed.chunks.at(-1)?.usage).toEqual(delivered);
+    expect(await tokensSince(gateway, 'provider_c', before)).toEqual(sum);
+    api.enqueue(...run());
+    before = await tokenCounters(gateway, 'provider_c');
+    const plain = await postChatBody(gateway, { model: 'claude-fable-5', messages: ASK });
+    expect(plain.status).toBe(200);
+    expect(((await plain.json()) as { usage: unknown }).usage).toEqual(delivered);
+    expect(await tokensSince(gateway, 'provider_c', before)).toEqual(sum);
   });
 
   it('a stop sequence cut before the run ends still reports the prompt the API read, to the client and the token counters', async () => {

@@ -125,6 +125,8 @@ export interface AssistantLine extends ApiErrorFields {
     readonly model?: string;
     /** A block that is not a JSON object reads as `{}` (it still counts in the synthetic text's lines). */
     readonly content?: readonly ContentBlock[];
+    /** The message's usage: read only for a message that was not streamed (docs/upstream/provider-c.md §8.1). */
+    readonly usage?: StreamJsonUsage;
   };
 }
 
@@ -169,7 +171,10 @@ export interface ResultLine extends ApiErrorFields {
   readonly subtype?: string;
   readonly is_error?: boolean;
   readonly stop_reason?: string;
+  /** The sum over every API call of the run. */
   readonly usage?: StreamJsonUsage;
+  /** The model turns of the run (more than one only when the CLI ran a tool). */
+  readonly num_turns?: number;
   /** The answer, or the CLI's own error message (classified, never shown). */
   readonly result?: string;
   /** Error messages of an `error_during_execution` run (the string entries only). */

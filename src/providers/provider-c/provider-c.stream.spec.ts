@@ -443,11 +443,16 @@ describe(translateLine.name, () => {
   });
 
   describe('an answer the CLI restarts after the API stream broke (docs/upstream/provider-c.md §6.1)', () => {
-    /** Both requests' usage, as the restarted runs' result lines report it. */
+    /**
+     * The delivered message's usage (its `assistant` line's: the retry was not streamed), not the
+     * result line's sum of both requests (24 in, 7 out) (docs/upstream/provider-c.md §8.1).
+     */
     const RESTARTED_USAGE = {
       type: 'usage',
-      usage: { promptTokens: 24, completionTokens: 7, totalTokens: 31, cachedPromptTokens: 0 },
+      usage: { promptTokens: 12, completionTokens: 6, totalTokens: 18, cachedPromptTokens: 0 },
     };
+    /** The rest of the sum, the broken request's: billed, for the token counters only. */
+    const BROKEN_BILLED = { promptTokens: 12, completionTokens: 1, totalTokens: 13, cachedPromptTokens: 0 };
     const FINISH = { type: 'finish', reason: 'stop' };
     /** `lines` with the text of the replacement (the assistant line after the abandonment) set to `text`. */
     const withReplacement = (lines: readonly string[], text: string) => {
@@ -501,6 +506,7 @@ describe(translateLine.name, () => {
         RESTARTED_USAGE,
         FINISH,
       ]);
+      expect(result.steps.at(-1)).toMatchObject({ terminal: true, billed: BROKEN_BILLED });
     });
 
     it('a new answer shorter than the text sent: an upstream failure at the result', () => {

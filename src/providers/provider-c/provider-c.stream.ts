@@ -68,6 +68,13 @@ export interface ProviderCStreamState {
   cliVersion?: string;
   /** Usage merged from message_start / message_delta, used when the result line has none. */
   streamedUsage: StreamJsonUsage;
+  /** The ids of the API messages the run answered with, streamed or not. */
+  readonly messageIds: Set<string>;
+  /**
+   * The usage of the last API message when it was not streamed (the CLI's retry after a broken
+   * stream sends its request again without streaming); cleared by the next `message_start`.
+   */
+  unstreamedUsage?: StreamJsonUsage;
   stopReason?: string;
   /**
    * The API stopped the answer with `stop_reason: "refusal"` (its safety classifier): the turn ends
@@ -124,6 +131,7 @@ export function createStreamState(options: StreamStateOptions): ProviderCStreamS
     blockKinds: new Map(),
     restarts: new AnswerRestarts(options.holdUntilEnd === true),
     streamedUsage: {},
+    messageIds: new Set(),
     answerRefused: false,
     deltasSinceAssistant: false,
     validCalls: 0,
@@ -195,7 +203,11 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
     case 'message_start': {
       state.accepted = true;
       const { message } = event;
-      if (message.id !== undefined) state.streamedMessageIds.add(message.id);
+      if (message.id !== undefined) {
+        state.streamedMessageIds.add(message.id);
+        state.messageIds.add(message.id);
+      }
+      state.unstreamedUsage = undefined;
       state.openMessage = { id: message.id, blocks: new Map() };
       state.restarts.messageStarted();
       state.model = message.model ?? state.model;
@@ -302,6 +314,8 @@ function translateAssistant(line: AssistantLine, state: ProviderCStreamState): C
       ? state.streamedMessageIds.has(id) || (state.streamedMessageIds.size === 0 && state.deltasSinceAssistant)
       : state.deltasSinceAssistant;
   state.deltasSinceAssistant = false;
+  if (id !== undefined) state.messageIds.add(id);
+  if (!streamed && message.usage) state.unstreamedUsage = message.usage;
   if (streamed || !message.content) return [];
   const events: ChatEvent[] = [];
   for (const block of message.content) {
@@ -325,7 +339,7 @@ function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun):
   if (line.stop_reason === 'refusal') state.answerRefused = true;
   if (state.answerRefused) {
     state.accepted = true;
-    return { ...finishStep(state, line.usage ?? state.streamedUsage), accepted: true };
+    return { ...finishStep(state, ...resultUsage(line, state)), accepted: true };
   }
   if (line.is_error === true || subtype.startsWith('error')) {
     const report = errorReport(line, state);
@@ -335,7 +349,31 @@ function resultStep(line: ResultLine, state: ProviderCStreamState, run: CliRun):
   }
   if (line.stop_reason !== undefined && state.stopReason === undefined) state.stopReason = line.stop_reason;
   state.accepted = true;
-  return { ...finishStep(state, line.usage ?? state.streamedUsage), accepted: true };
+  return { ...finishStep(state, ...resultUsage(line, state)), accepted: true };
+}
+
+/**
+ * The result line's usage is the sum over every API call of the run. One call: it is the
+ * answer's. More (the CLI asked again after a broken stream, or ran turns): the client is told the
+ * delivered message's, from its stream or, when it was not streamed, its `assistant` line, and the
+ * rest of the sum is billed for the token counters only (docs/upstream/provider-c.md §8.1).
+ */
+function resultUsage(line: ResultLine, state: ProviderCStreamState): [StreamJsonUsage, UsageEvent?] {
+  const sum = line.usage;
+  if (!sum) return [state.streamedUsage];
+  if (state.messageIds.size <= 1 && (line.num_turns ?? 1) <= 1) return [sum];
+  const delivered = state.unstreamedUsage ?? state.streamedUsage;
+  const [total, answer] = [toUsageEvent(sum), toUsageEvent(delivered)];
+  const rest = (a: number | undefined, b: number | undefined) => Math.max(0, (a ?? 0) - (b ?? 0));
+  return [
+    delivered,
+    {
+      promptTokens: rest(total.promptTokens, answer.promptTokens),
+      completionTokens: rest(total.completionTokens, answer.completionTokens),
+      totalTokens: rest(total.totalTokens, answer.totalTokens),
+      cachedPromptTokens: rest(total.cachedPromptTokens, answer.cachedPromptTokens),
+    },
+  ];
 }
 
 /** docs/upstream/provider-c.md §6: exit status 0 without a `result` line: flush, usage from what was seen, finish. */
@@ -361,7 +399,7 @@ export function flushVisibleText(state: ProviderCStreamState): ChatEvent[] {
  * The turn's end: the held and flushed output, usage, and the finish; a failure instead when
  * what the client was sent is not the answer the CLI restarted (docs/upstream/provider-c.md §6.1).
  */
-function finishStep(state: ProviderCStreamState, usage: StreamJsonUsage): FrameStep {
+function finishStep(state: ProviderCStreamState, usage: StreamJsonUsage, billed?: UsageEvent): FrameStep {
   const flushed: ChatEvent[] = [];
   for (const channel of ['reasoning', 'content'] as const)
     flushed.push(...handleOutputs(channel, state.parsers[channel].end(), state));
@@ -371,7 +409,7 @@ function finishStep(state: ProviderCStreamState, usage: StreamJsonUsage): FrameS
   if (state.answerRefused) {
     const events = kept.filter((event) => event.type !== 'tool-call');
     events.push({ type: 'usage', usage: toUsageEvent(usage) }, { type: 'finish', reason: 'content_filter' });
-    return { events, terminal: true };
+    return { events, terminal: true, ...(billed ? { billed } : {}) };
   }
   const events = kept;
   events.push({ type: 'usage', usage: toUsageEvent(usage) });
@@ -385,7 +423,7 @@ function finishStep(state: ProviderCStreamState, usage: StreamJsonUsage): FrameS
   } else {
     events.push({ type: 'finish', reason: mapStopReason(state.stopReason) });
   }
-  return { events, terminal: true };
+  return { events, terminal: true, ...(billed ? { billed } : {}) };
 }
 
 function feed(channel: Channel, text: string, state: ProviderCStreamState): ChatEvent[] {
@@ -543,7 +581,12 @@ function readLine(raw: JsonObject): StreamJsonLine | undefined {
         type,
         ...readErrorFields(raw),
         is_api_error_message: bool(raw.is_api_error_message),
-        message: { id: str(message.id), model: str(message.model), content: content?.map(readBlock) },
+        message: {
+          id: str(message.id),
+          model: str(message.model),
+          content: content?.map(readBlock),
+          usage: isJsonObject(message.usage) ? readUsage(message.usage) : undefined,
+        },
       };
     }
     case 'rate_limit_event': {
@@ -558,6 +601,7 @@ function readLine(raw: JsonObject): StreamJsonLine | undefined {
         is_error: bool(raw.is_error),
         stop_reason: str(raw.stop_reason),
         usage: isJsonObject(raw.usage) ? readUsage(raw.usage) : undefined,
+        num_turns: num(raw.num_turns),
         result: str(raw.result),
         errors: Array.isArray(raw.errors)
           ? (raw.errors as unknown[]).filter((entry): entry is string => typeof entry === 'string')

@@ -1,5 +1,5 @@
 import type { AccountTurn } from '../../accounts/account-turn';
-import type { ChatEvent, PolledEvents } from '../../core/chat-event';
+import type { ChatEvent, PolledEvents, UsageEvent } from '../../core/chat-event';
 import type { PlanReport } from '../../core/plan-usage';
 import { GatewayError } from '../../core/gateway.error';
 import { familyOf, isFamilyId } from '../../core/family-registry';
@@ -50,6 +50,11 @@ export interface FrameStep {
   readonly accepted?: boolean;
   /** The turn is complete; `events` end it. */
   readonly terminal?: boolean;
+  /**
+   * On a terminal step: usage the upstream billed for the attempt beyond what its events report
+   * (provider_c: the API calls of one run the client never got), for the caller's count only.
+   */
+  readonly billed?: UsageEvent;
   /** The attempt failed; retried before output by the shared rule. */
   readonly failure?: GatewayError;
   /**
@@ -522,7 +527,10 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
             }
             // The turn ends as the upstream meant it to: told before its last events, which a
             // consumer may stop reading at.
-            if (step.terminal) account.succeeded();
+            if (step.terminal) {
+              account.succeeded();
+              if (step.billed) this.options.context.billed?.(step.billed);
+            }
             if (step.events.length > 0) {
               const first = this.handOver(step.events);
               // After a step that is not the last, `poll` may read on while the consumer holds this one.
