@@ -1,6 +1,13 @@
 import * as path from 'node:path';
 import { useGateway } from './support/create-test-app';
-import { completed, created, functionCallItem, providerASettings, textReply } from './support/provider-a-fixtures';
+import {
+  completed,
+  created,
+  errorEvent,
+  functionCallItem,
+  providerASettings,
+  textReply,
+} from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { postChatBody } from './support/chat-sse';
 
@@ -248,6 +255,35 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
       param: 'messages',
     });
     expect(fake().requests()).toHaveLength(0);
+  });
+});
+
+describe("provider_a logs an image it could not download without the link's credential", () => {
+  const { fake, home } = useFakeProviderA({ homePrefix: 'pa-images-log-' });
+  const gateway = useGateway(() => ({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' }));
+
+  it("keeps a signed URL's query out of every log line that quotes the upstream", async () => {
+    const url =
+      'https://acct.blob.core.windows.net/c/x.png?sv=2022-11-02&se=2030-01-01&sp=r&sig=Zm9vYmFy%2BYmF6cXV4MTIzNDU2Nzg5MGFi%2Fa%3D';
+    fake().enqueue({
+      frames: [errorEvent({ status: 400, code: 'invalid_image_url', message: `Error while downloading ${url}.` })],
+    });
+    const response = await postChatBody(gateway, {
+      model: 'gpt-6.1-sol',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }],
+    });
+    expect(response.status).toBe(400);
+    const requestId = response.headers.get('x-request-id')!;
+    await gateway.logs.warnings(requestId);
+    const quoted = 'Error while downloading https://acct.blob.core.windows.net/c/x.png?[redacted].';
+    const lines = gateway.logs.records().filter((line) => line.reqId === requestId && 'upstream_message' in line);
+    expect(lines.map((line) => [line.event, line.upstream_message])).toEqual(
+      expect.arrayContaining([
+        ['upstream_attempt_failed', quoted],
+        ['chat_completion', quoted],
+      ]),
+    );
+    for (const secret of ['sig=', 'Zm9vYmFy', 'sv=2022']) expect(gateway.logs.text).not.toContain(secret);
   });
 });
 

@@ -243,7 +243,8 @@ const SECRET_PATTERNS = [
 ];
 
 /**
- * An upstream's error message fit for a log line: every quoted span replaced by `[quoted]` (an
+ * An upstream's error message fit for a log line: the query and fragment of every URL replaced by
+ * `?[redacted]` (withoutUrlQuery), every quoted span by `[quoted]` (an
  * upstream quotes back what it was sent: Google's `Invalid value at 'contents[0]' (TYPE_STRING),
  * "…"` holds the prompt), secrets and e-mail addresses by `[redacted]`, control characters by
  * spaces, cut to 200 code points. The upstream's own words around them stay: they tell the operator
@@ -251,7 +252,7 @@ const SECRET_PATTERNS = [
  */
 export function sanitizeUpstreamMessage(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  let text = replaceQuotedSpans(value);
+  let text = replaceQuotedSpans(value.replace(/\S+/g, withoutUrlQuery));
   for (const pattern of SECRET_PATTERNS) text = text.replace(pattern, '[redacted]');
   text = text.replace(CONTROL_CHARACTERS, ' ').trim();
   if (text === '') return undefined;
@@ -259,6 +260,29 @@ export function sanitizeUpstreamMessage(value: unknown): string | undefined {
   return codePoints.length <= MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH
     ? text
     : codePoints.slice(0, MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH).join('');
+}
+
+/** What stands in a logged upstream message for a URL's query and fragment. */
+export const URL_QUERY_PLACEHOLDER = '?[redacted]';
+// Punctuation that may close the sentence or quote a URL stands in, not part of the URL.
+const TRAILING_PUNCTUATION = new Set(['.', ',', ';', ':', '!', '?', "'", '"', '`', ')', ']', '}', '>']);
+
+/**
+ * One whitespace-free `token` with the query and fragment of a URL in it (`scheme://…?…` or
+ * `…#…`) replaced by `?[redacted]`: signed links carry their credential there (Azure's `sig=`,
+ * Firebase's `token=`, S3's `X-Amz-Signature=`), in shapes no secret pattern knows, and an
+ * upstream that cannot download an image quotes its URL. The scheme, host and path stay: they tell
+ * the operator which link failed. Punctuation closing the token stays outside. Linear in the
+ * token, so an upstream's long message costs no more than reading it.
+ */
+function withoutUrlQuery(token: string): string {
+  const scheme = token.indexOf('://');
+  if (scheme < 0) return token;
+  const query = token.slice(scheme).search(/[?#]/);
+  if (query < 0) return token;
+  let end = token.length;
+  while (end > scheme + query + 1 && TRAILING_PUNCTUATION.has(token[end - 1])) end--;
+  return `${token.slice(0, scheme + query)}${URL_QUERY_PLACEHOLDER}${token.slice(end)}`;
 }
 
 /** What stands in a logged upstream message for a span it quoted. */

@@ -126,5 +126,7 @@ export function logLink(value: string | undefined): string | undefined {
   // The one query value kept: which Google Cloud project an activation page is for (an id, not a secret).
   const project = url.searchParams.get('project');
   const query = project !== null && /^[a-z0-9][a-z0-9-]{0,62}$/.test(project) ? `?project=${project}` : '';
-  return sanitizeUpstreamMessage(`${url.origin}${url.pathname}${query}`);
+  // The query is built from a checked id, so only the rest passes the sanitizer (which drops queries).
+  const page = sanitizeUpstreamMessage(`${url.origin}${url.pathname}`);
+  return page === undefined ? undefined : `${page}${query}`;
 }
