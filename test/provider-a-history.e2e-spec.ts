@@ -237,6 +237,18 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
     });
   });
 
+  it('sends a line-wrapped base64 image without its line breaks, which the backend refuses', async () => {
+    fake().enqueue(textReply('a dot'));
+    const wrapped = `${PNG.slice(0, 60)}\n${PNG.slice(60, 100)}\r\n ${PNG.slice(100)}`;
+    const response = await post([{ role: 'user', content: [{ type: 'image_url', image_url: { url: wrapped } }] }]);
+    expect(response.status).toBe(200);
+    const [request] = fake().requests();
+    expect(request.violation).toBeUndefined();
+    expect(conversation(request.body!)).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_image', image_url: PNG }] },
+    ]);
+  });
+
   it.each([
     [
       { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },

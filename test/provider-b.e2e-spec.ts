@@ -534,6 +534,17 @@ describe('provider_b over POST /v1/chat/completions', () => {
       ]);
     });
 
+    it('sends a line-wrapped base64 image without its line breaks', async () => {
+      const wrapped = `data:image/png;base64,${png.slice(0, 40)}\n${png.slice(40, 76)}\r\n ${png.slice(76)}`;
+      const result = await streamChat(gateway, {
+        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: wrapped } }] }],
+      });
+      expect(result.status).toBe(200);
+      expect(fake.requests('streamGenerateContent')[0].body.request.contents).toEqual([
+        { role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: png } }] },
+      ]);
+    });
+
     it('sends the screenshots of old tool results, which context management replaced, as its marker text; one in the newest result is refused (docs/design/behaviours.md §5.3)', async () => {
       // 61 screenshot results make 123 messages, over the 120 that trigger compaction; results
       // 0–46 lie before the boundary (96). Code Assist takes no image in a functionResponse.

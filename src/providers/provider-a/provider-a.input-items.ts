@@ -11,6 +11,7 @@ import {
 } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import type { ResolvedModel } from '../../core/resolved-model';
+import { dataImageUrl, readDataImageUrl } from '../shared/inline-image';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
 
@@ -114,8 +115,8 @@ export type ResponsesPart =
   | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: string };
 
 const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
-/** What the backend fetches or decodes itself: an https URL or an inline base64 image. */
-const CARRIED_IMAGE_URL = /^(https:\/\/\S+|data:image\/[a-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+)$/i;
+/** What the backend fetches itself (an inline base64 image is the other image it takes). */
+const HTTPS_URL = /^https:\/\/\S+$/i;
 
 const refuse = (where: string, what: string) =>
   new GatewayError('invalid_request', {
@@ -153,11 +154,17 @@ export function modelImageRefusal(
   };
 }
 
+/** An image URL as the backend takes it: an https URL as given, a data URL without whitespace. */
+function carriedImageUrl(given: string | undefined): string | undefined {
+  if (given === undefined || HTTPS_URL.test(given)) return given;
+  const inline = readDataImageUrl(given);
+  return inline === undefined ? undefined : dataImageUrl(inline);
+}
+
 function imagePart(part: Readonly<Record<string, unknown>>, where: string): ResponsesPart {
-  const url = imageUrlOf(part);
+  const url = carriedImageUrl(imageUrlOf(part));
   const detail = isJsonObject(part.image_url) ? part.image_url.detail : part.detail;
-  if (url === undefined || !CARRIED_IMAGE_URL.test(url))
-    throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
+  if (url === undefined) throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
   return typeof detail === 'string' && IMAGE_DETAILS.has(detail)
     ? { type: 'input_image', image_url: url, detail }
     : { type: 'input_image', image_url: url };

@@ -2,10 +2,8 @@ import type { ChatMessage } from '../../core/chat-message';
 import { imageUrlOf, isImagePart, partTypeName, textOfPart } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
+import { readDataImageUrl } from '../shared/inline-image';
 import type { CodeAssistPart } from './provider-b.wire-types';
-
-/** An inline base64 image: Gemini takes it as `inlineData`. */
-const DATA_IMAGE_URL = /^data:(image\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/=\s]+)$/i;
 
 /**
  * 400 `invalid_request` (`param: "messages"`) for something in the history Code Assist cannot
@@ -53,12 +51,13 @@ export function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageInd
 
 function inlineImage(part: Readonly<Record<string, unknown>>, where: string): CodeAssistPart {
   const url = imageUrlOf(part);
-  const match = url === undefined ? null : DATA_IMAGE_URL.exec(url);
-  if (!match)
+  // An inline base64 image: Gemini takes it as `inlineData`.
+  const image = url === undefined ? undefined : readDataImageUrl(url);
+  if (image === undefined)
     throw historyRefusal(
       where,
       'an image that is not a base64 data:image URL',
       ' (Code Assist does not fetch image URLs; send the image inline)',
     );
-  return { inlineData: { mimeType: match[1].toLowerCase(), data: match[2].replace(/\s+/g, '') } };
+  return { inlineData: { mimeType: image.mimeType, data: image.data } };
 }
