@@ -249,7 +249,14 @@ describe('agent queue (POST /v1/chat/completions)', () => {
     it('logs key_mode and key_hash only, never the session id, address or prompt (item 21)', async () => {
       await keyOf(toolTurn({}, 'PROMPT-TEXT-7f3a'), { 'x-session-id': 'session-secret-91b2' });
       await keyOf(
-        toolTurn({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }),
+        toolTurn({
+          messages: [
+            {
+              role: 'user',
+              content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }],
+            },
+          ],
+        }),
         { 'x-forwarded-for': '198.51.100.77' },
       );
       const text = harness.gateway.logs.text;
@@ -489,6 +496,56 @@ describe('agent queue (POST /v1/chat/completions)', () => {
           result: 'full',
         }),
       ).toBeGreaterThanOrEqual(1);
+      holder.leave();
+    });
+  });
+
+  describe('a content part the family cannot carry (PRIMARY_AGENT_MAX_ACTIVE=1, PRIMARY_AGENT_QUEUE_LIMIT=0)', () => {
+    let harness: Harness;
+    beforeAll(async () => {
+      harness = await startHarness({ PRIMARY_AGENT_MAX_ACTIVE: '1', PRIMARY_AGENT_QUEUE_LIMIT: '0' });
+    });
+    afterAll(() => stopHarness(harness));
+
+    it('is answered 400 naming the part at once, not 429 queue_full, while every slot is busy', async () => {
+      const { gateway, fake } = harness;
+      fake.enqueue('streamGenerateContent', HELD);
+      const holder = leavable(gateway, toolTurn({ conversation_id: 'part-a' }));
+      await holder.response;
+      const before = fake.requests('streamGenerateContent').length;
+      // Code Assist takes no image in a tool result: the turn can only end in this 400.
+      const screenshot = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+      const refused = await postChatBody(
+        gateway,
+        toolTurn({
+          conversation_id: 'part-b',
+          messages: [
+            { role: 'user', content: 'look' },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+            },
+            { role: 'tool', tool_call_id: 'c1', content: [screenshot] },
+          ],
+        }),
+      );
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: unknown }).error).toMatchObject({
+        code: 'invalid_request',
+        param: 'messages',
+        message: expect.stringMatching(/^messages\[2\]\.content\[0\]: part type "image_url" in this message role/),
+      });
+      const requestId = refused.headers.get('x-request-id');
+      await gateway.logs.warnings(requestId!);
+      // Neither a place in the queue nor a login was taken for it.
+      const own = gateway.logs
+        .records()
+        .filter((record) => record.reqId === requestId || record.request_id === requestId);
+      expect(own.map((record) => record.event).filter((event) => /^(queue_|upstream_)/.test(String(event)))).toEqual(
+        [],
+      );
+      expect(fake.requests('streamGenerateContent')).toHaveLength(before);
       holder.leave();
     });
   });

@@ -125,6 +125,8 @@ export class ChatOrchestrator {
       const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice) : undefined;
       const managed = this.manageContext(request, logger);
       const messages = json ? [...managed, json.instruction()] : managed;
+      // A part the family cannot carry is a certain 400: answered before the turn waits in the queue.
+      route.adapter.checkContent?.({ model: route.model, messages });
       const admitted = this.queue.admit({
         provider,
         toolTurn: isToolTurn(request),

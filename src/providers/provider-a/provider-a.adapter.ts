@@ -27,6 +27,7 @@ import { buildExtractionBody } from './provider-a.extraction';
 import { CodexClient, codexClient } from './provider-a.client';
 import { CODEX_CLI_VERSION } from './codex-cli-version';
 import { FaithfulProfile, loadFaithfulProfile, localTimeZone } from './provider-a.faithful-profile';
+import { assertCarriedContent, modelImageRefusal } from './provider-a.input-items';
 import type { WireShape } from './provider-a.request';
 import {
   buildChatBody,
@@ -149,6 +150,11 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     this.modelsRefresh.stop();
     this.sessions?.closeAll();
     void this.proxy.close();
+  }
+
+  checkContent(request: Pick<ChatRequest, 'model' | 'messages'>): void {
+    const info = this.catalog.upstreamInfo(request.model.upstreamModel);
+    assertCarriedContent(request.messages, modelImageRefusal(request.model, info?.inputModalities));
   }
 
   async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {

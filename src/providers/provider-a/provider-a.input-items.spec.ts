@@ -2,6 +2,7 @@ import { GatewayError } from '../../core/gateway.error';
 import fc from 'fast-check';
 import { buildToolNameMap } from '../shared/tool-names';
 import {
+  assertCarriedContent,
   conversationInput,
   normalizeCallId,
   pairCallsWithOutputs,
@@ -15,18 +16,14 @@ import {
 describe(responsesParts.name, () => {
   it('keeps text and image parts in order, with https and data URLs and a known detail', () => {
     expect(
-      responsesParts(
-        {
-          content: [
-            { type: 'text', text: 'a' },
-            { type: 'image_url', image_url: { url: 'https://example.test/cat.png', detail: 'high' } },
-            { type: 'image_url', image_url: 'data:image/jpeg;base64,/9j/4AAQ' },
-            { type: 'input_image', image_url: 'https://example.test/dog.png', detail: 'bogus' },
-          ],
-        },
-        0,
-        undefined,
-      ),
+      responsesParts({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'image_url', image_url: { url: 'https://example.test/cat.png', detail: 'high' } },
+          { type: 'image_url', image_url: 'data:image/jpeg;base64,/9j/4AAQ' },
+          { type: 'input_image', image_url: 'https://example.test/dog.png', detail: 'bogus' },
+        ],
+      }),
     ).toEqual([
       { type: 'input_text', text: 'a' },
       { type: 'input_image', image_url: 'https://example.test/cat.png', detail: 'high' },
@@ -34,7 +31,9 @@ describe(responsesParts.name, () => {
       { type: 'input_image', image_url: 'https://example.test/dog.png' },
     ]);
   });
+});
 
+describe(assertCarriedContent.name, () => {
   const textOnly = modelImageRefusal({ requestedId: 'luna', upstreamModel: 'gpt-7-luna' }, ['text']);
   it.each([
     [
@@ -54,7 +53,8 @@ describe(responsesParts.name, () => {
   ])('refuses %j with a 400 naming where it is', (part, imageRefusal, message) => {
     let error: unknown;
     try {
-      responsesParts({ content: [part] }, 2, imageRefusal);
+      const earlier = { role: 'user' as const, content: 'earlier' };
+      assertCarriedContent([earlier, earlier, { role: 'user', content: [part] }], imageRefusal);
     } catch (caught) {
       error = caught;
     }
@@ -64,7 +64,7 @@ describe(responsesParts.name, () => {
   });
 });
 
-describe(conversationInput.name, () => {
+describe('the images of each message role', () => {
   const image = { type: 'image_url', image_url: { url: 'https://example.test/a.png' } };
   const refusalOf = (run: () => unknown) => {
     try {
@@ -77,7 +77,7 @@ describe(conversationInput.name, () => {
 
   it('refuses an image in a system or assistant message whatever the model', () => {
     for (const role of ['system', 'assistant'] as const)
-      expect(refusalOf(() => conversationInput([{ role, content: [image] }], new Set()))).toBe(
+      expect(refusalOf(() => assertCarriedContent([{ role, content: [image] }], undefined))).toBe(
         'messages[0].content[0]: an image in this message role is not supported by provider_a',
       );
   });
@@ -85,16 +85,17 @@ describe(conversationInput.name, () => {
   it("refuses an image in a user message or a tool result with the model's refusal when given", () => {
     const refusal = modelImageRefusal({ requestedId: 'm', upstreamModel: 'm' }, ['text']);
     const call = { id: 'c1', type: 'function', function: { name: 'shot', arguments: '{}' } };
-    expect(refusalOf(() => conversationInput([{ role: 'user', content: [image] }], new Set(), refusal))).toMatch(
+    expect(refusalOf(() => assertCarriedContent([{ role: 'user', content: [image] }], refusal))).toMatch(
       /^messages\[0\]\.content\[0\]: an image is not supported by model "m"/,
     );
     const history = [
       { role: 'assistant' as const, content: null, tool_calls: [call] },
       { role: 'tool' as const, tool_call_id: 'c1', content: [image] },
     ];
-    expect(refusalOf(() => conversationInput(history, new Set(), refusal))).toMatch(
+    expect(refusalOf(() => assertCarriedContent(history, refusal))).toMatch(
       /^messages\[1\]\.content\[0\]: an image is not supported by model "m"/,
     );
+    expect(refusalOf(() => assertCarriedContent(history, undefined))).toBeUndefined();
     expect(conversationInput(history, new Set()).items.at(-1)).toMatchObject({
       output: [{ type: 'input_image', image_url: image.image_url.url }],
     });

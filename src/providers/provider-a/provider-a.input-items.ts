@@ -11,7 +11,7 @@ import {
 } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import type { ResolvedModel } from '../../core/resolved-model';
-import { dataImageUrl, readDataImageUrl } from '../shared/inline-image';
+import { dataImageUrl, inlineImageOf } from '../shared/inline-image';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
 
@@ -38,27 +38,20 @@ export interface ConversationInput {
 }
 
 /**
- * Pure: messages → instructions texts and input items. Tool calls and their results are paired
- * by the normalized call id N(id), and a result takes the kind (function/custom) of its call.
- * `imageRefusal` is given when the turn's model takes no images (`modelImageRefusal`).
+ * Pure: messages → instructions texts and input items, of content assertCarriedContent passed.
+ * Tool calls and their results are paired by the normalized call id N(id), and a result takes the
+ * kind (function/custom) of its call.
  */
 export function conversationInput(
   messages: readonly ChatMessage[],
   customNames: ReadonlySet<string>,
-  imageRefusal?: ImageRefusal,
 ): ConversationInput {
   const calls = historyToolCallsById(messages, customNames);
   const systemTexts: string[] = [];
   const items: JsonObject[] = [];
 
-  for (const [index, message] of messages.entries()) {
-    // Images go up in user messages and tool results, to a model that takes them; anything the
-    // backend cannot take is a 400.
-    const parts = responsesParts(
-      message,
-      index,
-      message.role === 'user' || message.role === 'tool' ? imageRefusal : refuseImageInRole,
-    );
+  for (const message of messages) {
+    const parts = responsesParts(message);
     switch (message.role) {
       case 'system':
       case 'developer': {
@@ -133,8 +126,7 @@ const refuseImageInRole: ImageRefusal = (where) => refuse(where, 'an image in th
  * The refusal of every image part when the model's input modalities (its live-list entry, else
  * the bundled catalog's) are known and lack `image`: the Codex CLI sends no image to such a
  * model. `undefined` when it takes images or nothing says (an unlisted model: the backend's
- * answer is the answer). The parts are looked at only by the translation itself, so this costs a
- * request without images nothing; the message is written only for an image it refuses.
+ * answer is the answer). The message is written only for an image it refuses.
  */
 export function modelImageRefusal(
   model: Pick<ResolvedModel, 'requestedId' | 'upstreamModel'>,
@@ -154,47 +146,62 @@ export function modelImageRefusal(
   };
 }
 
-/** An image URL as the backend takes it: an https URL as given, a data URL without whitespace. */
-function carriedImageUrl(given: string | undefined): string | undefined {
+/**
+ * The family's content check (the adapter's `checkContent`, run by the chat layer before the agent
+ * queue): every part is one the backend can carry — texts (string content, or parts of type
+ * text/input_text/output_text or untyped with a string `text`) anywhere, and `image_url` /
+ * `input_image` parts with an https or base64 data URL in user messages and tool results, unless
+ * `imageRefusal` is given (the model takes no images, `modelImageRefusal`). Nothing is dropped
+ * silently: any other part (audio, files, an image where the backend or the model takes none) is
+ * a 400 naming where it is, before any upstream call. Pure; the translation then trusts it.
+ */
+export function assertCarriedContent(messages: readonly ChatMessage[], imageRefusal: ImageRefusal | undefined): void {
+  messages.forEach((message, messageIndex) => {
+    if (!Array.isArray(message.content)) return;
+    const refusal = message.role === 'user' || message.role === 'tool' ? imageRefusal : refuseImageInRole;
+    message.content.forEach((part: unknown, partIndex) => {
+      const where = `messages[${messageIndex}].content[${partIndex}]`;
+      if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
+      if (textOfPart(part) !== undefined) return;
+      if (!isImagePart(part)) throw refuse(where, partTypeName(part.type));
+      if (refusal) throw refusal(where);
+      if (carriedImageUrl(part) === undefined)
+        throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
+    });
+  });
+}
+
+/** An image part's URL as the backend takes it: an https URL as given, a data URL without whitespace. */
+function carriedImageUrl(part: Readonly<Record<string, unknown>>): string | undefined {
+  const given = imageUrlOf(part);
   if (given === undefined || HTTPS_URL.test(given)) return given;
-  const inline = readDataImageUrl(given);
+  const inline = inlineImageOf(part);
   return inline === undefined ? undefined : dataImageUrl(inline);
 }
 
-function imagePart(part: Readonly<Record<string, unknown>>, where: string): ResponsesPart {
-  const url = carriedImageUrl(imageUrlOf(part));
+function imagePart(part: Readonly<Record<string, unknown>>): ResponsesPart[] {
+  const url = carriedImageUrl(part);
+  if (url === undefined) return [];
   const detail = isJsonObject(part.image_url) ? part.image_url.detail : part.detail;
-  if (url === undefined) throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
   return typeof detail === 'string' && IMAGE_DETAILS.has(detail)
-    ? { type: 'input_image', image_url: url, detail }
-    : { type: 'input_image', image_url: url };
+    ? [{ type: 'input_image', image_url: url, detail }]
+    : [{ type: 'input_image', image_url: url }];
 }
 
 /**
- * The parts of one chat message as the backend takes them, in order: texts (string content, or
- * parts of type text/input_text/output_text or untyped with a string `text`) and, unless
- * `imageRefusal` is given, `image_url` / `input_image` parts as `input_image` items (https and
- * data URLs; detail kept). Nothing is dropped silently: any other part (audio, files, an image
- * where the backend or the model takes none) is a 400 naming where it is, before any upstream call.
+ * The parts of one chat message as the backend takes them, in order, of content
+ * assertCarriedContent passed: texts, and image parts as `input_image` items (https and data
+ * URLs; detail kept). Roles that take text only read the texts of these.
  */
-export function responsesParts(
-  message: Pick<ChatMessage, 'content'>,
-  messageIndex: number,
-  imageRefusal: ImageRefusal | undefined,
-): ResponsesPart[] {
+export function responsesParts(message: Pick<ChatMessage, 'content'>): ResponsesPart[] {
   const content = message.content;
   if (typeof content === 'string') return [{ type: 'input_text', text: content }];
   if (!Array.isArray(content)) return [];
-  return content.map((part, partIndex): ResponsesPart => {
-    const where = `messages[${messageIndex}].content[${partIndex}]`;
-    if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
+  return content.flatMap((part: unknown): ResponsesPart[] => {
+    if (!isJsonObject(part)) return [];
     const text = textOfPart(part);
-    if (text !== undefined) return { type: 'input_text', text };
-    if (isImagePart(part)) {
-      if (imageRefusal) throw imageRefusal(where);
-      return imagePart(part, where);
-    }
-    throw refuse(where, partTypeName(part.type));
+    if (text !== undefined) return [{ type: 'input_text', text }];
+    return isImagePart(part) ? imagePart(part) : [];
   });
 }
 

@@ -24,7 +24,6 @@ import { scaffoldForToday } from './provider-a.faithful-profile';
 import type { ToolNameMap } from '../shared/tool-names';
 import {
   conversationInput,
-  modelImageRefusal,
   pairCallsWithOutputs,
   responsesToolChoice,
   responsesTools,
@@ -231,11 +230,7 @@ export function turnMetadata(input: TurnMetadataInput): string {
  * documents their fate), and a `tool_choice` the client did not send.
  */
 export function buildChatBody(request: ChatRequest, options: ChatBodyOptions): ChatBody {
-  const conversation = conversationInput(
-    request.messages,
-    customToolNames(request.normalizedTools),
-    modelImageRefusal(request.model, options.info?.inputModalities),
-  );
+  const conversation = conversationInput(request.messages, customToolNames(request.normalizedTools));
   const clientTools = options.faithful !== undefined ? [] : responsesTools(request.tools, request.normalizedTools);
   const faithful = options.faithful;
   let instructions: string;

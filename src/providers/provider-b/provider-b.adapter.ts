@@ -13,6 +13,7 @@ import { ThoughtSignatureStore } from './provider-b.thought-signatures';
 import type { ProviderBConnect, ProviderBMethod } from './provider-b.upstream';
 import { readProviderBUsage, ProviderBUpstream } from './provider-b.upstream';
 import { GEMINI_CLI_DEFAULT_MODEL } from './provider-b.constants';
+import { assertCarriedContent } from './provider-b.content-parts';
 import { clientExecutedTool, unusableToolRefusal } from '../shared/hosted-tools';
 import { RETRY_CLOCK, type RetryClock } from '../shared/retry-policy';
 
@@ -57,6 +58,10 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
 
   onModuleDestroy(): void {
     void this.proxy.close();
+  }
+
+  checkContent(request: Pick<ChatRequest, 'messages'>): void {
+    assertCarriedContent(request.messages);
   }
 
   stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {

@@ -1,8 +1,8 @@
 import type { ChatMessage } from '../../core/chat-message';
-import { imageUrlOf, isImagePart, partTypeName, textOfPart } from '../../core/chat-message';
+import { isImagePart, partTypeName, textOfPart } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
-import { readDataImageUrl } from '../shared/inline-image';
+import { inlineImageOf } from '../shared/inline-image';
 import type { CodeAssistPart } from './provider-b.wire-types';
 
 /**
@@ -15,24 +15,37 @@ export const historyRefusal = (where: string, what: string, hint = '') =>
     param: 'messages',
   });
 
+/** Roles whose content Code Assist takes as text only; every other role is a user turn. */
+const TEXT_ONLY_ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'assistant', 'tool']);
+
 /**
- * The parts of one user message as Code Assist takes them, in order: texts as `text` parts and
- * `image_url` / `input_image` parts with a base64 `data:image/…` URL as `inlineData` (the Gemini
- * CLI sends pasted images the same way). Code Assist does not fetch URLs, so an https image, like
- * audio, files or any other part, is a 400 naming where it is — before any upstream call, never a
- * silent drop. Empty texts are left out.
+ * The family's content check (the adapter's `checkContent`, run by the chat layer before the agent
+ * queue): every part of every message is one Code Assist can carry in its role — texts anywhere,
+ * and in user messages `image_url` / `input_image` parts with a base64 `data:image/…` URL (the
+ * Gemini CLI sends pasted images the same way). Code Assist does not fetch URLs, so an https
+ * image, like audio, files or any other part, is a 400 naming where it is — before any upstream
+ * call, never a silent drop. Pure; the translation (userParts) then trusts it.
  */
-export function userParts(message: Pick<ChatMessage, 'content'>, messageIndex: number): CodeAssistPart[] {
-  const content = message.content;
-  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
-  if (!Array.isArray(content)) return [];
-  return content.flatMap((part, partIndex): CodeAssistPart[] => {
+export function assertCarriedContent(messages: readonly ChatMessage[]): void {
+  messages.forEach((message, index) => {
+    if (TEXT_ONLY_ROLES.has(message.role)) assertTextOnly(message, index);
+    else assertUserParts(message, index);
+  });
+}
+
+function assertUserParts(message: Pick<ChatMessage, 'content'>, messageIndex: number): void {
+  if (!Array.isArray(message.content)) return;
+  message.content.forEach((part, partIndex) => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
     if (!isJsonObject(part)) throw historyRefusal(where, 'a part that is not an object');
-    const text = textOfPart(part);
-    if (text !== undefined) return text === '' ? [] : [{ text }];
-    if (isImagePart(part)) return [inlineImage(part, where)];
-    throw historyRefusal(where, partTypeName(part.type));
+    if (textOfPart(part) !== undefined) return;
+    if (!isImagePart(part)) throw historyRefusal(where, partTypeName(part.type));
+    if (inlineImageOf(part) === undefined)
+      throw historyRefusal(
+        where,
+        'an image that is not a base64 data:image URL',
+        ' (Code Assist does not fetch image URLs; send the image inline)',
+      );
   });
 }
 
@@ -40,7 +53,7 @@ export function userParts(message: Pick<ChatMessage, 'content'>, messageIndex: n
  * For roles whose content Code Assist takes as text only (system, developer, assistant, tool):
  * refuses any part that is not text, so nothing is dropped silently.
  */
-export function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageIndex: number): void {
+function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageIndex: number): void {
   if (!Array.isArray(message.content)) return;
   message.content.forEach((part, partIndex) => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
@@ -49,15 +62,20 @@ export function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageInd
   });
 }
 
-function inlineImage(part: Readonly<Record<string, unknown>>, where: string): CodeAssistPart {
-  const url = imageUrlOf(part);
-  // An inline base64 image: Gemini takes it as `inlineData`.
-  const image = url === undefined ? undefined : readDataImageUrl(url);
-  if (image === undefined)
-    throw historyRefusal(
-      where,
-      'an image that is not a base64 data:image URL',
-      ' (Code Assist does not fetch image URLs; send the image inline)',
-    );
-  return { inlineData: { mimeType: image.mimeType, data: image.data } };
+/**
+ * The parts of one user message as Code Assist takes them, in order, of content
+ * assertCarriedContent passed: texts as `text` parts, images as `inlineData`. Empty texts are
+ * left out.
+ */
+export function userParts(message: Pick<ChatMessage, 'content'>): CodeAssistPart[] {
+  const content = message.content;
+  if (typeof content === 'string') return content === '' ? [] : [{ text: content }];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part): CodeAssistPart[] => {
+    if (!isJsonObject(part)) return [];
+    const text = textOfPart(part);
+    if (text !== undefined) return text === '' ? [] : [{ text }];
+    const image = inlineImageOf(part);
+    return image === undefined ? [] : [{ inlineData: { mimeType: image.mimeType, data: image.data } }];
+  });
 }

@@ -2,10 +2,7 @@ import type { ChatMessage, HistoryToolCall } from '../../core/chat-message';
 import { historyToolCallsById, messageText, readHistoryToolCall } from '../../core/chat-message';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
 import { pairToolResults } from '../shared/tool-pairing';
-import { assertTextOnly, historyRefusal, userParts } from './provider-b.content-parts';
-
-/** Roles whose content Code Assist takes as text only; every other role is a user turn. */
-const TEXT_ONLY_ROLES = new Set(['system', 'developer', 'assistant', 'tool']);
+import { historyRefusal, userParts } from './provider-b.content-parts';
 import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types';
 
 /** Things worth a log line that the pure translation noticed (counts only, no content). */
@@ -35,14 +32,11 @@ export function convertMessages(
   signatureFor: (callId: string) => string | undefined,
   report: ContentsReport,
 ): ConvertedMessages {
-  // Parts are read (and anything Code Assist cannot carry refused, naming its place) on the
-  // client's own message list, before pairing changes the positions; so is the place of each
-  // message with calls, which pairing keeps as they are, for a refusal of their arguments.
-  const userPartsOf = new Map<ChatMessage, CodeAssistPart[]>();
+  // The parts were checked before the queue (assertCarriedContent, the adapter's checkContent).
+  // The place of each message with calls is read on the client's own message list, before pairing
+  // changes the positions, for a refusal of their arguments.
   const callerIndex = new Map<ChatMessage, number>();
   clientMessages.forEach((message, index) => {
-    if (TEXT_ONLY_ROLES.has(message.role)) assertTextOnly(message, index);
-    else userPartsOf.set(message, userParts(message, index));
     if (message.role === 'assistant' && message.tool_calls?.length) callerIndex.set(message, index);
   });
   // Gemini answers 400 unless each function-call turn is followed by exactly one response per call.
@@ -72,7 +66,7 @@ export function convertMessages(
       const parts = modelParts(message, callerIndex.get(message) ?? 0, customNames, signatureFor);
       if (parts.length > 0) contents.push({ role: 'model', parts });
     } else {
-      const parts = userPartsOf.get(message) ?? [];
+      const parts = userParts(message);
       if (parts.length > 0) contents.push({ role: 'user', parts });
     }
   }

@@ -123,6 +123,10 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
    * Login → slot → runs → events. Resolves once the API answered (its `message_start`, or the first model
    * output); the slot is released after the last child was reaped (docs/upstream/provider-c.md §2, §3.6).
    */
+  checkContent(request: Pick<ChatRequest, 'messages'>): void {
+    assertTextOnlyConversation(request.messages);
+  }
+
   stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     return this.turn(request, context, false);
   }
@@ -136,7 +140,6 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   }
 
   private async turn(request: ChatRequest, context: CallContext, holdUntilEnd: boolean): Promise<PolledEvents> {
-    assertTextOnlyConversation(request.messages);
     const refusal = unusableToolRefusal(request.tools, clientExecutedTool, HOSTED_TOOLS_NOT_TAKEN);
     if (refusal) throw refusal;
     const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context, holdUntilEnd)), {

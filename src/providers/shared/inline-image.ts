@@ -1,3 +1,5 @@
+import { imageUrlOf } from '../../core/chat-message';
+
 /*
  * Base64 `data:image/…` URLs as both HTTP families carry them. Clients wrap base64 at 76 columns
  * (the `base64` tool's default, MIME encoders), which no upstream decodes, so the payload goes up
@@ -18,6 +20,22 @@ export function readDataImageUrl(url: string): InlineImage | undefined {
   const match = DATA_IMAGE_URL.exec(url);
   if (match === null) return undefined;
   return { mimeType: match[1].toLowerCase(), data: match[2].replace(WHITESPACE, '') };
+}
+
+// Each image part read once per request: the content check before the queue and the translation
+// after it read the same part object, and an image may be megabytes. Held weakly, so it goes with
+// the request.
+const readParts = new WeakMap<object, InlineImage | null>();
+
+/** An image part's URL read as a base64 `data:image/…` URL (readDataImageUrl), once per part. */
+export function inlineImageOf(part: Readonly<Record<string, unknown>>): InlineImage | undefined {
+  let image = readParts.get(part);
+  if (image === undefined) {
+    const url = imageUrlOf(part);
+    image = (url === undefined ? undefined : readDataImageUrl(url)) ?? null;
+    readParts.set(part, image);
+  }
+  return image ?? undefined;
 }
 
 /** The data URL of an inline image, as the Responses wire takes it. */

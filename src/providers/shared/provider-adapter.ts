@@ -126,6 +126,13 @@ export interface ExtractionResult {
  */
 export interface ProviderAdapter {
   readonly id: ProviderId;
+  /**
+   * Pure: throws the 400 `invalid_request` naming a content part (`messages[i].content[j]`) this
+   * family cannot carry to `model`. The chat layer calls it once per turn, on the messages the
+   * adapter will get, before the turn waits in the agent queue or takes a login, so a request
+   * whose only answer is that 400 gets it at once; `stream` and `complete` then trust the parts.
+   */
+  checkContent?(request: Pick<ChatRequest, 'model' | 'messages'>): void;
   /** A turn whose events are written to the client as they arrive (an async generator will do; the turn runner's also poll). */
   stream(request: ChatRequest, context: CallContext): Promise<PolledEvents>;
   /** A turn the chat layer aggregates into one `chat.completion` (same events). */
