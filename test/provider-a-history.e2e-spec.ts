@@ -237,7 +237,7 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
     });
   });
 
-  it('sends a line-wrapped base64 image without its line breaks, which the backend refuses', async () => {
+  it('sends a line-wrapped base64 image without the line breaks the backend refuses', async () => {
     fake().enqueue(textReply('a dot'));
     const wrapped = `${PNG.slice(0, 60)}\n${PNG.slice(60, 100)}\r\n ${PNG.slice(100)}`;
     const response = await post([{ role: 'user', content: [{ type: 'image_url', image_url: { url: wrapped } }] }]);
@@ -249,7 +249,7 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
     ]);
   });
 
-  it.each([
+  it.each<[Json, string]>([
     [
       { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
       'messages[0].content[1]: part type "input_audio" is not supported by provider_a',
@@ -258,6 +258,14 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
       { type: 'image_url', image_url: { url: 'file:///home/me/cat.png' } },
       'messages[0].content[1]: an image that is not an https URL or a base64 data:image URL is not supported by provider_a',
     ],
+    [
+      { type: 'image_url', image_url: { url: 'data:image/svg+xml;base64,PHN2Zy8+' } },
+      'messages[0].content[1]: an image of type image/svg+xml is not supported by provider_a; send it as image/png, image/jpeg, image/webp or image/gif',
+    ],
+    ...['A', 'A=A=', 'AAAAA'].map((data): [Json, string] => [
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } },
+      'messages[0].content[1]: an image whose data is not base64 is not supported by provider_a; send the whole image base64-encoded: its length is a multiple of 4, with "=" padding only at the end',
+    ]),
   ])('answers 400 naming a part it cannot carry (%j), with no upstream call', async (part, message) => {
     const response = await post([{ role: 'user', content: [{ type: 'text', text: 'hi' }, part] }]);
     expect(response.status).toBe(400);

@@ -534,6 +534,25 @@ describe('provider_b over POST /v1/chat/completions', () => {
       ]);
     });
 
+    it('sends a HEIC image, and an image/jpg one as image/jpeg', async () => {
+      const result = await streamChat(gateway, {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image_url', image_url: { url: 'data:image/heic;base64,AAAAGGZ0eXBoZWlj' } },
+              { type: 'image_url', image_url: { url: 'data:image/jpg;base64,/9j/4AAQ' } },
+            ],
+          },
+        ],
+      });
+      expect(result.status).toBe(200);
+      expect(fake.requests('streamGenerateContent')[0].body.request.contents[0].parts).toEqual([
+        { inlineData: { mimeType: 'image/heic', data: 'AAAAGGZ0eXBoZWlj' } },
+        { inlineData: { mimeType: 'image/jpeg', data: '/9j/4AAQ' } },
+      ]);
+    });
+
     it('sends a line-wrapped base64 image without its line breaks', async () => {
       const wrapped = `data:image/png;base64,${png.slice(0, 40)}\n${png.slice(40, 76)}\r\n ${png.slice(76)}`;
       const result = await streamChat(gateway, {
@@ -588,6 +607,16 @@ describe('provider_b over POST /v1/chat/completions', () => {
         'an https image URL',
         { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.test/cat.png' } }] },
         /messages\[0\]\.content\[0\]: an image that is not a base64 data:image URL is not supported by provider_b/,
+      ],
+      [
+        'a GIF, which Gemini does not take',
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/gif;base64,R0lGODlh' } }] },
+        /^messages\[0\]\.content\[0\]: an image of type image\/gif is not supported by provider_b; send it as image\/png, image\/jpeg, image\/webp, image\/heic or image\/heif$/,
+      ],
+      [
+        'an image whose data is not base64',
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,A=A=' } }] },
+        /^messages\[0\]\.content\[0\]: an image whose data is not base64 is not supported by provider_b; send the whole image base64-encoded/,
       ],
       [
         'audio',

@@ -11,7 +11,7 @@ import {
 } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import type { ResolvedModel } from '../../core/resolved-model';
-import { dataImageUrl, inlineImageOf } from '../shared/inline-image';
+import { dataImageUrl, inlineImageFault, inlineImageOf } from '../shared/inline-image';
 import type { ToolNameMap, ToolNameRule } from '../shared/tool-names';
 import { buildToolNameMap } from '../shared/tool-names';
 
@@ -108,12 +108,18 @@ export type ResponsesPart =
   | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: string };
 
 const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
+/**
+ * The media types of the inline images the backend decodes: OpenAI's image inputs (PNG, JPEG,
+ * WEBP, non-animated GIF; developers.openai.com/api/docs/guides/images-vision), as docs/providers.md
+ * lists them. Anything else (SVG, BMP, HEIC…) the backend refuses.
+ */
+export const PROVIDER_A_IMAGE_TYPES: readonly string[] = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
 /** What the backend fetches itself (an inline base64 image is the other image it takes). */
 const HTTPS_URL = /^https:\/\/\S+$/i;
 
-const refuse = (where: string, what: string) =>
+const refuse = (where: string, what: string, fix?: string) =>
   new GatewayError('invalid_request', {
-    publicMessage: `${where}: ${what} is not supported by provider_a`,
+    publicMessage: `${where}: ${what} is not supported by provider_a${fix === undefined ? '' : `; ${fix}`}`,
     param: 'messages',
   });
 
@@ -167,6 +173,9 @@ export function assertCarriedContent(messages: readonly ChatMessage[], imageRefu
       if (refusal) throw refusal(where);
       if (carriedImageUrl(part) === undefined)
         throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
+      const inline = inlineImageOf(part);
+      const fault = inline && inlineImageFault(inline, PROVIDER_A_IMAGE_TYPES);
+      if (fault) throw refuse(where, fault.what, fault.fix);
     });
   });
 }

@@ -2,7 +2,7 @@ import type { ChatMessage } from '../../core/chat-message';
 import { isImagePart, partTypeName, textOfPart } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
-import { inlineImageOf } from '../shared/inline-image';
+import { inlineImageFault, inlineImageOf } from '../shared/inline-image';
 import type { CodeAssistPart } from './provider-b.wire-types';
 
 /**
@@ -14,6 +14,19 @@ export const historyRefusal = (where: string, what: string, hint = '') =>
     publicMessage: `${where}: ${what} is not supported by provider_b${hint}`,
     param: 'messages',
   });
+
+/**
+ * The media types of the inline images Gemini takes: PNG, JPEG, WEBP, HEIC and HEIF (Google Cloud's
+ * Gemini "Image understanding" page, docs.cloud.google.com/vertex-ai/docs/generative-ai/image/image-captioning),
+ * as docs/providers.md lists them.
+ */
+export const PROVIDER_B_IMAGE_TYPES: readonly string[] = [
+  'image/png',
+  'image/jpeg',
+  'image/webp',
+  'image/heic',
+  'image/heif',
+];
 
 /** Roles whose content Code Assist takes as text only; every other role is a user turn. */
 const TEXT_ONLY_ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'assistant', 'tool']);
@@ -40,12 +53,15 @@ function assertUserParts(message: Pick<ChatMessage, 'content'>, messageIndex: nu
     if (!isJsonObject(part)) throw historyRefusal(where, 'a part that is not an object');
     if (textOfPart(part) !== undefined) return;
     if (!isImagePart(part)) throw historyRefusal(where, partTypeName(part.type));
-    if (inlineImageOf(part) === undefined)
+    const image = inlineImageOf(part);
+    if (image === undefined)
       throw historyRefusal(
         where,
         'an image that is not a base64 data:image URL',
         ' (Code Assist does not fetch image URLs; send the image inline)',
       );
+    const fault = inlineImageFault(image, PROVIDER_B_IMAGE_TYPES);
+    if (fault) throw historyRefusal(where, fault.what, `; ${fault.fix}`);
   });
 }
 
