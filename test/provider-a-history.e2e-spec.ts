@@ -262,6 +262,14 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
       { type: 'image_url', image_url: { url: 'data:image/svg+xml;base64,PHN2Zy8+' } },
       'messages[0].content[1]: an image of type image/svg+xml is not supported by provider_a; send it as image/png, image/jpeg, image/webp or image/gif',
     ],
+    [
+      { type: 'image_url', image_url: { url: PNG, detail: 'ultra' } },
+      'messages[0].content[1].image_url.detail: "ultra" is not supported by provider_a; send auto, low, high, original, or leave detail out',
+    ],
+    [
+      { type: 'input_image', image_url: 'https://example.test/cat.jpg', detail: 5 },
+      'messages[0].content[1].detail: a value that is not a string is not supported by provider_a; send auto, low, high, original, or leave detail out',
+    ],
     ...['A', 'A=A=', 'AAAAA'].map((data): [Json, string] => [
       { type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } },
       'messages[0].content[1]: an image whose data is not base64 is not supported by provider_a; send the whole image base64-encoded: its length is a multiple of 4, with "=" padding only at the end',

@@ -21,7 +21,7 @@ describe(responsesParts.name, () => {
           { type: 'text', text: 'a' },
           { type: 'image_url', image_url: { url: 'https://example.test/cat.png', detail: 'high' } },
           { type: 'image_url', image_url: 'data:image/jpeg;base64,/9j/4AAQ' },
-          { type: 'input_image', image_url: 'https://example.test/dog.png', detail: 'bogus' },
+          { type: 'input_image', image_url: 'https://example.test/dog.png' },
         ],
       }),
     ).toEqual([

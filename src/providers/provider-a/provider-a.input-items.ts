@@ -176,7 +176,24 @@ export function assertCarriedContent(messages: readonly ChatMessage[], imageRefu
       const inline = inlineImageOf(part);
       const fault = inline && inlineImageFault(inline, PROVIDER_A_IMAGE_TYPES);
       if (fault) throw refuse(where, fault.what, fault.fix);
+      assertImageDetail(part, where);
     });
+  });
+}
+
+/**
+ * An image's `detail` (`image_url.detail`, or `detail` beside an `input_image`'s URL) is sent as
+ * given, so it must be one the backend takes; absent or null is the backend's default (`auto`).
+ */
+function assertImageDetail(part: Readonly<Record<string, unknown>>, where: string): void {
+  const [detail, field] = isJsonObject(part.image_url)
+    ? [part.image_url.detail, 'image_url.detail']
+    : [part.detail, 'detail'];
+  if (detail === undefined || detail === null || (typeof detail === 'string' && IMAGE_DETAILS.has(detail))) return;
+  const shown = typeof detail === 'string' ? JSON.stringify(detail.slice(0, 32)) : 'a value that is not a string';
+  throw new GatewayError('invalid_request', {
+    publicMessage: `${where}.${field}: ${shown} is not supported by provider_a; send ${[...IMAGE_DETAILS].join(', ')}, or leave detail out`,
+    param: 'messages',
   });
 }
 
