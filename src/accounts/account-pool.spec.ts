@@ -30,6 +30,24 @@ function inScratchDir(check: (dir: string) => void): void {
   }
 }
 
+/**
+ * A pool of `a` and `b` whose `a` is read from a login file holding one account's login (the
+ * pool tells whose by the file's content); `rewrite` writes another account's login over it and
+ * lets the pool see it, as `codex login` with another account over a mounted file does.
+ */
+function withLoginFile(check: (made: ReturnType<typeof makePool>, rewrite: () => void) => void): void {
+  inScratchDir((dir) => {
+    const file = path.join(dir, 'auth.json');
+    fs.writeFileSync(file, 'account-1');
+    const made = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
+    made.pool.sweep();
+    check(made, () => {
+      fs.writeFileSync(file, 'account-2');
+      made.pool.sweep();
+    });
+  });
+}
+
 const OPTIONS: AccountPoolOptions = { maxInFlight: 2, cooldownDefaultMs: 300_000, pinnedChatsMax: 100 };
 
 /**
@@ -438,14 +456,9 @@ describe(AccountPool.name, () => {
     });
 
     it('never comes back on a turn of the login the file held before another one was written over it', () => {
-      inScratchDir((dir) => {
-        const file = path.join(dir, 'auth.json');
-        fs.writeFileSync(file, 'account-1');
-        const { pool } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
-        pool.sweep();
+      withLoginFile(({ pool }, rewrite) => {
         const old = new AccountTurn(pool, 'chat-1');
-        fs.writeFileSync(file, 'account-2');
-        pool.sweep();
+        rewrite();
         const fresh = new AccountTurn(pool, 'chat-1');
         expect(fresh.alias).toBe('a');
         expect(fresh.moveAfter(apiRefusal())).toBe(true);
@@ -869,16 +882,11 @@ describe(AccountPool.name, () => {
   });
 
   it('keeps what a turn on the login a file held before reports off the new login written over it, and logs it', () => {
-    inScratchDir((dir) => {
-      const file = path.join(dir, 'auth.json');
-      fs.writeFileSync(file, 'account-1');
-      const { pool, clock, logger } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
-      pool.sweep();
+    withLoginFile(({ pool, clock, logger }, rewrite) => {
       const old = new AccountTurn(pool, 'chat-1');
       expect(old.alias).toBe('a');
       pool.applyFailure('a', new GatewayError('extra_usage_required'));
-      fs.writeFileSync(file, 'account-2');
-      pool.sweep();
+      rewrite();
       expect(pool.loginGeneration('a')).toBe(1);
 
       // The old login's answers: a spent plan with credits in use, its success, then its limits.
@@ -911,14 +919,9 @@ describe(AccountPool.name, () => {
   });
 
   it("lets no success of the previous login's turn clear what the new login was refused for", () => {
-    inScratchDir((dir) => {
-      const file = path.join(dir, 'auth.json');
-      fs.writeFileSync(file, 'account-1');
-      const { pool } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
-      pool.sweep();
+    withLoginFile(({ pool }, rewrite) => {
       const old = new AccountTurn(pool, 'chat-1');
-      fs.writeFileSync(file, 'account-2');
-      pool.sweep();
+      rewrite();
       pool.applyFailure('a', new GatewayError('extra_usage_required'), pool.loginFileSeen('a'));
       old.succeeded();
       expect(pool.planView('a').needsExtraUsageSince).toBeDefined();
@@ -933,14 +936,9 @@ describe(AccountPool.name, () => {
   });
 
   it('gives a turn that takes its login again after a new login was written over the file that login: its reports land', () => {
-    inScratchDir((dir) => {
-      const file = path.join(dir, 'auth.json');
-      fs.writeFileSync(file, 'account-1');
-      const { pool } = makePool(['a', 'b'], {}, { a: file }, (content) => content.trim());
-      pool.sweep();
+    withLoginFile(({ pool }, rewrite) => {
       const turn = new AccountTurn(pool, 'chat-1');
-      fs.writeFileSync(file, 'account-2');
-      pool.sweep();
+      rewrite();
       // The attempt about to send reads the new login: the turn stays on `a`, now the new login's.
       expect(turn.retake()).toBe(false);
       expect(turn.alias).toBe('a');
