@@ -57,7 +57,11 @@ export const METRICS = {
     ['provider'],
     LATENCY_BUCKETS,
   ),
-  tokens: counter('gateway_chat_api_tokens_total', 'Tokens reported by upstreams.', ['provider', 'kind']),
+  tokens: counter(
+    'gateway_chat_api_tokens_total',
+    'Tokens upstreams reported for every attempt they billed, delivered or not.',
+    ['provider', 'kind'],
+  ),
   queueWait: histogram(
     'gateway_chat_api_queue_wait_seconds',
     'Time spent waiting for an agent, structured or process slot.',
