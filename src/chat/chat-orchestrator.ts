@@ -125,8 +125,15 @@ export class ChatOrchestrator {
       const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice) : undefined;
       const managed = this.manageContext(request, logger);
       const messages = json ? [...managed, json.instruction()] : managed;
-      // A part the family cannot carry is a certain 400: answered before the turn waits in the queue.
-      route.adapter.checkContent?.({ model: route.model, messages });
+      // What the family can never send (a part, a hosted tool, a history call) is a certain 400:
+      // answered before the turn waits in the queue.
+      route.adapter.checkContent?.({
+        model: route.model,
+        messages,
+        tools: request.tools,
+        normalizedTools: request.normalizedTools,
+        faithful: request.faithful,
+      });
       const admitted = this.queue.admit({
         provider,
         toolTurn: isToolTurn(request),

@@ -14,6 +14,7 @@ import { ModelCatalog } from '../../models/model-catalog';
 import type {
   CallContext,
   ChatRequest,
+  CheckedRequest,
   ExtractionRequest,
   ExtractionResult,
   ProviderAdapter,
@@ -85,6 +86,12 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   readonly sessions?: SessionPool;
   /** The live model list (PROVIDER_A_MODELS_REFRESH; `0` never starts it). */
   private readonly modelsRefresh: ProviderAModelsRefresh;
+  /**
+   * The wire shape a turn's tools were checked against before the queue, by the turn's tools list
+   * (one array per request): the turn goes out in that shape even if the model list changed while
+   * it waited, so no hosted tool reaches the lite shape, which would leave it out.
+   */
+  private readonly checkedShapes = new WeakMap<readonly unknown[], WireShape>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -152,19 +159,23 @@ export class ProviderAAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     void this.proxy.close();
   }
 
-  checkContent(request: Pick<ChatRequest, 'model' | 'messages'>): void {
+  checkContent(request: CheckedRequest): void {
     const info = this.catalog.upstreamInfo(request.model.upstreamModel);
     assertCarriedContent(request.messages, modelImageRefusal(request.model, info?.inputModalities));
-  }
-
-  async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
-    const startedAt = performance.now();
-    // Decided once per turn: every attempt goes out in it, and the client's tools are checked against it.
-    const shape = this.shapeOf(request.model.upstreamModel);
+    if (request.tools.length === 0) return;
+    // Decided once per turn, here: the client's tools are checked against it and every attempt goes out in it.
+    const shape = wireShapeFor(this.config.providerA.wire, info);
+    this.checkedShapes.set(request.tools, shape);
     if (shape === 'lite' && !request.faithful) {
       const refusal = hostedToolRefusal(request.tools, request.model.requestedId, () => this.classicModels());
       if (refusal) throw refusal;
     }
+  }
+
+  async stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
+    const startedAt = performance.now();
+    // Every attempt goes out in one shape: the one checkContent checked the tools against, if any.
+    const shape = this.checkedShapes.get(request.tools) ?? this.shapeOf(request.model.upstreamModel);
     const lease = this.sessions?.lease(request.conversationId, customToolNames(request.normalizedTools), context);
     const requests = new ChatAttempts(this, request, context, shape);
     let turn: AcceptedTurn<ProviderAAttempt>;

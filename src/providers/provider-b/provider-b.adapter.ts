@@ -3,7 +3,7 @@ import type { AccountPool } from '../../accounts/account-pool';
 import { AccountPools } from '../../accounts/account-pools';
 import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
-import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
+import type { CallContext, ChatRequest, CheckedRequest, ProviderAdapter } from '../shared/provider-adapter';
 import type { PolledEvents } from '../../core/chat-event';
 import { runFamilyTurn } from '../shared/family-turn';
 import { UpstreamProxy } from '../../common/egress/upstream-proxy';
@@ -60,8 +60,12 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
     void this.proxy.close();
   }
 
-  checkContent(request: Pick<ChatRequest, 'messages'>): void {
-    assertCarriedContent(request.messages);
+  /** Parts and history calls Code Assist can carry, and only tools the client executes (no hosted tool). */
+  checkContent(request: CheckedRequest): void {
+    assertCarriedContent(request.messages, request.normalizedTools);
+    if (request.tools.length === 0) return;
+    const refusal = unusableToolRefusal(request.tools, clientExecutedTool, HOSTED_TOOLS_NOT_TAKEN);
+    if (refusal) throw refusal;
   }
 
   stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
@@ -74,8 +78,6 @@ export class ProviderBAdapter implements ProviderAdapter, OnModuleDestroy {
 
   /** Resolves once the upstream accepted the turn; retries (docs/upstream/provider-b.md §10.3) happen before that, on the runner. */
   private async run(request: ChatRequest, context: CallContext, method: ProviderBMethod): Promise<PolledEvents> {
-    const refusal = unusableToolRefusal(request.tools, clientExecutedTool, HOSTED_TOOLS_NOT_TAKEN);
-    if (refusal) throw refusal;
     const turn = await runFamilyTurn(new ProviderBUpstream(this.connect, request, context, method), {
       // Throws `rate_limited` / `auth` at once when no login can take the turn.
       pool: this.accounts,

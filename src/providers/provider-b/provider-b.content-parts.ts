@@ -1,5 +1,5 @@
-import type { ChatMessage } from '../../core/chat-message';
-import { isImagePart, partTypeName, textOfPart } from '../../core/chat-message';
+import type { ChatMessage, ChatToolCall, NormalizedTool } from '../../core/chat-message';
+import { customToolNames, isImagePart, partTypeName, readHistoryToolCall, textOfPart } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 import { inlineImageFault, inlineImageOf } from '../shared/inline-image';
@@ -37,13 +37,62 @@ const TEXT_ONLY_ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'as
  * and in user messages `image_url` / `input_image` parts with a base64 `data:image/…` URL (the
  * Gemini CLI sends pasted images the same way). Code Assist does not fetch URLs, so an https
  * image, like audio, files or any other part, is a 400 naming where it is — before any upstream
- * call, never a silent drop. Pure; the translation (userParts) then trusts it.
+ * call, never a silent drop. So is a history function call whose arguments Gemini cannot take
+ * (callArgumentsOf). Pure; the translation (userParts, the calls' `args`) then trusts it.
+ * `tools` says which history calls are custom ones, whose input is raw text.
  */
-export function assertCarriedContent(messages: readonly ChatMessage[]): void {
+export function assertCarriedContent(messages: readonly ChatMessage[], tools: readonly NormalizedTool[]): void {
+  let customNames: ReadonlySet<string> | undefined;
   messages.forEach((message, index) => {
     if (TEXT_ONLY_ROLES.has(message.role)) assertTextOnly(message, index);
     else assertUserParts(message, index);
+    if (message.role === 'assistant' && message.tool_calls?.length)
+      assertCallArguments(message.tool_calls, index, (customNames ??= customToolNames(tools)));
   });
+}
+
+function assertCallArguments(
+  calls: readonly ChatToolCall[],
+  messageIndex: number,
+  customNames: ReadonlySet<string>,
+): void {
+  calls.forEach((raw, callIndex) => {
+    const call = readHistoryToolCall(raw, customNames);
+    if (call?.kind !== 'function' || callArgumentsOf(raw, call.payload) !== undefined) return;
+    throw historyRefusal(
+      `messages.${messageIndex}.tool_calls.${callIndex}.function.arguments`,
+      'text that is not a JSON object',
+      ' (Gemini takes a call\'s arguments only as an object: send the JSON text of the object the call was made with, or "" for none)',
+    );
+  });
+}
+
+// Each history call's arguments parsed once per request: the check before the queue and the
+// translation after it read the same call object, and arguments may be long (a whole file
+// written). Held weakly, so they go with the request.
+const parsedArguments = new WeakMap<object, Record<string, unknown> | null>();
+
+/**
+ * A function call's `args` as Gemini takes them, only as an object: the JSON text of an object
+ * (`payload`, the call's `function.arguments`), or `{}` for blank arguments; `undefined` for
+ * anything else (not JSON, an array, a string…), which is never sent as other arguments.
+ */
+export function callArgumentsOf(call: ChatToolCall, payload: string): Record<string, unknown> | undefined {
+  let args = parsedArguments.get(call);
+  if (args === undefined) {
+    args = payload.trim() === '' ? {} : jsonObjectOrNull(payload);
+    parsedArguments.set(call, args);
+  }
+  return args ?? undefined;
+}
+
+function jsonObjectOrNull(text: string): Record<string, unknown> | null {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isJsonObject(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
 }
 
 function assertUserParts(message: Pick<ChatMessage, 'content'>, messageIndex: number): void {

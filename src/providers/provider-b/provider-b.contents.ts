@@ -2,7 +2,7 @@ import type { ChatMessage, HistoryToolCall } from '../../core/chat-message';
 import { historyToolCallsById, messageText, readHistoryToolCall } from '../../core/chat-message';
 import { SKIP_THOUGHT_SIGNATURE } from './provider-b.constants';
 import { pairToolResults } from '../shared/tool-pairing';
-import { historyRefusal, userParts } from './provider-b.content-parts';
+import { callArgumentsOf, userParts } from './provider-b.content-parts';
 import type { CodeAssistContent, CodeAssistPart } from './provider-b.wire-types';
 
 /** Things worth a log line that the pure translation noticed (counts only, no content). */
@@ -32,13 +32,8 @@ export function convertMessages(
   signatureFor: (callId: string) => string | undefined,
   report: ContentsReport,
 ): ConvertedMessages {
-  // The parts were checked before the queue (assertCarriedContent, the adapter's checkContent).
-  // The place of each message with calls is read on the client's own message list, before pairing
-  // changes the positions, for a refusal of their arguments.
-  const callerIndex = new Map<ChatMessage, number>();
-  clientMessages.forEach((message, index) => {
-    if (message.role === 'assistant' && message.tool_calls?.length) callerIndex.set(message, index);
-  });
+  // The parts and the calls' arguments were checked before the queue (assertCarriedContent, the
+  // adapter's checkContent).
   // Gemini answers 400 unless each function-call turn is followed by exactly one response per call.
   const paired = pairToolResults(clientMessages, customNames);
   report.cancelledToolCalls += paired.cancelledCalls;
@@ -63,7 +58,7 @@ export function convertMessages(
       const text = messageText(message);
       if (text !== '') systemTexts.push(text);
     } else if (message.role === 'assistant') {
-      const parts = modelParts(message, callerIndex.get(message) ?? 0, customNames, signatureFor);
+      const parts = modelParts(message, customNames, signatureFor);
       if (parts.length > 0) contents.push({ role: 'model', parts });
     } else {
       const parts = userParts(message);
@@ -94,10 +89,9 @@ function coalesceRoles(contents: readonly CodeAssistContent[]): CodeAssistConten
   return merged;
 }
 
-/** An assistant message's text and calls; `messageIndex` is its place in the client's list. */
+/** An assistant message's text and calls. */
 function modelParts(
   message: ChatMessage,
-  messageIndex: number,
   customNames: ReadonlySet<string>,
   signatureFor: (callId: string) => string | undefined,
 ): CodeAssistPart[] {
@@ -105,7 +99,7 @@ function modelParts(
   const text = messageText(message);
   if (text !== '') parts.push({ text });
   let firstCall = true;
-  for (const [callIndex, raw] of (message.tool_calls ?? []).entries()) {
+  for (const raw of message.tool_calls ?? []) {
     const call = readHistoryToolCall(raw, customNames);
     if (!call) continue;
     const known = call.thoughtSignature || (call.id !== '' ? signatureFor(call.id) : undefined);
@@ -115,33 +109,12 @@ function modelParts(
     const functionCall = {
       ...(call.id !== '' ? { id: call.id } : {}),
       name: call.name,
-      args: callArguments(call, `messages.${messageIndex}.tool_calls.${callIndex}.function.arguments`),
+      // A custom tool's raw input is `{input}`; a function call's arguments passed the check.
+      args: call.kind === 'custom' ? { input: call.payload } : (callArgumentsOf(raw, call.payload) ?? {}),
     };
     parts.push(signature ? { functionCall, thoughtSignature: signature } : { functionCall });
   }
   return parts;
-}
-
-/**
- * A call's `args`: Gemini takes a function call's arguments only as an object, so arguments that
- * are not a JSON object (not JSON, an array, a string…) are a 400 naming `where`, never sent as
- * other arguments; blank arguments are none (`{}`). A custom tool's raw input is `{input}`.
- */
-function callArguments(call: HistoryToolCall, where: string): Record<string, unknown> {
-  if (call.kind === 'custom') return { input: call.payload };
-  if (call.payload.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(call.payload);
-  } catch {
-    parsed = undefined;
-  }
-  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  throw historyRefusal(
-    where,
-    'text that is not a JSON object',
-    ' (Gemini takes a call\'s arguments only as an object: send the JSON text of the object the call was made with, or "" for none)',
-  );
 }
 
 function functionResponsePart(message: ChatMessage, callsById: ReadonlyMap<string, HistoryToolCall>): CodeAssistPart {

@@ -3,6 +3,7 @@ import { providerBChatRequest as chatRequest } from '../../../test/support/provi
 import toolHistory from './__fixtures__/provider-b-tool-history.json';
 import { CANCELLED_TOOL_OUTPUT } from '../shared/tool-pairing';
 import { buildProviderBRequest, providerBSessionId } from './provider-b.request';
+import { assertCarriedContent } from './provider-b.content-parts';
 
 const options = { project: 'proj-1', userPromptId: 'req-1' };
 const historyRequest = () => chatRequest({ messages: toolHistory.messages as ChatMessage[], tools: toolHistory.tools });
@@ -106,7 +107,7 @@ describe(buildProviderBRequest.name, () => {
     expect(built.report).toMatchObject({ cancelledToolCalls: 1, orphanToolResults: 1 });
   });
 
-  it('refuses arguments that are not a JSON object with a 400 naming the call, sends blank ones as {}, and skips nameless calls', () => {
+  it('the check refuses arguments that are not a JSON object with a 400 naming the call; blank ones are sent as {}, nameless calls skipped', () => {
     const history = (calls: ChatMessage['tool_calls']): ChatMessage[] => [
       { role: 'user', content: 'hi' },
       { role: 'assistant', content: '', tool_calls: calls },
@@ -116,7 +117,7 @@ describe(buildProviderBRequest.name, () => {
         { id: 'x1', type: 'function', function: { name: 'f', arguments: '{}' } },
         { id: 'x2', type: 'function', function: { name: 'f', arguments: text } },
       ]);
-      expect(() => buildProviderBRequest(chatRequest({ messages }), options)).toThrow(
+      expect(() => assertCarriedContent(messages, [])).toThrow(
         expect.objectContaining({
           code: 'invalid_request',
           param: 'messages',
@@ -126,15 +127,16 @@ describe(buildProviderBRequest.name, () => {
         }),
       );
     }
-    const built = buildProviderBRequest(
-      chatRequest({
-        messages: history([
-          { id: 'x1', type: 'function', function: { name: 'f', arguments: '  ' } },
-          { id: 'x3', type: 'function', function: { name: '', arguments: 'not json' } },
-        ]),
-      }),
-      options,
-    );
+    const passed = history([
+      { id: 'x1', type: 'function', function: { name: 'f', arguments: '  ' } },
+      { id: 'x3', type: 'function', function: { name: '', arguments: 'not json' } },
+    ]);
+    expect(() => assertCarriedContent(passed, [])).not.toThrow();
+    // A declared custom tool's input is raw text, whatever the wire it was called on.
+    const patch = { name: 'apply_patch', type: 'custom', raw: { type: 'custom', custom: { name: 'apply_patch' } } };
+    const custom = history([{ id: 'x4', type: 'function', function: { name: 'apply_patch', arguments: '*** Begin' } }]);
+    expect(() => assertCarriedContent(custom, [patch])).not.toThrow();
+    const built = buildProviderBRequest(chatRequest({ messages: passed }), options);
     expect(built.envelope.request.contents[1].parts.map((part) => part.functionCall)).toEqual([
       { id: 'x1', name: 'f', args: {} },
     ]);

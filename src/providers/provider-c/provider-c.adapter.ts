@@ -6,7 +6,7 @@ import type { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.tokens';
 import { GatewayMetrics } from '../../metrics/gateway-metrics';
 import type { PolledEvents } from '../../core/chat-event';
-import type { CallContext, ChatRequest, ProviderAdapter } from '../shared/provider-adapter';
+import type { CallContext, ChatRequest, CheckedRequest, ProviderAdapter } from '../shared/provider-adapter';
 import { runFamilyTurn } from '../shared/family-turn';
 import {
   accountBaseEnvironment,
@@ -119,14 +119,18 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
     }
   }
 
+  /** The conversation as text only, and only tools the client executes (no hosted tool). */
+  checkContent(request: CheckedRequest): void {
+    assertTextOnlyConversation(request.messages);
+    if (request.tools.length === 0) return;
+    const refusal = unusableToolRefusal(request.tools, clientExecutedTool, HOSTED_TOOLS_NOT_TAKEN);
+    if (refusal) throw refusal;
+  }
+
   /**
    * Login → slot → runs → events. Resolves once the API answered (its `message_start`, or the first model
    * output); the slot is released after the last child was reaped (docs/upstream/provider-c.md §2, §3.6).
    */
-  checkContent(request: Pick<ChatRequest, 'messages'>): void {
-    assertTextOnlyConversation(request.messages);
-  }
-
   stream(request: ChatRequest, context: CallContext): Promise<PolledEvents> {
     return this.turn(request, context, false);
   }
@@ -140,8 +144,6 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
   }
 
   private async turn(request: ChatRequest, context: CallContext, holdUntilEnd: boolean): Promise<PolledEvents> {
-    const refusal = unusableToolRefusal(request.tools, clientExecutedTool, HOSTED_TOOLS_NOT_TAKEN);
-    if (refusal) throw refusal;
     const turn = await runFamilyTurn(new ProviderCUpstream(this.run(request, context, holdUntilEnd)), {
       // The chat's login first: a 429/401 at once when every login is cooling or dead, before any slot
       // wait; taken again after the wait, so a login the paid-usage guard rested meanwhile never starts.

@@ -65,6 +65,9 @@ export interface ChatRequest {
   readonly conversationId: string;
 }
 
+/** What the pre-queue check (`ProviderAdapter.checkContent`) reads of a turn: the same values `stream` gets. */
+export type CheckedRequest = Pick<ChatRequest, 'model' | 'messages' | 'tools' | 'normalizedTools' | 'faithful'>;
+
 /** What an adapter is given with a call. `retried` and `note` are called on the context, so it may be a class. */
 export interface CallContext {
   /** Required: aborted on client disconnect, deadline or drain timeout. */
@@ -127,12 +130,13 @@ export interface ExtractionResult {
 export interface ProviderAdapter {
   readonly id: ProviderId;
   /**
-   * Pure: throws the 400 `invalid_request` naming a content part (`messages[i].content[j]`) this
-   * family cannot carry to `model`. The chat layer calls it once per turn, on the messages the
-   * adapter will get, before the turn waits in the agent queue or takes a login, so a request
-   * whose only answer is that 400 gets it at once; `stream` and `complete` then trust the parts.
+   * Pure: throws the 400 `invalid_request` for what this family can never send to `model`: a
+   * content part it cannot carry (`messages[i].content[j]`), a hosted tool it cannot take
+   * (`tools.i`), a history call it cannot replay. The chat layer calls it once per turn, on the
+   * request the adapter will get, before the turn waits in the agent queue or takes a login, so a
+   * request whose only answer is that 400 gets it at once; `stream` and `complete` then trust it.
    */
-  checkContent?(request: Pick<ChatRequest, 'model' | 'messages'>): void;
+  checkContent?(request: CheckedRequest): void;
   /** A turn whose events are written to the client as they arrive (an async generator will do; the turn runner's also poll). */
   stream(request: ChatRequest, context: CallContext): Promise<PolledEvents>;
   /** A turn the chat layer aggregates into one `chat.completion` (same events). */
