@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { EventLogger } from '../core/event-logger';
 import type { PlanReport, PlanReporter, PlanWindow } from '../core/plan-usage';
-import { planAt } from '../core/plan-usage';
+import { isSpentPlanWindow, planAt } from '../core/plan-usage';
 import { GatewayError } from '../core/gateway.error';
 import { formatWait } from '../core/error-codes';
 import { familyOf } from '../core/family-registry';
@@ -1213,8 +1213,8 @@ export class AccountPool<T> implements PlanReporter {
     const inUse =
       reading.paid?.inUse === true && (spent || !reading.windows.some((window) => isSpentModelWindow(window, now)));
     if (!inUse && !(spent && reading.paid?.available === true)) return undefined;
-    const resets = spentWindowsOf(reading.windows, now).flatMap((window) =>
-      window.resetsAt !== undefined ? [window.resetsAt] : [],
+    const resets = reading.windows.flatMap((window) =>
+      isSpentPlanWindow(window) && window.resetsAt !== undefined ? [window.resetsAt] : [],
     );
     if (plan.spentUntil !== undefined && plan.spentUntil > now) resets.push(plan.spentUntil);
     return { inUse, resetsAt: resets.length > 0 ? Math.max(...resets) : undefined };
@@ -1296,17 +1296,6 @@ function paidModelRefusal(
     publicMessage: `${family}: the usage limit for ${model} of every ${cli} login that could take this turn is spent (resets ${new Date(resetsAt).toISOString()}) and the upstream would now bill ${paid}, which this gateway does not spend unless the operator sets ACCOUNT_PAID_USAGE=allow; retry in ${formatWait(seconds)}, choose another model from GET /v1/models${page}`,
     detail: `${family} accounts all resting ${model} on a spent window (ACCOUNT_PAID_USAGE=plan_only)`,
   });
-}
-
-/** Plan windows (not one model's) used up (>= 100 %) whose reset is still ahead (or unknown). */
-function spentWindowsOf(windows: readonly PlanWindow[], now: number): PlanWindow[] {
-  return windows.filter(
-    (window) =>
-      window.model === undefined &&
-      window.usedRatio !== undefined &&
-      window.usedRatio >= 1 &&
-      (window.resetsAt === undefined || window.resetsAt > now),
-  );
 }
 
 /** One login's plan as the views show it: the latest report, the guard's state and the extra-usage flag. */

@@ -85,6 +85,14 @@ export function spentUntilOf(spent: readonly PlanWindow[]): number | undefined {
   return Math.max(...spent.map((window) => window.resetsAt!));
 }
 
+/**
+ * A window of the whole plan (not one model's) at 100 % or more: the plan is spent while it lasts.
+ * On a `PlanReading` a window past its reset reads 0, so this also says its reset is still ahead.
+ */
+export function isSpentPlanWindow(window: PlanWindow): boolean {
+  return window.model === undefined && (window.usedRatio ?? 0) >= 1;
+}
+
 /** A login's latest plan report as it stands at a given time (`planAt`). */
 export interface PlanReading {
   /** The report's windows; one whose reset has passed reads as reset: used 0, `resetsAt` when it reset. */
@@ -123,9 +131,7 @@ export function planAt(plan: PlanReport | undefined, now: number): PlanReading {
   for (const window of windows) ahead(window.resetsAt);
   ahead(plan.spentUntil);
   const factsHold = plan.spentUntil === undefined || plan.spentUntil > now;
-  const planSpent =
-    (factsHold && plan.planSpent === true) ||
-    windows.some((window) => window.model === undefined && (window.usedRatio ?? 0) >= 1);
+  const planSpent = (factsHold && plan.planSpent === true) || windows.some(isSpentPlanWindow);
   const paid = plan.paid?.inUse === true && !factsHold ? { ...plan.paid, inUse: false } : plan.paid;
   return { windows, paid, planSpent, changesAt };
 }

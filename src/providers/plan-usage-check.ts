@@ -4,7 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import type { EventLogger } from '../core/event-logger';
 import { familyOf } from '../core/family-registry';
 import type { PlanReport } from '../core/plan-usage';
-import { planAt, planSummary, resetText } from '../core/plan-usage';
+import { isSpentPlanWindow, planAt, planSummary, resetText } from '../core/plan-usage';
 import type { ProviderId } from '../core/provider-id';
 
 /** The setup check prints its own lines; the readers' debug lines go nowhere. */
@@ -57,7 +57,7 @@ export async function planLineForCheck(
   if (!report) return 'plan: not read (the answer carried no usage)';
   // As the pool reads it: a window whose reset passed is a fresh one, a spent state ends at its time.
   const reading = planAt(report, now);
-  const spent = reading.windows.filter((window) => window.model === undefined && (window.usedRatio ?? 0) >= 1);
+  const spent = reading.windows.filter(isSpentPlanWindow);
   const resets = spent.flatMap((window) => (window.resetsAt !== undefined ? [window.resetsAt] : []));
   // As the pool's guard: a spent plan with no paid usage left to draw is the upstream's to refuse.
   const nothingToDraw = reading.planSpent && reading.paid?.available === false && reading.paid.inUse !== true;

@@ -2,7 +2,14 @@ import { readJsonCapped, usageReadRefused } from '../../common/egress/http-body'
 import type { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { isJsonObject } from '../../common/json';
 import { PROVIDER_C_MODEL_WINDOWS } from '../../accounts/provider-c/provider-c.quota-buckets';
-import { type PaidUsage, type PlanReport, type PlanWindow, spentUntilOf, vendorWord } from '../../core/plan-usage';
+import {
+  isSpentPlanWindow,
+  type PaidUsage,
+  type PlanReport,
+  type PlanWindow,
+  spentUntilOf,
+  vendorWord,
+} from '../../core/plan-usage';
 
 /**
  * The host Claude Code 2.1.332 reads its usage from: its OAuth configuration's `BASE_API_URL`,
@@ -77,7 +84,7 @@ export function planReportFromUsage(answer: unknown): PlanReport | undefined {
   }
   const paid = extraUsageOf(answer.extra_usage);
   if (windows.length === 0 && paid === undefined) return undefined;
-  const spent = windows.filter((window) => window.model === undefined && (window.usedRatio ?? 0) >= 1);
+  const spent = windows.filter(isSpentPlanWindow);
   const spentUntil = spentUntilOf(spent);
   return {
     windows,
