@@ -157,7 +157,7 @@ describe('gateway configuration (child process)', () => {
         /^gateway: --gateway-bearer-secret needs a value \(setting GATEWAY_BEARER_SECRET\): give it as --gateway-bearer-secret=VALUE/,
       ],
       [{}, ['--gateway-port', '1', '--gateway-port', '2'], /^gateway: --gateway-port is given twice.*give it once$/],
-      // Counts whose room is reserved up front: refused, not a RangeError's stack or gigabytes.
+      // Counts held in memory at once: refused, not a RangeError's stack or gigabytes.
       [
         { ACCOUNT_PINNED_CHATS_MAX: '4294967296' },
         [],

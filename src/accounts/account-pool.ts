@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/growing-lru';
 import type { EventLogger } from '../core/event-logger';
 import type { PlanReport, PlanReporter, PlanWindow } from '../core/plan-usage';
 import { isSpentPlanWindow, planAt } from '../core/plan-usage';
@@ -242,7 +243,7 @@ export class AccountPool<T> implements PlanReporter {
       generation: 0,
     }));
     this.pins = new LRUCache<string, string>({
-      max: options.pinnedChatsMax,
+      ...growingLru(options.pinnedChatsMax),
       ttl: PIN_IDLE_TTL_MS,
       updateAgeOnGet: true,
       // Read the injected clock on every check (the default caches "now" for a millisecond).

@@ -52,8 +52,8 @@ export function parsePositiveInteger(raw: string): number {
 }
 
 /**
- * An integer from `min` to `max`: for a count or size whose value is reserved or held at once (a
- * cache sized up front, a body read into memory), so that a slip of a few digits is refused at
+ * An integer from `min` to `max`: for a count or size whose value is held at once (entries of a
+ * cache, a body read into memory), so that a slip of a few digits is refused at
  * startup instead of failing there with a stack trace or taking gigabytes. `rule` is the refusal's
  * words when the range has a name of its own.
  */

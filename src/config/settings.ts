@@ -497,7 +497,7 @@ const TRAILING_ROWS = [
     'ACCOUNT_PINNED_CHATS_MAX',
     'accounts.pinnedChatsMax',
     '10000',
-    'Chats remembered per family with the login they stick to (oldest forgotten first): 1 to 100000, since room for them all is reserved at startup.',
+    'Chats remembered per family with the login they stick to (oldest forgotten first): 1 to 100000.',
     parseIntegerIn(1, 100_000),
   ),
   setting(

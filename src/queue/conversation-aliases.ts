@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/growing-lru';
 import type { ConversationId } from './chat-identity';
 import { earliestToolConversation } from './chat-identity';
 
@@ -20,13 +21,13 @@ const ALIAS_IDLE_TTL_MS = 24 * 60 * 60 * 1000;
 export class ConversationAliases {
   /** The first identity a chat had, by the identity its first tool call gives it. */
   private readonly aliases = new LRUCache<string, ConversationId>({
-    max: MAX_ALIASES,
+    ...growingLru(MAX_ALIASES),
     ttl: ALIAS_IDLE_TTL_MS,
     updateAgeOnGet: true,
   });
   /** Which tool-call identity took each first identity: one chat per first identity. */
   private readonly claimedBy = new LRUCache<string, string>({
-    max: MAX_ALIASES,
+    ...growingLru(MAX_ALIASES),
     ttl: ALIAS_IDLE_TTL_MS,
     updateAgeOnGet: true,
   });

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { growingLru } from '../../common/growing-lru';
 import type { JsonObject } from '../../common/json';
 import { isNever } from '../../common/async/timer-range';
 import type { GatewayError } from '../../core/gateway.error';
@@ -147,7 +148,7 @@ export class SessionPool {
     this.check = { ...check };
     if (limits.maxKept === 0) return;
     this.kept = new LRUCache<number, KeptSession>({
-      max: limits.maxKept,
+      ...growingLru(limits.maxKept),
       // lru-cache arms its purge timer at ttl + 1 ms; an idle timeout longer than a timer holds is
       // none (ttl 0: no expiry), so a kept connection is closed only by the cap or at shutdown.
       ttl: isNever(limits.idleTimeoutMs + 1) ? 0 : Math.max(1, limits.idleTimeoutMs),

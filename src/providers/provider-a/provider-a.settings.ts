@@ -64,7 +64,7 @@ const PROVIDER_A_ROWS = [
     'PROVIDER_A_MAX_KEPT_SESSIONS',
     'providerA.maxKeptSessions',
     '64',
-    'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn). At most 10000: room for them all is reserved at startup.',
+    'provider_a WebSocket connections kept open for the next turn of their chat; beyond it the least recently used is closed (0: a new connection per turn). At most 10000.',
     parseIntegerIn(0, 10_000),
   ),
   setting(
