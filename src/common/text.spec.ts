@@ -1,4 +1,4 @@
-import { codePointLength } from './text';
+import { codePointLength, orList } from './text';
 
 describe(codePointLength.name, () => {
   it('counts code points: a surrogate pair once, a lone surrogate once', () => {
@@ -10,5 +10,13 @@ describe(codePointLength.name, () => {
     expect(codePointLength('x\udc00')).toBe(2);
     expect(codePointLength('\udc00\ud800')).toBe(2);
     expect(codePointLength('\ud800')).toBe(1);
+  });
+});
+
+describe(orList.name, () => {
+  it('joins choices the way a sentence lists them', () => {
+    expect(orList(['a'])).toBe('a');
+    expect(orList(['a', 'b'])).toBe('a or b');
+    expect(orList(['a', 'b', 'c'])).toBe('a, b or c');
   });
 });

@@ -15,3 +15,8 @@ export function codePointLength(value: string): number {
   }
   return count;
 }
+
+/** Choices for a message: `a`, `a or b`, `a, b or c`. */
+export function orList(items: readonly string[]): string {
+  return items.length === 1 ? items[0] : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+}

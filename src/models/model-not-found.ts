@@ -1,3 +1,4 @@
+import { orList } from '../common/text';
 import { families, isFamilyId } from '../core/family-registry';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
@@ -117,7 +118,7 @@ export function modelNotFound(modelId: string, now: CatalogNow, serves: (family:
     ? " (an id with a family's prefix goes to that family's upstream as written)"
     : '';
   const spelled = named.map((id) => (efforts.has(id) ? `${id} with reasoning_effort: "${efforts.get(id)}"` : id));
-  const choices = spelled.length === 1 ? spelled[0] : `${spelled.slice(0, -1).join(', ')} or ${spelled.at(-1)}`;
+  const choices = orList(spelled);
   const publicMessage = alias
     ? `the model does not exist or is not enabled: ${normalized} is a model alias of the ${alias.fix.cli}, which resolves it by account or mode; use ${choices}${passthrough}. ${LIST_TAIL}`
     : `the model does not exist or is not enabled${gone}; did you mean ${choices}${passthrough}? ${LIST_TAIL}`;

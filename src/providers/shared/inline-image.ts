@@ -1,4 +1,5 @@
 import { imageUrlOf } from '../../core/chat-message';
+import { orList } from '../../common/text';
 
 /*
  * Base64 `data:image/…` URLs as both HTTP families carry them. Clients wrap base64 at 76 columns
@@ -40,7 +41,7 @@ export function inlineImageFault(
   if (!accepted.includes(image.mimeType))
     return {
       what: `an image of type ${image.mimeType.slice(0, 64)}`,
-      fix: `send it as ${listed(accepted)}`,
+      fix: `send it as ${orList(accepted)}`,
     };
   if (!isBase64Shaped(image.data))
     return {
@@ -57,10 +58,6 @@ function isBase64Shaped(data: string): boolean {
   if (padding < 0) return true;
   return padding >= length - 2 && data.endsWith('='.repeat(length - padding));
 }
-
-/** `a, b or c`. */
-const listed = (items: readonly string[]) =>
-  items.length === 1 ? items[0] : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
 
 // Each image part read once per request: the content check before the queue and the translation
 // after it read the same part object, and an image may be megabytes. Held weakly, so it goes with
