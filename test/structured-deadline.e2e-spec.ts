@@ -1,8 +1,16 @@
 import { created, errorEvent, textDelta, usageLimitEvent } from './support/provider-a-fixtures';
 import type { StructuredHarness } from './support/structured-client';
 import { metricValue } from './support/prometheus-text';
-import { extractionReply, postStructured, SCHEMA, startStructured, structuredBody } from './support/structured-client';
+import {
+  extractionReply,
+  postStructured,
+  SCHEMA,
+  startStructured,
+  STRUCTURED_PATH,
+  structuredBody,
+} from './support/structured-client';
 import { postChatBody } from './support/chat-sse';
+import { postHalfABody } from './support/raw-http';
 
 /**
  * Deadlines, the structured queue, upstream failures and output validation over HTTP
@@ -76,6 +84,38 @@ describe('structured deadline, upstream failures and output', () => {
     const answer = await postStructured(harness.gateway, structuredBody({ deadline_ms: 400 }));
     expect([answer.status, answer.error?.code]).toEqual([504, 'timeout']);
     await harness.fake.requests()[0].closedByClient;
+  });
+
+  it('counts deadline_ms from arrival: a deadline that passed while the body arrived ends at admission, with no upstream call', async () => {
+    harness.fake.enqueue(HANGING);
+    const deadlineMs = 1000;
+    const half = await postHalfABody(
+      Number(new URL(harness.gateway.url).port),
+      STRUCTURED_PATH,
+      JSON.stringify(structuredBody({ request_id: 'r-slow-body', deadline_ms: deadlineMs })),
+    );
+    // The gateway invited the body, so the request had arrived: once deadline_ms more has passed
+    // (a timer never fires early; the margin covers clock rounding), its deadline is over however
+    // slowly this machine runs, and only then does the rest of the body go out.
+    await new Promise((resolve) => setTimeout(resolve, deadlineMs + 50));
+    half.rest();
+    const answer = await half.answer;
+    expect(answer.status).toBe(504);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: { code: 'timeout', message: 'deadline elapsed while waiting for admission' },
+      request_id: 'r-slow-body',
+      contract_version: '2.0.0',
+    });
+    // Refused before its queue slot: no upstream call was paid for.
+    expect(harness.fake.requests()).toHaveLength(0);
+    // latency_ms counts from arrival too: the deadline had passed by then (a bound by construction).
+    const logs = harness.gateway.logs;
+    const index = await logs.waitForLine(
+      (line) => line.includes('"event":"structured_failure"') && line.includes('"request_id":"r-slow-body"'),
+    );
+    const audit = JSON.parse(logs.lines[index]) as Record<string, unknown>;
+    expect(audit).toMatchObject({ code: 'timeout', status: 504 });
+    expect(audit.latency_ms).toBeGreaterThanOrEqual(deadlineMs);
   });
 
   it.each([

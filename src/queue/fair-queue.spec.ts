@@ -216,6 +216,19 @@ describe(FairQueue.name, () => {
     held.release();
   });
 
+  it('refuses a deadline already over with timeout, even when a slot is free', async () => {
+    const queue = new FairQueue(options({ maxActive: 1 }));
+    const rejected = jest.fn();
+    const acquired = jest.fn();
+    await expect(
+      queue.acquire('a', { signal: signal(), deadlineAt: Date.now() - 1, observer: { rejected, acquired } }),
+    ).rejects.toMatchObject({ code: 'timeout', publicMessage: 'deadline elapsed while waiting for admission' });
+    expect([queue.activeCount, queue.depth]).toEqual([0, 0]);
+    expect(acquired).not.toHaveBeenCalled();
+    // Nothing held it back: no bound or setting is named.
+    expect(rejected).toHaveBeenCalledWith({ reason: 'deadline', waitMs: 0, depth: 0 });
+  });
+
   it('releases exactly once however often release() is called', async () => {
     const queue = new FairQueue(options({ maxActive: 2, maxActivePerKey: 2 }));
     const released = jest.fn();

@@ -57,6 +57,11 @@ interface Waiter {
   readonly grant: () => void;
 }
 
+/** The caller's deadline (structured deadline_ms) ended before it had a slot. */
+function admissionDeadlineError(): GatewayError {
+  return new GatewayError('timeout', { publicMessage: 'deadline elapsed while waiting for admission' });
+}
+
 /**
  * Why a waiter whose signal aborted left: the drain deadline ends a request with the `draining`
  * error, whose client is still there and told so; any other reason is its client leaving.
@@ -90,6 +95,13 @@ export class FairQueue {
   async acquire(key: string, { signal, deadlineAt, observer, sameKey }: AcquireOptions): Promise<QueueSlot> {
     if (signal.aborted) throw signal.reason;
     const arrivedAt = Date.now();
+    // A deadline over before admission (it counts from the request's arrival, so a slow upload
+    // spends it) gets no slot, not even a free one: the call it would start could not answer in
+    // time, yet would be paid for. Nothing held it back here: no bound to name.
+    if (deadlineAt !== undefined && arrivedAt >= deadlineAt) {
+      observer?.rejected?.({ reason: 'deadline', waitMs: 0, depth: this.waiters.length });
+      throw admissionDeadlineError();
+    }
     if (
       this.active < this.options.maxActive &&
       this.keyHasRoom(key) &&
@@ -147,9 +159,8 @@ export class FairQueue {
         timers.push(timeoutOrNever(timedOut, queueTimeoutMs)?.unref());
       }
       if (deadlineAt !== undefined) {
-        const error = new GatewayError('timeout', { publicMessage: 'deadline elapsed while waiting for admission' });
         // Its log line names what the wait was for, as a queue timeout's does.
-        const deadlinePassed = () => leave('deadline', error, refusal('queue_timeout'));
+        const deadlinePassed = () => leave('deadline', admissionDeadlineError(), refusal('queue_timeout'));
         timers.push(timeoutOrNever(deadlinePassed, deadlineAt - Date.now())?.unref());
       }
     });

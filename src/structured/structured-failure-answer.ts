@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { callerOf } from '../common/auth/bearer-auth.guard';
 import type { RouteFailureAnswer } from '../common/errors/all-exceptions.filter';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
-import { requestLoggerOf } from '../common/logging/request-log';
+import { arrivalOf, requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
@@ -34,6 +34,7 @@ export class StructuredFailureAnswer implements RouteFailureAnswer {
       this.metrics,
       logger,
       auditSubjectOf(request.body, caller, this.allowlist),
+      arrivalOf(request),
     );
     answerStructuredFailure(request, response, exception, false, telemetry);
   }

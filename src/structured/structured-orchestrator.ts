@@ -18,7 +18,10 @@ import { StructuredTelemetry } from './structured-telemetry';
 
 /** One structured request as the orchestrator takes it: what HTTP parsing produced, no HTTP objects. */
 export interface StructuredCommand {
-  /** Epoch ms the request arrived: the deadline clock starts here (docs/design/behaviours.md §6.1). */
+  /**
+   * Epoch ms the request arrived, before its body was read: the deadline clock and `latency_ms`
+   * start here (docs/design/behaviours.md §6.1).
+   */
   readonly arrivedAt: number;
   /** The caller (docs/design/decisions.md §5), resolved once from the request. */
   readonly caller: string;
@@ -68,6 +71,7 @@ export class StructuredOrchestrator {
       this.metrics,
       logger,
       auditSubjectOf(command.body, caller, this.allowlist),
+      arrivedAt,
     );
     let inflight = false;
     try {

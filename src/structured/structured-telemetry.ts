@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { callerHash } from '../common/auth/bearer-auth.guard';
 import { sanitizeIdentifier } from '../common/logging/request-log';
 import { clientErrorLogFields } from '../common/errors/error-writer';
@@ -26,17 +25,18 @@ export interface AuditSubject {
  * latency and code. Never input, schema, output or tokens.
  */
 export class StructuredTelemetry {
-  private readonly startedAt = performance.now();
   private recorded = false;
 
   constructor(
     private readonly metrics: GatewayMetrics,
     private readonly logger: EventLogger,
     private readonly subject: AuditSubject,
+    /** Epoch ms the request arrived (arrivalOf): latency counts from there, as the deadline does. */
+    private readonly arrivedAt: number,
   ) {}
 
   get latencyMs(): number {
-    return Math.max(0, Math.round(performance.now() - this.startedAt));
+    return Math.max(0, Date.now() - this.arrivedAt);
   }
 
   /** A success body was written; `replay` for stored replays and joiners. */

@@ -5,7 +5,7 @@ import { writeErrorResponse } from '../common/errors/error-writer';
 import { CompressJson } from '../common/http/compression.interceptor';
 import { abortOnClientDisconnect, deferredBodyError } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
-import { requestLoggerOf } from '../common/logging/request-log';
+import { arrivalOf, requestLoggerOf } from '../common/logging/request-log';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
 import type { EventLogger } from '../core/event-logger';
@@ -34,11 +34,11 @@ export class StructuredController {
   @Post('inference')
   @HttpCode(200)
   async infer(@Req() request: Request, @Res() response: Response): Promise<void> {
-    // The deadline clock starts when the request arrives (docs/design/behaviours.md §6.1).
-    const arrivedAt = Date.now();
     const client = abortOnClientDisconnect(response);
     const outcome = await this.structured.run({
-      arrivedAt,
+      // The deadline clock starts when the request arrives (docs/design/behaviours.md §6.1), not
+      // once its body was read: a slow upload spends the deadline too.
+      arrivedAt: arrivalOf(request),
       caller: callerOf(request, this.config.server.callerHeader),
       body: request.body,
       contentTypeIsJson: JSON_CONTENT_TYPE.test(request.headers['content-type'] ?? ''),

@@ -89,19 +89,19 @@ export function sendRawBytes(
     );
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
-      const answer = parseRawAnswer(Buffer.concat(chunks).toString('utf8'));
-      if (
-        answer.status >= 200 &&
-        Number.isInteger(Number(answer.headers['content-length'])) &&
-        Buffer.byteLength(answer.body) >= Number(answer.headers['content-length'])
-      )
-        finish();
+      if (isCompleteAnswer(parseRawAnswer(Buffer.concat(chunks).toString('utf8')))) finish();
     });
     socket.on('end', finish);
     socket.on('close', finish);
     // The server may close while we still write (it answered early): what it sent still counts.
     socket.on('error', () => undefined);
   });
+}
+
+/** Whether `answer` is a final answer whose Content-Length bytes all arrived. */
+function isCompleteAnswer(answer: RawAnswer): boolean {
+  const length = Number(answer.headers['content-length']);
+  return answer.status >= 200 && Number.isInteger(length) && Buffer.byteLength(answer.body) >= length;
 }
 
 /**
@@ -234,17 +234,18 @@ export function parseRawAnswers(received: Buffer): RawAnswer[] {
 
 /**
  * A POST whose body stops halfway: its head goes out with `Expect: 100-continue`, and once the
- * server invited the body (a route is reading it) the first half of `body`; the rest never comes.
- * Resolves when the server is reading the body, with the answer it gives meanwhile (read until it
- * closed the connection).
+ * server invited the body (a route is reading it, so the request has arrived) the first half of
+ * `body`; the rest comes only if `rest()` is called. Resolves when the server is reading the
+ * body, with the answer it gives (read until it is complete or the server closed the connection).
  */
 export function postHalfABody(
   port: number,
   path: string,
   body: string,
-): Promise<{ readonly answer: Promise<RawAnswer> }> {
+): Promise<{ readonly answer: Promise<RawAnswer>; rest(): void }> {
   return new Promise((reading, reject) => {
     const bytes = Buffer.from(body);
+    const half = bytes.length >> 1;
     const socket = net.connect(port, '127.0.0.1', () =>
       socket.write(
         `POST ${path} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n` +
@@ -252,16 +253,21 @@ export function postHalfABody(
       ),
     );
     const chunks: Buffer[] = [];
+    const received = () => parseRawAnswer(Buffer.concat(chunks).toString('utf8'));
+    let answered: (answer: RawAnswer) => void = () => undefined;
+    const answer = new Promise<RawAnswer>((resolve) => (answered = resolve));
+    socket.on('close', () => answered(received()));
     let invited = false;
-    const answer = new Promise<RawAnswer>((resolve) =>
-      socket.on('close', () => resolve(parseRawAnswer(Buffer.concat(chunks).toString('utf8')))),
-    );
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
-      if (invited || !Buffer.concat(chunks).toString('latin1').includes(' 100 Continue\r\n\r\n')) return;
-      invited = true;
-      socket.write(bytes.subarray(0, bytes.length >> 1));
-      reading({ answer });
+      if (!invited && Buffer.concat(chunks).toString('latin1').includes(' 100 Continue\r\n\r\n')) {
+        invited = true;
+        socket.write(bytes.subarray(0, half));
+        reading({ answer, rest: () => socket.write(bytes.subarray(half)) });
+      } else if (isCompleteAnswer(received())) {
+        answered(received());
+        socket.destroy();
+      }
     });
     socket.on('error', (error) => (invited ? undefined : reject(error)));
   });

@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { ErrorCode } from '../../core/error-codes';
 import {
+  arrivalOf,
   MAX_LOGGED_UPSTREAM_MESSAGE_LENGTH,
   noteAnsweredError,
   requestLoggerOf,
@@ -73,6 +74,19 @@ describe(requestLogMiddleware.name, () => {
     expect(next).toHaveBeenCalledTimes(1);
     expect(request.id).toMatch(UUID);
     expect(response.headers['x-request-id']).toBe(request.id);
+  });
+
+  it('notes the arrival before the rest of the chain runs: reading it later (once the body is in) gives the arrival', () => {
+    const { root } = capture();
+    const { request, response } = exchange('/v1/structured/inference');
+    jest.useFakeTimers({ now: 1_000_000 });
+    try {
+      requestLogMiddleware(root)(request, response, () => undefined);
+      jest.setSystemTime(1_002_500);
+      expect(arrivalOf(request)).toBe(1_000_000);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('writes one access line per request, at the level its status calls for, with a sanitized path', async () => {

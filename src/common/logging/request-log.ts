@@ -24,6 +24,7 @@ import type { EventLogger } from '../../core/event-logger';
  */
 
 const REQUEST_LOG = Symbol('requestLog');
+const ARRIVED_AT = Symbol('arrivedAt');
 
 /**
  * A request's logger: every line it writes carries `reqId` first, as a pino child's would. Not a
@@ -58,7 +59,7 @@ class RequestLog implements EventLogger {
   }
 }
 
-type LoggedRequest = IncomingMessage & { id?: string; [REQUEST_LOG]?: RequestLog };
+type LoggedRequest = IncomingMessage & { id?: string; [REQUEST_LOG]?: RequestLog; [ARRIVED_AT]?: number };
 
 /**
  * A caller's `X-Request-Id` we adopt: 1–128 characters of `[A-Za-z0-9._:-]`, so it cannot forge
@@ -73,14 +74,16 @@ export function adoptableRequestId(header: string | string[] | undefined): strin
 }
 
 /**
- * First in the chain: the request id (the caller's `x-request-id` when it is a plain bounded
- * token, else a new UUID), echoed as `x-request-id`, and the access line once the response
- * finished or the client left.
+ * First in the chain: the arrival time (its headers read, its body not yet), the request id (the
+ * caller's `x-request-id` when it is a plain bounded token, else a new UUID), echoed as
+ * `x-request-id`, and the access line once the response finished or the client left.
  */
 export function requestLogMiddleware(root: Logger): RequestHandler {
   return (request, response, next) => {
+    const arrivedAt = Date.now();
     const id = adoptableRequestId(request.headers['x-request-id']) ?? randomUUID();
     const logged = request as LoggedRequest;
+    logged[ARRIVED_AT] = arrivedAt;
     logged.id = id;
     logged[REQUEST_LOG] = new RequestLog(id, root);
     response.setHeader('x-request-id', id);
@@ -89,7 +92,7 @@ export function requestLogMiddleware(root: Logger): RequestHandler {
     const url = request.url;
     const probe = url.startsWith('/health');
     if (!probe || root.isLevelEnabled('debug'))
-      logAccessWhenDone(response, new AccessLine(logged, root, id, url, probe));
+      logAccessWhenDone(response, new AccessLine(logged, root, id, url, probe, arrivedAt));
     next();
   };
 }
@@ -103,6 +106,15 @@ export function requestLoggerOf(request: IncomingMessage, fallback: EventLogger)
 }
 
 /**
+ * Epoch ms the request arrived, before its body was read: what a deadline "from arrival" and a
+ * latency count from (a slow upload is part of them). Outside a request (a unit spec's bare
+ * object), now.
+ */
+export function arrivalOf(request: IncomingMessage): number {
+  return (request as LoggedRequest)[ARRIVED_AT] ?? Date.now();
+}
+
+/**
  * The access line of one request, written once its response finished, closed or failed. Kept on
  * the response, whose three listeners are one module function: no closure per request, which an
  * open stream would hold for its whole life.
@@ -111,8 +123,6 @@ export function requestLoggerOf(request: IncomingMessage, fallback: EventLogger)
 const CLIENT_CLOSED = 499;
 
 class AccessLine {
-  private readonly started = Date.now();
-
   constructor(
     private readonly request: LoggedRequest,
     private readonly root: Logger,
@@ -121,6 +131,8 @@ class AccessLine {
     private readonly url: string,
     /** A health probe: logged at debug level, whatever its status. */
     private readonly probe: boolean,
+    /** Epoch ms the request arrived. */
+    private readonly started: number,
   ) {}
 
   /** Written at the first of the three; the listeners are removed with it. */
