@@ -20,7 +20,7 @@ import { DrainService } from './common/lifecycle/drain.service';
 import { applyServerTimeouts } from './common/lifecycle/server-timeouts';
 import { FrameworkLogger } from './common/logging/framework-logger';
 import { ROOT_LOGGER } from './common/logging/logging.module';
-import { requestLogMiddleware, requestLoggerOf } from './common/logging/request-log';
+import { arrivalOf, requestLogMiddleware, requestLoggerOf } from './common/logging/request-log';
 import type { AppConfig } from './config/app-config';
 import { BearerCheck } from './common/auth/bearer-check';
 
@@ -90,7 +90,11 @@ export async function createGatewayApp(
         limitSetting: 'GATEWAY_MAX_BODY_BYTES',
         // Counted in the chat metrics like every other refused chat request.
         answer: (request, response, error) =>
-          writeErrorResponse(request, response, chat.rejected(error, requestLoggerOf(request, rootLogger))),
+          writeErrorResponse(
+            request,
+            response,
+            chat.rejected(error, requestLoggerOf(request, rootLogger), arrivalOf(request)),
+          ),
       }),
     ),
   );

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { rawRequest, rawSocketExchange } from './support/raw-http';
+import { postHalfABody, rawRequest, rawSocketExchange } from './support/raw-http';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import {
@@ -236,6 +236,28 @@ describe('log records', () => {
       expect(record.reqId).toBe(id);
       expect(JSON.stringify(record)).not.toContain('evil-id');
     }
+  });
+
+  it('times a chat from its arrival: duration_ms and ttft_ms include a slow upload of its body', async () => {
+    fake().enqueue({ frames: [created(), textDelta('slow upload answered'), completed()] });
+    const gapMs = 400;
+    const records = await recordsOf(async () => {
+      const half = await postHalfABody(
+        Number(new URL(gateway.url).port),
+        '/v1/chat/completions',
+        JSON.stringify({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'slow body' }] }),
+        { authorization: 'Bearer log-secret-4411-long' },
+      );
+      // The gateway invited the body, so the request had arrived; the rest goes out only after the
+      // gap, so the turn's own times cannot be shorter than it (a timer never fires early).
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+      half.rest();
+      expect((await half.answer).status).toBe(200);
+    });
+    const completion = records.find((record) => record.event === 'chat_completion');
+    expect(completion).toMatchObject({ status: 200 });
+    expect(completion?.duration_ms).toBeGreaterThanOrEqual(gapMs);
+    expect(completion?.ttft_ms).toBeGreaterThanOrEqual(gapMs);
   });
 
   it('never logs Authorization, the bearer, prompt text, tool arguments or output, through a successful and a failing turn', async () => {

@@ -99,6 +99,7 @@ function setup(adapter: FakeAdapter, env: Record<string, string> = {}) {
       requestId: 'req-1',
       logger,
       signal,
+      arrivedAt: Date.now(),
     };
   };
   const completions = () => records.filter((record) => record.event === 'chat_completion');
@@ -343,7 +344,7 @@ describe(ChatOrchestrator.name, () => {
 
   it('records a request refused before it became a command', () => {
     const { orchestrator, completions, logger } = setup(new FakeAdapter());
-    const error = orchestrator.rejected(new GatewayError('invalid_request'), logger);
+    const error = orchestrator.rejected(new GatewayError('invalid_request'), logger, Date.now());
     expect(error).toMatchObject({ code: 'invalid_request' });
     expect(completions()).toEqual([
       expect.objectContaining({ status: 400, provider: 'none', error_code: 'invalid_request' }),

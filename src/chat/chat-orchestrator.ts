@@ -47,6 +47,8 @@ export interface ChatCommand {
    * the same way, but that error is answered and recorded (clientLeft tells the two apart).
    */
   readonly signal: AbortSignal;
+  /** Epoch ms the request arrived, its body not yet read (arrivalOf): what duration and time to first token count from. */
+  readonly arrivedAt: number;
 }
 
 /** What the front end made of the accepted turn's events. */
@@ -105,7 +107,7 @@ export class ChatOrchestrator {
 
   /** `keepAlive`: a streamed front end's, for an answer the gateway holds (none for one JSON body). */
   async run<T>(command: ChatCommand, render: TurnRenderer<T>, keepAlive?: HeldAnswerKeepAlive): Promise<T> {
-    const telemetry = new ChatTelemetry(this.metrics, command.logger, {
+    const telemetry = new ChatTelemetry(this.metrics, command.logger, command.arrivedAt, {
       stream: command.request.stream,
       requestedModel: command.request.model,
     });
@@ -214,9 +216,10 @@ export class ChatOrchestrator {
   rejected(
     thrown: unknown,
     logger: EventLogger,
+    arrivedAt: number,
     seen: { readonly model?: string; readonly stream?: boolean } = {},
   ): unknown {
-    const telemetry = new ChatTelemetry(this.metrics, logger, {
+    const telemetry = new ChatTelemetry(this.metrics, logger, arrivedAt, {
       stream: seen.stream ?? false,
       requestedModel: seen.model ?? '',
     });
@@ -436,7 +439,8 @@ class TurnContext implements CallContext {
  * `chat_completion` log line (counts and ids only; never prompts, arguments or output).
  */
 class ChatTelemetry {
-  private readonly startedAt = performance.now();
+  /** The arrival on the monotonic clock, so a clock step during the request cannot bend durations. */
+  private readonly startedAt: number;
   private firstOutputAt?: number;
   private model?: ResolvedModel;
   private recorded = false;
@@ -449,8 +453,11 @@ class ChatTelemetry {
   constructor(
     private readonly metrics: GatewayMetrics,
     readonly logger: EventLogger,
+    arrivedAt: number,
     private readonly request: { readonly stream: boolean; readonly requestedModel: string },
-  ) {}
+  ) {
+    this.startedAt = performance.now() - Math.max(0, Date.now() - arrivedAt);
+  }
 
   /** The family of the request, once its model resolved. */
   get provider(): ResolvedModel['provider'] | undefined {

@@ -4,7 +4,7 @@ import { callerOf, chatScope } from '../common/auth/bearer-auth.guard';
 import { compressUnlessStream } from '../common/http/compression.interceptor';
 import { abortOnClientDisconnect } from '../common/http/http-middleware';
 import { ROOT_LOGGER } from '../common/logging/logging.module';
-import { requestLoggerOf } from '../common/logging/request-log';
+import { arrivalOf, requestLoggerOf } from '../common/logging/request-log';
 import { KeepAliveSweep } from '../common/sse/keep-alive-sweep';
 import { SseWriter } from '../common/sse/sse-writer';
 import type { AppConfig } from '../config/app-config';
@@ -55,7 +55,7 @@ export class ChatController {
     try {
       command = this.commandOf(request, client.signal);
     } catch (error) {
-      throw this.chat.rejected(error, requestLoggerOf(request, this.rootLogger));
+      throw this.chat.rejected(error, requestLoggerOf(request, this.rootLogger), arrivalOf(request));
     }
     // The turn's own promise is the route's: a stream holds no suspended handler of ours.
     if (command.request.stream) {
@@ -83,6 +83,7 @@ export class ChatController {
       requestId: String((request as Request & { id?: unknown }).id ?? ''),
       logger: requestLoggerOf(request, this.rootLogger),
       signal,
+      arrivedAt: arrivalOf(request),
     };
   }
 

@@ -242,6 +242,7 @@ export function postHalfABody(
   port: number,
   path: string,
   body: string,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<{ readonly answer: Promise<RawAnswer>; rest(): void }> {
   return new Promise((reading, reject) => {
     const bytes = Buffer.from(body);
@@ -249,6 +250,9 @@ export function postHalfABody(
     const socket = net.connect(port, '127.0.0.1', () =>
       socket.write(
         `POST ${path} HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n` +
+          Object.entries(headers)
+            .map(([name, value]) => `${name}: ${value}\r\n`)
+            .join('') +
           `Content-Length: ${bytes.length}\r\nExpect: 100-continue\r\n\r\n`,
       ),
     );
