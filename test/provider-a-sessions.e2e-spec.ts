@@ -579,4 +579,65 @@ describe('provider_a upstream sessions per chat', () => {
     expect(three.connection).not.toBe(one.connection);
     expect(three.body).not.toHaveProperty('previous_response_id');
   });
+
+  it('closes the connection when the client leaves after the upstream completed but before it read the answer, and keeps nothing', async () => {
+    // More answer than the loopback socket buffers between the gateway and a client that reads
+    // nothing can hold: the gateway is still writing it when the client leaves.
+    const part = 'x'.repeat(512 * 1024);
+    let completedRead!: () => void;
+    const upstreamDone = new Promise<void>((resolve) => (completedRead = resolve));
+    fake().enqueue(
+      reply('resp_y1', 'One.'),
+      {
+        frames: [
+          created('resp_y2'),
+          ...Array.from({ length: 24 }, () => textDelta(part)),
+          messageDone(part.repeat(24)),
+          completed(undefined, 'resp_y2'),
+          // Answered once the gateway has read every frame above, response.completed included.
+          { ping: completedRead },
+        ],
+      },
+      reply('resp_y3', 'Three.'),
+    );
+    const first = [{ role: 'user', content: 'leave before reading' }];
+    await complete(gateway, first, 'chat-unread');
+    const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'a long one' }];
+    const body = JSON.stringify({ model: 'gpt-5.6-sol', stream: true, messages: second });
+    const from = gateway.logs.lines.length;
+    const client = net.connect(Number(new URL(gateway.url).port), '127.0.0.1');
+    client.on('error', () => undefined);
+    // No 'data' listener: the client reads nothing of the answer.
+    client.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\n' +
+        `X-Conversation-Id: chat-unread\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await upstreamDone;
+    client.destroy();
+    // The turn ends canceled (the client never got the whole answer); its line is written once
+    // its attempt closed, keeping or closing the connection.
+    const linesSince = () => gateway.logs.lines.slice(from).map((line) => JSON.parse(line) as Json);
+    await eventually(
+      () => linesSince().some((line) => line.event === 'upstream_canceled'),
+      undefined,
+      'the turn to end canceled',
+    );
+    await eventually(
+      () => linesSince().some((line) => line.event === 'chat_completion' && line.status === 499),
+      undefined,
+      'the 499 line',
+    );
+
+    expect((await complete(gateway, second, 'chat-unread')).content).toBe('Three.');
+    const [one, two, three] = fake().requests();
+    expect(two.connection).toBe(one.connection);
+    expect(three.connection).not.toBe(one.connection);
+    expect(three.body).not.toHaveProperty('previous_response_id');
+    expect(three.body!.input).toHaveLength(3);
+    expect(timings(gateway).at(-1)).toEqual(
+      expect.objectContaining({ session_reused: false, incremental: false, input_items_sent: 3 }),
+    );
+    // Closed, not left open unkept; no bound of our own on when (Jest's timeout catches never).
+    await two.closedByClient;
+  });
 });

@@ -36,7 +36,13 @@ type FakeFrameContent =
   /** Text sent as is (protocol-error tests): a WebSocket text frame, or raw bytes over SSE. */
   | { raw: string; delayMs?: number }
   /** Drop the connection without a close frame / without ending the response. */
-  | { disconnect: true; delayMs?: number };
+  | { disconnect: true; delayMs?: number }
+  /**
+   * A WebSocket ping; `ping` is called when its pong is back: the client has read every frame
+   * before it (a peer answers a ping only after the frames ahead of it). SSE has no such echo:
+   * there it is called once the bytes before it were handed to the socket.
+   */
+  | { ping: () => void; delayMs?: number };
 
 /** One scripted reply; each WebSocket connection or SSE POST consumes the next one (FIFO). */
 export interface FakeScript {
@@ -244,6 +250,22 @@ async function pause(ms: number | undefined, gone: () => boolean): Promise<boole
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(10, end - Date.now()))));
   }
   return !gone();
+}
+
+/** Pings `ws`: true once its pong is back, false when the connection closes first. */
+function pingAnswered(ws: WebSocket): Promise<boolean> {
+  return new Promise((resolve) => {
+    const settle = (answered: boolean) => {
+      ws.off('pong', onPong);
+      ws.off('close', onClose);
+      resolve(answered);
+    };
+    const onPong = () => settle(true);
+    const onClose = () => settle(false);
+    ws.on('pong', onPong);
+    ws.on('close', onClose);
+    ws.ping();
+  });
 }
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -682,6 +704,10 @@ export class FakeProviderA {
         response.socket?.destroy();
         return;
       }
+      if ('ping' in frame) {
+        frame.ping();
+        continue;
+      }
       const text =
         'raw' in frame
           ? frame.raw
@@ -841,6 +867,11 @@ export class FakeProviderA {
           closingByFake = true;
           ws.terminate();
           return;
+        }
+        if ('ping' in frame) {
+          if (!(await pingAnswered(ws))) return;
+          frame.ping();
+          continue;
         }
         await send('raw' in frame ? frame.raw : JSON.stringify(frame.event));
         const event = 'event' in frame ? (frame.event as Record<string, unknown>) : {};

@@ -267,12 +267,11 @@ export class WsSession {
   }
 
   /**
-   * Sends one `response.create` frame and returns that turn's events. The signal aborting before
-   * the turn completed closes the socket at once (the upstream stops generating); after
-   * `response.completed` it only detaches. `close()` of the returned connection ends the turn:
+   * Sends one `response.create` frame and returns that turn's events. The signal aborting closes
+   * the socket at once (`WsTurn.handleEvent`). `close()` of the returned connection ends the turn:
    * `keeper` decides whether the socket is kept (it gets the turn's record) — without one, or
-   * when the turn did not complete, the socket is closed. Throws `FrameTooLarge`, sending
-   * nothing, when the frame exceeds the server's announced message limit.
+   * when the turn did not complete or its signal aborted, the socket is closed. Throws
+   * `FrameTooLarge`, sending nothing, when the frame exceeds the server's announced message limit.
    */
   send(frame: JsonObject, signal: AbortSignal, keeper?: SessionKeeper): WsTurn {
     if (this.turn) throw new Error('a provider_a WebSocket session carries one turn at a time');
@@ -302,10 +301,13 @@ export class WsSession {
     else this.socket.resume();
   }
 
-  /** `turn` ended (`WsTurn.close`): the socket goes to `keeper` when the turn completed, else it is closed. */
+  /**
+   * `turn` ended (`WsTurn.close`): the socket goes to `keeper` when the turn completed and was not
+   * aborted, else it is closed.
+   */
   turnEnded(turn: WsTurn, keeper: SessionKeeper | undefined): void {
     if (this.turn === turn) this.turn = undefined;
-    if (keeper && turn.record.completed && this.open) {
+    if (keeper && turn.record.completed && !turn.aborted && this.open) {
       this.socket.resume();
       keeper.keep(this, turn.record);
     } else this.close();
@@ -357,17 +359,22 @@ export class WsTurn extends FrameQueue<UpstreamFrame> implements UpstreamConnect
   }
 
   /**
-   * The attempt's signal aborted before the turn completed: the socket is closed at once (the
-   * upstream stops generating) and reads fail with the signal's reason. After
-   * `response.completed` it changes nothing.
+   * The attempt's signal aborted (the client left, or the turn was cut short): the socket is
+   * closed at once and reads fail with the signal's reason. Also after `response.completed`: the
+   * server's chain then holds an answer the client did not get all of, which a later turn of the
+   * chat must not continue (docs/providers.md "Upstream sessions per chat").
    */
   handleEvent(): void {
-    if (this.record.completed) return;
     this.session.close();
     this.fail(this.signal.reason);
   }
 
-  /** Ends the turn: its socket is kept when it completed and has a keeper, else closed. Idempotent. */
+  /** The attempt's signal aborted: the turn's socket is never kept. */
+  get aborted(): boolean {
+    return this.signal.aborted;
+  }
+
+  /** Ends the turn: its socket is kept when it completed, was not aborted and has a keeper, else closed. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
