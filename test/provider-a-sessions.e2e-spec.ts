@@ -359,30 +359,41 @@ describe('provider_a upstream sessions per chat', () => {
     expect(sampleValue(after, RETRIES, RETRY_LABELS) ?? 0).toBe(sampleValue(before, RETRIES, RETRY_LABELS) ?? 0);
   });
 
+  const CONTINUATION = 'a continuation';
+  const FULL_ON_KEPT = 'a full request on a kept connection';
   it.each([
     [
+      CONTINUATION,
       'a chain error after telemetry events',
       [rateLimitsEvent(10, 4_000_000_000), chainError('previous_response_not_found')],
     ],
-    ['a close after telemetry events', [rateLimitsEvent(10, 4_000_000_000), { disconnect: true }]],
+    [CONTINUATION, 'a close after telemetry events', [rateLimitsEvent(10, 4_000_000_000), { disconnect: true }]],
     [
-      'a chain error after the response began, before any output',
+      CONTINUATION,
+      'websocket_connection_limit_reached after the response began, before any output',
       [created('resp_e2'), chainError('websocket_connection_limit_reached')],
     ],
-  ] as Array<[string, FakeFrame[]]>)(
-    'sends the turn again at once, in full on a fresh connection, when a continuation gets %s',
-    async (when, frames) => {
-      const chat = `chat-late-${when}`;
+    [
+      FULL_ON_KEPT,
+      'websocket_connection_limit_reached after the response began, before any output',
+      [created('resp_e2'), chainError('websocket_connection_limit_reached')],
+    ],
+  ] as Array<[string, string, FakeFrame[]]>)(
+    'sends the turn again at once, in full on a fresh connection, when %s gets %s',
+    async (what, when, frames) => {
+      const chat = `chat-late-${what}-${when}`;
       fake().enqueue(reply('resp_e1', 'One.'), { frames }, reply('resp_e3', 'Three.'));
-      const first = [{ role: 'user', content: `Count (${when})` }];
+      const first = [{ role: 'user', content: `Count (${chat})` }];
       await complete(gateway, first, chat);
-      const second = [...first, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Next' }];
+      // An edited first message: the kept connection carries the whole history, continuing no chain.
+      const history = what === CONTINUATION ? first : [{ role: 'user', content: `Recount (${chat})` }];
+      const second = [...history, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Next' }];
       const from = gateway.logs.lines.length;
       expect((await complete(gateway, second, chat)).content).toBe('Three.');
 
-      const [one, chained, full] = fake().requests();
-      expect(chained.connection).toBe(one.connection);
-      expect(chained.body!.previous_response_id).toBe('resp_e1');
+      const [one, sent, full] = fake().requests();
+      expect(sent.connection).toBe(one.connection);
+      expect(sent.body!.previous_response_id).toBe(what === CONTINUATION ? 'resp_e1' : undefined);
       expect(full.connection).not.toBe(one.connection);
       expect(full.body).not.toHaveProperty('previous_response_id');
       expect(full.body!.input).toHaveLength(3);

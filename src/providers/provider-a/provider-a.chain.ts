@@ -16,10 +16,16 @@ export interface ChainState {
 }
 
 /**
+ * The server's limit on one connection: it blames the connection, not the request, so a turn that
+ * gets it on a connection kept from earlier turns is sent again on a fresh one, continuation or not.
+ */
+export const CONNECTION_LIMIT_CODE = 'websocket_connection_limit_reached';
+
+/**
  * Error codes meaning "this socket cannot continue that chain": sent before any output, so the
  * turn is sent again in full on a fresh connection.
  */
-const CHAIN_ERROR_CODES = new Set(['previous_response_not_found', 'websocket_connection_limit_reached']);
+const CHAIN_ERROR_CODES = new Set(['previous_response_not_found', CONNECTION_LIMIT_CODE]);
 
 /**
  * The request fields that must not change for a continuation. Like the Codex CLI (0.171.0,

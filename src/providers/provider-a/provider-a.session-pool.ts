@@ -8,6 +8,7 @@ import {
   chainAfterTurn,
   chainedBody,
   chainErrorCode,
+  CONNECTION_LIMIT_CODE,
   continuationItems,
   isChainErrorCode,
   requestShape,
@@ -321,17 +322,25 @@ export class ChatTurnLease implements ConnectionLease, SessionKeeper {
   }
 
   /**
-   * True for the failure of the kept connection found stale, and for a chain error the server
-   * sent later in a continuation's answer (after the response began, say): the runner asks only
-   * while nothing reached the client, and sends the turn again now, in full, on a fresh
-   * connection. Once per turn: that attempt is no continuation.
+   * True for the failure of the kept connection found stale, and for one the server sent later
+   * in the answer (after the response began, say) that blames the kept connection, not the
+   * request: a chain error of a continuation, or the connection's limit
+   * (`websocket_connection_limit_reached`) on any turn it carried after an earlier one. The runner
+   * asks only while nothing reached the client, and sends the turn again now, in full, on a fresh
+   * connection. Once per turn: that attempt is neither a reuse nor a continuation.
    */
   reopenAfter(failure: GatewayError): boolean {
     if (failure === this.stale) return true;
-    if (this.stale !== undefined || !this.use.incremental || !isChainErrorCode(failure.upstream?.code)) return false;
+    if (this.stale !== undefined || !this.keptConnectionFailed(failure.upstream?.code)) return false;
     this.stale = failure;
     this.observer?.chainFallback();
     return true;
+  }
+
+  /** Whether the upstream's error `code` says the attempt's kept connection, not its request, failed. */
+  private keptConnectionFailed(code: string | undefined): boolean {
+    if (code === CONNECTION_LIMIT_CODE) return this.use.reused;
+    return this.use.incremental && isChainErrorCode(code);
   }
 
   private shapeOf(): string {
