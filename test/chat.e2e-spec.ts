@@ -13,6 +13,7 @@ import { metricValue } from './support/prometheus-text';
 import {
   completed,
   created,
+  customToolCallItem,
   functionCallItem,
   providerASettings,
   textDelta,
@@ -180,6 +181,108 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     const [record] = gateway.logs.records('tool_call_invalid');
     expect(record).toMatchObject({ index: 0, reason: 'invalid_json_arguments' });
     expect(gateway.logs.text).not.toContain('MARKER-BROKEN');
+  });
+
+  describe('a turn with an invalid function call among valid ones ends in the invalid-tool-call error, never a tool_calls finish (docs/chat.md "Tool calls")', () => {
+    const tools = [
+      { type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } },
+      { type: 'function', function: { name: 'ls', parameters: { type: 'object' } } },
+    ];
+    const goodAndBad = (badArguments: string) => ({
+      frames: [
+        created(),
+        ...functionCallItem('call_good', 'read_file', '{"path":"MARKER-GOOD-ARGS"}', { outputIndex: 1 }),
+        ...functionCallItem('call_bad', 'ls', badArguments, { outputIndex: 2 }),
+        completed(),
+      ],
+    });
+    const message = (reason: string) =>
+      `the upstream produced an invalid tool call: the tool call at index 1 ("ls") has arguments that ${reason}, so none of the answer's tool calls was returned; send the request again, as the model may write a valid call on another try`;
+
+    it('streamed: one valid and one broken call give the error chunk and [DONE], no call frame, and one warning naming the call by index', async () => {
+      fake.enqueue(goodAndBad('{"dir": MARKER-BAD-ARGS'));
+      const response = await post({ stream: true, messages: [{ role: 'user', content: 'hi' }], tools });
+      expect(response.status).toBe(200);
+      const { chunks, data } = sseChunks(await response.text());
+      expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
+      expect(chunks.some((chunk) => chunk.choices[0]?.finish_reason === 'tool_calls')).toBe(false);
+      expect(chunks.at(-1)!.choices[0]).toMatchObject({
+        delta: { content: '[error: invalid upstream tool call]' },
+        finish_reason: 'stop',
+      });
+      expect(data.at(-1)).toBe('[DONE]');
+      // The request's one warning is its own line, naming the call; the call's line is info.
+      const requestId = response.headers.get('x-request-id')!;
+      await gateway.logs.failureLine(requestId, 50, {
+        status: 200,
+        error_code: 'invalid_tool_call',
+        detail: 'tool call at index 1: invalid_json_arguments',
+      });
+      expect(gateway.logs.records('tool_call_invalid').filter((record) => record.reqId === requestId)).toEqual([
+        expect.objectContaining({ index: 1, reason: 'invalid_json_arguments', level: 30 }),
+      ]);
+      expect(gateway.logs.text).not.toContain('MARKER-BAD-ARGS');
+      expect(gateway.logs.text).not.toContain('MARKER-GOOD-ARGS');
+    });
+
+    it('non-streamed: one valid and one broken call give 502 invalid_tool_call naming the call, never its arguments', async () => {
+      fake.enqueue(goodAndBad('{"dir": MARKER-BAD-ARGS'));
+      const response = await post({ messages: [{ role: 'user', content: 'hi' }], tools });
+      expect(response.status).toBe(502);
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
+        message: message('are not valid JSON'),
+        type: 'upstream_error',
+        code: 'invalid_tool_call',
+        param: null,
+      });
+    });
+
+    it.each(['[1,2]', '5', '"x"', 'null'])(
+      'arguments that are JSON but not an object (%s) are an invalid call, streamed and not',
+      async (badArguments) => {
+        fake.enqueue(goodAndBad(badArguments));
+        const streamed = await post({ stream: true, messages: [{ role: 'user', content: 'hi' }], tools });
+        const { chunks, data } = sseChunks(await streamed.text());
+        expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
+        expect(chunks.at(-1)!.choices[0]).toMatchObject({
+          delta: { content: '[error: invalid upstream tool call]' },
+          finish_reason: 'stop',
+        });
+        expect(data.at(-1)).toBe('[DONE]');
+
+        fake.enqueue(goodAndBad(badArguments));
+        const whole = await post({ messages: [{ role: 'user', content: 'hi' }], tools });
+        expect(whole.status).toBe(502);
+        expect(((await whole.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+          code: 'invalid_tool_call',
+          message: message('are JSON but not an object'),
+        });
+      },
+    );
+
+    it("blank function arguments are {} and a custom call's free text passes: a tool_calls finish with every call", async () => {
+      fake.enqueue({
+        frames: [
+          created(),
+          ...functionCallItem('call_blank', 'ls', '', { outputIndex: 1 }),
+          ...customToolCallItem('call_patch', 'apply_patch', '*** Begin Patch\n[1,2]', { outputIndex: 2 }),
+          completed(),
+        ],
+      });
+      const response = await post({
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [...tools, { type: 'custom', custom: { name: 'apply_patch', description: 'Apply a patch' } }],
+      });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as {
+        choices: { message: { tool_calls: unknown[] }; finish_reason: string }[];
+      };
+      expect(body.choices[0].finish_reason).toBe('tool_calls');
+      expect(body.choices[0].message.tool_calls).toEqual([
+        { id: 'call_blank', type: 'function', function: { name: 'ls', arguments: '{}' } },
+        { id: 'call_patch', type: 'function', function: { name: 'apply_patch', arguments: '*** Begin Patch\n[1,2]' } },
+      ]);
+    });
   });
 
   it('never logs prompt text, tool arguments, tool output, model output or the bearer', async () => {

@@ -150,6 +150,24 @@ describe(writeChatStream.name, () => {
     expect(outcome.failure?.code).toBe('invalid_tool_call');
   });
 
+  it('ends with the invalid-tool-call error chunk, and no call frame, when one call of several was invalid', async () => {
+    const { chunks, data, outcome } = await serve([
+      { type: 'text-delta', text: 'Reading both.' },
+      { type: 'tool-call', call: { id: 'good', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } },
+      { type: 'tool-call', call: { id: 'bad', name: 'ls', kind: 'function', arguments: '[1,2]' } },
+      { type: 'finish', reason: 'stop' },
+    ]);
+    expect(chunks.map((chunk) => chunk.choices[0]?.delta)).toEqual([
+      { role: 'assistant' },
+      { content: 'Reading both.' },
+      { content: '[error: invalid upstream tool call]' },
+    ]);
+    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('stop');
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(outcome).toMatchObject({ failure: { code: 'invalid_tool_call' }, toolCalls: 0 });
+    expect(outcome.finishReason).toBeUndefined();
+  });
+
   it('treats a stream that ends without finish or error as an upstream error', async () => {
     const { chunks } = await serve([{ type: 'text-delta', text: 'cut' }]);
     expect(chunks.at(-1)!.choices[0].delta.content).toBe('[error: upstream error]');
@@ -245,6 +263,22 @@ describe(aggregateCompletion.name, () => {
       ]),
     ).rejects.toMatchObject({ code: 'invalid_tool_call' });
   });
+
+  it('throws invalid_tool_call naming the invalid call by index and name, never its arguments, when a valid call came with it', async () => {
+    const thrown = await run([
+      { type: 'tool-call', call: { id: 'a', name: 'read_file', kind: 'function', arguments: '{"path":"a"}' } },
+      { type: 'tool-call', call: { id: 'b', name: 'ls', kind: 'function', arguments: '{"dir": SECRET-ARGS' } },
+      { type: 'finish', reason: 'stop' },
+    ]).catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(GatewayError);
+    const failure = thrown as GatewayError;
+    expect(failure.code).toBe('invalid_tool_call');
+    expect(failure.publicMessage).toBe(
+      'the upstream produced an invalid tool call: the tool call at index 1 ("ls") has arguments that are not valid JSON, so none of the answer\'s tool calls was returned; send the request again, as the model may write a valid call on another try',
+    );
+    expect(failure.detail).toBe('tool call at index 1: invalid_json_arguments');
+    expect(`${failure.publicMessage} ${failure.detail}`).not.toContain('SECRET-ARGS');
+  });
 });
 
 describe(ToolCallCollector.name, () => {
@@ -264,21 +298,71 @@ describe(ToolCallCollector.name, () => {
     expect(collector.valid[0]).toMatchObject({ id: 'call_req1ab_0', function: { name: 'ls', arguments: '{}' } });
   });
 
-  it('drops a call with unparsable JSON next to a valid one, and reports all-invalid turns', () => {
+  it('fails the turn on a call with unparsable JSON next to a valid one, naming the first invalid call', () => {
     const invalid: unknown[] = [];
     const collector = new ToolCallCollector('r', 'function', {
-      warn: (fields) => invalid.push([fields.event, fields.index, fields.reason]),
+      info: (fields) => invalid.push([fields.event, fields.index, fields.reason]),
     });
-    collector.add({ id: 'x', name: 'bad', kind: 'function', arguments: '{"a":' });
+    expect(collector.failure).toBeUndefined();
     collector.add({ id: 'y', name: 'good', kind: 'function', arguments: '{"a":1}' });
-    expect(collector.valid.map((call) => call.id)).toEqual(['y']);
-    expect(collector.valid[0].index).toBe(0);
-    expect(collector.allInvalid).toBe(false);
-    expect(invalid).toEqual([['tool_call_invalid', 0, 'invalid_json_arguments']]);
+    expect(collector.failure).toBeUndefined();
+    collector.add({ id: 'x', name: 'bad', kind: 'function', arguments: '{"a":' });
+    collector.add({ id: 'z', name: '  ', kind: 'function', arguments: '{}' });
+    expect(collector.failure).toMatchObject({
+      code: 'invalid_tool_call',
+      detail: 'tool call at index 1: invalid_json_arguments',
+    });
+    expect(invalid).toEqual([
+      ['tool_call_invalid', 1, 'invalid_json_arguments'],
+      ['tool_call_invalid', 2, 'empty_name'],
+    ]);
 
     const onlyBad = new ToolCallCollector('r', 'function');
     onlyBad.add({ id: 'x', name: 'bad', kind: 'function', arguments: 'nope' });
-    expect(onlyBad.allInvalid).toBe(true);
+    expect(onlyBad.failure?.code).toBe('invalid_tool_call');
+  });
+
+  it.each(['[1,2]', '5', '"x"', 'null', 'true', ' [] '])(
+    'fails the turn on function arguments that are JSON but not an object: %s',
+    (text) => {
+      const collector = new ToolCallCollector('r', 'function');
+      collector.add({ id: 'g', name: 'ls', kind: 'function', arguments: '{}' });
+      collector.add({ id: 'n', name: 'read_file', kind: 'function', arguments: text });
+      expect(collector.failure).toMatchObject({
+        code: 'invalid_tool_call',
+        detail: 'tool call at index 1: non_object_arguments',
+        publicMessage: expect.stringContaining(
+          'the tool call at index 1 ("read_file") has arguments that are JSON but not an object',
+        ),
+      });
+    },
+  );
+
+  it('takes blank function arguments as {}, and any custom input on both wires (only function tools need a JSON object)', () => {
+    for (const wire of ['function', 'custom'] as const) {
+      const collector = new ToolCallCollector('r', wire);
+      collector.add({ id: 'b', name: 'ls', kind: 'function', arguments: ' ' });
+      collector.add({ id: 'u', name: 'ls', kind: 'function' });
+      for (const [index, input] of ['[1,2]', '5', 'null', '*** Begin Patch', ''].entries())
+        collector.add({ id: `c${index}`, name: 'apply_patch', kind: 'custom', input });
+      expect(collector.failure).toBeUndefined();
+      expect(collector.valid).toHaveLength(7);
+      expect(collector.valid[0].function?.arguments).toBe('{}');
+      expect(collector.valid[1].function?.arguments).toBe('{}');
+    }
+  });
+
+  it('with parallel_tool_calls false checks only the first call, the one passed on', () => {
+    const firstOnly = new ToolCallCollector('r', 'function', undefined, true);
+    firstOnly.add({ id: 'a', name: 'ls', kind: 'function', arguments: '{}' });
+    firstOnly.add({ id: 'b', name: 'ls', kind: 'function', arguments: '[1]' });
+    expect(firstOnly.failure).toBeUndefined();
+    expect(firstOnly.valid).toHaveLength(1);
+
+    const badFirst = new ToolCallCollector('r', 'function', undefined, true);
+    badFirst.add({ id: 'a', name: 'ls', kind: 'function', arguments: '[1]' });
+    badFirst.add({ id: 'b', name: 'ls', kind: 'function', arguments: '{}' });
+    expect(badFirst.failure?.code).toBe('invalid_tool_call');
   });
 
   it('rejects an empty name and ignores a repeated id', () => {

@@ -6,6 +6,7 @@ import type { ToolCallEvent } from '../core/chat-event';
 import type { EventLogger } from '../core/event-logger';
 import { clientLeft, GatewayError } from '../core/gateway.error';
 import { streamErrorContent } from '../common/errors/error-writer';
+import { isJsonObject } from '../common/json';
 
 /*
  * One accepted turn in the OpenAI Chat Completions wire format: the chunk objects, the one
@@ -27,50 +28,70 @@ export interface RenderedToolCall {
   readonly extra_content?: { readonly google: { readonly thought_signature: string } };
 }
 
-export type InvalidReason = 'empty_name' | 'invalid_json_arguments';
+export type InvalidReason = 'empty_name' | 'invalid_json_arguments' | 'non_object_arguments';
 
 /**
- * Why the collector would drop this call (a blank name, function arguments that are not JSON; blank
- * arguments are `{}`), or undefined when it would pass it on.
+ * Why this call is invalid (a blank name; function arguments that are not JSON, or JSON but not an
+ * object: OpenAI clients parse them as one, and a family whose upstream takes a call's arguments
+ * only as an object refuses anything else in the history; blank arguments are `{}`), or undefined
+ * when it is valid. A custom call's input is free text.
  */
 export function toolCallProblem(call: ToolCallEvent): InvalidReason | undefined {
   if ((call.name?.trim() ?? '') === '') return 'empty_name';
   if (call.kind !== 'function' || (call.arguments ?? '').trim() === '') return undefined;
+  let value: unknown;
   try {
-    JSON.parse(call.arguments as string);
-    return undefined;
+    value = JSON.parse(call.arguments as string);
   } catch {
     return 'invalid_json_arguments';
   }
+  return isJsonObject(value) ? undefined : 'non_object_arguments';
+}
+
+/** What the client's message says of each reason, after "the tool call at index n". */
+const INVALID_REASON_WORDS: Readonly<Record<InvalidReason, string>> = {
+  empty_name: 'has no tool name',
+  invalid_json_arguments: 'has arguments that are not valid JSON',
+  non_object_arguments: 'has arguments that are JSON but not an object',
+};
+
+/** The first invalid call of a turn: its position among the turn's calls, its name and why. */
+interface InvalidCall {
+  readonly index: number;
+  readonly name: string;
+  readonly reason: InvalidReason;
 }
 
 /**
  * Validates and renders complete tool calls once for all families (docs/design/behaviours.md §1.3):
- * ids synthesized when missing, a repeated id ignored, function arguments must parse as JSON
+ * ids synthesized when missing, a repeated id ignored, function arguments must be a JSON object
  * (blank → `{}`), custom calls rendered per PRIMARY_CUSTOM_TOOL_WIRE, indices 0…n−1 in arrival
- * order. Invalid calls are dropped and logged as `tool_call_invalid` (index and reason only).
+ * order. One invalid call fails the whole turn (`failure`): a tool_calls finish without it would
+ * have the client's agent go on as if the model had asked for the other tools only (contract,
+ * chat completions rule 7). Each invalid call is logged as `tool_call_invalid` (index and reason
+ * only); the request's own line names the first.
  */
 export class ToolCallCollector {
   private readonly calls: RenderedToolCall[] = [];
   /** Made with the first call: most turns have none. */
   private seenIds?: Set<string>;
-  private invalid = 0;
+  private firstInvalid?: InvalidCall;
   private received = 0;
 
   constructor(
     private readonly requestId: string,
     private readonly wire: CustomToolWire,
-    /** Where dropped calls are reported: the request's logger (no closure per request). */
-    private readonly logger?: Pick<EventLogger, 'warn'>,
-    /** `parallel_tool_calls: false`: only the first valid call is passed on (the parameter table in chat-parameters.ts). */
+    /** Where invalid calls are reported: the request's logger (no closure per request). */
+    private readonly logger?: Pick<EventLogger, 'info'>,
+    /** `parallel_tool_calls: false`: only the first call is passed on, and checked (the parameter table in chat-parameters.ts). */
     private readonly firstCallOnly = false,
   ) {}
 
   add(call: ToolCallEvent): void {
-    if (this.firstCallOnly && this.calls.length > 0) return;
+    if (this.firstCallOnly && (this.calls.length > 0 || this.firstInvalid)) return;
     const position = this.received++;
     const problem = toolCallProblem(call);
-    if (problem) return this.reject(position, problem);
+    if (problem) return this.reject(position, call, problem);
     const name = call.name.trim();
     const argumentsText =
       call.kind !== 'function' ? '' : (call.arguments ?? '').trim() === '' ? '{}' : (call.arguments as string);
@@ -94,14 +115,27 @@ export class ToolCallCollector {
     return this.calls;
   }
 
-  /** True when calls arrived but every one of them was invalid. */
-  get allInvalid(): boolean {
-    return this.invalid > 0 && this.calls.length === 0;
+  /**
+   * The turn's failure when any call was invalid: `invalid_tool_call`, whose message names the
+   * first invalid call by index and name (never its arguments) and the fix; undefined otherwise.
+   */
+  get failure(): GatewayError | undefined {
+    const invalid = this.firstInvalid;
+    if (invalid === undefined) return undefined;
+    const named = invalid.name === '' ? '' : ` (${JSON.stringify(invalid.name.slice(0, 64))})`;
+    return new GatewayError('invalid_tool_call', {
+      publicMessage:
+        `the upstream produced an invalid tool call: the tool call at index ${invalid.index}${named} ` +
+        `${INVALID_REASON_WORDS[invalid.reason]}, so none of the answer's tool calls was returned; ` +
+        'send the request again, as the model may write a valid call on another try',
+      detail: `tool call at index ${invalid.index}: ${invalid.reason}`,
+    });
   }
 
-  private reject(position: number, reason: InvalidReason): void {
-    this.invalid++;
-    this.logger?.warn({ event: 'tool_call_invalid', index: position, reason }, 'tool_call_invalid');
+  private reject(position: number, call: ToolCallEvent, reason: InvalidReason): void {
+    this.firstInvalid ??= { index: position, name: call.name?.trim() ?? '', reason };
+    // Info: the turn fails, and its own line is the request's one warning (docs/troubleshooting.md).
+    this.logger?.info({ event: 'tool_call_invalid', index: position, reason }, 'tool_call_invalid');
   }
 }
 
@@ -272,8 +306,8 @@ export interface StreamOutcome {
 /**
  * Writes one accepted turn as the contract's SSE sequence (docs/design/behaviours.md §1.2): role
  * chunk; content and reasoning chunks as they arrive; after the adapter finished, one complete
- * frame per valid tool call; the finish chunk; the optional usage chunk; `[DONE]`. An error after
- * the headers becomes the `[error: …]` chunk and `[DONE]`. Events are pulled one at a time and
+ * frame per tool call; the finish chunk; the optional usage chunk; `[DONE]`. An error after the
+ * headers, or an invalid tool call, becomes the `[error: …]` chunk and `[DONE]`, with no call frame. Events are pulled one at a time and
  * each write waits for the socket to drain, so backpressure reaches the upstream reader.
  */
 export async function writeChatStream(
@@ -308,7 +342,7 @@ export async function writeChatStream(
   }
   const usage = turn.usage;
   if (clientLeft(options.signal) || writer.isClosed) return gone(collector, usage);
-  const failure = turn.failure ?? (collector.allInvalid ? new GatewayError('invalid_tool_call') : undefined);
+  const failure = turn.failure ?? collector.failure;
 
   if (failure) {
     const sent = writer.sendJson(chunks.error(failure));
@@ -359,8 +393,8 @@ export interface CompletionOutcome {
 /**
  * Gathers a whole turn into one `chat.completion` (docs/design/decisions.md §4, docs/design/behaviours.md §1.4):
  * all text as `content` (null when empty and there are tool calls), `reasoning_content` when
- * any, each valid tool call once, the finish reason and usage (zeros when none was reported).
- * A terminal error event, or a turn whose calls were all invalid, is thrown as a GatewayError:
+ * any, each tool call once, the finish reason and usage (zeros when none was reported).
+ * A terminal error event, or a turn with an invalid tool call, is thrown as a GatewayError:
  * nothing was written yet, so the client gets a JSON error with the real status.
  */
 export async function aggregateCompletion(
@@ -380,8 +414,8 @@ export async function aggregateCompletion(
     if (piece?.channel === 'content') text += piece.text;
     else if (piece) reasoning += piece.text;
   }
-  if (turn.failure) throw turn.failure;
-  if (collector.allInvalid) throw new GatewayError('invalid_tool_call');
+  const failure = turn.failure ?? collector.failure;
+  if (failure) throw failure;
   const usage = turn.usage;
   const toolCalls = collector.valid.map(({ index: _index, ...call }) => call);
   const finishReason: ClientFinishReason = toolCalls.length > 0 ? 'tool_calls' : turn.finish!;

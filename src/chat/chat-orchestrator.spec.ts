@@ -514,7 +514,7 @@ describe(ChatOrchestrator.name, () => {
           ],
           [
             forced,
-            // A call whose arguments are not JSON would be dropped: it does not meet the choice either.
+            // A call whose arguments are not JSON is invalid: it does not meet the choice either.
             [
               [called('list_dir'), finish],
               [called('read_file', '{"path":'), finish],

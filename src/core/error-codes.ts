@@ -377,7 +377,9 @@ export const CORE_ERROR_CODES = {
     openaiCode: 'invalid_tool_call',
     structuredCode: 'upstream_error',
     streamText: 'invalid upstream tool call',
-    message: 'the upstream produced an invalid tool call',
+    // The chat layer's own message names the call when it has one (ToolCallCollector.failure).
+    message:
+      "the upstream produced an invalid tool call, so none of the answer's tool calls was returned; send the request again, as the model may write a valid call on another try",
     upstream: true,
   },
   timeout: {

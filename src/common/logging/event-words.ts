@@ -31,7 +31,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
   chat_json_invalid: 'the answer did not satisfy response_format (attempt {attempt})',
   chat_tool_choice_unmet: 'the answer did not make the tool call tool_choice asks for (attempt {attempt})',
   context_manage: 'the conversation history was compacted',
-  tool_call_invalid: 'an upstream tool call was dropped: {reason}',
+  tool_call_invalid:
+    'an upstream tool call at index {index} is invalid ({reason}), so the turn ends with invalid_tool_call',
   tool_call_unchosen: 'a tool call of another tool than the one tool_choice forces was dropped',
   structured_success: 'structured inference succeeded on {model}',
   structured_replay: 'structured inference replayed a stored answer',
