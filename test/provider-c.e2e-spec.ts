@@ -471,6 +471,34 @@ describe('provider_c with the real Claude Code CLI', () => {
     );
 
     it.concurrent(
+      'a valid block beside a broken one, or a function call whose arguments are not an object, ends in the invalid-tool-call error: no call, no tool_calls finish',
+      async () => {
+        const broken = '```agent_tool_call\n{"name":"ls","arguments":{,}}\n```';
+        for (const reply of [
+          `${fenceText('ls', {})}\n${broken}`,
+          `${fenceText('ls', {})}\n${fenceText('read_file', [1, 2])}`,
+        ]) {
+          const streamedScript = scripted([textReply(reply)]);
+          const streamed = await streamChat(gateway, { messages: streamedScript.messages, tools: [LS, READ_FILE] });
+          expect(streamed.status).toBe(200);
+          expect(contents(streamed)).toEqual(['[error: invalid upstream tool call]']);
+          expect(toolFrames(streamed)).toEqual([]);
+          expect(finishReason(streamed)).toBe('stop');
+          expect(streamed.done).toBe(true);
+          // The request's one warning is its own line; the block's line is info.
+          await gateway.logs.failureLine(streamed.headers.get('x-request-id')!, 50, {
+            status: 200,
+            error_code: 'invalid_tool_call',
+          });
+          const wholeScript = scripted([textReply(reply)]);
+          const whole = await postChat(gateway, { messages: wholeScript.messages, tools: [LS, READ_FILE] });
+          expect(whole.status).toBe(502);
+          expect(((await whole.json()) as any).error.code).toBe('invalid_tool_call');
+        }
+      },
+    );
+
+    it.concurrent(
       'tool_choice none: no protocol in the prompt, and a block the model writes anyway is dropped, never text or a call',
       async () => {
         const reply = () =>

@@ -23,6 +23,7 @@ import { UpstreamProxy } from '../../common/egress/upstream-proxy';
 import { installedClaudeCodeVersion } from '../../accounts/provider-c/provider-c.cli-version';
 import { providerCUsageUrl, readProviderCUsage } from './provider-c.usage';
 import { planToolChoice } from './provider-c.protocol';
+import { diagnosticLevel } from './provider-c.stream';
 import { assertTextOnlyConversation } from './provider-c.prompt';
 import { ClaudeRun, ProviderCUpstream } from './provider-c.upstream';
 import { clientExecutedTool, unusableToolRefusal } from '../shared/hosted-tools';
@@ -201,10 +202,7 @@ export class ProviderCAdapter implements ProviderAdapter, OnModuleInit, OnApplic
         toolKinds: new Map(tools.map((tool) => [tool.name, tool.type === 'custom' ? 'custom' : 'function'] as const)),
         discardBlocks: !plan.callsAllowed,
         holdUntilEnd,
-        diagnostic: (event, fields) =>
-          event === 'tool_fence_duplicate'
-            ? context.logger.debug({ event, ...fields }, event)
-            : context.logger.warn({ event, ...fields }, event),
+        diagnostic: (event, fields) => context.logger[diagnosticLevel(event, fields)]({ event, ...fields }, event),
       },
       logger: context.logger,
       live: this.live,

@@ -743,6 +743,26 @@ describe(translateLine.name, () => {
     expect(result.diagnostics).toEqual(['tool_fence_invalid']);
   });
 
+  it.each([
+    ['broken JSON', '```agent_tool_call\n{"name":"ls","arguments":{,}}\n```', 'tool_fence_invalid'],
+    ['no name', '```agent_tool_call\n{"arguments":{}}\n```', 'tool_fence_invalid'],
+    ['an empty block', '```agent_tool_call\n\n```', 'tool_fence_empty'],
+  ])(
+    'ends with invalid_tool_call when a block (%s) was dropped beside a valid call, never the finish',
+    (_case, block, diagnostic) => {
+      const result = translateLines([textLine(`${FENCE('ls', {})}\n${block}`), RESULT], {
+        toolKinds: new Map([['ls', 'function']]),
+      });
+      expect(result.events[0]).toMatchObject({ type: 'tool-call', call: { name: 'ls' } });
+      expect(result.events.at(-1)).toMatchObject({
+        type: 'error',
+        error: { code: 'invalid_tool_call', detail: '1 tool fence(s) could not become a call, beside 1 that could' },
+      });
+      expect(result.events.some((event) => event.type === 'finish')).toBe(false);
+      expect(result.diagnostics).toEqual([diagnostic]);
+    },
+  );
+
   it('accepts an unclosed complete fence at the result and logs it as accepted', () => {
     const result = translateLines([textLine('```agent_tool_call\n{"name":"ls","arguments":{}}\n'), RESULT]);
     expect(result.events[0]).toMatchObject({ type: 'tool-call', call: { name: 'ls', arguments: '{}' } });

@@ -28,6 +28,19 @@ import type {
 /** A diagnostic the translator wants logged (names and counts only; never text). */
 export type StreamDiagnostic = (event: string, fields: Record<string, unknown>) => void;
 
+/**
+ * The level a diagnostic is logged at. A block that could not become a call fails the turn
+ * (`finishStep`), whose own line is the request's one warning (docs/troubleshooting.md "One line
+ * per failure"), so its line is info; a block dropped from an answer that still succeeds, or one
+ * accepted without its closing fence, is a warning; a call repeated across channels is debug.
+ */
+export function diagnosticLevel(event: string, fields: Record<string, unknown>): 'debug' | 'info' | 'warn' {
+  if (event === 'tool_fence_duplicate') return 'debug';
+  if (event === 'tool_fence_invalid' || event === 'tool_fence_empty' || event === 'tool_fence_too_large') return 'info';
+  if (event === 'tool_fence_unclosed' && fields.accepted === false) return 'info';
+  return 'warn';
+}
+
 export interface StreamStateOptions {
   /** Declared tool kinds by name; empty when the request has no tools. */
   readonly toolKinds: ReadonlyMap<string, 'function' | 'custom'>;
@@ -413,11 +426,13 @@ function finishStep(state: ProviderCStreamState, usage: StreamJsonUsage, billed?
   }
   const events = kept;
   events.push({ type: 'usage', usage: toUsageEvent(usage) });
-  if (state.validCalls === 0 && state.droppedBlocks > 0) {
+  // A block that could not become a call fails the whole answer, as an invalid call does in the
+  // chat layer: the valid calls alone would read as the model's whole request (docs/upstream/provider-c.md §7.4).
+  if (state.droppedBlocks > 0) {
     events.push({
       type: 'error',
       error: new GatewayError('invalid_tool_call', {
-        detail: `${state.droppedBlocks} tool fence(s) dropped, none valid`,
+        detail: `${state.droppedBlocks} tool fence(s) could not become a call, beside ${state.validCalls} that could`,
       }),
     });
   } else {
