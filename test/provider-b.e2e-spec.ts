@@ -285,6 +285,35 @@ describe('provider_b over POST /v1/chat/completions', () => {
     expect(result.chunks.at(-1).choices[0].finish_reason).toBe('tool_calls');
   });
 
+  it('ends a turn with a call whose args are not an object in the invalid-tool-call error, the valid call beside it not written', async () => {
+    const tools = ['read_file', 'ls'].map((name) => ({
+      type: 'function',
+      function: { name, parameters: { type: 'object', properties: {} } },
+    }));
+    const good = { functionCall: { id: 'up_good', name: 'read_file', args: { path: 'a' } } };
+    const bad = { functionCall: { id: 'up_bad', name: 'ls', args: [1, 2] } };
+    const answer = (parts: object[], finishReason?: string) => ({
+      response: { candidates: [{ content: { role: 'model', parts }, ...(finishReason ? { finishReason } : {}) }] },
+    });
+    fake.enqueue('streamGenerateContent', {
+      frames: [{ json: answer([good]) }, { json: answer([bad]) }, { json: finishFrame() }],
+    });
+    const result = await streamChat(gateway, { tools });
+    expect(result.done).toBe(true);
+    expect(deltas(result.chunks).some((delta) => delta.tool_calls)).toBe(false);
+    expect(result.chunks.at(-1).choices[0]).toMatchObject({
+      delta: { content: '[error: invalid upstream tool call]' },
+      finish_reason: 'stop',
+    });
+    fake.enqueue('generateContent', { body: answer([good, bad], 'STOP') });
+    const whole = await postChat(gateway, { tools });
+    expect(whole.status).toBe(502);
+    expect(((await whole.json()) as any).error).toMatchObject({
+      code: 'invalid_tool_call',
+      message: expect.stringContaining('the tool call at index 1 ("ls") has arguments that are JSON but not an object'),
+    });
+  });
+
   it('returns a custom tool call as a function call whose arguments are the raw patch (docs/upstream/provider-b.md §13.14)', async () => {
     const patch = '*** Begin Patch\n*** Add File: x.txt\n+hi\n*** End Patch';
     fake.enqueue('streamGenerateContent', {

@@ -80,14 +80,30 @@ describe(translateProviderBPayload.name, () => {
     ]);
   });
 
-  it('uses the traceId when the response has no responseId, and {} for absent args', () => {
+  it('uses the traceId when the response has no responseId, and {} for absent or null args', () => {
     const events = run([
       { traceId: 't-5', response: { candidates: [{ content: { parts: [{ functionCall: { name: 'now' } }] } }] } },
+      {
+        traceId: 't-5',
+        response: { candidates: [{ content: { parts: [{ functionCall: { name: 'now', args: null } }] } }] },
+      },
     ]);
-    expect(events[0]).toEqual({
-      type: 'tool-call',
-      call: { id: 'call_t-5_0', name: 'now', kind: 'function', arguments: '{}' },
+    expect(events.slice(0, 2)).toEqual([
+      { type: 'tool-call', call: { id: 'call_t-5_0', name: 'now', kind: 'function', arguments: '{}' } },
+      { type: 'tool-call', call: { id: 'call_t-5_1', name: 'now', kind: 'function', arguments: '{}' } },
+    ]);
+  });
+
+  it('passes args that are not an object on as their JSON text, for the chat layer to refuse the call, never as {}', () => {
+    const call = (id: string, args: unknown) => ({
+      responseId: 'r',
+      candidates: [{ content: { parts: [{ functionCall: { id, name: 'ls', args } }] } }],
     });
+    const events = run([call('c', [1, 2]), call('d', 'x')]);
+    expect(events.slice(0, 2)).toEqual([
+      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '[1,2]' } },
+      { type: 'tool-call', call: { id: 'd', name: 'ls', kind: 'function', arguments: '"x"' } },
+    ]);
   });
 
   it.each([
@@ -171,7 +187,8 @@ describe(translateProviderBPayload.name, () => {
     ]);
     expect(events).toEqual([
       { type: 'text-delta', text: 'Hi' },
-      { type: 'tool-call', call: { id: 'call_req-9_0', name: '', kind: 'function', arguments: '{}' } },
+      // Args that are not an object stay what they are: the chat layer refuses the call.
+      { type: 'tool-call', call: { id: 'call_req-9_0', name: '', kind: 'function', arguments: '[1]' } },
       { type: 'usage', usage: { promptTokens: 0, completionTokens: 4, totalTokens: 4 } },
       { type: 'finish', reason: 'stop' },
     ]);

@@ -118,7 +118,8 @@ function readPart(raw: JsonObject): ResponsePart {
       ? {
           id: str(functionCall.id),
           name: str(functionCall.name),
-          args: isJsonObject(functionCall.args) ? functionCall.args : undefined,
+          // Absent or null is no arguments (`{}`); another value is not a Struct, kept to be refused.
+          args: functionCall.args ?? undefined,
         }
       : undefined,
     thoughtSignature: str(raw.thoughtSignature),
@@ -171,7 +172,8 @@ function toolCall(
   const thoughtSignature = signature !== '' ? signature : undefined;
   const common = { id, name, ...(thoughtSignature ? { thoughtSignature } : {}) };
   if (state.customToolNames.has(name)) {
-    return { ...common, kind: 'custom', input: typeof args.input === 'string' ? args.input : JSON.stringify(args) };
+    const input = isJsonObject(args) && typeof args.input === 'string' ? args.input : JSON.stringify(args);
+    return { ...common, kind: 'custom', input };
   }
   return { ...common, kind: 'function', arguments: JSON.stringify(args) };
 }

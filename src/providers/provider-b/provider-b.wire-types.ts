@@ -103,8 +103,12 @@ export interface ResponsePart {
 export interface ResponseFunctionCall {
   readonly id?: string;
   readonly name?: string;
-  /** The arguments as the model wrote them: any JSON object. */
-  readonly args?: Record<string, unknown>;
+  /**
+   * The arguments as the model wrote them: a JSON object (a Struct). Any other JSON value is kept
+   * as it came, so the chat layer refuses the call as invalid rather than it reaching the client
+   * with arguments the model never wrote.
+   */
+  readonly args?: unknown;
 }
 
 /** `usageMetadata` (docs/upstream/provider-b.md §9.3). */
