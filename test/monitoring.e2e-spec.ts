@@ -406,19 +406,22 @@ describe('promtool check rules', () => {
 
 /**
  * `promtool test rules` against llm-gateway.rules.yaml: when each alert fires, from given series.
- * The annotations are left out of the copy under test (promtool compares them verbatim, and they
- * are templated prose); what is tested is the expression, the `for` and the labels.
+ * Unless `annotations` is set, the annotations are left out of the copy under test (promtool
+ * compares them verbatim, and they are templated prose); what is tested is the expression, the
+ * `for` and the labels. With it, each expected alert must list its annotations as rendered.
  */
-function promtoolTestRules(tests: Doc[]): ToolResult {
+function promtoolTestRules(tests: Doc[], { annotations = false } = {}): ToolResult {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'promtool-test-'));
   try {
-    const bare = {
+    const underTest = {
       groups: rulesFile.groups.map((group: Doc) => ({
         ...group,
-        rules: group.rules.map(({ annotations: _annotations, ...rule }: Doc) => rule),
+        rules: group.rules.map(({ annotations: texts, ...rule }: Doc) =>
+          annotations ? { ...rule, annotations: texts } : rule,
+        ),
       })),
     };
-    fs.writeFileSync(path.join(scratch, 'rules.yaml'), stringify(bare));
+    fs.writeFileSync(path.join(scratch, 'rules.yaml'), stringify(underTest));
     fs.writeFileSync(
       path.join(scratch, 'tests.yaml'),
       stringify({ rule_files: ['rules.yaml'], evaluation_interval: '1m', tests }),
@@ -486,37 +489,66 @@ describe('promtool test rules', () => {
     },
   );
 
-  it('GatewayQueueSaturated fires after 5 minutes of refusals on a series that starts at 0, not on one that stays at 0', () => {
+  describe('GatewayQueueSaturated', () => {
     const waits = (provider: string, result: string) =>
       series('gateway_chat_api_queue_wait_seconds_count', { instance: 'gw:8088', provider, result });
-    passes(
-      promtoolTestRules([
-        {
-          interval: '1m',
-          input_series: [
-            { series: waits('provider_c_processes', 'full'), values: '0+1x12' },
-            { series: waits('structured', 'timeout'), values: '0x12' },
-          ],
-          alert_rule_test: [
-            { eval_time: '4m', alertname: 'GatewayQueueSaturated', exp_alerts: [] },
+    const saturated = (eval_time: string, providers: string[]) => ({
+      eval_time,
+      alertname: 'GatewayQueueSaturated',
+      exp_alerts: providers.map((provider) => ({
+        exp_labels: { severity: 'warning', job: 'llm-gateway', instance: 'gw:8088', provider },
+        exp_annotations: {
+          summary: `The ${provider} queue turns requests away (429)`,
+          description: `Requests to ${provider} have been turned away for 5 minutes without a 2-minute break: its queue was full or they timed out waiting for a slot; clients get 429.`,
+          runbook_url: 'docs/deployment.md#gatewayqueuesaturated',
+        },
+      })),
+    });
+
+    it.each([
+      // The ServiceMonitor's interval, and Prometheus's default one (a scrape config without its own).
+      ['30s', '0+1x30'],
+      ['1m', '0+1x15'],
+    ])(
+      'fires after 5 minutes of steady refusals scraped every %s, on a series that starts at 0',
+      (interval, values) => {
+        passes(
+          promtoolTestRules(
+            [
+              {
+                interval,
+                input_series: [
+                  { series: waits('provider_c_processes', 'full'), values },
+                  { series: waits('structured', 'timeout'), values: '0x30' },
+                ],
+                alert_rule_test: [saturated('4m', []), saturated('8m', ['provider_c_processes'])],
+              },
+            ],
+            { annotations: true },
+          ),
+        );
+      },
+    );
+
+    it('stays silent on refusals with minutes between them: the queue was not saturated throughout', () => {
+      passes(
+        promtoolTestRules(
+          [
             {
-              eval_time: '8m',
-              alertname: 'GatewayQueueSaturated',
-              exp_alerts: [
-                {
-                  exp_labels: {
-                    severity: 'warning',
-                    job: 'llm-gateway',
-                    instance: 'gw:8088',
-                    provider: 'provider_c_processes',
-                  },
-                },
+              interval: '1m',
+              input_series: [
+                // Two refusals 4 minutes apart (minutes 2 and 6).
+                { series: waits('provider_a', 'full'), values: '0 0 1 1 1 1 2 2 2 2 2 2 2 2 2 2' },
+                // One every 3 minutes for a quarter of an hour.
+                { series: waits('structured', 'timeout'), values: '0 0 0 1 1 1 2 2 2 3 3 3 4 4 4 5' },
               ],
+              alert_rule_test: ['5m', '7m', '8m', '9m', '10m', '11m', '13m', '15m'].map((at) => saturated(at, [])),
             },
           ],
-        },
-      ]),
-    );
+          { annotations: true },
+        ),
+      );
+    });
   });
 
   it("GatewayMemoryNearLimit compares the container's working set (claude children included) with the limit, not the gateway's RSS", () => {
