@@ -12,11 +12,11 @@ import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { LabelMatcher, Selector } from './support/promql-selectors';
 import { parsePromQL } from './support/promql-selectors';
-import { sampleValue } from './support/prometheus-text';
+import { samples, sampleValue } from './support/prometheus-text';
 import { rawRequest } from './support/raw-http';
 import { fakeUpstream } from './support/client-scenarios';
 import { FakeProviderA } from './support/fake-provider-a';
-import { providerASettings, textReply } from './support/provider-a-fixtures';
+import { created, errorEvent, providerASettings, textReply } from './support/provider-a-fixtures';
 import type { ToolResult } from './support/real-tools';
 import { promtool, render } from './support/real-tools';
 
@@ -53,7 +53,10 @@ const CLOSED_VALUES: Record<string, ReadonlySet<string>> = {
   kind: new Set(['prompt', 'completion', 'cached', 'reasoning', 'minor', 'major', 'incremental', 'weakcb']),
 };
 const CLOSED_VALUES_BY_METRIC: Record<string, Record<string, ReadonlySet<string>>> = {
-  gateway_chat_api_upstream_errors_total: { code: new Set(errorTable().keys()) },
+  gateway_chat_api_upstream_errors_total: {
+    code: new Set(errorTable().keys()),
+    route: new Set(['chat', 'structured']),
+  },
   gateway_chat_api_upstream_retries_total: { code: new Set(errorTable().keys()) },
   gateway_chat_api_queue_wait_seconds: {
     result: new Set(['acquired', 'bypassed', 'full', 'timeout', 'canceled', 'draining']),
@@ -251,6 +254,104 @@ describe("gateway_chat_api_upstream_retries_total (the dashboard's retries panel
     expect(JSON.parse(response.body.toString()).choices[0].message.content).toBe('after one retry');
     expect(await counter('gateway_chat_api_upstream_retries_total')).toBe(retriesBefore + 1);
     expect(await counter('gateway_chat_api_upstream_errors_total')).toBe(errorsBefore);
+  });
+});
+
+/** Whether a scraped sample's labels satisfy one PromQL matcher (regexes are anchored, as in PromQL). */
+function satisfies(labels: Readonly<Record<string, string>>, matcher: LabelMatcher): boolean {
+  const value = labels[matcher.label] ?? '';
+  switch (matcher.op) {
+    case '=':
+      return value === matcher.value;
+    case '!=':
+      return value !== matcher.value;
+    case '=~':
+      return new RegExp(`^(?:${matcher.value})$`).test(value);
+    case '!~':
+      return !new RegExp(`^(?:${matcher.value})$`).test(value);
+  }
+}
+
+/** The sum over a scrape of every sample one selector of an alert reads. */
+const selected = (scrape: string, selector: Selector) =>
+  samples(scrape)
+    .filter((sample) => sample.name === selector.metric && selector.matchers.every((m) => satisfies(sample.labels, m)))
+    .reduce((total, sample) => total + sample.value, 0);
+
+describe('GatewayUpstreamErrorRatioHigh against a gateway with chat and structured inference on provider_a', () => {
+  const upstream = fakeUpstream({
+    homePrefix: 'monitoring-ratio-',
+    startFake: () => FakeProviderA.start(),
+    settings: (fake, home) => ({
+      ...providerASettings(fake, home, { transport: 'sse' }),
+      GATEWAY_PROVIDERS: 'provider_a',
+      STRUCTURED_INFERENCE_ENABLED: 'true',
+      PROVIDER_A_TIMEOUT: '8s',
+    }),
+  });
+  let url = '';
+  const ratio = rules.find((rule) => rule.alert === 'GatewayUpstreamErrorRatioHigh')!;
+  const { selectors } = parsePromQL(ratio.expr);
+  const failures = selectors.find((selector) => selector.metric === 'gateway_chat_api_upstream_errors_total')!;
+  const requests = selectors.find((selector) => selector.metric === 'gateway_chat_api_requests_total')!;
+  /** What the alert divides, and the upstream failures of provider_a by route. */
+  const counts = async () => {
+    const scrape = (await rawRequest(`${url}/metrics`)).body.toString();
+    const byRoute = (route: string) =>
+      sampleValue(scrape, 'gateway_chat_api_upstream_errors_total', {
+        provider: 'provider_a',
+        code: 'upstream',
+        route,
+      });
+    return {
+      failures: selected(scrape, failures),
+      requests: selected(scrape, requests),
+      chat: byRoute('chat'),
+      structured: byRoute('structured'),
+    };
+  };
+  // Every attempt fails before output: the first and the two retries.
+  const failingAttempts = () => {
+    const failed = { frames: [created(), errorEvent({ status: 500, code: 'server_error', message: 'broke' })] };
+    upstream.fake.enqueue(failed, failed, failed);
+  };
+  const post = (route: string, body: Record<string, unknown>) =>
+    rawRequest(`${url}${route}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer any', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    url = (await upstream.start()).url;
+  });
+  afterAll(() => upstream.stop());
+
+  it('a failed structured call moves neither side of the chat ratio; it counts under route="structured", a failed chat under route="chat"', async () => {
+    const start = await counts();
+    // Both routes' series exist at 0 from start-up (an alert on increase() sees the first failure).
+    expect([start.chat, start.structured]).toEqual([0, 0]);
+
+    failingAttempts();
+    const structured = await post('/v1/structured/inference', {
+      request_id: 'ratio-1',
+      model: 'gpt-6.1-terra',
+      input: 'Revenue grew 12% in the third quarter.',
+      schema: { type: 'object', additionalProperties: false, required: ['a'], properties: { a: { type: 'string' } } },
+    });
+    expect(structured.status).toBe(502);
+    const afterStructured = await counts();
+    expect(afterStructured).toEqual({ ...start, structured: 1 });
+
+    failingAttempts();
+    const chat = await post('/v1/chat/completions', { model: 'sol', messages: [{ role: 'user', content: 'hi' }] });
+    expect(chat.status).toBe(502);
+    expect(await counts()).toEqual({
+      failures: start.failures + 1,
+      requests: start.requests + 1,
+      chat: 1,
+      structured: 1,
+    });
   });
 });
 
@@ -459,10 +560,13 @@ describe('promtool test rules', () => {
     ['GatewayUpstreamProjectRequired', 'provider_b', 'provider_project_required'],
     ['GatewayProviderCliMissing', 'provider_c', 'provider_cli_missing'],
   ])(
-    '%s fires on the first failure after a start when the series starts at 0 (as the gateway exports it); one born at 1 would be missed',
+    '%s fires on the first failure after a start when the series starts at 0 (as the gateway exports it), on either route; one born at 1 would be missed',
     (alertname, provider, code) => {
-      const errors = (instance: string) =>
-        series('gateway_chat_api_upstream_errors_total', { instance, provider, code });
+      const errors = (instance: string, route = 'chat') =>
+        series('gateway_chat_api_upstream_errors_total', { instance, provider, code, route });
+      const firing = (instance: string) => ({
+        exp_labels: { severity: 'critical', job: 'llm-gateway', instance, provider },
+      });
       passes(
         promtoolTestRules([
           {
@@ -470,24 +574,63 @@ describe('promtool test rules', () => {
             input_series: [
               // Started at 0, one failure at minute 2.
               { series: errors('from-zero:8088'), values: '0 0 1 1 1' },
+              // The same failure met by a structured call: the same login, the same fix.
+              { series: errors('structured:8088'), values: '0 0 0 0 0' },
+              { series: errors('structured:8088', 'structured'), values: '0 0 1 1 1' },
               // The same failure on a series that did not exist before it: increase() has no earlier sample.
               { series: errors('born-at-one:8088'), values: '_ _ 1 1 1' },
             ],
             alert_rule_test: [
               { eval_time: '1m', alertname, exp_alerts: [] },
-              {
-                eval_time: '3m',
-                alertname,
-                exp_alerts: [
-                  { exp_labels: { severity: 'critical', job: 'llm-gateway', instance: 'from-zero:8088', provider } },
-                ],
-              },
+              { eval_time: '3m', alertname, exp_alerts: [firing('from-zero:8088'), firing('structured:8088')] },
             ],
           },
         ]),
       );
     },
   );
+
+  it('GatewayUpstreamErrorRatioHigh fires on failing chat requests, and not on failing structured calls beside healthy chat', () => {
+    const labels = (instance: string) => ({ instance, provider: 'provider_a' });
+    const failed = (instance: string, route: string) =>
+      series('gateway_chat_api_upstream_errors_total', { ...labels(instance), code: 'upstream', route });
+    const answered = (instance: string, status: string) =>
+      series('gateway_chat_api_requests_total', { ...labels(instance), model: 'sol', status });
+    const ratioHigh = (eval_time: string, alerts: Array<[string, string]>) => ({
+      eval_time,
+      alertname: 'GatewayUpstreamErrorRatioHigh',
+      exp_alerts: alerts.map(([instance, share]) => ({
+        exp_labels: { severity: 'warning', job: 'llm-gateway', ...labels(instance) },
+        exp_annotations: {
+          summary: 'More than 25 % of provider_a chat requests fail upstream',
+          description: `${share} of chat requests to provider_a ended in an upstream error, timeout or invalid tool call over 15 minutes.`,
+          runbook_url: 'docs/deployment.md#gatewayupstreamerrorratiohigh',
+        },
+      })),
+    });
+    passes(
+      promtoolTestRules(
+        [
+          {
+            interval: '1m',
+            input_series: [
+              // Chat answers all of its 10 requests a minute; every structured call (10 a minute) fails upstream.
+              { series: answered('structured-failing:8088', '200'), values: '0+10x30' },
+              { series: failed('structured-failing:8088', 'chat'), values: '0x30' },
+              { series: failed('structured-failing:8088', 'structured'), values: '0+10x30' },
+              // Half of the chat requests fail upstream (502); structured is healthy.
+              { series: answered('chat-failing:8088', '200'), values: '0+5x30' },
+              { series: answered('chat-failing:8088', '502'), values: '0+5x30' },
+              { series: failed('chat-failing:8088', 'chat'), values: '0+5x30' },
+              { series: failed('chat-failing:8088', 'structured'), values: '0x30' },
+            ],
+            alert_rule_test: [ratioHigh('10m', []), ratioHigh('20m', [['chat-failing:8088', '50%']])],
+          },
+        ],
+        { annotations: true },
+      ),
+    );
+  });
 
   describe('GatewayQueueSaturated', () => {
     const waits = (provider: string, result: string) =>

@@ -515,7 +515,7 @@ class ChatTelemetry {
   }
 
   upstreamError(code: string): void {
-    if (this.model) this.metrics.upstreamError(this.model.provider, code);
+    if (this.model) this.metrics.upstreamError(this.model.provider, code, 'chat');
   }
 
   upstreamRetry(code: string): void {

@@ -48,14 +48,37 @@ describe('GatewayMetrics series at zero from boot', () => {
     expect(created.every(([, value]) => value === 0)).toBe(true);
     const labels = created.map(([label]) => label);
     expect(labels).toEqual([
-      ...upstreamErrorCodes('provider_a').map((code) => ({ provider: 'provider_a', code })),
-      ...upstreamErrorCodes('provider_b').map((code) => ({ provider: 'provider_b', code })),
+      ...upstreamErrorCodes('provider_a').map((code) => ({ provider: 'provider_a', code, route: 'chat' })),
+      ...upstreamErrorCodes('provider_b').map((code) => ({ provider: 'provider_b', code, route: 'chat' })),
     ]);
-    expect(labels).toContainEqual({ provider: 'provider_a', code: 'auth' });
-    expect(labels).toContainEqual({ provider: 'provider_b', code: 'provider_account_unsupported' });
-    expect(labels).toContainEqual({ provider: 'provider_b', code: 'provider_project_required' });
+    expect(labels).toContainEqual({ provider: 'provider_a', code: 'auth', route: 'chat' });
+    expect(labels).toContainEqual({ provider: 'provider_b', code: 'provider_account_unsupported', route: 'chat' });
+    expect(labels).toContainEqual({ provider: 'provider_b', code: 'provider_project_required', route: 'chat' });
     expect(labels.filter((label) => (label as { code: string }).code === 'canceled')).toEqual([]);
     expect(labels.filter((label) => (label as { provider: string }).provider === 'provider_c')).toEqual([]);
+  });
+
+  it("creates the structured route's upstream error codes at 0 for the families structured inference calls, and no other", () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.structuredProviders(['provider_a', 'not_a_family']);
+    expect(calls.get('upstreamErrors.inc')).toEqual(
+      upstreamErrorCodes('provider_a').map((code) => [{ provider: 'provider_a', code, route: 'structured' }, 0]),
+    );
+  });
+
+  it('counts an upstream failure under the route that met it, never a client cancel', () => {
+    const { instruments, calls } = recordingInstruments();
+    const metrics = new GatewayMetrics(instruments, SCOPE);
+    calls.clear();
+    metrics.upstreamError('provider_a', 'upstream', 'structured');
+    metrics.upstreamError('provider_a', 'timeout', 'chat');
+    metrics.upstreamError('provider_a', 'canceled', 'chat');
+    expect(calls.get('upstreamErrors.inc')).toEqual([
+      [{ provider: 'provider_a', code: 'upstream', route: 'structured' }],
+      [{ provider: 'provider_a', code: 'timeout', route: 'chat' }],
+    ]);
   });
 
   it('creates the refusing queue results (full, timeout) of every enabled queue: families, their own queues, structured when on', () => {

@@ -11,6 +11,7 @@ import type {
   MetricDeclaration,
   QueueLabel,
   QueueResult,
+  UpstreamRoute,
   UpstreamSessionTurn,
   ValidationResult,
 } from './metric-declarations';
@@ -90,7 +91,7 @@ export class GatewayMetrics {
     // `increase()` sees the first failure after a start: a series born at 1 has no earlier sample
     // to increase from.
     for (const provider of scope.enabledProviders) {
-      for (const code of upstreamErrorCodes(provider)) this.metric.upstreamErrors.inc({ provider, code }, 0);
+      this.upstreamErrorsListed(provider, 'chat');
       for (const queue of [provider, ...(familyOf(provider).queues ?? [])])
         for (const result of REFUSING_QUEUE_RESULTS) this.metric.queueWait.zero({ provider: queue, result });
     }
@@ -135,8 +136,20 @@ export class GatewayMetrics {
     this.metric.queueDepth.set({ provider: queueLabel(queue) }, depth);
   }
 
-  upstreamError(provider: string, code: string): void {
-    if (code !== 'canceled') this.metric.upstreamErrors.inc({ provider: providerLabel(provider), code });
+  upstreamError(provider: string, code: string, route: UpstreamRoute): void {
+    if (code !== 'canceled') this.metric.upstreamErrors.inc({ provider: providerLabel(provider), code, route });
+  }
+
+  /**
+   * The families structured inference calls (those of its allowlist), told once at start-up: their
+   * upstream error codes on the structured route start at 0, as the chat route's do.
+   */
+  structuredProviders(providers: readonly string[]): void {
+    for (const provider of providers) if (isFamilyId(provider)) this.upstreamErrorsListed(provider, 'structured');
+  }
+
+  private upstreamErrorsListed(provider: string, route: UpstreamRoute): void {
+    for (const code of upstreamErrorCodes(provider)) this.metric.upstreamErrors.inc({ provider, code, route }, 0);
   }
 
   /** A retry before any output; `code` is the internal code of the failure retried. */

@@ -69,10 +69,11 @@ export const METRICS = {
     [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
   ),
   queueDepth: gauge('gateway_chat_api_queue_depth', 'Requests currently waiting for a slot.', ['provider']),
-  upstreamErrors: counter('gateway_chat_api_upstream_errors_total', 'Upstream failures by internal code.', [
-    'provider',
-    'code',
-  ]),
+  upstreamErrors: counter(
+    'gateway_chat_api_upstream_errors_total',
+    'Upstream failures by internal code and the route that met them (chat or structured).',
+    ['provider', 'code', 'route'],
+  ),
   upstreamRetries: counter(
     'gateway_chat_api_upstream_retries_total',
     'Retries before any output, by the internal code of the failure that caused them.',
@@ -214,3 +215,8 @@ export type QueueResult = 'acquired' | 'bypassed' | 'full' | 'timeout' | 'cancel
 export type ValidationResult = 'valid' | 'invalid' | 'unparsable' | 'unknown';
 export type IdempotencyResult = 'local_hit' | 'miss' | 'conflict' | 'capacity';
 export type UpstreamSessionTurn = 'reused' | 'incremental' | 'fallback';
+/**
+ * The route an upstream failure met: the chat ratio alert divides chat failures by chat requests,
+ * while the login alerts count both (a structured call uses the same logins).
+ */
+export type UpstreamRoute = 'chat' | 'structured';

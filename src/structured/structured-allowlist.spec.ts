@@ -20,6 +20,8 @@ describe(StructuredAllowlist.name, () => {
     expect(allowlist.ids).toEqual([...DEFAULT_IDS].sort());
     expect(allowlist.policyVersion).toMatch(/^[0-9a-f]{16}$/);
     expect(allowlist.dropped).toEqual([]);
+    // The families the route calls, whose structured upstream errors the metrics list from start-up.
+    expect(allowlist.providers).toEqual(['provider_a']);
   });
 
   it('lets STRUCTURED_MODELS name an older tier model, or a tier alias (fixed to its startup model)', () => {

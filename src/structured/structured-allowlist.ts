@@ -44,6 +44,8 @@ export class StructuredAllowlist {
   readonly policyVersion: string;
   /** Sorted allowed ids (also the `details` of an `unsupported_model` answer). */
   readonly ids: readonly string[];
+  /** The families of the allowed ids, each once: the ones this route calls. */
+  readonly providers: readonly ProviderId[];
   private readonly byId: ReadonlyMap<string, CatalogEntry>;
 
   constructor(
@@ -53,6 +55,7 @@ export class StructuredAllowlist {
     const sorted = [...entries].sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
     this.byId = new Map(sorted.map((entry) => [entry.id, entry]));
     this.ids = sorted.map((entry) => entry.id);
+    this.providers = [...new Set(sorted.map((entry) => entry.provider))].sort();
     this.policyVersion = modelPolicyVersion(sorted);
   }
 

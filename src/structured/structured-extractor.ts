@@ -125,7 +125,7 @@ export class StructuredExtractor {
       // Nobody waits any more: keep the abort reason so it is recorded as canceled, not as a failure.
       if (signal.aborted) throw signal.reason ?? error;
       const failure = toGatewayError(error).attributeTo(model.provider);
-      if (failure.spec.upstream) this.metrics.upstreamError(model.provider, failure.code);
+      if (failure.spec.upstream) this.metrics.upstreamError(model.provider, failure.code, 'structured');
       throw withStructuredMessage(failure);
     } finally {
       slot.release();

@@ -3,6 +3,7 @@ import { PinoLogger } from 'nestjs-pino';
 import { LifecycleModule } from '../common/lifecycle/lifecycle.module';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.tokens';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { MetricsModule } from '../metrics/metrics.module';
 import { ModelCatalog } from '../models/model-catalog';
 import { ModelsModule } from '../models/models.module';
@@ -22,14 +23,21 @@ import { StructuredOrchestrator } from './structured-orchestrator';
  * The allowlist is built at boot: an id outside the catalog fails startup (ConfigError naming
  * STRUCTURED_MODELS); ids that cannot serve strict schemas, or whose family is disabled, are
  * dropped with one warning. It looks at every catalog row, disabled families included, so a
- * disabled id is told from an unknown one.
+ * disabled id is told from an unknown one. Its families are the ones whose structured-route
+ * upstream errors the metrics list from start-up.
  */
-function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: PinoLogger): StructuredAllowlist {
+function allowlistFactory(
+  config: AppConfig,
+  catalog: ModelCatalog,
+  logger: PinoLogger,
+  metrics: GatewayMetrics,
+): StructuredAllowlist {
   const allowlist = StructuredAllowlist.build({
     requested: config.structured.models,
     catalog: catalog.bundledEntries(),
     enabledProviders: config.enabledProviders,
   });
+  metrics.structuredProviders(allowlist.providers);
   if (allowlist.dropped.length > 0) {
     logger.warn(
       {
@@ -52,7 +60,11 @@ function allowlistFactory(config: AppConfig, catalog: ModelCatalog, logger: Pino
   imports: [ProvidersModule, ModelsModule, MetricsModule, LifecycleModule],
   controllers: [StructuredController],
   providers: [
-    { provide: StructuredAllowlist, useFactory: allowlistFactory, inject: [APP_CONFIG, ModelCatalog, PinoLogger] },
+    {
+      provide: StructuredAllowlist,
+      useFactory: allowlistFactory,
+      inject: [APP_CONFIG, ModelCatalog, PinoLogger, GatewayMetrics],
+    },
     { provide: IDEMPOTENCY_CLOCK, useFactory: () => ({ now: monotonicClock }) },
     {
       provide: IdempotencyStore,
