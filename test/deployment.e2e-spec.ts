@@ -260,7 +260,10 @@ describe('docker/k8s rendered by the real kustomize', () => {
     const deployment = byKind('Deployment')[0];
     const pod = deployment.spec.template.spec;
     const container = pod.containers[0];
-    const configMap = byKind('ConfigMap').find((map) => map.metadata.name === 'llm-gateway-config')!;
+    // Named llm-gateway-config-<hash of its data> by kustomize's configMapGenerator.
+    const configMap = byKind('ConfigMap').find(
+      (map) => map.metadata.name === container.envFrom?.[0]?.configMapRef?.name,
+    )!;
 
     /** The container's settings as the process sees them, with the hand-made Secret in place. */
     function containerEnvironment(): Record<string, string> {
@@ -388,6 +391,59 @@ describe('docker/k8s rendered by the real kustomize', () => {
       expect(['http', 8088]).toContain(service.spec.ports[0].targetPort);
     });
   });
+});
+
+describe('docker/k8s: a changed setting rolls the gateway, which reads its settings only at start', () => {
+  /**
+   * A copy of docker/k8s in which one setting is edited where it is set, as an operator would:
+   * `NAME: value` or `NAME=value` in the one file under `level` that sets it.
+   */
+  function editedCopy(level: string, name: string, value: string, next: string): string {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'k8s-setting-'));
+    fs.cpSync(K8S, path.join(scratch, 'k8s'), { recursive: true });
+    const setting = new RegExp(`^(\\s*-?\\s*${name}(?:: "?|=))${value}\\b`, 'm');
+    const files = filesUnder(path.join(scratch, 'k8s', level))
+      .map((file) => path.join(scratch, 'k8s', level, file))
+      .filter((file) => setting.test(readText(file)));
+    expect(files).toHaveLength(1);
+    fs.writeFileSync(files[0], readText(files[0]).replace(setting, `$1${next}`));
+    return scratch;
+  }
+
+  /** The Deployment's pod template and the settings its container reads from ConfigMaps. */
+  function rendered(directory: string) {
+    const manifests = render(directory);
+    const template = manifests.find((manifest) => manifest.kind === 'Deployment')!.spec.template;
+    const settings: Record<string, string> = {};
+    for (const source of template.spec.containers[0].envFrom ?? []) {
+      const map = manifests.find(
+        (manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.name === source.configMapRef?.name,
+      );
+      Object.assign(settings, map?.data);
+    }
+    return { template, settings };
+  }
+
+  it.each([
+    ['base', 'base', 'LOG_LEVEL', 'info', 'debug'],
+    ['provider-c', 'base', 'LOG_LEVEL', 'info', 'debug'],
+    ['monitoring', 'base', 'LOG_LEVEL', 'info', 'debug'],
+    ['provider-c', 'provider-c', 'PROVIDER_C_MAX_PROCESSES', '4', '2'],
+  ])(
+    "docker/k8s/%s: editing %s's %s changes the pod template (a new ConfigMap name), so `kubectl apply -k` replaces the pod",
+    (overlay, level, name, value, next) => {
+      const before = rendered(path.join(K8S, overlay));
+      expect(before.settings[name]).toBe(value);
+      const scratch = editedCopy(level, name, value, next);
+      try {
+        const after = rendered(path.join(scratch, 'k8s', overlay));
+        expect(after.settings).toEqual({ ...before.settings, [name]: next });
+        expect(after.template).not.toEqual(before.template);
+      } finally {
+        fs.rmSync(scratch, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('docker/compose.yaml (and the provider_c switch docker/compose.provider-c.yaml)', () => {
@@ -548,29 +604,64 @@ describe('docs/deployment.md: loading the logins into the claim', () => {
   });
 });
 
+/**
+ * The directory a section of docs/deployment.md has you make beside docker/k8s/base: its yaml
+ * blocks that open with `# <file>.yaml`, written under those names into a copy of docker/k8s and
+ * rendered by the real kustomize, as `kubectl apply -k` would.
+ */
+function renderDocumentedDirectory(blocks: ReadonlyArray<{ code: string }>): Manifest[] {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'k8s-documented-'));
+  try {
+    fs.cpSync(K8S, path.join(scratch, 'k8s'), { recursive: true });
+    const directory = path.join(scratch, 'k8s', 'documented');
+    fs.mkdirSync(directory);
+    for (const block of blocks) {
+      const name = /^# ([\w.-]+\.yaml)\b/.exec(block.code)?.[1];
+      if (name) fs.writeFileSync(path.join(directory, name), block.code);
+    }
+    return render(directory);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 describe('docs/deployment.md "Beyond one machine": the chat replicas and their routes', () => {
-  const documents = deploymentDocBlocks()
-    .filter((block) => block.lang === 'yaml' && block.section.startsWith('Beyond one machine'))
-    .flatMap((block) => parseAllDocuments(block.code).map((document) => document.toJS() as Manifest));
-  const base = render(path.join(K8S, 'base'));
-  const baseDeployment = base.find((manifest) => manifest.kind === 'Deployment')!;
-  const baseConfig = base.find((manifest) => manifest.kind === 'ConfigMap')!;
-  const baseService = base.find((manifest) => manifest.kind === 'Service')!;
-  const chat = documents.find((manifest) => manifest.kind === 'StatefulSet');
+  const blocks = deploymentDocBlocks().filter(
+    (block) => block.lang === 'yaml' && block.section.startsWith('Beyond one machine'),
+  );
+  const documents = blocks.flatMap((block) =>
+    parseAllDocuments(block.code).map((document) => document.toJS() as Manifest),
+  );
+  // The chat replicas as applied: with the base, whose ConfigMap name kustomize hashes.
+  const rendered = renderDocumentedDirectory(blocks);
+  const baseDeployment = rendered.find((manifest) => manifest.kind === 'Deployment')!;
+  const baseService = rendered.find(
+    (manifest) => manifest.kind === 'Service' && manifest.metadata.name === 'llm-gateway',
+  )!;
+  const chat = rendered.find((manifest) => manifest.kind === 'StatefulSet');
   const pod = chat?.spec.template.spec;
   const container = pod?.containers[0];
+  const configMapNamed = (name: string | undefined) =>
+    rendered.find((manifest) => manifest.kind === 'ConfigMap' && manifest.metadata.name === name);
 
   /** The chat container's settings as the process sees them: the base ConfigMap, then its own env. */
   function chatConfig() {
     const env: Record<string, string> = {};
-    for (const source of container.envFrom ?? [])
-      if (source.configMapRef?.name === baseConfig.metadata.name) Object.assign(env, baseConfig.data);
+    for (const source of container.envFrom ?? []) Object.assign(env, configMapNamed(source.configMapRef?.name)?.data);
     for (const entry of container.env ?? []) {
       if ('value' in entry) env[entry.name] = String(entry.value);
       else if (entry.valueFrom?.secretKeyRef) env[entry.name] = HAND_MADE_SECRET;
     }
     return loadConfig(env);
   }
+
+  it("renders with the base, the chat replicas reading the single replica's ConfigMap under its hashed name", () => {
+    const reference = (workload: Manifest | undefined) =>
+      workload?.spec.template.spec.containers[0].envFrom.map((source: Manifest) => source.configMapRef.name);
+    expect(reference(chat)).toEqual(reference(baseDeployment));
+    expect(configMapNamed(reference(chat)?.[0])?.data.GATEWAY_PROVIDERS).toEqual(expect.any(String));
+    expect(reference(chat)?.[0]).toMatch(/^llm-gateway-config-\w+$/);
+  });
 
   it('runs several chat replicas, rolled, structured off, with settings the gateway accepts and a login volume per pod', () => {
     expect(chat).toBeDefined();
