@@ -108,8 +108,113 @@ function describeStructuredOutput(model: string, gateway: () => TestGateway, ups
   });
 }
 
-/** The refusals no family can serve, answered before any upstream call. */
-function describeRefusals(model: string, gateway: () => TestGateway, upstreamCalls: () => number): void {
+/** A one-pixel PNG, inline. */
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+/** The refusals no family can serve, answered before any upstream call; `family` is the model's. */
+function describeRefusals(
+  model: string,
+  family: string,
+  gateway: () => TestGateway,
+  upstreamCalls: () => number,
+): void {
+  it('a refused field is a 400 whose message names the field and the fix, before any upstream call', async () => {
+    const before = upstreamCalls();
+    const cases: [Record<string, unknown>, string, string][] = [
+      [
+        { modalities: ['text', 'audio'] },
+        'modalities',
+        'modalities asks for output other than text, which is not supported: answers are text only; send ["text"] or leave modalities out',
+      ],
+      [
+        { audio: { voice: 'alloy', format: 'mp3' } },
+        'audio',
+        'audio output is not supported: no family produces audio; leave audio out',
+      ],
+      [
+        { web_search_options: {} },
+        'web_search_options',
+        'web search is not supported: no family searches the web for the client; leave web_search_options out',
+      ],
+      [
+        { top_logprobs: 3 },
+        'top_logprobs',
+        'top_logprobs above 0 is not supported: no upstream family returns token log probabilities; send 0 or leave top_logprobs out',
+      ],
+      [
+        { logprobs: true },
+        'logprobs',
+        'logprobs: true is not supported: no upstream family returns token log probabilities; send false or leave logprobs out',
+      ],
+    ];
+    for (const [fields, param, message] of cases) {
+      const response = await postChatBody(gateway(), { model, messages: ASK, ...fields });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
+        message,
+        type: 'invalid_request_error',
+        code: 'unsupported_parameter',
+        param,
+      });
+    }
+    expect(upstreamCalls()).toBe(before);
+  });
+
+  it('a content part no family takes is a 400 naming the part and the fix, before any upstream call', async () => {
+    const before = upstreamCalls();
+    const cases: [unknown, string, string][] = [
+      [
+        { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
+        'messages[0].content[1]: part type "input_audio" is not supported by',
+        '; send its transcript as a text part (no family takes audio)',
+      ],
+      [
+        { type: 'file', file: { file_id: 'file-abc' } },
+        'messages[0].content[1]: part type "file" is not supported by',
+        "; send the file's text as a text part, or an image as an image_url part (no family takes files)",
+      ],
+    ];
+    for (const [part, start, end] of cases) {
+      const response = await postChatBody(gateway(), {
+        model,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, part] }],
+      });
+      expect(response.status).toBe(400);
+      const { error } = (await response.json()) as { error: { message: string } };
+      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
+      expect(error.message.startsWith(`${start} ${family}`)).toBe(true);
+      expect(error.message.endsWith(end)).toBe(true);
+    }
+    expect(upstreamCalls()).toBe(before);
+  });
+
+  it('an image in a system or assistant message is a 400 naming the role and the fix, before any upstream call', async () => {
+    const before = upstreamCalls();
+    const image = { type: 'image_url', image_url: { url: PNG } };
+    for (const [messages, where, role] of [
+      [[{ role: 'system', content: [image] }, ...ASK], 'messages[0].content[0]', 'a system'],
+      [
+        [...ASK, { role: 'assistant', content: [{ type: 'text', text: 'a dot' }, image] }, ...ASK],
+        'messages[1].content[1]',
+        'an assistant',
+      ],
+    ] as const) {
+      const response = await postChatBody(gateway(), { model, messages });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: unknown }).error).toEqual({
+        message:
+          family === 'provider_c'
+            ? `${where}: part type "image_url" is not supported by provider_c (Claude Code takes the conversation as text); describe the image in a text part, or choose a model of a family that takes images (provider_a, provider_b)`
+            : `${where}: an image in ${role} message is not supported by ${family}; move the image to a user message`,
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+        param: 'messages',
+      });
+    }
+    expect(upstreamCalls()).toBe(before);
+  });
+
   it('n: 2 is a 400 in the OpenAI shape with param "n", before any upstream call', async () => {
     const before = upstreamCalls();
     const error = await refusal(client(gateway()).chat.completions.create({ model, messages: ASK, n: 2 }));
@@ -161,6 +266,54 @@ function describeRefusals(model: string, gateway: () => TestGateway, upstreamCal
       ],
       // Sent on, provider_a's backend would answer a vague 400; the others would drop it unnoticed.
       [{ verbosity: 'loud' }, 'verbosity', 'verbosity must be one of low, medium, high'],
+      // A tier OpenAI does not define: every family would drop it unnoticed.
+      [
+        { service_tier: 'bogus' },
+        'service_tier',
+        'service_tier must be one of auto, default, flex, scale, priority, fast',
+      ],
+      [
+        { messages: [...ASK, { role: 'function', name: 'read', content: 'output' }] },
+        'messages',
+        'messages.1.role must be one of system, developer, user, assistant, tool (a "function" message is the deprecated form of a tool result: send a tool message with the tool_call_id of its call)',
+      ],
+      // Only an assistant message carries calls: every family would drop them from any other.
+      [
+        {
+          messages: [
+            {
+              role: 'user',
+              content: 'hi',
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{}' } }],
+            },
+          ],
+        },
+        'messages',
+        'messages.0.tool_calls is taken only on an assistant message (the calls the model made): move the calls to the assistant message that made them, or leave tool_calls out',
+      ],
+      // provider_a's backend would refuse it, provider_b would drop it, provider_c takes no image at all.
+      [
+        {
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'hi' },
+                { type: 'image_url', image_url: { url: PNG, detail: 'ultra' } },
+              ],
+            },
+          ],
+        },
+        'messages',
+        'messages.0.content.1.image_url.detail must be one of auto, low, high, original, or left out',
+      ],
+      [
+        {
+          messages: [{ role: 'user', content: [{ type: 'input_image', image_url: PNG, detail: 5 }] }],
+        },
+        'messages',
+        'messages.0.content.0.detail must be one of auto, low, high, original, or left out',
+      ],
     ];
     for (const [fields, param, message] of cases) {
       const response = await postChatBody(gateway(), { model, messages: ASK, ...fields });
@@ -250,8 +403,21 @@ const TOOL_HISTORY = [
   { role: 'tool', tool_call_id: 'call_patch', content: 'PATCH-APPLIED' },
 ];
 
-/** History shapes every family carries to its upstream rather than dropping or refusing them. */
+/** History shapes and field values every family carries to its upstream or takes, rather than dropping or refusing them. */
 function describeHistory(model: string, gateway: () => TestGateway, sentBodies: () => unknown[], arm = () => {}): void {
+  it('takes the values OpenAI defines: every service_tier word, and modalities ["text"] or an empty list (text, the default)', async () => {
+    for (const fields of [
+      { modalities: [], service_tier: 'flex' },
+      { modalities: ['text'], service_tier: 'fast' },
+    ]) {
+      arm();
+      const before = sentBodies().length;
+      const response = await postChatBody(gateway(), { model, messages: ASK, ...fields });
+      expect(response.status).toBe(200);
+      expect(sentBodies().length - before).toBe(1);
+    }
+  });
+
   it("an assistant message's refusal content part reaches the upstream as that message's text", async () => {
     arm();
     const before = sentBodies().length;
@@ -327,7 +493,7 @@ describe('provider_a: response_format, refusals and stop sequences', () => {
       .filter((format) => format !== undefined);
 
   describeStructuredOutput('gpt-5.6-sol', gateway, formats);
-  describeRefusals('gpt-5.6-sol', gateway, () => upstream.fake.requests().length);
+  describeRefusals('gpt-5.6-sol', 'provider_a', gateway, () => upstream.fake.requests().length);
   describeHistory('gpt-5.6-sol', gateway, () => upstream.fake.requests().map((request) => request.body));
 
   it('sends the schema as text.format the way codex exec --output-schema does, and never a sampling field or output cap', async () => {
@@ -404,7 +570,7 @@ describe('provider_b: response_format and sampling upstream', () => {
       .filter((schema) => schema !== undefined);
 
   describeStructuredOutput('gemini-2.5-pro', gateway, formats);
-  describeRefusals('gemini-2.5-pro', gateway, () => generateRequests().length);
+  describeRefusals('gemini-2.5-pro', 'provider_b', gateway, () => generateRequests().length);
   describeHistory('gemini-2.5-pro', gateway, () => generateRequests().map((request) => request.body));
 
   it('sends responseMimeType + responseJsonSchema and the sampling fields Code Assist takes, never a penalty', async () => {
@@ -541,6 +707,7 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
 
   describeRefusals(
     'claude-fable-5',
+    'provider_c',
     () => gateway,
     () => api.messages().length,
   );
@@ -738,10 +905,11 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(streamed.status).toBe(422);
     expect(streamed.body).toEqual({
       error: {
-        message: expect.stringContaining('response_format'),
+        message:
+          'the model\'s answer did not satisfy response_format in 3 attempts; send the request again, make the schema simpler or say in the messages what to answer, or choose a model whose family holds answers to the schema upstream (docs/chat.md "Structured output")',
         type: 'upstream_error',
         code: 'output_validation_failed',
-        param: null,
+        param: 'response_format',
       },
     });
     // Every attempt was billed, though none was delivered.

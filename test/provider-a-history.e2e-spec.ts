@@ -252,7 +252,7 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
   it.each<[Json, string]>([
     [
       { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
-      'messages[0].content[1]: part type "input_audio" is not supported by provider_a',
+      'messages[0].content[1]: part type "input_audio" is not supported by provider_a; send its transcript as a text part (no family takes audio)',
     ],
     [
       { type: 'image_url', image_url: { url: 'file:///home/me/cat.png' } },
@@ -262,13 +262,14 @@ describe('provider_a carries images and refuses what it cannot carry', () => {
       { type: 'image_url', image_url: { url: 'data:image/svg+xml;base64,PHN2Zy8+' } },
       'messages[0].content[1]: an image of type image/svg+xml is not supported by provider_a; send it as image/png, image/jpeg, image/webp or image/gif',
     ],
+    // A detail OpenAI does not define is the chat body rules' 400, on every family.
     [
       { type: 'image_url', image_url: { url: PNG, detail: 'ultra' } },
-      'messages[0].content[1].image_url.detail: "ultra" is not supported by provider_a; send auto, low, high, original, or leave detail out',
+      'messages.0.content.1.image_url.detail must be one of auto, low, high, original, or left out',
     ],
     [
       { type: 'input_image', image_url: 'https://example.test/cat.jpg', detail: 5 },
-      'messages[0].content[1].detail: a value that is not a string is not supported by provider_a; send auto, low, high, original, or leave detail out',
+      'messages.0.content.1.detail must be one of auto, low, high, original, or left out',
     ],
     ...['A', 'A=A=', 'AAAAA'].map((data): [Json, string] => [
       { type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } },

@@ -627,7 +627,7 @@ describe('provider_b over POST /v1/chat/completions', () => {
       const refused = await postChat(gateway, { tools, messages });
       expect(refused.status).toBe(400);
       expect(((await refused.json()) as any).error.message).toMatch(
-        /^messages\[122\]\.content\[1\]: part type "image_url" in this message role is not supported by provider_b/,
+        /^messages\[122\]\.content\[1\]: an image in a tool message is not supported by provider_b; move the image to a user message$/,
       );
     });
 
@@ -650,12 +650,12 @@ describe('provider_b over POST /v1/chat/completions', () => {
       [
         'audio',
         { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] },
-        /messages\[0\]\.content\[0\]: part type "input_audio" is not supported by provider_b/,
+        /^messages\[0\]\.content\[0\]: part type "input_audio" is not supported by provider_b; send its transcript as a text part \(no family takes audio\)$/,
       ],
       [
         'an image in an assistant message',
         { role: 'assistant', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
-        /messages\[0\]\.content\[0\]: part type "image_url" in this message role/,
+        /^messages\[0\]\.content\[0\]: an image in an assistant message is not supported by provider_b; move the image to a user message$/,
       ],
     ])('refuses %s with a 400 naming the part, without any upstream call', async (_label, message, expected) => {
       const response = await postChat(gateway, { messages: [message, { role: 'user', content: 'go' }] });

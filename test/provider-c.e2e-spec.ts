@@ -120,9 +120,17 @@ describe('provider_c with the real Claude Code CLI', () => {
 
     it.concurrent('refuses an image or audio part with a 400 naming it, without starting claude', async () => {
       const marker = `scenario-${randomUUID()}`;
-      for (const [part, named] of [
-        [{ type: 'image_url', image_url: { url: 'https://example.test/cat.png' } }, 'part type "image_url"'],
-        [{ type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }, 'part type "input_audio"'],
+      for (const [part, named, fix] of [
+        [
+          { type: 'image_url', image_url: { url: 'https://example.test/cat.png' } },
+          'part type "image_url"',
+          'describe the image in a text part, or choose a model of a family that takes images (provider_a, provider_b)',
+        ],
+        [
+          { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } },
+          'part type "input_audio"',
+          'send its transcript as a text part (no family takes audio)',
+        ],
       ] as const) {
         const messages = [{ role: 'user', content: [{ type: 'text', text: `Look ${marker}` }, part] }];
         const response = await postChat(gateway, { messages });
@@ -130,7 +138,7 @@ describe('provider_c with the real Claude Code CLI', () => {
         const body = (await response.json()) as any;
         expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request', param: 'messages' });
         expect(body.error.message).toBe(
-          `messages[0].content[1]: ${named} is not supported by provider_c (Claude Code takes the conversation as text)`,
+          `messages[0].content[1]: ${named} is not supported by provider_c (Claude Code takes the conversation as text); ${fix}`,
         );
       }
       expect(JSON.stringify(api.messages())).not.toContain(marker);

@@ -534,7 +534,9 @@ describe('agent queue (POST /v1/chat/completions)', () => {
       expect(((await refused.json()) as { error: unknown }).error).toMatchObject({
         code: 'invalid_request',
         param: 'messages',
-        message: expect.stringMatching(/^messages\[2\]\.content\[0\]: part type "image_url" in this message role/),
+        message: expect.stringMatching(
+          /^messages\[2\]\.content\[0\]: an image in a tool message is not supported by provider_b/,
+        ),
       });
       const requestId = refused.headers.get('x-request-id');
       await gateway.logs.warnings(requestId!);

@@ -1,7 +1,7 @@
 import { IsBoolean, IsOptional, classValidator, IsString, ValidateBy } from '../common/validation/class-validator';
 import type { ValidationOptions, ValidatorOptions } from '../common/validation/class-validator';
 import { isJsonObject } from '../common/json';
-import { forcedToolName, toolSource } from '../core/chat-message';
+import { forcedToolName, IMAGE_DETAILS, imageDetailOf, isImagePart, toolSource } from '../core/chat-message';
 
 /*
  * The field and message rules of a chat body: what makes a body a 400 before anything reads it.
@@ -22,6 +22,7 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 const NO_MESSAGES = 'messages must contain at least one message';
 const NOT_MESSAGE_ARRAY = 'messages must be an array of message objects';
 const TOOL_CHOICE_WORDS = new Set(['auto', 'none', 'required']);
+const DETAILS: ReadonlySet<string> = new Set(IMAGE_DETAILS);
 
 type Predicate = (value: unknown) => boolean;
 
@@ -293,6 +294,23 @@ function checkToolCalls(value: unknown, prefix: string, errors: string[], limit:
   }
 }
 
+/**
+ * The image parts of a content array (objects, by its own rule): an image's `detail` is one
+ * OpenAI defines, or absent or null (the upstream's default), on every family alike: one family
+ * sends it on, where its backend refuses any other, another's upstream has no such field.
+ */
+function checkContentParts(value: unknown, prefix: string, errors: string[], limit: number): void {
+  if (!Array.isArray(value)) return;
+  for (let index = 0; index < value.length && errors.length < limit; index++) {
+    const part = value[index] as Record<string, unknown>;
+    if (!isImagePart(part)) continue;
+    const detail = imageDetailOf(part);
+    if (detail.value === undefined || detail.value === null) continue;
+    if (typeof detail.value !== 'string' || !DETAILS.has(detail.value))
+      errors.push(`${prefix}content.${index}.${detail.field} must be one of ${IMAGE_DETAILS.join(', ')}, or left out`);
+  }
+}
+
 /** Fields of one message, in report order (docs/chat.md "Request"). */
 const MESSAGE_RULES: readonly FieldRule[] = [
   rule(
@@ -306,6 +324,7 @@ const MESSAGE_RULES: readonly FieldRule[] = [
     'missing',
     (value) => value === null || typeof value === 'string' || (Array.isArray(value) && value.every(isContentPart)),
     'must be a string, an array of content parts (a text part with a string text), or null',
+    checkContentParts,
   ),
   rule('tool_calls', 'missing-or-null', isArrayOfObjects, 'must be an array of objects', checkToolCalls),
   rule('tool_call_id', 'missing-or-null', isString, 'must be a string'),
@@ -327,14 +346,31 @@ const MESSAGE_RULES: readonly FieldRule[] = [
   ),
 ];
 
+/** What the role rule adds for the deprecated `function` role: the form that replaced it. */
+const FUNCTION_ROLE =
+  ' (a "function" message is the deprecated form of a tool result: send a tool message with the tool_call_id of its call)';
+
 function checkFields(message: Record<string, unknown>, prefix: string, errors: string[], limit: number): void {
   for (const { field, skip, valid, message: text, entries } of MESSAGE_RULES) {
     if (errors.length >= limit) return;
     const value = message[field];
     if ((value === undefined && skip !== 'never') || (value === null && skip === 'missing-or-null')) continue;
-    if (!valid(value)) errors.push(`${prefix}${field} ${text}`);
+    if (!valid(value))
+      errors.push(`${prefix}${field} ${text}${field === 'role' && value === 'function' ? FUNCTION_ROLE : ''}`);
     else if (entries) entries(value, prefix, errors, limit);
   }
+  // Only the model makes calls: every family reads them from assistant messages alone, so calls
+  // on any other message would be dropped unnoticed.
+  if (
+    message.role !== 'assistant' &&
+    ROLES.has(message.role as string) &&
+    Array.isArray(message.tool_calls) &&
+    message.tool_calls.length > 0 &&
+    errors.length < limit
+  )
+    errors.push(
+      `${prefix}tool_calls is taken only on an assistant message (the calls the model made): move the calls to the assistant message that made them, or leave tool_calls out`,
+    );
   // A result names the call it answers, as OpenAI requires: without the id no family can pair it.
   if (message.role === 'tool' && errors.length < limit && (message.tool_call_id ?? '') === '')
     errors.push(`${prefix}tool_call_id is required on a tool message (the id of the call it answers)`);

@@ -275,7 +275,8 @@ export class ChatOrchestrator {
       if (attempt >= MAX_JSON_ATTEMPTS) {
         if (unmet) throw choice!.unmet(MAX_JSON_ATTEMPTS);
         throw new GatewayError('output_validation_failed', {
-          publicMessage: `the model's answer did not satisfy response_format in ${MAX_JSON_ATTEMPTS} attempts`,
+          param: 'response_format',
+          publicMessage: `the model's answer did not satisfy response_format in ${MAX_JSON_ATTEMPTS} attempts; send the request again, make the schema simpler or say in the messages what to answer, or choose a model whose family holds answers to the schema upstream (docs/chat.md "Structured output")`,
         });
       }
       telemetry.upstreamRetry('output_validation_failed');

@@ -81,6 +81,13 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 /** OpenAI's verbosity words: any other is refused on every family rather than sent on or dropped. */
 const VERBOSITIES: ReadonlySet<string> = new Set(['low', 'medium', 'high']);
 
+/**
+ * OpenAI's service tiers for Chat Completions (the `openai` SDK's `service_tier` type; the parser
+ * spec holds the two equal): any other word is refused on every family rather than dropped.
+ */
+export const SERVICE_TIERS: readonly string[] = ['auto', 'default', 'flex', 'scale', 'priority', 'fast'];
+const SERVICE_TIER_SET: ReadonlySet<string> = new Set(SERVICE_TIERS);
+
 /** OpenAI allows up to 4 stop sequences; our bound on their length keeps the matcher linear. */
 export const MAX_STOP_SEQUENCES = 4;
 export const MAX_STOP_LENGTH = 256;
@@ -151,12 +158,12 @@ function samplingField(
   return { name, type, invalid, key, read: (value) => value };
 }
 
-/** A field whose every value asks for something no family can give. */
+/** A field whose every value asks for something no family can give: the fix is to leave it out. */
 function refusedEverywhere(name: string, type: string, what: string, why: string): ChatParameter {
   return {
     name,
     type,
-    unsupported: () => `${what} is not supported: ${why}`,
+    unsupported: () => `${what} is not supported: ${why}; leave ${name} out`,
     everywhere: refused(`any value: ${why}`),
   };
 }
@@ -195,7 +202,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     unsupported: (value) =>
       Object.keys(value as object).length === 0
         ? undefined
-        : 'logit_bias is not supported: no upstream family takes token biases',
+        : 'a non-empty logit_bias is not supported: no upstream family takes token biases; send {} or leave logit_bias out',
     everywhere: refused('a non-empty map: no upstream takes token biases'),
   },
   {
@@ -203,7 +210,9 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     type: 'boolean',
     invalid: boolean,
     unsupported: (value) =>
-      value === true ? 'logprobs are not supported: no upstream family returns token log probabilities' : undefined,
+      value === true
+        ? 'logprobs: true is not supported: no upstream family returns token log probabilities; send false or leave logprobs out'
+        : undefined,
     everywhere: refused('`true`: no family returns token log probabilities (`false` is fine)'),
   },
   {
@@ -230,11 +239,17 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
   {
     name: 'modalities',
     type: 'array of strings',
+    invalid: (value) =>
+      Array.isArray(value) && value.every((item) => typeof item === 'string')
+        ? undefined
+        : 'must be an array of strings',
+    // An empty list asks for no output type beyond the default, text: OpenAI's own schema sets
+    // no minimum length, so it is taken, as an empty `functions` or `stop` is.
     unsupported: (value) =>
       Array.isArray(value) && value.every((item) => item === 'text')
         ? undefined
-        : 'only the text modality is supported',
-    everywhere: refused('anything but `["text"]`: answers are text only'),
+        : 'modalities asks for output other than text, which is not supported: answers are text only; send ["text"] or leave modalities out',
+    everywhere: refused('anything but `["text"]` or `[]`: answers are text only'),
   },
   refusedEverywhere('moderation', 'object', 'moderation', 'no family runs OpenAI moderation or returns its results'),
   {
@@ -242,7 +257,9 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     type: 'integer ≥ 1',
     invalid: positiveInteger,
     unsupported: (value) =>
-      value === 1 ? undefined : 'only one choice is supported (n must be 1): no upstream family returns several',
+      value === 1
+        ? undefined
+        : 'only one choice is supported (n must be 1): no upstream family returns several; send 1 or leave n out',
     everywhere: refused('anything but 1: every family returns one choice'),
   },
   { name: 'parallel_tool_calls', type: 'boolean' },
@@ -277,7 +294,14 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     key: 'seed',
     read: (value) => value,
   },
-  { name: 'service_tier', type: 'string', invalid: string },
+  {
+    name: 'service_tier',
+    type: `string (${SERVICE_TIERS.map((tier) => `\`${tier}\``).join(', ')})`,
+    invalid: (value) =>
+      typeof value === 'string' && SERVICE_TIER_SET.has(value)
+        ? undefined
+        : `must be one of ${SERVICE_TIERS.join(', ')}`,
+  },
   {
     name: 'stop',
     type: 'string or array of ≤ 4 strings (each 1…256 characters)',
@@ -309,7 +333,9 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
         ? undefined
         : 'must be an integer between 0 and 20',
     unsupported: (value) =>
-      value === 0 ? undefined : 'logprobs are not supported: no upstream family returns token log probabilities',
+      value === 0
+        ? undefined
+        : 'top_logprobs above 0 is not supported: no upstream family returns token log probabilities; send 0 or leave top_logprobs out',
     everywhere: refused('anything but 0: no family returns log probabilities'),
   },
   samplingField('top_p', 'number (0…1)', numberIn(0, 1), 'topP'),

@@ -2,12 +2,23 @@ import 'reflect-metadata';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions/completions';
+import type {
+  ChatCompletionContentPartImage,
+  ChatCompletionCreateParamsBase,
+} from 'openai/resources/chat/completions/completions';
+import { IMAGE_DETAILS } from '../core/chat-message';
 import type { GatewayError } from '../core/gateway.error';
 import { familyIds, familyOf, registerFamily } from '../core/family-registry';
 import { honoured, ignored, PER_FAMILY_FIELDS } from '../core/parameter-fate';
 import { chatBodyErrors } from './chat-body-rules';
-import { CHAT_PARAMETERS, fateOf, parameterFatesOf, readFamilyParameters, upstreamParameters } from './chat-parameters';
+import {
+  CHAT_PARAMETERS,
+  fateOf,
+  parameterFatesOf,
+  readFamilyParameters,
+  SERVICE_TIERS,
+  upstreamParameters,
+} from './chat-parameters';
 import { parseChatBody } from './chat-request.parser';
 import { normalizeTools } from './chat-tools';
 
@@ -64,10 +75,23 @@ const toolCall = fc.record(
   },
   { requiredKeys: [] },
 );
+/** Content parts: texts, images in either spelling with any detail, and anything else. */
+const contentPart = fc.oneof(
+  fc.record({ type: fc.constant('text'), text: anyValue }, { requiredKeys: [] }),
+  fc.record(
+    {
+      type: fc.constant('image_url'),
+      image_url: fc.oneof(fc.record({ url: anyValue, detail: anyValue }, { requiredKeys: [] }), anyValue),
+    },
+    { requiredKeys: [] },
+  ),
+  fc.record({ type: fc.constant('input_image'), image_url: anyValue, detail: anyValue }, { requiredKeys: [] }),
+  anyValue,
+);
 const message = fc.record(
   {
-    role: fc.oneof(fc.constantFrom('system', 'developer', 'user', 'assistant', 'tool'), anyValue),
-    content: anyValue,
+    role: fc.oneof(fc.constantFrom('system', 'developer', 'user', 'assistant', 'tool', 'function'), anyValue),
+    content: fc.oneof(anyValue, fc.array(contentPart, { maxLength: 3 })),
     tool_calls: fc.oneof(fc.array(toolCall, { maxLength: 3 }), anyValue),
     tool_call_id: anyValue,
     name: anyValue,
@@ -113,7 +137,8 @@ const RULE_MESSAGE = new RegExp(
       "model must not be empty or blank: send a model id from GET /v1/models, or leave model out \\(or null\\) for the gateway's default model",
       'messages must contain at least one message',
       'messages must be an array of message objects',
-      'messages(?:\\.\\d+)+\\.role must be one of system, developer, user, assistant, tool',
+      'messages(?:\\.\\d+)+\\.role must be one of system, developer, user, assistant, tool(?: \\(a "function" message is the deprecated form of a tool result: send a tool message with the tool_call_id of its call\\))?',
+      'messages\\.\\d+\\.content\\.\\d+\\.(?:image_url\\.)?detail must be one of auto, low, high, original, or left out',
       'messages(?:\\.\\d+)+\\.content must be a string, an array of content parts \\(a text part with a string text\\), or null',
       'messages(?:\\.\\d+)+\\.tool_calls must be an array of objects',
       'messages\\.\\d+\\.tool_calls\\.\\d+\\.id must be a non-empty string \\(the id its tool message names as tool_call_id\\)',
@@ -124,6 +149,7 @@ const RULE_MESSAGE = new RegExp(
       "messages\\.\\d+\\.tool_calls\\.\\d+\\.custom\\.input must be a string \\(the custom tool's raw input text\\)",
       'messages(?:\\.\\d+)+\\.(?:tool_call_id|refusal) must be a string',
       'messages\\.\\d+\\.tool_call_id is required on a tool message \\(the id of the call it answers\\)',
+      'messages\\.\\d+\\.tool_calls is taken only on an assistant message \\(the calls the model made\\): move the calls to the assistant message that made them, or leave tool_calls out',
       'messages(?:\\.\\d+)+\\.function_call is not supported \\(the deprecated form of tool_calls\\): send tool_calls',
       'messages(?:\\.\\d+)+\\.audio is not supported \\(no family can replay an audio answer\\): send its transcript as content',
       'messages\\.\\d+ must be a message object',
@@ -154,6 +180,34 @@ describe('chat body validation', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('refuses calls on any message but an assistant one, the function role with its replacement, and an image detail OpenAI does not define', () => {
+    const call = { id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } };
+    for (const role of ['system', 'developer', 'user', 'tool'])
+      expect(messageOf({ messages: [{ role, content: 'x', tool_call_id: 'c1', tool_calls: [call] }] })).toBe(
+        'messages.0.tool_calls is taken only on an assistant message (the calls the model made): move the calls to the assistant message that made them, or leave tool_calls out',
+      );
+    // An empty list or null carries no call to drop.
+    expect(messageOf({ messages: [{ role: 'user', content: 'x', tool_calls: [] }] })).toBeUndefined();
+    expect(messageOf({ messages: [{ role: 'user', content: 'x', tool_calls: null }] })).toBeUndefined();
+    expect(messageOf({ messages: [{ role: 'function', name: 'read', content: 'x' }] })).toBe(
+      'messages.0.role must be one of system, developer, user, assistant, tool (a "function" message is the deprecated form of a tool result: send a tool message with the tool_call_id of its call)',
+    );
+    const withImage = (part: Record<string, unknown>) =>
+      messageOf({ messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, part] }] });
+    for (const detail of [...IMAGE_DETAILS, null, undefined]) {
+      expect(withImage({ type: 'image_url', image_url: { url: 'https://a.test/x.png', detail } })).toBeUndefined();
+      expect(withImage({ type: 'input_image', image_url: 'https://a.test/x.png', detail })).toBeUndefined();
+    }
+    for (const detail of ['ultra', 'HIGH', 5, {}]) {
+      expect(withImage({ type: 'image_url', image_url: { url: 'https://a.test/x.png', detail } })).toBe(
+        'messages.0.content.1.image_url.detail must be one of auto, low, high, original, or left out',
+      );
+      expect(withImage({ type: 'input_image', image_url: 'https://a.test/x.png', detail })).toBe(
+        'messages.0.content.1.detail must be one of auto, low, high, original, or left out',
+      );
+    }
   });
 
   it('names fields and rules, at most five of them, in field order', () => {
@@ -423,6 +477,22 @@ const SDK_FIELDS = {
   web_search_options: true,
 } satisfies Record<keyof ChatCompletionCreateParamsBase, true>;
 
+/** The SDK's service tiers and image detail levels: the `satisfies` fails to compile when an upgrade adds or drops one. */
+const SDK_SERVICE_TIERS = {
+  auto: true,
+  default: true,
+  flex: true,
+  scale: true,
+  priority: true,
+  fast: true,
+} satisfies Record<NonNullable<ChatCompletionCreateParamsBase['service_tier']>, true>;
+const SDK_IMAGE_DETAILS = {
+  auto: true,
+  low: true,
+  high: true,
+  original: true,
+} satisfies Record<NonNullable<ChatCompletionContentPartImage.ImageURL['detail']>, true>;
+
 const refusalOf = (body: Record<string, unknown>): GatewayError | undefined => {
   try {
     parseChatBody({ messages: [{ role: 'user', content: 'hi' }], ...body }, 'gpt-6.1-sol');
@@ -435,6 +505,11 @@ const refusalOf = (body: Record<string, unknown>): GatewayError | undefined => {
 describe('CHAT_PARAMETERS', () => {
   it('has one row for every field the openai SDK can send, plus faithful, and no other', () => {
     expect(CHAT_PARAMETERS.map((entry) => entry.name).sort()).toEqual([...Object.keys(SDK_FIELDS), 'faithful'].sort());
+  });
+
+  it("takes exactly the SDK's service tiers and image detail levels", () => {
+    expect([...SERVICE_TIERS].sort()).toEqual(Object.keys(SDK_SERVICE_TIERS).sort());
+    expect([...IMAGE_DETAILS].sort()).toEqual(Object.keys(SDK_IMAGE_DETAILS).sort());
   });
 
   it('gives every row a fate and a note on every family', () => {
@@ -484,6 +559,10 @@ describe('parameter rules in the parser', () => {
     [{ top_logprobs: 3 }, 'unsupported_parameter', 'top_logprobs'],
     [{ audio: { voice: 'alloy', format: 'mp3' } }, 'unsupported_parameter', 'audio'],
     [{ modalities: ['text', 'audio'] }, 'unsupported_parameter', 'modalities'],
+    [{ modalities: ['audio'] }, 'unsupported_parameter', 'modalities'],
+    [{ modalities: 'text' }, 'invalid_request', 'modalities'],
+    [{ service_tier: 'bogus' }, 'invalid_request', 'service_tier'],
+    [{ service_tier: 'Priority' }, 'invalid_request', 'service_tier'],
     [{ logit_bias: { '50256': -100 } }, 'unsupported_parameter', 'logit_bias'],
     [{ web_search_options: {} }, 'unsupported_parameter', 'web_search_options'],
     [{ functions: [{ name: 'f' }] }, 'unsupported_parameter', 'functions'],
@@ -512,6 +591,7 @@ describe('parameter rules in the parser', () => {
         logit_bias: {},
         modalities: ['text'],
         functions: [],
+        service_tier: 'auto',
         user: 'u',
         store: false,
         metadata: {},
@@ -522,6 +602,11 @@ describe('parameter rules in the parser', () => {
       'gpt-6.1-sol',
     );
     expect(parsed.parameters).toEqual({});
+  });
+
+  it('takes every service tier OpenAI defines, and an empty modalities list (no output beyond the default text)', () => {
+    for (const service_tier of SERVICE_TIERS) expect(refusalOf({ service_tier })).toBeUndefined();
+    expect(refusalOf({ modalities: [] })).toBeUndefined();
   });
 
   it('reads the values adapters may receive; max_completion_tokens wins over max_tokens', () => {

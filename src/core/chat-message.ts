@@ -65,6 +65,20 @@ export function isImagePart(part: Readonly<Record<string, unknown>>): boolean {
   return part.type === 'image_url' || part.type === 'input_image';
 }
 
+/**
+ * OpenAI's image detail levels (the `openai` SDK's `image_url.detail` type; the parser spec holds
+ * the two equal). The chat body rules refuse any other value on every family.
+ */
+export const IMAGE_DETAILS: readonly string[] = ['auto', 'low', 'high', 'original'];
+
+/** An image part's `detail` and where it sits: `image_url.detail`, or `detail` beside an `input_image`'s URL. */
+export function imageDetailOf(part: Readonly<Record<string, unknown>>): { value: unknown; field: string } {
+  const nested = part.image_url;
+  return isObject(nested)
+    ? { value: nested.detail, field: 'image_url.detail' }
+    : { value: part.detail, field: 'detail' };
+}
+
 /** An image part's URL: `image_url` as a string or as `{url}`; undefined when it has none. */
 export function imageUrlOf(part: Readonly<Record<string, unknown>>): string | undefined {
   const nested = part.image_url;
@@ -77,6 +91,23 @@ const SAFE_PART_TYPE = /^[a-z_]{1,32}$/;
 /** A part's type for a refusal message: our own words for anything that is not a plain identifier. */
 export function partTypeName(type: unknown): string {
   return typeof type === 'string' && SAFE_PART_TYPE.test(type) ? `part type "${type}"` : 'this part type';
+}
+
+/**
+ * The fix a family's refusal of a content part names, for a part no family carries (audio, files,
+ * anything but text and images): what to send instead.
+ */
+export function unsupportedPartFix(type: unknown): string {
+  if (type === 'input_audio') return 'send its transcript as a text part (no family takes audio)';
+  if (type === 'file' || type === 'input_file')
+    return "send the file's text as a text part, or an image as an image_url part (no family takes files)";
+  return 'send its content as a text part';
+}
+
+/** What a family that takes images only in some roles says of one in `role`, and the fix. */
+export function imageInRole(role: string): { what: string; fix: string } {
+  const article = /^[aeiou]/.test(role) ? 'an' : 'a';
+  return { what: `an image in ${article} ${role} message`, fix: 'move the image to a user message' };
 }
 
 /**

@@ -76,9 +76,13 @@ describe('the images of each message role', () => {
   };
 
   it('refuses an image in a system or assistant message whatever the model', () => {
-    for (const role of ['system', 'assistant'] as const)
+    for (const [role, named] of [
+      ['system', 'a system'],
+      ['developer', 'a developer'],
+      ['assistant', 'an assistant'],
+    ] as const)
       expect(refusalOf(() => assertCarriedContent([{ role, content: [image] }], undefined))).toBe(
-        'messages[0].content[0]: an image in this message role is not supported by provider_a',
+        `messages[0].content[0]: an image in ${named} message is not supported by provider_a; move the image to a user message`,
       );
   });
 

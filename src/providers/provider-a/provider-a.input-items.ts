@@ -3,11 +3,14 @@ import { isJsonObject, type JsonObject } from '../../common/json';
 import type { ChatMessage, NormalizedTool, ToolDefinition } from '../../core/chat-message';
 import {
   historyToolCallsById,
+  imageDetailOf,
+  imageInRole,
   imageUrlOf,
   isImagePart,
   partTypeName,
   readHistoryToolCall,
   textOfPart,
+  unsupportedPartFix,
 } from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import type { ResolvedModel } from '../../core/resolved-model';
@@ -107,7 +110,6 @@ export type ResponsesPart =
   | { readonly type: 'input_text'; readonly text: string }
   | { readonly type: 'input_image'; readonly image_url: string; readonly detail?: string };
 
-const IMAGE_DETAILS = new Set(['auto', 'low', 'high', 'original']);
 /**
  * The media types of the inline images the backend decodes: OpenAI's image inputs (PNG, JPEG,
  * WEBP, non-animated GIF; developers.openai.com/api/docs/guides/images-vision), as docs/providers.md
@@ -126,7 +128,13 @@ const refuse = (where: string, what: string, fix?: string) =>
 /** The 400 for an image part at `where` (a content part path), when it cannot go up. */
 export type ImageRefusal = (where: string) => GatewayError;
 
-const refuseImageInRole: ImageRefusal = (where) => refuse(where, 'an image in this message role');
+/** The backend takes images only in user messages and tool results. */
+const refuseImageInRole =
+  (role: string): ImageRefusal =>
+  (where) => {
+    const { what, fix } = imageInRole(role);
+    return refuse(where, what, fix);
+  };
 
 /**
  * The refusal of every image part when the model's input modalities (its live-list entry, else
@@ -157,43 +165,27 @@ export function modelImageRefusal(
  * queue): every part is one the backend can carry — texts (string content, or parts of type
  * text/input_text/output_text or untyped with a string `text`) anywhere, and `image_url` /
  * `input_image` parts with an https or base64 data URL in user messages and tool results, unless
- * `imageRefusal` is given (the model takes no images, `modelImageRefusal`). Nothing is dropped
+ * `imageRefusal` is given (the model takes no images, `modelImageRefusal`); their `detail` the
+ * chat body rules checked. Nothing is dropped
  * silently: any other part (audio, files, an image where the backend or the model takes none) is
  * a 400 naming where it is, before any upstream call. Pure; the translation then trusts it.
  */
 export function assertCarriedContent(messages: readonly ChatMessage[], imageRefusal: ImageRefusal | undefined): void {
   messages.forEach((message, messageIndex) => {
     if (!Array.isArray(message.content)) return;
-    const refusal = message.role === 'user' || message.role === 'tool' ? imageRefusal : refuseImageInRole;
+    const refusal = message.role === 'user' || message.role === 'tool' ? imageRefusal : refuseImageInRole(message.role);
     message.content.forEach((part: unknown, partIndex) => {
       const where = `messages[${messageIndex}].content[${partIndex}]`;
-      if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object');
+      if (!isJsonObject(part)) throw refuse(where, 'a part that is not an object', unsupportedPartFix(undefined));
       if (textOfPart(part) !== undefined) return;
-      if (!isImagePart(part)) throw refuse(where, partTypeName(part.type));
+      if (!isImagePart(part)) throw refuse(where, partTypeName(part.type), unsupportedPartFix(part.type));
       if (refusal) throw refusal(where);
       if (carriedImageUrl(part) === undefined)
         throw refuse(where, 'an image that is not an https URL or a base64 data:image URL');
       const inline = inlineImageOf(part);
       const fault = inline && inlineImageFault(inline, PROVIDER_A_IMAGE_TYPES);
       if (fault) throw refuse(where, fault.what, fault.fix);
-      assertImageDetail(part, where);
     });
-  });
-}
-
-/**
- * An image's `detail` (`image_url.detail`, or `detail` beside an `input_image`'s URL) is sent as
- * given, so it must be one the backend takes; absent or null is the backend's default (`auto`).
- */
-function assertImageDetail(part: Readonly<Record<string, unknown>>, where: string): void {
-  const [detail, field] = isJsonObject(part.image_url)
-    ? [part.image_url.detail, 'image_url.detail']
-    : [part.detail, 'detail'];
-  if (detail === undefined || detail === null || (typeof detail === 'string' && IMAGE_DETAILS.has(detail))) return;
-  const shown = typeof detail === 'string' ? JSON.stringify(detail.slice(0, 32)) : 'a value that is not a string';
-  throw new GatewayError('invalid_request', {
-    publicMessage: `${where}.${field}: ${shown} is not supported by provider_a; send ${[...IMAGE_DETAILS].join(', ')}, or leave detail out`,
-    param: 'messages',
   });
 }
 
@@ -208,8 +200,9 @@ function carriedImageUrl(part: Readonly<Record<string, unknown>>): string | unde
 function imagePart(part: Readonly<Record<string, unknown>>): ResponsesPart[] {
   const url = carriedImageUrl(part);
   if (url === undefined) return [];
-  const detail = isJsonObject(part.image_url) ? part.image_url.detail : part.detail;
-  return typeof detail === 'string' && IMAGE_DETAILS.has(detail)
+  // The chat body rules let only OpenAI's detail levels through, the ones the backend takes.
+  const detail = imageDetailOf(part).value;
+  return typeof detail === 'string'
     ? [{ type: 'input_image', image_url: url, detail }]
     : [{ type: 'input_image', image_url: url }];
 }

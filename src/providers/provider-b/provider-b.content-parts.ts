@@ -1,5 +1,13 @@
 import type { ChatMessage, ChatToolCall, NormalizedTool } from '../../core/chat-message';
-import { customToolNames, isImagePart, partTypeName, readHistoryToolCall, textOfPart } from '../../core/chat-message';
+import {
+  customToolNames,
+  imageInRole,
+  isImagePart,
+  partTypeName,
+  readHistoryToolCall,
+  textOfPart,
+  unsupportedPartFix,
+} from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { isJsonObject } from '../../common/json';
 import { inlineImageFault, inlineImageOf } from '../shared/inline-image';
@@ -44,7 +52,7 @@ const TEXT_ONLY_ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'as
 export function assertCarriedContent(messages: readonly ChatMessage[], tools: readonly NormalizedTool[]): void {
   let customNames: ReadonlySet<string> | undefined;
   messages.forEach((message, index) => {
-    if (TEXT_ONLY_ROLES.has(message.role)) assertTextOnly(message, index);
+    if (TEXT_ONLY_ROLES.has(message.role)) assertTextOnly(message, index, message.role);
     else assertUserParts(message, index);
     if (message.role === 'assistant' && message.tool_calls?.length)
       assertCallArguments(message.tool_calls, index, (customNames ??= customToolNames(tools)));
@@ -99,9 +107,9 @@ function assertUserParts(message: Pick<ChatMessage, 'content'>, messageIndex: nu
   if (!Array.isArray(message.content)) return;
   message.content.forEach((part, partIndex) => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
-    if (!isJsonObject(part)) throw historyRefusal(where, 'a part that is not an object');
+    if (!isJsonObject(part)) throw partRefusal(where, part);
     if (textOfPart(part) !== undefined) return;
-    if (!isImagePart(part)) throw historyRefusal(where, partTypeName(part.type));
+    if (!isImagePart(part)) throw partRefusal(where, part);
     const image = inlineImageOf(part);
     if (image === undefined)
       throw historyRefusal(
@@ -114,16 +122,27 @@ function assertUserParts(message: Pick<ChatMessage, 'content'>, messageIndex: nu
   });
 }
 
+/** The refusal of a part Code Assist takes in no role (audio, files, a non-object…), with what to send instead. */
+function partRefusal(where: string, part: unknown) {
+  const type = isJsonObject(part) ? part.type : undefined;
+  const what = isJsonObject(part) ? partTypeName(type) : 'a part that is not an object';
+  return historyRefusal(where, what, `; ${unsupportedPartFix(type)}`);
+}
+
 /**
  * For roles whose content Code Assist takes as text only (system, developer, assistant, tool):
- * refuses any part that is not text, so nothing is dropped silently.
+ * refuses any part that is not text, so nothing is dropped silently; an image is named with its
+ * role, since a user message would carry it.
  */
-function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageIndex: number): void {
+function assertTextOnly(message: Pick<ChatMessage, 'content'>, messageIndex: number, role: string): void {
   if (!Array.isArray(message.content)) return;
   message.content.forEach((part, partIndex) => {
     const where = `messages[${messageIndex}].content[${partIndex}]`;
-    if (!isJsonObject(part)) throw historyRefusal(where, 'a part that is not an object');
-    if (textOfPart(part) === undefined) throw historyRefusal(where, `${partTypeName(part.type)} in this message role`);
+    if (!isJsonObject(part)) throw partRefusal(where, part);
+    if (textOfPart(part) !== undefined) return;
+    if (!isImagePart(part)) throw partRefusal(where, part);
+    const { what, fix } = imageInRole(role);
+    throw historyRefusal(where, what, `; ${fix}`);
   });
 }
 

@@ -24,7 +24,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
     "`low`/`medium`/`high`/`xhigh`/`max` → `--effort`; `none`, `minimal`: no flag, the CLI's default; any other value is a 400",
   ),
   response_format: enforced(
-    'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before any of it is sent (a stream gets keep-alive comments meanwhile), then 422 `output_validation_failed` (the error chunk of a stream held past a keep-alive round); only the JSON object is written, except for a refusal (`finish_reason: "content_filter"`), written as it came and never asked again; `json_schema.description` is not given to the model (put guidance in the schema\'s own `description`s or the messages)',
+    'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before any of it is sent (a stream gets keep-alive comments meanwhile), then 422 `output_validation_failed` with `param: "response_format"` (the error chunk of a stream held past a keep-alive round); only the JSON object is written, except for a refusal (`finish_reason: "content_filter"`), written as it came and never asked again; `json_schema.description` is not given to the model (put guidance in the schema\'s own `description`s or the messages)',
   ),
   seed: ignored('the `claude` CLI takes no seed; determinism is best effort even on OpenAI'),
   service_tier: ignored('the `claude` CLI has one tier'),

@@ -1,5 +1,13 @@
 import type { ChatMessage, HistoryToolCall, NormalizedTool } from '../../core/chat-message';
-import { customToolNames, messageText, partTypeName, readHistoryToolCall, textOfPart } from '../../core/chat-message';
+import {
+  customToolNames,
+  isImagePart,
+  messageText,
+  partTypeName,
+  readHistoryToolCall,
+  textOfPart,
+  unsupportedPartFix,
+} from '../../core/chat-message';
 import { GatewayError } from '../../core/gateway.error';
 import { pairToolResults } from '../shared/tool-pairing';
 import { FENCE_OPENER } from './provider-c.fence-parser';
@@ -40,10 +48,14 @@ export function renderProviderCPrompt(
   };
 }
 
+/** What to send instead of an image: the other families take images. */
+const IMAGE_FIX =
+  'describe the image in a text part, or choose a model of a family that takes images (provider_a, provider_b)';
+
 /**
  * The CLI takes the conversation as text on stdin, so only text parts can reach the model: any
- * other part (an image, audio, a file) is a 400 naming where it is, before a child is started,
- * never a silent drop.
+ * other part (an image, audio, a file) is a 400 naming where it is and what to send instead,
+ * before a child is started, never a silent drop.
  */
 export function assertTextOnlyConversation(messages: readonly ChatMessage[]): void {
   messages.forEach((message, messageIndex) => {
@@ -52,8 +64,9 @@ export function assertTextOnlyConversation(messages: readonly ChatMessage[]): vo
       const record = typeof part === 'object' && part !== null ? (part as Record<string, unknown>) : undefined;
       if (record !== undefined && textOfPart(record) !== undefined) return;
       const what = record === undefined ? 'a part that is not an object' : partTypeName(record.type);
+      const fix = record !== undefined && isImagePart(record) ? IMAGE_FIX : unsupportedPartFix(record?.type);
       throw new GatewayError('invalid_request', {
-        publicMessage: `messages[${messageIndex}].content[${partIndex}]: ${what} is not supported by provider_c (Claude Code takes the conversation as text)`,
+        publicMessage: `messages[${messageIndex}].content[${partIndex}]: ${what} is not supported by provider_c (Claude Code takes the conversation as text); ${fix}`,
         param: 'messages',
       });
     });
