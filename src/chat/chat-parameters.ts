@@ -234,7 +234,9 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     name: 'metadata',
     type: 'object',
     invalid: object,
-    everywhere: ignored(`tags for stored completions: ${NOTHING_STORED}`),
+    everywhere: enforced(
+      'its `conversation_id`, `chat_id`, `thread_id` or `session_id` (the first present, when the body itself has none) names the chat: the agent queue key, the prompt-cache key and the upstream session follow it (docs/providers.md "Conversation identity"); any other key is a tag for stored completions, and the gateway stores nothing',
+    ),
   },
   {
     name: 'modalities',

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import fc from 'fast-check';
+import * as fs from 'node:fs';
 import type {
   ChatCompletionContentPartImage,
   ChatCompletionCreateParamsBase,
@@ -510,6 +511,14 @@ describe('CHAT_PARAMETERS', () => {
   it("takes exactly the SDK's service tiers and image detail levels", () => {
     expect([...SERVICE_TIERS].sort()).toEqual(Object.keys(SDK_SERVICE_TIERS).sort());
     expect([...IMAGE_DETAILS].sort()).toEqual(Object.keys(SDK_IMAGE_DETAILS).sort());
+  });
+
+  it('is said in docs/chat.md to cover the installed openai SDK', () => {
+    const { version } = JSON.parse(
+      fs.readFileSync(path.join(ROOT, 'node_modules', 'openai', 'package.json'), 'utf8'),
+    ) as { version: string };
+    const [major, minor] = version.split('.');
+    expect(fs.readFileSync(path.join(ROOT, 'docs', 'chat.md'), 'utf8')).toContain(`SDK (${major}.${minor})`);
   });
 
   it('gives every row a fate and a note on every family', () => {
