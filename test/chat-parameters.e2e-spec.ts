@@ -2,7 +2,16 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { OutputValidator } from '../src/common/json-schema/output-validator';
-import { contents, finishReason, postChatBody, readRest, readUntil, sseChunks, streamChat } from './support/chat-sse';
+import {
+  contents,
+  finishReason,
+  postChatBody,
+  readRest,
+  readUntil,
+  sseChunks,
+  streamChat,
+  toolFrames,
+} from './support/chat-sse';
 import type { FakeUpstream } from './support/client-scenarios';
 import { fakeUpstream } from './support/client-scenarios';
 import type { TestGateway } from './support/create-test-app';
@@ -10,7 +19,7 @@ import type { FakeStreamReply } from './support/fake-anthropic-api';
 import { FakeAnthropicApi, textReply as claudeTextReply } from './support/fake-anthropic-api';
 import { FakeProviderA } from './support/fake-provider-a';
 import { FakeCodeAssist } from './support/fake-provider-b';
-import { completed, created, providerASettings, textDelta } from './support/provider-a-fixtures';
+import { completed, created, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
 import { finishFrame, providerBSettings, textFrame } from './support/provider-b-fixtures';
 import { eventually } from './support/poll';
 import { scrapeMetrics, sampleValue } from './support/prometheus-text';
@@ -37,6 +46,45 @@ const READ_FILE = {
 };
 
 type BadRequest = InstanceType<typeof OpenAI.BadRequestError>;
+
+/** The 422 of a held answer that every attempt's stop cut left without the whole JSON object. */
+const STOP_CUT_REFUSAL = {
+  message:
+    "the model's answer did not satisfy response_format in 3 attempts; the last one was cut short at a stop sequence: send stop sequences that cannot occur inside the JSON object, or none",
+  type: 'upstream_error',
+  code: 'output_validation_failed',
+  param: 'stop',
+};
+
+/** The content a chat answer carries: joined from the chunks of a stream, or the one message's. */
+function answerText(stream: boolean, raw: string): string {
+  if (!stream) return (JSON.parse(raw) as { choices: { message: { content: string } }[] }).choices[0].message.content;
+  return sseChunks(raw)
+    .chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '')
+    .join('');
+}
+
+/**
+ * A tool-choice turn whose text held the stop sequence before the call ("Reading END now"): the
+ * text is cut before the match, the call after it still reaches the client, streamed and not.
+ */
+async function expectCutTextKeptCall(streamed: Awaited<ReturnType<typeof streamChat>>, plain: Response) {
+  expect(streamed.status).toBe(200);
+  expect(contents(streamed).join('')).toBe('Reading ');
+  expect(streamed.raw).not.toContain('now');
+  expect(toolFrames(streamed)).toEqual([
+    expect.objectContaining({ function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }),
+  ]);
+  expect(finishReason(streamed)).toBe('tool_calls');
+  expect(streamed.done).toBe(true);
+  expect(plain.status).toBe(200);
+  const body = (await plain.json()) as { choices: { message: any; finish_reason: string }[] };
+  expect(body.choices[0].message).toMatchObject({
+    content: 'Reading ',
+    tool_calls: [{ type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }],
+  });
+  expect(body.choices[0].finish_reason).toBe('tool_calls');
+}
 
 /** The family's `gateway_chat_api_tokens_total` counters now, by kind. */
 async function tokenCounters(gateway: TestGateway, provider: string): Promise<Record<string, number>> {
@@ -538,6 +586,57 @@ describe('provider_a: response_format, refusals and stop sequences', () => {
     expect(completion.choices[0].message.content).toBe('Hello world');
     expect(completion.choices[0].finish_reason).toBe('stop');
   });
+
+  it('tool_choice "required" with a stop sequence in the text before the call: the text is cut, the call still comes (stream and not)', async () => {
+    upstream.fake.respondWith(() => [
+      created(),
+      textDelta('Reading EN'),
+      textDelta('D now'),
+      ...functionCallItem('call_1', 'read_file', '{"path":"a.txt"}'),
+      completed(),
+    ]);
+    const body = { model: 'gpt-5.6-sol', messages: ASK, tools: [READ_FILE], tool_choice: 'required', stop: 'END' };
+    await expectCutTextKeptCall(await streamChat(gateway(), body), await postChatBody(gateway(), body));
+  });
+
+  it('a JSON answer a stop sequence would cut is never written: asked again, the whole object written (stream and not)', async () => {
+    let answers = 0;
+    // Every other answer carries the stop sequence inside the object.
+    upstream.fake.respondWith(() => [
+      created(),
+      ...(answers++ % 2 === 0 ? ['{"city":"STOP', 'X","population":1}'] : CITY_JSON).map((piece) => textDelta(piece)),
+      completed(),
+    ]);
+    for (const stream of [true, false]) {
+      const before = upstream.fake.requests().length;
+      const response = await postChatBody(gateway(), {
+        model: 'gpt-5.6-sol',
+        messages: ASK,
+        response_format: CITY_FORMAT,
+        stop: 'STOPX',
+        stream,
+      });
+      expect(response.status).toBe(200);
+      expect(JSON.parse(answerText(stream, await response.text()))).toEqual({ city: 'Paris', population: 2_100_000 });
+      expect(upstream.fake.requests().length - before).toBe(2);
+    }
+  });
+
+  it('three JSON answers a stop sequence would cut end in 422 naming stop, nothing of them written (stream and not)', async () => {
+    upstream.fake.respondWith(() => [created(), textDelta('{"city":"STOPX","population":1}'), completed()]);
+    for (const stream of [true, false]) {
+      const response = await postChatBody(gateway(), {
+        model: 'gpt-5.6-sol',
+        messages: ASK,
+        response_format: { type: 'json_object' },
+        stop: ['STOPX'],
+        stream,
+      });
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as { error: unknown }).error).toEqual(STOP_CUT_REFUSAL);
+    }
+    expect(upstream.fake.requests()).toHaveLength(6);
+  });
 });
 
 describe('provider_b: response_format and sampling upstream', () => {
@@ -1034,6 +1133,68 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
       },
     });
     expect(again.choices[0].message.content).toBe('{"n":1}');
+  });
+
+  it('tool_choice "required" with a stop sequence in the text before the call: the text is cut, the held call still comes (stream and not)', async () => {
+    const reply = () => claudeTextReply(['Reading EN', 'D now\n', fenceText('read_file', { path: 'a.txt' })], usage);
+    api.enqueue(reply(), reply());
+    const before = api.messages().length;
+    const body = {
+      model: 'claude-fable-5',
+      messages: ASK,
+      tools: [READ_FILE],
+      tool_choice: 'required',
+      stop: 'END',
+    };
+    await expectCutTextKeptCall(await streamChat(gateway, body), await postChatBody(gateway, body));
+    // The call met the choice on the first attempt of each: nothing was asked again.
+    expect(api.messages().length - before).toBe(2);
+  });
+
+  it('a JSON answer a stop sequence would cut is asked again before anything is written (stream and not)', async () => {
+    for (const stream of [true, false]) {
+      api.enqueue(claudeTextReply(['{"city":"STOP', 'X","population":1}'], usage), claudeTextReply(CITY_JSON, usage));
+      const before = api.messages().length;
+      const response = await postChatBody(gateway, {
+        model: 'claude-fable-5',
+        messages: ASK,
+        response_format: { type: 'json_object' },
+        stop: 'STOPX',
+        stream,
+      });
+      expect(response.status).toBe(200);
+      expect(answerText(stream, await response.text())).toBe('{"city":"Paris","population":2100000}');
+      expect(api.messages().length - before).toBe(2);
+    }
+  });
+
+  it('a stop sequence after the whole JSON object cuts nothing of it', async () => {
+    api.enqueue(claudeTextReply(['{"city":"Paris","population":2100000}', '\nSTOPX and prose'], usage));
+    const completion = await client(gateway).chat.completions.parse({
+      model: 'claude-fable-5',
+      messages: ASK,
+      response_format: CITY_FORMAT,
+      stop: 'STOPX',
+    });
+    expect(completion.choices[0].message.parsed).toEqual({ city: 'Paris', population: 2_100_000 });
+  });
+
+  it('three JSON answers a stop sequence cuts short end in 422 naming stop, nothing of them written (stream and not)', async () => {
+    for (const stream of [true, false]) {
+      const cut = claudeTextReply(['{"city":"STOPX","population":1}'], usage);
+      api.enqueue(cut, cut, cut);
+      const before = api.messages().length;
+      const response = await postChatBody(gateway, {
+        model: 'claude-fable-5',
+        messages: ASK,
+        response_format: CITY_FORMAT,
+        stop: ['STOPX'],
+        stream,
+      });
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as { error: unknown }).error).toEqual(STOP_CUT_REFUSAL);
+      expect(api.messages().length - before).toBe(3);
+    }
   });
 
   it('a stop sequence split across two deltas of the CLI never reaches the client', async () => {

@@ -26,8 +26,8 @@ import type { FamilyParameterFates } from './chat-parameters';
 import { parameterFatesOf } from './chat-parameters';
 import type { ConversationId } from '../queue/chat-identity';
 import { manageContext } from './context/context-manager';
-import { bufferTurn, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
-import { stopAtSequences } from './stop-sequences';
+import { bufferTurn, formatUnmet, JsonAnswer, JsonVerdict, MAX_JSON_ATTEMPTS, replay } from './json-answer';
+import { StopRule, StopSequenceMatcher } from './stop-sequences';
 import { ToolChoiceRule } from './tool-choice-rule';
 
 /** One chat turn as the orchestrator takes it: parsed and identified by the front end, no HTTP. */
@@ -122,11 +122,13 @@ export class ChatOrchestrator {
       const provider = route.model.provider;
       const fates = parameterFatesOf(provider);
       const parameters = fates.upstream(request.parameters);
-      const json = this.jsonAnswer(fates, request);
+      const stop = stopRule(fates, request);
+      const json = this.jsonAnswer(fates, request, stop);
       // Only a family that cannot take tool_choice upstream reads it here (the parameter table).
       const choice = fates.enforcesToolChoice ? ToolChoiceRule.of(request.toolChoice) : undefined;
       const managed = this.manageContext(request, logger);
-      const messages = json ? [...managed, json.instruction()] : managed;
+      const instruction = json?.instruction();
+      const messages = instruction ? [...managed, instruction] : managed;
       // What the family can never send (a part, a hosted tool, a history call) is a certain 400:
       // answered before the turn waits in the queue.
       route.adapter.checkContent?.({
@@ -168,9 +170,9 @@ export class ChatOrchestrator {
           const call = () =>
             request.stream ? adapter.stream(chatRequest, context) : adapter.complete(chatRequest, context);
           try {
-            if (json) seen = await this.heldToFormat(json, choice, call, telemetry, logger, keepAlive);
+            if (json) seen = await this.heldToFormat(json, choice, stop, call, telemetry, logger, keepAlive);
             else {
-              const chosen = await this.heldToToolChoice(choice!, call, telemetry, logger, keepAlive);
+              const chosen = await this.heldToToolChoice(choice!, stop, call, telemetry, logger, keepAlive);
               events = chosen.events;
               seen = chosen.seen;
             }
@@ -182,10 +184,10 @@ export class ChatOrchestrator {
             ? adapter.stream(chatRequest, context)
             : adapter.complete(chatRequest, context));
           seen = observed(events, telemetry);
+          if (stop) seen = stop.cut(seen);
         }
-        const stops = request.parameters.stop;
-        // The parameter table (chat-parameters.ts): families whose upstream cannot stop get the gateway's cut.
-        const { outcome, result } = await render(stops && fates.enforcesStop ? stopAtSequences(seen, stops) : seen);
+        // A held answer was cut attempt by attempt, before it was judged.
+        const { outcome, result } = await render(seen);
         telemetry.countUsage();
         if (outcome.clientGone || clientLeft(signal)) {
           telemetry.finished({ status: 499, errorCode: 'canceled' });
@@ -227,21 +229,26 @@ export class ChatOrchestrator {
   }
 
   /**
-   * The checker of a `response_format` this family cannot take upstream (the parameter table);
-   * a schema over the size bounds or refused by Ajv is a 400 before the queue and any upstream call.
+   * The checker of a `response_format` this family cannot take upstream (the parameter table), or
+   * of a JSON format it can whose answer the gateway's stop cut could break; a schema over the
+   * size bounds or refused by Ajv is a 400 before the queue and any upstream call.
    */
-  private jsonAnswer(fates: FamilyParameterFates, request: ParsedChatBody): JsonAnswer | undefined {
+  private jsonAnswer(
+    fates: FamilyParameterFates,
+    request: ParsedChatBody,
+    stop: StopRule | undefined,
+  ): JsonAnswer | undefined {
     const format = request.parameters.responseFormat;
-    if (!format || !fates.enforcesJson) return undefined;
-    const json = new JsonAnswer(format, this.validator);
+    if (!format || (!fates.enforcesJson && !stop)) return undefined;
+    const json = new JsonAnswer(format, this.validator, !fates.enforcesJson);
     const refusal = json.schemaRefusal();
     if (refusal) throw refusal;
     return json;
   }
 
   /**
-   * Runs the turn until its whole answer is a JSON object the format accepts (or a tool call),
-   * and holds the call `choice` asks for when there is one, at most MAX_JSON_ATTEMPTS times,
+   * Runs the turn until its whole answer, cut at `stop` first, is a JSON object the format accepts
+   * (or a tool call), and holds the call `choice` asks for when there is one, at most MAX_JSON_ATTEMPTS times,
    * writing nothing of it meanwhile (`keepAlive` keeps the connection open from the first
    * acceptance on); every attempt's events are closed here. Returns the accepted answer to
    * render; throws an upstream failure or, after the last attempt, `output_validation_failed`.
@@ -249,6 +256,7 @@ export class ChatOrchestrator {
   private async heldToFormat(
     json: JsonAnswer,
     choice: ToolChoiceRule | undefined,
+    stop: StopRule | undefined,
     call: () => Promise<PolledEvents>,
     telemetry: ChatTelemetry,
     logger: EventLogger,
@@ -259,10 +267,12 @@ export class ChatOrchestrator {
       if (attempt === 1) keepAlive?.hold();
       let verdict: JsonVerdict;
       let unmet: boolean;
+      const matcher = stop && new StopSequenceMatcher(stop.stops);
       try {
-        const turn = await bufferTurn(observed(events, telemetry));
+        const seen = observed(events, telemetry);
+        const turn = await bufferTurn(stop ? stop.cut(seen, matcher) : seen);
         const chosen = choice?.select(turn, logger);
-        verdict = json.judge(chosen ? chosen.events : turn);
+        verdict = json.judge(chosen ? chosen.events : turn, matcher?.stopped);
         unmet = chosen !== undefined && !chosen.met && verdict.kind !== 'failed' && !turn.some(isRefusalFinish);
       } finally {
         await events.return?.().catch(() => undefined);
@@ -274,17 +284,14 @@ export class ChatOrchestrator {
       else logger.info({ event: 'chat_json_invalid', attempt }, 'chat_json_invalid');
       if (attempt >= MAX_JSON_ATTEMPTS) {
         if (unmet) throw choice!.unmet(MAX_JSON_ATTEMPTS);
-        throw new GatewayError('output_validation_failed', {
-          param: 'response_format',
-          publicMessage: `the model's answer did not satisfy response_format in ${MAX_JSON_ATTEMPTS} attempts; send the request again, make the schema simpler or say in the messages what to answer, or choose a model whose family holds answers to the schema upstream (docs/chat.md "Structured output")`,
-        });
+        throw formatUnmet(MAX_JSON_ATTEMPTS, matcher?.stopped ?? false);
       }
       telemetry.upstreamRetry('output_validation_failed');
     }
   }
 
   /**
-   * Runs the turn until it holds the call `choice` asks for, at most MAX_JSON_ATTEMPTS times (the
+   * Runs the turn, cut at `stop` first, until it holds the call `choice` asks for, at most MAX_JSON_ATTEMPTS times (the
    * bound of a held response_format), writing nothing of the answer before that call (`keepAlive`
    * keeps the connection open from the first acceptance on); an attempt without it is closed
    * here. Returns the accepted attempt's events (the caller closes them) and the turn to render,
@@ -293,17 +300,19 @@ export class ChatOrchestrator {
    */
   private async heldToToolChoice(
     choice: ToolChoiceRule,
+    stop: StopRule | undefined,
     call: () => Promise<PolledEvents>,
     telemetry: ChatTelemetry,
     logger: EventLogger,
     keepAlive: HeldAnswerKeepAlive | undefined,
-  ): Promise<{ events: PolledEvents; seen: PolledEvents }> {
+  ): Promise<{ events: PolledEvents; seen: AsyncIterable<ChatEvent> }> {
     for (let attempt = 1; ; attempt++) {
       const events = await call();
       if (attempt === 1) keepAlive?.hold();
       let accepted = false;
       try {
-        const verdict = await choice.hold(observed(events, telemetry), logger);
+        const seen = observed(events, telemetry);
+        const verdict = await choice.hold(stop ? stop.cut(seen) : seen, logger);
         if (verdict.kind === 'failed') throw verdict.error;
         if (verdict.kind === 'answer') {
           accepted = true;
@@ -347,6 +356,17 @@ export class ChatOrchestrator {
     telemetry.finished({ status, failure: error, ...reason, ...(error.code === 'internal' ? { err: thrown } : {}) });
     return error;
   }
+}
+
+/**
+ * The gateway's cut at the request's stop sequences, for a family whose upstream cannot stop (the
+ * parameter table in chat-parameters.ts); undefined otherwise. A tool call may follow the match when
+ * the request offers tools the model may call (its own, or the faithful profile's).
+ */
+function stopRule(fates: FamilyParameterFates, request: ParsedChatBody): StopRule | undefined {
+  const stops = request.parameters.stop;
+  if (!stops || !fates.enforcesStop) return undefined;
+  return new StopRule(stops, (request.tools.length > 0 || request.faithful) && request.toolChoice !== 'none');
 }
 
 /**

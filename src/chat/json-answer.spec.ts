@@ -15,7 +15,7 @@ describe(JsonAnswer.name, () => {
       role: 'system',
       content: expect.stringContaining(JSON.stringify(schema)),
     });
-    expect(anyObject.instruction().content).toMatch(/exactly one JSON object/);
+    expect(anyObject.instruction()?.content).toMatch(/exactly one JSON object/);
   });
 
   it('keeps reasoning, replaces the text with the object alone, keeps usage and finish', () => {
@@ -79,6 +79,29 @@ describe(JsonAnswer.name, () => {
         '$: the schema has 2000 enum values in all; at most 1000 are allowed); make it smaller (docs/chat.md "Structured output")',
     );
     expect(validator.compileCount).toBe(0);
+  });
+});
+
+describe('JsonAnswer held upstream (a stop cut on a family that takes the format upstream)', () => {
+  const validator = new OutputValidator();
+  const heldUpstream = new JsonAnswer({ type: 'json_schema', name: 'count', schema, strict: true }, validator, true);
+
+  it('gives the model no instruction and compiles no schema', () => {
+    expect(heldUpstream.instruction()).toBeUndefined();
+    expect(heldUpstream.schemaRefusal()).toBeUndefined();
+    expect(validator.compileCount).toBe(0);
+  });
+
+  it('passes an answer no stop sequence cut as it came, and one the cut left a whole object unchanged', () => {
+    const prose = [text('not JSON at all'), finish];
+    expect(heldUpstream.judge(prose, false)).toEqual({ kind: 'answer', events: prose });
+    const whole = [text('{"n":'), text('1}\n'), finish];
+    expect(heldUpstream.judge(whole, true)).toEqual({ kind: 'answer', events: whole });
+    expect(validator.compileCount).toBe(0);
+  });
+
+  it('finds an answer the cut left without the whole object invalid', () => {
+    expect(heldUpstream.judge([text('{"n":'), finish], true)).toEqual({ kind: 'invalid' });
   });
 });
 

@@ -14,6 +14,11 @@ import type { ResponseFormat } from '../providers/shared/provider-adapter';
  * as a last system message; the answer is buffered whole, read as one JSON object and checked with
  * the structured route's Ajv validator before anything is written, and the turn is asked again
  * when it fails. So a client gets a schema-valid object or an error, never prose passed off as JSON.
+ *
+ * A family whose upstream holds the model to the format (its fate is `honoured`) but whose `stop`
+ * the gateway cuts has its JSON answer held too when the request sends both: a stop sequence inside
+ * the object would cut it short. There the model gets no instruction and the schema is left to the
+ * upstream; an answer the cut left a whole JSON object goes out as it came.
  */
 
 /** Attempts per chat turn: one and up to 2 more, as the structured endpoint's upstream attempts. */
@@ -32,11 +37,14 @@ export class JsonAnswer {
   /** The validator's cache key: one compiled validator per schema text. */
   private readonly schemaKey: string | undefined;
 
+  /** `heldUpstream`: the upstream holds the model to the format; the gateway checks only what its stop cut left. */
   constructor(
     private readonly format: ResponseFormat,
     private readonly validator: OutputValidator,
+    private readonly heldUpstream = false,
   ) {
-    this.schemaKey = format.type === 'json_schema' ? sha256Hex(JSON.stringify(format.schema)) : undefined;
+    this.schemaKey =
+      format.type === 'json_schema' && !heldUpstream ? sha256Hex(JSON.stringify(format.schema)) : undefined;
   }
 
   /**
@@ -46,7 +54,7 @@ export class JsonAnswer {
    * the schema, short. Then what Ajv finds wrong with the schema itself, compiling it.
    */
   schemaRefusal(): GatewayError | undefined {
-    if (this.format.type !== 'json_schema') return undefined;
+    if (this.schemaKey === undefined || this.format.type !== 'json_schema') return undefined;
     const passed = findSchemaBoundViolations(this.format.schema);
     if (passed.length > 0) {
       const more = passed.length > 3 ? `; … and ${passed.length - 3} more` : '';
@@ -57,7 +65,7 @@ export class JsonAnswer {
         quotesRequest: true,
       });
     }
-    const problems = this.validator.prepare(this.schemaKey!, this.format.schema);
+    const problems = this.validator.prepare(this.schemaKey, this.format.schema);
     if (problems.length === 0) return undefined;
     return new GatewayError('invalid_request', {
       param: 'response_format',
@@ -67,8 +75,9 @@ export class JsonAnswer {
     });
   }
 
-  /** The instruction the model gets, after the conversation (our own words; the schema as sent). */
-  instruction(): ChatMessage {
+  /** The instruction the model gets, after the conversation (our own words; the schema as sent); none when held upstream. */
+  instruction(): ChatMessage | undefined {
+    if (this.heldUpstream) return undefined;
     const rule = 'Answer with exactly one JSON object and nothing else: no text before or after it, no code fences.';
     const content =
       this.format.type === 'json_schema'
@@ -77,8 +86,8 @@ export class JsonAnswer {
     return { role: 'system', content };
   }
 
-  /** Judges one whole turn (events up to its finish or error). */
-  judge(events: readonly ChatEvent[]): JsonVerdict {
+  /** Judges one whole turn (events up to its finish or error); `cut`: a stop sequence ended its text. */
+  judge(events: readonly ChatEvent[], cut = false): JsonVerdict {
     let text = '';
     let ended = false;
     for (const event of events) {
@@ -92,8 +101,10 @@ export class JsonAnswer {
     }
     if (!ended)
       return { kind: 'failed', error: new GatewayError('upstream', { detail: 'turn ended without a finish event' }) };
+    if (this.heldUpstream && !cut) return { kind: 'answer', events };
     const parsed = parseJsonObjectOutput(text);
     if (!parsed.ok) return { kind: 'invalid' };
+    if (this.heldUpstream) return { kind: 'answer', events };
     if (
       this.format.type === 'json_schema' &&
       !this.validator.check(this.schemaKey!, this.format.schema, parsed.value).valid
@@ -107,6 +118,23 @@ export class JsonAnswer {
       events: [...reasoning, { type: 'text-delta', text: JSON.stringify(parsed.value) }, ...rest],
     };
   }
+}
+
+/**
+ * The 422 once no attempt satisfied the format; `cut`: a stop sequence ended the last attempt's
+ * text, which names `stop` and its fix.
+ */
+export function formatUnmet(attempts: number, cut: boolean): GatewayError {
+  const unmet = `the model's answer did not satisfy response_format in ${attempts} attempts`;
+  if (!cut)
+    return new GatewayError('output_validation_failed', {
+      param: 'response_format',
+      publicMessage: `${unmet}; send the request again, make the schema simpler or say in the messages what to answer, or choose a model whose family holds answers to the schema upstream (docs/chat.md "Structured output")`,
+    });
+  return new GatewayError('output_validation_failed', {
+    param: 'stop',
+    publicMessage: `${unmet}; the last one was cut short at a stop sequence: send stop sequences that cannot occur inside the JSON object, or none`,
+  });
 }
 
 /** Reads a turn up to its finish or error event (what follows a terminal event is not part of it). */

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { ChatEvent } from '../core/chat-event';
-import { StopSequenceMatcher, stopAtSequences } from './stop-sequences';
+import { GatewayError } from '../core/gateway.error';
+import { StopRule, StopSequenceMatcher, stopAtSequences } from './stop-sequences';
 
 /** Feeds `deltas` and returns what was released, and whether a stop was found. */
 function run(stops: string[], deltas: string[]): { written: string[]; stopped: boolean } {
@@ -64,7 +65,11 @@ describe(StopSequenceMatcher.name, () => {
 });
 
 describe(stopAtSequences.name, () => {
-  async function collect(events: ChatEvent[], stops: string[]): Promise<{ seen: ChatEvent[]; closed: boolean }> {
+  async function collect(
+    events: ChatEvent[],
+    stops: string[],
+    callsMayFollow = false,
+  ): Promise<{ seen: ChatEvent[]; closed: boolean }> {
     let closed = false;
     async function* source(): AsyncGenerator<ChatEvent> {
       try {
@@ -74,7 +79,7 @@ describe(stopAtSequences.name, () => {
       }
     }
     const seen: ChatEvent[] = [];
-    for await (const event of stopAtSequences(source(), stops)) seen.push(event);
+    for await (const event of new StopRule(stops, callsMayFollow).cut(source())) seen.push(event);
     return { seen, closed };
   }
 
@@ -109,5 +114,38 @@ describe(stopAtSequences.name, () => {
       { type: 'text-delta', text: 'S' },
       { type: 'finish', reason: 'stop' },
     ]);
+  });
+
+  it('with tools offered, reads on past the match for the calls only: text and reasoning after it are dropped, finish stop', async () => {
+    const call = {
+      type: 'tool-call',
+      call: { id: 'c1', name: 'read_file', kind: 'function', arguments: '{}' },
+    } as const;
+    const usage = { type: 'usage', usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 } } as const;
+    const { seen, closed } = await collect(
+      [
+        { type: 'text-delta', text: 'Reading EN' },
+        { type: 'text-delta', text: 'D now' },
+        { type: 'reasoning-delta', text: 'more' },
+        call,
+        { type: 'text-delta', text: 'after' },
+        usage,
+        { type: 'finish', reason: 'length' },
+      ],
+      ['END'],
+      true,
+    );
+    expect(seen).toEqual([{ type: 'text-delta', text: 'Reading ' }, call, usage, { type: 'finish', reason: 'stop' }]);
+    expect(closed).toBe(true);
+  });
+
+  it('with tools offered, a refusal or an error after the match ends the turn as it came', async () => {
+    for (const end of [
+      { type: 'finish', reason: 'content_filter' },
+      { type: 'error', error: new GatewayError('upstream') },
+    ] as const) {
+      const { seen } = await collect([{ type: 'text-delta', text: 'a END b' }, end], ['END'], true);
+      expect(seen).toEqual([{ type: 'text-delta', text: 'a ' }, end]);
+    }
   });
 });

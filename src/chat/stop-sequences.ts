@@ -67,22 +67,52 @@ function startsAt(text: string, start: number, stop: string): boolean {
 }
 
 /**
- * An adapter's events with the answer cut before the first stop sequence: text up to the match,
- * then `finish: stop`, and the upstream turn is closed (leaving the loop returns the source
- * iterator). Held-back text that turned out not to be a match is written before the finish or
- * error that ends the turn. Reasoning text is never cut: stop sequences apply to the answer.
+ * A request's stop sequences as the gateway enforces them (docs/chat.md "Stop sequences"): each
+ * attempt of a turn gets its own cut, before anything judges or writes it.
+ */
+export class StopRule {
+  /**
+   * `callsMayFollow`: the request offers the model tools it may call. A stop sequence cuts the
+   * answer's text, never a tool call: the turn is then read to its end after a match, for the calls.
+   */
+  constructor(
+    readonly stops: readonly string[],
+    private readonly callsMayFollow: boolean,
+  ) {}
+
+  /** One attempt's events cut at the first match; `matcher.stopped` tells afterwards whether one was found. */
+  cut(events: AsyncIterable<ChatEvent>, matcher = new StopSequenceMatcher(this.stops)): AsyncGenerator<ChatEvent> {
+    return stopAtSequences(events, matcher, this.callsMayFollow);
+  }
+}
+
+/**
+ * An adapter's events with the answer's text cut before the first stop sequence. Without calls to
+ * wait for, the turn ends there: `finish: stop`, and the upstream turn is closed (leaving the loop
+ * returns the source iterator). With them, the rest of the turn is read for its tool calls, usage
+ * and end: text and reasoning after the match are dropped, and the finish is `stop` (the renderer
+ * makes it `tool_calls` when a call came), or the upstream's error, or its refusal
+ * (`content_filter`, which a held answer never asks again). Held-back text that turned out not to be
+ * a match is written before the finish or error that ends the turn. Reasoning before the match is
+ * never cut: stop sequences apply to the answer.
  */
 export async function* stopAtSequences(
   events: AsyncIterable<ChatEvent>,
-  stops: readonly string[],
+  matcher: StopSequenceMatcher,
+  callsMayFollow: boolean,
 ): AsyncGenerator<ChatEvent> {
-  const matcher = new StopSequenceMatcher(stops);
   for await (const event of events) {
+    if (matcher.stopped) {
+      if (event.type === 'text-delta' || event.type === 'reasoning-delta') continue;
+      yield event.type === 'finish' && event.reason !== 'content_filter' ? STOPPED : event;
+      if (event.type === 'finish' || event.type === 'error') return;
+      continue;
+    }
     if (event.type === 'text-delta') {
       const text = matcher.push(event.text);
       if (text !== '') yield { type: 'text-delta', text };
-      if (matcher.stopped) {
-        yield { type: 'finish', reason: 'stop' };
+      if (matcher.stopped && !callsMayFollow) {
+        yield STOPPED;
         return;
       }
       continue;
@@ -96,3 +126,5 @@ export async function* stopAtSequences(
   const rest = matcher.flush();
   if (rest !== '') yield { type: 'text-delta', text: rest };
 }
+
+const STOPPED: ChatEvent = { type: 'finish', reason: 'stop' };

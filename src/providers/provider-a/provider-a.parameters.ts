@@ -30,7 +30,7 @@ export const PROVIDER_A_PARAMETERS: FamilyParameters = {
     'the tier comes from the model id: `-fast` ids use the priority tier (docs/chat.md "Model ids")',
   ),
   stop: enforced(
-    'the Responses API has no stop sequences: the gateway ends the answer before the first match, never sends the stop text, `finish_reason: "stop"`',
+    'the Responses API has no stop sequences: the gateway ends the answer\'s text before the first match, never sends the stop text, `finish_reason: "stop"`; tool calls after the match still come; with a JSON `response_format` the answer is held, and one the cut leaves without its whole object is asked again, then 422 (docs/chat.md "Stop sequences")',
   ),
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
   temperature: ignored(SAMPLING_NOT_TAKEN),

@@ -29,7 +29,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
   seed: ignored('the `claude` CLI takes no seed; determinism is best effort even on OpenAI'),
   service_tier: ignored('the `claude` CLI has one tier'),
   stop: enforced(
-    'the `claude` CLI has no stop flag: the gateway ends the answer before the first match, never sends the stop text, `finish_reason: "stop"`',
+    'the `claude` CLI has no stop flag: the gateway ends the answer\'s text before the first match, never sends the stop text, `finish_reason: "stop"`; tool calls after the match still come; an answer held to `response_format` or `tool_choice` is cut before it is judged (docs/chat.md "Stop sequences")',
   ),
   // The docs row reads the same on every family: the remark is about provider_a's wire body.
   store: ignored(`${NOTHING_STORED} (provider_a always sends \`store: false\`)`),
