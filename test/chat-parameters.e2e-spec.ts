@@ -832,6 +832,45 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(api.messages()).toHaveLength(before);
   });
 
+  it('reasoning_effort none turns thinking off where the model can, minimal asks the least thinking: the API request the real CLI sends', async () => {
+    /** What the CLI asked the API for on one request: its thinking and effort. */
+    const thinkingOf = async (model: string, reasoning_effort?: string) => {
+      api.enqueue(claudeTextReply('ok', usage));
+      const response = await postChatBody(gateway, { model, messages: ASK, reasoning_effort });
+      expect(response.status).toBe(200);
+      const body = api.messages().at(-1)?.body as { thinking?: unknown; output_config?: unknown };
+      return { thinking: body.thinking, output_config: body.output_config };
+    };
+    const adaptive = { type: 'adaptive', display: 'updates' };
+    // Without an effort the CLI's default: adaptive thinking at the model's default effort.
+    expect(await thinkingOf('claude-fable-5')).toEqual({ thinking: adaptive, output_config: { effort: 'high' } });
+    // A model that can answer without thinking gets none, at the lowest effort.
+    expect(await thinkingOf('claude-opus-4-8', 'none')).toEqual({
+      thinking: { type: 'disabled' },
+      output_config: { effort: 'low' },
+    });
+    expect((await thinkingOf('claude-haiku-4-5-20251001', 'none')).thinking).toEqual({ type: 'disabled' });
+    // One that always thinks (the CLI keeps it adaptive) thinks at the lowest effort.
+    expect(await thinkingOf('claude-fable-5', 'none')).toEqual({
+      thinking: adaptive,
+      output_config: { effort: 'low' },
+    });
+    expect(await thinkingOf('claude-fable-5', 'minimal')).toEqual({
+      thinking: adaptive,
+      output_config: { effort: 'low' },
+    });
+    expect(await thinkingOf('claude-opus-4-8', 'minimal')).toEqual({
+      thinking: adaptive,
+      output_config: { effort: 'low' },
+    });
+    // A model that thinks on a budget (no effort levels) gets the smallest budget the API takes.
+    expect((await thinkingOf('claude-haiku-4-5-20251001', 'minimal')).thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 1024,
+      display: 'updates',
+    });
+  });
+
   const usage = { input_tokens: 3, output_tokens: 4 };
   const fencedCity = ['```json\n{"city":"Pa', 'ris","population":', '2100000}\n```'];
 

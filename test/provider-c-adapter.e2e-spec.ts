@@ -128,7 +128,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(readRuns(h.dir)[0].argv).toEqual(EXPECTED_ARGV);
     });
 
-    it('docs/upstream/provider-c.md §11.2 a -high id adds --effort high; reasoning_effort xhigh and max reach the CLI; none removes the flag', async () => {
+    it('docs/upstream/provider-c.md §11.2 a -high id adds --effort high; reasoning_effort xhigh and max reach the CLI; none asks for the lowest', async () => {
       const h = await harness([answerRun('a')]);
       await runTurn(h, request({ model: 'claude-fable-5-high' }));
       await runTurn(h, request({ model: 'claude-fable-5-high', effort: 'xhigh' }));
@@ -138,7 +138,7 @@ describe('ProviderCAdapter with the fake claude', () => {
       expect(high.argv.slice(-4)).toEqual(['--model', 'claude-fable-5', '--effort', 'high']);
       expect(xhigh.argv.slice(-2)).toEqual(['--effort', 'xhigh']);
       expect(max.argv.slice(-2)).toEqual(['--effort', 'max']);
-      expect(none.argv).toEqual(EXPECTED_ARGV);
+      expect(none.argv).toEqual([...EXPECTED_ARGV, '--effort', 'low']);
     });
 
     it('docs/upstream/provider-c.md §11.3 provider_c/claude-opus-4.8 runs with --model claude-opus-4-8', async () => {

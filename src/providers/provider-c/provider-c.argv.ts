@@ -4,9 +4,21 @@ import type { ResolvedModel } from '../../core/resolved-model';
 export const CLI_EFFORTS: ReadonlySet<string> = new Set(['low', 'medium', 'high', 'xhigh', 'max']);
 
 /**
+ * What `none` and `minimal` ask of the CLI (checked against the real 2.1.332 binary: the API
+ * request it sends). Both run at the lowest `--effort`. `MAX_THINKING_TOKENS=0` turns thinking off
+ * (`thinking: {"type":"disabled"}`) on a model that can answer without it; the CLI keeps a model
+ * that always thinks adaptive, at that effort. A budget of 1024 (the CLI raises any smaller one to
+ * it) is what a model that thinks on a budget instead of effort levels gets for `minimal`; the CLI
+ * ignores it for adaptive thinking.
+ */
+const LOWEST_EFFORT = 'low';
+const NO_THINKING: Readonly<Record<string, string>> = { MAX_THINKING_TOKENS: '0' };
+const LEAST_THINKING: Readonly<Record<string, string>> = { MAX_THINKING_TOKENS: '1024' };
+
+/**
  * docs/upstream/provider-c.md §3.1 + §9: the argument vector after the command. The model arrives resolved (catalog row or
- * passthrough, with the request's `reasoning_effort` already applied); an effort the CLI does not
- * know (`none`, `minimal`) omits `--effort`, leaving the CLI's default.
+ * passthrough, with the request's `reasoning_effort` already applied); `none` and `minimal` ask for
+ * the lowest `--effort`, with the variables of `effortEnvironment`.
  *
  * `--tools ""` disables every built-in tool. The child is also isolated from the operator's own
  * Claude Code setup (checked against the real 2.1.332 binary with a seeded home): no settings
@@ -34,7 +46,16 @@ export function buildProviderCArgs(model: Pick<ResolvedModel, 'upstreamModel' | 
     '--model',
     model.upstreamModel,
   ];
-  if (model.reasoningEffort !== null && CLI_EFFORTS.has(model.reasoningEffort))
-    args.push('--effort', model.reasoningEffort);
+  const effort = model.reasoningEffort;
+  if (effort !== null && CLI_EFFORTS.has(effort)) args.push('--effort', effort);
+  else if (effortEnvironment(model)) args.push('--effort', LOWEST_EFFORT);
   return args;
+}
+
+/** The child variables an effort adds to the login's (`none`, `minimal`), or undefined. */
+export function effortEnvironment(
+  model: Pick<ResolvedModel, 'reasoningEffort'>,
+): Readonly<Record<string, string>> | undefined {
+  if (model.reasoningEffort === 'none') return NO_THINKING;
+  return model.reasoningEffort === 'minimal' ? LEAST_THINKING : undefined;
 }

@@ -37,7 +37,7 @@ export const providerC: Family = {
   catalog: {
     // docs/upstream/provider-c.md §9.
     passthroughDefaults: { effort: null, verbosity: null },
-    // The CLI's `--effort` levels, and the words that send none (the CLI's default): anything else is a 400.
+    // The CLI's `--effort` levels, and the words for the least thinking (provider-c.argv.ts): anything else is a 400.
     acceptedEfforts: ['none', 'minimal', ...CLI_EFFORTS],
     // Drop a leading `anthropic/`; in a `claude-` name every `.` becomes `-`.
     passthroughModel: (model) => {

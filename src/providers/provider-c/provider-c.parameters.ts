@@ -21,7 +21,7 @@ export const PROVIDER_C_PARAMETERS: FamilyParameters = {
   parallel_tool_calls: enforced('`false`: the gateway passes on only the first tool call of the turn'),
   presence_penalty: ignored(SAMPLING_NOT_TAKEN),
   reasoning_effort: honoured(
-    "`low`/`medium`/`high`/`xhigh`/`max` → `--effort`; `none`, `minimal`: no flag, the CLI's default; any other value is a 400",
+    '`low`/`medium`/`high`/`xhigh`/`max` → `--effort`; `none`: `--effort low` with `MAX_THINKING_TOKENS=0`, thinking off (`thinking: {"type":"disabled"}`) on a model that can answer without it (`claude-opus-4-8`, `claude-sonnet-5`, `claude-haiku-4-5-20251001`), adaptive at the lowest effort on one that always thinks (the 5-5 generation, `claude-fable-5`, the aliases); `minimal`: `--effort low` with `MAX_THINKING_TOKENS=1024`, the smallest thinking budget for a model that thinks on a budget (`claude-haiku-4-5-20251001`); any other value is a 400',
   ),
   response_format: enforced(
     'the `claude` CLI has no schema switch: the format goes to the model as a last system message; the gateway buffers the answer, reads one JSON object (Ajv-validated against `json_schema`) and asks again up to 2 more times before any of it is sent (a stream gets keep-alive comments meanwhile), then 422 `output_validation_failed` with `param: "response_format"` (the error chunk of a stream held past a keep-alive round); only the JSON object is written, except for a refusal (`finish_reason: "content_filter"`), written as it came and never asked again; `json_schema.description` is not given to the model (put guidance in the schema\'s own `description`s or the messages)',

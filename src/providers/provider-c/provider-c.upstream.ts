@@ -15,7 +15,7 @@ import { transportFailure } from '../shared/turn-runner';
 import { untilAborted } from '../../common/async/abortable';
 import type { ProviderCAccount } from '../../accounts/provider-c/provider-c.accounts';
 import { commandProblem } from '../../accounts/provider-c/provider-c.login-check';
-import { buildProviderCArgs } from './provider-c.argv';
+import { buildProviderCArgs, effortEnvironment } from './provider-c.argv';
 import type { RunFailure } from './provider-c.errors';
 import { classifyRunFailure, RunFailed } from './provider-c.errors';
 import { renderProviderCPrompt } from './provider-c.prompt';
@@ -114,7 +114,12 @@ export class ProviderCUpstream implements UpstreamFamily<
     const { run } = this;
     this.args ??= buildProviderCArgs(run.request.model);
     this.prompt ??= this.renderPrompt();
-    return { args: this.args, env: { ...run.baseEnv, ...loginEnv }, stdin: this.prompt };
+    // The effort's variables win over the gateway's own (an operator's MAX_THINKING_TOKENS).
+    return {
+      args: this.args,
+      env: { ...run.baseEnv, ...loginEnv, ...effortEnvironment(run.request.model) },
+      stdin: this.prompt,
+    };
   }
 
   /** The turn's prompt; what pairing the history's calls and results changed is logged once, as counts. */
