@@ -187,7 +187,7 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
         code: 'context_length_exceeded',
         // What the user can do, and where a larger window is listed; never the upstream's words.
         message:
-          "the conversation exceeds the model's context window; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)",
+          'the conversation exceeds the context window of the model; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)',
       });
     });
 

@@ -130,7 +130,9 @@ describe("provider_c: Anthropic's long-context refusal with the real claude", ()
       code: 'context_length_exceeded',
       param: null,
     });
-    expect(body.error.message).toContain('longer than the 200,000 tokens this Claude Code CLI login may send');
+    expect(body.error.message).toContain(
+      "exceeds the context window this Claude Code CLI login may use without Claude's extra usage, 200,000 tokens",
+    );
     expect(body.error.message).toContain('shorten or compact the conversation');
     expect(body.error.message).toContain("turn on Claude's extra usage at claude.ai/settings/usage");
     expect(body.error.message).toContain('choose another model');

@@ -83,6 +83,10 @@ describe('the error table', () => {
       expect(errorSpec(code)).toMatchObject({ status, type, openaiCode });
     }
   });
+
+  it('words a context overflow as clients that read the message detect one (exceeds the context window)', () => {
+    expect(errorSpec('context_window').message).toMatch(/exceeds the context window/i);
+  });
 });
 
 describe('GatewayError', () => {

@@ -315,7 +315,7 @@ export const CORE_ERROR_CODES = {
     structuredStatus: 502,
     streamText: 'context window exceeded',
     message:
-      "the conversation exceeds the model's context window; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)",
+      'the conversation exceeds the context window of the model; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)',
     upstream: true,
   },
   bad_request: {

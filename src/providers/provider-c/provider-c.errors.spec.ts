@@ -356,6 +356,8 @@ describe("Anthropic's long-context refusal (docs/error-codes.md context_window)"
 
   it("says the 200,000-token rule of this login and every way out, in the gateway's words only", () => {
     const message = report().publicMessage!;
+    // Clients that detect an overflow by the message (not its code) read these words.
+    expect(message).toMatch(/exceeds the context window/i);
     expect(message).toContain('200,000 tokens');
     expect(message).toContain('Claude Code CLI login');
     expect(message).toMatch(/shorten or compact/);

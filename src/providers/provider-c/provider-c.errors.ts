@@ -409,7 +409,7 @@ function longContextRefused(detail: string, upstreamStatus: number | undefined):
     detail,
     upstreamStatus,
     provider: 'provider_c',
-    publicMessage: `provider_c: the conversation is longer than the ${STANDARD_CONTEXT_TOKENS} tokens this ${cli} login may send without ${paidUsage.name} (Anthropic's rule for long context on models with a 1,000,000-token window); shorten or compact the conversation below ${STANDARD_CONTEXT_TOKENS} tokens, have the account owner turn on ${paidUsage.name} at ${paidUsage.page}, or choose another model (not retried)`,
+    publicMessage: `provider_c: the conversation exceeds the context window this ${cli} login may use without ${paidUsage.name}, ${STANDARD_CONTEXT_TOKENS} tokens (Anthropic's rule for long context on models with a 1,000,000-token window); shorten or compact the conversation below ${STANDARD_CONTEXT_TOKENS} tokens, have the account owner turn on ${paidUsage.name} at ${paidUsage.page}, or choose another model (not retried)`,
     fix: `the account owner turns on ${paidUsage.name} for this login at ${paidUsage.page}, or clients keep their conversations on this login below ${STANDARD_CONTEXT_TOKENS} tokens (compacting them)`,
   });
 }
