@@ -163,7 +163,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     expect(fake.requests()).toHaveLength(0);
   });
 
-  it('ends a turn whose only call has broken arguments with the invalid-tool-call chunk and logs index and reason only', async () => {
+  it('answers a turn whose only call has broken arguments with 502 invalid_tool_call, streamed too, and logs index and reason only', async () => {
     fake.enqueue({
       frames: [created(), ...functionCallItem('call_bad', 'read_file', '{"path": MARKER-BROKEN'), completed()],
     });
@@ -172,12 +172,14 @@ describe('POST /v1/chat/completions (chat layer)', () => {
       messages: [{ role: 'user', content: 'hi' }],
       tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }],
     });
-    const lines = sseData(await response.text());
-    expect(JSON.parse(lines.at(-2)!).choices[0]).toMatchObject({
-      delta: { content: '[error: invalid upstream tool call]' },
-      finish_reason: 'stop',
+    // Calls are written only at the end: nothing was shown, so the failure keeps its status.
+    expect(response.status).toBe(502);
+    const text = await response.text();
+    expect(sseData(text)).toEqual([]);
+    expect((JSON.parse(text) as { error: unknown }).error).toMatchObject({
+      type: 'upstream_error',
+      code: 'invalid_tool_call',
     });
-    expect(lines.at(-1)).toBe('[DONE]');
     const [record] = gateway.logs.records('tool_call_invalid');
     expect(record).toMatchObject({ index: 0, reason: 'invalid_json_arguments' });
     expect(gateway.logs.text).not.toContain('MARKER-BROKEN');
