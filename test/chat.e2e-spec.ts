@@ -190,9 +190,12 @@ describe('POST /v1/chat/completions (chat layer)', () => {
       { type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } },
       { type: 'function', function: { name: 'ls', parameters: { type: 'object' } } },
     ];
-    const goodAndBad = (badArguments: string) => ({
+    // `lead`: text before the calls, so a stream's headers went out and the error is its last chunk;
+    // without it nothing was shown, and a stream is answered with the 502 as a JSON body is.
+    const goodAndBad = (badArguments: string, lead = false) => ({
       frames: [
         created(),
+        ...(lead ? [textDelta('Looking at both.')] : []),
         ...functionCallItem('call_good', 'read_file', '{"path":"MARKER-GOOD-ARGS"}', { outputIndex: 1 }),
         ...functionCallItem('call_bad', 'ls', badArguments, { outputIndex: 2 }),
         completed(),
@@ -201,8 +204,8 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     const message = (reason: string) =>
       `the upstream produced an invalid tool call: the tool call at index 1 ("ls") has arguments that ${reason}, so none of the answer's tool calls was returned; send the request again, as the model may write a valid call on another try`;
 
-    it('streamed: one valid and one broken call give the error chunk and [DONE], no call frame, and one warning naming the call by index', async () => {
-      fake.enqueue(goodAndBad('{"dir": MARKER-BAD-ARGS'));
+    it('streamed after text: one valid and one broken call give the error chunk and [DONE], no call frame, and one warning naming the call by index', async () => {
+      fake.enqueue(goodAndBad('{"dir": MARKER-BAD-ARGS', true));
       const response = await post({ stream: true, messages: [{ role: 'user', content: 'hi' }], tools });
       expect(response.status).toBe(200);
       const { chunks, data } = sseChunks(await response.text());
@@ -242,7 +245,18 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     it.each(['[1,2]', '5', '"x"', 'null'])(
       'arguments that are JSON but not an object (%s) are an invalid call, streamed and not',
       async (badArguments) => {
-        fake.enqueue(goodAndBad(badArguments));
+        // Nothing shown before the calls: streamed or not, the 502 itself.
+        for (const stream of [true, false]) {
+          fake.enqueue(goodAndBad(badArguments));
+          const response = await post({ stream, messages: [{ role: 'user', content: 'hi' }], tools });
+          expect(response.status).toBe(502);
+          expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+            code: 'invalid_tool_call',
+            message: message('are JSON but not an object'),
+          });
+        }
+        // After text, the stream's last chunk.
+        fake.enqueue(goodAndBad(badArguments, true));
         const streamed = await post({ stream: true, messages: [{ role: 'user', content: 'hi' }], tools });
         const { chunks, data } = sseChunks(await streamed.text());
         expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
@@ -251,14 +265,6 @@ describe('POST /v1/chat/completions (chat layer)', () => {
           finish_reason: 'stop',
         });
         expect(data.at(-1)).toBe('[DONE]');
-
-        fake.enqueue(goodAndBad(badArguments));
-        const whole = await post({ messages: [{ role: 'user', content: 'hi' }], tools });
-        expect(whole.status).toBe(502);
-        expect(((await whole.json()) as { error: { code: string; message: string } }).error).toMatchObject({
-          code: 'invalid_tool_call',
-          message: message('are JSON but not an object'),
-        });
       },
     );
 

@@ -485,16 +485,18 @@ describe('provider_c with the real Claude Code CLI', () => {
           `${fenceText('ls', {})}\n${broken}`,
           `${fenceText('ls', {})}\n${fenceText('read_file', [1, 2])}`,
         ]) {
+          // Only blocks, so nothing was shown: a stream is answered with the 502 as well.
           const streamedScript = scripted([textReply(reply)]);
-          const streamed = await streamChat(gateway, { messages: streamedScript.messages, tools: [LS, READ_FILE] });
-          expect(streamed.status).toBe(200);
-          expect(contents(streamed)).toEqual(['[error: invalid upstream tool call]']);
-          expect(toolFrames(streamed)).toEqual([]);
-          expect(finishReason(streamed)).toBe('stop');
-          expect(streamed.done).toBe(true);
+          const streamed = await postChat(gateway, {
+            messages: streamedScript.messages,
+            tools: [LS, READ_FILE],
+            stream: true,
+          });
+          expect(streamed.status).toBe(502);
+          expect(((await streamed.json()) as any).error.code).toBe('invalid_tool_call');
           // The request's one warning is its own line; the block's line is info.
           await gateway.logs.failureLine(streamed.headers.get('x-request-id')!, 50, {
-            status: 200,
+            status: 502,
             error_code: 'invalid_tool_call',
           });
           const wholeScript = scripted([textReply(reply)]);
