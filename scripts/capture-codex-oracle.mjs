@@ -26,7 +26,8 @@
 //   ORACLE_LABEL=<name>      file suffix `.<name>` naming such a variant
 //   ORACLE_OUT=<file>        where to write the capture (default: the fixture name)
 //   ORACLE_NODE_MODULES=<dir> run the Codex CLI installed there instead of the pinned one
-// scripts/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift.
+// scripts/check-codex-oracle.mjs (`npm run oracle:codex`) re-runs these and reports drift;
+// `npm run oracle:codex -- --capture` writes every fixture again with the settings each was taken with.
 //
 // Plain JavaScript on purpose: it must run with nothing but node and the pinned CLI.
 import { spawn } from 'node:child_process';

@@ -9,6 +9,8 @@
  * ORACLE_NODE_MODULES=<dir> runs the Claude Code installed in that node_modules folder instead of
  * the pinned one, and ORACLE_OUT_DIR=<dir> writes the cases there instead of the fixture folder
  * (`npm run oracle:drift` does both; docs/providers.md, "Following the upstream CLIs").
+ * `npm run oracle:claude` compares a run with the fixtures; `npm run oracle:claude -- --capture`
+ * runs this and scripts/capture-claude-auth-status.mjs into the pinned version's fixture folder.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';

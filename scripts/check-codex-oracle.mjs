@@ -2,12 +2,20 @@
 // inside the loopback-only namespace the npm script creates) and reports drift against the
 // committed fixtures in test/fixtures/codex-oracle/: header names and versions, body keys and JSON
 // types of every request of each capture, the model list, and the wire effort the CLI sends for
-// each `model_reasoning_effort` setting. Exit status 1 when anything drifted, 2 when it could not run.
+// each `model_reasoning_effort` setting. The fresh captures go to a scratch folder. Exit status 1
+// when anything drifted, 2 when it could not run.
 //
-//   --write   rewrite the effort table (codex-<version>.efforts.json) instead of comparing it
+//   --write     rewrite the effort table (codex-<version>.efforts.json) instead of comparing it
+//   --capture   first capture every fixture again into test/fixtures/codex-oracle/ under the pinned
+//               version's name — each run of CODEX_RUNS with its exact settings (the changed-list
+//               runs with their ORACLE_MODELS_PATCH), the app-server run, the reduced model list —
+//               then run the check against them and write the effort table (after a re-pin:
+//               docs/providers.md, "Re-pinning and re-capturing"). Only with the pinned CLI installed.
+//   (npm run oracle:codex -- --capture passes it on)
 //
 // The runs and the comparison are scripts/oracle/codex-check.ts, shared with `npm run oracle:drift`
 // (docs/providers.md, "Following the upstream CLIs"); this file only points them at the pinned CLI.
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
@@ -18,14 +26,24 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The shared check is TypeScript: load it through the project's require hook, as the other scripts do.
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
-const { checkCodex, CODEX_FIXTURES } = require('./oracle/codex-check.ts');
+const { checkCodex, CODEX_FIXTURES, CODEX_RUNS } = require('./oracle/codex-check.ts');
 const { driftExitCode, formatDrift } = require('./oracle/drift-report.ts');
-const { ORACLES_NODE_MODULES } = require('./oracle/oracle-clis.ts');
+const { CODEX, installedVersion, lastLine, ORACLES_NODE_MODULES, pinnedVersion } = require('./oracle/oracle-clis.ts');
 
-const write = process.argv.includes('--write');
+/**
+ * Captures the specs read but the check does not compare: two user turns in one process (the CLI's
+ * app server), which shows how it chains them on one connection (docs/providers.md, "What the
+ * real Codex CLI sends").
+ */
+const SPEC_ONLY_RUNS = [
+  { name: 'gpt-5.5.app-server.capture.json', env: { ORACLE_MODEL: 'gpt-5.5', ORACLE_APP_SERVER: '1' } },
+];
+
+const write = process.argv.includes('--write') || process.argv.includes('--capture');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-oracle-check-'));
 let result;
 try {
+  if (process.argv.includes('--capture')) captureAll();
   const check = checkCodex({ nodeModules: ORACLES_NODE_MODULES, scratch });
   let differences = check.differences;
   if (write) {
@@ -39,10 +57,10 @@ try {
     process.stdout.write(`wrote ${path.relative(root, effortsFile)}\n`);
     differences = differences.filter((difference) => !difference.where.endsWith('.efforts.json'));
   }
-  result = { cli: '@openai/codex', pinned: check.pinned, newest: check.ran, differences };
+  result = { cli: CODEX, pinned: check.pinned, newest: check.ran, differences };
 } catch (error) {
   result = {
-    cli: '@openai/codex',
+    cli: CODEX,
     pinned: '?',
     newest: '?',
     failure: {
@@ -55,3 +73,25 @@ try {
 }
 process.stdout.write(formatDrift([result], 'installed'));
 process.exit(driftExitCode([result]));
+
+/** Every capture of CODEX_RUNS and SPEC_ONLY_RUNS, written over the pinned version's fixtures. */
+function captureAll() {
+  const pinned = pinnedVersion(CODEX);
+  const installed = installedVersion(ORACLES_NODE_MODULES, CODEX);
+  if (installed !== pinned)
+    throw new Error(
+      `oracles/node_modules holds Codex CLI ${installed}, but oracles/package.json pins ${pinned}: the captures would be of the wrong CLI`,
+    );
+  // Only the run's own settings: an ORACLE_* variable left in the shell would change the capture.
+  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ORACLE_')));
+  for (const run of [...CODEX_RUNS, ...SPEC_ONLY_RUNS]) {
+    const out = path.join(CODEX_FIXTURES, `codex-${pinned}.${run.name}`);
+    const capture = spawnSync(process.execPath, [path.join(root, 'scripts', 'capture-codex-oracle.mjs')], {
+      env: { ...base, ...run.env, ORACLE_NODE_MODULES: ORACLES_NODE_MODULES, ORACLE_OUT: out },
+      encoding: 'utf8',
+    });
+    if (capture.status !== 0)
+      throw new Error(`the Codex capture ${run.name} failed (exit ${capture.status}): ${lastLine(capture.stderr)}`);
+    process.stderr.write(capture.stdout);
+  }
+}

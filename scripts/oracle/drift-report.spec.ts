@@ -4,7 +4,7 @@ import type { CodexCapture } from './codex-check';
 import { CODEX_FIXTURES, codexRequests } from './codex-check';
 import type { CliDrift } from './drift-report';
 import { driftExitCode, EXIT_COULD_NOT_RUN, EXIT_DRIFT, EXIT_NO_DRIFT, formatDrift } from './drift-report';
-import { CODEX, pinnedVersion } from './oracle-clis';
+import { CLAUDE_CODE, CODEX, GEMINI_CLI, pinnedVersion } from './oracle-clis';
 import { diffRecorded } from './shape-diff';
 
 // The report `npm run oracle:drift` prints (docs/providers.md, "Following the upstream CLIs").
@@ -34,7 +34,7 @@ describe('the drift report', () => {
         `${CODEX}: pinned ${version}, newest 9.9.9: 1 difference(s), seen ${posts} time(s)`,
         '  + header x-codex-next-feature: on',
         `      in ${name}: ${where.join('; ')}`,
-        'drift: re-pin and re-capture as docs/providers.md ("Following the upstream CLIs") says',
+        `drift (docs/providers.md, "Re-pinning and re-capturing"): ${CODEX}: to follow 9.9.9, set "${CODEX}": "9.9.9" in oracles/package.json, run \`(cd oracles && npm install --package-lock-only --ignore-scripts) && node scripts/install-oracles.mjs\`, then capture with \`npm run oracle:codex -- --capture\` and move the version the gateway claims (the specs name it)`,
         '',
       ].join('\n'),
     );
@@ -67,6 +67,36 @@ describe('the drift report', () => {
       'incomplete: fix what could not run and run it again',
     );
     expect(driftExitCode(results)).toBe(EXIT_COULD_NOT_RUN);
+  });
+
+  it('names the command that captures the pinned CLI again when it no longer matches its own fixtures', () => {
+    const summary = (cli: string) =>
+      formatDrift([{ cli, pinned: '1.2.3', newest: '1.2.3', differences }], 'installed')
+        .trimEnd()
+        .split('\n')
+        .pop();
+    expect(summary(CODEX)).toBe(
+      `drift (docs/providers.md, "Re-pinning and re-capturing"): ${CODEX}: the pinned CLI no longer prints or sends what its committed fixtures say; if a fixture, a fake or a capture script was changed on purpose, capture again with \`npm run oracle:codex -- --capture\` and review \`git diff\`, else undo that change`,
+    );
+    expect(summary(CLAUDE_CODE)).toContain('capture again with `npm run oracle:claude -- --capture`');
+    expect(summary(GEMINI_CLI)).toContain(
+      "capture again with `unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs scripts/oracle/capture-gemini-cli.ts src/providers/provider-b/__fixtures__/gemini-cli-1.2.3.capture.json'`",
+    );
+    // oracle:drift on a newest release that is the pin: the same advice, nothing to re-pin.
+    expect(formatDrift([{ cli: CODEX, pinned: '1.2.3', newest: '1.2.3', differences }])).toContain(
+      'capture again with `npm run oracle:codex -- --capture`',
+    );
+  });
+
+  it('names the install when a check of the pinned CLI ran another version', () => {
+    expect(
+      formatDrift([{ cli: CODEX, pinned: '1.2.3', newest: '1.2.2', differences }], 'installed')
+        .trimEnd()
+        .split('\n')
+        .pop(),
+    ).toBe(
+      `drift (docs/providers.md, "Re-pinning and re-capturing"): ${CODEX}: oracles/node_modules holds 1.2.2, not the pinned 1.2.3: run \`node scripts/install-oracles.mjs\`, then this check again`,
+    );
   });
 
   it('labels the version that ran as installed for the checks of the pinned CLIs', () => {

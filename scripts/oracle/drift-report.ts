@@ -5,8 +5,33 @@
  * handful of things it changed rather than hundreds of lines.
  */
 import * as path from 'node:path';
-import { ROOT } from './oracle-clis';
+import { CLAUDE_CODE, CODEX, GEMINI_CLI, ROOT } from './oracle-clis';
 import type { Difference } from './shape-diff';
+
+/** Where the steps below are written out. */
+const PROCEDURE = 'docs/providers.md, "Re-pinning and re-capturing"';
+
+/**
+ * The command that captures every fixture of `cli` again with the CLI installed in oracles/ (its
+ * pin), offline, under the name of `version`, the pinned version.
+ */
+export function recaptureCommand(cli: string, version: string): string {
+  switch (cli) {
+    case CODEX:
+      return '`npm run oracle:codex -- --capture`';
+    case CLAUDE_CODE:
+      return '`npm run oracle:claude -- --capture`';
+    case GEMINI_CLI:
+      return `\`unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs scripts/oracle/capture-gemini-cli.ts src/providers/provider-b/__fixtures__/gemini-cli-${version}.capture.json'\``;
+    default:
+      return `the capture script of ${cli} (${PROCEDURE})`;
+  }
+}
+
+/** Moving the pin of `cli` to `version`: the manifest, its lock, and the install into oracles/node_modules. */
+export function repinCommand(cli: string, version: string): string {
+  return `set "${cli}": "${version}" in oracles/package.json, run \`(cd oracles && npm install --package-lock-only --ignore-scripts) && node scripts/install-oracles.mjs\``;
+}
 
 /** What one CLI's check found, or why it could not run. */
 export interface CliDrift {
@@ -50,15 +75,33 @@ export function formatDrift(results: readonly CliDrift[], ranLabel: 'newest' | '
     );
     lines.push(...formatDifferences(differences).map((line) => `  ${line}`));
   }
-  const code = driftExitCode(results);
-  lines.push(
-    code === EXIT_NO_DRIFT
-      ? 'no drift: every CLI still matches its pinned fixtures'
-      : code === EXIT_DRIFT
-        ? 'drift: re-pin and re-capture as docs/providers.md ("Following the upstream CLIs") says'
-        : 'incomplete: fix what could not run and run it again',
-  );
+  lines.push(summary(results, ranLabel));
   return `${lines.join('\n')}\n`;
+}
+
+/** The last line: the verdict and, on drift, what to run for each CLI that drifted. */
+function summary(results: readonly CliDrift[], ranLabel: 'newest' | 'installed'): string {
+  const code = driftExitCode(results);
+  if (code === EXIT_NO_DRIFT) return 'no drift: every CLI still matches its pinned fixtures';
+  if (code === EXIT_COULD_NOT_RUN) return 'incomplete: fix what could not run and run it again';
+  const steps = results
+    .filter((result) => (result.differences?.length ?? 0) > 0)
+    .map((result) => `${result.cli}: ${driftFix(result, ranLabel)}`);
+  return `drift (${PROCEDURE}): ${steps.join('; ')}`;
+}
+
+/**
+ * What to do about one CLI's drift. A newer release is followed by re-pinning and re-capturing; a
+ * pinned CLI that no longer matches its own fixtures means a fixture, a fake or a capture script
+ * changed; a check that ran another version than the pin ran on a stale oracles/ install.
+ */
+function driftFix(result: CliDrift, ranLabel: 'newest' | 'installed'): string {
+  const recapture = recaptureCommand(result.cli, result.pinned);
+  if (result.newest === result.pinned)
+    return `the pinned CLI no longer prints or sends what its committed fixtures say; if a fixture, a fake or a capture script was changed on purpose, capture again with ${recapture} and review \`git diff\`, else undo that change`;
+  if (ranLabel === 'installed')
+    return `oracles/node_modules holds ${result.newest}, not the pinned ${result.pinned}: run \`node scripts/install-oracles.mjs\`, then this check again`;
+  return `to follow ${result.newest}, ${repinCommand(result.cli, result.newest)}, then capture with ${recaptureCommand(result.cli, result.newest)} and move the version the gateway claims (the specs name it)`;
 }
 
 /**

@@ -46,8 +46,7 @@ const INSTALL_TIMEOUT_MS = 30 * 60_000;
 /** The check of each pinned CLI, which tells a broken capture from a changed CLI. */
 const PINNED_CHECK: Readonly<Record<OraclePackage, string>> = {
   [CODEX]: '`npm run oracle:codex`',
-  [CLAUDE_CODE]:
-    "`unshare -n sh -c 'ip link set lo up; node -r ./scripts/register-ts.cjs scripts/capture-provider-c-fixtures.ts'` (then `git diff`)",
+  [CLAUDE_CODE]: '`npm run oracle:claude`',
   [GEMINI_CLI]: '`npm run oracle:gemini`',
 };
 
