@@ -8,7 +8,9 @@ import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig } from '../src/config/app-config';
 import { parseDuration } from '../src/config/setting-parsers';
 import { SEMI_SPACE_ARGUMENT } from '../src/common/lifecycle/young-generation';
+import { CLAUDE_CODE } from '../scripts/oracle/oracle-clis';
 import { REPO_ROOT } from './support/child-gateway';
+import { claimedVersionProblem } from './support/oracle-pins';
 import { useGateway } from './support/create-test-app';
 import type { Manifest } from './support/real-tools';
 import { kustomize, render } from './support/real-tools';
@@ -467,7 +469,11 @@ describe('docker/compose.yaml (and the provider_c switch docker/compose.provider
 
   it('switches provider_c on with its image, its process cap and their memory in one override file', () => {
     const override = withClaude.services.gateway;
-    expect(override.build.args.CLAUDE_CODE_PACKAGE).toBe('@anthropic-ai/claude-code@2.1.332');
+    const [name, version] = String(override.build.args.CLAUDE_CODE_PACKAGE).split(/(?<=.)@/);
+    expect(name).toBe(CLAUDE_CODE);
+    expect(claimedVersionProblem(CLAUDE_CODE, version, 'CLAUDE_CODE_PACKAGE', 'docker/compose.provider-c.yaml')).toBe(
+      '',
+    );
     expect(override.environment.GATEWAY_PROVIDERS).toContain('provider_c');
     const processes = Number(override.environment.PROVIDER_C_MAX_PROCESSES);
     expect(processes).toBeGreaterThan(0);

@@ -24,6 +24,7 @@ import { recordingLogger } from './support/recorders';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { adapterModule, closeAdapterModules } from './support/adapter-module';
 import { makeProviderAAdapter } from './support/provider-a-adapter';
+import { CODEX_PIN } from './support/oracle-pins';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -240,7 +241,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
       });
       expect(recorded.headers).toMatchObject({
         originator: 'codex_exec',
-        'user-agent': 'codex_exec/0.171.0 (api wrapper) unknown (codex_exec; 0.171.0)',
+        'user-agent': `codex_exec/${CODEX_PIN} (api wrapper) unknown (codex_exec; ${CODEX_PIN})`,
       });
       expect(recorded.headers).not.toHaveProperty('version');
       for (const header of ['x-codex-beta-features', 'x-client-request-id', 'thread-id', 'x-codex-turn-metadata'])
@@ -307,7 +308,7 @@ describe('ProviderAAdapter (login, transport, body)', () => {
         'thread-id': session,
         'x-codex-window-id': `${session}:0`,
         'x-codex-turn-metadata': metadata['x-codex-turn-metadata'],
-        'user-agent': 'codex_exec/0.171.0 (Mac OS 26.2.0; arm64) unknown (codex_exec; 0.171.0)',
+        'user-agent': `codex_exec/${CODEX_PIN} (Mac OS 26.2.0; arm64) unknown (codex_exec; ${CODEX_PIN})`,
       });
       expect(JSON.parse(recorded.headers['x-codex-turn-metadata'])).toMatchObject({
         installation_id: 'install-test-1',

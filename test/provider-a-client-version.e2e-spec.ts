@@ -5,6 +5,7 @@ import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { pollUntil } from './support/poll';
 import { postChatBody } from './support/chat-sse';
+import { CODEX_PIN } from './support/oracle-pins';
 
 type Json = Record<string, any>;
 
@@ -59,13 +60,13 @@ describe('provider_a client version (PROVIDER_A_CLIENT_VERSION)', () => {
   const chat = (gateway: TestGateway, body: Json) =>
     postChatBody(gateway, { messages: [{ role: 'user', content: 'hi' }], ...body });
 
-  it('by default claims 0.171.0: the newest bundled models are listed, a newer-only model is refused with a message naming the setting and the gateway upgrade', async () => {
+  it(`by default claims the pinned ${CODEX_PIN}: the newest bundled models are listed, a newer-only model is refused with a message naming the setting and the gateway upgrade`, async () => {
     const gateway = await start();
     const ids = await pollUntil(
       () => modelIds(gateway),
       () => fake().modelsRequests().length > 0,
     );
-    expect(fake().modelsRequests()[0].url).toContain('client_version=0.171.0');
+    expect(fake().modelsRequests()[0].url).toContain(`client_version=${CODEX_PIN}`);
     expect(ids).toEqual(expect.arrayContaining(['gpt-6.2-sol', 'gpt-6.2-astra']));
     expect(ids).not.toContain('gpt-7-sol');
     expect(gateway.logs.records('provider_a_client_version_unverified')).toEqual([]);
@@ -105,7 +106,7 @@ describe('provider_a client version (PROVIDER_A_CLIENT_VERSION)', () => {
 
     const warnings = gateway.logs.records('provider_a_client_version_unverified');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ level: 40, client_version: '0.172.0', verified_version: '0.171.0' });
+    expect(warnings[0]).toMatchObject({ level: 40, client_version: '0.172.0', verified_version: CODEX_PIN });
     expect(String(warnings[0].fix)).toContain('PROVIDER_A_CLIENT_VERSION');
   });
 

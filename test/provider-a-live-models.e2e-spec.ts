@@ -1,5 +1,3 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import { LiveModelLists } from '../src/models/live-model-lists';
@@ -11,18 +9,14 @@ import { useFakeProviderA } from './support/provider-a-harness';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
 import { pollUntil } from './support/poll';
 import { postChatBody } from './support/chat-sse';
+import { readCodexCapture } from './support/oracle-pins';
 
 type Json = Record<string, any>;
 
-/** The model-list GET of the real Codex CLI 0.171.0 (against a fake serving its bundled list). */
-const CLI_MODELS_GET = (
-  JSON.parse(
-    fs.readFileSync(
-      path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.models-served.capture.json'),
-      'utf8',
-    ),
-  ) as Json
-).transcript.find((entry: Json) => entry.kind === 'http' && entry.method === 'GET') as Json;
+/** The model-list GET of the real Codex CLI of the pin (against a fake serving its bundled list). */
+const CLI_MODELS_GET = readCodexCapture('gpt-6.1-sol.models-served.capture.json').transcript.find(
+  (entry: Json) => entry.kind === 'http' && entry.method === 'GET',
+) as Json;
 
 const bundledTier = (tier: 'sol' | 'terra' | 'luna') => bundledTierModel(tier).model;
 

@@ -1,16 +1,13 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { useGateway } from './support/create-test-app';
 import { providerASettings, textReply } from './support/provider-a-fixtures';
 import { useFakeProviderA } from './support/provider-a-harness';
 import { postChatBody } from './support/chat-sse';
+import { readCodexCapture } from './support/oracle-pins';
 
 type Json = Record<string, any>;
 
-/** The model list the pinned Codex CLI ships (`codex debug models --bundled`, 0.171.0). */
-const CLI_MODELS = (
-  JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.models.json'), 'utf8')) as Json
-).models as Json[];
+/** The model list the pinned Codex CLI ships (`codex debug models --bundled`). */
+const CLI_MODELS = readCodexCapture('models.json').models as Json[];
 
 describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is checked against them', () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-models-' });

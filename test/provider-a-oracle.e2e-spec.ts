@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway, useGateway } from './support/create-test-app';
@@ -9,20 +8,19 @@ import { useFakeProviderA } from './support/provider-a-harness';
 import { pollUntil } from './support/poll';
 import { codexClient } from '../src/providers/provider-a/provider-a.client';
 import { CONNECTION_MECHANICS } from '../scripts/oracle/codex-check';
+import { CODEX_PIN, readCodexCapture } from './support/oracle-pins';
 import { postChatBody } from './support/chat-sse';
 
 type Json = Record<string, any>;
 
 /**
- * The oracle: what the real Codex CLI 0.171.0 (`codex exec`, classic Responses model gpt-5.5)
+ * The oracle: what the real Codex CLI of the pin (`codex exec`, classic Responses model gpt-5.5)
  * sent to a recording fake, captured by scripts/capture-codex-oracle.mjs. The gateway's upstream
  * request for the equivalent chat turn must match it on every header and body field the backend
  * sees — names, presence and JSON types (ids and texts differ by nature) — except the intended
  * differences listed below, each justified in docs/providers.md ("What the real Codex CLI sends").
  */
-const CAPTURE = JSON.parse(
-  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-5.5.capture.json'), 'utf8'),
-) as Json;
+const CAPTURE = readCodexCapture('gpt-5.5.capture.json');
 const transcript = CAPTURE.transcript as Json[];
 const cliHandshake = transcript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!
   .headers as Record<string, string>;
@@ -33,9 +31,7 @@ const cliFrames = transcript
 const [cliTurn, cliAfterTool] = cliFrames.filter((frame) => frame.generate !== false);
 
 /** The same CLI over HTTP + SSE (the provider's `supports_websockets = false`). */
-const HTTP_CAPTURE = JSON.parse(
-  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-5.5.http.capture.json'), 'utf8'),
-) as Json;
+const HTTP_CAPTURE = readCodexCapture('gpt-5.5.http.capture.json');
 const [cliPost, cliPostAfterTool] = (HTTP_CAPTURE.transcript as Json[]).filter(
   (entry) => entry.kind === 'http' && entry.method === 'POST',
 );
@@ -171,7 +167,7 @@ function typelessToolBody(model: string): Json {
   return { ...body, tools: [tool], tool_choice: { type: 'function', function: { name: tool.name } } };
 }
 
-describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)', () => {
+describe(`provider_a requests match the real Codex CLI ${CODEX_PIN} (oracle capture)`, () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-' });
   const gateway = useGateway(() => ({ ...providerASettings(fake(), home()), GATEWAY_PROVIDERS: 'provider_a' }));
   beforeEach(() => fake().keepConnectionsOpen());
@@ -187,7 +183,7 @@ describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)'
   }
 
   it('captured a real CLI run (sanity of the fixture)', () => {
-    expect(CAPTURE.codex_version).toBe('0.171.0');
+    expect(CAPTURE.codex_version).toBe(CODEX_PIN);
     expect(CAPTURE.exit_codes).toEqual([0, 0]);
     expect(cliAfterTool.previous_response_id).toEqual(expect.any(String));
     expect(cliHandshake.authorization).toBe('Bearer <access_token>');
@@ -303,14 +299,7 @@ describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)'
   });
 
   it('documents from the app-server capture: one WebSocket across user turns, each request chained to the previous response', () => {
-    const appServer = (
-      JSON.parse(
-        fs.readFileSync(
-          path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-5.5.app-server.capture.json'),
-          'utf8',
-        ),
-      ) as Json
-    ).transcript as Json[];
+    const appServer = readCodexCapture('gpt-5.5.app-server.capture.json').transcript as Json[];
     expect(appServer.filter((entry) => entry.kind === 'ws-handshake')).toHaveLength(1);
     const frames = appServer.filter((entry) => entry.kind === 'ws-message').map((entry) => entry.body as Json);
     expect(frames.map((frame) => frame.generate === false)).toEqual([true, false, false, false]);
@@ -322,22 +311,18 @@ describe('provider_a requests match the real Codex CLI 0.171.0 (oracle capture)'
 
 /**
  * The lite oracle: the same CLI with gpt-6.1-sol, which its model list marks `use_responses_lite`
- * (codex-0.171.0.gpt-6.1-sol.capture.json over WebSocket, .http.capture.json over HTTP + SSE).
+ * (codex-<pin>.gpt-6.1-sol.capture.json over WebSocket, .http.capture.json over HTTP + SSE).
  * The gateway's request for the equivalent turn has every header and body field the CLI's has,
  * with the same JSON types, minus the intended differences below (docs/providers.md).
  */
-const LITE = JSON.parse(
-  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.capture.json'), 'utf8'),
-) as Json;
+const LITE = readCodexCapture('gpt-6.1-sol.capture.json');
 const liteTranscript = LITE.transcript as Json[];
 const liteHandshake = liteTranscript.find((entry) => entry.kind === 'ws-handshake' && entry.connection === 1)!
   .headers as Record<string, string>;
 const [liteTurn, liteAfterTool] = liteTranscript
   .filter((entry) => entry.kind === 'ws-message' && entry.connection === 1 && entry.body.generate !== false)
   .map((entry) => entry.body as Json);
-const LITE_HTTP = JSON.parse(
-  fs.readFileSync(path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.http.capture.json'), 'utf8'),
-) as Json;
+const LITE_HTTP = readCodexCapture('gpt-6.1-sol.http.capture.json');
 const [litePost] = (LITE_HTTP.transcript as Json[]).filter((entry) => entry.kind === 'http' && entry.method === 'POST');
 const LITE_FLAG = 'ws_request_header_x_openai_internal_codex_responses_lite';
 
@@ -353,7 +338,7 @@ const LITE_INTENDED = {
   missingItemKeys: ['id'],
 } as const;
 
-describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol capture)', () => {
+describe(`provider_a lite requests match the real Codex CLI ${CODEX_PIN} (gpt-6.1-sol capture)`, () => {
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-lite-' });
   const gateways: TestGateway[] = [];
   afterAll(() => Promise.all(gateways.map((gateway) => gateway.close())));
@@ -405,7 +390,7 @@ describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol
   }
 
   it('captured a real CLI run (sanity of the fixtures): lite over both transports, the model list asked for', () => {
-    expect([LITE.codex_version, LITE_HTTP.codex_version]).toEqual(['0.171.0', '0.171.0']);
+    expect([LITE.codex_version, LITE_HTTP.codex_version]).toEqual([CODEX_PIN, CODEX_PIN]);
     expect([LITE.exit_codes, LITE_HTTP.exit_codes]).toEqual([
       [0, 0],
       [0, 0],
@@ -418,7 +403,7 @@ describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol
       expect(body).not.toHaveProperty('instructions');
     }
     expect(liteTranscript.find((entry) => entry.kind === 'http' && entry.method === 'GET')!.url).toBe(
-      '/backend-api/codex/models?client_version=0.171.0',
+      `/backend-api/codex/models?client_version=${CODEX_PIN}`,
     );
   });
 
@@ -526,20 +511,15 @@ describe('provider_a lite requests match the real Codex CLI 0.171.0 (gpt-6.1-sol
 
 /**
  * The message-limit oracle: the same CLI against a fake announcing
- * `x-codex-websocket-max-message-bytes: 8192` (codex-0.171.0.gpt-6.1-sol.ws-limit.capture.json).
+ * `x-codex-websocket-max-message-bytes: 8192` (codex-<pin>.gpt-6.1-sol.ws-limit.capture.json).
  * Its warm-up fit and went over the WebSocket; its sampling requests did not and went over HTTP +
  * SSE, with the HTTP headers and the whole history. The gateway's request for a turn over the
  * limit must be that POST (docs/providers.md "WebSocket message limit").
  */
-const WS_LIMIT = JSON.parse(
-  fs.readFileSync(
-    path.join(__dirname, 'fixtures/codex-oracle/codex-0.171.0.gpt-6.1-sol.ws-limit.capture.json'),
-    'utf8',
-  ),
-) as Json;
+const WS_LIMIT = readCodexCapture('gpt-6.1-sol.ws-limit.capture.json');
 const CAPTURED_LIMIT = 8192;
 
-describe('provider_a over the WebSocket message limit matches the real Codex CLI 0.171.0 (ws-limit capture)', () => {
+describe(`provider_a over the WebSocket message limit matches the real Codex CLI ${CODEX_PIN} (ws-limit capture)`, () => {
   const gateways: TestGateway[] = [];
   afterAll(() => Promise.all(gateways.map((gateway) => gateway.close())));
   const { fake, home } = useFakeProviderA({ homePrefix: 'pa-oracle-ws-limit-' });
@@ -547,7 +527,7 @@ describe('provider_a over the WebSocket message limit matches the real Codex CLI
   const [cliFallbackPost] = transcript.filter((entry) => entry.kind === 'http' && entry.method === 'POST');
 
   it('captured a real CLI run (sanity of the fixture): no frame over the limit, the sampling requests posted instead', () => {
-    expect(WS_LIMIT.codex_version).toBe('0.171.0');
+    expect(WS_LIMIT.codex_version).toBe(CODEX_PIN);
     expect(WS_LIMIT.exit_codes).toEqual([0, 0]);
     const frames = transcript.filter((entry) => entry.kind === 'ws-message');
     expect(frames.length).toBeGreaterThan(0);

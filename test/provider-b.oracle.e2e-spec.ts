@@ -18,11 +18,14 @@ import {
   THINKING_LEVEL_HIGH_MODELS,
   TOOL_RESULTS_CLOSED,
 } from '../src/providers/provider-b/provider-b.constants';
+import { geminiFixture } from '../scripts/oracle/capture-gemini-cli';
+import { GEMINI_CLI } from '../scripts/oracle/oracle-clis';
+import { GEMINI_CLI_PIN, pinnedCapture } from './support/oracle-pins';
 
 /**
- * The oracle comparison: the gateway's Code Assist requests against what the real
- * Gemini CLI 0.61.0 sent in the same situations (captured by scripts/oracle/capture-gemini-cli.ts
- * into __fixtures__/gemini-cli-0.61.0.capture.json). Every header and every field the backend
+ * The oracle comparison: the gateway's Code Assist requests against what the real pinned
+ * Gemini CLI sent in the same situations (captured by scripts/oracle/capture-gemini-cli.ts
+ * into __fixtures__/gemini-cli-<pin>.capture.json). Every header and every field the backend
  * sees must match — values where they are protocol (setup bodies, headers), names and types where
  * they are content (prompts, ids). The intended differences below are the only ones allowed; each
  * is listed and justified in docs/providers.md ("Requests compared with the real Gemini CLI").
@@ -40,15 +43,7 @@ interface Capture {
   readonly scenarios: { readonly name: string; readonly requests: CapturedRequest[] }[];
 }
 
-const FIXTURE = path.join(
-  __dirname,
-  '..',
-  'src',
-  'providers',
-  'provider-b',
-  '__fixtures__',
-  'gemini-cli-0.61.0.capture.json',
-);
+const FIXTURE = pinnedCapture(GEMINI_CLI, geminiFixture(GEMINI_CLI_PIN));
 const capture: Capture = JSON.parse(fs.readFileSync(FIXTURE, 'utf8'));
 const cliRequests = (name: string) => capture.scenarios.find((scenario) => scenario.name === name)!.requests;
 
@@ -128,9 +123,7 @@ describe(`provider_b requests match the real Gemini CLI ${capture.version}`, () 
   });
 
   it('is compared against the pinned CLI version', () => {
-    const pinned = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'oracles', 'package.json'), 'utf8'))
-      .devDependencies['@google/gemini-cli'];
-    expect(capture.version).toBe(pinned);
+    expect(capture.version).toBe(GEMINI_CLI_PIN);
   });
 
   it("sends the retry notes the pinned CLI sends: each is in the installed CLI's own code", () => {

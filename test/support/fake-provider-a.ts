@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import type { FakeModel, FakeRefusal } from './fake-provider-a-rules';
 import {
@@ -14,6 +13,7 @@ import {
   strictSchemaRefusal,
 } from './fake-provider-a-rules';
 import { makeJwt } from './provider-a-fixtures';
+import { codexCapturePath } from './oracle-pins';
 
 /** The content codings the fake can answer in (docs/providers.md "Compressed answers"). */
 export type ContentCoding = 'gzip' | 'zstd';
@@ -139,7 +139,7 @@ export const FAKE_MODELS_PATH = '/backend-api/codex/models';
  * test/fixtures/codex-oracle/): what the fake serves and accepts until a test says otherwise.
  */
 export function cliModelList(): FakeModel[] {
-  const file = path.join(__dirname, '..', 'fixtures', 'codex-oracle', 'codex-0.171.0.models.json');
+  const file = codexCapturePath('models.json');
   const models = (JSON.parse(fs.readFileSync(file, 'utf8')) as { models: Array<Record<string, any>> }).models;
   return models.map((model) => ({
     slug: model.slug,
@@ -171,13 +171,7 @@ export function cliChangedListCapture(label: string): {
   config: string[];
   sent: { reasoning?: Record<string, unknown>; text?: Record<string, unknown>; parallel_tool_calls?: boolean };
 } {
-  const file = path.join(
-    __dirname,
-    '..',
-    'fixtures',
-    'codex-oracle',
-    `codex-0.171.0.gpt-6.1-sol.http.models-served.${label}.capture.json`,
-  );
+  const file = codexCapturePath(`gpt-6.1-sol.http.models-served.${label}.capture.json`);
   const capture = JSON.parse(fs.readFileSync(file, 'utf8')) as {
     models_patch: Record<string, Record<string, unknown> | null>;
     config?: string[];

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { WAIT_GUARD_MS } from './fake-provider-a';
 import { eventually } from './poll';
+import { claudeCapturePath } from './oracle-pins';
 
 /**
  * The argument vector the gateway gives `claude` up to the model (docs/upstream/provider-c.md §3.1 plus the
@@ -144,20 +145,9 @@ export function readRuns(dir: string): FakeClaudeRecord[] {
 }
 
 // ── stream-json line builders ───────────────────────────────────────────────────────────────────
-// Each builder copies a line the real Claude Code 2.1.332 printed (src/providers/provider-c/
-// __fixtures__/claude-code-2.1.332/) and changes only the scripted fields, so the fake `claude`
+// Each builder copies a line the pinned real Claude Code printed (src/providers/provider-c/
+// __fixtures__/claude-code-<pin>/) and changes only the scripted fields, so the fake `claude`
 // prints what the real one prints.
-
-const CAPTURED_DIR = path.join(
-  __dirname,
-  '..',
-  '..',
-  'src',
-  'providers',
-  'provider-c',
-  '__fixtures__',
-  'claude-code-2.1.332',
-);
 const capturedFiles = new Map<string, Record<string, any>[]>();
 
 /** A deep copy of the first captured line of `file` that `matches`. */
@@ -165,7 +155,7 @@ function capturedLine(file: string, matches: (line: Record<string, any>) => bool
   let lines = capturedFiles.get(file);
   if (!lines) {
     lines = fs
-      .readFileSync(path.join(CAPTURED_DIR, `${file}.jsonl`), 'utf8')
+      .readFileSync(claudeCapturePath(`${file}.jsonl`), 'utf8')
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as Record<string, any>);

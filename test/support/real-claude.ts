@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { CLAUDE_CODE_PIN } from './oracle-pins';
 
 /**
- * The pinned real Claude Code binary (`@anthropic-ai/claude-code` 2.1.332 in oracles/package.json,
+ * The pinned real Claude Code binary (`@anthropic-ai/claude-code` in oracles/package.json,
  * installed by scripts/install-oracles.mjs, which `npm test` runs first). Install
  * scripts are not run, so the executable of the platform package installed as an optional
  * dependency (`@anthropic-ai/claude-code-linux-x64` on this machine and in CI) is called directly.
@@ -25,8 +26,8 @@ function locateRealClaude(): string {
   return found;
 }
 
-/** The version the fixtures under src/providers/provider-c/__fixtures__/ were recorded with. */
-export const REAL_CLAUDE_VERSION = '2.1.332';
+/** The version the fixtures under src/providers/provider-c/__fixtures__/ were recorded with: the pin. */
+export const REAL_CLAUDE_VERSION = CLAUDE_CODE_PIN;
 
 /** A stand-in subscription token: the CLI sends it as `Authorization: Bearer …` to the fake API. */
 export const FAKE_OAUTH_TOKEN = 'fake-oauth-token-for-tests';

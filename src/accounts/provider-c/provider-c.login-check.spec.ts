@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { CLAUDE_CODE_PIN, claudeCapturePath } from '../../../test/support/oracle-pins';
 import type { ProviderCLogin } from './provider-c.credentials';
 import { checkProviderCLogin, parseAuthStatus } from './provider-c.login-check';
 
-const FIXTURE = path.join(__dirname, '../../providers/provider-c/__fixtures__/claude-code-2.1.332/auth-status.json');
+const FIXTURE = claudeCapturePath('auth-status.json');
 
 describe(parseAuthStatus.name, () => {
   const { version, cases } = JSON.parse(fs.readFileSync(FIXTURE, 'utf8')) as {
@@ -12,8 +13,8 @@ describe(parseAuthStatus.name, () => {
     cases: Record<string, { exit_code: number; stdout: unknown }>;
   };
 
-  it('reads what the real CLI printed (Claude Code 2.1.332)', () => {
-    expect(version).toBe('2.1.332');
+  it('reads what the real CLI printed (the pinned Claude Code)', () => {
+    expect(version).toBe(CLAUDE_CODE_PIN);
     expect(parseAuthStatus(JSON.stringify(cases['not-logged-in'].stdout))).toEqual({
       state: 'missing',
       reason: 'claude auth status: not logged in',

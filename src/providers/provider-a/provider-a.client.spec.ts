@@ -1,11 +1,14 @@
+import { CODEX_PIN } from '../../../test/support/oracle-pins';
 import { acceptEncoding, codexClient, runtimeDecoders } from './provider-a.client';
 
 describe('the Codex client the gateway claims (docs/providers.md "Client version")', () => {
-  it('claims the verified CLI version by default, in the user agent of both modes', () => {
+  it('claims the pinned CLI version by default, in the user agent of both modes', () => {
     const client = codexClient();
-    expect(client.version).toBe('0.171.0');
-    expect(client.userAgentMinimal).toBe('codex_exec/0.171.0 (api wrapper) unknown (codex_exec; 0.171.0)');
-    expect(client.userAgentFaithful).toBe('codex_exec/0.171.0 (Mac OS 26.2.0; arm64) unknown (codex_exec; 0.171.0)');
+    expect(client.version).toBe(CODEX_PIN);
+    expect(client.userAgentMinimal).toBe(`codex_exec/${CODEX_PIN} (api wrapper) unknown (codex_exec; ${CODEX_PIN})`);
+    expect(client.userAgentFaithful).toBe(
+      `codex_exec/${CODEX_PIN} (Mac OS 26.2.0; arm64) unknown (codex_exec; ${CODEX_PIN})`,
+    );
   });
 
   it('claims the configured version instead when one is given', () => {

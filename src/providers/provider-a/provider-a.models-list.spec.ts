@@ -1,23 +1,24 @@
+import { CODEX_PIN } from '../../../test/support/oracle-pins';
 import { codexClient } from './provider-a.client';
 import type { UpstreamModelInfo } from '../../models/upstream-model-info';
 import { modelsListHeaders, modelsListUrl, parseModelsList } from './provider-a.models-list';
 
-describe('the live model list, read as Codex CLI 0.171.0 reads it', () => {
+describe('the live model list, read as the pinned Codex CLI reads it', () => {
   const client = codexClient();
   it.each([
     [
       'wss://chatgpt.com/backend-api/codex/responses',
-      'https://chatgpt.com/backend-api/codex/models?client_version=0.171.0',
+      `https://chatgpt.com/backend-api/codex/models?client_version=${CODEX_PIN}`,
     ],
     [
       'https://chatgpt.com/backend-api/codex/responses',
-      'https://chatgpt.com/backend-api/codex/models?client_version=0.171.0',
+      `https://chatgpt.com/backend-api/codex/models?client_version=${CODEX_PIN}`,
     ],
     [
       'ws://127.0.0.1:4000/backend-api/codex/responses/',
-      'http://127.0.0.1:4000/backend-api/codex/models?client_version=0.171.0',
+      `http://127.0.0.1:4000/backend-api/codex/models?client_version=${CODEX_PIN}`,
     ],
-    ['http://proxy.internal/codex/responses?x=1', 'http://proxy.internal/codex/models?client_version=0.171.0'],
+    ['http://proxy.internal/codex/responses?x=1', `http://proxy.internal/codex/models?client_version=${CODEX_PIN}`],
   ])('derives the list URL from PROVIDER_A_URL %s', (responses, models) => {
     expect(modelsListUrl(responses, client)).toBe(models);
   });
@@ -27,7 +28,7 @@ describe('the live model list, read as Codex CLI 0.171.0 reads it', () => {
       authorization: 'Bearer at',
       'chatgpt-account-id': 'acc',
       originator: 'codex_exec',
-      'user-agent': expect.stringMatching(/^codex_exec\/0\.171\.0 /),
+      'user-agent': expect.stringMatching(new RegExp(`^codex_exec/${CODEX_PIN.replaceAll('.', '\\.')} `)),
       accept: '*/*',
       'accept-encoding': client.acceptEncoding,
     });

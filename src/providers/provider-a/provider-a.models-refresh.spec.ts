@@ -1,4 +1,5 @@
 import { GatewayError } from '../../core/gateway.error';
+import { CODEX_PIN } from '../../../test/support/oracle-pins';
 import { codexClient } from './provider-a.client';
 import { familyIds } from '../../core/family-registry';
 import { ModelCatalog } from '../../models/model-catalog';
@@ -98,7 +99,7 @@ describe(ProviderAModelsRefresh.name, () => {
     expect(calls).toEqual([]);
     expect(await refresh.refresh()).toBe(true);
     expect(calls[0]).toEqual({
-      url: 'https://upstream.test/backend-api/codex/models?client_version=0.171.0',
+      url: `https://upstream.test/backend-api/codex/models?client_version=${CODEX_PIN}`,
       headers: expect.objectContaining({ authorization: 'Bearer at', 'chatgpt-account-id': 'acc-default' }),
     });
     expect(catalog.resolve('gpt-7-sol-low')).toMatchObject({

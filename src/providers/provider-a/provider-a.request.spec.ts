@@ -5,6 +5,7 @@ import { normalizeTools } from '../../chat/chat-tools';
 import { ModelCatalog } from '../../models/model-catalog';
 import type { ChatMessage, ToolDefinition } from '../../core/chat-message';
 import type { ChatRequest } from '../shared/provider-adapter';
+import { readCodexCapture } from '../../../test/support/oracle-pins';
 import { DEFAULT_INSTRUCTIONS } from './provider-a.constants';
 import { loadFaithfulProfile } from './provider-a.faithful-profile';
 import {
@@ -74,25 +75,11 @@ describe(buildChatBody.name, () => {
   });
 
   it('sends response_format as text.format the way codex exec --output-schema does (oracle capture)', () => {
-    const capture = JSON.parse(
-      fs.readFileSync(
-        path.join(
-          __dirname,
-          '..',
-          '..',
-          '..',
-          'test',
-          'fixtures',
-          'codex-oracle',
-          'codex-0.171.0.gpt-6.1-sol.output-schema.capture.json',
-        ),
-        'utf8',
-      ),
-    ) as {
+    const capture = readCodexCapture<{
       transcript: Array<{
         body?: { type?: string; generate?: boolean; text?: { format?: { schema: Record<string, unknown> } } };
       }>;
-    };
+    }>('gpt-6.1-sol.output-schema.capture.json');
     const sent = capture.transcript.find(
       (entry) => entry.body?.type === 'response.create' && entry.body.generate !== false,
     )!.body!.text!;

@@ -3,7 +3,8 @@ import { GOOGLE_AUTH_LIBRARY_AGENT } from '../../accounts/provider-b/provider-b.
 
 /**
  * The pinned Gemini CLI whose requests we match (oracles/package.json, the oracle capture in
- * __fixtures__/gemini-cli-0.61.0.capture.json). Bumping the CLI is this one line plus a new capture.
+ * __fixtures__/gemini-cli-<version>.capture.json). Bumping the CLI is the pin, a new capture and
+ * this line; src/providers/oracle-pins.spec.ts fails while this line is not the pin.
  */
 export const GEMINI_CLI_VERSION = '0.61.0';
 

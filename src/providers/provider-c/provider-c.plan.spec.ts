@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
 import type { PlanReport } from '../../core/plan-usage';
+import { claudeCapturePath } from '../../../test/support/oracle-pins';
 import { planReportOf } from './provider-c.plan';
 import { createStreamState, parseStreamLine, translateLine } from './provider-c.stream';
 
-/** Real stdout lines of Claude Code 2.1.332 (see __fixtures__/README.md). */
+/** Real stdout lines of the pinned Claude Code (see __fixtures__/README.md). */
 const fixture = (name: string) =>
   fs
-    .readFileSync(path.join(__dirname, '__fixtures__', 'claude-code-2.1.332', `${name}.jsonl`), 'utf8')
+    .readFileSync(claudeCapturePath(`${name}.jsonl`), 'utf8')
     .split('\n')
     .filter((line) => line !== '');
 

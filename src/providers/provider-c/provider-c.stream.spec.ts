@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ChatEvent } from '../../core/chat-event';
 import { GatewayError } from '../../core/gateway.error';
+import { CLAUDE_CODE_PIN, claudeCapturePath } from '../../../test/support/oracle-pins';
 import type { FrameStep } from '../shared/turn-runner';
 import { classifyRunFailure, RunFailed } from './provider-c.errors';
 import type { CliRun, ProviderCStreamState, StreamStateOptions } from './provider-c.stream';
@@ -94,10 +94,10 @@ function failureOf(translation: Translation): GatewayError {
   return classifyRunFailure((translation.end!.unclassified as RunFailed).failure, NOW);
 }
 
-/** Real stdout lines of Claude Code 2.1.332 (see __fixtures__/README.md). */
+/** Real stdout lines of the pinned Claude Code (see __fixtures__/README.md). */
 const fixture = (name: string) =>
   fs
-    .readFileSync(path.join(__dirname, '__fixtures__', 'claude-code-2.1.332', `${name}.jsonl`), 'utf8')
+    .readFileSync(claudeCapturePath(`${name}.jsonl`), 'utf8')
     .split('\n')
     .filter((line) => line !== '');
 
@@ -386,7 +386,7 @@ describe(translateLine.name, () => {
       expect(error.upstream).toMatchObject({ code: 'claude_code_version_too_old' });
       expect(error.spec).toMatchObject({ status: 400, openaiCode: 'model_requires_newer_client' });
       expect(error.publicMessage).toContain('`claude update`');
-      expect(error.publicMessage).toContain('version 2.1.332');
+      expect(error.publicMessage).toContain(`version ${CLAUDE_CODE_PIN}`);
       expect(error.publicMessage).not.toMatch(/2\.1\.400|does not support/);
     });
 

@@ -20,8 +20,11 @@ export const PROVIDER_C_USAGE_ORIGIN = 'https://api.anthropic.com';
 export const PROVIDER_C_USAGE_PATH = '/api/oauth/usage';
 /** The beta the CLI names on every OAuth-authenticated call to its first-party API. */
 export const PROVIDER_C_OAUTH_BETA = 'oauth-2025-04-20';
-/** The version named in the user agent when the installed one is not known yet. */
-const FALLBACK_CLI_VERSION = '2.1.332';
+/**
+ * The version named in the user agent when the installed one is not known yet: the pinned Claude
+ * Code of oracles/package.json (src/providers/oracle-pins.spec.ts holds it to the pin).
+ */
+export const FALLBACK_CLAUDE_CODE_VERSION = '2.1.332';
 /** A usage answer is a few kilobytes; anything past this is not one. */
 const MAX_USAGE_BYTES = 64 * 1024;
 
@@ -178,7 +181,7 @@ export async function readProviderCUsage(read: ProviderCUsageRead): Promise<Plan
       authorization: `Bearer ${read.token}`,
       'anthropic-beta': PROVIDER_C_OAUTH_BETA,
       'content-type': 'application/json',
-      'user-agent': `claude-cli/${read.cliVersion ?? FALLBACK_CLI_VERSION} (external, sdk-cli)`,
+      'user-agent': `claude-cli/${read.cliVersion ?? FALLBACK_CLAUDE_CODE_VERSION} (external, sdk-cli)`,
     },
     redirect: 'error',
     signal: read.signal,
