@@ -9,6 +9,12 @@ import { CODEX_PIN } from './support/oracle-pins';
 
 type Json = Record<string, any>;
 
+/** A Codex CLI version newer than the pinned one: the pin with its minor raised. */
+const NEWER = CODEX_PIN.replace(
+  /^(\d+)\.(\d+)\..*$/,
+  (_whole, major: string, minor: string) => `${major}.${Number(minor) + 1}.0`,
+);
+
 /** A model the backend serves only to a Codex CLI newer than the one the gateway verifies. */
 const NEWER_ONLY = {
   slug: 'gpt-7-sol',
@@ -21,7 +27,7 @@ const NEWER_ONLY = {
   context_window: 500000,
   input_modalities: ['text', 'image'],
   default_verbosity: 'low',
-  minimal_client_version: '0.172.0',
+  minimal_client_version: NEWER,
 };
 
 /**
@@ -86,15 +92,15 @@ describe('provider_a client version (PROVIDER_A_CLIENT_VERSION)', () => {
   });
 
   it('an operator can claim a newer version: the list and every request say it, the newer model is served, and startup logs one warning that its wire is unverified', async () => {
-    const gateway = await start({ PROVIDER_A_CLIENT_VERSION: '0.172.0' });
+    const gateway = await start({ PROVIDER_A_CLIENT_VERSION: NEWER });
     const ids = await pollUntil(
       () => modelIds(gateway),
       (list) => list.includes('gpt-7-sol'),
     );
     expect(ids).toContain('gpt-7-sol-high');
     const [list] = fake().modelsRequests();
-    expect(list.url).toContain('client_version=0.172.0');
-    expect(list.headers['user-agent']).toBe('codex_exec/0.172.0 (api wrapper) unknown (codex_exec; 0.172.0)');
+    expect(list.url).toContain(`client_version=${NEWER}`);
+    expect(list.headers['user-agent']).toBe(`codex_exec/${NEWER} (api wrapper) unknown (codex_exec; ${NEWER})`);
 
     fake().enqueue(textReply('from the newer model'));
     const response = await chat(gateway, { model: 'gpt-7-sol-high' });
@@ -106,7 +112,7 @@ describe('provider_a client version (PROVIDER_A_CLIENT_VERSION)', () => {
 
     const warnings = gateway.logs.records('provider_a_client_version_unverified');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ level: 40, client_version: '0.172.0', verified_version: CODEX_PIN });
+    expect(warnings[0]).toMatchObject({ level: 40, client_version: NEWER, verified_version: CODEX_PIN });
     expect(String(warnings[0].fix)).toContain('PROVIDER_A_CLIENT_VERSION');
   });
 
