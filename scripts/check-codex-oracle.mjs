@@ -1,9 +1,9 @@
 // `npm run oracle:codex`: re-runs the pinned Codex CLI offline (scripts/capture-codex-oracle.mjs,
 // inside the loopback-only namespace the npm script creates) and reports drift against the
-// committed fixtures in test/fixtures/codex-oracle/: header names and versions, body keys and JSON
-// types of every request of each capture, the model list, and the wire effort the CLI sends for
-// each `model_reasoning_effort` setting. The fresh captures go to a scratch folder. Exit status 1
-// when anything drifted, 2 when it could not run.
+// committed fixtures in test/fixtures/codex-oracle/: header names and versions, every body field by
+// value (ids and clocks masked) of every request of each capture, the model list, the wire effort
+// the CLI sends for each `model_reasoning_effort` setting. The fresh captures go to a scratch
+// folder. Exit status 1 when anything drifted, 2 when it could not run.
 //
 //   --write     rewrite the effort table (codex-<version>.efforts.json) instead of comparing it
 //   --capture   first capture every fixture again into test/fixtures/codex-oracle/ under the pinned

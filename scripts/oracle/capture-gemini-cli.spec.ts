@@ -34,15 +34,49 @@ describe('the Gemini CLI oracle comparison', () => {
     ]);
   });
 
-  it('compares generate bodies by shape: other text is no drift, a new field is', () => {
+  it('compares generate bodies by value: another session or prompt id is no drift, a new field is', () => {
     const changed = read();
     const generate = changed.scenarios[0].requests.find((entry) => entry.route === 'streamGenerateContent')!;
-    generate.body.user_prompt_id = 'another-id';
+    generate.body.user_prompt_id = '0b420db3-1d71-4f32-a847-b250cc06ea77';
+    generate.body.request.session_id = '0b420db3-1d71-4f32-a847-b250cc06ea77';
     expect(diffGeminiCaptures(source, read(), changed)).toEqual([]);
     generate.body.request.labels = { session: 'x' };
     expect(diffGeminiCaptures(source, read(), changed)).toEqual([
-      expect.objectContaining({ change: 'added', key: 'body request.labels.session', fresh: ['string'] }),
+      expect.objectContaining({ change: 'added', key: 'body request.labels.session', fresh: ['"x"'] }),
     ]);
+  });
+
+  it('shows the envelope model and the generation settings by value', () => {
+    const changed = read();
+    const generates = (scenario: string) =>
+      changed.scenarios
+        .find((entry) => entry.name === scenario)!
+        .requests.filter((entry) => entry.route === 'streamGenerateContent');
+    for (const generate of generates('gemini-3-text-turn')) {
+      generate.body.model = 'gemini-3.5-flash';
+      generate.body.request.generationConfig.thinkingConfig.thinkingLevel = 'LOW';
+      generate.body.request.generationConfig.temperature = 0.5;
+    }
+    for (const generate of generates('discovered-project-tool-turn'))
+      generate.body.request.generationConfig.thinkingConfig.thinkingBudget += 1;
+    const keys = diffGeminiCaptures(source, read(), changed).map(
+      (difference) => `${difference.where.split(' · ')[1].split(':')[0]} ${difference.key}`,
+    );
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'gemini-3-text-turn body model',
+        'gemini-3-text-turn body request.generationConfig.thinkingConfig.thinkingLevel',
+        'gemini-3-text-turn body request.generationConfig.temperature',
+        'discovered-project-tool-turn body request.generationConfig.thinkingConfig.thinkingBudget',
+      ]),
+    );
+  });
+
+  it('shows no drift for the clock in a tool call id, which differs on every run', () => {
+    const changed = read();
+    const text = JSON.stringify(changed).replace(/list_directory_\d{13}_0/g, 'list_directory_1800000000000_0');
+    expect(text).not.toEqual(JSON.stringify(read()));
+    expect(diffGeminiCaptures(source, read(), JSON.parse(text) as EditableCapture)).toEqual([]);
   });
 
   it('masks the Node version of x-goog-api-client and shows other header values', () => {

@@ -190,8 +190,10 @@ export function diffGeminiCaptures(source: string, committed: GeminiCapture, fre
 }
 
 /**
- * What must not drift: calls, headers by value (Node's version masked, bearer redacted), setup
- * bodies by value, generate bodies by shape (they carry the CLI's prompt and ids), and the exit code.
+ * What must not drift: calls, headers by value (Node's version masked, bearer redacted), bodies by
+ * value (the envelope `model`, `generationConfig` and its `thinkingConfig` are what the gateway
+ * copies; ids and clocks are masked, and the capture already holds the CLI's prose as `<text>`),
+ * and the exit code.
  */
 export function geminiRequests(scenario: GeminiCapture['scenarios'][number] | undefined): Recorded[] {
   if (!scenario) return [];
@@ -206,8 +208,7 @@ export function geminiRequests(scenario: GeminiCapture['scenarios'][number] | un
     };
     const facts = headerFacts(request.headers, { allValues: true });
     for (const [name, value] of Object.entries(request.query ?? {})) addFact(facts, `query ${name}`, String(value));
-    const generate = request.route === 'streamGenerateContent' || request.route === 'generateContent';
-    addJsonFacts(facts, 'body ', request.body, { byValue: !generate });
+    addJsonFacts(facts, 'body ', request.body);
     return { identity: `${request.method} ${request.path}`, facts };
   });
   const exit: Facts = new Map([['exit code', new Set([String(scenario.exitCode)])]]);

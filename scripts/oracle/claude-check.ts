@@ -3,8 +3,9 @@
  * (scripts/capture-provider-c-fixtures.ts, scripts/capture-claude-auth-status.mjs) and compares
  * what it printed with the committed fixtures of the pinned version
  * (src/providers/provider-c/__fixtures__/claude-code-<pin>/): per case, the stream-json event kinds
- * and the fields of each, and the `claude auth status --json` answers. The caller runs it inside a
- * loopback-only network namespace (docs/providers.md, "Following the upstream CLIs").
+ * and the fields of each with their values, and the `claude auth status --json` answers. The
+ * caller runs it inside a loopback-only network namespace (docs/providers.md, "Following the
+ * upstream CLIs").
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -22,10 +23,13 @@ export interface ClaudeCheck {
   readonly differences: Difference[];
 }
 
-/** The `claude auth status --json` fixture by value (`auth <case>.<path>`), the CLI's own version aside. */
+/**
+ * The `claude auth status --json` fixture by value (`auth <case>.<path>`), the CLI's own version
+ * aside: a newer release differs there by nature.
+ */
 export function authStatusFacts(doc: { readonly cases?: unknown; readonly version?: string }): Facts {
   const facts: Facts = new Map();
-  addJsonFacts(facts, 'auth ', doc.cases ?? {}, { byValue: true });
+  addJsonFacts(facts, 'auth ', doc.cases ?? {});
   return facts;
 }
 
@@ -58,24 +62,26 @@ export function checkClaude(options: { readonly nodeModules: string; readonly sc
     }
     const source = `claude-code-${pinned}/${name}`;
     const freshFile = path.join(fresh, name);
+    const text = fs.readFileSync(committed, 'utf8');
     differences.push(
       ...diffFacts(
         source,
-        streamJsonFacts(fs.readFileSync(committed, 'utf8')),
+        streamJsonFacts(text),
         fs.existsSync(freshFile) ? streamJsonFacts(fs.readFileSync(freshFile, 'utf8')) : new Map(),
       ),
     );
   }
   const committedAuth = path.join(fixtures, 'auth-status.json');
-  if (fs.existsSync(committedAuth))
+  if (fs.existsSync(committedAuth)) {
+    const committed = JSON.parse(fs.readFileSync(committedAuth, 'utf8')) as { cases?: unknown; version?: string };
     differences.push(
       ...diffFacts(
         `claude-code-${pinned}/auth-status.json`,
-        authStatusFacts(JSON.parse(fs.readFileSync(committedAuth, 'utf8')) as { cases?: unknown }),
+        authStatusFacts(committed),
         authStatusFacts(JSON.parse(fs.readFileSync(authStatus, 'utf8')) as { cases?: unknown }),
       ),
     );
-  else differences.push(missingFixture(committedAuth));
+  } else differences.push(missingFixture(committedAuth));
   return { pinned, ran, differences };
 }
 

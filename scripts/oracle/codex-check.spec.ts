@@ -60,10 +60,54 @@ describe('the Codex oracle comparison', () => {
         where: 'ws · ws-message response.create #1',
         change: 'changed',
         key: 'body store',
-        committed: ['boolean'],
-        fresh: ['string'],
+        committed: ['false'],
+        fresh: ['"false"'],
       },
     ]);
+  });
+
+  it('shows the values the gateway copies: store, stream, tool_choice, include, reasoning.context, the lite flag', () => {
+    const changed = clone(websocket);
+    for (const entry of entries(changed)) {
+      const body = entry.body as Record<string, any> | undefined;
+      if (entry.kind !== 'ws-message' || !body) continue;
+      body.store = true;
+      body.stream = false;
+      body.tool_choice = 'required';
+      body.include = ['reasoning.summary'];
+      body.reasoning.context = 'last_turn';
+      body.client_metadata.ws_request_header_x_openai_internal_codex_responses_lite = 'false';
+    }
+    const keys = diffRecorded('ws', codexRequests(websocket), codexRequests(changed)).map((difference) => [
+      difference.key,
+      difference.committed,
+      difference.fresh,
+    ]);
+    expect(keys).toContainEqual(['body store', ['false'], ['true']]);
+    expect(keys).toContainEqual(['body stream', ['true'], ['false']]);
+    expect(keys).toContainEqual(['body tool_choice', ['"auto"'], ['"required"']]);
+    expect(keys).toContainEqual(['body include[]', ['"reasoning.encrypted_content"'], ['"reasoning.summary"']]);
+    expect(keys).toContainEqual(['body reasoning.context', ['"all_turns"'], ['"last_turn"']]);
+    expect(keys).toContainEqual([
+      'body client_metadata.ws_request_header_x_openai_internal_codex_responses_lite',
+      ['"true"'],
+      ['"false"'],
+    ]);
+  });
+
+  it('shows no drift for what another run sends differently: session, turn and item ids, the request clock', () => {
+    const rerun = JSON.parse(
+      JSON.stringify(websocket)
+        .replace(
+          /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-([0-9a-f]{4})-[0-9a-f]{12}/g,
+          '01a22cf4-7e31-7963-$1-8c3731a1b020',
+        )
+        .replace(
+          /"x-codex-ws-stream-request-start-ms":"\d{13}"/g,
+          '"x-codex-ws-stream-request-start-ms":"1800000000000"',
+        ),
+    ) as CodexCapture;
+    expect(diffRecorded('ws', codexRequests(websocket), codexRequests(rerun))).toEqual([]);
   });
 
   it('shows what the per-model flags decide by value: a CLI that sends another effort, verbosity or parallel_tool_calls drifts', () => {
@@ -81,9 +125,9 @@ describe('the Codex oracle comparison', () => {
       difference.committed,
       difference.fresh,
     ]);
-    expect(keys).toContainEqual(['body reasoning.effort (value)', ['high'], ['low']]);
-    expect(keys).toContainEqual(['body text.verbosity (value)', ['medium'], ['low']]);
-    expect(keys).toContainEqual(['body parallel_tool_calls (value)', ['false'], ['true']]);
+    expect(keys).toContainEqual(['body reasoning.effort', ['"high"'], ['"low"']]);
+    expect(keys).toContainEqual(['body text.verbosity', ['"medium"'], ['"low"']]);
+    expect(keys).toContainEqual(['body parallel_tool_calls', ['false'], ['true']]);
   });
 
   it('counts the repeated model-list request once per distinct shape', () => {

@@ -133,18 +133,6 @@ function codexRequest(entry: CaptureEntry): Recorded {
   const facts = headerFacts(entry.headers, { ignore: CONNECTION_MECHANICS });
   for (const [name, value] of new URLSearchParams(query ?? '')) addFact(facts, `query ${name}`, value);
   addJsonFacts(facts, 'body ', body);
-  // What the model list's per-model flags and the effort setting decide, by value: where a
-  // changed-list capture differs from the plain one (`classic-shape` also in the request shape).
-  const reasoning = isRecord(body.reasoning) ? body.reasoning : {};
-  const text = isRecord(body.text) ? body.text : {};
-  for (const [name, value] of [
-    ['reasoning.effort', reasoning.effort],
-    ['reasoning.summary', reasoning.summary],
-    ['text.verbosity', text.verbosity],
-    ['parallel_tool_calls', body.parallel_tool_calls],
-  ] as const) {
-    if (typeof value === 'string' || typeof value === 'boolean') addFact(facts, `body ${name} (value)`, String(value));
-  }
   // The order of the input items is what the backend replays; the shape facts alone keep only their kinds.
   if (Array.isArray(body.input))
     addFact(
@@ -159,16 +147,12 @@ function codexRequest(entry: CaptureEntry): Recorded {
   return { identity, facts };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /** The reduced bundled list (codex-<version>.models.json) by value, keyed by model. */
 export function codexModelFacts(models: readonly Record<string, unknown>[]): Facts {
   const facts: Facts = new Map();
   for (const { slug, ...fields } of models) {
     addFact(facts, `model ${String(slug)}`, 'listed');
-    addJsonFacts(facts, `model ${String(slug)} `, fields, { byValue: true });
+    addJsonFacts(facts, `model ${String(slug)} `, fields);
   }
   return facts;
 }
@@ -176,14 +160,14 @@ export function codexModelFacts(models: readonly Record<string, unknown>[]): Fac
 /** The field paths of the CLI's whole bundled list (`codex debug models --bundled`), by type. */
 export function codexListFieldFacts(list: unknown): Facts {
   const facts: Facts = new Map();
-  addJsonFacts(facts, 'list ', list);
+  addJsonFacts(facts, 'list ', list, { compare: 'types' });
   return facts;
 }
 
 /** The efforts table (codex-<version>.efforts.json) by value: `effort <model>.<setting>.reasoning.effort`. */
 export function codexEffortFacts(efforts: EffortTable): Facts {
   const facts: Facts = new Map();
-  addJsonFacts(facts, 'effort ', efforts, { byValue: true });
+  addJsonFacts(facts, 'effort ', efforts);
   return facts;
 }
 
@@ -224,9 +208,8 @@ export function checkCodex(options: { readonly nodeModules: string; readonly scr
       differences.push(missingFixture(file));
       continue;
     }
-    differences.push(
-      ...diffRecorded(path.basename(file), codexRequests(readJson<CodexCapture>(file)), codexRequests(fresh)),
-    );
+    const committed = readJson<CodexCapture>(file);
+    differences.push(...diffRecorded(path.basename(file), codexRequests(committed), codexRequests(fresh)));
   }
 
   // The capture script writes the reduced bundled list beside each capture, named by the version that ran.
@@ -234,15 +217,12 @@ export function checkCodex(options: { readonly nodeModules: string; readonly scr
     path.join(options.scratch, `codex-${ran}.models.json`),
   ).models;
   const modelsFile = fixture('models.json');
-  if (fs.existsSync(modelsFile))
+  if (fs.existsSync(modelsFile)) {
+    const committed = readJson<{ models: Record<string, unknown>[] }>(modelsFile);
     differences.push(
-      ...diffFacts(
-        path.basename(modelsFile),
-        codexModelFacts(readJson<{ models: Record<string, unknown>[] }>(modelsFile).models),
-        codexModelFacts(freshModels),
-      ),
+      ...diffFacts(path.basename(modelsFile), codexModelFacts(committed.models), codexModelFacts(freshModels)),
     );
-  else differences.push(missingFixture(modelsFile));
+  } else differences.push(missingFixture(modelsFile));
   differences.push(
     ...diffFacts(
       `codex debug models --bundled (${pinned} → ${ran})`,
@@ -275,15 +255,12 @@ export function checkCodex(options: { readonly nodeModules: string; readonly scr
     }
   }
   const effortsFile = fixture('efforts.json');
-  if (fs.existsSync(effortsFile))
+  if (fs.existsSync(effortsFile)) {
+    const committed = readJson<{ efforts: EffortTable }>(effortsFile);
     differences.push(
-      ...diffFacts(
-        path.basename(effortsFile),
-        codexEffortFacts(readJson<{ efforts: EffortTable }>(effortsFile).efforts),
-        codexEffortFacts(efforts),
-      ),
+      ...diffFacts(path.basename(effortsFile), codexEffortFacts(committed.efforts), codexEffortFacts(efforts)),
     );
-  else differences.push(missingFixture(effortsFile));
+  } else differences.push(missingFixture(effortsFile));
   return { pinned, ran, differences, efforts };
 }
 

@@ -2,9 +2,10 @@
  * The one comparison the oracle checks share (`npm run oracle:codex`, `npm run oracle:gemini`,
  * `npm run oracle:drift`; see docs/providers.md, "Following the upstream CLIs"): what a CLI sent or
  * printed is reduced to facts, a key with the set of values seen for it, and two runs are compared
- * fact by fact. Ids, texts and timings differ from run to run by nature, so a fact holds a JSON
- * type, never the value, unless the caller asks for values (setup bodies, model lists, efforts) or
- * the field names a kind (`type`, `subtype`, `role`), whose value is the shape itself.
+ * fact by fact. A leaf is compared by value, because the gateway copies or reads the values
+ * (`store`, `tool_choice`, a Gemini `thinkingLevel`, a Claude `api_error`), except what differs from
+ * run to run by nature: VOLATILE_FIELDS are compared by JSON type only, and VOLATILE_TEXT masks
+ * ids, clocks and durations inside a string before its value is compared.
  */
 
 /** Facts about one thing (a request, a stream, a list): key → the values seen under it. */
@@ -26,6 +27,59 @@ export interface Difference {
 /** Fields whose value is part of the shape: the kind of an object, not data it carries. */
 const KIND_FIELDS = new Set(['type', 'subtype', 'role']);
 
+/**
+ * Fields whose value differs on every run of the same capture, compared by JSON type only (whether
+ * they are there, and as what). A field is listed here only when its value says nothing about the
+ * CLI's behaviour; ids are not listed, VOLATILE_TEXT masks them wherever they appear.
+ */
+export const VOLATILE_FIELDS: ReadonlySet<string> = new Set([
+  // Claude Code's timings of a turn, measured on the machine that ran it.
+  'duration_ms',
+  'duration_api_ms',
+  'ttft_ms',
+  'ttft_stream_ms',
+  'first_content_frame_ms',
+  'time_to_request_ms',
+  'thinking_duration_ms',
+  // Claude Code's wait before a retry, which carries random jitter.
+  'retry_delay_ms',
+  // Claude Code's working folder and its socket: a fresh temporary folder, the process id.
+  'cwd',
+  'original_cwd',
+  'messaging_socket_path',
+  // A thinking block's signature: random bytes from the fake API.
+  'signature',
+]);
+
+/**
+ * Parts of a string that differ on every run, replaced by a placeholder before the value is
+ * compared, so that the rest of the string still is: `""` against an id, a changed
+ * `request_kind` inside Codex's turn metadata, or a new wording around an id all show.
+ */
+export const VOLATILE_TEXT: readonly { readonly pattern: RegExp; readonly mask: string }[] = [
+  // Session, thread, turn, installation and item ids (also inside `msg_…`, `at_…` and JSON text).
+  { pattern: /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, mask: '<uuid>' },
+  // Random tokens: message and request ids (`msg_2dfc…`, `req_…`), signatures; twenty or more
+  // letters and digits with at least one digit, so that words stay compared. Before the clock, so
+  // that digits inside a token are never taken for one.
+  { pattern: /(?=[A-Za-z+/]*\d)[A-Za-z0-9+/]{20,}/g, mask: '<token>' },
+  // The clock: ISO timestamps, and Unix milliseconds (Codex's request start, Gemini's tool call ids).
+  { pattern: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?/g, mask: '<time>' },
+  { pattern: /(?<!\d)1\d{12}(?!\d)/g, mask: '<epoch-ms>' },
+  // The recording fakes listen on a random loopback port, which a CLI names in its own messages.
+  { pattern: /\b(127\.0\.0\.1|localhost):\d+/g, mask: '$1:<port>' },
+  // Durations a CLI writes into its own messages ("first after 39 ms").
+  { pattern: /\b\d+ ms\b/g, mask: '<n> ms' },
+  // The Codex capture keeps the CLI's prose only as its length, which depends on the machine: the
+  // environment context it sends names the temporary working folder.
+  { pattern: /^<\d+ chars>$/, mask: '<prose>' },
+];
+
+/** `text` with every VOLATILE_TEXT part replaced by its placeholder. */
+export function maskVolatile(text: string): string {
+  return VOLATILE_TEXT.reduce((masked, { pattern, mask }) => masked.replace(pattern, mask), text);
+}
+
 export function addFact(facts: Facts, key: string, value: string): void {
   const values = facts.get(key);
   if (values) values.add(value);
@@ -38,26 +92,26 @@ export function jsonType(value: unknown): string {
   return typeof value;
 }
 
+/** `values` (the default): each leaf by value, VOLATILE_FIELDS and VOLATILE_TEXT aside; `types`: JSON types only. */
+export interface JsonFactOptions {
+  readonly compare?: 'values' | 'types';
+}
+
 /**
- * Adds one fact per leaf of `value` under `prefix`: the path (`a.b[].c`) with the leaf's JSON type,
- * or with the value itself when `byValue` is set or the leaf is a kind field. Array elements share
- * one path, `[]`, or `[<type>]` when the element is an object with a string `type`, so that items of
+ * Adds one fact per leaf of `value` under `prefix`: the path (`a.b[].c`) with the leaf's value (see
+ * JsonFactOptions; a kind field keeps its value with `types` too). Array elements share one path,
+ * `[]`, or `[<type>]` when the element is an object with a string `type`, so that items of
  * different kinds (a message, a function call) keep their own fields apart. Empty objects and arrays
  * are leaves too, so `{}` and `[]` are told from a missing key.
  */
-export function addJsonFacts(
-  facts: Facts,
-  prefix: string,
-  value: unknown,
-  options: { readonly byValue?: boolean } = {},
-): void {
-  walk(facts, prefix, value, undefined, options.byValue ?? false);
+export function addJsonFacts(facts: Facts, prefix: string, value: unknown, options: JsonFactOptions = {}): void {
+  walk(facts, prefix, value, undefined, (options.compare ?? 'values') === 'values');
 }
 
 function walk(facts: Facts, path: string, value: unknown, field: string | undefined, byValue: boolean): void {
   if (Array.isArray(value)) {
     if (value.length === 0) addFact(facts, path, 'array');
-    for (const element of value) walk(facts, `${path}${elementSegment(element)}`, element, undefined, byValue);
+    for (const element of value) walk(facts, `${path}${elementSegment(element)}`, element, field, byValue);
     return;
   }
   if (value !== null && typeof value === 'object') {
@@ -66,8 +120,13 @@ function walk(facts: Facts, path: string, value: unknown, field: string | undefi
     for (const [key, inner] of entries) walk(facts, childPath(path, key), inner, key, byValue);
     return;
   }
-  const kind = field !== undefined && KIND_FIELDS.has(field);
-  addFact(facts, path, byValue || kind ? JSON.stringify(value) : jsonType(value));
+  addFact(facts, path, leafFact(value, field, byValue));
+}
+
+function leafFact(value: unknown, field: string | undefined, byValue: boolean): string {
+  if (field !== undefined && KIND_FIELDS.has(field)) return JSON.stringify(value);
+  if (!byValue || (field !== undefined && VOLATILE_FIELDS.has(field))) return jsonType(value);
+  return JSON.stringify(typeof value === 'string' ? maskVolatile(value) : value);
 }
 
 /** `a.b`, or `b` at the root; a prefix ending in a space (`event text `) takes the key as it is. */
@@ -84,7 +143,7 @@ function elementSegment(element: unknown): string {
 }
 
 /** Facts of one JSON value (see addJsonFacts). */
-export function jsonFacts(value: unknown, options: { readonly byValue?: boolean } = {}): Facts {
+export function jsonFacts(value: unknown, options: JsonFactOptions = {}): Facts {
   const facts: Facts = new Map();
   addJsonFacts(facts, '', value, options);
   return facts;
@@ -199,8 +258,8 @@ export function distinctRecorded(items: readonly Recorded[]): Recorded[] {
 /**
  * Facts of a stream-json output (one JSON object per line, as `claude -p --output-format
  * stream-json` prints): per event kind (`type`, `/subtype` for system lines, `:event.type` for
- * stream events), every field path with its JSON type. Lines that are not JSON are kept as a fact
- * of their own, so a CLI that starts printing text between events is seen.
+ * stream events), every field path with its values (addJsonFacts). Lines that are not JSON are kept
+ * as a fact of their own, so a CLI that starts printing text between events is seen.
  */
 export function streamJsonFacts(text: string): Facts {
   const facts: Facts = new Map();
