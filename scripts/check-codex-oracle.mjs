@@ -2,8 +2,9 @@
 // inside the loopback-only namespace the npm script creates) and reports drift against the
 // committed fixtures in test/fixtures/codex-oracle/: header names and versions, every body field by
 // value (ids and clocks masked) of every request of each capture, the model list, the wire effort
-// the CLI sends for each `model_reasoning_effort` setting. The fresh captures go to a scratch
-// folder. Exit status 1 when anything drifted, 2 when it could not run.
+// the CLI sends for each `model_reasoning_effort` setting, and the CLI version each fixture
+// records. The fresh captures go to a scratch folder. Exit status 1 when anything drifted, 2 when
+// it could not run.
 //
 //   --write     rewrite the effort table (codex-<version>.efforts.json) instead of comparing it
 //   --capture   first capture every fixture again into test/fixtures/codex-oracle/ under the pinned
@@ -29,15 +30,6 @@ require('./register-ts.cjs');
 const { checkCodex, CODEX_FIXTURES, CODEX_RUNS } = require('./oracle/codex-check.ts');
 const { driftExitCode, formatDrift } = require('./oracle/drift-report.ts');
 const { CODEX, installedVersion, lastLine, ORACLES_NODE_MODULES, pinnedVersion } = require('./oracle/oracle-clis.ts');
-
-/**
- * Captures the specs read but the check does not compare: two user turns in one process (the CLI's
- * app server), which shows how it chains them on one connection (docs/providers.md, "What the
- * real Codex CLI sends").
- */
-const SPEC_ONLY_RUNS = [
-  { name: 'gpt-5.5.app-server.capture.json', env: { ORACLE_MODEL: 'gpt-5.5', ORACLE_APP_SERVER: '1' } },
-];
 
 const write = process.argv.includes('--write') || process.argv.includes('--capture');
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-oracle-check-'));
@@ -74,7 +66,7 @@ try {
 process.stdout.write(formatDrift([result], 'installed'));
 process.exit(driftExitCode([result]));
 
-/** Every capture of CODEX_RUNS and SPEC_ONLY_RUNS, written over the pinned version's fixtures. */
+/** Every capture of CODEX_RUNS, written over the pinned version's fixtures. */
 function captureAll() {
   const pinned = pinnedVersion(CODEX);
   const installed = installedVersion(ORACLES_NODE_MODULES, CODEX);
@@ -84,7 +76,7 @@ function captureAll() {
     );
   // Only the run's own settings: an ORACLE_* variable left in the shell would change the capture.
   const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ORACLE_')));
-  for (const run of [...CODEX_RUNS, ...SPEC_ONLY_RUNS]) {
+  for (const run of CODEX_RUNS) {
     const out = path.join(CODEX_FIXTURES, `codex-${pinned}.${run.name}`);
     const capture = spawnSync(process.execPath, [path.join(root, 'scripts', 'capture-codex-oracle.mjs')], {
       env: { ...base, ...run.env, ORACLE_NODE_MODULES: ORACLES_NODE_MODULES, ORACLE_OUT: out },

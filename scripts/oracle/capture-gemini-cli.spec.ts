@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import type { GeminiCapture } from './capture-gemini-cli';
-import { diffGeminiCaptures, geminiFixture } from './capture-gemini-cli';
+import { diffGeminiCaptures, geminiFixture, geminiVersionDifferences } from './capture-gemini-cli';
 import { GEMINI_CLI, pinnedVersion } from './oracle-clis';
 
 // What `npm run oracle:gemini` and `npm run oracle:drift` compare for the Gemini CLI, on the
@@ -77,6 +77,13 @@ describe('the Gemini CLI oracle comparison', () => {
     const text = JSON.stringify(changed).replace(/list_directory_\d{13}_0/g, 'list_directory_1800000000000_0');
     expect(text).not.toEqual(JSON.stringify(read()));
     expect(diffGeminiCaptures(source, read(), JSON.parse(text) as EditableCapture)).toEqual([]);
+  });
+
+  it('shows a capture recorded by another version than the pinned one', () => {
+    expect(geminiVersionDifferences(source, { ...read(), version: '0.60.0' }, pinnedVersion(GEMINI_CLI))).toEqual([
+      expect.objectContaining({ where: source, committed: ['0.60.0'], fresh: [pinnedVersion(GEMINI_CLI)] }),
+    ]);
+    expect(geminiVersionDifferences(source, read(), pinnedVersion(GEMINI_CLI))).toEqual([]);
   });
 
   it('masks the Node version of x-goog-api-client and shows other header values', () => {

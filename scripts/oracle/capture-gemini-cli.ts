@@ -36,7 +36,7 @@ import {
 import { driftExitCode, formatDrift } from './drift-report';
 import { geminiEntry, GEMINI_CLI, installedVersion, ORACLES_NODE_MODULES, pinnedVersion, ROOT } from './oracle-clis';
 import type { Difference, Facts, Recorded } from './shape-diff';
-import { addFact, addJsonFacts, diffRecorded, headerFacts } from './shape-diff';
+import { addFact, addJsonFacts, diffRecorded, headerFacts, versionDifferences } from './shape-diff';
 
 const ACCESS_TOKEN = 'ya29.fake-oracle-access-token';
 const PROMPT = 'List the files in the current directory, then say done.';
@@ -170,7 +170,10 @@ async function main(): Promise<void> {
       cli: GEMINI_CLI,
       pinned: pinnedVersion(GEMINI_CLI),
       newest: fixture.version,
-      differences: diffGeminiCaptures(path.basename(target), committed, fresh),
+      differences: [
+        ...geminiVersionDifferences(path.basename(target), committed, pinnedVersion(GEMINI_CLI)),
+        ...diffGeminiCaptures(path.basename(target), committed, fresh),
+      ],
     },
   ];
   process.stdout.write(formatDrift(results, 'installed'));
@@ -187,6 +190,11 @@ export function diffGeminiCaptures(source: string, committed: GeminiCapture, fre
       geminiRequests(fresh.scenarios.find((scenario) => scenario.name === name)),
     ).map((difference) => ({ ...difference, where: difference.where.replace(' · ', ` · ${name}: `) })),
   );
+}
+
+/** A capture recorded by another Gemini CLI than the pinned one (see versionDifferences). */
+export function geminiVersionDifferences(source: string, committed: GeminiCapture, pinned: string): Difference[] {
+  return versionDifferences(source, committed.version === undefined ? [] : [committed.version], pinned);
 }
 
 /**

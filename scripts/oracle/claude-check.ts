@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { missingFixture } from './drift-report';
 import { CLAUDE_CODE, installedVersion, lastLine, pinnedVersion, ROOT } from './oracle-clis';
 import type { Difference, Facts } from './shape-diff';
-import { addJsonFacts, diffFacts, streamJsonFacts } from './shape-diff';
+import { addJsonFacts, diffFacts, streamJsonFacts, versionDifferences } from './shape-diff';
 
 export const CLAUDE_FIXTURES = path.join(ROOT, 'src', 'providers', 'provider-c', '__fixtures__');
 
@@ -25,12 +25,38 @@ export interface ClaudeCheck {
 
 /**
  * The `claude auth status --json` fixture by value (`auth <case>.<path>`), the CLI's own version
- * aside: a newer release differs there by nature.
+ * aside: a newer release differs there by nature (claudeVersionDifferences holds the fixture to
+ * the pin).
  */
 export function authStatusFacts(doc: { readonly cases?: unknown; readonly version?: string }): Facts {
   const facts: Facts = new Map();
   addJsonFacts(facts, 'auth ', doc.cases ?? {});
   return facts;
+}
+
+/**
+ * A fixture recorded by another Claude Code than the pinned one (see versionDifferences): a
+ * stream-json case (`text`) by the `claude_code_version` of the lines that carry one, the auth
+ * status (`doc`) by its `version`.
+ */
+export function claudeVersionDifferences(
+  source: string,
+  fixture: string | { readonly version?: unknown },
+  pinned: string,
+): Difference[] {
+  if (typeof fixture !== 'string')
+    return versionDifferences(source, fixture.version === undefined ? [] : [fixture.version], pinned);
+  const recorded = fixture
+    .split('\n')
+    .map((line) => {
+      try {
+        return (JSON.parse(line) as { claude_code_version?: unknown } | null)?.claude_code_version;
+      } catch {
+        return undefined;
+      }
+    })
+    .filter((version) => version !== undefined);
+  return recorded.length > 0 ? versionDifferences(source, recorded, pinned) : [];
 }
 
 /**
@@ -64,6 +90,7 @@ export function checkClaude(options: { readonly nodeModules: string; readonly sc
     const freshFile = path.join(fresh, name);
     const text = fs.readFileSync(committed, 'utf8');
     differences.push(
+      ...claudeVersionDifferences(source, text, pinned),
       ...diffFacts(
         source,
         streamJsonFacts(text),
@@ -75,6 +102,7 @@ export function checkClaude(options: { readonly nodeModules: string; readonly sc
   if (fs.existsSync(committedAuth)) {
     const committed = JSON.parse(fs.readFileSync(committedAuth, 'utf8')) as { cases?: unknown; version?: string };
     differences.push(
+      ...claudeVersionDifferences(`claude-code-${pinned}/auth-status.json`, committed, pinned),
       ...diffFacts(
         `claude-code-${pinned}/auth-status.json`,
         authStatusFacts(committed),

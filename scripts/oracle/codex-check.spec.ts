@@ -1,7 +1,16 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { CodexCapture } from './codex-check';
-import { CODEX_FIXTURES, CODEX_RUNS, codexEffortFacts, codexModelFacts, codexRequests } from './codex-check';
+import {
+  CODEX_FIXTURES,
+  CODEX_RUNS,
+  codexCapturesWithoutRun,
+  codexEffortFacts,
+  codexModelFacts,
+  codexRequests,
+  codexVersionDifferences,
+} from './codex-check';
 import { CODEX, pinnedVersion } from './oracle-clis';
 import { diffFacts, diffRecorded } from './shape-diff';
 
@@ -130,6 +139,33 @@ describe('the Codex oracle comparison', () => {
     expect(keys).toContainEqual(['body parallel_tool_calls', ['false'], ['true']]);
   });
 
+  it('re-runs every committed capture of the pinned version', () => {
+    expect(codexCapturesWithoutRun(version)).toEqual([]);
+  });
+
+  it('names a committed capture that no run re-captures', () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-fixtures-'));
+    try {
+      for (const name of ['gpt-5.5.capture.json', 'gpt-5.5.new-mode.capture.json', 'models.json'])
+        fs.writeFileSync(path.join(folder, `codex-1.2.3.${name}`), '{}');
+      fs.writeFileSync(path.join(folder, 'codex-1.2.2.other.capture.json'), '{}');
+      expect(codexCapturesWithoutRun('1.2.3', folder)).toEqual(['gpt-5.5.new-mode.capture.json']);
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('shows an app-server turn that no longer chains to the previous response', () => {
+    const appServer = read<CodexCapture>('gpt-5.5.app-server.capture.json');
+    const changed = clone(appServer);
+    for (const entry of entries(changed)) delete entry.body?.previous_response_id;
+    expect(
+      diffRecorded('app-server', codexRequests(appServer), codexRequests(changed)).map(
+        (difference) => `${difference.change} ${difference.key}`,
+      ),
+    ).toContain('removed body previous_response_id');
+  });
+
   it('counts the repeated model-list request once per distinct shape', () => {
     const list = entries(websocket).find((entry) => entry.kind === 'http')!;
     const changed: CodexCapture = { transcript: [...clone(websocket).transcript, clone(list)] };
@@ -190,6 +226,17 @@ describe('the Codex oracle comparison', () => {
     changed[model][effort].shape = changed[model][effort].shape === 'lite' ? 'classic' : 'lite';
     expect(diffFacts('efforts', codexEffortFacts(efforts), codexEffortFacts(changed))).toEqual([
       expect.objectContaining({ change: 'changed', key: `effort ${model}.${effort}.shape` }),
+    ]);
+  });
+
+  it('shows a fixture recorded by another version than the pinned one', () => {
+    for (const name of [...CODEX_RUNS.map((run) => run.name), 'models.json', 'efforts.json'])
+      expect(codexVersionDifferences(name, read(name), version)).toEqual([]);
+    expect(codexVersionDifferences('capture', { ...websocket, codex_version: '0.170.0' }, version)).toEqual([
+      expect.objectContaining({ where: 'capture', change: 'changed', committed: ['0.170.0'], fresh: [version] }),
+    ]);
+    expect(codexVersionDifferences('capture', websocket.transcript, version)).toEqual([
+      expect.objectContaining({ where: 'capture', committed: ['(none)'], fresh: [version] }),
     ]);
   });
 });

@@ -10,7 +10,15 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Difference, Facts, Recorded } from './shape-diff';
-import { addFact, addJsonFacts, diffFacts, diffRecorded, distinctRecorded, headerFacts } from './shape-diff';
+import {
+  addFact,
+  addJsonFacts,
+  diffFacts,
+  diffRecorded,
+  distinctRecorded,
+  headerFacts,
+  versionDifferences,
+} from './shape-diff';
 import { missingFixture } from './drift-report';
 import {
   CODEX,
@@ -76,8 +84,16 @@ export const CODEX_CHANGED_LIST_RUNS = [
   changedListRun('classic-shape', { use_responses_lite: false }),
 ];
 
-/** The captures compared: fixture name (after `codex-<version>.`) and the capture script's mode. */
-export const CODEX_RUNS: readonly { readonly name: string; readonly env: Readonly<Record<string, string>> }[] = [
+/** A capture compared: fixture name (after `codex-<version>.`) and the capture script's mode. */
+export interface CodexRun {
+  readonly name: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** Whether its model-list requests are compared (see codexRequests); yes unless said otherwise. */
+  readonly modelListRequests?: boolean;
+}
+
+/** The captures compared; every committed capture of the pinned version is one of them. */
+export const CODEX_RUNS: readonly CodexRun[] = [
   { name: 'gpt-5.5.capture.json', env: { ORACLE_MODEL: 'gpt-5.5' } },
   { name: 'gpt-5.5.http.capture.json', env: { ORACLE_MODEL: 'gpt-5.5', ORACLE_TRANSPORT: 'http' } },
   { name: 'gpt-6.1-sol.capture.json', env: { ORACLE_MODEL: 'gpt-6.1-sol' } },
@@ -92,6 +108,14 @@ export const CODEX_RUNS: readonly { readonly name: string; readonly env: Readonl
   {
     name: 'gpt-6.1-sol.http.gzip.models-served.capture.json',
     env: { ORACLE_MODEL: 'gpt-6.1-sol', ORACLE_TRANSPORT: 'http', ORACLE_COMPRESS: 'gzip', ORACLE_SERVE_MODELS: '1' },
+  },
+  // Two user turns in one app-server process (the second chains with previous_response_id). The
+  // server asks for the model list both before and after `initialize` names the client, so the
+  // originator of its first list request is a race; the other captures compare that request.
+  {
+    name: 'gpt-5.5.app-server.capture.json',
+    env: { ORACLE_MODEL: 'gpt-5.5', ORACLE_APP_SERVER: '1' },
+    modelListRequests: false,
   },
   ...CODEX_CHANGED_LIST_RUNS,
 ];
@@ -112,14 +136,16 @@ export type EffortTable = Record<string, Record<string, { reasoning: unknown; sh
 
 /**
  * The requests of a capture as Recorded items: turns as they came, and the model-list GETs once
- * per distinct shape, since the CLI asks for the list once or twice per process depending on timing.
+ * per distinct shape, since the CLI asks for the list once or twice per process depending on timing
+ * (or not at all with `modelListRequests: false`, see CODEX_RUNS).
  */
-export function codexRequests(capture: CodexCapture): Recorded[] {
+export function codexRequests(capture: CodexCapture, options: Pick<CodexRun, 'modelListRequests'> = {}): Recorded[] {
   const requests = capture.transcript
     .filter((entry) => ['http', 'ws-handshake', 'ws-message'].includes(entry.kind))
     .map(codexRequest);
   const isList = (request: Recorded): boolean => request.identity.startsWith('http GET ');
-  return [...requests.filter((request) => !isList(request)), ...distinctRecorded(requests.filter(isList))];
+  const lists = options.modelListRequests === false ? [] : distinctRecorded(requests.filter(isList));
+  return [...requests.filter((request) => !isList(request)), ...lists];
 }
 
 function codexRequest(entry: CaptureEntry): Recorded {
@@ -145,6 +171,25 @@ function codexRequest(entry: CaptureEntry): Recorded {
         .join(' '),
     );
   return { identity, facts };
+}
+
+/** The committed captures of `version` (names after `codex-<version>.`) that no run of CODEX_RUNS re-captures. */
+export function codexCapturesWithoutRun(version: string, fixtures = CODEX_FIXTURES): string[] {
+  const prefix = `codex-${version}.`;
+  return fs
+    .readdirSync(fixtures)
+    .filter((name) => name.startsWith(prefix) && name.endsWith('.capture.json'))
+    .map((name) => name.slice(prefix.length))
+    .filter((name) => !CODEX_RUNS.some((run) => run.name === name));
+}
+
+/**
+ * A fixture whose `codex_version` is not the pin: one recorded by another CLI or edited by hand,
+ * which the comparison with a fresh run of the pin would otherwise take for the pin's own.
+ */
+export function codexVersionDifferences(source: string, fixture: unknown, pinned: string): Difference[] {
+  const recorded = (fixture as { codex_version?: unknown } | null)?.codex_version;
+  return versionDifferences(source, recorded === undefined ? [] : [recorded], pinned);
 }
 
 /** The reduced bundled list (codex-<version>.models.json) by value, keyed by model. */
@@ -201,6 +246,15 @@ export function checkCodex(options: { readonly nodeModules: string; readonly scr
     return out;
   };
 
+  for (const name of codexCapturesWithoutRun(pinned))
+    differences.push({
+      where: path.relative(ROOT, fixture(name)),
+      change: 'removed',
+      key: 'fixture',
+      committed: [
+        '(committed, but no run re-captures it: add its mode to CODEX_RUNS in scripts/oracle/codex-check.ts)',
+      ],
+    });
   for (const run of CODEX_RUNS) {
     const file = fixture(run.name);
     const fresh = readJson<CodexCapture>(capture(run.env, run.name));
@@ -209,7 +263,10 @@ export function checkCodex(options: { readonly nodeModules: string; readonly scr
       continue;
     }
     const committed = readJson<CodexCapture>(file);
-    differences.push(...diffRecorded(path.basename(file), codexRequests(committed), codexRequests(fresh)));
+    differences.push(
+      ...codexVersionDifferences(path.basename(file), committed, pinned),
+      ...diffRecorded(path.basename(file), codexRequests(committed, run), codexRequests(fresh, run)),
+    );
   }
 
   // The capture script writes the reduced bundled list beside each capture, named by the version that ran.
@@ -220,6 +277,7 @@ export function checkCodex(options: { readonly nodeModules: string; readonly scr
   if (fs.existsSync(modelsFile)) {
     const committed = readJson<{ models: Record<string, unknown>[] }>(modelsFile);
     differences.push(
+      ...codexVersionDifferences(path.basename(modelsFile), committed, pinned),
       ...diffFacts(path.basename(modelsFile), codexModelFacts(committed.models), codexModelFacts(freshModels)),
     );
   } else differences.push(missingFixture(modelsFile));
@@ -258,6 +316,7 @@ export function checkCodex(options: { readonly nodeModules: string; readonly scr
   if (fs.existsSync(effortsFile)) {
     const committed = readJson<{ efforts: EffortTable }>(effortsFile);
     differences.push(
+      ...codexVersionDifferences(path.basename(effortsFile), committed, pinned),
       ...diffFacts(path.basename(effortsFile), codexEffortFacts(committed.efforts), codexEffortFacts(efforts)),
     );
   } else differences.push(missingFixture(effortsFile));

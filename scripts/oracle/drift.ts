@@ -18,7 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkClaude } from './claude-check';
 import { checkCodex } from './codex-check';
-import { captureGemini, diffGeminiCaptures, geminiFixture } from './capture-gemini-cli';
+import { captureGemini, diffGeminiCaptures, geminiFixture, geminiVersionDifferences } from './capture-gemini-cli';
 import type { CliModelLists } from './model-ids-drift';
 import { diffModelLists, readCliModelLists } from './model-ids-drift';
 import type { GeminiCapture } from './capture-gemini-cli';
@@ -198,6 +198,7 @@ async function offline(nodeModules: string, resultFile: string): Promise<void> {
         pinned,
         newest: fresh.version,
         differences: [
+          ...geminiVersionDifferences(path.basename(fixture), committed, pinned),
           ...diffGeminiCaptures(path.basename(fixture), committed, fresh),
           ...diffModelLists('gemini-cli', modelLists().pinned['gemini-cli'], modelLists().newest['gemini-cli']),
         ],

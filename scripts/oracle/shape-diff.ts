@@ -205,6 +205,27 @@ export function diffFacts(where: string, committed: Facts, fresh: Facts): Differ
   return differences;
 }
 
+/**
+ * The difference a fixture makes when the CLI version it recorded is not the pinned one (a fixture
+ * edited by hand, or captured with another CLI), or when it recorded none: the checks compare a
+ * fresh run of the pin with it, which is only meaningful when both are the pin's.
+ */
+export function versionDifferences(where: string, recorded: readonly unknown[], pinned: string): Difference[] {
+  const versions = [
+    ...new Set(recorded.map((version) => (typeof version === 'string' ? version : JSON.stringify(version)))),
+  ];
+  if (versions.length > 0 && versions.every((version) => version === pinned)) return [];
+  return [
+    {
+      where,
+      change: 'changed',
+      key: 'recorded CLI version (fixture → pin)',
+      committed: versions.length > 0 ? versions.sort() : ['(none)'],
+      fresh: [pinned],
+    },
+  ];
+}
+
 /** A request (or any recorded item) reduced for comparison: what it is, and its facts. */
 export interface Recorded {
   /** What identifies it across runs, e.g. `http GET /backend-api/codex/models` or `ws-message response.create`. */
