@@ -14,33 +14,17 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLAUDE_FIXTURES, checkClaude } from './oracle/claude-check';
-import type { CliDrift } from './oracle/drift-report';
-import { driftExitCode, formatDrift } from './oracle/drift-report';
-import {
-  CLAUDE_CODE,
-  installedVersion,
-  lastLine,
-  ORACLES_NODE_MODULES,
-  pinnedVersion,
-  ROOT,
-} from './oracle/oracle-clis';
+import { CLAUDE_CODE, lastLine, ORACLES_NODE_MODULES, ROOT } from './oracle/oracle-clis';
+import { environmentWithoutOracleSettings, reportInstalledCheck, requirePinnedInstalled } from './oracle/pinned-check';
 
 /** Every case and the auth status answers, written over the pinned version's fixtures. */
 function captureAll(): void {
-  const pinned = pinnedVersion(CLAUDE_CODE);
-  const installed = installedVersion(ORACLES_NODE_MODULES, CLAUDE_CODE);
-  if (installed !== pinned)
-    throw new Error(
-      `oracles/node_modules holds Claude Code ${installed}, but oracles/package.json pins ${pinned}: the captures would be of the wrong CLI`,
-    );
+  const pinned = requirePinnedInstalled(CLAUDE_CODE);
   const dir = path.join(CLAUDE_FIXTURES, `claude-code-${pinned}`);
   fs.mkdirSync(dir, { recursive: true });
-  // Only these settings: an ORACLE_* variable left in the shell would point the captures elsewhere.
-  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ORACLE_')));
-  const env = { ...base, ORACLE_NODE_MODULES: ORACLES_NODE_MODULES };
+  const env = { ...environmentWithoutOracleSettings(), ORACLE_NODE_MODULES: ORACLES_NODE_MODULES };
   for (const [script, nodeArgs, more] of [
     ['scripts/capture-provider-c-fixtures.ts', ['-r', './scripts/register-ts.cjs'], { ORACLE_OUT_DIR: dir }],
     ['scripts/capture-claude-auth-status.mjs', [], { ORACLE_OUT: path.join(dir, 'auth-status.json') }],
@@ -57,27 +41,10 @@ function captureAll(): void {
 }
 
 function main(): number {
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'claude-oracle-check-'));
-  let result: CliDrift;
-  try {
+  return reportInstalledCheck(CLAUDE_CODE, 'npm run oracle:claude', (scratch) => {
     if (process.argv.includes('--capture')) captureAll();
-    const check = checkClaude({ nodeModules: ORACLES_NODE_MODULES, scratch });
-    result = { cli: CLAUDE_CODE, pinned: check.pinned, newest: check.ran, differences: check.differences };
-  } catch (error) {
-    result = {
-      cli: CLAUDE_CODE,
-      pinned: '?',
-      newest: '?',
-      failure: {
-        reason: error instanceof Error ? error.message : String(error),
-        fix: 'run `node scripts/install-oracles.mjs`, then this inside `unshare -n` as `npm run oracle:claude` does',
-      },
-    };
-  } finally {
-    fs.rmSync(scratch, { recursive: true, force: true });
-  }
-  process.stdout.write(formatDrift([result], 'installed'));
-  return driftExitCode([result]);
+    return checkClaude({ nodeModules: ORACLES_NODE_MODULES, scratch });
+  });
 }
 
 process.exit(main());

@@ -19,7 +19,6 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,17 +27,19 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 require('./register-ts.cjs');
 const { checkCodex, CODEX_FIXTURES, CODEX_RUNS } = require('./oracle/codex-check.ts');
-const { driftExitCode, formatDrift } = require('./oracle/drift-report.ts');
-const { CODEX, installedVersion, lastLine, ORACLES_NODE_MODULES, pinnedVersion } = require('./oracle/oracle-clis.ts');
+const { CODEX, lastLine, ORACLES_NODE_MODULES } = require('./oracle/oracle-clis.ts');
+const {
+  environmentWithoutOracleSettings,
+  reportInstalledCheck,
+  requirePinnedInstalled,
+} = require('./oracle/pinned-check.ts');
 
 const write = process.argv.includes('--write') || process.argv.includes('--capture');
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-oracle-check-'));
-let result;
-try {
-  if (process.argv.includes('--capture')) captureAll();
-  const check = checkCodex({ nodeModules: ORACLES_NODE_MODULES, scratch });
-  let differences = check.differences;
-  if (write) {
+process.exit(
+  reportInstalledCheck(CODEX, 'npm run oracle:codex', (scratch) => {
+    if (process.argv.includes('--capture')) captureAll();
+    const check = checkCodex({ nodeModules: ORACLES_NODE_MODULES, scratch });
+    if (!write) return check;
     const effortsFile = path.join(CODEX_FIXTURES, `codex-${check.ran}.efforts.json`);
     const table = {
       note: 'reasoning sent by the pinned CLI per model_reasoning_effort setting; written by scripts/check-codex-oracle.mjs --write',
@@ -47,35 +48,17 @@ try {
     };
     fs.writeFileSync(effortsFile, JSON.stringify(table, null, 2) + '\n');
     process.stdout.write(`wrote ${path.relative(root, effortsFile)}\n`);
-    differences = differences.filter((difference) => !difference.where.endsWith('.efforts.json'));
-  }
-  result = { cli: CODEX, pinned: check.pinned, newest: check.ran, differences };
-} catch (error) {
-  result = {
-    cli: CODEX,
-    pinned: '?',
-    newest: '?',
-    failure: {
-      reason: error instanceof Error ? error.message : String(error),
-      fix: 'run `node scripts/install-oracles.mjs`, then this inside `unshare -n` as `npm run oracle:codex` does',
-    },
-  };
-} finally {
-  fs.rmSync(scratch, { recursive: true, force: true });
-}
-process.stdout.write(formatDrift([result], 'installed'));
-process.exit(driftExitCode([result]));
+    return {
+      ...check,
+      differences: check.differences.filter((difference) => !difference.where.endsWith('.efforts.json')),
+    };
+  }),
+);
 
 /** Every capture of CODEX_RUNS, written over the pinned version's fixtures. */
 function captureAll() {
-  const pinned = pinnedVersion(CODEX);
-  const installed = installedVersion(ORACLES_NODE_MODULES, CODEX);
-  if (installed !== pinned)
-    throw new Error(
-      `oracles/node_modules holds Codex CLI ${installed}, but oracles/package.json pins ${pinned}: the captures would be of the wrong CLI`,
-    );
-  // Only the run's own settings: an ORACLE_* variable left in the shell would change the capture.
-  const base = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('ORACLE_')));
+  const pinned = requirePinnedInstalled(CODEX);
+  const base = environmentWithoutOracleSettings();
   for (const run of CODEX_RUNS) {
     const out = path.join(CODEX_FIXTURES, `codex-${pinned}.${run.name}`);
     const capture = spawnSync(process.execPath, [path.join(root, 'scripts', 'capture-codex-oracle.mjs')], {
