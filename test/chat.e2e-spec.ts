@@ -163,7 +163,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     expect(fake.requests()).toHaveLength(0);
   });
 
-  it('answers a turn whose only call has broken arguments with 502 invalid_tool_call, streamed too, and logs index and reason only', async () => {
+  it('ends a turn whose only call has broken arguments with the invalid-tool-call chunk and logs index and reason only', async () => {
     fake.enqueue({
       frames: [created(), ...functionCallItem('call_bad', 'read_file', '{"path": MARKER-BROKEN'), completed()],
     });
@@ -172,14 +172,12 @@ describe('POST /v1/chat/completions (chat layer)', () => {
       messages: [{ role: 'user', content: 'hi' }],
       tools: [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } }],
     });
-    // Calls are written only at the end: nothing was shown, so the failure keeps its status.
-    expect(response.status).toBe(502);
-    const text = await response.text();
-    expect(sseData(text)).toEqual([]);
-    expect((JSON.parse(text) as { error: unknown }).error).toMatchObject({
-      type: 'upstream_error',
-      code: 'invalid_tool_call',
+    const lines = sseData(await response.text());
+    expect(JSON.parse(lines.at(-2)!).choices[0]).toMatchObject({
+      delta: { content: '[error: invalid upstream tool call]' },
+      finish_reason: 'stop',
     });
+    expect(lines.at(-1)).toBe('[DONE]');
     const [record] = gateway.logs.records('tool_call_invalid');
     expect(record).toMatchObject({ index: 0, reason: 'invalid_json_arguments' });
     expect(gateway.logs.text).not.toContain('MARKER-BROKEN');
@@ -190,12 +188,9 @@ describe('POST /v1/chat/completions (chat layer)', () => {
       { type: 'function', function: { name: 'read_file', parameters: { type: 'object' } } },
       { type: 'function', function: { name: 'ls', parameters: { type: 'object' } } },
     ];
-    // `lead`: text before the calls, so a stream's headers went out and the error is its last chunk;
-    // without it nothing was shown, and a stream is answered with the 502 as a JSON body is.
-    const goodAndBad = (badArguments: string, lead = false) => ({
+    const goodAndBad = (badArguments: string) => ({
       frames: [
         created(),
-        ...(lead ? [textDelta('Looking at both.')] : []),
         ...functionCallItem('call_good', 'read_file', '{"path":"MARKER-GOOD-ARGS"}', { outputIndex: 1 }),
         ...functionCallItem('call_bad', 'ls', badArguments, { outputIndex: 2 }),
         completed(),
@@ -204,8 +199,8 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     const message = (reason: string) =>
       `the upstream produced an invalid tool call: the tool call at index 1 ("ls") has arguments that ${reason}, so none of the answer's tool calls was returned; send the request again, as the model may write a valid call on another try`;
 
-    it('streamed after text: one valid and one broken call give the error chunk and [DONE], no call frame, and one warning naming the call by index', async () => {
-      fake.enqueue(goodAndBad('{"dir": MARKER-BAD-ARGS', true));
+    it('streamed: one valid and one broken call give the error chunk and [DONE], no call frame, and one warning naming the call by index', async () => {
+      fake.enqueue(goodAndBad('{"dir": MARKER-BAD-ARGS'));
       const response = await post({ stream: true, messages: [{ role: 'user', content: 'hi' }], tools });
       expect(response.status).toBe(200);
       const { chunks, data } = sseChunks(await response.text());
@@ -245,18 +240,7 @@ describe('POST /v1/chat/completions (chat layer)', () => {
     it.each(['[1,2]', '5', '"x"', 'null'])(
       'arguments that are JSON but not an object (%s) are an invalid call, streamed and not',
       async (badArguments) => {
-        // Nothing shown before the calls: streamed or not, the 502 itself.
-        for (const stream of [true, false]) {
-          fake.enqueue(goodAndBad(badArguments));
-          const response = await post({ stream, messages: [{ role: 'user', content: 'hi' }], tools });
-          expect(response.status).toBe(502);
-          expect(((await response.json()) as { error: { code: string; message: string } }).error).toMatchObject({
-            code: 'invalid_tool_call',
-            message: message('are JSON but not an object'),
-          });
-        }
-        // After text, the stream's last chunk.
-        fake.enqueue(goodAndBad(badArguments, true));
+        fake.enqueue(goodAndBad(badArguments));
         const streamed = await post({ stream: true, messages: [{ role: 'user', content: 'hi' }], tools });
         const { chunks, data } = sseChunks(await streamed.text());
         expect(chunks.some((chunk) => chunk.choices[0]?.delta?.tool_calls)).toBe(false);
@@ -265,6 +249,14 @@ describe('POST /v1/chat/completions (chat layer)', () => {
           finish_reason: 'stop',
         });
         expect(data.at(-1)).toBe('[DONE]');
+
+        fake.enqueue(goodAndBad(badArguments));
+        const whole = await post({ messages: [{ role: 'user', content: 'hi' }], tools });
+        expect(whole.status).toBe(502);
+        expect(((await whole.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+          code: 'invalid_tool_call',
+          message: message('are JSON but not an object'),
+        });
       },
     );
 

@@ -3,8 +3,6 @@ import * as path from 'node:path';
 import { createGatewayApp } from '../src/app.factory';
 import { loadConfig } from '../src/config/app-config';
 import { BUILT_IN_CATALOG_PATH } from '../src/models/model-catalog';
-import OpenAI from 'openai';
-import { KeepAliveSweep } from '../src/common/sse/keep-alive-sweep';
 import { postChatBody, readUntil, sseChunks } from './support/chat-sse';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway, useGateway } from './support/create-test-app';
@@ -26,7 +24,6 @@ import {
   usageLimitEvent,
   writeAuthFile,
 } from './support/provider-a-fixtures';
-import { eventually } from './support/poll';
 import { useFakeProviderA } from './support/provider-a-harness';
 
 type Json = Record<string, any>;
@@ -65,9 +62,6 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
       GATEWAY_PROVIDERS: 'provider_a',
       GATEWAY_STREAM_IDLE_TIMEOUT: '1s',
     }));
-    // Keep-alive rounds run only when a test runs them: whether a stream's headers went out before
-    // its first output never depends on the machine's speed.
-    beforeAll(() => gateway.app.get(KeepAliveSweep, { strict: false }).sweepOnlyWhenCalled());
 
     it('streams content as it arrives: the first chunk is out before a delayed second frame is sent (docs/upstream/provider-a.md §12.25)', async () => {
       fake().enqueue({ frames: [created(), textDelta('A'), textDelta('B', 'msg_1', 700), completed()] });
@@ -194,110 +188,6 @@ describe('POST /v1/chat/completions through provider_a (fake upstream)', () => {
         // What the user can do, and where a larger window is listed; never the upstream's words.
         message:
           'the conversation exceeds the context window of the model; shorten the conversation or start a new one, or choose a model with a larger context window (GET /v1/models lists `context_window` where the upstream reports it)',
-      });
-    });
-
-    describe('a failure after response.created, before any output, is answered with its status when streamed too', () => {
-      /** The error answer of a streamed request: its status, headers and body, with no SSE in it. */
-      async function jsonAnswer(response: Response): Promise<{ error: Json; text: string }> {
-        expect(response.headers.get('content-type')).toMatch(/application\/json/);
-        const text = await response.text();
-        expect(text).not.toContain('data:');
-        return { error: (JSON.parse(text) as Json).error as Json, text };
-      }
-
-      it('response.failed context_length_exceeded: 400 context_length_exceeded, not retried', async () => {
-        fake().enqueue({ frames: [created(), failed('context_length_exceeded', 'too long')] }, textReply('never'));
-        const response = await post(gateway, chatBody({ stream: true }));
-        expect(response.status).toBe(400);
-        expect(response.headers.get('x-should-retry')).toBe('false');
-        const { error } = await jsonAnswer(response);
-        expect(error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded' });
-        expect(error.message).toMatch(/exceeds the context window/);
-        expect(fake().requests()).toHaveLength(1);
-      });
-
-      it('a rate limit whose hint is 45 s: 429 rate_limit_exceeded with Retry-After 45, not retried', async () => {
-        fake().enqueue(
-          { frames: [created(), errorEvent({ status: 429, code: 'rate_limit_exceeded', resetsInSeconds: 45 })] },
-          textReply('never'),
-        );
-        const response = await post(gateway, chatBody({ stream: true }));
-        expect(response.status).toBe(429);
-        expect(response.headers.get('retry-after')).toBe('45');
-        expect(response.headers.get('x-should-retry')).toBe('true');
-        expect((await jsonAnswer(response)).error).toMatchObject({
-          type: 'rate_limit_error',
-          code: 'rate_limit_exceeded',
-        });
-        expect(fake().requests()).toHaveLength(1);
-      });
-
-      it('server_error on every attempt: 502 upstream_error after the three attempts', async () => {
-        fake().enqueue(
-          ...Array.from({ length: 3 }, (): FakeScript => ({ frames: [created(), failed('server_error')] })),
-          textReply('never'),
-        );
-        const response = await post(gateway, chatBody({ stream: true }));
-        expect(response.status).toBe(502);
-        expect((await jsonAnswer(response)).error).toMatchObject({ type: 'upstream_error', code: 'upstream_error' });
-        expect(fake().requests()).toHaveLength(3);
-        await gateway.logs.failureLine(response.headers.get('x-request-id')!, 50, {
-          status: 502,
-          error_code: 'upstream',
-          upstream_code: 'server_error',
-        });
-      });
-
-      it('the openai SDK raises BadRequestError with code context_length_exceeded from a stream', async () => {
-        fake().enqueue({ frames: [created(), failed('context_length_exceeded', 'too long')] });
-        const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: 'any', maxRetries: 0 });
-        const thrown = await client.chat.completions
-          .create({ model: 'gpt-5.6-sol', messages: [{ role: 'user', content: 'hi' }], stream: true })
-          .then(async (stream) => {
-            for await (const chunk of stream) void chunk;
-            return undefined;
-          })
-          .catch((error: unknown) => error);
-        expect(thrown).toBeInstanceOf(OpenAI.BadRequestError);
-        expect(thrown).toMatchObject({ status: 400, code: 'context_length_exceeded' });
-      });
-
-      it('once output began (reasoning), a failure is the error chunk of a 200 stream', async () => {
-        fake().enqueue({ frames: [created(), reasoningDelta('thinking'), failed('context_length_exceeded')] });
-        const response = await post(gateway, chatBody({ stream: true }));
-        expect(response.status).toBe(200);
-        const { chunks, done } = await readSse(response);
-        expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant' });
-        expect(chunks.at(-1)!.choices[0]).toMatchObject({
-          delta: { content: '[error: context window exceeded]' },
-          finish_reason: 'stop',
-        });
-        expect(done).toBe(true);
-      });
-
-      it('a silence before output long enough for a keep-alive comment commits the headers with it: a failure is then the error chunk', async () => {
-        const sweep = gateway.app.get(KeepAliveSweep, { strict: false });
-        let release!: () => void;
-        const released = new Promise<void>((resolve) => (release = resolve));
-        fake().enqueue({ frames: [created(), { ...failed('context_length_exceeded'), after: released }] });
-        const answer = post(gateway, chatBody({ stream: true }));
-        // The accepted stream waits in the keep-alive sweep, nothing written: a round that finds it
-        // silent since the one before writes the headers and the comment.
-        await eventually(() => sweep.size === 1, undefined, 'the accepted stream in the keep-alive sweep');
-        sweep.sweep();
-        sweep.sweep();
-        const response = await answer;
-        expect(response.status).toBe(200);
-        release();
-        const text = await response.text();
-        expect(text.startsWith(': keep-alive\n\n')).toBe(true);
-        const { chunks, done } = sseChunks(text);
-        expect(chunks.map((chunk) => chunk.choices[0].delta)).toEqual([
-          { role: 'assistant' },
-          { content: '[error: context window exceeded]' },
-        ]);
-        expect(done).toBe(true);
       });
     });
 

@@ -16,7 +16,6 @@ async function serve(
   options: { includeUsage?: boolean; wire?: 'function' | 'custom'; signal?: AbortSignal } = {},
 ) {
   let outcome: StreamOutcome | undefined;
-  let thrown: unknown;
   const keepAlive = new KeepAliveSweep();
   const server = http.createServer((_request, response) => {
     async function* listed(list: ChatEvent[]) {
@@ -27,22 +26,14 @@ async function serve(
     void writeChatStream(new SseWriter(response, keepAlive), source(), new ChunkFactory('gpt-5.6-sol'), collector, {
       includeUsage: options.includeUsage ?? false,
       signal: options.signal ?? new AbortController().signal,
-    }).then(
-      (result) => (outcome = result),
-      // Thrown while nothing was written: the front end would answer it as JSON with its status.
-      (error: unknown) => {
-        thrown = error;
-        response.writeHead(599).end('thrown');
-      },
-    );
+    }).then((result) => (outcome = result));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const { port } = server.address() as AddressInfo;
     const response = await fetch(`http://127.0.0.1:${port}/`);
-    const text = await response.text();
-    const { data, chunks } = sseChunks(text);
-    return { response, text, data, chunks, outcome: outcome!, thrown, keepAlive };
+    const { data, chunks } = sseChunks(await response.text());
+    return { response, data, chunks, outcome: outcome! };
   } finally {
     server.close();
     keepAlive.onModuleDestroy();
@@ -147,9 +138,8 @@ describe(writeChatStream.name, () => {
     expect(outcome).toMatchObject({ failure: reason, clientGone: false });
   });
 
-  it('ends with the invalid-tool-call error chunk when every call was invalid, after text', async () => {
+  it('ends with the invalid-tool-call error chunk when every call was invalid', async () => {
     const { chunks, outcome } = await serve([
-      { type: 'text-delta', text: 'Listing.' },
       { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{"broken"' } },
       { type: 'finish', reason: 'stop' },
     ]);
@@ -176,63 +166,6 @@ describe(writeChatStream.name, () => {
     expect(data.at(-1)).toBe('[DONE]');
     expect(outcome).toMatchObject({ failure: { code: 'invalid_tool_call' }, toolCalls: 0 });
     expect(outcome.finishReason).toBeUndefined();
-  });
-
-  it('throws invalid_tool_call when every call was invalid and nothing else was shown', async () => {
-    const { thrown } = await serve([
-      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{"broken"' } },
-      { type: 'finish', reason: 'stop' },
-    ]);
-    expect(thrown).toMatchObject({ code: 'invalid_tool_call' });
-  });
-
-  it('throws a failure that came before any output, nothing written, for the front end to answer with its status', async () => {
-    const failure = new GatewayError('context_window');
-    const { response, text, thrown, outcome, keepAlive } = await serve([
-      { type: 'usage', usage: { promptTokens: 12, completionTokens: 0, totalTokens: 12 } },
-      { type: 'text-delta', text: '' },
-      { type: 'error', error: failure },
-    ]);
-    expect(thrown).toBe(failure);
-    expect(outcome).toBeUndefined();
-    expect(response.status).toBe(599);
-    expect(text).toBe('thrown');
-    // No keep-alive comment may follow the JSON answer.
-    expect(keepAlive.size).toBe(0);
-  });
-
-  it('throws a turn that ends without finish before any output as an upstream error', async () => {
-    const { thrown } = await serve([]);
-    expect(thrown).toMatchObject({ code: 'upstream' });
-  });
-
-  it('opens at the clean end of a turn with no output: role, finish, [DONE]', async () => {
-    const { chunks, data, response } = await serve([{ type: 'finish', reason: 'stop' }]);
-    expect(response.status).toBe(200);
-    expect(chunks.map((chunk) => chunk.choices[0].delta)).toEqual([{ role: 'assistant' }, {}]);
-    expect(data.at(-1)).toBe('[DONE]');
-  });
-
-  it('throws a failure after a tool call and no text: calls are written only at the end, so nothing was shown', async () => {
-    const failure = new GatewayError('context_window');
-    const { thrown } = await serve([
-      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{}' } },
-      { type: 'error', error: failure },
-    ]);
-    expect(thrown).toBe(failure);
-  });
-
-  it('opens at the clean end of a turn with only tool calls: role, the calls, finish tool_calls', async () => {
-    const { chunks } = await serve([
-      { type: 'tool-call', call: { id: 'c', name: 'ls', kind: 'function', arguments: '{}' } },
-      { type: 'finish', reason: 'stop' },
-    ]);
-    expect(chunks.map((chunk) => chunk.choices[0].delta)).toEqual([
-      { role: 'assistant' },
-      { tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
-      {},
-    ]);
-    expect(chunks.at(-1)!.choices[0].finish_reason).toBe('tool_calls');
   });
 
   it('treats a stream that ends without finish or error as an upstream error', async () => {

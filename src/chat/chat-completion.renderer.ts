@@ -306,18 +306,9 @@ export interface StreamOutcome {
 /**
  * Writes one accepted turn as the contract's SSE sequence (docs/design/behaviours.md §1.2): role
  * chunk; content and reasoning chunks as they arrive; after the adapter finished, one complete
- * frame per tool call; the finish chunk; the optional usage chunk; `[DONE]`. Events are
- * pulled one at a time and each write waits for the socket to drain, so backpressure reaches the
- * upstream reader.
- *
- * The headers go out with the role chunk at the turn's first text or reasoning, or at its end, not
- * at acceptance: an upstream may accept a turn and fail it before any output (after the runner's
- * retries), and that failure is thrown here, nothing written, for the front end to answer with its
- * status, as it is for a turn that is not streamed. Tool calls are written only at the end, so a
- * failure after one (an invalid call included) is answered so too: the client saw nothing of it.
- * Until then the stream is held in the keep-alive sweep (`SseWriter.hold`), whose first comment,
- * should a silence need one, commits the headers; from then on a failure is the `[error: …]`
- * chunk and `[DONE]`.
+ * frame per tool call; the finish chunk; the optional usage chunk; `[DONE]`. An error after the
+ * headers, or an invalid tool call, becomes the `[error: …]` chunk and `[DONE]`, with no call frame. Events are pulled one at a time and
+ * each write waits for the socket to drain, so backpressure reaches the upstream reader.
  */
 export async function writeChatStream(
   writer: SseWriter,
@@ -326,8 +317,9 @@ export async function writeChatStream(
   collector: ToolCallCollector,
   options: { includeUsage: boolean; signal: AbortSignal },
 ): Promise<StreamOutcome> {
-  writer.hold();
-  let opened = false;
+  // A write is awaited only when it returned a promise: `await` of a plain value still makes one.
+  const opened = writer.open(chunks.role());
+  if (opened !== true && !(await opened)) return gone(collector);
   const turn = new TurnReader(collector);
   const iterator: EventReader = events[Symbol.asyncIterator]();
   try {
@@ -337,12 +329,6 @@ export async function writeChatStream(
       if (event === undefined) break;
       const piece = turn.take(event);
       if (piece === undefined) continue;
-      if (!opened) {
-        opened = true;
-        // A write is awaited only when it returned a promise: `await` of a plain value still makes one.
-        const open = writer.open(chunks.role());
-        if (open !== true && !(await open)) return gone(collector, turn.usage);
-      }
       const written = writer.sendJsonText(chunks.deltaJson(piece.channel, piece.text));
       // Awaited only when the write had to wait for the socket (backpressure).
       if (written !== true && !(await written)) return gone(collector, turn.usage);
@@ -357,15 +343,6 @@ export async function writeChatStream(
   const usage = turn.usage;
   if (clientLeft(options.signal) || writer.isClosed) return gone(collector, usage);
   const failure = turn.failure ?? collector.failure;
-  if (!opened) {
-    if (failure && !writer.committed) {
-      // Nothing went out: the failure is answered with its status (the orchestrator records it).
-      writer.stopKeepAlive();
-      throw failure;
-    }
-    const open = writer.open(chunks.role());
-    if (open !== true && !(await open)) return gone(collector, usage);
-  }
 
   if (failure) {
     const sent = writer.sendJson(chunks.error(failure));

@@ -21,9 +21,9 @@ import { conversationIdOf } from '../queue/chat-identity';
 
 /**
  * `POST /v1/chat/completions`: everything HTTP about a chat turn — the body, headers and socket
- * become a ChatCommand; the accepted turn is written as SSE (headers committed only with its first
- * output, so a failure before it is still a JSON error with its status) or as one
- * `chat.completion`. The turn itself is the ChatOrchestrator's.
+ * become a ChatCommand; the accepted turn is written as SSE (headers committed only once the
+ * adapter reported acceptance) or as one `chat.completion`. The turn itself is the
+ * ChatOrchestrator's.
  *
  * A Nest route like the others: the global bearer guard admits it, compression is set up as the
  * compression interceptor does it (off for streams) but by the handler itself, so that Nest runs

@@ -182,17 +182,6 @@ describe(SseWriter.name, () => {
       expect([keepAlive.size, response.listenerCount('close')]).toEqual([1, 1]);
     });
 
-    it('takes a second hold as nothing new: one entry in the sweep, one close listener, the same round commits', () => {
-      const { response, writer } = writerFor();
-      // The chat layer holds an answer it enforces; its renderer holds every stream until the first output.
-      writer.hold();
-      jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
-      writer.hold();
-      expect([keepAlive.size, response.listenerCount('close')]).toEqual([1, 1]);
-      jest.advanceTimersByTime(KEEP_ALIVE_SWEEP_MS);
-      expect(response.written).toEqual([': keep-alive\n\n']);
-    });
-
     it('writes nothing more once the hold ends in a failure answered as JSON, or the client left', () => {
       const refused = writerFor();
       refused.writer.hold();

@@ -3,9 +3,9 @@ import type { KeepAliveStream, KeepAliveSweep } from './keep-alive-sweep';
 
 /**
  * Server-sent events over a raw Node/Express response (docs/design/code-shape.md §5): headers are committed only by
- * `open(first)` — called with the turn's first output, so a failure before it stays a plain JSON
- * error — or, for a stream held until then (`hold`), by the first keep-alive comment its silence
- * needs; and every write honours backpressure: when the socket buffer is full, `send()`
+ * `open(first)` — called once the upstream accepted the turn, so earlier failures stay plain JSON
+ * errors — or, for an answer the gateway holds back, by the first keep-alive comment it needs
+ * (`hold`); and every write honours backpressure: when the socket buffer is full, `send()`
  * waits for 'drain' (or 'close'), so a slow client slows the upstream reader instead of
  * growing memory. Hand-written: Nest's @Sse adds id lines, a leading newline and its own error
  * frames that the OpenAI wire format does not have (docs/design/code-shape.md B.5 items 5–7).
@@ -43,15 +43,13 @@ export class SseWriter implements KeepAliveStream {
   }
 
   /**
-   * Keeps the connection of an accepted turn alive before any of it is written: until its first
-   * output, or while the gateway holds an answer back (a `tool_choice` or `response_format` it
-   * enforces, asked again until it passes). The stream joins the keep-alive sweep with nothing
-   * sent; a round that finds it silent for a whole round commits the headers with the comment, the
-   * first moment a byte is needed. Until then a refusal or failure is still a JSON error with its
-   * status; after it, `committed` says it goes in-band. A second call does nothing.
+   * Keeps the connection of an answer the gateway holds back (a `tool_choice` or `response_format`
+   * it enforces, asked again until it passes) alive before any of it may be written. The stream
+   * joins the keep-alive sweep with nothing sent; a round that finds it silent for a whole round
+   * commits the headers with the comment, the first moment a byte is needed. Until then a refusal
+   * or failure is still a JSON error with its status; after it, `committed` says it goes in-band.
    */
   hold(): void {
-    if (this.held) return;
     this.held = true;
     // Counted as a write: the round that comes first only clears it, so only a whole silent round commits.
     this.wrote = true;

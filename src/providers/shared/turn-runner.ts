@@ -46,7 +46,7 @@ export interface UpstreamAttempt<F> {
 export interface FrameStep {
   /** Events for the client, in order (ignored on a failure, classified or not: the runner decides what the client sees). */
   readonly events: readonly ChatEvent[];
-  /** The upstream took the turn (the first real answer): `runTurn` resolves; output may still never come. */
+  /** The upstream took the turn (the first real answer; headers may be committed). */
   readonly accepted?: boolean;
   /** The turn is complete; `events` end it. */
   readonly terminal?: boolean;
@@ -159,10 +159,7 @@ export interface UpstreamFamily<L, F, A extends UpstreamAttempt<F>, R = unknown>
   translate(frame: F, attempt: A): FrameStep;
   /** The frames ended: a terminal step, a failure (or one left `unclassified`), or `again`. */
   end(attempt: A): FrameStep;
-  /**
-   * Events held back from the client (reasoning, possible fence text), released before a terminal
-   * error once output began; before it they are dropped, as the failure is answered alone.
-   */
+  /** Events held back from the client (reasoning, possible fence text), released before a terminal error. */
   held?(attempt: A): readonly ChatEvent[];
   /**
    * A failure before output that the family recovers from itself, at once and outside the retry
@@ -690,12 +687,10 @@ class UpstreamTurn<L, F, A extends UpstreamAttempt<F>, R> implements AcceptedTur
   /**
    * The turn's last events after it was accepted: what the family held back, then the failure,
    * logged as the turn's end (`upstream_turn_failed`) as a turn that failed before acceptance is.
-   * Held events are the client's only once output began: before it, the failure is the whole
-   * answer (a JSON error with its status, streamed or not), which they would turn into a stream.
    */
   private endWith(failure: GatewayError): Generator<ChatEvent> {
     this.log('upstream_turn_failed', this.causeOf(failure));
-    const held = this.output && this.attempt && this.family.held ? this.family.held(this.attempt) : [];
+    const held = this.attempt && this.family.held ? this.family.held(this.attempt) : [];
     return this.suspendedAt([...held, { type: 'error', error: failure }]);
   }
 
