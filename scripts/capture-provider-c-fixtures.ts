@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { buildProviderCArgs } from '../src/providers/provider-c/provider-c.argv';
 import { claudeChildEnvironment } from '../src/accounts/provider-c/provider-c.child-env';
 import type { FakeReply, FakeUnifiedMeters } from '../test/support/fake-anthropic-api';
-import { API_ERRORS, FakeAnthropicApi, textReply } from '../test/support/fake-anthropic-api';
+import { API_ERRORS, FakeAnthropicApi, textReply, thinkingOnlyReply } from '../test/support/fake-anthropic-api';
 import { REAL_CLAUDE_PATH, realClaudeEnvironment } from '../test/support/real-claude';
 import { claudeBinary } from './oracle/oracle-clis';
 
@@ -228,6 +228,21 @@ const CASES: Record<string, CaptureCase> = {
       },
     ],
   },
+  // An answer of thinking only (an empty text block): the CLI asks it again, with a note, and takes the new one.
+  'thinking-only-asked-again': {
+    replies: [
+      thinkingOnlyReply(['Pon', 'dering']),
+      {
+        type: 'stream',
+        blocks: [
+          { kind: 'thinking', deltas: ['Pondering again'] },
+          { kind: 'text', deltas: ['Answer'] },
+        ],
+      },
+    ],
+  },
+  // The new answer is thinking only too: the CLI asks no third time, and the run succeeds without text.
+  'thinking-only-twice': { replies: [thinkingOnlyReply(['Pon', 'dering'])] },
 };
 
 async function capture(

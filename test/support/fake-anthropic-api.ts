@@ -335,6 +335,26 @@ export function textReply(pieces: string | readonly string[], usage?: FakeStream
   };
 }
 
+/**
+ * An answer of thinking only: a thinking block in `pieces`, then an empty text block, the way the
+ * API ends a turn the model spent thinking. Claude Code 2.1.332 asks such an answer once more
+ * within the same run (a note asking for a user-visible response), so a script whose last reply is
+ * this one is asked twice.
+ */
+export function thinkingOnlyReply(
+  pieces: string | readonly string[],
+  usage?: FakeStreamReply['usage'],
+): FakeStreamReply {
+  return {
+    type: 'stream',
+    blocks: [
+      { kind: 'thinking', deltas: typeof pieces === 'string' ? [pieces] : pieces },
+      { kind: 'text', deltas: [] },
+    ],
+    ...(usage ? { usage } : {}),
+  };
+}
+
 /** Dotted numeric versions compared part by part (`2.1.99` < `2.1.280`). */
 function compareVersions(a: string, b: string): number {
   const left = a.split('.').map(Number);
