@@ -16,7 +16,7 @@ import type { FakeUpstream } from './support/client-scenarios';
 import { fakeUpstream } from './support/client-scenarios';
 import type { TestGateway } from './support/create-test-app';
 import type { FakeStreamReply } from './support/fake-anthropic-api';
-import { FakeAnthropicApi, textReply as claudeTextReply } from './support/fake-anthropic-api';
+import { FakeAnthropicApi, textReply as claudeTextReply, thinkingOnlyReply } from './support/fake-anthropic-api';
 import { FakeProviderA } from './support/fake-provider-a';
 import { FakeCodeAssist } from './support/fake-provider-b';
 import { completed, created, functionCallItem, providerASettings, textDelta } from './support/provider-a-fixtures';
@@ -1277,6 +1277,46 @@ describe('provider_c: response_format and stop enforced by the gateway', () => {
     expect(plain.status).toBe(200);
     expect(((await plain.json()) as { usage: unknown }).usage).toEqual(delivered);
     expect(await tokensSince(gateway, 'provider_c', before)).toEqual(sum);
+  });
+
+  it("an answer of thinking only the CLI asked again: the client is told the new answer's usage, the token counters both calls' (docs/upstream/provider-c.md §6.2)", async () => {
+    const run = (): FakeStreamReply[] => [
+      thinkingOnlyReply(['Pondering'], { input_tokens: 100, output_tokens: 10 }),
+      {
+        type: 'stream',
+        blocks: [
+          { kind: 'thinking', deltas: ['Pondering again'] },
+          { kind: 'text', deltas: ['Hello'] },
+        ],
+        usage: { input_tokens: 1000, cache_read_input_tokens: 50, output_tokens: 7 },
+      },
+    ];
+    const delivered = {
+      prompt_tokens: 1050,
+      completion_tokens: 7,
+      total_tokens: 1057,
+      prompt_tokens_details: { cached_tokens: 50 },
+    };
+    // Both API calls were billed: the answer without text and the one that replaced it.
+    const sum = { prompt: 1150, completion: 17, cached: 50 };
+    for (const stream of [true, false]) {
+      api.enqueue(...run());
+      const before = await tokenCounters(gateway, 'provider_c');
+      const calls = api.messages().length;
+      const response = await postChatBody(gateway, {
+        model: 'claude-fable-5',
+        messages: ASK,
+        stream,
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
+      });
+      expect(response.status).toBe(200);
+      const raw = await response.text();
+      expect(answerText(stream, raw)).toBe('Hello');
+      const usage = stream ? sseChunks(raw).chunks.at(-1)?.usage : JSON.parse(raw).usage;
+      expect(usage).toEqual(delivered);
+      expect(await tokensSince(gateway, 'provider_c', before)).toEqual(sum);
+      expect(api.messages().length - calls).toBe(2);
+    }
   });
 
   it('a stop sequence cut before the run ends still reports the prompt the API read, to the client and the token counters', async () => {

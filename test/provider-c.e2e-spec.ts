@@ -20,7 +20,7 @@ import { spawnGateway } from './support/child-gateway';
 import type { TestGateway } from './support/create-test-app';
 import { startGateway } from './support/create-test-app';
 import type { FakeReply, FakeStreamReply } from './support/fake-anthropic-api';
-import { API_ERRORS, FakeAnthropicApi, textReply } from './support/fake-anthropic-api';
+import { API_ERRORS, FakeAnthropicApi, textReply, thinkingOnlyReply } from './support/fake-anthropic-api';
 import { eventually } from './support/poll';
 import { isAlive, waitFor } from './support/provider-c-fixtures';
 import { KeepAliveSweep } from '../src/common/sse/keep-alive-sweep';
@@ -941,6 +941,97 @@ describe('provider_c with the real Claude Code CLI', () => {
         ]);
         expect(finishReason(result)).toBe('tool_calls');
         expect(result.done).toBe(true);
+      },
+    );
+  });
+
+  describe('docs/upstream/provider-c.md §11.35 an answer of thinking only, which the CLI asks again for (§6.2)', () => {
+    const answered = (thinking: string[], text: string) =>
+      stream([
+        { kind: 'thinking', deltas: thinking },
+        { kind: 'text', deltas: [text] },
+      ]);
+
+    it.concurrent(
+      "streamed: the reasoning once, then the new answer's text; non-streamed: the new answer alone; one child each, two API calls",
+      async () => {
+        const replies = () => [thinkingOnlyReply(['hmm', ' more']), answered(['hmm', ' more'], 'Hello.')];
+        const streamed = scripted(replies());
+        const result = await streamChat(gateway, { messages: streamed.messages });
+        expect(result.status).toBe(200);
+        expect(reasonings(result)).toEqual(['hmm', ' more']);
+        expect(contents(result)).toEqual(['Hello.']);
+        expect(finishReason(result)).toBe('stop');
+        expect(result.done).toBe(true);
+        expect(api.messages(streamed.marker)).toHaveLength(2);
+        expect(recordsOf(result.headers, 'provider_c_process_start')).toHaveLength(1);
+        expect(recordsOf(result.headers, 'provider_c_answer_asked_again')).toHaveLength(1);
+        const plain = scripted(replies());
+        const response = await postChat(gateway, { messages: plain.messages });
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as any).choices[0]).toMatchObject({
+          message: { content: 'Hello.', reasoning_content: 'hmm more' },
+          finish_reason: 'stop',
+        });
+        expect(api.messages(plain.marker)).toHaveLength(2);
+        expect(recordsOf(response.headers, 'provider_c_process_start')).toHaveLength(1);
+      },
+    );
+
+    it.concurrent(
+      'a new answer that thinks otherwise: streamed, its reasoning whole after what was sent, then its text; non-streamed, only the new answer',
+      async () => {
+        const replies = () => [thinkingOnlyReply(['hmm', ' more']), answered(['hmm', ' less'], 'Hello.')];
+        const streamed = scripted(replies());
+        const result = await streamChat(gateway, { messages: streamed.messages });
+        expect(reasonings(result)).toEqual(['hmm', ' more', 'hmm less']);
+        expect(contents(result)).toEqual(['Hello.']);
+        expect(finishReason(result)).toBe('stop');
+        expect(result.done).toBe(true);
+        const plain = scripted(replies());
+        const body = (await (await postChat(gateway, { messages: plain.messages })).json()) as any;
+        expect(body.choices[0].message).toMatchObject({ content: 'Hello.', reasoning_content: 'hmm less' });
+      },
+    );
+
+    it.concurrent(
+      'the new answer is thinking only too: the reasoning once and no text, finish stop, streamed and not; the CLI asks no third time',
+      async () => {
+        const streamed = scripted([thinkingOnlyReply(['hmm', ' more'])]);
+        const result = await streamChat(gateway, { messages: streamed.messages });
+        expect(result.status).toBe(200);
+        expect(reasonings(result)).toEqual(['hmm', ' more']);
+        expect(contents(result)).toEqual([]);
+        expect(finishReason(result)).toBe('stop');
+        expect(result.done).toBe(true);
+        expect(api.messages(streamed.marker)).toHaveLength(2);
+        const plain = scripted([thinkingOnlyReply(['hmm', ' more'])]);
+        const body = (await (await postChat(gateway, { messages: plain.messages })).json()) as any;
+        expect(body.choices[0].message.reasoning_content).toBe('hmm more');
+        expect(body.choices[0].message.content ?? '').toBe('');
+        expect(body.choices[0].finish_reason).toBe('stop');
+        expect(api.messages(plain.marker)).toHaveLength(2);
+      },
+    );
+
+    it.concurrent(
+      "a call drafted in the thinking of the answer asked again is no call of its own: the new answer's call, once",
+      async () => {
+        const fence = fenceText('read_file', { path: 'a' });
+        for (const streamedRequest of [true, false]) {
+          const { messages } = scripted([
+            thinkingOnlyReply(['Plan: ', fence]),
+            answered(['Plan.'], `Reading.\n${fence}`),
+          ]);
+          const response = await postChat(gateway, { messages, tools: [READ_FILE], stream: streamedRequest });
+          const raw = await response.text();
+          const calls = streamedRequest
+            ? toolFrames({ ...sseChunks(raw), raw } as unknown as ChatStreamResult)
+            : JSON.parse(raw).choices[0].message.tool_calls;
+          expect(calls).toEqual([
+            expect.objectContaining({ function: { name: 'read_file', arguments: '{"path":"a"}' } }),
+          ]);
+        }
       },
     );
   });

@@ -116,6 +116,8 @@ export const EVENT_WORDS: Readonly<Record<string, string>> = {
     'the prompt answers {cancelled_tool_calls} unanswered tool calls as cancelled and leaves out {orphan_tool_results} tool results without their call',
   provider_c_answer_restarted:
     'the API stream broke mid-answer; the claude child gave up the answer from block {from_block_index} to write it again',
+  provider_c_answer_asked_again:
+    'the answer had no text, so the claude child asked the API again and the new answer replaces it',
   tool_fence_unclosed: 'a tool-call block was still open at the end of the answer',
   tool_fence_invalid: 'a tool-call block was dropped: {reason}',
   tool_fence_empty: 'an empty tool-call block was dropped',

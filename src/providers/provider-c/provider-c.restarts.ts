@@ -17,6 +17,12 @@ import type { Channel } from './provider-c.tool-calls';
  * streamed message's calls are kept until it ends and those of abandoned blocks dropped.
  * Non-streaming turns hold every output until the end instead, so a restart simply drops the
  * abandoned part.
+ *
+ * docs/upstream/provider-c.md §6.2: an answer that ended without any text is asked again by the
+ * CLI, which takes the new answer. That is a restart of the whole message (`retry`), compared
+ * leniently: the new answer is a fresh one, so writing other text than was sent is no failure.
+ * While it repeats what was sent, it is held; once it writes something else, what it held and the
+ * rest go out after what was sent, whole; when it stops short, what it held was only a repeat.
  */
 
 /** One text piece sent on a channel. Tool calls are never sent mid-answer: the client gets them at its end. */
@@ -33,6 +39,8 @@ interface Position {
 /** Where the answer stood when a block started: what a restart from that block rewinds to. */
 export interface RestartMark {
   readonly positions: Readonly<Record<Channel, Position>>;
+  /** Where each channel's lenient replay began, while one is under way. */
+  readonly lenientFrom: Readonly<Record<Channel, Position | undefined>>;
   /** How many outputs a non-streaming turn held. */
   readonly held: number;
   /** How many tool calls of the open streamed message were kept. */
@@ -40,11 +48,14 @@ export interface RestartMark {
 }
 
 const START: Position = { item: 0, offset: 0 };
+const CHANNELS: readonly Channel[] = ['content', 'reasoning'];
 
 export class AnswerRestarts {
   private readonly sent: Record<Channel, Sent[]> = { content: [], reasoning: [] };
   /** How far the current answer reproduced `sent`; at its end the channel is live. */
   private readonly replayed: Record<Channel, Position> = { content: START, reasoning: START };
+  /** A channel replayed leniently (after `retry`): from where what it reproduced is held, not dropped. */
+  private readonly lenientFrom: Record<Channel, Position | undefined> = { content: undefined, reasoning: undefined };
   /** A streamed message is open: what goes out now may be abandoned, so it is kept. */
   private recording = false;
   /** Outputs of a non-streaming turn, released when it ends. */
@@ -65,17 +76,25 @@ export class AnswerRestarts {
   }
 
   /**
-   * The streamed message ended, whole or cut (after `rewind` when the CLI abandoned some of it):
-   * its kept tool calls go out, and once the answer is live again, what was kept is dropped.
+   * The streamed message ended, whole or cut (`rewound`: after `rewind`, when the CLI abandoned
+   * some of it): its kept tool calls go out, and once the answer is live again, what was kept is
+   * dropped. A whole message that repeated only part of what was sent leniently wrote nothing new:
+   * the rest of what was sent stays the answer's.
    */
-  messageEnded(): ChatEvent[] {
+  messageEnded(rewound: boolean): ChatEvent[] {
     this.recording = false;
+    if (!rewound) for (const channel of CHANNELS) if (this.lenientFrom[channel]) this.goLive(channel);
     this.forgetSettled();
     return this.calls.splice(0);
   }
 
   mark(): RestartMark {
-    return { positions: { ...this.replayed }, held: this.held.length, calls: this.calls.length };
+    return {
+      positions: { ...this.replayed },
+      lenientFrom: { ...this.lenientFrom },
+      held: this.held.length,
+      calls: this.calls.length,
+    };
   }
 
   /** The CLI gave up what `channels` got since `mark`: it must be written again before anything new goes out. */
@@ -84,8 +103,21 @@ export class AnswerRestarts {
       this.held.length = Math.min(this.held.length, mark.held);
       return;
     }
-    for (const channel of channels) this.replayed[channel] = mark.positions[channel];
+    for (const channel of channels) {
+      this.replayed[channel] = mark.positions[channel];
+      this.lenientFrom[channel] = mark.lenientFrom[channel];
+    }
     this.calls.length = Math.min(this.calls.length, mark.calls);
+  }
+
+  /**
+   * The CLI asks again for the answer that started at `mark` and ended without text: all of it is
+   * given up, and what it sent is replayed leniently by the new answer (docs/upstream/provider-c.md §6.2).
+   */
+  retry(mark: RestartMark): void {
+    this.rewind(mark, CHANNELS);
+    if (this.holdUntilEnd) return;
+    for (const channel of CHANNELS) if (!this.live(channel)) this.lenientFrom[channel] ??= this.replayed[channel];
   }
 
   /** The events of a text output: sent, held, or nothing when it only repeats what was sent. */
@@ -118,7 +150,8 @@ export class AnswerRestarts {
    * answer stopped short of what was sent), else undefined.
    */
   restartFailure(): GatewayError | undefined {
-    if (!this.diverged && this.live('content') && this.live('reasoning')) return undefined;
+    if (!this.diverged && CHANNELS.every((channel) => this.live(channel) || this.lenientFrom[channel]))
+      return undefined;
     return new GatewayError('upstream', {
       detail: this.diverged
         ? 'the Claude Code CLI restarted an answer after the API stream broke, and the new answer does not continue what the client was already sent'
@@ -132,7 +165,10 @@ export class AnswerRestarts {
     return this.replayed[channel].item === this.sent[channel].length;
   }
 
-  /** `text` compared with what was sent at the replay position: the part beyond it ('' when it is all a repeat). */
+  /**
+   * `text` compared with what was sent at the replay position: the part beyond it ('' when it is
+   * all a repeat). A lenient replay that writes something else releases what it held with `text`.
+   */
   private replayText(channel: Channel, text: string): string {
     if (this.diverged) return '';
     const sent = this.sent[channel];
@@ -141,7 +177,13 @@ export class AnswerRestarts {
     while (rest !== '' && item < sent.length) {
       const expected = sent[item];
       const length = Math.min(rest.length, expected.text.length - offset);
-      if (rest.slice(0, length) !== expected.text.slice(offset, offset + length)) return this.divergeText();
+      if (rest.slice(0, length) !== expected.text.slice(offset, offset + length)) {
+        const from = this.lenientFrom[channel];
+        if (!from) return this.divergeText();
+        const held = this.sentBetween(channel, from, this.replayed[channel]);
+        this.goLive(channel);
+        return held + text;
+      }
       rest = rest.slice(length);
       offset += length;
       if (offset === expected.text.length) {
@@ -150,7 +192,24 @@ export class AnswerRestarts {
       }
     }
     this.replayed[channel] = { item, offset };
+    if (this.live(channel)) this.lenientFrom[channel] = undefined;
     return rest;
+  }
+
+  /** The text sent on `channel` between two places in it. */
+  private sentBetween(channel: Channel, from: Position, to: Position): string {
+    let text = '';
+    for (let item = from.item; item <= to.item && item < this.sent[channel].length; item++) {
+      const whole = this.sent[channel][item].text;
+      text += whole.slice(item === from.item ? from.offset : 0, item === to.item ? to.offset : whole.length);
+    }
+    return text;
+  }
+
+  /** The channel's replay is over: what comes next is new. */
+  private goLive(channel: Channel): void {
+    this.replayed[channel] = { item: this.sent[channel].length, offset: 0 };
+    this.lenientFrom[channel] = undefined;
   }
 
   private record(channel: Channel, output: Sent): void {
@@ -161,8 +220,8 @@ export class AnswerRestarts {
 
   /** Outputs of ended messages can no longer be abandoned: dropped once every channel is live. */
   private forgetSettled(): void {
-    if (!this.live('content') || !this.live('reasoning')) return;
-    for (const channel of ['content', 'reasoning'] as const) {
+    if (!CHANNELS.every((channel) => this.live(channel))) return;
+    for (const channel of CHANNELS) {
       this.sent[channel] = [];
       this.replayed[channel] = START;
     }

@@ -663,6 +663,201 @@ describe(translateLine.name, () => {
     });
   });
 
+  describe('an answer of thinking only, which the CLI asks again for (docs/upstream/provider-c.md §6.2)', () => {
+    /** The second message's usage, not the result line's sum of both (24 in, 12 out). */
+    const NEW_ANSWER_USAGE = CAPTURED_USAGE;
+    /** The first message's: billed, for the token counters only. */
+    const FIRST_BILLED = { promptTokens: 12, completionTokens: 6, totalTokens: 18, cachedPromptTokens: 0 };
+    const FINISH = { type: 'finish', reason: 'stop' };
+
+    /**
+     * `lines` with the deltas of message `message` (0 the first) of `kind` replaced by `deltas`
+     * (where the first of them was), and its stop reason set to `stopReason` when given.
+     */
+    const editMessage = (
+      lines: readonly string[],
+      message: number,
+      edit: { readonly kind: 'thinking_delta' | 'text_delta'; readonly deltas: readonly string[] } | undefined,
+      stopReason?: string,
+    ) => {
+      let current = -1;
+      let replaced = false;
+      return lines.flatMap((entry) => {
+        const parsed = JSON.parse(entry);
+        const event = parsed.event;
+        if (event?.type === 'message_start') current++;
+        if (current !== message) return [entry];
+        if (event?.type === 'message_delta' && stopReason !== undefined)
+          return [line({ ...parsed, event: { ...event, delta: { ...event.delta, stop_reason: stopReason } } })];
+        if (!edit || event?.type !== 'content_block_delta' || event.delta.type !== edit.kind) return [entry];
+        if (replaced) return [];
+        replaced = true;
+        const field = edit.kind === 'thinking_delta' ? 'thinking' : 'text';
+        return edit.deltas.map((text) =>
+          line({ ...parsed, event: { ...event, delta: { ...event.delta, [field]: text } } }),
+        );
+      });
+    };
+
+    it('the real lines: the first message ends without text, the CLI prints its note and streams a new message; no abandonment', () => {
+      const lines = fixture('thinking-only-asked-again').map((entry) => JSON.parse(entry));
+      const starts = lines.filter((message) => message.event?.type === 'message_start');
+      expect(starts).toHaveLength(2);
+      expect(starts[0].event.message.id).not.toBe(starts[1].event.message.id);
+      expect(lines.some((message) => message.abandoned_blocks !== undefined)).toBe(false);
+      expect(lines.find((message) => message.type === 'user')).toMatchObject({
+        isSynthetic: true,
+        message: { content: [{ type: 'text', text: expect.stringContaining('no visible output') }] },
+      });
+      expect(lines.at(-1)).toMatchObject({ type: 'result', subtype: 'success', num_turns: 2, result: 'Answer' });
+      const twice = fixture('thinking-only-twice').map((entry) => JSON.parse(entry));
+      expect(twice.filter((message) => message.event?.type === 'message_start')).toHaveLength(2);
+      expect(twice.at(-1)).toMatchObject({ type: 'result', subtype: 'success', num_turns: 2, result: '' });
+    });
+
+    it("streamed: the reasoning sent is not sent again, the new answer's goes on after it, then its text; the client gets the new message's usage, the first is billed", () => {
+      const result = translateLines(fixture('thinking-only-asked-again'));
+      expect(result.events).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        { type: 'reasoning-delta', text: ' again' },
+        { type: 'text-delta', text: 'Answer' },
+        NEW_ANSWER_USAGE,
+        FINISH,
+      ]);
+      expect(result.steps.at(-1)).toMatchObject({ terminal: true, billed: FIRST_BILLED });
+      expect(result.diagnostics).toEqual(['provider_c_answer_asked_again']);
+    });
+
+    it('non-streamed: only the new answer', () => {
+      const result = translateLines(fixture('thinking-only-asked-again'), { holdUntilEnd: true });
+      expect(result.events).toEqual([
+        { type: 'reasoning-delta', text: 'Pondering again' },
+        { type: 'text-delta', text: 'Answer' },
+        NEW_ANSWER_USAGE,
+        FINISH,
+      ]);
+      expect(result.steps.at(-1)).toMatchObject({ terminal: true, billed: FIRST_BILLED });
+    });
+
+    it('a new answer without text either is the answer: its reasoning once, streamed and not, and no failure', () => {
+      const streamed = translateLines(fixture('thinking-only-twice'));
+      expect(streamed.events).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        NEW_ANSWER_USAGE,
+        FINISH,
+      ]);
+      const held = translateLines(fixture('thinking-only-twice'), { holdUntilEnd: true });
+      expect(withoutUsage(held.events)).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        FINISH,
+      ]);
+    });
+
+    it('a new answer that thinks otherwise after a repeated start: what it repeated and the rest go out whole, after what was sent', () => {
+      const lines = editMessage(fixture('thinking-only-asked-again'), 1, {
+        kind: 'thinking_delta',
+        deltas: ['Pon', 'g, then'],
+      });
+      const result = translateLines(lines);
+      expect(withoutUsage(result.events)).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        { type: 'reasoning-delta', text: 'Pong, then' },
+        { type: 'text-delta', text: 'Answer' },
+        FINISH,
+      ]);
+    });
+
+    it('a new answer whose reasoning only repeats the start of what was sent: nothing more of it, and no failure', () => {
+      const lines = editMessage(fixture('thinking-only-asked-again'), 1, { kind: 'thinking_delta', deltas: ['Pond'] });
+      const result = translateLines(lines);
+      expect(withoutUsage(result.events)).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        { type: 'text-delta', text: 'Answer' },
+        FINISH,
+      ]);
+    });
+
+    it('white space is no text, as the CLI counts it: that answer is asked again too, and its blank is never sent', () => {
+      const withBlank = fixture('thinking-only-asked-again').flatMap((entry, index, all) => {
+        const firstStop = all.findIndex((text) => JSON.parse(text).event?.type === 'message_delta');
+        if (index !== firstStop) return [entry];
+        const blank = line({
+          type: 'stream_event',
+          event: { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: ' ' } },
+        });
+        return [blank, entry];
+      });
+      const result = translateLines(withBlank);
+      expect(visible(result.events)).toEqual(['Pon', 'dering', ' again', 'Answer']);
+      expect(result.diagnostics).toEqual(['provider_c_answer_asked_again']);
+    });
+
+    it("a call drafted in the thinking of the answer asked again is given up with it: the new answer's call goes out once", () => {
+      const call = FENCE('read_file', { path: 'a' });
+      let lines = editMessage(fixture('thinking-only-asked-again'), 0, {
+        kind: 'thinking_delta',
+        deltas: ['Plan ', call],
+      });
+      lines = editMessage(lines, 1, { kind: 'text_delta', deltas: [`Reading.\n${call}`] });
+      for (const holdUntilEnd of [false, true]) {
+        const result = translateLines(lines, { toolKinds: READ_FILE_KINDS, holdUntilEnd });
+        expect(result.events.filter((event) => event.type === 'tool-call')).toEqual([
+          { ...READ_FILE_CALL, call: { ...READ_FILE_CALL.call, id: 'call_000000000000000000000002' } },
+        ]);
+        expect(result.events.at(-1)).toEqual(FINISH);
+      }
+      // Not asked again (its thinking is the answer): its call goes out at the end.
+      const alone = editMessage(fixture('thinking-only-twice'), 1, { kind: 'thinking_delta', deltas: ['Plan ', call] });
+      const result = translateLines(alone, { toolKinds: READ_FILE_KINDS });
+      expect(result.events.filter((event) => event.type === 'tool-call')).toEqual([READ_FILE_CALL]);
+      expect(result.events.at(-1)).toEqual(FINISH);
+    });
+
+    it('once the new answer ended, what it did not repeat is settled: a message continuing it is compared with nothing', () => {
+      // The new answer repeats only 'Pon' and is cut at max_tokens; the CLI continues it in a third message.
+      const lines = editMessage(
+        editMessage(fixture('thinking-only-asked-again'), 1, { kind: 'thinking_delta', deltas: ['Pon'] }, 'max_tokens'),
+        1,
+        { kind: 'text_delta', deltas: ['Ans'] },
+      );
+      const starts = lines.filter((entry) => JSON.parse(entry).event?.type === 'message_start');
+      const second = lines.indexOf(starts[1]);
+      const end = lines.findIndex((entry, index) => index > second && JSON.parse(entry).event?.type === 'message_stop');
+      const third = editMessage(
+        editMessage(lines.slice(second, end + 1), 0, { kind: 'thinking_delta', deltas: ['dering on'] }, 'end_turn'),
+        0,
+        { kind: 'text_delta', deltas: ['wer'] },
+      ).map((entry) => entry.replaceAll(JSON.parse(starts[1]).event.message.id, 'msg_third'));
+      const result = translateLines([...lines.slice(0, end + 1), ...third, ...lines.slice(end + 1)]);
+      expect(withoutUsage(result.events)).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        { type: 'text-delta', text: 'Ans' },
+        { type: 'reasoning-delta', text: 'dering on' },
+        { type: 'text-delta', text: 'wer' },
+        FINISH,
+      ]);
+    });
+
+    it('an answer without text cut at max_tokens is continued, not asked again: the next message goes on after it', () => {
+      const lines = editMessage(fixture('thinking-only-asked-again'), 0, undefined, 'max_tokens');
+      const result = translateLines(lines);
+      expect(withoutUsage(result.events)).toEqual([
+        { type: 'reasoning-delta', text: 'Pon' },
+        { type: 'reasoning-delta', text: 'dering' },
+        { type: 'reasoning-delta', text: 'Pondering again' },
+        { type: 'text-delta', text: 'Answer' },
+        FINISH,
+      ]);
+      expect(result.diagnostics).toEqual([]);
+    });
+  });
+
   it('reads past line types, events and fields it does not know (each CLI release adds some)', () => {
     const lines = fixture('text');
     const extended = lines.flatMap((text) => {

@@ -32,10 +32,12 @@ export type StreamDiagnostic = (event: string, fields: Record<string, unknown>) 
  * The level a diagnostic is logged at. A block that could not become a call fails the turn
  * (`finishStep`), whose own line is the request's one warning (docs/troubleshooting.md "One line
  * per failure"), so its line is info; a block dropped from an answer that still succeeds, or one
- * accepted without its closing fence, is a warning; a call repeated across channels is debug.
+ * accepted without its closing fence, is a warning; a call repeated across channels is debug. An
+ * answer the CLI asked again because it had no text is the model's doing, not a fault: info.
  */
 export function diagnosticLevel(event: string, fields: Record<string, unknown>): 'debug' | 'info' | 'warn' {
   if (event === 'tool_fence_duplicate') return 'debug';
+  if (event === 'provider_c_answer_asked_again') return 'info';
   if (event === 'tool_fence_invalid' || event === 'tool_fence_empty' || event === 'tool_fence_too_large') return 'info';
   if (event === 'tool_fence_unclosed' && fields.accepted === false) return 'info';
   return 'warn';
@@ -73,8 +75,13 @@ export interface ProviderCStreamState {
   readonly blockKinds: Map<number, string>;
   /** What the client was sent of a streamed message the CLI may abandon, and its answer since (docs/upstream/provider-c.md §6.1). */
   readonly restarts: AnswerRestarts;
-  /** The streamed message being read: its id (as an abandonment names it) and where each of its blocks started. */
-  openMessage?: { readonly id?: string; readonly blocks: Map<number, BlockStart> };
+  /** The streamed message being read (docs/upstream/provider-c.md §6.1, §6.2). */
+  openMessage?: OpenMessage;
+  /**
+   * Where the last streamed message started, when it ended without text and the CLI may ask it
+   * again (docs/upstream/provider-c.md §6.2): a next `message_start` gives it up from there.
+   */
+  unanswered?: BlockStart;
   sessionId?: string;
   model?: string;
   /** The running CLI's version, from its `init` line. */
@@ -127,12 +134,22 @@ export interface ProviderCStreamState {
   refusalReport?: PlanReport;
 }
 
-/** Where the turn stood when a block of the open streamed message started: what abandoning it from there undoes. */
+/** Where the turn stood when a block (or message) started: what abandoning it from there undoes. */
 interface BlockStart {
   readonly channel?: Channel;
   readonly mark: RestartMark;
   readonly validCalls: number;
   readonly droppedBlocks: number;
+  readonly duplicates: Readonly<Record<Channel, number>>;
+}
+
+/** A streamed message: its id (as an abandonment names it), where it and each of its blocks started, whether it wrote text. */
+interface OpenMessage {
+  readonly id?: string;
+  readonly start: BlockStart;
+  readonly blocks: Map<number, BlockStart>;
+  /** A text block had more than white space: what Claude Code counts as a visible answer. */
+  wroteText: boolean;
 }
 
 export function createStreamState(options: StreamStateOptions): ProviderCStreamState {
@@ -221,7 +238,9 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
         state.messageIds.add(message.id);
       }
       state.unstreamedUsage = undefined;
-      state.openMessage = { id: message.id, blocks: new Map() };
+      if (state.unanswered) askedAgain(state.unanswered, state);
+      state.unanswered = undefined;
+      state.openMessage = { id: message.id, start: startOf(undefined, state), blocks: new Map(), wroteText: false };
       state.restarts.messageStarted();
       state.model = message.model ?? state.model;
       if (!message.usage) return [];
@@ -233,7 +252,7 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
       if (event.index !== undefined && block.type !== undefined) state.blockKinds.set(event.index, block.type);
       if (event.index !== undefined) noteBlockStart(event.index, block.type, state);
       // Anthropic starts blocks empty; any initial text still belongs to the block.
-      if (block.type === 'text' && block.text !== undefined) return feed('content', block.text, state);
+      if (block.type === 'text' && block.text !== undefined) return feedText(block.text, state);
       if (block.type === 'thinking' && block.thinking !== undefined) return feed('reasoning', block.thinking, state);
       return [];
     }
@@ -242,7 +261,7 @@ function translateStreamEvent(event: ApiStreamEvent, state: ProviderCStreamState
       const kind = delta.type ?? `${state.blockKinds.get(event.index) ?? ''}_delta`;
       if (kind === 'text_delta' && delta.text !== undefined) {
         state.deltasSinceAssistant = true;
-        return feed('content', delta.text, state);
+        return feedText(delta.text, state);
       }
       if (kind === 'thinking_delta' && delta.thinking !== undefined) {
         state.deltasSinceAssistant = true;
@@ -272,12 +291,44 @@ function provisionalUsage(state: ProviderCStreamState): ChatEvent {
 
 function noteBlockStart(index: number, type: string | undefined, state: ProviderCStreamState): void {
   const channel = type === 'text' ? 'content' : type === 'thinking' ? 'reasoning' : undefined;
-  state.openMessage?.blocks.set(index, {
+  state.openMessage?.blocks.set(index, startOf(channel, state));
+}
+
+function startOf(channel: Channel | undefined, state: ProviderCStreamState): BlockStart {
+  return {
     channel,
     mark: state.restarts.mark(),
     validCalls: state.validCalls,
     droppedBlocks: state.droppedBlocks,
-  });
+    duplicates: state.duplicates.mark(),
+  };
+}
+
+/** Text of a streamed text block: more than white space makes its message answered (docs/upstream/provider-c.md §6.2). */
+function feedText(text: string, state: ProviderCStreamState): ChatEvent[] {
+  const open = state.openMessage;
+  if (open && !open.wroteText && /\S/.test(text)) open.wroteText = true;
+  return feed('content', text, state);
+}
+
+/** What a block or message did since `start` is undone: its channels' parsers start afresh, its fences no longer count. */
+function undoSince(start: BlockStart, channels: readonly Channel[], state: ProviderCStreamState): void {
+  for (const channel of channels) state.parsers[channel] = new FenceParser();
+  state.validCalls = start.validCalls;
+  state.droppedBlocks = start.droppedBlocks;
+  state.duplicates.rewind(start.duplicates);
+  state.stopReason = undefined;
+}
+
+/**
+ * docs/upstream/provider-c.md §6.2: a new message after one that ended without text is Claude
+ * Code asking that answer again (a note asking for a visible answer), and the new answer is the
+ * turn's: the unanswered message is given up whole, and what it sent is not sent twice.
+ */
+function askedAgain(unanswered: BlockStart, state: ProviderCStreamState): void {
+  state.restarts.retry(unanswered.mark);
+  undoSince(unanswered, ['content', 'reasoning'], state);
+  state.options.diagnostic?.('provider_c_answer_asked_again', {});
 }
 
 /**
@@ -289,20 +340,31 @@ function noteBlockStart(index: number, type: string | undefined, state: Provider
 function endMessage(abandoned: AbandonedBlocks | undefined, state: ProviderCStreamState): ChatEvent[] {
   const open = state.openMessage;
   state.openMessage = undefined;
+  let rewound = false;
   if (open && abandoned && abandoned.api_message_id === open.id) {
     const from = [...open.blocks.entries()].filter(([index]) => index >= abandoned.from_block_index);
     if (from.length > 0) {
       const [, first] = from.reduce((lowest, entry) => (entry[0] < lowest[0] ? entry : lowest));
       const channels = [...new Set(from.flatMap(([, block]) => (block.channel ? [block.channel] : [])))];
       state.restarts.rewind(first.mark, channels);
-      for (const channel of channels) state.parsers[channel] = new FenceParser();
-      state.validCalls = first.validCalls;
-      state.droppedBlocks = first.droppedBlocks;
-      state.stopReason = undefined;
+      undoSince(first, channels, state);
+      rewound = true;
       state.options.diagnostic?.('provider_c_answer_restarted', { from_block_index: abandoned.from_block_index });
     }
   }
-  const calls = state.restarts.messageEnded();
+  // Claude Code asks again for an answer that stopped without text: until the run shows whether
+  // it does, that message stays open to it, its calls kept and what it sent remembered
+  // (docs/upstream/provider-c.md §6.2).
+  if (
+    open &&
+    !rewound &&
+    !open.wroteText &&
+    (state.stopReason === 'end_turn' || state.stopReason === 'stop_sequence')
+  ) {
+    state.unanswered = open.start;
+    return [];
+  }
+  const calls = state.restarts.messageEnded(rewound);
   if (state.stopReason !== 'refusal') return calls;
   state.answerRefused = true;
   return [];

@@ -60,6 +60,18 @@ export class CrossChannelDuplicates {
     this.seen[channel].add(key);
     return true;
   }
+
+  /** How many distinct calls each channel has recorded: what `rewind` goes back to. */
+  mark(): Readonly<Record<Channel, number>> {
+    return { content: this.seen.content.size, reasoning: this.seen.reasoning.size };
+  }
+
+  /** Forgets the calls recorded since `mark`: the CLI gave up the blocks that wrote them. */
+  rewind(mark: Readonly<Record<Channel, number>>): void {
+    for (const channel of ['content', 'reasoning'] as const) {
+      for (const key of [...this.seen[channel]].slice(mark[channel])) this.seen[channel].delete(key);
+    }
+  }
 }
 
 /** Name plus RFC 8785 form of the arguments, so key order and spacing do not matter (not the id). */
