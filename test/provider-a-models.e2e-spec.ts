@@ -96,6 +96,34 @@ describe('provider_a models follow the pinned Codex CLI, and reasoning_effort is
     expect(fake().requests()).toHaveLength(0);
   });
 
+  // Ids are exact (docs/error-codes.md "model_not_found"): a passthrough is never served trimmed.
+  it.each(['provider_a/gpt-6.2-sol ', 'provider_a/gpt-6.2-sol\t', 'provider_a/gpt-6.2-sol\n'])(
+    'answers the passthrough %j, a served id but for the space after it, 404 naming that id, no upstream call',
+    async (model) => {
+      const response = await post({ model });
+      expect(response.status).toBe(404);
+      const error = ((await response.json()) as Json).error;
+      expect(error).toMatchObject({ code: 'model_not_found' });
+      expect(error.message).toContain('did you mean provider_a/gpt-6.2-sol (');
+      expect(fake().requests()).toHaveLength(0);
+    },
+  );
+
+  it.each(['provider_a/ gpt-6.2-sol', 'provider_a/ gpt-6.2-sol ', 'provider_a/\tgpt-6.2-sol'])(
+    'refuses the passthrough %j, a space inside it, with 400 naming model, no upstream call',
+    async (model) => {
+      const response = await post({ model });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as Json).error).toMatchObject({
+        type: 'invalid_request_error',
+        param: 'model',
+        message:
+          'the model id after "<family>/" must be 1 to 128 printable ASCII characters without spaces; choose one from GET /v1/models',
+      });
+      expect(fake().requests()).toHaveLength(0);
+    },
+  );
+
   it('answers a passthrough model the upstream does not know with 404 naming the model, without a retry', async () => {
     // The upgrade takes a script; the refused frame leaves it queued.
     fake().enqueue(textReply('never sent'));

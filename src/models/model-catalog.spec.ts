@@ -141,7 +141,7 @@ describe(ModelCatalog.name, () => {
     });
 
     it('returns undefined for unknown ids and malformed passthroughs', () => {
-      for (const id of ['gpt-4o', 'provider_a/', 'provider_z/model', '/gpt', 'GPT-5.6-SOL'])
+      for (const id of ['gpt-4o', 'provider_a/', 'provider_z/model', '/gpt', 'GPT-5.6-SOL', 'provider_a/gpt-5.6-sol '])
         expect(catalog.resolve(id)).toBeUndefined();
     });
 

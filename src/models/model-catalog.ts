@@ -273,8 +273,11 @@ export class ModelCatalog {
     }
     const slash = id.indexOf('/');
     const provider = slash > 0 ? id.slice(0, slash) : '';
-    const model = id.slice(slash + 1).trim();
+    const model = id.slice(slash + 1);
     if (!isFamilyId(provider) || model === '' || !this.isEnabled(provider)) return undefined;
+    // Ids are exact: one that is a served passthrough but for the whitespace after it is no id
+    // (the 404 names it without), like a catalog id with spaces around it.
+    if (!PASSTHROUGH_NAME.test(model) && PASSTHROUGH_NAME.test(model.trimEnd())) return undefined;
     checkPassthroughName(model);
     // A passthrough of a model the catalog knows is held to that model's efforts; a new one is not.
     const known = this.view().entries.find(
