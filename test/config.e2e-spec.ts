@@ -64,6 +64,31 @@ describe('gateway configuration (child process)', () => {
     );
     const notJson = path.join(scratch, 'not-json.json');
     fs.writeFileSync(notJson, '{ "models": [');
+    const row = { reasoning_effort: null, verbosity: null, service_tier: null, structured: false };
+    // An effort the row's model does not take would be sent upstream on every request for it.
+    const badEffort = path.join(scratch, 'bad-effort.json');
+    fs.writeFileSync(
+      badEffort,
+      JSON.stringify({
+        default_model: 'x1',
+        models: [
+          {
+            ...row,
+            id: 'x1',
+            provider: 'provider_a',
+            upstream_model: 'gpt-6.2-sol',
+            reasoning_effort: 'bogus',
+            reasoning_efforts: ['low', 'high'],
+          },
+        ],
+      }),
+    );
+    // No default_model, and no sol model for the fallback: every body without model would be 404.
+    const noDefault = path.join(scratch, 'no-default.json');
+    fs.writeFileSync(
+      noDefault,
+      JSON.stringify({ models: [{ ...row, id: 'g1', provider: 'provider_b', upstream_model: 'gemini-2.5-pro' }] }),
+    );
     const cases: [Record<string, string>, string[], RegExp][] = [
       [
         { GATEWAY_PROVIDERS: 'provider_a,bedrock' },
@@ -100,7 +125,17 @@ describe('gateway configuration (child process)', () => {
       [
         { GATEWAY_MODEL_CATALOG: badCatalog },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] has an unknown "provider"/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] \(id "x"\) has an unknown "provider"/,
+      ],
+      [
+        { GATEWAY_MODEL_CATALOG: badEffort },
+        [],
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] \(id "x1"\) has "reasoning_effort" "bogus", not one of its "reasoning_efforts" \(low, high\): use one of them, or null for the upstream's default \(\/.*\/bad-effort\.json\)$/,
+      ],
+      [
+        { GATEWAY_MODEL_CATALOG: noDefault, GATEWAY_PROVIDERS: 'provider_a,provider_b' },
+        [],
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: the file names no "default_model", and the fallback "sol" \(a tier alias\) is no model of this catalog.*: add a "default_model" naming one of its ids, e\.g\. "g1"/,
       ],
       [
         { GATEWAY_MODEL_CATALOG: notJson },
@@ -187,7 +222,7 @@ describe('gateway configuration (child process)', () => {
       [
         { HOME: scratch, GATEWAY_MODEL_CATALOG: '~/bad-catalog.json ' },
         [],
-        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] has an unknown "provider"/,
+        /^gateway: invalid setting GATEWAY_MODEL_CATALOG: models\[0\] \(id "x"\) has an unknown "provider"/,
       ],
       [
         { HOME: scratch, PRIMARY_FAITHFUL_PROFILE: '~/missing-profile.json' },

@@ -302,7 +302,7 @@ const LEADING_ROWS = [
     'GATEWAY_MODEL_CATALOG',
     'modelCatalogPath',
     undefined,
-    'Path of a JSON model catalog that replaces the built-in one.',
+    'Path of a JSON model catalog that replaces the built-in one (same shape as src/models/catalog.json; a row or default_model that breaks its rules, docs/providers.md "Model ids", fails startup).',
     parsePath,
   ),
   setting(

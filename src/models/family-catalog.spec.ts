@@ -70,7 +70,7 @@ describe('a family’s catalog part (FamilyCatalog)', () => {
     });
     expect(() => ModelCatalog.load(undefined, ['catalog_rows'])).toThrow(
       new ConfigError(
-        `invalid model catalog of catalog_rows: models[0] names "provider" provider_b, not catalog_rows (${file})`,
+        `invalid model catalog of catalog_rows: models[0] (id "y-1") names "provider" provider_b, not catalog_rows (${file})`,
       ),
     );
   });

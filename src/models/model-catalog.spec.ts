@@ -182,8 +182,23 @@ describe(ModelCatalog.name, () => {
       expect(
         ModelCatalog.load(write('m.json', { default_model: 'team-model', models: [entry()] }), ALL).defaultModel,
       ).toBe('team-model');
-      expect(ModelCatalog.load(write('n.json', { models: [entry()] }), ALL).defaultModel).toBe('sol');
+      const sol = entry({ id: 'gpt-9-sol', upstream_model: 'gpt-9-sol' });
+      expect(ModelCatalog.load(write('n.json', { models: [entry(), sol] }), ALL).defaultModel).toBe('sol');
       expect(ModelCatalog.load(undefined, ALL).defaultModel).toBe('sol');
+    });
+
+    it('refuses a file that names no default_model when the fallback sol is no model of it, naming the fix', () => {
+      const onlyB = entry({ id: 'team-gemini', provider: 'provider_b', upstream_model: 'gemini-2.5-pro' });
+      expect(() => ModelCatalog.load(write('b.json', { models: [onlyB] }), ALL)).toThrow(
+        new ConfigError(
+          `invalid setting GATEWAY_MODEL_CATALOG: the file names no "default_model", and the fallback "sol" (a tier alias) is no model of this catalog, whose rows define no sol tier model: add a "default_model" naming one of its ids, e.g. "team-gemini" (what a chat request without model asks for) (${path.join(directory, 'b.json')})`,
+        ),
+      );
+      // Checked with every family enabled: a default of a disabled family only warns (models.module.ts).
+      expect(
+        ModelCatalog.load(write('c.json', { models: [onlyB], default_model: 'team-gemini' }), ['provider_a'])
+          .defaultModel,
+      ).toBe('team-gemini');
     });
 
     it('accepts a tier alias as default_model when the file has a model of that tier, and lets its own rows win', () => {
@@ -198,7 +213,7 @@ describe(ModelCatalog.name, () => {
     });
 
     it('uses only the entries of the given file', () => {
-      const catalog = ModelCatalog.load(write('ok.json', { models: [entry()] }), ALL);
+      const catalog = ModelCatalog.load(write('ok.json', { default_model: 'team-model', models: [entry()] }), ALL);
       expect(catalog.entries.map((row) => row.id)).toEqual(['team-model']);
       expect(catalog.resolve('gpt-5.6-sol')).toBeUndefined();
     });
@@ -219,7 +234,7 @@ describe(ModelCatalog.name, () => {
       [
         'an unknown provider',
         () => write('p.json', { models: [entry({ provider: 'openrouter' })] }),
-        /models\[0\] has an unknown "provider"/,
+        /models\[0\] \(id "team-model"\) has an unknown "provider"/,
       ],
       ['an empty id', () => write('id.json', { models: [entry({ id: ' ' })] }), /models\[0\] needs a non-empty "id"/],
       [
@@ -234,9 +249,66 @@ describe(ModelCatalog.name, () => {
         /"structured" must be true or false/,
       ],
       [
+        'a null default_model',
+        () => write('z.json', { default_model: null, models: [entry()] }),
+        /"default_model" must name a model id of the catalog or a tier alias its rows define, not null: /,
+      ],
+      [
         'a default_model outside the file',
         () => write('m.json', { default_model: 'gpt-6.1-sol', models: [entry()] }),
-        /"default_model" must name a model id of the catalog/,
+        /"default_model" must name a model id of the catalog or a tier alias its rows define, not "gpt-6\.1-sol": name one of its ids, e\.g\. "team-model" \(/,
+      ],
+      [
+        "a reasoning_effort outside the row's reasoning_efforts",
+        () =>
+          write('e.json', {
+            models: [entry({ id: 'x1', reasoning_effort: 'bogus', reasoning_efforts: ['low', 'high'] })],
+          }),
+        /: models\[0\] \(id "x1"\) has "reasoning_effort" "bogus", not one of its "reasoning_efforts" \(low, high\): use one of them, or null for the upstream's default \(/,
+      ],
+      [
+        'a reasoning_effort its family does not take, on a row without reasoning_efforts',
+        () =>
+          write('f.json', {
+            models: [entry({ id: 'c1', provider: 'provider_c', upstream_model: 'opus', reasoning_effort: 'ultra' })],
+          }),
+        /models\[0\] \(id "c1"\) has "reasoning_effort" "ultra", not an effort provider_c takes \(none, minimal, low, medium, high, xhigh, max\): use one of them/,
+      ],
+      [
+        'reasoning_efforts its family does not take',
+        () =>
+          write('g.json', {
+            models: [
+              entry({
+                id: 'b1',
+                provider: 'provider_b',
+                upstream_model: 'gemini-2.5-pro',
+                reasoning_effort: null,
+                reasoning_efforts: ['low', 'turbo'],
+              }),
+            ],
+          }),
+        /models\[0\] \(id "b1"\) has "turbo" in "reasoning_efforts", not an effort provider_b takes \(none, minimal, low, medium, high, xhigh\): remove it/,
+      ],
+      [
+        'a verbosity other than low, medium, high or null',
+        () => write('v.json', { models: [entry({ id: 'x1', verbosity: 'loud' })] }),
+        /models\[0\] \(id "x1"\) has "verbosity" "loud", not one of low, medium, high: use one of them, or null for the upstream's default/,
+      ],
+      [
+        'an id with whitespace around it',
+        () => write('w.json', { models: [entry({ id: ' x2 ' })] }),
+        /models\[0\] \(id " x2 "\) has whitespace around its "id": write the id without it/,
+      ],
+      [
+        "an id in another family's passthrough namespace",
+        () => write('n.json', { models: [entry({ id: 'provider_b/foo' })] }),
+        /models\[0\] \(id "provider_b\/foo"\) has an "id" starting with "provider_b\/", which names provider_b's passthrough ids .*: name the row without that prefix/,
+      ],
+      [
+        "an id in its own family's passthrough namespace",
+        () => write('o.json', { models: [entry({ id: 'provider_a/gpt-5.6-terra' })] }),
+        /models\[0\] \(id "provider_a\/gpt-5\.6-terra"\) has an "id" starting with "provider_a\/"/,
       ],
     ])('fails start-up with one ConfigError line for %s', (_name, file, expected) => {
       let thrown: unknown;

@@ -7,6 +7,7 @@ import type { ProviderId } from '../core/provider-id';
 import { families, familyIds, familyOf, isFamilyId } from '../core/family-registry';
 import type { ResolvedModel } from '../core/resolved-model';
 import type { CatalogEntry } from './catalog-entry';
+import { catalogRowProblem, quoted } from './catalog-row-rules';
 import { LiveModelLists } from './live-model-lists';
 import { familyOfId, modelNotFound } from './model-not-found';
 import type { TierAlias, TierModel } from './model-tiers';
@@ -146,15 +147,7 @@ export class ModelCatalog {
     const problem = (text: string) => new ConfigError(`invalid setting GATEWAY_MODEL_CATALOG: ${text} (${filePath})`);
     const document = readCatalogDocument(filePath, problem);
     const { entries, infos } = catalogRows(document, familyIds(), problem);
-    // Absent: the fallback (FALLBACK_DEFAULT_MODEL). Present: one of its own ids, or a
-    // tier alias the file's rows define (checked with every family enabled).
-    const defaultModel = (document as { default_model?: unknown }).default_model;
-    if (
-      defaultModel !== undefined &&
-      (typeof defaultModel !== 'string' || !new ModelCatalog(entries, familyIds()).get(defaultModel))
-    ) {
-      throw problem('"default_model" must name a model id of the catalog or a tier alias');
-    }
+    const defaultModel = checkedDefaultModel(document, entries, problem);
     return new ModelCatalog(entries, enabledProviders, defaultModel, infos, live);
   }
 
@@ -361,6 +354,26 @@ export function resolveEntry(
 
 type CatalogProblem = (text: string) => ConfigError;
 
+/**
+ * The default model a catalog file puts in effect: its `default_model`, else the fallback
+ * (FALLBACK_DEFAULT_MODEL). Either must be one of the file's ids or a tier alias its rows define
+ * (checked with every family enabled: a default of a disabled family is warned about at startup,
+ * models.module.ts), else every chat body without `model` would be a 404.
+ */
+function checkedDefaultModel(document: unknown, entries: readonly CatalogEntry[], problem: CatalogProblem): string {
+  const named = (document as { default_model?: unknown }).default_model;
+  const candidate = named === undefined ? FALLBACK_DEFAULT_MODEL : named;
+  if (typeof candidate === 'string' && new ModelCatalog(entries, familyIds()).get(candidate)) return candidate;
+  const example = entries.length > 0 ? `, e.g. ${quoted(entries[0].id)}` : '';
+  if (named === undefined)
+    throw problem(
+      `the file names no "default_model", and the fallback ${quoted(FALLBACK_DEFAULT_MODEL)} (a tier alias) is no model of this catalog, whose rows define no ${FALLBACK_DEFAULT_MODEL} tier model: add a "default_model" naming one of its ids${example} (what a chat request without model asks for)`,
+    );
+  throw problem(
+    `"default_model" must name a model id of the catalog or a tier alias its rows define, not ${quoted(named)}: name one of its ids${example}`,
+  );
+}
+
 function readCatalogDocument(source: string, problem: CatalogProblem): unknown {
   try {
     return readJsonFile(source);
@@ -380,8 +393,8 @@ function catalogRows(
   const models = (document as { models?: unknown })?.models;
   if (!Array.isArray(models)) throw problem('the catalog must be an object with a "models" array');
   const entries = models.map((row, index) => {
-    const invalid = validateEntry(row) ?? otherFamily(row as CatalogEntry, providers);
-    if (invalid) throw problem(`models[${index}] ${invalid}`);
+    const invalid = catalogRowProblem(row) ?? otherFamily(row as CatalogEntry, providers);
+    if (invalid) throw problem(`${rowLabel(row, index)} ${invalid}`);
     const entry = row as CatalogEntry;
     if (seen.has(entry.id)) throw problem(`duplicate model id "${entry.id}"`);
     seen.add(entry.id);
@@ -390,6 +403,12 @@ function catalogRows(
   const upstream = parseUpstreamModels((document as { upstream_models?: unknown }).upstream_models, providers);
   if (upstream.problem) throw problem(upstream.problem);
   return { entries, infos: upstream.infos };
+}
+
+/** `models[3] (id "x1")`: where a problem row is, by its index and, when it has one, its id. */
+function rowLabel(row: unknown, index: number): string {
+  const id = (row as { id?: unknown } | null)?.id;
+  return typeof id === 'string' && id.trim() !== '' ? `models[${index}] (id ${quoted(id)})` : `models[${index}]`;
 }
 
 /** A family's rows file names only that family. */
@@ -433,31 +452,6 @@ export function builtInCatalogFile(): string {
     models: documents.flatMap((document) => document.models),
   };
   return `${JSON.stringify(document, null, 2)}\n`;
-}
-
-function validateEntry(row: unknown): string | undefined {
-  if (typeof row !== 'object' || row === null) return 'must be an object';
-  const entry = row as Record<string, unknown>;
-  if (typeof entry.id !== 'string' || entry.id.trim() === '') return 'needs a non-empty "id"';
-  if (!isFamilyId(entry.provider)) return `has an unknown "provider" (allowed: ${familyIds().join(', ')})`;
-  if (typeof entry.upstream_model !== 'string' || entry.upstream_model === '')
-    return 'needs a non-empty "upstream_model"';
-  for (const key of ['reasoning_effort', 'verbosity']) {
-    if (entry[key] !== null && typeof entry[key] !== 'string') return `"${key}" must be a string or null`;
-  }
-  const efforts = entry.reasoning_efforts;
-  if (
-    efforts !== undefined &&
-    (!Array.isArray(efforts) ||
-      efforts.length === 0 ||
-      !efforts.every((value) => typeof value === 'string' && value !== ''))
-  ) {
-    return '"reasoning_efforts" must be a non-empty array of strings';
-  }
-  if (entry.service_tier !== null && entry.service_tier !== 'priority')
-    return '"service_tier" must be "priority" or null';
-  if (typeof entry.structured !== 'boolean') return '"structured" must be true or false';
-  return undefined;
 }
 
 // Variants: CLI-only efforts, live-listed ids, what /v1/models shows ------------------------------
