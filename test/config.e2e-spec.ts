@@ -204,6 +204,11 @@ describe('gateway configuration (child process)', () => {
         /^gateway: invalid setting PROVIDER_A_MAX_KEPT_SESSIONS.*must be an integer from 0 to 10000/,
       ],
       [
+        { STRUCTURED_MODELS: 'gpt-6.2-sol-max' },
+        ['--structured-enabled'],
+        /^gateway: invalid setting STRUCTURED_MODELS.*none of its ids can serve structured inference: "gpt-6\.2-sol-max" \(cannot serve strict schemas\); name at least one that can/,
+      ],
+      [
         { STRUCTURED_MODELS: ',' },
         ['--structured-enabled'],
         /^gateway: invalid setting STRUCTURED_MODELS.*must name at least one model id of the catalog/,

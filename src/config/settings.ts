@@ -589,7 +589,7 @@ const TRAILING_ROWS = [
     'STRUCTURED_MODELS',
     'structured.models',
     derived('the sol, terra and luna tier models that serve strict schemas, with effort and -fast variants'),
-    'Structured allowlist (comma-separated catalog ids, at least one).',
+    'Structured allowlist (comma-separated catalog ids; at least one must be able to serve structured inference, docs/structured.md "Models").',
     parseModelIds,
   ),
   setting(

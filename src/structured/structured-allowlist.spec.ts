@@ -64,6 +64,20 @@ describe(StructuredAllowlist.name, () => {
     expect(build).toThrow(/STRUCTURED_MODELS.*"gpt-9"/);
   });
 
+  it('fails startup with a ConfigError naming STRUCTURED_MODELS, its ids and the fix when none of them can be served', () => {
+    const sol = tierModel('sol');
+    expect(() =>
+      StructuredAllowlist.build({ catalog, requested: [`${sol}-max`, 'sonnet'], enabledProviders: ALL }),
+    ).toThrow(
+      new ConfigError(
+        `invalid setting STRUCTURED_MODELS / --structured-models: none of its ids can serve structured inference: "${sol}-max" (cannot serve strict schemas), "sonnet" (cannot serve strict schemas); name at least one that can (a provider_a tier model at an effort this route takes, e.g. ${sol}, or a catalog row marked "structured": true, of an enabled family), or unset it for the default allowlist`,
+      ),
+    );
+    expect(() =>
+      StructuredAllowlist.build({ catalog, requested: [`${sol}-high`], enabledProviders: ['provider_b'] }),
+    ).toThrow(/: "[^"]+-high" \(its family provider_a is not in GATEWAY_PROVIDERS\); name at least one that can \(/);
+  });
+
   it('drops provider_b and provider_c ids, and ids of disabled families', () => {
     const allowlist = StructuredAllowlist.build({
       catalog,

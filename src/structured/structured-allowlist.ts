@@ -64,7 +64,8 @@ export class StructuredAllowlist {
    * tier models (as the bundled catalog names them at startup) whose effort the route takes
    * (docs/structured.md "Models"). An id outside the catalog is a ConfigError naming
    * STRUCTURED_MODELS; ids that cannot serve strict schemas, or of disabled families, are dropped
-   * and reported in `dropped` (the module logs a warning for them).
+   * and reported in `dropped` (the module logs a warning for them), and a STRUCTURED_MODELS left
+   * with none is a ConfigError too.
    */
   static build({ requested, catalog, enabledProviders }: AllowlistInput): StructuredAllowlist {
     const byId = new Map(catalog.map((entry) => [entry.id, entry]));
@@ -82,6 +83,7 @@ export class StructuredAllowlist {
       else if (!enabledProviders.includes(entry.provider)) dropped.push({ id, reason: 'provider_disabled' });
       else kept.push(entry);
     }
+    if (requested !== undefined && kept.length === 0) throw noneServed(dropped, byId, enabledProviders);
     return new StructuredAllowlist(kept, dropped);
   }
 
@@ -110,6 +112,32 @@ export class StructuredAllowlist {
   has(id: string): boolean {
     return this.byId.has(id);
   }
+}
+
+/** How many dropped ids the startup refusal names; the rest are counted. */
+const NAMED_DROPPED = 5;
+
+/**
+ * STRUCTURED_MODELS of which no id can be served: the route would answer every call
+ * `unsupported_model`, so startup is refused naming the ids, why each is out, and what works.
+ */
+function noneServed(
+  dropped: readonly DroppedModel[],
+  byId: ReadonlyMap<string, CatalogEntry>,
+  enabledProviders: readonly ProviderId[],
+): ConfigError {
+  const why = ({ id, reason }: DroppedModel) =>
+    reason === 'provider_disabled'
+      ? `${JSON.stringify(id.slice(0, 80))} (its family ${byId.get(id)?.provider} is not in GATEWAY_PROVIDERS)`
+      : `${JSON.stringify(id.slice(0, 80))} (cannot serve strict schemas)`;
+  const named = dropped.slice(0, NAMED_DROPPED).map(why).join(', ');
+  const more = dropped.length > NAMED_DROPPED ? ` and ${dropped.length - NAMED_DROPPED} more` : '';
+  const served = defaultIds([...byId.values()]).find((id) => enabledProviders.includes(byId.get(id)!.provider));
+  const example = served === undefined ? '' : `, e.g. ${served}`;
+  return new ConfigError(
+    `invalid setting STRUCTURED_MODELS / --structured-models: none of its ids can serve structured inference: ${named}${more}; ` +
+      `name at least one that can (a provider_a tier model at an effort this route takes${example}, or a catalog row marked "structured": true, of an enabled family), or unset it for the default allowlist`,
+  );
 }
 
 /**
