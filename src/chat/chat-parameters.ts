@@ -11,6 +11,7 @@ import {
   refused,
 } from '../core/parameter-fate';
 import type { ProviderId } from '../core/provider-id';
+import { VERBOSITIES } from '../core/resolved-model';
 import type { ResponseFormat, SamplingOptions } from '../providers/shared/provider-adapter';
 
 /*
@@ -79,7 +80,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** OpenAI's verbosity words: any other is refused on every family rather than sent on or dropped. */
-const VERBOSITIES: ReadonlySet<string> = new Set(['low', 'medium', 'high']);
+const VERBOSITY_WORDS: ReadonlySet<string> = new Set(VERBOSITIES);
 
 /**
  * OpenAI's service tiers for Chat Completions (the `openai` SDK's `service_tier` type; the parser
@@ -351,7 +352,7 @@ export const CHAT_PARAMETERS: readonly ChatParameter[] = [
     name: 'verbosity',
     type: 'string (`low`, `medium`, `high`)',
     invalid: (value) =>
-      typeof value === 'string' && VERBOSITIES.has(value) ? undefined : 'must be one of low, medium, high',
+      typeof value === 'string' && VERBOSITY_WORDS.has(value) ? undefined : `must be one of ${VERBOSITIES.join(', ')}`,
   },
   refusedEverywhere('web_search_options', 'object', 'web search', 'no family searches the web for the client'),
   { name: 'faithful', type: 'boolean (gateway extension)' },

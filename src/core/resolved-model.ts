@@ -1,5 +1,8 @@
 import type { ProviderId } from './provider-id';
 
+/** The verbosity words OpenAI defines (`verbosity` of a chat or structured call, a catalog row's default). */
+export const VERBOSITIES = ['low', 'medium', 'high'] as const;
+
 /** A model id resolved against the catalog (docs/design/decisions.md §3). */
 export interface ResolvedModel {
   /** The id exactly as the client sent it (echoed in responses). */

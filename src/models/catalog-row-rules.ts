@@ -1,5 +1,6 @@
 import { familyIds, familyOf, isFamilyId } from '../core/family-registry';
 import type { ProviderId } from '../core/provider-id';
+import { VERBOSITIES } from '../core/resolved-model';
 
 /*
  * The rules one row of a catalog file (a family's rows file, or GATEWAY_MODEL_CATALOG) must meet,
@@ -8,7 +9,6 @@ import type { ProviderId } from '../core/provider-id';
  */
 
 /** The verbosity words a row may give, as a request may (docs/chat.md "Request"). */
-const ROW_VERBOSITIES: readonly string[] = ['low', 'medium', 'high'];
 
 /** `"x1"`, shortened: a value of the file as a problem line quotes it (one line, whatever it holds). */
 export function quoted(value: unknown): string {
@@ -93,6 +93,6 @@ function effortProblem(
 }
 
 function verbosityProblem(verbosity: string | null): string | undefined {
-  if (verbosity === null || ROW_VERBOSITIES.includes(verbosity)) return undefined;
-  return `has "verbosity" ${quoted(verbosity)}, not one of ${ROW_VERBOSITIES.join(', ')}: use one of them, or null for the upstream's default`;
+  if (verbosity === null || (VERBOSITIES as readonly string[]).includes(verbosity)) return undefined;
+  return `has "verbosity" ${quoted(verbosity)}, not one of ${VERBOSITIES.join(', ')}: use one of them, or null for the upstream's default`;
 }

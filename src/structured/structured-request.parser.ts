@@ -12,6 +12,7 @@ import { MAX_REQUEST_ID_CHARS } from '../common/errors/error-writer';
 import { codePointLength } from '../common/text';
 import { BODY_NOT_AN_OBJECT } from '../common/http/http-middleware';
 import { GatewayError } from '../core/gateway.error';
+import { VERBOSITIES } from '../core/resolved-model';
 import { findSchemaViolations, limitDetails } from './schema-subset.walker';
 
 /** The structured request envelope after admission steps 3–9 (docs/design/behaviours.md §6.1). */
@@ -33,7 +34,6 @@ export interface StructuredEnvelope {
 export const MAX_INPUT_BYTES = 1_048_576;
 export const MAX_SCHEMA_BYTES = 262_144;
 export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
-export const VERBOSITIES = ['low', 'medium', 'high'] as const;
 
 const invalid = (message: string) => new GatewayError('invalid_request', { publicMessage: message });
 const hasText = (value: unknown) => typeof value === 'string' && /\S/u.test(value);
