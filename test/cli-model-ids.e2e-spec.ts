@@ -129,6 +129,8 @@ describe('the bundled provider_b and provider_c ids against the pinned CLIs', ()
  * are no ids of the gateway: the 404 keeps them unserved but names what works instead
  * (docs/error-codes.md "model_not_found"). No upstream is asked: the answer comes before any.
  */
+const LIST_TAIL = 'GET /v1/models lists the models this gateway serves';
+
 describe('a 404 for a name pasted from a CLI names what works', () => {
   const gateway = useGateway();
   let cli: CliModels;
@@ -224,6 +226,18 @@ describe('a 404 for a name pasted from a CLI names what works', () => {
     const message = await notFound(model);
     expect(message).toContain(words);
     if (!words.includes('provider_a/')) expect(message).not.toContain('provider_a/');
+  });
+
+  // A tier id with a suffix its tier never had is a misspelling, not a tier that moved: the
+  // nearest tier ids are named (at most three), else the tier id itself.
+  it.each([
+    ['sol-hgh', 'did you mean sol-high?'],
+    ['sol-fast-hgh', 'did you mean sol-fast-high?'],
+    ['Sol-Hihg', 'did you mean sol-high?'],
+    ['terra-med', 'did you mean terra-medium?'],
+    ['sol-xyz', 'did you mean sol?'],
+  ])('answers the tier-shaped %j, no id of its tier, naming the nearest tier id: %s', async (model, words) => {
+    expect(await notFound(model)).toBe(`the model does not exist or is not enabled; ${words} ${LIST_TAIL}`);
   });
 
   it('answers an id that looks like nothing with the plain 404, and GET /v1/models/{id} as chat does', async () => {

@@ -230,6 +230,47 @@ describe('provider_a live model list (PROVIDER_A_MODELS_REFRESH)', () => {
       });
     });
 
+    it('a moved tier with many ids names three of them and how many more; a misspelled suffix is no move', async () => {
+      const pinnedSol = cliModelList().find((model) => model.slug === bundledTier('sol'))!;
+      fake().serveModels([
+        {
+          ...pinnedSol,
+          slug: 'gpt-7-sol',
+          priority: -1,
+          default_reasoning_level: 'low',
+          supported_reasoning_levels: ['low', 'medium', 'high', 'xhigh'].map((effort) => ({ effort, description: '' })),
+          service_tiers: [],
+        },
+        ...newerList(),
+      ]);
+      await start();
+      await pollUntil(modelIds, (list) => list.includes('gpt-7-sol'));
+      expect((await modelIds()).filter((id) => id === 'sol' || id.startsWith('sol-'))).toEqual([
+        'sol',
+        'sol-low',
+        'sol-medium',
+        'sol-high',
+        'sol-xhigh',
+      ]);
+      const answer = async (model: string) => {
+        const response = await postChatBody(gateway!, { model, messages: [{ role: 'user', content: 'hi' }] });
+        return [model, response.status, ((await response.json()) as Json).error.message];
+      };
+      const tail = 'GET /v1/models lists the models this gateway serves';
+      for (const model of ['sol-max', 'sol-fast', 'sol-fast-xhigh'])
+        expect(await answer(model)).toEqual([
+          model,
+          404,
+          `sol now means gpt-7-sol, which offers sol, sol-low, sol-medium and 2 more; ${tail}`,
+        ]);
+      expect(await answer('sol-hgh')).toEqual([
+        'sol-hgh',
+        404,
+        `the model does not exist or is not enabled; did you mean sol-high? ${tail}`,
+      ]);
+      expect(fake().requests()).toHaveLength(0);
+    });
+
     it('without a live list (the fetch fails) every tier and the default are the bundled tier models', async () => {
       fake().serveModels(newerList());
       fake().failModelsList(503, 10);

@@ -1,3 +1,4 @@
+import { editDistance } from '../core/edit-distance';
 import type { SettingDefinition } from './settings';
 import { allSettings } from './settings';
 
@@ -27,20 +28,6 @@ const NOT_SETTINGS = new Set([
 export interface UnknownVariable {
   readonly variable: string;
   readonly closest: string;
-}
-
-/** Levenshtein distance: the fewest one-character inserts, deletes and substitutions from `a` to `b`. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min(previous[j] + 1, current[j - 1] + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length];
 }
 
 /** A flag written the way its variable would be: `--structured-enabled` → `STRUCTURED_ENABLED`. */

@@ -1,10 +1,11 @@
 import { orList } from '../common/text';
+import { editDistance } from '../core/edit-distance';
 import { families, isFamilyId } from '../core/family-registry';
 import { GatewayError } from '../core/gateway.error';
 import type { ProviderId } from '../core/provider-id';
 import type { CatalogEntry } from './catalog-entry';
-import type { TierAlias, TierModel } from './model-tiers';
-import { tierWordOf } from './model-tiers';
+import type { Tier, TierAlias, TierModel } from './model-tiers';
+import { pickTierModels, tierAliasRows, tierWordOf } from './model-tiers';
 import { PASSTHROUGH_NAME } from './passthrough-name';
 import type { VariantCatalogView } from './variant-hint';
 import { variantHint } from './variant-hint';
@@ -38,6 +39,8 @@ const MAX_SUGGESTIONS = 3;
  * may hold. A longer one is no model anyone meant, and gets the plain 404 after the family check.
  */
 const MAX_SUGGESTED_ID = 160;
+/** How far a misspelled tier id may be from a tier id it is taken for (`sol-hihg` → `sol-high`). */
+const MAX_TIER_TYPO = 2;
 
 /**
  * `opus[1m]` → `opus`: the id without a trailing `[…]` tag (Claude Code's context-window switch).
@@ -53,11 +56,12 @@ export function withoutTag(id: string): string {
  * The 404 for `modelId`; `serves` says which families the gateway serves. In order: a family the
  * gateway does not enable (a row of the file, a tier id, a passthrough prefix or an upstream name
  * of that family) is named with the setting; an id that differs from a served one only in case
- * or surrounding spaces names that id; a tier id with a suffix its tier's model does
- * not have names what the tier means now and its ids; else the answer suggests the id without a
- * `[…]` tag, what the family's CLI alias stands for, and the passthrough form of an id shaped
- * like a family's upstream names (without the gateway's own suffixes, variant-hint.ts), whichever
- * of them the gateway serves, and says when the live list no longer offers the model.
+ * or surrounding spaces names that id; a tier id the bundled catalog had and the tier's model
+ * now lacks names what the tier means now and its ids; any other tier-shaped id, the nearest
+ * tier ids; else the answer suggests the id without a `[…]` tag, what the family's CLI alias
+ * stands for, and the passthrough form of an id shaped like a family's upstream names (without
+ * the gateway's own suffixes, variant-hint.ts), whichever of them the gateway serves, and says
+ * when the live list no longer offers the model. At most MAX_SUGGESTIONS ids are named.
  */
 export function modelNotFound(modelId: string, now: CatalogNow, serves: (family: ProviderId) => boolean): GatewayError {
   const trimmed = modelId.trim();
@@ -70,9 +74,11 @@ export function modelNotFound(modelId: string, now: CatalogNow, serves: (family:
   if (ofBare !== undefined && !serves(ofBare)) return notEnabled(ofBare, modelId === now.defaultModel);
 
   const suggestions: string[] = [];
-  const suggest = (candidate: string | undefined) => {
-    if (candidate === undefined || candidate === modelId || suggestions.includes(candidate)) return;
-    if (now.byId.has(candidate) || isServedPassthrough(candidate, serves)) suggestions.push(candidate);
+  const suggest = (candidate: string | undefined): boolean => {
+    if (candidate === undefined || candidate === modelId || suggestions.includes(candidate)) return false;
+    if (!now.byId.has(candidate) && !isServedPassthrough(candidate, serves)) return false;
+    suggestions.push(candidate);
+    return true;
   };
   const lowered = lowerCaseIds(now.byId);
   suggest(lowered.get(normalized));
@@ -80,8 +86,11 @@ export function modelNotFound(modelId: string, now: CatalogNow, serves: (family:
   // A client asking for "default" most likely means the gateway's own default.
   if (normalized === 'default') suggest(now.defaultModel);
   if (suggestions.length === 0) {
-    const tier = movedTier(normalized, now);
-    if (tier !== undefined) return tierMoved(tier, now);
+    const tier = tierOfMiss(normalized, now);
+    if (tier !== undefined) {
+      if (tierMovedFrom(normalized, tier, now)) return tierMoved(tier, now);
+      nearestTierIds(normalized, tier, now).forEach(suggest);
+    }
   }
   const servedFamilies = families().filter((candidate) => serves(candidate.id));
   const alias = servedFamilies.find(
@@ -149,20 +158,80 @@ export function familyOfId(id: string, now: Pick<CatalogNow, 'allEntries'>): Pro
 }
 
 /** The tier of a tier-shaped id that is no tier id now (its tier's model lacks that suffix). */
-function movedTier(id: string, now: CatalogNow): TierModel | undefined {
+function tierOfMiss(id: string, now: CatalogNow): TierModel | undefined {
   if (now.aliases.has(id)) return undefined;
   const tier = tierWordOf(id);
   return tier === undefined ? undefined : now.tiers.find((model) => model.tier === tier);
 }
 
-/** `luna now means gpt-7-luna, which offers luna, luna-low, luna-medium; …` */
-function tierMoved(tier: TierModel, now: CatalogNow): GatewayError {
+/**
+ * Whether `id` is one the tier had while it meant the bundled catalog's model, and the tier means
+ * another model now: the tier moved. Any other tier-shaped id is misspelled.
+ */
+function tierMovedFrom(id: string, tier: TierModel, now: CatalogNow): boolean {
+  const bundled = bundledTiers(now.allEntries).get(tier.tier);
+  return bundled !== undefined && bundled.model !== tier.upstreamModel && bundled.ids.has(id);
+}
+
+/** The ids of a tier now, in the order `GET /v1/models` lists them. */
+function tierIds(tier: TierModel, now: CatalogNow): string[] {
   const ofTier = (id: string) => now.aliases.get(id)?.tier === tier.tier;
   const listed = now.listed.filter((entry) => ofTier(entry.id)).map((entry) => entry.id);
-  const ids = listed.length > 0 ? listed : [...now.aliases.keys()].filter(ofTier);
+  return listed.length > 0 ? listed : [...now.aliases.keys()].filter(ofTier);
+}
+
+/**
+ * `luna now means gpt-7-luna, which offers luna, luna-low, luna-medium; …`, the first
+ * MAX_SUGGESTIONS of its ids named and the rest counted.
+ */
+function tierMoved(tier: TierModel, now: CatalogNow): GatewayError {
+  const ids = tierIds(tier, now);
+  const more = ids.length > MAX_SUGGESTIONS ? ` and ${ids.length - MAX_SUGGESTIONS} more` : '';
   return new GatewayError('model_not_found', {
-    publicMessage: `${tier.tier} now means ${tier.upstreamModel}, which offers ${ids.join(', ')}; ${LIST_TAIL}`,
+    publicMessage: `${tier.tier} now means ${tier.upstreamModel}, which offers ${ids.slice(0, MAX_SUGGESTIONS).join(', ')}${more}; ${LIST_TAIL}`,
   });
+}
+
+/**
+ * The tier ids nearest a misspelled one: those it is the start of (`terra-med`), else those at
+ * most MAX_TIER_TYPO edits away (`sol-hgh`); of them the nearest, at most MAX_SUGGESTIONS. None
+ * near: the tier id itself.
+ */
+function nearestTierIds(id: string, tier: TierModel, now: CatalogNow): string[] {
+  let best = Infinity;
+  let nearest: string[] = [];
+  for (const candidate of tierIds(tier, now)) {
+    const distance = editDistance(id, candidate);
+    // Any id the asked one starts ranks before every typo: it is fewer than MAX_SUGGESTED_ID edits away.
+    const rank = candidate.startsWith(id)
+      ? distance
+      : distance <= MAX_TIER_TYPO
+        ? MAX_SUGGESTED_ID + distance
+        : Infinity;
+    if (rank < best) [best, nearest] = [rank, [candidate]];
+    else if (rank === best && rank !== Infinity) nearest.push(candidate);
+  }
+  return best === Infinity ? [tier.tier] : nearest.slice(0, MAX_SUGGESTIONS);
+}
+
+/** Each tier's bundled model and the ids it gave the tier: per file, made on its first miss. */
+const bundledTierCache = new WeakMap<
+  readonly CatalogEntry[],
+  ReadonlyMap<Tier, { readonly model: string; readonly ids: ReadonlySet<string> }>
+>();
+
+function bundledTiers(allEntries: readonly CatalogEntry[]) {
+  let tiers = bundledTierCache.get(allEntries);
+  if (tiers === undefined) {
+    const map = new Map<Tier, { model: string; ids: ReadonlySet<string> }>();
+    for (const model of pickTierModels(undefined, allEntries, () => false)) {
+      const ids = tierAliasRows(model, allEntries, () => false).map(({ row }) => row.id);
+      map.set(model.tier, { model: model.upstreamModel, ids: new Set(ids) });
+    }
+    tiers = map;
+    bundledTierCache.set(allEntries, tiers);
+  }
+  return tiers;
 }
 
 function notEnabled(family: ProviderId, isDefault: boolean): GatewayError {
